@@ -1,0 +1,65 @@
+/* ortqual status codes and error detail.
+ *
+ * Every library function that can fail returns an enum oq_status. When the
+ * caller passes a non-NULL `oq_err *`, the function also fills it with a
+ * one-line message that names the file, tensor, event or position at fault.
+ * The message buffer belongs to the caller (usually on the stack), so errors
+ * are thread-safe and need no freeing.
+ *
+ *     oq_err err = {0};
+ *     if (oq_npz_read("in.npz", &npz, &err) != OQ_OK)
+ *         fprintf(stderr, "ortqual: %s\n", err.msg);
+ */
+#ifndef ORTQUAL_STATUS_H
+#define ORTQUAL_STATUS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum oq_status {
+    OQ_OK = 0,
+    OQ_ERR_INVALID_ARG,  /* a caller passed something the API does not accept */
+    OQ_ERR_IO,           /* a file could not be opened, read, written or renamed */
+    OQ_ERR_FORMAT,       /* a file or buffer is malformed or of an unsupported kind */
+    OQ_ERR_SHAPE,        /* tensor shapes or dtypes do not fit together */
+    OQ_ERR_MASK,         /* a mask breaks the prefix-of-ones contract */
+    OQ_ERR_NOMEM,        /* an allocation failed */
+    OQ_ERR_UNSUPPORTED,  /* valid, but not something this build can do */
+    OQ_ERR_RUNTIME,      /* ONNX Runtime or an execution provider reported an error */
+    OQ_ERR_NOT_FOUND,    /* a library, symbol, tensor or device was not found */
+    OQ_ERR_CHECK_FAILED  /* a qualification check ran and did not pass */
+} oq_status;
+
+#define OQ_ERR_MSG_MAX 1024
+
+typedef struct oq_err {
+    oq_status status;
+    char msg[OQ_ERR_MSG_MAX];
+} oq_err;
+
+/* Short, stable name of a status ("ok", "io error", ...). Never NULL. */
+const char *oq_status_str(oq_status s);
+
+/* Fill `err` (if non-NULL) with status and a printf-style message; returns `s`
+ * so callers can write `return oq_err_set(err, OQ_ERR_IO, "...", ...)`. */
+oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prefix an existing message with more context ("file.npz: " + old message). */
+oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Programmer errors (broken invariants, not bad input) abort with file/line. */
+#define OQ_ASSERT(x)                                                             \
+    do {                                                                         \
+        if (!(x)) oq_abort_(__FILE__, __LINE__, #x);                             \
+    } while (0)
+void oq_abort_(const char *file, int line, const char *expr) __attribute__((noreturn));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,84 @@
+/* Tensors: a dtype, a shape and a contiguous row-major (C order) buffer.
+ *
+ * Ownership: a tensor made by oq_tensor_create owns its data and
+ * oq_tensor_free releases it. oq_tensor_wrap makes a tensor that borrows a
+ * caller's buffer (`owns_data == 0`); freeing it releases only the struct.
+ * Element counts and byte sizes are checked for overflow on creation.
+ *
+ * float16 uses the compiler's _Float16; bfloat16 is stored as its 16 bits
+ * and converted with round-to-nearest-even (NaN stays NaN).
+ */
+#ifndef ORTQUAL_TENSOR_H
+#define ORTQUAL_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OQ_MAX_DIMS 8
+
+/* Values equal to onnx.TensorProto.DataType, so conversions are identity. */
+typedef enum oq_dtype {
+    OQ_DTYPE_UNDEFINED = 0,
+    OQ_DTYPE_FLOAT32 = 1,
+    OQ_DTYPE_INT32 = 6,
+    OQ_DTYPE_INT64 = 7,
+    OQ_DTYPE_BOOL = 9,
+    OQ_DTYPE_FLOAT16 = 10,
+    OQ_DTYPE_FLOAT64 = 11,
+    OQ_DTYPE_BFLOAT16 = 16
+} oq_dtype;
+
+typedef struct oq_tensor {
+    oq_dtype dtype;
+    int32_t ndim;
+    int64_t shape[OQ_MAX_DIMS];
+    void *data;      /* row-major, oq_tensor_nbytes() bytes */
+    int owns_data;   /* 1: freed with the tensor; 0: borrowed */
+    char *name;      /* optional, owned; NULL when unnamed */
+} oq_tensor;
+
+/* Name ("float32", "float16", ...) and size in bytes of one element (0 if unknown). */
+const char *oq_dtype_name(oq_dtype t);
+size_t oq_dtype_size(oq_dtype t);
+/* Parse "float32"/"fp32"/"f4"... into a dtype; OQ_DTYPE_UNDEFINED if unknown. */
+oq_dtype oq_dtype_parse(const char *s);
+
+/* Zero-filled tensor. `name` may be NULL. */
+oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                           const char *name, oq_err *err);
+/* Borrow `data` (not copied, not freed). */
+oq_status oq_tensor_wrap(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                         void *data, const char *name, oq_err *err);
+void oq_tensor_free(oq_tensor *t);
+/* Deep copy (always owns its data). */
+oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err);
+/* Replace the name (copied). */
+oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err);
+
+int64_t oq_tensor_numel(const oq_tensor *t);
+size_t oq_tensor_nbytes(const oq_tensor *t);
+/* "[2,3,4]" into buf; returns buf. */
+char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
+
+/* Element access as double, any numeric or bool dtype. */
+double oq_tensor_get_f64(const oq_tensor *t, int64_t i);
+void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v);
+/* New tensor of dtype `to` with every element converted (float->int truncates). */
+oq_status oq_tensor_convert(const oq_tensor *t, oq_dtype to, oq_tensor **out, oq_err *err);
+
+/* Scalar conversions. */
+uint16_t oq_f32_to_f16_bits(float f);
+float oq_f16_bits_to_f32(uint16_t h);
+uint16_t oq_f32_to_bf16_bits(float f); /* round to nearest even */
+float oq_bf16_bits_to_f32(uint16_t b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# deps.sh: install what ortqual needs on Debian 12, idempotently.
+#   1. Debian packages (apt-get), only those missing.
+#   2. ONNX Runtime 1.29.0 from the npm registry, sha512-checked, cached in
+#      ${XDG_CACHE_HOME:-~/.cache}/ortqual and unpacked into third_party/onnxruntime.
+# ORT_ROOT=/path (an official release layout: include/, lib/) skips step 2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+      libzip-dev zlib1g-dev libjansson-dev libplplot-dev plplot-driver-cairo libcmocka-dev
+      python3 python3-numpy python3-pytest openssl"
+ORT_PKG=com.github.asus4.onnxruntime@0.4.9
+ORT_TGZ=com.github.asus4.onnxruntime-0.4.9.tgz
+ORT_SHA512=BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg==
+ORT_HDRS='package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64/onnxruntime.framework/Headers'
+ORT_LIBS='package/Plugins/Linux/x64'
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/ortqual
+DEST=third_party/onnxruntime
+
+say() { printf 'deps: %s\n' "$*" >&2; }
+
+install_debian() {
+    local missing=()
+    for p in $PKGS; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    # npm may come with a nodesource nodejs, which conflicts with Debian's npm package
+    command -v npm >/dev/null || missing+=(npm)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing Debian packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+sha512_ok() { [ "$(openssl dgst -sha512 -binary "$1" | base64 -w0)" = "$ORT_SHA512" ]; }
+
+fetch_ort() {
+    mkdir -p "$CACHE"
+    if [ -f "$CACHE/$ORT_TGZ" ] && sha512_ok "$CACHE/$ORT_TGZ"; then return 0; fi
+    say "downloading $ORT_PKG from the npm registry"
+    rm -f "$CACHE/$ORT_TGZ"
+    (cd "$CACHE" && npm pack --silent "$ORT_PKG" >/dev/null)
+    sha512_ok "$CACHE/$ORT_TGZ" || { say "sha512 mismatch for $CACHE/$ORT_TGZ (removed)"; rm -f "$CACHE/$ORT_TGZ"; exit 3; }
+}
+
+unpack_ort() {
+    local stamp="$DEST/.sha512"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$ORT_SHA512" ] && [ -f "$DEST/lib/libonnxruntime.so" ]; then
+        return 0
+    fi
+    fetch_ort
+    say "unpacking ONNX Runtime 1.29.0 into $DEST"
+    local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+    tar -xzf "$CACHE/$ORT_TGZ" -C "$tmp" "$ORT_HDRS" "$ORT_LIBS"
+    rm -rf "$DEST.tmp" && mkdir -p "$DEST.tmp/include" "$DEST.tmp/lib"
+    cp "$tmp/$ORT_HDRS"/*.h "$DEST.tmp/include/"
+    cp "$tmp/$ORT_LIBS"/*.so "$DEST.tmp/lib/"
+    ln -sf libonnxruntime.so "$DEST.tmp/lib/libonnxruntime.so.1"
+    echo "$ORT_SHA512" > "$DEST.tmp/.sha512"
+    rm -rf "$DEST" && mv "$DEST.tmp" "$DEST"
+}
+
+install_debian
+if [ -n "${ORT_ROOT:-}" ]; then
+    [ -f "$ORT_ROOT/include/onnxruntime_c_api.h" ] || { say "ORT_ROOT=$ORT_ROOT has no include/onnxruntime_c_api.h"; exit 2; }
+    say "using ONNX Runtime from ORT_ROOT=$ORT_ROOT"
+else
+    unpack_ort
+fi

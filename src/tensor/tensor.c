@@ -1,0 +1,237 @@
+#include "ortqual/tensor.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *oq_dtype_name(oq_dtype t)
+{
+    switch (t) {
+    case OQ_DTYPE_FLOAT32: return "float32";
+    case OQ_DTYPE_INT32: return "int32";
+    case OQ_DTYPE_INT64: return "int64";
+    case OQ_DTYPE_BOOL: return "bool";
+    case OQ_DTYPE_FLOAT16: return "float16";
+    case OQ_DTYPE_FLOAT64: return "float64";
+    case OQ_DTYPE_BFLOAT16: return "bfloat16";
+    case OQ_DTYPE_UNDEFINED: break;
+    }
+    return "undefined";
+}
+
+size_t oq_dtype_size(oq_dtype t)
+{
+    switch (t) {
+    case OQ_DTYPE_FLOAT32: case OQ_DTYPE_INT32: return 4;
+    case OQ_DTYPE_INT64: case OQ_DTYPE_FLOAT64: return 8;
+    case OQ_DTYPE_BOOL: return 1;
+    case OQ_DTYPE_FLOAT16: case OQ_DTYPE_BFLOAT16: return 2;
+    case OQ_DTYPE_UNDEFINED: break;
+    }
+    return 0;
+}
+
+oq_dtype oq_dtype_parse(const char *s)
+{
+    static const struct { const char *name; oq_dtype t; } names[] = {
+        {"float32", OQ_DTYPE_FLOAT32}, {"fp32", OQ_DTYPE_FLOAT32}, {"float", OQ_DTYPE_FLOAT32},
+        {"float16", OQ_DTYPE_FLOAT16}, {"fp16", OQ_DTYPE_FLOAT16}, {"half", OQ_DTYPE_FLOAT16},
+        {"bfloat16", OQ_DTYPE_BFLOAT16}, {"bf16", OQ_DTYPE_BFLOAT16},
+        {"float64", OQ_DTYPE_FLOAT64}, {"fp64", OQ_DTYPE_FLOAT64}, {"double", OQ_DTYPE_FLOAT64},
+        {"int64", OQ_DTYPE_INT64}, {"int32", OQ_DTYPE_INT32}, {"bool", OQ_DTYPE_BOOL},
+    };
+    for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0) return names[i].t;
+    return OQ_DTYPE_UNDEFINED;
+}
+
+/* Checks the shape and returns the byte size, refusing overflow. */
+static oq_status shape_bytes(oq_dtype dtype, int32_t ndim, const int64_t *shape, size_t *bytes,
+                             oq_err *err)
+{
+    size_t es = oq_dtype_size(dtype);
+    if (!es) return oq_err_set(err, OQ_ERR_UNSUPPORTED, "unsupported dtype %d", (int)dtype);
+    if (ndim < 0 || ndim > OQ_MAX_DIMS)
+        return oq_err_set(err, OQ_ERR_SHAPE, "rank %d outside 0..%d", ndim, OQ_MAX_DIMS);
+    size_t n = es;
+    for (int32_t i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return oq_err_set(err, OQ_ERR_SHAPE, "negative dimension %lld at axis %d",
+                              (long long)shape[i], i);
+        if (shape[i] && n > SIZE_MAX / (size_t)shape[i])
+            return oq_err_set(err, OQ_ERR_SHAPE, "tensor size overflows");
+        n *= (size_t)shape[i];
+    }
+    *bytes = n;
+    return OQ_OK;
+}
+
+static oq_status tensor_alloc(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                              const char *name, oq_err *err)
+{
+    size_t bytes;
+    oq_status st = shape_bytes(dtype, ndim, shape, &bytes, err);
+    if (st) return st;
+    oq_tensor *t = calloc(1, sizeof *t);
+    if (!t) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    t->dtype = dtype;
+    t->ndim = ndim;
+    if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    if (name && !(t->name = strdup(name))) {
+        free(t);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    *out = t;
+    return OQ_OK;
+}
+
+oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                           const char *name, oq_err *err)
+{
+    oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
+    if (st) return st;
+    size_t bytes = oq_tensor_nbytes(*out);
+    (*out)->data = calloc(1, bytes ? bytes : 1); /* never NULL, even for empty tensors */
+    (*out)->owns_data = 1;
+    if (!(*out)->data) {
+        oq_tensor_free(*out);
+        *out = NULL;
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory allocating %zu bytes", bytes);
+    }
+    return OQ_OK;
+}
+
+oq_status oq_tensor_wrap(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                         void *data, const char *name, oq_err *err)
+{
+    oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
+    if (st) return st;
+    (*out)->data = data;
+    (*out)->owns_data = 0;
+    return OQ_OK;
+}
+
+void oq_tensor_free(oq_tensor *t)
+{
+    if (!t) return;
+    if (t->owns_data) free(t->data);
+    free(t->name);
+    free(t);
+}
+
+oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err)
+{
+    oq_status st = oq_tensor_create(out, t->dtype, t->ndim, t->shape, t->name, err);
+    if (st) return st;
+    memcpy((*out)->data, t->data, oq_tensor_nbytes(t));
+    return OQ_OK;
+}
+
+oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err)
+{
+    char *copy = name ? strdup(name) : NULL;
+    if (name && !copy) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    free(t->name);
+    t->name = copy;
+    return OQ_OK;
+}
+
+int64_t oq_tensor_numel(const oq_tensor *t)
+{
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+size_t oq_tensor_nbytes(const oq_tensor *t)
+{
+    return (size_t)oq_tensor_numel(t) * oq_dtype_size(t->dtype);
+}
+
+char *oq_shape_str(const oq_tensor *t, char *buf, size_t n)
+{
+    size_t used = 0;
+    used += (size_t)snprintf(buf, n, "[");
+    for (int32_t i = 0; i < t->ndim && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+uint16_t oq_f32_to_f16_bits(float f)
+{
+    _Float16 h = (_Float16)f;
+    uint16_t b;
+    memcpy(&b, &h, 2);
+    return b;
+}
+
+float oq_f16_bits_to_f32(uint16_t b)
+{
+    _Float16 h;
+    memcpy(&h, &b, 2);
+    return (float)h;
+}
+
+uint16_t oq_f32_to_bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (isnan(f)) return (uint16_t)((u >> 16) | 0x40); /* keep it a quiet NaN */
+    u += 0x7FFFu + ((u >> 16) & 1u);                   /* round to nearest, ties to even */
+    return (uint16_t)(u >> 16);
+}
+
+float oq_bf16_bits_to_f32(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+double oq_tensor_get_f64(const oq_tensor *t, int64_t i)
+{
+    const void *p = t->data;
+    switch (t->dtype) {
+    case OQ_DTYPE_FLOAT32: return ((const float *)p)[i];
+    case OQ_DTYPE_FLOAT64: return ((const double *)p)[i];
+    case OQ_DTYPE_FLOAT16: return oq_f16_bits_to_f32(((const uint16_t *)p)[i]);
+    case OQ_DTYPE_BFLOAT16: return oq_bf16_bits_to_f32(((const uint16_t *)p)[i]);
+    case OQ_DTYPE_INT32: return ((const int32_t *)p)[i];
+    case OQ_DTYPE_INT64: return (double)((const int64_t *)p)[i];
+    case OQ_DTYPE_BOOL: return ((const uint8_t *)p)[i] ? 1.0 : 0.0;
+    case OQ_DTYPE_UNDEFINED: break;
+    }
+    OQ_ASSERT(!"unknown dtype");
+}
+
+void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v)
+{
+    void *p = t->data;
+    switch (t->dtype) {
+    case OQ_DTYPE_FLOAT32: ((float *)p)[i] = (float)v; return;
+    case OQ_DTYPE_FLOAT64: ((double *)p)[i] = v; return;
+    case OQ_DTYPE_FLOAT16: ((uint16_t *)p)[i] = oq_f32_to_f16_bits((float)v); return;
+    case OQ_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = oq_f32_to_bf16_bits((float)v); return;
+    case OQ_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; return;
+    case OQ_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; return;
+    case OQ_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; return;
+    case OQ_DTYPE_UNDEFINED: break;
+    }
+    OQ_ASSERT(!"unknown dtype");
+}
+
+oq_status oq_tensor_convert(const oq_tensor *t, oq_dtype to, oq_tensor **out, oq_err *err)
+{
+    oq_status st = oq_tensor_create(out, to, t->ndim, t->shape, t->name, err);
+    if (st) return st;
+    int64_t n = oq_tensor_numel(t);
+    if (to == t->dtype) {
+        memcpy((*out)->data, t->data, oq_tensor_nbytes(t));
+        return OQ_OK;
+    }
+    for (int64_t i = 0; i < n; i++) oq_tensor_set_f64(*out, i, oq_tensor_get_f64(t, i));
+    return OQ_OK;
+}
