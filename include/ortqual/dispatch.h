@@ -45,31 +45,31 @@ extern "C" {
 
 /* The kernels ORT names after "SdpaKernel=" (AttentionKernelDebugInfo::Print in
  * onnxruntime/contrib_ops/cuda/bert/attention_kernel_options.cc). A name this
- * build does not know parses as OQ_KERNEL_UNKNOWN and keeps its raw text in
+ * build does not know parses as OQ_SDPA_UNKNOWN and keeps its raw text in
  * oq_dispatch_record.kernel_name. */
-typedef enum oq_kernel {
-    OQ_KERNEL_UNKNOWN = 0,
-    OQ_KERNEL_FLASH_ATTENTION,
-    OQ_KERNEL_EFFICIENT_ATTENTION,
-    OQ_KERNEL_TRT_FUSED_ATTENTION,
-    OQ_KERNEL_CUDNN_FLASH_ATTENTION,
-    OQ_KERNEL_MATH,
-    OQ_KERNEL_TRT_FLASH_ATTENTION,
-    OQ_KERNEL_TRT_CROSS_ATTENTION,
-    OQ_KERNEL_TRT_CAUSAL_ATTENTION,
-    OQ_KERNEL_LEAN_ATTENTION,
-    OQ_KERNEL_DECODER_ATTENTION,
-    OQ_KERNEL_COUNT_ /* number of values, not a kernel */
-} oq_kernel;
+typedef enum oq_sdpa_kernel {
+    OQ_SDPA_UNKNOWN = 0,
+    OQ_SDPA_FLASH_ATTENTION,
+    OQ_SDPA_EFFICIENT_ATTENTION,
+    OQ_SDPA_TRT_FUSED_ATTENTION,
+    OQ_SDPA_CUDNN_FLASH_ATTENTION,
+    OQ_SDPA_MATH,
+    OQ_SDPA_TRT_FLASH_ATTENTION,
+    OQ_SDPA_TRT_CROSS_ATTENTION,
+    OQ_SDPA_TRT_CAUSAL_ATTENTION,
+    OQ_SDPA_LEAN_ATTENTION,
+    OQ_SDPA_DECODER_ATTENTION,
+    OQ_SDPA_COUNT_ /* number of values, not a kernel */
+} oq_sdpa_kernel;
 
-/* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_KERNEL_UNKNOWN. Never NULL. */
-const char *oq_kernel_name(oq_kernel k);
+/* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_SDPA_UNKNOWN. Never NULL. */
+const char *oq_sdpa_kernel_name(oq_sdpa_kernel k);
 
 /* The kernel for an ORT name or a short alias, case-insensitive: every ORT
  * name, and the name without "_ATTENTION" (flash, efficient, trt_fused,
  * cudnn_flash, trt_flash, trt_cross, trt_causal, lean, decoder), plus "cudnn"
- * for CUDNN_FLASH_ATTENTION. OQ_KERNEL_UNKNOWN when it is none of these. */
-oq_kernel oq_kernel_from_name(const char *name);
+ * for CUDNN_FLASH_ATTENTION. OQ_SDPA_UNKNOWN when it is none of these. */
+oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name);
 
 /* The bit of the CUDA provider option `sdpa_kernel` that enables kernel `k`
  * (ORT's AttentionBackend: FLASH_ATTENTION=1, EFFICIENT_ATTENTION=2,
@@ -77,8 +77,8 @@ oq_kernel oq_kernel_from_name(const char *name);
  * TRT_FLASH_ATTENTION=32, TRT_CROSS_ATTENTION=64, TRT_CAUSAL_ATTENTION=128,
  * LEAN_ATTENTION=256, DECODER_ATTENTION=512). OR them to build the option's
  * decimal value; 0 means "ORT's default order". Returns 0 for
- * OQ_KERNEL_UNKNOWN. */
-uint32_t oq_dispatch_kernel_mask(oq_kernel k);
+ * OQ_SDPA_UNKNOWN. */
+uint32_t oq_dispatch_kernel_mask(oq_sdpa_kernel k);
 
 /* One routing line. Strings are owned by the parser and NUL-terminated. */
 typedef struct oq_dispatch_record {
@@ -86,7 +86,7 @@ typedef struct oq_dispatch_record {
     const char *node;        /* node name; "" when ORT printed none (unnamed node) */
     const char *dtype;       /* "fp16", "bf16" or "fp32"; "" if not printed */
     const char *kernel_name; /* exactly as printed after "SdpaKernel=" */
-    oq_kernel kernel;        /* kernel_name parsed; OQ_KERNEL_UNKNOWN keeps the raw name above */
+    oq_sdpa_kernel kernel;        /* kernel_name parsed; OQ_SDPA_UNKNOWN keeps the raw name above */
     uint64_t line;           /* 1-based line number in the text fed to the parser */
 } oq_dispatch_record;
 
@@ -149,7 +149,7 @@ oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser 
  *   "KERNEL"       adds KERNEL to the set every node may use;
  *   "NODE=KERNEL"  adds KERNEL to NODE's own set, which replaces the global one
  *                  for that node, and makes NODE required (split at the last '=').
- * KERNEL is an ORT name or alias (oq_kernel_from_name); an upper-case name this
+ * KERNEL is an ORT name or alias (oq_sdpa_kernel_from_name); an upper-case name this
  * build does not know ([A-Z][A-Z0-9_]*) is kept as written, so a newer ORT
  * kernel can be required before ortqual knows it. */
 typedef struct oq_dispatch_expect oq_dispatch_expect;

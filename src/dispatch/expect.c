@@ -46,9 +46,9 @@ static oq_status bad_kernel(const char *spec, const char *kernel, oq_err *err)
 {
     char known[512] = "";
     size_t n = 0;
-    for (int k = 1; k < OQ_KERNEL_COUNT_ && n < sizeof known; k++)
+    for (int k = 1; k < OQ_SDPA_COUNT_ && n < sizeof known; k++)
         n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", k > 1 ? ", " : "",
-                              oq_kernel_name((oq_kernel)k));
+                              oq_sdpa_kernel_name((oq_sdpa_kernel)k));
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
                       "'%s': '%s' is not a kernel (known: %s; aliases flash, efficient, cudnn, "
                       "math, ...)",
@@ -62,8 +62,8 @@ oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err
     if (!*spec) return oq_err_set(err, OQ_ERR_INVALID_ARG, "empty kernel expectation");
     if (eq == spec)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "'%s': empty node name before '='", spec);
-    oq_kernel k = oq_kernel_from_name(kernel);
-    if (k == OQ_KERNEL_UNKNOWN && !upper_name(kernel)) return bad_kernel(spec, kernel, err);
+    oq_sdpa_kernel k = oq_sdpa_kernel_from_name(kernel);
+    if (k == OQ_SDPA_UNKNOWN && !upper_name(kernel)) return bad_kernel(spec, kernel, err);
     if (e->n == e->cap) {
         size_t c = e->cap ? 2 * e->cap : 8;
         rule *r = realloc(e->rules, c * sizeof *r);
@@ -72,7 +72,7 @@ oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err
         e->cap = c;
     }
     rule r = {eq ? strndup(spec, (size_t)(eq - spec)) : NULL,
-              strdup(k != OQ_KERNEL_UNKNOWN ? oq_kernel_name(k) : kernel)};
+              strdup(k != OQ_SDPA_UNKNOWN ? oq_sdpa_kernel_name(k) : kernel)};
     if (!r.kernel || (eq && !r.node)) {
         free(r.node);
         free(r.kernel);

@@ -184,10 +184,10 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
         free((char *)r.kernel_name);
         return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
     }
-    r.kernel = oq_kernel_from_name(r.kernel_name);
+    r.kernel = oq_sdpa_kernel_from_name(r.kernel_name);
     /* An alias ("flash") is not what ORT prints: only exact names count. */
-    if (r.kernel != OQ_KERNEL_UNKNOWN && strcmp(r.kernel_name, oq_kernel_name(r.kernel)) != 0)
-        r.kernel = OQ_KERNEL_UNKNOWN;
+    if (r.kernel != OQ_SDPA_UNKNOWN && strcmp(r.kernel_name, oq_sdpa_kernel_name(r.kernel)) != 0)
+        r.kernel = OQ_SDPA_UNKNOWN;
     oq_status st = add_record(p, &r, err);
     if (st != OQ_OK) {
         free((char *)r.op);

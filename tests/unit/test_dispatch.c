@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "ortqual/config.h" /* both headers in one unit: no name clash */
 #include "ortqual/dispatch.h"
 
 #define CYAN "\x1b[36m"
@@ -45,14 +46,14 @@ static void collect(void *user, const char *text, size_t n, uint64_t line)
 static void every_kernel_name_parses(void **state)
 {
     (void)state;
-    for (int k = 1; k < OQ_KERNEL_COUNT_; k++) {
+    for (int k = 1; k < OQ_SDPA_COUNT_; k++) {
         char line[256];
-        snprintf(line, sizeof line, ROUTE("n%d", "%s"), k, oq_kernel_name((oq_kernel)k));
+        snprintf(line, sizeof line, ROUTE("n%d", "%s"), k, oq_sdpa_kernel_name((oq_sdpa_kernel)k));
         oq_dispatch_parser *p = parse(line);
         const oq_dispatch_log *log = oq_dispatch_parser_log(p);
         assert_int_equal(log->n_records, 1);
         assert_int_equal(log->records[0].kernel, k);
-        assert_string_equal(log->records[0].kernel_name, oq_kernel_name((oq_kernel)k));
+        assert_string_equal(log->records[0].kernel_name, oq_sdpa_kernel_name((oq_sdpa_kernel)k));
         oq_dispatch_parser_free(p);
     }
 }
@@ -63,10 +64,10 @@ static void unknown_kernel_keeps_raw_name(void **state)
     oq_dispatch_parser *p = parse(ROUTE("attn0", "FLASH_DECODE") ROUTE("attn1", "flash"));
     const oq_dispatch_log *log = oq_dispatch_parser_log(p);
     assert_int_equal(log->n_records, 2);
-    assert_int_equal(log->records[0].kernel, OQ_KERNEL_UNKNOWN);
+    assert_int_equal(log->records[0].kernel, OQ_SDPA_UNKNOWN);
     assert_string_equal(log->records[0].kernel_name, "FLASH_DECODE");
     /* ORT prints exact names; an alias in the log is not a known kernel */
-    assert_int_equal(log->records[1].kernel, OQ_KERNEL_UNKNOWN);
+    assert_int_equal(log->records[1].kernel, OQ_SDPA_UNKNOWN);
     oq_dispatch_parser_free(p);
 }
 
@@ -87,11 +88,11 @@ static void fields_and_line_numbers(void **state)
     assert_string_equal(r[1].op, "MultiHeadAttention");
     assert_string_equal(r[1].node, "my node"); /* node names may hold spaces */
     assert_string_equal(r[1].dtype, "bf16");
-    assert_int_equal(r[1].kernel, OQ_KERNEL_EFFICIENT_ATTENTION);
+    assert_int_equal(r[1].kernel, OQ_SDPA_EFFICIENT_ATTENTION);
     assert_int_equal(r[1].line, 3);
     assert_string_equal(r[2].node, ""); /* ORT omits Node= for unnamed nodes */
     assert_string_equal(r[2].dtype, "fp32");
-    assert_int_equal(r[2].kernel, OQ_KERNEL_MATH);
+    assert_int_equal(r[2].kernel, OQ_SDPA_MATH);
     assert_int_equal(r[2].line, 4);
     oq_dispatch_parser_free(p);
 }
@@ -103,7 +104,7 @@ static void bare_token_is_a_record(void **state)
     oq_dispatch_parser *p = parse("dispatched SdpaKernel=CUDNN_FLASH_ATTENTION\n");
     const oq_dispatch_log *log = oq_dispatch_parser_log(p);
     assert_int_equal(log->n_records, 1);
-    assert_int_equal(log->records[0].kernel, OQ_KERNEL_CUDNN_FLASH_ATTENTION);
+    assert_int_equal(log->records[0].kernel, OQ_SDPA_CUDNN_FLASH_ATTENTION);
     assert_string_equal(log->records[0].op, "");
     oq_dispatch_parser_free(p);
 }
@@ -190,17 +191,17 @@ static void options_line(void **state)
 static void kernel_names_aliases_and_masks(void **state)
 {
     (void)state;
-    assert_int_equal(oq_kernel_from_name("flash"), OQ_KERNEL_FLASH_ATTENTION);
-    assert_int_equal(oq_kernel_from_name("Efficient"), OQ_KERNEL_EFFICIENT_ATTENTION);
-    assert_int_equal(oq_kernel_from_name("cudnn"), OQ_KERNEL_CUDNN_FLASH_ATTENTION);
-    assert_int_equal(oq_kernel_from_name("MATH"), OQ_KERNEL_MATH);
-    assert_int_equal(oq_kernel_from_name("trt_causal"), OQ_KERNEL_TRT_CAUSAL_ATTENTION);
-    assert_int_equal(oq_kernel_from_name("nope"), OQ_KERNEL_UNKNOWN);
-    assert_string_equal(oq_kernel_name(OQ_KERNEL_UNKNOWN), "UNKNOWN");
-    assert_string_equal(oq_kernel_name((oq_kernel)99), "UNKNOWN");
+    assert_int_equal(oq_sdpa_kernel_from_name("flash"), OQ_SDPA_FLASH_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("Efficient"), OQ_SDPA_EFFICIENT_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("cudnn"), OQ_SDPA_CUDNN_FLASH_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("MATH"), OQ_SDPA_MATH);
+    assert_int_equal(oq_sdpa_kernel_from_name("trt_causal"), OQ_SDPA_TRT_CAUSAL_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("nope"), OQ_SDPA_UNKNOWN);
+    assert_string_equal(oq_sdpa_kernel_name(OQ_SDPA_UNKNOWN), "UNKNOWN");
+    assert_string_equal(oq_sdpa_kernel_name((oq_sdpa_kernel)99), "UNKNOWN");
     const uint32_t masks[] = {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
-    for (int k = 0; k < OQ_KERNEL_COUNT_; k++) assert_int_equal(oq_dispatch_kernel_mask((oq_kernel)k), masks[k]);
-    assert_int_equal(oq_dispatch_kernel_mask(oq_kernel_from_name("math")), 16); /* "force MATH" */
+    for (int k = 0; k < OQ_SDPA_COUNT_; k++) assert_int_equal(oq_dispatch_kernel_mask((oq_sdpa_kernel)k), masks[k]);
+    assert_int_equal(oq_dispatch_kernel_mask(oq_sdpa_kernel_from_name("math")), 16); /* "force MATH" */
 }
 
 /* Check `text` against the specs; returns the report (caller frees). */
