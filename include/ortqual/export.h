@@ -131,8 +131,9 @@ typedef struct oq_encoder_weights {
     oq_tensor **t;
 } oq_encoder_weights;
 
-/* Deterministic random weights: matrices N(0, 1/fan_in), biases N(0, 0.01),
- * LayerNorm scales 1 + N(0, 0.01), LayerNorm biases N(0, 0.01); same seed, same bits. */
+/* Deterministic random weights (splitmix64 + Box-Muller): matrices normal with
+ * standard deviation 1/sqrt(fan_in), biases and LayerNorm biases with 0.1,
+ * LayerNorm scales 1 + normal(0.1). Same seed, same bits on every platform. */
 oq_status oq_encoder_weights_random(const oq_encoder_config *c, uint64_t seed,
                                     oq_encoder_weights **out, oq_err *err);
 /* Weights from named float tensors (e.g. an npz's arrays, any float dtype):

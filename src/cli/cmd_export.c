@@ -264,20 +264,20 @@ static int export_sdpa(int argc, char **argv)
     return finish(g, &o, "sdpa");
 }
 
-static int load_weights(const char *path, int32_t heads, oq_encoder_weights **w, oq_err *err)
+static oq_status load_weights(const char *path, int32_t heads, oq_encoder_weights **w, oq_err *err)
 {
     oq_npz *npz = NULL;
     oq_status s = oq_npz_read(path, &npz, err);
     if (s) return s;
-    s = oq_encoder_weights_from_tensors((const oq_tensor *const *)npz->arrays, npz->n, heads, w, err);
+    s = oq_encoder_weights_from_tensors((const oq_tensor *const *)npz->tensors, npz->count, heads, w, err);
     if (s) oq_err_prefix(err, "%s: ", path);
     oq_npz_free(npz);
     return s;
 }
 
-static int save_weights(const oq_encoder_weights *w, const char *path, int force, oq_err *err)
+static oq_status save_weights(const oq_encoder_weights *w, const char *path, int force, oq_err *err)
 {
-    return oq_npz_write(path, (const oq_tensor *const *)w->t, w->n, force, err);
+    return oq_npz_write(path, w->n, (const oq_tensor *const *)w->t, 0, force, err);
 }
 
 static int export_encoder(int argc, char **argv)
