@@ -163,6 +163,9 @@ typedef struct oq_bench_opts {
     int graph_opt_level;         /* as oq_session_opts (-1 = ORT default) */
     size_t warmup;               /* untimed runs after the first run */
     size_t iters;                /* timed runs, >= 1 */
+    size_t ref_iters;            /* timed runs of a `ref` variant (0: iters). The reference
+                                    is plain C: its first run (the accuracy baseline) is
+                                    its only warm-up */
     uint64_t seed;
     oq_io_binding io_binding;
     int include_session;         /* 1: each timed sample is create session + first Run */
@@ -208,7 +211,9 @@ typedef struct oq_bench_row {
     int masked;
     int static_shapes;
     oq_io_binding io;             /* host or device (ref: host) */
-    int64_t batch, seq_len, valid_elements; /* valid_elements: sum of the event lengths */
+    int64_t batch, seq_len;
+    int64_t valid_tokens;         /* sum of the event lengths */
+    int64_t valid_elements;       /* attended (query, key) pairs: sum of squared lengths */
     int32_t heads, kv_heads, head_dim;
     int threads;
     size_t warmup, iters;
@@ -251,6 +256,13 @@ void oq_bench_rows_free(oq_bench_rows *rows);
 
 /* One row as a new JSON object, raw samples included (json_decref it). */
 oq_status oq_bench_row_to_json(const oq_bench_row *row, json_t **out, oq_err *err);
+/* Write summary.csv (atomically, replacing `path`) with the columns of
+ * oq_bench_csv_columns (csv.h), one line per row: dtype as float32/float16/
+ * float64, kernel the kernel observed on CUDA (flash, efficient, cudnn_flash,
+ * math...; '+'-joined when nodes differ), "cpu" for ORT's CPU EP, "ref" for
+ * the reference; memory in MiB; empty fields for what was not measured. */
+oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
+
 /* The options as a new JSON object. */
 oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *err);
 

@@ -55,25 +55,51 @@ static json_t *shapes_json(int static_shapes)
     return static_shapes < 0 ? json_null() : json_string(static_shapes ? "static" : "dynamic");
 }
 
+static void set_str(json_t *o, const char *k, const char *v)
+{
+    json_object_set_new(o, k, v && *v ? json_string(v) : json_null());
+}
+
+static void set_int(json_t *o, const char *k, int64_t v) { json_object_set_new(o, k, json_integer(v)); }
+
 oq_status oq_bench_row_to_json(const oq_bench_row *r, json_t **out, oq_err *err)
 {
     const oq_bench_variant *v = &r->variant;
-    *out = json_pack(
-        "{s:s,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:b,s:o,s:s,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:I,s:I,"
-        "s:o,s:o,s:o,s:o,s:o,s:o}",
-        "variant", v->name, "status", oq_bench_status_name(r->status), "error",
-        r->error[0] ? r->error : NULL, "device", r->device, "dtype",
-        oq_precision_name(v->precision), "representation", oq_repr_name(v->repr), "kernel",
-        oq_kernel_name(v->kernel), "kernel_observed",
-        r->kernel_observed[0] ? r->kernel_observed : NULL, "masked", r->masked, "shapes",
-        shapes_json(r->static_shapes), "io_binding", oq_io_binding_name(r->io), "batch",
-        (json_int_t)r->batch, "seq_len", (json_int_t)r->seq_len, "valid_elements",
-        (json_int_t)r->valid_elements, "heads", r->heads, "kv_heads", r->kv_heads, "head_dim",
-        r->head_dim, "threads", r->threads, "warmup", (json_int_t)r->warmup, "iters",
-        (json_int_t)r->iters, "session_ms", num_or_null(r->session_ms), "first_run_ms",
-        num_or_null(r->first_run_ms), "stats_ms", stats_json(&r->stats), "samples_ms",
-        samples_json(r), "memory", memory_json(r), "accuracy", accuracy_json(r));
-    return *out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "JSON for row %s", v->name);
+    json_t *o = json_object();
+    if (!o) return oq_err_set(err, OQ_ERR_NOMEM, "JSON for row %s", v->name);
+    set_str(o, "variant", v->name);
+    set_str(o, "status", oq_bench_status_name(r->status));
+    set_str(o, "error", r->error);
+    set_str(o, "device", r->device);
+    set_str(o, "dtype", oq_precision_name(v->precision));
+    set_str(o, "representation", oq_repr_name(v->repr));
+    set_str(o, "kernel", oq_kernel_name(v->kernel));
+    set_str(o, "kernel_observed", r->kernel_observed);
+    json_object_set_new(o, "masked", json_boolean(r->masked));
+    json_object_set_new(o, "shapes", shapes_json(r->static_shapes));
+    set_str(o, "io_binding", oq_io_binding_name(r->io));
+    set_int(o, "batch", r->batch);
+    set_int(o, "seq_len", r->seq_len);
+    set_int(o, "valid_tokens", r->valid_tokens);
+    set_int(o, "valid_elements", r->valid_elements);
+    set_int(o, "heads", r->heads);
+    set_int(o, "kv_heads", r->kv_heads);
+    set_int(o, "head_dim", r->head_dim);
+    set_int(o, "threads", r->threads);
+    set_int(o, "warmup", (int64_t)r->warmup);
+    set_int(o, "iters", (int64_t)r->iters);
+    json_object_set_new(o, "session_ms", num_or_null(r->session_ms));
+    json_object_set_new(o, "first_run_ms", num_or_null(r->first_run_ms));
+    json_object_set_new(o, "stats_ms", stats_json(&r->stats));
+    json_object_set_new(o, "samples_ms", samples_json(r));
+    json_object_set_new(o, "memory", memory_json(r));
+    json_object_set_new(o, "accuracy", accuracy_json(r));
+    if (json_object_size(o) != 27) {
+        json_decref(o);
+        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for row %s", v->name);
+    }
+    *out = o;
+    return OQ_OK;
 }
 
 static json_t *int_list(const int64_t *v, size_t n)
@@ -100,17 +126,32 @@ static json_t *mode_list(unsigned bits, const char *one, const char *two)
 
 oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *err)
 {
-    *out = json_pack(
-        "{s:o,s:o,s:s,s:f,s:o,s:o,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:s,s:b,s:b,s:I,s:o}",
-        "batch_sizes", int_list(o->batch_sizes, o->n_batch_sizes), "seq_lens",
-        int_list(o->seq_lens, o->n_seq_lens), "length_policy",
-        oq_length_policy_name((oq_length_policy)o->length_policy), "mask_fraction",
-        o->mask_fraction, "modes", mode_list(o->modes, "masked", "unmasked"), "export_shapes",
-        mode_list(o->shapes, "dynamic", "static"), "heads", o->heads, "kv_heads", o->kv_heads,
-        "head_dim", o->head_dim, "threads", o->threads, "graph_opt_level", o->graph_opt_level,
-        "warmup", (json_int_t)o->warmup, "iters", (json_int_t)o->iters, "seed",
-        (json_int_t)o->seed, "io_binding", oq_io_binding_name(o->io_binding), "include_session",
-        o->include_session, "reference", o->reference, "mem_sample_us",
-        (json_int_t)o->mem_sample_us, "variants", variant_list(o));
-    return *out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    json_t *j = json_object();
+    if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    json_object_set_new(j, "batch_sizes", int_list(o->batch_sizes, o->n_batch_sizes));
+    json_object_set_new(j, "seq_lens", int_list(o->seq_lens, o->n_seq_lens));
+    set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
+    json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
+    json_object_set_new(j, "modes", mode_list(o->modes, "masked", "unmasked"));
+    json_object_set_new(j, "export_shapes", mode_list(o->shapes, "dynamic", "static"));
+    set_int(j, "heads", o->heads);
+    set_int(j, "kv_heads", o->kv_heads);
+    set_int(j, "head_dim", o->head_dim);
+    set_int(j, "threads", o->threads);
+    set_int(j, "graph_opt_level", o->graph_opt_level);
+    set_int(j, "warmup", (int64_t)o->warmup);
+    set_int(j, "iters", (int64_t)o->iters);
+    set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));
+    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+    set_str(j, "io_binding", oq_io_binding_name(o->io_binding));
+    json_object_set_new(j, "include_session", json_boolean(o->include_session));
+    json_object_set_new(j, "reference", json_boolean(o->reference));
+    set_int(j, "mem_sample_us", o->mem_sample_us);
+    json_object_set_new(j, "variants", variant_list(o));
+    if (json_object_size(j) != 20) {
+        json_decref(j);
+        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    }
+    *out = j;
+    return OQ_OK;
 }

@@ -98,6 +98,35 @@ static int inputs_on_device(const oq_bench_runner *r)
     return dev;
 }
 
+/* Copy between tensors of equal size: CopyTensors (an EP's data transfer)
+ * when either side lives outside CPU memory, memcpy when both are CPU memory
+ * (ORT has no CPU-to-CPU data transfer). */
+static int on_cpu(const OrtApi *api, const OrtValue *v)
+{
+    const OrtMemoryInfo *mem = NULL;
+    OrtStatus *st = api->GetTensorMemoryInfo(v, &mem);
+    if (st) {
+        api->ReleaseStatus(st);
+        return 0;
+    }
+    OrtMemoryInfoDeviceType t = OrtMemoryInfoDeviceType_CPU;
+    api->MemoryInfoGetDeviceType(mem, &t);
+    return t == OrtMemoryInfoDeviceType_CPU;
+}
+
+static oq_status copy_value(oq_bench_runner *r, OrtValue *src, OrtValue *dst, size_t nbytes,
+                            oq_err *err)
+{
+    if (!on_cpu(r->api, src) || !on_cpu(r->api, dst))
+        return ort(r, r->api->CopyTensors(r->rt->env, (const OrtValue *const *)&src, &dst, NULL, 1),
+                   err, "CopyTensors");
+    void *a = NULL, *b = NULL;
+    oq_status st = ort(r, r->api->GetTensorMutableData(src, &a), err, "tensor data");
+    if (!st) st = ort(r, r->api->GetTensorMutableData(dst, &b), err, "tensor data");
+    if (!st && nbytes) memcpy(b, a, nbytes);
+    return st;
+}
+
 /* One input in the memory the session wants it in, filled by CopyTensors. */
 static oq_status device_input(oq_bench_runner *r, size_t i, const OrtMemoryInfo *mem, oq_err *err)
 {
@@ -112,10 +141,7 @@ static oq_status device_input(oq_bench_runner *r, size_t i, const OrtMemoryInfo 
                  err, t->name);
     OrtValue *host = NULL;
     if (!st) st = wrap_host(r, t, &host, err);
-    if (!st)
-        st = ort(r, r->api->CopyTensors(r->rt->env, (const OrtValue *const *)&host, &r->in_vals[i],
-                                        NULL, 1),
-                 err, "CopyTensors host to device");
+    if (!st) st = copy_value(r, host, r->in_vals[i], oq_tensor_nbytes(t), err);
     if (host) r->api->ReleaseValue(host);
     if (!st) st = ort(r, r->api->BindInput(r->binding, r->in_names[i], r->in_vals[i]), err, "BindInput");
     return st;
@@ -165,7 +191,7 @@ oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tensor *cons
     if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     r->rt = oq_session_runtime(s);
     r->api = oq_runtime_api(r->rt);
-    r->sess = oq_session_ort_handle(s);
+    r->sess = oq_session_ort(s);
     r->n_in = oq_session_input_count(s);
     r->n_out = oq_session_output_count(s);
     size_t ni = r->n_in ? r->n_in : 1, no = r->n_out ? r->n_out : 1;
@@ -286,9 +312,7 @@ static oq_status fetch_value(oq_bench_runner *r, OrtValue *v, const char *name, 
     if (st || !oq_tensor_nbytes(*out)) return st;
     OrtValue *host = NULL;
     st = wrap_host(r, *out, &host, err);
-    if (!st)
-        st = ort(r, r->api->CopyTensors(r->rt->env, (const OrtValue *const *)&v, &host, NULL, 1),
-                 err, "CopyTensors device to host");
+    if (!st) st = copy_value(r, v, host, oq_tensor_nbytes(*out), err);
     if (host) r->api->ReleaseValue(host);
     if (st) {
         oq_tensor_free(*out);

@@ -170,8 +170,11 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
     if (!st) st = normal_tensor("key", B, o->kv_heads, L, o->head_dim, o->seed, QKV_STREAM + 1, &g->in[1], err);
     if (!st) st = normal_tensor("value", B, o->kv_heads, L, o->head_dim, o->seed, QKV_STREAM + 2, &g->in[2], err);
     g->n_in = masked ? 4 : 3;
-    g->valid = 0;
-    for (int64_t b = 0; b < B; b++) g->valid += g->lengths[b];
+    g->valid_tokens = g->valid = 0;
+    for (int64_t b = 0; b < B; b++) {
+        g->valid_tokens += g->lengths[b];
+        g->valid += g->lengths[b] * g->lengths[b];
+    }
     if (st) group_free(g);
     return st;
 }
@@ -197,6 +200,7 @@ static void row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_v
     row->batch = g->batch;
     row->seq_len = g->seq_len;
     row->valid_elements = g->valid;
+    row->valid_tokens = g->valid_tokens;
     row->heads = o->heads;
     row->kv_heads = o->kv_heads;
     row->head_dim = o->head_dim;
@@ -269,29 +273,34 @@ static oq_status finish_stats(oq_bench_row *row, oq_err *err)
 
 /* ---- the reference as a variant -------------------------------------------------- */
 
+static size_t ref_iters(const oq_bench_opts *o) { return o->ref_iters ? o->ref_iters : o->iters; }
+
+/* Compute the group's reference output once (the accuracy baseline). */
+static oq_status group_reference(oq_bench_group *g, oq_err *err)
+{
+    if (g->ref_out) return OQ_OK;
+    double t0 = now_ms();
+    oq_status st = oq_bench_reference(g, &g->ref_out, err);
+    g->ref_ms = now_ms() - t0;
+    return st;
+}
+
 static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row *row)
 {
     oq_err e = {0};
-    oq_status st;
-    double t0 = now_ms();
-    if (!g->ref_out && (st = oq_bench_reference(g, &g->ref_out, &e)) != OQ_OK) {
+    oq_status st = group_reference(g, &e);
+    if (st) {
         row_fail(row, st, &e, OQ_BENCH_OK);
         return;
     }
-    row->first_run_ms = now_ms() - t0;
-    for (size_t i = 0; i < o->warmup; i++) {
-        oq_tensor *y = NULL;
-        if ((st = oq_bench_reference(g, &y, &e)) != OQ_OK) {
-            row_fail(row, st, &e, OQ_BENCH_OK);
-            return;
-        }
-        oq_tensor_free(y);
-    }
+    row->first_run_ms = g->ref_ms;
+    row->warmup = 0;
+    row->iters = ref_iters(o);
     uint64_t rss = 0, hwm = 0;
     if (!oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
     oq_mem_sampler *ms = NULL;
     oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
-    for (size_t i = 0; i < o->iters; i++) {
+    for (size_t i = 0; i < row->iters; i++) {
         oq_tensor *y = NULL;
         double a = now_ms();
         st = oq_bench_reference(g, &y, &e);
@@ -351,13 +360,7 @@ static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
     vs->so.ep = v->runtime;
     vs->so.intra_op_threads = o->threads;
     vs->so.graph_opt_level = o->graph_opt_level;
-    if (!strcmp(v->runtime, "cpu")) {
-        if (v->kernel != OQ_KERNEL_AUTO)
-            return oq_err_set(err, OQ_ERR_NOT_FOUND,
-                              "kernel '%s' is a CUDA sdpa_kernel choice; the CPU EP has one kernel",
-                              oq_kernel_name(v->kernel));
-        return OQ_OK;
-    }
+    if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
     if (o->n_ep_options + 1 > sizeof vs->keys / sizeof *vs->keys)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
     vs->so.ep_lib = o->ep_lib;
@@ -545,7 +548,8 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
 {
     oq_bench_row *row = &c->rows->rows[c->rows->n];
     row_init(row, c->o, v, g, static_shapes);
-    row->samples_ms = calloc(c->o->iters, sizeof *row->samples_ms);
+    size_t n = is_ref(v) ? ref_iters(c->o) : c->o->iters;
+    row->samples_ms = calloc(n, sizeof *row->samples_ms);
     if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     c->rows->n++;
     if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 0);
@@ -563,7 +567,7 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
     /* The reference first, when wanted: every ORT row compares against it. */
     if (o->reference) {
         oq_err e = {0};
-        if (oq_bench_reference(g, &g->ref_out, &e) != OQ_OK) g->ref_out = NULL;
+        if (group_reference(g, &e) != OQ_OK) g->ref_out = NULL;
     }
     int first_pass = 1;
     for (int shp = 0; shp < 2; shp++) {

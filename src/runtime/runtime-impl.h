@@ -33,10 +33,4 @@ oq_status oq_ort_status(const oq_runtime *rt, OrtStatus *st, oq_err *err, const 
 oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *opts,
                        const char **ep_full, const char **attach, oq_err *err);
 
-/* The ORT session behind an oq_session, for library code that drives the
- * OrtApi directly (IoBinding, the benchmark's timed loop). Owned by `s`. */
-OrtSession *oq_session_ort_handle(oq_session *s);
-/* The runtime a session was created from. */
-oq_runtime *oq_session_runtime(const oq_session *s);
-
 #endif

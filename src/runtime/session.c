@@ -253,8 +253,6 @@ oq_dtype oq_session_output_dtype(const oq_session *s, size_t i)
     return i < s->n_out ? s->out[i].dtype : OQ_DTYPE_UNDEFINED;
 }
 const char *oq_session_ep(const oq_session *s) { return s->ep; }
-OrtSession *oq_session_ort_handle(oq_session *s) { return s->sess; }
-oq_runtime *oq_session_runtime(const oq_session *s) { return s->rt; }
 const char *oq_session_ep_attach(const oq_session *s) { return s->attach; }
 struct OrtSession *oq_session_ort(const oq_session *s) { return s->sess; }
 oq_runtime *oq_session_runtime(const oq_session *s) { return s->rt; }
