@@ -112,10 +112,12 @@ static oq_status copy_typed(const Onnx__TensorProto *p, oq_tensor *t, const char
     if (count != (size_t)oq_tensor_numel(t)) {
         char shape[128];
         if (count == 0)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: no data (neither raw_data nor %s) for %s %s",
-                              who, field, oq_dtype_name(t->dtype), oq_shape_str(t, shape, sizeof shape));
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s holds %zu values, %s needs %lld", who, field,
-                          count, oq_shape_str(t, shape, sizeof shape), (long long)oq_tensor_numel(t));
+            return oq_err_set(err, OQ_ERR_FORMAT,
+                              "%s: no data (neither raw_data nor %s) for %s %s", who, field,
+                              oq_dtype_name(t->dtype), oq_shape_str(t, shape, sizeof shape));
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s holds %zu values, %s needs %lld", who,
+                          field, count, oq_shape_str(t, shape, sizeof shape),
+                          (long long)oq_tensor_numel(t));
     }
     switch (t->dtype) {
     case OQ_DTYPE_FLOAT32: memcpy(t->data, p->float_data, count * sizeof(float)); break;
@@ -170,8 +172,8 @@ oq_status oq_tensorproto_parse(const void *buf, size_t n, const char *name_for_e
     const char *who = name_for_errors ? name_for_errors : "<memory>";
     Onnx__TensorProto *p = onnx__tensor_proto__unpack(NULL, n, buf);
     if (!p)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not a valid onnx.TensorProto (protobuf decoding failed)",
-                          who);
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: not a valid onnx.TensorProto (protobuf decoding failed)", who);
     oq_status st = oq_tensorproto_from_proto(p, out, err);
     onnx__tensor_proto__free_unpacked(p, NULL);
     return st ? oq_err_prefix(err, "%s: ", who) : OQ_OK;
@@ -188,11 +190,15 @@ oq_status oq_tensorproto_read(const char *path, oq_tensor **out, oq_err *err)
     return st;
 }
 
-/* A proto that borrows t's shape, name and data: packing it copies nothing twice. */
-static oq_status proto_view(const oq_tensor *t, Onnx__TensorProto *p, oq_err *err)
+/* A proto that borrows t's shape, name and data, so packing copies the data
+ * once. ONNX bools are bytes 0 and 1: other non-zero bytes go through a
+ * normalized copy in *owned (NULL otherwise), which the caller frees. */
+static oq_status proto_view(const oq_tensor *t, Onnx__TensorProto *p, void **owned, oq_err *err)
 {
+    *owned = NULL;
     if (!oq_dtype_size(t->dtype) || t->ndim < 0 || t->ndim > OQ_MAX_DIMS)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tensor '%s': dtype %d / rank %d cannot be written",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "tensor '%s': dtype %d / rank %d cannot be written",
                           t->name ? t->name : "", (int)t->dtype, t->ndim);
     onnx__tensor_proto__init(p);
     p->n_dims = (size_t)t->ndim;
@@ -203,13 +209,24 @@ static oq_status proto_view(const oq_tensor *t, Onnx__TensorProto *p, oq_err *er
     p->has_raw_data = 1;
     p->raw_data.len = oq_tensor_nbytes(t);
     p->raw_data.data = t->data;
+    if (t->dtype != OQ_DTYPE_BOOL) return OQ_OK;
+    const unsigned char *v = t->data;
+    size_t i = 0;
+    while (i < p->raw_data.len && v[i] <= 1) i++;
+    if (i == p->raw_data.len) return OQ_OK;
+    unsigned char *b = malloc(p->raw_data.len);
+    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (i = 0; i < p->raw_data.len; i++) b[i] = v[i] != 0;
+    p->raw_data.data = b;
+    *owned = b;
     return OQ_OK;
 }
 
 oq_status oq_tensorproto_to_proto(const oq_tensor *t, Onnx__TensorProto **out, oq_err *err)
 {
     Onnx__TensorProto view;
-    oq_status st = proto_view(t, &view, err);
+    void *owned;
+    oq_status st = proto_view(t, &view, &owned, err);
     if (st) return st;
     /* Everything malloc'ed, so protobuf-c's free_unpacked releases it. */
     Onnx__TensorProto *p = malloc(sizeof *p);
@@ -221,11 +238,13 @@ oq_status oq_tensorproto_to_proto(const oq_tensor *t, Onnx__TensorProto **out, o
         free(dims);
         free(data);
         free(name);
+        free(owned);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     *p = view;
     memcpy(dims, t->shape, sizeof(int64_t) * view.n_dims);
-    if (view.raw_data.len) memcpy(data, t->data, view.raw_data.len);
+    if (view.raw_data.len) memcpy(data, view.raw_data.data, view.raw_data.len);
+    free(owned);
     p->dims = dims;
     p->raw_data.data = data;
     p->name = name;
@@ -238,16 +257,22 @@ void oq_tensorproto_proto_free(Onnx__TensorProto *p)
     if (p) onnx__tensor_proto__free_unpacked(p, NULL);
 }
 
-oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size_t *n, oq_err *err)
+oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size_t *n,
+                                   oq_err *err)
 {
     Onnx__TensorProto view;
-    oq_status st = proto_view(t, &view, err);
+    void *owned;
+    oq_status st = proto_view(t, &view, &owned, err);
     if (st) return st;
     size_t len = onnx__tensor_proto__get_packed_size(&view);
     unsigned char *b = malloc(len ? len : 1);
-    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!b) {
+        free(owned);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
     size_t packed = onnx__tensor_proto__pack(&view, b);
     OQ_ASSERT(packed == len);
+    free(owned);
     *buf = b;
     *n = len;
     return OQ_OK;

@@ -379,10 +379,26 @@ static void test_roundtrip_every_dtype(void **state)
             /* through a file */
             if (oq_tensorproto_write(path, t, 1, &err)) fail_msg("%s", err.msg);
             if (oq_tensorproto_read(path, &back, &err)) fail_msg("%s", err.msg);
-            if (!same_exact(t, back)) fail_msg("%s shape #%zu differs", oq_dtype_name(DTYPES[d]), s);
+            if (!same_exact(t, back))
+                fail_msg("%s shape #%zu differs", oq_dtype_name(DTYPES[d]), s);
             oq_tensor_free(back);
             oq_tensor_free(t);
         }
+    /* bool bytes other than 0/1 are written as 1 (ONNX's raw_data rule) */
+    unsigned char v[3] = {0, 7, 1};
+    oq_tensor *b = NULL, *bb = NULL;
+    assert_int_equal(oq_tensor_wrap(&b, OQ_DTYPE_BOOL, 1, (int64_t[]){3}, v, "b", NULL), OQ_OK);
+    Onnx__TensorProto *p = NULL;
+    assert_int_equal(oq_tensorproto_to_proto(b, &p, &err), OQ_OK);
+    assert_memory_equal(p->raw_data.data, ((unsigned char[]){0, 1, 1}), 3);
+    oq_tensorproto_proto_free(p);
+    assert_int_equal(oq_tensorproto_write(path, b, 1, &err), OQ_OK);
+    assert_int_equal(oq_tensorproto_read(path, &bb, &err), OQ_OK);
+    assert_memory_equal(bb->data, ((unsigned char[]){0, 1, 1}), 3);
+    assert_memory_equal(v, ((unsigned char[]){0, 7, 1}), 3);
+    oq_tensor_free(b);
+    oq_tensor_free(bb);
+
     oq_tensor *t = npz_make(OQ_DTYPE_INT32, 1, (int64_t[]){2}, NULL);
     assert_int_equal(oq_tensorproto_write(path, t, 0, &err), OQ_ERR_IO);
     assert_non_null(strstr(err.msg, "t.pb: exists (not overwritten)"));
