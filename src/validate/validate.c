@@ -44,7 +44,7 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
 
 typedef struct run_ctx {
     const oq_validate_opts *o;
-    char workdir[4096];
+    char workdir[2048];
     json_t *summary, *batches, *configs;
     oq_encoder_weights *weights;
     char weights_path[4096];
