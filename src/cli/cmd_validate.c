@@ -30,7 +30,7 @@ static void usage(FILE *fp)
 "  --model M.onnx          a model of yours: inputs features [B,L,F] and mask [B,L]\n"
 "  --features NAME, --mask NAME   its input names (default: detected by rank)\n"
 "  --export encoder|sdpa   build the models with ortqual, one per representation and precision\n"
-"  --width W --layers N --heads H --num-features F --ffn-width W2   encoder shape (64, 2, 4, 8, 128)\n"
+"  --width W --layers N --heads H --num-features F --ffn-width W2   encoder shape (32, 2, 4, 8, 64)\n"
 "  --weights W.npz         encoder weights (default: random from --weights-seed, 1)\n"
 "  --head-dim D --kv-heads K   sdpa shape (with --heads)\n"
 "  --static                export static shapes (B and L of the first batch)\n"

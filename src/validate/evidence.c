@@ -8,6 +8,8 @@
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
 
+/* The parent loads the core library only: execution-provider libraries are loaded by the
+ * workers (an EP may crash on load), which record their own devices and libraries. */
 static json_t *runtime_evidence(const oq_validate_opts *o)
 {
     oq_runtime *rt;
@@ -16,20 +18,6 @@ static json_t *runtime_evidence(const oq_validate_opts *o)
     json_t *j = json_pack("{s:s, s:s, s:i, s:s}", "version", oq_runtime_version(rt), "library",
                           oq_runtime_lib_path(rt), "api_version", oq_runtime_api_version(rt),
                           "build_info", oq_runtime_build_info(rt));
-    for (size_t i = 0; i < o->n_ep_libs; i++)
-        if (oq_runtime_register_ep(rt, o->ep_lib_names[i], o->ep_lib_paths[i], &e))
-            json_object_set_new(j, "ep_library_error", json_string(e.msg));
-    oq_ep_device *devs = NULL;
-    size_t n = 0;
-    json_t *jd = json_array();
-    if (oq_runtime_ep_devices(rt, &devs, &n, &e) == OQ_OK) {
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(jd, json_pack("{s:s, s:s, s:s, s:I}", "ep", devs[i].ep_name, "vendor",
-                                                devs[i].ep_vendor, "hardware", oq_hw_type_name(devs[i].hw_type),
-                                                "device_id", (json_int_t)devs[i].device_id));
-        oq_ep_devices_free(devs, n);
-    }
-    json_object_set_new(j, "ep_devices", jd);
     oq_runtime_free(rt);
     return j;
 }

@@ -139,6 +139,18 @@ static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const cha
     return p;
 }
 
+/* ": <last non-empty line>" of a stderr tail, or "". */
+static const char *last_line(char *tail)
+{
+    static char buf[512];
+    size_t n = strlen(tail);
+    while (n && (tail[n - 1] == '\n' || tail[n - 1] == '\r')) tail[--n] = 0;
+    char *start = strrchr(tail, '\n');
+    start = start ? start + 1 : tail;
+    snprintf(buf, sizeof buf, "%s%s", *start ? ": " : "", start);
+    return buf;
+}
+
 /* Runs one worker (child process or in-process) and returns its result JSON. */
 static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_path, json_t *jcfg)
 {
@@ -146,23 +158,25 @@ static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_
     oq_err e = {0};
     if (!o->isolate) {
         if (oq_validate_worker(plan_path, &e))
-            return json_pack("{s:s, s:s}", "status", "error", "reason", e.msg);
+            return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
         char how[256];
         if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e))
-            return json_pack("{s:s, s:s}", "status", "error", "reason", e.msg);
+            return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
         json_object_set_new(jcfg, "worker", json_pack("{s:s, s:f, s:s}", "ended", oq_proc_describe(&pr, how, sizeof how),
                                                       "seconds", pr.seconds, "stderr_tail", pr.stderr_tail));
         int crashed = pr.signaled || pr.timed_out || pr.exit_code != 0;
+        json_t *r = crashed ? json_pack("{s:s, s:s++}", "status", "failed", "reason", "worker ", how,
+                                        last_line(pr.stderr_tail))
+                            : NULL;
         oq_proc_result_clear(&pr);
-        if (crashed)
-            return json_pack("{s:s, s:s+}", "status", "error", "reason", "worker ", how);
+        if (r) return r;
     }
     json_error_t je;
     json_t *r = json_load_file(result_path, 0, &je);
-    return r ? r : json_pack("{s:s, s:s}", "status", "error", "reason", "worker wrote no result");
+    return r ? r : json_pack("{s:s, s:s}", "status", "failed", "reason", "worker wrote no result");
 }
 
 static int config_required(const oq_validate_opts *o, const char *name)
@@ -210,7 +224,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     json_object_update_missing(jcfg, r);
     json_object_set(jcfg, "status", json_object_get(r, "status"));
     json_decref(r);
-    const char *status = oq_json_str(jcfg, "status", "error");
+    const char *status = oq_json_str(jcfg, "status", "failed");
     if (!strcmp(status, "skipped") && config_required(o, cfg->name)) {
         json_object_set_new(jcfg, "status", json_string("failed"));
         json_object_set_new(jcfg, "required", json_true());
@@ -227,7 +241,7 @@ static int verdict(const json_t *configs)
     json_t *c;
     int failed = 0;
     json_array_foreach(configs, i, c) {
-        const char *s = oq_json_str(c, "status", "error");
+        const char *s = oq_json_str(c, "status", "failed");
         failed |= strcmp(s, "passed") && strcmp(s, "skipped");
     }
     return failed;
@@ -291,7 +305,7 @@ oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit
     iso_time(t0, sizeof t0);
     oq_status st = setup(&c, err);
     if (!st) st = oq_validate_prepare_batches(o, c.batches, err);
-    if (!st && o->kind == OQ_MODEL_ENCODER) st = prepare_weights(&c, err);
+    if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(&c, err);
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s",
                       json_array_size(c.batches), o->outdir);

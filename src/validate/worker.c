@@ -125,6 +125,13 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
         if ((st = oq_compare_result_to_json(&res, &jr, err))) break;
         json_object_set_new(jr, "output", json_string(r->name));
         json_array_append_new(jouts, jr);
+        if (!res.passed && !json_object_get(w->result, "reason")) {
+            char line[512];
+            json_object_set_new(w->result, "reason",
+                                json_sprintf("batch %lld, output %s",
+                                             (long long)json_integer_value(json_object_get(jb, "index")),
+                                             oq_compare_result_str(&res, line, sizeof line)));
+        }
         batch_ok &= res.passed;
     }
     oq_npz_free(ref);
@@ -161,6 +168,20 @@ static oq_status run_batch(worker *w, const json_t *jplan_batch, oq_err *err)
     return st;
 }
 
+static json_t *ep_devices_json(oq_runtime *rt)
+{
+    oq_ep_device *devs = NULL;
+    size_t n = 0;
+    json_t *jd = json_array();
+    if (oq_runtime_ep_devices(rt, &devs, &n, NULL) != OQ_OK) return jd;
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(jd, json_pack("{s:s, s:s, s:s, s:I}", "ep", devs[i].ep_name, "vendor",
+                                            devs[i].ep_vendor, "hardware", oq_hw_type_name(devs[i].hw_type),
+                                            "device_id", (json_int_t)devs[i].device_id));
+    oq_ep_devices_free(devs, n);
+    return jd;
+}
+
 static oq_status open_session(worker *w, oq_err *err)
 {
     const json_t *rt = json_object_get(w->plan, "runtime");
@@ -168,7 +189,8 @@ static oq_status open_session(worker *w, oq_err *err)
     size_t i;
     const json_t *pair;
     json_array_foreach(json_object_get(rt, "ep_libs"), i, pair) {
-        if (st) break;
+        /* only our own execution provider's library: another one may not even load here */
+        if (st || strcmp(json_string_value(json_array_get(pair, 0)), w->cfg.runtime)) continue;
         st = oq_runtime_register_ep(w->rt, json_string_value(json_array_get(pair, 0)),
                                     json_string_value(json_array_get(pair, 1)), err);
     }
@@ -185,6 +207,7 @@ static oq_status open_session(worker *w, oq_err *err)
     double t0 = oq_now_s();
     st = oq_session_create(w->rt, oq_json_str(w->plan, "model", NULL), NULL, 0, &so, &w->sess, err);
     json_object_set_new(w->result, "session_create_s", json_real(oq_now_s() - t0));
+    json_object_set_new(w->result, "ep_devices", ep_devices_json(w->rt));
     free(keys);
     free(vals);
     return st;
