@@ -6,7 +6,6 @@
 
 #include "ortqual/bench.h"
 
-#if __has_include("ortqual/csv.h")
 #include "ortqual/csv.h"
 
 static const char *dtype_name(oq_precision p)
@@ -96,10 +95,3 @@ oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, o
     }
     return oq_csv_writer_commit(w, err);
 }
-#else
-oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err)
-{
-    (void)rows;
-    return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: the CSV layer (csv.h) is not in this build", path);
-}
-#endif
