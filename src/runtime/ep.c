@@ -163,8 +163,15 @@ oq_status oq_ep_options_validate(const char *ep, size_t n, const char *const *ke
 
 /* ---- plugin libraries ------------------------------------------------------------ */
 
+/* "cuda" and "CUDAExecutionProvider" name one registration. */
+static const char *reg_name(const char *name)
+{
+    return is_cuda(name) ? "cuda" : name;
+}
+
 const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name)
 {
+    name = reg_name(name);
     for (size_t i = 0; i < rt->n_ep_libs; i++)
         if (!strcmp(rt->ep_libs[i].name, name)) return rt->ep_libs[i].path;
     return NULL;
@@ -189,6 +196,7 @@ oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *p
 {
     if (!name || !*name || !path || !*path)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "EP library registration needs a name and a path");
+    name = reg_name(name);
     const char *have = oq_runtime_registered_ep(rt, name);
     if (have) {
         if (!strcmp(have, path)) return OQ_OK;
@@ -331,7 +339,7 @@ static size_t wanted_ordinal(const oq_session_opts *o)
 static oq_status attach_plugin(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *o,
                                const char *full, const char *lib, oq_err *err)
 {
-    oq_status st = oq_runtime_register_ep(rt, is_cuda(o->ep) ? "cuda" : o->ep, lib, err);
+    oq_status st = oq_runtime_register_ep(rt, o->ep, lib, err);
     if (st) return st;
     const OrtEpDevice *const *devs = NULL;
     size_t n = 0;
@@ -397,8 +405,7 @@ oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_o
     *ep_full = is_cuda(o->ep) ? "CUDAExecutionProvider" : o->ep;
 
     char *dflt = NULL;
-    const char *lib = o->ep_lib ? o->ep_lib
-                                : oq_runtime_registered_ep(rt, is_cuda(o->ep) ? "cuda" : o->ep);
+    const char *lib = o->ep_lib ? o->ep_lib : oq_runtime_registered_ep(rt, o->ep);
     if (!lib) lib = dflt = oq_runtime_default_ep_lib(rt, o->ep);
     if (!lib) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_err perr = {0};
