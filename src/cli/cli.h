@@ -2,7 +2,10 @@
 #ifndef ORTQUAL_CLI_H
 #define ORTQUAL_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
+
+#include "ortqual/runtime.h"
 
 /* Exit statuses shared by every subcommand. */
 enum {
@@ -30,5 +33,65 @@ struct oq_cli_cmd {
 
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);
+
+/* ---- runtime options shared by every subcommand that runs ONNX Runtime ----------
+ * (src/cli/cli_runtime.c)
+ *
+ *     struct oq_cli_runtime cr = {0};
+ *     static const struct option longopts[] = {OQ_CLI_RUNTIME_LONGOPTS, {"json", 0, 0, 'j'}, {0}};
+ *     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+ *         int r = oq_cli_runtime_opt(&cr, c, optarg);
+ *         if (r < 0) return OQ_EXIT_USAGE;       (message already printed)
+ *         if (r > 0) continue;
+ *         ...
+ *     }
+ *     oq_runtime *rt;
+ *     int rc = oq_cli_runtime_open(&cr, &rt);    (loads ORT, registers --ep-lib, checks --ep-option)
+ *     if (rc) return rc;
+ *     oq_session_opts so = {.graph_opt_level = -1};
+ *     oq_cli_runtime_session_opts(&cr, &so);     (ep, ep_lib, provider options)
+ *     ...
+ *     oq_runtime_free(rt);
+ *     oq_cli_runtime_free(&cr);
+ */
+enum {
+    OQ_CLI_OPT_ORT_LIB = 0x1100,
+    OQ_CLI_OPT_EP,
+    OQ_CLI_OPT_EP_LIB,
+    OQ_CLI_OPT_EP_OPTION
+};
+
+#define OQ_CLI_RUNTIME_LONGOPTS                                                          \
+    {"ort-lib", required_argument, NULL, OQ_CLI_OPT_ORT_LIB},                            \
+        {"ep", required_argument, NULL, OQ_CLI_OPT_EP},                                  \
+        {"ep-lib", required_argument, NULL, OQ_CLI_OPT_EP_LIB},                          \
+        {"ep-option", required_argument, NULL, OQ_CLI_OPT_EP_OPTION}
+
+struct oq_cli_runtime {
+    const char *ort_lib;  /* --ort-lib PATH (NULL: ORTQUAL_ORT_LIB, then the bundled copy) */
+    const char *ep;       /* --ep NAME (NULL: cpu) */
+    size_t n_ep_libs;     /* --ep-lib NAME=PATH, repeatable */
+    char **ep_lib_names, **ep_lib_paths;
+    size_t n_options;     /* --ep-option KEY=VALUE, repeatable */
+    char **option_keys, **option_values;
+};
+
+/* Handle one getopt result: 1 = consumed, 0 = not a runtime option,
+ * -1 = bad value (one-line error printed to stderr; exit OQ_EXIT_USAGE). */
+int oq_cli_runtime_opt(struct oq_cli_runtime *cr, int opt, const char *arg);
+/* The help lines for the four options, indented like other options. */
+void oq_cli_runtime_help(FILE *fp);
+/* Check the --ep-option values for --ep; prints and returns OQ_EXIT_USAGE when bad. */
+int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
+/* Load ORT and register every --ep-lib. Prints "ortqual: <reason>" and returns
+ * OQ_EXIT_RUNTIME (ORT or an EP library cannot be loaded) or OQ_EXIT_USAGE
+ * (bad --ep-option); OQ_EXIT_OK with *rt set otherwise. */
+int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt);
+/* Register every --ep-lib into `rt`; the first failure is returned in err. */
+oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *rt, oq_err *err);
+/* Set so->ep, so->ep_lib and the provider options from `cr` (other fields untouched).
+ * The strings stay owned by `cr`. */
+void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
+void oq_cli_runtime_free(struct oq_cli_runtime *cr);
 
 #endif

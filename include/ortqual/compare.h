@@ -1,0 +1,152 @@
+/* The comparison engine: is an output the same function as its reference?
+ *
+ * oq_compare_tensors compares an output (any float dtype) with a reference of
+ * the same shape (any float dtype, usually float64 from the C reference), on
+ * VALID elements only. With per-event lengths, an element whose sequence
+ * coordinate is >= its event's length is padding: it takes no part in the
+ * error metrics and is checked separately to be exactly zero.
+ *
+ *     oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+ *     o.lengths = lengths;                       // from oq_mask_check
+ *     oq_compare_result r;
+ *     if (oq_compare_tensors(out, ref, &o, &r, &err) != OQ_OK) ...;   // shapes, dtypes
+ *     char line[512];
+ *     puts(oq_compare_result_str(&r, line, sizeof line));
+ *     if (!r.passed) ...;
+ *
+ * Pass rule (numpy.allclose, per valid element):  |out - ref| <= atol + rtol * |ref|
+ * and additionally: no NaN or Inf in the valid output (a NaN never passes,
+ * whatever the reference says), no NaN or Inf in the valid reference (a
+ * reference error, reported apart), and padding exactly zero (unless
+ * check_padding is 0).
+ *
+ * Metrics (over valid elements where both values are finite; non-finite
+ * elements are counted instead and head the worst list):
+ *   max_abs   max |d|, d = out - ref
+ *   max_rel   max |d| / max(|ref|, tiny), tiny = the smallest normal number of
+ *             the output's dtype (below it the output cannot carry relative precision)
+ *   mean_abs  mean |d|;   rms  sqrt(mean d^2)
+ *   rel_l2    ||d||_2 / ||ref||_2 (0 when both are 0, +inf when only ||ref|| is)
+ *   over_tol  valid elements failing the allclose rule (non-finite ones included)
+ *   worst     the K elements with the largest |d| (non-finite first), with coordinates
+ */
+#ifndef ORTQUAL_COMPARE_H
+#define ORTQUAL_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "ortqual/status.h"
+#include "ortqual/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* allclose tolerances: |out - ref| <= atol + rtol * |ref|. */
+typedef struct oq_tolerance {
+    double rtol;
+    double atol;
+} oq_tolerance;
+
+/* Named presets (the reasoning is in compare.c and docs/contract.md):
+ *   "fp64"  rtol 1e-9, atol 1e-12      "fp32"  rtol 1e-4, atol 1e-5
+ *   "fp16"  rtol 1e-2, atol 1e-3       "bf16"  rtol 8e-2, atol 8e-3
+ *   "onnx"  rtol 1e-3, atol 1e-7 (what the ONNX backend node tests use)
+ * Also accepted: the dtype spellings of oq_dtype_parse ("float32", "half", ...).
+ * OQ_ERR_INVALID_ARG names the unknown preset and lists the known ones. */
+oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err);
+
+/* The preset for a compute precision (float64/32/16, bfloat16); fp32 for anything else. */
+oq_tolerance oq_tolerance_for_dtype(oq_dtype precision);
+
+/* Parse one tolerance spec:  [OUTPUT:]BODY  where BODY is a preset name or a
+ * comma list of rtol=X and atol=Y ("rtol=1e-3,atol=1e-4"; either may be absent
+ * and then keeps its value in *tol). OUTPUT is everything before the last ':'
+ * (so "out_cls:rtol=1e-3" and "block:0:fp16" both work); it is copied to
+ * `name` (cap bytes, "" when absent). Values must be finite and >= 0.
+ * Errors (OQ_ERR_INVALID_ARG) quote the spec and the offending part. */
+oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err);
+
+/* A default tolerance plus per-output overrides, looked up by output name. */
+typedef struct oq_tolerances oq_tolerances;
+
+oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err);
+void oq_tolerances_free(oq_tolerances *t);
+/* Apply one or more specs separated by ';' ("rtol=1e-3;out_reg:fp16").
+ * A spec without OUTPUT changes the default; a spec for an output starts from
+ * the default as it is now (or from that output's earlier override). */
+oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);
+/* The tolerance for `output` (its override, else the default). NULL gives the default. */
+oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output);
+
+#define OQ_COMPARE_MAX_WORST 64
+
+typedef struct oq_compare_opts {
+    oq_tolerance tol;
+    const int64_t *lengths; /* NULL: every element is valid; else one per batch entry */
+    int32_t batch_axis;     /* default 0 */
+    int32_t seq_axis;       /* default 1 */
+    int check_padding;      /* 1 (default): padded elements must be exactly 0 */
+    int32_t worst_k;        /* how many worst elements to keep, 0..OQ_COMPARE_MAX_WORST; default 5 */
+} oq_compare_opts;
+
+/* Defaults: the precision's tolerance preset, no lengths, axes 0 and 1,
+ * padding checked, 5 worst elements. */
+oq_compare_opts oq_compare_opts_default(oq_dtype precision);
+
+/* One element: flat index, coordinates, values and differences. */
+typedef struct oq_compare_elem {
+    int64_t index;
+    int64_t coord[OQ_MAX_DIMS];
+    double got;
+    double expected;
+    double abs_diff; /* NaN when either side is NaN */
+} oq_compare_elem;
+
+typedef struct oq_compare_result {
+    char name[128];       /* the output's name (else the reference's), may be "" */
+    int32_t ndim;
+    int64_t shape[OQ_MAX_DIMS];
+    oq_dtype out_dtype, ref_dtype;
+    oq_tolerance tol;
+    int64_t num_elements; /* all elements */
+    int64_t num_valid;    /* elements compared */
+    int64_t num_padded;   /* elements on padding */
+    double max_abs, max_rel, mean_abs, rms, rel_l2;
+    int64_t over_tol;
+    int64_t nan_count, inf_count;         /* in the valid output */
+    int64_t ref_nan_count, ref_inf_count; /* in the valid reference: a reference error */
+    int padding_checked;
+    int64_t pad_nonzero;   /* padded output elements that are not exactly 0 (NaN included) */
+    int64_t pad_nonfinite; /* of those, NaN or Inf */
+    oq_compare_elem first_pad_nonzero; /* meaningful when pad_nonzero > 0 */
+    int32_t worst_count;
+    oq_compare_elem worst[OQ_COMPARE_MAX_WORST]; /* largest |d| first */
+    int passed;
+} oq_compare_result;
+
+/* Compare `out` with `ref`. Fills *res completely (no allocation; nothing to free).
+ * Errors: OQ_ERR_SHAPE when shapes differ (both named) or a dtype is not a float;
+ * OQ_ERR_INVALID_ARG for bad axes, worst_k or tolerances; OQ_ERR_MASK when a
+ * length is outside 0..L (naming the event). A failed comparison is NOT an
+ * error: it returns OQ_OK with res->passed == 0. */
+oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
+                             oq_compare_result *res, oq_err *err);
+
+/* One line for people, e.g.
+ * "out_cls: PASS valid=1200 max_abs=3.1e-06 max_rel=2.2e-05 rms=8.0e-07 rel_l2=1.1e-06
+ *  over_tol=0 nan=0 inf=0 pad_nonzero=0 (rtol=1e-04 atol=1e-05)"
+ * and on failure the reasons and the worst element with its coordinates. Returns buf. */
+char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
+
+/* The result as a new JSON object (caller owns it: json_decref). Non-finite
+ * numbers, which JSON cannot hold, are written as the strings "nan", "inf", "-inf". */
+oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, oq_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,68 @@
+/* Validation configurations: "<runtime>:<representation>:<precision>[:<kernel>]".
+ *
+ *   runtime         ref (the C reference), cpu, cuda, or the name of a plugin EP
+ *   representation  encoder | sdpa        (the C reference's own forward pass; runtime ref only)
+ *                   decomposed | attention23 | attention24   (exported by ortqual)
+ *                   model                 (the user's --model file as it is)
+ *   precision       fp64 (ref only) | fp32 | fp16 (attention computed in float16, public I/O fp32)
+ *   kernel          auto | flash | efficient | cudnn | math   (CUDA sdpa_kernel; default auto)
+ *
+ * Examples: ref:encoder:fp64, cpu:decomposed:fp32, cuda:attention24:fp16:flash.
+ */
+#ifndef ORTQUAL_CONFIG_H
+#define ORTQUAL_CONFIG_H
+
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum oq_repr {
+    OQ_REPR_ENCODER = 0,
+    OQ_REPR_SDPA,
+    OQ_REPR_DECOMPOSED,
+    OQ_REPR_ATTENTION23,
+    OQ_REPR_ATTENTION24,
+    OQ_REPR_MODEL
+} oq_repr;
+
+typedef enum oq_precision { OQ_PREC_FP64 = 0, OQ_PREC_FP32, OQ_PREC_FP16 } oq_precision;
+
+typedef enum oq_kernel {
+    OQ_KERNEL_AUTO = 0,
+    OQ_KERNEL_FLASH,
+    OQ_KERNEL_EFFICIENT,
+    OQ_KERNEL_CUDNN,
+    OQ_KERNEL_MATH
+} oq_kernel;
+
+#define OQ_CONFIG_NAME_MAX 96
+
+typedef struct oq_config {
+    char name[OQ_CONFIG_NAME_MAX]; /* canonical text, e.g. "cuda:attention24:fp16:flash" */
+    char runtime[32];              /* "ref", "cpu", "cuda" or a plugin EP name */
+    oq_repr repr;
+    oq_precision precision;
+    oq_kernel kernel;
+} oq_config;
+
+/* Parse and check one configuration; errors name the field and list the choices. */
+oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
+
+const char *oq_repr_name(oq_repr r);
+const char *oq_precision_name(oq_precision p);
+const char *oq_kernel_name(oq_kernel k);
+
+/* CUDA `sdpa_kernel` bitmask for a kernel choice (0 = let ORT choose). */
+int oq_kernel_sdpa_mask(oq_kernel k);
+/* The name ORT prints in its routing line (SdpaKernel=...), NULL for auto. */
+const char *oq_kernel_ort_name(oq_kernel k);
+
+/* Non-zero when the configuration runs through ONNX Runtime (not the C reference). */
+int oq_config_uses_ort(const oq_config *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

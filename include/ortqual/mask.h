@@ -1,0 +1,74 @@
+/* The mask contract: what a padded batch of events must look like.
+ *
+ * A batch holds B events padded to a common length L. The mask `[B, L]` says
+ * which positions are real: every row must be a prefix of ones followed by
+ * zeros, with at least one 1. The number of ones is the event's length.
+ *
+ *     valid:   1 1 1 1 0 0      length 4
+ *     valid:   1 1 1 1 1 1      length 6 (no padding)
+ *     hole:    1 1 0 1 0 0      a 1 after padding began
+ *     left:    0 0 1 1 1 1      padding before the event
+ *     empty:   0 0 0 0 0 0      no valid element at all
+ *     value:   1 1 0.5 0 0 0    only exactly 0 and 1 are allowed (NaN, inf, 2, -1 refused)
+ *
+ * An exported ONNX graph cannot raise these errors itself: it silently computes
+ * garbage for a bad mask. Deployment callers check the mask with oq_mask_check
+ * before running the model, exactly as the validation tools do:
+ *
+ *     int64_t lengths[B];
+ *     oq_err err = {0};
+ *     if (oq_mask_check(mask, features, lengths, &err) != OQ_OK) {
+ *         fprintf(stderr, "bad input: %s\n", err.msg);   // "event 3: hole at position 17 ..."
+ *         return -1;
+ *     }
+ *     oq_mask_sanitize(features, lengths, &err);          // padded features become exact zeros
+ *
+ * Violations of the contract return OQ_ERR_MASK; tensors whose rank, dtype or
+ * shape do not fit return OQ_ERR_SHAPE. Every message names the event (its
+ * index in the batch) and the position in the sequence.
+ */
+#ifndef ORTQUAL_MASK_H
+#define ORTQUAL_MASK_H
+
+#include <stdint.h>
+
+#include "ortqual/status.h"
+#include "ortqual/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Check `mask` against the contract and return each event's length.
+ *
+ * mask:      rank 2 `[B, L]`, dtype bool, float32, float16, bfloat16, float64, int32 or int64.
+ *            A bool byte other than 0/1 is refused like any other value.
+ * features:  NULL, or a tensor of rank >= 2 whose first two dimensions are `[B, L]`
+ *            (any dtype); a mismatch is OQ_ERR_SHAPE naming both shapes.
+ * lengths_out: caller-owned array of B entries, filled only on success (may be NULL).
+ *
+ * Rows are checked in order, each left to right; the first violation is reported.
+ * An empty batch (B == 0) is valid. L == 0 with B > 0 makes every event empty. */
+oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
+                        oq_err *err);
+
+/* Check explicit lengths (e.g. a `nonpad_kv_seqlen` input) against a padded
+ * length L: each must be in 1..L. OQ_ERR_MASK names the event otherwise. */
+oq_status oq_mask_lengths_check(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_err *err);
+
+/* Make a new `[batch, seq_len]` mask of `dtype` (any dtype oq_mask_check accepts)
+ * from lengths, which are checked with oq_mask_lengths_check first.
+ * The caller frees *out with oq_tensor_free. */
+oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_dtype dtype,
+                       oq_tensor **out, oq_err *err);
+
+/* Set every padded element of `features` (rank >= 2, `[B, L, ...]`, any dtype)
+ * to exact zero: positions lengths[b]..L-1 of event b, all trailing dimensions.
+ * Zero bits are +0.0 in every float dtype. Lengths must be in 0..L
+ * (OQ_ERR_MASK otherwise, before anything is written). */
+oq_status oq_mask_sanitize(oq_tensor *features, const int64_t *lengths, oq_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,209 @@
+/* ONNX Runtime, loaded at run time: sessions, execution providers, evidence.
+ *
+ * ortqual never links ONNX Runtime. oq_runtime_load() dlopen()s a
+ * libonnxruntime.so, negotiates the C API version (the newest the library
+ * offers, up to the one of the headers ortqual was built with) and creates
+ * one OrtEnv. Several runtimes (say ORT 1.29 and 1.30) can live side by side.
+ *
+ *     oq_err err = {0};
+ *     oq_runtime *rt;
+ *     if (oq_runtime_load(NULL, &rt, &err) != OQ_OK) { puts(err.msg); return; }
+ *     oq_session_opts so = {0};            // CPU, ORT defaults
+ *     so.graph_opt_level = -1;
+ *     oq_session *s;
+ *     oq_session_create(rt, "model.onnx", NULL, 0, &so, &s, &err);
+ *     size_t n_out; oq_tensor **out;
+ *     oq_session_run(s, n_in, inputs, &n_out, &out, &err);
+ *     ...
+ *     oq_tensors_free(out, n_out);
+ *     oq_session_free(s);
+ *     oq_runtime_free(rt);                  // after every session of it
+ *
+ * Execution providers: "cpu" is always there. "cuda" and any other plugin EP
+ * are attached through RegisterExecutionProviderLibrary + GetEpDevices +
+ * SessionOptionsAppendExecutionProvider_V2; for "cuda" without a plugin
+ * library the legacy SessionOptionsAppendExecutionProvider_CUDA_V2 call is
+ * used when the core library has CUDA compiled in (official GPU builds).
+ *
+ * Thread safety: one runtime may be shared by threads; a session must not be
+ * run from two threads at once through this API (it keeps no locks).
+ */
+#ifndef ORTQUAL_RUNTIME_H
+#define ORTQUAL_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/status.h"
+#include "ortqual/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Forward declaration of the C API table from onnxruntime_c_api.h. */
+struct OrtApi;
+
+typedef struct oq_runtime oq_runtime;
+
+/* The oldest ORT C API version ortqual works with (ORT 1.16). Plugin EPs need 22. */
+#define OQ_ORT_API_MIN 16
+#define OQ_ORT_API_PLUGIN_EP 22
+
+/* Load ONNX Runtime.
+ * `path`: an explicit library path, or NULL to search, in order:
+ *   1. $ORTQUAL_ORT_LIB when set (then nothing else is tried: an explicit choice);
+ *   2. beside the running executable (/proc/self/exe's dir D):
+ *      D/../third_party/onnxruntime/lib/libonnxruntime.so (build tree),
+ *      D/../lib/ortqual/libonnxruntime.so and D/../lib64/ortqual/... (make install),
+ *      D/../../third_party/onnxruntime/lib/libonnxruntime.so (tests and benchmarks);
+ *   3. the ORT_ROOT the library was built against.
+ * Errors: OQ_ERR_NOT_FOUND (one line naming every path tried and why each
+ * failed) for a missing library or one without OrtGetApiBase; OQ_ERR_UNSUPPORTED
+ * when its API is older than OQ_ORT_API_MIN; OQ_ERR_RUNTIME if no OrtEnv. */
+oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err);
+/* Release the OrtEnv and unload the library. Free every session first. NULL is fine. */
+void oq_runtime_free(oq_runtime *rt);
+
+/* Strings below are owned by the runtime and live as long as it. */
+const char *oq_runtime_version(const oq_runtime *rt);    /* "1.29.0" */
+const char *oq_runtime_lib_path(const oq_runtime *rt);   /* resolved real path of the .so */
+int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API version, e.g. 29 */
+const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
+const struct OrtApi *oq_runtime_api(const oq_runtime *rt);
+
+/* Messages ORT logged (warning and above) since the runtime was loaded, oldest
+ * first, the last 64 kept. Returns the count; `oq_runtime_log_line` gives one
+ * ("[W] message") or NULL past the end. The pointer is valid until the next log. */
+size_t oq_runtime_log_count(const oq_runtime *rt);
+const char *oq_runtime_log_line(const oq_runtime *rt, size_t i);
+
+/* ---- execution providers ------------------------------------------------ */
+
+/* A plain key/value pair; both strings owned by the array holding it. */
+typedef struct oq_kv {
+    char *key;
+    char *value; /* NULL means "unset" where the API says so */
+} oq_kv;
+void oq_kvs_free(oq_kv *kvs, size_t n);
+
+/* Providers compiled into the core library ("CPUExecutionProvider", ...), as
+ * a malloc'ed array of malloc'ed strings; free with oq_strv_free. */
+oq_status oq_runtime_providers(oq_runtime *rt, char ***names, size_t *n, oq_err *err);
+void oq_strv_free(char **v, size_t n);
+
+/* Register a plugin EP library under `name` (e.g. "cuda"). Registering the
+ * same name again is a no-op when the path is the same and OQ_ERR_INVALID_ARG
+ * otherwise. Errors: OQ_ERR_NOT_FOUND (no file), OQ_ERR_UNSUPPORTED (API < 22),
+ * OQ_ERR_RUNTIME (ORT refused it, its message included). */
+oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err);
+/* The path registered under `name`, or NULL. */
+const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name);
+
+/* Default plugin library for an EP short name, beside the core library
+ * ("cuda" -> DIR/libonnxruntime_providers_cuda.so, "foo" -> DIR/libonnxruntime_providers_foo.so).
+ * Malloc'ed; NULL on allocation failure. */
+char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name);
+
+/* Full ORT EP name for a short one: "cpu" -> "CPUExecutionProvider",
+ * "cuda" -> "CUDAExecutionProvider"; anything else is returned unchanged. */
+const char *oq_ep_full_name(const char *ep);
+
+typedef enum oq_hw_type { OQ_HW_CPU, OQ_HW_GPU, OQ_HW_NPU, OQ_HW_OTHER } oq_hw_type;
+const char *oq_hw_type_name(oq_hw_type t); /* "cpu", "gpu", "npu", "other" */
+
+/* One entry of GetEpDevices: an EP and the hardware it would run on. */
+typedef struct oq_ep_device {
+    char *ep_name;     /* "CPUExecutionProvider", "CUDAExecutionProvider", ... */
+    char *ep_vendor;
+    oq_hw_type hw_type;
+    char *hw_vendor;
+    uint32_t vendor_id, device_id;
+    size_t n_hw_meta;  /* hardware metadata (e.g. "Description", "pci_bus_id") */
+    oq_kv *hw_meta;
+    size_t n_ep_meta;  /* EP metadata (e.g. "version", "library_path") */
+    oq_kv *ep_meta;
+} oq_ep_device;
+/* Every EP device known to the runtime's env (CPU, plus whatever registered
+ * plugin libraries report). OQ_ERR_UNSUPPORTED when the API is older than 22. */
+oq_status oq_runtime_ep_devices(oq_runtime *rt, oq_ep_device **devs, size_t *n, oq_err *err);
+void oq_ep_devices_free(oq_ep_device *devs, size_t n);
+
+/* Check provider options for an EP before any session is made. For "cuda"
+ * every key must be a known CUDA EP option and every value well formed
+ * (sdpa_kernel: decimal bitmask 0..255; device_id: integer >= 0; flags: 0/1;
+ * ...). "cpu" takes no options. Other EPs: passed through unchecked.
+ * Errors: OQ_ERR_INVALID_ARG naming the key (and the accepted keys or values). */
+oq_status oq_ep_options_validate(const char *ep, size_t n, const char *const *keys,
+                                 const char *const *values, oq_err *err);
+
+/* The ORT_* environment: first each variable known to change attention
+ * routing (value NULL when unset), then every other ORT_* variable set, by
+ * name. Malloc'ed; free with oq_kvs_free. */
+oq_status oq_ort_env_capture(oq_kv **out, size_t *n, oq_err *err);
+
+/* ---- sessions ------------------------------------------------------------ */
+
+typedef struct oq_session_opts {
+    const char *ep;              /* "cpu" (default when NULL), "cuda", or any plugin EP name */
+    const char *ep_lib;          /* plugin EP library; NULL: the one registered under `ep`, else
+                                    libonnxruntime_providers_<ep>.so beside the core library */
+    size_t n_ep_options;         /* provider options, validated by oq_ep_options_validate */
+    const char *const *ep_option_keys, *const *ep_option_values;
+    int intra_op_threads;        /* 0 = ORT default */
+    int graph_opt_level;         /* -1 = ORT default (all); 0 disable; 1 basic; 2 extended; 99 all.
+                                    NB: a zero-initialised struct means 0 = optimisations off. */
+    const char *profile_prefix;  /* non-NULL: enable ORT profiling with this file prefix */
+    size_t n_session_configs;    /* extra AddSessionConfigEntry key/values */
+    const char *const *session_config_keys, *const *session_config_values;
+} oq_session_opts;
+
+typedef struct oq_session oq_session;
+
+/* Create a session from a file (`model_path`) or from memory (`model_bytes`,
+ * `model_len`): exactly one. `opts` may be NULL (CPU, ORT defaults).
+ * The runtime must outlive the session.
+ * Errors: OQ_ERR_INVALID_ARG (both/neither model, bad option), OQ_ERR_NOT_FOUND
+ * (EP not available, with the reason: no library at PATH, no device),
+ * OQ_ERR_RUNTIME (ORT's message, prefixed with the model path). */
+oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *model_bytes,
+                            size_t model_len, const oq_session_opts *opts, oq_session **out,
+                            oq_err *err);
+void oq_session_free(oq_session *s);
+
+/* Model inputs and outputs, in model order; names owned by the session. */
+size_t oq_session_input_count(const oq_session *s);
+const char *oq_session_input_name(const oq_session *s, size_t i);
+size_t oq_session_output_count(const oq_session *s);
+const char *oq_session_output_name(const oq_session *s, size_t i);
+/* Declared element type and rank of input/output i (rank -1 when the model
+ * does not say, dtype OQ_DTYPE_UNDEFINED for non-tensor or unsupported types). */
+oq_dtype oq_session_input_dtype(const oq_session *s, size_t i);
+int oq_session_input_rank(const oq_session *s, size_t i);
+oq_dtype oq_session_output_dtype(const oq_session *s, size_t i);
+/* The EP the session was asked to use ("CPUExecutionProvider", "CUDAExecutionProvider", ...)
+ * and how it was attached ("default", "plugin", "legacy"). */
+const char *oq_session_ep(const oq_session *s);
+const char *oq_session_ep_attach(const oq_session *s);
+
+/* Run once. Inputs are matched to model inputs by oq_tensor name; every
+ * model input must be given exactly once. Supported dtypes: float32, float16,
+ * bfloat16, float64, int64, int32, bool. Input data is borrowed for the call.
+ * Outputs: every model output, in model order, as new owned tensors named after
+ * the output; *outputs is malloc'ed (free with oq_tensors_free).
+ * Errors: OQ_ERR_SHAPE naming the tensor (unknown/missing/duplicate name,
+ * wrong dtype, wrong rank, a fixed dimension that differs), OQ_ERR_UNSUPPORTED
+ * (an output of a dtype above not in the list), OQ_ERR_RUNTIME (ORT's message). */
+oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
+                         size_t *n_outputs, oq_tensor ***outputs, oq_err *err);
+/* Free each tensor and the array. NULL is fine. */
+void oq_tensors_free(oq_tensor **t, size_t n);
+
+/* Ends profiling and returns the profile file path (malloc'ed), or NULL when
+ * profiling was off (or ORT failed to write it). */
+char *oq_session_end_profiling(oq_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,243 @@
+/* Tolerance presets, their parsing, and per-output overrides.
+ *
+ * Why these presets (u = unit roundoff of the compute precision; eps = 2u):
+ *
+ * fp32 (u = 6.0e-8): attention accumulates dot products over head_dim and
+ *   weighted sums over the whole sequence (L up to ~1e4 elements per event).
+ *   Rounding errors of a sum of n terms grow like sqrt(n) * u in practice, so
+ *   about 6e-6 at L = 1e4, and a model stacks several such layers (with
+ *   LayerNorm, which rescales errors): a few 1e-5. rtol 1e-4 keeps a margin over
+ *   that and stays below fp16's u (4.9e-4), so a computation that silently went
+ *   through half precision cannot pass as fp32. atol 1e-5 covers outputs near
+ *   zero, whose error is set by the O(1) intermediates, not by the output.
+ *
+ * fp16 (u = 4.9e-4, eps 9.8e-4): every fp16 input, intermediate and output is
+ *   rounded at least once; attention kernels accumulate in fp32 but round the
+ *   probabilities and outputs to fp16, so each layer adds a few u. rtol 1e-2
+ *   (~10 eps) allows a handful of roundings per layer over a few layers; atol
+ *   1e-3 is one eps at the O(1) scale of normalized intermediates.
+ *
+ * bf16 (u = 3.9e-3, eps 7.8e-3): the fp16 argument with bf16's 8-bit
+ *   mantissa: rtol 8e-2 (~10 eps), atol 8e-3 (one eps).
+ *
+ * fp64 (u = 1.1e-16): two float64 implementations differ only in summation
+ *   order, ~sqrt(L) * u * depth ~ 1e-13. rtol 1e-9 / atol 1e-12 leave room for
+ *   ill-conditioned rows (large logits, near-constant LayerNorm inputs) while
+ *   anything that went through fp32 (u = 6e-8) fails.
+ *
+ * onnx (rtol 1e-3, atol 1e-7): the values the ONNX backend node tests use, for
+ *   conformance runs only.
+ */
+#include "ortqual/compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    oq_tolerance tol;
+} presets[] = {
+    {"fp64", {1e-9, 1e-12}},
+    {"fp32", {1e-4, 1e-5}},
+    {"fp16", {1e-2, 1e-3}},
+    {"bf16", {8e-2, 8e-3}},
+    {"onnx", {1e-3, 1e-7}},
+};
+
+oq_tolerance oq_tolerance_for_dtype(oq_dtype precision)
+{
+    switch (precision) {
+    case OQ_DTYPE_FLOAT64: return presets[0].tol;
+    case OQ_DTYPE_FLOAT16: return presets[2].tol;
+    case OQ_DTYPE_BFLOAT16: return presets[3].tol;
+    default: return presets[1].tol;
+    }
+}
+
+oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
+{
+    for (size_t i = 0; name && i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(name, presets[i].name) == 0) {
+            *out = presets[i].tol;
+            return OQ_OK;
+        }
+    oq_dtype t = name ? oq_dtype_parse(name) : OQ_DTYPE_UNDEFINED;
+    if (t == OQ_DTYPE_FLOAT64 || t == OQ_DTYPE_FLOAT32 || t == OQ_DTYPE_FLOAT16 ||
+        t == OQ_DTYPE_BFLOAT16) {
+        *out = oq_tolerance_for_dtype(t);
+        return OQ_OK;
+    }
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "unknown tolerance preset '%s' (known: fp64, fp32, fp16, bf16, onnx)",
+                      name ? name : "(null)");
+}
+
+/* "rtol=1e-3,atol=1e-4" into *tol; `spec` is only for messages. */
+static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *tol, oq_err *err)
+{
+    oq_tolerance t = *tol;
+    const char *p = body;
+    while (1) {
+        size_t n = strcspn(p, ",");
+        const char *eq = memchr(p, '=', n);
+        if (!eq)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "tolerance '%s': '%.*s' is not KEY=VALUE (keys: rtol, atol)", spec,
+                              (int)n, p);
+        size_t klen = (size_t)(eq - p);
+        double *dst = klen == 4 && !strncmp(p, "rtol", 4)   ? &t.rtol
+                      : klen == 4 && !strncmp(p, "atol", 4) ? &t.atol
+                                                            : NULL;
+        if (!dst)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "tolerance '%s': unknown key '%.*s' (keys: rtol, atol)", spec, (int)klen, p);
+        char num[64];
+        size_t vlen = n - klen - 1;
+        if (vlen == 0 || vlen >= sizeof num)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance '%s': %.*s needs a number", spec,
+                              (int)klen, p);
+        memcpy(num, eq + 1, vlen);
+        num[vlen] = '\0';
+        char *end;
+        errno = 0;
+        double v = strtod(num, &end);
+        if (*end || errno || !isfinite(v) || v < 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "tolerance '%s': %.*s value '%s' is not a finite number >= 0", spec,
+                              (int)klen, p, num);
+        *dst = v;
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    *tol = t;
+    return OQ_OK;
+}
+
+oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err)
+{
+    if (!spec || !tol || !name || cap == 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance spec, name or tol is NULL");
+    const char *colon = strrchr(spec, ':');
+    const char *body = colon ? colon + 1 : spec;
+    size_t nlen = colon ? (size_t)(colon - spec) : 0;
+    if (colon && nlen == 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance '%s': empty output name before ':'", spec);
+    if (nlen >= cap)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance '%s': output name longer than %zu bytes",
+                          spec, cap - 1);
+    if (!*body)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "tolerance '%s': nothing after the output name (want a preset or rtol=X,atol=Y)",
+                          spec);
+    oq_status st;
+    if (strchr(body, '=')) {
+        st = parse_pairs(body, spec, tol, err);
+    } else if ((st = oq_tolerance_preset(body, tol, err))) {
+        oq_err_prefix(err, "tolerance '%s': ", spec);
+    }
+    if (st) return st;
+    memcpy(name, spec, nlen);
+    name[nlen] = '\0';
+    return OQ_OK;
+}
+
+struct override {
+    char *name;
+    oq_tolerance tol;
+};
+
+struct oq_tolerances {
+    oq_tolerance base;
+    size_t n, cap;
+    struct override *items;
+};
+
+oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err)
+{
+    if (!isfinite(base.rtol) || !isfinite(base.atol) || base.rtol < 0 || base.atol < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance rtol=%g atol=%g: both must be finite and >= 0",
+                          base.rtol, base.atol);
+    if (!(*out = calloc(1, sizeof **out))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    (*out)->base = base;
+    return OQ_OK;
+}
+
+void oq_tolerances_free(oq_tolerances *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) free(t->items[i].name);
+    free(t->items);
+    free(t);
+}
+
+static struct override *find_override(const oq_tolerances *t, const char *name)
+{
+    for (size_t i = 0; name && i < t->n; i++)
+        if (strcmp(t->items[i].name, name) == 0) return &t->items[i];
+    return NULL;
+}
+
+static oq_status set_override(oq_tolerances *t, const char *name, oq_tolerance tol, oq_err *err)
+{
+    struct override *o = find_override(t, name);
+    if (o) {
+        o->tol = tol;
+        return OQ_OK;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4;
+        struct override *items = realloc(t->items, cap * sizeof *items);
+        if (!items) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        t->items = items;
+        t->cap = cap;
+    }
+    if (!(t->items[t->n].name = strdup(name))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    t->items[t->n++].tol = tol;
+    return OQ_OK;
+}
+
+/* One spec, already cut out of the ';' list. */
+static oq_status add_one(oq_tolerances *t, const char *spec, oq_err *err)
+{
+    char name[256];
+    /* Peek at the output name to start from its current tolerance. */
+    const char *colon = strrchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : 0;
+    oq_tolerance tol = t->base;
+    if (nlen && nlen < sizeof name) {
+        memcpy(name, spec, nlen);
+        name[nlen] = '\0';
+        tol = oq_tolerances_get(t, name);
+    }
+    oq_status st = oq_tolerance_parse(spec, name, sizeof name, &tol, err);
+    if (st) return st;
+    if (!name[0]) {
+        t->base = tol;
+        return OQ_OK;
+    }
+    return set_override(t, name, tol, err);
+}
+
+oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err)
+{
+    if (!t || !specs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerances or specs is NULL");
+    char *copy = strdup(specs);
+    if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    char *save = NULL;
+    int seen = 0;
+    for (char *s = strtok_r(copy, ";", &save); s && !st; s = strtok_r(NULL, ";", &save), seen++)
+        st = add_one(t, s, err);
+    free(copy);
+    if (!st && !seen)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance '%s': no spec given", specs);
+    return st;
+}
+
+oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output)
+{
+    const struct override *o = find_override(t, output);
+    return o ? o->tol : t->base;
+}

@@ -1,0 +1,378 @@
+/* Streaming parser of ORT's attention routing text (see ortqual/dispatch.h). */
+#include "ortqual/dispatch.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct oq_dispatch_parser {
+    char *pending; /* the start of a line whose terminator has not arrived yet */
+    size_t pending_len, pending_cap;
+    char *clean; /* the current line without escape sequences and terminator */
+    size_t clean_cap;
+    char *other; /* non-routing text of a mixed line, for the pass-through */
+    size_t other_cap;
+    uint64_t line; /* lines completed so far */
+    oq_dispatch_log log;
+    size_t records_cap, options_cap;
+    oq_dispatch_passthrough_fn passthrough;
+    void *user;
+};
+
+static const char ROUTING_KEY[] = "SdpaKernel=";
+static const char OPTIONS_KEY[] = "AttentionKernelOptions:";
+
+static oq_status grow(char **buf, size_t *cap, size_t need, oq_err *err)
+{
+    if (need <= *cap) return OQ_OK;
+    size_t n = *cap ? *cap : 256;
+    while (n < need) n *= 2;
+    char *b = realloc(*buf, n);
+    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory (%zu bytes)", n);
+    *buf = b;
+    *cap = n;
+    return OQ_OK;
+}
+
+oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+    return OQ_OK;
+}
+
+void oq_dispatch_parser_free(oq_dispatch_parser *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->log.n_records; i++) {
+        oq_dispatch_record *r = &p->log.records[i];
+        free((char *)r->op);
+        free((char *)r->node);
+        free((char *)r->dtype);
+        free((char *)r->kernel_name);
+    }
+    for (size_t i = 0; i < p->log.n_options; i++) {
+        for (size_t j = 0; j < p->log.options[i].n_opts; j++)
+            free((char *)p->log.options[i].opts[j].name);
+        free(p->log.options[i].opts);
+    }
+    free(p->log.records);
+    free(p->log.options);
+    free(p->pending);
+    free(p->clean);
+    free(p->other);
+    free(p);
+}
+
+void oq_dispatch_parser_set_passthrough(oq_dispatch_parser *p, oq_dispatch_passthrough_fn fn,
+                                        void *user)
+{
+    p->passthrough = fn;
+    p->user = user;
+}
+
+const oq_dispatch_log *oq_dispatch_parser_log(const oq_dispatch_parser *p)
+{
+    return &p->log;
+}
+
+/* Length of the escape sequence at s[0] == ESC: CSI (ESC [ params final),
+ * OSC (ESC ] ... BEL or ESC \), or a two-byte escape. */
+static size_t escape_len(const char *s, size_t n)
+{
+    if (n < 2) return n;
+    if (s[1] == '[') {
+        size_t i = 2;
+        while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] <= 0x3f) i++;
+        return i < n ? i + 1 : n;
+    }
+    if (s[1] == ']') {
+        for (size_t i = 2; i < n; i++) {
+            if (s[i] == '\a') return i + 1;
+            if (s[i] == 0x1b && i + 1 < n && s[i + 1] == '\\') return i + 2;
+        }
+        return n;
+    }
+    return 2;
+}
+
+/* Copy raw[0..n) into p->clean without escape sequences; returns its length. */
+static oq_status strip(oq_dispatch_parser *p, const char *raw, size_t n, size_t *len, oq_err *err)
+{
+    oq_status st = grow(&p->clean, &p->clean_cap, n + 1, err);
+    if (st != OQ_OK) return st;
+    size_t j = 0;
+    for (size_t i = 0; i < n;) {
+        if (raw[i] == 0x1b) {
+            i += escape_len(raw + i, n - i);
+            continue;
+        }
+        p->clean[j++] = raw[i++];
+    }
+    p->clean[j] = '\0';
+    *len = j;
+    return OQ_OK;
+}
+
+static char *dup_range(const char *s, size_t n)
+{
+    while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
+    while (n > 0 && isspace((unsigned char)*s)) {
+        s++;
+        n--;
+    }
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* Position of `key` in s[from..to), or `to` when absent. */
+static size_t find(const char *s, size_t from, size_t to, const char *key)
+{
+    if (from >= to) return to;
+    const char *hit = memmem(s + from, to - from, key, strlen(key));
+    return hit ? (size_t)(hit - s) : to;
+}
+
+static int is_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+static oq_status add_record(oq_dispatch_parser *p, const oq_dispatch_record *r, oq_err *err)
+{
+    if (p->log.n_records == p->records_cap) {
+        size_t n = p->records_cap ? 2 * p->records_cap : 16;
+        oq_dispatch_record *b = realloc(p->log.records, n * sizeof *b);
+        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+        p->log.records = b;
+        p->records_cap = n;
+    }
+    p->log.records[p->log.n_records++] = *r;
+    return OQ_OK;
+}
+
+/* Parse the routing text s[start..k) "Operator=X Node=Y DataType=Z " and the
+ * kernel name at s[k + strlen(ROUTING_KEY)..); *end is set past the kernel name.
+ * Node names may contain spaces, so each field runs to the next field's key. */
+static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start, size_t k,
+                              size_t len, size_t *end, oq_err *err)
+{
+    size_t node_at = find(s, start, k, " Node=");
+    size_t dtype_at = find(s, start, k, " DataType=");
+    size_t op_end = node_at < dtype_at ? node_at : dtype_at;
+    size_t op_at = start + strlen("Operator=");
+    int has_op = k - start >= strlen("Operator=") && !strncmp(s + start, "Operator=", 9);
+    size_t kname = k + strlen(ROUTING_KEY), kend = kname;
+    while (kend < len && is_name_char(s[kend])) kend++;
+    *end = kend;
+
+    oq_dispatch_record r = {0};
+    r.op = has_op ? dup_range(s + op_at, op_end > op_at ? op_end - op_at : 0) : dup_range("", 0);
+    r.node = node_at < k ? dup_range(s + node_at + 6, (dtype_at > node_at ? dtype_at : k) - node_at - 6)
+                         : dup_range("", 0);
+    r.dtype = dtype_at < k ? dup_range(s + dtype_at + 10, k - dtype_at - 10) : dup_range("", 0);
+    r.kernel_name = dup_range(s + kname, kend - kname);
+    r.line = p->line;
+    if (!r.op || !r.node || !r.dtype || !r.kernel_name) {
+        free((char *)r.op);
+        free((char *)r.node);
+        free((char *)r.dtype);
+        free((char *)r.kernel_name);
+        return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+    }
+    r.kernel = oq_sdpa_kernel_from_name(r.kernel_name);
+    /* An alias ("flash") is not what ORT prints: only exact names count. */
+    if (r.kernel != OQ_SDPA_UNKNOWN && strcmp(r.kernel_name, oq_sdpa_kernel_name(r.kernel)) != 0)
+        r.kernel = OQ_SDPA_UNKNOWN;
+    oq_status st = add_record(p, &r, err);
+    if (st != OQ_OK) {
+        free((char *)r.op);
+        free((char *)r.node);
+        free((char *)r.dtype);
+        free((char *)r.kernel_name);
+    }
+    return st;
+}
+
+/* Where the routing text that ends with the key at k begins: the last
+ * "Operator=" at a word boundary in [from, k), else the key itself. */
+static size_t record_start(const char *s, size_t from, size_t k)
+{
+    size_t start = k;
+    for (size_t i = find(s, from, k, "Operator="); i < k; i = find(s, i + 1, k, "Operator="))
+        if (i == 0 || isspace((unsigned char)s[i - 1])) start = i;
+    return start;
+}
+
+static oq_status append_other(oq_dispatch_parser *p, size_t *n, const char *s, size_t len,
+                              oq_err *err)
+{
+    oq_status st = grow(&p->other, &p->other_cap, *n + len + 3, err);
+    if (st != OQ_OK) return st;
+    memcpy(p->other + *n, s, len);
+    *n += len;
+    return OQ_OK;
+}
+
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isspace((unsigned char)s[i])) return 0;
+    return 1;
+}
+
+/* Hand the non-routing part of a mixed line to the pass-through. */
+static void pass_other(oq_dispatch_parser *p, size_t n, const char *term, size_t term_len)
+{
+    if (!p->passthrough || blank(p->other, n)) return;
+    memcpy(p->other + n, term, term_len);
+    p->passthrough(p->user, p->other, n + term_len, p->line);
+}
+
+static oq_status parse_routing(oq_dispatch_parser *p, size_t len, const char *term,
+                               size_t term_len, oq_err *err)
+{
+    const char *s = p->clean;
+    size_t pos = 0, other = 0;
+    oq_status st = OQ_OK;
+    for (size_t k = find(s, 0, len, ROUTING_KEY); k < len && st == OQ_OK;
+         k = find(s, pos, len, ROUTING_KEY)) {
+        size_t start = record_start(s, pos, k), end = len;
+        st = append_other(p, &other, s + pos, start - pos, err);
+        if (st == OQ_OK) st = parse_record(p, s, start, k, len, &end, err);
+        pos = end;
+    }
+    if (st == OQ_OK) st = append_other(p, &other, s + pos, len - pos, err);
+    if (st == OQ_OK) pass_other(p, other, term, term_len);
+    return st;
+}
+
+static oq_status add_option(oq_dispatch_options *o, size_t *cap, const char *name, size_t n,
+                            long value, oq_err *err)
+{
+    if (o->n_opts == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        oq_dispatch_option *b = realloc(o->opts, c * sizeof *b);
+        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+        o->opts = b;
+        *cap = c;
+    }
+    char *copy = dup_range(name, n);
+    if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+    o->opts[o->n_opts++] = (oq_dispatch_option){copy, value};
+    return OQ_OK;
+}
+
+/* "NAME=1 NAME=0 ..." after the options key; tokens of another form are skipped. */
+static oq_status parse_option_pairs(oq_dispatch_options *o, const char *s, size_t i, size_t len,
+                                    oq_err *err)
+{
+    size_t cap = 0;
+    while (i < len) {
+        while (i < len && isspace((unsigned char)s[i])) i++;
+        size_t name = i;
+        while (i < len && is_name_char(s[i])) i++;
+        size_t name_end = i;
+        if (i < len && s[i] == '=' && name_end > name) {
+            char *endp;
+            long v = strtol(s + i + 1, &endp, 10);
+            size_t after = (size_t)(endp - s);
+            if (after > i + 1 && (after == len || isspace((unsigned char)s[after]))) {
+                oq_status st = add_option(o, &cap, s + name, name_end - name, v, err);
+                if (st != OQ_OK) return st;
+                i = after;
+                continue;
+            }
+        }
+        while (i < len && !isspace((unsigned char)s[i])) i++;
+    }
+    return OQ_OK;
+}
+
+static oq_status parse_options(oq_dispatch_parser *p, size_t at, size_t len, const char *term,
+                               size_t term_len, oq_err *err)
+{
+    if (p->log.n_options == p->options_cap) {
+        size_t n = p->options_cap ? 2 * p->options_cap : 4;
+        oq_dispatch_options *b = realloc(p->log.options, n * sizeof *b);
+        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+        p->log.options = b;
+        p->options_cap = n;
+    }
+    oq_dispatch_options *o = &p->log.options[p->log.n_options++];
+    *o = (oq_dispatch_options){NULL, 0, p->line};
+    oq_status st = parse_option_pairs(o, p->clean, at + strlen(OPTIONS_KEY), len, err);
+    size_t other = 0;
+    if (st == OQ_OK) st = append_other(p, &other, p->clean, at, err);
+    if (st == OQ_OK) pass_other(p, other, term, term_len);
+    return st;
+}
+
+/* One complete line: raw[0..n) including its terminator, if any. */
+static oq_status process_line(oq_dispatch_parser *p, const char *raw, size_t n, oq_err *err)
+{
+    p->line++;
+    size_t body = n;
+    if (body > 0 && raw[body - 1] == '\n') body--;
+    if (body > 0 && raw[body - 1] == '\r') body--;
+    size_t len;
+    oq_status st = strip(p, raw, body, &len, err);
+    if (st != OQ_OK) return st;
+    size_t opt = find(p->clean, 0, len, OPTIONS_KEY);
+    if (opt < len) return parse_options(p, opt, len, raw + body, n - body, err);
+    if (find(p->clean, 0, len, ROUTING_KEY) < len)
+        return parse_routing(p, len, raw + body, n - body, err);
+    if (p->passthrough) p->passthrough(p->user, raw, n, p->line);
+    return OQ_OK;
+}
+
+oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t n, oq_err *err)
+{
+    const char *s = buf;
+    while (n > 0) {
+        const char *nl = memchr(s, '\n', n);
+        size_t take = nl ? (size_t)(nl - s) + 1 : n;
+        oq_status st;
+        if (nl && p->pending_len == 0) {
+            st = process_line(p, s, take, err); /* the common case: no copy */
+        } else {
+            st = grow(&p->pending, &p->pending_cap, p->pending_len + take, err);
+            if (st != OQ_OK) return st;
+            memcpy(p->pending + p->pending_len, s, take);
+            p->pending_len += take;
+            if (nl) {
+                st = process_line(p, p->pending, p->pending_len, err);
+                p->pending_len = 0;
+            }
+        }
+        if (st != OQ_OK) return st;
+        s += take;
+        n -= take;
+    }
+    return OQ_OK;
+}
+
+oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err)
+{
+    if (p->pending_len == 0) return OQ_OK;
+    size_t n = p->pending_len;
+    p->pending_len = 0;
+    return process_line(p, p->pending, n, err);
+}
+
+oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser **out,
+                                 oq_err *err)
+{
+    oq_status st = oq_dispatch_parser_create(out, err);
+    if (st == OQ_OK) st = oq_dispatch_parser_feed(*out, text, n, err);
+    if (st == OQ_OK) st = oq_dispatch_parser_finish(*out, err);
+    if (st != OQ_OK) {
+        oq_dispatch_parser_free(*out);
+        *out = NULL;
+    }
+    return st;
+}

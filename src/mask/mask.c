@@ -1,0 +1,195 @@
+#include "ortqual/mask.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Mask element classes: the contract only knows exactly 0 and exactly 1. */
+enum { MASK_ZERO = 0, MASK_ONE = 1, MASK_BAD = 2 };
+
+static int mask_dtype_ok(oq_dtype t)
+{
+    switch (t) {
+    case OQ_DTYPE_BOOL: case OQ_DTYPE_FLOAT32: case OQ_DTYPE_FLOAT16: case OQ_DTYPE_BFLOAT16:
+    case OQ_DTYPE_FLOAT64: case OQ_DTYPE_INT32: case OQ_DTYPE_INT64:
+        return 1;
+    case OQ_DTYPE_UNDEFINED: break;
+    }
+    return 0;
+}
+
+/* Classify element i. Integer dtypes are read raw so that a bool byte of 2
+ * or an int64 beyond 2^53 is never rounded into a legal value. */
+static int mask_class(const oq_tensor *m, int64_t i)
+{
+    switch (m->dtype) {
+    case OQ_DTYPE_BOOL: {
+        uint8_t v = ((const uint8_t *)m->data)[i];
+        return v <= 1 ? v : MASK_BAD;
+    }
+    case OQ_DTYPE_INT32: {
+        int32_t v = ((const int32_t *)m->data)[i];
+        return v == 0 || v == 1 ? (int)v : MASK_BAD;
+    }
+    case OQ_DTYPE_INT64: {
+        int64_t v = ((const int64_t *)m->data)[i];
+        return v == 0 || v == 1 ? (int)v : MASK_BAD;
+    }
+    default: {
+        double v = oq_tensor_get_f64(m, i); /* NaN compares unequal to both */
+        return v == 0.0 ? MASK_ZERO : v == 1.0 ? MASK_ONE : MASK_BAD;
+    }
+    }
+}
+
+/* The offending value as text, exact for integers ("2", "-1", "nan", "0.5"). */
+static void mask_value_str(const oq_tensor *m, int64_t i, char *buf, size_t n)
+{
+    switch (m->dtype) {
+    case OQ_DTYPE_BOOL: snprintf(buf, n, "%u (bool byte)", ((const uint8_t *)m->data)[i]); return;
+    case OQ_DTYPE_INT32: snprintf(buf, n, "%" PRId32, ((const int32_t *)m->data)[i]); return;
+    case OQ_DTYPE_INT64: snprintf(buf, n, "%" PRId64, ((const int64_t *)m->data)[i]); return;
+    default: snprintf(buf, n, "%.9g", oq_tensor_get_f64(m, i)); return;
+    }
+}
+
+static oq_status check_shapes(const oq_tensor *mask, const oq_tensor *features, oq_err *err)
+{
+    char ms[96], fs[96];
+    if (!mask_dtype_ok(mask->dtype))
+        return oq_err_set(err, OQ_ERR_SHAPE,
+                          "mask dtype %s is not allowed (bool, float16/32/64, bfloat16, int32, int64)",
+                          oq_dtype_name(mask->dtype));
+    if (mask->ndim != 2)
+        return oq_err_set(err, OQ_ERR_SHAPE, "mask must have rank 2 [batch, seq], got shape %s",
+                          oq_shape_str(mask, ms, sizeof ms));
+    if (!features) return OQ_OK;
+    if (features->ndim < 2 || features->shape[0] != mask->shape[0] ||
+        features->shape[1] != mask->shape[1])
+        return oq_err_set(err, OQ_ERR_SHAPE,
+                          "mask shape %s does not match features shape %s (want [batch, seq, ...] "
+                          "with the mask's batch and seq)",
+                          oq_shape_str(mask, ms, sizeof ms), oq_shape_str(features, fs, sizeof fs));
+    return OQ_OK;
+}
+
+/* One row: ones, then zeros, at least one 1. Returns the length via *len. */
+static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_err *err)
+{
+    int64_t L = mask->shape[1];
+    const int64_t base = b * L;
+    int64_t first_zero = -1; /* position where padding began, -1 while in the prefix */
+    for (int64_t p = 0; p < L; p++) {
+        int c = mask_class(mask, base + p);
+        if (c == MASK_BAD) {
+            char v[64];
+            mask_value_str(mask, base + p, v, sizeof v);
+            return oq_err_set(err, OQ_ERR_MASK,
+                              "event %" PRId64 ", position %" PRId64 ": mask value %s is not 0 or 1",
+                              b, p, v);
+        }
+        if (c == MASK_ZERO && first_zero < 0) first_zero = p;
+        if (c == MASK_ONE && first_zero == 0)
+            return oq_err_set(err, OQ_ERR_MASK,
+                              "event %" PRId64 ": left padding: position 0 is 0 but position %" PRId64
+                              " is 1 (a valid row is ones first, then zeros)",
+                              b, p);
+        if (c == MASK_ONE && first_zero > 0)
+            return oq_err_set(err, OQ_ERR_MASK,
+                              "event %" PRId64 ": hole at position %" PRId64 " (0 at %" PRId64
+                              " followed by 1; a valid row is ones first, then zeros)",
+                              b, p, first_zero);
+    }
+    if (first_zero == 0 || L == 0)
+        return oq_err_set(err, OQ_ERR_MASK,
+                          "event %" PRId64 ": empty event: the mask is 0 at every position 0..%" PRId64
+                          " (each event needs at least one valid element)",
+                          b, L - 1);
+    *len = first_zero < 0 ? L : first_zero;
+    return OQ_OK;
+}
+
+oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
+                        oq_err *err)
+{
+    if (!mask) return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask is NULL");
+    oq_status st = check_shapes(mask, features, err);
+    if (st) return st;
+    /* Lengths land in lengths_out only once the whole batch is known good. */
+    for (int64_t b = 0; b < mask->shape[0]; b++) {
+        int64_t len;
+        if ((st = check_row(mask, b, &len, err))) return st;
+    }
+    for (int64_t b = 0; lengths_out && b < mask->shape[0]; b++)
+        check_row(mask, b, &lengths_out[b], NULL);
+    return OQ_OK;
+}
+
+static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t seq_len,
+                                  int64_t min_len, oq_err *err)
+{
+    if (batch < 0 || seq_len < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "negative batch %" PRId64 " or length %" PRId64,
+                          batch, seq_len);
+    if (batch > 0 && !lengths) return oq_err_set(err, OQ_ERR_INVALID_ARG, "lengths is NULL");
+    for (int64_t b = 0; b < batch; b++) {
+        if (lengths[b] > seq_len)
+            return oq_err_set(err, OQ_ERR_MASK,
+                              "event %" PRId64 ": length %" PRId64 " is beyond the padded length %" PRId64
+                              " (positions 0..%" PRId64 ")",
+                              b, lengths[b], seq_len, seq_len - 1);
+        if (lengths[b] < 0)
+            return oq_err_set(err, OQ_ERR_MASK, "event %" PRId64 ": length %" PRId64 " is negative",
+                              b, lengths[b]);
+        if (lengths[b] < min_len)
+            return oq_err_set(err, OQ_ERR_MASK,
+                              "event %" PRId64 ": length %" PRId64
+                              " leaves the event empty (position 0 would be padding; "
+                              "each event needs at least one valid element)",
+                              b, lengths[b]);
+    }
+    return OQ_OK;
+}
+
+oq_status oq_mask_lengths_check(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_err *err)
+{
+    return lengths_in_range(lengths, batch, seq_len, 1, err);
+}
+
+oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_dtype dtype,
+                       oq_tensor **out, oq_err *err)
+{
+    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "out is NULL");
+    *out = NULL;
+    if (!mask_dtype_ok(dtype))
+        return oq_err_set(err, OQ_ERR_SHAPE, "mask dtype %s is not allowed", oq_dtype_name(dtype));
+    oq_status st = oq_mask_lengths_check(lengths, batch, seq_len, err);
+    if (st) return st;
+    int64_t shape[2] = {batch, seq_len};
+    oq_tensor *m;
+    if ((st = oq_tensor_create(&m, dtype, 2, shape, "mask", err))) return st;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t p = 0; p < lengths[b]; p++) oq_tensor_set_f64(m, b * seq_len + p, 1.0);
+    *out = m;
+    return OQ_OK;
+}
+
+oq_status oq_mask_sanitize(oq_tensor *features, const int64_t *lengths, oq_err *err)
+{
+    char fs[96];
+    if (!features) return oq_err_set(err, OQ_ERR_INVALID_ARG, "features is NULL");
+    if (features->ndim < 2)
+        return oq_err_set(err, OQ_ERR_SHAPE, "features must have rank >= 2 [batch, seq, ...], got %s",
+                          oq_shape_str(features, fs, sizeof fs));
+    int64_t B = features->shape[0], L = features->shape[1];
+    oq_status st = lengths_in_range(lengths, B, L, 0, err);
+    if (st) return st;
+    size_t row = oq_dtype_size(features->dtype); /* bytes of one sequence position */
+    for (int32_t d = 2; d < features->ndim; d++) row *= (size_t)features->shape[d];
+    uint8_t *base = features->data;
+    for (int64_t b = 0; b < B; b++) {
+        size_t from = (size_t)(b * L + lengths[b]) * row;
+        memset(base + from, 0, (size_t)(L - lengths[b]) * row);
+    }
+    return OQ_OK;
+}

@@ -1,0 +1,36 @@
+/* Internals shared by the files of src/runtime (never installed). */
+#ifndef ORTQUAL_RUNTIME_IMPL_H
+#define ORTQUAL_RUNTIME_IMPL_H
+
+#include <pthread.h>
+
+#include "onnxruntime_c_api.h"
+#include "ortqual/runtime.h"
+
+#define OQ_RT_LOG_KEEP 64
+#define OQ_RT_MAX_EP_LIBS 16
+
+struct oq_runtime {
+    void *dl;              /* dlopen handle */
+    const OrtApi *api;
+    int api_version;
+    OrtEnv *env;
+    char *lib_path;        /* realpath of the loaded library */
+    char *version;
+    char *build_info;
+    struct {
+        char *name, *path;
+    } ep_libs[OQ_RT_MAX_EP_LIBS];
+    size_t n_ep_libs;
+};
+
+/* Turn an OrtStatus into an oq_err (OQ_ERR_RUNTIME, "<what>: <ORT message>")
+ * and release it. Returns OQ_OK when `st` is NULL. */
+oq_status oq_ort_status(const oq_runtime *rt, OrtStatus *st, oq_err *err, const char *what);
+
+/* Attach the EP named in `opts` to `so`. On success *ep_full / *attach are
+ * static strings naming the EP and how it was attached. */
+oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *opts,
+                       const char **ep_full, const char **attach, oq_err *err);
+
+#endif

@@ -1,0 +1,321 @@
+/* Loading libonnxruntime with dlopen, API negotiation, the OrtEnv and its log. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/runtime-impl.h"
+
+#ifndef ORTQUAL_ORT_BUILD_LIB
+#define ORTQUAL_ORT_BUILD_LIB ""
+#endif
+
+/* ORT keeps one OrtEnv per loaded library and hands the first creator's logger
+ * to everyone after, so the log store is process-wide rather than per runtime:
+ * a runtime freed before another of the same library can then never leave ORT
+ * holding a dangling logger parameter. */
+static struct {
+    pthread_mutex_t lock;
+    char *line[OQ_RT_LOG_KEEP];
+    size_t total;
+} g_log = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+static void ORT_API_CALL log_sink(void *param, OrtLoggingLevel severity, const char *category,
+                                  const char *logid, const char *code_location, const char *message)
+{
+    (void)param;
+    (void)category;
+    (void)logid;
+    (void)code_location;
+    static const char sev[] = "VIWEF";
+    char *line = NULL;
+    int s = (int)severity;
+    if (asprintf(&line, "[%c] %s", (s >= 0 && s <= 4) ? sev[s] : '?', message ? message : "") < 0)
+        return;
+    pthread_mutex_lock(&g_log.lock);
+    size_t slot = g_log.total % OQ_RT_LOG_KEEP;
+    free(g_log.line[slot]);
+    g_log.line[slot] = line;
+    g_log.total++;
+    pthread_mutex_unlock(&g_log.lock);
+}
+
+size_t oq_runtime_log_count(const oq_runtime *rt)
+{
+    (void)rt;
+    pthread_mutex_lock(&g_log.lock);
+    size_t n = g_log.total < OQ_RT_LOG_KEEP ? g_log.total : OQ_RT_LOG_KEEP;
+    pthread_mutex_unlock(&g_log.lock);
+    return n;
+}
+
+const char *oq_runtime_log_line(const oq_runtime *rt, size_t i)
+{
+    (void)rt;
+    const char *line = NULL;
+    pthread_mutex_lock(&g_log.lock);
+    size_t n = g_log.total < OQ_RT_LOG_KEEP ? g_log.total : OQ_RT_LOG_KEEP;
+    if (i < n) line = g_log.line[(g_log.total - n + i) % OQ_RT_LOG_KEEP];
+    pthread_mutex_unlock(&g_log.lock);
+    return line;
+}
+
+oq_status oq_ort_status(const oq_runtime *rt, OrtStatus *st, oq_err *err, const char *what)
+{
+    if (!st) return OQ_OK;
+    const char *msg = rt->api->GetErrorMessage(st);
+    /* ORT messages sometimes span lines; errors here are one line. */
+    char flat[OQ_ERR_MSG_MAX];
+    snprintf(flat, sizeof flat, "%s", msg ? msg : "(no message)");
+    for (char *p = flat; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    oq_status s = oq_err_set(err, OQ_ERR_RUNTIME, "%s: %s", what, flat);
+    rt->api->ReleaseStatus(st);
+    return s;
+}
+
+/* ---- search list ---------------------------------------------------------- */
+
+typedef struct attempts {
+    char text[OQ_ERR_MSG_MAX - 128];
+    size_t len;
+} attempts;
+
+static void attempts_add(attempts *a, const char *path, const char *why)
+{
+    if (a->len >= sizeof a->text - 1) return;
+    int k = snprintf(a->text + a->len, sizeof a->text - a->len, "%s%s (%s)", a->len ? "; " : "",
+                     path, why);
+    if (k > 0) a->len += (size_t)k;
+    if (a->len >= sizeof a->text) a->len = sizeof a->text - 1;
+}
+
+/* Shorten dlerror()'s text to its reason: it repeats the path first. */
+static const char *dl_reason(const char *path, const char *msg)
+{
+    if (!msg) return "cannot load";
+    size_t n = strlen(path);
+    if (!strncmp(msg, path, n) && msg[n] == ':') msg += n + 1;
+    while (*msg == ' ') msg++;
+    return msg;
+}
+
+typedef const OrtApiBase *(*get_api_base_fn)(void);
+
+/* dlopen one candidate. Returns the handle with OrtGetApiBase, or NULL with
+ * the reason recorded in `a`. */
+static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
+{
+    if (access(path, F_OK) != 0) {
+        attempts_add(a, path, "no such file");
+        return NULL;
+    }
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        attempts_add(a, path, dl_reason(path, dlerror()));
+        return NULL;
+    }
+    *fn = (get_api_base_fn)(uintptr_t)dlsym(dl, "OrtGetApiBase");
+    if (!*fn) {
+        dlclose(dl);
+        attempts_add(a, path, "not an ONNX Runtime library: no OrtGetApiBase");
+        return NULL;
+    }
+    return dl;
+}
+
+/* Candidate paths relative to the executable; returns how many were written. */
+static size_t exe_candidates(char out[][PATH_MAX], size_t max)
+{
+    static const char *const rel[] = {
+        "../third_party/onnxruntime/lib/libonnxruntime.so",
+        "../lib/ortqual/libonnxruntime.so",
+        "../lib64/ortqual/libonnxruntime.so",
+        "../lib/x86_64-linux-gnu/ortqual/libonnxruntime.so",
+        "../../third_party/onnxruntime/lib/libonnxruntime.so",
+    };
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return 0;
+    *slash = '\0';
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0] && k < max; i++) {
+        char joined[PATH_MAX];
+        int len = snprintf(joined, sizeof joined, "%s/%s", exe, rel[i]);
+        if (len < 0 || (size_t)len >= sizeof joined) continue;
+        /* Show the tidy form in messages when the file exists. */
+        if (!realpath(joined, out[k])) memcpy(out[k], joined, (size_t)len + 1);
+        k++;
+    }
+    return k;
+}
+
+static void *search_open(const char *path, get_api_base_fn *fn, attempts *a)
+{
+    if (path) return try_open(path, fn, a);
+    const char *env = getenv("ORTQUAL_ORT_LIB");
+    if (env && *env) {
+        void *dl = try_open(env, fn, a);
+        if (!dl) attempts_add(a, "nothing else", "ORTQUAL_ORT_LIB is set");
+        return dl;
+    }
+    char cand[8][PATH_MAX];
+    size_t n = exe_candidates(cand, 7);
+    if (ORTQUAL_ORT_BUILD_LIB[0]) snprintf(cand[n++], PATH_MAX, "%s", ORTQUAL_ORT_BUILD_LIB);
+    for (size_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i; j++) dup |= !strcmp(cand[i], cand[j]);
+        if (dup) continue;
+        void *dl = try_open(cand[i], fn, a);
+        if (dl) return dl;
+    }
+    return NULL;
+}
+
+/* ---- API negotiation -------------------------------------------------------- */
+
+/* Asking GetApi for a version the library lacks makes ORT print to stderr, so
+ * start from the minor number of its version string ("1.29.0" -> 29). */
+static const OrtApi *negotiate(const OrtApiBase *base, int *version)
+{
+    int start = ORT_API_VERSION;
+    const char *v = base->GetVersionString ? base->GetVersionString() : NULL;
+    int major = 0, minor = 0;
+    if (v && sscanf(v, "%d.%d", &major, &minor) == 2 && major == 1 && minor < start) start = minor;
+    for (int k = start; k >= OQ_ORT_API_MIN; k--) {
+        const OrtApi *api = base->GetApi((uint32_t)k);
+        if (api) {
+            *version = k;
+            return api;
+        }
+    }
+    return NULL;
+}
+
+static oq_status rt_init(oq_runtime *rt, get_api_base_fn fn, oq_err *err)
+{
+    const OrtApiBase *base = fn();
+    if (!base || !base->GetApi)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: OrtGetApiBase returned nothing usable",
+                          rt->lib_path);
+    const char *ver = base->GetVersionString ? base->GetVersionString() : "unknown";
+    rt->version = strdup(ver ? ver : "unknown");
+    rt->api = negotiate(base, &rt->api_version);
+    if (!rt->api)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED,
+                          "%s: ONNX Runtime %s offers no C API version between %d and %d",
+                          rt->lib_path, rt->version, OQ_ORT_API_MIN, ORT_API_VERSION);
+    rt->build_info = strdup(rt->api->GetBuildInfoString() ? rt->api->GetBuildInfoString() : "");
+    if (!rt->version || !rt->build_info) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    OrtStatus *st = rt->api->CreateEnvWithCustomLogger(log_sink, NULL, ORT_LOGGING_LEVEL_WARNING,
+                                                       "ortqual", &rt->env);
+    return oq_ort_status(rt, st, err, "creating the ONNX Runtime environment");
+}
+
+static char *resolved_path(void *dl, get_api_base_fn fn, const char *fallback)
+{
+    Dl_info info;
+    const char *p = fallback;
+    if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_fname) p = info.dli_fname;
+    char buf[PATH_MAX];
+    (void)dl;
+    return strdup(realpath(p, buf) ? buf : p);
+}
+
+oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
+{
+    *out = NULL;
+    attempts a = {.len = 0};
+    get_api_base_fn fn = NULL;
+    void *dl = search_open(path, &fn, &a);
+    if (!dl)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "cannot load ONNX Runtime; tried: %s",
+                          a.len ? a.text : "(no candidate path)");
+    oq_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt) {
+        dlclose(dl);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    rt->dl = dl;
+    rt->lib_path = resolved_path(dl, fn, path ? path : "libonnxruntime.so");
+    if (!rt->lib_path) {
+        oq_runtime_free(rt);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    oq_status s = rt_init(rt, fn, err);
+    if (s != OQ_OK) {
+        oq_runtime_free(rt);
+        return s;
+    }
+    *out = rt;
+    return OQ_OK;
+}
+
+void oq_runtime_free(oq_runtime *rt)
+{
+    if (!rt) return;
+    if (rt->env) rt->api->ReleaseEnv(rt->env);
+    for (size_t i = 0; i < rt->n_ep_libs; i++) {
+        free(rt->ep_libs[i].name);
+        free(rt->ep_libs[i].path);
+    }
+    free(rt->lib_path);
+    free(rt->version);
+    free(rt->build_info);
+    /* The library stays mapped: ORT's static destructors and worker threads
+     * are not safe to unload under a process that may load it again. */
+    free(rt);
+}
+
+const char *oq_runtime_version(const oq_runtime *rt) { return rt->version; }
+const char *oq_runtime_lib_path(const oq_runtime *rt) { return rt->lib_path; }
+int oq_runtime_api_version(const oq_runtime *rt) { return rt->api_version; }
+const char *oq_runtime_build_info(const oq_runtime *rt) { return rt->build_info; }
+const struct OrtApi *oq_runtime_api(const oq_runtime *rt) { return rt->api; }
+
+void oq_strv_free(char **v, size_t n)
+{
+    if (!v) return;
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+void oq_kvs_free(oq_kv *kvs, size_t n)
+{
+    if (!kvs) return;
+    for (size_t i = 0; i < n; i++) {
+        free(kvs[i].key);
+        free(kvs[i].value);
+    }
+    free(kvs);
+}
+
+oq_status oq_runtime_providers(oq_runtime *rt, char ***names, size_t *n, oq_err *err)
+{
+    *names = NULL;
+    *n = 0;
+    char **list = NULL;
+    int len = 0;
+    oq_status s = oq_ort_status(rt, rt->api->GetAvailableProviders(&list, &len), err,
+                                "GetAvailableProviders");
+    if (s != OQ_OK) return s;
+    char **copy = calloc(len > 0 ? (size_t)len : 1, sizeof *copy);
+    for (int i = 0; copy && i < len; i++) copy[i] = strdup(list[i]);
+    OrtStatus *rs = rt->api->ReleaseAvailableProviders(list, len);
+    if (rs) rt->api->ReleaseStatus(rs);
+    for (int i = 0; copy && i < len; i++)
+        if (!copy[i]) {
+            oq_strv_free(copy, (size_t)len);
+            copy = NULL;
+        }
+    if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    *names = copy;
+    *n = (size_t)len;
+    return OQ_OK;
+}

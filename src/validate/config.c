@@ -1,0 +1,116 @@
+#include "ortqual/config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const repr_names[] = {"encoder", "sdpa", "decomposed", "attention23",
+                                         "attention24", "model"};
+static const char *const prec_names[] = {"fp64", "fp32", "fp16"};
+static const char *const kernel_names[] = {"auto", "flash", "efficient", "cudnn", "math"};
+/* ORT's AttentionBackend bits (contrib_ops/cpu/bert/attention_common.h). */
+static const int kernel_masks[] = {0, 1, 2, 8, 16};
+static const char *const kernel_ort[] = {NULL, "FLASH_ATTENTION", "EFFICIENT_ATTENTION",
+                                         "CUDNN_FLASH_ATTENTION", "MATH"};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *oq_repr_name(oq_repr r) { return repr_names[r]; }
+const char *oq_precision_name(oq_precision p) { return prec_names[p]; }
+const char *oq_kernel_name(oq_kernel k) { return kernel_names[k]; }
+int oq_kernel_sdpa_mask(oq_kernel k) { return kernel_masks[k]; }
+const char *oq_kernel_ort_name(oq_kernel k) { return kernel_ort[k]; }
+int oq_config_uses_ort(const oq_config *c) { return strcmp(c->runtime, "ref") != 0; }
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+static void join(char *buf, size_t n, const char *const *names, int count)
+{
+    buf[0] = 0;
+    for (int i = 0; i < count; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "%s%s", i ? "|" : "", names[i]);
+    }
+}
+
+/* Split "a:b:c[:d]" into at most 4 fields of a local copy. */
+static int split_fields(char *copy, char **fields)
+{
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+        if (n == 4) return 5;
+        fields[n++] = tok;
+    }
+    return n;
+}
+
+static oq_status check_combination(const oq_config *c, const char *text, oq_err *err)
+{
+    int is_ref = !oq_config_uses_ort(c);
+    int ref_repr = c->repr == OQ_REPR_ENCODER || c->repr == OQ_REPR_SDPA;
+    if (is_ref != ref_repr)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': representation '%s' %s", text, repr_names[c->repr],
+                          is_ref ? "runs only on ONNX Runtime (the reference takes encoder or sdpa)"
+                                 : "is the reference's own (use runtime ref)");
+    if (is_ref && c->precision != OQ_PREC_FP64)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': the reference computes in fp64 only", text);
+    if (!is_ref && c->precision == OQ_PREC_FP64)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': fp64 is the reference's precision; ONNX Runtime configs take fp32 or fp16",
+                          text);
+    if (c->kernel != OQ_KERNEL_AUTO && strcmp(c->runtime, "cuda") != 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': a kernel choice (%s) applies to the cuda runtime only", text,
+                          kernel_names[c->kernel]);
+    return OQ_OK;
+}
+
+oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
+{
+    char copy[OQ_CONFIG_NAME_MAX], choices[128];
+    char *f[5] = {0};
+    memset(out, 0, sizeof *out);
+    if (strlen(text) >= sizeof copy)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%.40s...': too long", text);
+    strcpy(copy, text);
+    int n = split_fields(copy, f);
+    if (n < 3 || n > 4)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': expected <runtime>:<representation>:<precision>[:<kernel>]",
+                          text);
+    if (strlen(f[0]) >= sizeof out->runtime)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': runtime name too long", text);
+    strcpy(out->runtime, f[0]);
+    int r = lookup(f[1], repr_names, COUNT(repr_names));
+    int p = lookup(f[2], prec_names, COUNT(prec_names));
+    int k = n == 4 ? lookup(f[3], kernel_names, COUNT(kernel_names)) : 0;
+    if (r < 0) {
+        join(choices, sizeof choices, repr_names, COUNT(repr_names));
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': unknown representation '%s' (%s)",
+                          text, f[1], choices);
+    }
+    if (p < 0) {
+        join(choices, sizeof choices, prec_names, COUNT(prec_names));
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': unknown precision '%s' (%s)", text,
+                          f[2], choices);
+    }
+    if (k < 0) {
+        join(choices, sizeof choices, kernel_names, COUNT(kernel_names));
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': unknown kernel '%s' (%s)", text,
+                          f[3], choices);
+    }
+    out->repr = (oq_repr)r;
+    out->precision = (oq_precision)p;
+    out->kernel = (oq_kernel)k;
+    oq_status st = check_combination(out, text, err);
+    if (st) return st;
+    snprintf(out->name, sizeof out->name, "%s:%s:%s%s%s", out->runtime, repr_names[r], prec_names[p],
+             k ? ":" : "", k ? kernel_names[k] : "");
+    return OQ_OK;
+}

@@ -1,0 +1,314 @@
+/* Unit tests of the attention routing parser and the kernel expectations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ortqual/config.h" /* both headers in one unit: no name clash */
+#include "ortqual/dispatch.h"
+
+#define CYAN "\x1b[36m"
+#define RESET "\x1b[0m"
+#define ROUTE(node, kernel) \
+    CYAN "Operator=Attention Node=" node " DataType=fp16 SdpaKernel=" kernel RESET "\n"
+
+static oq_dispatch_parser *parse(const char *text)
+{
+    oq_dispatch_parser *p = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_dispatch_parse_text(text, strlen(text), &p, &err), OQ_OK);
+    return p;
+}
+
+/* Pass-through collector: everything that was not routing text, concatenated. */
+typedef struct sink {
+    char buf[4096];
+    size_t n;
+    int calls;
+} sink;
+
+static void collect(void *user, const char *text, size_t n, uint64_t line)
+{
+    (void)line;
+    sink *s = user;
+    assert_true(s->n + n < sizeof s->buf);
+    memcpy(s->buf + s->n, text, n);
+    s->n += n;
+    s->buf[s->n] = '\0';
+    s->calls++;
+}
+
+static void every_kernel_name_parses(void **state)
+{
+    (void)state;
+    for (int k = 1; k < OQ_SDPA_COUNT_; k++) {
+        char line[256];
+        snprintf(line, sizeof line, ROUTE("n%d", "%s"), k, oq_sdpa_kernel_name((oq_sdpa_kernel)k));
+        oq_dispatch_parser *p = parse(line);
+        const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+        assert_int_equal(log->n_records, 1);
+        assert_int_equal(log->records[0].kernel, k);
+        assert_string_equal(log->records[0].kernel_name, oq_sdpa_kernel_name((oq_sdpa_kernel)k));
+        oq_dispatch_parser_free(p);
+    }
+}
+
+static void unknown_kernel_keeps_raw_name(void **state)
+{
+    (void)state;
+    oq_dispatch_parser *p = parse(ROUTE("attn0", "FLASH_DECODE") ROUTE("attn1", "flash"));
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_records, 2);
+    assert_int_equal(log->records[0].kernel, OQ_SDPA_UNKNOWN);
+    assert_string_equal(log->records[0].kernel_name, "FLASH_DECODE");
+    /* ORT prints exact names; an alias in the log is not a known kernel */
+    assert_int_equal(log->records[1].kernel, OQ_SDPA_UNKNOWN);
+    oq_dispatch_parser_free(p);
+}
+
+static void fields_and_line_numbers(void **state)
+{
+    (void)state;
+    oq_dispatch_parser *p = parse("hello\n" ROUTE("/enc/layers.0/attn", "FLASH_ATTENTION")
+                                  "Operator=MultiHeadAttention Node=my node DataType=bf16 "
+                                  "SdpaKernel=EFFICIENT_ATTENTION\n"
+                                  "Operator=Attention DataType=fp32 SdpaKernel=MATH\n");
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_records, 3);
+    const oq_dispatch_record *r = log->records;
+    assert_string_equal(r[0].op, "Attention");
+    assert_string_equal(r[0].node, "/enc/layers.0/attn");
+    assert_string_equal(r[0].dtype, "fp16");
+    assert_int_equal(r[0].line, 2);
+    assert_string_equal(r[1].op, "MultiHeadAttention");
+    assert_string_equal(r[1].node, "my node"); /* node names may hold spaces */
+    assert_string_equal(r[1].dtype, "bf16");
+    assert_int_equal(r[1].kernel, OQ_SDPA_EFFICIENT_ATTENTION);
+    assert_int_equal(r[1].line, 3);
+    assert_string_equal(r[2].node, ""); /* ORT omits Node= for unnamed nodes */
+    assert_string_equal(r[2].dtype, "fp32");
+    assert_int_equal(r[2].kernel, OQ_SDPA_MATH);
+    assert_int_equal(r[2].line, 4);
+    oq_dispatch_parser_free(p);
+}
+
+static void bare_token_is_a_record(void **state)
+{
+    (void)state;
+    /* A line with only the token still counts: no SdpaKernel= escapes a check. */
+    oq_dispatch_parser *p = parse("dispatched SdpaKernel=CUDNN_FLASH_ATTENTION\n");
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_records, 1);
+    assert_int_equal(log->records[0].kernel, OQ_SDPA_CUDNN_FLASH_ATTENTION);
+    assert_string_equal(log->records[0].op, "");
+    oq_dispatch_parser_free(p);
+}
+
+static void interleaved_output_passes_through(void **state)
+{
+    (void)state;
+    const char *text = "collected 2 items\n"
+                       "test_a.py::test_x " ROUTE("attn0", "FLASH_ATTENTION")
+                       "PASSED\r\n" CYAN "green" RESET "\n"
+                       "tail without newline";
+    sink s = {0};
+    oq_dispatch_parser *p;
+    oq_err err = {0};
+    assert_int_equal(oq_dispatch_parser_create(&p, &err), OQ_OK);
+    oq_dispatch_parser_set_passthrough(p, collect, &s);
+    assert_int_equal(oq_dispatch_parser_feed(p, text, strlen(text), &err), OQ_OK);
+    assert_int_equal(oq_dispatch_parser_finish(p, &err), OQ_OK);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_records, 1);
+    assert_string_equal(log->records[0].node, "attn0");
+    assert_int_equal(log->records[0].line, 2);
+    /* raw lines untouched (colour kept), the mixed line's prefix stripped */
+    assert_string_equal(s.buf, "collected 2 items\ntest_a.py::test_x \nPASSED\r\n" CYAN "green" RESET
+                               "\ntail without newline");
+    assert_int_equal(s.calls, 5);
+    oq_dispatch_parser_free(p);
+}
+
+static void split_across_chunks_and_crlf(void **state)
+{
+    (void)state;
+    const char *text = "x\r\n" ROUTE("attn0", "FLASH_ATTENTION") "\x1b[36mOperator=Attention "
+                       "Node=attn1 DataType=fp16 SdpaKernel=MATH\x1b[0m\r\n";
+    size_t n = strlen(text);
+    /* every chunk size, including one byte at a time, gives the same records */
+    for (size_t chunk = 1; chunk <= n; chunk++) {
+        oq_dispatch_parser *p;
+        assert_int_equal(oq_dispatch_parser_create(&p, NULL), OQ_OK);
+        for (size_t i = 0; i < n; i += chunk)
+            assert_int_equal(oq_dispatch_parser_feed(p, text + i, i + chunk > n ? n - i : chunk, NULL),
+                             OQ_OK);
+        assert_int_equal(oq_dispatch_parser_finish(p, NULL), OQ_OK);
+        const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+        assert_int_equal(log->n_records, 2);
+        assert_string_equal(log->records[0].node, "attn0");
+        assert_string_equal(log->records[1].node, "attn1");
+        assert_string_equal(log->records[1].kernel_name, "MATH"); /* no '\r', no colour */
+        assert_int_equal(log->records[1].line, 3);
+        oq_dispatch_parser_free(p);
+    }
+}
+
+static void options_line(void **state)
+{
+    (void)state;
+    sink s = {0};
+    const char *text =
+        CYAN "AttentionKernelOptions: FLASH_ATTENTION=1 EFFICIENT_ATTENTION=1 TRT_FUSED_ATTENTION=1 "
+             "CUDNN_FLASH_ATTENTION=0 TRT_FLASH_ATTENTION=1 TRT_CROSS_ATTENTION=1 DECODER_ATTENTION=1 "
+             "MATH=0\n"
+             "Warning: Unfused kernel cannot be disabled right now. MATH=0 is ignored." RESET "\n";
+    oq_dispatch_parser *p;
+    assert_int_equal(oq_dispatch_parser_create(&p, NULL), OQ_OK);
+    oq_dispatch_parser_set_passthrough(p, collect, &s);
+    assert_int_equal(oq_dispatch_parser_feed(p, text, strlen(text), NULL), OQ_OK);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_options, 1);
+    assert_int_equal(log->n_records, 0);
+    const oq_dispatch_options *o = &log->options[0];
+    assert_int_equal(o->line, 1);
+    assert_int_equal(o->n_opts, 8);
+    assert_string_equal(o->opts[0].name, "FLASH_ATTENTION");
+    assert_int_equal(o->opts[0].value, 1);
+    assert_string_equal(o->opts[3].name, "CUDNN_FLASH_ATTENTION");
+    assert_int_equal(o->opts[3].value, 0);
+    assert_string_equal(o->opts[7].name, "MATH");
+    assert_int_equal(o->opts[7].value, 0);
+    /* ORT's warning is not routing text: it is passed through */
+    assert_non_null(strstr(s.buf, "MATH=0 is ignored."));
+    oq_dispatch_parser_free(p);
+}
+
+static void kernel_names_aliases_and_masks(void **state)
+{
+    (void)state;
+    assert_int_equal(oq_sdpa_kernel_from_name("flash"), OQ_SDPA_FLASH_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("Efficient"), OQ_SDPA_EFFICIENT_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("cudnn"), OQ_SDPA_CUDNN_FLASH_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("MATH"), OQ_SDPA_MATH);
+    assert_int_equal(oq_sdpa_kernel_from_name("trt_causal"), OQ_SDPA_TRT_CAUSAL_ATTENTION);
+    assert_int_equal(oq_sdpa_kernel_from_name("nope"), OQ_SDPA_UNKNOWN);
+    assert_string_equal(oq_sdpa_kernel_name(OQ_SDPA_UNKNOWN), "UNKNOWN");
+    assert_string_equal(oq_sdpa_kernel_name((oq_sdpa_kernel)99), "UNKNOWN");
+    const uint32_t masks[] = {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+    for (int k = 0; k < OQ_SDPA_COUNT_; k++) assert_int_equal(oq_dispatch_kernel_mask((oq_sdpa_kernel)k), masks[k]);
+    assert_int_equal(oq_dispatch_kernel_mask(oq_sdpa_kernel_from_name("math")), 16); /* "force MATH" */
+}
+
+/* Check `text` against the specs; returns the report (caller frees). */
+static oq_dispatch_report check(const char *text, const char **specs)
+{
+    oq_dispatch_parser *p = parse(text);
+    oq_dispatch_expect *e;
+    oq_err err = {0};
+    assert_int_equal(oq_dispatch_expect_create(&e, &err), OQ_OK);
+    for (; *specs; specs++) assert_int_equal(oq_dispatch_expect_add(e, *specs, &err), OQ_OK);
+    oq_dispatch_report r;
+    assert_int_equal(oq_dispatch_check(e, oq_dispatch_parser_log(p), &r, &err), OQ_OK);
+    oq_dispatch_expect_free(e);
+    oq_dispatch_parser_free(p);
+    return r;
+}
+
+static void one_math_among_flash_fails(void **state)
+{
+    (void)state;
+    const char *specs[] = {"flash", NULL};
+    oq_dispatch_report r = check(ROUTE("attn0", "FLASH_ATTENTION") ROUTE("attn1", "FLASH_ATTENTION")
+                                     "noise\n" ROUTE("attn2", "MATH") ROUTE("attn3", "FLASH_ATTENTION"),
+                                 specs);
+    assert_false(r.passed);
+    assert_int_equal(r.n_records, 4);
+    assert_int_equal(r.n_failures, 1);
+    assert_string_equal(r.failures[0], "attn2: expected FLASH_ATTENTION, got MATH (line 4)");
+    oq_dispatch_report_free(&r);
+
+    r = check(ROUTE("attn0", "FLASH_ATTENTION") ROUTE("attn1", "FLASH_ATTENTION"), specs);
+    assert_true(r.passed);
+    assert_int_equal(r.n_failures, 0);
+    oq_dispatch_report_free(&r);
+}
+
+static void no_record_is_never_a_pass(void **state)
+{
+    (void)state;
+    const char *specs[] = {"FLASH_ATTENTION", NULL};
+    oq_dispatch_report r = check("1 passed in 0.1s\n", specs);
+    assert_false(r.passed);
+    assert_int_equal(r.n_failures, 1);
+    assert_non_null(strstr(r.failures[0], "dispatch not observed"));
+    oq_dispatch_report_free(&r);
+
+    const char *none[] = {NULL};
+    r = check("", none); /* even without rules */
+    assert_false(r.passed);
+    oq_dispatch_report_free(&r);
+}
+
+static void per_node_rules(void **state)
+{
+    (void)state;
+    /* attn1 has its own rule (MATH allowed there), attn2 is required but absent */
+    const char *specs[] = {"flash", "efficient", "attn1=math", "attn2=cudnn", NULL};
+    oq_dispatch_report r = check(ROUTE("attn0", "EFFICIENT_ATTENTION") ROUTE("attn1", "MATH")
+                                     ROUTE("attn1", "FLASH_ATTENTION")
+                                     "Operator=Attention DataType=fp16 SdpaKernel=MATH\n",
+                                 specs);
+    assert_false(r.passed);
+    assert_int_equal(r.n_failures, 3);
+    assert_string_equal(r.failures[0], "attn1: expected MATH, got FLASH_ATTENTION (line 3)");
+    assert_string_equal(r.failures[1],
+                        "(unnamed Attention node): expected FLASH_ATTENTION or EFFICIENT_ATTENTION, "
+                        "got MATH (line 4)");
+    assert_string_equal(r.failures[2], "attn2: not observed (no SdpaKernel= line names this node)");
+    oq_dispatch_report_free(&r);
+}
+
+static void raw_upper_kernel_and_bad_specs(void **state)
+{
+    (void)state;
+    const char *specs[] = {"FLASH_DECODE", NULL};
+    oq_dispatch_report r = check(ROUTE("a", "FLASH_DECODE"), specs);
+    assert_true(r.passed);
+    oq_dispatch_report_free(&r);
+
+    oq_dispatch_expect *e;
+    oq_err err = {0};
+    assert_int_equal(oq_dispatch_expect_create(&e, &err), OQ_OK);
+    assert_int_equal(oq_dispatch_expect_add(e, "flashy", &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "'flashy' is not a kernel (known: FLASH_ATTENTION"));
+    assert_int_equal(oq_dispatch_expect_add(e, "=flash", &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "'=flash': empty node name before '='");
+    assert_int_equal(oq_dispatch_expect_add(e, "", &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "empty kernel expectation");
+    assert_int_equal(oq_dispatch_expect_add(e, "attn0=", &err), OQ_ERR_INVALID_ARG);
+    oq_dispatch_expect_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_kernel_name_parses),
+        cmocka_unit_test(unknown_kernel_keeps_raw_name),
+        cmocka_unit_test(fields_and_line_numbers),
+        cmocka_unit_test(bare_token_is_a_record),
+        cmocka_unit_test(interleaved_output_passes_through),
+        cmocka_unit_test(split_across_chunks_and_crlf),
+        cmocka_unit_test(options_line),
+        cmocka_unit_test(kernel_names_aliases_and_masks),
+        cmocka_unit_test(one_math_among_flash_fails),
+        cmocka_unit_test(no_record_is_never_a_pass),
+        cmocka_unit_test(per_node_rules),
+        cmocka_unit_test(raw_upper_kernel_and_bad_specs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

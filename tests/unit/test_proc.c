@@ -1,0 +1,96 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <string.h>
+
+#include "ortqual/config.h"
+#include "ortqual/proc.h"
+
+static void run_sh(const char *script, double timeout, oq_proc_result *res)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    oq_err err = {0};
+    assert_int_equal(oq_proc_run(argv, timeout, 64, 0, res, &err), OQ_OK);
+}
+
+static void test_exit_code_and_tail(void **state)
+{
+    (void)state;
+    oq_proc_result res;
+    run_sh("i=0; while [ $i -lt 100 ]; do echo line$i >&2; i=$((i+1)); done; exit 3", 10, &res);
+    assert_int_equal(res.exit_code, 3);
+    assert_false(res.signaled);
+    assert_false(res.timed_out);
+    assert_true(strlen(res.stderr_tail) <= 64);
+    assert_non_null(strstr(res.stderr_tail, "line99\n")); /* the tail, not the head */
+    assert_null(strstr(res.stderr_tail, "line1\n"));
+    oq_proc_result_clear(&res);
+}
+
+static void test_signal_reported(void **state)
+{
+    (void)state;
+    oq_proc_result res;
+    char buf[128];
+    run_sh("echo about to crash >&2; kill -SEGV $$", 10, &res);
+    assert_true(res.signaled);
+    assert_int_equal(res.signal, SIGSEGV);
+    assert_non_null(strstr(oq_proc_describe(&res, buf, sizeof buf), "signal 11"));
+    assert_non_null(strstr(res.stderr_tail, "about to crash"));
+    oq_proc_result_clear(&res);
+}
+
+static void test_timeout_kills(void **state)
+{
+    (void)state;
+    oq_proc_result res;
+    run_sh("sleep 30", 0.3, &res);
+    assert_true(res.timed_out);
+    assert_true(res.seconds < 5);
+    oq_proc_result_clear(&res);
+}
+
+static void test_config_parse(void **state)
+{
+    (void)state;
+    oq_config c;
+    oq_err err = {0};
+    assert_int_equal(oq_config_parse("cuda:attention24:fp16:flash", &c, &err), OQ_OK);
+    assert_string_equal(c.runtime, "cuda");
+    assert_int_equal(c.repr, OQ_REPR_ATTENTION24);
+    assert_int_equal(c.precision, OQ_PREC_FP16);
+    assert_int_equal(oq_kernel_sdpa_mask(c.kernel), 1);
+    assert_int_equal(oq_config_parse("ref:encoder:fp64", &c, &err), OQ_OK);
+    assert_string_equal(c.name, "ref:encoder:fp64");
+    assert_false(oq_config_uses_ort(&c));
+
+    static const struct { const char *text, *needle; } bad[] = {
+        {"cpu:attention25:fp32", "unknown representation 'attention25'"},
+        {"cpu:decomposed:fp8", "unknown precision 'fp8'"},
+        {"cuda:attention24:fp16:fast", "unknown kernel 'fast'"},
+        {"cpu:attention24", "expected <runtime>"},
+        {"ref:decomposed:fp64", "runs only on ONNX Runtime"},
+        {"cpu:encoder:fp32", "is the reference's own"},
+        {"ref:encoder:fp32", "fp64 only"},
+        {"cpu:decomposed:fp64", "fp64 is the reference's"},
+        {"cpu:attention24:fp16:flash", "cuda runtime only"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_not_equal(oq_config_parse(bad[i].text, &c, &err), OQ_OK);
+        if (!strstr(err.msg, bad[i].needle)) fail_msg("%s: got '%s'", bad[i].text, err.msg);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_code_and_tail),
+        cmocka_unit_test(test_signal_reported),
+        cmocka_unit_test(test_timeout_kills),
+        cmocka_unit_test(test_config_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

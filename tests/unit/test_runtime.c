@@ -1,0 +1,515 @@
+/* oq_runtime / oq_session against the real ONNX Runtime 1.29 (CPU build). */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "ortqual/runtime.h"
+#include "runtime/tinymodel-impl.h"
+
+static oq_runtime *rt;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    if (oq_runtime_load(OQ_ORT_LIB, &rt, &err) != OQ_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    oq_runtime_free(rt);
+    return 0;
+}
+
+/* ---- loading -------------------------------------------------------------------- */
+
+static void test_load_reports_version(void **state)
+{
+    (void)state;
+    assert_string_equal(oq_runtime_version(rt), "1.29.0");
+    assert_int_equal(oq_runtime_api_version(rt), 29);
+    assert_non_null(oq_runtime_api(rt));
+    assert_non_null(strstr(oq_runtime_lib_path(rt), "libonnxruntime.so"));
+    assert_int_equal(oq_runtime_lib_path(rt)[0], '/');
+    assert_true(strlen(oq_runtime_build_info(rt)) > 0);
+}
+
+static void test_load_search_finds_bundled(void **state)
+{
+    (void)state;
+    unsetenv("ORTQUAL_ORT_LIB");
+    oq_runtime *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_runtime_load(NULL, &r, &err), OQ_OK);
+    assert_string_equal(oq_runtime_version(r), "1.29.0");
+    oq_runtime_free(r);
+}
+
+static void test_load_env_override_is_exclusive(void **state)
+{
+    (void)state;
+    setenv("ORTQUAL_ORT_LIB", "/nonexistent/env/libonnxruntime.so", 1);
+    oq_runtime *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_runtime_load(NULL, &r, &err), OQ_ERR_NOT_FOUND);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "/nonexistent/env/libonnxruntime.so"));
+    assert_non_null(strstr(err.msg, "ORTQUAL_ORT_LIB"));
+    unsetenv("ORTQUAL_ORT_LIB");
+}
+
+static void test_load_missing_path(void **state)
+{
+    (void)state;
+    oq_runtime *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_runtime_load("/nonexistent/dir/libonnxruntime.so", &r, &err), OQ_ERR_NOT_FOUND);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "/nonexistent/dir/libonnxruntime.so"));
+    assert_non_null(strstr(err.msg, "no such file"));
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_load_foreign_library(void **state)
+{
+    (void)state;
+    Dl_info info;
+    assert_true(dladdr((void *)(uintptr_t)zlibVersion, &info) && info.dli_fname);
+    oq_runtime *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_runtime_load(info.dli_fname, &r, &err), OQ_ERR_NOT_FOUND);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, info.dli_fname));
+    assert_non_null(strstr(err.msg, "OrtGetApiBase"));
+}
+
+static void test_load_not_a_library(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/oq_notlib_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "hello\n", 6), 6);
+    close(fd);
+    oq_runtime *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_runtime_load(path, &r, &err), OQ_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, path));
+    unlink(path);
+}
+
+/* ---- sessions ----------------------------------------------------------------- */
+
+static oq_tensor *f32(const char *name, int32_t ndim, const int64_t *shape, const float *vals)
+{
+    oq_tensor *t = NULL;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, ndim, shape, name, NULL), OQ_OK);
+    memcpy(t->data, vals, oq_tensor_nbytes(t));
+    return t;
+}
+
+static oq_session *add_session(void)
+{
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
+    oq_session *s = NULL;
+    oq_err err = {0};
+    oq_status st = oq_session_create(rt, NULL, bytes, len, NULL, &s, &err);
+    free(bytes);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, OQ_OK);
+    return s;
+}
+
+static void test_session_add_numbers(void **state)
+{
+    (void)state;
+    oq_session *s = add_session();
+    assert_int_equal(oq_session_input_count(s), 2);
+    assert_string_equal(oq_session_input_name(s, 0), "a");
+    assert_string_equal(oq_session_input_name(s, 1), "b");
+    assert_int_equal(oq_session_output_count(s), 1);
+    assert_string_equal(oq_session_output_name(s, 0), "y");
+    assert_int_equal(oq_session_input_dtype(s, 0), OQ_DTYPE_FLOAT32);
+    assert_int_equal(oq_session_input_rank(s, 0), 2);
+    assert_string_equal(oq_session_ep(s), "CPUExecutionProvider");
+
+    const int64_t shape[2] = {2, 3};
+    const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0.5f, -2, 10, 0, 1e3f, -6};
+    /* Given in the other order: matching is by name. */
+    oq_tensor *in[2] = {f32("b", 2, shape, b), f32("a", 2, shape, a)};
+    size_t n_out = 0;
+    oq_tensor **out = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_run(s, 2, in, &n_out, &out, &err), OQ_OK);
+    assert_int_equal(n_out, 1);
+    assert_string_equal(out[0]->name, "y");
+    assert_int_equal(out[0]->dtype, OQ_DTYPE_FLOAT32);
+    assert_int_equal(out[0]->ndim, 2);
+    assert_int_equal(out[0]->shape[0], 2);
+    assert_int_equal(out[0]->shape[1], 3);
+    const float *y = out[0]->data;
+    for (int i = 0; i < 6; i++) assert_float_equal(y[i], a[i] + b[i], 0);
+    oq_tensors_free(out, n_out);
+    oq_tensor_free(in[0]);
+    oq_tensor_free(in[1]);
+    oq_session_free(s);
+}
+
+static void test_session_from_file_and_options(void **state)
+{
+    (void)state;
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
+    char dir[] = "/tmp/oq_rt_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64], prefix[64];
+    snprintf(path, sizeof path, "%s/add.onnx", dir);
+    snprintf(prefix, sizeof prefix, "%s/prof", dir);
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, len, fp), len);
+    fclose(fp);
+    free(bytes);
+
+    const char *ck[] = {"session.intra_op.allow_spinning"}, *cv[] = {"0"};
+    oq_session_opts so = {.ep = "cpu", .intra_op_threads = 1, .graph_opt_level = 99,
+                          .profile_prefix = prefix, .n_session_configs = 1,
+                          .session_config_keys = ck, .session_config_values = cv};
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, path, NULL, 0, &so, &s, &err), OQ_OK);
+    const int64_t shape[2] = {2, 3};
+    const float a[6] = {1, 1, 1, 1, 1, 1};
+    oq_tensor *in[2] = {f32("a", 2, shape, a), f32("b", 2, shape, a)};
+    size_t n_out = 0;
+    oq_tensor **out = NULL;
+    assert_int_equal(oq_session_run(s, 2, in, &n_out, &out, &err), OQ_OK);
+    assert_float_equal(((float *)out[0]->data)[5], 2.0f, 0);
+    oq_tensors_free(out, n_out);
+    char *prof = oq_session_end_profiling(s);
+    assert_non_null(prof);
+    assert_int_equal(access(prof, R_OK), 0);
+    assert_null(oq_session_end_profiling(s)); /* once only */
+    unlink(prof);
+    free(prof);
+    oq_tensor_free(in[0]);
+    oq_tensor_free(in[1]);
+    oq_session_free(s);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Identity keeps every byte, so each supported dtype round-trips exactly. */
+static void roundtrip(oq_dtype dt)
+{
+    static const int64_t shape[1] = {5};
+    const int64_t *shapes[1] = {shape};
+    const int ndims[1] = {1};
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_build("Identity", dt, dt, 1, ndims, shapes, &bytes, &len, NULL), OQ_OK);
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, NULL, &s, &err), OQ_OK);
+    free(bytes);
+    oq_tensor *t = NULL;
+    assert_int_equal(oq_tensor_create(&t, dt, 1, shape, "a", NULL), OQ_OK);
+    const double vals[5] = {1, 0, -2.5, 3, 1};
+    for (int i = 0; i < 5; i++)
+        oq_tensor_set_f64(t, i, dt == OQ_DTYPE_BOOL ? (vals[i] != 0) : vals[i]);
+    size_t n_out = 0;
+    oq_tensor **out = NULL;
+    assert_int_equal(oq_session_run(s, 1, &t, &n_out, &out, &err), OQ_OK);
+    assert_int_equal(out[0]->dtype, dt);
+    assert_int_equal(oq_tensor_nbytes(out[0]), oq_tensor_nbytes(t));
+    assert_memory_equal(out[0]->data, t->data, oq_tensor_nbytes(t));
+    oq_tensors_free(out, n_out);
+    oq_tensor_free(t);
+    oq_session_free(s);
+}
+
+static void test_session_dtypes(void **state)
+{
+    (void)state;
+    const oq_dtype all[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT16, OQ_DTYPE_BFLOAT16, OQ_DTYPE_FLOAT64,
+                            OQ_DTYPE_INT64,   OQ_DTYPE_INT32,   OQ_DTYPE_BOOL};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) roundtrip(all[i]);
+}
+
+static oq_status run_expect(oq_session *s, size_t n, oq_tensor **in, oq_err *err)
+{
+    size_t n_out = 99;
+    oq_tensor **out = (oq_tensor **)1;
+    oq_status st = oq_session_run(s, n, in, &n_out, &out, err);
+    if (st) {
+        assert_int_equal(n_out, 0);
+        assert_null(out);
+    } else {
+        oq_tensors_free(out, n_out);
+    }
+    return st;
+}
+
+static void test_session_input_errors(void **state)
+{
+    (void)state;
+    oq_session *s = add_session();
+    const int64_t shape[2] = {2, 3}, bad[2] = {3, 2}, flat[1] = {6};
+    const float v[6] = {0};
+    oq_tensor *a = f32("a", 2, shape, v), *b = f32("b", 2, shape, v);
+    oq_tensor *wrong = f32("bogus_in", 2, shape, v), *rank1 = f32("b", 1, flat, v);
+    oq_tensor *badshape = f32("b", 2, bad, v), *unnamed = f32(NULL, 2, shape, v);
+    oq_tensor *b64 = NULL;
+    assert_int_equal(oq_tensor_convert(b, OQ_DTYPE_FLOAT64, &b64, NULL), OQ_OK);
+    oq_err err = {0};
+
+    oq_tensor *in1[2] = {a, wrong};
+    assert_int_equal(run_expect(s, 2, in1, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "bogus_in"));
+
+    oq_tensor *in2[2] = {a, b64};
+    assert_int_equal(run_expect(s, 2, in2, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "'b'"));
+    assert_non_null(strstr(err.msg, "float64"));
+
+    oq_tensor *in3[2] = {a, rank1};
+    assert_int_equal(run_expect(s, 2, in3, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "rank 1"));
+
+    oq_tensor *in4[1] = {a};
+    assert_int_equal(run_expect(s, 1, in4, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "'b' missing"));
+
+    oq_tensor *in5[2] = {a, a};
+    assert_int_equal(run_expect(s, 2, in5, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "twice"));
+
+    oq_tensor *in6[2] = {a, badshape};
+    assert_int_equal(run_expect(s, 2, in6, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "axis 0"));
+
+    oq_tensor *in7[2] = {a, unnamed};
+    assert_int_equal(run_expect(s, 2, in7, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "no name"));
+
+    oq_tensor *ts[] = {a, b, wrong, rank1, badshape, unnamed, b64};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) oq_tensor_free(ts[i]);
+    oq_session_free(s);
+}
+
+static void test_session_ort_error_is_runtime(void **state)
+{
+    (void)state;
+    /* Symbolic shapes pass ortqual's checks; ORT itself refuses to broadcast 2 with 3. */
+    static const int64_t sym[1] = {-1};
+    const int64_t *shapes[2] = {sym, sym};
+    const int ndims[2] = {1, 1};
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_build("Add", OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT32, 2, ndims, shapes,
+                                        &bytes, &len, NULL), OQ_OK);
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, NULL, &s, &err), OQ_OK);
+    free(bytes);
+    const int64_t two[1] = {2}, three[1] = {3};
+    const float v[3] = {1, 2, 3};
+    oq_tensor *in[2] = {f32("a", 1, two, v), f32("b", 1, three, v)};
+    assert_int_equal(run_expect(s, 2, in, &err), OQ_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "Run:"));
+    assert_null(strchr(err.msg, '\n'));
+    oq_tensor_free(in[0]);
+    oq_tensor_free(in[1]);
+    oq_session_free(s);
+}
+
+static void test_session_create_errors(void **state)
+{
+    (void)state;
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, "/nonexistent/model.onnx", NULL, 0, NULL, &s, &err),
+                     OQ_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "/nonexistent/model.onnx"));
+    assert_int_equal(oq_session_create(rt, NULL, NULL, 0, NULL, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_session_create(rt, "x.onnx", "x", 1, NULL, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_session_create(rt, NULL, "not a model", 11, NULL, &s, &err), OQ_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "in-memory model"));
+    oq_session_opts bad_level = {.graph_opt_level = 7};
+    assert_int_equal(oq_session_create(rt, NULL, "x", 1, &bad_level, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "level 7"));
+    assert_null(s);
+}
+
+/* ---- execution providers ------------------------------------------------------ */
+
+static void test_ep_unknown_option_rejected(void **state)
+{
+    (void)state;
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
+    const char *k[] = {"bogus_key"}, *v[] = {"1"};
+    oq_session_opts so = {.ep = "cuda", .n_ep_options = 1, .ep_option_keys = k,
+                          .ep_option_values = v, .graph_opt_level = -1};
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "bogus_key"));
+    assert_non_null(strstr(err.msg, "sdpa_kernel")); /* the known keys are listed */
+    so.ep = "cpu";
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "bogus_key"));
+    free(bytes);
+}
+
+static void expect_option(const char *key, const char *val, oq_status want, const char *needle)
+{
+    oq_err err = {0};
+    const char *k[] = {key}, *v[] = {val};
+    assert_int_equal(oq_ep_options_validate("cuda", 1, k, v, &err), want);
+    if (needle) assert_non_null(strstr(err.msg, needle));
+}
+
+static void test_ep_option_values(void **state)
+{
+    (void)state;
+    expect_option("sdpa_kernel", "16", OQ_OK, NULL);
+    expect_option("sdpa_kernel", "0", OQ_OK, NULL);
+    expect_option("sdpa_kernel", "255", OQ_OK, NULL);
+    expect_option("sdpa_kernel", "256", OQ_ERR_INVALID_ARG, "sdpa_kernel=256");
+    expect_option("sdpa_kernel", "0x10", OQ_ERR_INVALID_ARG, "0..255");
+    expect_option("device_id", "1", OQ_OK, NULL);
+    expect_option("device_id", "-1", OQ_ERR_INVALID_ARG, "device_id=-1");
+    expect_option("enable_cuda_graph", "2", OQ_ERR_INVALID_ARG, "0 or 1");
+    expect_option("cudnn_conv_algo_search", "HEURISTIC", OQ_OK, NULL);
+    expect_option("cudnn_conv_algo_search", "FAST", OQ_ERR_INVALID_ARG, "EXHAUSTIVE|HEURISTIC|DEFAULT");
+    expect_option("gpu_mem_limit", "", OQ_ERR_INVALID_ARG, "gpu_mem_limit");
+    /* Other plugin EPs are passed through. */
+    const char *k[] = {"anything"}, *v[] = {"goes"};
+    assert_int_equal(oq_ep_options_validate("MyPluginEP", 1, k, v, NULL), OQ_OK);
+    const char *k2[] = {"use_tf32", "use_tf32"}, *v2[] = {"0", "1"};
+    oq_err err = {0};
+    assert_int_equal(oq_ep_options_validate("cuda", 2, k2, v2, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "twice"));
+}
+
+static void test_ep_cuda_unavailable(void **state)
+{
+    (void)state;
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
+    oq_session_opts so = {.ep = "cuda", .graph_opt_level = -1};
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "libonnxruntime_providers_cuda.so"));
+    assert_non_null(strstr(err.msg, "not compiled"));
+    so.ep_lib = "/nonexistent/libcuda_ep.so";
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "/nonexistent/libcuda_ep.so"));
+    /* A library without the plugin entry points: ORT's refusal, with the path. */
+    Dl_info info;
+    assert_true(dladdr((void *)(uintptr_t)zlibVersion, &info) && info.dli_fname);
+    so.ep = "zeep";
+    so.ep_lib = info.dli_fname;
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, info.dli_fname));
+    assert_null(s);
+    free(bytes);
+}
+
+static void test_ep_lists(void **state)
+{
+    (void)state;
+    char **names = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_runtime_providers(rt, &names, &n, NULL), OQ_OK);
+    int cpu = 0;
+    for (size_t i = 0; i < n; i++) cpu |= !strcmp(names[i], "CPUExecutionProvider");
+    assert_true(cpu);
+    oq_strv_free(names, n);
+
+    oq_ep_device *devs = NULL;
+    assert_int_equal(oq_runtime_ep_devices(rt, &devs, &n, NULL), OQ_OK);
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(devs[i].ep_name, "CPUExecutionProvider")) {
+            found = 1;
+            assert_int_equal(devs[i].hw_type, OQ_HW_CPU);
+            assert_string_equal(oq_hw_type_name(devs[i].hw_type), "cpu");
+        }
+    assert_true(found);
+    oq_ep_devices_free(devs, n);
+
+    char *lib = oq_runtime_default_ep_lib(rt, "cuda");
+    assert_non_null(strstr(lib, "/libonnxruntime_providers_cuda.so"));
+    assert_int_equal(strncmp(lib, oq_runtime_lib_path(rt), (size_t)(strrchr(lib, '/') - lib)), 0);
+    free(lib);
+    assert_string_equal(oq_ep_full_name("cuda"), "CUDAExecutionProvider");
+    assert_string_equal(oq_ep_full_name(NULL), "CPUExecutionProvider");
+}
+
+static void test_ort_env_capture(void **state)
+{
+    (void)state;
+    unsetenv("ORT_DISABLE_MEMORY_EFFICIENT_ATTENTION");
+    setenv("ORT_DISABLE_FLASH_ATTENTION", "1", 1);
+    setenv("ORT_ZZ_OQ_TEST", "x", 1);
+    oq_kv *kv = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_ort_env_capture(&kv, &n, NULL), OQ_OK);
+    int flash = 0, mea = 0, extra = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(kv[i].key, "ORT_DISABLE_FLASH_ATTENTION")) flash = kv[i].value && !strcmp(kv[i].value, "1");
+        if (!strcmp(kv[i].key, "ORT_DISABLE_MEMORY_EFFICIENT_ATTENTION")) mea = kv[i].value == NULL;
+        if (!strcmp(kv[i].key, "ORT_ZZ_OQ_TEST")) extra = kv[i].value && !strcmp(kv[i].value, "x");
+    }
+    assert_true(flash && mea && extra);
+    assert_string_equal(kv[0].key, "ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO");
+    oq_kvs_free(kv, n);
+    unsetenv("ORT_DISABLE_FLASH_ATTENTION");
+    unsetenv("ORT_ZZ_OQ_TEST");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_reports_version),
+        cmocka_unit_test(test_load_search_finds_bundled),
+        cmocka_unit_test(test_load_env_override_is_exclusive),
+        cmocka_unit_test(test_load_missing_path),
+        cmocka_unit_test(test_load_foreign_library),
+        cmocka_unit_test(test_load_not_a_library),
+        cmocka_unit_test(test_session_add_numbers),
+        cmocka_unit_test(test_session_from_file_and_options),
+        cmocka_unit_test(test_session_dtypes),
+        cmocka_unit_test(test_session_input_errors),
+        cmocka_unit_test(test_session_ort_error_is_runtime),
+        cmocka_unit_test(test_session_create_errors),
+        cmocka_unit_test(test_ep_unknown_option_rejected),
+        cmocka_unit_test(test_ep_option_values),
+        cmocka_unit_test(test_ep_cuda_unavailable),
+        cmocka_unit_test(test_ep_lists),
+        cmocka_unit_test(test_ort_env_capture),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
