@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -67,6 +68,23 @@ typedef struct oq_conformance_result {
     int64_t coord[OQ_MAX_DIMS];
     double got, expected, abs_diff;
 } oq_conformance_result;
+
+/* A runner that runs each model through ONNX Runtime: pass
+ * oq_conformance_ort_runner as opts.runner and a pointer to this struct as
+ * opts.runner_ctx. One session per model, created with `session_opts`
+ * (NULL: CPU, ORT defaults); inputs are bound by name and outputs picked by
+ * name. ORT's refusal to load or run a model makes the test FAIL with ORT's
+ * message. */
+typedef struct oq_conformance_ort {
+    oq_runtime *rt;
+    const oq_session_opts *session_opts;
+} oq_conformance_ort;
+
+oq_status oq_conformance_ort_runner(void *ctx, const char *model_path,
+                                    const char *const *input_names,
+                                    const oq_tensor *const *inputs, size_t n_in,
+                                    const char *const *output_names, size_t n_out,
+                                    oq_tensor **outputs, oq_err *err);
 
 /* Expand `dir` into test directories: `dir` itself when it holds model.onnx,
  * else its subdirectories that hold one, sorted by name. `*tests` is a

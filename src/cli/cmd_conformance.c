@@ -22,6 +22,10 @@ static void usage(FILE *fp)
             "rtol*|expected|, where NaN matches only NaN. Tests whose model is not a single\n"
             "Attention node (the *_expanded function bodies) are skipped as not applicable.\n"
             "\n"
+            "With --ep (or any runtime option), the models run through ONNX Runtime on that\n"
+            "execution provider instead of the reference, the *_expanded ones included: the\n"
+            "expected outputs are ONNX's, so this checks the runtime, not ortqual.\n"
+            "\n"
             "Prints one line per test (PASS name / FAIL name: reason / SKIP name: reason),\n"
             "then 'N passed, M failed, K skipped'. Exit status 0 when nothing failed, 1 when\n"
             "a test failed, 2 on bad usage (e.g. a DIR with no model.onnx).\n"
@@ -31,9 +35,14 @@ static void usage(FILE *fp)
             "  --atol X     absolute tolerance (default 1e-7)\n"
             "  --json       print one JSON document instead of lines\n"
             "  -h, --help   this help\n"
+            "runtime options (any of them selects ONNX Runtime instead of the reference):\n");
+    oq_cli_runtime_help(fp);
+    fprintf(fp,
             "\n"
-            "example:\n"
-            "  ortqual conformance ../shared/conformance/onnx-attention-v1.22\n");
+            "\n"
+            "examples:\n"
+            "  ortqual conformance ../shared/conformance/onnx-attention-v1.22\n"
+            "  ortqual conformance --ep cpu ../shared/conformance/onnx-attention-v1.22\n");
 }
 
 static int parse_tol(const char *opt, const char *s, double *out)
@@ -101,46 +110,16 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
     return 1;
 }
 
-int cmd_conformance(int argc, char **argv)
+/* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
+static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, int json)
 {
-    static const struct option longopts[] = {
-        {"rtol", required_argument, NULL, 'r'}, {"atol", required_argument, NULL, 'a'},
-        {"json", no_argument, NULL, 'j'},       {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    oq_conformance_opts opts;
-    oq_conformance_opts_init(&opts);
-    int json = 0, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'r': if (!parse_tol("--rtol", optarg, &opts.rtol)) return OQ_EXIT_USAGE; break;
-        case 'a': if (!parse_tol("--atol", optarg, &opts.atol)) return OQ_EXIT_USAGE; break;
-        case 'j': json = 1; break;
-        case 'h': usage(stdout); return OQ_EXIT_OK;
-        default:
-            fprintf(stderr, "ortqual conformance: unknown or incomplete option '%s'\n",
-                    argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "ortqual conformance: no test directory given (see --help)\n");
-        return OQ_EXIT_USAGE;
-    }
-    char **tests;
-    size_t n;
-    if (!collect(argc - optind, argv + optind, &tests, &n)) {
-        oq_conformance_list_free(tests);
-        return OQ_EXIT_USAGE;
-    }
     size_t counts[3] = {0, 0, 0};
     json_t *arr = json ? json_array() : NULL;
     int rc = OQ_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         oq_conformance_result r;
         oq_err err = {0};
-        if (oq_conformance_run_test(tests[i], &opts, &r, &err)) {
+        if (oq_conformance_run_test(tests[i], opts, &r, &err)) {
             fprintf(stderr, "ortqual conformance: %s\n", err.msg);
             rc = OQ_EXIT_RUNTIME;
             break;
@@ -154,7 +133,6 @@ int cmd_conformance(int argc, char **argv)
             printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
         fflush(stdout);
     }
-    oq_conformance_list_free(tests);
     if (arr) {
         json_t *doc = json_pack("{s:o, s:I, s:I, s:I}", "tests", arr, "passed",
                                 (json_int_t)counts[0], "failed", (json_int_t)counts[1],
@@ -167,4 +145,80 @@ int cmd_conformance(int argc, char **argv)
     }
     if (rc != OQ_EXIT_OK) return rc;
     return counts[OQ_CONFORMANCE_FAIL] ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+}
+
+/* With runtime options: load ORT once and run every test through it. */
+static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
+                        oq_conformance_opts *opts, int json)
+{
+    oq_runtime *rt = NULL;
+    int rc = oq_cli_runtime_open(cr, &rt);
+    if (rc) return rc;
+    oq_session_opts so = {.graph_opt_level = -1};
+    oq_cli_runtime_session_opts(cr, &so);
+    oq_conformance_ort ort = {rt, &so};
+    opts->runner = oq_conformance_ort_runner;
+    opts->runner_ctx = &ort;
+    rc = run_all(tests, n, opts, json);
+    oq_runtime_free(rt);
+    return rc;
+}
+
+static int parse_args(int argc, char **argv, oq_conformance_opts *opts, int *json,
+                      struct oq_cli_runtime *cr, int *use_ort)
+{
+    static const struct option longopts[] = {
+        {"rtol", required_argument, NULL, 'r'}, {"atol", required_argument, NULL, 'a'},
+        {"json", no_argument, NULL, 'j'},       {"help", no_argument, NULL, 'h'},
+        OQ_CLI_RUNTIME_LONGOPTS,                {NULL, 0, NULL, 0}};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = oq_cli_runtime_opt(cr, c, optarg);
+        if (r < 0) return OQ_EXIT_USAGE;
+        if (r > 0) {
+            *use_ort = 1;
+            continue;
+        }
+        switch (c) {
+        case 'r': if (!parse_tol("--rtol", optarg, &opts->rtol)) return OQ_EXIT_USAGE; break;
+        case 'a': if (!parse_tol("--atol", optarg, &opts->atol)) return OQ_EXIT_USAGE; break;
+        case 'j': *json = 1; break;
+        case 'h': usage(stdout); return -1;
+        default:
+            fprintf(stderr, "ortqual conformance: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            return OQ_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "ortqual conformance: no test directory given (see --help)\n");
+        return OQ_EXIT_USAGE;
+    }
+    return *use_ort ? oq_cli_runtime_check(cr) : OQ_EXIT_OK;
+}
+
+int cmd_conformance(int argc, char **argv)
+{
+    oq_conformance_opts opts;
+    oq_conformance_opts_init(&opts);
+    struct oq_cli_runtime cr = {0};
+    int json = 0, use_ort = 0;
+    int rc = parse_args(argc, argv, &opts, &json, &cr, &use_ort);
+    if (rc) {
+        oq_cli_runtime_free(&cr);
+        return rc < 0 ? OQ_EXIT_OK : rc;
+    }
+    char **tests = NULL;
+    size_t n = 0;
+    if (!collect(argc - optind, argv + optind, &tests, &n))
+        rc = OQ_EXIT_USAGE;
+    else if (use_ort)
+        rc = run_with_ort(&cr, tests, n, &opts, json);
+    else
+        rc = run_all(tests, n, &opts, json);
+    oq_conformance_list_free(tests);
+    oq_cli_runtime_free(&cr);
+    return rc;
 }
