@@ -313,66 +313,98 @@ static void store_qk(const attn_ctx *c, int64_t b, int64_t h, int64_t i, const d
     oq_ref_store_row(c->qk, ((b * c->Hq + h) * c->Lq + i) * c->T, c->T, row);
 }
 
-/* One query row: y[b, h, i, :] (and its qk_matmul_output row when asked). */
-static void attend_row(const attn_ctx *c, int64_t b, int64_t h, int64_t i, double *s, double *acc)
+/* Rows computed together by the kernels (each K and V load feeds this many rows). */
+#define ROWS 4
+
+/* Keys at or after the returned index are masked for query row i by padding
+ * or causality whatever the mask says. */
+static int64_t key_end(const attn_ctx *c, int64_t b, int64_t i)
 {
-    const int64_t T = c->T, D = c->D, Dv = c->Dv, kvh = h / c->group;
-    const double *q = c->q + ((b * c->Hq + h) * c->Lq + i) * D;
-    const double *kt = c->kt + (b * c->Hkv + kvh) * D * T;
-    const double *v = c->v + (b * c->Hkv + kvh) * T * Dv;
-    /* Keys at or after `end` are masked by padding or causality whatever the
-     * mask says, so their scores are only computed when they must be output. */
     int64_t end = c->key_end[b];
-    if (c->causal) {
-        int64_t last = i + c->causal_off[b];
-        if (last + 1 < end) end = last + 1;
-    }
-    if (end < 0) end = 0;
-    const int64_t ns = c->want_qk ? T : end;
-    oq_ref_scores(q, kt, T, D, ns, s);
+    if (c->causal && i + c->causal_off[b] + 1 < end) end = i + c->causal_off[b] + 1;
+    return end < 0 ? 0 : end;
+}
+
+/* Softcap, masks and the optional qk output of one row of scores s[0..ns). */
+static void bias_row(const attn_ctx *c, int64_t b, int64_t h, int64_t i, int64_t ns, int64_t end,
+                     double *s)
+{
     if (c->want_qk && c->mode == 0) store_qk(c, b, h, i, s);
     if (c->softcap > 0)
         for (int64_t j = 0; j < ns; j++) s[j] = c->softcap * tanh(s[j] / c->softcap);
     if (c->want_qk && c->mode == 1) store_qk(c, b, h, i, s);
     if (c->mask.t) oq_ref_mask_add(&c->mask, b, h, i, end, s);
     if (c->want_qk && c->mode == 2) {
-        for (int64_t j = end; j < T; j++) s[j] = -INFINITY;
+        for (int64_t j = end; j < c->T; j++) s[j] = -INFINITY;
         store_qk(c, b, h, i, s);
     }
-    double sum = oq_ref_softmax_weighted(s, end, v, Dv, acc);
-    double *yrow = acc + Dv;
-    /* A row with every key masked has no distribution: it is defined as zeros. */
-    double inv = sum > 0 ? 1.0 / sum : 0.0;
-    if (isnan(sum)) inv = NAN;
-    for (int64_t d = 0; d < Dv; d++) yrow[d] = acc[d] * inv;
-    int64_t yoff = c->three_d ? ((b * c->Lq + i) * c->Hq + h) * Dv : ((b * c->Hq + h) * c->Lq + i) * Dv;
-    oq_ref_store_row(c->y, yoff, Dv, yrow);
-    if (c->want_qk && c->mode == 3) {
-        for (int64_t j = 0; j < end; j++) s[j] *= inv;
-        for (int64_t j = end; j < T; j++) s[j] = 0.0;
-        store_qk(c, b, h, i, s);
+}
+
+/* Query rows i0 .. i0+rows-1 of (b, h): y (and qk_matmul_output rows when asked).
+ * s holds `rows` score rows of stride ld >= T; acc holds rows * Dv values. */
+static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double *s,
+                        int64_t ld, double *acc)
+{
+    const int64_t T = c->T, D = c->D, Dv = c->Dv, kvh = h / c->group;
+    const double *q = c->q + ((b * c->Hq + h) * c->Lq + i0) * D;
+    const double *kt = c->kt + (b * c->Hkv + kvh) * D * T;
+    const double *v = c->v + (b * c->Hkv + kvh) * T * Dv;
+    int64_t end[ROWS], max_end = 0;
+    for (int r = 0; r < rows; r++) {
+        end[r] = key_end(c, b, i0 + r);
+        if (end[r] > max_end) max_end = end[r];
+    }
+    /* Scores past a row's end are only needed when they are output. */
+    const int64_t ns = c->want_qk ? T : max_end;
+    oq_ref_scores(q, rows, kt, T, D, ns, s, ld);
+    double inv[ROWS];
+    for (int r = 0; r < rows; r++) {
+        double *sr = s + r * ld;
+        bias_row(c, b, h, i0 + r, ns, end[r], sr);
+        const double sum = oq_ref_softmax_exp(sr, end[r]);
+        /* A row with every key masked has no distribution: it is defined as zeros. */
+        inv[r] = isnan(sum) ? NAN : sum > 0 ? 1.0 / sum : 0.0;
+        for (int64_t j = end[r]; j < max_end; j++) sr[j] = 0.0;
+    }
+    oq_ref_weighted(s, ld, rows, max_end, v, Dv, acc);
+    for (int r = 0; r < rows; r++) {
+        const int64_t i = i0 + r;
+        double *yr = acc + r * Dv;
+        for (int64_t d = 0; d < Dv; d++) yr[d] *= inv[r];
+        int64_t yoff = c->three_d ? ((b * c->Lq + i) * c->Hq + h) * Dv
+                                  : ((b * c->Hq + h) * c->Lq + i) * Dv;
+        oq_ref_store_row(c->y, yoff, Dv, yr);
+        if (c->want_qk && c->mode == 3) {
+            double *sr = s + r * ld;
+            for (int64_t j = 0; j < end[r]; j++) sr[j] *= inv[r];
+            for (int64_t j = end[r]; j < T; j++) sr[j] = 0.0;
+            store_qk(c, b, h, i, sr);
+        }
     }
 }
 
 static oq_status run_rows(attn_ctx *c, oq_err *err)
 {
-    const int64_t rows = c->B * c->Hq * c->Lq;
-    const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+    const int64_t blocks_per_head = (c->Lq + ROW_BLOCK - 1) / ROW_BLOCK;
+    const int64_t blocks = c->B * c->Hq * blocks_per_head;
     int nthreads = omp_get_max_threads();
     if (nthreads < 1) nthreads = 1;
-    const size_t per_thread = (size_t)c->T + 2 * (size_t)c->Dv + 8;
+    const int64_t ld = c->T + 8;
+    const size_t per_thread = (size_t)(ROWS * ld + ROWS * c->Dv + 8);
     double *scratch = malloc((size_t)nthreads * per_thread * sizeof(double));
     if (!scratch) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for Attention scratch");
 #pragma omp parallel num_threads(nthreads)
     {
         double *s = scratch + (size_t)omp_get_thread_num() * per_thread;
-        double *acc = s + c->T;
+        double *acc = s + ROWS * ld;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t blk = 0; blk < blocks; blk++) {
-            int64_t r1 = (blk + 1) * ROW_BLOCK < rows ? (blk + 1) * ROW_BLOCK : rows;
-            for (int64_t r = blk * ROW_BLOCK; r < r1; r++) {
-                int64_t i = r % c->Lq, bh = r / c->Lq;
-                attend_row(c, bh / c->Hq, bh % c->Hq, i, s, acc);
+            const int64_t bh = blk / blocks_per_head;
+            const int64_t i0 = (blk % blocks_per_head) * ROW_BLOCK;
+            const int64_t i1 = i0 + ROW_BLOCK < c->Lq ? i0 + ROW_BLOCK : c->Lq;
+            for (int64_t i = i0; i < i1; i += ROWS) {
+                const int rows = (int)(i1 - i < ROWS ? i1 - i : ROWS);
+                attend_rows(c, bh / c->Hq, bh % c->Hq, i, rows, s, ld, acc);
             }
         }
     }

@@ -39,9 +39,16 @@ OQ_INLINE void store8(double *p, v8d x)
     memcpy(p, &x, sizeof x);
 }
 
+/* A shuffle of lane 0 compiles to one broadcast; GCC 12 expands a vector
+ * literal {x, x, ...} inside a target_clones function into eight masked ones. */
 OQ_INLINE v8d splat8(double x)
 {
-    return (v8d){x, x, x, x, x, x, x, x};
+#if defined(__clang__)
+    const v8d v = {x};
+    return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+#else
+    return __builtin_shuffle((v8d){x}, (v8i){0});
+#endif
 }
 
 /* Lane-wise choice: mask lanes (all ones) from a, the others from b. */
@@ -89,25 +96,67 @@ OQ_INLINE v8d vexp(v8d x)
     return select8(nan, x, select8(live, e, splat8(0.0)));
 }
 
+/* Four query rows at once, accumulators named (not an array) so that they stay
+ * in registers: each K load feeds four FMAs. */
+OQ_INLINE void scores4(const double *q, const double *kt, int64_t T, int64_t D, int64_t j,
+                       double *s, int64_t ld)
+{
+    v8d a00 = splat8(0.0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+        a31 = a00;
+    for (int64_t d = 0; d < D; d++) {
+        const v8d k0 = load8(kt + d * T + j), k1 = load8(kt + d * T + j + 8);
+        const v8d q0 = splat8(q[d]), q1 = splat8(q[D + d]), q2 = splat8(q[2 * D + d]),
+                  q3 = splat8(q[3 * D + d]);
+        a00 += q0 * k0;
+        a01 += q0 * k1;
+        a10 += q1 * k0;
+        a11 += q1 * k1;
+        a20 += q2 * k0;
+        a21 += q2 * k1;
+        a30 += q3 * k0;
+        a31 += q3 * k1;
+    }
+    store8(s + j, a00);
+    store8(s + j + 8, a01);
+    store8(s + ld + j, a10);
+    store8(s + ld + j + 8, a11);
+    store8(s + 2 * ld + j, a20);
+    store8(s + 2 * ld + j + 8, a21);
+    store8(s + 3 * ld + j, a30);
+    store8(s + 3 * ld + j + 8, a31);
+}
+
 OQ_CLONES
-void oq_ref_scores(const double *q, const double *kt, int64_t T, int64_t D, int64_t ns, double *s)
+void oq_ref_scores(const double *q, int rows, const double *kt, int64_t T, int64_t D, int64_t ns,
+                   double *s, int64_t ld)
 {
     int64_t j = 0;
-    for (; j + 16 <= ns; j += 16) {
-        v8d a0 = splat8(0.0), a1 = splat8(0.0);
-        for (int64_t d = 0; d < D; d++) {
-            const v8d qd = splat8(q[d]);
-            a0 += qd * load8(kt + d * T + j);
-            a1 += qd * load8(kt + d * T + j + 8);
+    if (rows == 4) {
+        for (; j + 16 <= ns; j += 16) scores4(q, kt, T, D, j, s, ld);
+    } else {
+        for (int r = 0; r < rows; r++) {
+            j = 0;
+            const double *qr = q + r * D;
+            double *sr = s + r * ld;
+            for (; j + 16 <= ns; j += 16) {
+                v8d a0 = splat8(0.0), a1 = splat8(0.0);
+                for (int64_t d = 0; d < D; d++) {
+                    const v8d qd = splat8(qr[d]);
+                    a0 += qd * load8(kt + d * T + j);
+                    a1 += qd * load8(kt + d * T + j + 8);
+                }
+                store8(sr + j, a0);
+                store8(sr + j + 8, a1);
+            }
         }
-        store8(s + j, a0);
-        store8(s + j + 8, a1);
     }
-    for (; j < ns; j++) {
-        double a = 0.0;
-        for (int64_t d = 0; d < D; d++) a += q[d] * kt[d * T + j];
-        s[j] = a;
-    }
+    const int64_t tail = j;
+    for (int r = 0; r < rows; r++)
+        for (j = tail; j < ns; j++) {
+            double a = 0.0;
+            for (int64_t d = 0; d < D; d++) a += q[r * D + d] * kt[d * T + j];
+            s[r * ld + j] = a;
+        }
 }
 
 OQ_INLINE double row_max(const double *s, int64_t end)
@@ -124,41 +173,15 @@ OQ_INLINE double row_max(const double *s, int64_t end)
     return mx;
 }
 
-/* acc[d0..d0+W) = sum_j s[j] * v[j*Dv + d0..], W = 16 or 8 lanes per call. */
-OQ_INLINE void weighted16(const double *s, int64_t end, const double *v, int64_t Dv, int64_t d0,
-                       double *acc)
-{
-    v8d a0 = splat8(0.0), a1 = splat8(0.0);
-    for (int64_t j = 0; j < end; j++) {
-        const v8d p = splat8(s[j]);
-        a0 += p * load8(v + j * Dv + d0);
-        a1 += p * load8(v + j * Dv + d0 + 8);
-    }
-    store8(acc + d0, a0);
-    store8(acc + d0 + 8, a1);
-}
-
-OQ_INLINE void weighted8(const double *s, int64_t end, const double *v, int64_t Dv, int64_t d0,
-                      double *acc)
-{
-    v8d a0 = splat8(0.0);
-    for (int64_t j = 0; j < end; j++) a0 += splat8(s[j]) * load8(v + j * Dv + d0);
-    store8(acc + d0, a0);
-}
-
 OQ_CLONES
-double oq_ref_softmax_weighted(double *s, int64_t end, const double *v, int64_t Dv, double *acc)
+double oq_ref_softmax_exp(double *s, int64_t end)
 {
     const double mx = row_max(s, end);
     if (mx == -INFINITY) {
-        for (int64_t j = 0; j < end; j++)
-            if (isnan(s[j])) {
-                for (int64_t d = 0; d < Dv; d++) acc[d] = NAN;
-                return NAN;
-            }
-        for (int64_t j = 0; j < end; j++) s[j] = 0.0;
-        for (int64_t d = 0; d < Dv; d++) acc[d] = 0.0;
-        return 0.0;
+        int has_nan = 0;
+        for (int64_t j = 0; j < end; j++) has_nan |= isnan(s[j]);
+        for (int64_t j = 0; j < end; j++) s[j] = has_nan ? NAN : 0.0;
+        return has_nan ? NAN : 0.0;
     }
     v8d sum8 = splat8(0.0);
     const v8d m8 = splat8(mx);
@@ -173,13 +196,67 @@ double oq_ref_softmax_weighted(double *s, int64_t end, const double *v, int64_t 
         s[j] = exp(s[j] - mx);
         sum += s[j];
     }
-    int64_t d0 = 0;
-    for (; d0 + 16 <= Dv; d0 += 16) weighted16(s, end, v, Dv, d0, acc);
-    for (; d0 + 8 <= Dv; d0 += 8) weighted8(s, end, v, Dv, d0, acc);
-    for (; d0 < Dv; d0++) {
-        double a = 0.0;
-        for (int64_t k = 0; k < end; k++) a += s[k] * v[k * Dv + d0];
-        acc[d0] = a;
-    }
     return sum;
+}
+
+/* acc[r][d0 .. d0+16) = sum_j s[r][j] * v[j][d0 ..] for four rows: each V load feeds four FMAs. */
+OQ_INLINE void weighted4(const double *s, int64_t ld, int64_t end, const double *v, int64_t Dv,
+                         int64_t d0, double *acc)
+{
+    v8d a00 = splat8(0.0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+        a31 = a00;
+    for (int64_t j = 0; j < end; j++) {
+        const v8d v0 = load8(v + j * Dv + d0), v1 = load8(v + j * Dv + d0 + 8);
+        const v8d p0 = splat8(s[j]), p1 = splat8(s[ld + j]), p2 = splat8(s[2 * ld + j]),
+                  p3 = splat8(s[3 * ld + j]);
+        a00 += p0 * v0;
+        a01 += p0 * v1;
+        a10 += p1 * v0;
+        a11 += p1 * v1;
+        a20 += p2 * v0;
+        a21 += p2 * v1;
+        a30 += p3 * v0;
+        a31 += p3 * v1;
+    }
+    store8(acc + d0, a00);
+    store8(acc + d0 + 8, a01);
+    store8(acc + Dv + d0, a10);
+    store8(acc + Dv + d0 + 8, a11);
+    store8(acc + 2 * Dv + d0, a20);
+    store8(acc + 2 * Dv + d0 + 8, a21);
+    store8(acc + 3 * Dv + d0, a30);
+    store8(acc + 3 * Dv + d0 + 8, a31);
+}
+
+OQ_CLONES
+void oq_ref_weighted(const double *s, int64_t ld, int rows, int64_t end, const double *v,
+                     int64_t Dv, double *acc)
+{
+    int64_t d0 = 0;
+    if (rows == 4) {
+        for (; d0 + 16 <= Dv; d0 += 16) weighted4(s, ld, end, v, Dv, d0, acc);
+    } else {
+        for (int r = 0; r < rows; r++) {
+            d0 = 0;
+            const double *sr = s + r * ld;
+            double *ar = acc + r * Dv;
+            for (; d0 + 16 <= Dv; d0 += 16) {
+                v8d a0 = splat8(0.0), a1 = splat8(0.0);
+                for (int64_t j = 0; j < end; j++) {
+                    const v8d p = splat8(sr[j]);
+                    a0 += p * load8(v + j * Dv + d0);
+                    a1 += p * load8(v + j * Dv + d0 + 8);
+                }
+                store8(ar + d0, a0);
+                store8(ar + d0 + 8, a1);
+            }
+        }
+    }
+    const int64_t tail = d0;
+    for (int r = 0; r < rows; r++)
+        for (d0 = tail; d0 < Dv; d0++) {
+            double a = 0.0;
+            for (int64_t j = 0; j < end; j++) a += s[r * ld + j] * v[j * Dv + d0];
+            acc[r * Dv + d0] = a;
+        }
 }
