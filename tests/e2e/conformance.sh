@@ -28,6 +28,13 @@ grep -q '^SKIP test_attention_4d_expanded: function body of standard ops' "$tmp/
 grep -q '"verdict": "PASS"' "$tmp/json" || fail "--json verdict"
 grep -q '"passed": 1' "$tmp/json" || fail "--json count"
 
+# --ep cpu: ONNX Runtime runs the models instead, the expanded function body included.
+if [ -n "${OQ_ORT_LIB:-}" ]; then
+    "$ORTQUAL" conformance --ep cpu --ort-lib "$OQ_ORT_LIB" "$CONF/test_attention_4d_gqa" \
+        "$CONF/test_attention_4d_gqa_expanded" >"$tmp/ort" || { cat "$tmp/ort"; fail "--ep cpu"; }
+    [ "$(tail -n 1 "$tmp/ort")" = "2 passed, 0 failed, 0 skipped" ] || fail "--ep cpu closing line"
+fi
+
 # Corrupt the expected Y of one test (its last float, in the raw data): must FAIL, exit 1.
 cp -r "$CONF/test_attention_4d" "$tmp/test_attention_4d"
 chmod -R u+w "$tmp/test_attention_4d"
