@@ -3,7 +3,6 @@
 
 #include "bench/bench-impl.h"
 
-#if __has_include("ortqual/reference.h")
 #include "ortqual/reference.h"
 
 static oq_status ref_inputs(oq_bench_group *g, oq_err *err)
@@ -35,14 +34,6 @@ oq_status oq_bench_reference(oq_bench_group *g, oq_tensor **out, oq_err *err)
     *out = o.y;
     return OQ_OK;
 }
-#else
-oq_status oq_bench_reference(oq_bench_group *g, oq_tensor **out, oq_err *err)
-{
-    (void)g;
-    *out = NULL;
-    return oq_err_set(err, OQ_ERR_NOT_FOUND, "the C reference (reference.h) is not in this build");
-}
-#endif
 
 void oq_bench_reference_clear(oq_bench_group *g)
 {

@@ -84,6 +84,8 @@ EOF
 expect 0 "wrote" "$Q" bench --variants cpu:decomposed:fp32 --seq-lens 32 --modes unmasked --num-heads 2 \
     --head-dim 8 --iters 2 --io-binding device --outdir "$T/c"
 expect 0 '"io_binding": "device"' cat "$T/c/summary.json"
+if "$PY" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert len(r)==1 and r[0]["status"]=="ok" and float(r[0]["max_abs_err"])<1e-4' "$T/c/summary.csv"; then
+    ok "device binding output matches the reference"; else bad "device binding accuracy"; fi
 
 # 4. Usage errors: exit 2 with a one-line message naming the problem.
 expect 2 "unknown or incomplete option '--bogus'" "$Q" bench --variants ref --bogus
