@@ -52,6 +52,9 @@ extern "C" {
 oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
                         oq_err *err);
 
+/* 1 when oq_mask_check accepts masks of this dtype, else 0. */
+int oq_mask_dtype_ok(oq_dtype dtype);
+
 /* Check explicit lengths (e.g. a `nonpad_kv_seqlen` input) against a padded
  * length L: each must be in 1..L. OQ_ERR_MASK names the event otherwise. */
 oq_status oq_mask_lengths_check(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_err *err);

@@ -36,6 +36,7 @@ struct oq_graph {
     arena mem;
     name_set names;    /* every name handed out or used: values and nodes */
     name_set produced; /* values that have a producer: input, initializer or node output */
+    name_set nodes_named; /* names given to nodes */
     ptr_vec nodes, inits, inputs, outputs, opsets;
     char *graph_name;
     char *doc;
@@ -148,21 +149,22 @@ static int names_add(oq_graph *g, name_set *ns, const char *s)
     return names_put_raw(ns, s);
 }
 
-/* Reserve a caller-chosen name; a duplicate is an error. */
-static const char *claim_name(oq_graph *g, const char *name, const char *what)
+/* A node name: unique among nodes; a name reserved by oq_graph_fresh_name is fine. */
+static const char *claim_node_name(oq_graph *g, const char *name)
 {
     if (g->err.status) return NULL;
     if (!name || !*name) {
-        fail(g, OQ_ERR_INVALID_ARG, "empty %s name", what);
+        fail(g, OQ_ERR_INVALID_ARG, "empty node name");
         return NULL;
     }
-    if (names_has(&g->names, name)) {
-        fail(g, OQ_ERR_INVALID_ARG, "%s name '%s' is already used in the graph", what, name);
+    if (names_has(&g->nodes_named, name)) {
+        fail(g, OQ_ERR_INVALID_ARG, "node name '%s' is already used in the graph", name);
         return NULL;
     }
     char *s = gstrdup(g, name);
-    if (!s || names_add(g, &g->names, s)) return NULL;
-    return s;
+    if (!s) return NULL;
+    if (!names_has(&g->names, name) && names_add(g, &g->names, s)) return NULL;
+    return names_add(g, &g->nodes_named, s) ? NULL : s;
 }
 
 /* A value gets its producer: a duplicate producer is an error; a name reserved
@@ -189,14 +191,11 @@ const char *oq_graph_fresh_name(oq_graph *g, const char *prefix)
 {
     if (g->err.status) return NULL;
     if (!prefix || !*prefix) prefix = "v";
-    if (!names_has(&g->names, prefix)) return claim_name(g, prefix, "value");
     size_t n = strlen(prefix) + 24;
     char *buf = galloc(g, n);
     if (!buf) return NULL;
-    for (unsigned long k = 1;; k++) {
-        snprintf(buf, n, "%s_%lu", prefix, k);
-        if (!names_has(&g->names, buf)) break;
-    }
+    snprintf(buf, n, "%s", prefix);
+    for (unsigned long k = 1; names_has(&g->names, buf); k++) snprintf(buf, n, "%s_%lu", prefix, k);
     return names_add(g, &g->names, buf) ? NULL : buf;
 }
 
@@ -254,6 +253,7 @@ void oq_graph_free(oq_graph *g)
     free(g->mem.ptrs);
     free(g->names.slots);
     free(g->produced.slots);
+    free(g->nodes_named.slots);
     free(g->nodes.v);
     free(g->inits.v);
     free(g->inputs.v);
@@ -537,7 +537,7 @@ oq_status oq_graph_add_node(oq_graph *g, const char *op_type, const char *domain
     onnx__node_proto__init(np);
     np->op_type = gstrdup(g, op_type);
     np->domain = gstrdup(g, domain);
-    np->name = (char *)(name ? claim_name(g, name, "node") : oq_graph_fresh_name(g, op_type));
+    np->name = (char *)claim_node_name(g, name ? name : oq_graph_fresh_name(g, op_type));
     for (size_t i = 0; i < n_in; i++) {
         if (!inputs[i]) return fail(g, OQ_ERR_INVALID_ARG, "%s node '%s': input %zu is NULL",
                                     op_type, np->name ? np->name : "", i);

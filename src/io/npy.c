@@ -271,8 +271,9 @@ oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, o
     size_t bytes = 0;
     if ((st = payload_size(&h, dt, who, &bytes, err))) return st;
     if (n - off < bytes)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: truncated data (%zu bytes expected, %zu present)",
-                          who, bytes, n - off);
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: truncated data (%zu bytes expected, %zu present)", who, bytes,
+                          n - off);
     if (n - off > bytes)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: %zu unexpected bytes after the data", who,
                           n - off - bytes);
@@ -338,12 +339,21 @@ static void make_header(const oq_tensor *t, const char *descr, oq_npy_parts *p)
     p->header_len = total;
 }
 
+/* numpy bools are bytes 0 and 1; a tensor may hold other non-zero bytes. */
+static int bools_canonical(const unsigned char *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > 1) return 0;
+    return 1;
+}
+
 oq_status oq_npy_parts_make(const oq_tensor *t, oq_npy_parts *p, oq_err *err)
 {
     memset(p, 0, sizeof *p);
     const char *descr = dtype_descr(t->dtype);
     if (!descr)
-        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "tensor '%s': dtype %d cannot be written to .npy",
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED,
+                          "tensor '%s': dtype %d cannot be written to .npy",
                           t->name ? t->name : "", (int)t->dtype);
     if (t->ndim < 0 || t->ndim > OQ_MAX_DIMS)
         return oq_err_set(err, OQ_ERR_SHAPE, "tensor '%s': rank %d outside 0..%d",
@@ -360,6 +370,13 @@ oq_status oq_npy_parts_make(const oq_tensor *t, oq_npy_parts *p, oq_err *err)
         p->owned = f;
         p->payload = f;
         p->payload_len = (size_t)count * sizeof *f;
+    }
+    if (t->dtype == OQ_DTYPE_BOOL && !bools_canonical(t->data, p->payload_len)) {
+        unsigned char *b = malloc(p->payload_len);
+        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < p->payload_len; i++) b[i] = ((const unsigned char *)t->data)[i] != 0;
+        p->owned = b;
+        p->payload = b;
     }
     return OQ_OK;
 }

@@ -58,7 +58,7 @@ static oq_status member_bytes(zip_t *za, zip_uint64_t i, const char *who, const 
     zip_int64_t r = 0;
     while (got < sb.size && (r = zip_fread(zf, b + got, sb.size - got)) > 0) got += (zip_uint64_t)r;
     unsigned char extra;
-    if (r >= 0 && got == sb.size) r = zip_fread(zf, &extra, 1); /* expect the end (and the CRC check) */
+    if (r >= 0 && got == sb.size) r = zip_fread(zf, &extra, 1); /* the end, and the CRC check */
     if (r != 0 || got != sb.size) {
         oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': %s", who, key,
                    r < 0 ? zip_file_strerror(zf) : "size does not match the directory");
@@ -255,7 +255,8 @@ static oq_status build_archive(zip_source_t *mem, size_t n, const oq_tensor *con
     zip_error_fini(&ze);
     zip_source_keep(mem); /* the archive releases its reference on close */
     oq_status st = OQ_OK;
-    for (size_t i = 0; !st && i < n; i++) st = add_member(za, ts[i], &parts[i], compress, path, err);
+    for (size_t i = 0; !st && i < n; i++)
+        st = add_member(za, ts[i], &parts[i], compress, path, err);
     if (!st && zip_close(za) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot write archive: %s", path, zip_strerror(za));
     if (st) zip_discard(za);
@@ -272,8 +273,8 @@ static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite
     if (!chunk || zip_source_open(mem) != 0) {
         oq_atomic_abort(&af);
         free(chunk);
-        return oq_err_set(err, chunk ? OQ_ERR_IO : OQ_ERR_NOMEM, "%s: cannot read the archive buffer",
-                          path);
+        return oq_err_set(err, chunk ? OQ_ERR_IO : OQ_ERR_NOMEM,
+                          "%s: cannot read the archive buffer", path);
     }
     zip_int64_t r;
     int bad = 0;

@@ -7,7 +7,7 @@
 /* Mask element classes: the contract only knows exactly 0 and exactly 1. */
 enum { MASK_ZERO = 0, MASK_ONE = 1, MASK_BAD = 2 };
 
-static int mask_dtype_ok(oq_dtype t)
+int oq_mask_dtype_ok(oq_dtype t)
 {
     switch (t) {
     case OQ_DTYPE_BOOL: case OQ_DTYPE_FLOAT32: case OQ_DTYPE_FLOAT16: case OQ_DTYPE_BFLOAT16:
@@ -56,7 +56,7 @@ static void mask_value_str(const oq_tensor *m, int64_t i, char *buf, size_t n)
 static oq_status check_shapes(const oq_tensor *mask, const oq_tensor *features, oq_err *err)
 {
     char ms[96], fs[96];
-    if (!mask_dtype_ok(mask->dtype))
+    if (!oq_mask_dtype_ok(mask->dtype))
         return oq_err_set(err, OQ_ERR_SHAPE,
                           "mask dtype %s is not allowed (bool, float16/32/64, bfloat16, int32, int64)",
                           oq_dtype_name(mask->dtype));
@@ -161,7 +161,7 @@ oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, o
 {
     if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
-    if (!mask_dtype_ok(dtype))
+    if (!oq_mask_dtype_ok(dtype))
         return oq_err_set(err, OQ_ERR_SHAPE, "mask dtype %s is not allowed", oq_dtype_name(dtype));
     oq_status st = oq_mask_lengths_check(lengths, batch, seq_len, err);
     if (st) return st;

@@ -9,7 +9,7 @@
 #include "ortqual/tensor.h"
 
 /* Keep in step with expected() in check_ours.py. */
-static double npz_value(oq_dtype dt, int64_t i)
+static inline double npz_value(oq_dtype dt, int64_t i)
 {
     switch (dt) {
     case OQ_DTYPE_INT64: return (double)((i % 13 - 6) * ((int64_t)1 << 40) + i);
@@ -23,7 +23,7 @@ static double npz_value(oq_dtype dt, int64_t i)
 }
 
 /* A tensor of `dt` and shape filled by npz_value; NULL on failure. */
-static oq_tensor *npz_make(oq_dtype dt, int32_t ndim, const int64_t *shape, const char *name)
+static inline oq_tensor *npz_make(oq_dtype dt, int32_t ndim, const int64_t *shape, const char *name)
 {
     oq_tensor *t = NULL;
     if (oq_tensor_create(&t, dt, ndim, shape, name, NULL) != OQ_OK) return NULL;
@@ -32,7 +32,7 @@ static oq_tensor *npz_make(oq_dtype dt, int32_t ndim, const int64_t *shape, cons
 }
 
 /* Same dtype/shape/bytes; a bfloat16 `want` matches a float32 `got` holding the same values. */
-static int npz_same(const oq_tensor *want, const oq_tensor *got)
+static inline int npz_same(const oq_tensor *want, const oq_tensor *got)
 {
     if (want->ndim != got->ndim) return 0;
     for (int32_t i = 0; i < want->ndim; i++)

@@ -227,9 +227,12 @@ static void expect_refusal(const char *file, oq_status status, const char *text)
 static void test_refusals_by_name(void **state)
 {
     (void)state;
-    expect_refusal("bad_fortran.npy", OQ_ERR_UNSUPPORTED, ": Fortran-order arrays are not supported");
-    expect_refusal("bad_object.npy", OQ_ERR_UNSUPPORTED, ": object arrays ('|O') are not supported");
-    expect_refusal("bad_bigendian.npy", OQ_ERR_UNSUPPORTED, ": big-endian dtype '>f4' is not supported");
+    expect_refusal("bad_fortran.npy", OQ_ERR_UNSUPPORTED,
+                   ": Fortran-order arrays are not supported");
+    expect_refusal("bad_object.npy", OQ_ERR_UNSUPPORTED,
+                   ": object arrays ('|O') are not supported");
+    expect_refusal("bad_bigendian.npy", OQ_ERR_UNSUPPORTED,
+                   ": big-endian dtype '>f4' is not supported");
     expect_refusal("bad_complex.npy", OQ_ERR_UNSUPPORTED, ": unsupported dtype '<c8' (supported:");
     expect_refusal("bad_uint8.npy", OQ_ERR_UNSUPPORTED, ": unsupported dtype '|u1'");
     expect_refusal("bad_structured.npy", OQ_ERR_UNSUPPORTED, ": structured dtypes");
@@ -244,8 +247,10 @@ static void test_refusals_by_name(void **state)
     expect_refusal("bad_member.npz", OQ_ERR_UNSUPPORTED,
                    "bad_member.npz: member 'a': unsupported dtype '<c8'");
     expect_refusal("bad_notnpy.npz", OQ_ERR_FORMAT, ": member 'readme.txt' is not a .npy file");
+    expect_refusal("bad_duplicate.npz", OQ_ERR_FORMAT, ": member 'f32' appears twice");
     expect_refusal("bad_crc.npz", OQ_ERR_FORMAT, ": member 'f32': CRC error");
-    expect_refusal("bad_notzip.npz", OQ_ERR_FORMAT, ": cannot open as .npz (zip): Not a zip archive");
+    expect_refusal("bad_notzip.npz", OQ_ERR_FORMAT,
+                   ": cannot open as .npz (zip): Not a zip archive");
     expect_refusal("missing.npz", OQ_ERR_IO, ": cannot open as .npz (zip): No such file");
     expect_refusal("missing.npy", OQ_ERR_IO, ": cannot open: No such file");
 }
@@ -313,7 +318,8 @@ static void test_npy_roundtrip_every_dtype_in_memory(void **state)
     (void)state;
     for (size_t d = 0; d < NDT; d++)
         for (size_t s = 0; s < NSH; s++) {
-            oq_tensor *t = npz_make(DTYPES[d], SHAPES[s].ndim, SHAPES[s].shape, NULL), *back = NULL;
+            oq_tensor *t = npz_make(DTYPES[d], SHAPES[s].ndim, SHAPES[s].shape, NULL);
+            oq_tensor *back = NULL;
             unsigned char *buf;
             size_t n;
             oq_err err = {0};
@@ -325,6 +331,25 @@ static void test_npy_roundtrip_every_dtype_in_memory(void **state)
             oq_tensor_free(t);
             oq_tensor_free(back);
         }
+}
+
+/* Bool bytes other than 0/1 are written as 1, as numpy stores them. */
+static void test_bool_bytes_written_as_0_or_1(void **state)
+{
+    (void)state;
+    unsigned char v[4] = {0, 2, 255, 1};
+    oq_tensor *t = NULL, *back = NULL;
+    assert_int_equal(oq_tensor_wrap(&t, OQ_DTYPE_BOOL, 1, (int64_t[]){4}, v, "b", NULL), OQ_OK);
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_npy_serialize(t, &buf, &n, NULL), OQ_OK);
+    assert_memory_equal(buf + n - 4, ((unsigned char[]){0, 1, 1, 1}), 4);
+    assert_int_equal(oq_npy_parse(buf, n, NULL, &back, NULL), OQ_OK);
+    assert_memory_equal(back->data, ((unsigned char[]){0, 1, 1, 1}), 4);
+    assert_memory_equal(v, ((unsigned char[]){0, 2, 255, 1}), 4); /* input untouched */
+    free(buf);
+    oq_tensor_free(back);
+    oq_tensor_free(t);
 }
 
 static char *temp_dir(void)
@@ -436,7 +461,8 @@ static void test_npz_write_refusals_and_overwrite(void **state)
     assert_int_equal(access(path, F_OK), -1); /* nothing written */
 
     assert_int_equal(oq_npz_write(path, 1, (const oq_tensor *const[]){a}, 1, 0, &err), OQ_OK);
-    assert_int_equal(oq_npz_write(path, 1, (const oq_tensor *const[]){a2}, 1, 0, &err), OQ_ERR_IO);
+    assert_int_equal(oq_npz_write(path, 1, (const oq_tensor *const[]){a2}, 1, 0, &err),
+                     OQ_ERR_IO);
     assert_non_null(strstr(err.msg, "w.npz: exists (not overwritten)"));
     oq_npz *z = read_npz(path);
     assert_true(npz_same(a, oq_npz_get(z, "a"))); /* the refused write changed nothing */
@@ -482,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_npy_roundtrip_every_dtype_in_memory),
         cmocka_unit_test(test_bfloat16_written_as_float32),
+        cmocka_unit_test(test_bool_bytes_written_as_0_or_1),
         cmocka_unit_test(test_npz_roundtrip_stored_and_compressed),
         cmocka_unit_test(test_npz_write_refusals_and_overwrite),
     };

@@ -47,7 +47,8 @@ static void write_ours(const char *dir, oq_tensor **ts)
     oq_err err = {0};
     for (size_t i = 0; i < NT; i++) {
         fprintf(spec, "%s %s", ts[i]->name, oq_dtype_name(ts[i]->dtype));
-        for (int32_t k = 0; k < ts[i]->ndim; k++) fprintf(spec, " %lld", (long long)ts[i]->shape[k]);
+        for (int32_t k = 0; k < ts[i]->ndim; k++)
+            fprintf(spec, " %lld", (long long)ts[i]->shape[k]);
         fprintf(spec, "\n");
         char file[300];
         snprintf(file, sizeof file, "%s.npy", ts[i]->name);
@@ -58,7 +59,8 @@ static void write_ours(const char *dir, oq_tensor **ts)
     const char *archives[] = {"stored.npz", "compressed.npz"};
     for (int c = 0; c < 2; c++) {
         join(path, sizeof path, dir, archives[c]);
-        if (oq_npz_write(path, NT, (const oq_tensor *const *)ts, c, 0, &err)) fail_msg("%s", err.msg);
+        if (oq_npz_write(path, NT, (const oq_tensor *const *)ts, c, 0, &err))
+            fail_msg("%s", err.msg);
     }
     join(path, sizeof path, dir, "empty.npz");
     if (oq_npz_write(path, 0, NULL, 0, 0, &err)) fail_msg("%s", err.msg);
