@@ -186,6 +186,13 @@ oq_dtype oq_session_output_dtype(const oq_session *s, size_t i);
 const char *oq_session_ep(const oq_session *s);
 const char *oq_session_ep_attach(const oq_session *s);
 
+/* The ORT objects behind a session, for library code that calls ORT directly
+ * (placement's Session_GetEpGraphAssignmentInfo). Owned by the session and its
+ * runtime; valid while the session lives. */
+struct OrtSession;
+struct OrtSession *oq_session_ort(const oq_session *s);
+oq_runtime *oq_session_runtime(const oq_session *s);
+
 /* Run once. Inputs are matched to model inputs by oq_tensor name; every
  * model input must be given exactly once. Supported dtypes: float32, float16,
  * bfloat16, float64, int64, int32, bool. Input data is borrowed for the call.

@@ -254,6 +254,8 @@ oq_dtype oq_session_output_dtype(const oq_session *s, size_t i)
 }
 const char *oq_session_ep(const oq_session *s) { return s->ep; }
 const char *oq_session_ep_attach(const oq_session *s) { return s->attach; }
+struct OrtSession *oq_session_ort(const oq_session *s) { return s->sess; }
+oq_runtime *oq_session_runtime(const oq_session *s) { return s->rt; }
 
 /* ---- run ------------------------------------------------------------------------ */
 

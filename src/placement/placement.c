@@ -1,0 +1,317 @@
+/* Placement: node table, classification, verdict and JSON. */
+#include "placement-impl.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *oq_node_place_name(oq_node_place p)
+{
+    switch (p) {
+    case OQ_PLACE_DEVICE: return "device";
+    case OQ_PLACE_MEMCPY: return "memcpy";
+    case OQ_PLACE_CPU_SHAPE: return "cpu_shape";
+    case OQ_PLACE_CPU_COMPUTE: return "cpu_compute";
+    }
+    return "unknown";
+}
+
+oq_status oq_placement_create(oq_placement **out, oq_err *err)
+{
+    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: out is NULL");
+    *out = calloc(1, sizeof **out);
+    return *out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "placement: out of memory");
+}
+
+static void tensors_free(oq_placed_tensor *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(t[i].dtype);
+        free(t[i].dims);
+    }
+    free(t);
+}
+
+void oq_placement_free(oq_placement *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->n_nodes; i++) {
+        oq_placed_node *n = &p->nodes[i];
+        free(n->name);
+        free(n->op_type);
+        free(n->ep_assigned);
+        free(n->ep_profiled);
+        tensors_free(n->inputs, n->n_inputs);
+        tensors_free(n->outputs, n->n_outputs);
+    }
+    free(p->nodes);
+    for (size_t i = 0; i < p->n_eps; i++) free(p->eps[i].ep);
+    free(p->eps);
+    free(p);
+}
+
+bool oq_placement_set_str_(char **dst, const char *src)
+{
+    char *c = strdup(src ? src : "");
+    if (!c) return false;
+    free(*dst);
+    *dst = c;
+    return true;
+}
+
+oq_placed_node *oq_placement_node_(oq_placement *p, const char *name, const char *op_type)
+{
+    for (size_t k = 0; k < p->n_nodes; k++) {
+        size_t i = (p->hint_ + k) % p->n_nodes;
+        if (!strcmp(p->nodes[i].name, name)) {
+            p->hint_ = i + 1;
+            return &p->nodes[i];
+        }
+    }
+    if (p->n_nodes == p->cap_nodes_) {
+        size_t cap = p->cap_nodes_ ? 2 * p->cap_nodes_ : 64;
+        oq_placed_node *nn = realloc(p->nodes, cap * sizeof *nn);
+        if (!nn) return NULL;
+        p->nodes = nn;
+        p->cap_nodes_ = cap;
+    }
+    oq_placed_node *n = &p->nodes[p->n_nodes];
+    memset(n, 0, sizeof *n);
+    if (!oq_placement_set_str_(&n->name, name) || !oq_placement_set_str_(&n->op_type, op_type)) {
+        free(n->name);
+        free(n->op_type);
+        return NULL;
+    }
+    p->n_nodes++;
+    return n;
+}
+
+/* ---- classification --------------------------------------------------------- */
+
+/* Ops that make up the shape arithmetic of dynamic graphs (PyTorch's dynamic
+ * export emits Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains, and
+ * scalar math for scales). Only the op is checked here; the tensor rule decides. */
+static const char *const shape_ops[] = {
+    "Shape", "Size", "Gather", "GatherElements", "GatherND", "Unsqueeze", "Squeeze", "Concat",
+    "Slice", "Split", "Reshape", "Flatten", "Cast", "CastLike", "Range", "ConstantOfShape",
+    "Expand", "Tile", "Identity", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+    "Not", "And", "Or", "Xor", "Where", "NonZero", "ReduceSum", "ReduceProd", "ReduceMax",
+    "ReduceMin", "ArgMax", "ArgMin", "Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Sign",
+    "Max", "Min", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Pow", "Trilu"};
+
+bool oq_placement_is_shape_op(const char *op_type)
+{
+    if (!op_type) return false;
+    for (size_t i = 0; i < sizeof shape_ops / sizeof *shape_ops; i++)
+        if (!strcmp(op_type, shape_ops[i])) return true;
+    return false;
+}
+
+static bool is_cpu_ep(const char *ep) { return ep && !strcmp(ep, "CPUExecutionProvider"); }
+
+/* A shape-sized tensor: int64/int32/bool of rank <= 1, or a single element. */
+static bool shape_sized(const oq_placed_tensor *t)
+{
+    int64_t numel = 1;
+    for (int32_t d = 0; d < t->ndim; d++) numel *= t->dims[d];
+    if (numel == 1) return true;
+    bool inty = !strcmp(t->dtype, "int64") || !strcmp(t->dtype, "int32") || !strcmp(t->dtype, "bool");
+    return inty && t->ndim <= 1;
+}
+
+static oq_node_place classify(const oq_placed_node *n, const char **reason)
+{
+    const char *ep = n->ep_profiled ? n->ep_profiled : n->ep_assigned;
+    if (!strcmp(n->op_type, "MemcpyToHost") || !strcmp(n->op_type, "MemcpyFromHost")) {
+        *reason = "copy between host and device inserted by ORT at an EP boundary";
+        return OQ_PLACE_MEMCPY;
+    }
+    if (!is_cpu_ep(ep)) {
+        *reason = "runs on a device EP";
+        return OQ_PLACE_DEVICE;
+    }
+    if (!oq_placement_is_shape_op(n->op_type)) {
+        *reason = "op is not shape arithmetic";
+        return OQ_PLACE_CPU_COMPUTE;
+    }
+    if (!n->inputs && !n->outputs) {
+        *reason = "shape op without recorded tensor types (no profile event): counted as compute";
+        return OQ_PLACE_CPU_COMPUTE;
+    }
+    /* Shape and Size read only the metadata of their data input. */
+    bool meta_only = !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size");
+    for (size_t i = meta_only ? 1 : 0; i < n->n_inputs; i++)
+        if (!shape_sized(&n->inputs[i])) {
+            *reason = "shape op on a tensor larger than a shape (input)";
+            return OQ_PLACE_CPU_COMPUTE;
+        }
+    for (size_t i = 0; i < n->n_outputs; i++)
+        if (!shape_sized(&n->outputs[i])) {
+            *reason = "shape op on a tensor larger than a shape (output)";
+            return OQ_PLACE_CPU_COMPUTE;
+        }
+    *reason = "shape arithmetic: every tensor is an int64/int32/bool vector or a scalar";
+    return OQ_PLACE_CPU_SHAPE;
+}
+
+/* ---- verdict ------------------------------------------------------------------ */
+
+typedef struct strv {
+    char **v;
+    size_t n;
+    bool nomem;
+} strv;
+
+static void strv_addf(strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void strv_addf(strv *s, const char *fmt, ...)
+{
+    if (s->nomem) return;
+    char *line = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    char **nv = rc >= 0 ? realloc(s->v, (s->n + 1) * sizeof *nv) : NULL;
+    if (!nv) {
+        if (rc >= 0) free(line);
+        s->nomem = true;
+        return;
+    }
+    s->v = nv;
+    s->v[s->n++] = line;
+}
+
+static void strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static const char *node_ep(const oq_placed_node *n)
+{
+    return n->ep_profiled ? n->ep_profiled : n->ep_assigned ? n->ep_assigned : "(unknown EP)";
+}
+
+oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err)
+{
+    if (!p || !r) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement check: NULL argument");
+    memset(r, 0, sizeof *r);
+    r->strict = flags & OQ_PLACEMENT_STRICT;
+    strv fail = {0}, note = {0};
+    for (size_t i = 0; i < p->n_nodes; i++) {
+        oq_placed_node *n = &p->nodes[i];
+        n->place = classify(n, &n->reason);
+        if (n->ep_assigned && n->ep_profiled && strcmp(n->ep_assigned, n->ep_profiled)) {
+            r->n_mismatch++;
+            strv_addf(&note, "%s (%s): assigned to %s but ran on %s", n->name, n->op_type,
+                      n->ep_assigned, n->ep_profiled);
+        }
+        if (p->have_profile && n->runs == 0) { /* fused or removed after partitioning */
+            r->n_not_run++;
+            strv_addf(&note, "%s (%s): assigned to %s, never ran (fused or removed after partitioning)",
+                      n->name, n->op_type, node_ep(n));
+            continue;
+        }
+        switch (n->place) {
+        case OQ_PLACE_DEVICE: r->n_device++; break;
+        case OQ_PLACE_MEMCPY:
+            r->n_memcpy++;
+            if (r->strict)
+                strv_addf(&fail, "%s (%s): host/device copy on %s (strict placement)", n->name,
+                          n->op_type, node_ep(n));
+            break;
+        case OQ_PLACE_CPU_SHAPE:
+            r->n_cpu_shape++;
+            if (r->strict)
+                strv_addf(&fail, "%s (%s): shape op on %s (strict placement)", n->name, n->op_type,
+                          node_ep(n));
+            break;
+        case OQ_PLACE_CPU_COMPUTE:
+            r->n_cpu_compute++;
+            strv_addf(&fail, "%s (%s): compute on %s (%s)", n->name, n->op_type, node_ep(n), n->reason);
+            break;
+        }
+    }
+    if (!r->strict && (r->n_cpu_shape || r->n_memcpy))
+        strv_addf(&note, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (--strict-placement rejects them)",
+                  r->n_cpu_shape, r->n_memcpy);
+    if (p->n_nodes == 0) strv_addf(&fail, "no placement evidence: neither assignment info nor profiled nodes");
+    r->failures = fail.v;
+    r->n_failures = fail.n;
+    r->notes = note.v;
+    r->n_notes = note.n;
+    if (fail.nomem || note.nomem) {
+        oq_placement_report_free(r);
+        return oq_err_set(err, OQ_ERR_NOMEM, "placement check: out of memory");
+    }
+    r->passed = r->n_failures == 0;
+    return OQ_OK;
+}
+
+void oq_placement_report_free(oq_placement_report *r)
+{
+    if (!r) return;
+    strv_free(r->failures, r->n_failures);
+    strv_free(r->notes, r->n_notes);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- JSON --------------------------------------------------------------------- */
+
+static json_t *jstr_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static json_t *tensors_json(const oq_placed_tensor *t, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) {
+        json_t *shape = json_array();
+        for (int32_t d = 0; shape && d < t[i].ndim; d++) json_array_append_new(shape, json_integer(t[i].dims[d]));
+        json_array_append_new(a, json_pack("{s:s, s:o*}", "dtype", t[i].dtype, "shape", shape));
+    }
+    return a;
+}
+
+static json_t *strv_json(char **v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+json_t *oq_placement_to_json(const oq_placement *p, const oq_placement_report *r)
+{
+    if (!p) return NULL;
+    json_t *nodes = json_array(), *eps = json_array();
+    for (size_t i = 0; nodes && i < p->n_nodes; i++) {
+        const oq_placed_node *n = &p->nodes[i];
+        json_array_append_new(
+            nodes, json_pack("{s:s, s:s, s:o, s:o, s:s, s:s, s:I, s:f, s:o*, s:o*}", "name", n->name,
+                             "op", n->op_type, "ep_assigned", jstr_or_null(n->ep_assigned),
+                             "ep_profiled", jstr_or_null(n->ep_profiled), "class",
+                             oq_node_place_name(n->place), "reason", n->reason ? n->reason : "",
+                             "runs", (json_int_t)n->runs, "us", n->us, "inputs",
+                             tensors_json(n->inputs, n->n_inputs), "outputs",
+                             tensors_json(n->outputs, n->n_outputs)));
+    }
+    for (size_t i = 0; eps && i < p->n_eps; i++)
+        json_array_append_new(eps, json_pack("{s:s, s:I, s:I, s:f}", "ep", p->eps[i].ep, "nodes",
+                                             (json_int_t)p->eps[i].nodes, "runs",
+                                             (json_int_t)p->eps[i].runs, "us", p->eps[i].us));
+    json_t *j = json_pack("{s:{s:b, s:b}, s:o*, s:o*}", "sources", "assignment", p->have_assignment,
+                          "profile", p->have_profile, "eps", eps, "nodes", nodes);
+    if (j && r) {
+        json_object_set_new(j, "passed", json_boolean(r->passed));
+        json_object_set_new(j, "strict", json_boolean(r->strict));
+        json_object_set_new(j, "counts",
+                            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "device", (json_int_t)r->n_device,
+                                      "memcpy", (json_int_t)r->n_memcpy, "cpu_shape",
+                                      (json_int_t)r->n_cpu_shape, "cpu_compute",
+                                      (json_int_t)r->n_cpu_compute, "not_run", (json_int_t)r->n_not_run,
+                                      "ep_mismatch", (json_int_t)r->n_mismatch));
+        json_object_set_new(j, "failures", strv_json(r->failures, r->n_failures));
+        json_object_set_new(j, "notes", strv_json(r->notes, r->n_notes));
+    }
+    return j;
+}
