@@ -44,8 +44,14 @@ static oq_status member_bytes(zip_t *za, zip_uint64_t i, const char *who, const 
     if (zip_stat_index(za, i, 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': cannot stat: %s", who, key,
                           zip_strerror(za));
-    if (sb.size > SIZE_MAX - 1)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': too large", who, key);
+    /* deflate cannot expand data more than ~1032 times: a larger claim is a corrupt
+     * directory, refused before allocating it */
+    if (sb.size > SIZE_MAX - 1 ||
+        ((sb.valid & ZIP_STAT_COMP_SIZE) && sb.size / 1100 > sb.comp_size + 4096))
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: member '%s': declared size %llu is impossible (%llu compressed)",
+                          who, key, (unsigned long long)sb.size,
+                          (unsigned long long)sb.comp_size);
     unsigned char *b = malloc(sb.size ? sb.size : 1);
     if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "%s: member '%s': out of memory", who, key);
     zip_file_t *zf = zip_fopen_index(za, i, 0);

@@ -68,6 +68,17 @@ static const char *typed_field(const Onnx__TensorProto *p, oq_dtype dt, size_t *
     }
 }
 
+/* Give a data-less tensor its buffer: done only once the proto is known to hold
+ * that much data, so a corrupt shape cannot ask for terabytes. */
+static oq_status alloc_data(oq_tensor *t, const char *who, oq_err *err)
+{
+    size_t bytes = oq_tensor_nbytes(t);
+    if (!(t->data = malloc(bytes ? bytes : 1)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory (%zu bytes)", who, bytes);
+    t->owns_data = 1;
+    return OQ_OK;
+}
+
 static oq_status copy_raw(const Onnx__TensorProto *p, oq_tensor *t, const char *who, oq_err *err)
 {
     size_t need = oq_tensor_nbytes(t);
@@ -77,6 +88,8 @@ static oq_status copy_raw(const Onnx__TensorProto *p, oq_tensor *t, const char *
                           who, p->raw_data.len, oq_dtype_name(t->dtype),
                           oq_shape_str(t, shape, sizeof shape), need);
     }
+    oq_status st = alloc_data(t, who, err);
+    if (st) return st;
     if (need) memcpy(t->data, p->raw_data.data, need);
     if (t->dtype == OQ_DTYPE_BOOL) { /* one byte per element; any non-zero byte is true */
         unsigned char *v = t->data;
@@ -119,6 +132,8 @@ static oq_status copy_typed(const Onnx__TensorProto *p, oq_tensor *t, const char
                           field, count, oq_shape_str(t, shape, sizeof shape),
                           (long long)oq_tensor_numel(t));
     }
+    oq_status st = alloc_data(t, who, err);
+    if (st) return st;
     switch (t->dtype) {
     case OQ_DTYPE_FLOAT32: memcpy(t->data, p->float_data, count * sizeof(float)); break;
     case OQ_DTYPE_FLOAT64: memcpy(t->data, p->double_data, count * sizeof(double)); break;
@@ -153,9 +168,9 @@ oq_status oq_tensorproto_from_proto(const Onnx__TensorProto *p, oq_tensor **out,
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: both raw_data and %s are set", who, typed);
     int64_t shape[OQ_MAX_DIMS];
     for (size_t i = 0; i < p->n_dims; i++) shape[i] = p->dims[i];
-    oq_tensor *t;
-    if ((st = oq_tensor_create(&t, dt, (int32_t)p->n_dims, shape,
-                               p->name && p->name[0] ? p->name : NULL, err)))
+    oq_tensor *t; /* shape checked (overflow included) before any data is allocated */
+    if ((st = oq_tensor_wrap(&t, dt, (int32_t)p->n_dims, shape, NULL,
+                             p->name && p->name[0] ? p->name : NULL, err)))
         return oq_err_prefix(err, "%s: ", who);
     st = p->has_raw_data ? copy_raw(p, t, who, err) : copy_typed(p, t, who, err);
     if (st) {

@@ -311,6 +311,16 @@ static void test_refusals(void **state)
     p.n_float_data = 3;
     p.float_data = vals;
     expect_proto_refusal(&p, OQ_ERR_FORMAT, "tensor 'x': both raw_data and float_data are set");
+    RESET(ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT); /* refused before allocating 2^62 bytes */
+    int64_t huge[2] = {(int64_t)1 << 40, (int64_t)1 << 20};
+    p.n_dims = 2;
+    p.dims = huge;
+    p.has_raw_data = 1;
+    p.raw_data.len = 4;
+    p.raw_data.data = raw;
+    expect_proto_refusal(&p, OQ_ERR_FORMAT,
+                         "raw_data holds 4 bytes, float32 [1099511627776,1048576] needs "
+                         "4611686018427387904");
     RESET(ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16);
     dims[0] = 1;
     p.n_int32_data = 1;
@@ -413,12 +423,43 @@ static void test_roundtrip_every_dtype(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Corrupted .pb bytes are refused with a one-line message or read; never a crash. */
+static void test_mutated_inputs_never_crash(void **state)
+{
+    (void)state;
+    const char *files[] = {"typed_float.pb", "typed_int64.pb", "typed_bool.pb", "typed_float16.pb"};
+    uint64_t seed = 7;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[600];
+        snprintf(path, sizeof path, FIXTURES "%s", files[f]);
+        unsigned char *orig;
+        size_t n;
+        assert_int_equal(oq_read_file(path, &orig, &n, NULL), OQ_OK);
+        for (int iter = 0; iter < 300; iter++) {
+            unsigned char b[64];
+            assert_true(n <= sizeof b);
+            memcpy(b, orig, n);
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            size_t len = (seed >> 60) < 4 ? (size_t)(seed >> 20) % n : n;
+            b[(seed >> 16) % n] ^= (unsigned char)(1u << ((seed >> 8) & 7));
+            oq_err err = {0};
+            oq_tensor *t = NULL;
+            if (oq_tensorproto_parse(b, len, "m", &t, &err) != OQ_OK &&
+                (strncmp(err.msg, "m: ", 3) != 0 || strchr(err.msg, '\n')))
+                fail_msg("%s: mutation %d: bad message '%s'", files[f], iter, err.msg);
+            oq_tensor_free(t);
+        }
+        free(orig);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_conformance_pb_loads),
         cmocka_unit_test(test_typed_fields),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_mutated_inputs_never_crash),
         cmocka_unit_test(test_roundtrip_every_dtype),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
