@@ -11,11 +11,16 @@
  *
  *     oq_dispatch_env saved;
  *     oq_dispatch_env_enable(&saved, &err);          // before session creation
+ *     oq_dispatch_parser *parser;
+ *     oq_dispatch_parser_create(&parser, &err);
  *     oq_capture *cap;
- *     oq_capture_begin(&cap, OQ_CAPTURE_STDOUT | OQ_CAPTURE_STDERR, my_sink, ctx, &err);
+ *     oq_capture_begin_dispatch(&cap, OQ_CAPTURE_STDOUT | OQ_CAPTURE_STDERR, parser, &err);
  *     ... create the session, run it ...
  *     oq_capture_end(cap, NULL, &err);               // always restores fd 1 and fd 2
  *     oq_dispatch_env_restore(&saved);
+ *     const oq_dispatch_log *log = oq_dispatch_parser_log(parser);
+ *
+ * oq_capture_begin takes any line sink instead of the parser.
  *
  * Captures nest (an inner capture passes through into the outer one's pipe) as
  * long as they end in reverse order. While a capture is active, descriptors 1/2
@@ -28,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ortqual/dispatch.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -57,7 +63,8 @@ typedef struct oq_capture oq_capture;
 typedef struct oq_capture_stats {
     uint64_t bytes[3];     /* bytes read, indexed by fd (1, 2) */
     uint64_t lines[3];     /* lines handed to the sink */
-    uint64_t kept[3];      /* lines the sink kept (not passed through) */
+    uint64_t kept[3];      /* lines the sink kept (in dispatch mode: every line, the parser
+                              passes the non-routing text through itself) */
     uint64_t overlong[3];  /* bytes of lines longer than OQ_CAPTURE_LINE_MAX */
     uint64_t forward_errors; /* pass-through writes that failed (original fd closed...) */
 } oq_capture_stats;
@@ -69,6 +76,19 @@ typedef struct oq_capture_stats {
  * (dup/pipe failed, e.g. fd 2 is closed), OQ_ERR_NOMEM, OQ_ERR_RUNTIME (thread). */
 oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sink, void *user,
                            oq_err *err);
+
+/* The usual pairing with the dispatch parser: every captured line is fed to
+ * `parser` (oq_dispatch_parser_feed; a last line without '\n' is finished with
+ * oq_dispatch_parser_finish), and what the parser does not recognise as
+ * routing text (its pass-through callback, which this installs and
+ * oq_capture_end removes) is written to the original descriptor of the stream
+ * it came from, unless OQ_CAPTURE_QUIET. Read the records with
+ * oq_dispatch_parser_log after oq_capture_end. The parser must outlive the
+ * capture and not be fed by anyone else meanwhile. Errors: as oq_capture_begin
+ * (OQ_ERR_INVALID_ARG for a NULL parser); oq_capture_end reports OQ_ERR_NOMEM
+ * if the parser ran out of memory (lines after that were passed through). */
+oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_dispatch_parser *parser,
+                                    oq_err *err);
 
 /* fflush(NULL), restore the original descriptors, let the readers drain what
  * is already in the pipes (including a last line without '\n'), join them and

@@ -1,6 +1,8 @@
 /* Native fd capture: pipes in place of fd 1/2, one reader thread per pipe. */
 #include "ortqual/capture.h"
 
+#include "ortqual/dispatch.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,6 +36,11 @@ struct oq_capture {
     stream streams[2];
     int nstreams;
     oq_capture_stats stats;
+    /* dispatch mode (oq_capture_begin_dispatch) */
+    oq_dispatch_parser *parser;
+    stream *current;       /* the stream whose line is being fed (under sink_mu) */
+    bool partial;          /* that line had no '\n' (the last one, at end) */
+    oq_status feed_status; /* first parser error */
 };
 
 static void close_fd(int *fd)
@@ -65,6 +72,8 @@ static void deliver(stream *s, bool newline)
     oq_capture *cap = s->cap;
     s->line[s->len] = '\0';
     pthread_mutex_lock(&cap->sink_mu);
+    cap->current = s;
+    cap->partial = !newline;
     bool kept = cap->sink(cap->user, s->fd, s->line, s->len);
     pthread_mutex_unlock(&cap->sink_mu);
     cap->stats.lines[s->fd]++;
@@ -218,27 +227,34 @@ static void capture_free(oq_capture *cap)
     free(cap);
 }
 
-oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sink, void *user,
-                           oq_err *err)
+static oq_status check_flags(unsigned flags, oq_err *err)
 {
-    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: out is NULL");
-    *out = NULL;
-    if (!sink) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: sink is NULL");
     if (!(flags & (OQ_CAPTURE_STDOUT | OQ_CAPTURE_STDERR)) ||
         (flags & ~(unsigned)(OQ_CAPTURE_STDOUT | OQ_CAPTURE_STDERR | OQ_CAPTURE_QUIET)))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "capture: flags 0x%x choose no stream or carry unknown bits", flags);
+    return OQ_OK;
+}
+
+static oq_capture *capture_alloc(unsigned flags, oq_capture_sink sink, void *user)
+{
     oq_capture *cap = calloc(1, sizeof *cap);
-    if (!cap) return oq_err_set(err, OQ_ERR_NOMEM, "capture: out of memory");
+    if (!cap) return NULL;
     cap->flags = flags;
     cap->sink = sink;
     cap->user = user;
     pthread_mutex_init(&cap->sink_mu, NULL);
+    return cap;
+}
+
+/* Swap the chosen descriptors; on failure restores them and frees `cap`. */
+static oq_status capture_start(oq_capture *cap, oq_capture **out, oq_err *err)
+{
     const int fds[2] = {1, 2};
     const unsigned bits[2] = {OQ_CAPTURE_STDOUT, OQ_CAPTURE_STDERR};
     /* A closed fd 2 would otherwise be taken by fd 1's pipe and then clobbered. */
     for (int i = 0; i < 2; i++) {
-        if ((flags & bits[i]) && fcntl(fds[i], F_GETFD) < 0) {
+        if ((cap->flags & bits[i]) && fcntl(fds[i], F_GETFD) < 0) {
             oq_status st = oq_err_set(err, OQ_ERR_IO, "capture: fd %d is not open: %s", fds[i],
                                       strerror(errno));
             capture_free(cap);
@@ -247,18 +263,73 @@ oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sin
     }
     fflush(NULL); /* what stdio buffered so far belongs to the original descriptors */
     for (int i = 0; i < 2; i++) {
-        if (!(flags & bits[i])) continue;
+        if (!(cap->flags & bits[i])) continue;
         stream *s = &cap->streams[cap->nstreams++];
-        if (stream_start(cap, s, fds[i], err) != OQ_OK) {
+        oq_status st = stream_start(cap, s, fds[i], err);
+        if (st != OQ_OK) {
             for (int j = cap->nstreams - 1; j >= 0; j--)
                 if (cap->streams[j].running) stream_stop(&cap->streams[j], NULL);
-            oq_status st = err ? err->status : OQ_ERR_IO;
             capture_free(cap);
             return st;
         }
     }
     *out = cap;
     return OQ_OK;
+}
+
+oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sink, void *user,
+                           oq_err *err)
+{
+    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: out is NULL");
+    *out = NULL;
+    if (!sink) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: sink is NULL");
+    if (check_flags(flags, err) != OQ_OK) return OQ_ERR_INVALID_ARG;
+    oq_capture *cap = capture_alloc(flags, sink, user);
+    if (!cap) return oq_err_set(err, OQ_ERR_NOMEM, "capture: out of memory");
+    return capture_start(cap, out, err);
+}
+
+/* The parser hands back what is not routing text: it goes to the original
+ * descriptor of the stream whose line is being fed. */
+static void dispatch_passthrough(void *user, const char *text, size_t n, uint64_t line)
+{
+    (void)line;
+    oq_capture *cap = user;
+    forward(cap->current, text, n);
+}
+
+static bool dispatch_sink(void *user, int fd, const char *line, size_t len)
+{
+    (void)fd;
+    oq_capture *cap = user;
+    if (cap->feed_status != OQ_OK) { /* the parser ran out of memory: keep the text visible */
+        forward(cap->current, line, len);
+        if (!cap->partial) forward(cap->current, "\n", 1);
+        return true;
+    }
+    oq_status st = oq_dispatch_parser_feed(cap->parser, line, len, NULL);
+    if (st == OQ_OK)
+        st = cap->partial ? oq_dispatch_parser_finish(cap->parser, NULL)
+                          : oq_dispatch_parser_feed(cap->parser, "\n", 1, NULL);
+    cap->feed_status = st;
+    return true; /* the parser passed through whatever was not routing text */
+}
+
+oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_dispatch_parser *parser,
+                                    oq_err *err)
+{
+    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: out is NULL");
+    *out = NULL;
+    if (!parser) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: parser is NULL");
+    if (check_flags(flags, err) != OQ_OK) return OQ_ERR_INVALID_ARG;
+    oq_capture *cap = capture_alloc(flags, dispatch_sink, NULL);
+    if (!cap) return oq_err_set(err, OQ_ERR_NOMEM, "capture: out of memory");
+    cap->user = cap;
+    cap->parser = parser;
+    oq_dispatch_parser_set_passthrough(parser, dispatch_passthrough, cap);
+    oq_status st = capture_start(cap, out, err);
+    if (st != OQ_OK) oq_dispatch_parser_set_passthrough(parser, NULL, NULL);
+    return st;
 }
 
 oq_status oq_capture_end(oq_capture *cap, oq_capture_stats *stats, oq_err *err)
@@ -271,6 +342,11 @@ oq_status oq_capture_end(oq_capture *cap, oq_capture_stats *stats, oq_err *err)
         if (st == OQ_OK) st = r;
     }
     if (stats) *stats = cap->stats;
+    if (cap->parser) {
+        oq_dispatch_parser_set_passthrough(cap->parser, NULL, NULL);
+        if (st == OQ_OK && cap->feed_status != OQ_OK)
+            st = oq_err_set(err, cap->feed_status, "capture: the dispatch parser ran out of memory");
+    }
     capture_free(cap);
     return st;
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "ortqual/capture.h"
+#include "ortqual/dispatch.h"
 
 #define ROUTE "\x1b[36mOperator=Attention Node=attn0 DataType=fp16 SdpaKernel=FLASH_ATTENTION\x1b[0m"
 #define MAX_LINES 64
@@ -344,6 +345,47 @@ static void test_every_fd_exhaustion_point_restores(void **state)
     free(errt);
 }
 
+/* The capture feeding the dispatch parser: records for routing text, the rest
+ * on the real descriptors, a last unterminated line included. */
+static void test_dispatch_mode(void **state)
+{
+    (void)state;
+    oq_dispatch_parser *parser;
+    oq_err err = {0};
+    assert_int_equal(oq_dispatch_parser_create(&parser, &err), OQ_OK);
+    assert_int_equal(oq_capture_begin_dispatch(&g_cap, OQ_CAPTURE_STDOUT | OQ_CAPTURE_STDERR, parser, &err),
+                     OQ_OK);
+    assert_int_equal(fdw_write_str(1, "\x1b[36mAttentionKernelOptions: FLASH_ATTENTION=1 MATH=1\x1b[0m\n"), 0);
+    assert_int_equal(fdw_write_str(1, "plain output\n" ROUTE "\n"), 0);
+    assert_int_equal(fdw_write_str(2, "an ORT warning\n"), 0);
+    assert_int_equal(fdw_write_str(1, "test_a.py::test_x \x1b[36mOperator=Attention Node=attn1 "
+                                      "DataType=fp16 SdpaKernel=MATH\x1b[0m\n"),
+                     0);
+    assert_int_equal(fdw_write_str(1, "Operator=Attention Node=attn2 DataType=bf16 SdpaKernel=EFFICIENT_ATTENTION"),
+                     0);
+    end(NULL);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(parser);
+    assert_int_equal(log->n_options, 1);
+    assert_int_equal(log->n_records, 3);
+    assert_string_equal(log->records[0].node, "attn0");
+    assert_int_equal(log->records[0].kernel, OQ_SDPA_FLASH_ATTENTION);
+    assert_string_equal(log->records[1].node, "attn1");
+    assert_int_equal(log->records[1].kernel, OQ_SDPA_MATH);
+    assert_string_equal(log->records[2].node, "attn2"); /* the unterminated last line */
+    assert_int_equal(log->records[2].kernel, OQ_SDPA_EFFICIENT_ATTENTION);
+    char *out = real_text(1, NULL), *errt = real_text(2, NULL);
+    assert_non_null(strstr(out, "plain output\n"));
+    assert_non_null(strstr(out, "test_a.py::test_x"));
+    assert_null(strstr(out, "SdpaKernel"));
+    assert_null(strstr(out, "AttentionKernelOptions"));
+    assert_string_equal(errt, "an ORT warning\n");
+    free(out);
+    free(errt);
+    oq_dispatch_parser_free(parser);
+    assert_int_equal(oq_capture_begin_dispatch(&g_cap, OQ_CAPTURE_STDOUT, NULL, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "capture: parser is NULL");
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -408,6 +450,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_child_holding_pipe_does_not_block_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_fd_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_fd_exhaustion_point_restores, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
         cmocka_unit_test(test_dispatch_env),
     };
