@@ -213,7 +213,7 @@ typedef struct oq_bench_row {
     oq_io_binding io;             /* host or device (ref: host) */
     int64_t batch, seq_len;
     int64_t valid_tokens;         /* sum of the event lengths */
-    int64_t valid_elements;       /* attended (query, key) pairs: sum of squared lengths */
+    int64_t valid_pairs;          /* attended (query, key) pairs: sum of squared lengths */
     int32_t heads, kv_heads, head_dim;
     int threads;
     size_t warmup, iters;
@@ -257,10 +257,11 @@ void oq_bench_rows_free(oq_bench_rows *rows);
 /* One row as a new JSON object, raw samples included (json_decref it). */
 oq_status oq_bench_row_to_json(const oq_bench_row *row, json_t **out, oq_err *err);
 /* Write summary.csv (atomically, replacing `path`) with the columns of
- * oq_bench_csv_columns (csv.h), one line per row: dtype as float32/float16/
- * float64, kernel the kernel observed on CUDA (flash, efficient, cudnn_flash,
- * math...; '+'-joined when nodes differ), "cpu" for ORT's CPU EP, "ref" for
- * the reference; memory in MiB; empty fields for what was not measured. */
+ * oq_bench_csv_columns (csv.h), one line per row: valid_elements is the
+ * number of valid tokens; kernel the kernels observed on CUDA (flash,
+ * efficient, cudnn_flash, math...; '+'-joined when nodes differ; empty when
+ * none was seen), "cpu" for ORT's CPU EP, "ref" for the reference; memory in
+ * MiB; empty fields for what was not measured or does not apply. */
 oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
 /* The options as a new JSON object. */

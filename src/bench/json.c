@@ -81,7 +81,7 @@ oq_status oq_bench_row_to_json(const oq_bench_row *r, json_t **out, oq_err *err)
     set_int(o, "batch", r->batch);
     set_int(o, "seq_len", r->seq_len);
     set_int(o, "valid_tokens", r->valid_tokens);
-    set_int(o, "valid_elements", r->valid_elements);
+    set_int(o, "valid_pairs", r->valid_pairs);
     set_int(o, "heads", r->heads);
     set_int(o, "kv_heads", r->kv_heads);
     set_int(o, "head_dim", r->head_dim);

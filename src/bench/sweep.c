@@ -199,7 +199,7 @@ static void row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_v
     row->io = OQ_IO_HOST;
     row->batch = g->batch;
     row->seq_len = g->seq_len;
-    row->valid_elements = g->valid;
+    row->valid_pairs = g->valid;
     row->valid_tokens = g->valid_tokens;
     row->heads = o->heads;
     row->kv_heads = o->kv_heads;

@@ -31,7 +31,7 @@ COMMON=(--seq-lens 32,64 --num-heads 2 --head-dim 8 --iters 3 --warmup 1 --threa
 
 # 1. Two variants (the reference and ORT CPU), 2 lengths, both modes: 8 rows.
 expect 0 "wrote $T/a/summary.json" "$Q" bench --variants ref,cpu:attention24:fp32 "${COMMON[@]}" --outdir "$T/a"
-HEADER='variant,status,device,dtype,representation,kernel,masked,batch,seq_len,valid_elements,heads,head_dim,mean_ms,std_ms,p50_ms,p90_ms,p99_ms,peak_rss_mb,peak_gpu_mb,max_abs_err,nan_count,error'
+HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p99_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,error'
 if [ "$(head -n1 "$T/a/summary.csv")" = "$HEADER" ]; then ok "summary.csv header"; else bad "summary.csv header: $(head -n1 "$T/a/summary.csv")"; fi
 rows=$(($(wc -l <"$T/a/summary.csv") - 1))
 if [ "$rows" -eq 8 ]; then ok "8 rows (2 variants x 2 lengths x 2 modes)"; else bad "rows: $rows"; fi
@@ -50,18 +50,20 @@ for r, c in zip(res, rows):
     assert float(c["p50_ms"]) > 0 and float(c["peak_rss_mb"]) > 0
     assert c["variant"] == r["variant"] and int(c["seq_len"]) == r["seq_len"]
     if r["variant"].startswith("cpu:"):
-        assert c["kernel"] == "cpu" and c["dtype"] == "float32"
+        assert c["kernel"] == "cpu" and c["dtype"] == "fp32" and c["shapes"] == "dynamic"
+        assert c["io_binding"] == "host" and float(c["session_ms"]) > 0
         assert float(c["max_abs_err"]) < 1e-4, c["max_abs_err"]
         assert int(c["nan_count"]) == 0
         assert r["accuracy"]["pad_nonzero"] == 0
         assert r["io_binding"] == "host" and r["session_ms"] > 0
     else:
-        assert c["kernel"] == "ref" and c["max_abs_err"] == ""
+        assert c["kernel"] == "ref" and c["max_abs_err"] == "" and c["shapes"] == ""
+        assert c["iters"] == "3" and c["warmup"] == "0" and c["dtype"] == "fp64"
 masked = [c for c in rows if c["masked"] == "1"]
 unmasked = [c for c in rows if c["masked"] == "0"]
-# fraction 0.25: events of 24 and 48 of 32 and 64; unmasked: every (query, key) pair
-assert sorted({int(c["valid_elements"]) for c in masked}) == [24 * 24, 48 * 48]
-assert sorted({int(c["valid_elements"]) for c in unmasked}) == [32 * 32, 64 * 64]
+# fraction 0.25: events of 24 and 48 tokens of 32 and 64; unmasked: all of them
+assert sorted({int(c["valid_elements"]) for c in masked}) == [24, 48]
+assert sorted({int(c["valid_elements"]) for c in unmasked}) == [32, 64]
 EOF
 
 # 2. An impossible variant (CUDA on a CPU-only ORT) is a row with its status
