@@ -28,41 +28,41 @@ $B doctor $E --ep cuda ${torch_site:+--search-root "$torch_site"} --search-root 
 step conformance-cuda 120 $B conformance --ep cuda $E "$CONF"
 
 # 3. the demo validation, CUDA configurations included
-step validate-demo 300 $B validate $E --no-plots --outdir "$W/demo"
+step validate-demo 120 $B validate $E --no-plots --outdir "$W/demo"
 cp "$W/demo/summary.json" "$OUT/validate-demo-summary.json"; cp "$W/demo/validate.csv" "$OUT/validate-demo.csv"
 
 # 4. dispatch: a 4-block encoder, attention24 fp16 -> FLASH_ATTENTION on every node, with teeth
-step dispatch-flash 300 $B validate $E --no-plots --layers 4 --num-events 6 --require-dispatch --prove-teeth \
+step dispatch-flash 120 $B validate $E --no-plots --layers 4 --num-events 6 --require-dispatch --prove-teeth \
   --configs ref:encoder:fp64,cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient --outdir "$W/flash"
 cp "$W/flash/summary.json" "$OUT/dispatch-flash-summary.json"
 # a bool attn_mask at odd lengths: MATH, reported with the advice (skip without, failure with enforcement)
-step dispatch-boolmask 300 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
+step dispatch-boolmask 120 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
   --configs ref:encoder:fp64,cuda:attention24:fp16:flash --outdir "$W/bool"
 cp "$W/bool/summary.json" "$OUT/dispatch-boolmask-summary.json"
-step dispatch-boolmask-required 300 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
+step dispatch-boolmask-required 120 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
   --require-dispatch --configs ref:encoder:fp64,cuda:attention24:fp16:flash --outdir "$W/bool2"
 
 # 5. placement: attention24 encoder passes --require-full-gpu (dynamic: shape ops allowed; static: none on CPU);
 #    the Elu operator (no CUDA kernel for Elu-22) fails, naming the nodes
-step placement-dynamic 300 $B validate $E --no-plots --require-full-gpu --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pd"
+step placement-dynamic 120 $B validate $E --no-plots --require-full-gpu --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pd"
 cp "$W/pd/summary.json" "$OUT/placement-dynamic-summary.json"
-step placement-static 300 $B validate $E --no-plots --require-full-gpu --strict-placement --static --num-events 6 \
+step placement-static 120 $B validate $E --no-plots --require-full-gpu --strict-placement --static --num-events 6 \
   --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/ps"
 cp "$W/ps/summary.json" "$OUT/placement-static-summary.json"
-step placement-elu 300 $B validate $E --no-plots --require-full-gpu --elu op --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pe"
+step placement-elu 120 $B validate $E --no-plots --require-full-gpu --elu op --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pe"
 cp "$W/pe/summary.json" "$OUT/placement-elu-summary.json"
 
 # 6. replay the demo's saved batches on CUDA against ORT CPU
-step replay-cuda 300 $B replay $E --ep cuda --precision fp16 --model "$W/demo/encoder_attention24_fp16.onnx" \
+step replay-cuda 120 $B replay $E --ep cuda --precision fp16 --model "$W/demo/encoder_attention24_fp16.onnx" \
   --inputs "$W/demo/inputs_*.npz" --outdir "$W/replay"
 cp "$W/replay/summary.json" "$OUT/replay-cuda-summary.json"
 
 # 7. the GPU sweep: fp16 flash / efficient / math and fp32, L 512..16384, device-resident I/O
-step bench-gpu 600 $B bench $E --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math,cuda:attention24:fp32,cuda:decomposed:fp16 \
+step bench-gpu 240 $B bench $E --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math,cuda:attention24:fp32,cuda:attention24:tf32,cuda:decomposed:fp16 \
   --seq-lens 512,1024,2048,4096,8192,16384 --batch-sizes 1 --num-heads 8 --head-dim 64 --modes unmasked \
   --io-binding device --warmup 3 --iters 20 --no-reference --outdir "$W/bench"
 cp "$W/bench/summary.csv" "$OUT/bench-gpu.csv"; cp "$W/bench/summary.json" "$OUT/bench-gpu.json"
 # 8. PyTorch's SDPA on the same shapes
-step pytorch-sdpa 300 python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
+step pytorch-sdpa 150 python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
   --head-dim 64 --iters 20 -o "$OUT/pytorch-sdpa.csv"
 cat "$OUT/steps.txt"
