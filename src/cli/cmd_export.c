@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ortqual/export.h"
@@ -336,6 +337,12 @@ static int export_encoder(int argc, char **argv)
     if (weights && shape_opts) {
         fprintf(stderr, "ortqual export encoder: --weights takes the sizes from the file; drop "
                         "--features/--width/--layers/--ffn-width/--classes/--regression-targets\n");
+        return OQ_EXIT_USAGE;
+    }
+    if (save && !o.force && access(o.output, F_OK) == 0) {
+        /* Refuse before writing the weights, so a refusal leaves no half result. */
+        fprintf(stderr, "ortqual export: %s: exists (not overwritten) (use --force to replace it)\n",
+                o.output);
         return OQ_EXIT_USAGE;
     }
     oq_err err = {0};

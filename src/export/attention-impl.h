@@ -14,6 +14,7 @@ typedef struct oq_attn_builder {
     int32_t heads, kv_heads, head_dim;
     int32_t layout;         /* 3 or 4, for q, k, v and the result */
     const char *mask_in;    /* public float32 [B, L] mask, NULL when unmasked */
+    const char *node_name;  /* Attention node name (made unique), NULL: "attn" */
     /* Lazily built from mask_in, reused by every attention of the graph. */
     const char *valid_bool; /* [B, L] bool */
     const char *key_bias;   /* decomposed additive: [B,1,1,L] (or [B,1,1,1,L] for GQA) */

@@ -192,7 +192,7 @@ static const char *attention_op(oq_attn_builder *b, const char *q, const char *k
     if (!in[3] || !in[6]) return NULL;
     oq_attr a[] = {OQ_ATTR_I("q_num_heads", b->heads), OQ_ATTR_I("kv_num_heads", b->kv_heads)};
     const char *y = oq_graph_fresh_name(g, "attn_out");
-    const char *name = oq_graph_fresh_name(g, "attn");
+    const char *name = oq_graph_fresh_name(g, b->node_name ? b->node_name : "attn");
     if (!y || !name) return NULL;
     if (oq_graph_add_node(g, "Attention", NULL, name, n_in, in, 1, &y, 2, a)) return NULL;
     return b->dtype != OQ_DTYPE_FLOAT32 ? cast(g, y, OQ_DTYPE_FLOAT32) : y;

@@ -53,6 +53,9 @@ static const char *block(oq_graph *g, const oq_encoder_weights *w, oq_attn_build
     const char *q = linear(g, w, a, "blocks.%d.attn.wq", "blocks.%d.attn.bq", i);
     const char *k = linear(g, w, a, "blocks.%d.attn.wk", "blocks.%d.attn.bk", i);
     const char *v = linear(g, w, a, "blocks.%d.attn.wv", "blocks.%d.attn.bv", i);
+    char node[48];
+    snprintf(node, sizeof node, "blocks.%d.attn", i);
+    b->node_name = node; /* so dispatch lines (Node=...) name the block */
     const char *att = oq_attn_build(b, q, k, v);
     const char *o = linear(g, w, att, "blocks.%d.attn.wo", "blocks.%d.attn.bo", i);
     h = o ? OP(g, "Add", h, o) : NULL;

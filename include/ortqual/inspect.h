@@ -1,0 +1,98 @@
+/* What is inside an ONNX model: header, I/O, operators, attention nodes.
+ *
+ *     oq_model_info *mi;
+ *     if (oq_model_inspect_file("model.onnx", &mi, &err) == OQ_OK) {
+ *         for (size_t i = 0; i < mi->n_attention; i++)
+ *             printf("%s %s\n", mi->attention[i].kind, mi->attention[i].name);
+ *         char *json = oq_model_info_json(mi);   // same content, machine-readable
+ *         ...
+ *         free(json);
+ *         oq_model_info_free(mi);
+ *     }
+ *
+ * Attention nodes found:
+ *   - ONNX `Attention` (ai.onnx, opset 23+), with its attributes and which
+ *     optional inputs are connected (attn_mask, past_key/value, nonpad_kv_seqlen);
+ *   - com.microsoft `MultiHeadAttention`, `GroupQueryAttention` (and the
+ *     other com.microsoft attention kernels: Attention, PackedAttention, ...);
+ *   - decomposed attention: a Softmax whose input comes from a MatMul through
+ *     only Mul/Div/Add/Sub/Where/Cast nodes and whose output reaches a second
+ *     MatMul through only Cast/Where/Mul nodes, found by walking the graph.
+ * Warnings: nodes in custom domains (anything but ai.onnx, ai.onnx.ml and
+ * com.microsoft), domains used without an opset import, and external data.
+ *
+ * Errors: OQ_ERR_IO (unreadable file), OQ_ERR_FORMAT ("FILE: not an ONNX
+ * model ..." for a truncated file, another format, or a protobuf that lacks
+ * ir_version, graph or opset_import), OQ_ERR_NOMEM.
+ */
+#ifndef ORTQUAL_INSPECT_H
+#define ORTQUAL_INSPECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct oq_io_info {
+    char *name;
+    int32_t elem_type;  /* onnx TensorProto data type (oq_dtype values), 0 if not a tensor */
+    int32_t rank;       /* -1 when the model gives no shape */
+    char **dims;        /* rank strings: "7", "batch", or "?" for an unnamed unknown dim */
+} oq_io_info;
+
+typedef struct oq_opset_info {
+    char *domain;       /* "" for ai.onnx */
+    int64_t version;
+} oq_opset_info;
+
+typedef struct oq_op_count {
+    char *domain;       /* "" for ai.onnx */
+    char *op_type;
+    int64_t count;
+} oq_op_count;
+
+typedef struct oq_attention_info {
+    char *kind;         /* "Attention", "MultiHeadAttention", "GroupQueryAttention", other
+                           com.microsoft op types, or "decomposed" */
+    char *domain;
+    char *name;         /* node name; for decomposed, the Softmax node's */
+    size_t n_attrs;
+    char **attrs;       /* "name=value" strings (ints/floats/strings/lists) */
+    char *detail;       /* connected inputs, or the decomposed chain ("MatMul 'a' -> Mul -> ...") */
+} oq_attention_info;
+
+typedef struct oq_model_info {
+    int64_t ir_version;
+    char *producer_name, *producer_version, *doc_string;
+    size_t n_opsets;
+    oq_opset_info *opsets;
+    size_t n_inputs, n_outputs;
+    oq_io_info *inputs, *outputs;     /* graph inputs exclude initializers */
+    size_t n_initializers;
+    uint64_t initializer_bytes;       /* embedded data only */
+    size_t n_nodes;
+    size_t n_ops;
+    oq_op_count *ops;                 /* by domain then op_type */
+    size_t n_attention;
+    oq_attention_info *attention;     /* in graph order */
+    size_t n_warnings;
+    char **warnings;
+} oq_model_info;
+
+/* Inspect a file / a buffer (`name` labels error messages). */
+oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err);
+oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
+                                 oq_err *err);
+void oq_model_info_free(oq_model_info *mi);
+
+/* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure. */
+char *oq_model_info_json(const oq_model_info *mi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# ortqual export / inspect end to end: files, overwrite protection, option
+# errors, weights round trip, attention nodes listed by inspect, bad files.
+set -u
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# expect CODE PATTERN CMD...: exit status CODE and PATTERN in stdout+stderr.
+expect() {
+    local code=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        bad "$* -> exit $rc, expected $code: $out"
+    elif ! grep -qE -- "$pat" <<<"$out"; then
+        bad "$* -> output lacks /$pat/: $out"
+    else
+        ok "$* -> $code"
+    fi
+}
+
+Q="$ORTQUAL"
+
+# Every representation, written and listed by inspect with its attention nodes.
+for f in decomposed attention23 attention24; do
+    expect 0 "wrote $T/sdpa_$f.onnx: sdpa, $f" "$Q" export sdpa --format "$f" --layout 3 -o "$T/sdpa_$f.onnx"
+    expect 0 "wrote $T/enc_$f.onnx: encoder, $f" "$Q" export encoder --format "$f" --layers 2 -o "$T/enc_$f.onnx"
+done
+expect 0 "attention nodes: 1" "$Q" inspect "$T/sdpa_decomposed.onnx"
+expect 0 "decomposed 'Softmax' axis=-1" "$Q" inspect "$T/sdpa_decomposed.onnx"
+expect 0 "Attention 'attn' q_num_heads=4 kv_num_heads=4" "$Q" inspect "$T/sdpa_attention23.onnx"
+expect 0 "inputs: Q K V attn_mask" "$Q" inspect "$T/sdpa_attention23.onnx"
+expect 0 "inputs: Q K V nonpad_kv_seqlen" "$Q" inspect "$T/sdpa_attention24.onnx"
+expect 0 "attention nodes: 2" "$Q" inspect "$T/enc_attention24.onnx"
+expect 0 "Attention 'blocks.1.attn'" "$Q" inspect "$T/enc_attention24.onnx"
+expect 0 "input +features +float32 +\[batch, seq, 8\]" "$Q" inspect "$T/enc_decomposed.onnx"
+expect 0 "ir_version   12" "$Q" inspect "$T/enc_attention24.onnx"
+expect 0 '"kind": "Attention"' "$Q" inspect --json "$T/enc_attention23.onnx"
+
+# Never overwrite without --force; the file is left as it was.
+before=$(cksum <"$T/sdpa_decomposed.onnx")
+expect 2 "exists.*--force" "$Q" export sdpa --heads 8 -o "$T/sdpa_decomposed.onnx"
+[ "$(cksum <"$T/sdpa_decomposed.onnx")" = "$before" ] && ok "refused overwrite kept the file" ||
+    bad "refused overwrite changed the file"
+expect 0 "wrote" "$Q" export sdpa --heads 8 --force -o "$T/sdpa_decomposed.onnx"
+[ "$(cksum <"$T/sdpa_decomposed.onnx")" != "$before" ] && ok "--force replaced the file" ||
+    bad "--force did not replace the file"
+ls "$T" | grep -q '\.tmp\.' && bad "temporary files left behind" || ok "no temporary files left"
+
+# Saved random weights load back into the same model, byte for byte.
+expect 0 "wrote" "$Q" export encoder --seed 3 --save-weights "$T/w.npz" -o "$T/m1.onnx"
+expect 0 "wrote" "$Q" export encoder --weights "$T/w.npz" -o "$T/m2.onnx"
+cmp -s "$T/m1.onnx" "$T/m2.onnx" && ok "weights round trip gives identical models" ||
+    bad "weights round trip changed the model"
+expect 0 "wrote" "$Q" export encoder --seed 4 -o "$T/m3.onnx"
+cmp -s "$T/m1.onnx" "$T/m3.onnx" && bad "another seed gave the same model" || ok "seeds differ"
+expect 2 "exists" "$Q" export encoder --seed 3 --save-weights "$T/w.npz" -o "$T/m4.onnx"
+expect 2 "weights: heads.reg.bias|--heads 5 does not divide --width 32" \
+    "$Q" export encoder --weights "$T/w.npz" --heads 5 -o "$T/m5.onnx"
+expect 2 "drop --features" "$Q" export encoder --weights "$T/w.npz" --width 16 -o "$T/m6.onnx"
+expect 2 "cannot open|No such file" "$Q" export encoder --weights "$T/none.npz" -o "$T/m7.onnx"
+
+# Bad options: one line, exit 2.
+expect 2 "--kv-heads 3 does not divide --heads 4" "$Q" export sdpa --kv-heads 3 -o "$T/x.onnx"
+expect 2 "--heads 5 does not divide --width 32" "$Q" export encoder --heads 5 -o "$T/x.onnx"
+expect 2 "--static '2': expected B,L" "$Q" export sdpa --static 2 -o "$T/x.onnx"
+expect 2 "--static \(length\) '0'" "$Q" export sdpa --static 2,0 -o "$T/x.onnx"
+expect 2 "--static \(batch\) 'x'" "$Q" export sdpa --static x,3 -o "$T/x.onnx"
+expect 2 "--mask seqlen needs --format attention24" "$Q" export sdpa --mask seqlen -o "$T/x.onnx"
+expect 2 "--format 'attention22'" "$Q" export sdpa --format attention22 -o "$T/x.onnx"
+expect 2 "--attention-dtype 'int8'" "$Q" export sdpa --attention-dtype int8 -o "$T/x.onnx"
+expect 2 "--layout 5" "$Q" export sdpa --layout 5 -o "$T/x.onnx"
+expect 2 "--heads '-1'" "$Q" export sdpa --heads -1 -o "$T/x.onnx"
+expect 2 "the encoder always takes a mask" "$Q" export encoder --mask none -o "$T/x.onnx"
+expect 2 "unknown or incomplete option '--bogus'" "$Q" export sdpa --bogus -o "$T/x.onnx"
+expect 2 "-o/--output MODEL.onnx is required" "$Q" export sdpa
+expect 2 "'mlp' is not a model" "$Q" export mlp
+[ -e "$T/x.onnx" ] && bad "a refused export wrote a file" || ok "refused exports wrote nothing"
+expect 0 "--kv-heads G" "$Q" export sdpa --help
+expect 0 "--regression-targets K" "$Q" export encoder --help
+expect 0 "ortqual export encoder" "$Q" export --help
+
+# inspect on files that are not models.
+head -c 1000 "$T/enc_decomposed.onnx" >"$T/trunc.onnx"
+expect 2 "trunc.onnx: not an ONNX model" "$Q" inspect "$T/trunc.onnx"
+: >"$T/empty.onnx"
+expect 2 "empty.onnx: not an ONNX model \(no ir_version\)" "$Q" inspect "$T/empty.onnx"
+expect 2 "missing.onnx" "$Q" inspect "$T/missing.onnx"
+expect 2 "expected one MODEL.onnx" "$Q" inspect
+expect 2 "unknown option '--yaml'" "$Q" inspect --yaml "$T/enc_decomposed.onnx"
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]

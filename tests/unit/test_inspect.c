@@ -1,0 +1,183 @@
+/* Model inspection: attention nodes of every representation, warnings, bad files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ortqual/export.h"
+#include "ortqual/inspect.h"
+
+static oq_model_info *inspect_graph(oq_graph *g)
+{
+    uint8_t *buf;
+    size_t n;
+    oq_err err = {0};
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, &err), OQ_OK);
+    oq_graph_free(g);
+    oq_model_info *mi = NULL;
+    oq_status st = oq_model_inspect_bytes(buf, n, "mem.onnx", &mi, &err);
+    free(buf);
+    if (st) fail_msg("inspect: %s", err.msg);
+    return mi;
+}
+
+static int64_t op_count(const oq_model_info *mi, const char *domain, const char *op)
+{
+    for (size_t i = 0; i < mi->n_ops; i++)
+        if (!strcmp(mi->ops[i].domain, domain) && !strcmp(mi->ops[i].op_type, op))
+            return mi->ops[i].count;
+    return 0;
+}
+
+static void test_encoder_attention_nodes(void **state)
+{
+    (void)state;
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.layers = 3;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
+        oq_encoder_export x = {(oq_attn_format)f, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+        oq_graph *g;
+        assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+        oq_model_info *mi = inspect_graph(g);
+        assert_int_equal(mi->ir_version, f == OQ_ATTN_DECOMPOSED ? 9 : f == OQ_ATTN_ATTENTION23 ? 11 : 12);
+        assert_string_equal(mi->producer_name, "ortqual");
+        assert_int_equal(mi->n_opsets, 1);
+        assert_int_equal(mi->opsets[0].version, oq_attn_format_opset((oq_attn_format)f));
+        assert_int_equal(mi->n_inputs, 2);
+        assert_string_equal(mi->inputs[0].name, "features");
+        assert_int_equal(mi->inputs[0].rank, 3);
+        assert_string_equal(mi->inputs[0].dims[0], "batch");
+        assert_string_equal(mi->inputs[0].dims[1], "seq");
+        assert_string_equal(mi->inputs[0].dims[2], "8");
+        assert_int_equal(mi->n_outputs, 2);
+        assert_string_equal(mi->outputs[1].name, "reg");
+        assert_int_equal(mi->n_attention, 3);
+        assert_int_equal(op_count(mi, "", "Elu"), 0); /* ELU is written with standard ops */
+        assert_int_equal(op_count(mi, "", "LayerNormalization"), 7);
+        for (size_t i = 0; i < mi->n_attention; i++) {
+            const oq_attention_info *a = &mi->attention[i];
+            if (f == OQ_ATTN_DECOMPOSED) {
+                assert_string_equal(a->kind, "decomposed");
+                assert_non_null(strstr(a->detail, "Softmax"));
+                assert_non_null(strstr(a->detail, "-> Add ->"));
+            } else {
+                char name[48];
+                snprintf(name, sizeof name, "blocks.%zu.attn", i);
+                assert_string_equal(a->kind, "Attention");
+                assert_string_equal(a->name, name);
+                assert_string_equal(a->attrs[0], "q_num_heads=4");
+                assert_string_equal(a->detail, f == OQ_ATTN_ATTENTION24
+                                                    ? "inputs: Q K V nonpad_kv_seqlen"
+                                                    : "inputs: Q K V attn_mask");
+            }
+        }
+        assert_int_equal(op_count(mi, "", "Attention"), f == OQ_ATTN_DECOMPOSED ? 0 : 3);
+        assert_int_equal(mi->n_warnings, 0);
+        char *json = oq_model_info_json(mi);
+        assert_non_null(json);
+        assert_non_null(strstr(json, "\"attention\""));
+        free(json);
+        oq_model_info_free(mi);
+    }
+    oq_encoder_weights_free(w);
+}
+
+static void test_sdpa_static_dims_and_bool_mask(void **state)
+{
+    (void)state;
+    oq_sdpa_config c;
+    oq_sdpa_config_default(&c);
+    c.format = OQ_ATTN_DECOMPOSED;
+    c.mask = OQ_MASK_BOOL;
+    c.static_batch = 2;
+    c.static_seq = 33;
+    oq_graph *g;
+    assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
+    oq_model_info *mi = inspect_graph(g);
+    assert_string_equal(mi->inputs[0].dims[0], "2");
+    assert_string_equal(mi->inputs[0].dims[2], "33");
+    assert_int_equal(mi->n_attention, 1);
+    assert_non_null(strstr(mi->attention[0].detail, "-> Where ->"));
+    oq_model_info_free(mi);
+}
+
+/* com.microsoft attention kernels and custom domains, built by hand. */
+static void test_microsoft_and_custom_domains(void **state)
+{
+    (void)state;
+    oq_opset ops[] = {{"", 20}, {"com.microsoft", 1}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 2, NULL, &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM_SYM("batch"), OQ_DIM(4), OQ_DIM(64)};
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT16, 3, d);
+    oq_attr a[] = {OQ_ATTR_I("num_heads", 4), OQ_ATTR_F("scale", 0.125f)};
+    const char *y = "y", *z = "z";
+    assert_int_equal(oq_graph_add_node(g, "MultiHeadAttention", "com.microsoft", "mha", 3,
+                                       (const char *[]){"q", "q", "q"}, 1, &y, 2, a),
+                     OQ_OK);
+    assert_int_equal(oq_graph_add_node(g, "GroupQueryAttention", "com.microsoft", "gqa", 1,
+                                       (const char *[]){"y"}, 1, &z, 1, a),
+                     OQ_OK);
+    const char *u = "u";
+    assert_int_equal(oq_graph_add_node(g, "FusedThing", "org.example", "custom", 1,
+                                       (const char *[]){"z"}, 1, &u, 0, NULL),
+                     OQ_OK);
+    oq_graph_add_output(g, "u", "u", OQ_DTYPE_FLOAT16, 3, d);
+    oq_model_info *mi = inspect_graph(g);
+    assert_int_equal(mi->n_attention, 2);
+    assert_string_equal(mi->attention[0].kind, "MultiHeadAttention");
+    assert_string_equal(mi->attention[0].domain, "com.microsoft");
+    assert_string_equal(mi->attention[0].attrs[1], "scale=0.125");
+    assert_string_equal(mi->attention[1].kind, "GroupQueryAttention");
+    assert_int_equal(mi->n_warnings, 2); /* custom domain, and not imported */
+    assert_non_null(strstr(mi->warnings[0], "custom domain 'org.example'"));
+    assert_non_null(strstr(mi->warnings[1], "not imported"));
+    assert_int_equal(op_count(mi, "com.microsoft", "MultiHeadAttention"), 1);
+    oq_model_info_free(mi);
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    oq_sdpa_config c;
+    oq_sdpa_config_default(&c);
+    oq_graph *g;
+    assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    /* Truncated inside the graph: protobuf lengths no longer add up. */
+    assert_int_equal(oq_model_inspect_bytes(buf, n / 2, "half.onnx", &mi, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "half.onnx: not an ONNX model (protobuf parse failed: "
+                                 "truncated, corrupt or another format)");
+    assert_null(mi);
+    free(buf);
+    assert_int_equal(oq_model_inspect_bytes("", 0, "empty.onnx", &mi, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "empty.onnx: not an ONNX model (no ir_version)");
+    const char text[] = "PK\x03\x04 not a model at all";
+    assert_int_equal(oq_model_inspect_bytes(text, sizeof text - 1, "x.npz", &mi, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_model_inspect_file("/nonexistent/m.onnx", &mi, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent/m.onnx"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encoder_attention_nodes),
+        cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
+        cmocka_unit_test(test_microsoft_and_custom_domains),
+        cmocka_unit_test(test_bad_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
