@@ -1,0 +1,181 @@
+/* ortqual plot: figures from bench and validate summaries. */
+#include <getopt.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ortqual/csv.h"
+#include "ortqual/plot.h"
+
+const char cmd_plot_summary[] = "draw PNG/SVG figures from bench or validate summaries";
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: ortqual plot INPUT... [--out DIR] [--baseline VARIANT] [--format png,svg]\n"
+            "                    [--stat p50|mean|p90|p99] [--json]\n"
+            "\n"
+            "Draw the standard figures of one or more summaries. Inputs are bench summary.csv\n"
+            "or summary.json files, or validate.csv files; the kind is told by the columns\n"
+            "(docs/plot.md lists them). Rows of inputs of one kind are pooled; only rows whose\n"
+            "status is \"ok\" are drawn. Bench figures: runtime, memory (and gpu_memory) and\n"
+            "speedup against sequence length, per batch/mask/heads group, and\n"
+            "error_vs_runtime. Validate figures: error_<output> (error distribution per\n"
+            "configuration) and runtime_valid_size. The written files are printed.\n"
+            "\n"
+            "options:\n"
+            "  --out DIR           directory for the figures (default: the first input's directory)\n"
+            "  --baseline VARIANT  variant the speed-up is measured against (default: the first\n"
+            "                      variant in the input)\n"
+            "  --format LIST       comma-separated formats: png, svg (default: png,svg)\n"
+            "  --stat NAME         bench time statistic: p50, mean, p90 or p99 (default: p50)\n"
+            "  --json              print {\"files\": [...]} instead of one path per line\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "exit status: 0 figures written; 2 usage or input error (nothing written);\n"
+            "3 a figure could not be rendered or written.\n"
+            "\n"
+            "example:\n"
+            "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n");
+}
+
+static int parse_formats(const char *s, unsigned *out)
+{
+    *out = 0;
+    char *copy = strdup(s), *save = NULL;
+    if (!copy) return -1;
+    int bad = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "png")) {
+            *out |= OQ_PLOT_PNG;
+        } else if (!strcmp(tok, "svg")) {
+            *out |= OQ_PLOT_SVG;
+        } else {
+            fprintf(stderr, "ortqual plot: --format: unknown format '%s' (png, svg)\n", tok);
+            bad = 1;
+        }
+    }
+    free(copy);
+    if (!bad && !*out) fprintf(stderr, "ortqual plot: --format: no format given (png, svg)\n");
+    return bad || !*out ? -1 : 0;
+}
+
+/* "p50" -> "p50_ms"; NULL when not a statistic. */
+static const char *parse_stat(const char *s)
+{
+    static const char *const names[] = {"mean", "p50", "p90", "p99"};
+    static const char *const cols[] = {"mean_ms", "p50_ms", "p90_ms", "p99_ms"};
+    for (size_t i = 0; i < 4; i++)
+        if (!strcmp(s, names[i]) || !strcmp(s, cols[i])) return cols[i];
+    return NULL;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static void print_files(const oq_plot_files *f, int json)
+{
+    if (!json) {
+        for (size_t i = 0; i < f->n; i++) printf("%s\n", f->paths[i]);
+        return;
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < f->n; i++) json_array_append_new(arr, json_string(f->paths[i]));
+    json_t *root = json_pack("{s:o}", "files", arr);
+    char *text = json_dumps(root, JSON_INDENT(2));
+    if (text) printf("%s\n", text);
+    free(text);
+    json_decref(root);
+}
+
+/* Read every input; exit status on failure, 0 when all were read. */
+static int read_inputs(char **paths, size_t n, oq_csv **tables)
+{
+    for (size_t i = 0; i < n; i++) {
+        oq_err err = {0};
+        oq_status st = ends_with(paths[i], ".json") ? oq_csv_read_json(paths[i], &tables[i], &err)
+                                                    : oq_csv_read(paths[i], &tables[i], &err);
+        if (st) {
+            fprintf(stderr, "ortqual plot: %s\n", err.msg);
+            return OQ_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
+{
+    oq_csv **tables = calloc(n, sizeof *tables);
+    if (!tables) {
+        fprintf(stderr, "ortqual plot: out of memory\n");
+        return OQ_EXIT_RUNTIME;
+    }
+    int rc = read_inputs(inputs, n, tables);
+    char *dir_copy = NULL;
+    if (!rc && !opt->outdir) {
+        dir_copy = strdup(inputs[0]);
+        opt->outdir = dir_copy ? dirname(dir_copy) : ".";
+    }
+    if (!rc) {
+        oq_err err = {0};
+        oq_plot_files files = {0};
+        oq_status st = oq_plot_summaries(tables, n, opt, &files, &err);
+        print_files(&files, json);
+        if (st) {
+            fprintf(stderr, "ortqual plot: %s\n", err.msg);
+            rc = st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+        }
+        oq_plot_files_free(&files);
+    }
+    for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);
+    free(tables);
+    free(dir_copy);
+    return rc;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"out", required_argument, NULL, 'o'},    {"baseline", required_argument, NULL, 'b'},
+        {"format", required_argument, NULL, 'f'}, {"stat", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    oq_plot_options opt = {0};
+    int json = 0, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': opt.outdir = optarg; break;
+        case 'b': opt.baseline = optarg; break;
+        case 'f':
+            if (parse_formats(optarg, &opt.formats)) return OQ_EXIT_USAGE;
+            break;
+        case 's':
+            if (!(opt.stat = parse_stat(optarg))) {
+                fprintf(stderr, "ortqual plot: --stat: unknown statistic '%s' (p50, mean, p90, p99)\n", optarg);
+                return OQ_EXIT_USAGE;
+            }
+            break;
+        case 'j': json = 1; break;
+        case 'h': usage(stdout); return OQ_EXIT_OK;
+        case ':':
+            fprintf(stderr, "ortqual plot: option '%s' needs a value\n", argv[optind - 1]);
+            return OQ_EXIT_USAGE;
+        default:
+            fprintf(stderr, "ortqual plot: unknown option '%s' (see 'ortqual plot --help')\n", argv[optind - 1]);
+            return OQ_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "ortqual plot: no input given (see 'ortqual plot --help')\n");
+        return OQ_EXIT_USAGE;
+    }
+    return run(argv + optind, (size_t)(argc - optind), &opt, json);
+}

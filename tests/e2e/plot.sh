@@ -1,0 +1,75 @@
+# ortqual plot end to end: the committed bench and validate fixtures give valid
+# PNG and SVG files; bad input exits 2 and writes nothing.
+set -u
+fail() { echo "FAIL: $*" >&2; exit 1; }
+: "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
+work=$(mktemp -d /tmp/oq_e2e_plot.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+bench="$OQ_SOURCE_DIR/tests/fixtures/bench/summary.csv"
+val="$OQ_SOURCE_DIR/tests/fixtures/validate/validate.csv"
+
+# --- bench fixture: every figure in both formats, listed on stdout ----------
+"$ORTQUAL" plot "$bench" --out "$work/b" >"$work/out" 2>"$work/err" || fail "plot exited $?: $(cat "$work/err")"
+for f in runtime memory speedup; do
+  for g in masked unmasked; do
+    for ext in png svg; do
+      p="$work/b/${f}_$g.$ext"
+      [ -s "$p" ] || fail "missing $p"
+      grep -qx "$p" "$work/out" || fail "$p not printed"
+    done
+  done
+done
+[ "$(wc -l <"$work/out")" -eq 14 ] || fail "expected 14 files printed, got: $(cat "$work/out")"
+for p in "$work"/b/*.png; do
+  [ "$(head -c 8 "$p" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$p is not a PNG"
+done
+for p in "$work"/b/*.svg; do
+  grep -q "<svg" "$p" || fail "$p has no <svg"
+done
+for v in cpu:decomposed:fp32 cpu:attention24:fp32 ref; do
+  grep -q "$v" "$work/b/runtime_masked.svg" || fail "legend text $v missing from the SVG"
+done
+ls "$work/b" | grep -q tmp && fail "temporary files left: $(ls "$work/b")"
+
+# --- options: one format, baseline, statistic, JSON list ---------------------
+"$ORTQUAL" plot "$bench" --out "$work/c" --format svg --baseline ref --stat mean --json >"$work/out" \
+  || fail "plot --format svg exited $?"
+ls "$work/c" | grep -q '\.png$' && fail "--format svg wrote PNG files"
+grep -q '"files"' "$work/out" || fail "--json output: $(cat "$work/out")"
+grep -q "Speed-up over ref (mean time)" "$work/c/speedup_masked.svg" || fail "baseline/stat not applied"
+
+# --- validate fixture, default output directory is the input's --------------
+cp "$val" "$work/validate.csv"
+"$ORTQUAL" plot "$work/validate.csv" --format png >"$work/out" || fail "validate plot exited $?"
+for f in error_last_hidden_state error_pooled runtime_valid_size; do
+  [ -s "$work/$f.png" ] || fail "missing $work/$f.png"
+done
+
+# --- bad input: exit 2, a message naming the problem, nothing written --------
+expect_usage() { # expect_usage WANT-IN-STDERR ARGS...
+  want=$1; shift
+  rm -rf "$work/bad"
+  "$ORTQUAL" plot "$@" --out "$work/bad" >"$work/out" 2>"$work/err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "plot $*: exit $rc, expected 2"
+  grep -qF -- "$want" "$work/err" || fail "plot $*: stderr lacks '$want': $(cat "$work/err")"
+  [ ! -e "$work/bad" ] || fail "plot $*: wrote $(ls "$work/bad")"
+}
+head -3 "$bench" >"$work/badnum.csv"
+sed -n 4p "$bench" | sed 's/,46\.97,/,46.97ms,/' >>"$work/badnum.csv"
+grep -q 46.97ms "$work/badnum.csv" || fail "fixture edit did not apply"
+expect_usage "badnum.csv:4: column 'p50_ms': '46.97ms' is not a number" "$work/badnum.csv"
+cut -d, -f1-12,14- "$bench" >"$work/nocol.csv"
+expect_usage "nocol.csv: no column 'mean_ms' in the header" "$work/nocol.csv" --stat mean
+printf 'variant,status\n"unclosed,ok\n' >"$work/quote.csv"
+expect_usage "quote.csv:2: field 1: quoted field never closed" "$work/quote.csv"
+grep -v ',ok,' "$bench" >"$work/nook.csv"
+expect_usage 'no bench rows with status "ok" to plot' "$work/nook.csv"
+expect_usage "baseline 'gpu' is not a variant" "$bench" --baseline gpu
+expect_usage "cannot open" "$work/missing.csv"
+expect_usage "unknown option '--bogus'" "$bench" --bogus
+expect_usage "unknown format 'pdf'" "$bench" --format pdf
+expect_usage "unknown statistic 'p42'" "$bench" --stat p42
+"$ORTQUAL" plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "no input: expected exit 2"
+"$ORTQUAL" plot --help | grep -q -- "--baseline VARIANT" || fail "--help lacks --baseline"
+echo "plot e2e ok"

@@ -1,0 +1,402 @@
+/* CSV reading (RFC 4180 quoting, typed getters, errors naming file, line and
+ * column), JSON records, and the atomic writer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ortqual/csv.h"
+#include "ortqual/fileio.h"
+
+static oq_csv *parse_ok(const char *text)
+{
+    oq_csv *t = NULL;
+    oq_err err = {0};
+    oq_status st = oq_csv_parse(text, strlen(text), "t.csv", &t, &err);
+    if (st) fprintf(stderr, "unexpected: %s\n", err.msg);
+    assert_int_equal(st, OQ_OK);
+    return t;
+}
+
+/* Parsing must fail with OQ_ERR_FORMAT and a message containing `want`. */
+static void parse_fails(const char *text, const char *want)
+{
+    oq_csv *t = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_parse(text, strlen(text), "t.csv", &t, &err), OQ_ERR_FORMAT);
+    assert_null(t);
+    if (!strstr(err.msg, want)) fprintf(stderr, "message '%s' lacks '%s'\n", err.msg, want);
+    assert_non_null(strstr(err.msg, want));
+}
+
+static void test_plain(void **state)
+{
+    (void)state;
+    oq_csv *t = parse_ok("a,b,c\n1,2,3\n4,5,6\n");
+    assert_int_equal(oq_csv_ncols(t), 3);
+    assert_int_equal(oq_csv_nrows(t), 2);
+    assert_string_equal(oq_csv_colname(t, 2), "c");
+    assert_string_equal(oq_csv_get(t, 1, 0), "4");
+    assert_int_equal(oq_csv_line(t, 1), 3);
+    size_t col;
+    assert_true(oq_csv_find(t, "b", &col));
+    assert_int_equal(col, 1);
+    assert_false(oq_csv_find(t, "B", &col));
+    assert_string_equal(oq_csv_name(t), "t.csv");
+    oq_csv_free(t);
+}
+
+static void test_quotes(void **state)
+{
+    (void)state;
+    /* Embedded comma, doubled quote, embedded CRLF and LF, empty quoted field. */
+    oq_csv *t = parse_ok("name,msg,n\r\n"
+                         "\"a,b\",\"say \"\"hi\"\"\",1\r\n"
+                         "x,\"two\r\nlines\nthree\",\"\"\r\n"
+                         "y,last,7");
+    assert_int_equal(oq_csv_nrows(t), 3);
+    assert_string_equal(oq_csv_get(t, 0, 0), "a,b");
+    assert_string_equal(oq_csv_get(t, 0, 1), "say \"hi\"");
+    assert_string_equal(oq_csv_get(t, 1, 1), "two\r\nlines\nthree");
+    assert_string_equal(oq_csv_get(t, 1, 2), "");
+    assert_true(oq_csv_is_empty(t, 1, 2));
+    /* Line numbers count the newlines inside quoted fields. */
+    assert_int_equal(oq_csv_line(t, 1), 3);
+    assert_int_equal(oq_csv_line(t, 2), 6);
+    assert_string_equal(oq_csv_get(t, 2, 1), "last");
+    oq_csv_free(t);
+}
+
+static void test_bom_blank_lines(void **state)
+{
+    (void)state;
+    oq_csv *t = parse_ok("\xEF\xBB\xBFk,v\n\n1,2\n\n3,4\n\n");
+    assert_string_equal(oq_csv_colname(t, 0), "k");
+    assert_int_equal(oq_csv_nrows(t), 2);
+    assert_int_equal(oq_csv_line(t, 1), 5);
+    oq_csv_free(t);
+    /* A header alone is a table with no rows. */
+    t = parse_ok("k,v\n");
+    assert_int_equal(oq_csv_nrows(t), 0);
+    oq_csv_free(t);
+}
+
+static void test_syntax_errors(void **state)
+{
+    (void)state;
+    parse_fails("a,b\n1,2\n3\n", "t.csv:3: 1 fields, but the header has 2 columns");
+    parse_fails("a,b\n1,2,3\n", "t.csv:2: 3 fields");
+    parse_fails("a,b\n1,\"open\nstill open\n", "t.csv:2: field 2: quoted field never closed");
+    parse_fails("a,b\n1,ab\"c\n", "t.csv:2: field 2: quote inside an unquoted field");
+    parse_fails("a,b\n\"x\"y,1\n", "t.csv:2: field 1: 'y' after a closing quote");
+    parse_fails("", "t.csv: empty, expected a header row");
+    parse_fails("\n\n", "t.csv: empty");
+    parse_fails("a,b,a\n", "header names column 'a' twice");
+    parse_fails("a,,c\n", "header column 2 has no name");
+}
+
+static void test_require_column(void **state)
+{
+    (void)state;
+    oq_csv *t = parse_ok("variant,seq_len\nx,1\n");
+    oq_err err = {0};
+    size_t col = 99;
+    assert_int_equal(oq_csv_require(t, "seq_len", &col, &err), OQ_OK);
+    assert_int_equal(col, 1);
+    assert_int_equal(oq_csv_require(t, "mean_ms", &col, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "t.csv: no column 'mean_ms' in the header");
+    oq_csv_free(t);
+}
+
+static void test_typed_getters(void **state)
+{
+    (void)state;
+    oq_csv *t = parse_ok("d,i,b\n"
+                         " 1.5e-3 ,42,TRUE\n"
+                         "nan,-7,no\n"
+                         "inf, 0 ,0\n");
+    double d;
+    long long i;
+    int b;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_get_double(t, 0, 0, &d, &err), OQ_OK);
+    assert_true(d == 1.5e-3);
+    assert_int_equal(oq_csv_get_double(t, 1, 0, &d, &err), OQ_OK);
+    assert_true(isnan(d));
+    assert_int_equal(oq_csv_get_double(t, 2, 0, &d, &err), OQ_OK);
+    assert_true(isinf(d));
+    assert_int_equal(oq_csv_get_int(t, 0, 1, &i, &err), OQ_OK);
+    assert_int_equal(i, 42);
+    assert_int_equal(oq_csv_get_int(t, 1, 1, &i, &err), OQ_OK);
+    assert_int_equal(i, -7);
+    assert_int_equal(oq_csv_get_int(t, 2, 1, &i, &err), OQ_OK);
+    assert_int_equal(i, 0);
+    assert_int_equal(oq_csv_get_bool(t, 0, 2, &b, &err), OQ_OK);
+    assert_int_equal(b, 1);
+    assert_int_equal(oq_csv_get_bool(t, 1, 2, &b, &err), OQ_OK);
+    assert_int_equal(b, 0);
+    /* An int column read as double is fine. */
+    assert_int_equal(oq_csv_get_double(t, 0, 1, &d, &err), OQ_OK);
+    assert_true(d == 42.0);
+    oq_csv_free(t);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    /* The quoted newline in row 1 shifts row 2 to line 4. */
+    oq_csv *t = parse_ok("note,mean_ms,batch,masked\n"
+                         "\"a\nb\",1.0,2,1\n"
+                         "c,12ms,2.5,maybe\n"
+                         "d,,99999999999999999999,1\n");
+    double d = -1;
+    long long i = -1;
+    int b = -1;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_get_double(t, 1, 1, &d, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "t.csv:4: column 'mean_ms': '12ms' is not a number");
+    assert_true(d == -1);
+    assert_int_equal(oq_csv_get_int(t, 1, 2, &i, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "t.csv:4: column 'batch': '2.5' is not an integer");
+    assert_int_equal(oq_csv_get_bool(t, 1, 3, &b, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "t.csv:4: column 'masked': 'maybe' is not a boolean"));
+    assert_int_equal(oq_csv_get_double(t, 2, 1, &d, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "t.csv:5: column 'mean_ms': empty, expected a number");
+    assert_int_equal(oq_csv_get_int(t, 2, 2, &i, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "'99999999999999999999' is not an integer"));
+    assert_int_equal(i, -1);
+    oq_csv_free(t);
+}
+
+/* A fresh private directory for files. */
+static char *temp_dir(void)
+{
+    char tmpl[] = "/tmp/oq_test_csv_XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+    free(dir);
+}
+
+static void test_writer_round_trip(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), path[512];
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    static const char *const cols[] = {"s", "d", "i"};
+    oq_csv_writer *w;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_writer_open(&w, path, cols, 3, 0, &err), OQ_OK);
+    const char *tricky[] = {"plain", "a,b", "say \"hi\"", "two\nlines", " padded", NULL};
+    const double vals[] = {0.1, 1e-7, 1.0 / 3.0, NAN, INFINITY, -2.5};
+    for (int r = 0; r < 6; r++) {
+        oq_csv_write_str(w, tricky[r]);
+        oq_csv_write_double(w, vals[r]);
+        if (r == 5)
+            oq_csv_write_empty(w);
+        else
+            oq_csv_write_int(w, -r * 1000000000000LL);
+        assert_int_equal(oq_csv_end_row(w, &err), OQ_OK);
+    }
+    assert_int_equal(oq_csv_writer_commit(w, &err), OQ_OK);
+    assert_int_equal(dir_entries(dir), 1); /* no temporary left */
+
+    oq_csv *t;
+    assert_int_equal(oq_csv_read(path, &t, &err), OQ_OK);
+    assert_int_equal(oq_csv_nrows(t), 6);
+    for (size_t r = 0; r < 6; r++) {
+        assert_string_equal(oq_csv_get(t, r, 0), tricky[r] ? tricky[r] : "");
+        double d;
+        assert_int_equal(oq_csv_get_double(t, r, 1, &d, &err), OQ_OK);
+        if (isnan(vals[r]))
+            assert_true(isnan(d));
+        else
+            assert_true(d == vals[r]); /* exact round trip */
+    }
+    long long i;
+    assert_int_equal(oq_csv_get_int(t, 4, 2, &i, &err), OQ_OK);
+    assert_true(i == -4000000000000LL);
+    assert_true(oq_csv_is_empty(t, 5, 2));
+    assert_string_equal(oq_csv_get(t, 0, 1), "0.1"); /* shortest form, not 0.10000000000000001 */
+    oq_csv_free(t);
+
+    /* overwrite == 0 refuses to replace the file. */
+    assert_int_equal(oq_csv_writer_open(&w, path, cols, 3, 0, &err), OQ_OK);
+    assert_int_equal(oq_csv_writer_commit(w, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "exists"));
+    assert_int_equal(dir_entries(dir), 1);
+    remove_dir(dir);
+}
+
+static void test_writer_errors(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), path[512];
+    snprintf(path, sizeof path, "%s/bad.csv", dir);
+    static const char *const cols[] = {"a", "b"};
+    oq_csv_writer *w;
+    oq_err err = {0};
+
+    /* Too few fields: end_row fails, and so does the commit; nothing is left. */
+    assert_int_equal(oq_csv_writer_open(&w, path, cols, 2, 1, &err), OQ_OK);
+    oq_csv_write_str(w, "only one");
+    assert_int_equal(oq_csv_end_row(w, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "record has 1 fields, expected 2"));
+    assert_int_equal(oq_csv_writer_commit(w, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(dir_entries(dir), 0);
+
+    /* Too many fields. */
+    assert_int_equal(oq_csv_writer_open(&w, path, cols, 2, 1, &err), OQ_OK);
+    oq_csv_write_int(w, 1);
+    oq_csv_write_int(w, 2);
+    oq_csv_write_int(w, 3);
+    assert_int_equal(oq_csv_end_row(w, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "more fields than columns"));
+    oq_csv_writer_abort(w);
+
+    /* A record left open fails the commit. */
+    assert_int_equal(oq_csv_writer_open(&w, path, cols, 2, 1, &err), OQ_OK);
+    oq_csv_write_int(w, 1);
+    assert_int_equal(oq_csv_writer_commit(w, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "last record not ended"));
+    assert_int_equal(dir_entries(dir), 0);
+
+    /* No columns; a directory that does not exist. */
+    assert_int_equal(oq_csv_writer_open(&w, path, cols, 0, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_csv_writer_open(&w, "/nonexistent-dir/x.csv", cols, 2, 1, &err), OQ_ERR_IO);
+    assert_null(w);
+    remove_dir(dir);
+}
+
+static void test_read_missing_file(void **state)
+{
+    (void)state;
+    oq_csv *t;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_read("/nonexistent/summary.csv", &t, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent/summary.csv"));
+    assert_int_equal(oq_csv_read_json("/nonexistent/summary.json", &t, &err), OQ_ERR_IO);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    assert_int_equal(oq_write_file_atomic(path, text, strlen(text), 1, NULL), OQ_OK);
+}
+
+static void test_json_records(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), path[512];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    write_text(path, "{\"system\": {\"cpu\": \"x\"}, \"results\": ["
+                     "{\"variant\": \"ref\", \"seq_len\": 128, \"mean_ms\": 0.1, \"masked\": true,"
+                     " \"samples\": [1, 2]},"
+                     "{\"variant\": \"cpu\", \"seq_len\": 256, \"mean_ms\": null, \"masked\": false,"
+                     " \"error\": \"oom\"}]}");
+    oq_csv *t;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_read_json(path, &t, &err), OQ_OK);
+    assert_int_equal(oq_csv_nrows(t), 2);
+    assert_int_equal(oq_csv_ncols(t), 5); /* samples (an array) is left out */
+    size_t c;
+    assert_false(oq_csv_find(t, "samples", &c));
+    assert_true(oq_csv_find(t, "mean_ms", &c));
+    assert_string_equal(oq_csv_get(t, 0, c), "0.1");
+    assert_true(oq_csv_is_empty(t, 1, c));
+    assert_true(oq_csv_find(t, "masked", &c));
+    assert_string_equal(oq_csv_get(t, 0, c), "1");
+    assert_true(oq_csv_find(t, "error", &c));
+    assert_string_equal(oq_csv_get(t, 0, c), "");
+    assert_string_equal(oq_csv_get(t, 1, c), "oom");
+    assert_true(oq_csv_find(t, "seq_len", &c));
+    long long L;
+    assert_int_equal(oq_csv_get_int(t, 1, c, &L, &err), OQ_OK);
+    assert_int_equal(L, 256);
+    /* Messages name the record. */
+    assert_true(oq_csv_find(t, "variant", &c));
+    double dummy;
+    assert_int_equal(oq_csv_get_double(t, 1, c, &dummy, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "summary.json: record 2: column 'variant': 'cpu' is not a number"));
+    oq_csv_free(t);
+
+    write_text(path, "{\"results\": 3}");
+    assert_int_equal(oq_csv_read_json(path, &t, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "no \"results\" array"));
+    write_text(path, "{\"results\": [1]}");
+    assert_int_equal(oq_csv_read_json(path, &t, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "results[0] is not an object"));
+    write_text(path, "{\"results\": [");
+    assert_int_equal(oq_csv_read_json(path, &t, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "not valid JSON"));
+    remove_dir(dir);
+}
+
+static void test_schemas(void **state)
+{
+    (void)state;
+    /* The bench summary.csv columns, in the order issue 7 lists them. */
+    static const char *const want[] = {
+        "variant", "status", "device", "dtype", "representation", "kernel", "masked", "batch",
+        "seq_len", "valid_elements", "heads", "head_dim", "mean_ms", "std_ms", "p50_ms", "p90_ms",
+        "p99_ms", "peak_rss_mb", "peak_gpu_mb", "max_abs_err", "nan_count", "error"};
+    assert_int_equal(OQ_BENCH_NCOLS, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < OQ_BENCH_NCOLS; i++) assert_string_equal(oq_bench_csv_columns[i], want[i]);
+    assert_string_equal(oq_bench_csv_columns[OQ_BENCH_COL_P50_MS], "p50_ms");
+    assert_string_equal(oq_validate_csv_columns[OQ_VALIDATE_COL_MAX_ABS_ERR], "max_abs_err");
+    /* The committed fixture has exactly the bench header. */
+    oq_csv *t;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/bench/summary.csv", &t, &err), OQ_OK);
+    assert_int_equal(oq_csv_ncols(t), OQ_BENCH_NCOLS);
+    for (size_t i = 0; i < OQ_BENCH_NCOLS; i++) assert_string_equal(oq_csv_colname(t, i), want[i]);
+    oq_csv_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain),
+        cmocka_unit_test(test_quotes),
+        cmocka_unit_test(test_bom_blank_lines),
+        cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_require_column),
+        cmocka_unit_test(test_typed_getters),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_writer_errors),
+        cmocka_unit_test(test_read_missing_file),
+        cmocka_unit_test(test_json_records),
+        cmocka_unit_test(test_schemas),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

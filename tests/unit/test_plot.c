@@ -1,0 +1,395 @@
+/* Figure rendering (PNG/SVG through PLplot's cairo driver) and the standard
+ * bench/validate figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ortqual/fileio.h"
+#include "ortqual/plot.h"
+
+static char *temp_dir(void)
+{
+    char tmpl[] = "/tmp/oq_test_plot_XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+    free(dir);
+}
+
+static char *slurp(const char *path)
+{
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    return (char *)buf;
+}
+
+static void assert_png(const char *path)
+{
+    char *b = slurp(path);
+    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
+    free(b);
+}
+
+static const double L[] = {128, 256, 512, 1024};
+static const double ms_a[] = {1.1, 4.3, 17.0, 70.2};
+static const double ms_b[] = {0.7, 2.5, 9.8, 40.0};
+
+static oq_plot_spec lines_spec(oq_plot_series *s)
+{
+    s[0] = (oq_plot_series){"cpu:decomposed:fp32", 4, L, ms_a, 0};
+    s[1] = (oq_plot_series){"cpu:attention24:fp32 #1", 4, L, ms_b, 0};
+    return (oq_plot_spec){.kind = OQ_PLOT_LINES, .title = "runtime & <scaling>",
+                          .xlabel = "sequence length L (tokens)", .ylabel = "time per batch (ms)",
+                          .logx = 1, .logy = 1, .series = s, .nseries = 2};
+}
+
+static void test_drivers(void **state)
+{
+    (void)state;
+    assert_int_equal(oq_plot_check_driver(OQ_PLOT_PNG, NULL), OQ_OK);
+    assert_int_equal(oq_plot_check_driver(OQ_PLOT_SVG, NULL), OQ_OK);
+    assert_string_equal(oq_plot_format_device(OQ_PLOT_PNG), "pngcairo");
+    assert_string_equal(oq_plot_format_ext(OQ_PLOT_SVG), "svg");
+}
+
+static void test_render_png_svg(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), png[512], svg[512];
+    snprintf(png, sizeof png, "%s/r.png", dir);
+    snprintf(svg, sizeof svg, "%s/r.svg", dir);
+    oq_plot_series s[2];
+    oq_plot_spec sp = lines_spec(s);
+    oq_err err = {0};
+    /* Repeated renders in one process: each on a fresh PLplot stream. */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, png, &err), OQ_OK);
+        assert_int_equal(oq_plot_render(&sp, OQ_PLOT_SVG, svg, &err), OQ_OK);
+    }
+    assert_png(png);
+    char *text = slurp(svg);
+    assert_non_null(strstr(text, "<svg"));
+    assert_non_null(strstr(text, "<title>runtime &amp; &lt;scaling&gt;</title>"));
+    assert_non_null(strstr(text, "cpu:decomposed:fp32 | cpu:attention24:fp32 #1"));
+    free(text);
+    assert_int_equal(dir_entries(dir), 2); /* no temporaries left */
+    remove_dir(dir);
+}
+
+static void test_scatter_histogram(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), path[512];
+    oq_err err = {0};
+    /* Scatter with a series whose points are all 0 on a log axis: drawn
+     * without them, and the legend says so. */
+    static const double zero[] = {0, 0, 0, 0};
+    oq_plot_series s[2] = {{"fp32", 4, ms_a, ms_b, 0}, {"ref", 4, ms_a, zero, 0}};
+    oq_plot_spec sp = {.kind = OQ_PLOT_SCATTER, .title = "error", .xlabel = "ms", .ylabel = "err",
+                       .logx = 1, .logy = 1, .series = s, .nseries = 2};
+    snprintf(path, sizeof path, "%s/s.svg", dir);
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_SVG, path, &err), OQ_OK);
+    char *text = slurp(path);
+    assert_non_null(strstr(text, "ref (all &lt;= 0, not shown)"));
+    free(text);
+
+    /* Histogram on a log axis: zeros and NaN are counted, not drawn. */
+    static const double errs[] = {1e-7, 2e-7, 3e-7, 1e-6, 0, NAN, 4e-4};
+    oq_plot_series h = {"cpu", 7, errs, NULL, 0};
+    oq_plot_spec hs = {.kind = OQ_PLOT_HISTOGRAM, .title = "errors", .xlabel = "max abs error",
+                       .logx = 1, .series = &h, .nseries = 1, .nbins = 10};
+    snprintf(path, sizeof path, "%s/h.svg", dir);
+    assert_int_equal(oq_plot_render(&hs, OQ_PLOT_SVG, path, &err), OQ_OK);
+    text = slurp(path);
+    assert_non_null(strstr(text, "cpu (n=7, 1 at &lt;= 0 not shown, 1 non-finite)"));
+    assert_non_null(strstr(text, "y: count"));
+    free(text);
+    snprintf(path, sizeof path, "%s/h.png", dir);
+    assert_int_equal(oq_plot_render(&hs, OQ_PLOT_PNG, path, &err), OQ_OK);
+    assert_png(path);
+    remove_dir(dir);
+}
+
+static void test_render_errors(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), path[512];
+    snprintf(path, sizeof path, "%s/x.png", dir);
+    oq_err err = {0};
+    oq_plot_series s[2];
+    oq_plot_spec sp = lines_spec(s);
+
+    sp.nseries = 0;
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, path, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "at least one series"));
+
+    /* Nothing drawable on log axes. */
+    static const double neg[] = {-1, 0, -3, NAN};
+    oq_plot_series bad = {"bad", 4, L, neg, 0};
+    sp.series = &bad;
+    sp.nseries = 1;
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, path, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "no drawable point"));
+    assert_non_null(strstr(err.msg, path));
+
+    sp = lines_spec(s);
+    s[1].y = NULL;
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, path, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "series 1 has no data"));
+
+    sp = lines_spec(s);
+    assert_int_equal(oq_plot_render(&sp, (oq_plot_format)4, path, &err), OQ_ERR_INVALID_ARG);
+    char odd[512];
+    snprintf(odd, sizeof odd, "%s/fig%%n.png", dir);
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, odd, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, "/nonexistent-dir/x.png", &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir/x.png: cannot create"));
+    assert_int_equal(dir_entries(dir), 0);
+    remove_dir(dir);
+}
+
+static void *render_thread(void *arg)
+{
+    const char *path = arg;
+    oq_plot_series s[2];
+    oq_plot_spec sp = lines_spec(s);
+    oq_status st = OQ_OK;
+    for (int i = 0; i < 2 && !st; i++) st = oq_plot_render(&sp, OQ_PLOT_PNG, path, NULL);
+    return (void *)(intptr_t)st;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/a.png", dir);
+    snprintf(p2, sizeof p2, "%s/b.png", dir);
+    pthread_t t1, t2;
+    void *r1, *r2;
+    assert_int_equal(pthread_create(&t1, NULL, render_thread, p1), 0);
+    assert_int_equal(pthread_create(&t2, NULL, render_thread, p2), 0);
+    pthread_join(t1, &r1);
+    pthread_join(t2, &r2);
+    assert_int_equal((intptr_t)r1, OQ_OK);
+    assert_int_equal((intptr_t)r2, OQ_OK);
+    assert_png(p1);
+    assert_png(p2);
+    remove_dir(dir);
+}
+
+/* ---- Summary figures ---- */
+
+static oq_csv *parse(const char *text)
+{
+    oq_csv *t;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_parse(text, strlen(text), "s.csv", &t, &err), OQ_OK);
+    return t;
+}
+
+static const char bench_header[] =
+    "variant,status,device,dtype,representation,kernel,masked,batch,seq_len,valid_elements,heads,"
+    "head_dim,mean_ms,std_ms,p50_ms,p90_ms,p99_ms,peak_rss_mb,peak_gpu_mb,max_abs_err,nan_count,error\n";
+
+/* Run oq_plot_summaries on one CSV text; returns the status, fills err. */
+static oq_status summarize(const char *text, const oq_plot_options *base, char **dir_out,
+                           oq_plot_files *files, oq_err *err)
+{
+    oq_csv *t = parse(text);
+    char *dir = temp_dir();
+    oq_plot_options opt = *base;
+    opt.outdir = dir;
+    oq_status st = oq_plot_summaries(&t, 1, &opt, files, err);
+    oq_csv_free(t);
+    *dir_out = dir;
+    return st;
+}
+
+static int has_file(const oq_plot_files *f, const char *dir, const char *name)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s/%s", dir, name);
+    for (size_t i = 0; i < f->n; i++)
+        if (!strcmp(f->paths[i], want)) return 1;
+    return 0;
+}
+
+static void test_bench_figures(void **state)
+{
+    (void)state;
+    oq_csv *t;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/bench/summary.csv", &t, &err), OQ_OK);
+    char *dir = temp_dir();
+    oq_plot_options opt = {.outdir = dir, .formats = OQ_PLOT_SVG, .baseline = "ref", .stat = "mean_ms"};
+    oq_plot_files files;
+    assert_int_equal(oq_plot_summaries(&t, 1, &opt, &files, &err), OQ_OK);
+    /* Two groups (masked and unmasked) x runtime, memory, speedup + error_vs_runtime;
+     * no gpu_memory since peak_gpu_mb is empty everywhere. */
+    assert_int_equal(files.n, 7);
+    assert_true(has_file(&files, dir, "runtime_masked.svg"));
+    assert_true(has_file(&files, dir, "runtime_unmasked.svg"));
+    assert_true(has_file(&files, dir, "memory_masked.svg"));
+    assert_true(has_file(&files, dir, "speedup_unmasked.svg"));
+    assert_true(has_file(&files, dir, "error_vs_runtime.svg"));
+    assert_int_equal(dir_entries(dir), 7);
+    char path[512];
+    snprintf(path, sizeof path, "%s/speedup_masked.svg", dir);
+    char *text = slurp(path);
+    assert_non_null(strstr(text, "Speed-up over ref (mean time)"));
+    /* The baseline is not a series of its own speed-up figure. */
+    assert_non_null(strstr(text, "series: cpu:decomposed:fp32 | cpu:attention24:fp32</desc>"));
+    free(text);
+    snprintf(path, sizeof path, "%s/runtime_masked.svg", dir);
+    text = slurp(path);
+    assert_non_null(strstr(text, "batch 2, masked, 8 heads, head dim 64"));
+    assert_non_null(strstr(text, "time per batch (ms, mean)"));
+    free(text);
+    oq_plot_files_free(&files);
+    oq_csv_free(t);
+    remove_dir(dir);
+}
+
+static void test_bench_errors(void **state)
+{
+    (void)state;
+    char text[4096], *dir;
+    oq_plot_files files;
+    oq_err err = {0};
+    oq_plot_options opt = {.formats = OQ_PLOT_PNG};
+    const char *row_a = "a,ok,cpu,float32,x,cpu,1,2,128,1,8,64,1.0,0.1,1.0,1.1,1.2,60,,1e-6,0,\n";
+    const char *row_b = "b,ok,cpu,float32,x,cpu,1,2,128,1,8,64,2.0,0.1,2.0,2.1,2.2,60,,1e-6,0,\n";
+
+    /* Unknown baseline: the message lists the variants. */
+    snprintf(text, sizeof text, "%s%s%s", bench_header, row_a, row_b);
+    opt.baseline = "nope";
+    assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "baseline 'nope' is not a variant with status ok (variants: a, b)");
+    assert_int_equal(dir_entries(dir), 0);
+    remove_dir(dir);
+    opt.baseline = NULL;
+
+    /* Unknown statistic. */
+    opt.stat = "p42_ms";
+    assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "p42_ms"));
+    remove_dir(dir);
+    opt.stat = NULL;
+
+    /* No row with status ok. */
+    snprintf(text, sizeof text, "%sa,oom,cpu,float32,x,cpu,1,2,128,1,8,64,,,,,,,,,0,out of memory\n",
+             bench_header);
+    assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "s.csv: no bench rows with status \"ok\" to plot");
+    assert_int_equal(dir_entries(dir), 0);
+    remove_dir(dir);
+
+    /* The same variant and shape twice. */
+    snprintf(text, sizeof text, "%s%s%s%s", bench_header, row_a, row_b, row_a);
+    assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "s.csv:2 and s.csv:4: two results for variant 'a', batch 2, seq_len 128, masked");
+    remove_dir(dir);
+
+    /* A bad number in an ok row names line and column; failed rows are not read. */
+    snprintf(text, sizeof text, "%s%sc,error,cpu,float32,x,cpu,1,2,128,1,8,64,junk,,,,,,,,0,boom\n"
+             "b,ok,cpu,float32,x,cpu,1,2,128,1,8,64,2.0,0.1,2.0x,2.1,2.2,60,,1e-6,0,\n",
+             bench_header, row_a);
+    assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "s.csv:4: column 'p50_ms': '2.0x' is not a number");
+    assert_int_equal(dir_entries(dir), 0);
+    remove_dir(dir);
+
+    /* A missing column is named. */
+    assert_int_equal(summarize("variant,status,seq_len\na,ok,128\n", &opt, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "s.csv: no column 'masked' in the header");
+    remove_dir(dir);
+
+    /* Neither kind. */
+    assert_int_equal(summarize("x,y\n1,2\n", &opt, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "s.csv: not a bench summary"));
+    remove_dir(dir);
+}
+
+static void test_validate_figures(void **state)
+{
+    (void)state;
+    oq_csv *t;
+    oq_err err = {0};
+    assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/validate/validate.csv", &t, &err), OQ_OK);
+    assert_int_equal(oq_summary_detect(t), OQ_SUMMARY_VALIDATE);
+    char *dir = temp_dir();
+    oq_plot_options opt = {.outdir = dir, .formats = OQ_PLOT_SVG};
+    oq_plot_files files;
+    assert_int_equal(oq_plot_summaries(&t, 1, &opt, &files, &err), OQ_OK);
+    assert_int_equal(files.n, 3);
+    assert_true(has_file(&files, dir, "error_last_hidden_state.svg"));
+    assert_true(has_file(&files, dir, "error_pooled.svg"));
+    assert_true(has_file(&files, dir, "runtime_valid_size.svg"));
+    char path[512];
+    snprintf(path, sizeof path, "%s/error_pooled.svg", dir);
+    char *text = slurp(path);
+    /* The reference (empty error: not compared) is not a series of the histogram. */
+    assert_null(strstr(text, "ref:encoder:fp64"));
+    assert_non_null(strstr(text, "cpu:attention24:fp16 (n=12)"));
+    free(text);
+    oq_plot_files_free(&files);
+    oq_csv_free(t);
+    remove_dir(dir);
+
+    /* Duplicate batch of one config and output. */
+    const char *dup = "config,output,batch,valid_size,seconds_first,seconds_median,max_abs_err\n"
+                      "c,o,0,10,0.1,0.01,1e-6\nc,o,0,10,0.1,0.01,1e-6\n";
+    oq_plot_options o2 = {.formats = OQ_PLOT_PNG};
+    assert_int_equal(summarize(dup, &o2, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "s.csv:2 and s.csv:3: two results for config 'c', output 'o', batch 0");
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_drivers),
+        cmocka_unit_test(test_render_png_svg),
+        cmocka_unit_test(test_scatter_histogram),
+        cmocka_unit_test(test_render_errors),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_bench_figures),
+        cmocka_unit_test(test_bench_errors),
+        cmocka_unit_test(test_validate_figures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
