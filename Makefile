@@ -24,7 +24,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/ortqual doctor
+	./$(BUILD)/ortqual validate --outdir $(OUTDIR) --force
 
 test: deps
 	$(MAKE) --no-print-directory test-plain test-asan

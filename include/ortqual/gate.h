@@ -1,0 +1,197 @@
+/* Gate: run a test command so that a green result means tests really passed.
+ *
+ * A test command's exit status is weak evidence. pytest exits 0 when every
+ * test skipped and 5 when it collected nothing; a working directory can shadow
+ * the installed package (`./onnxruntime/` source tree before the wheel) or
+ * inject code (`sitecustomize.py` is imported from sys.path at start-up); a
+ * framework's bundled CUDA/cuDNN can be loaded instead of the ones ORT was
+ * built against; and a fused attention kernel and ORT's MATH fallback give the
+ * same numbers. The gate:
+ *
+ *   - runs the command from a fresh private directory (mkdtemp, 0700), never
+ *     the caller's, with stdin from /dev/null, and keeps the merged
+ *     stdout+stderr log there (created O_EXCL|O_NOFOLLOW, 0600);
+ *   - prepends --pythonpath folders to PYTHONPATH, drops every PYTHONPATH
+ *     entry that is the caller's directory, and pins libraries (LD_PRELOAD
+ *     and their folders first in LD_LIBRARY_PATH, always together);
+ *   - reads the runner's closing summary (pytest, ctest, cmocka, or a plain
+ *     "N passed, N failed" line; the last one in the log) and fails on a
+ *     non-zero exit, pytest's exit 5, no summary, failures or errors, zero
+ *     passed, or any skip whose reason --allow-skip does not match;
+ *   - optionally requires every SdpaKernel= routing line to name an allowed
+ *     kernel (ortqual/dispatch.h), with at least one line present.
+ *
+ *     oq_gate *g;
+ *     oq_gate_options o = {.argv = argv, .allow_skip = "needs CUDA"};
+ *     if (oq_gate_create(&o, &g, &err) != OQ_OK) ...       // usage or system error
+ *     printf("log: %s\n", oq_gate_log_path(g));
+ *     oq_gate_result r;
+ *     oq_gate_run(g, &r, &err);                            // r.verdict
+ *     oq_gate_write_verdict(g, &r, "verdict.json", &err);
+ *     oq_gate_result_clear(&r);
+ *     oq_gate_free(g);                                     // removes the folder unless keep
+ */
+#ifndef ORTQUAL_GATE_H
+#define ORTQUAL_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/dispatch.h"
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Test-runner summaries ------------------------------------------------ */
+
+typedef enum oq_runner {
+    OQ_RUNNER_NONE = 0,
+    OQ_RUNNER_PYTEST, /* "==== 3 passed, 1 skipped in 0.12s ====", "no tests ran in 0.01s" */
+    OQ_RUNNER_CTEST,  /* "75% tests passed, 1 tests failed out of 4" + "did not run" list */
+    OQ_RUNNER_CMOCKA, /* "[  PASSED  ] 5 test(s)." + "[  FAILED  ]"/"[  SKIPPED ]" lists */
+    OQ_RUNNER_PLAIN   /* "[word:] N passed, N failed[, N skipped]" */
+} oq_runner;
+
+/* "pytest", "ctest", "cmocka", "plain"; "none". Never NULL. */
+const char *oq_runner_name(oq_runner r);
+
+typedef struct oq_skip_reason {
+    char *text;    /* pytest: "test_x.py:12: needs CUDA" (from -rs); cmocka: the test's
+                    * name; ctest: "name (Skipped)" */
+    int64_t count; /* tests skipped for it (pytest's "[N]") */
+} oq_skip_reason;
+
+typedef struct oq_test_summary {
+    oq_runner runner;
+    int64_t passed, failed, skipped, errors, xfailed, xpassed, deselected, warnings;
+    int no_tests_ran; /* pytest said "no tests ran" */
+    uint64_t line;    /* its line number in the log */
+    char *text;       /* the summary line, colour codes stripped (owned) */
+    oq_skip_reason *skips; /* the skip reasons printed for this run (owned) */
+    size_t n_skips;
+} oq_test_summary;
+
+/* Reads a log line by line and keeps the LAST summary found, with the skip
+ * reasons of its run: pytest's "SKIPPED [N] where: why" lines printed since the
+ * previous summary, cmocka's and ctest's skip lists printed after it. */
+typedef struct oq_summary_scanner oq_summary_scanner;
+
+oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err);
+void oq_summary_scanner_free(oq_summary_scanner *s);
+/* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. */
+oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
+                                  uint64_t line_no, oq_err *err);
+/* The last summary so far, or NULL. Owned by the scanner. */
+const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s);
+/* Convenience: scan a whole text (lines numbered from 1). */
+oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
+                               oq_err *err);
+
+/* ---- Verdict ------------------------------------------------------------ */
+
+typedef enum oq_gate_verdict {
+    OQ_GATE_PASS = 0,
+    OQ_GATE_FAIL = 1,
+    OQ_GATE_ERROR = 3 /* the command could not be run */
+} oq_gate_verdict;
+
+/* What the command did, as the judge sees it. */
+typedef struct oq_gate_outcome {
+    int exit_code; /* -1 when killed by a signal */
+    int signal;    /* 0 unless killed by a signal */
+    const oq_test_summary *summary; /* NULL: none found */
+    const oq_dispatch_log *dispatch; /* the routing lines of the log */
+} oq_gate_outcome;
+
+typedef struct oq_gate_judgement {
+    oq_gate_verdict verdict;
+    char **reasons; /* why it failed, one line each (owned); empty on a pass */
+    size_t n_reasons;
+    oq_dispatch_report dispatch; /* filled when `expect` was given */
+    int dispatch_checked;
+} oq_gate_judgement;
+
+/* Apply every rule to an outcome. `allow_skip` is a POSIX extended regular
+ * expression searched in each skip reason (NULL: no skip is allowed); a skip
+ * with no visible reason is never allowed (pytest prints reasons with -rs).
+ * `expect` (nullable) turns on the dispatch requirement.
+ * OQ_ERR_INVALID_ARG when `allow_skip` does not compile. */
+oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
+                        const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err);
+void oq_gate_judgement_clear(oq_gate_judgement *j);
+
+/* ---- Running ------------------------------------------------------------ */
+
+typedef struct oq_gate_options {
+    char *const *argv;              /* the command, NULL-terminated; argv[0] is searched in
+                                     * PATH unless it has a '/' */
+    const char *const *pythonpath;  /* folders put first on PYTHONPATH */
+    size_t n_pythonpath;
+    const char *const *env;         /* "NAME=VALUE" set in the child */
+    size_t n_env;
+    const char *const *pin_libs;    /* libraries to LD_PRELOAD (folders first in LD_LIBRARY_PATH) */
+    size_t n_pin_libs;
+    const char *allow_skip;         /* POSIX ERE or NULL */
+    const char *const *require_dispatch; /* "KERNEL" or "NODE=KERNEL" (oq_dispatch_expect_add) */
+    size_t n_require_dispatch;
+    int keep;                       /* keep the private folder after oq_gate_free */
+    const char *tmp_parent;         /* where to make the folder; NULL: $TMPDIR or /tmp */
+    /* Called with the child's output as it arrives (e.g. to show it live). */
+    void (*on_output)(void *user, const void *buf, size_t n);
+    void *user;
+} oq_gate_options;
+
+typedef struct oq_gate oq_gate;
+
+typedef struct oq_gate_result {
+    oq_gate_judgement j;
+    int exit_code, signal;   /* as in oq_gate_outcome; -1/0 when it never ran */
+    double duration_s;
+    uint64_t log_bytes;
+    oq_test_summary summary; /* runner == OQ_RUNNER_NONE when none was found (owned) */
+    size_t dispatch_records;
+    size_t kernel_counts[OQ_SDPA_COUNT_]; /* routing lines per kernel */
+} oq_gate_result;
+
+/* Check the options (bad regex, NAME=VALUE, kernel spec, missing library or
+ * folder: OQ_ERR_INVALID_ARG; command not found: OQ_ERR_NOT_FOUND), build the
+ * child's environment, make the private folder and create the log in it
+ * (OQ_ERR_IO). The options' strings must outlive the gate. */
+oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err);
+/* Remove the private folder (unless keep) and free everything. */
+void oq_gate_free(oq_gate *g);
+
+const char *oq_gate_dir(const oq_gate *g);
+const char *oq_gate_log_path(const oq_gate *g);
+const char *oq_gate_command_path(const oq_gate *g); /* argv[0] resolved */
+/* Environment changes made for the child, "NAME=VALUE" each, and notes such as
+ * a PYTHONPATH entry dropped because it was the caller's directory. */
+size_t oq_gate_env_changes(const oq_gate *g, const char *const **changes);
+size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
+
+/* Run the command once, stream its output to the log (and on_output), and
+ * judge it. OQ_OK when it ran, whatever the verdict; when it could not be
+ * executed, OQ_OK with verdict OQ_GATE_ERROR and the reason in r->j. */
+oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
+void oq_gate_result_clear(oq_gate_result *r);
+
+/* Write the verdict as JSON (atomically, replacing `path`). */
+oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
+                                oq_err *err);
+
+/* A verdict for a command that could not even be prepared (e.g. not found):
+ * {"verdict": "error", "reasons": [message], "command": argv}. */
+oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
+                                      oq_err *err);
+
+/* Create a log file the way the gate does: O_CREAT|O_EXCL|O_NOFOLLOW, mode
+ * 0600, close-on-exec. Refuses an existing file or a symbolic link (OQ_ERR_IO),
+ * so a planted link cannot redirect the log onto another file. */
+oq_status oq_gate_open_log(const char *path, int *fd, oq_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

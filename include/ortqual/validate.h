@@ -1,0 +1,114 @@
+/* Validation: run a model over events and configurations and judge each one
+ * against the first (the reference), batch by batch.
+ *
+ * The orchestrator (oq_validate_run) generates or loads the events, checks
+ * every batch against the mask contract BEFORE any model runs, writes
+ * inputs_NNN.npz and the ONNX files into the output directory, then runs each
+ * configuration through a worker: a child process (the ortqual tool
+ * re-executed with `validate --worker PLAN`) with a time limit, or in-process
+ * when isolation is off. A worker writes a result JSON; the orchestrator
+ * gathers everything into summary.json (schema "ortqual.validate/1", see
+ * docs/summary-schema.md).
+ */
+#ifndef ORTQUAL_VALIDATE_H
+#define ORTQUAL_VALIDATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/config.h"
+#include "ortqual/events.h"
+#include "ortqual/export.h"
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OQ_VALIDATE_SCHEMA "ortqual.validate/1"
+
+typedef enum oq_model_kind {
+    OQ_MODEL_ENCODER = 0, /* ortqual's particle-flow encoder, exported per configuration */
+    OQ_MODEL_SDPA,        /* one attention layer, exported per configuration */
+    OQ_MODEL_USER         /* the user's --model file */
+} oq_model_kind;
+
+typedef struct oq_validate_opts {
+    oq_model_kind kind;
+    /* OQ_MODEL_USER */
+    const char *model_path;
+    const char *features_name, *mask_name; /* NULL: detected (rank-3 float, rank-2) */
+    /* OQ_MODEL_ENCODER */
+    oq_encoder_config encoder;
+    const char *weights_path; /* NULL: random weights from weights_seed */
+    uint64_t weights_seed;
+    /* OQ_MODEL_SDPA: heads, kv_heads, head_dim (layout 3); format and dtype come per config */
+    oq_sdpa_config sdpa;
+    int static_shapes;        /* export with the batches' fixed B, L (one shape for all) */
+
+    /* events: saved batches, or generated with `events` */
+    size_t n_input_files;
+    const char *const *input_files;
+    oq_events_opts events;
+
+    /* configurations; configs[0] is the reference */
+    size_t n_configs;
+    const oq_config *configs;
+    size_t n_required;        /* configs whose skip counts as a failure */
+    const char *const *required;
+    int repeat, warmup;
+    const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
+
+    /* dispatch and placement (CUDA) */
+    size_t n_expect_kernel;   /* NODE=KERNEL rules */
+    const char *const *expect_kernel;
+    int require_dispatch;     /* unverified kernel expectation is a failure */
+    int prove_teeth;          /* rerun a passing dispatch check with MATH forced */
+    int require_full_gpu, strict_placement;
+
+    /* output */
+    const char *outdir;
+    int save_outputs, overwrite, plots;
+
+    /* isolation */
+    int isolate;
+    double timeout_s;
+    const char *self_exe;     /* the ortqual binary to re-execute as worker */
+
+    /* runtime */
+    const char *ort_lib;
+    size_t n_ep_libs;
+    const char *const *ep_lib_names, *const *ep_lib_paths;
+    size_t n_ep_options;
+    const char *const *ep_option_keys, *const *ep_option_values;
+
+    /* progress lines for people (may be NULL) */
+    void (*progress)(void *ctx, const char *line);
+    void *progress_ctx;
+    /* the command line, recorded as evidence */
+    int argc;
+    char **argv;
+} oq_validate_opts;
+
+void oq_validate_opts_default(oq_validate_opts *o);
+
+/* Runs everything. On OQ_OK, *summary is the summary JSON (also written to
+ * outdir/summary.json) and *exit_status is 0 (all passed) or 1 (a
+ * configuration failed qualification). Usage or input errors (bad mask,
+ * unreadable inputs, impossible configurations) return a status before any
+ * model runs, with an error record written to outdir/error.json. */
+oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status,
+                          oq_err *err);
+
+/* The worker side: run the plan file written by oq_validate_run and write its
+ * result file. Returns OQ_OK when the result was written (whatever it says). */
+oq_status oq_validate_worker(const char *plan_path, oq_err *err);
+
+/* Default demo configurations that can run with what `has_cuda` says. */
+size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,243 @@
+/* ortqual gate: run a test command so that a green result means tests passed. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "ortqual/gate.h"
+
+const char cmd_gate_summary[] = "run a test command with no false greens (skips, exit 5, shadowing)";
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+"usage: ortqual gate [options] -- CMD [ARGS...]\n"
+"\n"
+"Run a test command and decide from its log, not its exit status alone, whether it\n"
+"passed. An exit status of 0 is weak evidence: pytest exits 0 when every test was\n"
+"skipped, and 5 when it collected nothing; a working directory can shadow what you\n"
+"meant to test. The gate closes each of these holes:\n"
+"\n"
+"  * CMD runs from a fresh private folder (mkdtemp, mode 0700), never from yours,\n"
+"    with stdin from /dev/null. Python puts the working directory ('' or the\n"
+"    script's folder) first on sys.path, so a source tree there (./onnxruntime/)\n"
+"    shadows the installed package, and a sitecustomize.py there runs as code in\n"
+"    every Python process. Any PYTHONPATH entry that is your directory is dropped.\n"
+"    Give test files and scripts by absolute path.\n"
+"  * The merged stdout+stderr log is created inside that folder with\n"
+"    O_EXCL|O_NOFOLLOW (mode 0600), so no pre-made file or symlink can catch or\n"
+"    redirect it; it is also shown live. Its path is printed first.\n"
+"  * The verdict comes from the runner's LAST closing summary: pytest\n"
+"    (\"3 passed, 1 skipped in 0.1s\", any mix of failed/errors/xfailed/xpassed/\n"
+"    deselected/warnings, \"no tests ran\"), ctest (\"75%% tests passed, 1 tests\n"
+"    failed out of 4\" and its \"did not run\" list), cmocka (\"[  PASSED  ] 5\n"
+"    test(s).\" and its FAILED/SKIPPED lists), or a plain \"[word:] N passed, N\n"
+"    failed[, N skipped]\" line. It FAILS when: the exit status is not 0 (5 is\n"
+"    pytest's \"no tests collected\"); CMD was killed by a signal; no summary is\n"
+"    found; anything failed or errored; zero tests passed; any skip's reason is\n"
+"    not matched by --allow-skip. pytest prints skip reasons only with -rs:\n"
+"    a skip without a visible reason is never allowed.\n"
+"\n"
+"options:\n"
+"  --pythonpath DIR     put DIR first on PYTHONPATH (repeatable; made absolute)\n"
+"  --env NAME=VALUE     set a variable for CMD (repeatable)\n"
+"  --pin-lib PATH       LD_PRELOAD the library and put its folder first in\n"
+"                       LD_LIBRARY_PATH, always both (repeatable). Preloading alone\n"
+"                       lets a dependency resolve against a framework's bundled copy\n"
+"                       (torch's cuDNN); the path alone loses to what loads first.\n"
+"                       'ortqual doctor' prints the set to pin.\n"
+"  --allow-skip REGEX   allow skips whose reason matches this POSIX extended\n"
+"                       regular expression (searched, not anchored). pytest's reason\n"
+"                       is the text after \"SKIPPED [N] \" (e.g. \"test_x.py:12: needs\n"
+"                       CUDA\"); cmocka's the test name; ctest's \"name (Skipped)\".\n"
+"                       Repeated: any of them. Default: no skip is allowed.\n"
+"  --require-dispatch KERNEL | NODE=KERNEL\n"
+"                       every SdpaKernel= routing line ORT prints must name an\n"
+"                       allowed kernel (all lines, not the first), and at least one\n"
+"                       must exist; NODE=KERNEL rules one node and requires its line.\n"
+"                       KERNEL: FLASH_ATTENTION, EFFICIENT_ATTENTION,\n"
+"                       CUDNN_FLASH_ATTENTION, MATH, ... or flash, efficient, cudnn,\n"
+"                       math. Sets ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 for CMD\n"
+"                       unless --env sets it. pytest captures fd 1: run it with -s\n"
+"                       so the lines reach the log. (repeatable)\n"
+"  --verdict FILE       write the verdict as JSON (atomically) to FILE\n"
+"  --keep               keep the private folder (and the log) afterwards;\n"
+"                       default: removed once the verdict is written\n"
+"  -q, --quiet          do not show CMD's output live (it is still logged)\n"
+"  -h, --help           this help\n"
+"\n"
+"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run.\n"
+"\n"
+"example:\n"
+"  ortqual gate --pythonpath $PWD/onnxruntime/test/python/transformers \\\n"
+"      --pin-lib /usr/local/cuda/lib64/libcudart.so.13 --allow-skip 'needs bf16' \\\n"
+"      --require-dispatch cudnn --verdict gate.json -- \\\n"
+"      python3 -m pytest -rs -s $PWD/onnxruntime/test/python/transformers/test_x.py\n");
+}
+
+typedef struct list {
+    const char **v;
+    size_t n;
+} list;
+
+static void stream(void *user, const void *buf, size_t n)
+{
+    (void)user;
+    fwrite(buf, 1, n, stdout);
+    fflush(stdout);
+}
+
+/* Several --allow-skip: one expression that matches any of them. */
+static char *join_regex(const list *l)
+{
+    if (l->n == 0) return NULL;
+    size_t len = 1;
+    for (size_t i = 0; i < l->n; i++) len += strlen(l->v[i]) + 3;
+    char *s = malloc(len);
+    if (!s) return NULL;
+    s[0] = '\0';
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->n > 1) strcat(s, i ? "|(" : "(");
+        strcat(s, l->v[i]);
+        if (l->n > 1) strcat(s, ")");
+    }
+    return s;
+}
+
+static void print_setup(const oq_gate *g)
+{
+    const char *const *v;
+    size_t n = oq_gate_notes(g, &v);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "ortqual gate: note: %s\n", v[i]);
+    n = oq_gate_env_changes(g, &v);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "ortqual gate: set %s\n", v[i]);
+    fprintf(stderr, "ortqual gate: running %s in %s\n", oq_gate_command_path(g), oq_gate_dir(g));
+    fprintf(stderr, "ortqual gate: log %s\n", oq_gate_log_path(g));
+}
+
+static void print_result(const oq_gate_result *r)
+{
+    const oq_test_summary *s = &r->summary;
+    if (s->runner != OQ_RUNNER_NONE)
+        fprintf(stderr,
+                "ortqual gate: %s summary (line %llu): %lld passed, %lld failed, %lld skipped, "
+                "%lld errors\n",
+                oq_runner_name(s->runner), (unsigned long long)s->line, (long long)s->passed,
+                (long long)s->failed, (long long)s->skipped, (long long)s->errors);
+    if (r->j.dispatch_checked)
+        fprintf(stderr, "ortqual gate: dispatch: %zu routing lines checked\n", r->dispatch_records);
+    const char *word = r->j.verdict == OQ_GATE_PASS ? "PASS" : r->j.verdict == OQ_GATE_FAIL ? "FAIL" : "ERROR";
+    fprintf(stderr, "ortqual gate: %s (exit status %d%s, %.2f s)\n", word, r->exit_code,
+            r->signal ? ", killed by a signal" : "", r->duration_s);
+    for (size_t i = 0; i < r->j.n_reasons; i++) fprintf(stderr, "  - %s\n", r->j.reasons[i]);
+}
+
+static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep)
+{
+    oq_err err = {0};
+    oq_gate *g;
+    oq_status st = oq_gate_create(o, &g, &err);
+    if (st != OQ_OK) {
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
+        if (st == OQ_ERR_INVALID_ARG) return OQ_EXIT_USAGE;
+        if (verdict_path) {
+            oq_err e2 = {0};
+            if (oq_gate_write_error_verdict(o->argv, err.msg, verdict_path, &e2) != OQ_OK)
+                fprintf(stderr, "ortqual gate: %s\n", e2.msg);
+        }
+        return OQ_EXIT_RUNTIME;
+    }
+    print_setup(g);
+    oq_gate_result r;
+    st = oq_gate_run(g, &r, &err);
+    if (st != OQ_OK) {
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
+        oq_gate_free(g);
+        return OQ_EXIT_RUNTIME;
+    }
+    print_result(&r);
+    int rc = r.j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
+             : r.j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;
+    if (verdict_path) {
+        if (oq_gate_write_verdict(g, &r, verdict_path, &err) != OQ_OK) {
+            fprintf(stderr, "ortqual gate: %s\n", err.msg);
+            rc = OQ_EXIT_RUNTIME;
+        } else {
+            fprintf(stderr, "ortqual gate: verdict %s\n", verdict_path);
+        }
+    }
+    if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_gate_dir(g), oq_gate_log_path(g));
+    else fprintf(stderr, "ortqual gate: removed %s\n", oq_gate_dir(g));
+    oq_gate_result_clear(&r);
+    oq_gate_free(g);
+    return rc;
+}
+
+int cmd_gate(int argc, char **argv)
+{
+    enum { O_PYTHONPATH = 256, O_ENV, O_PIN, O_ALLOW, O_DISPATCH, O_VERDICT, O_KEEP };
+    static const struct option longopts[] = {
+        {"pythonpath", required_argument, NULL, O_PYTHONPATH},
+        {"env", required_argument, NULL, O_ENV},
+        {"pin-lib", required_argument, NULL, O_PIN},
+        {"allow-skip", required_argument, NULL, O_ALLOW},
+        {"require-dispatch", required_argument, NULL, O_DISPATCH},
+        {"verdict", required_argument, NULL, O_VERDICT},
+        {"keep", no_argument, NULL, O_KEEP},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* Every repeatable option fits in argc slots. */
+    list py = {calloc((size_t)argc, sizeof(char *)), 0}, env = {calloc((size_t)argc, sizeof(char *)), 0},
+         pin = {calloc((size_t)argc, sizeof(char *)), 0}, allow = {calloc((size_t)argc, sizeof(char *)), 0},
+         disp = {calloc((size_t)argc, sizeof(char *)), 0};
+    const char *verdict = NULL;
+    int keep = 0, quiet = 0, rc = -1, c;
+    if (!py.v || !env.v || !pin.v || !allow.v || !disp.v) {
+        fprintf(stderr, "ortqual gate: out of memory\n");
+        rc = OQ_EXIT_RUNTIME;
+    }
+    opterr = 0;
+    optind = 1;
+    while (rc < 0 && (c = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_PYTHONPATH: py.v[py.n++] = optarg; break;
+        case O_ENV: env.v[env.n++] = optarg; break;
+        case O_PIN: pin.v[pin.n++] = optarg; break;
+        case O_ALLOW: allow.v[allow.n++] = optarg; break;
+        case O_DISPATCH: disp.v[disp.n++] = optarg; break;
+        case O_VERDICT: verdict = optarg; break;
+        case O_KEEP: keep = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); rc = OQ_EXIT_OK; break;
+        default:
+            if (optopt > 0 && optopt < 256) fprintf(stderr, "ortqual gate: option '-%c' is unknown or needs a value\n", optopt);
+            else fprintf(stderr, "ortqual gate: option '%s' is unknown or needs a value\n", argv[optind - 1]);
+            rc = OQ_EXIT_USAGE;
+        }
+    }
+    if (rc < 0 && optind >= argc) {
+        fprintf(stderr, "ortqual gate: no command given (usage: ortqual gate [options] -- CMD [ARGS...])\n");
+        rc = OQ_EXIT_USAGE;
+    }
+    char *allow_re = join_regex(&allow);
+    if (rc < 0) {
+        oq_gate_options o = {
+            .argv = argv + optind, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
+            .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow_re,
+            .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
+            .on_output = quiet ? NULL : stream,
+        };
+        rc = run_gate(&o, verdict, keep);
+    }
+    free(allow_re);
+    free(py.v);
+    free(env.v);
+    free(pin.v);
+    free(allow.v);
+    free(disp.v);
+    return rc;
+}

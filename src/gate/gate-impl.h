@@ -1,0 +1,32 @@
+/* Internal state of a gate, shared by the runner and the verdict writer. */
+#ifndef ORTQUAL_GATE_IMPL_H
+#define ORTQUAL_GATE_IMPL_H
+
+#include <time.h>
+
+#include "ortqual/gate.h"
+
+typedef struct gate_strv {
+    char **v; /* NULL-terminated when non-empty */
+    size_t n, cap;
+} gate_strv;
+
+struct oq_gate {
+    oq_gate_options o;
+    char *cwd;         /* the caller's directory (real path) */
+    char *cmd_path;    /* argv[0] resolved */
+    gate_strv env;       /* the child's environment */
+    gate_strv changes;   /* "NAME=VALUE" set for the child */
+    gate_strv notes;
+    gate_strv pins;      /* absolute paths of the pinned libraries */
+    oq_dispatch_expect *expect; /* NULL: no dispatch requirement */
+    char *dir;
+    char *log_path;
+    int log_fd;
+    time_t started;
+};
+
+oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err);
+void gate_strv_free(gate_strv *s);
+
+#endif

@@ -1,0 +1,118 @@
+/* The gate's rules: what makes a test run green. */
+#include "ortqual/gate.h"
+
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
+{
+    char **r = realloc(j->reasons, (j->n_reasons + 1) * sizeof *r);
+    if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    j->reasons = r;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&r[j->n_reasons], fmt, ap);
+    va_end(ap);
+    if (n < 0) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    j->n_reasons++;
+    return OQ_OK;
+}
+
+static oq_status judge_exit(const oq_gate_outcome *o, oq_gate_judgement *j, oq_err *err)
+{
+    if (o->signal) return reason(j, err, "killed by signal %d (%s)", o->signal, strsignal(o->signal));
+    if (o->exit_code == 5)
+        return reason(j, err, "exit status 5: no tests collected (pytest's exit status 5 means "
+                              "no tests were collected or all were deselected)");
+    if (o->exit_code != 0) return reason(j, err, "exit status %d", o->exit_code);
+    return OQ_OK;
+}
+
+static oq_status judge_counts(const oq_test_summary *s, oq_gate_judgement *j, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    if (s->failed > 0) st = reason(j, err, "%lld failed", (long long)s->failed);
+    if (st == OQ_OK && s->errors > 0) st = reason(j, err, "%lld errors", (long long)s->errors);
+    if (st == OQ_OK && s->no_tests_ran) st = reason(j, err, "no tests ran");
+    if (st == OQ_OK && s->passed <= 0)
+        st = reason(j, err, "zero tests passed (%s summary at line %llu: %s)", oq_runner_name(s->runner),
+                    (unsigned long long)s->line, s->text);
+    return st;
+}
+
+/* Every skip needs a reason the regex matches; skips with no printed reason
+ * are never allowed, whatever the regex (it could match the empty string). */
+static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, oq_gate_judgement *j,
+                             oq_err *err)
+{
+    if (s->skipped <= 0) return OQ_OK;
+    oq_status st = OQ_OK;
+    int64_t explained = 0;
+    for (size_t i = 0; i < s->n_skips && st == OQ_OK; i++) {
+        const oq_skip_reason *r = &s->skips[i];
+        explained += r->count;
+        if (!allow)
+            st = reason(j, err, "skipped (no --allow-skip given): [%lld] %s", (long long)r->count,
+                        r->text);
+        else if (regexec(allow, r->text, 0, NULL, 0) != 0)
+            st = reason(j, err, "skip not allowed by --allow-skip: [%lld] %s", (long long)r->count,
+                        r->text);
+    }
+    if (st == OQ_OK && s->skipped > explained)
+        st = reason(j, err,
+                    "%lld of %lld skips have no visible reason (for pytest add -rs so each "
+                    "skip prints one); a skip without a reason is never allowed",
+                    (long long)(s->skipped - explained), (long long)s->skipped);
+    return st;
+}
+
+static oq_status judge_dispatch(const oq_gate_outcome *o, const oq_dispatch_expect *expect,
+                                oq_gate_judgement *j, oq_err *err)
+{
+    static const oq_dispatch_log empty = {0};
+    oq_status st = oq_dispatch_check(expect, o->dispatch ? o->dispatch : &empty, &j->dispatch, err);
+    if (st != OQ_OK) return st;
+    j->dispatch_checked = 1;
+    for (size_t i = 0; i < j->dispatch.n_failures && st == OQ_OK; i++)
+        st = reason(j, err, "dispatch: %s", j->dispatch.failures[i]);
+    return st;
+}
+
+oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
+                        const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    regex_t re;
+    int rc = allow_skip ? regcomp(&re, allow_skip, REG_EXTENDED | REG_NOSUB) : 0;
+    if (rc != 0) {
+        char msg[256];
+        regerror(rc, &re, msg, sizeof msg);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--allow-skip '%s': %s", allow_skip, msg);
+    }
+    oq_status st = judge_exit(o, out, err);
+    if (st == OQ_OK && !o->summary) st = reason(out, err, "no test summary found in the log");
+    if (st == OQ_OK && o->summary) st = judge_counts(o->summary, out, err);
+    if (st == OQ_OK && o->summary) st = judge_skips(o->summary, allow_skip ? &re : NULL, out, err);
+    if (st == OQ_OK && expect) st = judge_dispatch(o, expect, out, err);
+    if (allow_skip) regfree(&re);
+    if (st != OQ_OK) {
+        oq_gate_judgement_clear(out);
+        return st;
+    }
+    out->verdict = out->n_reasons ? OQ_GATE_FAIL : OQ_GATE_PASS;
+    return OQ_OK;
+}
+
+void oq_gate_judgement_clear(oq_gate_judgement *j)
+{
+    for (size_t i = 0; i < j->n_reasons; i++) free(j->reasons[i]);
+    free(j->reasons);
+    oq_dispatch_report_free(&j->dispatch);
+    memset(j, 0, sizeof *j);
+}

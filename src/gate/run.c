@@ -1,0 +1,215 @@
+/* Running the command: fork/exec from the private folder, one pipe for stdout
+ * and stderr, every byte to the log, the dispatch parser and the summary
+ * scanner as it arrives. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gate/gate-impl.h"
+
+/* The pass-through of the dispatch parser feeds the summary scanner: the
+ * summary is read from what is not routing text. */
+typedef struct scan_ctx {
+    oq_summary_scanner *scanner;
+    oq_status st;
+    oq_err *err;
+} scan_ctx;
+
+static void scan_line(void *user, const char *text, size_t n, uint64_t line)
+{
+    scan_ctx *c = user;
+    if (c->st == OQ_OK) c->st = oq_summary_scanner_line(c->scanner, text, n, line, c->err);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child(const oq_gate *g, int out, int null_fd, int report)
+{
+    if (dup2(null_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || chdir(g->dir) != 0) {
+        int e = errno;
+        (void)!write(report, &e, sizeof e);
+        _exit(127);
+    }
+    execve(g->cmd_path, g->o.argv, g->env.v);
+    int e = errno;
+    (void)!write(report, &e, sizeof e);
+    _exit(127);
+}
+
+/* Start the child; *pid and *out_fd on success; *exec_errno when it could not exec. */
+static oq_status spawn(const oq_gate *g, pid_t *pid, int *out_fd, int *exec_errno, oq_err *err)
+{
+    int out[2], report[2];
+    *exec_errno = 0;
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) return oq_err_set(err, OQ_ERR_IO, "/dev/null: %s", strerror(errno));
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        close(null_fd);
+        return oq_err_set(err, OQ_ERR_IO, "pipe: %s", strerror(errno));
+    }
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        close(null_fd);
+        close(out[0]);
+        close(out[1]);
+        return oq_err_set(err, OQ_ERR_IO, "pipe: %s", strerror(errno));
+    }
+    *pid = fork();
+    if (*pid == 0) child(g, out[1], null_fd, report[1]);
+    int fork_errno = errno;
+    close(null_fd);
+    close(out[1]);
+    close(report[1]);
+    if (*pid < 0) {
+        close(out[0]);
+        close(report[0]);
+        return oq_err_set(err, OQ_ERR_IO, "fork: %s", strerror(fork_errno));
+    }
+    ssize_t r; /* closes with the exec (close-on-exec) or carries its errno */
+    while ((r = read(report[0], exec_errno, sizeof *exec_errno)) < 0 && errno == EINTR) {}
+    if (r != (ssize_t)sizeof *exec_errno) *exec_errno = 0;
+    close(report[0]);
+    *out_fd = out[0];
+    return OQ_OK;
+}
+
+static oq_status pump(oq_gate *g, int fd, oq_dispatch_parser *p, uint64_t *bytes, oq_err *err)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return oq_err_set(err, OQ_ERR_IO, "reading the command's output: %s", strerror(errno));
+        if (n == 0) return OQ_OK;
+        if (write_all(g->log_fd, buf, (size_t)n) != 0)
+            return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", g->log_path, strerror(errno));
+        *bytes += (uint64_t)n;
+        if (g->o.on_output) g->o.on_output(g->o.user, buf, (size_t)n);
+        oq_status st = oq_dispatch_parser_feed(p, buf, (size_t)n, err);
+        if (st != OQ_OK) return st;
+    }
+}
+
+static void wait_child(pid_t pid, oq_gate_result *r)
+{
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return;
+    if (WIFSIGNALED(status)) {
+        r->exit_code = -1;
+        r->signal = WTERMSIG(status);
+    } else {
+        r->exit_code = WEXITSTATUS(status);
+    }
+}
+
+static oq_status copy_summary(oq_test_summary *dst, const oq_test_summary *src, oq_err *err)
+{
+    *dst = *src;
+    dst->text = strdup(src->text);
+    dst->skips = src->n_skips ? calloc(src->n_skips, sizeof *dst->skips) : NULL;
+    if (!dst->text || (src->n_skips && !dst->skips)) goto nomem;
+    for (size_t i = 0; i < src->n_skips; i++) {
+        dst->skips[i].count = src->skips[i].count;
+        if (!(dst->skips[i].text = strdup(src->skips[i].text))) goto nomem;
+    }
+    return OQ_OK;
+nomem:
+    dst->n_skips = src->n_skips; /* free what was copied */
+    return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+}
+
+static oq_status could_not_run(oq_gate *g, int e, oq_gate_result *r, oq_err *err)
+{
+    char **reasons = malloc(sizeof *reasons);
+    if (!reasons || asprintf(&reasons[0], "cannot execute %s: %s", g->cmd_path, strerror(e)) < 0) {
+        free(reasons);
+        return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    }
+    r->j.verdict = OQ_GATE_ERROR;
+    r->j.reasons = reasons;
+    r->j.n_reasons = 1;
+    return OQ_OK;
+}
+
+static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate_result *r,
+                        oq_err *err)
+{
+    oq_status st = oq_dispatch_parser_finish(p, err);
+    if (st == OQ_OK) st = sc->st;
+    if (st != OQ_OK) return st;
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    const oq_test_summary *sum = oq_summary_scanner_last(sc->scanner);
+    r->dispatch_records = log->n_records;
+    for (size_t i = 0; i < log->n_records; i++) r->kernel_counts[log->records[i].kernel]++;
+    if (sum && (st = copy_summary(&r->summary, sum, err)) != OQ_OK) return st;
+    oq_gate_outcome o = {r->exit_code, r->signal, sum, log};
+    return oq_gate_judge(&o, g->o.allow_skip, g->expect, &r->j, err);
+}
+
+oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->exit_code = -1;
+    oq_dispatch_parser *p = NULL;
+    scan_ctx sc = {NULL, OQ_OK, err};
+    oq_status st = oq_dispatch_parser_create(&p, err);
+    if (st == OQ_OK) st = oq_summary_scanner_create(&sc.scanner, err);
+    if (st != OQ_OK) goto out;
+    oq_dispatch_parser_set_passthrough(p, scan_line, &sc);
+
+    double t0 = now_s();
+    pid_t pid = -1;
+    int fd = -1, exec_errno = 0;
+    st = spawn(g, &pid, &fd, &exec_errno, err);
+    if (st != OQ_OK) goto out;
+    if (exec_errno) {
+        close(fd);
+        wait_child(pid, r);
+        r->exit_code = -1;
+        st = could_not_run(g, exec_errno, r, err);
+        goto out;
+    }
+    st = pump(g, fd, p, &r->log_bytes, err);
+    close(fd);
+    wait_child(pid, r);
+    r->duration_s = now_s() - t0;
+    if (st == OQ_OK) st = finish(g, p, &sc, r, err);
+out:
+    if (st != OQ_OK) oq_gate_result_clear(r);
+    oq_summary_scanner_free(sc.scanner);
+    oq_dispatch_parser_free(p);
+    return st;
+}
+
+void oq_gate_result_clear(oq_gate_result *r)
+{
+    oq_gate_judgement_clear(&r->j);
+    free(r->summary.text);
+    for (size_t i = 0; i < r->summary.n_skips; i++) free(r->summary.skips ? r->summary.skips[i].text : NULL);
+    free(r->summary.skips);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,356 @@
+/* Preparing a gate: the child's environment, the private folder, the log. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gate/gate-impl.h"
+
+extern char **environ;
+
+static const char DEBUG_INFO_VAR[] = "ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO";
+
+oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err)
+{
+    if (!owned) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    if (s->n + 2 > s->cap) {
+        size_t c = s->cap ? 2 * s->cap : 16;
+        char **v = realloc(s->v, c * sizeof *v);
+        if (!v) {
+            free(owned);
+            return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+        }
+        s->v = v;
+        s->cap = c;
+    }
+    s->v[s->n++] = owned;
+    s->v[s->n] = NULL;
+    return OQ_OK;
+}
+
+void gate_strv_free(gate_strv *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static char *cat3(const char *a, const char *b, const char *c)
+{
+    char *s;
+    return asprintf(&s, "%s%s%s", a, b, c) < 0 ? NULL : s;
+}
+
+/* Index of NAME in the child's environment, or -1. */
+static long env_find(const gate_strv *env, const char *name, size_t len)
+{
+    for (size_t i = 0; i < env->n; i++)
+        if (!strncmp(env->v[i], name, len) && env->v[i][len] == '=') return (long)i;
+    return -1;
+}
+
+static const char *env_get(const oq_gate *g, const char *name)
+{
+    long i = env_find(&g->env, name, strlen(name));
+    return i < 0 ? NULL : g->env.v[i] + strlen(name) + 1;
+}
+
+/* Set NAME=VALUE in the child's environment and record the change. */
+static oq_status env_set(oq_gate *g, const char *name, const char *value, oq_err *err)
+{
+    char *kv = cat3(name, "=", value);
+    if (!kv) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    long i = env_find(&g->env, name, strlen(name));
+    long c = env_find(&g->changes, name, strlen(name));
+    char *copy = strdup(kv);
+    if (!copy) {
+        free(kv);
+        return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    }
+    if (c >= 0) {
+        free(g->changes.v[c]);
+        g->changes.v[c] = copy;
+    } else if (gate_strv_push(&g->changes, copy, err) != OQ_OK) {
+        free(kv);
+        return OQ_ERR_NOMEM;
+    }
+    if (i >= 0) {
+        free(g->env.v[i]);
+        g->env.v[i] = kv;
+        return OQ_OK;
+    }
+    return gate_strv_push(&g->env, kv, err);
+}
+
+static oq_status note(oq_gate *g, oq_err *err, const char *fmt, const char *arg)
+{
+    char *s;
+    if (asprintf(&s, fmt, arg) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    return gate_strv_push(&g->notes, s, err);
+}
+
+static oq_status copy_environ(oq_gate *g, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (char **e = environ; *e && st == OQ_OK; e++) st = gate_strv_push(&g->env, strdup(*e), err);
+    return st;
+}
+
+static oq_status apply_env_options(oq_gate *g, oq_err *err)
+{
+    for (size_t i = 0; i < g->o.n_env; i++) {
+        const char *kv = g->o.env[i], *eq = strchr(kv, '=');
+        if (!eq || eq == kv)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--env '%s': expected NAME=VALUE", kv);
+        char *name = strndup(kv, (size_t)(eq - kv));
+        if (!name) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+        oq_status st = env_set(g, name, eq + 1, err);
+        free(name);
+        if (st != OQ_OK) return st;
+    }
+    return OQ_OK;
+}
+
+/* Append `item` to a ':'-separated list being built in *list. */
+static oq_status list_add(char **list, const char *item, oq_err *err)
+{
+    char *s = *list ? cat3(*list, ":", item) : strdup(item);
+    if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    free(*list);
+    *list = s;
+    return OQ_OK;
+}
+
+/* One PYTHONPATH entry: dropped when it is the caller's directory (it would
+ * let a source tree there shadow the installed package). */
+static oq_status python_entry(oq_gate *g, const char *entry, char **list, oq_err *err)
+{
+    char real[PATH_MAX];
+    if (entry[0] == '/' && realpath(entry, real) && !strcmp(real, g->cwd))
+        return note(g, err, "PYTHONPATH entry %s dropped: it is the caller's directory", entry);
+    oq_status st = OQ_OK;
+    if (entry[0] != '/')
+        st = note(g, err, "PYTHONPATH entry '%s' is relative: in the child it names the private "
+                          "folder, not the caller's directory", entry);
+    return st == OQ_OK ? list_add(list, entry, err) : st;
+}
+
+static oq_status apply_pythonpath(oq_gate *g, oq_err *err)
+{
+    char *list = NULL;
+    oq_status st = OQ_OK;
+    for (size_t i = 0; i < g->o.n_pythonpath && st == OQ_OK; i++) {
+        char real[PATH_MAX];
+        struct stat sb;
+        if (!realpath(g->o.pythonpath[i], real) || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "--pythonpath %s: not a folder",
+                            g->o.pythonpath[i]);
+        else
+            st = python_entry(g, real, &list, err);
+    }
+    const char *old = env_get(g, "PYTHONPATH");
+    char *copy = old ? strdup(old) : NULL;
+    for (char *save, *e = copy ? strtok_r(copy, ":", &save) : NULL; e && st == OQ_OK;
+         e = strtok_r(NULL, ":", &save))
+        st = python_entry(g, e, &list, err);
+    int changed = g->o.n_pythonpath > 0 || (old && (!list || strcmp(list, old)));
+    if (st == OQ_OK && changed) st = env_set(g, "PYTHONPATH", list ? list : "", err);
+    free(copy);
+    free(list);
+    return st;
+}
+
+/* --pin-lib: LD_PRELOAD and LD_LIBRARY_PATH together. Preloading alone lets a
+ * transitive dependency still resolve against another copy; the path alone
+ * loses to a library that was loaded first. */
+static oq_status apply_pins(oq_gate *g, oq_err *err)
+{
+    if (g->o.n_pin_libs == 0) return OQ_OK;
+    char *preload = NULL, *dirs = NULL;
+    oq_status st = OQ_OK;
+    for (size_t i = 0; i < g->o.n_pin_libs && st == OQ_OK; i++) {
+        const char *lib = g->o.pin_libs[i];
+        struct stat sb;
+        if (stat(lib, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "--pin-lib %s: not a library file", lib);
+            break;
+        }
+        char *abs = lib[0] == '/' ? strdup(lib) : cat3(g->cwd, "/", lib);
+        char *dir = abs ? strdup(abs) : NULL;
+        if (dir) *strrchr(dir, '/') = '\0';
+        int seen = 0; /* each folder once, in the order of the libraries */
+        for (char *p = dirs; p && dir && (p = strstr(p, dir)); p++)
+            seen |= (p == dirs || p[-1] == ':') && (p[strlen(dir)] == ':' || !p[strlen(dir)]);
+        st = abs && dir ? list_add(&preload, abs, err) : oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+        if (st == OQ_OK && !seen) st = list_add(&dirs, *dir ? dir : "/", err);
+        if (st == OQ_OK) st = gate_strv_push(&g->pins, abs, err); else free(abs);
+        free(dir);
+    }
+    const char *old_pre = env_get(g, "LD_PRELOAD"), *old_lib = env_get(g, "LD_LIBRARY_PATH");
+    if (st == OQ_OK && old_pre && *old_pre) st = list_add(&preload, old_pre, err);
+    if (st == OQ_OK && old_lib && *old_lib) st = list_add(&dirs, old_lib, err);
+    if (st == OQ_OK) st = env_set(g, "LD_PRELOAD", preload, err);
+    if (st == OQ_OK) st = env_set(g, "LD_LIBRARY_PATH", dirs, err);
+    free(preload);
+    free(dirs);
+    return st;
+}
+
+static oq_status apply_dispatch(oq_gate *g, oq_err *err)
+{
+    if (g->o.n_require_dispatch == 0) return OQ_OK;
+    oq_status st = oq_dispatch_expect_create(&g->expect, err);
+    for (size_t i = 0; i < g->o.n_require_dispatch && st == OQ_OK; i++)
+        st = oq_dispatch_expect_add(g->expect, g->o.require_dispatch[i], err);
+    if (st != OQ_OK) return oq_err_prefix(err, "--require-dispatch: ");
+    /* ORT prints routing lines only with this set before the session exists;
+     * an explicit --env wins. */
+    for (size_t i = 0; i < g->o.n_env; i++)
+        if (!strncmp(g->o.env[i], DEBUG_INFO_VAR, strlen(DEBUG_INFO_VAR)) &&
+            g->o.env[i][strlen(DEBUG_INFO_VAR)] == '=')
+            return OQ_OK;
+    return env_set(g, DEBUG_INFO_VAR, "1", err);
+}
+
+/* argv[0] as a path: searched in the child's PATH unless it holds a '/'. */
+static oq_status resolve_command(oq_gate *g, oq_err *err)
+{
+    const char *cmd = g->o.argv[0];
+    if (strchr(cmd, '/')) {
+        /* relative to the caller's directory, not the child's; symlinks kept, as
+         * multi-call programs look at the name they were started by */
+        while (!strncmp(cmd, "./", 2)) cmd += 2;
+        g->cmd_path = cmd[0] == '/' ? strdup(cmd) : cat3(g->cwd, "/", cmd);
+        if (!g->cmd_path) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+        if (access(g->cmd_path, X_OK) != 0)
+            return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot execute: %s", g->o.argv[0],
+                              strerror(errno));
+        return OQ_OK;
+    }
+    const char *path = env_get(g, "PATH");
+    char *copy = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+    if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    for (char *save, *d = strtok_r(copy, ":", &save); d && !g->cmd_path; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/') continue; /* a relative PATH entry would search the private folder */
+        char *cand = cat3(d, "/", cmd);
+        struct stat sb;
+        if (cand && stat(cand, &sb) == 0 && S_ISREG(sb.st_mode) && access(cand, X_OK) == 0)
+            g->cmd_path = cand;
+        else
+            free(cand);
+    }
+    free(copy);
+    if (!g->cmd_path)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: command not found in PATH", cmd);
+    return OQ_OK;
+}
+
+oq_status oq_gate_open_log(const char *path, int *fd, oq_err *err)
+{
+    *fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
+    if (*fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot create log: %s", path, strerror(errno));
+    return OQ_OK;
+}
+
+static oq_status make_dir(oq_gate *g, oq_err *err)
+{
+    const char *parent = g->o.tmp_parent;
+    if (!parent) parent = getenv("TMPDIR");
+    if (!parent || !*parent) parent = "/tmp";
+    g->dir = cat3(parent, "/", "ortqual-gate-XXXXXX");
+    if (!g->dir) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    if (!mkdtemp(g->dir)) { /* mode 0700: nobody else can plant files in it */
+        oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: cannot create a private folder: %s", parent,
+                                  strerror(errno));
+        free(g->dir);
+        g->dir = NULL;
+        return st;
+    }
+    g->log_path = cat3(g->dir, "/", "gate.log");
+    if (!g->log_path) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    oq_status st = oq_gate_open_log(g->log_path, &g->log_fd, err);
+    if (st == OQ_OK) st = env_set(g, "PWD", g->dir, err); /* scripts that read $PWD */
+    return st;
+}
+
+oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err)
+{
+    *out = NULL;
+    if (!o->argv || !o->argv[0])
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "no command to run (give it after --)");
+    oq_gate *g = calloc(1, sizeof *g);
+    if (!g) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    g->o = *o;
+    g->log_fd = -1;
+    g->started = time(NULL);
+    char real[PATH_MAX];
+    oq_status st = getcwd(real, sizeof real) ? OQ_OK
+                   : oq_err_set(err, OQ_ERR_IO, "cannot read the current directory: %s", strerror(errno));
+    if (st == OQ_OK && !(g->cwd = realpath(real, NULL)))
+        st = oq_err_set(err, OQ_ERR_IO, "%s: %s", real, strerror(errno));
+    if (st == OQ_OK) st = copy_environ(g, err);
+    if (st == OQ_OK) st = apply_env_options(g, err);
+    if (st == OQ_OK) st = apply_pythonpath(g, err);
+    if (st == OQ_OK) st = apply_pins(g, err);
+    if (st == OQ_OK) st = apply_dispatch(g, err);
+    if (st == OQ_OK && o->allow_skip) { /* a bad regex is a usage error, found before running */
+        oq_gate_outcome none = {0};
+        oq_gate_judgement j;
+        st = oq_gate_judge(&none, o->allow_skip, NULL, &j, err);
+        if (st == OQ_OK) oq_gate_judgement_clear(&j);
+    }
+    if (st == OQ_OK) st = resolve_command(g, err);
+    if (st == OQ_OK) st = make_dir(g, err);
+    if (st != OQ_OK) {
+        oq_gate_free(g);
+        return st;
+    }
+    *out = g;
+    return OQ_OK;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 ? 0 : -1;
+}
+
+void oq_gate_free(oq_gate *g)
+{
+    if (!g) return;
+    if (g->log_fd >= 0) close(g->log_fd);
+    if (g->dir && !g->o.keep) nftw(g->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    gate_strv_free(&g->env);
+    gate_strv_free(&g->changes);
+    gate_strv_free(&g->notes);
+    gate_strv_free(&g->pins);
+    oq_dispatch_expect_free(g->expect);
+    free(g->cwd);
+    free(g->cmd_path);
+    free(g->dir);
+    free(g->log_path);
+    free(g);
+}
+
+const char *oq_gate_dir(const oq_gate *g) { return g->dir; }
+const char *oq_gate_log_path(const oq_gate *g) { return g->log_path; }
+const char *oq_gate_command_path(const oq_gate *g) { return g->cmd_path; }
+
+size_t oq_gate_env_changes(const oq_gate *g, const char *const **changes)
+{
+    *changes = (const char *const *)g->changes.v;
+    return g->changes.n;
+}
+
+size_t oq_gate_notes(const oq_gate *g, const char *const **notes)
+{
+    *notes = (const char *const *)g->notes.v;
+    return g->notes.n;
+}

@@ -1,0 +1,367 @@
+/* Closing summaries of test runners, read line by line from a log. */
+#include "ortqual/gate.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct oq_summary_scanner {
+    oq_test_summary last;   /* runner == NONE until a summary is seen */
+    oq_skip_reason *pending; /* pytest -rs reasons since the previous summary */
+    size_t n_pending;
+    size_t cmocka_skip_list; /* cmocka skip names still to come after its header */
+    int ctest_not_run;       /* inside ctest's "The following tests did not run:" list */
+    char *buf;               /* the current line, cleaned */
+    size_t cap;
+};
+
+const char *oq_runner_name(oq_runner r)
+{
+    switch (r) {
+    case OQ_RUNNER_PYTEST: return "pytest";
+    case OQ_RUNNER_CTEST: return "ctest";
+    case OQ_RUNNER_CMOCKA: return "cmocka";
+    case OQ_RUNNER_PLAIN: return "plain";
+    case OQ_RUNNER_NONE: break;
+    }
+    return "none";
+}
+
+static void free_reasons(oq_skip_reason *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(r[i].text);
+    free(r);
+}
+
+static void summary_clear(oq_test_summary *s)
+{
+    free(s->text);
+    free_reasons(s->skips, s->n_skips);
+    memset(s, 0, sizeof *s);
+}
+
+oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    return OQ_OK;
+}
+
+void oq_summary_scanner_free(oq_summary_scanner *s)
+{
+    if (!s) return;
+    summary_clear(&s->last);
+    free_reasons(s->pending, s->n_pending);
+    free(s->buf);
+    free(s);
+}
+
+const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s)
+{
+    return s->last.runner == OQ_RUNNER_NONE ? NULL : &s->last;
+}
+
+static oq_status add_reason(oq_skip_reason **list, size_t *n, const char *text, int64_t count,
+                            oq_err *err)
+{
+    oq_skip_reason *r = realloc(*list, (*n + 1) * sizeof *r);
+    if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    *list = r;
+    r[*n].text = strdup(text);
+    if (!r[*n].text) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    r[*n].count = count;
+    (*n)++;
+    return OQ_OK;
+}
+
+/* Strip colour codes, the terminator and surrounding blanks into s->buf. */
+static oq_status clean_line(oq_summary_scanner *s, const char *line, size_t n, oq_err *err)
+{
+    if (n + 1 > s->cap) {
+        char *b = realloc(s->buf, n + 1);
+        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+        s->buf = b;
+        s->cap = n + 1;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (line[i] == 0x1b && i + 1 < n && line[i + 1] == '[') {
+            i += 2;
+            while (i < n && !((unsigned char)line[i] >= 0x40 && (unsigned char)line[i] <= 0x7e)) i++;
+            continue;
+        }
+        s->buf[j++] = line[i];
+    }
+    while (j > 0 && isspace((unsigned char)s->buf[j - 1])) j--;
+    s->buf[j] = '\0';
+    return OQ_OK;
+}
+
+static const char *skip_blanks(const char *p)
+{
+    while (isspace((unsigned char)*p)) p++;
+    return p;
+}
+
+/* "<digits>" at p: the value and the end, or NULL. */
+static const char *number(const char *p, int64_t *v)
+{
+    if (!isdigit((unsigned char)*p)) return NULL;
+    char *end;
+    long long x = strtoll(p, &end, 10);
+    *v = x;
+    return end;
+}
+
+/* pytest's counters, in the words it uses. */
+static int pytest_item(oq_test_summary *t, int64_t v, const char *word, size_t n)
+{
+    static const struct {
+        const char *w;
+        size_t off;
+    } items[] = {
+        {"passed", offsetof(oq_test_summary, passed)},
+        {"failed", offsetof(oq_test_summary, failed)},
+        {"skipped", offsetof(oq_test_summary, skipped)},
+        {"error", offsetof(oq_test_summary, errors)},
+        {"errors", offsetof(oq_test_summary, errors)},
+        {"xfailed", offsetof(oq_test_summary, xfailed)},
+        {"xpassed", offsetof(oq_test_summary, xpassed)},
+        {"deselected", offsetof(oq_test_summary, deselected)},
+        {"warning", offsetof(oq_test_summary, warnings)},
+        {"warnings", offsetof(oq_test_summary, warnings)},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+        if (strlen(items[i].w) == n && !strncmp(items[i].w, word, n)) {
+            *(int64_t *)((char *)t + items[i].off) += v;
+            return 1;
+        }
+    return 0;
+}
+
+/* " in 0.12s", " in 0.12s (0:00:00)" or " in 0.12 seconds" ending the line:
+ * where it starts, or NULL. */
+static const char *pytest_duration(const char *body, const char *end)
+{
+    const char *in = NULL;
+    for (const char *p = body; (p = strstr(p, " in ")) && p < end; p++) in = p;
+    if (!in) return NULL;
+    const char *p = in + 4;
+    if (!isdigit((unsigned char)*p)) return NULL;
+    while (isdigit((unsigned char)*p) || *p == '.') p++;
+    if (!strncmp(p, " seconds", 8))
+        p += 8;
+    else if (*p == 's')
+        p++;
+    else
+        return NULL;
+    if (*p == ' ' && p[1] == '(') {
+        p += 2;
+        while (isdigit((unsigned char)*p) || *p == ':') p++;
+        if (*p++ != ')') return NULL;
+    }
+    return p == end ? in : NULL;
+}
+
+/* "===== 3 passed, 1 skipped in 0.12s =====" (the '=' padding is optional). Every
+ * item must be one pytest prints: an unknown word makes it not a summary. */
+static int parse_pytest(const char *line, oq_test_summary *t)
+{
+    const char *b = line, *e = line + strlen(line);
+    while (*b == '=' || *b == ' ') b++;
+    while (e > b && (e[-1] == '=' || e[-1] == ' ')) e--;
+    const char *in = pytest_duration(b, e);
+    if (!in || in == b) return 0;
+    memset(t, 0, sizeof *t);
+    for (const char *p = b; p < in;) {
+        if (!strncmp(p, "no tests ran", 12)) {
+            t->no_tests_ran = 1;
+            p += 12;
+        } else {
+            int64_t v;
+            const char *w = number(p, &v);
+            if (!w || *w != ' ') return 0;
+            const char *we = ++w;
+            while (we < in && isalpha((unsigned char)*we)) we++;
+            if (!pytest_item(t, v, w, (size_t)(we - w))) return 0;
+            p = we;
+        }
+        if (p == in) break;
+        if (strncmp(p, ", ", 2)) return 0;
+        p += 2;
+    }
+    t->runner = OQ_RUNNER_PYTEST;
+    return 1;
+}
+
+/* "75% tests passed, 1 tests failed out of 4" */
+static int parse_ctest(const char *line, oq_test_summary *t)
+{
+    int pct, used = -1;
+    long long failed, total;
+    if (sscanf(line, "%d%% tests passed, %lld tests failed out of %lld%n", &pct, &failed, &total,
+               &used) != 3 || used < 0 || line[used] != '\0')
+        return 0;
+    memset(t, 0, sizeof *t);
+    t->runner = OQ_RUNNER_CTEST;
+    t->failed = failed;
+    t->passed = total - failed; /* ctest counts skipped tests as passed; see the list */
+    return 1;
+}
+
+/* "[  PASSED  ] 5 test(s)." */
+static int parse_cmocka(const char *line, oq_test_summary *t)
+{
+    long long passed;
+    int used = -1;
+    if (sscanf(line, "[  PASSED  ] %lld test(s).%n", &passed, &used) != 1 || used < 0 ||
+        line[used] != '\0')
+        return 0;
+    memset(t, 0, sizeof *t);
+    t->runner = OQ_RUNNER_CMOCKA;
+    t->passed = passed;
+    return 1;
+}
+
+/* "[word:] N passed, N failed[, N skipped]" */
+static int parse_plain(const char *line, oq_test_summary *t)
+{
+    const char *p = line;
+    const char *w = p;
+    while (isalnum((unsigned char)*w) || *w == '_' || *w == '-') w++;
+    if (w > p && *w == ':') p = skip_blanks(w + 1);
+    long long passed, failed, skipped = 0;
+    int used = -1, used2 = -1;
+    if (!isdigit((unsigned char)*p) ||
+        sscanf(p, "%lld passed, %lld failed%n", &passed, &failed, &used) != 2 || used < 0)
+        return 0;
+    if (p[used] && (sscanf(p + used, ", %lld skipped%n", &skipped, &used2) != 1 || used2 < 0 ||
+                    p[used + used2] != '\0'))
+        return 0;
+    memset(t, 0, sizeof *t);
+    t->runner = OQ_RUNNER_PLAIN;
+    t->passed = passed;
+    t->failed = failed;
+    t->skipped = skipped;
+    return 1;
+}
+
+/* A new summary replaces the last one and takes the pending pytest reasons. */
+static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_t line_no,
+                              oq_err *err)
+{
+    t->text = strdup(s->buf);
+    if (!t->text) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    t->line = line_no;
+    t->skips = s->pending;
+    t->n_skips = s->n_pending;
+    s->pending = NULL;
+    s->n_pending = 0;
+    summary_clear(&s->last);
+    s->last = *t;
+    s->cmocka_skip_list = 0;
+    s->ctest_not_run = 0;
+    return OQ_OK;
+}
+
+/* cmocka's "[  FAILED  ] [group: ]N test(s), listed below:" and the SKIPPED one,
+ * printed after its PASSED line. */
+static int cmocka_count(const char *line, const char *tag, int64_t *v)
+{
+    size_t n = strlen(tag);
+    if (strncmp(line, tag, n)) return 0;
+    const char *p = line + n, *e = number(p, v), *colon;
+    if (!e && (colon = strstr(p, ": "))) e = number(colon + 2, v); /* newer: "group: N" */
+    return e && !strcmp(e, " test(s), listed below:");
+}
+
+/* Lines that belong to the last summary: cmocka's and ctest's lists. */
+static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
+{
+    oq_test_summary *t = &s->last;
+    const char *line = s->buf;
+    int64_t v;
+    *used = 1;
+    if (t->runner == OQ_RUNNER_CMOCKA) {
+        if (s->cmocka_skip_list > 0 && !strncmp(line, "[  SKIPPED ] ", 13)) {
+            s->cmocka_skip_list--;
+            return add_reason(&t->skips, &t->n_skips, line + 13, 1, err);
+        }
+        if (cmocka_count(line, "[  FAILED  ] ", &v)) {
+            t->failed = v;
+            return OQ_OK;
+        }
+        if (cmocka_count(line, "[  SKIPPED ] ", &v)) {
+            t->skipped = v;
+            s->cmocka_skip_list = (size_t)v;
+            return OQ_OK;
+        }
+    }
+    if (t->runner == OQ_RUNNER_CTEST) {
+        if (!strcmp(line, "The following tests did not run:")) {
+            s->ctest_not_run = 1;
+            return OQ_OK;
+        }
+        /* "\t  3 - name (Skipped)" or "(Disabled)" */
+        const char *p = skip_blanks(line), *dash;
+        if (s->ctest_not_run && number(p, &v) && (dash = strstr(p, " - ")) &&
+            (strstr(dash, " (Skipped)") || strstr(dash, " (Disabled)"))) {
+            t->skipped++;
+            t->passed--;
+            return add_reason(&t->skips, &t->n_skips, dash + 3, 1, err);
+        }
+        s->ctest_not_run = 0;
+    }
+    *used = 0;
+    return OQ_OK;
+}
+
+/* pytest -rs: "SKIPPED [2] test_x.py:12: reason" */
+static int pytest_skip(const char *line, int64_t *count, const char **reason)
+{
+    const char *p = skip_blanks(line);
+    if (strncmp(p, "SKIPPED [", 9)) return 0;
+    const char *e = number(p + 9, count);
+    if (!e || strncmp(e, "] ", 2)) return 0;
+    *reason = e + 2;
+    return 1;
+}
+
+oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
+                                  uint64_t line_no, oq_err *err)
+{
+    oq_status st = clean_line(s, line, n, err);
+    if (st != OQ_OK) return st;
+    int used;
+    st = follow_up(s, &used, err);
+    if (st != OQ_OK || used) return st;
+    int64_t count;
+    const char *reason;
+    if (pytest_skip(s->buf, &count, &reason))
+        return add_reason(&s->pending, &s->n_pending, reason, count, err);
+    const char *p = skip_blanks(s->buf);
+    oq_test_summary t;
+    if (parse_pytest(p, &t) || parse_ctest(p, &t) || parse_cmocka(p, &t) || parse_plain(p, &t))
+        return take_summary(s, &t, line_no, err);
+    return OQ_OK;
+}
+
+oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
+                               oq_err *err)
+{
+    oq_status st = oq_summary_scanner_create(out, err);
+    uint64_t line_no = 0;
+    while (st == OQ_OK && n > 0) {
+        const char *nl = memchr(text, '\n', n);
+        size_t len = nl ? (size_t)(nl - text) + 1 : n;
+        st = oq_summary_scanner_line(*out, text, len, ++line_no, err);
+        text += len;
+        n -= len;
+    }
+    if (st != OQ_OK) {
+        oq_summary_scanner_free(*out);
+        *out = NULL;
+    }
+    return st;
+}

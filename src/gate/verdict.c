@@ -1,0 +1,127 @@
+/* The verdict file: everything a reviewer needs to trust (or not) a green run. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/gate-impl.h"
+#include "ortqual/fileio.h"
+
+static const char *verdict_name(oq_gate_verdict v)
+{
+    return v == OQ_GATE_PASS ? "pass" : v == OQ_GATE_FAIL ? "fail" : "error";
+}
+
+static json_t *str_array(char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static json_t *counts_json(const oq_test_summary *s)
+{
+    return json_pack("{sIsIsIsIsIsIsIsI}", "passed", (json_int_t)s->passed, "failed",
+                     (json_int_t)s->failed, "skipped", (json_int_t)s->skipped, "errors",
+                     (json_int_t)s->errors, "xfailed", (json_int_t)s->xfailed, "xpassed",
+                     (json_int_t)s->xpassed, "deselected", (json_int_t)s->deselected, "warnings",
+                     (json_int_t)s->warnings);
+}
+
+static json_t *summary_json(const oq_test_summary *s)
+{
+    if (s->runner == OQ_RUNNER_NONE) return json_null();
+    json_t *skips = json_array();
+    for (size_t i = 0; i < s->n_skips; i++)
+        json_array_append_new(skips, json_pack("{sssI}", "reason", s->skips[i].text, "count",
+                                               (json_int_t)s->skips[i].count));
+    return json_pack("{sIsssbso}", "line", (json_int_t)s->line, "text", s->text, "no_tests_ran",
+                     s->no_tests_ran, "skip_reasons", skips);
+}
+
+static json_t *dispatch_json(const oq_gate *g, const oq_gate_result *r)
+{
+    if (!g->expect) return json_null();
+    json_t *kernels = json_object();
+    for (int k = 0; k < OQ_SDPA_COUNT_; k++)
+        if (r->kernel_counts[k])
+            json_object_set_new(kernels, oq_sdpa_kernel_name((oq_sdpa_kernel)k),
+                                json_integer((json_int_t)r->kernel_counts[k]));
+    return json_pack("{sosIsosbso}", "required",
+                     str_array((char *const *)g->o.require_dispatch, g->o.n_require_dispatch),
+                     "records", (json_int_t)r->dispatch_records, "kernels", kernels, "passed",
+                     r->j.dispatch.passed,
+                     "failures", str_array(r->j.dispatch.failures, r->j.dispatch.n_failures));
+}
+
+static json_t *env_json(const oq_gate *g)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < g->changes.n; i++) {
+        const char *kv = g->changes.v[i], *eq = strchr(kv, '=');
+        char *name = strndup(kv, (size_t)(eq - kv));
+        if (name) json_object_set_new(o, name, json_string(eq + 1));
+        free(name);
+    }
+    return o;
+}
+
+static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
+{
+    size_t argc = 0;
+    while (g->o.argv[argc]) argc++;
+    char started[32];
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&g->started));
+    const oq_test_summary *s = &r->summary;
+    json_t *root = json_pack(
+        "{ss ss ss so so ss so so ss so so so so}", "tool", "ortqual gate", "ortqual_version",
+        ORTQUAL_VERSION, "verdict", verdict_name(r->j.verdict), "reasons",
+        str_array(r->j.reasons, r->j.n_reasons), "command", str_array(g->o.argv, argc),
+        "command_path", g->cmd_path, "exit_code",
+        r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), "signal",
+        r->signal ? json_integer(r->signal) : json_null(), "runner",
+        oq_runner_name(s->runner), "counts", counts_json(s), "summary", summary_json(s),
+        "allow_skip", g->o.allow_skip ? json_string(g->o.allow_skip) : json_null(), "dispatch",
+        dispatch_json(g, r));
+    json_object_set_new(root, "pinned_libraries", str_array(g->pins.v, g->pins.n));
+    json_object_set_new(root, "environment", env_json(g));
+    json_object_set_new(root, "notes", str_array(g->notes.v, g->notes.n));
+    json_object_set_new(root, "directory", json_string(g->dir));
+    json_object_set_new(root, "kept", json_boolean(g->o.keep));
+    json_object_set_new(root, "log", json_string(g->log_path));
+    json_object_set_new(root, "log_bytes", json_integer((json_int_t)r->log_bytes));
+    json_object_set_new(root, "started_utc", json_string(started));
+    json_object_set_new(root, "duration_s", json_real(r->duration_s));
+    return root;
+}
+
+oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
+                                oq_err *err)
+{
+    json_t *root = verdict_json(g, r);
+    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
+    if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "%s: cannot build the verdict JSON", path);
+    size_t n = strlen(text);
+    text[n] = '\n'; /* json_dumps leaves no newline; its NUL is overwritten, length kept */
+    oq_status st = oq_write_file_atomic(path, text, n + 1, 1, err);
+    free(text);
+    return st;
+}
+
+oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
+                                      oq_err *err)
+{
+    size_t argc = 0;
+    while (argv && argv[argc]) argc++;
+    json_t *reasons = json_array();
+    json_array_append_new(reasons, json_string(message));
+    json_t *root = json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version",
+                             ORTQUAL_VERSION, "verdict", "error", "reasons", reasons, "command",
+                             str_array(argv, argc));
+    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
+    if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "%s: cannot build the verdict JSON", path);
+    oq_status st = oq_write_file_atomic(path, text, strlen(text), 1, err);
+    free(text);
+    return st;
+}

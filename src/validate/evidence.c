@@ -1,0 +1,50 @@
+/* What shaped a result, recorded beside it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "ortqual/runtime.h"
+#include "validate/validate-impl.h"
+
+/* The parent loads the core library only: execution-provider libraries are loaded by the
+ * workers (an EP may crash on load), which record their own devices and libraries. */
+static json_t *runtime_evidence(const oq_validate_opts *o)
+{
+    oq_runtime *rt;
+    oq_err e = {0};
+    if (oq_runtime_load(o->ort_lib, &rt, &e)) return json_pack("{s:s}", "error", e.msg);
+    json_t *j = json_pack("{s:s, s:s, s:i, s:s}", "version", oq_runtime_version(rt), "library",
+                          oq_runtime_lib_path(rt), "api_version", oq_runtime_api_version(rt),
+                          "build_info", oq_runtime_build_info(rt));
+    oq_runtime_free(rt);
+    return j;
+}
+
+static json_t *env_evidence(void)
+{
+    oq_kv *kv = NULL;
+    size_t n = 0;
+    json_t *j = json_object();
+    if (oq_ort_env_capture(&kv, &n, NULL) != OQ_OK) return j;
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new(j, kv[i].key, kv[i].value ? json_string(kv[i].value) : json_null());
+    oq_kvs_free(kv, n);
+    return j;
+}
+
+json_t *oq_validate_evidence(const oq_validate_opts *o)
+{
+    struct utsname u;
+    char host[256] = "", cwd[4096] = "";
+    uname(&u);
+    gethostname(host, sizeof host - 1);
+    if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+    json_t *argv = json_array();
+    for (int i = 0; i < o->argc; i++) json_array_append_new(argv, json_string(o->argv[i]));
+    return json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:s}", "tool_version", ORTQUAL_VERSION,
+                     "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host",
+                     "name", host, "system", u.sysname, "release", u.release, "machine", u.machine,
+                     "command", argv, "cwd", cwd);
+}

@@ -1,0 +1,206 @@
+/* Before any model runs: the batches (generated or loaded, every one checked
+ * against the mask contract) and the ONNX files of every configuration. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "ortqual/fileio.h"
+#include "ortqual/mask.h"
+#include "ortqual/npz.h"
+#include "validate/validate-impl.h"
+
+/* Writes inputs_NNN.npz (features, mask, event_indices, lengths) and records the batch. */
+static oq_status write_batch(const char *outdir, size_t index, oq_tensor *features, oq_tensor *mask,
+                             const int64_t *event_idx, json_t *jbatches, oq_err *err)
+{
+    int64_t b = mask->shape[0], l = mask->shape[1];
+    oq_tensor *lens = NULL, *idx = NULL;
+    oq_status st = oq_tensor_create(&lens, OQ_DTYPE_INT64, 1, &b, "lengths", err);
+    if (!st) st = oq_tensor_create(&idx, OQ_DTYPE_INT64, 1, &b, "event_indices", err);
+    if (!st) st = oq_mask_check(mask, features, (int64_t *)lens->data, err);
+    if (st) {
+        oq_err_prefix(err, "batch %zu: ", index);
+    } else {
+        memcpy(idx->data, event_idx, (size_t)b * sizeof *event_idx);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
+        const oq_tensor *t[] = {features, mask, idx, lens};
+        st = oq_npz_write(path, 4, t, 1, 1, err);
+        json_t *jb = json_pack("{s:I, s:s, s:I, s:I}", "index", (json_int_t)index, "inputs", path,
+                               "batch_size", (json_int_t)b, "padded_length", (json_int_t)l);
+        json_t *jl = json_array(), *je = json_array();
+        int64_t valid = 0;
+        for (int64_t i = 0; i < b; i++) {
+            json_array_append_new(jl, json_integer(((int64_t *)lens->data)[i]));
+            json_array_append_new(je, json_integer(event_idx[i]));
+            valid += ((int64_t *)lens->data)[i];
+        }
+        json_object_set_new(jb, "lengths", jl);
+        json_object_set_new(jb, "event_indices", je);
+        json_object_set_new(jb, "valid_size", json_integer(valid));
+        json_array_append_new(jbatches, jb);
+    }
+    oq_tensor_free(lens);
+    oq_tensor_free(idx);
+    return st;
+}
+
+static oq_status generated_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err)
+{
+    oq_events *ev;
+    oq_status st = oq_events_create(&o->events, &ev, err);
+    if (st) return st;
+    int64_t nb = oq_events_batch_count(ev);
+    int64_t *idx = calloc((size_t)o->events.batch_size, sizeof *idx);
+    for (int64_t k = 0; !st && k < nb; k++) {
+        oq_tensor *x = NULL, *m = NULL;
+        st = oq_events_make_batch(ev, k, &x, &m, idx, err);
+        if (!st) st = oq_tensor_set_name(x, "features", err);
+        if (!st) st = oq_tensor_set_name(m, "mask", err);
+        if (!st) st = write_batch(o->outdir, (size_t)k, x, m, idx, jbatches, err);
+        oq_tensor_free(x);
+        oq_tensor_free(m);
+    }
+    free(idx);
+    oq_events_free(ev);
+    return st;
+}
+
+/* Saved batches keep their event indices when they carry them. */
+static oq_status loaded_batch(const oq_validate_opts *o, size_t k, int64_t *next_event,
+                              json_t *jbatches, oq_err *err)
+{
+    const char *path = o->input_files[k];
+    oq_npz *z;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (st) return st;
+    oq_tensor *x = NULL, *m = NULL;
+    const char *fname = o->features_name ? o->features_name : "features";
+    const char *mname = o->mask_name ? o->mask_name : "mask";
+    st = oq_npz_take(z, fname, &x, err);
+    if (!st) st = oq_npz_take(z, mname, &m, err);
+    if (!st && m->ndim != 2)
+        st = oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, mname, m->ndim);
+    if (!st) {
+        const oq_tensor *saved = oq_npz_get(z, "event_indices");
+        int64_t b = m->shape[0];
+        int64_t *idx = calloc((size_t)b, sizeof *idx);
+        for (int64_t i = 0; i < b; i++)
+            idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
+        *next_event += b;
+        oq_tensor_set_name(x, "features", NULL);
+        oq_tensor_set_name(m, "mask", NULL);
+        st = write_batch(o->outdir, k, x, m, idx, jbatches, err);
+        if (st) oq_err_prefix(err, "%s: ", path);
+        free(idx);
+    }
+    oq_tensor_free(x);
+    oq_tensor_free(m);
+    oq_npz_free(z);
+    return st;
+}
+
+oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err)
+{
+    if (!o->n_input_files) return generated_batches(o, jbatches, err);
+    int64_t next = 0;
+    for (size_t k = 0; k < o->n_input_files; k++) {
+        oq_status st = loaded_batch(o, k, &next, jbatches, err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+/* ---- models ------------------------------------------------------------------------ */
+
+static oq_attn_format format_of(oq_repr r)
+{
+    return r == OQ_REPR_ATTENTION23 ? OQ_ATTN_ATTENTION23
+           : r == OQ_REPR_ATTENTION24 ? OQ_ATTN_ATTENTION24 : OQ_ATTN_DECOMPOSED;
+}
+
+/* The ONNX file of one configuration (exported once per representation and precision). */
+oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
+                                 const oq_config *c, const int64_t *static_bl, char *path,
+                                 size_t n, oq_err *err)
+{
+    if (o->kind == OQ_MODEL_USER) {
+        snprintf(path, n, "%s", o->model_path);
+        return OQ_OK;
+    }
+    const char *kind = o->kind == OQ_MODEL_ENCODER ? "encoder" : "sdpa";
+    snprintf(path, n, "%s/%s_%s_%s.onnx", o->outdir, kind, oq_repr_name(c->repr),
+             oq_precision_name(c->precision));
+    oq_graph *g = NULL;
+    oq_dtype adt = c->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
+    oq_status st;
+    if (o->kind == OQ_MODEL_ENCODER) {
+        oq_encoder_export x = {.format = format_of(c->repr), .mask = OQ_MASK_AUTO, .attention_dtype = adt,
+                               .static_batch = static_bl[0], .static_seq = static_bl[1]};
+        st = oq_export_encoder(w, &x, &g, err);
+    } else {
+        oq_sdpa_config s = o->sdpa;
+        s.format = format_of(c->repr);
+        s.attention_dtype = adt;
+        s.static_batch = static_bl[0];
+        s.static_seq = static_bl[1];
+        st = oq_export_sdpa(&s, &g, err);
+    }
+    if (!st) st = oq_graph_write(g, path, 1, err);
+    oq_graph_free(g);
+    return st;
+}
+
+/* ---- the user's model: which inputs are features and mask ------------------------- */
+
+static int is_initializer(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (!strcmp(g->initializer[i]->name, name)) return 1;
+    return 0;
+}
+
+static int input_rank(const Onnx__ValueInfoProto *v, int64_t *last_dim)
+{
+    *last_dim = -1;
+    if (!v->type || !v->type->tensor_type || !v->type->tensor_type->shape) return -1;
+    const Onnx__TensorShapeProto *s = v->type->tensor_type->shape;
+    *last_dim = s->n_dim && s->dim[s->n_dim - 1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                    ? s->dim[s->n_dim - 1]->dim_value : -1;
+    return (int)s->n_dim;
+}
+
+/* Fills names (when not given) and the feature count from the model's inputs. */
+oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n,
+                                  int64_t *num_features, oq_err *err)
+{
+    unsigned char *buf;
+    size_t len;
+    oq_status st = oq_read_file(path, &buf, &len, err);
+    if (st) return st;
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    if (!m || !m->graph) {
+        if (m) onnx__model_proto__free_unpacked(m, NULL);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
+    }
+    *num_features = -1;
+    for (size_t i = 0; i < m->graph->n_input; i++) {
+        const Onnx__ValueInfoProto *v = m->graph->input[i];
+        int64_t last = -1;
+        int rank = input_rank(v, &last);
+        if (is_initializer(m->graph, v->name)) continue;
+        if (!*features && rank == 3) snprintf(features, n, "%s", v->name);
+        else if (!*mask && rank == 2) snprintf(mask, n, "%s", v->name);
+        if (!strcmp(v->name, features)) *num_features = last;
+    }
+    onnx__model_proto__free_unpacked(m, NULL);
+    if (!*features || !*mask)
+        return oq_err_set(err, OQ_ERR_SHAPE,
+                          "%s: cannot tell the features [B,L,F] and mask [B,L] inputs apart; name them with --features and --mask",
+                          path);
+    if (*num_features <= 0)
+        return oq_err_set(err, OQ_ERR_SHAPE, "%s: input '%s' has no fixed feature dimension", path, features);
+    return OQ_OK;
+}

@@ -1,0 +1,82 @@
+/* The C reference behind ref:encoder:fp64 (and ref:sdpa:fp64), as a model the worker can run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ortqual/encoder_ref.h"
+#include "ortqual/npz.h"
+#include "ortqual/runtime.h"
+#include "validate/validate-impl.h"
+
+struct oq_ref_model {
+    oq_repr repr;
+    oq_encoder_weights *weights; /* ref:encoder */
+};
+
+static const oq_tensor *input_named(oq_tensor *const *in, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (in[i]->name && !strcmp(in[i]->name, name)) return in[i];
+    return NULL;
+}
+
+static oq_status open_encoder(oq_ref_model *m, const json_t *plan, oq_err *err)
+{
+    const char *path = oq_json_str(plan, "weights", NULL);
+    int heads = (int)json_integer_value(json_object_get(plan, "heads"));
+    if (!path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
+    oq_npz *z;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (st) return st;
+    st = oq_encoder_weights_from_tensors((const oq_tensor *const *)z->tensors, z->count, heads,
+                                         &m->weights, err);
+    oq_npz_free(z);
+    return st;
+}
+
+oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err)
+{
+    oq_config cfg;
+    oq_status st = oq_config_parse(oq_json_str(plan, "config", ""), &cfg, err);
+    if (st) return st;
+    oq_ref_model *m = calloc(1, sizeof *m);
+    if (!m) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    m->repr = cfg.repr;
+    if (cfg.repr == OQ_REPR_ENCODER)
+        st = open_encoder(m, plan, err);
+    else
+        st = oq_err_set(err, OQ_ERR_UNSUPPORTED, "no C reference for representation '%s'",
+                        oq_repr_name(cfg.repr));
+    if (st) {
+        oq_ref_model_free(m);
+        return st;
+    }
+    *out = m;
+    return OQ_OK;
+}
+
+oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
+                           oq_tensor ***outputs, size_t *n_outputs, oq_err *err)
+{
+    const oq_tensor *features = input_named(inputs, n_inputs, "features");
+    const oq_tensor *mask = input_named(inputs, n_inputs, "mask");
+    if (!features || !mask)
+        return oq_err_set(err, OQ_ERR_SHAPE, "ref:encoder needs inputs 'features' and 'mask'");
+    size_t n = (size_t)m->weights->cfg.n_outputs;
+    oq_tensor **out = calloc(n, sizeof *out);
+    if (!out) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = oq_encoder_ref_forward(m->weights, features, mask, out, err);
+    if (st) {
+        free(out);
+        return st;
+    }
+    *outputs = out;
+    *n_outputs = n;
+    return OQ_OK;
+}
+
+void oq_ref_model_free(oq_ref_model *m)
+{
+    if (!m) return;
+    oq_encoder_weights_free(m->weights);
+    free(m);
+}

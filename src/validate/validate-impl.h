@@ -1,0 +1,51 @@
+/* Internal to src/validate: the plan a worker runs and small shared helpers. */
+#ifndef ORTQUAL_VALIDATE_IMPL_H
+#define ORTQUAL_VALIDATE_IMPL_H
+
+#include <jansson.h>
+
+#include "ortqual/status.h"
+#include "ortqual/validate.h"
+
+/* Plan keys (JSON written by the orchestrator, read by the worker):
+ *   config        "cpu:attention24:fp32"
+ *   kind          "encoder" | "sdpa" | "model"
+ *   model         ONNX file (ORT configs)
+ *   weights       encoder weights .npz and "heads" (ref:encoder)
+ *   sdpa          {heads, kv_heads, head_dim} (ref:sdpa)
+ *   inputs        {model input name: npz member}
+ *   mask_member   npz member holding the mask
+ *   batches       [{index, inputs, ref, save}]   ref: reference outputs .npz
+ *   is_reference  true for configs[0]
+ *   repeat, warmup, tolerances
+ *   runtime       {ort_lib, ep_libs: [[name, path]], ep_options: [[k, v]]}
+ *   dispatch      {expect: [NODE=KERNEL], require, force_kernel}
+ *   placement     {require_full_gpu, strict}
+ *   result        where the worker writes its result JSON */
+
+double oq_now_s(void);
+double oq_median(double *v, size_t n); /* sorts v */
+/* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
+void oq_config_file_tag(const char *name, char *buf, size_t n);
+const char *oq_json_str(const json_t *obj, const char *key, const char *dflt);
+/* Write JSON atomically (indented, sorted keys as inserted). */
+oq_status oq_json_write(const char *path, const json_t *j, oq_err *err);
+
+/* The C reference as a runnable model (ref:encoder, ref:sdpa), loaded once per worker. */
+typedef struct oq_ref_model oq_ref_model;
+oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err);
+oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
+                           oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
+void oq_ref_model_free(oq_ref_model *m);
+
+/* prepare.c */
+oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err);
+oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
+                                 const oq_config *c, const int64_t *static_bl, char *path,
+                                 size_t n, oq_err *err);
+oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n,
+                                  int64_t *num_features, oq_err *err);
+/* evidence.c: versions, devices, environment, host, command line. */
+json_t *oq_validate_evidence(const oq_validate_opts *o);
+
+#endif

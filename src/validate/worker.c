@@ -1,0 +1,282 @@
+/* The worker: one configuration over every batch of a plan. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ortqual/compare.h"
+#include "ortqual/mask.h"
+#include "ortqual/npz.h"
+#include "ortqual/runtime.h"
+#include "validate/validate-impl.h"
+
+typedef struct worker {
+    const json_t *plan;
+    oq_config cfg;
+    oq_runtime *rt;
+    oq_session *sess;
+    oq_ref_model *ref; /* instead of a session for ref:* configs */
+    oq_tolerances *tols;
+    int repeat, warmup, is_ref;
+    json_t *result;  /* what we write */
+    json_t *batches; /* result.batches */
+    int all_passed;
+} worker;
+
+/* Inputs of one batch, named as the model expects. */
+static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, size_t *n,
+                             int64_t **lengths, int64_t *batch, oq_err *err)
+{
+    oq_npz *z;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (st) return st;
+    const json_t *map = json_object_get(w->plan, "inputs");
+    *n = json_object_size(map);
+    *inputs = calloc(*n ? *n : 1, sizeof **inputs);
+    const char *name;
+    const json_t *member;
+    size_t i = 0;
+    json_object_foreach((json_t *)map, name, member) {
+        if ((st = oq_npz_take(z, json_string_value(member), &(*inputs)[i], err))) break;
+        if ((st = oq_tensor_set_name((*inputs)[i++], name, err))) break;
+    }
+    const oq_tensor *mask = NULL;
+    const char *mask_member = oq_json_str(w->plan, "mask_member", "mask");
+    for (size_t k = 0; !st && k < i; k++)
+        if (!strcmp(json_string_value(json_object_get(map, (*inputs)[k]->name)), mask_member))
+            mask = (*inputs)[k];
+    if (!st && !mask) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no mask member '%s'", path, mask_member);
+    if (!st) {
+        *batch = mask->shape[0];
+        *lengths = calloc((size_t)*batch, sizeof **lengths);
+        st = oq_mask_check(mask, NULL, *lengths, err);
+        if (st) oq_err_prefix(err, "%s: ", path);
+    }
+    oq_npz_free(z);
+    if (st) {
+        oq_tensors_free(*inputs, i);
+        *inputs = NULL;
+    }
+    return st;
+}
+
+static oq_status run_once(worker *w, oq_tensor *const *in, size_t n_in, oq_tensor ***out,
+                          size_t *n_out, double *secs, oq_err *err)
+{
+    double t0 = oq_now_s();
+    oq_status st = w->ref ? oq_ref_model_run(w->ref, in, n_in, out, n_out, err)
+                       : oq_session_run(w->sess, n_in, in, n_out, out, err);
+    *secs = oq_now_s() - t0;
+    return st;
+}
+
+/* First call, warm-up, then `repeat` timed calls; keeps the first call's outputs. */
+static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_tensor ***out,
+                            size_t *n_out, json_t *jb, oq_err *err)
+{
+    double first, t;
+    oq_status st = run_once(w, in, n_in, out, n_out, &first, err);
+    if (st) return st;
+    int reps = w->repeat > 0 ? w->repeat : 0;
+    double *samples = calloc((size_t)reps + 1, sizeof *samples);
+    for (int i = 0; !st && i < w->warmup + reps; i++) {
+        oq_tensor **o2 = NULL;
+        size_t n2 = 0;
+        st = run_once(w, in, n_in, &o2, &n2, &t, err);
+        oq_tensors_free(o2, n2);
+        if (i >= w->warmup) samples[i - w->warmup] = t;
+    }
+    json_object_set_new(jb, "first_call_s", json_real(first));
+    json_object_set_new(jb, "repeat", json_integer(reps));
+    json_object_set_new(jb, "median_s", reps ? json_real(oq_median(samples, (size_t)reps)) : json_null());
+    free(samples);
+    return st;
+}
+
+static const oq_tensor *find_output(oq_tensor **outs, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (outs[i]->name && !strcmp(outs[i]->name, name)) return outs[i];
+    return NULL;
+}
+
+/* Compares every reference output with ours; appends per-output records. */
+static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **outs, size_t n_out,
+                                 const int64_t *lengths, json_t *jb, oq_err *err)
+{
+    oq_npz *ref;
+    oq_status st = oq_npz_read(ref_path, &ref, err);
+    if (st) return st;
+    json_t *jouts = json_array();
+    int batch_ok = 1;
+    for (size_t i = 0; !st && i < ref->count; i++) {
+        const oq_tensor *r = ref->tensors[i];
+        const oq_tensor *o = find_output(outs, n_out, r->name);
+        if (!o) {
+            st = oq_err_set(err, OQ_ERR_SHAPE, "config %s has no output '%s' (the reference has)",
+                            w->cfg.name, r->name);
+            break;
+        }
+        oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+        co.tol = oq_tolerances_get(w->tols, r->name);
+        co.lengths = lengths;
+        oq_compare_result res;
+        json_t *jr = NULL;
+        if ((st = oq_compare_tensors(o, r, &co, &res, err))) break;
+        if ((st = oq_compare_result_to_json(&res, &jr, err))) break;
+        json_object_set_new(jr, "output", json_string(r->name));
+        json_array_append_new(jouts, jr);
+        if (!res.passed && !json_object_get(w->result, "reason")) {
+            char line[512];
+            json_object_set_new(w->result, "reason",
+                                json_sprintf("batch %lld, output %s",
+                                             (long long)json_integer_value(json_object_get(jb, "index")),
+                                             oq_compare_result_str(&res, line, sizeof line)));
+        }
+        batch_ok &= res.passed;
+    }
+    oq_npz_free(ref);
+    json_object_set_new(jb, "outputs", jouts);
+    json_object_set_new(jb, "passed", json_boolean(batch_ok));
+    w->all_passed &= batch_ok;
+    return st;
+}
+
+static oq_status save_outputs(const char *path, oq_tensor **outs, size_t n, oq_err *err)
+{
+    return oq_npz_write(path, n, (const oq_tensor *const *)outs, 1, 1, err);
+}
+
+static oq_status run_batch(worker *w, const json_t *jplan_batch, oq_err *err)
+{
+    oq_tensor **in = NULL, **out = NULL;
+    size_t n_in = 0, n_out = 0;
+    int64_t *lengths = NULL, bsz = 0;
+    const char *in_path = oq_json_str(jplan_batch, "inputs", "");
+    oq_status st = load_inputs(w, in_path, &in, &n_in, &lengths, &bsz, err);
+    json_t *jb = json_object();
+    json_object_set(jb, "index", json_object_get(jplan_batch, "index"));
+    if (!st) st = time_batch(w, in, n_in, &out, &n_out, jb, err);
+    const char *ref = oq_json_str(jplan_batch, "ref", NULL);
+    const char *save = oq_json_str(jplan_batch, "save", NULL);
+    if (!st && w->is_ref) st = save_outputs(ref, out, n_out, err);
+    if (!st && !w->is_ref) st = compare_outputs(w, ref, out, n_out, lengths, jb, err);
+    if (!st && save) st = save_outputs(save, out, n_out, err);
+    json_array_append_new(w->batches, jb);
+    oq_tensors_free(in, n_in);
+    oq_tensors_free(out, n_out);
+    free(lengths);
+    return st;
+}
+
+static json_t *ep_devices_json(oq_runtime *rt)
+{
+    oq_ep_device *devs = NULL;
+    size_t n = 0;
+    json_t *jd = json_array();
+    if (oq_runtime_ep_devices(rt, &devs, &n, NULL) != OQ_OK) return jd;
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(jd, json_pack("{s:s, s:s, s:s, s:I}", "ep", devs[i].ep_name, "vendor",
+                                            devs[i].ep_vendor, "hardware", oq_hw_type_name(devs[i].hw_type),
+                                            "device_id", (json_int_t)devs[i].device_id));
+    oq_ep_devices_free(devs, n);
+    return jd;
+}
+
+static oq_status open_session(worker *w, oq_err *err)
+{
+    const json_t *rt = json_object_get(w->plan, "runtime");
+    oq_status st = oq_runtime_load(oq_json_str(rt, "ort_lib", NULL), &w->rt, err);
+    size_t i;
+    const json_t *pair;
+    json_array_foreach(json_object_get(rt, "ep_libs"), i, pair) {
+        /* only our own execution provider's library: another one may not even load here */
+        if (st || strcmp(json_string_value(json_array_get(pair, 0)), w->cfg.runtime)) continue;
+        st = oq_runtime_register_ep(w->rt, json_string_value(json_array_get(pair, 0)),
+                                    json_string_value(json_array_get(pair, 1)), err);
+    }
+    if (st) return st;
+    const json_t *opts = json_object_get(rt, "ep_options");
+    size_t n = json_array_size(opts);
+    const char **keys = calloc(n + 1, sizeof *keys), **vals = calloc(n + 1, sizeof *vals);
+    json_array_foreach(opts, i, pair) {
+        keys[i] = json_string_value(json_array_get(pair, 0));
+        vals[i] = json_string_value(json_array_get(pair, 1));
+    }
+    oq_session_opts so = {.graph_opt_level = -1, .ep = w->cfg.runtime, .n_ep_options = n,
+                          .ep_option_keys = keys, .ep_option_values = vals};
+    double t0 = oq_now_s();
+    st = oq_session_create(w->rt, oq_json_str(w->plan, "model", NULL), NULL, 0, &so, &w->sess, err);
+    json_object_set_new(w->result, "session_create_s", json_real(oq_now_s() - t0));
+    json_object_set_new(w->result, "ep_devices", ep_devices_json(w->rt));
+    free(keys);
+    free(vals);
+    return st;
+}
+
+/* A configuration that cannot run here is a skip, not a failure. */
+static const char *classify_error(oq_status st, const char *msg)
+{
+    if (st == OQ_ERR_NOT_FOUND) return "skipped";
+    if (st == OQ_ERR_RUNTIME && (strstr(msg, "NOT_IMPLEMENTED") || strstr(msg, "Could not find an implementation")))
+        return "skipped";
+    return "error";
+}
+
+static void worker_finish(worker *w, oq_status st, const oq_err *e)
+{
+    const char *status = st ? classify_error(st, e->msg) : (w->all_passed ? "passed" : "failed");
+    json_object_set_new(w->result, "status", json_string(status));
+    if (st) json_object_set_new(w->result, "reason", json_string(e->msg));
+}
+
+static oq_status worker_init(worker *w, const json_t *plan, oq_err *err)
+{
+    memset(w, 0, sizeof *w);
+    w->plan = plan;
+    w->all_passed = 1;
+    w->result = json_object();
+    w->batches = json_array();
+    json_object_set_new(w->result, "config", json_string(oq_json_str(plan, "config", "")));
+    json_object_set(w->result, "batches", w->batches);
+    w->is_ref = json_is_true(json_object_get(plan, "is_reference"));
+    w->repeat = (int)json_integer_value(json_object_get(plan, "repeat"));
+    w->warmup = (int)json_integer_value(json_object_get(plan, "warmup"));
+    oq_status st = oq_config_parse(oq_json_str(plan, "config", ""), &w->cfg, err);
+    oq_dtype prec = w->cfg.precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
+    if (!st) st = oq_tolerances_create(oq_tolerance_for_dtype(prec), &w->tols, err);
+    const char *specs = oq_json_str(plan, "tolerances", NULL);
+    if (!st && specs && *specs) st = oq_tolerances_add(w->tols, specs, err);
+    return st;
+}
+
+static void worker_free(worker *w)
+{
+    oq_session_free(w->sess);
+    oq_ref_model_free(w->ref);
+    oq_runtime_free(w->rt);
+    oq_tolerances_free(w->tols);
+    json_decref(w->batches);
+    json_decref(w->result);
+}
+
+oq_status oq_validate_worker(const char *plan_path, oq_err *err)
+{
+    json_error_t jerr;
+    json_t *plan = json_load_file(plan_path, 0, &jerr);
+    if (!plan) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", plan_path, jerr.text, jerr.line);
+    worker w;
+    oq_err e = {0};
+    oq_status st = worker_init(&w, plan, &e);
+    if (!st) st = oq_config_uses_ort(&w.cfg) ? open_session(&w, &e) : oq_ref_model_open(plan, &w.ref, &e);
+    size_t i;
+    const json_t *b;
+    json_array_foreach(json_object_get(plan, "batches"), i, b) {
+        if (st) break;
+        st = run_batch(&w, b, &e);
+    }
+    worker_finish(&w, st, &e);
+    st = oq_json_write(oq_json_str(plan, "result", "result.json"), w.result, err);
+    worker_free(&w);
+    json_decref(plan);
+    return st;
+}

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# End-to-end tests of `ortqual gate`: real processes print each kind of test
+# summary, and real pytest runs (Debian's python3-pytest) skip, collect nothing,
+# or pass. Each case checks the exit status and the reason the gate gives.
+set -u
+: "${ORTQUAL:?set ORTQUAL to the ortqual binary}"
+PY=/usr/bin/python3
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+export TMPDIR="$W/tmp" # the gate's private folders go here, so we can look at them
+mkdir -p "$TMPDIR" "$W/bin" "$W/tests" "$W/caller"
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# gate EXPECTED_RC [gate options] -- CMD...: run from $W/caller, output in $W/out
+gate() {
+    local want=$1; shift
+    (cd "$W/caller" && "$ORTQUAL" gate --quiet "$@") >"$W/out" 2>&1
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        fail "gate $* exited $rc, expected $want"; sed 's/^/    /' "$W/out"
+        return 1
+    fi
+}
+# expect TEXT: the last gate output contains TEXT
+expect() { grep -qF -- "$1" "$W/out" || { fail "output lacks '$1'"; sed 's/^/    /' "$W/out"; }; }
+json() { $PY -c "import json,sys; v=json.load(open('$W/v.json')); print($1)"; }
+
+# A program that prints TEXT (with escapes) and exits with CODE.
+printer() { # name code text
+    printf '#!/bin/sh\nprintf %%b %q\nexit %s\n' "$3" "$2" >"$W/bin/$1"
+    chmod +x "$W/bin/$1"
+}
+
+# ---- each runner's summary, from small programs ------------------------------
+printer pytest_ok 0 'collected 3 items\n===== 3 passed, 1 xfailed, 1 warning in 0.12s =====\n'
+gate 0 -- "$W/bin/pytest_ok" && expect "pytest summary (line 2): 3 passed, 0 failed"
+printer pytest_masked 0 '= 1 failed, 2 passed in 0.05s =\n' # a `|| true` in a script
+gate 1 -- "$W/bin/pytest_masked" && expect "  - 1 failed"
+printer pytest_errors 1 '==== 2 errors in 0.30s ====\n'
+gate 1 -- "$W/bin/pytest_errors" && expect "  - 2 errors"
+printer ctest_ok 0 '100% tests passed, 0 tests failed out of 12\n\nTotal Test time (real) =   0.35 sec\n'
+gate 0 -- "$W/bin/ctest_ok" && expect "ctest summary (line 1): 12 passed"
+printer ctest_skip 0 '100% tests passed, 0 tests failed out of 4\n\nThe following tests did not run:\n\t  3 - gpu_only (Skipped)\n'
+gate 1 -- "$W/bin/ctest_skip" && expect "skipped (no --allow-skip given): [1] gpu_only (Skipped)"
+gate 0 --allow-skip '^gpu_only ' -- "$W/bin/ctest_skip" && expect "3 passed, 0 failed, 1 skipped"
+printer ctest_bad 8 '75% tests passed, 1 tests failed out of 4\n'
+gate 1 -- "$W/bin/ctest_bad" && expect "  - exit status 8"
+printer cmocka_ok 0 '[==========] 5 test(s) run.\n[  PASSED  ] 5 test(s).\n'
+gate 0 -- "$W/bin/cmocka_ok" && expect "cmocka summary (line 2): 5 passed"
+printer cmocka_skip 0 '[  PASSED  ] 4 test(s).\n[  SKIPPED ] 1 test(s), listed below:\n[  SKIPPED ] test_cuda\n\n 1 SKIPPED TEST(S)\n'
+gate 1 -- "$W/bin/cmocka_skip" && expect "skipped (no --allow-skip given): [1] test_cuda"
+gate 0 --allow-skip cuda -- "$W/bin/cmocka_skip"
+printer plain_ok 0 'unit: 7 passed, 0 failed\n'
+gate 0 -- "$W/bin/plain_ok" && expect "plain summary (line 1): 7 passed"
+printer plain_zero 0 '0 passed, 0 failed\n'
+gate 1 -- "$W/bin/plain_zero" && expect "zero tests passed"
+printer silent 0 'all good, trust me\n'
+gate 1 -- "$W/bin/silent" && expect "no test summary found in the log"
+printer last_wins 0 '5 passed, 0 failed\n==== 2 skipped in 0.1s ====\n'
+gate 1 -- "$W/bin/last_wins" && expect "zero tests passed"
+
+# a real C test program (cmocka) built from nothing but cc, if a compiler is here
+if command -v cc >/dev/null; then
+    cat >"$W/cm.c" <<'EOF'
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+static void ok(void **s) { (void)s; }
+static void later(void **s) { (void)s; skip(); }
+int main(void)
+{
+    const struct CMUnitTest t[] = {cmocka_unit_test(ok), cmocka_unit_test(later)};
+    return cmocka_run_group_tests(t, NULL, NULL);
+}
+EOF
+    if cc "$W/cm.c" -o "$W/bin/cm" -lcmocka 2>/dev/null; then
+        gate 1 -- "$W/bin/cm" && expect "skipped (no --allow-skip given): [1] later"
+        gate 0 --allow-skip '^later$' -- "$W/bin/cm" && expect "cmocka summary"
+    fi
+fi
+
+# ---- exit statuses, signals, usage -------------------------------------------
+printf '#!/bin/sh\necho "3 passed, 0 failed"\nkill -SEGV $$\n' >"$W/bin/crash"; chmod +x "$W/bin/crash"
+gate 1 -- "$W/bin/crash" && expect "killed by signal 11"
+gate 3 -- ortqual-no-such-command && expect "ortqual-no-such-command: command not found in PATH"
+gate 3 --verdict "$W/v.json" -- "$W/bin/../bin/nope" && [ "$(json "v['verdict']")" = error ] ||
+    fail "no error verdict for a missing command"
+gate 2 --frobnicate -- true && expect "option '--frobnicate' is unknown"
+gate 2 && expect "no command given"
+gate 2 --allow-skip '(' -- true && expect "--allow-skip '('"
+gate 2 --require-dispatch flashy -- true && expect "'flashy' is not a kernel"
+gate 2 --env NOEQUALS -- true && expect "expected NAME=VALUE"
+(cd "$W/caller" && "$ORTQUAL" gate --help) | grep -q "sitecustomize.py" || fail "--help does not teach"
+
+# ---- private folder, log, verdict, environment --------------------------------
+cat >"$W/bin/probe" <<'EOF'
+#!/bin/sh
+echo "cwd=$(pwd)"
+echo "mode=$(stat -c %a .)"
+echo "logmode=$(stat -c %a gate.log)"
+echo "FOO=$FOO"
+echo "PYTHONPATH=$PYTHONPATH"
+echo "LD_PRELOAD=$LD_PRELOAD"
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+grep -q 'libz\.so' /proc/$$/maps && echo "libz mapped"
+read -r line && echo "stdin had: $line"
+echo "1 passed, 0 failed"
+EOF
+chmod +x "$W/bin/probe"
+LIBZ=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)
+mkdir -p "$W/pylib"
+(cd "$W/caller" && PYTHONPATH="$W/caller:/opt/keep" LD_LIBRARY_PATH=/opt/old "$ORTQUAL" gate --quiet --keep \
+    --env FOO=bar --pythonpath "$W/pylib" --pin-lib "$LIBZ" --verdict "$W/v.json" -- "$W/bin/probe") \
+    >"$W/out" 2>&1 </dev/null || fail "probe run failed: $(cat "$W/out")"
+dir=$(json "v['directory']")
+log=$(json "v['log']")
+case "$dir" in "$TMPDIR"/ortqual-gate-*) ;; *) fail "private folder $dir not under TMPDIR" ;; esac
+[ "$log" = "$dir/gate.log" ] || fail "log $log not inside $dir"
+grep -qx "cwd=$dir" "$log" || fail "command did not run in the private folder"
+grep -qx "mode=700" "$log" || fail "private folder is not 0700"
+grep -qx "logmode=600" "$log" || fail "log is not 0600"
+grep -qx "FOO=bar" "$log" || fail "--env not passed"
+grep -qx "PYTHONPATH=$W/pylib:/opt/keep" "$log" || fail "PYTHONPATH: $(grep PYTHONPATH= "$log") (caller dir must be dropped)"
+grep -qx "LD_PRELOAD=$LIBZ" "$log" || fail "LD_PRELOAD not pinned"
+grep -qx "LD_LIBRARY_PATH=$(dirname "$LIBZ"):/opt/old" "$log" || fail "LD_LIBRARY_PATH not pinned with LD_PRELOAD"
+grep -qx "libz mapped" "$log" || fail "pinned library not loaded in the child"
+grep -q "stdin had" "$log" && fail "the command read the caller's stdin"
+[ "$(json "v['pinned_libraries'][0]")" = "$LIBZ" ] || fail "verdict lacks the pinned library"
+[ "$(json "v['environment']['FOO']")" = bar ] || fail "verdict lacks the environment change"
+[ "$(json "v['verdict']")" = pass ] || fail "probe verdict not pass"
+[ "$(json "len(v['notes'])")" = 1 ] || fail "no note about the dropped PYTHONPATH entry"
+grep -q "ortqual gate: log $log" "$W/out" || fail "log path not printed"
+[ -d "$dir" ] || fail "--keep did not keep $dir"
+gate 0 --verdict "$W/v.json" -- "$W/bin/plain_ok"
+[ -e "$(json "v['directory']")" ] && fail "folder not removed without --keep"
+[ "$(json "v['counts']['passed']")" = 7 ] || fail "verdict counts"
+# the live stream: without --quiet the command's output reaches our stdout
+(cd "$W/caller" && "$ORTQUAL" gate -- "$W/bin/plain_ok" 2>/dev/null) | grep -qx "unit: 7 passed, 0 failed" ||
+    fail "output not streamed live"
+
+# ---- --require-dispatch -------------------------------------------------------
+route() { printf '\\033[36mOperator=Attention Node=%s DataType=fp16 SdpaKernel=%s\\033[0m\\n' "$1" "$2"; }
+printer flash_all 0 "$(route attn0 FLASH_ATTENTION)$(route attn1 FLASH_ATTENTION)1 passed in 0.1s\n"
+printer one_math 0 "$(route attn0 FLASH_ATTENTION)noise\n$(route attn1 MATH)$(route attn2 FLASH_ATTENTION)1 passed in 0.1s\n"
+printer no_route 0 '1 passed in 0.1s\n'
+gate 0 --require-dispatch FLASH_ATTENTION --verdict "$W/v.json" -- "$W/bin/flash_all" && expect "2 routing lines checked"
+[ "$(json "v['dispatch']['kernels']['FLASH_ATTENTION']")" = 2 ] || fail "verdict kernel counts"
+[ "$(json "v['environment']['ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO']")" = 1 ] || fail "debug-info variable not set"
+gate 1 --require-dispatch FLASH_ATTENTION -- "$W/bin/one_math" &&
+    expect "dispatch: attn1: expected FLASH_ATTENTION, got MATH (line 3)"
+gate 1 --require-dispatch FLASH_ATTENTION -- "$W/bin/no_route" && expect "dispatch: no SdpaKernel= line"
+gate 0 --require-dispatch flash --require-dispatch attn1=math -- "$W/bin/one_math"
+gate 1 --require-dispatch flash --require-dispatch attn9=flash -- "$W/bin/flash_all" && expect "attn9: not observed"
+
+# ---- real pytest ----------------------------------------------------------------
+if ! $PY -c 'import pytest' 2>/dev/null; then
+    fail "python3-pytest is not installed (scripts/deps.sh installs it)"
+else
+    T=$W/tests
+    cat >"$T/test_skips.py" <<'EOF'
+import pytest
+@pytest.mark.skip(reason="needs CUDA")
+def test_a(): pass
+@pytest.mark.skip(reason="needs CUDA")
+def test_b(): pass
+EOF
+    cat >"$T/test_mixed.py" <<'EOF'
+import pytest
+def test_ok(): pass
+@pytest.mark.skip(reason="needs bf16")
+def test_bf16(): pass
+EOF
+    cat >"$T/test_ok.py" <<'EOF'
+def test_ok(): pass
+def test_ok2(): pass
+EOF
+    mkdir -p "$T/empty"
+    PYT="$PY -m pytest -p no:cacheprovider -rs"
+    gate 1 -- $PYT "$T/test_skips.py" && expect "zero tests passed"
+    gate 1 --allow-skip 'needs CUDA' -- $PYT "$T/test_skips.py" && expect "zero tests passed"
+    gate 1 -- $PYT "$T/empty" && expect "exit status 5: no tests collected"
+    gate 1 -- $PYT -k nothing_matches "$T/test_ok.py" && expect "exit status 5"
+    gate 1 -- $PYT "$T/test_mixed.py" && expect "skipped (no --allow-skip given): [1] " &&
+        expect "test_mixed.py:3: needs bf16"
+    gate 1 --allow-skip 'needs CUDA' -- $PYT "$T/test_mixed.py" && expect "skip not allowed by --allow-skip"
+    gate 0 --allow-skip 'needs bf16$' -- $PYT "$T/test_mixed.py" && expect "pytest summary"
+    gate 1 --allow-skip '.*' -- $PY -m pytest -p no:cacheprovider "$T/test_mixed.py" &&
+        expect "1 of 1 skips have no visible reason"
+    gate 0 -- $PYT "$T/test_ok.py" && expect "2 passed, 0 failed"
+    gate 1 -- $PY -c 'print("ran some tests")' && expect "no test summary found in the log"
+
+    # sitecustomize.py in the caller's directory must not run in the gated command.
+    cat >"$W/caller/sitecustomize.py" <<EOF
+open("$W/marker", "w").write("injected")
+EOF
+    (cd "$W/caller" && PYTHONPATH=. "$ORTQUAL" gate --quiet -- $PYT "$T/test_ok.py") >"$W/out" 2>&1 ||
+        fail "gated pytest with PYTHONPATH=. failed: $(cat "$W/out")"
+    [ -e "$W/marker" ] && fail "sitecustomize.py from the caller's directory was executed"
+    # the control: run directly from there, the same file does run (so the check can fail)
+    (cd "$W/caller" && PYTHONPATH=. $PY -c 'pass')
+    [ -e "$W/marker" ] || fail "control: sitecustomize.py did not run directly, the test proves nothing"
+    rm -f "$W/marker" "$W/caller/sitecustomize.py"
+
+    # a package in the caller's directory must not shadow the one on --pythonpath
+    mkdir -p "$W/caller/shadowpkg" "$W/pylib/shadowpkg"
+    echo 'WHERE = "caller"' >"$W/caller/shadowpkg/__init__.py"
+    echo 'WHERE = "installed"' >"$W/pylib/shadowpkg/__init__.py"
+    cat >"$T/test_shadow.py" <<'EOF'
+import shadowpkg
+def test_where(): assert shadowpkg.WHERE == "installed"
+EOF
+    gate 0 --pythonpath "$W/pylib" -- $PY -m pytest -p no:cacheprovider "$T/test_shadow.py"
+    (cd "$W/caller" && PYTHONPATH="$W/pylib" $PY -m pytest -q -p no:cacheprovider "$T/test_shadow.py" >/dev/null 2>&1) &&
+        fail "control: running from the caller's directory did not pick up the shadowing package"
+fi
+
+# no gate folder is left behind (all runs but the --keep one cleaned up)
+left=$(find "$TMPDIR" -maxdepth 1 -name 'ortqual-gate-*' | wc -l)
+[ "$left" -eq 1 ] || fail "$left private folders left in $TMPDIR, expected 1 (the --keep run)"
+
+if [ "$failures" -ne 0 ]; then
+    echo "gate.sh: $failures failure(s)"
+    exit 1
+fi
+echo "gate.sh: all passed"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# ortqual validate end to end on ORT CPU: a passing run, a reference that disagrees, a broken
+# mask, and a configuration that crashes in its child process.
+set -euo pipefail
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+PY=/usr/bin/python3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# 1. passing run: summary, inputs and models written, numpy reads the inputs
+$ORTQUAL validate --outdir "$T/pass" --num-events 5 --batch-size 2 --repeat 2 \
+  --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp32 > "$T/pass.out" 2> "$T/pass.err" ||
+  fail "passing run exited $?: $(cat "$T/pass.err")"
+grep -q "verdict: PASSED (3 passed, 0 failed, 0 skipped)" "$T/pass.out" || fail "no PASSED verdict: $(cat "$T/pass.out")"
+[ "$(json "$T/pass/summary.json" '(d["verdict"], len(d["batches"]), d["schema"])')" = "('passed', 3, 'ortqual.validate/1')" ] ||
+  fail "summary: $(json "$T/pass/summary.json" 'd["verdict"], len(d["batches"])')"
+ls "$T/pass"/encoder_decomposed_fp32.onnx "$T/pass"/encoder_attention24_fp32.onnx "$T/pass"/weights.npz >/dev/null
+[ ! -e "$T/pass/.work" ] || fail "work directory left behind"
+$PY - "$T/pass/inputs_002.npz" <<'PY' || fail "numpy cannot read inputs_002.npz"
+import sys, numpy as np
+z = np.load(sys.argv[1])
+assert z["features"].shape[0] == 1 and z["mask"].shape[0] == 1, z["features"].shape  # 5 events, batches of 2
+assert (z["features"][0, z["lengths"][0]:] == 0).all()
+PY
+
+# 2. a model whose weights differ from the reference's: exit 1, the output and element named
+$ORTQUAL export encoder --seed 1 --save-weights "$T/w1.npz" -o "$T/good.onnx" >/dev/null
+$PY - "$T/w1.npz" "$T/w2.npz" <<'PY'
+import sys, numpy as np
+w = dict(np.load(sys.argv[1]))
+k = sorted(n for n in w if n.startswith("head") or "cls" in n)[0]
+w[k] = w[k] + np.float32(0.05)   # a small, systematic change in one head
+np.savez(sys.argv[2], **w)
+PY
+$ORTQUAL export encoder --weights "$T/w2.npz" --heads 4 -o "$T/bad.onnx" >/dev/null
+set +e
+$ORTQUAL validate --outdir "$T/perturbed" --model "$T/bad.onnx" --weights "$T/w1.npz" --heads 4 \
+  --num-events 3 --configs ref:encoder:fp64,cpu:model:fp32 > "$T/pert.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "perturbed model: exit $rc, expected 1: $(cat "$T/pert.out")"
+grep -Eq "output (cls|reg):.*\[[0-9]+,[0-9]+,[0-9]+\]" "$T/pert.out" || fail "perturbed model: output/element not named: $(cat "$T/pert.out")"
+# control: the same model with its own weights passes
+$ORTQUAL validate --outdir "$T/control" --model "$T/good.onnx" --weights "$T/w1.npz" --heads 4 \
+  --num-events 3 --configs ref:encoder:fp64,cpu:model:fp32 > /dev/null 2>&1 || fail "control model did not pass"
+
+# 3. a broken mask: exit 2 before any model runs, the event and position named, only error.json
+$PY - "$T/holes.npz" <<'PY'
+import sys, numpy as np
+m = np.zeros((2, 16), np.float32); m[0, :10] = 1; m[1, :6] = 1; m[1, 9] = 1   # event 1: hole
+np.savez(sys.argv[1], features=np.random.default_rng(0).normal(size=(2, 16, 8)).astype(np.float32) * m[..., None], mask=m)
+PY
+set +e
+$ORTQUAL validate --outdir "$T/broken" --inputs "$T/holes.npz" > "$T/broken.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "broken mask: exit $rc, expected 2"
+grep -q "event 1" "$T/broken.out" && grep -q "position 9" "$T/broken.out" || fail "broken mask message: $(cat "$T/broken.out")"
+[ "$(ls -A "$T/broken")" = "error.json" ] || fail "broken mask left: $(ls -A "$T/broken")"
+
+# 4. a configuration that crashes in its child: failed with the signal, the others still run
+set +e
+$ORTQUAL validate --outdir "$T/crash" --num-events 2 --repeat 1 \
+  --configs ref:encoder:fp64,crashep:attention24:fp32,cpu:attention24:fp32 \
+  --ep-lib "crashep=$OQ_BINARY_DIR/tests/libcrash_ep.so" > "$T/crash.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "crash: exit $rc, expected 1"
+[ "$(json "$T/crash/summary.json" '[c["status"] for c in d["configs"]]')" = "['passed', 'failed', 'passed']" ] ||
+  fail "crash statuses: $(json "$T/crash/summary.json" '[c["status"] for c in d["configs"]]')"
+tail_text=$(json "$T/crash/summary.json" 'd["configs"][1]["worker"]["stderr_tail"]')
+[[ "$tail_text" == *"aborts on purpose"* ]] || fail "no stderr tail: $tail_text"
+grep -q "signal 6" "$T/crash.out" || fail "signal not reported"
+
+# 5. usage errors
+set +e
+$ORTQUAL validate --configs cpu:attention25:fp32 > "$T/u.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "unknown representation 'attention25'" "$T/u.out" || fail "bad config: exit $rc"
+echo "validate e2e: all checks passed"

@@ -1,0 +1,352 @@
+/* Unit tests of the gate: summary parsers (every variant), the rules, the log file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ortqual/gate.h"
+
+/* Scan `text`; the caller frees the scanner. */
+static oq_summary_scanner *scan(const char *text)
+{
+    oq_summary_scanner *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_summary_scan_text(text, strlen(text), &s, &err), OQ_OK);
+    return s;
+}
+
+typedef struct expect_counts {
+    oq_runner runner;
+    int64_t passed, failed, skipped, errors, xfailed, xpassed, deselected, warnings;
+} expect_counts;
+
+static void assert_counts(const char *text, expect_counts e)
+{
+    oq_summary_scanner *s = scan(text);
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    if (e.runner == OQ_RUNNER_NONE) {
+        assert_null(t);
+    } else {
+        assert_non_null(t);
+        assert_int_equal(t->runner, e.runner);
+        assert_int_equal(t->passed, e.passed);
+        assert_int_equal(t->failed, e.failed);
+        assert_int_equal(t->skipped, e.skipped);
+        assert_int_equal(t->errors, e.errors);
+        assert_int_equal(t->xfailed, e.xfailed);
+        assert_int_equal(t->xpassed, e.xpassed);
+        assert_int_equal(t->deselected, e.deselected);
+        assert_int_equal(t->warnings, e.warnings);
+    }
+    oq_summary_scanner_free(s);
+}
+
+#define PYTEST(...) ((expect_counts){OQ_RUNNER_PYTEST, __VA_ARGS__})
+
+static void pytest_variants(void **state)
+{
+    (void)state;
+    assert_counts("===== 3 passed, 1 skipped, 2 xfailed, 1 xpassed, 1 error, 2 deselected, 1 warning "
+                  "in 0.12s =====\n",
+                  PYTEST(3, 0, 1, 1, 2, 1, 2, 1));
+    assert_counts("= 1 failed, 2 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, 1 warning, "
+                  "1 error in 0.05s =\n",
+                  PYTEST(2, 1, 1, 1, 1, 1, 1, 1));
+    assert_counts("==== 2 errors in 0.30s ====\n", PYTEST(0, 0, 0, 2, 0, 0, 0, 0));
+    assert_counts("1 failed in 0.01s\n", PYTEST(0, 1, 0, 0, 0, 0, 0, 0));
+    assert_counts("1 passed, 6 deselected, 1 xpassed in 0.01s\n", PYTEST(1, 0, 0, 0, 0, 1, 6, 0));
+    assert_counts("====== 4 passed, 3 warnings in 12.50s (0:00:12) ======\r\n", PYTEST(4, 0, 0, 0, 0, 0, 0, 3));
+    assert_counts("==== 5 passed in 0.12 seconds ====\n", PYTEST(5, 0, 0, 0, 0, 0, 0, 0));
+    assert_counts("============================ 8 deselected in 0.01s =============\n",
+                  PYTEST(0, 0, 0, 0, 0, 0, 8, 0));
+    /* colour codes as pytest --color=yes prints them */
+    assert_counts("\x1b[33m==== \x1b[33m\x1b[1m1 skipped\x1b[0m, \x1b[33m\x1b[1m7 deselected\x1b[0m"
+                  "\x1b[33m in 0.01s\x1b[0m\x1b[33m ====\x1b[0m\n",
+                  PYTEST(0, 0, 1, 0, 0, 0, 7, 0));
+
+    oq_summary_scanner *s = scan("collected 0 items\n\n==== no tests ran in 0.00s ====\n");
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_non_null(t);
+    assert_int_equal(t->runner, OQ_RUNNER_PYTEST);
+    assert_true(t->no_tests_ran);
+    assert_int_equal(t->line, 3);
+    assert_string_equal(t->text, "==== no tests ran in 0.00s ====");
+    oq_summary_scanner_free(s);
+}
+
+static void not_summaries(void **state)
+{
+    (void)state;
+    const expect_counts none = {OQ_RUNNER_NONE, 0, 0, 0, 0, 0, 0, 0, 0};
+    assert_counts("", none);
+    assert_counts("collected 3 items\ntest_x.py::test_a PASSED [ 33%]\n", none);
+    assert_counts("==== 3 passed, 2 subtests passed in 0.1s ====\n", none); /* unknown item */
+    assert_counts("==== 3 passed ====\n", none);                         /* no duration */
+    assert_counts("Results in 5s\n", none);
+    assert_counts("3 passed, 1 failed, 2 broken\n", none);
+    assert_counts("two words: 3 passed, 0 failed\n", none);
+    assert_counts("95% tests passed, 1 tests failed out of 20 (more)\n", none);
+    assert_counts("[  PASSED  ] many test(s).\n", none);
+}
+
+static void ctest_variants(void **state)
+{
+    (void)state;
+    assert_counts("100% tests passed, 0 tests failed out of 12\n\nTotal Test time (real) =   0.35 sec\n",
+                  (expect_counts){OQ_RUNNER_CTEST, 12, 0, 0, 0, 0, 0, 0, 0});
+    oq_summary_scanner *s = scan("75% tests passed, 1 tests failed out of 4\n\n"
+                                 "Total Test time (real) =   0.03 sec\n\n"
+                                 "The following tests did not run:\n"
+                                 "\t  3 - sk (Skipped)\n\n"
+                                 "The following tests FAILED:\n"
+                                 "\t  4 - bad (Failed)\n"
+                                 "Errors while running CTest\n");
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_int_equal(t->runner, OQ_RUNNER_CTEST);
+    assert_int_equal(t->passed, 2); /* ctest counted the skipped test as passed */
+    assert_int_equal(t->failed, 1);
+    assert_int_equal(t->skipped, 1);
+    assert_int_equal(t->n_skips, 1);
+    assert_string_equal(t->skips[0].text, "sk (Skipped)");
+    oq_summary_scanner_free(s);
+}
+
+static void cmocka_variants(void **state)
+{
+    (void)state;
+    assert_counts("[==========] 5 test(s) run.\n[  PASSED  ] 5 test(s).\n",
+                  (expect_counts){OQ_RUNNER_CMOCKA, 5, 0, 0, 0, 0, 0, 0, 0});
+    /* as cmocka 1.1 prints it; the run-time "[  SKIPPED ] b" before the summary is not a reason */
+    oq_summary_scanner *s = scan("[ RUN      ] b\n[  SKIPPED ] b\n[==========] 3 test(s) run.\n"
+                                 "[  PASSED  ] 1 test(s).\n"
+                                 "[  SKIPPED ] 1 test(s), listed below:\n[  SKIPPED ] b\n\n"
+                                 " 1 SKIPPED TEST(S)\n"
+                                 "[  FAILED  ] group: 1 test(s), listed below:\n[  FAILED  ] c\n\n"
+                                 " 1 FAILED TEST(S)\n");
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_int_equal(t->runner, OQ_RUNNER_CMOCKA);
+    assert_int_equal(t->passed, 1);
+    assert_int_equal(t->failed, 1);
+    assert_int_equal(t->skipped, 1);
+    assert_int_equal(t->n_skips, 1);
+    assert_string_equal(t->skips[0].text, "b");
+    assert_int_equal(t->line, 4);
+    oq_summary_scanner_free(s);
+}
+
+static void plain_variants(void **state)
+{
+    (void)state;
+    assert_counts("5 passed, 0 failed\n", (expect_counts){OQ_RUNNER_PLAIN, 5, 0, 0, 0, 0, 0, 0, 0});
+    assert_counts("tests: 3 passed, 2 failed, 1 skipped\n",
+                  (expect_counts){OQ_RUNNER_PLAIN, 3, 2, 1, 0, 0, 0, 0, 0});
+    assert_counts("  Summary: 0 passed, 0 failed\r\n", (expect_counts){OQ_RUNNER_PLAIN, 0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+static void last_summary_wins_with_its_reasons(void **state)
+{
+    (void)state;
+    oq_summary_scanner *s = scan("SKIPPED [2] test_a.py:3: old reason\n"
+                                 "==== 1 passed, 2 skipped in 0.1s ====\n"
+                                 "SKIPPED [1] test_b.py:7: needs CUDA\n"
+                                 "\x1b[33mSKIPPED\x1b[0m [3] test_b.py:9: needs bf16\n"
+                                 "==== 2 passed, 4 skipped in 0.2s ====\n"
+                                 "trailing noise\n");
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_int_equal(t->passed, 2);
+    assert_int_equal(t->skipped, 4);
+    assert_int_equal(t->line, 5);
+    assert_int_equal(t->n_skips, 2);
+    assert_string_equal(t->skips[0].text, "test_b.py:7: needs CUDA");
+    assert_int_equal(t->skips[0].count, 1);
+    assert_string_equal(t->skips[1].text, "test_b.py:9: needs bf16");
+    assert_int_equal(t->skips[1].count, 3);
+    oq_summary_scanner_free(s);
+}
+
+/* Judge `log` with exit code `code`; returns the judgement (caller clears). */
+static oq_gate_judgement judge(const char *log, int code, const char *allow)
+{
+    oq_summary_scanner *s = scan(log);
+    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL};
+    oq_gate_judgement j;
+    oq_err err = {0};
+    assert_int_equal(oq_gate_judge(&o, allow, NULL, &j, &err), OQ_OK);
+    oq_summary_scanner_free(s);
+    return j;
+}
+
+static void assert_verdict(const char *log, int code, const char *allow, oq_gate_verdict v,
+                           const char *first_reason)
+{
+    oq_gate_judgement j = judge(log, code, allow);
+    assert_int_equal(j.verdict, v);
+    if (first_reason) {
+        assert_true(j.n_reasons > 0);
+        assert_string_equal(j.reasons[0], first_reason);
+    } else {
+        assert_int_equal(j.n_reasons, 0);
+    }
+    oq_gate_judgement_clear(&j);
+}
+
+static void rules(void **state)
+{
+    (void)state;
+    assert_verdict("==== 3 passed in 0.1s ====\n", 0, NULL, OQ_GATE_PASS, NULL);
+    assert_verdict("==== 3 skipped in 0.1s ====\n", 0, ".*", OQ_GATE_FAIL,
+                   "zero tests passed (pytest summary at line 1: ==== 3 skipped in 0.1s ====)");
+    assert_verdict("==== no tests ran in 0.0s ====\n", 5, NULL, OQ_GATE_FAIL,
+                   "exit status 5: no tests collected (pytest's exit status 5 means no tests were "
+                   "collected or all were deselected)");
+    assert_verdict("all good\n", 0, NULL, OQ_GATE_FAIL, "no test summary found in the log");
+    assert_verdict("==== 3 passed in 0.1s ====\n", 2, NULL, OQ_GATE_FAIL, "exit status 2");
+    assert_verdict("5 passed, 1 failed\n", 0, NULL, OQ_GATE_FAIL, "1 failed"); /* `|| true` */
+    assert_verdict("==== 1 passed, 1 error in 0.1s ====\n", 0, NULL, OQ_GATE_FAIL, "1 errors");
+    const char *skip_log = "SKIPPED [1] test_x.py:12: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n";
+    assert_verdict(skip_log, 0, NULL, OQ_GATE_FAIL,
+                   "skipped (no --allow-skip given): [1] test_x.py:12: needs CUDA");
+    assert_verdict(skip_log, 0, "needs CUDA$", OQ_GATE_PASS, NULL);
+    assert_verdict(skip_log, 0, "needs bf16", OQ_GATE_FAIL,
+                   "skip not allowed by --allow-skip: [1] test_x.py:12: needs CUDA");
+    /* a skip count without reasons (pytest without -rs) is never allowed, even by ".*" */
+    assert_verdict("==== 2 passed, 1 skipped in 0.1s ====\n", 0, ".*", OQ_GATE_FAIL,
+                   "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
+                   "one); a skip without a reason is never allowed");
+
+    oq_gate_outcome killed = {-1, 9, NULL, NULL};
+    oq_gate_judgement j;
+    assert_int_equal(oq_gate_judge(&killed, NULL, NULL, &j, NULL), OQ_OK);
+    assert_int_equal(j.verdict, OQ_GATE_FAIL);
+    assert_string_equal(j.reasons[0], "killed by signal 9 (Killed)");
+    oq_gate_judgement_clear(&j);
+
+    oq_err err = {0};
+    assert_int_equal(oq_gate_judge(&killed, "(", NULL, &j, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "--allow-skip '(': "));
+}
+
+static void dispatch_rule(void **state)
+{
+    (void)state;
+    const char *log = "Operator=Attention Node=attn0 DataType=fp16 SdpaKernel=FLASH_ATTENTION\n"
+                      "Operator=Attention Node=attn1 DataType=fp16 SdpaKernel=MATH\n";
+    oq_dispatch_parser *p;
+    assert_int_equal(oq_dispatch_parse_text(log, strlen(log), &p, NULL), OQ_OK);
+    oq_summary_scanner *s = scan("3 passed in 0.1s\n");
+    oq_dispatch_expect *e;
+    assert_int_equal(oq_dispatch_expect_create(&e, NULL), OQ_OK);
+    assert_int_equal(oq_dispatch_expect_add(e, "FLASH_ATTENTION", NULL), OQ_OK);
+    oq_gate_outcome o = {0, 0, oq_summary_scanner_last(s), oq_dispatch_parser_log(p)};
+    oq_gate_judgement j;
+    assert_int_equal(oq_gate_judge(&o, NULL, e, &j, NULL), OQ_OK);
+    assert_int_equal(j.verdict, OQ_GATE_FAIL);
+    assert_int_equal(j.n_reasons, 1);
+    assert_string_equal(j.reasons[0], "dispatch: attn1: expected FLASH_ATTENTION, got MATH (line 2)");
+    assert_true(j.dispatch_checked);
+    assert_int_equal(j.dispatch.n_records, 2);
+    oq_gate_judgement_clear(&j);
+
+    o.dispatch = NULL; /* no routing text at all */
+    assert_int_equal(oq_gate_judge(&o, NULL, e, &j, NULL), OQ_OK);
+    assert_int_equal(j.verdict, OQ_GATE_FAIL);
+    assert_non_null(strstr(j.reasons[0], "dispatch: no SdpaKernel= line"));
+    oq_gate_judgement_clear(&j);
+    oq_dispatch_expect_free(e);
+    oq_summary_scanner_free(s);
+    oq_dispatch_parser_free(p);
+}
+
+static void log_refuses_symlink_and_existing(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq-test-gate-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char target[256], link[256];
+    snprintf(target, sizeof target, "%s/victim", dir);
+    snprintf(link, sizeof link, "%s/gate.log", dir);
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(symlink(target, link), 0);
+
+    int fd = -1;
+    oq_err err = {0};
+    assert_int_equal(oq_gate_open_log(link, &fd, &err), OQ_ERR_IO);
+    assert_int_equal(fd, -1);
+    assert_non_null(strstr(err.msg, "gate.log: cannot create log: "));
+    struct stat sb;
+    assert_int_equal(stat(target, &sb), 0);
+    assert_int_equal(sb.st_size, 9); /* the target is untouched */
+
+    /* a dangling link too: O_EXCL does not follow it to create the target */
+    assert_int_equal(unlink(target), 0);
+    assert_int_equal(oq_gate_open_log(link, &fd, &err), OQ_ERR_IO);
+    assert_int_not_equal(access(target, F_OK), 0);
+    assert_int_equal(unlink(link), 0);
+
+    assert_int_equal(oq_gate_open_log(link, &fd, &err), OQ_OK); /* a fresh path works */
+    assert_int_equal(fstat(fd, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    close(fd);
+    assert_int_equal(oq_gate_open_log(link, &fd, &err), OQ_ERR_IO); /* and only once */
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+static void create_rejects_bad_options(void **state)
+{
+    (void)state;
+    char *argv[] = {"true", NULL};
+    const char *bad_env[] = {"NOEQUALS"};
+    const char *bad_spec[] = {"flashy"};
+    const char *missing[] = {"/nonexistent/libx.so"};
+    oq_gate *g = NULL;
+    oq_err err = {0};
+    oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "--env 'NOEQUALS': expected NAME=VALUE");
+    o = (oq_gate_options){.argv = argv, .require_dispatch = bad_spec, .n_require_dispatch = 1};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "--require-dispatch: 'flashy': 'flashy' is not a kernel"));
+    o = (oq_gate_options){.argv = argv, .pin_libs = missing, .n_pin_libs = 1};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "--pin-lib /nonexistent/libx.so: not a library file");
+    o = (oq_gate_options){.argv = argv, .pythonpath = missing, .n_pythonpath = 1};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "--pythonpath /nonexistent/libx.so: not a folder");
+    o = (oq_gate_options){.argv = argv, .allow_skip = "a("};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    char *nope[] = {"ortqual-no-such-command", NULL};
+    o = (oq_gate_options){.argv = nope};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_NOT_FOUND);
+    assert_string_equal(err.msg, "ortqual-no-such-command: command not found in PATH");
+    o = (oq_gate_options){.argv = NULL};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_null(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pytest_variants),
+        cmocka_unit_test(not_summaries),
+        cmocka_unit_test(ctest_variants),
+        cmocka_unit_test(cmocka_variants),
+        cmocka_unit_test(plain_variants),
+        cmocka_unit_test(last_summary_wins_with_its_reasons),
+        cmocka_unit_test(rules),
+        cmocka_unit_test(dispatch_rule),
+        cmocka_unit_test(log_refuses_symlink_and_existing),
+        cmocka_unit_test(create_rejects_bad_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
