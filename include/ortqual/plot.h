@@ -74,7 +74,7 @@ typedef struct oq_plot_spec {
     double ref_y;        /* ... e.g. speed-up 1 */
     const double *xticks;  /* major ticks on x (e.g. the measured lengths); NULL: automatic */
     size_t nxticks;
-    int width, height;   /* pixels; 0 gives 1000 x 660 */
+    int width, height;   /* pixels; 0 gives 1100 x 700 */
 } oq_plot_spec;
 
 /* File name extension of a single format ("png", "svg"). */

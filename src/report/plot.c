@@ -145,7 +145,7 @@ static double label_width(const char *s)
 static void tick_label(double v, int exact, int sci, char *buf, size_t n)
 {
     double e = v != 0 ? floor(log10(fabs(v)) + 1e-9) : 0;
-    if (exact || v == 0 || (!sci && e > -4 && e < 5)) {
+    if (exact || v == 0 || (!sci && e > -4 && e < 6)) {
         snprintf(buf, n, exact ? "%.10g" : "%g", v);
         return;
     }
@@ -177,7 +177,7 @@ static int ticks_fit(const ticks *t, int is_x, double axis_chars)
 {
     if (t->n > 8) return 0;
     double need = 0;
-    for (size_t i = 0; i < t->n; i++) need += is_x ? label_width(t->lab[i]) + 2.0 : 3.2;
+    for (size_t i = 0; i < t->n; i++) need += is_x ? label_width(t->lab[i]) + 1.2 : 3.2;
     return need <= axis_chars;
 }
 
@@ -457,7 +457,7 @@ static void draw_series(const figure *f, size_t i)
     plschr(0, 1.0);
 }
 
-#define LEGEND_TEXT_SCALE 0.8
+#define LEGEND_TEXT_SCALE 0.75
 
 /* Legend to the right of the plot, its top level with the plot's top. */
 static void draw_legend(const figure *f, double x_off, double y_off)
@@ -495,12 +495,13 @@ static void draw_legend(const figure *f, double x_off, double y_off)
              sscale, snum, (const char *const *)sym);
 }
 
-/* Longest legend label, in character heights at the legend's text scale. */
+/* Longest legend label, in character heights at the legend's text scale;
+ * mostly lower-case letters, which are narrower than digits. */
 static double legend_text_width(const figure *f)
 {
     double w = 0;
     for (size_t i = 0; i < f->spec->nseries; i++) w = fmax(w, label_width(f->s[i].label));
-    return w * LEGEND_TEXT_SCALE;
+    return w * LEGEND_TEXT_SCALE * (0.68 / CHAR_W);
 }
 
 /* Title centred over the plot, or over the page when it is wider than the plot. */
@@ -604,7 +605,7 @@ static oq_status plplot_draw(const figure *f, const char *dev, const char *tmp, 
     plsabort(on_plabort);
     plsdev(dev);
     plsfnam(tmp);
-    int w = f->spec->width > 0 ? f->spec->width : 1000, h = f->spec->height > 0 ? f->spec->height : 660;
+    int w = f->spec->width > 0 ? f->spec->width : 1100, h = f->spec->height > 0 ? f->spec->height : 700;
     plspage(0, 0, w, h, 0, 0);
     setup_colors();
     plinit();
