@@ -15,8 +15,14 @@ ORT_TGZ=com.github.asus4.onnxruntime-0.4.9.tgz
 ORT_SHA512=BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg==
 ORT_HDRS='package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64/onnxruntime.framework/Headers'
 ORT_LIBS='package/Plugins/Linux/x64'
+# A second runtime, ORT 1.30.0, for cross-version replay tests (its C library only).
+ORT130_PKG=onnxruntime-node@1.30.0
+ORT130_TGZ=onnxruntime-node-1.30.0.tgz
+ORT130_SHA512=twhs1C2C/BFkz1yc5OY0KIU2GUq6DURO7hD4bx5Q2Qy3nAMJwRXW8xU3NVczE29VA9lolLOYepoD8fjTGOfIqw==
+ORT130_LIB='package/bin/napi-v6/linux/x64/libonnxruntime.so.1'
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/ortqual
 DEST=third_party/onnxruntime
+DEST130=third_party/onnxruntime-1.30
 
 say() { printf 'deps: %s\n' "$*" >&2; }
 
@@ -35,15 +41,16 @@ install_debian() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-sha512_ok() { [ "$(openssl dgst -sha512 -binary "$1" | base64 -w0)" = "$ORT_SHA512" ]; }
+sha512_ok() { [ "$(openssl dgst -sha512 -binary "$1" | base64 -w0)" = "$2" ]; }
 
-fetch_ort() {
+# fetch_npm PKG TGZ SHA512: the tarball in the cache, downloaded once, verified every time.
+fetch_npm() {
     mkdir -p "$CACHE"
-    if [ -f "$CACHE/$ORT_TGZ" ] && sha512_ok "$CACHE/$ORT_TGZ"; then return 0; fi
-    say "downloading $ORT_PKG from the npm registry"
-    rm -f "$CACHE/$ORT_TGZ"
-    (cd "$CACHE" && npm pack --silent "$ORT_PKG" >/dev/null)
-    sha512_ok "$CACHE/$ORT_TGZ" || { say "sha512 mismatch for $CACHE/$ORT_TGZ (removed)"; rm -f "$CACHE/$ORT_TGZ"; exit 3; }
+    if [ -f "$CACHE/$2" ] && sha512_ok "$CACHE/$2" "$3"; then return 0; fi
+    say "downloading $1 from the npm registry"
+    rm -f "$CACHE/$2"
+    (cd "$CACHE" && npm pack --silent "$1" >/dev/null)
+    sha512_ok "$CACHE/$2" "$3" || { say "sha512 mismatch for $CACHE/$2 (removed)"; rm -f "$CACHE/$2"; exit 3; }
 }
 
 unpack_ort() {
@@ -51,7 +58,7 @@ unpack_ort() {
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$ORT_SHA512" ] && [ -f "$DEST/lib/libonnxruntime.so" ]; then
         return 0
     fi
-    fetch_ort
+    fetch_npm "$ORT_PKG" "$ORT_TGZ" "$ORT_SHA512"
     say "unpacking ONNX Runtime 1.29.0 into $DEST"
     local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
     tar -xzf "$CACHE/$ORT_TGZ" -C "$tmp" "$ORT_HDRS" "$ORT_LIBS"
@@ -63,7 +70,20 @@ unpack_ort() {
     rm -rf "$DEST" && mv "$DEST.tmp" "$DEST"
 }
 
+unpack_ort130() {
+    [ -f "$DEST130/.sha512" ] && [ "$(cat "$DEST130/.sha512")" = "$ORT130_SHA512" ] && return 0
+    fetch_npm "$ORT130_PKG" "$ORT130_TGZ" "$ORT130_SHA512"
+    say "unpacking ONNX Runtime 1.30.0 (C library only) into $DEST130"
+    local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+    tar -xzf "$CACHE/$ORT130_TGZ" -C "$tmp" "$ORT130_LIB"
+    rm -rf "$DEST130.tmp" && mkdir -p "$DEST130.tmp/lib"
+    cp "$tmp/$ORT130_LIB" "$DEST130.tmp/lib/libonnxruntime.so.1"
+    echo "$ORT130_SHA512" > "$DEST130.tmp/.sha512"
+    rm -rf "$DEST130" && mv "$DEST130.tmp" "$DEST130"
+}
+
 install_debian
+unpack_ort130
 if [ -n "${ORT_ROOT:-}" ]; then
     [ -f "$ORT_ROOT/include/onnxruntime_c_api.h" ] || { say "ORT_ROOT=$ORT_ROOT has no include/onnxruntime_c_api.h"; exit 2; }
     say "using ONNX Runtime from ORT_ROOT=$ORT_ROOT"

@@ -23,9 +23,10 @@
  * text (searchable, read by screen readers). Rendering needs no display. PLplot keeps global state, so
  * renders are serialized by a process-wide lock, each on a fresh PLplot
  * stream that is ended before returning: calling it repeatedly, and from
- * several threads, is safe. PLplot itself exits the process on some internal
- * errors; the preconditions that would trigger them (device present, output
- * writable) are checked first and reported as statuses.
+ * several threads, is safe. PLplot ends the process on fatal errors (no
+ * drivers found, say); its exit handler is used to return an error status
+ * instead, and the preconditions (device present, output writable) are
+ * checked before drawing starts.
  */
 #ifndef ORTQUAL_PLOT_H
 #define ORTQUAL_PLOT_H

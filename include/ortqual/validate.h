@@ -66,6 +66,7 @@ typedef struct oq_validate_opts {
     int require_dispatch;     /* unverified kernel expectation is a failure */
     int prove_teeth;          /* rerun a passing dispatch check with MATH forced */
     int require_full_gpu, strict_placement;
+    int profile;              /* record the provider profile (nodes and time per EP) */
 
     /* output */
     const char *outdir;
@@ -78,6 +79,8 @@ typedef struct oq_validate_opts {
 
     /* runtime */
     const char *ort_lib;
+    const char *reference_ort_lib; /* ORT library of configs[0], for cross-version replay:
+                                      NULL: as ort_lib; "": the default search */
     size_t n_ep_libs;
     const char *const *ep_lib_names, *const *ep_lib_paths;
     size_t n_ep_options;

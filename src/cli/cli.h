@@ -94,4 +94,11 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
 void oq_cli_runtime_free(struct oq_cli_runtime *cr);
 
+/* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
+struct json_t;
+/* A progress line on stderr (the oq_validate_opts.progress callback). */
+void oq_cli_progress_line(void *ctx, const char *line);
+/* One row per configuration, its reason when it did not pass, and the verdict line. */
+void oq_cli_print_verdict_table(const struct json_t *summary, const char *outdir);
+
 #endif

@@ -55,6 +55,15 @@ static void usage(FILE *fp)
 "  --outdir DIR            (ortqual-out/<timestamp>)   --force   reuse a directory with a summary\n"
 "  --save-outputs          write outputs_<config>_NNN.npz       --json   print summary.json\n"
 "\n"
+"dispatch and placement (CUDA and other GPU execution providers):\n"
+"  --expect-kernel NODE=KERNEL   per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable\n"
+"  --require-dispatch      an unverified kernel expectation fails instead of skipping\n"
+"                          (also ORTQUAL_REQUIRE_DISPATCH=1)\n"
+"  --prove-teeth           rerun each passing dispatch check with MATH forced; it must then fail\n"
+"  --require-full-gpu      fail when any compute node ran on CPU (shape ops on CPU allowed)\n"
+"  --strict-placement      with --require-full-gpu: shape ops and Memcpy on CPU fail too\n"
+"  --profile               record ORT's profile: nodes and time per execution provider\n"
+"\n"
 "isolation:\n"
 "  --timeout S             per configuration (300)      --no-isolate   run in this process (debugging)\n"
 "\n"
@@ -71,7 +80,8 @@ enum {
     OPT_NFEAT, OPT_FFN, OPT_WEIGHTS, OPT_WSEED, OPT_HEAD_DIM, OPT_KV_HEADS, OPT_STATIC, OPT_INPUTS,
     OPT_NEVENTS, OPT_BATCH, OPT_POLICY, OPT_MAXLEN, OPT_PADBIN, OPT_SEED, OPT_CONFIGS, OPT_LIST,
     OPT_REQUIRE, OPT_REPEAT, OPT_WARMUP, OPT_TOL, OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON,
-    OPT_TIMEOUT, OPT_NOISO, OPT_WORKER
+    OPT_TIMEOUT, OPT_NOISO, OPT_WORKER, OPT_EXPECT, OPT_REQDISP, OPT_TEETH, OPT_FULLGPU,
+    OPT_STRICT, OPT_PROFILE
 };
 
 static const struct option longopts[] = {
@@ -88,13 +98,16 @@ static const struct option longopts[] = {
     {"warmup", 1, 0, OPT_WARMUP}, {"tolerance", 1, 0, OPT_TOL}, {"outdir", 1, 0, OPT_OUTDIR},
     {"force", 0, 0, OPT_FORCE}, {"save-outputs", 0, 0, OPT_SAVE}, {"json", 0, 0, OPT_JSON},
     {"timeout", 1, 0, OPT_TIMEOUT}, {"no-isolate", 0, 0, OPT_NOISO}, {"worker", 1, 0, OPT_WORKER},
+    {"expect-kernel", 1, 0, OPT_EXPECT}, {"require-dispatch", 0, 0, OPT_REQDISP},
+    {"prove-teeth", 0, 0, OPT_TEETH}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
+    {"strict-placement", 0, 0, OPT_STRICT}, {"profile", 0, 0, OPT_PROFILE},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
     oq_config configs[MAX_CONFIGS];
-    const char *inputs[1024], *required[MAX_CONFIGS];
+    const char *inputs[1024], *required[MAX_CONFIGS], *expect[256];
     char tolerances[4096];
     const char *configs_text, *policy;
     int list, json, max_len_set;
@@ -197,6 +210,14 @@ static int other_opt(struct args *a, int c, const char *arg)
     case OPT_SAVE: o->save_outputs = 1; return 0;
     case OPT_JSON: a->json = 1; return 0;
     case OPT_NOISO: o->isolate = 0; return 0;
+    case OPT_EXPECT:
+        if (o->n_expect_kernel < 256) a->expect[o->n_expect_kernel++] = arg;
+        return 0;
+    case OPT_REQDISP: o->require_dispatch = 1; return 0;
+    case OPT_TEETH: o->prove_teeth = 1; return 0;
+    case OPT_FULLGPU: o->require_full_gpu = 1; return 0;
+    case OPT_STRICT: o->strict_placement = 1; return 0;
+    case OPT_PROFILE: o->profile = 1; return 0;
     }
     return int_opt(a, c, arg);
 }
@@ -224,6 +245,7 @@ static int finish_args(struct args *a)
     }
     a->o.input_files = a->inputs;
     a->o.required = a->required;
+    a->o.expect_kernel = a->expect;
     a->o.tolerances = *a->tolerances ? a->tolerances : NULL;
     if (!a->o.outdir) {
         char stamp[64];
@@ -258,53 +280,6 @@ static int cuda_available(const struct oq_cli_runtime *cr)
     return found;
 }
 
-static void print_progress(void *ctx, const char *line)
-{
-    (void)ctx;
-    fprintf(stderr, "%s\n", line);
-}
-
-/* The worst output of a configuration across batches, and its timing. */
-static void config_row(const json_t *c)
-{
-    double worst = -1, first = 0, median = 0;
-    const char *worst_out = "-";
-    size_t i, j;
-    json_t *b, *o;
-    json_array_foreach(json_object_get(c, "batches"), i, b) {
-        first += json_number_value(json_object_get(b, "first_call_s"));
-        median += json_number_value(json_object_get(b, "median_s"));
-        json_array_foreach(json_object_get(b, "outputs"), j, o) {
-            double m = json_number_value(json_object_get(o, "max_abs"));
-            if (m > worst) worst = m, worst_out = json_string_value(json_object_get(o, "output"));
-        }
-    }
-    char err_s[32] = "-";
-    if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
-    size_t nb = json_array_size(json_object_get(c, "batches"));
-    printf("%-34s %-8s %7zu %-10s %10s %10.4f %10.4f\n", json_string_value(json_object_get(c, "name")),
-           json_string_value(json_object_get(c, "status")), nb, worst_out ? worst_out : "-", err_s,
-           first, median);
-    const char *reason = json_string_value(json_object_get(c, "reason"));
-    if (reason) printf("    %s\n", reason);
-}
-
-static void print_table(const json_t *summary, const char *outdir)
-{
-    printf("%-34s %-8s %7s %-10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
-           "max|err|", "first(s)", "median(s)");
-    size_t i;
-    json_t *c;
-    int counts[4] = {0};
-    json_array_foreach(json_object_get(summary, "configs"), i, c) {
-        config_row(c);
-        const char *s = json_string_value(json_object_get(c, "status"));
-        counts[!strcmp(s, "passed") ? 0 : !strcmp(s, "skipped") ? 2 : 1]++;
-    }
-    printf("\nverdict: %s (%d passed, %d failed, %d skipped); details in %s/summary.json\n",
-           counts[1] ? "FAILED" : "PASSED", counts[0], counts[1], counts[2], outdir);
-}
-
 static int list_configs(const struct args *a)
 {
     oq_config all[16];
@@ -337,7 +312,7 @@ static int run_validate(struct args *a, char *self)
     }
     a->o.configs = a->configs;
     a->o.self_exe = self;
-    a->o.progress = print_progress;
+    a->o.progress = oq_cli_progress_line;
     a->o.ort_lib = a->cr.ort_lib;
     a->o.n_ep_libs = a->cr.n_ep_libs;
     a->o.ep_lib_names = (const char *const *)a->cr.ep_lib_names;
@@ -354,7 +329,7 @@ static int run_validate(struct args *a, char *self)
         return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
     if (a->json) json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
-    else print_table(summary, a->o.outdir);
+    else oq_cli_print_verdict_table(summary, a->o.outdir);
     json_decref(summary);
     return verdict ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }

@@ -165,6 +165,39 @@ static oq_status apply_pythonpath(oq_gate *g, oq_err *err)
     return st;
 }
 
+/* Is `item` one of the entries of the ':'-separated `list`? */
+static int list_has(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; p && *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
+        if (!strncmp(p, item, n) && (p[n] == ':' || !p[n])) return 1;
+    return 0;
+}
+
+/* One --pin-lib: its absolute path to LD_PRELOAD, its folder (once) to the path. */
+static oq_status pin_one(oq_gate *g, const char *lib, char **preload, char **dirs, oq_err *err)
+{
+    struct stat sb;
+    if (stat(lib, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--pin-lib %s: not a library file", lib);
+    char *abs = lib[0] == '/' ? strdup(lib) : cat3(g->cwd, "/", lib);
+    char *dir = abs ? strdup(abs) : NULL;
+    if (!dir) {
+        free(abs);
+        return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    }
+    char *slash = strrchr(dir, '/');
+    slash[slash == dir] = '\0'; /* "/libx.so" lives in "/" */
+    oq_status st = list_add(preload, abs, err);
+    if (st == OQ_OK && !list_has(*dirs, dir)) st = list_add(dirs, dir, err);
+    free(dir);
+    if (st != OQ_OK) {
+        free(abs);
+        return st;
+    }
+    return gate_strv_push(&g->pins, abs, err);
+}
+
 /* --pin-lib: LD_PRELOAD and LD_LIBRARY_PATH together. Preloading alone lets a
  * transitive dependency still resolve against another copy; the path alone
  * loses to a library that was loaded first. */
@@ -173,24 +206,8 @@ static oq_status apply_pins(oq_gate *g, oq_err *err)
     if (g->o.n_pin_libs == 0) return OQ_OK;
     char *preload = NULL, *dirs = NULL;
     oq_status st = OQ_OK;
-    for (size_t i = 0; i < g->o.n_pin_libs && st == OQ_OK; i++) {
-        const char *lib = g->o.pin_libs[i];
-        struct stat sb;
-        if (stat(lib, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "--pin-lib %s: not a library file", lib);
-            break;
-        }
-        char *abs = lib[0] == '/' ? strdup(lib) : cat3(g->cwd, "/", lib);
-        char *dir = abs ? strdup(abs) : NULL;
-        if (dir) *strrchr(dir, '/') = '\0';
-        int seen = 0; /* each folder once, in the order of the libraries */
-        for (char *p = dirs; p && dir && (p = strstr(p, dir)); p++)
-            seen |= (p == dirs || p[-1] == ':') && (p[strlen(dir)] == ':' || !p[strlen(dir)]);
-        st = abs && dir ? list_add(&preload, abs, err) : oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
-        if (st == OQ_OK && !seen) st = list_add(&dirs, *dir ? dir : "/", err);
-        if (st == OQ_OK) st = gate_strv_push(&g->pins, abs, err); else free(abs);
-        free(dir);
-    }
+    for (size_t i = 0; i < g->o.n_pin_libs && st == OQ_OK; i++)
+        st = pin_one(g, g->o.pin_libs[i], &preload, &dirs, err);
     const char *old_pre = env_get(g, "LD_PRELOAD"), *old_lib = env_get(g, "LD_LIBRARY_PATH");
     if (st == OQ_OK && old_pre && *old_pre) st = list_add(&preload, old_pre, err);
     if (st == OQ_OK && old_lib && *old_lib) st = list_add(&dirs, old_lib, err);
@@ -250,6 +267,21 @@ static oq_status resolve_command(oq_gate *g, oq_err *err)
     return OQ_OK;
 }
 
+/* The command runs elsewhere, so a relative argument that names something in
+ * the caller's directory now names nothing (or something else): say so. */
+static oq_status note_relative_args(oq_gate *g, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (size_t i = 1; g->o.argv[i] && st == OQ_OK; i++) {
+        const char *a = g->o.argv[i];
+        struct stat sb;
+        if (a[0] != '/' && a[0] != '-' && stat(a, &sb) == 0)
+            st = note(g, err, "argument '%s' names a path in the caller's directory, but the "
+                              "command runs in the private folder: give it as an absolute path", a);
+    }
+    return st;
+}
+
 oq_status oq_gate_open_log(const char *path, int *fd, oq_err *err)
 {
     *fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
@@ -305,6 +337,7 @@ oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err)
         if (st == OQ_OK) oq_gate_judgement_clear(&j);
     }
     if (st == OQ_OK) st = resolve_command(g, err);
+    if (st == OQ_OK) st = note_relative_args(g, err);
     if (st == OQ_OK) st = make_dir(g, err);
     if (st != OQ_OK) {
         oq_gate_free(g);

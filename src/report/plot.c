@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <plplot.h>
+#include <setjmp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,10 @@ static const char *const markers[] = {"#[0x25cf]", "#[0x25a0]", "#[0x25b2]",
 #define NMARKERS (sizeof markers / sizeof markers[0])
 
 static pthread_mutex_t plot_lock = PTHREAD_MUTEX_INITIALIZER;
-static char plplot_msg[256]; /* last plabort message, under plot_lock */
+/* Under plot_lock: the last PLplot error message, and the way back from
+ * plexit(), which would otherwise end the process after calling its handler. */
+static char plplot_msg[256];
+static jmp_buf plplot_escape;
 
 const char *oq_plot_format_ext(oq_plot_format f)
 {
@@ -46,12 +50,26 @@ const char *oq_plot_format_device(oq_plot_format f)
 
 /* ---- Driver ------------------------------------------------------------- */
 
+static int on_plexit(PLCHAR_VECTOR msg)
+{
+    snprintf(plplot_msg, sizeof plplot_msg, "%s", msg);
+    longjmp(plplot_escape, 1);
+}
+
+/* Caller holds plot_lock. 0 also when PLplot finds no drivers at all (it
+ * would exit the process; on_plexit brings control back here instead). */
 static int device_present(const char *dev)
 {
     const char *menu_buf[256], *name_buf[256];
     const char **menu = menu_buf, **names = name_buf;
     int n = 256;
+    plsexit(on_plexit);
+    if (setjmp(plplot_escape)) {
+        plsexit(NULL); /* the jump target is gone once we return */
+        return 0;
+    }
     plgDevs(&menu, &names, &n);
+    plsexit(NULL);
     for (int i = 0; i < n; i++)
         if (!strcmp(names[i], dev)) return 1;
     return 0;
@@ -603,6 +621,13 @@ static oq_status plplot_draw(const figure *f, const char *dev, const char *tmp, 
     if (strm < 0) return oq_err_set(err, OQ_ERR_RUNTIME, "PLplot: no free stream");
     plplot_msg[0] = 0;
     plsabort(on_plabort);
+    plsexit(on_plexit);
+    /* After an escape from plexit the stream is in an unknown state: it is
+     * left alone (not ended) and the render fails. */
+    if (setjmp(plplot_escape)) {
+        plsexit(NULL);
+        return oq_err_set(err, OQ_ERR_RUNTIME, "%s: PLplot: %s", tmp, plplot_msg);
+    }
     plsdev(dev);
     plsfnam(tmp);
     int w = f->spec->width > 0 ? f->spec->width : 1100, h = f->spec->height > 0 ? f->spec->height : 700;
@@ -612,6 +637,7 @@ static oq_status plplot_draw(const figure *f, const char *dev, const char *tmp, 
     draw_figure(f);
     plend1();
     plsstrm(prev);
+    plsexit(NULL);
     if (plplot_msg[0]) return oq_err_set(err, OQ_ERR_RUNTIME, "%s: PLplot: %s", tmp, plplot_msg);
     return OQ_OK;
 }

@@ -678,9 +678,10 @@ static oq_status render_all(const figure_list *fl, const oq_plot_options *opt, u
                             oq_plot_files *written, oq_err *err)
 {
     static const oq_plot_format fmts[] = {OQ_PLOT_PNG, OQ_PLOT_SVG};
-    oq_status st = oq_mkdirs(opt->outdir, err);
+    oq_status st = OQ_OK;
     for (size_t k = 0; !st && k < 2; k++)
         if (formats & fmts[k]) st = oq_plot_check_driver(fmts[k], err);
+    if (!st) st = oq_mkdirs(opt->outdir, err);
     for (size_t i = 0; !st && i < fl->n; i++)
         for (size_t k = 0; !st && k < 2; k++) {
             if (!(formats & fmts[k])) continue;

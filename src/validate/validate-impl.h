@@ -4,6 +4,9 @@
 
 #include <jansson.h>
 
+#include "ortqual/capture.h"
+#include "ortqual/dispatch.h"
+#include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
 
@@ -37,6 +40,21 @@ oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err)
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);
+
+/* checks.c: dispatch and placement proofs inside a worker. */
+typedef struct oq_wcheck {
+    int dispatch_on, placement_on;
+    oq_dispatch_env env;
+    oq_dispatch_parser *parser;
+    oq_capture *cap;
+    char profile_prefix[2048];
+} oq_wcheck;
+oq_status oq_wcheck_begin(oq_wcheck *c, const json_t *plan, const char *workdir, oq_err *err);
+void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so);
+/* Records "dispatch"/"placement" in result; verdict 1 pass, 0 fail, -1 unverified (skip). */
+void oq_wcheck_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, oq_session *s,
+                      json_t *result, int *verdict, char *reason, size_t rn);
+void oq_wcheck_abort(oq_wcheck *c);
 
 /* prepare.c */
 oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err);

@@ -81,23 +81,26 @@ static oq_status prepare_weights(run_ctx *c, oq_err *err)
     return oq_npz_write(c->weights_path, c->weights->n, (const oq_tensor *const *)c->weights->t, 1, 1, err);
 }
 
-static json_t *runtime_json(const oq_validate_opts *o)
+static json_t *runtime_json(const oq_validate_opts *o, int is_ref)
 {
+    /* reference_ort_lib "" means the default search (ORTQUAL_ORT_LIB, then the bundled copy) */
+    const char *lib = is_ref && o->reference_ort_lib ? (*o->reference_ort_lib ? o->reference_ort_lib : NULL)
+                                                      : o->ort_lib;
     json_t *libs = json_array(), *opts = json_array();
     for (size_t i = 0; i < o->n_ep_libs; i++)
         json_array_append_new(libs, json_pack("[s,s]", o->ep_lib_names[i], o->ep_lib_paths[i]));
     for (size_t i = 0; i < o->n_ep_options; i++)
         json_array_append_new(opts, json_pack("[s,s]", o->ep_option_keys[i], o->ep_option_values[i]));
     json_t *rt = json_pack("{s:o, s:o}", "ep_libs", libs, "ep_options", opts);
-    if (o->ort_lib) json_object_set_new(rt, "ort_lib", json_string(o->ort_lib));
+    if (lib) json_object_set_new(rt, "ort_lib", json_string(lib));
     return rt;
 }
 
-static json_t *plan_batches(run_ctx *c, const oq_config *cfg)
+static json_t *plan_batches(run_ctx *c, const oq_config *cfg, const char *tag)
 {
     json_t *out = json_array();
-    char tag[OQ_CONFIG_NAME_MAX], path[4096];
-    oq_config_file_tag(cfg->name, tag, sizeof tag);
+    char path[4096];
+    (void)cfg;
     size_t i;
     json_t *b;
     json_array_foreach(c->batches, i, b) {
@@ -114,8 +117,33 @@ static json_t *plan_batches(run_ctx *c, const oq_config *cfg)
     return out;
 }
 
+static int64_t max_padded_length(const run_ctx *c)
+{
+    int64_t m = 0;
+    size_t i;
+    json_t *b;
+    json_array_foreach(c->batches, i, b) {
+        int64_t l = json_integer_value(json_object_get(b, "padded_length"));
+        m = l > m ? l : m;
+    }
+    return m;
+}
+
+/* Routing lines exist on GPU execution providers only; CPU and the reference have none. */
+static json_t *dispatch_plan(const oq_validate_opts *o, const oq_config *cfg)
+{
+    int on = oq_config_uses_ort(cfg) && strcmp(cfg->runtime, "cpu") != 0;
+    const char *env = getenv("ORTQUAL_REQUIRE_DISPATCH");
+    int require = o->require_dispatch || (env && !strcmp(env, "1"));
+    json_t *expect = json_array();
+    for (size_t i = 0; i < o->n_expect_kernel; i++) json_array_append_new(expect, json_string(o->expect_kernel[i]));
+    json_t *d = json_pack("{s:b, s:b, s:o}", "enable", on, "require", require, "expect", expect);
+    if (oq_kernel_ort_name(cfg->kernel)) json_object_set_new(d, "kernel", json_string(oq_kernel_ort_name(cfg->kernel)));
+    return d;
+}
+
 static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const char *model,
-                         const char *result_path)
+                         const char *tag, const char *result_path)
 {
     const oq_validate_opts *o = c->o;
     json_t *inputs = json_object();
@@ -128,10 +156,14 @@ static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const cha
     }
     json_t *p = json_pack("{s:s, s:b, s:i, s:i, s:o, s:s, s:o, s:o, s:s}", "config", cfg->name,
                           "is_reference", is_ref, "repeat", o->repeat, "warmup", o->warmup,
-                          "inputs", inputs, "mask_member", "mask", "batches", plan_batches(c, cfg),
-                          "runtime", runtime_json(o), "result", result_path);
+                          "inputs", inputs, "mask_member", "mask", "batches", plan_batches(c, cfg, tag),
+                          "runtime", runtime_json(o, is_ref), "result", result_path);
     if (model) json_object_set_new(p, "model", json_string(model));
     if (o->tolerances) json_object_set_new(p, "tolerances", json_string(o->tolerances));
+    json_object_set_new(p, "padded_length", json_integer(max_padded_length(c)));
+    json_object_set_new(p, "dispatch", dispatch_plan(o, cfg));
+    json_object_set_new(p, "placement", json_pack("{s:b, s:b, s:b}", "enable", o->require_full_gpu || o->profile,
+                                                  "require", o->require_full_gpu, "strict", o->strict_placement));
     if (c->weights) {
         json_object_set_new(p, "weights", json_string(c->weights_path));
         json_object_set_new(p, "heads", json_integer(c->weights->cfg.heads));
@@ -179,6 +211,40 @@ static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_
     return r ? r : json_pack("{s:s, s:s}", "status", "failed", "reason", "worker wrote no result");
 }
 
+/* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
+ * check must now fail, naming a node that got MATH, or it has not been seen to bite. */
+static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, const char *plan_path,
+                        const char *result_path)
+{
+    json_error_t je;
+    json_t *plan = json_load_file(plan_path, 0, &je);
+    json_t *d = json_object_get(plan, "dispatch");
+    json_object_set_new(d, "force_sdpa_kernel", json_integer(16));
+    json_object_set_new(d, "require", json_true());
+    oq_err e = {0};
+    json_t *teeth = json_object();
+    json_object_set_new(jcfg, "teeth", teeth);
+    if (oq_json_write(plan_path, plan, &e)) json_object_set_new(teeth, "error", json_string(e.msg));
+    json_decref(plan);
+    progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)", cfg->name);
+    json_t *r = run_worker(c, plan_path, result_path, teeth);
+    json_t *failures = json_object_get(json_object_get(r, "dispatch"), "failures");
+    int bit = 0;
+    size_t i;
+    json_t *f;
+    json_array_foreach(failures, i, f) bit |= strstr(json_string_value(f), "got MATH") != NULL;
+    json_object_set(teeth, "rerun_status", json_object_get(r, "status"));
+    json_object_set(teeth, "rerun_dispatch", json_object_get(r, "dispatch"));
+    json_object_set_new(teeth, "proved", json_boolean(bit));
+    json_object_set_new(teeth, "verdict", json_string(bit ? "the check failed with MATH forced, as it must"
+                                                          : "the check was never seen failing"));
+    if (!bit) {
+        json_object_set_new(jcfg, "status", json_string("failed"));
+        json_object_set_new(jcfg, "reason", json_string("--prove-teeth: with MATH forced the dispatch check did not fail"));
+    }
+    json_decref(r);
+}
+
 static int config_required(const oq_validate_opts *o, const char *name)
 {
     for (size_t i = 0; i < o->n_required; i++)
@@ -190,8 +256,10 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     const oq_config *cfg = &o->configs[k];
-    char model[4096] = "", plan_path[4096], result_path[4096], tag[OQ_CONFIG_NAME_MAX];
-    oq_config_file_tag(cfg->name, tag, sizeof tag);
+    char model[4096] = "", plan_path[4096], result_path[4096], tag[OQ_CONFIG_NAME_MAX + 32], name[OQ_CONFIG_NAME_MAX];
+    /* the index keeps files apart when a name repeats (replay: cpu against cpu on another ORT) */
+    oq_config_file_tag(cfg->name, name, sizeof name);
+    snprintf(tag, sizeof tag, "%02u_%s", (unsigned)(k % 100), name);
     snprintf(plan_path, sizeof plan_path, "%s/plan_%s.json", c->workdir, tag);
     snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
     json_t *jcfg = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", cfg->name, "runtime", cfg->runtime,
@@ -215,7 +283,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         if (st) return oq_err_prefix(err, "config %s: ", cfg->name);
         json_object_set_new(jcfg, "model_file", json_string(model));
     }
-    json_t *plan = make_plan(c, cfg, k == 0, *model ? model : NULL, result_path);
+    json_t *plan = make_plan(c, cfg, k == 0, *model ? model : NULL, tag, result_path);
     oq_status st = oq_json_write(plan_path, plan, err);
     json_decref(plan);
     if (st) return st;
@@ -229,6 +297,9 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         json_object_set_new(jcfg, "status", json_string("failed"));
         json_object_set_new(jcfg, "required", json_true());
     }
+    if (o->prove_teeth && json_is_true(json_object_get(json_object_get(jcfg, "dispatch"), "passed")))
+        prove_teeth(c, cfg, jcfg, plan_path, result_path);
+    status = oq_json_str(jcfg, "status", "failed");
     if (k == 0 && strcmp(status, "passed") != 0) *ref_ok = 0;
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, cfg->name, oq_json_str(jcfg, "status", "?"),
              json_object_get(jcfg, "reason") ? ": " : "", oq_json_str(jcfg, "reason", ""));

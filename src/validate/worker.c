@@ -15,8 +15,10 @@ typedef struct worker {
     oq_runtime *rt;
     oq_session *sess;
     oq_ref_model *ref; /* instead of a session for ref:* configs */
+    oq_wcheck chk;     /* dispatch and placement proofs */
     oq_tolerances *tols;
     int repeat, warmup, is_ref;
+    char workdir[2048];
     json_t *result;  /* what we write */
     json_t *batches; /* result.batches */
     int all_passed;
@@ -182,6 +184,16 @@ static json_t *ep_devices_json(oq_runtime *rt)
     return jd;
 }
 
+/* The kernel choice of the configuration, or the forced one of a teeth rerun. */
+static int sdpa_kernel(const worker *w, char *buf, size_t n)
+{
+    const json_t *force = json_object_get(json_object_get(w->plan, "dispatch"), "force_sdpa_kernel");
+    int mask = force ? (int)json_integer_value(force) : oq_kernel_sdpa_mask(w->cfg.kernel);
+    if (!force && w->cfg.kernel == OQ_KERNEL_AUTO) return 0;
+    snprintf(buf, n, "%d", mask);
+    return 1;
+}
+
 static oq_status open_session(worker *w, oq_err *err)
 {
     const json_t *rt = json_object_get(w->plan, "runtime");
@@ -195,15 +207,22 @@ static oq_status open_session(worker *w, oq_err *err)
                                     json_string_value(json_array_get(pair, 1)), err);
     }
     if (st) return st;
+    json_object_set_new(w->result, "onnxruntime", json_pack("{s:s, s:s, s:i}", "version", oq_runtime_version(w->rt),
+                                                           "library", oq_runtime_lib_path(w->rt), "api_version",
+                                                           oq_runtime_api_version(w->rt)));
     const json_t *opts = json_object_get(rt, "ep_options");
     size_t n = json_array_size(opts);
-    const char **keys = calloc(n + 1, sizeof *keys), **vals = calloc(n + 1, sizeof *vals);
+    const char **keys = calloc(n + 2, sizeof *keys), **vals = calloc(n + 2, sizeof *vals);
     json_array_foreach(opts, i, pair) {
         keys[i] = json_string_value(json_array_get(pair, 0));
         vals[i] = json_string_value(json_array_get(pair, 1));
     }
+    char kernel[16];
+    if (sdpa_kernel(w, kernel, sizeof kernel)) keys[n] = "sdpa_kernel", vals[n++] = kernel;
     oq_session_opts so = {.graph_opt_level = -1, .ep = w->cfg.runtime, .n_ep_options = n,
                           .ep_option_keys = keys, .ep_option_values = vals};
+    if (!st) st = oq_wcheck_begin(&w->chk, w->plan, w->workdir, err);
+    oq_wcheck_session_opts(&w->chk, &so);
     double t0 = oq_now_s();
     st = oq_session_create(w->rt, oq_json_str(w->plan, "model", NULL), NULL, 0, &so, &w->sess, err);
     json_object_set_new(w->result, "session_create_s", json_real(oq_now_s() - t0));
@@ -225,6 +244,13 @@ static const char *classify_error(oq_status st, const char *msg)
 static void worker_finish(worker *w, oq_status st, const oq_err *e)
 {
     const char *status = st ? classify_error(st, e->msg) : (w->all_passed ? "passed" : "failed");
+    int verdict = 1;
+    char reason[1100] = "";
+    if (w->sess && !st) oq_wcheck_finish(&w->chk, w->plan, &w->cfg, w->sess, w->result, &verdict, reason, sizeof reason);
+    else oq_wcheck_abort(&w->chk);
+    if (!st && verdict != 1 && !strcmp(status, "passed")) status = verdict == 0 ? "failed" : "skipped";
+    if (!st && verdict != 1 && !json_object_get(w->result, "reason"))
+        json_object_set_new(w->result, "reason", json_string(reason));
     json_object_set_new(w->result, "status", json_string(status));
     if (st) json_object_set_new(w->result, "reason", json_string(e->msg));
 }
@@ -238,6 +264,9 @@ static oq_status worker_init(worker *w, const json_t *plan, oq_err *err)
     w->batches = json_array();
     json_object_set_new(w->result, "config", json_string(oq_json_str(plan, "config", "")));
     json_object_set(w->result, "batches", w->batches);
+    const char *res = oq_json_str(plan, "result", "./result.json");
+    const char *slash = strrchr(res, '/');
+    snprintf(w->workdir, sizeof w->workdir, "%.*s", slash ? (int)(slash - res) : 1, slash ? res : ".");
     w->is_ref = json_is_true(json_object_get(plan, "is_reference"));
     w->repeat = (int)json_integer_value(json_object_get(plan, "repeat"));
     w->warmup = (int)json_integer_value(json_object_get(plan, "warmup"));

@@ -112,9 +112,10 @@ echo "1 passed, 0 failed"
 EOF
 chmod +x "$W/bin/probe"
 LIBZ=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)
+LIBM=$(dirname "$LIBZ")/libm.so.6 # a second library from the same folder: the folder is listed once
 mkdir -p "$W/pylib"
 (cd "$W/caller" && PYTHONPATH="$W/caller:/opt/keep" LD_LIBRARY_PATH=/opt/old "$ORTQUAL" gate --quiet --keep \
-    --env FOO=bar --pythonpath "$W/pylib" --pin-lib "$LIBZ" --verdict "$W/v.json" -- "$W/bin/probe") \
+    --env FOO=bar --pythonpath "$W/pylib" --pin-lib "$LIBZ" --pin-lib "$LIBM" --verdict "$W/v.json" -- "$W/bin/probe") \
     >"$W/out" 2>&1 </dev/null || fail "probe run failed: $(cat "$W/out")"
 dir=$(json "v['directory']")
 log=$(json "v['log']")
@@ -125,7 +126,7 @@ grep -qx "mode=700" "$log" || fail "private folder is not 0700"
 grep -qx "logmode=600" "$log" || fail "log is not 0600"
 grep -qx "FOO=bar" "$log" || fail "--env not passed"
 grep -qx "PYTHONPATH=$W/pylib:/opt/keep" "$log" || fail "PYTHONPATH: $(grep PYTHONPATH= "$log") (caller dir must be dropped)"
-grep -qx "LD_PRELOAD=$LIBZ" "$log" || fail "LD_PRELOAD not pinned"
+grep -qx "LD_PRELOAD=$LIBZ:$LIBM" "$log" || fail "LD_PRELOAD not pinned"
 grep -qx "LD_LIBRARY_PATH=$(dirname "$LIBZ"):/opt/old" "$log" || fail "LD_LIBRARY_PATH not pinned with LD_PRELOAD"
 grep -qx "libz mapped" "$log" || fail "pinned library not loaded in the child"
 grep -q "stdin had" "$log" && fail "the command read the caller's stdin"
@@ -191,6 +192,8 @@ EOF
     gate 1 --allow-skip '.*' -- $PY -m pytest -p no:cacheprovider "$T/test_mixed.py" &&
         expect "1 of 1 skips have no visible reason"
     gate 0 -- $PYT "$T/test_ok.py" && expect "2 passed, 0 failed"
+    cp "$T/test_ok.py" "$W/caller/test_rel.py" # a relative test path is named in a note
+    gate 1 -- $PYT test_rel.py && expect "note: argument 'test_rel.py' names a path in the caller's directory"
     gate 1 -- $PY -c 'print("ran some tests")' && expect "no test summary found in the log"
 
     # sitecustomize.py in the caller's directory must not run in the gated command.

@@ -70,6 +70,27 @@ expect_usage "cannot open" "$work/missing.csv"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
 expect_usage "unknown format 'pdf'" "$bench" --format pdf
 expect_usage "unknown statistic 'p42'" "$bench" --stat p42
+# --- no cairo driver: exit 3, the install hint, nothing written ---------------
+# PLplot finds its drivers through PLPLOT_DRV_DIR: an empty one (PLplot would
+# otherwise exit the process itself), and one with drivers but not cairo's.
+expect_no_driver() { # expect_no_driver DRVDIR FORMAT
+  rm -rf "$work/bad"
+  PLPLOT_DRV_DIR="$1" "$ORTQUAL" plot "$bench" --out "$work/bad" --format "$2" >"$work/out" 2>"$work/err"
+  rc=$?
+  [ $rc -eq 3 ] || fail "driver dir $1: exit $rc, expected 3: $(cat "$work/err")"
+  grep -qF "PLplot driver ${2}cairo not available: install plplot-driver-cairo" "$work/err" \
+    || fail "driver dir $1: $(cat "$work/err")"
+  [ ! -e "$work/bad" ] || fail "driver dir $1: wrote $(ls "$work/bad")"
+}
+mkdir "$work/nodrivers"
+expect_no_driver "$work/nodrivers" png
+drvdir=$(pkg-config --variable=drvdir plplot 2>/dev/null)
+if [ -n "$drvdir" ] && [ -e "$drvdir/null.driver_info" ]; then
+  mkdir "$work/nocairo"
+  cp "$drvdir"/null.* "$work/nocairo/"
+  expect_no_driver "$work/nocairo" svg
+fi
+
 "$ORTQUAL" plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "no input: expected exit 2"
 "$ORTQUAL" plot --help | grep -q -- "--baseline VARIANT" || fail "--help lacks --baseline"
 echo "plot e2e ok"

@@ -1,0 +1,105 @@
+/* The reference: an independent C implementation of the ONNX Attention
+ * operator (opsets 23 and 24), the numerical ground truth of ortqual.
+ *
+ * Every computation is carried out in float64 whatever the input dtype; the
+ * outputs are rounded once, at the end, to the dtype of the matching input.
+ *
+ *     oq_ref_attention_attrs attrs;
+ *     oq_ref_attention_attrs_init(&attrs);            (ONNX defaults)
+ *     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v};
+ *     oq_ref_attention_outputs out = {0};
+ *     if (oq_ref_attention(&attrs, &in, &out, &err) != OQ_OK) ...
+ *     ... use out.y ...
+ *     oq_ref_attention_outputs_free(&out);
+ *
+ * Semantics (ONNX Attention, docs/reference.md has the long form):
+ *   - Layouts: 4-D Q [B, Hq, Lq, D], K [B, Hkv, Lkv, D], V [B, Hkv, Lkv, Dv];
+ *     3-D Q [B, Lq, Hq*D], K [B, Lkv, Hkv*D], V [B, Lkv, Hkv*Dv] with the head
+ *     counts from q_num_heads/kv_num_heads (required for 3-D). Y is [B, Hq, Lq, Dv]
+ *     for 4-D inputs and [B, Lq, Hq*Dv] for 3-D inputs.
+ *   - GQA: Hq must be a multiple of Hkv; query head h uses kv head h / (Hq/Hkv).
+ *   - past_key [B, Hkv, P, D] / past_value [B, Hkv, P, Dv] (always 4-D) are
+ *     concatenated before K/V along the sequence axis; T = P + Lkv is the total
+ *     length. present_key/present_value are those concatenations.
+ *   - Scores: s = scale * Q.K^T (scale NAN means 1/sqrt(D)); softcap > 0 gives
+ *     softcap * tanh(s / softcap), applied before any mask.
+ *   - attn_mask, broadcastable to [B, Hq, Lq, T] (numpy rules, rank 1..4): bool
+ *     (true = attend, false = -inf) or float (added). A last dimension shorter
+ *     than T (opset 24) is padded with -inf (false).
+ *   - is_causal: query i attends key j only if j <= i + offset, where offset is P
+ *     with a past, else nonpad_kv_seqlen[b] - Lq when nonpad_kv_seqlen is given
+ *     (opset 24 external cache), else 0. Causal and attn_mask combine.
+ *   - nonpad_kv_seqlen (int64 or int32 [B], opset 24): key j >= n[b] is masked.
+ *   - qk_matmul_output [B, Hq, Lq, T]: mode 0 the scaled scores, 1 after softcap,
+ *     2 after softcap and every mask (masked entries are -inf), 3 the softmax.
+ *   - A query row whose keys are all masked gives a zero output row (and zero
+ *     probabilities in mode 3), as the current ONNX spec says; ONNX v1.22's
+ *     Python reference gives NaN there.
+ *   - softmax_precision is accepted and ignored: the softmax is always float64.
+ */
+#ifndef ORTQUAL_REFERENCE_H
+#define ORTQUAL_REFERENCE_H
+
+#include <stdint.h>
+
+#include "ortqual/status.h"
+#include "ortqual/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The node's attributes. Fill with oq_ref_attention_attrs_init, then override. */
+typedef struct oq_ref_attention_attrs {
+    int is_causal;              /* 0 or 1 (default 0) */
+    int64_t q_num_heads;        /* 0 = not given (needed for 3-D inputs) */
+    int64_t kv_num_heads;       /* 0 = not given (needed for 3-D inputs) */
+    int qk_matmul_output_mode;  /* 0..3 (default 0) */
+    double scale;               /* NAN = default 1/sqrt(head_size) */
+    double softcap;             /* <= 0 = off (default 0) */
+    int64_t softmax_precision;  /* accepted and ignored: always float64 */
+} oq_ref_attention_attrs;
+
+/* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap. */
+void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs);
+
+/* Inputs, borrowed for the duration of the call. q, k, v are required; any
+ * other member may be NULL (an omitted optional input). Floating tensors may be
+ * float32, float16, bfloat16 or float64, each independently; attn_mask may also
+ * be bool; nonpad_kv_seqlen is int64 or int32. past_key and past_value come
+ * together or not at all. */
+typedef struct oq_ref_attention_inputs {
+    const oq_tensor *q, *k, *v;
+    const oq_tensor *attn_mask;
+    const oq_tensor *past_key, *past_value;
+    const oq_tensor *nonpad_kv_seqlen;
+} oq_ref_attention_inputs;
+
+/* Outputs. Set the want_* flags before the call; on success the call fills y
+ * (always) and the wanted optional outputs with new tensors that the caller
+ * owns (free them with oq_ref_attention_outputs_free). y and qk_matmul_output
+ * have Q's dtype, present_key K's, present_value V's. On failure nothing is
+ * allocated and the tensor members are left NULL. */
+typedef struct oq_ref_attention_outputs {
+    int want_present;           /* in: also produce present_key and present_value */
+    int want_qk_matmul_output;  /* in: also produce qk_matmul_output (O(T) memory per row
+                                   becomes O(B*Hq*Lq*T) for this output) */
+    oq_tensor *y;
+    oq_tensor *present_key, *present_value;
+    oq_tensor *qk_matmul_output;
+} oq_ref_attention_outputs;
+
+/* Free the output tensors and set them to NULL (the want_* flags are kept). */
+void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
+
+/* Run Attention. Errors: OQ_ERR_INVALID_ARG (NULL q/k/v, bad attribute value),
+ * OQ_ERR_SHAPE (ranks, dims, head counts or the mask do not fit together; the
+ * message names the tensor and the axis), OQ_ERR_UNSUPPORTED (a dtype outside
+ * the ones above), OQ_ERR_NOMEM. Uses OpenMP threads (OMP_NUM_THREADS). */
+oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
+                           oq_ref_attention_outputs *out, oq_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

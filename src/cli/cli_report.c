@@ -1,0 +1,62 @@
+/* Human output shared by validate and replay: progress lines and the verdict table. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+void oq_cli_progress_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
+}
+
+/* The worst output of a configuration across batches, and its timing. */
+static void config_row(const json_t *c)
+{
+    double worst = -1, first = 0, median = 0;
+    const char *worst_out = "-";
+    size_t i, j;
+    json_t *b, *o;
+    json_array_foreach(json_object_get(c, "batches"), i, b) {
+        first += json_number_value(json_object_get(b, "first_call_s"));
+        median += json_number_value(json_object_get(b, "median_s"));
+        json_array_foreach(json_object_get(b, "outputs"), j, o) {
+            double m = json_number_value(json_object_get(o, "max_abs"));
+            if (m > worst) worst = m, worst_out = json_string_value(json_object_get(o, "output"));
+        }
+    }
+    char err_s[32] = "-";
+    if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
+    size_t nb = json_array_size(json_object_get(c, "batches"));
+    printf("%-34s %-8s %7zu %-10s %10s %10.4f %10.4f\n", json_string_value(json_object_get(c, "name")),
+           json_string_value(json_object_get(c, "status")), nb, worst_out ? worst_out : "-", err_s,
+           first, median);
+    const char *ort = json_string_value(json_object_get(json_object_get(c, "onnxruntime"), "version"));
+    if (ort) printf("    ONNX Runtime %s (%s)\n", ort, json_string_value(json_object_get(json_object_get(c, "onnxruntime"), "library")));
+    size_t k;
+    json_t *ep;
+    json_array_foreach(json_object_get(json_object_get(c, "placement"), "eps"), k, ep)
+        printf("    profile: %-24s %4lld nodes %10.3f ms\n", json_string_value(json_object_get(ep, "ep")),
+               (long long)json_integer_value(json_object_get(ep, "nodes")),
+               json_number_value(json_object_get(ep, "us")) / 1000.0);
+    const char *reason = json_string_value(json_object_get(c, "reason"));
+    if (reason) printf("    %s\n", reason);
+}
+
+void oq_cli_print_verdict_table(const json_t *summary, const char *outdir)
+{
+    printf("%-34s %-8s %7s %-10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
+           "max|err|", "first(s)", "median(s)");
+    size_t i;
+    json_t *c;
+    int counts[4] = {0};
+    json_array_foreach(json_object_get(summary, "configs"), i, c) {
+        config_row(c);
+        const char *s = json_string_value(json_object_get(c, "status"));
+        counts[!strcmp(s, "passed") ? 0 : !strcmp(s, "skipped") ? 2 : 1]++;
+    }
+    printf("\nverdict: %s (%d passed, %d failed, %d skipped); details in %s/summary.json\n",
+           counts[1] ? "FAILED" : "PASSED", counts[0], counts[1], counts[2], outdir);
+}
+

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# ortqual replay: saved batches replayed across ORT 1.29 and 1.30 on CPU; non-finite results rejected.
+set -euo pipefail
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+PY=/usr/bin/python3
+ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ -f "$ORT130" ] || fail "ORT 1.30 missing at $ORT130 (scripts/deps.sh installs it)"
+
+$ORTQUAL validate --outdir "$T/v" --num-events 4 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32 >/dev/null 2>&1 ||
+  fail "validate to make inputs"
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_*.npz" --ep cpu \
+  --ort-lib "$ORT130" --repeat 2 --outdir "$T/r" > "$T/r.out" 2>&1 || fail "replay exited $?: $(cat "$T/r.out")"
+$PY - "$T/r/summary.json" <<'PY' || fail "replay summary"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["configs"]
+assert d["verdict"] == "passed", d["verdict"]
+assert [x["onnxruntime"]["version"] for x in c] == ["1.29.0", "1.30.0"], [x.get("onnxruntime") for x in c]
+assert len(c[1]["batches"]) == 2 and all(b["median_s"] > 0 for b in c[1]["batches"])
+eps = c[1]["placement"]["eps"]
+assert eps[0]["ep"] == "CPUExecutionProvider" and eps[0]["nodes"] > 10, eps
+PY
+grep -q "profile: CPUExecutionProvider" "$T/r.out" || fail "no profile summary printed"
+
+# inputs that overflow float32 inside the model: non-finite outputs are rejected (exit 1)
+$PY - "$T/v/inputs_000.npz" "$T/huge.npz" <<'PY'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); z["features"] = z["features"] * np.float32(3e38); np.savez(sys.argv[2], **z)
+PY
+set +e
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/huge.npz" --outdir "$T/h" > "$T/h.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "non-finite replay: exit $rc, expected 1: $(cat "$T/h.out")"
+grep -Eqi "nan|inf" "$T/h.out" || fail "non-finite not named: $(cat "$T/h.out")"
+
+set +e
+$ORTQUAL replay --inputs "$T/huge.npz" > "$T/u.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q -- "--model and --inputs are required" "$T/u.out" || fail "usage: exit $rc"
+echo "replay e2e: all checks passed"
