@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-.gpu-build}
 BUILD=build-gpu
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" >/dev/null
 rm -rf "$OUT" && mkdir -p "$OUT/lib" "$OUT/bench" "$OUT/tests"
 cp "$BUILD/ortqual" "$OUT/"

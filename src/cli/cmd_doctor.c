@@ -1,0 +1,410 @@
+/* ortqual doctor: is this machine fit to qualify models, and on what exactly? */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "evidence/evidence-impl.h"
+#include "ortqual/evidence.h"
+#include "runtime/tinymodel-impl.h"
+
+const char cmd_doctor_summary[] =
+    "check ONNX Runtime, execution providers, GPU, libraries and environment";
+
+static void doctor_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: ortqual doctor [options]\n"
+            "\n"
+            "Load ONNX Runtime, list its providers and EP devices, create a real session with a\n"
+            "tiny in-memory model (y = a + b) on every available EP and run it once, then report\n"
+            "the GPU (NVML, CUDA driver), every loaded library with its path, copies of\n"
+            "cudart/cuBLAS/cuDNN that could shadow each other (with LD_PRELOAD/LD_LIBRARY_PATH\n"
+            "lines that pin one set), the ORT_* environment, and the working directory's safety.\n"
+            "\n"
+            "options:\n");
+    oq_cli_runtime_help(fp);
+    fprintf(fp,
+            "                        (doctor tries cpu, then --ep or else cuda when its library\n"
+            "                        or devices exist, then every --ep-lib)\n"
+            "  --search-root DIR     look for CUDA library copies under DIR (4 levels deep)\n"
+            "                        instead of the loader's directories (repeatable)\n"
+            "  --json                machine-readable report on stdout\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "exit status: 0 healthy (no GPU is healthy), 1 a session failed or a requested EP is\n"
+            "unavailable, 2 bad usage, 3 ONNX Runtime cannot be loaded.\n"
+            "\n"
+            "example: ortqual doctor --ep-lib cuda=/opt/ort/lib/libonnxruntime_providers_cuda.so\n");
+}
+
+/* ---- sessions on each EP --------------------------------------------------------- */
+
+typedef struct ep_try {
+    const char *ep;        /* as asked: "cpu", "cuda", a plugin name */
+    const char *ep_full;   /* "CPUExecutionProvider", ... (static or from the session) */
+    const char *attach;    /* "default", "plugin", "legacy" */
+    int ok;
+    int required;          /* asked for explicitly: failing makes the doctor unhealthy */
+    char msg[OQ_ERR_MSG_MAX];
+} ep_try;
+
+typedef struct doctor {
+    struct oq_cli_runtime cr;
+    int json;
+    size_t n_roots;
+    const char **roots;
+    oq_runtime *rt;
+    ep_try tries[16];
+    size_t n_tries;
+    char problems[8][OQ_ERR_MSG_MAX];
+    size_t n_problems;
+} doctor;
+
+static void problem(doctor *d, const char *msg)
+{
+    if (d->n_problems < sizeof d->problems / sizeof d->problems[0])
+        snprintf(d->problems[d->n_problems++], OQ_ERR_MSG_MAX, "%s", msg);
+}
+
+static oq_status check_sum(size_t n_out, oq_tensor **out, const float *a, const float *b, oq_err *err)
+{
+    if (n_out != 1 || out[0]->dtype != OQ_DTYPE_FLOAT32 || oq_tensor_numel(out[0]) != 6)
+        return oq_err_set(err, OQ_ERR_CHECK_FAILED, "output 'y' is not a float32 tensor of 6 values");
+    const float *y = out[0]->data;
+    for (int i = 0; i < 6; i++)
+        if (y[i] != a[i] + b[i])
+            return oq_err_set(err, OQ_ERR_CHECK_FAILED, "y[%d] = %g, expected %g", i, (double)y[i],
+                              (double)(a[i] + b[i]));
+    return OQ_OK;
+}
+
+/* The --ep-lib path given for `ep`, or NULL (then the runtime's default). */
+static const char *ep_lib_for(const doctor *d, const char *ep)
+{
+    for (size_t i = 0; i < d->cr.n_ep_libs; i++)
+        if (!strcasecmp(oq_ep_full_name(d->cr.ep_lib_names[i]), oq_ep_full_name(ep)))
+            return d->cr.ep_lib_paths[i];
+    return NULL;
+}
+
+/* Create a session with the tiny model on `t->ep`, run it once, check y = a + b. */
+static void try_ep(doctor *d, ep_try *t)
+{
+    static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0.5f, 0.25f, -3, 8, 16, 0.125f};
+    static const int64_t shape[2] = {2, 3};
+    const char *cfg_k[] = {"session.disable_cpu_ep_fallback"}, *cfg_v[] = {"1"};
+    oq_session_opts so = {.graph_opt_level = -1};
+    int cpu = !strcmp(t->ep, "cpu");
+    if (!cpu) {
+        oq_cli_runtime_session_opts(&d->cr, &so);
+        /* Every node must run on the EP under test, or the run proves nothing about it. */
+        so.n_session_configs = 1;
+        so.session_config_keys = cfg_k;
+        so.session_config_values = cfg_v;
+    }
+    so.ep = t->ep;
+    so.ep_lib = ep_lib_for(d, t->ep);
+    oq_err err = {0};
+    void *bytes = NULL;
+    size_t len = 0, n_out = 0;
+    oq_session *s = NULL;
+    oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
+    oq_status st = oq_tinymodel_add_f32(&bytes, &len, &err);
+    if (!st) st = oq_session_create(d->rt, NULL, bytes, len, &so, &s, &err);
+    if (!st) {
+        t->ep_full = oq_session_ep(s);
+        t->attach = oq_session_ep_attach(s);
+        st = oq_tensor_wrap(&in[0], OQ_DTYPE_FLOAT32, 2, shape, (void *)a, "a", &err);
+    }
+    if (!st) st = oq_tensor_wrap(&in[1], OQ_DTYPE_FLOAT32, 2, shape, (void *)b, "b", &err);
+    if (!st) st = oq_session_run(s, 2, in, &n_out, &out, &err);
+    if (!st) st = check_sum(n_out, out, a, b, &err);
+    t->ok = st == OQ_OK;
+    snprintf(t->msg, sizeof t->msg, "%s", t->ok ? "ran the tiny model, y = a + b exact" : err.msg);
+    oq_tensors_free(out, n_out);
+    oq_tensor_free(in[0]);
+    oq_tensor_free(in[1]);
+    oq_session_free(s);
+    free(bytes);
+}
+
+static int cuda_present(doctor *d)
+{
+    if (oq_runtime_registered_ep(d->rt, "cuda")) return 1;
+    char *lib = oq_runtime_default_ep_lib(d->rt, "cuda");
+    int there = lib && access(lib, F_OK) == 0;
+    free(lib);
+    char **names = NULL;
+    size_t n = 0;
+    if (!there && oq_runtime_providers(d->rt, &names, &n, NULL) == OQ_OK)
+        for (size_t i = 0; i < n; i++) there |= !strcmp(names[i], "CUDAExecutionProvider");
+    oq_strv_free(names, n);
+    return there;
+}
+
+static void add_try(doctor *d, const char *ep, int required)
+{
+    for (size_t i = 0; i < d->n_tries; i++)
+        if (!strcasecmp(oq_ep_full_name(d->tries[i].ep), oq_ep_full_name(ep))) {
+            d->tries[i].required |= required;
+            return;
+        }
+    if (d->n_tries == sizeof d->tries / sizeof d->tries[0]) return;
+    ep_try *t = &d->tries[d->n_tries++];
+    memset(t, 0, sizeof *t);
+    t->ep = ep;
+    t->ep_full = oq_ep_full_name(ep);
+    t->attach = "";
+    t->required = required;
+}
+
+static void run_sessions(doctor *d)
+{
+    add_try(d, "cpu", 1);
+    if (d->cr.ep) add_try(d, d->cr.ep, 1);
+    else if (cuda_present(d)) add_try(d, "cuda", 0);
+    for (size_t i = 0; i < d->cr.n_ep_libs; i++) add_try(d, d->cr.ep_lib_names[i], 1);
+    for (size_t i = 0; i < d->n_tries; i++) {
+        try_ep(d, &d->tries[i]);
+        if (!d->tries[i].ok && d->tries[i].required) {
+            char msg[OQ_ERR_MSG_MAX];
+            snprintf(msg, sizeof msg, "EP %s: %.900s", d->tries[i].ep, d->tries[i].msg);
+            problem(d, msg);
+        }
+    }
+}
+
+/* ---- text report ------------------------------------------------------------------- */
+
+static void print_ort(const oq_evidence *ev)
+{
+    printf("ONNX Runtime\n  version     %s (C API %d)\n  library     %s\n  build       %s\n  providers  ",
+           ev->ort_version, ev->ort_api_version, ev->ort_lib_path, ev->ort_build_info);
+    for (size_t i = 0; i < ev->n_providers; i++) printf(" %s", ev->providers[i]);
+    printf("\n\nEP devices\n");
+    for (size_t i = 0; i < ev->n_ep_devices; i++) {
+        const oq_ep_device *e = &ev->ep_devices[i];
+        printf("  %-24s %-4s vendor %s (0x%04x) device 0x%04x, EP by %s\n", e->ep_name,
+               oq_hw_type_name(e->hw_type), e->hw_vendor, e->vendor_id, e->device_id, e->ep_vendor);
+        for (size_t k = 0; k < e->n_hw_meta; k++)
+            printf("      %s = %s\n", e->hw_meta[k].key, e->hw_meta[k].value);
+        for (size_t k = 0; k < e->n_ep_meta; k++)
+            printf("      ep.%s = %s\n", e->ep_meta[k].key, e->ep_meta[k].value);
+    }
+    if (!ev->n_ep_devices) printf("  (none)\n");
+}
+
+static void print_sessions(const doctor *d)
+{
+    printf("\nSessions (tiny model, one run per EP)\n");
+    for (size_t i = 0; i < d->n_tries; i++) {
+        const ep_try *t = &d->tries[i];
+        printf("  %-6s %-22s %-8s %s: %s\n", t->ep, t->ep_full, *t->attach ? t->attach : "-",
+               t->ok ? "ok" : (t->required ? "FAILED" : "unavailable"), t->msg);
+    }
+}
+
+static void print_gpu(const oq_gpu_facts *g)
+{
+    printf("\nGPU\n  NVML         %s\n  CUDA driver  %s", g->nvml_status, g->cuda_status);
+    if (g->cuda_driver_version)
+        printf(" (CUDA %d.%d)", g->cuda_driver_version / 1000, (g->cuda_driver_version % 1000) / 10);
+    printf("\n  driver       %s\n", *g->driver_version ? g->driver_version : "unknown");
+    for (size_t i = 0; i < g->n_gpus; i++) {
+        const oq_gpu *x = &g->gpus[i];
+        printf("  gpu %d        %s, %.1f GiB, compute capability %d.%d, %d SMs, PCI %s\n", x->index,
+               x->name, (double)x->memory_total / (1024.0 * 1024 * 1024), x->cc_major, x->cc_minor,
+               x->sm_count, *x->pci_bus_id ? x->pci_bus_id : "?");
+    }
+    if (!g->n_gpus) printf("  gpus         none\n");
+}
+
+static void print_libs(const oq_evidence *ev)
+{
+    printf("\nLoaded libraries\n");
+    for (int g = 0; g < OQ_LIB_NGROUPS; g++) {
+        size_t n = 0;
+        for (size_t i = 0; i < ev->n_libs; i++) n += (int)ev->libs[i].group == g;
+        printf("  %s (%zu)\n", oq_lib_group_name((oq_lib_group)g), n);
+        for (size_t i = 0; i < ev->n_libs; i++)
+            if ((int)ev->libs[i].group == g) printf("    %s\n", ev->libs[i].path);
+    }
+}
+
+static void print_pin(const oq_shadow_report *r, size_t override)
+{
+    char *pre = NULL, *ld = NULL;
+    if (oq_shadow_pin(r, override, &pre, &ld, NULL) == OQ_OK) printf("      %s %s\n", pre, ld);
+    free(pre);
+    free(ld);
+}
+
+static void print_shadow(const oq_shadow_report *r)
+{
+    printf("\nCUDA library copies (%zu directories searched)\n", r->n_roots);
+    for (size_t i = 0; i < r->n_copies; i++) {
+        const oq_lib_copy *c = &r->copies[i];
+        printf("  %-7s %-12s %s%s\n", c->product, c->version, c->dir, c->loaded ? "  [loaded]" : "");
+    }
+    if (!r->n_copies) printf("  (none found)\n");
+    for (size_t k = 0; k < r->n_conflicts; k++) {
+        const oq_lib_copy *ch = &r->copies[r->chosen[k]];
+        printf("  WARNING: %s present at several versions; %s %s is %s\n", r->conflicts[k],
+               ch->version, ch->dir, ch->loaded ? "the one loaded" : "the newest (none loaded)");
+    }
+    if (!r->n_conflicts) return;
+    printf("  pin the chosen set:\n");
+    print_pin(r, SIZE_MAX);
+    for (size_t k = 0; k < r->n_conflicts; k++)
+        for (size_t i = 0; i < r->n_copies; i++)
+            if (i != r->chosen[k] && !strcmp(r->copies[i].product, r->conflicts[k])) {
+                printf("  or use %s %s instead:\n", r->copies[i].product, r->copies[i].version);
+                print_pin(r, i);
+            }
+}
+
+static void print_env_cwd(const oq_evidence *ev)
+{
+    printf("\nORT environment\n");
+    for (size_t i = 0; i < ev->n_ort_env; i++)
+        printf("  %-44s %s\n", ev->ort_env[i].key, ev->ort_env[i].value ? ev->ort_env[i].value : "unset");
+    if (ev->n_ort_log) printf("\nONNX Runtime log (warnings)\n");
+    for (size_t i = 0; i < ev->n_ort_log; i++) printf("  %s\n", ev->ort_log[i]);
+    printf("\nWorking directory %s\n", ev->cwd.path ? ev->cwd.path : "(unreadable)");
+    if (ev->cwd.world_writable)
+        printf("  WARNING: world-writable%s: others can plant files a run would load\n",
+               ev->cwd.sticky ? " (sticky)" : "");
+    for (size_t i = 0; i < ev->cwd.n_hazards; i++)
+        printf("  WARNING: contains %s, which a Python child process would execute\n", ev->cwd.hazards[i]);
+    if (ev->cwd.path && !ev->cwd.world_writable && !ev->cwd.n_hazards) printf("  ok\n");
+}
+
+static void print_text(const doctor *d, const oq_evidence *ev)
+{
+    printf("ortqual %s doctor\n\n", ORTQUAL_VERSION);
+    print_ort(ev);
+    print_sessions(d);
+    print_gpu(ev->gpu);
+    printf("\nHost\n  name   %s\n  kernel %s\n  cpu    %s (%d online)\n", ev->host.hostname,
+           ev->host.kernel, ev->host.cpu_model, ev->host.n_cpus);
+    print_libs(ev);
+    print_shadow(ev->shadow);
+    print_env_cwd(ev);
+    printf("\n%s\n", d->n_problems ? "NOT HEALTHY:" : "healthy");
+    for (size_t i = 0; i < d->n_problems; i++) printf("  %s\n", d->problems[i]);
+}
+
+/* ---- JSON report -------------------------------------------------------------------- */
+
+static int print_json(const doctor *d, const oq_evidence *ev)
+{
+    json_t *sessions = json_array(), *problems = json_array();
+    for (size_t i = 0; i < d->n_tries; i++) {
+        const ep_try *t = &d->tries[i];
+        json_array_append_new(sessions, json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "ep", t->ep,
+                                                  "ep_name", t->ep_full, "attach", t->attach, "ok",
+                                                  t->ok, "required", t->required, "message", t->msg));
+    }
+    for (size_t i = 0; i < d->n_problems; i++) json_array_append_new(problems, json_string(d->problems[i]));
+    json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o}", "tool", "name", "ortqual", "version",
+                             ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems", problems,
+                             "sessions", sessions);
+    json_t *evj = oq_evidence_json(ev);
+    if (!root || !evj || json_object_update(root, evj) != 0) {
+        json_decref(root);
+        json_decref(evj);
+        fprintf(stderr, "ortqual: out of memory\n");
+        return OQ_EXIT_RUNTIME;
+    }
+    json_decref(evj);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    printf("\n");
+    json_decref(root);
+    return OQ_EXIT_OK;
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+static int parse(doctor *d, int argc, char **argv)
+{
+    enum { OPT_JSON = 0x1200, OPT_ROOT };
+    static const struct option longopts[] = {
+        OQ_CLI_RUNTIME_LONGOPTS,
+        {"json", no_argument, NULL, OPT_JSON},
+        {"search-root", required_argument, NULL, OPT_ROOT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        int r = oq_cli_runtime_opt(&d->cr, c, optarg);
+        if (r < 0) return OQ_EXIT_USAGE;
+        if (r > 0) continue;
+        if (c == 'h') {
+            doctor_help(stdout);
+            return -1;
+        } else if (c == OPT_JSON) {
+            d->json = 1;
+        } else if (c == OPT_ROOT) {
+            const char **v = realloc(d->roots, (d->n_roots + 1) * sizeof *v);
+            if (!v) return OQ_EXIT_RUNTIME;
+            d->roots = v;
+            v[d->n_roots++] = optarg;
+        } else {
+            fprintf(stderr, "ortqual doctor: unknown option '%s' (see 'ortqual doctor --help')\n",
+                    argv[optind - 1]);
+            return OQ_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ortqual doctor: unexpected argument '%s'\n", argv[optind]);
+        return OQ_EXIT_USAGE;
+    }
+    /* Provider options given without --ep are for the EP doctor tries besides cpu: cuda. */
+    struct oq_cli_runtime check = d->cr;
+    if (!check.ep && check.n_options) check.ep = "cuda";
+    return oq_cli_runtime_check(&check);
+}
+
+static int run(doctor *d)
+{
+    oq_err err = {0};
+    if (oq_runtime_load(d->cr.ort_lib, &d->rt, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    run_sessions(d); /* each --ep-lib is registered by the session attempt that uses it */
+    oq_evidence_opts eo = {.n_search_roots = d->n_roots, .search_roots = d->roots};
+    oq_evidence *ev = NULL;
+    if (oq_evidence_collect(d->rt, &eo, &ev, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual: collecting evidence: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    int rc = OQ_EXIT_OK;
+    if (d->json) rc = print_json(d, ev);
+    else print_text(d, ev);
+    oq_evidence_free(ev);
+    if (rc == OQ_EXIT_OK && d->n_problems) rc = OQ_EXIT_FAIL;
+    return rc;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    doctor d;
+    memset(&d, 0, sizeof d);
+    int rc = parse(&d, argc, argv);
+    if (rc == 0) rc = run(&d);
+    else if (rc < 0) rc = OQ_EXIT_OK; /* --help */
+    fflush(stdout);
+    oq_runtime_free(d.rt);
+    oq_cli_runtime_free(&d.cr);
+    free(d.roots);
+    return rc;
+}

@@ -1,0 +1,12 @@
+/* Internals of the evidence module (never installed). */
+#ifndef ORTQUAL_EVIDENCE_IMPL_H
+#define ORTQUAL_EVIDENCE_IMPL_H
+
+#include <jansson.h>
+
+#include "ortqual/evidence.h"
+
+/* The evidence as a new JSON object (the caller owns the reference). NULL on OOM. */
+json_t *oq_evidence_json(const oq_evidence *ev);
+
+#endif

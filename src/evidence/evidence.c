@@ -1,0 +1,248 @@
+/* Gathering every piece of evidence at once, and its JSON form. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evidence/evidence-impl.h"
+
+static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
+{
+    ev->ort_version = strdup(oq_runtime_version(rt));
+    ev->ort_lib_path = strdup(oq_runtime_lib_path(rt));
+    ev->ort_build_info = strdup(oq_runtime_build_info(rt));
+    ev->ort_api_version = oq_runtime_api_version(rt);
+    if (!ev->ort_version || !ev->ort_lib_path || !ev->ort_build_info)
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = oq_runtime_providers(rt, &ev->providers, &ev->n_providers, err);
+    if (st) return st;
+    /* Old runtimes (API < 22) have no EP devices: not an error of the evidence. */
+    st = oq_runtime_ep_devices(rt, &ev->ep_devices, &ev->n_ep_devices, err);
+    if (st && st != OQ_ERR_UNSUPPORTED) return st;
+    size_t n = oq_runtime_log_count(rt);
+    for (size_t i = 0; i < n; i++) {
+        const char *line = oq_runtime_log_line(rt, i);
+        char **v = realloc(ev->ort_log, (ev->n_ort_log + 1) * sizeof *v);
+        if (!v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        ev->ort_log = v;
+        if (!(v[ev->n_ort_log] = strdup(line ? line : ""))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        ev->n_ort_log++;
+    }
+    return OQ_OK;
+}
+
+static oq_status collect_shadow(const oq_evidence_opts *opts, oq_evidence *ev, oq_err *err)
+{
+    char **roots = NULL;
+    size_t n_roots = 0;
+    int depth = 0;
+    oq_status st = OQ_OK;
+    if (opts && opts->n_search_roots) {
+        roots = (char **)opts->search_roots;
+        n_roots = opts->n_search_roots;
+        depth = 4;
+    } else if ((st = oq_shadow_default_roots(&roots, &n_roots, err))) {
+        return st;
+    }
+    const char **loaded = calloc(ev->n_libs ? ev->n_libs : 1, sizeof *loaded);
+    if (!loaded) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; loaded && i < ev->n_libs; i++) loaded[i] = ev->libs[i].path;
+    if (!st)
+        st = oq_shadow_scan((const char *const *)roots, n_roots, depth, loaded, ev->n_libs,
+                            &ev->shadow, err);
+    free(loaded);
+    if (!(opts && opts->n_search_roots)) oq_strv_free(roots, n_roots);
+    return st;
+}
+
+oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
+                              oq_err *err)
+{
+    *out = NULL;
+    oq_evidence *ev = calloc(1, sizeof *ev);
+    if (!ev) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    if (rt) st = collect_ort(rt, ev, err);
+    if (!st) st = oq_ort_env_capture(&ev->ort_env, &ev->n_ort_env, err);
+    if (!st) st = oq_host_probe(&ev->host, err);
+    if (!st) st = oq_gpu_facts_probe(&ev->gpu, err);
+    /* After the GPU probe, so libcuda shows among the loaded libraries when present. */
+    if (!st) st = oq_loaded_libs(&ev->libs, &ev->n_libs, err);
+    if (!st) st = collect_shadow(opts, ev, err);
+    if (!st && oq_cwd_check(NULL, &ev->cwd, err) != OQ_OK) {
+        /* An unreadable working directory is itself worth reporting, not fatal. */
+        st = OQ_OK;
+    }
+    if (st) {
+        oq_evidence_free(ev);
+        return st;
+    }
+    *out = ev;
+    return OQ_OK;
+}
+
+void oq_evidence_free(oq_evidence *ev)
+{
+    if (!ev) return;
+    free(ev->ort_version);
+    free(ev->ort_lib_path);
+    free(ev->ort_build_info);
+    oq_strv_free(ev->providers, ev->n_providers);
+    oq_ep_devices_free(ev->ep_devices, ev->n_ep_devices);
+    oq_kvs_free(ev->ort_env, ev->n_ort_env);
+    oq_strv_free(ev->ort_log, ev->n_ort_log);
+    oq_host_clear(&ev->host);
+    oq_gpu_facts_free(ev->gpu);
+    oq_loaded_libs_free(ev->libs, ev->n_libs);
+    oq_shadow_report_free(ev->shadow);
+    oq_cwd_report_clear(&ev->cwd);
+    free(ev);
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+static json_t *str_array(char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static json_t *kv_object(const oq_kv *kv, size_t n)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < n; i++)
+        json_object_set_new(o, kv[i].key, kv[i].value ? json_string(kv[i].value) : json_null());
+    return o;
+}
+
+static json_t *ep_devices_json(const oq_evidence *ev)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < ev->n_ep_devices; i++) {
+        const oq_ep_device *d = &ev->ep_devices[i];
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "ep_name", d->ep_name,
+                         "ep_vendor", d->ep_vendor, "hw_type", oq_hw_type_name(d->hw_type),
+                         "hw_vendor", d->hw_vendor, "vendor_id", (json_int_t)d->vendor_id,
+                         "device_id", (json_int_t)d->device_id, "hw_metadata",
+                         kv_object(d->hw_meta, d->n_hw_meta), "ep_metadata",
+                         kv_object(d->ep_meta, d->n_ep_meta)));
+    }
+    return a;
+}
+
+static json_t *ort_json(const oq_evidence *ev)
+{
+    if (!ev->ort_version) return json_null();
+    return json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "version", ev->ort_version,
+                     "api_version", ev->ort_api_version, "lib_path", ev->ort_lib_path,
+                     "build_info", ev->ort_build_info, "providers",
+                     str_array(ev->providers, ev->n_providers), "ep_devices", ep_devices_json(ev),
+                     "log", str_array(ev->ort_log, ev->n_ort_log));
+}
+
+static json_t *gpu_json(const oq_gpu_facts *g)
+{
+    json_t *gpus = json_array();
+    for (size_t i = 0; gpus && i < g->n_gpus; i++) {
+        const oq_gpu *d = &g->gpus[i];
+        char cc[32];
+        snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+        json_array_append_new(
+            gpus, json_pack("{s:i, s:s, s:s, s:I, s:s?, s:i}", "index", d->index, "name", d->name,
+                            "pci_bus_id", d->pci_bus_id, "memory_total", (json_int_t)d->memory_total,
+                            "compute_capability", d->cc_major < 0 ? NULL : cc, "sm_count",
+                            d->sm_count));
+    }
+    return json_pack("{s:s, s:s, s:s, s:i, s:o}", "nvml_status", g->nvml_status, "cuda_status",
+                     g->cuda_status, "driver_version", g->driver_version, "cuda_driver_version",
+                     g->cuda_driver_version, "gpus", gpus);
+}
+
+static json_t *libs_json(const oq_evidence *ev)
+{
+    json_t *o = json_object();
+    for (int g = 0; o && g < OQ_LIB_NGROUPS; g++) {
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < ev->n_libs; i++)
+            if ((int)ev->libs[i].group == g) json_array_append_new(a, json_string(ev->libs[i].path));
+        json_object_set_new(o, oq_lib_group_name((oq_lib_group)g), a);
+    }
+    return o;
+}
+
+static json_t *pin_json(const oq_shadow_report *r, size_t override)
+{
+    char *pre = NULL, *ld = NULL;
+    if (oq_shadow_pin(r, override, &pre, &ld, NULL)) return json_null();
+    json_t *o = json_pack("{s:s, s:s}", "preload", pre, "library_path", ld);
+    free(pre);
+    free(ld);
+    return o;
+}
+
+static json_t *conflicts_json(const oq_shadow_report *r)
+{
+    json_t *a = json_array();
+    for (size_t c = 0; a && c < r->n_conflicts; c++) {
+        json_t *versions = json_array(), *alts = json_array();
+        json_t *loaded = json_null();
+        for (size_t i = 0; i < r->n_copies; i++) {
+            const oq_lib_copy *cp = &r->copies[i];
+            if (strcmp(cp->product, r->conflicts[c])) continue;
+            json_array_append_new(versions, json_pack("{s:s, s:s}", "version", cp->version, "dir", cp->dir));
+            if (cp->loaded && json_is_null(loaded)) {
+                json_decref(loaded);
+                loaded = json_string(cp->version);
+            }
+            if (i != r->chosen[c]) {
+                json_t *alt = pin_json(r, i);
+                json_object_set_new(alt, "version", json_string(cp->version));
+                json_object_set_new(alt, "dir", json_string(cp->dir));
+                json_array_append_new(alts, alt);
+            }
+        }
+        const oq_lib_copy *ch = &r->copies[r->chosen[c]];
+        json_array_append_new(
+            a, json_pack("{s:s, s:o, s:o, s:{s:s, s:s}, s:o}", "product", r->conflicts[c], "versions",
+                         versions, "loaded_version", loaded, "chosen", "version", ch->version, "dir",
+                         ch->dir, "alternatives", alts));
+    }
+    return a;
+}
+
+static json_t *shadow_json(const oq_shadow_report *r)
+{
+    json_t *copies = json_array();
+    for (size_t i = 0; copies && i < r->n_copies; i++) {
+        const oq_lib_copy *c = &r->copies[i];
+        json_array_append_new(
+            copies, json_pack("{s:s, s:s, s:s, s:b, s:s?, s:o}", "product", c->product, "version",
+                              c->version, "dir", c->dir, "loaded", c->loaded, "main_file",
+                              c->main_file, "files", str_array(c->files, c->n_files)));
+    }
+    return json_pack("{s:o, s:o, s:o, s:o}", "roots", str_array(r->roots, r->n_roots), "copies",
+                     copies, "conflicts", conflicts_json(r), "pin",
+                     r->n_conflicts ? pin_json(r, SIZE_MAX) : json_null());
+}
+
+json_t *oq_evidence_json(const oq_evidence *ev)
+{
+    return json_pack("{s:o, s:o, s:{s:s, s:s, s:s, s:i}, s:o, s:o, s:o, s:{s:s?, s:b, s:b, s:o}}",
+                     "ort", ort_json(ev), "ort_env", kv_object(ev->ort_env, ev->n_ort_env), "host",
+                     "hostname", ev->host.hostname, "kernel", ev->host.kernel, "cpu_model",
+                     ev->host.cpu_model, "cpus", ev->host.n_cpus, "gpu", gpu_json(ev->gpu),
+                     "libraries", libs_json(ev), "shadowing", shadow_json(ev->shadow), "cwd",
+                     "path", ev->cwd.path, "world_writable", ev->cwd.world_writable, "sticky",
+                     ev->cwd.sticky, "hazards", str_array(ev->cwd.hazards, ev->cwd.n_hazards));
+}
+
+char *oq_evidence_to_json(const oq_evidence *ev)
+{
+    json_t *j = oq_evidence_json(ev);
+    if (!j) return NULL;
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    return s;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# ortqual doctor and --version against the real ONNX Runtime 1.29 (CPU build).
+set -u
+: "${ORTQUAL:?}" "${OQ_ORT_LIB:?}"
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect RC WANT_IN_OUTPUT CMD...: exit status and a piece of stdout+stderr
+expect() {
+    local rc=$1 want=$2
+    shift 2
+    local out got
+    out=$("$@" 2>&1)
+    got=$?
+    [ "$got" -eq "$rc" ] || fail "$* exited $got, wanted $rc; output: $(echo "$out" | tail -3)"
+    case "$out" in *"$want"*) ;; *) fail "$*: output lacks '$want'; got: $(echo "$out" | tail -3)" ;; esac
+}
+
+unset ORTQUAL_ORT_LIB
+
+# Text report: the bundled ORT found beside the tool, the CPU EP ran.
+"$ORTQUAL" doctor >"$tmp/d.txt" 2>&1 || fail "doctor exited $?"
+for want in "version     1.29.0 (C API 29)" "CPUExecutionProvider   default  ok" \
+    "ORT_DISABLE_FLASH_ATTENTION                  unset" "Loaded libraries" "healthy"; do
+    grep -qF "$want" "$tmp/d.txt" || fail "doctor text lacks '$want'"
+done
+expect 0 "healthy" "$ORTQUAL" doctor --ort-lib "$OQ_ORT_LIB"
+
+# JSON report parses and says the same.
+"$ORTQUAL" doctor --json >"$tmp/d.json" 2>"$tmp/err" || fail "doctor --json exited $?"
+$PY - "$tmp/d.json" <<'PYEOF' || fail "doctor --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ort"]["version"] == "1.29.0", d["ort"]
+assert d["ort"]["api_version"] == 29
+assert "CPUExecutionProvider" in d["ort"]["providers"]
+assert any(e["ep_name"] == "CPUExecutionProvider" and e["hw_type"] == "cpu" for e in d["ort"]["ep_devices"])
+assert d["healthy"] is True and d["problems"] == []
+assert d["sessions"][0]["ep_name"] == "CPUExecutionProvider" and d["sessions"][0]["ok"] is True
+assert any("libonnxruntime" in p for p in d["libraries"]["ort"])
+assert "ORT_DISABLE_FLASH_ATTENTION" in d["ort_env"]
+for k in ("host", "gpu", "shadowing", "cwd"):
+    assert k in d, k
+PYEOF
+
+# A fake tree with two cuDNN versions: the conflict and its pin lines.
+mkdir -p "$tmp/sys" "$tmp/torch"
+touch "$tmp/sys/libcudnn.so.9.14.0" "$tmp/torch/libcudnn.so.9.19.0"
+ln -s libcudnn.so.9.14.0 "$tmp/sys/libcudnn.so.9"
+ln -s libcudnn.so.9.19.0 "$tmp/torch/libcudnn.so.9"
+"$ORTQUAL" doctor --search-root "$tmp" >"$tmp/s.txt" 2>&1 || fail "doctor --search-root exited $?"
+for want in "WARNING: cudnn present at several versions; 9.19.0 $tmp/torch is the newest" \
+    "LD_PRELOAD=$tmp/torch/libcudnn.so.9 LD_LIBRARY_PATH=$tmp/torch" \
+    "or use cudnn 9.14.0 instead:" "LD_PRELOAD=$tmp/sys/libcudnn.so.9 LD_LIBRARY_PATH=$tmp/sys"; do
+    grep -qF "$want" "$tmp/s.txt" || fail "doctor --search-root lacks '$want'"
+done
+"$ORTQUAL" doctor --json --search-root "$tmp" >"$tmp/s.json" || fail "doctor --json --search-root"
+$PY - "$tmp/s.json" "$tmp" <<'PYEOF' || fail "shadowing JSON"
+import json, sys
+d, root = json.load(open(sys.argv[1])), sys.argv[2]
+c = d["shadowing"]["conflicts"]
+assert len(c) == 1 and c[0]["product"] == "cudnn", c
+assert sorted(v["version"] for v in c[0]["versions"]) == ["9.14.0", "9.19.0"]
+assert c[0]["chosen"]["version"] == "9.19.0"
+assert d["shadowing"]["pin"]["preload"] == "LD_PRELOAD=%s/torch/libcudnn.so.9" % root
+PYEOF
+
+# ORT missing: exit 3 and a one-line message naming the path tried.
+expect 3 "/nonexistent/libonnxruntime.so" "$ORTQUAL" doctor --ort-lib /nonexistent/libonnxruntime.so
+expect 3 "/bad/libonnxruntime.so" env ORTQUAL_ORT_LIB=/bad/libonnxruntime.so "$ORTQUAL" doctor
+lines=$("$ORTQUAL" doctor --ort-lib /nonexistent/x.so 2>&1 | wc -l)
+[ "$lines" -eq 1 ] || fail "missing ORT gives $lines lines, wanted 1"
+expect 3 "OrtGetApiBase" "$ORTQUAL" doctor --ort-lib "$(ls /lib/x86_64-linux-gnu/libz.so.1)"
+
+# Usage errors: exit 2 naming the culprit.
+expect 2 "'--bogus'" "$ORTQUAL" doctor --bogus
+expect 2 "'bogus'" "$ORTQUAL" doctor --ep cuda --ep-option bogus=1
+expect 2 "sdpa_kernel=300" "$ORTQUAL" doctor --ep cuda --ep-option sdpa_kernel=300
+expect 2 "NAME=VALUE" "$ORTQUAL" doctor --ep-lib cuda
+expect 2 "unexpected argument 'extra'" "$ORTQUAL" doctor extra
+
+# An EP asked for but absent here: reported, exit 1, the path it looked at named.
+expect 1 "no EP library at $tmp/none.so" "$ORTQUAL" doctor --ep cuda --ep-lib "cuda=$tmp/none.so"
+
+# Working-directory warnings.
+mkdir "$tmp/ww" && chmod 0777 "$tmp/ww" && touch "$tmp/ww/sitecustomize.py"
+(cd "$tmp/ww" && "$ORTQUAL" doctor >"$tmp/ww.txt" 2>&1) || fail "doctor in a world-writable dir exited $?"
+grep -q "WARNING: world-writable" "$tmp/ww.txt" || fail "no world-writable warning"
+grep -q "contains sitecustomize.py" "$tmp/ww.txt" || fail "no sitecustomize warning"
+
+# --version names the ORT it loads, or why it cannot.
+expect 0 "ONNX Runtime 1.29.0 (C API 29)" "$ORTQUAL" --version
+expect 0 "ONNX Runtime: not loaded (cannot load ONNX Runtime; tried: /nope.so" "$ORTQUAL" --version --ort-lib /nope.so
+expect 0 "not loaded" env ORTQUAL_ORT_LIB=/nope.so "$ORTQUAL" --version
+expect 0 "usage: ortqual doctor" "$ORTQUAL" doctor --help
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "doctor: all checks passed"

@@ -1,0 +1,420 @@
+/* Evidence: library grouping, the shadowing detector on a fake tree, GPU/host
+ * probes, working-directory checks, and the JSON form. */
+#include <jansson.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ortqual/evidence.h"
+
+static char root[64]; /* the fake tree */
+static char sys_dir[256], pip_dir[256], blas_dir[256], a_dir[256], b_dir[256];
+
+static void mkfile(const char *dir, const char *name)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fputs("not really a library\n", fp);
+    fclose(fp);
+}
+
+static void mklink(const char *dir, const char *target, const char *name)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    assert_int_equal(symlink(target, p), 0);
+}
+
+static void mkdir_p(const char *path)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+/* sys:  cudnn 9.14.0 (+ ops), cudart 13.0.96, the way Debian packages lay them out
+ * pip:  cudnn "9" files whose full version only the dist-info tells (9.19.0.56)
+ * blas: cublas 13.1.0.3, no conflict
+ * a, b: the plain case, libcudnn.so.9.14.0 and libcudnn.so.9.19.0 in two dirs */
+static int tree_setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/oq_shadow_XXXXXX");
+    if (!mkdtemp(root)) return -1;
+    snprintf(sys_dir, sizeof sys_dir, "%s/usr/lib/x86_64-linux-gnu", root);
+    snprintf(pip_dir, sizeof pip_dir, "%s/venv/site-packages/nvidia/cudnn/lib", root);
+    snprintf(blas_dir, sizeof blas_dir, "%s/cuda/lib64", root);
+    snprintf(a_dir, sizeof a_dir, "%s/a", root);
+    snprintf(b_dir, sizeof b_dir, "%s/b", root);
+    const char *dirs[] = {sys_dir, pip_dir, blas_dir, a_dir, b_dir};
+    for (int i = 0; i < 5; i++) mkdir_p(dirs[i]);
+    char dist[PATH_MAX + 64];
+    snprintf(dist, sizeof dist, "%s/venv/site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info", root);
+    mkdir_p(dist);
+
+    mkfile(sys_dir, "libcudnn.so.9.14.0");
+    mklink(sys_dir, "libcudnn.so.9.14.0", "libcudnn.so.9");
+    mkfile(sys_dir, "libcudnn_ops.so.9.14.0");
+    mklink(sys_dir, "libcudnn_ops.so.9.14.0", "libcudnn_ops.so.9");
+    mkfile(sys_dir, "libcudart.so.13.0.96");
+    mklink(sys_dir, "libcudart.so.13.0.96", "libcudart.so.13");
+    mkfile(sys_dir, "libz.so.1"); /* not tracked */
+    mkfile(pip_dir, "libcudnn.so.9");
+    mkfile(pip_dir, "libcudnn_graph.so.9");
+    mkfile(blas_dir, "libcublas.so.13.1.0.3");
+    mkfile(blas_dir, "libcublasLt.so.13.1.0.3");
+    mkfile(a_dir, "libcudnn.so.9.14.0");
+    mkfile(b_dir, "libcudnn.so.9.19.0");
+    char link[PATH_MAX + 16];
+    snprintf(link, sizeof link, "%s/syslink", root);
+    assert_int_equal(symlink(sys_dir, link), 0);
+    return 0;
+}
+
+static int tree_teardown(void **state)
+{
+    (void)state;
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const oq_lib_copy *copy_of(const oq_shadow_report *r, const char *product, const char *version,
+                                  size_t *index)
+{
+    for (size_t i = 0; i < r->n_copies; i++)
+        if (!strcmp(r->copies[i].product, product) && !strcmp(r->copies[i].version, version)) {
+            if (index) *index = i;
+            return &r->copies[i];
+        }
+    return NULL;
+}
+
+static void test_shadow_two_cudnn_versions(void **state)
+{
+    (void)state;
+    char link[PATH_MAX + 16];
+    snprintf(link, sizeof link, "%s/syslink", root);
+    const char *roots[] = {sys_dir, pip_dir, link, blas_dir, "/nonexistent/dir"};
+    oq_shadow_report *r = NULL;
+    assert_int_equal(oq_shadow_scan(roots, 5, 0, NULL, 0, &r, NULL), OQ_OK);
+    assert_int_equal(r->n_roots, 3); /* the symlinked duplicate and the missing dir dropped */
+    assert_int_equal(r->n_copies, 4);
+    const oq_lib_copy *sys = copy_of(r, "cudnn", "9.14.0", NULL);
+    size_t pip_i = SIZE_MAX;
+    const oq_lib_copy *pip = copy_of(r, "cudnn", "9.19.0.56", &pip_i);
+    assert_non_null(sys);
+    assert_non_null(pip);
+    assert_string_equal(sys->dir, sys_dir);
+    assert_int_equal(sys->n_files, 4); /* libcudnn + libcudnn_ops, each with its symlink */
+    assert_non_null(copy_of(r, "cudart", "13.0.96", NULL));
+    const oq_lib_copy *blas = copy_of(r, "cublas", "13.1.0.3", NULL);
+    assert_non_null(blas);
+    assert_int_equal(blas->n_files, 2); /* cublasLt counts as cublas */
+
+    char want[1024];
+    snprintf(want, sizeof want, "%s/libcudnn.so.9", sys_dir);
+    assert_string_equal(sys->main_file, want);
+
+    assert_int_equal(r->n_conflicts, 1);
+    assert_string_equal(r->conflicts[0], "cudnn");
+    assert_int_equal(r->chosen[0], pip_i); /* nothing loaded: the newest */
+    assert_false(sys->loaded || pip->loaded);
+
+    char *pre = NULL, *ld = NULL;
+    assert_int_equal(oq_shadow_pin(r, SIZE_MAX, &pre, &ld, NULL), OQ_OK);
+    snprintf(want, sizeof want, "LD_PRELOAD=%s/libcudnn.so.9", pip_dir);
+    assert_string_equal(pre, want);
+    snprintf(want, sizeof want, "LD_LIBRARY_PATH=%s", pip_dir);
+    assert_string_equal(ld, want);
+    free(pre);
+    free(ld);
+    oq_shadow_report_free(r);
+}
+
+static void test_shadow_loaded_copy_is_chosen(void **state)
+{
+    (void)state;
+    const char *roots[] = {sys_dir, pip_dir, blas_dir};
+    char loaded_path[512];
+    snprintf(loaded_path, sizeof loaded_path, "%s/libcudnn.so.9", sys_dir);
+    const char *loaded[] = {"/nonexistent/libfoo.so", loaded_path};
+    oq_shadow_report *r = NULL;
+    assert_int_equal(oq_shadow_scan(roots, 3, 0, loaded, 2, &r, NULL), OQ_OK);
+    size_t sys_i = SIZE_MAX, pip_i = SIZE_MAX, blas_i = SIZE_MAX;
+    assert_true(copy_of(r, "cudnn", "9.14.0", &sys_i)->loaded);
+    assert_false(copy_of(r, "cudnn", "9.19.0.56", &pip_i)->loaded);
+    assert_non_null(copy_of(r, "cublas", "13.1.0.3", &blas_i));
+    assert_int_equal(r->n_conflicts, 1);
+    assert_int_equal(r->chosen[0], sys_i);
+
+    char *pre = NULL, *ld = NULL;
+    char want[1024];
+    assert_int_equal(oq_shadow_pin(r, SIZE_MAX, &pre, &ld, NULL), OQ_OK);
+    snprintf(want, sizeof want, "LD_PRELOAD=%s/libcudnn.so.9", sys_dir);
+    assert_string_equal(pre, want);
+    free(pre);
+    free(ld);
+    /* The alternative: pip's cuDNN, plus an override of a product without conflict. */
+    assert_int_equal(oq_shadow_pin(r, pip_i, &pre, &ld, NULL), OQ_OK);
+    snprintf(want, sizeof want, "LD_LIBRARY_PATH=%s", pip_dir);
+    assert_string_equal(ld, want);
+    free(pre);
+    free(ld);
+    assert_int_equal(oq_shadow_pin(r, blas_i, &pre, &ld, NULL), OQ_OK);
+    snprintf(want, sizeof want, "LD_PRELOAD=%s/libcudnn.so.9:%s/libcublas.so.13.1.0.3", sys_dir, blas_dir);
+    assert_string_equal(pre, want);
+    snprintf(want, sizeof want, "LD_LIBRARY_PATH=%s:%s", sys_dir, blas_dir);
+    assert_string_equal(ld, want);
+    free(pre);
+    free(ld);
+    oq_shadow_report_free(r);
+}
+
+static void test_shadow_plain_names_recursive(void **state)
+{
+    (void)state;
+    /* One root, scanned to depth 1, reaches a/ and b/. */
+    char top[PATH_MAX];
+    snprintf(top, sizeof top, "%s", root);
+    const char *roots[] = {top};
+    oq_shadow_report *r = NULL;
+    assert_int_equal(oq_shadow_scan(roots, 1, 1, NULL, 0, &r, NULL), OQ_OK);
+    assert_int_equal(r->n_copies, 2); /* deeper dirs are out of reach at depth 1 */
+    assert_string_equal(r->copies[0].version, "9.14.0");
+    assert_string_equal(r->copies[0].dir, a_dir);
+    assert_string_equal(r->copies[1].version, "9.19.0");
+    assert_string_equal(r->copies[1].dir, b_dir);
+    assert_int_equal(r->n_conflicts, 1);
+    assert_int_equal(r->chosen[0], 1);
+    oq_shadow_report_free(r);
+    /* Deep enough, everything shows (cuDNN at three versions, one conflict); the
+     * symlinked directory is not followed, so sys/ counts once. */
+    assert_int_equal(oq_shadow_scan(roots, 1, 6, NULL, 0, &r, NULL), OQ_OK);
+    assert_int_equal(r->n_copies, 6);
+    assert_int_equal(r->n_conflicts, 1);
+    oq_shadow_report_free(r);
+}
+
+static void test_shadow_no_conflict(void **state)
+{
+    (void)state;
+    const char *roots[] = {sys_dir, blas_dir};
+    oq_shadow_report *r = NULL;
+    assert_int_equal(oq_shadow_scan(roots, 2, 0, NULL, 0, &r, NULL), OQ_OK);
+    assert_int_equal(r->n_copies, 3);
+    assert_int_equal(r->n_conflicts, 0);
+    oq_shadow_report_free(r);
+}
+
+static void test_version_cmp(void **state)
+{
+    (void)state;
+    assert_true(oq_version_cmp("9.14.0", "9.19.0") < 0);
+    assert_true(oq_version_cmp("9.19.0", "9.14.0") > 0);
+    assert_true(oq_version_cmp("9.9.0", "9.10.0") < 0); /* numeric, not text */
+    assert_int_equal(oq_version_cmp("13.0.96", "13.0.96"), 0);
+    assert_true(oq_version_cmp("13", "13.0.1") < 0);
+    assert_true(oq_version_cmp("unknown", "1") < 0);
+    assert_int_equal(oq_version_cmp("unknown", "unknown"), 0);
+}
+
+static void test_default_roots_exist(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq_ldp_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char env[256];
+    snprintf(env, sizeof env, "/nonexistent/x:%s", dir);
+    setenv("LD_LIBRARY_PATH", env, 1);
+    char **roots = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_shadow_default_roots(&roots, &n, NULL), OQ_OK);
+    assert_true(n > 0);
+    assert_string_equal(roots[0], dir); /* LD_LIBRARY_PATH first, missing entries dropped */
+    int usr_lib = 0;
+    for (size_t i = 0; i < n; i++) usr_lib |= !strcmp(roots[i], "/usr/lib/x86_64-linux-gnu");
+    assert_true(usr_lib);
+    oq_strv_free(roots, n);
+    unsetenv("LD_LIBRARY_PATH");
+    rmdir(dir);
+}
+
+/* ---- loaded libraries, GPU, host, cwd ---------------------------------------------- */
+
+static void test_classify(void **state)
+{
+    (void)state;
+    assert_int_equal(oq_lib_classify("/x/libonnxruntime.so.1.29.0"), OQ_LIB_ORT);
+    assert_int_equal(oq_lib_classify("/x/libonnxruntime_providers_cuda.so"), OQ_LIB_ORT);
+    assert_int_equal(oq_lib_classify("/x/libcudart.so.13"), OQ_LIB_CUDA_RUNTIME);
+    assert_int_equal(oq_lib_classify("/x/libcublasLt.so.13"), OQ_LIB_CUBLAS);
+    assert_int_equal(oq_lib_classify("/x/libcudnn_engines_precompiled.so.9"), OQ_LIB_CUDNN);
+    assert_int_equal(oq_lib_classify("/usr/lib/libcuda.so.1"), OQ_LIB_DRIVER);
+    assert_int_equal(oq_lib_classify("/usr/lib/libnvidia-ml.so.1"), OQ_LIB_DRIVER);
+    assert_int_equal(oq_lib_classify("/lib/libc.so.6"), OQ_LIB_OTHER);
+    assert_string_equal(oq_lib_group_name(OQ_LIB_CUDA_RUNTIME), "cuda-runtime");
+}
+
+static void test_loaded_libs_see_ort(void **state)
+{
+    (void)state;
+    oq_runtime *rt = NULL;
+    assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &rt, NULL), OQ_OK);
+    oq_loaded_lib *libs = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_loaded_libs(&libs, &n, NULL), OQ_OK);
+    int ort = 0, libc = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(libs[i].path[0], '/');
+        ort |= libs[i].group == OQ_LIB_ORT && strstr(libs[i].path, "libonnxruntime");
+        libc |= strstr(libs[i].path, "/libc.so") != NULL;
+    }
+    assert_true(ort && libc);
+    oq_loaded_libs_free(libs, n);
+    oq_runtime_free(rt);
+}
+
+static void test_gpu_probe_never_fails(void **state)
+{
+    (void)state;
+    oq_gpu_facts *g = NULL;
+    assert_int_equal(oq_gpu_facts_probe(&g, NULL), OQ_OK);
+    assert_non_null(g->nvml_status);
+    assert_non_null(g->cuda_status);
+    assert_non_null(g->driver_version);
+    for (size_t i = 0; i < g->n_gpus; i++) assert_non_null(g->gpus[i].name);
+    oq_gpu_facts_free(g);
+}
+
+static void test_host_probe(void **state)
+{
+    (void)state;
+    oq_host h;
+    assert_int_equal(oq_host_probe(&h, NULL), OQ_OK);
+    assert_true(strlen(h.hostname) > 0);
+    assert_non_null(strstr(h.kernel, "Linux"));
+    assert_true(h.n_cpus > 0);
+    oq_host_clear(&h);
+}
+
+static void test_cwd_check(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq_cwd_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    oq_cwd_report r;
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(oq_cwd_check(dir, &r, NULL), OQ_OK);
+    assert_false(r.world_writable);
+    assert_int_equal(r.n_hazards, 0);
+    oq_cwd_report_clear(&r);
+
+    assert_int_equal(chmod(dir, 0777), 0);
+    mkfile(dir, "sitecustomize.py");
+    mkfile(dir, "usercustomize.py");
+    assert_int_equal(oq_cwd_check(dir, &r, NULL), OQ_OK);
+    assert_true(r.world_writable);
+    assert_false(r.sticky);
+    assert_int_equal(r.n_hazards, 2);
+    assert_string_equal(r.hazards[0], "sitecustomize.py");
+    assert_string_equal(r.hazards[1], "usercustomize.py");
+    oq_cwd_report_clear(&r);
+
+    assert_int_equal(chmod(dir, 01777), 0);
+    assert_int_equal(oq_cwd_check(dir, &r, NULL), OQ_OK);
+    assert_true(r.world_writable && r.sticky);
+    oq_cwd_report_clear(&r);
+
+    oq_err err = {0};
+    assert_int_equal(oq_cwd_check("/nonexistent/dir", &r, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent/dir"));
+
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/sitecustomize.py", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/usercustomize.py", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void test_evidence_json(void **state)
+{
+    (void)state;
+    oq_runtime *rt = NULL;
+    assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &rt, NULL), OQ_OK);
+    const char *roots[] = {a_dir, b_dir};
+    oq_evidence_opts o = {.n_search_roots = 2, .search_roots = roots};
+    oq_evidence *ev = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_evidence_collect(rt, &o, &ev, &err), OQ_OK);
+    char *text = oq_evidence_to_json(ev);
+    assert_non_null(text);
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "ort"), "version")), "1.29.0");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "ort"), "api_version")), 29);
+    json_t *conf = json_object_get(json_object_get(j, "shadowing"), "conflicts");
+    assert_int_equal(json_array_size(conf), 1);
+    json_t *c0 = json_array_get(conf, 0);
+    assert_string_equal(json_string_value(json_object_get(c0, "product")), "cudnn");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c0, "chosen"), "version")), "9.19.0");
+    assert_int_equal(json_array_size(json_object_get(c0, "alternatives")), 1);
+    json_t *ort_libs = json_object_get(json_object_get(j, "libraries"), "ort");
+    assert_true(json_array_size(ort_libs) >= 1);
+    json_t *env = json_object_get(j, "ort_env");
+    assert_true(json_is_null(json_object_get(env, "ORT_DISABLE_FLASH_ATTENTION")) ||
+                json_is_string(json_object_get(env, "ORT_DISABLE_FLASH_ATTENTION")));
+    assert_non_null(json_object_get(json_object_get(j, "gpu"), "gpus"));
+    json_decref(j);
+    free(text);
+    oq_evidence_free(ev);
+
+    /* Without a runtime: no ORT section, the rest still there. */
+    assert_int_equal(oq_evidence_collect(NULL, &o, &ev, &err), OQ_OK);
+    text = oq_evidence_to_json(ev);
+    j = json_loads(text, 0, &je);
+    assert_true(json_is_null(json_object_get(j, "ort")));
+    assert_non_null(json_object_get(j, "host"));
+    json_decref(j);
+    free(text);
+    oq_evidence_free(ev);
+    oq_runtime_free(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shadow_two_cudnn_versions),
+        cmocka_unit_test(test_shadow_loaded_copy_is_chosen),
+        cmocka_unit_test(test_shadow_plain_names_recursive),
+        cmocka_unit_test(test_shadow_no_conflict),
+        cmocka_unit_test(test_version_cmp),
+        cmocka_unit_test(test_default_roots_exist),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_loaded_libs_see_ort),
+        cmocka_unit_test(test_gpu_probe_never_fails),
+        cmocka_unit_test(test_host_probe),
+        cmocka_unit_test(test_cwd_check),
+        cmocka_unit_test(test_evidence_json),
+    };
+    return cmocka_run_group_tests(tests, tree_setup, tree_teardown);
+}
