@@ -40,25 +40,33 @@ extern "C" {
 /* bench summary.csv: one row per variant x shape, columns in exactly this
  * order (oq_bench_csv_columns[OQ_BENCH_COL_x] is the name of column x):
  *   variant         variant name as given to --variants (e.g. "cpu:attention24:fp32", "ref")
- *   status          "ok", or why the row has no measurement ("oom", "unsupported", "error", ...)
+ *   status          "ok", or why the row has no measurement ("skipped", "unsupported", "oom", "failed")
  *   device          where it ran ("cpu", "cuda:0")
- *   dtype           element type of the attention inputs ("float32", "float16", "float64")
+ *   dtype           precision of the attention inputs ("fp32", "fp16", "fp64")
  *   representation  "decomposed", "attention23", "attention24", "sdpa", "encoder", "ref", ...
- *   kernel          attention kernel observed to run ("flash", "efficient", "math", "cpu", ...)
+ *   kernel          attention kernel observed to run ("flash", "efficient+math", ...); empty if unknown
+ *   kernel_requested  kernel asked for ("auto", "flash", "efficient", "cudnn", "math")
+ *   shapes          exported input shapes, "dynamic" or "static"
+ *   io_binding      "device" (inputs/outputs stay in device memory, copies excluded) or "host"
  *   masked          1 when a key padding mask was applied, else 0
  *   batch           batch size
  *   seq_len         padded sequence length L (tokens)
- *   valid_elements  number of unmasked (query, key) positions summed over the batch
- *   heads           number of query heads
- *   head_dim        head dimension
- *   mean_ms std_ms p50_ms p90_ms p99_ms
+ *   valid_elements  number of valid (unpadded) tokens summed over the batch
+ *   heads, kv_heads, head_dim   query heads, key/value heads, head dimension
+ *   threads         intra-op threads (0: ORT's default)
+ *   warmup, iters   untimed warm-up runs, timed runs
+ *   session_ms      session creation time (never part of the statistics below)
+ *   first_run_ms    the first run after session creation
+ *   mean_ms std_ms min_ms p50_ms p90_ms p99_ms
  *                   statistics of the per-iteration wall time, milliseconds per batch
- *   peak_rss_mb     process peak resident set size during the timed runs, MiB (2^20 bytes)
- *   peak_gpu_mb     peak GPU memory of the process, MiB; empty when not measured
+ *   peak_rss_mb     process peak resident set size sampled during the timed runs, MiB (2^20 bytes)
+ *   vmhwm_mb        VmHWM of the process (lifetime peak RSS), MiB
+ *   peak_gpu_mb     peak GPU memory of the process (NVML), MiB; empty when not measured
  *   max_abs_err     max |output - float64 reference| over valid elements; empty if not compared
  *   nan_count       number of non-finite output elements
  *   error           error message when status is not "ok", else empty
- * Numbers are plain decimal ("12.5", "1e-07", "nan"); missing values are empty fields. */
+ * Numbers are plain decimal ("12.5", "1e-07", "nan"); an empty field means not
+ * applicable or not measured. */
 enum oq_bench_col {
     OQ_BENCH_COL_VARIANT,
     OQ_BENCH_COL_STATUS,
@@ -66,18 +74,29 @@ enum oq_bench_col {
     OQ_BENCH_COL_DTYPE,
     OQ_BENCH_COL_REPRESENTATION,
     OQ_BENCH_COL_KERNEL,
+    OQ_BENCH_COL_KERNEL_REQUESTED,
+    OQ_BENCH_COL_SHAPES,
+    OQ_BENCH_COL_IO_BINDING,
     OQ_BENCH_COL_MASKED,
     OQ_BENCH_COL_BATCH,
     OQ_BENCH_COL_SEQ_LEN,
     OQ_BENCH_COL_VALID_ELEMENTS,
     OQ_BENCH_COL_HEADS,
+    OQ_BENCH_COL_KV_HEADS,
     OQ_BENCH_COL_HEAD_DIM,
+    OQ_BENCH_COL_THREADS,
+    OQ_BENCH_COL_WARMUP,
+    OQ_BENCH_COL_ITERS,
+    OQ_BENCH_COL_SESSION_MS,
+    OQ_BENCH_COL_FIRST_RUN_MS,
     OQ_BENCH_COL_MEAN_MS,
     OQ_BENCH_COL_STD_MS,
+    OQ_BENCH_COL_MIN_MS,
     OQ_BENCH_COL_P50_MS,
     OQ_BENCH_COL_P90_MS,
     OQ_BENCH_COL_P99_MS,
     OQ_BENCH_COL_PEAK_RSS_MB,
+    OQ_BENCH_COL_VMHWM_MB,
     OQ_BENCH_COL_PEAK_GPU_MB,
     OQ_BENCH_COL_MAX_ABS_ERR,
     OQ_BENCH_COL_NAN_COUNT,

@@ -13,10 +13,12 @@
 #include "ortqual/fileio.h"
 
 const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
-    "variant",     "status",   "device",  "dtype",          "representation", "kernel",
-    "masked",      "batch",    "seq_len", "valid_elements", "heads",          "head_dim",
-    "mean_ms",     "std_ms",   "p50_ms",  "p90_ms",         "p99_ms",         "peak_rss_mb",
-    "peak_gpu_mb", "max_abs_err", "nan_count", "error"};
+    "variant",    "status",       "device",         "dtype",    "representation", "kernel",
+    "kernel_requested", "shapes", "io_binding",     "masked",   "batch",          "seq_len",
+    "valid_elements", "heads",    "kv_heads",       "head_dim", "threads",        "warmup",
+    "iters",      "session_ms",   "first_run_ms",   "mean_ms",  "std_ms",         "min_ms",
+    "p50_ms",     "p90_ms",       "p99_ms",         "peak_rss_mb", "vmhwm_mb",    "peak_gpu_mb",
+    "max_abs_err", "nan_count",   "error"};
 
 const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS] = {
     "config", "output", "batch", "valid_size", "seconds_first", "seconds_median", "max_abs_err"};

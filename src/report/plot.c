@@ -548,7 +548,7 @@ static void draw_figure(const figure *f)
     double cw = ht / (pxmax - pxmin), ch = ht / (pymax - pymin); /* a character height as page fractions */
     int has_sub = sp->subtitle && *sp->subtitle;
     double vy0 = 4.9 * ch, vy1 = 1 - (has_sub ? 4.9 : 3.4) * ch;
-    double vx1 = 1 - (legend_text_width(f) + 7.5) * cw;
+    double vx1 = 1 - (legend_text_width(f) + 8.6) * cw;
     if (vx1 < 0.5) vx1 = 0.5;
 
     ticks tx = {0}, ty = {0};

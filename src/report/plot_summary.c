@@ -172,22 +172,33 @@ oq_summary_kind oq_summary_detect(const oq_csv *t)
 typedef struct bench_row {
     const oq_csv *t;
     size_t row;
-    const char *variant;
+    const char *variant;         /* series label: the variant, plus settings that vary */
+    const char *shapes, *io;     /* "" when the column is absent */
     int masked;
     long long batch, seq_len, heads, head_dim;
-    double ms, rss, gpu, err; /* NaN when empty */
+    long long kv_heads, threads; /* -1 when absent or empty */
+    double ms, rss, gpu, err;    /* NaN when empty */
 } bench_row;
 
 typedef struct bench_data {
     bench_row *rows;
     size_t n;
-    strset variants;
+    strset variants; /* series labels, first-seen order */
     const char *stat;
 } bench_data;
 
 enum { BC_VARIANT, BC_MASKED, BC_BATCH, BC_SEQ, BC_HEADS, BC_HDIM, BC_STAT, BC_RSS, BC_GPU, BC_ERR, BC_N };
+/* Columns that may be missing (older files, JSON records without them). */
+enum { BO_KV, BO_THREADS, BO_SHAPES, BO_IO, BO_N };
 
-static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, bench_row *b, oq_err *err)
+static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, long long *v, oq_err *err)
+{
+    *v = -1;
+    return !col || oq_csv_is_empty(t, row, *col) ? OQ_OK : oq_csv_get_int(t, row, *col, v, err);
+}
+
+static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, const size_t *const *opt,
+                                bench_row *b, oq_err *err)
 {
     oq_status st;
     b->t = t;
@@ -198,11 +209,15 @@ static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, be
         where(w, sizeof w, t, r);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: column 'variant': empty", w);
     }
+    b->shapes = opt[BO_SHAPES] ? oq_csv_get(t, r, *opt[BO_SHAPES]) : "";
+    b->io = opt[BO_IO] ? oq_csv_get(t, r, *opt[BO_IO]) : "";
     if ((st = oq_csv_get_bool(t, r, col[BC_MASKED], &b->masked, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_BATCH], &b->batch, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_SEQ], &b->seq_len, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_HEADS], &b->heads, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_HDIM], &b->head_dim, err)) ||
+        (st = get_opt_int(t, r, opt[BO_KV], &b->kv_heads, err)) ||
+        (st = get_opt_int(t, r, opt[BO_THREADS], &b->threads, err)) ||
         (st = oq_csv_get_double(t, r, col[BC_STAT], &b->ms, err)) ||
         (st = get_opt(t, r, col[BC_RSS], &b->rss, err)) ||
         (st = get_opt(t, r, col[BC_GPU], &b->gpu, err)) ||
@@ -211,45 +226,70 @@ static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, be
     return OQ_OK;
 }
 
-static oq_status bench_load(bench_data *bd, oq_csv *const *tables, size_t nt, oq_err *err)
+/* A sweep over export shapes or I/O binding has one row per setting for the
+ * same variant and shape: the setting then becomes part of the series label. */
+static oq_status bench_labels(arena *a, bench_data *bd, oq_err *err)
+{
+    int vary_shapes = 0, vary_io = 0;
+    for (size_t i = 1; i < bd->n; i++) {
+        vary_shapes |= strcmp(bd->rows[i].shapes, bd->rows[0].shapes) != 0;
+        vary_io |= strcmp(bd->rows[i].io, bd->rows[0].io) != 0;
+    }
+    for (size_t i = 0; i < bd->n; i++) {
+        bench_row *b = &bd->rows[i];
+        if (vary_shapes && vary_io)
+            b->variant = arena_printf(a, "%s (%s shapes, %s I/O)", b->variant, b->shapes, b->io);
+        else if (vary_shapes)
+            b->variant = arena_printf(a, "%s (%s shapes)", b->variant, b->shapes);
+        else if (vary_io)
+            b->variant = arena_printf(a, "%s (%s I/O)", b->variant, b->io);
+        if (!b->variant) return NOMEM(err);
+        if (strset_add(&bd->variants, b->variant)) return NOMEM(err);
+    }
+    return OQ_OK;
+}
+
+static oq_status bench_load(arena *a, bench_data *bd, oq_csv *const *tables, size_t nt, oq_err *err)
 {
     const char *names[BC_N] = {"variant", "masked", "batch", "seq_len", "heads", "head_dim",
                                bd->stat, "peak_rss_mb", "peak_gpu_mb", "max_abs_err"};
+    static const char *const opt_names[BO_N] = {"kv_heads", "threads", "shapes", "io_binding"};
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) total += oq_csv_nrows(tables[i]);
     bd->rows = calloc(total ? total : 1, sizeof *bd->rows);
     if (!bd->rows) return NOMEM(err);
     for (size_t i = 0; i < nt; i++) {
         const oq_csv *t = tables[i];
-        size_t col[BC_N];
+        size_t col[BC_N], ocol[BO_N];
+        const size_t *opt[BO_N];
         oq_status st;
         for (size_t c = 0; c < BC_N; c++)
             if ((st = oq_csv_require(t, names[c], &col[c], err))) return st;
+        for (size_t c = 0; c < BO_N; c++) opt[c] = oq_csv_find(t, opt_names[c], &ocol[c]) ? &ocol[c] : NULL;
         for (size_t r = 0; r < oq_csv_nrows(t); r++) {
             if (!row_ok(t, r)) continue;
-            bench_row *b = &bd->rows[bd->n];
-            if ((st = bench_read_row(t, r, col, b, err))) return st;
-            if (strset_add(&bd->variants, b->variant)) return NOMEM(err);
+            oq_status rs = bench_read_row(t, r, col, opt, &bd->rows[bd->n], err);
+            if (rs) return rs;
             bd->n++;
         }
     }
-    return OQ_OK;
+    return bench_labels(a, bd, err);
 }
 
-static int same_group(const bench_row *a, const bench_row *b)
-{
-    return a->masked == b->masked && a->batch == b->batch && a->heads == b->heads &&
-           a->head_dim == b->head_dim;
-}
+static int cmp_ll(long long a, long long b) { return (a > b) - (a < b); }
 
+/* Rows of one group share everything that shapes the problem except L. */
 static int cmp_group(const bench_row *a, const bench_row *b)
 {
-    if (a->batch != b->batch) return a->batch < b->batch ? -1 : 1;
-    if (a->masked != b->masked) return a->masked - b->masked;
-    if (a->heads != b->heads) return a->heads < b->heads ? -1 : 1;
-    if (a->head_dim != b->head_dim) return a->head_dim < b->head_dim ? -1 : 1;
+    int c;
+    if ((c = cmp_ll(a->batch, b->batch)) || (c = cmp_ll(a->masked, b->masked)) ||
+        (c = cmp_ll(a->heads, b->heads)) || (c = cmp_ll(a->kv_heads, b->kv_heads)) ||
+        (c = cmp_ll(a->head_dim, b->head_dim)) || (c = cmp_ll(a->threads, b->threads)))
+        return c;
     return 0;
 }
+
+static int same_group(const bench_row *a, const bench_row *b) { return cmp_group(a, b) == 0; }
 
 /* Order: group, then variant (first-seen), then length; qsort context via a global
  * is avoided by storing the variant rank in a parallel sort key. */
@@ -264,7 +304,7 @@ static int cmp_rows(const void *pa, const void *pb)
     int g = cmp_group(a->r, b->r);
     if (g) return g;
     if (a->vrank != b->vrank) return a->vrank - b->vrank;
-    return (a->r->seq_len > b->r->seq_len) - (a->r->seq_len < b->r->seq_len);
+    return cmp_ll(a->r->seq_len, b->r->seq_len);
 }
 
 static oq_status bench_sort(bench_data *bd, oq_err *err)
@@ -290,7 +330,7 @@ static oq_status bench_sort(bench_data *bd, oq_err *err)
             where(wa, sizeof wa, a->t, a->row);
             where(wb, sizeof wb, b->t, b->row);
             return oq_err_set(err, OQ_ERR_FORMAT,
-                              "%s and %s: two results for variant '%s', batch %lld, seq_len %lld, %s",
+                              "%s and %s: two results for '%s', batch %lld, seq_len %lld, %s",
                               wa, wb, a->variant, a->batch, a->seq_len, a->masked ? "masked" : "unmasked");
         }
     }
@@ -445,22 +485,29 @@ static oq_status bench_error_figure(figure_list *fl, const bench_data *bd, oq_er
 /* Suffix and title text of a group; only what varies goes into the suffix. */
 static oq_status describe_group(arena *a, group *g, const bench_data *bd, oq_err *err)
 {
-    int vary_b = 0, vary_m = 0, vary_h = 0, vary_d = 0;
+    int vb = 0, vm = 0, vh = 0, vkv = 0, vd = 0, vt = 0;
     const bench_row *r0 = &bd->rows[0], *r = &g->rows[0];
     for (size_t i = 1; i < bd->n; i++) {
-        vary_b |= bd->rows[i].batch != r0->batch;
-        vary_m |= bd->rows[i].masked != r0->masked;
-        vary_h |= bd->rows[i].heads != r0->heads;
-        vary_d |= bd->rows[i].head_dim != r0->head_dim;
+        const bench_row *o = &bd->rows[i];
+        vb |= o->batch != r0->batch;
+        vm |= o->masked != r0->masked;
+        vh |= o->heads != r0->heads;
+        vkv |= o->kv_heads != r0->kv_heads;
+        vd |= o->head_dim != r0->head_dim;
+        vt |= o->threads != r0->threads;
     }
-    char sb[32] = "", sm[16] = "", sh[32] = "", sd[32] = "";
-    if (vary_b) snprintf(sb, sizeof sb, "_b%lld", r->batch);
-    if (vary_m) snprintf(sm, sizeof sm, "_%s", r->masked ? "masked" : "unmasked");
-    if (vary_h) snprintf(sh, sizeof sh, "_h%lld", r->heads);
-    if (vary_d) snprintf(sd, sizeof sd, "_d%lld", r->head_dim);
-    g->suffix = arena_printf(a, "%s%s%s%s", sb, sm, sh, sd);
-    g->shape = arena_printf(a, "batch %lld, %s, %lld heads, head dim %lld", r->batch,
-                            r->masked ? "masked" : "unmasked", r->heads, r->head_dim);
+    char sfx[6][32] = {"", "", "", "", "", ""}, kv[32] = "", th[32] = "";
+    if (vb) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
+    if (vm) snprintf(sfx[1], sizeof sfx[1], "_%s", r->masked ? "masked" : "unmasked");
+    if (vh) snprintf(sfx[2], sizeof sfx[2], "_h%lld", r->heads);
+    if (vkv) snprintf(sfx[3], sizeof sfx[3], "_kv%lld", r->kv_heads);
+    if (vd) snprintf(sfx[4], sizeof sfx[4], "_d%lld", r->head_dim);
+    if (vt) snprintf(sfx[5], sizeof sfx[5], "_t%lld", r->threads);
+    if (r->kv_heads >= 0 && r->kv_heads != r->heads) snprintf(kv, sizeof kv, ", %lld kv heads", r->kv_heads);
+    if (r->threads > 0) snprintf(th, sizeof th, ", %lld thread%s", r->threads, r->threads > 1 ? "s" : "");
+    g->suffix = arena_printf(a, "%s%s%s%s%s%s", sfx[0], sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
+    g->shape = arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
+                            r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
     return g->suffix && g->shape ? OQ_OK : NOMEM(err);
 }
 
@@ -490,7 +537,7 @@ static oq_status bench_build(figure_list *fl, oq_csv *const *tables, size_t nt,
                              const oq_plot_options *opt, const char *stat, oq_err *err)
 {
     bench_data bd = {.stat = stat};
-    oq_status st = bench_load(&bd, tables, nt, err);
+    oq_status st = bench_load(&fl->mem, &bd, tables, nt, err);
     if (!st && !bd.n)
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s%s: no bench rows with status \"ok\" to plot",
                         oq_csv_name(tables[0]), nt > 1 ? " (and the other bench inputs)" : "");

@@ -364,11 +364,14 @@ static void test_json_records(void **state)
 static void test_schemas(void **state)
 {
     (void)state;
-    /* The bench summary.csv columns, in the order issue 7 lists them. */
+    /* The bench summary.csv columns: issue 7's list plus the settings bench
+     * reports (kernel requested, shapes, I/O binding, kv heads, threads, ...). */
     static const char *const want[] = {
-        "variant", "status", "device", "dtype", "representation", "kernel", "masked", "batch",
-        "seq_len", "valid_elements", "heads", "head_dim", "mean_ms", "std_ms", "p50_ms", "p90_ms",
-        "p99_ms", "peak_rss_mb", "peak_gpu_mb", "max_abs_err", "nan_count", "error"};
+        "variant", "status", "device", "dtype", "representation", "kernel", "kernel_requested",
+        "shapes", "io_binding", "masked", "batch", "seq_len", "valid_elements", "heads", "kv_heads",
+        "head_dim", "threads", "warmup", "iters", "session_ms", "first_run_ms", "mean_ms", "std_ms",
+        "min_ms", "p50_ms", "p90_ms", "p99_ms", "peak_rss_mb", "vmhwm_mb", "peak_gpu_mb",
+        "max_abs_err", "nan_count", "error"};
     assert_int_equal(OQ_BENCH_NCOLS, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < OQ_BENCH_NCOLS; i++) assert_string_equal(oq_bench_csv_columns[i], want[i]);
     assert_string_equal(oq_bench_csv_columns[OQ_BENCH_COL_P50_MS], "p50_ms");

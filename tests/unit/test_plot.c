@@ -321,7 +321,7 @@ static void test_bench_errors(void **state)
     /* The same variant and shape twice. */
     snprintf(text, sizeof text, "%s%s%s%s", bench_header, row_a, row_b, row_a);
     assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_FORMAT);
-    assert_string_equal(err.msg, "s.csv:2 and s.csv:4: two results for variant 'a', batch 2, seq_len 128, masked");
+    assert_string_equal(err.msg, "s.csv:2 and s.csv:4: two results for 'a', batch 2, seq_len 128, masked");
     remove_dir(dir);
 
     /* A bad number in an ok row names line and column; failed rows are not read. */
@@ -341,6 +341,37 @@ static void test_bench_errors(void **state)
     /* Neither kind. */
     assert_int_equal(summarize("x,y\n1,2\n", &opt, &dir, &files, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "s.csv: not a bench summary"));
+    remove_dir(dir);
+}
+
+static void test_bench_settings(void **state)
+{
+    (void)state;
+    /* The same variant and shape measured with static and dynamic export
+     * shapes: two series, not a duplicate; a second thread count: two groups. */
+    const char *text =
+        "variant,status,masked,batch,seq_len,heads,kv_heads,head_dim,threads,shapes,io_binding,"
+        "p50_ms,peak_rss_mb,peak_gpu_mb,max_abs_err\n"
+        "a,ok,0,1,128,8,2,64,1,dynamic,host,1.0,50,,1e-6\n"
+        "a,ok,0,1,256,8,2,64,1,dynamic,host,4.0,60,,1e-6\n"
+        "a,ok,0,1,128,8,2,64,1,static,host,0.8,50,,1e-6\n"
+        "a,ok,0,1,256,8,2,64,1,static,host,3.0,60,,1e-6\n"
+        "a,ok,0,1,128,8,2,64,2,static,host,0.5,50,,1e-6\n";
+    oq_plot_options opt = {.formats = OQ_PLOT_SVG};
+    oq_plot_files files;
+    oq_err err = {0};
+    char *dir;
+    assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_OK);
+    assert_true(has_file(&files, dir, "runtime_t1.svg"));
+    assert_true(has_file(&files, dir, "runtime_t2.svg"));
+    assert_true(has_file(&files, dir, "speedup_t1.svg"));
+    char path[512];
+    snprintf(path, sizeof path, "%s/runtime_t1.svg", dir);
+    char *svg = slurp(path);
+    assert_non_null(strstr(svg, "series: a (dynamic shapes) | a (static shapes)</desc>"));
+    assert_non_null(strstr(svg, "batch 1, unmasked, 8 heads, 2 kv heads, head dim 64, 1 thread"));
+    free(svg);
+    oq_plot_files_free(&files);
     remove_dir(dir);
 }
 
@@ -389,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_bench_figures),
         cmocka_unit_test(test_bench_errors),
+        cmocka_unit_test(test_bench_settings),
         cmocka_unit_test(test_validate_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
