@@ -110,8 +110,9 @@ typedef struct oq_shadow_report {
 /* Where the loader could find CUDA libraries on this host: LD_LIBRARY_PATH,
  * the directories of /etc/ld.so.conf (what the ld cache is built from) and the
  * standard ones, /usr/local/cuda and cuda-* (lib64, targets/x/lib), and Python
- * site-packages nvidia/x/lib (system, /usr/local, ~/.local, $VIRTUAL_ENV,
- * $CONDA_PREFIX). Only existing directories. Free with oq_strv_free. */
+ * site-packages nvidia/x/lib (system, /usr/local, ~/.local, venvs under ~ and
+ * /opt, $VIRTUAL_ENV, $CONDA_PREFIX) and torch/lib. Only existing directories,
+ * in that order. Free with oq_strv_free. */
 oq_status oq_shadow_default_roots(char ***roots, size_t *n, oq_err *err);
 
 /* Scan `roots` (each to `max_depth` levels of subdirectories; 0 = the directory

@@ -399,15 +399,25 @@ oq_status oq_shadow_default_roots(char ***roots, size_t *n, oq_err *err)
     static const char *const fixed[] = {
         "/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
         "/usr/local/cuda/lib64", "/usr/local/cuda/targets/*/lib", "/usr/local/cuda-*/lib64",
-        "/usr/local/cuda-*/targets/*/lib", "/usr/lib/python3*/dist-packages/nvidia/*/lib",
+        "/usr/local/cuda-*/targets/*/lib", "/usr/local/cuda/lib", "/usr/local/cuda-*/lib",
+        "/usr/lib/python3*/dist-packages/nvidia/*/lib",
         "/usr/local/lib/python3*/dist-packages/nvidia/*/lib",
         "/usr/local/lib/python3*/site-packages/nvidia/*/lib",
+        "/opt/*/lib/python3*/site-packages/nvidia/*/lib", "/opt/conda/lib",
+        /* older PyTorch wheels carried their own cuDNN in torch/lib */
+        "/usr/lib/python3*/dist-packages/torch/lib", "/usr/local/lib/python3*/dist-packages/torch/lib",
+        "/usr/local/lib/python3*/site-packages/torch/lib",
     };
     int ok = add_path_list(&v, &k, getenv("LD_LIBRARY_PATH")) && add_ld_conf(&v, &k, "/etc/ld.so.conf", 0);
     for (size_t i = 0; ok && i < sizeof fixed / sizeof fixed[0]; i++) ok = add_glob(&v, &k, fixed[i]);
     const char *home = getenv("HOME"), *venv = getenv("VIRTUAL_ENV"), *conda = getenv("CONDA_PREFIX");
     char pat[PATH_MAX];
     if (ok && home && snprintf(pat, sizeof pat, "%s/.local/lib/python3*/site-packages/nvidia/*/lib", home) < (int)sizeof pat)
+        ok = add_glob(&v, &k, pat);
+    /* virtual environments one level under the home directory (~/venv, ~/.venv) */
+    if (ok && home && snprintf(pat, sizeof pat, "%s/*/lib/python3*/site-packages/nvidia/*/lib", home) < (int)sizeof pat)
+        ok = add_glob(&v, &k, pat);
+    if (ok && home && snprintf(pat, sizeof pat, "%s/.*/lib/python3*/site-packages/nvidia/*/lib", home) < (int)sizeof pat)
         ok = add_glob(&v, &k, pat);
     if (ok && venv && snprintf(pat, sizeof pat, "%s/lib/python3*/site-packages/nvidia/*/lib", venv) < (int)sizeof pat)
         ok = add_glob(&v, &k, pat);

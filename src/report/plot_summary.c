@@ -542,7 +542,8 @@ static oq_status bench_build(figure_list *fl, oq_csv *const *tables, size_t nt,
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s%s: no bench rows with status \"ok\" to plot",
                         oq_csv_name(tables[0]), nt > 1 ? " (and the other bench inputs)" : "");
     if (!st) st = bench_sort(&bd, err);
-    const char *baseline = opt->baseline ? opt->baseline : (bd.n ? bd.variants.v[0] : "");
+    /* Variants are known only once every row was read. */
+    const char *baseline = opt->baseline ? opt->baseline : (!st && bd.variants.n ? bd.variants.v[0] : "");
     if (!st && strset_index(&bd.variants, baseline) < 0) {
         char list[512] = "";
         for (size_t i = 0; i < bd.variants.n; i++)

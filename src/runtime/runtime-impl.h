@@ -2,7 +2,6 @@
 #ifndef ORTQUAL_RUNTIME_IMPL_H
 #define ORTQUAL_RUNTIME_IMPL_H
 
-#include <pthread.h>
 
 #include "onnxruntime_c_api.h"
 #include "ortqual/runtime.h"

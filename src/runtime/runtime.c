@@ -1,6 +1,7 @@
 /* Loading libonnxruntime with dlopen, API negotiation, the OrtEnv and its log. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,8 @@ typedef const OrtApiBase *(*get_api_base_fn)(void);
  * the reason recorded in `a`. */
 static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
 {
-    if (access(path, F_OK) != 0) {
+    /* A bare name ("libonnxruntime.so.1") is the dynamic loader's to search for. */
+    if (strchr(path, '/') && access(path, F_OK) != 0) {
         attempts_add(a, path, "no such file");
         return NULL;
     }

@@ -192,6 +192,81 @@ static void test_write_is_atomic_and_refuses_overwrite(void **state)
     rmdir(dir);
 }
 
+static void test_attribute_kinds_and_named_nodes(void **state)
+{
+    (void)state;
+    oq_opset ops[] = {{"", 20}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, NULL, &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d);
+    float fl[2] = {0.5f, -1.0f};
+    int64_t one = 1;
+    uint16_t h = oq_f32_to_f16_bits(3.0f);
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_wrap(&t, OQ_DTYPE_FLOAT16, 1, &one, &h, NULL, NULL), OQ_OK);
+    oq_attr a[] = {OQ_ATTR_S("mode", "exact"), OQ_ATTR_F("alpha", 0.25f),
+                   {.name = "fl", .type = OQ_ATTR_FLOATS, .n = 2, .floats = fl},
+                   {.name = "value", .type = OQ_ATTR_TENSOR, .t = t}};
+    /* A name reserved by fresh_name may be used once as a node name and once as a value. */
+    const char *nm = oq_graph_fresh_name(g, "blk");
+    assert_int_equal(oq_graph_add_node(g, "Custom", "org.example", nm, 1, (const char *[]){"x"}, 1,
+                                       (const char *[]){nm}, 4, a),
+                     OQ_OK);
+    oq_tensor_free(t);
+    assert_int_equal(oq_graph_add_node(g, "Relu", NULL, nm, 1, (const char *[]){"x"}, 1,
+                                       (const char *[]){"r"}, 0, NULL),
+                     OQ_ERR_INVALID_ARG); /* node name taken */
+    oq_err err = {0};
+    assert_int_equal(oq_graph_status(g, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "node name 'blk' is already used"));
+    oq_graph_free(g);
+
+    assert_int_equal(oq_graph_create(ops, 1, NULL, &g, NULL), OQ_OK);
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d);
+    assert_int_equal(oq_tensor_wrap(&t, OQ_DTYPE_FLOAT16, 1, &one, &h, NULL, NULL), OQ_OK);
+    a[3].t = t;
+    const char *y = "y";
+    assert_int_equal(oq_graph_add_node(g, "Custom", "org.example", "c", 1, (const char *[]){"x"}, 1,
+                                       &y, 4, a),
+                     OQ_OK);
+    oq_tensor_free(t);
+    assert_non_null(oq_graph_const_scalar(g, "half", OQ_DTYPE_FLOAT16, 0.5));
+    assert_null(oq_graph_const_scalar(g, "bad", OQ_DTYPE_INT64, 1.0)); /* not a float type */
+    assert_int_equal(oq_graph_status(g, &err), OQ_ERR_INVALID_ARG);
+    oq_graph_free(g);
+
+    assert_int_equal(oq_graph_create(ops, 1, NULL, &g, NULL), OQ_OK);
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d);
+    assert_int_equal(oq_tensor_wrap(&t, OQ_DTYPE_FLOAT16, 1, &one, &h, NULL, NULL), OQ_OK);
+    a[3].t = t;
+    assert_int_equal(oq_graph_add_node(g, "Custom", "org.example", "c", 1, (const char *[]){"x"}, 1,
+                                       &y, 4, a),
+                     OQ_OK);
+    oq_tensor_free(t);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 1, d);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(oq_graph_serialize(g, &buf, &len, &err), OQ_OK);
+    oq_graph_free(g);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(m);
+    Onnx__NodeProto *n = m->graph->node[0];
+    assert_string_equal(n->domain, "org.example");
+    assert_int_equal(n->n_attribute, 4);
+    assert_int_equal(n->attribute[0]->s.len, 5);
+    assert_memory_equal(n->attribute[0]->s.data, "exact", 5);
+    assert_true(n->attribute[1]->f == 0.25f);
+    assert_int_equal(n->attribute[2]->n_floats, 2);
+    assert_true(n->attribute[2]->floats[1] == -1.0f);
+    assert_int_equal(n->attribute[3]->t->data_type, OQ_DTYPE_FLOAT16);
+    uint16_t back;
+    memcpy(&back, n->attribute[3]->t->raw_data.data, 2);
+    assert_true(oq_f16_bits_to_f32(back) == 3.0f);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_errors_are_sticky),
         cmocka_unit_test(test_bad_construction),
         cmocka_unit_test(test_write_is_atomic_and_refuses_overwrite),
+        cmocka_unit_test(test_attribute_kinds_and_named_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,6 +82,9 @@ static void test_load_missing_path(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/dir/libonnxruntime.so"));
     assert_non_null(strstr(err.msg, "no such file"));
     assert_null(strchr(err.msg, '\n'));
+    /* A bare name goes to the dynamic loader's search, which says why it failed. */
+    assert_int_equal(oq_runtime_load("libonnxruntime_nope.so", &r, &err), OQ_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "libonnxruntime_nope.so (cannot open shared object file"));
 }
 
 static void test_load_foreign_library(void **state)
