@@ -72,9 +72,11 @@ int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API versi
 const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
 const struct OrtApi *oq_runtime_api(const oq_runtime *rt);
 
-/* Messages ORT logged (warning and above) since the runtime was loaded, oldest
- * first, the last 64 kept. Returns the count; `oq_runtime_log_line` gives one
- * ("[W] message") or NULL past the end. The pointer is valid until the next log. */
+/* Messages ORT logged (warning and above), oldest first, the last 64 kept.
+ * ORT shares one environment (and logger) per loaded library, so the log is
+ * process-wide: lines from every runtime appear. Returns the count;
+ * `oq_runtime_log_line` gives one ("[W] message") or NULL past the end; the
+ * pointer is valid until 64 more lines have been logged. */
 size_t oq_runtime_log_count(const oq_runtime *rt);
 const char *oq_runtime_log_line(const oq_runtime *rt, size_t i);
 

@@ -46,6 +46,7 @@ typedef struct oq_validate_opts {
     /* OQ_MODEL_SDPA: heads, kv_heads, head_dim (layout 3); format and dtype come per config */
     oq_sdpa_config sdpa;
     int static_shapes;        /* export with the batches' fixed B, L (one shape for all) */
+    oq_mask_form mask_form;   /* how exported attention excludes padded keys (AUTO by default) */
 
     /* events: saved batches, or generated with `events` */
     size_t n_input_files;

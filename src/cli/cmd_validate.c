@@ -34,6 +34,9 @@ static void usage(FILE *fp)
 "  --weights W.npz         encoder weights (default: random from --weights-seed, 1)\n"
 "  --head-dim D --kv-heads K   sdpa shape (with --heads)\n"
 "  --static                export static shapes (B and L of the first batch)\n"
+"  --mask-form auto|additive|bool|seqlen   how exported attention excludes padded keys (auto:\n"
+"                          additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
+"                          bool builds a boolean attn_mask, the form that routes to MATH on CUDA)\n"
 "\n"
 "events:\n"
 "  --inputs FILE...        saved batches (inputs_*.npz: features, mask); repeatable, globs expanded by the shell\n"
@@ -54,6 +57,7 @@ static void usage(FILE *fp)
 "output:\n"
 "  --outdir DIR            (ortqual-out/<timestamp>)   --force   reuse a directory with a summary\n"
 "  --save-outputs          write outputs_<config>_NNN.npz       --json   print summary.json\n"
+"  --no-plots              skip plots/ (error distributions, runtime against valid size)\n"
 "\n"
 "dispatch and placement (CUDA and other GPU execution providers):\n"
 "  --expect-kernel NODE=KERNEL   per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable\n"
@@ -81,7 +85,7 @@ enum {
     OPT_NEVENTS, OPT_BATCH, OPT_POLICY, OPT_MAXLEN, OPT_PADBIN, OPT_SEED, OPT_CONFIGS, OPT_LIST,
     OPT_REQUIRE, OPT_REPEAT, OPT_WARMUP, OPT_TOL, OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON,
     OPT_TIMEOUT, OPT_NOISO, OPT_WORKER, OPT_EXPECT, OPT_REQDISP, OPT_TEETH, OPT_FULLGPU,
-    OPT_STRICT, OPT_PROFILE
+    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM
 };
 
 static const struct option longopts[] = {
@@ -101,6 +105,7 @@ static const struct option longopts[] = {
     {"expect-kernel", 1, 0, OPT_EXPECT}, {"require-dispatch", 0, 0, OPT_REQDISP},
     {"prove-teeth", 0, 0, OPT_TEETH}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
     {"strict-placement", 0, 0, OPT_STRICT}, {"profile", 0, 0, OPT_PROFILE},
+    {"no-plots", 0, 0, OPT_NOPLOTS}, {"mask-form", 1, 0, OPT_MASKFORM},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
 struct args {
@@ -218,6 +223,16 @@ static int other_opt(struct args *a, int c, const char *arg)
     case OPT_FULLGPU: o->require_full_gpu = 1; return 0;
     case OPT_STRICT: o->strict_placement = 1; return 0;
     case OPT_PROFILE: o->profile = 1; return 0;
+    case OPT_NOPLOTS: o->plots = 0; return 0;
+    case OPT_MASKFORM: {
+        int m = oq_mask_form_parse(arg);
+        if (m < 0 || m == OQ_MASK_NONE) {
+            fprintf(stderr, "ortqual validate: --mask-form: '%s' is not auto, additive, bool or seqlen\n", arg);
+            return -1;
+        }
+        o->mask_form = (oq_mask_form)m;
+        return 0;
+    }
     }
     return int_opt(a, c, arg);
 }

@@ -220,13 +220,13 @@ static oq_status rt_init(oq_runtime *rt, get_api_base_fn fn, oq_err *err)
     return oq_ort_status(rt, st, err, "creating the ONNX Runtime environment");
 }
 
-static char *resolved_path(void *dl, get_api_base_fn fn, const char *fallback)
+/* The file the loader actually mapped (a bare name or symlink resolved). */
+static char *resolved_path(get_api_base_fn fn, const char *fallback)
 {
     Dl_info info;
     const char *p = fallback;
     if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_fname) p = info.dli_fname;
     char buf[PATH_MAX];
-    (void)dl;
     return strdup(realpath(p, buf) ? buf : p);
 }
 
@@ -245,7 +245,7 @@ oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     rt->dl = dl;
-    rt->lib_path = resolved_path(dl, fn, path ? path : "libonnxruntime.so");
+    rt->lib_path = resolved_path(fn, path ? path : "libonnxruntime.so");
     if (!rt->lib_path) {
         oq_runtime_free(rt);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

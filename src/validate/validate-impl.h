@@ -56,6 +56,10 @@ void oq_wcheck_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, oq
                       json_t *result, int *verdict, char *reason, size_t rn);
 void oq_wcheck_abort(oq_wcheck *c);
 
+/* report.c */
+oq_status oq_validate_write_csv(const char *path, const json_t *summary, oq_err *err);
+void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary);
+
 /* prepare.c */
 oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err);
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
@@ -65,5 +69,6 @@ oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, 
                                   int64_t *num_features, oq_err *err);
 /* evidence.c: versions, devices, environment, host, command line. */
 json_t *oq_validate_evidence(const oq_validate_opts *o);
+json_t *oq_validate_system_evidence(oq_runtime *rt);
 
 #endif

@@ -391,8 +391,11 @@ oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit
         json_object_set_new(c.summary, "verdict", json_string(*exit_status ? "failed" : "passed"));
         json_object_set_new(c.summary, "exit_status", json_integer(*exit_status));
         char path[4096];
+        snprintf(path, sizeof path, "%s/validate.csv", o->outdir);
+        st = oq_validate_write_csv(path, c.summary, err);
+        if (!st && o->plots) oq_validate_plots(o->outdir, path, c.summary);
         snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-        st = oq_json_write(path, c.summary, err);
+        if (!st) st = oq_json_write(path, c.summary, err);
     }
     if (*c.workdir) remove_tree(c.workdir);
     json_decref(c.batches);

@@ -246,6 +246,8 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
     const char *status = st ? classify_error(st, e->msg) : (w->all_passed ? "passed" : "failed");
     int verdict = 1;
     char reason[1100] = "";
+    /* after the runs, so the libraries an execution provider loaded lazily are listed too */
+    if (w->rt) json_object_set_new(w->result, "evidence", oq_validate_system_evidence(w->rt));
     if (w->sess && !st) oq_wcheck_finish(&w->chk, w->plan, &w->cfg, w->sess, w->result, &verdict, reason, sizeof reason);
     else oq_wcheck_abort(&w->chk);
     if (!st && verdict != 1 && !strcmp(status, "passed")) status = verdict == 0 ? "failed" : "skipped";

@@ -38,6 +38,14 @@ ls "$work/c" | grep -q '\.png$' && fail "--format svg wrote PNG files"
 grep -q '"files"' "$work/out" || fail "--json output: $(cat "$work/out")"
 grep -q "Speed-up over ref (mean time)" "$work/c/speedup_masked.svg" || fail "baseline/stat not applied"
 
+# --- bench summary.json (results records, extra keys ignored) ---------------
+"$ORTQUAL" plot "$OQ_SOURCE_DIR/tests/fixtures/bench/summary.json" --out "$work/j" --format svg >"$work/out" \
+  || fail "plot summary.json exited $?"
+[ "$(wc -l <"$work/out")" -eq 4 ] || fail "summary.json: expected 4 figures: $(cat "$work/out")"
+grep -q "series: cpu:decomposed:fp32 | cpu:attention24:fp32</desc>" "$work/j/runtime.svg" \
+  || fail "summary.json: series missing"
+printf '{"results": 1}' >"$work/bad.json"
+
 # --- validate fixture, default output directory is the input's --------------
 cp "$val" "$work/validate.csv"
 "$ORTQUAL" plot "$work/validate.csv" --format png >"$work/out" || fail "validate plot exited $?"
@@ -70,6 +78,7 @@ grep -v ',ok,' "$bench" >"$work/nook.csv"
 expect_usage 'no bench rows with status "ok" to plot' "$work/nook.csv"
 expect_usage "baseline 'gpu' is not a variant" "$bench" --baseline gpu
 expect_usage "cannot open" "$work/missing.csv"
+expect_usage 'bad.json: no "results" array of records' "$work/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
 expect_usage "unknown format 'pdf'" "$bench" --format pdf
 expect_usage "unknown statistic 'p42'" "$bench" --stat p42
