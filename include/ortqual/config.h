@@ -5,6 +5,7 @@
  *                   decomposed | attention23 | attention24   (exported by ortqual)
  *                   model                 (the user's --model file as it is)
  *   precision       fp64 (ref only) | fp32 | fp16 (attention computed in float16, public I/O fp32)
+ *                   | tf32 (cuda only: float32 model, TensorFloat-32 matrix products allowed)
  *   kernel          auto | flash | efficient | cudnn | math   (CUDA sdpa_kernel; default auto)
  *
  * Examples: ref:encoder:fp64, cpu:decomposed:fp32, cuda:attention24:fp16:flash.
@@ -27,7 +28,9 @@ typedef enum oq_repr {
     OQ_REPR_MODEL
 } oq_repr;
 
-typedef enum oq_precision { OQ_PREC_FP64 = 0, OQ_PREC_FP32, OQ_PREC_FP16 } oq_precision;
+/* fp32 on CUDA means true float32 (use_tf32=0); tf32 allows TensorFloat-32 matrix products
+ * (10-bit mantissa, judged with the fp16 tolerances), which is ORT's CUDA default. */
+typedef enum oq_precision { OQ_PREC_FP64 = 0, OQ_PREC_FP32, OQ_PREC_FP16, OQ_PREC_TF32 } oq_precision;
 
 typedef enum oq_kernel {
     OQ_KERNEL_AUTO = 0,
@@ -58,6 +61,9 @@ const char *oq_kernel_name(oq_kernel k);
 int oq_kernel_sdpa_mask(oq_kernel k);
 /* The name ORT prints in its routing line (SdpaKernel=...), NULL for auto. */
 const char *oq_kernel_ort_name(oq_kernel k);
+
+/* The dtype whose tolerances judge the configuration (tf32 and fp16 share fp16's). */
+int oq_precision_is_reduced(oq_precision p);
 
 /* Non-zero when the configuration runs through ONNX Runtime (not the C reference). */
 int oq_config_uses_ort(const oq_config *c);

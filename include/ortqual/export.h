@@ -153,6 +153,8 @@ typedef struct oq_encoder_export {
     oq_dtype attention_dtype;
     int64_t static_batch;       /* 0: dynamic */
     int64_t static_seq;
+    int elu_op;                 /* 1: the ONNX Elu operator (ORT 1.29 has no CUDA kernel for
+                                   Elu-22, so CUDA sessions place it on CPU); 0: standard ops */
 } oq_encoder_export;
 
 /* Build the encoder model from `w`. The caller frees *out with oq_graph_free. */

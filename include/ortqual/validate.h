@@ -47,6 +47,7 @@ typedef struct oq_validate_opts {
     oq_sdpa_config sdpa;
     int static_shapes;        /* export with the batches' fixed B, L (one shape for all) */
     oq_mask_form mask_form;   /* how exported attention excludes padded keys (AUTO by default) */
+    int elu_op;               /* encoder: the ONNX Elu operator instead of standard ops */
 
     /* events: saved batches, or generated with `events` */
     size_t n_input_files;

@@ -85,7 +85,10 @@ static void usage_encoder(FILE *fp)
             "  --seed S                  random weights from this seed (default 0)\n"
             "  --weights W.npz           weights from an npz instead (shapes give F, W, N, FF and\n"
             "                            the heads; --heads is still needed)\n"
-            "  --save-weights W.npz      also write the weights used (atomically; --force applies)\n");
+            "  --save-weights W.npz      also write the weights used (atomically; --force applies)\n"
+            "  --elu decomposed|op       ELU from standard ops (default), or the ONNX Elu operator,\n"
+            "                            which ORT 1.29 runs on CPU inside a CUDA session (Elu-22\n"
+            "                            has no CUDA kernel): the case --require-full-gpu catches\n");
     usage_common(fp);
     fprintf(fp,
             "\nexamples:\n"
@@ -135,7 +138,7 @@ struct common_opts {
 
 enum {
     OPT_FORMAT = 256, OPT_MASK, OPT_DTYPE, OPT_STATIC, OPT_FORCE, OPT_HEADS, OPT_KV_HEADS,
-    OPT_HEAD_DIM, OPT_LAYOUT, OPT_UNMASKED, OPT_FEATURES, OPT_WIDTH, OPT_LAYERS, OPT_FFN,
+    OPT_HEAD_DIM, OPT_LAYOUT, OPT_ELU, OPT_UNMASKED, OPT_FEATURES, OPT_WIDTH, OPT_LAYERS, OPT_FFN,
     OPT_CLASSES, OPT_REG, OPT_SEED, OPT_WEIGHTS, OPT_SAVE
 };
 
@@ -295,13 +298,14 @@ static int export_encoder(int argc, char **argv)
         {"seed", required_argument, 0, OPT_SEED},
         {"weights", required_argument, 0, OPT_WEIGHTS},
         {"save-weights", required_argument, 0, OPT_SAVE},
+        {"elu", required_argument, 0, OPT_ELU},
         {0, 0, 0, 0}};
     oq_encoder_config c;
     oq_encoder_config_default(&c);
     struct common_opts o = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0, NULL, 0};
     const char *weights = NULL, *save = NULL;
     int64_t v, seed = 0;
-    int shape_opts = 0, ch;
+    int shape_opts = 0, ch, elu_op = 0;
     opterr = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -323,6 +327,13 @@ static int export_encoder(int argc, char **argv)
         case OPT_SEED: if (parse_int("--seed", optarg, 0, &seed)) return OQ_EXIT_USAGE; continue;
         case OPT_WEIGHTS: weights = optarg; continue;
         case OPT_SAVE: save = optarg; continue;
+        case OPT_ELU:
+            if (strcmp(optarg, "op") && strcmp(optarg, "decomposed")) {
+                fprintf(stderr, "ortqual export encoder: --elu '%s': use decomposed or op\n", optarg);
+                return OQ_EXIT_USAGE;
+            }
+            elu_op = !strcmp(optarg, "op");
+            continue;
         default: return bad_option(argv);
         }
         if (parse_int(name, optarg, lo, &v)) return OQ_EXIT_USAGE;
@@ -353,7 +364,7 @@ static int export_encoder(int argc, char **argv)
         fprintf(stderr, "ortqual export encoder: %s\n", err.msg);
         return s == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
-    oq_encoder_export x = {o.format, o.mask, o.dtype, o.sb, o.sl};
+    oq_encoder_export x = {o.format, o.mask, o.dtype, o.sb, o.sl, elu_op};
     oq_graph *g = NULL;
     if ((s = oq_export_encoder(w, &x, &g, &err)) == OQ_OK && save)
         s = save_weights(w, save, o.force, &err);

@@ -34,6 +34,7 @@ static void usage(FILE *fp)
 "  --weights W.npz         encoder weights (default: random from --weights-seed, 1)\n"
 "  --head-dim D --kv-heads K   sdpa shape (with --heads)\n"
 "  --static                export static shapes (B and L of the first batch)\n"
+"  --elu decomposed|op     encoder ELU from standard ops (default) or the Elu operator (CPU-only on CUDA)\n"
 "  --mask-form auto|additive|bool|seqlen   how exported attention excludes padded keys (auto:\n"
 "                          additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
 "                          bool builds a boolean attn_mask, the form that routes to MATH on CUDA)\n"
@@ -47,7 +48,8 @@ static void usage(FILE *fp)
 "configurations:\n"
 "  --configs C1,C2,...     <runtime>:<representation>:<precision>[:<kernel>]; the first is the reference\n"
 "                          runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
-"                          decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16;\n"
+"                          decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
+"                          tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
 "                          kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel)\n"
 "  --list-configs          print the configurations possible here and why others are not\n"
 "  --require CONFIG        a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable\n"
@@ -85,7 +87,7 @@ enum {
     OPT_NEVENTS, OPT_BATCH, OPT_POLICY, OPT_MAXLEN, OPT_PADBIN, OPT_SEED, OPT_CONFIGS, OPT_LIST,
     OPT_REQUIRE, OPT_REPEAT, OPT_WARMUP, OPT_TOL, OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON,
     OPT_TIMEOUT, OPT_NOISO, OPT_WORKER, OPT_EXPECT, OPT_REQDISP, OPT_TEETH, OPT_FULLGPU,
-    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM
+    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM, OPT_ELU
 };
 
 static const struct option longopts[] = {
@@ -105,7 +107,7 @@ static const struct option longopts[] = {
     {"expect-kernel", 1, 0, OPT_EXPECT}, {"require-dispatch", 0, 0, OPT_REQDISP},
     {"prove-teeth", 0, 0, OPT_TEETH}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
     {"strict-placement", 0, 0, OPT_STRICT}, {"profile", 0, 0, OPT_PROFILE},
-    {"no-plots", 0, 0, OPT_NOPLOTS}, {"mask-form", 1, 0, OPT_MASKFORM},
+    {"no-plots", 0, 0, OPT_NOPLOTS}, {"mask-form", 1, 0, OPT_MASKFORM}, {"elu", 1, 0, OPT_ELU},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
 struct args {
@@ -224,6 +226,13 @@ static int other_opt(struct args *a, int c, const char *arg)
     case OPT_STRICT: o->strict_placement = 1; return 0;
     case OPT_PROFILE: o->profile = 1; return 0;
     case OPT_NOPLOTS: o->plots = 0; return 0;
+    case OPT_ELU:
+        if (strcmp(arg, "op") && strcmp(arg, "decomposed")) {
+            fprintf(stderr, "ortqual validate: --elu: '%s' is not decomposed or op\n", arg);
+            return -1;
+        }
+        o->elu_op = !strcmp(arg, "op");
+        return 0;
     case OPT_MASKFORM: {
         int m = oq_mask_form_parse(arg);
         if (m < 0 || m == OQ_MASK_NONE) {
@@ -257,6 +266,15 @@ static int finish_args(struct args *a)
     if (oq_length_policy_parse(a->policy, &a->o.events, &e)) {
         fprintf(stderr, "ortqual validate: --length-policy: %s\n", e.msg);
         return -1;
+    }
+    if (a->o.static_shapes && !a->o.n_input_files) {
+        /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
+        a->o.events.pad_to_max_len = 1;
+        if (a->o.events.num_events % a->o.events.batch_size) {
+            fprintf(stderr, "ortqual validate: --static needs --num-events (%lld) to be a multiple of --batch-size (%lld)\n",
+                    (long long)a->o.events.num_events, (long long)a->o.events.batch_size);
+            return -1;
+        }
     }
     a->o.input_files = a->inputs;
     a->o.required = a->required;

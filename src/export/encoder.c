@@ -38,8 +38,9 @@ static const char *layer_norm(oq_graph *g, const oq_encoder_weights *w, const ch
 
 /* ELU(alpha 1) from standard ops: Where(x > 0, x, Exp(Min(x, 0)) - 1). Min keeps
  * Exp from overflowing on the branch Where discards. */
-static const char *elu(oq_graph *g, const char *x)
+static const char *elu(oq_graph *g, const char *x, int as_op)
 {
+    if (as_op) return x ? OP(g, "Elu", x) : NULL;
     const char *zero = oq_graph_const_f32(g, "zero", 0.0f);
     const char *one = oq_graph_const_f32(g, "one", 1.0f);
     const char *neg = OP(g, "Sub", OP(g, "Exp", OP(g, "Min", x, zero)), one);
@@ -47,7 +48,7 @@ static const char *elu(oq_graph *g, const char *x)
 }
 
 static const char *block(oq_graph *g, const oq_encoder_weights *w, oq_attn_builder *b,
-                         const char *h, int i)
+                         const char *h, int i, int elu_op)
 {
     const char *a = layer_norm(g, w, h, "blocks.%d.ln1.scale", "blocks.%d.ln1.bias", i);
     const char *q = linear(g, w, a, "blocks.%d.attn.wq", "blocks.%d.attn.bq", i);
@@ -60,7 +61,7 @@ static const char *block(oq_graph *g, const oq_encoder_weights *w, oq_attn_build
     const char *o = linear(g, w, att, "blocks.%d.attn.wo", "blocks.%d.attn.bo", i);
     h = o ? OP(g, "Add", h, o) : NULL;
     const char *f = layer_norm(g, w, h, "blocks.%d.ln2.scale", "blocks.%d.ln2.bias", i);
-    f = elu(g, linear(g, w, f, "blocks.%d.ffn.w1", "blocks.%d.ffn.b1", i));
+    f = elu(g, linear(g, w, f, "blocks.%d.ffn.w1", "blocks.%d.ffn.b1", i), elu_op);
     f = linear(g, w, f, "blocks.%d.ffn.w2", "blocks.%d.ffn.b2", i);
     return f ? OP(g, "Add", h, f) : NULL;
 }
@@ -111,7 +112,7 @@ oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export
     /* Sanitize with Where rather than a product: NaN * 0 would still be NaN. */
     const char *h = oq_attn_zero_padding(&b, "features", 1);
     h = linear(g, w, h, "embed.weight", "embed.bias", 0);
-    for (int i = 0; i < c->layers; i++) h = block(g, w, &b, h, i);
+    for (int i = 0; i < c->layers; i++) h = block(g, w, &b, h, i, x->elu_op);
     h = layer_norm(g, w, h, "final_ln.scale", "final_ln.bias", 0);
     int added = 0;
     for (int i = 0; i < c->n_outputs && h; i++) {

@@ -5,7 +5,7 @@
 
 static const char *const repr_names[] = {"encoder", "sdpa", "decomposed", "attention23",
                                          "attention24", "model"};
-static const char *const prec_names[] = {"fp64", "fp32", "fp16"};
+static const char *const prec_names[] = {"fp64", "fp32", "fp16", "tf32"};
 static const char *const kernel_names[] = {"auto", "flash", "efficient", "cudnn", "math"};
 /* ORT's AttentionBackend bits (contrib_ops/cpu/bert/attention_common.h). */
 static const int kernel_masks[] = {0, 1, 2, 8, 16};
@@ -20,6 +20,7 @@ const char *oq_kernel_name(oq_kernel k) { return kernel_names[k]; }
 int oq_kernel_sdpa_mask(oq_kernel k) { return kernel_masks[k]; }
 const char *oq_kernel_ort_name(oq_kernel k) { return kernel_ort[k]; }
 int oq_config_uses_ort(const oq_config *c) { return strcmp(c->runtime, "ref") != 0; }
+int oq_precision_is_reduced(oq_precision p) { return p == OQ_PREC_FP16 || p == OQ_PREC_TF32; }
 
 static int lookup(const char *s, const char *const *names, int n)
 {
@@ -64,6 +65,8 @@ static oq_status check_combination(const oq_config *c, const char *text, oq_err 
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "config '%s': fp64 is the reference's precision; ONNX Runtime configs take fp32 or fp16",
                           text);
+    if (c->precision == OQ_PREC_TF32 && strcmp(c->runtime, "cuda") != 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': tf32 applies to the cuda runtime only", text);
     if (c->kernel != OQ_KERNEL_AUTO && strcmp(c->runtime, "cuda") != 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "config '%s': a kernel choice (%s) applies to the cuda runtime only", text,

@@ -130,15 +130,17 @@ oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_wei
         return OQ_OK;
     }
     const char *kind = o->kind == OQ_MODEL_ENCODER ? "encoder" : "sdpa";
-    snprintf(path, n, "%s/%s_%s_%s%s%s.onnx", o->outdir, kind, oq_repr_name(c->repr),
+    snprintf(path, n, "%s/%s_%s_%s%s%s%s%s.onnx", o->outdir, kind, oq_repr_name(c->repr),
              oq_precision_name(c->precision), o->mask_form ? "_" : "",
-             o->mask_form ? oq_mask_form_name(o->mask_form) : "");
+             o->mask_form ? oq_mask_form_name(o->mask_form) : "", o->elu_op ? "_eluop" : "",
+             o->static_shapes ? "_static" : "");
     oq_graph *g = NULL;
     oq_dtype adt = c->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     oq_status st;
     if (o->kind == OQ_MODEL_ENCODER) {
         oq_encoder_export x = {.format = format_of(c->repr), .mask = o->mask_form, .attention_dtype = adt,
-                               .static_batch = static_bl[0], .static_seq = static_bl[1]};
+                               .static_batch = static_bl[0], .static_seq = static_bl[1],
+                               .elu_op = o->elu_op};
         st = oq_export_encoder(w, &x, &g, err);
     } else {
         oq_sdpa_config s = o->sdpa;

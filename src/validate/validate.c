@@ -32,7 +32,7 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
 {
     static const char *const cpu[] = {"ref:encoder:fp64", "cpu:decomposed:fp32", "cpu:attention23:fp32",
                                       "cpu:attention24:fp32", "cpu:attention24:fp16"};
-    static const char *const cuda[] = {"cuda:decomposed:fp32", "cuda:attention24:fp32",
+    static const char *const cuda[] = {"cuda:decomposed:fp32", "cuda:attention24:fp32", "cuda:attention24:tf32",
                                        "cuda:attention24:fp16:flash", "cuda:attention24:fp16:efficient",
                                        "cuda:attention24:fp16:math"};
     size_t n = 0;

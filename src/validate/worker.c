@@ -184,6 +184,13 @@ static json_t *ep_devices_json(oq_runtime *rt)
     return jd;
 }
 
+static int has_key(const char **keys, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys[i], key)) return 1;
+    return 0;
+}
+
 /* The kernel choice of the configuration, or the forced one of a teeth rerun. */
 static int sdpa_kernel(const worker *w, char *buf, size_t n)
 {
@@ -212,13 +219,15 @@ static oq_status open_session(worker *w, oq_err *err)
                                                            oq_runtime_api_version(w->rt)));
     const json_t *opts = json_object_get(rt, "ep_options");
     size_t n = json_array_size(opts);
-    const char **keys = calloc(n + 2, sizeof *keys), **vals = calloc(n + 2, sizeof *vals);
+    const char **keys = calloc(n + 3, sizeof *keys), **vals = calloc(n + 3, sizeof *vals);
     json_array_foreach(opts, i, pair) {
         keys[i] = json_string_value(json_array_get(pair, 0));
         vals[i] = json_string_value(json_array_get(pair, 1));
     }
     char kernel[16];
     if (sdpa_kernel(w, kernel, sizeof kernel)) keys[n] = "sdpa_kernel", vals[n++] = kernel;
+    if (!strcmp(w->cfg.runtime, "cuda") && !has_key(keys, n, "use_tf32"))
+        keys[n] = "use_tf32", vals[n++] = w->cfg.precision == OQ_PREC_TF32 ? "1" : "0";
     oq_session_opts so = {.graph_opt_level = -1, .ep = w->cfg.runtime, .n_ep_options = n,
                           .ep_option_keys = keys, .ep_option_values = vals};
     if (!st) st = oq_wcheck_begin(&w->chk, w->plan, w->workdir, err);
@@ -273,7 +282,7 @@ static oq_status worker_init(worker *w, const json_t *plan, oq_err *err)
     w->repeat = (int)json_integer_value(json_object_get(plan, "repeat"));
     w->warmup = (int)json_integer_value(json_object_get(plan, "warmup"));
     oq_status st = oq_config_parse(oq_json_str(plan, "config", ""), &w->cfg, err);
-    oq_dtype prec = w->cfg.precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
+    oq_dtype prec = oq_precision_is_reduced(w->cfg.precision) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     if (!st) st = oq_tolerances_create(oq_tolerance_for_dtype(prec), &w->tols, err);
     const char *specs = oq_json_str(plan, "tolerances", NULL);
     if (!st && specs && *specs) st = oq_tolerances_add(w->tols, specs, err);

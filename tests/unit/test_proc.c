@@ -77,6 +77,7 @@ static void test_config_parse(void **state)
         {"ref:encoder:fp32", "fp64 only"},
         {"cpu:decomposed:fp64", "fp64 is the reference's"},
         {"cpu:attention24:fp16:flash", "cuda runtime only"},
+        {"cpu:attention24:tf32", "tf32 applies to the cuda runtime only"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_not_equal(oq_config_parse(bad[i].text, &c, &err), OQ_OK);

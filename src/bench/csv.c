@@ -1,0 +1,122 @@
+/* summary.csv through the CSV layer (csv.h), columns as oq_bench_csv_columns. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ortqual/bench.h"
+
+#include "ortqual/csv.h"
+
+/* "FLASH_ATTENTION+MATH" -> "flash+math"; CPU rows "cpu", the reference "ref". */
+static void kernel_text(const oq_bench_row *r, char *buf, size_t n)
+{
+    if (!oq_config_uses_ort(&r->variant)) {
+        snprintf(buf, n, "ref");
+        return;
+    }
+    if (!strcmp(r->variant.runtime, "cpu")) {
+        snprintf(buf, n, "cpu");
+        return;
+    }
+    size_t j = 0;
+    for (const char *s = r->kernel_observed; *s && j + 1 < n;) {
+        if (!strncmp(s, "_ATTENTION", 10)) {
+            s += 10;
+            continue;
+        }
+        buf[j++] = (char)tolower((unsigned char)*s++);
+    }
+    buf[j] = '\0';
+}
+
+static void write_num(oq_csv_writer *w, double x)
+{
+    if (isnan(x))
+        oq_csv_write_empty(w);
+    else
+        oq_csv_write_double(w, x);
+}
+
+static void write_mib(oq_csv_writer *w, int64_t bytes)
+{
+    if (bytes < 0)
+        oq_csv_write_empty(w);
+    else
+        oq_csv_write_double(w, (double)bytes / 1048576.0);
+}
+
+static void write_count(oq_csv_writer *w, int64_t n)
+{
+    if (n < 0)
+        oq_csv_write_empty(w);
+    else
+        oq_csv_write_int(w, n);
+}
+
+/* Statistics only for rows that were timed. */
+static double stat(const oq_bench_row *r, double x) { return r->status == OQ_BENCH_OK ? x : NAN; }
+
+static void write_col(oq_csv_writer *w, const oq_bench_row *r, int col)
+{
+    char kernel[96];
+    switch ((enum oq_bench_col)col) {
+    case OQ_BENCH_COL_VARIANT: oq_csv_write_str(w, r->variant.name); break;
+    case OQ_BENCH_COL_STATUS: oq_csv_write_str(w, oq_bench_status_name(r->status)); break;
+    case OQ_BENCH_COL_DEVICE: oq_csv_write_str(w, r->device); break;
+    case OQ_BENCH_COL_DTYPE: oq_csv_write_str(w, oq_precision_name(r->variant.precision)); break;
+    case OQ_BENCH_COL_REPRESENTATION: oq_csv_write_str(w, oq_repr_name(r->variant.repr)); break;
+    case OQ_BENCH_COL_KERNEL:
+        kernel_text(r, kernel, sizeof kernel);
+        oq_csv_write_str(w, kernel);
+        break;
+    case OQ_BENCH_COL_KERNEL_REQUESTED: oq_csv_write_str(w, oq_kernel_name(r->variant.kernel)); break;
+    case OQ_BENCH_COL_SHAPES:
+        oq_csv_write_str(w, r->static_shapes < 0 ? NULL : r->static_shapes ? "static" : "dynamic");
+        break;
+    case OQ_BENCH_COL_IO_BINDING: oq_csv_write_str(w, oq_io_binding_name(r->io)); break;
+    case OQ_BENCH_COL_MASKED: oq_csv_write_int(w, r->masked); break;
+    case OQ_BENCH_COL_BATCH: oq_csv_write_int(w, r->batch); break;
+    case OQ_BENCH_COL_SEQ_LEN: oq_csv_write_int(w, r->seq_len); break;
+    case OQ_BENCH_COL_VALID_ELEMENTS: oq_csv_write_int(w, r->valid_tokens); break;
+    case OQ_BENCH_COL_HEADS: oq_csv_write_int(w, r->heads); break;
+    case OQ_BENCH_COL_KV_HEADS: oq_csv_write_int(w, r->kv_heads); break;
+    case OQ_BENCH_COL_HEAD_DIM: oq_csv_write_int(w, r->head_dim); break;
+    case OQ_BENCH_COL_THREADS: oq_csv_write_int(w, r->threads); break;
+    case OQ_BENCH_COL_WARMUP: oq_csv_write_int(w, (long long)r->warmup); break;
+    case OQ_BENCH_COL_ITERS: oq_csv_write_int(w, (long long)r->iters); break;
+    case OQ_BENCH_COL_SESSION_MS: write_num(w, r->session_ms); break;
+    case OQ_BENCH_COL_FIRST_RUN_MS: write_num(w, r->first_run_ms); break;
+    case OQ_BENCH_COL_MEAN_MS: write_num(w, stat(r, r->stats.mean)); break;
+    case OQ_BENCH_COL_STD_MS: write_num(w, stat(r, r->stats.std)); break;
+    case OQ_BENCH_COL_MIN_MS: write_num(w, stat(r, r->stats.min)); break;
+    case OQ_BENCH_COL_P50_MS: write_num(w, stat(r, r->stats.p50)); break;
+    case OQ_BENCH_COL_P90_MS: write_num(w, stat(r, r->stats.p90)); break;
+    case OQ_BENCH_COL_P99_MS: write_num(w, stat(r, r->stats.p99)); break;
+    case OQ_BENCH_COL_PEAK_RSS_MB: write_mib(w, r->peak_rss); break;
+    case OQ_BENCH_COL_VMHWM_MB: write_mib(w, r->vmhwm); break;
+    case OQ_BENCH_COL_PEAK_GPU_MB: write_mib(w, r->gpu_mem); break;
+    case OQ_BENCH_COL_MAX_ABS_ERR: write_num(w, r->max_abs_err); break;
+    case OQ_BENCH_COL_NAN_COUNT: write_count(w, r->nan_count); break;
+    case OQ_BENCH_COL_ERROR: oq_csv_write_str(w, r->error); break;
+    default: oq_csv_write_empty(w); break;
+    }
+}
+
+static oq_status write_row(oq_csv_writer *w, const oq_bench_row *r, oq_err *err)
+{
+    for (int c = 0; c < OQ_BENCH_NCOLS; c++) write_col(w, r, c);
+    return oq_csv_end_row(w, err);
+}
+
+oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err)
+{
+    oq_csv_writer *w = NULL;
+    oq_status st = oq_csv_writer_open(&w, path, oq_bench_csv_columns, OQ_BENCH_NCOLS, 1, err);
+    for (size_t i = 0; !st && i < rows->n; i++) st = write_row(w, &rows->rows[i], err);
+    if (st) {
+        oq_csv_writer_abort(w);
+        return st;
+    }
+    return oq_csv_writer_commit(w, err);
+}

@@ -1,0 +1,157 @@
+/* Rows and options as JSON (summary.json). */
+#include <math.h>
+
+#include "ortqual/bench.h"
+#include "ortqual/events.h"
+
+/* A number, or null when it was not measured (NAN) . */
+static json_t *num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+static json_t *int_or_null(int64_t x) { return x >= 0 ? json_integer(x) : json_null(); }
+
+static json_t *stats_json(const oq_bench_stats *s)
+{
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "mean", num_or_null(s->mean), "std",
+                     num_or_null(s->std), "min", num_or_null(s->min), "max", num_or_null(s->max),
+                     "p50", num_or_null(s->p50), "p90", num_or_null(s->p90), "p99",
+                     num_or_null(s->p99));
+}
+
+static json_t *samples_json(const oq_bench_row *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < r->n_samples; i++) json_array_append_new(a, json_real(r->samples_ms[i]));
+    return a;
+}
+
+static json_t *alloc_json(const oq_bench_row *r)
+{
+    if (!r->n_alloc_stats) return json_null();
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < r->n_alloc_stats; i++)
+        json_object_set_new(o, r->alloc_stats[i].key, json_string(r->alloc_stats[i].value));
+    return o;
+}
+
+static json_t *memory_json(const oq_bench_row *r)
+{
+    return json_pack("{s:o,s:o,s:o,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
+                     "peak_rss_bytes", int_or_null(r->peak_rss), "vmhwm_bytes",
+                     int_or_null(r->vmhwm), "gpu_bytes", int_or_null(r->gpu_mem), "gpu_note",
+                     r->gpu_mem_note[0] ? r->gpu_mem_note : NULL, "allocator_stats",
+                     alloc_json(r));
+}
+
+static json_t *accuracy_json(const oq_bench_row *r)
+{
+    if (isnan(r->max_abs_err) && r->nan_count < 0) return json_null();
+    return json_pack("{s:o,s:o,s:o,s:o,s:o}", "max_abs_err", num_or_null(r->max_abs_err),
+                     "max_rel_err", num_or_null(r->max_rel_err), "nan_count",
+                     int_or_null(r->nan_count), "inf_count", int_or_null(r->inf_count),
+                     "pad_nonzero", int_or_null(r->pad_nonzero));
+}
+
+static json_t *shapes_json(int static_shapes)
+{
+    return static_shapes < 0 ? json_null() : json_string(static_shapes ? "static" : "dynamic");
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+    json_object_set_new(o, k, v && *v ? json_string(v) : json_null());
+}
+
+static void set_int(json_t *o, const char *k, int64_t v) { json_object_set_new(o, k, json_integer(v)); }
+
+oq_status oq_bench_row_to_json(const oq_bench_row *r, json_t **out, oq_err *err)
+{
+    const oq_bench_variant *v = &r->variant;
+    json_t *o = json_object();
+    if (!o) return oq_err_set(err, OQ_ERR_NOMEM, "JSON for row %s", v->name);
+    set_str(o, "variant", v->name);
+    set_str(o, "status", oq_bench_status_name(r->status));
+    set_str(o, "error", r->error);
+    set_str(o, "device", r->device);
+    set_str(o, "dtype", oq_precision_name(v->precision));
+    set_str(o, "representation", oq_repr_name(v->repr));
+    set_str(o, "kernel", oq_kernel_name(v->kernel));
+    set_str(o, "kernel_observed", r->kernel_observed);
+    json_object_set_new(o, "masked", json_boolean(r->masked));
+    json_object_set_new(o, "shapes", shapes_json(r->static_shapes));
+    set_str(o, "io_binding", oq_io_binding_name(r->io));
+    set_int(o, "batch", r->batch);
+    set_int(o, "seq_len", r->seq_len);
+    set_int(o, "valid_tokens", r->valid_tokens);
+    set_int(o, "valid_pairs", r->valid_pairs);
+    set_int(o, "heads", r->heads);
+    set_int(o, "kv_heads", r->kv_heads);
+    set_int(o, "head_dim", r->head_dim);
+    set_int(o, "threads", r->threads);
+    set_int(o, "warmup", (int64_t)r->warmup);
+    set_int(o, "iters", (int64_t)r->iters);
+    json_object_set_new(o, "session_ms", num_or_null(r->session_ms));
+    json_object_set_new(o, "first_run_ms", num_or_null(r->first_run_ms));
+    json_object_set_new(o, "stats_ms", stats_json(&r->stats));
+    json_object_set_new(o, "samples_ms", samples_json(r));
+    json_object_set_new(o, "memory", memory_json(r));
+    json_object_set_new(o, "accuracy", accuracy_json(r));
+    if (json_object_size(o) != 27) {
+        json_decref(o);
+        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for row %s", v->name);
+    }
+    *out = o;
+    return OQ_OK;
+}
+
+static json_t *int_list(const int64_t *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+static json_t *variant_list(const oq_bench_opts *o)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < o->n_variants; i++) json_array_append_new(a, json_string(o->variants[i].name));
+    return a;
+}
+
+static json_t *mode_list(unsigned bits, const char *one, const char *two)
+{
+    json_t *a = json_array();
+    if (a && (bits & 1u)) json_array_append_new(a, json_string(one));
+    if (a && (bits & 2u)) json_array_append_new(a, json_string(two));
+    return a;
+}
+
+oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *err)
+{
+    json_t *j = json_object();
+    if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    json_object_set_new(j, "batch_sizes", int_list(o->batch_sizes, o->n_batch_sizes));
+    json_object_set_new(j, "seq_lens", int_list(o->seq_lens, o->n_seq_lens));
+    set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
+    json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
+    json_object_set_new(j, "modes", mode_list(o->modes, "masked", "unmasked"));
+    json_object_set_new(j, "export_shapes", mode_list(o->shapes, "dynamic", "static"));
+    set_int(j, "heads", o->heads);
+    set_int(j, "kv_heads", o->kv_heads);
+    set_int(j, "head_dim", o->head_dim);
+    set_int(j, "threads", o->threads);
+    set_int(j, "graph_opt_level", o->graph_opt_level);
+    set_int(j, "warmup", (int64_t)o->warmup);
+    set_int(j, "iters", (int64_t)o->iters);
+    set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));
+    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+    set_str(j, "io_binding", oq_io_binding_name(o->io_binding));
+    json_object_set_new(j, "include_session", json_boolean(o->include_session));
+    json_object_set_new(j, "reference", json_boolean(o->reference));
+    set_int(j, "mem_sample_us", o->mem_sample_us);
+    json_object_set_new(j, "variants", variant_list(o));
+    if (json_object_size(j) != 20) {
+        json_decref(j);
+        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    }
+    *out = j;
+    return OQ_OK;
+}

@@ -1,0 +1,625 @@
+/* The scaling sweep: variants x batch sizes x lengths x modes x export shapes. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "bench/bench-impl.h"
+#include "ortqual/capture.h"
+#include "ortqual/compare.h"
+#include "ortqual/dispatch.h"
+#include "ortqual/events.h"
+#include "ortqual/export.h"
+#include "ortqual/graph.h"
+
+void oq_bench_opts_default(oq_bench_opts *o)
+{
+    static const int64_t batch_sizes[] = {1};
+    static const int64_t seq_lens[] = {128, 512, 2048};
+    memset(o, 0, sizeof *o);
+    o->n_batch_sizes = 1;
+    o->batch_sizes = batch_sizes;
+    o->n_seq_lens = 3;
+    o->seq_lens = seq_lens;
+    o->length_policy = OQ_LENGTH_FRACTION;
+    o->mask_fraction = 0.25;
+    o->modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED;
+    o->shapes = OQ_BENCH_DYNAMIC;
+    o->heads = 8;
+    o->kv_heads = 8;
+    o->head_dim = 64;
+    o->graph_opt_level = -1;
+    o->warmup = 3;
+    o->iters = 20;
+    o->seed = 12345;
+    o->io_binding = OQ_IO_AUTO;
+    o->reference = 1;
+    o->mem_sample_us = 2000;
+}
+
+const char *oq_bench_status_name(oq_bench_status s)
+{
+    static const char *const names[] = {"ok", "skipped", "unsupported", "oom", "failed"};
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "failed";
+}
+
+oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err)
+{
+    oq_status st = oq_config_parse(text && !strcmp(text, "ref") ? "ref:sdpa:fp64" : text, out, err);
+    if (st) return st;
+    if (out->repr == OQ_REPR_ENCODER || out->repr == OQ_REPR_MODEL)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "variant '%s': bench times attention only (sdpa models): use ref, or "
+                          "decomposed, attention23 or attention24 on an ORT runtime",
+                          text);
+    return OQ_OK;
+}
+
+static int is_ref(const oq_bench_variant *v) { return !oq_config_uses_ort(v); }
+
+static size_t count_bits(unsigned x) { return (size_t)__builtin_popcount(x); }
+
+size_t oq_bench_row_count(const oq_bench_opts *o)
+{
+    size_t n_ref = 0;
+    for (size_t i = 0; i < o->n_variants; i++) n_ref += is_ref(&o->variants[i]);
+    size_t per_shape = count_bits(o->shapes & 3u) * (o->n_variants - n_ref) + n_ref;
+    return o->n_batch_sizes * o->n_seq_lens * count_bits(o->modes & 3u) * per_shape;
+}
+
+static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
+{
+    if (!o->n_batch_sizes || !o->n_seq_lens || !o->n_variants)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "need at least one batch size, length and variant");
+    for (size_t i = 0; i < o->n_batch_sizes; i++)
+        if (o->batch_sizes[i] < 1)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "batch size %lld: must be >= 1",
+                              (long long)o->batch_sizes[i]);
+    for (size_t i = 0; i < o->n_seq_lens; i++)
+        if (o->seq_lens[i] < 1)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "sequence length %lld: must be >= 1",
+                              (long long)o->seq_lens[i]);
+    if (!(o->modes & 3u)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no mode (masked/unmasked)");
+    if (!(o->shapes & 3u)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no export shapes");
+    if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)",
+                          o->mask_fraction);
+    if (o->heads < 1 || o->kv_heads < 1 || o->head_dim < 1 || o->heads % o->kv_heads)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "heads %d, kv heads %d, head dim %d: all >= 1 and kv heads dividing heads",
+                          o->heads, o->kv_heads, o->head_dim);
+    if (o->iters < 1) return oq_err_set(err, OQ_ERR_INVALID_ARG, "iters must be >= 1");
+    if (o->threads < 0) return oq_err_set(err, OQ_ERR_INVALID_ARG, "threads must be >= 0");
+    if (o->n_variants > OQ_BENCH_MAX_VARIANTS)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "more than %d variants", OQ_BENCH_MAX_VARIANTS);
+    return OQ_OK;
+}
+
+/* ---- inputs of one (batch, length, mode) group --------------------------------- */
+
+/* Event lengths of a masked batch: the policy with max_len = L; balanced and
+ * uniform spread lengths from round(L * (1 - 2F)) (at least 1) to L, so the
+ * mean share of padding is about F for every policy but fixed (no padding). */
+static oq_status group_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths,
+                               oq_tensor **mask, oq_err *err)
+{
+    oq_events_opts eo = oq_events_opts_default();
+    eo.seed = o->seed;
+    eo.num_events = B;
+    eo.batch_size = B;
+    eo.num_features = 1;
+    eo.policy = (oq_length_policy)o->length_policy;
+    eo.max_len = L;
+    eo.fraction = o->mask_fraction;
+    long long lo = llround((double)L * (1.0 - 2.0 * o->mask_fraction));
+    eo.min_len = lo < 1 ? 1 : lo > L ? L : lo;
+    eo.pad_to_max_len = 1;
+    oq_events *ev = NULL;
+    oq_status st = oq_events_create(&eo, &ev, err);
+    if (!st) st = oq_events_make_batch(ev, 0, NULL, mask, NULL, err);
+    if (!st) memcpy(lengths, oq_events_lengths(ev), (size_t)B * sizeof *lengths);
+    oq_events_free(ev);
+    return st;
+}
+
+/* A standard normal float32 tensor from stream `stream` of the seed. */
+static oq_status normal_tensor(const char *name, int64_t b, int64_t h, int64_t l, int64_t d,
+                               uint64_t seed, uint64_t stream, oq_tensor **out, oq_err *err)
+{
+    int64_t shape[4] = {b, h, l, d};
+    oq_status st = oq_tensor_create(out, OQ_DTYPE_FLOAT32, 4, shape, name, err);
+    if (st) return st;
+    oq_rng r;
+    oq_rng_seed(&r, seed, stream);
+    float *x = (*out)->data;
+    for (int64_t i = 0, n = oq_tensor_numel(*out); i < n; i++) x[i] = (float)oq_rng_normal(&r);
+    return OQ_OK;
+}
+
+/* Streams far above the events' (0 and 1 + event index). */
+#define QKV_STREAM (UINT64_C(1) << 40)
+
+static void group_free(oq_bench_group *g)
+{
+    for (int i = 0; i < 4; i++) oq_tensor_free(g->in[i]);
+    oq_tensor_free(g->ref_out);
+    oq_bench_reference_clear(g);
+    free(g->lengths);
+    memset(g, 0, sizeof *g);
+}
+
+static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int masked,
+                            oq_bench_group *g, oq_err *err)
+{
+    memset(g, 0, sizeof *g);
+    g->batch = B;
+    g->seq_len = L;
+    g->masked = masked;
+    g->lengths = malloc((size_t)B * sizeof *g->lengths);
+    if (!g->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    if (masked) {
+        st = group_lengths(o, B, L, g->lengths, &g->in[3], err);
+    } else {
+        for (int64_t b = 0; b < B; b++) g->lengths[b] = L;
+    }
+    if (!st) st = normal_tensor("query", B, o->heads, L, o->head_dim, o->seed, QKV_STREAM, &g->in[0], err);
+    if (!st) st = normal_tensor("key", B, o->kv_heads, L, o->head_dim, o->seed, QKV_STREAM + 1, &g->in[1], err);
+    if (!st) st = normal_tensor("value", B, o->kv_heads, L, o->head_dim, o->seed, QKV_STREAM + 2, &g->in[2], err);
+    g->n_in = masked ? 4 : 3;
+    g->valid_tokens = g->valid = 0;
+    for (int64_t b = 0; b < B; b++) {
+        g->valid_tokens += g->lengths[b];
+        g->valid += g->lengths[b] * g->lengths[b];
+    }
+    if (st) group_free(g);
+    return st;
+}
+
+/* ---- rows ------------------------------------------------------------------------- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v,
+                     const oq_bench_group *g, int static_shapes)
+{
+    memset(row, 0, sizeof *row);
+    row->variant = *v;
+    snprintf(row->device, sizeof row->device, "%s", is_ref(v) ? "cpu" : v->runtime);
+    row->masked = g->masked;
+    row->static_shapes = is_ref(v) ? -1 : static_shapes;
+    row->io = OQ_IO_HOST;
+    row->batch = g->batch;
+    row->seq_len = g->seq_len;
+    row->valid_pairs = g->valid;
+    row->valid_tokens = g->valid_tokens;
+    row->heads = o->heads;
+    row->kv_heads = o->kv_heads;
+    row->head_dim = o->head_dim;
+    row->threads = o->threads;
+    row->warmup = o->warmup;
+    row->iters = o->iters;
+    row->session_ms = row->first_run_ms = NAN;
+    row->stats.mean = row->stats.std = row->stats.min = row->stats.max = NAN;
+    row->stats.p50 = row->stats.p90 = row->stats.p99 = NAN;
+    row->rss_before = row->peak_rss = row->vmhwm = row->gpu_mem = -1;
+    row->max_abs_err = row->max_rel_err = NAN;
+    row->nan_count = row->inf_count = row->pad_nonzero = -1;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n)) return 1;
+    return 0;
+}
+
+/* Sort an error into the statuses of oq_bench_status (see bench.h). */
+oq_bench_status oq_bench_classify(oq_status st, const char *msg)
+{
+    if (st == OQ_ERR_NOMEM || contains_ci(msg, "out of memory") ||
+        contains_ci(msg, "failed to allocate") || contains_ci(msg, "bad_alloc") ||
+        contains_ci(msg, "cudaErrorMemoryAllocation"))
+        return OQ_BENCH_OOM;
+    if (st == OQ_ERR_NOT_FOUND) return OQ_BENCH_SKIPPED;
+    if (st == OQ_ERR_UNSUPPORTED || contains_ci(msg, "NOT_IMPLEMENTED") ||
+        contains_ci(msg, "could not find an implementation"))
+        return OQ_BENCH_UNSUPPORTED;
+    return OQ_BENCH_FAILED;
+}
+
+static void row_fail(oq_bench_row *row, oq_status st, const oq_err *e, oq_bench_status as)
+{
+    row->status = as == OQ_BENCH_OK ? oq_bench_classify(st, e->msg) : as;
+    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
+}
+
+/* Compare a variant's output with the reference on valid elements. */
+static void row_accuracy(oq_bench_row *row, const oq_bench_group *g, const oq_tensor *out)
+{
+    if (!g->ref_out || !out) return;
+    oq_compare_opts co = oq_compare_opts_default(row->variant.precision == OQ_PREC_FP16
+                                                     ? OQ_DTYPE_FLOAT16
+                                                     : OQ_DTYPE_FLOAT32);
+    co.lengths = g->lengths;
+    co.seq_axis = 2; /* [B, H, L, D] */
+    co.check_padding = g->masked;
+    oq_compare_result res;
+    oq_err e = {0};
+    if (oq_compare_tensors(out, g->ref_out, &co, &res, &e) != OQ_OK) {
+        snprintf(row->error, sizeof row->error, "accuracy: %.1000s", e.msg);
+        return;
+    }
+    row->max_abs_err = res.max_abs;
+    row->max_rel_err = res.max_rel;
+    row->nan_count = res.nan_count;
+    row->inf_count = res.inf_count;
+    row->pad_nonzero = res.padding_checked ? res.pad_nonzero : 0;
+}
+
+static oq_status finish_stats(oq_bench_row *row, oq_err *err)
+{
+    return oq_bench_stats_compute(row->samples_ms, row->n_samples, &row->stats, err);
+}
+
+/* ---- the reference as a variant -------------------------------------------------- */
+
+static size_t ref_iters(const oq_bench_opts *o) { return o->ref_iters ? o->ref_iters : o->iters; }
+
+/* Compute the group's reference output once (the accuracy baseline). */
+static oq_status group_reference(oq_bench_group *g, oq_err *err)
+{
+    if (g->ref_out) return OQ_OK;
+    double t0 = now_ms();
+    oq_status st = oq_bench_reference(g, &g->ref_out, err);
+    g->ref_ms = now_ms() - t0;
+    return st;
+}
+
+static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row *row)
+{
+    oq_err e = {0};
+    oq_status st = group_reference(g, &e);
+    if (st) {
+        row_fail(row, st, &e, OQ_BENCH_OK);
+        return;
+    }
+    row->first_run_ms = g->ref_ms;
+    row->warmup = 0;
+    row->iters = ref_iters(o);
+    uint64_t rss = 0, hwm = 0;
+    if (!oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
+    oq_mem_sampler *ms = NULL;
+    oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
+    for (size_t i = 0; i < row->iters; i++) {
+        oq_tensor *y = NULL;
+        double a = now_ms();
+        st = oq_bench_reference(g, &y, &e);
+        double b = now_ms();
+        oq_tensor_free(y);
+        if (st) break;
+        row->samples_ms[row->n_samples++] = b - a;
+    }
+    if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
+    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
+    if (st) {
+        row_fail(row, st, &e, OQ_BENCH_OK);
+        return;
+    }
+    if ((st = finish_stats(row, &e))) row_fail(row, st, &e, OQ_BENCH_OK);
+}
+
+/* ---- an ORT variant ----------------------------------------------------------------- */
+
+static oq_status export_model(const oq_bench_opts *o, const oq_bench_variant *v,
+                              const oq_bench_group *g, int static_shapes, uint8_t **buf,
+                              size_t *len, oq_err *err)
+{
+    oq_sdpa_config c;
+    oq_sdpa_config_default(&c);
+    c.heads = o->heads;
+    c.kv_heads = o->kv_heads;
+    c.head_dim = o->head_dim;
+    c.layout = 4;
+    c.static_batch = static_shapes ? g->batch : 0;
+    c.static_seq = static_shapes ? g->seq_len : 0;
+    c.format = v->repr == OQ_REPR_DECOMPOSED    ? OQ_ATTN_DECOMPOSED
+               : v->repr == OQ_REPR_ATTENTION23 ? OQ_ATTN_ATTENTION23
+                                                : OQ_ATTN_ATTENTION24;
+    c.mask = g->masked ? OQ_MASK_AUTO : OQ_MASK_NONE;
+    c.attention_dtype = v->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
+    oq_graph *gr = NULL;
+    oq_status st = oq_export_sdpa(&c, &gr, err);
+    if (!st) st = oq_graph_serialize(gr, buf, len, err);
+    oq_graph_free(gr);
+    if (st) oq_err_prefix(err, "export: ");
+    return st;
+}
+
+/* Session options for a variant: the user's EP library and options for
+ * non-CPU runtimes, plus sdpa_kernel from the variant's kernel. */
+typedef struct variant_session {
+    oq_session_opts so;
+    const char *keys[64], *values[64];
+    char mask[16];
+} variant_session;
+
+static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
+                              variant_session *vs, oq_err *err)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->so.ep = v->runtime;
+    vs->so.intra_op_threads = o->threads;
+    vs->so.graph_opt_level = o->graph_opt_level;
+    if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
+    if (o->n_ep_options + 1 > sizeof vs->keys / sizeof *vs->keys)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
+    vs->so.ep_lib = o->ep_lib;
+    int user_sdpa = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < o->n_ep_options; i++, n++) {
+        vs->keys[n] = o->ep_option_keys[i];
+        vs->values[n] = o->ep_option_values[i];
+        user_sdpa |= !strcmp(o->ep_option_keys[i], "sdpa_kernel");
+    }
+    if (v->kernel != OQ_KERNEL_AUTO && !user_sdpa) {
+        snprintf(vs->mask, sizeof vs->mask, "%d", oq_kernel_sdpa_mask(v->kernel));
+        vs->keys[n] = "sdpa_kernel";
+        vs->values[n++] = vs->mask;
+    }
+    vs->so.n_ep_options = n;
+    vs->so.ep_option_keys = vs->keys;
+    vs->so.ep_option_values = vs->values;
+    return OQ_OK;
+}
+
+/* Routing lines captured around session creation and the first Run. */
+typedef struct dispatch_watch {
+    int active;
+    oq_dispatch_env env;
+    oq_capture *cap;
+    oq_dispatch_parser *parser;
+} dispatch_watch;
+
+static bool dispatch_sink(void *user, int fd, const char *line, size_t len)
+{
+    (void)fd;
+    dispatch_watch *w = user;
+    if (!strstr(line, "SdpaKernel=") && !strstr(line, "AttentionKernelOptions")) return false;
+    oq_dispatch_parser_feed(w->parser, line, len, NULL);
+    oq_dispatch_parser_feed(w->parser, "\n", 1, NULL);
+    return true;
+}
+
+static void watch_begin(dispatch_watch *w, const char *runtime)
+{
+    memset(w, 0, sizeof *w);
+    if (!strcmp(runtime, "cpu")) return; /* the CPU EP prints no routing lines */
+    if (oq_dispatch_parser_create(&w->parser, NULL)) return;
+    if (oq_dispatch_env_enable(&w->env, NULL)) {
+        oq_dispatch_parser_free(w->parser);
+        w->parser = NULL;
+        return;
+    }
+    oq_capture_begin(&w->cap, OQ_CAPTURE_STDOUT, dispatch_sink, w, NULL);
+    w->active = 1;
+}
+
+/* End the capture and write the distinct kernels seen into `out`. */
+static void watch_end(dispatch_watch *w, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!w->active) return;
+    oq_capture_end(w->cap, NULL, NULL);
+    oq_dispatch_env_restore(&w->env);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(w->parser);
+    for (size_t i = 0; log && i < log->n_records; i++) {
+        const char *k = log->records[i].kernel_name;
+        int seen = 0;
+        for (size_t j = 0; j < i; j++) seen |= !strcmp(log->records[j].kernel_name, k);
+        if (seen) continue;
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s", used ? "+" : "", k);
+    }
+    oq_dispatch_parser_free(w->parser);
+    memset(w, 0, sizeof *w);
+}
+
+/* --include-session: each sample is a new session plus its first Run. */
+static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_group *g,
+                           const uint8_t *model, size_t len, const oq_session_opts *so,
+                           oq_io_binding io, oq_bench_row *row, oq_err *err)
+{
+    for (size_t i = 0; i < o->iters; i++) {
+        oq_session *s = NULL;
+        oq_bench_runner *r = NULL;
+        double a = now_ms();
+        oq_status st = oq_session_create(rt, NULL, model, len, so, &s, err);
+        if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, io, &r, err);
+        if (!st) st = oq_bench_runner_run(r, err);
+        double b = now_ms();
+        oq_bench_runner_free(r);
+        oq_session_free(s);
+        if (st) return st;
+        row->samples_ms[row->n_samples++] = b - a;
+    }
+    return OQ_OK;
+}
+
+static oq_status time_warm(oq_bench_runner *r, const oq_bench_opts *o, oq_bench_row *row,
+                           oq_err *err)
+{
+    oq_status st = oq_bench_runner_time(r, o->iters, row->samples_ms, err);
+    if (!st) row->n_samples = o->iters;
+    return st;
+}
+
+static void measure_after(oq_bench_row *row, oq_bench_runner *r)
+{
+    uint64_t rss = 0, hwm = 0;
+    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
+    if (strcmp(row->variant.runtime, "cpu")) {
+        uint64_t gpu = 0;
+        oq_err e = {0};
+        if (oq_nvml_process_memory(&gpu, &e) == OQ_OK)
+            row->gpu_mem = (int64_t)gpu;
+        else
+            snprintf(row->gpu_mem_note, sizeof row->gpu_mem_note, "%.150s", e.msg);
+    }
+    oq_bench_runner_alloc_stats(r, &row->alloc_stats, &row->n_alloc_stats, NULL);
+}
+
+/* Export, create, first Run (accuracy, dispatch), warm up, time, measure. */
+static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_group *g,
+                        int static_shapes, oq_bench_row *row)
+{
+    const oq_bench_variant *v = &row->variant;
+    oq_err e = {0};
+    uint8_t *model = NULL;
+    size_t len = 0;
+    variant_session vs;
+    oq_session *s = NULL;
+    oq_bench_runner *r = NULL;
+    size_t n_out = 0;
+    oq_tensor **outs = NULL;
+    oq_status st = session_opts(o, v, &vs, &e);
+    if (!st) {
+        st = export_model(o, v, g, static_shapes, &model, &len, &e);
+        if (st == OQ_ERR_INVALID_ARG) st = OQ_ERR_UNSUPPORTED; /* no such model can be built */
+    }
+    uint64_t rss = 0, hwm = 0;
+    if (!st && !oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
+    dispatch_watch w = {0};
+    if (!st) {
+        watch_begin(&w, v->runtime);
+        double a = now_ms();
+        st = oq_session_create(rt, NULL, model, len, &vs.so, &s, &e);
+        row->session_ms = now_ms() - a;
+        if (st) row->session_ms = NAN;
+    }
+    if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, o->io_binding, &r, &e);
+    if (!st) {
+        row->io = oq_bench_runner_io(r);
+        double a = now_ms();
+        st = oq_bench_runner_run_outputs(r, &n_out, &outs, &e);
+        row->first_run_ms = now_ms() - a;
+    }
+    watch_end(&w, row->kernel_observed, sizeof row->kernel_observed);
+    if (!st) row_accuracy(row, g, n_out ? outs[0] : NULL);
+    oq_tensors_free(outs, n_out);
+    for (size_t i = 0; !st && i < o->warmup; i++) st = oq_bench_runner_run(r, &e);
+    oq_mem_sampler *ms = NULL;
+    if (!st) {
+        oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
+        st = o->include_session ? time_cold(rt, o, g, model, len, &vs.so, o->io_binding, row, &e)
+                                : time_warm(r, o, row, &e);
+        if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
+    }
+    if (!st) measure_after(row, r);
+    if (!st) st = finish_stats(row, &e);
+    if (st) row_fail(row, st, &e, OQ_BENCH_OK);
+    oq_bench_runner_free(r);
+    oq_session_free(s);
+    free(model);
+}
+
+/* ---- the sweep ------------------------------------------------------------------- */
+
+typedef struct sweep_ctx {
+    oq_runtime *rt;
+    const oq_bench_opts *o;
+    oq_bench_progress_fn progress;
+    void *user;
+    oq_bench_rows *rows;
+    size_t total;
+} sweep_ctx;
+
+static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant *v,
+                        int static_shapes, oq_err *err)
+{
+    oq_bench_row *row = &c->rows->rows[c->rows->n];
+    row_init(row, c->o, v, g, static_shapes);
+    size_t n = is_ref(v) ? ref_iters(c->o) : c->o->iters;
+    row->samples_ms = calloc(n, sizeof *row->samples_ms);
+    if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    c->rows->n++;
+    if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 0);
+    if (is_ref(v))
+        run_ref_row(c->o, g, row);
+    else
+        run_ort_row(c->rt, c->o, g, static_shapes, row);
+    if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 1);
+    return OQ_OK;
+}
+
+static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
+{
+    const oq_bench_opts *o = c->o;
+    /* The reference first, when wanted: every ORT row compares against it. */
+    if (o->reference) {
+        oq_err e = {0};
+        if (group_reference(g, &e) != OQ_OK) g->ref_out = NULL;
+    }
+    int first_pass = 1;
+    for (int shp = 0; shp < 2; shp++) {
+        if (!(o->shapes & (1u << shp))) continue;
+        for (size_t i = 0; i < o->n_variants; i++) {
+            const oq_bench_variant *v = &o->variants[i];
+            if (is_ref(v) && !first_pass) continue;
+            oq_status st = do_row(c, g, v, shp == 1, err);
+            if (st) return st;
+        }
+        first_pass = 0;
+    }
+    return OQ_OK;
+}
+
+oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
+                         void *user, oq_bench_rows **out, oq_err *err)
+{
+    *out = NULL;
+    oq_status st = check_opts(o, err);
+    if (st) return st;
+    sweep_ctx c = {rt, o, progress, user, NULL, oq_bench_row_count(o)};
+    c.rows = calloc(1, sizeof *c.rows);
+    if (c.rows) c.rows->rows = calloc(c.total ? c.total : 1, sizeof *c.rows->rows);
+    if (!c.rows || !c.rows->rows) {
+        oq_bench_rows_free(c.rows);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    for (size_t bi = 0; !st && bi < o->n_batch_sizes; bi++)
+        for (size_t li = 0; !st && li < o->n_seq_lens; li++)
+            for (int mode = 0; !st && mode < 2; mode++) {
+                if (!(o->modes & (mode ? OQ_BENCH_UNMASKED : OQ_BENCH_MASKED))) continue;
+                oq_bench_group g;
+                st = group_make(o, o->batch_sizes[bi], o->seq_lens[li], mode == 0, &g, err);
+                if (!st) st = do_group(&c, &g, err);
+                group_free(&g);
+            }
+    if (st) {
+        oq_bench_rows_free(c.rows);
+        return st;
+    }
+    *out = c.rows;
+    return OQ_OK;
+}
+
+void oq_bench_rows_free(oq_bench_rows *rows)
+{
+    if (!rows) return;
+    for (size_t i = 0; i < rows->n; i++) {
+        free(rows->rows[i].samples_ms);
+        oq_kvs_free(rows->rows[i].alloc_stats, rows->rows[i].n_alloc_stats);
+    }
+    free(rows->rows);
+    free(rows);
+}

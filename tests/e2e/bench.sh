@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# ortqual bench end to end: a tiny CPU sweep (CSV header and rows, JSON with raw
+# samples, accuracy against the reference), an impossible variant that becomes
+# a row while the rest still runs, and usage errors.
+set -u
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+PY=/usr/bin/python3
+Q="$ORTQUAL"
+
+# expect CODE PATTERN CMD...: exit status CODE and PATTERN in stdout+stderr.
+expect() {
+    local code=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        bad "$* -> exit $rc, expected $code: $out"
+    elif ! grep -qE -- "$pat" <<<"$out"; then
+        bad "$* -> output lacks /$pat/: $out"
+    else
+        ok "$* -> $code"
+    fi
+}
+
+COMMON=(--seq-lens 32,64 --num-heads 2 --head-dim 8 --iters 3 --warmup 1 --threads 1)
+
+# 1. Two variants (the reference and ORT CPU), 2 lengths, both modes: 8 rows.
+expect 0 "wrote $T/a/summary.json" "$Q" bench --variants ref,cpu:attention24:fp32 "${COMMON[@]}" --outdir "$T/a"
+HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p99_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,error'
+if [ "$(head -n1 "$T/a/summary.csv")" = "$HEADER" ]; then ok "summary.csv header"; else bad "summary.csv header: $(head -n1 "$T/a/summary.csv")"; fi
+rows=$(($(wc -l <"$T/a/summary.csv") - 1))
+if [ "$rows" -eq 8 ]; then ok "8 rows (2 variants x 2 lengths x 2 modes)"; else bad "rows: $rows"; fi
+if "$PY" - "$T/a" <<'EOF'; then ok "summary.json and summary.csv agree, accuracy small, samples == iters"; else bad "summary contents"; fi
+import csv, json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/summary.json"))
+rows = list(csv.DictReader(open(d + "/summary.csv")))
+res = j["results"]
+assert len(res) == len(rows) == 8, (len(res), len(rows))
+assert j["config"]["iters"] == 3 and j["system"]["ort_version"]
+for r, c in zip(res, rows):
+    assert r["status"] == "ok" == c["status"], (r["variant"], r["status"], r["error"])
+    assert len(r["samples_ms"]) == 3, r["samples_ms"]
+    assert all(s > 0 for s in r["samples_ms"])
+    assert float(c["p50_ms"]) > 0 and float(c["peak_rss_mb"]) > 0
+    assert c["variant"] == r["variant"] and int(c["seq_len"]) == r["seq_len"]
+    if r["variant"].startswith("cpu:"):
+        assert c["kernel"] == "cpu" and c["dtype"] == "fp32" and c["shapes"] == "dynamic"
+        assert c["io_binding"] == "host" and float(c["session_ms"]) > 0
+        assert float(c["max_abs_err"]) < 1e-4, c["max_abs_err"]
+        assert int(c["nan_count"]) == 0
+        assert r["accuracy"]["pad_nonzero"] == 0
+        assert r["io_binding"] == "host" and r["session_ms"] > 0
+    else:
+        assert c["kernel"] == "ref" and c["max_abs_err"] == "" and c["shapes"] == ""
+        assert c["iters"] == "3" and c["warmup"] == "0" and c["dtype"] == "fp64"
+masked = [c for c in rows if c["masked"] == "1"]
+unmasked = [c for c in rows if c["masked"] == "0"]
+# fraction 0.25: events of 24 and 48 tokens of 32 and 64; unmasked: all of them
+assert sorted({int(c["valid_elements"]) for c in masked}) == [24, 48]
+assert sorted({int(c["valid_elements"]) for c in unmasked}) == [32, 64]
+EOF
+
+# 2. An impossible variant (CUDA on a CPU-only ORT) is a row with its status
+#    and message; the rest of the sweep still runs and the exit status is 0.
+expect 0 "cuda:attention24:fp16 .* skipped" "$Q" bench --variants cuda:attention24:fp16,cpu:decomposed:fp32 \
+    --seq-lens 32 --modes masked --num-heads 2 --head-dim 8 --iters 2 --warmup 0 --export-shapes both --outdir "$T/b"
+if "$PY" - "$T/b" <<'EOF'; then ok "skipped row with a message, others ok"; else bad "impossible variant rows"; fi
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/summary.csv")))
+assert len(rows) == 4, len(rows)
+for c in rows:
+    if c["variant"].startswith("cuda"):
+        assert c["status"] == "skipped" and c["error"], c
+        assert c["p50_ms"] == ""
+    else:
+        assert c["status"] == "ok" and float(c["p50_ms"]) > 0, c
+EOF
+
+# 3. Device binding on CPU memory runs the IoBinding path with the same numbers.
+expect 0 "wrote" "$Q" bench --variants cpu:decomposed:fp32 --seq-lens 32 --modes unmasked --num-heads 2 \
+    --head-dim 8 --iters 2 --io-binding device --outdir "$T/c"
+expect 0 '"io_binding": "device"' cat "$T/c/summary.json"
+if "$PY" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert len(r)==1 and r[0]["status"]=="ok" and float(r[0]["max_abs_err"])<1e-4' "$T/c/summary.csv"; then
+    ok "device binding output matches the reference"; else bad "device binding accuracy"; fi
+
+# 4. Usage errors: exit 2 with a one-line message naming the problem.
+expect 2 "unknown or incomplete option '--bogus'" "$Q" bench --variants ref --bogus
+expect 2 "--variants is required" "$Q" bench --seq-lens 32
+expect 2 "attention only" "$Q" bench --variants cpu:model:fp32
+expect 2 "--seq-lens '0'" "$Q" bench --variants ref --seq-lens 0
+expect 2 "--modes 'sometimes'" "$Q" bench --variants ref --modes sometimes
+expect 2 "--mask-fraction '1.5'" "$Q" bench --variants ref --mask-fraction 1.5
+expect 2 "--io-binding 'gpu'" "$Q" bench --variants ref --io-binding gpu
+expect 2 "kv heads" "$Q" bench --variants ref --num-heads 4 --kv-heads 3 --outdir "$T/d"
+expect 2 "each variant names its runtime" "$Q" bench --variants ref --ep cuda
+expect 0 "usage: ortqual bench" "$Q" bench --help
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
