@@ -247,7 +247,7 @@ static void row_fail(oq_bench_row *row, oq_status st, const oq_err *e, oq_bench_
 static void row_accuracy(oq_bench_row *row, const oq_bench_group *g, const oq_tensor *out)
 {
     if (!g->ref_out || !out) return;
-    oq_compare_opts co = oq_compare_opts_default(row->variant.precision == OQ_PREC_FP16
+    oq_compare_opts co = oq_compare_opts_default(oq_precision_is_reduced(row->variant.precision)
                                                      ? OQ_DTYPE_FLOAT16
                                                      : OQ_DTYPE_FLOAT32);
     co.lengths = g->lengths;
@@ -361,15 +361,21 @@ static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
     vs->so.intra_op_threads = o->threads;
     vs->so.graph_opt_level = o->graph_opt_level;
     if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
-    if (o->n_ep_options + 1 > sizeof vs->keys / sizeof *vs->keys)
+    if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
     vs->so.ep_lib = o->ep_lib;
-    int user_sdpa = 0;
+    int user_sdpa = 0, user_tf32 = 0;
     size_t n = 0;
     for (size_t i = 0; i < o->n_ep_options; i++, n++) {
         vs->keys[n] = o->ep_option_keys[i];
         vs->values[n] = o->ep_option_values[i];
         user_sdpa |= !strcmp(o->ep_option_keys[i], "sdpa_kernel");
+        user_tf32 |= !strcmp(o->ep_option_keys[i], "use_tf32");
+    }
+    /* as in validate: fp32 on CUDA is true float32, tf32 allows TensorFloat-32 products */
+    if (!strcmp(v->runtime, "cuda") && !user_tf32) {
+        vs->keys[n] = "use_tf32";
+        vs->values[n++] = v->precision == OQ_PREC_TF32 ? "1" : "0";
     }
     if (v->kernel != OQ_KERNEL_AUTO && !user_sdpa) {
         snprintf(vs->mask, sizeof vs->mask, "%d", oq_kernel_sdpa_mask(v->kernel));

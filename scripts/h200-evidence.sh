@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# h200-evidence.sh OUTDIR: every GPU measurement of docs/evidence/h200/, in one run on the GPU host.
+# Expects: ORT with the CUDA EP unpacked in $ORT (default /tmp/ort, see .gpu-bundle/unpack.sh),
+# the tool built by scripts/gpu-build.sh in $GPU_BUILD (default .gpu-build), the conformance set
+# in $CONF, and LD_LIBRARY_PATH with the build's lib/, $ORT and CUDA 13. Each step is logged;
+# a failing step does not stop the others (their exit codes are in OUTDIR/steps.txt).
+set -u
+OUT=${1:?usage: h200-evidence.sh OUTDIR}
+ORT=${ORT:-/tmp/ort}
+B=${GPU_BUILD:-.gpu-build}/ortqual
+CONF=${CONF:-.gpu-data/onnx-attention-v1.22}
+E="--ort-lib $ORT/libonnxruntime.so --ep-lib cuda=$ORT/libonnxruntime_providers_cuda.so"
+W=$(mktemp -d)
+mkdir -p "$OUT"
+step() { # step NAME TIMEOUT CMD...: run, log to OUT/NAME.txt, record the exit code
+  local name=$1 t=$2; shift 2
+  echo "== $name: $*" >&2
+  timeout "$t" "$@" > "$OUT/$name.txt" 2>&1
+  echo "$name $?" >> "$OUT/steps.txt"
+}
+torch_site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+
+# 1. doctor: the CUDA EP device, the H200, loaded CUDA/cuDNN libraries, both cuDNN copies
+step doctor 120 $B doctor $E --ep cuda ${torch_site:+--search-root "$torch_site"} --search-root /usr/lib/x86_64-linux-gnu --search-root /usr/local/cuda-13.0
+$B doctor $E --ep cuda ${torch_site:+--search-root "$torch_site"} --search-root /usr/lib/x86_64-linux-gnu --search-root /usr/local/cuda-13.0 --json > "$OUT/doctor.json" 2>/dev/null
+
+# 2. conformance on ORT's CUDA EP (the reference's own run is in CI)
+step conformance-cuda 120 $B conformance --ep cuda $E "$CONF"
+
+# 3. the demo validation, CUDA configurations included
+step validate-demo 120 $B validate $E --no-plots --outdir "$W/demo"
+cp "$W/demo/summary.json" "$OUT/validate-demo-summary.json"; cp "$W/demo/validate.csv" "$OUT/validate-demo.csv"
+
+# 4. dispatch: a 4-block encoder, attention24 fp16 -> FLASH_ATTENTION on every node, with teeth
+step dispatch-flash 120 $B validate $E --no-plots --layers 4 --num-events 6 --require-dispatch --prove-teeth \
+  --configs ref:encoder:fp64,cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient --outdir "$W/flash"
+cp "$W/flash/summary.json" "$OUT/dispatch-flash-summary.json"
+# a bool attn_mask at odd lengths: MATH, reported with the advice (skip without, failure with enforcement)
+step dispatch-boolmask 120 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
+  --configs ref:encoder:fp64,cuda:attention24:fp16:flash --outdir "$W/bool"
+cp "$W/bool/summary.json" "$OUT/dispatch-boolmask-summary.json"
+step dispatch-boolmask-required 120 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
+  --require-dispatch --configs ref:encoder:fp64,cuda:attention24:fp16:flash --outdir "$W/bool2"
+
+# 5. placement: attention24 encoder passes --require-full-gpu (dynamic: shape ops allowed; static: none on CPU);
+#    the Elu operator (no CUDA kernel for Elu-22) fails, naming the nodes
+step placement-dynamic 120 $B validate $E --no-plots --require-full-gpu --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pd"
+cp "$W/pd/summary.json" "$OUT/placement-dynamic-summary.json"
+step placement-static 120 $B validate $E --no-plots --require-full-gpu --strict-placement --static --num-events 6 \
+  --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/ps"
+cp "$W/ps/summary.json" "$OUT/placement-static-summary.json"
+step placement-elu 120 $B validate $E --no-plots --require-full-gpu --elu op --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pe"
+cp "$W/pe/summary.json" "$OUT/placement-elu-summary.json"
+
+# 6. replay the demo's saved batches on CUDA against ORT CPU
+step replay-cuda 120 $B replay $E --ep cuda --precision fp16 --model "$W/demo/encoder_attention24_fp16.onnx" \
+  --inputs "$W/demo/inputs_*.npz" --outdir "$W/replay"
+cp "$W/replay/summary.json" "$OUT/replay-cuda-summary.json"
+
+# 7. the GPU sweep: fp16 flash / efficient / math and fp32, L 512..16384, device-resident I/O
+step bench-gpu 240 $B bench $E --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math,cuda:attention24:fp32,cuda:attention24:tf32,cuda:decomposed:fp16 \
+  --seq-lens 512,1024,2048,4096,8192,16384 --batch-sizes 1 --num-heads 8 --head-dim 64 --modes unmasked \
+  --io-binding device --warmup 3 --iters 20 --no-reference --outdir "$W/bench"
+cp "$W/bench/summary.csv" "$OUT/bench-gpu.csv"; cp "$W/bench/summary.json" "$OUT/bench-gpu.json"
+# 8. PyTorch's SDPA on the same shapes
+step pytorch-sdpa 150 python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
+  --head-dim 64 --iters 20 -o "$OUT/pytorch-sdpa.csv"
+cat "$OUT/steps.txt"
