@@ -53,16 +53,19 @@ step placement-elu 120 $B validate $E --no-plots --require-full-gpu --elu op --c
 cp "$W/pe/summary.json" "$OUT/placement-elu-summary.json"
 
 # 6. replay the demo's saved batches on CUDA against ORT CPU
-step replay-cuda 120 $B replay $E --ep cuda --precision fp16 --model "$W/demo/encoder_attention24_fp16.onnx" \
+step replay-cuda 120 $B replay $E --reference-ort-lib "$ORT/libonnxruntime.so" --ep cuda --precision fp16 --model "$W/demo/encoder_attention24_fp16.onnx" \
   --inputs "$W/demo/inputs_*.npz" --outdir "$W/replay"
 cp "$W/replay/summary.json" "$OUT/replay-cuda-summary.json"
 
 # 7. the GPU sweep: fp16 flash / efficient / math and fp32, L 512..16384, device-resident I/O
 step bench-gpu 240 $B bench $E --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math,cuda:attention24:fp32,cuda:attention24:tf32,cuda:decomposed:fp16 \
-  --seq-lens 512,1024,2048,4096,8192,16384 --batch-sizes 1 --num-heads 8 --head-dim 64 --modes unmasked \
-  --io-binding device --warmup 3 --iters 20 --no-reference --outdir "$W/bench"
+  --seq-lens 512,1024,2048,4096,8192,16384 --batch-sizes 1 --num-heads 8 --head-dim 64 --modes both \
+  --io-binding device --warmup 3 --iters 20 --outdir "$W/bench"
 cp "$W/bench/summary.csv" "$OUT/bench-gpu.csv"; cp "$W/bench/summary.json" "$OUT/bench-gpu.json"
 # 8. PyTorch's SDPA on the same shapes
-step pytorch-sdpa 150 python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
+# PyTorch brings its own cuDNN 9.19: the system 9.14 first on LD_LIBRARY_PATH breaks it (doctor's shadowing case)
+step pytorch-sdpa 150 env -u LD_LIBRARY_PATH python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
   --head-dim 64 --iters 20 -o "$OUT/pytorch-sdpa.csv"
 cat "$OUT/steps.txt"
+# the device returns few files: one archive of everything
+tar -czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"

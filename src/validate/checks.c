@@ -80,14 +80,18 @@ static const char *observed_kernel(const oq_dispatch_log *log, const char *node)
     return k;
 }
 
-static oq_attn_mask_kind mask_kind(const oq_config *cfg)
+/* How the exported attention excluded padded keys (the plan's mask_form, as export resolved it). */
+static oq_attn_mask_kind mask_kind(const json_t *plan)
 {
-    return cfg->repr == OQ_REPR_ATTENTION24 ? OQ_ATTN_MASK_NONPAD_KV_SEQLEN : OQ_ATTN_MASK_FLOAT;
+    const char *m = oq_json_str(plan, "mask_form", "");
+    return !strcmp(m, "seqlen") ? OQ_ATTN_MASK_NONPAD_KV_SEQLEN
+           : !strcmp(m, "bool") ? OQ_ATTN_MASK_BOOL
+           : !strcmp(m, "none") ? OQ_ATTN_MASK_NONE : OQ_ATTN_MASK_FLOAT;
 }
 
 /* Why a node missed the expected kernel, when ORT's rules say. */
-static void add_advice(json_t *jd, const oq_dispatch_log *log, const char **nodes, size_t n,
-                       const oq_config *cfg, const char *expected, int64_t len)
+static void add_advice(json_t *jd, const json_t *plan, const oq_dispatch_log *log, const char **nodes,
+                       size_t n, const oq_config *cfg, const char *expected, int64_t len)
 {
     json_t *adv = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -95,7 +99,7 @@ static void add_advice(json_t *jd, const oq_dispatch_log *log, const char **node
         if (!obs) continue;
         oq_attention_facts f = {.node = nodes[i], .opset = cfg->repr == OQ_REPR_ATTENTION24 ? 24 : 23,
                                 .dtype = cfg->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32,
-                                .mask = mask_kind(cfg), .q_len = len, .kv_len = len,
+                                .mask = mask_kind(plan), .q_len = len, .kv_len = len,
                                 .sdpa_kernel = (uint32_t)oq_kernel_sdpa_mask(cfg->kernel)};
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)
@@ -179,7 +183,7 @@ static json_t *dispatch_finish(oq_wcheck *c, const json_t *plan, const oq_config
         }
         oq_dispatch_report_free(&r);
     }
-    add_advice(jd, log, nodes, n, cfg, oq_json_str(d, "kernel", NULL),
+    add_advice(jd, plan, log, nodes, n, cfg, oq_json_str(d, "kernel", NULL),
                json_integer_value(json_object_get(plan, "padded_length")));
     oq_dispatch_expect_free(ex);
     oq_model_info_free(mi);

@@ -161,6 +161,11 @@ static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const cha
     if (model) json_object_set_new(p, "model", json_string(model));
     if (o->tolerances) json_object_set_new(p, "tolerances", json_string(o->tolerances));
     json_object_set_new(p, "padded_length", json_integer(max_padded_length(c)));
+    if (oq_config_uses_ort(cfg) && cfg->repr != OQ_REPR_MODEL) {
+        oq_attn_format f = cfg->repr == OQ_REPR_ATTENTION24 ? OQ_ATTN_ATTENTION24
+                           : cfg->repr == OQ_REPR_ATTENTION23 ? OQ_ATTN_ATTENTION23 : OQ_ATTN_DECOMPOSED;
+        json_object_set_new(p, "mask_form", json_string(oq_mask_form_name(oq_mask_form_resolve(f, o->mask_form))));
+    }
     json_object_set_new(p, "dispatch", dispatch_plan(o, cfg));
     json_object_set_new(p, "placement", json_pack("{s:b, s:b, s:b}", "enable", o->require_full_gpu || o->profile,
                                                   "require", o->require_full_gpu, "strict", o->strict_placement));
