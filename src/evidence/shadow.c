@@ -156,8 +156,12 @@ static int scan_dir(oq_shadow_report *r, const char *dir, int depth)
         if (k < 0 || (size_t)k >= sizeof path) continue;
         struct stat lst, st;
         if (lstat(path, &lst) != 0) continue;
-        if (S_ISDIR(lst.st_mode)) { /* symlinked directories are not followed */
+        /* symlinked directories are not followed; CUDA's stubs/ are link-time stand-ins that
+         * the loader must never pick, so they are no copy */
+        if (S_ISDIR(lst.st_mode) && strcmp(e->d_name, "stubs") != 0) {
             if (depth > 0) ok = scan_dir(r, path, depth - 1);
+        } else if (S_ISDIR(lst.st_mode)) {
+            continue;
         } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             ok = add_file(r, dir, path);
         }
@@ -404,6 +408,8 @@ oq_status oq_shadow_default_roots(char ***roots, size_t *n, oq_err *err)
         "/usr/local/lib/python3*/dist-packages/nvidia/*/lib",
         "/usr/local/lib/python3*/site-packages/nvidia/*/lib",
         "/opt/*/lib/python3*/site-packages/nvidia/*/lib", "/opt/conda/lib",
+        /* virtual environments inside a project under /opt (seen: /opt/torch/.venv) */
+        "/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib", "/opt/*/venv/lib/python3*/site-packages/nvidia/*/lib",
         /* older PyTorch wheels carried their own cuDNN in torch/lib */
         "/usr/lib/python3*/dist-packages/torch/lib", "/usr/local/lib/python3*/dist-packages/torch/lib",
         "/usr/local/lib/python3*/site-packages/torch/lib",

@@ -80,6 +80,10 @@ static int tree_setup(void **state)
     mkfile(pip_dir, "libcudnn_graph.so.9");
     mkfile(blas_dir, "libcublas.so.13.1.0.3");
     mkfile(blas_dir, "libcublasLt.so.13.1.0.3");
+    char stubs[PATH_MAX + 16];
+    snprintf(stubs, sizeof stubs, "%s/stubs", blas_dir);
+    mkdir_p(stubs);
+    mkfile(stubs, "libcublas.so"); /* CUDA's link-time stub: never a copy the loader could use */
     mkfile(a_dir, "libcudnn.so.9.14.0");
     mkfile(b_dir, "libcudnn.so.9.19.0");
     char link[PATH_MAX + 16];
@@ -220,6 +224,17 @@ static void test_shadow_no_conflict(void **state)
     oq_shadow_report *r = NULL;
     assert_int_equal(oq_shadow_scan(roots, 2, 0, NULL, 0, &r, NULL), OQ_OK);
     assert_int_equal(r->n_copies, 3);
+    assert_int_equal(r->n_conflicts, 0);
+    oq_shadow_report_free(r);
+}
+
+static void test_shadow_skips_cuda_stubs(void **state)
+{
+    (void)state;
+    const char *roots[] = {blas_dir};
+    oq_shadow_report *r = NULL;
+    assert_int_equal(oq_shadow_scan(roots, 1, 2, NULL, 0, &r, NULL), OQ_OK);
+    for (size_t i = 0; i < r->n_copies; i++) assert_null(strstr(r->copies[i].dir, "/stubs"));
     assert_int_equal(r->n_conflicts, 0);
     oq_shadow_report_free(r);
 }
@@ -407,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_shadow_loaded_copy_is_chosen),
         cmocka_unit_test(test_shadow_plain_names_recursive),
         cmocka_unit_test(test_shadow_no_conflict),
+        cmocka_unit_test(test_shadow_skips_cuda_stubs),
         cmocka_unit_test(test_version_cmp),
         cmocka_unit_test(test_default_roots_exist),
         cmocka_unit_test(test_classify),
