@@ -55,6 +55,7 @@ typedef struct oq_tolerance {
  *   "fp64"  rtol 1e-9, atol 1e-12      "fp32"  rtol 1e-4, atol 1e-5
  *   "fp16"  rtol 1e-2, atol 1e-3       "bf16"  rtol 8e-2, atol 8e-3
  *   "onnx"  rtol 1e-3, atol 1e-7 (what the ONNX backend node tests use)
+ *   "tf32"  rtol 1e-2, atol 5e-3 (every matrix product at TensorFloat-32 input precision)
  * Also accepted: the dtype spellings of oq_dtype_parse ("float32", "half", ...).
  * OQ_ERR_INVALID_ARG names the unknown preset and lists the known ones. */
 oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err);

@@ -127,15 +127,34 @@ static oq_status copy_value(oq_bench_runner *r, OrtValue *src, OrtValue *dst, si
     return st;
 }
 
+/* The session's allocator for `mem` (owned, released with the runner), else
+ * the env's shared allocator for it (plugin EPs register one; owned by the env). */
+static oq_status input_allocator(oq_bench_runner *r, size_t i, const OrtMemoryInfo *mem,
+                                 OrtAllocator **out, oq_err *err)
+{
+    OrtStatus *st = r->api->CreateAllocator(r->sess, mem, &r->in_allocs[i]);
+    if (!st) {
+        *out = r->in_allocs[i];
+        return OQ_OK;
+    }
+    r->api->ReleaseStatus(st);
+    r->in_allocs[i] = NULL;
+    oq_status s = ort(r, r->api->GetSharedAllocator(r->rt->env, mem, out), err,
+                      "no session or shared allocator for an input's memory");
+    if (!s && !*out)
+        s = oq_err_set(err, OQ_ERR_UNSUPPORTED, "no allocator for input '%s' memory", r->in_names[i]);
+    return s;
+}
+
 /* One input in the memory the session wants it in, filled by CopyTensors. */
 static oq_status device_input(oq_bench_runner *r, size_t i, const OrtMemoryInfo *mem, oq_err *err)
 {
     const oq_tensor *t = r->host_in[i];
-    oq_status st = ort(r, r->api->CreateAllocator(r->sess, mem, &r->in_allocs[i]), err,
-                       "CreateAllocator for an input");
+    OrtAllocator *alloc = NULL;
+    oq_status st = input_allocator(r, i, mem, &alloc, err);
     if (!st)
         st = ort(r,
-                 r->api->CreateTensorAsOrtValue(r->in_allocs[i], t->shape, (size_t)t->ndim,
+                 r->api->CreateTensorAsOrtValue(alloc, t->shape, (size_t)t->ndim,
                                                 (ONNXTensorElementDataType)t->dtype,
                                                 &r->in_vals[i]),
                  err, t->name);

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
+#include "ortqual/evidence.h"
 #include "ortqual/fileio.h"
 
 const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
@@ -247,14 +248,30 @@ static void print_table(const oq_bench_rows *rows)
 
 /* ---- summary.json --------------------------------------------------------------------- */
 
+/* The runtime, the host, GPUs (NVML), loaded libraries and the ORT_*
+ * environment (evidence.h), gathered after the sweep so every library the
+ * sessions loaded is listed. */
+static json_t *evidence_json(oq_runtime *rt)
+{
+    oq_evidence *ev = NULL;
+    oq_err err = {0};
+    if (oq_evidence_collect(rt, NULL, &ev, &err) != OQ_OK)
+        return json_pack("{s:s}", "error", err.msg);
+    char *text = oq_evidence_to_json(ev);
+    oq_evidence_free(ev);
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    return j ? j : json_pack("{s:s}", "error", "evidence could not be serialized");
+}
+
 static json_t *system_json(oq_runtime *rt)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:I}", "ortqual_version", ORTQUAL_VERSION,
+    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
                      "ort_version", oq_runtime_version(rt), "ort_library",
                      oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
                      "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
-                     (json_int_t)ncpu);
+                     (json_int_t)ncpu, "evidence", evidence_json(rt));
 }
 
 static json_t *argv_json(int argc, char **argv)

@@ -283,7 +283,9 @@ static oq_status worker_init(worker *w, const json_t *plan, oq_err *err)
     w->warmup = (int)json_integer_value(json_object_get(plan, "warmup"));
     oq_status st = oq_config_parse(oq_json_str(plan, "config", ""), &w->cfg, err);
     oq_dtype prec = oq_precision_is_reduced(w->cfg.precision) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
-    if (!st) st = oq_tolerances_create(oq_tolerance_for_dtype(prec), &w->tols, err);
+    oq_tolerance base = oq_tolerance_for_dtype(prec);
+    if (!st && w->cfg.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
+    if (!st) st = oq_tolerances_create(base, &w->tols, err);
     const char *specs = oq_json_str(plan, "tolerances", NULL);
     if (!st && specs && *specs) st = oq_tolerances_add(w->tols, specs, err);
     return st;

@@ -42,7 +42,7 @@ j = json.load(open(d + "/summary.json"))
 rows = list(csv.DictReader(open(d + "/summary.csv")))
 res = j["results"]
 assert len(res) == len(rows) == 8, (len(res), len(rows))
-assert j["config"]["iters"] == 3 and j["system"]["ort_version"]
+assert j["config"]["iters"] == 3 and j["system"]["ort_version"] and "host" in j["system"]["evidence"]
 for r, c in zip(res, rows):
     assert r["status"] == "ok" == c["status"], (r["variant"], r["status"], r["error"])
     assert len(r["samples_ms"]) == 3, r["samples_ms"]

@@ -318,6 +318,8 @@ static void test_presets(void **state)
     assert_true(t.rtol == 1e-2 && t.atol == 1e-3);
     assert_int_equal(oq_tolerance_preset("onnx", &t, &err), OQ_OK);
     assert_true(t.rtol == 1e-3 && t.atol == 1e-7);
+    assert_int_equal(oq_tolerance_preset("tf32", &t, &err), OQ_OK);
+    assert_true(t.rtol == 1e-2 && t.atol == 5e-3);
     t = oq_tolerance_for_dtype(OQ_DTYPE_FLOAT64);
     assert_true(t.rtol == 1e-9 && t.atol == 1e-12);
     t = oq_tolerance_for_dtype(OQ_DTYPE_BFLOAT16);
