@@ -156,7 +156,8 @@ typedef struct oq_placement_report {
 /* Classify every node (sets place/reason) and judge placement:
  * --require-full-gpu semantics. Failures: every CPU compute node; with
  * OQ_PLACEMENT_STRICT also every CPU shape node and Memcpy node; and "no
- * placement evidence" when no node is known. A node the assignment lists but
+ * placement evidence" when no node counts (none known, or a profile was read
+ * but no node ran). A node the assignment lists but
  * the profile never saw (fused or removed after partitioning) is a note, not a
  * failure, when a profile was read. Returns OQ_OK when the check ran (see
  * r->passed); OQ_ERR_NOMEM otherwise. */

@@ -245,7 +245,12 @@ oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_repor
     if (!r->strict && (r->n_cpu_shape || r->n_memcpy))
         strv_addf(&note, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (--strict-placement rejects them)",
                   r->n_cpu_shape, r->n_memcpy);
-    if (p->n_nodes == 0) strv_addf(&fail, "no placement evidence: neither assignment info nor profiled nodes");
+    /* A profile without node events (profiling broken, no Run) must not let
+     * assignment-only nodes, skipped as "never ran", pass by default. */
+    if (r->n_device + r->n_memcpy + r->n_cpu_shape + r->n_cpu_compute == 0)
+        strv_addf(&fail, "no placement evidence: no node was %s",
+                  p->have_profile ? "profiled (did the session run with profiling on?)"
+                                  : "assigned or profiled");
     r->failures = fail.v;
     r->n_failures = fail.n;
     r->notes = note.v;

@@ -251,7 +251,7 @@ static void test_bad_profiles(void **state)
     oq_placement_report r;
     assert_int_equal(oq_placement_check(p, 0, &r, NULL), OQ_OK);
     assert_false(r.passed);
-    assert_string_equal(r.failures[0], "no placement evidence: neither assignment info nor profiled nodes");
+    assert_string_equal(r.failures[0], "no placement evidence: no node was assigned or profiled");
     oq_placement_report_free(&r);
     oq_placement_free(p);
     assert_int_equal(oq_placement_create(NULL, &err), OQ_ERR_INVALID_ARG);
@@ -538,6 +538,29 @@ static void test_model_types_without_profile(void **state)
     oq_placement_free(p);
 }
 
+/* Assignment plus a profile without node events: never a pass. */
+static void test_empty_profile_is_no_evidence(void **state)
+{
+    (void)state;
+    oq_session *s = open_session(true);
+    oq_placement *p;
+    oq_err err = {0};
+    oq_placement_create(&p, NULL);
+    if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
+    free(oq_session_end_profiling(s));
+    oq_session_free(s);
+    assert_int_equal(oq_placement_add_profile_text(p, "[]", 2, "empty", &err), OQ_OK);
+    oq_placement_report r;
+    assert_int_equal(oq_placement_check(p, 0, &r, &err), OQ_OK);
+    assert_false(r.passed);
+    assert_int_equal(r.n_not_run, 5);
+    assert_int_equal(r.n_failures, 1);
+    assert_string_equal(r.failures[0], "no placement evidence: no node was profiled (did the session "
+                                       "run with profiling on?)");
+    oq_placement_report_free(&r);
+    oq_placement_free(p);
+}
+
 static void test_assignment_needs_config(void **state)
 {
     (void)state;
@@ -569,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_real_cpu_session),
         cmocka_unit_test(test_cross_check_notes),
         cmocka_unit_test(test_model_types_without_profile),
+        cmocka_unit_test(test_empty_profile_is_no_evidence),
         cmocka_unit_test(test_assignment_needs_config),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
