@@ -28,8 +28,10 @@
  * of rank <= 1, or a single element of any type (a scalar such as the
  * 1/sqrt(head_dim) scale computed from a shape). The data input of Shape and
  * Size is exempt: only its metadata is read. The types and shapes come from the
- * profile (what really ran); a CPU node without them is compute: the rule never
- * guesses in a node's favour.
+ * profile (what really ran), else from the model's declarations
+ * (oq_placement_add_model; symbolic dims are unknown, so only the int/bool
+ * rank <= 1 clause can hold there); a CPU node without them is compute: the
+ * rule never guesses in a node's favour.
  *
  *     oq_placement *p;
  *     oq_placement_create(&p, &err);
@@ -71,9 +73,10 @@ const char *oq_node_place_name(oq_node_place p);
 
 /* One input or output of a profiled node, as the profile recorded it. */
 typedef struct oq_placed_tensor {
-    char *dtype;     /* ORT's type name: "float", "int64", "bool", "MLFloat16", ... */
-    int32_t ndim;
-    int64_t *dims;   /* ndim entries */
+    char *dtype;     /* ORT's type name: "float", "int64", "bool", "MLFloat16", ...;
+                        "unknown" when the model does not declare it */
+    int32_t ndim;    /* -1: rank unknown */
+    int64_t *dims;   /* ndim entries; -1 for a symbolic dimension */
 } oq_placed_tensor;
 
 typedef struct oq_placed_node {
@@ -84,7 +87,9 @@ typedef struct oq_placed_node {
     uint64_t runs;         /* kernel_time events (one per Run) */
     double us;             /* their total duration, microseconds */
     size_t n_inputs, n_outputs;
-    oq_placed_tensor *inputs, *outputs; /* from the first profiled event; NULL/0 if none */
+    oq_placed_tensor *inputs, *outputs; /* from the first profiled event, else the model's
+                                           declarations (oq_placement_add_model); NULL/0 if none */
+    bool types_from_model; /* inputs/outputs came from the model, not the profile */
     oq_node_place place;   /* set by oq_placement_check */
     const char *reason;    /* why that class (static text), set by oq_placement_check */
 } oq_placed_node;
@@ -123,6 +128,14 @@ oq_status oq_placement_add_profile(oq_placement *p, const char *path, oq_err *er
 oq_status oq_placement_add_profile_text(oq_placement *p, const char *json, size_t len,
                                         const char *what, oq_err *err);
 
+/* Types for nodes the profile did not describe (assignment-only nodes, or no
+ * profile at all): the declared types of the node's inputs and outputs in the
+ * model file (graph inputs/outputs, value_info, initializers), matched by node
+ * name. Values the model does not declare are "unknown", which the shape rule
+ * counts as compute. Call after the other sources. Errors: OQ_ERR_IO,
+ * OQ_ERR_FORMAT (not an ONNX model), OQ_ERR_NOMEM. */
+oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err);
+
 /* Whether `op_type` (default ONNX domain) is a shape-arithmetic op of the rule. */
 bool oq_placement_is_shape_op(const char *op_type);
 
@@ -143,7 +156,8 @@ typedef struct oq_placement_report {
 /* Classify every node (sets place/reason) and judge placement:
  * --require-full-gpu semantics. Failures: every CPU compute node; with
  * OQ_PLACEMENT_STRICT also every CPU shape node and Memcpy node; and "no
- * placement evidence" when no node is known. A node the assignment lists but
+ * placement evidence" when no node counts (none known, or a profile was read
+ * but no node ran). A node the assignment lists but
  * the profile never saw (fused or removed after partitioning) is a note, not a
  * failure, when a profile was read. Returns OQ_OK when the check ran (see
  * r->passed); OQ_ERR_NOMEM otherwise. */

@@ -114,8 +114,9 @@ static bool is_cpu_ep(const char *ep) { return ep && !strcmp(ep, "CPUExecutionPr
 /* A shape-sized tensor: int64/int32/bool of rank <= 1, or a single element. */
 static bool shape_sized(const oq_placed_tensor *t)
 {
+    if (t->ndim < 0) return false; /* rank unknown */
     int64_t numel = 1;
-    for (int32_t d = 0; d < t->ndim; d++) numel *= t->dims[d];
+    for (int32_t d = 0; d < t->ndim; d++) numel = t->dims[d] < 0 || numel < 0 ? -1 : numel * t->dims[d];
     if (numel == 1) return true;
     bool inty = !strcmp(t->dtype, "int64") || !strcmp(t->dtype, "int32") || !strcmp(t->dtype, "bool");
     return inty && t->ndim <= 1;
@@ -137,8 +138,15 @@ static oq_node_place classify(const oq_placed_node *n, const char **reason)
         return OQ_PLACE_CPU_COMPUTE;
     }
     if (!n->inputs && !n->outputs) {
-        *reason = "shape op without recorded tensor types (no profile event): counted as compute";
+        *reason = "shape op without tensor types (no profile event, no model): counted as compute";
         return OQ_PLACE_CPU_COMPUTE;
+    }
+    for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
+        const oq_placed_tensor *t = i < n->n_inputs ? &n->inputs[i] : &n->outputs[i - n->n_inputs];
+        if (!strcmp(t->dtype, "unknown") || t->ndim < 0) {
+            *reason = "shape op with a tensor of unknown type or rank: counted as compute";
+            return OQ_PLACE_CPU_COMPUTE;
+        }
     }
     /* Shape and Size read only the metadata of their data input. */
     bool meta_only = !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size");
@@ -237,7 +245,12 @@ oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_repor
     if (!r->strict && (r->n_cpu_shape || r->n_memcpy))
         strv_addf(&note, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (--strict-placement rejects them)",
                   r->n_cpu_shape, r->n_memcpy);
-    if (p->n_nodes == 0) strv_addf(&fail, "no placement evidence: neither assignment info nor profiled nodes");
+    /* A profile without node events (profiling broken, no Run) must not let
+     * assignment-only nodes, skipped as "never ran", pass by default. */
+    if (r->n_device + r->n_memcpy + r->n_cpu_shape + r->n_cpu_compute == 0)
+        strv_addf(&fail, "no placement evidence: no node was %s",
+                  p->have_profile ? "profiled (did the session run with profiling on?)"
+                                  : "assigned or profiled");
     r->failures = fail.v;
     r->n_failures = fail.n;
     r->notes = note.v;
@@ -294,6 +307,10 @@ json_t *oq_placement_to_json(const oq_placement *p, const oq_placement_report *r
                              "runs", (json_int_t)n->runs, "us", n->us, "inputs",
                              tensors_json(n->inputs, n->n_inputs), "outputs",
                              tensors_json(n->outputs, n->n_outputs)));
+        json_object_set_new(json_array_get(nodes, i), "types",
+                            n->types_from_model ? json_string("model")
+                            : n->n_inputs || n->n_outputs ? json_string("profile")
+                                                          : json_null());
     }
     for (size_t i = 0; eps && i < p->n_eps; i++)
         json_array_append_new(eps, json_pack("{s:s, s:I, s:I, s:f}", "ep", p->eps[i].ep, "nodes",

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "onnx.pb-c.h"
+#include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/placement.h"
 #include "ortqual/runtime.h"
@@ -249,7 +251,7 @@ static void test_bad_profiles(void **state)
     oq_placement_report r;
     assert_int_equal(oq_placement_check(p, 0, &r, NULL), OQ_OK);
     assert_false(r.passed);
-    assert_string_equal(r.failures[0], "no placement evidence: neither assignment info nor profiled nodes");
+    assert_string_equal(r.failures[0], "no placement evidence: no node was assigned or profiled");
     oq_placement_report_free(&r);
     oq_placement_free(p);
     assert_int_equal(oq_placement_create(NULL, &err), OQ_ERR_INVALID_ARG);
@@ -430,6 +432,135 @@ static void test_cross_check_notes(void **state)
     oq_placement_free(p);
 }
 
+/* Copy of the test model with value_info declaring the shape chain's values. */
+static void write_model_with_value_info(const char *path)
+{
+    unsigned char *buf;
+    size_t len;
+    oq_err err = {0};
+    assert_int_equal(oq_read_file(g_model, &buf, &len, &err), OQ_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    assert_non_null(m);
+    static const char *names[] = {"s", "n", "ns"};
+    static const int64_t lens[] = {2, 1, 3};
+    Onnx__ValueInfoProto vi[3], *vip[3];
+    Onnx__TypeProto tp[3];
+    Onnx__TypeProto__Tensor tt[3];
+    Onnx__TensorShapeProto sp[3];
+    Onnx__TensorShapeProto__Dimension dim[3], *dimp[3];
+    for (int i = 0; i < 3; i++) {
+        onnx__value_info_proto__init(&vi[i]);
+        onnx__type_proto__init(&tp[i]);
+        onnx__type_proto__tensor__init(&tt[i]);
+        onnx__tensor_shape_proto__init(&sp[i]);
+        onnx__tensor_shape_proto__dimension__init(&dim[i]);
+        dim[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        dim[i].dim_value = lens[i];
+        dimp[i] = &dim[i];
+        sp[i].n_dim = 1;
+        sp[i].dim = &dimp[i];
+        tt[i].has_elem_type = 1;
+        tt[i].elem_type = 7; /* int64 */
+        tt[i].shape = &sp[i];
+        tp[i].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+        tp[i].tensor_type = &tt[i];
+        vi[i].name = (char *)names[i];
+        vi[i].type = &tp[i];
+        vip[i] = &vi[i];
+    }
+    size_t old_n = m->graph->n_value_info;
+    Onnx__ValueInfoProto **old = m->graph->value_info;
+    m->graph->n_value_info = 3;
+    m->graph->value_info = vip;
+    size_t n = onnx__model_proto__get_packed_size(m);
+    uint8_t *out = malloc(n);
+    onnx__model_proto__pack(m, out);
+    m->graph->n_value_info = old_n;
+    m->graph->value_info = old;
+    onnx__model_proto__free_unpacked(m, NULL);
+    assert_int_equal(oq_write_file_atomic(path, out, n, 1, &err), OQ_OK);
+    free(out);
+}
+
+/* Without a profile, the model's declared types drive the shape rule. */
+static void test_model_types_without_profile(void **state)
+{
+    (void)state;
+    char vi_model[160];
+    snprintf(vi_model, sizeof vi_model, "%s/model_vi.onnx", g_dir);
+    write_model_with_value_info(vi_model);
+    oq_err err = {0};
+    for (int with_vi = 0; with_vi < 3; with_vi++) { /* 0: no model, 1: model without value_info, 2: with */
+        oq_session *s = open_session(true);
+        oq_placement *p;
+        oq_placement_create(&p, NULL);
+        if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
+        free(oq_session_end_profiling(s));
+        oq_session_free(s);
+        if (with_vi && oq_placement_add_model(p, with_vi == 2 ? vi_model : g_model, &err))
+            fail_msg("%s", err.msg);
+        oq_placement_report r;
+        assert_int_equal(oq_placement_check(p, 0, &r, &err), OQ_OK);
+        const oq_placed_node *gather = find(p, "gather");
+        if (with_vi == 2) {
+            assert_int_equal(r.n_cpu_shape, 3);
+            assert_int_equal(find(p, "shape")->place, OQ_PLACE_CPU_SHAPE);
+            assert_int_equal(find(p, "concat")->place, OQ_PLACE_CPU_SHAPE);
+            assert_true(gather->types_from_model);
+            assert_string_equal(gather->outputs[0].dtype, "int64");
+            assert_int_equal(find(p, "reshape")->inputs[0].dims[0], -1); /* symbolic N */
+        } else {
+            assert_int_equal(r.n_cpu_shape, 0);
+            assert_int_equal(gather->place, OQ_PLACE_CPU_COMPUTE);
+            assert_string_equal(gather->reason,
+                                with_vi ? "shape op with a tensor of unknown type or rank: counted as compute"
+                                        : "shape op without tensor types (no profile event, no model): "
+                                          "counted as compute");
+        }
+        assert_int_equal(find(p, "reshape")->place, OQ_PLACE_CPU_COMPUTE);
+        assert_int_equal(find(p, "relu")->place, OQ_PLACE_CPU_COMPUTE);
+        json_t *j = oq_placement_to_json(p, &r);
+        json_t *types = json_object_get(json_array_get(json_object_get(j, "nodes"), 1), "types");
+        assert_true(with_vi ? json_is_string(types) : json_is_null(types));
+        json_decref(j);
+        oq_placement_report_free(&r);
+        oq_placement_free(p);
+    }
+    /* not a model */
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/bad.onnx", g_dir);
+    assert_int_equal(oq_write_file_atomic(bad, "\x0a\xff\xff\xff\x0f", 5, 1, &err), OQ_OK);
+    oq_placement *p;
+    oq_placement_create(&p, NULL);
+    assert_int_equal(oq_placement_add_model(p, bad, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "bad.onnx: not an ONNX model"));
+    oq_placement_free(p);
+}
+
+/* Assignment plus a profile without node events: never a pass. */
+static void test_empty_profile_is_no_evidence(void **state)
+{
+    (void)state;
+    oq_session *s = open_session(true);
+    oq_placement *p;
+    oq_err err = {0};
+    oq_placement_create(&p, NULL);
+    if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
+    free(oq_session_end_profiling(s));
+    oq_session_free(s);
+    assert_int_equal(oq_placement_add_profile_text(p, "[]", 2, "empty", &err), OQ_OK);
+    oq_placement_report r;
+    assert_int_equal(oq_placement_check(p, 0, &r, &err), OQ_OK);
+    assert_false(r.passed);
+    assert_int_equal(r.n_not_run, 5);
+    assert_int_equal(r.n_failures, 1);
+    assert_string_equal(r.failures[0], "no placement evidence: no node was profiled (did the session "
+                                       "run with profiling on?)");
+    oq_placement_report_free(&r);
+    oq_placement_free(p);
+}
+
 static void test_assignment_needs_config(void **state)
 {
     (void)state;
@@ -460,6 +591,8 @@ int main(void)
         cmocka_unit_test(test_bad_profiles),
         cmocka_unit_test(test_real_cpu_session),
         cmocka_unit_test(test_cross_check_notes),
+        cmocka_unit_test(test_model_types_without_profile),
+        cmocka_unit_test(test_empty_profile_is_no_evidence),
         cmocka_unit_test(test_assignment_needs_config),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
