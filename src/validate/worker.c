@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ortqual/bench.h"
 #include "ortqual/compare.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
@@ -22,6 +23,11 @@ typedef struct worker {
     json_t *result;  /* what we write */
     json_t *batches; /* result.batches */
     int all_passed;
+    /* where the worker's time went, for bench/validate_cost */
+    double t_session, t_run, t_compare, t_io;
+    uint64_t rss_after_session; /* bytes: the session as created */
+    uint64_t rss_after_first;   /* bytes: the session and its arena after its first Run */
+    int64_t max_batch_bytes;    /* largest batch's inputs + outputs */
 } worker;
 
 /* Inputs of one batch, named as the model expects. */
@@ -75,7 +81,7 @@ static oq_status run_once(worker *w, oq_tensor *const *in, size_t n_in, oq_tenso
 static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_tensor ***out,
                             size_t *n_out, json_t *jb, oq_err *err)
 {
-    double first, t;
+    double first, t, t0 = oq_now_s();
     oq_status st = run_once(w, in, n_in, out, n_out, &first, err);
     if (st) return st;
     int reps = w->repeat > 0 ? w->repeat : 0;
@@ -87,8 +93,14 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
         oq_tensors_free(o2, n2);
         if (i >= w->warmup) samples[i - w->warmup] = t;
     }
+    w->t_run += oq_now_s() - t0;
+    if (!w->rss_after_first) {
+        uint64_t hwm;
+        oq_proc_memory(&w->rss_after_first, &hwm, NULL);
+    }
     json_object_set_new(jb, "first_call_s", json_real(first));
     json_object_set_new(jb, "repeat", json_integer(reps));
+    json_object_set_new(jb, "warmup", json_integer(w->warmup));
     json_object_set_new(jb, "median_s", reps ? json_real(oq_median(samples, (size_t)reps)) : json_null());
     free(samples);
     return st;
@@ -154,15 +166,25 @@ static oq_status run_batch(worker *w, const json_t *jplan_batch, oq_err *err)
     size_t n_in = 0, n_out = 0;
     int64_t *lengths = NULL, bsz = 0;
     const char *in_path = oq_json_str(jplan_batch, "inputs", "");
+    double t0 = oq_now_s();
     oq_status st = load_inputs(w, in_path, &in, &n_in, &lengths, &bsz, err);
+    w->t_io += oq_now_s() - t0;
     json_t *jb = json_object();
     json_object_set(jb, "index", json_object_get(jplan_batch, "index"));
     if (!st) st = time_batch(w, in, n_in, &out, &n_out, jb, err);
     const char *ref = oq_json_str(jplan_batch, "ref", NULL);
     const char *save = oq_json_str(jplan_batch, "save", NULL);
+    t0 = oq_now_s();
     if (!st && w->is_ref) st = save_outputs(ref, out, n_out, err);
-    if (!st && !w->is_ref) st = compare_outputs(w, ref, out, n_out, lengths, jb, err);
     if (!st && save) st = save_outputs(save, out, n_out, err);
+    w->t_io += oq_now_s() - t0;
+    t0 = oq_now_s();
+    if (!st && !w->is_ref) st = compare_outputs(w, ref, out, n_out, lengths, jb, err);
+    w->t_compare += oq_now_s() - t0; /* includes reading the reference outputs */
+    int64_t bytes = 0;
+    for (size_t i = 0; i < n_in; i++) bytes += (int64_t)oq_tensor_nbytes(in[i]);
+    for (size_t i = 0; i < n_out; i++) bytes += (int64_t)oq_tensor_nbytes(out[i]);
+    if (bytes > w->max_batch_bytes) w->max_batch_bytes = bytes;
     json_array_append_new(w->batches, jb);
     oq_tensors_free(in, n_in);
     oq_tensors_free(out, n_out);
@@ -234,7 +256,10 @@ static oq_status open_session(worker *w, oq_err *err)
     oq_wcheck_session_opts(&w->chk, &so);
     double t0 = oq_now_s();
     st = oq_session_create(w->rt, oq_json_str(w->plan, "model", NULL), NULL, 0, &so, &w->sess, err);
-    json_object_set_new(w->result, "session_create_s", json_real(oq_now_s() - t0));
+    w->t_session = oq_now_s() - t0;
+    json_object_set_new(w->result, "session_create_s", json_real(w->t_session));
+    uint64_t hwm_now;
+    oq_proc_memory(&w->rss_after_session, &hwm_now, NULL);
     json_object_set_new(w->result, "ep_devices", ep_devices_json(w->rt));
     free(keys);
     free(vals);
@@ -264,6 +289,18 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
         json_object_set_new(w->result, "reason", json_string(reason));
     json_object_set_new(w->result, "status", json_string(status));
     if (st) json_object_set_new(w->result, "reason", json_string(e->msg));
+}
+
+static void record_cost(worker *w)
+{
+    uint64_t rss = 0, hwm = 0;
+    oq_proc_memory(&rss, &hwm, NULL);
+    json_object_set_new(w->result, "cost",
+                        json_pack("{s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I}", "session_s", w->t_session, "run_s",
+                                  w->t_run, "compare_s", w->t_compare, "io_s", w->t_io,
+                                  "rss_after_session_bytes", (json_int_t)w->rss_after_session,
+                                  "rss_after_first_run_bytes", (json_int_t)w->rss_after_first,
+                                  "vmhwm_bytes", (json_int_t)hwm, "max_batch_bytes", (json_int_t)w->max_batch_bytes));
 }
 
 static oq_status worker_init(worker *w, const json_t *plan, oq_err *err)
@@ -316,6 +353,7 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
         if (st) break;
         st = run_batch(&w, b, &e);
     }
+    record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_json_write(oq_json_str(plan, "result", "result.json"), w.result, err);
     worker_free(&w);

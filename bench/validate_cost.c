@@ -1,0 +1,165 @@
+/* validate_cost: what the demo validation costs on this machine, measured.
+ *
+ *   build/bench/validate_cost [path/to/ortqual]
+ *
+ * Runs `ortqual validate` as a user would (each configuration in its own worker process),
+ * twice: the built-in demo (target: within 10 s wall time on a 2-core machine) and a
+ * larger run with long events (target: peak RSS above what the ORT session holds under
+ * 2x the largest batch's input + output bytes, i.e. batches are streamed, not all held).
+ * Prints the wall time, the breakdown (session creation, runs, reference, comparison,
+ * file reading/writing, the rest: preparation, export, plots, process start) and, per
+ * configuration, the memory above what the session holds against 2x the batch bytes.
+ * "What the session holds" is measured side by side: this program re-runs itself as a
+ * bare ORT loop (`--bare MODEL INPUTS...`: load ORT, create the session, run every batch
+ * once, nothing else) over the same model and batches, in the same order, so ORT's arena
+ * grows the same way; its peak RSS (VmHWM) is the session's own. The worker's VmHWM minus
+ * that is what ortqual adds: reference outputs, comparison, bookkeeping. */
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ortqual/bench.h"
+#include "ortqual/npz.h"
+#include "ortqual/proc.h"
+#include "ortqual/runtime.h"
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+static void breakdown(const json_t *summary, double wall)
+{
+    double session = 0, run = 0, ref = 0, compare = 0, io = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(summary, "configs"), i, c) {
+        const json_t *cost = json_object_get(c, "cost");
+        session += num(cost, "session_s");
+        if (json_is_true(json_object_get(c, "reference"))) ref += num(cost, "run_s");
+        else run += num(cost, "run_s");
+        compare += num(cost, "compare_s");
+        io += num(cost, "io_s");
+    }
+    double rest = wall - session - run - ref - compare - io;
+    printf("  wall %.2f s = session creation %.2f + ORT runs %.2f + reference %.2f + comparison %.3f"
+           " + file i/o %.3f + rest %.2f (preparation, export, plots, process start)\n",
+           wall, session, run, ref, compare, io, rest);
+}
+
+/* The bare loop: prints the process's peak RSS in bytes. */
+static int bare(int argc, char **argv)
+{
+    int runs = atoi(argv[0]); /* calls per batch, as the worker made them */
+    argc--, argv++;
+    oq_runtime *rt;
+    oq_session *s;
+    oq_err e = {0};
+    oq_session_opts so = {.graph_opt_level = -1};
+    if (oq_runtime_load(NULL, &rt, &e) || oq_session_create(rt, argv[0], NULL, 0, &so, &s, &e))
+        return fprintf(stderr, "bare: %s\n", e.msg), 3;
+    for (int i = 1; i < argc; i++) {
+        oq_npz *z;
+        oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
+        size_t n_out = 0;
+        if (oq_npz_read(argv[i], &z, &e) || oq_npz_take(z, "features", &in[0], &e) ||
+            oq_npz_take(z, "mask", &in[1], &e))
+            return fprintf(stderr, "bare: %s\n", e.msg), 3;
+        for (int r = 0; r < runs; r++, oq_tensors_free(out, n_out), out = NULL)
+            if (oq_session_run(s, 2, in, &n_out, &out, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
+        oq_tensor_free(in[0]);
+        oq_tensor_free(in[1]);
+        oq_npz_free(z);
+    }
+    uint64_t rss, hwm;
+    oq_proc_memory(&rss, &hwm, NULL);
+    printf("%llu\n", (unsigned long long)hwm);
+    oq_session_free(s);
+    return 0;
+}
+
+/* Peak RSS of the bare loop over one configuration's model and the run's batches. */
+static double bare_peak(const char *self, const char *model, const json_t *summary, const json_t *cfg)
+{
+    char cmd[16384];
+    const json_t *b0 = json_array_get(json_object_get(cfg, "batches"), 0);
+    long runs = 1 + (long)json_integer_value(json_object_get(b0, "repeat")) + (long)json_integer_value(json_object_get(b0, "warmup"));
+    size_t used = (size_t)snprintf(cmd, sizeof cmd, "'%s' --bare %ld '%s'", self, runs, model), i;
+    json_t *b;
+    json_array_foreach(json_object_get(summary, "batches"), i, b)
+        used += (size_t)snprintf(cmd + used, sizeof cmd - used, " '%s'", json_string_value(json_object_get(b, "inputs")));
+    FILE *p = popen(cmd, "r");
+    double v = 0;
+    if (!p || fscanf(p, "%lf", &v) != 1) v = 0;
+    if (p) pclose(p);
+    return v;
+}
+
+static int memory(const json_t *summary, const char *self)
+{
+    size_t i;
+    json_t *c;
+    int ok = 1;
+    json_array_foreach(json_object_get(summary, "configs"), i, c) {
+        const json_t *cost = json_object_get(c, "cost");
+        const char *model = json_string_value(json_object_get(c, "model_file"));
+        if (!model) continue; /* the reference has no session */
+        double held = bare_peak(self, model, summary, c), peak = num(cost, "vmhwm_bytes");
+        double batch = num(cost, "max_batch_bytes");
+        double above = peak > held ? peak - held : 0;
+        printf("  %-28s bare ORT loop %7.1f MiB, peak %7.1f MiB, above %7.3f MiB, 2x batch %7.3f MiB: ratio %.2f\n",
+               json_string_value(json_object_get(c, "name")), held / 1048576, peak / 1048576,
+               above / 1048576, 2 * batch / 1048576, above / (2 * batch));
+        ok &= above < 2 * batch;
+    }
+    return ok;
+}
+
+static int run(const char *tool, const char *self, char **extra, const char *title)
+{
+    char dir[] = "/tmp/oq_validate_cost_XXXXXX";
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 2;
+    char *argv[32] = {(char *)tool, "validate", "--outdir", dir, "--force"};
+    int n = 5;
+    while (*extra && n < 30) argv[n++] = *extra++;
+    argv[n] = NULL;
+    oq_proc_result pr;
+    oq_err e = {0};
+    char path[PATH_MAX + 32], how[128];
+    if (oq_proc_run(argv, 600, 2048, 0, &pr, &e)) return fprintf(stderr, "%s\n", e.msg), 2;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *s = json_load_file(path, 0, NULL);
+    printf("%s: %s, verdict %s\n", title, oq_proc_describe(&pr, how, sizeof how),
+           s ? json_string_value(json_object_get(s, "verdict")) : "(no summary)");
+    int ok = 0;
+    if (s) {
+        breakdown(s, pr.seconds);
+        ok = memory(s, self);
+        printf("  %s\n", ok ? "memory above the sessions < 2x the largest batch: yes" : "memory above the sessions < 2x the largest batch: NO");
+    }
+    json_decref(s);
+    oq_proc_result_clear(&pr);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir); /* after the bare loops read its batches */
+    if (system(path) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    char self[PATH_MAX], tool[PATH_MAX + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", self);
+    snprintf(tool, sizeof tool, "%s/../ortqual", dirname(dir));
+    if (argc > 3 && !strcmp(argv[1], "--bare")) return bare(argc - 2, argv + 2);
+    const char *t = argc > 1 ? argv[1] : tool;
+    char *demo[] = {NULL};
+    char *large[] = {"--num-events", "16", "--batch-size", "4", "--max-len", "2048", "--length-policy",
+                     "uniform 512 2048", "--repeat", "1", "--no-plots", "--configs",
+                     "ref:encoder:fp64,cpu:attention24:fp32,cpu:decomposed:fp32", NULL};
+    run(t, self, demo, "demo (ortqual validate, as make run)");
+    int ok = run(t, self, large, "large events (16 events up to 2048 elements, batches of 4)");
+    return ok ? 0 : 1;
+}
