@@ -100,5 +100,12 @@ struct json_t;
 void oq_cli_progress_line(void *ctx, const char *line);
 /* One row per configuration, its reason when it did not pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct json_t *summary, const char *outdir);
+/* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
+void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
+/* Fill the runtime and progress parts of `o`, run the validation, print the table (or the
+ * summary JSON) and return the exit status. */
+struct oq_validate_opts;
+int oq_cli_run_validation(const char *cmd, struct oq_validate_opts *o, const struct oq_cli_runtime *cr,
+                          const char *self, int json);
 
 #endif

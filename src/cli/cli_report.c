@@ -2,6 +2,9 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "ortqual/validate.h"
 
 #include "cli/cli.h"
 
@@ -60,3 +63,39 @@ void oq_cli_print_verdict_table(const json_t *summary, const char *outdir)
            counts[1] ? "FAILED" : "PASSED", counts[0], counts[1], counts[2], outdir);
 }
 
+
+void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
+{
+    char stamp[64];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(buf, n, "ortqual-out/%s%s", prefix, stamp);
+}
+
+int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
+                          const char *self, int json)
+{
+    o->self_exe = self;
+    o->progress = oq_cli_progress_line;
+    o->ort_lib = cr->ort_lib;
+    o->n_ep_libs = cr->n_ep_libs;
+    o->ep_lib_names = (const char *const *)cr->ep_lib_names;
+    o->ep_lib_paths = (const char *const *)cr->ep_lib_paths;
+    o->n_ep_options = cr->n_options;
+    o->ep_option_keys = (const char *const *)cr->option_keys;
+    o->ep_option_values = (const char *const *)cr->option_values;
+    json_t *summary = NULL;
+    int verdict = 0;
+    oq_err e = {0};
+    oq_status st = oq_validate_run(o, &summary, &verdict, &e);
+    if (st) {
+        fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
+        return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+    }
+    if (json) json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
+    else oq_cli_print_verdict_table(summary, o->outdir);
+    json_decref(summary);
+    return verdict ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+}

@@ -281,12 +281,7 @@ static int finish_args(struct args *a)
     a->o.expect_kernel = a->expect;
     a->o.tolerances = *a->tolerances ? a->tolerances : NULL;
     if (!a->o.outdir) {
-        char stamp[64];
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(a->outdir, sizeof a->outdir, "ortqual-out/%s", stamp);
+        oq_cli_default_outdir(a->outdir, sizeof a->outdir, "");
         a->o.outdir = a->outdir;
     }
     return 0;
@@ -344,27 +339,7 @@ static int run_validate(struct args *a, char *self)
         return OQ_EXIT_USAGE;
     }
     a->o.configs = a->configs;
-    a->o.self_exe = self;
-    a->o.progress = oq_cli_progress_line;
-    a->o.ort_lib = a->cr.ort_lib;
-    a->o.n_ep_libs = a->cr.n_ep_libs;
-    a->o.ep_lib_names = (const char *const *)a->cr.ep_lib_names;
-    a->o.ep_lib_paths = (const char *const *)a->cr.ep_lib_paths;
-    a->o.n_ep_options = a->cr.n_options;
-    a->o.ep_option_keys = (const char *const *)a->cr.option_keys;
-    a->o.ep_option_values = (const char *const *)a->cr.option_values;
-    json_t *summary = NULL;
-    int verdict = 0;
-    oq_err e = {0};
-    oq_status st = oq_validate_run(&a->o, &summary, &verdict, &e);
-    if (st) {
-        fprintf(stderr, "ortqual validate: %s\n", e.msg);
-        return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
-    }
-    if (a->json) json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
-    else oq_cli_print_verdict_table(summary, a->o.outdir);
-    json_decref(summary);
-    return verdict ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    return oq_cli_run_validation("validate", &a->o, &a->cr, self, a->json);
 }
 
 int cmd_validate(int argc, char **argv)
