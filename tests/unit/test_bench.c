@@ -15,28 +15,11 @@
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 
+#define TESTUTIL_RUNTIME_FIXTURE
+#include "testutil.h"
+
 /* cmocka 1.1 has no assert_double_equal. */
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
-
-static oq_runtime *rt;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    oq_err err = {0};
-    if (oq_runtime_load(OQ_ORT_LIB, &rt, &err) != OQ_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    oq_runtime_free(rt);
-    return 0;
-}
 
 /* ---- statistics: values checked against numpy.percentile / std(ddof=1) ---------- */
 

@@ -15,6 +15,7 @@
 
 #include "ortqual/csv.h"
 #include "ortqual/fileio.h"
+#include "testutil.h"
 
 static oq_csv *parse_ok(const char *text)
 {
@@ -176,42 +177,10 @@ static void test_bad_values(void **state)
     oq_csv_free(t);
 }
 
-/* A fresh private directory for files. */
-static char *temp_dir(void)
-{
-    char tmpl[] = "/tmp/oq_test_csv_XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    return strdup(d);
-}
-
-static int dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-static void remove_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-    free(dir);
-}
-
 static void test_writer_round_trip(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), path[512];
+    char *dir = temp_dir("csv"), path[512];
     snprintf(path, sizeof path, "%s/out.csv", dir);
     static const char *const cols[] = {"s", "d", "i"};
     oq_csv_writer *w;
@@ -261,7 +230,7 @@ static void test_writer_round_trip(void **state)
 static void test_writer_errors(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), path[512];
+    char *dir = temp_dir("csv"), path[512];
     snprintf(path, sizeof path, "%s/bad.csv", dir);
     static const char *const cols[] = {"a", "b"};
     oq_csv_writer *w;
@@ -316,7 +285,7 @@ static void write_text(const char *path, const char *text)
 static void test_json_records(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), path[512];
+    char *dir = temp_dir("csv"), path[512];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     write_text(path, "{\"system\": {\"cpu\": \"x\"}, \"results\": ["
                      "{\"variant\": \"ref\", \"seq_len\": 128, \"mean_ms\": 0.1, \"masked\": true,"

@@ -17,37 +17,7 @@
 
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
-
-static char *temp_dir(void)
-{
-    char tmpl[] = "/tmp/oq_test_plot_XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    return strdup(d);
-}
-
-static int dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-static void remove_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-    free(dir);
-}
+#include "testutil.h"
 
 static char *slurp(const char *path)
 {
@@ -89,7 +59,7 @@ static void test_drivers(void **state)
 static void test_render_png_svg(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), png[512], svg[512];
+    char *dir = temp_dir("plot"), png[512], svg[512];
     snprintf(png, sizeof png, "%s/r.png", dir);
     snprintf(svg, sizeof svg, "%s/r.svg", dir);
     oq_plot_series s[2];
@@ -113,7 +83,7 @@ static void test_render_png_svg(void **state)
 static void test_scatter_histogram(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), path[512];
+    char *dir = temp_dir("plot"), path[512];
     oq_err err = {0};
     /* Scatter with a series whose points are all 0 on a log axis: drawn
      * without them, and the legend says so. */
@@ -147,7 +117,7 @@ static void test_scatter_histogram(void **state)
 static void test_render_errors(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), path[512];
+    char *dir = temp_dir("plot"), path[512];
     snprintf(path, sizeof path, "%s/x.png", dir);
     oq_err err = {0};
     oq_plot_series s[2];
@@ -195,7 +165,7 @@ static void *render_thread(void *arg)
 static void test_threads(void **state)
 {
     (void)state;
-    char *dir = temp_dir(), p1[512], p2[512];
+    char *dir = temp_dir("plot"), p1[512], p2[512];
     snprintf(p1, sizeof p1, "%s/a.png", dir);
     snprintf(p2, sizeof p2, "%s/b.png", dir);
     pthread_t t1, t2;
@@ -230,7 +200,7 @@ static oq_status summarize(const char *text, const oq_plot_options *base, char *
                            oq_plot_files *files, oq_err *err)
 {
     oq_csv *t = parse(text);
-    char *dir = temp_dir();
+    char *dir = temp_dir("plot");
     oq_plot_options opt = *base;
     opt.outdir = dir;
     oq_status st = oq_plot_summaries(&t, 1, &opt, files, err);
@@ -254,7 +224,7 @@ static void test_bench_figures(void **state)
     oq_csv *t;
     oq_err err = {0};
     assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/bench/summary.csv", &t, &err), OQ_OK);
-    char *dir = temp_dir();
+    char *dir = temp_dir("plot");
     oq_plot_options opt = {.outdir = dir, .formats = OQ_PLOT_SVG, .baseline = "ref", .stat = "mean_ms"};
     oq_plot_files files;
     assert_int_equal(oq_plot_summaries(&t, 1, &opt, &files, &err), OQ_OK);
@@ -382,7 +352,7 @@ static void test_validate_figures(void **state)
     oq_err err = {0};
     assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/validate/validate.csv", &t, &err), OQ_OK);
     assert_int_equal(oq_summary_detect(t), OQ_SUMMARY_VALIDATE);
-    char *dir = temp_dir();
+    char *dir = temp_dir("plot");
     oq_plot_options opt = {.outdir = dir, .formats = OQ_PLOT_SVG};
     oq_plot_files files;
     assert_int_equal(oq_plot_summaries(&t, 1, &opt, &files, &err), OQ_OK);

@@ -15,25 +15,8 @@
 #include "ortqual/runtime.h"
 #include "runtime/tinymodel-impl.h"
 
-static oq_runtime *rt;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    oq_err err = {0};
-    if (oq_runtime_load(OQ_ORT_LIB, &rt, &err) != OQ_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    oq_runtime_free(rt);
-    return 0;
-}
+#define TESTUTIL_RUNTIME_FIXTURE
+#include "testutil.h"
 
 /* ---- loading -------------------------------------------------------------------- */
 

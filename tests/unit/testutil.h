@@ -1,0 +1,74 @@
+/* Helpers shared by the unit tests (a header, so the test glob does not build it alone).
+ * Include after <cmocka.h>. For the shared ORT runtime fixture, define
+ * TESTUTIL_RUNTIME_FIXTURE before including: it declares `rt` and group_setup/teardown. */
+#ifndef ORTQUAL_TESTS_TESTUTIL_H
+#define ORTQUAL_TESTS_TESTUTIL_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A fresh private directory /tmp/oq_test_<tag>_XXXXXX; the caller frees the name
+ * (remove_dir does). */
+static inline char *temp_dir(const char *tag)
+{
+    char tmpl[256];
+    snprintf(tmpl, sizeof tmpl, "/tmp/oq_test_%s_XXXXXX", tag);
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+/* Entries in `dir` other than dot files. */
+static inline int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Removes a flat directory made by temp_dir and frees its name. */
+static inline void remove_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+    free(dir);
+}
+
+#ifdef TESTUTIL_RUNTIME_FIXTURE
+#include "ortqual/runtime.h"
+
+/* One ORT runtime for the whole group, loaded by group_setup. */
+static oq_runtime *rt;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    if (oq_runtime_load(OQ_ORT_LIB, &rt, &err) != OQ_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    oq_runtime_free(rt);
+    return 0;
+}
+#endif
+
+#endif
