@@ -142,33 +142,32 @@ enum {
     OPT_CLASSES, OPT_REG, OPT_SEED, OPT_WEIGHTS, OPT_SAVE
 };
 
+/* Passes through `v`, the parse of optarg into one of a fixed set (< 0: none of them),
+ * saying which values `opt` takes when it is none. */
+static int choice(int v, const char *opt, const char *choices)
+{
+    if (v < 0) fprintf(stderr, "ortqual export: %s '%s': use %s\n", opt, optarg, choices);
+    return v;
+}
+
 static int common_opt(int c, struct common_opts *o)
 {
     int v;
     switch (c) {
     case OPT_FORMAT:
-        if ((v = oq_attn_format_parse(optarg)) < 0) {
-            fprintf(stderr, "ortqual export: --format '%s': use decomposed, attention23 or attention24\n",
-                    optarg);
-            return -1;
-        }
+        v = choice(oq_attn_format_parse(optarg), "--format", "decomposed, attention23 or attention24");
+        if (v < 0) return -1;
         o->format = (oq_attn_format)v;
         return 1;
     case OPT_MASK:
-        if ((v = oq_mask_form_parse(optarg)) < 0) {
-            fprintf(stderr, "ortqual export: --mask '%s': use auto, none, additive, bool or seqlen\n",
-                    optarg);
-            return -1;
-        }
+        v = choice(oq_mask_form_parse(optarg), "--mask", "auto, none, additive, bool or seqlen");
+        if (v < 0) return -1;
         o->mask = (oq_mask_form)v;
         return 1;
     case OPT_DTYPE:
         o->dtype = oq_dtype_parse(optarg);
-        if (o->dtype != OQ_DTYPE_FLOAT32 && o->dtype != OQ_DTYPE_FLOAT16) {
-            fprintf(stderr, "ortqual export: --attention-dtype '%s': use float32 or float16\n", optarg);
-            return -1;
-        }
-        return 1;
+        v = o->dtype == OQ_DTYPE_FLOAT32 || o->dtype == OQ_DTYPE_FLOAT16 ? 0 : -1;
+        return choice(v, "--attention-dtype", "float32 or float16") < 0 ? -1 : 1;
     case OPT_STATIC:
         return parse_static(optarg, &o->sb, &o->sl) ? -1 : 1;
     case 'o':
@@ -210,8 +209,13 @@ static int finish(oq_graph *g, const struct common_opts *o, const char *what)
     return OQ_EXIT_OK;
 }
 
-static int need_output(const struct common_opts *o)
+/* After the options: no operands, and an output path. */
+static int check_rest(int argc, char **argv, const char *model, const struct common_opts *o)
 {
+    if (optind < argc) {
+        fprintf(stderr, "ortqual export %s: unexpected argument '%s'\n", model, argv[optind]);
+        return -1;
+    }
     if (o->output) return 0;
     fprintf(stderr, "ortqual export: -o/--output MODEL.onnx is required\n");
     return -1;
@@ -248,11 +252,7 @@ static int export_sdpa(int argc, char **argv)
         default: return bad_option(argv);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual export sdpa: unexpected argument '%s'\n", argv[optind]);
-        return OQ_EXIT_USAGE;
-    }
-    if (need_output(&o)) return OQ_EXIT_USAGE;
+    if (check_rest(argc, argv, "sdpa", &o)) return OQ_EXIT_USAGE;
     c.kv_heads = kv ? (int32_t)kv : c.heads;
     c.format = o.format;
     c.mask = o.mask;
@@ -340,11 +340,7 @@ static int export_encoder(int argc, char **argv)
         *field = (int32_t)v;
         if (ch != OPT_HEADS) shape_opts = 1;
     }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual export encoder: unexpected argument '%s'\n", argv[optind]);
-        return OQ_EXIT_USAGE;
-    }
-    if (need_output(&o)) return OQ_EXIT_USAGE;
+    if (check_rest(argc, argv, "encoder", &o)) return OQ_EXIT_USAGE;
     if (weights && shape_opts) {
         fprintf(stderr, "ortqual export encoder: --weights takes the sizes from the file; drop "
                         "--features/--width/--layers/--ffn-width/--classes/--regression-targets\n");
