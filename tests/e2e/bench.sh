@@ -3,29 +3,9 @@
 # samples, accuracy against the reference), an impossible variant that becomes
 # a row while the rest still runs, and usage errors.
 set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
 Q="$ORTQUAL"
-
-# expect CODE PATTERN CMD...: exit status CODE and PATTERN in stdout+stderr.
-expect() {
-    local code=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ]; then
-        bad "$* -> exit $rc, expected $code: $out"
-    elif ! grep -qE -- "$pat" <<<"$out"; then
-        bad "$* -> output lacks /$pat/: $out"
-    else
-        ok "$* -> $code"
-    fi
-}
 
 COMMON=(--seq-lens 32,64 --num-heads 2 --head-dim 8 --iters 3 --warmup 1 --threads 1)
 
@@ -101,5 +81,4 @@ expect 2 "kv heads" "$Q" bench --variants ref --num-heads 4 --kv-heads 3 --outdi
 expect 2 "each variant names its runtime" "$Q" bench --variants ref --ep cuda
 expect 0 "usage: ortqual bench" "$Q" bench --help
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+report

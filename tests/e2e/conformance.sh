@@ -5,57 +5,55 @@
 set -euo pipefail
 : "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
 CONF="${OQ_CONFORMANCE_DIR:-$OQ_SOURCE_DIR/../shared/conformance/onnx-attention-v1.22}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 [ -d "$CONF" ] || fail "conformance set not found at $CONF (set OQ_CONFORMANCE_DIR)"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 n_base=$(find "$CONF" -mindepth 1 -maxdepth 1 -type d ! -name '*_expanded' | wc -l)
 n_exp=$(find "$CONF" -mindepth 1 -maxdepth 1 -type d -name '*_expanded' | wc -l)
 [ "$n_base" -gt 0 ] || fail "no tests in $CONF"
 
 rc=0
-"$ORTQUAL" conformance "$CONF" >"$tmp/out" 2>"$tmp/err" || rc=$?
-[ "$rc" -eq 0 ] || { cat "$tmp/out" "$tmp/err"; fail "conformance exited $rc"; }
-last=$(tail -n 1 "$tmp/out")
+"$ORTQUAL" conformance "$CONF" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 0 ] || { cat "$T/out" "$T/err"; fail "conformance exited $rc"; }
+last=$(tail -n 1 "$T/out")
 [ "$last" = "$n_base passed, 0 failed, $n_exp skipped" ] || fail "closing line '$last'"
-[ "$(grep -c '^PASS test_attention_' "$tmp/out")" -eq "$n_base" ] || fail "PASS lines"
-grep -q '^SKIP test_attention_4d_expanded: function body of standard ops' "$tmp/out" ||
+[ "$(grep -c '^PASS test_attention_' "$T/out")" -eq "$n_base" ] || fail "PASS lines"
+grep -q '^SKIP test_attention_4d_expanded: function body of standard ops' "$T/out" ||
     fail "expanded test not skipped with its reason"
 
 # A single test directory works too, and --json reports the same verdicts.
-"$ORTQUAL" conformance --json "$CONF/test_attention_4d_causal" >"$tmp/json"
-grep -q '"verdict": "PASS"' "$tmp/json" || fail "--json verdict"
-grep -q '"passed": 1' "$tmp/json" || fail "--json count"
+"$ORTQUAL" conformance --json "$CONF/test_attention_4d_causal" >"$T/json"
+grep -q '"verdict": "PASS"' "$T/json" || fail "--json verdict"
+grep -q '"passed": 1' "$T/json" || fail "--json count"
 
 # --ep cpu: ONNX Runtime runs the models instead, the expanded function body included.
 if [ -n "${OQ_ORT_LIB:-}" ]; then
     "$ORTQUAL" conformance --ep cpu --ort-lib "$OQ_ORT_LIB" "$CONF/test_attention_4d_gqa" \
-        "$CONF/test_attention_4d_gqa_expanded" >"$tmp/ort" || { cat "$tmp/ort"; fail "--ep cpu"; }
-    [ "$(tail -n 1 "$tmp/ort")" = "2 passed, 0 failed, 0 skipped" ] || fail "--ep cpu closing line"
+        "$CONF/test_attention_4d_gqa_expanded" >"$T/ort" || { cat "$T/ort"; fail "--ep cpu"; }
+    [ "$(tail -n 1 "$T/ort")" = "2 passed, 0 failed, 0 skipped" ] || fail "--ep cpu closing line"
 fi
 
 # Corrupt the expected Y of one test (its last float, in the raw data): must FAIL, exit 1.
-cp -r "$CONF/test_attention_4d" "$tmp/test_attention_4d"
-chmod -R u+w "$tmp/test_attention_4d"
-pb="$tmp/test_attention_4d/test_data_set_0/output_0.pb"
+cp -r "$CONF/test_attention_4d" "$T/test_attention_4d"
+chmod -R u+w "$T/test_attention_4d"
+pb="$T/test_attention_4d/test_data_set_0/output_0.pb"
 size=$(stat -c %s "$pb")
 printf '\x00\x00\x80\x40' | dd of="$pb" bs=1 seek=$((size - 4)) conv=notrunc status=none
 rc=0
-"$ORTQUAL" conformance "$tmp/test_attention_4d" >"$tmp/out2" || rc=$?
-[ "$rc" -eq 1 ] || { cat "$tmp/out2"; fail "corrupted output: exit $rc, expected 1"; }
-grep -q '^FAIL test_attention_4d: output 0 (Y) worst element \[1,2,3,7\] got .* expected 4 ' "$tmp/out2" ||
-    { cat "$tmp/out2"; fail "corrupted output: FAIL line"; }
-[ "$(tail -n 1 "$tmp/out2")" = "0 passed, 1 failed, 0 skipped" ] || fail "corrupted closing line"
+"$ORTQUAL" conformance "$T/test_attention_4d" >"$T/out2" || rc=$?
+[ "$rc" -eq 1 ] || { cat "$T/out2"; fail "corrupted output: exit $rc, expected 1"; }
+grep -q '^FAIL test_attention_4d: output 0 (Y) worst element \[1,2,3,7\] got .* expected 4 ' "$T/out2" ||
+    { cat "$T/out2"; fail "corrupted output: FAIL line"; }
+[ "$(tail -n 1 "$T/out2")" = "0 passed, 1 failed, 0 skipped" ] || fail "corrupted closing line"
 
 # Usage errors exit 2 and name the problem.
-mkdir "$tmp/empty"
+mkdir "$T/empty"
 rc=0
-"$ORTQUAL" conformance "$tmp/empty" 2>"$tmp/err3" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "$tmp/empty: no model.onnx" "$tmp/err3" || fail "empty dir: exit $rc"
+"$ORTQUAL" conformance "$T/empty" 2>"$T/err3" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "$T/empty: no model.onnx" "$T/err3" || fail "empty dir: exit $rc"
 rc=0
-"$ORTQUAL" conformance --bogus "$CONF" 2>"$tmp/err4" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "'--bogus'" "$tmp/err4" || fail "unknown option: exit $rc"
+"$ORTQUAL" conformance --bogus "$CONF" 2>"$T/err4" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "'--bogus'" "$T/err4" || fail "unknown option: exit $rc"
 rc=0
 "$ORTQUAL" conformance --rtol x "$CONF" 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "bad --rtol: exit $rc"

@@ -2,27 +2,7 @@
 # ortqual export / inspect end to end: files, overwrite protection, option
 # errors, weights round trip, attention nodes listed by inspect, bad files.
 set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-
-# expect CODE PATTERN CMD...: exit status CODE and PATTERN in stdout+stderr.
-expect() {
-    local code=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ]; then
-        bad "$* -> exit $rc, expected $code: $out"
-    elif ! grep -qE -- "$pat" <<<"$out"; then
-        bad "$* -> output lacks /$pat/: $out"
-    else
-        ok "$* -> $code"
-    fi
-}
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 
 Q="$ORTQUAL"
 
@@ -94,5 +74,4 @@ expect 2 "missing.onnx" "$Q" inspect "$T/missing.onnx"
 expect 2 "expected one MODEL.onnx" "$Q" inspect
 expect 2 "unknown option '--yaml'" "$Q" inspect --yaml "$T/enc_decomposed.onnx"
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+report

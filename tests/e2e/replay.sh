@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # ortqual replay: saved batches replayed across ORT 1.29 and 1.30 on CPU; non-finite results rejected.
 set -euo pipefail
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
 ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -f "$ORT130" ] || fail "ORT 1.30 missing at $ORT130 (scripts/deps.sh installs it)"
 
 $ORTQUAL validate --outdir "$T/v" --num-events 4 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32 >/dev/null 2>&1 ||

@@ -2,9 +2,8 @@
 # ortqual validate end to end on ORT CPU: a passing run, a reference that disagrees, a broken
 # mask, and a configuration that crashes in its child process.
 set -euo pipefail
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
-fail() { echo "FAIL: $*" >&2; exit 1; }
 json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # 1. passing run: summary, inputs and models written, numpy reads the inputs

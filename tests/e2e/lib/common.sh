@@ -1,0 +1,37 @@
+# Sourced by the end-to-end scripts (tests/e2e/*.sh), after their `set` line:
+#   . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+# Kept in lib/ because every tests/e2e/*.sh is itself a test.
+
+# T: a private temporary directory, removed when the script exits.
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# fail MSG: stop the script here (exit 1), for scripts where one failure ends the run.
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Scripts that run every case and count the failures use ok/bad/expect, and end with
+# `report`, whose status is the script's: 0 only when nothing failed.
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# expect CODE PATTERN CMD...: exit status CODE and PATTERN in stdout+stderr.
+expect() {
+    local code=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        bad "$* -> exit $rc, expected $code: $out"
+    elif ! grep -qE -- "$pat" <<<"$out"; then
+        bad "$* -> output lacks /$pat/: $out"
+    else
+        ok "$* -> $code"
+    fi
+}
+
+report() {
+    echo "$fails failure(s)"
+    [ "$fails" -eq 0 ]
+}
