@@ -59,6 +59,10 @@ void oq_cli_print_verdict_table(const json_t *summary, const char *outdir)
         const char *s = json_string_value(json_object_get(c, "status"));
         counts[!strcmp(s, "passed") ? 0 : !strcmp(s, "skipped") ? 2 : 1]++;
     }
+    size_t nplots = json_array_size(json_object_get(summary, "plots"));
+    const char *perr = json_string_value(json_object_get(summary, "plot_error"));
+    if (nplots) printf("\nplots: %zu files in %s/plots/ (error distributions, runtime against valid size)", nplots, outdir);
+    if (perr) printf("\nplots: not drawn: %s", perr);
     printf("\nverdict: %s (%d passed, %d failed, %d skipped); details in %s/summary.json\n",
            counts[1] ? "FAILED" : "PASSED", counts[0], counts[1], counts[2], outdir);
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make install's layout works for a C project: pkg-config and the CMake package both link a
+# program against libortqual, and the installed tool finds the ONNX Runtime installed beside it.
+set -euo pipefail
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cmake --install "$OQ_BINARY_DIR" --prefix "$T/prefix" > "$T/install.log" || fail "cmake --install: $(tail -3 "$T/install.log")"
+cat > "$T/use.c" <<'C'
+#include <stdio.h>
+#include <ortqual/mask.h>
+#include <ortqual/runtime.h>
+int main(void)
+{
+    oq_err err = {0};
+    int64_t shape[2] = {1, 4}, lengths[1];
+    oq_tensor *m;
+    if (oq_tensor_create(&m, OQ_DTYPE_FLOAT32, 2, shape, "mask", &err)) return 2;
+    ((float *)m->data)[0] = 1; ((float *)m->data)[2] = 1;   /* a hole at position 2 */
+    oq_status st = oq_mask_check(m, NULL, lengths, &err);
+    printf("%s: %s\n", oq_status_str(st), err.msg);
+    oq_tensor_free(m);
+    oq_runtime *rt;
+    if (oq_runtime_load(getenv("OQ_ORT_LIB"), &rt, &err)) return printf("%s\n", err.msg), 3;
+    printf("ORT %s\n", oq_runtime_version(rt));
+    oq_runtime_free(rt);
+    return st == OQ_ERR_MASK ? 0 : 1;
+}
+C
+sed -i '1i #include <stdlib.h>' "$T/use.c"
+export PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig"
+# a sanitized libortqual needs the sanitizer runtimes first in the program too
+SAN=""
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && SAN="-fsanitize=address,undefined"
+gcc -std=c17 $SAN "$T/use.c" -o "$T/use_pc" $(pkg-config --cflags --libs ortqual) -Wl,-rpath,"$T/prefix/lib" ||
+  fail "pkg-config build"
+"$T/use_pc" > "$T/pc.out" || fail "pkg-config program: $(cat "$T/pc.out")"
+grep -q "event 0" "$T/pc.out" && grep -q "ORT 1.29.0" "$T/pc.out" || fail "pkg-config program output: $(cat "$T/pc.out")"
+mkdir -p "$T/cm"
+cat > "$T/cm/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.20)
+project(use C)
+find_package(ortqual REQUIRED)
+add_executable(use "$T/use.c")
+target_link_libraries(use ortqual::ortqual)
+CM
+cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_C_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" > "$T/cm.log" 2>&1 || fail "cmake configure: $(tail -5 "$T/cm.log")"
+cmake --build "$T/cm/b" > "$T/cmb.log" 2>&1 || fail "cmake build: $(tail -5 "$T/cmb.log")"
+LD_LIBRARY_PATH="$T/prefix/lib" "$T/cm/b/use" | grep -q "ORT 1.29.0" || fail "CMake program"
+# the installed tool finds the runtime installed beside it, with no environment
+env -u ORTQUAL_ORT_LIB "$T/prefix/bin/ortqual" --version | grep -q "$T/prefix/lib/ortqual/libonnxruntime.so" ||
+  fail "installed tool does not use its own ORT: $("$T/prefix/bin/ortqual" --version)"
+echo "install e2e: all checks passed"
