@@ -361,14 +361,30 @@ static char *run_twice_and_profile(oq_session *s)
     return path;
 }
 
-static void test_real_cpu_session(void **state)
+/* A placement holding the assignment of a fresh recording session. The session is
+ * handed back in *keep, or (keep NULL) its profiling ended and it freed. */
+static oq_placement *assigned_placement(oq_session **keep)
 {
-    (void)state;
     oq_session *s = open_session(true);
     oq_placement *p;
     oq_err err = {0};
     oq_placement_create(&p, NULL);
     if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
+    if (keep) {
+        *keep = s;
+    } else {
+        free(oq_session_end_profiling(s));
+        oq_session_free(s);
+    }
+    return p;
+}
+
+static void test_real_cpu_session(void **state)
+{
+    (void)state;
+    oq_session *s;
+    oq_placement *p = assigned_placement(&s);
+    oq_err err = {0};
     assert_true(p->have_assignment);
     assert_int_equal(p->n_nodes, 5); /* the EP assignment API works on the CPU EP too */
     char *prof = run_twice_and_profile(s);
@@ -407,12 +423,10 @@ static void test_real_cpu_session(void **state)
 static void test_cross_check_notes(void **state)
 {
     (void)state;
-    oq_session *s = open_session(true);
-    oq_placement *p;
-    oq_err err = {0};
-    oq_placement_create(&p, NULL);
-    if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
+    oq_session *s;
+    oq_placement *p = assigned_placement(&s);
     oq_session_free(s);
+    oq_err err = {0};
     const char *prof = "[{\"cat\":\"Node\",\"name\":\"relu_kernel_time\",\"dur\":3,\"args\":{\"op_name\":"
                        "\"Relu\",\"provider\":\"CUDAExecutionProvider\"}}]";
     assert_int_equal(oq_placement_add_profile_text(p, prof, strlen(prof), "x", &err), OQ_OK);
@@ -492,12 +506,7 @@ static void test_model_types_without_profile(void **state)
     write_model_with_value_info(vi_model);
     oq_err err = {0};
     for (int with_vi = 0; with_vi < 3; with_vi++) { /* 0: no model, 1: model without value_info, 2: with */
-        oq_session *s = open_session(true);
-        oq_placement *p;
-        oq_placement_create(&p, NULL);
-        if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
-        free(oq_session_end_profiling(s));
-        oq_session_free(s);
+        oq_placement *p = assigned_placement(NULL);
         if (with_vi && oq_placement_add_model(p, with_vi == 2 ? vi_model : g_model, &err))
             fail_msg("%s", err.msg);
         oq_placement_report r;
@@ -542,13 +551,8 @@ static void test_model_types_without_profile(void **state)
 static void test_empty_profile_is_no_evidence(void **state)
 {
     (void)state;
-    oq_session *s = open_session(true);
-    oq_placement *p;
+    oq_placement *p = assigned_placement(NULL);
     oq_err err = {0};
-    oq_placement_create(&p, NULL);
-    if (oq_placement_add_assignment(p, s, &err)) fail_msg("%s", err.msg);
-    free(oq_session_end_profiling(s));
-    oq_session_free(s);
     assert_int_equal(oq_placement_add_profile_text(p, "[]", 2, "empty", &err), OQ_OK);
     oq_placement_report r;
     assert_int_equal(oq_placement_check(p, 0, &r, &err), OQ_OK);
