@@ -12,8 +12,10 @@
  * "What the session holds" is measured side by side: this program re-runs itself as a
  * bare ORT loop (`--bare MODEL INPUTS...`: load ORT, create the session, run every batch
  * once, nothing else) over the same model and batches, in the same order, so ORT's arena
- * grows the same way; its peak RSS (VmHWM) is the session's own. The worker's VmHWM minus
- * that is what ortqual adds: reference outputs, comparison, bookkeeping. */
+ * grows the same way; its peak RSS (VmHWM) is the session's own. Each process's RSS at its
+ * start (code and libraries, which differ between the two binaries) is subtracted from its
+ * peak; what the worker grows beyond what the bare loop grows is what ortqual adds:
+ * reference outputs, comparison, bookkeeping. */
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
@@ -51,6 +53,8 @@ static void breakdown(const json_t *summary, double wall)
 /* The bare loop: prints the process's peak RSS in bytes. */
 static int bare(int argc, char **argv)
 {
+    uint64_t start, hwm0;
+    oq_proc_memory(&start, &hwm0, NULL);
     int runs = atoi(argv[0]); /* calls per batch, as the worker made them */
     argc--, argv++;
     oq_runtime *rt;
@@ -74,7 +78,7 @@ static int bare(int argc, char **argv)
     }
     uint64_t rss, hwm;
     oq_proc_memory(&rss, &hwm, NULL);
-    printf("%llu\n", (unsigned long long)hwm);
+    printf("%llu\n", (unsigned long long)(hwm - start));
     oq_session_free(s);
     return 0;
 }
@@ -105,10 +109,11 @@ static int memory(const json_t *summary, const char *self)
         const json_t *cost = json_object_get(c, "cost");
         const char *model = json_string_value(json_object_get(c, "model_file"));
         if (!model) continue; /* the reference has no session */
-        double held = bare_peak(self, model, summary, c), peak = num(cost, "vmhwm_bytes");
+        double held = bare_peak(self, model, summary, c);
+        double peak = num(cost, "vmhwm_bytes") - num(cost, "rss_start_bytes");
         double batch = num(cost, "max_batch_bytes");
         double above = peak > held ? peak - held : 0;
-        printf("  %-28s bare ORT loop %7.1f MiB, peak %7.1f MiB, above %7.3f MiB, 2x batch %7.3f MiB: ratio %.2f\n",
+        printf("  %-28s growth: bare ORT loop %7.1f MiB, worker %7.1f MiB, above %7.3f MiB, 2x batch %7.3f MiB: ratio %.2f\n",
                json_string_value(json_object_get(c, "name")), held / 1048576, peak / 1048576,
                above / 1048576, 2 * batch / 1048576, above / (2 * batch));
         ok &= above < 2 * batch;

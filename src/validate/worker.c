@@ -27,6 +27,7 @@ typedef struct worker {
     double t_session, t_run, t_compare, t_io;
     uint64_t rss_after_session; /* bytes: the session as created */
     uint64_t rss_after_first;   /* bytes: the session and its arena after its first Run */
+    uint64_t rss_start;         /* bytes: the process before any work (code, libraries) */
     int64_t max_batch_bytes;    /* largest batch's inputs + outputs */
 } worker;
 
@@ -296,10 +297,11 @@ static void record_cost(worker *w)
     uint64_t rss = 0, hwm = 0;
     oq_proc_memory(&rss, &hwm, NULL);
     json_object_set_new(w->result, "cost",
-                        json_pack("{s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I}", "session_s", w->t_session, "run_s",
+                        json_pack("{s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I}", "session_s", w->t_session, "run_s",
                                   w->t_run, "compare_s", w->t_compare, "io_s", w->t_io,
                                   "rss_after_session_bytes", (json_int_t)w->rss_after_session,
                                   "rss_after_first_run_bytes", (json_int_t)w->rss_after_first,
+                                  "rss_start_bytes", (json_int_t)w->rss_start,
                                   "vmhwm_bytes", (json_int_t)hwm, "max_batch_bytes", (json_int_t)w->max_batch_bytes));
 }
 
@@ -345,7 +347,10 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     if (!plan) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", plan_path, jerr.text, jerr.line);
     worker w;
     oq_err e = {0};
+    uint64_t rss_start, hwm;
+    oq_proc_memory(&rss_start, &hwm, NULL);
     oq_status st = worker_init(&w, plan, &e);
+    w.rss_start = rss_start;
     if (!st) st = oq_config_uses_ort(&w.cfg) ? open_session(&w, &e) : oq_ref_model_open(plan, &w.ref, &e);
     size_t i;
     const json_t *b;
