@@ -65,6 +65,14 @@ const char *oq_kernel_ort_name(oq_kernel k);
 /* The dtype whose tolerances judge the configuration (tf32 and fp16 share fp16's). */
 int oq_precision_is_reduced(oq_precision p);
 
+/* Provider options a configuration implies, added to the caller's: sdpa_kernel from the
+ * kernel choice, and on cuda use_tf32 from the precision (fp32 -> "0", tf32 -> "1").
+ * The caller's own keys win, except that force_sdpa_kernel >= 0 (a --prove-teeth rerun)
+ * replaces any sdpa_kernel. keys/values hold n entries and must have room for 2 more;
+ * `buf` (16 bytes or more) keeps the sdpa_kernel text. Returns the new count. */
+size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
+                            const char **values, size_t n, char *buf, size_t bufn);
+
 /* Non-zero when the configuration runs through ONNX Runtime (not the C reference). */
 int oq_config_uses_ort(const oq_config *c);
 

@@ -346,7 +346,7 @@ static oq_status export_model(const oq_bench_opts *o, const oq_bench_variant *v,
 }
 
 /* Session options for a variant: the user's EP library and options for
- * non-CPU runtimes, plus sdpa_kernel from the variant's kernel. */
+ * non-CPU runtimes, plus what the variant implies (oq_config_ep_options). */
 typedef struct variant_session {
     oq_session_opts so;
     const char *keys[64], *values[64];
@@ -364,24 +364,12 @@ static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
     if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
     vs->so.ep_lib = o->ep_lib;
-    int user_sdpa = 0, user_tf32 = 0;
     size_t n = 0;
     for (size_t i = 0; i < o->n_ep_options; i++, n++) {
         vs->keys[n] = o->ep_option_keys[i];
         vs->values[n] = o->ep_option_values[i];
-        user_sdpa |= !strcmp(o->ep_option_keys[i], "sdpa_kernel");
-        user_tf32 |= !strcmp(o->ep_option_keys[i], "use_tf32");
     }
-    /* as in validate: fp32 on CUDA is true float32, tf32 allows TensorFloat-32 products */
-    if (!strcmp(v->runtime, "cuda") && !user_tf32) {
-        vs->keys[n] = "use_tf32";
-        vs->values[n++] = v->precision == OQ_PREC_TF32 ? "1" : "0";
-    }
-    if (v->kernel != OQ_KERNEL_AUTO && !user_sdpa) {
-        snprintf(vs->mask, sizeof vs->mask, "%d", oq_kernel_sdpa_mask(v->kernel));
-        vs->keys[n] = "sdpa_kernel";
-        vs->values[n++] = vs->mask;
-    }
+    n = oq_config_ep_options(v, -1, vs->keys, vs->values, n, vs->mask, sizeof vs->mask);
     vs->so.n_ep_options = n;
     vs->so.ep_option_keys = vs->keys;
     vs->so.ep_option_values = vs->values;

@@ -117,3 +117,27 @@ oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
              k ? ":" : "", k ? kernel_names[k] : "");
     return OQ_OK;
 }
+
+static long find_key(const char *const *keys, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys[i], key)) return (long)i;
+    return -1;
+}
+
+size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
+                            const char **values, size_t n, char *buf, size_t bufn)
+{
+    long at = find_key(keys, n, "sdpa_kernel");
+    if (force_sdpa_kernel >= 0 || (c->kernel != OQ_KERNEL_AUTO && at < 0)) {
+        snprintf(buf, bufn, "%d", force_sdpa_kernel >= 0 ? force_sdpa_kernel : oq_kernel_sdpa_mask(c->kernel));
+        if (at < 0) keys[at = (long)n++] = "sdpa_kernel";
+        values[at] = buf;
+    }
+    /* fp32 on CUDA is true float32; tf32 allows TensorFloat-32 products (ORT's default) */
+    if (!strcmp(c->runtime, "cuda") && find_key(keys, n, "use_tf32") < 0) {
+        keys[n] = "use_tf32";
+        values[n++] = c->precision == OQ_PREC_TF32 ? "1" : "0";
+    }
+    return n;
+}

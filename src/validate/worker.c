@@ -207,21 +207,11 @@ static json_t *ep_devices_json(oq_runtime *rt)
     return jd;
 }
 
-static int has_key(const char **keys, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(keys[i], key)) return 1;
-    return 0;
-}
-
-/* The kernel choice of the configuration, or the forced one of a teeth rerun. */
-static int sdpa_kernel(const worker *w, char *buf, size_t n)
+/* -1, or the sdpa_kernel a --prove-teeth rerun forces. */
+static int forced_sdpa_kernel(const worker *w)
 {
     const json_t *force = json_object_get(json_object_get(w->plan, "dispatch"), "force_sdpa_kernel");
-    int mask = force ? (int)json_integer_value(force) : oq_kernel_sdpa_mask(w->cfg.kernel);
-    if (!force && w->cfg.kernel == OQ_KERNEL_AUTO) return 0;
-    snprintf(buf, n, "%d", mask);
-    return 1;
+    return force ? (int)json_integer_value(force) : -1;
 }
 
 static oq_status open_session(worker *w, oq_err *err)
@@ -248,9 +238,7 @@ static oq_status open_session(worker *w, oq_err *err)
         vals[i] = json_string_value(json_array_get(pair, 1));
     }
     char kernel[16];
-    if (sdpa_kernel(w, kernel, sizeof kernel)) keys[n] = "sdpa_kernel", vals[n++] = kernel;
-    if (!strcmp(w->cfg.runtime, "cuda") && !has_key(keys, n, "use_tf32"))
-        keys[n] = "use_tf32", vals[n++] = w->cfg.precision == OQ_PREC_TF32 ? "1" : "0";
+    n = oq_config_ep_options(&w->cfg, forced_sdpa_kernel(w), keys, vals, n, kernel, sizeof kernel);
     oq_session_opts so = {.graph_opt_level = -1, .ep = w->cfg.runtime, .n_ep_options = n,
                           .ep_option_keys = keys, .ep_option_values = vals};
     if (!st) st = oq_wcheck_begin(&w->chk, w->plan, w->workdir, err);

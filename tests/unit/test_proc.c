@@ -85,6 +85,35 @@ static void test_config_parse(void **state)
     }
 }
 
+static void test_config_ep_options(void **state)
+{
+    (void)state;
+    oq_config c;
+    char buf[16];
+    const char *k[4], *v[4];
+    assert_int_equal(oq_config_parse("cuda:attention24:fp16:flash", &c, NULL), OQ_OK);
+    size_t n = oq_config_ep_options(&c, -1, k, v, 0, buf, sizeof buf);
+    assert_int_equal(n, 2);
+    assert_string_equal(k[0], "sdpa_kernel");
+    assert_string_equal(v[0], "1");
+    assert_string_equal(k[1], "use_tf32");
+    assert_string_equal(v[1], "0");
+    /* the caller's own keys win ... */
+    k[0] = "sdpa_kernel", v[0] = "2", k[1] = "use_tf32", v[1] = "1";
+    assert_int_equal(oq_config_ep_options(&c, -1, k, v, 2, buf, sizeof buf), 2);
+    assert_string_equal(v[0], "2");
+    assert_string_equal(v[1], "1");
+    /* ... except a forced kernel (the --prove-teeth rerun) */
+    assert_int_equal(oq_config_ep_options(&c, 16, k, v, 2, buf, sizeof buf), 2);
+    assert_string_equal(v[0], "16");
+    assert_int_equal(oq_config_parse("cuda:attention24:tf32", &c, NULL), OQ_OK);
+    assert_int_equal(oq_config_ep_options(&c, -1, k, v, 0, buf, sizeof buf), 1);
+    assert_string_equal(k[0], "use_tf32");
+    assert_string_equal(v[0], "1");
+    assert_int_equal(oq_config_parse("cpu:attention24:fp32", &c, NULL), OQ_OK);
+    assert_int_equal(oq_config_ep_options(&c, -1, k, v, 0, buf, sizeof buf), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -92,6 +121,7 @@ int main(void)
         cmocka_unit_test(test_signal_reported),
         cmocka_unit_test(test_timeout_kills),
         cmocka_unit_test(test_config_parse),
+        cmocka_unit_test(test_config_ep_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
