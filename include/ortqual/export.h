@@ -146,6 +146,13 @@ oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_
 /* Look up one weight by name; NULL if absent. */
 const oq_tensor *oq_encoder_weight(const oq_encoder_weights *w, const char *name);
 void oq_encoder_weights_free(oq_encoder_weights *w);
+/* Weights from an .npz (names in docs/export.md; the shapes give the sizes, `heads` is
+ * needed besides); errors are prefixed with the path. */
+oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_encoder_weights **out,
+                                  oq_err *err);
+/* Write the weights as an .npz (atomically; overwrite as in oq_npz_write). */
+oq_status oq_encoder_weights_save(const oq_encoder_weights *w, const char *path, int overwrite,
+                                  oq_err *err);
 
 typedef struct oq_encoder_export {
     oq_attn_format format;

@@ -8,7 +8,6 @@
 
 #include "cli/cli.h"
 #include "ortqual/export.h"
-#include "ortqual/npz.h"
 
 const char cmd_export_summary[] = "write an attention-only or encoder model as ONNX (3 representations)";
 
@@ -268,22 +267,6 @@ static int export_sdpa(int argc, char **argv)
     return finish(g, &o, "sdpa");
 }
 
-static oq_status load_weights(const char *path, int32_t heads, oq_encoder_weights **w, oq_err *err)
-{
-    oq_npz *npz = NULL;
-    oq_status s = oq_npz_read(path, &npz, err);
-    if (s) return s;
-    s = oq_encoder_weights_from_tensors((const oq_tensor *const *)npz->tensors, npz->count, heads, w, err);
-    if (s) oq_err_prefix(err, "%s: ", path);
-    oq_npz_free(npz);
-    return s;
-}
-
-static oq_status save_weights(const oq_encoder_weights *w, const char *path, int force, oq_err *err)
-{
-    return oq_npz_write(path, w->n, (const oq_tensor *const *)w->t, 0, force, err);
-}
-
 static int export_encoder(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -354,7 +337,7 @@ static int export_encoder(int argc, char **argv)
     }
     oq_err err = {0};
     oq_encoder_weights *w = NULL;
-    oq_status s = weights ? load_weights(weights, c.heads, &w, &err)
+    oq_status s = weights ? oq_encoder_weights_load(weights, c.heads, &w, &err)
                           : oq_encoder_weights_random(&c, (uint64_t)seed, &w, &err);
     if (s) {
         fprintf(stderr, "ortqual export encoder: %s\n", err.msg);
@@ -363,7 +346,7 @@ static int export_encoder(int argc, char **argv)
     oq_encoder_export x = {o.format, o.mask, o.dtype, o.sb, o.sl, elu_op};
     oq_graph *g = NULL;
     if ((s = oq_export_encoder(w, &x, &g, &err)) == OQ_OK && save)
-        s = save_weights(w, save, o.force, &err);
+        s = oq_encoder_weights_save(w, save, o.force, &err);
     oq_encoder_weights_free(w);
     if (s) {
         oq_graph_free(g);

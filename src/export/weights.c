@@ -7,6 +7,7 @@
 
 #include "export/weights-impl.h"
 #include "ortqual/export.h"
+#include "ortqual/npz.h"
 
 void oq_encoder_config_default(oq_encoder_config *c)
 {
@@ -293,4 +294,22 @@ void oq_encoder_weights_free(oq_encoder_weights *w)
     for (size_t i = 0; i < w->n; i++) oq_tensor_free(w->t[i]);
     free(w->t);
     free(w);
+}
+
+oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_encoder_weights **out,
+                                  oq_err *err)
+{
+    oq_npz *npz = NULL;
+    oq_status s = oq_npz_read(path, &npz, err);
+    if (s) return s;
+    s = oq_encoder_weights_from_tensors((const oq_tensor *const *)npz->tensors, npz->count, heads, out, err);
+    if (s) oq_err_prefix(err, "%s: ", path);
+    oq_npz_free(npz);
+    return s;
+}
+
+oq_status oq_encoder_weights_save(const oq_encoder_weights *w, const char *path, int overwrite,
+                                  oq_err *err)
+{
+    return oq_npz_write(path, w->n, (const oq_tensor *const *)w->t, 0, overwrite, err);
 }

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "ortqual/encoder_ref.h"
-#include "ortqual/npz.h"
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
 
@@ -24,13 +23,7 @@ static oq_status open_encoder(oq_ref_model *m, const json_t *plan, oq_err *err)
     const char *path = oq_json_str(plan, "weights", NULL);
     int heads = (int)json_integer_value(json_object_get(plan, "heads"));
     if (!path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
-    oq_npz *z;
-    oq_status st = oq_npz_read(path, &z, err);
-    if (st) return st;
-    st = oq_encoder_weights_from_tensors((const oq_tensor *const *)z->tensors, z->count, heads,
-                                         &m->weights, err);
-    oq_npz_free(z);
-    return st;
+    return oq_encoder_weights_load(path, heads, &m->weights, err);
 }
 
 oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err)

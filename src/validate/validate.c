@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
-#include "ortqual/npz.h"
 #include "ortqual/proc.h"
 #include "validate/validate-impl.h"
 
@@ -66,19 +65,12 @@ static void progress(const oq_validate_opts *o, const char *fmt, ...)
 static oq_status prepare_weights(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    oq_status st;
-    if (o->weights_path) {
-        oq_npz *z;
-        if ((st = oq_npz_read(o->weights_path, &z, err))) return st;
-        st = oq_encoder_weights_from_tensors((const oq_tensor *const *)z->tensors, z->count,
-                                             o->encoder.heads, &c->weights, err);
-        oq_npz_free(z);
-    } else {
-        st = oq_encoder_weights_random(&o->encoder, o->weights_seed, &c->weights, err);
-    }
+    oq_status st = o->weights_path
+                       ? oq_encoder_weights_load(o->weights_path, o->encoder.heads, &c->weights, err)
+                       : oq_encoder_weights_random(&o->encoder, o->weights_seed, &c->weights, err);
     if (st) return st;
     snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", o->outdir);
-    return oq_npz_write(c->weights_path, c->weights->n, (const oq_tensor *const *)c->weights->t, 1, 1, err);
+    return oq_encoder_weights_save(c->weights, c->weights_path, 1, err);
 }
 
 static json_t *runtime_json(const oq_validate_opts *o, int is_ref)
