@@ -61,6 +61,9 @@ oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err);
 /* Replace the name (copied). */
 oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err);
 
+/* The first of `n` tensors named `name`, or NULL. */
+const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name);
+
 int64_t oq_tensor_numel(const oq_tensor *t);
 size_t oq_tensor_nbytes(const oq_tensor *t);
 /* "[2,3,4]" into buf; returns buf. */

@@ -173,20 +173,13 @@ oq_status oq_encoder_weights_random(const oq_encoder_config *c, uint64_t seed,
     return OQ_OK;
 }
 
-static const oq_tensor *find(const oq_tensor *const *t, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i]->name && !strcmp(t[i]->name, name)) return t[i];
-    return NULL;
-}
-
 /* Sizes from the shapes of the named tensors (embed, blocks.*, heads.*). */
 static oq_status infer_config(const oq_tensor *const *t, size_t n, int32_t heads,
                               oq_encoder_config *c, oq_err *err)
 {
     oq_encoder_config_default(c);
     c->heads = heads;
-    const oq_tensor *e = find(t, n, "embed.weight");
+    const oq_tensor *e = oq_tensors_find(t, n, "embed.weight");
     if (!e || e->ndim != 2)
         return oq_err_set(err, OQ_ERR_FORMAT, "no 2-D 'embed.weight' [features, width] among the weights");
     c->features = (int32_t)e->shape[0];
@@ -214,7 +207,7 @@ static oq_status infer_config(const oq_tensor *const *t, size_t n, int32_t heads
             o->dim = (int32_t)t[i]->shape[1];
         }
     }
-    const oq_tensor *w1 = find(t, n, "blocks.0.ffn.w1");
+    const oq_tensor *w1 = oq_tensors_find(t, n, "blocks.0.ffn.w1");
     if (c->layers > 0) {
         if (!w1 || w1->ndim != 2)
             return oq_err_set(err, OQ_ERR_FORMAT, "no 2-D 'blocks.0.ffn.w1' [width, ffn_width]");
@@ -242,7 +235,7 @@ oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_
     oq_encoder_weights *w;
     if ((st = alloc_weights(&c, &w, &specs, err))) return st;
     for (size_t i = 0; i < w->n && !st; i++) {
-        const oq_tensor *t = find(tensors, n, specs[i].name);
+        const oq_tensor *t = oq_tensors_find(tensors, n, specs[i].name);
         char want[64], got[64];
         if (!t) {
             st = oq_err_set(err, OQ_ERR_NOT_FOUND, "weight '%s' is missing", specs[i].name);
@@ -285,7 +278,7 @@ oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_
 
 const oq_tensor *oq_encoder_weight(const oq_encoder_weights *w, const char *name)
 {
-    return find((const oq_tensor *const *)w->t, w->n, name);
+    return oq_tensors_find((const oq_tensor *const *)w->t, w->n, name);
 }
 
 void oq_encoder_weights_free(oq_encoder_weights *w)

@@ -137,6 +137,13 @@ oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err)
     return OQ_OK;
 }
 
+const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i]->name && !strcmp(t[i]->name, name)) return t[i];
+    return NULL;
+}
+
 int64_t oq_tensor_numel(const oq_tensor *t)
 {
     int64_t n = 1;

@@ -114,7 +114,7 @@ oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatche
 
 /* ---- models ------------------------------------------------------------------------ */
 
-static oq_attn_format format_of(oq_repr r)
+oq_attn_format oq_repr_attn_format(oq_repr r)
 {
     return r == OQ_REPR_ATTENTION23 ? OQ_ATTN_ATTENTION23
            : r == OQ_REPR_ATTENTION24 ? OQ_ATTN_ATTENTION24 : OQ_ATTN_DECOMPOSED;
@@ -138,13 +138,13 @@ oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_wei
     oq_dtype adt = c->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     oq_status st;
     if (o->kind == OQ_MODEL_ENCODER) {
-        oq_encoder_export x = {.format = format_of(c->repr), .mask = o->mask_form, .attention_dtype = adt,
+        oq_encoder_export x = {.format = oq_repr_attn_format(c->repr), .mask = o->mask_form, .attention_dtype = adt,
                                .static_batch = static_bl[0], .static_seq = static_bl[1],
                                .elu_op = o->elu_op};
         st = oq_export_encoder(w, &x, &g, err);
     } else {
         oq_sdpa_config s = o->sdpa;
-        s.format = format_of(c->repr);
+        s.format = oq_repr_attn_format(c->repr);
         s.attention_dtype = adt;
         s.mask = o->mask_form;
         s.static_batch = static_bl[0];

@@ -11,13 +11,6 @@ struct oq_ref_model {
     oq_encoder_weights *weights; /* ref:encoder */
 };
 
-static const oq_tensor *input_named(oq_tensor *const *in, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (in[i]->name && !strcmp(in[i]->name, name)) return in[i];
-    return NULL;
-}
-
 static oq_status open_encoder(oq_ref_model *m, const json_t *plan, oq_err *err)
 {
     const char *path = oq_json_str(plan, "weights", NULL);
@@ -50,8 +43,8 @@ oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err)
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err)
 {
-    const oq_tensor *features = input_named(inputs, n_inputs, "features");
-    const oq_tensor *mask = input_named(inputs, n_inputs, "mask");
+    const oq_tensor *features = oq_tensors_find((const oq_tensor *const *)inputs, n_inputs, "features");
+    const oq_tensor *mask = oq_tensors_find((const oq_tensor *const *)inputs, n_inputs, "mask");
     if (!features || !mask)
         return oq_err_set(err, OQ_ERR_SHAPE, "ref:encoder needs inputs 'features' and 'mask'");
     size_t n = (size_t)m->weights->cfg.n_outputs;

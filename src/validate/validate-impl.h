@@ -61,6 +61,8 @@ oq_status oq_validate_write_csv(const char *path, const json_t *summary, oq_err 
 void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary);
 
 /* prepare.c */
+/* The export format of a representation (decomposed for anything not attention23/24). */
+oq_attn_format oq_repr_attn_format(oq_repr r);
 oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err);
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,

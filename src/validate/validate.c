@@ -88,11 +88,10 @@ static json_t *runtime_json(const oq_validate_opts *o, int is_ref)
     return rt;
 }
 
-static json_t *plan_batches(run_ctx *c, const oq_config *cfg, const char *tag)
+static json_t *plan_batches(run_ctx *c, const char *tag)
 {
     json_t *out = json_array();
     char path[4096];
-    (void)cfg;
     size_t i;
     json_t *b;
     json_array_foreach(c->batches, i, b) {
@@ -148,14 +147,13 @@ static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const cha
     }
     json_t *p = json_pack("{s:s, s:b, s:i, s:i, s:o, s:s, s:o, s:o, s:s}", "config", cfg->name,
                           "is_reference", is_ref, "repeat", o->repeat, "warmup", o->warmup,
-                          "inputs", inputs, "mask_member", "mask", "batches", plan_batches(c, cfg, tag),
+                          "inputs", inputs, "mask_member", "mask", "batches", plan_batches(c, tag),
                           "runtime", runtime_json(o, is_ref), "result", result_path);
     if (model) json_object_set_new(p, "model", json_string(model));
     if (o->tolerances) json_object_set_new(p, "tolerances", json_string(o->tolerances));
     json_object_set_new(p, "padded_length", json_integer(max_padded_length(c)));
     if (oq_config_uses_ort(cfg) && cfg->repr != OQ_REPR_MODEL) {
-        oq_attn_format f = cfg->repr == OQ_REPR_ATTENTION24 ? OQ_ATTN_ATTENTION24
-                           : cfg->repr == OQ_REPR_ATTENTION23 ? OQ_ATTN_ATTENTION23 : OQ_ATTN_DECOMPOSED;
+        oq_attn_format f = oq_repr_attn_format(cfg->repr);
         json_object_set_new(p, "mask_form", json_string(oq_mask_form_name(oq_mask_form_resolve(f, o->mask_form))));
     }
     json_object_set_new(p, "dispatch", dispatch_plan(o, cfg));

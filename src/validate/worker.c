@@ -107,13 +107,6 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
     return st;
 }
 
-static const oq_tensor *find_output(oq_tensor **outs, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (outs[i]->name && !strcmp(outs[i]->name, name)) return outs[i];
-    return NULL;
-}
-
 /* Compares every reference output with ours; appends per-output records. */
 static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **outs, size_t n_out,
                                  const int64_t *lengths, json_t *jb, oq_err *err)
@@ -125,7 +118,7 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
     int batch_ok = 1;
     for (size_t i = 0; !st && i < ref->count; i++) {
         const oq_tensor *r = ref->tensors[i];
-        const oq_tensor *o = find_output(outs, n_out, r->name);
+        const oq_tensor *o = oq_tensors_find((const oq_tensor *const *)outs, n_out, r->name);
         if (!o) {
             st = oq_err_set(err, OQ_ERR_SHAPE, "config %s has no output '%s' (the reference has)",
                             w->cfg.name, r->name);
