@@ -208,11 +208,9 @@ static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
  * check must now fail, naming a node that got MATH, or it has not been seen to bite. */
-static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, const char *plan_path,
-                        const char *result_path)
+static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, json_t *plan,
+                        const char *plan_path, const char *result_path)
 {
-    json_error_t je;
-    json_t *plan = json_load_file(plan_path, 0, &je);
     json_t *d = json_object_get(plan, "dispatch");
     json_object_set_new(d, "force_sdpa_kernel", json_integer(16));
     json_object_set_new(d, "require", json_true());
@@ -220,7 +218,6 @@ static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, const ch
     json_t *teeth = json_object();
     json_object_set_new(jcfg, "teeth", teeth);
     if (oq_json_write(plan_path, plan, &e)) json_object_set_new(teeth, "error", json_string(e.msg));
-    json_decref(plan);
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)", cfg->name);
     json_t *r = run_worker(c, plan_path, result_path, teeth);
     json_t *failures = json_object_get(json_object_get(r, "dispatch"), "failures");
@@ -280,8 +277,10 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     }
     json_t *plan = make_plan(c, cfg, k == 0, *model ? model : NULL, tag, result_path);
     oq_status st = oq_json_write(plan_path, plan, err);
-    json_decref(plan);
-    if (st) return st;
+    if (st) {
+        json_decref(plan);
+        return st;
+    }
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, cfg->name);
     json_t *r = run_worker(c, plan_path, result_path, jcfg);
     json_object_update_missing(jcfg, r);
@@ -293,7 +292,8 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         json_object_set_new(jcfg, "required", json_true());
     }
     if (o->prove_teeth && json_is_true(json_object_get(json_object_get(jcfg, "dispatch"), "passed")))
-        prove_teeth(c, cfg, jcfg, plan_path, result_path);
+        prove_teeth(c, cfg, jcfg, plan, plan_path, result_path);
+    json_decref(plan);
     status = oq_json_str(jcfg, "status", "failed");
     if (k == 0 && strcmp(status, "passed") != 0) *ref_ok = 0;
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, cfg->name, oq_json_str(jcfg, "status", "?"),
