@@ -54,13 +54,14 @@ void oq_conformance_opts_init(oq_conformance_opts *o);
 typedef enum oq_conformance_verdict {
     OQ_CONFORMANCE_PASS = 0,
     OQ_CONFORMANCE_FAIL,  /* an output differs, or the test could not be run (detail says why) */
-    OQ_CONFORMANCE_SKIP   /* not applicable to this runner (detail says why) */
+    OQ_CONFORMANCE_SKIP,  /* not applicable to this runner (detail says why) */
+    OQ_CONFORMANCE_UNSUPPORTED /* the runner refused it as not implemented (detail: its reason) */
 } oq_conformance_verdict;
 
 typedef struct oq_conformance_result {
     char name[256];                 /* the test directory's base name */
     oq_conformance_verdict verdict;
-    char detail[OQ_ERR_MSG_MAX];    /* "" on PASS; the reason on FAIL/SKIP (one line) */
+    char detail[OQ_ERR_MSG_MAX];    /* "" on PASS; the reason otherwise (one line) */
     /* On a FAIL by value: which output and its worst element (else output == -1). */
     int output;                     /* output index N (output_N.pb) */
     char output_name[128];
@@ -73,8 +74,9 @@ typedef struct oq_conformance_result {
  * oq_conformance_ort_runner as opts.runner and a pointer to this struct as
  * opts.runner_ctx. One session per model, created with `session_opts`
  * (NULL: CPU, ORT defaults); inputs are bound by name and outputs picked by
- * name. ORT's refusal to load or run a model makes the test FAIL with ORT's
- * message. */
+ * name. ORT's NOT_IMPLEMENTED refusal (no kernel for the op, type or mode on
+ * that provider) makes the test UNSUPPORTED with ORT's message; any other
+ * error makes it FAIL. */
 typedef struct oq_conformance_ort {
     oq_runtime *rt;
     const oq_session_opts *session_opts;

@@ -26,13 +26,18 @@ static void usage(FILE *fp)
             "execution provider instead of the reference, the *_expanded ones included: the\n"
             "expected outputs are ONNX's, so this checks the runtime, not ortqual.\n"
             "\n"
-            "Prints one line per test (PASS name / FAIL name: reason / SKIP name: reason),\n"
-            "then 'N passed, M failed, K skipped'. Exit status 0 when nothing failed, 1 when\n"
-            "a test failed, 2 on bad usage (e.g. a DIR with no model.onnx).\n"
+            "Prints one line per test: PASS name, FAIL name: reason (the worst element when\n"
+            "an output differs), SKIP name: reason (not applicable), or UNSUPPORTED name:\n"
+            "reason (the runner refused it as not implemented, e.g. ORT has no kernel for\n"
+            "that mode on the provider). Then 'N passed, M failed, K skipped', K counting the\n"
+            "unsupported ones too, with '(U unsupported)' after it when there are any.\n"
+            "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
+            "unsupported), 2 on bad usage (e.g. a DIR with no model.onnx).\n"
             "\n"
             "options:\n"
             "  --rtol X     relative tolerance (default 1e-3, as ONNX's backend tests)\n"
             "  --atol X     absolute tolerance (default 1e-7)\n"
+            "  --strict     an UNSUPPORTED test fails the run (exit 1)\n"
             "  --json       print one JSON document instead of lines\n"
             "  -h, --help   this help\n"
             "runtime options (any of them selects ONNX Runtime instead of the reference):\n");
@@ -59,7 +64,18 @@ static int parse_tol(const char *opt, const char *s, double *out)
 
 static const char *verdict_word(oq_conformance_verdict v)
 {
-    return v == OQ_CONFORMANCE_PASS ? "PASS" : v == OQ_CONFORMANCE_FAIL ? "FAIL" : "SKIP";
+    static const char *const words[] = {"PASS", "FAIL", "SKIP", "UNSUPPORTED"};
+    return words[v];
+}
+
+/* 'N passed, M failed, K skipped', unsupported tests counted in K and named apart. */
+static void print_closing_line(const size_t counts[4])
+{
+    size_t unsupported = counts[OQ_CONFORMANCE_UNSUPPORTED];
+    printf("%zu passed, %zu failed, %zu skipped", counts[OQ_CONFORMANCE_PASS],
+           counts[OQ_CONFORMANCE_FAIL], counts[OQ_CONFORMANCE_SKIP] + unsupported);
+    if (unsupported) printf(" (%zu unsupported)", unsupported);
+    putchar('\n');
 }
 
 static json_t *result_json(const oq_conformance_result *r)
@@ -111,10 +127,16 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
 }
 
 /* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
-static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, int json)
+/* How results are printed and judged. */
+typedef struct report_flags {
+    int json;   /* one JSON document instead of lines */
+    int strict; /* UNSUPPORTED fails the run */
+} report_flags;
+
+static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, report_flags f)
 {
-    size_t counts[3] = {0, 0, 0};
-    json_t *arr = json ? json_array() : NULL;
+    size_t counts[4] = {0, 0, 0, 0};
+    json_t *arr = f.json ? json_array() : NULL;
     int rc = OQ_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         oq_conformance_result r;
@@ -134,22 +156,24 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, int 
         fflush(stdout);
     }
     if (arr) {
-        json_t *doc = json_pack("{s:o, s:I, s:I, s:I}", "tests", arr, "passed",
+        json_t *doc = json_pack("{s:o, s:I, s:I, s:I, s:I}", "tests", arr, "passed",
                                 (json_int_t)counts[0], "failed", (json_int_t)counts[1],
-                                "skipped", (json_int_t)counts[2]);
+                                "skipped", (json_int_t)(counts[2] + counts[3]), "unsupported",
+                                (json_int_t)counts[3]);
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
         json_decref(doc);
     } else if (rc == OQ_EXIT_OK) {
-        printf("%zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
+        print_closing_line(counts);
     }
     if (rc != OQ_EXIT_OK) return rc;
-    return counts[OQ_CONFORMANCE_FAIL] ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    int failed = counts[OQ_CONFORMANCE_FAIL] || (f.strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
+    return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
 /* With runtime options: load ORT once and run every test through it. */
 static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
-                        oq_conformance_opts *opts, int json)
+                        oq_conformance_opts *opts, report_flags f)
 {
     oq_runtime *rt = NULL;
     int rc = oq_cli_runtime_open(cr, &rt);
@@ -159,17 +183,18 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     oq_conformance_ort ort = {rt, &so};
     opts->runner = oq_conformance_ort_runner;
     opts->runner_ctx = &ort;
-    rc = run_all(tests, n, opts, json);
+    rc = run_all(tests, n, opts, f);
     oq_runtime_free(rt);
     return rc;
 }
 
-static int parse_args(int argc, char **argv, oq_conformance_opts *opts, int *json,
+static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_flags *f,
                       struct oq_cli_runtime *cr, int *use_ort)
 {
     static const struct option longopts[] = {
         {"rtol", required_argument, NULL, 'r'}, {"atol", required_argument, NULL, 'a'},
-        {"json", no_argument, NULL, 'j'},       {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, 'j'},       {"strict", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
         OQ_CLI_RUNTIME_LONGOPTS,                {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
@@ -184,7 +209,8 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, int *jso
         switch (c) {
         case 'r': if (!parse_tol("--rtol", optarg, &opts->rtol)) return OQ_EXIT_USAGE; break;
         case 'a': if (!parse_tol("--atol", optarg, &opts->atol)) return OQ_EXIT_USAGE; break;
-        case 'j': *json = 1; break;
+        case 'j': f->json = 1; break;
+        case 's': f->strict = 1; break;
         case 'h': usage(stdout); return -1;
         default:
             fprintf(stderr, "ortqual conformance: unknown or incomplete option '%s'\n",
@@ -204,8 +230,9 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_init(&opts);
     struct oq_cli_runtime cr = {0};
-    int json = 0, use_ort = 0;
-    int rc = parse_args(argc, argv, &opts, &json, &cr, &use_ort);
+    report_flags f = {0, 0};
+    int use_ort = 0;
+    int rc = parse_args(argc, argv, &opts, &f, &cr, &use_ort);
     if (rc) {
         oq_cli_runtime_free(&cr);
         return rc < 0 ? OQ_EXIT_OK : rc;
@@ -215,9 +242,9 @@ int cmd_conformance(int argc, char **argv)
     if (!collect(argc - optind, argv + optind, &tests, &n))
         rc = OQ_EXIT_USAGE;
     else if (use_ort)
-        rc = run_with_ort(&cr, tests, n, &opts, json);
+        rc = run_with_ort(&cr, tests, n, &opts, f);
     else
-        rc = run_all(tests, n, &opts, json);
+        rc = run_all(tests, n, &opts, f);
     oq_conformance_list_free(tests);
     oq_cli_runtime_free(&cr);
     return rc;

@@ -337,7 +337,8 @@ static int run_set(const char *model_path, const Onnx__ModelProto *m, const Onnx
                                              exp.n, got.t, &e)
                                  : run_reference(node, &in, &got, &e);
         if (st) {
-            verdict(r, OQ_CONFORMANCE_FAIL, "%s", e.msg);
+            verdict(r, st == OQ_ERR_UNSUPPORTED ? OQ_CONFORMANCE_UNSUPPORTED : OQ_CONFORMANCE_FAIL,
+                    "%s", e.msg);
             ok = 0;
         }
         for (size_t i = 0; ok && i < exp.n; i++) {

@@ -73,7 +73,10 @@ oq_status oq_ort_status(const oq_runtime *rt, OrtStatus *st, oq_err *err, const 
     snprintf(flat, sizeof flat, "%s", msg ? msg : "(no message)");
     for (char *p = flat; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
-    oq_status s = oq_err_set(err, OQ_ERR_RUNTIME, "%s: %s", what, flat);
+    /* NOT_IMPLEMENTED is ORT saying "not on this provider", e.g. no kernel for the
+     * op and type: callers report it as unsupported rather than as a failure. */
+    oq_status code = rt->api->GetErrorCode(st) == ORT_NOT_IMPLEMENTED ? OQ_ERR_UNSUPPORTED : OQ_ERR_RUNTIME;
+    oq_status s = oq_err_set(err, code, "%s: %s", what, flat);
     rt->api->ReleaseStatus(st);
     return s;
 }

@@ -1,5 +1,4 @@
 /* fd-level capture: lines written to fd 1/2 by a separate shared object. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +19,7 @@
 
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
+#include "testutil.h"
 
 #define ROUTE "\x1b[36mOperator=Attention Node=attn0 DataType=fp16 SdpaKernel=FLASH_ATTENTION\x1b[0m"
 #define MAX_LINES 64
@@ -316,16 +316,6 @@ static void test_closed_fd_rejected(void **state)
 static int g_fail_at; /* 0: never; k: the k-th acquiring call fails */
 static int g_calls;
 
-static int count_open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static bool inject(void)
 {
     return g_fail_at > 0 && ++g_calls == g_fail_at;
@@ -371,7 +361,7 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 static void test_every_failure_point_restores(void **state)
 {
     (void)state;
-    int open_before = count_open_fds();
+    int open_before = dir_entries("/proc/self/fd");
     int failures = 0, expected_bytes = 0;
     for (int k = 1; k <= 64; k++) {
         g_calls = 0;
@@ -391,7 +381,7 @@ static void test_every_failure_point_restores(void **state)
         assert_int_equal(fdw_write_str(1, "x\n"), 0);
         assert_int_equal(fdw_write_str(2, "y\n"), 0);
         expected_bytes += 2;
-        assert_int_equal(count_open_fds(), open_before); /* nothing leaked */
+        assert_int_equal(dir_entries("/proc/self/fd"), open_before); /* nothing leaked */
     }
     /* per stream: dup of the original, data pipe, stop pipe, reader thread, dup2 */
     assert_int_equal(failures, 10);
