@@ -4,6 +4,8 @@
 # the tool built by scripts/gpu-build.sh in $GPU_BUILD (default .gpu-build), the conformance set
 # in $CONF, and LD_LIBRARY_PATH with the build's lib/, $ORT and CUDA 13. Each step is logged;
 # a failing step does not stop the others (their exit codes are in OUTDIR/steps.txt).
+# STEPS="doctor conformance-cuda ..." runs only the sections named (default: all); the replay
+# needs validate-demo's batches.
 set -u
 OUT=${1:?usage: h200-evidence.sh OUTDIR}
 ORT=${ORT:-/tmp/ort}
@@ -18,20 +20,28 @@ step() { # step NAME TIMEOUT CMD...: run, log to OUT/NAME.txt, record the exit c
   timeout "$t" "$@" > "$OUT/$name.txt" 2>&1
   echo "$name $?" >> "$OUT/steps.txt"
 }
+want() { [ -z "${STEPS:-}" ] || case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 torch_site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
 
 # 1. doctor: the CUDA EP device, the H200, loaded CUDA/cuDNN libraries, both cuDNN copies
+if want doctor; then
 step doctor 120 $B doctor $E --ep cuda ${torch_site:+--search-root "$torch_site"} --search-root /usr/lib/x86_64-linux-gnu --search-root /usr/local/cuda-13.0
 $B doctor $E --ep cuda ${torch_site:+--search-root "$torch_site"} --search-root /usr/lib/x86_64-linux-gnu --search-root /usr/local/cuda-13.0 --json > "$OUT/doctor.json" 2>/dev/null
+fi
 
 # 2. conformance on ORT's CUDA EP (the reference's own run is in CI)
+if want conformance-cuda; then
 step conformance-cuda 120 $B conformance --ep cuda $E "$CONF"
+fi
 
 # 3. the demo validation, CUDA configurations included
+if want validate-demo; then
 step validate-demo 120 $B validate $E --no-plots --outdir "$W/demo"
 cp "$W/demo/summary.json" "$OUT/validate-demo-summary.json"; cp "$W/demo/validate.csv" "$OUT/validate-demo.csv"
+fi
 
 # 4. dispatch: a 4-block encoder, attention24 fp16 -> FLASH_ATTENTION on every node, with teeth
+if want dispatch; then
 step dispatch-flash 120 $B validate $E --no-plots --layers 4 --num-events 6 --require-dispatch --prove-teeth \
   --configs ref:encoder:fp64,cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient --outdir "$W/flash"
 cp "$W/flash/summary.json" "$OUT/dispatch-flash-summary.json"
@@ -41,8 +51,10 @@ step dispatch-boolmask 120 $B validate $E --no-plots --mask-form bool --length-p
 cp "$W/bool/summary.json" "$OUT/dispatch-boolmask-summary.json"
 step dispatch-boolmask-required 120 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
   --require-dispatch --configs ref:encoder:fp64,cuda:attention24:fp16:flash --outdir "$W/bool2"
+fi
 
 # 5. placement: attention24 encoder passes --require-full-gpu (dynamic: shape ops allowed; static: none on CPU);
+if want placement; then
 #    the Elu operator (no CUDA kernel for Elu-22) fails, naming the nodes
 step placement-dynamic 120 $B validate $E --no-plots --require-full-gpu --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pd"
 cp "$W/pd/summary.json" "$OUT/placement-dynamic-summary.json"
@@ -51,21 +63,41 @@ step placement-static 120 $B validate $E --no-plots --require-full-gpu --strict-
 cp "$W/ps/summary.json" "$OUT/placement-static-summary.json"
 step placement-elu 120 $B validate $E --no-plots --require-full-gpu --elu op --configs ref:encoder:fp64,cuda:attention24:fp16 --outdir "$W/pe"
 cp "$W/pe/summary.json" "$OUT/placement-elu-summary.json"
+fi
 
 # 6. replay the demo's saved batches on CUDA against ORT CPU
+if want replay-cuda; then
 step replay-cuda 120 $B replay $E --reference-ort-lib "$ORT/libonnxruntime.so" --ep cuda --precision fp16 --model "$W/demo/encoder_attention24_fp16.onnx" \
   --inputs "$W/demo/inputs_*.npz" --outdir "$W/replay"
 cp "$W/replay/summary.json" "$OUT/replay-cuda-summary.json"
+fi
 
 # 7. the GPU sweep: fp16 flash / efficient / math and fp32, L 512..16384, device-resident I/O
+if want bench-gpu; then
 step bench-gpu 240 $B bench $E --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math,cuda:attention24:fp32,cuda:attention24:tf32,cuda:decomposed:fp16 \
   --seq-lens 512,1024,2048,4096,8192,16384 --batch-sizes 1 --num-heads 8 --head-dim 64 --modes both \
   --io-binding device --warmup 3 --iters 20 --outdir "$W/bench"
 cp "$W/bench/summary.csv" "$OUT/bench-gpu.csv"; cp "$W/bench/summary.json" "$OUT/bench-gpu.json"
+fi
 # 8. PyTorch's SDPA on the same shapes
+if want pytorch-sdpa; then
 # PyTorch brings its own cuDNN 9.19: the system 9.14 first on LD_LIBRARY_PATH breaks it (doctor's shadowing case)
 step pytorch-sdpa 150 env -u LD_LIBRARY_PATH python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
   --head-dim 64 --iters 20 -o "$OUT/pytorch-sdpa.csv"
+fi
+# 9. advice: each ORT rule that keeps a node off the expected kernel, seen firing on the GPU
+#    (flash with float32, cuDNN outside decoding, efficient with a mask on odd kv lengths,
+#    the wanted kernel disabled by the user's sdpa_kernel); the bool-mask rule is step 4
+if want advice; then
+step advice-fp32-flash 120 $B validate $E --no-plots --configs ref:encoder:fp64,cuda:attention24:fp32:flash --outdir "$W/a1"
+step advice-cudnn 120 $B validate $E --no-plots --configs ref:encoder:fp64,cuda:attention24:fp16:cudnn --outdir "$W/a2"
+step advice-kv-align 120 $B validate $E --no-plots --mask-form bool --length-policy "uniform 5 95" --pad-bin-size 1 \
+  --configs ref:encoder:fp64,cuda:attention24:fp16:efficient --outdir "$W/a3"
+step advice-disabled 120 $B validate $E --no-plots --ep-option sdpa_kernel=2 \
+  --configs ref:encoder:fp64,cuda:attention24:fp16:flash --outdir "$W/a4"
+for a in 1 2 3 4; do cp "$W/a$a/summary.json" "$OUT/advice-$a-summary.json"; done
+fi
+
 cat "$OUT/steps.txt"
 # the device returns few files: one archive of everything
 tar -czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
