@@ -75,6 +75,9 @@ size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const cha
 
 /* Non-zero when the configuration runs through ONNX Runtime (not the C reference). */
 int oq_config_uses_ort(const oq_config *c);
+/* Non-zero when it runs on an execution provider other than ORT's CPU one: the
+ * configurations that take the user's provider options and print routing lines. */
+int oq_config_on_ep(const oq_config *c);
 
 #ifdef __cplusplus
 }

@@ -79,8 +79,10 @@ struct oq_cli_runtime {
 /* Handle one getopt result: 1 = consumed, 0 = not a runtime option,
  * -1 = bad value (one-line error printed to stderr; exit OQ_EXIT_USAGE). */
 int oq_cli_runtime_opt(struct oq_cli_runtime *cr, int opt, const char *arg);
-/* The help lines for the four options, indented like other options. */
-void oq_cli_runtime_help(FILE *fp);
+/* The help lines for the four options, indented like other options. With
+ * `per_config` (validate, bench: each configuration names its runtime) --ep is
+ * left out and --ep-option says which configurations take the options. */
+void oq_cli_runtime_help(FILE *fp, int per_config);
 /* Check the --ep-option values for --ep; prints and returns OQ_EXIT_USAGE when bad. */
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
 /* Load ORT and register every --ep-lib. Prints "ortqual: <reason>" and returns

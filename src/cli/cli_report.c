@@ -14,6 +14,17 @@ void oq_cli_progress_line(void *ctx, const char *line)
     fprintf(stderr, "%s\n", line);
 }
 
+/* Why a node missed its kernel and what reaches it: the first explanation, as
+ * the others (one per node) usually repeat it for the next block. */
+static void print_advice(const json_t *advice)
+{
+    size_t n = json_array_size(advice);
+    if (!n) return;
+    printf("    advice: %s", json_string_value(json_array_get(advice, 0)));
+    if (n > 1) printf(" (%zu more in summary.json)", n - 1);
+    putchar('\n');
+}
+
 /* The worst output of a configuration across batches, and its timing. */
 static void config_row(const json_t *c)
 {
@@ -45,6 +56,7 @@ static void config_row(const json_t *c)
                json_number_value(json_object_get(ep, "us")) / 1000.0);
     const char *reason = json_string_value(json_object_get(c, "reason"));
     if (reason) printf("    %s\n", reason);
+    print_advice(json_object_get(json_object_get(c, "dispatch"), "advice"));
 }
 
 void oq_cli_print_verdict_table(const json_t *summary, const char *outdir)

@@ -70,16 +70,19 @@ int oq_cli_runtime_opt(struct oq_cli_runtime *cr, int opt, const char *arg)
     }
 }
 
-void oq_cli_runtime_help(FILE *fp)
+void oq_cli_runtime_help(FILE *fp, int per_config)
 {
-    fprintf(fp,
-            "  --ort-lib PATH        libonnxruntime.so to load (default: $ORTQUAL_ORT_LIB, else\n"
-            "                        the copy bundled beside ortqual)\n"
-            "  --ep NAME             execution provider: cpu (default), cuda, or a plugin EP name\n"
-            "  --ep-lib NAME=PATH    plugin EP library for NAME (repeatable; default for cuda:\n"
-            "                        libonnxruntime_providers_cuda.so beside the core library)\n"
-            "  --ep-option KEY=VAL   provider option (repeatable), e.g. sdpa_kernel=16, device_id=1;\n"
-            "                        CUDA keys and values are checked\n");
+    fprintf(fp, "  --ort-lib PATH        libonnxruntime.so to load (default: $ORTQUAL_ORT_LIB, else\n"
+                "                        the copy bundled beside ortqual)\n");
+    if (!per_config)
+        fprintf(fp, "  --ep NAME             execution provider: cpu (default), cuda, or a plugin EP name\n");
+    fprintf(fp, "  --ep-lib NAME=PATH    plugin EP library for NAME (repeatable; default for cuda:\n"
+                "                        libonnxruntime_providers_cuda.so beside the core library)\n"
+                "  --ep-option KEY=VAL   provider option (repeatable), e.g. sdpa_kernel=16, device_id=1;\n"
+                "                        CUDA keys and values are checked\n");
+    if (per_config)
+        fprintf(fp, "                        (each configuration names its runtime: the options go to\n"
+                    "                        those on cuda or a plugin EP; cpu and ref take none)\n");
 }
 
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr)

@@ -74,7 +74,7 @@ static void usage(FILE *fp)
             "  -h, --help              this help\n"
             "\n"
             "runtime:\n");
-    oq_cli_runtime_help(fp);
+    oq_cli_runtime_help(fp, 1);
     fprintf(fp,
             "  (--ep is not used: each variant names its runtime; --ep-lib and --ep-option apply\n"
             "  to every non-CPU variant)\n"

@@ -41,7 +41,7 @@ static void usage(FILE *fp)
             "  --json       print one JSON document instead of lines\n"
             "  -h, --help   this help\n"
             "runtime options (any of them selects ONNX Runtime instead of the reference):\n");
-    oq_cli_runtime_help(fp);
+    oq_cli_runtime_help(fp, 0);
     fprintf(fp,
             "\n"
             "\n"

@@ -27,7 +27,7 @@ static void doctor_help(FILE *fp)
             "lines that pin one set), the ORT_* environment, and the working directory's safety.\n"
             "\n"
             "options:\n");
-    oq_cli_runtime_help(fp);
+    oq_cli_runtime_help(fp, 0);
     fprintf(fp,
             "                        (doctor tries cpu, then --ep or else cuda when its library\n"
             "                        or devices exist, then every --ep-lib)\n"

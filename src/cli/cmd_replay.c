@@ -33,7 +33,7 @@ static void usage(FILE *fp)
 "  --repeat N (5) --warmup N (1)   --timeout S (300)\n"
 "  --require-full-gpu, --strict-placement, --require-dispatch, --expect-kernel NODE=KERNEL\n"
 "  --outdir DIR            (ortqual-out/replay-<timestamp>)  --force  --save-outputs  --json\n");
-    oq_cli_runtime_help(fp);
+    oq_cli_runtime_help(fp, 0);
     fprintf(fp,
 "\n"
 "exit status: 0 passed, 1 a check failed, 2 usage or input error, 3 runtime error.\n"

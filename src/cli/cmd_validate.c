@@ -73,7 +73,7 @@ static void usage(FILE *fp)
 "  --timeout S             per configuration (300)      --no-isolate   run in this process (debugging)\n"
 "\n"
 "runtime:\n");
-    oq_cli_runtime_help(fp);
+    oq_cli_runtime_help(fp, 1);
     fprintf(fp,
 "\n"
 "exit status: 0 all passed, 1 a configuration failed, 2 usage or input error, 3 runtime error.\n"
@@ -370,7 +370,12 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
         return OQ_EXIT_RUNTIME;
     }
-    if (finish_args(&a) || oq_cli_runtime_check(&a.cr)) return OQ_EXIT_USAGE;
+    if (a.cr.ep) {
+        fprintf(stderr, "ortqual validate: --ep: each configuration names its runtime (e.g. --configs "
+                        "ref:encoder:fp64,cuda:attention24:fp16)\n");
+        return OQ_EXIT_USAGE;
+    }
+    if (finish_args(&a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
     char *self = realpath("/proc/self/exe", NULL);
     int rc = a.list ? list_configs(&a) : run_validate(&a, self);
     free(self);

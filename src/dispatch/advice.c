@@ -114,8 +114,12 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
         clause(fix, "set sdpa_kernel to 0 or include bit %" PRIu32 " (%s)",
                kid_bit[target == K_ANY ? K_FLASH : target], kid_ort[target == K_ANY ? K_FLASH : target]);
     if (rules & (OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_MASK_KV_ALIGN)) {
-        clause(fix, "export as attention24 so that padding goes through nonpad_kv_seqlen, not attn_mask%s",
-               f->opset == 23 ? " (Attention-23 has no nonpad_kv_seqlen)" : "");
+        if (f->opset >= 24) /* already attention24: the mask form is the choice */
+            clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
+                        "export's default, --mask-form seqlen)");
+        else
+            clause(fix, "export as attention24 so that padding goes through nonpad_kv_seqlen, not "
+                        "attn_mask (Attention-23 has no nonpad_kv_seqlen)");
         if ((rules & OQ_ADVICE_MASK_KV_ALIGN) && target == K_EFFICIENT)
             clause(fix, "or pad the kv length to a multiple of 4");
     }

@@ -29,6 +29,10 @@ void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so)
 {
     static const char *keys[] = {OQ_PLACEMENT_SESSION_CONFIG};
     static const char *vals[] = {"1"};
+    c->sdpa_kernel = 0;
+    for (size_t i = 0; i < so->n_ep_options; i++)
+        if (!strcmp(so->ep_option_keys[i], "sdpa_kernel"))
+            c->sdpa_kernel = (uint32_t)strtoul(so->ep_option_values[i], NULL, 0);
     if (!c->placement_on) return;
     so->profile_prefix = c->profile_prefix;
     so->n_session_configs = 1;
@@ -91,7 +95,8 @@ static oq_attn_mask_kind mask_kind(const json_t *plan)
 
 /* Why a node missed the expected kernel, when ORT's rules say. */
 static void add_advice(json_t *jd, const json_t *plan, const oq_dispatch_log *log, const char **nodes,
-                       size_t n, const oq_config *cfg, const char *expected, int64_t len)
+                       size_t n, const oq_config *cfg, uint32_t sdpa_kernel, const char *expected,
+                       int64_t len)
 {
     json_t *adv = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -100,7 +105,7 @@ static void add_advice(json_t *jd, const json_t *plan, const oq_dispatch_log *lo
         oq_attention_facts f = {.node = nodes[i], .opset = cfg->repr == OQ_REPR_ATTENTION24 ? 24 : 23,
                                 .dtype = cfg->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32,
                                 .mask = mask_kind(plan), .q_len = len, .kv_len = len,
-                                .sdpa_kernel = (uint32_t)oq_kernel_sdpa_mask(cfg->kernel)};
+                                .sdpa_kernel = sdpa_kernel};
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)
             json_array_append_new(adv, json_string(a.text));
@@ -183,7 +188,7 @@ static json_t *dispatch_finish(oq_wcheck *c, const json_t *plan, const oq_config
         }
         oq_dispatch_report_free(&r);
     }
-    add_advice(jd, plan, log, nodes, n, cfg, oq_json_str(d, "kernel", NULL),
+    add_advice(jd, plan, log, nodes, n, cfg, c->sdpa_kernel, oq_json_str(d, "kernel", NULL),
                json_integer_value(json_object_get(plan, "padded_length")));
     oq_dispatch_expect_free(ex);
     oq_model_info_free(mi);

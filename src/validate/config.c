@@ -20,6 +20,7 @@ const char *oq_kernel_name(oq_kernel k) { return kernel_names[k]; }
 int oq_kernel_sdpa_mask(oq_kernel k) { return kernel_masks[k]; }
 const char *oq_kernel_ort_name(oq_kernel k) { return kernel_ort[k]; }
 int oq_config_uses_ort(const oq_config *c) { return strcmp(c->runtime, "ref") != 0; }
+int oq_config_on_ep(const oq_config *c) { return oq_config_uses_ort(c) && strcmp(c->runtime, "cpu") != 0; }
 int oq_precision_is_reduced(oq_precision p) { return p == OQ_PREC_FP16 || p == OQ_PREC_TF32; }
 
 static int lookup(const char *s, const char *const *names, int n)

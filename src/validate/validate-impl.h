@@ -48,8 +48,11 @@ typedef struct oq_wcheck {
     oq_dispatch_parser *parser;
     oq_capture *cap;
     char profile_prefix[2048];
+    uint32_t sdpa_kernel; /* the session's effective sdpa_kernel (0: ORT's choice), for advice */
 } oq_wcheck;
 oq_status oq_wcheck_begin(oq_wcheck *c, const json_t *plan, const char *workdir, oq_err *err);
+/* Adds what the checks need to the session options, and notes the sdpa_kernel
+ * they carry (the user's, the configuration's or a --prove-teeth rerun's). */
 void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so);
 /* Records "dispatch"/"placement" in result; verdict 1 pass, 0 fail, -1 unverified (skip). */
 void oq_wcheck_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, oq_session *s,

@@ -123,7 +123,7 @@ static int64_t max_padded_length(const run_ctx *c)
 /* Routing lines exist on GPU execution providers only; CPU and the reference have none. */
 static json_t *dispatch_plan(const oq_validate_opts *o, const oq_config *cfg)
 {
-    int on = oq_config_uses_ort(cfg) && strcmp(cfg->runtime, "cpu") != 0;
+    int on = oq_config_on_ep(cfg);
     const char *env = getenv("ORTQUAL_REQUIRE_DISPATCH");
     int require = o->require_dispatch || (env && !strcmp(env, "1"));
     json_t *expect = json_array();
@@ -321,14 +321,36 @@ static void iso_time(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Provider options go to the configurations on an execution provider other than
+ * cpu (ORT's CPU EP takes none), checked against each before anything runs. */
+static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
+{
+    size_t takers = 0;
+    for (size_t k = 0; o->n_ep_options && k < o->n_configs; k++) {
+        if (!oq_config_on_ep(&o->configs[k])) continue;
+        takers++;
+        oq_status st = oq_ep_options_validate(o->configs[k].runtime, o->n_ep_options, o->ep_option_keys,
+                                              o->ep_option_values, err);
+        if (st) return st;
+    }
+    if (o->n_ep_options && !takers)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "provider option '%s': no configuration runs on an execution provider that takes "
+                          "options (ref and cpu take none)",
+                          o->ep_option_keys[0]);
+    return OQ_OK;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
+    oq_status st = check_ep_options(o, err);
+    if (st) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", o->outdir);
     if (!o->overwrite && access(path, F_OK) == 0)
         return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
-    oq_status st = oq_mkdirs(o->outdir, err);
+    st = oq_mkdirs(o->outdir, err);
     snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
     if (!st) st = oq_mkdirs(c->workdir, err);
     if (st || o->kind != OQ_MODEL_USER) return st;

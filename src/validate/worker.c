@@ -226,9 +226,10 @@ static oq_status open_session(worker *w, oq_err *err)
     const json_t *opts = json_object_get(rt, "ep_options");
     size_t n = json_array_size(opts);
     const char **keys = calloc(n + 3, sizeof *keys), **vals = calloc(n + 3, sizeof *vals);
-    json_array_foreach(opts, i, pair) {
-        keys[i] = json_string_value(json_array_get(pair, 0));
-        vals[i] = json_string_value(json_array_get(pair, 1));
+    if (!oq_config_on_ep(&w->cfg)) n = 0; /* the user's options are the provider's, not CPU's */
+    for (i = 0; i < n; i++) {
+        keys[i] = json_string_value(json_array_get(json_array_get(opts, i), 0));
+        vals[i] = json_string_value(json_array_get(json_array_get(opts, i), 1));
     }
     char kernel[16];
     n = oq_config_ep_options(&w->cfg, forced_sdpa_kernel(w), keys, vals, n, kernel, sizeof kernel);

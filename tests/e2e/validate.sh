@@ -76,4 +76,29 @@ set +e
 $ORTQUAL validate --configs cpu:attention25:fp32 > "$T/u.out" 2>&1; rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "unknown representation 'attention25'" "$T/u.out" || fail "bad config: exit $rc"
+[ -n "$($ORTQUAL validate --help | grep -- '--ep-option')" ] && ! $ORTQUAL validate --help | grep -q -- '--ep NAME' ||
+  fail "validate --help: --ep-option without --ep"
+set +e
+$ORTQUAL validate --ep cuda --outdir "$T/ep" > "$T/ep.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "each configuration names its runtime" "$T/ep.out" && [ ! -e "$T/ep" ] || fail "--ep: exit $rc"
+
+# 6. provider options go to the configurations on an execution provider, never to cpu
+#    (whose EP takes none: the cpu configuration would fail if it got them)
+$ORTQUAL validate --outdir "$T/opts" --num-events 2 --repeat 1 --no-plots --ep-option sdpa_kernel=1 \
+  --configs ref:encoder:fp64,cpu:attention24:fp32,cuda:attention24:fp16:flash > "$T/opts.out" 2>&1 ||
+  fail "options with a cuda configuration: exit $?: $(cat "$T/opts.out")"
+[ "$(json "$T/opts/summary.json" '[c["status"] for c in d["configs"]][:2]')" = "['passed', 'passed']" ] ||
+  fail "options: $(json "$T/opts/summary.json" '[(c["status"], c.get("reason")) for c in d["configs"]]')"
+set +e
+$ORTQUAL validate --outdir "$T/opts2" --num-events 2 --ep-option sdpa_kernel=1 \
+  --configs ref:encoder:fp64,cpu:attention24:fp32 > "$T/opts2.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "provider option 'sdpa_kernel': no configuration runs on an execution provider" "$T/opts2.out" &&
+  [ ! -e "$T/opts2" ] || fail "options without a taker: exit $rc: $(cat "$T/opts2.out")"
+set +e
+$ORTQUAL validate --outdir "$T/opts3" --ep-option sdpa_kernel=fast \
+  --configs ref:encoder:fp64,cuda:attention24:fp16 > "$T/opts3.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "sdpa_kernel" "$T/opts3.out" && [ ! -e "$T/opts3" ] || fail "bad cuda option value: exit $rc: $(cat "$T/opts3.out")"
 echo "validate e2e: all checks passed"

@@ -39,11 +39,16 @@ static void test_bool_mask_odd_length(void **state)
     assert_int_equal(a.rules, OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_MASK_KV_ALIGN);
     assert_has(a.text, "attn0 ran MATH: flash is never used when an attn_mask is given (here a bool mask)");
     assert_has(a.text, "multiple of 4 (here 1001)");
-    assert_has(a.text, "To reach FLASH_ATTENTION: export as attention24 so that padding goes through "
-                       "nonpad_kv_seqlen");
+    assert_has(a.text, "To reach FLASH_ATTENTION: give padding as nonpad_kv_seqlen instead of an "
+                       "attn_mask (the attention24 export's default, --mask-form seqlen)");
     assert_has(a.text, "(configuration cuda:attention24:fp16:flash).");
     oq_advice_free(&a);
     assert_null(a.text);
+    f.opset = 23; /* Attention-23 has no nonpad_kv_seqlen: the export must change */
+    a = advise("MATH", NULL, &f);
+    assert_has(a.text, "To reach FLASH_ATTENTION: export as attention24 so that padding goes through "
+                       "nonpad_kv_seqlen, not attn_mask (Attention-23 has no nonpad_kv_seqlen)");
+    oq_advice_free(&a);
 }
 
 /* bool mask at a length % 4 == 0 ran EFFICIENT: when flash was expected, only the mask rule. */
