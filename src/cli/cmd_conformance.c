@@ -44,7 +44,6 @@ static void usage(FILE *fp)
     oq_cli_runtime_help(fp, 0);
     fprintf(fp,
             "\n"
-            "\n"
             "examples:\n"
             "  ortqual conformance ../shared/conformance/onnx-attention-v1.22\n"
             "  ortqual conformance --ep cpu ../shared/conformance/onnx-attention-v1.22\n");
