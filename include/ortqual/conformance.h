@@ -55,7 +55,7 @@ typedef enum oq_conformance_verdict {
     OQ_CONFORMANCE_PASS = 0,
     OQ_CONFORMANCE_FAIL,  /* an output differs, or the test could not be run (detail says why) */
     OQ_CONFORMANCE_SKIP,  /* not applicable to this runner (detail says why) */
-    OQ_CONFORMANCE_UNSUPPORTED /* the runner refused it as not implemented (detail: its reason) */
+    OQ_CONFORMANCE_UNSUPPORTED /* the runner has no kernel for it (ORT status 9); detail: ORT's reason */
 } oq_conformance_verdict;
 
 typedef struct oq_conformance_result {
