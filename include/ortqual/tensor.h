@@ -46,6 +46,8 @@ typedef struct oq_tensor {
 /* Name ("float32", "float16", ...) and size in bytes of one element (0 if unknown). */
 const char *oq_dtype_name(oq_dtype t);
 size_t oq_dtype_size(oq_dtype t);
+/* Non-zero for the floating-point dtypes: float32, float64, float16, bfloat16. */
+int oq_dtype_is_float(oq_dtype t);
 /* Parse "float32"/"fp32"/"f4"... into a dtype; OQ_DTYPE_UNDEFINED if unknown. */
 oq_dtype oq_dtype_parse(const char *s);
 

@@ -19,12 +19,6 @@ oq_compare_opts oq_compare_opts_default(oq_dtype precision)
     return o;
 }
 
-static int is_float(oq_dtype t)
-{
-    return t == OQ_DTYPE_FLOAT32 || t == OQ_DTYPE_FLOAT64 || t == OQ_DTYPE_FLOAT16 ||
-           t == OQ_DTYPE_BFLOAT16;
-}
-
 /* Smallest normal number of the output dtype: the floor of |ref| for max_rel. */
 static double tiny_of(oq_dtype t)
 {
@@ -44,7 +38,7 @@ static oq_status check_args(const oq_tensor *out, const oq_tensor *ref, const oq
                             oq_err *err)
 {
     char a[128], b[128];
-    if (!is_float(out->dtype) || !is_float(ref->dtype))
+    if (!oq_dtype_is_float(out->dtype) || !oq_dtype_is_float(ref->dtype))
         return oq_err_set(err, OQ_ERR_SHAPE,
                           "output '%s' (%s) and reference (%s) must both be float tensors",
                           tensor_label(out), oq_dtype_name(out->dtype), oq_dtype_name(ref->dtype));
@@ -101,6 +95,7 @@ static void worst_insert(oq_compare_result *r, double *keys, int32_t k, double k
 struct sums {
     double abs, sq, ref_sq;
     int64_t finite;
+    double tiny; /* tiny_of(out->dtype), once per comparison */
 };
 
 static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, const oq_compare_opts *o,
@@ -113,7 +108,7 @@ static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, cons
     if (isnan(e)) r->ref_nan_count++;
     else if (isinf(e)) r->ref_inf_count++;
     if (finite) {
-        double rel = ad / fmax(fabs(e), tiny_of(out->dtype));
+        double rel = ad / fmax(fabs(e), s->tiny);
         if (ad > r->max_abs) r->max_abs = ad;
         if (rel > r->max_rel) r->max_rel = rel;
         s->abs += ad;
@@ -181,7 +176,7 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
     for (int32_t d = o.batch_axis + 1; o.lengths && d < out->ndim; d++) bstride *= out->shape[d];
     for (int32_t d = o.seq_axis + 1; o.lengths && d < out->ndim; d++) sstride *= out->shape[d];
 
-    struct sums s = {0};
+    struct sums s = {.tiny = tiny_of(out->dtype)};
     double keys[OQ_COMPARE_MAX_WORST];
     for (int64_t i = 0; i < res->num_elements; i++) {
         double g = oq_tensor_get_f64(out, i);

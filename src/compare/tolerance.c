@@ -72,8 +72,7 @@ oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
             return OQ_OK;
         }
     oq_dtype t = name ? oq_dtype_parse(name) : OQ_DTYPE_UNDEFINED;
-    if (t == OQ_DTYPE_FLOAT64 || t == OQ_DTYPE_FLOAT32 || t == OQ_DTYPE_FLOAT16 ||
-        t == OQ_DTYPE_BFLOAT16) {
+    if (oq_dtype_is_float(t)) {
         *out = oq_tolerance_for_dtype(t);
         return OQ_OK;
     }

@@ -170,9 +170,7 @@ oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, o
 
 const oq_tensor *oq_npz_get(const oq_npz *z, const char *name)
 {
-    for (size_t i = 0; z && name && i < z->count; i++)
-        if (z->tensors[i]->name && strcmp(z->tensors[i]->name, name) == 0) return z->tensors[i];
-    return NULL;
+    return z && name ? oq_tensors_find((const oq_tensor *const *)z->tensors, z->count, name) : NULL;
 }
 
 oq_status oq_npz_take(oq_npz *z, const char *name, oq_tensor **out, oq_err *err)

@@ -139,11 +139,6 @@ oq_status oq_length_policy_parse(const char *text, oq_events_opts *opts, oq_err 
 
 /* ---- creation ---- */
 
-static int feature_dtype_ok(oq_dtype t)
-{
-    return t == OQ_DTYPE_FLOAT32 || t == OQ_DTYPE_FLOAT16 || t == OQ_DTYPE_BFLOAT16 || t == OQ_DTYPE_FLOAT64;
-}
-
 static oq_status check_opts(const oq_events_opts *o, oq_err *err)
 {
 #define NEED(cond, ...) \
@@ -156,7 +151,7 @@ static oq_status check_opts(const oq_events_opts *o, oq_err *err)
     NEED(o->policy >= OQ_LENGTH_FIXED && o->policy <= OQ_LENGTH_FRACTION, "events: unknown length policy %d",
          (int)o->policy);
     NEED(oq_mask_dtype_ok(o->mask_dtype), "events: mask dtype %s is not a mask dtype", oq_dtype_name(o->mask_dtype));
-    NEED(feature_dtype_ok(o->feature_dtype), "events: feature dtype %s is not a float dtype",
+    NEED(oq_dtype_is_float(o->feature_dtype), "events: feature dtype %s is not a float dtype",
          oq_dtype_name(o->feature_dtype));
     if (o->policy == OQ_LENGTH_BALANCED || o->policy == OQ_LENGTH_UNIFORM)
         NEED(o->min_len >= 1 && o->min_len <= o->max_len,

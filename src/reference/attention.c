@@ -50,15 +50,9 @@ typedef struct attn_ctx {
     oq_tensor *y, *qk;
 } attn_ctx;
 
-static int is_float_dtype(oq_dtype t)
-{
-    return t == OQ_DTYPE_FLOAT32 || t == OQ_DTYPE_FLOAT16 || t == OQ_DTYPE_BFLOAT16 ||
-           t == OQ_DTYPE_FLOAT64;
-}
-
 static oq_status check_float(const oq_tensor *t, const char *name, oq_err *err)
 {
-    if (!is_float_dtype(t->dtype))
+    if (!oq_dtype_is_float(t->dtype))
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,
                           "Attention input %s has dtype %s (float32, float16, bfloat16 or "
                           "float64 expected)",

@@ -182,7 +182,7 @@ char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name)
     const char *slash = strrchr(rt->lib_path, '/');
     int dir_len = slash ? (int)(slash - rt->lib_path) : 1;
     const char *dir = slash ? rt->lib_path : ".";
-    char *lower = strdup(is_cuda(name) ? "cuda" : name);
+    char *lower = strdup(reg_name(name));
     if (!lower) return NULL;
     for (char *p = lower; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
@@ -402,7 +402,6 @@ oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_o
     *ep_full = oq_ep_full_name(o->ep);
     *attach = "default";
     if (is_cpu(o->ep)) return OQ_OK;
-    *ep_full = is_cuda(o->ep) ? "CUDAExecutionProvider" : o->ep;
 
     char *dflt = NULL;
     const char *lib = o->ep_lib ? o->ep_lib : oq_runtime_registered_ep(rt, o->ep);

@@ -20,6 +20,11 @@ const char *oq_dtype_name(oq_dtype t)
     return "undefined";
 }
 
+int oq_dtype_is_float(oq_dtype t)
+{
+    return t == OQ_DTYPE_FLOAT32 || t == OQ_DTYPE_FLOAT64 || t == OQ_DTYPE_FLOAT16 || t == OQ_DTYPE_BFLOAT16;
+}
+
 size_t oq_dtype_size(oq_dtype t)
 {
     switch (t) {
