@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "bench/bench-impl.h"
+#include "core/core-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/compare.h"
 #include "ortqual/dispatch.h"
@@ -181,13 +181,6 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
 
 /* ---- rows ------------------------------------------------------------------------- */
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
 static void row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v,
                      const oq_bench_group *g, int static_shapes)
 {
@@ -277,9 +270,9 @@ static size_t ref_iters(const oq_bench_opts *o) { return o->ref_iters ? o->ref_i
 static oq_status group_reference(oq_bench_group *g, oq_err *err)
 {
     if (g->ref_out) return OQ_OK;
-    double t0 = now_ms();
+    double t0 = oq_now_s();
     oq_status st = oq_bench_reference(g, &g->ref_out, err);
-    g->ref_ms = now_ms() - t0;
+    g->ref_ms = 1e3 * (oq_now_s() - t0);
     return st;
 }
 
@@ -300,12 +293,12 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
     for (size_t i = 0; i < row->iters; i++) {
         oq_tensor *y = NULL;
-        double a = now_ms();
+        double a = oq_now_s();
         st = oq_bench_reference(g, &y, &e);
-        double b = now_ms();
+        double b = oq_now_s();
         oq_tensor_free(y);
         if (st) break;
-        row->samples_ms[row->n_samples++] = b - a;
+        row->samples_ms[row->n_samples++] = 1e3 * (b - a);
     }
     if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
     if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
@@ -434,15 +427,15 @@ static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_benc
     for (size_t i = 0; i < o->iters; i++) {
         oq_session *s = NULL;
         oq_bench_runner *r = NULL;
-        double a = now_ms();
+        double a = oq_now_s();
         oq_status st = oq_session_create(rt, NULL, model, len, so, &s, err);
         if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, io, &r, err);
         if (!st) st = oq_bench_runner_run(r, err);
-        double b = now_ms();
+        double b = oq_now_s();
         oq_bench_runner_free(r);
         oq_session_free(s);
         if (st) return st;
-        row->samples_ms[row->n_samples++] = b - a;
+        row->samples_ms[row->n_samples++] = 1e3 * (b - a);
     }
     return OQ_OK;
 }
@@ -493,17 +486,17 @@ static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_g
     dispatch_watch w = {0};
     if (!st) {
         watch_begin(&w, v->runtime);
-        double a = now_ms();
+        double a = oq_now_s();
         st = oq_session_create(rt, NULL, model, len, &vs.so, &s, &e);
-        row->session_ms = now_ms() - a;
+        row->session_ms = 1e3 * (oq_now_s() - a);
         if (st) row->session_ms = NAN;
     }
     if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, o->io_binding, &r, &e);
     if (!st) {
         row->io = oq_bench_runner_io(r);
-        double a = now_ms();
+        double a = oq_now_s();
         st = oq_bench_runner_run_outputs(r, &n_out, &outs, &e);
-        row->first_run_ms = now_ms() - a;
+        row->first_run_ms = 1e3 * (oq_now_s() - a);
     }
     watch_end(&w, row->kernel_observed, sizeof row->kernel_observed);
     if (!st) row_accuracy(row, g, n_out ? outs[0] : NULL);

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
-#include "ortqual/evidence.h"
+#include "evidence/evidence-impl.h"
 #include "ortqual/fileio.h"
 
 const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
@@ -248,22 +248,8 @@ static void print_table(const oq_bench_rows *rows)
 
 /* ---- summary.json --------------------------------------------------------------------- */
 
-/* The runtime, the host, GPUs (NVML), loaded libraries and the ORT_*
- * environment (evidence.h), gathered after the sweep so every library the
- * sessions loaded is listed. */
-static json_t *evidence_json(oq_runtime *rt)
-{
-    oq_evidence *ev = NULL;
-    oq_err err = {0};
-    if (oq_evidence_collect(rt, NULL, &ev, &err) != OQ_OK)
-        return json_pack("{s:s}", "error", err.msg);
-    char *text = oq_evidence_to_json(ev);
-    oq_evidence_free(ev);
-    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
-    free(text);
-    return j ? j : json_pack("{s:s}", "error", "evidence could not be serialized");
-}
-
+/* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
+ * gathered after the sweep so every library the sessions loaded is listed. */
 static json_t *system_json(oq_runtime *rt)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -271,7 +257,7 @@ static json_t *system_json(oq_runtime *rt)
                      "ort_version", oq_runtime_version(rt), "ort_library",
                      oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
                      "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
-                     (json_int_t)ncpu, "evidence", evidence_json(rt));
+                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt));
 }
 
 static json_t *argv_json(int argc, char **argv)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/core-impl.h"
 #include "gate/gate-impl.h"
 
 /* The pass-through of the dispatch parser feeds the summary scanner: the
@@ -25,13 +25,6 @@ static void scan_line(void *user, const char *text, size_t n, uint64_t line)
 {
     scan_ctx *c = user;
     if (c->st == OQ_OK) c->st = oq_summary_scanner_line(c->scanner, text, n, line, c->err);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int write_all(int fd, const char *buf, size_t n)
@@ -181,7 +174,7 @@ oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
     if (st != OQ_OK) goto out;
     oq_dispatch_parser_set_passthrough(p, scan_line, &sc);
 
-    double t0 = now_s();
+    double t0 = oq_now_s();
     pid_t pid = -1;
     int fd = -1, exec_errno = 0;
     st = spawn(g, &pid, &fd, &exec_errno, err);
@@ -196,7 +189,7 @@ oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
     st = pump(g, fd, p, &r->log_bytes, err);
     close(fd);
     wait_child(pid, r);
-    r->duration_s = now_s() - t0;
+    r->duration_s = oq_now_s() - t0;
     if (st == OQ_OK) st = finish(g, p, &sc, r, err);
 out:
     if (st != OQ_OK) oq_gate_result_clear(r);

@@ -5,7 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "ortqual/evidence.h"
+#include "evidence/evidence-impl.h"
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
 
@@ -35,21 +35,6 @@ static json_t *env_evidence(void)
     return j;
 }
 
-/* Everything evidence.h gathers (host, GPU and driver, loaded libraries, copies of CUDA
- * libraries the loader could reach), as JSON. `rt` may be NULL. */
-json_t *oq_validate_system_evidence(oq_runtime *rt)
-{
-    oq_evidence *ev = NULL;
-    oq_err e = {0};
-    if (oq_evidence_collect(rt, NULL, &ev, &e)) return json_pack("{s:s}", "error", e.msg);
-    char *text = oq_evidence_to_json(ev);
-    oq_evidence_free(ev);
-    json_error_t je;
-    json_t *j = text ? json_loads(text, 0, &je) : NULL;
-    free(text);
-    return j ? j : json_pack("{s:s}", "error", "evidence could not be serialized");
-}
-
 json_t *oq_validate_evidence(const oq_validate_opts *o)
 {
     struct utsname u;
@@ -62,5 +47,5 @@ json_t *oq_validate_evidence(const oq_validate_opts *o)
     return json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:s, s:o}", "tool_version", ORTQUAL_VERSION,
                      "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host",
                      "name", host, "system", u.sysname, "release", u.release, "machine", u.machine,
-                     "command", argv, "cwd", cwd, "system", oq_validate_system_evidence(NULL));
+                     "command", argv, "cwd", cwd, "system", oq_evidence_collect_json(NULL));
 }

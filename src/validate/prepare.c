@@ -120,7 +120,8 @@ oq_attn_format oq_repr_attn_format(oq_repr r)
            : r == OQ_REPR_ATTENTION24 ? OQ_ATTN_ATTENTION24 : OQ_ATTN_DECOMPOSED;
 }
 
-/* The ONNX file of one configuration (exported once per representation and precision). */
+/* Exports the ONNX file of one configuration; it depends only on the representation and
+ * precision, so run_config calls this once for each pair. */
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
                                  size_t n, oq_err *err)

@@ -8,15 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "core/core-impl.h"
 
 /* Keeps the last `cap` bytes written. */
 struct tail {
@@ -57,7 +51,7 @@ static int drain(int fd, double deadline, int echo, struct tail *t)
     for (;;) {
         int wait_ms = -1;
         if (deadline > 0) {
-            double left = deadline - now_s();
+            double left = deadline - oq_now_s();
             if (left <= 0) return 1;
             wait_ms = (int)(left * 1000) + 1;
         }
@@ -84,7 +78,7 @@ oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, i
         free(t.buf);
         return oq_err_set(err, OQ_ERR_RUNTIME, "pipe: %s", strerror(errno));
     }
-    double start = now_s();
+    double start = oq_now_s();
     fflush(NULL); /* the child must not repeat our buffered output */
     pid_t pid = fork();
     if (pid < 0) {
@@ -101,7 +95,7 @@ oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, i
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    res->seconds = now_s() - start;
+    res->seconds = oq_now_s() - start;
     res->signaled = !res->timed_out && WIFSIGNALED(status);
     res->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     res->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "core/core-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/runtime.h"
@@ -26,8 +27,6 @@
  *   placement     {require_full_gpu, strict}
  *   result        where the worker writes its result JSON */
 
-double oq_now_s(void);
-double oq_median(double *v, size_t n); /* sorts v */
 /* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
 void oq_config_file_tag(const char *name, char *buf, size_t n);
 const char *oq_json_str(const json_t *obj, const char *key, const char *dflt);
@@ -74,6 +73,5 @@ oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, 
                                   int64_t *num_features, oq_err *err);
 /* evidence.c: versions, devices, environment, host, command line. */
 json_t *oq_validate_evidence(const oq_validate_opts *o);
-json_t *oq_validate_system_evidence(oq_runtime *rt);
 
 #endif

@@ -244,6 +244,21 @@ static int config_required(const oq_validate_opts *o, const char *name)
     return 0;
 }
 
+/* The ONNX file an earlier configuration of the same representation and precision
+ * exported (the file depends on nothing else), or NULL. */
+static const char *exported_model(const run_ctx *c, const oq_config *cfg)
+{
+    size_t i;
+    const json_t *j;
+    json_array_foreach(c->configs, i, j) {
+        const char *file = oq_json_str(j, "model_file", NULL);
+        if (file && !strcmp(oq_json_str(j, "representation", ""), oq_repr_name(cfg->repr)) &&
+            !strcmp(oq_json_str(j, "precision", ""), oq_precision_name(cfg->precision)))
+            return file;
+    }
+    return NULL;
+}
+
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -264,7 +279,11 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         json_object_set_new(jcfg, "reason", json_string("the reference configuration did not pass"));
         return OQ_OK;
     }
-    if (oq_config_uses_ort(cfg)) {
+    const char *exported = exported_model(c, cfg);
+    if (exported) {
+        snprintf(model, sizeof model, "%s", exported);
+        json_object_set_new(jcfg, "model_file", json_string(model));
+    } else if (oq_config_uses_ort(cfg)) {
         int64_t static_bl[2] = {0, 0};
         if (o->static_shapes) {
             json_t *b0 = json_array_get(c->batches, 0);

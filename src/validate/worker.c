@@ -8,6 +8,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/runtime.h"
+#include "evidence/evidence-impl.h"
 #include "validate/validate-impl.h"
 
 typedef struct worker {
@@ -102,7 +103,9 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
     json_object_set_new(jb, "first_call_s", json_real(first));
     json_object_set_new(jb, "repeat", json_integer(reps));
     json_object_set_new(jb, "warmup", json_integer(w->warmup));
-    json_object_set_new(jb, "median_s", reps ? json_real(oq_median(samples, (size_t)reps)) : json_null());
+    oq_bench_stats stats;
+    int have = reps && oq_bench_stats_compute(samples, (size_t)reps, &stats, NULL) == OQ_OK;
+    json_object_set_new(jb, "median_s", have ? json_real(stats.p50) : json_null());
     free(samples);
     return st;
 }
@@ -235,15 +238,17 @@ static oq_status open_session(worker *w, oq_err *err)
     n = oq_config_ep_options(&w->cfg, forced_sdpa_kernel(w), keys, vals, n, kernel, sizeof kernel);
     oq_session_opts so = {.graph_opt_level = -1, .ep = w->cfg.runtime, .n_ep_options = n,
                           .ep_option_keys = keys, .ep_option_values = vals};
-    if (!st) st = oq_wcheck_begin(&w->chk, w->plan, w->workdir, err);
-    oq_wcheck_session_opts(&w->chk, &so);
-    double t0 = oq_now_s();
-    st = oq_session_create(w->rt, oq_json_str(w->plan, "model", NULL), NULL, 0, &so, &w->sess, err);
-    w->t_session = oq_now_s() - t0;
-    json_object_set_new(w->result, "session_create_s", json_real(w->t_session));
-    uint64_t hwm_now;
-    oq_proc_memory(&w->rss_after_session, &hwm_now, NULL);
-    json_object_set_new(w->result, "ep_devices", ep_devices_json(w->rt));
+    st = oq_wcheck_begin(&w->chk, w->plan, w->workdir, err); /* a failed capture stops here */
+    if (!st) {
+        oq_wcheck_session_opts(&w->chk, &so);
+        double t0 = oq_now_s();
+        st = oq_session_create(w->rt, oq_json_str(w->plan, "model", NULL), NULL, 0, &so, &w->sess, err);
+        w->t_session = oq_now_s() - t0;
+        json_object_set_new(w->result, "session_create_s", json_real(w->t_session));
+        uint64_t hwm_now;
+        oq_proc_memory(&w->rss_after_session, &hwm_now, NULL);
+        json_object_set_new(w->result, "ep_devices", ep_devices_json(w->rt));
+    }
     free(keys);
     free(vals);
     return st;
@@ -262,7 +267,7 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
     int verdict = 1;
     char reason[1100] = "";
     /* after the runs, so the libraries an execution provider loaded lazily are listed too */
-    if (w->rt) json_object_set_new(w->result, "evidence", oq_validate_system_evidence(w->rt));
+    if (w->rt) json_object_set_new(w->result, "evidence", oq_evidence_collect_json(w->rt));
     if (w->sess && !st) oq_wcheck_finish(&w->chk, w->plan, &w->cfg, w->sess, w->result, &verdict, reason, sizeof reason);
     else oq_wcheck_abort(&w->chk);
     if (!st && verdict != 1 && !strcmp(status, "passed")) status = verdict == 0 ? "failed" : "skipped";
