@@ -124,7 +124,10 @@ oq_status oq_encoder_config_check(const oq_encoder_config *c, oq_err *err);
  *   blocks.<i>.ffn.w1 [W,FF], blocks.<i>.ffn.b1 [FF], blocks.<i>.ffn.w2 [FF,W], blocks.<i>.ffn.b2 [W],
  *   final_ln.scale [W], final_ln.bias [W],
  *   heads.<name>.weight [W,K], heads.<name>.bias [K]
- * Weights are used as x @ weight + bias (row vectors). Owned by the struct. */
+ * Weights are used as x @ weight + bias (row vectors). Owned by the struct.
+ * `t` holds them in that order, with each block as ln1.scale, ln1.bias, wq, bq,
+ * wk, bk, wv, bv, wo, bo, ln2.scale, ln2.bias, w1, b1, w2, b2 (whichever
+ * constructor made them): the C reference relies on it. */
 typedef struct oq_encoder_weights {
     oq_encoder_config cfg;
     size_t n;

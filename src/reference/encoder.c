@@ -13,12 +13,8 @@ typedef struct dmat {
     int64_t rows, cols; /* cols 1 for vectors */
 } dmat;
 
-static int load(const oq_encoder_weights *w, const char *fmt, int i, dmat *m)
+static int load(const oq_tensor *t, dmat *m)
 {
-    char name[96];
-    snprintf(name, sizeof name, fmt, i);
-    const oq_tensor *t = oq_encoder_weight(w, name);
-    OQ_ASSERT(t); /* the weights struct always holds the full documented list */
     int64_t n = oq_tensor_numel(t);
     m->v = malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!m->v) return -1;
@@ -101,12 +97,6 @@ static void block(const oq_encoder_weights *w, dmat *m, int64_t n, work *s)
     for (int64_t i = 0; i < n * W; i++) s->h[i] += s->a[i];
 }
 
-static const char *const block_names[16] = {
-    "blocks.%d.ln1.scale", "blocks.%d.ln1.bias", "blocks.%d.attn.wq", "blocks.%d.attn.bq",
-    "blocks.%d.attn.wk",   "blocks.%d.attn.bk",  "blocks.%d.attn.wv", "blocks.%d.attn.bv",
-    "blocks.%d.attn.wo",   "blocks.%d.attn.bo",  "blocks.%d.ln2.scale", "blocks.%d.ln2.bias",
-    "blocks.%d.ffn.w1",    "blocks.%d.ffn.b1",   "blocks.%d.ffn.w2",  "blocks.%d.ffn.b2"};
-
 static oq_status check_inputs(const oq_encoder_weights *w, const oq_tensor *features,
                               const oq_tensor *mask, int64_t *lengths, oq_err *err)
 {
@@ -114,8 +104,7 @@ static oq_status check_inputs(const oq_encoder_weights *w, const oq_tensor *feat
     if (features->ndim != 3 || features->shape[2] != w->cfg.features)
         return oq_err_set(err, OQ_ERR_SHAPE, "features: shape %s, expected [B, L, %d]",
                           oq_shape_str(features, a, sizeof a), (int)w->cfg.features);
-    if (features->dtype != OQ_DTYPE_FLOAT32 && features->dtype != OQ_DTYPE_FLOAT64 &&
-        features->dtype != OQ_DTYPE_FLOAT16 && features->dtype != OQ_DTYPE_BFLOAT16)
+    if (!oq_dtype_is_float(features->dtype))
         return oq_err_set(err, OQ_ERR_SHAPE, "features: dtype %s is not a float type",
                           oq_dtype_name(features->dtype));
     if (mask->ndim != 2 || mask->shape[0] != features->shape[0] ||
@@ -146,18 +135,9 @@ oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *f
     size_t lw = (size_t)(L ? L : 1);
     int bad = !m;
     if (!bad) {
-        bad |= load(w, "embed.weight", 0, &m[0]) | load(w, "embed.bias", 0, &m[1]);
-        for (int i = 0; i < c->layers && !bad; i++)
-            for (int j = 0; j < 16; j++) bad |= load(w, block_names[j], i, &m[2 + 16 * i + j]);
-        bad |= load(w, "final_ln.scale", 0, &m[2 + n_layer_w]) |
-               load(w, "final_ln.bias", 0, &m[3 + n_layer_w]);
-        for (int i = 0; i < c->n_outputs && !bad; i++) {
-            char wn[64], bn[64];
-            snprintf(wn, sizeof wn, "heads.%s.weight", c->outputs[i].name);
-            snprintf(bn, sizeof bn, "heads.%s.bias", c->outputs[i].name);
-            bad |= load(w, wn, 0, &m[4 + n_layer_w + 2 * i]) |
-                   load(w, bn, 0, &m[5 + n_layer_w + 2 * i]);
-        }
+        /* w->t is in the documented order (export.h): embed, 16 per block, final_ln, heads */
+        OQ_ASSERT((size_t)nw == w->n);
+        for (size_t i = 0; i < w->n && !bad; i++) bad |= load(w->t[i], &m[i]);
         double **bufs[] = {&s.h, &s.a, &s.q, &s.k, &s.v, &s.o, &s.f};
         for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
             bad |= !(*bufs[i] = malloc(sizeof(double) * lw * (size_t)(FF > F ? FF : F)));
