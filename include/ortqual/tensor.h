@@ -70,6 +70,8 @@ int64_t oq_tensor_numel(const oq_tensor *t);
 size_t oq_tensor_nbytes(const oq_tensor *t);
 /* "[2,3,4]" into buf; returns buf. */
 char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
+/* The same for any dims (a shape or an element's coordinates). */
+char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n);
 
 /* Element access as double, any numeric or bool dtype. */
 double oq_tensor_get_f64(const oq_tensor *t, int64_t i);

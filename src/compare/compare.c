@@ -200,15 +200,6 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
 
 /* ---- reporting ---- */
 
-static int coord_str(const oq_compare_result *r, const oq_compare_elem *e, char *buf, size_t n)
-{
-    size_t used = (size_t)snprintf(buf, n, "[");
-    for (int32_t d = 0; d < r->ndim && used < n; d++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%" PRId64, d ? "," : "", e->coord[d]);
-    if (used < n) used += (size_t)snprintf(buf + used, n - used, "]");
-    return (int)used;
-}
-
 /* Append printf output at *used without overflowing buf. */
 static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -240,12 +231,12 @@ char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
     append(buf, n, &used, " (rtol=%.3g atol=%.3g)", r->tol.rtol, r->tol.atol);
     char c[160];
     if (!r->passed && r->worst_count) {
-        coord_str(r, &r->worst[0], c, sizeof c);
+        oq_dims_str(r->worst[0].coord, r->ndim, c, sizeof c);
         append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%.3g", c, r->worst[0].got,
                r->worst[0].expected, r->worst[0].abs_diff);
     }
     if (r->padding_checked && r->pad_nonzero) {
-        coord_str(r, &r->first_pad_nonzero, c, sizeof c);
+        oq_dims_str(r->first_pad_nonzero.coord, r->ndim, c, sizeof c);
         append(buf, n, &used, "; first non-zero padding %s = %.9g", c, r->first_pad_nonzero.got);
     }
     return buf;

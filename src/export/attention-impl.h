@@ -6,6 +6,15 @@
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 
+/* One-output nodes with their inputs listed inline: OP(g, "Add", a, b);
+ * OPA(g, "Cast", attrs, x) with an oq_attr array. */
+#define NAMES(...) ((const char *[]){__VA_ARGS__})
+#define NARGS(...) (sizeof(NAMES(__VA_ARGS__)) / sizeof(const char *))
+#define OP(g, op, ...) oq_graph_op((g), (op), NARGS(__VA_ARGS__), NAMES(__VA_ARGS__), 0, NULL)
+#define OPA(g, op, attrs, ...)                                                                  \
+    oq_graph_op((g), (op), NARGS(__VA_ARGS__), NAMES(__VA_ARGS__),                          \
+                sizeof(attrs) / sizeof(oq_attr), (attrs))
+
 typedef struct oq_attn_builder {
     oq_graph *g;
     oq_attn_format format;

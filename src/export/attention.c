@@ -5,17 +5,6 @@
 
 #include "export/attention-impl.h"
 
-#define NAMES(...) ((const char *[]){__VA_ARGS__})
-#define NARGS(...) (sizeof(NAMES(__VA_ARGS__)) / sizeof(const char *))
-#define OP(g, op, ...) oq_graph_op((g), (op), NARGS(__VA_ARGS__), NAMES(__VA_ARGS__), 0, NULL)
-#define OPA(g, op, attrs, ...)                                                                  \
-    oq_graph_op((g), (op), NARGS(__VA_ARGS__), NAMES(__VA_ARGS__),                          \
-                sizeof(attrs) / sizeof(oq_attr), (attrs))
-
-static const char *ints(oq_graph *g, const char *hint, size_t n, const int64_t *v)
-{
-    return oq_graph_const_i64(g, hint, n, v);
-}
 
 static const char *cast(oq_graph *g, const char *x, oq_dtype to)
 {
@@ -25,7 +14,7 @@ static const char *cast(oq_graph *g, const char *x, oq_dtype to)
 
 static const char *unsqueeze(oq_graph *g, const char *x, size_t n, const int64_t *axes)
 {
-    return OP(g, "Unsqueeze", x, ints(g, "axes", n, axes));
+    return OP(g, "Unsqueeze", x, oq_graph_const_i64(g, "axes", n, axes));
 }
 
 double oq_attn_mask_bias(oq_dtype dtype)
@@ -39,6 +28,16 @@ static const char *valid_bool(oq_attn_builder *b)
 {
     if (!b->valid_bool) b->valid_bool = cast(b->g, b->mask_in, OQ_DTYPE_BOOL);
     return b->valid_bool;
+}
+
+/* (m - 1) * big in the attention dtype: exactly 0 on valid keys, big negative on padded ones. */
+static const char *additive_bias(oq_attn_builder *b, const char *m)
+{
+    oq_graph *g = b->g;
+    const char *one = oq_graph_const_f32(g, "one", 1.0f);
+    const char *big = oq_graph_const_f32(g, "mask_big", (float)-oq_attn_mask_bias(b->dtype));
+    const char *bias = OP(g, "Mul", OP(g, "Sub", m, one), big);
+    return b->dtype == OQ_DTYPE_FLOAT32 ? bias : cast(g, bias, b->dtype);
 }
 
 /* Key mask for the decomposed scores [B, H, Lq, Lk] (rank 4) or the grouped
@@ -55,12 +54,7 @@ static const char *key_mask_decomposed(oq_attn_builder *b, int rank5)
         *slot = unsqueeze(g, valid_bool(b), rank5 ? 3 : 2, rank5 ? ax5 : ax4);
         return *slot;
     }
-    /* (mask - 1) * big: exactly 0 on valid keys, big negative on padded ones. */
-    const char *m = unsqueeze(g, b->mask_in, rank5 ? 3 : 2, rank5 ? ax5 : ax4);
-    const char *one = oq_graph_const_f32(g, "one", 1.0f);
-    const char *big = oq_graph_const_f32(g, "mask_big", (float)-oq_attn_mask_bias(b->dtype));
-    const char *bias = OP(g, "Mul", OP(g, "Sub", m, one), big);
-    *slot = b->dtype == OQ_DTYPE_FLOAT32 ? bias : cast(g, bias, b->dtype);
+    *slot = additive_bias(b, unsqueeze(g, b->mask_in, rank5 ? 3 : 2, rank5 ? ax5 : ax4));
     return *slot;
 }
 
@@ -77,14 +71,7 @@ static const char *attn_mask_full(oq_attn_builder *b)
     const char *mk = unsqueeze(g, b->mask_in, 2, axk);
     const char *zero = oq_graph_const_f32(g, "zero", 0.0f);
     const char *full = OP(g, "Add", OP(g, "Mul", mq, zero), mk);
-    if (b->mask == OQ_MASK_BOOL) {
-        b->attn_mask = cast(g, full, OQ_DTYPE_BOOL);
-    } else {
-        const char *one = oq_graph_const_f32(g, "one", 1.0f);
-        const char *big = oq_graph_const_f32(g, "mask_big", (float)-oq_attn_mask_bias(b->dtype));
-        const char *bias = OP(g, "Mul", OP(g, "Sub", full, one), big);
-        b->attn_mask = b->dtype == OQ_DTYPE_FLOAT32 ? bias : cast(g, bias, b->dtype);
-    }
+    b->attn_mask = b->mask == OQ_MASK_BOOL ? cast(g, full, OQ_DTYPE_BOOL) : additive_bias(b, full);
     return b->attn_mask;
 }
 
@@ -95,7 +82,7 @@ static const char *seqlen(oq_attn_builder *b)
     oq_graph *g = b->g;
     static const int64_t ax[] = {1};
     oq_attr keep[] = {OQ_ATTR_I("keepdims", 0)};
-    const char *sum = OPA(g, "ReduceSum", keep, b->mask_in, ints(g, "axes", 1, ax));
+    const char *sum = OPA(g, "ReduceSum", keep, b->mask_in, oq_graph_const_i64(g, "axes", 1, ax));
     b->seqlen = cast(g, sum, OQ_DTYPE_INT64);
     return b->seqlen;
 }
@@ -105,7 +92,7 @@ static const char *split_heads(oq_graph *g, const char *x, int32_t h, int32_t d)
 {
     const int64_t shape[] = {0, 0, h, d}, perm[] = {0, 2, 1, 3};
     oq_attr a[] = {OQ_ATTR_IS("perm", 4, perm)};
-    return OPA(g, "Transpose", a, OP(g, "Reshape", x, ints(g, "shape", 4, shape)));
+    return OPA(g, "Transpose", a, OP(g, "Reshape", x, oq_graph_const_i64(g, "shape", 4, shape)));
 }
 
 /* [B, H, L, D] -> [B, L, H*D] */
@@ -113,7 +100,7 @@ static const char *merge_heads(oq_graph *g, const char *x, int32_t h, int32_t d)
 {
     const int64_t shape[] = {0, 0, (int64_t)h * d}, perm[] = {0, 2, 1, 3};
     oq_attr a[] = {OQ_ATTR_IS("perm", 4, perm)};
-    return OP(g, "Reshape", OPA(g, "Transpose", a, x), ints(g, "shape", 3, shape));
+    return OP(g, "Reshape", OPA(g, "Transpose", a, x), oq_graph_const_i64(g, "shape", 3, shape));
 }
 
 /* Split 1/sqrt(D) into p * r with p a power of two and r in [1, 2). */
@@ -144,7 +131,7 @@ static const char *decomposed(oq_attn_builder *b, const char *q, const char *k, 
         /* GQA: query head i uses kv head i / grp, so group the query heads as
          * [B, Hkv, G, L, D] and let MatMul broadcast k, v over G. */
         const int64_t shape[] = {0, hkv, grp, -1, d}, ax[] = {2};
-        q = OP(g, "Reshape", q, ints(g, "shape", 5, shape));
+        q = OP(g, "Reshape", q, oq_graph_const_i64(g, "shape", 5, shape));
         k = unsqueeze(g, k, 1, ax);
         v = unsqueeze(g, v, 1, ax);
     }
@@ -166,7 +153,7 @@ static const char *decomposed(oq_attn_builder *b, const char *q, const char *k, 
     const char *y = OP(g, "MatMul", OPA(g, "Softmax", ax, s), v);
     if (rank5) {
         const int64_t shape[] = {0, h, -1, d};
-        y = OP(g, "Reshape", y, ints(g, "shape", 4, shape));
+        y = OP(g, "Reshape", y, oq_graph_const_i64(g, "shape", 4, shape));
     }
     if (b->dtype != OQ_DTYPE_FLOAT32) y = cast(g, y, OQ_DTYPE_FLOAT32);
     return b->layout == 3 ? merge_heads(g, y, h, d) : y;

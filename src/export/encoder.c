@@ -5,12 +5,6 @@
 #include "export/attention-impl.h"
 #include "ortqual/export.h"
 
-#define NAMES(...) ((const char *[]){__VA_ARGS__})
-#define NARGS(...) (sizeof(NAMES(__VA_ARGS__)) / sizeof(const char *))
-#define OP(g, op, ...) oq_graph_op((g), (op), NARGS(__VA_ARGS__), NAMES(__VA_ARGS__), 0, NULL)
-#define OPA(g, op, attrs, ...)                                                                  \
-    oq_graph_op((g), (op), NARGS(__VA_ARGS__), NAMES(__VA_ARGS__),                          \
-                sizeof(attrs) / sizeof(oq_attr), (attrs))
 
 /* Every weight becomes an initializer under its documented name. */
 static const char *weight(oq_graph *g, const oq_encoder_weights *w, const char *fmt, int i)

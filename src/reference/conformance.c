@@ -124,14 +124,6 @@ static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const ch
     va_end(ap);
 }
 
-static void shape_to_str(const int64_t *shape, int32_t ndim, char *buf, size_t n)
-{
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int32_t i = 0; i < ndim && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)shape[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
 /* allclose with the worst element: returns 1 when every element passes. */
 static int compare_output(const oq_tensor *got, const oq_tensor *exp, double rtol, double atol,
                           int index, const char *name, oq_conformance_result *r)
@@ -144,8 +136,8 @@ static int compare_output(const oq_tensor *got, const oq_tensor *exp, double rto
     }
     if (got->ndim != exp->ndim ||
         memcmp(got->shape, exp->shape, (size_t)got->ndim * sizeof got->shape[0])) {
-        shape_to_str(got->shape, got->ndim, gs, sizeof gs);
-        shape_to_str(exp->shape, exp->ndim, es, sizeof es);
+        oq_shape_str(got, gs, sizeof gs);
+        oq_shape_str(exp, es, sizeof es);
         verdict(r, OQ_CONFORMANCE_FAIL, "output %d (%s) has shape %s, expected %s", index, name,
                 gs, es);
         return 0;
@@ -179,7 +171,7 @@ static int compare_output(const oq_tensor *got, const oq_tensor *exp, double rto
     r->got = oq_tensor_get_f64(got, worst);
     r->expected = oq_tensor_get_f64(exp, worst);
     r->abs_diff = fabs(r->got - r->expected);
-    shape_to_str(r->coord, r->ndim, gs, sizeof gs);
+    oq_dims_str(r->coord, r->ndim, gs, sizeof gs);
     verdict(r, OQ_CONFORMANCE_FAIL,
             "output %d (%s) worst element %s got %.9g expected %.9g (|diff| %.3g, tolerance %.3g)",
             index, name, gs, r->got, r->expected, r->abs_diff, atol + rtol * fabs(r->expected));

@@ -161,15 +161,16 @@ size_t oq_tensor_nbytes(const oq_tensor *t)
     return (size_t)oq_tensor_numel(t) * oq_dtype_size(t->dtype);
 }
 
-char *oq_shape_str(const oq_tensor *t, char *buf, size_t n)
+char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n)
 {
-    size_t used = 0;
-    used += (size_t)snprintf(buf, n, "[");
-    for (int32_t i = 0; i < t->ndim && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int32_t i = 0; i < ndim && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)dims[i]);
     if (used < n) snprintf(buf + used, n - used, "]");
     return buf;
 }
+
+char *oq_shape_str(const oq_tensor *t, char *buf, size_t n) { return oq_dims_str(t->shape, t->ndim, buf, n); }
 
 uint16_t oq_f32_to_f16_bits(float f)
 {
