@@ -342,32 +342,9 @@ static oq_status fetch_value(oq_bench_runner *r, OrtValue *v, const char *name, 
 
 static oq_status fetch_host_outputs(oq_bench_runner *r, oq_tensor **res, oq_err *err)
 {
-    for (size_t i = 0; i < r->n_out; i++) {
-        void *src = NULL;
-        oq_status st = ort(r, r->api->GetTensorMutableData(r->out_vals[i], &src), err,
-                           r->out_names[i]);
-        if (st) return st;
-        OrtTensorTypeAndShapeInfo *info = NULL;
-        if ((st = ort(r, r->api->GetTensorTypeAndShape(r->out_vals[i], &info), err,
-                      r->out_names[i])))
-            return st;
-        ONNXTensorElementDataType et = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-        size_t nd = 0;
-        int64_t shape[OQ_MAX_DIMS];
-        st = ort(r, r->api->GetTensorElementType(info, &et), err, r->out_names[i]);
-        if (!st) st = ort(r, r->api->GetDimensionsCount(info, &nd), err, r->out_names[i]);
-        if (!st && nd > OQ_MAX_DIMS)
-            st = oq_err_set(err, OQ_ERR_UNSUPPORTED, "output '%s': rank %zu", r->out_names[i], nd);
-        if (!st) st = ort(r, r->api->GetDimensions(info, shape, nd), err, r->out_names[i]);
-        r->api->ReleaseTensorTypeAndShapeInfo(info);
-        if (!st) st = oq_tensor_create(&res[i], (oq_dtype)et, (int32_t)nd, shape, r->out_names[i], err);
-        if (st) return st;
-        if (oq_dtype_size((oq_dtype)et) == 0)
-            return oq_err_set(err, OQ_ERR_UNSUPPORTED, "output '%s': element type %d",
-                              r->out_names[i], (int)et);
-        memcpy(res[i]->data, src, oq_tensor_nbytes(res[i]));
-    }
-    return OQ_OK;
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < r->n_out; i++) st = fetch_value(r, r->out_vals[i], r->out_names[i], &res[i], err);
+    return st;
 }
 
 static oq_status fetch_bound_outputs(oq_bench_runner *r, oq_tensor **res, oq_err *err)

@@ -228,9 +228,9 @@ oq_bench_status oq_bench_classify(oq_status st, const char *msg)
     return OQ_BENCH_FAILED;
 }
 
-static void row_fail(oq_bench_row *row, oq_status st, const oq_err *e, oq_bench_status as)
+static void row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 {
-    row->status = as == OQ_BENCH_OK ? oq_bench_classify(st, e->msg) : as;
+    row->status = oq_bench_classify(st, e->msg);
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
 }
 
@@ -281,7 +281,7 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     oq_err e = {0};
     oq_status st = group_reference(g, &e);
     if (st) {
-        row_fail(row, st, &e, OQ_BENCH_OK);
+        row_fail(row, st, &e);
         return;
     }
     row->first_run_ms = g->ref_ms;
@@ -303,10 +303,10 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
     if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
     if (st) {
-        row_fail(row, st, &e, OQ_BENCH_OK);
+        row_fail(row, st, &e);
         return;
     }
-    if ((st = finish_stats(row, &e))) row_fail(row, st, &e, OQ_BENCH_OK);
+    if ((st = finish_stats(row, &e))) row_fail(row, st, &e);
 }
 
 /* ---- an ORT variant ----------------------------------------------------------------- */
@@ -422,14 +422,14 @@ static void watch_end(dispatch_watch *w, char *out, size_t n)
 /* --include-session: each sample is a new session plus its first Run. */
 static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_group *g,
                            const uint8_t *model, size_t len, const oq_session_opts *so,
-                           oq_io_binding io, oq_bench_row *row, oq_err *err)
+                           oq_bench_row *row, oq_err *err)
 {
     for (size_t i = 0; i < o->iters; i++) {
         oq_session *s = NULL;
         oq_bench_runner *r = NULL;
         double a = oq_now_s();
         oq_status st = oq_session_create(rt, NULL, model, len, so, &s, err);
-        if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, io, &r, err);
+        if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, o->io_binding, &r, err);
         if (!st) st = oq_bench_runner_run(r, err);
         double b = oq_now_s();
         oq_bench_runner_free(r);
@@ -505,13 +505,13 @@ static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_g
     oq_mem_sampler *ms = NULL;
     if (!st) {
         oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
-        st = o->include_session ? time_cold(rt, o, g, model, len, &vs.so, o->io_binding, row, &e)
+        st = o->include_session ? time_cold(rt, o, g, model, len, &vs.so, row, &e)
                                 : time_warm(r, o, row, &e);
         if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
     }
     if (!st) measure_after(row, r);
     if (!st) st = finish_stats(row, &e);
-    if (st) row_fail(row, st, &e, OQ_BENCH_OK);
+    if (st) row_fail(row, st, &e);
     oq_bench_runner_free(r);
     oq_session_free(s);
     free(model);

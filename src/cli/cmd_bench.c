@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
+#include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/fileio.h"
 
@@ -289,13 +290,10 @@ static oq_status write_json(const char *dir, oq_runtime *rt, const oq_bench_opts
         json_decref(results);
         return st;
     }
-    char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) : NULL;
-    json_decref(doc);
-    if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "summary.json: out of memory");
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    st = oq_write_file_atomic(path, text, strlen(text), 1, err);
-    free(text);
+    st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
+    json_decref(doc);
     return st;
 }
 

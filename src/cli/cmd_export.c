@@ -28,7 +28,7 @@ static void usage_common(FILE *fp)
 {
     fprintf(fp,
             "  --format F            decomposed | attention23 | attention24 (default decomposed)\n"
-            "  --mask M              auto | additive | bool | seqlen%s (default auto: additive for\n"
+            "  --mask M              auto | additive | bool | seqlen (default auto: additive for\n"
             "                        decomposed and attention23, seqlen for attention24); bool builds\n"
             "                        a boolean attn_mask, the form that routes to MATH on CUDA\n"
             "  --attention-dtype T   float32 | float16 (default float32): float16 casts around the\n"
@@ -36,8 +36,7 @@ static void usage_common(FILE *fp)
             "  --static B,L          fixed batch size and length (default: dynamic 'batch', 'seq')\n"
             "  -o, --output PATH     the model file to write (atomically)\n"
             "  --force               replace PATH if it exists (refused otherwise)\n"
-            "  -h, --help            this help\n",
-            "");
+            "  -h, --help            this help\n");
 }
 
 static void usage_sdpa(FILE *fp)

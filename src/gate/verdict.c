@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "gate/gate-impl.h"
 #include "ortqual/fileio.h"
 
@@ -98,13 +99,8 @@ oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const
                                 oq_err *err)
 {
     json_t *root = verdict_json(g, r);
-    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
-    if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "%s: cannot build the verdict JSON", path);
-    size_t n = strlen(text);
-    text[n] = '\n'; /* json_dumps leaves no newline; its NUL is overwritten, length kept */
-    oq_status st = oq_write_file_atomic(path, text, n + 1, 1, err);
-    free(text);
     return st;
 }
 
@@ -118,10 +114,7 @@ oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, co
     json_t *root = json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version",
                              ORTQUAL_VERSION, "verdict", "error", "reasons", reasons, "command",
                              str_array(argv, argc));
-    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
-    if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "%s: cannot build the verdict JSON", path);
-    oq_status st = oq_write_file_atomic(path, text, strlen(text), 1, err);
-    free(text);
     return st;
 }

@@ -137,21 +137,19 @@ typedef struct ticks {
 
 /* Visible width of a PLplot label in character heights: #u/#d take no room,
  * a unicode escape #[0x...] (a symbol such as the multiplication sign) is
- * wider than a digit, and superscripts are drawn with wide minus signs. */
+ * wider than a digit, every other character (superscripts too) counts as one. */
 static double label_width(const char *s)
 {
     double w = 0;
-    int sup = 0;
     while (*s) {
         if (s[0] == '#' && (s[1] == 'u' || s[1] == 'd')) {
-            sup = s[1] == 'u';
             s += 2;
         } else if (s[0] == '#' && s[1] == '[') {
             const char *e = strchr(s, ']');
             s = e ? e + 1 : s + 2;
             w += 1.3;
         } else {
-            w += sup ? 1.0 : 1;
+            w += 1;
             s++;
         }
     }

@@ -20,11 +20,5 @@ const char *oq_json_str(const json_t *obj, const char *key, const char *dflt)
 
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err)
 {
-    char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "%s: cannot serialize JSON", path);
-    size_t n = strlen(text);
-    text[n] = '\n'; /* json_dumps leaves room for the terminator; reuse it for a newline */
-    oq_status st = oq_write_file_atomic(path, text, n + 1, 1, err);
-    free(text);
-    return st;
+    return oq_json_write_file(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), err);
 }
