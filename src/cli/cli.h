@@ -3,6 +3,7 @@
 #define ORTQUAL_CLI_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ortqual/runtime.h"
@@ -75,6 +76,10 @@ struct oq_cli_runtime {
     size_t n_options;     /* --ep-option KEY=VALUE, repeatable */
     char **option_keys, **option_values;
 };
+
+/* `s` as a whole number in lo..hi (hi INT64_MAX: no upper bound) for option `opt`
+ * ("--heads") of subcommand `cmd`; prints a one-line error and returns -1 otherwise. */
+int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* Handle one getopt result: 1 = consumed, 0 = not a runtime option,
  * -1 = bad value (one-line error printed to stderr; exit OQ_EXIT_USAGE). */

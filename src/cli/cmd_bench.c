@@ -93,19 +93,6 @@ static void usage(FILE *fp)
 
 /* ---- option values -------------------------------------------------------------- */
 
-static int parse_i64(const char *opt, const char *s, int64_t lo, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo) {
-        fprintf(stderr, "ortqual bench: %s '%s': want an integer >= %lld\n", opt, s, (long long)lo);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_list(const char *opt, const char *s, int64_t *vals, size_t *n)
 {
     char *copy = strdup(s);
@@ -118,7 +105,7 @@ static int parse_list(const char *opt, const char *s, int64_t *vals, size_t *n)
             fprintf(stderr, "ortqual bench: %s: more than %d values\n", opt, MAX_LIST);
             rc = -1;
         } else {
-            rc = parse_i64(opt, tok, 1, &vals[(*n)++]);
+            rc = oq_cli_parse_int("bench", opt, tok, 1, INT64_MAX, &vals[(*n)++]);
         }
     }
     free(copy);
@@ -341,7 +328,7 @@ static int handle_opt(cli_state *c, int opt, const char *arg)
         return io < 0 ? -1 : 0;
     }
     case OPT_OPT_LEVEL:
-        if (parse_i64("--graph-opt-level", arg, -1, &v)) return -1;
+        if (oq_cli_parse_int("bench", "--graph-opt-level", arg, -1, INT64_MAX, &v)) return -1;
         if (v != -1 && v != 0 && v != 1 && v != 2 && v != 99) {
             fprintf(stderr, "ortqual bench: --graph-opt-level '%s': want -1, 0, 1, 2 or 99\n", arg);
             return -1;
@@ -358,7 +345,7 @@ static int handle_opt(cli_state *c, int opt, const char *arg)
         {OPT_MEM_MS, "--mem-sample-ms", 1}};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
         if (ints[i].opt != opt) continue;
-        if (parse_i64(ints[i].name, arg, ints[i].lo, &v)) return -1;
+        if (oq_cli_parse_int("bench", ints[i].name, arg, ints[i].lo, INT64_MAX, &v)) return -1;
         switch (opt) {
         case OPT_HEADS: o->heads = (int32_t)v; break;
         case OPT_KV_HEADS: o->kv_heads = (int32_t)v; c->kv_given = 1; break;

@@ -95,18 +95,10 @@ static void usage_encoder(FILE *fp)
 }
 
 /* Strict positive integer. */
+/* Export's sizes fit an int32 attribute. */
 static int parse_int(const char *opt, const char *s, int64_t lo, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > (1ll << 31)) {
-        fprintf(stderr, "ortqual export: %s '%s': expected an integer >= %lld\n", opt, s,
-                (long long)lo);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return oq_cli_parse_int("export", opt, s, lo, 1ll << 31, out);
 }
 
 static int parse_static(const char *s, int64_t *b, int64_t *l)

@@ -77,12 +77,8 @@ static int add_inputs(struct replay_args *a, const char *pattern)
 
 static int number(const char *opt, const char *s, int *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 0 || v > 1000000) {
-        fprintf(stderr, "ortqual replay: --%s: '%s' is not a whole number in 0..1000000\n", opt, s);
-        return -1;
-    }
+    int64_t v;
+    if (oq_cli_parse_int("replay", opt, s, 0, 1000000, &v)) return -1;
     *out = (int)v;
     return 0;
 }
@@ -103,9 +99,9 @@ static int take_opt(struct replay_args *a, int c, const char *arg)
         return 0;
     }
     case OPT_REFLIB: o->reference_ort_lib = arg; return 0;
-    case OPT_REPEAT: return number("repeat", arg, &o->repeat);
-    case OPT_WARMUP: return number("warmup", arg, &o->warmup);
-    case OPT_TIMEOUT: return number("timeout", arg, &v) ? -1 : (o->timeout_s = v, 0);
+    case OPT_REPEAT: return number("--repeat", arg, &o->repeat);
+    case OPT_WARMUP: return number("--warmup", arg, &o->warmup);
+    case OPT_TIMEOUT: return number("--timeout", arg, &v) ? -1 : (o->timeout_s = v, 0);
     case OPT_FULLGPU: o->require_full_gpu = 1; return 0;
     case OPT_STRICT: o->strict_placement = 1; return 0;
     case OPT_REQDISP: o->require_dispatch = 1; return 0;

@@ -121,18 +121,6 @@ struct args {
 };
 
 /* Parses a whole number in [lo, hi]; prints the error and returns -1 when it is not. */
-static int parse_int(const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) {
-        fprintf(stderr, "ortqual validate: --%s: '%s' is not a whole number in %ld..%ld\n", opt, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_configs(struct args *a)
 {
     char *copy = strdup(a->configs_text), *save = NULL;
@@ -153,11 +141,11 @@ static int parse_configs(struct args *a)
 
 static int int_opt(struct args *a, int c, const char *arg)
 {
-    long v;
-    const char *name = NULL;
+    int64_t v;
+    char flag[64] = "";
     for (const struct option *o = longopts; o->name; o++)
-        if (o->val == c) name = o->name;
-    if (parse_int(name, arg, c == OPT_WSEED || c == OPT_SEED ? 0 : 1, 1L << 40, &v)) return -1;
+        if (o->val == c) snprintf(flag, sizeof flag, "--%s", o->name);
+    if (oq_cli_parse_int("validate", flag, arg, c == OPT_WSEED || c == OPT_SEED ? 0 : 1, 1LL << 40, &v)) return -1;
     oq_validate_opts *o = &a->o;
     switch (c) {
     case OPT_WIDTH: o->encoder.width = (int32_t)v; break;
