@@ -1,5 +1,6 @@
 /* Why an attention node missed the fused kernel: ORT 1.29's CUDA rules. */
 #include "ortqual/advice.h"
+#include "ortqual/dispatch.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -10,11 +11,14 @@
 
 typedef enum kid { K_ANY = -1, K_FLASH, K_EFFICIENT, K_CUDNN, K_MATH, K_OTHER } kid;
 
-static const char *const kid_ort[] = {"FLASH_ATTENTION", "EFFICIENT_ATTENTION",
-                                      "CUDNN_FLASH_ATTENTION", "MATH"};
+/* The kernels the rules know, as dispatch.h names them (names, aliases, sdpa_kernel bits). */
+static const oq_sdpa_kernel kid_sdpa[] = {OQ_SDPA_FLASH_ATTENTION, OQ_SDPA_EFFICIENT_ATTENTION,
+                                          OQ_SDPA_CUDNN_FLASH_ATTENTION, OQ_SDPA_MATH};
+/* Kernel parts of validate's configurations (cuda:...:flash). */
 static const char *const kid_short[] = {"flash", "efficient", "cudnn", "math"};
-/* Bits of the CUDA provider option sdpa_kernel (ORT's AttentionBackend). */
-static const uint32_t kid_bit[] = {1, 2, 8, 16};
+
+static const char *kid_name(kid k) { return oq_sdpa_kernel_name(kid_sdpa[k]); }
+static uint32_t kid_bit(kid k) { return oq_dispatch_kernel_mask(kid_sdpa[k]); }
 
 const char *oq_attn_mask_kind_name(oq_attn_mask_kind k)
 {
@@ -31,9 +35,9 @@ const char *oq_attn_mask_kind_name(oq_attn_mask_kind k)
 static kid kernel_id(const char *name)
 {
     if (!name || !strcasecmp(name, "auto")) return K_ANY;
+    oq_sdpa_kernel s = oq_sdpa_kernel_from_name(name);
     for (int k = K_FLASH; k <= K_MATH; k++)
-        if (!strcasecmp(name, kid_ort[k]) || !strcasecmp(name, kid_short[k])) return (kid)k;
-    if (!strcasecmp(name, "cudnn_flash")) return K_CUDNN;
+        if (kid_sdpa[k] == s) return (kid)k;
     return K_OTHER;
 }
 
@@ -62,10 +66,10 @@ static void clause(text *t, const char *fmt, ...)
 static unsigned reasons_for(kid k, const oq_attention_facts *f, text *why)
 {
     unsigned rules = 0;
-    if (f->sdpa_kernel != 0 && !(f->sdpa_kernel & kid_bit[k])) {
+    if (f->sdpa_kernel != 0 && !(f->sdpa_kernel & kid_bit(k))) {
         rules |= OQ_ADVICE_KERNEL_DISABLED;
         clause(why, "sdpa_kernel=%" PRIu32 " does not enable %s (bit %" PRIu32 ")", f->sdpa_kernel,
-               kid_ort[k], kid_bit[k]);
+               kid_name(k), kid_bit(k));
     }
     if (k == K_FLASH && has_mask_input(f)) {
         rules |= OQ_ADVICE_MASK_NO_FLASH;
@@ -112,7 +116,7 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
         clause(fix, "sdpa_kernel=16 forces MATH: use kernel auto (sdpa_kernel 0) or name a fused kernel");
     if (rules & OQ_ADVICE_KERNEL_DISABLED)
         clause(fix, "set sdpa_kernel to 0 or include bit %" PRIu32 " (%s)",
-               kid_bit[target == K_ANY ? K_FLASH : target], kid_ort[target == K_ANY ? K_FLASH : target]);
+               kid_bit(target == K_ANY ? K_FLASH : target), kid_name(target == K_ANY ? K_FLASH : target));
     if (rules & (OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_MASK_KV_ALIGN)) {
         if (f->opset >= 24) /* already attention24: the mask form is the choice */
             clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
@@ -153,12 +157,12 @@ static oq_status explain(const char *observed, kid exp, const oq_attention_facts
     if (!fp) return oq_err_set(err, OQ_ERR_NOMEM, "advice: out of memory");
     const char *node = f->node && *f->node ? f->node : "the attention node";
     fprintf(fp, "%s ran %s", node, observed);
-    if (exp != K_ANY) fprintf(fp, ", expected %s", kid_ort[exp]);
+    if (exp != K_ANY) fprintf(fp, ", expected %s", kid_name(exp));
     fputs(": ", fp);
 
     text why = {fp, 0};
     unsigned rules = 0;
-    if (f->sdpa_kernel != 0 && !(f->sdpa_kernel & ~kid_bit[K_MATH])) {
+    if (f->sdpa_kernel != 0 && !(f->sdpa_kernel & ~kid_bit(K_MATH))) {
         rules |= OQ_ADVICE_FORCED_MATH;
         clause(&why, "sdpa_kernel=%" PRIu32 " enables MATH only", f->sdpa_kernel);
     } else if (exp != K_ANY) {
@@ -167,8 +171,8 @@ static oq_status explain(const char *observed, kid exp, const oq_attention_facts
         rules |= reasons_for(K_FLASH, f, &why);
         rules |= reasons_for(K_EFFICIENT, f, &why);
         /* sdpa_kernel leaving only cuDNN among the fused kernels: its limits matter */
-        if (f->sdpa_kernel & kid_bit[K_CUDNN] &&
-            !(f->sdpa_kernel & (kid_bit[K_FLASH] | kid_bit[K_EFFICIENT])))
+        if (f->sdpa_kernel & kid_bit(K_CUDNN) &&
+            !(f->sdpa_kernel & (kid_bit(K_FLASH) | kid_bit(K_EFFICIENT))))
             rules |= reasons_for(K_CUDNN, f, &why);
     }
     if (!rules) {
@@ -181,7 +185,7 @@ static oq_status explain(const char *observed, kid exp, const oq_attention_facts
     } else {
         fprintf(fp, ". To reach %s: ", exp == K_ANY   ? "FLASH_ATTENTION"
                                        : exp == K_CUDNN ? "a fused kernel"
-                                                        : kid_ort[exp]);
+                                                        : kid_name(exp));
         text fix = {fp, 0};
         remedies(rules, exp, f, &fix);
         suggested_config(rules, exp, f, fp);

@@ -1,4 +1,5 @@
 #include "ortqual/config.h"
+#include "ortqual/dispatch.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -7,18 +8,17 @@ static const char *const repr_names[] = {"encoder", "sdpa", "decomposed", "atten
                                          "attention24", "model"};
 static const char *const prec_names[] = {"fp64", "fp32", "fp16", "tf32"};
 static const char *const kernel_names[] = {"auto", "flash", "efficient", "cudnn", "math"};
-/* ORT's AttentionBackend bits (contrib_ops/cpu/bert/attention_common.h). */
-static const int kernel_masks[] = {0, 1, 2, 8, 16};
-static const char *const kernel_ort[] = {NULL, "FLASH_ATTENTION", "EFFICIENT_ATTENTION",
-                                         "CUDNN_FLASH_ATTENTION", "MATH"};
+/* The kernel each choice names, with its ORT name and sdpa_kernel bit (dispatch.h). */
+static const oq_sdpa_kernel kernel_sdpa[] = {OQ_SDPA_UNKNOWN, OQ_SDPA_FLASH_ATTENTION, OQ_SDPA_EFFICIENT_ATTENTION,
+                                             OQ_SDPA_CUDNN_FLASH_ATTENTION, OQ_SDPA_MATH};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const char *oq_repr_name(oq_repr r) { return repr_names[r]; }
 const char *oq_precision_name(oq_precision p) { return prec_names[p]; }
 const char *oq_kernel_name(oq_kernel k) { return kernel_names[k]; }
-int oq_kernel_sdpa_mask(oq_kernel k) { return kernel_masks[k]; }
-const char *oq_kernel_ort_name(oq_kernel k) { return kernel_ort[k]; }
+int oq_kernel_sdpa_mask(oq_kernel k) { return (int)oq_dispatch_kernel_mask(kernel_sdpa[k]); }
+const char *oq_kernel_ort_name(oq_kernel k) { return k == OQ_KERNEL_AUTO ? NULL : oq_sdpa_kernel_name(kernel_sdpa[k]); }
 int oq_config_uses_ort(const oq_config *c) { return strcmp(c->runtime, "ref") != 0; }
 int oq_config_on_ep(const oq_config *c) { return oq_config_uses_ort(c) && strcmp(c->runtime, "cpu") != 0; }
 int oq_precision_is_reduced(oq_precision p) { return p == OQ_PREC_FP16 || p == OQ_PREC_TF32; }
