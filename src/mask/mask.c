@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Mask element classes: the contract only knows exactly 0 and exactly 1. */
@@ -116,13 +117,13 @@ oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_
     oq_status st = check_shapes(mask, features, err);
     if (st) return st;
     /* Lengths land in lengths_out only once the whole batch is known good. */
-    for (int64_t b = 0; b < mask->shape[0]; b++) {
-        int64_t len;
-        if ((st = check_row(mask, b, &len, err))) return st;
-    }
-    for (int64_t b = 0; lengths_out && b < mask->shape[0]; b++)
-        check_row(mask, b, &lengths_out[b], NULL);
-    return OQ_OK;
+    size_t B = (size_t)mask->shape[0];
+    int64_t one, *len = lengths_out ? malloc(sizeof *len * (B ? B : 1)) : NULL;
+    if (lengths_out && !len) return oq_err_set(err, OQ_ERR_NOMEM, "mask check: out of memory");
+    for (size_t b = 0; !st && b < B; b++) st = check_row(mask, (int64_t)b, len ? &len[b] : &one, err);
+    if (!st && len) memcpy(lengths_out, len, sizeof *len * B);
+    free(len);
+    return st;
 }
 
 static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t seq_len,

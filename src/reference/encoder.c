@@ -100,18 +100,14 @@ static void block(const oq_encoder_weights *w, dmat *m, int64_t n, work *s)
 static oq_status check_inputs(const oq_encoder_weights *w, const oq_tensor *features,
                               const oq_tensor *mask, int64_t *lengths, oq_err *err)
 {
-    char a[64], b[64];
+    char a[64];
     if (features->ndim != 3 || features->shape[2] != w->cfg.features)
         return oq_err_set(err, OQ_ERR_SHAPE, "features: shape %s, expected [B, L, %d]",
                           oq_shape_str(features, a, sizeof a), (int)w->cfg.features);
     if (!oq_dtype_is_float(features->dtype))
         return oq_err_set(err, OQ_ERR_SHAPE, "features: dtype %s is not a float type",
                           oq_dtype_name(features->dtype));
-    if (mask->ndim != 2 || mask->shape[0] != features->shape[0] ||
-        mask->shape[1] != features->shape[1])
-        return oq_err_set(err, OQ_ERR_SHAPE, "mask: shape %s does not match features %s",
-                          oq_shape_str(mask, a, sizeof a), oq_shape_str(features, b, sizeof b));
-    return oq_mask_check(mask, features, lengths, err);
+    return oq_mask_check(mask, features, lengths, err); /* rank, shape against features, contract */
 }
 
 oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
