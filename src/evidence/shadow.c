@@ -186,17 +186,22 @@ static int str_order(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Resolves each loaded library and each file of a copy once (realpath walks the
+ * whole path), then compares the resolved names. */
 static void mark_loaded(oq_shadow_report *r, const char *const *loaded, size_t n_loaded)
 {
-    for (size_t l = 0; l < n_loaded; l++) {
-        char lr[PATH_MAX];
-        if (!loaded[l] || !realpath(loaded[l], lr)) continue;
-        for (size_t i = 0; i < r->n_copies; i++)
-            for (size_t f = 0; f < r->copies[i].n_files; f++) {
-                char fr[PATH_MAX];
-                if (realpath(r->copies[i].files[f], fr) && !strcmp(fr, lr)) r->copies[i].loaded = 1;
-            }
-    }
+    char **lr = calloc(n_loaded ? n_loaded : 1, sizeof *lr);
+    if (!lr) return;
+    for (size_t l = 0; l < n_loaded; l++) lr[l] = loaded[l] ? realpath(loaded[l], NULL) : NULL;
+    for (size_t i = 0; i < r->n_copies; i++)
+        for (size_t f = 0; f < r->copies[i].n_files && !r->copies[i].loaded; f++) {
+            char *fr = realpath(r->copies[i].files[f], NULL);
+            for (size_t l = 0; fr && l < n_loaded; l++)
+                if (lr[l] && !strcmp(fr, lr[l])) r->copies[i].loaded = 1;
+            free(fr);
+        }
+    for (size_t l = 0; l < n_loaded; l++) free(lr[l]);
+    free(lr);
 }
 
 /* "libcudnn.so.9" for stem "libcudnn.so": the soname form, one number after ".so". */
