@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "ortqual/inspect.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
@@ -159,53 +159,33 @@ oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_wei
 
 /* ---- the user's model: which inputs are features and mask ------------------------- */
 
-static int is_initializer(const Onnx__GraphProto *g, const char *name)
+/* A fixed dimension ("7"), or -1 for a symbolic or unknown one. */
+static int64_t fixed_dim(const char *d)
 {
-    for (size_t i = 0; i < g->n_initializer; i++)
-        if (!strcmp(g->initializer[i]->name, name)) return 1;
-    return 0;
+    char *end;
+    long long v = strtoll(d, &end, 10);
+    return end != d && !*end ? v : -1;
 }
 
-static int input_rank(const Onnx__ValueInfoProto *v, int64_t *last_dim)
+/* Fills names (when not given) from the model's inputs, and checks the feature dimension. */
+oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n, oq_err *err)
 {
-    *last_dim = -1;
-    if (!v->type || !v->type->tensor_type || !v->type->tensor_type->shape) return -1;
-    const Onnx__TensorShapeProto *s = v->type->tensor_type->shape;
-    *last_dim = s->n_dim && s->dim[s->n_dim - 1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                    ? s->dim[s->n_dim - 1]->dim_value : -1;
-    return (int)s->n_dim;
-}
-
-/* Fills names (when not given) and the feature count from the model's inputs. */
-oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n,
-                                  int64_t *num_features, oq_err *err)
-{
-    unsigned char *buf;
-    size_t len;
-    oq_status st = oq_read_file(path, &buf, &len, err);
+    oq_model_info *mi;
+    oq_status st = oq_model_inspect_file(path, &mi, err);
     if (st) return st;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-    free(buf);
-    if (!m || !m->graph) {
-        if (m) onnx__model_proto__free_unpacked(m, NULL);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
+    int64_t num_features = -1;
+    for (size_t i = 0; i < mi->n_inputs; i++) { /* initializers are not among them */
+        const oq_io_info *v = &mi->inputs[i];
+        if (!*features && v->rank == 3) snprintf(features, n, "%s", v->name);
+        else if (!*mask && v->rank == 2) snprintf(mask, n, "%s", v->name);
+        if (!strcmp(v->name, features) && v->rank > 0) num_features = fixed_dim(v->dims[v->rank - 1]);
     }
-    *num_features = -1;
-    for (size_t i = 0; i < m->graph->n_input; i++) {
-        const Onnx__ValueInfoProto *v = m->graph->input[i];
-        int64_t last = -1;
-        int rank = input_rank(v, &last);
-        if (is_initializer(m->graph, v->name)) continue;
-        if (!*features && rank == 3) snprintf(features, n, "%s", v->name);
-        else if (!*mask && rank == 2) snprintf(mask, n, "%s", v->name);
-        if (!strcmp(v->name, features)) *num_features = last;
-    }
-    onnx__model_proto__free_unpacked(m, NULL);
+    oq_model_info_free(mi);
     if (!*features || !*mask)
         return oq_err_set(err, OQ_ERR_SHAPE,
                           "%s: cannot tell the features [B,L,F] and mask [B,L] inputs apart; name them with --features and --mask",
                           path);
-    if (*num_features <= 0)
+    if (num_features <= 0)
         return oq_err_set(err, OQ_ERR_SHAPE, "%s: input '%s' has no fixed feature dimension", path, features);
     return OQ_OK;
 }

@@ -69,8 +69,7 @@ oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatche
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
                                  size_t n, oq_err *err);
-oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n,
-                                  int64_t *num_features, oq_err *err);
+oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n, oq_err *err);
 /* evidence.c: versions, devices, environment, host, command line. */
 json_t *oq_validate_evidence(const oq_validate_opts *o);
 

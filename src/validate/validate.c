@@ -373,10 +373,9 @@ static oq_status setup(run_ctx *c, oq_err *err)
     snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
     if (!st) st = oq_mkdirs(c->workdir, err);
     if (st || o->kind != OQ_MODEL_USER) return st;
-    int64_t nf;
     snprintf(c->features, sizeof c->features, "%s", o->features_name ? o->features_name : "");
     snprintf(c->mask, sizeof c->mask, "%s", o->mask_name ? o->mask_name : "");
-    return oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, &nf, err);
+    return oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, err);
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
