@@ -43,6 +43,12 @@ oq_status oq_tensorproto_parse(const void *buf, size_t n, const char *name_for_e
 oq_status oq_tensorproto_from_proto(const struct Onnx__TensorProto *p, oq_tensor **out,
                                     oq_err *err);
 
+/* A proto in `p` that borrows t's shape, name and data (raw_data, little-endian
+ * as in memory), so packing copies the data once. ONNX bools are bytes 0 and 1:
+ * other non-zero bytes go through a normalized copy in *owned (NULL otherwise),
+ * which the caller frees after using `p`. */
+oq_status oq_tensorproto_view(const oq_tensor *t, struct Onnx__TensorProto *p, void **owned, oq_err *err);
+
 /* A new proto holding `t` in raw_data (data copied). Free it with
  * oq_tensorproto_proto_free. */
 oq_status oq_tensorproto_to_proto(const oq_tensor *t, struct Onnx__TensorProto **out, oq_err *err);

@@ -1,5 +1,6 @@
 /* The ONNX model builder: protobuf-c structs allocated from one arena. */
 #include "ortqual/graph.h"
+#include "ortqual/tensorproto.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -352,48 +353,27 @@ oq_status oq_graph_add_output(oq_graph *g, const char *value, const char *name, 
     return g->err.status;
 }
 
-/* raw_data is little-endian by definition; copy byte by byte per element so the
- * builder is correct on big-endian hosts too. */
-static void *le_bytes(oq_graph *g, const oq_tensor *t, size_t *nbytes)
-{
-    size_t es = oq_dtype_size(t->dtype), n = oq_tensor_nbytes(t);
-    unsigned char *dst = galloc(g, n);
-    if (!dst) return NULL;
-    const unsigned char *src = t->data;
-    const uint16_t probe = 1;
-    int little = *(const unsigned char *)&probe == 1;
-    if (little || es == 1) {
-        memcpy(dst, src, n);
-    } else {
-        for (size_t i = 0; i < n; i += es)
-            for (size_t b = 0; b < es; b++) dst[i + b] = src[i + es - 1 - b];
-    }
-    *nbytes = n;
-    return dst;
-}
-
+/* The proto of an initializer, all of it in the builder's arena: tensorproto.h's
+ * view (raw_data, bools normalized), copied. */
 static Onnx__TensorProto *tensor_proto(oq_graph *g, const oq_tensor *t, const char *name)
 {
-    if (!oq_dtype_size(t->dtype)) {
-        fail(g, OQ_ERR_INVALID_ARG, "tensor '%s': unsupported dtype %d", name, (int)t->dtype);
+    Onnx__TensorProto *tp = galloc(g, sizeof *tp);
+    int64_t *dims = galloc(g, sizeof *dims * (size_t)(t->ndim > 0 ? t->ndim : 1));
+    if (!tp || !dims) return NULL;
+    void *owned = NULL;
+    oq_err e = {0};
+    if (oq_tensorproto_view(t, tp, &owned, &e)) {
+        fail(g, e.status, "initializer '%s': %s", name, e.msg);
         return NULL;
     }
-    Onnx__TensorProto *tp = galloc(g, sizeof *tp);
-    int64_t *dims = galloc(g, sizeof *dims * (size_t)(t->ndim ? t->ndim : 1));
-    if (!tp || !dims) return NULL;
-    onnx__tensor_proto__init(tp);
-    memcpy(dims, t->shape, sizeof *dims * (size_t)t->ndim);
-    tp->n_dims = (size_t)t->ndim;
-    tp->dims = dims;
-    tp->has_data_type = 1;
-    tp->data_type = (int32_t)t->dtype;
-    tp->name = (char *)name;
-    size_t nb = 0;
-    void *raw = le_bytes(g, t, &nb);
+    unsigned char *raw = galloc(g, tp->raw_data.len ? tp->raw_data.len : 1);
+    if (raw && tp->raw_data.len) memcpy(raw, tp->raw_data.data, tp->raw_data.len);
+    free(owned);
     if (!raw) return NULL;
-    tp->has_raw_data = 1;
+    memcpy(dims, t->shape, sizeof *dims * (size_t)t->ndim);
+    tp->dims = dims;
     tp->raw_data.data = raw;
-    tp->raw_data.len = nb;
+    tp->name = (char *)name;
     return tp;
 }
 

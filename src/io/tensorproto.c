@@ -205,10 +205,7 @@ oq_status oq_tensorproto_read(const char *path, oq_tensor **out, oq_err *err)
     return st;
 }
 
-/* A proto that borrows t's shape, name and data, so packing copies the data
- * once. ONNX bools are bytes 0 and 1: other non-zero bytes go through a
- * normalized copy in *owned (NULL otherwise), which the caller frees. */
-static oq_status proto_view(const oq_tensor *t, Onnx__TensorProto *p, void **owned, oq_err *err)
+oq_status oq_tensorproto_view(const oq_tensor *t, Onnx__TensorProto *p, void **owned, oq_err *err)
 {
     *owned = NULL;
     if (!oq_dtype_size(t->dtype) || t->ndim < 0 || t->ndim > OQ_MAX_DIMS)
@@ -241,7 +238,7 @@ oq_status oq_tensorproto_to_proto(const oq_tensor *t, Onnx__TensorProto **out, o
 {
     Onnx__TensorProto view;
     void *owned;
-    oq_status st = proto_view(t, &view, &owned, err);
+    oq_status st = oq_tensorproto_view(t, &view, &owned, err);
     if (st) return st;
     /* Everything malloc'ed, so protobuf-c's free_unpacked releases it. */
     Onnx__TensorProto *p = malloc(sizeof *p);
@@ -277,7 +274,7 @@ oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size
 {
     Onnx__TensorProto view;
     void *owned;
-    oq_status st = proto_view(t, &view, &owned, err);
+    oq_status st = oq_tensorproto_view(t, &view, &owned, err);
     if (st) return st;
     size_t len = onnx__tensor_proto__get_packed_size(&view);
     unsigned char *b = malloc(len ? len : 1);
