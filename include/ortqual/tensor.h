@@ -68,6 +68,13 @@ const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char
 
 int64_t oq_tensor_numel(const oq_tensor *t);
 size_t oq_tensor_nbytes(const oq_tensor *t);
+/* ONNX and numpy bools are the bytes 0 and 1. A bool tensor just read gets any
+ * other non-zero byte turned into 1 (other dtypes are left alone). */
+void oq_tensor_normalize_bools(oq_tensor *t);
+/* The bytes to write for `t`: its data, or for a bool tensor holding other
+ * non-zero bytes a normalized copy, returned in *owned too (NULL otherwise) for
+ * the caller to free. */
+oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err);
 /* "[2,3,4]" into buf; returns buf. */
 char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
 /* The same for any dims (a shape or an element's coordinates). */

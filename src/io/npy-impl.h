@@ -14,7 +14,7 @@
 typedef struct oq_npy_parts {
     unsigned char header[OQ_NPY_HEADER_MAX]; /* magic, version 1.0, length, dict */
     size_t header_len;
-    const void *payload; /* t->data, or `owned` for bfloat16 widened to float32 */
+    const void *payload; /* t->data, or `owned`: bfloat16 widened to float32, bools normalized */
     size_t payload_len;
     void *owned;
 } oq_npy_parts;

@@ -282,10 +282,7 @@ oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, o
     if ((st = oq_tensor_create(&t, dt, h.ndim, h.shape, NULL, err)))
         return oq_err_prefix(err, "%s: ", who);
     memcpy(t->data, b + off, bytes);
-    if (dt == OQ_DTYPE_BOOL) { /* numpy treats any non-zero byte as True */
-        unsigned char *v = t->data;
-        for (size_t i = 0; i < bytes; i++) v[i] = v[i] != 0;
-    }
+    oq_tensor_normalize_bools(t); /* numpy treats any non-zero byte as True */
     *out = t;
     return OQ_OK;
 }
@@ -339,14 +336,6 @@ static void make_header(const oq_tensor *t, const char *descr, oq_npy_parts *p)
     p->header_len = total;
 }
 
-/* numpy bools are bytes 0 and 1; a tensor may hold other non-zero bytes. */
-static int bools_canonical(const unsigned char *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] > 1) return 0;
-    return 1;
-}
-
 oq_status oq_npy_parts_make(const oq_tensor *t, oq_npy_parts *p, oq_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -371,14 +360,8 @@ oq_status oq_npy_parts_make(const oq_tensor *t, oq_npy_parts *p, oq_err *err)
         p->payload = f;
         p->payload_len = (size_t)count * sizeof *f;
     }
-    if (t->dtype == OQ_DTYPE_BOOL && !bools_canonical(t->data, p->payload_len)) {
-        unsigned char *b = malloc(p->payload_len);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < p->payload_len; i++) b[i] = ((const unsigned char *)t->data)[i] != 0;
-        p->owned = b;
-        p->payload = b;
-    }
-    return OQ_OK;
+    if (t->dtype != OQ_DTYPE_BOOL) return OQ_OK;
+    return oq_tensor_canonical_bytes(t, &p->payload, &p->owned, err); /* numpy bools are 0 and 1 */
 }
 
 void oq_npy_parts_release(oq_npy_parts *p)

@@ -91,10 +91,7 @@ static oq_status copy_raw(const Onnx__TensorProto *p, oq_tensor *t, const char *
     oq_status st = alloc_data(t, who, err);
     if (st) return st;
     if (need) memcpy(t->data, p->raw_data.data, need);
-    if (t->dtype == OQ_DTYPE_BOOL) { /* one byte per element; any non-zero byte is true */
-        unsigned char *v = t->data;
-        for (size_t i = 0; i < need; i++) v[i] = v[i] != 0;
-    }
+    oq_tensor_normalize_bools(t); /* one byte per element; any non-zero byte is true */
     return OQ_OK;
 }
 
@@ -220,18 +217,10 @@ oq_status oq_tensorproto_view(const oq_tensor *t, Onnx__TensorProto *p, void **o
     p->name = t->name;
     p->has_raw_data = 1;
     p->raw_data.len = oq_tensor_nbytes(t);
-    p->raw_data.data = t->data;
-    if (t->dtype != OQ_DTYPE_BOOL) return OQ_OK;
-    const unsigned char *v = t->data;
-    size_t i = 0;
-    while (i < p->raw_data.len && v[i] <= 1) i++;
-    if (i == p->raw_data.len) return OQ_OK;
-    unsigned char *b = malloc(p->raw_data.len);
-    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (i = 0; i < p->raw_data.len; i++) b[i] = v[i] != 0;
-    p->raw_data.data = b;
-    *owned = b;
-    return OQ_OK;
+    const void *bytes;
+    oq_status st = oq_tensor_canonical_bytes(t, &bytes, owned, err);
+    p->raw_data.data = (uint8_t *)bytes;
+    return st;
 }
 
 oq_status oq_tensorproto_to_proto(const oq_tensor *t, Onnx__TensorProto **out, oq_err *err)

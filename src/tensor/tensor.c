@@ -161,6 +161,30 @@ size_t oq_tensor_nbytes(const oq_tensor *t)
     return (size_t)oq_tensor_numel(t) * oq_dtype_size(t->dtype);
 }
 
+void oq_tensor_normalize_bools(oq_tensor *t)
+{
+    if (t->dtype != OQ_DTYPE_BOOL) return;
+    unsigned char *v = t->data;
+    size_t n = oq_tensor_nbytes(t);
+    for (size_t i = 0; i < n; i++) v[i] = v[i] != 0;
+}
+
+oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err)
+{
+    *bytes = t->data;
+    *owned = NULL;
+    if (t->dtype != OQ_DTYPE_BOOL) return OQ_OK;
+    const unsigned char *v = t->data;
+    size_t n = oq_tensor_nbytes(t), i = 0;
+    while (i < n && v[i] <= 1) i++;
+    if (i == n) return OQ_OK;
+    unsigned char *b = malloc(n);
+    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n; i++) b[i] = v[i] != 0;
+    *bytes = *owned = b;
+    return OQ_OK;
+}
+
 char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n)
 {
     size_t used = (size_t)snprintf(buf, n, "[");
