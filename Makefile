@@ -5,6 +5,8 @@
 #   make install PREFIX=/usr/local
 # ORT_ROOT=/path uses an official ONNX Runtime layout (include/, lib/) instead of the npm one.
 
+# Sub-makes (cmake --build) stay quiet about entering directories.
+MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 BUILD ?= build
