@@ -32,6 +32,11 @@ struct oq_cli_cmd {
 #include "cmds_decl.inc"
 #undef OQ_CMD
 
+/* A data directory shipped with the tool (e.g. "onnx-backend/attention"):
+ * <exe>/../share/ortqual/REL when installed, else the source tree's tests/data/REL.
+ * Returns a malloc'd absolute path, or NULL when neither exists. */
+char *oq_cli_data_path(const char *rel);
+
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);
 

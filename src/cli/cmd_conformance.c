@@ -13,14 +13,18 @@ const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) 
 static void usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: ortqual conformance [options] DIR...\n"
+            "usage: ortqual conformance [options] [DIR...]\n"
             "\n"
             "Run ONNX backend node tests (model.onnx + test_data_set_*/input_N.pb, output_N.pb)\n"
             "against ortqual's float64 reference of the ONNX Attention operator (opsets 23, 24).\n"
             "Each DIR is a test directory, or a directory of test directories (one level,\n"
-            "sorted). Outputs must satisfy numpy's allclose: |got - expected| <= atol +\n"
-            "rtol*|expected|, where NaN matches only NaN. Tests whose model is not a single\n"
-            "Attention node (the *_expanded function bodies) are skipped as not applicable.\n"
+            "sorted). Without DIR: $OQ_CONFORMANCE_DIR, else the set shipped with ortqual (the\n"
+            "ONNX v1.22.0 Attention tests: tests/data/onnx-backend/attention in the source tree,\n"
+            "<prefix>/share/ortqual/onnx-backend/attention once installed).\n"
+            "\n"
+            "Outputs must satisfy numpy's allclose: |got - expected| <= atol + rtol*|expected|,\n"
+            "where NaN matches only NaN. Tests whose model is not a single Attention node (the\n"
+            "*_expanded function bodies) are skipped as not applicable.\n"
             "\n"
             "With --ep (or any runtime option), the models run through ONNX Runtime on that\n"
             "execution provider instead of the reference, the *_expanded ones included: the\n"
@@ -45,8 +49,9 @@ static void usage(FILE *fp)
     fprintf(fp,
             "\n"
             "examples:\n"
-            "  ortqual conformance ../shared/conformance/onnx-attention-v1.22\n"
-            "  ortqual conformance --ep cpu ../shared/conformance/onnx-attention-v1.22\n");
+            "  ortqual conformance                      # the shipped set, on the reference\n"
+            "  ortqual conformance --ep cpu             # the same tests on ORT CPU\n"
+            "  ortqual conformance tests/data/onnx-backend/attention/test_attention_4d_causal\n");
 }
 
 static int parse_tol(const char *opt, const char *s, double *out)
@@ -187,6 +192,18 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     return rc;
 }
 
+/* The set to run when no DIR is given; prints why and returns NULL when none is found. */
+static char *default_set(void)
+{
+    const char *env = getenv("OQ_CONFORMANCE_DIR");
+    if (env && *env) return strdup(env);
+    char *dir = oq_cli_data_path("onnx-backend/attention");
+    if (!dir)
+        fprintf(stderr, "ortqual conformance: no test directory given and the shipped set is not "
+                        "installed beside the tool (give DIR or set OQ_CONFORMANCE_DIR)\n");
+    return dir;
+}
+
 static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_flags *f,
                       struct oq_cli_runtime *cr, int *use_ort)
 {
@@ -217,10 +234,6 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
             return OQ_EXIT_USAGE;
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "ortqual conformance: no test directory given (see --help)\n");
-        return OQ_EXIT_USAGE;
-    }
     return *use_ort ? oq_cli_runtime_check(cr) : OQ_EXIT_OK;
 }
 
@@ -238,7 +251,18 @@ int cmd_conformance(int argc, char **argv)
     }
     char **tests = NULL;
     size_t n = 0;
-    if (!collect(argc - optind, argv + optind, &tests, &n))
+    char *dflt[1] = {NULL};
+    char **dirs = argv + optind;
+    int n_dirs = argc - optind;
+    if (n_dirs == 0) {
+        dirs = dflt;
+        n_dirs = 1;
+        if (!(dflt[0] = default_set())) {
+            oq_cli_runtime_free(&cr);
+            return OQ_EXIT_USAGE;
+        }
+    }
+    if (!collect(n_dirs, dirs, &tests, &n))
         rc = OQ_EXIT_USAGE;
     else if (use_ort)
         rc = run_with_ort(&cr, tests, n, &opts, f);
@@ -246,5 +270,6 @@ int cmd_conformance(int argc, char **argv)
         rc = run_all(tests, n, &opts, f);
     oq_conformance_list_free(tests);
     oq_cli_runtime_free(&cr);
+    free(dflt[0]);
     return rc;
 }

@@ -4,7 +4,7 @@
 # counts them; a corrupted expected output fails with exit 1; bad usage exits 2.
 set -euo pipefail
 : "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
-CONF="${OQ_CONFORMANCE_DIR:-$OQ_SOURCE_DIR/../shared/conformance/onnx-attention-v1.22}"
+CONF="${OQ_CONFORMANCE_DIR:-$OQ_SOURCE_DIR/tests/data/onnx-backend/attention}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 [ -d "$CONF" ] || fail "conformance set not found at $CONF (set OQ_CONFORMANCE_DIR)"
 
@@ -20,6 +20,10 @@ last=$(tail -n 1 "$T/out")
 [ "$(grep -c '^PASS test_attention_' "$T/out")" -eq "$n_base" ] || fail "PASS lines"
 grep -q '^SKIP test_attention_4d_expanded: function body of standard ops' "$T/out" ||
     fail "expanded test not skipped with its reason"
+
+# With no DIR the shipped set runs (the same closing line).
+"$ORTQUAL" conformance >"$T/dflt" 2>&1 || { cat "$T/dflt"; fail "conformance with no DIR"; }
+[ "$(tail -n 1 "$T/dflt")" = "$n_base passed, 0 failed, $n_exp skipped" ] || fail "default set closing line"
 
 # A single test directory works too, and --json reports the same verdicts.
 "$ORTQUAL" conformance --json "$CONF/test_attention_4d_causal" >"$T/json"

@@ -22,7 +22,7 @@
 #include "ortqual/tensorproto.h"
 
 #define FIXTURES OQ_SOURCE_DIR "/tests/fixtures/onnx/"
-#define CONFORMANCE_SET "onnx-attention-v1.22"
+#define CONFORMANCE_SET OQ_SOURCE_DIR "/tests/data/onnx-backend/attention"
 
 /* ---- an independent decoder of the few TensorProto fields onnx writes ---- */
 
@@ -86,22 +86,12 @@ static int is_dir(const char *p)
     return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* OQ_CONFORMANCE_DIR, else the shared/ or conformance/ folder beside or in the checkout. */
+/* OQ_CONFORMANCE_DIR, else the set vendored in the tree (tests/data/onnx-backend). */
 static const char *conformance_dir(void)
 {
-    static char dir[600];
     const char *env = getenv("OQ_CONFORMANCE_DIR");
-    const char *cands[] = {OQ_SOURCE_DIR "/shared/conformance/" CONFORMANCE_SET,
-                           OQ_SOURCE_DIR "/conformance/" CONFORMANCE_SET,
-                           OQ_SOURCE_DIR "/../shared/conformance/" CONFORMANCE_SET,
-                           "/work/shared/conformance/" CONFORMANCE_SET};
-    if (env && *env) {
-        snprintf(dir, sizeof dir, "%s", env);
-        return dir;
-    }
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
-        if (is_dir(cands[i])) return cands[i];
-    return NULL;
+    if (env && *env) return env;
+    return is_dir(CONFORMANCE_SET) ? CONFORMANCE_SET : NULL;
 }
 
 /* Load one .pb, check it against the independent decoding, and check that our
@@ -162,10 +152,7 @@ static void test_every_conformance_pb_loads(void **state)
 {
     (void)state;
     const char *root = conformance_dir();
-    if (!root) {
-        print_message("conformance set not found (set OQ_CONFORMANCE_DIR): skipped\n");
-        skip();
-    }
+    if (!root) fail_msg("conformance set not found at %s (vendored in the tree)", CONFORMANCE_SET);
     DIR *d = opendir(root);
     if (!d) fail_msg("%s: cannot open", root);
     size_t files = 0, tests = 0;

@@ -1,0 +1,39 @@
+/* Data files the tool ships (the ONNX conformance set): beside an installed tool in
+ * <prefix>/share/ortqual, or in the source tree the tool was built from. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#ifndef ORTQUAL_SOURCE_DIR
+#define ORTQUAL_SOURCE_DIR ""
+#endif
+
+static char *existing_dir(const char *path)
+{
+    struct stat sb;
+    char buf[PATH_MAX];
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode) || !realpath(path, buf)) return NULL;
+    return strdup(buf);
+}
+
+char *oq_cli_data_path(const char *rel)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(path, sizeof path, "%s/../share/ortqual/%s", exe, rel);
+        char *found = existing_dir(path);
+        if (found) return found;
+    }
+    if (!ORTQUAL_SOURCE_DIR[0]) return NULL;
+    snprintf(path, sizeof path, "%s/tests/data/%s", ORTQUAL_SOURCE_DIR, rel);
+    return existing_dir(path);
+}
