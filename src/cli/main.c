@@ -2,6 +2,7 @@
  * of subcommands is generated at build time from those files (cmds.inc), so
  * adding a subcommand means adding one file. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -27,6 +28,11 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
+    /* ORT 1.29+ starts Microsoft's 1DS telemetry client when its environment is created:
+     * it leaves an empty /tmp/mat-debug-<pid>.log per process (hundreds in a long validation,
+     * one per worker) and tries to upload. Off unless the user set the variable; workers
+     * inherit it. Recorded in every summary's ORT environment. */
+    setenv("ORT_DISABLE_TELEMETRY", "1", 0);
     if (argc < 2) {
         usage(stderr);
         return OQ_EXIT_USAGE;
