@@ -93,6 +93,9 @@ int32_t cv_type_of(cv_model *m, const char *value, int *rank, cv_dim *dims);
 /* Declare `value`'s type in value_info (replacing any earlier declaration). rank < 0: elem type only. */
 void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, const cv_dim *dims);
 
+/* Declare the types of undeclared tensors that forward inference over the common ops
+ * finds (element type and rank known; sizes named where known). Returns how many. */
+size_t cv_infer_types(cv_model *m);
 /* Drop nodes nothing reads (graph outputs are read), then unused initializers and
  * value_info of values that no longer exist. Returns how many nodes went. */
 size_t cv_prune(cv_model *m);

@@ -69,12 +69,14 @@ int cv_contract(cv_ctx *c, const char *pass, const char *node, const char *input
                 "valid-prefix contract: one mask input per model", input, c->contract_input);
         return 1;
     }
+    c->contract_input = input;
+    for (size_t i = 0; i < c->n_contract; i++)
+        if (!strcmp(c->contract_nodes[i], node ? node : "")) return 0;
     char **v = realloc(c->contract_nodes, (c->n_contract + 1) * sizeof *v);
     if (!v) return 1;
     c->contract_nodes = v;
     v[c->n_contract] = strdup(node ? node : "");
     if (v[c->n_contract]) c->n_contract++;
-    c->contract_input = input;
     return 0;
 }
 
@@ -134,7 +136,7 @@ static void attention_shapes(cv_ctx *c, cv_model *m)
             int r;
             cv_dim d[OQ_SYM_MAX_RANK];
             int32_t t = cv_type_of(m, n->input[k], &r, d);
-            if (r >= 0) continue;
+            if (r >= 0 || !t) continue;
             r = oq_gview_rank(cv_view(m), n->input[k]);
             for (int j = 0; j < r && j < OQ_SYM_MAX_RANK; j++) d[j] = (cv_dim){-1, NULL};
             cv_set_type(m, n->input[k], t, r, d);
@@ -160,12 +162,47 @@ static void record_contract(cv_ctx *c, cv_model *m)
             "every batch", OQ_CONVERT_CONTRACT_KEY, c->contract_input);
 }
 
+/* The graph input called `name` (its own copy of the name), or NULL. */
+static const char *graph_input(const cv_model *m, const char *name)
+{
+    const Onnx__GraphProto *g = m->orig->graph;
+    for (size_t i = 0; name && i < g->n_input; i++)
+        if (!strcmp(g->input[i]->name, name)) return g->input[i]->name;
+    return NULL;
+}
+
+/* A model converted before keeps its contract: the check enforces it, the output records it. */
+static oq_status inherit_contract(cv_ctx *c, cv_model *m, oq_err *err)
+{
+    for (size_t i = 0; i < m->meta.n; i++) {
+        const Onnx__StringStringEntryProto *e = m->meta.v[i];
+        if (!e->key || strcmp(e->key, OQ_CONVERT_CONTRACT_KEY)) continue;
+        json_t *j = e->value ? json_loads(e->value, 0, NULL) : NULL;
+        const char *in = graph_input(m, json_string_value(json_object_get(j, "input")));
+        json_t *nodes = json_object_get(j, "nodes");
+        oq_status st = OQ_OK;
+        if (!in) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s names no input of the model: %.200s", m->name,
+                                 OQ_CONVERT_CONTRACT_KEY, e->value ? e->value : "");
+        for (size_t k = 0; !st && k < json_array_size(nodes); k++)
+            if (cv_contract(c, "contract", json_string_value(json_array_get(nodes, k)), in)) st = cv_oom(m, err);
+        if (!st && !json_array_size(nodes)) c->contract_input = in;
+        json_decref(j);
+        return st;
+    }
+    return OQ_OK;
+}
+
 /* The passes over `m`, with the dtype pass emulated or not (see cv_pass_attention_dtype). */
 static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
 {
     const oq_convert_opts *o = c->o;
-    oq_status st = OQ_OK;
     c->r->opset_in = m->opset_in;
+    if (o->mask_input && !graph_input(m, o->mask_input))
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: the mask '%s' is not an input of the model", m->name, o->mask_input);
+    oq_status st = inherit_contract(c, m, err);
+    if (st) return st;
+    size_t typed = cv_infer_types(m);
+    if (typed) cv_step(c->r, "shapes", "", "added", "%zu tensors without value_info got their inferred type", typed);
     if (o->passes & OQ_CONVERT_FUSE) st = cv_pass_fuse(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_MASK_TO_SEQLEN)) st = cv_pass_mask_to_seqlen(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_EXPAND_MASK)) st = cv_pass_expand_mask(c, m, err);

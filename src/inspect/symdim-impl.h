@@ -40,6 +40,9 @@ int oq_symdim_eq(oq_symdim a, oq_symdim b);
 oq_symdim oq_symdim_mul(oq_symdim a, oq_symdim b);
 /* a / b when b divides a exactly, else unknown. */
 oq_symdim oq_symdim_div(oq_symdim a, oq_symdim b);
+/* The model's name for `d` when it is exactly one named dimension ("seq"), NULL for
+ * constants, products and the opaque "value#axis" symbols. */
+const char *oq_symdim_name(const oq_symctx *c, oq_symdim d);
 /* "4*batch", "seq", "7", "?" into buf; returns buf. */
 char *oq_symdim_str(const oq_symctx *c, oq_symdim d, char *buf, size_t n);
 

@@ -95,6 +95,13 @@ oq_symdim oq_symdim_div(oq_symdim a, oq_symdim b)
     return j == b.n ? r : unknown();
 }
 
+const char *oq_symdim_name(const oq_symctx *c, oq_symdim d)
+{
+    if (d.coef != 1 || d.n != 1) return NULL;
+    const char *s = c->names[d.sym[0]];
+    return strchr(s, '#') ? NULL : s;
+}
+
 char *oq_symdim_str(const oq_symctx *c, oq_symdim d, char *buf, size_t n)
 {
     if (!oq_symdim_known(d)) {
