@@ -415,7 +415,10 @@ static oq_status compare_all(checker *k, oq_session *ref, oq_session *conv, oq_e
             oq_tensors_free(a, n_ref);
             char why[320];
             short_reason(e.msg, why, sizeof why);
-            if (asprintf(&k->c->r->failure, "%s: ORT CPU cannot run the converted model: %s", k->b[bi].label, why) < 0)
+            if (asprintf(&k->c->r->failure, "%s: ORT CPU cannot run the converted model: %s%s", k->b[bi].label, why,
+                         strstr(why, "inconsistent q_sequence_length")
+                             ? " (its attn_mask broadcasts over the queries: add --expand-mask or --mask-to-seqlen)"
+                             : "") < 0)
                 k->c->r->failure = NULL;
             return OQ_ERR_CHECK_FAILED;
         }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "convert/convert-impl.h"
 #include "ortqual/fileio.h"
@@ -310,6 +311,8 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     *out = NULL;
     oq_status st = check_opts(o, err);
     if (!st && !o->runtime) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "convert: a runtime is needed for the check");
+    if (!st && !overwrite && !access(out_path, F_OK)) /* before the work, not after it */
+        st = oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", out_path);
     if (!st) st = oq_read_file(in_path, &buf, &n, err);
     if (!st) st = new_report(in_path, out, err);
     if (!st) st = cv_model_load(buf, n, in_path, &orig, err);

@@ -61,6 +61,18 @@ static const char *attn_mask(cv_model *m, const oq_sdpa_match *f, const char *q)
     return cast;
 }
 
+/* ORT 1.29/1.30 require attn_mask's query axis to be Q's length: say so when the fused
+ * node keeps a mask that broadcasts over the queries and no mask pass follows. */
+static void broadcast_note(cv_ctx *c, cv_model *m, const Onnx__NodeProto *a, const char *mask)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if (!a || !*mask || (c->o->passes & (OQ_CONVERT_MASK_TO_SEQLEN | OQ_CONVERT_EXPAND_MASK))) return;
+    int r = oq_sym_shape(cv_sym(m), mask, d, OQ_SYM_MAX_RANK);
+    if (r >= 2 && oq_symdim_eq(d[r - 2], oq_symdim_const(1)))
+        cv_step(c->r, "fuse", a->name, "note", "attn_mask '%s' broadcasts over the queries: valid ONNX, refused by "
+                "ONNX Runtime 1.29/1.30 (inconsistent q_sequence_length); add --expand-mask or --mask-to-seqlen", mask);
+}
+
 static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
 {
     const oq_sdpa_match *f = &fu->m;
@@ -80,6 +92,7 @@ static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
         cv_set_type(m, y, et ? et : cv_type_of(m, f->q, &r, dv), 4, dq);
     }
     c->r->fused++;
+    broadcast_note(c, m, a, mask);
     cv_step(c->r, "fuse", fu->softmax->name, "fused", "Attention '%s': scale %.6g, %s%s%s%s%s; %s",
             a ? a->name : "?", f->scale, mask_name(f->mask), *mask ? " '" : "", mask, *mask ? "'" : "",
             f->guard ? ", IsNaN guard dropped (Attention gives fully masked rows zeros)" : "", f->chain);
