@@ -196,8 +196,9 @@ static int exit_for(oq_status st)
 
 static void print_report(const struct convert_args *a, const oq_convert_report *r)
 {
-    printf("convert %s%s%s (opset %lld -> %lld)\n", a->in, a->out && !a->plan ? " -> " : "",
-           a->out && !a->plan ? a->out : "", (long long)r->opset_in, (long long)r->opset_out);
+    printf("convert %s%s%s", a->in, a->out && !a->plan ? " -> " : "", a->out && !a->plan ? a->out : "");
+    if (r->opset_out) printf(" (opset %lld -> %lld)", (long long)r->opset_in, (long long)r->opset_out);
+    printf("\n");
     for (size_t i = 0; i < r->n_steps; i++) {
         const oq_convert_step *s = &r->steps[i];
         printf("  %-16s %-10s %s%s%s\n", s->pass, s->action, s->node, *s->node ? ": " : "", s->detail);

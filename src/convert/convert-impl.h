@@ -64,7 +64,6 @@ Onnx__NodeProto *cv_node_add(cv_model *m, const char *op, const char *name_hint,
 void cv_attr_int(cv_model *m, Onnx__NodeProto *n, const char *name, int64_t v);
 void cv_attr_float(cv_model *m, Onnx__NodeProto *n, const char *name, float v);
 void cv_attr_ints(cv_model *m, Onnx__NodeProto *n, const char *name, size_t k, const int64_t *v);
-void cv_attr_tensor(cv_model *m, Onnx__NodeProto *n, const char *name, Onnx__TensorProto *t);
 /* Set (or add) an int attribute on a node the pass owns (see cv_node_own). */
 void cv_attr_set_int(cv_model *m, Onnx__NodeProto *n, const char *name, int64_t v);
 /* Replace list entry i by a private clone the pass may edit, and return it. */

@@ -331,19 +331,8 @@ void cv_attr_ints(cv_model *m, Onnx__NodeProto *n, const char *name, size_t k, c
         m->oom = 1;
         return;
     }
-    memcpy(a->ints, v, k * sizeof *v);
+    if (k) memcpy(a->ints, v, k * sizeof *v);
     a->n_ints = k;
-}
-
-void cv_attr_tensor(cv_model *m, Onnx__NodeProto *n, const char *name, Onnx__TensorProto *t)
-{
-    Onnx__AttributeProto *a = n && t ? attr_new(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR) : NULL;
-    if (!a) {
-        if (t) onnx__tensor_proto__free_unpacked(t, NULL);
-        m->oom = 1;
-        return;
-    }
-    a->t = t;
 }
 
 void cv_attr_set_int(cv_model *m, Onnx__NodeProto *n, const char *name, int64_t v)
@@ -444,7 +433,7 @@ static Onnx__TensorProto *tensor_new(cv_model *m, const char *name, int32_t elem
     t->raw_data.data = malloc(raw_len ? raw_len : 1);
     if (!t->dims || !t->raw_data.data) m->oom = 1;
     else {
-        memcpy(t->dims, dims, ndim * sizeof *dims);
+        if (ndim) memcpy(t->dims, dims, ndim * sizeof *dims);
         t->n_dims = ndim;
         memcpy(t->raw_data.data, raw, raw_len);
         t->raw_data.len = raw_len;
@@ -672,7 +661,7 @@ oq_status cv_toposort(cv_model *m, oq_err *err)
     if (placed != n) {
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s: the converted graph has a cycle", m->name);
     } else {
-        memcpy(m->nodes.v, sorted, n * sizeof *sorted);
+        if (n) memcpy(m->nodes.v, sorted, n * sizeof *sorted);
         cv_touch(m);
     }
     free(pending), free(queue), free(sorted);
