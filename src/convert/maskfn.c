@@ -47,6 +47,7 @@ typedef struct ev {
     const char *restrict_input;
     char *why;
     size_t why_n;
+    int budget; /* nodes left to evaluate: a graph that shares values could make it exponential */
 } ev;
 
 static int fail(ev *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -313,7 +314,7 @@ static int eval(ev *e, const char *name, mval *x, int depth)
 {
     double c;
     oq_symdim d[OQ_SYM_MAX_RANK];
-    if (depth > 32) return fail(e, "the mask computation is too deep");
+    if (depth > 32 || --e->budget < 0) return fail(e, "the mask computation is too deep");
     const char *in = graph_input(e, name);
     if (in) return eval_input(e, in, x);
     const Onnx__NodeProto *p = oq_gview_producer(e->v, name, NULL);
@@ -363,7 +364,7 @@ static int only(const axis *a, int kind, oq_symdim *size)
 int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, cv_maskfn *fn,
                    char *why, size_t why_n)
 {
-    ev e = {m, cv_view(m), cv_sym(m), mask_input, why, why_n};
+    ev e = {m, cv_view(m), cv_sym(m), mask_input, why, why_n, 4096};
     mval x;
     *why = 0;
     memset(fn, 0, sizeof *fn);

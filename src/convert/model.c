@@ -585,41 +585,62 @@ void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, co
 
 /* ---- whole-graph edits --------------------------------------------------------------------- */
 
+/* Mark node `i` and, through their producers, everything it reads. */
+static void mark_live(const oq_gview *v, const cv_model *m, unsigned char *live, size_t *stack, size_t i)
+{
+    size_t top = 0;
+    if (live[i]) return;
+    live[i] = 1;
+    stack[top++] = i;
+    while (top) {
+        const Onnx__NodeProto *n = m->nodes.v[stack[--top]];
+        for (size_t k = 0; k < n->n_input; k++) {
+            size_t p;
+            if (*n->input[k] && oq_gview_producer(v, n->input[k], &p) && !live[p]) {
+                live[p] = 1;
+                stack[top++] = p;
+            }
+        }
+    }
+}
+
 size_t cv_prune(cv_model *m)
 {
-    size_t removed = 0;
-    for (;;) {
-        const oq_gview *v = cv_view(m);
-        if (!v) return removed;
-        size_t before = m->nodes.n, w = 0;
-        for (size_t i = 0; i < m->nodes.n; i++) {
-            const Onnx__NodeProto *n = m->nodes.v[i];
-            int live = 0;
-            for (size_t k = 0; k < n->n_output && !live; k++)
-                live = *n->output[k] && (oq_gview_consumer_count(v, n->output[k]) || oq_gview_is_output(v, n->output[k]));
-            if (live) m->nodes.v[w++] = m->nodes.v[i];
-        }
-        m->nodes.n = w;
-        removed += before - w;
-        cv_touch(m);
-        if (w == before) break;
-    }
     const oq_gview *v = cv_view(m);
-    if (!v) return removed;
+    size_t n = m->nodes.n;
+    unsigned char *live = calloc(n ? n : 1, 1);
+    size_t *stack = malloc((n ? n : 1) * sizeof *stack);
+    if (!v || !live || !stack) {
+        free(live), free(stack);
+        m->oom = 1;
+        return 0;
+    }
+    const Onnx__GraphProto *g = m->orig->graph;
+    for (size_t i = 0; i < g->n_output; i++) {
+        size_t p;
+        if (oq_gview_producer(v, g->output[i]->name, &p)) mark_live(v, m, live, stack, p);
+    }
     size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (live[i]) m->nodes.v[w++] = m->nodes.v[i];
+    m->nodes.n = w;
+    free(live), free(stack);
+    cv_touch(m);
+    if (!(v = cv_view(m))) return n - w;
+    size_t k = 0;
     for (size_t i = 0; i < m->inits.n; i++) {
         const char *name = ((Onnx__TensorProto *)m->inits.v[i])->name;
-        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name)) m->inits.v[w++] = m->inits.v[i];
+        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name)) m->inits.v[k++] = m->inits.v[i];
     }
-    m->inits.n = w;
-    w = 0;
+    m->inits.n = k;
+    k = 0;
     for (size_t i = 0; i < m->vinfo.n; i++) {
         const char *name = ((Onnx__ValueInfoProto *)m->vinfo.v[i])->name;
-        if (oq_gview_producer(v, name, NULL) || oq_gview_initializer(v, name)) m->vinfo.v[w++] = m->vinfo.v[i];
+        if (oq_gview_producer(v, name, NULL) || oq_gview_initializer(v, name)) m->vinfo.v[k++] = m->vinfo.v[i];
     }
-    m->vinfo.n = w;
+    m->vinfo.n = k;
     cv_touch(m);
-    return removed;
+    return n - w;
 }
 
 oq_status cv_toposort(cv_model *m, oq_err *err)

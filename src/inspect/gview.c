@@ -381,14 +381,15 @@ int32_t oq_gview_elem_type(const oq_gview *v, const char *value_name)
     return t ? t->data_type : 0;
 }
 
-static int rank_depth(const oq_gview *v, const char *name, int depth)
+/* `budget` bounds the walk: a graph that shares values can make it exponential. */
+static int rank_depth(const oq_gview *v, const char *name, int depth, int *budget)
 {
     const Onnx__TypeProto__Tensor *tt = tensor_type(oq_gview_value_info(v, name));
     if (tt && tt->shape) return (int)tt->shape->n_dim;
     const Onnx__TensorProto *t = const_proto(v, name);
     if (t) return (int)t->n_dims;
     const Onnx__NodeProto *p = oq_gview_producer(v, name, NULL);
-    if (!p || depth > 16) return -1;
+    if (!p || depth > 16 || --*budget < 0) return -1;
     size_t n;
     if (oq_node_is(p, "Transpose") && oq_node_attr_ints(p, "perm", &n)) return (int)n;
     if (oq_node_is(p, "Reshape") && p->n_input == 2) {
@@ -401,7 +402,7 @@ static int rank_depth(const oq_gview *v, const char *name, int depth)
     }
     if (oq_node_is(p, "Unsqueeze") && p->n_input == 2) {
         int64_t ax[16];
-        int r = rank_depth(v, p->input[0], depth + 1);
+        int r = rank_depth(v, p->input[0], depth + 1, budget);
         return r >= 0 && oq_gview_const_ints(v, p->input[1], ax, 16, &n) ? r + (int)n : -1;
     }
     static const char *const same[] = {"Cast", "Mul", "Div", "Add", "Sub", "Where", "Softmax", "Not",
@@ -410,14 +411,14 @@ static int rank_depth(const oq_gview *v, const char *name, int depth)
         if (oq_node_is(p, *op)) { /* broadcasting: the largest input rank */
             int r = -1;
             for (size_t i = 0; i < p->n_input; i++) {
-                int ri = rank_depth(v, p->input[i], depth + 1);
+                int ri = rank_depth(v, p->input[i], depth + 1, budget);
                 if (ri < 0) return -1;
                 if (ri > r) r = ri;
             }
             return r;
         }
     if (oq_node_is(p, "MatMul") && p->n_input == 2) {
-        int a = rank_depth(v, p->input[0], depth + 1), b = rank_depth(v, p->input[1], depth + 1);
+        int a = rank_depth(v, p->input[0], depth + 1, budget), b = rank_depth(v, p->input[1], depth + 1, budget);
         return a >= 2 && b >= 2 ? (a > b ? a : b) : -1;
     }
     return -1;
@@ -425,5 +426,6 @@ static int rank_depth(const oq_gview *v, const char *name, int depth)
 
 int oq_gview_rank(const oq_gview *v, const char *value_name)
 {
-    return rank_depth(v, value_name, 0);
+    int budget = 256;
+    return rank_depth(v, value_name, 0, &budget);
 }

@@ -23,12 +23,12 @@ static int op_in(const Onnx__NodeProto *n, const char *const *ops)
 /* Walk back from `value` to a MatMul through score-side ops; the op types are
  * appended to `path` (outermost last). */
 static const Onnx__NodeProto *matmul_before(const oq_gview *v, const char *value, int depth,
-                                            char *path, size_t cap, size_t *idx)
+                                            char *path, size_t cap, size_t *idx, int *budget)
 {
     static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
     size_t pi;
     const Onnx__NodeProto *n = oq_gview_producer(v, value, &pi);
-    if (!n || depth > 8) return NULL;
+    if (!n || depth > 8 || --*budget < 0) return NULL;
     if (oq_node_is(n, "MatMul")) {
         snprintf(path, cap, "MatMul '%s'", node_name(n));
         *idx = pi;
@@ -36,7 +36,7 @@ static const Onnx__NodeProto *matmul_before(const oq_gview *v, const char *value
     }
     if (!op_in(n, pass)) return NULL;
     for (size_t i = 0; i < n->n_input; i++) {
-        const Onnx__NodeProto *m = matmul_before(v, n->input[i], depth + 1, path, cap, idx);
+        const Onnx__NodeProto *m = matmul_before(v, n->input[i], depth + 1, path, cap, idx, budget);
         if (m) {
             size_t w = strlen(path);
             snprintf(path + w, cap - w, " -> %s", n->op_type);
@@ -48,10 +48,10 @@ static const Onnx__NodeProto *matmul_before(const oq_gview *v, const char *value
 
 /* Walk forward from `value` to a MatMul that takes it as first input. */
 static const Onnx__NodeProto *matmul_after(const oq_gview *v, const char *value, int depth,
-                                           char *path, size_t cap, size_t *idx)
+                                           char *path, size_t cap, size_t *idx, int *budget)
 {
     static const char *const pass[] = {"Cast", "Where", "Mul", NULL};
-    if (depth > 4) return NULL;
+    if (depth > 4 || --*budget < 0) return NULL;
     const Onnx__GraphProto *g = oq_gview_graph(v);
     for (size_t i = 0, nc = oq_gview_consumer_count(v, value); i < nc; i++) {
         size_t ni = oq_gview_consumer(v, value, i);
@@ -64,7 +64,7 @@ static const Onnx__NodeProto *matmul_after(const oq_gview *v, const char *value,
         if (op_in(n, pass) && n->n_output) {
             int w = snprintf(path, cap, " -> %s", n->op_type);
             if (w < 0 || (size_t)w >= cap) return NULL;
-            const Onnx__NodeProto *m = matmul_after(v, n->output[0], depth + 1, path + w, cap - (size_t)w, idx);
+            const Onnx__NodeProto *m = matmul_after(v, n->output[0], depth + 1, path + w, cap - (size_t)w, idx, budget);
             if (m) return m;
         }
     }
@@ -86,16 +86,16 @@ static int refuse(oq_sdpa_match *m, oq_sdpa_verdict verdict, const char *fmt, ..
 }
 
 /* Does `value` come from node `target` through score-side ops only? */
-static int reaches(const oq_gview *v, const char *value, size_t target, int depth)
+static int reaches(const oq_gview *v, const char *value, size_t target, int depth, int *budget)
 {
     static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
     size_t pi;
     const Onnx__NodeProto *n = oq_gview_producer(v, value, &pi);
-    if (!n || depth > 8) return 0;
+    if (!n || depth > 8 || --*budget < 0) return 0;
     if (pi == target) return 1;
     if (!op_in(n, pass)) return 0;
     for (size_t i = 0; i < n->n_input; i++)
-        if (reaches(v, n->input[i], target, depth + 1)) return 1;
+        if (reaches(v, n->input[i], target, depth + 1, budget)) return 1;
     return 0;
 }
 
@@ -185,8 +185,9 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
         const Onnx__NodeProto *p = oq_gview_producer(v, value, &pi);
         if (pi == m->score_mm) break;
         int path = -1;
+        int budget = 512;
         for (size_t i = 0; p && i < p->n_input && path < 0; i++)
-            if (reaches(v, p->input[i], m->score_mm, 0)) path = (int)i;
+            if (reaches(v, p->input[i], m->score_mm, 0, &budget)) path = (int)i;
         if (path < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain could not be followed");
         double c;
         if ((oq_node_is(p, "Mul") || oq_node_is(p, "Div")) && p->n_input == 2 &&
@@ -246,8 +247,10 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     const Onnx__NodeProto *s = oq_gview_graph(v)->node[softmax];
     if (!oq_node_is(s, "Softmax") || !s->n_input || !s->n_output) return 0;
     char before[768], after[256];
-    if (!matmul_before(v, s->input[0], 0, before, sizeof before, &m->score_mm)) return 0;
-    const Onnx__NodeProto *out = matmul_after(v, s->output[0], 0, after, sizeof after, &m->out_mm);
+    int budget = 512; /* a graph that shares values could make these walks exponential */
+    if (!matmul_before(v, s->input[0], 0, before, sizeof before, &m->score_mm, &budget)) return 0;
+    budget = 512;
+    const Onnx__NodeProto *out = matmul_after(v, s->output[0], 0, after, sizeof after, &m->out_mm, &budget);
     if (!out) return 0;
     snprintf(m->chain, sizeof m->chain, "%s -> Softmax '%.300s'%s", before, node_name(s), after);
     m->softmax = softmax;

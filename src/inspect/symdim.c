@@ -7,6 +7,7 @@
 
 struct oq_symctx {
     const oq_gview *v;
+    int budget; /* evaluation steps left for one oq_sym_vec: shared subgraphs could be exponential */
     char **names; /* symbol id -> name */
     size_t n, cap;
 };
@@ -239,7 +240,7 @@ static int sym_vec_depth(oq_symctx *c, const char *value, oq_symdim *out, int ca
 {
     int64_t k[OQ_SYM_MAX_RANK * 2];
     size_t n;
-    if (depth > 24) return -1;
+    if (depth > 24 || --c->budget < 0) return -1;
     if (oq_gview_const_ints(c->v, value, k, OQ_SYM_MAX_RANK * 2, &n)) {
         if ((int)n > cap) return -1;
         for (size_t i = 0; i < n; i++) out[i] = oq_symdim_const(k[i]);
@@ -262,6 +263,7 @@ static int sym_vec_depth(oq_symctx *c, const char *value, oq_symdim *out, int ca
 
 int oq_sym_vec(oq_symctx *c, const char *value, oq_symdim *out, int cap)
 {
+    c->budget = 1024;
     return sym_vec_depth(c, value, out, cap, 0);
 }
 
