@@ -119,8 +119,40 @@ oq_status cv_oom(cv_model *m, oq_err *err)
     return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while converting", m ? m->name : "model");
 }
 
+/* Why the graph cannot be converted (a value without a name, a node without an op type), or
+ * NULL. Unnamed nodes get "" so that every name the passes print is a string. */
+static const char *unfit(Onnx__GraphProto *g, char *buf, size_t n)
+{
+    const struct {
+        const char *what;
+        size_t count;
+        Onnx__ValueInfoProto **v;
+    } lists[] = {{"input", g->n_input, g->input}, {"output", g->n_output, g->output},
+                 {"value_info", g->n_value_info, g->value_info}};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t i = 0; i < lists[l].count; i++)
+            if (!lists[l].v[i]->name || !*lists[l].v[i]->name) {
+                snprintf(buf, n, "graph %s %zu has no name", lists[l].what, i);
+                return buf;
+            }
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (!g->initializer[i]->name || !*g->initializer[i]->name) {
+            snprintf(buf, n, "initializer %zu has no name", i);
+            return buf;
+        }
+    for (size_t i = 0; i < g->n_node; i++) {
+        if (!g->node[i]->op_type || !*g->node[i]->op_type) {
+            snprintf(buf, n, "node %zu has no op_type", i);
+            return buf;
+        }
+        if (!g->node[i]->name && !(g->node[i]->name = strdup(""))) return "out of memory";
+    }
+    return NULL;
+}
+
 oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model **out, oq_err *err)
 {
+    char why_buf[96];
     *out = NULL;
     Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
     if (!pm)
@@ -130,6 +162,7 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
     for (size_t i = 0; !why && i < pm->n_opset_import; i++)
         if (is_default_domain(pm->opset_import[i]->domain)) opset = pm->opset_import[i]->version;
     if (!why && opset <= 0) why = "no ai.onnx opset import";
+    if (!why) why = unfit(pm->graph, why_buf, sizeof why_buf);
     if (why) {
         onnx__model_proto__free_unpacked(pm, NULL);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
@@ -704,7 +737,8 @@ void cv_set_meta(cv_model *m, const char *key, const char *value)
         return;
     }
     for (size_t i = 0; i < m->meta.n; i++)
-        if (!strcmp(((Onnx__StringStringEntryProto *)m->meta.v[i])->key, key)) {
+        if (((Onnx__StringStringEntryProto *)m->meta.v[i])->key &&
+            !strcmp(((Onnx__StringStringEntryProto *)m->meta.v[i])->key, key)) {
             m->meta.v[i] = e;
             return;
         }

@@ -222,8 +222,7 @@ static size_t proto_numel(const Onnx__TensorProto *t)
 {
     size_t n = 1;
     for (size_t i = 0; i < t->n_dims; i++) {
-        if (t->dims[i] < 0 || t->dims[i] > (int64_t)1 << 32) return (size_t)-1;
-        n *= (size_t)t->dims[i];
+        if (t->dims[i] < 0 || __builtin_mul_overflow(n, (size_t)t->dims[i], &n)) return (size_t)-1;
     }
     return n;
 }

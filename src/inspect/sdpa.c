@@ -11,6 +11,11 @@ static const char *node_name(const Onnx__NodeProto *n)
     return n->name ? n->name : "";
 }
 
+static const char *op_name(const Onnx__NodeProto *n)
+{
+    return n->op_type ? n->op_type : "";
+}
+
 static int op_in(const Onnx__NodeProto *n, const char *const *ops)
 {
     for (; *ops; ops++)
@@ -39,7 +44,7 @@ static const Onnx__NodeProto *matmul_before(const oq_gview *v, const char *value
         const Onnx__NodeProto *m = matmul_before(v, n->input[i], depth + 1, path, cap, idx, budget);
         if (m) {
             size_t w = strlen(path);
-            snprintf(path + w, cap - w, " -> %s", n->op_type);
+            snprintf(path + w, cap - w, " -> %s", op_name(n));
             return m;
         }
     }
@@ -62,7 +67,7 @@ static const Onnx__NodeProto *matmul_after(const oq_gview *v, const char *value,
             return n;
         }
         if (op_in(n, pass) && n->n_output) {
-            int w = snprintf(path, cap, " -> %s", n->op_type);
+            int w = snprintf(path, cap, " -> %s", op_name(n));
             if (w < 0 || (size_t)w >= cap) return NULL;
             const Onnx__NodeProto *m = matmul_after(v, n->output[0], depth + 1, path + w, cap - (size_t)w, idx, budget);
             if (m) return m;
@@ -207,7 +212,7 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
                 return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
         } else {
             return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax",
-                          p->op_type, node_name(p));
+                          op_name(p), node_name(p));
         }
         value = p->input[path];
         if (depth == 7) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain is too long");
@@ -238,7 +243,7 @@ static int prob_side(const oq_gview *v, oq_sdpa_match *m, const char *p_value, c
         return 0;
     }
     return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the softmax and the value product",
-                  w ? w->op_type : "?", w ? node_name(w) : read);
+                  w ? op_name(w) : "?", w ? node_name(w) : read);
 }
 
 int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_sdpa_match *m)

@@ -76,7 +76,8 @@ oq_symdim oq_symdim_mul(oq_symdim a, oq_symdim b)
 {
     if (!oq_symdim_known(a) || !oq_symdim_known(b) || a.n + b.n > OQ_SYM_MAX_FACTORS) return unknown();
     if (a.coef < 0 || b.coef < 0) return unknown(); /* -1 is a marker, not a size */
-    oq_symdim r = {a.coef * b.coef, 0, {0}};
+    oq_symdim r = {0, 0, {0}};
+    if (__builtin_mul_overflow(a.coef, b.coef, &r.coef)) return unknown();
     int i = 0, j = 0; /* merge the sorted factor lists */
     while (i < a.n || j < b.n)
         r.sym[r.n++] = (j >= b.n || (i < a.n && a.sym[i] <= b.sym[j])) ? a.sym[i++] : b.sym[j++];
@@ -124,12 +125,13 @@ int oq_sym_shape(oq_symctx *c, const char *value, oq_symdim *dims, int cap)
     const Onnx__TypeProto__Tensor *tt =
         vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? vi->type->tensor_type : NULL;
     const Onnx__TensorProto *init = oq_gview_initializer(c->v, value);
-    int rank = tt && tt->shape ? (int)tt->shape->n_dim : init ? (int)init->n_dims : oq_gview_rank(c->v, value);
+    /* an initializer's own dims win over a declaration that may disagree */
+    int rank = init ? (int)init->n_dims : tt && tt->shape ? (int)tt->shape->n_dim : oq_gview_rank(c->v, value);
     if (rank < 0 || rank > cap) return -1;
     for (int i = 0; i < rank; i++) {
         char opaque[512];
         if (init) {
-            dims[i] = oq_symdim_const(init->dims[i]);
+            dims[i] = init->dims[i] >= 0 ? oq_symdim_const(init->dims[i]) : oq_symdim_const(INT64_MIN);
             continue;
         }
         const Onnx__TensorShapeProto__Dimension *d = tt && tt->shape ? tt->shape->dim[i] : NULL;
