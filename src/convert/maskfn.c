@@ -5,11 +5,15 @@
  *     a valid position of the [B, L] mask input") and C ("k <= q", from Trilu);
  *     the input itself is 1 where P holds and 0 elsewhere, which is exactly what
  *     the valid-prefix contract lets it hold;
- *   - its layout: per axis, the factors that index it (the batch B, the keys K,
- *     the queries Q, or copies of the same value), with symbolic sizes. Reshape
- *     regroups the factors (so [B,H,1,L] -> [H*B,1,L] -> [B,H,1,L] keeps track),
- *     Expand adds copies, Unsqueeze/Squeeze add or drop unit axes.
- * Elementwise ops combine truth tables; anything outside the handful of ops
+ *   - its layout: per axis, the factors that index it, with symbolic sizes and
+ *     their roles: the batch of P, the key of P, the query and the key of C, or
+ *     none (copies of one value). Reshape regroups the factors (so [B,H,1,L] ->
+ *     [H*B,1,L] -> [B,H,1,L] keeps track), Expand adds copies, Unsqueeze/Squeeze
+ *     add or drop unit axes.
+ * Elementwise ops combine truth tables. That is sound only while each atom is
+ * tied to one axis: combining operands whose P (or C) lies on different axes
+ * (a query mask with a key mask) ends the analysis, and a role whose atom the
+ * table no longer depends on is dropped. Anything outside the handful of ops
  * exporters use for masks ends the analysis with the op named.
  */
 #include <math.h>
@@ -19,7 +23,8 @@
 
 #include "convert/convert-impl.h"
 
-enum { F_B = 1, F_K, F_Q, F_COPY };
+/* Roles of a factor, as bits; 0 is a copy. */
+enum { F_B = 1, F_K = 2, F_Q = 4, F_CK = 8 };
 #define MAX_F 4
 
 typedef struct factor {
@@ -68,12 +73,19 @@ static void const_val(mval *x, double c, int32_t elem)
     x->elem = elem;
 }
 
-static int factors_eq(const axis *a, const axis *b)
+static int sizes_eq(const axis *a, const axis *b)
 {
     if (a->n != b->n) return 0;
     for (int i = 0; i < a->n; i++)
-        if (a->f[i].kind != b->f[i].kind || !oq_symdim_eq(a->f[i].size, b->f[i].size)) return 0;
+        if (!oq_symdim_eq(a->f[i].size, b->f[i].size)) return 0;
     return 1;
+}
+
+static int roles(const axis *a)
+{
+    int r = 0;
+    for (int i = 0; i < a->n; i++) r |= a->f[i].kind;
+    return r;
 }
 
 static oq_symdim axis_size(const axis *a)
@@ -85,9 +97,22 @@ static oq_symdim axis_size(const axis *a)
 
 static int is_copy(const axis *a)
 {
-    for (int i = 0; i < a->n; i++)
-        if (a->f[i].kind != F_COPY) return 0;
-    return a->n > 0;
+    return a->n > 0 && !roles(a);
+}
+
+/* A role must sit on the same axes in both operands (or in one only). */
+static int roles_agree(const mval *a, const mval *b, int r)
+{
+    for (int bit = 1; bit <= F_CK; bit <<= 1) {
+        int in_a = 0, in_b = 0, differ = 0;
+        for (int j = 0; j < r; j++) {
+            int ja = j - (r - a->rank), jb = j - (r - b->rank);
+            int x = ja >= 0 && (roles(&a->ax[ja]) & bit), y = jb >= 0 && (roles(&b->ax[jb]) & bit);
+            in_a |= x, in_b |= y, differ |= x != y;
+        }
+        if (in_a && in_b && differ) return 0;
+    }
+    return 1;
 }
 
 /* Broadcast the layouts of a and b into out (truth table untouched). */
@@ -95,10 +120,17 @@ static int broadcast(ev *e, const mval *a, const mval *b, mval *out)
 {
     int r = a->rank > b->rank ? a->rank : b->rank;
     out->rank = r;
+    if (!roles_agree(a, b, r)) return fail(e, "the mask combines a padding or causal pattern along two different axes");
     for (int j = 0; j < r; j++) {
         int ja = j - (r - a->rank), jb = j - (r - b->rank);
         const axis *xa = ja >= 0 ? &a->ax[ja] : NULL, *xb = jb >= 0 ? &b->ax[jb] : NULL;
-        if (xa && xa->n && xb && xb->n && !factors_eq(xa, xb)) {
+        if (xa && xa->n && xb && xb->n) {
+            if (sizes_eq(xa, xb)) { /* the same factors: their roles combine */
+                axis both = *xa;
+                for (int i = 0; i < both.n; i++) both.f[i].kind |= xb->f[i].kind;
+                out->ax[j] = both;
+                continue;
+            }
             /* copies of one value line up with any axis of the same size */
             if (is_copy(xa) && oq_symdim_eq(axis_size(xa), axis_size(xb))) xa = NULL;
             else if (is_copy(xb) && oq_symdim_eq(axis_size(xa), axis_size(xb))) xb = NULL;
@@ -148,7 +180,7 @@ static int copies(ev *e, const oq_symdim *d, int n, mval *x)
     x->rank = n;
     for (int i = 0; i < n; i++) {
         if (oq_symdim_eq(d[i], oq_symdim_const(1))) x->ax[i] = (axis){0};
-        else x->ax[i] = (axis){1, {{F_COPY, d[i]}}};
+        else x->ax[i] = (axis){1, {{0, d[i]}}};
     }
     return 0;
 }
@@ -305,12 +337,31 @@ static int trilu(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
         return fail(e, "Trilu '%s' is not the lower triangle of a constant square", p->name);
     *x = a;
     x->ax[a.rank - 2].f[0].kind = F_Q;
-    x->ax[a.rank - 1].f[0].kind = F_K;
+    x->ax[a.rank - 1].f[0].kind = F_CK;
     x->t[0] = x->t[1] = 0; /* above the diagonal (C false): zero */
     return 0;
 }
 
+/* A role whose atom the table does not depend on is a copy: forget it. */
+static void normalize(mval *x)
+{
+    int p = x->t[0] != x->t[1] || x->t[2] != x->t[3], c = x->t[0] != x->t[2] || x->t[1] != x->t[3];
+    int drop = (p ? 0 : F_B | F_K) | (c ? 0 : F_Q | F_CK);
+    for (int j = 0; j < x->rank; j++)
+        for (int i = 0; i < x->ax[j].n; i++) x->ax[j].f[i].kind &= ~drop;
+    if (!p) x->input = NULL;
+}
+
+static int eval_op(ev *e, const char *name, mval *x, int depth);
+
 static int eval(ev *e, const char *name, mval *x, int depth)
+{
+    if (eval_op(e, name, x, depth)) return 1;
+    normalize(x);
+    return 0;
+}
+
+static int eval_op(ev *e, const char *name, mval *x, int depth)
 {
     double c;
     oq_symdim d[OQ_SYM_MAX_RANK];
@@ -353,11 +404,13 @@ static int eval(ev *e, const char *name, mval *x, int depth)
     return fail(e, "%s '%s' in the mask computation", p->op_type, p->name);
 }
 
-/* The one factor of `a` of `kind` (its size in *size), else 0. */
-static int only(const axis *a, int kind, oq_symdim *size)
+/* `role` sits on axis `at` of the four alone, as that axis's only factor (its size in *size). */
+static int only(const axis *a4, int at, int role, oq_symdim *size)
 {
-    if (a->n != 1 || a->f[0].kind != kind) return 0;
-    *size = a->f[0].size;
+    for (int j = 0; j < 4; j++)
+        if ((roles(&a4[j]) & role) && j != at) return 0;
+    if (a4[at].n != 1 || !(a4[at].f[0].kind & role)) return 0;
+    *size = a4[at].f[0].size;
     return 1;
 }
 
@@ -395,10 +448,13 @@ int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mas
         return 0;
     }
     if (p_dep && !keep[1] && keep[0]) return fail(&e, "the mask keeps only the keys where '%s' is 0", x.input);
-    if (p_dep && (!x.input || !only(&a4[3], F_K, &fn->keys) || !only(&a4[0], F_B, &fn->batch)))
+    if (p_dep && (!only(a4, 3, F_K, &fn->keys) || !only(a4, 0, F_B, &fn->batch)))
         return fail(&e, "the key-padding mask is not laid out as [B, *, *, L]");
-    if (c_dep && !is_causal && !(only(&a4[2], F_Q, &fn->causal) && only(&a4[3], F_K, &fn->keys)))
+    oq_symdim ck;
+    if (c_dep && !is_causal && !(only(a4, 2, F_Q, &fn->causal) && only(a4, 3, F_CK, &ck)))
         return fail(&e, "the causal mask is not laid out as [*, *, Lq, Lk]");
+    if (c_dep && !is_causal && !oq_symdim_eq(ck, fn->causal)) return fail(&e, "the causal mask is not square");
+    if (c_dep && !is_causal && !p_dep) fn->keys = ck;
     fn->input = x.input;
     if (keep[0] == 0 && keep[1] == 1 && keep[2] == 0 && keep[3] == 1) fn->kind = CV_MASK_KEY_PADDING;
     else if (keep[0] == 0 && keep[1] == 0 && keep[2] == 1 && keep[3] == 1) fn->kind = CV_MASK_CAUSAL;

@@ -315,8 +315,11 @@ static void test_holes_refused(void **state)
     free_batches(&b);
 }
 
+/* How the tiny model's mask is made from mask [B, L]. */
+enum { KEY_PADDING, INVERTED, QUERY_PADDING, QUERY_AND_KEY };
+
 /* x [B, L, 4], mask [B, L]: one-head attention whose mask is `Where(cond, -1e9, scores)`. */
-static void write_tiny(const char *path, int inverted)
+static void write_tiny(const char *path, int form)
 {
     oq_opset ops[] = {{"", 18}};
     oq_graph *g;
@@ -331,8 +334,13 @@ static void write_tiny(const char *path, int inverted)
                                                                         "x", oq_graph_const_i64(g, "s", 4, s4)}, 0, NULL)}, 1, t1);
     const char *kt = oq_graph_op(g, "Transpose", 1, &q, 1, t2);
     const char *s = oq_graph_op(g, "MatMul", 2, (const char *[]){q, kt}, 0, NULL);
-    const char *cond = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){"mask", oq_graph_const_i64(g, "ax", 2, ax12)}, 0, NULL);
-    if (!inverted) cond = oq_graph_op(g, "Not", 1, &cond, 0, NULL);
+    static const int64_t ax13[] = {1, 3};
+    const char *keys = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){"mask", oq_graph_const_i64(g, "ax", 2, ax12)}, 0, NULL);
+    const char *queries = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){"mask", oq_graph_const_i64(g, "ax", 2, ax13)}, 0, NULL);
+    const char *keep = form == QUERY_PADDING ? queries
+                       : form == QUERY_AND_KEY ? oq_graph_op(g, "And", 2, (const char *[]){queries, keys}, 0, NULL)
+                                               : keys;
+    const char *cond = form == INVERTED ? keep : oq_graph_op(g, "Not", 1, &keep, 0, NULL);
     s = oq_graph_op(g, "Where", 3, (const char *[]){cond, oq_graph_const_f32(g, "neg", -1e9f), s}, 0, NULL);
     const char *y = oq_graph_op(g, "MatMul", 2, (const char *[]){oq_graph_op(g, "Softmax", 1, &s, 1, sm), q}, 0, NULL);
     y = oq_graph_op(g, "Reshape", 2, (const char *[]){oq_graph_op(g, "Transpose", 1, &y, 1, t1), oq_graph_const_i64(g, "s", 3, s3)}, 0, NULL);
@@ -349,7 +357,7 @@ static void test_tiny_without_value_info(void **state)
     char in[512], out[512];
     snprintf(in, sizeof in, "%s/tiny.onnx", dir);
     snprintf(out, sizeof out, "%s/fast.onnx", dir);
-    write_tiny(in, 0);
+    write_tiny(in, KEY_PADDING);
     oq_convert_opts o = fast_opts(NULL);
     oq_convert_report *r;
     oq_err err = {0};
@@ -369,7 +377,7 @@ static void test_inverted_mask_refused(void **state)
     char *dir = temp_dir("convert");
     char in[512];
     snprintf(in, sizeof in, "%s/inv.onnx", dir);
-    write_tiny(in, 1);
+    write_tiny(in, INVERTED);
     oq_convert_opts o = fast_opts(NULL);
     oq_convert_report *r;
     oq_err err = {0};
@@ -379,6 +387,19 @@ static void test_inverted_mask_refused(void **state)
     assert_non_null(s);
     assert_non_null(strstr(s->detail, "keeps only the keys where 'mask' is 0"));
     oq_convert_report_free(r);
+    /* padding over the queries, alone or with the keys': not a key-padding mask */
+    static const struct {
+        int form;
+        const char *why;
+    } other[] = {{QUERY_PADDING, "not laid out as [B, *, *, L]"}, {QUERY_AND_KEY, "along two different axes"}};
+    for (size_t i = 0; i < 2; i++) {
+        write_tiny(in, other[i].form);
+        assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_ERR_UNSUPPORTED);
+        s = find_step(r, "mask-to-seqlen", "refused");
+        assert_non_null(s);
+        if (!strstr(s->detail, other[i].why)) fail_msg("%s", s->detail);
+        oq_convert_report_free(r);
+    }
     o.allow_refused = 1;
     assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_OK);
     assert_int_equal(r->refused, 1);
@@ -532,7 +553,7 @@ static void test_contract_malformed(void **state)
     char in[512], bad[512];
     snprintf(in, sizeof in, "%s/t.onnx", dir);
     snprintf(bad, sizeof bad, "%s/bad.onnx", dir);
-    write_tiny(in, 0);
+    write_tiny(in, KEY_PADDING);
     int has = 1;
     char input[64];
     assert_int_equal(oq_convert_read_contract(in, &has, input, sizeof input, NULL), OQ_OK);
