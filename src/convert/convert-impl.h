@@ -55,7 +55,7 @@ oq_symctx *cv_sym(cv_model *m);
 /* Call after any edit of the lists. */
 void cv_touch(cv_model *m);
 
-/* A name no value or node uses: `prefix`, else prefix_1, prefix_2, ... (model-owned). */
+/* A value name nothing uses yet: `prefix`, else prefix_1, prefix_2, ... (model-owned). */
 const char *cv_fresh(cv_model *m, const char *prefix);
 /* A new node appended to the list (its inputs and outputs copied); NULL on OOM.
  * The node name is fresh, derived from `name_hint`. */
