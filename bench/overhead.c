@@ -149,10 +149,10 @@ static int calibrate(setup *su, int threads, double target_ms, oq_err *err)
         if (make_session(su, lens[k], threads, err)) return -1;
         oq_bench_runner *r = NULL;
         double samples[7];
-        oq_bench_stats s = {0};
+        oq_stats s = {0};
         if (oq_bench_runner_create(su->s, 3, su->in, OQ_IO_HOST, &r, err) ||
             oq_bench_runner_run(r, err) || oq_bench_runner_time(r, 7, samples, err) ||
-            oq_bench_stats_compute(samples, 7, &s, err)) {
+            oq_stats_compute(samples, 7, &s, err)) {
             oq_bench_runner_free(r);
             return -1;
         }
@@ -218,10 +218,10 @@ int main(int argc, char **argv)
     double *ratios = calloc((size_t)blocks, sizeof *ratios);
     if (!ratios) return 3;
     for (int k = 0; k < blocks; k++) ratios[k] = oq_ms[k] / bare_ms[k];
-    oq_bench_stats so, sb, sr;
-    oq_bench_stats_compute(oq_ms, (size_t)blocks, &so, NULL);
-    oq_bench_stats_compute(bare_ms, (size_t)blocks, &sb, NULL);
-    oq_bench_stats_compute(ratios, (size_t)blocks, &sr, NULL);
+    oq_stats so, sb, sr;
+    oq_stats_compute(oq_ms, (size_t)blocks, &so, NULL);
+    oq_stats_compute(bare_ms, (size_t)blocks, &sb, NULL);
+    oq_stats_compute(ratios, (size_t)blocks, &sr, NULL);
     double r10 = 0, r90 = 0;
     {
         double *sorted = malloc((size_t)blocks * sizeof *sorted);

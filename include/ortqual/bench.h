@@ -1,9 +1,8 @@
 /* Benchmarking attention on ONNX Runtime: timed loops, memory, scaling sweeps.
  *
- * Three layers, each usable alone:
+ * Two layers, each usable alone, on top of the statistics of stats.h and the
+ * process memory readings of proc.h:
  *
- *   statistics   oq_bench_stats_compute: mean, std, min, max and percentiles
- *                of per-iteration samples.
  *   runner       oq_bench_runner: one session with its inputs prepared once
  *                (host OrtValues, or device tensors bound through IoBinding),
  *                and oq_bench_runner_time, THE timed loop: every iteration is
@@ -20,7 +19,7 @@
  *     oq_bench_variant_parse("cpu:attention24:fp32", &o.variants[o.n_variants++], &err);
  *     oq_bench_rows *rows;
  *     oq_bench_sweep(rt, &o, NULL, NULL, &rows, &err);
- *     json_t *j; oq_bench_rows_to_json(rows, &j, &err);   // every row with its raw samples
+ *     oq_bench_write_summary(rt, &o, rows, 0, NULL, "summary.json", &err);
  *     oq_bench_rows_free(rows);
  *
  * What is timed: only the Run calls of the timed loop. Session creation is
@@ -34,36 +33,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "ortqual/config.h"
+#include "ortqual/proc.h"
 #include "ortqual/runtime.h"
+#include "ortqual/stats.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- statistics ------------------------------------------------------------ */
-
-typedef struct oq_bench_stats {
-    size_t n;
-    double mean, std; /* std: sample standard deviation (n - 1); 0 when n == 1 */
-    double min, max;
-    double p50, p90, p99;
-} oq_bench_stats;
-
-/* Percentile p (0..100) of `sorted` (ascending, n >= 1) by linear
- * interpolation between closest ranks: rank h = (n - 1) * p / 100, value
- * x[floor h] + (h - floor h) * (x[floor h + 1] - x[floor h]) -- numpy's
- * default ("linear"), so results can be checked against numpy.percentile. */
-double oq_percentile_sorted(const double *sorted, size_t n, double p);
-
-/* Statistics of n >= 1 samples (any order; the array is not modified).
- * Errors: OQ_ERR_INVALID_ARG (n == 0, a non-finite sample), OQ_ERR_NOMEM. */
-oq_status oq_bench_stats_compute(const double *samples, size_t n, oq_bench_stats *out,
-                                 oq_err *err);
 
 /* ---- runner: one session, inputs prepared once -------------------------------- */
 
@@ -112,27 +91,6 @@ oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples
  * "MaxInUse", "TotalAllocated", "NumAllocs" (bytes and counts as decimal
  * strings). *n == 0 when the allocator keeps none. Free with oq_kvs_free. */
 oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
-
-/* ---- memory ---------------------------------------------------------------- */
-
-/* Current resident set (from /proc/self/statm) and the process's peak
- * resident set since it started (VmHWM, /proc/self/status), in bytes. */
-oq_status oq_proc_memory(uint64_t *rss, uint64_t *vmhwm, oq_err *err);
-
-/* A thread that samples /proc/self/statm every `period_us` microseconds and
- * keeps the largest resident set seen: the peak over an interval, which VmHWM
- * (process lifetime) cannot give. */
-typedef struct oq_mem_sampler oq_mem_sampler;
-oq_status oq_mem_sampler_start(unsigned period_us, oq_mem_sampler **out, oq_err *err);
-/* Stop, join and free; returns the peak RSS in bytes (including one last
- * reading taken at stop, so a short interval still has a value). */
-uint64_t oq_mem_sampler_stop(oq_mem_sampler *m);
-
-/* GPU memory this process uses, summed over every GPU, from NVML
- * (libnvidia-ml.so.1, dlopen'ed; nvmlDeviceGetComputeRunningProcesses).
- * Returns OQ_OK and sets *bytes when NVML answered; OQ_ERR_NOT_FOUND (no
- * library, no GPU, or this process not listed) with the reason otherwise. */
-oq_status oq_nvml_process_memory(uint64_t *bytes, oq_err *err);
 
 /* ---- sweep ----------------------------------------------------------------- */
 
@@ -220,7 +178,7 @@ typedef struct oq_bench_row {
     double session_ms, first_run_ms;
     size_t n_samples;
     double *samples_ms;           /* owned; n_samples entries */
-    oq_bench_stats stats;
+    oq_stats stats;
     int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak sampled
                                             during the timed runs, VmHWM after them */
     int64_t gpu_mem;              /* bytes (NVML), -1 when not available */
@@ -254,8 +212,6 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
                          void *user, oq_bench_rows **out, oq_err *err);
 void oq_bench_rows_free(oq_bench_rows *rows);
 
-/* One row as a new JSON object, raw samples included (json_decref it). */
-oq_status oq_bench_row_to_json(const oq_bench_row *row, json_t **out, oq_err *err);
 /* Write summary.csv (atomically, replacing `path`) with the columns of
  * oq_bench_csv_columns (csv.h), one line per row: valid_elements is the
  * number of valid tokens; kernel the kernels observed on CUDA (flash,
@@ -264,8 +220,12 @@ oq_status oq_bench_row_to_json(const oq_bench_row *row, json_t **out, oq_err *er
  * MiB; empty fields for what was not measured or does not apply. */
 oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
-/* The options as a new JSON object. */
-oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *err);
+/* Write summary.json (atomically, replacing `path`): the tool and runtime versions, the
+ * evidence (evidence.h) gathered now, after the sweep, so that every library its sessions
+ * loaded is listed, the command line ("ortqual" then the `argc` entries of `argv`), the
+ * options, and every row with its raw samples (docs/bench.md). */
+oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
+                                 int argc, char *const *argv, const char *path, oq_err *err);
 
 #ifdef __cplusplus
 }

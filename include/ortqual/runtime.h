@@ -70,7 +70,17 @@ const char *oq_runtime_version(const oq_runtime *rt);    /* "1.29.0" */
 const char *oq_runtime_lib_path(const oq_runtime *rt);   /* resolved real path of the .so */
 int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API version, e.g. 29 */
 const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
+/* The ORT objects behind a runtime, for library code that calls ORT directly
+ * (the bench runner's IoBinding): the API table and the one OrtEnv. Owned by the
+ * runtime; valid while it lives. */
 const struct OrtApi *oq_runtime_api(const oq_runtime *rt);
+struct OrtEnv;
+struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt);
+/* Turn an OrtStatus of `rt`'s API into an oq_err ("<what>: <ORT message>", on one
+ * line) and release it: OQ_ERR_UNSUPPORTED for ORT's NOT_IMPLEMENTED (no kernel on
+ * that provider), OQ_ERR_RUNTIME otherwise. OQ_OK when `st` is NULL. */
+struct OrtStatus;
+oq_status oq_ort_status(const oq_runtime *rt, struct OrtStatus *st, oq_err *err, const char *what);
 
 /* Messages ORT logged (warning and above), oldest first, the last 64 kept.
  * ORT shares one environment (and logger) per loaded library, so the log is
@@ -205,8 +215,6 @@ oq_runtime *oq_session_runtime(const oq_session *s);
  * (an output of a dtype above not in the list), OQ_ERR_RUNTIME (ORT's message). */
 oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
                          size_t *n_outputs, oq_tensor ***outputs, oq_err *err);
-/* Free each tensor and the array. NULL is fine. */
-void oq_tensors_free(oq_tensor **t, size_t n);
 
 /* Ends profiling and returns the profile file path (malloc'ed), or NULL when
  * profiling was off (or ORT failed to write it). */

@@ -63,6 +63,8 @@ oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err);
 /* Replace the name (copied). */
 oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err);
 
+/* Free each of `n` tensors and the malloc'ed array holding them. NULL is fine. */
+void oq_tensors_free(oq_tensor **t, size_t n);
 /* The first of `n` tensors named `name`, or NULL. */
 const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name);
 

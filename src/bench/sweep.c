@@ -259,7 +259,7 @@ static void row_accuracy(oq_bench_row *row, const oq_bench_group *g, const oq_te
 
 static oq_status finish_stats(oq_bench_row *row, oq_err *err)
 {
-    return oq_bench_stats_compute(row->samples_ms, row->n_samples, &row->stats, err);
+    return oq_stats_compute(row->samples_ms, row->n_samples, &row->stats, err);
 }
 
 /* ---- the reference as a variant -------------------------------------------------- */

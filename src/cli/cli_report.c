@@ -6,7 +6,7 @@
 
 #include "ortqual/validate.h"
 
-#include "cli/cli.h"
+#include "cli.h"
 
 void oq_cli_progress_line(void *ctx, const char *line)
 {

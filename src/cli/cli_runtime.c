@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 /* Split "NAME=VALUE" into two new strings. */
 static int split_pair(const char *arg, const char *what, char **k, char **v)

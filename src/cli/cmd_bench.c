@@ -9,11 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
-#include "core/core-impl.h"
-#include "evidence/evidence-impl.h"
 #include "ortqual/fileio.h"
 
 const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
@@ -234,56 +232,6 @@ static void print_table(const oq_bench_rows *rows)
     }
 }
 
-/* ---- summary.json --------------------------------------------------------------------- */
-
-/* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
- * gathered after the sweep so every library the sessions loaded is listed. */
-static json_t *system_json(oq_runtime *rt)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
-                     "ort_version", oq_runtime_version(rt), "ort_library",
-                     oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
-                     "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
-                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt));
-}
-
-static json_t *argv_json(int argc, char **argv)
-{
-    json_t *a = json_array();
-    json_array_append_new(a, json_string("ortqual"));
-    for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i]));
-    return a;
-}
-
-static oq_status write_json(const char *dir, oq_runtime *rt, const oq_bench_opts *o,
-                            const oq_bench_rows *rows, int argc, char **argv, oq_err *err)
-{
-    json_t *opts = NULL, *results = json_array();
-    oq_status st = oq_bench_opts_to_json(o, &opts, err);
-    for (size_t i = 0; !st && i < rows->n; i++) {
-        json_t *r = NULL;
-        if (!(st = oq_bench_row_to_json(&rows->rows[i], &r, err))) json_array_append_new(results, r);
-    }
-    char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    json_t *doc = st ? NULL
-                     : json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "tool", "ortqual bench", "created",
-                                 when, "command_line", argv_json(argc, argv), "system",
-                                 system_json(rt), "config", opts, "results", results);
-    if (st) {
-        json_decref(opts);
-        json_decref(results);
-        return st;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
-    json_decref(doc);
-    return st;
-}
-
 /* ---- main ----------------------------------------------------------------------------- */
 
 enum {
@@ -445,7 +393,9 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     }
     char csv[4096];
     snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
-    if (write_json(c->outdir, rt, &c->o, rows, argc, argv, &err) != OQ_OK ||
+    char json[4096];
+    snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
         oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         oq_bench_rows_free(rows);

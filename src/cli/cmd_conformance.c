@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/conformance.h"
 
 const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference";

@@ -7,10 +7,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "evidence/evidence-impl.h"
+#include "cli.h"
 #include "ortqual/evidence.h"
-#include "runtime/tinymodel-impl.h"
+#include "ortqual/graph.h"
 
 const char cmd_doctor_summary[] =
     "check ONNX Runtime, execution providers, GPU, libraries and environment";
@@ -83,6 +82,23 @@ static oq_status check_sum(size_t n_out, oq_tensor **out, const float *a, const 
     return OQ_OK;
 }
 
+/* y = a + b on float32 [2,3]: one node every execution provider has a kernel for. */
+static oq_status tiny_model(uint8_t **bytes, size_t *len, oq_err *err)
+{
+    static const oq_opset opset = {"", 17};
+    const oq_dim d[2] = {OQ_DIM(2), OQ_DIM(3)};
+    oq_graph *g = NULL;
+    oq_status st = oq_graph_create(&opset, 1, "tiny", &g, err);
+    if (st) return st;
+    oq_graph_add_input(g, "a", OQ_DTYPE_FLOAT32, 2, d);
+    oq_graph_add_input(g, "b", OQ_DTYPE_FLOAT32, 2, d);
+    oq_graph_add_node(g, "Add", NULL, NULL, 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"}, 0, NULL);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 2, d);
+    st = oq_graph_serialize(g, bytes, len, err); /* reports any earlier error too */
+    oq_graph_free(g);
+    return st;
+}
+
 /* The --ep-lib path given for `ep`, or NULL (then the runtime's default). */
 static const char *ep_lib_for(const doctor *d, const char *ep)
 {
@@ -110,11 +126,11 @@ static void try_ep(doctor *d, ep_try *t)
     so.ep = t->ep;
     so.ep_lib = ep_lib_for(d, t->ep);
     oq_err err = {0};
-    void *bytes = NULL;
+    uint8_t *bytes = NULL;
     size_t len = 0, n_out = 0;
     oq_session *s = NULL;
     oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
-    oq_status st = oq_tinymodel_add_f32(&bytes, &len, &err);
+    oq_status st = tiny_model(&bytes, &len, &err);
     if (!st) st = oq_session_create(d->rt, NULL, bytes, len, &so, &s, &err);
     if (!st) {
         t->ep_full = oq_session_ep(s);
@@ -314,7 +330,9 @@ static int print_json(const doctor *d, const oq_evidence *ev)
     json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o}", "tool", "name", "ortqual", "version",
                              ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems", problems,
                              "sessions", sessions);
-    json_t *evj = oq_evidence_json(ev);
+    char *text = oq_evidence_to_json(ev);
+    json_t *evj = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
     if (!root || !evj || json_object_update(root, evj) != 0) {
         json_decref(root);
         json_decref(evj);

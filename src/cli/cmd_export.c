@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/export.h"
 
 const char cmd_export_summary[] = "write an attention-only or encoder model as ONNX (3 representations)";

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/gate.h"
 
 const char cmd_gate_summary[] = "run a test command with no false greens (skips, exit 5, shadowing)";

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/inspect.h"
 #include "ortqual/tensor.h"
 

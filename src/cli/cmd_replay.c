@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/validate.h"
 
 const char cmd_replay_summary[] = "replay saved inputs on a provider (or another ORT build) against ORT CPU";

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 

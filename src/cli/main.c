@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 static const struct oq_cli_cmd commands[] = {
 #include "cmds.inc"

@@ -1,17 +1,13 @@
-/* Internals shared across the library (never installed). */
+/* Internals shared across the library (never installed): the lowest layer
+ * above status.h, with no dependency on any other folder. */
 #ifndef ORTQUAL_CORE_IMPL_H
 #define ORTQUAL_CORE_IMPL_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "ortqual/status.h"
 
 /* Seconds on CLOCK_MONOTONIC: only differences mean anything. */
 double oq_now_s(void);
-
-/* `j` dumped with jansson's `flags` plus a final newline, written atomically
- * (replacing `path`). OQ_ERR_NOMEM when it cannot be serialized (or j is NULL). */
-oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 
 #endif

@@ -358,13 +358,6 @@ static oq_status tensor_from_value(oq_session *s, OrtValue *v, const char *name,
     return OQ_OK;
 }
 
-void oq_tensors_free(oq_tensor **t, size_t n)
-{
-    if (!t) return;
-    for (size_t i = 0; i < n; i++) oq_tensor_free(t[i]);
-    free(t);
-}
-
 static oq_status collect_outputs(oq_session *s, OrtValue **vals, oq_tensor ***outputs, oq_err *err)
 {
     oq_tensor **res = calloc(s->n_out ? s->n_out : 1, sizeof *res);

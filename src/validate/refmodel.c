@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/encoder_ref.h"
+#include "ortqual/reference.h"
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
 

@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/runtime.h"

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/bench.h"
+#include "ortqual/proc.h"
+#include "ortqual/stats.h"
 #include "ortqual/compare.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
@@ -103,8 +104,8 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
     json_object_set_new(jb, "first_call_s", json_real(first));
     json_object_set_new(jb, "repeat", json_integer(reps));
     json_object_set_new(jb, "warmup", json_integer(w->warmup));
-    oq_bench_stats stats;
-    int have = reps && oq_bench_stats_compute(samples, (size_t)reps, &stats, NULL) == OQ_OK;
+    oq_stats stats;
+    int have = reps && oq_stats_compute(samples, (size_t)reps, &stats, NULL) == OQ_OK;
     json_object_set_new(jb, "median_s", have ? json_real(stats.p50) : json_null());
     free(samples);
     return st;

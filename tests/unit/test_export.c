@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ortqual/encoder_ref.h"
+#include "ortqual/reference.h"
 #include "ortqual/export.h"
 #include "ortqual/runtime.h"
 
