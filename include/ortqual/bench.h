@@ -53,8 +53,8 @@ typedef enum oq_io_binding {
                        it with IoBinding (RunWithBinding): no host-device copy is timed */
 } oq_io_binding;
 
-const char *oq_io_binding_name(oq_io_binding io); /* "auto", "host", "device" */
-int oq_io_binding_parse(const char *s);           /* -1 when unknown */
+OQ_API const char *oq_io_binding_name(oq_io_binding io); /* "auto", "host", "device" */
+OQ_API int oq_io_binding_parse(const char *s);           /* -1 when unknown */
 
 typedef struct oq_bench_runner oq_bench_runner;
 
@@ -65,32 +65,32 @@ typedef struct oq_bench_runner oq_bench_runner;
  * SessionGetMemoryInfoForInputs): OQ_ERR_UNSUPPORTED otherwise. On a CPU
  * session "device" binds CPU memory (same figures as host, the IoBinding path
  * is exercised). Errors: OQ_ERR_SHAPE (inputs do not fit), OQ_ERR_RUNTIME. */
-oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
-                                 oq_io_binding io, oq_bench_runner **out, oq_err *err);
-void oq_bench_runner_free(oq_bench_runner *r);
+OQ_API oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
+                                        oq_io_binding io, oq_bench_runner **out, oq_err *err);
+OQ_API void oq_bench_runner_free(oq_bench_runner *r);
 
 /* The binding in use (never OQ_IO_AUTO). */
-oq_io_binding oq_bench_runner_io(const oq_bench_runner *r);
+OQ_API oq_io_binding oq_bench_runner_io(const oq_bench_runner *r);
 
 /* One untimed Run (outputs released). */
-oq_status oq_bench_runner_run(oq_bench_runner *r, oq_err *err);
+OQ_API oq_status oq_bench_runner_run(oq_bench_runner *r, oq_err *err);
 
 /* One Run whose outputs are copied to host as new tensors (free with
  * oq_tensors_free); *n gets the output count. */
-oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_tensor ***outputs,
-                                      oq_err *err);
+OQ_API oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_tensor ***outputs,
+                                             oq_err *err);
 
 /* The timed loop: `iters` Runs, samples_ms[i] the wall time of Run i in
  * milliseconds (CLOCK_MONOTONIC around the Run call only; releasing the
  * outputs happens after the second reading). Stops at the first failing Run. */
-oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms,
-                               oq_err *err);
+OQ_API oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms,
+                                      oq_err *err);
 
 /* ORT's statistics of the session allocator for the outputs' memory
  * (AllocatorGetStats, ORT API >= 23): key/value pairs such as "InUse",
  * "MaxInUse", "TotalAllocated", "NumAllocs" (bytes and counts as decimal
  * strings). *n == 0 when the allocator keeps none. Free with oq_kvs_free. */
-oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
+OQ_API oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
 
 /* ---- sweep ----------------------------------------------------------------- */
 
@@ -100,7 +100,7 @@ oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n
 typedef oq_config oq_bench_variant;
 /* Parse with oq_config_parse and check that bench can run it. OQ_ERR_INVALID_ARG
  * names the text (e.g. encoder or model representations). */
-oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err);
+OQ_API oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err);
 
 #define OQ_BENCH_MAX_VARIANTS 32
 
@@ -142,7 +142,7 @@ typedef struct oq_bench_opts {
  * modes, dynamic shapes, 8 heads, 8 kv heads, head_dim 64, ORT default
  * threads and optimisation, warm-up 3, iters 20, seed 12345, io auto,
  * reference on, RSS sampled every 2 ms, no variants. */
-void oq_bench_opts_default(oq_bench_opts *o);
+OQ_API void oq_bench_opts_default(oq_bench_opts *o);
 
 /* Why a row has no timings. Expected outcomes of a scaling sweep (the sweep
  * goes on and they do not make it fail): skipped (the variant does not apply:
@@ -156,7 +156,7 @@ typedef enum oq_bench_status {
     OQ_BENCH_OOM,
     OQ_BENCH_FAILED
 } oq_bench_status;
-const char *oq_bench_status_name(oq_bench_status s); /* "ok", "skipped", ... */
+OQ_API const char *oq_bench_status_name(oq_bench_status s); /* "ok", "skipped", ... */
 
 /* One variant x shape. Numbers that were not measured are NAN (doubles) or -1
  * (counts, byte sizes). */
@@ -196,7 +196,7 @@ typedef struct oq_bench_rows {
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"). */
-size_t oq_bench_row_count(const oq_bench_opts *o);
+OQ_API size_t oq_bench_row_count(const oq_bench_opts *o);
 
 /* Called before each row starts (row->status not yet set, `index` 0-based)
  * and after it ends (`done` 1). */
@@ -208,9 +208,9 @@ typedef void (*oq_bench_progress_fn)(void *user, size_t index, size_t total,
  * fails becomes a row with its status and message and the sweep goes on.
  * Errors (the sweep itself could not run): OQ_ERR_INVALID_ARG (options),
  * OQ_ERR_NOMEM. Free *out with oq_bench_rows_free. */
-oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
-                         void *user, oq_bench_rows **out, oq_err *err);
-void oq_bench_rows_free(oq_bench_rows *rows);
+OQ_API oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
+                                void *user, oq_bench_rows **out, oq_err *err);
+OQ_API void oq_bench_rows_free(oq_bench_rows *rows);
 
 /* Write summary.csv (atomically, replacing `path`) with the columns of
  * oq_bench_csv_columns (csv.h), one line per row: valid_elements is the
@@ -218,14 +218,14 @@ void oq_bench_rows_free(oq_bench_rows *rows);
  * efficient, cudnn_flash, math...; '+'-joined when nodes differ; empty when
  * none was seen), "cpu" for ORT's CPU EP, "ref" for the reference; memory in
  * MiB; empty fields for what was not measured or does not apply. */
-oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
+OQ_API oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
 /* Write summary.json (atomically, replacing `path`): the tool and runtime versions, the
  * evidence (evidence.h) gathered now, after the sweep, so that every library its sessions
  * loaded is listed, the command line ("ortqual" then the `argc` entries of `argv`), the
  * options, and every row with its raw samples (docs/bench.md). */
-oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
-                                 int argc, char *const *argv, const char *path, oq_err *err);
+OQ_API oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
+                                        int argc, char *const *argv, const char *path, oq_err *err);
 
 #ifdef __cplusplus
 }

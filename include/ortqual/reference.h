@@ -62,7 +62,7 @@ typedef struct oq_ref_attention_attrs {
 } oq_ref_attention_attrs;
 
 /* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap. */
-void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs);
+OQ_API void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs);
 
 /* Inputs, borrowed for the duration of the call. q, k, v are required; any
  * other member may be NULL (an omitted optional input). Floating tensors may be
@@ -91,14 +91,14 @@ typedef struct oq_ref_attention_outputs {
 } oq_ref_attention_outputs;
 
 /* Free the output tensors and set them to NULL (the want_* flags are kept). */
-void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
+OQ_API void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
 
 /* Run Attention. Errors: OQ_ERR_INVALID_ARG (NULL q/k/v, bad attribute value),
  * OQ_ERR_SHAPE (ranks, dims, head counts or the mask do not fit together; the
  * message names the tensor and the axis), OQ_ERR_UNSUPPORTED (a dtype outside
  * the ones above), OQ_ERR_NOMEM. Uses OpenMP threads (OMP_NUM_THREADS). */
-oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
-                           oq_ref_attention_outputs *out, oq_err *err);
+OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
+                                  oq_ref_attention_outputs *out, oq_err *err);
 
 /* ---- the encoder -----------------------------------------------------------
  *
@@ -121,8 +121,8 @@ oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_att
  * tensor [B, L, K] (freed by the caller with oq_tensor_free); untouched on error.
  * Errors: OQ_ERR_SHAPE (ranks, F, or B/L of features vs mask), OQ_ERR_MASK,
  * OQ_ERR_NOMEM. */
-oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
-                                 const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
+OQ_API oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
+                                        const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
 
 #ifdef __cplusplus
 }

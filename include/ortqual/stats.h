@@ -27,11 +27,11 @@ typedef struct oq_stats {
  * interpolation between closest ranks: rank h = (n - 1) * p / 100, value
  * x[floor h] + (h - floor h) * (x[floor h + 1] - x[floor h]) -- numpy's
  * default ("linear"), so results can be checked against numpy.percentile. */
-double oq_percentile_sorted(const double *sorted, size_t n, double p);
+OQ_API double oq_percentile_sorted(const double *sorted, size_t n, double p);
 
 /* Statistics of n >= 1 samples (any order; the array is not modified).
  * Errors: OQ_ERR_INVALID_ARG (n == 0, a non-finite sample), OQ_ERR_NOMEM. */
-oq_status oq_stats_compute(const double *samples, size_t n, oq_stats *out, oq_err *err);
+OQ_API oq_status oq_stats_compute(const double *samples, size_t n, oq_stats *out, oq_err *err);
 
 #ifdef __cplusplus
 }

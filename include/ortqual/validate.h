@@ -96,22 +96,22 @@ typedef struct oq_validate_opts {
     char **argv;
 } oq_validate_opts;
 
-void oq_validate_opts_default(oq_validate_opts *o);
+OQ_API void oq_validate_opts_default(oq_validate_opts *o);
 
 /* Runs everything. On OQ_OK, *summary is the summary JSON (also written to
  * outdir/summary.json) and *exit_status is 0 (all passed) or 1 (a
  * configuration failed qualification). Usage or input errors (bad mask,
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json. */
-oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status,
-                          oq_err *err);
+OQ_API oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status,
+                                 oq_err *err);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
  * result file. Returns OQ_OK when the result was written (whatever it says). */
-oq_status oq_validate_worker(const char *plan_path, oq_err *err);
+OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
 /* Default demo configurations that can run with what `has_cuda` says. */
-size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
+OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
 #ifdef __cplusplus
 }

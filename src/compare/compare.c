@@ -1,5 +1,5 @@
 /* Mask-aware comparison of an output with its reference (see compare.h). */
-#include "ortqual/compare.h"
+#include "compare/compare-impl.h"
 
 #include <float.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* The ONNX model builder: protobuf-c structs allocated from one arena. */
 #include "ortqual/graph.h"
-#include "ortqual/tensorproto.h"
+#include "tensorproto/tensorproto-impl.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,8 @@
-/* Internal: the node table shared by the placement sources. */
+/* Internal: the node table shared by the placement sources, and the record as JSON. */
 #ifndef ORTQUAL_PLACEMENT_IMPL_H
 #define ORTQUAL_PLACEMENT_IMPL_H
+
+#include <jansson.h>
 
 #include "ortqual/placement.h"
 
@@ -10,5 +12,13 @@ oq_placed_node *oq_placement_node_(oq_placement *p, const char *name, const char
 
 /* Replace *dst with a copy of src; false when out of memory. */
 bool oq_placement_set_str_(char **dst, const char *src);
+
+/* The whole record as a new jansson object (caller owns the reference):
+ * {"passed", "strict", "sources": {"assignment", "profile"}, "counts": {...},
+ *  "eps": [{"ep", "nodes", "runs", "us"}], "failures": [...], "notes": [...],
+ *  "nodes": [{"name", "op", "ep_assigned", "ep_profiled", "class", "reason",
+ *             "runs", "us", "inputs": [{"dtype", "shape"}], "outputs": [...]}]}.
+ * `r` may be NULL (no verdict fields). NULL on allocation failure. */
+json_t *oq_placement_to_json(const oq_placement *p, const oq_placement_report *r);
 
 #endif

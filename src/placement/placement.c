@@ -1,5 +1,5 @@
 /* Placement: node table, classification, verdict and JSON. */
-#include "placement-impl.h"
+#include "placement/placement-impl.h"
 
 #include <jansson.h>
 #include <stdarg.h>

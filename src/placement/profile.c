@@ -1,5 +1,5 @@
 /* Placement from ORT's profile: the "<node>_kernel_time" events. */
-#include "placement-impl.h"
+#include "placement/placement-impl.h"
 
 #include <jansson.h>
 #include <stdio.h>

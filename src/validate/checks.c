@@ -6,7 +6,7 @@
 
 #include "ortqual/advice.h"
 #include "ortqual/inspect.h"
-#include "ortqual/placement.h"
+#include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
 
 oq_status oq_wcheck_begin(oq_wcheck *c, const json_t *plan, const char *workdir, oq_err *err)

@@ -5,7 +5,7 @@
 
 #include "ortqual/proc.h"
 #include "ortqual/stats.h"
-#include "ortqual/compare.h"
+#include "compare/compare-impl.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/runtime.h"

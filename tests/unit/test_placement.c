@@ -16,7 +16,7 @@
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
-#include "ortqual/placement.h"
+#include "placement/placement-impl.h"
 #include "ortqual/runtime.h"
 
 #define FIXTURE OQ_SOURCE_DIR "/tests/fixtures/profiles/cuda_dynamic_encoder.json"
