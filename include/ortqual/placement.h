@@ -106,7 +106,7 @@ typedef struct oq_placement {
     oq_ep_total *eps;
     size_t n_eps;
     bool have_assignment, have_profile;
-    size_t cap_nodes_, hint_; /* internal: capacity, lookup cursor */
+    size_t hint_;          /* internal: lookup cursor */
 } oq_placement;
 
 OQ_API oq_status oq_placement_create(oq_placement **out, oq_err *err);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+
 const char *oq_node_place_name(oq_node_place p)
 {
     switch (p) {
@@ -70,21 +72,14 @@ oq_placed_node *oq_placement_node_(oq_placement *p, const char *name, const char
             return &p->nodes[i];
         }
     }
-    if (p->n_nodes == p->cap_nodes_) {
-        size_t cap = p->cap_nodes_ ? 2 * p->cap_nodes_ : 64;
-        oq_placed_node *nn = realloc(p->nodes, cap * sizeof *nn);
-        if (!nn) return NULL;
-        p->nodes = nn;
-        p->cap_nodes_ = cap;
-    }
-    oq_placed_node *n = &p->nodes[p->n_nodes];
-    memset(n, 0, sizeof *n);
+    oq_placed_node *n = OQ_PUSH(p->nodes, p->n_nodes);
+    if (!n) return NULL;
     if (!oq_placement_set_str_(&n->name, name) || !oq_placement_set_str_(&n->op_type, op_type)) {
         free(n->name);
         free(n->op_type);
+        p->n_nodes--;
         return NULL;
     }
-    p->n_nodes++;
     return n;
 }
 
@@ -176,19 +171,10 @@ static void strv_addf(strv *s, const char *fmt, ...) __attribute__((format(print
 static void strv_addf(strv *s, const char *fmt, ...)
 {
     if (s->nomem) return;
-    char *line = NULL;
     va_list ap;
     va_start(ap, fmt);
-    int rc = vasprintf(&line, fmt, ap);
+    s->nomem = oq_strv_vpushf(&s->v, &s->n, fmt, ap) != OQ_OK;
     va_end(ap);
-    char **nv = rc >= 0 ? realloc(s->v, (s->n + 1) * sizeof *nv) : NULL;
-    if (!nv) {
-        if (rc >= 0) free(line);
-        s->nomem = true;
-        return;
-    }
-    s->v = nv;
-    s->v[s->n++] = line;
 }
 
 static void strv_free(char **v, size_t n)
