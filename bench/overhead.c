@@ -62,7 +62,7 @@ static int make_session(setup *su, int64_t L, int threads, oq_err *err)
     oq_status st = oq_export_sdpa(&c, &g, err);
     if (!st) st = oq_graph_serialize(g, &buf, &len, err);
     oq_graph_free(g);
-    oq_session_opts so = {.graph_opt_level = -1, .intra_op_threads = threads};
+    oq_session_opts so = {.intra_op_threads = threads};
     if (!st) st = oq_session_create(su->rt, NULL, buf, len, &so, &su->s, err);
     free(buf);
     const char *names[3] = {"query", "key", "value"};

@@ -17,7 +17,7 @@
  *     oq_advice a;
  *     oq_dispatch_advice("MATH", "FLASH_ATTENTION", &f, &a, &err);
  *     if (a.text) puts(a.text);   // "attn0 ran MATH, expected FLASH_ATTENTION: ..."
- *     oq_advice_free(&a);
+ *     oq_advice_clear(&a);
  */
 #ifndef ORTQUAL_ADVICE_H
 #define ORTQUAL_ADVICE_H
@@ -85,7 +85,7 @@ typedef struct oq_advice {
 OQ_API oq_status oq_dispatch_advice(const char *observed, const char *expected,
                                     const oq_attention_facts *facts, oq_advice *out, oq_err *err);
 
-OQ_API void oq_advice_free(oq_advice *a);
+OQ_API void oq_advice_clear(oq_advice *a);
 
 #ifdef __cplusplus
 }

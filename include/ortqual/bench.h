@@ -118,7 +118,7 @@ typedef struct oq_bench_opts {
     unsigned shapes;             /* OQ_BENCH_DYNAMIC | OQ_BENCH_STATIC */
     int32_t heads, kv_heads, head_dim;
     int threads;                 /* ORT intra-op threads; 0 = ORT default */
-    int graph_opt_level;         /* as oq_session_opts (-1 = ORT default) */
+    oq_graph_opt graph_opt;      /* as oq_session_opts */
     size_t warmup;               /* untimed runs after the first run */
     size_t iters;                /* timed runs, >= 1 */
     size_t ref_iters;            /* timed runs of a `ref` variant (0: iters). The reference

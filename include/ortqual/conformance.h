@@ -15,7 +15,7 @@
  * |got - expected| <= atol + rtol * |expected|, where NaN matches only NaN.
  *
  *     oq_conformance_opts o;
- *     oq_conformance_opts_init(&o);                 (reference, rtol 1e-3, atol 1e-7)
+ *     oq_conformance_opts_default(&o);                 (reference, rtol 1e-3, atol 1e-7)
  *     oq_conformance_result r;
  *     oq_conformance_run_test("dir/test_attention_4d", &o, &r, &err);
  *     printf("%s\n", r.detail);
@@ -49,7 +49,7 @@ typedef struct oq_conformance_opts {
     void *runner_ctx;
 } oq_conformance_opts;
 
-OQ_API void oq_conformance_opts_init(oq_conformance_opts *o);
+OQ_API void oq_conformance_opts_default(oq_conformance_opts *o);
 
 typedef enum oq_conformance_verdict {
     OQ_CONFORMANCE_PASS = 0,

@@ -175,7 +175,7 @@ typedef struct oq_dispatch_report {
  * out->passed), OQ_ERR_NOMEM otherwise. */
 OQ_API oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *log,
                                    oq_dispatch_report *out, oq_err *err);
-OQ_API void oq_dispatch_report_free(oq_dispatch_report *r);
+OQ_API void oq_dispatch_report_clear(oq_dispatch_report *r);
 
 #ifdef __cplusplus
 }

@@ -157,10 +157,12 @@ OQ_API oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_enc
 OQ_API oq_status oq_encoder_weights_save(const oq_encoder_weights *w, const char *path, int overwrite,
                                          oq_err *err);
 
+/* Zeroed: decomposed, the mask form AUTO, float32 attention, dynamic shapes, ELU from
+ * standard ops. */
 typedef struct oq_encoder_export {
     oq_attn_format format;
     oq_mask_form mask;          /* AUTO, ADDITIVE, BOOL or SEQLEN (not NONE) */
-    oq_dtype attention_dtype;
+    oq_dtype attention_dtype;   /* FLOAT32 or FLOAT16; 0 (UNDEFINED) is FLOAT32 */
     int64_t static_batch;       /* 0: dynamic */
     int64_t static_seq;
     int elu_op;                 /* 1: the ONNX Elu operator (ORT 1.29 has no CUDA kernel for

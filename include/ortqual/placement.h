@@ -40,7 +40,7 @@
  *     oq_placement_report r;
  *     oq_placement_check(p, strict ? OQ_PLACEMENT_STRICT : 0, &r, &err);
  *     if (!r.passed) for (size_t i = 0; i < r.n_failures; i++) puts(r.failures[i]);
- *     oq_placement_report_free(&r);
+ *     oq_placement_report_clear(&r);
  *     oq_placement_free(p);
  */
 #ifndef ORTQUAL_PLACEMENT_H
@@ -161,7 +161,7 @@ typedef struct oq_placement_report {
  * failure, when a profile was read. Returns OQ_OK when the check ran (see
  * r->passed); OQ_ERR_NOMEM otherwise. */
 OQ_API oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err);
-OQ_API void oq_placement_report_free(oq_placement_report *r);
+OQ_API void oq_placement_report_clear(oq_placement_report *r);
 
 #ifdef __cplusplus
 }

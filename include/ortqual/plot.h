@@ -113,12 +113,12 @@ typedef struct oq_plot_options {
     const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p99_ms" */
 } oq_plot_options;
 
-/* Paths of the files written (owned; free with oq_plot_files_free). */
+/* Paths of the files written (owned; free with oq_plot_files_clear). */
 typedef struct oq_plot_files {
     char **paths;
     size_t n;
 } oq_plot_files;
-OQ_API void oq_plot_files_free(oq_plot_files *f);
+OQ_API void oq_plot_files_clear(oq_plot_files *f);
 
 /* Draw the standard figures of bench and validate summaries. Rows of all
  * tables of one kind are pooled; only rows whose "status" is "ok" (or that

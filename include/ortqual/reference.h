@@ -5,12 +5,12 @@
  * outputs are rounded once, at the end, to the dtype of the matching input.
  *
  *     oq_ref_attention_attrs attrs;
- *     oq_ref_attention_attrs_init(&attrs);            (ONNX defaults)
+ *     oq_ref_attention_attrs_default(&attrs);            (ONNX defaults)
  *     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v};
  *     oq_ref_attention_outputs out = {0};
  *     if (oq_ref_attention(&attrs, &in, &out, &err) != OQ_OK) ...
  *     ... use out.y ...
- *     oq_ref_attention_outputs_free(&out);
+ *     oq_ref_attention_outputs_clear(&out);
  *
  * Semantics (ONNX Attention, docs/reference.md has the long form):
  *   - Layouts: 4-D Q [B, Hq, Lq, D], K [B, Hkv, Lkv, D], V [B, Hkv, Lkv, Dv];
@@ -50,7 +50,7 @@
 extern "C" {
 #endif
 
-/* The node's attributes. Fill with oq_ref_attention_attrs_init, then override. */
+/* The node's attributes. Fill with oq_ref_attention_attrs_default, then override. */
 typedef struct oq_ref_attention_attrs {
     int is_causal;              /* 0 or 1 (default 0) */
     int64_t q_num_heads;        /* 0 = not given (needed for 3-D inputs) */
@@ -62,7 +62,7 @@ typedef struct oq_ref_attention_attrs {
 } oq_ref_attention_attrs;
 
 /* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap. */
-OQ_API void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs);
+OQ_API void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs);
 
 /* Inputs, borrowed for the duration of the call. q, k, v are required; any
  * other member may be NULL (an omitted optional input). Floating tensors may be
@@ -78,7 +78,7 @@ typedef struct oq_ref_attention_inputs {
 
 /* Outputs. Set the want_* flags before the call; on success the call fills y
  * (always) and the wanted optional outputs with new tensors that the caller
- * owns (free them with oq_ref_attention_outputs_free). y and qk_matmul_output
+ * owns (free them with oq_ref_attention_outputs_clear). y and qk_matmul_output
  * have Q's dtype, present_key K's, present_value V's. On failure nothing is
  * allocated and the tensor members are left NULL. */
 typedef struct oq_ref_attention_outputs {
@@ -91,7 +91,7 @@ typedef struct oq_ref_attention_outputs {
 } oq_ref_attention_outputs;
 
 /* Free the output tensors and set them to NULL (the want_* flags are kept). */
-OQ_API void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
+OQ_API void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out);
 
 /* Run Attention. Errors: OQ_ERR_INVALID_ARG (NULL q/k/v, bad attribute value),
  * OQ_ERR_SHAPE (ranks, dims, head counts or the mask do not fit together; the

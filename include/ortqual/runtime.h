@@ -9,7 +9,6 @@
  *     oq_runtime *rt;
  *     if (oq_runtime_load(NULL, &rt, &err) != OQ_OK) { puts(err.msg); return; }
  *     oq_session_opts so = {0};            // CPU, ORT defaults
- *     so.graph_opt_level = -1;
  *     oq_session *s;
  *     oq_session_create(rt, "model.onnx", NULL, 0, &so, &s, &err);
  *     size_t n_out; oq_tensor **out;
@@ -162,6 +161,21 @@ OQ_API oq_status oq_ort_env_capture(oq_kv **out, size_t *n, oq_err *err);
 
 /* ---- sessions ------------------------------------------------------------ */
 
+/* The graph optimizations ORT applies when it creates a session. The zero value is
+ * ORT's own default (every optimization), so a zeroed oq_session_opts changes nothing. */
+typedef enum oq_graph_opt {
+    OQ_GRAPH_OPT_DEFAULT = 0, /* left to ORT: all */
+    OQ_GRAPH_OPT_DISABLE,     /* ORT_DISABLE_ALL */
+    OQ_GRAPH_OPT_BASIC,       /* ORT_ENABLE_BASIC */
+    OQ_GRAPH_OPT_EXTENDED,    /* ORT_ENABLE_EXTENDED */
+    OQ_GRAPH_OPT_ALL          /* ORT_ENABLE_ALL, set explicitly */
+} oq_graph_opt;
+/* ORT's number of a choice: -1 (left to ORT), 0, 1, 2 or 99. */
+OQ_API int oq_graph_opt_level(oq_graph_opt g);
+/* The choice for ORT's number (-1, 0, 1, 2, 99); -1 for any other number. */
+OQ_API int oq_graph_opt_from_level(int level);
+
+/* Zeroed: CPU, ORT's defaults, no profiling. */
 typedef struct oq_session_opts {
     const char *ep;              /* "cpu" (default when NULL), "cuda", or any plugin EP name */
     const char *ep_lib;          /* plugin EP library; NULL: the one registered under `ep`, else
@@ -169,8 +183,7 @@ typedef struct oq_session_opts {
     size_t n_ep_options;         /* provider options, validated by oq_ep_options_validate */
     const char *const *ep_option_keys, *const *ep_option_values;
     int intra_op_threads;        /* 0 = ORT default */
-    int graph_opt_level;         /* -1 = ORT default (all); 0 disable; 1 basic; 2 extended; 99 all.
-                                    NB: a zero-initialised struct means 0 = optimisations off. */
+    oq_graph_opt graph_opt;      /* OQ_GRAPH_OPT_DEFAULT (0): ORT's choice */
     const char *profile_prefix;  /* non-NULL: enable ORT profiling with this file prefix */
     size_t n_session_configs;    /* extra AddSessionConfigEntry key/values */
     const char *const *session_config_keys, *const *session_config_values;

@@ -65,7 +65,9 @@ typedef struct oq_validate_opts {
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
     const char *const *expect_kernel;
-    int require_dispatch;     /* unverified kernel expectation is a failure */
+    int require_dispatch;     /* unverified kernel expectation is a failure (the tool also sets
+                                 it from ORTQUAL_REQUIRE_DISPATCH=1; the library reads no
+                                 environment variable for it) */
     int prove_teeth;          /* rerun a passing dispatch check with MATH forced */
     int require_full_gpu, strict_placement;
     int profile;              /* record the provider profile (nodes and time per EP) */

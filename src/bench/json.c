@@ -142,7 +142,7 @@ static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
     set_int(j, "kv_heads", o->kv_heads);
     set_int(j, "head_dim", o->head_dim);
     set_int(j, "threads", o->threads);
-    set_int(j, "graph_opt_level", o->graph_opt_level);
+    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
     set_int(j, "warmup", (int64_t)o->warmup);
     set_int(j, "iters", (int64_t)o->iters);
     set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));

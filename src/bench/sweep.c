@@ -31,7 +31,6 @@ void oq_bench_opts_default(oq_bench_opts *o)
     o->heads = 8;
     o->kv_heads = 8;
     o->head_dim = 64;
-    o->graph_opt_level = -1;
     o->warmup = 3;
     o->iters = 20;
     o->seed = 12345;
@@ -142,7 +141,7 @@ static oq_status normal_tensor(const char *name, int64_t b, int64_t h, int64_t l
 /* Streams far above the events' (0 and 1 + event index). */
 #define QKV_STREAM (UINT64_C(1) << 40)
 
-static void group_free(oq_bench_group *g)
+static void group_clear(oq_bench_group *g)
 {
     for (int i = 0; i < 4; i++) oq_tensor_free(g->in[i]);
     oq_tensor_free(g->ref_out);
@@ -175,7 +174,7 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
         g->valid_tokens += g->lengths[b];
         g->valid += g->lengths[b] * g->lengths[b];
     }
-    if (st) group_free(g);
+    if (st) group_clear(g);
     return st;
 }
 
@@ -350,7 +349,7 @@ static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
     memset(vs, 0, sizeof *vs);
     vs->so.ep = v->runtime;
     vs->so.intra_op_threads = o->threads;
-    vs->so.graph_opt_level = o->graph_opt_level;
+    vs->so.graph_opt = o->graph_opt;
     if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
     if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
@@ -588,7 +587,7 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
                 oq_bench_group g;
                 st = group_make(o, o->batch_sizes[bi], o->seq_lens[li], mode == 0, &g, err);
                 if (!st) st = do_group(&c, &g, err);
-                group_free(&g);
+                group_clear(&g);
             }
     if (st) {
         oq_bench_rows_free(c.rows);

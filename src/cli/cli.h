@@ -54,11 +54,11 @@ int oq_cli_version(int argc, char **argv);
  *     oq_runtime *rt;
  *     int rc = oq_cli_runtime_open(&cr, &rt);    (loads ORT, registers --ep-lib, checks --ep-option)
  *     if (rc) return rc;
- *     oq_session_opts so = {.graph_opt_level = -1};
+ *     oq_session_opts so = {0};
  *     oq_cli_runtime_session_opts(&cr, &so);     (ep, ep_lib, provider options)
  *     ...
  *     oq_runtime_free(rt);
- *     oq_cli_runtime_free(&cr);
+ *     oq_cli_runtime_clear(&cr);
  */
 enum {
     OQ_CLI_OPT_ORT_LIB = 0x1100,
@@ -104,7 +104,7 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
 /* Set so->ep, so->ep_lib and the provider options from `cr` (other fields untouched).
  * The strings stay owned by `cr`. */
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
-void oq_cli_runtime_free(struct oq_cli_runtime *cr);
+void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
 struct json_t;

@@ -1,6 +1,7 @@
 /* Human output shared by validate and replay: progress lines and the verdict table. */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -94,6 +95,9 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
                           const char *self, int json)
 {
     o->self_exe = self;
+    /* the non-skippable mode can be switched on from the environment too (the library reads none) */
+    const char *require = getenv("ORTQUAL_REQUIRE_DISPATCH");
+    if (require && !strcmp(require, "1")) o->require_dispatch = 1;
     o->progress = oq_cli_progress_line;
     o->ort_lib = cr->ort_lib;
     o->n_ep_libs = cr->n_ep_libs;

@@ -131,7 +131,7 @@ void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opt
     so->ep_option_values = (const char *const *)cr->option_values;
 }
 
-void oq_cli_runtime_free(struct oq_cli_runtime *cr)
+void oq_cli_runtime_clear(struct oq_cli_runtime *cr)
 {
     for (size_t i = 0; i < cr->n_ep_libs; i++) {
         free(cr->ep_lib_names[i]);

@@ -277,11 +277,11 @@ static int handle_opt(cli_state *c, int opt, const char *arg)
     }
     case OPT_OPT_LEVEL:
         if (oq_cli_parse_int("bench", "--graph-opt-level", arg, -1, INT64_MAX, &v)) return -1;
-        if (v != -1 && v != 0 && v != 1 && v != 2 && v != 99) {
+        if (v > 99 || oq_graph_opt_from_level((int)v) < 0) {
             fprintf(stderr, "ortqual bench: --graph-opt-level '%s': want -1, 0, 1, 2 or 99\n", arg);
             return -1;
         }
-        o->graph_opt_level = (int)v;
+        o->graph_opt = (oq_graph_opt)oq_graph_opt_from_level((int)v);
         return 0;
     default: break;
     }
@@ -417,7 +417,7 @@ int cmd_bench(int argc, char **argv)
     c.outdir = "bench-out";
     int rc = parse_args(&c, argc, argv);
     if (rc) {
-        oq_cli_runtime_free(&c.cr);
+        oq_cli_runtime_clear(&c.cr);
         return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     }
     oq_runtime *rt = NULL;
@@ -430,6 +430,6 @@ int cmd_bench(int argc, char **argv)
         rc = run_bench(&c, rt, argc, argv);
     }
     oq_runtime_free(rt);
-    oq_cli_runtime_free(&c.cr);
+    oq_cli_runtime_clear(&c.cr);
     return rc;
 }

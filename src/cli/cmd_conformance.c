@@ -192,7 +192,7 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     oq_runtime *rt = NULL;
     int rc = oq_cli_runtime_open(cr, &rt);
     if (rc) return rc;
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_session_opts so = {0};
     oq_cli_runtime_session_opts(cr, &so);
     oq_conformance_ort ort = {rt, &so};
     opts->runner = oq_conformance_ort_runner;
@@ -252,13 +252,13 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
 int cmd_conformance(int argc, char **argv)
 {
     oq_conformance_opts opts;
-    oq_conformance_opts_init(&opts);
+    oq_conformance_opts_default(&opts);
     struct oq_cli_runtime cr = {0};
     report_flags f = {0, 0, 0};
     int use_ort = 0;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &use_ort);
     if (rc) {
-        oq_cli_runtime_free(&cr);
+        oq_cli_runtime_clear(&cr);
         return rc < 0 ? OQ_EXIT_OK : rc;
     }
     char **tests = NULL;
@@ -270,7 +270,7 @@ int cmd_conformance(int argc, char **argv)
         dirs = dflt;
         n_dirs = 1;
         if (!(dflt[0] = default_set())) {
-            oq_cli_runtime_free(&cr);
+            oq_cli_runtime_clear(&cr);
             return OQ_EXIT_USAGE;
         }
     }
@@ -281,7 +281,7 @@ int cmd_conformance(int argc, char **argv)
     else
         rc = run_all(tests, n, &opts, f);
     oq_conformance_list_free(tests);
-    oq_cli_runtime_free(&cr);
+    oq_cli_runtime_clear(&cr);
     free(dflt[0]);
     return rc;
 }

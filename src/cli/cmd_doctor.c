@@ -116,7 +116,7 @@ static void try_ep(doctor *d, ep_try *t)
     static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0.5f, 0.25f, -3, 8, 16, 0.125f};
     static const int64_t shape[2] = {2, 3};
     const char *cfg_k[] = {"session.disable_cpu_ep_fallback"}, *cfg_v[] = {"1"};
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_session_opts so = {0};
     int cpu = !strcmp(t->ep, "cpu");
     if (!cpu) {
         oq_cli_runtime_session_opts(&d->cr, &so);
@@ -484,7 +484,7 @@ int cmd_doctor(int argc, char **argv)
     else if (rc < 0) rc = OQ_EXIT_OK; /* --help */
     fflush(stdout);
     oq_runtime_free(d.rt);
-    oq_cli_runtime_free(&d.cr);
+    oq_cli_runtime_clear(&d.cr);
     free(d.roots);
     return rc;
 }

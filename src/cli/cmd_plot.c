@@ -131,7 +131,7 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
             fprintf(stderr, "ortqual plot: %s\n", err.msg);
             rc = st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
         }
-        oq_plot_files_free(&files);
+        oq_plot_files_clear(&files);
     }
     for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);
     free(tables);

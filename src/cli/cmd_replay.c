@@ -184,6 +184,6 @@ int cmd_replay(int argc, char **argv)
     free(self);
 out:
     if (a.globbed) globfree(&a.files);
-    oq_cli_runtime_free(&a.cr);
+    oq_cli_runtime_clear(&a.cr);
     return rc;
 }

@@ -397,6 +397,6 @@ int cmd_validate(int argc, char **argv)
     char *self = realpath("/proc/self/exe", NULL);
     int rc = a.list ? list_configs(&a) : run_validate(&a, self);
     free(self);
-    oq_cli_runtime_free(&a.cr);
+    oq_cli_runtime_clear(&a.cr);
     return rc;
 }

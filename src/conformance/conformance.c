@@ -17,7 +17,7 @@
 
 #define MAX_IO 16
 
-void oq_conformance_opts_init(oq_conformance_opts *o)
+void oq_conformance_opts_default(oq_conformance_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->rtol = 1e-3;
@@ -186,7 +186,7 @@ static const Onnx__NodeProto *single_attention_node(const Onnx__ModelProto *m)
 static oq_status node_attrs(const Onnx__NodeProto *n, oq_ref_attention_attrs *a, char *why,
                             size_t why_n)
 {
-    oq_ref_attention_attrs_init(a);
+    oq_ref_attention_attrs_default(a);
     for (size_t i = 0; i < n->n_attribute; i++) {
         const Onnx__AttributeProto *at = n->attribute[i];
         const char *nm = at->name ? at->name : "";
@@ -221,7 +221,7 @@ typedef struct io_set {
     oq_tensor *t[MAX_IO];
 } io_set;
 
-static void io_free(io_set *s)
+static void io_clear(io_set *s)
 {
     for (size_t i = 0; i < s->n; i++) oq_tensor_free(s->t[i]);
     memset(s->t, 0, sizeof s->t);
@@ -337,9 +337,9 @@ static int run_set(const char *model_path, const Onnx__ModelProto *m, const Onnx
             }
         }
     }
-    io_free(&in);
-    io_free(&exp);
-    io_free(&got);
+    io_clear(&in);
+    io_clear(&exp);
+    io_clear(&got);
     return ok;
 }
 

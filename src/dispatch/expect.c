@@ -189,14 +189,14 @@ oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *
                          "ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 before the session is "
                          "created and capture native fd 1)");
     if (st != OQ_OK) {
-        oq_dispatch_report_free(out);
+        oq_dispatch_report_clear(out);
         return st;
     }
     out->passed = out->n_records > 0 && out->n_failures == 0;
     return OQ_OK;
 }
 
-void oq_dispatch_report_free(oq_dispatch_report *r)
+void oq_dispatch_report_clear(oq_dispatch_report *r)
 {
     if (!r) return;
     for (size_t i = 0; i < r->n_failures; i++) free(r->failures[i]);

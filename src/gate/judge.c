@@ -110,6 +110,6 @@ void oq_gate_judgement_clear(oq_gate_judgement *j)
 {
     for (size_t i = 0; i < j->n_reasons; i++) free(j->reasons[i]);
     free(j->reasons);
-    oq_dispatch_report_free(&j->dispatch);
+    oq_dispatch_report_clear(&j->dispatch);
     memset(j, 0, sizeof *j);
 }

@@ -242,14 +242,14 @@ oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_repor
     r->notes = note.v;
     r->n_notes = note.n;
     if (fail.nomem || note.nomem) {
-        oq_placement_report_free(r);
+        oq_placement_report_clear(r);
         return oq_err_set(err, OQ_ERR_NOMEM, "placement check: out of memory");
     }
     r->passed = r->n_failures == 0;
     return OQ_OK;
 }
 
-void oq_placement_report_free(oq_placement_report *r)
+void oq_placement_report_clear(oq_placement_report *r)
 {
     if (!r) return;
     strv_free(r->failures, r->n_failures);

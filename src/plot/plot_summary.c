@@ -648,7 +648,7 @@ static oq_status validate_build(figure_list *fl, oq_csv *const *tables, size_t n
 
 /* ---- Entry point -------------------------------------------------------- */
 
-void oq_plot_files_free(oq_plot_files *f)
+void oq_plot_files_clear(oq_plot_files *f)
 {
     for (size_t i = 0; i < f->n; i++) free(f->paths[i]);
     free(f->paths);

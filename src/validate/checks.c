@@ -109,7 +109,7 @@ static void add_advice(json_t *jd, const json_t *plan, const oq_dispatch_log *lo
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)
             json_array_append_new(adv, json_string(a.text));
-        oq_advice_free(&a);
+        oq_advice_clear(&a);
     }
     json_object_set_new(jd, "advice", adv);
 }
@@ -186,7 +186,7 @@ static json_t *dispatch_finish(oq_wcheck *c, const json_t *plan, const oq_config
             snprintf(reason, rn, "dispatch: %s%s", r.n_failures ? r.failures[0] : "no routing line observed",
                      r.n_failures > 1 ? " (and more)" : "");
         }
-        oq_dispatch_report_free(&r);
+        oq_dispatch_report_clear(&r);
     }
     add_advice(jd, plan, log, nodes, n, cfg, c->sdpa_kernel, oq_json_str(d, "kernel", NULL),
                json_integer_value(json_object_get(plan, "padded_length")));
@@ -220,7 +220,7 @@ static json_t *placement_finish(const json_t *plan, oq_session *s, int *verdict,
     }
     if (profile) remove(profile);
     free(profile);
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(pl);
     return j;
 }
@@ -237,6 +237,8 @@ void oq_wcheck_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, oq
         json_object_set_new(result, "placement", placement_finish(plan, s, &vp, rp, sizeof rp));
     snprintf(reason, rn, "%s%s%s", rd, *rd && *rp ? "; " : "", rp);
     *verdict = vd == 0 || vp == 0 ? 0 : vd;
+    oq_dispatch_parser_free(c->parser);
+    c->parser = NULL;
 }
 
 void oq_wcheck_abort(oq_wcheck *c)

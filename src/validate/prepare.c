@@ -53,6 +53,7 @@ static oq_status generated_batches(const oq_validate_opts *o, json_t *jbatches, 
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
     int64_t *idx = calloc((size_t)o->events.batch_size, sizeof *idx);
+    if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; !st && k < nb; k++) {
         oq_tensor *x = NULL, *m = NULL;
         st = oq_events_make_batch(ev, k, &x, &m, idx, err);
@@ -85,13 +86,14 @@ static oq_status loaded_batch(const oq_validate_opts *o, size_t k, int64_t *next
     if (!st) {
         const oq_tensor *saved = oq_npz_get(z, "event_indices");
         int64_t b = m->shape[0];
-        int64_t *idx = calloc((size_t)b, sizeof *idx);
-        for (int64_t i = 0; i < b; i++)
+        int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx);
+        if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; idx && i < b; i++)
             idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
         *next_event += b;
-        oq_tensor_set_name(x, "features", NULL);
-        oq_tensor_set_name(m, "mask", NULL);
-        st = write_batch(o->outdir, k, x, m, idx, jbatches, err);
+        if (!st) st = oq_tensor_set_name(x, "features", err);
+        if (!st) st = oq_tensor_set_name(m, "mask", err);
+        if (!st) st = write_batch(o->outdir, k, x, m, idx, jbatches, err);
         if (st) oq_err_prefix(err, "%s: ", path);
         free(idx);
     }

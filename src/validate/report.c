@@ -63,6 +63,6 @@ void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary
     for (size_t i = 0; i < files.n; i++) json_array_append_new(paths, json_string(files.paths[i]));
     json_object_set_new(summary, "plots", paths);
     if (st) json_object_set_new(summary, "plot_error", json_string(e.msg));
-    oq_plot_files_free(&files);
+    oq_plot_files_clear(&files);
     oq_csv_free(t);
 }

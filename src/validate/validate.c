@@ -124,8 +124,7 @@ static int64_t max_padded_length(const run_ctx *c)
 static json_t *dispatch_plan(const oq_validate_opts *o, const oq_config *cfg)
 {
     int on = oq_config_on_ep(cfg);
-    const char *env = getenv("ORTQUAL_REQUIRE_DISPATCH");
-    int require = o->require_dispatch || (env && !strcmp(env, "1"));
+    int require = o->require_dispatch;
     json_t *expect = json_array();
     for (size_t i = 0; i < o->n_expect_kernel; i++) json_array_append_new(expect, json_string(o->expect_kernel[i]));
     json_t *d = json_pack("{s:b, s:b, s:o}", "enable", on, "require", require, "expect", expect);
@@ -166,15 +165,14 @@ static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const cha
     return p;
 }
 
-/* ": <last non-empty line>" of a stderr tail, or "". */
-static const char *last_line(char *tail)
+/* ": <last non-empty line>" of a stderr tail (trimmed in place) into buf, or "". */
+static const char *last_line(char *tail, char *buf, size_t n)
 {
-    static char buf[512];
-    size_t n = strlen(tail);
-    while (n && (tail[n - 1] == '\n' || tail[n - 1] == '\r')) tail[--n] = 0;
+    size_t len = strlen(tail);
+    while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r')) tail[--len] = 0;
     char *start = strrchr(tail, '\n');
     start = start ? start + 1 : tail;
-    snprintf(buf, sizeof buf, "%s%s", *start ? ": " : "", start);
+    snprintf(buf, n, "%s%s", *start ? ": " : "", start);
     return buf;
 }
 
@@ -189,14 +187,14 @@ static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
-        char how[256];
+        char how[256], last[512];
         if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e))
             return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
         json_object_set_new(jcfg, "worker", json_pack("{s:s, s:f, s:s}", "ended", oq_proc_describe(&pr, how, sizeof how),
                                                       "seconds", pr.seconds, "stderr_tail", pr.stderr_tail));
         int crashed = pr.signaled || pr.timed_out || pr.exit_code != 0;
         json_t *r = crashed ? json_pack("{s:s, s:s++}", "status", "failed", "reason", "worker ", how,
-                                        last_line(pr.stderr_tail))
+                                        last_line(pr.stderr_tail, last, sizeof last))
                             : NULL;
         oq_proc_result_clear(&pr);
         if (r) return r;

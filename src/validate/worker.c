@@ -43,6 +43,10 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
     const json_t *map = json_object_get(w->plan, "inputs");
     *n = json_object_size(map);
     *inputs = calloc(*n ? *n : 1, sizeof **inputs);
+    if (!*inputs) {
+        oq_npz_free(z);
+        return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    }
     const char *name;
     const json_t *member;
     size_t i = 0;
@@ -58,8 +62,8 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
     if (!st && !mask) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no mask member '%s'", path, mask_member);
     if (!st) {
         *batch = mask->shape[0];
-        *lengths = calloc((size_t)*batch, sizeof **lengths);
-        st = oq_mask_check(mask, NULL, *lengths, err);
+        *lengths = calloc(*batch ? (size_t)*batch : 1, sizeof **lengths);
+        st = *lengths ? oq_mask_check(mask, NULL, *lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (st) oq_err_prefix(err, "%s: ", path);
     }
     oq_npz_free(z);
@@ -89,6 +93,7 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
     if (st) return st;
     int reps = w->repeat > 0 ? w->repeat : 0;
     double *samples = calloc((size_t)reps + 1, sizeof *samples);
+    if (!samples) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (int i = 0; !st && i < w->warmup + reps; i++) {
         oq_tensor **o2 = NULL;
         size_t n2 = 0;
@@ -230,6 +235,11 @@ static oq_status open_session(worker *w, oq_err *err)
     const json_t *opts = json_object_get(rt, "ep_options");
     size_t n = json_array_size(opts);
     const char **keys = calloc(n + 3, sizeof *keys), **vals = calloc(n + 3, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
     if (!oq_config_on_ep(&w->cfg)) n = 0; /* the user's options are the provider's, not CPU's */
     for (i = 0; i < n; i++) {
         keys[i] = json_string_value(json_array_get(json_array_get(opts, i), 0));
@@ -237,7 +247,7 @@ static oq_status open_session(worker *w, oq_err *err)
     }
     char kernel[16];
     n = oq_config_ep_options(&w->cfg, forced_sdpa_kernel(w), keys, vals, n, kernel, sizeof kernel);
-    oq_session_opts so = {.graph_opt_level = -1, .ep = w->cfg.runtime, .n_ep_options = n,
+    oq_session_opts so = {.ep = w->cfg.runtime, .n_ep_options = n,
                           .ep_option_keys = keys, .ep_option_values = vals};
     st = oq_wcheck_begin(&w->chk, w->plan, w->workdir, err); /* a failed capture stops here */
     if (!st) {
@@ -316,7 +326,7 @@ static oq_status worker_init(worker *w, const json_t *plan, oq_err *err)
     return st;
 }
 
-static void worker_free(worker *w)
+static void worker_clear(worker *w)
 {
     oq_session_free(w->sess);
     oq_ref_model_free(w->ref);
@@ -347,7 +357,7 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_json_write(oq_json_str(plan, "result", "result.json"), w.result, err);
-    worker_free(&w);
+    worker_clear(&w);
     json_decref(plan);
     return st;
 }

@@ -152,7 +152,7 @@ static oq_session *tiny_session(void)
     oq_err err = {0};
     assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_OK);
     assert_int_equal(oq_graph_serialize(g, &buf, &len, &err), OQ_OK);
-    oq_session_opts so = {.graph_opt_level = -1, .intra_op_threads = 1};
+    oq_session_opts so = {.intra_op_threads = 1};
     assert_int_equal(oq_session_create(rt, NULL, buf, len, &so, &s, &err), OQ_OK);
     oq_graph_free(g);
     free(buf);

@@ -230,12 +230,12 @@ static void one_math_among_flash_fails(void **state)
     assert_int_equal(r.n_records, 4);
     assert_int_equal(r.n_failures, 1);
     assert_string_equal(r.failures[0], "attn2: expected FLASH_ATTENTION, got MATH (line 4)");
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 
     r = check(ROUTE("attn0", "FLASH_ATTENTION") ROUTE("attn1", "FLASH_ATTENTION"), specs);
     assert_true(r.passed);
     assert_int_equal(r.n_failures, 0);
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 }
 
 static void no_record_is_never_a_pass(void **state)
@@ -246,12 +246,12 @@ static void no_record_is_never_a_pass(void **state)
     assert_false(r.passed);
     assert_int_equal(r.n_failures, 1);
     assert_non_null(strstr(r.failures[0], "dispatch not observed"));
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 
     const char *none[] = {NULL};
     r = check("", none); /* even without rules */
     assert_false(r.passed);
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 }
 
 static void per_node_rules(void **state)
@@ -270,7 +270,7 @@ static void per_node_rules(void **state)
                         "(unnamed Attention node): expected FLASH_ATTENTION or EFFICIENT_ATTENTION, "
                         "got MATH (line 4)");
     assert_string_equal(r.failures[2], "attn2: not observed (no SdpaKernel= line names this node)");
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 }
 
 static void raw_upper_kernel_and_bad_specs(void **state)
@@ -279,7 +279,7 @@ static void raw_upper_kernel_and_bad_specs(void **state)
     const char *specs[] = {"FLASH_DECODE", NULL};
     oq_dispatch_report r = check(ROUTE("a", "FLASH_DECODE"), specs);
     assert_true(r.passed);
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 
     oq_dispatch_expect *e;
     oq_err err = {0};
