@@ -165,6 +165,8 @@ typedef struct oq_dispatch_report {
     size_t n_records;   /* routing lines checked (all of them) */
     size_t n_failures;
     char **failures;    /* owned; e.g. "attn0: expected FLASH_ATTENTION, got MATH (line 7)" */
+    size_t n_math_failures; /* of those, records whose kernel was MATH: the fallback a fast
+                               path would hide (what a --prove-teeth rerun must produce) */
 } oq_dispatch_report;
 
 /* Check EVERY record of `log`: a record whose node has its own rule must name

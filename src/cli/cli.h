@@ -107,11 +107,11 @@ void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opt
 void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
-struct json_t;
+struct oq_validate_summary;
 /* A progress line on stderr (the oq_validate_opts.progress callback). */
 void oq_cli_progress_line(void *ctx, const char *line);
 /* One row per configuration, its reason when it did not pass, and the verdict line. */
-void oq_cli_print_verdict_table(const struct json_t *summary, const char *outdir);
+void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const char *outdir);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
 /* Fill the runtime and progress parts of `o`, run the validation, print the table (or the

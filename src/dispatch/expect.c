@@ -150,6 +150,7 @@ static oq_status check_record(const oq_dispatch_expect *e, const oq_dispatch_rec
     char label[256], expected[512];
     record_label(r, label, sizeof label);
     expected_list(e, own ? node : NULL, expected, sizeof expected);
+    out->n_math_failures += r->kernel == OQ_SDPA_MATH;
     return add_failure(out, err, "%s: expected %s, got %s (line %llu)", label, expected,
                        *r->kernel_name ? r->kernel_name : "no kernel name",
                        (unsigned long long)r->line);

@@ -20,5 +20,8 @@ bool oq_placement_set_str_(char **dst, const char *src);
  *             "runs", "us", "inputs": [{"dtype", "shape"}], "outputs": [...]}]}.
  * `r` may be NULL (no verdict fields). NULL on allocation failure. */
 json_t *oq_placement_to_json(const oq_placement *p, const oq_placement_report *r);
+/* The record back from that JSON (what a validation worker reported): a new placement in
+ * *out and the verdict fields in *r. OQ_ERR_FORMAT when `j` is no such record. */
+oq_status oq_placement_from_json(const json_t *j, oq_placement **out, oq_placement_report *r, oq_err *err);
 
 #endif
