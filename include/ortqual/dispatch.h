@@ -136,6 +136,12 @@ OQ_API oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf,
 /* Parse a last line that has no terminator. Feeding may continue afterwards. */
 OQ_API oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err);
 
+/* A copy of `src` the caller owns (release it with oq_dispatch_log_clear). OQ_ERR_NOMEM. */
+OQ_API oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src, oq_err *err);
+/* Release the records and options of a log the caller owns (a copy); a parser's own log
+ * goes with oq_dispatch_parser_free. */
+OQ_API void oq_dispatch_log_clear(oq_dispatch_log *log);
+
 /* What was parsed so far; valid until the next feed/finish/free. */
 OQ_API const oq_dispatch_log *oq_dispatch_parser_log(const oq_dispatch_parser *p);
 

@@ -29,23 +29,60 @@ oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
     return OQ_OK;
 }
 
-void oq_dispatch_parser_free(oq_dispatch_parser *p)
+void oq_dispatch_log_clear(oq_dispatch_log *log)
 {
-    if (!p) return;
-    for (size_t i = 0; i < p->log.n_records; i++) {
-        oq_dispatch_record *r = &p->log.records[i];
+    for (size_t i = 0; i < log->n_records; i++) {
+        oq_dispatch_record *r = &log->records[i];
         free((char *)r->op);
         free((char *)r->node);
         free((char *)r->dtype);
         free((char *)r->kernel_name);
     }
-    for (size_t i = 0; i < p->log.n_options; i++) {
-        for (size_t j = 0; j < p->log.options[i].n_opts; j++)
-            free((char *)p->log.options[i].opts[j].name);
-        free(p->log.options[i].opts);
+    for (size_t i = 0; i < log->n_options; i++) {
+        for (size_t j = 0; j < log->options[i].n_opts; j++) free((char *)log->options[i].opts[j].name);
+        free(log->options[i].opts);
     }
-    free(p->log.records);
-    free(p->log.options);
+    free(log->records);
+    free(log->options);
+    memset(log, 0, sizeof *log);
+}
+
+static int dup_into(const char **dst, const char *src) { return (*dst = strdup(src ? src : "")) != NULL; }
+
+oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src, oq_err *err)
+{
+    memset(dst, 0, sizeof *dst);
+    int ok = 1;
+    for (size_t i = 0; ok && i < src->n_records; i++) {
+        const oq_dispatch_record *s = &src->records[i];
+        oq_dispatch_record *r = OQ_PUSH(dst->records, dst->n_records);
+        ok = r && dup_into(&r->op, s->op) && dup_into(&r->node, s->node) && dup_into(&r->dtype, s->dtype) &&
+             dup_into(&r->kernel_name, s->kernel_name);
+        if (ok) {
+            r->kernel = s->kernel;
+            r->line = s->line;
+        }
+    }
+    for (size_t i = 0; ok && i < src->n_options; i++) {
+        const oq_dispatch_options *s = &src->options[i];
+        oq_dispatch_options *o = OQ_PUSH(dst->options, dst->n_options);
+        ok = o != NULL;
+        if (ok) o->line = s->line;
+        for (size_t k = 0; ok && k < s->n_opts; k++) {
+            oq_dispatch_option *opt = OQ_PUSH(o->opts, o->n_opts);
+            ok = opt && dup_into(&opt->name, s->opts[k].name);
+            if (ok) opt->value = s->opts[k].value;
+        }
+    }
+    if (ok) return OQ_OK;
+    oq_dispatch_log_clear(dst);
+    return NOMEM(err);
+}
+
+void oq_dispatch_parser_free(oq_dispatch_parser *p)
+{
+    if (!p) return;
+    oq_dispatch_log_clear(&p->log);
     oq_dynbuf_clear(&p->pending);
     oq_dynbuf_clear(&p->clean);
     oq_dynbuf_clear(&p->other);
@@ -308,7 +345,7 @@ oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t
     while (n > 0) {
         const char *nl = memchr(s, '\n', n);
         size_t take = nl ? (size_t)(nl - s) + 1 : n;
-        oq_status st;
+        oq_status st = OQ_OK;
         if (nl && p->pending.len == 0) {
             st = process_line(p, s, take, err); /* the common case: no copy */
         } else {

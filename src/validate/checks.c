@@ -117,15 +117,6 @@ static void require_observed(oq_dispatch_expect *ex, const oq_dispatch_log *log,
         }
 }
 
-/* Copies the parser's log into the result (which outlives the parser). */
-static oq_status keep_log(oq_dispatch_result *d, const oq_dispatch_log *log)
-{
-    oq_dispatch_result view = {.log = *log};
-    oq_status st = oq_dispatch_result_copy(d, &view);
-    d->recorded = 1;
-    return st;
-}
-
 /* Fills r->dispatch; sets *verdict: 1 verified (or nothing expected), 0 failed, -1 not
  * verified (a skip). */
 static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *verdict, char *reason, size_t rn,
@@ -145,7 +136,8 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
     oq_dispatch_expect *ex = NULL;
     int have = 0;
     *verdict = 1;
-    keep_log(d, log);
+    d->recorded = 1;
+    oq_dispatch_log_copy(&d->log, log, NULL); /* the result outlives the parser */
     if (build_expect(plan, kernel, nodes, n, &ex, &have, &e) != OQ_OK) {
         *verdict = 0;
         snprintf(reason, rn, "dispatch expectation: %.400s", e.msg);

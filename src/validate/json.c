@@ -74,6 +74,23 @@ static json_t *num_or_null(double x) { return isnan(x) ? json_null() : json_real
 
 static double num_back(const json_t *j) { return json_is_number(j) ? json_number_value(j) : NAN; }
 
+/* Writes `j` (NULL: it could not be built) and releases it. */
+static oq_status write_new(const char *path, json_t *j, oq_err *err)
+{
+    oq_status st = j ? oq_json_write(path, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    json_decref(j);
+    return st;
+}
+
+/* The JSON of a file; NULL with the error (naming the file) when it cannot be read. */
+static json_t *load(const char *path, oq_err *err)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
+    return j;
+}
+
 /* ---- the plan ------------------------------------------------------------------------ */
 
 static json_t *plan_json(const oq_validate_plan *p)
@@ -111,10 +128,7 @@ static json_t *plan_json(const oq_validate_plan *p)
 
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err)
 {
-    json_t *j = plan_json(p);
-    oq_status st = j ? oq_json_write(path, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    json_decref(j);
-    return st;
+    return write_new(path, plan_json(p), err);
 }
 
 static int plan_batches_back(const json_t *a, oq_validate_plan *p)
@@ -176,15 +190,11 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
 oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
 {
     memset(p, 0, sizeof *p);
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (!j) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
-    oq_status st = plan_back(j, p, err);
+    json_t *j = load(path, err);
+    oq_status st = j ? plan_back(j, p, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    if (st) oq_validate_plan_clear(p);
     json_decref(j);
-    if (st) {
-        oq_err_prefix(err, "%s: ", path);
-        oq_validate_plan_clear(p);
-    }
     return st;
 }
 
@@ -503,21 +513,17 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
 
 oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err)
 {
-    json_t *j = oq_config_result_to_json(r);
-    oq_status st = j ? oq_json_write(path, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    json_decref(j);
-    return st;
+    return write_new(path, oq_config_result_to_json(r), err);
 }
 
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err)
 {
     memset(r, 0, sizeof *r);
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (!j) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
-    oq_status st = oq_config_result_from_json(j, r, err);
+    json_t *j = load(path, err);
+    oq_status st = j ? oq_config_result_from_json(j, r, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
-    return st ? oq_err_prefix(err, "%s: ", path) : OQ_OK;
+    return st;
 }
 
 /* ---- summary.json ---------------------------------------------------------------------- */
@@ -551,7 +557,5 @@ oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_er
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);
     }
-    oq_status st = j ? oq_json_write(path, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    json_decref(j);
-    return st;
+    return write_new(path, j, err);
 }

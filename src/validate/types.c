@@ -68,27 +68,10 @@ oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *m
 
 void oq_dispatch_result_clear(oq_dispatch_result *d)
 {
-    for (size_t i = 0; i < d->log.n_records; i++) {
-        oq_dispatch_record *r = &d->log.records[i];
-        free((char *)r->op);
-        free((char *)r->node);
-        free((char *)r->dtype);
-        free((char *)r->kernel_name);
-    }
-    free(d->log.records);
-    for (size_t i = 0; i < d->log.n_options; i++) {
-        for (size_t k = 0; k < d->log.options[i].n_opts; k++) free((char *)d->log.options[i].opts[k].name);
-        free(d->log.options[i].opts);
-    }
-    free(d->log.options);
+    oq_dispatch_log_clear(&d->log);
     strv_clear(&d->failures, &d->n_failures);
     strv_clear(&d->advice, &d->n_advice);
     memset(d, 0, sizeof *d);
-}
-
-static int dup_into(const char **dst, const char *src)
-{
-    return (*dst = strdup(src ? src : "")) != NULL;
 }
 
 static int copy_strv(char ***dst, size_t *n, char *const *src, size_t n_src)
@@ -105,30 +88,9 @@ oq_status oq_dispatch_result_copy(oq_dispatch_result *dst, const oq_dispatch_res
     dst->checked = src->checked;
     dst->passed = src->passed;
     dst->n_math_failures = src->n_math_failures;
-    int ok = 1;
-    for (size_t i = 0; ok && i < src->log.n_records; i++) {
-        const oq_dispatch_record *s = &src->log.records[i];
-        oq_dispatch_record *r = OQ_PUSH(dst->log.records, dst->log.n_records);
-        ok = r && dup_into(&r->op, s->op) && dup_into(&r->node, s->node) && dup_into(&r->dtype, s->dtype) &&
-             dup_into(&r->kernel_name, s->kernel_name);
-        if (ok) {
-            r->kernel = s->kernel;
-            r->line = s->line;
-        }
-    }
-    for (size_t i = 0; ok && i < src->log.n_options; i++) {
-        const oq_dispatch_options *s = &src->log.options[i];
-        oq_dispatch_options *o = OQ_PUSH(dst->log.options, dst->log.n_options);
-        ok = o != NULL;
-        if (ok) o->line = s->line;
-        for (size_t k = 0; ok && k < s->n_opts; k++) {
-            oq_dispatch_option *opt = OQ_PUSH(o->opts, o->n_opts);
-            ok = opt && dup_into(&opt->name, s->opts[k].name);
-            if (ok) opt->value = s->opts[k].value;
-        }
-    }
-    ok = ok && copy_strv(&dst->failures, &dst->n_failures, src->failures, src->n_failures) &&
-         copy_strv(&dst->advice, &dst->n_advice, src->advice, src->n_advice);
+    int ok = oq_dispatch_log_copy(&dst->log, &src->log, NULL) == OQ_OK &&
+             copy_strv(&dst->failures, &dst->n_failures, src->failures, src->n_failures) &&
+             copy_strv(&dst->advice, &dst->n_advice, src->advice, src->n_advice);
     return ok ? OQ_OK : OQ_ERR_NOMEM;
 }
 

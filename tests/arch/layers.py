@@ -13,7 +13,8 @@ rows "| N | `folder`, `folder` |", N from 0 (lowest). The rules:
     runs without ONNX Runtime;
   - the tool (src/cli/) and the benchmark programs (bench/) use the public
     headers only (plus their own; bench/ may call ORT's C API directly);
-  - a public header includes public headers of lower layers only.
+  - a public header includes public headers of lower layers only, and of the
+    system only the C library's (no jansson, protobuf-c or ORT types in the API).
 Prints one line per violation (file:line: what) and exits 1, or exits 0.
 """
 import os
@@ -21,6 +22,9 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
+# What a public header may take from the system: the C standard library.
+C_HEADERS = {"stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdarg.h", "limits.h"}
 GENERATED = {"onnx.pb-c.h", "cmds.inc", "cmds_decl.inc"}
 ORT_API = "onnxruntime_c_api.h"
 
@@ -91,6 +95,11 @@ def check(root):
         if name not in folders:
             problems.append(f"include/ortqual/{h}: no folder src/{name}/ implements it")
             continue
+        with open(os.path.join(inc_dir, h), encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                m = SYSTEM_INCLUDE.match(line)
+                if m and m.group(1) not in C_HEADERS:
+                    problems.append(f"include/ortqual/{h}:{no}: <{m.group(1)}> in the public API")
         for no, inc in includes(os.path.join(inc_dir, h)):
             if not inc.startswith("ortqual/"):
                 problems.append(f"include/ortqual/{h}:{no}: {inc} is not a public header")

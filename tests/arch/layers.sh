@@ -34,6 +34,8 @@ bites "a benchmark using internals" "bench/overhead.c:.*core/core-impl.h is not 
     'echo "#include \"core/core-impl.h\"" >> bench/overhead.c'
 bites "a public header including a higher one" "include/ortqual/tensor.h:.*may not include 'runtime'" \
     'sed -i "s|#include \"ortqual/status.h\"|#include \"ortqual/runtime.h\"|" include/ortqual/tensor.h'
+bites "jansson in the public API" "include/ortqual/validate.h:.*<jansson.h> in the public API" \
+    'sed -i "0,/#include <stddef.h>/s//#include <jansson.h>\n#include <stddef.h>/" include/ortqual/validate.h'
 bites "a folder missing from the table" "src/extra/: not in the layer table" 'mkdir src/extra'
 bites "a header without its folder" "include/ortqual/extra.h: no folder src/extra/" 'touch include/ortqual/extra.h'
 echo "layers: every #include follows docs/design.md, and each broken rule is caught"

@@ -177,8 +177,7 @@ static void fill_result(oq_config_result *r)
     const char *text = "AttentionKernelOptions: FLASH_ATTENTION=1 MATH=0\n"
                        "Operator=Attention Node=attn0 DataType=fp16 SdpaKernel=MATH\n";
     assert_int_equal(oq_dispatch_parse_text(text, strlen(text), &p, NULL), OQ_OK);
-    oq_dispatch_result view = {.log = *oq_dispatch_parser_log(p)};
-    assert_int_equal(oq_dispatch_result_copy(&r->dispatch, &view), OQ_OK);
+    assert_int_equal(oq_dispatch_log_copy(&r->dispatch.log, oq_dispatch_parser_log(p), NULL), OQ_OK);
     oq_dispatch_parser_free(p);
     r->dispatch.recorded = r->dispatch.checked = 1;
     r->dispatch.n_math_failures = 1;
