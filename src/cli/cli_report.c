@@ -82,6 +82,18 @@ static int print_summary_file(const char *outdir)
     return 0;
 }
 
+int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed)
+{
+    for (size_t i = 0; i < patterns->n; i++) {
+        if (glob(patterns->v[i], (*globbed ? GLOB_APPEND : 0) | GLOB_NOCHECK, NULL, g)) {
+            fprintf(stderr, "ortqual %s: --inputs '%s': cannot expand\n", cmd, patterns->v[i]);
+            return -1;
+        }
+        *globbed = 1;
+    }
+    return 0;
+}
+
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
 {
     char stamp[64];

@@ -1,6 +1,5 @@
 /* ortqual doctor: is this machine fit to qualify models, and on what exactly? */
 #include <dirent.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,32 +15,21 @@
 const char cmd_doctor_summary[] =
     "check ONNX Runtime, execution providers, GPU, libraries and environment";
 
-static void doctor_help(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual doctor [options]\n"
-            "\n"
-            "Load ONNX Runtime, list its providers and EP devices, create a real session with a\n"
-            "tiny in-memory model (y = a + b) on every available EP and run it once, then report\n"
-            "the GPU (NVML, CUDA driver), every loaded library with its path, copies of\n"
-            "cudart/cuBLAS/cuDNN that could shadow each other (with LD_PRELOAD/LD_LIBRARY_PATH\n"
-            "lines that pin one set), the ORT_* environment, and the working directory's safety.\n"
-            "\n"
-            "options:\n");
-    oq_cli_runtime_help(fp, 0);
-    fprintf(fp,
-            "                        (doctor tries cpu, then --ep or else cuda when its library\n"
-            "                        or devices exist, then every --ep-lib)\n"
-            "  --search-root DIR     look for CUDA library copies under DIR (4 levels deep)\n"
-            "                        instead of the loader's directories (repeatable)\n"
-            "  --json                machine-readable report on stdout\n"
-            "  -h, --help            this text\n"
-            "\n"
-            "exit status: 0 healthy (no GPU is healthy), 1 a session failed or a requested EP is\n"
-            "unavailable, 2 bad usage, 3 ONNX Runtime cannot be loaded.\n"
-            "\n"
-            "example: ortqual doctor --ep-lib cuda=/opt/ort/lib/libonnxruntime_providers_cuda.so\n");
-}
+static const char head[] =
+    "usage: ortqual doctor [options]\n"
+    "\n"
+    "Load ONNX Runtime, list its providers and EP devices, create a real session with a\n"
+    "tiny in-memory model (y = a + b) on every available EP and run it once, then report\n"
+    "the GPU (NVML, CUDA driver), every loaded library with its path, copies of\n"
+    "cudart/cuBLAS/cuDNN that could shadow each other (with LD_PRELOAD/LD_LIBRARY_PATH\n"
+    "lines that pin one set), the ORT_* environment, and the working directory's safety.\n";
+
+static const char foot[] =
+    "\n"
+    "exit status: 0 healthy (no GPU is healthy), 1 a session failed or a requested EP is\n"
+    "unavailable, 2 bad usage, 3 ONNX Runtime cannot be loaded.\n"
+    "\n"
+    "example: ortqual doctor --ep-lib cuda=/opt/ort/lib/libonnxruntime_providers_cuda.so\n";
 
 /* ---- sessions on each EP --------------------------------------------------------- */
 
@@ -57,8 +45,7 @@ typedef struct ep_try {
 typedef struct doctor {
     struct oq_cli_runtime cr;
     int json;
-    size_t n_roots;
-    const char **roots;
+    oq_cli_list roots;     /* --search-root */
     oq_runtime *rt;
     ep_try tries[16];
     size_t n_tries;
@@ -410,43 +397,21 @@ static int print_json(const doctor *d, const oq_evidence *ev)
 
 /* ---- main -------------------------------------------------------------------------- */
 
+/* 0 to go on, 1 after --help, or an exit status. */
 static int parse(doctor *d, int argc, char **argv)
 {
-    enum { OPT_JSON = 0x1200, OPT_ROOT };
-    static const struct option longopts[] = {
-        OQ_CLI_RUNTIME_LONGOPTS,
-        {"json", no_argument, NULL, OPT_JSON},
-        {"search-root", required_argument, NULL, OPT_ROOT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        int r = oq_cli_runtime_opt(&d->cr, c, optarg);
-        if (r < 0) return OQ_EXIT_USAGE;
-        if (r > 0) continue;
-        if (c == 'h') {
-            doctor_help(stdout);
-            return -1;
-        } else if (c == OPT_JSON) {
-            d->json = 1;
-        } else if (c == OPT_ROOT) {
-            const char **v = realloc(d->roots, (d->n_roots + 1) * sizeof *v);
-            if (!v) return OQ_EXIT_RUNTIME;
-            d->roots = v;
-            v[d->n_roots++] = optarg;
-        } else {
-            fprintf(stderr, "ortqual doctor: unknown option '%s' (see 'ortqual doctor --help')\n",
-                    argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual doctor: unexpected argument '%s'\n", argv[optind]);
-        return OQ_EXIT_USAGE;
-    }
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options (doctor tries cpu, then --ep or else cuda when its library or devices\n"
+                     "exist, then every --ep-lib):"),
+        OQ_CLI_RUNTIME_OPTS(&d->cr),
+        OQ_OPT_LIST("search-root", "DIR", &d->roots,
+                    "look for CUDA library copies under DIR (4 levels deep)\n"
+                    "instead of the loader's directories (repeatable)"),
+        OQ_OPT_FLAG("json", &d->json, "machine-readable report on stdout"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"doctor", head, foot, opts};
+    int rc = oq_cli_parse(&c, argc, argv, NULL);
+    if (rc) return rc > 0 ? 1 : OQ_EXIT_USAGE;
     /* Provider options given without --ep are for the EP doctor tries besides cpu: cuda. */
     struct oq_cli_runtime check = d->cr;
     if (!check.ep && check.n_options) check.ep = "cuda";
@@ -461,7 +426,7 @@ static int run(doctor *d)
         return OQ_EXIT_RUNTIME;
     }
     run_sessions(d); /* each --ep-lib is registered by the session attempt that uses it */
-    oq_evidence_opts eo = {.n_search_roots = d->n_roots, .search_roots = d->roots};
+    oq_evidence_opts eo = {.n_search_roots = d->roots.n, .search_roots = d->roots.v};
     oq_evidence *ev = NULL;
     if (oq_evidence_collect(d->rt, &eo, &ev, &err) != OQ_OK) {
         fprintf(stderr, "ortqual: collecting evidence: %s\n", err.msg);
@@ -481,10 +446,10 @@ int cmd_doctor(int argc, char **argv)
     memset(&d, 0, sizeof d);
     int rc = parse(&d, argc, argv);
     if (rc == 0) rc = run(&d);
-    else if (rc < 0) rc = OQ_EXIT_OK; /* --help */
+    else if (rc == 1) rc = OQ_EXIT_OK; /* --help */
     fflush(stdout);
     oq_runtime_free(d.rt);
     oq_cli_runtime_clear(&d.cr);
-    free(d.roots);
+    oq_cli_list_clear(&d.roots);
     return rc;
 }
