@@ -19,24 +19,11 @@ void oq_bench_opts_default(oq_bench_opts *o)
 {
     static const int64_t batch_sizes[] = {1};
     static const int64_t seq_lens[] = {128, 512, 2048};
-    memset(o, 0, sizeof *o);
-    o->n_batch_sizes = 1;
-    o->batch_sizes = batch_sizes;
-    o->n_seq_lens = 3;
-    o->seq_lens = seq_lens;
-    o->length_policy = OQ_LENGTH_FRACTION;
-    o->mask_fraction = 0.25;
-    o->modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED;
-    o->shapes = OQ_BENCH_DYNAMIC;
-    o->heads = 8;
-    o->kv_heads = 8;
-    o->head_dim = 64;
-    o->warmup = 3;
-    o->iters = 20;
-    o->seed = 12345;
-    o->io_binding = OQ_IO_AUTO;
-    o->reference = 1;
-    o->mem_sample_us = 2000;
+    *o = (oq_bench_opts){.n_batch_sizes = 1, .batch_sizes = batch_sizes, .n_seq_lens = 3, .seq_lens = seq_lens,
+                         .length_policy = OQ_LENGTH_FRACTION, .mask_fraction = 0.25,
+                         .modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED, .shapes = OQ_BENCH_DYNAMIC,
+                         .heads = 8, .kv_heads = 8, .head_dim = 64, .warmup = 3, .iters = 20, .seed = 12345,
+                         .io_binding = OQ_IO_AUTO, .reference = 1, .mem_sample_us = 2000};
 }
 
 const char *oq_bench_status_name(oq_bench_status s)

@@ -280,12 +280,10 @@ static void set_defaults(struct args *a)
 
 static void args_clear(struct args *a)
 {
+    oq_cli_list *lists[] = {&a->inputs, &a->required, &a->expect, &a->tolerances};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) oq_cli_list_clear(lists[i]);
     oq_cli_runtime_clear(&a->cr);
-    oq_cli_list_clear(&a->inputs);
     if (a->globbed) globfree(&a->files);
-    oq_cli_list_clear(&a->required);
-    oq_cli_list_clear(&a->expect);
-    oq_cli_list_clear(&a->tolerances);
     free(a->tolerance_text);
     free(a->required_all);
     free(a->configs);

@@ -195,13 +195,11 @@ static oq_status set_override(oq_tolerances *t, const char *name, oq_tolerance t
         o->tol = tol;
         return OQ_OK;
     }
-    char *copy = strdup(name);
-    struct override *item = copy ? OQ_PUSH(t->items, t->n) : NULL;
-    if (!item) {
-        free(copy);
+    struct override *item = OQ_PUSH(t->items, t->n);
+    if (!item || !(item->name = strdup(name))) {
+        t->n -= item != NULL; /* the new slot, unused */
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    item->name = copy;
     item->tol = tol;
     return OQ_OK;
 }
