@@ -13,7 +13,7 @@
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
 
-/* ---- the plan (plan.c) ------------------------------------------------------------- */
+/* ---- the plan (types.c) ------------------------------------------------------------ */
 
 /* One batch of a plan: its inputs, the reference's outputs (written by the reference's
  * worker, read by the others) and, with --save-outputs, where this configuration's go. */
