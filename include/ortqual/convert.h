@@ -110,7 +110,7 @@ typedef struct oq_convert_opts {
     uint64_t seed;            /* generated inputs */
 } oq_convert_opts;
 
-void oq_convert_opts_default(oq_convert_opts *o);
+OQ_API void oq_convert_opts_default(oq_convert_opts *o);
 
 /* One line of the plan: what a pass did (or would do) at a node. */
 typedef struct oq_convert_step {
@@ -147,26 +147,26 @@ typedef struct oq_convert_report {
 } oq_convert_report;
 
 /* What the passes would do to `path`, node by node; nothing is run or written. */
-oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out,
-                          oq_err *err);
+OQ_API oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out,
+                                 oq_err *err);
 /* The same for a model in memory; `name` labels messages. */
-oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name,
-                                const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
+OQ_API oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name,
+                                       const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
 
 /* Convert, check, and write `out_path` atomically (an existing file is refused
  * unless `overwrite`). *out gets the report whenever the passes ran (also on
  * OQ_ERR_CHECK_FAILED, when nothing is written). */
-oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite,
-                          const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
+OQ_API oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite,
+                                 const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
 
-void oq_convert_report_free(oq_convert_report *r);
+OQ_API void oq_convert_report_free(oq_convert_report *r);
 /* The report as a JSON object (malloc'ed, NUL-terminated); NULL on allocation failure. */
-char *oq_convert_report_json(const oq_convert_report *r);
+OQ_API char *oq_convert_report_json(const oq_convert_report *r);
 
 /* The mask contract a converted model records: *has = 1 and the mask input's
  * name in `input` (cap bytes) when the model carries OQ_CONVERT_CONTRACT_KEY,
  * *has = 0 otherwise. OQ_ERR_FORMAT when the entry is malformed. */
-oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err);
+OQ_API oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -234,7 +234,6 @@ static oq_status open_session(oq_runtime *rt, cv_model *m, oq_session **s, oq_er
     oq_status st = cv_serialize(m, &buf, &len, err);
     if (st) return st;
     oq_session_opts so = {0};
-    so.graph_opt_level = -1;
     so.intra_op_threads = 1;
     st = oq_session_create(rt, NULL, buf, len, &so, s, err);
     free(buf);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"

@@ -1,6 +1,7 @@
 /* --attention-dtype: Q, K, V (and an additive mask) cast to float16/bfloat16 before
  * each Attention node, the output cast back; the rest of the model keeps its dtype. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "convert/convert-impl.h"

@@ -204,7 +204,6 @@ static void test_ort_causal_nonpad_is_bottom_right(void **state)
     assert_int_equal(oq_graph_serialize(g, &buf, &len, NULL), OQ_OK);
     oq_graph_free(g);
     oq_session_opts so = {0};
-    so.graph_opt_level = -1;
     oq_session *s;
     assert_int_equal(oq_session_create(rt, NULL, buf, len, &so, &s, NULL), OQ_OK);
     free(buf);
