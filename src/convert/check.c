@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "ortqual/events.h"
 #include "ortqual/mask.h"
 
 /* One batch: the model inputs, the mask's lengths, the expected outputs (or NULL). */
@@ -58,18 +59,10 @@ static const char *find_mask(checker *k)
     return found;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [-1, 1). */
-static double uniform(uint64_t *s)
+static double uniform(oq_rng *s)
 {
-    return (double)(splitmix(s) >> 11) / (double)(1ull << 52) - 1.0;
+    return (double)(oq_rng_next(s) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
 /* The size a generated batch gives a dimension. */
@@ -97,7 +90,7 @@ static int64_t gather_rows(checker *k, const char *input)
 }
 
 static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int64_t *len, int64_t B, int64_t L,
-                           int64_t other, uint64_t *seed, oq_tensor **out, oq_err *err)
+                           int64_t other, oq_rng *rng, oq_tensor **out, oq_err *err)
 {
     const Onnx__TypeProto__Tensor *t = input_type(vi);
     const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
@@ -132,7 +125,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     for (int32_t i = 2; i < r; i++) inner *= shape[i];
     for (int64_t i = 0; i < n; i++) {
         int64_t b = r >= 2 ? i / (shape[1] * inner) : 0, l = r >= 2 ? (i / inner) % shape[1] : 0;
-        double x = rows > 0 ? (double)(splitmix(seed) % (uint64_t)rows) : uniform(seed) + uniform(seed) + uniform(seed);
+        double x = rows > 0 ? (double)oq_rng_uniform_int(rng, 0, rows - 1) : uniform(rng) + uniform(rng) + uniform(rng);
         oq_tensor_set_f64(*out, i, padded && l >= len[b] ? 0 : x);
     }
     return OQ_OK;
@@ -142,7 +135,8 @@ static oq_status generate(checker *k, oq_err *err)
 {
     static const int64_t Bs[2] = {3, 2}, Ls[2] = {16, 7}, others[2] = {4, 3};
     const Onnx__GraphProto *g = k->ref->orig->graph;
-    uint64_t seed = k->c->o->seed;
+    oq_rng rng;
+    oq_rng_seed(&rng, k->c->o->seed, 0);
     for (size_t bi = 0; bi < 2; bi++) {
         batch *b = &k->b[k->nb++];
         int64_t B = Bs[bi], L = Ls[bi];
@@ -164,7 +158,7 @@ static oq_status generate(checker *k, oq_err *err)
         }
         for (size_t i = 0; i < g->n_input; i++) {
             if (oq_gview_initializer(k->v, g->input[i]->name)) continue;
-            oq_status st = gen_input(k, g->input[i], b->lengths, B, L, others[bi], &seed, &b->in[b->n_in], err);
+            oq_status st = gen_input(k, g->input[i], b->lengths, B, L, others[bi], &rng, &b->in[b->n_in], err);
             if (st) return oq_err_prefix(err, "%s: ", k->ref->name);
             b->n_in++;
         }
@@ -372,12 +366,9 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
 {
     oq_convert_report *r = k->c->r;
     const batch *b = &k->b[bi];
-    oq_convert_check *grown = realloc(r->checks, (r->n_checks + n_out) * sizeof *grown);
-    if (!grown) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    r->checks = grown;
     for (size_t i = 0; i < n_out; i++) {
-        oq_convert_check *ck = &r->checks[r->n_checks];
-        memset(ck, 0, sizeof *ck);
+        oq_convert_check *ck = OQ_PUSH(r->checks, r->n_checks);
+        if (!ck) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         ck->batch = bi;
         const char *name = ref[i]->name;
         oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
@@ -385,8 +376,10 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
         o.lengths = b->lengths && per_position(k, name, ref[i], b) ? b->lengths : NULL;
         o.check_padding = o.lengths && padding_zero(ref[i], o.lengths);
         oq_status st = compare(conv[i], ref[i], &o, &ck->vs_reference, err);
-        if (st) return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
-        r->n_checks++;
+        if (st) {
+            r->n_checks--;
+            return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
+        }
         if (!ck->vs_reference.passed) note_failure(k, bi, "differs from the reference", &ck->vs_reference);
         const oq_tensor *want = b->expected ? oq_npz_get(b->expected, name) : NULL;
         if (b->expected && !want)

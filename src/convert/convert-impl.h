@@ -12,15 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core-impl.h"
 #include "inspect/gview-impl.h"
 #include "inspect/sdpa-impl.h"
 #include "inspect/symdim-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/convert.h"
 
-typedef struct cv_vec {
+typedef struct cv_vec { /* grown with OQ_PUSH only */
     void **v;
-    size_t n, cap;
+    size_t n;
 } cv_vec;
 
 typedef struct cv_names { /* open addressing set of owned strings */

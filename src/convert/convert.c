@@ -24,10 +24,8 @@ void oq_convert_opts_default(oq_convert_opts *o)
 
 void cv_step(oq_convert_report *r, const char *pass, const char *node, const char *action, const char *fmt, ...)
 {
-    oq_convert_step *s = realloc(r->steps, (r->n_steps + 1) * sizeof *s);
+    oq_convert_step *s = OQ_PUSH(r->steps, r->n_steps);
     if (!s) return;
-    r->steps = s;
-    s = &r->steps[r->n_steps];
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&s->detail, fmt, ap) < 0) s->detail = NULL;
@@ -35,10 +33,9 @@ void cv_step(oq_convert_report *r, const char *pass, const char *node, const cha
     s->pass = strdup(pass);
     s->node = strdup(node ? node : "");
     s->action = strdup(action);
-    if (s->detail && s->pass && s->node && s->action) {
-        r->n_steps++;
-    } else {
+    if (!s->detail || !s->pass || !s->node || !s->action) {
         free(s->detail), free(s->pass), free(s->node), free(s->action);
+        r->n_steps--;
     }
 }
 
@@ -74,12 +71,7 @@ int cv_contract(cv_ctx *c, const char *pass, const char *node, const char *input
     c->contract_input = input;
     for (size_t i = 0; i < c->n_contract; i++)
         if (!strcmp(c->contract_nodes[i], node ? node : "")) return 0;
-    char **v = realloc(c->contract_nodes, (c->n_contract + 1) * sizeof *v);
-    if (!v) return 1;
-    c->contract_nodes = v;
-    v[c->n_contract] = strdup(node ? node : "");
-    if (v[c->n_contract]) c->n_contract++;
-    return 0;
+    return oq_strv_push(&c->contract_nodes, &c->n_contract, node ? node : "") ? 1 : 0;
 }
 
 static void ctx_clear(cv_ctx *c)

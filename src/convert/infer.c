@@ -26,9 +26,11 @@ typedef struct inferer {
     cv_model *m;
     const oq_gview *v;
     oq_symctx *sc;
-    char **names; /* inferred values, parallel to infos */
-    tinfo *infos;
-    size_t n, cap;
+    struct inferred {
+        char *name;
+        tinfo t;
+    } *known; /* grown with OQ_PUSH */
+    size_t n;
 } inferer;
 
 static oq_symdim unknown(void) { return oq_symdim_const(INT64_MIN); }
@@ -36,7 +38,7 @@ static oq_symdim unknown(void) { return oq_symdim_const(INT64_MIN); }
 static const tinfo *local(const inferer *f, const char *name)
 {
     for (size_t i = f->n; i-- > 0;) /* recent first: the inputs of a node were just inferred */
-        if (!strcmp(f->names[i], name)) return &f->infos[i];
+        if (!strcmp(f->known[i].name, name)) return &f->known[i].t;
     return NULL;
 }
 
@@ -220,29 +222,20 @@ static int infer_node(inferer *f, const Onnx__NodeProto *n, tinfo *t)
 
 static void remember(inferer *f, const char *name, const tinfo *t)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        char **nn = realloc(f->names, cap * sizeof *nn);
-        if (nn) f->names = nn;
-        tinfo *ni = nn ? realloc(f->infos, cap * sizeof *ni) : NULL;
-        if (!ni) {
-            f->m->oom = 1;
-            return;
-        }
-        f->infos = ni;
-        f->cap = cap;
-    }
-    f->names[f->n] = strdup(name);
-    if (!f->names[f->n]) {
+    char *copy = strdup(name);
+    struct inferred *k = copy ? OQ_PUSH(f->known, f->n) : NULL;
+    if (!k) {
+        free(copy);
         f->m->oom = 1;
         return;
     }
-    f->infos[f->n++] = *t;
+    k->name = copy;
+    k->t = *t;
 }
 
 size_t cv_infer_types(cv_model *m)
 {
-    inferer f = {m, cv_view(m), cv_sym(m), NULL, NULL, 0, 0};
+    inferer f = {m, cv_view(m), cv_sym(m), NULL, 0};
     if (!f.v) return 0;
     for (size_t i = 0; i < m->nodes.n; i++) {
         const Onnx__NodeProto *n = m->nodes.v[i];
@@ -254,20 +247,19 @@ size_t cv_infer_types(cv_model *m)
     cv_dim (*dims)[R] = calloc(f.n ? f.n : 1, sizeof *dims);
     if (!dims) m->oom = 1;
     for (size_t i = 0; dims && i < f.n; i++)
-        for (int j = 0; j < f.infos[i].rank; j++) {
-            oq_symdim s = f.infos[i].d[j];
+        for (int j = 0; j < f.known[i].t.rank; j++) {
+            oq_symdim s = f.known[i].t.d[j];
             const char *p = oq_symdim_name(f.sc, s);
             dims[i][j].param = p ? strdup(p) : NULL;
             if (p && !dims[i][j].param) m->oom = 1;
             dims[i][j].value = !p && s.n == 0 && s.coef >= 0 ? s.coef : -1;
         }
-    for (size_t i = 0; dims && !m->oom && i < f.n; i++) cv_set_type(m, f.names[i], f.infos[i].elem, f.infos[i].rank, dims[i]);
+    for (size_t i = 0; dims && !m->oom && i < f.n; i++) cv_set_type(m, f.known[i].name, f.known[i].t.elem, f.known[i].t.rank, dims[i]);
     for (size_t i = 0; dims && i < f.n; i++)
-        for (int j = 0; j < f.infos[i].rank; j++) free((char *)dims[i][j].param);
+        for (int j = 0; j < f.known[i].t.rank; j++) free((char *)dims[i][j].param);
     free(dims);
     size_t n = f.n;
-    for (size_t i = 0; i < f.n; i++) free(f.names[i]);
-    free(f.names);
-    free(f.infos);
+    for (size_t i = 0; i < f.n; i++) free(f.known[i].name);
+    free(f.known);
     return n;
 }

@@ -12,18 +12,12 @@ static void *vec_push(cv_model *m, cv_vec *v, void *p)
         m->oom = 1;
         return NULL;
     }
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        void **np = realloc(v->v, cap * sizeof *np);
-        if (!np) {
-            m->oom = 1;
-            return NULL;
-        }
-        v->v = np;
-        v->cap = cap;
+    void **slot = OQ_PUSH(v->v, v->n);
+    if (!slot) {
+        m->oom = 1;
+        return NULL;
     }
-    v->v[v->n++] = p;
-    return p;
+    return *slot = p;
 }
 
 static uint64_t hash_str(const char *s)

@@ -3,13 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "inspect/gview-impl.h"
 
 /* Everything known about one value name. */
 typedef struct value {
     const char *name;
     long producer;                    /* node index, -1 when none */
-    size_t n_cons, cap_cons;
+    size_t n_cons;
     size_t *cons;                     /* consuming node indices (one per input slot) */
     const Onnx__TensorProto *init;
     const Onnx__ValueInfoProto *vi;
@@ -60,17 +61,9 @@ static value *get(oq_gview *v, const char *name)
 
 static void add_consumer(oq_gview *v, value *x, size_t node)
 {
-    if (x->n_cons == x->cap_cons) {
-        size_t cap = x->cap_cons ? x->cap_cons * 2 : 2;
-        size_t *p = realloc(x->cons, cap * sizeof *p);
-        if (!p) {
-            v->oom = 1;
-            return;
-        }
-        x->cons = p;
-        x->cap_cons = cap;
-    }
-    x->cons[x->n_cons++] = node;
+    size_t *slot = OQ_PUSH(x->cons, x->n_cons);
+    if (slot) *slot = node;
+    else v->oom = 1;
 }
 
 oq_status oq_gview_create(const Onnx__GraphProto *g, int64_t opset, oq_gview **out, oq_err *err)

@@ -3,13 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "inspect/symdim-impl.h"
 
 struct oq_symctx {
     const oq_gview *v;
     int budget; /* evaluation steps left for one oq_sym_vec: shared subgraphs could be exponential */
     char **names; /* symbol id -> name */
-    size_t n, cap;
+    size_t n;
 };
 
 oq_status oq_symctx_create(const oq_gview *v, oq_symctx **out, oq_err *err)
@@ -33,17 +34,8 @@ static uint32_t intern(oq_symctx *c, const char *name)
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->names[i], name)) return (uint32_t)i;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 32;
-        char **p = realloc(c->names, cap * sizeof *p);
-        if (!p) return UINT32_MAX;
-        c->names = p;
-        c->cap = cap;
-    }
-    char *s = strdup(name);
-    if (!s) return UINT32_MAX;
-    c->names[c->n] = s;
-    return (uint32_t)c->n++;
+    if (oq_strv_push(&c->names, &c->n, name)) return UINT32_MAX;
+    return (uint32_t)(c->n - 1);
 }
 
 oq_symdim oq_symdim_const(int64_t k)
