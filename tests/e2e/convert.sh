@@ -63,6 +63,11 @@ expect 2 "holes.npz: input 'mask': event 1: hole at position 11" $ORTQUAL conver
 [ ! -e "$T/h.onnx" ] && ok "nothing written for holes" || bad "a model was written for inputs with holes"
 expect 2 "event 1: hole at position 11" $ORTQUAL validate --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
     --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vh" --force
+expect 2 "event 1: hole at position 11" $ORTQUAL replay --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
+    --ep cpu --outdir "$T/rh" --force
+expect 2 "--mask 'features', but the model's ortqual.mask_contract names input 'mask'" $ORTQUAL validate \
+    --model "$T/mlpf_like_18.onnx" --inputs "$F/mlpf_like/inputs_000.npz" --mask features \
+    --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vc" --force
 
 # the check bites: a changed PyTorch value fails naming output and element; nothing is written
 $PY - "$F/hand_attention/io.npz" "$T/bad_io.npz" <<'PY'

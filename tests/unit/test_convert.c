@@ -19,6 +19,7 @@
 #include "ortqual/graph.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
+#include "ortqual/validate.h"
 
 #define TESTUTIL_RUNTIME_FIXTURE
 #include "testutil.h"
@@ -581,6 +582,73 @@ static void test_contract_malformed(void **state)
     remove_dir(dir);
 }
 
+/* Progress lines of a validation, kept for the test to read. */
+static void keep_line(void *ctx, const char *line)
+{
+    char *buf = ctx;
+    size_t w = strlen(buf);
+    snprintf(buf + w, 4096 - w, "%s\n", line);
+}
+
+/* validate takes a converted model's contract: the input it names is the mask whose every
+ * batch is checked before any model runs, and a --mask naming another input is refused. */
+static void test_contract_enforced_by_validate(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("contract");
+    char in[512], conv[512], batch[512], lines[4096] = "";
+    snprintf(in, sizeof in, "%s/tiny.onnx", dir);
+    snprintf(conv, sizeof conv, "%s/fast.onnx", dir);
+    snprintf(batch, sizeof batch, "%s/holes.npz", dir);
+    write_tiny(in, KEY_PADDING);
+    oq_convert_opts co = fast_opts(NULL);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, conv, 0, &co, &r, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(r->contract_input, "mask");
+    oq_convert_report_free(r);
+    /* event 1 is 1 0 1 0 0: a hole at position 1 */
+    int64_t xs[] = {2, 5, 4}, ms[] = {2, 5};
+    oq_tensor *x, *m;
+    assert_int_equal(oq_tensor_create(&x, OQ_DTYPE_FLOAT32, 3, xs, "features", NULL), OQ_OK);
+    assert_int_equal(oq_tensor_create(&m, OQ_DTYPE_BOOL, 2, ms, "mask", NULL), OQ_OK);
+    static const uint8_t rows[] = {1, 1, 1, 0, 0, 1, 0, 1, 0, 0};
+    memcpy(m->data, rows, sizeof rows);
+    const oq_tensor *t[] = {x, m};
+    assert_int_equal(oq_npz_write(batch, 2, t, 0, 0, NULL), OQ_OK);
+    oq_tensor_free(x);
+    oq_tensor_free(m);
+    oq_config cfg[2];
+    assert_int_equal(oq_config_parse("cpu:model:fp32", &cfg[0], NULL), OQ_OK);
+    cfg[1] = cfg[0];
+    const char *files[] = {batch};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = conv;
+    o.input_files = files;
+    o.n_input_files = 1;
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.outdir = dir;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.progress = keep_line;
+    o.progress_ctx = lines;
+    oq_validate_summary *s = NULL;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_MASK);
+    assert_non_null(strstr(err.msg, "event 1"));
+    assert_non_null(strstr(err.msg, "hole at position"));
+    assert_non_null(strstr(lines, OQ_CONVERT_CONTRACT_KEY ": input 'mask' must be a valid prefix"));
+    assert_null(s);
+    o.mask_name = "pad"; /* what the model calls its mask is not the user's to contradict */
+    o.overwrite = 1;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "--mask 'pad', but the model's " OQ_CONVERT_CONTRACT_KEY " names input 'mask'"));
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_bf16_lower_and_contract),
         cmocka_unit_test(test_own_export),
         cmocka_unit_test(test_contract_malformed),
+        cmocka_unit_test(test_contract_enforced_by_validate),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
