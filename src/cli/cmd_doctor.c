@@ -291,24 +291,27 @@ static void print_env_cwd(const oq_evidence *ev)
 
 /* ---- ORT's telemetry client -------------------------------------------------------- */
 
-/* The empty /tmp/mat-debug-<pid>.log files that ORT 1.29+ leaves for every process that
- * created an environment with its 1DS telemetry client on. */
+/* The empty mat-debug-<pid>.log files that ORT 1.29+ leaves for every process that
+ * created an environment with its 1DS telemetry client on. The client writes them to
+ * $TMPDIR when that is set (as on many CI runners), else to /tmp. */
 typedef struct telemetry_state {
     const char *setting; /* ORT_DISABLE_TELEMETRY, NULL when unset */
-    size_t stale_empty;  /* empty mat-debug logs in /tmp */
+    const char *dir;     /* where the client writes its logs */
+    size_t stale_empty;  /* empty mat-debug logs in dir */
     size_t stale_other;  /* non-empty ones (left alone) */
 } telemetry_state;
 
 static telemetry_state telemetry_scan(void)
 {
-    telemetry_state t = {getenv("ORT_DISABLE_TELEMETRY"), 0, 0};
-    DIR *d = opendir("/tmp");
+    const char *tmp = getenv("TMPDIR");
+    telemetry_state t = {getenv("ORT_DISABLE_TELEMETRY"), tmp && *tmp ? tmp : "/tmp", 0, 0};
+    DIR *d = opendir(t.dir);
     if (!d) return t;
     for (struct dirent *e; (e = readdir(d));) {
         if (strncmp(e->d_name, "mat-debug-", 10)) continue;
         struct stat sb;
-        char path[300];
-        snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", t.dir, e->d_name);
         if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
             if (sb.st_size == 0) t.stale_empty++;
             else t.stale_other++;
@@ -329,22 +332,23 @@ static void print_telemetry(void)
     printf("\nONNX Runtime telemetry\n");
     if (telemetry_off(&t))
         printf("  off (ORT_DISABLE_TELEMETRY=1; ortqual sets it unless you do): no 1DS client, no\n"
-               "  /tmp/mat-debug-<pid>.log per process\n");
+               "  %s/mat-debug-<pid>.log per process\n", t.dir);
     else
         printf("  ON (ORT_DISABLE_TELEMETRY=%s): every process that loads ORT 1.29+ starts Microsoft's\n"
-               "  1DS client and leaves an empty /tmp/mat-debug-<pid>.log\n",
-               t.setting ? t.setting : "unset");
+               "  1DS client and leaves an empty %s/mat-debug-<pid>.log\n",
+               t.setting ? t.setting : "unset", t.dir);
     if (t.stale_empty)
-        printf("  %zu empty /tmp/mat-debug-*.log left by earlier ONNX Runtime processes "
-               "(find /tmp -maxdepth 1 -name 'mat-debug-*.log' -empty -delete)\n", t.stale_empty);
-    if (t.stale_other) printf("  %zu non-empty /tmp/mat-debug-*.log (left alone)\n", t.stale_other);
+        printf("  %zu empty %s/mat-debug-*.log left by earlier ONNX Runtime processes "
+               "(find %s -maxdepth 1 -name 'mat-debug-*.log' -empty -delete)\n", t.stale_empty, t.dir,
+               t.dir);
+    if (t.stale_other) printf("  %zu non-empty %s/mat-debug-*.log (left alone)\n", t.stale_other, t.dir);
 }
 
 static json_t *telemetry_json(void)
 {
     telemetry_state t = telemetry_scan();
-    return json_pack("{s:s?, s:b, s:I, s:I}", "ORT_DISABLE_TELEMETRY", t.setting, "off",
-                     telemetry_off(&t), "stale_empty_mat_debug_logs", (json_int_t)t.stale_empty,
+    return json_pack("{s:s?, s:b, s:s, s:I, s:I}", "ORT_DISABLE_TELEMETRY", t.setting, "off",
+                     telemetry_off(&t), "log_dir", t.dir, "stale_empty_mat_debug_logs", (json_int_t)t.stale_empty,
                      "nonempty_mat_debug_logs", (json_int_t)t.stale_other);
 }
 

@@ -15,14 +15,20 @@ else ns=(unshare --user --map-root-user --mount --propagation private); fi
 "${ns[@]}" env ORTQUAL="$ORTQUAL" bash -euo pipefail -c '
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mount -t tmpfs tmpfs /tmp
+# the 1DS client writes to $TMPDIR when set (CI runners often set it): point it at the private /tmp
+export TMPDIR=/tmp
 count() { find /tmp -maxdepth 1 -name "mat-debug-*.log" | wc -l; }
 [ "$(count)" -eq 0 ] || fail "private /tmp not empty"
 # teeth: with telemetry on, ORT does leave the file, so the checks below can see one
 ORT_DISABLE_TELEMETRY=0 "$ORTQUAL" doctor > /tmp/doctor-on.txt || true
-[ "$(count)" -ge 1 ] || fail "ORT left no mat-debug file with telemetry on: the check cannot bite"
+[ "$(count)" -ge 1 ] || { ls -la /tmp; fail "ORT left no mat-debug file in \$TMPDIR=/tmp with telemetry on: the check cannot bite"; }
 grep -q "ON (ORT_DISABLE_TELEMETRY=0)" /tmp/doctor-on.txt || fail "doctor does not say telemetry is on"
 grep -Eq "[0-9]+ empty /tmp/mat-debug-\*\.log left" /tmp/doctor-on.txt || fail "doctor does not count stale files"
 find /tmp -maxdepth 1 -name "mat-debug-*.log" -delete
+# doctor looks where the client writes: $TMPDIR
+mkdir /tmp/sub && TMPDIR=/tmp/sub ORT_DISABLE_TELEMETRY=0 "$ORTQUAL" doctor > /tmp/doctor-sub.txt || true
+grep -Eq "1 empty /tmp/sub/mat-debug-\*\.log left" /tmp/doctor-sub.txt || fail "doctor does not look in \$TMPDIR"
+rm -r /tmp/sub
 # a validation with three configurations (three worker processes) leaves nothing
 env -u ORT_DISABLE_TELEMETRY "$ORTQUAL" validate --outdir /tmp/v --num-events 3 --no-plots \
     --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp32 > /tmp/v.out 2>&1 ||
