@@ -52,7 +52,7 @@ typedef struct oq_refusal_facts {
 
 /* An explanation; every string is owned by the struct (oq_refusal_clear). */
 typedef struct oq_refusal {
-    const char *id;      /* the pattern's name (static), NULL when no pattern matched */
+    char *id;            /* the pattern's name, NULL when no pattern matched */
     char *node;          /* "'attn0' (Attention)", NULL when the message names none */
     char *inputs;        /* "Q 'q' float32 [batch,2,seq,4]; attn_mask 'm' bool [batch,1,1,seq]" or NULL */
     char *why;           /* the spec against the runtime, one or two sentences */

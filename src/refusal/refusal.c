@@ -355,7 +355,7 @@ oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err 
         int hit = p->needle ? f->message && strstr(f->message, p->needle) : p->applies(&x);
         if (!hit) continue;
         p->explain(&x);
-        out->id = p->id;
+        if (!(out->id = strdup(p->id))) x.oom = 1;
         out->node = take(&x, &x.node);
         out->inputs = take(&x, &x.inputs);
         out->why = take(&x, &x.why);
@@ -370,6 +370,7 @@ oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err 
 
 void oq_refusal_clear(oq_refusal *r)
 {
+    free(r->id);
     free(r->node);
     free(r->inputs);
     free(r->why);
