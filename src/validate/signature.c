@@ -78,17 +78,19 @@ static int detect_mask(const oq_model_info *mi)
     return n_named == 1 ? named : n_named == 0 && n_any == 1 ? any : -1;
 }
 
-static oq_status choose_mask(const oq_validate_opts *o, const char *path, oq_signature *sig, oq_err *err)
+static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
+                             oq_err *err)
 {
     const oq_model_info *mi = sig->mi;
+    const char *named = contract ? contract : o->mask_name;
     char names[512];
     input_list(mi, names, sizeof names);
     if (o->kind != OQ_MODEL_USER) sig->mask = find_input(mi, "mask");
-    else if (o->no_mask) sig->mask = -1;
-    else if (!o->mask_name) sig->mask = detect_mask(mi);
-    else if ((sig->mask = find_input(mi, o->mask_name)) < 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: --mask '%s': the model has no such input (inputs: %s)", path,
-                          o->mask_name, names);
+    else if (o->no_mask && !contract) sig->mask = -1;
+    else if (!named) sig->mask = detect_mask(mi);
+    else if ((sig->mask = find_input(mi, named)) < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path,
+                          contract ? "the mask contract names" : "--mask", named, names);
     if (sig->mask >= 0 && mi->inputs[sig->mask].rank >= 0 && mi->inputs[sig->mask].rank != 2)
         return oq_err_set(err, OQ_ERR_SHAPE,
                           "%s: input '%s' is rank %d; the mask contract is about a [B, L] mask (--no-mask: none)",
@@ -101,14 +103,15 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, oq_sig
     return OQ_OK;
 }
 
-oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_signature *sig, oq_err *err)
+oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
+                            oq_signature *sig, oq_err *err)
 {
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
     const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
     oq_status st = o->kind == OQ_MODEL_USER ? oq_model_inspect_file(o->model_path, &sig->mi, err)
                                             : export_signature(o, w, &sig->mi, err);
-    if (!st) st = choose_mask(o, path, sig, err);
+    if (!st) st = choose_mask(o, path, contract, sig, err);
     if (st) oq_signature_clear(sig);
     return st;
 }

@@ -140,8 +140,10 @@ typedef struct oq_signature {
     int features;        /* the input generated events' features feed, -1: none */
 } oq_signature;
 
-/* The signature of the run's model: the user's file, or one of ortqual's exports. */
-oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_signature *sig, oq_err *err);
+/* The signature of the run's model: the user's file, or one of ortqual's exports. `contract`:
+ * the mask input a converted model's metadata names (it wins over --mask and detection). */
+oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
+                            oq_signature *sig, oq_err *err);
 void oq_signature_clear(oq_signature *sig);
 /* Every input of one batch, read by name from `path` (the features and mask inputs also from
  * members "features" and "mask"), each checked against the model's type, rank and fixed

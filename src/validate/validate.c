@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
 #include "validate/validate-impl.h"
@@ -499,6 +500,29 @@ static oq_status record_signature(run_ctx *c, oq_err *err)
     return OQ_OK;
 }
 
+/* A model written by `ortqual convert` may compute its function only for valid-prefix masks
+ * and says so in its metadata (OQ_CONVERT_CONTRACT_KEY): the input it names is the mask,
+ * whatever detection would pick, so that every batch's check covers the tensor that input
+ * gets. A --mask naming another input, or --no-mask, contradicts the model and is refused. */
+static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, oq_err *err)
+{
+    int has;
+    char input[256];
+    *mask = 0;
+    if (o->kind != OQ_MODEL_USER) return OQ_OK;
+    oq_status st = oq_convert_read_contract(o->model_path, &has, input, sizeof input, err);
+    if (st || !has) return st;
+    if ((o->mask_name && strcmp(o->mask_name, input)) || o->no_mask)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s: %s%s%s, but the model's %s names input '%s' as its mask (valid prefixes only)",
+                          o->model_path, o->no_mask ? "--no-mask" : "--mask '", o->no_mask ? "" : o->mask_name,
+                          o->no_mask ? "" : "'", OQ_CONVERT_CONTRACT_KEY, input);
+    snprintf(mask, n, "%s", input);
+    progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
+             input);
+    return OQ_OK;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -514,7 +538,9 @@ static oq_status setup(run_ctx *c, oq_err *err)
     snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
     if (!st) st = oq_mkdirs(c->workdir, err);
     if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(c, err);
-    if (!st) st = oq_signature_make(o, c->weights, &c->sig, err);
+    char contract[256];
+    if (!st) st = contract_mask(o, contract, sizeof contract, err);
+    if (!st) st = oq_signature_make(o, c->weights, *contract ? contract : NULL, &c->sig, err);
     return st ? st : record_signature(c, err);
 }
 
