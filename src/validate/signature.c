@@ -309,9 +309,9 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
         char want[256];
         if (!oq_npz_get(z, io->name)) {
             st = oq_err_set(err, OQ_ERR_NOT_FOUND,
-                            "%s: no member '%s' for the model's output %s %s (the expected configuration compares "
-                            "every output)",
-                            path, io->name, io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
+                            "%s: no member '%s' for the model's output %s %s %s (the expected configuration "
+                            "compares every output)",
+                            path, io->name, io->name, io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
                             declared_str(io, want, sizeof want));
             break;
         }

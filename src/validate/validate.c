@@ -408,15 +408,14 @@ static char *untested_reason(const oq_validate_summary *s)
  * compared, else passed. */
 static void judge(const oq_validate_opts *o, oq_validate_summary *s)
 {
-    int failed = 0, error = 0;
-    const oq_config_result *first = NULL;
+    const oq_config_result *failed = NULL, *error = NULL; /* the first of each */
     for (size_t i = 0; i < s->n_configs; i++) {
         const oq_config_result *r = &s->configs[i];
-        failed |= r->status == OQ_VERDICT_FAILED;
-        error |= r->status == OQ_VERDICT_ERROR;
-        if (!first && (r->status == OQ_VERDICT_FAILED || r->status == OQ_VERDICT_ERROR)) first = r;
+        if (!failed && r->status == OQ_VERDICT_FAILED) failed = r;
+        if (!error && r->status == OQ_VERDICT_ERROR) error = r;
         s->n_tested += !r->is_reference && r->status == OQ_VERDICT_PASSED && compared_elements(r) > 0;
     }
+    const oq_config_result *first = failed ? failed : error;
     s->verdict = failed ? OQ_RUN_FAILED : error ? OQ_RUN_ERROR : s->n_tested ? OQ_RUN_PASSED : OQ_RUN_UNTESTED;
     s->exit_status = s->verdict == OQ_RUN_FAILED ? 1 : s->verdict == OQ_RUN_ERROR ? 3
                      : s->verdict == OQ_RUN_UNTESTED && !o->allow_skip ? 1 : 0;
