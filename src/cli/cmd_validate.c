@@ -224,7 +224,8 @@ static int list_configs(const struct args *a)
                                 : "possible here");
     }
     printf("representations decomposed|attention23|attention24 take fp32 or fp16; ref takes encoder|sdpa:fp64;\n"
-           "--model files run as <runtime>:model:fp32. Kernels apply to cuda only.\n");
+           "--model files run as <runtime>:model:fp32, against 'expected' (the outputs saved with\n"
+           "--inputs or --expected) or another configuration. Kernels apply to cuda only.\n");
     return OQ_EXIT_OK;
 }
 

@@ -1,5 +1,4 @@
 /* One node of a model with what the model declares about its inputs and outputs. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +14,19 @@ typedef struct finder {
     int oom;
 } finder;
 
-static char *dup_or_oom(finder *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *dup_or_oom(finder *f, const char *fmt, ...)
+/* A copy of `s`, or NULL with oom noted. */
+static char *copy(finder *f, const char *s)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) {
-        s = NULL;
-        f->oom = 1;
-    }
-    va_end(ap);
-    return s;
+    char *d = strdup(s ? s : "");
+    if (!d) f->oom = 1;
+    return d;
+}
+
+static char *number(finder *f, long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    return copy(f, buf);
 }
 
 static char **dims_new(finder *f, size_t n)
@@ -67,10 +67,10 @@ static void from_value_info(finder *f, const Onnx__ValueInfoProto *vi, oq_io_inf
     for (size_t i = 0; i < sh->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
         io->dims[i] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                          ? dup_or_oom(f, "%lld", (long long)d->dim_value)
-                      : d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param
-                          ? dup_or_oom(f, "%s", d->dim_param)
-                          : dup_or_oom(f, "?");
+                          ? number(f, (long long)d->dim_value)
+                          : copy(f, d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param
+                                        ? d->dim_param
+                                        : "?");
     }
 }
 
@@ -79,12 +79,12 @@ static void from_initializer(finder *f, const Onnx__TensorProto *t, oq_io_info *
     io->elem_type = t->data_type;
     if (!(io->dims = dims_new(f, t->n_dims))) return;
     io->rank = (int32_t)t->n_dims;
-    for (size_t i = 0; i < t->n_dims; i++) io->dims[i] = dup_or_oom(f, "%lld", (long long)t->dims[i]);
+    for (size_t i = 0; i < t->n_dims; i++) io->dims[i] = number(f, (long long)t->dims[i]);
 }
 
 static void value_io(finder *f, const char *value, oq_io_info *io)
 {
-    io->name = dup_or_oom(f, "%s", value ? value : "");
+    io->name = copy(f, value);
     io->rank = -1;
     if (!value || !*value) return;
     const Onnx__ValueInfoProto *vi = declared(f->g, value);
@@ -104,19 +104,18 @@ static oq_io_info *values_io(finder *f, char **values, size_t n)
 static void fill_node(finder *f, const Onnx__NodeProto *n, size_t index, oq_node_info *out)
 {
     out->index = index;
-    out->name = dup_or_oom(f, "%s", n->name ? n->name : "");
-    out->op_type = dup_or_oom(f, "%s", n->op_type ? n->op_type : "");
-    out->domain = dup_or_oom(f, "%s", n->domain ? n->domain : "");
+    out->name = copy(f, n->name);
+    out->op_type = copy(f, n->op_type);
+    out->domain = copy(f, n->domain);
     for (size_t i = 0; i < n->n_attribute; i++) {
         const Onnx__AttributeProto *a = n->attribute[i];
-        char *text = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
-                         ? dup_or_oom(f, "%s=%lld", a->name ? a->name : "", (long long)a->i)
-                     : a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
-                         ? dup_or_oom(f, "%s=%.9g", a->name ? a->name : "", (double)a->f)
-                         : NULL;
-        char **slot = text ? OQ_PUSH(out->attrs, out->n_attrs) : NULL;
-        if (slot) *slot = text;
-        else if (text) f->oom = 1, free(text);
+        const char *name = a->name ? a->name : "";
+        if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+            oq_strv_pushf(&out->attrs, &out->n_attrs, "%s=%lld", name, (long long)a->i))
+            f->oom = 1;
+        if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT &&
+            oq_strv_pushf(&out->attrs, &out->n_attrs, "%s=%.9g", name, (double)a->f))
+            f->oom = 1;
     }
     out->inputs = values_io(f, n->input, n->n_input);
     if (out->inputs) out->n_inputs = n->n_input;

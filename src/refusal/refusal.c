@@ -119,37 +119,48 @@ static int has_broadcast_mask(const oq_node_info *n)
 
 /* ---- the patterns ------------------------------------------------------------------- */
 
-static void mask_query_broadcast(expl *x)
+/* A refusal about an Attention node's inputs: which inputs to show, which node to prefer, and
+ * what to say. */
+typedef struct attention_pattern {
+    size_t n_roles;
+    size_t roles[3];
+    const char *role_names[3];
+    int (*prefer)(const oq_node_info *);
+    const char *why, *fix;
+} attention_pattern;
+
+static void attention_refusal(expl *x, const attention_pattern *a)
 {
     char name[256];
     text_after(x->f->message, "Name:'", '\'', name, sizeof name);
-    static const size_t roles[] = {0, 3};
-    static const char *const role_names[] = {"Q", "attn_mask"};
-    attention_inputs(x, name, has_broadcast_mask, roles, role_names, 2);
-    put(x, &x->why,
+    attention_inputs(x, name, a->prefer, a->roles, a->role_names, a->n_roles);
+    put(x, &x->why, "%s", a->why);
+    put(x, &x->fix, "%s", a->fix);
+}
+
+static void mask_query_broadcast(expl *x)
+{
+    static const attention_pattern a = {
+        2, {0, 3}, {"Q", "attn_mask"}, has_broadcast_mask,
         "the ONNX Attention operator (opsets 23 and 24) broadcasts attn_mask over the query axis, so a key-padding "
         "mask [B,1,1,Lk] is valid; ONNX Runtime's CPU and CUDA kernels require the mask's second-to-last axis to "
-        "equal Q's sequence length (attention_helper.h) and refuse it when the model runs");
-    put(x, &x->fix,
+        "equal Q's sequence length (attention_helper.h) and refuse it when the model runs",
         "expand the mask to [B,1,Lq,Lk] (`ortqual convert --expand-mask`), or pass the key padding as "
         "nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`); exporting at opset 18 (decomposed "
-        "attention) also runs");
+        "attention) also runs"};
+    attention_refusal(x, &a);
 }
 
 static void mask_total_length(expl *x)
 {
-    char name[256];
-    text_after(x->f->message, "Name:'", '\'', name, sizeof name);
-    static const size_t roles[] = {1, 3, 4};
-    static const char *const role_names[] = {"K", "attn_mask", "past_key"};
-    attention_inputs(x, name, has_mask, roles, role_names, 3);
-    put(x, &x->why,
+    static const attention_pattern a = {
+        3, {1, 3, 4}, {"K", "attn_mask", "past_key"}, has_mask,
         "ONNX Attention-24 lets attn_mask's last axis be shorter than the total sequence length (past plus "
         "current keys) and pads it with -inf; ONNX Runtime requires it to equal the total sequence length "
-        "(attention_helper.h) and refuses the shorter mask");
-    put(x, &x->fix,
+        "(attention_helper.h) and refuses the shorter mask",
         "pad the mask to the total sequence length before the node (False for a bool mask, -inf for a float "
-        "one), or pass the key padding as nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`)");
+        "one), or pass the key padding as nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`)"};
+    attention_refusal(x, &a);
 }
 
 static void output_mode(expl *x)
