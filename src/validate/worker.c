@@ -120,10 +120,10 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
 }
 
 /* A failed comparison that has no metrics (an output missing, or of another shape). */
-static void comparison_failed(worker *w, oq_batch_result *b, const char *fmt, const char *name, const char *what)
+static void comparison_failed(worker *w, oq_batch_result *b, const char *name, const char *why)
 {
     b->passed = 0;
-    if (!w->r->reason) oq_result_reason(w->r, fmt, (long long)b->index, name, what);
+    if (!w->r->reason) oq_result_reason(w->r, "batch %lld, output %s: %s", (long long)b->index, name, why);
 }
 
 /* Compares every reference output with ours; the first failure gives the reason. An output
@@ -140,7 +140,7 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
         const oq_tensor *r = ref->tensors[i];
         const oq_tensor *o = oq_tensors_find((const oq_tensor *const *)outs, n_out, r->name);
         if (!o) {
-            comparison_failed(w, b, "batch %lld: no output '%s' (%s)", r->name, "the reference has one");
+            comparison_failed(w, b, r->name, "this configuration has no such output (the reference has)");
             continue;
         }
         oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
@@ -158,7 +158,7 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
         if (oq_compare_tensors(o, r, &co, res, &ce)) {
             b->n_outputs--;
             if (ce.status != OQ_ERR_SHAPE) st = oq_err_set(err, ce.status, "%s", ce.msg);
-            else comparison_failed(w, b, "batch %lld, output %s: %s", r->name, ce.msg);
+            else comparison_failed(w, b, r->name, ce.msg);
             continue;
         }
         if (!res->passed && !w->r->reason) {

@@ -80,6 +80,12 @@ expect 1 "batch 0, output reg: FAIL .*worst \[1,20,2\]" "$Q" validate --model "$
 expect 0 "verdict: PASSED" "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$T/bad_io.npz" \
     --configs expected,cpu:model:fp32 --tolerance reg:atol=0.02 --outdir "$T/badtol" "${V[@]}"
 
+# ... and a reference with outputs the model does not have fails naming the missing one
+"$Q" export encoder --seed 1 --save-weights "$T/w.npz" -o "$T/enc.onnx" >/dev/null 2>&1
+expect 1 "batch 0, output cls: this configuration has no such output \(the reference has\)" "$Q" validate \
+    --model "$F/tx_encoder/tx_encoder_op18.onnx" --weights "$T/w.npz" --heads 4 --inputs "$F/tx_encoder/io.npz" \
+    --configs ref:encoder:fp64,cpu:model:fp32 --outdir "$T/noout" "${V[@]}"
+
 # 5. a language model's outputs are not zero on padding: reported, not judged; --padding zero judges them
 expect 0 "padding: logits has 4000 of 4000 padded elements non-zero \(batch 0\), reported, not judged: the reference is not zero there" \
     "$Q" validate --model "$F/decoder_lm/decoder_lm_op18.onnx" --inputs "$F/decoder_lm/io.npz" \
