@@ -385,7 +385,8 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
         OQ_OPT_FLAG("json", &a->json, "print summary.json"),
         OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, runtime against valid size)"),
-        OQ_OPT_GROUP("dispatch and placement (CUDA and other GPU execution providers):"),
+        OQ_OPT_GROUP("dispatch and placement (judge configurations under test on CUDA or another GPU\n"
+                 "execution provider; the reference and cpu ones record them as evidence):"),
         OQ_OPT_LIST("expect-kernel", "NODE=KERNEL",  &a->expect,
                     "per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable"),
         OQ_OPT_FLAG("require-dispatch", &o->require_dispatch,
