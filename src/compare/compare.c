@@ -99,11 +99,13 @@ struct sums {
     double tiny; /* tiny_of(out->dtype), once per comparison */
 };
 
-/* Integers and bools are equal or not: int64 against int64 without passing through double. */
+/* Integers and bools are equal or not: of one dtype, their bytes (no rounding through double
+ * for 64-bit values); of two, their values. */
 static int exact_differs(const oq_tensor *out, const oq_tensor *ref, int64_t i, double g, double e)
 {
-    if (out->dtype == OQ_DTYPE_INT64 && ref->dtype == OQ_DTYPE_INT64)
-        return ((const int64_t *)out->data)[i] != ((const int64_t *)ref->data)[i];
+    size_t es = oq_dtype_size(out->dtype);
+    if (out->dtype == ref->dtype && out->dtype != OQ_DTYPE_BOOL)
+        return memcmp((const char *)out->data + (size_t)i * es, (const char *)ref->data + (size_t)i * es, es) != 0;
     return !(g == e);
 }
 

@@ -310,7 +310,9 @@ static void signature_model(const char *path)
     oq_graph_add_input(g, "attention_mask", OQ_DTYPE_BOOL, 2, bl);
     oq_graph_add_input(g, "past", OQ_DTYPE_FLOAT32, 4, cache);
     oq_graph_add_input(g, "scale", OQ_DTYPE_FLOAT32, 0, NULL);
+    oq_graph_add_input(g, "q8", OQ_DTYPE_UINT8, 2, bl);
     const char *ids = oq_graph_op(g, "Identity", 1, (const char *[]){"ids"}, 0, NULL);
+    const char *q8 = oq_graph_op(g, "Identity", 1, (const char *[]){"q8"}, 0, NULL);
     const char *pad = oq_graph_op(g, "Not", 1, (const char *[]){"attention_mask"}, 0, NULL);
     const oq_attr to_float = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32);
     const char *f = oq_graph_op(g, "Cast", 1, (const char *[]){"ids"}, 1, &to_float);
@@ -320,6 +322,7 @@ static void signature_model(const char *path)
     oq_graph_add_output(g, pad, "padding", OQ_DTYPE_BOOL, 2, bl);
     oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 2, bl);
     oq_graph_add_output(g, pc, "present", OQ_DTYPE_FLOAT32, 4, cache);
+    oq_graph_add_output(g, q8, "q8_out", OQ_DTYPE_UINT8, 2, bl);
     assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
     oq_graph_free(g);
 }
@@ -336,10 +339,11 @@ static oq_tensor *tensor_of(const char *name, oq_dtype dt, int32_t nd, const int
 static void signature_io(const char *path, int64_t past_b)
 {
     const int64_t bl[] = {2, 4}, cache[] = {past_b, 2, 3, 4}, len[] = {3, 1};
-    oq_tensor *t[8] = {tensor_of("ids", OQ_DTYPE_INT64, 2, bl), tensor_of("attention_mask", OQ_DTYPE_BOOL, 2, bl),
-                       tensor_of("past", OQ_DTYPE_FLOAT32, 4, cache), tensor_of("scale", OQ_DTYPE_FLOAT32, 0, NULL),
-                       tensor_of("ids_out", OQ_DTYPE_INT64, 2, bl), tensor_of("padding", OQ_DTYPE_BOOL, 2, bl),
-                       tensor_of("y", OQ_DTYPE_FLOAT32, 2, bl), tensor_of("present", OQ_DTYPE_FLOAT32, 4, cache)};
+    oq_tensor *t[10] = {tensor_of("ids", OQ_DTYPE_INT64, 2, bl), tensor_of("attention_mask", OQ_DTYPE_BOOL, 2, bl),
+                        tensor_of("past", OQ_DTYPE_FLOAT32, 4, cache), tensor_of("scale", OQ_DTYPE_FLOAT32, 0, NULL),
+                        tensor_of("ids_out", OQ_DTYPE_INT64, 2, bl), tensor_of("padding", OQ_DTYPE_BOOL, 2, bl),
+                        tensor_of("y", OQ_DTYPE_FLOAT32, 2, bl), tensor_of("present", OQ_DTYPE_FLOAT32, 4, cache),
+                        tensor_of("q8", OQ_DTYPE_UINT8, 2, bl), tensor_of("q8_out", OQ_DTYPE_UINT8, 2, bl)};
     oq_tensor_set_f64(t[3], 0, 0.5);
     for (int64_t i = 0; i < 8; i++) {
         int valid = i % 4 < len[i / 4];
@@ -348,13 +352,15 @@ static void signature_io(const char *path, int64_t past_b)
         oq_tensor_set_f64(t[1], i, valid);
         oq_tensor_set_f64(t[5], i, !valid);
         oq_tensor_set_f64(t[6], i, (double)(float)id * 0.5);
+        oq_tensor_set_f64(t[8], i, valid ? 200 + (double)i : 0); /* quantized values past int8 */
+        oq_tensor_set_f64(t[9], i, valid ? 200 + (double)i : 0);
     }
     for (int64_t i = 0; i < oq_tensor_numel(t[2]); i++) {
         oq_tensor_set_f64(t[2], i, 0.25 * (double)i - 3);
         oq_tensor_set_f64(t[7], i, (0.25 * (double)i - 3) * 0.5);
     }
-    assert_int_equal(oq_npz_write(path, 8, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
-    oq_tensors_free((oq_tensor **)memcpy(calloc(8, sizeof(oq_tensor *)), t, sizeof t), 8);
+    assert_int_equal(oq_npz_write(path, 10, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (size_t i = 0; i < 10; i++) oq_tensor_free(t[i]);
 }
 
 static oq_status run_signature(const char *dir, const char *model, const char *io, const char *out,
@@ -391,7 +397,7 @@ static const oq_compare_result *output_of(const oq_validate_summary *s, const ch
     return NULL;
 }
 
-/* int64 ids, a bool mask, a rank-4 cache and a scalar read by name; int and bool outputs
+/* int64 ids, a bool mask, a rank-4 cache, a scalar and uint8 values read by name; int and bool outputs
  * compared exactly, the per-token ones on valid elements, the cache (whose axes are not the
  * mask's) on every element; a changed id fails by one; inconsistent named dims are refused. */
 static void any_signature(void **state)
@@ -406,7 +412,8 @@ static void any_signature(void **state)
     assert_int_equal(run_signature(dir, model, io, "ok", &s, &err), OQ_OK);
     if (s->verdict != OQ_RUN_PASSED) fail_msg("%s: %s", oq_run_verdict_name(s->verdict), s->verdict_reason);
     assert_string_equal(s->mask_input, "attention_mask");
-    assert_int_equal(s->n_input_names, 4);
+    assert_int_equal(s->n_input_names, 5);
+    assert_true(output_of(s, "q8_out")->exact && output_of(s, "q8_out")->passed);
     assert_true(output_of(s, "ids_out")->exact && output_of(s, "ids_out")->masked);
     assert_int_equal(output_of(s, "ids_out")->num_valid, 4);
     assert_true(output_of(s, "padding")->exact);
@@ -421,7 +428,7 @@ static void any_signature(void **state)
     oq_tensor *ids_out;
     assert_int_equal(oq_npz_take(z, "ids_out", &ids_out, NULL), OQ_OK);
     ((int64_t *)ids_out->data)[1] += 1;
-    const oq_tensor *rest[8];
+    const oq_tensor *rest[10];
     size_t n = 0;
     for (size_t i = 0; i < z->count; i++) rest[n++] = z->tensors[i];
     rest[n++] = ids_out;
