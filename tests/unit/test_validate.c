@@ -290,6 +290,20 @@ static void worker_dispatch_check(void **state)
     assert_string_equal(reason, "dispatch: attn0: expected FLASH_ATTENTION, got MATH (line 1)");
     assert_null(c.parser);
     oq_config_result_clear(&r);
+    /* the same line for a reference on the GPU (as the orchestrator plans it: no rules, not
+     * required): recorded as evidence, its kernel choice not judged */
+    plan.is_reference = 1;
+    plan.dispatch.require = 0;
+    for (size_t i = 0; i < plan.dispatch.n_expect; i++) free(plan.dispatch.expect[i]);
+    plan.dispatch.n_expect = 0;
+    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
+    assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
+    verdict = 0;
+    oq_wcheck_finish(&c, &plan, NULL, &r, &verdict, reason, sizeof reason);
+    assert_true(r.dispatch.recorded);
+    assert_false(r.dispatch.checked);
+    assert_int_equal(verdict, 1);
+    oq_config_result_clear(&r);
     oq_validate_plan_clear(&plan);
     rmdir(dir);
     free(dir);
