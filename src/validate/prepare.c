@@ -128,6 +128,7 @@ static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, 
     }
     oq_tensor_free(x);
     oq_tensor_free(m);
+    if (!st) st = oq_signature_check(sig, in, "generated events", err);
     if (st) oq_batch_inputs_clear(in);
     return st;
 }

@@ -277,6 +277,15 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
     return st;
 }
 
+oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err)
+{
+    for (size_t i = 0; i < in->n && i < sig->mi->n_inputs; i++) {
+        oq_status st = check_declared(&sig->mi->inputs[i], in->t[i], what, "input", in, err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
 void oq_batch_inputs_clear(oq_batch_inputs *in)
 {
     oq_tensors_free(in->t, in->n);

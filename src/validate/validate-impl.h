@@ -160,6 +160,8 @@ typedef struct oq_batch_inputs {
 } oq_batch_inputs;
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err);
 void oq_batch_inputs_clear(oq_batch_inputs *in);
+/* The same checks for inputs made here (generated events); `what` names the batch. */
+oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
 /* Every model output from the member of its name in `path`, checked against the declared
  * dims with the batch's named dimensions; written to `out` (the expected outputs). */
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path,

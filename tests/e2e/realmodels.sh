@@ -130,6 +130,9 @@ expect 2 "member 'attention_mask' is int32 \[3,56\]; the model's 'attention_mask
 expect 2 "the 'expected' configuration compares against saved outputs: it needs --model and the --inputs" \
     "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --configs expected,cpu:model:fp32 --outdir "$T/e7" "${V[@]}"
 expect 2 "generated events cannot make the model's input 'input_ids'" "$Q" validate "${LM[@]}" --outdir "$T/e8" "${V[@]}"
+"$Q" export encoder --static 3,56 -o "$T/static.onnx" >/dev/null 2>&1
+expect 2 "batch 0: generated events: input 'features' has shape \[3,88,8\]; the model's 'features' is \[3,56,8\] \(axis 1 fixed to 56\)" \
+    "$Q" validate --model "$T/static.onnx" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/e9" "${V[@]}"
 
 # 7. requirements judge GPU configurations only: the CPU one's placement is evidence, not a failure;
 #    asked for where no configuration could be judged, they are a usage error
