@@ -11,6 +11,7 @@ OUT=${1:?usage: h200-evidence.sh OUTDIR}
 ORT=${ORT:-/tmp/ort}
 B=${GPU_BUILD:-.gpu-build}/ortqual
 CONF=${CONF:-.gpu-data/onnx-attention-v1.22}
+FX=${FX:-tests/fixtures/torch}
 E="--ort-lib $ORT/libonnxruntime.so --ep-lib cuda=$ORT/libonnxruntime_providers_cuda.so"
 W=$(mktemp -d)
 mkdir -p "$OUT"
@@ -129,6 +130,31 @@ for case in tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18
     cp "$W/lat-$id-$which/summary.json" "$OUT/convert-latency-$id-$which-summary.json"
   done
 done
+fi
+
+# 10. real models: the PyTorch fixtures on CUDA against PyTorch's own outputs. --require-full-gpu judges
+#     only the CUDA configuration (the expected reference and cpu record placement as evidence);
+#     --require makes a CUDA skip a failure. Expected: exit 0 for every op18 export and decoder_lm
+#     op23; exit 3 with the refusal explained for the tx_encoder/mlpf_like op23 exports.
+if want realmodels; then
+for fx in tx_encoder mlpf_like decoder_lm hand_attention wrong_axis; do
+  step "realmodels-$fx" 120 $B validate $E --no-plots --model "$FX/$fx/${fx}_op18.onnx" --inputs "$FX/$fx/inputs_*.npz" \
+    --expected "$FX/$fx/outputs_*.npz" --configs expected,cpu:model:fp32,cuda:model:fp32 --require-full-gpu \
+    --require cuda:model:fp32 --profile --outdir "$W/rm_$fx"
+  cp "$W/rm_$fx/summary.json" "$OUT/realmodels-$fx-summary.json"
+done
+step realmodels-decoder-op23 120 $B validate $E --no-plots --model "$FX/decoder_lm/decoder_lm_op23.onnx" \
+  --inputs "$FX/decoder_lm/io.npz" --configs expected,cuda:model:fp32 --require-full-gpu --require cuda:model:fp32 \
+  --outdir "$W/rm_dec23"
+cp "$W/rm_dec23/summary.json" "$OUT/realmodels-decoder-op23-summary.json"
+for fx in tx_encoder mlpf_like; do
+  step "realmodels-refused-$fx-op23" 120 $B validate $E --no-plots --model "$FX/$fx/${fx}_op23.onnx" \
+    --inputs "$FX/$fx/io.npz" --configs expected,cuda:model:fp32 --outdir "$W/rm_ref_$fx"
+  cp "$W/rm_ref_$fx/summary.json" "$OUT/realmodels-refused-$fx-op23-summary.json"
+done
+step realmodels-replay 120 $B replay $E --model "$FX/mlpf_like/mlpf_like_op18.onnx" --inputs "$FX/mlpf_like/inputs_*.npz" \
+  --expected "$FX/mlpf_like/outputs_*.npz" --ep cuda --require cuda:model:fp32 --outdir "$W/rm_replay"
+cp "$W/rm_replay/summary.json" "$OUT/realmodels-replay-summary.json"
 fi
 
 cat "$OUT/steps.txt"

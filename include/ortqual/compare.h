@@ -5,6 +5,8 @@
  * VALID elements only. With per-event lengths, an element whose sequence
  * coordinate is >= its event's length is padding: it takes no part in the
  * error metrics and is checked separately to be exactly zero.
+ * Integer and bool outputs (either side not a float) are compared exactly: every
+ * valid element must be equal, whatever the tolerance says.
  *
  *     oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
  *     o.lengths = lengths;                       // from oq_mask_check
@@ -17,8 +19,10 @@
  * Pass rule (numpy.allclose, per valid element):  |out - ref| <= atol + rtol * |ref|
  * and additionally: no NaN or Inf in the valid output (a NaN never passes,
  * whatever the reference says), no NaN or Inf in the valid reference (a
- * reference error, reported apart), and padding exactly zero (unless
- * check_padding is 0).
+ * reference error, reported apart), and padding exactly zero when the padding
+ * rule judges it (check_padding: OQ_PADDING_ZERO always, OQ_PADDING_AS_REFERENCE
+ * only where the reference itself is exactly zero on every padded element,
+ * OQ_PADDING_REPORT never; the non-zero padding is counted in every case).
  *
  * Metrics (over valid elements where both values are finite; non-finite
  * elements are counted instead and head the worst list):
@@ -83,12 +87,21 @@ OQ_API oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output
 
 #define OQ_COMPARE_MAX_WORST 64
 
+/* What the padded elements of an output must be (oq_compare_opts.check_padding). */
+enum {
+    OQ_PADDING_REPORT = 0,      /* counted and reported, never judged */
+    OQ_PADDING_ZERO = 1,        /* exactly zero, or the comparison fails */
+    OQ_PADDING_AS_REFERENCE = 2 /* exactly zero when the reference is exactly zero on every padded
+                                   element (the model zeroes its padding, so the output under test
+                                   must too); reported otherwise (a language model's logits) */
+};
+
 typedef struct oq_compare_opts {
     oq_tolerance tol;
     const int64_t *lengths; /* NULL: every element is valid; else one per batch entry */
     int32_t batch_axis;     /* default 0 */
     int32_t seq_axis;       /* default 1 */
-    int check_padding;      /* 1 (default): padded elements must be exactly 0 */
+    int check_padding;      /* OQ_PADDING_ZERO (default), OQ_PADDING_AS_REFERENCE or OQ_PADDING_REPORT */
     int32_t worst_k;        /* how many worst elements to keep, 0..OQ_COMPARE_MAX_WORST; default 5 */
 } oq_compare_opts;
 
@@ -118,8 +131,12 @@ typedef struct oq_compare_result {
     int64_t over_tol;
     int64_t nan_count, inf_count;         /* in the valid output */
     int64_t ref_nan_count, ref_inf_count; /* in the valid reference: a reference error */
-    int padding_checked;
+    int exact;            /* integers or bools: compared for equality (tol is 0) */
+    int masked;           /* lengths applied: padded elements were set apart */
+    int padding_rule;     /* check_padding as given */
+    int padding_checked;  /* the padding was judged (the rule, and for AS_REFERENCE the reference) */
     int64_t pad_nonzero;   /* padded output elements that are not exactly 0 (NaN included) */
+    int64_t ref_pad_nonzero; /* padded reference elements that are not exactly 0 */
     int64_t pad_nonfinite; /* of those, NaN or Inf */
     oq_compare_elem first_pad_nonzero; /* meaningful when pad_nonzero > 0 */
     int32_t worst_count;
@@ -128,7 +145,7 @@ typedef struct oq_compare_result {
 } oq_compare_result;
 
 /* Compare `out` with `ref`. Fills *res completely (no allocation; nothing to free).
- * Errors: OQ_ERR_SHAPE when shapes differ (both named) or a dtype is not a float;
+ * Errors: OQ_ERR_SHAPE when shapes differ (both named) or a dtype is unknown;
  * OQ_ERR_INVALID_ARG for bad axes, worst_k or tolerances; OQ_ERR_MASK when a
  * length is outside 0..L (naming the event). A failed comparison is NOT an
  * error: it returns OQ_OK with res->passed == 0. */

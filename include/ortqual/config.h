@@ -9,6 +9,10 @@
  *   kernel          auto | flash | efficient | cudnn | math   (CUDA sdpa_kernel; default auto)
  *
  * Examples: ref:encoder:fp64, cpu:decomposed:fp32, cuda:attention24:fp16:flash.
+ *
+ * One configuration is a single word: `expected`, the outputs the user saved (e.g. from
+ * PyTorch) beside the inputs, as the reference. Nothing runs for it (runtime "expected",
+ * representation expected).
  */
 #ifndef ORTQUAL_CONFIG_H
 #define ORTQUAL_CONFIG_H
@@ -25,7 +29,8 @@ typedef enum oq_repr {
     OQ_REPR_DECOMPOSED,
     OQ_REPR_ATTENTION23,
     OQ_REPR_ATTENTION24,
-    OQ_REPR_MODEL
+    OQ_REPR_MODEL,
+    OQ_REPR_EXPECTED /* the `expected` configuration: saved outputs, nothing runs */
 } oq_repr;
 
 /* fp32 on CUDA means true float32 (use_tf32=0); tf32 allows TensorFloat-32 matrix products
@@ -73,8 +78,11 @@ OQ_API int oq_precision_is_reduced(oq_precision p);
 OQ_API size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
                                    const char **values, size_t n, char *buf, size_t bufn);
 
-/* Non-zero when the configuration runs through ONNX Runtime (not the C reference). */
+/* Non-zero when the configuration runs through ONNX Runtime (not the C reference, not the
+ * expected outputs). */
 OQ_API int oq_config_uses_ort(const oq_config *c);
+/* Non-zero for the `expected` configuration. */
+OQ_API int oq_config_is_expected(const oq_config *c);
 /* Non-zero when it runs on an execution provider other than ORT's CPU one: the
  * configurations that take the user's provider options and print routing lines. */
 OQ_API int oq_config_on_ep(const oq_config *c);

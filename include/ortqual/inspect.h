@@ -92,6 +92,34 @@ OQ_API void oq_model_info_free(oq_model_info *mi);
 /* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure. */
 OQ_API char *oq_model_info_json(const oq_model_info *mi);
 
+/* One node of a model and what the model declares about the values it reads and writes
+ * (graph inputs and outputs, value_info, initializers): enough to name a node's inputs and
+ * their shapes when a runtime refuses it.
+ *
+ *     oq_node_info *nodes; size_t n;
+ *     oq_model_find_nodes("m.onnx", NULL, "Attention", &nodes, &n, &err);
+ *     ... nodes[0].inputs[3].name, .dims (rank -1: the model declares no shape) ...
+ *     oq_node_infos_free(nodes, n);
+ */
+typedef struct oq_node_info {
+    char *name;         /* "" when the node has none */
+    char *op_type, *domain;
+    size_t index;       /* its position among the graph's nodes */
+    size_t n_attrs;
+    char **attrs;       /* the integer and float attributes as "name=value" */
+    size_t n_inputs, n_outputs;
+    oq_io_info *inputs, *outputs; /* name "" for an omitted optional input; elem_type 0 and
+                                     rank -1 when the model declares nothing about the value */
+} oq_node_info;
+
+/* Every node of the main graph named `name` (NULL: any name) whose op_type is `op_type`
+ * (NULL: any), in graph order; none found is OQ_OK with *n 0. Errors as oq_model_inspect_file. */
+OQ_API oq_status oq_model_find_nodes(const char *path, const char *name, const char *op_type,
+                                     oq_node_info **nodes, size_t *n, oq_err *err);
+OQ_API void oq_node_infos_free(oq_node_info *nodes, size_t n);
+/* The integer attribute `name` of a node, or `def` when it has none. */
+OQ_API int64_t oq_node_info_attr_int(const oq_node_info *node, const char *name, int64_t def);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,7 +41,7 @@ extern "C" {
 
 /* Check `mask` against the contract and return each event's length.
  *
- * mask:      rank 2 `[B, L]`, dtype bool, float32, float16, bfloat16, float64, int32 or int64.
+ * mask:      rank 2 `[B, L]`, dtype bool, a float or an integer dtype (int8 to int64, uint8 to uint64).
  *            A bool byte other than 0/1 is refused like any other value.
  * features:  NULL, or a tensor of rank >= 2 whose first two dimensions are `[B, L]`
  *            (any dtype); a mismatch is OQ_ERR_SHAPE naming both shapes.

@@ -2,13 +2,13 @@
  *
  * Read: .npy format versions 1.0, 2.0 and 3.0, C order, little-endian, dtypes
  *
- *     descr   '<f4'    '<f2'    '<f8'    '<i8'  '<i4'  '|b1'
- *     dtype   float32  float16  float64  int64  int32  bool
+ *     descr   '<f4'    '<f2'    '<f8'    '<i8'  '<i4'  '|b1'  '|u1'  '|i1'  '<u2'   '<i2'  '<u4'   '<u8'
+ *     dtype   float32  float16  float64  int64  int32  bool   uint8  int8   uint16  int16  uint32  uint64
  *
  * ('=' and '|' byte-order marks are accepted for the same types; bool bytes
  * other than 0 read as 1). Everything else is refused by name, one line naming
  * the file (and the .npz member): Fortran order, object arrays ('|O'),
- * big-endian ('>f4'), other dtypes ('<c8', '|u1', '<U3', '<V2', structured),
+ * big-endian ('>f4'), other dtypes ('<c8', '<U3', '<V2', structured),
  * rank above OQ_MAX_DIMS, a malformed header, truncated or trailing data.
  * A .npz is a zip archive (stored or deflated, zip64 included) of
  * "<name>.npy" members; each becomes a tensor called <name>.

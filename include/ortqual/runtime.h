@@ -226,7 +226,8 @@ OQ_API oq_runtime *oq_session_runtime(const oq_session *s);
 
 /* Run once. Inputs are matched to model inputs by oq_tensor name; every
  * model input must be given exactly once. Supported dtypes: float32, float16,
- * bfloat16, float64, int64, int32, bool. Input data is borrowed for the call.
+ * bfloat16, float64, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool.
+ * Input data is borrowed for the call.
  * Outputs: every model output, in model order, as new owned tensors named after
  * the output; *outputs is malloc'ed (free with oq_tensors_free).
  * Errors: OQ_ERR_SHAPE naming the tensor (unknown/missing/duplicate name,

@@ -26,11 +26,17 @@ extern "C" {
 typedef enum oq_dtype {
     OQ_DTYPE_UNDEFINED = 0,
     OQ_DTYPE_FLOAT32 = 1,
+    OQ_DTYPE_UINT8 = 2,
+    OQ_DTYPE_INT8 = 3,
+    OQ_DTYPE_UINT16 = 4,
+    OQ_DTYPE_INT16 = 5,
     OQ_DTYPE_INT32 = 6,
     OQ_DTYPE_INT64 = 7,
     OQ_DTYPE_BOOL = 9,
     OQ_DTYPE_FLOAT16 = 10,
     OQ_DTYPE_FLOAT64 = 11,
+    OQ_DTYPE_UINT32 = 12,
+    OQ_DTYPE_UINT64 = 13,
     OQ_DTYPE_BFLOAT16 = 16
 } oq_dtype;
 

@@ -11,6 +11,12 @@
  * flags. The orchestrator gathers them into an oq_validate_summary and writes
  * summary.json from it (schema "ortqual.validate/1", docs/summary-schema.md).
  *
+ * The reference is configs[0]: the C reference (ref:*), ORT on some provider, or `expected`,
+ * the outputs the user saved beside the inputs (from PyTorch, say). The run's verdict is
+ * PASSED only when at least one configuration under test ran and compared valid elements
+ * (docs/verdicts.md); requirements (placement, dispatch, teeth) judge configurations on
+ * execution providers other than CPU, never the reference.
+ *
  *     oq_validate_opts o;
  *     oq_validate_opts_default(&o);
  *     o.outdir = "out"; o.self_exe = "/usr/bin/ortqual";
@@ -33,6 +39,7 @@
 #include "ortqual/events.h"
 #include "ortqual/export.h"
 #include "ortqual/placement.h"
+#include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
 
@@ -50,9 +57,13 @@ typedef enum oq_model_kind {
 
 typedef struct oq_validate_opts {
     oq_model_kind kind;
-    /* OQ_MODEL_USER */
+    /* OQ_MODEL_USER: any named inputs, read by name from each .npz. The mask contract applies
+     * to the input named mask_name, or detected (the one rank-2 input named like a mask, else
+     * the only rank-2 input); no_mask: none, every element valid. features_name is the input
+     * that generated events (and a member "features") feed. */
     const char *model_path;
-    const char *features_name, *mask_name; /* NULL: detected (rank-3 float, rank-2) */
+    const char *features_name, *mask_name;
+    int no_mask;
     /* OQ_MODEL_ENCODER */
     oq_encoder_config encoder;
     const char *weights_path; /* NULL: random weights from weights_seed */
@@ -66,6 +77,10 @@ typedef struct oq_validate_opts {
     /* events: saved batches, or generated with `events` */
     size_t n_input_files;
     const char *const *input_files;
+    /* the `expected` configuration's outputs: one file per input file, matched in order;
+     * none: the input files' own members named like the model's outputs */
+    size_t n_expected_files;
+    const char *const *expected_files;
     oq_events_opts events;
 
     /* configurations; configs[0] is the reference */
@@ -75,6 +90,9 @@ typedef struct oq_validate_opts {
     const char *const *required;
     int repeat, warmup;
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
+    int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
+                                 for ortqual's exports, AS_REFERENCE for the user's model */
+    int allow_skip;           /* a run in which nothing under test was compared exits 0 */
 
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
@@ -121,10 +139,12 @@ OQ_API void oq_validate_opts_default(oq_validate_opts *o);
 typedef enum oq_verdict {
     OQ_VERDICT_PASSED = 0,
     OQ_VERDICT_FAILED,
-    OQ_VERDICT_SKIPPED, /* it cannot run here (no provider library, ORT's NOT_IMPLEMENTED) */
-    OQ_VERDICT_NOT_RUN  /* the reference did not pass, so nothing was compared */
+    OQ_VERDICT_SKIPPED, /* it cannot run here (no provider library, no device) */
+    OQ_VERDICT_NOT_RUN, /* the reference did not run, so nothing was compared */
+    OQ_VERDICT_ERROR    /* a runtime error: ONNX Runtime refused the model (refusal says why),
+                           or the reference could not run */
 } oq_verdict;
-/* "passed", "failed", "skipped", "not-run" (the words of summary.json). */
+/* "passed", "failed", "skipped", "not-run", "error" (the words of summary.json). */
 OQ_API const char *oq_verdict_name(oq_verdict v);
 
 /* One batch as the orchestrator wrote it (inputs_NNN.npz). */
@@ -135,6 +155,7 @@ typedef struct oq_batch_info {
     int64_t *lengths;             /* batch_size entries: each event's valid length */
     int64_t *event_indices;       /* batch_size entries */
     int64_t valid_size;           /* the sum of the lengths */
+    char *expected;               /* expected_NNN.npz: the `expected` reference's outputs, or NULL */
 } oq_batch_info;
 
 /* One batch as one configuration ran it. */
@@ -177,6 +198,7 @@ typedef struct oq_placement_result {
 typedef struct oq_worker_run {
     int ran;                      /* a child was started and waited for */
     char ended[256];              /* "exit 0", "killed by signal 6 (Aborted)", "timed out ..." */
+    int signal;                   /* the signal that killed it, 0 when none did */
     double seconds;
     char *stderr_tail;            /* the last bytes it wrote to stderr */
 } oq_worker_run;
@@ -221,7 +243,19 @@ typedef struct oq_config_result {
     oq_dispatch_result dispatch;
     oq_placement_result placement;
     oq_teeth_result teeth;
+    oq_refusal refusal;           /* a runtime error explained (refusal.id NULL: no pattern
+                                     matched); refusal.raw is ORT's message as it came */
 } oq_config_result;
+
+/* What the run as a whole says (docs/verdicts.md). */
+typedef enum oq_run_verdict {
+    OQ_RUN_PASSED = 0, /* every configuration under test that ran passed, and one at least compared */
+    OQ_RUN_FAILED,     /* a configuration failed (or a required one was skipped) */
+    OQ_RUN_ERROR,      /* a runtime error and no failure: the reference or a configuration could not run */
+    OQ_RUN_UNTESTED    /* nothing under test ran and compared a valid element */
+} oq_run_verdict;
+/* "passed", "failed", "error", "untested". */
+OQ_API const char *oq_run_verdict_name(oq_run_verdict v);
 
 typedef struct oq_validate_summary {
     char start[32], end[32];      /* ISO-8601 UTC */
@@ -230,7 +264,14 @@ typedef struct oq_validate_summary {
     oq_batch_info *batches;
     size_t n_configs;
     oq_config_result *configs;    /* configs[0] is the reference */
-    int exit_status;              /* 0 every configuration passed or was skipped, 1 otherwise */
+    char **input_names;           /* the model's inputs, as read from each batch's .npz */
+    size_t n_input_names;
+    char *mask_input;             /* the input the mask contract applied to, NULL: none */
+    oq_run_verdict verdict;
+    char *verdict_reason;         /* one line when the verdict is not PASSED */
+    size_t n_tested;              /* configurations under test that passed and compared */
+    int exit_status;              /* 0 passed (or untested with allow_skip), 1 failed or untested,
+                                     3 runtime error */
     int plotted;                  /* plots were drawn (or tried): plots and plot_error are set */
     size_t n_plots;
     char **plots;                 /* the files written */
@@ -238,8 +279,8 @@ typedef struct oq_validate_summary {
 } oq_validate_summary;
 
 /* Runs everything. On OQ_OK, *summary holds every result (also written to
- * outdir/summary.json) and (*summary)->exit_status is 0 (all passed) or 1 (a
- * configuration failed qualification). Usage or input errors (bad mask,
+ * outdir/summary.json) with the run's verdict and exit status (0, 1 or 3, as
+ * above). Usage or input errors (bad mask, missing or mismatched members,
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json. */
 OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);

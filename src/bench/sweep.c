@@ -36,7 +36,7 @@ oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err
 {
     oq_status st = oq_config_parse(text && !strcmp(text, "ref") ? "ref:sdpa:fp64" : text, out, err);
     if (st) return st;
-    if (out->repr == OQ_REPR_ENCODER || out->repr == OQ_REPR_MODEL)
+    if (out->repr == OQ_REPR_ENCODER || out->repr == OQ_REPR_MODEL || out->repr == OQ_REPR_EXPECTED)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "variant '%s': bench times attention only (sdpa models): use ref, or "
                           "decomposed, attention23 or attention24 on an ORT runtime",

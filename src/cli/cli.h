@@ -210,6 +210,13 @@ void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opt
 void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
+/* --padding auto|zero|report into the int at ctx (oq_validate_opts.padding). */
+int oq_cli_padding(const oq_opt *o, const char *arg);
+#define OQ_CLI_PADDING_OPT(opts)                                                                     \
+    OQ_OPT_CALLBACK("padding", "auto|zero|report", oq_cli_padding, &(opts)->padding,                \
+                    "padded elements of masked outputs: zero (must be exactly 0), report\n"         \
+                    "(counted, not judged), auto (zero for ortqual's exports; for --model,\n"       \
+                    "zero where the reference is exactly 0 on every padded element)")
 struct oq_validate_summary;
 /* A progress line on stderr (the oq_validate_opts.progress callback). */
 void oq_cli_progress_line(void *ctx, const char *line);

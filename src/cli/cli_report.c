@@ -9,6 +9,19 @@
 
 #include "cli.h"
 
+int oq_cli_padding(const oq_opt *o, const char *arg)
+{
+    static const char *const words[] = {"report", "zero", "auto"};
+    static const int rules[] = {OQ_PADDING_REPORT, OQ_PADDING_ZERO, -1};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strcmp(arg, words[i])) {
+            *(int *)o->ctx = rules[i];
+            return 0;
+        }
+    fprintf(stderr, "ortqual: --padding: '%s' is not auto, zero or report\n", arg);
+    return -1;
+}
+
 void oq_cli_progress_line(void *ctx, const char *line)
 {
     (void)ctx;
@@ -23,6 +36,35 @@ static void print_advice(const oq_dispatch_result *d)
     printf("    advice: %s", d->advice[0]);
     if (d->n_advice > 1) printf(" (%zu more in summary.json)", d->n_advice - 1);
     putchar('\n');
+}
+
+/* A runtime refusal: the node, its inputs, why, the fix (ORT's own message is in summary.json). */
+static void print_refusal(const oq_refusal *r)
+{
+    if (!r->id) return;
+    if (r->inputs) printf("    inputs: %s\n", r->inputs);
+    if (r->why) printf("    why: %s\n", r->why);
+    if (r->fix) printf("    fix: %s\n", r->fix);
+    printf("    (ONNX Runtime's message: refusal.raw in summary.json)\n");
+}
+
+/* Outputs whose padding was not zero and not judged (the reference is not zero there either, or
+ * --padding report): said once per output, for the first batch that shows it. */
+static void print_padding_notes(const oq_config_result *c)
+{
+    for (size_t i = 0; i < c->n_batches; i++)
+        for (size_t j = 0; j < c->batches[i].n_outputs; j++) {
+            const oq_compare_result *o = &c->batches[i].outputs[j];
+            int seen = 0;
+            for (size_t k = 0; k < i && !seen; k++)
+                for (size_t m = 0; m < c->batches[k].n_outputs; m++)
+                    seen |= !strcmp(c->batches[k].outputs[m].name, o->name) && c->batches[k].outputs[m].pad_nonzero &&
+                            !c->batches[k].outputs[m].padding_checked;
+            if (seen || !o->masked || o->padding_checked || !o->pad_nonzero) continue;
+            printf("    padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s\n",
+                   o->name, (long long)o->pad_nonzero, (long long)o->num_padded, (long long)c->batches[i].index,
+                   o->padding_rule == OQ_PADDING_REPORT ? "--padding report" : "the reference is not zero there");
+        }
 }
 
 /* The worst output of a configuration across batches, and its timing. */
@@ -49,6 +91,8 @@ static void config_row(const oq_config_result *c)
         printf("    profile: %-24s %4lld nodes %10.3f ms\n", p->eps[k].ep, (long long)p->eps[k].nodes,
                p->eps[k].us / 1000.0);
     if (c->reason) printf("    %s\n", c->reason);
+    print_refusal(&c->refusal);
+    print_padding_notes(c);
     print_advice(&c->dispatch);
 }
 
@@ -56,17 +100,24 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
 {
     printf("%-34s %-8s %7s %-10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
            "max|err|", "first(s)", "median(s)");
-    int counts[4] = {0};
+    int counts[5] = {0};
     for (size_t i = 0; i < s->n_configs; i++) {
         config_row(&s->configs[i]);
-        oq_verdict v = s->configs[i].status;
-        counts[v == OQ_VERDICT_PASSED ? 0 : v == OQ_VERDICT_SKIPPED ? 2 : 1]++;
+        counts[s->configs[i].status]++;
     }
     if (s->n_plots)
         printf("\nplots: %zu files in %s/plots/ (error distributions, runtime against valid size)", s->n_plots, outdir);
     if (s->plot_error) printf("\nplots: not drawn: %s", s->plot_error);
-    printf("\nverdict: %s (%d passed, %d failed, %d skipped); details in %s/summary.json\n",
-           counts[1] ? "FAILED" : "PASSED", counts[0], counts[1], counts[2], outdir);
+    static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED"};
+    printf("\nverdict: %s (%d passed, %d failed, %d skipped", words[s->verdict], counts[OQ_VERDICT_PASSED],
+           counts[OQ_VERDICT_FAILED], counts[OQ_VERDICT_SKIPPED]);
+    if (counts[OQ_VERDICT_ERROR]) printf(", %d runtime error%s", counts[OQ_VERDICT_ERROR], counts[OQ_VERDICT_ERROR] > 1 ? "s" : "");
+    if (counts[OQ_VERDICT_NOT_RUN]) printf(", %d not run", counts[OQ_VERDICT_NOT_RUN]);
+    printf("); details in %s/summary.json\n", outdir);
+    if (s->verdict_reason) printf("%s%s\n", s->verdict_reason,
+                                  s->verdict == OQ_RUN_UNTESTED ? s->exit_status ? " (--allow-skip accepts that)"
+                                                                                 : " (accepted by --allow-skip)"
+                                                                : "");
 }
 
 /* summary.json as written, to stdout. */
@@ -126,7 +177,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
         return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
-    int rc = summary->exit_status ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    int rc = summary->exit_status;
     if (!json) oq_cli_print_verdict_table(summary, o->outdir);
     else if (print_summary_file(o->outdir)) rc = OQ_EXIT_RUNTIME;
     oq_validate_summary_free(summary);

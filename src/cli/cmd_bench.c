@@ -34,8 +34,10 @@ static const char foot[] =
     "  to every non-CPU variant)\n"
     "\n"
     "exit status: 0 the sweep ran (rows may be skipped, unsupported or oom: expected\n"
-    "outcomes of a scaling sweep); 1 some row failed otherwise; 2 usage; 3 runtime or\n"
-    "output error.\n"
+    "outcomes of a scaling sweep) and at least one ONNX Runtime variant ran and was\n"
+    "compared with the reference (ran, with --no-reference); 1 some row failed, or no\n"
+    "variant under test ran (unless --allow-skip; docs/verdicts.md); 2 usage; 3 runtime\n"
+    "or output error.\n"
     "\n"
     "examples:\n"
     "  ortqual bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 \\\n"
@@ -49,7 +51,7 @@ typedef struct cli_state {
     oq_bench_opts o;
     int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
     const char *outdir;
-    int kv_given, quiet;
+    int kv_given, quiet, allow_skip;
     struct oq_cli_runtime cr;
 } cli_state;
 
@@ -303,6 +305,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_GROUP("output:"),
         OQ_OPT_STRING("outdir", "DIR", &c->outdir, "where summary.json and summary.csv go (default bench-out)"),
         OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines"),
+        OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which no variant under test ran exits 0"),
         OQ_OPT_GROUP("runtime:"),
         OQ_CLI_RUNTIME_OPTS_PER_CONFIG(&c->cr),
         OQ_OPT_END};
@@ -352,10 +355,23 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     }
     print_table(rows);
     int failed = 0;
-    for (size_t i = 0; i < rows->n; i++) failed |= rows->rows[i].status == OQ_BENCH_FAILED;
+    size_t tested = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        failed |= r->status == OQ_BENCH_FAILED;
+        /* under test: an ONNX Runtime variant that ran, compared with the reference when there is one */
+        tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK && (!c->o.reference || !isnan(r->max_abs_err));
+    }
     printf("wrote %s/summary.json and %s\n", c->outdir, csv);
     oq_bench_rows_free(rows);
-    return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    if (failed) return OQ_EXIT_FAIL;
+    if (!tested) {
+        fprintf(stderr, "ortqual bench: no variant under test ran%s (every ONNX Runtime row skipped, unsupported "
+                        "or oom, or only the reference); %s\n",
+                c->o.reference ? " and was compared" : "", c->allow_skip ? "accepted by --allow-skip" : "--allow-skip accepts that");
+        return c->allow_skip ? OQ_EXIT_OK : OQ_EXIT_FAIL;
+    }
+    return OQ_EXIT_OK;
 }
 
 int cmd_bench(int argc, char **argv)

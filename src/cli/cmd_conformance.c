@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "ortqual/conformance.h"
+#include "ortqual/refusal.h"
 
 const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference";
 
@@ -32,8 +33,10 @@ static const char head[] =
     "reason (ORT answered with its NOT_IMPLEMENTED status: no kernel for that op,\n"
     "type or mode on the provider). Then 'N passed, M failed, K skipped', K counting the\n"
     "unsupported ones too, with '(U unsupported)' after it when there are any.\n"
+    "When ONNX Runtime refuses a test's model in a way ortqual knows (refusal.h), the lines\n"
+    "after it name the node and its inputs, say why and give the fix.\n"
     "A run in which no test passed (every test skipped or unsupported) is not a pass:\n"
-    "exit 1 saying so, unless --allow-skip.\n"
+    "exit 1 saying so, unless --allow-skip (docs/verdicts.md).\n"
     "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
     "unsupported), 2 on bad usage (e.g. a DIR with no model.onnx).\n";
 
@@ -71,6 +74,36 @@ static void print_closing_line(const size_t counts[4])
            counts[OQ_CONFORMANCE_FAIL], counts[OQ_CONFORMANCE_SKIP] + unsupported);
     if (unsupported) printf(" (%zu unsupported)", unsupported);
     putchar('\n');
+}
+
+/* ORT's refusal of the test's model explained (the reference's own failures match no pattern). */
+static void explain(const char *test_dir, const oq_conformance_result *r, const char *ep, oq_refusal *x)
+{
+    memset(x, 0, sizeof *x);
+    if (r->verdict != OQ_CONFORMANCE_FAIL && r->verdict != OQ_CONFORMANCE_UNSUPPORTED) return;
+    char model[4096];
+    snprintf(model, sizeof model, "%s/model.onnx", test_dir);
+    oq_refusal_facts f = {.message = r->detail, .model = model, .ep = ep};
+    if (oq_refusal_explain(&f, x, NULL) == OQ_OK && x->id) return;
+    oq_refusal_clear(x);
+}
+
+static void print_refusal(const oq_refusal *x)
+{
+    if (!x->id) return;
+    printf("    refused [%s]%s%s%s%s\n", x->id, x->node ? " at node " : "", x->node ? x->node : "",
+           x->inputs ? "; inputs " : "", x->inputs ? x->inputs : "");
+    printf("    why: %s\n    fix: %s\n", x->why ? x->why : "", x->fix ? x->fix : "");
+}
+
+static json_t *refusal_json(const oq_refusal *x)
+{
+    json_t *j = json_pack("{s:s}", "pattern", x->id);
+    if (x->node) json_object_set_new(j, "node", json_string(x->node));
+    if (x->inputs) json_object_set_new(j, "inputs", json_string(x->inputs));
+    if (x->why) json_object_set_new(j, "why", json_string(x->why));
+    if (x->fix) json_object_set_new(j, "fix", json_string(x->fix));
+    return j;
 }
 
 static json_t *result_json(const oq_conformance_result *r)
@@ -123,6 +156,7 @@ typedef struct report_flags {
     int json;   /* one JSON document instead of lines */
     int strict; /* UNSUPPORTED fails the run */
     int allow_skip; /* a run where nothing passed may exit 0 */
+    const char *ep; /* ORT's name of the provider the tests run on (refusals are explained for it) */
 } report_flags;
 
 static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, report_flags f)
@@ -139,12 +173,19 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, repo
             break;
         }
         counts[r.verdict]++;
-        if (arr)
-            json_array_append_new(arr, result_json(&r));
-        else if (r.verdict == OQ_CONFORMANCE_PASS)
+        oq_refusal x;
+        explain(tests[i], &r, f.ep, &x);
+        if (arr) {
+            json_t *jr = result_json(&r);
+            if (x.id) json_object_set_new(jr, "refusal", refusal_json(&x));
+            json_array_append_new(arr, jr);
+        } else if (r.verdict == OQ_CONFORMANCE_PASS) {
             printf("PASS %s\n", r.name);
-        else
+        } else {
             printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
+            print_refusal(&x);
+        }
+        oq_refusal_clear(&x);
         fflush(stdout);
     }
     if (arr) {
@@ -181,6 +222,7 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     oq_conformance_ort ort = {rt, &so};
     opts->runner = oq_conformance_ort_runner;
     opts->runner_ctx = &ort;
+    f.ep = oq_ep_full_name(cr->ep ? cr->ep : "cpu");
     rc = run_all(tests, n, opts, f);
     oq_runtime_free(rt);
     return rc;
@@ -223,7 +265,7 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_default(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0, 0};
+    report_flags f = {0, 0, 0, NULL};
     int first = argc;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &first);
     if (rc) {

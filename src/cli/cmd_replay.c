@@ -11,38 +11,50 @@ const char cmd_replay_summary[] = "replay saved inputs on a provider (or another
 static const char head[] =
 "usage: ortqual replay --model M.onnx --inputs 'inputs_*.npz' [--ep cuda|cpu|<plugin>] [options]\n"
 "\n"
-"Runs saved batches (inputs_NNN.npz from 'ortqual validate', or any .npz with features and mask)\n"
-"on an execution provider and on ONNX Runtime CPU, compares the valid outputs, rejects NaN/Inf\n"
-"and out-of-tolerance results, times the first and the repeated calls, and summarizes ORT's\n"
-"profile (nodes and time per execution provider). With --ort-lib the replay runs on another\n"
-"ORT build (e.g. 1.30) while the CPU reference stays on --reference-ort-lib (default: the\n"
-"bundled 1.29), so one set of inputs compares two runtime versions.\n";
+"Runs saved batches (inputs_NNN.npz from 'ortqual validate', or any .npz holding a member per\n"
+"model input, read by name) on an execution provider and judges its outputs against a\n"
+"reference: ONNX Runtime on CPU (default), or the outputs you saved (--reference expected:\n"
+"members of the inputs' .npz named like the model's outputs, or --expected files). It\n"
+"compares the valid outputs, rejects NaN/Inf and out-of-tolerance results, times the first\n"
+"and the repeated calls, and summarizes ORT's profile (nodes and time per execution\n"
+"provider). Both runs use --ort-lib; --reference-ort-lib runs the CPU reference on another\n"
+"ORT build (e.g. 1.29 against 1.30), so one set of inputs compares two runtime versions.\n"
+"PASSED needs the replayed configuration to have run and been compared (docs/verdicts.md).\n";
 
 static const char foot[] =
 "\n"
-"exit status: 0 passed, 1 a check failed, 2 usage or input error, 3 runtime error.\n"
-"example: ortqual replay --model out/encoder_attention24_fp16.onnx --inputs 'out/inputs_*.npz' \\\n"
-"           --ep cuda --ep-lib cuda=/opt/ort/libonnxruntime_providers_cuda.so --precision fp16\n";
+"exit status: 0 passed, 1 a check failed or nothing was compared (the provider was skipped),\n"
+"2 usage or input error, 3 runtime error (ONNX Runtime refused the model, or the reference\n"
+"could not run).\n"
+"examples:\n"
+"  ortqual replay --model out/encoder_attention24_fp16.onnx --inputs 'out/inputs_*.npz' \\\n"
+"      --ep cuda --ep-lib cuda=/opt/ort/libonnxruntime_providers_cuda.so --precision fp16\n"
+"  ortqual replay --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' --ep cpu\n";
 
 struct replay_args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
-    oq_cli_list patterns, expect, tolerances;
-    glob_t files;
-    int globbed, json;
-    const char *precision;
+    oq_cli_list patterns, expect, tolerances, expected, required;
+    glob_t files, expected_files;
+    int globbed, expected_globbed, json;
+    const char *precision, *reference;
     char *tolerance_text;
     char outdir[512];
     oq_config configs[2];
 };
 
-/* configs[0] = ORT CPU as the reference, configs[1] = the replayed provider. */
+/* configs[0] = the reference (ORT CPU, or the saved outputs), configs[1] = the replayed provider. */
 static int make_configs(struct replay_args *a)
 {
     char text[128];
     oq_err e = {0};
     const char *prec = a->precision ? a->precision : "fp32";
-    if (oq_config_parse("cpu:model:fp32", &a->configs[0], &e)) return -1;
+    const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
+    if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
+        fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);
+        return -1;
+    }
+    if (oq_config_parse(strcmp(ref, "cpu") ? "expected" : "cpu:model:fp32", &a->configs[0], &e)) return -1;
     snprintf(text, sizeof text, "%s:model:%s", a->cr.ep ? a->cr.ep : "cpu", prec);
     if (oq_config_parse(text, &a->configs[1], &e)) {
         fprintf(stderr, "ortqual replay: %s\n", e.msg);
@@ -59,15 +71,21 @@ static int check_args(struct replay_args *a)
         fprintf(stderr, "ortqual replay: --model and --inputs are required (see --help)\n");
         return -1;
     }
-    if (oq_cli_glob_inputs("replay", &a->patterns, &a->files, &a->globbed) || oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
+    if (oq_cli_glob_inputs("replay", &a->patterns, &a->files, &a->globbed) ||
+        oq_cli_glob_inputs("replay", &a->expected, &a->expected_files, &a->expected_globbed) ||
+        oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text))
+        return -1;
     a->o.kind = OQ_MODEL_USER;
     a->o.input_files = (const char *const *)a->files.gl_pathv;
     a->o.n_input_files = a->files.gl_pathc;
+    a->o.expected_files = a->expected_globbed ? (const char *const *)a->expected_files.gl_pathv : NULL;
+    a->o.n_expected_files = a->expected_globbed ? a->expected_files.gl_pathc : 0;
+    a->o.required = a->required.v;
+    a->o.n_required = a->required.n;
     a->o.expect_kernel = a->expect.v;
     a->o.n_expect_kernel = a->expect.n;
     a->o.tolerances = a->tolerance_text;
     a->o.profile = 1;
-    if (!a->o.reference_ort_lib) a->o.reference_ort_lib = "";
     a->o.plots = 0;
     if (!a->o.outdir) {
         oq_cli_default_outdir(a->outdir, sizeof a->outdir, "replay-");
@@ -81,22 +99,36 @@ static int run(struct replay_args *a, int argc, char **argv)
     oq_validate_opts *o = &a->o;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
-        OQ_OPT_STRING("model", "M.onnx", &o->model_path, "the model (inputs features [B,L,F] and mask [B,L])"),
-        OQ_OPT_STRING("features", "NAME", &o->features_name,
-                      "its features input, also the .npz member (default: the rank-3 one)"),
-        OQ_OPT_STRING("mask", "NAME", &o->mask_name, "its mask input, also the .npz member (default: the rank-2 one)"),
+        OQ_OPT_STRING("model", "M.onnx", &o->model_path, "the model: any named inputs, each read from its .npz member"),
+        OQ_OPT_STRING("mask", "NAME", &o->mask_name,
+                      "the input the mask contract applies to (default: the one rank-2\n"
+                      "input named like a mask, else the only rank-2 input)"),
+        OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
+        OQ_OPT_STRING("features", "NAME", &o->features_name, "the input a member 'features' feeds (default: the rank-3 one)"),
         {OQ_OPTK_LIST, "inputs", 0, "PATTERN...", ".npz files: a quoted glob is expanded here, and every\n"
                                                   "file after it up to the next option is taken; repeatable",
          &a->patterns, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
+        OQ_OPT_STRING("reference", "cpu|expected", &a->reference,
+                      "what the replay is judged against: ORT on CPU (default), or the\n"
+                      "outputs saved with the inputs (members named like the model's outputs)"),
+        {OQ_OPTK_LIST, "expected", 0, "PATTERN...", "the saved outputs, one .npz per --inputs file in the same\n"
+                                                    "order (implies --reference expected)",
+         &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         OQ_OPT_STRING("precision", "fp32|fp16", &a->precision, "tolerance preset for the replayed outputs (fp32)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override 'out:rtol=..,atol=..'; repeatable"),
         OQ_OPT_STRING("reference-ort-lib", "P", &o->reference_ort_lib,
-                      "ORT library of the CPU reference run (default: the usual search,\n"
-                      "$ORTQUAL_ORT_LIB then the bundled copy; not --ort-lib)"),
+                      "ORT library of the CPU reference run (default: --ort-lib, else the\n"
+                      "usual search: $ORTQUAL_ORT_LIB, then the bundled copy)"),
+        OQ_CLI_PADDING_OPT(o),
+        OQ_OPT_LIST("require", "CONFIG", &a->required,
+                    "a skip of CONFIG (e.g. cuda:model:fp32 with no CUDA here) is a failure"),
+        OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a replay that compared nothing (provider skipped) exits 0"),
         OQ_OPT_NUMBER("repeat", "N", &o->repeat, 0, 1000000, "timed calls per batch after the first call (5)"),
         OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, 1000000, "untimed calls before them (1)"),
         OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 0, 1000000, "per run, in seconds (300)"),
-        OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu, "fail when any compute node ran on CPU"),
+        OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu,
+                    "fail when any compute node of the replayed GPU provider ran on CPU\n"
+                    "(the CPU reference's placement is evidence, never judged)"),
         OQ_OPT_FLAG("strict-placement", &o->strict_placement, "with --require-full-gpu: shape ops and Memcpy too"),
         OQ_OPT_FLAG("require-dispatch", &o->require_dispatch, "an unverified kernel expectation fails"),
         OQ_OPT_LIST("expect-kernel", "NODE=KERNEL", &a->expect, "per-node kernel rule; repeatable"),
@@ -126,7 +158,10 @@ int cmd_replay(int argc, char **argv)
     a.o.argv = argv;
     int rc = run(&a, argc, argv);
     if (a.globbed) globfree(&a.files);
+    if (a.expected_globbed) globfree(&a.expected_files);
     oq_cli_list_clear(&a.patterns);
+    oq_cli_list_clear(&a.expected);
+    oq_cli_list_clear(&a.required);
     oq_cli_list_clear(&a.expect);
     oq_cli_list_clear(&a.tolerances);
     free(a.tolerance_text);

@@ -17,25 +17,35 @@ static const char head[] =
 "(the reference) on the valid (unpadded) elements: error metrics, NaN/Inf, exact zeros on\n"
 "padding. Every batch passes the mask contract before any model runs. Each configuration runs\n"
 "in its own child process, so a crash inside ONNX Runtime becomes a failed configuration.\n"
+"A model of yours (--model) takes any named inputs, read by name from each --inputs .npz;\n"
+"the reference 'expected' is the outputs you saved beside them (e.g. PyTorch's): members of\n"
+"the inputs' own .npz named like the model's outputs, or the --expected files.\n"
+"PASSED needs a configuration under test that ran and was compared (docs/verdicts.md);\n"
+"ONNX Runtime's refusals of a valid model are explained with the node, its inputs and the fix.\n"
 "With no options: the built-in demo (a seeded encoder, 8 events, CPU configurations, and\n"
 "CUDA ones when a CUDA execution provider is available).\n";
 
 static const char foot[] =
 "\n"
-"exit status: 0 all passed, 1 a configuration failed, 2 usage or input error, 3 runtime error.\n"
+"exit status: 0 all passed, 1 a configuration failed or nothing under test was compared,\n"
+"2 usage or input error, 3 runtime error (ONNX Runtime refused the model, or the reference\n"
+"could not run) with no failure.\n"
 "\n"
 "examples:\n"
 "  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n"
 "  ortqual validate --length-policy balanced 10 64 --max-len 64 --configs ref:encoder:fp64,cpu:decomposed:fp32\n"
-"  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n";
+"  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
+"  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
+"  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
+"      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n";
 
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
     oq_config *configs;
-    oq_cli_list inputs, required, expect, tolerances;
-    glob_t files;
-    int globbed;
+    oq_cli_list inputs, required, expect, tolerances, expected;
+    glob_t files, expected_files;
+    int globbed, expected_globbed;
     char *tolerance_text;
     const char **required_all; /* --require and, with --gpu, every cuda configuration */
     char policy[256];
@@ -111,9 +121,10 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
 
 /* ---- after the options ------------------------------------------------------------- */
 
+/* --expected files make `expected` the reference when --configs does not name it. */
 static int parse_configs(struct args *a)
 {
-    size_t cap = 1;
+    size_t cap = 2;
     for (const char *p = a->configs_text; *p; p++) cap += *p == ',';
     char *copy = strdup(a->configs_text), *save = NULL;
     a->configs = calloc(cap, sizeof *a->configs);
@@ -134,6 +145,12 @@ static int parse_configs(struct args *a)
     }
     free(copy);
     if (!a->o.n_configs) fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
+    int named = 0;
+    for (size_t i = 0; i < a->o.n_configs; i++) named |= oq_config_is_expected(&a->configs[i]);
+    if (a->expected.n && !named && a->o.n_configs) {
+        memmove(&a->configs[1], &a->configs[0], a->o.n_configs++ * sizeof *a->configs);
+        oq_config_parse("expected", &a->configs[0], NULL);
+    }
     return a->o.n_configs ? 0 : -1;
 }
 
@@ -153,9 +170,13 @@ static int finish_args(struct args *a)
             return -1;
         }
     }
-    if (oq_cli_glob_inputs("validate", &a->inputs, &a->files, &a->globbed)) return -1;
+    if (oq_cli_glob_inputs("validate", &a->inputs, &a->files, &a->globbed) ||
+        oq_cli_glob_inputs("validate", &a->expected, &a->expected_files, &a->expected_globbed))
+        return -1;
     a->o.input_files = a->globbed ? (const char *const *)a->files.gl_pathv : NULL;
     a->o.n_input_files = a->globbed ? a->files.gl_pathc : 0;
+    a->o.expected_files = a->expected_globbed ? (const char *const *)a->expected_files.gl_pathv : NULL;
+    a->o.n_expected_files = a->expected_globbed ? a->expected_files.gl_pathc : 0;
     a->o.expect_kernel = a->expect.v;
     a->o.n_expect_kernel = a->expect.n;
     a->o.required = a->required.v;
@@ -203,7 +224,8 @@ static int list_configs(const struct args *a)
                                 : "possible here");
     }
     printf("representations decomposed|attention23|attention24 take fp32 or fp16; ref takes encoder|sdpa:fp64;\n"
-           "--model files run as <runtime>:model:fp32. Kernels apply to cuda only.\n");
+           "--model files run as <runtime>:model:fp32, against 'expected' (the outputs saved with\n"
+           "--inputs or --expected) or another configuration. Kernels apply to cuda only.\n");
     return OQ_EXIT_OK;
 }
 
@@ -280,10 +302,11 @@ static void set_defaults(struct args *a)
 
 static void args_clear(struct args *a)
 {
-    oq_cli_list *lists[] = {&a->inputs, &a->required, &a->expect, &a->tolerances};
+    oq_cli_list *lists[] = {&a->inputs, &a->required, &a->expect, &a->tolerances, &a->expected};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) oq_cli_list_clear(lists[i]);
     oq_cli_runtime_clear(&a->cr);
     if (a->globbed) globfree(&a->files);
+    if (a->expected_globbed) globfree(&a->expected_files);
     free(a->tolerance_text);
     free(a->required_all);
     free(a->configs);
@@ -294,9 +317,16 @@ static int run(struct args *a, int argc, char **argv)
     oq_validate_opts *o = &a->o;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("model (default: --export encoder):"),
-        OQ_OPT_CALLBACK("model", "M.onnx", set_model, o, "a model of yours: inputs features [B,L,F] and mask [B,L]"),
-        OQ_OPT_STRING("features", "NAME", &o->features_name, "its features input (default: the rank-3 one)"),
-        OQ_OPT_STRING("mask", "NAME", &o->mask_name, "its mask input (default: the rank-2 one)"),
+        OQ_OPT_CALLBACK("model", "M.onnx", set_model, o,
+                        "a model of yours: any named inputs of any type (ids, masks, caches,\n"
+                        "scalars), each read from the .npz member of its name"),
+        OQ_OPT_STRING("mask", "NAME", &o->mask_name,
+                      "the input the mask contract applies to (default: the one rank-2\n"
+                      "input named like a mask, else the only rank-2 input)"),
+        OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
+        OQ_OPT_STRING("features", "NAME", &o->features_name,
+                      "the input generated events' features (or a member 'features') feed\n"
+                      "(default: the rank-3 float one)"),
         OQ_OPT_CALLBACK("export", "encoder|sdpa", set_export, o,
                         "build the models with ortqual, one per representation and precision"),
         OQ_OPT_NUMBER("width", "W", &o->encoder.width, 1, INT32_MAX, "encoder width (32)"),
@@ -316,8 +346,11 @@ static int run(struct args *a, int argc, char **argv)
                         "additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
                         "bool builds a boolean attn_mask, the form that routes to MATH on CUDA)"),
         OQ_OPT_GROUP("events:"),
-        {OQ_OPTK_LIST, "inputs", 0, "FILE...", "saved batches (inputs_*.npz: features, mask): every file after it\n"
+        {OQ_OPTK_LIST, "inputs", 0, "FILE...", "saved batches (.npz, a member per model input): every file after it\n"
                                                "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL,
+         OQ_OPT_MANY},
+        {OQ_OPTK_LIST, "expected", 0, "FILE...", "the expected outputs, one .npz per --inputs file in the same order\n"
+                                                 "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference", &a->expected, 0, 0, 0, NULL, NULL,
          OQ_OPT_MANY},
         OQ_OPT_NUMBER("num-events", "N", &o->events.num_events, 1, 1LL << 40, "generated events (8)"),
         OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),
@@ -330,6 +363,7 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_GROUP("configurations:"),
         OQ_OPT_STRING("configs", "C1,C2,...",  &a->configs_text,
                       "<runtime>:<representation>:<precision>[:<kernel>]; the first is the reference\n"
+                      "(or 'expected': the outputs saved with the inputs, nothing runs)\n"
                       "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
                       "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
                       "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
@@ -343,13 +377,16 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_NUMBER("repeat", "N", &o->repeat, 1, INT32_MAX, "timed calls per batch after the first call (5)"),
         OQ_OPT_NUMBER("warmup", "N", &o->warmup, 1, INT32_MAX, "untimed calls before them (1)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable"),
+        OQ_CLI_PADDING_OPT(o),
+        OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
         OQ_OPT_GROUP("output:"),
         OQ_OPT_STRING("outdir", "DIR", &o->outdir, "(ortqual-out/<timestamp>)"),
         OQ_OPT_FLAG("force", &o->overwrite, "reuse a directory with a summary"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
         OQ_OPT_FLAG("json", &a->json, "print summary.json"),
         OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, runtime against valid size)"),
-        OQ_OPT_GROUP("dispatch and placement (CUDA and other GPU execution providers):"),
+        OQ_OPT_GROUP("dispatch and placement (judge configurations under test on CUDA or another GPU\n"
+                 "execution provider; the reference and cpu ones record them as evidence):"),
         OQ_OPT_LIST("expect-kernel", "NODE=KERNEL",  &a->expect,
                     "per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable"),
         OQ_OPT_FLAG("require-dispatch", &o->require_dispatch,

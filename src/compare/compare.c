@@ -38,10 +38,11 @@ static oq_status check_args(const oq_tensor *out, const oq_tensor *ref, const oq
                             oq_err *err)
 {
     char a[128], b[128];
-    if (!oq_dtype_is_float(out->dtype) || !oq_dtype_is_float(ref->dtype))
-        return oq_err_set(err, OQ_ERR_SHAPE,
-                          "output '%s' (%s) and reference (%s) must both be float tensors",
+    if (!oq_dtype_size(out->dtype) || !oq_dtype_size(ref->dtype))
+        return oq_err_set(err, OQ_ERR_SHAPE, "output '%s' (%s) and reference (%s): a dtype ortqual does not know",
                           tensor_label(out), oq_dtype_name(out->dtype), oq_dtype_name(ref->dtype));
+    if (o->check_padding < OQ_PADDING_REPORT || o->check_padding > OQ_PADDING_AS_REFERENCE)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "check_padding %d is not a padding rule", o->check_padding);
     int same = out->ndim == ref->ndim;
     for (int32_t d = 0; same && d < out->ndim; d++) same = out->shape[d] == ref->shape[d];
     if (!same)
@@ -98,8 +99,18 @@ struct sums {
     double tiny; /* tiny_of(out->dtype), once per comparison */
 };
 
+/* Integers and bools are equal or not: of one dtype, their bytes (no rounding through double
+ * for 64-bit values); of two, their values. */
+static int exact_differs(const oq_tensor *out, const oq_tensor *ref, int64_t i, double g, double e)
+{
+    size_t es = oq_dtype_size(out->dtype);
+    if (out->dtype == ref->dtype && out->dtype != OQ_DTYPE_BOOL)
+        return memcmp((const char *)out->data + (size_t)i * es, (const char *)ref->data + (size_t)i * es, es) != 0;
+    return !(g == e);
+}
+
 static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, const oq_compare_opts *o,
-                        const oq_tensor *out, int64_t i, double g, double e)
+                        const oq_tensor *out, int64_t i, double g, double e, int differs)
 {
     double d = g - e, ad = fabs(d);
     int finite = isfinite(g) && isfinite(e);
@@ -115,11 +126,12 @@ static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, cons
         s->sq += d * d;
         s->ref_sq += e * e;
         s->finite++;
-        if (ad > o->tol.atol + o->tol.rtol * fabs(e)) r->over_tol++;
+        if (r->exact ? differs : ad > o->tol.atol + o->tol.rtol * fabs(e)) r->over_tol++;
     } else {
         r->over_tol++; /* NaN or Inf never passes */
     }
-    double key = finite ? ad : INFINITY;
+    /* an exact mismatch too small for a double (int64 beyond 2^53) still ranks above a match */
+    double key = !finite ? INFINITY : differs && ad == 0 ? DBL_MIN : ad;
     if (o->worst_k && (r->worst_count < o->worst_k || key > keys[o->worst_k - 1])) {
         oq_compare_elem el = {.index = i, .got = g, .expected = e, .abs_diff = ad};
         unravel(out, i, el.coord);
@@ -149,7 +161,9 @@ static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_
         r->rms = sqrt(s->sq / (double)s->finite);
     }
     r->rel_l2 = s->ref_sq > 0 ? sqrt(s->sq / s->ref_sq) : s->sq > 0 ? INFINITY : 0.0;
-    r->padding_checked = o->check_padding != 0;
+    r->padding_rule = o->check_padding;
+    r->padding_checked = o->check_padding == OQ_PADDING_ZERO ||
+                         (o->check_padding == OQ_PADDING_AS_REFERENCE && r->ref_pad_nonzero == 0);
     r->passed = r->over_tol == 0 && r->nan_count == 0 && r->inf_count == 0 && r->ref_nan_count == 0 &&
                 r->ref_inf_count == 0 && (!r->padding_checked || r->pad_nonzero == 0);
 }
@@ -168,7 +182,9 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
     memcpy(res->shape, out->shape, sizeof res->shape);
     res->out_dtype = out->dtype;
     res->ref_dtype = ref->dtype;
-    res->tol = o.tol;
+    res->exact = !oq_dtype_is_float(out->dtype) || !oq_dtype_is_float(ref->dtype);
+    res->masked = o.lengths != NULL;
+    res->tol = res->exact ? (oq_tolerance){0, 0} : o.tol;
     res->num_elements = oq_tensor_numel(out);
 
     /* Strides of the batch and sequence axes, to find an element's event and position. */
@@ -186,11 +202,13 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
             int64_t p = (i / sstride) % out->shape[o.seq_axis];
             valid = p < o.lengths[b];
         }
+        double e = oq_tensor_get_f64(ref, i);
         if (valid) {
             res->num_valid++;
-            visit_valid(res, &s, keys, &o, out, i, g, oq_tensor_get_f64(ref, i));
+            visit_valid(res, &s, keys, &o, out, i, g, e, res->exact && exact_differs(out, ref, i, g, e));
         } else {
             res->num_padded++;
+            res->ref_pad_nonzero += e != 0.0;
             visit_padded(res, out, ref, i, g);
         }
     }
@@ -226,9 +244,13 @@ char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
            r->inf_count);
     if (r->ref_nan_count || r->ref_inf_count)
         append(buf, n, &used, " REFERENCE nan=%" PRId64 " inf=%" PRId64, r->ref_nan_count, r->ref_inf_count);
-    if (r->padding_checked) append(buf, n, &used, " pad_nonzero=%" PRId64 "/%" PRId64, r->pad_nonzero, r->num_padded);
-    else append(buf, n, &used, " padding not checked");
-    append(buf, n, &used, " (rtol=%.3g atol=%.3g)", r->tol.rtol, r->tol.atol);
+    if (r->masked) append(buf, n, &used, " pad_nonzero=%" PRId64 "/%" PRId64 "%s", r->pad_nonzero, r->num_padded,
+                          r->padding_checked ? ""
+                          : r->padding_rule == OQ_PADDING_REPORT ? " (reported, not judged)"
+                                                                 : " (not judged: the reference is not zero there)");
+    else append(buf, n, &used, " no padding (every element valid)");
+    if (r->exact) append(buf, n, &used, " (exact)");
+    else append(buf, n, &used, " (rtol=%.3g atol=%.3g)", r->tol.rtol, r->tol.atol);
     char c[160];
     if (!r->passed && r->worst_count) {
         oq_dims_str(r->worst[0].coord, r->ndim, c, sizeof c);
@@ -269,10 +291,13 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
     json_t *shape = json_array(), *worst = json_array();
     for (int32_t d = 0; shape && d < r->ndim; d++) json_array_append_new(shape, json_integer(r->shape[d]));
     for (int32_t i = 0; worst && i < r->worst_count; i++) json_array_append_new(worst, elem_json(r, &r->worst[i]));
-    json_t *padding = json_pack("{s:b, s:I, s:I, s:I, s:o}", "checked", r->padding_checked,
+    static const char *const rules[] = {"report", "zero", "as-reference"};
+    json_t *padding = json_pack("{s:b, s:I, s:I, s:I, s:o, s:b, s:s, s:I}", "checked", r->padding_checked,
                                 "padded", (json_int_t)r->num_padded, "nonzero", (json_int_t)r->pad_nonzero,
                                 "nonfinite", (json_int_t)r->pad_nonfinite, "first_nonzero",
-                                r->pad_nonzero ? elem_json(r, &r->first_pad_nonzero) : json_null());
+                                r->pad_nonzero ? elem_json(r, &r->first_pad_nonzero) : json_null(), "masked",
+                                r->masked, "rule", rules[r->padding_rule], "reference_nonzero",
+                                (json_int_t)r->ref_pad_nonzero);
     json_t *j = json_pack(
         "{s:s, s:b, s:o, s:s, s:s, s:{s:f, s:f}, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I,"
         " s:{s:I, s:I}, s:o, s:o}",
@@ -285,6 +310,7 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
         (json_int_t)r->ref_nan_count, "inf", (json_int_t)r->ref_inf_count, "padding", padding, "worst",
         worst);
     if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory building the comparison JSON");
+    if (r->exact) json_object_set_new(j, "exact", json_true());
     *out = j;
     return OQ_OK;
 }
@@ -342,6 +368,13 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
     r->ref_nan_count = int_of(refnf, "nan");
     r->ref_inf_count = int_of(refnf, "inf");
     r->padding_checked = json_is_true(json_object_get(pad, "checked"));
+    r->masked = json_is_true(json_object_get(pad, "masked"));
+    r->exact = json_is_true(json_object_get(j, "exact"));
+    r->ref_pad_nonzero = int_of(pad, "reference_nonzero");
+    const char *rule = json_string_value(json_object_get(pad, "rule"));
+    r->padding_rule = rule && !strcmp(rule, "report")         ? OQ_PADDING_REPORT
+                      : rule && !strcmp(rule, "as-reference") ? OQ_PADDING_AS_REFERENCE
+                                                              : OQ_PADDING_ZERO;
     r->num_padded = int_of(pad, "padded");
     r->pad_nonzero = int_of(pad, "nonzero");
     r->pad_nonfinite = int_of(pad, "nonfinite");

@@ -12,7 +12,8 @@ int oq_mask_dtype_ok(oq_dtype t)
 {
     switch (t) {
     case OQ_DTYPE_BOOL: case OQ_DTYPE_FLOAT32: case OQ_DTYPE_FLOAT16: case OQ_DTYPE_BFLOAT16:
-    case OQ_DTYPE_FLOAT64: case OQ_DTYPE_INT32: case OQ_DTYPE_INT64:
+    case OQ_DTYPE_FLOAT64: case OQ_DTYPE_INT32: case OQ_DTYPE_INT64: case OQ_DTYPE_UINT8: case OQ_DTYPE_INT8:
+    case OQ_DTYPE_UINT16: case OQ_DTYPE_INT16: case OQ_DTYPE_UINT32: case OQ_DTYPE_UINT64:
         return 1;
     case OQ_DTYPE_UNDEFINED: break;
     }

@@ -173,6 +173,8 @@ static const struct {
 } NPY_KINDS[] = {
     {"f4", OQ_DTYPE_FLOAT32}, {"f2", OQ_DTYPE_FLOAT16}, {"f8", OQ_DTYPE_FLOAT64},
     {"i8", OQ_DTYPE_INT64},   {"i4", OQ_DTYPE_INT32},   {"b1", OQ_DTYPE_BOOL},
+    {"u1", OQ_DTYPE_UINT8},   {"i1", OQ_DTYPE_INT8},    {"u2", OQ_DTYPE_UINT16},
+    {"i2", OQ_DTYPE_INT16},   {"u4", OQ_DTYPE_UINT32},  {"u8", OQ_DTYPE_UINT64},
 };
 
 /* Map a descr to a dtype or explain, by name, why it is refused. */
@@ -193,7 +195,7 @@ static oq_status descr_to_dtype(const char *descr, const char *who, oq_dtype *ou
         return OQ_OK;
     }
     return oq_err_set(err, OQ_ERR_UNSUPPORTED,
-                      "%s: unsupported dtype '%s' (supported: <f4 <f2 <f8 <i8 <i4 |b1)", who,
+                      "%s: unsupported dtype '%s' (supported: <f4 <f2 <f8 <i8 <i4 |b1 |u1 |i1 <u2 <i2 <u4 <u8)", who,
                       descr);
 }
 
@@ -307,6 +309,12 @@ static const char *dtype_descr(oq_dtype dt)
     case OQ_DTYPE_INT64: return "<i8";
     case OQ_DTYPE_INT32: return "<i4";
     case OQ_DTYPE_BOOL: return "|b1";
+    case OQ_DTYPE_UINT8: return "|u1";
+    case OQ_DTYPE_INT8: return "|i1";
+    case OQ_DTYPE_UINT16: return "<u2";
+    case OQ_DTYPE_INT16: return "<i2";
+    case OQ_DTYPE_UINT32: return "<u4";
+    case OQ_DTYPE_UINT64: return "<u8";
     case OQ_DTYPE_UNDEFINED: break;
     }
     return NULL;

@@ -15,6 +15,12 @@ const char *oq_dtype_name(oq_dtype t)
     case OQ_DTYPE_FLOAT16: return "float16";
     case OQ_DTYPE_FLOAT64: return "float64";
     case OQ_DTYPE_BFLOAT16: return "bfloat16";
+    case OQ_DTYPE_UINT8: return "uint8";
+    case OQ_DTYPE_INT8: return "int8";
+    case OQ_DTYPE_UINT16: return "uint16";
+    case OQ_DTYPE_INT16: return "int16";
+    case OQ_DTYPE_UINT32: return "uint32";
+    case OQ_DTYPE_UINT64: return "uint64";
     case OQ_DTYPE_UNDEFINED: break;
     }
     return "undefined";
@@ -28,10 +34,10 @@ int oq_dtype_is_float(oq_dtype t)
 size_t oq_dtype_size(oq_dtype t)
 {
     switch (t) {
-    case OQ_DTYPE_FLOAT32: case OQ_DTYPE_INT32: return 4;
-    case OQ_DTYPE_INT64: case OQ_DTYPE_FLOAT64: return 8;
-    case OQ_DTYPE_BOOL: return 1;
-    case OQ_DTYPE_FLOAT16: case OQ_DTYPE_BFLOAT16: return 2;
+    case OQ_DTYPE_FLOAT32: case OQ_DTYPE_INT32: case OQ_DTYPE_UINT32: return 4;
+    case OQ_DTYPE_INT64: case OQ_DTYPE_FLOAT64: case OQ_DTYPE_UINT64: return 8;
+    case OQ_DTYPE_BOOL: case OQ_DTYPE_UINT8: case OQ_DTYPE_INT8: return 1;
+    case OQ_DTYPE_FLOAT16: case OQ_DTYPE_BFLOAT16: case OQ_DTYPE_UINT16: case OQ_DTYPE_INT16: return 2;
     case OQ_DTYPE_UNDEFINED: break;
     }
     return 0;
@@ -45,6 +51,8 @@ oq_dtype oq_dtype_parse(const char *s)
         {"bfloat16", OQ_DTYPE_BFLOAT16}, {"bf16", OQ_DTYPE_BFLOAT16},
         {"float64", OQ_DTYPE_FLOAT64}, {"fp64", OQ_DTYPE_FLOAT64}, {"double", OQ_DTYPE_FLOAT64},
         {"int64", OQ_DTYPE_INT64}, {"int32", OQ_DTYPE_INT32}, {"bool", OQ_DTYPE_BOOL},
+        {"uint8", OQ_DTYPE_UINT8}, {"int8", OQ_DTYPE_INT8}, {"uint16", OQ_DTYPE_UINT16},
+        {"int16", OQ_DTYPE_INT16}, {"uint32", OQ_DTYPE_UINT32}, {"uint64", OQ_DTYPE_UINT64},
     };
     for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) return names[i].t;
@@ -246,6 +254,12 @@ double oq_tensor_get_f64(const oq_tensor *t, int64_t i)
     case OQ_DTYPE_INT32: return ((const int32_t *)p)[i];
     case OQ_DTYPE_INT64: return (double)((const int64_t *)p)[i];
     case OQ_DTYPE_BOOL: return ((const uint8_t *)p)[i] ? 1.0 : 0.0;
+    case OQ_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case OQ_DTYPE_INT8: return ((const int8_t *)p)[i];
+    case OQ_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+    case OQ_DTYPE_INT16: return ((const int16_t *)p)[i];
+    case OQ_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+    case OQ_DTYPE_UINT64: return (double)((const uint64_t *)p)[i];
     case OQ_DTYPE_UNDEFINED: break;
     }
     OQ_ASSERT(!"unknown dtype");
@@ -262,6 +276,12 @@ void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v)
     case OQ_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; return;
     case OQ_DTYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; return;
     case OQ_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; return;
+    case OQ_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; return;
+    case OQ_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; return;
+    case OQ_DTYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; return;
+    case OQ_DTYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; return;
+    case OQ_DTYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; return;
+    case OQ_DTYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; return;
     case OQ_DTYPE_UNDEFINED: break;
     }
     OQ_ASSERT(!"unknown dtype");

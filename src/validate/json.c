@@ -111,16 +111,18 @@ static json_t *plan_json(const oq_validate_plan *p)
     json_t *dispatch = json_pack("{s:b, s:b, s:o, s:i}", "enable", p->dispatch.enable, "require", p->dispatch.require,
                                  "expect", strv_json(p->dispatch.expect, p->dispatch.n_expect),
                                  "force_sdpa_kernel", p->dispatch.force_sdpa_kernel);
-    json_t *j = json_pack("{s:s, s:b, s:o, s:s, s:o, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}, s:s}", "config",
-                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "mask_member",
-                          p->mask_member, "batches", batches, "repeat", p->repeat, "warmup", p->warmup,
-                          "padded_length", (json_int_t)p->padded_length, "runtime", runtime, "dispatch",
-                          dispatch, "placement", "enable", p->placement.enable, "require", p->placement.require,
-                          "strict", p->placement.strict, "result", p->result);
+    json_t *j = json_pack("{s:s, s:b, s:o, s:o, s:i, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}, s:s}", "config",
+                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "batches", batches,
+                          "repeat", p->repeat, "warmup", p->warmup, "padding", p->padding, "padded_length",
+                          (json_int_t)p->padded_length, "runtime", runtime, "dispatch", dispatch, "placement",
+                          "enable", p->placement.enable, "require", p->placement.require, "strict",
+                          p->placement.strict, "result", p->result);
     if (!j) return NULL;
+    set_str(j, "mask_member", p->mask_member);
     set_str(j, "model", p->model);
     set_str(j, "weights", p->weights);
-    if (p->weights) json_object_set_new(j, "heads", json_integer(p->heads));
+    if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
+    if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
     set_str(j, "tolerances", p->tolerances);
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     return j;
@@ -156,6 +158,8 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->model = dup_of(j, "model", &ok);
     p->weights = dup_of(j, "weights", &ok);
     p->heads = (int32_t)json_integer_value(json_object_get(j, "heads"));
+    p->kv_heads = (int32_t)json_integer_value(json_object_get(j, "kv_heads"));
+    p->padding = (int)json_integer_value(json_object_get(j, "padding"));
     const char *name;
     const json_t *member;
     json_object_foreach((json_t *)json_object_get(j, "inputs"), name, member)
@@ -182,8 +186,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->placement.strict = json_is_true(json_object_get(pl, "strict"));
     p->result = dup_of(j, "result", &ok);
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!p->mask_member || !p->result)
-        return oq_err_set(err, OQ_ERR_FORMAT, "no mask_member or result: not a validation plan");
+    if (!p->result) return oq_err_set(err, OQ_ERR_FORMAT, "no result: not a validation plan");
     return OQ_OK;
 }
 
@@ -330,8 +333,10 @@ static int placement_back(const json_t *jp, oq_placement_result *p)
 
 static json_t *worker_json(const oq_worker_run *w)
 {
-    return json_pack("{s:s, s:f, s:s}", "ended", w->ended, "seconds", w->seconds, "stderr_tail",
-                     w->stderr_tail ? w->stderr_tail : "");
+    json_t *j = json_pack("{s:s, s:f, s:s}", "ended", w->ended, "seconds", w->seconds, "stderr_tail",
+                          w->stderr_tail ? w->stderr_tail : "");
+    if (j && w->signal) json_object_set_new(j, "signal", json_integer(w->signal));
+    return j;
 }
 
 static int worker_back(const json_t *jw, oq_worker_run *w)
@@ -341,6 +346,7 @@ static int worker_back(const json_t *jw, oq_worker_run *w)
     int ok = 1;
     snprintf(w->ended, sizeof w->ended, "%s", str_of(jw, "ended") ? str_of(jw, "ended") : "");
     w->seconds = json_number_value(json_object_get(jw, "seconds"));
+    w->signal = (int)json_integer_value(json_object_get(jw, "signal"));
     w->stderr_tail = dup_of(jw, "stderr_tail", &ok);
     return ok;
 }
@@ -412,7 +418,7 @@ static json_t *teeth_json(const oq_teeth_result *t)
 
 static int verdict_back(const char *s, oq_verdict *v)
 {
-    for (int k = OQ_VERDICT_PASSED; k <= OQ_VERDICT_NOT_RUN; k++)
+    for (int k = OQ_VERDICT_PASSED; k <= OQ_VERDICT_ERROR; k++)
         if (s && !strcmp(s, oq_verdict_name((oq_verdict)k))) {
             *v = (oq_verdict)k;
             return 1;
@@ -431,6 +437,31 @@ static int teeth_back(const json_t *jt, oq_teeth_result *t)
     t->proved = json_is_true(json_object_get(jt, "proved"));
     return ok && worker_back(json_object_get(jt, "worker"), &t->worker) &&
            dispatch_back(json_object_get(jt, "rerun_dispatch"), &t->rerun_dispatch);
+}
+
+/* A runtime error explained (refusal.h); the pattern's name is null when none matched. */
+static json_t *refusal_json(const oq_refusal *r)
+{
+    json_t *j = json_pack("{s:o}", "pattern", r->id ? json_string(r->id) : json_null());
+    set_str(j, "node", r->node);
+    set_str(j, "inputs", r->inputs);
+    set_str(j, "why", r->why);
+    set_str(j, "fix", r->fix);
+    set_str(j, "raw", r->raw);
+    return j;
+}
+
+static int refusal_back(const json_t *j, oq_refusal *r)
+{
+    if (!j) return 1;
+    int ok = 1;
+    r->id = dup_of(j, "pattern", &ok);
+    r->node = dup_of(j, "node", &ok);
+    r->inputs = dup_of(j, "inputs", &ok);
+    r->why = dup_of(j, "why", &ok);
+    r->fix = dup_of(j, "fix", &ok);
+    r->raw = dup_of(j, "raw", &ok);
+    return ok;
 }
 
 /* The keys in the order summary.json has always had them (the worker's part in the middle). */
@@ -465,6 +496,7 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     set_str(j, "reason", r->reason);
     if (r->required) json_object_set_new(j, "required", json_true());
     if (r->teeth.ran) json_object_set_new(j, "teeth", teeth_json(&r->teeth));
+    if (r->refusal.raw || r->refusal.id) json_object_set_new(j, "refusal", refusal_json(&r->refusal));
     return j;
 }
 
@@ -505,7 +537,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
         ok = 0;
     ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
          placement_back(json_object_get(j, "placement"), &r->placement) &&
-         teeth_back(json_object_get(j, "teeth"), &r->teeth);
+         teeth_back(json_object_get(j, "teeth"), &r->teeth) && refusal_back(json_object_get(j, "refusal"), &r->refusal);
     if (ok) return OQ_OK;
     oq_config_result_clear(r);
     return oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading a configuration's result");
@@ -537,10 +569,12 @@ static json_t *ints_json(const int64_t *v, int64_t n)
 
 static json_t *batch_info_json(const oq_batch_info *b)
 {
-    return json_pack("{s:I, s:s, s:I, s:I, s:o, s:o, s:I}", "index", (json_int_t)b->index, "inputs", b->inputs,
-                     "batch_size", (json_int_t)b->batch_size, "padded_length", (json_int_t)b->padded_length,
-                     "lengths", ints_json(b->lengths, b->batch_size), "event_indices",
-                     ints_json(b->event_indices, b->batch_size), "valid_size", (json_int_t)b->valid_size);
+    json_t *j = json_pack("{s:I, s:s, s:I, s:I, s:o, s:o, s:I}", "index", (json_int_t)b->index, "inputs", b->inputs,
+                          "batch_size", (json_int_t)b->batch_size, "padded_length", (json_int_t)b->padded_length,
+                          "lengths", ints_json(b->lengths, b->batch_size), "event_indices",
+                          ints_json(b->event_indices, b->batch_size), "valid_size", (json_int_t)b->valid_size);
+    set_str(j, "expected", b->expected);
+    return j;
 }
 
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
@@ -548,11 +582,14 @@ oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_er
     json_t *batches = json_array(), *configs = json_array();
     for (size_t i = 0; i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
     for (size_t i = 0; i < s->n_configs; i++) json_array_append_new(configs, oq_config_result_to_json(&s->configs[i]));
-    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:i}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
-                          "end", s->end, "evidence",
-                          s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object(), "batches",
-                          batches, "configs", configs, "verdict", s->exit_status ? "failed" : "passed",
-                          "exit_status", s->exit_status);
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}, s:o, s:o, s:s, s:i, s:I}", "schema",
+                          OQ_VALIDATE_SCHEMA, "start", s->start, "end", s->end, "evidence",
+                          s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object(), "model_inputs",
+                          "names", strv_json(s->input_names, s->n_input_names), "mask",
+                          s->mask_input ? json_string(s->mask_input) : json_null(), "batches", batches, "configs",
+                          configs, "verdict", oq_run_verdict_name(s->verdict), "exit_status", s->exit_status,
+                          "tested", (json_int_t)s->n_tested);
+    set_str(j, "verdict_reason", s->verdict_reason);
     if (j && s->plotted) {
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);

@@ -8,6 +8,7 @@
 #include "ortqual/inspect.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
+#include "ortqual/events.h"
 #include "validate/validate-impl.h"
 
 /* The batch as the summary records it; lengths and event indices copied. */
@@ -21,101 +22,215 @@ static oq_status record_batch(oq_validate_summary *s, size_t index, const char *
     bi->index = (int64_t)index;
     bi->batch_size = b;
     bi->padded_length = l;
-    memcpy(bi->lengths, lengths, (size_t)b * sizeof *lengths);
+    for (int64_t i = 0; i < b; i++) bi->lengths[i] = lengths ? lengths[i] : l; /* no mask: every element */
     memcpy(bi->event_indices, event_idx, (size_t)b * sizeof *event_idx);
-    for (int64_t i = 0; i < b; i++) bi->valid_size += lengths[i];
+    for (int64_t i = 0; i < b; i++) bi->valid_size += bi->lengths[i];
     return OQ_OK;
 }
 
-/* Writes inputs_NNN.npz (features, mask, event_indices, lengths) and records the batch. */
-static oq_status write_batch(const char *outdir, size_t index, oq_tensor *features, oq_tensor *mask,
-                             const int64_t *event_idx, oq_validate_summary *s, oq_err *err)
+/* 1 when a model input is called `name` (the bookkeeping members then stay out of the file). */
+static int is_input(const oq_batch_inputs *in, const char *name)
 {
-    int64_t b = mask->shape[0], l = mask->shape[1];
+    return oq_tensors_find((const oq_tensor *const *)in->t, in->n, name) != NULL;
+}
+
+/* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths) and
+ * records the batch. */
+static oq_status write_batch(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
+                             oq_validate_summary *s, oq_err *err)
+{
+    int64_t b = in->batch;
     oq_tensor *lens = NULL, *idx = NULL;
-    oq_status st = oq_tensor_create(&lens, OQ_DTYPE_INT64, 1, &b, "lengths", err);
+    const oq_tensor **t = calloc(in->n + 2, sizeof *t);
+    oq_status st = t ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = oq_tensor_create(&lens, OQ_DTYPE_INT64, 1, &b, "lengths", err);
     if (!st) st = oq_tensor_create(&idx, OQ_DTYPE_INT64, 1, &b, "event_indices", err);
-    if (!st) st = oq_mask_check(mask, features, (int64_t *)lens->data, err);
-    if (st) {
-        oq_err_prefix(err, "batch %zu: ", index);
-    } else {
+    if (!st) {
+        size_t n = 0;
+        for (size_t i = 0; i < in->n; i++) t[n++] = in->t[i];
         memcpy(idx->data, event_idx, (size_t)b * sizeof *event_idx);
+        for (int64_t i = 0; i < b; i++) ((int64_t *)lens->data)[i] = in->lengths ? in->lengths[i] : in->seq;
+        if (!is_input(in, "event_indices")) t[n++] = idx;
+        if (!is_input(in, "lengths")) t[n++] = lens;
         char path[4096];
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
-        const oq_tensor *t[] = {features, mask, idx, lens};
-        st = oq_npz_write(path, 4, t, 1, 1, err);
+        st = oq_npz_write(path, n, t, 1, 1, err);
         /* recorded even when writing failed, so that undoing the preparation removes it */
-        oq_status rs = record_batch(s, index, path, b, l, lens->data, event_idx, err);
+        oq_status rs = record_batch(s, index, path, b, in->seq, in->lengths, event_idx, err);
         if (!st) st = rs;
     }
+    free(t);
     oq_tensor_free(lens);
     oq_tensor_free(idx);
     return st;
 }
 
-static oq_status generated_batches(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err)
+/* ---- generated events --------------------------------------------------------------- */
+
+/* The size a declared dimension takes in a generated batch: the mask's names are B and L. */
+static int64_t generated_size(const oq_io_info *mask, const char *dim, int64_t b, int64_t l)
+{
+    char *end;
+    long long v = strtoll(dim, &end, 10);
+    if (end != dim && !*end) return v;
+    if (mask && mask->rank == 2 && !strcmp(dim, mask->dims[0])) return b;
+    if (mask && mask->rank == 2 && !strcmp(dim, mask->dims[1])) return l;
+    return -1;
+}
+
+/* A float input other than the features, filled with seeded standard normal values (the
+ * query, key and value of the sdpa model). */
+static oq_status normal_input(const oq_signature *sig, size_t i, int64_t batch, int64_t b, int64_t l, uint64_t seed,
+                              oq_tensor **out, oq_err *err)
+{
+    const oq_io_info *io = &sig->mi->inputs[i];
+    const oq_io_info *mask = sig->mask >= 0 ? &sig->mi->inputs[sig->mask] : NULL;
+    int64_t shape[OQ_MAX_DIMS];
+    int ok = oq_dtype_is_float((oq_dtype)io->elem_type) && io->rank >= 0 && io->rank <= OQ_MAX_DIMS;
+    for (int32_t d = 0; ok && d < io->rank; d++) ok = (shape[d] = generated_size(mask, io->dims[d], b, l)) >= 0;
+    if (!ok)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "generated events cannot make the model's input '%s' (they make features [B,L,F], a mask "
+                          "[B,L] and float inputs whose axes are B, L or fixed): give --inputs",
+                          io->name);
+    oq_status st = oq_tensor_create(out, (oq_dtype)io->elem_type, io->rank, shape, io->name, err);
+    oq_rng r;
+    oq_rng_seed(&r, seed, (uint64_t)batch * 64 + i);
+    for (int64_t k = 0, n = st ? 0 : oq_tensor_numel(*out); k < n; k++) oq_tensor_set_f64(*out, k, oq_rng_normal(&r));
+    return st;
+}
+
+/* One generated batch as the model's inputs: the events' features and mask, in the model's
+ * dtypes, and seeded values for any other float input. */
+static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, int64_t k, uint64_t seed,
+                                  int64_t *idx, oq_batch_inputs *in, oq_err *err)
+{
+    memset(in, 0, sizeof *in);
+    const oq_model_info *mi = sig->mi;
+    oq_tensor *x = NULL, *m = NULL;
+    oq_status st = sig->mask < 0 ? oq_err_set(err, OQ_ERR_INVALID_ARG,
+                                              "generated events need a mask input [B,L]: give --inputs (or --mask)")
+                                 : oq_events_make_batch(ev, k, &x, &m, idx, err);
+    if (!st && !(in->t = calloc(mi->n_inputs, sizeof *in->t))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) {
+        in->batch = m->shape[0];
+        in->seq = m->shape[1];
+        in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
+        st = in->lengths ? oq_mask_check(m, x, in->lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; !st && i < mi->n_inputs; i++, in->n++) {
+        oq_dtype want = (oq_dtype)mi->inputs[i].elem_type;
+        const oq_tensor *src = (int)i == sig->mask ? m : (int)i == sig->features ? x : NULL;
+        st = src ? oq_tensor_convert(src, want ? want : src->dtype, &in->t[i], err)
+                 : normal_input(sig, i, k, in->batch, in->seq, seed, &in->t[i], err);
+        if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
+        if (st) break;
+    }
+    oq_tensor_free(x);
+    oq_tensor_free(m);
+    if (!st) st = oq_signature_check(sig, in, "generated events", err);
+    if (st) oq_batch_inputs_clear(in);
+    return st;
+}
+
+/* The events' features take the width the model fixes, when it fixes one. */
+static oq_events_opts events_for(const oq_validate_opts *o, const oq_signature *sig)
+{
+    oq_events_opts e = o->events;
+    const oq_io_info *f = sig->features >= 0 ? &sig->mi->inputs[sig->features] : NULL;
+    char *end;
+    long long width = f && f->rank == 3 ? strtoll(f->dims[2], &end, 10) : 0;
+    if (f && f->rank == 3 && end != f->dims[2] && !*end && width > 0) e.num_features = width;
+    return e;
+}
+
+static oq_status generated_batches(const oq_validate_opts *o, const oq_signature *sig, oq_validate_summary *s,
+                                   oq_err *err)
 {
     oq_events *ev;
-    oq_status st = oq_events_create(&o->events, &ev, err);
+    oq_events_opts eo = events_for(o, sig);
+    oq_status st = oq_events_create(&eo, &ev, err);
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
-    int64_t *idx = calloc((size_t)o->events.batch_size, sizeof *idx);
+    int64_t *idx = calloc((size_t)eo.batch_size, sizeof *idx);
     if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; !st && k < nb; k++) {
-        oq_tensor *x = NULL, *m = NULL;
-        st = oq_events_make_batch(ev, k, &x, &m, idx, err);
-        if (!st) st = oq_tensor_set_name(x, "features", err);
-        if (!st) st = oq_tensor_set_name(m, "mask", err);
-        if (!st) st = write_batch(o->outdir, (size_t)k, x, m, idx, s, err);
-        oq_tensor_free(x);
-        oq_tensor_free(m);
+        oq_batch_inputs in;
+        st = generated_inputs(sig, ev, k, eo.seed, idx, &in, err);
+        if (st) oq_err_prefix(err, "batch %lld: ", (long long)k);
+        else st = write_batch(o->outdir, (size_t)k, &in, idx, s, err);
+        oq_batch_inputs_clear(&in);
     }
     free(idx);
     oq_events_free(ev);
     return st;
 }
 
+/* ---- saved batches ------------------------------------------------------------------ */
+
+/* "inputs_007.npz" -> 7; -1 when the name does not end in _NNN.npz. */
+static long batch_number(const char *path)
+{
+    const char *u = strrchr(path, '_'), *dot = strrchr(path, '.');
+    if (!u || !dot || dot < u || strcmp(dot, ".npz")) return -1;
+    char *end;
+    long v = strtol(u + 1, &end, 10);
+    return end == dot && end != u + 1 ? v : -1;
+}
+
+/* The expected outputs of batch k: the --expected file paired with its inputs, or the inputs
+ * file itself; written to outdir/expected_NNN.npz. */
+static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_batch_inputs *in,
+                                oq_batch_info *bi, oq_err *err)
+{
+    const char *src = o->n_expected_files ? o->expected_files[k] : o->input_files[k];
+    long a = batch_number(o->input_files[k]), b = batch_number(src);
+    if (o->n_expected_files && a >= 0 && b >= 0 && a != b)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--expected: %s is paired with %s (files are matched in order; their numbers differ)",
+                          src, o->input_files[k]);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/expected_%03zu.npz", o->outdir, k);
+    if (!(bi->expected = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    return oq_signature_expected(sig, in, src, path, err);
+}
+
 /* Saved batches keep their event indices when they carry them. */
-static oq_status loaded_batch(const oq_validate_opts *o, size_t k, int64_t *next_event,
-                              oq_validate_summary *s, oq_err *err)
+static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
+                              int64_t *next_event, oq_validate_summary *s, oq_err *err)
 {
     const char *path = o->input_files[k];
-    oq_npz *z;
-    oq_status st = oq_npz_read(path, &z, err);
+    oq_batch_inputs in;
+    oq_status st = oq_signature_read_inputs(sig, path, &in, err);
     if (st) return st;
-    oq_tensor *x = NULL, *m = NULL;
-    const char *fname = o->features_name ? o->features_name : "features";
-    const char *mname = o->mask_name ? o->mask_name : "mask";
-    st = oq_npz_take(z, fname, &x, err);
-    if (!st) st = oq_npz_take(z, mname, &m, err);
-    if (!st && m->ndim != 2)
-        st = oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, mname, m->ndim);
-    if (!st) {
-        const oq_tensor *saved = oq_npz_get(z, "event_indices");
-        int64_t b = m->shape[0];
-        int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx);
-        if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        for (int64_t i = 0; idx && i < b; i++)
-            idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
-        *next_event += b;
-        if (!st) st = oq_tensor_set_name(x, "features", err);
-        if (!st) st = oq_tensor_set_name(m, "mask", err);
-        if (!st) st = write_batch(o->outdir, k, x, m, idx, s, err);
-        if (st) oq_err_prefix(err, "%s: ", path);
-        free(idx);
-    }
-    oq_tensor_free(x);
-    oq_tensor_free(m);
+    oq_npz *z = NULL;
+    const oq_tensor *saved = NULL;
+    if (!is_input(&in, "event_indices") && oq_npz_read(path, &z, NULL) == OQ_OK) saved = oq_npz_get(z, "event_indices");
+    int64_t b = in.batch;
+    int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx);
+    if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; idx && i < b; i++)
+        idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
+    *next_event += b;
     oq_npz_free(z);
+    if (!st) st = write_batch(o->outdir, k, &in, idx, s, err);
+    if (!st && expected) st = expected_batch(o, sig, k, &in, &s->batches[s->n_batches - 1], err);
+    free(idx);
+    oq_batch_inputs_clear(&in);
     return st;
 }
 
-oq_status oq_validate_prepare_batches(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err)
+oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const oq_signature *sig, int expected,
+                                      oq_validate_summary *s, oq_err *err)
 {
-    if (!o->n_input_files) return generated_batches(o, s, err);
+    if (!o->n_input_files) return generated_batches(o, sig, s, err);
+    if (o->n_expected_files && o->n_expected_files != o->n_input_files)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--expected: %zu files for %zu --inputs files (they are matched batch by batch, in order)",
+                          o->n_expected_files, o->n_input_files);
     int64_t next = 0;
     for (size_t k = 0; k < o->n_input_files; k++) {
-        oq_status st = loaded_batch(o, k, &next, s, err);
+        oq_status st = loaded_batch(o, sig, expected, k, &next, s, err);
         if (st) return st;
     }
     return OQ_OK;
@@ -164,37 +279,4 @@ oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_wei
     if (!st) st = oq_graph_write(g, path, 1, err);
     oq_graph_free(g);
     return st;
-}
-
-/* ---- the user's model: which inputs are features and mask ------------------------- */
-
-/* A fixed dimension ("7"), or -1 for a symbolic or unknown one. */
-static int64_t fixed_dim(const char *d)
-{
-    char *end;
-    long long v = strtoll(d, &end, 10);
-    return end != d && !*end ? v : -1;
-}
-
-/* Fills names (when not given) from the model's inputs, and checks the feature dimension. */
-oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n, oq_err *err)
-{
-    oq_model_info *mi;
-    oq_status st = oq_model_inspect_file(path, &mi, err);
-    if (st) return st;
-    int64_t num_features = -1;
-    for (size_t i = 0; i < mi->n_inputs; i++) { /* initializers are not among them */
-        const oq_io_info *v = &mi->inputs[i];
-        if (!*features && v->rank == 3) snprintf(features, n, "%s", v->name);
-        else if (!*mask && v->rank == 2) snprintf(mask, n, "%s", v->name);
-        if (!strcmp(v->name, features) && v->rank > 0) num_features = fixed_dim(v->dims[v->rank - 1]);
-    }
-    oq_model_info_free(mi);
-    if (!*features || !*mask)
-        return oq_err_set(err, OQ_ERR_SHAPE,
-                          "%s: cannot tell the features [B,L,F] and mask [B,L] inputs apart; name them with --features and --mask",
-                          path);
-    if (num_features <= 0)
-        return oq_err_set(err, OQ_ERR_SHAPE, "%s: input '%s' has no fixed feature dimension", path, features);
-    return OQ_OK;
 }

@@ -1,7 +1,8 @@
-/* The C reference behind ref:encoder:fp64 (and ref:sdpa:fp64), as a model the worker can run. */
+/* The C references behind ref:encoder:fp64 and ref:sdpa:fp64, as models the worker can run. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ortqual/mask.h"
 #include "ortqual/reference.h"
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
@@ -9,6 +10,7 @@
 struct oq_ref_model {
     oq_repr repr;
     oq_encoder_weights *weights; /* ref:encoder */
+    int32_t heads, kv_heads;     /* ref:sdpa (3-D inputs need them) */
 };
 
 static oq_status open_encoder(oq_ref_model *m, const oq_validate_plan *plan, oq_err *err)
@@ -22,10 +24,12 @@ oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq
     oq_ref_model *m = calloc(1, sizeof *m);
     if (!m) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     m->repr = plan->config.repr;
-    oq_status st = m->repr == OQ_REPR_ENCODER
-                       ? open_encoder(m, plan, err)
-                       : oq_err_set(err, OQ_ERR_UNSUPPORTED, "no C reference for representation '%s'",
-                                    oq_repr_name(m->repr));
+    m->heads = plan->heads;
+    m->kv_heads = plan->kv_heads;
+    oq_status st = m->repr == OQ_REPR_ENCODER ? open_encoder(m, plan, err)
+                   : m->repr == OQ_REPR_SDPA  ? OQ_OK
+                                              : oq_err_set(err, OQ_ERR_UNSUPPORTED, "no C reference for representation '%s'",
+                                                           oq_repr_name(m->repr));
     if (st) {
         oq_ref_model_free(m);
         return st;
@@ -34,9 +38,69 @@ oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq
     return OQ_OK;
 }
 
+/* Padded query rows of y are exact zeros, as the exported sdpa model makes them. */
+static void zero_padded_queries(oq_tensor *y, const int64_t *lengths)
+{
+    int32_t seq_axis = y->ndim == 4 ? 2 : 1;
+    int64_t inner = 1;
+    for (int32_t d = seq_axis + 1; d < y->ndim; d++) inner *= y->shape[d];
+    int64_t L = y->shape[seq_axis], mid = y->ndim == 4 ? y->shape[1] : 1;
+    double *p = y->data;
+    for (int64_t b = 0; b < y->shape[0]; b++)
+        for (int64_t h = 0; h < mid; h++)
+            for (int64_t l = lengths[b]; l < L; l++) memset(p + ((b * mid + h) * L + l) * inner, 0, (size_t)inner * sizeof *p);
+}
+
+/* ref:sdpa: ONNX Attention in float64 on the sdpa model's query, key, value, with the mask's
+ * lengths as nonpad_kv_seqlen. */
+static oq_status run_sdpa(const oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs, oq_tensor **y,
+                          oq_err *err)
+{
+    static const char *const names[] = {"query", "key", "value"};
+    const oq_tensor *const *in = (const oq_tensor *const *)inputs;
+    const oq_tensor *mask = oq_tensors_find(in, n_inputs, "mask");
+    oq_tensor *qkv[3] = {NULL, NULL, NULL}, *seqlen = NULL;
+    oq_status st = mask && mask->ndim == 2 ? OQ_OK
+                                           : oq_err_set(err, OQ_ERR_SHAPE, "ref:sdpa needs inputs query, key, value and mask [B,L]");
+    for (int i = 0; !st && i < 3; i++) {
+        const oq_tensor *t = oq_tensors_find(in, n_inputs, names[i]);
+        st = t ? oq_tensor_convert(t, OQ_DTYPE_FLOAT64, &qkv[i], err)
+               : oq_err_set(err, OQ_ERR_SHAPE, "ref:sdpa needs input '%s'", names[i]);
+    }
+    if (!st) st = oq_tensor_create(&seqlen, OQ_DTYPE_INT64, 1, mask->shape, "nonpad_kv_seqlen", err);
+    if (!st) st = oq_mask_check(mask, NULL, seqlen->data, err);
+    oq_ref_attention_attrs attrs;
+    oq_ref_attention_attrs_default(&attrs);
+    if (!st && qkv[0]->ndim == 3) {
+        attrs.q_num_heads = m->heads;
+        attrs.kv_num_heads = m->kv_heads;
+    }
+    oq_ref_attention_inputs ri = {.q = qkv[0], .k = qkv[1], .v = qkv[2], .nonpad_kv_seqlen = seqlen};
+    oq_ref_attention_outputs ro = {0};
+    if (!st) st = oq_ref_attention(&attrs, &ri, &ro, err);
+    if (!st) st = oq_tensor_set_name(ro.y, "output", err);
+    if (!st) zero_padded_queries(ro.y, seqlen->data);
+    if (!st) *y = ro.y;
+    else oq_ref_attention_outputs_clear(&ro);
+    for (int i = 0; i < 3; i++) oq_tensor_free(qkv[i]);
+    oq_tensor_free(seqlen);
+    return st;
+}
+
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err)
 {
+    if (m->repr == OQ_REPR_SDPA) {
+        oq_tensor **out = calloc(1, sizeof *out);
+        oq_status st = out ? run_sdpa(m, inputs, n_inputs, &out[0], err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if (st) {
+            free(out);
+            return st;
+        }
+        *outputs = out;
+        *n_outputs = 1;
+        return OQ_OK;
+    }
     const oq_tensor *features = oq_tensors_find((const oq_tensor *const *)inputs, n_inputs, "features");
     const oq_tensor *mask = oq_tensors_find((const oq_tensor *const *)inputs, n_inputs, "mask");
     if (!features || !mask)

@@ -8,7 +8,14 @@
 
 const char *oq_verdict_name(oq_verdict v)
 {
-    static const char *const names[] = {"passed", "failed", "skipped", "not-run"};
+    static const char *const names[] = {"passed", "failed", "skipped", "not-run", "error"};
+    OQ_ASSERT((unsigned)v < sizeof names / sizeof *names);
+    return names[v];
+}
+
+const char *oq_run_verdict_name(oq_run_verdict v)
+{
+    static const char *const names[] = {"passed", "failed", "error", "untested"};
     OQ_ASSERT((unsigned)v < sizeof names / sizeof *names);
     return names[v];
 }
@@ -125,6 +132,7 @@ void oq_config_result_clear(oq_config_result *r)
     free(r->teeth.error);
     worker_run_clear(&r->teeth.worker);
     oq_dispatch_result_clear(&r->teeth.rerun_dispatch);
+    oq_refusal_clear(&r->refusal);
     memset(r, 0, sizeof *r);
 }
 
@@ -144,6 +152,7 @@ void oq_batch_info_clear(oq_batch_info *b)
     free(b->inputs);
     free(b->lengths);
     free(b->event_indices);
+    free(b->expected);
     memset(b, 0, sizeof *b);
 }
 
@@ -155,6 +164,9 @@ void oq_validate_summary_free(oq_validate_summary *s)
     free(s->batches);
     for (size_t i = 0; i < s->n_configs; i++) oq_config_result_clear(&s->configs[i]);
     free(s->configs);
+    strv_clear(&s->input_names, &s->n_input_names);
+    free(s->mask_input);
+    free(s->verdict_reason);
     strv_clear(&s->plots, &s->n_plots);
     free(s->plot_error);
     free(s);

@@ -9,6 +9,7 @@
 #include "fileio/fileio-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
+#include "ortqual/inspect.h"
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
@@ -29,10 +30,11 @@ typedef struct oq_validate_plan {
     int is_reference;
     char *model;                     /* the ONNX file (ORT configurations), else NULL */
     char *weights;                   /* ref:encoder: the encoder weights .npz ... */
-    int32_t heads;                   /* ... and their head count */
+    int32_t heads, kv_heads;         /* ... and their head count; ref:sdpa: its heads */
     size_t n_inputs;                 /* model input name <- member of inputs_NNN.npz */
     char **input_names, **input_members;
-    char *mask_member;
+    char *mask_member;               /* the member the mask contract applies to; NULL: none */
+    int padding;                     /* OQ_PADDING_* for masked outputs */
     size_t n_batches;
     oq_plan_batch *batches;
     int repeat, warmup;
@@ -120,11 +122,54 @@ void oq_wcheck_abort(oq_wcheck *c);
 
 /* The export format of a representation (decomposed for anything not attention23/24). */
 oq_attn_format oq_repr_attn_format(oq_repr r);
-oq_status oq_validate_prepare_batches(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err);
+/* Generated or saved batches, each checked and written as inputs_NNN.npz; with `expected`,
+ * the expected outputs beside them as expected_NNN.npz. */
+struct oq_signature;
+oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const struct oq_signature *sig, int expected,
+                                      oq_validate_summary *s, oq_err *err);
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
                                  size_t n, oq_err *err);
-oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n, oq_err *err);
+
+/* ---- the model's inputs and outputs (signature.c) ---------------------------------- */
+
+/* What the model takes and gives, and which input is the mask (and the features). */
+typedef struct oq_signature {
+    oq_model_info *mi;   /* inputs and outputs as the model declares them */
+    int mask;            /* index into mi->inputs of the mask, -1: no mask */
+    int features;        /* the input generated events' features feed, -1: none */
+} oq_signature;
+
+/* The signature of the run's model: the user's file, or one of ortqual's exports. `contract`:
+ * the mask input a converted model's metadata names (it wins over --mask and detection). */
+oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
+                            oq_signature *sig, oq_err *err);
+void oq_signature_clear(oq_signature *sig);
+/* Every input of one batch, read by name from `path` (the features and mask inputs also from
+ * members "features" and "mask"), each checked against the model's type, rank and fixed
+ * dimensions, named dimensions consistent across inputs; the mask checked against the
+ * contract (lengths: B entries, malloc'ed; NULL without a mask). */
+typedef struct oq_batch_inputs {
+    oq_tensor **t;       /* sig->mi->n_inputs tensors, named as the model's inputs */
+    size_t n;
+    int64_t batch, seq;  /* B and L: the mask's, else the first input's first two axes */
+    int64_t *lengths;
+    size_t n_dims;       /* the named dimensions bound in this batch: name, size, where seen */
+    char **dim_names, **dim_where;
+    int64_t *dim_values;
+} oq_batch_inputs;
+oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err);
+void oq_batch_inputs_clear(oq_batch_inputs *in);
+/* The same checks for inputs made here (generated events); `what` names the batch. */
+oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
+/* Every model output from the member of its name in `path`, checked against the declared
+ * dims with the batch's named dimensions; written to `out` (the expected outputs). */
+oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path,
+                                const char *out, oq_err *err);
+/* The axes of output `out` that are the mask's batch and sequence axes (declared names
+ * first, then sizes B and L); 0 when the output has none (every element is then valid). */
+int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const oq_tensor *out, int64_t batch,
+                        int64_t seq, int32_t *batch_axis, int32_t *seq_axis);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 

@@ -26,6 +26,7 @@ void oq_validate_opts_default(oq_validate_opts *o)
     o->isolate = 1;
     o->timeout_s = 300;
     o->plots = 1;
+    o->padding = -1;
 }
 
 size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
@@ -48,7 +49,7 @@ typedef struct run_ctx {
     oq_validate_summary *s;
     oq_encoder_weights *weights;
     char weights_path[4096];
-    char features[256], mask[256];
+    oq_signature sig;  /* the model's inputs and outputs, which input is the mask */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -109,7 +110,8 @@ static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
         if (!b) return 0;
         b->index = c->s->batches[i].index;
         snprintf(path, sizeof path, "%s/ref_%03zu.npz", c->workdir, i);
-        if (!copy_str(&b->inputs, c->s->batches[i].inputs) || !copy_str(&b->ref, path)) return 0;
+        const char *ref = c->s->batches[i].expected ? c->s->batches[i].expected : path;
+        if (!copy_str(&b->inputs, c->s->batches[i].inputs) || !copy_str(&b->ref, ref)) return 0;
         if (c->o->save_outputs) {
             snprintf(path, sizeof path, "%s/outputs_%s_%03zu.npz", c->o->outdir, tag, i);
             if (!copy_str(&b->save, path)) return 0;
@@ -117,6 +119,13 @@ static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
         if (c->s->batches[i].padded_length > p->padded_length) p->padded_length = c->s->batches[i].padded_length;
     }
     return 1;
+}
+
+/* The padding rule: ortqual's exports zero their padding by construction; a user's model is
+ * judged there only where the reference is zero (docs/verdicts.md). */
+static int padding_rule(const oq_validate_opts *o)
+{
+    return o->padding >= 0 ? o->padding : o->kind == OQ_MODEL_USER ? OQ_PADDING_AS_REFERENCE : OQ_PADDING_ZERO;
 }
 
 static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, const char *model, const char *tag,
@@ -128,22 +137,27 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->is_reference = is_ref;
     p->repeat = o->repeat;
     p->warmup = o->warmup;
-    int user = o->kind == OQ_MODEL_USER;
-    oq_status st = oq_plan_add_input(p, user ? c->features : "features", "features", err);
-    if (!st) st = oq_plan_add_input(p, user ? c->mask : "mask", "mask", err);
+    p->padding = padding_rule(o);
+    oq_status st = OQ_OK;
+    const oq_model_info *mi = c->sig.mi;
+    for (size_t i = 0; !st && i < mi->n_inputs; i++) st = oq_plan_add_input(p, mi->inputs[i].name, mi->inputs[i].name, err);
     if (oq_config_uses_ort(cfg) && cfg->repr != OQ_REPR_MODEL)
         p->mask_form = oq_mask_form_resolve(oq_repr_attn_format(cfg->repr), o->mask_form);
-    /* routing lines exist on GPU execution providers only; CPU and the reference have none */
+    /* routing lines exist on GPU execution providers only; requirements judge the configurations
+     * under test there, never the reference nor a CPU configuration (their placement is evidence) */
+    int judged = oq_config_on_ep(cfg) && !is_ref;
     p->dispatch.enable = oq_config_on_ep(cfg);
-    p->dispatch.require = o->require_dispatch;
+    p->dispatch.require = o->require_dispatch && judged;
     p->dispatch.force_sdpa_kernel = -1;
     p->placement.enable = o->require_full_gpu || o->profile;
-    p->placement.require = o->require_full_gpu;
+    p->placement.require = o->require_full_gpu && judged;
     p->placement.strict = o->strict_placement;
-    if (c->weights) p->heads = c->weights->cfg.heads;
-    int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, "mask") &&
-             plan_batches(c, tag, p) && copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
-             copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel) &&
+    p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
+    p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
+    const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
+    int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) && plan_batches(c, tag, p) &&
+             copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
+             (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
              copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path);
     if (!ok) {
         oq_validate_plan_clear(p);
@@ -193,6 +207,7 @@ static void run_worker(const run_ctx *c, const char *plan_path, const char *resu
         char last[512];
         if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e)) return failed_result(r, "%s", e.msg);
         run->ran = 1;
+        run->signal = pr.signaled ? pr.signal : 0;
         oq_proc_describe(&pr, run->ended, sizeof run->ended);
         run->seconds = pr.seconds;
         run->stderr_tail = strdup(pr.stderr_tail);
@@ -280,6 +295,43 @@ static void take_result(oq_config_result *slot, oq_config_result *got)
     *slot = *got;
 }
 
+/* The `expected` reference: nothing runs; its outputs were written beside each batch. */
+static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *err)
+{
+    r->status = OQ_VERDICT_PASSED;
+    r->reported = 1;
+    for (size_t i = 0; i < c->s->n_batches; i++) {
+        oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
+        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        b->index = c->s->batches[i].index;
+    }
+    return OQ_OK;
+}
+
+/* ORT's message (or the crash) explained with the model; the reason names the pattern, the
+ * raw message stays in refusal.raw. A crash is a runtime error only when a pattern knows it. */
+static void explain_refusal(oq_config_result *r)
+{
+    int crashed = r->worker.signal != 0;
+    if (r->status != OQ_VERDICT_ERROR && !(r->status == OQ_VERDICT_FAILED && crashed)) return;
+    oq_refusal_facts f = {.message = r->reason, .model = r->model_file,
+                          .ep = oq_ep_full_name(r->config.runtime), .signal = r->worker.signal};
+    if (oq_refusal_explain(&f, &r->refusal, NULL) || !r->refusal.id) return;
+    r->status = OQ_VERDICT_ERROR;
+    oq_result_reason(r, "refused by ONNX Runtime [%s]%s%s", r->refusal.id, r->refusal.node ? " at node " : "",
+                     r->refusal.node ? r->refusal.node : "");
+}
+
+/* The reference only runs: anything but passing is a runtime error, and nothing is compared. */
+static void reference_outcome(oq_config_result *r, int *ref_ok)
+{
+    if (r->status == OQ_VERDICT_PASSED) return;
+    *ref_ok = 0;
+    if (r->status == OQ_VERDICT_ERROR && r->refusal.id) return;
+    r->status = OQ_VERDICT_ERROR;
+    oq_result_reason(r, "the reference cannot run: %s", r->reason ? r->reason : "no reason given");
+}
+
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -288,8 +340,12 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     r->is_reference = k == 0;
     if (!*ref_ok) {
         r->status = OQ_VERDICT_NOT_RUN;
-        oq_result_reason(r, "the reference configuration did not pass");
+        oq_result_reason(r, "the reference did not run");
         return OQ_OK;
+    }
+    if (oq_config_is_expected(&r->config)) {
+        progress(o, "[%zu/%zu] %s: the saved outputs (expected_NNN.npz)", k + 1, o->n_configs, r->config.name);
+        return expected_result(c, r, err);
     }
     char model[4096] = "", plan_path[4096], result_path[4096], tag[OQ_CONFIG_NAME_MAX + 32], name[OQ_CONFIG_NAME_MAX];
     /* the index keeps files apart when a name repeats (replay: cpu against cpu on another ORT) */
@@ -310,24 +366,64 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     oq_config_result got = {0};
     run_worker(c, plan_path, result_path, &r->worker, &got);
     take_result(r, &got);
+    explain_refusal(r);
     if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
         r->status = OQ_VERDICT_FAILED;
         r->required = 1;
     }
-    if (o->prove_teeth && r->dispatch.checked && r->dispatch.passed) prove_teeth(c, r, &plan, plan_path);
+    if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed)
+        prove_teeth(c, r, &plan, plan_path);
     oq_validate_plan_clear(&plan);
-    if (k == 0 && r->status != OQ_VERDICT_PASSED) *ref_ok = 0;
+    if (k == 0) reference_outcome(r, ref_ok);
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name, oq_verdict_name(r->status),
              r->reason ? ": " : "", r->reason ? r->reason : "");
     return OQ_OK;
 }
 
-static int verdict(const oq_validate_summary *s)
+/* Valid elements a configuration compared, over every batch and output. */
+static int64_t compared_elements(const oq_config_result *r)
 {
-    int failed = 0;
-    for (size_t i = 0; i < s->n_configs; i++)
-        failed |= s->configs[i].status != OQ_VERDICT_PASSED && s->configs[i].status != OQ_VERDICT_SKIPPED;
-    return failed;
+    int64_t n = 0;
+    for (size_t i = 0; i < r->n_batches; i++)
+        for (size_t j = 0; j < r->batches[i].n_outputs; j++) n += r->batches[i].outputs[j].num_valid;
+    return n;
+}
+
+/* Why nothing under test was compared, in one line. */
+static char *untested_reason(const oq_validate_summary *s)
+{
+    char *text = NULL;
+    const oq_config_result *skipped = NULL;
+    for (size_t i = 1; i < s->n_configs && !skipped; i++)
+        if (s->configs[i].status == OQ_VERDICT_SKIPPED) skipped = &s->configs[i];
+    int rc = s->n_configs < 2 ? asprintf(&text, "only the reference ran: no configuration under test was compared "
+                                                "(add one, e.g. cpu:model:fp32)")
+             : skipped ? asprintf(&text, "no configuration under test ran (%s skipped: %s)", skipped->config.name,
+                                  skipped->reason ? skipped->reason : "no reason given")
+                       : asprintf(&text, "no valid element was compared (every batch is empty)");
+    return rc < 0 ? NULL : text;
+}
+
+/* The run's verdict (docs/verdicts.md): a failure, else a runtime error, else nothing under test
+ * compared, else passed. */
+static void judge(const oq_validate_opts *o, oq_validate_summary *s)
+{
+    const oq_config_result *failed = NULL, *error = NULL; /* the first of each */
+    for (size_t i = 0; i < s->n_configs; i++) {
+        const oq_config_result *r = &s->configs[i];
+        if (!failed && r->status == OQ_VERDICT_FAILED) failed = r;
+        if (!error && r->status == OQ_VERDICT_ERROR) error = r;
+        s->n_tested += !r->is_reference && r->status == OQ_VERDICT_PASSED && compared_elements(r) > 0;
+    }
+    const oq_config_result *first = failed ? failed : error;
+    s->verdict = failed ? OQ_RUN_FAILED : error ? OQ_RUN_ERROR : s->n_tested ? OQ_RUN_PASSED : OQ_RUN_UNTESTED;
+    s->exit_status = s->verdict == OQ_RUN_FAILED ? 1 : s->verdict == OQ_RUN_ERROR ? 3
+                     : s->verdict == OQ_RUN_UNTESTED && !o->allow_skip ? 1 : 0;
+    if (first && asprintf(&s->verdict_reason, "%s %s: %s", first->config.name,
+                          first->status == OQ_VERDICT_FAILED ? "failed" : "could not run",
+                          first->reason ? first->reason : "no reason given") < 0)
+        s->verdict_reason = NULL;
+    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = untested_reason(s);
 }
 
 static void iso_time(char *buf, size_t n)
@@ -358,20 +454,68 @@ static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* Requirements judge configurations under test on an execution provider other than CPU: asked
+ * for where there is none, they would judge nothing (a green that proves nothing). */
+static oq_status check_requirements(const oq_validate_opts *o, oq_err *err)
+{
+    int judged = 0;
+    for (size_t k = 1; k < o->n_configs; k++) judged |= oq_config_on_ep(&o->configs[k]);
+    const char *asked = o->require_full_gpu ? "--require-full-gpu" : o->strict_placement ? "--strict-placement"
+                        : o->n_expect_kernel ? "--expect-kernel" : o->prove_teeth ? "--prove-teeth" : NULL;
+    if (asked && !judged)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s judges configurations under test on a GPU execution provider, and none is among "
+                          "the configurations (the reference and cpu record placement as evidence only)",
+                          asked);
+    return OQ_OK;
+}
+
+/* `expected` is the reference (configs[0]) of a user's model with saved batches. */
+static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t k = 1; k < o->n_configs; k++)
+        if (oq_config_is_expected(&o->configs[k]))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "'expected' must be the first configuration (the reference)");
+    int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
+    if (o->n_expected_files && !expected)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--expected files need the 'expected' configuration first");
+    if (expected && (o->kind != OQ_MODEL_USER || !o->n_input_files))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "the 'expected' configuration compares against saved outputs: it needs --model and the "
+                          "--inputs they belong to");
+    return OQ_OK;
+}
+
+/* The model's inputs as the summary records them. */
+static oq_status record_signature(run_ctx *c, oq_err *err)
+{
+    const oq_model_info *mi = c->sig.mi;
+    for (size_t i = 0; i < mi->n_inputs; i++)
+        if (oq_strv_push(&c->s->input_names, &c->s->n_input_names, mi->inputs[i].name))
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (c->sig.mask >= 0 && !(c->s->mask_input = strdup(mi->inputs[c->sig.mask].name)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (c->sig.mask < 0) progress(c->o, "no mask input: every element of every output is valid (--mask NAME names one)");
+    return OQ_OK;
+}
+
 /* A model written by `ortqual convert` may compute its function only for valid-prefix masks
  * and says so in its metadata (OQ_CONVERT_CONTRACT_KEY): the input it names is the mask,
  * whatever detection would pick, so that every batch's check covers the tensor that input
- * gets. A --mask naming another input contradicts the model and is refused. */
+ * gets. A --mask naming another input, or --no-mask, contradicts the model and is refused. */
 static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, oq_err *err)
 {
     int has;
     char input[256];
+    *mask = 0;
+    if (o->kind != OQ_MODEL_USER) return OQ_OK;
     oq_status st = oq_convert_read_contract(o->model_path, &has, input, sizeof input, err);
     if (st || !has) return st;
-    if (o->mask_name && strcmp(o->mask_name, input))
+    if ((o->mask_name && strcmp(o->mask_name, input)) || o->no_mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "%s: --mask '%s', but the model's %s names input '%s' as its mask (valid prefixes only)",
-                          o->model_path, o->mask_name, OQ_CONVERT_CONTRACT_KEY, input);
+                          "%s: %s%s%s, but the model's %s names input '%s' as its mask (valid prefixes only)",
+                          o->model_path, o->no_mask ? "--no-mask" : "--mask '", o->no_mask ? "" : o->mask_name,
+                          o->no_mask ? "" : "'", OQ_CONVERT_CONTRACT_KEY, input);
     snprintf(mask, n, "%s", input);
     progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
              input);
@@ -382,6 +526,8 @@ static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     oq_status st = check_ep_options(o, err);
+    if (!st) st = check_requirements(o, err);
+    if (!st) st = check_expected(o, err);
     if (st) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", o->outdir);
@@ -390,11 +536,11 @@ static oq_status setup(run_ctx *c, oq_err *err)
     st = oq_mkdirs(o->outdir, err);
     snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
     if (!st) st = oq_mkdirs(c->workdir, err);
-    if (st || o->kind != OQ_MODEL_USER) return st;
-    snprintf(c->features, sizeof c->features, "%s", o->features_name ? o->features_name : "");
-    snprintf(c->mask, sizeof c->mask, "%s", o->mask_name ? o->mask_name : "");
-    st = contract_mask(o, c->mask, sizeof c->mask, err);
-    return st ? st : oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, err);
+    if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(c, err);
+    char contract[256];
+    if (!st) st = contract_mask(o, contract, sizeof contract, err);
+    if (!st) st = oq_signature_make(o, c->weights, *contract ? contract : NULL, &c->sig, err);
+    return st ? st : record_signature(c, err);
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -411,7 +557,10 @@ static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH
 /* A run that stops before any model ran leaves an error record and nothing else. */
 static void undo_prepare(run_ctx *c, const oq_err *e)
 {
-    for (size_t i = 0; i < c->s->n_batches; i++) unlink(c->s->batches[i].inputs);
+    for (size_t i = 0; i < c->s->n_batches; i++) {
+        unlink(c->s->batches[i].inputs);
+        if (c->s->batches[i].expected) unlink(c->s->batches[i].expected);
+    }
     if (*c->weights_path) unlink(c->weights_path);
     char path[4096];
     snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
@@ -427,7 +576,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_validate_summary *s = c->s;
     iso_time(s->end, sizeof s->end);
     s->evidence_json = oq_validate_evidence(c->o);
-    s->exit_status = verdict(s);
+    judge(c->o, s);
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
     oq_status st = oq_validate_write_csv(path, s, err);
@@ -447,8 +596,8 @@ oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summa
     }
     iso_time(c.s->start, sizeof c.s->start);
     oq_status st = setup(&c, err);
-    if (!st) st = oq_validate_prepare_batches(o, c.s, err);
-    if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(&c, err);
+    int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
+    if (!st) st = oq_validate_prepare_batches(o, &c.sig, expected, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c.s->n_batches,
                       o->outdir);
@@ -457,6 +606,7 @@ oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summa
     if (!st) st = write_outputs(&c, err);
     if (*c.workdir) remove_tree(c.workdir);
     oq_encoder_weights_free(c.weights);
+    oq_signature_clear(&c.sig);
     if (st) oq_validate_summary_free(c.s);
     else *summary = c.s;
     return st;

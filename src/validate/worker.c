@@ -21,6 +21,7 @@ typedef struct worker {
     oq_ref_model *ref; /* instead of a session for ref:* configs */
     oq_wcheck chk;     /* dispatch and placement proofs */
     oq_tolerances *tols;
+    oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     char workdir[2048];
     int all_passed;
     /* where the worker's time went, for bench/validate_cost */
@@ -31,17 +32,16 @@ typedef struct worker {
     int64_t max_batch_bytes;    /* largest batch's inputs + outputs */
 } worker;
 
-/* The plan's member for input `name`, or NULL. */
-static const char *member_of(const oq_validate_plan *p, const char *name)
-{
-    for (size_t i = 0; i < p->n_inputs; i++)
-        if (!strcmp(p->input_names[i], name)) return p->input_members[i];
-    return NULL;
-}
+/* The batch's mask: its lengths (malloc'ed) and shape; no mask member, no lengths. */
+typedef struct batch_mask {
+    int64_t *lengths;
+    int64_t batch, seq;
+    const char *input; /* the model's name for it */
+} batch_mask;
 
 /* Inputs of one batch, named as the model expects, and each event's length. */
-static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, size_t *n,
-                             int64_t **lengths, oq_err *err)
+static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, size_t *n, batch_mask *bm,
+                             oq_err *err)
 {
     const oq_validate_plan *p = w->plan;
     oq_npz *z;
@@ -50,18 +50,22 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
     *n = 0;
     *inputs = calloc(p->n_inputs ? p->n_inputs : 1, sizeof **inputs);
     if (!*inputs) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    const oq_tensor *mask = NULL;
     for (size_t i = 0; !st && i < p->n_inputs; i++) {
         if ((st = oq_npz_take(z, p->input_members[i], &(*inputs)[i], err))) break;
         (*n)++;
         st = oq_tensor_set_name((*inputs)[i], p->input_names[i], err);
+        if (p->mask_member && !strcmp(p->input_members[i], p->mask_member)) {
+            mask = (*inputs)[i];
+            bm->input = p->input_names[i];
+        }
     }
-    const oq_tensor *mask = NULL;
-    for (size_t k = 0; !st && k < *n; k++)
-        if (!strcmp(member_of(p, (*inputs)[k]->name), p->mask_member)) mask = (*inputs)[k];
-    if (!st && !mask) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no mask member '%s'", path, p->mask_member);
-    if (!st) {
-        *lengths = calloc(mask->shape[0] ? (size_t)mask->shape[0] : 1, sizeof **lengths);
-        st = *lengths ? oq_mask_check(mask, NULL, *lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && p->mask_member && !mask) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no mask member '%s'", path, p->mask_member);
+    if (!st && mask) {
+        bm->batch = mask->shape[0];
+        bm->seq = mask->ndim > 1 ? mask->shape[1] : 0;
+        bm->lengths = calloc(bm->batch ? (size_t)bm->batch : 1, sizeof *bm->lengths);
+        st = bm->lengths ? oq_mask_check(mask, NULL, bm->lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (st) oq_err_prefix(err, "%s: ", path);
     }
     oq_npz_free(z);
@@ -115,9 +119,17 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
     return st;
 }
 
-/* Compares every reference output with ours; the first failure gives the reason. */
+/* A failed comparison that has no metrics (an output missing, or of another shape). */
+static void comparison_failed(worker *w, oq_batch_result *b, const char *name, const char *why)
+{
+    b->passed = 0;
+    if (!w->r->reason) oq_result_reason(w->r, "batch %lld, output %s: %s", (long long)b->index, name, why);
+}
+
+/* Compares every reference output with ours; the first failure gives the reason. An output
+ * is compared on its valid elements when it has the mask's batch and sequence axes. */
 static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **outs, size_t n_out,
-                                 const int64_t *lengths, oq_batch_result *b, oq_err *err)
+                                 const batch_mask *bm, oq_batch_result *b, oq_err *err)
 {
     oq_npz *ref;
     oq_status st = oq_npz_read(ref_path, &ref, err);
@@ -128,21 +140,26 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
         const oq_tensor *r = ref->tensors[i];
         const oq_tensor *o = oq_tensors_find((const oq_tensor *const *)outs, n_out, r->name);
         if (!o) {
-            st = oq_err_set(err, OQ_ERR_SHAPE, "config %s has no output '%s' (the reference has)",
-                            w->plan->config.name, r->name);
-            break;
+            comparison_failed(w, b, r->name, "this configuration has no such output (the reference has)");
+            continue;
         }
         oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
         co.tol = oq_tolerances_get(w->tols, r->name);
-        co.lengths = lengths;
+        co.check_padding = w->plan->padding;
+        if (bm->lengths &&
+            oq_output_mask_axes(w->mi, bm->input, o, bm->batch, bm->seq, &co.batch_axis, &co.seq_axis))
+            co.lengths = bm->lengths;
         oq_compare_result *res = OQ_PUSH(b->outputs, b->n_outputs);
         if (!res) {
             st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
             break;
         }
-        if ((st = oq_compare_tensors(o, r, &co, res, err))) {
+        oq_err ce = {0};
+        if (oq_compare_tensors(o, r, &co, res, &ce)) {
             b->n_outputs--;
-            break;
+            if (ce.status != OQ_ERR_SHAPE) st = oq_err_set(err, ce.status, "%s", ce.msg);
+            else comparison_failed(w, b, r->name, ce.msg);
+            continue;
         }
         if (!res->passed && !w->r->reason) {
             char line[512];
@@ -165,12 +182,12 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
 {
     oq_tensor **in = NULL, **out = NULL;
     size_t n_in = 0, n_out = 0;
-    int64_t *lengths = NULL;
+    batch_mask bm = {0};
     oq_batch_result *b = OQ_PUSH(w->r->batches, w->r->n_batches);
     if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     b->index = pb->index;
     double t0 = oq_now_s();
-    oq_status st = load_inputs(w, pb->inputs, &in, &n_in, &lengths, err);
+    oq_status st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
     w->t_io += oq_now_s() - t0;
     if (!st) st = time_batch(w, in, n_in, &out, &n_out, b, err);
     t0 = oq_now_s();
@@ -178,7 +195,7 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     if (!st && pb->save) st = save_outputs(pb->save, out, n_out, err);
     w->t_io += oq_now_s() - t0;
     t0 = oq_now_s();
-    if (!st && !w->plan->is_reference) st = compare_outputs(w, pb->ref, out, n_out, lengths, b, err);
+    if (!st && !w->plan->is_reference) st = compare_outputs(w, pb->ref, out, n_out, &bm, b, err);
     w->t_compare += oq_now_s() - t0; /* includes reading the reference outputs */
     int64_t bytes = 0;
     for (size_t i = 0; i < n_in; i++) bytes += (int64_t)oq_tensor_nbytes(in[i]);
@@ -186,7 +203,7 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     if (bytes > w->max_batch_bytes) w->max_batch_bytes = bytes;
     oq_tensors_free(in, n_in);
     oq_tensors_free(out, n_out);
-    free(lengths);
+    free(bm.lengths);
     return st;
 }
 
@@ -247,11 +264,12 @@ static oq_status open_session(worker *w, oq_err *err)
     return st;
 }
 
-/* A configuration that cannot run here (no provider library, or ORT's
- * NOT_IMPLEMENTED for it) is a skip, not a failure. */
+/* A configuration that cannot run here (no provider library, no device) is a skip; ORT
+ * refusing the model (its NOT_IMPLEMENTED included: no kernel for an operator) is a runtime
+ * error, explained by the orchestrator. */
 static oq_verdict error_verdict(oq_status st)
 {
-    return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_UNSUPPORTED ? OQ_VERDICT_SKIPPED : OQ_VERDICT_FAILED;
+    return st == OQ_ERR_NOT_FOUND ? OQ_VERDICT_SKIPPED : OQ_VERDICT_ERROR;
 }
 
 static void worker_finish(worker *w, oq_status st, const oq_err *e)
@@ -310,6 +328,7 @@ static void worker_clear(worker *w)
     oq_ref_model_free(w->ref);
     oq_runtime_free(w->rt);
     oq_tolerances_free(w->tols);
+    oq_model_info_free(w->mi);
     memset(w, 0, sizeof *w);
 }
 
@@ -325,6 +344,7 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     oq_proc_memory(&rss_start, &hwm, NULL);
     st = worker_init(&w, &plan, &r, &e);
     w.rss_start = rss_start;
+    if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : oq_ref_model_open(&plan, &w.ref, &e);
     for (size_t i = 0; !st && i < plan.n_batches; i++) st = run_batch(&w, &plan.batches[i], &e);
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */

@@ -35,6 +35,15 @@ if [ -n "${OQ_ORT_LIB:-}" ]; then
     "$ORTQUAL" conformance --ep cpu --ort-lib "$OQ_ORT_LIB" "$CONF/test_attention_4d_gqa" \
         "$CONF/test_attention_4d_gqa_expanded" >"$T/ort" || { cat "$T/ort"; fail "--ep cpu"; }
     [ "$(tail -n 1 "$T/ort")" = "2 passed, 0 failed, 0 skipped" ] || fail "--ep cpu closing line"
+    # ORT's refusal of the opset-24 short mask (valid ONNX) is explained under the FAIL line
+    rc=0
+    "$ORTQUAL" conformance --ep cpu --ort-lib "$OQ_ORT_LIB" "$CONF/test_attention_4d_diff_heads_mask4d_padded_kv" \
+        >"$T/short" || rc=$?
+    [ "$rc" -eq 1 ] && grep -q "^    refused \[attn-mask-total-length\] at node '(unnamed)' (Attention); inputs K 'K' float32 \[2,3,6,8\]; attn_mask 'attn_mask' float32 \[2,3,4,4\]" "$T/short" &&
+        grep -q "^    fix: pad the mask to the total sequence length" "$T/short" || { cat "$T/short"; fail "refusal not explained"; }
+    "$ORTQUAL" conformance --json --ep cpu --ort-lib "$OQ_ORT_LIB" "$CONF/test_attention_4d_diff_heads_mask4d_padded_kv" \
+        >"$T/short.json" || true
+    grep -q '"pattern": "attn-mask-total-length"' "$T/short.json" || fail "--json: no refusal record"
 fi
 
 # Corrupt the expected Y of one test (its last float, in the raw data): must FAIL, exit 1.

@@ -9,7 +9,8 @@ ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
 $ORTQUAL validate --outdir "$T/v" --num-events 4 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32 >/dev/null 2>&1 ||
   fail "validate to make inputs"
 $ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_*.npz" --ep cpu \
-  --ort-lib "$ORT130" --repeat 2 --outdir "$T/r" > "$T/r.out" 2>&1 || fail "replay exited $?: $(cat "$T/r.out")"
+  --ort-lib "$ORT130" --reference-ort-lib "$OQ_ORT_LIB" --repeat 2 --outdir "$T/r" > "$T/r.out" 2>&1 ||
+  fail "replay exited $?: $(cat "$T/r.out")"
 $PY - "$T/r/summary.json" <<'PY' || fail "replay summary"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -21,6 +22,20 @@ eps = c[1]["placement"]["eps"]
 assert eps[0]["ep"] == "CPUExecutionProvider" and eps[0]["nodes"] > 10, eps
 PY
 grep -q "profile: CPUExecutionProvider" "$T/r.out" || fail "no profile summary printed"
+
+# without --reference-ort-lib the reference runs on --ort-lib too (a tool moved away from its
+# build tree still has a reference); a reference that cannot load ORT is a runtime error, exit 3
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --ep cpu \
+  --ort-lib "$ORT130" --repeat 1 --outdir "$T/r2" > "$T/r2.out" 2>&1 || fail "replay on 1.30: $(cat "$T/r2.out")"
+$PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["configs"]; assert [x["onnxruntime"]["version"] for x in c] == ["1.30.0"] * 2, c' \
+  "$T/r2/summary.json" || fail "the reference did not use --ort-lib"
+set +e
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --ep cpu \
+  --ort-lib "$ORT130" --reference-ort-lib "$T/none/libonnxruntime.so" --outdir "$T/r3" > "$T/r3.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q "verdict: ERROR" "$T/r3.out" && grep -q "the reference cannot run: cannot load ONNX Runtime" "$T/r3.out" ||
+  fail "unloadable reference: exit $rc: $(cat "$T/r3.out")"
 
 # inputs that overflow float32 inside the model: non-finite outputs are rejected (exit 1)
 $PY - "$T/v/inputs_000.npz" "$T/huge.npz" <<'PY'

@@ -71,7 +71,13 @@ tail_text=$(json "$T/crash/summary.json" 'd["configs"][1]["worker"]["stderr_tail
 [[ "$tail_text" == *"aborts on purpose"* ]] || fail "no stderr tail: $tail_text"
 grep -q "signal 6" "$T/crash.out" || fail "signal not reported"
 
-# 5. usage errors
+# 5. ortqual's own sdpa model with every default: the C reference of Attention against each export
+$ORTQUAL validate --export sdpa --outdir "$T/sdpa" > "$T/sdpa.out" 2>&1 || fail "validate --export sdpa: $(tail -5 "$T/sdpa.out")"
+grep -q "verdict: PASSED (5 passed, 0 failed, 0 skipped)" "$T/sdpa.out" || fail "sdpa demo: $(tail -3 "$T/sdpa.out")"
+[ "$(json "$T/sdpa/summary.json" '[o["padding"]["masked"] for o in d["configs"][1]["batches"][0]["outputs"]]')" = "[True]" ] ||
+  fail "sdpa: output [B,H,L,D] not compared with the mask's axes"
+
+# 6. usage errors
 set +e
 $ORTQUAL validate --configs cpu:attention25:fp32 > "$T/u.out" 2>&1; rc=$?
 set -e
@@ -83,7 +89,7 @@ $ORTQUAL validate --ep cuda --outdir "$T/ep" > "$T/ep.out" 2>&1; rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "each configuration names its runtime" "$T/ep.out" && [ ! -e "$T/ep" ] || fail "--ep: exit $rc"
 
-# 6. provider options go to the configurations on an execution provider, never to cpu
+# 7. provider options go to the configurations on an execution provider, never to cpu
 #    (whose EP takes none: the cpu configuration would fail if it got them)
 $ORTQUAL validate --outdir "$T/opts" --num-events 2 --repeat 1 --no-plots --ep-option sdpa_kernel=1 \
   --configs ref:encoder:fp64,cpu:attention24:fp32,cuda:attention24:fp16:flash > "$T/opts.out" 2>&1 ||

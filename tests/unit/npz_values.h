@@ -15,6 +15,12 @@ static inline double npz_value(oq_dtype dt, int64_t i)
     case OQ_DTYPE_INT64: return (double)((i % 13 - 6) * ((int64_t)1 << 40) + i);
     case OQ_DTYPE_INT32: return (double)((i % 13 - 6) * 100000 + i);
     case OQ_DTYPE_BOOL: return i % 3 == 1;
+    case OQ_DTYPE_UINT8: return (double)(i * 7 % 256);
+    case OQ_DTYPE_INT8: return (double)(i * 7 % 256 - 128);
+    case OQ_DTYPE_UINT16: return (double)(i * 4099 % 65536);
+    case OQ_DTYPE_INT16: return (double)(i * 4099 % 65536 - 32768);
+    case OQ_DTYPE_UINT32: return (double)(i * 1000003 % 4294967296LL);
+    case OQ_DTYPE_UINT64: return (double)((uint64_t)i << 40);
     default:
         if (i % 11 == 5) return -INFINITY;
         if (i % 11 == 7) return NAN;

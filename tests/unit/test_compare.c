@@ -177,7 +177,7 @@ static void test_padding_checked_apart(void **state)
     assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
     assert_true(r.passed);
     assert_false(r.padding_checked);
-    assert_has(oq_compare_result_str(&r, line, sizeof line), "padding not checked");
+    assert_has(oq_compare_result_str(&r, line, sizeof line), "pad_nonzero=2/6 (reported, not judged)");
     /* without lengths the same values are all valid and fail */
     o.lengths = NULL;
     assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
@@ -280,10 +280,16 @@ static void test_bad_arguments(void **state)
     assert_int_equal(oq_compare_tensors(out, small, &o, &r, &err), OQ_ERR_SHAPE);
     assert_has(err.msg, "output 'out_cls' shape [2,6,3] does not match reference shape [2,5,3]");
     oq_tensor_free(small);
-    oq_tensor *ints = tensor(OQ_DTYPE_INT64, 3, SHAPE, "idx");
-    assert_int_equal(oq_compare_tensors(ints, ref, &o, &r, &err), OQ_ERR_SHAPE);
-    assert_has(err.msg, "(int64)");
-    oq_tensor_free(ints);
+    oq_tensor *unknown = tensor(OQ_DTYPE_INT64, 3, SHAPE, "idx");
+    unknown->dtype = (oq_dtype)8; /* ONNX string: not an oq_dtype */
+    assert_int_equal(oq_compare_tensors(unknown, ref, &o, &r, &err), OQ_ERR_SHAPE);
+    assert_has(err.msg, "a dtype ortqual does not know");
+    unknown->dtype = OQ_DTYPE_INT64;
+    oq_tensor_free(unknown);
+    o.check_padding = 3;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "check_padding 3");
+    o = masked_opts();
     const int64_t too_long[2] = {4, 7};
     o.lengths = too_long;
     assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_MASK);
@@ -303,6 +309,74 @@ static void test_bad_arguments(void **state)
     o.tol.rtol = NAN;
     assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
     assert_has(err.msg, "finite");
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
+/* Integers and bools are equal or not, whatever the tolerance: one token id off by one fails,
+ * and int64 ids beyond 2^53 (where doubles cannot tell them apart) are still told apart. */
+static void test_integers_exact(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {2, 3};
+    oq_tensor *out = tensor(OQ_DTYPE_INT64, 2, shape, "ids"), *ref = tensor(OQ_DTYPE_INT64, 2, shape, "ids");
+    for (int64_t i = 0; i < 6; i++) ((int64_t *)out->data)[i] = ((int64_t *)ref->data)[i] = (INT64_C(1) << 53) + i;
+    oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    o.tol.atol = 10; /* ignored: integers are exact */
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_true(r.passed && r.exact);
+    ((int64_t *)out->data)[4] += 1; /* (2^53 + 4) + 1: the same double as 2^53 + 4 */
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_false(r.passed);
+    assert_int_equal(r.over_tol, 1);
+    assert_int_equal(r.worst[0].coord[0], 1);
+    assert_int_equal(r.worst[0].coord[1], 1);
+    char line[512];
+    assert_has(oq_compare_result_str(&r, line, sizeof line), "(exact)");
+    /* bool against bool, and an integer output against a float reference of the same values */
+    oq_tensor *b1 = tensor(OQ_DTYPE_BOOL, 2, shape, "flag"), *b2 = tensor(OQ_DTYPE_FLOAT32, 2, shape, "flag");
+    oq_tensor_set_f64(b1, 2, 1);
+    oq_tensor_set_f64(b2, 2, 1);
+    assert_int_equal(oq_compare_tensors(b1, b2, &o, &r, NULL), OQ_OK);
+    assert_true(r.passed && r.exact);
+    oq_tensor_set_f64(b2, 3, 1e-9);
+    assert_int_equal(oq_compare_tensors(b1, b2, &o, &r, NULL), OQ_OK);
+    assert_false(r.passed);
+    oq_tensor_free(b1);
+    oq_tensor_free(b2);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
+/* OQ_PADDING_AS_REFERENCE judges the padding only where the reference is exactly zero on all
+ * of it (the model zeroes its padding); a reference with values there (a language model's
+ * logits) makes the padding reported, not judged. */
+static void test_padding_as_reference(void **state)
+{
+    (void)state;
+    oq_tensor *out, *ref;
+    make_pair(&out, &ref);
+    oq_tensor_set_f64(out, flat(0, 4, 1), 0.5);
+    oq_compare_opts o = masked_opts();
+    o.check_padding = OQ_PADDING_AS_REFERENCE;
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_true(r.masked && r.padding_checked);
+    assert_false(r.passed); /* the reference is zero there: so must the output be */
+    assert_int_equal(r.ref_pad_nonzero, 0);
+    oq_tensor_set_f64(ref, flat(0, 5, 2), 0.25); /* the reference is not zero on its padding */
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_true(r.passed);
+    assert_false(r.padding_checked);
+    assert_int_equal(r.pad_nonzero, 1);
+    assert_int_equal(r.ref_pad_nonzero, 1);
+    char line[512];
+    assert_has(oq_compare_result_str(&r, line, sizeof line),
+               "pad_nonzero=1/6 (not judged: the reference is not zero there)");
+    o.check_padding = OQ_PADDING_ZERO; /* the rule that always judges */
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_false(r.passed);
     oq_tensor_free(out);
     oq_tensor_free(ref);
 }
@@ -424,6 +498,19 @@ static void test_json(void **state)
     json_t *first = json_object_get(pad, "first_nonzero");
     assert_int_equal(json_integer_value(json_array_get(json_object_get(first, "coord"), 1)), 4);
     assert_true(json_real_value(json_object_get(json_object_get(back, "tolerance"), "rtol")) == 1e-4);
+    assert_string_equal(json_string_value(json_object_get(pad, "rule")), "zero");
+    assert_true(json_is_true(json_object_get(pad, "masked")));
+    /* read back: the padding rule and what the reference had there survive */
+    r.padding_rule = OQ_PADDING_AS_REFERENCE;
+    r.ref_pad_nonzero = 3;
+    r.exact = 1;
+    json_decref(j);
+    assert_int_equal(oq_compare_result_to_json(&r, &j, NULL), OQ_OK);
+    oq_compare_result r2;
+    assert_int_equal(oq_compare_result_from_json(j, &r2, NULL), OQ_OK);
+    assert_int_equal(r2.padding_rule, OQ_PADDING_AS_REFERENCE);
+    assert_int_equal(r2.ref_pad_nonzero, 3);
+    assert_true(r2.masked && r2.exact && r2.padding_checked);
     free(text);
     json_decref(back);
     json_decref(j);
@@ -441,6 +528,8 @@ int main(void)
         cmocka_unit_test(test_metrics_numerically),
         cmocka_unit_test(test_worst_k_and_axes),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_integers_exact),
+        cmocka_unit_test(test_padding_as_reference),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_tolerance_parse),
         cmocka_unit_test(test_tolerance_table),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -218,9 +219,56 @@ static void test_bad_files(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/m.onnx"));
 }
 
+/* A node's inputs as the model declares them: graph inputs by their dims, an initializer by its
+ * own, an omitted optional input as "", a value with no declaration as rank -1. */
+static void test_find_nodes(void **state)
+{
+    (void)state;
+    oq_sdpa_config c;
+    oq_sdpa_config_default(&c);
+    c.format = OQ_ATTN_ATTENTION24;
+    c.mask = OQ_MASK_SEQLEN;
+    oq_graph *g;
+    assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
+    char path[] = "/tmp/oq_test_nodes_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_node_info *nodes;
+    size_t n;
+    assert_int_equal(oq_model_find_nodes(path, NULL, "Attention", &nodes, &n, NULL), OQ_OK);
+    assert_int_equal(n, 1);
+    const oq_node_info *a = &nodes[0];
+    assert_string_equal(a->op_type, "Attention");
+    assert_int_equal(a->n_inputs, 7);
+    assert_string_equal(a->inputs[0].name, "query"); /* a graph input, with its dims */
+    assert_int_equal(a->inputs[0].elem_type, OQ_DTYPE_FLOAT32);
+    assert_int_equal(a->inputs[0].rank, 4);
+    assert_string_equal(a->inputs[0].dims[0], "batch");
+    assert_string_equal(a->inputs[0].dims[1], "4");
+    assert_string_equal(a->inputs[3].name, ""); /* no attn_mask */
+    assert_int_equal(a->inputs[3].rank, -1);
+    assert_int_equal(a->inputs[6].rank, -1);    /* nonpad_kv_seqlen: computed, undeclared */
+    assert_int_equal(oq_node_info_attr_int(a, "is_causal", 7), 7);
+    char name[256];
+    snprintf(name, sizeof name, "%s", a->name);
+    oq_node_infos_free(nodes, n);
+    assert_int_equal(oq_model_find_nodes(path, name, NULL, &nodes, &n, NULL), OQ_OK);
+    assert_int_equal(n, 1);
+    oq_node_infos_free(nodes, n);
+    assert_int_equal(oq_model_find_nodes(path, "no such node", NULL, &nodes, &n, NULL), OQ_OK);
+    assert_int_equal(n, 0);
+    oq_err err = {0};
+    assert_int_equal(oq_model_find_nodes("/nonexistent/m.onnx", NULL, NULL, &nodes, &n, &err), OQ_ERR_IO);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_find_nodes),
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_microsoft_and_custom_domains),

@@ -234,7 +234,11 @@ static void test_refusals_by_name(void **state)
     expect_refusal("bad_bigendian.npy", OQ_ERR_UNSUPPORTED,
                    ": big-endian dtype '>f4' is not supported");
     expect_refusal("bad_complex.npy", OQ_ERR_UNSUPPORTED, ": unsupported dtype '<c8' (supported:");
-    expect_refusal("bad_uint8.npy", OQ_ERR_UNSUPPORTED, ": unsupported dtype '|u1'");
+    /* the small and unsigned integers are read (quantized inputs, int8 ids) */
+    oq_tensor *u8 = read_npy(FIXTURES "u8.npy");
+    assert_int_equal(u8->dtype, OQ_DTYPE_UINT8);
+    assert_true(oq_tensor_get_f64(u8, 0) == 1 && oq_tensor_get_f64(u8, 1) == 2);
+    oq_tensor_free(u8);
     expect_refusal("bad_structured.npy", OQ_ERR_UNSUPPORTED, ": structured dtypes");
     expect_refusal("bad_truncated.npy", OQ_ERR_FORMAT,
                    ": truncated data (24 bytes expected, 21 present)");

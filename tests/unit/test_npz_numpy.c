@@ -19,9 +19,10 @@
 #define PYTHON "/usr/bin/python3"
 #define CHECKER OQ_SOURCE_DIR "/tests/fixtures/numpy/check_ours.py"
 
-static const oq_dtype DTYPES[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT16, OQ_DTYPE_BFLOAT16,
-                                  OQ_DTYPE_FLOAT64, OQ_DTYPE_INT64,   OQ_DTYPE_INT32,
-                                  OQ_DTYPE_BOOL};
+static const oq_dtype DTYPES[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT16, OQ_DTYPE_BFLOAT16, OQ_DTYPE_FLOAT64,
+                                  OQ_DTYPE_INT64,   OQ_DTYPE_INT32,   OQ_DTYPE_BOOL,     OQ_DTYPE_UINT8,
+                                  OQ_DTYPE_INT8,    OQ_DTYPE_UINT16,  OQ_DTYPE_INT16,    OQ_DTYPE_UINT32,
+                                  OQ_DTYPE_UINT64};
 static const struct {
     int32_t ndim;
     int64_t shape[3];

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
+#include "ortqual/graph.h"
+#include "ortqual/npz.h"
 #include "testutil.h"
 #include "validate/validate-impl.h"
 
@@ -43,6 +45,8 @@ static void fill_plan(oq_validate_plan *p)
     }
     p->repeat = 3;
     p->warmup = 2;
+    p->padding = OQ_PADDING_AS_REFERENCE;
+    p->kv_heads = 2;
     p->tolerances = strdup("cls:rtol=1e-3");
     p->padded_length = 96;
     p->mask_form = OQ_MASK_SEQLEN;
@@ -86,6 +90,8 @@ static void plan_round_trip(void **state)
     assert_string_equal(b.batches[1].save, "/o/outputs_001.npz");
     assert_int_equal(b.repeat, 3);
     assert_int_equal(b.warmup, 2);
+    assert_int_equal(b.padding, OQ_PADDING_AS_REFERENCE);
+    assert_int_equal(b.kv_heads, 2);
     assert_string_equal(b.tolerances, a.tolerances);
     assert_int_equal(b.padded_length, 96);
     assert_int_equal(b.mask_form, OQ_MASK_SEQLEN); /* an enum again, not a string to compare */
@@ -100,6 +106,13 @@ static void plan_round_trip(void **state)
     assert_int_equal(b.dispatch.force_sdpa_kernel, 16);
     assert_true(b.placement.enable && !b.placement.require && b.placement.strict);
     assert_string_equal(b.result, a.result);
+    oq_validate_plan_clear(&b);
+    /* no mask: the plan says so, and reads back without one */
+    free(a.mask_member);
+    a.mask_member = NULL;
+    assert_int_equal(oq_plan_write(&a, path, &err), OQ_OK);
+    assert_int_equal(oq_plan_read(path, &b, &err), OQ_OK);
+    assert_null(b.mask_member);
     oq_validate_plan_clear(&a);
     oq_validate_plan_clear(&b);
 
@@ -145,7 +158,10 @@ static void fill_result(oq_config_result *r)
     r->worker.ran = 1;
     snprintf(r->worker.ended, sizeof r->worker.ended, "exit 0");
     r->worker.seconds = 1.25;
+    r->worker.signal = 11;
     r->worker.stderr_tail = strdup("line one\nline two\n");
+    oq_refusal_facts f = {.message = "Could not find an implementation for Elu(22) node with name 'n0'"};
+    assert_int_equal(oq_refusal_explain(&f, &r->refusal, NULL), OQ_OK);
     r->reported = 1;
     oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
     b->index = 0;
@@ -218,6 +234,9 @@ static void result_round_trip(void **state)
     assert_string_equal(ja, jb); /* nothing lost or renamed on the way */
     assert_int_equal(b.status, OQ_VERDICT_FAILED);
     assert_true(b.required);
+    assert_int_equal(b.worker.signal, 11);
+    assert_string_equal(b.refusal.id, "no-kernel");
+    assert_string_equal(b.refusal.raw, a.refusal.raw);
     assert_string_equal(b.reason, "batch 0, output cls");
     assert_int_equal(b.n_batches, 2);
     assert_false(b.batches[0].outputs[0].passed);
@@ -271,8 +290,183 @@ static void worker_dispatch_check(void **state)
     assert_string_equal(reason, "dispatch: attn0: expected FLASH_ATTENTION, got MATH (line 1)");
     assert_null(c.parser);
     oq_config_result_clear(&r);
+    /* the same line for a reference on the GPU (as the orchestrator plans it: no rules, not
+     * required): recorded as evidence, its kernel choice not judged */
+    plan.is_reference = 1;
+    plan.dispatch.require = 0;
+    for (size_t i = 0; i < plan.dispatch.n_expect; i++) free(plan.dispatch.expect[i]);
+    plan.dispatch.n_expect = 0;
+    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
+    assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
+    verdict = 0;
+    oq_wcheck_finish(&c, &plan, NULL, &r, &verdict, reason, sizeof reason);
+    assert_true(r.dispatch.recorded);
+    assert_false(r.dispatch.checked);
+    assert_int_equal(verdict, 1);
+    oq_config_result_clear(&r);
     oq_validate_plan_clear(&plan);
     rmdir(dir);
+    free(dir);
+}
+
+/* ---- any input signature, end to end in this process ---------------------------------- */
+
+/* A model of int64 token ids, a bool mask, a KV-cache-like [batch,2,past,4] tensor and a scalar,
+ * with an int64, a bool, a float per-token and a float cache output. */
+static void signature_model(const char *path)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "sig", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")};
+    const oq_dim cache[] = {OQ_DIM_SYM("batch"), OQ_DIM(2), OQ_DIM_SYM("past"), OQ_DIM(4)};
+    oq_graph_add_input(g, "ids", OQ_DTYPE_INT64, 2, bl);
+    oq_graph_add_input(g, "attention_mask", OQ_DTYPE_BOOL, 2, bl);
+    oq_graph_add_input(g, "past", OQ_DTYPE_FLOAT32, 4, cache);
+    oq_graph_add_input(g, "scale", OQ_DTYPE_FLOAT32, 0, NULL);
+    oq_graph_add_input(g, "q8", OQ_DTYPE_UINT8, 2, bl);
+    const char *ids = oq_graph_op(g, "Identity", 1, (const char *[]){"ids"}, 0, NULL);
+    const char *q8 = oq_graph_op(g, "Identity", 1, (const char *[]){"q8"}, 0, NULL);
+    const char *pad = oq_graph_op(g, "Not", 1, (const char *[]){"attention_mask"}, 0, NULL);
+    const oq_attr to_float = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32);
+    const char *f = oq_graph_op(g, "Cast", 1, (const char *[]){"ids"}, 1, &to_float);
+    const char *y = oq_graph_op(g, "Mul", 2, (const char *[]){f, "scale"}, 0, NULL);
+    const char *pc = oq_graph_op(g, "Mul", 2, (const char *[]){"past", "scale"}, 0, NULL);
+    oq_graph_add_output(g, ids, "ids_out", OQ_DTYPE_INT64, 2, bl);
+    oq_graph_add_output(g, pad, "padding", OQ_DTYPE_BOOL, 2, bl);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 2, bl);
+    oq_graph_add_output(g, pc, "present", OQ_DTYPE_FLOAT32, 4, cache);
+    oq_graph_add_output(g, q8, "q8_out", OQ_DTYPE_UINT8, 2, bl);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+static oq_tensor *tensor_of(const char *name, oq_dtype dt, int32_t nd, const int64_t *shape)
+{
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, dt, nd, shape, name, NULL), OQ_OK);
+    return t;
+}
+
+/* io.npz: the inputs (lengths 3 and 1 of 4, the cache `past_b` events long) and what the model
+ * computes from them, under the outputs' names. */
+static void signature_io(const char *path, int64_t past_b)
+{
+    const int64_t bl[] = {2, 4}, cache[] = {past_b, 2, 3, 4}, len[] = {3, 1};
+    oq_tensor *t[10] = {tensor_of("ids", OQ_DTYPE_INT64, 2, bl), tensor_of("attention_mask", OQ_DTYPE_BOOL, 2, bl),
+                        tensor_of("past", OQ_DTYPE_FLOAT32, 4, cache), tensor_of("scale", OQ_DTYPE_FLOAT32, 0, NULL),
+                        tensor_of("ids_out", OQ_DTYPE_INT64, 2, bl), tensor_of("padding", OQ_DTYPE_BOOL, 2, bl),
+                        tensor_of("y", OQ_DTYPE_FLOAT32, 2, bl), tensor_of("present", OQ_DTYPE_FLOAT32, 4, cache),
+                        tensor_of("q8", OQ_DTYPE_UINT8, 2, bl), tensor_of("q8_out", OQ_DTYPE_UINT8, 2, bl)};
+    oq_tensor_set_f64(t[3], 0, 0.5);
+    for (int64_t i = 0; i < 8; i++) {
+        int valid = i % 4 < len[i / 4];
+        int64_t id = valid ? (INT64_C(1) << 40) + i : 0; /* ids beyond float32's precision */
+        ((int64_t *)t[0]->data)[i] = ((int64_t *)t[4]->data)[i] = id;
+        oq_tensor_set_f64(t[1], i, valid);
+        oq_tensor_set_f64(t[5], i, !valid);
+        oq_tensor_set_f64(t[6], i, (double)(float)id * 0.5);
+        oq_tensor_set_f64(t[8], i, valid ? 200 + (double)i : 0); /* quantized values past int8 */
+        oq_tensor_set_f64(t[9], i, valid ? 200 + (double)i : 0);
+    }
+    for (int64_t i = 0; i < oq_tensor_numel(t[2]); i++) {
+        oq_tensor_set_f64(t[2], i, 0.25 * (double)i - 3);
+        oq_tensor_set_f64(t[7], i, (0.25 * (double)i - 3) * 0.5);
+    }
+    assert_int_equal(oq_npz_write(path, 10, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (size_t i = 0; i < 10; i++) oq_tensor_free(t[i]);
+}
+
+static oq_status run_signature(const char *dir, const char *model, const char *io, const char *out,
+                               oq_validate_summary **s, oq_err *err)
+{
+    oq_config cfg[2];
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    const char *files[] = {io};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.input_files = files;
+    o.n_input_files = 1;
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.repeat = 1;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    char outdir[512];
+    snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
+    o.outdir = outdir;
+    return oq_validate_run(&o, s, err);
+}
+
+static const oq_compare_result *output_of(const oq_validate_summary *s, const char *name)
+{
+    const oq_batch_result *b = &s->configs[1].batches[0];
+    for (size_t i = 0; i < b->n_outputs; i++)
+        if (!strcmp(b->outputs[i].name, name)) return &b->outputs[i];
+    fail_msg("no output %s", name);
+    return NULL;
+}
+
+/* int64 ids, a bool mask, a rank-4 cache, a scalar and uint8 values read by name; int and bool outputs
+ * compared exactly, the per-token ones on valid elements, the cache (whose axes are not the
+ * mask's) on every element; a changed id fails by one; inconsistent named dims are refused. */
+static void any_signature(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("signature");
+    char *model = path_in(dir, "sig.onnx"), *io = path_in(dir, "io.npz"), *bad = path_in(dir, "bad.npz");
+    signature_model(model);
+    signature_io(io, 2);
+    oq_validate_summary *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(run_signature(dir, model, io, "ok", &s, &err), OQ_OK);
+    if (s->verdict != OQ_RUN_PASSED) fail_msg("%s: %s", oq_run_verdict_name(s->verdict), s->verdict_reason);
+    assert_string_equal(s->mask_input, "attention_mask");
+    assert_int_equal(s->n_input_names, 5);
+    assert_true(output_of(s, "q8_out")->exact && output_of(s, "q8_out")->passed);
+    assert_true(output_of(s, "ids_out")->exact && output_of(s, "ids_out")->masked);
+    assert_int_equal(output_of(s, "ids_out")->num_valid, 4);
+    assert_true(output_of(s, "padding")->exact);
+    assert_false(output_of(s, "present")->masked);
+    assert_int_equal(output_of(s, "present")->num_valid, 2 * 2 * 3 * 4);
+    assert_true(output_of(s, "y")->masked && output_of(s, "y")->padding_checked);
+    oq_validate_summary_free(s);
+
+    /* one id off by one, beyond 2^40: the exact comparison sees it */
+    oq_npz *z;
+    assert_int_equal(oq_npz_read(io, &z, NULL), OQ_OK);
+    oq_tensor *ids_out;
+    assert_int_equal(oq_npz_take(z, "ids_out", &ids_out, NULL), OQ_OK);
+    ((int64_t *)ids_out->data)[1] += 1;
+    const oq_tensor *rest[10];
+    size_t n = 0;
+    for (size_t i = 0; i < z->count; i++) rest[n++] = z->tensors[i];
+    rest[n++] = ids_out;
+    assert_int_equal(oq_npz_write(bad, n, rest, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(ids_out);
+    oq_npz_free(z);
+    assert_int_equal(run_signature(dir, model, bad, "bad", &s, &err), OQ_OK);
+    assert_int_equal(s->verdict, OQ_RUN_FAILED);
+    assert_int_equal(s->exit_status, 1);
+    assert_non_null(strstr(s->configs[1].reason, "batch 0, output ids_out: FAIL"));
+    assert_non_null(strstr(s->configs[1].reason, "worst [0,1]"));
+    oq_validate_summary_free(s);
+
+    /* the cache says 3 events, the ids 2: refused before any model runs */
+    signature_io(bad, 3);
+    assert_int_equal(run_signature(dir, model, bad, "dims", &s, &err), OQ_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "dimension 'batch' is 2 in member 'ids' [2,4] but 3 in member 'past' [3,2,3,4]"));
+    assert_null(s);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(model);
+    free(io);
+    free(bad);
     free(dir);
 }
 
@@ -282,6 +476,7 @@ int main(void)
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(result_round_trip),
         cmocka_unit_test(worker_dispatch_check),
+        cmocka_unit_test(any_signature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

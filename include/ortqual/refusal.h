@@ -1,0 +1,75 @@
+/* Runtime refusals explained: ONNX Runtime's message for a model it will not run, turned
+ * into which node, which inputs with which declared shapes, why (what the ONNX spec says
+ * against what the runtime does), and the fix.
+ *
+ * A table of known patterns, each recognised by a piece of ORT's message (or, for a crash,
+ * by the signal and the model), read with the model file for the node's inputs:
+ *
+ *   attn-mask-query-broadcast  "inconsistent q_sequence_length (between attn_mask and Q)":
+ *                              a key-padding mask [B,1,1,Lk] the spec broadcasts, ORT does not
+ *   attn-mask-total-length     "inconsistent total_sequence_length": an Attention-24 mask
+ *                              shorter than the keys, which the spec pads and ORT refuses
+ *   attention-output-mode      "Only kNone and kQK output modes are supported in unified
+ *                              unfused attention. Mode: N" (CUDA)
+ *   no-kernel                  "Could not find an implementation for Elu(22) node with name
+ *                              'n0'": no kernel for that operator version and type on the EP
+ *   opset-too-new              "Opset 40 is under development ..."
+ *   ir-too-new                 "Unsupported model IR version: 20, max supported IR version: 13"
+ *   unregistered-op            "com.example:Foo(-1) is not a registered function/op"
+ *   missing-opset-import       "No opset import for domain 'com.example'"
+ *   crash-attention-no-shapes  a GPU process killed by SIGSEGV on a model whose Attention
+ *                              inputs have no declared shape (seen on ORT 1.29's CUDA EP)
+ *
+ *     oq_refusal_facts f = {.message = err.msg, .model = "m.onnx", .ep = "CUDAExecutionProvider"};
+ *     oq_refusal r;
+ *     if (oq_refusal_explain(&f, &r, &err) == OQ_OK && r.id) {
+ *         char line[2048];
+ *         puts(oq_refusal_str(&r, line, sizeof line));
+ *     }
+ *     oq_refusal_clear(&r);
+ *
+ * The explanation never replaces ORT's message: `raw` keeps it as given.
+ */
+#ifndef ORTQUAL_REFUSAL_H
+#define ORTQUAL_REFUSAL_H
+
+#include <stddef.h>
+
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What is known about the failure. Every field may be NULL or 0. */
+typedef struct oq_refusal_facts {
+    const char *message; /* ORT's message as the caller got it (e.g. an oq_err line) */
+    const char *model;   /* the ONNX file it was running, read for the node's inputs and shapes */
+    const char *ep;      /* ORT's name of the execution provider ("CUDAExecutionProvider");
+                            NULL: CPUExecutionProvider */
+    int signal;          /* the process running the model died of this signal; 0: it did not */
+} oq_refusal_facts;
+
+/* An explanation; every string is owned by the struct (oq_refusal_clear). */
+typedef struct oq_refusal {
+    char *id;            /* the pattern's name, NULL when no pattern matched */
+    char *node;          /* "'attn0' (Attention)", NULL when the message names none */
+    char *inputs;        /* "Q 'q' float32 [batch,2,seq,4]; attn_mask 'm' bool [batch,1,1,seq]" or NULL */
+    char *why;           /* the spec against the runtime, one or two sentences */
+    char *fix;           /* what to change */
+    char *raw;           /* the message as given (NULL when there was none) */
+} oq_refusal;
+
+/* Match the facts against the table and fill *out (zeroed first). No match is OQ_OK with
+ * out->id NULL (out->raw still set). The model is read when a pattern needs it; a model that
+ * cannot be read makes the explanation say less, not fail. Errors: OQ_ERR_NOMEM only. */
+OQ_API oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err *err);
+OQ_API void oq_refusal_clear(oq_refusal *r);
+
+/* One line: "[id] node 'attn0' (Attention); inputs ...: why ... Fix: ..." into buf. */
+OQ_API char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,403 @@
+/* Runtime refusals explained: a table of ORT's messages for valid models it will not run
+ * (refusal.h), each read with the model for the node and its inputs. */
+#include "ortqual/refusal.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core-impl.h"
+#include "ortqual/inspect.h"
+
+/* What a pattern fills; strings built here are handed to the oq_refusal at the end. */
+typedef struct expl {
+    const oq_refusal_facts *f;
+    const char *ep;             /* f->ep or CPUExecutionProvider */
+    oq_dynbuf node, inputs, why, fix;
+    int oom;
+} expl;
+
+static void put(expl *x, oq_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(expl *x, oq_dynbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (oq_dynbuf_vaddf(b, fmt, ap)) x->oom = 1;
+    va_end(ap);
+}
+
+/* The text between `prefix` and the next `end` character in `msg`, into buf ("" when absent);
+ * returns 1 when the prefix was found. */
+static int text_after(const char *msg, const char *prefix, char end, char *buf, size_t n)
+{
+    buf[0] = 0;
+    const char *p = msg ? strstr(msg, prefix) : NULL;
+    if (!p) return 0;
+    p += strlen(prefix);
+    const char *q = strchr(p, end);
+    size_t len = q ? (size_t)(q - p) : strlen(p);
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), p);
+    return 1;
+}
+
+/* The number after `prefix` in `msg`, or -1. */
+static long long number_after(const char *msg, const char *prefix)
+{
+    const char *p = msg ? strstr(msg, prefix) : NULL;
+    return p ? strtoll(p + strlen(prefix), NULL, 10) : -1;
+}
+
+/* onnx.TensorProto.DataType names. */
+static const char *onnx_type(int32_t t)
+{
+    static const char *const names[] = {"undefined", "float32", "uint8", "int8", "uint16", "int16", "int32",
+                                        "int64", "string", "bool", "float16", "float64", "uint32", "uint64",
+                                        "complex64", "complex128", "bfloat16"};
+    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "a type beyond bfloat16";
+}
+
+/* "role 'name' float32 [batch,4,seq,8]" or "... (no declared shape)". */
+static void describe(expl *x, const oq_node_info *n, size_t i, const char *role)
+{
+    if (i >= n->n_inputs || !*n->inputs[i].name) return;
+    const oq_io_info *io = &n->inputs[i];
+    put(x, &x->inputs, "%s%s '%s'", x->inputs.len ? "; " : "", role, io->name);
+    if (io->elem_type) put(x, &x->inputs, " %s", onnx_type(io->elem_type));
+    if (io->rank < 0) {
+        put(x, &x->inputs, " (no declared shape)");
+        return;
+    }
+    put(x, &x->inputs, " [");
+    for (int32_t d = 0; d < io->rank; d++) put(x, &x->inputs, "%s%s", d ? "," : "", io->dims[d]);
+    put(x, &x->inputs, "]");
+}
+
+/* The nodes of the model named in ORT's message ("Name:'attn0'"), else every node of op_type. */
+static void model_nodes(const expl *x, const char *name, const char *op_type, oq_node_info **nodes, size_t *n)
+{
+    *nodes = NULL;
+    *n = 0;
+    if (!x->f->model) return;
+    if (name && *name && oq_model_find_nodes(x->f->model, name, op_type, nodes, n, NULL) == OQ_OK && *n) return;
+    oq_node_infos_free(*nodes, *n);
+    if (oq_model_find_nodes(x->f->model, NULL, op_type, nodes, n, NULL) != OQ_OK) *n = 0;
+}
+
+static void name_node(expl *x, const char *name, const char *op)
+{
+    put(x, &x->node, "'%s' (%s)", name && *name ? name : "(unnamed)", op);
+}
+
+/* An Attention node: among those the message names (else all of them), the first that
+ * `prefer` likes, else the first; its inputs `roles` described. */
+static void attention_inputs(expl *x, const char *name, int (*prefer)(const oq_node_info *), const size_t *roles,
+                             const char *const *role_names, size_t n_roles)
+{
+    oq_node_info *nodes;
+    size_t n, pick = 0;
+    model_nodes(x, name, "Attention", &nodes, &n);
+    for (size_t k = 0; prefer && k < n; k++)
+        if (prefer(&nodes[k])) {
+            pick = k;
+            break;
+        }
+    name_node(x, n ? nodes[pick].name : name, "Attention");
+    for (size_t r = 0; n && r < n_roles; r++) describe(x, &nodes[pick], roles[r], role_names[r]);
+    if (n > 1) put(x, &x->inputs, "%s(the model has %zu such Attention nodes)", x->inputs.len ? "; " : "", n);
+    oq_node_infos_free(nodes, n);
+}
+
+/* attn_mask (input 3) connected, and declared with 1 on the query axis when `broadcast`. */
+static int has_mask(const oq_node_info *n) { return n->n_inputs > 3 && *n->inputs[3].name; }
+static int has_broadcast_mask(const oq_node_info *n)
+{
+    const oq_io_info *m = has_mask(n) ? &n->inputs[3] : NULL;
+    return m && m->rank >= 2 && !strcmp(m->dims[m->rank - 2], "1");
+}
+
+/* ---- the patterns ------------------------------------------------------------------- */
+
+/* A refusal about an Attention node's inputs: which inputs to show, which node to prefer, and
+ * what to say. */
+typedef struct attention_pattern {
+    size_t n_roles;
+    size_t roles[3];
+    const char *role_names[3];
+    int (*prefer)(const oq_node_info *);
+    const char *why, *fix;
+} attention_pattern;
+
+static void attention_refusal(expl *x, const attention_pattern *a)
+{
+    char name[256];
+    text_after(x->f->message, "Name:'", '\'', name, sizeof name);
+    attention_inputs(x, name, a->prefer, a->roles, a->role_names, a->n_roles);
+    put(x, &x->why, "%s", a->why);
+    put(x, &x->fix, "%s", a->fix);
+}
+
+static void mask_query_broadcast(expl *x)
+{
+    static const attention_pattern a = {
+        2, {0, 3}, {"Q", "attn_mask"}, has_broadcast_mask,
+        "the ONNX Attention operator (opsets 23 and 24) broadcasts attn_mask over the query axis, so a key-padding "
+        "mask [B,1,1,Lk] is valid; ONNX Runtime's CPU and CUDA kernels require the mask's second-to-last axis to "
+        "equal Q's sequence length (attention_helper.h) and refuse it when the model runs",
+        "expand the mask to [B,1,Lq,Lk] (`ortqual convert --expand-mask`), or pass the key padding as "
+        "nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`); exporting at opset 18 (decomposed "
+        "attention) also runs"};
+    attention_refusal(x, &a);
+}
+
+static void mask_total_length(expl *x)
+{
+    static const attention_pattern a = {
+        3, {1, 3, 4}, {"K", "attn_mask", "past_key"}, has_mask,
+        "ONNX Attention-24 lets attn_mask's last axis be shorter than the total sequence length (past plus "
+        "current keys) and pads it with -inf; ONNX Runtime requires it to equal the total sequence length "
+        "(attention_helper.h) and refuses the shorter mask",
+        "pad the mask to the total sequence length before the node (False for a bool mask, -inf for a float "
+        "one), or pass the key padding as nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`)"};
+    attention_refusal(x, &a);
+}
+
+static void output_mode(expl *x)
+{
+    char name[256];
+    text_after(x->f->message, "Name:'", '\'', name, sizeof name);
+    long long mode = number_after(x->f->message, "Mode: ");
+    static const size_t roles[] = {0};
+    static const char *const role_names[] = {"Q"};
+    attention_inputs(x, name, NULL, roles, role_names, 1);
+    static const char *const modes[] = {"QK^T", "QK^T after the mask and bias", "after softcap", "after softmax"};
+    put(x, &x->why,
+        "the node asks for qk_matmul_output in mode %lld (%s), which the ONNX spec defines; %s's unified "
+        "unfused attention implements only modes 0 (QK^T) and none",
+        mode, mode >= 0 && mode < 4 ? modes[mode] : "unknown", x->ep);
+    put(x, &x->fix,
+        "set qk_matmul_output_mode to 0 or drop the qk_matmul_output output for this provider (compute what "
+        "you need from Q and K outside the node), or run the node on a provider that implements the mode");
+}
+
+static void no_kernel(expl *x)
+{
+    /* "Could not find an implementation for Elu(22) node with name 'n0'" */
+    char op[128], name[256];
+    text_after(x->f->message, "implementation for ", '(', op, sizeof op);
+    const char *at = strstr(x->f->message, "implementation for ");
+    long long version = at ? number_after(at, "(") : -1;
+    text_after(x->f->message, "node with name '", '\'', name, sizeof name);
+    oq_node_info *nodes;
+    size_t n;
+    model_nodes(x, name, op[0] ? op : NULL, &nodes, &n);
+    name_node(x, name, op[0] ? op : "?");
+    for (size_t i = 0; n && i < nodes[0].n_inputs; i++) {
+        char role[32];
+        snprintf(role, sizeof role, "input %zu", i);
+        describe(x, &nodes[0], i, role);
+    }
+    oq_node_infos_free(nodes, n);
+    put(x, &x->why,
+        "%s has no kernel for %s as opset %lld defines it with these input types (the model is valid; the "
+        "provider implements other versions or types of the operator)",
+        x->ep, op[0] ? op : "the operator", version);
+    put(x, &x->fix, "give the node a type the provider implements (e.g. Cast float64 to float32 around it), or "
+                    "export at an opset whose version of %s the provider has",
+        op[0] ? op : "the operator");
+    if (!strcmp(op, "Elu"))
+        put(x, &x->fix, "; Elu from opset 22 on has no CUDA kernel: `ortqual convert --decompose-elu` writes it "
+                        "with standard operators");
+}
+
+static void opset_too_new(expl *x)
+{
+    long long opset = number_after(x->f->message, "Opset ");
+    char domain[128];
+    text_after(x->f->message, "support for domain ", ' ', domain, sizeof domain);
+    long long till = number_after(x->f->message, " is till opset ");
+    put(x, &x->why,
+        "the model imports opset %lld of domain %s; this ONNX Runtime officially supports it up to opset %lld "
+        "and refuses a newer, unreleased one",
+        opset, domain[0] ? domain : "ai.onnx", till);
+    put(x, &x->fix, "export at opset %lld or lower (torch.onnx.export(..., opset_version=%lld)), or use an ONNX "
+                    "Runtime release that supports opset %lld",
+        till, till, opset);
+}
+
+static void ir_too_new(expl *x)
+{
+    long long ir = number_after(x->f->message, "IR version: ");
+    long long max = number_after(x->f->message, "max supported IR version: ");
+    put(x, &x->why, "the file is stamped with ONNX IR version %lld; this ONNX Runtime reads IR versions up to %lld",
+        ir, max);
+    put(x, &x->fix,
+        "save the model with IR version %lld or lower (in Python: model.ir_version = %lld; onnx.save(...), valid "
+        "when its opsets are ones that IR version covers), or use a newer ONNX Runtime",
+        max, max);
+}
+
+static void unregistered_op(expl *x)
+{
+    char what[256], domain[256] = "", op[256] = "";
+    const char *m = x->f->message;
+    const char *end = m ? strstr(m, " is not a registered function/op") : NULL;
+    const char *start = end;
+    while (start && start > m && start[-1] != ' ') start--;
+    snprintf(what, sizeof what, "%.*s", start ? (int)(end - start) : 0, start ? start : "");
+    char *colon = strchr(what, ':'), *paren = strchr(what, '(');
+    if (colon) snprintf(domain, sizeof domain, "%.*s", (int)(colon - what), what);
+    if (paren) *paren = 0;
+    snprintf(op, sizeof op, "%s", colon ? colon + 1 : what);
+    oq_node_info *nodes;
+    size_t n;
+    model_nodes(x, NULL, op[0] ? op : NULL, &nodes, &n);
+    if (n) name_node(x, nodes[0].name, op);
+    if (n > 1) put(x, &x->node, " and %zu more", n - 1);
+    oq_node_infos_free(nodes, n);
+    put(x, &x->why,
+        "no operator %s is registered in domain '%s' with this ONNX Runtime: a custom operator whose kernel "
+        "library was not loaded, or a node written in the wrong domain",
+        op, domain);
+    put(x, &x->fix, "register the library that implements %s with the session (RegisterCustomOpsLibrary), or "
+                    "replace the node by standard operators before export",
+        op);
+}
+
+static void missing_opset_import(expl *x)
+{
+    char domain[128], name[256];
+    text_after(x->f->message, "No opset import for domain '", '\'', domain, sizeof domain);
+    if (text_after(x->f->message, "In Node, (\"", '"', name, sizeof name)) name_node(x, name, domain);
+    put(x, &x->why, "a node uses domain '%s', which the model does not import (an ONNX model must list every "
+                    "domain it uses in opset_import)",
+        domain);
+    put(x, &x->fix, "add an opset_import entry for '%s' (with the version its operators need)", domain);
+}
+
+/* A process killed by SIGSEGV while a GPU provider ran a model whose Attention inputs have no
+ * declared shape: the crash seen on ORT 1.29's CUDA EP. Any other crash is left unexplained. */
+static int crash_no_shapes_applies(const expl *x)
+{
+    if (x->f->signal != SIGSEGV || !x->f->ep || !strcmp(x->f->ep, "CPUExecutionProvider") || !x->f->model)
+        return 0;
+    oq_node_info *nodes;
+    size_t n;
+    int bare = 0;
+    if (oq_model_find_nodes(x->f->model, NULL, "Attention", &nodes, &n, NULL)) return 0;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < 3 && i < nodes[k].n_inputs; i++) bare |= nodes[k].inputs[i].rank < 0;
+    oq_node_infos_free(nodes, n);
+    return bare;
+}
+
+static void crash_no_shapes(expl *x)
+{
+    oq_node_info *nodes;
+    size_t n, bare = 0;
+    static const char *const roles[] = {"Q", "K", "V"};
+    model_nodes(x, NULL, "Attention", &nodes, &n);
+    for (size_t k = 0; k < n; k++) {
+        int first = 1;
+        for (size_t i = 0; i < 3 && i < nodes[k].n_inputs; i++) {
+            if (nodes[k].inputs[i].rank >= 0) continue;
+            if (first && bare++ == 0) name_node(x, nodes[k].name, "Attention");
+            if (first && bare == 2) put(x, &x->node, " and others");
+            first = 0;
+            if (bare == 1) describe(x, &nodes[k], i, roles[i]);
+        }
+    }
+    oq_node_infos_free(nodes, n);
+    put(x, &x->why,
+        "the process died of SIGSEGV on %s; %zu Attention node(s) of the model read inputs with no declared "
+        "type or shape, and ONNX Runtime 1.29's CUDA EP was seen dying inside libonnxruntime.so on exactly such "
+        "nodes (the same model with its value_info ran)",
+        x->ep, bare);
+    put(x, &x->fix,
+        "declare the type and shape (rank at least, symbolic dimensions where known) of every tensor the "
+        "Attention nodes read: keep the exporter's value_info when rewriting a model (`ortqual convert` writes "
+        "one for every tensor it creates)");
+}
+
+typedef struct pattern {
+    const char *id;
+    const char *needle;                  /* in ORT's message; NULL: `applies` decides */
+    int (*applies)(const expl *x);
+    void (*explain)(expl *x);
+} pattern;
+
+static const pattern table[] = {
+    {"attn-mask-query-broadcast", "inconsistent q_sequence_length", NULL, mask_query_broadcast},
+    {"attn-mask-total-length", "inconsistent total_sequence_length", NULL, mask_total_length},
+    {"attention-output-mode", "output modes are supported in unified unfused attention", NULL, output_mode},
+    {"no-kernel", "Could not find an implementation for ", NULL, no_kernel},
+    {"opset-too-new", "is under development and support for this is limited", NULL, opset_too_new},
+    {"ir-too-new", "Unsupported model IR version: ", NULL, ir_too_new},
+    {"unregistered-op", " is not a registered function/op", NULL, unregistered_op},
+    {"missing-opset-import", "No opset import for domain '", NULL, missing_opset_import},
+    {"crash-attention-no-shapes", NULL, crash_no_shapes_applies, crash_no_shapes},
+};
+
+static void expl_clear(expl *x)
+{
+    oq_dynbuf_clear(&x->node);
+    oq_dynbuf_clear(&x->inputs);
+    oq_dynbuf_clear(&x->why);
+    oq_dynbuf_clear(&x->fix);
+}
+
+/* The text of `b` (NULL when empty), or oom noted. */
+static char *take(expl *x, oq_dynbuf *b)
+{
+    if (!b->len) return NULL;
+    char *s = oq_dynbuf_take(b, NULL);
+    if (!s) x->oom = 1;
+    return s;
+}
+
+oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (f->message && !(out->raw = strdup(f->message))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    expl x = {.f = f, .ep = f->ep ? f->ep : "CPUExecutionProvider"};
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        const pattern *p = &table[i];
+        int hit = p->needle ? f->message && strstr(f->message, p->needle) : p->applies(&x);
+        if (!hit) continue;
+        p->explain(&x);
+        if (!(out->id = strdup(p->id))) x.oom = 1;
+        out->node = take(&x, &x.node);
+        out->inputs = take(&x, &x.inputs);
+        out->why = take(&x, &x.why);
+        out->fix = take(&x, &x.fix);
+        break;
+    }
+    expl_clear(&x);
+    if (!x.oom) return OQ_OK;
+    oq_refusal_clear(out);
+    return oq_err_set(err, OQ_ERR_NOMEM, "out of memory explaining a runtime refusal");
+}
+
+void oq_refusal_clear(oq_refusal *r)
+{
+    free(r->id);
+    free(r->node);
+    free(r->inputs);
+    free(r->why);
+    free(r->fix);
+    free(r->raw);
+    memset(r, 0, sizeof *r);
+}
+
+char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n)
+{
+    if (!n) return buf;
+    if (!r->id) {
+        snprintf(buf, n, "%s", r->raw ? r->raw : "");
+        return buf;
+    }
+    snprintf(buf, n, "[%s]%s%s%s%s: %s. Fix: %s", r->id, r->node ? " node " : "", r->node ? r->node : "",
+             r->inputs ? "; inputs " : "", r->inputs ? r->inputs : "", r->why ? r->why : "", r->fix ? r->fix : "");
+    return buf;
+}

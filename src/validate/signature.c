@@ -1,0 +1,387 @@
+/* The model's inputs and outputs: which input is the mask, each batch's inputs read by name
+ * and checked before any model runs, the expected outputs beside them, and the axes of an
+ * output that the mask's lengths apply to. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ortqual/export.h"
+#include "ortqual/mask.h"
+#include "ortqual/npz.h"
+#include "validate/validate-impl.h"
+
+/* ---- the signature ------------------------------------------------------------------ */
+
+static oq_status inspect_graph(oq_graph *g, oq_status st, oq_model_info **mi, oq_err *err)
+{
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    if (!st) st = oq_graph_serialize(g, &buf, &n, err);
+    if (!st) st = oq_model_inspect_bytes(buf, n, "the exported model", mi, err);
+    free(buf);
+    oq_graph_free(g);
+    return st;
+}
+
+/* ortqual's own models: one export tells the inputs and outputs of all (they differ only inside). */
+static oq_status export_signature(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **mi,
+                                  oq_err *err)
+{
+    oq_graph *g = NULL;
+    oq_status st;
+    if (o->kind == OQ_MODEL_ENCODER) {
+        oq_encoder_export x = {0};
+        st = oq_export_encoder(w, &x, &g, err);
+    } else {
+        oq_sdpa_config c = o->sdpa;
+        c.format = OQ_ATTN_DECOMPOSED;
+        c.mask = OQ_MASK_AUTO;
+        st = oq_export_sdpa(&c, &g, err);
+    }
+    return inspect_graph(g, st, mi, err);
+}
+
+static int find_input(const oq_model_info *mi, const char *name)
+{
+    for (size_t i = 0; name && i < mi->n_inputs; i++)
+        if (!strcmp(mi->inputs[i].name, name)) return (int)i;
+    return -1;
+}
+
+/* "a, b, c": the model's inputs, for messages. */
+static void input_list(const oq_model_info *mi, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < mi->n_inputs && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", mi->inputs[i].name);
+}
+
+static int contains_mask(const char *name)
+{
+    for (const char *p = name; *p; p++)
+        if (!strncasecmp(p, "mask", 4)) return 1;
+    return 0;
+}
+
+/* The one rank-2 input named like a mask, else the only rank-2 input, else none. */
+static int detect_mask(const oq_model_info *mi)
+{
+    int named = -1, n_named = 0, any = -1, n_any = 0;
+    for (size_t i = 0; i < mi->n_inputs; i++) {
+        if (mi->inputs[i].rank != 2) continue;
+        any = (int)i, n_any++;
+        if (contains_mask(mi->inputs[i].name)) named = (int)i, n_named++;
+    }
+    return n_named == 1 ? named : n_named == 0 && n_any == 1 ? any : -1;
+}
+
+static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
+                             oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    const char *named = contract ? contract : o->mask_name;
+    char names[512];
+    input_list(mi, names, sizeof names);
+    if (o->kind != OQ_MODEL_USER) sig->mask = find_input(mi, "mask");
+    else if (o->no_mask && !contract) sig->mask = -1;
+    else if (!named) sig->mask = detect_mask(mi);
+    else if ((sig->mask = find_input(mi, named)) < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path,
+                          contract ? "the mask contract names" : "--mask", named, names);
+    if (sig->mask >= 0 && mi->inputs[sig->mask].rank >= 0 && mi->inputs[sig->mask].rank != 2)
+        return oq_err_set(err, OQ_ERR_SHAPE,
+                          "%s: input '%s' is rank %d; the mask contract is about a [B, L] mask (--no-mask: none)",
+                          path, mi->inputs[sig->mask].name, (int)mi->inputs[sig->mask].rank);
+    if (o->features_name && (sig->features = find_input(mi, o->features_name)) < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: --features '%s': the model has no such input (inputs: %s)",
+                          path, o->features_name, names);
+    for (size_t i = 0; !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
+        if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;
+    return OQ_OK;
+}
+
+oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
+                            oq_signature *sig, oq_err *err)
+{
+    memset(sig, 0, sizeof *sig);
+    sig->mask = sig->features = -1;
+    const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
+    oq_status st = o->kind == OQ_MODEL_USER ? oq_model_inspect_file(o->model_path, &sig->mi, err)
+                                            : export_signature(o, w, &sig->mi, err);
+    if (!st) st = choose_mask(o, path, contract, sig, err);
+    if (st) oq_signature_clear(sig);
+    return st;
+}
+
+void oq_signature_clear(oq_signature *sig)
+{
+    oq_model_info_free(sig->mi);
+    memset(sig, 0, sizeof *sig);
+    sig->mask = sig->features = -1;
+}
+
+/* ---- a batch's inputs --------------------------------------------------------------- */
+
+/* A declared dimension: its size (>= 0), or -1 for a name, -2 for an unknown one ("?"). */
+static int64_t declared_size(const char *d)
+{
+    char *end;
+    long long v = strtoll(d, &end, 10);
+    return end != d && !*end ? v : strcmp(d, "?") ? -1 : -2;
+}
+
+/* "[batch,seq,17]" of a declaration. */
+static char *declared_str(const oq_io_info *io, char *buf, size_t n)
+{
+    if (io->rank < 0) {
+        snprintf(buf, n, "(no declared shape)");
+        return buf;
+    }
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int32_t d = 0; d < io->rank && used < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", d ? "," : "", io->dims[d]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+/* The value a named dimension took in this batch, or -1. */
+static int64_t bound(const oq_batch_inputs *in, const char *name, const char **where)
+{
+    for (size_t i = 0; i < in->n_dims; i++)
+        if (!strcmp(in->dim_names[i], name)) {
+            if (where) *where = in->dim_where[i];
+            return in->dim_values[i];
+        }
+    return -1;
+}
+
+static oq_status bind(oq_batch_inputs *in, const char *name, int64_t value, const char *where, oq_err *err)
+{
+    size_t k = in->n_dims, m = in->n_dims;
+    if (oq_strv_push(&in->dim_names, &k, name) || oq_strv_push(&in->dim_where, &m, where)) {
+        if (k > in->n_dims) free(in->dim_names[--k]);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    int64_t *v = OQ_PUSH(in->dim_values, in->n_dims);
+    if (!v) {
+        free(in->dim_names[k - 1]);
+        free(in->dim_where[m - 1]);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    *v = value;
+    return OQ_OK;
+}
+
+/* `t` against the declaration `io`: type, rank, fixed sizes, and named sizes consistent with
+ * the ones bound so far in this batch (bound here when new). `what` names t in messages. */
+static oq_status check_declared(const oq_io_info *io, const oq_tensor *t, const char *path, const char *what,
+                                oq_batch_inputs *in, oq_err *err)
+{
+    char got[128], want[256], here[384];
+    oq_shape_str(t, got, sizeof got);
+    declared_str(io, want, sizeof want);
+    if (io->elem_type && (oq_dtype)io->elem_type != t->dtype)
+        return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' is %s %s; the model's '%s' is %s %s", path, what, t->name,
+                          oq_dtype_name(t->dtype), got, io->name,
+                          oq_dtype_size((oq_dtype)io->elem_type) ? oq_dtype_name((oq_dtype)io->elem_type)
+                                                                 : "a type ortqual cannot feed",
+                          want);
+    if (io->rank < 0) return OQ_OK;
+    if (t->ndim != io->rank)
+        return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' has shape %s; the model's '%s' is %s", path, what, t->name,
+                          got, io->name, want);
+    snprintf(here, sizeof here, "%s '%s' %s", what, t->name, got);
+    for (int32_t d = 0; d < io->rank; d++) {
+        int64_t size = declared_size(io->dims[d]);
+        const char *where = NULL;
+        int64_t was = size == -1 ? bound(in, io->dims[d], &where) : -1;
+        if (size >= 0 && size != t->shape[d])
+            return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' has shape %s; the model's '%s' is %s (axis %d fixed to %lld)",
+                              path, what, t->name, got, io->name, want, (int)d, (long long)size);
+        if (was >= 0 && was != t->shape[d])
+            return oq_err_set(err, OQ_ERR_SHAPE,
+                              "%s: dimension '%s' is %lld in %s but %lld in %s (the model names both '%s')", path,
+                              io->dims[d], (long long)was, where, (long long)t->shape[d], here, io->dims[d]);
+        if (size == -1 && was < 0) {
+            oq_status st = bind(in, io->dims[d], t->shape[d], here, err);
+            if (st) return st;
+        }
+    }
+    return OQ_OK;
+}
+
+/* The member for input i: its own name, else "features"/"mask" for those inputs. */
+static const char *member_for(const oq_signature *sig, const oq_npz *z, size_t i)
+{
+    const char *name = sig->mi->inputs[i].name;
+    if (oq_npz_get(z, name)) return name;
+    if ((int)i == sig->features && oq_npz_get(z, "features")) return "features";
+    if ((int)i == sig->mask && oq_npz_get(z, "mask")) return "mask";
+    return name;
+}
+
+static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
+{
+    if (sig->mask >= 0) {
+        const oq_tensor *m = in->t[sig->mask];
+        if (m->ndim != 2)
+            return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, m->name,
+                              (int)m->ndim);
+        in->batch = m->shape[0];
+        in->seq = m->shape[1];
+        in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
+        if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        oq_status st = oq_mask_check(m, NULL, in->lengths, err);
+        return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
+    }
+    in->batch = in->seq = 1; /* no mask: B and L of the first input that has them */
+    for (size_t i = 0; i < in->n; i++)
+        if (in->t[i]->ndim >= 1) {
+            in->batch = in->t[i]->shape[0];
+            in->seq = in->t[i]->ndim >= 2 ? in->t[i]->shape[1] : 1;
+            break;
+        }
+    return OQ_OK;
+}
+
+oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
+{
+    memset(in, 0, sizeof *in);
+    oq_npz *z;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (st) return st;
+    const oq_model_info *mi = sig->mi;
+    if (!(in->t = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *in->t)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < mi->n_inputs; i++) {
+        const char *member = member_for(sig, z, i);
+        char want[256];
+        if (!oq_npz_get(z, member)) {
+            st = oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no member '%s' for the model's input %s %s %s", path, member,
+                            mi->inputs[i].name,
+                            mi->inputs[i].elem_type ? oq_dtype_name((oq_dtype)mi->inputs[i].elem_type) : "",
+                            declared_str(&mi->inputs[i], want, sizeof want));
+            break;
+        }
+        if ((st = oq_npz_take(z, member, &in->t[i], err))) break;
+        in->n++;
+        st = check_declared(&mi->inputs[i], in->t[i], path, "member", in, err);
+        if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
+    }
+    oq_npz_free(z);
+    if (!st) st = batch_shape(sig, path, in, err);
+    if (st) oq_batch_inputs_clear(in);
+    return st;
+}
+
+oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err)
+{
+    for (size_t i = 0; i < in->n && i < sig->mi->n_inputs; i++) {
+        oq_status st = check_declared(&sig->mi->inputs[i], in->t[i], what, "input", in, err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+void oq_batch_inputs_clear(oq_batch_inputs *in)
+{
+    oq_tensors_free(in->t, in->n);
+    free(in->lengths);
+    for (size_t i = 0; i < in->n_dims; i++) {
+        free(in->dim_names[i]);
+        free(in->dim_where[i]);
+    }
+    free(in->dim_names);
+    free(in->dim_where);
+    free(in->dim_values);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---- the expected outputs ------------------------------------------------------------ */
+
+oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path, const char *out,
+                                oq_err *err)
+{
+    oq_npz *z;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (st) return st;
+    const oq_model_info *mi = sig->mi;
+    oq_tensor **t = calloc(mi->n_outputs ? mi->n_outputs : 1, sizeof *t);
+    size_t n = 0;
+    if (!t) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    size_t n_dims = in->n_dims; /* an output's own names bind nothing across batches */
+    for (size_t i = 0; !st && i < mi->n_outputs; i++) {
+        const oq_io_info *io = &mi->outputs[i];
+        char want[256];
+        if (!oq_npz_get(z, io->name)) {
+            st = oq_err_set(err, OQ_ERR_NOT_FOUND,
+                            "%s: no member '%s' for the model's output %s %s %s (the expected configuration "
+                            "compares every output)",
+                            path, io->name, io->name, io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
+                            declared_str(io, want, sizeof want));
+            break;
+        }
+        if ((st = oq_npz_take(z, io->name, &t[n], err))) break;
+        n++;
+        if (!oq_dtype_is_float(t[n - 1]->dtype) != !oq_dtype_is_float((oq_dtype)io->elem_type) && io->elem_type)
+            st = oq_err_set(err, OQ_ERR_SHAPE, "%s: expected '%s' is %s; the model's output is %s", path, io->name,
+                            oq_dtype_name(t[n - 1]->dtype), oq_dtype_name((oq_dtype)io->elem_type));
+        oq_io_info untyped = *io;
+        untyped.elem_type = 0; /* float32 from PyTorch for a float16 output is fine: compared as numbers */
+        if (!st) st = check_declared(&untyped, t[n - 1], path, "expected", in, err);
+    }
+    for (size_t i = n_dims; i < in->n_dims; i++) {
+        free(in->dim_names[i]);
+        free(in->dim_where[i]);
+    }
+    in->n_dims = n_dims;
+    oq_npz_free(z);
+    if (!st) st = oq_npz_write(out, n, (const oq_tensor *const *)t, 1, 1, err);
+    oq_tensors_free(t, n);
+    return st;
+}
+
+/* ---- the mask's axes in an output ---------------------------------------------------- */
+
+static const oq_io_info *find_io(const oq_io_info *io, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp(io[i].name, name)) return &io[i];
+    return NULL;
+}
+
+int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const oq_tensor *out, int64_t batch,
+                        int64_t seq, int32_t *batch_axis, int32_t *seq_axis)
+{
+    const oq_io_info *m = mi ? find_io(mi->inputs, mi->n_inputs, mask_input) : NULL;
+    const oq_io_info *o = mi ? find_io(mi->outputs, mi->n_outputs, out->name) : NULL;
+    if (m && o && m->rank == 2 && o->rank == out->ndim && declared_size(m->dims[0]) == -1 &&
+        declared_size(m->dims[1]) == -1) {
+        /* the names say it: the output axes called like the mask's two */
+        int32_t b = -1, s = -1;
+        for (int32_t d = 0; d < o->rank; d++) {
+            if (b < 0 && !strcmp(o->dims[d], m->dims[0])) b = d;
+            else if (s < 0 && !strcmp(o->dims[d], m->dims[1])) s = d;
+        }
+        int named = 0;
+        for (int32_t d = 0; d < o->rank; d++) named |= declared_size(o->dims[d]) == -1;
+        if (b >= 0 && s >= 0) {
+            *batch_axis = b;
+            *seq_axis = s;
+            return 1;
+        }
+        if (named) return 0; /* named axes, none of them the sequence: not a per-element output */
+    }
+    /* sizes: B first, then the first later axis of size L */
+    if (out->ndim < 2 || out->shape[0] != batch) return 0;
+    for (int32_t d = 1; d < out->ndim; d++)
+        if (out->shape[d] == seq) {
+            *batch_axis = 0;
+            *seq_axis = d;
+            return 1;
+        }
+    return 0;
+}

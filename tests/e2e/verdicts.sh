@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# No false greens (docs/verdicts.md): in every subcommand, a run in which nothing under test ran
+# and was compared is not a pass (exit 1 with the reason) unless --allow-skip says so; a
+# runtime error with nothing failed exits 3.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+Q="$ORTQUAL"
+F="$OQ_SOURCE_DIR/tests/fixtures/torch"
+CONF="$OQ_SOURCE_DIR/tests/data/onnx-backend/attention"
+V=(--num-events 2 --repeat 1 --no-plots --force)
+
+# validate: only the reference ran
+expect 1 "only the reference ran: no configuration under test was compared" \
+    "$Q" validate --configs ref:encoder:fp64 --outdir "$T/v1" "${V[@]}"
+expect 0 "accepted by --allow-skip" "$Q" validate --configs ref:encoder:fp64 --allow-skip --outdir "$T/v2" "${V[@]}"
+[ "$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d["exit_status"], d["tested"])' "$T/v2/summary.json")" = "untested 0 0" ] &&
+    ok "summary.json: verdict untested, tested 0" || bad "untested summary"
+# validate: the only configuration under test was skipped (no such execution provider here)
+expect 1 "no configuration under test ran \(noep:attention24:fp32 skipped" \
+    "$Q" validate --configs ref:encoder:fp64,noep:attention24:fp32 --outdir "$T/v3" "${V[@]}"
+# validate: an empty batch compares nothing (issue 15: it used to pass)
+$PY -c 'import sys, numpy as np; np.savez(sys.argv[1], features=np.zeros((0, 8, 8), np.float32), mask=np.zeros((0, 8), np.float32))' "$T/empty.npz"
+expect 1 "no valid element was compared \(every batch is empty\)" \
+    "$Q" validate --inputs "$T/empty.npz" --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir "$T/v4" "${V[@]}"
+# validate: a reference that cannot run is a runtime error
+expect 3 "could not run: the reference cannot run: ref:sdpa needs input 'query'" "$Q" validate --configs ref:sdpa:fp64,cpu:decomposed:fp32 \
+    --outdir "$T/v5" "${V[@]}"
+
+# replay: no CUDA here, so the replayed provider is skipped: not a pass; --require makes it a failure
+REPLAY=(--model "$F/hand_attention/hand_attention_op18.onnx" --inputs "$F/hand_attention/inputs_000.npz" --repeat 1 --force)
+expect 1 "no configuration under test ran \(cuda:model:fp32 skipped" "$Q" replay "${REPLAY[@]}" --ep cuda --outdir "$T/r1"
+expect 0 "verdict: NOT TESTED" "$Q" replay "${REPLAY[@]}" --ep cuda --allow-skip --outdir "$T/r2"
+expect 1 "verdict: FAILED" "$Q" replay "${REPLAY[@]}" --ep cuda --require cuda:model:fp32 --outdir "$T/r3"
+[ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["configs"][1].get("required"))' "$T/r3/summary.json")" = True ] &&
+    ok "replay --require: the skip marked required" || bad "replay --require"
+
+# conformance: a run whose only test is skipped, and one with no test at all
+expect 1 "no test passed \(1 run, all skipped or unsupported\)" "$Q" conformance "$CONF/test_attention_4d_expanded"
+mkdir -p "$T/none"
+expect 2 "no model.onnx" "$Q" conformance "$T/none"
+
+# bench: only the reference, or only variants that cannot run here
+B=(--seq-lens 16 --modes masked --num-heads 2 --head-dim 8 --iters 1 --warmup 0 --quiet)
+expect 1 "no variant under test ran" "$Q" bench --variants ref "${B[@]}" --outdir "$T/b1"
+expect 1 "no variant under test ran" "$Q" bench --variants cuda:attention24:fp16 "${B[@]}" --outdir "$T/b2"
+expect 0 "accepted by --allow-skip" "$Q" bench --variants cuda:attention24:fp16 "${B[@]}" --allow-skip --outdir "$T/b3"
+expect 0 "wrote" "$Q" bench --variants cpu:attention24:fp32 "${B[@]}" --outdir "$T/b4"
+
+# gate: a command that ran no test, whatever its exit status
+cat > "$T/zero.sh" <<'EOF'
+#!/bin/sh
+echo "0 passed, 0 failed"
+EOF
+chmod +x "$T/zero.sh"
+expect 1 "zero tests passed" "$Q" gate -- "$T/zero.sh"
+report
