@@ -29,6 +29,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -143,6 +145,8 @@ oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_csv **ou
  * messages are then 1-based record numbers. Errors: OQ_ERR_IO, OQ_ERR_FORMAT
  * (not JSON, no "results" array, a record that is not an object), OQ_ERR_NOMEM. */
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err);
+/* The same from a JSON document already read; `name` is used in messages. */
+oq_status oq_csv_from_json(const json_t *doc, const char *name, oq_csv **out, oq_err *err);
 void oq_csv_free(oq_csv *t);
 
 /* The name given when reading (path or `name`). Owned by the table. */

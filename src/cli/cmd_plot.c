@@ -18,18 +18,21 @@ static void usage(FILE *fp)
             "usage: ortqual plot INPUT... [--out DIR] [--baseline VARIANT] [--format png,svg]\n"
             "                    [--stat p50|mean|p90|p99] [--json]\n"
             "\n"
-            "Draw the standard figures of one or more summaries. Inputs are bench summary.csv\n"
-            "or summary.json files, or validate.csv files; the kind is told by the columns\n"
-            "(docs/plot.md lists them). Rows of inputs of one kind are pooled; only rows whose\n"
-            "status is \"ok\" are drawn. Bench figures: runtime, memory (and gpu_memory) and\n"
-            "speedup against sequence length, per batch/mask/heads group, and\n"
-            "error_vs_runtime. Validate figures: error_<output> (error distribution per\n"
-            "configuration) and runtime_valid_size. The written files are printed.\n"
+            "Draw the standard figures of summaries. Inputs are bench summary.csv or\n"
+            "summary.json files (pooled: a CPU and a GPU sweep in one figure; only rows whose\n"
+            "status is \"ok\" are drawn), or one validate/replay summary.json. Bench figures:\n"
+            "runtime, memory (and gpu_memory) and speedup against sequence length, per\n"
+            "batch/mask/heads group, and error_vs_runtime. Validate figures: error_<output>\n"
+            "(|error| over all valid elements, a panel per configuration, with its tolerance\n"
+            "and verdict), error_vs_ref_<output> (error against |reference|), runtime_valid_size\n"
+            "(latency per batch against valid tokens) and placement (when recorded). The written\n"
+            "files are printed. docs/plot.md describes every figure.\n"
             "\n"
             "options:\n"
             "  --out DIR           directory for the figures (default: the first input's directory)\n"
-            "  --baseline VARIANT  variant the speed-up is measured against (default: the first\n"
-            "                      variant in the input)\n"
+            "  --baseline VARIANT  variant the speed-up is measured against: a series label, a\n"
+            "                      variant (ref:sdpa:fp64) or a runtime naming one variant (ref);\n"
+            "                      default: the first variant in the input\n"
             "  --format LIST       comma-separated formats: png, svg (default: png,svg)\n"
             "  --stat NAME         bench time statistic: p50, mean, p90 or p99 (default: p50)\n"
             "  --json              print {\"files\": [...]} instead of one path per line\n"
@@ -38,8 +41,9 @@ static void usage(FILE *fp)
             "exit status: 0 figures written; 2 usage or input error (nothing written);\n"
             "3 a figure could not be rendered or written.\n"
             "\n"
-            "example:\n"
-            "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n");
+            "examples:\n"
+            "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n"
+            "  ortqual plot ortqual-out/demo/summary.json --out /tmp/figs\n");
 }
 
 static int parse_formats(const char *s, unsigned *out)
@@ -94,6 +98,22 @@ static void print_files(const oq_plot_files *f, int json)
     json_decref(root);
 }
 
+/* A validate or replay summary.json is drawn on its own (its figures need the whole
+ * document); bench inputs (CSV, or summary.json "results") are pooled. */
+static int is_validate_summary(const char *path, json_t **doc)
+{
+    *doc = NULL;
+    if (!ends_with(path, ".json")) return 0;
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *schema = json_string_value(json_object_get(j, "schema"));
+    if (schema && !strncmp(schema, "ortqual.validate/", 17)) {
+        *doc = j;
+        return 1;
+    }
+    json_decref(j);
+    return 0;
+}
+
 /* Read every input; exit status on failure, 0 when all were read. */
 static int read_inputs(char **paths, size_t n, oq_csv **tables)
 {
@@ -109,31 +129,62 @@ static int read_inputs(char **paths, size_t n, oq_csv **tables)
     return 0;
 }
 
+static int draw(oq_figures *figs, oq_status st, const oq_err *build_err, const oq_plot_options *opt, int json)
+{
+    oq_err err = *build_err;
+    oq_plot_files files = {0};
+    if (!st) st = oq_figures_write(figs, opt, &files, &err);
+    print_files(&files, json);
+    oq_plot_files_free(&files);
+    oq_figures_free(figs);
+    if (!st) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual plot: %s\n", err.msg);
+    return st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+}
+
+static int run_validate(json_t *doc, char **inputs, size_t n, oq_plot_options *opt, int json)
+{
+    if (n > 1) {
+        fprintf(stderr, "ortqual plot: %s is a validate summary: give it alone (its figures are per run)\n",
+                inputs[0]);
+        json_decref(doc);
+        return OQ_EXIT_USAGE;
+    }
+    oq_err err = {0};
+    oq_figures *figs = NULL;
+    oq_status st = oq_figures_from_summary(doc, inputs[0], opt, &figs, &err);
+    int rc = draw(figs, st, &err, opt, json);
+    json_decref(doc);
+    return rc;
+}
+
 static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
 {
-    oq_csv **tables = calloc(n, sizeof *tables);
-    if (!tables) {
-        fprintf(stderr, "ortqual plot: out of memory\n");
-        return OQ_EXIT_RUNTIME;
-    }
-    int rc = read_inputs(inputs, n, tables);
     char *dir_copy = NULL;
-    if (!rc && !opt->outdir) {
+    if (!opt->outdir) {
         dir_copy = strdup(inputs[0]);
         opt->outdir = dir_copy ? dirname(dir_copy) : ".";
     }
-    if (!rc) {
-        oq_err err = {0};
-        oq_plot_files files = {0};
-        oq_status st = oq_plot_summaries(tables, n, opt, &files, &err);
-        print_files(&files, json);
-        if (st) {
-            fprintf(stderr, "ortqual plot: %s\n", err.msg);
-            rc = st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+    json_t *doc = NULL;
+    int rc = OQ_EXIT_OK;
+    for (size_t i = 0; i < n && !doc; i++)
+        if (is_validate_summary(inputs[i], &doc)) {
+            char *tmp = inputs[0];
+            inputs[0] = inputs[i], inputs[i] = tmp;
         }
-        oq_plot_files_free(&files);
+    oq_csv **tables = doc ? NULL : calloc(n, sizeof *tables);
+    if (doc) {
+        rc = run_validate(doc, inputs, n, opt, json);
+    } else if (!tables) {
+        fprintf(stderr, "ortqual plot: out of memory\n");
+        rc = OQ_EXIT_RUNTIME;
+    } else if (!(rc = read_inputs(inputs, n, tables))) {
+        oq_err err = {0};
+        oq_figures *figs = NULL;
+        oq_status st = oq_figures_from_tables(tables, n, opt, &figs, &err);
+        rc = draw(figs, st, &err, opt, json);
     }
-    for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);
+    for (size_t i = 0; tables && i < n; i++) oq_csv_free(tables[i]);
     free(tables);
     free(dir_copy);
     return rc;

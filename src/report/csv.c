@@ -340,6 +340,27 @@ static oq_status json_rows(oq_csv *t, const json_t *results, oq_err *err)
     return OQ_OK;
 }
 
+oq_status oq_csv_from_json(const json_t *root, const char *name, oq_csv **out, oq_err *err)
+{
+    *out = NULL;
+    json_t *results = json_is_object(root) ? json_object_get(root, "results") : NULL;
+    oq_status st = OQ_OK;
+    oq_csv *t = NULL;
+    if (!json_is_array(results)) {
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"results\" array of records", name);
+    } else if (!(t = table_new(name, 1))) {
+        st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
+    } else if (!(st = json_header(t, results, err))) {
+        st = json_rows(t, results, err);
+    }
+    if (st) {
+        oq_csv_free(t);
+        return st;
+    }
+    *out = t;
+    return OQ_OK;
+}
+
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
 {
     *out = NULL;
@@ -351,23 +372,9 @@ oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
         fclose(fp);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
     }
-    json_t *results = json_is_object(root) ? json_object_get(root, "results") : NULL;
-    oq_status st = OQ_OK;
-    oq_csv *t = NULL;
-    if (!json_is_array(results)) {
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"results\" array of records", path);
-    } else if (!(t = table_new(path, 1))) {
-        st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    } else if (!(st = json_header(t, results, err))) {
-        st = json_rows(t, results, err);
-    }
+    oq_status st = oq_csv_from_json(root, path, out, err);
     json_decref(root);
-    if (st) {
-        oq_csv_free(t);
-        return st;
-    }
-    *out = t;
-    return OQ_OK;
+    return st;
 }
 
 /* ---- Access ------------------------------------------------------------- */
