@@ -48,21 +48,22 @@ oq_status oq_validate_write_csv(const char *path, const json_t *summary, oq_err 
     return oq_csv_writer_commit(w, err);
 }
 
-/* Plots are diagnostics: a failure is recorded in the summary, not a failed validation. */
-void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary)
+/* Plots are diagnostics: a failure is recorded in the summary, not a failed validation.
+ * They are drawn from the summary itself (its error histograms), as `ortqual plot` does. */
+void oq_validate_plots(const char *outdir, json_t *summary)
 {
-    oq_csv *t = NULL;
     oq_err e = {0};
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/plots", outdir);
     oq_plot_options po = {.outdir = dir};
     oq_plot_files files = {0};
-    oq_status st = oq_csv_read(csv_path, &t, &e);
-    if (!st) st = oq_plot_summaries(&t, 1, &po, &files, &e);
+    oq_figures *figs = NULL;
+    oq_status st = oq_figures_from_summary(summary, "summary.json", &po, &figs, &e);
+    if (!st) st = oq_figures_write(figs, &po, &files, &e);
     json_t *paths = json_array();
     for (size_t i = 0; i < files.n; i++) json_array_append_new(paths, json_string(files.paths[i]));
     json_object_set_new(summary, "plots", paths);
     if (st) json_object_set_new(summary, "plot_error", json_string(e.msg));
     oq_plot_files_free(&files);
-    oq_csv_free(t);
+    oq_figures_free(figs);
 }

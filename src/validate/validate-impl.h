@@ -60,7 +60,7 @@ void oq_wcheck_abort(oq_wcheck *c);
 
 /* report.c */
 oq_status oq_validate_write_csv(const char *path, const json_t *summary, oq_err *err);
-void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary);
+void oq_validate_plots(const char *outdir, json_t *summary);
 
 /* prepare.c */
 /* The export format of a representation (decomposed for anything not attention23/24). */

@@ -428,7 +428,7 @@ oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit
         char path[4096];
         snprintf(path, sizeof path, "%s/validate.csv", o->outdir);
         st = oq_validate_write_csv(path, c.summary, err);
-        if (!st && o->plots) oq_validate_plots(o->outdir, path, c.summary);
+        if (!st && o->plots) oq_validate_plots(o->outdir, c.summary);
         snprintf(path, sizeof path, "%s/summary.json", o->outdir);
         if (!st) st = oq_json_write(path, c.summary, err);
     }
