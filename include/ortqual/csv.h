@@ -145,7 +145,11 @@ oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_csv **ou
  * messages are then 1-based record numbers. Errors: OQ_ERR_IO, OQ_ERR_FORMAT
  * (not JSON, no "results" array, a record that is not an object), OQ_ERR_NOMEM. */
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err);
-/* The same from a JSON document already read; `name` is used in messages. */
+/* The same from a JSON document already read; `name` is used in messages. Records
+ * with a "stats_ms" object are bench rows as `ortqual bench` writes them (statistics,
+ * memory and accuracy nested): they are read as the summary.csv columns instead
+ * (p50_ms from stats_ms.p50, peak_rss_mb from memory.peak_rss_bytes, ...), so a
+ * bench summary.json plots like its summary.csv. oq_csv_read_json does the same. */
 oq_status oq_csv_from_json(const json_t *doc, const char *name, oq_csv **out, oq_err *err);
 void oq_csv_free(oq_csv *t);
 

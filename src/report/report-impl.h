@@ -1,0 +1,55 @@
+/* Internal to src/report: a growing text buffer with HTML/XML escaping, and the
+ * report writers of each summary kind. */
+#ifndef ORTQUAL_REPORT_IMPL_H
+#define ORTQUAL_REPORT_IMPL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ortqual/report.h"
+#include "ortqual/status.h"
+
+typedef struct oq_sb {
+    char *p;
+    size_t len, cap;
+    int failed; /* out of memory: further writes are dropped, oq_sb_take gives NULL */
+} oq_sb;
+
+void oq_sb_put(oq_sb *b, const char *s, size_t n);
+void oq_sb_puts(oq_sb *b, const char *s);
+void oq_sb_printf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text escaped for HTML/XML text and attribute values: & < > " ' become entities,
+ * control characters other than tab and newline (not allowed in XML 1.0) are dropped.
+ * NULL writes nothing. */
+void oq_sb_esc(oq_sb *b, const char *s);
+void oq_sb_escf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The buffer (caller frees) and its length; NULL when a write failed. */
+char *oq_sb_take(oq_sb *b, size_t *n);
+void oq_sb_free(oq_sb *b);
+
+/* JSON access that tolerates missing keys. */
+const char *oq_j_str(const json_t *o, const char *key, const char *dflt);
+double oq_j_num(const json_t *o, const char *key);
+long long oq_j_int(const json_t *o, const char *key);
+
+/* Common parts of every report (report.c). */
+void oq_html_begin(oq_sb *b, const char *title, int failed);
+void oq_html_end(oq_sb *b);
+/* The verdict banner: data-verdict="passed|failed", the headline and one line of counts. */
+void oq_html_verdict(oq_sb *b, const char *tool, int failed, const char *headline, const char *detail);
+/* The exact command line, shell-quoted, from an array of arguments. */
+void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const char *cwd);
+/* Environment from an evidence object (evidence.h): runtime, devices, GPUs, libraries
+ * and shadowing; `configs` (may be NULL) adds what each configuration's worker loaded. */
+void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs);
+/* Every figure of the summary, inlined as SVG; a figure that cannot be drawn is named with why. */
+void oq_html_figures(oq_sb *b, const json_t *summary, const char *name);
+/* Numbers for people: "1.49e-06", "0.0423", "12.5". */
+void oq_html_num(oq_sb *b, double v);
+
+/* Kind writers. */
+oq_status oq_report_validate(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+oq_status oq_report_bench(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+oq_status oq_report_conformance(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+
+#endif
