@@ -27,6 +27,13 @@
  *   placement     {require_full_gpu, strict}
  *   result        where the worker writes its result JSON */
 
+/* Plan key "progress": true makes an isolated worker write one stderr line per batch done,
+ * OQ_PROGRESS_PREFIX "<done> <total>", which the orchestrator takes off the stderr it keeps. */
+#define OQ_PROGRESS_PREFIX "\036ortqual-progress "
+/* The worker with a per-batch hook (in-process runs); oq_validate_worker uses the stderr line. */
+oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
+                                    void *ctx, oq_err *err);
+
 /* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
 void oq_config_file_tag(const char *name, char *buf, size_t n);
 const char *oq_json_str(const json_t *obj, const char *key, const char *dflt);

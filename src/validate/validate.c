@@ -149,6 +149,7 @@ static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const cha
                           "is_reference", is_ref, "repeat", o->repeat, "warmup", o->warmup,
                           "inputs", inputs, "mask_member", "mask", "batches", plan_batches(c, tag),
                           "runtime", runtime_json(o, is_ref), "result", result_path);
+    if (o->on_batch) json_object_set_new(p, "progress", json_true());
     if (model) json_object_set_new(p, "model", json_string(model));
     if (o->tolerances) json_object_set_new(p, "tolerances", json_string(o->tolerances));
     json_object_set_new(p, "padded_length", json_integer(max_padded_length(c)));
@@ -178,19 +179,40 @@ static const char *last_line(char *tail)
     return buf;
 }
 
+/* Batches done by the configuration running now, passed on to the caller. */
+typedef struct batch_watch {
+    const oq_validate_opts *o;
+    size_t config;
+} batch_watch;
+
+static void batch_done(void *ctx, size_t done, size_t total)
+{
+    const batch_watch *bw = ctx;
+    oq_validate_progress p = {bw->config, bw->o->n_configs, bw->o->configs[bw->config].name, done, total};
+    bw->o->on_batch(bw->o->progress_ctx, &p);
+}
+
+static void batch_line(void *ctx, const char *line)
+{
+    size_t done, total;
+    if (sscanf(line, "%zu %zu", &done, &total) == 2) batch_done(ctx, done, total);
+}
+
 /* Runs one worker (child process or in-process) and returns its result JSON. */
-static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_path, json_t *jcfg)
+static json_t *run_worker(run_ctx *c, size_t k, const char *plan_path, const char *result_path, json_t *jcfg)
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
+    batch_watch bw = {o, k};
     if (!o->isolate) {
-        if (oq_validate_worker(plan_path, &e))
+        if (oq_validate_worker_hooked(plan_path, o->on_batch ? batch_done : NULL, &bw, &e))
             return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
         char how[256];
-        if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e))
+        if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, OQ_PROGRESS_PREFIX, o->on_batch ? batch_line : NULL, &bw,
+                              &pr, &e))
             return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
         json_object_set_new(jcfg, "worker", json_pack("{s:s, s:f, s:s}", "ended", oq_proc_describe(&pr, how, sizeof how),
                                                       "seconds", pr.seconds, "stderr_tail", pr.stderr_tail));
@@ -208,8 +230,8 @@ static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
  * check must now fail, naming a node that got MATH, or it has not been seen to bite. */
-static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, json_t *plan,
-                        const char *plan_path, const char *result_path)
+static void prove_teeth(run_ctx *c, size_t k, json_t *jcfg, json_t *plan, const char *plan_path,
+                        const char *result_path)
 {
     json_t *d = json_object_get(plan, "dispatch");
     json_object_set_new(d, "force_sdpa_kernel", json_integer(16));
@@ -218,8 +240,9 @@ static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, json_t *
     json_t *teeth = json_object();
     json_object_set_new(jcfg, "teeth", teeth);
     if (oq_json_write(plan_path, plan, &e)) json_object_set_new(teeth, "error", json_string(e.msg));
+    const oq_config *cfg = &c->o->configs[k];
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)", cfg->name);
-    json_t *r = run_worker(c, plan_path, result_path, teeth);
+    json_t *r = run_worker(c, k, plan_path, result_path, teeth);
     json_t *failures = json_object_get(json_object_get(r, "dispatch"), "failures");
     int bit = 0;
     size_t i;
@@ -301,7 +324,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         return st;
     }
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, cfg->name);
-    json_t *r = run_worker(c, plan_path, result_path, jcfg);
+    json_t *r = run_worker(c, k, plan_path, result_path, jcfg);
     json_object_update_missing(jcfg, r);
     json_object_set(jcfg, "status", json_object_get(r, "status"));
     json_decref(r);
@@ -311,7 +334,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         json_object_set_new(jcfg, "required", json_true());
     }
     if (o->prove_teeth && json_is_true(json_object_get(json_object_get(jcfg, "dispatch"), "passed")))
-        prove_teeth(c, cfg, jcfg, plan, plan_path, result_path);
+        prove_teeth(c, k, jcfg, plan, plan_path, result_path);
     json_decref(plan);
     status = oq_json_str(jcfg, "status", "failed");
     if (k == 0 && strcmp(status, "passed") != 0) *ref_ok = 0;

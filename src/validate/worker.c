@@ -325,11 +325,20 @@ static void worker_free(worker *w)
     json_decref(w->result);
 }
 
-oq_status oq_validate_worker(const char *plan_path, oq_err *err)
+static void progress_line(void *ctx, size_t done, size_t total)
+{
+    (void)ctx;
+    fprintf(stderr, OQ_PROGRESS_PREFIX "%zu %zu\n", done, total);
+    fflush(stderr);
+}
+
+oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
+                                    void *ctx, oq_err *err)
 {
     json_error_t jerr;
     json_t *plan = json_load_file(plan_path, 0, &jerr);
     if (!plan) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", plan_path, jerr.text, jerr.line);
+    if (!on_batch && json_is_true(json_object_get(plan, "progress"))) on_batch = progress_line;
     worker w;
     oq_err e = {0};
     uint64_t rss_start, hwm;
@@ -338,10 +347,11 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     w.rss_start = rss_start;
     if (!st) st = oq_config_uses_ort(&w.cfg) ? open_session(&w, &e) : oq_ref_model_open(plan, &w.ref, &e);
     size_t i;
-    const json_t *b;
-    json_array_foreach(json_object_get(plan, "batches"), i, b) {
+    const json_t *b, *batches = json_object_get(plan, "batches");
+    json_array_foreach(batches, i, b) {
         if (st) break;
         st = run_batch(&w, b, &e);
+        if (!st && on_batch) on_batch(ctx, i + 1, json_array_size(batches));
     }
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
@@ -349,4 +359,9 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     worker_free(&w);
     json_decref(plan);
     return st;
+}
+
+oq_status oq_validate_worker(const char *plan_path, oq_err *err)
+{
+    return oq_validate_worker_hooked(plan_path, NULL, NULL, err);
 }
