@@ -108,16 +108,34 @@ void oq_cli_runtime_free(struct oq_cli_runtime *cr);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
 struct json_t;
-/* A progress line on stderr (the oq_validate_opts.progress callback). */
+struct oq_validate_progress;
+/* Colour only for a terminal, and never when NO_COLOR is set (and not empty). */
+int oq_cli_color(FILE *fp);
+/* Progress: OQ_CLI_PROGRESS_AUTO shows per-batch progress once a run takes longer than a
+ * few seconds (one updating line on a terminal, a plain line every few seconds otherwise). */
+enum { OQ_CLI_PROGRESS_AUTO, OQ_CLI_PROGRESS_ALWAYS, OQ_CLI_PROGRESS_NEVER };
+/* "auto", "always", "never" -> OQ_CLI_PROGRESS_*; -1 (message printed) otherwise. */
+int oq_cli_parse_progress(const char *cmd, const char *s);
+struct oq_cli_progress;
+/* A progress line on stderr (the oq_validate_opts.progress callback; ctx: the progress state). */
 void oq_cli_progress_line(void *ctx, const char *line);
-/* One row per configuration, its reason when it did not pass, and the verdict line. */
+/* The per-batch callback (oq_validate_opts.on_batch). */
+void oq_cli_progress_batch(void *ctx, const struct oq_validate_progress *p);
+/* One row per configuration (per-batch median and p90 latency), its reason when it did not
+ * pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct json_t *summary, const char *outdir);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
-/* Fill the runtime and progress parts of `o`, run the validation, print the table (or the
- * summary JSON) and return the exit status. */
+/* What a validation writes and prints besides summary.json and report.html. */
+struct oq_cli_run_output {
+    int json;          /* print summary.json instead of the table */
+    const char *junit; /* --junit FILE, or NULL */
+    int progress;      /* OQ_CLI_PROGRESS_* */
+};
+/* Fill the runtime and progress parts of `o`, run the validation, write report.html (and the
+ * JUnit XML), print the table (or the summary JSON) and return the exit status. */
 struct oq_validate_opts;
 int oq_cli_run_validation(const char *cmd, struct oq_validate_opts *o, const struct oq_cli_runtime *cr,
-                          const char *self, int json);
+                          const char *self, const struct oq_cli_run_output *out);
 
 #endif

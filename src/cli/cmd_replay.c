@@ -32,7 +32,10 @@ static void usage(FILE *fp)
 "                          $ORTQUAL_ORT_LIB then the bundled copy; not --ort-lib)\n"
 "  --repeat N (5) --warmup N (1)   --timeout S (300)\n"
 "  --require-full-gpu, --strict-placement, --require-dispatch, --expect-kernel NODE=KERNEL\n"
-"  --outdir DIR            (ortqual-out/replay-<timestamp>)  --force  --save-outputs  --json\n");
+"  --outdir DIR            (ortqual-out/replay-<timestamp>)  --force  --save-outputs  --json\n"
+"                          the directory gets summary.json, validate.csv and report.html\n"
+"  --junit FILE            also write JUnit XML (a test case per configuration x batch)\n"
+"  --progress WHEN         per-batch progress on stderr: auto (runs over 3 s), always, never\n");
     oq_cli_runtime_help(fp, 0);
     fprintf(fp,
 "\n"
@@ -44,7 +47,7 @@ static void usage(FILE *fp)
 enum {
     OPT_MODEL = 0x300, OPT_FEATURES, OPT_MASK, OPT_INPUTS, OPT_PREC, OPT_TOL, OPT_REFLIB,
     OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_FULLGPU, OPT_STRICT, OPT_REQDISP, OPT_EXPECT,
-    OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON
+    OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON, OPT_JUNIT, OPT_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -55,13 +58,15 @@ static const struct option longopts[] = {
     {"timeout", 1, 0, OPT_TIMEOUT}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
     {"strict-placement", 0, 0, OPT_STRICT}, {"require-dispatch", 0, 0, OPT_REQDISP},
     {"expect-kernel", 1, 0, OPT_EXPECT}, {"outdir", 1, 0, OPT_OUTDIR}, {"force", 0, 0, OPT_FORCE},
-    {"save-outputs", 0, 0, OPT_SAVE}, {"json", 0, 0, OPT_JSON}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    {"save-outputs", 0, 0, OPT_SAVE}, {"json", 0, 0, OPT_JSON}, {"junit", 1, 0, OPT_JUNIT},
+    {"progress", 1, 0, OPT_PROGRESS}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
 struct replay_args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
     glob_t files;
-    int globbed, json;
+    int globbed;
+    struct oq_cli_run_output out;
     const char *precision, *expect[256];
     char tolerances[4096], outdir[512];
     oq_config configs[2];
@@ -111,7 +116,9 @@ static int take_opt(struct replay_args *a, int c, const char *arg)
     case OPT_OUTDIR: o->outdir = arg; return 0;
     case OPT_FORCE: o->overwrite = 1; return 0;
     case OPT_SAVE: o->save_outputs = 1; return 0;
-    case OPT_JSON: a->json = 1; return 0;
+    case OPT_JSON: a->out.json = 1; return 0;
+    case OPT_JUNIT: a->out.junit = arg; return 0;
+    case OPT_PROGRESS: return (a->out.progress = oq_cli_parse_progress("replay", arg)) < 0 ? -1 : 0;
     }
     return -1;
 }
@@ -180,7 +187,7 @@ int cmd_replay(int argc, char **argv)
     }
     if (check_args(&a) || oq_cli_runtime_check(&a.cr)) goto out;
     char *self = realpath("/proc/self/exe", NULL);
-    rc = oq_cli_run_validation("replay", &a.o, &a.cr, self, a.json);
+    rc = oq_cli_run_validation("replay", &a.o, &a.cr, self, &a.out);
     free(self);
 out:
     if (a.globbed) globfree(&a.files);

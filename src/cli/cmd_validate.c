@@ -57,8 +57,14 @@ static void usage(FILE *fp)
 "\n"
 "output:\n"
 "  --outdir DIR            (ortqual-out/<timestamp>)   --force   reuse a directory with a summary\n"
+"                          it gets summary.json, validate.csv, report.html (open it in a browser),\n"
+"                          inputs_NNN.npz, the ONNX files and plots/\n"
 "  --save-outputs          write outputs_<config>_NNN.npz       --json   print summary.json\n"
-"  --no-plots              skip plots/ (error distributions, runtime against valid size)\n"
+"  --no-plots              skip plots/ (error distributions, error against |reference|, latency)\n"
+"  --junit FILE            also write JUnit XML: a test suite per configuration, a test case per batch\n"
+"                          (and per dispatch/placement check), for CI test reports\n"
+"  --progress WHEN         per-batch progress with elapsed time and ETA on stderr: auto (runs longer\n"
+"                          than 3 s; one updating line on a terminal), always, never\n"
 "\n"
 "dispatch and placement (CUDA and other GPU execution providers):\n"
 "  --expect-kernel NODE=KERNEL   per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable\n"
@@ -77,7 +83,9 @@ static void usage(FILE *fp)
     fprintf(fp,
 "\n"
 "exit status: 0 all passed, 1 a configuration failed, 2 usage or input error, 3 runtime error.\n"
-"example: ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n");
+"examples:\n"
+"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n"
+"  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n");
 }
 
 enum {
@@ -86,7 +94,7 @@ enum {
     OPT_NEVENTS, OPT_BATCH, OPT_POLICY, OPT_MAXLEN, OPT_PADBIN, OPT_SEED, OPT_CONFIGS, OPT_LIST,
     OPT_REQUIRE, OPT_REPEAT, OPT_WARMUP, OPT_TOL, OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON,
     OPT_TIMEOUT, OPT_NOISO, OPT_WORKER, OPT_EXPECT, OPT_REQDISP, OPT_TEETH, OPT_FULLGPU,
-    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM, OPT_ELU
+    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM, OPT_ELU, OPT_JUNIT, OPT_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -107,6 +115,7 @@ static const struct option longopts[] = {
     {"prove-teeth", 0, 0, OPT_TEETH}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
     {"strict-placement", 0, 0, OPT_STRICT}, {"profile", 0, 0, OPT_PROFILE},
     {"no-plots", 0, 0, OPT_NOPLOTS}, {"mask-form", 1, 0, OPT_MASKFORM}, {"elu", 1, 0, OPT_ELU},
+    {"junit", 1, 0, OPT_JUNIT}, {"progress", 1, 0, OPT_PROGRESS},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
 struct args {
@@ -116,7 +125,8 @@ struct args {
     const char *inputs[1024], *required[MAX_CONFIGS], *expect[256];
     char tolerances[4096];
     const char *configs_text, *policy;
-    int list, json, max_len_set;
+    int list, max_len_set;
+    struct oq_cli_run_output out;
     char outdir[512];
 };
 
@@ -202,7 +212,9 @@ static int other_opt(struct args *a, int c, const char *arg)
     case OPT_OUTDIR: o->outdir = arg; return 0;
     case OPT_FORCE: o->overwrite = 1; return 0;
     case OPT_SAVE: o->save_outputs = 1; return 0;
-    case OPT_JSON: a->json = 1; return 0;
+    case OPT_JSON: a->out.json = 1; return 0;
+    case OPT_JUNIT: a->out.junit = arg; return 0;
+    case OPT_PROGRESS: return (a->out.progress = oq_cli_parse_progress("validate", arg)) < 0 ? -1 : 0;
     case OPT_NOISO: o->isolate = 0; return 0;
     case OPT_EXPECT:
         if (o->n_expect_kernel < 256) a->expect[o->n_expect_kernel++] = arg;
@@ -326,7 +338,7 @@ static int run_validate(struct args *a, char *self)
         return OQ_EXIT_USAGE;
     }
     a->o.configs = a->configs;
-    return oq_cli_run_validation("validate", &a->o, &a->cr, self, a->json);
+    return oq_cli_run_validation("validate", &a->o, &a->cr, self, &a->out);
 }
 
 int cmd_validate(int argc, char **argv)
