@@ -108,9 +108,13 @@ static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, co
 static oq_status bench_labels(oq_arena *a, bench_data *bd, oq_err *err)
 {
     int vary_shapes = 0, vary_io = 0;
-    for (size_t i = 1; i < bd->n; i++) {
-        vary_shapes |= strcmp(bd->rows[i].shapes, bd->rows[0].shapes) != 0;
-        vary_io |= strcmp(bd->rows[i].io, bd->rows[0].io) != 0;
+    const char *seen_shapes = "", *seen_io = "";
+    for (size_t i = 0; i < bd->n; i++) {
+        const bench_row *r = &bd->rows[i];
+        vary_shapes |= *r->shapes && *seen_shapes && strcmp(r->shapes, seen_shapes) != 0;
+        vary_io |= *r->io && *seen_io && strcmp(r->io, seen_io) != 0;
+        if (*r->shapes) seen_shapes = r->shapes;
+        if (*r->io) seen_io = r->io;
     }
     for (size_t i = 0; i < bd->n; i++) {
         bench_row *b = &bd->rows[i];

@@ -177,6 +177,12 @@ static void ticks_log(const axis *a, int is_x, double len, ticks *t)
         ticks_uniform(t);
         if (!full && t->n >= 2 && ticks_fit(t, is_x, len)) return;
     }
+    /* Less than a decade with at most one 1..9 mark in it: linear steps of the values. */
+    if (a->hi - a->lo < 1) {
+        axis lin = {0, pow(10, a->lo), pow(10, a->hi)};
+        ticks_linear(&lin, is_x, len, t);
+        return;
+    }
     for (int every = 1; every < 40; every++) {
         t->n = 0;
         for (double e = ceil(a->lo - 1e-9); e <= a->hi + 1e-9; e++)
