@@ -38,6 +38,8 @@
 #include <stdint.h>
 
 #include "ortqual/dispatch.h"
+#include <jansson.h>
+
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -176,6 +178,12 @@ size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
  * executed, OQ_OK with verdict OQ_GATE_ERROR and the reason in r->j. */
 oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
 void oq_gate_result_clear(oq_gate_result *r);
+
+/* The verdict as a JSON document ("tool": "ortqual gate"; caller owns it), what
+ * oq_gate_write_verdict writes and oq_junit_write (report.h) reads. NULL: out of memory. */
+json_t *oq_gate_verdict_json(const oq_gate *g, const oq_gate_result *r);
+/* The document of a command that could not even be prepared: verdict "error". */
+json_t *oq_gate_error_verdict_json(char *const *argv, const char *message);
 
 /* Write the verdict as JSON (atomically, replacing `path`). */
 oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,

@@ -66,7 +66,7 @@ static json_t *env_json(const oq_gate *g)
     return o;
 }
 
-static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
+json_t *oq_gate_verdict_json(const oq_gate *g, const oq_gate_result *r)
 {
     size_t argc = 0;
     while (g->o.argv[argc]) argc++;
@@ -98,22 +98,28 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
 oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
                                 oq_err *err)
 {
-    json_t *root = verdict_json(g, r);
+    json_t *root = oq_gate_verdict_json(g, r);
+    if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
     return st;
 }
 
-oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
-                                      oq_err *err)
+json_t *oq_gate_error_verdict_json(char *const *argv, const char *message)
 {
     size_t argc = 0;
     while (argv && argv[argc]) argc++;
     json_t *reasons = json_array();
     json_array_append_new(reasons, json_string(message));
-    json_t *root = json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version",
-                             ORTQUAL_VERSION, "verdict", "error", "reasons", reasons, "command",
-                             str_array(argv, argc));
+    return json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version", ORTQUAL_VERSION, "verdict",
+                     "error", "reasons", reasons, "command", str_array(argv, argc));
+}
+
+oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
+                                      oq_err *err)
+{
+    json_t *root = oq_gate_error_verdict_json(argv, message);
+    if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
     return st;
