@@ -15,6 +15,7 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/fileio.h"
+#include "ortqual/report.h"
 
 const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
 
@@ -31,8 +32,9 @@ static void usage(FILE *fp)
             "reference; on CUDA ORT's SdpaKernel routing lines are captured), warmed up, then\n"
             "timed --iters times (CLOCK_MONOTONIC around each Run, nothing else). Session\n"
             "creation is timed apart (session_ms) unless --include-session.\n"
-            "Writes OUTDIR/summary.json (system, options, every row with raw samples) and\n"
-            "OUTDIR/summary.csv (one row per variant x shape), and prints a table.\n"
+            "Writes OUTDIR/summary.json (system, options, every row with raw samples),\n"
+            "OUTDIR/summary.csv (one row per variant x shape) and OUTDIR/report.html (the\n"
+            "rows, figures and environment in one page), and prints a table.\n"
             "\n"
             "sweep:\n"
             "  --variants LIST         comma list of RUNTIME:REPR:PRECISION[:KERNEL] (required), e.g.\n"
@@ -455,6 +457,8 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     int failed = 0;
     for (size_t i = 0; i < rows->n; i++) failed |= rows->rows[i].status == OQ_BENCH_FAILED;
     printf("wrote %s/summary.json and %s\n", c->outdir, csv);
+    if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
+    else printf("report: %s/report.html\n", c->outdir);
     oq_bench_rows_free(rows);
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }

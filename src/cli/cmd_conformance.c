@@ -4,9 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/core-impl.h"
+#include "evidence/evidence-impl.h"
 #include "ortqual/conformance.h"
+#include "ortqual/fileio.h"
+#include "ortqual/report.h"
 
 const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference";
 
@@ -43,6 +49,10 @@ static void usage(FILE *fp)
             "  --atol X     absolute tolerance (default 1e-7)\n"
             "  --strict     an UNSUPPORTED test fails the run (exit 1)\n"
             "  --json       print one JSON document instead of lines\n"
+            "  --outdir DIR write DIR/summary.json (the JSON document, with the command line and,\n"
+            "               with ONNX Runtime, its evidence) and DIR/report.html\n"
+            "  --junit FILE write JUnit XML: one test case per test (SKIP and UNSUPPORTED as\n"
+            "               skipped, UNSUPPORTED failing with --strict)\n"
             "  -h, --help   this help\n"
             "runtime options (any of them selects ONNX Runtime instead of the reference):\n");
     oq_cli_runtime_help(fp, 0);
@@ -51,6 +61,7 @@ static void usage(FILE *fp)
             "examples:\n"
             "  ortqual conformance                      # the shipped set, on the reference\n"
             "  ortqual conformance --ep cpu             # the same tests on ORT CPU\n"
+            "  ortqual conformance --outdir conf-ref --junit conf-ref/junit.xml\n"
             "  ortqual conformance tests/data/onnx-backend/attention/test_attention_4d_causal\n");
 }
 
@@ -130,17 +141,78 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
     return 1;
 }
 
-/* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
-/* How results are printed and judged. */
+/* How results are printed, judged and written. */
 typedef struct report_flags {
-    int json;   /* one JSON document instead of lines */
-    int strict; /* UNSUPPORTED fails the run */
+    int json;          /* one JSON document instead of lines */
+    int strict;        /* UNSUPPORTED fails the run */
+    const char *outdir; /* summary.json and report.html go here */
+    const char *junit; /* JUnit XML path */
+    int argc;
+    char **argv;
 } report_flags;
 
-static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, report_flags f)
+static json_t *argv_json(int argc, char **argv)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i]));
+    return a;
+}
+
+/* The document --json prints, --outdir keeps and --junit reads. */
+static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_conformance_opts *opts,
+                           const report_flags *f, oq_runtime *rt, const char *ep)
+{
+    size_t failed = counts[OQ_CONFORMANCE_FAIL] + (f->strict ? counts[OQ_CONFORMANCE_UNSUPPORTED] : 0);
+    char when[32], cwd[4096];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    json_t *doc = json_pack("{s:o, s:I, s:I, s:I, s:I}", "tests", tests, "passed", (json_int_t)counts[0], "failed",
+                            (json_int_t)counts[1], "skipped", (json_int_t)(counts[2] + counts[3]), "unsupported",
+                            (json_int_t)counts[3]);
+    if (!f->outdir && !f->junit) return doc; /* --json alone: the document as it always was */
+    json_object_set_new(doc, "schema", json_string(OQ_CONFORMANCE_SCHEMA));
+    json_object_set_new(doc, "tool", json_string("ortqual conformance"));
+    json_object_set_new(doc, "created", json_string(when));
+    json_object_set_new(doc, "command", argv_json(f->argc, f->argv));
+    if (getcwd(cwd, sizeof cwd)) json_object_set_new(doc, "cwd", json_string(cwd));
+    json_object_set_new(doc, "runner", json_string(rt ? "onnxruntime" : "reference"));
+    json_object_set_new(doc, "tolerance", json_pack("{s:f, s:f}", "rtol", opts->rtol, "atol", opts->atol));
+    json_object_set_new(doc, "strict", json_boolean(f->strict));
+    json_object_set_new(doc, "verdict", json_string(failed ? "failed" : "passed"));
+    json_object_set_new(doc, "exit_status", json_integer(failed ? 1 : 0));
+    if (rt) {
+        json_object_set_new(doc, "ep", json_string(ep ? ep : "cpu"));
+        json_object_set_new(doc, "onnxruntime", json_pack("{s:s, s:s, s:s}", "version", oq_runtime_version(rt), "library",
+                                                          oq_runtime_lib_path(rt), "build_info", oq_runtime_build_info(rt)));
+        json_object_set_new(doc, "evidence", oq_evidence_collect_json(rt));
+    }
+    return doc;
+}
+
+/* summary.json and report.html into --outdir, the JUnit XML to --junit. */
+static int write_outputs(const json_t *doc, const report_flags *f)
+{
+    oq_err err = {0};
+    oq_status st = OQ_OK;
+    char path[4096];
+    if (f->outdir) {
+        snprintf(path, sizeof path, "%s/summary.json", f->outdir);
+        st = oq_mkdirs(f->outdir, &err);
+        if (!st) st = oq_json_write_file(path, doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, &err);
+        if (!st) st = oq_report_write_dir(f->outdir, &err);
+    }
+    if (!st && f->junit) st = oq_junit_write(doc, f->outdir ? path : "conformance", f->junit, &err);
+    if (!st) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual conformance: %s\n", err.msg);
+    return OQ_EXIT_RUNTIME;
+}
+
+/* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
+static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, const report_flags *f, oq_runtime *rt,
+                   const char *ep)
 {
     size_t counts[4] = {0, 0, 0, 0};
-    json_t *arr = f.json ? json_array() : NULL;
+    json_t *arr = f->json || f->outdir || f->junit ? json_array() : NULL;
     int rc = OQ_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         oq_conformance_result r;
@@ -151,33 +223,31 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, repo
             break;
         }
         counts[r.verdict]++;
-        if (arr)
-            json_array_append_new(arr, result_json(&r));
-        else if (r.verdict == OQ_CONFORMANCE_PASS)
+        if (arr) json_array_append_new(arr, result_json(&r));
+        if (!f->json && r.verdict == OQ_CONFORMANCE_PASS)
             printf("PASS %s\n", r.name);
-        else
+        else if (!f->json)
             printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
         fflush(stdout);
     }
-    if (arr) {
-        json_t *doc = json_pack("{s:o, s:I, s:I, s:I, s:I}", "tests", arr, "passed",
-                                (json_int_t)counts[0], "failed", (json_int_t)counts[1],
-                                "skipped", (json_int_t)(counts[2] + counts[3]), "unsupported",
-                                (json_int_t)counts[3]);
+    json_t *doc = arr && rc == OQ_EXIT_OK ? summary_doc(arr, counts, opts, f, rt, ep) : NULL;
+    if (!doc) json_decref(arr);
+    if (doc && f->json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
-        json_decref(doc);
     } else if (rc == OQ_EXIT_OK) {
         print_closing_line(counts);
     }
+    if (doc && rc == OQ_EXIT_OK) rc = write_outputs(doc, f);
+    json_decref(doc);
     if (rc != OQ_EXIT_OK) return rc;
-    int failed = counts[OQ_CONFORMANCE_FAIL] || (f.strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
+    int failed = counts[OQ_CONFORMANCE_FAIL] || (f->strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
 /* With runtime options: load ORT once and run every test through it. */
 static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
-                        oq_conformance_opts *opts, report_flags f)
+                        oq_conformance_opts *opts, const report_flags *f)
 {
     oq_runtime *rt = NULL;
     int rc = oq_cli_runtime_open(cr, &rt);
@@ -187,7 +257,7 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     oq_conformance_ort ort = {rt, &so};
     opts->runner = oq_conformance_ort_runner;
     opts->runner_ctx = &ort;
-    rc = run_all(tests, n, opts, f);
+    rc = run_all(tests, n, opts, f, rt, cr->ep);
     oq_runtime_free(rt);
     return rc;
 }
@@ -210,6 +280,7 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
     static const struct option longopts[] = {
         {"rtol", required_argument, NULL, 'r'}, {"atol", required_argument, NULL, 'a'},
         {"json", no_argument, NULL, 'j'},       {"strict", no_argument, NULL, 's'},
+        {"outdir", required_argument, NULL, 'o'}, {"junit", required_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
         OQ_CLI_RUNTIME_LONGOPTS,                {NULL, 0, NULL, 0}};
     int c;
@@ -227,6 +298,8 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
         case 'a': if (!parse_tol("--atol", optarg, &opts->atol)) return OQ_EXIT_USAGE; break;
         case 'j': f->json = 1; break;
         case 's': f->strict = 1; break;
+        case 'o': f->outdir = optarg; break;
+        case 'u': f->junit = optarg; break;
         case 'h': usage(stdout); return -1;
         default:
             fprintf(stderr, "ortqual conformance: unknown or incomplete option '%s'\n",
@@ -242,9 +315,11 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_init(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0};
+    report_flags f = {0, 0, NULL, NULL, argc, argv};
     int use_ort = 0;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &use_ort);
+    f.argc = argc;
+    f.argv = argv;
     if (rc) {
         oq_cli_runtime_free(&cr);
         return rc < 0 ? OQ_EXIT_OK : rc;
@@ -265,9 +340,9 @@ int cmd_conformance(int argc, char **argv)
     if (!collect(n_dirs, dirs, &tests, &n))
         rc = OQ_EXIT_USAGE;
     else if (use_ort)
-        rc = run_with_ort(&cr, tests, n, &opts, f);
+        rc = run_with_ort(&cr, tests, n, &opts, &f);
     else
-        rc = run_all(tests, n, &opts, f);
+        rc = run_all(tests, n, &opts, &f, NULL, NULL);
     oq_conformance_list_free(tests);
     oq_cli_runtime_free(&cr);
     free(dflt[0]);

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/core-impl.h"
 #include "ortqual/gate.h"
+#include "ortqual/report.h"
 
 const char cmd_gate_summary[] = "run a test command with no false greens (skips, exit 5, shadowing)";
 
@@ -63,6 +65,9 @@ static void usage(FILE *fp)
 "                       unless --env sets it. pytest captures fd 1: run it with -s\n"
 "                       so the lines reach the log. (repeatable)\n"
 "  --verdict FILE       write the verdict as JSON (atomically) to FILE\n"
+"  --junit FILE         write the verdict as JUnit XML for CI test reports: one test\n"
+"                       case for CMD (failing with the reasons) and one skipped case\n"
+"                       per skip reason\n"
 "  --keep               keep the private folder (and the log) afterwards;\n"
 "                       default: removed once the verdict is written\n"
 "  -q, --quiet          do not show CMD's output live (it is still logged)\n"
@@ -134,7 +139,36 @@ static void print_result(const oq_gate_result *r)
     for (size_t i = 0; i < r->j.n_reasons; i++) fprintf(stderr, "  - %s\n", r->j.reasons[i]);
 }
 
-static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep)
+/* Where the verdict goes: JSON and JUnit XML files, either may be NULL. */
+typedef struct outputs {
+    const char *verdict, *junit;
+} outputs;
+
+static int write_outputs(json_t *doc, const outputs *out)
+{
+    oq_err err = {0};
+    int rc = OQ_EXIT_OK;
+    if (!doc) {
+        fprintf(stderr, "ortqual gate: out of memory\n");
+        return OQ_EXIT_RUNTIME;
+    }
+    if (out->verdict && oq_json_write_file(out->verdict, doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
+        rc = OQ_EXIT_RUNTIME;
+    } else if (out->verdict) {
+        fprintf(stderr, "ortqual gate: verdict %s\n", out->verdict);
+    }
+    if (out->junit && oq_junit_write(doc, "gate verdict", out->junit, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
+        rc = OQ_EXIT_RUNTIME;
+    } else if (out->junit) {
+        fprintf(stderr, "ortqual gate: JUnit XML %s\n", out->junit);
+    }
+    json_decref(doc);
+    return rc;
+}
+
+static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
 {
     oq_err err = {0};
     oq_gate *g;
@@ -142,11 +176,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     if (st != OQ_OK) {
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
         if (st == OQ_ERR_INVALID_ARG) return OQ_EXIT_USAGE;
-        if (verdict_path) {
-            oq_err e2 = {0};
-            if (oq_gate_write_error_verdict(o->argv, err.msg, verdict_path, &e2) != OQ_OK)
-                fprintf(stderr, "ortqual gate: %s\n", e2.msg);
-        }
+        if (out->verdict || out->junit) write_outputs(oq_gate_error_verdict_json(o->argv, err.msg), out);
         return OQ_EXIT_RUNTIME;
     }
     print_setup(g);
@@ -160,14 +190,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     print_result(&r);
     int rc = r.j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
              : r.j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;
-    if (verdict_path) {
-        if (oq_gate_write_verdict(g, &r, verdict_path, &err) != OQ_OK) {
-            fprintf(stderr, "ortqual gate: %s\n", err.msg);
-            rc = OQ_EXIT_RUNTIME;
-        } else {
-            fprintf(stderr, "ortqual gate: verdict %s\n", verdict_path);
-        }
-    }
+    if ((out->verdict || out->junit) && write_outputs(oq_gate_verdict_json(g, &r), out)) rc = OQ_EXIT_RUNTIME;
     if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_gate_dir(g), oq_gate_log_path(g));
     else fprintf(stderr, "ortqual gate: removed %s\n", oq_gate_dir(g));
     oq_gate_result_clear(&r);
@@ -177,7 +200,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
 
 int cmd_gate(int argc, char **argv)
 {
-    enum { O_PYTHONPATH = 256, O_ENV, O_PIN, O_ALLOW, O_DISPATCH, O_VERDICT, O_KEEP };
+    enum { O_PYTHONPATH = 256, O_ENV, O_PIN, O_ALLOW, O_DISPATCH, O_VERDICT, O_KEEP, O_JUNIT };
     static const struct option longopts[] = {
         {"pythonpath", required_argument, NULL, O_PYTHONPATH},
         {"env", required_argument, NULL, O_ENV},
@@ -185,6 +208,7 @@ int cmd_gate(int argc, char **argv)
         {"allow-skip", required_argument, NULL, O_ALLOW},
         {"require-dispatch", required_argument, NULL, O_DISPATCH},
         {"verdict", required_argument, NULL, O_VERDICT},
+        {"junit", required_argument, NULL, O_JUNIT},
         {"keep", no_argument, NULL, O_KEEP},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -194,7 +218,7 @@ int cmd_gate(int argc, char **argv)
     list py = {calloc((size_t)argc, sizeof(char *)), 0}, env = {calloc((size_t)argc, sizeof(char *)), 0},
          pin = {calloc((size_t)argc, sizeof(char *)), 0}, allow = {calloc((size_t)argc, sizeof(char *)), 0},
          disp = {calloc((size_t)argc, sizeof(char *)), 0};
-    const char *verdict = NULL;
+    outputs out = {NULL, NULL};
     int keep = 0, quiet = 0, rc = -1, c;
     if (!py.v || !env.v || !pin.v || !allow.v || !disp.v) {
         fprintf(stderr, "ortqual gate: out of memory\n");
@@ -209,7 +233,8 @@ int cmd_gate(int argc, char **argv)
         case O_PIN: pin.v[pin.n++] = optarg; break;
         case O_ALLOW: allow.v[allow.n++] = optarg; break;
         case O_DISPATCH: disp.v[disp.n++] = optarg; break;
-        case O_VERDICT: verdict = optarg; break;
+        case O_VERDICT: out.verdict = optarg; break;
+        case O_JUNIT: out.junit = optarg; break;
         case O_KEEP: keep = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); rc = OQ_EXIT_OK; break;
@@ -231,7 +256,7 @@ int cmd_gate(int argc, char **argv)
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
             .on_output = quiet ? NULL : stream,
         };
-        rc = run_gate(&o, verdict, keep);
+        rc = run_gate(&o, &out, keep);
     }
     free(allow_re);
     free(py.v);
