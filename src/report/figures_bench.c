@@ -374,15 +374,20 @@ static oq_status error_legend(oq_figures *fl, const bench_data *bd, const load_k
     size_t n = bd->variants.n + (k->n > 1 ? k->n : 0);
     oq_plot_legend *lg = oq_arena_alloc(&fl->mem, n * sizeof *lg);
     if (!lg) return OQ_NOMEM(err);
-    for (size_t v = 0; v < bd->variants.n; v++)
-        lg[v] = (oq_plot_legend){bd->variants.v[v], OQ_LEGEND_BOX, (int)v + 1, 0};
+    size_t m = 0;
+    for (size_t v = 0; v < bd->variants.n; v++) {
+        int compared = 0;
+        for (size_t i = 0; i < bd->n; i++)
+            compared |= !strcmp(bd->rows[i].variant, bd->variants.v[v]) && isfinite(bd->rows[i].err);
+        if (compared) lg[m++] = (oq_plot_legend){bd->variants.v[v], OQ_LEGEND_BOX, (int)v + 1, 0};
+    }
     for (size_t i = 0; k->n > 1 && i < k->n; i++) {
         const char *label = key_label(&fl->mem, k, i);
         if (!label) return OQ_NOMEM(err);
-        lg[bd->variants.n + i] = (oq_plot_legend){label, OQ_LEGEND_MARKER, 0, (int)i + 1};
+        lg[m++] = (oq_plot_legend){label, OQ_LEGEND_MARKER, 0, (int)i + 1};
     }
     sp->legend = lg;
-    sp->nlegend = n;
+    sp->nlegend = m;
     return OQ_OK;
 }
 
@@ -405,13 +410,14 @@ static oq_status bench_error_figure(oq_figures *fl, const bench_data *bd, oq_err
         for (size_t g = 0; g < k.n; g++) {
             double *x = oq_arena_alloc(&fl->mem, bd->n * sizeof *x), *y = oq_arena_alloc(&fl->mem, bd->n * sizeof *y);
             if (!x || !y) return OQ_NOMEM(err);
-            size_t cnt = 0;
+            size_t cnt = 0, compared = 0;
             for (size_t i = 0; i < bd->n; i++)
                 if (!strcmp(bd->rows[i].variant, bd->variants.v[v]) && load_key(&k, &bd->rows[i]) == g) {
                     x[cnt] = bd->rows[i].ms;
+                    compared += isfinite(bd->rows[i].err);
                     y[cnt++] = bd->rows[i].err;
                 }
-            if (!cnt) continue;
+            if (!compared) continue; /* the reference itself, or --no-reference */
             const char *label = k.n > 1 ? oq_arena_printf(&fl->mem, "%s, %s", bd->variants.v[v],
                                                           key_label(&fl->mem, &k, g))
                                         : bd->variants.v[v];

@@ -351,28 +351,35 @@ static const struct {
                {"not_run", "assigned, never run", 5}};
 #define NCLASSES (sizeof classes / sizeof classes[0])
 
-/* "kernels: FLASH_ATTENTION x2, MATH x1" from dispatch.records, or why there are none. */
+/* "kernels: FLASH_ATTENTION on 2 nodes" from dispatch.records (a line per node per Run:
+ * counted once per node), or why there are none. */
 static char *kernel_note(oq_arena *a, const json_t *cfg)
 {
     const json_t *d = json_object_get(cfg, "dispatch"), *recs = json_object_get(d, "records");
     const json_t *p = json_object_get(cfg, "placement");
-    oq_strset ks = {0};
-    int counts[32] = {0};
+    oq_strset pairs = {0}, ks = {0};
+    int nodes[32] = {0};
     size_t i;
     json_t *r;
+    char key[512];
     json_array_foreach(recs, i, r) {
-        const char *k = jstr(r, "kernel", "?");
-        if (oq_strset_add(&ks, k)) break;
-        int idx = oq_strset_index(&ks, k);
-        if (idx >= 0 && idx < 32) counts[idx]++;
+        snprintf(key, sizeof key, "%s\x1f%s", jstr(r, "node", "?"), jstr(r, "kernel", "?"));
+        if (oq_strset_index(&pairs, key) >= 0) continue;
+        char *k = oq_arena_strdup(a, key);
+        if (!k || oq_strset_add(&pairs, k) || oq_strset_add(&ks, jstr(r, "kernel", "?"))) break;
+        int idx = oq_strset_index(&ks, jstr(r, "kernel", "?"));
+        if (idx >= 0 && idx < 32) nodes[idx]++;
     }
     char text[512] = "";
     size_t n = 0;
     for (size_t k = 0; k < ks.n && k < 32 && n < sizeof text; k++)
-        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s \xc3\x97%d", k ? ", " : "", ks.v[k], counts[k]);
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s on %d node%s", k ? ", " : "", ks.v[k], nodes[k],
+                              nodes[k] == 1 ? "" : "s");
+    size_t nk = ks.n;
     free(ks.v);
+    free(pairs.v);
     const char *disp = !d ? "" : json_is_false(json_object_get(d, "passed")) ? " (dispatch check FAILED)" : "";
-    return oq_arena_printf(a, "%s%s%s%s", ks.n ? "kernels: " : d ? "no kernel reported" : "kernels not recorded",
+    return oq_arena_printf(a, "%s%s%s%s", nk ? "kernels: " : d ? "no kernel reported" : "kernels not recorded",
                            text, disp, p ? "" : "; placement not recorded");
 }
 

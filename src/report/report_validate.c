@@ -96,26 +96,50 @@ static void td_status(oq_sb *b, const char *s)
     oq_sb_puts(b, "</td>");
 }
 
-/* "FLASH_ATTENTION x2" from the dispatch records, "-" when none. */
+/* Distinct (node, op, dtype, kernel) records: ORT prints a routing line per node per Run. */
+typedef struct route {
+    const json_t *rec;
+    int lines;
+} route;
+
+static size_t routes_of(const json_t *recs, route *out, size_t cap)
+{
+    size_t n = 0, i;
+    json_t *r;
+    json_array_foreach(recs, i, r) {
+        size_t k = 0;
+        for (; k < n; k++)
+            if (!strcmp(oq_j_str(out[k].rec, "node", ""), oq_j_str(r, "node", "")) &&
+                !strcmp(oq_j_str(out[k].rec, "kernel", ""), oq_j_str(r, "kernel", "")) &&
+                !strcmp(oq_j_str(out[k].rec, "dtype", ""), oq_j_str(r, "dtype", "")))
+                break;
+        if (k < n) out[k].lines++;
+        else if (n < cap) out[n++] = (route){r, 1};
+    }
+    return n;
+}
+
+#define MAX_ROUTES 256
+
+/* "FLASH_ATTENTION on 2 nodes" from the dispatch records, "-" when none. */
 static void kernels_text(oq_sb *b, const json_t *cfg)
 {
-    const json_t *recs = json_object_get(json_object_get(cfg, "dispatch"), "records");
-    if (!json_array_size(recs)) {
+    route rt[MAX_ROUTES];
+    size_t n = routes_of(json_object_get(json_object_get(cfg, "dispatch"), "records"), rt, MAX_ROUTES);
+    if (!n) {
         oq_sb_puts(b, "&ndash;");
         return;
     }
     const char *seen[16];
-    int count[16], n = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(recs, i, r) {
-        const char *k = oq_j_str(r, "kernel", "?");
+    int count[16], m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = oq_j_str(rt[i].rec, "kernel", "?");
         int j = 0;
-        while (j < n && strcmp(seen[j], k)) j++;
-        if (j == n && n < 16) seen[n] = k, count[n++] = 0;
-        if (j < n) count[j]++;
+        while (j < m && strcmp(seen[j], k)) j++;
+        if (j == m && m < 16) seen[m] = k, count[m++] = 0;
+        if (j < m) count[j]++;
     }
-    for (int j = 0; j < n; j++) oq_sb_escf(b, "%s%s \xc3\x97%d", j ? ", " : "", seen[j], count[j]);
+    for (int j = 0; j < m; j++) oq_sb_escf(b, "%s%s on %d node%s", j ? ", " : "", seen[j], count[j], count[j] == 1 ? "" : "s");
 }
 
 static void placement_text(oq_sb *b, const json_t *cfg)
@@ -316,21 +340,21 @@ static void list_strings(oq_sb *b, const json_t *arr, const char *cls)
 
 static void dispatch_block(oq_sb *b, const json_t *d, const json_t *teeth)
 {
-    const json_t *recs = json_object_get(d, "records");
+    route rt[MAX_ROUTES];
+    size_t n = routes_of(json_object_get(d, "records"), rt, MAX_ROUTES);
     oq_sb_puts(b, "<h4>Kernel per attention node (ORT's routing lines)</h4>\n");
-    if (!json_array_size(recs)) {
+    if (!n) {
         oq_sb_puts(b, "<p class=\"muted\">No routing line was printed for this session.</p>\n");
     } else {
-        oq_sb_puts(b, "<table class=\"dispatch\"><tr><th>node</th><th>op</th><th>dtype</th><th>kernel</th></tr>\n");
-        size_t i;
-        json_t *r;
-        json_array_foreach(recs, i, r) {
+        oq_sb_puts(b, "<table class=\"dispatch\"><tr><th>node</th><th>op</th><th>dtype</th><th>kernel</th>"
+                      "<th>routing lines</th></tr>\n");
+        for (size_t i = 0; i < n; i++) {
             oq_sb_puts(b, "<tr>");
-            td_text(b, oq_j_str(r, "node", ""));
-            td_text(b, oq_j_str(r, "op", ""));
-            td_text(b, oq_j_str(r, "dtype", ""));
-            td_text(b, oq_j_str(r, "kernel", ""));
-            oq_sb_puts(b, "</tr>\n");
+            td_text(b, oq_j_str(rt[i].rec, "node", ""));
+            td_text(b, oq_j_str(rt[i].rec, "op", ""));
+            td_text(b, oq_j_str(rt[i].rec, "dtype", ""));
+            td_text(b, oq_j_str(rt[i].rec, "kernel", ""));
+            oq_sb_printf(b, "<td class=\"n\">%d</td></tr>\n", rt[i].lines);
         }
         oq_sb_puts(b, "</table>\n");
     }
