@@ -58,8 +58,9 @@ oq_status oq_report_write(const json_t *summary, const char *name, const char *p
 
 /* The one entry point for a run directory: read DIR/summary.json and write
  * DIR/report.html. Used after every run, by `ortqual report DIR`, and by tools that
- * produce a summary.json themselves (e.g. after merging shards). Errors: OQ_ERR_IO
- * (no summary.json, cannot write), OQ_ERR_FORMAT (not JSON, not a summary), OQ_ERR_NOMEM. */
+ * produce a summary.json themselves (e.g. after merging shards). Errors: OQ_ERR_NOT_FOUND
+ * (no DIR/summary.json), OQ_ERR_FORMAT (not JSON, not a summary), OQ_ERR_IO (cannot
+ * write report.html), OQ_ERR_NOMEM. */
 oq_status oq_report_write_dir(const char *dir, oq_err *err);
 
 /* JUnit XML of a validate/replay, conformance or gate document, in memory (*xml

@@ -59,7 +59,7 @@ oq_status oq_report_write_dir(const char *dir, oq_err *err)
         if (!doc) {
             FILE *fp = fopen(in, "rb");
             st = fp ? oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", in, je.line, je.text)
-                    : oq_err_set(err, OQ_ERR_IO, "%s: cannot open (not a run directory?)", in);
+                    : oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot open (not a run directory?)", in);
             if (fp) fclose(fp);
         }
     }
