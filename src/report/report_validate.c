@@ -212,7 +212,7 @@ static void worst_elements(oq_sb *b, const json_t *o)
 {
     const json_t *ws = json_object_get(o, "worst");
     if (!json_array_size(ws)) return;
-    oq_sb_puts(b, "<br><span class=\"muted\">worst:</span> ");
+    oq_sb_puts(b, "<span class=\"muted\">largest errors:</span> ");
     size_t i, k;
     json_t *w, *x;
     json_array_foreach(ws, i, w) {
@@ -239,8 +239,9 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
     json_array_foreach(json_object_get(cfg, "batches"), i, bt) {
         const json_t *info = batch_info(batches, oq_j_int(bt, "index"));
         const json_t *outs = json_object_get(bt, "outputs");
-        size_t n = json_array_size(outs) ? json_array_size(outs) : 1;
-        for (j = 0; j < n; j++) {
+        size_t nout = json_array_size(outs) ? json_array_size(outs) : 1, n = nout;
+        json_array_foreach(outs, j, o) n += !json_is_true(json_object_get(o, "passed")); /* + a worst row */
+        for (j = 0; j < nout; j++) {
             o = json_array_get(outs, j);
             int passed = !o || json_is_true(json_object_get(o, "passed"));
             oq_sb_printf(b, "<tr class=\"batch%s\" data-batch=\"%lld\">", passed ? "" : " failed", oq_j_int(bt, "index"));
@@ -271,9 +272,11 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
                          oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));
             oq_sb_printf(b, "<td class=\"n\">%lld / %lld</td>", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
             td_int(b, oq_j_int(json_object_get(o, "padding"), "nonzero"), 1);
-            oq_sb_printf(b, "<td>%g, %g", oq_j_num(json_object_get(o, "tolerance"), "rtol"),
+            oq_sb_printf(b, "<td>%g, %g</td></tr>\n", oq_j_num(json_object_get(o, "tolerance"), "rtol"),
                          oq_j_num(json_object_get(o, "tolerance"), "atol"));
-            if (!passed) worst_elements(b, o);
+            if (passed) continue;
+            oq_sb_printf(b, "<tr class=\"batch failed\" data-batch=\"%lld\"><td colspan=\"9\">", oq_j_int(bt, "index"));
+            worst_elements(b, o);
             oq_sb_puts(b, "</td></tr>\n");
         }
     }
