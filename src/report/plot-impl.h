@@ -56,7 +56,4 @@ oq_canvas *oq_svg_canvas(oq_svg *s);
 char *oq_svg_finish(oq_svg *s, size_t *n);
 void oq_svg_free(oq_svg *s);
 
-/* PLplot canvas: draws the spec into a PNG file (the caller holds the PLplot lock). */
-oq_status oq_plplot_png(const oq_plot_spec *spec, int width, int height, const char *path, oq_err *err);
-
 #endif

@@ -221,7 +221,8 @@ static oq_status plplot_draw(const oq_plot_spec *spec, int W, int H, const char 
     return st;
 }
 
-oq_status oq_plplot_png(const oq_plot_spec *spec, int width, int height, const char *path, oq_err *err)
+/* Draws the spec into a PNG file; the caller holds plot_lock. */
+static oq_status plplot_png(const oq_plot_spec *spec, int width, int height, const char *path, oq_err *err)
 {
     if (!device_present("pngcairo"))
         return oq_err_set(err, OQ_ERR_NOT_FOUND, "PLplot driver pngcairo not available: install plplot-driver-cairo");
@@ -311,7 +312,7 @@ oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format fmt, const cha
     int W, H;
     oq_plot_size(spec, &W, &H);
     pthread_mutex_lock(&plot_lock);
-    st = oq_plplot_png(spec, W, H, path, err);
+    st = plplot_png(spec, W, H, path, err);
     pthread_mutex_unlock(&plot_lock);
     if (st == OQ_ERR_INVALID_ARG) oq_err_prefix(err, "%s: ", path);
     return st;
