@@ -41,6 +41,8 @@ static void usage(FILE *fp)
             "reason (ORT answered with its NOT_IMPLEMENTED status: no kernel for that op,\n"
             "type or mode on the provider). Then 'N passed, M failed, K skipped', K counting the\n"
             "unsupported ones too, with '(U unsupported)' after it when there are any.\n"
+            "A run in which no test passed (every test skipped or unsupported) is not a pass:\n"
+            "exit 1 saying so, unless --allow-skip.\n"
             "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
             "unsupported), 2 on bad usage (e.g. a DIR with no model.onnx).\n"
             "\n"
@@ -48,6 +50,7 @@ static void usage(FILE *fp)
             "  --rtol X     relative tolerance (default 1e-3, as ONNX's backend tests)\n"
             "  --atol X     absolute tolerance (default 1e-7)\n"
             "  --strict     an UNSUPPORTED test fails the run (exit 1)\n"
+            "  --allow-skip a run where every test was skipped exits 0 (nothing was compared)\n"
             "  --json       print one JSON document instead of lines\n"
             "  --outdir DIR write DIR/summary.json (the JSON document, with the command line and,\n"
             "               with ONNX Runtime, its evidence) and DIR/report.html\n"
@@ -145,6 +148,7 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
 typedef struct report_flags {
     int json;          /* one JSON document instead of lines */
     int strict;        /* UNSUPPORTED fails the run */
+    int allow_skip;    /* a run where nothing passed may exit 0 */
     const char *outdir; /* summary.json and report.html go here */
     const char *junit; /* JUnit XML path */
     int argc;
@@ -163,6 +167,7 @@ static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_confo
                            const report_flags *f, oq_runtime *rt, const char *ep)
 {
     size_t failed = counts[OQ_CONFORMANCE_FAIL] + (f->strict ? counts[OQ_CONFORMANCE_UNSUPPORTED] : 0);
+    int none_passed = !failed && !counts[OQ_CONFORMANCE_PASS] && !f->allow_skip; /* nothing compared */
     char when[32], cwd[4096];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -178,8 +183,9 @@ static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_confo
     json_object_set_new(doc, "runner", json_string(rt ? "onnxruntime" : "reference"));
     json_object_set_new(doc, "tolerance", json_pack("{s:f, s:f}", "rtol", opts->rtol, "atol", opts->atol));
     json_object_set_new(doc, "strict", json_boolean(f->strict));
-    json_object_set_new(doc, "verdict", json_string(failed ? "failed" : "passed"));
-    json_object_set_new(doc, "exit_status", json_integer(failed ? 1 : 0));
+    json_object_set_new(doc, "verdict", json_string(failed || none_passed ? "failed" : "passed"));
+    json_object_set_new(doc, "exit_status", json_integer(failed || none_passed ? 1 : 0));
+    if (none_passed) json_object_set_new(doc, "reason", json_string("no test passed (all skipped or unsupported)"));
     if (rt) {
         json_object_set_new(doc, "ep", json_string(ep ? ep : "cpu"));
         json_object_set_new(doc, "onnxruntime", json_pack("{s:s, s:s, s:s}", "version", oq_runtime_version(rt), "library",
@@ -242,6 +248,12 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     json_decref(doc);
     if (rc != OQ_EXIT_OK) return rc;
     int failed = counts[OQ_CONFORMANCE_FAIL] || (f->strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
+    if (!failed && !counts[OQ_CONFORMANCE_PASS] && !f->allow_skip) {
+        /* nothing under test ran and was compared: never green */
+        fprintf(stderr, "ortqual conformance: no test passed (%zu run, all skipped or unsupported); "
+                        "--allow-skip accepts that\n", n);
+        return OQ_EXIT_FAIL;
+    }
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
@@ -281,6 +293,7 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
         {"rtol", required_argument, NULL, 'r'}, {"atol", required_argument, NULL, 'a'},
         {"json", no_argument, NULL, 'j'},       {"strict", no_argument, NULL, 's'},
         {"outdir", required_argument, NULL, 'o'}, {"junit", required_argument, NULL, 'u'},
+        {"allow-skip", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         OQ_CLI_RUNTIME_LONGOPTS,                {NULL, 0, NULL, 0}};
     int c;
@@ -300,6 +313,7 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
         case 's': f->strict = 1; break;
         case 'o': f->outdir = optarg; break;
         case 'u': f->junit = optarg; break;
+        case 'k': f->allow_skip = 1; break;
         case 'h': usage(stdout); return -1;
         default:
             fprintf(stderr, "ortqual conformance: unknown or incomplete option '%s'\n",
@@ -315,7 +329,7 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_init(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0, NULL, NULL, argc, argv};
+    report_flags f = {0, 0, 0, NULL, NULL, argc, argv};
     int use_ort = 0;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &use_ort);
     f.argc = argc;

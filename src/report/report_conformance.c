@@ -56,6 +56,11 @@ oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_
     oq_html_verdict(b, "ortqual conformance", failed, headline, detail);
     oq_sb_puts(b, "<nav><a href=\"#configurations\">tests</a><a href=\"#environment\">environment</a>"
                   "<a href=\"#command\">command line</a></nav>\n");
+    if (json_object_get(s, "reason")) {
+        oq_sb_puts(b, "<p class=\"reason\">");
+        oq_sb_esc(b, oq_j_str(s, "reason", ""));
+        oq_sb_puts(b, "</p>\n");
+    }
     tests_table(b, json_object_get(s, "tests"));
     if (json_object_get(s, "evidence")) {
         oq_html_environment(b, json_object_get(s, "evidence"), NULL);
