@@ -73,20 +73,23 @@ static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, lon
     return !col || oq_csv_is_empty(t, row, *col) ? OQ_OK : oq_csv_get_int(t, row, *col, v, err);
 }
 
-static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, const size_t *const *opt,
+/* Text of a row is copied into the figures' arena: the figures outlive the table. */
+static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const size_t *col, const size_t *const *opt,
                                 bench_row *b, oq_err *err)
 {
     oq_status st;
     b->t = t;
     b->row = r;
-    b->variant = oq_csv_get(t, r, col[BC_VARIANT]);
+    b->variant = oq_arena_strdup(a, oq_csv_get(t, r, col[BC_VARIANT]));
+    if (!b->variant) return OQ_NOMEM(err);
     if (!*b->variant) {
         char w[300];
         where(w, sizeof w, t, r);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: column 'variant': empty", w);
     }
-    b->shapes = opt[BO_SHAPES] ? oq_csv_get(t, r, *opt[BO_SHAPES]) : "";
-    b->io = opt[BO_IO] ? oq_csv_get(t, r, *opt[BO_IO]) : "";
+    b->shapes = oq_arena_strdup(a, opt[BO_SHAPES] ? oq_csv_get(t, r, *opt[BO_SHAPES]) : "");
+    b->io = oq_arena_strdup(a, opt[BO_IO] ? oq_csv_get(t, r, *opt[BO_IO]) : "");
+    if (!b->shapes || !b->io) return OQ_NOMEM(err);
     if ((st = oq_csv_get_bool(t, r, col[BC_MASKED], &b->masked, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_BATCH], &b->batch, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_SEQ], &b->seq_len, err)) ||
@@ -149,7 +152,7 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
         for (size_t c = 0; c < BO_N; c++) opt[c] = oq_csv_find(t, opt_names[c], &ocol[c]) ? &ocol[c] : NULL;
         for (size_t r = 0; r < oq_csv_nrows(t); r++) {
             if (!row_ok(t, r)) continue;
-            oq_status rs = bench_read_row(t, r, col, opt, &bd->rows[bd->n], err);
+            oq_status rs = bench_read_row(a, t, r, col, opt, &bd->rows[bd->n], err);
             if (rs) return rs;
             bd->n++;
         }

@@ -253,6 +253,24 @@ static void test_bench_summary_figures(void **state)
         const oq_plot_spec *s = oq_figures_spec(f, i);
         for (size_t k = 0; k < s->nseries; k++) assert_null(strstr(s->series[k].label, "shapes)"));
     }
+    /* runtime, memory: one point per row of the group (batch 1, masked), for every variant */
+    static const char *const variants[] = {"ref:sdpa:fp64", "cpu:decomposed:fp32", "cpu:attention24:fp32"};
+    for (int fig = 0; fig < 2; fig++) {
+        sp = figure(f, fig ? "memory_b1_masked" : "runtime_b1_masked");
+        char *text = svg_of(sp);
+        for (size_t v = 0; v < 3; v++) {
+            size_t i;
+            json_t *r;
+            long rows = 0;
+            json_array_foreach(json_object_get(doc, "results"), i, r)
+                rows += !strcmp(json_string_value(json_object_get(r, "variant")), variants[v]) &&
+                        json_integer_value(json_object_get(r, "batch")) == 1 && json_is_true(json_object_get(r, "masked"));
+            assert_true(rows > 0);
+            assert_int_equal(series(sp, variants[v])->n, rows);
+            assert_int_equal(drawn(text, variants[v], 0), rows);
+        }
+        free(text);
+    }
     /* error_vs_runtime: colour by variant, marker by batch size and mask; one point per row */
     sp = figure(f, "error_vs_runtime");
     char *svg = svg_of(sp);
