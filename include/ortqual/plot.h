@@ -43,8 +43,6 @@
 
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "ortqual/csv.h"
 #include "ortqual/status.h"
 
@@ -130,23 +128,23 @@ typedef struct oq_plot_spec {
 } oq_plot_spec;
 
 /* File name extension of a single format ("png", "svg"). */
-const char *oq_plot_format_ext(oq_plot_format f);
+OQ_API const char *oq_plot_format_ext(oq_plot_format f);
 /* PLplot device used for a single format ("pngcairo", "svgcairo"). */
-const char *oq_plot_format_device(oq_plot_format f);
+OQ_API const char *oq_plot_format_device(oq_plot_format f);
 
 /* OQ_OK when `f` can be written here (SVG always), else OQ_ERR_NOT_FOUND with
  * "PLplot driver pngcairo not available: install plplot-driver-cairo". */
-oq_status oq_plot_check_driver(oq_plot_format f, oq_err *err);
+OQ_API oq_status oq_plot_check_driver(oq_plot_format f, oq_err *err);
 
 /* Render `spec` in one format to `path`. Errors: OQ_ERR_INVALID_ARG (no
  * series, more than 64 series, nothing drawable, a bad spec), OQ_ERR_NOT_FOUND
  * (driver), OQ_ERR_IO (cannot create or rename the file), OQ_ERR_RUNTIME
  * (PLplot reported an error or wrote nothing). */
-oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format f, const char *path, oq_err *err);
+OQ_API oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format f, const char *path, oq_err *err);
 
 /* Render `spec` as an SVG document in memory: *svg is malloc'd and NUL-terminated (the
  * caller frees it), *n its length. Errors as oq_plot_render. */
-oq_status oq_plot_svg(const oq_plot_spec *spec, char **svg, size_t *n, oq_err *err);
+OQ_API oq_status oq_plot_svg(const oq_plot_spec *spec, char **svg, size_t *n, oq_err *err);
 
 /* ---- Summary figures ---------------------------------------------------- */
 
@@ -159,7 +157,7 @@ typedef enum oq_summary_kind {
     OQ_SUMMARY_VALIDATE
 } oq_summary_kind;
 
-oq_summary_kind oq_summary_detect(const oq_csv *t);
+OQ_API oq_summary_kind oq_summary_detect(const oq_csv *t);
 
 typedef struct oq_plot_options {
     const char *outdir;    /* created if missing (writing only) */
@@ -170,12 +168,12 @@ typedef struct oq_plot_options {
     const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p99_ms" */
 } oq_plot_options;
 
-/* Paths of the files written (owned; free with oq_plot_files_free). */
+/* Paths of the files written (owned; release with oq_plot_files_clear). */
 typedef struct oq_plot_files {
     char **paths;
     size_t n;
 } oq_plot_files;
-void oq_plot_files_free(oq_plot_files *f);
+OQ_API void oq_plot_files_clear(oq_plot_files *f);
 
 /* The standard figures of a summary, built in memory: each has a file name stem
  * and a spec (owned by the set). Figures with nothing drawable are left out.
@@ -205,24 +203,25 @@ void oq_plot_files_free(oq_plot_files *f);
  * row, no row to draw; the message names the file, line or key), OQ_ERR_INVALID_ARG
  * (unknown or ambiguous baseline, unknown stat), OQ_ERR_NOMEM. */
 typedef struct oq_figures oq_figures;
-oq_status oq_figures_from_summary(const json_t *summary, const char *name, const oq_plot_options *opt,
-                                  oq_figures **out, oq_err *err);
+/* From a summary.json document: `n` bytes of JSON text; `name` (its path) in messages. */
+OQ_API oq_status oq_figures_from_summary(const char *json, size_t n, const char *name, const oq_plot_options *opt,
+                                         oq_figures **out, oq_err *err);
 /* Bench tables (validate.csv is refused: its figures need summary.json's histograms). */
-oq_status oq_figures_from_tables(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
-                                 oq_figures **out, oq_err *err);
-size_t oq_figures_count(const oq_figures *f);
-const char *oq_figures_name(const oq_figures *f, size_t i);
-const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i);
+OQ_API oq_status oq_figures_from_tables(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
+                                        oq_figures **out, oq_err *err);
+OQ_API size_t oq_figures_count(const oq_figures *f);
+OQ_API const char *oq_figures_name(const oq_figures *f, size_t i);
+OQ_API const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i);
 /* Render every figure into opt->outdir in opt->formats, as <name>.<ext>. On error
  * `written` still lists the files written before it. */
-oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written,
-                           oq_err *err);
-void oq_figures_free(oq_figures *f);
+OQ_API oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written,
+                                  oq_err *err);
+OQ_API void oq_figures_free(oq_figures *f);
 
 /* oq_figures_from_tables and oq_figures_write in one call (what `ortqual plot` runs on
  * CSV inputs). */
-oq_status oq_plot_summaries(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
-                            oq_plot_files *written, oq_err *err);
+OQ_API oq_status oq_plot_summaries(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
+                                   oq_plot_files *written, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
  *
  *     oq_err err;
  *     if (oq_report_write_dir("ortqual-out/run1", &err)) fprintf(stderr, "%s\n", err.msg);
+ *     if (oq_junit_write_summary("ortqual-out/run1/summary.json", "junit.xml", &err)) ...
  *
  * JUnit XML lets CI systems (GitLab, Jenkins, GitHub) show the results
  * natively: validate and replay give one test suite per configuration and one
@@ -25,7 +26,6 @@
 #ifndef ORTQUAL_REPORT_H
 #define ORTQUAL_REPORT_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "ortqual/status.h"
@@ -34,43 +34,38 @@
 extern "C" {
 #endif
 
-/* The schema names of the summaries this header reads (bench and gate documents are
- * told by their "tool" key: "ortqual bench", "ortqual gate"). */
+/* The schema of conformance summaries (validate's is OQ_VALIDATE_SCHEMA; bench and gate
+ * documents are told by their "tool" key: "ortqual bench", "ortqual gate"). */
 #define OQ_CONFORMANCE_SCHEMA "ortqual.conformance/1"
 
-typedef enum oq_report_kind {
-    OQ_REPORT_UNKNOWN = 0,
-    OQ_REPORT_VALIDATE,    /* validate and replay: "schema": "ortqual.validate/1" */
-    OQ_REPORT_BENCH,       /* "tool": "ortqual bench" with "results" */
-    OQ_REPORT_CONFORMANCE, /* "schema": "ortqual.conformance/1" */
-    OQ_REPORT_GATE         /* "tool": "ortqual gate" (JUnit only) */
-} oq_report_kind;
+/* The documents are given as JSON text: `json` of `n` bytes; `name` names the document in
+ * messages (its path). */
 
-oq_report_kind oq_report_kind_of(const json_t *doc);
-
-/* report.html of `summary` in memory: *html is malloc'd, NUL-terminated (caller frees).
- * `name` names the document in messages (its path). Errors: OQ_ERR_FORMAT (not a
- * summary with a report: unknown kind, or gate), OQ_ERR_NOMEM. */
-oq_status oq_report_html(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err);
-
-/* Write report.html of `summary` to `path`, atomically (a temporary file renamed). */
-oq_status oq_report_write(const json_t *summary, const char *name, const char *path, oq_err *err);
+/* report.html of a summary in memory: *html is malloc'd, NUL-terminated (caller frees).
+ * Errors: OQ_ERR_FORMAT (not JSON, or not a summary with a report: unknown kind, or
+ * gate), OQ_ERR_NOMEM. */
+OQ_API oq_status oq_report_html(const char *json, size_t n, const char *name, char **html, size_t *html_n,
+                                oq_err *err);
 
 /* The one entry point for a run directory: read DIR/summary.json and write
- * DIR/report.html. Used after every run, by `ortqual report DIR`, and by tools that
- * produce a summary.json themselves (e.g. after merging shards). Errors: OQ_ERR_NOT_FOUND
- * (no DIR/summary.json), OQ_ERR_FORMAT (not JSON, not a summary), OQ_ERR_IO (cannot
- * write report.html), OQ_ERR_NOMEM. */
-oq_status oq_report_write_dir(const char *dir, oq_err *err);
+ * DIR/report.html atomically (a temporary file renamed). Used after every run, by
+ * `ortqual report DIR`, and by tools that produce a summary.json themselves (e.g. after
+ * merging shards). Errors: OQ_ERR_NOT_FOUND (no DIR/summary.json), OQ_ERR_FORMAT (not
+ * JSON, not a summary), OQ_ERR_IO (cannot write report.html), OQ_ERR_NOMEM. */
+OQ_API oq_status oq_report_write_dir(const char *dir, oq_err *err);
 
 /* JUnit XML of a validate/replay, conformance or gate document, in memory (*xml
  * malloc'd, NUL-terminated) or written atomically to `path`. The XML follows the
- * common JUnit schema (tests/data/junit/jenkins-junit.xsd, Jenkins' dtkit junit-4): <testsuites> with one
- * <testsuite> per configuration (or one per run), <testcase name classname time>
- * holding <failure message type>, <error> or <skipped>. Errors as oq_report_html
- * (bench has no JUnit: its rows are measurements, not checks). */
-oq_status oq_junit_xml(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err);
-oq_status oq_junit_write(const json_t *doc, const char *name, const char *path, oq_err *err);
+ * common JUnit schema (tests/data/junit/jenkins-junit.xsd, Jenkins' dtkit junit-4):
+ * <testsuites> with one <testsuite> per configuration (or one per run), <testcase name
+ * classname time> holding <failure message type>, <error> or <skipped>. Errors as
+ * oq_report_html (bench has no JUnit: its rows are measurements, not checks). */
+OQ_API oq_status oq_junit_xml(const char *json, size_t n, const char *name, char **xml, size_t *xml_n,
+                              oq_err *err);
+OQ_API oq_status oq_junit_write(const char *json, size_t n, const char *name, const char *path, oq_err *err);
+/* The same from a summary file (its path names it in messages). OQ_ERR_NOT_FOUND when it
+ * cannot be read. */
+OQ_API oq_status oq_junit_write_summary(const char *summary_path, const char *path, oq_err *err);
 
 #ifdef __cplusplus
 }

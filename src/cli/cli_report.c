@@ -1,5 +1,4 @@
-/* Human output shared by validate and replay: progress, the verdict table, the report. */
-#include <jansson.h>
+/* Human output shared by validate and replay: progress, the verdict table, the reports. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +6,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ortqual/bench.h"
 #include "ortqual/report.h"
+#include "ortqual/stats.h"
 #include "ortqual/validate.h"
 
-#include "cli/cli.h"
+#include "cli.h"
 
 int oq_cli_color(FILE *fp)
 {
@@ -47,12 +46,15 @@ struct oq_cli_progress {
     int line_open; /* an updating line is on the terminal */
 };
 
-int oq_cli_parse_progress(const char *cmd, const char *s)
+int oq_cli_progress_option(const oq_opt *o, const char *arg)
 {
     static const char *const names[] = {"auto", "always", "never"};
     for (int i = 0; i < 3; i++)
-        if (!strcmp(s, names[i])) return i;
-    fprintf(stderr, "ortqual %s: --progress: '%s' is not auto, always or never\n", cmd, s);
+        if (!strcmp(arg, names[i])) {
+            *(int *)o->ctx = i;
+            return 0;
+        }
+    fprintf(stderr, "ortqual: --progress: '%s' is not auto, always or never\n", arg);
     return -1;
 }
 
@@ -99,31 +101,28 @@ void oq_cli_progress_batch(void *ctx, const oq_validate_progress *b)
 
 /* Why a node missed its kernel and what reaches it: the first explanation, as
  * the others (one per node) usually repeat it for the next block. */
-static void print_advice(const json_t *advice)
+static void print_advice(const oq_dispatch_result *d)
 {
-    size_t n = json_array_size(advice);
-    if (!n) return;
-    printf("    advice: %s", json_string_value(json_array_get(advice, 0)));
-    if (n > 1) printf(" (%zu more in summary.json)", n - 1);
+    if (!d->n_advice) return;
+    printf("    advice: %s", d->advice[0]);
+    if (d->n_advice > 1) printf(" (%zu more in summary.json)", d->n_advice - 1);
     putchar('\n');
 }
 
 /* Per-batch latency over the batches of a configuration: median and p90 of the batches'
  * median calls, and the first call of batch 0 (session warm-up included), in ms. */
-static void batch_latency(const json_t *c, double *median, double *p90, double *first)
+static void batch_latency(const oq_config_result *c, double *median, double *p90, double *first)
 {
-    const json_t *bs = json_object_get(c, "batches");
-    double *v = calloc(json_array_size(bs) + 1, sizeof *v);
-    size_t n = 0, i;
-    json_t *b;
+    double *v = calloc(c->n_batches + 1, sizeof *v);
+    size_t n = 0;
     *median = *p90 = *first = NAN;
-    json_array_foreach(bs, i, b) {
-        if (i == 0) *first = json_number_value(json_object_get(b, "first_call_s")) * 1e3;
-        if (v && json_is_number(json_object_get(b, "median_s")))
-            v[n++] = json_number_value(json_object_get(b, "median_s")) * 1e3;
+    for (size_t i = 0; i < c->n_batches; i++) {
+        const oq_batch_result *b = &c->batches[i];
+        if (i == 0 && b->timed) *first = b->first_call_s * 1e3;
+        if (v && b->timed && !isnan(b->median_s)) v[n++] = b->median_s * 1e3;
     }
-    oq_bench_stats st;
-    if (n && oq_bench_stats_compute(v, n, &st, NULL) == OQ_OK) {
+    oq_stats st;
+    if (n && oq_stats_compute(v, n, &st, NULL) == OQ_OK) {
         *median = st.p50;
         *p90 = st.p90;
     }
@@ -137,16 +136,15 @@ static void ms(char *buf, size_t n, double v)
 }
 
 /* The worst output of a configuration across batches, and its timing. */
-static void config_row(const json_t *c)
+static void config_row(const oq_config_result *c)
 {
     double worst = -1, med, p90, first;
     const char *worst_out = "-";
-    size_t i, j;
-    json_t *b, *o;
-    json_array_foreach(json_object_get(c, "batches"), i, b) {
-        json_array_foreach(json_object_get(b, "outputs"), j, o) {
-            double m = json_number_value(json_object_get(o, "max_abs"));
-            if (m > worst) worst = m, worst_out = json_string_value(json_object_get(o, "output"));
+    for (size_t i = 0; i < c->n_batches; i++) {
+        const oq_batch_result *b = &c->batches[i];
+        for (size_t j = 0; j < b->n_outputs; j++) {
+            double m = isfinite(b->outputs[j].max_abs) ? b->outputs[j].max_abs : 0; /* as summary.json */
+            if (m > worst) worst = m, worst_out = b->outputs[j].name;
         }
     }
     batch_latency(c, &med, &p90, &first);
@@ -155,45 +153,62 @@ static void config_row(const json_t *c)
     ms(m_s, sizeof m_s, med);
     ms(p_s, sizeof p_s, p90);
     ms(f_s, sizeof f_s, first);
-    size_t nb = json_array_size(json_object_get(c, "batches"));
-    printf("%-34s ", json_string_value(json_object_get(c, "name")));
-    print_status(stdout, json_string_value(json_object_get(c, "status")), 8);
-    printf(" %7zu %-10s %10s %10s %10s %10s\n", nb, worst_out ? worst_out : "-", err_s, m_s, p_s, f_s);
-    const char *ort = json_string_value(json_object_get(json_object_get(c, "onnxruntime"), "version"));
-    if (ort) printf("    ONNX Runtime %s (%s)\n", ort, json_string_value(json_object_get(json_object_get(c, "onnxruntime"), "library")));
-    size_t k;
-    json_t *ep;
-    json_array_foreach(json_object_get(json_object_get(c, "placement"), "eps"), k, ep)
-        printf("    profile: %-24s %4lld nodes %10.3f ms\n", json_string_value(json_object_get(ep, "ep")),
-               (long long)json_integer_value(json_object_get(ep, "nodes")),
-               json_number_value(json_object_get(ep, "us")) / 1000.0);
-    const char *reason = json_string_value(json_object_get(c, "reason"));
-    if (reason) printf("    %s\n", reason);
-    print_advice(json_object_get(json_object_get(c, "dispatch"), "advice"));
+    printf("%-34s ", c->config.name);
+    print_status(stdout, oq_verdict_name(c->status), 8);
+    printf(" %7zu %-10s %10s %10s %10s %10s\n", c->n_batches, worst_out, err_s, m_s, p_s, f_s);
+    if (c->ort_version) printf("    ONNX Runtime %s (%s)\n", c->ort_version, c->ort_library);
+    const oq_placement *p = c->placement.placement;
+    for (size_t k = 0; p && k < p->n_eps; k++)
+        printf("    profile: %-24s %4lld nodes %10.3f ms\n", p->eps[k].ep, (long long)p->eps[k].nodes,
+               p->eps[k].us / 1000.0);
+    if (c->reason) printf("    %s\n", c->reason);
+    print_advice(&c->dispatch);
 }
 
-void oq_cli_print_verdict_table(const json_t *summary, const char *outdir)
+void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir)
 {
     printf("%-34s %-8s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
            "max|err|", "median ms", "p90 ms", "first ms");
-    size_t i;
-    json_t *c;
     int counts[4] = {0};
-    json_array_foreach(json_object_get(summary, "configs"), i, c) {
-        config_row(c);
-        const char *s = json_string_value(json_object_get(c, "status"));
-        counts[!strcmp(s, "passed") ? 0 : !strcmp(s, "skipped") ? 2 : 1]++;
+    for (size_t i = 0; i < s->n_configs; i++) {
+        config_row(&s->configs[i]);
+        oq_verdict v = s->configs[i].status;
+        counts[v == OQ_VERDICT_PASSED ? 0 : v == OQ_VERDICT_SKIPPED ? 2 : 1]++;
     }
-    size_t nplots = json_array_size(json_object_get(summary, "plots"));
-    const char *perr = json_string_value(json_object_get(summary, "plot_error"));
-    if (nplots) printf("\nplots: %zu files in %s/plots/ (error distributions, error against |reference|, latency)", nplots, outdir);
-    if (perr) printf("\nplots: not drawn: %s", perr);
+    if (s->n_plots)
+        printf("\nplots: %zu files in %s/plots/ (error distributions, error against |reference|, latency)", s->n_plots,
+               outdir);
+    if (s->plot_error) printf("\nplots: not drawn: %s", s->plot_error);
     printf("\n(latency per batch: median and p90 over batches of each batch's median call; first: batch 0's first call)");
     printf("\nreport: %s/report.html\nverdict: ", outdir);
     print_status(stdout, counts[1] ? "FAILED" : "PASSED", 0);
     printf(" (%d passed, %d failed, %d skipped); details in %s/summary.json\n", counts[0], counts[1], counts[2], outdir);
 }
 
+/* summary.json as written, to stdout. */
+static int print_summary_file(const char *outdir)
+{
+    char path[4096], buf[65536];
+    snprintf(path, sizeof path, "%s/summary.json", outdir);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
+    fclose(f);
+    return 0;
+}
+
+int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed)
+{
+    for (size_t i = 0; i < patterns->n; i++) {
+        if (glob(patterns->v[i], (*globbed ? GLOB_APPEND : 0) | GLOB_NOCHECK, NULL, g)) {
+            fprintf(stderr, "ortqual %s: --inputs '%s': cannot expand\n", cmd, patterns->v[i]);
+            return -1;
+        }
+        *globbed = 1;
+    }
+    return 0;
+}
 
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
 {
@@ -207,14 +222,14 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
 
 /* report.html beside summary.json (a diagnostic: a failure is said, not fatal) and the
  * JUnit XML asked for (fatal: CI reads it). */
-static int write_reports(const char *cmd, const json_t *summary, const char *outdir, const char *junit)
+static int write_reports(const char *cmd, const char *outdir, const char *junit)
 {
     oq_err e = {0};
     if (oq_report_write_dir(outdir, &e)) fprintf(stderr, "ortqual %s: report.html not written: %s\n", cmd, e.msg);
     if (!junit) return OQ_EXIT_OK;
-    char name[4096];
-    snprintf(name, sizeof name, "%s/summary.json", outdir);
-    if (oq_junit_write(summary, name, junit, &e) == OQ_OK) return OQ_EXIT_OK;
+    char summary[4096];
+    snprintf(summary, sizeof summary, "%s/summary.json", outdir);
+    if (oq_junit_write_summary(summary, junit, &e) == OQ_OK) return OQ_EXIT_OK;
     fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
     return OQ_EXIT_RUNTIME;
 }
@@ -224,6 +239,9 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
 {
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};
     o->self_exe = self;
+    /* the non-skippable mode can be switched on from the environment too (the library reads none) */
+    const char *require = getenv("ORTQUAL_REQUIRE_DISPATCH");
+    if (require && !strcmp(require, "1")) o->require_dispatch = 1;
     o->progress = oq_cli_progress_line;
     o->progress_ctx = &prog;
     o->on_batch = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_batch;
@@ -234,18 +252,18 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     o->n_ep_options = cr->n_options;
     o->ep_option_keys = (const char *const *)cr->option_keys;
     o->ep_option_values = (const char *const *)cr->option_values;
-    json_t *summary = NULL;
-    int verdict = 0;
+    oq_validate_summary *summary = NULL;
     oq_err e = {0};
-    oq_status st = oq_validate_run(o, &summary, &verdict, &e);
+    oq_status st = oq_validate_run(o, &summary, &e);
     progress_clear(&prog);
     if (st) {
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
         return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
-    int rc = write_reports(cmd, summary, o->outdir, out->junit);
-    if (out->json) json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
-    else oq_cli_print_verdict_table(summary, o->outdir);
-    json_decref(summary);
-    return rc ? rc : verdict ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    int rc = write_reports(cmd, o->outdir, out->junit);
+    if (!rc) rc = summary->exit_status ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    if (!out->json) oq_cli_print_verdict_table(summary, o->outdir);
+    else if (print_summary_file(o->outdir)) rc = OQ_EXIT_RUNTIME;
+    oq_validate_summary_free(summary);
+    return rc;
 }

@@ -1,41 +1,32 @@
 /* ortqual report: re-render report.html (and JUnit XML) from a run's summary.json. */
-#include <getopt.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/report.h"
 
 const char cmd_report_summary[] = "re-render report.html (and JUnit XML) from a run directory's summary.json";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual report DIR... [--junit FILE]\n"
-            "\n"
-            "Write DIR/report.html from DIR/summary.json, for each DIR: the page validate,\n"
-            "replay, bench and conformance --outdir write after every run, drawn again (after\n"
-            "copying a run back from a GPU host, merging shards, or upgrading ortqual). One\n"
-            "self-contained file: verdict, configuration table with per-batch and per-output\n"
-            "details, dispatch and placement per attention node, figures (inline SVG),\n"
-            "advice, environment (ONNX Runtime build, providers, loaded CUDA/cuDNN libraries,\n"
-            "shadowing) and the exact command line. No scripts, nothing loaded from anywhere.\n"
-            "The written paths are printed.\n"
-            "\n"
-            "options:\n"
-            "  --junit FILE   also write JUnit XML of the (single) DIR's summary: one test case\n"
-            "                 per configuration x batch (validate, replay) or per test\n"
-            "                 (conformance); a gate verdict JSON given as DIR/summary.json works too\n"
-            "  -h, --help     this help\n"
-            "\n"
-            "exit status: 0 written; 2 usage, no or bad summary.json; 3 cannot write.\n"
-            "\n"
-            "examples:\n"
-            "  ortqual report ortqual-out/demo\n"
-            "  ortqual report gpu-run --junit gpu-run/junit.xml\n");
-}
+static const char head[] =
+    "usage: ortqual report DIR... [--junit FILE]\n"
+    "\n"
+    "Write DIR/report.html from DIR/summary.json, for each DIR: the page validate,\n"
+    "replay, bench and conformance --outdir write after every run, drawn again (after\n"
+    "copying a run back from a GPU host, merging shards, or upgrading ortqual). One\n"
+    "self-contained file: verdict, configuration table with per-batch and per-output\n"
+    "details, dispatch and placement per attention node, figures (inline SVG),\n"
+    "advice, environment (ONNX Runtime build, providers, loaded CUDA/cuDNN libraries,\n"
+    "shadowing) and the exact command line. No scripts, nothing loaded from anywhere.\n"
+    "The written paths are printed.\n";
+
+static const char foot[] =
+    "\n"
+    "exit status: 0 written; 2 usage, no or bad summary.json; 3 cannot write.\n"
+    "\n"
+    "examples:\n"
+    "  ortqual report ortqual-out/demo\n"
+    "  ortqual report gpu-run --junit gpu-run/junit.xml\n";
 
 static int exit_for(oq_status st) { return st == OQ_ERR_IO || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE; }
 
@@ -43,18 +34,11 @@ static int write_junit(const char *dir, const char *path)
 {
     char in[4096];
     snprintf(in, sizeof in, "%s/summary.json", dir);
-    json_error_t je;
-    json_t *doc = json_load_file(in, 0, &je);
-    if (!doc) {
-        fprintf(stderr, "ortqual report: %s: %s\n", in, je.text);
-        return OQ_EXIT_USAGE;
-    }
     oq_err err = {0};
-    oq_status st = oq_junit_write(doc, in, path, &err);
-    json_decref(doc);
+    oq_status st = oq_junit_write_summary(in, path, &err);
     if (st) {
         fprintf(stderr, "ortqual report: %s\n", err.msg);
-        return st == OQ_ERR_FORMAT ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+        return st == OQ_ERR_FORMAT || st == OQ_ERR_NOT_FOUND ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
     }
     printf("%s\n", path);
     return OQ_EXIT_OK;
@@ -62,32 +46,27 @@ static int write_junit(const char *dir, const char *path)
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"junit", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *junit = NULL;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': junit = optarg; break;
-        case 'h': usage(stdout); return OQ_EXIT_OK;
-        case ':': fprintf(stderr, "ortqual report: option '%s' needs a value\n", argv[optind - 1]); return OQ_EXIT_USAGE;
-        default:
-            fprintf(stderr, "ortqual report: unknown option '%s' (see 'ortqual report --help')\n", argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc) {
+    int first = argc;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_STRING("junit", "FILE", &junit,
+                      "also write JUnit XML of the (single) DIR's summary: one test case\n"
+                      "per configuration x batch (validate, replay) or per test\n"
+                      "(conformance); a gate verdict JSON given as DIR/summary.json works too"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"report", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (first >= argc) {
         fprintf(stderr, "ortqual report: no run directory given (see 'ortqual report --help')\n");
         return OQ_EXIT_USAGE;
     }
-    if (junit && argc - optind > 1) {
+    if (junit && argc - first > 1) {
         fprintf(stderr, "ortqual report: --junit takes one run directory\n");
         return OQ_EXIT_USAGE;
     }
-    int rc = OQ_EXIT_OK;
-    for (int i = optind; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         oq_err err = {0};
         oq_status st = oq_report_write_dir(argv[i], &err);
         if (st == OQ_ERR_FORMAT && junit) continue; /* a gate verdict has JUnit but no page */
@@ -98,6 +77,6 @@ int cmd_report(int argc, char **argv)
         }
         printf("%s/report.html\n", argv[i]);
     }
-    if (!rc && junit) rc = write_junit(argv[optind], junit);
+    if (!rc && junit) rc = write_junit(argv[first], junit);
     return rc;
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "gate/gate-impl.h"
 #include "ortqual/fileio.h"
 
@@ -66,7 +66,7 @@ static json_t *env_json(const oq_gate *g)
     return o;
 }
 
-json_t *oq_gate_verdict_json(const oq_gate *g, const oq_gate_result *r)
+static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
 {
     size_t argc = 0;
     while (g->o.argv[argc]) argc++;
@@ -98,14 +98,14 @@ json_t *oq_gate_verdict_json(const oq_gate *g, const oq_gate_result *r)
 oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
                                 oq_err *err)
 {
-    json_t *root = oq_gate_verdict_json(g, r);
+    json_t *root = verdict_json(g, r);
     if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
     return st;
 }
 
-json_t *oq_gate_error_verdict_json(char *const *argv, const char *message)
+static json_t *error_verdict_json(char *const *argv, const char *message)
 {
     size_t argc = 0;
     while (argv && argv[argc]) argc++;
@@ -118,9 +118,24 @@ json_t *oq_gate_error_verdict_json(char *const *argv, const char *message)
 oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
                                       oq_err *err)
 {
-    json_t *root = oq_gate_error_verdict_json(argv, message);
+    json_t *root = error_verdict_json(argv, message);
     if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
     return st;
+}
+
+/* The document as indented JSON text (consumes root); NULL when out of memory. */
+static char *text_of(json_t *root)
+{
+    char *s = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
+    return s;
+}
+
+char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r) { return text_of(verdict_json(g, r)); }
+
+char *oq_gate_error_verdict_text(char *const *argv, const char *message)
+{
+    return text_of(error_verdict_json(argv, message));
 }

@@ -6,52 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/plot.h"
+#include "plot/figures-impl.h"
 #include "report/report-impl.h"
 
 /* ---- Buffer ------------------------------------------------------------------ */
 
 void oq_sb_put(oq_sb *b, const char *s, size_t n)
 {
-    if (b->failed) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
+    if (!b->failed && oq_dynbuf_addn(&b->d, s, n)) b->failed = 1;
 }
 
 void oq_sb_puts(oq_sb *b, const char *s) { oq_sb_put(b, s, strlen(s)); }
-
-static char *vformat(const char *fmt, va_list ap)
-{
-    va_list aq;
-    va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, fmt, aq);
-    va_end(aq);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
 
 void oq_sb_printf(oq_sb *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
+    if (!b->failed && oq_dynbuf_vaddf(&b->d, fmt, ap)) b->failed = 1;
     va_end(ap);
-    if (!s) b->failed = 1;
-    else oq_sb_puts(b, s);
-    free(s);
 }
 
 void oq_sb_esc(oq_sb *b, const char *s)
@@ -72,33 +44,26 @@ void oq_sb_esc(oq_sb *b, const char *s)
 
 void oq_sb_escf(oq_sb *b, const char *fmt, ...)
 {
+    oq_dynbuf t = {0};
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
+    if (oq_dynbuf_vaddf(&t, fmt, ap)) b->failed = 1;
     va_end(ap);
-    if (!s) b->failed = 1;
-    else oq_sb_esc(b, s);
-    free(s);
+    oq_sb_esc(b, t.buf);
+    oq_dynbuf_clear(&t);
 }
 
 char *oq_sb_take(oq_sb *b, size_t *n)
 {
-    if (b->failed || !b->p) {
-        oq_sb_free(b);
-        return NULL;
-    }
-    char *p = b->p;
-    *n = b->len;
-    b->p = NULL;
-    b->len = b->cap = 0;
+    char *p = b->failed ? NULL : oq_dynbuf_take(&b->d, n);
+    oq_sb_free(b);
     return p;
 }
 
 void oq_sb_free(oq_sb *b)
 {
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
+    oq_dynbuf_clear(&b->d);
+    b->failed = 0;
 }
 
 const char *oq_j_str(const json_t *o, const char *key, const char *dflt)
@@ -406,7 +371,7 @@ void oq_html_figures(oq_sb *b, const json_t *summary, const char *name)
     oq_sb_puts(b, "<section id=\"plots\">\n<h2>Figures</h2>\n");
     oq_figures *figs = NULL;
     oq_err e = {0};
-    if (oq_figures_from_summary(summary, name, NULL, &figs, &e)) {
+    if (oq_figures_from_summary_json(summary, name, NULL, &figs, &e)) {
         oq_sb_puts(b, "<p class=\"muted\">No figures: ");
         oq_sb_esc(b, e.msg);
         oq_sb_puts(b, "</p>\n</section>\n");

@@ -22,7 +22,7 @@ enum { TC_PASS, TC_FAILURE, TC_ERROR, TC_SKIPPED };
 
 typedef struct suite {
     tcase *c;
-    size_t n, cap;
+    size_t n;
     int nomem;
 } suite;
 
@@ -40,17 +40,11 @@ static char *dupf(const char *fmt, ...)
 static tcase *add_case(suite *s, const char *classname, const char *name, double time, int kind, const char *type,
                        const char *message, const char *text)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        tcase *p = realloc(s->c, cap * sizeof *p);
-        if (!p) {
-            s->nomem = 1;
-            return NULL;
-        }
-        s->c = p;
-        s->cap = cap;
+    tcase *c = OQ_PUSH(s->c, s->n);
+    if (!c) {
+        s->nomem = 1;
+        return NULL;
     }
-    tcase *c = &s->c[s->n++];
     *c = (tcase){strdup(name), strdup(classname), isfinite(time) && time > 0 ? time : 0, kind,
                  type ? strdup(type) : NULL, message ? strdup(message) : NULL, text ? strdup(text) : NULL};
     if (!c->name || !c->classname) s->nomem = 1;
@@ -184,7 +178,7 @@ static void batch_cases(suite *s, const json_t *cfg, const char *cls)
             if (failed++) oq_sb_puts(&msg, "; ");
             output_failure(&msg, o);
         }
-        if (failed && !msg.failed && msg.p) add_case(s, cls, name, t, TC_FAILURE, "tolerance", msg.p, msg.p);
+        if (failed && !msg.failed && msg.d.buf) add_case(s, cls, name, t, TC_FAILURE, "tolerance", msg.d.buf, msg.d.buf);
         else if (failed) s->nomem = 1;
         else add_case(s, cls, name, t, TC_PASS, NULL, NULL, NULL);
         oq_sb_free(&msg);
@@ -204,7 +198,7 @@ static void check_case(suite *s, const char *cls, const char *name, const json_t
     size_t i;
     json_t *f;
     json_array_foreach(json_object_get(check, "failures"), i, f) oq_sb_printf(&msg, "%s%s", i ? "; " : "", json_string_value(f));
-    add_case(s, cls, name, 0, TC_FAILURE, name, msg.p ? msg.p : "failed", msg.p ? msg.p : "failed");
+    add_case(s, cls, name, 0, TC_FAILURE, name, msg.d.buf ? msg.d.buf : "failed", msg.d.buf ? msg.d.buf : "failed");
     oq_sb_free(&msg);
 }
 
@@ -260,7 +254,7 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
     }
     oq_sb_printf(b, "<testsuites name=\"%s\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", top,
                  all.tests, all.failures, all.errors, all.time);
-    if (body.p) oq_sb_put(b, body.p, body.len);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
     oq_sb_puts(b, "</testsuites>\n");
     b->failed |= body.failed | nomem;
     oq_sb_free(&body);
@@ -295,7 +289,7 @@ static oq_status junit_conformance(oq_sb *b, const json_t *doc)
     write_suite(&body, &s, "ortqual conformance", 0, NULL, NULL, props, &all);
     oq_sb_printf(b, "<testsuites name=\"ortqual conformance\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n",
                  all.tests, all.failures, all.errors, all.time);
-    if (body.p) oq_sb_put(b, body.p, body.len);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
     oq_sb_puts(b, "</testsuites>\n");
     b->failed |= body.failed | s.nomem;
     oq_sb_free(&body);
@@ -317,11 +311,11 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     int kind = !strcmp(v, "pass") ? TC_PASS : !strcmp(v, "fail") ? TC_FAILURE : TC_ERROR;
     const json_t *counts = json_object_get(doc, "counts");
     char text[512];
-    snprintf(text, sizeof text, "%s; %lld passed, %lld failed, %lld skipped, %lld errors (%s)", why.p ? why.p : v,
+    snprintf(text, sizeof text, "%s; %lld passed, %lld failed, %lld skipped, %lld errors (%s)", why.d.buf ? why.d.buf : v,
              oq_j_int(counts, "passed"), oq_j_int(counts, "failed"), oq_j_int(counts, "skipped"), oq_j_int(counts, "errors"),
              oq_j_str(doc, "runner", "?"));
-    add_case(&s, "ortqual.gate", cmd.p ? cmd.p : "(no command)", oq_j_num(doc, "duration_s"), kind, "gate",
-             why.p ? why.p : v, text);
+    add_case(&s, "ortqual.gate", cmd.d.buf ? cmd.d.buf : "(no command)", oq_j_num(doc, "duration_s"), kind, "gate",
+             why.d.buf ? why.d.buf : v, text);
     json_array_foreach(json_object_get(json_object_get(doc, "summary"), "skip_reasons"), i, x) {
         char name[64];
         snprintf(name, sizeof name, "skip reason %zu", i + 1);
@@ -335,7 +329,7 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     write_suite(&body, &s, "ortqual gate", 0, NULL, NULL, props, &all);
     oq_sb_printf(b, "<testsuites name=\"ortqual gate\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n",
                  all.tests, all.failures, all.errors, all.time);
-    if (body.p) oq_sb_put(b, body.p, body.len);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
     oq_sb_puts(b, "</testsuites>\n");
     b->failed |= body.failed | s.nomem | cmd.failed | why.failed;
     oq_sb_free(&body);
@@ -345,7 +339,7 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     return OQ_OK;
 }
 
-oq_status oq_junit_xml(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err)
+oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err)
 {
     *xml = NULL;
     *n = 0;
@@ -365,12 +359,34 @@ oq_status oq_junit_xml(const json_t *doc, const char *name, char **xml, size_t *
     return st;
 }
 
-oq_status oq_junit_write(const json_t *doc, const char *name, const char *path, oq_err *err)
+oq_status oq_junit_xml(const char *json, size_t n, const char *name, char **xml, size_t *xml_n, oq_err *err)
+{
+    *xml = NULL;
+    *xml_n = 0;
+    json_t *doc = oq_report_parse(json, n, name, err);
+    if (!doc) return OQ_ERR_FORMAT;
+    oq_status st = oq_junit_xml_json(doc, name, xml, xml_n, err);
+    json_decref(doc);
+    return st;
+}
+
+oq_status oq_junit_write(const char *json, size_t n, const char *name, const char *path, oq_err *err)
 {
     char *xml;
-    size_t n;
-    oq_status st = oq_junit_xml(doc, name, &xml, &n, err);
-    if (!st) st = oq_write_file_atomic(path, xml, n, 1, err);
+    size_t xml_n;
+    oq_status st = oq_junit_xml(json, n, name, &xml, &xml_n, err);
+    if (!st) st = oq_write_file_atomic(path, xml, xml_n, 1, err);
     free(xml);
+    return st;
+}
+
+oq_status oq_junit_write_summary(const char *summary_path, const char *path, oq_err *err)
+{
+    unsigned char *text;
+    size_t n;
+    oq_err e = {0};
+    if (oq_read_file(summary_path, &text, &n, &e)) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s", e.msg);
+    oq_status st = oq_junit_write((const char *)text, n, summary_path, path, err);
+    free(text);
     return st;
 }

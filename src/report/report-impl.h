@@ -1,17 +1,19 @@
-/* Internal to src/report: a growing text buffer with HTML/XML escaping, and the
- * report writers of each summary kind. */
+/* Internal to src/report: a growing text buffer with HTML/XML escaping, the report
+ * writers of each summary kind, and the entry points on parsed documents. */
 #ifndef ORTQUAL_REPORT_IMPL_H
 #define ORTQUAL_REPORT_IMPL_H
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "core/core-impl.h"
 #include "ortqual/report.h"
 #include "ortqual/status.h"
 
+/* A text that remembers running out of memory, so a page is written without a check
+ * after every line. */
 typedef struct oq_sb {
-    char *p;
-    size_t len, cap;
+    oq_dynbuf d;
     int failed; /* out of memory: further writes are dropped, oq_sb_take gives NULL */
 } oq_sb;
 
@@ -23,9 +25,24 @@ void oq_sb_printf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 
  * NULL writes nothing. */
 void oq_sb_esc(oq_sb *b, const char *s);
 void oq_sb_escf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The buffer (caller frees) and its length; NULL when a write failed. */
+/* The buffer (caller frees) and its length; NULL when a write failed. `b` is left empty. */
 char *oq_sb_take(oq_sb *b, size_t *n);
 void oq_sb_free(oq_sb *b);
+
+typedef enum oq_report_kind {
+    OQ_REPORT_UNKNOWN = 0,
+    OQ_REPORT_VALIDATE,    /* validate and replay: "schema": "ortqual.validate/1" */
+    OQ_REPORT_BENCH,       /* "tool": "ortqual bench" with "results" */
+    OQ_REPORT_CONFORMANCE, /* "schema": "ortqual.conformance/1" */
+    OQ_REPORT_GATE         /* "tool": "ortqual gate" (JUnit only) */
+} oq_report_kind;
+oq_report_kind oq_report_kind_of(const json_t *doc);
+
+/* The entry points of report.h on a document already parsed. */
+oq_status oq_report_html_json(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err);
+oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err);
+/* The JSON text of report.h's entry points parsed; NULL with OQ_ERR_FORMAT naming `name`. */
+json_t *oq_report_parse(const char *json, size_t n, const char *name, oq_err *err);
 
 /* JSON access that tolerates missing keys. */
 const char *oq_j_str(const json_t *o, const char *key, const char *dflt);

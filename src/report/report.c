@@ -16,7 +16,15 @@ oq_report_kind oq_report_kind_of(const json_t *doc)
     return OQ_REPORT_UNKNOWN;
 }
 
-oq_status oq_report_html(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err)
+json_t *oq_report_parse(const char *json, size_t n, const char *name, oq_err *err)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(json, n, 0, &je);
+    if (!doc) oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", name, je.line, je.text);
+    return doc;
+}
+
+oq_status oq_report_html_json(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err)
 {
     *html = NULL;
     *n = 0;
@@ -35,36 +43,33 @@ oq_status oq_report_html(const json_t *summary, const char *name, char **html, s
     return st;
 }
 
-oq_status oq_report_write(const json_t *summary, const char *name, const char *path, oq_err *err)
+oq_status oq_report_html(const char *json, size_t n, const char *name, char **html, size_t *html_n, oq_err *err)
 {
-    char *html;
-    size_t n;
-    oq_status st = oq_report_html(summary, name, &html, &n, err);
-    if (!st) st = oq_write_file_atomic(path, html, n, 1, err);
-    free(html);
+    *html = NULL;
+    *html_n = 0;
+    json_t *doc = oq_report_parse(json, n, name, err);
+    if (!doc) return OQ_ERR_FORMAT;
+    oq_status st = oq_report_html_json(doc, name, html, html_n, err);
+    json_decref(doc);
     return st;
 }
 
 oq_status oq_report_write_dir(const char *dir, oq_err *err)
 {
-    size_t n = strlen(dir) + 32;
-    char *in = malloc(n), *out = malloc(n);
+    size_t len = strlen(dir) + 32, n = 0, html_n = 0;
+    char *in = malloc(len), *out = malloc(len), *html = NULL;
+    unsigned char *text = NULL;
     oq_status st = in && out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    json_t *doc = NULL;
     if (!st) {
-        snprintf(in, n, "%s/summary.json", dir);
-        snprintf(out, n, "%s/report.html", dir);
-        json_error_t je;
-        doc = json_load_file(in, 0, &je);
-        if (!doc) {
-            FILE *fp = fopen(in, "rb");
-            st = fp ? oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", in, je.line, je.text)
-                    : oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot open (not a run directory?)", in);
-            if (fp) fclose(fp);
-        }
+        snprintf(in, len, "%s/summary.json", dir);
+        snprintf(out, len, "%s/report.html", dir);
+        oq_err e = {0};
+        if (oq_read_file(in, &text, &n, &e)) st = oq_err_set(err, OQ_ERR_NOT_FOUND, "%s (not a run directory?)", e.msg);
     }
-    if (!st) st = oq_report_write(doc, in, out, err);
-    json_decref(doc);
+    if (!st) st = oq_report_html((const char *)text, n, in, &html, &html_n, err);
+    if (!st) st = oq_write_file_atomic(out, html, html_n, 1, err);
+    free(html);
+    free(text);
     free(in);
     free(out);
     return st;

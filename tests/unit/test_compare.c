@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "ortqual/compare.h"
+#include "compare/compare-impl.h"
 
 static oq_tensor *tensor(oq_dtype dtype, int32_t ndim, const int64_t *shape, const char *name)
 {
@@ -490,6 +490,23 @@ static void test_histograms(void **state)
     int mf = (int)json_integer_value(json_object_get(m, "first"));
     json_t *over = json_object_get(m, "over_tolerance");
     assert_int_equal(json_integer_value(json_array_get(over, (size_t)(oq_hist_bin(2.0) - mf))), 1);
+
+    /* what a worker reports comes back bin for bin (summary.json is written from the copy) */
+    oq_compare_result back;
+    oq_err err = {0};
+    assert_int_equal(oq_compare_result_from_json(j, &back, &err), OQ_OK);
+    assert_memory_equal(&back.err_hist, &r.err_hist, sizeof r.err_hist);
+    assert_memory_equal(back.by_ref.count, r.by_ref.count, sizeof r.by_ref.count);
+    assert_memory_equal(back.by_ref.over_tol, r.by_ref.over_tol, sizeof r.by_ref.over_tol);
+    for (int k = 0; k < OQ_MAG_SLOTS; k++) assert_true(back.by_ref.max_abs[k] == r.by_ref.max_abs[k]);
+    assert_true(back.max_abs_ref == r.max_abs_ref);
+    /* bins of another layout cannot be added to these: refused, not misread */
+    json_object_set_new(h, "per_decade", json_integer(OQ_HIST_PER_DECADE + 1));
+    assert_int_equal(oq_compare_result_from_json(j, &back, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "out_cls: histogram bins other than this build's"));
+    json_object_set_new(h, "per_decade", json_integer(OQ_HIST_PER_DECADE));
+    json_object_set_new(h, "first", json_integer(OQ_HIST_BINS - 1)); /* counts would run past the last bin */
+    assert_int_equal(oq_compare_result_from_json(j, &back, &err), OQ_ERR_FORMAT);
     json_decref(j);
     oq_tensor_free(out);
     oq_tensor_free(ref);

@@ -13,8 +13,9 @@
 #include <string.h>
 
 #include "ortqual/compare.h"
-#include "ortqual/plot.h"
-#include "ortqual/report.h"
+#include "ortqual/fileio.h"
+#include "plot/figures-impl.h"
+#include "report/report-impl.h"
 #include "testutil.h"
 
 #define FIX OQ_SOURCE_DIR "/tests/fixtures/"
@@ -32,7 +33,7 @@ static oq_figures *figures_of(const json_t *doc, const char *baseline)
     oq_figures *f = NULL;
     oq_err err = {0};
     oq_plot_options opt = {.baseline = baseline};
-    if (oq_figures_from_summary(doc, "fixture", &opt, &f, &err)) fail_msg("%s", err.msg);
+    if (oq_figures_from_summary_json(doc, "fixture", &opt, &f, &err)) fail_msg("%s", err.msg);
     return f;
 }
 
@@ -293,8 +294,16 @@ static void test_bench_summary_figures(void **state)
     oq_figures_free(f);
     oq_plot_options bad = {.baseline = "cpu"};
     oq_err err = {0};
-    assert_int_equal(oq_figures_from_summary(doc, "sweep.json", &bad, &f, &err), OQ_ERR_INVALID_ARG);
+    /* the public entry point takes the file's text */
+    unsigned char *text;
+    size_t n;
+    assert_int_equal(oq_read_file(FIX "bench/sweep.json", &text, &n, &err), OQ_OK);
+    assert_int_equal(oq_figures_from_summary((const char *)text, n, "sweep.json", &bad, &f, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "baseline 'cpu' names several series"));
+    assert_int_equal(oq_figures_from_summary((const char *)text, n / 2, "sweep.json", NULL, &f, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "sweep.json:"));
+    assert_non_null(strstr(err.msg, "not valid JSON"));
+    free(text);
     json_decref(doc);
 }
 
@@ -305,7 +314,7 @@ static char *html_of(const json_t *doc)
     char *html;
     size_t n;
     oq_err err = {0};
-    if (oq_report_html(doc, "fixture", &html, &n, &err)) fail_msg("%s", err.msg);
+    if (oq_report_html_json(doc, "fixture", &html, &n, &err)) fail_msg("%s", err.msg);
     return html;
 }
 
@@ -345,6 +354,60 @@ static void test_report_html(void **state)
     json_decref(doc);
 }
 
+/* The public entry points take the file's text and give what the parsed document gives. */
+static void test_report_text_api(void **state)
+{
+    (void)state;
+    unsigned char *text;
+    size_t n, hn, xn;
+    char *html, *xml;
+    oq_err err = {0};
+    assert_int_equal(oq_read_file(FIX "validate/fail.json", &text, &n, &err), OQ_OK);
+    json_t *doc = load(FIX "validate/fail.json");
+    char *want = html_of(doc);
+    assert_int_equal(oq_report_html((const char *)text, n, "fixture", &html, &hn, &err), OQ_OK);
+    assert_string_equal(html, want);
+    assert_int_equal(oq_junit_xml((const char *)text, n, "fail.json", &xml, &xn, &err), OQ_OK);
+    assert_non_null(strstr(xml, "<testsuite name=\"cpu:model:fp32\""));
+    free(xml);
+    free(html);
+    free(want);
+    assert_int_equal(oq_report_html((const char *)text, n - 10, "fail.json", &html, &hn, &err), OQ_ERR_FORMAT);
+    assert_null(html);
+    assert_non_null(strstr(err.msg, "fail.json:"));
+    assert_non_null(strstr(err.msg, "not valid JSON"));
+    free(text);
+    json_decref(doc);
+}
+
+/* A failed kernel expectation says how many failures ran MATH (the fallback it guards against),
+ * and so does a --prove-teeth rerun; without the count (older summaries) nothing is claimed. */
+static void test_report_math_failures(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/h200-placement.json");
+    json_t *cfg = NULL, *c;
+    size_t i;
+    json_array_foreach(json_object_get(doc, "configs"), i, c) if (json_object_get(c, "dispatch")) cfg = c;
+    assert_non_null(cfg);
+    json_t *d = json_object_get(cfg, "dispatch");
+    json_object_set_new(d, "passed", json_false());
+    json_object_set_new(d, "failures", json_pack("[s, s]", "blocks.0.attn: got MATH, expected FLASH_ATTENTION",
+                                                 "blocks.1.attn: no routing line"));
+    char *html = html_of(doc);
+    assert_null(strstr(html, "class=\"math-failures\""));
+    free(html);
+    json_object_set_new(d, "math_failures", json_integer(1));
+    json_object_set_new(cfg, "teeth", json_pack("{s:b, s:s, s:{s:[s], s:i}}", "proved", 1, "verdict",
+                                                "the check failed with MATH forced, as it must", "rerun_dispatch",
+                                                "failures", "blocks.0.attn: got MATH", "math_failures", 1));
+    html = html_of(doc);
+    assert_non_null(strstr(html, "<span class=\"math-failures\">(1 of 2 failures on nodes that ran MATH)</span>"));
+    assert_non_null(strstr(html, "as it must <span class=\"math-failures\">(1 of 1 failure on nodes that ran MATH)"));
+    free(html);
+    json_decref(doc);
+}
+
 /* Names from models and files are text, never markup: in the page, the figures and the XML. */
 static void test_hostile_names(void **state)
 {
@@ -369,7 +432,7 @@ static void test_hostile_names(void **state)
     char *xml;
     size_t n;
     oq_err err = {0};
-    assert_int_equal(oq_junit_xml(doc, "fixture", &xml, &n, &err), OQ_OK);
+    assert_int_equal(oq_junit_xml_json(doc, "fixture", &xml, &n, &err), OQ_OK);
     assert_null(strstr(xml, "<script"));
     assert_non_null(strstr(xml, evil_esc));
     free(xml);
@@ -383,6 +446,7 @@ static void test_report_dir_errors(void **state)
     char *dir = temp_dir("report");
     assert_int_equal(oq_report_write_dir(dir, &err), OQ_ERR_NOT_FOUND);
     assert_non_null(strstr(err.msg, "summary.json: cannot open"));
+    assert_non_null(strstr(err.msg, "(not a run directory?)"));
     char path[512];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     FILE *fp = fopen(path, "w");
@@ -408,7 +472,7 @@ static void test_junit(void **state)
     size_t n;
     oq_err err = {0};
     json_t *doc = load(FIX "validate/pass.json");
-    assert_int_equal(oq_junit_xml(doc, "fixture", &xml, &n, &err), OQ_OK);
+    assert_int_equal(oq_junit_xml_json(doc, "fixture", &xml, &n, &err), OQ_OK);
     assert_int_equal(count(xml, "<testsuite "), 3);
     assert_int_equal(count(xml, "<testcase "), 3 * 2); /* configuration x batch */
     assert_non_null(strstr(xml, "<testsuites name=\"ortqual validate\" tests=\"6\" failures=\"0\" errors=\"0\""));
@@ -416,7 +480,7 @@ static void test_junit(void **state)
     json_decref(doc);
 
     doc = load(FIX "validate/fail.json");
-    assert_int_equal(oq_junit_xml(doc, "fixture", &xml, &n, &err), OQ_OK);
+    assert_int_equal(oq_junit_xml_json(doc, "fixture", &xml, &n, &err), OQ_OK);
     const char *suite = strstr(xml, "<testsuite name=\"cpu:model:fp32\" tests=\"2\" failures=\"2\"");
     assert_non_null(suite);
     const char *c0 = strstr(suite, "<testcase name=\"batch 0\" classname=\"ortqual.validate.cpu:model:fp32\"");
@@ -428,14 +492,14 @@ static void test_junit(void **state)
     json_t *cfg = json_array_get(json_object_get(doc, "configs"), 1);
     json_object_set_new(cfg, "batches", json_array());
     json_object_set_new(cfg, "reason", json_string("worker killed by signal 6 (Aborted)"));
-    assert_int_equal(oq_junit_xml(doc, "fixture", &xml, &n, &err), OQ_OK);
+    assert_int_equal(oq_junit_xml_json(doc, "fixture", &xml, &n, &err), OQ_OK);
     assert_non_null(strstr(xml, "<testcase name=\"run\" classname=\"ortqual.validate.cpu:model:fp32\""));
     assert_non_null(strstr(xml, "<error type=\"failed\" message=\"worker killed by signal 6 (Aborted)\""));
     free(xml);
     json_decref(doc);
 
     doc = load(FIX "bench/sweep.json");
-    assert_int_equal(oq_junit_xml(doc, "sweep.json", &xml, &n, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_junit_xml_json(doc, "sweep.json", &xml, &n, &err), OQ_ERR_FORMAT);
     json_decref(doc);
 }
 
@@ -448,6 +512,8 @@ int main(void)
         cmocka_unit_test(test_placement_figure),
         cmocka_unit_test(test_bench_summary_figures),
         cmocka_unit_test(test_report_html),
+        cmocka_unit_test(test_report_text_api),
+        cmocka_unit_test(test_report_math_failures),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_report_dir_errors),
         cmocka_unit_test(test_junit),

@@ -1,0 +1,421 @@
+/* Conformance runner for ONNX backend node tests: see include/ortqual/conformance.h. */
+#include "ortqual/conformance.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/core-impl.h"
+#include "onnx.pb-c.h"
+#include "ortqual/fileio.h"
+#include "ortqual/reference.h"
+#include "ortqual/tensorproto.h"
+
+#define MAX_IO 16
+
+void oq_conformance_opts_default(oq_conformance_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rtol = 1e-3;
+    o->atol = 1e-7;
+}
+
+static int has_model(const char *dir)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void oq_conformance_list_free(char **tests)
+{
+    if (!tests) return;
+    for (size_t i = 0; tests[i]; i++) free(tests[i]);
+    free(tests);
+}
+
+/* Sorted, NULL-terminated subdirectory paths of `dir` whose name starts with
+ * `prefix` and for which `keep` (may be NULL) says yes. */
+static oq_status list_subdirs(const char *dir, const char *prefix, int (*keep)(const char *),
+                              char ***out, size_t *n, oq_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open directory", dir);
+    char **v = NULL;
+    size_t cnt = 0;
+    struct dirent *e;
+    oq_status st = OQ_OK;
+    while (!st && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        char *p;
+        struct stat sb;
+        if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
+            st = OQ_ERR_NOMEM;
+            break;
+        }
+        if (!stat(p, &sb) && S_ISDIR(sb.st_mode) && (!keep || keep(p))) st = oq_strv_push(&v, &cnt, p);
+        free(p);
+    }
+    closedir(d);
+    if (!st && !OQ_PUSH(v, cnt)) st = OQ_ERR_NOMEM; /* the NULL that ends the list */
+    if (st) {
+        for (size_t i = 0; i < cnt; i++) free(v[i]);
+        free(v);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory listing %s", dir);
+    }
+    *n = --cnt;
+    qsort(v, cnt, sizeof *v, cmp_str);
+    *out = v;
+    return OQ_OK;
+}
+
+oq_status oq_conformance_list(const char *dir, char ***tests, size_t *n, oq_err *err)
+{
+    if (has_model(dir)) {
+        char **v = calloc(2, sizeof *v);
+        if (!v || !(v[0] = strdup(dir))) {
+            free(v);
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+        *tests = v;
+        *n = 1;
+        return OQ_OK;
+    }
+    struct stat sb;
+    if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no such directory", dir);
+    oq_status st = list_subdirs(dir, "", has_model, tests, n, err);
+    if (st) return st;
+    if (*n == 0) {
+        oq_conformance_list_free(*tests);
+        *tests = NULL;
+        return oq_err_set(err, OQ_ERR_NOT_FOUND,
+                          "%s: no model.onnx in it nor in any directory directly under it", dir);
+    }
+    return OQ_OK;
+}
+
+/* ---- results ---------------------------------------------------------------------- */
+
+static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    r->verdict = v;
+    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    va_end(ap);
+}
+
+/* allclose with the worst element: returns 1 when every element passes. */
+static int compare_output(const oq_tensor *got, const oq_tensor *exp, double rtol, double atol,
+                          int index, const char *name, oq_conformance_result *r)
+{
+    char gs[128], es[128];
+    if (got->dtype != exp->dtype) {
+        verdict(r, OQ_CONFORMANCE_FAIL, "output %d (%s) has dtype %s, expected %s", index, name,
+                oq_dtype_name(got->dtype), oq_dtype_name(exp->dtype));
+        return 0;
+    }
+    if (got->ndim != exp->ndim ||
+        memcmp(got->shape, exp->shape, (size_t)got->ndim * sizeof got->shape[0])) {
+        oq_shape_str(got, gs, sizeof gs);
+        oq_shape_str(exp, es, sizeof es);
+        verdict(r, OQ_CONFORMANCE_FAIL, "output %d (%s) has shape %s, expected %s", index, name,
+                gs, es);
+        return 0;
+    }
+    const int64_t n = oq_tensor_numel(exp);
+    int64_t worst = -1;
+    double worst_score = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = oq_tensor_get_f64(got, i), e = oq_tensor_get_f64(exp, i);
+        double score;
+        if (isnan(e) || isnan(g))
+            score = isnan(e) && isnan(g) ? 0.0 : INFINITY;
+        else if (g == e)
+            score = 0.0; /* equal infinities included */
+        else
+            score = fabs(g - e) / (atol + rtol * fabs(e));
+        if (!(score <= 1.0) && (worst < 0 || score > worst_score)) {
+            worst = i;
+            worst_score = score;
+        }
+    }
+    if (worst < 0) return 1;
+    r->output = index;
+    snprintf(r->output_name, sizeof r->output_name, "%s", name);
+    r->ndim = exp->ndim;
+    int64_t rest = worst;
+    for (int32_t ax = exp->ndim - 1; ax >= 0; ax--) {
+        r->coord[ax] = exp->shape[ax] ? rest % exp->shape[ax] : 0;
+        rest = exp->shape[ax] ? rest / exp->shape[ax] : 0;
+    }
+    r->got = oq_tensor_get_f64(got, worst);
+    r->expected = oq_tensor_get_f64(exp, worst);
+    r->abs_diff = fabs(r->got - r->expected);
+    oq_dims_str(r->coord, r->ndim, gs, sizeof gs);
+    verdict(r, OQ_CONFORMANCE_FAIL,
+            "output %d (%s) worst element %s got %.9g expected %.9g (|diff| %.3g, tolerance %.3g)",
+            index, name, gs, r->got, r->expected, r->abs_diff, atol + rtol * fabs(r->expected));
+    return 0;
+}
+
+/* ---- the model -------------------------------------------------------------------- */
+
+static const Onnx__NodeProto *single_attention_node(const Onnx__ModelProto *m)
+{
+    const Onnx__GraphProto *g = m->graph;
+    if (!g || g->n_node != 1) return NULL;
+    const Onnx__NodeProto *n = g->node[0];
+    int std_domain = !n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx");
+    return std_domain && n->op_type && !strcmp(n->op_type, "Attention") ? n : NULL;
+}
+
+static oq_status node_attrs(const Onnx__NodeProto *n, oq_ref_attention_attrs *a, char *why,
+                            size_t why_n)
+{
+    oq_ref_attention_attrs_default(a);
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const Onnx__AttributeProto *at = n->attribute[i];
+        const char *nm = at->name ? at->name : "";
+        if (!strcmp(nm, "is_causal")) a->is_causal = (int)at->i;
+        else if (!strcmp(nm, "q_num_heads")) a->q_num_heads = at->i;
+        else if (!strcmp(nm, "kv_num_heads")) a->kv_num_heads = at->i;
+        else if (!strcmp(nm, "qk_matmul_output_mode")) a->qk_matmul_output_mode = (int)at->i;
+        else if (!strcmp(nm, "softmax_precision")) a->softmax_precision = at->i;
+        else if (!strcmp(nm, "scale")) a->scale = at->f;
+        else if (!strcmp(nm, "softcap")) a->softcap = at->f;
+        else {
+            snprintf(why, why_n, "unknown Attention attribute '%s'", nm);
+            return OQ_ERR_UNSUPPORTED;
+        }
+    }
+    return OQ_OK;
+}
+
+static int is_initializer(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name)) return 1;
+    return 0;
+}
+
+/* ---- one test data set ------------------------------------------------------------ */
+
+typedef struct io_set {
+    size_t n;
+    const char *names[MAX_IO];
+    int slot[MAX_IO];      /* node slot (reference mode) */
+    oq_tensor *t[MAX_IO];
+} io_set;
+
+static void io_clear(io_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) oq_tensor_free(s->t[i]);
+    memset(s->t, 0, sizeof s->t);
+}
+
+/* Reads <set>/<kind>_N.pb for N < s->n; on failure sets the verdict. */
+static int read_pbs(const char *set_dir, const char *kind, io_set *s, oq_conformance_result *r)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        char path[4096];
+        oq_err e = {0};
+        snprintf(path, sizeof path, "%s/%s_%zu.pb", set_dir, kind, i);
+        if (oq_tensorproto_read(path, &s->t[i], &e)) {
+            verdict(r, OQ_CONFORMANCE_FAIL, "%s", e.msg);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static oq_status run_reference(const Onnx__NodeProto *node, const io_set *in, io_set *out,
+                               oq_err *err)
+{
+    oq_ref_attention_attrs a;
+    char why[256] = "";
+    if (node_attrs(node, &a, why, sizeof why))
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s", why);
+    const oq_tensor *slot[7] = {0};
+    for (size_t i = 0; i < in->n; i++) {
+        if (in->slot[i] >= 7)
+            return oq_err_set(err, OQ_ERR_SHAPE, "Attention has at most 7 inputs, node has %d",
+                              in->slot[i] + 1);
+        slot[in->slot[i]] = in->t[i];
+    }
+    oq_ref_attention_inputs ri = {slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6]};
+    oq_ref_attention_outputs ro = {0};
+    for (size_t i = 0; i < out->n; i++) {
+        if (out->slot[i] == 1 || out->slot[i] == 2) ro.want_present = 1;
+        if (out->slot[i] == 3) ro.want_qk_matmul_output = 1;
+        if (out->slot[i] > 3)
+            return oq_err_set(err, OQ_ERR_SHAPE, "Attention has at most 4 outputs, node has %d",
+                              out->slot[i] + 1);
+    }
+    oq_status st = oq_ref_attention(&a, &ri, &ro, err);
+    if (st) return st;
+    oq_tensor *by_slot[4] = {ro.y, ro.present_key, ro.present_value, ro.qk_matmul_output};
+    for (size_t i = 0; i < out->n; i++) {
+        out->t[i] = by_slot[out->slot[i]];
+        by_slot[out->slot[i]] = NULL;
+    }
+    for (int k = 0; k < 4; k++) oq_tensor_free(by_slot[k]);
+    return OQ_OK;
+}
+
+/* Inputs and outputs to feed and check: the node's non-empty slots for the
+ * reference, the graph's (non-initializer) inputs and outputs for a runner. */
+static int plan_io(const Onnx__ModelProto *m, const Onnx__NodeProto *node, io_set *in,
+                   io_set *out, oq_conformance_result *r)
+{
+    memset(in, 0, sizeof *in);
+    memset(out, 0, sizeof *out);
+    if (node) {
+        for (size_t i = 0; i < node->n_input; i++)
+            if (node->input[i][0] && in->n < MAX_IO) {
+                in->slot[in->n] = (int)i;
+                in->names[in->n++] = node->input[i];
+            }
+        for (size_t i = 0; i < node->n_output; i++)
+            if (node->output[i][0] && out->n < MAX_IO) {
+                out->slot[out->n] = (int)i;
+                out->names[out->n++] = node->output[i];
+            }
+    } else {
+        const Onnx__GraphProto *g = m->graph;
+        for (size_t i = 0; i < g->n_input && in->n < MAX_IO; i++)
+            if (!is_initializer(g, g->input[i]->name)) in->names[in->n++] = g->input[i]->name;
+        for (size_t i = 0; i < g->n_output && out->n < MAX_IO; i++)
+            out->names[out->n++] = g->output[i]->name;
+    }
+    if (in->n == MAX_IO || out->n == MAX_IO) {
+        verdict(r, OQ_CONFORMANCE_FAIL, "more than %d inputs or outputs", MAX_IO - 1);
+        return 0;
+    }
+    return 1;
+}
+
+static int run_set(const char *model_path, const Onnx__ModelProto *m, const Onnx__NodeProto *node,
+                   const char *set_dir, const oq_conformance_opts *o, oq_conformance_result *r)
+{
+    io_set in, exp, got;
+    if (!plan_io(m, node, &in, &exp, r)) return 0;
+    got = exp;
+    memset(got.t, 0, sizeof got.t);
+    int ok = read_pbs(set_dir, "input", &in, r) && read_pbs(set_dir, "output", &exp, r);
+    if (ok) {
+        oq_err e = {0};
+        oq_status st = o->runner ? o->runner(o->runner_ctx, model_path, in.names,
+                                             (const oq_tensor *const *)in.t, in.n, exp.names,
+                                             exp.n, got.t, &e)
+                                 : run_reference(node, &in, &got, &e);
+        if (st) {
+            verdict(r, st == OQ_ERR_UNSUPPORTED ? OQ_CONFORMANCE_UNSUPPORTED : OQ_CONFORMANCE_FAIL,
+                    "%s", e.msg);
+            ok = 0;
+        }
+        for (size_t i = 0; ok && i < exp.n; i++) {
+            if (!got.t[i]) {
+                verdict(r, OQ_CONFORMANCE_FAIL, "output %zu (%s) was not produced", i,
+                        exp.names[i]);
+                ok = 0;
+            } else {
+                ok = compare_output(got.t[i], exp.t[i], o->rtol, o->atol, (int)i, exp.names[i], r);
+            }
+        }
+    }
+    io_clear(&in);
+    io_clear(&exp);
+    io_clear(&got);
+    return ok;
+}
+
+static void judge(const char *test_dir, const Onnx__ModelProto *m, const char *model_path,
+                  const oq_conformance_opts *o, oq_conformance_result *r)
+{
+    if (!m->graph) {
+        verdict(r, OQ_CONFORMANCE_FAIL, "model.onnx has no graph");
+        return;
+    }
+    const Onnx__NodeProto *node = single_attention_node(m);
+    if (!o->runner && !node) {
+        size_t len = strlen(r->name);
+        if (len > 9 && !strcmp(r->name + len - 9, "_expanded"))
+            verdict(r, OQ_CONFORMANCE_SKIP,
+                    "function body of standard ops: not applicable to the operator reference; "
+                    "runs with --ep");
+        else
+            verdict(r, OQ_CONFORMANCE_SKIP,
+                    "the graph is not a single Attention node: not applicable to the operator "
+                    "reference; runs with --ep");
+        return;
+    }
+    char **sets = NULL;
+    size_t nsets = 0;
+    oq_err e = {0};
+    if (list_subdirs(test_dir, "test_data_set_", NULL, &sets, &nsets, &e)) {
+        verdict(r, OQ_CONFORMANCE_FAIL, "%s", e.msg);
+        return;
+    }
+    if (nsets == 0) verdict(r, OQ_CONFORMANCE_FAIL, "%s: no test_data_set_* directory", test_dir);
+    for (size_t s = 0; s < nsets; s++) {
+        if (!run_set(model_path, m, node, sets[s], o, r)) {
+            if (nsets > 1) {
+                const char *base = strrchr(sets[s], '/');
+                char tail[OQ_ERR_MSG_MAX];
+                memcpy(tail, r->detail, sizeof tail);
+                snprintf(r->detail, sizeof r->detail, "%.60s: %.900s", base ? base + 1 : sets[s],
+                         tail);
+            }
+            break;
+        }
+    }
+    oq_conformance_list_free(sets);
+}
+
+oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opts *opts,
+                                  oq_conformance_result *res, oq_err *err)
+{
+    if (!test_dir || !opts || !res)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "conformance test needs a directory and options");
+    memset(res, 0, sizeof *res);
+    res->output = -1;
+    size_t len = strlen(test_dir);
+    while (len > 1 && test_dir[len - 1] == '/') len--;
+    const char *base = test_dir + len;
+    while (base > test_dir && base[-1] != '/') base--;
+    snprintf(res->name, sizeof res->name, "%.*s", (int)(test_dir + len - base), base);
+
+    char model_path[4096];
+    snprintf(model_path, sizeof model_path, "%.*s/model.onnx", (int)len, test_dir);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_err e = {0};
+    if (oq_read_file(model_path, &buf, &n, &e)) {
+        verdict(res, OQ_CONFORMANCE_FAIL, "%s", e.msg);
+        return OQ_OK;
+    }
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    if (!m) {
+        verdict(res, OQ_CONFORMANCE_FAIL, "%s: not a valid ONNX ModelProto", model_path);
+        return OQ_OK;
+    }
+    judge(test_dir, m, model_path, opts, res);
+    onnx__model_proto__free_unpacked(m, NULL);
+    if (res->verdict == OQ_CONFORMANCE_PASS) res->detail[0] = '\0';
+    return OQ_OK;
+}

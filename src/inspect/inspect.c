@@ -1,0 +1,456 @@
+/* ONNX model inspection: parse with protobuf-c, summarise, find attention. */
+#include "ortqual/inspect.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core-impl.h"
+#include "onnx.pb-c.h"
+#include "ortqual/fileio.h"
+
+/* Allocation failures set `oom` and are reported once at the end. */
+typedef struct ctx {
+    int oom;
+    const Onnx__GraphProto *g;
+} ctx;
+
+static char *dupf(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *dupf(ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) {
+        s = NULL;
+        c->oom = 1;
+    }
+    va_end(ap);
+    return s;
+}
+
+static char *dup0(ctx *c, const char *s)
+{
+    return dupf(c, "%s", s ? s : "");
+}
+
+static int is_default_domain(const char *d)
+{
+    return !d || !*d || !strcmp(d, "ai.onnx");
+}
+
+static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
+{
+    io->name = dup0(c, vi->name);
+    io->rank = -1;
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) return;
+    io->elem_type = tp->tensor_type->elem_type;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    if (!sh) return;
+    io->rank = (int32_t)sh->n_dim;
+    io->dims = calloc(sh->n_dim ? sh->n_dim : 1, sizeof *io->dims);
+    if (!io->dims) {
+        c->oom = 1;
+        io->rank = -1;
+        return;
+    }
+    for (size_t i = 0; i < sh->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+            io->dims[i] = dupf(c, "%lld", (long long)d->dim_value);
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
+            io->dims[i] = dup0(c, d->dim_param);
+        else
+            io->dims[i] = dup0(c, "?");
+    }
+}
+
+static uint64_t tensor_bytes(const Onnx__TensorProto *t)
+{
+    if (t->has_raw_data) return t->raw_data.len;
+    return t->n_float_data * 4 + t->n_int32_data * 4 + t->n_int64_data * 8 +
+           t->n_double_data * 8 + t->n_uint64_data * 8;
+}
+
+static void count_op(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
+{
+    const char *dom = is_default_domain(n->domain) ? "" : n->domain;
+    for (size_t i = 0; i < mi->n_ops; i++)
+        if (!strcmp(mi->ops[i].domain, dom) && !strcmp(mi->ops[i].op_type, n->op_type)) {
+            mi->ops[i].count++;
+            return;
+        }
+    oq_op_count *op = OQ_PUSH(mi->ops, mi->n_ops);
+    if (!op) {
+        c->oom = 1;
+        return;
+    }
+    *op = (oq_op_count){dup0(c, dom), dup0(c, n->op_type), 1};
+}
+
+static int cmp_ops(const void *a, const void *b)
+{
+    const oq_op_count *x = a, *y = b;
+    int r = strcmp(x->domain, y->domain);
+    return r ? r : strcmp(x->op_type, y->op_type);
+}
+
+static void add_warning(ctx *c, oq_model_info *mi, char *w)
+{
+    if (!w) return;
+    for (size_t i = 0; i < mi->n_warnings; i++)
+        if (!strcmp(mi->warnings[i], w)) {
+            free(w);
+            return;
+        }
+    char **slot = OQ_PUSH(mi->warnings, mi->n_warnings);
+    if (!slot) {
+        free(w);
+        c->oom = 1;
+        return;
+    }
+    *slot = w;
+}
+
+static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
+{
+    switch (a->type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+        return dupf(c, "%s=%lld", a->name, (long long)a->i);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        return dupf(c, "%s=%.9g", a->name, (double)a->f);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+        return dupf(c, "%s=%.*s", a->name, (int)a->s.len, (const char *)a->s.data);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: {
+        char buf[256];
+        size_t w = 0;
+        for (size_t i = 0; i < a->n_ints && w < sizeof buf; i++)
+            w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%lld", i ? "," : "", (long long)a->ints[i]);
+        return dupf(c, "%s=[%s]", a->name, a->n_ints ? buf : "");
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+        char buf[256];
+        size_t w = 0;
+        for (size_t i = 0; i < a->n_floats && w < sizeof buf; i++)
+            w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%.9g", i ? "," : "", (double)a->floats[i]);
+        return dupf(c, "%s=[%s]", a->name, a->n_floats ? buf : "");
+    }
+    default:
+        return dupf(c, "%s=<%s>", a->name,
+                    a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR ? "tensor" : "other");
+    }
+}
+
+static oq_attention_info *new_attention(ctx *c, oq_model_info *mi)
+{
+    oq_attention_info *a = OQ_PUSH(mi->attention, mi->n_attention);
+    if (!a) c->oom = 1;
+    return a;
+}
+
+static void fill_attrs(ctx *c, oq_attention_info *a, const Onnx__NodeProto *n)
+{
+    a->attrs = calloc(n->n_attribute ? n->n_attribute : 1, sizeof *a->attrs);
+    if (!a->attrs) {
+        c->oom = 1;
+        return;
+    }
+    a->n_attrs = n->n_attribute;
+    for (size_t i = 0; i < n->n_attribute; i++) a->attrs[i] = attr_text(c, n->attribute[i]);
+}
+
+/* ONNX Attention: which of the optional inputs are connected. */
+static char *onnx_attention_inputs(ctx *c, const Onnx__NodeProto *n)
+{
+    static const char *names[] = {"Q", "K", "V", "attn_mask", "past_key", "past_value",
+                                  "nonpad_kv_seqlen"};
+    char buf[256] = "inputs:";
+    size_t w = strlen(buf);
+    for (size_t i = 0; i < n->n_input && i < 7; i++)
+        if (n->input[i] && *n->input[i])
+            w += (size_t)snprintf(buf + w, sizeof buf - w, " %s", names[i]);
+    return dup0(c, buf);
+}
+
+static const Onnx__NodeProto *producer(const ctx *c, const char *value)
+{
+    for (size_t i = 0; i < c->g->n_node; i++)
+        for (size_t o = 0; o < c->g->node[i]->n_output; o++)
+            if (!strcmp(c->g->node[i]->output[o], value)) return c->g->node[i];
+    return NULL;
+}
+
+static int op_in(const Onnx__NodeProto *n, const char *const *ops)
+{
+    if (!is_default_domain(n->domain)) return 0;
+    for (; *ops; ops++)
+        if (!strcmp(n->op_type, *ops)) return 1;
+    return 0;
+}
+
+/* Walk back from `value` to a MatMul through score-side ops; the chain of op
+ * types is appended to `path` (outermost last). */
+static const Onnx__NodeProto *matmul_before(const ctx *c, const char *value, int depth,
+                                            char *path, size_t cap)
+{
+    static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
+    const Onnx__NodeProto *n = producer(c, value);
+    if (!n || depth > 8) return NULL;
+    if (is_default_domain(n->domain) && !strcmp(n->op_type, "MatMul")) {
+        snprintf(path, cap, "MatMul '%s'", n->name ? n->name : "");
+        return n;
+    }
+    if (!op_in(n, pass)) return NULL;
+    for (size_t i = 0; i < n->n_input; i++) {
+        const Onnx__NodeProto *m = matmul_before(c, n->input[i], depth + 1, path, cap);
+        if (m) {
+            size_t w = strlen(path);
+            snprintf(path + w, cap - w, " -> %s", n->op_type);
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* Walk forward from `value` to a MatMul that takes it as first input. */
+static const Onnx__NodeProto *matmul_after(const ctx *c, const char *value, int depth, char *path,
+                                           size_t cap)
+{
+    static const char *const pass[] = {"Cast", "Where", "Mul", NULL};
+    if (depth > 4) return NULL;
+    for (size_t i = 0; i < c->g->n_node; i++) {
+        const Onnx__NodeProto *n = c->g->node[i];
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (strcmp(n->input[k], value)) continue;
+            if (is_default_domain(n->domain) && !strcmp(n->op_type, "MatMul") && k == 0) {
+                snprintf(path, cap, " -> MatMul '%s'", n->name ? n->name : "");
+                return n;
+            }
+            if (op_in(n, pass) && n->n_output) {
+                int w = snprintf(path, cap, " -> %s", n->op_type);
+                if (w < 0 || (size_t)w >= cap) return NULL;
+                const Onnx__NodeProto *m =
+                    matmul_after(c, n->output[0], depth + 1, path + w, cap - (size_t)w);
+                if (m) return m;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void find_decomposed(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
+{
+    if (!is_default_domain(n->domain) || strcmp(n->op_type, "Softmax") || !n->n_input ||
+        !n->n_output)
+        return;
+    char before[1024], after[512];
+    if (!matmul_before(c, n->input[0], 0, before, sizeof before)) return;
+    if (!matmul_after(c, n->output[0], 0, after, sizeof after)) return;
+    oq_attention_info *a = new_attention(c, mi);
+    if (!a) return;
+    a->kind = dup0(c, "decomposed");
+    a->domain = dup0(c, "");
+    a->name = dup0(c, n->name);
+    fill_attrs(c, a, n);
+    a->detail = dupf(c, "%s -> Softmax '%s'%s", before, n->name ? n->name : "", after);
+}
+
+static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, const Onnx__NodeProto *n)
+{
+    count_op(c, mi, n);
+    int def = is_default_domain(n->domain);
+    int ms = !def && !strcmp(n->domain, "com.microsoft");
+    if (!def && !ms && strcmp(n->domain, "ai.onnx.ml"))
+        add_warning(c, mi, dupf(c, "custom domain '%s' (op %s): only runtimes with that operator "
+                                   "library registered can run this model", n->domain, n->op_type));
+    if (!def) {
+        int imported = 0;
+        for (size_t i = 0; i < m->n_opset_import; i++)
+            imported |= m->opset_import[i]->domain && !strcmp(m->opset_import[i]->domain, n->domain);
+        if (!imported)
+            add_warning(c, mi, dupf(c, "domain '%s' is used by node '%s' but not imported",
+                                    n->domain, n->name ? n->name : ""));
+    }
+    int onnx_attn = def && !strcmp(n->op_type, "Attention");
+    int ms_attn = ms && strstr(n->op_type, "Attention");
+    if (onnx_attn || ms_attn) {
+        oq_attention_info *a = new_attention(c, mi);
+        if (!a) return;
+        a->kind = dup0(c, n->op_type);
+        a->domain = dup0(c, def ? "" : n->domain);
+        a->name = dup0(c, n->name);
+        fill_attrs(c, a, n);
+        a->detail = onnx_attn ? onnx_attention_inputs(c, n) : dupf(c, "inputs: %zu", n->n_input);
+    }
+    find_decomposed(c, mi, n);
+}
+
+static oq_status not_onnx(oq_err *err, const char *name, const char *why)
+{
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
+}
+
+oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
+                                 oq_err *err)
+{
+    *out = NULL;
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    if (!m) return not_onnx(err, name, "protobuf parse failed: truncated, corrupt or another format");
+    oq_status st = OQ_OK;
+    if (!m->has_ir_version || m->ir_version <= 0) st = not_onnx(err, name, "no ir_version");
+    else if (!m->graph) st = not_onnx(err, name, "no graph");
+    else if (!m->n_opset_import) st = not_onnx(err, name, "no opset_import");
+    oq_model_info *mi = st ? NULL : calloc(1, sizeof *mi);
+    if (!st && !mi) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (st) {
+        onnx__model_proto__free_unpacked(m, NULL);
+        return st;
+    }
+    ctx c = {0, m->graph};
+    const Onnx__GraphProto *g = m->graph;
+    mi->ir_version = m->ir_version;
+    mi->producer_name = dup0(&c, m->producer_name);
+    mi->producer_version = dup0(&c, m->producer_version);
+    mi->doc_string = dup0(&c, m->doc_string);
+    mi->opsets = calloc(m->n_opset_import, sizeof *mi->opsets);
+    mi->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *mi->inputs);
+    mi->outputs = calloc(g->n_output ? g->n_output : 1, sizeof *mi->outputs);
+    if (!mi->opsets || !mi->inputs || !mi->outputs) c.oom = 1;
+    for (size_t i = 0; !c.oom && i < m->n_opset_import; i++) {
+        mi->opsets[mi->n_opsets].domain = dup0(&c, m->opset_import[i]->domain);
+        mi->opsets[mi->n_opsets++].version = m->opset_import[i]->version;
+    }
+    for (size_t i = 0; !c.oom && i < g->n_input; i++) {
+        int init = 0; /* old exporters list initializers as inputs too */
+        for (size_t k = 0; k < g->n_initializer && !init; k++)
+            init = g->initializer[k]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
+        if (!init) io_info(&c, g->input[i], &mi->inputs[mi->n_inputs++]);
+    }
+    for (size_t i = 0; !c.oom && i < g->n_output; i++) io_info(&c, g->output[i], &mi->outputs[mi->n_outputs++]);
+    mi->n_initializers = g->n_initializer;
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        mi->initializer_bytes += tensor_bytes(g->initializer[i]);
+        if (g->initializer[i]->has_data_location &&
+            g->initializer[i]->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+            add_warning(&c, mi, dupf(&c, "initializers with external data (not counted in bytes)"));
+    }
+    mi->n_nodes = g->n_node;
+    for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, g->node[i]);
+    if (mi->n_ops) qsort(mi->ops, mi->n_ops, sizeof *mi->ops, cmp_ops);
+    onnx__model_proto__free_unpacked(m, NULL);
+    if (c.oom) {
+        oq_model_info_free(mi);
+        return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while inspecting", name);
+    }
+    *out = mi;
+    return OQ_OK;
+}
+
+oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
+{
+    unsigned char *buf;
+    size_t n;
+    *out = NULL;
+    oq_status st = oq_read_file(path, &buf, &n, err);
+    if (st) return st;
+    st = oq_model_inspect_bytes(buf, n, path, out, err);
+    free(buf);
+    return st;
+}
+
+static void free_io(oq_io_info *io)
+{
+    free(io->name);
+    for (int32_t i = 0; io->dims && i < io->rank; i++) free(io->dims[i]);
+    free(io->dims);
+}
+
+void oq_model_info_free(oq_model_info *mi)
+{
+    if (!mi) return;
+    free(mi->producer_name);
+    free(mi->producer_version);
+    free(mi->doc_string);
+    for (size_t i = 0; i < mi->n_opsets; i++) free(mi->opsets[i].domain);
+    free(mi->opsets);
+    for (size_t i = 0; i < mi->n_inputs; i++) free_io(&mi->inputs[i]);
+    for (size_t i = 0; i < mi->n_outputs; i++) free_io(&mi->outputs[i]);
+    free(mi->inputs);
+    free(mi->outputs);
+    for (size_t i = 0; i < mi->n_ops; i++) {
+        free(mi->ops[i].domain);
+        free(mi->ops[i].op_type);
+    }
+    free(mi->ops);
+    for (size_t i = 0; i < mi->n_attention; i++) {
+        oq_attention_info *a = &mi->attention[i];
+        free(a->kind);
+        free(a->domain);
+        free(a->name);
+        for (size_t k = 0; k < a->n_attrs; k++) free(a->attrs[k]);
+        free(a->attrs);
+        free(a->detail);
+    }
+    free(mi->attention);
+    for (size_t i = 0; i < mi->n_warnings; i++) free(mi->warnings[i]);
+    free(mi->warnings);
+    free(mi);
+}
+
+static json_t *io_json(const oq_io_info *io, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *dims = json_array();
+        for (int32_t d = 0; io[i].dims && d < io[i].rank; d++) {
+            char *end;
+            long long v = strtoll(io[i].dims[d], &end, 10);
+            json_array_append_new(dims, *end || end == io[i].dims[d] ? json_string(io[i].dims[d])
+                                                                     : json_integer(v));
+        }
+        json_array_append_new(arr, json_pack("{s:s, s:i, s:o}", "name", io[i].name, "elem_type",
+                                             (int)io[i].elem_type, "dims",
+                                             io[i].rank < 0 ? (json_decref(dims), json_null()) : dims));
+    }
+    return arr;
+}
+
+static json_t *strv_json(char *const *v, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, json_string(v[i]));
+    return arr;
+}
+
+char *oq_model_info_json(const oq_model_info *mi)
+{
+    json_t *opsets = json_array(), *ops = json_array(), *att = json_array();
+    for (size_t i = 0; i < mi->n_opsets; i++)
+        json_array_append_new(opsets, json_pack("{s:s, s:I}", "domain", mi->opsets[i].domain,
+                                                "version", (json_int_t)mi->opsets[i].version));
+    for (size_t i = 0; i < mi->n_ops; i++)
+        json_array_append_new(ops, json_pack("{s:s, s:s, s:I}", "domain", mi->ops[i].domain,
+                                             "op_type", mi->ops[i].op_type, "count",
+                                             (json_int_t)mi->ops[i].count));
+    for (size_t i = 0; i < mi->n_attention; i++) {
+        const oq_attention_info *a = &mi->attention[i];
+        json_array_append_new(att, json_pack("{s:s, s:s, s:s, s:o, s:s}", "kind", a->kind, "domain",
+                                             a->domain, "name", a->name, "attributes",
+                                             strv_json(a->attrs, a->n_attrs), "detail", a->detail));
+    }
+    json_t *root = json_pack(
+        "{s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "ir_version",
+        (json_int_t)mi->ir_version, "producer_name", mi->producer_name, "producer_version",
+        mi->producer_version, "doc_string", mi->doc_string, "opsets", opsets, "inputs",
+        io_json(mi->inputs, mi->n_inputs), "outputs", io_json(mi->outputs, mi->n_outputs),
+        "initializers", "count", (json_int_t)mi->n_initializers, "bytes",
+        (json_int_t)mi->initializer_bytes, "nodes", (json_int_t)mi->n_nodes, "operators", ops,
+        "attention", att, "warnings", strv_json(mi->warnings, mi->n_warnings));
+    if (!root) return NULL;
+    char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return s;
+}
