@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "csv/csv-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
 #include "plot/figures-impl.h"
@@ -151,9 +152,8 @@ oq_status oq_figures_from_summary(const char *json, size_t n, const char *name, 
                                   oq_figures **out, oq_err *err)
 {
     *out = NULL;
-    json_error_t je;
-    json_t *doc = json_loadb(json, n, 0, &je);
-    if (!doc) return oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", name, je.line, je.text);
+    json_t *doc = oq_json_parse(json, n, name, err);
+    if (!doc) return OQ_ERR_FORMAT;
     oq_status st = oq_figures_from_summary_json(doc, name, opt, out, err);
     json_decref(doc);
     return st;

@@ -261,6 +261,14 @@ static void band_range(const oq_plot_spec *sp, double *lo, double *hi)
 
 static const char *label_of(const oq_plot_series *s) { return s->label ? s->label : ""; }
 
+/* Room for n points (n + 1: bin edges); -1 when out of memory (freed with the figure). */
+static int pseries_alloc(pseries *p, size_t n)
+{
+    p->x = malloc((n + 1) * sizeof *p->x);
+    p->y = malloc((n + 1) * sizeof *p->y);
+    return p->x && p->y ? 0 : -1;
+}
+
 static oq_status prepare_points(fig *f, oq_err *err)
 {
     const oq_plot_spec *sp = f->sp;
@@ -268,9 +276,7 @@ static oq_status prepare_points(fig *f, oq_err *err)
     for (size_t i = 0; i < sp->nseries; i++) {
         const oq_plot_series *s = &sp->series[i];
         pseries *p = &f->s[i];
-        p->x = malloc((s->n + 1) * sizeof *p->x);
-        p->y = malloc((s->n + 1) * sizeof *p->y);
-        if (!p->x || !p->y) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if (pseries_alloc(p, s->n)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < s->n; k++) {
             if (!drawable(s->x[k], sp->logx) || !drawable(s->y[k], sp->logy)) continue;
             p->x[p->n] = to_world(s->x[k], sp->logx);
@@ -373,9 +379,7 @@ static oq_status prepare_binned(fig *f, oq_err *err)
     for (size_t i = 0; i < sp->nseries; i++) {
         const oq_plot_series *s = &sp->series[i];
         pseries *p = &f->s[i];
-        p->x = malloc((s->n + 1) * sizeof *p->x);
-        p->y = malloc((s->n + 1) * sizeof *p->y);
-        if (!p->x || !p->y) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if (pseries_alloc(p, s->n)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         snprintf(p->label, sizeof p->label, "%s", label_of(s));
         p->n = s->n;
         for (size_t k = 0; k <= s->n && s->n; k++) {

@@ -1,4 +1,4 @@
-/* Internal to src/report: figures are laid out once, in pixels, and drawn
+/* Internal to src/plot: figures are laid out once, in pixels, and drawn
  * through a canvas: PLplot's cairo driver for PNG, ortqual's own writer for
  * SVG (text stays text, series carry their data as attributes). Both see the
  * same primitives, so the two files of a figure show the same thing. */
@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "core/core-impl.h"
 #include "ortqual/plot.h"
 
 typedef struct oq_rgb {
@@ -47,6 +48,10 @@ oq_status oq_plot_draw(const oq_plot_spec *spec, int width, int height, oq_canva
 
 /* The figure's size: its own, else 1100 x 700 (faceted: taller per panel). */
 void oq_plot_size(const oq_plot_spec *spec, int *width, int *height);
+
+/* Text and attribute values of XML (SVG, HTML): the five specials escaped, control
+ * characters (not allowed in XML 1.0) dropped. NULL adds nothing. OQ_ERR_NOMEM. */
+oq_status oq_xml_add(oq_dynbuf *b, const char *s);
 
 /* SVG canvas writing into memory. */
 typedef struct oq_svg oq_svg;

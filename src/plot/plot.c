@@ -108,15 +108,20 @@ static void pl_dash(const pl_canvas *p, int dash)
     plstyl(1, &mark, &space);
 }
 
+/* y in PLplot's world (up), malloc'ed; NULL with the canvas failed when out of memory. */
+static double *pl_flip(pl_canvas *p, const double *y, size_t n)
+{
+    double *yy = malloc((n ? n : 1) * sizeof *yy);
+    if (!yy) p->base.failed = 1;
+    for (size_t i = 0; yy && i < n; i++) yy[i] = p->H - y[i];
+    return yy;
+}
+
 static void pl_line(oq_canvas *c, const double *x, const double *y, size_t n, oq_rgb col, double width, int dash)
 {
     pl_canvas *p = (pl_canvas *)c;
-    double *yy = malloc(n * sizeof *yy);
-    if (!yy) {
-        c->failed = 1;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) yy[i] = p->H - y[i];
+    double *yy = pl_flip(p, y, n);
+    if (!yy) return;
     pl_color(PL_COL_DRAW, col, 1.0);
     plwidth(width);
     pl_dash(p, dash);
@@ -128,12 +133,8 @@ static void pl_line(oq_canvas *c, const double *x, const double *y, size_t n, oq
 static void pl_fill(oq_canvas *c, const double *x, const double *y, size_t n, oq_rgb col, double alpha)
 {
     pl_canvas *p = (pl_canvas *)c;
-    double *yy = malloc(n * sizeof *yy);
-    if (!yy) {
-        c->failed = 1;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) yy[i] = p->H - y[i];
+    double *yy = pl_flip(p, y, n);
+    if (!yy) return;
     pl_color(PL_COL_FILL, col, alpha);
     plfill((PLINT)n, x, yy);
     free(yy);

@@ -31,22 +31,27 @@ static void printf_(oq_svg *s, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Text and attribute values: the five XML specials escaped, control characters
- * (not allowed in XML 1.0) dropped. */
-static void esc(oq_svg *s, const char *t)
+oq_status oq_xml_add(oq_dynbuf *b, const char *t)
 {
-    for (const char *p = t; p && *p; p++) {
+    oq_status st = OQ_OK;
+    for (const char *p = t; !st && p && *p; p++) {
         unsigned char ch = (unsigned char)*p;
         switch (ch) {
-        case '&': puts_(s, "&amp;"); break;
-        case '<': puts_(s, "&lt;"); break;
-        case '>': puts_(s, "&gt;"); break;
-        case '"': puts_(s, "&quot;"); break;
-        case '\'': puts_(s, "&#39;"); break;
+        case '&': st = oq_dynbuf_add(b, "&amp;"); break;
+        case '<': st = oq_dynbuf_add(b, "&lt;"); break;
+        case '>': st = oq_dynbuf_add(b, "&gt;"); break;
+        case '"': st = oq_dynbuf_add(b, "&quot;"); break;
+        case '\'': st = oq_dynbuf_add(b, "&#39;"); break;
         default:
-            if (ch >= 0x20 || ch == '\t' || ch == '\n') put(s, p, 1);
+            if (ch >= 0x20 || ch == '\t' || ch == '\n') st = oq_dynbuf_addn(b, p, 1);
         }
     }
+    return st;
+}
+
+static void esc(oq_svg *s, const char *t)
+{
+    if (!s->base.failed && oq_xml_add(&s->doc, t)) s->base.failed = 1;
 }
 
 static void color(oq_svg *s, const char *attr, oq_rgb c) { printf_(s, " %s=\"#%02x%02x%02x\"", attr, c.r, c.g, c.b); }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plot/figures-impl.h"
+#include "plot/plot-impl.h"
 #include "report/report-impl.h"
 
 /* ---- Buffer ------------------------------------------------------------------ */
@@ -28,18 +29,7 @@ void oq_sb_printf(oq_sb *b, const char *fmt, ...)
 
 void oq_sb_esc(oq_sb *b, const char *s)
 {
-    for (const char *p = s; p && *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        switch (c) {
-        case '&': oq_sb_puts(b, "&amp;"); break;
-        case '<': oq_sb_puts(b, "&lt;"); break;
-        case '>': oq_sb_puts(b, "&gt;"); break;
-        case '"': oq_sb_puts(b, "&quot;"); break;
-        case '\'': oq_sb_puts(b, "&#39;"); break;
-        default:
-            if (c >= 0x20 || c == '\t' || c == '\n') oq_sb_put(b, p, 1);
-        }
-    }
+    if (!b->failed && oq_xml_add(&b->d, s)) b->failed = 1;
 }
 
 void oq_sb_escf(oq_sb *b, const char *fmt, ...)
@@ -74,6 +64,29 @@ const char *oq_j_str(const json_t *o, const char *key, const char *dflt)
 
 double oq_j_num(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
 long long oq_j_int(const json_t *o, const char *key) { return (long long)json_integer_value(json_object_get(o, key)); }
+
+void oq_html_td(oq_sb *b, const char *s)
+{
+    oq_sb_puts(b, "<td>");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "</td>");
+}
+
+void oq_html_td_status(oq_sb *b, const char *s)
+{
+    oq_sb_puts(b, "<td class=\"status ");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "\">");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "</td>");
+}
+
+void oq_html_row_begin(oq_sb *b, const char *name, int failed)
+{
+    oq_sb_printf(b, "<tr class=\"config%s\" data-config=\"", failed ? " failed" : "");
+    oq_sb_esc(b, name);
+    oq_sb_puts(b, "\">");
+}
 
 void oq_html_num(oq_sb *b, double v)
 {

@@ -361,32 +361,15 @@ oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, siz
 
 oq_status oq_junit_xml(const char *json, size_t n, const char *name, char **xml, size_t *xml_n, oq_err *err)
 {
-    *xml = NULL;
-    *xml_n = 0;
-    json_t *doc = oq_report_parse(json, n, name, err);
-    if (!doc) return OQ_ERR_FORMAT;
-    oq_status st = oq_junit_xml_json(doc, name, xml, xml_n, err);
-    json_decref(doc);
-    return st;
+    return oq_render_text(oq_junit_xml_json, json, n, name, xml, xml_n, err);
 }
 
 oq_status oq_junit_write(const char *json, size_t n, const char *name, const char *path, oq_err *err)
 {
-    char *xml;
-    size_t xml_n;
-    oq_status st = oq_junit_xml(json, n, name, &xml, &xml_n, err);
-    if (!st) st = oq_write_file_atomic(path, xml, xml_n, 1, err);
-    free(xml);
-    return st;
+    return oq_render_write(oq_junit_xml_json, json, n, name, path, err);
 }
 
 oq_status oq_junit_write_summary(const char *summary_path, const char *path, oq_err *err)
 {
-    unsigned char *text;
-    size_t n;
-    oq_err e = {0};
-    if (oq_read_file(summary_path, &text, &n, &e)) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s", e.msg);
-    oq_status st = oq_junit_write((const char *)text, n, summary_path, path, err);
-    free(text);
-    return st;
+    return oq_render_file(oq_junit_xml_json, summary_path, path, err);
 }

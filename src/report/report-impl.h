@@ -41,8 +41,15 @@ oq_report_kind oq_report_kind_of(const json_t *doc);
 /* The entry points of report.h on a document already parsed. */
 oq_status oq_report_html_json(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err);
 oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err);
-/* The JSON text of report.h's entry points parsed; NULL with OQ_ERR_FORMAT naming `name`. */
-json_t *oq_report_parse(const char *json, size_t n, const char *name, oq_err *err);
+/* report.h's entry points on JSON text, for either renderer: `fn` on the document `json`
+ * parses to (OQ_ERR_FORMAT naming `name` when it is not JSON), written atomically to `path`,
+ * or read from the file `in` (OQ_ERR_NOT_FOUND when it cannot be read). */
+typedef oq_status (*oq_render_fn)(const json_t *doc, const char *name, char **out, size_t *n, oq_err *err);
+oq_status oq_render_text(oq_render_fn fn, const char *json, size_t n, const char *name, char **out, size_t *out_n,
+                         oq_err *err);
+oq_status oq_render_write(oq_render_fn fn, const char *json, size_t n, const char *name, const char *path,
+                          oq_err *err);
+oq_status oq_render_file(oq_render_fn fn, const char *in, const char *out, oq_err *err);
 
 /* JSON access that tolerates missing keys. */
 const char *oq_j_str(const json_t *o, const char *key, const char *dflt);
@@ -61,6 +68,11 @@ void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const cha
 void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs);
 /* Every figure of the summary, inlined as SVG; a figure that cannot be drawn is named with why. */
 void oq_html_figures(oq_sb *b, const json_t *summary, const char *name);
+/* Table cells: text, and a status word (class "status <word>", coloured by the style). */
+void oq_html_td(oq_sb *b, const char *s);
+void oq_html_td_status(oq_sb *b, const char *s);
+/* <tr class="config[ failed]" data-config="NAME">: a row of the main table, found by name. */
+void oq_html_row_begin(oq_sb *b, const char *name, int failed);
 /* Numbers for people: "1.49e-06", "0.0423", "12.5". */
 void oq_html_num(oq_sb *b, double v);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "report/report-impl.h"
 
@@ -16,12 +17,38 @@ oq_report_kind oq_report_kind_of(const json_t *doc)
     return OQ_REPORT_UNKNOWN;
 }
 
-json_t *oq_report_parse(const char *json, size_t n, const char *name, oq_err *err)
+oq_status oq_render_text(oq_render_fn fn, const char *json, size_t n, const char *name, char **out, size_t *out_n,
+                         oq_err *err)
 {
-    json_error_t je;
-    json_t *doc = json_loadb(json, n, 0, &je);
-    if (!doc) oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", name, je.line, je.text);
-    return doc;
+    *out = NULL;
+    *out_n = 0;
+    json_t *doc = oq_json_parse(json, n, name, err);
+    if (!doc) return OQ_ERR_FORMAT;
+    oq_status st = fn(doc, name, out, out_n, err);
+    json_decref(doc);
+    return st;
+}
+
+oq_status oq_render_write(oq_render_fn fn, const char *json, size_t n, const char *name, const char *path,
+                          oq_err *err)
+{
+    char *text;
+    size_t len;
+    oq_status st = oq_render_text(fn, json, n, name, &text, &len, err);
+    if (!st) st = oq_write_file_atomic(path, text, len, 1, err);
+    free(text);
+    return st;
+}
+
+oq_status oq_render_file(oq_render_fn fn, const char *in, const char *out, oq_err *err)
+{
+    unsigned char *text;
+    size_t n;
+    oq_err e = {0};
+    if (oq_read_file(in, &text, &n, &e)) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s", e.msg);
+    oq_status st = oq_render_write(fn, (const char *)text, n, in, out, err);
+    free(text);
+    return st;
 }
 
 oq_status oq_report_html_json(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err)
@@ -45,31 +72,22 @@ oq_status oq_report_html_json(const json_t *summary, const char *name, char **ht
 
 oq_status oq_report_html(const char *json, size_t n, const char *name, char **html, size_t *html_n, oq_err *err)
 {
-    *html = NULL;
-    *html_n = 0;
-    json_t *doc = oq_report_parse(json, n, name, err);
-    if (!doc) return OQ_ERR_FORMAT;
-    oq_status st = oq_report_html_json(doc, name, html, html_n, err);
-    json_decref(doc);
-    return st;
+    return oq_render_text(oq_report_html_json, json, n, name, html, html_n, err);
 }
 
 oq_status oq_report_write_dir(const char *dir, oq_err *err)
 {
-    size_t len = strlen(dir) + 32, n = 0, html_n = 0;
-    char *in = malloc(len), *out = malloc(len), *html = NULL;
-    unsigned char *text = NULL;
-    oq_status st = in && out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    size_t len = strlen(dir) + 32;
+    char *in = malloc(len), *out = malloc(len);
+    oq_err e = {0};
+    oq_status st = in && out ? OQ_OK : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
     if (!st) {
         snprintf(in, len, "%s/summary.json", dir);
         snprintf(out, len, "%s/report.html", dir);
-        oq_err e = {0};
-        if (oq_read_file(in, &text, &n, &e)) st = oq_err_set(err, OQ_ERR_NOT_FOUND, "%s (not a run directory?)", e.msg);
+        st = oq_render_file(oq_report_html_json, in, out, &e);
     }
-    if (!st) st = oq_report_html((const char *)text, n, in, &html, &html_n, err);
-    if (!st) st = oq_write_file_atomic(out, html, html_n, 1, err);
-    free(html);
-    free(text);
+    if (st == OQ_ERR_NOT_FOUND) oq_err_set(err, st, "%s (not a run directory?)", e.msg);
+    else if (st) oq_err_set(err, st, "%s", e.msg);
     free(in);
     free(out);
     return st;

@@ -16,13 +16,6 @@ static void cell_num(oq_sb *b, const json_t *v, double scale)
     oq_sb_puts(b, "</td>");
 }
 
-static void cell_text(oq_sb *b, const char *s)
-{
-    oq_sb_puts(b, "<td>");
-    oq_sb_esc(b, s);
-    oq_sb_puts(b, "</td>");
-}
-
 static void rows_table(oq_sb *b, const json_t *results)
 {
     oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Rows</h2>\n<table id=\"config-table\"><tr><th>variant</th>"
@@ -34,21 +27,15 @@ static void rows_table(oq_sb *b, const json_t *results)
     json_array_foreach(results, i, r) {
         const char *st = oq_j_str(r, "status", "?");
         const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
-        oq_sb_printf(b, "<tr class=\"config%s\" data-config=\"", !strcmp(st, "failed") ? " failed" : "");
-        oq_sb_esc(b, oq_j_str(r, "variant", "?"));
-        oq_sb_puts(b, "\">");
-        cell_text(b, oq_j_str(r, "variant", "?"));
-        oq_sb_puts(b, "<td class=\"status ");
-        oq_sb_esc(b, st);
-        oq_sb_puts(b, "\">");
-        oq_sb_esc(b, st);
-        oq_sb_puts(b, "</td>");
-        cell_text(b, oq_j_str(r, "shapes", "\xe2\x80\x93"));
-        cell_text(b, oq_j_str(r, "io_binding", ""));
-        cell_text(b, json_is_true(json_object_get(r, "masked")) ? "yes" : "no");
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed"));
+        oq_html_td(b, oq_j_str(r, "variant", "?"));
+        oq_html_td_status(b, st);
+        oq_html_td(b, oq_j_str(r, "shapes", "\xe2\x80\x93"));
+        oq_html_td(b, oq_j_str(r, "io_binding", ""));
+        oq_html_td(b, json_is_true(json_object_get(r, "masked")) ? "yes" : "no");
         oq_sb_printf(b, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>",
                      oq_j_int(r, "batch"), oq_j_int(r, "seq_len"), oq_j_int(r, "heads"), oq_j_int(r, "head_dim"));
-        cell_text(b, oq_j_str(r, "kernel_observed", "\xe2\x80\x93"));
+        oq_html_td(b, oq_j_str(r, "kernel_observed", "\xe2\x80\x93"));
         int ok = !strcmp(st, "ok");
         cell_num(b, ok ? json_object_get(stats, "p50") : NULL, 1);
         cell_num(b, ok ? json_object_get(stats, "p90") : NULL, 1);

@@ -13,19 +13,12 @@ static void tests_table(oq_sb *b, const json_t *tests)
     json_t *t, *x;
     json_array_foreach(tests, i, t) {
         const char *v = oq_j_str(t, "verdict", "?");
-        oq_sb_printf(b, "<tr class=\"config%s\" data-config=\"", !strcmp(v, "FAIL") ? " failed" : "");
-        oq_sb_esc(b, oq_j_str(t, "name", "?"));
-        oq_sb_puts(b, "\"><td>");
-        oq_sb_esc(b, oq_j_str(t, "name", "?"));
-        oq_sb_puts(b, "</td><td class=\"status ");
-        oq_sb_esc(b, v);
-        oq_sb_puts(b, "\">");
-        oq_sb_esc(b, v);
-        oq_sb_puts(b, "</td><td>");
-        oq_sb_esc(b, oq_j_str(t, "detail", ""));
-        oq_sb_puts(b, "</td><td>");
-        oq_sb_esc(b, oq_j_str(t, "output_name", ""));
-        oq_sb_puts(b, "</td><td>");
+        oq_html_row_begin(b, oq_j_str(t, "name", "?"), !strcmp(v, "FAIL"));
+        oq_html_td(b, oq_j_str(t, "name", "?"));
+        oq_html_td_status(b, v);
+        oq_html_td(b, oq_j_str(t, "detail", ""));
+        oq_html_td(b, oq_j_str(t, "output_name", ""));
+        oq_sb_puts(b, "<td>");
         json_array_foreach(json_object_get(t, "worst_index"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "[", (long long)json_integer_value(x));
         if (json_array_size(json_object_get(t, "worst_index"))) oq_sb_puts(b, "]");
         oq_sb_puts(b, "</td><td class=\"n\">");

@@ -80,22 +80,6 @@ static void td_int(oq_sb *b, long long v, int bad_if_nonzero)
     oq_sb_printf(b, "<td class=\"n%s\">%lld</td>", bad_if_nonzero && v ? " reason" : "", v);
 }
 
-static void td_text(oq_sb *b, const char *s)
-{
-    oq_sb_puts(b, "<td>");
-    oq_sb_esc(b, s);
-    oq_sb_puts(b, "</td>");
-}
-
-static void td_status(oq_sb *b, const char *s)
-{
-    oq_sb_puts(b, "<td class=\"status ");
-    oq_sb_esc(b, s);
-    oq_sb_puts(b, "\">");
-    oq_sb_esc(b, s);
-    oq_sb_puts(b, "</td>");
-}
-
 /* Distinct (node, op, dtype, kernel) records: ORT prints a routing line per node per Run. */
 typedef struct route {
     const json_t *rec;
@@ -167,15 +151,14 @@ static void config_table(oq_sb *b, const json_t *configs)
         const char *st = oq_j_str(c, "status", "failed");
         timing t = timing_of(c);
         worst w = worst_of(c);
-        oq_sb_printf(b, "<tr class=\"config%s\" data-config=\"", status_failed(st) ? " failed" : "");
-        oq_sb_esc(b, oq_j_str(c, "name", "?"));
-        oq_sb_puts(b, "\"><td><a href=\"#cfg-");
+        oq_html_row_begin(b, oq_j_str(c, "name", "?"), status_failed(st));
+        oq_sb_puts(b, "<td><a href=\"#cfg-");
         oq_sb_printf(b, "%zu\">", i);
         oq_sb_esc(b, oq_j_str(c, "name", "?"));
         oq_sb_puts(b, json_is_true(json_object_get(c, "reference")) ? "</a> <span class=\"muted\">(reference)</span></td>" : "</a></td>");
-        td_status(b, st);
+        oq_html_td_status(b, st);
         oq_sb_printf(b, "<td class=\"n\">%zu</td>", json_array_size(json_object_get(c, "batches")));
-        td_text(b, w.output ? w.output : "\xe2\x80\x93");
+        oq_html_td(b, w.output ? w.output : "\xe2\x80\x93");
         td_num(b, w.output ? w.max_abs : NAN);
         td_int(b, w.over, 1);
         oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
@@ -263,8 +246,8 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
                 oq_sb_puts(b, "<td colspan=\"9\" class=\"muted\">reference: not compared</td></tr>\n");
                 continue;
             }
-            td_text(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
-            td_status(b, passed ? "passed" : "failed");
+            oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
+            oq_html_td_status(b, passed ? "passed" : "failed");
             td_num(b, oq_j_num(o, "max_abs"));
             td_num(b, oq_j_num(o, "max_rel"));
             td_num(b, oq_j_num(o, "rms"));
@@ -363,10 +346,10 @@ static void dispatch_block(oq_sb *b, const json_t *d, const json_t *teeth)
                       "<th>routing lines</th></tr>\n");
         for (size_t i = 0; i < n; i++) {
             oq_sb_puts(b, "<tr>");
-            td_text(b, oq_j_str(rt[i].rec, "node", ""));
-            td_text(b, oq_j_str(rt[i].rec, "op", ""));
-            td_text(b, oq_j_str(rt[i].rec, "dtype", ""));
-            td_text(b, oq_j_str(rt[i].rec, "kernel", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "node", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "op", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "dtype", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "kernel", ""));
             oq_sb_printf(b, "<td class=\"n\">%d</td></tr>\n", rt[i].lines);
         }
         oq_sb_puts(b, "</table>\n");
@@ -396,7 +379,7 @@ static void placement_block(oq_sb *b, const json_t *p)
         oq_sb_puts(b, "<table><tr><th>execution provider</th><th>nodes</th><th>runs</th><th>time ms</th></tr>\n");
         json_array_foreach(eps, i, e) {
             oq_sb_puts(b, "<tr>");
-            td_text(b, oq_j_str(e, "ep", ""));
+            oq_html_td(b, oq_j_str(e, "ep", ""));
             oq_sb_printf(b, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td>", oq_j_int(e, "nodes"), oq_j_int(e, "runs"));
             td_num(b, oq_j_num(e, "us") / 1000.0);
             oq_sb_puts(b, "</tr>\n");
@@ -416,14 +399,21 @@ static void placement_block(oq_sb *b, const json_t *p)
     json_array_foreach(nodes, i, e) {
         const char *cls = oq_j_str(e, "class", "");
         oq_sb_printf(b, "<tr class=\"%s\">", !strcmp(cls, "cpu_compute") || !strcmp(cls, "ep_mismatch") ? "failed" : "");
-        td_text(b, oq_j_str(e, "name", ""));
-        td_text(b, oq_j_str(e, "op", ""));
-        td_text(b, oq_j_str(e, "ep_assigned", ""));
-        td_text(b, oq_j_str(e, "ep_profiled", ""));
-        td_text(b, cls);
+        oq_html_td(b, oq_j_str(e, "name", ""));
+        oq_html_td(b, oq_j_str(e, "op", ""));
+        oq_html_td(b, oq_j_str(e, "ep_assigned", ""));
+        oq_html_td(b, oq_j_str(e, "ep_profiled", ""));
+        oq_html_td(b, cls);
         oq_sb_puts(b, "</tr>\n");
     }
     oq_sb_puts(b, "</table>\n</details>\n");
+}
+
+static void config_heading(oq_sb *b, const json_t *cfg)
+{
+    oq_sb_puts(b, "<h3>");
+    oq_sb_esc(b, oq_j_str(cfg, "name", "?"));
+    oq_sb_puts(b, "</h3>\n");
 }
 
 static void evidence_section(oq_sb *b, const json_t *configs)
@@ -435,9 +425,7 @@ static void evidence_section(oq_sb *b, const json_t *configs)
         const json_t *d = json_object_get(c, "dispatch"), *p = json_object_get(c, "placement");
         if (!d && !p) continue;
         any++;
-        oq_sb_puts(b, "<h3>");
-        oq_sb_esc(b, oq_j_str(c, "name", "?"));
-        oq_sb_puts(b, "</h3>\n");
+        config_heading(b, c);
         if (d) dispatch_block(b, d, json_object_get(c, "teeth"));
         if (p) placement_block(b, p);
     }
@@ -456,9 +444,7 @@ static void advice_section(oq_sb *b, const json_t *configs)
         const json_t *adv = json_object_get(json_object_get(c, "dispatch"), "advice");
         if (!json_array_size(adv)) continue;
         any++;
-        oq_sb_puts(b, "<h3>");
-        oq_sb_esc(b, oq_j_str(c, "name", "?"));
-        oq_sb_puts(b, "</h3>\n");
+        config_heading(b, c);
         list_strings(b, adv, "advice");
     }
     if (!any) oq_sb_puts(b, "<p class=\"muted\">None: no node missed the kernel it could have had.</p>\n");
