@@ -32,6 +32,11 @@ PY
 # 2. never: no progress at all
 $ORTQUAL validate --outdir "$T/never" "${args[@]}" --progress never >/dev/null 2>"$T/never.err" || fail "never run"
 grep -q "batch 1/2" "$T/never.err" && fail "--progress never printed progress"
+# a word it does not know: a usage error naming the value, before anything runs
+rc=0; $ORTQUAL validate --outdir "$T/bad" "${args[@]}" --progress sometimes >/dev/null 2>"$T/bad.err" || rc=$?
+[ "$rc" = 2 ] || fail "--progress sometimes exited $rc"
+grep -q "'sometimes' is not auto, always or never" "$T/bad.err" || fail "bad --progress: $(cat "$T/bad.err")"
+[ ! -e "$T/bad" ] || fail "--progress sometimes wrote $T/bad"
 
 # 3. a terminal: one updating line, PASS in colour, none with NO_COLOR
 run_tty() { # run_tty OUT ENV... : validate on a pty, everything it shows into OUT
