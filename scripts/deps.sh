@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deps.sh: install what ortqual needs on Debian 12, idempotently.
-#   1. Debian packages (apt-get), only those missing.
+#   1. Debian packages (apt-get), only those missing (chromium and libxml2-utils: tests only).
 #   2. ONNX Runtime 1.29.0 from the npm registry, sha512-checked, cached in
 #      ${XDG_CACHE_HOME:-~/.cache}/ortqual and unpacked into third_party/onnxruntime.
 #   3. With ORTQUAL_GPU=1: ORT's CUDA execution provider (com.github.asus4.onnxruntime.linux-x64-gpu
@@ -13,9 +13,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# chromium and libxml2-utils are for the tests only: report.html is loaded in headless
+# Chromium (tests/e2e/report.sh) and JUnit XML checked against its schema with xmllint.
 PKGS="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libzip-dev zlib1g-dev libjansson-dev libplplot-dev plplot-driver-cairo libcmocka-dev
-      python3 python3-numpy python3-pytest openssl"
+      python3 python3-numpy python3-pytest openssl chromium libxml2-utils"
 ORT_PKG=com.github.asus4.onnxruntime@0.4.9
 ORT_TGZ=com.github.asus4.onnxruntime-0.4.9.tgz
 ORT_SHA512=BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg==

@@ -33,6 +33,12 @@
  *   rel_l2    ||d||_2 / ||ref||_2 (0 when both are 0, +inf when only ||ref|| is)
  *   over_tol  valid elements failing the allclose rule (non-finite ones included)
  *   worst     the K elements with the largest |d| (non-finite first), with coordinates
+ *   err_hist  |d| of every valid finite element in fixed log-spaced bins (oq_log_hist)
+ *   by_ref    per bin of |ref|: elements, max |d| and elements over tolerance, so the
+ *             error can be read against the magnitude it is relative to
+ *
+ * The bins are the same for every comparison, so histograms of batches,
+ * configurations or shards add up bin by bin (and maxima take the max).
  */
 #ifndef ORTQUAL_COMPARE_H
 #define ORTQUAL_COMPARE_H
@@ -96,6 +102,37 @@ enum {
                                    must too); reported otherwise (a language model's logits) */
 };
 
+/* Fixed log-spaced bins: bin k holds values v with
+ *     10^(OQ_HIST_MIN_EXP + k / OQ_HIST_PER_DECADE) <= v < 10^(OQ_HIST_MIN_EXP + (k+1) / OQ_HIST_PER_DECADE)
+ * (up to floating-point rounding at the edges). 1e-18 .. 1e6 covers float64
+ * rounding up to gross errors; what falls outside is counted apart. */
+#define OQ_HIST_MIN_EXP (-18)
+#define OQ_HIST_MAX_EXP 6
+#define OQ_HIST_PER_DECADE 4
+#define OQ_HIST_BINS ((OQ_HIST_MAX_EXP - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE)
+
+typedef struct oq_log_hist {
+    int64_t zero;  /* exactly 0 */
+    int64_t below; /* 0 < v < 10^OQ_HIST_MIN_EXP */
+    int64_t above; /* v >= 10^OQ_HIST_MAX_EXP */
+    int64_t bins[OQ_HIST_BINS];
+} oq_log_hist;
+
+/* The bin of v > 0: -1 below the first bin, OQ_HIST_BINS at or above the last edge. */
+OQ_API int oq_hist_bin(double v);
+/* Lower edge of bin k (k = OQ_HIST_BINS gives the upper edge of the last bin). */
+OQ_API double oq_hist_edge(int k);
+
+/* Error against reference magnitude: per |ref| bin (index 0 holds |ref| below
+ * 10^OQ_HIST_MIN_EXP, zero included; 1..OQ_HIST_BINS the bins; OQ_HIST_BINS + 1
+ * at or above 10^OQ_HIST_MAX_EXP), over valid finite elements. */
+#define OQ_MAG_SLOTS (OQ_HIST_BINS + 2)
+typedef struct oq_mag_hist {
+    int64_t count[OQ_MAG_SLOTS];
+    double max_abs[OQ_MAG_SLOTS];  /* largest |d| among them (0 when empty) */
+    int64_t over_tol[OQ_MAG_SLOTS]; /* of them, failing the allclose rule */
+} oq_mag_hist;
+
 typedef struct oq_compare_opts {
     oq_tolerance tol;
     const int64_t *lengths; /* NULL: every element is valid; else one per batch entry */
@@ -141,6 +178,9 @@ typedef struct oq_compare_result {
     oq_compare_elem first_pad_nonzero; /* meaningful when pad_nonzero > 0 */
     int32_t worst_count;
     oq_compare_elem worst[OQ_COMPARE_MAX_WORST]; /* largest |d| first */
+    double max_abs_ref;    /* largest finite |ref| over valid elements */
+    oq_log_hist err_hist;  /* |d| over valid elements where both values are finite */
+    oq_mag_hist by_ref;    /* the same elements by |ref| */
     int passed;
 } oq_compare_result;
 

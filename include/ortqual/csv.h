@@ -140,7 +140,11 @@ OQ_API oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_c
  * the columns are the union of the records' keys in first-seen order; strings
  * are taken as they are, numbers printed exactly, true/false as 1/0, null and
  * missing keys as empty, nested arrays and objects are ignored. "Lines" in
- * messages are then 1-based record numbers. Errors: OQ_ERR_IO, OQ_ERR_FORMAT
+ * messages are then 1-based record numbers. Records with a "stats_ms" object are
+ * bench rows as `ortqual bench` writes them (statistics, memory and accuracy
+ * nested): they are read as the summary.csv columns instead (p50_ms from
+ * stats_ms.p50, peak_rss_mb from memory.peak_rss_bytes, ...), so a bench
+ * summary.json plots like its summary.csv. Errors: OQ_ERR_IO, OQ_ERR_FORMAT
  * (not JSON, no "results" array, a record that is not an object), OQ_ERR_NOMEM. */
 OQ_API oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err);
 OQ_API void oq_csv_free(oq_csv *t);

@@ -177,6 +177,13 @@ OQ_API size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
 OQ_API oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
 OQ_API void oq_gate_result_clear(oq_gate_result *r);
 
+/* The verdict document as JSON text ("tool": "ortqual gate"; malloc'ed, the caller frees
+ * it): what oq_gate_write_verdict writes and oq_junit_write (report.h) reads. NULL: out of
+ * memory. */
+OQ_API char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r);
+/* The document of a command that could not even be prepared: verdict "error". */
+OQ_API char *oq_gate_error_verdict_text(char *const *argv, const char *message);
+
 /* Write the verdict as JSON (atomically, replacing `path`). */
 OQ_API oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
                                        oq_err *err);

@@ -33,6 +33,13 @@ typedef struct oq_proc_result {
  * Returns OQ_OK when the child was started and waited for, whatever its outcome. */
 OQ_API oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
                              oq_proc_result *res, oq_err *err);
+
+/* As oq_proc_run, and every complete stderr line that starts with `prefix` is handed to
+ * on_line (without the prefix and the newline) as it arrives, instead of going to the
+ * tail or the echo: a side channel for progress from the child. */
+OQ_API oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
+                                   const char *prefix, void (*on_line)(void *ctx, const char *line), void *ctx,
+                                   oq_proc_result *res, oq_err *err);
 OQ_API void oq_proc_result_clear(oq_proc_result *res);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timed out after 30 s" into buf. */

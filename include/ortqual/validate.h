@@ -55,6 +55,13 @@ typedef enum oq_model_kind {
     OQ_MODEL_USER         /* the user's --model file */
 } oq_model_kind;
 
+/* Progress of a run as each batch of each configuration is done (oq_validate_opts.on_batch). */
+typedef struct oq_validate_progress {
+    size_t config, n_configs;       /* the configuration running (0-based) and how many there are */
+    const char *config_name;
+    size_t batches_done, n_batches; /* of this configuration */
+} oq_validate_progress;
+
 typedef struct oq_validate_opts {
     oq_model_kind kind;
     /* OQ_MODEL_USER: any named inputs, read by name from each .npz. The mask contract applies
@@ -125,6 +132,9 @@ typedef struct oq_validate_opts {
     /* progress lines for people (may be NULL) */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
+    /* per-batch progress (may be NULL; gets progress_ctx): isolated workers report each batch
+     * on a side channel of their stderr, in-process ones directly */
+    void (*on_batch)(void *ctx, const oq_validate_progress *p);
     /* the command line, recorded as evidence */
     int argc;
     char **argv;

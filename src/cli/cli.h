@@ -218,9 +218,24 @@ int oq_cli_padding(const oq_opt *o, const char *arg);
                     "(counted, not judged), auto (zero for ortqual's exports; for --model,\n"       \
                     "zero where the reference is exactly 0 on every padded element)")
 struct oq_validate_summary;
-/* A progress line on stderr (the oq_validate_opts.progress callback). */
+struct oq_validate_progress;
+/* Colour only for a terminal, and never when NO_COLOR is set (and not empty). */
+int oq_cli_color(FILE *fp);
+/* Progress: OQ_CLI_PROGRESS_AUTO shows per-batch progress once a run takes longer than a
+ * few seconds (one updating line on a terminal, a plain line every few seconds otherwise). */
+enum { OQ_CLI_PROGRESS_AUTO, OQ_CLI_PROGRESS_ALWAYS, OQ_CLI_PROGRESS_NEVER };
+/* --progress auto|always|never into the int ctx points to (an option table's callback). */
+int oq_cli_progress_option(const oq_opt *o, const char *arg);
+#define OQ_CLI_PROGRESS_HELP                                                                 \
+    "per-batch progress with elapsed time and ETA on stderr: auto\n"                         \
+    "(default: after a few seconds; one updating line on a terminal,\n"                      \
+    "plain lines every few seconds otherwise), always or never"
+/* A progress line on stderr (the oq_validate_opts.progress callback; ctx: the progress state). */
 void oq_cli_progress_line(void *ctx, const char *line);
-/* One row per configuration, its reason when it did not pass, and the verdict line. */
+/* The per-batch callback (oq_validate_opts.on_batch). */
+void oq_cli_progress_batch(void *ctx, const struct oq_validate_progress *p);
+/* One row per configuration (per-batch median and p90 latency), its reason when it did not
+ * pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const char *outdir);
 /* Every --inputs pattern of `cmd` expanded into *g, in order (a quoted glob is expanded here;
  * one that matches nothing stays as it is, so reading it names the file). -1 after an error
@@ -228,10 +243,16 @@ void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const
 int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
-/* Fill the runtime and progress parts of `o`, run the validation, print the table (or the
- * summary JSON) and return the exit status. */
+/* What a validation writes and prints besides summary.json and report.html. */
+struct oq_cli_run_output {
+    int json;          /* print summary.json instead of the table */
+    const char *junit; /* --junit FILE, or NULL */
+    int progress;      /* OQ_CLI_PROGRESS_* */
+};
+/* Fill the runtime and progress parts of `o`, run the validation, write report.html (and the
+ * JUnit XML), print the table (or the summary JSON) and return the exit status. */
 struct oq_validate_opts;
 int oq_cli_run_validation(const char *cmd, struct oq_validate_opts *o, const struct oq_cli_runtime *cr,
-                          const char *self, int json);
+                          const char *self, const struct oq_cli_run_output *out);
 
 #endif

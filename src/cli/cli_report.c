@@ -1,10 +1,13 @@
-/* Human output shared by validate and replay: progress lines and the verdict table. */
+/* Human output shared by validate and replay: progress, the verdict table, the reports. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "ortqual/report.h"
+#include "ortqual/stats.h"
 #include "ortqual/validate.h"
 
 #include "cli.h"
@@ -22,10 +25,92 @@ int oq_cli_padding(const oq_opt *o, const char *arg)
     return -1;
 }
 
+int oq_cli_color(FILE *fp)
+{
+    const char *no = getenv("NO_COLOR"); /* https://no-color.org: set and not empty */
+    return isatty(fileno(fp)) && !(no && *no);
+}
+
+/* "passed" in green, "failed" in red (others plain), padded to `width` columns. */
+static void print_status(FILE *fp, const char *s, int width)
+{
+    static const char *const bad_words[] = {"failed", "FAILED", "error", "ERROR", "not-run", "NOT TESTED"};
+    int good = !strcmp(s, "passed") || !strcmp(s, "PASSED"), bad = 0;
+    for (size_t i = 0; i < sizeof bad_words / sizeof *bad_words; i++) bad |= !strcmp(s, bad_words[i]);
+    int color = oq_cli_color(fp) && (good || bad);
+    fprintf(fp, "%s%-*s%s", color ? (good ? "\033[32m" : "\033[1;31m") : "", width, s, color ? "\033[0m" : "");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Progress on stderr: one updating line on a terminal, plain lines (at most one every
+ * PLAIN_EVERY_S) otherwise; nothing during the first QUIET_S of a run unless asked. */
+#define QUIET_S 3.0
+#define PLAIN_EVERY_S 5.0
+
+struct oq_cli_progress {
+    int mode;   /* OQ_CLI_PROGRESS_* */
+    int tty;
+    double start, last;
+    int line_open; /* an updating line is on the terminal */
+};
+
+int oq_cli_progress_option(const oq_opt *o, const char *arg)
+{
+    static const char *const names[] = {"auto", "always", "never"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(arg, names[i])) {
+            *(int *)o->ctx = i;
+            return 0;
+        }
+    fprintf(stderr, "ortqual: --progress: '%s' is not auto, always or never\n", arg);
+    return -1;
+}
+
+static void progress_clear(struct oq_cli_progress *p)
+{
+    if (p->line_open) fputs("\r\033[K", stderr);
+    p->line_open = 0;
+}
+
 void oq_cli_progress_line(void *ctx, const char *line)
 {
-    (void)ctx;
+    struct oq_cli_progress *p = ctx;
+    if (p) progress_clear(p);
     fprintf(stderr, "%s\n", line);
+}
+
+static void duration(char *buf, size_t n, double s)
+{
+    if (s < 90) snprintf(buf, n, "%.0f s", s);
+    else if (s < 5400) snprintf(buf, n, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+    else snprintf(buf, n, "%.0f h %02.0f min", floor(s / 3600), fmod(floor(s / 60), 60));
+}
+
+void oq_cli_progress_batch(void *ctx, const oq_validate_progress *b)
+{
+    struct oq_cli_progress *p = ctx;
+    double t = now_s(), elapsed = t - p->start;
+    if (p->mode == OQ_CLI_PROGRESS_NEVER || (p->mode == OQ_CLI_PROGRESS_AUTO && elapsed < QUIET_S)) return;
+    if (!p->tty && p->mode == OQ_CLI_PROGRESS_AUTO && t - p->last < PLAIN_EVERY_S && b->batches_done < b->n_batches)
+        return;
+    /* Every configuration runs every batch: the work done so far in batches, of all. */
+    double total = (double)b->n_configs * (double)b->n_batches;
+    double done = (double)b->config * (double)b->n_batches + (double)b->batches_done;
+    char el[32], eta[32];
+    duration(el, sizeof el, elapsed);
+    duration(eta, sizeof eta, done > 0 ? elapsed * (total - done) / done : 0);
+    if (p->tty) fputs("\r\033[K", stderr);
+    fprintf(stderr, "[%zu/%zu] %s  batch %zu/%zu  elapsed %s  ETA %s%s", b->config + 1, b->n_configs, b->config_name,
+            b->batches_done, b->n_batches, el, eta, p->tty ? "" : "\n");
+    fflush(stderr);
+    p->line_open = p->tty;
+    p->last = t;
 }
 
 /* Why a node missed its kernel and what reaches it: the first explanation, as
@@ -67,24 +152,53 @@ static void print_padding_notes(const oq_config_result *c)
         }
 }
 
+/* Per-batch latency over the batches of a configuration: median and p90 of the batches'
+ * median calls, and the first call of batch 0 (session warm-up included), in ms. */
+static void batch_latency(const oq_config_result *c, double *median, double *p90, double *first)
+{
+    double *v = calloc(c->n_batches + 1, sizeof *v);
+    size_t n = 0;
+    *median = *p90 = *first = NAN;
+    for (size_t i = 0; i < c->n_batches; i++) {
+        const oq_batch_result *b = &c->batches[i];
+        if (i == 0 && b->timed) *first = b->first_call_s * 1e3;
+        if (v && b->timed && !isnan(b->median_s)) v[n++] = b->median_s * 1e3;
+    }
+    oq_stats st;
+    if (n && oq_stats_compute(v, n, &st, NULL) == OQ_OK) {
+        *median = st.p50;
+        *p90 = st.p90;
+    }
+    free(v);
+}
+
+static void ms(char *buf, size_t n, double v)
+{
+    if (isnan(v)) snprintf(buf, n, "-");
+    else snprintf(buf, n, v < 10 ? "%.3f" : v < 1000 ? "%.1f" : "%.0f", v);
+}
+
 /* The worst output of a configuration across batches, and its timing. */
 static void config_row(const oq_config_result *c)
 {
-    double worst = -1, first = 0, median = 0;
+    double worst = -1, med, p90, first;
     const char *worst_out = "-";
     for (size_t i = 0; i < c->n_batches; i++) {
         const oq_batch_result *b = &c->batches[i];
-        first += b->timed ? b->first_call_s : 0;
-        median += b->timed && !isnan(b->median_s) ? b->median_s : 0;
         for (size_t j = 0; j < b->n_outputs; j++) {
             double m = isfinite(b->outputs[j].max_abs) ? b->outputs[j].max_abs : 0; /* as summary.json */
             if (m > worst) worst = m, worst_out = b->outputs[j].name;
         }
     }
-    char err_s[32] = "-";
+    batch_latency(c, &med, &p90, &first);
+    char err_s[32] = "-", m_s[32], p_s[32], f_s[32];
     if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
-    printf("%-34s %-8s %7zu %-10s %10s %10.4f %10.4f\n", c->config.name, oq_verdict_name(c->status), c->n_batches,
-           worst_out, err_s, first, median);
+    ms(m_s, sizeof m_s, med);
+    ms(p_s, sizeof p_s, p90);
+    ms(f_s, sizeof f_s, first);
+    printf("%-34s ", c->config.name);
+    print_status(stdout, oq_verdict_name(c->status), 8);
+    printf(" %7zu %-10s %10s %10s %10s %10s\n", c->n_batches, worst_out, err_s, m_s, p_s, f_s);
     if (c->ort_version) printf("    ONNX Runtime %s (%s)\n", c->ort_version, c->ort_library);
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)
@@ -98,19 +212,23 @@ static void config_row(const oq_config_result *c)
 
 void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir)
 {
-    printf("%-34s %-8s %7s %-10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
-           "max|err|", "first(s)", "median(s)");
+    printf("%-34s %-8s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
+           "max|err|", "median ms", "p90 ms", "first ms");
     int counts[5] = {0};
     for (size_t i = 0; i < s->n_configs; i++) {
         config_row(&s->configs[i]);
         counts[s->configs[i].status]++;
     }
     if (s->n_plots)
-        printf("\nplots: %zu files in %s/plots/ (error distributions, runtime against valid size)", s->n_plots, outdir);
+        printf("\nplots: %zu files in %s/plots/ (error distributions, error against |reference|, latency)", s->n_plots,
+               outdir);
     if (s->plot_error) printf("\nplots: not drawn: %s", s->plot_error);
+    printf("\n(latency per batch: median and p90 over batches of each batch's median call; first: batch 0's first call)");
+    printf("\nreport: %s/report.html\nverdict: ", outdir);
     static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED"};
-    printf("\nverdict: %s (%d passed, %d failed, %d skipped", words[s->verdict], counts[OQ_VERDICT_PASSED],
-           counts[OQ_VERDICT_FAILED], counts[OQ_VERDICT_SKIPPED]);
+    print_status(stdout, words[s->verdict], 0);
+    printf(" (%d passed, %d failed, %d skipped", counts[OQ_VERDICT_PASSED], counts[OQ_VERDICT_FAILED],
+           counts[OQ_VERDICT_SKIPPED]);
     if (counts[OQ_VERDICT_ERROR]) printf(", %d runtime error%s", counts[OQ_VERDICT_ERROR], counts[OQ_VERDICT_ERROR] > 1 ? "s" : "");
     if (counts[OQ_VERDICT_NOT_RUN]) printf(", %d not run", counts[OQ_VERDICT_NOT_RUN]);
     printf("); details in %s/summary.json\n", outdir);
@@ -155,14 +273,31 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
     snprintf(buf, n, "ortqual-out/%s%s", prefix, stamp);
 }
 
-int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
-                          const char *self, int json)
+/* report.html beside summary.json (a diagnostic: a failure is said, not fatal) and the
+ * JUnit XML asked for (fatal: CI reads it). */
+static int write_reports(const char *cmd, const char *outdir, const char *junit)
 {
+    oq_err e = {0};
+    if (oq_report_write_dir(outdir, &e)) fprintf(stderr, "ortqual %s: report.html not written: %s\n", cmd, e.msg);
+    if (!junit) return OQ_EXIT_OK;
+    char summary[4096];
+    snprintf(summary, sizeof summary, "%s/summary.json", outdir);
+    if (oq_junit_write_summary(summary, junit, &e) == OQ_OK) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
+    return OQ_EXIT_RUNTIME;
+}
+
+int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
+                          const char *self, const struct oq_cli_run_output *out)
+{
+    struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};
     o->self_exe = self;
     /* the non-skippable mode can be switched on from the environment too (the library reads none) */
     const char *require = getenv("ORTQUAL_REQUIRE_DISPATCH");
     if (require && !strcmp(require, "1")) o->require_dispatch = 1;
     o->progress = oq_cli_progress_line;
+    o->progress_ctx = &prog;
+    o->on_batch = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_batch;
     o->ort_lib = cr->ort_lib;
     o->n_ep_libs = cr->n_ep_libs;
     o->ep_lib_names = (const char *const *)cr->ep_lib_names;
@@ -173,12 +308,14 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     oq_validate_summary *summary = NULL;
     oq_err e = {0};
     oq_status st = oq_validate_run(o, &summary, &e);
+    progress_clear(&prog);
     if (st) {
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
         return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
-    int rc = summary->exit_status;
-    if (!json) oq_cli_print_verdict_table(summary, o->outdir);
+    int rc = write_reports(cmd, o->outdir, out->junit);
+    if (!rc) rc = summary->exit_status;
+    if (!out->json) oq_cli_print_verdict_table(summary, o->outdir);
     else if (print_summary_file(o->outdir)) rc = OQ_EXIT_RUNTIME;
     oq_validate_summary_free(summary);
     return rc;

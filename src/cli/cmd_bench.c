@@ -12,6 +12,7 @@
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
 #include "ortqual/fileio.h"
+#include "ortqual/report.h"
 
 const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
 
@@ -26,8 +27,9 @@ static const char head[] =
     "reference; on CUDA ORT's SdpaKernel routing lines are captured), warmed up, then\n"
     "timed --iters times (CLOCK_MONOTONIC around each Run, nothing else). Session\n"
     "creation is timed apart (session_ms) unless --include-session.\n"
-    "Writes OUTDIR/summary.json (system, options, every row with raw samples) and\n"
-    "OUTDIR/summary.csv (one row per variant x shape), and prints a table.\n";
+    "Writes OUTDIR/summary.json (system, options, every row with raw samples),\n"
+    "OUTDIR/summary.csv (one row per variant x shape) and OUTDIR/report.html (the\n"
+    "rows, figures and environment in one page), and prints a table.\n";
 
 static const char foot[] =
     "  (--ep is not used: each variant names its runtime; --ep-lib and --ep-option apply\n"
@@ -363,6 +365,8 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
         tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK && (!c->o.reference || !isnan(r->max_abs_err));
     }
     printf("wrote %s/summary.json and %s\n", c->outdir, csv);
+    if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
+    else printf("report: %s/report.html\n", c->outdir);
     oq_bench_rows_free(rows);
     if (failed) return OQ_EXIT_FAIL;
     if (!tested) {

@@ -3,10 +3,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ortqual/conformance.h"
+#include "ortqual/evidence.h"
+#include "ortqual/fileio.h"
 #include "ortqual/refusal.h"
+#include "ortqual/report.h"
 
 const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference";
 
@@ -45,6 +50,7 @@ static const char foot[] =
     "examples:\n"
     "  ortqual conformance                      # the shipped set, on the reference\n"
     "  ortqual conformance --ep cpu             # the same tests on ORT CPU\n"
+    "  ortqual conformance --outdir conf-ref --junit conf-ref/junit.xml\n"
     "  ortqual conformance tests/data/onnx-backend/attention/test_attention_4d_causal\n";
 
 /* --rtol, --atol: a number >= 0 into the double at ctx. */
@@ -150,19 +156,101 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
     return 1;
 }
 
-/* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
-/* How results are printed and judged. */
+/* How results are printed, judged and written. */
 typedef struct report_flags {
-    int json;   /* one JSON document instead of lines */
-    int strict; /* UNSUPPORTED fails the run */
-    int allow_skip; /* a run where nothing passed may exit 0 */
-    const char *ep; /* ORT's name of the provider the tests run on (refusals are explained for it) */
+    int json;           /* one JSON document instead of lines */
+    int strict;         /* UNSUPPORTED fails the run */
+    int allow_skip;     /* a run where nothing passed may exit 0 */
+    const char *outdir; /* summary.json and report.html go here */
+    const char *junit;  /* JUnit XML path */
+    const char *ep;     /* ORT's name of the provider the tests run on (refusals are explained for it) */
+    int argc;
+    char **argv;
 } report_flags;
 
-static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, report_flags f)
+/* The evidence of the process that ran the tests (evidence.h); {"error"} when it cannot be
+ * collected, NULL when out of memory. */
+static json_t *evidence_json(oq_runtime *rt)
+{
+    oq_evidence *ev = NULL;
+    oq_err e = {0};
+    if (oq_evidence_collect(rt, NULL, &ev, &e)) return json_pack("{s:s}", "error", e.msg);
+    char *text = oq_evidence_to_json(ev);
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    oq_evidence_free(ev);
+    return j;
+}
+
+static json_t *argv_json(int argc, char **argv)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i]));
+    return a;
+}
+
+/* The document --json prints, --outdir keeps and --junit reads. */
+static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_conformance_opts *opts,
+                           const report_flags *f, oq_runtime *rt, const char *ep)
+{
+    size_t failed = counts[OQ_CONFORMANCE_FAIL] + (f->strict ? counts[OQ_CONFORMANCE_UNSUPPORTED] : 0);
+    int none_passed = !failed && !counts[OQ_CONFORMANCE_PASS] && !f->allow_skip; /* nothing compared */
+    char when[32], cwd[4096];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    json_t *doc = json_pack("{s:o, s:I, s:I, s:I, s:I}", "tests", tests, "passed", (json_int_t)counts[0], "failed",
+                            (json_int_t)counts[1], "skipped", (json_int_t)(counts[2] + counts[3]), "unsupported",
+                            (json_int_t)counts[3]);
+    if (!f->outdir && !f->junit) return doc; /* --json alone: the document as it always was */
+    json_object_set_new(doc, "schema", json_string(OQ_CONFORMANCE_SCHEMA));
+    json_object_set_new(doc, "tool", json_string("ortqual conformance"));
+    json_object_set_new(doc, "created", json_string(when));
+    json_object_set_new(doc, "command", argv_json(f->argc, f->argv));
+    if (getcwd(cwd, sizeof cwd)) json_object_set_new(doc, "cwd", json_string(cwd));
+    json_object_set_new(doc, "runner", json_string(rt ? "onnxruntime" : "reference"));
+    json_object_set_new(doc, "tolerance", json_pack("{s:f, s:f}", "rtol", opts->rtol, "atol", opts->atol));
+    json_object_set_new(doc, "strict", json_boolean(f->strict));
+    json_object_set_new(doc, "verdict", json_string(failed || none_passed ? "failed" : "passed"));
+    json_object_set_new(doc, "exit_status", json_integer(failed || none_passed ? 1 : 0));
+    if (none_passed) json_object_set_new(doc, "reason", json_string("no test passed (all skipped or unsupported)"));
+    if (rt) {
+        json_object_set_new(doc, "ep", json_string(ep ? ep : "cpu"));
+        json_object_set_new(doc, "onnxruntime", json_pack("{s:s, s:s, s:s}", "version", oq_runtime_version(rt), "library",
+                                                          oq_runtime_lib_path(rt), "build_info", oq_runtime_build_info(rt)));
+        json_object_set_new(doc, "evidence", evidence_json(rt));
+    }
+    return doc;
+}
+
+/* summary.json and report.html into --outdir, the JUnit XML to --junit. */
+static int write_outputs(const json_t *doc, const report_flags *f)
+{
+    oq_err err = {0};
+    char path[4096];
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    oq_status st = text ? OQ_OK : oq_err_set(&err, OQ_ERR_NOMEM, "out of memory");
+    size_t n = text ? strlen(text) : 0;
+    if (!st && f->outdir) {
+        snprintf(path, sizeof path, "%s/summary.json", f->outdir);
+        text[n] = '\n'; /* the file ends with a newline: the terminator is replaced, not counted */
+        st = oq_mkdirs(f->outdir, &err);
+        if (!st) st = oq_write_file_atomic(path, text, n + 1, 1, &err);
+        text[n] = 0;
+        if (!st) st = oq_report_write_dir(f->outdir, &err);
+    }
+    if (!st && f->junit) st = oq_junit_write(text, n, f->outdir ? path : "conformance", f->junit, &err);
+    free(text);
+    if (!st) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual conformance: %s\n", err.msg);
+    return OQ_EXIT_RUNTIME;
+}
+
+/* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
+static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, const report_flags *f, oq_runtime *rt,
+                   const char *ep)
 {
     size_t counts[4] = {0, 0, 0, 0};
-    json_t *arr = f.json ? json_array() : NULL;
+    json_t *arr = f->json || f->outdir || f->junit ? json_array() : NULL;
     int rc = OQ_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         oq_conformance_result r;
@@ -174,34 +262,34 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, repo
         }
         counts[r.verdict]++;
         oq_refusal x;
-        explain(tests[i], &r, f.ep, &x);
+        explain(tests[i], &r, f->ep, &x);
         if (arr) {
             json_t *jr = result_json(&r);
             if (x.id) json_object_set_new(jr, "refusal", refusal_json(&x));
             json_array_append_new(arr, jr);
-        } else if (r.verdict == OQ_CONFORMANCE_PASS) {
+        }
+        if (!f->json && r.verdict == OQ_CONFORMANCE_PASS) {
             printf("PASS %s\n", r.name);
-        } else {
+        } else if (!f->json) {
             printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
             print_refusal(&x);
         }
         oq_refusal_clear(&x);
         fflush(stdout);
     }
-    if (arr) {
-        json_t *doc = json_pack("{s:o, s:I, s:I, s:I, s:I}", "tests", arr, "passed",
-                                (json_int_t)counts[0], "failed", (json_int_t)counts[1],
-                                "skipped", (json_int_t)(counts[2] + counts[3]), "unsupported",
-                                (json_int_t)counts[3]);
+    json_t *doc = arr && rc == OQ_EXIT_OK ? summary_doc(arr, counts, opts, f, rt, ep) : NULL;
+    if (!doc) json_decref(arr);
+    if (doc && f->json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
-        json_decref(doc);
     } else if (rc == OQ_EXIT_OK) {
         print_closing_line(counts);
     }
+    if (doc && rc == OQ_EXIT_OK) rc = write_outputs(doc, f);
+    json_decref(doc);
     if (rc != OQ_EXIT_OK) return rc;
-    int failed = counts[OQ_CONFORMANCE_FAIL] || (f.strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
-    if (!failed && !counts[OQ_CONFORMANCE_PASS] && !f.allow_skip) {
+    int failed = counts[OQ_CONFORMANCE_FAIL] || (f->strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
+    if (!failed && !counts[OQ_CONFORMANCE_PASS] && !f->allow_skip) {
         /* nothing under test ran and was compared: never green */
         fprintf(stderr, "ortqual conformance: no test passed (%zu run, all skipped or unsupported); "
                         "--allow-skip accepts that\n", n);
@@ -212,7 +300,7 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, repo
 
 /* With runtime options: load ORT once and run every test through it. */
 static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
-                        oq_conformance_opts *opts, report_flags f)
+                        oq_conformance_opts *opts, const report_flags *f)
 {
     oq_runtime *rt = NULL;
     int rc = oq_cli_runtime_open(cr, &rt);
@@ -222,8 +310,9 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     oq_conformance_ort ort = {rt, &so};
     opts->runner = oq_conformance_ort_runner;
     opts->runner_ctx = &ort;
-    f.ep = oq_ep_full_name(cr->ep ? cr->ep : "cpu");
-    rc = run_all(tests, n, opts, f);
+    report_flags g = *f;
+    g.ep = oq_ep_full_name(cr->ep ? cr->ep : "cpu");
+    rc = run_all(tests, n, opts, &g, rt, cr->ep);
     oq_runtime_free(rt);
     return rc;
 }
@@ -251,6 +340,12 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
         OQ_OPT_FLAG("strict", &f->strict, "an UNSUPPORTED test fails the run (exit 1)"),
         OQ_OPT_FLAG("allow-skip", &f->allow_skip, "a run where every test was skipped exits 0 (nothing was compared)"),
         OQ_OPT_FLAG("json", &f->json, "print one JSON document instead of lines"),
+        OQ_OPT_STRING("outdir", "DIR", &f->outdir,
+                      "write DIR/summary.json (the JSON document, with the command line\n"
+                      "and, with ONNX Runtime, its evidence) and DIR/report.html"),
+        OQ_OPT_STRING("junit", "FILE", &f->junit,
+                      "write JUnit XML: one test case per test (SKIP and UNSUPPORTED as\n"
+                      "skipped, UNSUPPORTED failing with --strict)"),
         OQ_OPT_GROUP("runtime options (any of them selects ONNX Runtime instead of the reference):"),
         OQ_CLI_RUNTIME_OPTS(cr),
         OQ_OPT_END};
@@ -265,7 +360,7 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_default(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0, 0, NULL};
+    report_flags f = {0, 0, 0, NULL, NULL, NULL, argc, argv};
     int first = argc;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &first);
     if (rc) {
@@ -288,9 +383,9 @@ int cmd_conformance(int argc, char **argv)
     if (!collect(n_dirs, dirs, &tests, &n))
         rc = OQ_EXIT_USAGE;
     else if (cr.given)
-        rc = run_with_ort(&cr, tests, n, &opts, f);
+        rc = run_with_ort(&cr, tests, n, &opts, &f);
     else
-        rc = run_all(tests, n, &opts, f);
+        rc = run_all(tests, n, &opts, &f, NULL, NULL);
     oq_conformance_list_free(tests);
     oq_cli_runtime_clear(&cr);
     free(dflt[0]);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "ortqual/gate.h"
+#include "ortqual/report.h"
 
 const char cmd_gate_summary[] = "run a test command with no false greens (skips, exit 5, shadowing)";
 
@@ -99,7 +100,50 @@ static void print_result(const oq_gate_result *r)
     for (size_t i = 0; i < r->j.n_reasons; i++) fprintf(stderr, "  - %s\n", r->j.reasons[i]);
 }
 
-static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep)
+/* Where the verdict goes: JSON and JUnit XML files, either may be NULL. */
+typedef struct outputs {
+    const char *verdict, *junit;
+} outputs;
+
+/* The verdict document (JSON text, freed here; NULL: out of memory) as JUnit XML. */
+static int write_junit(char *doc, const char *path)
+{
+    oq_err err = {0};
+    oq_status st = doc ? oq_junit_write(doc, strlen(doc), "gate verdict", path, &err)
+                       : oq_err_set(&err, OQ_ERR_NOMEM, "out of memory");
+    free(doc);
+    if (st) {
+        fprintf(stderr, "ortqual gate: --junit: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    fprintf(stderr, "ortqual gate: JUnit XML %s\n", path);
+    return OQ_EXIT_OK;
+}
+
+/* A command that could not be prepared still gets its verdict, "error", where one was asked. */
+static void write_error_outputs(const oq_gate_options *o, const char *message, const outputs *out)
+{
+    oq_err err = {0};
+    if (out->verdict && oq_gate_write_error_verdict(o->argv, message, out->verdict, &err) != OQ_OK)
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
+    if (out->junit) write_junit(oq_gate_error_verdict_text(o->argv, message), out->junit);
+}
+
+static int write_outputs(const oq_gate *g, const oq_gate_result *r, const outputs *out)
+{
+    oq_err err = {0};
+    int rc = OQ_EXIT_OK;
+    if (out->verdict && oq_gate_write_verdict(g, r, out->verdict, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
+        rc = OQ_EXIT_RUNTIME;
+    } else if (out->verdict) {
+        fprintf(stderr, "ortqual gate: verdict %s\n", out->verdict);
+    }
+    if (out->junit && write_junit(oq_gate_verdict_text(g, r), out->junit)) rc = OQ_EXIT_RUNTIME;
+    return rc;
+}
+
+static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
 {
     oq_err err = {0};
     oq_gate *g;
@@ -107,11 +151,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     if (st != OQ_OK) {
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
         if (st == OQ_ERR_INVALID_ARG) return OQ_EXIT_USAGE;
-        if (verdict_path) {
-            oq_err e2 = {0};
-            if (oq_gate_write_error_verdict(o->argv, err.msg, verdict_path, &e2) != OQ_OK)
-                fprintf(stderr, "ortqual gate: %s\n", e2.msg);
-        }
+        write_error_outputs(o, err.msg, out);
         return OQ_EXIT_RUNTIME;
     }
     print_setup(g);
@@ -125,14 +165,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     print_result(&r);
     int rc = r.j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
              : r.j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;
-    if (verdict_path) {
-        if (oq_gate_write_verdict(g, &r, verdict_path, &err) != OQ_OK) {
-            fprintf(stderr, "ortqual gate: %s\n", err.msg);
-            rc = OQ_EXIT_RUNTIME;
-        } else {
-            fprintf(stderr, "ortqual gate: verdict %s\n", verdict_path);
-        }
-    }
+    if (write_outputs(g, &r, out)) rc = OQ_EXIT_RUNTIME;
     if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_gate_dir(g), oq_gate_log_path(g));
     else fprintf(stderr, "ortqual gate: removed %s\n", oq_gate_dir(g));
     oq_gate_result_clear(&r);
@@ -143,7 +176,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
 int cmd_gate(int argc, char **argv)
 {
     oq_cli_list py = {0}, env = {0}, pin = {0}, allow = {0}, disp = {0};
-    const char *verdict = NULL;
+    outputs out = {NULL, NULL};
     int keep = 0, quiet = 0;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
@@ -170,7 +203,11 @@ int cmd_gate(int argc, char **argv)
                     "math. Sets ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 for CMD\n"
                     "unless --env sets it. pytest captures fd 1: run it with -s\n"
                     "so the lines reach the log. (repeatable)"),
-        OQ_OPT_STRING("verdict", "FILE", &verdict, "write the verdict as JSON (atomically) to FILE"),
+        OQ_OPT_STRING("verdict", "FILE", &out.verdict, "write the verdict as JSON (atomically) to FILE"),
+        OQ_OPT_STRING("junit", "FILE", &out.junit,
+                      "write the verdict as JUnit XML for CI test reports: one test\n"
+                      "case for CMD (failing with the reasons) and one skipped case\n"
+                      "per skip reason"),
         OQ_OPT_FLAG("keep", &keep,
                     "keep the private folder (and the log) afterwards;\n"
                     "default: removed once the verdict is written"),
@@ -192,7 +229,7 @@ int cmd_gate(int argc, char **argv)
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
             .on_output = quiet ? NULL : stream,
         };
-        rc = run_gate(&o, verdict, keep);
+        rc = run_gate(&o, &out, keep);
     }
     free(allow_re);
     oq_cli_list_clear(&py);

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "ortqual/csv.h"
+#include "ortqual/fileio.h"
 #include "ortqual/plot.h"
 
 const char cmd_plot_summary[] = "draw PNG/SVG figures from bench or validate summaries";
@@ -15,21 +16,24 @@ static const char head[] =
     "usage: ortqual plot INPUT... [--out DIR] [--baseline VARIANT] [--format png,svg]\n"
     "                    [--stat p50|mean|p90|p99] [--json]\n"
     "\n"
-    "Draw the standard figures of one or more summaries. Inputs are bench summary.csv\n"
-    "or summary.json files, or validate.csv files; the kind is told by the columns\n"
-    "(docs/plot.md lists them). Rows of inputs of one kind are pooled; only rows whose\n"
-    "status is \"ok\" are drawn. Bench figures: runtime, memory (and gpu_memory) and\n"
-    "speedup against sequence length, per batch/mask/heads group, and\n"
-    "error_vs_runtime. Validate figures: error_<output> (error distribution per\n"
-    "configuration) and runtime_valid_size. The written files are printed.\n";
+    "Draw the standard figures of summaries. Inputs are bench summary.csv or\n"
+    "summary.json files (pooled: a CPU and a GPU sweep in one figure; only rows whose\n"
+    "status is \"ok\" are drawn), or one validate/replay summary.json. Bench figures:\n"
+    "runtime, memory (and gpu_memory) and speedup against sequence length, per\n"
+    "batch/mask/heads group, and error_vs_runtime. Validate figures: error_<output>\n"
+    "(|error| over all valid elements, a panel per configuration, with its tolerance\n"
+    "and verdict), error_vs_ref_<output> (error against |reference|), runtime_valid_size\n"
+    "(latency per batch against valid tokens) and placement (when recorded). The written\n"
+    "files are printed. docs/plot.md describes every figure.\n";
 
 static const char foot[] =
     "\n"
     "exit status: 0 figures written; 2 usage or input error (nothing written);\n"
     "3 a figure could not be rendered or written.\n"
     "\n"
-    "example:\n"
-    "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n";
+    "examples:\n"
+    "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n"
+    "  ortqual plot ortqual-out/demo/summary.json --out /tmp/figs\n";
 
 static int parse_formats(const char *s, unsigned *out)
 {
@@ -83,6 +87,21 @@ static void print_files(const oq_plot_files *f, int json)
     json_decref(root);
 }
 
+/* A validate or replay summary.json is drawn on its own (its figures need the whole
+ * document): its text when `path` is one, NULL otherwise. */
+static char *validate_summary(const char *path, size_t *n)
+{
+    unsigned char *text = NULL;
+    if (!ends_with(path, ".json") || oq_read_file(path, &text, n, NULL)) return NULL;
+    json_t *j = json_loadb((const char *)text, *n, 0, NULL);
+    const char *schema = json_string_value(json_object_get(j, "schema"));
+    int is_validate = schema && !strncmp(schema, "ortqual.validate/", 17);
+    json_decref(j);
+    if (is_validate) return (char *)text;
+    free(text);
+    return NULL;
+}
+
 /* Read every input; exit status on failure, 0 when all were read. */
 static int read_inputs(char **paths, size_t n, oq_csv **tables)
 {
@@ -98,7 +117,33 @@ static int read_inputs(char **paths, size_t n, oq_csv **tables)
     return 0;
 }
 
-static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
+static int draw(oq_figures *figs, oq_status st, const oq_err *build_err, const oq_plot_options *opt, int json)
+{
+    oq_err err = *build_err;
+    oq_plot_files files = {0};
+    if (!st) st = oq_figures_write(figs, opt, &files, &err);
+    print_files(&files, json);
+    oq_plot_files_clear(&files);
+    oq_figures_free(figs);
+    if (!st) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual plot: %s\n", err.msg);
+    return st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+}
+
+static int run_validate(const char *text, size_t len, char **inputs, size_t n, const oq_plot_options *opt, int json)
+{
+    if (n > 1) {
+        fprintf(stderr, "ortqual plot: %s is a validate summary: give it alone (its figures are per run)\n",
+                inputs[0]);
+        return OQ_EXIT_USAGE;
+    }
+    oq_err err = {0};
+    oq_figures *figs = NULL;
+    oq_status st = oq_figures_from_summary(text, len, inputs[0], opt, &figs, &err);
+    return draw(figs, st, &err, opt, json);
+}
+
+static int run_tables(char **inputs, size_t n, const oq_plot_options *opt, int json)
 {
     oq_csv **tables = calloc(n, sizeof *tables);
     if (!tables) {
@@ -106,24 +151,32 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
         return OQ_EXIT_RUNTIME;
     }
     int rc = read_inputs(inputs, n, tables);
-    char *dir_copy = NULL;
-    if (!rc && !opt->outdir) {
-        dir_copy = strdup(inputs[0]);
-        opt->outdir = dir_copy ? dirname(dir_copy) : ".";
-    }
     if (!rc) {
         oq_err err = {0};
-        oq_plot_files files = {0};
-        oq_status st = oq_plot_summaries(tables, n, opt, &files, &err);
-        print_files(&files, json);
-        if (st) {
-            fprintf(stderr, "ortqual plot: %s\n", err.msg);
-            rc = st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
-        }
-        oq_plot_files_clear(&files);
+        oq_figures *figs = NULL;
+        oq_status st = oq_figures_from_tables(tables, n, opt, &figs, &err);
+        rc = draw(figs, st, &err, opt, json);
     }
     for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);
     free(tables);
+    return rc;
+}
+
+static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
+{
+    char *dir_copy = NULL, *text = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < n && !text; i++)
+        if ((text = validate_summary(inputs[i], &len))) {
+            char *tmp = inputs[0];
+            inputs[0] = inputs[i], inputs[i] = tmp;
+        }
+    if (!opt->outdir) {
+        dir_copy = strdup(inputs[0]);
+        opt->outdir = dir_copy ? dirname(dir_copy) : ".";
+    }
+    int rc = text ? run_validate(text, len, inputs, n, opt, json) : run_tables(inputs, n, opt, json);
+    free(text);
     free(dir_copy);
     return rc;
 }
@@ -149,7 +202,9 @@ int cmd_plot(int argc, char **argv)
         OQ_OPT_GROUP("options:"),
         OQ_OPT_STRING("out", "DIR", &opt.outdir, "directory for the figures (default: the first input's directory)"),
         OQ_OPT_STRING("baseline", "VARIANT", &opt.baseline,
-                      "variant the speed-up is measured against (default: the first\nvariant in the input)"),
+                      "variant the speed-up is measured against: a series label, a\n"
+                      "variant (ref:sdpa:fp64) or a runtime naming one variant (ref);\n"
+                      "default: the first variant in the input"),
         OQ_OPT_CALLBACK("format", "LIST", set_formats, &opt, "comma-separated formats: png, svg (default: png,svg)"),
         OQ_OPT_CALLBACK("stat", "NAME", set_stat, &opt, "bench time statistic: p50, mean, p90 or p99 (default: p50)"),
         OQ_OPT_FLAG("json", &json, "print {\"files\": [...]} instead of one path per line"),

@@ -36,7 +36,8 @@ struct replay_args {
     struct oq_cli_runtime cr;
     oq_cli_list patterns, expect, tolerances, expected, required;
     glob_t files, expected_files;
-    int globbed, expected_globbed, json;
+    int globbed, expected_globbed;
+    struct oq_cli_run_output out;
     const char *precision, *reference;
     char *tolerance_text;
     char outdir[512];
@@ -132,10 +133,14 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_FLAG("strict-placement", &o->strict_placement, "with --require-full-gpu: shape ops and Memcpy too"),
         OQ_OPT_FLAG("require-dispatch", &o->require_dispatch, "an unverified kernel expectation fails"),
         OQ_OPT_LIST("expect-kernel", "NODE=KERNEL", &a->expect, "per-node kernel rule; repeatable"),
-        OQ_OPT_STRING("outdir", "DIR", &o->outdir, "(ortqual-out/replay-<timestamp>)"),
+        OQ_OPT_STRING("outdir", "DIR", &o->outdir,
+                      "(ortqual-out/replay-<timestamp>): summary.json, validate.csv and\nreport.html"),
         OQ_OPT_FLAG("force", &o->overwrite, "reuse a directory with a summary"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
-        OQ_OPT_FLAG("json", &a->json, "print summary.json"),
+        OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
+        OQ_OPT_STRING("junit", "FILE", &a->out.junit,
+                      "also write JUnit XML (a test case per configuration x batch)"),
+        OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP),
         OQ_OPT_GROUP("runtime:"),
         OQ_CLI_RUNTIME_OPTS(&a->cr),
         OQ_OPT_END};
@@ -144,7 +149,7 @@ static int run(struct replay_args *a, int argc, char **argv)
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (check_args(a) || oq_cli_runtime_check(&a->cr)) return OQ_EXIT_USAGE;
     char *self = realpath("/proc/self/exe", NULL);
-    rc = oq_cli_run_validation("replay", &a->o, &a->cr, self, a->json);
+    rc = oq_cli_run_validation("replay", &a->o, &a->cr, self, &a->out);
     free(self);
     return rc;
 }

@@ -37,7 +37,8 @@ static const char foot[] =
 "  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
-"      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n";
+"      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n"
+"  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n";
 
 struct args {
     oq_validate_opts o;
@@ -50,7 +51,8 @@ struct args {
     const char **required_all; /* --require and, with --gpu, every cuda configuration */
     char policy[256];
     const char *configs_text, *worker;
-    int list, json, gpu;
+    int list, gpu;
+    struct oq_cli_run_output out;
     char outdir[512];
 };
 
@@ -282,7 +284,7 @@ static int run_validate(struct args *a, char *self)
     a->o.configs = a->configs;
     rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
     if (rc) return rc;
-    return oq_cli_run_validation("validate", &a->o, &a->cr, self, a->json);
+    return oq_cli_run_validation("validate", &a->o, &a->cr, self, &a->out);
 }
 
 static void set_defaults(struct args *a)
@@ -380,11 +382,17 @@ static int run(struct args *a, int argc, char **argv)
         OQ_CLI_PADDING_OPT(o),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
         OQ_OPT_GROUP("output:"),
-        OQ_OPT_STRING("outdir", "DIR", &o->outdir, "(ortqual-out/<timestamp>)"),
+        OQ_OPT_STRING("outdir", "DIR", &o->outdir,
+                      "(ortqual-out/<timestamp>): summary.json, validate.csv, report.html\n"
+                      "(open it in a browser), inputs_NNN.npz, the ONNX files and plots/"),
         OQ_OPT_FLAG("force", &o->overwrite, "reuse a directory with a summary"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
-        OQ_OPT_FLAG("json", &a->json, "print summary.json"),
-        OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, runtime against valid size)"),
+        OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
+        OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"),
+        OQ_OPT_STRING("junit", "FILE", &a->out.junit,
+                      "also write JUnit XML for CI test reports: a test suite per\n"
+                      "configuration, a test case per batch (and per dispatch/placement check)"),
+        OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP),
         OQ_OPT_GROUP("dispatch and placement (judge configurations under test on CUDA or another GPU\n"
                  "execution provider; the reference and cpu ones record them as evidence):"),
         OQ_OPT_LIST("expect-kernel", "NODE=KERNEL",  &a->expect,

@@ -7,10 +7,17 @@
 #include "ortqual/compare.h"
 
 /* The result as a new JSON object (caller owns it: json_decref). Non-finite
- * numbers, which JSON cannot hold, are written as the strings "nan", "inf", "-inf". */
+ * numbers, which JSON cannot hold, are written as the strings "nan", "inf", "-inf".
+ * The histograms are written trimmed to their non-empty range (docs/summary-schema.md):
+ *   "error_histogram":    {"min_exp", "per_decade", "first", "counts": [..], "zero", "below", "above"}
+ *   "error_by_magnitude": {"min_exp", "per_decade", "first", "count": [..], "max_abs": [..],
+ *                          "over_tolerance": [..], "below": {"count", "max_abs", "over_tolerance"},
+ *                          "above": {...}}
+ * where "counts"[i] is bin first + i. */
 oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, oq_err *err);
-/* The result back from that JSON (what a validation worker reported). OQ_ERR_FORMAT when
- * `j` is not such a record. */
+/* The result back from that JSON (what a validation worker reported), histograms included.
+ * OQ_ERR_FORMAT when `j` is not such a record, or its histograms use other bins than
+ * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
 
 #endif

@@ -92,6 +92,42 @@ static void worst_insert(oq_compare_result *r, double *keys, int32_t k, double k
     r->worst[pos] = *e;
 }
 
+int oq_hist_bin(double v)
+{
+    if (!(v >= oq_hist_edge(0))) return -1;
+    if (v >= oq_hist_edge(OQ_HIST_BINS)) return OQ_HIST_BINS;
+    int k = (int)floor((log10(v) - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
+    /* log10 may round across an edge: settle on the edges as oq_hist_edge computes them */
+    if (k > 0 && v < oq_hist_edge(k)) k--;
+    if (k < OQ_HIST_BINS - 1 && v >= oq_hist_edge(k + 1)) k++;
+    return k < 0 ? 0 : k >= OQ_HIST_BINS ? OQ_HIST_BINS - 1 : k;
+}
+
+double oq_hist_edge(int k)
+{
+    return pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+}
+
+static void hist_add(oq_log_hist *h, double v)
+{
+    if (v == 0) {
+        h->zero++;
+        return;
+    }
+    int k = oq_hist_bin(v);
+    if (k < 0) h->below++;
+    else if (k == OQ_HIST_BINS) h->above++;
+    else h->bins[k]++;
+}
+
+static void mag_add(oq_mag_hist *m, double ref_abs, double ad, int over)
+{
+    int slot = ref_abs == 0 ? 0 : oq_hist_bin(ref_abs) + 1;
+    m->count[slot]++;
+    if (ad > m->max_abs[slot]) m->max_abs[slot] = ad;
+    m->over_tol[slot] += over;
+}
+
 /* Running sums over the valid, finite elements. */
 struct sums {
     double abs, sq, ref_sq;
@@ -126,7 +162,11 @@ static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, cons
         s->sq += d * d;
         s->ref_sq += e * e;
         s->finite++;
-        if (r->exact ? differs : ad > o->tol.atol + o->tol.rtol * fabs(e)) r->over_tol++;
+        int over = r->exact ? differs : ad > o->tol.atol + o->tol.rtol * fabs(e);
+        r->over_tol += over;
+        if (fabs(e) > r->max_abs_ref) r->max_abs_ref = fabs(e);
+        hist_add(&r->err_hist, ad);
+        mag_add(&r->by_ref, fabs(e), ad, over);
     } else {
         r->over_tol++; /* NaN or Inf never passes */
     }
@@ -285,6 +325,54 @@ static json_t *elem_json(const oq_compare_result *r, const oq_compare_elem *e)
                      "got", num(e->got), "expected", num(e->expected), "abs_diff", num(e->abs_diff));
 }
 
+/* [first, last] of the non-zero entries of a[0..n); first > last when all are zero. */
+static void nonzero_range(const int64_t *a, int n, int *first, int *last)
+{
+    *first = 0;
+    *last = -1;
+    while (*first < n && !a[*first]) ++*first;
+    for (int i = n - 1; i >= *first; i--)
+        if (a[i]) {
+            *last = i;
+            break;
+        }
+    if (*last < 0) *first = 0;
+}
+
+static json_t *int_range(const int64_t *a, int first, int last)
+{
+    json_t *j = json_array();
+    for (int i = first; j && i <= last; i++) json_array_append_new(j, json_integer(a[i]));
+    return j;
+}
+
+static json_t *err_hist_json(const oq_log_hist *h)
+{
+    int first, last;
+    nonzero_range(h->bins, OQ_HIST_BINS, &first, &last);
+    return json_pack("{s:i, s:i, s:i, s:o, s:I, s:I, s:I}", "min_exp", OQ_HIST_MIN_EXP, "per_decade",
+                     OQ_HIST_PER_DECADE, "first", first, "counts", int_range(h->bins, first, last), "zero",
+                     (json_int_t)h->zero, "below", (json_int_t)h->below, "above", (json_int_t)h->above);
+}
+
+static json_t *mag_slot_json(const oq_mag_hist *m, int slot)
+{
+    return json_pack("{s:I, s:f, s:I}", "count", (json_int_t)m->count[slot], "max_abs", m->max_abs[slot],
+                     "over_tolerance", (json_int_t)m->over_tol[slot]);
+}
+
+static json_t *mag_hist_json(const oq_mag_hist *m)
+{
+    int first, last;
+    nonzero_range(m->count + 1, OQ_HIST_BINS, &first, &last);
+    json_t *mx = json_array();
+    for (int i = first; mx && i <= last; i++) json_array_append_new(mx, json_real(m->max_abs[i + 1]));
+    return json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o}", "min_exp", OQ_HIST_MIN_EXP, "per_decade",
+                     OQ_HIST_PER_DECADE, "first", first, "count", int_range(m->count + 1, first, last),
+                     "max_abs", mx, "over_tolerance", int_range(m->over_tol + 1, first, last), "below",
+                     mag_slot_json(m, 0), "above", mag_slot_json(m, OQ_HIST_BINS + 1));
+}
+
 oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq_err *err)
 {
     if (!r || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "result or out is NULL");
@@ -309,6 +397,12 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
         (json_int_t)r->nan_count, "inf", (json_int_t)r->inf_count, "reference_nonfinite", "nan",
         (json_int_t)r->ref_nan_count, "inf", (json_int_t)r->ref_inf_count, "padding", padding, "worst",
         worst);
+    if (j && (json_object_set_new(j, "max_abs_ref", json_real(r->max_abs_ref)) ||
+              json_object_set_new(j, "error_histogram", err_hist_json(&r->err_hist)) ||
+              json_object_set_new(j, "error_by_magnitude", mag_hist_json(&r->by_ref)))) {
+        json_decref(j);
+        j = NULL;
+    }
     if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory building the comparison JSON");
     if (r->exact) json_object_set_new(j, "exact", json_true());
     *out = j;
@@ -335,6 +429,56 @@ static void elem_back(const json_t *j, oq_compare_elem *e)
     e->got = num_back(json_object_get(j, "got"));
     e->expected = num_back(json_object_get(j, "expected"));
     e->abs_diff = num_back(json_object_get(j, "abs_diff"));
+}
+
+/* a[first + i] = arr[i], for a trimmed array of the bins [0, n); 0 when it does not fit. */
+static int ints_back(const json_t *arr, int first, int64_t *a, int n)
+{
+    if (json_array_size(arr) > (size_t)(n - first)) return 0;
+    for (size_t i = 0; i < json_array_size(arr); i++) a[first + (int)i] = json_integer_value(json_array_get(arr, i));
+    return 1;
+}
+
+/* The bins of a histogram record: those of this build, and `first` inside them. */
+static int bins_back(const json_t *h, int *first)
+{
+    *first = (int)json_integer_value(json_object_get(h, "first"));
+    return json_integer_value(json_object_get(h, "min_exp")) == OQ_HIST_MIN_EXP &&
+           json_integer_value(json_object_get(h, "per_decade")) == OQ_HIST_PER_DECADE && *first >= 0 &&
+           *first <= OQ_HIST_BINS;
+}
+
+static int err_hist_back(const json_t *h, oq_log_hist *e)
+{
+    int first;
+    if (!h) return 1; /* a record from before the histograms */
+    if (!bins_back(h, &first)) return 0;
+    e->zero = int_of(h, "zero");
+    e->below = int_of(h, "below");
+    e->above = int_of(h, "above");
+    return ints_back(json_object_get(h, "counts"), first, e->bins, OQ_HIST_BINS);
+}
+
+static void mag_slot_back(const json_t *o, oq_mag_hist *m, int slot)
+{
+    m->count[slot] = int_of(o, "count");
+    m->max_abs[slot] = json_number_value(json_object_get(o, "max_abs"));
+    m->over_tol[slot] = int_of(o, "over_tolerance");
+}
+
+static int mag_hist_back(const json_t *h, oq_mag_hist *m)
+{
+    int first;
+    if (!h) return 1;
+    if (!bins_back(h, &first)) return 0;
+    const json_t *mx = json_object_get(h, "max_abs");
+    if (json_array_size(mx) > (size_t)(OQ_HIST_BINS - first)) return 0;
+    for (size_t i = 0; i < json_array_size(mx); i++)
+        m->max_abs[first + 1 + (int)i] = json_number_value(json_array_get(mx, i));
+    mag_slot_back(json_object_get(h, "below"), m, 0);
+    mag_slot_back(json_object_get(h, "above"), m, OQ_HIST_BINS + 1);
+    return ints_back(json_object_get(h, "count"), first, m->count + 1, OQ_HIST_BINS) &&
+           ints_back(json_object_get(h, "over_tolerance"), first, m->over_tol + 1, OQ_HIST_BINS);
 }
 
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_err *err)
@@ -382,5 +526,9 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
         elem_back(json_object_get(pad, "first_nonzero"), &r->first_pad_nonzero);
     r->worst_count = (int32_t)json_array_size(worst);
     for (int32_t i = 0; i < r->worst_count; i++) elem_back(json_array_get(worst, (size_t)i), &r->worst[i]);
+    r->max_abs_ref = json_number_value(json_object_get(j, "max_abs_ref"));
+    if (!err_hist_back(json_object_get(j, "error_histogram"), &r->err_hist) ||
+        !mag_hist_back(json_object_get(j, "error_by_magnitude"), &r->by_ref))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: histogram bins other than this build's, or out of range", r->name);
     return OQ_OK;
 }

@@ -1,5 +1,5 @@
 /* CSV tables: RFC 4180 reader, JSON-records reader, atomic writer. */
-#include "ortqual/csv.h"
+#include "csv/csv-impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -327,6 +327,97 @@ static oq_status json_rows(oq_csv *t, const json_t *results, oq_err *err)
     return OQ_OK;
 }
 
+/* ---- bench rows as `ortqual bench` writes them (nested) -> summary.csv columns ---- */
+
+static void set_num(json_t *o, const char *k, const json_t *v) { json_object_set_new(o, k, json_is_number(v) ? json_copy((json_t *)v) : json_null()); }
+
+static void set_mib(json_t *o, const char *k, const json_t *bytes)
+{
+    json_object_set_new(o, k, json_is_number(bytes) ? json_real(json_number_value(bytes) / 1048576.0) : json_null());
+}
+
+/* The kernel column: "ref" for the C reference, "cpu" on CPU, else the kernel seen
+ * ("FLASH_ATTENTION" -> "flash"), as summary.csv writes it. */
+static json_t *kernel_column(const json_t *rec)
+{
+    const char *variant = json_string_value(json_object_get(rec, "variant"));
+    const char *device = json_string_value(json_object_get(rec, "device"));
+    const char *seen = json_string_value(json_object_get(rec, "kernel_observed"));
+    if (variant && !strncmp(variant, "ref", 3) && (!variant[3] || variant[3] == ':')) return json_string("ref");
+    if (device && !strcmp(device, "cpu")) return json_string("cpu");
+    char buf[96];
+    size_t j = 0;
+    for (const char *p = seen ? seen : ""; *p && j + 1 < sizeof buf;) {
+        if (!strncmp(p, "_ATTENTION", 10)) {
+            p += 10;
+            continue;
+        }
+        buf[j++] = (char)tolower((unsigned char)*p++);
+    }
+    buf[j] = 0;
+    return json_string(buf);
+}
+
+static json_t *bench_flat(const json_t *rec)
+{
+    static const char *const same[] = {"variant", "status", "device", "dtype", "representation", "shapes",
+                                       "io_binding", "batch", "seq_len", "heads", "kv_heads", "head_dim",
+                                       "threads", "warmup", "iters", "session_ms", "first_run_ms", "error"};
+    static const char *const stats[][2] = {{"mean_ms", "mean"}, {"std_ms", "std"}, {"min_ms", "min"},
+                                           {"p50_ms", "p50"},   {"p90_ms", "p90"}, {"p99_ms", "p99"}};
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < sizeof same / sizeof *same; i++) {
+        json_t *v = json_object_get(rec, same[i]);
+        json_object_set_new(o, same[i], v ? json_copy(v) : json_null());
+    }
+    const json_t *st = json_object_get(rec, "stats_ms"), *mem = json_object_get(rec, "memory"),
+                 *acc = json_object_get(rec, "accuracy");
+    json_object_set_new(o, "kernel", kernel_column(rec));
+    json_object_set(o, "kernel_requested", json_object_get(rec, "kernel"));
+    json_object_set_new(o, "masked", json_boolean(json_is_true(json_object_get(rec, "masked"))));
+    set_num(o, "valid_elements", json_object_get(rec, "valid_tokens"));
+    for (size_t i = 0; i < sizeof stats / sizeof *stats; i++) set_num(o, stats[i][0], json_object_get(st, stats[i][1]));
+    set_mib(o, "peak_rss_mb", json_object_get(mem, "peak_rss_bytes"));
+    set_mib(o, "vmhwm_mb", json_object_get(mem, "vmhwm_bytes"));
+    set_mib(o, "peak_gpu_mb", json_object_get(mem, "gpu_bytes"));
+    set_num(o, "max_abs_err", json_object_get(acc, "max_abs_err"));
+    set_num(o, "nan_count", json_object_get(acc, "nan_count"));
+    return o;
+}
+
+/* Records with a "stats_ms" object are bench rows as written by `ortqual bench`. */
+static json_t *flatten_results(const json_t *results)
+{
+    if (!json_is_object(json_object_get(json_array_get(results, 0), "stats_ms"))) return json_incref((json_t *)results);
+    json_t *flat = json_array();
+    size_t i;
+    json_t *rec;
+    json_array_foreach(results, i, rec) json_array_append_new(flat, json_is_object(rec) ? bench_flat(rec) : json_copy(rec));
+    return flat;
+}
+
+oq_status oq_csv_from_json(const json_t *root, const char *name, oq_csv **out, oq_err *err)
+{
+    *out = NULL;
+    json_t *results = json_is_object(root) ? flatten_results(json_object_get(root, "results")) : NULL;
+    oq_status st = OQ_OK;
+    oq_csv *t = NULL;
+    if (!json_is_array(results)) {
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"results\" array of records", name);
+    } else if (!(t = table_new(name, 1))) {
+        st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
+    } else if (!(st = json_header(t, results, err))) {
+        st = json_rows(t, results, err);
+    }
+    json_decref(results);
+    if (st) {
+        oq_csv_free(t);
+        return st;
+    }
+    *out = t;
+    return OQ_OK;
+}
+
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
 {
     *out = NULL;
@@ -338,23 +429,9 @@ oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
         fclose(fp);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
     }
-    json_t *results = json_is_object(root) ? json_object_get(root, "results") : NULL;
-    oq_status st = OQ_OK;
-    oq_csv *t = NULL;
-    if (!json_is_array(results)) {
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"results\" array of records", path);
-    } else if (!(t = table_new(path, 1))) {
-        st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    } else if (!(st = json_header(t, results, err))) {
-        st = json_rows(t, results, err);
-    }
+    oq_status st = oq_csv_from_json(root, path, out, err);
     json_decref(root);
-    if (st) {
-        oq_csv_free(t);
-        return st;
-    }
-    *out = t;
-    return OQ_OK;
+    return st;
 }
 
 /* ---- Access ------------------------------------------------------------- */

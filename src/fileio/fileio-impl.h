@@ -1,5 +1,5 @@
 /* Internals of src/fileio shared across the library (never installed): JSON
- * documents written as files, atomically. */
+ * documents written as files, atomically, and parsed from text. */
 #ifndef ORTQUAL_FILEIO_IMPL_H
 #define ORTQUAL_FILEIO_IMPL_H
 
@@ -11,5 +11,9 @@
 /* `j` dumped with jansson's `flags` plus a final newline, written atomically
  * (replacing `path`). OQ_ERR_NOMEM when it cannot be serialized (or j is NULL). */
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
+
+/* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
+ * when they are not JSON. */
+json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);
 
 #endif

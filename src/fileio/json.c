@@ -1,4 +1,5 @@
-/* JSON documents written as files: one writer for summaries, plans and verdicts. */
+/* JSON documents written as files (one writer for summaries, plans and verdicts) and read
+ * from text. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,4 +15,12 @@ oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq
     oq_status st = oq_write_file_atomic(path, text, n + 1, 1, err);
     free(text);
     return st;
+}
+
+json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(text, n, 0, &je);
+    if (!doc) oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", name, je.line, je.text);
+    return doc;
 }

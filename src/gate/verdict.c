@@ -99,22 +99,43 @@ oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const
                                 oq_err *err)
 {
     json_t *root = verdict_json(g, r);
+    if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
     return st;
 }
 
-oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
-                                      oq_err *err)
+static json_t *error_verdict_json(char *const *argv, const char *message)
 {
     size_t argc = 0;
     while (argv && argv[argc]) argc++;
     json_t *reasons = json_array();
     json_array_append_new(reasons, json_string(message));
-    json_t *root = json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version",
-                             ORTQUAL_VERSION, "verdict", "error", "reasons", reasons, "command",
-                             str_array(argv, argc));
+    return json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version", ORTQUAL_VERSION, "verdict",
+                     "error", "reasons", reasons, "command", str_array(argv, argc));
+}
+
+oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
+                                      oq_err *err)
+{
+    json_t *root = error_verdict_json(argv, message);
+    if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     json_decref(root);
     return st;
+}
+
+/* The document as indented JSON text (consumes root); NULL when out of memory. */
+static char *text_of(json_t *root)
+{
+    char *s = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
+    return s;
+}
+
+char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r) { return text_of(verdict_json(g, r)); }
+
+char *oq_gate_error_verdict_text(char *const *argv, const char *message)
+{
+    return text_of(error_verdict_json(argv, message));
 }

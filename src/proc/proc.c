@@ -44,8 +44,50 @@ static void child_exec(char *const argv[], int errfd)
     _exit(127);
 }
 
+/* What the child writes to stderr: the tail and echo, except watched lines. */
+struct sink {
+    struct tail *t;
+    int echo;
+    const char *prefix;
+    void (*on_line)(void *ctx, const char *line);
+    void *ctx;
+    char line[1024]; /* the current line while it may still turn out to be watched */
+    size_t n;
+};
+
+static void sink_plain(struct sink *s, const char *p, size_t n)
+{
+    tail_add(s->t, p, n);
+    if (s->echo) (void)!write(2, p, n);
+}
+
+/* Ends the pending line: watched lines go to on_line, others to the tail. */
+static void sink_flush(struct sink *s)
+{
+    size_t pl = s->prefix ? strlen(s->prefix) : 0;
+    if (pl && s->n > pl && s->line[s->n - 1] == '\n' && !memcmp(s->line, s->prefix, pl)) {
+        s->line[s->n - 1] = 0;
+        s->on_line(s->ctx, s->line + pl);
+    } else {
+        sink_plain(s, s->line, s->n);
+    }
+    s->n = 0;
+}
+
+static void sink_add(struct sink *s, const char *p, size_t n)
+{
+    if (!s->prefix) {
+        sink_plain(s, p, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->line[s->n++] = p[i];
+        if (p[i] == '\n' || s->n == sizeof s->line) sink_flush(s);
+    }
+}
+
 /* Reads stderr until EOF or the deadline; returns 1 when the deadline passed. */
-static int drain(int fd, double deadline, int echo, struct tail *t)
+static int drain(int fd, double deadline, struct sink *s)
 {
     char buf[4096];
     for (;;) {
@@ -62,13 +104,13 @@ static int drain(int fd, double deadline, int echo, struct tail *t)
         ssize_t got = read(fd, buf, sizeof buf);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return 0;
-        tail_add(t, buf, (size_t)got);
-        if (echo) (void)!write(2, buf, (size_t)got);
+        sink_add(s, buf, (size_t)got);
     }
 }
 
-oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
-                      oq_proc_result *res, oq_err *err)
+oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo, const char *prefix,
+                            void (*on_line)(void *ctx, const char *line), void *ctx, oq_proc_result *res,
+                            oq_err *err)
 {
     memset(res, 0, sizeof *res);
     struct tail t = {.buf = malloc(tail_bytes + 1), .cap = tail_bytes};
@@ -90,7 +132,9 @@ oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, i
     if (pid == 0) child_exec(argv, fds[1]);
     setpgid(pid, pid); /* also here: no race with the child's own call */
     close(fds[1]);
-    res->timed_out = drain(fds[0], timeout_s > 0 ? start + timeout_s : 0, echo, &t);
+    struct sink s = {.t = &t, .echo = echo, .prefix = on_line ? prefix : NULL, .on_line = on_line, .ctx = ctx};
+    res->timed_out = drain(fds[0], timeout_s > 0 ? start + timeout_s : 0, &s);
+    if (s.n) sink_plain(&s, s.line, s.n); /* a last line without its newline */
     if (res->timed_out) kill(-pid, SIGKILL);
     close(fds[0]);
     int status = 0;
@@ -102,6 +146,12 @@ oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, i
     t.buf[t.len] = 0;
     res->stderr_tail = t.buf;
     return OQ_OK;
+}
+
+oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
+                      oq_proc_result *res, oq_err *err)
+{
+    return oq_proc_run_watch(argv, timeout_s, tail_bytes, echo, NULL, NULL, NULL, res, err);
 }
 
 void oq_proc_result_clear(oq_proc_result *res)

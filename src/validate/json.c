@@ -124,6 +124,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
     if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
     set_str(j, "tolerances", p->tolerances);
+    if (p->progress) json_object_set_new(j, "progress", json_true());
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     return j;
 }
@@ -185,6 +186,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->placement.require = json_is_true(json_object_get(pl, "require"));
     p->placement.strict = json_is_true(json_object_get(pl, "strict"));
     p->result = dup_of(j, "result", &ok);
+    p->progress = json_is_true(json_object_get(j, "progress"));
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!p->result) return oq_err_set(err, OQ_ERR_FORMAT, "no result: not a validation plan");
     return OQ_OK;
@@ -577,7 +579,7 @@ static json_t *batch_info_json(const oq_batch_info *b)
     return j;
 }
 
-oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
+json_t *oq_summary_to_json(const oq_validate_summary *s)
 {
     json_t *batches = json_array(), *configs = json_array();
     for (size_t i = 0; i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
@@ -594,5 +596,10 @@ oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_er
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);
     }
-    return write_new(path, j, err);
+    return j;
+}
+
+oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
+{
+    return write_new(path, oq_summary_to_json(s), err);
 }

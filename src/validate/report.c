@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ortqual/csv.h"
-#include "ortqual/plot.h"
+#include "plot/figures-impl.h"
 #include "validate/validate-impl.h"
 
 static int64_t valid_size(const oq_validate_summary *s, int64_t index)
@@ -44,20 +44,25 @@ oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, 
     return oq_csv_writer_commit(w, err);
 }
 
-/* Plots are diagnostics: a failure is recorded in the summary, not a failed validation. */
-void oq_validate_plots(const char *outdir, const char *csv_path, oq_validate_summary *s)
+/* Plots are diagnostics: a failure is recorded in the summary, not a failed validation.
+ * They are drawn from the summary document itself (its error histograms), as `ortqual plot
+ * summary.json` draws them. */
+void oq_validate_plots(const char *outdir, oq_validate_summary *s)
 {
-    oq_csv *t = NULL;
     oq_err e = {0};
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/plots", outdir);
     oq_plot_options po = {.outdir = dir};
     oq_plot_files files = {0};
-    oq_status st = oq_csv_read(csv_path, &t, &e);
-    if (!st) st = oq_plot_summaries(&t, 1, &po, &files, &e);
+    oq_figures *figs = NULL;
+    json_t *doc = oq_summary_to_json(s);
+    oq_status st = doc ? oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e)
+                       : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = oq_figures_write(figs, &po, &files, &e);
     s->plotted = 1;
     for (size_t i = 0; i < files.n; i++) oq_strv_push(&s->plots, &s->n_plots, files.paths[i]);
     if (st) s->plot_error = strdup(e.msg);
     oq_plot_files_clear(&files);
-    oq_csv_free(t);
+    oq_figures_free(figs);
+    json_decref(doc);
 }

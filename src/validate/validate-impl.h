@@ -58,7 +58,17 @@ typedef struct oq_validate_plan {
         int enable, require, strict;
     } placement;
     char *result;                    /* where the worker writes its oq_config_result */
+    int progress;                    /* an isolated worker writes an OQ_PROGRESS_PREFIX line
+                                        per batch done */
 } oq_validate_plan;
+
+/* A worker's progress line on stderr, OQ_PROGRESS_PREFIX "<done> <total>": the orchestrator
+ * takes it off the stderr it keeps (oq_proc_run_watch). */
+#define OQ_PROGRESS_PREFIX "\036ortqual-progress "
+/* The worker with a per-batch hook (in-process runs); without one, oq_validate_worker writes
+ * the progress line when the plan asks for it. */
+oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
+                                    void *ctx, oq_err *err);
 
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);
@@ -73,6 +83,8 @@ json_t *oq_config_result_to_json(const oq_config_result *r);
 oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err);
 oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err);
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
+/* summary.json as a document, and written. */
+json_t *oq_summary_to_json(const oq_validate_summary *s);
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
 /* Write JSON atomically (indented, keys in insertion order, reals with 10 digits). */
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err);
@@ -174,8 +186,9 @@ int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const o
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 
 oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, oq_err *err);
-/* Draws the plots into outdir/plots and records them (or why not) in the summary. */
-void oq_validate_plots(const char *outdir, const char *csv_path, oq_validate_summary *s);
+/* Draws the plots into outdir/plots from the summary (its error histograms, as `ortqual
+ * plot summary.json` does) and records them (or why not) in it. */
+void oq_validate_plots(const char *outdir, oq_validate_summary *s);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

@@ -152,6 +152,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->placement.enable = o->require_full_gpu || o->profile;
     p->placement.require = o->require_full_gpu && judged;
     p->placement.strict = o->strict_placement;
+    p->progress = o->on_batch != NULL;
     p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
@@ -193,19 +194,43 @@ static void failed_result(oq_config_result *r, const char *fmt, ...)
     oq_result_reason(r, "%s", line);
 }
 
-/* Runs one worker (child process or in-process) into `r`; `run` records the child. */
-static void run_worker(const run_ctx *c, const char *plan_path, const char *result_path, oq_worker_run *run,
-                       oq_config_result *r)
+/* Batches done by the configuration running now, passed on to the caller. */
+typedef struct batch_watch {
+    const oq_validate_opts *o;
+    size_t config;
+} batch_watch;
+
+static void batch_done(void *ctx, size_t done, size_t total)
+{
+    const batch_watch *bw = ctx;
+    oq_validate_progress p = {bw->config, bw->o->n_configs, bw->o->configs[bw->config].name, done, total};
+    bw->o->on_batch(bw->o->progress_ctx, &p);
+}
+
+static void batch_line(void *ctx, const char *line)
+{
+    size_t done, total;
+    if (sscanf(line, "%zu %zu", &done, &total) == 2) batch_done(ctx, done, total);
+}
+
+/* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
+ * the child. */
+static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const char *result_path,
+                       oq_worker_run *run, oq_config_result *r)
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
+    batch_watch bw = {o, k};
     if (!o->isolate) {
-        if (oq_validate_worker(plan_path, &e)) return failed_result(r, "%s", e.msg);
+        if (oq_validate_worker_hooked(plan_path, o->on_batch ? batch_done : NULL, &bw, &e))
+            return failed_result(r, "%s", e.msg);
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
         char last[512];
-        if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e)) return failed_result(r, "%s", e.msg);
+        if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, OQ_PROGRESS_PREFIX, o->on_batch ? batch_line : NULL, &bw,
+                              &pr, &e))
+            return failed_result(r, "%s", e.msg);
         run->ran = 1;
         run->signal = pr.signaled ? pr.signal : 0;
         oq_proc_describe(&pr, run->ended, sizeof run->ended);
@@ -221,7 +246,8 @@ static void run_worker(const run_ctx *c, const char *plan_path, const char *resu
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
  * check must now fail on a node that ran MATH, or it has not been seen to bite. */
-static void prove_teeth(const run_ctx *c, oq_config_result *r, oq_validate_plan *plan, const char *plan_path)
+static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_validate_plan *plan,
+                        const char *plan_path)
 {
     oq_teeth_result *t = &r->teeth;
     plan->dispatch.force_sdpa_kernel = 16;
@@ -232,7 +258,7 @@ static void prove_teeth(const run_ctx *c, oq_config_result *r, oq_validate_plan 
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)",
              r->config.name);
     oq_config_result rerun = {0};
-    run_worker(c, plan_path, plan->result, &t->worker, &rerun);
+    run_worker(c, k, plan_path, plan->result, &t->worker, &rerun);
     t->rerun_status = rerun.status;
     if (rerun.dispatch.recorded) oq_dispatch_result_copy(&t->rerun_dispatch, &rerun.dispatch);
     t->proved = rerun.dispatch.n_math_failures > 0;
@@ -364,7 +390,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     }
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, r->config.name);
     oq_config_result got = {0};
-    run_worker(c, plan_path, result_path, &r->worker, &got);
+    run_worker(c, k, plan_path, result_path, &r->worker, &got);
     take_result(r, &got);
     explain_refusal(r);
     if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
@@ -372,7 +398,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         r->required = 1;
     }
     if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed)
-        prove_teeth(c, r, &plan, plan_path);
+        prove_teeth(c, k, r, &plan, plan_path);
     oq_validate_plan_clear(&plan);
     if (k == 0) reference_outcome(r, ref_ok);
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name, oq_verdict_name(r->status),
@@ -580,7 +606,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
     oq_status st = oq_validate_write_csv(path, s, err);
-    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, path, s);
+    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
     return st ? st : oq_summary_write(s, path, err);
 }

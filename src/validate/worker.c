@@ -332,11 +332,20 @@ static void worker_clear(worker *w)
     memset(w, 0, sizeof *w);
 }
 
-oq_status oq_validate_worker(const char *plan_path, oq_err *err)
+static void progress_line(void *ctx, size_t done, size_t total)
+{
+    (void)ctx;
+    fprintf(stderr, OQ_PROGRESS_PREFIX "%zu %zu\n", done, total);
+    fflush(stderr);
+}
+
+oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
+                                    void *ctx, oq_err *err)
 {
     oq_validate_plan plan;
     oq_status st = oq_plan_read(plan_path, &plan, err);
     if (st) return st;
+    if (!on_batch && plan.progress) on_batch = progress_line;
     oq_config_result r = {0};
     worker w;
     oq_err e = {0};
@@ -346,7 +355,10 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     w.rss_start = rss_start;
     if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : oq_ref_model_open(&plan, &w.ref, &e);
-    for (size_t i = 0; !st && i < plan.n_batches; i++) st = run_batch(&w, &plan.batches[i], &e);
+    for (size_t i = 0; !st && i < plan.n_batches; i++) {
+        st = run_batch(&w, &plan.batches[i], &e);
+        if (!st && on_batch) on_batch(ctx, i + 1, plan.n_batches);
+    }
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_config_result_write(&r, plan.result, err);
@@ -354,4 +366,9 @@ oq_status oq_validate_worker(const char *plan_path, oq_err *err)
     oq_config_result_clear(&r);
     oq_validate_plan_clear(&plan);
     return st;
+}
+
+oq_status oq_validate_worker(const char *plan_path, oq_err *err)
+{
+    return oq_validate_worker_hooked(plan_path, NULL, NULL, err);
 }

@@ -1,10 +1,10 @@
 # ortqual plot end to end: the committed bench and validate fixtures give valid
-# PNG and SVG files; bad input exits 2 and writes nothing.
+# PNG and SVG files (SVG text as text); bad input exits 2 and writes nothing.
 set -u
 : "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 bench="$OQ_SOURCE_DIR/tests/fixtures/bench/summary.csv"
-val="$OQ_SOURCE_DIR/tests/fixtures/validate/validate.csv"
+val="$OQ_SOURCE_DIR/tests/fixtures/validate/pass.json"
 
 # --- bench fixture: every figure in both formats, listed on stdout ----------
 "$ORTQUAL" plot "$bench" --out "$T/b" >"$T/out" 2>"$T/err" || fail "plot exited $?: $(cat "$T/err")"
@@ -44,12 +44,25 @@ grep -q "series: cpu:decomposed:fp32 | cpu:attention24:fp32</desc>" "$T/j/runtim
   || fail "summary.json: series missing"
 printf '{"results": 1}' >"$T/bad.json"
 
-# --- validate fixture, default output directory is the input's --------------
-cp "$val" "$T/validate.csv"
-"$ORTQUAL" plot "$T/validate.csv" --format png >"$T/out" || fail "validate plot exited $?"
-for f in error_last_hidden_state error_pooled runtime_valid_size; do
-  [ -s "$T/$f.png" ] || fail "missing $T/$f.png"
+# --- validate summary.json, default output directory is the input's ---------
+cp "$val" "$T/summary.json"
+"$ORTQUAL" plot "$T/summary.json" --format png,svg >"$T/out" || fail "validate plot exited $?"
+for f in error_cls error_reg error_vs_ref_cls error_vs_ref_reg runtime_valid_size; do
+  [ -s "$T/$f.png" ] && [ -s "$T/$f.svg" ] || fail "missing $T/$f.png/.svg"
 done
+grep -q '<text[^>]*>cpu:attention24:fp16' "$T/error_cls.svg" || fail "panel label not SVG text"
+for c in ref:encoder:fp64 cpu:decomposed:fp32 cpu:attention24:fp16; do
+  grep -q "data-label=\"$c\" data-points=\"2\"" "$T/runtime_valid_size.svg" || fail "runtime: $c lacks its 2 batches"
+done
+# validate.csv alone cannot be drawn: its figures need summary.json's histograms
+printf 'config,output,batch,valid_size,seconds_first,seconds_median,max_abs_err\nc,o,0,1,1,1,1\n' >"$T/v.csv"
+"$ORTQUAL" plot "$T/v.csv" --out "$T/vcsv" 2>"$T/err" && fail "validate.csv was drawn"
+grep -q "drawn from summary.json" "$T/err" || fail "validate.csv: $(cat "$T/err")"
+# the bench summary.json `ortqual bench` writes (rows nested), baseline by runtime as --help says
+"$ORTQUAL" plot "$OQ_SOURCE_DIR/tests/fixtures/bench/sweep.json" --baseline ref --format svg --out "$T/sw" >"$T/out" \
+  || fail "plot sweep.json --baseline ref exited $?"
+grep -q "Speed-up over ref:sdpa:fp64" "$T/sw/speedup_b1_masked.svg" || fail "baseline ref not resolved"
+grep -q "shapes)" "$T"/sw/*.svg && fail "'( shapes)' in a label"
 
 # --- bad input: exit 2, a message naming the problem, nothing written --------
 expect_usage() { # expect_usage WANT-IN-STDERR ARGS...
@@ -98,8 +111,12 @@ drvdir=$(pkg-config --variable=drvdir plplot 2>/dev/null)
 if [ -n "$drvdir" ] && [ -e "$drvdir/null.driver_info" ]; then
   mkdir "$T/nocairo"
   cp "$drvdir"/null.* "$T/nocairo/"
-  expect_no_driver "$T/nocairo" svg
+  expect_no_driver "$T/nocairo" png
 fi
+# SVG is ortqual's own writer: no PLplot driver needed
+PLPLOT_DRV_DIR="$T/nodrivers" "$ORTQUAL" plot "$bench" --out "$T/svgonly" --format svg >/dev/null 2>"$T/err" \
+  || fail "svg without PLplot drivers: $(cat "$T/err")"
+[ -s "$T/svgonly/runtime_masked.svg" ] || fail "svg without PLplot drivers: nothing written"
 
 "$ORTQUAL" plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "no input: expected exit 2"
 "$ORTQUAL" plot --help | grep -q -- "--baseline VARIANT" || fail "--help lacks --baseline"

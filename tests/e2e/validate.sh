@@ -21,6 +21,20 @@ z = np.load(sys.argv[1])
 assert z["features"].shape[0] == 1 and z["mask"].shape[0] == 1, z["features"].shape  # 5 events, batches of 2
 assert (z["features"][0, z["lengths"][0]:] == 0).all()
 PY
+# every compared output carries its error histograms through the worker's typed result into
+# summary.json: they count each valid finite element once, by |error| and by |reference|
+$PY - "$T/pass/summary.json" <<'PY' || fail "histograms lost between worker and summary.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+outs = [o for c in d["configs"][1:] for b in c["batches"] for o in b["outputs"]]
+assert outs
+for o in outs:
+    h, m = o["error_histogram"], o["error_by_magnitude"]
+    finite = o["num_valid"] - o["nan"] - o["inf"]
+    assert sum(h["counts"]) + h["zero"] + h["below"] + h["above"] == finite, (o["name"], h)
+    assert sum(m["count"]) + m["below"]["count"] + m["above"]["count"] == finite, (o["name"], m)
+    assert o["max_abs_ref"] > 0 and sum(h["counts"]) > 0
+PY
 
 # 2. a model whose weights differ from the reference's: exit 1, the output and element named
 $ORTQUAL export encoder --seed 1 --save-weights "$T/w1.npz" -o "$T/good.onnx" >/dev/null

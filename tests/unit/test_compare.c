@@ -518,6 +518,87 @@ static void test_json(void **state)
     oq_tensor_free(ref);
 }
 
+static void test_hist_bins(void **state)
+{
+    (void)state;
+    assert_int_equal(oq_hist_bin(0.0), -1);
+    assert_int_equal(oq_hist_bin(5e-19), -1);
+    assert_int_equal(oq_hist_bin(1e-18), 0);
+    assert_int_equal(oq_hist_bin(1e6), OQ_HIST_BINS);
+    /* every edge lands in the bin it opens, whatever log10 rounds to */
+    for (int k = 0; k < OQ_HIST_BINS; k++) {
+        assert_int_equal(oq_hist_bin(oq_hist_edge(k)), k);
+        assert_int_equal(oq_hist_bin(nextafter(oq_hist_edge(k + 1), 0)), k);
+    }
+    assert_int_equal(oq_hist_bin(1e-6), (-6 + 18) * 4);
+    assert_int_equal(oq_hist_bin(2e-6), (-6 + 18) * 4 + 1); /* 10^0.25 = 1.78 <= 2 < 10^0.5 */
+}
+
+/* Histograms count exactly the valid finite elements, by |d| and by |ref|. */
+static void test_histograms(void **state)
+{
+    (void)state;
+    oq_tensor *out, *ref;
+    make_pair(&out, &ref);
+    int64_t a = flat(0, 1, 0), b = flat(1, 2, 1), c = flat(1, 3, 2);
+    oq_tensor_set_f64(ref, a, 2.0);
+    oq_tensor_set_f64(out, a, 2.0 + 3e-3); /* over tolerance */
+    oq_tensor_set_f64(ref, b, 0.5);
+    oq_tensor_set_f64(out, b, 0.5 + 2e-6);
+    oq_tensor_set_f64(out, c, NAN); /* not finite: counted as nan, not in the histograms */
+    oq_tensor_set_f64(out, flat(0, 5, 0), 7.0); /* padding: never in the histograms */
+    oq_compare_opts o = masked_opts();
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    int64_t total = r.err_hist.zero + r.err_hist.below + r.err_hist.above, mag = 0;
+    for (int k = 0; k < OQ_HIST_BINS; k++) total += r.err_hist.bins[k];
+    for (int k = 0; k < OQ_MAG_SLOTS; k++) mag += r.by_ref.count[k];
+    assert_int_equal(total, r.num_valid - 1);
+    assert_int_equal(mag, r.num_valid - 1);
+    assert_int_equal(r.err_hist.bins[oq_hist_bin(3e-3)], 1);
+    assert_true(r.err_hist.bins[oq_hist_bin(2e-6)] >= 1);
+    assert_int_equal(r.err_hist.zero, r.num_valid - 3); /* the rest are equal */
+    int sa = oq_hist_bin(2.0) + 1;
+    assert_int_equal(r.by_ref.over_tol[sa], 1);
+    assert_true(fabs(r.by_ref.max_abs[sa] - 3e-3) < 1e-6); /* float32 output */
+    assert_true(r.max_abs_ref == 2.0);
+
+    json_t *j = NULL;
+    assert_int_equal(oq_compare_result_to_json(&r, &j, NULL), OQ_OK);
+    json_t *h = json_object_get(j, "error_histogram");
+    int first = (int)json_integer_value(json_object_get(h, "first"));
+    json_t *counts = json_object_get(h, "counts");
+    assert_int_equal(first, oq_hist_bin(2e-6));
+    assert_int_equal(json_array_size(counts), (size_t)(oq_hist_bin(3e-3) - first + 1)); /* trimmed */
+    assert_int_equal(json_integer_value(json_array_get(counts, json_array_size(counts) - 1)), 1);
+    assert_int_equal(json_integer_value(json_object_get(h, "zero")), r.num_valid - 3);
+    assert_int_equal(json_integer_value(json_object_get(h, "min_exp")), OQ_HIST_MIN_EXP);
+    json_t *m = json_object_get(j, "error_by_magnitude");
+    int mf = (int)json_integer_value(json_object_get(m, "first"));
+    json_t *over = json_object_get(m, "over_tolerance");
+    assert_int_equal(json_integer_value(json_array_get(over, (size_t)(oq_hist_bin(2.0) - mf))), 1);
+
+    /* what a worker reports comes back bin for bin (summary.json is written from the copy) */
+    oq_compare_result back;
+    oq_err err = {0};
+    assert_int_equal(oq_compare_result_from_json(j, &back, &err), OQ_OK);
+    assert_memory_equal(&back.err_hist, &r.err_hist, sizeof r.err_hist);
+    assert_memory_equal(back.by_ref.count, r.by_ref.count, sizeof r.by_ref.count);
+    assert_memory_equal(back.by_ref.over_tol, r.by_ref.over_tol, sizeof r.by_ref.over_tol);
+    for (int k = 0; k < OQ_MAG_SLOTS; k++) assert_true(back.by_ref.max_abs[k] == r.by_ref.max_abs[k]);
+    assert_true(back.max_abs_ref == r.max_abs_ref);
+    /* bins of another layout cannot be added to these: refused, not misread */
+    json_object_set_new(h, "per_decade", json_integer(OQ_HIST_PER_DECADE + 1));
+    assert_int_equal(oq_compare_result_from_json(j, &back, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "out_cls: histogram bins other than this build's"));
+    json_object_set_new(h, "per_decade", json_integer(OQ_HIST_PER_DECADE));
+    json_object_set_new(h, "first", json_integer(OQ_HIST_BINS - 1)); /* counts would run past the last bin */
+    assert_int_equal(oq_compare_result_from_json(j, &back, &err), OQ_ERR_FORMAT);
+    json_decref(j);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -534,6 +615,8 @@ int main(void)
         cmocka_unit_test(test_tolerance_parse),
         cmocka_unit_test(test_tolerance_table),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_hist_bins),
+        cmocka_unit_test(test_histograms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

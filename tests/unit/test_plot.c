@@ -268,7 +268,7 @@ static void test_bench_errors(void **state)
     snprintf(text, sizeof text, "%s%s%s", bench_header, row_a, row_b);
     opt.baseline = "nope";
     assert_int_equal(summarize(text, &opt, &dir, &files, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "baseline 'nope' is not a variant with status ok (variants: a, b)");
+    assert_string_equal(err.msg, "baseline 'nope' is not a variant with status ok (variants: 'a', 'b')");
     assert_int_equal(dir_entries(dir), 0);
     remove_dir(dir);
     opt.baseline = NULL;
@@ -345,39 +345,44 @@ static void test_bench_settings(void **state)
     remove_dir(dir);
 }
 
-static void test_validate_figures(void **state)
+/* validate.csv has no error distributions: its figures come from summary.json (test_report). */
+static void test_validate_csv_refused(void **state)
 {
     (void)state;
-    oq_csv *t;
-    oq_err err = {0};
-    assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/validate/validate.csv", &t, &err), OQ_OK);
-    assert_int_equal(oq_summary_detect(t), OQ_SUMMARY_VALIDATE);
-    char *dir = temp_dir("plot");
-    oq_plot_options opt = {.outdir = dir, .formats = OQ_PLOT_SVG};
-    oq_plot_files files;
-    assert_int_equal(oq_plot_summaries(&t, 1, &opt, &files, &err), OQ_OK);
-    assert_int_equal(files.n, 3);
-    assert_true(has_file(&files, dir, "error_last_hidden_state.svg"));
-    assert_true(has_file(&files, dir, "error_pooled.svg"));
-    assert_true(has_file(&files, dir, "runtime_valid_size.svg"));
-    char path[512];
-    snprintf(path, sizeof path, "%s/error_pooled.svg", dir);
-    char *text = slurp(path);
-    /* The reference (empty error: not compared) is not a series of the histogram. */
-    assert_null(strstr(text, "ref:encoder:fp64"));
-    assert_non_null(strstr(text, "cpu:attention24:fp16 (n=12)"));
-    free(text);
-    oq_plot_files_clear(&files);
-    oq_csv_free(t);
-    remove_dir(dir);
-
-    /* Duplicate batch of one config and output. */
-    const char *dup = "config,output,batch,valid_size,seconds_first,seconds_median,max_abs_err\n"
-                      "c,o,0,10,0.1,0.01,1e-6\nc,o,0,10,0.1,0.01,1e-6\n";
+    const char *csv = "config,output,batch,valid_size,seconds_first,seconds_median,max_abs_err\n"
+                      "c,o,0,10,0.1,0.01,1e-6\n";
     oq_plot_options o2 = {.formats = OQ_PLOT_PNG};
-    assert_int_equal(summarize(dup, &o2, &dir, &files, &err), OQ_ERR_FORMAT);
-    assert_string_equal(err.msg, "s.csv:2 and s.csv:3: two results for config 'c', output 'o', batch 0");
+    oq_plot_files files;
+    oq_err err = {0};
+    char *dir;
+    assert_int_equal(summarize(csv, &o2, &dir, &files, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "s.csv: validate figures are drawn from summary.json, which holds the error "
+                                 "distributions (ortqual plot DIR/summary.json)");
+    assert_int_equal(dir_entries(dir), 0);
     remove_dir(dir);
+}
+
+/* SVG text is text (searchable), and each series says how many points it drew. */
+static void test_svg_text_and_points(void **state)
+{
+    (void)state;
+    oq_plot_series s[2];
+    oq_plot_spec sp = lines_spec(s);
+    double y_bad[4] = {1.1, -2, NAN, 70.2}; /* two points cannot be drawn on a log axis */
+    s[1].y = y_bad;
+    char *svg;
+    size_t n;
+    oq_err err = {0};
+    assert_int_equal(oq_plot_svg(&sp, &svg, &n, &err), OQ_OK);
+    assert_non_null(strstr(svg, ">runtime &amp; &lt;scaling&gt;</text>"));
+    assert_non_null(strstr(svg, ">sequence length L (tokens)</text>"));
+    assert_non_null(strstr(svg, "<g class=\"series\" data-label=\"cpu:decomposed:fp32\" data-points=\"4\">"));
+    assert_non_null(strstr(svg, "<g class=\"series\" data-label=\"cpu:attention24:fp32 #1\" data-points=\"2\">"));
+    size_t pts = 0;
+    for (const char *p = svg; (p = strstr(p, "<g class=\"pt\">")); p++) pts++;
+    assert_int_equal(pts, 6);
+    assert_null(strstr(svg, "<script"));
+    free(svg);
 }
 
 int main(void)
@@ -391,7 +396,8 @@ int main(void)
         cmocka_unit_test(test_bench_figures),
         cmocka_unit_test(test_bench_errors),
         cmocka_unit_test(test_bench_settings),
-        cmocka_unit_test(test_validate_figures),
+        cmocka_unit_test(test_validate_csv_refused),
+        cmocka_unit_test(test_svg_text_and_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

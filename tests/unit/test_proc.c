@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ortqual/config.h"
@@ -114,9 +115,40 @@ static void test_config_ep_options(void **state)
     assert_int_equal(oq_config_ep_options(&c, -1, k, v, 0, buf, sizeof buf), 0);
 }
 
+struct watched {
+    char lines[8][64];
+    int n;
+};
+
+static void on_line(void *ctx, const char *line)
+{
+    struct watched *w = ctx;
+    if (w->n < 8) snprintf(w->lines[w->n++], sizeof w->lines[0], "%s", line);
+}
+
+/* Watched lines reach the callback in order and stay out of the tail; the rest stays. */
+static void test_watch_lines(void **state)
+{
+    (void)state;
+    char *argv[] = {"/bin/sh", "-c",
+                    "echo '@p 1 3' >&2; echo plain >&2; printf '@p 2 3\\n@p 3' >&2; sleep 0.1; "
+                    "printf ' 3\\nnot@p\\n' >&2; printf '@p no newline' >&2", NULL};
+    oq_proc_result res;
+    struct watched w = {.n = 0};
+    oq_err err = {0};
+    assert_int_equal(oq_proc_run_watch(argv, 10, 256, 0, "@p ", on_line, &w, &res, &err), OQ_OK);
+    assert_int_equal(w.n, 3);
+    assert_string_equal(w.lines[0], "1 3");
+    assert_string_equal(w.lines[1], "2 3");
+    assert_string_equal(w.lines[2], "3 3"); /* split across two writes */
+    assert_string_equal(res.stderr_tail, "plain\nnot@p\n@p no newline");
+    oq_proc_result_clear(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_watch_lines),
         cmocka_unit_test(test_exit_code_and_tail),
         cmocka_unit_test(test_signal_reported),
         cmocka_unit_test(test_timeout_kills),

@@ -1,0 +1,50 @@
+/* Internal to src/plot (and read by the validate and report writers): the standard figures of summaries, built in memory
+ * (every figure's data in one arena) before anything is drawn, so bad input
+ * fails before any file exists. */
+#ifndef ORTQUAL_FIGURES_IMPL_H
+#define ORTQUAL_FIGURES_IMPL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "core/core-impl.h"
+#include "ortqual/plot.h"
+
+struct oq_figures {
+    oq_arena mem;
+    struct oq_named_figure {
+        const char *name; /* file name without extension */
+        oq_plot_spec spec;
+    } *items;
+    size_t n;
+};
+
+#define OQ_NOMEM(err) oq_err_set(err, OQ_ERR_NOMEM, "out of memory")
+
+/* Add a figure (the spec is copied; its arrays must live in fl->mem). A figure with
+ * nothing drawable is skipped, not failed (e.g. every error exactly 0). */
+oq_status oq_figures_add(oq_figures *fl, const char *name, const oq_plot_spec *spec, oq_err *err);
+
+/* "cuda:attention24:fp16" -> "cuda_attention24_fp16" (file names). */
+char *oq_file_safe(oq_arena *a, const char *s);
+
+/* Distinct strings in first-seen order (the strings are borrowed). */
+typedef struct oq_strset {
+    const char **v;
+    size_t n;
+} oq_strset;
+int oq_strset_index(const oq_strset *s, const char *x);
+int oq_strset_add(oq_strset *s, const char *x); /* 0, or -1 when out of memory */
+
+/* figures_bench.c: from bench tables (CSV, or summary.json records read as a table). */
+oq_status oq_figures_bench(oq_figures *fl, oq_csv *const *tables, size_t nt, const oq_plot_options *opt,
+                           const char *stat, oq_err *err);
+/* figures_validate.c: from a validate or replay summary.json document. */
+oq_status oq_figures_validate(oq_figures *fl, const json_t *summary, const char *name, oq_err *err);
+
+/* oq_figures_from_summary of a document already parsed (validate draws its plots from the
+ * summary it is about to write; report.html inlines them). */
+oq_status oq_figures_from_summary_json(const json_t *summary, const char *name, const oq_plot_options *opt,
+                                       oq_figures **out, oq_err *err);
+
+#endif

@@ -1,0 +1,408 @@
+/* The text buffer and the parts every report.html shares: page frame and style,
+ * verdict banner, command line, environment, figures. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot/figures-impl.h"
+#include "plot/plot-impl.h"
+#include "report/report-impl.h"
+
+/* ---- Buffer ------------------------------------------------------------------ */
+
+void oq_sb_put(oq_sb *b, const char *s, size_t n)
+{
+    if (!b->failed && oq_dynbuf_addn(&b->d, s, n)) b->failed = 1;
+}
+
+void oq_sb_puts(oq_sb *b, const char *s) { oq_sb_put(b, s, strlen(s)); }
+
+void oq_sb_printf(oq_sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!b->failed && oq_dynbuf_vaddf(&b->d, fmt, ap)) b->failed = 1;
+    va_end(ap);
+}
+
+void oq_sb_esc(oq_sb *b, const char *s)
+{
+    if (!b->failed && oq_xml_add(&b->d, s)) b->failed = 1;
+}
+
+void oq_sb_escf(oq_sb *b, const char *fmt, ...)
+{
+    oq_dynbuf t = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    if (oq_dynbuf_vaddf(&t, fmt, ap)) b->failed = 1;
+    va_end(ap);
+    oq_sb_esc(b, t.buf);
+    oq_dynbuf_clear(&t);
+}
+
+char *oq_sb_take(oq_sb *b, size_t *n)
+{
+    char *p = b->failed ? NULL : oq_dynbuf_take(&b->d, n);
+    oq_sb_free(b);
+    return p;
+}
+
+void oq_sb_free(oq_sb *b)
+{
+    oq_dynbuf_clear(&b->d);
+    b->failed = 0;
+}
+
+const char *oq_j_str(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
+double oq_j_num(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+long long oq_j_int(const json_t *o, const char *key) { return (long long)json_integer_value(json_object_get(o, key)); }
+
+void oq_html_td(oq_sb *b, const char *s)
+{
+    oq_sb_puts(b, "<td>");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "</td>");
+}
+
+void oq_html_td_status(oq_sb *b, const char *s)
+{
+    oq_sb_puts(b, "<td class=\"status ");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "\">");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "</td>");
+}
+
+void oq_html_row_begin(oq_sb *b, const char *name, int failed)
+{
+    oq_sb_printf(b, "<tr class=\"config%s\" data-config=\"", failed ? " failed" : "");
+    oq_sb_esc(b, name);
+    oq_sb_puts(b, "\">");
+}
+
+void oq_html_num(oq_sb *b, double v)
+{
+    if (!isfinite(v)) oq_sb_puts(b, isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf");
+    else if (v == 0) oq_sb_puts(b, "0");
+    else if (fabs(v) >= 1e5 || fabs(v) < 1e-3) oq_sb_printf(b, "%.3g", v);
+    else oq_sb_printf(b, "%.4g", v);
+}
+
+/* ---- Page --------------------------------------------------------------------- */
+
+static const char style[] =
+    ":root{--ok:#2e7d32;--bad:#c62828;--skip:#8d6e00;--line:#d8d8d8;--muted:#666}"
+    "*{box-sizing:border-box}"
+    "body{font:14px/1.45 'DejaVu Sans',Verdana,Arial,sans-serif;color:#111;margin:0;background:#fafafa}"
+    "main{max-width:1180px;margin:0 auto;padding:0 20px 40px}"
+    "header.verdict{padding:18px 24px;color:#fff;margin:0 0 16px}"
+    "header.verdict.passed{background:var(--ok)}header.verdict.failed{background:var(--bad)}"
+    "header.verdict h1{margin:0;font-size:26px}header.verdict p{margin:4px 0 0;font-size:15px}"
+    "nav{margin:0 0 8px}nav a{margin-right:14px;color:#0b57a4}"
+    "section{background:#fff;border:1px solid var(--line);border-radius:6px;padding:12px 18px;margin:14px 0}"
+    "h2{font-size:19px;margin:4px 0 10px}h3{font-size:16px;margin:14px 0 6px}"
+    "table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}"
+    "th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}"
+    "th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "tr.failed td{background:#fdecea}tr.failed td:first-child{border-left:4px solid var(--bad)}"
+    ".status{font-weight:bold;white-space:nowrap}.status.passed,.status.PASS,.status.ok{color:var(--ok)}"
+    ".status.failed,.status.FAIL,.status.error,.status.not-run{color:var(--bad)}"
+    ".status.skipped,.status.SKIP,.status.UNSUPPORTED,.status.unsupported,.status.oom{color:var(--skip)}"
+    ".reason{color:var(--bad)}.muted{color:var(--muted)}"
+    "code,pre{font-family:'DejaVu Sans Mono',monospace;font-size:12.5px}"
+    "pre{background:#f4f4f4;padding:8px 10px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}"
+    "details{margin:6px 0}summary{cursor:pointer;font-weight:bold}"
+    "details.failed>summary{color:var(--bad)}"
+    "figure{margin:10px 0 18px}figure svg{max-width:100%;height:auto;border:1px solid var(--line)}"
+    "figcaption{color:var(--muted);font-size:13px}"
+    "ul.advice li{margin:4px 0}.warn{color:var(--bad);font-weight:bold}"
+    "footer{color:var(--muted);font-size:12px;margin:20px 0}";
+
+void oq_html_begin(oq_sb *b, const char *title, int failed)
+{
+    oq_sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                  /* nothing may be loaded from anywhere: the page is complete as it is */
+                  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                  "style-src 'unsafe-inline'; img-src data:\">\n"
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+    oq_sb_esc(b, failed ? "FAILED: " : "PASSED: ");
+    oq_sb_esc(b, title);
+    oq_sb_puts(b, "</title>\n<style>");
+    oq_sb_puts(b, style);
+    oq_sb_puts(b, "</style>\n</head>\n<body>\n");
+}
+
+void oq_html_end(oq_sb *b)
+{
+    oq_sb_printf(b, "<footer>Written by ortqual %s from summary.json; re-render with "
+                    "<code>ortqual report DIR</code>.</footer>\n</main>\n</body>\n</html>\n",
+                 ORTQUAL_VERSION);
+}
+
+void oq_html_verdict(oq_sb *b, const char *tool, int failed, const char *headline, const char *detail)
+{
+    const char *v = failed ? "failed" : "passed";
+    oq_sb_printf(b, "<header class=\"verdict %s\" id=\"verdict\" data-verdict=\"%s\">\n<h1>", v, v);
+    oq_sb_esc(b, tool);
+    oq_sb_puts(b, ": ");
+    oq_sb_esc(b, headline);
+    oq_sb_puts(b, "</h1>\n<p>");
+    oq_sb_esc(b, detail);
+    oq_sb_puts(b, "</p>\n</header>\n<main>\n");
+}
+
+/* One argument as a POSIX shell reads it back: bare when safe, else single-quoted. */
+static void shell_word(oq_sb *b, const char *s)
+{
+    int bare = *s != 0;
+    for (const char *p = s; *p && bare; p++)
+        bare = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,+@%", *p) != NULL;
+    if (bare) {
+        oq_sb_esc(b, s);
+        return;
+    }
+    oq_sb_puts(b, "&#39;");
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') oq_sb_puts(b, "&#39;\\&#39;&#39;");
+        else {
+            char c[2] = {*p, 0};
+            oq_sb_esc(b, c);
+        }
+    }
+    oq_sb_puts(b, "&#39;");
+}
+
+void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const char *cwd)
+{
+    oq_sb_puts(b, "<section id=\"command\">\n<h2>Command line</h2>\n<pre id=\"command-line\">");
+    if (prefix) oq_sb_esc(b, prefix);
+    size_t i;
+    json_t *a;
+    json_array_foreach(argv, i, a) {
+        if (prefix || i) oq_sb_puts(b, " ");
+        shell_word(b, json_string_value(a) ? json_string_value(a) : "");
+    }
+    if (!json_array_size(argv)) oq_sb_puts(b, "(not recorded)");
+    oq_sb_puts(b, "</pre>\n");
+    if (cwd) {
+        oq_sb_puts(b, "<p>run in <code>");
+        oq_sb_esc(b, cwd);
+        oq_sb_puts(b, "</code></p>\n");
+    }
+    oq_sb_puts(b, "</section>\n");
+}
+
+/* ---- Environment ------------------------------------------------------------------- */
+
+static void kv_row(oq_sb *b, const char *k, const char *v)
+{
+    if (!v || !*v) return;
+    oq_sb_puts(b, "<tr><th>");
+    oq_sb_esc(b, k);
+    oq_sb_puts(b, "</th><td>");
+    oq_sb_esc(b, v);
+    oq_sb_puts(b, "</td></tr>\n");
+}
+
+static void runtime_table(oq_sb *b, const json_t *ev)
+{
+    const json_t *ort = json_object_get(ev, "ort"), *host = json_object_get(ev, "host"), *gpu = json_object_get(ev, "gpu");
+    oq_sb_puts(b, "<table class=\"kv\">\n");
+    kv_row(b, "ONNX Runtime", oq_j_str(ort, "version", NULL));
+    kv_row(b, "build", oq_j_str(ort, "build_info", NULL));
+    kv_row(b, "library", oq_j_str(ort, "lib_path", NULL));
+    const json_t *prov = json_object_get(ort, "providers");
+    if (json_array_size(prov)) {
+        oq_sb_puts(b, "<tr><th>providers compiled in</th><td>");
+        size_t i;
+        json_t *p;
+        json_array_foreach(prov, i, p) oq_sb_escf(b, "%s%s", i ? ", " : "", json_string_value(p));
+        oq_sb_puts(b, "</td></tr>\n");
+    }
+    kv_row(b, "host", oq_j_str(host, "hostname", NULL));
+    kv_row(b, "kernel", oq_j_str(host, "kernel", NULL));
+    kv_row(b, "CPU", oq_j_str(host, "cpu_model", NULL));
+    kv_row(b, "GPU driver", oq_j_str(gpu, "driver_version", NULL));
+    kv_row(b, "NVML", oq_j_str(gpu, "nvml_status", NULL));
+    kv_row(b, "CUDA driver API", oq_j_str(gpu, "cuda_status", NULL));
+    oq_sb_puts(b, "</table>\n");
+}
+
+static void devices_table(oq_sb *b, const json_t *ev)
+{
+    const json_t *devs = json_object_get(json_object_get(ev, "ort"), "ep_devices");
+    const json_t *gpus = json_object_get(json_object_get(ev, "gpu"), "gpus");
+    size_t i;
+    json_t *d;
+    if (json_array_size(devs)) {
+        oq_sb_puts(b, "<h3>Execution providers and their devices</h3>\n<table><tr><th>provider</th><th>vendor</th>"
+                      "<th>hardware</th><th>device id</th><th>library</th></tr>\n");
+        json_array_foreach(devs, i, d) {
+            oq_sb_puts(b, "<tr><td>");
+            oq_sb_esc(b, oq_j_str(d, "ep_name", ""));
+            oq_sb_puts(b, "</td><td>");
+            oq_sb_esc(b, oq_j_str(d, "ep_vendor", ""));
+            oq_sb_puts(b, "</td><td>");
+            oq_sb_esc(b, oq_j_str(d, "hw_type", ""));
+            oq_sb_printf(b, "</td><td class=\"n\">%lld</td><td><code>", oq_j_int(d, "device_id"));
+            oq_sb_esc(b, oq_j_str(json_object_get(d, "ep_metadata"), "library_path", ""));
+            oq_sb_puts(b, "</code></td></tr>\n");
+        }
+        oq_sb_puts(b, "</table>\n");
+    }
+    if (json_array_size(gpus)) {
+        oq_sb_puts(b, "<h3>GPUs</h3>\n<table><tr><th>#</th><th>name</th><th>compute capability</th><th>memory (GiB)</th>"
+                      "<th>PCI bus</th></tr>\n");
+        json_array_foreach(gpus, i, d) {
+            oq_sb_printf(b, "<tr><td class=\"n\">%lld</td><td>", oq_j_int(d, "index"));
+            oq_sb_esc(b, oq_j_str(d, "name", ""));
+            oq_sb_puts(b, "</td><td>");
+            oq_sb_esc(b, oq_j_str(d, "compute_capability", ""));
+            oq_sb_printf(b, "</td><td class=\"n\">%.1f</td><td>", oq_j_num(d, "memory_total") / 1073741824.0);
+            oq_sb_esc(b, oq_j_str(d, "pci_bus_id", ""));
+            oq_sb_puts(b, "</td></tr>\n");
+        }
+        oq_sb_puts(b, "</table>\n");
+    }
+}
+
+/* Loaded libraries by group; `other` is long and rarely interesting: folded. */
+static void libraries(oq_sb *b, const json_t *libs, const char *whose)
+{
+    if (!json_object_size(libs)) return;
+    oq_sb_puts(b, "<h3>Loaded libraries");
+    if (whose) {
+        oq_sb_puts(b, " (");
+        oq_sb_esc(b, whose);
+        oq_sb_puts(b, ")");
+    }
+    oq_sb_puts(b, "</h3>\n<table><tr><th>group</th><th>path</th></tr>\n");
+    const char *group;
+    const json_t *paths;
+    json_object_foreach((json_t *)libs, group, paths) {
+        if (!strcmp(group, "other") || !json_array_size(paths)) continue;
+        size_t i;
+        json_t *p;
+        json_array_foreach(paths, i, p) {
+            oq_sb_puts(b, "<tr><td>");
+            oq_sb_esc(b, group);
+            oq_sb_puts(b, "</td><td><code>");
+            oq_sb_esc(b, json_string_value(p));
+            oq_sb_puts(b, "</code></td></tr>\n");
+        }
+    }
+    oq_sb_puts(b, "</table>\n");
+    const json_t *other = json_object_get(libs, "other");
+    if (json_array_size(other)) {
+        oq_sb_printf(b, "<details><summary>%zu other libraries</summary><pre>", json_array_size(other));
+        size_t i;
+        json_t *p;
+        json_array_foreach(other, i, p) oq_sb_escf(b, "%s\n", json_string_value(p));
+        oq_sb_puts(b, "</pre></details>\n");
+    }
+}
+
+/* Two copies of a CUDA/cuDNN library within reach: which is loaded and how to pin one. */
+static void shadowing(oq_sb *b, const json_t *sh)
+{
+    const json_t *conf = json_object_get(sh, "conflicts");
+    oq_sb_puts(b, "<h3>Library shadowing</h3>\n");
+    if (!json_array_size(conf)) {
+        oq_sb_puts(b, "<p>No CUDA or cuDNN library has two versions within reach.</p>\n");
+        return;
+    }
+    size_t i, j;
+    json_t *c, *v;
+    oq_sb_puts(b, "<ul>\n");
+    json_array_foreach(conf, i, c) {
+        oq_sb_puts(b, "<li><span class=\"warn\">shadowing:</span> ");
+        oq_sb_esc(b, oq_j_str(c, "product", "?"));
+        oq_sb_puts(b, " has ");
+        json_array_foreach(json_object_get(c, "versions"), j, v) oq_sb_escf(b, "%s%s in %s", j ? ", " : "",
+                                                                         oq_j_str(v, "version", "?"), oq_j_str(v, "dir", "?"));
+        oq_sb_escf(b, "; loaded: %s", oq_j_str(c, "loaded_version", "none"));
+        const json_t *alt = json_array_get(json_object_get(c, "alternatives"), 0);
+        if (alt) {
+            oq_sb_puts(b, "<br>to use the other one:<pre>");
+            oq_sb_escf(b, "%s\n%s", oq_j_str(alt, "preload", ""), oq_j_str(alt, "library_path", ""));
+            oq_sb_puts(b, "</pre>");
+        }
+        oq_sb_puts(b, "</li>\n");
+    }
+    oq_sb_puts(b, "</ul>\n");
+}
+
+static void ort_env(oq_sb *b, const json_t *env)
+{
+    const char *k;
+    const json_t *v;
+    int any = 0;
+    json_object_foreach((json_t *)env, k, v) {
+        if (!json_is_string(v)) continue;
+        if (!any++) oq_sb_puts(b, "<h3>ORT_* environment</h3>\n<table>\n");
+        kv_row(b, k, json_string_value(v));
+    }
+    if (any) oq_sb_puts(b, "</table>\n");
+}
+
+void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs)
+{
+    oq_sb_puts(b, "<section id=\"environment\">\n<h2>Environment</h2>\n");
+    /* The workers' evidence was taken after their runs: it has the provider libraries. */
+    const json_t *worker_ev = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c) if (json_object_get(c, "evidence") && !worker_ev) worker_ev = json_object_get(c, "evidence");
+    const json_t *main_ev = worker_ev ? worker_ev : ev;
+    runtime_table(b, main_ev);
+    devices_table(b, main_ev);
+    ort_env(b, json_object_get(main_ev, "ort_env"));
+    if (json_array_size(configs)) {
+        json_array_foreach(configs, i, c) {
+            const json_t *libs = json_object_get(json_object_get(c, "evidence"), "libraries");
+            if (libs) libraries(b, libs, oq_j_str(c, "name", "?"));
+        }
+    } else {
+        libraries(b, json_object_get(main_ev, "libraries"), NULL);
+    }
+    shadowing(b, json_object_get(main_ev, "shadowing"));
+    oq_sb_puts(b, "</section>\n");
+}
+
+/* ---- Figures ---------------------------------------------------------------------- */
+
+void oq_html_figures(oq_sb *b, const json_t *summary, const char *name)
+{
+    oq_sb_puts(b, "<section id=\"plots\">\n<h2>Figures</h2>\n");
+    oq_figures *figs = NULL;
+    oq_err e = {0};
+    if (oq_figures_from_summary_json(summary, name, NULL, &figs, &e)) {
+        oq_sb_puts(b, "<p class=\"muted\">No figures: ");
+        oq_sb_esc(b, e.msg);
+        oq_sb_puts(b, "</p>\n</section>\n");
+        return;
+    }
+    for (size_t i = 0; i < oq_figures_count(figs); i++) {
+        const oq_plot_spec *sp = oq_figures_spec(figs, i);
+        char *svg = NULL;
+        size_t n = 0;
+        oq_sb_printf(b, "<figure id=\"fig-%s\">\n", oq_figures_name(figs, i));
+        if (oq_plot_svg(sp, &svg, &n, &e) == OQ_OK) oq_sb_put(b, svg, n);
+        else oq_sb_escf(b, "(not drawn: %s)", e.msg);
+        free(svg);
+        oq_sb_puts(b, "<figcaption>");
+        oq_sb_esc(b, sp->title);
+        oq_sb_escf(b, " (plots/%s.png, .svg)", oq_figures_name(figs, i));
+        oq_sb_puts(b, "</figcaption>\n</figure>\n");
+    }
+    oq_figures_free(figs);
+    oq_sb_puts(b, "</section>\n");
+}

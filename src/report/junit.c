@@ -1,0 +1,375 @@
+/* JUnit XML from summary documents (see report.h). Every failed configuration,
+ * test or gate run has at least one failing test case, so a CI system shows red
+ * exactly when ortqual's verdict is red. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ortqual/fileio.h"
+#include "report/report-impl.h"
+
+/* One test case, collected first so the suite's counts can be written before it. */
+typedef struct tcase {
+    char *name, *classname;
+    double time;
+    int kind;        /* 0 pass, 1 failure, 2 error, 3 skipped */
+    char *type, *message, *text;
+} tcase;
+
+enum { TC_PASS, TC_FAILURE, TC_ERROR, TC_SKIPPED };
+
+typedef struct suite {
+    tcase *c;
+    size_t n;
+    int nomem;
+} suite;
+
+static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dupf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    return s;
+}
+
+static tcase *add_case(suite *s, const char *classname, const char *name, double time, int kind, const char *type,
+                       const char *message, const char *text)
+{
+    tcase *c = OQ_PUSH(s->c, s->n);
+    if (!c) {
+        s->nomem = 1;
+        return NULL;
+    }
+    *c = (tcase){strdup(name), strdup(classname), isfinite(time) && time > 0 ? time : 0, kind,
+                 type ? strdup(type) : NULL, message ? strdup(message) : NULL, text ? strdup(text) : NULL};
+    if (!c->name || !c->classname) s->nomem = 1;
+    return c;
+}
+
+static void suite_clear(suite *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->c[i].name);
+        free(s->c[i].classname);
+        free(s->c[i].type);
+        free(s->c[i].message);
+        free(s->c[i].text);
+    }
+    free(s->c);
+    memset(s, 0, sizeof *s);
+}
+
+typedef struct totals {
+    long tests, failures, errors, skipped;
+    double time;
+} totals;
+
+static void write_suite(oq_sb *b, const suite *s, const char *name, size_t id, const char *timestamp,
+                        const char *hostname, const char *const *props, totals *all)
+{
+    totals t = {0, 0, 0, 0, 0};
+    for (size_t i = 0; i < s->n; i++) {
+        t.tests++;
+        t.failures += s->c[i].kind == TC_FAILURE;
+        t.errors += s->c[i].kind == TC_ERROR;
+        t.skipped += s->c[i].kind == TC_SKIPPED;
+        t.time += s->c[i].time;
+    }
+    oq_sb_puts(b, "  <testsuite name=\"");
+    oq_sb_esc(b, name);
+    oq_sb_printf(b, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" skipped=\"%ld\" time=\"%.6f\" id=\"%zu\"", t.tests,
+                 t.failures, t.errors, t.skipped, t.time, id);
+    if (timestamp) {
+        oq_sb_puts(b, " timestamp=\"");
+        oq_sb_esc(b, timestamp);
+        oq_sb_puts(b, "\"");
+    }
+    if (hostname) {
+        oq_sb_puts(b, " hostname=\"");
+        oq_sb_esc(b, hostname);
+        oq_sb_puts(b, "\"");
+    }
+    oq_sb_puts(b, ">\n");
+    if (props && props[0]) {
+        oq_sb_puts(b, "    <properties>\n");
+        for (size_t i = 0; props[i]; i += 2) {
+            oq_sb_puts(b, "      <property name=\"");
+            oq_sb_esc(b, props[i]);
+            oq_sb_puts(b, "\" value=\"");
+            oq_sb_esc(b, props[i + 1] ? props[i + 1] : "");
+            oq_sb_puts(b, "\"/>\n");
+        }
+        oq_sb_puts(b, "    </properties>\n");
+    }
+    static const char *const tags[] = {NULL, "failure", "error", "skipped"};
+    for (size_t i = 0; i < s->n; i++) {
+        const tcase *c = &s->c[i];
+        oq_sb_puts(b, "    <testcase name=\"");
+        oq_sb_esc(b, c->name);
+        oq_sb_puts(b, "\" classname=\"");
+        oq_sb_esc(b, c->classname);
+        oq_sb_printf(b, "\" time=\"%.6f\"", c->time);
+        if (c->kind == TC_PASS) {
+            oq_sb_puts(b, "/>\n");
+            continue;
+        }
+        oq_sb_printf(b, ">\n      <%s", tags[c->kind]);
+        if (c->kind != TC_SKIPPED) {
+            oq_sb_puts(b, " type=\"");
+            oq_sb_esc(b, c->type ? c->type : "check");
+            oq_sb_puts(b, "\" message=\"");
+            oq_sb_esc(b, c->message ? c->message : "");
+            oq_sb_puts(b, "\"");
+        }
+        oq_sb_puts(b, ">");
+        oq_sb_esc(b, c->kind == TC_SKIPPED ? c->message : c->text ? c->text : c->message);
+        oq_sb_printf(b, "</%s>\n    </testcase>\n", tags[c->kind]);
+    }
+    oq_sb_puts(b, "  </testsuite>\n");
+    all->tests += t.tests;
+    all->failures += t.failures;
+    all->errors += t.errors;
+    all->skipped += t.skipped;
+    all->time += t.time;
+}
+
+/* ---- validate and replay ----------------------------------------------------------- */
+
+/* "output cls: 936 of 936 valid elements over tolerance, max |error| 0.05 at [0,43,5] ..." */
+static void output_failure(oq_sb *m, const json_t *o)
+{
+    oq_sb_printf(m, "output %s: ", oq_j_str(o, "output", oq_j_str(o, "name", "?")));
+    oq_sb_printf(m, "%lld of %lld valid elements over tolerance, max |error| %.4g", oq_j_int(o, "over_tolerance"),
+                 oq_j_int(o, "num_valid"), oq_j_num(o, "max_abs"));
+    const json_t *w = json_array_get(json_object_get(o, "worst"), 0);
+    if (w) {
+        oq_sb_puts(m, " at [");
+        size_t k;
+        json_t *x;
+        json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(m, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
+        const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
+        oq_sb_printf(m, "] (got %s%.9g, expected %s%.9g)", json_is_string(g) ? json_string_value(g) : "", json_number_value(g),
+                     json_is_string(e) ? json_string_value(e) : "", json_number_value(e));
+    }
+    if (oq_j_int(o, "nan") || oq_j_int(o, "inf")) oq_sb_printf(m, ", %lld NaN, %lld Inf", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
+    long long pad = oq_j_int(json_object_get(o, "padding"), "nonzero");
+    if (pad) oq_sb_printf(m, ", %lld padding values not 0", pad);
+    const json_t *tol = json_object_get(o, "tolerance");
+    oq_sb_printf(m, "; rtol %g, atol %g", oq_j_num(tol, "rtol"), oq_j_num(tol, "atol"));
+}
+
+static void batch_cases(suite *s, const json_t *cfg, const char *cls)
+{
+    size_t i, j;
+    json_t *b, *o;
+    json_array_foreach(json_object_get(cfg, "batches"), i, b) {
+        char name[64];
+        snprintf(name, sizeof name, "batch %lld", oq_j_int(b, "index"));
+        double t = oq_j_num(b, "first_call_s") + (double)oq_j_int(b, "repeat") * oq_j_num(b, "median_s");
+        oq_sb msg = {0};
+        int failed = 0;
+        json_array_foreach(json_object_get(b, "outputs"), j, o) {
+            if (json_is_true(json_object_get(o, "passed"))) continue;
+            if (failed++) oq_sb_puts(&msg, "; ");
+            output_failure(&msg, o);
+        }
+        if (failed && !msg.failed && msg.d.buf) add_case(s, cls, name, t, TC_FAILURE, "tolerance", msg.d.buf, msg.d.buf);
+        else if (failed) s->nomem = 1;
+        else add_case(s, cls, name, t, TC_PASS, NULL, NULL, NULL);
+        oq_sb_free(&msg);
+    }
+}
+
+/* The check's verdict as a case, when the check ran. */
+static void check_case(suite *s, const char *cls, const char *name, const json_t *check)
+{
+    const json_t *passed = json_object_get(check, "passed");
+    if (!json_is_boolean(passed)) return;
+    if (json_is_true(passed)) {
+        add_case(s, cls, name, 0, TC_PASS, NULL, NULL, NULL);
+        return;
+    }
+    oq_sb msg = {0};
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(check, "failures"), i, f) oq_sb_printf(&msg, "%s%s", i ? "; " : "", json_string_value(f));
+    add_case(s, cls, name, 0, TC_FAILURE, name, msg.d.buf ? msg.d.buf : "failed", msg.d.buf ? msg.d.buf : "failed");
+    oq_sb_free(&msg);
+}
+
+static void config_cases(suite *s, const json_t *cfg, const char *cls)
+{
+    const char *status = oq_j_str(cfg, "status", "failed"), *reason = oq_j_str(cfg, "reason", "");
+    if (!strcmp(status, "skipped")) {
+        add_case(s, cls, "run", 0, TC_SKIPPED, NULL, *reason ? reason : "skipped", NULL);
+        return;
+    }
+    batch_cases(s, cfg, cls);
+    check_case(s, cls, "dispatch", json_object_get(cfg, "dispatch"));
+    check_case(s, cls, "placement", json_object_get(cfg, "placement"));
+    const json_t *teeth = json_object_get(cfg, "teeth");
+    if (teeth)
+        add_case(s, cls, "prove-teeth", 0, json_is_true(json_object_get(teeth, "proved")) ? TC_PASS : TC_FAILURE,
+                 "prove-teeth", oq_j_str(teeth, "verdict", ""), NULL);
+    int any_bad = 0;
+    for (size_t i = 0; i < s->n; i++) any_bad |= s->c[i].kind == TC_FAILURE || s->c[i].kind == TC_ERROR;
+    if (!strcmp(status, "passed") || any_bad) return;
+    /* failed with no failing case yet: the worker crashed, timed out, or never ran */
+    const json_t *w = json_object_get(cfg, "worker");
+    add_case(s, cls, "run", oq_j_num(w, "seconds"), TC_ERROR, status, *reason ? reason : status,
+             oq_j_str(w, "stderr_tail", *reason ? reason : status));
+}
+
+static oq_status junit_validate(oq_sb *b, const json_t *doc)
+{
+    const json_t *ev = json_object_get(doc, "evidence");
+    const char *sub = json_string_value(json_array_get(json_object_get(ev, "command"), 0));
+    char top[64], pkg[64];
+    snprintf(top, sizeof top, "ortqual %s", sub ? sub : "validate");
+    snprintf(pkg, sizeof pkg, "ortqual.%s", sub ? sub : "validate");
+    const char *host = oq_j_str(json_object_get(ev, "host"), "name", NULL);
+    char stamp[32] = "";
+    snprintf(stamp, sizeof stamp, "%.19s", oq_j_str(doc, "start", "")); /* without the Z: a local-less time */
+    oq_sb body = {0};
+    totals all = {0, 0, 0, 0, 0};
+    size_t i;
+    json_t *cfg;
+    int nomem = 0;
+    json_array_foreach(json_object_get(doc, "configs"), i, cfg) {
+        suite s = {0};
+        const char *name = oq_j_str(cfg, "name", "?");
+        char cls[320];
+        snprintf(cls, sizeof cls, "%s.%s", pkg, name);
+        config_cases(&s, cfg, cls);
+        const char *props[] = {"status", oq_j_str(cfg, "status", "?"), "reason", oq_j_str(cfg, "reason", ""),
+                               "onnxruntime", oq_j_str(json_object_get(cfg, "onnxruntime"), "version", ""), NULL};
+        write_suite(&body, &s, name, i, *stamp ? stamp : NULL, host, props, &all);
+        nomem |= s.nomem;
+        suite_clear(&s);
+    }
+    oq_sb_printf(b, "<testsuites name=\"%s\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", top,
+                 all.tests, all.failures, all.errors, all.time);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
+    oq_sb_puts(b, "</testsuites>\n");
+    b->failed |= body.failed | nomem;
+    oq_sb_free(&body);
+    return OQ_OK;
+}
+
+/* ---- conformance ------------------------------------------------------------------ */
+
+static oq_status junit_conformance(oq_sb *b, const json_t *doc)
+{
+    suite s = {0};
+    int strict = json_is_true(json_object_get(doc, "strict"));
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(doc, "tests"), i, t) {
+        const char *v = oq_j_str(t, "verdict", "?"), *detail = oq_j_str(t, "detail", "");
+        int kind = !strcmp(v, "PASS")                          ? TC_PASS
+                   : !strcmp(v, "FAIL")                        ? TC_FAILURE
+                   : !strcmp(v, "UNSUPPORTED") && strict       ? TC_FAILURE
+                   : !strcmp(v, "SKIP") || !strcmp(v, "UNSUPPORTED") ? TC_SKIPPED
+                                                               : TC_ERROR;
+        add_case(&s, "ortqual.conformance", oq_j_str(t, "name", "?"), 0, kind, v, detail, detail);
+    }
+    int any_bad = 0;
+    for (size_t k = 0; k < s.n; k++) any_bad |= s.c[k].kind == TC_FAILURE || s.c[k].kind == TC_ERROR;
+    if (!any_bad && !strcmp(oq_j_str(doc, "verdict", "passed"), "failed")) /* e.g. nothing passed */
+        add_case(&s, "ortqual.conformance", "verdict", 0, TC_FAILURE, "verdict", oq_j_str(doc, "reason", "failed"), NULL);
+    totals all = {0, 0, 0, 0, 0};
+    oq_sb body = {0};
+    const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "onnxruntime",
+                           oq_j_str(json_object_get(doc, "onnxruntime"), "version", ""), NULL};
+    write_suite(&body, &s, "ortqual conformance", 0, NULL, NULL, props, &all);
+    oq_sb_printf(b, "<testsuites name=\"ortqual conformance\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n",
+                 all.tests, all.failures, all.errors, all.time);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
+    oq_sb_puts(b, "</testsuites>\n");
+    b->failed |= body.failed | s.nomem;
+    oq_sb_free(&body);
+    suite_clear(&s);
+    return OQ_OK;
+}
+
+/* ---- gate ----------------------------------------------------------------------------- */
+
+static oq_status junit_gate(oq_sb *b, const json_t *doc)
+{
+    suite s = {0};
+    oq_sb cmd = {0}, why = {0};
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(doc, "command"), i, x) oq_sb_printf(&cmd, "%s%s", i ? " " : "", json_string_value(x));
+    json_array_foreach(json_object_get(doc, "reasons"), i, x) oq_sb_printf(&why, "%s%s", i ? "; " : "", json_string_value(x));
+    const char *v = oq_j_str(doc, "verdict", "error");
+    int kind = !strcmp(v, "pass") ? TC_PASS : !strcmp(v, "fail") ? TC_FAILURE : TC_ERROR;
+    const json_t *counts = json_object_get(doc, "counts");
+    char text[512];
+    snprintf(text, sizeof text, "%s; %lld passed, %lld failed, %lld skipped, %lld errors (%s)", why.d.buf ? why.d.buf : v,
+             oq_j_int(counts, "passed"), oq_j_int(counts, "failed"), oq_j_int(counts, "skipped"), oq_j_int(counts, "errors"),
+             oq_j_str(doc, "runner", "?"));
+    add_case(&s, "ortqual.gate", cmd.d.buf ? cmd.d.buf : "(no command)", oq_j_num(doc, "duration_s"), kind, "gate",
+             why.d.buf ? why.d.buf : v, text);
+    json_array_foreach(json_object_get(json_object_get(doc, "summary"), "skip_reasons"), i, x) {
+        char name[64];
+        snprintf(name, sizeof name, "skip reason %zu", i + 1);
+        char *msg = dupf("%s (%lld tests)", oq_j_str(x, "reason", ""), oq_j_int(x, "count"));
+        add_case(&s, "ortqual.gate.skips", name, 0, TC_SKIPPED, NULL, msg ? msg : "", NULL);
+        free(msg);
+    }
+    totals all = {0, 0, 0, 0, 0};
+    oq_sb body = {0};
+    const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "log", oq_j_str(doc, "log", ""), NULL};
+    write_suite(&body, &s, "ortqual gate", 0, NULL, NULL, props, &all);
+    oq_sb_printf(b, "<testsuites name=\"ortqual gate\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n",
+                 all.tests, all.failures, all.errors, all.time);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
+    oq_sb_puts(b, "</testsuites>\n");
+    b->failed |= body.failed | s.nomem | cmd.failed | why.failed;
+    oq_sb_free(&body);
+    oq_sb_free(&cmd);
+    oq_sb_free(&why);
+    suite_clear(&s);
+    return OQ_OK;
+}
+
+oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err)
+{
+    *xml = NULL;
+    *n = 0;
+    oq_sb b = {0};
+    oq_sb_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    oq_status st;
+    switch (oq_report_kind_of(doc)) {
+    case OQ_REPORT_VALIDATE: st = junit_validate(&b, doc); break;
+    case OQ_REPORT_CONFORMANCE: st = junit_conformance(&b, doc); break;
+    case OQ_REPORT_GATE: st = junit_gate(&b, doc); break;
+    default:
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no JUnit for this document (validate, replay, conformance or gate "
+                        "results have test cases; bench rows are measurements)", name);
+    }
+    if (!st && !(*xml = oq_sb_take(&b, n))) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory writing JUnit XML", name);
+    oq_sb_free(&b);
+    return st;
+}
+
+oq_status oq_junit_xml(const char *json, size_t n, const char *name, char **xml, size_t *xml_n, oq_err *err)
+{
+    return oq_render_text(oq_junit_xml_json, json, n, name, xml, xml_n, err);
+}
+
+oq_status oq_junit_write(const char *json, size_t n, const char *name, const char *path, oq_err *err)
+{
+    return oq_render_write(oq_junit_xml_json, json, n, name, path, err);
+}
+
+oq_status oq_junit_write_summary(const char *summary_path, const char *path, oq_err *err)
+{
+    return oq_render_file(oq_junit_xml_json, summary_path, path, err);
+}

@@ -1,0 +1,84 @@
+/* Internal to src/report: a growing text buffer with HTML/XML escaping, the report
+ * writers of each summary kind, and the entry points on parsed documents. */
+#ifndef ORTQUAL_REPORT_IMPL_H
+#define ORTQUAL_REPORT_IMPL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "core/core-impl.h"
+#include "ortqual/report.h"
+#include "ortqual/status.h"
+
+/* A text that remembers running out of memory, so a page is written without a check
+ * after every line. */
+typedef struct oq_sb {
+    oq_dynbuf d;
+    int failed; /* out of memory: further writes are dropped, oq_sb_take gives NULL */
+} oq_sb;
+
+void oq_sb_put(oq_sb *b, const char *s, size_t n);
+void oq_sb_puts(oq_sb *b, const char *s);
+void oq_sb_printf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text escaped for HTML/XML text and attribute values: & < > " ' become entities,
+ * control characters other than tab and newline (not allowed in XML 1.0) are dropped.
+ * NULL writes nothing. */
+void oq_sb_esc(oq_sb *b, const char *s);
+void oq_sb_escf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The buffer (caller frees) and its length; NULL when a write failed. `b` is left empty. */
+char *oq_sb_take(oq_sb *b, size_t *n);
+void oq_sb_free(oq_sb *b);
+
+typedef enum oq_report_kind {
+    OQ_REPORT_UNKNOWN = 0,
+    OQ_REPORT_VALIDATE,    /* validate and replay: "schema": "ortqual.validate/1" */
+    OQ_REPORT_BENCH,       /* "tool": "ortqual bench" with "results" */
+    OQ_REPORT_CONFORMANCE, /* "schema": "ortqual.conformance/1" */
+    OQ_REPORT_GATE         /* "tool": "ortqual gate" (JUnit only) */
+} oq_report_kind;
+oq_report_kind oq_report_kind_of(const json_t *doc);
+
+/* The entry points of report.h on a document already parsed. */
+oq_status oq_report_html_json(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err);
+oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err);
+/* report.h's entry points on JSON text, for either renderer: `fn` on the document `json`
+ * parses to (OQ_ERR_FORMAT naming `name` when it is not JSON), written atomically to `path`,
+ * or read from the file `in` (OQ_ERR_NOT_FOUND when it cannot be read). */
+typedef oq_status (*oq_render_fn)(const json_t *doc, const char *name, char **out, size_t *n, oq_err *err);
+oq_status oq_render_text(oq_render_fn fn, const char *json, size_t n, const char *name, char **out, size_t *out_n,
+                         oq_err *err);
+oq_status oq_render_write(oq_render_fn fn, const char *json, size_t n, const char *name, const char *path,
+                          oq_err *err);
+oq_status oq_render_file(oq_render_fn fn, const char *in, const char *out, oq_err *err);
+
+/* JSON access that tolerates missing keys. */
+const char *oq_j_str(const json_t *o, const char *key, const char *dflt);
+double oq_j_num(const json_t *o, const char *key);
+long long oq_j_int(const json_t *o, const char *key);
+
+/* Common parts of every report (report.c). */
+void oq_html_begin(oq_sb *b, const char *title, int failed);
+void oq_html_end(oq_sb *b);
+/* The verdict banner: data-verdict="passed|failed", the headline and one line of counts. */
+void oq_html_verdict(oq_sb *b, const char *tool, int failed, const char *headline, const char *detail);
+/* The exact command line, shell-quoted, from an array of arguments. */
+void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const char *cwd);
+/* Environment from an evidence object (evidence.h): runtime, devices, GPUs, libraries
+ * and shadowing; `configs` (may be NULL) adds what each configuration's worker loaded. */
+void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs);
+/* Every figure of the summary, inlined as SVG; a figure that cannot be drawn is named with why. */
+void oq_html_figures(oq_sb *b, const json_t *summary, const char *name);
+/* Table cells: text, and a status word (class "status <word>", coloured by the style). */
+void oq_html_td(oq_sb *b, const char *s);
+void oq_html_td_status(oq_sb *b, const char *s);
+/* <tr class="config[ failed]" data-config="NAME">: a row of the main table, found by name. */
+void oq_html_row_begin(oq_sb *b, const char *name, int failed);
+/* Numbers for people: "1.49e-06", "0.0423", "12.5". */
+void oq_html_num(oq_sb *b, double v);
+
+/* Kind writers. */
+oq_status oq_report_validate(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+oq_status oq_report_bench(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+oq_status oq_report_conformance(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+
+#endif

@@ -1,0 +1,94 @@
+/* report.html entry points (see report.h): the kind of a summary, and writing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio/fileio-impl.h"
+#include "ortqual/fileio.h"
+#include "report/report-impl.h"
+
+oq_report_kind oq_report_kind_of(const json_t *doc)
+{
+    const char *schema = oq_j_str(doc, "schema", ""), *tool = oq_j_str(doc, "tool", "");
+    if (!strncmp(schema, "ortqual.validate/", 17)) return OQ_REPORT_VALIDATE;
+    if (!strcmp(schema, OQ_CONFORMANCE_SCHEMA)) return OQ_REPORT_CONFORMANCE;
+    if (!strcmp(tool, "ortqual bench") && json_is_array(json_object_get(doc, "results"))) return OQ_REPORT_BENCH;
+    if (!strcmp(tool, "ortqual gate")) return OQ_REPORT_GATE;
+    return OQ_REPORT_UNKNOWN;
+}
+
+oq_status oq_render_text(oq_render_fn fn, const char *json, size_t n, const char *name, char **out, size_t *out_n,
+                         oq_err *err)
+{
+    *out = NULL;
+    *out_n = 0;
+    json_t *doc = oq_json_parse(json, n, name, err);
+    if (!doc) return OQ_ERR_FORMAT;
+    oq_status st = fn(doc, name, out, out_n, err);
+    json_decref(doc);
+    return st;
+}
+
+oq_status oq_render_write(oq_render_fn fn, const char *json, size_t n, const char *name, const char *path,
+                          oq_err *err)
+{
+    char *text;
+    size_t len;
+    oq_status st = oq_render_text(fn, json, n, name, &text, &len, err);
+    if (!st) st = oq_write_file_atomic(path, text, len, 1, err);
+    free(text);
+    return st;
+}
+
+oq_status oq_render_file(oq_render_fn fn, const char *in, const char *out, oq_err *err)
+{
+    unsigned char *text;
+    size_t n;
+    oq_err e = {0};
+    if (oq_read_file(in, &text, &n, &e)) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s", e.msg);
+    oq_status st = oq_render_write(fn, (const char *)text, n, in, out, err);
+    free(text);
+    return st;
+}
+
+oq_status oq_report_html_json(const json_t *summary, const char *name, char **html, size_t *n, oq_err *err)
+{
+    *html = NULL;
+    *n = 0;
+    oq_sb b = {0};
+    oq_status st;
+    switch (oq_report_kind_of(summary)) {
+    case OQ_REPORT_VALIDATE: st = oq_report_validate(&b, summary, name, err); break;
+    case OQ_REPORT_BENCH: st = oq_report_bench(&b, summary, name, err); break;
+    case OQ_REPORT_CONFORMANCE: st = oq_report_conformance(&b, summary, name, err); break;
+    default:
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not a summary with a report (validate, replay, bench or conformance "
+                        "summary.json)", name);
+    }
+    if (!st && !(*html = oq_sb_take(&b, n))) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory writing the report", name);
+    oq_sb_free(&b);
+    return st;
+}
+
+oq_status oq_report_html(const char *json, size_t n, const char *name, char **html, size_t *html_n, oq_err *err)
+{
+    return oq_render_text(oq_report_html_json, json, n, name, html, html_n, err);
+}
+
+oq_status oq_report_write_dir(const char *dir, oq_err *err)
+{
+    size_t len = strlen(dir) + 32;
+    char *in = malloc(len), *out = malloc(len);
+    oq_err e = {0};
+    oq_status st = in && out ? OQ_OK : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    if (!st) {
+        snprintf(in, len, "%s/summary.json", dir);
+        snprintf(out, len, "%s/report.html", dir);
+        st = oq_render_file(oq_report_html_json, in, out, &e);
+    }
+    if (st == OQ_ERR_NOT_FOUND) oq_err_set(err, st, "%s (not a run directory?)", e.msg);
+    else if (st) oq_err_set(err, st, "%s", e.msg);
+    free(in);
+    free(out);
+    return st;
+}

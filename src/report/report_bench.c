@@ -1,0 +1,98 @@
+/* report.html of a bench summary.json (`ortqual bench`). A sweep's verdict is
+ * whether every row ran: skipped, unsupported and oom rows are expected outcomes of
+ * a scaling sweep, a failed row is not (the exit status says the same). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report-impl.h"
+
+static void cell_num(oq_sb *b, const json_t *v, double scale)
+{
+    oq_sb_puts(b, "<td class=\"n\">");
+    if (json_is_number(v)) oq_html_num(b, json_number_value(v) * scale);
+    else oq_sb_puts(b, "&ndash;");
+    oq_sb_puts(b, "</td>");
+}
+
+static void rows_table(oq_sb *b, const json_t *results)
+{
+    oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Rows</h2>\n<table id=\"config-table\"><tr><th>variant</th>"
+                  "<th>status</th><th>shapes</th><th>I/O</th><th>masked</th><th>batch</th><th>L</th><th>heads</th>"
+                  "<th>head dim</th><th>kernel seen</th><th>p50 ms</th><th>p90 ms</th><th>first run ms</th>"
+                  "<th>session ms</th><th>peak RSS MiB</th><th>peak GPU MiB</th><th>max |error|</th></tr>\n");
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        const char *st = oq_j_str(r, "status", "?");
+        const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed"));
+        oq_html_td(b, oq_j_str(r, "variant", "?"));
+        oq_html_td_status(b, st);
+        oq_html_td(b, oq_j_str(r, "shapes", "\xe2\x80\x93"));
+        oq_html_td(b, oq_j_str(r, "io_binding", ""));
+        oq_html_td(b, json_is_true(json_object_get(r, "masked")) ? "yes" : "no");
+        oq_sb_printf(b, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>",
+                     oq_j_int(r, "batch"), oq_j_int(r, "seq_len"), oq_j_int(r, "heads"), oq_j_int(r, "head_dim"));
+        oq_html_td(b, oq_j_str(r, "kernel_observed", "\xe2\x80\x93"));
+        int ok = !strcmp(st, "ok");
+        cell_num(b, ok ? json_object_get(stats, "p50") : NULL, 1);
+        cell_num(b, ok ? json_object_get(stats, "p90") : NULL, 1);
+        cell_num(b, json_object_get(r, "first_run_ms"), 1);
+        cell_num(b, json_object_get(r, "session_ms"), 1);
+        cell_num(b, json_object_get(mem, "peak_rss_bytes"), 1.0 / 1048576);
+        cell_num(b, json_object_get(mem, "gpu_bytes"), 1.0 / 1048576);
+        cell_num(b, json_object_get(json_object_get(r, "accuracy"), "max_abs_err"), 1);
+        oq_sb_puts(b, "</tr>\n");
+        if (json_is_string(json_object_get(r, "error"))) {
+            oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"16\" class=\"%s\">", ok || strcmp(st, "failed") ? "" : "failed",
+                         strcmp(st, "failed") ? "muted" : "reason");
+            oq_sb_esc(b, oq_j_str(r, "error", ""));
+            oq_sb_puts(b, "</td></tr>\n");
+        }
+    }
+    oq_sb_puts(b, "</table>\n<p class=\"muted\">Times per batch over the timed runs (the first run and session "
+                  "creation apart); error against the float64 reference.</p>\n</section>\n");
+}
+
+static void options_section(oq_sb *b, const json_t *config)
+{
+    oq_sb_puts(b, "<section id=\"options\">\n<h2>Sweep</h2>\n<pre>");
+    char *text = json_dumps(config, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    oq_sb_esc(b, text ? text : "");
+    free(text);
+    oq_sb_puts(b, "</pre>\n</section>\n");
+}
+
+oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *err)
+{
+    (void)err;
+    const json_t *results = json_object_get(s, "results"), *sys = json_object_get(s, "system");
+    long long ok = 0, failed = 0, other = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        const char *st = oq_j_str(r, "status", "?");
+        if (!strcmp(st, "ok")) ok++;
+        else if (!strcmp(st, "failed")) failed++;
+        else other++;
+    }
+    char headline[128], detail[512];
+    snprintf(headline, sizeof headline, failed ? "FAILED \xe2\x80\x93 %lld row%s failed" : "sweep ran", failed,
+             failed == 1 ? "" : "s");
+    snprintf(detail, sizeof detail, "%zu rows: %lld ok, %lld failed, %lld skipped, unsupported or out of memory \xc2\xb7 "
+             "ONNX Runtime %s \xc2\xb7 %s", json_array_size(results), ok, failed, other, oq_j_str(sys, "ort_version", "?"),
+             oq_j_str(s, "created", "?"));
+    oq_html_begin(b, name, failed > 0);
+    oq_html_verdict(b, "ortqual bench", failed > 0, headline, detail);
+    oq_sb_puts(b, "<nav><a href=\"#configurations\">rows</a><a href=\"#plots\">figures</a><a href=\"#options\">sweep</a>"
+                  "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
+    rows_table(b, results);
+    oq_html_figures(b, s, name);
+    options_section(b, json_object_get(s, "config"));
+    oq_html_environment(b, json_object_get(sys, "evidence"), NULL);
+    oq_html_command(b, json_object_get(s, "command_line"), NULL, NULL);
+    oq_html_end(b);
+    return OQ_OK;
+}

@@ -1,0 +1,68 @@
+/* report.html of a conformance summary.json (`ortqual conformance --outdir`). */
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report-impl.h"
+
+static void tests_table(oq_sb *b, const json_t *tests)
+{
+    oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Tests</h2>\n<table id=\"config-table\"><tr><th>test</th>"
+                  "<th>verdict</th><th>detail</th><th>output</th><th>worst element</th><th>got</th><th>expected</th>"
+                  "</tr>\n");
+    size_t i, k;
+    json_t *t, *x;
+    json_array_foreach(tests, i, t) {
+        const char *v = oq_j_str(t, "verdict", "?");
+        oq_html_row_begin(b, oq_j_str(t, "name", "?"), !strcmp(v, "FAIL"));
+        oq_html_td(b, oq_j_str(t, "name", "?"));
+        oq_html_td_status(b, v);
+        oq_html_td(b, oq_j_str(t, "detail", ""));
+        oq_html_td(b, oq_j_str(t, "output_name", ""));
+        oq_sb_puts(b, "<td>");
+        json_array_foreach(json_object_get(t, "worst_index"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "[", (long long)json_integer_value(x));
+        if (json_array_size(json_object_get(t, "worst_index"))) oq_sb_puts(b, "]");
+        oq_sb_puts(b, "</td><td class=\"n\">");
+        if (json_object_get(t, "got")) oq_html_num(b, oq_j_num(t, "got"));
+        oq_sb_puts(b, "</td><td class=\"n\">");
+        if (json_object_get(t, "expected")) oq_html_num(b, oq_j_num(t, "expected"));
+        oq_sb_puts(b, "</td></tr>\n");
+    }
+    oq_sb_puts(b, "</table>\n</section>\n");
+}
+
+oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_err *err)
+{
+    (void)err;
+    int failed = strcmp(oq_j_str(s, "verdict", "failed"), "passed") != 0;
+    const json_t *ort = json_object_get(s, "onnxruntime"), *tol = json_object_get(s, "tolerance");
+    char runner[256], headline[64], detail[600];
+    if (ort)
+        snprintf(runner, sizeof runner, "ONNX Runtime %s on %s", oq_j_str(ort, "version", "?"), oq_j_str(s, "ep", "cpu"));
+    else
+        snprintf(runner, sizeof runner, "ortqual's float64 reference");
+    snprintf(headline, sizeof headline, "%s", failed ? "FAILED" : "PASSED");
+    snprintf(detail, sizeof detail, "%lld passed, %lld failed, %lld skipped (%lld unsupported) \xc2\xb7 %s \xc2\xb7 "
+             "rtol %g, atol %g%s \xc2\xb7 %s", oq_j_int(s, "passed"), oq_j_int(s, "failed"), oq_j_int(s, "skipped"),
+             oq_j_int(s, "unsupported"), runner, oq_j_num(tol, "rtol"), oq_j_num(tol, "atol"),
+             json_is_true(json_object_get(s, "strict")) ? ", strict" : "", oq_j_str(s, "created", "?"));
+    oq_html_begin(b, name, failed);
+    oq_html_verdict(b, "ortqual conformance", failed, headline, detail);
+    oq_sb_puts(b, "<nav><a href=\"#configurations\">tests</a><a href=\"#environment\">environment</a>"
+                  "<a href=\"#command\">command line</a></nav>\n");
+    if (json_object_get(s, "reason")) {
+        oq_sb_puts(b, "<p class=\"reason\">");
+        oq_sb_esc(b, oq_j_str(s, "reason", ""));
+        oq_sb_puts(b, "</p>\n");
+    }
+    tests_table(b, json_object_get(s, "tests"));
+    if (json_object_get(s, "evidence")) {
+        oq_html_environment(b, json_object_get(s, "evidence"), NULL);
+    } else {
+        oq_sb_puts(b, "<section id=\"environment\">\n<h2>Environment</h2>\n<p>The tests ran on ortqual ");
+        oq_sb_esc(b, ORTQUAL_VERSION);
+        oq_sb_puts(b, "'s own reference; no runtime was loaded.</p>\n</section>\n");
+    }
+    oq_html_command(b, json_object_get(s, "command"), "ortqual", oq_j_str(s, "cwd", NULL));
+    oq_html_end(b);
+    return OQ_OK;
+}

@@ -1,0 +1,518 @@
+/* report.html of a validate or replay summary. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ortqual/stats.h"
+#include "report/report-impl.h"
+
+static int status_failed(const char *s) { return strcmp(s, "passed") && strcmp(s, "skipped"); }
+
+/* Per-batch latency of a configuration: median and p90 over its batches' medians (ms). */
+typedef struct timing {
+    size_t n;
+    double median, p90, first;
+} timing;
+
+static timing timing_of(const json_t *cfg)
+{
+    timing t = {0, NAN, NAN, NAN};
+    const json_t *bs = json_object_get(cfg, "batches");
+    double *v = calloc(json_array_size(bs) + 1, sizeof *v);
+    if (!v) return t;
+    size_t i;
+    json_t *b;
+    json_array_foreach(bs, i, b) {
+        if (i == 0) t.first = oq_j_num(b, "first_call_s") * 1e3;
+        if (json_is_number(json_object_get(b, "median_s"))) v[t.n++] = oq_j_num(b, "median_s") * 1e3;
+    }
+    oq_stats st;
+    if (t.n && oq_stats_compute(v, t.n, &st, NULL) == OQ_OK) {
+        t.median = st.p50;
+        t.p90 = st.p90;
+    }
+    free(v);
+    return t;
+}
+
+/* The worst output over all batches, and totals that say whether it passed. */
+typedef struct worst {
+    const char *output;
+    double max_abs;
+    long long over, nan, inf, pad, valid;
+    double rtol, atol;
+} worst;
+
+static worst worst_of(const json_t *cfg)
+{
+    worst w = {NULL, -1, 0, 0, 0, 0, 0, NAN, NAN};
+    size_t i, j;
+    json_t *b, *o;
+    json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o) {
+        double m = oq_j_num(o, "max_abs");
+        if (!json_is_number(json_object_get(o, "max_abs"))) m = INFINITY; /* "nan"/"inf" */
+        if (m > w.max_abs) {
+            w.max_abs = m;
+            w.output = oq_j_str(o, "output", oq_j_str(o, "name", "?"));
+            w.rtol = oq_j_num(json_object_get(o, "tolerance"), "rtol");
+            w.atol = oq_j_num(json_object_get(o, "tolerance"), "atol");
+        }
+        w.over += oq_j_int(o, "over_tolerance");
+        w.nan += oq_j_int(o, "nan");
+        w.inf += oq_j_int(o, "inf");
+        w.pad += oq_j_int(json_object_get(o, "padding"), "nonzero");
+        w.valid += oq_j_int(o, "num_valid");
+    }
+    return w;
+}
+
+static void td_num(oq_sb *b, double v)
+{
+    oq_sb_puts(b, "<td class=\"n\">");
+    if (isnan(v)) oq_sb_puts(b, "&ndash;");
+    else oq_html_num(b, v);
+    oq_sb_puts(b, "</td>");
+}
+
+static void td_int(oq_sb *b, long long v, int bad_if_nonzero)
+{
+    oq_sb_printf(b, "<td class=\"n%s\">%lld</td>", bad_if_nonzero && v ? " reason" : "", v);
+}
+
+/* Distinct (node, op, dtype, kernel) records: ORT prints a routing line per node per Run. */
+typedef struct route {
+    const json_t *rec;
+    int lines;
+} route;
+
+static size_t routes_of(const json_t *recs, route *out, size_t cap)
+{
+    size_t n = 0, i;
+    json_t *r;
+    json_array_foreach(recs, i, r) {
+        size_t k = 0;
+        for (; k < n; k++)
+            if (!strcmp(oq_j_str(out[k].rec, "node", ""), oq_j_str(r, "node", "")) &&
+                !strcmp(oq_j_str(out[k].rec, "kernel", ""), oq_j_str(r, "kernel", "")) &&
+                !strcmp(oq_j_str(out[k].rec, "dtype", ""), oq_j_str(r, "dtype", "")))
+                break;
+        if (k < n) out[k].lines++;
+        else if (n < cap) out[n++] = (route){r, 1};
+    }
+    return n;
+}
+
+#define MAX_ROUTES 256
+
+/* "FLASH_ATTENTION on 2 nodes" from the dispatch records, "-" when none. */
+static void kernels_text(oq_sb *b, const json_t *cfg)
+{
+    route rt[MAX_ROUTES];
+    size_t n = routes_of(json_object_get(json_object_get(cfg, "dispatch"), "records"), rt, MAX_ROUTES);
+    if (!n) {
+        oq_sb_puts(b, "&ndash;");
+        return;
+    }
+    const char *seen[16];
+    int count[16], m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = oq_j_str(rt[i].rec, "kernel", "?");
+        int j = 0;
+        while (j < m && strcmp(seen[j], k)) j++;
+        if (j == m && m < 16) seen[m] = k, count[m++] = 0;
+        if (j < m) count[j]++;
+    }
+    for (int j = 0; j < m; j++) oq_sb_escf(b, "%s%s on %d node%s", j ? ", " : "", seen[j], count[j], count[j] == 1 ? "" : "s");
+}
+
+static void placement_text(oq_sb *b, const json_t *cfg)
+{
+    const json_t *p = json_object_get(cfg, "placement"), *c = json_object_get(p, "counts");
+    if (!p) {
+        oq_sb_puts(b, "&ndash;");
+        return;
+    }
+    oq_sb_printf(b, "%lld on device, %lld compute on CPU, %lld shape ops on CPU", oq_j_int(c, "device"),
+                 oq_j_int(c, "cpu_compute"), oq_j_int(c, "cpu_shape"));
+    if (json_is_false(json_object_get(p, "passed"))) oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
+}
+
+static void config_table(oq_sb *b, const json_t *configs)
+{
+    oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Configurations</h2>\n"
+                  "<table id=\"config-table\"><tr><th>configuration</th><th>status</th><th>batches</th>"
+                  "<th>worst output</th><th>max |error|</th><th>over tol.</th><th>NaN/Inf</th><th>padding &ne; 0</th>"
+                  "<th>median ms/batch</th><th>p90 ms/batch</th><th>first call ms</th><th>kernels</th>"
+                  "<th>placement</th></tr>\n");
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        const char *st = oq_j_str(c, "status", "failed");
+        timing t = timing_of(c);
+        worst w = worst_of(c);
+        oq_html_row_begin(b, oq_j_str(c, "name", "?"), status_failed(st));
+        oq_sb_puts(b, "<td><a href=\"#cfg-");
+        oq_sb_printf(b, "%zu\">", i);
+        oq_sb_esc(b, oq_j_str(c, "name", "?"));
+        oq_sb_puts(b, json_is_true(json_object_get(c, "reference")) ? "</a> <span class=\"muted\">(reference)</span></td>" : "</a></td>");
+        oq_html_td_status(b, st);
+        oq_sb_printf(b, "<td class=\"n\">%zu</td>", json_array_size(json_object_get(c, "batches")));
+        oq_html_td(b, w.output ? w.output : "\xe2\x80\x93");
+        td_num(b, w.output ? w.max_abs : NAN);
+        td_int(b, w.over, 1);
+        oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
+        td_int(b, w.pad, 1);
+        td_num(b, t.median);
+        td_num(b, t.p90);
+        td_num(b, t.first);
+        oq_sb_puts(b, "<td>");
+        kernels_text(b, c);
+        oq_sb_puts(b, "</td><td>");
+        placement_text(b, c);
+        oq_sb_puts(b, "</td></tr>\n");
+        if (json_object_get(c, "reason")) {
+            oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"12\" class=\"%s\">", status_failed(st) ? "failed" : "",
+                         status_failed(st) ? "reason" : "muted");
+            oq_sb_esc(b, oq_j_str(c, "reason", ""));
+            oq_sb_puts(b, "</td></tr>\n");
+        }
+    }
+    oq_sb_puts(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
+                  "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "
+                  "Errors over valid elements only; padding must be exactly 0.</p>\n</section>\n");
+}
+
+static const json_t *batch_info(const json_t *batches, long long index)
+{
+    size_t i;
+    json_t *b;
+    json_array_foreach(batches, i, b) if (oq_j_int(b, "index") == index) return b;
+    return NULL;
+}
+
+static void worst_elements(oq_sb *b, const json_t *o)
+{
+    const json_t *ws = json_object_get(o, "worst");
+    if (!json_array_size(ws)) return;
+    oq_sb_puts(b, "<span class=\"muted\">largest errors:</span> ");
+    size_t i, k;
+    json_t *w, *x;
+    json_array_foreach(ws, i, w) {
+        oq_sb_puts(b, i ? "; [" : "[");
+        json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
+        oq_sb_puts(b, "] got ");
+        const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
+        if (json_is_string(g)) oq_sb_esc(b, json_string_value(g));
+        else oq_sb_printf(b, "%.7g", json_number_value(g));
+        oq_sb_puts(b, " expected ");
+        if (json_is_string(e)) oq_sb_esc(b, json_string_value(e));
+        else oq_sb_printf(b, "%.7g", json_number_value(e));
+    }
+}
+
+static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
+{
+    oq_sb_puts(b, "<table class=\"batches\"><tr><th>batch</th><th>events</th><th>valid tokens</th><th>padded L</th>"
+                  "<th>first call ms</th><th>median ms</th><th>output</th><th>status</th><th>max |error|</th>"
+                  "<th>max rel.</th><th>rms</th><th>over tol. / valid</th><th>NaN/Inf</th><th>padding &ne; 0</th>"
+                  "<th>rtol, atol</th></tr>\n");
+    size_t i, j;
+    json_t *bt, *o;
+    json_array_foreach(json_object_get(cfg, "batches"), i, bt) {
+        const json_t *info = batch_info(batches, oq_j_int(bt, "index"));
+        const json_t *outs = json_object_get(bt, "outputs");
+        size_t nout = json_array_size(outs) ? json_array_size(outs) : 1, n = nout;
+        json_array_foreach(outs, j, o) n += !json_is_true(json_object_get(o, "passed")); /* + a worst row */
+        for (j = 0; j < nout; j++) {
+            o = json_array_get(outs, j);
+            int passed = !o || json_is_true(json_object_get(o, "passed"));
+            oq_sb_printf(b, "<tr class=\"batch%s\" data-batch=\"%lld\">", passed ? "" : " failed", oq_j_int(bt, "index"));
+            if (j == 0) {
+                oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">%lld</td><td rowspan=\"%zu\">", n, oq_j_int(bt, "index"), n);
+                size_t k;
+                json_t *e;
+                json_array_foreach(json_object_get(info, "event_indices"), k, e)
+                    oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(e));
+                oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">%lld</td><td class=\"n\" rowspan=\"%zu\">%lld</td>", n,
+                             oq_j_int(info, "valid_size"), n, oq_j_int(info, "padded_length"));
+                oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">", n);
+                oq_html_num(b, oq_j_num(bt, "first_call_s") * 1e3);
+                oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">", n);
+                oq_html_num(b, oq_j_num(bt, "median_s") * 1e3);
+                oq_sb_puts(b, "</td>");
+            }
+            if (!o) {
+                oq_sb_puts(b, "<td colspan=\"9\" class=\"muted\">reference: not compared</td></tr>\n");
+                continue;
+            }
+            oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
+            oq_html_td_status(b, passed ? "passed" : "failed");
+            td_num(b, oq_j_num(o, "max_abs"));
+            td_num(b, oq_j_num(o, "max_rel"));
+            td_num(b, oq_j_num(o, "rms"));
+            oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",
+                         oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));
+            oq_sb_printf(b, "<td class=\"n\">%lld / %lld</td>", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
+            td_int(b, oq_j_int(json_object_get(o, "padding"), "nonzero"), 1);
+            oq_sb_printf(b, "<td>%g, %g</td></tr>\n", oq_j_num(json_object_get(o, "tolerance"), "rtol"),
+                         oq_j_num(json_object_get(o, "tolerance"), "atol"));
+            if (passed) continue;
+            oq_sb_printf(b, "<tr class=\"batch failed\" data-batch=\"%lld\"><td colspan=\"9\">", oq_j_int(bt, "index"));
+            worst_elements(b, o);
+            oq_sb_puts(b, "</td></tr>\n");
+        }
+    }
+    oq_sb_puts(b, "</table>\n");
+}
+
+static void config_details(oq_sb *b, const json_t *configs, const json_t *batches)
+{
+    oq_sb_puts(b, "<section id=\"details\">\n<h2>Per batch and output</h2>\n");
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        const char *st = oq_j_str(c, "status", "failed");
+        int failed = status_failed(st);
+        oq_sb_printf(b, "<details id=\"cfg-%zu\" class=\"config%s\"%s><summary>", i, failed ? " failed" : "",
+                     failed ? " open" : "");
+        oq_sb_escf(b, "%s: %s", oq_j_str(c, "name", "?"), st);
+        oq_sb_puts(b, "</summary>\n");
+        if (json_object_get(c, "reason")) {
+            oq_sb_printf(b, "<p class=\"%s\">", failed ? "reason" : "muted");
+            oq_sb_esc(b, oq_j_str(c, "reason", ""));
+            oq_sb_puts(b, "</p>\n");
+        }
+        const json_t *w = json_object_get(c, "worker");
+        if (w) {
+            oq_sb_puts(b, "<p class=\"muted\">worker: ");
+            oq_sb_escf(b, "%s after %.2f s", oq_j_str(w, "ended", "?"), oq_j_num(w, "seconds"));
+            oq_sb_puts(b, "</p>\n");
+            if (*oq_j_str(w, "stderr_tail", "")) {
+                oq_sb_puts(b, "<pre>");
+                oq_sb_esc(b, oq_j_str(w, "stderr_tail", ""));
+                oq_sb_puts(b, "</pre>\n");
+            }
+        }
+        if (json_object_get(c, "model_file")) {
+            oq_sb_puts(b, "<p>model <code>");
+            oq_sb_esc(b, oq_j_str(c, "model_file", ""));
+            oq_sb_puts(b, "</code>");
+            if (json_is_number(json_object_get(c, "session_create_s")))
+                oq_sb_printf(b, ", session created in %.3f s", oq_j_num(c, "session_create_s"));
+            oq_sb_puts(b, "</p>\n");
+        }
+        if (json_array_size(json_object_get(c, "batches"))) batch_rows(b, c, batches);
+        oq_sb_puts(b, "</details>\n");
+    }
+    oq_sb_puts(b, "</section>\n");
+}
+
+/* ---- Dispatch and placement ------------------------------------------------------- */
+
+static void list_strings(oq_sb *b, const json_t *arr, const char *cls)
+{
+    if (!json_array_size(arr)) return;
+    oq_sb_printf(b, "<ul class=\"%s\">\n", cls);
+    size_t i;
+    json_t *s;
+    json_array_foreach(arr, i, s) {
+        oq_sb_puts(b, "<li>");
+        oq_sb_esc(b, json_string_value(s));
+        oq_sb_puts(b, "</li>\n");
+    }
+    oq_sb_puts(b, "</ul>\n");
+}
+
+/* " (2 of 3 failures on nodes that ran MATH)": the fallback a fast-kernel expectation
+ * guards against, told apart from other misses; nothing when there is no count. */
+static void math_failures(oq_sb *b, const json_t *d)
+{
+    size_t nf = json_array_size(json_object_get(d, "failures"));
+    if (!nf || !json_is_integer(json_object_get(d, "math_failures"))) return;
+    oq_sb_printf(b, " <span class=\"math-failures\">(%lld of %zu failure%s on nodes that ran MATH)</span>",
+                 oq_j_int(d, "math_failures"), nf, nf > 1 ? "s" : "");
+}
+
+static void dispatch_block(oq_sb *b, const json_t *d, const json_t *teeth)
+{
+    route rt[MAX_ROUTES];
+    size_t n = routes_of(json_object_get(d, "records"), rt, MAX_ROUTES);
+    oq_sb_puts(b, "<h4>Kernel per attention node (ORT's routing lines)</h4>\n");
+    if (!n) {
+        oq_sb_puts(b, "<p class=\"muted\">No routing line was printed for this session.</p>\n");
+    } else {
+        oq_sb_puts(b, "<table class=\"dispatch\"><tr><th>node</th><th>op</th><th>dtype</th><th>kernel</th>"
+                      "<th>routing lines</th></tr>\n");
+        for (size_t i = 0; i < n; i++) {
+            oq_sb_puts(b, "<tr>");
+            oq_html_td(b, oq_j_str(rt[i].rec, "node", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "op", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "dtype", ""));
+            oq_html_td(b, oq_j_str(rt[i].rec, "kernel", ""));
+            oq_sb_printf(b, "<td class=\"n\">%d</td></tr>\n", rt[i].lines);
+        }
+        oq_sb_puts(b, "</table>\n");
+    }
+    if (json_object_get(d, "passed")) {
+        const char *v = json_is_true(json_object_get(d, "passed")) ? "passed" : "failed";
+        oq_sb_printf(b, "<p>expectations: <span class=\"status %s\">%s</span>", v, v);
+        math_failures(b, d);
+        oq_sb_puts(b, "</p>\n");
+    }
+    list_strings(b, json_object_get(d, "failures"), "reason");
+    if (teeth) {
+        oq_sb_puts(b, "<p>--prove-teeth: ");
+        oq_sb_esc(b, oq_j_str(teeth, "verdict", ""));
+        math_failures(b, json_object_get(teeth, "rerun_dispatch"));
+        oq_sb_puts(b, "</p>\n");
+    }
+}
+
+static void placement_block(oq_sb *b, const json_t *p)
+{
+    oq_sb_puts(b, "<h4>Placement</h4>\n");
+    const json_t *eps = json_object_get(p, "eps");
+    size_t i;
+    json_t *e;
+    if (json_array_size(eps)) {
+        oq_sb_puts(b, "<table><tr><th>execution provider</th><th>nodes</th><th>runs</th><th>time ms</th></tr>\n");
+        json_array_foreach(eps, i, e) {
+            oq_sb_puts(b, "<tr>");
+            oq_html_td(b, oq_j_str(e, "ep", ""));
+            oq_sb_printf(b, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td>", oq_j_int(e, "nodes"), oq_j_int(e, "runs"));
+            td_num(b, oq_j_num(e, "us") / 1000.0);
+            oq_sb_puts(b, "</tr>\n");
+        }
+        oq_sb_puts(b, "</table>\n");
+    }
+    if (json_object_get(p, "passed"))
+        oq_sb_printf(b, "<p>full-GPU check: <span class=\"status %s\">%s</span></p>\n",
+                     json_is_true(json_object_get(p, "passed")) ? "passed" : "failed",
+                     json_is_true(json_object_get(p, "passed")) ? "passed" : "failed");
+    list_strings(b, json_object_get(p, "failures"), "reason");
+    list_strings(b, json_object_get(p, "notes"), "muted");
+    const json_t *nodes = json_object_get(p, "nodes");
+    if (!json_array_size(nodes)) return;
+    oq_sb_printf(b, "<details><summary>%zu nodes</summary>\n<table><tr><th>node</th><th>op</th><th>assigned</th>"
+                    "<th>profiled</th><th>class</th></tr>\n", json_array_size(nodes));
+    json_array_foreach(nodes, i, e) {
+        const char *cls = oq_j_str(e, "class", "");
+        oq_sb_printf(b, "<tr class=\"%s\">", !strcmp(cls, "cpu_compute") || !strcmp(cls, "ep_mismatch") ? "failed" : "");
+        oq_html_td(b, oq_j_str(e, "name", ""));
+        oq_html_td(b, oq_j_str(e, "op", ""));
+        oq_html_td(b, oq_j_str(e, "ep_assigned", ""));
+        oq_html_td(b, oq_j_str(e, "ep_profiled", ""));
+        oq_html_td(b, cls);
+        oq_sb_puts(b, "</tr>\n");
+    }
+    oq_sb_puts(b, "</table>\n</details>\n");
+}
+
+static void config_heading(oq_sb *b, const json_t *cfg)
+{
+    oq_sb_puts(b, "<h3>");
+    oq_sb_esc(b, oq_j_str(cfg, "name", "?"));
+    oq_sb_puts(b, "</h3>\n");
+}
+
+static void evidence_section(oq_sb *b, const json_t *configs)
+{
+    oq_sb_puts(b, "<section id=\"dispatch\">\n<h2>Dispatch and placement</h2>\n");
+    size_t i, any = 0;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        const json_t *d = json_object_get(c, "dispatch"), *p = json_object_get(c, "placement");
+        if (!d && !p) continue;
+        any++;
+        config_heading(b, c);
+        if (d) dispatch_block(b, d, json_object_get(c, "teeth"));
+        if (p) placement_block(b, p);
+    }
+    if (!any)
+        oq_sb_puts(b, "<p class=\"muted\">Not recorded: routing lines exist on GPU execution providers only, and "
+                      "placement is recorded with --require-full-gpu or --profile.</p>\n");
+    oq_sb_puts(b, "</section>\n");
+}
+
+static void advice_section(oq_sb *b, const json_t *configs)
+{
+    oq_sb_puts(b, "<section id=\"advice\">\n<h2>Advice</h2>\n");
+    size_t i, any = 0;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        const json_t *adv = json_object_get(json_object_get(c, "dispatch"), "advice");
+        if (!json_array_size(adv)) continue;
+        any++;
+        config_heading(b, c);
+        list_strings(b, adv, "advice");
+    }
+    if (!any) oq_sb_puts(b, "<p class=\"muted\">None: no node missed the kernel it could have had.</p>\n");
+    oq_sb_puts(b, "</section>\n");
+}
+
+static void batches_section(oq_sb *b, const json_t *batches)
+{
+    oq_sb_printf(b, "<section id=\"inputs\">\n<h2>Batches</h2>\n<details><summary>%zu batches</summary>\n"
+                    "<table><tr><th>batch</th><th>inputs</th><th>batch size</th><th>padded L</th><th>lengths</th>"
+                    "<th>valid tokens</th></tr>\n", json_array_size(batches));
+    size_t i, k;
+    json_t *bt, *x;
+    json_array_foreach(batches, i, bt) {
+        oq_sb_printf(b, "<tr><td class=\"n\">%lld</td><td><code>", oq_j_int(bt, "index"));
+        oq_sb_esc(b, oq_j_str(bt, "inputs", ""));
+        oq_sb_printf(b, "</code></td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td>", oq_j_int(bt, "batch_size"),
+                     oq_j_int(bt, "padded_length"));
+        json_array_foreach(json_object_get(bt, "lengths"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
+        oq_sb_printf(b, "</td><td class=\"n\">%lld</td></tr>\n", oq_j_int(bt, "valid_size"));
+    }
+    oq_sb_puts(b, "</table>\n</details>\n</section>\n");
+}
+
+oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err *err)
+{
+    (void)err;
+    const json_t *configs = json_object_get(s, "configs"), *batches = json_object_get(s, "batches");
+    const json_t *ev = json_object_get(s, "evidence"), *cmd = json_object_get(ev, "command");
+    const char *sub = json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "validate";
+    int failed = strcmp(oq_j_str(s, "verdict", "failed"), "passed") != 0;
+    long long counts[3] = {0, 0, 0}, valid = 0, events = 0;
+    char failed_names[512] = "";
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        const char *st = oq_j_str(c, "status", "failed");
+        int k = !strcmp(st, "passed") ? 0 : !strcmp(st, "skipped") ? 2 : 1;
+        counts[k]++;
+        if (k == 1 && strlen(failed_names) < 400)
+            snprintf(failed_names + strlen(failed_names), sizeof failed_names - strlen(failed_names), "%s%s",
+                     *failed_names ? ", " : "", oq_j_str(c, "name", "?"));
+    }
+    json_array_foreach(batches, i, c) {
+        valid += oq_j_int(c, "valid_size");
+        events += oq_j_int(c, "batch_size");
+    }
+    char tool[64], headline[600], detail[512];
+    snprintf(tool, sizeof tool, "ortqual %s", sub);
+    snprintf(headline, sizeof headline, "%s%s%s", failed ? "FAILED" : "PASSED", *failed_names ? " \xe2\x80\x93 " : "",
+             failed_names);
+    snprintf(detail, sizeof detail, "%zu configurations: %lld passed, %lld failed, %lld skipped \xc2\xb7 %zu batches, "
+             "%lld events, %lld valid tokens \xc2\xb7 %s to %s", json_array_size(configs), counts[0], counts[1], counts[2],
+             json_array_size(batches), events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
+    oq_html_begin(b, name, failed);
+    oq_html_verdict(b, tool, failed, headline, detail);
+    oq_sb_puts(b, "<nav><a href=\"#configurations\">configurations</a><a href=\"#details\">per batch</a>"
+                  "<a href=\"#dispatch\">dispatch and placement</a><a href=\"#plots\">figures</a>"
+                  "<a href=\"#advice\">advice</a><a href=\"#environment\">environment</a>"
+                  "<a href=\"#command\">command line</a><a href=\"#inputs\">batches</a></nav>\n");
+    config_table(b, configs);
+    config_details(b, configs, batches);
+    evidence_section(b, configs);
+    oq_html_figures(b, s, name);
+    advice_section(b, configs);
+    oq_html_environment(b, json_object_get(ev, "system"), configs);
+    oq_html_command(b, cmd, "ortqual", oq_j_str(ev, "cwd", NULL));
+    batches_section(b, batches);
+    oq_html_end(b);
+    return OQ_OK;
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# report.html and JUnit XML end to end: real runs (a passing validate, a failing one on a
+# perturbed model whose file name is hostile, a bench sweep, conformance on ORT CPU, which
+# fails two ONNX tests), each page loaded in headless Chromium (no console error, no
+# request, the verdict and every configuration in the DOM, a failing page red, nothing
+# from a model or file executed), screenshots kept in $OQ_BINARY_DIR/test-artifacts;
+# every JUnit file checked against the vendored Jenkins schema with xmllint.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+ART="$OQ_BINARY_DIR/test-artifacts/report"
+XSD="$OQ_SOURCE_DIR/tests/data/junit/jenkins-junit.xsd"
+command -v chromium >/dev/null || fail "chromium not installed (scripts/deps.sh installs it)"
+command -v xmllint >/dev/null || fail "xmllint not installed (scripts/deps.sh installs libxml2-utils)"
+small=(--num-events 4 --batch-size 2 --repeat 1 --warmup 1 --progress never)
+
+# 1. runs ------------------------------------------------------------------------------
+$ORTQUAL validate --outdir "$T/pass" "${small[@]}" --junit "$T/pass.xml" \
+  --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp16 >"$T/pass.out" 2>&1 ||
+  fail "passing validate: $(cat "$T/pass.out")"
+$ORTQUAL export encoder --seed 1 --save-weights "$T/w1.npz" -o "$T/good.onnx" >/dev/null
+$PY - "$T/w1.npz" "$T/w2.npz" <<'PY'
+import sys, numpy as np
+w = dict(np.load(sys.argv[1]))
+k = sorted(n for n in w if n.startswith("head") or "cls" in n)[0]
+w[k] = w[k] + np.float32(0.05)
+np.savez(sys.argv[2], **w)
+PY
+evil="$T/<img src=x onerror=window.__pwned=1>\"'.onnx" # no '/': it is a file name
+$ORTQUAL export encoder --weights "$T/w2.npz" --heads 4 -o "$evil" >/dev/null
+set +e
+$ORTQUAL validate --outdir "$T/fail" "${small[@]}" --model "$evil" --weights "$T/w1.npz" --heads 4 \
+  --configs ref:encoder:fp64,cpu:model:fp32 --junit "$T/fail.xml" >"$T/fail.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "perturbed model: exit $rc, expected 1: $(cat "$T/fail.out")"
+$ORTQUAL bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 --seq-lens 32,64 --batch-sizes 1,2 \
+  --iters 2 --warmup 0 --ref-iters 1 --outdir "$T/bench" --quiet >"$T/bench.out" 2>&1 || fail "bench: $(cat "$T/bench.out")"
+set +e
+$ORTQUAL conformance --ep cpu --outdir "$T/conf" --junit "$T/conf.xml" >"$T/conf.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "conformance on ORT CPU: exit $rc, expected 1 (two known failures): $(tail -3 "$T/conf.out")"
+for d in pass fail bench conf; do [ -s "$T/$d/report.html" ] || fail "$d: no report.html"; done
+grep -q "^report: $T/pass/report.html" "$T/pass.out" || fail "validate does not say where the report is"
+
+# 2. ortqual report re-renders the same page from summary.json ---------------------------
+for d in pass fail bench conf; do
+  cp "$T/$d/report.html" "$T/$d.before"
+  $ORTQUAL report "$T/$d" >"$T/rr.out" || fail "ortqual report $d"
+  grep -qx "$T/$d/report.html" "$T/rr.out" || fail "report path not printed: $(cat "$T/rr.out")"
+  cmp -s "$T/$d.before" "$T/$d/report.html" || fail "$d: re-rendered report differs"
+done
+set +e
+$ORTQUAL report "$T/nowhere" >/dev/null 2>"$T/err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "nowhere/summary.json: cannot open" "$T/err" || fail "report of a missing dir: exit $rc: $(cat "$T/err")"
+
+# 3. hostile names from the outputs and configurations of a summary ----------------------
+mkdir "$T/hostile"
+$PY - "$T/fail/summary.json" "$T/hostile/summary.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["configs"][1]
+c["name"] = "<script>window.__pwned=2</script>\"'"
+for b in c["batches"]:
+    for o in b["outputs"]:
+        o["output"] = "<img src=x onerror=\"window.__pwned=3\">"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+$ORTQUAL report "$T/hostile" --junit "$T/hostile.xml" >/dev/null || fail "report of the hostile summary"
+
+# 4. JUnit: schema-valid; a failing validate names its configuration and batch --------------
+$ORTQUAL replay --model "$T/pass/encoder_attention24_fp16.onnx" --inputs "$T/pass/inputs_*.npz" --precision fp16 \
+  --outdir "$T/replay" --repeat 1 --progress never --junit "$T/replay.xml" >"$T/replay.out" 2>&1 ||
+  fail "replay: $(cat "$T/replay.out")"
+set +e
+$ORTQUAL gate --quiet --junit "$T/gate.xml" -- sh -c 'echo "tests: 3 passed, 1 failed"' >/dev/null 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "gate: exit $rc, expected 1"
+for x in pass fail conf replay gate hostile; do
+  xmllint --noout --schema "$XSD" "$T/$x.xml" 2>"$T/err" || fail "$x.xml not valid JUnit: $(cat "$T/err")"
+done
+$PY - "$T/fail.xml" "$T/pass.xml" "$T/gate.xml" <<'PY' || fail "JUnit contents"
+import sys, xml.etree.ElementTree as ET
+fail, ok, gate = (ET.parse(p).getroot() for p in sys.argv[1:])
+suite = [s for s in fail if s.get("name") == "cpu:model:fp32"][0]
+cases = {c.get("name"): c for c in suite.iter("testcase")}
+assert set(cases) == {"batch 0", "batch 1"}, cases
+for c in cases.values():
+    f = c.find("failure")
+    assert f is not None and f.get("message").startswith("output cls: "), ET.tostring(c)
+assert int(fail.get("failures")) == 2 and int(ok.get("failures")) == 0 and int(ok.get("tests")) == 6
+assert gate.find("testsuite/testcase/failure") is not None
+PY
+
+# 5. what a browser shows ----------------------------------------------------------------------
+rm -rf "$ART"
+$PY "$OQ_SOURCE_DIR/tests/e2e/lib/cdp.py" "$ART" "$T/pass/report.html" "$T/fail/report.html" \
+  "$T/bench/report.html" "$T/conf/report.html" "$T/hostile/report.html" >"$T/pages.jsonl" ||
+  fail "chromium could not load the reports"
+$PY - "$T" "$T/pages.jsonl" <<'PY' || fail "reports in the browser (pages: $T/pages.jsonl)"
+import json, os, sys
+T = sys.argv[1]
+pages = {os.path.basename(os.path.dirname(p["page"])): p for p in map(json.loads, open(sys.argv[2]))}
+RED, GREEN = "rgb(198, 40, 40)", "rgb(46, 125, 50)"
+def names(d):
+    s = json.load(open(os.path.join(T, d, "summary.json")))
+    if "configs" in s: return [c["name"] for c in s["configs"]]
+    if "tests" in s: return [t["name"] for t in s["tests"]]
+    return sorted({r["variant"] for r in s["results"]})
+want = {"pass": ("passed", GREEN), "fail": ("failed", RED), "bench": ("passed", GREEN),
+        "conf": ("failed", RED), "hostile": ("failed", RED)}
+for d, (verdict, colour) in want.items():
+    p = pages[d]
+    assert p["problems"] == [], (d, p["problems"])
+    assert p["verdict"] == verdict and p["header_background"] == colour, (d, p["verdict"], p["header_background"])
+    missing = set(names(d)) - set(p["configs"])
+    assert not missing, (d, "configurations not in the DOM", missing)
+    assert p["scripts"] == 0 and p["images"] == 0 and p["pwned"] is None, (d, p)
+    assert os.path.getsize(p["screenshot"]) > 20000, (d, "screenshot")
+assert pages["fail"]["failed_rows"] == 1 and "cpu:model:fp32" in pages["fail"]["headline"]
+assert "<img src=x onerror=window.__pwned=1>" in pages["fail"]["command"]  # shown as text, not run
+for d, n in (("pass", 5), ("fail", 5), ("bench", 13)):
+    assert pages[d]["figures"] == n, (d, pages[d]["figures"])
+# every configuration of the passing run drew its two batches in the latency figure
+lat = dict(pages["pass"]["series"]["fig-runtime_valid_size"])
+assert lat == {n: 2 for n in names("pass")}, lat
+PY
+echo "report e2e ok; screenshots in $ART"
