@@ -8,7 +8,7 @@
  *     oq_ref_attention_attrs_init(&attrs);            (ONNX defaults)
  *     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v};
  *     oq_ref_attention_outputs out = {0};
- *     if (oq_ref_attention(&attrs, &in, &out, &err) != OQ_OK) ...
+ *     if (oq_ref_attention(&attrs, &in, 0, &out, &err) != OQ_OK) ...   (0: every core)
  *     ... use out.y ...
  *     oq_ref_attention_outputs_free(&out);
  *
@@ -36,6 +36,13 @@
  *     probabilities in mode 3), as the current ONNX spec says; ONNX v1.22's
  *     Python reference gives NaN there.
  *   - softmax_precision is accepted and ignored: the softmax is always float64.
+ *
+ * Threads: the work is cut into blocks of query rows of one (batch, head),
+ * fixed by the shapes; threads share the blocks. Each output element is computed
+ * in one fixed order whatever the thread count, so results are bit-identical
+ * for 1 thread and for N. Called from inside an OpenMP parallel region, the
+ * reference runs on the calling thread alone; callers that run their own
+ * threads should pass each call its share of the cores.
  */
 #ifndef ORTQUAL_REFERENCE_H
 #define ORTQUAL_REFERENCE_H
@@ -92,12 +99,14 @@ typedef struct oq_ref_attention_outputs {
 /* Free the output tensors and set them to NULL (the want_* flags are kept). */
 void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
 
-/* Run Attention. Errors: OQ_ERR_INVALID_ARG (NULL q/k/v, bad attribute value),
- * OQ_ERR_SHAPE (ranks, dims, head counts or the mask do not fit together; the
- * message names the tensor and the axis), OQ_ERR_UNSUPPORTED (a dtype outside
- * the ones above), OQ_ERR_NOMEM. Uses OpenMP threads (OMP_NUM_THREADS). */
+/* Run Attention on `threads` threads (0 = every core this process may run on;
+ * never more threads than blocks of work). Errors: OQ_ERR_INVALID_ARG (NULL
+ * q/k/v, bad attribute value, negative threads), OQ_ERR_SHAPE (ranks, dims,
+ * head counts or the mask do not fit together; the message names the tensor
+ * and the axis), OQ_ERR_UNSUPPORTED (a dtype outside the ones above),
+ * OQ_ERR_NOMEM. */
 oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
-                           oq_ref_attention_outputs *out, oq_err *err);
+                           int threads, oq_ref_attention_outputs *out, oq_err *err);
 
 #ifdef __cplusplus
 }
