@@ -268,7 +268,7 @@ static double encoder_flop(const oq_encoder_config *c, double n)
     return 2 * n * c->features * W + c->layers * layer + 2 * n * W * K;
 }
 
-static oq_tensor **ref_encoder(const oq_encoder_ref *ref, oq_tensor *const *in, int n_out,
+static oq_tensor **ref_encoder(oq_encoder_ref *ref, oq_tensor *const *in, int n_out,
                                double *seconds)
 {
     oq_tensor **out = calloc((size_t)n_out, sizeof *out);

@@ -46,9 +46,11 @@ void oq_encoder_ref_free(oq_encoder_ref *r);
  * outputs: caller array of cfg.n_outputs pointers, each set to a new float64
  * tensor [B, L, K] (freed by the caller with oq_tensor_free); untouched on error.
  * Errors: OQ_ERR_SHAPE (ranks, F, or B/L of features vs mask), OQ_ERR_MASK,
- * OQ_ERR_NOMEM. The object is only read: runs on one object from several
- * threads at once are safe. */
-oq_status oq_encoder_ref_run(const oq_encoder_ref *r, const oq_tensor *features,
+ * OQ_ERR_NOMEM. The object keeps its working memory from run to run (about
+ * (6 W + ffn_width + F) doubles per valid element of the largest batch so
+ * far): one run at a time per object; callers that run several at once use
+ * one object per thread. */
+oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,
                              const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
 
 /* One run on every core: create, run, free. */

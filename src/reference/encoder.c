@@ -26,15 +26,27 @@ typedef struct layer {
     oq_ref_packed qkv, wo, w1, w2; /* qkv: wq | wk | wv side by side */
 } layer;
 
+/* A buffer kept between runs, grown when a batch needs more. */
+typedef struct grown {
+    double *p;
+    int64_t cap;
+} grown;
+
+/* The working buffers of a run (see fwd for what each holds). */
+enum { WK_X, WK_H, WK_A, WK_QKV, WK_O, WK_F, WK_Y, WK_KP, WK_VP, WK_SCRATCH, WK_COUNT };
+
 struct oq_encoder_ref {
     oq_encoder_config cfg;
     int threads;
     oq_ref_packed embed, heads; /* heads: every output head side by side */
     layer *layers;
     double *final_scale, *final_bias;
+    /* Kept from run to run: fresh memory costs a page fault and the kernel's
+     * zeroing per page at its first touch, on every run. */
+    grown work[WK_COUNT];
 };
 
-/* One forward call's shapes and buffers (the object itself stays read-only). */
+/* One forward call's shapes and buffers (the buffers belong to the object). */
 typedef struct fwd {
     const oq_encoder_ref *r;
     int64_t B, L, N;
@@ -74,6 +86,7 @@ void oq_encoder_ref_free(oq_encoder_ref *r)
     free(r->layers);
     free(r->final_scale);
     free(r->final_bias);
+    for (int i = 0; i < WK_COUNT; i++) free(r->work[i].p);
     free(r);
 }
 
@@ -265,17 +278,23 @@ static void forward(const fwd *f)
 static void fwd_free(fwd *f)
 {
     free(f->row0), free(f->kv0), free(f->blk0);
-    free(f->x), free(f->h), free(f->a), free(f->qkv), free(f->o), free(f->f), free(f->y);
-    free(f->kp), free(f->vp), free(f->scratch);
 }
 
-static double *buf(int64_t rows, int64_t cols)
+/* Buffer `which` of the object with room for rows * cols doubles (grown by a
+ * quarter more than asked, so slightly larger batches do not regrow it). */
+static double *buf(oq_encoder_ref *r, int which, int64_t rows, int64_t cols)
 {
-    return oq_ref_alloc(rows * cols);
+    grown *g = &r->work[which];
+    const int64_t n = rows * cols;
+    if (n <= g->cap && g->p) return g->p;
+    free(g->p);
+    g->cap = n + n / 4;
+    g->p = oq_ref_alloc(g->cap);
+    return g->p;
 }
 
 /* Offsets of the stacked rows, packed K/V and attention blocks; every buffer. */
-static int fwd_alloc(fwd *f, int nt)
+static int fwd_alloc(oq_encoder_ref *r, fwd *f, int nt)
 {
     const oq_encoder_config *c = &f->r->cfg;
     const int64_t W = c->width, dh = W / c->heads;
@@ -293,10 +312,11 @@ static int fwd_alloc(fwd *f, int nt)
     f->ld_acc = oq_ref_round_up(dh, OQ_REF_COLS);
     f->per_thread = (size_t)(OQ_REF_ATTEND_SCRATCH + OQ_REF_ROWS * f->ld_acc);
     const int64_t N = f->N, ff = c->ffn_width;
-    f->x = buf(N, c->features), f->h = buf(N, W), f->a = buf(N, W), f->qkv = buf(N, 3 * W);
-    f->o = buf(N, W), f->f = buf(N, ff), f->y = buf(N, f->r->heads.m);
-    f->kp = buf(f->kv0[f->B], dh), f->vp = buf(f->kv0[f->B], f->ld_acc);
-    f->scratch = buf(nt, (int64_t)f->per_thread);
+    f->x = buf(r, WK_X, N, c->features), f->h = buf(r, WK_H, N, W), f->a = buf(r, WK_A, N, W);
+    f->qkv = buf(r, WK_QKV, N, 3 * W), f->o = buf(r, WK_O, N, W), f->f = buf(r, WK_F, N, ff);
+    f->y = buf(r, WK_Y, N, r->heads.m);
+    f->kp = buf(r, WK_KP, f->kv0[f->B], dh), f->vp = buf(r, WK_VP, f->kv0[f->B], f->ld_acc);
+    f->scratch = buf(r, WK_SCRATCH, nt, (int64_t)f->per_thread);
     return f->x && f->h && f->a && f->qkv && f->o && f->f && f->y && f->kp && f->vp && f->scratch
                ? 0 : -1;
 }
@@ -332,13 +352,13 @@ static int64_t max_tasks(const oq_encoder_ref *r, int64_t rows)
     return oq_ref_gemm_tiles(w, rows);
 }
 
-static oq_status run_checked(const oq_encoder_ref *r, fwd *f, oq_tensor **outputs, oq_err *err)
+static oq_status run_checked(oq_encoder_ref *r, fwd *f, oq_tensor **outputs, oq_err *err)
 {
     const oq_encoder_config *c = &r->cfg;
     int64_t rows = 0;
     for (int64_t b = 0; b < f->B; b++) rows += f->len[b];
     const int nt = oq_ref_threads(r->threads, max_tasks(r, rows));
-    if (fwd_alloc(f, nt))
+    if (fwd_alloc(r, f, nt))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory in the encoder reference (%lld rows)",
                           (long long)rows);
     oq_tensor *out[OQ_ENCODER_MAX_OUTPUTS] = {0};
@@ -354,7 +374,7 @@ static oq_status run_checked(const oq_encoder_ref *r, fwd *f, oq_tensor **output
     return OQ_OK;
 }
 
-oq_status oq_encoder_ref_run(const oq_encoder_ref *r, const oq_tensor *features,
+oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,
                              const oq_tensor *mask, oq_tensor **outputs, oq_err *err)
 {
     fwd f = {.r = r, .features = features};

@@ -87,7 +87,8 @@ static const double exp2_16th_err[16] = {
     0x1.c1a7792cb3387p-55, 0x1.36eae30af0cb3p-56, 0x1.4a385a63d07a7p-56, -0x1.ff7128fd391f0p-55,
 };
 
-/* tab[idx & 15] lane by lane; one two-register permute with AVX-512. */
+/* tab[idx & 15] lane by lane: one two-register permute with AVX-512 (GCC's
+ * two-vector shuffle takes the indices modulo 16, as the instruction does). */
 OQ_INLINE v8d table16(const double *tab, v8i idx)
 {
 #if defined(__clang__)
@@ -95,7 +96,7 @@ OQ_INLINE v8d table16(const double *tab, v8i idx)
     for (int k = 0; k < 8; k++) r[k] = tab[idx[k] & 15];
     return r;
 #else
-    return __builtin_shuffle(load8(tab), load8(tab + 8), idx & 15);
+    return __builtin_shuffle(load8(tab), load8(tab + 8), idx);
 #endif
 }
 
@@ -106,16 +107,16 @@ OQ_INLINE v8d table16(const double *tab, v8i idx)
  * q = exp(r) - 1 by its Taylor series to degree 7 (truncation < 2e-18) plus
  * the table entry's rounding error, and one rounding at the end, s + s q: within
  * about 0.6 ulp. Below -708 the result would be subnormal: it is returned as 0,
- * which is below any weight that can change a float64 sum. */
+ * which is below any weight that can change a float64 sum; those lanes (and
+ * -inf, NaN) compute garbage that the final selects replace. */
 OQ_INLINE v8d vexp(v8d x)
 {
     const double shifter = 0x1.8p52;
     const v8i live = x >= splat8(-708.0); /* false for -inf and NaN */
     const v8i nan = x != x;
-    const v8d xc = select8(live, x, splat8(-708.0));
-    const v8d t = xc * splat8(0x1.71547652b82fep+4) + splat8(shifter);
+    const v8d t = x * splat8(0x1.71547652b82fep+4) + splat8(shifter);
     const v8d n = t - splat8(shifter);
-    const v8d r = (xc - n * splat8(0x1.62e42fefa0000p-5)) - n * splat8(0x1.cf79abc9e3b3ap-44);
+    const v8d r = (x - n * splat8(0x1.62e42fefa0000p-5)) - n * splat8(0x1.cf79abc9e3b3ap-44);
     v8d q = splat8(1.0 / 5040.0);
     q = q * r + splat8(1.0 / 720.0);
     q = q * r + splat8(1.0 / 120.0);
@@ -125,7 +126,8 @@ OQ_INLINE v8d vexp(v8d x)
     q = q * r + splat8(1.0);
     const v8i ni = (v8i)t - (v8i)splat8(shifter);
     q = q * r + table16(exp2_16th_err, ni);
-    const v8d sc = (v8d)((v8i)table16(exp2_16th, ni) + ((ni >> 4) << 52));
+    const v8u e_bits = (v8u)(ni >> 4) << 52; /* unsigned: e < 0 shifts its two's complement */
+    const v8d sc = (v8d)((v8u)table16(exp2_16th, ni) + e_bits);
     const v8d e = sc * q + sc;
     return select8(nan, x, select8(live, e, splat8(0.0)));
 }

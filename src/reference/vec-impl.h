@@ -26,6 +26,7 @@
 
 typedef double v8d __attribute__((vector_size(64), aligned(8)));
 typedef int64_t v8i __attribute__((vector_size(64), aligned(8)));
+typedef uint64_t v8u __attribute__((vector_size(64), aligned(8)));
 
 OQ_INLINE v8d load8(const double *p)
 {
