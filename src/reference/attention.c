@@ -2,17 +2,17 @@
  *
  * Layout of the work: the inputs are converted once to float64 in layouts that
  * the kernels read in order (Q pre-scaled [B,Hq,Lq,D]; K and V per kv head
- * packed as reference-impl.h describes); then blocks of OQ_REF_ROWS query rows
- * of one (batch, head) are computed with an O(T) scores buffer per row: scores,
- * softcap, masks, softmax and the weighted sum of V. The blocks are the tasks
- * that threads share; a block's result does not depend on which thread runs it. */
+ * packed as reference-impl.h describes); then each block of OQ_REF_ROWS query
+ * rows of one (batch, head) goes through oq_ref_attend: scores, softcap and
+ * masks one key chunk at a time, online softmax, weighted sum of V. When
+ * qk_matmul_output is wanted, it is computed from whole rows on the side. The
+ * blocks are the tasks that threads share; a block's result does not depend
+ * on which thread runs it. */
 #include "ortqual/reference.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <omp.h>
 
 #include "reference/reference-impl.h"
 
@@ -36,12 +36,15 @@ void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out)
 typedef struct attn_ctx {
     int64_t B, Hq, Hkv, Lq, Lkv, P, T, D, Dv, group;
     int three_d, mode, want_qk;
-    double softcap;
-    int threads;
+    double softcap, scale;
+    const oq_ref_attention_inputs *in;
     int64_t kp_size, vp_size; /* doubles per kv head of kp and vp */
     double *q;   /* [B,Hq,Lq,D], already multiplied by scale */
     double *kp;  /* [B,Hkv] packed keys (oq_ref_pack_keys) */
     double *vp;  /* [B,Hkv] packed values (oq_ref_pack_values) */
+    double *scratch;     /* per thread: kv rows while loading; then scores, outputs, qk rows */
+    int64_t per_thread;  /* doubles of scratch per thread */
+    int64_t ld, lda;     /* row strides of qk rows (0 when not wanted) and of outputs */
     int64_t *key_end;  /* [B] keys at or past key_end[b] are padding (nonpad_kv_seqlen or T) */
     int64_t *causal_off; /* [B] query i sees keys j <= i + causal_off[b] (when causal) */
     int causal;
@@ -247,56 +250,30 @@ static void load_kv_row(const attn_ctx *c, const oq_tensor *past, const oq_tenso
         oq_ref_load_row(cur, row_offset(c->three_d, b, h, t - c->P, c->Hkv, c->Lkv, hs), hs, dst);
 }
 
-static void load_q(attn_ctx *c, const oq_tensor *q, double scale, int nt)
+/* Task (b, h): Q's rows as float64, multiplied by the scale. */
+static void load_q(void *ctx, int64_t bh, int thread)
 {
-#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
-    for (int64_t b = 0; b < c->B; b++)
-        for (int64_t h = 0; h < c->Hq; h++)
-            for (int64_t i = 0; i < c->Lq; i++) {
-                double *dst = c->q + ((b * c->Hq + h) * c->Lq + i) * c->D;
-                oq_ref_load_row(q, row_offset(c->three_d, b, h, i, c->Hq, c->Lq, c->D), c->D, dst);
-                for (int64_t d = 0; d < c->D; d++) dst[d] *= scale;
-            }
-}
-
-/* K and V of every kv head, packed; rows is a [T, max(D, Dv)] buffer per thread. */
-static void load_kv(attn_ctx *c, const oq_ref_attention_inputs *in, double *rows, int nt)
-{
-    const int64_t width = c->D > c->Dv ? c->D : c->Dv;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(nt)
-    for (int64_t b = 0; b < c->B; b++)
-        for (int64_t h = 0; h < c->Hkv; h++) {
-            double *r = rows + (size_t)omp_get_thread_num() * (size_t)(c->T * width);
-            const int64_t bh = b * c->Hkv + h;
-            for (int64_t t = 0; t < c->T; t++)
-                load_kv_row(c, in->past_key, in->k, c->D, b, h, t, r + t * c->D);
-            oq_ref_pack_keys(r, c->D, c->T, c->D, c->kp + bh * c->kp_size);
-            for (int64_t t = 0; t < c->T; t++)
-                load_kv_row(c, in->past_value, in->v, c->Dv, b, h, t, r + t * c->Dv);
-            oq_ref_pack_values(r, c->Dv, c->T, c->Dv, c->vp + bh * c->vp_size);
-        }
-}
-
-static oq_status load_inputs(attn_ctx *c, const oq_ref_attention_inputs *in, double scale)
-{
-    c->kp_size = oq_ref_round_up(c->T, OQ_REF_KEYS) * c->D;
-    c->vp_size = c->T * oq_ref_round_up(c->Dv, OQ_REF_COLS);
-    const size_t nq = (size_t)(c->B * c->Hq * c->Lq * c->D);
-    const size_t nkv = (size_t)(c->B * c->Hkv);
-    const int nt = oq_ref_threads(c->threads, c->B * c->Hkv);
-    const size_t nrows = (size_t)nt * (size_t)(c->T * (c->D > c->Dv ? c->D : c->Dv));
-    c->q = oq_ref_alloc((int64_t)nq);
-    c->kp = oq_ref_alloc((int64_t)nkv * c->kp_size);
-    c->vp = oq_ref_alloc((int64_t)nkv * c->vp_size);
-    double *rows = oq_ref_alloc((int64_t)nrows);
-    if (!c->q || !c->kp || !c->vp || !rows) {
-        free(rows);
-        return OQ_ERR_NOMEM;
+    const attn_ctx *c = ctx;
+    (void)thread;
+    const int64_t b = bh / c->Hq, h = bh % c->Hq;
+    for (int64_t i = 0; i < c->Lq; i++) {
+        double *dst = c->q + (bh * c->Lq + i) * c->D;
+        oq_ref_load_row(c->in->q, row_offset(c->three_d, b, h, i, c->Hq, c->Lq, c->D), c->D, dst);
+        for (int64_t d = 0; d < c->D; d++) dst[d] *= c->scale;
     }
-    load_q(c, in->q, scale, oq_ref_threads(c->threads, c->B * c->Hq));
-    load_kv(c, in, rows, nt);
-    free(rows);
-    return OQ_OK;
+}
+
+/* Task (b, kv head): K and V, past first, packed; the thread's scratch holds the rows. */
+static void load_kv(void *ctx, int64_t bh, int thread)
+{
+    const attn_ctx *c = ctx;
+    const int64_t b = bh / c->Hkv, h = bh % c->Hkv;
+    double *r = c->scratch + thread * c->per_thread;
+    for (int64_t t = 0; t < c->T; t++) load_kv_row(c, c->in->past_key, c->in->k, c->D, b, h, t, r + t * c->D);
+    oq_ref_pack_keys(r, c->D, c->T, c->D, c->kp + bh * c->kp_size);
+    for (int64_t t = 0; t < c->T; t++)
+        load_kv_row(c, c->in->past_value, c->in->v, c->Dv, b, h, t, r + t * c->Dv);
+    oq_ref_pack_values(r, c->Dv, c->T, c->Dv, c->vp + bh * c->vp_size);
 }
 
 /* present = concat(past, new) along the sequence axis, bytes copied as they are. */
@@ -404,31 +381,39 @@ static void qk_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int row
     }
 }
 
-/* Every block of ROWS query rows of every (batch, head): the tasks threads share. */
-static oq_status run_rows(attn_ctx *c, oq_err *err)
+/* Task: one block of ROWS query rows of one (batch, head). */
+static void row_block(void *ctx, int64_t blk, int thread)
 {
-    const int64_t blocks_per_head = (c->Lq + ROWS - 1) / ROWS;
-    const int64_t blocks = c->B * c->Hq * blocks_per_head;
-    const int nt = oq_ref_threads(c->threads, blocks);
+    const attn_ctx *c = ctx;
+    const int64_t per_head = (c->Lq + ROWS - 1) / ROWS, bh = blk / per_head;
+    const int64_t b = bh / c->Hq, h = bh % c->Hq, i = blk % per_head * ROWS;
+    const int rows = (int)(c->Lq - i < ROWS ? c->Lq - i : ROWS);
+    double *s = c->scratch + thread * c->per_thread, *out = s + OQ_REF_ATTEND_SCRATCH;
+    attend_rows(c, b, h, i, rows, s, out);
+    if (c->want_qk) qk_rows(c, b, h, i, rows, out + ROWS * c->lda, c->ld);
+}
+
+/* Convert and pack the inputs, then every block of query rows, on the team. */
+static oq_status compute(attn_ctx *c, oq_ref_team *team, oq_err *err)
+{
+    const int n = oq_ref_team_size(team);
     /* The 8 spare doubles keep the rows of a block off the same cache sets. */
-    const int64_t ld = c->want_qk ? oq_ref_round_up(c->T, OQ_REF_KEYS) + 8 : 0;
-    const int64_t lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
-    const size_t per_thread = (size_t)(OQ_REF_ATTEND_SCRATCH + ROWS * lda + ROWS * ld);
-    double *scratch = malloc((size_t)nt * per_thread * sizeof(double));
-    if (!scratch) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for Attention scratch");
-#pragma omp parallel num_threads(nt)
-    {
-        double *s = scratch + (size_t)omp_get_thread_num() * per_thread;
-        double *out = s + OQ_REF_ATTEND_SCRATCH, *qk = out + ROWS * lda;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t blk = 0; blk < blocks; blk++) {
-            const int64_t bh = blk / blocks_per_head, i = (blk % blocks_per_head) * ROWS;
-            const int rows = (int)(c->Lq - i < ROWS ? c->Lq - i : ROWS);
-            attend_rows(c, bh / c->Hq, bh % c->Hq, i, rows, s, out);
-            if (c->want_qk) qk_rows(c, bh / c->Hq, bh % c->Hq, i, rows, qk, ld);
-        }
-    }
-    free(scratch);
+    c->ld = c->want_qk ? oq_ref_round_up(c->T, OQ_REF_KEYS) + 8 : 0;
+    c->lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
+    const int64_t kv_rows = c->T * (c->D > c->Dv ? c->D : c->Dv);
+    const int64_t rows = OQ_REF_ATTEND_SCRATCH + ROWS * c->lda + ROWS * c->ld;
+    c->per_thread = kv_rows > rows ? kv_rows : rows;
+    c->kp_size = oq_ref_round_up(c->T, OQ_REF_KEYS) * c->D;
+    c->vp_size = c->T * oq_ref_round_up(c->Dv, OQ_REF_COLS);
+    c->q = oq_ref_alloc(c->B * c->Hq * c->Lq * c->D);
+    c->kp = oq_ref_alloc(c->B * c->Hkv * c->kp_size);
+    c->vp = oq_ref_alloc(c->B * c->Hkv * c->vp_size);
+    c->scratch = oq_ref_alloc(n * c->per_thread);
+    if (!c->q || !c->kp || !c->vp || !c->scratch)
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory converting Attention inputs to float64");
+    oq_ref_team_run(team, c->B * c->Hq, load_q, c);
+    oq_ref_team_run(team, c->B * c->Hkv, load_kv, c);
+    oq_ref_team_run(team, c->B * c->Hq * ((c->Lq + ROWS - 1) / ROWS), row_block, c);
     return OQ_OK;
 }
 
@@ -465,6 +450,7 @@ static void ctx_free(attn_ctx *c)
     free(c->q);
     free(c->kp);
     free(c->vp);
+    free(c->scratch);
     free(c->key_end);
     free(c->causal_off);
 }
@@ -475,7 +461,7 @@ oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_att
     if (!attrs || !in || !out || !in->q || !in->k || !in->v)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "Attention needs attrs, outputs and Q, K, V");
     out->y = out->present_key = out->present_value = out->qk_matmul_output = NULL;
-    attn_ctx c = {.threads = threads};
+    attn_ctx c = {.in = in};
     oq_status st;
     if ((st = oq_ref_threads_check(threads, "Attention reference", err)) ||
         (st = check_attrs(attrs, err)) || (st = resolve_qkv(&c, attrs, in, err)) ||
@@ -489,13 +475,13 @@ oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_att
     c.mode = attrs->qk_matmul_output_mode;
     c.want_qk = out->want_qk_matmul_output;
     c.softcap = attrs->softcap;
-    double scale = isnan(attrs->scale) ? 1.0 / sqrt((double)c.D) : attrs->scale;
+    c.scale = isnan(attrs->scale) ? 1.0 / sqrt((double)c.D) : attrs->scale;
     if ((st = make_outputs(&c, in, out, err))) goto done;
-    if (load_inputs(&c, in, scale)) {
-        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory converting Attention inputs to float64");
-        goto done;
-    }
-    st = run_rows(&c, err);
+    oq_ref_team *team;
+    const int64_t blocks = c.B * c.Hq * ((c.Lq + ROWS - 1) / ROWS);
+    if ((st = oq_ref_team_create(oq_ref_threads(threads, blocks), &team, err))) goto done;
+    st = compute(&c, team, err);
+    oq_ref_team_free(team);
 done:
     ctx_free(&c);
     if (st) oq_ref_attention_outputs_free(out);

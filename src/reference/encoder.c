@@ -3,17 +3,14 @@
  * The valid rows of every event of a batch are stacked into one [N, W] matrix
  * (padding never enters), so each step is one parallel phase over the whole
  * batch: LayerNorm over row blocks, matrix products over (48-row tile, 32-column
- * panel) tiles, attention over (event, head, 8 query rows) blocks. One OpenMP
- * team runs all phases; a phase ends at the implicit barrier of its loop. Tiles
- * and blocks depend only on the shapes, so the thread count never changes a bit
- * of the result (reference-impl.h). */
+ * panel) tiles, attention over (event, head, 8 query rows) blocks. One team of
+ * threads runs all phases of a run. Tiles and blocks depend only on the shapes,
+ * so the thread count never changes a bit of the result (reference-impl.h). */
 #include "ortqual/encoder_ref.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <omp.h>
 
 #include "ortqual/mask.h"
 #include "reference/reference-impl.h"
@@ -152,125 +149,148 @@ oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads, oq_enc
     return OQ_OK;
 }
 
-/* ---- the phases: each is one worksharing loop of the team ---------------- */
+/* ---- the phases: each runs its tasks on the team and ends when all are done ---- */
 
-static void gemm(const oq_ref_packed *w, const double *x, int64_t ldx, int64_t n, double *y,
-                 int64_t ldy, oq_ref_epilogue ep)
+typedef struct gemm_job {
+    const oq_ref_packed *w;
+    const double *x;
+    int64_t ldx, n;
+    double *y;
+    int64_t ldy;
+    oq_ref_epilogue ep;
+} gemm_job;
+
+static void gemm_task(void *p, int64_t tile, int thread)
 {
-    const int64_t tiles = oq_ref_gemm_tiles(w, n);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t t = 0; t < tiles; t++) oq_ref_gemm_tile(w, t, x, ldx, n, y, ldy, ep);
+    const gemm_job *g = p;
+    (void)thread;
+    oq_ref_gemm_tile(g->w, tile, g->x, g->ldx, g->n, g->y, g->ldy, g->ep);
 }
 
-/* y = LayerNorm(x) row by row: population variance, (x - mean) / sqrt(var + eps) * scale + bias. */
-static void layer_norm(const fwd *f, const double *x, const double *scale, const double *bias,
-                       double *y)
+static void gemm(oq_ref_team *team, const oq_ref_packed *w, const double *x, int64_t ldx,
+                 int64_t n, double *y, int64_t ldy, oq_ref_epilogue ep)
 {
-    const int64_t W = f->r->cfg.width, blocks = (f->N + LN_ROWS - 1) / LN_ROWS;
-    const double eps = f->r->cfg.ln_epsilon;
-#pragma omp for schedule(static)
-    for (int64_t blk = 0; blk < blocks; blk++)
-        for (int64_t i = blk * LN_ROWS; i < f->N && i < (blk + 1) * LN_ROWS; i++) {
-            const double *xr = x + i * W;
-            double mean = 0, var = 0;
-            for (int64_t j = 0; j < W; j++) mean += xr[j];
-            mean /= (double)W;
-            for (int64_t j = 0; j < W; j++) var += (xr[j] - mean) * (xr[j] - mean);
-            var /= (double)W;
-            const double inv = 1.0 / sqrt(var + eps);
-            for (int64_t j = 0; j < W; j++) y[i * W + j] = (xr[j] - mean) * inv * scale[j] + bias[j];
-        }
+    gemm_job g = {w, x, ldx, n, y, ldy, ep};
+    oq_ref_team_run(team, oq_ref_gemm_tiles(w, n), gemm_task, &g);
 }
 
-/* Valid feature rows of every event, stacked, as float64. */
-static void gather(const fwd *f)
+typedef struct ln_job {
+    const fwd *f;
+    const double *x, *scale, *bias;
+    double *y;
+} ln_job;
+
+/* y = LayerNorm(x) on LN_ROWS rows: population variance, (x - mean) / sqrt(var + eps) * scale + bias. */
+static void ln_task(void *p, int64_t blk, int thread)
 {
+    const ln_job *j = p;
+    (void)thread;
+    const int64_t W = j->f->r->cfg.width;
+    const double eps = j->f->r->cfg.ln_epsilon;
+    for (int64_t i = blk * LN_ROWS; i < j->f->N && i < (blk + 1) * LN_ROWS; i++) {
+        const double *xr = j->x + i * W;
+        double mean = 0, var = 0;
+        for (int64_t k = 0; k < W; k++) mean += xr[k];
+        mean /= (double)W;
+        for (int64_t k = 0; k < W; k++) var += (xr[k] - mean) * (xr[k] - mean);
+        var /= (double)W;
+        const double inv = 1.0 / sqrt(var + eps);
+        for (int64_t k = 0; k < W; k++) j->y[i * W + k] = (xr[k] - mean) * inv * j->scale[k] + j->bias[k];
+    }
+}
+
+static void layer_norm(oq_ref_team *team, const fwd *f, const double *x, const double *scale,
+                       const double *bias, double *y)
+{
+    ln_job j = {f, x, scale, bias, y};
+    oq_ref_team_run(team, (f->N + LN_ROWS - 1) / LN_ROWS, ln_task, &j);
+}
+
+/* Event b's valid feature rows, stacked, as float64. */
+static void gather(void *p, int64_t b, int thread)
+{
+    const fwd *f = p;
+    (void)thread;
     const int64_t F = f->r->cfg.features;
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < f->B; b++)
-        for (int64_t i = 0; i < f->len[b]; i++)
-            oq_ref_load_row(f->features, (b * f->L + i) * F, F, f->x + (f->row0[b] + i) * F);
+    for (int64_t i = 0; i < f->len[b]; i++)
+        oq_ref_load_row(f->features, (b * f->L + i) * F, F, f->x + (f->row0[b] + i) * F);
 }
 
-/* Per (event, head): scale Q in place by 1/sqrt(head_dim), pack K and V for the kernels. */
-static void pack_heads(const fwd *f)
+/* (event, head): scale Q in place by 1/sqrt(head_dim), pack K and V for the kernels. */
+static void pack_heads(void *p, int64_t bh, int thread)
 {
+    const fwd *f = p;
+    (void)thread;
     const int64_t W = f->r->cfg.width, H = f->r->cfg.heads, dh = W / H, W3 = 3 * W;
+    const int64_t b = bh / H, h = bh % H, n = f->len[b];
     const double scale = 1.0 / sqrt((double)dh);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t bh = 0; bh < f->B * H; bh++) {
-        const int64_t b = bh / H, h = bh % H, n = f->len[b];
-        double *rows = f->qkv + f->row0[b] * W3 + h * dh;
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t d = 0; d < dh; d++) rows[i * W3 + d] *= scale;
-        oq_ref_pack_keys(rows + W, W3, n, dh,
-                         f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh);
-        oq_ref_pack_values(rows + 2 * W, W3, n, dh,
-                           f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc);
-    }
+    double *rows = f->qkv + f->row0[b] * W3 + h * dh;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t d = 0; d < dh; d++) rows[i * W3 + d] *= scale;
+    oq_ref_pack_keys(rows + W, W3, n, dh,
+                     f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh);
+    oq_ref_pack_values(rows + 2 * W, W3, n, dh, f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc);
 }
 
-/* Attention among the valid elements of each event: o = softmax(q k^T) v per head. */
-static void attention(const fwd *f, double *scratch)
+/* One block of 8 query rows of one (event, head): o = softmax(q k^T) v among the valid elements. */
+static void attention(void *p, int64_t t, int thread)
 {
+    const fwd *f = p;
     const int64_t W = f->r->cfg.width, H = f->r->cfg.heads, dh = W / H, W3 = 3 * W;
+    double *scratch = f->scratch + (size_t)thread * f->per_thread;
     double *out = scratch + OQ_REF_ATTEND_SCRATCH;
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t t = 0; t < f->blk0[f->B]; t++) {
-        int64_t b = 0;
-        while (t >= f->blk0[b + 1]) b++;
-        const int64_t n = f->len[b], per_head = (n + OQ_REF_ROWS - 1) / OQ_REF_ROWS;
-        const int64_t h = (t - f->blk0[b]) / per_head;
-        const int64_t i0 = (t - f->blk0[b]) % per_head * OQ_REF_ROWS;
-        oq_ref_block blk = {
-            .q = f->qkv + (f->row0[b] + i0) * W3 + h * dh, .ldq = W3,
-            .rows = (int)(n - i0 < OQ_REF_ROWS ? n - i0 : OQ_REF_ROWS),
-            .kp = f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh,
-            .vp = f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc, .D = dh, .T = n, .Dv = dh};
-        for (int r = 0; r < OQ_REF_ROWS; r++) blk.end[r] = n;
-        oq_ref_attend(&blk, scratch, out);
-        for (int r = 0; r < blk.rows; r++)
-            memcpy(f->o + (f->row0[b] + i0 + r) * W + h * dh, out + r * f->ld_acc,
-                   sizeof(double) * (size_t)dh);
-    }
+    int64_t b = 0;
+    while (t >= f->blk0[b + 1]) b++;
+    const int64_t n = f->len[b], per_head = (n + OQ_REF_ROWS - 1) / OQ_REF_ROWS;
+    const int64_t h = (t - f->blk0[b]) / per_head;
+    const int64_t i0 = (t - f->blk0[b]) % per_head * OQ_REF_ROWS;
+    oq_ref_block blk = {
+        .q = f->qkv + (f->row0[b] + i0) * W3 + h * dh, .ldq = W3,
+        .rows = (int)(n - i0 < OQ_REF_ROWS ? n - i0 : OQ_REF_ROWS),
+        .kp = f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh,
+        .vp = f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc, .D = dh, .T = n, .Dv = dh};
+    for (int r = 0; r < OQ_REF_ROWS; r++) blk.end[r] = n;
+    oq_ref_attend(&blk, scratch, out);
+    for (int r = 0; r < blk.rows; r++)
+        memcpy(f->o + (f->row0[b] + i0 + r) * W + h * dh, out + r * f->ld_acc,
+               sizeof(double) * (size_t)dh);
 }
 
-/* The stacked head outputs y back into the [B, L, K] tensors (padding stays 0). */
-static void scatter(const fwd *f)
+/* Event b's rows of the stacked head outputs y into the [B, L, K] tensors (padding stays 0). */
+static void scatter(void *p, int64_t b, int thread)
 {
+    const fwd *f = p;
+    (void)thread;
     const oq_encoder_config *c = &f->r->cfg;
     const int64_t ky = f->r->heads.m;
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < f->B; b++)
-        for (int o = 0, col = 0; o < c->n_outputs; col += c->outputs[o].dim, o++) {
-            const int64_t K = c->outputs[o].dim;
-            double *dst = (double *)f->out[o]->data + b * f->L * K;
-            for (int64_t i = 0; i < f->len[b]; i++)
-                memcpy(dst + i * K, f->y + (f->row0[b] + i) * ky + col, sizeof(double) * (size_t)K);
-        }
+    for (int o = 0, col = 0; o < c->n_outputs; col += c->outputs[o].dim, o++) {
+        const int64_t K = c->outputs[o].dim;
+        double *dst = (double *)f->out[o]->data + b * f->L * K;
+        for (int64_t i = 0; i < f->len[b]; i++)
+            memcpy(dst + i * K, f->y + (f->row0[b] + i) * ky + col, sizeof(double) * (size_t)K);
+    }
 }
 
-static void forward(const fwd *f)
+static void forward(oq_ref_team *team, fwd *f)
 {
     const oq_encoder_ref *r = f->r;
     const int64_t F = r->cfg.features, W = r->cfg.width, FF = r->cfg.ffn_width, N = f->N;
-    double *scratch = f->scratch + (size_t)omp_get_thread_num() * f->per_thread;
-    gather(f);
-    gemm(&r->embed, f->x, F, N, f->h, W, OQ_REF_STORE);
+    oq_ref_team_run(team, f->B, gather, f);
+    gemm(team, &r->embed, f->x, F, N, f->h, W, OQ_REF_STORE);
     for (int i = 0; i < r->cfg.layers; i++) {
         const layer *l = &r->layers[i];
-        layer_norm(f, f->h, l->ln1_scale, l->ln1_bias, f->a);
-        gemm(&l->qkv, f->a, W, N, f->qkv, 3 * W, OQ_REF_STORE);
-        pack_heads(f);
-        attention(f, scratch);
-        gemm(&l->wo, f->o, W, N, f->h, W, OQ_REF_ADD);
-        layer_norm(f, f->h, l->ln2_scale, l->ln2_bias, f->a);
-        gemm(&l->w1, f->a, W, N, f->f, FF, OQ_REF_ELU);
-        gemm(&l->w2, f->f, FF, N, f->h, W, OQ_REF_ADD);
+        layer_norm(team, f, f->h, l->ln1_scale, l->ln1_bias, f->a);
+        gemm(team, &l->qkv, f->a, W, N, f->qkv, 3 * W, OQ_REF_STORE);
+        oq_ref_team_run(team, f->B * r->cfg.heads, pack_heads, f);
+        oq_ref_team_run(team, f->blk0[f->B], attention, f);
+        gemm(team, &l->wo, f->o, W, N, f->h, W, OQ_REF_ADD);
+        layer_norm(team, f, f->h, l->ln2_scale, l->ln2_bias, f->a);
+        gemm(team, &l->w1, f->a, W, N, f->f, FF, OQ_REF_ELU);
+        gemm(team, &l->w2, f->f, FF, N, f->h, W, OQ_REF_ADD);
     }
-    layer_norm(f, f->h, r->final_scale, r->final_bias, f->a);
-    gemm(&r->heads, f->a, W, N, f->y, r->heads.m, OQ_REF_STORE);
-    scatter(f);
+    layer_norm(team, f, f->h, r->final_scale, r->final_bias, f->a);
+    gemm(team, &r->heads, f->a, W, N, f->y, r->heads.m, OQ_REF_STORE);
+    oq_ref_team_run(team, f->B, scatter, f);
 }
 
 /* ---- one call -------------------------------------------------------------- */
@@ -357,21 +377,24 @@ static oq_status run_checked(oq_encoder_ref *r, fwd *f, oq_tensor **outputs, oq_
     const oq_encoder_config *c = &r->cfg;
     int64_t rows = 0;
     for (int64_t b = 0; b < f->B; b++) rows += f->len[b];
-    const int nt = oq_ref_threads(r->threads, max_tasks(r, rows));
-    if (fwd_alloc(r, f, nt))
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory in the encoder reference (%lld rows)",
-                          (long long)rows);
+    oq_ref_team *team;
+    oq_status st = oq_ref_team_create(oq_ref_threads(r->threads, max_tasks(r, rows)), &team, err);
+    if (st) return st;
     oq_tensor *out[OQ_ENCODER_MAX_OUTPUTS] = {0};
-    oq_status st = make_outputs(c, f->B, f->L, out, err);
-    if (st) {
-        for (int i = 0; i < c->n_outputs; i++) oq_tensor_free(out[i]);
-        return st;
+    if (fwd_alloc(r, f, oq_ref_team_size(team)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory in the encoder reference (%lld rows)",
+                        (long long)rows);
+    if (!st) st = make_outputs(c, f->B, f->L, out, err);
+    if (!st) {
+        f->out = out;
+        forward(team, f);
     }
-    f->out = out;
-#pragma omp parallel num_threads(nt)
-    forward(f);
-    for (int i = 0; i < c->n_outputs; i++) outputs[i] = out[i];
-    return OQ_OK;
+    oq_ref_team_free(team);
+    for (int i = 0; i < c->n_outputs; i++) {
+        if (st) oq_tensor_free(out[i]);
+        else outputs[i] = out[i];
+    }
+    return st;
 }
 
 oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,

@@ -22,6 +22,21 @@ int oq_ref_threads(int requested, int64_t tasks);
 /* OQ_ERR_INVALID_ARG for a negative thread count, naming `what`. */
 oq_status oq_ref_threads_check(int threads, const char *what, oq_err *err);
 
+/* The threads of one call: the caller and threads-1 workers, created for the
+ * call and joined by oq_ref_team_free (no pool outlives a call). Work comes in
+ * phases: oq_ref_team_run calls fn(ctx, task, thread) once for every task in
+ * 0..tasks-1, on any of the team's threads (thread: 0 the caller, 1..n-1 the
+ * workers, for per-thread scratch), and returns when all are done. Waiting
+ * threads sleep instead of spinning, so a machine busy with other work slows
+ * the tasks, not the hand-over between phases. */
+typedef struct oq_ref_team oq_ref_team;
+typedef void (*oq_ref_task_fn)(void *ctx, int64_t task, int thread);
+/* OQ_ERR_NOMEM; a worker that cannot be started leaves a smaller team. */
+oq_status oq_ref_team_create(int threads, oq_ref_team **out, oq_err *err);
+int oq_ref_team_size(const oq_ref_team *t);
+void oq_ref_team_run(oq_ref_team *t, int64_t tasks, oq_ref_task_fn fn, void *ctx);
+void oq_ref_team_free(oq_ref_team *t);
+
 /* A buffer for `n` doubles (at least one), freed with free(). Buffers of a
  * MiB or more are 2 MiB aligned and asked to sit on transparent huge pages
  * (madvise), so that a first touch faults once per 2 MiB instead of once per

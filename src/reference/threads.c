@@ -1,6 +1,8 @@
 /* How many threads a reference call uses, and the memory its buffers live in. */
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <omp.h>
 
@@ -8,10 +10,22 @@
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
+/* The CPUs this process may run on (taskset, cgroups' cpusets, a batch scheduler's
+ * binding), else the online ones. */
+static int cores(void)
+{
+    cpu_set_t set;
+    if (!sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 int oq_ref_threads(int requested, int64_t tasks)
 {
+    /* The reference runs its own threads, not OpenMP's; an OpenMP region around
+     * the call means the caller's threads already use the cores. */
     if (omp_in_parallel()) return 1;
-    int n = requested > 0 ? requested : omp_get_num_procs(); /* the affinity mask's CPUs */
+    int n = requested > 0 ? requested : cores();
     if (tasks < n) n = tasks < 1 ? 1 : (int)tasks;
     return n;
 }
