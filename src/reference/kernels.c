@@ -132,23 +132,24 @@ OQ_INLINE v8d vexp(v8d x)
     return select8(nan, x, select8(live, e, splat8(0.0)));
 }
 
-/* Four independent maxima, so the loop is not one long chain of compares. */
+OQ_INLINE v8d max8(v8d a, v8d b)
+{
+    return select8(a > b, a, b);
+}
+
+/* The largest of s[0 .. end) (NaNs ignored), -inf if none: four independent
+ * vector maxima, so the loop is not one long chain of compares. */
 OQ_INLINE double row_max(const double *s, int64_t end)
 {
     v8d m[4] = {splat8(-INFINITY), splat8(-INFINITY), splat8(-INFINITY), splat8(-INFINITY)};
     int64_t j = 0;
     for (; j + 32 <= end; j += 32)
 #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            const v8d x = load8(s + j + 8 * k);
-            m[k] = select8(x > m[k], x, m[k]);
-        }
-    for (; j + 8 <= end; j += 8) {
-        const v8d x = load8(s + j);
-        m[0] = select8(x > m[0], x, m[0]);
-    }
+        for (int k = 0; k < 4; k++) m[k] = max8(load8(s + j + 8 * k), m[k]);
+    for (; j + 8 <= end; j += 8) m[0] = max8(load8(s + j), m[0]);
+    const v8d m8 = max8(max8(m[0], m[1]), max8(m[2], m[3]));
     double mx = -INFINITY;
-    for (int k = 0; k < 32; k++) mx = m[k / 8][k % 8] > mx ? m[k / 8][k % 8] : mx;
+    for (int k = 0; k < 8; k++) mx = m8[k] > mx ? m8[k] : mx;
     for (; j < end; j++) mx = s[j] > mx ? s[j] : mx;
     return mx;
 }
