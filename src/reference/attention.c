@@ -1,9 +1,9 @@
 /* ONNX Attention (opsets 23 and 24) in float64: see include/ortqual/reference.h.
  *
  * Layout of the work: the inputs are converted once to float64 in layouts that
- * the kernels read in order (Q pre-scaled [B,Hq,Lq,D]; K and V per kv head
- * packed as reference-impl.h describes); then each block of OQ_REF_ROWS query
- * rows of one (batch, head) goes through oq_ref_attend: scores, softcap and
+ * the kernels read in order (K and V per kv head packed as reference-impl.h
+ * describes); then each block of OQ_REF_ROWS query rows of one (batch, head),
+ * converted and scaled, goes through oq_ref_attend: scores, softcap and
  * masks one key chunk at a time, online softmax, weighted sum of V. When
  * qk_matmul_output is wanted, it is computed from whole rows on the side. The
  * blocks are the tasks that threads share; a block's result does not depend
@@ -39,7 +39,6 @@ typedef struct attn_ctx {
     double softcap, scale;
     const oq_ref_attention_inputs *in;
     int64_t kp_size, vp_size; /* doubles per kv head of kp and vp */
-    double *q;   /* [B,Hq,Lq,D], already multiplied by scale */
     double *kp;  /* [B,Hkv] packed keys (oq_ref_pack_keys) */
     double *vp;  /* [B,Hkv] packed values (oq_ref_pack_values) */
     double *scratch;     /* per thread: kv rows while loading; then scores, outputs, qk rows */
@@ -250,15 +249,12 @@ static void load_kv_row(const attn_ctx *c, const oq_tensor *past, const oq_tenso
         oq_ref_load_row(cur, row_offset(c->three_d, b, h, t - c->P, c->Hkv, c->Lkv, hs), hs, dst);
 }
 
-/* Task (b, h): Q's rows as float64, multiplied by the scale. */
-static void load_q(void *ctx, int64_t bh, int thread)
+/* Query rows i0 .. i0+rows-1 of (b, h) as float64, multiplied by the scale, into q. */
+static void load_q(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double *q)
 {
-    const attn_ctx *c = ctx;
-    (void)thread;
-    const int64_t b = bh / c->Hq, h = bh % c->Hq;
-    for (int64_t i = 0; i < c->Lq; i++) {
-        double *dst = c->q + (bh * c->Lq + i) * c->D;
-        oq_ref_load_row(c->in->q, row_offset(c->three_d, b, h, i, c->Hq, c->Lq, c->D), c->D, dst);
+    for (int r = 0; r < rows; r++) {
+        double *dst = q + r * c->D;
+        oq_ref_load_row(c->in->q, row_offset(c->three_d, b, h, i0 + r, c->Hq, c->Lq, c->D), c->D, dst);
         for (int64_t d = 0; d < c->D; d++) dst[d] *= c->scale;
     }
 }
@@ -330,15 +326,15 @@ static void bias_chunk(const void *ctx, int r, int64_t j0, int64_t j1, double *s
     if (c->mask.t) oq_ref_mask_add(&c->mask, x->b, x->h, x->i0 + r, j0, j1, s);
 }
 
-/* Y of query rows i0 .. i0+rows-1 of (b, h); scratch: OQ_REF_ATTEND_SCRATCH
- * doubles, out: rows * round_up(Dv, 16). */
+/* Y of query rows i0 .. i0+rows-1 of (b, h) (q: those rows, scaled); scratch:
+ * OQ_REF_ATTEND_SCRATCH doubles, out: rows * round_up(Dv, 16). */
 static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows,
-                        double *scratch, double *out)
+                        const double *q, double *scratch, double *out)
 {
     const int64_t kvh = h / c->group, lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
     const block_ctx x = {c, b, h, i0};
     oq_ref_block blk = {
-        .q = c->q + ((b * c->Hq + h) * c->Lq + i0) * c->D, .ldq = c->D, .rows = rows,
+        .q = q, .ldq = c->D, .rows = rows,
         .kp = c->kp + (b * c->Hkv + kvh) * c->kp_size, .vp = c->vp + (b * c->Hkv + kvh) * c->vp_size,
         .D = c->D, .T = c->T, .Dv = c->Dv,
         .bias = c->softcap > 0 || c->mask.t ? bias_chunk : NULL, .ctx = &x};
@@ -355,12 +351,11 @@ static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int
 /* qk_matmul_output rows i0 .. i0+rows-1 of (b, h), from whole rows of scores
  * (s: rows of stride ld >= round_up(T, 16)): the scaled scores (mode 0), after
  * softcap (1), after every mask, masked = -inf (2), the softmax (3). */
-static void qk_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double *s,
-                    int64_t ld)
+static void qk_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, const double *q,
+                    double *s, int64_t ld)
 {
     const int64_t T = c->T, kvh = h / c->group;
-    oq_ref_scores(c->q + ((b * c->Hq + h) * c->Lq + i0) * c->D, c->D, rows,
-                  c->kp + (b * c->Hkv + kvh) * c->kp_size, c->D, T, s, ld);
+    oq_ref_scores(q, c->D, rows, c->kp + (b * c->Hkv + kvh) * c->kp_size, c->D, T, s, ld);
     for (int r = 0; r < rows; r++) {
         double *sr = s + r * ld;
         const int64_t i = i0 + r, end = key_end(c, b, i);
@@ -389,8 +384,10 @@ static void row_block(void *ctx, int64_t blk, int thread)
     const int64_t b = bh / c->Hq, h = bh % c->Hq, i = blk % per_head * ROWS;
     const int rows = (int)(c->Lq - i < ROWS ? c->Lq - i : ROWS);
     double *s = c->scratch + thread * c->per_thread, *out = s + OQ_REF_ATTEND_SCRATCH;
-    attend_rows(c, b, h, i, rows, s, out);
-    if (c->want_qk) qk_rows(c, b, h, i, rows, out + ROWS * c->lda, c->ld);
+    double *q = out + ROWS * c->lda, *qk = q + ROWS * c->D;
+    load_q(c, b, h, i, rows, q);
+    attend_rows(c, b, h, i, rows, q, s, out);
+    if (c->want_qk) qk_rows(c, b, h, i, rows, q, qk, c->ld);
 }
 
 /* Convert and pack the inputs, then every block of query rows, on the team. */
@@ -401,17 +398,15 @@ static oq_status compute(attn_ctx *c, oq_ref_team *team, oq_err *err)
     c->ld = c->want_qk ? oq_ref_round_up(c->T, OQ_REF_KEYS) + 8 : 0;
     c->lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
     const int64_t kv_rows = c->T * (c->D > c->Dv ? c->D : c->Dv);
-    const int64_t rows = OQ_REF_ATTEND_SCRATCH + ROWS * c->lda + ROWS * c->ld;
+    const int64_t rows = OQ_REF_ATTEND_SCRATCH + ROWS * (c->lda + c->D + c->ld);
     c->per_thread = kv_rows > rows ? kv_rows : rows;
     c->kp_size = oq_ref_round_up(c->T, OQ_REF_KEYS) * c->D;
     c->vp_size = c->T * oq_ref_round_up(c->Dv, OQ_REF_COLS);
-    c->q = oq_ref_alloc(c->B * c->Hq * c->Lq * c->D);
     c->kp = oq_ref_alloc(c->B * c->Hkv * c->kp_size);
     c->vp = oq_ref_alloc(c->B * c->Hkv * c->vp_size);
     c->scratch = oq_ref_alloc(n * c->per_thread);
-    if (!c->q || !c->kp || !c->vp || !c->scratch)
+    if (!c->kp || !c->vp || !c->scratch)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory converting Attention inputs to float64");
-    oq_ref_team_run(team, c->B * c->Hq, load_q, c);
     oq_ref_team_run(team, c->B * c->Hkv, load_kv, c);
     oq_ref_team_run(team, c->B * c->Hq * ((c->Lq + ROWS - 1) / ROWS), row_block, c);
     return OQ_OK;
@@ -447,7 +442,6 @@ static oq_status make_outputs(attn_ctx *c, const oq_ref_attention_inputs *in,
 
 static void ctx_free(attn_ctx *c)
 {
-    free(c->q);
     free(c->kp);
     free(c->vp);
     free(c->scratch);
