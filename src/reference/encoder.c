@@ -51,6 +51,9 @@ typedef struct fwd {
     int64_t *row0;     /* [B+1] first stacked row of each event */
     int64_t *kv0;      /* [B+1] offset of each event's packed K (and V) in kp (vp) */
     int64_t *blk0;     /* [B+1] first attention block of each event */
+    /* Stacked rows: x [N,F] features, h [N,W] the residual stream, a [N,W] a
+     * LayerNorm's output, qkv [N,3W], o [N,W] attention, f [N,FF] feed-forward
+     * hidden, y [N, sum K] the heads; kp, vp packed K and V per (event, head). */
     double *x, *h, *a, *qkv, *o, *f, *y, *kp, *vp;
     double *scratch;   /* per thread: attention scores and outputs */
     size_t per_thread;

@@ -1,4 +1,6 @@
-/* float64 attention kernels: packing, scores, softmax numerators, weighted sums.
+/* float64 attention kernels: K and V packing, scores, the softmax's exp, and
+ * oq_ref_attend, which runs a block of query rows over the keys chunk by chunk
+ * (scores, bias, online softmax, weighted sums of V).
  *
  * Register blocking: OQ_REF_ROWS query rows by 16 keys (scores) or 16 value
  * columns (weighted sums), 16 accumulators, so each load of K or V feeds eight
