@@ -16,10 +16,11 @@
  *                that load from other processes falls on all of them alike
  * Prints, per case, the FLOPs (2 per multiply-add of the matrix products; softmax,
  * exp, LayerNorm and ELU not counted), medians [min..max] over the rounds of the
- * times, the reference's GFLOP/s, its parallel efficiency t1 / (N * tN) and the
- * ratio reference / ORT at the same thread count, and checks that the 1- and
- * N-thread results are bit-identical and agree with ORT (allclose rtol 1e-3,
- * atol 1e-5 Attention, 1e-4 encoder). Exit status 1 when a check fails. */
+ * wall times (and of the 1-thread run's CPU time, which competing processes do
+ * not inflate), the reference's GFLOP/s, its parallel efficiency t1 / (N * tN)
+ * and the ratio reference / ORT at the same thread count, and checks that the
+ * 1- and N-thread results are bit-identical and agree with ORT (allclose rtol
+ * 1e-3, atol 1e-5 Attention, 1e-4 encoder). Exit status 1 when a check fails. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,15 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: a 1-thread reference run's compute time, which
+ * other processes competing for the core do not inflate. */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -144,13 +154,15 @@ static oq_session *session(oq_runtime *rt, oq_graph *g, int threads)
     return s;
 }
 
-/* Reference GFLOP/s, parallel efficiency, and the ratio to ORT, from the rounds. */
-static void summarize(const opts *o, double flop, const series *t1, const series *tn)
+/* Reference GFLOP/s and parallel efficiency from the rounds. */
+static void summarize(const opts *o, double flop, const series *t1, const series *c1,
+                      const series *tn)
 {
     series eff = {0};
     for (int i = 0; i < tn->n; i++) put(&eff, t1->v[i] / (o->threads * tn->v[i]));
-    printf("  %-34s %9.1f GFLOP/s on %d threads, %.1f on 1\n", "reference float64",
-           flop / median(tn) * 1e-9, o->threads, flop / median(t1) * 1e-9);
+    printf("  %-34s %9.1f GFLOP/s on %d threads, %.1f on 1 (%.1f per CPU second)\n",
+           "reference float64", flop / median(tn) * 1e-9, o->threads, flop / median(t1) * 1e-9,
+           flop / median(c1) * 1e-9);
     printf("  %-34s %9.3f  [%.3f..%.3f]  (target >= 0.7)\n", "parallel efficiency t1/(N tN)",
            median(&eff), lo(&eff), hi(&eff));
 }
@@ -199,16 +211,17 @@ static oq_graph *attention_model(int64_t L)
     return g;
 }
 
-static oq_tensor *ref_attention(oq_tensor *const *in, int threads, double *seconds)
+static oq_tensor *ref_attention(oq_tensor *const *in, int threads, double *seconds, double *cpu)
 {
     oq_ref_attention_attrs attrs;
     oq_ref_attention_attrs_init(&attrs);
     const oq_ref_attention_inputs rin = {.q = in[0], .k = in[1], .v = in[2]};
     oq_ref_attention_outputs out = {0};
     oq_err err = {0};
-    double t0 = now();
+    double t0 = now(), c0 = thread_cpu();
     if (oq_ref_attention(&attrs, &rin, threads, &out, &err)) die("reference", &err);
     *seconds = now() - t0;
+    *cpu = thread_cpu() - c0;
     return out.y;
 }
 
@@ -234,14 +247,14 @@ static int bench_attention(oq_runtime *rt, const opts *o, int64_t L)
     const double flop = 2.0 * HEADS * (double)L * (double)L * (HEAD + HEAD);
     printf("attention L=%lld B=1 heads=%d head_size=%d: %.2f GFLOP\n", (long long)L, HEADS, HEAD,
            flop * 1e-9);
-    series tn = {0}, t1 = {0}, tort = {0};
+    series tn = {0}, t1 = {0}, c1 = {0}, tort = {0};
     int identical = 1;
-    double viol = 0, max_abs = 0, t;
+    double viol = 0, max_abs = 0, t, c;
     for (int r = 0; r <= o->rounds; r++) { /* round 0 is the warm-up */
-        oq_tensor *yn = ref_attention(in, o->threads, &t);
+        oq_tensor *yn = ref_attention(in, o->threads, &t, &c);
         if (r) put(&tn, t);
-        oq_tensor *y1 = ref_attention(in, 1, &t);
-        if (r) put(&t1, t);
+        oq_tensor *y1 = ref_attention(in, 1, &t, &c);
+        if (r) put(&t1, t), put(&c1, c);
         size_t n_out;
         oq_tensor **oy = ort_run(s, 3, in, &n_out, &t);
         if (r) put(&tort, t);
@@ -253,8 +266,9 @@ static int bench_attention(oq_runtime *rt, const opts *o, int64_t L)
     }
     print_series("reference, N threads", &tn, " s");
     print_series("reference, 1 thread", &t1, " s");
+    print_series("reference, 1 thread, its CPU time", &c1, " s");
     print_series("ORT CPU fp32, N threads", &tort, " s");
-    summarize(o, flop, &t1, &tn);
+    summarize(o, flop, &t1, &c1, &tn);
     print_ratio("ratio reference / ORT (N threads)", &tn, &tort, 1.0);
     printf("  1 vs %d threads bit-identical: %s; max|ref - ORT| %.2e: %s\n", o->threads,
            identical ? "yes" : "NO", max_abs, viol <= 1 ? "agree" : "DISAGREE");
@@ -282,24 +296,26 @@ static double encoder_flop(const oq_encoder_config *c, double n)
 }
 
 static oq_tensor **ref_encoder(oq_encoder_ref *ref, oq_tensor *const *in, int n_out,
-                               double *seconds)
+                               double *seconds, double *cpu)
 {
     oq_tensor **out = calloc((size_t)n_out, sizeof *out);
     oq_err err = {0};
-    double t0 = now();
+    double t0 = now(), c0 = thread_cpu();
     if (!out || oq_encoder_ref_run(ref, in[0], in[1], out, &err)) die("encoder reference", &err);
     *seconds = now() - t0;
+    *cpu = thread_cpu() - c0;
     return out;
 }
 
-/* What 16 cores of the same speed would take: the 1-thread time over 16 threads
- * used as efficiently as the N threads here (every phase has far more than 16
- * tasks at this size, so the efficiency should not drop from N to 16 threads). */
-static void project16(const opts *o, double t1, double tn)
+/* What 16 cores of the same speed would take: the compute time of one core (the
+ * 1-thread run's CPU time) over 16 threads used as efficiently as the N threads
+ * here (every phase has far more than 16 tasks at this size, so the efficiency
+ * should not drop from N to 16 threads). */
+static void project16(const opts *o, double c1, double t1, double tn)
 {
     const double eff = fmin(1.0, t1 / (o->threads * tn));
-    printf("  %-34s %9.3f s per batch = t1 / (16 x %.2f); at efficiency 1: %.3f s\n",
-           "projected on 16 cores", t1 / (16 * eff), eff, t1 / 16);
+    printf("  %-34s %9.3f s per batch = %.3f / (16 x %.2f); at efficiency 1: %.3f s\n",
+           "projected on 16 cores", c1 / (16 * eff), c1, eff, c1 / 16);
 }
 
 static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
@@ -331,18 +347,19 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
            "batches; %.2f GFLOP per batch\n",
            ec->name, ec->cfg.width, ec->cfg.layers, ec->cfg.heads, ec->cfg.features,
            ec->cfg.ffn_width, (long long)oq_events_count(ev), (long long)nb, flop * 1e-9);
-    series tn = {0}, t1 = {0}, tort[2] = {{{0}}, {{0}}};
+    series tn = {0}, t1 = {0}, c1 = {0}, tort[2] = {{{0}}, {{0}}};
     int identical = 1;
     double viol = 0, max_abs = 0;
     for (int r = 0; r <= o->rounds; r++) {
-        double sum_n = 0, sum_1 = 0, sum_o[2] = {0, 0}, t;
+        double sum_n = 0, sum_1 = 0, cpu_1 = 0, sum_o[2] = {0, 0}, t, c;
         for (int64_t b = 0; b < nb; b++) {
             oq_tensor *in[2];
             if (oq_events_make_batch(ev, b, &in[0], &in[1], NULL, &err)) die("batch", &err);
-            oq_tensor **yn = ref_encoder(refn, in, n_out, &t);
+            oq_tensor **yn = ref_encoder(refn, in, n_out, &t, &c);
             sum_n += t;
-            oq_tensor **y1 = ref_encoder(ref1, in, n_out, &t);
+            oq_tensor **y1 = ref_encoder(ref1, in, n_out, &t, &c);
             sum_1 += t;
+            cpu_1 += c;
             for (int i = 0; i < n_out; i++) identical &= same_bits(yn[i], y1[i]);
             for (int k = 0; k < 2 && s[k]; k++) {
                 size_t n;
@@ -359,20 +376,22 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
         if (!r) continue;
         put(&tn, sum_n / (double)nb);
         put(&t1, sum_1 / (double)nb);
+        put(&c1, cpu_1 / (double)nb);
         for (int k = 0; k < 2; k++) put(&tort[k], sum_o[k] / (double)nb);
     }
     print_series("reference, N threads", &tn, " s per batch");
     print_series("reference, 1 thread", &t1, " s per batch");
+    print_series("reference, 1 thread, its CPU time", &c1, " s per batch");
     if (ec->with_ort) {
         print_series("ORT fp32 attention24, N threads", &tort[0], " s per batch");
         print_series("ORT fp32 decomposed, N threads", &tort[1], " s per batch");
     }
-    summarize(o, flop, &t1, &tn);
+    summarize(o, flop, &t1, &c1, &tn);
     if (ec->with_ort) {
         print_ratio("ratio reference / ORT attention24", &tn, &tort[0], 3.0);
         print_ratio("ratio reference / ORT decomposed", &tn, &tort[1], 3.0);
     } else {
-        project16(o, median(&t1), median(&tn));
+        project16(o, median(&c1), median(&t1), median(&tn));
     }
     printf("  1 vs %d threads bit-identical: %s", o->threads, identical ? "yes" : "NO");
     if (ec->with_ort) printf("; max|ref - ORT| %.2e: %s", max_abs, viol <= 1 ? "agree" : "DISAGREE");
