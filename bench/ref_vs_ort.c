@@ -154,17 +154,24 @@ static oq_session *session(oq_runtime *rt, oq_graph *g, int threads)
     return s;
 }
 
+/* t1 / (N tN) per round. ORT's own, measured alike, is the control: when other
+ * processes leave less than N cores, it drops as much. */
+static void print_efficiency(const char *label, const opts *o, const series *t1, const series *tn)
+{
+    series eff = {0};
+    for (int i = 0; i < tn->n; i++) put(&eff, t1->v[i] / (o->threads * tn->v[i]));
+    printf("  %-34s %9.3f  [%.3f..%.3f]%s\n", label, median(&eff), lo(&eff), hi(&eff),
+           strstr(label, "control") ? "" : "  (target >= 0.7)");
+}
+
 /* Reference GFLOP/s and parallel efficiency from the rounds. */
 static void summarize(const opts *o, double flop, const series *t1, const series *c1,
                       const series *tn)
 {
-    series eff = {0};
-    for (int i = 0; i < tn->n; i++) put(&eff, t1->v[i] / (o->threads * tn->v[i]));
     printf("  %-34s %9.1f GFLOP/s on %d threads, %.1f on 1 (%.1f per CPU second)\n",
            "reference float64", flop / median(tn) * 1e-9, o->threads, flop / median(t1) * 1e-9,
            flop / median(c1) * 1e-9);
-    printf("  %-34s %9.3f  [%.3f..%.3f]  (target >= 0.7)\n", "parallel efficiency t1/(N tN)",
-           median(&eff), lo(&eff), hi(&eff));
+    print_efficiency("parallel efficiency t1/(N tN)", o, t1, tn);
 }
 
 static void print_ratio(const char *label, const series *ref, const series *ort, double target)
@@ -242,12 +249,12 @@ static int bench_attention(oq_runtime *rt, const opts *o, int64_t L)
     oq_tensor *in[3] = {random_input("Q", L, &seed), random_input("K", L, &seed),
                         random_input("V", L, &seed)};
     oq_graph *g = attention_model(L);
-    oq_session *s = session(rt, g, o->threads);
+    oq_session *s = session(rt, g, o->threads), *s1 = session(rt, g, 1);
     oq_graph_free(g);
     const double flop = 2.0 * HEADS * (double)L * (double)L * (HEAD + HEAD);
     printf("attention L=%lld B=1 heads=%d head_size=%d: %.2f GFLOP\n", (long long)L, HEADS, HEAD,
            flop * 1e-9);
-    series tn = {0}, t1 = {0}, c1 = {0}, tort = {0};
+    series tn = {0}, t1 = {0}, c1 = {0}, tort = {0}, tort1 = {0};
     int identical = 1;
     double viol = 0, max_abs = 0, t, c;
     for (int r = 0; r <= o->rounds; r++) { /* round 0 is the warm-up */
@@ -258,6 +265,8 @@ static int bench_attention(oq_runtime *rt, const opts *o, int64_t L)
         size_t n_out;
         oq_tensor **oy = ort_run(s, 3, in, &n_out, &t);
         if (r) put(&tort, t);
+        oq_tensors_free(ort_run(s1, 3, in, &n_out, &t), n_out);
+        if (r) put(&tort1, t);
         identical &= same_bits(yn, y1);
         viol = fmax(viol, violation(oy[0], yn, 1e-5, 1e-3, &max_abs));
         oq_tensor_free(yn);
@@ -268,11 +277,14 @@ static int bench_attention(oq_runtime *rt, const opts *o, int64_t L)
     print_series("reference, 1 thread", &t1, " s");
     print_series("reference, 1 thread, its CPU time", &c1, " s");
     print_series("ORT CPU fp32, N threads", &tort, " s");
+    print_series("ORT CPU fp32, 1 thread", &tort1, " s");
     summarize(o, flop, &t1, &c1, &tn);
+    print_efficiency("ORT's own efficiency (control)", o, &tort1, &tort);
     print_ratio("ratio reference / ORT (N threads)", &tn, &tort, 1.0);
     printf("  1 vs %d threads bit-identical: %s; max|ref - ORT| %.2e: %s\n", o->threads,
            identical ? "yes" : "NO", max_abs, viol <= 1 ? "agree" : "DISAGREE");
     oq_session_free(s);
+    oq_session_free(s1);
     for (int i = 0; i < 3; i++) oq_tensor_free(in[i]);
     return identical && viol <= 1;
 }
@@ -328,13 +340,14 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
     oq_encoder_ref *refn, *ref1;
     if (oq_encoder_ref_create(w, o->threads, &refn, &err) || oq_encoder_ref_create(w, 1, &ref1, &err))
         die("encoder reference", &err);
-    oq_session *s[2] = {NULL, NULL};
-    const oq_attn_format formats[2] = {OQ_ATTN_ATTENTION24, OQ_ATTN_DECOMPOSED};
-    for (int k = 0; ec->with_ort && k < 2; k++) {
+    /* ORT: attention24 and decomposed on N threads, attention24 on 1 (the control). */
+    oq_session *s[3] = {NULL, NULL, NULL};
+    const oq_attn_format formats[3] = {OQ_ATTN_ATTENTION24, OQ_ATTN_DECOMPOSED, OQ_ATTN_ATTENTION24};
+    for (int k = 0; ec->with_ort && k < 3; k++) {
         oq_encoder_export x = {.format = formats[k], .attention_dtype = OQ_DTYPE_FLOAT32};
         oq_graph *g;
         if (oq_export_encoder(w, &x, &g, &err)) die("export", &err);
-        s[k] = session(rt, g, o->threads);
+        s[k] = session(rt, g, k < 2 ? o->threads : 1);
         oq_graph_free(g);
     }
     const int64_t nb = oq_events_batch_count(ev);
@@ -347,11 +360,11 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
            "batches; %.2f GFLOP per batch\n",
            ec->name, ec->cfg.width, ec->cfg.layers, ec->cfg.heads, ec->cfg.features,
            ec->cfg.ffn_width, (long long)oq_events_count(ev), (long long)nb, flop * 1e-9);
-    series tn = {0}, t1 = {0}, c1 = {0}, tort[2] = {{{0}}, {{0}}};
+    series tn = {0}, t1 = {0}, c1 = {0}, tort[3] = {{{0}}, {{0}}, {{0}}};
     int identical = 1;
     double viol = 0, max_abs = 0;
     for (int r = 0; r <= o->rounds; r++) {
-        double sum_n = 0, sum_1 = 0, cpu_1 = 0, sum_o[2] = {0, 0}, t, c;
+        double sum_n = 0, sum_1 = 0, cpu_1 = 0, sum_o[3] = {0, 0, 0}, t, c;
         for (int64_t b = 0; b < nb; b++) {
             oq_tensor *in[2];
             if (oq_events_make_batch(ev, b, &in[0], &in[1], NULL, &err)) die("batch", &err);
@@ -361,7 +374,7 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
             sum_1 += t;
             cpu_1 += c;
             for (int i = 0; i < n_out; i++) identical &= same_bits(yn[i], y1[i]);
-            for (int k = 0; k < 2 && s[k]; k++) {
+            for (int k = 0; k < 3 && s[k]; k++) {
                 size_t n;
                 oq_tensor **oy = ort_run(s[k], 2, in, &n, &t);
                 sum_o[k] += t;
@@ -377,7 +390,7 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
         put(&tn, sum_n / (double)nb);
         put(&t1, sum_1 / (double)nb);
         put(&c1, cpu_1 / (double)nb);
-        for (int k = 0; k < 2; k++) put(&tort[k], sum_o[k] / (double)nb);
+        for (int k = 0; k < 3; k++) put(&tort[k], sum_o[k] / (double)nb);
     }
     print_series("reference, N threads", &tn, " s per batch");
     print_series("reference, 1 thread", &t1, " s per batch");
@@ -385,8 +398,10 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
     if (ec->with_ort) {
         print_series("ORT fp32 attention24, N threads", &tort[0], " s per batch");
         print_series("ORT fp32 decomposed, N threads", &tort[1], " s per batch");
+        print_series("ORT fp32 attention24, 1 thread", &tort[2], " s per batch");
     }
     summarize(o, flop, &t1, &c1, &tn);
+    if (ec->with_ort) print_efficiency("ORT's own efficiency (control)", o, &tort[2], &tort[0]);
     if (ec->with_ort) {
         print_ratio("ratio reference / ORT attention24", &tn, &tort[0], 3.0);
         print_ratio("ratio reference / ORT decomposed", &tn, &tort[1], 3.0);
@@ -396,7 +411,7 @@ static int bench_encoder(oq_runtime *rt, const opts *o, const enc_case *ec)
     printf("  1 vs %d threads bit-identical: %s", o->threads, identical ? "yes" : "NO");
     if (ec->with_ort) printf("; max|ref - ORT| %.2e: %s", max_abs, viol <= 1 ? "agree" : "DISAGREE");
     printf("\n");
-    for (int k = 0; k < 2; k++) oq_session_free(s[k]);
+    for (int k = 0; k < 3; k++) oq_session_free(s[k]);
     oq_encoder_ref_free(refn);
     oq_encoder_ref_free(ref1);
     oq_events_free(ev);
