@@ -20,8 +20,12 @@
  * not inflate), the reference's GFLOP/s, its parallel efficiency t1 / (N * tN)
  * and the ratio reference / ORT at the same thread count, and checks that the
  * 1- and N-thread results are bit-identical and agree with ORT (allclose rtol
- * 1e-3, atol 1e-5 Attention, 1e-4 encoder). Exit status 1 when a check fails. */
+ * 1e-3, atol 1e-5 Attention, 1e-4 encoder). At the start and the end it prints the
+ * load averages and how much faster two spinning threads finish than one (2.0: two
+ * free cores), and beside each efficiency ORT's own: the machine's part in them.
+ * Exit status 1 when a check fails. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +85,29 @@ static const char *load_average(void)
         snprintf(buf, sizeof buf, "unknown");
     if (f) fclose(f);
     return buf;
+}
+
+/* A fixed amount of dependent arithmetic: one thread's share of the control below. */
+static void *spin_work(void *arg)
+{
+    volatile double x = 0;
+    for (long k = 0; k < 50000000; k++) x += 1e-9;
+    (void)arg;
+    return NULL;
+}
+
+/* The control for the efficiency figures: how many times faster two independent
+ * spinning threads finish than one does (2.0 = two free cores; a busy machine, or
+ * a scheduler that shares the cores among sessions, gives less). */
+static double spin_speedup(void)
+{
+    pthread_t t[2];
+    double t0 = now();
+    spin_work(NULL);
+    double t1 = now();
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, spin_work, NULL);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    return 2 * (t1 - t0) / (now() - t1);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -471,15 +498,16 @@ int main(int argc, char **argv)
     oq_err err = {0};
     if (oq_runtime_load(NULL, &rt, &err)) die("load ORT", &err);
     printf("ref_vs_ort: ORT %s CPU, %d threads (%ld cores online), %d rounds after a warm-up; "
-           "median [min..max]; load average %s\n", oq_runtime_version(rt), o.threads, cores, o.rounds,
-           load_average());
+           "median [min..max]\nload average %s; 2 spinning threads vs 1: %.2fx\n",
+           oq_runtime_version(rt), o.threads, cores, o.rounds, load_average(), spin_speedup());
     int ok = 1;
     if (i == argc) {
         const char *all[] = {"attention", "encoder", "mlpf"};
         for (int k = 0; k < 3; k++) ok &= run_case(rt, &o, all[k]);
     }
     for (; i < argc; i++) ok &= run_case(rt, &o, argv[i]);
-    printf("load average at the end %s\n", load_average());
+    printf("at the end: load average %s; 2 spinning threads vs 1: %.2fx\n", load_average(),
+           spin_speedup());
     oq_runtime_free(rt);
     return ok ? 0 : 1;
 }
