@@ -138,9 +138,10 @@ static void plain_row(const double *q, const double *k, const double *v, const d
 }
 
 /* 700 keys (three chunks) with scores that grow along the keys, so later chunks
- * raise the running maximum; rows whose first chunk is all masked (maximum
- * -inf, then finite), fully masked rows and one NaN score: the online softmax
- * against the plain one, to 1e-12 relative. */
+ * raise the running maximum, and rows with one score raised by 50, 800 and 20
+ * (above and below what the running maximum may stand for); rows whose first
+ * chunk is all masked (maximum -inf, then finite), fully masked rows and one NaN
+ * score: the online softmax against the plain one, to 1e-12 relative. */
 static void test_attention_long_rows_match_two_pass(void **state)
 {
     (void)state;
@@ -158,6 +159,9 @@ static void test_attention_long_rows_match_two_pass(void **state)
             if (i == 5) md[i * T + j] = -INFINITY;                 /* every key masked */
         }
     md[7 * T + 650] = NAN;
+    md[10 * T + 500] = 50;  /* jumps past what the running maximum may stand for, */
+    md[12 * T + 400] = 800; /* one past float64's exp range, */
+    md[11 * T + 600] = 20;  /* and one it may stand for */
     oq_ref_attention_attrs a;
     oq_ref_attention_attrs_init(&a);
     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v, .attn_mask = m};
