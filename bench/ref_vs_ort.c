@@ -32,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ortqual/encoder_ref.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
@@ -174,7 +173,7 @@ static oq_session *session(oq_runtime *rt, oq_graph *g, int threads)
     uint8_t *buf;
     size_t len;
     if (oq_graph_serialize(g, &buf, &len, &err)) die("serialize", &err);
-    oq_session_opts so = {.graph_opt_level = -1, .intra_op_threads = threads};
+    oq_session_opts so = {.intra_op_threads = threads};
     oq_session *s;
     if (oq_session_create(rt, NULL, buf, len, &so, &s, &err)) die("session", &err);
     free(buf);
@@ -248,7 +247,7 @@ static oq_graph *attention_model(int64_t L)
 static oq_tensor *ref_attention(oq_tensor *const *in, int threads, double *seconds, double *cpu)
 {
     oq_ref_attention_attrs attrs;
-    oq_ref_attention_attrs_init(&attrs);
+    oq_ref_attention_attrs_default(&attrs);
     const oq_ref_attention_inputs rin = {.q = in[0], .k = in[1], .v = in[2]};
     oq_ref_attention_outputs out = {0};
     oq_err err = {0};

@@ -5,12 +5,12 @@
  * outputs are rounded once, at the end, to the dtype of the matching input.
  *
  *     oq_ref_attention_attrs attrs;
- *     oq_ref_attention_attrs_init(&attrs);            (ONNX defaults)
+ *     oq_ref_attention_attrs_default(&attrs);            (ONNX defaults)
  *     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v};
  *     oq_ref_attention_outputs out = {0};
  *     if (oq_ref_attention(&attrs, &in, 0, &out, &err) != OQ_OK) ...   (0: every core)
  *     ... use out.y ...
- *     oq_ref_attention_outputs_free(&out);
+ *     oq_ref_attention_outputs_clear(&out);
  *
  * Semantics (ONNX Attention, docs/reference.md has the long form):
  *   - Layouts: 4-D Q [B, Hq, Lq, D], K [B, Hkv, Lkv, D], V [B, Hkv, Lkv, Dv];
@@ -49,6 +49,7 @@
 
 #include <stdint.h>
 
+#include "ortqual/export.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -56,7 +57,7 @@
 extern "C" {
 #endif
 
-/* The node's attributes. Fill with oq_ref_attention_attrs_init, then override. */
+/* The node's attributes. Fill with oq_ref_attention_attrs_default, then override. */
 typedef struct oq_ref_attention_attrs {
     int is_causal;              /* 0 or 1 (default 0) */
     int64_t q_num_heads;        /* 0 = not given (needed for 3-D inputs) */
@@ -68,7 +69,7 @@ typedef struct oq_ref_attention_attrs {
 } oq_ref_attention_attrs;
 
 /* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap. */
-void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs);
+OQ_API void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs);
 
 /* Inputs, borrowed for the duration of the call. q, k, v are required; any
  * other member may be NULL (an omitted optional input). Floating tensors may be
@@ -84,7 +85,7 @@ typedef struct oq_ref_attention_inputs {
 
 /* Outputs. Set the want_* flags before the call; on success the call fills y
  * (always) and the wanted optional outputs with new tensors that the caller
- * owns (free them with oq_ref_attention_outputs_free). y and qk_matmul_output
+ * owns (free them with oq_ref_attention_outputs_clear). y and qk_matmul_output
  * have Q's dtype, present_key K's, present_value V's. On failure nothing is
  * allocated and the tensor members are left NULL. */
 typedef struct oq_ref_attention_outputs {
@@ -97,7 +98,7 @@ typedef struct oq_ref_attention_outputs {
 } oq_ref_attention_outputs;
 
 /* Free the output tensors and set them to NULL (the want_* flags are kept). */
-void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
+OQ_API void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out);
 
 /* Run Attention on `threads` threads (0 = every core this process may run on;
  * never more threads than blocks of work). Errors: OQ_ERR_INVALID_ARG (NULL
@@ -105,8 +106,60 @@ void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
  * head counts or the mask do not fit together; the message names the tensor
  * and the axis), OQ_ERR_UNSUPPORTED (a dtype outside the ones above),
  * OQ_ERR_NOMEM. */
-oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
-                           int threads, oq_ref_attention_outputs *out, oq_err *err);
+OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs,
+                                  const oq_ref_attention_inputs *in, int threads,
+                                  oq_ref_attention_outputs *out, oq_err *err);
+
+/* ---- the encoder -----------------------------------------------------------
+ *
+ * The encoder's forward pass in float64: the ground truth `ref:encoder:fp64`.
+ *
+ * Same weights (export.h, oq_encoder_weights) and same function as every
+ * exported representation, written independently of ONNX and ORT: each
+ * event's valid elements only (padding never enters), LayerNorm with the
+ * population variance, attention over the valid keys with 1/sqrt(head_dim),
+ * ELU(x) = x > 0 ? x : expm1(x), every value and accumulation in double.
+ * Padded output elements are exact zeros.
+ *
+ *     oq_encoder_ref *ref;
+ *     oq_encoder_ref_create(w, 0, &ref, &err);         (0: every core)
+ *     oq_tensor **out = calloc(w->cfg.n_outputs, sizeof *out);
+ *     oq_encoder_ref_run(ref, features, mask, out, &err);
+ *     ... out[i] is float64 [B, L, K_i], named after output head i ...
+ *     oq_encoder_ref_free(ref);
+ *
+ * Threads: a batch's work is cut into tiles fixed by the shapes (row blocks of
+ * the matrix products, blocks of query rows per event and head); threads share
+ * the tiles, and each output element is computed in one fixed order, so the
+ * results are bit-identical for any thread count. Called from inside an OpenMP
+ * parallel region, a run uses the calling thread alone; callers that run their
+ * own threads should give each object its share of the cores.
+ */
+
+/* The reference for weights `w`, converted to float64 and packed once (the
+ * object keeps no pointer into w). threads: how many threads each run uses,
+ * 0 = every core this process may run on. Errors: OQ_ERR_INVALID_ARG
+ * (negative threads), OQ_ERR_NOMEM. Free with oq_encoder_ref_free. */
+typedef struct oq_encoder_ref oq_encoder_ref;
+OQ_API oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads,
+                                       oq_encoder_ref **out, oq_err *err);
+OQ_API void oq_encoder_ref_free(oq_encoder_ref *r);
+
+/* features: [B, L, F], any float dtype; mask: [B, L], any dtype mask.h accepts,
+ * checked against the mask contract (OQ_ERR_MASK names the event and position).
+ * outputs: caller array of cfg.n_outputs pointers, each set to a new float64
+ * tensor [B, L, K] (freed by the caller with oq_tensor_free); untouched on error.
+ * Errors: OQ_ERR_SHAPE (ranks, F, or B/L of features vs mask), OQ_ERR_MASK,
+ * OQ_ERR_NOMEM. The object keeps its working memory from run to run (about
+ * (6 W + ffn_width + F) doubles per valid element of the largest batch so
+ * far): one run at a time per object; callers that run several at once use
+ * one object per thread. */
+OQ_API oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,
+                                    const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
+
+/* One run on every core: create, run, free. */
+OQ_API oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
+                                        const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
 
 #ifdef __cplusplus
 }

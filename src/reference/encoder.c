@@ -1,4 +1,4 @@
-/* Float64 forward pass of the exported encoder (encoder_ref.h).
+/* Float64 forward pass of the exported encoder (reference.h).
  *
  * The valid rows of every event of a batch are stacked into one [N, W] matrix
  * (padding never enters), so each step is one parallel phase over the whole
@@ -6,7 +6,7 @@
  * panel) tiles, attention over (event, head, 8 query rows) blocks. One team of
  * threads runs all phases of a run. Tiles and blocks depend only on the shapes,
  * so the thread count never changes a bit of the result (reference-impl.h). */
-#include "ortqual/encoder_ref.h"
+#include "ortqual/reference.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,37 +13,60 @@
 #include "reference/vec-impl.h"
 
 #define ROWS OQ_REF_ROWS
+_Static_assert(OQ_REF_KEYS == 16 && OQ_REF_COLS == 16, "the kernels work on 16 columns");
+
+/* Panels of 16 along one axis of a matrix: dst[(p*n_other + o)*16 + c] =
+ * m[i*step + o*step_other] with i = p*16 + c < n, else 0. */
+static void pack16(const double *m, int64_t n, int64_t step, int64_t n_other, int64_t step_other,
+                   double *dst)
+{
+    for (int64_t p = 0; p < oq_ref_round_up(n, 16) / 16; p++)
+        for (int64_t o = 0; o < n_other; o++, dst += 16)
+            for (int64_t c = 0; c < 16; c++) {
+                const int64_t i = p * 16 + c;
+                dst[c] = i < n ? m[i * step + o * step_other] : 0.0;
+            }
+}
 
 void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double *kp)
 {
-    const int64_t panels = oq_ref_round_up(T, OQ_REF_KEYS) / OQ_REF_KEYS;
-    for (int64_t p = 0; p < panels; p++)
-        for (int64_t d = 0; d < D; d++) {
-            double *dst = kp + (p * D + d) * OQ_REF_KEYS;
-            for (int64_t c = 0; c < OQ_REF_KEYS; c++) {
-                const int64_t j = p * OQ_REF_KEYS + c;
-                dst[c] = j < T ? k[j * ldk + d] : 0.0;
-            }
-        }
+    pack16(k, T, ldk, D, 1, kp);
 }
 
 void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, double *vp)
 {
-    const int64_t strips = oq_ref_round_up(Dv, OQ_REF_COLS) / OQ_REF_COLS;
-    for (int64_t c = 0; c < strips; c++)
-        for (int64_t j = 0; j < T; j++) {
-            double *dst = vp + (c * T + j) * OQ_REF_COLS;
-            for (int64_t e = 0; e < OQ_REF_COLS; e++) {
-                const int64_t d = c * OQ_REF_COLS + e;
-                dst[e] = d < Dv ? v[j * ldv + d] : 0.0;
-            }
-        }
+    pack16(v, Dv, 1, T, ldv, vp);
 }
 
 /* Row pointers for a call on `rows` rows: the missing ones repeat the last. */
 OQ_INLINE void row_ptrs(const double *base, int64_t ld, int rows, const double *p[ROWS])
 {
     for (int r = 0; r < ROWS; r++) p[r] = base + (r < rows ? r : rows - 1) * ld;
+}
+
+/* a[r] += sum_{k < K} x[r][k] * p[k][0..16) for the ROWS rows (p: K rows of 16). */
+OQ_INLINE void rows_by_16(const double *const *x, const double *p, int64_t K, v8d a[ROWS][2])
+{
+    for (int64_t k = 0; k < K; k++) {
+        const v8d p0 = load8(p + k * 16), p1 = load8(p + k * 16 + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < ROWS; r++) {
+            const v8d xr = splat8(x[r][k]);
+            a[r][0] += xr * p0;
+            a[r][1] += xr * p1;
+        }
+    }
+}
+
+/* out[r*ld + 0..16) = a[r] for the first `rows` rows only. */
+OQ_INLINE void store_rows(v8d a[ROWS][2], int rows, double *out, int64_t ld)
+{
+#pragma GCC unroll 8
+    for (int r = 0; r < ROWS; r++)
+        if (r < rows) {
+            store8(out + r * ld, a[r][0]);
+            store8(out + r * ld + 8, a[r][1]);
+        }
 }
 
 OQ_CLONES
@@ -56,21 +79,8 @@ void oq_ref_scores(const double *q, int64_t ldq, int rows, const double *kp, int
         v8d a[ROWS][2];
 #pragma GCC unroll 8
         for (int r = 0; r < ROWS; r++) a[r][0] = a[r][1] = splat8(0.0);
-        for (int64_t d = 0; d < D; d++) {
-            const v8d k0 = load8(kp + d * OQ_REF_KEYS), k1 = load8(kp + d * OQ_REF_KEYS + 8);
-#pragma GCC unroll 8
-            for (int r = 0; r < ROWS; r++) {
-                const v8d x = splat8(qr[r][d]);
-                a[r][0] += x * k0;
-                a[r][1] += x * k1;
-            }
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < ROWS; r++)
-            if (r < rows) {
-                store8(s + r * lds + j, a[r][0]);
-                store8(s + r * lds + j + 8, a[r][1]);
-            }
+        rows_by_16(qr, kp, D, a);
+        store_rows(a, rows, s + j, lds);
     }
 }
 
@@ -222,21 +232,8 @@ static void weighted_add(const double *s, int64_t lds, int rows, int64_t n, cons
             a[r][0] = load8(ar);
             a[r][1] = load8(ar + 8);
         }
-        for (int64_t j = 0; j < n; j++) {
-            const v8d v0 = load8(vp + j * OQ_REF_COLS), v1 = load8(vp + j * OQ_REF_COLS + 8);
-#pragma GCC unroll 8
-            for (int r = 0; r < ROWS; r++) {
-                const v8d p = splat8(sr[r][j]);
-                a[r][0] += p * v0;
-                a[r][1] += p * v1;
-            }
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < ROWS; r++)
-            if (r < rows) {
-                store8(acc + r * lda + c, a[r][0]);
-                store8(acc + r * lda + c + 8, a[r][1]);
-            }
+        rows_by_16(sr, vp, n, a);
+        store_rows(a, rows, acc + c, lda);
     }
 }
 

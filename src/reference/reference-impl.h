@@ -15,6 +15,10 @@
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
+/* For the kernels with target_clones: GCC gives their resolvers default visibility
+ * whatever -fvisibility says, unless the declaration says hidden. */
+#define OQ_REF_HIDDEN __attribute__((visibility("hidden")))
+
 /* Threads for one reference call: `requested` (0 = every core this process may
  * run on), at most `tasks`, and 1 inside an OpenMP parallel region (the
  * caller's own threads already fill the cores). Never less than 1. */
@@ -93,12 +97,12 @@ void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, dou
 /* Scores of `rows` (1..OQ_REF_ROWS) query rows q[r*ldq ..] against packed
  * keys kp (D columns): s[r*lds + j] = sum_{d < D} q[r*ldq + d] * k[j][d] for
  * j < round_up(ns, 16) (keys past T give 0). */
-void oq_ref_scores(const double *q, int64_t ldq, int rows, const double *kp, int64_t D,
-                   int64_t ns, double *s, int64_t lds);
+OQ_REF_HIDDEN void oq_ref_scores(const double *q, int64_t ldq, int rows, const double *kp,
+                                 int64_t D, int64_t ns, double *s, int64_t lds);
 /* Softmax numerator over s[0..end) in place: s[j] = exp(s[j] - max). Returns
  * the sum of the weights (in a fixed order): 0 when every key is masked
  * (s zeroed), NaN when a score is NaN. exp is accurate to about 1 ulp. */
-double oq_ref_softmax_exp(double *s, int64_t end);
+OQ_REF_HIDDEN double oq_ref_softmax_exp(double *s, int64_t end);
 
 /* A block of query rows of one head, for oq_ref_attend. */
 typedef struct oq_ref_block {
@@ -120,7 +124,7 @@ typedef struct oq_ref_block {
 /* out[r*round_up(Dv, 16) + d] = sum_j softmax(s_r)[j] * v[j][d] for d < Dv:
  * a row with every key masked gives zeros, a NaN score NaN. out has rows *
  * round_up(Dv, 16) doubles (the columns past Dv are scratch). */
-void oq_ref_attend(const oq_ref_block *b, double *scratch, double *out);
+OQ_REF_HIDDEN void oq_ref_attend(const oq_ref_block *b, double *scratch, double *out);
 
 /* ---- matrix products -----------------------------------------------------
  * y = x @ w + bias with w [K, M] packed once into panels of OQ_REF_PANEL

@@ -14,7 +14,6 @@
 #include <cmocka.h>
 #include <omp.h>
 
-#include "ortqual/encoder_ref.h"
 #include "ortqual/reference.h"
 #include "reference/reference-impl.h"
 
@@ -62,9 +61,9 @@ static void attention_identical(const oq_ref_attention_attrs *a, const oq_ref_at
         assert_same_bits(one.present_value, many.present_value, "present_value", thread_counts[k]);
         assert_same_bits(one.qk_matmul_output, many.qk_matmul_output, "qk_matmul_output",
                          thread_counts[k]);
-        oq_ref_attention_outputs_free(&many);
+        oq_ref_attention_outputs_clear(&many);
     }
-    oq_ref_attention_outputs_free(&one);
+    oq_ref_attention_outputs_clear(&one);
 }
 
 /* 4-D, GQA (4 query heads on 2 kv heads), a past, causal, softcap, a bool mask
@@ -82,7 +81,7 @@ static void test_attention_threads_masks_gqa_softcap_causal(void **state)
     for (int64_t i = 0; i < oq_tensor_numel(m); i++) md[i] = uniform() > -0.6; /* 80% attend */
     for (int64_t j = 0; j < 300; j++) md[3 * 300 + j] = 0; /* query 3 of event 0 sees nothing */
     oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_init(&a);
+    oq_ref_attention_attrs_default(&a);
     a.is_causal = 1;
     a.softcap = 2.5;
     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v, .attn_mask = m, .past_key = pk,
@@ -108,7 +107,7 @@ static void test_attention_threads_3d_seqlen(void **state)
     const int64_t lens[3] = {600, 300, 40};
     memcpy(n->data, lens, sizeof lens);
     oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_init(&a);
+    oq_ref_attention_attrs_default(&a);
     a.q_num_heads = a.kv_num_heads = 3;
     a.is_causal = 1;
     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v, .attn_mask = m, .nonpad_kv_seqlen = n};
@@ -163,7 +162,7 @@ static void test_attention_long_rows_match_two_pass(void **state)
     md[12 * T + 400] = 800; /* one past float64's exp range, */
     md[11 * T + 600] = 20;  /* and one it may stand for */
     oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_init(&a);
+    oq_ref_attention_attrs_default(&a);
     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v, .attn_mask = m};
     oq_ref_attention_outputs out = {0};
     assert_int_equal(oq_ref_attention(&a, &in, 0, &out, NULL), OQ_OK);
@@ -183,7 +182,7 @@ static void test_attention_long_rows_match_two_pass(void **state)
                 }
             }
         }
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     oq_tensor *ts[] = {q, k, v, m};
     for (int i = 0; i < 4; i++) oq_tensor_free(ts[i]);
 }
@@ -259,7 +258,7 @@ static void test_thread_rules(void **state)
     const int64_t s[4] = {1, 1, 2, 4};
     oq_tensor *t = rand_t(OQ_DTYPE_FLOAT32, 4, s, 1);
     oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_init(&a);
+    oq_ref_attention_attrs_default(&a);
     oq_ref_attention_outputs out = {0};
     assert_int_equal(oq_ref_attention(&a, &(oq_ref_attention_inputs){.q = t, .k = t, .v = t}, -2,
                                       &out, &err),
