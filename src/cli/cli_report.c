@@ -29,20 +29,23 @@ static void print_advice(const oq_dispatch_result *d)
 static void config_row(const oq_config_result *c)
 {
     double worst = -1, first = 0, median = 0;
+    int repeated = 0; /* a batch had timed calls after the first (the reference has not by default) */
     const char *worst_out = "-";
     for (size_t i = 0; i < c->n_batches; i++) {
         const oq_batch_result *b = &c->batches[i];
         first += b->timed ? b->first_call_s : 0;
+        repeated |= b->timed && !isnan(b->median_s);
         median += b->timed && !isnan(b->median_s) ? b->median_s : 0;
         for (size_t j = 0; j < b->n_outputs; j++) {
             double m = isfinite(b->outputs[j].max_abs) ? b->outputs[j].max_abs : 0; /* as summary.json */
             if (m > worst) worst = m, worst_out = b->outputs[j].name;
         }
     }
-    char err_s[32] = "-";
+    char err_s[32] = "-", median_s[32] = "-";
     if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
-    printf("%-34s %-8s %7zu %-10s %10s %10.4f %10.4f\n", c->config.name, oq_verdict_name(c->status), c->n_batches,
-           worst_out, err_s, first, median);
+    if (repeated) snprintf(median_s, sizeof median_s, "%.4f", median);
+    printf("%-34s %-8s %7zu %-10s %10s %10.4f %10s\n", c->config.name, oq_verdict_name(c->status), c->n_batches,
+           worst_out, err_s, first, median_s);
     if (c->ort_version) printf("    ONNX Runtime %s (%s)\n", c->ort_version, c->ort_library);
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)

@@ -152,6 +152,11 @@ oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads, oq_enc
     return OQ_OK;
 }
 
+int oq_encoder_ref_threads(const oq_encoder_ref *r)
+{
+    return oq_ref_threads(r->threads, INT64_MAX);
+}
+
 /* ---- the phases: each runs its tasks on the team and ends when all are done ---- */
 
 typedef struct gemm_job {
