@@ -88,7 +88,7 @@ static double bare_peak(const char *self, const char *model, const json_t *summa
 {
     char cmd[16384];
     const json_t *b0 = json_array_get(json_object_get(cfg, "batches"), 0);
-    long runs = 1 + (long)json_integer_value(json_object_get(b0, "repeat")) + (long)json_integer_value(json_object_get(b0, "warmup"));
+    long runs = (long)json_integer_value(json_object_get(b0, "calls"));
     size_t used = (size_t)snprintf(cmd, sizeof cmd, "'%s' --bare %ld '%s'", self, runs, model), i;
     json_t *b;
     json_array_foreach(json_object_get(summary, "batches"), i, b)

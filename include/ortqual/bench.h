@@ -117,7 +117,8 @@ typedef struct oq_bench_opts {
     unsigned modes;              /* OQ_BENCH_MASKED | OQ_BENCH_UNMASKED */
     unsigned shapes;             /* OQ_BENCH_DYNAMIC | OQ_BENCH_STATIC */
     int32_t heads, kv_heads, head_dim;
-    int threads;                 /* ORT intra-op threads; 0 = ORT default */
+    int threads;                 /* ORT intra-op threads and the reference's threads; 0 = ORT
+                                    default, the reference on every core */
     oq_graph_opt graph_opt;      /* as oq_session_opts */
     size_t warmup;               /* untimed runs after the first run */
     size_t iters;                /* timed runs, >= 1 */

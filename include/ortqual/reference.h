@@ -8,7 +8,7 @@
  *     oq_ref_attention_attrs_default(&attrs);            (ONNX defaults)
  *     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v};
  *     oq_ref_attention_outputs out = {0};
- *     if (oq_ref_attention(&attrs, &in, &out, &err) != OQ_OK) ...
+ *     if (oq_ref_attention(&attrs, &in, 0, &out, &err) != OQ_OK) ...   (0: every core)
  *     ... use out.y ...
  *     oq_ref_attention_outputs_clear(&out);
  *
@@ -36,6 +36,13 @@
  *     probabilities in mode 3), as the current ONNX spec says; ONNX v1.22's
  *     Python reference gives NaN there.
  *   - softmax_precision is accepted and ignored: the softmax is always float64.
+ *
+ * Threads: the work is cut into blocks of query rows of one (batch, head),
+ * fixed by the shapes; threads share the blocks. Each output element is computed
+ * in one fixed order whatever the thread count, so results are bit-identical
+ * for 1 thread and for N. Called from inside an OpenMP parallel region, the
+ * reference runs on the calling thread alone; callers that run their own
+ * threads should pass each call its share of the cores.
  */
 #ifndef ORTQUAL_REFERENCE_H
 #define ORTQUAL_REFERENCE_H
@@ -93,11 +100,14 @@ typedef struct oq_ref_attention_outputs {
 /* Free the output tensors and set them to NULL (the want_* flags are kept). */
 OQ_API void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out);
 
-/* Run Attention. Errors: OQ_ERR_INVALID_ARG (NULL q/k/v, bad attribute value),
- * OQ_ERR_SHAPE (ranks, dims, head counts or the mask do not fit together; the
- * message names the tensor and the axis), OQ_ERR_UNSUPPORTED (a dtype outside
- * the ones above), OQ_ERR_NOMEM. Uses OpenMP threads (OMP_NUM_THREADS). */
-OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
+/* Run Attention on `threads` threads (0 = every core this process may run on;
+ * never more threads than blocks of work). Errors: OQ_ERR_INVALID_ARG (NULL
+ * q/k/v, bad attribute value, negative threads), OQ_ERR_SHAPE (ranks, dims,
+ * head counts or the mask do not fit together; the message names the tensor
+ * and the axis), OQ_ERR_UNSUPPORTED (a dtype outside the ones above),
+ * OQ_ERR_NOMEM. */
+OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs,
+                                  const oq_ref_attention_inputs *in, int threads,
                                   oq_ref_attention_outputs *out, oq_err *err);
 
 /* ---- the encoder -----------------------------------------------------------
@@ -111,16 +121,47 @@ OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_
  * ELU(x) = x > 0 ? x : expm1(x), every value and accumulation in double.
  * Padded output elements are exact zeros.
  *
+ *     oq_encoder_ref *ref;
+ *     oq_encoder_ref_create(w, 0, &ref, &err);         (0: every core)
  *     oq_tensor **out = calloc(w->cfg.n_outputs, sizeof *out);
- *     oq_encoder_ref_forward(w, features, mask, out, &err);
+ *     oq_encoder_ref_run(ref, features, mask, out, &err);
  *     ... out[i] is float64 [B, L, K_i], named after output head i ...
+ *     oq_encoder_ref_free(ref);
  *
- * features: [B, L, F], any float dtype; mask: [B, L], any dtype mask.h accepts,
+ * Threads: a batch's work is cut into tiles fixed by the shapes (row blocks of
+ * the matrix products, blocks of query rows per event and head); threads share
+ * the tiles, and each output element is computed in one fixed order, so the
+ * results are bit-identical for any thread count. Called from inside an OpenMP
+ * parallel region, a run uses the calling thread alone; callers that run their
+ * own threads should give each object its share of the cores.
+ */
+
+/* The reference for weights `w`, converted to float64 and packed once (the
+ * object keeps no pointer into w). threads: how many threads each run uses,
+ * 0 = every core this process may run on. Errors: OQ_ERR_INVALID_ARG
+ * (negative threads), OQ_ERR_NOMEM. Free with oq_encoder_ref_free. */
+typedef struct oq_encoder_ref oq_encoder_ref;
+OQ_API oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads,
+                                       oq_encoder_ref **out, oq_err *err);
+OQ_API void oq_encoder_ref_free(oq_encoder_ref *r);
+/* The most threads a run of `r` uses: its `threads`, or for 0 every core this
+ * process may run on now (a small batch, with fewer tiles, uses fewer; inside
+ * an OpenMP parallel region, 1). */
+OQ_API int oq_encoder_ref_threads(const oq_encoder_ref *r);
+
+/* features: [B, L, F], any float dtype; mask: [B, L], any dtype mask.h accepts,
  * checked against the mask contract (OQ_ERR_MASK names the event and position).
- * outputs: caller array of w->cfg.n_outputs pointers, each set to a new float64
+ * outputs: caller array of cfg.n_outputs pointers, each set to a new float64
  * tensor [B, L, K] (freed by the caller with oq_tensor_free); untouched on error.
  * Errors: OQ_ERR_SHAPE (ranks, F, or B/L of features vs mask), OQ_ERR_MASK,
- * OQ_ERR_NOMEM. */
+ * OQ_ERR_NOMEM. The object keeps its working memory from run to run (about
+ * (6 W + ffn_width + F) doubles per valid element of the largest batch so
+ * far): one run at a time per object; callers that run several at once use
+ * one object per thread. */
+OQ_API oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,
+                                    const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
+
+/* One run on every core: create, run, free. */
 OQ_API oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
                                         const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
 

@@ -95,7 +95,11 @@ typedef struct oq_validate_opts {
     const oq_config *configs;
     size_t n_required;        /* configs whose skip counts as a failure */
     const char *const *required;
-    int repeat, warmup;
+    int repeat, warmup;       /* per batch: the first call, `warmup` untimed, `repeat` timed */
+    int repeat_reference;     /* configs[0] too; else it runs once per batch (its outputs are
+                                 what the others need; that one call is its time) */
+    int threads;              /* the C reference's threads and ORT's intra-op threads of every
+                                 configuration; 0: the reference on every core, ORT's default */
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
@@ -173,7 +177,8 @@ typedef struct oq_batch_result {
     int64_t index;
     int timed;                    /* the first call ran: the timings below are set */
     double first_call_s;          /* the first call, apart from the repeated ones */
-    int repeat, warmup;
+    int repeat, warmup;           /* as planned (0 and 0: the reference's one call) */
+    int calls;                    /* calls of the model that ran for this batch, all counted */
     double median_s;              /* of the `repeat` timed calls; NAN when there were none */
     int compared;                 /* 0 for the reference: it has no outputs and no verdict */
     size_t n_outputs;
@@ -238,6 +243,8 @@ typedef struct oq_config_result {
     char *reason;                 /* one line: why it did not pass (NULL when it did) */
     int required;                 /* --require turned its skip into a failure */
     char *model_file;             /* the ONNX file it ran; NULL for the C reference */
+    int threads;                  /* the C reference: the most threads a call used; ORT: its
+                                     intra-op threads (0: ORT's default) */
     oq_worker_run worker;
     int reported;                 /* the worker wrote a result: what follows is set */
     size_t n_batches;

@@ -19,8 +19,9 @@ typedef struct oq_bench_group {
 } oq_bench_group;
 
 /* The float64 reference output for the group's inputs (ONNX Attention with
- * nonpad_kv_seqlen = lengths when masked). New tensor in *out. */
-oq_status oq_bench_reference(oq_bench_group *g, oq_tensor **out, oq_err *err);
+ * nonpad_kv_seqlen = lengths when masked) on `threads` threads (0: every core).
+ * New tensor in *out. */
+oq_status oq_bench_reference(oq_bench_group *g, int threads, oq_tensor **out, oq_err *err);
 /* Free the reference's cached inputs. */
 void oq_bench_reference_clear(oq_bench_group *g);
 

@@ -20,7 +20,7 @@ static oq_status ref_inputs(oq_bench_group *g, oq_err *err)
     return st;
 }
 
-oq_status oq_bench_reference(oq_bench_group *g, oq_tensor **out, oq_err *err)
+oq_status oq_bench_reference(oq_bench_group *g, int threads, oq_tensor **out, oq_err *err)
 {
     *out = NULL;
     oq_status st = ref_inputs(g, err);
@@ -30,7 +30,7 @@ oq_status oq_bench_reference(oq_bench_group *g, oq_tensor **out, oq_err *err)
     oq_ref_attention_inputs in = {.q = g->ref64[0], .k = g->ref64[1], .v = g->ref64[2],
                                   .nonpad_kv_seqlen = g->ref64[3]};
     oq_ref_attention_outputs o = {0};
-    if ((st = oq_ref_attention(&attrs, &in, &o, err))) return st;
+    if ((st = oq_ref_attention(&attrs, &in, threads, &o, err))) return st;
     *out = o.y;
     return OQ_OK;
 }

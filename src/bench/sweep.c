@@ -253,11 +253,11 @@ static oq_status finish_stats(oq_bench_row *row, oq_err *err)
 static size_t ref_iters(const oq_bench_opts *o) { return o->ref_iters ? o->ref_iters : o->iters; }
 
 /* Compute the group's reference output once (the accuracy baseline). */
-static oq_status group_reference(oq_bench_group *g, oq_err *err)
+static oq_status group_reference(const oq_bench_opts *o, oq_bench_group *g, oq_err *err)
 {
     if (g->ref_out) return OQ_OK;
     double t0 = oq_now_s();
-    oq_status st = oq_bench_reference(g, &g->ref_out, err);
+    oq_status st = oq_bench_reference(g, o->threads, &g->ref_out, err);
     g->ref_ms = 1e3 * (oq_now_s() - t0);
     return st;
 }
@@ -265,7 +265,7 @@ static oq_status group_reference(oq_bench_group *g, oq_err *err)
 static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row *row)
 {
     oq_err e = {0};
-    oq_status st = group_reference(g, &e);
+    oq_status st = group_reference(o, g, &e);
     if (st) {
         row_fail(row, st, &e);
         return;
@@ -280,7 +280,7 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     for (size_t i = 0; i < row->iters; i++) {
         oq_tensor *y = NULL;
         double a = oq_now_s();
-        st = oq_bench_reference(g, &y, &e);
+        st = oq_bench_reference(g, o->threads, &y, &e);
         double b = oq_now_s();
         oq_tensor_free(y);
         if (st) break;
@@ -538,7 +538,7 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
     /* The reference first, when wanted: every ORT row compares against it. */
     if (o->reference) {
         oq_err e = {0};
-        if (group_reference(g, &e) != OQ_OK) g->ref_out = NULL;
+        if (group_reference(o, g, &e) != OQ_OK) g->ref_out = NULL;
     }
     int first_pass = 1;
     for (int shp = 0; shp < 2; shp++) {

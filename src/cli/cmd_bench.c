@@ -1,7 +1,6 @@
 /* ortqual bench: attention scaling sweeps (latency, memory, accuracy) on ONNX Runtime. */
 #include <errno.h>
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,8 +291,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
                       "timed runs of the 'ref' variant (default: --iters); its\n"
                       "first run, the accuracy baseline, is its only warm-up"),
         OQ_OPT_NUMBER("threads", "N", &o->threads, 0, INT32_MAX,
-                      "ORT intra-op threads and OpenMP threads of the reference\n"
-                      "(default 0: ORT's and OpenMP's defaults)"),
+                      "ORT intra-op threads and threads of the float64 reference\n"
+                      "(default 0: ORT's default, the reference on every core)"),
         OQ_OPT_CALLBACK("graph-opt-level", "N", set_opt_level, o,
                         "-1 ORT default, 0 off, 1 basic, 2 extended, 99 all (default -1)"),
         OQ_OPT_CALLBACK("io-binding", "B", set_io, o,
@@ -333,7 +332,6 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    if (c->o.threads > 0) omp_set_num_threads(c->o.threads);
     progress p = {isatty(2), c->quiet};
     oq_bench_rows *rows = NULL;
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);

@@ -126,6 +126,8 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a replay that compared nothing (provider skipped) exits 0"),
         OQ_OPT_NUMBER("repeat", "N", &o->repeat, 0, 1000000, "timed calls per batch after the first call (5)"),
         OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, 1000000, "untimed calls before them (1)"),
+        OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
+                    "time the CPU reference run like the replayed one (default: once per batch)"),
         OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 0, 1000000, "per run, in seconds (300)"),
         OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu,
                     "fail when any compute node of the replayed GPU provider ran on CPU\n"

@@ -33,6 +33,8 @@ static const char foot[] =
 "\n"
 "examples:\n"
 "  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n"
+"  ortqual validate --width 128 --max-len 1024 --length-policy fixed --num-events 4 --batch-size 4 \\\n"
+"      --configs ref:encoder:fp64,cpu:attention24:fp32 --threads 2 --warmup 0\n"
 "  ortqual validate --length-policy balanced 10 64 --max-len 64 --configs ref:encoder:fp64,cpu:decomposed:fp32\n"
 "  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
@@ -377,7 +379,13 @@ static int run(struct args *a, int argc, char **argv)
                     "run; with no CUDA execution provider and device, exit 3 before anything\n"
                     "runs (what ORTQUAL_GPU=1 make run uses)"),
         OQ_OPT_NUMBER("repeat", "N", &o->repeat, 1, INT32_MAX, "timed calls per batch after the first call (5)"),
-        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 1, INT32_MAX, "untimed calls before them (1)"),
+        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT32_MAX, "untimed calls before them (1)"),
+        OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
+                    "time the reference (the first configuration) like the others; by\n"
+                    "default it runs once per batch: its outputs are what the others need"),
+        OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,
+                      "threads of the float64 reference, and ORT's intra-op threads of\n"
+                      "every configuration (0: the reference on every core, ORT's default)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable"),
         OQ_CLI_PADDING_OPT(o),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),

@@ -265,7 +265,7 @@ static oq_status run_reference(const Onnx__NodeProto *node, const io_set *in, io
             return oq_err_set(err, OQ_ERR_SHAPE, "Attention has at most 4 outputs, node has %d",
                               out->slot[i] + 1);
     }
-    oq_status st = oq_ref_attention(&a, &ri, &ro, err);
+    oq_status st = oq_ref_attention(&a, &ri, 0, &ro, err);
     if (st) return st;
     oq_tensor *by_slot[4] = {ro.y, ro.present_key, ro.present_value, ro.qk_matmul_output};
     for (size_t i = 0; i < out->n; i++) {

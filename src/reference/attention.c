@@ -1,23 +1,20 @@
 /* ONNX Attention (opsets 23 and 24) in float64: see include/ortqual/reference.h.
  *
- * Layout of the work: the inputs are converted once to float64 in a layout that
- * the inner loops read with unit stride (Q pre-scaled [B,Hq,Lq,D], K transposed
- * per kv head [B,Hkv,D,T], V [B,Hkv,T,Dv]); then every query row is computed
- * on its own with an O(T) scores buffer: scores, softcap, masks, softmax and
- * the weighted sum of V. Rows are spread over OpenMP threads in blocks. */
+ * Layout of the work: the inputs are converted once to float64 in layouts that
+ * the kernels read in order (K and V per kv head packed as reference-impl.h
+ * describes); then each block of OQ_REF_ROWS query rows of one (batch, head),
+ * converted and scaled, goes through oq_ref_attend: scores, softcap and
+ * masks one key chunk at a time, online softmax, weighted sum of V. When
+ * qk_matmul_output is wanted, it is computed from whole rows on the side. The
+ * blocks are the tasks that threads share; a block's result does not depend
+ * on which thread runs it. */
 #include "ortqual/reference.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
-
-#include "reference/attention-impl.h"
-
-/* Query rows per scheduling unit: large enough to amortize scheduling,
- * small enough to balance causal rows (whose cost grows with i). */
-#define ROW_BLOCK 16
+#include "reference/reference-impl.h"
 
 void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs)
 {
@@ -39,10 +36,14 @@ void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out)
 typedef struct attn_ctx {
     int64_t B, Hq, Hkv, Lq, Lkv, P, T, D, Dv, group;
     int three_d, mode, want_qk;
-    double softcap;
-    double *q;   /* [B,Hq,Lq,D], already multiplied by scale */
-    double *kt;  /* [B,Hkv,D,T] */
-    double *v;   /* [B,Hkv,T,Dv] */
+    double softcap, scale;
+    const oq_ref_attention_inputs *in;
+    int64_t kp_size, vp_size; /* doubles per kv head of kp and vp */
+    double *kp;  /* [B,Hkv] packed keys (oq_ref_pack_keys) */
+    double *vp;  /* [B,Hkv] packed values (oq_ref_pack_values) */
+    double *scratch;     /* per thread: kv rows while loading; then scores, outputs, qk rows */
+    int64_t per_thread;  /* doubles of scratch per thread */
+    int64_t ld, lda;     /* row strides of qk rows (0 when not wanted) and of outputs */
     int64_t *key_end;  /* [B] keys at or past key_end[b] are padding (nonpad_kv_seqlen or T) */
     int64_t *causal_off; /* [B] query i sees keys j <= i + causal_off[b] (when causal) */
     int causal;
@@ -238,46 +239,37 @@ static int64_t row_offset(int three_d, int64_t b, int64_t h, int64_t l, int64_t 
     return three_d ? ((b * L + l) * H + h) * D : ((b * H + h) * L + l) * D;
 }
 
-static oq_status load_inputs(attn_ctx *c, const oq_ref_attention_inputs *in, double scale)
+/* Row t of the kv head (b, h) of K (or V) as float64: from the past, else the new input. */
+static void load_kv_row(const attn_ctx *c, const oq_tensor *past, const oq_tensor *cur, int64_t hs,
+                        int64_t b, int64_t h, int64_t t, double *dst)
 {
-    size_t nq = (size_t)(c->B * c->Hq * c->Lq * c->D);
-    size_t nk = (size_t)(c->B * c->Hkv * c->T * c->D);
-    size_t nv = (size_t)(c->B * c->Hkv * c->T * c->Dv);
-    c->q = malloc((nq ? nq : 1) * sizeof(double));
-    c->kt = malloc((nk ? nk : 1) * sizeof(double));
-    c->v = malloc((nv ? nv : 1) * sizeof(double));
-    if (!c->q || !c->kt || !c->v) return OQ_ERR_NOMEM;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < c->B; b++)
-        for (int64_t h = 0; h < c->Hq; h++)
-            for (int64_t i = 0; i < c->Lq; i++) {
-                double *dst = c->q + ((b * c->Hq + h) * c->Lq + i) * c->D;
-                oq_ref_load_row(in->q, row_offset(c->three_d, b, h, i, c->Hq, c->Lq, c->D), c->D,
-                                dst);
-                for (int64_t d = 0; d < c->D; d++) dst[d] *= scale;
-            }
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < c->B; b++)
-        for (int64_t h = 0; h < c->Hkv; h++) {
-            double row[c->D > 0 ? c->D : 1];
-            double *kt = c->kt + (b * c->Hkv + h) * c->D * c->T;
-            double *v = c->v + (b * c->Hkv + h) * c->T * c->Dv;
-            for (int64_t t = 0; t < c->T; t++) {
-                if (t < c->P) {
-                    oq_ref_load_row(in->past_key, ((b * c->Hkv + h) * c->P + t) * c->D, c->D, row);
-                    oq_ref_load_row(in->past_value, ((b * c->Hkv + h) * c->P + t) * c->Dv, c->Dv,
-                                    v + t * c->Dv);
-                } else {
-                    int64_t l = t - c->P;
-                    oq_ref_load_row(in->k, row_offset(c->three_d, b, h, l, c->Hkv, c->Lkv, c->D),
-                                    c->D, row);
-                    oq_ref_load_row(in->v, row_offset(c->three_d, b, h, l, c->Hkv, c->Lkv, c->Dv),
-                                    c->Dv, v + t * c->Dv);
-                }
-                for (int64_t d = 0; d < c->D; d++) kt[d * c->T + t] = row[d];
-            }
-        }
-    return OQ_OK;
+    if (t < c->P)
+        oq_ref_load_row(past, ((b * c->Hkv + h) * c->P + t) * hs, hs, dst);
+    else
+        oq_ref_load_row(cur, row_offset(c->three_d, b, h, t - c->P, c->Hkv, c->Lkv, hs), hs, dst);
+}
+
+/* Query rows i0 .. i0+rows-1 of (b, h) as float64, multiplied by the scale, into q. */
+static void load_q(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double *q)
+{
+    for (int r = 0; r < rows; r++) {
+        double *dst = q + r * c->D;
+        oq_ref_load_row(c->in->q, row_offset(c->three_d, b, h, i0 + r, c->Hq, c->Lq, c->D), c->D, dst);
+        for (int64_t d = 0; d < c->D; d++) dst[d] *= c->scale;
+    }
+}
+
+/* Task (b, kv head): K and V, past first, packed; the thread's scratch holds the rows. */
+static void load_kv(void *ctx, int64_t bh, int thread)
+{
+    const attn_ctx *c = ctx;
+    const int64_t b = bh / c->Hkv, h = bh % c->Hkv;
+    double *r = c->scratch + thread * c->per_thread;
+    for (int64_t t = 0; t < c->T; t++) load_kv_row(c, c->in->past_key, c->in->k, c->D, b, h, t, r + t * c->D);
+    oq_ref_pack_keys(r, c->D, c->T, c->D, c->kp + bh * c->kp_size);
+    for (int64_t t = 0; t < c->T; t++)
+        load_kv_row(c, c->in->past_value, c->in->v, c->Dv, b, h, t, r + t * c->Dv);
+    oq_ref_pack_values(r, c->Dv, c->T, c->Dv, c->vp + bh * c->vp_size);
 }
 
 /* present = concat(past, new) along the sequence axis, bytes copied as they are. */
@@ -307,8 +299,7 @@ static void store_qk(const attn_ctx *c, int64_t b, int64_t h, int64_t i, const d
     oq_ref_store_row(c->qk, ((b * c->Hq + h) * c->Lq + i) * c->T, c->T, row);
 }
 
-/* Rows computed together by the kernels (each K and V load feeds this many rows). */
-#define ROWS 4
+#define ROWS OQ_REF_ROWS
 
 /* Keys at or after the returned index are masked for query row i by padding
  * or causality whatever the mask says. */
@@ -319,90 +310,105 @@ static int64_t key_end(const attn_ctx *c, int64_t b, int64_t i)
     return end < 0 ? 0 : end;
 }
 
-/* Softcap, masks and the optional qk output of one row of scores s[0..ns). */
-static void bias_row(const attn_ctx *c, int64_t b, int64_t h, int64_t i, int64_t ns, int64_t end,
-                     double *s)
+/* A block of query rows of one (batch, head), as the bias callback sees it. */
+typedef struct block_ctx {
+    const attn_ctx *c;
+    int64_t b, h, i0;
+} block_ctx;
+
+/* Softcap, then the attention mask, on the scores of keys j0 .. j1-1 of row i0 + r. */
+static void bias_chunk(const void *ctx, int r, int64_t j0, int64_t j1, double *s)
 {
-    if (c->want_qk && c->mode == 0) store_qk(c, b, h, i, s);
+    const block_ctx *x = ctx;
+    const attn_ctx *c = x->c;
     if (c->softcap > 0)
-        for (int64_t j = 0; j < ns; j++) s[j] = c->softcap * tanh(s[j] / c->softcap);
-    if (c->want_qk && c->mode == 1) store_qk(c, b, h, i, s);
-    if (c->mask.t) oq_ref_mask_add(&c->mask, b, h, i, end, s);
-    if (c->want_qk && c->mode == 2) {
-        for (int64_t j = end; j < c->T; j++) s[j] = -INFINITY;
-        store_qk(c, b, h, i, s);
+        for (int64_t j = 0; j < j1 - j0; j++) s[j] = c->softcap * tanh(s[j] / c->softcap);
+    if (c->mask.t) oq_ref_mask_add(&c->mask, x->b, x->h, x->i0 + r, j0, j1, s);
+}
+
+/* Y of query rows i0 .. i0+rows-1 of (b, h) (q: those rows, scaled); scratch:
+ * OQ_REF_ATTEND_SCRATCH doubles, out: rows * round_up(Dv, 16). */
+static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows,
+                        const double *q, double *scratch, double *out)
+{
+    const int64_t kvh = h / c->group, lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
+    const block_ctx x = {c, b, h, i0};
+    oq_ref_block blk = {
+        .q = q, .ldq = c->D, .rows = rows,
+        .kp = c->kp + (b * c->Hkv + kvh) * c->kp_size, .vp = c->vp + (b * c->Hkv + kvh) * c->vp_size,
+        .D = c->D, .T = c->T, .Dv = c->Dv,
+        .bias = c->softcap > 0 || c->mask.t ? bias_chunk : NULL, .ctx = &x};
+    for (int r = 0; r < rows; r++) blk.end[r] = key_end(c, b, i0 + r);
+    oq_ref_attend(&blk, scratch, out);
+    for (int r = 0; r < rows; r++) {
+        const int64_t i = i0 + r;
+        const int64_t yoff = c->three_d ? ((b * c->Lq + i) * c->Hq + h) * c->Dv
+                                        : ((b * c->Hq + h) * c->Lq + i) * c->Dv;
+        oq_ref_store_row(c->y, yoff, c->Dv, out + r * lda);
     }
 }
 
-/* Query rows i0 .. i0+rows-1 of (b, h): y (and qk_matmul_output rows when asked).
- * s holds `rows` score rows of stride ld >= T; acc holds rows * Dv values. */
-static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double *s,
-                        int64_t ld, double *acc)
+/* qk_matmul_output rows i0 .. i0+rows-1 of (b, h), from whole rows of scores
+ * (s: rows of stride ld >= round_up(T, 16)): the scaled scores (mode 0), after
+ * softcap (1), after every mask, masked = -inf (2), the softmax (3). */
+static void qk_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, const double *q,
+                    double *s, int64_t ld)
 {
-    const int64_t T = c->T, D = c->D, Dv = c->Dv, kvh = h / c->group;
-    const double *q = c->q + ((b * c->Hq + h) * c->Lq + i0) * D;
-    const double *kt = c->kt + (b * c->Hkv + kvh) * D * T;
-    const double *v = c->v + (b * c->Hkv + kvh) * T * Dv;
-    int64_t end[ROWS], max_end = 0;
-    for (int r = 0; r < rows; r++) {
-        end[r] = key_end(c, b, i0 + r);
-        if (end[r] > max_end) max_end = end[r];
-    }
-    /* Scores past a row's end are only needed when they are output. */
-    const int64_t ns = c->want_qk ? T : max_end;
-    oq_ref_scores(q, rows, kt, T, D, ns, s, ld);
-    double inv[ROWS];
+    const int64_t T = c->T, kvh = h / c->group;
+    oq_ref_scores(q, c->D, rows, c->kp + (b * c->Hkv + kvh) * c->kp_size, c->D, T, s, ld);
     for (int r = 0; r < rows; r++) {
         double *sr = s + r * ld;
-        bias_row(c, b, h, i0 + r, ns, end[r], sr);
-        const double sum = oq_ref_softmax_exp(sr, end[r]);
-        /* A row with every key masked has no distribution: it is defined as zeros. */
-        inv[r] = isnan(sum) ? NAN : sum > 0 ? 1.0 / sum : 0.0;
-        for (int64_t j = end[r]; j < max_end; j++) sr[j] = 0.0;
-    }
-    oq_ref_weighted(s, ld, rows, max_end, v, Dv, acc);
-    for (int r = 0; r < rows; r++) {
-        const int64_t i = i0 + r;
-        double *yr = acc + r * Dv;
-        for (int64_t d = 0; d < Dv; d++) yr[d] *= inv[r];
-        int64_t yoff = c->three_d ? ((b * c->Lq + i) * c->Hq + h) * Dv
-                                  : ((b * c->Hq + h) * c->Lq + i) * Dv;
-        oq_ref_store_row(c->y, yoff, Dv, yr);
-        if (c->want_qk && c->mode == 3) {
-            double *sr = s + r * ld;
-            for (int64_t j = 0; j < end[r]; j++) sr[j] *= inv[r];
-            for (int64_t j = end[r]; j < T; j++) sr[j] = 0.0;
+        const int64_t i = i0 + r, end = key_end(c, b, i);
+        if (c->mode == 0) store_qk(c, b, h, i, sr);
+        if (c->softcap > 0)
+            for (int64_t j = 0; j < T; j++) sr[j] = c->softcap * tanh(sr[j] / c->softcap);
+        if (c->mode == 1) store_qk(c, b, h, i, sr);
+        if (c->mask.t) oq_ref_mask_add(&c->mask, b, h, i, 0, end, sr);
+        for (int64_t j = end; j < T; j++) sr[j] = -INFINITY;
+        if (c->mode == 2) store_qk(c, b, h, i, sr);
+        if (c->mode == 3) {
+            const double sum = oq_ref_softmax_exp(sr, end);
+            const double inv = isnan(sum) ? NAN : sum > 0 ? 1.0 / sum : 0.0;
+            for (int64_t j = 0; j < end; j++) sr[j] *= inv;
+            for (int64_t j = end; j < T; j++) sr[j] = 0.0;
             store_qk(c, b, h, i, sr);
         }
     }
 }
 
-static oq_status run_rows(attn_ctx *c, oq_err *err)
+/* Task: one block of ROWS query rows of one (batch, head). */
+static void row_block(void *ctx, int64_t blk, int thread)
 {
-    const int64_t blocks_per_head = (c->Lq + ROW_BLOCK - 1) / ROW_BLOCK;
-    const int64_t blocks = c->B * c->Hq * blocks_per_head;
-    int nthreads = omp_get_max_threads();
-    if (nthreads < 1) nthreads = 1;
-    const int64_t ld = c->T + 8;
-    const size_t per_thread = (size_t)(ROWS * ld + ROWS * c->Dv + 8);
-    double *scratch = malloc((size_t)nthreads * per_thread * sizeof(double));
-    if (!scratch) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for Attention scratch");
-#pragma omp parallel num_threads(nthreads)
-    {
-        double *s = scratch + (size_t)omp_get_thread_num() * per_thread;
-        double *acc = s + ROWS * ld;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t blk = 0; blk < blocks; blk++) {
-            const int64_t bh = blk / blocks_per_head;
-            const int64_t i0 = (blk % blocks_per_head) * ROW_BLOCK;
-            const int64_t i1 = i0 + ROW_BLOCK < c->Lq ? i0 + ROW_BLOCK : c->Lq;
-            for (int64_t i = i0; i < i1; i += ROWS) {
-                const int rows = (int)(i1 - i < ROWS ? i1 - i : ROWS);
-                attend_rows(c, bh / c->Hq, bh % c->Hq, i, rows, s, ld, acc);
-            }
-        }
-    }
-    free(scratch);
+    const attn_ctx *c = ctx;
+    const int64_t per_head = (c->Lq + ROWS - 1) / ROWS, bh = blk / per_head;
+    const int64_t b = bh / c->Hq, h = bh % c->Hq, i = blk % per_head * ROWS;
+    const int rows = (int)(c->Lq - i < ROWS ? c->Lq - i : ROWS);
+    double *s = c->scratch + thread * c->per_thread, *out = s + OQ_REF_ATTEND_SCRATCH;
+    double *q = out + ROWS * c->lda, *qk = q + ROWS * c->D;
+    load_q(c, b, h, i, rows, q);
+    attend_rows(c, b, h, i, rows, q, s, out);
+    if (c->want_qk) qk_rows(c, b, h, i, rows, q, qk, c->ld);
+}
+
+/* Convert and pack the inputs, then every block of query rows, on the team. */
+static oq_status compute(attn_ctx *c, oq_ref_team *team, oq_err *err)
+{
+    const int n = oq_ref_team_size(team);
+    /* The 8 spare doubles keep the rows of a block off the same cache sets. */
+    c->ld = c->want_qk ? oq_ref_round_up(c->T, OQ_REF_KEYS) + 8 : 0;
+    c->lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
+    const int64_t kv_rows = c->T * (c->D > c->Dv ? c->D : c->Dv);
+    const int64_t rows = OQ_REF_ATTEND_SCRATCH + ROWS * (c->lda + c->D + c->ld);
+    c->per_thread = kv_rows > rows ? kv_rows : rows;
+    c->kp_size = oq_ref_round_up(c->T, OQ_REF_KEYS) * c->D;
+    c->vp_size = c->T * oq_ref_round_up(c->Dv, OQ_REF_COLS);
+    c->kp = oq_ref_alloc(c->B * c->Hkv * c->kp_size);
+    c->vp = oq_ref_alloc(c->B * c->Hkv * c->vp_size);
+    c->scratch = oq_ref_alloc(n * c->per_thread);
+    if (!c->kp || !c->vp || !c->scratch)
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory converting Attention inputs to float64");
+    oq_ref_team_run(team, c->B * c->Hkv, load_kv, c);
+    oq_ref_team_run(team, c->B * c->Hq * ((c->Lq + ROWS - 1) / ROWS), row_block, c);
     return OQ_OK;
 }
 
@@ -436,22 +442,23 @@ static oq_status make_outputs(attn_ctx *c, const oq_ref_attention_inputs *in,
 
 static void ctx_clear(attn_ctx *c)
 {
-    free(c->q);
-    free(c->kt);
-    free(c->v);
+    free(c->kp);
+    free(c->vp);
+    free(c->scratch);
     free(c->key_end);
     free(c->causal_off);
 }
 
 oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
-                           oq_ref_attention_outputs *out, oq_err *err)
+                           int threads, oq_ref_attention_outputs *out, oq_err *err)
 {
     if (!attrs || !in || !out || !in->q || !in->k || !in->v)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "Attention needs attrs, outputs and Q, K, V");
     out->y = out->present_key = out->present_value = out->qk_matmul_output = NULL;
-    attn_ctx c = {0};
+    attn_ctx c = {.in = in};
     oq_status st;
-    if ((st = check_attrs(attrs, err)) || (st = resolve_qkv(&c, attrs, in, err)) ||
+    if ((st = oq_ref_threads_check(threads, "Attention reference", err)) ||
+        (st = check_attrs(attrs, err)) || (st = resolve_qkv(&c, attrs, in, err)) ||
         (st = resolve_past(&c, in, err)))
         return st;
     c.T = c.P + c.Lkv;
@@ -462,13 +469,13 @@ oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_att
     c.mode = attrs->qk_matmul_output_mode;
     c.want_qk = out->want_qk_matmul_output;
     c.softcap = attrs->softcap;
-    double scale = isnan(attrs->scale) ? 1.0 / sqrt((double)c.D) : attrs->scale;
+    c.scale = isnan(attrs->scale) ? 1.0 / sqrt((double)c.D) : attrs->scale;
     if ((st = make_outputs(&c, in, out, err))) goto done;
-    if (load_inputs(&c, in, scale)) {
-        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory converting Attention inputs to float64");
-        goto done;
-    }
-    st = run_rows(&c, err);
+    oq_ref_team *team;
+    const int64_t blocks = c.B * c.Hq * ((c.Lq + ROWS - 1) / ROWS);
+    if ((st = oq_ref_team_create(oq_ref_threads(threads, blocks), &team, err))) goto done;
+    st = compute(&c, team, err);
+    oq_ref_team_free(team);
 done:
     ctx_clear(&c);
     if (st) oq_ref_attention_outputs_clear(out);

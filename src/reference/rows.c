@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "reference/attention-impl.h"
+#include "reference/reference-impl.h"
 
 void oq_ref_load_row(const oq_tensor *t, int64_t off, int64_t n, double *dst)
 {
@@ -119,11 +119,11 @@ oq_status oq_ref_mask_init(oq_ref_mask *m, const oq_tensor *mask, const int64_t 
     return OQ_OK;
 }
 
-void oq_ref_mask_add(const oq_ref_mask *m, int64_t b, int64_t h, int64_t i, int64_t end,
-                     double *s)
+void oq_ref_mask_add(const oq_ref_mask *m, int64_t b, int64_t h, int64_t i, int64_t j0,
+                     int64_t j1, double *s)
 {
-    const int64_t off = b * m->stride[0] + h * m->stride[1] + i * m->stride[2];
-    const int64_t n = m->len < end ? m->len : end;
+    const int64_t off = b * m->stride[0] + h * m->stride[1] + i * m->stride[2] + j0;
+    const int64_t n = (m->len < j1 ? m->len : j1) - j0;
     switch (m->t->dtype) {
     case OQ_DTYPE_BOOL: {
         const uint8_t *p = (const uint8_t *)m->t->data + off;
@@ -145,5 +145,5 @@ void oq_ref_mask_add(const oq_ref_mask *m, int64_t b, int64_t h, int64_t i, int6
         for (int64_t j = 0; j < n; j++) s[j] += oq_tensor_get_f64(m->t, off + j);
         break;
     }
-    for (int64_t j = n; j < end; j++) s[j] = -INFINITY;
+    for (int64_t j = n > 0 ? n : 0; j < j1 - j0; j++) s[j] = -INFINITY;
 }

@@ -126,6 +126,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     set_str(j, "tolerances", p->tolerances);
     if (p->progress) json_object_set_new(j, "progress", json_true());
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
+    json_object_set_new(j, "threads", json_integer(p->threads));
     return j;
 }
 
@@ -169,6 +170,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     ok = ok && plan_batches_back(json_object_get(j, "batches"), p);
     p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));
     p->warmup = (int)json_integer_value(json_object_get(j, "warmup"));
+    p->threads = (int)json_integer_value(json_object_get(j, "threads"));
     p->tolerances = dup_of(j, "tolerances", &ok);
     p->padded_length = json_integer_value(json_object_get(j, "padded_length"));
     int form = str_of(j, "mask_form") ? oq_mask_form_parse(str_of(j, "mask_form")) : OQ_MASK_AUTO;
@@ -212,6 +214,7 @@ static json_t *batch_json(const oq_batch_result *b)
         json_object_set_new(jb, "first_call_s", json_real(b->first_call_s));
         json_object_set_new(jb, "repeat", json_integer(b->repeat));
         json_object_set_new(jb, "warmup", json_integer(b->warmup));
+        json_object_set_new(jb, "calls", json_integer(b->calls));
         json_object_set_new(jb, "median_s", num_or_null(b->median_s));
     }
     if (!b->compared) return jb;
@@ -235,6 +238,7 @@ static int batch_back(const json_t *jb, oq_batch_result *b)
     b->first_call_s = json_number_value(json_object_get(jb, "first_call_s"));
     b->repeat = (int)json_integer_value(json_object_get(jb, "repeat"));
     b->warmup = (int)json_integer_value(json_object_get(jb, "warmup"));
+    b->calls = (int)json_integer_value(json_object_get(jb, "calls"));
     b->median_s = num_back(json_object_get(jb, "median_s"));
     const json_t *outs = json_object_get(jb, "outputs");
     b->compared = outs != NULL;
@@ -478,6 +482,7 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     if (r->worker.ran) json_object_set_new(j, "worker", worker_json(&r->worker));
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
+        json_object_set_new(j, "threads", json_integer(r->threads));
         json_t *batches = json_array();
         for (size_t i = 0; i < r->n_batches; i++) json_array_append_new(batches, batch_json(&r->batches[i]));
         json_object_set_new(j, "batches", batches);
@@ -526,6 +531,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     r->model_file = dup_of(j, "model_file", &ok);
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
     r->reported = json_object_get(j, "batches") != NULL;
+    r->threads = (int)json_integer_value(json_object_get(j, "threads"));
     ok = ok && batches_back(json_object_get(j, "batches"), r);
     const json_t *ort = json_object_get(j, "onnxruntime");
     r->ort_version = dup_of(ort, "version", &ok);

@@ -1,4 +1,7 @@
-/* The C references behind ref:encoder:fp64 and ref:sdpa:fp64, as models the worker can run. */
+/* The C references behind ref:encoder:fp64 and ref:sdpa:fp64, as models the worker can run: one
+ * reference object per worker (weights converted and packed once, working memory kept between
+ * batches). */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,14 +12,22 @@
 
 struct oq_ref_model {
     oq_repr repr;
-    oq_encoder_weights *weights; /* ref:encoder */
+    oq_encoder_ref *encoder;     /* ref:encoder */
+    size_t n_outputs;
     int32_t heads, kv_heads;     /* ref:sdpa (3-D inputs need them) */
+    int threads;                 /* ref:sdpa: threads per run, 0 = every core */
 };
 
 static oq_status open_encoder(oq_ref_model *m, const oq_validate_plan *plan, oq_err *err)
 {
     if (!plan->weights) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
-    return oq_encoder_weights_load(plan->weights, plan->heads, &m->weights, err);
+    oq_encoder_weights *w;
+    oq_status st = oq_encoder_weights_load(plan->weights, plan->heads, &w, err);
+    if (st) return st;
+    m->n_outputs = (size_t)w->cfg.n_outputs;
+    st = oq_encoder_ref_create(w, plan->threads, &m->encoder, err); /* keeps no pointer into w */
+    oq_encoder_weights_free(w);
+    return st;
 }
 
 oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq_err *err)
@@ -26,6 +37,7 @@ oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq
     m->repr = plan->config.repr;
     m->heads = plan->heads;
     m->kv_heads = plan->kv_heads;
+    m->threads = plan->threads;
     oq_status st = m->repr == OQ_REPR_ENCODER ? open_encoder(m, plan, err)
                    : m->repr == OQ_REPR_SDPA  ? OQ_OK
                                               : oq_err_set(err, OQ_ERR_UNSUPPORTED, "no C reference for representation '%s'",
@@ -77,7 +89,7 @@ static oq_status run_sdpa(const oq_ref_model *m, oq_tensor *const *inputs, size_
     }
     oq_ref_attention_inputs ri = {.q = qkv[0], .k = qkv[1], .v = qkv[2], .nonpad_kv_seqlen = seqlen};
     oq_ref_attention_outputs ro = {0};
-    if (!st) st = oq_ref_attention(&attrs, &ri, &ro, err);
+    if (!st) st = oq_ref_attention(&attrs, &ri, m->threads, &ro, err);
     if (!st) st = oq_tensor_set_name(ro.y, "output", err);
     if (!st) zero_padded_queries(ro.y, seqlen->data);
     if (!st) *y = ro.y;
@@ -85,6 +97,14 @@ static oq_status run_sdpa(const oq_ref_model *m, oq_tensor *const *inputs, size_
     for (int i = 0; i < 3; i++) oq_tensor_free(qkv[i]);
     oq_tensor_free(seqlen);
     return st;
+}
+
+int oq_ref_model_threads(const oq_ref_model *m)
+{
+    if (m->encoder) return oq_encoder_ref_threads(m->encoder);
+    if (m->threads) return m->threads;
+    cpu_set_t set; /* 0: every core this process may run on */
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
@@ -105,22 +125,21 @@ oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_i
     const oq_tensor *mask = oq_tensors_find((const oq_tensor *const *)inputs, n_inputs, "mask");
     if (!features || !mask)
         return oq_err_set(err, OQ_ERR_SHAPE, "ref:encoder needs inputs 'features' and 'mask'");
-    size_t n = (size_t)m->weights->cfg.n_outputs;
-    oq_tensor **out = calloc(n, sizeof *out);
+    oq_tensor **out = calloc(m->n_outputs, sizeof *out);
     if (!out) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_status st = oq_encoder_ref_forward(m->weights, features, mask, out, err);
+    oq_status st = oq_encoder_ref_run(m->encoder, features, mask, out, err);
     if (st) {
         free(out);
         return st;
     }
     *outputs = out;
-    *n_outputs = n;
+    *n_outputs = m->n_outputs;
     return OQ_OK;
 }
 
 void oq_ref_model_free(oq_ref_model *m)
 {
     if (!m) return;
-    oq_encoder_weights_free(m->weights);
+    oq_encoder_ref_free(m->encoder);
     free(m);
 }

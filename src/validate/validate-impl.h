@@ -37,7 +37,8 @@ typedef struct oq_validate_plan {
     int padding;                     /* OQ_PADDING_* for masked outputs */
     size_t n_batches;
     oq_plan_batch *batches;
-    int repeat, warmup;
+    int repeat, warmup;              /* 0 and 0: one call per batch (the reference) */
+    int threads;                     /* the C reference's threads, ORT's intra-op threads */
     char *tolerances;                /* "out:rtol=..,atol=..;..." or NULL */
     int64_t padded_length;           /* the longest batch's L (for dispatch advice) */
     oq_mask_form mask_form;          /* how the exported attention excludes padded keys, as
@@ -104,7 +105,10 @@ void oq_config_file_tag(const char *name, char *buf, size_t n);
 /* ---- the C reference as a model (refmodel.c) --------------------------------------- */
 
 typedef struct oq_ref_model oq_ref_model;
+/* Creates the reference once for the worker, on plan->threads threads. */
 oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq_err *err);
+/* The most threads one of its runs uses. */
+int oq_ref_model_threads(const oq_ref_model *m);
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);

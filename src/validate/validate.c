@@ -135,8 +135,11 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     memset(p, 0, sizeof *p);
     p->config = *cfg;
     p->is_reference = is_ref;
-    p->repeat = o->repeat;
-    p->warmup = o->warmup;
+    /* the reference's outputs are what is needed: one call per batch, unless asked to time it */
+    int once = is_ref && !o->repeat_reference;
+    p->repeat = once ? 0 : o->repeat;
+    p->warmup = once ? 0 : o->warmup;
+    p->threads = o->threads;
     p->padding = padding_rule(o);
     oq_status st = OQ_OK;
     const oq_model_info *mi = c->sig.mi;

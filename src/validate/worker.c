@@ -24,6 +24,7 @@ typedef struct worker {
     oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     char workdir[2048];
     int all_passed;
+    int64_t calls; /* of the model or the reference, all counted */
     /* where the worker's time went, for bench/validate_cost */
     double t_session, t_run, t_compare, t_io;
     uint64_t rss_after_session; /* bytes: the session as created */
@@ -84,13 +85,16 @@ static oq_status run_once(worker *w, oq_tensor *const *in, size_t n_in, oq_tenso
     oq_status st = w->ref ? oq_ref_model_run(w->ref, in, n_in, out, n_out, err)
                        : oq_session_run(w->sess, n_in, in, n_out, out, err);
     *secs = oq_now_s() - t0;
+    w->calls++;
     return st;
 }
 
-/* First call, warm-up, then `repeat` timed calls; keeps the first call's outputs. */
+/* First call, warm-up, then `repeat` timed calls; keeps the first call's outputs. The
+ * reference's plan has neither: its one call is what it costs. */
 static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_tensor ***out,
                             size_t *n_out, oq_batch_result *b, oq_err *err)
 {
+    const int64_t calls0 = w->calls;
     double first, t, t0 = oq_now_s();
     oq_status st = run_once(w, in, n_in, out, n_out, &first, err);
     if (st) return st;
@@ -114,6 +118,7 @@ static oq_status time_batch(worker *w, oq_tensor *const *in, size_t n_in, oq_ten
     b->first_call_s = first;
     b->repeat = reps;
     b->warmup = warmup;
+    b->calls = (int)(w->calls - calls0);
     b->median_s = reps && oq_stats_compute(samples, (size_t)reps, &stats, NULL) == OQ_OK ? stats.p50 : NAN;
     free(samples);
     return st;
@@ -243,7 +248,9 @@ static oq_status open_session(worker *w, oq_err *err)
     }
     char kernel[16];
     n = oq_config_ep_options(&p->config, p->dispatch.force_sdpa_kernel, keys, vals, n, kernel, sizeof kernel);
-    oq_session_opts so = {.ep = p->config.runtime, .n_ep_options = n, .ep_option_keys = keys, .ep_option_values = vals};
+    oq_session_opts so = {.ep = p->config.runtime, .n_ep_options = n, .ep_option_keys = keys, .ep_option_values = vals,
+                          .intra_op_threads = p->threads};
+    w->r->threads = p->threads;
     st = oq_wcheck_begin(&w->chk, p, w->workdir, err); /* a failed capture stops here */
     if (!st) {
         oq_wcheck_session_opts(&w->chk, &so);
@@ -261,6 +268,13 @@ static oq_status open_session(worker *w, oq_err *err)
     }
     free(keys);
     free(vals);
+    return st;
+}
+
+static oq_status open_reference(worker *w, oq_err *err)
+{
+    oq_status st = oq_ref_model_open(w->plan, &w->ref, err);
+    if (!st) w->r->threads = oq_ref_model_threads(w->ref);
     return st;
 }
 
@@ -354,7 +368,7 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     st = worker_init(&w, &plan, &r, &e);
     w.rss_start = rss_start;
     if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
-    if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : oq_ref_model_open(&plan, &w.ref, &e);
+    if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : open_reference(&w, &e);
     for (size_t i = 0; !st && i < plan.n_batches; i++) {
         st = run_batch(&w, &plan.batches[i], &e);
         if (!st && on_batch) on_batch(ctx, i + 1, plan.n_batches);

@@ -15,6 +15,13 @@ grep -q "verdict: PASSED (3 passed, 0 failed, 0 skipped)" "$T/pass.out" || fail 
   fail "summary: $(json "$T/pass/summary.json" 'd["verdict"], len(d["batches"])')"
 ls "$T/pass"/encoder_decomposed_fp32.onnx "$T/pass"/encoder_attention24_fp32.onnx "$T/pass"/weights.npz >/dev/null
 [ ! -e "$T/pass/.work" ] || fail "work directory left behind"
+# the reference ran once per batch (its outputs are what is needed), on every core this process
+# may use; each ORT configuration ran first + warm-up 1 + repeat 2 calls, on ORT's default threads
+calls=$(json "$T/pass/summary.json" '[(c["threads"], sorted({(b["calls"], b["warmup"], b["repeat"]) for b in c["batches"]})) for c in d["configs"]]')
+cores=$($PY -c 'import os; print(len(os.sched_getaffinity(0)))')
+[ "$calls" = "[($cores, [(1, 0, 0)]), (0, [(4, 1, 2)]), (0, [(4, 1, 2)])]" ] || fail "calls per batch: $calls"
+# columns: batches, worst out, max|err|, median ms, p90 ms, first ms: no repeated calls, no median
+grep -Eq '^ref:encoder:fp64 +passed +3 +- +- +- +- +[0-9.]+$' "$T/pass.out" || fail "the reference's median is not '-': $(cat "$T/pass.out")"
 $PY - "$T/pass/inputs_002.npz" <<'PY' || fail "numpy cannot read inputs_002.npz"
 import sys, numpy as np
 z = np.load(sys.argv[1])
@@ -121,4 +128,11 @@ $ORTQUAL validate --outdir "$T/opts3" --ep-option sdpa_kernel=fast \
   --configs ref:encoder:fp64,cuda:attention24:fp16 > "$T/opts3.out" 2>&1; rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "sdpa_kernel" "$T/opts3.out" && [ ! -e "$T/opts3" ] || fail "bad cuda option value: exit $rc: $(cat "$T/opts3.out")"
+
+# 7. --repeat-reference times the reference like the others; --warmup 0 is allowed; --threads
+#    reaches the reference and ORT's intra-op threads
+$ORTQUAL validate --outdir "$T/rr" --num-events 2 --repeat 2 --warmup 0 --repeat-reference --threads 1 --no-plots \
+  --configs ref:encoder:fp64,cpu:attention24:fp32 > "$T/rr.out" 2>&1 || fail "--repeat-reference: exit $?: $(cat "$T/rr.out")"
+calls=$(json "$T/rr/summary.json" '[(c["threads"], [(b["calls"], b["warmup"], b["repeat"], b["median_s"] is not None) for b in c["batches"]]) for c in d["configs"]]')
+[ "$calls" = "[(1, [(3, 0, 2, True)]), (1, [(3, 0, 2, True)])]" ] || fail "--repeat-reference --warmup 0 --threads 1: $calls"
 echo "validate e2e: all checks passed"

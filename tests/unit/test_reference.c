@@ -29,7 +29,7 @@ static double at(const oq_tensor *t, int64_t i)
 static oq_status run(const oq_ref_attention_attrs *a, const oq_ref_attention_inputs *in,
                      oq_ref_attention_outputs *out, oq_err *err)
 {
-    return oq_ref_attention(a, in, out, err);
+    return oq_ref_attention(a, in, 0, out, err);
 }
 
 static oq_ref_attention_attrs defaults(void)
@@ -275,7 +275,7 @@ static void expect_error(const oq_ref_attention_attrs *a, const oq_ref_attention
 {
     oq_err err = {0};
     oq_ref_attention_outputs out = {.want_present = 1};
-    assert_int_equal(oq_ref_attention(a, in, &out, &err), want);
+    assert_int_equal(oq_ref_attention(a, in, 0, &out, &err), want);
     assert_null(out.y);
     if (!strstr(err.msg, needle)) fail_msg("message '%s' lacks '%s'", err.msg, needle);
 }

@@ -210,7 +210,7 @@ static void run_config(oq_runtime *rt, int cfg)
     a.scale = isnan(c.scale) ? NAN : (double)(float)c.scale;
     const oq_ref_attention_inputs ri = {in[0], in[1], in[2], in[3], in[4], in[5], in[6]};
     oq_ref_attention_outputs ro = {.want_present = c.past};
-    if (oq_ref_attention(&a, &ri, &ro, &err)) fail_msg("config %d: reference: %s", cfg, err.msg);
+    if (oq_ref_attention(&a, &ri, 0, &ro, &err)) fail_msg("config %d: reference: %s", cfg, err.msg);
     check_close(out[0], ro.y, cfg);
     if (c.past) {
         check_close(out[1], ro.present_key, cfg);

@@ -47,6 +47,7 @@ static void fill_plan(oq_validate_plan *p)
     p->warmup = 2;
     p->padding = OQ_PADDING_AS_REFERENCE;
     p->kv_heads = 2;
+    p->threads = 6;
     p->tolerances = strdup("cls:rtol=1e-3");
     p->padded_length = 96;
     p->mask_form = OQ_MASK_SEQLEN;
@@ -92,6 +93,7 @@ static void plan_round_trip(void **state)
     assert_int_equal(b.warmup, 2);
     assert_int_equal(b.padding, OQ_PADDING_AS_REFERENCE);
     assert_int_equal(b.kv_heads, 2);
+    assert_int_equal(b.threads, 6);
     assert_string_equal(b.tolerances, a.tolerances);
     assert_int_equal(b.padded_length, 96);
     assert_int_equal(b.mask_form, OQ_MASK_SEQLEN); /* an enum again, not a string to compare */
@@ -155,6 +157,7 @@ static void fill_result(oq_config_result *r)
     oq_result_reason(r, "batch %d, output %s", 0, "cls");
     r->required = 1;
     r->model_file = strdup("/o/sdpa_attention24_fp16.onnx");
+    r->threads = 3;
     r->worker.ran = 1;
     snprintf(r->worker.ended, sizeof r->worker.ended, "exit 0");
     r->worker.seconds = 1.25;
@@ -169,6 +172,7 @@ static void fill_result(oq_config_result *r)
     b->first_call_s = 0.5;
     b->repeat = 3;
     b->warmup = 1;
+    b->calls = 5;
     b->median_s = 0.125;
     b->compared = 1;
     fill_compare(OQ_PUSH(b->outputs, b->n_outputs), "cls", 1);
@@ -177,6 +181,7 @@ static void fill_result(oq_config_result *r)
     b->index = 1;
     b->timed = 1;
     b->median_s = NAN; /* repeat 0: no median */
+    b->calls = 1;
     r->ort_version = strdup("1.29.0");
     r->ort_library = strdup("/ort/libonnxruntime.so.1.29.0");
     r->ort_api_version = 29;
@@ -242,6 +247,9 @@ static void result_round_trip(void **state)
     assert_false(b.batches[0].outputs[0].passed);
     assert_true(b.batches[0].outputs[1].passed);
     assert_true(isnan(b.batches[1].median_s));
+    assert_int_equal(b.batches[0].calls, 5);
+    assert_int_equal(b.batches[1].calls, 1);
+    assert_int_equal(b.threads, 3);
     assert_false(b.batches[1].compared);
     assert_int_equal(b.dispatch.n_math_failures, 1);
     assert_int_equal(b.dispatch.log.records[0].kernel, OQ_SDPA_MATH);
