@@ -56,7 +56,7 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, oq_
     int64_t explained = 0;
     for (size_t i = 0; i < s->n_skips && st == OQ_OK; i++) {
         const oq_skip_reason *r = &s->skips[i];
-        explained += r->count;
+        explained = r->count > INT64_MAX - explained ? INT64_MAX : explained + r->count;
         if (!allow)
             st = reason(j, err, "skipped (no --allow-skip given): [%lld] %s", (long long)r->count,
                         r->text);

@@ -201,7 +201,7 @@ static int parse_ctest(const char *line, oq_test_summary *t)
     int pct, used = -1;
     long long failed, total;
     if (sscanf(line, "%d%% tests passed, %lld tests failed out of %lld%n", &pct, &failed, &total,
-               &used) != 3 || used < 0 || line[used] != '\0')
+               &used) != 3 || used < 0 || line[used] != '\0' || failed < 0 || failed > total)
         return 0;
     memset(t, 0, sizeof *t);
     t->runner = OQ_RUNNER_CTEST;

@@ -10,6 +10,12 @@
 #include "ortqual/fileio.h"
 #include "onnx.pb-c.h"
 
+/* Every optional string of an ONNX protobuf is NULL when absent. */
+static const char *str0(const char *s)
+{
+    return s ? s : "";
+}
+
 /* Allocation failures set `oom` and are reported once at the end. */
 typedef struct ctx {
     int oom;
@@ -32,7 +38,7 @@ static char *dupf(ctx *c, const char *fmt, ...)
 
 static char *dup0(ctx *c, const char *s)
 {
-    return dupf(c, "%s", s ? s : "");
+    return dupf(c, "%s", str0(s));
 }
 
 static int is_default_domain(const char *d)
@@ -78,7 +84,7 @@ static void count_op(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
 {
     const char *dom = is_default_domain(n->domain) ? "" : n->domain;
     for (size_t i = 0; i < mi->n_ops; i++)
-        if (!strcmp(mi->ops[i].domain, dom) && !strcmp(mi->ops[i].op_type, n->op_type)) {
+        if (!strcmp(mi->ops[i].domain, dom) && !strcmp(mi->ops[i].op_type, str0(n->op_type))) {
             mi->ops[i].count++;
             return;
         }
@@ -118,29 +124,30 @@ static void add_warning(ctx *c, oq_model_info *mi, char *w)
 
 static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
 {
+    const char *name = str0(a->name);
     switch (a->type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
-        return dupf(c, "%s=%lld", a->name, (long long)a->i);
+        return dupf(c, "%s=%lld", name, (long long)a->i);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-        return dupf(c, "%s=%.9g", a->name, (double)a->f);
+        return dupf(c, "%s=%.9g", name, (double)a->f);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
-        return dupf(c, "%s=%.*s", a->name, (int)a->s.len, (const char *)a->s.data);
+        return dupf(c, "%s=%.*s", name, (int)a->s.len, a->s.len ? (const char *)a->s.data : "");
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: {
         char buf[256];
         size_t w = 0;
         for (size_t i = 0; i < a->n_ints && w < sizeof buf; i++)
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%lld", i ? "," : "", (long long)a->ints[i]);
-        return dupf(c, "%s=[%s]", a->name, a->n_ints ? buf : "");
+        return dupf(c, "%s=[%s]", name, a->n_ints ? buf : "");
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
         char buf[256];
         size_t w = 0;
         for (size_t i = 0; i < a->n_floats && w < sizeof buf; i++)
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%.9g", i ? "," : "", (double)a->floats[i]);
-        return dupf(c, "%s=[%s]", a->name, a->n_floats ? buf : "");
+        return dupf(c, "%s=[%s]", name, a->n_floats ? buf : "");
     }
     default:
-        return dupf(c, "%s=<%s>", a->name,
+        return dupf(c, "%s=<%s>", name,
                     a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR ? "tensor" : "other");
     }
 }
@@ -193,7 +200,7 @@ static int op_in(const Onnx__NodeProto *n, const char *const *ops)
 {
     if (!is_default_domain(n->domain)) return 0;
     for (; *ops; ops++)
-        if (!strcmp(n->op_type, *ops)) return 1;
+        if (!strcmp(str0(n->op_type), *ops)) return 1;
     return 0;
 }
 
@@ -205,8 +212,8 @@ static const Onnx__NodeProto *matmul_before(const ctx *c, const char *value, int
     static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
     const Onnx__NodeProto *n = producer(c, value);
     if (!n || depth > 8) return NULL;
-    if (is_default_domain(n->domain) && !strcmp(n->op_type, "MatMul")) {
-        snprintf(path, cap, "MatMul '%s'", n->name ? n->name : "");
+    if (is_default_domain(n->domain) && !strcmp(str0(n->op_type), "MatMul")) {
+        snprintf(path, cap, "MatMul '%s'", str0(n->name));
         return n;
     }
     if (!op_in(n, pass)) return NULL;
@@ -214,7 +221,7 @@ static const Onnx__NodeProto *matmul_before(const ctx *c, const char *value, int
         const Onnx__NodeProto *m = matmul_before(c, n->input[i], depth + 1, path, cap);
         if (m) {
             size_t w = strlen(path);
-            snprintf(path + w, cap - w, " -> %s", n->op_type);
+            snprintf(path + w, cap - w, " -> %s", str0(n->op_type));
             return m;
         }
     }
@@ -231,12 +238,12 @@ static const Onnx__NodeProto *matmul_after(const ctx *c, const char *value, int 
         const Onnx__NodeProto *n = c->g->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
             if (strcmp(n->input[k], value)) continue;
-            if (is_default_domain(n->domain) && !strcmp(n->op_type, "MatMul") && k == 0) {
-                snprintf(path, cap, " -> MatMul '%s'", n->name ? n->name : "");
+            if (is_default_domain(n->domain) && !strcmp(str0(n->op_type), "MatMul") && k == 0) {
+                snprintf(path, cap, " -> MatMul '%s'", str0(n->name));
                 return n;
             }
             if (op_in(n, pass) && n->n_output) {
-                int w = snprintf(path, cap, " -> %s", n->op_type);
+                int w = snprintf(path, cap, " -> %s", str0(n->op_type));
                 if (w < 0 || (size_t)w >= cap) return NULL;
                 const Onnx__NodeProto *m =
                     matmul_after(c, n->output[0], depth + 1, path + w, cap - (size_t)w);
@@ -249,7 +256,7 @@ static const Onnx__NodeProto *matmul_after(const ctx *c, const char *value, int 
 
 static void find_decomposed(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
 {
-    if (!is_default_domain(n->domain) || strcmp(n->op_type, "Softmax") || !n->n_input ||
+    if (!is_default_domain(n->domain) || strcmp(str0(n->op_type), "Softmax") || !n->n_input ||
         !n->n_output)
         return;
     char before[1024], after[512];
@@ -261,31 +268,32 @@ static void find_decomposed(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
     a->domain = dup0(c, "");
     a->name = dup0(c, n->name);
     fill_attrs(c, a, n);
-    a->detail = dupf(c, "%s -> Softmax '%s'%s", before, n->name ? n->name : "", after);
+    a->detail = dupf(c, "%s -> Softmax '%s'%s", before, str0(n->name), after);
 }
 
 static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, const Onnx__NodeProto *n)
 {
     count_op(c, mi, n);
+    const char *op = str0(n->op_type);
     int def = is_default_domain(n->domain);
     int ms = !def && !strcmp(n->domain, "com.microsoft");
     if (!def && !ms && strcmp(n->domain, "ai.onnx.ml"))
         add_warning(c, mi, dupf(c, "custom domain '%s' (op %s): only runtimes with that operator "
-                                   "library registered can run this model", n->domain, n->op_type));
+                                   "library registered can run this model", n->domain, op));
     if (!def) {
         int imported = 0;
         for (size_t i = 0; i < m->n_opset_import; i++)
             imported |= m->opset_import[i]->domain && !strcmp(m->opset_import[i]->domain, n->domain);
         if (!imported)
             add_warning(c, mi, dupf(c, "domain '%s' is used by node '%s' but not imported",
-                                    n->domain, n->name ? n->name : ""));
+                                    n->domain, str0(n->name)));
     }
-    int onnx_attn = def && !strcmp(n->op_type, "Attention");
-    int ms_attn = ms && strstr(n->op_type, "Attention");
+    int onnx_attn = def && !strcmp(op, "Attention");
+    int ms_attn = ms && strstr(op, "Attention");
     if (onnx_attn || ms_attn) {
         oq_attention_info *a = new_attention(c, mi);
         if (!a) return;
-        a->kind = dup0(c, n->op_type);
+        a->kind = dup0(c, op);
         a->domain = dup0(c, def ? "" : n->domain);
         a->name = dup0(c, n->name);
         fill_attrs(c, a, n);
@@ -332,7 +340,8 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
     for (size_t i = 0; !c.oom && i < g->n_input; i++) {
         int init = 0; /* old exporters list initializers as inputs too */
         for (size_t k = 0; k < g->n_initializer && !init; k++)
-            init = g->initializer[k]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
+            init = g->initializer[k]->name && g->input[i]->name &&
+                   !strcmp(g->initializer[k]->name, g->input[i]->name);
         if (!init) io_info(&c, g->input[i], &mi->inputs[mi->n_inputs++]);
     }
     for (size_t i = 0; !c.oom && i < g->n_output; i++) io_info(&c, g->output[i], &mi->outputs[mi->n_outputs++]);

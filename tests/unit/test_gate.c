@@ -94,6 +94,9 @@ static void not_summaries(void **state)
     assert_counts("two words: 3 passed, 0 failed\n", none);
     assert_counts("95% tests passed, 1 tests failed out of 20 (more)\n", none);
     assert_counts("[  PASSED  ] many test(s).\n", none);
+    /* ctest's passed = total - failed: counts that cannot be are not a summary */
+    assert_counts("75% tests passed, -9223372036854775808 tests failed out of 5\n", none);
+    assert_counts("75% tests passed, 6 tests failed out of 5\n", none);
 }
 
 static void ctest_variants(void **state)
@@ -220,6 +223,12 @@ static void rules(void **state)
     assert_verdict("==== 2 passed, 1 skipped in 0.1s ====\n", 0, ".*", OQ_GATE_FAIL,
                    "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
                    "one); a skip without a reason is never allowed");
+
+    /* issue 15: reasons whose counts add up past INT64_MAX (the sum overflowed) */
+    assert_verdict("SKIPPED [9223372036854775807] t.py:1: needs CUDA\n"
+                   "SKIPPED [9223372036854775807] t.py:2: needs CUDA\n"
+                   "==== 1 passed, 9223372036854775807 skipped in 0.1s ====\n",
+                   0, "needs CUDA", OQ_GATE_PASS, NULL);
 
     oq_gate_outcome killed = {-1, 9, NULL, NULL};
     oq_gate_judgement j;
