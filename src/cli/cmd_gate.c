@@ -1,5 +1,6 @@
 /* ortqual gate: run a test command so that a green result means tests passed. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +63,22 @@ static void usage(FILE *fp)
 "                       math. Sets ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 for CMD\n"
 "                       unless --env sets it. pytest captures fd 1: run it with -s\n"
 "                       so the lines reach the log. (repeatable)\n"
+"  --timeout S          after S seconds (decimals allowed) end CMD: SIGTERM to its\n"
+"                       process group (CMD and all it started), SIGKILL 5 s later;\n"
+"                       the verdict is FAIL \"timed out after S s\". Default: none.\n"
 "  --verdict FILE       write the verdict as JSON (atomically) to FILE\n"
 "  --keep               keep the private folder (and the log) afterwards;\n"
 "                       default: removed once the verdict is written\n"
 "  -q, --quiet          do not show CMD's output live (it is still logged)\n"
 "  -h, --help           this help\n"
 "\n"
-"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run.\n"
+"CMD runs in a process group of its own and is killed if the gate dies. Ctrl-C\n"
+"(SIGINT), SIGTERM and SIGHUP are passed on to that group; the gate then writes\n"
+"its verdict and exits 128 + the signal (130 for Ctrl-C). An LD_PRELOAD you have\n"
+"is reported (it reaches CMD), and a PATH entry that is your directory is dropped.\n"
+"\n"
+"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run, 128+N\n"
+"interrupted by signal N.\n"
 "\n"
 "example:\n"
 "  ortqual gate --pythonpath $PWD/onnxruntime/test/python/transformers \\\n"
@@ -81,6 +91,32 @@ typedef struct list {
     const char **v;
     size_t n;
 } list;
+
+/* Signals for the command: the gate's handler passes them on to its group. */
+static volatile sig_atomic_t child_pgid, caught;
+
+static void pass_on(int sig)
+{
+    caught = sig;
+    if (child_pgid > 0) kill(-child_pgid, sig);
+}
+
+static void started(void *user, int pgid)
+{
+    (void)user;
+    child_pgid = pgid;
+    if (caught) kill(-pgid, caught); /* arrived between fork and now */
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 static void stream(void *user, const void *buf, size_t n)
 {
@@ -151,6 +187,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     }
     print_setup(g);
     oq_gate_result r;
+    catch_signals();
     st = oq_gate_run(g, &r, &err);
     if (st != OQ_OK) {
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
@@ -170,6 +207,11 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     }
     if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_gate_dir(g), oq_gate_log_path(g));
     else fprintf(stderr, "ortqual gate: removed %s\n", oq_gate_dir(g));
+    if (caught) {
+        fprintf(stderr, "ortqual gate: interrupted by signal %d (%s), passed on to the command\n",
+                (int)caught, strsignal(caught));
+        rc = 128 + caught;
+    }
     oq_gate_result_clear(&r);
     oq_gate_free(g);
     return rc;
@@ -177,7 +219,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
 
 int cmd_gate(int argc, char **argv)
 {
-    enum { O_PYTHONPATH = 256, O_ENV, O_PIN, O_ALLOW, O_DISPATCH, O_VERDICT, O_KEEP };
+    enum { O_PYTHONPATH = 256, O_ENV, O_PIN, O_ALLOW, O_DISPATCH, O_VERDICT, O_KEEP, O_TIMEOUT };
     static const struct option longopts[] = {
         {"pythonpath", required_argument, NULL, O_PYTHONPATH},
         {"env", required_argument, NULL, O_ENV},
@@ -185,6 +227,7 @@ int cmd_gate(int argc, char **argv)
         {"allow-skip", required_argument, NULL, O_ALLOW},
         {"require-dispatch", required_argument, NULL, O_DISPATCH},
         {"verdict", required_argument, NULL, O_VERDICT},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
         {"keep", no_argument, NULL, O_KEEP},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -195,6 +238,7 @@ int cmd_gate(int argc, char **argv)
          pin = {calloc((size_t)argc, sizeof(char *)), 0}, allow = {calloc((size_t)argc, sizeof(char *)), 0},
          disp = {calloc((size_t)argc, sizeof(char *)), 0};
     const char *verdict = NULL;
+    double timeout = 0;
     int keep = 0, quiet = 0, rc = -1, c;
     if (!py.v || !env.v || !pin.v || !allow.v || !disp.v) {
         fprintf(stderr, "ortqual gate: out of memory\n");
@@ -211,6 +255,15 @@ int cmd_gate(int argc, char **argv)
         case O_DISPATCH: disp.v[disp.n++] = optarg; break;
         case O_VERDICT: verdict = optarg; break;
         case O_KEEP: keep = 1; break;
+        case O_TIMEOUT: {
+            char *end;
+            timeout = strtod(optarg, &end);
+            if (end == optarg || *end || !(timeout > 0 && timeout <= 1e7)) {
+                fprintf(stderr, "ortqual gate: --timeout '%s': expected seconds, more than 0\n", optarg);
+                rc = OQ_EXIT_USAGE;
+            }
+            break;
+        }
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); rc = OQ_EXIT_OK; break;
         default:
@@ -229,7 +282,7 @@ int cmd_gate(int argc, char **argv)
             .argv = argv + optind, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
             .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow_re,
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
-            .on_output = quiet ? NULL : stream,
+            .on_output = quiet ? NULL : stream, .on_start = started, .timeout_s = timeout,
         };
         rc = run_gate(&o, verdict, keep);
     }

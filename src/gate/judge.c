@@ -26,6 +26,8 @@ static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
 
 static oq_status judge_exit(const oq_gate_outcome *o, oq_gate_judgement *j, oq_err *err)
 {
+    if (o->timed_out_s > 0)
+        return reason(j, err, "timed out after %g s: its process group was killed", o->timed_out_s);
     if (o->signal) return reason(j, err, "killed by signal %d (%s)", o->signal, strsignal(o->signal));
     if (o->exit_code == 5)
         return reason(j, err, "exit status 5: no tests collected (pytest's exit status 5 means "

@@ -1,4 +1,5 @@
 /* Unit tests of the gate: summary parsers (every variant), the rules, the log file. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -343,6 +344,58 @@ static void create_rejects_bad_options(void **state)
     assert_null(g);
 }
 
+static int has_entry(const char *const *v, size_t n, const char *text)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr(v[i], text)) return 1;
+    return 0;
+}
+
+/* issue 15: a python3 planted in the caller's directory, named by an absolute
+ * PATH entry, must not be the command; an inherited LD_PRELOAD is reported. */
+static void hostile_environment(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq-test-gate-env-XXXXXX", real[PATH_MAX], here[PATH_MAX], plant[PATH_MAX + 16];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(realpath(dir, real));
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(plant, sizeof plant, "%s/python3", real);
+    FILE *f = fopen(plant, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\necho planted\n", f);
+    fclose(f);
+    assert_int_equal(chmod(plant, 0755), 0);
+    char *old_path = strdup(getenv("PATH")), path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s:/usr/bin:/bin", real);
+    assert_int_equal(chdir(real), 0);
+    setenv("PATH", path, 1);
+    setenv("LD_PRELOAD", "/nonexistent/libplanted.so", 1); /* only children would load it */
+
+    char *argv[] = {"python3", NULL};
+    oq_gate_options o = {.argv = argv};
+    oq_gate *g = NULL;
+    oq_err err = {0};
+    oq_status st = oq_gate_create(&o, &g, &err);
+    setenv("PATH", old_path, 1);
+    unsetenv("LD_PRELOAD");
+    assert_int_equal(chdir(here), 0);
+    assert_int_equal(st, OQ_OK);
+    assert_string_equal(oq_gate_command_path(g), "/usr/bin/python3");
+    const char *const *v;
+    size_t n = oq_gate_notes(g, &v);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "PATH entry %s dropped: it is the caller's directory", real);
+    assert_true(has_entry(v, n, want));
+    assert_true(has_entry(v, n, "LD_PRELOAD=/nonexistent/libplanted.so is inherited from the caller"));
+    n = oq_gate_env_changes(g, &v);
+    assert_true(has_entry(v, n, "PATH=/usr/bin:/bin"));
+    oq_gate_free(g);
+    free(old_path);
+    unlink(plant);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +409,7 @@ int main(void)
         cmocka_unit_test(dispatch_rule),
         cmocka_unit_test(log_refuses_symlink_and_existing),
         cmocka_unit_test(create_rejects_bad_options),
+        cmocka_unit_test(hostile_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
