@@ -343,16 +343,13 @@ static oq_status json_rows(oq_csv *t, const json_t *results, oq_err *err)
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
 {
     *out = NULL;
+    oq_status st = oq_check_regular_file(path, NULL, err); /* jansson would read a FIFO forever */
+    if (st) return st;
     json_error_t jerr;
     json_t *root = json_load_file(path, 0, &jerr);
-    if (!root) {
-        FILE *fp = fopen(path, "rb");
-        if (!fp) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        fclose(fp);
+    if (!root)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
-    }
     json_t *results = json_is_object(root) ? json_object_get(root, "results") : NULL;
-    oq_status st = OQ_OK;
     oq_csv *t = NULL;
     if (!json_is_array(results)) {
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"results\" array of records", path);
