@@ -189,6 +189,7 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
     oq_gate_result r;
     catch_signals();
     st = oq_gate_run(g, &r, &err);
+    child_pgid = 0; /* the group is gone: its number may be reused */
     if (st != OQ_OK) {
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
         oq_gate_free(g);

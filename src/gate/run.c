@@ -115,7 +115,8 @@ static int deadline_tick(deadline *d, pid_t pgid)
         d->at = now + OQ_GATE_KILL_GRACE_S;
         if (d->step == 3) return 0;
     }
-    return (int)ceil((d->at - now) * 1000.0);
+    double ms = ceil((d->at - now) * 1000.0);
+    return ms < 60000 ? (int)ms : 60000; /* a long timeout is reached in steps */
 }
 
 static oq_status pump(oq_gate *g, int fd, pid_t pid, deadline *d, oq_dispatch_parser *p,
