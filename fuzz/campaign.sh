@@ -20,7 +20,7 @@ for n in "${names[@]}"; do
     regress=$(ls -d "fuzz/regressions/$n" 2>/dev/null || true)
     start=$(date +%s)
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 nice -n 19 "$build/fuzz/fuzz_$n" \
-        -runs="$RUNS" -max_total_time="$SECONDS_MAX" -rss_limit_mb=2048 -timeout=10 \
+        -runs="$RUNS" -max_total_time="$SECONDS_MAX" -rss_limit_mb=2048 -timeout=60 \
         -print_final_stats=1 -artifact_prefix="$w/" "$w/corpus" "fuzz/corpus/$n" $regress \
         >"$w/log" 2>&1
     secs=$(( $(date +%s) - start ))
