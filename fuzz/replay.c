@@ -15,11 +15,17 @@ static int run_file(const char *path)
         return 1;
     }
     size_t cap = 1 << 16, n = 0, got;
-    uint8_t *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0)
-        if ((n += got) == cap && !(buf = realloc(buf, cap *= 2))) break;
+    uint8_t *buf = malloc(cap), *grown;
+    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
+        if ((n += got) < cap) continue;
+        if (!(grown = realloc(buf, cap *= 2))) free(buf);
+        buf = grown;
+    }
     fclose(fp);
-    if (!buf) return 1;
+    if (!buf) {
+        fprintf(stderr, "replay: %s: out of memory\n", path);
+        return 1;
+    }
     LLVMFuzzerTestOneInput(buf, n);
     free(buf);
     return 0;
