@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (oq_dispatch_expect_add(e, "FLASH_ATTENTION", &err) == OQ_OK &&
                 oq_dispatch_expect_add(e, "attn1=MATH", &err) == OQ_OK &&
                 oq_dispatch_check(e, oq_dispatch_parser_log(p), &r, &err) == OQ_OK)
-                oq_dispatch_report_free(&r);
+                oq_dispatch_report_clear(&r);
             oq_dispatch_expect_free(e);
         }
     }

@@ -1,10 +1,8 @@
 /* libFuzzer harness: the placement model reader (oq_placement_add_model_bytes).
  * Input: an ORT profile (JSON text), a NUL byte, then ONNX model bytes; the
  * profile names the nodes whose types the model then fills in. */
-#include <jansson.h>
-
-#include "fuzz.h"
 #include "ortqual/placement.h"
+#include "placement_record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         oq_placement_add_model_bytes(p, nul + 1, size - jlen - 1, "fuzz.onnx", &err) == OQ_OK) {
         oq_placement_report r = {0};
         if (oq_placement_check(p, 0, &r, &err) == OQ_OK) {
-            json_decref(oq_placement_to_json(p, &r));
-            oq_placement_report_free(&r);
+            fuzz_placement_record(p, &r);
+            oq_placement_report_clear(&r);
         }
     }
     oq_placement_free(p);

@@ -1,9 +1,7 @@
 /* libFuzzer harness: ORT profile JSON (oq_placement_add_profile_text), then the
- * placement verdict and its JSON record over what was read. */
-#include <jansson.h>
-
-#include "fuzz.h"
+ * placement verdict, and its record written and read back (placement_record.h). */
 #include "ortqual/placement.h"
+#include "placement_record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -14,8 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (oq_placement_add_profile_text(p, text, size, "fuzz.json", &err) == OQ_OK) {
         oq_placement_report r = {0};
         if (oq_placement_check(p, OQ_PLACEMENT_STRICT, &r, &err) == OQ_OK) {
-            json_decref(oq_placement_to_json(p, &r));
-            oq_placement_report_free(&r);
+            fuzz_placement_record(p, &r);
+            oq_placement_report_clear(&r);
         }
     }
     free(text);

@@ -6,20 +6,34 @@
  * inputs_NNN.npz and the ONNX files into the output directory, then runs each
  * configuration through a worker: a child process (the ortqual tool
  * re-executed with `validate --worker PLAN`) with a time limit, or in-process
- * when isolation is off. A worker writes a result JSON; the orchestrator
- * gathers everything into summary.json (schema "ortqual.validate/1", see
- * docs/summary-schema.md).
+ * when isolation is off. The worker reports in the same types the caller gets
+ * back: an oq_config_result per configuration, with verdicts as enums and
+ * flags. The orchestrator gathers them into an oq_validate_summary and writes
+ * summary.json from it (schema "ortqual.validate/1", docs/summary-schema.md).
+ *
+ *     oq_validate_opts o;
+ *     oq_validate_opts_default(&o);
+ *     o.outdir = "out"; o.self_exe = "/usr/bin/ortqual";
+ *     oq_validate_summary *s;
+ *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
+ *         for (size_t i = 0; i < s->n_configs; i++)
+ *             printf("%s %s\n", s->configs[i].config.name, oq_verdict_name(s->configs[i].status));
+ *         oq_validate_summary_free(s);
+ *     }
  */
 #ifndef ORTQUAL_VALIDATE_H
 #define ORTQUAL_VALIDATE_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ortqual/compare.h"
 #include "ortqual/config.h"
+#include "ortqual/dispatch.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
+#include "ortqual/placement.h"
+#include "ortqual/runtime.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -65,7 +79,9 @@ typedef struct oq_validate_opts {
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
     const char *const *expect_kernel;
-    int require_dispatch;     /* unverified kernel expectation is a failure */
+    int require_dispatch;     /* unverified kernel expectation is a failure (the tool also sets
+                                 it from ORTQUAL_REQUIRE_DISPATCH=1; the library reads no
+                                 environment variable for it) */
     int prove_teeth;          /* rerun a passing dispatch check with MATH forced */
     int require_full_gpu, strict_placement;
     int profile;              /* record the provider profile (nodes and time per EP) */
@@ -96,22 +112,145 @@ typedef struct oq_validate_opts {
     char **argv;
 } oq_validate_opts;
 
-void oq_validate_opts_default(oq_validate_opts *o);
+OQ_API void oq_validate_opts_default(oq_validate_opts *o);
 
-/* Runs everything. On OQ_OK, *summary is the summary JSON (also written to
- * outdir/summary.json) and *exit_status is 0 (all passed) or 1 (a
+/* ---- results ---------------------------------------------------------------------
+ * Everything below is owned by the summary that holds it and freed with it. */
+
+/* What became of a configuration. */
+typedef enum oq_verdict {
+    OQ_VERDICT_PASSED = 0,
+    OQ_VERDICT_FAILED,
+    OQ_VERDICT_SKIPPED, /* it cannot run here (no provider library, ORT's NOT_IMPLEMENTED) */
+    OQ_VERDICT_NOT_RUN  /* the reference did not pass, so nothing was compared */
+} oq_verdict;
+/* "passed", "failed", "skipped", "not-run" (the words of summary.json). */
+OQ_API const char *oq_verdict_name(oq_verdict v);
+
+/* One batch as the orchestrator wrote it (inputs_NNN.npz). */
+typedef struct oq_batch_info {
+    int64_t index;
+    char *inputs;                 /* the .npz path */
+    int64_t batch_size, padded_length;
+    int64_t *lengths;             /* batch_size entries: each event's valid length */
+    int64_t *event_indices;       /* batch_size entries */
+    int64_t valid_size;           /* the sum of the lengths */
+} oq_batch_info;
+
+/* One batch as one configuration ran it. */
+typedef struct oq_batch_result {
+    int64_t index;
+    int timed;                    /* the first call ran: the timings below are set */
+    double first_call_s;          /* the first call, apart from the repeated ones */
+    int repeat, warmup;
+    double median_s;              /* of the `repeat` timed calls; NAN when there were none */
+    int compared;                 /* 0 for the reference: it has no outputs and no verdict */
+    size_t n_outputs;
+    oq_compare_result *outputs;   /* each output against the reference's (cmp.name: the output) */
+    int passed;                   /* every output passed */
+} oq_batch_result;
+
+/* ORT's routing lines and the kernel check (configurations on a GPU execution provider). */
+typedef struct oq_dispatch_result {
+    int recorded;                 /* lines were captured: the rest is set */
+    oq_dispatch_log log;          /* every routing line and kernel-options line (owned here) */
+    int checked;                  /* an expectation was judged: passed and failures say how */
+    int passed;
+    size_t n_failures;
+    char **failures;              /* one line each, naming the node */
+    size_t n_math_failures;       /* of those, nodes that ran MATH: what --prove-teeth must see */
+    size_t n_advice;
+    char **advice;                /* why a node missed the expected kernel (advice.h) */
+} oq_dispatch_result;
+
+/* Which execution provider ran each node (--require-full-gpu, --profile, replay). */
+typedef struct oq_placement_result {
+    int recorded;                 /* placement was recorded: the rest is set */
+    char *error;                  /* it could not be (out of memory); nothing else is set */
+    oq_placement *placement;      /* nodes and per-EP totals */
+    oq_placement_report report;   /* the verdict and the counts */
+    size_t n_witness_errors;
+    char **witness_errors;        /* a source (assignment, profile) that could not be read */
+} oq_placement_result;
+
+/* The child process that ran a configuration (isolation on). */
+typedef struct oq_worker_run {
+    int ran;                      /* a child was started and waited for */
+    char ended[256];              /* "exit 0", "killed by signal 6 (Aborted)", "timed out ..." */
+    double seconds;
+    char *stderr_tail;            /* the last bytes it wrote to stderr */
+} oq_worker_run;
+
+/* Where a worker's time and memory went (bench/validate_cost). */
+typedef struct oq_worker_cost {
+    int recorded;
+    double session_s, run_s, compare_s, io_s;
+    int64_t rss_after_session_bytes, rss_after_first_run_bytes, rss_start_bytes;
+    int64_t vmhwm_bytes, max_batch_bytes;
+} oq_worker_cost;
+
+/* --prove-teeth: the configuration rerun with MATH forced, whose dispatch check must fail. */
+typedef struct oq_teeth_result {
+    int ran;
+    char *error;                  /* the rerun's plan could not be written */
+    oq_worker_run worker;
+    oq_verdict rerun_status;
+    oq_dispatch_result rerun_dispatch;
+    int proved;                   /* the check failed on a node that ran MATH */
+} oq_teeth_result;
+
+typedef struct oq_config_result {
+    oq_config config;             /* name, runtime, representation, precision, kernel */
+    int is_reference;             /* configs[0] */
+    oq_verdict status;
+    char *reason;                 /* one line: why it did not pass (NULL when it did) */
+    int required;                 /* --require turned its skip into a failure */
+    char *model_file;             /* the ONNX file it ran; NULL for the C reference */
+    oq_worker_run worker;
+    int reported;                 /* the worker wrote a result: what follows is set */
+    size_t n_batches;
+    oq_batch_result *batches;
+    char *ort_version, *ort_library; /* the ONNX Runtime the worker loaded (NULL: none) */
+    int ort_api_version;
+    int session_tried;            /* a session was created (or refused): the next two are set */
+    double session_create_s;
+    size_t n_ep_devices;
+    oq_ep_device *ep_devices;     /* what the worker's runtime offered */
+    oq_worker_cost cost;
+    char *evidence_json;          /* the worker's evidence (evidence.h) as JSON text, NULL: none */
+    oq_dispatch_result dispatch;
+    oq_placement_result placement;
+    oq_teeth_result teeth;
+} oq_config_result;
+
+typedef struct oq_validate_summary {
+    char start[32], end[32];      /* ISO-8601 UTC */
+    char *evidence_json;          /* versions, host, environment, command line: JSON text */
+    size_t n_batches;
+    oq_batch_info *batches;
+    size_t n_configs;
+    oq_config_result *configs;    /* configs[0] is the reference */
+    int exit_status;              /* 0 every configuration passed or was skipped, 1 otherwise */
+    int plotted;                  /* plots were drawn (or tried): plots and plot_error are set */
+    size_t n_plots;
+    char **plots;                 /* the files written */
+    char *plot_error;             /* why drawing stopped, NULL when it did not */
+} oq_validate_summary;
+
+/* Runs everything. On OQ_OK, *summary holds every result (also written to
+ * outdir/summary.json) and (*summary)->exit_status is 0 (all passed) or 1 (a
  * configuration failed qualification). Usage or input errors (bad mask,
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json. */
-oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status,
-                          oq_err *err);
+OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);
+OQ_API void oq_validate_summary_free(oq_validate_summary *s);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
  * result file. Returns OQ_OK when the result was written (whatever it says). */
-oq_status oq_validate_worker(const char *plan_path, oq_err *err);
+OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
 /* Default demo configurations that can run with what `has_cuda` says. */
-size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
+OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -1,46 +1,102 @@
-/* Internal to src/validate: the plan a worker runs and small shared helpers. */
+/* Internal to src/validate: the plan a worker runs, the JSON of plans and results, and the
+ * steps of the validation flow (docs/design.md names the files). */
 #ifndef ORTQUAL_VALIDATE_IMPL_H
 #define ORTQUAL_VALIDATE_IMPL_H
 
 #include <jansson.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
 
-/* Plan keys (JSON written by the orchestrator, read by the worker):
- *   config        "cpu:attention24:fp32"
- *   kind          "encoder" | "sdpa" | "model"
- *   model         ONNX file (ORT configs)
- *   weights       encoder weights .npz and "heads" (ref:encoder)
- *   sdpa          {heads, kv_heads, head_dim} (ref:sdpa)
- *   inputs        {model input name: npz member}
- *   mask_member   npz member holding the mask
- *   batches       [{index, inputs, ref, save}]   ref: reference outputs .npz
- *   is_reference  true for configs[0]
- *   repeat, warmup, tolerances
- *   runtime       {ort_lib, ep_libs: [[name, path]], ep_options: [[k, v]]}
- *   dispatch      {expect: [NODE=KERNEL], require, force_kernel}
- *   placement     {require_full_gpu, strict}
- *   result        where the worker writes its result JSON */
+/* ---- the plan (types.c) ------------------------------------------------------------ */
 
-/* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
-void oq_config_file_tag(const char *name, char *buf, size_t n);
-const char *oq_json_str(const json_t *obj, const char *key, const char *dflt);
-/* Write JSON atomically (indented, sorted keys as inserted). */
+/* One batch of a plan: its inputs, the reference's outputs (written by the reference's
+ * worker, read by the others) and, with --save-outputs, where this configuration's go. */
+typedef struct oq_plan_batch {
+    int64_t index;
+    char *inputs, *ref, *save; /* save NULL: not saved */
+} oq_plan_batch;
+
+/* What one worker runs: one configuration over every batch. The orchestrator fills it and
+ * writes it as JSON; the worker reads it back into the same struct. */
+typedef struct oq_validate_plan {
+    oq_config config;
+    int is_reference;
+    char *model;                     /* the ONNX file (ORT configurations), else NULL */
+    char *weights;                   /* ref:encoder: the encoder weights .npz ... */
+    int32_t heads;                   /* ... and their head count */
+    size_t n_inputs;                 /* model input name <- member of inputs_NNN.npz */
+    char **input_names, **input_members;
+    char *mask_member;
+    size_t n_batches;
+    oq_plan_batch *batches;
+    int repeat, warmup;
+    char *tolerances;                /* "out:rtol=..,atol=..;..." or NULL */
+    int64_t padded_length;           /* the longest batch's L (for dispatch advice) */
+    oq_mask_form mask_form;          /* how the exported attention excludes padded keys, as
+                                        export resolved it; AUTO when ortqual did not export */
+    char *ort_lib;                   /* NULL: the default search */
+    size_t n_ep_libs;
+    char **ep_lib_names, **ep_lib_paths;
+    size_t n_ep_options;
+    char **ep_option_keys, **ep_option_values;
+    struct {
+        int enable;                  /* capture ORT's routing lines (an EP configuration) */
+        int require;                 /* an unverified expectation fails instead of skipping */
+        size_t n_expect;
+        char **expect;               /* NODE=KERNEL rules */
+        int force_sdpa_kernel;       /* >= 0: a --prove-teeth rerun's sdpa_kernel; -1: none */
+    } dispatch;
+    struct {
+        int enable, require, strict;
+    } placement;
+    char *result;                    /* where the worker writes its oq_config_result */
+} oq_validate_plan;
+
+/* The plan's strings and arrays freed, the struct zeroed. */
+void oq_validate_plan_clear(oq_validate_plan *p);
+oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *member, oq_err *err);
+
+/* ---- JSON: the one place plans and results are written and read (json.c) ---------- */
+
+oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err);
+oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err);
+/* A configuration's result as the worker writes it and as summary.json holds it. */
+json_t *oq_config_result_to_json(const oq_config_result *r);
+oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err);
+oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err);
+oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
+oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
+/* Write JSON atomically (indented, keys in insertion order, reals with 10 digits). */
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err);
 
-/* The C reference as a runnable model (ref:encoder, ref:sdpa), loaded once per worker. */
+/* ---- results (result.c) ---------------------------------------------------------- */
+
+void oq_config_result_clear(oq_config_result *r);
+void oq_dispatch_result_clear(oq_dispatch_result *d);
+/* Copy `src` into `dst` (cleared first); OQ_ERR_NOMEM. */
+oq_status oq_dispatch_result_copy(oq_dispatch_result *dst, const oq_dispatch_result *src);
+void oq_batch_info_clear(oq_batch_info *b);
+/* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
+void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
+void oq_config_file_tag(const char *name, char *buf, size_t n);
+
+/* ---- the C reference as a model (refmodel.c) --------------------------------------- */
+
 typedef struct oq_ref_model oq_ref_model;
-oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err);
+oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq_err *err);
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);
 
-/* checks.c: dispatch and placement proofs inside a worker. */
+/* ---- dispatch and placement proofs inside a worker (checks.c) ---------------------- */
+
 typedef struct oq_wcheck {
     int dispatch_on, placement_on;
     oq_dispatch_env env;
@@ -49,28 +105,33 @@ typedef struct oq_wcheck {
     char profile_prefix[2048];
     uint32_t sdpa_kernel; /* the session's effective sdpa_kernel (0: ORT's choice), for advice */
 } oq_wcheck;
-oq_status oq_wcheck_begin(oq_wcheck *c, const json_t *plan, const char *workdir, oq_err *err);
+oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char *workdir, oq_err *err);
 /* Adds what the checks need to the session options, and notes the sdpa_kernel
  * they carry (the user's, the configuration's or a --prove-teeth rerun's). */
 void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so);
-/* Records "dispatch"/"placement" in result; verdict 1 pass, 0 fail, -1 unverified (skip). */
-void oq_wcheck_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, oq_session *s,
-                      json_t *result, int *verdict, char *reason, size_t rn);
+/* Fills r->dispatch and r->placement; *verdict 1 pass, 0 fail, -1 unverified (a skip), with
+ * the reason in `reason`. Releases what oq_wcheck_begin acquired. */
+void oq_wcheck_finish(oq_wcheck *c, const oq_validate_plan *plan, oq_session *s, oq_config_result *r,
+                      int *verdict, char *reason, size_t rn);
+/* Releases what oq_wcheck_begin acquired when the checks cannot finish. */
 void oq_wcheck_abort(oq_wcheck *c);
 
-/* report.c */
-oq_status oq_validate_write_csv(const char *path, const json_t *summary, oq_err *err);
-void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary);
+/* ---- before any model runs (prepare.c) ---------------------------------------------- */
 
-/* prepare.c */
 /* The export format of a representation (decomposed for anything not attention23/24). */
 oq_attn_format oq_repr_attn_format(oq_repr r);
-oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err);
+oq_status oq_validate_prepare_batches(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err);
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
                                  size_t n, oq_err *err);
 oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n, oq_err *err);
-/* evidence.c: versions, devices, environment, host, command line. */
-json_t *oq_validate_evidence(const oq_validate_opts *o);
+
+/* ---- after (report.c, evidence.c) ------------------------------------------------- */
+
+oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, oq_err *err);
+/* Draws the plots into outdir/plots and records them (or why not) in the summary. */
+void oq_validate_plots(const char *outdir, const char *csv_path, oq_validate_summary *s);
+/* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
+char *oq_validate_evidence(const oq_validate_opts *o);
 
 #endif
