@@ -6,24 +6,15 @@
 #include <sys/stat.h>
 
 #include "fuzz.h"
+#include "ortqual/fileio.h"
 
 static int run_file(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fprintf(stderr, "replay: %s: cannot open\n", path);
-        return 1;
-    }
-    size_t cap = 1 << 16, n = 0, got;
-    uint8_t *buf = malloc(cap), *grown;
-    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
-        if ((n += got) < cap) continue;
-        if (!(grown = realloc(buf, cap *= 2))) free(buf);
-        buf = grown;
-    }
-    fclose(fp);
-    if (!buf) {
-        fprintf(stderr, "replay: %s: out of memory\n", path);
+    oq_err err = {0};
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    if (oq_read_file(path, &buf, &n, &err) != OQ_OK) {
+        fprintf(stderr, "replay: %s\n", err.msg);
         return 1;
     }
     LLVMFuzzerTestOneInput(buf, n);
