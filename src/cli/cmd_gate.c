@@ -185,7 +185,7 @@ static int set_timeout(const oq_opt *o, const char *arg)
     char *end;
     double v = strtod(arg, &end);
     if (end == arg || *end || !(v > 0 && v <= 1e7)) {
-        fprintf(stderr, "ortqual gate: --timeout '%s': expected seconds, more than 0\n", arg);
+        fprintf(stderr, "ortqual gate: --timeout '%s': expected seconds, more than 0 and at most 1e7\n", arg);
         return -1;
     }
     *(double *)o->ctx = v;

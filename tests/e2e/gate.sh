@@ -182,6 +182,7 @@ gate 1 --timeout 1 -- /bin/sh -c "sleep 300 & echo \$! >'$W/bg.pid'; sleep 300" 
 alive "$(cat "$W/bg.pid")" && fail "--timeout left the background sleep running"
 gate 2 --timeout 0 -- /bin/true && expect "--timeout '0': expected seconds"
 gate 2 --timeout 1x -- /bin/true && expect "--timeout '1x': expected seconds"
+gate 2 --timeout 1e8 -- /bin/true && expect "--timeout '1e8': expected seconds, more than 0 and at most 1e7"
 
 # SIGTERM to the gate reaches the command's group; the gate exits 128+15 with a verdict.
 (cd "$W/caller" && exec "$ORTQUAL" gate --quiet --verdict "$W/v.json" -- /bin/sh -c "echo \$\$ >'$W/cmd.pid'; sleep 300") >"$W/out" 2>&1 &
