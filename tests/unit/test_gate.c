@@ -98,6 +98,17 @@ static void not_summaries(void **state)
     /* ctest's passed = total - failed: counts that cannot be are not a summary */
     assert_counts("75% tests passed, -9223372036854775808 tests failed out of 5\n", none);
     assert_counts("75% tests passed, 6 tests failed out of 5\n", none);
+    /* pytest prints each item once and no count beyond int64 (the campaign's finding: a
+     * repeated item was added to itself, past INT64_MAX) */
+    assert_counts("== 3 skipped, 1 passed, 9223372036854775807 skipped in 5.01s ==\n", none);
+    assert_counts("== 1 passed, 1 error, 2 errors in 0.1s ==\n", none);
+    assert_counts("== 9223372036854775808 passed in 0.1s ==\n", none);
+    assert_counts("SKIPPED [99999999999999999999] t.py:1: x\n== 1 passed, 1 skipped in 0.1s ==\n",
+                  (expect_counts){OQ_RUNNER_PYTEST, 1, 0, 1, 0, 0, 0, 0, 0});
+    /* no runner counts below zero */
+    assert_counts("[  PASSED  ] -1 test(s).\n", none);
+    assert_counts("3 passed, -1 failed\n", none);
+    assert_counts("3 passed, 0 failed, -2 skipped\n", none);
 }
 
 static void ctest_variants(void **state)
