@@ -1,6 +1,8 @@
 # ortqual: the README's two commands are `make run` and `make test`.
 #   make run      install what is missing, build, run the main job (report in ortqual-out/)
-#   make test     install what is missing, build twice (plain, ASan+UBSan), run the suite in both
+#   make test     install what is missing, build three times (plain, ASan+UBSan, clang libFuzzer),
+#                 run the suite in the first two, replay and briefly fuzz every harness in the third
+#   make fuzz     build the libFuzzer harnesses (build-fuzz/) and fuzz each for FUZZ_SECONDS
 #   make build    just build (build/ortqual)
 #   make install PREFIX=/usr/local
 # ORT_ROOT=/path uses an official ONNX Runtime layout (include/, lib/) instead of the npm one.
@@ -13,11 +15,15 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+# make fuzz: seconds per harness; make test: seconds per harness in its fuzz/run tests
+FUZZ_SECONDS ?= 600
+FUZZ_TEST_SECONDS ?= 20
 ORT_ROOT ?=
 CMAKE_ORT := $(if $(ORT_ROOT),-DORT_ROOT=$(abspath $(ORT_ROOT)),)
 OUTDIR ?= ortqual-out/demo
 
-.PHONY: all deps build run test test-plain test-asan install clean bench
+.PHONY: all deps build run test test-plain test-asan test-fuzz fuzz fuzz-build install clean bench
 all: build
 
 deps:
@@ -31,7 +37,7 @@ run: build
 	./$(BUILD)/ortqual validate --outdir $(OUTDIR) --force $(if $(filter 1,$(ORTQUAL_GPU)),--gpu)
 
 test: deps
-	$(MAKE) --no-print-directory test-plain test-asan
+	$(MAKE) --no-print-directory test-plain test-asan test-fuzz
 
 test-plain:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ORT) >/dev/null
@@ -46,6 +52,23 @@ test-asan:
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
+# The harnesses under clang with libFuzzer, ASan and UBSan (docs/reliability.md).
+fuzz-build: deps
+	@CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTQUAL_FUZZ=ON \
+	  -DFUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) $(CMAKE_ORT) >/dev/null
+	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_all
+
+# Every seed and regression file once, then each harness fuzzed FUZZ_TEST_SECONDS.
+test-fuzz: fuzz-build
+	cd $(BUILD_FUZZ) && UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -L fuzz
+
+# Each harness in turn for FUZZ_SECONDS (new inputs kept in build-fuzz/fuzz/work/<name>/corpus).
+fuzz: fuzz-build
+	@for h in $(BUILD_FUZZ)/fuzz/fuzz_*; do n=$${h##*/fuzz_}; echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 fuzz/run.sh $$h $(FUZZ_SECONDS) \
+	    $(BUILD_FUZZ)/fuzz/work/$$n fuzz/corpus/$$n $$(ls -d fuzz/regressions/$$n 2>/dev/null) || exit 1; done
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -53,4 +76,4 @@ bench: build
 	@ls $(BUILD)/bench/
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -10,6 +10,7 @@
 #define ORTQUAL_FILEIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ortqual/status.h"
@@ -32,8 +33,17 @@ OQ_API void oq_atomic_abort(oq_atomic_file *af);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
                                       oq_err *err);
-/* Read a whole file into a malloc'ed buffer (NUL-terminated for convenience). */
+/* The largest file oq_read_file reads, and the largest .npz member: 16 GiB. */
+#define OQ_READ_MAX ((uint64_t)16 << 30)
+
+/* Read a whole regular file into a malloc'ed buffer (NUL-terminated for
+ * convenience). OQ_ERR_IO, the message naming the path and the reason: cannot
+ * open, a directory, a device, FIFO or socket (never read: they have no end;
+ * a FIFO is not waited on), larger than OQ_READ_MAX, or a read error. */
 OQ_API oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err);
+/* Check that `path` is a regular file of at most OQ_READ_MAX bytes, with
+ * oq_read_file's messages; *size (may be NULL) gets its size. */
+OQ_API oq_status oq_check_regular_file(const char *path, uint64_t *size, oq_err *err);
 /* mkdir -p with mode 0755. */
 OQ_API oq_status oq_mkdirs(const char *path, oq_err *err);
 

@@ -103,6 +103,7 @@ typedef struct oq_gate_outcome {
     int signal;    /* 0 unless killed by a signal */
     const oq_test_summary *summary; /* NULL: none found */
     const oq_dispatch_log *dispatch; /* the routing lines of the log */
+    double timed_out_s; /* > 0: killed by the gate's timeout after this many seconds */
 } oq_gate_outcome;
 
 typedef struct oq_gate_judgement {
@@ -138,16 +139,26 @@ typedef struct oq_gate_options {
     size_t n_require_dispatch;
     int keep;                       /* keep the private folder after oq_gate_free */
     const char *tmp_parent;         /* where to make the folder; NULL: $TMPDIR or /tmp */
+    double timeout_s;               /* > 0: after this many seconds the command's process
+                                     * group gets SIGTERM, OQ_GATE_KILL_GRACE_S later SIGKILL */
     /* Called with the child's output as it arrives (e.g. to show it live). */
     void (*on_output)(void *user, const void *buf, size_t n);
+    /* Called once the command runs, with its process group (= its pid): a caller
+     * that catches SIGINT/SIGTERM passes them on to it (kill(-pgid, sig)). */
+    void (*on_start)(void *user, int pgid);
     void *user;
 } oq_gate_options;
+
+/* Seconds between the timeout's SIGTERM and SIGKILL, and after SIGKILL until the
+ * gate stops reading output that an escaped process still holds open. */
+#define OQ_GATE_KILL_GRACE_S 5.0
 
 typedef struct oq_gate oq_gate;
 
 typedef struct oq_gate_result {
     oq_gate_judgement j;
     int exit_code, signal;   /* as in oq_gate_outcome; -1/0 when it never ran */
+    int timed_out;           /* the timeout killed the command's process group */
     double duration_s;
     uint64_t log_bytes;
     oq_test_summary summary; /* runner == OQ_RUNNER_NONE when none was found (owned) */
@@ -158,7 +169,12 @@ typedef struct oq_gate_result {
 /* Check the options (bad regex, NAME=VALUE, kernel spec, missing library or
  * folder: OQ_ERR_INVALID_ARG; command not found: OQ_ERR_NOT_FOUND), build the
  * child's environment, make the private folder and create the log in it
- * (OQ_ERR_IO). The options' strings must outlive the gate. */
+ * (OQ_ERR_IO). The options' strings must outlive the gate.
+ * The child's PATH loses every absolute entry that is the caller's directory, so
+ * a program planted there is neither the command nor found by it (relative
+ * entries name the private folder in the child and are never searched for the
+ * command); a notes entry says so, and another reports an LD_PRELOAD inherited
+ * from the caller, which reaches the command. */
 OQ_API oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err);
 /* Remove the private folder (unless keep) and free everything. */
 OQ_API void oq_gate_free(oq_gate *g);
@@ -171,8 +187,9 @@ OQ_API const char *oq_gate_command_path(const oq_gate *g); /* argv[0] resolved *
 OQ_API size_t oq_gate_env_changes(const oq_gate *g, const char *const **changes);
 OQ_API size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
 
-/* Run the command once, stream its output to the log (and on_output), and
- * judge it. OQ_OK when it ran, whatever the verdict; when it could not be
+/* Run the command once in a process group of its own (it is killed with SIGKILL
+ * if the calling thread dies first), stream its output to the log (and
+ * on_output), and judge it. OQ_OK when it ran, whatever the verdict; when it could not be
  * executed, OQ_OK with verdict OQ_GATE_ERROR and the reason in r->j. */
 OQ_API oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
 OQ_API void oq_gate_result_clear(oq_gate_result *r);

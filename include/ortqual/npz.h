@@ -11,7 +11,10 @@
  * big-endian ('>f4'), other dtypes ('<c8', '<U3', '<V2', structured),
  * rank above OQ_MAX_DIMS, a malformed header, truncated or trailing data.
  * A .npz is a zip archive (stored or deflated, zip64 included) of
- * "<name>.npy" members; each becomes a tensor called <name>.
+ * "<name>.npy" members; each becomes a tensor called <name>. Before a member is
+ * allocated, the size its directory entry declares must be possible: at most
+ * OQ_READ_MAX (ortqual/fileio.h, 16 GiB), compressed bytes inside the archive, and
+ * at most 1032 times those (deflate's best ratio); a lie is refused by name.
  *
  * Write: format version 1.0, the descr above. numpy has no bfloat16, so a
  * bfloat16 tensor is written as '<f4' (float32 widening is exact, so nothing

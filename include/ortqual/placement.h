@@ -134,6 +134,9 @@ OQ_API oq_status oq_placement_add_profile_text(oq_placement *p, const char *json
  * counts as compute. Call after the other sources. Errors: OQ_ERR_IO,
  * OQ_ERR_FORMAT (not an ONNX model), OQ_ERR_NOMEM. */
 OQ_API oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err);
+/* The same from model bytes in memory; `what` names them in messages. */
+OQ_API oq_status oq_placement_add_model_bytes(oq_placement *p, const void *buf, size_t len,
+                                             const char *what, oq_err *err);
 
 /* Whether `op_type` (default ONNX domain) is a shape-arithmetic op of the rule. */
 OQ_API bool oq_placement_is_shape_op(const char *op_type);

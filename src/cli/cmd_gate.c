@@ -1,4 +1,5 @@
 /* ortqual gate: run a test command so that a green result means tests passed. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,45 @@ static const char head[] =
 
 static const char foot[] =
 "\n"
-"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run.\n"
+"CMD runs in a process group of its own and is killed if the gate dies. Ctrl-C\n"
+"(SIGINT), SIGTERM and SIGHUP are passed on to that group; the gate then writes\n"
+"its verdict and exits 128 + the signal (130 for Ctrl-C). An LD_PRELOAD you have\n"
+"is reported (it reaches CMD), and a PATH entry that is your directory is dropped.\n"
+"\n"
+"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run, 128+N\n"
+"interrupted by signal N.\n"
 "\n"
 "example:\n"
 "  ortqual gate --pythonpath $PWD/onnxruntime/test/python/transformers \\\n"
 "      --pin-lib /usr/local/cuda/lib64/libcudart.so.13 --allow-skip 'needs bf16' \\\n"
 "      --require-dispatch cudnn --verdict gate.json -- \\\n"
 "      python3 -m pytest -rs -s $PWD/onnxruntime/test/python/transformers/test_x.py\n";
+
+/* Signals for the command: the gate's handler passes them on to its group. */
+static volatile sig_atomic_t child_pgid, caught;
+
+static void pass_on(int sig)
+{
+    caught = sig;
+    if (child_pgid > 0) kill(-child_pgid, sig);
+}
+
+static void started(void *user, int pgid)
+{
+    (void)user;
+    child_pgid = pgid;
+    if (caught) kill(-pgid, caught); /* arrived between fork and now */
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 static void stream(void *user, const void *buf, size_t n)
 {
@@ -156,7 +189,9 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
     }
     print_setup(g);
     oq_gate_result r;
+    catch_signals();
     st = oq_gate_run(g, &r, &err);
+    child_pgid = 0; /* the group is gone: its number may be reused */
     if (st != OQ_OK) {
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
         oq_gate_free(g);
@@ -168,15 +203,33 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
     if (write_outputs(g, &r, out)) rc = OQ_EXIT_RUNTIME;
     if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_gate_dir(g), oq_gate_log_path(g));
     else fprintf(stderr, "ortqual gate: removed %s\n", oq_gate_dir(g));
+    if (caught) {
+        fprintf(stderr, "ortqual gate: interrupted by signal %d (%s), passed on to the command\n",
+                (int)caught, strsignal(caught));
+        rc = 128 + caught;
+    }
     oq_gate_result_clear(&r);
     oq_gate_free(g);
     return rc;
+}
+
+static int set_timeout(const oq_opt *o, const char *arg)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !(v > 0 && v <= 1e7)) {
+        fprintf(stderr, "ortqual gate: --timeout '%s': expected seconds, more than 0 and at most 1e7\n", arg);
+        return -1;
+    }
+    *(double *)o->ctx = v;
+    return 0;
 }
 
 int cmd_gate(int argc, char **argv)
 {
     oq_cli_list py = {0}, env = {0}, pin = {0}, allow = {0}, disp = {0};
     outputs out = {NULL, NULL};
+    double timeout = 0;
     int keep = 0, quiet = 0;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
@@ -203,6 +256,10 @@ int cmd_gate(int argc, char **argv)
                     "math. Sets ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 for CMD\n"
                     "unless --env sets it. pytest captures fd 1: run it with -s\n"
                     "so the lines reach the log. (repeatable)"),
+        OQ_OPT_CALLBACK("timeout", "S", set_timeout, &timeout,
+                        "after S seconds (decimals allowed) end CMD: SIGTERM to its\n"
+                        "process group (CMD and all it started), SIGKILL 5 s later;\n"
+                        "the verdict is FAIL \"timed out after S s\". Default: none."),
         OQ_OPT_STRING("verdict", "FILE", &out.verdict, "write the verdict as JSON (atomically) to FILE"),
         OQ_OPT_STRING("junit", "FILE", &out.junit,
                       "write the verdict as JUnit XML for CI test reports: one test\n"
@@ -227,7 +284,7 @@ int cmd_gate(int argc, char **argv)
             .argv = argv + first, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
             .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow_re,
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
-            .on_output = quiet ? NULL : stream,
+            .on_output = quiet ? NULL : stream, .on_start = started, .timeout_s = timeout,
         };
         rc = run_gate(&o, &out, keep);
     }

@@ -296,6 +296,13 @@ static int plan_io(const Onnx__ModelProto *m, const Onnx__NodeProto *node, io_se
             }
     } else {
         const Onnx__GraphProto *g = m->graph;
+        for (size_t i = 0; i < g->n_input + g->n_output; i++) {
+            const Onnx__ValueInfoProto *vi = i < g->n_input ? g->input[i] : g->output[i - g->n_input];
+            if (vi->name && vi->name[0]) continue;
+            verdict(r, OQ_CONFORMANCE_FAIL, "graph %s %zu has no name",
+                    i < g->n_input ? "input" : "output", i < g->n_input ? i : i - g->n_input);
+            return 0;
+        }
         for (size_t i = 0; i < g->n_input && in->n < MAX_IO; i++)
             if (!is_initializer(g, g->input[i]->name)) in->names[in->n++] = g->input[i]->name;
         for (size_t i = 0; i < g->n_output && out->n < MAX_IO; i++)

@@ -421,15 +421,13 @@ oq_status oq_csv_from_json(const json_t *root, const char *name, oq_csv **out, o
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
 {
     *out = NULL;
+    oq_status st = oq_check_regular_file(path, NULL, err); /* jansson would read a FIFO forever */
+    if (st) return st;
     json_error_t jerr;
     json_t *root = json_load_file(path, 0, &jerr);
-    if (!root) {
-        FILE *fp = fopen(path, "rb");
-        if (!fp) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        fclose(fp);
+    if (!root)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
-    }
-    oq_status st = oq_csv_from_json(root, path, out, err);
+    st = oq_csv_from_json(root, path, out, err);
     json_decref(root);
     return st;
 }

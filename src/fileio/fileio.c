@@ -1,12 +1,11 @@
 #include "ortqual/fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "core/core-impl.h"
 
 static void atomic_reset(oq_atomic_file *af)
 {
@@ -88,25 +87,71 @@ oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int 
     return oq_atomic_commit(&af, err);
 }
 
+/* Refuse what is not a regular file (read to its end, a device or a FIFO never
+ * ends) and what is above the documented size limit. */
+static oq_status check_stat(const char *path, const struct stat *sb, oq_err *err)
+{
+    const char *what = S_ISDIR(sb->st_mode)    ? "a directory"
+                       : S_ISCHR(sb->st_mode)  ? "a character device"
+                       : S_ISBLK(sb->st_mode)  ? "a block device"
+                       : S_ISFIFO(sb->st_mode) ? "a FIFO (named pipe)"
+                       : S_ISSOCK(sb->st_mode) ? "a socket"
+                                               : NULL;
+    if (what) return oq_err_set(err, OQ_ERR_IO, "%s: is %s, not a regular file", path, what);
+    if (!S_ISREG(sb->st_mode)) return oq_err_set(err, OQ_ERR_IO, "%s: not a regular file", path);
+    if ((uint64_t)sb->st_size > OQ_READ_MAX)
+        return oq_err_set(err, OQ_ERR_IO, "%s: %llu bytes, above the limit of %llu (16 GiB)", path,
+                          (unsigned long long)sb->st_size, (unsigned long long)OQ_READ_MAX);
+    return OQ_OK;
+}
+
+oq_status oq_check_regular_file(const char *path, uint64_t *size, oq_err *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    oq_status st = check_stat(path, &sb, err);
+    if (!st && size) *size = (uint64_t)sb.st_size;
+    return st;
+}
+
+/* Read exactly `n` bytes (fewer only if the file shrank: *got says). */
+static int read_all(int fd, unsigned char *b, size_t n, size_t *got)
+{
+    *got = 0;
+    while (*got < n) {
+        ssize_t r = read(fd, b + *got, n - *got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        *got += (size_t)r;
+    }
+    return 0;
+}
+
 oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    oq_dynbuf b;
-    oq_dynbuf_init(&b, 0);
-    char *space;
-    size_t got = 0;
-    while ((space = oq_dynbuf_space(&b, 1 << 16)) && (got = fread(space, 1, 1 << 16, fp)) > 0)
-        oq_dynbuf_added(&b, got);
-    int bad = ferror(fp);
-    fclose(fp);
-    if (!space || bad) {
-        oq_dynbuf_clear(&b);
-        return space ? oq_err_set(err, OQ_ERR_IO, "%s: read failed", path)
-                     : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    /* O_NONBLOCK: opening a FIFO does not wait for a writer before it is refused */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    oq_status st = fstat(fd, &sb) != 0
+                       ? oq_err_set(err, OQ_ERR_IO, "%s: cannot stat: %s", path, strerror(errno))
+                       : check_stat(path, &sb, err);
+    size_t size = st ? 0 : (size_t)sb.st_size, len = 0;
+    unsigned char *b = st ? NULL : malloc(size + 1);
+    if (!st && !b) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, size);
+    if (!st && read_all(fd, b, size, &len) != 0)
+        st = oq_err_set(err, OQ_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+    close(fd);
+    if (st) {
+        free(b);
+        return st;
     }
-    *buf = (unsigned char *)oq_dynbuf_take(&b, n);
-    return *buf ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    b[len] = 0;
+    *buf = b;
+    *n = len;
+    return OQ_OK;
 }
 
 oq_status oq_mkdirs(const char *path, oq_err *err)

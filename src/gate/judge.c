@@ -23,6 +23,8 @@ static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
 
 static oq_status judge_exit(const oq_gate_outcome *o, oq_gate_judgement *j, oq_err *err)
 {
+    if (o->timed_out_s > 0)
+        return reason(j, err, "timed out after %g s: its process group was killed", o->timed_out_s);
     if (o->signal) return reason(j, err, "killed by signal %d (%s)", o->signal, strsignal(o->signal));
     if (o->exit_code == 5)
         return reason(j, err, "exit status 5: no tests collected (pytest's exit status 5 means "
@@ -53,7 +55,7 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, oq_
     int64_t explained = 0;
     for (size_t i = 0; i < s->n_skips && st == OQ_OK; i++) {
         const oq_skip_reason *r = &s->skips[i];
-        explained += r->count;
+        explained = r->count > INT64_MAX - explained ? INT64_MAX : explained + r->count;
         if (!allow)
             st = reason(j, err, "skipped (no --allow-skip given): [%lld] %s", (long long)r->count,
                         r->text);

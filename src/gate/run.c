@@ -3,10 +3,13 @@
  * scanner as it arrives. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,10 +42,13 @@ static int write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-/* In the child, between fork and exec: only async-signal-safe calls. */
-static void child(const oq_gate *g, int out, int null_fd, int report)
+/* In the child, between fork and exec: only async-signal-safe calls. Its own
+ * process group, so a timeout reaches everything it starts; SIGKILL when the gate
+ * dies, checked after setting it (the gate may have died before). */
+static void child(const oq_gate *g, pid_t parent, int out, int null_fd, int report)
 {
-    if (dup2(null_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || chdir(g->dir) != 0) {
+    if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
+        dup2(null_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || chdir(g->dir) != 0) {
         int e = errno;
         (void)!write(report, &e, sizeof e);
         _exit(127);
@@ -70,9 +76,11 @@ static oq_status spawn(const oq_gate *g, pid_t *pid, int *out_fd, int *exec_errn
         close(out[1]);
         return oq_err_set(err, OQ_ERR_IO, "pipe: %s", strerror(errno));
     }
+    pid_t parent = getpid();
     *pid = fork();
-    if (*pid == 0) child(g, out[1], null_fd, report[1]);
+    if (*pid == 0) child(g, parent, out[1], null_fd, report[1]);
     int fork_errno = errno;
+    if (*pid > 0) setpgid(*pid, *pid); /* also here: no window where a kill misses it */
     close(null_fd);
     close(out[1]);
     close(report[1]);
@@ -89,10 +97,40 @@ static oq_status spawn(const oq_gate *g, pid_t *pid, int *out_fd, int *exec_errn
     return OQ_OK;
 }
 
-static oq_status pump(oq_gate *g, int fd, oq_dispatch_parser *p, uint64_t *bytes, oq_err *err)
+/* The timeout: SIGTERM to the group at the deadline, SIGKILL a grace later, and
+ * a grace after that stop reading (a process that left the group may hold the
+ * pipe open). Returns how long poll may wait (ms, -1: forever); 0 means stop. */
+typedef struct deadline {
+    double at;  /* next step, 0: none */
+    int step;   /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent, 3 stop */
+} deadline;
+
+static int deadline_tick(deadline *d, pid_t pgid)
+{
+    if (!d->at) return -1;
+    double now = oq_now_s();
+    if (now >= d->at) {
+        if (d->step < 2) kill(-pgid, d->step == 0 ? SIGTERM : SIGKILL);
+        d->step++;
+        d->at = now + OQ_GATE_KILL_GRACE_S;
+        if (d->step == 3) return 0;
+    }
+    double ms = ceil((d->at - now) * 1000.0);
+    return ms < 60000 ? (int)ms : 60000; /* a long timeout is reached in steps */
+}
+
+static oq_status pump(oq_gate *g, int fd, pid_t pid, deadline *d, oq_dispatch_parser *p,
+                      uint64_t *bytes, oq_err *err)
 {
     char buf[65536];
     for (;;) {
+        int wait_ms = deadline_tick(d, pid);
+        if (wait_ms == 0) return OQ_OK;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int ready = poll(&pfd, 1, wait_ms);
+        if (ready < 0 && errno != EINTR)
+            return oq_err_set(err, OQ_ERR_IO, "waiting for the command's output: %s", strerror(errno));
+        if (ready <= 0) continue;
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return oq_err_set(err, OQ_ERR_IO, "reading the command's output: %s", strerror(errno));
@@ -159,7 +197,7 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
     r->dispatch_records = log->n_records;
     for (size_t i = 0; i < log->n_records; i++) r->kernel_counts[log->records[i].kernel]++;
     if (sum && (st = copy_summary(&r->summary, sum, err)) != OQ_OK) return st;
-    oq_gate_outcome o = {r->exit_code, r->signal, sum, log};
+    oq_gate_outcome o = {r->exit_code, r->signal, sum, log, r->timed_out ? g->o.timeout_s : 0};
     return oq_gate_judge(&o, g->o.allow_skip, g->expect, &r->j, err);
 }
 
@@ -186,9 +224,13 @@ oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
         st = could_not_run(g, exec_errno, r, err);
         goto out;
     }
-    st = pump(g, fd, p, &r->log_bytes, err);
+    if (g->o.on_start) g->o.on_start(g->o.user, pid);
+    deadline d = {g->o.timeout_s > 0 ? t0 + g->o.timeout_s : 0, 0};
+    st = pump(g, fd, pid, &d, p, &r->log_bytes, err);
     close(fd);
+    if (d.step > 0) kill(-pid, SIGKILL); /* the timeout ends the whole group, stragglers too */
     wait_child(pid, r);
+    r->timed_out = d.step > 0;
     r->duration_s = oq_now_s() - t0;
     if (st == OQ_OK) st = finish(g, p, &sc, r, err);
 out:

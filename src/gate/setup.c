@@ -123,6 +123,41 @@ static oq_status list_add(char **list, const char *item, oq_err *err)
     return OQ_OK;
 }
 
+/* An LD_PRELOAD the caller had reaches the command and loads before anything
+ * the test pins or imports: say so. */
+static oq_status note_inherited_preload(oq_gate *g, oq_err *err)
+{
+    const char *pre = env_get(g, "LD_PRELOAD");
+    if (!pre || !*pre) return OQ_OK;
+    return note(g, err, "LD_PRELOAD=%s is inherited from the caller and reaches the command "
+                        "(loaded before its own libraries)", pre);
+}
+
+/* A PATH entry that is the caller's directory would run a program planted there
+ * (a fake python3) as the command, or for it: dropped from the child's PATH. */
+static oq_status apply_path(oq_gate *g, oq_err *err)
+{
+    const char *old = env_get(g, "PATH");
+    char *copy = old ? strdup(old) : NULL, *list = NULL;
+    if (old && !copy) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    oq_status st = OQ_OK;
+    int dropped = 0;
+    for (char *e = copy, *next; e && st == OQ_OK; e = next) { /* empty entries kept */
+        if ((next = strchr(e, ':'))) *next++ = '\0';
+        char real[PATH_MAX];
+        if (e[0] == '/' && realpath(e, real) && !strcmp(real, g->cwd)) {
+            dropped = 1;
+            st = note(g, err, "PATH entry %s dropped: it is the caller's directory", e);
+        } else {
+            st = list_add(&list, e, err);
+        }
+    }
+    if (st == OQ_OK && dropped) st = env_set(g, "PATH", list ? list : "", err);
+    free(copy);
+    free(list);
+    return st;
+}
+
 /* One PYTHONPATH entry: dropped when it is the caller's directory (it would
  * let a source tree there shadow the installed package). */
 static oq_status python_entry(oq_gate *g, const char *entry, char **list, oq_err *err)
@@ -323,7 +358,9 @@ oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err)
     if (st == OQ_OK && !(g->cwd = realpath(real, NULL)))
         st = oq_err_set(err, OQ_ERR_IO, "%s: %s", real, strerror(errno));
     if (st == OQ_OK) st = copy_environ(g, err);
+    if (st == OQ_OK) st = note_inherited_preload(g, err);
     if (st == OQ_OK) st = apply_env_options(g, err);
+    if (st == OQ_OK) st = apply_path(g, err);
     if (st == OQ_OK) st = apply_pythonpath(g, err);
     if (st == OQ_OK) st = apply_pins(g, err);
     if (st == OQ_OK) st = apply_dispatch(g, err);

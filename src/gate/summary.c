@@ -2,6 +2,7 @@
 #include "ortqual/gate.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,18 +104,22 @@ static const char *skip_blanks(const char *p)
     return p;
 }
 
-/* "<digits>" at p: the value and the end, or NULL. */
+/* "<digits>" at p: the value and the end, or NULL (also above INT64_MAX: no count). */
 static const char *number(const char *p, int64_t *v)
 {
     if (!isdigit((unsigned char)*p)) return NULL;
     char *end;
+    errno = 0;
     long long x = strtoll(p, &end, 10);
+    if (errno == ERANGE) return NULL;
     *v = x;
     return end;
 }
 
-/* pytest's counters, in the words it uses. */
-static int pytest_item(oq_test_summary *t, int64_t v, const char *word, size_t n)
+/* pytest's counters, in the words it uses, each once per summary: a word seen
+ * again (`seen` holds one bit per counter) makes the line no summary, and no
+ * count is ever added to another. */
+static int pytest_item(oq_test_summary *t, unsigned *seen, int64_t v, const char *word, size_t n)
 {
     static const struct {
         const char *w;
@@ -133,7 +138,10 @@ static int pytest_item(oq_test_summary *t, int64_t v, const char *word, size_t n
     };
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
         if (strlen(items[i].w) == n && !strncmp(items[i].w, word, n)) {
-            *(int64_t *)((char *)t + items[i].off) += v;
+            unsigned bit = 1u << (items[i].off / sizeof(int64_t));
+            if (*seen & bit) return 0;
+            *seen |= bit;
+            *(int64_t *)((char *)t + items[i].off) = v;
             return 1;
         }
     return 0;
@@ -173,6 +181,7 @@ static int parse_pytest(const char *line, oq_test_summary *t)
     const char *in = pytest_duration(b, e);
     if (!in || in == b) return 0;
     memset(t, 0, sizeof *t);
+    unsigned seen = 0;
     for (const char *p = b; p < in;) {
         if (!strncmp(p, "no tests ran", 12)) {
             t->no_tests_ran = 1;
@@ -183,7 +192,7 @@ static int parse_pytest(const char *line, oq_test_summary *t)
             if (!w || *w != ' ') return 0;
             const char *we = ++w;
             while (we < in && isalpha((unsigned char)*we)) we++;
-            if (!pytest_item(t, v, w, (size_t)(we - w))) return 0;
+            if (!pytest_item(t, &seen, v, w, (size_t)(we - w))) return 0;
             p = we;
         }
         if (p == in) break;
@@ -200,7 +209,7 @@ static int parse_ctest(const char *line, oq_test_summary *t)
     int pct, used = -1;
     long long failed, total;
     if (sscanf(line, "%d%% tests passed, %lld tests failed out of %lld%n", &pct, &failed, &total,
-               &used) != 3 || used < 0 || line[used] != '\0')
+               &used) != 3 || used < 0 || line[used] != '\0' || failed < 0 || failed > total)
         return 0;
     memset(t, 0, sizeof *t);
     t->runner = OQ_RUNNER_CTEST;
@@ -215,7 +224,7 @@ static int parse_cmocka(const char *line, oq_test_summary *t)
     long long passed;
     int used = -1;
     if (sscanf(line, "[  PASSED  ] %lld test(s).%n", &passed, &used) != 1 || used < 0 ||
-        line[used] != '\0')
+        line[used] != '\0' || passed < 0)
         return 0;
     memset(t, 0, sizeof *t);
     t->runner = OQ_RUNNER_CMOCKA;
@@ -238,6 +247,7 @@ static int parse_plain(const char *line, oq_test_summary *t)
     if (p[used] && (sscanf(p + used, ", %lld skipped%n", &skipped, &used2) != 1 || used2 < 0 ||
                     p[used + used2] != '\0'))
         return 0;
+    if (passed < 0 || failed < 0 || skipped < 0) return 0; /* no runner counts below zero */
     memset(t, 0, sizeof *t);
     t->runner = OQ_RUNNER_PLAIN;
     t->passed = passed;

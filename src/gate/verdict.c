@@ -92,6 +92,8 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
     json_object_set_new(root, "log_bytes", json_integer((json_int_t)r->log_bytes));
     json_object_set_new(root, "started_utc", json_string(started));
     json_object_set_new(root, "duration_s", json_real(r->duration_s));
+    json_object_set_new(root, "timeout_s", g->o.timeout_s > 0 ? json_real(g->o.timeout_s) : json_null());
+    json_object_set_new(root, "timed_out", json_boolean(r->timed_out));
     return root;
 }
 

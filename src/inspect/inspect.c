@@ -12,6 +12,12 @@
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 
+/* Every optional string of an ONNX protobuf is NULL when absent. */
+static const char *str0(const char *s)
+{
+    return s ? s : "";
+}
+
 /* Allocation failures set `oom` and are reported once at the end. */
 typedef struct ctx {
     int oom;
@@ -36,7 +42,7 @@ static char *dupf(ctx *c, const char *fmt, ...)
 
 static char *dup0(ctx *c, const char *s)
 {
-    return dupf(c, "%s", s ? s : "");
+    return dupf(c, "%s", str0(s));
 }
 
 static int is_default_domain(const char *d)
@@ -82,7 +88,7 @@ static void count_op(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
 {
     const char *dom = is_default_domain(n->domain) ? "" : n->domain;
     for (size_t i = 0; i < mi->n_ops; i++)
-        if (!strcmp(mi->ops[i].domain, dom) && !strcmp(mi->ops[i].op_type, n->op_type)) {
+        if (!strcmp(mi->ops[i].domain, dom) && !strcmp(mi->ops[i].op_type, str0(n->op_type))) {
             mi->ops[i].count++;
             return;
         }
@@ -120,29 +126,30 @@ static void add_warning(ctx *c, oq_model_info *mi, char *w)
 
 static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
 {
+    const char *name = str0(a->name);
     switch (a->type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
-        return dupf(c, "%s=%lld", a->name, (long long)a->i);
+        return dupf(c, "%s=%lld", name, (long long)a->i);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-        return dupf(c, "%s=%.9g", a->name, (double)a->f);
+        return dupf(c, "%s=%.9g", name, (double)a->f);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
-        return dupf(c, "%s=%.*s", a->name, (int)a->s.len, (const char *)a->s.data);
+        return dupf(c, "%s=%.*s", name, (int)a->s.len, a->s.len ? (const char *)a->s.data : "");
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: {
         char buf[256];
         size_t w = 0;
         for (size_t i = 0; i < a->n_ints && w < sizeof buf; i++)
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%lld", i ? "," : "", (long long)a->ints[i]);
-        return dupf(c, "%s=[%s]", a->name, a->n_ints ? buf : "");
+        return dupf(c, "%s=[%s]", name, a->n_ints ? buf : "");
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
         char buf[256];
         size_t w = 0;
         for (size_t i = 0; i < a->n_floats && w < sizeof buf; i++)
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%.9g", i ? "," : "", (double)a->floats[i]);
-        return dupf(c, "%s=[%s]", a->name, a->n_floats ? buf : "");
+        return dupf(c, "%s=[%s]", name, a->n_floats ? buf : "");
     }
     default:
-        return dupf(c, "%s=<%s>", a->name,
+        return dupf(c, "%s=<%s>", name,
                     a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR ? "tensor" : "other");
     }
 }
@@ -213,25 +220,26 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
 {
     const Onnx__NodeProto *n = c->g->node[idx];
     count_op(c, mi, n);
+    const char *op = str0(n->op_type);
     int def = is_default_domain(n->domain);
     int ms = !def && !strcmp(n->domain, "com.microsoft");
     if (!def && !ms && strcmp(n->domain, "ai.onnx.ml"))
         add_warning(c, mi, dupf(c, "custom domain '%s' (op %s): only runtimes with that operator "
-                                   "library registered can run this model", n->domain, n->op_type));
+                                   "library registered can run this model", n->domain, op));
     if (!def) {
         int imported = 0;
         for (size_t i = 0; i < m->n_opset_import; i++)
             imported |= m->opset_import[i]->domain && !strcmp(m->opset_import[i]->domain, n->domain);
         if (!imported)
             add_warning(c, mi, dupf(c, "domain '%s' is used by node '%s' but not imported",
-                                    n->domain, n->name ? n->name : ""));
+                                    n->domain, str0(n->name)));
     }
-    int onnx_attn = def && !strcmp(n->op_type, "Attention");
-    int ms_attn = ms && strstr(n->op_type, "Attention");
+    int onnx_attn = def && !strcmp(op, "Attention");
+    int ms_attn = ms && strstr(op, "Attention");
     if (onnx_attn || ms_attn) {
         oq_attention_info *a = new_attention(c, mi);
         if (!a) return;
-        a->kind = dup0(c, n->op_type);
+        a->kind = dup0(c, op);
         a->domain = dup0(c, def ? "" : n->domain);
         a->name = dup0(c, n->name);
         fill_attrs(c, a, n);
@@ -282,7 +290,8 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
     for (size_t i = 0; !c.oom && i < g->n_input; i++) {
         int init = 0; /* old exporters list initializers as inputs too */
         for (size_t k = 0; k < g->n_initializer && !init; k++)
-            init = g->initializer[k]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
+            init = g->initializer[k]->name && g->input[i]->name &&
+                   !strcmp(g->initializer[k]->name, g->input[i]->name);
         if (!init) io_info(&c, g->input[i], &mi->inputs[mi->n_inputs++]);
     }
     for (size_t i = 0; !c.oom && i < g->n_output; i++) io_info(&c, g->output[i], &mi->outputs[mi->n_outputs++]);

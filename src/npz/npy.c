@@ -233,17 +233,23 @@ static oq_status split_preamble(const unsigned char *b, size_t n, const char *wh
     return OQ_OK;
 }
 
-/* Bytes the array needs, refusing overflow. */
+/* Bytes the array needs, refusing overflow: like numpy (and oq_tensor_create), the
+ * non-zero dimensions must multiply to a representable size even beside a 0. */
 static oq_status payload_size(const npy_header *h, oq_dtype dt, const char *who, size_t *bytes,
                               oq_err *err)
 {
-    size_t total = oq_dtype_size(dt);
+    uint64_t total = oq_dtype_size(dt);
+    int empty = 0;
     for (int32_t i = 0; i < h->ndim; i++) {
-        if (h->shape[i] && total > SIZE_MAX / (uint64_t)h->shape[i])
+        if (!h->shape[i]) {
+            empty = 1;
+            continue;
+        }
+        if (total > (uint64_t)INT64_MAX / (uint64_t)h->shape[i])
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: array size overflows", who);
-        total *= (size_t)h->shape[i];
+        total *= (uint64_t)h->shape[i];
     }
-    *bytes = total;
+    *bytes = empty ? 0 : (size_t)total;
     return OQ_OK;
 }
 

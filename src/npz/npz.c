@@ -36,22 +36,45 @@ static oq_status member_key(const char *member, const char *who, char **key, oq_
     return OQ_OK;
 }
 
+/* Deflate's best ratio: 258 bytes from one 1-bit literal/length code and a 1-bit
+ * distance code, about 1032:1 (stored members are 1:1). */
+#define DEFLATE_MAX_RATIO 1032
+
+/* A member's sizes as the directory declares them must be possible: at most
+ * OQ_READ_MAX bytes, its compressed bytes inside the archive, and no more than
+ * DEFLATE_MAX_RATIO times those. A corrupt or hostile directory is refused here,
+ * before its claim is allocated. */
+static oq_status check_sizes(const zip_stat_t *sb, uint64_t archive, const char *who,
+                             const char *key, oq_err *err)
+{
+    unsigned long long size = sb->size;
+    uint64_t comp = (sb->valid & ZIP_STAT_COMP_SIZE) ? sb->comp_size : archive;
+    if (sb->size > OQ_READ_MAX)
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: member '%s': %llu bytes, above the limit of %llu (16 GiB)", who,
+                          key, size, (unsigned long long)OQ_READ_MAX);
+    if (comp > archive)
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: member '%s': compressed size %llu is larger than the archive "
+                          "(%llu bytes)", who, key, (unsigned long long)comp,
+                          (unsigned long long)archive);
+    if (sb->size / DEFLATE_MAX_RATIO > comp + 1)
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: member '%s': declared size %llu is impossible (%llu compressed)",
+                          who, key, size, (unsigned long long)comp);
+    return OQ_OK;
+}
+
 /* Read a whole member, checking its CRC (libzip does at the end of the stream). */
-static oq_status member_bytes(zip_t *za, zip_uint64_t i, const char *who, const char *key,
-                              unsigned char **buf, size_t *n, oq_err *err)
+static oq_status member_bytes(zip_t *za, zip_uint64_t i, uint64_t archive, const char *who,
+                              const char *key, unsigned char **buf, size_t *n, oq_err *err)
 {
     zip_stat_t sb;
     if (zip_stat_index(za, i, 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': cannot stat: %s", who, key,
                           zip_strerror(za));
-    /* deflate cannot expand data more than ~1032 times: a larger claim is a corrupt
-     * directory, refused before allocating it */
-    if (sb.size > SIZE_MAX - 1 ||
-        ((sb.valid & ZIP_STAT_COMP_SIZE) && sb.size / 1100 > sb.comp_size + 4096))
-        return oq_err_set(err, OQ_ERR_FORMAT,
-                          "%s: member '%s': declared size %llu is impossible (%llu compressed)",
-                          who, key, (unsigned long long)sb.size,
-                          (unsigned long long)sb.comp_size);
+    oq_status st = check_sizes(&sb, archive, who, key, err);
+    if (st) return st;
     unsigned char *b = malloc(sb.size ? sb.size : 1);
     if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "%s: member '%s': out of memory", who, key);
     zip_file_t *zf = zip_fopen_index(za, i, 0);
@@ -78,7 +101,7 @@ static oq_status member_bytes(zip_t *za, zip_uint64_t i, const char *who, const 
     return OQ_OK;
 }
 
-static oq_status read_member(zip_t *za, zip_uint64_t i, oq_npz *z, oq_err *err)
+static oq_status read_member(zip_t *za, zip_uint64_t i, uint64_t archive, oq_npz *z, oq_err *err)
 {
     const char *who = z->path;
     const char *member = zip_get_name(za, i, 0);
@@ -94,7 +117,7 @@ static oq_status read_member(zip_t *za, zip_uint64_t i, oq_npz *z, oq_err *err)
     unsigned char *buf = NULL;
     size_t n = 0;
     oq_tensor *t = NULL;
-    if (!(st = member_bytes(za, i, who, key, &buf, &n, err))) {
+    if (!(st = member_bytes(za, i, archive, who, key, &buf, &n, err))) {
         char label[OQ_ERR_MSG_MAX / 2];
         snprintf(label, sizeof label, "%s: member '%s'", who, key);
         st = oq_npy_parse(buf, n, label, &t, err);
@@ -109,7 +132,9 @@ static oq_status read_member(zip_t *za, zip_uint64_t i, oq_npz *z, oq_err *err)
     return st;
 }
 
-static oq_status read_archive(zip_t *za, const char *who, oq_npz **out, oq_err *err)
+/* `archive`: the archive's size in bytes, which bounds what its members can hold. */
+static oq_status read_archive(zip_t *za, uint64_t archive, const char *who, oq_npz **out,
+                              oq_err *err)
 {
     oq_npz *z = NULL;
     oq_status st = npz_alloc(who, &z, err);
@@ -117,7 +142,7 @@ static oq_status read_archive(zip_t *za, const char *who, oq_npz **out, oq_err *
     zip_int64_t count = zip_get_num_entries(za, 0);
     z->tensors = calloc(count > 0 ? (size_t)count : 1, sizeof *z->tensors);
     if (!z->tensors) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (zip_int64_t i = 0; !st && i < count; i++) st = read_member(za, (zip_uint64_t)i, z, err);
+    for (zip_int64_t i = 0; !st && i < count; i++) st = read_member(za, (zip_uint64_t)i, archive, z, err);
     if (st) {
         oq_npz_free(z);
         return st;
@@ -138,6 +163,9 @@ static oq_status open_failed(const char *who, zip_error_t *ze, oq_err *err)
 
 oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
 {
+    uint64_t size = 0;
+    oq_status st = oq_check_regular_file(path, &size, err);
+    if (st) return st;
     int code = 0;
     zip_t *za = zip_open(path, ZIP_RDONLY, &code);
     if (!za) {
@@ -145,7 +173,7 @@ oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
         zip_error_init_with_code(&ze, code);
         return open_failed(path, &ze, err);
     }
-    oq_status st = read_archive(za, path, out, err);
+    st = read_archive(za, size, path, out, err);
     zip_discard(za);
     return st;
 }
@@ -163,7 +191,7 @@ oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, o
         return open_failed(who, &ze, err);
     }
     zip_error_fini(&ze);
-    oq_status st = read_archive(za, who, out, err);
+    oq_status st = read_archive(za, n, who, out, err);
     zip_discard(za);
     return st;
 }

@@ -87,20 +87,17 @@ static bool fill(const Onnx__GraphProto *g, char **names, size_t n, oq_placed_te
     return true;
 }
 
-oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err)
+oq_status oq_placement_add_model_bytes(oq_placement *p, const void *buf, size_t len,
+                                      const char *what, oq_err *err)
 {
-    if (!p || !model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL model path");
-    unsigned char *buf;
-    size_t len;
-    oq_status st = oq_read_file(model_path, &buf, &len, err);
-    if (st != OQ_OK) return st;
+    if (!p || !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL model");
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-    free(buf);
     if (!m || !m->graph) {
         if (m) onnx__model_proto__free_unpacked(m, NULL);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model", model_path);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model", what);
     }
     const Onnx__GraphProto *g = m->graph;
+    oq_status st = OQ_OK;
     for (size_t i = 0; st == OQ_OK && i < g->n_node; i++) {
         const Onnx__NodeProto *node = g->node[i];
         if (!node->name || !*node->name) continue;
@@ -110,9 +107,21 @@ oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err
         if (!n || n->n_inputs || n->n_outputs) continue; /* unknown node, or the profile's types */
         if (!fill(g, node->input, node->n_input, &n->inputs, &n->n_inputs) ||
             !fill(g, node->output, node->n_output, &n->outputs, &n->n_outputs))
-            st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", model_path);
+            st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", what);
         n->types_from_model = true;
     }
     onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}
+
+oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err)
+{
+    if (!p || !model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL model path");
+    unsigned char *buf;
+    size_t len;
+    oq_status st = oq_read_file(model_path, &buf, &len, err);
+    if (st != OQ_OK) return st;
+    st = oq_placement_add_model_bytes(p, buf, len, model_path, err);
+    free(buf);
     return st;
 }

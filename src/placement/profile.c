@@ -37,8 +37,8 @@ static bool parse_tensors(json_t *arr, oq_placed_tensor **out, size_t *n, bool *
     if (!t) return false;
     *out = t;
     for (size_t i = 0; i < cnt; i++) {
-        json_t *obj = json_array_get(arr, i), *dims;
-        const char *dtype;
+        json_t *obj = json_array_get(arr, i), *dims = NULL;
+        const char *dtype = NULL;
         if (!json_is_object(obj) || json_object_size(obj) != 1) return !(*bad = true);
         json_object_foreach(obj, dtype, dims) break;
         if (!json_is_array(dims)) return !(*bad = true);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "reference/reference-impl.h"
+#include "tensor/half-impl.h"
 
 void oq_ref_load_row(const oq_tensor *t, int64_t off, int64_t n, double *dst)
 {
@@ -16,7 +17,7 @@ void oq_ref_load_row(const oq_tensor *t, int64_t off, int64_t n, double *dst)
         memcpy(dst, (const double *)t->data + off, (size_t)n * sizeof *dst);
         break;
     case OQ_DTYPE_FLOAT16: {
-        const _Float16 *p = (const _Float16 *)t->data + off;
+        const oq_half *p = (const oq_half *)t->data + off;
         for (int64_t i = 0; i < n; i++) dst[i] = (double)p[i];
         break;
     }
@@ -59,8 +60,8 @@ void oq_ref_store_row(oq_tensor *t, int64_t off, int64_t n, const double *src)
         memcpy((double *)t->data + off, src, (size_t)n * sizeof *src);
         break;
     case OQ_DTYPE_FLOAT16: {
-        _Float16 *p = (_Float16 *)t->data + off;
-        for (int64_t i = 0; i < n; i++) p[i] = (_Float16)src[i];
+        oq_half *p = (oq_half *)t->data + off;
+        for (int64_t i = 0; i < n; i++) p[i] = (oq_half)src[i];
         break;
     }
     case OQ_DTYPE_BFLOAT16: {

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor/half-impl.h"
+
 const char *oq_dtype_name(oq_dtype t)
 {
     switch (t) {
@@ -67,16 +69,23 @@ static oq_status shape_bytes(oq_dtype dtype, int32_t ndim, const int64_t *shape,
     if (!es) return oq_err_set(err, OQ_ERR_UNSUPPORTED, "unsupported dtype %d", (int)dtype);
     if (ndim < 0 || ndim > OQ_MAX_DIMS)
         return oq_err_set(err, OQ_ERR_SHAPE, "rank %d outside 0..%d", ndim, OQ_MAX_DIMS);
-    size_t n = es;
+    /* Like numpy, the non-zero dimensions must multiply to a representable size
+     * even when another dimension is 0, so element counts always fit int64_t. */
+    uint64_t n = es;
+    int empty = 0;
     for (int32_t i = 0; i < ndim; i++) {
         if (shape[i] < 0)
             return oq_err_set(err, OQ_ERR_SHAPE, "negative dimension %lld at axis %d",
                               (long long)shape[i], i);
-        if (shape[i] && n > SIZE_MAX / (size_t)shape[i])
+        if (!shape[i]) {
+            empty = 1;
+            continue;
+        }
+        if (n > (uint64_t)INT64_MAX / (uint64_t)shape[i])
             return oq_err_set(err, OQ_ERR_SHAPE, "tensor size overflows");
-        n *= (size_t)shape[i];
+        n *= (uint64_t)shape[i];
     }
-    *bytes = n;
+    *bytes = empty ? 0 : (size_t)n;
     return OQ_OK;
 }
 
@@ -166,9 +175,14 @@ const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char
 
 int64_t oq_tensor_numel(const oq_tensor *t)
 {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
+    /* shapes are checked when tensors are made; a 0 ends the product before any
+     * other dimension can overflow it */
+    uint64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; i++) {
+        if (!t->shape[i]) return 0;
+        n *= (uint64_t)t->shape[i];
+    }
+    return (int64_t)n;
 }
 
 size_t oq_tensor_nbytes(const oq_tensor *t)
@@ -213,7 +227,7 @@ char *oq_shape_str(const oq_tensor *t, char *buf, size_t n) { return oq_dims_str
 
 uint16_t oq_f32_to_f16_bits(float f)
 {
-    _Float16 h = (_Float16)f;
+    oq_half h = (oq_half)f;
     uint16_t b;
     memcpy(&b, &h, 2);
     return b;
@@ -221,7 +235,7 @@ uint16_t oq_f32_to_f16_bits(float f)
 
 float oq_f16_bits_to_f32(uint16_t b)
 {
-    _Float16 h;
+    oq_half h;
     memcpy(&h, &b, 2);
     return (float)h;
 }

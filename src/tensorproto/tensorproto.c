@@ -131,7 +131,7 @@ static oq_status copy_typed(const Onnx__TensorProto *p, oq_tensor *t, const char
                           (long long)oq_tensor_numel(t));
     }
     oq_status st = alloc_data(t, who, err);
-    if (st) return st;
+    if (st || !count) return st; /* an empty field is a NULL array */
     switch (t->dtype) {
     case OQ_DTYPE_FLOAT32: memcpy(t->data, p->float_data, count * sizeof(float)); break;
     case OQ_DTYPE_FLOAT64: memcpy(t->data, p->double_data, count * sizeof(double)); break;

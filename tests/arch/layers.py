@@ -13,6 +13,9 @@ rows "| N | `folder`, `folder` |", N from 0 (lowest). The rules:
     runs without ONNX Runtime;
   - the tool (src/cli/) and the benchmark programs (bench/) use the public
     headers only (plus their own; bench/ may call ORT's C API directly);
+  - the fuzz harnesses (fuzz/) use the public headers, and a library folder's
+    internals (E/name-impl.h) where what they fuzz is internal, as unit tests
+    do; never the tool's headers or another file of src/ (plus their own);
   - a public header includes public headers of lower layers only, and of the
     system only the C library's (no jansson, protobuf-c or ORT types in the API).
 Prints one line per violation (file:line: what) and exits 1, or exits 0.
@@ -121,7 +124,26 @@ def check(root):
         for no, inc in includes(os.path.join(bench, f)):
             if inc != ORT_API and "/" in inc and not inc.startswith("ortqual/"):
                 problems.append(f"bench/{f}:{no}: {inc} is not a public header")
+    problems += list(check_fuzz(root, layers))
     return problems
+
+
+def check_fuzz(root, layers):
+    fuzz = os.path.join(root, "fuzz")
+    own = set(os.listdir(fuzz)) if os.path.isdir(fuzz) else set()
+    for f in sorted(own):
+        if not f.endswith((".c", ".h")):
+            continue
+        for no, inc in includes(os.path.join(fuzz, f)):
+            top = inc.split("/", 1)[0]
+            if "/" not in inc:
+                ok = inc in own
+            elif top == "ortqual":
+                ok = True
+            else:
+                ok = top in layers and top != "cli" and inc.endswith("-impl.h")
+            if not ok:
+                yield f"fuzz/{f}:{no}: {inc} is neither a public header nor a library folder's internals"
 
 
 def main():

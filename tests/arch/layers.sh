@@ -15,6 +15,7 @@ bites() {
     local what=$1 pattern=$2 edit=$3
     rm -rf "$T/tree" && mkdir -p "$T/tree/docs"
     cp -r "$OQ_SOURCE_DIR/src" "$OQ_SOURCE_DIR/include" "$OQ_SOURCE_DIR/bench" "$T/tree/"
+    mkdir "$T/tree/fuzz" && cp "$OQ_SOURCE_DIR"/fuzz/*.[ch] "$T/tree/fuzz/"
     cp "$OQ_SOURCE_DIR/docs/design.md" "$T/tree/docs/"
     (cd "$T/tree" && eval "$edit")
     if out=$($PY "$CHECK" "$T/tree"); then fail "$what: not caught"; fi
@@ -32,6 +33,10 @@ bites "the tool using internals" "src/cli/main.c:.*the tool includes runtime/run
     'echo "#include \"runtime/runtime-impl.h\"" >> src/cli/main.c'
 bites "a benchmark using internals" "bench/overhead.c:.*core/core-impl.h is not a public header" \
     'echo "#include \"core/core-impl.h\"" >> bench/overhead.c'
+bites "a fuzz harness using the tool's headers" "fuzz/fuzz_npy.c:.*cli.h is neither a public header" \
+    'echo "#include \"cli.h\"" >> fuzz/fuzz_npy.c'
+bites "a fuzz harness including a library source" "fuzz/fuzz_npz.c:.*npz/npz.c is neither a public header" \
+    'echo "#include \"npz/npz.c\"" >> fuzz/fuzz_npz.c'
 bites "a public header including a higher one" "include/ortqual/tensor.h:.*may not include 'runtime'" \
     'sed -i "s|#include \"ortqual/status.h\"|#include \"ortqual/runtime.h\"|" include/ortqual/tensor.h'
 bites "jansson in the public API" "include/ortqual/validate.h:.*<jansson.h> in the public API" \

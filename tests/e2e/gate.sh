@@ -157,6 +157,58 @@ gate 1 --require-dispatch FLASH_ATTENTION -- "$W/bin/no_route" && expect "dispat
 gate 0 --require-dispatch flash --require-dispatch attn1=math -- "$W/bin/one_math"
 gate 1 --require-dispatch flash --require-dispatch attn9=flash -- "$W/bin/flash_all" && expect "attn9: not observed"
 
+# ---- hostile environment, timeout, interruption (issue 15) ---------------------
+# A python3 planted in the caller's directory, which is on PATH as an absolute entry.
+printf '#!/bin/sh\necho planted >"%s/planted"\necho "1 passed, 0 failed"\n' "$W" >"$W/caller/python3"
+chmod +x "$W/caller/python3"
+(cd "$W/caller" && PATH="$W/caller:/usr/bin:/bin" "$ORTQUAL" gate --quiet -- python3 -c 'print("1 passed, 0 failed")') >"$W/out" 2>&1 ||
+    fail "gate with the caller's directory on PATH: $(cat "$W/out")"
+[ -e "$W/planted" ] && fail "the python3 planted in the caller's directory ran"
+expect "note: PATH entry $W/caller dropped: it is the caller's directory"
+expect "running /usr/bin/python3"
+# the control: the same PATH without the gate runs the planted one (so the check can fail)
+(cd "$W/caller" && PATH="$W/caller:/usr/bin:/bin" python3 -c pass >/dev/null)
+[ -e "$W/planted" ] || fail "control: the planted python3 did not run directly, the test proves nothing"
+rm -f "$W/planted" "$W/caller/python3"
+
+# alive PID: running (a zombie whose parent died may wait for a PID 1 that never reaps)
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+
+# --timeout ends the command and everything it started (its process group).
+start=$(date +%s)
+gate 1 --timeout 1 -- /bin/sh -c "sleep 300 & echo \$! >'$W/bg.pid'; sleep 300" &&
+    expect "timed out after 1 s: its process group was killed"
+[ $(( $(date +%s) - start )) -lt 20 ] || fail "--timeout 1 took $(( $(date +%s) - start )) s"
+alive "$(cat "$W/bg.pid")" && fail "--timeout left the background sleep running"
+gate 2 --timeout 0 -- /bin/true && expect "--timeout '0': expected seconds"
+gate 2 --timeout 1x -- /bin/true && expect "--timeout '1x': expected seconds"
+gate 2 --timeout 1e8 -- /bin/true && expect "--timeout '1e8': expected seconds, more than 0 and at most 1e7"
+
+# SIGTERM to the gate reaches the command's group; the gate exits 128+15 with a verdict.
+(cd "$W/caller" && exec "$ORTQUAL" gate --quiet --verdict "$W/v.json" -- /bin/sh -c "echo \$\$ >'$W/cmd.pid'; sleep 300") >"$W/out" 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -s "$W/cmd.pid" ] && break; sleep 0.1; done
+kill -TERM "$gpid"
+wait "$gpid"
+rc=$?
+[ "$rc" -eq 143 ] || fail "gate after SIGTERM exited $rc, expected 143: $(cat "$W/out")"
+expect "interrupted by signal 15"
+sleep 0.2
+alive "$(cat "$W/cmd.pid")" && fail "SIGTERM to the gate left the command running"
+[ "$(json "v['verdict']")" = fail ] || fail "no fail verdict after SIGTERM"
+rm -f "$W/cmd.pid"
+
+# SIGKILL of the gate (no handler can run): the command dies with it. (Its private
+# folder stays: nothing can remove it; a TMPDIR of its own keeps the count below.)
+mkdir -p "$W/tmpkill"
+(cd "$W/caller" && TMPDIR="$W/tmpkill" exec "$ORTQUAL" gate --quiet -- /bin/sh -c "echo \$\$ >'$W/cmd.pid'; exec sleep 300") >"$W/out" 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -s "$W/cmd.pid" ] && break; sleep 0.1; done
+kill -KILL "$gpid"
+wait "$gpid" 2>/dev/null
+sleep 0.5
+alive "$(cat "$W/cmd.pid")" && { fail "SIGKILL of the gate left the command running"; kill "$(cat "$W/cmd.pid")"; }
+
 # ---- real pytest ----------------------------------------------------------------
 if ! $PY -c 'import pytest' 2>/dev/null; then
     fail "python3-pytest is not installed (scripts/deps.sh installs it)"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ortqual/csv.h"
@@ -275,6 +276,17 @@ static void test_read_missing_file(void **state)
     assert_int_equal(oq_csv_read("/nonexistent/summary.csv", &t, &err), OQ_ERR_IO);
     assert_non_null(strstr(err.msg, "/nonexistent/summary.csv"));
     assert_int_equal(oq_csv_read_json("/nonexistent/summary.json", &t, &err), OQ_ERR_IO);
+    /* a FIFO with no writer: refused at once, not read (json_load_file would block) */
+    char *dir = temp_dir("csv");
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/summary.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(10);
+    assert_int_equal(oq_csv_read_json(fifo, &t, &err), OQ_ERR_IO);
+    alarm(0);
+    assert_non_null(strstr(err.msg, "is a FIFO (named pipe), not a regular file"));
+    unlink(fifo);
+    remove_dir(dir);
 }
 
 static void write_text(const char *path, const char *text)

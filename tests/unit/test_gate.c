@@ -1,4 +1,5 @@
 /* Unit tests of the gate: summary parsers (every variant), the rules, the log file. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,6 +95,20 @@ static void not_summaries(void **state)
     assert_counts("two words: 3 passed, 0 failed\n", none);
     assert_counts("95% tests passed, 1 tests failed out of 20 (more)\n", none);
     assert_counts("[  PASSED  ] many test(s).\n", none);
+    /* ctest's passed = total - failed: counts that cannot be are not a summary */
+    assert_counts("75% tests passed, -9223372036854775808 tests failed out of 5\n", none);
+    assert_counts("75% tests passed, 6 tests failed out of 5\n", none);
+    /* pytest prints each item once and no count beyond int64 (the campaign's finding: a
+     * repeated item was added to itself, past INT64_MAX) */
+    assert_counts("== 3 skipped, 1 passed, 9223372036854775807 skipped in 5.01s ==\n", none);
+    assert_counts("== 1 passed, 1 error, 2 errors in 0.1s ==\n", none);
+    assert_counts("== 9223372036854775808 passed in 0.1s ==\n", none);
+    assert_counts("SKIPPED [99999999999999999999] t.py:1: x\n== 1 passed, 1 skipped in 0.1s ==\n",
+                  (expect_counts){OQ_RUNNER_PYTEST, 1, 0, 1, 0, 0, 0, 0, 0});
+    /* no runner counts below zero */
+    assert_counts("[  PASSED  ] -1 test(s).\n", none);
+    assert_counts("3 passed, -1 failed\n", none);
+    assert_counts("3 passed, 0 failed, -2 skipped\n", none);
 }
 
 static void ctest_variants(void **state)
@@ -221,6 +236,12 @@ static void rules(void **state)
                    "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
                    "one); a skip without a reason is never allowed");
 
+    /* issue 15: reasons whose counts add up past INT64_MAX (the sum overflowed) */
+    assert_verdict("SKIPPED [9223372036854775807] t.py:1: needs CUDA\n"
+                   "SKIPPED [9223372036854775807] t.py:2: needs CUDA\n"
+                   "==== 1 passed, 9223372036854775807 skipped in 0.1s ====\n",
+                   0, "needs CUDA", OQ_GATE_PASS, NULL);
+
     oq_gate_outcome killed = {-1, 9, NULL, NULL};
     oq_gate_judgement j;
     assert_int_equal(oq_gate_judge(&killed, NULL, NULL, &j, NULL), OQ_OK);
@@ -334,6 +355,58 @@ static void create_rejects_bad_options(void **state)
     assert_null(g);
 }
 
+static int has_entry(const char *const *v, size_t n, const char *text)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr(v[i], text)) return 1;
+    return 0;
+}
+
+/* issue 15: a python3 planted in the caller's directory, named by an absolute
+ * PATH entry, must not be the command; an inherited LD_PRELOAD is reported. */
+static void hostile_environment(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq-test-gate-env-XXXXXX", real[PATH_MAX], here[PATH_MAX], plant[PATH_MAX + 16];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(realpath(dir, real));
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(plant, sizeof plant, "%s/python3", real);
+    FILE *f = fopen(plant, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\necho planted\n", f);
+    fclose(f);
+    assert_int_equal(chmod(plant, 0755), 0);
+    char *old_path = strdup(getenv("PATH")), path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s:/usr/bin:/bin", real);
+    assert_int_equal(chdir(real), 0);
+    setenv("PATH", path, 1);
+    setenv("LD_PRELOAD", "/nonexistent/libplanted.so", 1); /* only children would load it */
+
+    char *argv[] = {"python3", NULL};
+    oq_gate_options o = {.argv = argv};
+    oq_gate *g = NULL;
+    oq_err err = {0};
+    oq_status st = oq_gate_create(&o, &g, &err);
+    setenv("PATH", old_path, 1);
+    unsetenv("LD_PRELOAD");
+    assert_int_equal(chdir(here), 0);
+    assert_int_equal(st, OQ_OK);
+    assert_string_equal(oq_gate_command_path(g), "/usr/bin/python3");
+    const char *const *v;
+    size_t n = oq_gate_notes(g, &v);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "PATH entry %s dropped: it is the caller's directory", real);
+    assert_true(has_entry(v, n, want));
+    assert_true(has_entry(v, n, "LD_PRELOAD=/nonexistent/libplanted.so is inherited from the caller"));
+    n = oq_gate_env_changes(g, &v);
+    assert_true(has_entry(v, n, "PATH=/usr/bin:/bin"));
+    oq_gate_free(g);
+    free(old_path);
+    unlink(plant);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +420,7 @@ int main(void)
         cmocka_unit_test(dispatch_rule),
         cmocka_unit_test(log_refuses_symlink_and_existing),
         cmocka_unit_test(create_rejects_bad_options),
+        cmocka_unit_test(hostile_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

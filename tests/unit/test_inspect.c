@@ -265,6 +265,33 @@ static void test_find_nodes(void **state)
     unlink(path);
 }
 
+/* issue 15: every optional string of a model may be absent (NULL after parsing). */
+static void test_absent_strings(void **state)
+{
+    (void)state;
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    /* a node with one input and no op_type */
+    static const uint8_t no_op[] = {0x08, 0x08, 0x42, 0x02, 0x10, 0x11, 0x3a,
+                                    0x05, 0x0a, 0x03, 0x0a, 0x01, 0x78};
+    assert_int_equal(oq_model_inspect_bytes(no_op, sizeof no_op, "no_op.onnx", &mi, &err), OQ_OK);
+    assert_int_equal(mi->n_nodes, 1);
+    assert_int_equal(op_count(mi, "", ""), 1);
+    oq_model_info_free(mi);
+    /* an unnamed graph input beside an initializer named 'w' */
+    static const uint8_t unnamed[] = {0x08, 0x08, 0x42, 0x02, 0x10, 0x11, 0x3a, 0x07,
+                                      0x2a, 0x03, 0x42, 0x01, 0x77, 0x5a, 0x00};
+    assert_int_equal(oq_model_inspect_bytes(unnamed, sizeof unnamed, "unnamed.onnx", &mi, &err),
+                     OQ_OK);
+    assert_int_equal(mi->n_inputs, 1);
+    assert_string_equal(mi->inputs[0].name, "");
+    assert_int_equal(mi->n_initializers, 1);
+    char *json = oq_model_info_json(mi);
+    assert_non_null(json);
+    free(json);
+    oq_model_info_free(mi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_fixture_chains),
         cmocka_unit_test(test_gqa_chain_not_fusable),
+        cmocka_unit_test(test_absent_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

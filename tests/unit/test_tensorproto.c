@@ -440,6 +440,22 @@ static void test_mutated_inputs_never_crash(void **state)
     }
 }
 
+/* issue 15: an empty INT64 tensor has no int64_data array at all (UBSan caught
+ * memcpy(dst, NULL, 0)); the trailing bytes are an unknown field. */
+static void test_empty_typed_field(void **state)
+{
+    (void)state;
+    static const uint8_t pb[] = {0x08, 0x00, 0x10, 0x07, 0x80, 0x80, 0x36, 0x36};
+    oq_tensor *t = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_tensorproto_parse(pb, sizeof pb, "e.pb", &t, &err), OQ_OK);
+    assert_int_equal(t->dtype, OQ_DTYPE_INT64);
+    assert_int_equal(t->ndim, 1);
+    assert_int_equal(t->shape[0], 0);
+    assert_int_equal(oq_tensor_numel(t), 0);
+    oq_tensor_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_mutated_inputs_never_crash),
         cmocka_unit_test(test_roundtrip_every_dtype),
+        cmocka_unit_test(test_empty_typed_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

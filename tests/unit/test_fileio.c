@@ -1,0 +1,96 @@
+/* oq_read_file and oq_check_regular_file: what is not a regular file, or is too large,
+ * is refused by name before anything is read (issue 15: /dev/zero was read forever). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ortqual/fileio.h"
+#include "ortqual/npz.h"
+#include "testutil.h"
+
+static void expect_refused(const char *path, const char *text)
+{
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_err err = {0};
+    alarm(10); /* a read that never ends fails here instead of hanging the suite */
+    oq_status st = oq_read_file(path, &buf, &n, &err);
+    alarm(0);
+    if (st != OQ_ERR_IO || !strstr(err.msg, path) || !strstr(err.msg, text))
+        fail_msg("%s: got %d '%s', wanted OQ_ERR_IO with '%s'", path, st, err.msg, text);
+    assert_null(buf);
+    assert_int_equal(oq_check_regular_file(path, NULL, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, text));
+}
+
+static void test_not_regular_files(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("fileio");
+    expect_refused(dir, ": is a directory, not a regular file");
+    expect_refused("/dev/zero", ": is a character device, not a regular file");
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_refused(fifo, ": is a FIFO (named pipe), not a regular file"); /* no writer waited for */
+    unlink(fifo);
+    expect_refused("/nonexistent/x.onnx", ": cannot open: No such file or directory");
+    oq_npz *z = NULL; /* .npz files are opened by libzip, after the same check */
+    oq_err err = {0};
+    assert_int_equal(oq_npz_read("/dev/zero", &z, &err), OQ_ERR_IO);
+    assert_string_equal(err.msg, "/dev/zero: is a character device, not a regular file");
+    remove_dir(dir);
+}
+
+static void test_size_limit(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("fileio");
+    char big[512];
+    snprintf(big, sizeof big, "%s/big.onnx", dir);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    /* sparse: one byte above the limit costs no disk */
+    assert_int_equal(ftruncate(fileno(f), (off_t)OQ_READ_MAX + 1), 0);
+    fclose(f);
+    expect_refused(big, ": 17179869185 bytes, above the limit of 17179869184 (16 GiB)");
+    remove_dir(dir);
+}
+
+static void test_regular_file(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("fileio");
+    char path[512];
+    snprintf(path, sizeof path, "%s/f.txt", dir);
+    oq_err err = {0};
+    assert_int_equal(oq_write_file_atomic(path, "abc", 3, 0, &err), OQ_OK);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(path, &buf, &n, &err), OQ_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal((char *)buf, "abc"); /* NUL-terminated */
+    free(buf);
+    uint64_t size = 0;
+    assert_int_equal(oq_check_regular_file(path, &size, &err), OQ_OK);
+    assert_int_equal(size, 3);
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_not_regular_files),
+        cmocka_unit_test(test_size_limit),
+        cmocka_unit_test(test_regular_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
