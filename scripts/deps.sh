@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libzip-dev zlib1g-dev libjansson-dev libplplot-dev plplot-driver-cairo libcmocka-dev
-      python3 python3-numpy python3-pytest openssl"
+      python3 python3-numpy python3-pytest openssl slurm-wlm munge"
 ORT_PKG=com.github.asus4.onnxruntime@0.4.9
 ORT_TGZ=com.github.asus4.onnxruntime-0.4.9.tgz
 ORT_SHA512=BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg==

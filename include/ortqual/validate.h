@@ -20,6 +20,7 @@
 #include "ortqual/config.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
+#include "ortqual/shard.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -74,6 +75,9 @@ typedef struct oq_validate_opts {
     const char *outdir;
     int save_outputs, overwrite, plots;
 
+    /* sharding (ortqual/shard.h): prepare the shards, or run one of them */
+    oq_shard_spec shard;
+
     /* isolation */
     int isolate;
     double timeout_s;
@@ -102,7 +106,10 @@ void oq_validate_opts_default(oq_validate_opts *o);
  * outdir/summary.json) and *exit_status is 0 (all passed) or 1 (a
  * configuration failed qualification). Usage or input errors (bad mask,
  * unreadable inputs, impossible configurations) return a status before any
- * model runs, with an error record written to outdir/error.json. */
+ * model runs, with an error record written to outdir/error.json.
+ * With o->shard.prepare, *summary is the shard plan (outdir/shards/plan.json) and nothing
+ * runs; with o->shard.count alone, the run is shard o->shard.index and writes into
+ * outdir/shards/<index>/ (see ortqual/shard.h). */
 oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status,
                           oq_err *err);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "ortqual/runtime.h"
+#include "ortqual/shard.h"
 
 /* Exit statuses shared by every subcommand. */
 enum {
@@ -106,12 +107,32 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
 void oq_cli_runtime_free(struct oq_cli_runtime *cr);
 
+/* ---- sharding options shared by validate and replay (src/cli/cli_shard.c) ---- */
+enum { OQ_CLI_OPT_SHARD = 0x1200, OQ_CLI_OPT_PREPARE_SHARDS, OQ_CLI_OPT_SHARD_BY };
+
+#define OQ_CLI_SHARD_LONGOPTS                                                            \
+    {"shard", required_argument, NULL, OQ_CLI_OPT_SHARD},                                \
+        {"prepare-shards", required_argument, NULL, OQ_CLI_OPT_PREPARE_SHARDS},          \
+        {"shard-by", required_argument, NULL, OQ_CLI_OPT_SHARD_BY}
+
+struct oq_cli_shard {
+    oq_shard_spec spec;
+    int run, by_given;
+};
+/* 1 = consumed, 0 = not a shard option, -1 = bad value (error printed). */
+int oq_cli_shard_opt(const char *cmd, struct oq_cli_shard *s, int opt, const char *arg);
+/* After parsing: -1 (error printed) for contradictions or a missing --outdir. */
+int oq_cli_shard_check(const char *cmd, const struct oq_cli_shard *s, const char *outdir);
+void oq_cli_shard_help(FILE *fp);
+
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
 struct json_t;
 /* A progress line on stderr (the oq_validate_opts.progress callback). */
 void oq_cli_progress_line(void *ctx, const char *line);
 /* One row per configuration, its reason when it did not pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct json_t *summary, const char *outdir);
+/* The prepare step's answer: what was prepared and what to run next. */
+void oq_cli_print_prepared(const struct json_t *plan, const char *outdir);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
 /* Fill the runtime and progress parts of `o`, run the validation, print the table (or the

@@ -111,7 +111,15 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
         return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
     if (json) json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
-    else oq_cli_print_verdict_table(summary, o->outdir);
+    else if (o->shard.prepare) oq_cli_print_prepared(summary, o->outdir);
+    else if (!o->shard.count) oq_cli_print_verdict_table(summary, o->outdir);
+    else {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/shards/%d", o->outdir, (int)o->shard.index);
+        oq_cli_print_verdict_table(summary, dir);
+        printf("shard %d of %d done; when all have ended: ortqual merge %s\n", (int)o->shard.index,
+               (int)o->shard.count, o->outdir);
+    }
     json_decref(summary);
     return verdict ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }

@@ -33,6 +33,7 @@ static void usage(FILE *fp)
 "  --repeat N (5) --warmup N (1)   --timeout S (300)\n"
 "  --require-full-gpu, --strict-placement, --require-dispatch, --expect-kernel NODE=KERNEL\n"
 "  --outdir DIR            (ortqual-out/replay-<timestamp>)  --force  --save-outputs  --json\n");
+    oq_cli_shard_help(fp);
     oq_cli_runtime_help(fp, 0);
     fprintf(fp,
 "\n"
@@ -48,7 +49,7 @@ enum {
 };
 
 static const struct option longopts[] = {
-    OQ_CLI_RUNTIME_LONGOPTS,
+    OQ_CLI_RUNTIME_LONGOPTS, OQ_CLI_SHARD_LONGOPTS,
     {"model", 1, 0, OPT_MODEL}, {"features", 1, 0, OPT_FEATURES}, {"mask", 1, 0, OPT_MASK},
     {"inputs", 1, 0, OPT_INPUTS}, {"precision", 1, 0, OPT_PREC}, {"tolerance", 1, 0, OPT_TOL},
     {"reference-ort-lib", 1, 0, OPT_REFLIB}, {"repeat", 1, 0, OPT_REPEAT}, {"warmup", 1, 0, OPT_WARMUP},
@@ -60,6 +61,7 @@ static const struct option longopts[] = {
 struct replay_args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
+    struct oq_cli_shard shard;
     glob_t files;
     int globbed, json;
     const char *precision, *expect[256];
@@ -165,6 +167,7 @@ int cmd_replay(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         int r = oq_cli_runtime_opt(&a.cr, c, optarg);
+        if (r == 0) r = oq_cli_shard_opt("replay", &a.shard, c, optarg);
         if (r < 0) goto out;
         if (r > 0) continue;
         if (c == 'h') {
@@ -178,7 +181,9 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "ortqual replay: unexpected argument '%s' (see --help)\n", argv[optind]);
         goto out;
     }
-    if (check_args(&a) || oq_cli_runtime_check(&a.cr)) goto out;
+    if (oq_cli_shard_check("replay", &a.shard, a.o.outdir) || check_args(&a) || oq_cli_runtime_check(&a.cr))
+        goto out;
+    a.o.shard = a.shard.spec;
     char *self = realpath("/proc/self/exe", NULL);
     rc = oq_cli_run_validation("replay", &a.o, &a.cr, self, a.json);
     free(self);

@@ -69,6 +69,10 @@ static void usage(FILE *fp)
 "  --strict-placement      with --require-full-gpu: shape ops and Memcpy on CPU fail too\n"
 "  --profile               record ORT's profile: nodes and time per execution provider\n"
 "\n"
+"scale-out (see also 'ortqual slurm' and 'ortqual merge'):\n");
+    oq_cli_shard_help(fp);
+    fprintf(fp,
+"\n"
 "isolation:\n"
 "  --timeout S             per configuration (300)      --no-isolate   run in this process (debugging)\n"
 "\n"
@@ -90,7 +94,7 @@ enum {
 };
 
 static const struct option longopts[] = {
-    OQ_CLI_RUNTIME_LONGOPTS,
+    OQ_CLI_RUNTIME_LONGOPTS, OQ_CLI_SHARD_LONGOPTS,
     {"model", 1, 0, OPT_MODEL}, {"features", 1, 0, OPT_FEATURES}, {"mask", 1, 0, OPT_MASK},
     {"export", 1, 0, OPT_EXPORT}, {"width", 1, 0, OPT_WIDTH}, {"layers", 1, 0, OPT_LAYERS},
     {"heads", 1, 0, OPT_HEADS}, {"num-features", 1, 0, OPT_NFEAT}, {"ffn-width", 1, 0, OPT_FFN},
@@ -112,6 +116,7 @@ static const struct option longopts[] = {
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
+    struct oq_cli_shard shard;
     oq_config configs[MAX_CONFIGS];
     const char *inputs[1024], *required[MAX_CONFIGS], *expect[256];
     char tolerances[4096];
@@ -343,6 +348,9 @@ int cmd_validate(int argc, char **argv)
         int r = oq_cli_runtime_opt(&a.cr, c, optarg);
         if (r < 0) return OQ_EXIT_USAGE;
         if (r > 0) continue;
+        r = oq_cli_shard_opt("validate", &a.shard, c, optarg);
+        if (r < 0) return OQ_EXIT_USAGE;
+        if (r > 0) continue;
         if (c == 'h') return usage(stdout), OQ_EXIT_OK;
         if (c == '?') return OQ_EXIT_USAGE; /* getopt named the option */
         if (c == OPT_WORKER) { worker = optarg; continue; }
@@ -363,6 +371,8 @@ int cmd_validate(int argc, char **argv)
                         "ref:encoder:fp64,cuda:attention24:fp16)\n");
         return OQ_EXIT_USAGE;
     }
+    if (oq_cli_shard_check("validate", &a.shard, a.o.outdir)) return OQ_EXIT_USAGE;
+    a.o.shard = a.shard.spec;
     if (finish_args(&a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
     char *self = realpath("/proc/self/exe", NULL);
     int rc = a.list ? list_configs(&a) : run_validate(&a, self);

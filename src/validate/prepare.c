@@ -27,8 +27,10 @@ static oq_status write_batch(const char *outdir, size_t index, oq_tensor *featur
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
         const oq_tensor *t[] = {features, mask, idx, lens};
         st = oq_npz_write(path, 4, t, 1, 1, err);
-        json_t *jb = json_pack("{s:I, s:s, s:I, s:I}", "index", (json_int_t)index, "inputs", path,
-                               "batch_size", (json_int_t)b, "padded_length", (json_int_t)l);
+        char hex[65] = "";
+        if (!st) st = oq_sha256_file(path, hex, err);
+        json_t *jb = json_pack("{s:I, s:s, s:s, s:I, s:I}", "index", (json_int_t)index, "inputs", path, "sha256",
+                               hex, "batch_size", (json_int_t)b, "padded_length", (json_int_t)l);
         json_t *jl = json_array(), *je = json_array();
         int64_t valid = 0;
         for (int64_t i = 0; i < b; i++) {

@@ -8,6 +8,7 @@
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/runtime.h"
+#include "ortqual/shard.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
 
@@ -32,6 +33,10 @@ void oq_config_file_tag(const char *name, char *buf, size_t n);
 const char *oq_json_str(const json_t *obj, const char *key, const char *dflt);
 /* Write JSON atomically (indented, sorted keys as inserted). */
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err);
+/* "2026-12-02T18:03:56Z" (now, UTC) */
+void oq_iso_time(char *buf, size_t n);
+/* rm -rf of a directory the library made (work directories, an earlier plan's shards). */
+void oq_remove_tree(const char *dir);
 
 /* The C reference as a runnable model (ref:encoder, ref:sdpa), loaded once per worker. */
 typedef struct oq_ref_model oq_ref_model;
@@ -70,6 +75,28 @@ oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_wei
                                  const oq_config *c, const int64_t *static_bl, char *path,
                                  size_t n, oq_err *err);
 oq_status oq_validate_user_inputs(const char *path, char *features, char *mask, size_t n, oq_err *err);
+/* shard.c: the plan's identity and the shard steps (ortqual/shard.h). */
+/* {"hash", "description"}: what decides what runs and how it is judged, with the SHA-256 of
+ * every batch file (batches[].sha256), of the weights file and of a --model file. */
+oq_status oq_plan_describe(const oq_validate_opts *o, const json_t *batches, const char *weights_file,
+                           json_t **plan, oq_err *err);
+/* A shard run (not the prepare step). */
+int oq_shard_is_run(const oq_validate_opts *o);
+/* For a shard run, a copy of o writing into outdir/shards/I (dir holds the path); else o. */
+const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n);
+/* Prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
+oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
+oq_status oq_shard_plan_write(const oq_validate_opts *o, const json_t *plan, const json_t *batches,
+                              json_t **out, oq_err *err);
+oq_status oq_shard_plan_load(const char *root, json_t **out, oq_err *err);
+/* A shard's batch records (files checked against their SHA-256) appended to batches. */
+oq_status oq_shard_load(const oq_validate_opts *o, const char *root, json_t **shardplan, json_t *batches,
+                        oq_err *err);
+oq_status oq_shard_check_plan(const json_t *shardplan, const json_t *plan, const char *root, oq_err *err);
+int oq_shard_runs_config(const json_t *shardplan, int32_t index, size_t k);
+json_t *oq_shard_block(const oq_validate_opts *o, const json_t *shardplan);
+oq_status oq_shard_started(const oq_validate_opts *o, const json_t *block, oq_err *err);
+
 /* evidence.c: versions, devices, environment, host, command line. */
 json_t *oq_validate_evidence(const oq_validate_opts *o);
 

@@ -2,10 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <ftw.h>
 #include <stdarg.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
@@ -43,8 +40,10 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
 
 typedef struct run_ctx {
     const oq_validate_opts *o;
+    const char *root; /* the output directory asked for (a shard writes into root/shards/I) */
     char workdir[2048];
     json_t *summary, *batches, *configs;
+    json_t *plan, *shardplan, *shard; /* the plan's identity; a shard's prepared plan and block */
     oq_encoder_weights *weights;
     char weights_path[4096];
     char features[256], mask[256];
@@ -263,6 +262,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     const oq_config *cfg = &o->configs[k];
+    if (c->shardplan && !oq_shard_runs_config(c->shardplan, o->shard.index, k)) return OQ_OK;
     char model[4096] = "", plan_path[4096], result_path[4096], tag[OQ_CONFIG_NAME_MAX + 32], name[OQ_CONFIG_NAME_MAX];
     /* the index keeps files apart when a name repeats (replay: cpu against cpu on another ORT) */
     oq_config_file_tag(cfg->name, name, sizeof name);
@@ -332,14 +332,6 @@ static int verdict(const json_t *configs)
     return failed;
 }
 
-static void iso_time(char *buf, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* Provider options go to the configurations on an execution provider other than
  * cpu (ORT's CPU EP takes none), checked against each before anything runs. */
 static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
@@ -364,6 +356,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     oq_status st = check_ep_options(o, err);
+    if (!st) st = oq_shard_setup(o, err);
     if (st) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", o->outdir);
@@ -378,23 +371,13 @@ static oq_status setup(run_ctx *c, oq_err *err)
     return oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, err);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-/* The work directory holds only what we made (plans, results, reference outputs). */
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-/* A run that stops before any model ran leaves an error record and nothing else. */
+/* A run that stops before any model ran leaves an error record and nothing else (a shard's
+ * batches are the prepared ones, shared with the other shards: they stay). */
 static void undo_prepare(run_ctx *c, const oq_err *e)
 {
     size_t i;
     json_t *b;
-    json_array_foreach(c->batches, i, b) unlink(oq_json_str(b, "inputs", ""));
+    if (!oq_shard_is_run(c->o)) json_array_foreach(c->batches, i, b) unlink(oq_json_str(b, "inputs", ""));
     if (*c->weights_path) unlink(c->weights_path);
     char path[4096];
     snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
@@ -404,37 +387,78 @@ static void undo_prepare(run_ctx *c, const oq_err *e)
     json_decref(rec);
 }
 
-oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status, oq_err *err)
+/* The batches: prepared here, or (a shard) taken from the prepared plan. */
+static oq_status load_batches(run_ctx *c, oq_err *err)
 {
-    run_ctx c = {.o = o, .batches = json_array(), .configs = json_array()};
-    char t0[32], t1[32];
-    iso_time(t0, sizeof t0);
-    oq_status st = setup(&c, err);
-    if (!st) st = oq_validate_prepare_batches(o, c.batches, err);
-    if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(&c, err);
-    if (st && *c.workdir) undo_prepare(&c, err);
-    if (!st) progress(o, "%zu batches checked against the mask contract and written to %s",
-                      json_array_size(c.batches), o->outdir);
+    if (oq_shard_is_run(c->o)) return oq_shard_load(c->o, c->root, &c->shardplan, c->batches, err);
+    oq_status st = oq_validate_prepare_batches(c->o, c->batches, err);
+    if (!st) progress(c->o, "%zu batches checked against the mask contract and written to %s",
+                      json_array_size(c->batches), c->o->outdir);
+    return st;
+}
+
+/* The plan's identity; a shard checks it against the prepared plan and records its start. */
+static oq_status identify(run_ctx *c, oq_err *err)
+{
+    /* a shard's plan is the whole plan: every batch, not only its own */
+    const json_t *all = c->shardplan ? json_object_get(c->shardplan, "batches") : c->batches;
+    oq_status st = oq_plan_describe(c->o, all, c->weights_path, &c->plan, err);
+    if (st || !c->shardplan) return st;
+    st = oq_shard_check_plan(c->shardplan, c->plan, c->root, err);
+    if (st) return st;
+    c->shard = oq_shard_block(c->o, c->shardplan);
+    progress(c->o, "shard %d of %d (by %s): %zu of %zu batches", (int)c->o->shard.index, (int)c->o->shard.count,
+             oq_shard_by_name(c->o->shard.by), json_array_size(c->batches),
+             json_array_size(json_object_get(c->shardplan, "batches")));
+    return oq_shard_started(c->o, c->shard, err);
+}
+
+static oq_status run_all(run_ctx *c, const char *t0, int *exit_status, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
     int ref_ok = 1;
-    for (size_t k = 0; !st && k < o->n_configs; k++) st = run_config(&c, k, &ref_ok, err);
-    if (!st) {
-        iso_time(t1, sizeof t1);
-        c.summary = json_pack("{s:s, s:s, s:s, s:o, s:O, s:O}", "schema", OQ_VALIDATE_SCHEMA, "start", t0,
-                              "end", t1, "evidence", oq_validate_evidence(o), "batches", c.batches,
-                              "configs", c.configs);
-        *exit_status = verdict(c.configs);
-        json_object_set_new(c.summary, "verdict", json_string(*exit_status ? "failed" : "passed"));
-        json_object_set_new(c.summary, "exit_status", json_integer(*exit_status));
-        char path[4096];
-        snprintf(path, sizeof path, "%s/validate.csv", o->outdir);
-        st = oq_validate_write_csv(path, c.summary, err);
-        if (!st && o->plots) oq_validate_plots(o->outdir, path, c.summary);
-        snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-        if (!st) st = oq_json_write(path, c.summary, err);
-    }
-    if (*c.workdir) remove_tree(c.workdir);
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < o->n_configs; k++) st = run_config(c, k, &ref_ok, err);
+    if (st) return st;
+    char t1[32], path[4096];
+    oq_iso_time(t1, sizeof t1);
+    c->summary = json_pack("{s:s, s:s, s:s, s:o, s:O, s:O, s:O}", "schema", OQ_VALIDATE_SCHEMA, "start", t0, "end",
+                           t1, "evidence", oq_validate_evidence(o), "plan", c->plan, "batches", c->batches,
+                           "configs", c->configs);
+    if (c->shard) json_object_set(c->summary, "shard", c->shard);
+    *exit_status = verdict(c->configs);
+    json_object_set_new(c->summary, "verdict", json_string(*exit_status ? "failed" : "passed"));
+    json_object_set_new(c->summary, "exit_status", json_integer(*exit_status));
+    snprintf(path, sizeof path, "%s/validate.csv", o->outdir);
+    st = oq_validate_write_csv(path, c->summary, err);
+    if (!st && o->plots) oq_validate_plots(o->outdir, path, c->summary);
+    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
+    if (!st) st = oq_json_write(path, c->summary, err);
+    return st;
+}
+
+oq_status oq_validate_run(const oq_validate_opts *o_in, json_t **summary, int *exit_status, oq_err *err)
+{
+    oq_validate_opts shard_opts;
+    char shard_dir[4096];
+    const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
+    run_ctx c = {.o = o, .root = o_in->outdir, .batches = json_array(), .configs = json_array()};
+    char t0[32];
+    oq_iso_time(t0, sizeof t0);
+    oq_status st = setup(&c, err);
+    if (!st) st = load_batches(&c, err);
+    if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(&c, err);
+    if (!st) st = identify(&c, err);
+    if (!st && o->shard.prepare) st = oq_shard_plan_write(o, c.plan, c.batches, &c.summary, err);
+    if (st && *c.workdir) undo_prepare(&c, err);
+    *exit_status = 0;
+    if (!st && !o->shard.prepare) st = run_all(&c, t0, exit_status, err);
+    if (*c.workdir) oq_remove_tree(c.workdir);
     json_decref(c.batches);
     json_decref(c.configs);
+    json_decref(c.plan);
+    json_decref(c.shardplan);
+    json_decref(c.shard);
     oq_encoder_weights_free(c.weights);
     if (st) json_decref(c.summary);
     else *summary = c.summary;

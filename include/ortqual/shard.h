@@ -1,0 +1,86 @@
+/* Sharded validation: one plan split over N runs (the tasks of a SLURM job array, or any
+ * machines sharing a file system), merged into one verdict.
+ *
+ * The split has three steps, all on one output directory D:
+ *
+ *   1. prepare, once (oq_validate_opts.shard = {.count = N, .prepare = 1}): the batches are
+ *      generated or loaded, checked against the mask contract and written to D/inputs_NNN.npz
+ *      exactly as an unsharded run writes them, and D/shards/plan.json records the plan (its
+ *      hash, every batch with the SHA-256 of its file) and which batches and configurations
+ *      each shard runs. No model runs; a bad mask stops everything before any node is used.
+ *   2. shard I (shard = {.count = N, .index = I}), anywhere: reads D/shards/plan.json, checks
+ *      that its own options describe the same plan (same hash) and that its batch files have
+ *      the recorded SHA-256, writes D/shards/I/started.json, runs its part, and writes a
+ *      complete summary (schema ortqual.validate/1 with a "shard" block) into D/shards/I/.
+ *   3. merge, once all have ended (oq_validate_merge): one D/summary.json (and validate.csv,
+ *      plots) whose verdict and per-batch figures equal those of an unsharded run of the plan.
+ *
+ * By batch (the default), shard I runs every configuration on a contiguous range of batches,
+ * so each batch's reference is computed once. By configuration, shard I runs the reference
+ * and a contiguous range of the other configurations on every batch (for matrices whose
+ * configurations need different nodes); each shard then computes the reference itself.
+ */
+#ifndef ORTQUAL_SHARD_H
+#define ORTQUAL_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OQ_SHARD_PLAN_SCHEMA "ortqual.shards/1"
+
+typedef enum oq_shard_by { OQ_SHARD_BY_BATCH = 0, OQ_SHARD_BY_CONFIG } oq_shard_by;
+
+typedef struct oq_shard_spec {
+    int32_t count;  /* N; 0: not sharded */
+    int32_t index;  /* this shard, 0..N-1 (ignored with prepare) */
+    oq_shard_by by;
+    int prepare;    /* step 1: prepare D/shards/plan.json and run nothing */
+} oq_shard_spec;
+
+/* "batch" | "config"; parse returns -1 for anything else. */
+const char *oq_shard_by_name(oq_shard_by by);
+int oq_shard_by_parse(const char *s);
+/* "I/N" into index and count (0 <= I < N); OQ_ERR_INVALID_ARG naming the text otherwise. */
+oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err);
+
+/* Why a shard is not in a merge. */
+typedef enum oq_shard_state {
+    OQ_SHARD_MISSING = 0,  /* D/shards/I does not exist: it never started */
+    OQ_SHARD_UNFINISHED,   /* started, no summary: killed, timed out or crashed */
+    OQ_SHARD_FAILED        /* stopped before running with an error record (error.json) */
+} oq_shard_state;
+
+typedef struct oq_shard_problem {
+    int32_t index;
+    oq_shard_state state;
+    char detail[512];      /* one line: where and when it started, its error, its log */
+} oq_shard_problem;
+
+typedef struct oq_merge_result {
+    int exit_status;             /* 0: every configuration passed; 1: failed or incomplete */
+    int32_t shards;              /* N */
+    size_t n_problems;           /* shards that did not report */
+    oq_shard_problem *problems;  /* owned; oq_merge_result_clear frees */
+    char plan_hash[65];
+} oq_merge_result;
+
+const char *oq_shard_state_name(oq_shard_state s);
+
+/* Merges D/shards/I/summary.json (I = 0..N-1) into D/summary.json, D/validate.csv and, with
+ * `plots`, D/plots/. Shards that did not report are listed in `res` (and in the summary) and
+ * make the verdict "failed": a missing shard is never a pass. Returns OQ_ERR_NOT_FOUND when
+ * D/shards/plan.json does not exist and OQ_ERR_FORMAT when a shard's summary belongs to
+ * another plan (nothing is written then); OQ_OK whenever D/summary.json was written. */
+oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res, oq_err *err);
+void oq_merge_result_clear(oq_merge_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
