@@ -13,8 +13,8 @@ IGNORED = {"start", "end", "evidence", "worker", "cost", "session_create_s", "fi
 
 
 def norm_path(v, root):
-    if isinstance(v, str) and v.startswith(root + "/"):
-        return re.sub(r"^shards/\d+/", "", v[len(root) + 1:])
+    if isinstance(v, str) and "/" in v and os.path.abspath(v).startswith(root + "/"):
+        return re.sub(r"^shards/\d+/", "", os.path.abspath(v)[len(root) + 1:])
     return v
 
 
@@ -38,7 +38,7 @@ def compare(a, b, ra, rb, where, out):
 
 def main():
     a, b = (json.load(open(p)) for p in sys.argv[1:3])
-    ra, rb = (os.path.dirname(p) for p in sys.argv[1:3])
+    ra, rb = (os.path.dirname(os.path.abspath(p)) for p in sys.argv[1:3])
     out = []
     compare(a, b, ra, rb, "summary", out)
     for line in out[:40]:
