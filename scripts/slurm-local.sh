@@ -40,12 +40,23 @@ wait_for() {
 
 pid_alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# munged serves its socket only when every directory above it is searchable by all.
+check_ancestors() {
+    local p=$1
+    while [ "$p" != / ]; do
+        p=$(dirname "$p")
+        [ "$(( 0$(stat -c %a "$p") & 1 ))" -eq 1 ] ||
+            die "munged needs every directory above its socket searchable by all: $p is $(stat -c %a "$p") (chmod o+x $p, or another DIR)"
+    done
+}
+
 start_munge() {
     local d=$1
     # munged wants the key private to its owner, and a socket directory everyone may enter
     mkdir -p "$d/munge/key" "$d/munge/run"
     chmod 700 "$d/munge/key"
     chmod 755 "$d/munge" "$d/munge/run"
+    check_ancestors "$d/munge/run/munge.socket"
     [ -f "$d/munge/key/munge.key" ] || {
         head -c 1024 /dev/urandom >"$d/munge/key/munge.key"
         chmod 400 "$d/munge/key/munge.key"
