@@ -127,14 +127,22 @@ start_slurm() {
     wait_for "$TIMEOUT" "slurmd (node oqnode idle)" node_idle || return 1
 }
 
-stop_daemon() {
-    local pidfile=$1 name=$2 pid
-    pid_alive "$pidfile" || return 0
-    pid=$(cat "$pidfile")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    say "$name (pid $pid) ignored SIGTERM; killing it"
-    kill -9 "$pid" 2>/dev/null || true
+# stop_daemons PIDFILE...: SIGTERM to each recorded daemon at once (each takes about 2 s to
+# go), SIGKILL to any still there after 5 s.
+stop_daemons() {
+    local pids=() f p
+    for f in "$@"; do pid_alive "$f" && pids+=("$(cat "$f")"); done
+    [ ${#pids[@]} -gt 0 ] || return 0
+    kill "${pids[@]}" 2>/dev/null || true
+    for _ in $(seq 50); do
+        kill -0 "${pids[@]}" 2>/dev/null || break
+        sleep 0.1
+    done
+    for p in "${pids[@]}"; do
+        kill -0 "$p" 2>/dev/null || continue
+        say "pid $p ignored SIGTERM; killing it"
+        kill -9 "$p" 2>/dev/null || true
+    done
 }
 
 cmd_start() {
@@ -150,8 +158,7 @@ cmd_start() {
     for attempt in 1 2 3; do
         start_slurm "$d" && { echo "export SLURM_CONF=$d/slurm.conf"; return 0; }
         say "attempt $attempt: the cluster did not come up; stopping it and trying other ports"
-        stop_daemon "$d/slurmd.pid" slurmd
-        stop_daemon "$d/slurmctld.pid" slurmctld
+        stop_daemons "$d/slurmd.pid" "$d/slurmctld.pid"
         rm -rf "$d/state"/* "$d/spool"/*
     done
     cmd_logs "$d" >&2
@@ -167,9 +174,7 @@ cmd_stop() {
         scancel --user="$(id -un)" 2>/dev/null || true
         for p in $pids; do kill -9 "$p" 2>/dev/null || true; done
     fi
-    stop_daemon "$d/slurmd.pid" slurmd
-    stop_daemon "$d/slurmctld.pid" slurmctld
-    stop_daemon "$d/munge/run/munged.pid" munged
+    stop_daemons "$d/slurmd.pid" "$d/slurmctld.pid" "$d/munge/run/munged.pid"
 }
 
 cmd_logs() {
