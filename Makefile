@@ -4,6 +4,8 @@
 #   make build    just build (build/ortqual)
 #   make install PREFIX=/usr/local
 # ORT_ROOT=/path uses an official ONNX Runtime layout (include/, lib/) instead of the npm one.
+# ORTQUAL_GPU=1 make run: also installs ORT's CUDA execution provider and requires the demo's
+#   CUDA configurations (ORTQUAL_ORT_CUDA_DIR=DIR takes it from unpacked libraries in DIR).
 
 # Sub-makes (cmake --build) stay quiet about entering directories.
 MAKEFLAGS += --no-print-directory
@@ -26,7 +28,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/ortqual validate --outdir $(OUTDIR) --force
+	./$(BUILD)/ortqual validate --outdir $(OUTDIR) --force $(if $(filter 1,$(ORTQUAL_GPU)),--gpu)
 
 test: deps
 	$(MAKE) --no-print-directory test-plain test-asan

@@ -3,6 +3,12 @@
 #   1. Debian packages (apt-get), only those missing.
 #   2. ONNX Runtime 1.29.0 from the npm registry, sha512-checked, cached in
 #      ${XDG_CACHE_HOME:-~/.cache}/ortqual and unpacked into third_party/onnxruntime.
+#   3. With ORTQUAL_GPU=1: ORT's CUDA execution provider (com.github.asus4.onnxruntime.linux-x64-gpu
+#      @0.4.9: ORT 1.29, CUDA 13, cuDNN 9; sha512-checked, cached) unpacked beside the core library,
+#      where ortqual finds it by itself. The host needs the CUDA 13 runtime and cuDNN 9.
+#      ORTQUAL_ORT_CUDA_DIR=DIR (a directory of already-unpacked ORT libraries, for hosts without
+#      registry access) links DIR's CUDA EP instead of downloading; the tool itself then loads
+#      ORT from DIR too (see docs/gpu.md).
 # ORT_ROOT=/path (an official release layout: include/, lib/) skips step 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +26,11 @@ ORT130_PKG=onnxruntime-node@1.30.0
 ORT130_TGZ=onnxruntime-node-1.30.0.tgz
 ORT130_SHA512=twhs1C2C/BFkz1yc5OY0KIU2GUq6DURO7hD4bx5Q2Qy3nAMJwRXW8xU3NVczE29VA9lolLOYepoD8fjTGOfIqw==
 ORT130_LIB='package/bin/napi-v6/linux/x64/libonnxruntime.so.1'
+# The CUDA execution provider (ORTQUAL_GPU=1): a plugin library for the 1.29.0 core above.
+ORT_GPU_PKG=com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9
+ORT_GPU_TGZ=com.github.asus4.onnxruntime.linux-x64-gpu-0.4.9.tgz
+ORT_GPU_SHA512=FopIhNE/Ng+v2X65wVc9clPCBCvhvA53Hxo2U0Kf5fGdVsC7iCA+mZ0KLWggcQAj7TIZ6pNidR4AC10g74Xo6w==
+ORT_GPU_LIB='package/Plugins/Linux/x64/libonnxruntime_providers_cuda.so'
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/ortqual
 DEST=third_party/onnxruntime
 DEST130=third_party/onnxruntime-1.30
@@ -82,6 +93,28 @@ unpack_ort130() {
     rm -rf "$DEST130" && mv "$DEST130.tmp" "$DEST130"
 }
 
+# The CUDA EP beside the core library: from ORTQUAL_ORT_CUDA_DIR, or the npm package.
+install_cuda_ep() {
+    local lib=$DEST/lib/libonnxruntime_providers_cuda.so
+    if [ -n "${ORTQUAL_ORT_CUDA_DIR:-}" ]; then
+        local src=$ORTQUAL_ORT_CUDA_DIR/libonnxruntime_providers_cuda.so
+        [ -f "$src" ] || { say "ORTQUAL_ORT_CUDA_DIR=$ORTQUAL_ORT_CUDA_DIR has no libonnxruntime_providers_cuda.so"; exit 2; }
+        ln -sf "$(cd "$ORTQUAL_ORT_CUDA_DIR" && pwd)/libonnxruntime_providers_cuda.so" "$lib"
+        say "CUDA execution provider linked from $ORTQUAL_ORT_CUDA_DIR"
+        return 0
+    fi
+    local stamp=$DEST/.cuda-sha512
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$ORT_GPU_SHA512" ] && [ -f "$lib" ] && [ ! -L "$lib" ]; then
+        return 0
+    fi
+    fetch_npm "$ORT_GPU_PKG" "$ORT_GPU_TGZ" "$ORT_GPU_SHA512"
+    say "unpacking the CUDA execution provider into $DEST/lib"
+    local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+    tar -xzf "$CACHE/$ORT_GPU_TGZ" -C "$tmp" "$ORT_GPU_LIB"
+    rm -f "$lib" && cp "$tmp/$ORT_GPU_LIB" "$lib.tmp" && mv "$lib.tmp" "$lib"
+    echo "$ORT_GPU_SHA512" > "$stamp"
+}
+
 install_debian
 unpack_ort130
 if [ -n "${ORT_ROOT:-}" ]; then
@@ -89,4 +122,6 @@ if [ -n "${ORT_ROOT:-}" ]; then
     say "using ONNX Runtime from ORT_ROOT=$ORT_ROOT"
 else
     unpack_ort
+    [ "${ORTQUAL_GPU:-0}" = 1 ] && install_cuda_ep
 fi
+exit 0

@@ -53,11 +53,17 @@ typedef struct oq_runtime oq_runtime;
 /* Load ONNX Runtime.
  * `path`: an explicit library path, or NULL to search, in order:
  *   1. $ORTQUAL_ORT_LIB when set (then nothing else is tried: an explicit choice);
- *   2. beside the running executable (/proc/self/exe's dir D):
+ *   2. <libdir>/ortqual/libonnxruntime.so, where <libdir> holds the libortqual.so this
+ *      program runs (what make install lays out: a program linked against an installed
+ *      libortqual finds the runtime installed with it, wherever it was built);
+ *   3. beside the running executable (/proc/self/exe's dir D):
  *      D/../third_party/onnxruntime/lib/libonnxruntime.so (build tree),
  *      D/../lib/ortqual/libonnxruntime.so and D/../lib64/ortqual/... (make install),
  *      D/../../third_party/onnxruntime/lib/libonnxruntime.so (tests and benchmarks);
- *   3. the ORT_ROOT the library was built against.
+ *   4. the ORT_ROOT the library was built against.
+ * ORT 1.29+ starts Microsoft's 1DS telemetry client when the OrtEnv is created, which
+ * leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
+ * the environment before this call to stop it (the ortqual tool does, unless it is set).
  * Errors: OQ_ERR_NOT_FOUND (one line naming every path tried and why each
  * failed) for a missing library or one without OrtGetApiBase; OQ_ERR_UNSUPPORTED
  * when its API is older than OQ_ORT_API_MIN; OQ_ERR_RUNTIME if no OrtEnv. */

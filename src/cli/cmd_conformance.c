@@ -35,6 +35,8 @@ static void usage(FILE *fp)
             "reason (ORT answered with its NOT_IMPLEMENTED status: no kernel for that op,\n"
             "type or mode on the provider). Then 'N passed, M failed, K skipped', K counting the\n"
             "unsupported ones too, with '(U unsupported)' after it when there are any.\n"
+            "A run in which no test passed (every test skipped or unsupported) is not a pass:\n"
+            "exit 1 saying so, unless --allow-skip.\n"
             "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
             "unsupported), 2 on bad usage (e.g. a DIR with no model.onnx).\n"
             "\n"
@@ -42,6 +44,7 @@ static void usage(FILE *fp)
             "  --rtol X     relative tolerance (default 1e-3, as ONNX's backend tests)\n"
             "  --atol X     absolute tolerance (default 1e-7)\n"
             "  --strict     an UNSUPPORTED test fails the run (exit 1)\n"
+            "  --allow-skip a run where every test was skipped exits 0 (nothing was compared)\n"
             "  --json       print one JSON document instead of lines\n"
             "  -h, --help   this help\n"
             "runtime options (any of them selects ONNX Runtime instead of the reference):\n");
@@ -135,6 +138,7 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
 typedef struct report_flags {
     int json;   /* one JSON document instead of lines */
     int strict; /* UNSUPPORTED fails the run */
+    int allow_skip; /* a run where nothing passed may exit 0 */
 } report_flags;
 
 static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, report_flags f)
@@ -172,6 +176,12 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, repo
     }
     if (rc != OQ_EXIT_OK) return rc;
     int failed = counts[OQ_CONFORMANCE_FAIL] || (f.strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
+    if (!failed && !counts[OQ_CONFORMANCE_PASS] && !f.allow_skip) {
+        /* nothing under test ran and was compared: never green */
+        fprintf(stderr, "ortqual conformance: no test passed (%zu run, all skipped or unsupported); "
+                        "--allow-skip accepts that\n", n);
+        return OQ_EXIT_FAIL;
+    }
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
@@ -210,6 +220,7 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
     static const struct option longopts[] = {
         {"rtol", required_argument, NULL, 'r'}, {"atol", required_argument, NULL, 'a'},
         {"json", no_argument, NULL, 'j'},       {"strict", no_argument, NULL, 's'},
+        {"allow-skip", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         OQ_CLI_RUNTIME_LONGOPTS,                {NULL, 0, NULL, 0}};
     int c;
@@ -227,6 +238,7 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
         case 'a': if (!parse_tol("--atol", optarg, &opts->atol)) return OQ_EXIT_USAGE; break;
         case 'j': f->json = 1; break;
         case 's': f->strict = 1; break;
+        case 'k': f->allow_skip = 1; break;
         case 'h': usage(stdout); return -1;
         default:
             fprintf(stderr, "ortqual conformance: unknown or incomplete option '%s'\n",
@@ -242,7 +254,7 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_init(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0};
+    report_flags f = {0, 0, 0};
     int use_ort = 0;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &use_ort);
     if (rc) {

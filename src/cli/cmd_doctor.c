@@ -1,10 +1,12 @@
 /* ortqual doctor: is this machine fit to qualify models, and on what exactly? */
+#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -284,6 +286,65 @@ static void print_env_cwd(const oq_evidence *ev)
     if (ev->cwd.path && !ev->cwd.world_writable && !ev->cwd.n_hazards) printf("  ok\n");
 }
 
+/* ---- ORT's telemetry client -------------------------------------------------------- */
+
+/* The empty /tmp/mat-debug-<pid>.log files that ORT 1.29+ leaves for every process that
+ * created an environment with its 1DS telemetry client on. */
+typedef struct telemetry_state {
+    const char *setting; /* ORT_DISABLE_TELEMETRY, NULL when unset */
+    size_t stale_empty;  /* empty mat-debug logs in /tmp */
+    size_t stale_other;  /* non-empty ones (left alone) */
+} telemetry_state;
+
+static telemetry_state telemetry_scan(void)
+{
+    telemetry_state t = {getenv("ORT_DISABLE_TELEMETRY"), 0, 0};
+    DIR *d = opendir("/tmp");
+    if (!d) return t;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "mat-debug-", 10)) continue;
+        struct stat sb;
+        char path[300];
+        snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+        if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            if (sb.st_size == 0) t.stale_empty++;
+            else t.stale_other++;
+        }
+    }
+    closedir(d);
+    return t;
+}
+
+static int telemetry_off(const telemetry_state *t)
+{
+    return t->setting && !strcmp(t->setting, "1");
+}
+
+static void print_telemetry(void)
+{
+    telemetry_state t = telemetry_scan();
+    printf("\nONNX Runtime telemetry\n");
+    if (telemetry_off(&t))
+        printf("  off (ORT_DISABLE_TELEMETRY=1; ortqual sets it unless you do): no 1DS client, no\n"
+               "  /tmp/mat-debug-<pid>.log per process\n");
+    else
+        printf("  ON (ORT_DISABLE_TELEMETRY=%s): every process that loads ORT 1.29+ starts Microsoft's\n"
+               "  1DS client and leaves an empty /tmp/mat-debug-<pid>.log\n",
+               t.setting ? t.setting : "unset");
+    if (t.stale_empty)
+        printf("  %zu empty /tmp/mat-debug-*.log left by earlier ONNX Runtime processes "
+               "(find /tmp -maxdepth 1 -name 'mat-debug-*.log' -empty -delete)\n", t.stale_empty);
+    if (t.stale_other) printf("  %zu non-empty /tmp/mat-debug-*.log (left alone)\n", t.stale_other);
+}
+
+static json_t *telemetry_json(void)
+{
+    telemetry_state t = telemetry_scan();
+    return json_pack("{s:s?, s:b, s:I, s:I}", "ORT_DISABLE_TELEMETRY", t.setting, "off",
+                     telemetry_off(&t), "stale_empty_mat_debug_logs", (json_int_t)t.stale_empty,
+                     "nonempty_mat_debug_logs", (json_int_t)t.stale_other);
+}
+
 static void print_text(const doctor *d, const oq_evidence *ev)
 {
     printf("ortqual %s doctor\n\n", ORTQUAL_VERSION);
@@ -295,6 +356,7 @@ static void print_text(const doctor *d, const oq_evidence *ev)
     print_libs(ev);
     print_shadow(ev->shadow);
     print_env_cwd(ev);
+    print_telemetry();
     printf("\n%s\n", d->n_problems ? "NOT HEALTHY:" : "healthy");
     for (size_t i = 0; i < d->n_problems; i++) printf("  %s\n", d->problems[i]);
 }
@@ -311,9 +373,9 @@ static int print_json(const doctor *d, const oq_evidence *ev)
                                                   t->ok, "required", t->required, "message", t->msg));
     }
     for (size_t i = 0; i < d->n_problems; i++) json_array_append_new(problems, json_string(d->problems[i]));
-    json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o}", "tool", "name", "ortqual", "version",
-                             ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems", problems,
-                             "sessions", sessions);
+    json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "tool", "name", "ortqual",
+                             "version", ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems",
+                             problems, "sessions", sessions, "telemetry", telemetry_json());
     json_t *evj = oq_evidence_json(ev);
     if (!root || !evj || json_object_update(root, evj) != 0) {
         json_decref(root);

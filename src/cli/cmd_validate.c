@@ -52,6 +52,9 @@ static void usage(FILE *fp)
 "                          kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel)\n"
 "  --list-configs          print the configurations possible here and why others are not\n"
 "  --require CONFIG        a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable\n"
+"  --gpu                   CUDA is required: every cuda configuration (the demo's included) must\n"
+"                          run; with no CUDA execution provider and device, exit 3 before anything\n"
+"                          runs (what ORTQUAL_GPU=1 make run uses)\n"
 "  --repeat N (5)  --warmup N (1)   timed calls per batch after the first call\n"
 "  --tolerance SPEC        per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable\n"
 "\n"
@@ -90,7 +93,7 @@ enum {
     OPT_NEVENTS, OPT_BATCH, OPT_POLICY, OPT_MAXLEN, OPT_PADBIN, OPT_SEED, OPT_CONFIGS, OPT_LIST,
     OPT_REQUIRE, OPT_REPEAT, OPT_WARMUP, OPT_TOL, OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON,
     OPT_TIMEOUT, OPT_NOISO, OPT_WORKER, OPT_EXPECT, OPT_REQDISP, OPT_TEETH, OPT_FULLGPU,
-    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM, OPT_ELU
+    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM, OPT_ELU, OPT_GPU
 };
 
 static const struct option longopts[] = {
@@ -111,6 +114,7 @@ static const struct option longopts[] = {
     {"prove-teeth", 0, 0, OPT_TEETH}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
     {"strict-placement", 0, 0, OPT_STRICT}, {"profile", 0, 0, OPT_PROFILE},
     {"no-plots", 0, 0, OPT_NOPLOTS}, {"mask-form", 1, 0, OPT_MASKFORM}, {"elu", 1, 0, OPT_ELU},
+    {"gpu", 0, 0, OPT_GPU},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
 struct args {
@@ -121,7 +125,7 @@ struct args {
     const char *inputs[1024], *required[MAX_CONFIGS], *expect[256];
     char tolerances[4096];
     const char *configs_text, *policy;
-    int list, json, max_len_set;
+    int list, json, max_len_set, gpu;
     char outdir[512];
 };
 
@@ -218,6 +222,7 @@ static int other_opt(struct args *a, int c, const char *arg)
     case OPT_STRICT: o->strict_placement = 1; return 0;
     case OPT_PROFILE: o->profile = 1; return 0;
     case OPT_NOPLOTS: o->plots = 0; return 0;
+    case OPT_GPU: a->gpu = 1; return 0;
     case OPT_ELU:
         if (strcmp(arg, "op") && strcmp(arg, "decomposed")) {
             fprintf(stderr, "ortqual validate: --elu: '%s' is not decomposed or op\n", arg);
@@ -317,6 +322,29 @@ static int list_configs(const struct args *a)
     return OQ_EXIT_OK;
 }
 
+/* --gpu: a CUDA EP with a device must be here, and every cuda configuration must run.
+ * Returns an exit status (OQ_EXIT_OK to go on). */
+static int require_cuda(struct args *a)
+{
+    if (!cuda_available(&a->cr)) {
+        fprintf(stderr, "ortqual validate: --gpu: no CUDA execution provider with a device here "
+                        "(see 'ortqual doctor'; the EP library comes from --ep-lib cuda=PATH, or beside "
+                        "the core library)\n");
+        return OQ_EXIT_RUNTIME;
+    }
+    size_t n_cuda = 0;
+    for (size_t i = 0; i < a->o.n_configs; i++) {
+        if (strcmp(a->configs[i].runtime, "cuda")) continue;
+        n_cuda++;
+        if (a->o.n_required < MAX_CONFIGS) a->required[a->o.n_required++] = a->configs[i].name;
+    }
+    if (!n_cuda) {
+        fprintf(stderr, "ortqual validate: --gpu: no cuda configuration among --configs\n");
+        return OQ_EXIT_USAGE;
+    }
+    return OQ_EXIT_OK;
+}
+
 static int run_validate(struct args *a, char *self)
 {
     if (!a->configs_text) {
@@ -331,6 +359,8 @@ static int run_validate(struct args *a, char *self)
         return OQ_EXIT_USAGE;
     }
     a->o.configs = a->configs;
+    int rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
+    if (rc) return rc;
     return oq_cli_run_validation("validate", &a->o, &a->cr, self, a->json);
 }
 

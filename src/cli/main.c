@@ -2,7 +2,9 @@
  * of subcommands is generated at build time from those files (cmds.inc), so
  * adding a subcommand means adding one file. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -25,8 +27,32 @@ static void usage(FILE *fp)
     fprintf(fp, "\n'ortqual <command> --help' explains one command.\n");
 }
 
+/* ORTQUAL_ORT_CUDA_DIR=DIR: ORT and its CUDA EP unpacked in DIR (a GPU host without registry
+ * access). The core library comes from DIR unless ORTQUAL_ORT_LIB names one, and the CUDA EP is
+ * found beside it. Workers inherit the result. Returns 0, or 2 for a DIR without the library. */
+static int apply_cuda_dir(void)
+{
+    const char *dir = getenv("ORTQUAL_ORT_CUDA_DIR");
+    const char *lib = getenv("ORTQUAL_ORT_LIB");
+    if (!dir || !*dir || (lib && *lib)) return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/libonnxruntime.so", dir);
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "ortqual: ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so\n", dir);
+        return OQ_EXIT_USAGE;
+    }
+    setenv("ORTQUAL_ORT_LIB", path, 1);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* ORT 1.29+ starts Microsoft's 1DS telemetry client when its environment is created:
+     * it leaves an empty /tmp/mat-debug-<pid>.log per process (hundreds in a long validation,
+     * one per worker) and tries to upload. Off unless the user set the variable; workers
+     * inherit it. Recorded in every summary's ORT environment. */
+    setenv("ORT_DISABLE_TELEMETRY", "1", 0);
+    if (apply_cuda_dir()) return OQ_EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
         return OQ_EXIT_USAGE;

@@ -215,6 +215,10 @@ oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *p
     snprintf(what, sizeof what, "registering EP library %s", path);
     oq_status st = oq_ort_status(rt, rt->api->RegisterExecutionProviderLibrary(rt->env, name, path),
                                  err, what);
+    /* A library the EP needs is missing (libcuda.so.1 on a host without the NVIDIA driver,
+     * libcudart without the CUDA runtime): the EP is not available here, like a missing EP. */
+    if (st && err && strstr(err->msg, "cannot open shared object file"))
+        return err->status = OQ_ERR_NOT_FOUND;
     if (st) return st;
     char *n = strdup(name), *p = strdup(path);
     if (!n || !p) {

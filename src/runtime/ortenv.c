@@ -24,6 +24,7 @@ static const char *const known[] = {
     "ORT_DISABLE_FUSED_KV",
     "ORT_MIN_SEQ_LEN_FLASH_ATTENTION_PACKED_QKV",
     "ORT_MIN_SEQ_LEN_EFFICIENT_ATTENTION_FP32",
+    "ORT_DISABLE_TELEMETRY", /* read at environment creation (core/platform/posix/telemetry.cc) */
 };
 #define N_KNOWN (sizeof known / sizeof known[0])
 

@@ -132,8 +132,34 @@ static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
     return dl;
 }
 
-/* Candidate paths relative to the executable; returns how many were written. */
-static size_t exe_candidates(char out[][PATH_MAX], size_t max)
+/* Append DIR/REL to out[*k] (tidied by realpath when the file exists). */
+static void add_candidate(char out[][PATH_MAX], size_t *k, const char *dir, const char *rel)
+{
+    char joined[PATH_MAX];
+    int len = snprintf(joined, sizeof joined, "%s/%s", dir, rel);
+    if (len < 0 || (size_t)len >= sizeof joined) return;
+    if (!realpath(joined, out[*k])) memcpy(out[*k], joined, (size_t)len + 1);
+    (*k)++;
+}
+
+/* The directory of the file that holds this code: libortqual.so for a program linked
+ * against the shared library, the executable itself when linked statically. */
+static int own_dir(char *dir, size_t n)
+{
+    Dl_info info;
+    char buf[PATH_MAX];
+    if (!dladdr((void *)(uintptr_t)oq_runtime_load, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, buf))
+        return 0;
+    char *slash = strrchr(buf, '/');
+    if (!slash) return 0;
+    *slash = '\0';
+    snprintf(dir, n, "%s", buf);
+    return 1;
+}
+
+/* Candidate paths beside libortqual.so and the executable; returns how many were written. */
+static size_t local_candidates(char out[][PATH_MAX], size_t max)
 {
     static const char *const rel[] = {
         "../third_party/onnxruntime/lib/libonnxruntime.so",
@@ -142,22 +168,21 @@ static size_t exe_candidates(char out[][PATH_MAX], size_t max)
         "../lib/x86_64-linux-gnu/ortqual/libonnxruntime.so",
         "../../third_party/onnxruntime/lib/libonnxruntime.so",
     };
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return 0;
-    *slash = '\0';
     size_t k = 0;
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0] && k < max; i++) {
-        char joined[PATH_MAX];
-        int len = snprintf(joined, sizeof joined, "%s/%s", exe, rel[i]);
-        if (len < 0 || (size_t)len >= sizeof joined) continue;
-        /* Show the tidy form in messages when the file exists. */
-        if (!realpath(joined, out[k])) memcpy(out[k], joined, (size_t)len + 1);
-        k++;
+    char lib[PATH_MAX], exe[PATH_MAX];
+    int have_lib = own_dir(lib, sizeof lib);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int have_exe = n > 0;
+    if (have_exe) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
     }
+    /* make install puts ORT in <libdir>/ortqual, beside an installed libortqual.so */
+    if (have_lib && (!have_exe || strcmp(lib, exe)) && k < max)
+        add_candidate(out, &k, lib, "ortqual/libonnxruntime.so");
+    for (size_t i = 0; have_exe && i < sizeof rel / sizeof rel[0] && k < max; i++)
+        add_candidate(out, &k, exe, rel[i]);
     return k;
 }
 
@@ -171,7 +196,7 @@ static void *search_open(const char *path, get_api_base_fn *fn, attempts *a)
         return dl;
     }
     char cand[8][PATH_MAX];
-    size_t n = exe_candidates(cand, 7);
+    size_t n = local_candidates(cand, 7);
     if (ORTQUAL_ORT_BUILD_LIB[0]) snprintf(cand[n++], PATH_MAX, "%s", ORTQUAL_ORT_BUILD_LIB);
     for (size_t i = 0; i < n; i++) {
         int dup = 0;

@@ -50,6 +50,13 @@ grep -q '^FAIL test_attention_4d: output 0 (Y) worst element \[1,2,3,7\] got .* 
     { cat "$T/out2"; fail "corrupted output: FAIL line"; }
 [ "$(tail -n 1 "$T/out2")" = "0 passed, 1 failed, 0 skipped" ] || fail "corrupted closing line"
 
+# A run where nothing passed is not green: one skipped test exits 1 saying so; --allow-skip accepts it.
+rc=0
+"$ORTQUAL" conformance "$CONF/test_attention_4d_expanded" >"$T/skip.out" 2>"$T/skip.err" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "no test passed (1 run, all skipped or unsupported)" "$T/skip.err" ||
+    fail "all-skipped run: exit $rc, $(cat "$T/skip.err")"
+"$ORTQUAL" conformance --allow-skip "$CONF/test_attention_4d_expanded" >/dev/null || fail "--allow-skip"
+
 # Usage errors exit 2 and name the problem.
 mkdir "$T/empty"
 rc=0
