@@ -12,8 +12,9 @@
  *      that its own options describe the same plan (same hash) and that its batch files have
  *      the recorded SHA-256, writes D/shards/I/started.json, runs its part, and writes a
  *      complete summary (schema ortqual.validate/1 with a "shard" block) into D/shards/I/.
- *   3. merge, once all have ended (oq_validate_merge): one D/summary.json (and validate.csv,
- *      plots) whose verdict and per-batch figures equal those of an unsharded run of the plan.
+ *   3. merge, once all have ended (oq_validate_merge in validate.h): one D/summary.json (and
+ *      validate.csv, plots) whose verdict and per-batch figures equal those of an unsharded
+ *      run of the plan.
  *
  * By batch (the default), shard I runs every configuration on a contiguous range of batches,
  * so each batch's reference is computed once. By configuration, shard I runs the reference
@@ -23,7 +24,6 @@
 #ifndef ORTQUAL_SHARD_H
 #define ORTQUAL_SHARD_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "ortqual/status.h"
@@ -48,37 +48,6 @@ const char *oq_shard_by_name(oq_shard_by by);
 int oq_shard_by_parse(const char *s);
 /* "I/N" into index and count (0 <= I < N); OQ_ERR_INVALID_ARG naming the text otherwise. */
 oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err);
-
-/* Why a shard is not in a merge. */
-typedef enum oq_shard_state {
-    OQ_SHARD_MISSING = 0,  /* D/shards/I does not exist: it never started */
-    OQ_SHARD_UNFINISHED,   /* started, no summary: killed, timed out or crashed */
-    OQ_SHARD_FAILED        /* stopped before running with an error record (error.json) */
-} oq_shard_state;
-
-typedef struct oq_shard_problem {
-    int32_t index;
-    oq_shard_state state;
-    char detail[512];      /* one line: where and when it started, its error, its log */
-} oq_shard_problem;
-
-typedef struct oq_merge_result {
-    int exit_status;             /* 0: every configuration passed; 1: failed or incomplete */
-    int32_t shards;              /* N */
-    size_t n_problems;           /* shards that did not report */
-    oq_shard_problem *problems;  /* owned; oq_merge_result_clear frees */
-    char plan_hash[65];
-} oq_merge_result;
-
-const char *oq_shard_state_name(oq_shard_state s);
-
-/* Merges D/shards/I/summary.json (I = 0..N-1) into D/summary.json, D/validate.csv and, with
- * `plots`, D/plots/. Shards that did not report are listed in `res` (and in the summary) and
- * make the verdict "failed": a missing shard is never a pass. Returns OQ_ERR_NOT_FOUND when
- * D/shards/plan.json does not exist and OQ_ERR_FORMAT when a shard's summary belongs to
- * another plan (nothing is written then); OQ_OK whenever D/summary.json was written. */
-oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res, oq_err *err);
-void oq_merge_result_clear(oq_merge_result *res);
 
 #ifdef __cplusplus
 }

@@ -117,6 +117,40 @@ oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit
  * result file. Returns OQ_OK when the result was written (whatever it says). */
 oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
+/* ---- sharded runs (ortqual/shard.h) ---- */
+
+/* Why a shard is not in a merge. */
+typedef enum oq_shard_state {
+    OQ_SHARD_MISSING = 0,  /* outdir/shards/I does not exist: it never started */
+    OQ_SHARD_UNFINISHED,   /* started, no summary: killed, timed out or crashed */
+    OQ_SHARD_FAILED        /* stopped before running with an error record (error.json) */
+} oq_shard_state;
+
+typedef struct oq_shard_problem {
+    int32_t index;
+    oq_shard_state state;
+    char detail[512];      /* one line: where and when it started, its error, its log */
+} oq_shard_problem;
+
+typedef struct oq_merge_result {
+    int exit_status;             /* 0: every configuration passed; 1: failed or incomplete */
+    int32_t shards;              /* N */
+    size_t n_problems;           /* shards that did not report */
+    oq_shard_problem *problems;  /* owned; oq_merge_result_clear frees */
+    char plan_hash[65];
+} oq_merge_result;
+
+const char *oq_shard_state_name(oq_shard_state s);
+
+/* Merges outdir/shards/I/summary.json (I = 0..N-1) into outdir/summary.json, validate.csv
+ * and, with `plots`, plots/. Shards that did not report are listed in `res` (and in the
+ * summary) and make the verdict "failed": a missing shard is never a pass. Returns
+ * OQ_ERR_NOT_FOUND when outdir/shards/plan.json does not exist and OQ_ERR_FORMAT when a
+ * shard's summary belongs to another plan (nothing is written then); OQ_OK whenever
+ * outdir/summary.json was written. */
+oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res, oq_err *err);
+void oq_merge_result_clear(oq_merge_result *res);
+
 /* Default demo configurations that can run with what `has_cuda` says. */
 size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 

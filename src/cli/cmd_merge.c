@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "ortqual/shard.h"
+#include "ortqual/validate.h"
 
 const char cmd_merge_summary[] = "merge the shards of a sharded validation into one summary and verdict";
 

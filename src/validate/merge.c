@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ortqual/shard.h"
 #include "validate/validate-impl.h"
 
 typedef struct merge_ctx {
