@@ -151,6 +151,44 @@ const char *oq_shard_state_name(oq_shard_state s);
 oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res, oq_err *err);
 void oq_merge_result_clear(oq_merge_result *res);
 
+/* ---- estimates for larger plans (docs/scale-out.md) ---- */
+
+typedef struct oq_estimate_opts {
+    int64_t events;        /* E, events of the larger plan */
+    int32_t configs;       /* K, configurations with the reference (0: as measured) */
+    int32_t workers;       /* G, tasks running at once (nodes x GPUs per node) */
+    int32_t shards;        /* N (0: G, one wave) */
+    int repeat, warmup;    /* timed and warm-up calls per batch (-1: as measured) */
+    const char *only;      /* model the others on measured configurations whose name starts
+                              with this (e.g. "cuda:"); NULL: all measured */
+} oq_estimate_opts;
+
+typedef struct oq_estimate_config {
+    char name[OQ_CONFIG_NAME_MAX];
+    double fixed_s;        /* once per task: process, runtime, session, first-call warm-up */
+    double per_event_s;    /* every further event: its batch's calls, comparison and I/O */
+} oq_estimate_config;
+
+typedef struct oq_estimate {
+    size_t n_configs;             /* measured configurations used, the reference first */
+    oq_estimate_config *configs;  /* owned */
+    int64_t measured_events;
+    int32_t n_total_configs;      /* K */
+    int32_t shards, waves;        /* N, ceil(N / G) */
+    int64_t events_per_shard;     /* ceil(E / N) */
+    double shard_fixed_s, shard_events_s, shard_s; /* one task: fixed + per-event parts */
+    double wall_s;                /* waves x shard_s (queue waits, prepare and merge apart) */
+    double worker_hours;          /* N x shard_s, in hours */
+} oq_estimate;
+
+/* Models E events x K configurations split by batch into N shards on G workers from the
+ * per-batch costs of a measured summary.json (a probe run with the larger plan's batch size
+ * and lengths): each shard runs every configuration on its E/N events; the reference costs as
+ * measured, the other K-1 configurations like the mean of those measured. */
+oq_status oq_validate_estimate(const char *summary_path, const oq_estimate_opts *o, oq_estimate *out,
+                               oq_err *err);
+void oq_estimate_clear(oq_estimate *e);
+
 /* Default demo configurations that can run with what `has_cuda` says. */
 size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
