@@ -47,7 +47,7 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
                           e->waves, "events_per_shard", (json_int_t)e->events_per_shard, "shard_fixed_s",
                           e->shard_fixed_s, "shard_events_s", e->shard_events_s, "shard_s", e->shard_s, "wall_s",
                           e->wall_s, "worker_hours", e->worker_hours);
-    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     putchar('\n');
     json_decref(j);
 }

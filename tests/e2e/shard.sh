@@ -110,7 +110,30 @@ for i in 0 1; do must 0 "shard $i of 2" "$T/r$i.log" $ORTQUAL "${R[@]}" --outdir
 must 0 "verdict: PASSED" "$T/rm.log" $ORTQUAL merge --no-plots "$T/RS"
 same "$T/R/summary.json" "$T/RS/summary.json" || fail "merged replay differs from the unsharded replay"
 
-# 9. usage and input errors, before anything runs
+# 9. the time of a larger plan modelled from the merged summary's per-batch costs
+must 0 '"waves": 2' "$T/est.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --shards 4 --json
+must 0 '"waves": 1' "$T/est0.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 4 --repeat 0 --warmup 0 --json
+$PY - "$T/P/summary.json" "$T/est.json" "$T/est0.json" <<'PY' || fail "estimate: $(cat "$T/est.json")"
+import json, sys
+s, e, e0 = (json.load(open(p)) for p in sys.argv[1:4])
+names = [c["name"] for c in s["configs"]]
+assert [c["name"] for c in e["configs"]] == names, e["configs"]
+assert e["measured_events"] == 7 and e["events_per_shard"] == 3 and e["shards"] == 4, e
+per = [c["per_event_s"] for c in e["configs"]]
+assert all(p > 0 for p in per) and all(c["fixed_s"] >= 0 for c in e["configs"]), e["configs"]
+# one shard: every configuration's fixed part, and its per-event cost for its 3 events
+close = lambda a, b: abs(a - b) <= 1e-7 * abs(b)
+assert close(e["shard_fixed_s"], sum(c["fixed_s"] for c in e["configs"])), e
+assert close(e["shard_events_s"], 3 * sum(per)) and close(e["shard_s"], e["shard_fixed_s"] + e["shard_events_s"]), e
+assert close(e["wall_s"], 2 * e["shard_s"]) and close(e["worker_hours"], 4 * e["shard_s"] / 3600), e
+# fewer calls per batch cost less per event
+assert all(a["per_event_s"] < b["per_event_s"] for a, b in zip(e0["configs"], e["configs"])), (e0, e)
+PY
+must 2 "no timed configuration besides the reference matches cuda:" "$T/est1.log" \
+    $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --only cuda:
+must 2 "not a validation summary" "$T/est2.log" $ORTQUAL estimate "$T/P/shards/plan.json" --events 10 --workers 3
+
+# 10. usage and input errors, before anything runs
 must 2 "prepared already" "$T/e1.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 4
 must 2 "shards/plan.json not found: prepare the shards first" "$T/e2.log" $ORTQUAL "${V[@]}" --outdir "$T/none" --shard 0/2
 must 2 "5 shards by batch, but the plan has 4 batches" "$T/e3.log" $ORTQUAL "${V[@]}" --outdir "$T/e3" --prepare-shards 5
