@@ -201,7 +201,8 @@ static void merge_checks(json_t *into, const json_t *from)
     const json_t *fd = json_object_get(from, "dispatch"), *fp = json_object_get(from, "placement");
     if (d && fd) {
         if (json_is_false(json_object_get(fd, "passed"))) json_object_set_new(d, "passed", json_false());
-        append_unique(json_object_get(d, "records"), json_object_get(fd, "records"));
+        /* every routing line, as one run would list them (shard order is batch order) */
+        json_array_extend(json_object_get(d, "records"), json_object_get(fd, "records"));
         append_unique(json_object_get(d, "failures"), json_object_get(fd, "failures"));
         append_unique(json_object_get(d, "advice"), json_object_get(fd, "advice"));
     }
