@@ -42,6 +42,7 @@ typedef struct oq_slurm_job {
     const char *job_name;       /* NULL: "ortqual" */
     const char *partition, *time, *gpus_per_task, *cpus_per_task, *mem, *account, *qos;
     const char *merge_partition; /* NULL: partition */
+    const char *merge_mem;      /* the merge holds every shard's summary in memory (NULL: default) */
     size_t n_extra;             /* more options for both jobs ("--constraint=h200"), one word each */
     const char *const *extra;
     const char *sbatch;         /* NULL: "sbatch" found in PATH */

@@ -35,6 +35,7 @@ static void usage(FILE *fp)
 "  --partition P --time T --gpus-per-task G --cpus-per-task C --mem M --account A --qos Q\n"
 "                          sbatch options of the shard tasks (partition, account, qos: the merge too)\n"
 "  --merge-partition P     the merge job's partition (default: --partition)\n"
+"  --merge-mem M           the merge job's memory (it reads every shard's summary; see docs/scale-out.md)\n"
 "  --sbatch-arg ARG        another sbatch option for both jobs, e.g. --sbatch-arg=--constraint=h200\n"
 "  --job-name NAME         jobs NAME-shards and NAME-merge (ortqual)\n"
 "  --sbatch PATH           the sbatch program (default: sbatch in PATH)\n"
@@ -51,14 +52,14 @@ static void usage(FILE *fp)
 
 enum {
     OPT_SHARDS = 0x400, OPT_BY, OPT_OUTDIR, OPT_PARTITION, OPT_TIME, OPT_GPUS, OPT_CPUS, OPT_MEM, OPT_ACCOUNT,
-    OPT_QOS, OPT_MERGE_PARTITION, OPT_SBATCH_ARG, OPT_JOB_NAME, OPT_SBATCH, OPT_NO_SUBMIT, OPT_JSON
+    OPT_QOS, OPT_MERGE_PARTITION, OPT_MERGE_MEM, OPT_SBATCH_ARG, OPT_JOB_NAME, OPT_SBATCH, OPT_NO_SUBMIT, OPT_JSON
 };
 
 static const struct option longopts[] = {
     {"shards", 1, 0, OPT_SHARDS}, {"shard-by", 1, 0, OPT_BY}, {"outdir", 1, 0, OPT_OUTDIR},
     {"partition", 1, 0, OPT_PARTITION}, {"time", 1, 0, OPT_TIME}, {"gpus-per-task", 1, 0, OPT_GPUS},
     {"cpus-per-task", 1, 0, OPT_CPUS}, {"mem", 1, 0, OPT_MEM}, {"account", 1, 0, OPT_ACCOUNT},
-    {"qos", 1, 0, OPT_QOS}, {"merge-partition", 1, 0, OPT_MERGE_PARTITION},
+    {"qos", 1, 0, OPT_QOS}, {"merge-partition", 1, 0, OPT_MERGE_PARTITION}, {"merge-mem", 1, 0, OPT_MERGE_MEM},
     {"sbatch-arg", 1, 0, OPT_SBATCH_ARG}, {"job-name", 1, 0, OPT_JOB_NAME}, {"sbatch", 1, 0, OPT_SBATCH},
     {"no-submit", 0, 0, OPT_NO_SUBMIT}, {"json", 0, 0, OPT_JSON}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 
@@ -92,6 +93,7 @@ static int take_opt(struct slurm_args *a, int c, const char *arg)
     case OPT_ACCOUNT: j->account = arg; return 0;
     case OPT_QOS: j->qos = arg; return 0;
     case OPT_MERGE_PARTITION: j->merge_partition = arg; return 0;
+    case OPT_MERGE_MEM: j->merge_mem = arg; return 0;
     case OPT_SBATCH_ARG:
         if (j->n_extra == sizeof a->extra / sizeof *a->extra) return -1;
         a->extra[j->n_extra++] = arg;

@@ -90,6 +90,7 @@ static oq_status merge_script(FILE *fp, const oq_slurm_job *j, oq_err *err)
     oq_status st = directive(fp, "--job-name", name, err);
     if (!st) st = directive(fp, "--output", log, err);
     if (!st) st = common_directives(fp, j, j->merge_partition ? j->merge_partition : j->partition, err);
+    if (!st) st = directive(fp, "--mem", j->merge_mem, err);
     if (st) return st;
     fputs("exec ", fp);
     quoted(fp, j->self_exe);

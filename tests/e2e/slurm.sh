@@ -101,7 +101,7 @@ grep -qE "shard 3 of 4 unfinished: started on .* wrote no summary: killed, timed
     fail "merged summary after a kill: $(json "$T/K/summary.json" 'd["shards"]["problems"], [(c["name"], c["status"]) for c in d["configs"]]')"
 
 # 3. the sbatch options in the scripts (no GPU here: written, not submitted), and refusals
-$ORTQUAL slurm --shards 2 --outdir "$T/N" --no-submit --partition gpu --merge-partition cpu --time 01:00:00 \
+$ORTQUAL slurm --shards 2 --outdir "$T/N" --no-submit --partition gpu --merge-partition cpu --merge-mem 4G --time 01:00:00 \
     --gpus-per-task 1 --cpus-per-task 4 --mem 8G --account hep --qos normal --sbatch-arg=--constraint=h200 \
     --job-name m1 -- "${V[@]}" >"$T/n.log" 2>&1 || fail "--no-submit: $(cat "$T/n.log")"
 for line in --job-name=m1-shards --array=0-1 --partition=gpu --time=01:00:00 --gpus-per-task=1 --cpus-per-task=4 \
@@ -109,7 +109,8 @@ for line in --job-name=m1-shards --array=0-1 --partition=gpu --time=01:00:00 --g
     grep -qx -- "#SBATCH $line" "$T/N/slurm/shards.sbatch" || fail "shards.sbatch lacks '#SBATCH $line': $(cat "$T/N/slurm/shards.sbatch")"
 done
 grep -q -- '--shard "$SLURM_ARRAY_TASK_ID/2" --shard-by batch$' "$T/N/slurm/shards.sbatch" || fail "no task -> shard mapping"
-grep -qx -- "#SBATCH --partition=cpu" "$T/N/slurm/merge.sbatch" && ! grep -q -- "--gpus" "$T/N/slurm/merge.sbatch" ||
+grep -qx -- "#SBATCH --partition=cpu" "$T/N/slurm/merge.sbatch" && grep -qx -- "#SBATCH --mem=4G" "$T/N/slurm/merge.sbatch" &&
+    ! grep -q -- "--gpus" "$T/N/slurm/merge.sbatch" ||
     fail "merge.sbatch: $(cat "$T/N/slurm/merge.sbatch")"
 jobs_before=$(squeue -h | wc -l)
 must 3 "sbatch .*shards.sbatch: .*(invalid partition|Invalid partition)" "$T/b.log" \
