@@ -1,6 +1,7 @@
 /* How a plan is split: names and the "I/N" text (ortqual/shard.h). */
 #include "ortqual/shard.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,9 @@ oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err)
 {
     char *end;
     errno = 0;
-    long i = strtol(text, &end, 10);
-    long n = *end == '/' && end != text ? strtol(end + 1, &end, 10) : -1;
-    if (errno || *end || n < 1 || n > 100000 || i < 0 || i >= n)
+    long i = isdigit((unsigned char)text[0]) ? strtol(text, &end, 10) : -1;
+    long n = i >= 0 && *end == '/' && isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : -1;
+    if (errno || n < 1 || *end || n > 100000 || i >= n)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "shard '%s': want I/N with 0 <= I < N (e.g. 0/4)", text);
     spec->index = (int32_t)i;
     spec->count = (int32_t)n;
