@@ -37,7 +37,12 @@ echo "cluster up in $((SECONDS - t0)) s: $(sinfo -h -o '%P %D %c %T')"
 
 # state JOB: one state per line for the job (an array: one line per task)
 state() { scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
-ended() { ! state "$1" | grep -qvE '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)$'; }
+# ended JOB: every state known and final (an unanswered query is not an end)
+ended() {
+    local s
+    s=$(state "$1") && [ -n "$s" ] &&
+        ! grep -qvE '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)$' <<<"$s"
+}
 wait_ended() {
     local end=$((SECONDS + WAIT_S))
     for j in "$@"; do
