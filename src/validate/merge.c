@@ -412,6 +412,12 @@ oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res,
     oq_status st = oq_shard_plan_load(outdir, &m.plan, err);
     if (st) return st;
     res->shards = shard_count(&m);
+    size_t assigned_n = json_array_size(json_object_get(m.plan, "assignment"));
+    if (res->shards < 1 || assigned_n != (size_t)res->shards) {
+        json_decref(m.plan);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/plan.json: %d shards but %zu assignments", outdir,
+                          (int)res->shards, assigned_n);
+    }
     snprintf(res->plan_hash, sizeof res->plan_hash, "%s", oq_json_str(json_object_get(m.plan, "plan"), "hash", ""));
     char path[4096];
     snprintf(path, sizeof path, "%s/slurm/jobs.json", outdir);
