@@ -136,8 +136,8 @@ static char *absolute(const char *p, const char *cwd)
 }
 
 /* The prepare step, as `ortqual <command> ... --outdir DIR --prepare-shards N --shard-by B` in a
- * child: exactly what the shards will run, with their option parsing. Its stdout is ours,
- * except under --json, where only our own JSON may appear. */
+ * child: exactly what the shards will run, with their option parsing. Its errors and progress
+ * (stderr) are ours; its answer (stdout) says what to run by hand, which we do instead. */
 static int prepare(const struct slurm_args *a)
 {
     const oq_slurm_job *j = &a->job;
@@ -149,13 +149,9 @@ static int prepare(const struct slurm_args *a)
     for (int i = 0; i < j->argc && k < 240; i++) argv[k++] = j->argv[i];
     const char *tail[] = {"--outdir", j->outdir, "--prepare-shards", n, "--shard-by", oq_shard_by_name(j->by), NULL};
     memcpy(argv + k, tail, sizeof tail);
-    int saved = -1;
     fflush(stdout);
-    if (a->json) {
-        saved = dup(1);
-        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (null >= 0) dup2(null, 1), close(null);
-    }
+    int saved = dup(1), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 1), close(null);
     oq_proc_result r;
     oq_err e = {0};
     oq_status st = oq_proc_run((char *const *)argv, 0, 1024, 1, &r, &e);
@@ -187,7 +183,13 @@ static void print_result(const struct slurm_args *a, const oq_slurm_scripts *s, 
         json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         putchar('\n');
         json_decref(o);
-    } else if (!ids) {
+        json_decref(plan);
+        return;
+    }
+    printf("prepared: %zu batches in %d shards by %s, plan %.16s (%s)\n",
+           json_array_size(json_object_get(plan, "batches")), (int)j->shards, oq_shard_by_name(j->by),
+           hash ? hash : "?", path);
+    if (!ids) {
         printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n"
                "  array=$(sbatch --parsable %s) && sbatch --dependency=afterany:$array %s\n",
                s->shards, s->merge, s->shards, s->merge);
