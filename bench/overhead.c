@@ -62,7 +62,7 @@ static int make_session(setup *su, int64_t L, int threads, oq_err *err)
     oq_status st = oq_export_sdpa(&c, &g, err);
     if (!st) st = oq_graph_serialize(g, &buf, &len, err);
     oq_graph_free(g);
-    oq_session_opts so = {.graph_opt_level = -1, .intra_op_threads = threads};
+    oq_session_opts so = {.intra_op_threads = threads};
     if (!st) st = oq_session_create(su->rt, NULL, buf, len, &so, &su->s, err);
     free(buf);
     const char *names[3] = {"query", "key", "value"};
@@ -149,10 +149,10 @@ static int calibrate(setup *su, int threads, double target_ms, oq_err *err)
         if (make_session(su, lens[k], threads, err)) return -1;
         oq_bench_runner *r = NULL;
         double samples[7];
-        oq_bench_stats s = {0};
+        oq_stats s = {0};
         if (oq_bench_runner_create(su->s, 3, su->in, OQ_IO_HOST, &r, err) ||
             oq_bench_runner_run(r, err) || oq_bench_runner_time(r, 7, samples, err) ||
-            oq_bench_stats_compute(samples, 7, &s, err)) {
+            oq_stats_compute(samples, 7, &s, err)) {
             oq_bench_runner_free(r);
             return -1;
         }
@@ -218,10 +218,10 @@ int main(int argc, char **argv)
     double *ratios = calloc((size_t)blocks, sizeof *ratios);
     if (!ratios) return 3;
     for (int k = 0; k < blocks; k++) ratios[k] = oq_ms[k] / bare_ms[k];
-    oq_bench_stats so, sb, sr;
-    oq_bench_stats_compute(oq_ms, (size_t)blocks, &so, NULL);
-    oq_bench_stats_compute(bare_ms, (size_t)blocks, &sb, NULL);
-    oq_bench_stats_compute(ratios, (size_t)blocks, &sr, NULL);
+    oq_stats so, sb, sr;
+    oq_stats_compute(oq_ms, (size_t)blocks, &so, NULL);
+    oq_stats_compute(bare_ms, (size_t)blocks, &sb, NULL);
+    oq_stats_compute(ratios, (size_t)blocks, &sr, NULL);
     double r10 = 0, r90 = 0;
     {
         double *sorted = malloc((size_t)blocks * sizeof *sorted);

@@ -91,20 +91,20 @@ static int bench_one(oq_runtime *rt, int64_t L, int reps)
     oq_err err = {0};
     size_t len;
     uint8_t *model = attention_model(L, &len);
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_session_opts so = {0};
     oq_session *s;
     if (oq_session_create(rt, NULL, model, len, &so, &s, &err)) die("session", &err);
     free(model);
 
     oq_ref_attention_attrs attrs;
-    oq_ref_attention_attrs_init(&attrs);
+    oq_ref_attention_attrs_default(&attrs);
     const oq_ref_attention_inputs rin = {.q = in[0], .k = in[1], .v = in[2]};
     double t_ref = INFINITY, t_ort = INFINITY;
     oq_ref_attention_outputs rout = {0};
     oq_tensor **oout = NULL;
     size_t n_out = 0;
     for (int r = 0; r <= reps; r++) { /* run 0 is the warm-up */
-        oq_ref_attention_outputs_free(&rout);
+        oq_ref_attention_outputs_clear(&rout);
         oq_tensors_free(oout, n_out);
         double t0 = now();
         if (oq_ref_attention(&attrs, &rin, &rout, &err)) die("reference", &err);
@@ -120,7 +120,7 @@ static int bench_one(oq_runtime *rt, int64_t L, int reps)
     int agree = viol <= 1.0;
     printf("L=%-6lld ref %8.4f s   ort %8.4f s   ratio ref/ort %6.2f   max|diff| %.2e   %s\n",
            (long long)L, t_ref, t_ort, t_ref / t_ort, max_abs, agree ? "agree" : "DISAGREE");
-    oq_ref_attention_outputs_free(&rout);
+    oq_ref_attention_outputs_clear(&rout);
     oq_tensors_free(oout, n_out);
     oq_session_free(s);
     for (int i = 0; i < 3; i++) oq_tensor_free(in[i]);

@@ -60,7 +60,7 @@ static int bare(int argc, char **argv)
     oq_runtime *rt;
     oq_session *s;
     oq_err e = {0};
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_session_opts so = {0};
     if (oq_runtime_load(NULL, &rt, &e) || oq_session_create(rt, argv[0], NULL, 0, &so, &s, &e))
         return fprintf(stderr, "bare: %s\n", e.msg), 3;
     for (int i = 1; i < argc; i++) {

@@ -17,7 +17,7 @@
  *     oq_advice a;
  *     oq_dispatch_advice("MATH", "FLASH_ATTENTION", &f, &a, &err);
  *     if (a.text) puts(a.text);   // "attn0 ran MATH, expected FLASH_ATTENTION: ..."
- *     oq_advice_free(&a);
+ *     oq_advice_clear(&a);
  */
 #ifndef ORTQUAL_ADVICE_H
 #define ORTQUAL_ADVICE_H
@@ -41,7 +41,7 @@ typedef enum oq_attn_mask_kind {
 } oq_attn_mask_kind;
 
 /* "none", "bool", "float", "nonpad_kv_seqlen". */
-const char *oq_attn_mask_kind_name(oq_attn_mask_kind k);
+OQ_API const char *oq_attn_mask_kind_name(oq_attn_mask_kind k);
 
 /* What the model and the run looked like for one attention node. */
 typedef struct oq_attention_facts {
@@ -82,10 +82,10 @@ typedef struct oq_advice {
  * float16 (configuration cuda:attention24:fp16:flash)".
  * Errors: OQ_ERR_INVALID_ARG (NULL argument, unknown `expected`, unsupported
  * dtype), OQ_ERR_NOMEM. On error `out` is zeroed. */
-oq_status oq_dispatch_advice(const char *observed, const char *expected,
-                             const oq_attention_facts *facts, oq_advice *out, oq_err *err);
+OQ_API oq_status oq_dispatch_advice(const char *observed, const char *expected,
+                                    const oq_attention_facts *facts, oq_advice *out, oq_err *err);
 
-void oq_advice_free(oq_advice *a);
+OQ_API void oq_advice_clear(oq_advice *a);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,8 @@
 /* Benchmarking attention on ONNX Runtime: timed loops, memory, scaling sweeps.
  *
- * Three layers, each usable alone:
+ * Two layers, each usable alone, on top of the statistics of stats.h and the
+ * process memory readings of proc.h:
  *
- *   statistics   oq_bench_stats_compute: mean, std, min, max and percentiles
- *                of per-iteration samples.
  *   runner       oq_bench_runner: one session with its inputs prepared once
  *                (host OrtValues, or device tensors bound through IoBinding),
  *                and oq_bench_runner_time, THE timed loop: every iteration is
@@ -20,7 +19,7 @@
  *     oq_bench_variant_parse("cpu:attention24:fp32", &o.variants[o.n_variants++], &err);
  *     oq_bench_rows *rows;
  *     oq_bench_sweep(rt, &o, NULL, NULL, &rows, &err);
- *     json_t *j; oq_bench_rows_to_json(rows, &j, &err);   // every row with its raw samples
+ *     oq_bench_write_summary(rt, &o, rows, 0, NULL, "summary.json", &err);
  *     oq_bench_rows_free(rows);
  *
  * What is timed: only the Run calls of the timed loop. Session creation is
@@ -34,36 +33,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "ortqual/config.h"
+#include "ortqual/proc.h"
 #include "ortqual/runtime.h"
+#include "ortqual/stats.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- statistics ------------------------------------------------------------ */
-
-typedef struct oq_bench_stats {
-    size_t n;
-    double mean, std; /* std: sample standard deviation (n - 1); 0 when n == 1 */
-    double min, max;
-    double p50, p90, p99;
-} oq_bench_stats;
-
-/* Percentile p (0..100) of `sorted` (ascending, n >= 1) by linear
- * interpolation between closest ranks: rank h = (n - 1) * p / 100, value
- * x[floor h] + (h - floor h) * (x[floor h + 1] - x[floor h]) -- numpy's
- * default ("linear"), so results can be checked against numpy.percentile. */
-double oq_percentile_sorted(const double *sorted, size_t n, double p);
-
-/* Statistics of n >= 1 samples (any order; the array is not modified).
- * Errors: OQ_ERR_INVALID_ARG (n == 0, a non-finite sample), OQ_ERR_NOMEM. */
-oq_status oq_bench_stats_compute(const double *samples, size_t n, oq_bench_stats *out,
-                                 oq_err *err);
 
 /* ---- runner: one session, inputs prepared once -------------------------------- */
 
@@ -74,8 +53,8 @@ typedef enum oq_io_binding {
                        it with IoBinding (RunWithBinding): no host-device copy is timed */
 } oq_io_binding;
 
-const char *oq_io_binding_name(oq_io_binding io); /* "auto", "host", "device" */
-int oq_io_binding_parse(const char *s);           /* -1 when unknown */
+OQ_API const char *oq_io_binding_name(oq_io_binding io); /* "auto", "host", "device" */
+OQ_API int oq_io_binding_parse(const char *s);           /* -1 when unknown */
 
 typedef struct oq_bench_runner oq_bench_runner;
 
@@ -86,53 +65,32 @@ typedef struct oq_bench_runner oq_bench_runner;
  * SessionGetMemoryInfoForInputs): OQ_ERR_UNSUPPORTED otherwise. On a CPU
  * session "device" binds CPU memory (same figures as host, the IoBinding path
  * is exercised). Errors: OQ_ERR_SHAPE (inputs do not fit), OQ_ERR_RUNTIME. */
-oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
-                                 oq_io_binding io, oq_bench_runner **out, oq_err *err);
-void oq_bench_runner_free(oq_bench_runner *r);
+OQ_API oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
+                                        oq_io_binding io, oq_bench_runner **out, oq_err *err);
+OQ_API void oq_bench_runner_free(oq_bench_runner *r);
 
 /* The binding in use (never OQ_IO_AUTO). */
-oq_io_binding oq_bench_runner_io(const oq_bench_runner *r);
+OQ_API oq_io_binding oq_bench_runner_io(const oq_bench_runner *r);
 
 /* One untimed Run (outputs released). */
-oq_status oq_bench_runner_run(oq_bench_runner *r, oq_err *err);
+OQ_API oq_status oq_bench_runner_run(oq_bench_runner *r, oq_err *err);
 
 /* One Run whose outputs are copied to host as new tensors (free with
  * oq_tensors_free); *n gets the output count. */
-oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_tensor ***outputs,
-                                      oq_err *err);
+OQ_API oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_tensor ***outputs,
+                                             oq_err *err);
 
 /* The timed loop: `iters` Runs, samples_ms[i] the wall time of Run i in
  * milliseconds (CLOCK_MONOTONIC around the Run call only; releasing the
  * outputs happens after the second reading). Stops at the first failing Run. */
-oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms,
-                               oq_err *err);
+OQ_API oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms,
+                                      oq_err *err);
 
 /* ORT's statistics of the session allocator for the outputs' memory
  * (AllocatorGetStats, ORT API >= 23): key/value pairs such as "InUse",
  * "MaxInUse", "TotalAllocated", "NumAllocs" (bytes and counts as decimal
  * strings). *n == 0 when the allocator keeps none. Free with oq_kvs_free. */
-oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
-
-/* ---- memory ---------------------------------------------------------------- */
-
-/* Current resident set (from /proc/self/statm) and the process's peak
- * resident set since it started (VmHWM, /proc/self/status), in bytes. */
-oq_status oq_proc_memory(uint64_t *rss, uint64_t *vmhwm, oq_err *err);
-
-/* A thread that samples /proc/self/statm every `period_us` microseconds and
- * keeps the largest resident set seen: the peak over an interval, which VmHWM
- * (process lifetime) cannot give. */
-typedef struct oq_mem_sampler oq_mem_sampler;
-oq_status oq_mem_sampler_start(unsigned period_us, oq_mem_sampler **out, oq_err *err);
-/* Stop, join and free; returns the peak RSS in bytes (including one last
- * reading taken at stop, so a short interval still has a value). */
-uint64_t oq_mem_sampler_stop(oq_mem_sampler *m);
-
-/* GPU memory this process uses, summed over every GPU, from NVML
- * (libnvidia-ml.so.1, dlopen'ed; nvmlDeviceGetComputeRunningProcesses).
- * Returns OQ_OK and sets *bytes when NVML answered; OQ_ERR_NOT_FOUND (no
- * library, no GPU, or this process not listed) with the reason otherwise. */
-oq_status oq_nvml_process_memory(uint64_t *bytes, oq_err *err);
+OQ_API oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
 
 /* ---- sweep ----------------------------------------------------------------- */
 
@@ -142,7 +100,7 @@ oq_status oq_nvml_process_memory(uint64_t *bytes, oq_err *err);
 typedef oq_config oq_bench_variant;
 /* Parse with oq_config_parse and check that bench can run it. OQ_ERR_INVALID_ARG
  * names the text (e.g. encoder or model representations). */
-oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err);
+OQ_API oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err);
 
 #define OQ_BENCH_MAX_VARIANTS 32
 
@@ -160,7 +118,7 @@ typedef struct oq_bench_opts {
     unsigned shapes;             /* OQ_BENCH_DYNAMIC | OQ_BENCH_STATIC */
     int32_t heads, kv_heads, head_dim;
     int threads;                 /* ORT intra-op threads; 0 = ORT default */
-    int graph_opt_level;         /* as oq_session_opts (-1 = ORT default) */
+    oq_graph_opt graph_opt;      /* as oq_session_opts */
     size_t warmup;               /* untimed runs after the first run */
     size_t iters;                /* timed runs, >= 1 */
     size_t ref_iters;            /* timed runs of a `ref` variant (0: iters). The reference
@@ -184,7 +142,7 @@ typedef struct oq_bench_opts {
  * modes, dynamic shapes, 8 heads, 8 kv heads, head_dim 64, ORT default
  * threads and optimisation, warm-up 3, iters 20, seed 12345, io auto,
  * reference on, RSS sampled every 2 ms, no variants. */
-void oq_bench_opts_default(oq_bench_opts *o);
+OQ_API void oq_bench_opts_default(oq_bench_opts *o);
 
 /* Why a row has no timings. Expected outcomes of a scaling sweep (the sweep
  * goes on and they do not make it fail): skipped (the variant does not apply:
@@ -198,7 +156,7 @@ typedef enum oq_bench_status {
     OQ_BENCH_OOM,
     OQ_BENCH_FAILED
 } oq_bench_status;
-const char *oq_bench_status_name(oq_bench_status s); /* "ok", "skipped", ... */
+OQ_API const char *oq_bench_status_name(oq_bench_status s); /* "ok", "skipped", ... */
 
 /* One variant x shape. Numbers that were not measured are NAN (doubles) or -1
  * (counts, byte sizes). */
@@ -220,7 +178,7 @@ typedef struct oq_bench_row {
     double session_ms, first_run_ms;
     size_t n_samples;
     double *samples_ms;           /* owned; n_samples entries */
-    oq_bench_stats stats;
+    oq_stats stats;
     int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak sampled
                                             during the timed runs, VmHWM after them */
     int64_t gpu_mem;              /* bytes (NVML), -1 when not available */
@@ -238,7 +196,7 @@ typedef struct oq_bench_rows {
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"). */
-size_t oq_bench_row_count(const oq_bench_opts *o);
+OQ_API size_t oq_bench_row_count(const oq_bench_opts *o);
 
 /* Called before each row starts (row->status not yet set, `index` 0-based)
  * and after it ends (`done` 1). */
@@ -250,22 +208,24 @@ typedef void (*oq_bench_progress_fn)(void *user, size_t index, size_t total,
  * fails becomes a row with its status and message and the sweep goes on.
  * Errors (the sweep itself could not run): OQ_ERR_INVALID_ARG (options),
  * OQ_ERR_NOMEM. Free *out with oq_bench_rows_free. */
-oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
-                         void *user, oq_bench_rows **out, oq_err *err);
-void oq_bench_rows_free(oq_bench_rows *rows);
+OQ_API oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
+                                void *user, oq_bench_rows **out, oq_err *err);
+OQ_API void oq_bench_rows_free(oq_bench_rows *rows);
 
-/* One row as a new JSON object, raw samples included (json_decref it). */
-oq_status oq_bench_row_to_json(const oq_bench_row *row, json_t **out, oq_err *err);
 /* Write summary.csv (atomically, replacing `path`) with the columns of
  * oq_bench_csv_columns (csv.h), one line per row: valid_elements is the
  * number of valid tokens; kernel the kernels observed on CUDA (flash,
  * efficient, cudnn_flash, math...; '+'-joined when nodes differ; empty when
  * none was seen), "cpu" for ORT's CPU EP, "ref" for the reference; memory in
  * MiB; empty fields for what was not measured or does not apply. */
-oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
+OQ_API oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
-/* The options as a new JSON object. */
-oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *err);
+/* Write summary.json (atomically, replacing `path`): the tool and runtime versions, the
+ * evidence (evidence.h) gathered now, after the sweep, so that every library its sessions
+ * loaded is listed, the command line ("ortqual" then the `argc` entries of `argv`), the
+ * options, and every row with its raw samples (docs/bench.md). */
+OQ_API oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
+                                        int argc, char *const *argv, const char *path, oq_err *err);
 
 #ifdef __cplusplus
 }

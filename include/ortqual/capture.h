@@ -74,8 +74,8 @@ typedef struct oq_capture_stats {
  * already swapped is restored, nothing is left running, and *out is NULL.
  * Errors: OQ_ERR_INVALID_ARG (no stream chosen, NULL sink/out), OQ_ERR_IO
  * (dup/pipe failed, e.g. fd 2 is closed), OQ_ERR_NOMEM, OQ_ERR_RUNTIME (thread). */
-oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sink, void *user,
-                           oq_err *err);
+OQ_API oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sink, void *user,
+                                  oq_err *err);
 
 /* The usual pairing with the dispatch parser: every captured line is fed to
  * `parser` (oq_dispatch_parser_feed; a last line without '\n' is finished with
@@ -87,8 +87,8 @@ oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sin
  * capture and not be fed by anyone else meanwhile. Errors: as oq_capture_begin
  * (OQ_ERR_INVALID_ARG for a NULL parser); oq_capture_end reports OQ_ERR_NOMEM
  * if the parser ran out of memory (lines after that were passed through). */
-oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_dispatch_parser *parser,
-                                    oq_err *err);
+OQ_API oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_dispatch_parser *parser,
+                                           oq_err *err);
 
 /* fflush(NULL), restore the original descriptors, let the readers drain what
  * is already in the pipes (including a last line without '\n'), join them and
@@ -96,7 +96,7 @@ oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_dispatc
  * (OQ_ERR_IO: a descriptor could not be restored). `stats` may be NULL. A child
  * process that inherited a pipe end cannot make this hang: the readers stop
  * once the pipe is empty after restoration. NULL `cap` is a no-op. */
-oq_status oq_capture_end(oq_capture *cap, oq_capture_stats *stats, oq_err *err);
+OQ_API oq_status oq_capture_end(oq_capture *cap, oq_capture_stats *stats, oq_err *err);
 
 /* ORT reads ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO when a session is created
  * (not at run time), so set it before oq_session_create. */
@@ -109,10 +109,10 @@ typedef struct oq_dispatch_env {
 
 /* setenv(ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO, "1") and remember the old
  * value in `saved`. Errors: OQ_ERR_INVALID_ARG (NULL saved), OQ_ERR_NOMEM. */
-oq_status oq_dispatch_env_enable(oq_dispatch_env *saved, oq_err *err);
+OQ_API oq_status oq_dispatch_env_enable(oq_dispatch_env *saved, oq_err *err);
 
 /* Put the previous value back (or unset it) and free what `saved` holds. */
-void oq_dispatch_env_restore(oq_dispatch_env *saved);
+OQ_API void oq_dispatch_env_restore(oq_dispatch_env *saved);
 
 #ifdef __cplusplus
 }

@@ -36,8 +36,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -58,10 +56,10 @@ typedef struct oq_tolerance {
  *   "tf32"  rtol 1e-2, atol 5e-3 (every matrix product at TensorFloat-32 input precision)
  * Also accepted: the dtype spellings of oq_dtype_parse ("float32", "half", ...).
  * OQ_ERR_INVALID_ARG names the unknown preset and lists the known ones. */
-oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err);
+OQ_API oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err);
 
 /* The preset for a compute precision (float64/32/16, bfloat16); fp32 for anything else. */
-oq_tolerance oq_tolerance_for_dtype(oq_dtype precision);
+OQ_API oq_tolerance oq_tolerance_for_dtype(oq_dtype precision);
 
 /* Parse one tolerance spec:  [OUTPUT:]BODY  where BODY is a preset name or a
  * comma list of rtol=X and atol=Y ("rtol=1e-3,atol=1e-4"; either may be absent
@@ -69,19 +67,19 @@ oq_tolerance oq_tolerance_for_dtype(oq_dtype precision);
  * (so "out_cls:rtol=1e-3" and "block:0:fp16" both work); it is copied to
  * `name` (cap bytes, "" when absent). Values must be finite and >= 0.
  * Errors (OQ_ERR_INVALID_ARG) quote the spec and the offending part. */
-oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err);
+OQ_API oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err);
 
 /* A default tolerance plus per-output overrides, looked up by output name. */
 typedef struct oq_tolerances oq_tolerances;
 
-oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err);
-void oq_tolerances_free(oq_tolerances *t);
+OQ_API oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err);
+OQ_API void oq_tolerances_free(oq_tolerances *t);
 /* Apply one or more specs separated by ';' ("rtol=1e-3;out_reg:fp16").
  * A spec without OUTPUT changes the default; a spec for an output starts from
  * the default as it is now (or from that output's earlier override). */
-oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);
+OQ_API oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);
 /* The tolerance for `output` (its override, else the default). NULL gives the default. */
-oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output);
+OQ_API oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output);
 
 #define OQ_COMPARE_MAX_WORST 64
 
@@ -96,7 +94,7 @@ typedef struct oq_compare_opts {
 
 /* Defaults: the precision's tolerance preset, no lengths, axes 0 and 1,
  * padding checked, 5 worst elements. */
-oq_compare_opts oq_compare_opts_default(oq_dtype precision);
+OQ_API oq_compare_opts oq_compare_opts_default(oq_dtype precision);
 
 /* One element: flat index, coordinates, values and differences. */
 typedef struct oq_compare_elem {
@@ -134,18 +132,14 @@ typedef struct oq_compare_result {
  * OQ_ERR_INVALID_ARG for bad axes, worst_k or tolerances; OQ_ERR_MASK when a
  * length is outside 0..L (naming the event). A failed comparison is NOT an
  * error: it returns OQ_OK with res->passed == 0. */
-oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
-                             oq_compare_result *res, oq_err *err);
+OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
+                                    oq_compare_result *res, oq_err *err);
 
 /* One line for people, e.g.
  * "out_cls: PASS valid=1200 max_abs=3.1e-06 max_rel=2.2e-05 rms=8.0e-07 rel_l2=1.1e-06
  *  over_tol=0 nan=0 inf=0 pad_nonzero=0 (rtol=1e-04 atol=1e-05)"
  * and on failure the reasons and the worst element with its coordinates. Returns buf. */
-char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
-
-/* The result as a new JSON object (caller owns it: json_decref). Non-finite
- * numbers, which JSON cannot hold, are written as the strings "nan", "inf", "-inf". */
-oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, oq_err *err);
+OQ_API char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -51,33 +51,33 @@ typedef struct oq_config {
 } oq_config;
 
 /* Parse and check one configuration; errors name the field and list the choices. */
-oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
+OQ_API oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
 
-const char *oq_repr_name(oq_repr r);
-const char *oq_precision_name(oq_precision p);
-const char *oq_kernel_name(oq_kernel k);
+OQ_API const char *oq_repr_name(oq_repr r);
+OQ_API const char *oq_precision_name(oq_precision p);
+OQ_API const char *oq_kernel_name(oq_kernel k);
 
 /* CUDA `sdpa_kernel` bitmask for a kernel choice (0 = let ORT choose). */
-int oq_kernel_sdpa_mask(oq_kernel k);
+OQ_API int oq_kernel_sdpa_mask(oq_kernel k);
 /* The name ORT prints in its routing line (SdpaKernel=...), NULL for auto. */
-const char *oq_kernel_ort_name(oq_kernel k);
+OQ_API const char *oq_kernel_ort_name(oq_kernel k);
 
 /* The dtype whose tolerances judge the configuration (tf32 and fp16 share fp16's). */
-int oq_precision_is_reduced(oq_precision p);
+OQ_API int oq_precision_is_reduced(oq_precision p);
 
 /* Provider options a configuration implies, added to the caller's: sdpa_kernel from the
  * kernel choice, and on cuda use_tf32 from the precision (fp32 -> "0", tf32 -> "1").
  * The caller's own keys win, except that force_sdpa_kernel >= 0 (a --prove-teeth rerun)
  * replaces any sdpa_kernel. keys/values hold n entries and must have room for 2 more;
  * `buf` (16 bytes or more) keeps the sdpa_kernel text. Returns the new count. */
-size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
-                            const char **values, size_t n, char *buf, size_t bufn);
+OQ_API size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
+                                   const char **values, size_t n, char *buf, size_t bufn);
 
 /* Non-zero when the configuration runs through ONNX Runtime (not the C reference). */
-int oq_config_uses_ort(const oq_config *c);
+OQ_API int oq_config_uses_ort(const oq_config *c);
 /* Non-zero when it runs on an execution provider other than ORT's CPU one: the
  * configurations that take the user's provider options and print routing lines. */
-int oq_config_on_ep(const oq_config *c);
+OQ_API int oq_config_on_ep(const oq_config *c);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
  * |got - expected| <= atol + rtol * |expected|, where NaN matches only NaN.
  *
  *     oq_conformance_opts o;
- *     oq_conformance_opts_init(&o);                 (reference, rtol 1e-3, atol 1e-7)
+ *     oq_conformance_opts_default(&o);                 (reference, rtol 1e-3, atol 1e-7)
  *     oq_conformance_result r;
  *     oq_conformance_run_test("dir/test_attention_4d", &o, &r, &err);
  *     printf("%s\n", r.detail);
@@ -49,7 +49,7 @@ typedef struct oq_conformance_opts {
     void *runner_ctx;
 } oq_conformance_opts;
 
-void oq_conformance_opts_init(oq_conformance_opts *o);
+OQ_API void oq_conformance_opts_default(oq_conformance_opts *o);
 
 typedef enum oq_conformance_verdict {
     OQ_CONFORMANCE_PASS = 0,
@@ -82,26 +82,26 @@ typedef struct oq_conformance_ort {
     const oq_session_opts *session_opts;
 } oq_conformance_ort;
 
-oq_status oq_conformance_ort_runner(void *ctx, const char *model_path,
-                                    const char *const *input_names,
-                                    const oq_tensor *const *inputs, size_t n_in,
-                                    const char *const *output_names, size_t n_out,
-                                    oq_tensor **outputs, oq_err *err);
+OQ_API oq_status oq_conformance_ort_runner(void *ctx, const char *model_path,
+                                           const char *const *input_names,
+                                           const oq_tensor *const *inputs, size_t n_in,
+                                           const char *const *output_names, size_t n_out,
+                                           oq_tensor **outputs, oq_err *err);
 
 /* Expand `dir` into test directories: `dir` itself when it holds model.onnx,
  * else its subdirectories that hold one, sorted by name. `*tests` is a
  * NULL-terminated array the caller frees with oq_conformance_list_free.
  * Errors: OQ_ERR_NOT_FOUND when `dir` is neither (the message names it),
  * OQ_ERR_IO. */
-oq_status oq_conformance_list(const char *dir, char ***tests, size_t *n, oq_err *err);
-void oq_conformance_list_free(char **tests);
+OQ_API oq_status oq_conformance_list(const char *dir, char ***tests, size_t *n, oq_err *err);
+OQ_API void oq_conformance_list_free(char **tests);
 
 /* Run one test directory and fill `res`. A test that fails or is skipped is
  * still OQ_OK; the return status is an error only when nothing could be judged
  * for a reason outside the test (OQ_ERR_INVALID_ARG, OQ_ERR_NOMEM). Files that
  * are missing or malformed make the test FAIL with the reason in res->detail. */
-oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opts *opts,
-                                  oq_conformance_result *res, oq_err *err);
+OQ_API oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opts *opts,
+                                         oq_conformance_result *res, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -103,7 +103,7 @@ enum oq_bench_col {
     OQ_BENCH_COL_ERROR,
     OQ_BENCH_NCOLS
 };
-extern const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS];
+extern OQ_API const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS];
 
 /* validate validate.csv: one row per batch x configuration x output:
  *   config          configuration as given to --configs ("cpu:decomposed:fp32")
@@ -124,7 +124,7 @@ enum oq_validate_col {
     OQ_VALIDATE_COL_MAX_ABS_ERR,
     OQ_VALIDATE_NCOLS
 };
-extern const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS];
+extern OQ_API const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS];
 
 /* ---- Reading ------------------------------------------------------------ */
 
@@ -133,45 +133,45 @@ typedef struct oq_csv oq_csv;
 /* Parse the file at `path`. On success *out is a table the caller frees with
  * oq_csv_free. Errors: OQ_ERR_IO (cannot read), OQ_ERR_FORMAT (syntax, field
  * count, header; the message names file and line), OQ_ERR_NOMEM. */
-oq_status oq_csv_read(const char *path, oq_csv **out, oq_err *err);
+OQ_API oq_status oq_csv_read(const char *path, oq_csv **out, oq_err *err);
 /* Parse `n` bytes of CSV text; `name` is used in messages in place of a path. */
-oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_csv **out, oq_err *err);
+OQ_API oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_csv **out, oq_err *err);
 /* Build a table from a JSON file holding {"results": [ {col: value, ...}, ... ]}:
  * the columns are the union of the records' keys in first-seen order; strings
  * are taken as they are, numbers printed exactly, true/false as 1/0, null and
  * missing keys as empty, nested arrays and objects are ignored. "Lines" in
  * messages are then 1-based record numbers. Errors: OQ_ERR_IO, OQ_ERR_FORMAT
  * (not JSON, no "results" array, a record that is not an object), OQ_ERR_NOMEM. */
-oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err);
-void oq_csv_free(oq_csv *t);
+OQ_API oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err);
+OQ_API void oq_csv_free(oq_csv *t);
 
 /* The name given when reading (path or `name`). Owned by the table. */
-const char *oq_csv_name(const oq_csv *t);
-size_t oq_csv_nrows(const oq_csv *t);  /* data rows, header excluded */
-size_t oq_csv_ncols(const oq_csv *t);
-const char *oq_csv_colname(const oq_csv *t, size_t col);
+OQ_API const char *oq_csv_name(const oq_csv *t);
+OQ_API size_t oq_csv_nrows(const oq_csv *t);  /* data rows, header excluded */
+OQ_API size_t oq_csv_ncols(const oq_csv *t);
+OQ_API const char *oq_csv_colname(const oq_csv *t, size_t col);
 /* Line of the file (1-based) where data row `row` starts, for messages. */
-size_t oq_csv_line(const oq_csv *t, size_t row);
+OQ_API size_t oq_csv_line(const oq_csv *t, size_t row);
 
 /* Index of the column named `name`: 1 and *col set when present, 0 when not. */
-int oq_csv_find(const oq_csv *t, const char *name, size_t *col);
+OQ_API int oq_csv_find(const oq_csv *t, const char *name, size_t *col);
 /* Like oq_csv_find but a missing column is an OQ_ERR_FORMAT error naming the
  * column and the file. */
-oq_status oq_csv_require(const oq_csv *t, const char *name, size_t *col, oq_err *err);
+OQ_API oq_status oq_csv_require(const oq_csv *t, const char *name, size_t *col, oq_err *err);
 
 /* Raw field text (never NULL; "" when empty). Owned by the table. Row and
  * column must be in range (checked with OQ_ASSERT). */
-const char *oq_csv_get(const oq_csv *t, size_t row, size_t col);
+OQ_API const char *oq_csv_get(const oq_csv *t, size_t row, size_t col);
 /* 1 when the field is empty or only blanks. */
-int oq_csv_is_empty(const oq_csv *t, size_t row, size_t col);
+OQ_API int oq_csv_is_empty(const oq_csv *t, size_t row, size_t col);
 /* Typed getters. Leading and trailing blanks are ignored. An empty field or
  * text that is not entirely a number is OQ_ERR_FORMAT, with a message
  * "<file>:<line>: column '<name>': '<text>' is not a number". Doubles accept
  * what strtod accepts (including "nan" and "inf"); integers are base 10 and
  * must fit a long long; booleans are 1/0, true/false or yes/no (any case). */
-oq_status oq_csv_get_double(const oq_csv *t, size_t row, size_t col, double *out, oq_err *err);
-oq_status oq_csv_get_int(const oq_csv *t, size_t row, size_t col, long long *out, oq_err *err);
-oq_status oq_csv_get_bool(const oq_csv *t, size_t row, size_t col, int *out, oq_err *err);
+OQ_API oq_status oq_csv_get_double(const oq_csv *t, size_t row, size_t col, double *out, oq_err *err);
+OQ_API oq_status oq_csv_get_int(const oq_csv *t, size_t row, size_t col, long long *out, oq_err *err);
+OQ_API oq_status oq_csv_get_bool(const oq_csv *t, size_t row, size_t col, int *out, oq_err *err);
 
 /* ---- Writing ------------------------------------------------------------ */
 
@@ -179,21 +179,21 @@ typedef struct oq_csv_writer oq_csv_writer;
 
 /* Start writing `path` (through a temporary file) with the header `columns`
  * (ncols names, copied). `overwrite` as in oq_atomic_open. */
-oq_status oq_csv_writer_open(oq_csv_writer **out, const char *path, const char *const *columns,
-                             size_t ncols, int overwrite, oq_err *err);
+OQ_API oq_status oq_csv_writer_open(oq_csv_writer **out, const char *path, const char *const *columns,
+                                    size_t ncols, int overwrite, oq_err *err);
 /* Append one field to the current record. Errors (a write failure, more
  * fields than columns) are remembered and returned by end_row and commit. */
-void oq_csv_write_str(oq_csv_writer *w, const char *s);  /* NULL writes an empty field */
-void oq_csv_write_double(oq_csv_writer *w, double v);    /* shortest text that reads back exactly */
-void oq_csv_write_int(oq_csv_writer *w, long long v);
-void oq_csv_write_empty(oq_csv_writer *w);
+OQ_API void oq_csv_write_str(oq_csv_writer *w, const char *s);  /* NULL writes an empty field */
+OQ_API void oq_csv_write_double(oq_csv_writer *w, double v);    /* shortest text that reads back exactly */
+OQ_API void oq_csv_write_int(oq_csv_writer *w, long long v);
+OQ_API void oq_csv_write_empty(oq_csv_writer *w);
 /* End the record; it must have exactly ncols fields (else OQ_ERR_INVALID_ARG). */
-oq_status oq_csv_end_row(oq_csv_writer *w, oq_err *err);
+OQ_API oq_status oq_csv_end_row(oq_csv_writer *w, oq_err *err);
 /* Move the file into place and free the writer (also on failure). A pending
  * error or a partial record fails the commit and leaves no file. */
-oq_status oq_csv_writer_commit(oq_csv_writer *w, oq_err *err);
+OQ_API oq_status oq_csv_writer_commit(oq_csv_writer *w, oq_err *err);
 /* Discard the temporary file and free the writer. NULL is allowed. */
-void oq_csv_writer_abort(oq_csv_writer *w);
+OQ_API void oq_csv_writer_abort(oq_csv_writer *w);
 
 #ifdef __cplusplus
 }

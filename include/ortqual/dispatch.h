@@ -63,13 +63,13 @@ typedef enum oq_sdpa_kernel {
 } oq_sdpa_kernel;
 
 /* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_SDPA_UNKNOWN. Never NULL. */
-const char *oq_sdpa_kernel_name(oq_sdpa_kernel k);
+OQ_API const char *oq_sdpa_kernel_name(oq_sdpa_kernel k);
 
 /* The kernel for an ORT name or a short alias, case-insensitive: every ORT
  * name, and the name without "_ATTENTION" (flash, efficient, trt_fused,
  * cudnn_flash, trt_flash, trt_cross, trt_causal, lean, decoder), plus "cudnn"
  * for CUDNN_FLASH_ATTENTION. OQ_SDPA_UNKNOWN when it is none of these. */
-oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name);
+OQ_API oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name);
 
 /* The bit of the CUDA provider option `sdpa_kernel` that enables kernel `k`
  * (ORT's AttentionBackend: FLASH_ATTENTION=1, EFFICIENT_ATTENTION=2,
@@ -78,7 +78,7 @@ oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name);
  * LEAN_ATTENTION=256, DECODER_ATTENTION=512). OR them to build the option's
  * decimal value; 0 means "ORT's default order". Returns 0 for
  * OQ_SDPA_UNKNOWN. */
-uint32_t oq_dispatch_kernel_mask(oq_sdpa_kernel k);
+OQ_API uint32_t oq_dispatch_kernel_mask(oq_sdpa_kernel k);
 
 /* One routing line. Strings are owned by the parser and NUL-terminated. */
 typedef struct oq_dispatch_record {
@@ -122,28 +122,34 @@ typedef struct oq_dispatch_parser oq_dispatch_parser;
 typedef void (*oq_dispatch_passthrough_fn)(void *user, const char *text, size_t n,
                                            uint64_t line);
 
-oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err);
-void oq_dispatch_parser_free(oq_dispatch_parser *p);
+OQ_API oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err);
+OQ_API void oq_dispatch_parser_free(oq_dispatch_parser *p);
 
 /* Install (or with fn == NULL remove) the pass-through callback. */
-void oq_dispatch_parser_set_passthrough(oq_dispatch_parser *p, oq_dispatch_passthrough_fn fn,
-                                        void *user);
+OQ_API void oq_dispatch_parser_set_passthrough(oq_dispatch_parser *p, oq_dispatch_passthrough_fn fn,
+                                               void *user);
 
 /* Feed `n` bytes in any chunking: a line split across calls is joined before
  * it is parsed. Fails only with OQ_ERR_NOMEM. */
-oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t n, oq_err *err);
+OQ_API oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t n, oq_err *err);
 
 /* Parse a last line that has no terminator. Feeding may continue afterwards. */
-oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err);
+OQ_API oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err);
+
+/* A copy of `src` the caller owns (release it with oq_dispatch_log_clear). OQ_ERR_NOMEM. */
+OQ_API oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src, oq_err *err);
+/* Release the records and options of a log the caller owns (a copy); a parser's own log
+ * goes with oq_dispatch_parser_free. */
+OQ_API void oq_dispatch_log_clear(oq_dispatch_log *log);
 
 /* What was parsed so far; valid until the next feed/finish/free. */
-const oq_dispatch_log *oq_dispatch_parser_log(const oq_dispatch_parser *p);
+OQ_API const oq_dispatch_log *oq_dispatch_parser_log(const oq_dispatch_parser *p);
 
 /* Convenience: parse a whole text into a new parser (fed and finished);
  * read it with oq_dispatch_parser_log and release it with
  * oq_dispatch_parser_free. */
-oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser **out,
-                                 oq_err *err);
+OQ_API oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser **out,
+                                        oq_err *err);
 
 /* Expectations: a global allowed-kernel set and per-node rules.
  *   "KERNEL"       adds KERNEL to the set every node may use;
@@ -154,17 +160,19 @@ oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser 
  * kernel can be required before ortqual knows it. */
 typedef struct oq_dispatch_expect oq_dispatch_expect;
 
-oq_status oq_dispatch_expect_create(oq_dispatch_expect **out, oq_err *err);
-void oq_dispatch_expect_free(oq_dispatch_expect *e);
+OQ_API oq_status oq_dispatch_expect_create(oq_dispatch_expect **out, oq_err *err);
+OQ_API void oq_dispatch_expect_free(oq_dispatch_expect *e);
 /* OQ_ERR_INVALID_ARG for an empty spec, an empty node, or a kernel that is
  * neither a known name/alias nor an upper-case name. */
-oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err *err);
+OQ_API oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err *err);
 
 typedef struct oq_dispatch_report {
     int passed;         /* 1 only if at least one record was checked and nothing failed */
     size_t n_records;   /* routing lines checked (all of them) */
     size_t n_failures;
     char **failures;    /* owned; e.g. "attn0: expected FLASH_ATTENTION, got MATH (line 7)" */
+    size_t n_math_failures; /* of those, records whose kernel was MATH: the fallback a fast
+                               path would hide (what a --prove-teeth rerun must produce) */
 } oq_dispatch_report;
 
 /* Check EVERY record of `log`: a record whose node has its own rule must name
@@ -173,9 +181,9 @@ typedef struct oq_dispatch_report {
  * "not observed", and so does a log without any routing line: an unobserved
  * dispatch is never a pass. Returns OQ_OK when the check ran (look at
  * out->passed), OQ_ERR_NOMEM otherwise. */
-oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *log,
-                            oq_dispatch_report *out, oq_err *err);
-void oq_dispatch_report_free(oq_dispatch_report *r);
+OQ_API oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *log,
+                                   oq_dispatch_report *out, oq_err *err);
+OQ_API void oq_dispatch_report_clear(oq_dispatch_report *r);
 
 #ifdef __cplusplus
 }

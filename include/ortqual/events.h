@@ -66,12 +66,12 @@ typedef struct oq_rng {
 } oq_rng;
 
 /* Start stream `stream` of `seed`. */
-void oq_rng_seed(oq_rng *r, uint64_t seed, uint64_t stream);
-uint64_t oq_rng_next(oq_rng *r);
+OQ_API void oq_rng_seed(oq_rng *r, uint64_t seed, uint64_t stream);
+OQ_API uint64_t oq_rng_next(oq_rng *r);
 /* Uniform on the integers lo..hi (lo <= hi), without modulo bias. */
-int64_t oq_rng_uniform_int(oq_rng *r, int64_t lo, int64_t hi);
+OQ_API int64_t oq_rng_uniform_int(oq_rng *r, int64_t lo, int64_t hi);
 /* Standard normal (Box-Muller). */
-double oq_rng_normal(oq_rng *r);
+OQ_API double oq_rng_normal(oq_rng *r);
 
 typedef enum oq_length_policy {
     OQ_LENGTH_FIXED = 0,
@@ -97,38 +97,38 @@ typedef struct oq_events_opts {
 
 /* seed 12345, 8 events, batches of 4, 16 features, fixed length 64, no bins,
  * float32 mask and features. */
-oq_events_opts oq_events_opts_default(void);
+OQ_API oq_events_opts oq_events_opts_default(void);
 
 /* "fixed", "fixed 128", "balanced", "balanced 8 64", "uniform 8 64", "fraction 0.25";
  * ':' works as a separator too ("uniform:8:64"). Sets policy and the lengths
  * or fraction it names in *opts (nothing on error). OQ_ERR_INVALID_ARG quotes
  * the text and says what was expected. */
-oq_status oq_length_policy_parse(const char *text, oq_events_opts *opts, oq_err *err);
+OQ_API oq_status oq_length_policy_parse(const char *text, oq_events_opts *opts, oq_err *err);
 /* "fixed", "balanced", "uniform", "fraction". */
-const char *oq_length_policy_name(oq_length_policy p);
+OQ_API const char *oq_length_policy_name(oq_length_policy p);
 
 typedef struct oq_events oq_events;
 
 /* Validate the options (OQ_ERR_INVALID_ARG naming the field) and draw every
  * event's length. Free with oq_events_free. */
-oq_status oq_events_create(const oq_events_opts *opts, oq_events **out, oq_err *err);
-void oq_events_free(oq_events *ev);
+OQ_API oq_status oq_events_create(const oq_events_opts *opts, oq_events **out, oq_err *err);
+OQ_API void oq_events_free(oq_events *ev);
 
-int64_t oq_events_count(const oq_events *ev);
+OQ_API int64_t oq_events_count(const oq_events *ev);
 /* Length of every event, num_events entries, owned by ev. */
-const int64_t *oq_events_lengths(const oq_events *ev);
-int64_t oq_events_batch_count(const oq_events *ev);
+OQ_API const int64_t *oq_events_lengths(const oq_events *ev);
+OQ_API int64_t oq_events_batch_count(const oq_events *ev);
 
 /* Size and padded length of batch k without building it (either pointer may be NULL). */
-oq_status oq_events_batch_shape(const oq_events *ev, int64_t batch, int64_t *batch_size,
-                                int64_t *padded_len, oq_err *err);
+OQ_API oq_status oq_events_batch_shape(const oq_events *ev, int64_t batch, int64_t *batch_size,
+                                       int64_t *padded_len, oq_err *err);
 
 /* Build batch k: *features [B, L, F] (feature_dtype, named "features") and
  * *mask [B, L] (mask_dtype, named "mask"), both new and owned by the caller.
  * event_indices_out (NULL or B entries) receives the events' global indices.
  * Either tensor pointer may be NULL when that tensor is not wanted. */
-oq_status oq_events_make_batch(const oq_events *ev, int64_t batch, oq_tensor **features,
-                               oq_tensor **mask, int64_t *event_indices_out, oq_err *err);
+OQ_API oq_status oq_events_make_batch(const oq_events *ev, int64_t batch, oq_tensor **features,
+                                      oq_tensor **mask, int64_t *event_indices_out, oq_err *err);
 
 #ifdef __cplusplus
 }

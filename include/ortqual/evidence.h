@@ -38,9 +38,9 @@ typedef enum oq_lib_group {
     OQ_LIB_OTHER
 } oq_lib_group;
 #define OQ_LIB_NGROUPS 6
-const char *oq_lib_group_name(oq_lib_group g); /* "ort", "cuda-runtime", "cublas", "cudnn", "driver", "other" */
+OQ_API const char *oq_lib_group_name(oq_lib_group g); /* "ort", "cuda-runtime", "cublas", "cudnn", "driver", "other" */
 /* Group of a library by its file name (directories are ignored). */
-oq_lib_group oq_lib_classify(const char *path);
+OQ_API oq_lib_group oq_lib_classify(const char *path);
 
 typedef struct oq_loaded_lib {
     char *path;          /* as mapped (full path) */
@@ -48,8 +48,8 @@ typedef struct oq_loaded_lib {
 } oq_loaded_lib;
 /* Every shared object mapped into this process, in load order (the main
  * program and the vDSO left out). Free with oq_loaded_libs_free. */
-oq_status oq_loaded_libs(oq_loaded_lib **out, size_t *n, oq_err *err);
-void oq_loaded_libs_free(oq_loaded_lib *libs, size_t n);
+OQ_API oq_status oq_loaded_libs(oq_loaded_lib **out, size_t *n, oq_err *err);
+OQ_API void oq_loaded_libs_free(oq_loaded_lib *libs, size_t n);
 
 /* ---- GPU facts ---------------------------------------------------------------- */
 
@@ -71,8 +71,8 @@ typedef struct oq_gpu_facts {
     oq_gpu *gpus;
 } oq_gpu_facts;
 /* Never fails for lack of a GPU or driver: the statuses say why. */
-oq_status oq_gpu_facts_probe(oq_gpu_facts **out, oq_err *err);
-void oq_gpu_facts_free(oq_gpu_facts *g);
+OQ_API oq_status oq_gpu_facts_probe(oq_gpu_facts **out, oq_err *err);
+OQ_API void oq_gpu_facts_free(oq_gpu_facts *g);
 
 /* ---- host ---------------------------------------------------------------------- */
 
@@ -80,8 +80,8 @@ typedef struct oq_host {
     char *hostname, *kernel, *cpu_model;
     int n_cpus;
 } oq_host;
-oq_status oq_host_probe(oq_host *out, oq_err *err);
-void oq_host_clear(oq_host *h);
+OQ_API oq_status oq_host_probe(oq_host *out, oq_err *err);
+OQ_API void oq_host_clear(oq_host *h);
 
 /* ---- shadowing ------------------------------------------------------------------- */
 
@@ -113,26 +113,26 @@ typedef struct oq_shadow_report {
  * site-packages nvidia/x/lib (system, /usr/local, ~/.local, venvs under ~ and
  * /opt, $VIRTUAL_ENV, $CONDA_PREFIX) and torch/lib. Only existing directories,
  * in that order. Free with oq_strv_free. */
-oq_status oq_shadow_default_roots(char ***roots, size_t *n, oq_err *err);
+OQ_API oq_status oq_shadow_default_roots(char ***roots, size_t *n, oq_err *err);
 
 /* Scan `roots` (each to `max_depth` levels of subdirectories; 0 = the directory
  * only) for libcudart.so*, libcublas.so*, libcublasLt.so*, libcudnn*.so*;
  * versions come from the file name (libcudnn.so.9.14.0), else from the real
  * path of a symlink, else from a pip dist-info beside nvidia/x/lib. Copies are
  * marked loaded when one of their files (by real path) is among `loaded`. */
-oq_status oq_shadow_scan(const char *const *roots, size_t n_roots, int max_depth,
-                         const char *const *loaded, size_t n_loaded, oq_shadow_report **out,
-                         oq_err *err);
-void oq_shadow_report_free(oq_shadow_report *r);
+OQ_API oq_status oq_shadow_scan(const char *const *roots, size_t n_roots, int max_depth,
+                                const char *const *loaded, size_t n_loaded, oq_shadow_report **out,
+                                oq_err *err);
+OQ_API void oq_shadow_report_free(oq_shadow_report *r);
 
 /* Pin lines for the chosen set, with copy `override` (an index into copies,
  * or SIZE_MAX for none) replacing the chosen copy of its product:
  * *preload = "LD_PRELOAD=a:b", *ldpath = "LD_LIBRARY_PATH=d1:d2". Malloc'ed. */
-oq_status oq_shadow_pin(const oq_shadow_report *r, size_t override, char **preload, char **ldpath,
-                        oq_err *err);
+OQ_API oq_status oq_shadow_pin(const oq_shadow_report *r, size_t override, char **preload, char **ldpath,
+                               oq_err *err);
 
 /* Compare dotted versions numerically ("9.14.0" < "9.19.0"; "13" < "13.0.1"). */
-int oq_version_cmp(const char *a, const char *b);
+OQ_API int oq_version_cmp(const char *a, const char *b);
 
 /* ---- working directory ---------------------------------------------------------- */
 
@@ -143,8 +143,8 @@ typedef struct oq_cwd_report {
     size_t n_hazards;    /* files there that Python or the loader would pick up */
     char **hazards;      /* "sitecustomize.py", "usercustomize.py" */
 } oq_cwd_report;
-oq_status oq_cwd_check(const char *dir, oq_cwd_report *out, oq_err *err); /* dir NULL: "." */
-void oq_cwd_report_clear(oq_cwd_report *r);
+OQ_API oq_status oq_cwd_check(const char *dir, oq_cwd_report *out, oq_err *err); /* dir NULL: "." */
+OQ_API void oq_cwd_report_clear(oq_cwd_report *r);
 
 /* ---- everything together ---------------------------------------------------------- */
 
@@ -174,12 +174,12 @@ typedef struct oq_evidence {
 } oq_evidence;
 
 /* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. */
-oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
-                              oq_err *err);
-void oq_evidence_free(oq_evidence *ev);
+OQ_API oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
+                                     oq_err *err);
+OQ_API void oq_evidence_free(oq_evidence *ev);
 /* The evidence as a JSON object text (stable keys, 2-space indent), malloc'ed;
  * NULL on allocation failure. */
-char *oq_evidence_to_json(const oq_evidence *ev);
+OQ_API char *oq_evidence_to_json(const oq_evidence *ev);
 
 #ifdef __cplusplus
 }

@@ -60,15 +60,15 @@ typedef enum oq_mask_form {
 } oq_mask_form;
 
 /* "decomposed", "attention23", "attention24"; parse returns -1 if unknown. */
-const char *oq_attn_format_name(oq_attn_format f);
-int oq_attn_format_parse(const char *s);
+OQ_API const char *oq_attn_format_name(oq_attn_format f);
+OQ_API int oq_attn_format_parse(const char *s);
 /* "auto", "none", "additive", "bool", "seqlen"; parse returns -1 if unknown. */
-const char *oq_mask_form_name(oq_mask_form m);
-int oq_mask_form_parse(const char *s);
+OQ_API const char *oq_mask_form_name(oq_mask_form m);
+OQ_API int oq_mask_form_parse(const char *s);
 /* Opset a representation is written with (20, 23, 24). */
-int64_t oq_attn_format_opset(oq_attn_format f);
+OQ_API int64_t oq_attn_format_opset(oq_attn_format f);
 /* The mask form `m` resolves to for format `f` (AUTO resolved; others unchanged). */
-oq_mask_form oq_mask_form_resolve(oq_attn_format f, oq_mask_form m);
+OQ_API oq_mask_form oq_mask_form_resolve(oq_attn_format f, oq_mask_form m);
 
 /* Shapes: static_batch/static_seq 0 means dynamic ("batch", "seq" symbolic dims). */
 typedef struct oq_sdpa_config {
@@ -85,11 +85,11 @@ typedef struct oq_sdpa_config {
 
 /* Defaults: 4 heads, 4 kv heads, head_dim 16, layout 4, dynamic, decomposed,
  * auto mask, float32. */
-void oq_sdpa_config_default(oq_sdpa_config *c);
+OQ_API void oq_sdpa_config_default(oq_sdpa_config *c);
 /* OQ_ERR_INVALID_ARG with a message naming the option for an impossible combination. */
-oq_status oq_sdpa_config_check(const oq_sdpa_config *c, oq_err *err);
+OQ_API oq_status oq_sdpa_config_check(const oq_sdpa_config *c, oq_err *err);
 /* Build the sdpa model. The caller frees *out with oq_graph_free. */
-oq_status oq_export_sdpa(const oq_sdpa_config *c, oq_graph **out, oq_err *err);
+OQ_API oq_status oq_export_sdpa(const oq_sdpa_config *c, oq_graph **out, oq_err *err);
 
 /* ---- encoder ---------------------------------------------------------- */
 
@@ -113,8 +113,8 @@ typedef struct oq_encoder_config {
 } oq_encoder_config;
 
 /* Defaults: F 8, W 32, N 2, heads 4, ffn 64, outputs cls K=6 and reg K=4. */
-void oq_encoder_config_default(oq_encoder_config *c);
-oq_status oq_encoder_config_check(const oq_encoder_config *c, oq_err *err);
+OQ_API void oq_encoder_config_default(oq_encoder_config *c);
+OQ_API oq_status oq_encoder_config_check(const oq_encoder_config *c, oq_err *err);
 
 /* The weights, float32, one tensor per documented name (docs/export.md):
  *   embed.weight [F,W], embed.bias [W],
@@ -137,30 +137,32 @@ typedef struct oq_encoder_weights {
 /* Deterministic random weights (splitmix64 + Box-Muller): matrices normal with
  * standard deviation 1/sqrt(fan_in), biases and LayerNorm biases with 0.1,
  * LayerNorm scales 1 + normal(0.1). Same seed, same bits on every platform. */
-oq_status oq_encoder_weights_random(const oq_encoder_config *c, uint64_t seed,
-                                    oq_encoder_weights **out, oq_err *err);
+OQ_API oq_status oq_encoder_weights_random(const oq_encoder_config *c, uint64_t seed,
+                                           oq_encoder_weights **out, oq_err *err);
 /* Weights from named float tensors (e.g. an npz's arrays, any float dtype):
  * F, W, N, FF and the output heads (in the order given) are taken from the
  * shapes; `heads` (attention heads) cannot be and must be passed. Every
  * expected name must be present with the right shape; extra names are an error
  * (they usually mean a mismatched file). */
-oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_t n,
-                                          int32_t heads, oq_encoder_weights **out, oq_err *err);
+OQ_API oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_t n,
+                                                 int32_t heads, oq_encoder_weights **out, oq_err *err);
 /* Look up one weight by name; NULL if absent. */
-const oq_tensor *oq_encoder_weight(const oq_encoder_weights *w, const char *name);
-void oq_encoder_weights_free(oq_encoder_weights *w);
+OQ_API const oq_tensor *oq_encoder_weight(const oq_encoder_weights *w, const char *name);
+OQ_API void oq_encoder_weights_free(oq_encoder_weights *w);
 /* Weights from an .npz (names in docs/export.md; the shapes give the sizes, `heads` is
  * needed besides); errors are prefixed with the path. */
-oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_encoder_weights **out,
-                                  oq_err *err);
+OQ_API oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_encoder_weights **out,
+                                         oq_err *err);
 /* Write the weights as an .npz (atomically; overwrite as in oq_npz_write). */
-oq_status oq_encoder_weights_save(const oq_encoder_weights *w, const char *path, int overwrite,
-                                  oq_err *err);
+OQ_API oq_status oq_encoder_weights_save(const oq_encoder_weights *w, const char *path, int overwrite,
+                                         oq_err *err);
 
+/* Zeroed: decomposed, the mask form AUTO, float32 attention, dynamic shapes, ELU from
+ * standard ops. */
 typedef struct oq_encoder_export {
     oq_attn_format format;
     oq_mask_form mask;          /* AUTO, ADDITIVE, BOOL or SEQLEN (not NONE) */
-    oq_dtype attention_dtype;
+    oq_dtype attention_dtype;   /* FLOAT32 or FLOAT16; 0 (UNDEFINED) is FLOAT32 */
     int64_t static_batch;       /* 0: dynamic */
     int64_t static_seq;
     int elu_op;                 /* 1: the ONNX Elu operator (ORT 1.29 has no CUDA kernel for
@@ -168,8 +170,8 @@ typedef struct oq_encoder_export {
 } oq_encoder_export;
 
 /* Build the encoder model from `w`. The caller frees *out with oq_graph_free. */
-oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export *x,
-                            oq_graph **out, oq_err *err);
+OQ_API oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export *x,
+                                   oq_graph **out, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -25,17 +25,17 @@ typedef struct oq_atomic_file {
     int overwrite;
 } oq_atomic_file;
 
-oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err);
-oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err);
-void oq_atomic_abort(oq_atomic_file *af);
+OQ_API oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err);
+OQ_API oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err);
+OQ_API void oq_atomic_abort(oq_atomic_file *af);
 
 /* Write a whole buffer atomically. */
-oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
-                               oq_err *err);
+OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
+                                      oq_err *err);
 /* Read a whole file into a malloc'ed buffer (NUL-terminated for convenience). */
-oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err);
+OQ_API oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err);
 /* mkdir -p with mode 0755. */
-oq_status oq_mkdirs(const char *path, oq_err *err);
+OQ_API oq_status oq_mkdirs(const char *path, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -55,7 +55,7 @@ typedef enum oq_runner {
 } oq_runner;
 
 /* "pytest", "ctest", "cmocka", "plain"; "none". Never NULL. */
-const char *oq_runner_name(oq_runner r);
+OQ_API const char *oq_runner_name(oq_runner r);
 
 typedef struct oq_skip_reason {
     char *text;    /* pytest: "test_x.py:12: needs CUDA" (from -rs); cmocka: the test's
@@ -78,16 +78,16 @@ typedef struct oq_test_summary {
  * previous summary, cmocka's and ctest's skip lists printed after it. */
 typedef struct oq_summary_scanner oq_summary_scanner;
 
-oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err);
-void oq_summary_scanner_free(oq_summary_scanner *s);
+OQ_API oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err);
+OQ_API void oq_summary_scanner_free(oq_summary_scanner *s);
 /* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. */
-oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
-                                  uint64_t line_no, oq_err *err);
+OQ_API oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
+                                         uint64_t line_no, oq_err *err);
 /* The last summary so far, or NULL. Owned by the scanner. */
-const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s);
+OQ_API const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s);
 /* Convenience: scan a whole text (lines numbered from 1). */
-oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
-                               oq_err *err);
+OQ_API oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
+                                      oq_err *err);
 
 /* ---- Verdict ------------------------------------------------------------ */
 
@@ -118,9 +118,9 @@ typedef struct oq_gate_judgement {
  * with no visible reason is never allowed (pytest prints reasons with -rs).
  * `expect` (nullable) turns on the dispatch requirement.
  * OQ_ERR_INVALID_ARG when `allow_skip` does not compile. */
-oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
-                        const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err);
-void oq_gate_judgement_clear(oq_gate_judgement *j);
+OQ_API oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
+                               const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err);
+OQ_API void oq_gate_judgement_clear(oq_gate_judgement *j);
 
 /* ---- Running ------------------------------------------------------------ */
 
@@ -159,37 +159,37 @@ typedef struct oq_gate_result {
  * folder: OQ_ERR_INVALID_ARG; command not found: OQ_ERR_NOT_FOUND), build the
  * child's environment, make the private folder and create the log in it
  * (OQ_ERR_IO). The options' strings must outlive the gate. */
-oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err);
+OQ_API oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err);
 /* Remove the private folder (unless keep) and free everything. */
-void oq_gate_free(oq_gate *g);
+OQ_API void oq_gate_free(oq_gate *g);
 
-const char *oq_gate_dir(const oq_gate *g);
-const char *oq_gate_log_path(const oq_gate *g);
-const char *oq_gate_command_path(const oq_gate *g); /* argv[0] resolved */
+OQ_API const char *oq_gate_dir(const oq_gate *g);
+OQ_API const char *oq_gate_log_path(const oq_gate *g);
+OQ_API const char *oq_gate_command_path(const oq_gate *g); /* argv[0] resolved */
 /* Environment changes made for the child, "NAME=VALUE" each, and notes such as
  * a PYTHONPATH entry dropped because it was the caller's directory. */
-size_t oq_gate_env_changes(const oq_gate *g, const char *const **changes);
-size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
+OQ_API size_t oq_gate_env_changes(const oq_gate *g, const char *const **changes);
+OQ_API size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
 
 /* Run the command once, stream its output to the log (and on_output), and
  * judge it. OQ_OK when it ran, whatever the verdict; when it could not be
  * executed, OQ_OK with verdict OQ_GATE_ERROR and the reason in r->j. */
-oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
-void oq_gate_result_clear(oq_gate_result *r);
+OQ_API oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
+OQ_API void oq_gate_result_clear(oq_gate_result *r);
 
 /* Write the verdict as JSON (atomically, replacing `path`). */
-oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
-                                oq_err *err);
+OQ_API oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
+                                       oq_err *err);
 
 /* A verdict for a command that could not even be prepared (e.g. not found):
  * {"verdict": "error", "reasons": [message], "command": argv}. */
-oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
-                                      oq_err *err);
+OQ_API oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
+                                             oq_err *err);
 
 /* Create a log file the way the gate does: O_CREAT|O_EXCL|O_NOFOLLOW, mode
  * 0600, close-on-exec. Refuses an existing file or a symbolic link (OQ_ERR_IO),
  * so a planted link cannot redirect the log onto another file. */
-oq_status oq_gate_open_log(const char *path, int *fd, oq_err *err);
+OQ_API oq_status oq_gate_open_log(const char *path, int *fd, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -83,59 +83,59 @@ typedef struct oq_attr {
 
 /* IR version that goes with a default-domain opset: <= 20 -> 9, 21-22 -> 10,
  * 23 -> 11, 24 and later -> 12 (ONNX releases 1.15 to 1.19). */
-int64_t oq_graph_ir_version_for_opset(int64_t opset);
+OQ_API int64_t oq_graph_ir_version_for_opset(int64_t opset);
 
 /* New builder. `opsets` must name the default domain once; `graph_name` may be NULL. */
-oq_status oq_graph_create(const oq_opset *opsets, size_t n_opsets, const char *graph_name,
-                          oq_graph **out, oq_err *err);
-void oq_graph_free(oq_graph *g);
+OQ_API oq_status oq_graph_create(const oq_opset *opsets, size_t n_opsets, const char *graph_name,
+                                 oq_graph **out, oq_err *err);
+OQ_API void oq_graph_free(oq_graph *g);
 
 /* The sticky status; fills `err` with the first error's message. */
-oq_status oq_graph_status(const oq_graph *g, oq_err *err);
+OQ_API oq_status oq_graph_status(const oq_graph *g, oq_err *err);
 
 /* Model doc string (replaces any previous one). */
-oq_status oq_graph_set_doc(oq_graph *g, const char *doc);
+OQ_API oq_status oq_graph_set_doc(oq_graph *g, const char *doc);
 
 /* Graph inputs and outputs. For outputs, `value` is the produced value and
  * `name` the public name; when they differ an Identity node connects them. */
-oq_status oq_graph_add_input(oq_graph *g, const char *name, oq_dtype dtype, int32_t ndim,
-                             const oq_dim *dims);
-oq_status oq_graph_add_output(oq_graph *g, const char *value, const char *name, oq_dtype dtype,
-                              int32_t ndim, const oq_dim *dims);
+OQ_API oq_status oq_graph_add_input(oq_graph *g, const char *name, oq_dtype dtype, int32_t ndim,
+                                    const oq_dim *dims);
+OQ_API oq_status oq_graph_add_output(oq_graph *g, const char *value, const char *name, oq_dtype dtype,
+                                     int32_t ndim, const oq_dim *dims);
 
 /* Initializer: a copy of `t` (stored as little-endian raw_data) named `name`
  * (t->name when `name` is NULL). Returns the builder-owned name, NULL on error. */
-const char *oq_graph_add_initializer(oq_graph *g, const oq_tensor *t, const char *name);
+OQ_API const char *oq_graph_add_initializer(oq_graph *g, const oq_tensor *t, const char *name);
 /* Small constants as initializers with fresh names derived from `hint`. */
-const char *oq_graph_const_i64(oq_graph *g, const char *hint, size_t n, const int64_t *v);
-const char *oq_graph_const_f32(oq_graph *g, const char *hint, float v); /* scalar */
+OQ_API const char *oq_graph_const_i64(oq_graph *g, const char *hint, size_t n, const int64_t *v);
+OQ_API const char *oq_graph_const_f32(oq_graph *g, const char *hint, float v); /* scalar */
 /* Scalar constant of any float dtype (float32/float16/bfloat16/float64). */
-const char *oq_graph_const_scalar(oq_graph *g, const char *hint, oq_dtype dtype, double v);
+OQ_API const char *oq_graph_const_scalar(oq_graph *g, const char *hint, oq_dtype dtype, double v);
 
 /* A node with explicit names. `domain` NULL or "" is ai.onnx; `name` NULL
  * gets a fresh name from op_type. Inputs may be "" for an omitted optional input. */
-oq_status oq_graph_add_node(oq_graph *g, const char *op_type, const char *domain,
-                            const char *name, size_t n_in, const char *const *inputs,
-                            size_t n_out, const char *const *outputs, size_t n_attr,
-                            const oq_attr *attrs);
+OQ_API oq_status oq_graph_add_node(oq_graph *g, const char *op_type, const char *domain,
+                                   const char *name, size_t n_in, const char *const *inputs,
+                                   size_t n_out, const char *const *outputs, size_t n_attr,
+                                   const oq_attr *attrs);
 
 /* Shorthand for a one-output ai.onnx node: makes a fresh output name from
  * op_type and returns it (builder-owned), or NULL after an error. */
-const char *oq_graph_op(oq_graph *g, const char *op_type, size_t n_in, const char *const *inputs,
-                        size_t n_attr, const oq_attr *attrs);
+OQ_API const char *oq_graph_op(oq_graph *g, const char *op_type, size_t n_in, const char *const *inputs,
+                               size_t n_attr, const oq_attr *attrs);
 
 /* A name no value or node uses yet: `prefix`, else `prefix_1`, `prefix_2`...
  * The name is reserved and owned by the builder. NULL only after an error. */
-const char *oq_graph_fresh_name(oq_graph *g, const char *prefix);
+OQ_API const char *oq_graph_fresh_name(oq_graph *g, const char *prefix);
 
 /* Serialized ModelProto in a malloc'ed buffer the caller frees. */
-oq_status oq_graph_serialize(const oq_graph *g, uint8_t **buf, size_t *len, oq_err *err);
+OQ_API oq_status oq_graph_serialize(const oq_graph *g, uint8_t **buf, size_t *len, oq_err *err);
 /* Serialize and write atomically; without `overwrite` an existing file is an error. */
-oq_status oq_graph_write(const oq_graph *g, const char *path, int overwrite, oq_err *err);
+OQ_API oq_status oq_graph_write(const oq_graph *g, const char *path, int overwrite, oq_err *err);
 
 /* Counts, for callers and tests. */
-size_t oq_graph_node_count(const oq_graph *g);
-size_t oq_graph_initializer_count(const oq_graph *g);
+OQ_API size_t oq_graph_node_count(const oq_graph *g);
+OQ_API size_t oq_graph_initializer_count(const oq_graph *g);
 
 #ifdef __cplusplus
 }

@@ -84,13 +84,13 @@ typedef struct oq_model_info {
 } oq_model_info;
 
 /* Inspect a file / a buffer (`name` labels error messages). */
-oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err);
-oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
-                                 oq_err *err);
-void oq_model_info_free(oq_model_info *mi);
+OQ_API oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err);
+OQ_API oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
+                                        oq_err *err);
+OQ_API void oq_model_info_free(oq_model_info *mi);
 
 /* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure. */
-char *oq_model_info_json(const oq_model_info *mi);
+OQ_API char *oq_model_info_json(const oq_model_info *mi);
 
 #ifdef __cplusplus
 }

@@ -49,27 +49,27 @@ extern "C" {
  *
  * Rows are checked in order, each left to right; the first violation is reported.
  * An empty batch (B == 0) is valid. L == 0 with B > 0 makes every event empty. */
-oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
-                        oq_err *err);
+OQ_API oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
+                               oq_err *err);
 
 /* 1 when oq_mask_check accepts masks of this dtype, else 0. */
-int oq_mask_dtype_ok(oq_dtype dtype);
+OQ_API int oq_mask_dtype_ok(oq_dtype dtype);
 
 /* Check explicit lengths (e.g. a `nonpad_kv_seqlen` input) against a padded
  * length L: each must be in 1..L. OQ_ERR_MASK names the event otherwise. */
-oq_status oq_mask_lengths_check(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_err *err);
+OQ_API oq_status oq_mask_lengths_check(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_err *err);
 
 /* Make a new `[batch, seq_len]` mask of `dtype` (any dtype oq_mask_check accepts)
  * from lengths, which are checked with oq_mask_lengths_check first.
  * The caller frees *out with oq_tensor_free. */
-oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_dtype dtype,
-                       oq_tensor **out, oq_err *err);
+OQ_API oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_dtype dtype,
+                              oq_tensor **out, oq_err *err);
 
 /* Set every padded element of `features` (rank >= 2, `[B, L, ...]`, any dtype)
  * to exact zero: positions lengths[b]..L-1 of event b, all trailing dimensions.
  * Zero bits are +0.0 in every float dtype. Lengths must be in 0..L
  * (OQ_ERR_MASK otherwise, before anything is written). */
-oq_status oq_mask_sanitize(oq_tensor *features, const int64_t *lengths, oq_err *err);
+OQ_API oq_status oq_mask_sanitize(oq_tensor *features, const int64_t *lengths, oq_err *err);
 
 #ifdef __cplusplus
 }

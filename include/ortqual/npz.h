@@ -35,18 +35,18 @@ extern "C" {
 /* ---- .npy ---- */
 
 /* Read one .npy file into a new tensor (owned by the caller, unnamed). */
-oq_status oq_npy_read(const char *path, oq_tensor **out, oq_err *err);
+OQ_API oq_status oq_npy_read(const char *path, oq_tensor **out, oq_err *err);
 
 /* Parse .npy bytes. `name_for_errors` (e.g. "x.npz: member 'a'") starts every
  * error message; NULL means "<memory>". The tensor is unnamed. */
-oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, oq_tensor **out,
-                       oq_err *err);
+OQ_API oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, oq_tensor **out,
+                              oq_err *err);
 
 /* Write `t` as a .npy file, atomically; overwrite == 0 refuses an existing file. */
-oq_status oq_npy_write(const char *path, const oq_tensor *t, int overwrite, oq_err *err);
+OQ_API oq_status oq_npy_write(const char *path, const oq_tensor *t, int overwrite, oq_err *err);
 
 /* Serialize `t` to a malloc'ed .npy image (*buf, *n); the caller frees *buf. */
-oq_status oq_npy_serialize(const oq_tensor *t, unsigned char **buf, size_t *n, oq_err *err);
+OQ_API oq_status oq_npy_serialize(const oq_tensor *t, unsigned char **buf, size_t *n, oq_err *err);
 
 /* ---- .npz ---- */
 
@@ -58,30 +58,30 @@ typedef struct oq_npz {
 } oq_npz;
 
 /* Read a .npz file. Members must all be .npy files with distinct names. */
-oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err);
+OQ_API oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err);
 
 /* Same from an in-memory archive; `name_for_errors` plays the part of the path. */
-oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, oq_npz **out,
-                       oq_err *err);
+OQ_API oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, oq_npz **out,
+                              oq_err *err);
 
 /* The tensor called `name` (still owned by `z`), or NULL if absent. */
-const oq_tensor *oq_npz_get(const oq_npz *z, const char *name);
+OQ_API const oq_tensor *oq_npz_get(const oq_npz *z, const char *name);
 
 /* Detach the tensor called `name` from `z`: *out now belongs to the caller and
  * `z` no longer lists it. If absent: OQ_ERR_NOT_FOUND, the message naming the
  * file, the member and the members present. */
-oq_status oq_npz_take(oq_npz *z, const char *name, oq_tensor **out, oq_err *err);
+OQ_API oq_status oq_npz_take(oq_npz *z, const char *name, oq_tensor **out, oq_err *err);
 
 /* Free the set and every tensor still in it. NULL is fine. */
-void oq_npz_free(oq_npz *z);
+OQ_API void oq_npz_free(oq_npz *z);
 
 /* Write `n` tensors as a .npz file. Each must have a non-empty name (the member
  * is "<name>.npy"); duplicate names are refused. `compress` != 0 deflates the
  * members like numpy.savez_compressed, else they are stored like numpy.savez.
  * Atomic: the archive goes to a temporary file in the same directory and is
  * renamed into place; overwrite == 0 refuses an existing file. */
-oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress,
-                       int overwrite, oq_err *err);
+OQ_API oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress,
+                              int overwrite, oq_err *err);
 
 #ifdef __cplusplus
 }

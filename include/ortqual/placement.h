@@ -40,8 +40,7 @@
  *     oq_placement_report r;
  *     oq_placement_check(p, strict ? OQ_PLACEMENT_STRICT : 0, &r, &err);
  *     if (!r.passed) for (size_t i = 0; i < r.n_failures; i++) puts(r.failures[i]);
- *     json_t *j = oq_placement_to_json(p, &r);           // for summary.json
- *     oq_placement_report_free(&r);
+ *     oq_placement_report_clear(&r);
  *     oq_placement_free(p);
  */
 #ifndef ORTQUAL_PLACEMENT_H
@@ -69,7 +68,7 @@ typedef enum oq_node_place {
 } oq_node_place;
 
 /* "device", "memcpy", "cpu_shape", "cpu_compute". */
-const char *oq_node_place_name(oq_node_place p);
+OQ_API const char *oq_node_place_name(oq_node_place p);
 
 /* One input or output of a profiled node, as the profile recorded it. */
 typedef struct oq_placed_tensor {
@@ -107,26 +106,26 @@ typedef struct oq_placement {
     oq_ep_total *eps;
     size_t n_eps;
     bool have_assignment, have_profile;
-    size_t cap_nodes_, hint_; /* internal: capacity, lookup cursor */
+    size_t hint_;          /* internal: lookup cursor */
 } oq_placement;
 
-oq_status oq_placement_create(oq_placement **out, oq_err *err);
-void oq_placement_free(oq_placement *p);
+OQ_API oq_status oq_placement_create(oq_placement **out, oq_err *err);
+OQ_API void oq_placement_free(oq_placement *p);
 
 /* Read Session_GetEpGraphAssignmentInfo of `s`.
  * Errors: OQ_ERR_UNSUPPORTED (runtime API < 24: ORT older than 1.24),
  * OQ_ERR_RUNTIME (ORT refused, e.g. the session was created without
  * OQ_PLACEMENT_SESSION_CONFIG = "1"; ORT's message included), OQ_ERR_NOMEM. */
-oq_status oq_placement_add_assignment(oq_placement *p, const oq_session *s, oq_err *err);
+OQ_API oq_status oq_placement_add_assignment(oq_placement *p, const oq_session *s, oq_err *err);
 
 /* Read an ORT profile file (a JSON array of events, or {"traceEvents": [...]}).
  * Errors: OQ_ERR_IO (cannot read), OQ_ERR_FORMAT (not JSON, not an event
  * array, a Node kernel_time event without args.provider/op_name: the message
  * names the file and the event index), OQ_ERR_NOMEM. */
-oq_status oq_placement_add_profile(oq_placement *p, const char *path, oq_err *err);
+OQ_API oq_status oq_placement_add_profile(oq_placement *p, const char *path, oq_err *err);
 /* The same from text in memory; `what` names it in messages. */
-oq_status oq_placement_add_profile_text(oq_placement *p, const char *json, size_t len,
-                                        const char *what, oq_err *err);
+OQ_API oq_status oq_placement_add_profile_text(oq_placement *p, const char *json, size_t len,
+                                               const char *what, oq_err *err);
 
 /* Types for nodes the profile did not describe (assignment-only nodes, or no
  * profile at all): the declared types of the node's inputs and outputs in the
@@ -134,10 +133,10 @@ oq_status oq_placement_add_profile_text(oq_placement *p, const char *json, size_
  * name. Values the model does not declare are "unknown", which the shape rule
  * counts as compute. Call after the other sources. Errors: OQ_ERR_IO,
  * OQ_ERR_FORMAT (not an ONNX model), OQ_ERR_NOMEM. */
-oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err);
+OQ_API oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err);
 
 /* Whether `op_type` (default ONNX domain) is a shape-arithmetic op of the rule. */
-bool oq_placement_is_shape_op(const char *op_type);
+OQ_API bool oq_placement_is_shape_op(const char *op_type);
 
 enum oq_placement_flags {
     OQ_PLACEMENT_STRICT = 1u << 0 /* --strict-placement: shape ops and Memcpy nodes fail too */
@@ -161,16 +160,8 @@ typedef struct oq_placement_report {
  * the profile never saw (fused or removed after partitioning) is a note, not a
  * failure, when a profile was read. Returns OQ_OK when the check ran (see
  * r->passed); OQ_ERR_NOMEM otherwise. */
-oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err);
-void oq_placement_report_free(oq_placement_report *r);
-
-/* The whole record as a new jansson object (caller owns the reference):
- * {"passed", "strict", "sources": {"assignment", "profile"}, "counts": {...},
- *  "eps": [{"ep", "nodes", "runs", "us"}], "failures": [...], "notes": [...],
- *  "nodes": [{"name", "op", "ep_assigned", "ep_profiled", "class", "reason",
- *             "runs", "us", "inputs": [{"dtype", "shape"}], "outputs": [...]}]}.
- * `r` may be NULL (no verdict fields). NULL on allocation failure. */
-struct json_t *oq_placement_to_json(const oq_placement *p, const oq_placement_report *r);
+OQ_API oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err);
+OQ_API void oq_placement_report_clear(oq_placement_report *r);
 
 #ifdef __cplusplus
 }

@@ -79,19 +79,19 @@ typedef struct oq_plot_spec {
 } oq_plot_spec;
 
 /* File name extension of a single format ("png", "svg"). */
-const char *oq_plot_format_ext(oq_plot_format f);
+OQ_API const char *oq_plot_format_ext(oq_plot_format f);
 /* PLplot device used for a single format ("pngcairo", "svgcairo"). */
-const char *oq_plot_format_device(oq_plot_format f);
+OQ_API const char *oq_plot_format_device(oq_plot_format f);
 
 /* OQ_OK when PLplot can write `f` here, else OQ_ERR_NOT_FOUND with
  * "PLplot driver pngcairo not available: install plplot-driver-cairo". */
-oq_status oq_plot_check_driver(oq_plot_format f, oq_err *err);
+OQ_API oq_status oq_plot_check_driver(oq_plot_format f, oq_err *err);
 
 /* Render `spec` in one format to `path`. Errors: OQ_ERR_INVALID_ARG (no
  * series, more than 64 series, nothing drawable, a bad spec), OQ_ERR_NOT_FOUND
  * (driver), OQ_ERR_IO (cannot create or rename the file), OQ_ERR_RUNTIME
  * (PLplot reported an error or wrote nothing). */
-oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format f, const char *path, oq_err *err);
+OQ_API oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format f, const char *path, oq_err *err);
 
 /* ---- Summary figures ---------------------------------------------------- */
 
@@ -104,7 +104,7 @@ typedef enum oq_summary_kind {
     OQ_SUMMARY_VALIDATE
 } oq_summary_kind;
 
-oq_summary_kind oq_summary_detect(const oq_csv *t);
+OQ_API oq_summary_kind oq_summary_detect(const oq_csv *t);
 
 typedef struct oq_plot_options {
     const char *outdir;    /* created if missing */
@@ -113,12 +113,12 @@ typedef struct oq_plot_options {
     const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p99_ms" */
 } oq_plot_options;
 
-/* Paths of the files written (owned; free with oq_plot_files_free). */
+/* Paths of the files written (owned; free with oq_plot_files_clear). */
 typedef struct oq_plot_files {
     char **paths;
     size_t n;
 } oq_plot_files;
-void oq_plot_files_free(oq_plot_files *f);
+OQ_API void oq_plot_files_clear(oq_plot_files *f);
 
 /* Draw the standard figures of bench and validate summaries. Rows of all
  * tables of one kind are pooled; only rows whose "status" is "ok" (or that
@@ -140,8 +140,8 @@ void oq_plot_files_free(oq_plot_files *f);
  * row, no row with status ok; the message names file, line and column),
  * OQ_ERR_INVALID_ARG (unknown baseline or stat), and those of oq_plot_render.
  * On error `written` still lists the files written before it. */
-oq_status oq_plot_summaries(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
-                            oq_plot_files *written, oq_err *err);
+OQ_API oq_status oq_plot_summaries(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
+                                   oq_plot_files *written, oq_err *err);
 
 #ifdef __cplusplus
 }

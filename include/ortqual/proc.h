@@ -1,19 +1,23 @@
-/* Run a child process with a time limit, keeping the tail of its stderr.
+/* Processes: a child run with a time limit, and the memory of this process.
  *
- * Used to isolate each validation configuration: a crash or abort inside ONNX
- * Runtime or an execution provider ends only the child, and the parent
- * reports the signal and the last lines the child wrote.
+ * oq_proc_run isolates each validation configuration: a crash or abort inside
+ * ONNX Runtime or an execution provider ends only the child, and the parent
+ * reports the signal and the last lines the child wrote. The memory readings
+ * (resident set, its peak, GPU memory) are what bench and validate record.
  */
 #ifndef ORTQUAL_PROC_H
 #define ORTQUAL_PROC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- a child process -------------------------------------------------------- */
 
 typedef struct oq_proc_result {
     int exit_code;     /* valid when !signaled && !timed_out */
@@ -27,12 +31,33 @@ typedef struct oq_proc_result {
 /* Runs argv[0] (a path, not searched) with argv. timeout_s <= 0: no limit.
  * When `echo` is non-zero the child's stderr is also copied to ours as it comes.
  * Returns OQ_OK when the child was started and waited for, whatever its outcome. */
-oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
-                      oq_proc_result *res, oq_err *err);
-void oq_proc_result_clear(oq_proc_result *res);
+OQ_API oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
+                             oq_proc_result *res, oq_err *err);
+OQ_API void oq_proc_result_clear(oq_proc_result *res);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timed out after 30 s" into buf. */
-const char *oq_proc_describe(const oq_proc_result *res, char *buf, size_t n);
+OQ_API const char *oq_proc_describe(const oq_proc_result *res, char *buf, size_t n);
+
+/* ---- memory of this process ------------------------------------------------ */
+
+/* Current resident set (from /proc/self/statm) and the process's peak
+ * resident set since it started (VmHWM, /proc/self/status), in bytes. */
+OQ_API oq_status oq_proc_memory(uint64_t *rss, uint64_t *vmhwm, oq_err *err);
+
+/* A thread that samples /proc/self/statm every `period_us` microseconds and
+ * keeps the largest resident set seen: the peak over an interval, which VmHWM
+ * (process lifetime) cannot give. */
+typedef struct oq_mem_sampler oq_mem_sampler;
+OQ_API oq_status oq_mem_sampler_start(unsigned period_us, oq_mem_sampler **out, oq_err *err);
+/* Stop, join and free; returns the peak RSS in bytes (including one last
+ * reading taken at stop, so a short interval still has a value). */
+OQ_API uint64_t oq_mem_sampler_stop(oq_mem_sampler *m);
+
+/* GPU memory this process uses, summed over every GPU, from NVML
+ * (libnvidia-ml.so.1, dlopen'ed; nvmlDeviceGetComputeRunningProcesses).
+ * Returns OQ_OK and sets *bytes when NVML answered; OQ_ERR_NOT_FOUND (no
+ * library, no GPU, or this process not listed) with the reason otherwise. */
+OQ_API oq_status oq_nvml_process_memory(uint64_t *bytes, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -5,12 +5,12 @@
  * outputs are rounded once, at the end, to the dtype of the matching input.
  *
  *     oq_ref_attention_attrs attrs;
- *     oq_ref_attention_attrs_init(&attrs);            (ONNX defaults)
+ *     oq_ref_attention_attrs_default(&attrs);            (ONNX defaults)
  *     oq_ref_attention_inputs in = {.q = q, .k = k, .v = v};
  *     oq_ref_attention_outputs out = {0};
  *     if (oq_ref_attention(&attrs, &in, &out, &err) != OQ_OK) ...
  *     ... use out.y ...
- *     oq_ref_attention_outputs_free(&out);
+ *     oq_ref_attention_outputs_clear(&out);
  *
  * Semantics (ONNX Attention, docs/reference.md has the long form):
  *   - Layouts: 4-D Q [B, Hq, Lq, D], K [B, Hkv, Lkv, D], V [B, Hkv, Lkv, Dv];
@@ -42,6 +42,7 @@
 
 #include <stdint.h>
 
+#include "ortqual/export.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -49,7 +50,7 @@
 extern "C" {
 #endif
 
-/* The node's attributes. Fill with oq_ref_attention_attrs_init, then override. */
+/* The node's attributes. Fill with oq_ref_attention_attrs_default, then override. */
 typedef struct oq_ref_attention_attrs {
     int is_causal;              /* 0 or 1 (default 0) */
     int64_t q_num_heads;        /* 0 = not given (needed for 3-D inputs) */
@@ -61,7 +62,7 @@ typedef struct oq_ref_attention_attrs {
 } oq_ref_attention_attrs;
 
 /* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap. */
-void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs);
+OQ_API void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs);
 
 /* Inputs, borrowed for the duration of the call. q, k, v are required; any
  * other member may be NULL (an omitted optional input). Floating tensors may be
@@ -77,7 +78,7 @@ typedef struct oq_ref_attention_inputs {
 
 /* Outputs. Set the want_* flags before the call; on success the call fills y
  * (always) and the wanted optional outputs with new tensors that the caller
- * owns (free them with oq_ref_attention_outputs_free). y and qk_matmul_output
+ * owns (free them with oq_ref_attention_outputs_clear). y and qk_matmul_output
  * have Q's dtype, present_key K's, present_value V's. On failure nothing is
  * allocated and the tensor members are left NULL. */
 typedef struct oq_ref_attention_outputs {
@@ -90,14 +91,38 @@ typedef struct oq_ref_attention_outputs {
 } oq_ref_attention_outputs;
 
 /* Free the output tensors and set them to NULL (the want_* flags are kept). */
-void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out);
+OQ_API void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out);
 
 /* Run Attention. Errors: OQ_ERR_INVALID_ARG (NULL q/k/v, bad attribute value),
  * OQ_ERR_SHAPE (ranks, dims, head counts or the mask do not fit together; the
  * message names the tensor and the axis), OQ_ERR_UNSUPPORTED (a dtype outside
  * the ones above), OQ_ERR_NOMEM. Uses OpenMP threads (OMP_NUM_THREADS). */
-oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
-                           oq_ref_attention_outputs *out, oq_err *err);
+OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
+                                  oq_ref_attention_outputs *out, oq_err *err);
+
+/* ---- the encoder -----------------------------------------------------------
+ *
+ * The encoder's forward pass in float64: the ground truth `ref:encoder:fp64`.
+ *
+ * Same weights (export.h, oq_encoder_weights) and same function as every
+ * exported representation, written independently of ONNX and ORT: each
+ * event's valid elements only (padding never enters), LayerNorm with the
+ * population variance, attention over the valid keys with 1/sqrt(head_dim),
+ * ELU(x) = x > 0 ? x : expm1(x), every value and accumulation in double.
+ * Padded output elements are exact zeros.
+ *
+ *     oq_tensor **out = calloc(w->cfg.n_outputs, sizeof *out);
+ *     oq_encoder_ref_forward(w, features, mask, out, &err);
+ *     ... out[i] is float64 [B, L, K_i], named after output head i ...
+ *
+ * features: [B, L, F], any float dtype; mask: [B, L], any dtype mask.h accepts,
+ * checked against the mask contract (OQ_ERR_MASK names the event and position).
+ * outputs: caller array of w->cfg.n_outputs pointers, each set to a new float64
+ * tensor [B, L, K] (freed by the caller with oq_tensor_free); untouched on error.
+ * Errors: OQ_ERR_SHAPE (ranks, F, or B/L of features vs mask), OQ_ERR_MASK,
+ * OQ_ERR_NOMEM. */
+OQ_API oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
+                                        const oq_tensor *mask, oq_tensor **outputs, oq_err *err);
 
 #ifdef __cplusplus
 }

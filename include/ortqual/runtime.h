@@ -9,7 +9,6 @@
  *     oq_runtime *rt;
  *     if (oq_runtime_load(NULL, &rt, &err) != OQ_OK) { puts(err.msg); return; }
  *     oq_session_opts so = {0};            // CPU, ORT defaults
- *     so.graph_opt_level = -1;
  *     oq_session *s;
  *     oq_session_create(rt, "model.onnx", NULL, 0, &so, &s, &err);
  *     size_t n_out; oq_tensor **out;
@@ -67,24 +66,34 @@ typedef struct oq_runtime oq_runtime;
  * Errors: OQ_ERR_NOT_FOUND (one line naming every path tried and why each
  * failed) for a missing library or one without OrtGetApiBase; OQ_ERR_UNSUPPORTED
  * when its API is older than OQ_ORT_API_MIN; OQ_ERR_RUNTIME if no OrtEnv. */
-oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err);
+OQ_API oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err);
 /* Release the OrtEnv and unload the library. Free every session first. NULL is fine. */
-void oq_runtime_free(oq_runtime *rt);
+OQ_API void oq_runtime_free(oq_runtime *rt);
 
 /* Strings below are owned by the runtime and live as long as it. */
-const char *oq_runtime_version(const oq_runtime *rt);    /* "1.29.0" */
-const char *oq_runtime_lib_path(const oq_runtime *rt);   /* resolved real path of the .so */
-int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API version, e.g. 29 */
-const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
-const struct OrtApi *oq_runtime_api(const oq_runtime *rt);
+OQ_API const char *oq_runtime_version(const oq_runtime *rt);    /* "1.29.0" */
+OQ_API const char *oq_runtime_lib_path(const oq_runtime *rt);   /* resolved real path of the .so */
+OQ_API int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API version, e.g. 29 */
+OQ_API const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
+/* The ORT objects behind a runtime, for library code that calls ORT directly
+ * (the bench runner's IoBinding): the API table and the one OrtEnv. Owned by the
+ * runtime; valid while it lives. */
+OQ_API const struct OrtApi *oq_runtime_api(const oq_runtime *rt);
+struct OrtEnv;
+OQ_API struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt);
+/* Turn an OrtStatus of `rt`'s API into an oq_err ("<what>: <ORT message>", on one
+ * line) and release it: OQ_ERR_UNSUPPORTED for ORT's NOT_IMPLEMENTED (no kernel on
+ * that provider), OQ_ERR_RUNTIME otherwise. OQ_OK when `st` is NULL. */
+struct OrtStatus;
+OQ_API oq_status oq_ort_status(const oq_runtime *rt, struct OrtStatus *st, oq_err *err, const char *what);
 
 /* Messages ORT logged (warning and above), oldest first, the last 64 kept.
  * ORT shares one environment (and logger) per loaded library, so the log is
  * process-wide: lines from every runtime appear. Returns the count;
  * `oq_runtime_log_line` gives one ("[W] message") or NULL past the end; the
  * pointer is valid until 64 more lines have been logged. */
-size_t oq_runtime_log_count(const oq_runtime *rt);
-const char *oq_runtime_log_line(const oq_runtime *rt, size_t i);
+OQ_API size_t oq_runtime_log_count(const oq_runtime *rt);
+OQ_API const char *oq_runtime_log_line(const oq_runtime *rt, size_t i);
 
 /* ---- execution providers ------------------------------------------------ */
 
@@ -93,32 +102,32 @@ typedef struct oq_kv {
     char *key;
     char *value; /* NULL means "unset" where the API says so */
 } oq_kv;
-void oq_kvs_free(oq_kv *kvs, size_t n);
+OQ_API void oq_kvs_free(oq_kv *kvs, size_t n);
 
 /* Providers compiled into the core library ("CPUExecutionProvider", ...), as
  * a malloc'ed array of malloc'ed strings; free with oq_strv_free. */
-oq_status oq_runtime_providers(oq_runtime *rt, char ***names, size_t *n, oq_err *err);
-void oq_strv_free(char **v, size_t n);
+OQ_API oq_status oq_runtime_providers(oq_runtime *rt, char ***names, size_t *n, oq_err *err);
+OQ_API void oq_strv_free(char **v, size_t n);
 
 /* Register a plugin EP library under `name` (e.g. "cuda"). Registering the
  * same name again is a no-op when the path is the same and OQ_ERR_INVALID_ARG
  * otherwise. Errors: OQ_ERR_NOT_FOUND (no file), OQ_ERR_UNSUPPORTED (API < 22),
  * OQ_ERR_RUNTIME (ORT refused it, its message included). */
-oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err);
+OQ_API oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err);
 /* The path registered under `name`, or NULL. */
-const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name);
+OQ_API const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name);
 
 /* Default plugin library for an EP short name, beside the core library
  * ("cuda" -> DIR/libonnxruntime_providers_cuda.so, "foo" -> DIR/libonnxruntime_providers_foo.so).
  * Malloc'ed; NULL on allocation failure. */
-char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name);
+OQ_API char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name);
 
 /* Full ORT EP name for a short one: "cpu" -> "CPUExecutionProvider",
  * "cuda" -> "CUDAExecutionProvider"; anything else is returned unchanged. */
-const char *oq_ep_full_name(const char *ep);
+OQ_API const char *oq_ep_full_name(const char *ep);
 
 typedef enum oq_hw_type { OQ_HW_CPU, OQ_HW_GPU, OQ_HW_NPU, OQ_HW_OTHER } oq_hw_type;
-const char *oq_hw_type_name(oq_hw_type t); /* "cpu", "gpu", "npu", "other" */
+OQ_API const char *oq_hw_type_name(oq_hw_type t); /* "cpu", "gpu", "npu", "other" */
 
 /* One entry of GetEpDevices: an EP and the hardware it would run on. */
 typedef struct oq_ep_device {
@@ -134,24 +143,39 @@ typedef struct oq_ep_device {
 } oq_ep_device;
 /* Every EP device known to the runtime's env (CPU, plus whatever registered
  * plugin libraries report). OQ_ERR_UNSUPPORTED when the API is older than 22. */
-oq_status oq_runtime_ep_devices(oq_runtime *rt, oq_ep_device **devs, size_t *n, oq_err *err);
-void oq_ep_devices_free(oq_ep_device *devs, size_t n);
+OQ_API oq_status oq_runtime_ep_devices(oq_runtime *rt, oq_ep_device **devs, size_t *n, oq_err *err);
+OQ_API void oq_ep_devices_free(oq_ep_device *devs, size_t n);
 
 /* Check provider options for an EP before any session is made. For "cuda"
  * every key must be a known CUDA EP option and every value well formed
  * (sdpa_kernel: decimal bitmask 0..255; device_id: integer >= 0; flags: 0/1;
  * ...). "cpu" takes no options. Other EPs: passed through unchecked.
  * Errors: OQ_ERR_INVALID_ARG naming the key (and the accepted keys or values). */
-oq_status oq_ep_options_validate(const char *ep, size_t n, const char *const *keys,
-                                 const char *const *values, oq_err *err);
+OQ_API oq_status oq_ep_options_validate(const char *ep, size_t n, const char *const *keys,
+                                        const char *const *values, oq_err *err);
 
 /* The ORT_* environment: first each variable known to change attention
  * routing (value NULL when unset), then every other ORT_* variable set, by
  * name. Malloc'ed; free with oq_kvs_free. */
-oq_status oq_ort_env_capture(oq_kv **out, size_t *n, oq_err *err);
+OQ_API oq_status oq_ort_env_capture(oq_kv **out, size_t *n, oq_err *err);
 
 /* ---- sessions ------------------------------------------------------------ */
 
+/* The graph optimizations ORT applies when it creates a session. The zero value is
+ * ORT's own default (every optimization), so a zeroed oq_session_opts changes nothing. */
+typedef enum oq_graph_opt {
+    OQ_GRAPH_OPT_DEFAULT = 0, /* left to ORT: all */
+    OQ_GRAPH_OPT_DISABLE,     /* ORT_DISABLE_ALL */
+    OQ_GRAPH_OPT_BASIC,       /* ORT_ENABLE_BASIC */
+    OQ_GRAPH_OPT_EXTENDED,    /* ORT_ENABLE_EXTENDED */
+    OQ_GRAPH_OPT_ALL          /* ORT_ENABLE_ALL, set explicitly */
+} oq_graph_opt;
+/* ORT's number of a choice: -1 (left to ORT), 0, 1, 2 or 99. */
+OQ_API int oq_graph_opt_level(oq_graph_opt g);
+/* The choice for ORT's number (-1, 0, 1, 2, 99); -1 for any other number. */
+OQ_API int oq_graph_opt_from_level(int level);
+
+/* Zeroed: CPU, ORT's defaults, no profiling. */
 typedef struct oq_session_opts {
     const char *ep;              /* "cpu" (default when NULL), "cuda", or any plugin EP name */
     const char *ep_lib;          /* plugin EP library; NULL: the one registered under `ep`, else
@@ -159,8 +183,7 @@ typedef struct oq_session_opts {
     size_t n_ep_options;         /* provider options, validated by oq_ep_options_validate */
     const char *const *ep_option_keys, *const *ep_option_values;
     int intra_op_threads;        /* 0 = ORT default */
-    int graph_opt_level;         /* -1 = ORT default (all); 0 disable; 1 basic; 2 extended; 99 all.
-                                    NB: a zero-initialised struct means 0 = optimisations off. */
+    oq_graph_opt graph_opt;      /* OQ_GRAPH_OPT_DEFAULT (0): ORT's choice */
     const char *profile_prefix;  /* non-NULL: enable ORT profiling with this file prefix */
     size_t n_session_configs;    /* extra AddSessionConfigEntry key/values */
     const char *const *session_config_keys, *const *session_config_values;
@@ -174,32 +197,32 @@ typedef struct oq_session oq_session;
  * Errors: OQ_ERR_INVALID_ARG (both/neither model, bad option), OQ_ERR_NOT_FOUND
  * (EP not available, with the reason: no library at PATH, no device),
  * OQ_ERR_RUNTIME (ORT's message, prefixed with the model path). */
-oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *model_bytes,
-                            size_t model_len, const oq_session_opts *opts, oq_session **out,
-                            oq_err *err);
-void oq_session_free(oq_session *s);
+OQ_API oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *model_bytes,
+                                   size_t model_len, const oq_session_opts *opts, oq_session **out,
+                                   oq_err *err);
+OQ_API void oq_session_free(oq_session *s);
 
 /* Model inputs and outputs, in model order; names owned by the session. */
-size_t oq_session_input_count(const oq_session *s);
-const char *oq_session_input_name(const oq_session *s, size_t i);
-size_t oq_session_output_count(const oq_session *s);
-const char *oq_session_output_name(const oq_session *s, size_t i);
+OQ_API size_t oq_session_input_count(const oq_session *s);
+OQ_API const char *oq_session_input_name(const oq_session *s, size_t i);
+OQ_API size_t oq_session_output_count(const oq_session *s);
+OQ_API const char *oq_session_output_name(const oq_session *s, size_t i);
 /* Declared element type and rank of input/output i (rank -1 when the model
  * does not say, dtype OQ_DTYPE_UNDEFINED for non-tensor or unsupported types). */
-oq_dtype oq_session_input_dtype(const oq_session *s, size_t i);
-int oq_session_input_rank(const oq_session *s, size_t i);
-oq_dtype oq_session_output_dtype(const oq_session *s, size_t i);
+OQ_API oq_dtype oq_session_input_dtype(const oq_session *s, size_t i);
+OQ_API int oq_session_input_rank(const oq_session *s, size_t i);
+OQ_API oq_dtype oq_session_output_dtype(const oq_session *s, size_t i);
 /* The EP the session was asked to use ("CPUExecutionProvider", "CUDAExecutionProvider", ...)
  * and how it was attached ("default", "plugin", "legacy"). */
-const char *oq_session_ep(const oq_session *s);
-const char *oq_session_ep_attach(const oq_session *s);
+OQ_API const char *oq_session_ep(const oq_session *s);
+OQ_API const char *oq_session_ep_attach(const oq_session *s);
 
 /* The ORT objects behind a session, for library code that calls ORT directly
  * (placement's Session_GetEpGraphAssignmentInfo). Owned by the session and its
  * runtime; valid while the session lives. */
 struct OrtSession;
-struct OrtSession *oq_session_ort(const oq_session *s);
-oq_runtime *oq_session_runtime(const oq_session *s);
+OQ_API struct OrtSession *oq_session_ort(const oq_session *s);
+OQ_API oq_runtime *oq_session_runtime(const oq_session *s);
 
 /* Run once. Inputs are matched to model inputs by oq_tensor name; every
  * model input must be given exactly once. Supported dtypes: float32, float16,
@@ -209,14 +232,12 @@ oq_runtime *oq_session_runtime(const oq_session *s);
  * Errors: OQ_ERR_SHAPE naming the tensor (unknown/missing/duplicate name,
  * wrong dtype, wrong rank, a fixed dimension that differs), OQ_ERR_UNSUPPORTED
  * (an output of a dtype above not in the list), OQ_ERR_RUNTIME (ORT's message). */
-oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
-                         size_t *n_outputs, oq_tensor ***outputs, oq_err *err);
-/* Free each tensor and the array. NULL is fine. */
-void oq_tensors_free(oq_tensor **t, size_t n);
+OQ_API oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
+                                size_t *n_outputs, oq_tensor ***outputs, oq_err *err);
 
 /* Ends profiling and returns the profile file path (malloc'ed), or NULL when
  * profiling was off (or ORT failed to write it). */
-char *oq_session_end_profiling(oq_session *s);
+OQ_API char *oq_session_end_profiling(oq_session *s);
 
 #ifdef __cplusplus
 }

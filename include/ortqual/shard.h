@@ -5,11 +5,13 @@
  *
  *   1. prepare, once (oq_validate_opts.shard = {.count = N, .prepare = 1}): the batches are
  *      generated or loaded, checked against the mask contract and written to D/inputs_NNN.npz
- *      exactly as an unsharded run writes them, and D/shards/plan.json records the plan (its
- *      hash, every batch with the SHA-256 of its file) and which batches and configurations
- *      each shard runs. No model runs; a bad mask stops everything before any node is used.
+ *      exactly as an unsharded run writes them, the ONNX files are exported, and
+ *      D/shards/plan.json records the plan (its identity: every configuration's worker plan
+ *      with its files named by SHA-256, every batch with the SHA-256 of its file) and which
+ *      batches and configurations each shard runs. No model runs; a bad mask stops everything
+ *      before any node is used.
  *   2. shard I (shard = {.count = N, .index = I}), anywhere: reads D/shards/plan.json, checks
- *      that its own options describe the same plan (same hash) and that its batch files have
+ *      that its own options make the same plan (same identity) and that its batch files have
  *      the recorded SHA-256, writes D/shards/I/started.json, runs its part, and writes a
  *      complete summary (schema ortqual.validate/1 with a "shard" block) into D/shards/I/.
  *   3. merge, once all have ended (oq_validate_merge in validate.h): one D/summary.json (and
@@ -24,6 +26,7 @@
 #ifndef ORTQUAL_SHARD_H
 #define ORTQUAL_SHARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ortqual/status.h"
@@ -44,10 +47,15 @@ typedef struct oq_shard_spec {
 } oq_shard_spec;
 
 /* "batch" | "config"; parse returns -1 for anything else. */
-const char *oq_shard_by_name(oq_shard_by by);
-int oq_shard_by_parse(const char *s);
+OQ_API const char *oq_shard_by_name(oq_shard_by by);
+OQ_API int oq_shard_by_parse(const char *s);
 /* "I/N" into index and count (0 <= I < N); OQ_ERR_INVALID_ARG naming the text otherwise. */
-oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err);
+OQ_API oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err);
+
+/* The items shard `index` of `count` runs out of `items` (batches, or the configurations
+ * besides the reference): [*lo, *hi), contiguous, so shard order is item order, and the
+ * shards' sizes differ by one at most. */
+OQ_API void oq_shard_range(int32_t count, int32_t index, size_t items, size_t *lo, size_t *hi);
 
 #ifdef __cplusplus
 }

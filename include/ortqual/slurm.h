@@ -60,12 +60,27 @@ typedef struct oq_slurm_ids {
 
 /* Writes both scripts (atomically). OQ_ERR_INVALID_ARG for a value that cannot go into an
  * #SBATCH line (whitespace or a newline), naming it. */
-oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err);
+OQ_API oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err);
 
 /* Submits the array, then the merge with --dependency=afterany:<array>, and records both
  * ids and the log paths in D/slurm/jobs.json. OQ_ERR_RUNTIME with sbatch's own message when
  * it refuses (or cannot be run); the array is cancelled again when the merge is refused. */
-oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_slurm_ids *ids, oq_err *err);
+OQ_API oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_slurm_ids *ids,
+                                oq_err *err);
+
+/* The ids D/slurm/jobs.json recorded at the last submission for D; OQ_ERR_NOT_FOUND when
+ * nothing was submitted for D, OQ_ERR_FORMAT when the file is not such a record. */
+OQ_API oq_status oq_slurm_jobs_read(const char *outdir, oq_slurm_ids *ids, oq_err *err);
+/* D/slurm/shard-<array>_<i>.out: where task i of the array logs. */
+OQ_API void oq_slurm_shard_log(const char *outdir, const char *array, int32_t i, char *buf, size_t n);
+
+/* The SLURM task this process runs in: SLURM_JOB_ID, SLURM_ARRAY_JOB_ID,
+ * SLURM_ARRAY_TASK_ID, SLURMD_NODENAME and SLURM_CLUSTER_NAME ("" where unset, as outside
+ * SLURM). A shard records it, so a merge can name the task of a shard that did not report. */
+typedef struct oq_slurm_task {
+    char job_id[32], array_job_id[32], array_task_id[16], node[256], cluster[128];
+} oq_slurm_task;
+OQ_API void oq_slurm_task_current(oq_slurm_task *t);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,14 @@
 
 #include <stddef.h>
 
+/* Marks what libortqual.so exports: the library is built with hidden visibility,
+ * so a function or object is part of the API only when its header says OQ_API. */
+#if defined(__GNUC__)
+#define OQ_API __attribute__((visibility("default")))
+#else
+#define OQ_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,23 +49,23 @@ typedef struct oq_err {
 } oq_err;
 
 /* Short, stable name of a status ("ok", "io error", ...). Never NULL. */
-const char *oq_status_str(oq_status s);
+OQ_API const char *oq_status_str(oq_status s);
 
 /* Fill `err` (if non-NULL) with status and a printf-style message; returns `s`
  * so callers can write `return oq_err_set(err, OQ_ERR_IO, "...", ...)`. */
-oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+OQ_API oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
+           __attribute__((format(printf, 3, 4)));
 
 /* Prefix an existing message with more context ("file.npz: " + old message). */
-oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
+           __attribute__((format(printf, 2, 3)));
 
 /* Programmer errors (broken invariants, not bad input) abort with file/line. */
 #define OQ_ASSERT(x)                                                             \
     do {                                                                         \
         if (!(x)) oq_abort_(__FILE__, __LINE__, #x);                             \
     } while (0)
-void oq_abort_(const char *file, int line, const char *expr) __attribute__((noreturn));
+OQ_API void oq_abort_(const char *file, int line, const char *expr) __attribute__((noreturn));
 
 #ifdef __cplusplus
 }

@@ -44,53 +44,55 @@ typedef struct oq_tensor {
 } oq_tensor;
 
 /* Name ("float32", "float16", ...) and size in bytes of one element (0 if unknown). */
-const char *oq_dtype_name(oq_dtype t);
-size_t oq_dtype_size(oq_dtype t);
+OQ_API const char *oq_dtype_name(oq_dtype t);
+OQ_API size_t oq_dtype_size(oq_dtype t);
 /* Non-zero for the floating-point dtypes: float32, float64, float16, bfloat16. */
-int oq_dtype_is_float(oq_dtype t);
+OQ_API int oq_dtype_is_float(oq_dtype t);
 /* Parse "float32"/"fp32"/"f4"... into a dtype; OQ_DTYPE_UNDEFINED if unknown. */
-oq_dtype oq_dtype_parse(const char *s);
+OQ_API oq_dtype oq_dtype_parse(const char *s);
 
 /* Zero-filled tensor. `name` may be NULL. */
-oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
-                           const char *name, oq_err *err);
+OQ_API oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                                  const char *name, oq_err *err);
 /* Borrow `data` (not copied, not freed). */
-oq_status oq_tensor_wrap(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
-                         void *data, const char *name, oq_err *err);
-void oq_tensor_free(oq_tensor *t);
+OQ_API oq_status oq_tensor_wrap(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                                void *data, const char *name, oq_err *err);
+OQ_API void oq_tensor_free(oq_tensor *t);
 /* Deep copy (always owns its data). */
-oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err);
+OQ_API oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err);
 /* Replace the name (copied). */
-oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err);
+OQ_API oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err);
 
+/* Free each of `n` tensors and the malloc'ed array holding them. NULL is fine. */
+OQ_API void oq_tensors_free(oq_tensor **t, size_t n);
 /* The first of `n` tensors named `name`, or NULL. */
-const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name);
+OQ_API const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name);
 
-int64_t oq_tensor_numel(const oq_tensor *t);
-size_t oq_tensor_nbytes(const oq_tensor *t);
+OQ_API int64_t oq_tensor_numel(const oq_tensor *t);
+OQ_API size_t oq_tensor_nbytes(const oq_tensor *t);
 /* ONNX and numpy bools are the bytes 0 and 1. A bool tensor just read gets any
  * other non-zero byte turned into 1 (other dtypes are left alone). */
-void oq_tensor_normalize_bools(oq_tensor *t);
+OQ_API void oq_tensor_normalize_bools(oq_tensor *t);
 /* The bytes to write for `t`: its data, or for a bool tensor holding other
  * non-zero bytes a normalized copy, returned in *owned too (NULL otherwise) for
  * the caller to free. */
-oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err);
+OQ_API oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err);
 /* "[2,3,4]" into buf; returns buf. */
-char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
+OQ_API char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
 /* The same for any dims (a shape or an element's coordinates). */
-char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n);
+OQ_API char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n);
 
 /* Element access as double, any numeric or bool dtype. */
-double oq_tensor_get_f64(const oq_tensor *t, int64_t i);
-void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v);
+OQ_API double oq_tensor_get_f64(const oq_tensor *t, int64_t i);
+OQ_API void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v);
 /* New tensor of dtype `to` with every element converted (float->int truncates). */
-oq_status oq_tensor_convert(const oq_tensor *t, oq_dtype to, oq_tensor **out, oq_err *err);
+OQ_API oq_status oq_tensor_convert(const oq_tensor *t, oq_dtype to, oq_tensor **out, oq_err *err);
 
 /* Scalar conversions. */
-uint16_t oq_f32_to_f16_bits(float f);
-float oq_f16_bits_to_f32(uint16_t h);
-uint16_t oq_f32_to_bf16_bits(float f); /* round to nearest even */
-float oq_bf16_bits_to_f32(uint16_t b);
+OQ_API uint16_t oq_f32_to_f16_bits(float f);
+OQ_API float oq_f16_bits_to_f32(uint16_t h);
+OQ_API uint16_t oq_f32_to_bf16_bits(float f); /* round to nearest even */
+OQ_API float oq_bf16_bits_to_f32(uint16_t b);
 
 #ifdef __cplusplus
 }

@@ -13,8 +13,8 @@
  * Write: raw_data, little-endian; dims, data_type and (if set) the name.
  * Files are written atomically (ortqual/fileio.h).
  *
- * The Onnx__TensorProto type is protobuf-c code generated from onnx.proto
- * ("onnx.pb-c.h"); only a forward declaration is needed here.
+ * The library's model code converts tensors to and from the protobuf-c structs
+ * themselves through src/tensorproto/tensorproto-impl.h (not installed).
  */
 #ifndef ORTQUAL_TENSORPROTO_H
 #define ORTQUAL_TENSORPROTO_H
@@ -28,41 +28,20 @@
 extern "C" {
 #endif
 
-struct Onnx__TensorProto;
-
 /* Read a .pb file holding one TensorProto; the tensor is named after the
  * proto's name (unnamed if it has none). Errors start with the path. */
-oq_status oq_tensorproto_read(const char *path, oq_tensor **out, oq_err *err);
+OQ_API oq_status oq_tensorproto_read(const char *path, oq_tensor **out, oq_err *err);
 
 /* Same from bytes; `name_for_errors` (NULL: "<memory>") starts every error. */
-oq_status oq_tensorproto_parse(const void *buf, size_t n, const char *name_for_errors,
-                               oq_tensor **out, oq_err *err);
-
-/* Convert a decoded proto into a new tensor (data copied; `p` is not kept).
- * Errors name the tensor ("tensor 'q': ..."). */
-oq_status oq_tensorproto_from_proto(const struct Onnx__TensorProto *p, oq_tensor **out,
-                                    oq_err *err);
-
-/* A proto in `p` that borrows t's shape, name and data (raw_data, little-endian
- * as in memory), so packing copies the data once. ONNX bools are bytes 0 and 1:
- * other non-zero bytes go through a normalized copy in *owned (NULL otherwise),
- * which the caller frees after using `p`. */
-oq_status oq_tensorproto_view(const oq_tensor *t, struct Onnx__TensorProto *p, void **owned, oq_err *err);
-
-/* A new proto holding `t` in raw_data (data copied). Free it with
- * oq_tensorproto_proto_free. */
-oq_status oq_tensorproto_to_proto(const oq_tensor *t, struct Onnx__TensorProto **out, oq_err *err);
-
-/* Free a proto made by oq_tensorproto_to_proto, or one unpacked by protobuf-c
- * with the default allocator (onnx__tensor_proto__unpack(NULL, ...)). NULL is fine. */
-void oq_tensorproto_proto_free(struct Onnx__TensorProto *p);
+OQ_API oq_status oq_tensorproto_parse(const void *buf, size_t n, const char *name_for_errors,
+                                      oq_tensor **out, oq_err *err);
 
 /* Serialize `t` as a TensorProto into a malloc'ed buffer the caller frees. */
-oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size_t *n,
-                                   oq_err *err);
+OQ_API oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size_t *n,
+                                          oq_err *err);
 
 /* Write `t` as a .pb file, atomically; overwrite == 0 refuses an existing file. */
-oq_status oq_tensorproto_write(const char *path, const oq_tensor *t, int overwrite, oq_err *err);
+OQ_API oq_status oq_tensorproto_write(const char *path, const oq_tensor *t, int overwrite, oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -6,21 +6,40 @@
  * inputs_NNN.npz and the ONNX files into the output directory, then runs each
  * configuration through a worker: a child process (the ortqual tool
  * re-executed with `validate --worker PLAN`) with a time limit, or in-process
- * when isolation is off. A worker writes a result JSON; the orchestrator
- * gathers everything into summary.json (schema "ortqual.validate/1", see
- * docs/summary-schema.md).
+ * when isolation is off. The worker reports in the same types the caller gets
+ * back: an oq_config_result per configuration, with verdicts as enums and
+ * flags. The orchestrator gathers them into an oq_validate_summary and writes
+ * summary.json from it (schema "ortqual.validate/1", docs/summary-schema.md).
+ *
+ * The same plan can run in shards (ortqual/shard.h): prepared once, each shard run anywhere
+ * by oq_validate_run with o.shard set, and merged by oq_validate_merge into the summary one
+ * unsharded run would have written.
+ *
+ *     oq_validate_opts o;
+ *     oq_validate_opts_default(&o);
+ *     o.outdir = "out"; o.self_exe = "/usr/bin/ortqual";
+ *     oq_validate_summary *s;
+ *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
+ *         for (size_t i = 0; i < s->n_configs; i++)
+ *             printf("%s %s\n", s->configs[i].config.name, oq_verdict_name(s->configs[i].status));
+ *         oq_validate_summary_free(s);
+ *     }
  */
 #ifndef ORTQUAL_VALIDATE_H
 #define ORTQUAL_VALIDATE_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ortqual/compare.h"
 #include "ortqual/config.h"
+#include "ortqual/dispatch.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
+#include "ortqual/placement.h"
+#include "ortqual/runtime.h"
 #include "ortqual/shard.h"
+#include "ortqual/slurm.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -66,7 +85,9 @@ typedef struct oq_validate_opts {
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
     const char *const *expect_kernel;
-    int require_dispatch;     /* unverified kernel expectation is a failure */
+    int require_dispatch;     /* unverified kernel expectation is a failure (the tool also sets
+                                 it from ORTQUAL_REQUIRE_DISPATCH=1; the library reads no
+                                 environment variable for it) */
     int prove_teeth;          /* rerun a passing dispatch check with MATH forced */
     int require_full_gpu, strict_placement;
     int profile;              /* record the provider profile (nodes and time per EP) */
@@ -100,24 +121,142 @@ typedef struct oq_validate_opts {
     char **argv;
 } oq_validate_opts;
 
-void oq_validate_opts_default(oq_validate_opts *o);
+OQ_API void oq_validate_opts_default(oq_validate_opts *o);
 
-/* Runs everything. On OQ_OK, *summary is the summary JSON (also written to
- * outdir/summary.json) and *exit_status is 0 (all passed) or 1 (a
- * configuration failed qualification). Usage or input errors (bad mask,
- * unreadable inputs, impossible configurations) return a status before any
- * model runs, with an error record written to outdir/error.json.
- * With o->shard.prepare, *summary is the shard plan (outdir/shards/plan.json) and nothing
- * runs; with o->shard.count alone, the run is shard o->shard.index and writes into
- * outdir/shards/<index>/ (see ortqual/shard.h). */
-oq_status oq_validate_run(const oq_validate_opts *o, json_t **summary, int *exit_status,
-                          oq_err *err);
+/* ---- results ---------------------------------------------------------------------
+ * Everything below is owned by the summary that holds it and freed with it. */
 
-/* The worker side: run the plan file written by oq_validate_run and write its
- * result file. Returns OQ_OK when the result was written (whatever it says). */
-oq_status oq_validate_worker(const char *plan_path, oq_err *err);
+/* What became of a configuration. */
+typedef enum oq_verdict {
+    OQ_VERDICT_PASSED = 0,
+    OQ_VERDICT_FAILED,
+    OQ_VERDICT_SKIPPED, /* it cannot run here (no provider library, ORT's NOT_IMPLEMENTED) */
+    OQ_VERDICT_NOT_RUN  /* the reference did not pass, so nothing was compared */
+} oq_verdict;
+/* "passed", "failed", "skipped", "not-run" (the words of summary.json). */
+OQ_API const char *oq_verdict_name(oq_verdict v);
 
-/* ---- sharded runs (ortqual/shard.h) ---- */
+/* One batch as the orchestrator wrote it (inputs_NNN.npz). */
+typedef struct oq_batch_info {
+    int64_t index;
+    char *inputs;                 /* the .npz path */
+    char sha256[65];              /* of that file: the plan names its batches by content */
+    int64_t batch_size, padded_length;
+    int64_t *lengths;             /* batch_size entries: each event's valid length */
+    int64_t *event_indices;       /* batch_size entries */
+    int64_t valid_size;           /* the sum of the lengths */
+} oq_batch_info;
+
+/* One batch as one configuration ran it. */
+typedef struct oq_batch_result {
+    int64_t index;
+    int timed;                    /* the first call ran: the timings below are set */
+    double first_call_s;          /* the first call, apart from the repeated ones */
+    int repeat, warmup;
+    double median_s;              /* of the `repeat` timed calls; NAN when there were none */
+    int compared;                 /* 0 for the reference: it has no outputs and no verdict */
+    size_t n_outputs;
+    oq_compare_result *outputs;   /* each output against the reference's (cmp.name: the output) */
+    int passed;                   /* every output passed */
+} oq_batch_result;
+
+/* ORT's routing lines and the kernel check (configurations on a GPU execution provider). */
+typedef struct oq_dispatch_result {
+    int recorded;                 /* lines were captured: the rest is set */
+    oq_dispatch_log log;          /* every routing line and kernel-options line (owned here) */
+    int checked;                  /* an expectation was judged: passed and failures say how */
+    int passed;
+    size_t n_failures;
+    char **failures;              /* one line each, naming the node */
+    size_t n_math_failures;       /* of those, nodes that ran MATH: what --prove-teeth must see */
+    size_t n_advice;
+    char **advice;                /* why a node missed the expected kernel (advice.h) */
+} oq_dispatch_result;
+
+/* Which execution provider ran each node (--require-full-gpu, --profile, replay). */
+typedef struct oq_placement_result {
+    int recorded;                 /* placement was recorded: the rest is set */
+    char *error;                  /* it could not be (out of memory); nothing else is set */
+    oq_placement *placement;      /* nodes and per-EP totals */
+    oq_placement_report report;   /* the verdict and the counts */
+    size_t n_witness_errors;
+    char **witness_errors;        /* a source (assignment, profile) that could not be read */
+} oq_placement_result;
+
+/* The child process that ran a configuration (isolation on). */
+typedef struct oq_worker_run {
+    int ran;                      /* a child was started and waited for */
+    char ended[256];              /* "exit 0", "killed by signal 6 (Aborted)", "timed out ..." */
+    double seconds;
+    char *stderr_tail;            /* the last bytes it wrote to stderr */
+} oq_worker_run;
+
+/* Where a worker's time and memory went (bench/validate_cost). */
+typedef struct oq_worker_cost {
+    int recorded;
+    double session_s, run_s, compare_s, io_s;
+    int64_t rss_after_session_bytes, rss_after_first_run_bytes, rss_start_bytes;
+    int64_t vmhwm_bytes, max_batch_bytes;
+} oq_worker_cost;
+
+/* --prove-teeth: the configuration rerun with MATH forced, whose dispatch check must fail. */
+typedef struct oq_teeth_result {
+    int ran;
+    char *error;                  /* the rerun's plan could not be written */
+    oq_worker_run worker;
+    oq_verdict rerun_status;
+    oq_dispatch_result rerun_dispatch;
+    int proved;                   /* the check failed on a node that ran MATH */
+} oq_teeth_result;
+
+/* How one shard ran a configuration (a merged summary lists each shard that ran it). */
+typedef struct oq_config_shard {
+    int32_t index;
+    oq_verdict status;
+    int worker_ran;               /* worker_seconds is set */
+    double worker_seconds;
+    int session_tried;            /* session_create_s is set */
+    double session_create_s;
+} oq_config_shard;
+
+typedef struct oq_config_result {
+    oq_config config;             /* name, runtime, representation, precision, kernel */
+    int is_reference;             /* configs[0] */
+    oq_verdict status;
+    char *reason;                 /* one line: why it did not pass (NULL when it did) */
+    int required;                 /* --require turned its skip into a failure */
+    char *model_file;             /* the ONNX file it ran; NULL for the C reference */
+    oq_worker_run worker;
+    int reported;                 /* the worker wrote a result: what follows is set */
+    size_t n_batches;
+    oq_batch_result *batches;
+    char *ort_version, *ort_library; /* the ONNX Runtime the worker loaded (NULL: none) */
+    int ort_api_version;
+    int session_tried;            /* a session was created (or refused): the next two are set */
+    double session_create_s;
+    size_t n_ep_devices;
+    oq_ep_device *ep_devices;     /* what the worker's runtime offered */
+    oq_worker_cost cost;
+    char *evidence_json;          /* the worker's evidence (evidence.h) as JSON text, NULL: none */
+    oq_dispatch_result dispatch;
+    oq_placement_result placement;
+    oq_teeth_result teeth;
+    size_t n_shards;              /* a merged summary: the shards that ran it (worker and cost */
+    oq_config_shard *shards;      /* then hold sums over them, memory the largest) */
+} oq_config_result;
+
+/* A shard's summary: which part of the plan it ran, and where and when. */
+typedef struct oq_shard_info {
+    int32_t index, count;         /* count 0: not a shard */
+    oq_shard_by by;
+    size_t n_batches;
+    int64_t *batches;             /* the indices of its batches */
+    size_t n_configs;
+    char **configs;               /* its configurations, the reference first */
+    char host[256], start[32];
+    int64_t pid;
+    oq_slurm_task slurm;          /* the SLURM task it ran in ("" outside SLURM) */
+} oq_shard_info;
 
 /* Why a shard is not in a merge. */
 typedef enum oq_shard_state {
@@ -125,31 +264,101 @@ typedef enum oq_shard_state {
     OQ_SHARD_UNFINISHED,   /* started, no summary: killed, timed out or crashed */
     OQ_SHARD_FAILED        /* stopped before running with an error record (error.json) */
 } oq_shard_state;
+/* "missing", "unfinished", "failed" */
+OQ_API const char *oq_shard_state_name(oq_shard_state s);
 
 typedef struct oq_shard_problem {
     int32_t index;
     oq_shard_state state;
-    char detail[512];      /* one line: where and when it started, its error, its log */
+    char detail[512];             /* one line: where and when it started, its error, its log */
 } oq_shard_problem;
 
-typedef struct oq_merge_result {
-    int exit_status;             /* 0: every configuration passed; 1: failed or incomplete */
-    int32_t shards;              /* N */
-    size_t n_problems;           /* shards that did not report */
-    oq_shard_problem *problems;  /* owned; oq_merge_result_clear frees */
-    char plan_hash[65];
-} oq_merge_result;
+typedef struct oq_shard_report {  /* a shard that reported */
+    int32_t index;
+    char host[256], start[32], end[32];
+    int exit_status;              /* its own verdict: 0 passed, 1 failed */
+    oq_slurm_task slurm;
+} oq_shard_report;
 
-const char *oq_shard_state_name(oq_shard_state s);
+/* A merged summary: the shards it was made of. */
+typedef struct oq_merge_info {
+    int32_t count;                /* N; 0: not a merged summary */
+    oq_shard_by by;
+    size_t n_reported;
+    oq_shard_report *reported;
+    size_t n_problems;
+    oq_shard_problem *problems;   /* shards that did not report: any fails the verdict */
+    char time[32], host[256];     /* when and where the merge ran */
+} oq_merge_info;
+
+typedef struct oq_validate_summary {
+    char start[32], end[32];      /* ISO-8601 UTC */
+    char *evidence_json;          /* versions, host, environment, command line: JSON text */
+    char plan_hash[65];           /* the plan's identity: SHA-256 of plan_description, the same
+                                     for an unsharded run and every shard of the plan */
+    char *plan_description;       /* JSON text: every configuration's worker plan with its files
+                                     by SHA-256, the batches by SHA-256, --require, --prove-teeth */
+    size_t n_batches;
+    oq_batch_info *batches;
+    size_t n_configs;
+    oq_config_result *configs;    /* configs[0] is the reference */
+    int exit_status;              /* 0 every configuration passed or was skipped, 1 otherwise */
+    int plotted;                  /* plots were drawn (or tried): plots and plot_error are set */
+    size_t n_plots;
+    char **plots;                 /* the files written */
+    char *plot_error;             /* why drawing stopped, NULL when it did not */
+    oq_shard_info shard;          /* a shard's summary (shard.count > 0) */
+    oq_merge_info merged;         /* a merged summary (merged.count > 0) */
+} oq_validate_summary;
+
+/* Runs everything. On OQ_OK, *summary holds every result (also written to
+ * outdir/summary.json) and (*summary)->exit_status is 0 (all passed) or 1 (a
+ * configuration failed qualification). Usage or input errors (bad mask,
+ * unreadable inputs, impossible configurations) return a status before any
+ * model runs, with an error record written to outdir/error.json.
+ * With o->shard.prepare nothing runs: the batches are written and checked, the ONNX files
+ * exported, outdir/shards/plan.json written, and *summary holds the batches and the plan's
+ * identity (no configurations). With o->shard.count alone the run is shard o->shard.index of
+ * the prepared plan: it checks that o makes the same plan (OQ_ERR_INVALID_ARG naming what
+ * differs) and that its batch files are the prepared ones (OQ_ERR_FORMAT), and writes into
+ * outdir/shards/<index>/ (*summary: its part, with summary->shard set). */
+OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);
+OQ_API void oq_validate_summary_free(oq_validate_summary *s);
+/* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
+ * naming the file when it is not a validation summary. */
+OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);
+
+/* The worker side: run the plan file written by oq_validate_run and write its
+ * result file. Returns OQ_OK when the result was written (whatever it says). */
+OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
+
+/* ---- sharded runs (ortqual/shard.h) ---- */
+
+/* A prepared split: outdir/shards/plan.json (schema "ortqual.shards/1"). */
+typedef struct oq_shard_plan {
+    char hash[65];                /* the plan's identity (oq_validate_summary.plan_hash) */
+    char *description;            /* and what it names (JSON text) */
+    int32_t count;                /* N */
+    oq_shard_by by;
+    size_t n_configs;
+    char **configs;               /* their names, the reference first */
+    size_t n_batches;
+    oq_batch_info *batches;       /* every batch, with the SHA-256 of its file */
+    char prepared[32], host[256]; /* when and where */
+} oq_shard_plan;
+/* OQ_ERR_NOT_FOUND when outdir/shards/plan.json does not exist (nothing was prepared there),
+ * OQ_ERR_FORMAT when it is not a plan or its parts disagree. */
+OQ_API oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *err);
+OQ_API void oq_shard_plan_clear(oq_shard_plan *plan);
 
 /* Merges outdir/shards/I/summary.json (I = 0..N-1) into outdir/summary.json, validate.csv
- * and, with `plots`, plots/. Shards that did not report are listed in `res` (and in the
- * summary) and make the verdict "failed": a missing shard is never a pass. Returns
- * OQ_ERR_NOT_FOUND when outdir/shards/plan.json does not exist and OQ_ERR_FORMAT when a
- * shard's summary belongs to another plan (nothing is written then); OQ_OK whenever
- * outdir/summary.json was written. */
-oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res, oq_err *err);
-void oq_merge_result_clear(oq_merge_result *res);
+ * and, with `plots`, plots/, and returns that summary (summary->merged says which shards
+ * it holds). Per-batch figures are the shards' own; verdicts combine as one run would have
+ * set them. A shard that did not report is listed in summary->merged.problems and fails
+ * the verdict: a missing shard is never a pass. OQ_ERR_NOT_FOUND when outdir/shards/plan.json
+ * does not exist; OQ_ERR_FORMAT when a shard's summary belongs to another plan or another
+ * split (nothing is written then). */
+OQ_API oq_status oq_validate_merge(const char *outdir, int plots, oq_validate_summary **summary, oq_err *err);
 
 /* ---- estimates for larger plans (docs/scale-out.md) ---- */
 
@@ -182,15 +391,15 @@ typedef struct oq_estimate {
 } oq_estimate;
 
 /* Models E events x K configurations split by batch into N shards on G workers from the
- * per-batch costs of a measured summary.json (a probe run with the larger plan's batch size
- * and lengths): each shard runs every configuration on its E/N events; the reference costs as
+ * per-batch costs of a measured summary (a probe run with the larger plan's batch size and
+ * lengths): each shard runs every configuration on its E/N events; the reference costs as
  * measured, the other K-1 configurations like the mean of those measured. */
-oq_status oq_validate_estimate(const char *summary_path, const oq_estimate_opts *o, oq_estimate *out,
-                               oq_err *err);
-void oq_estimate_clear(oq_estimate *e);
+OQ_API oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o,
+                                      oq_estimate *out, oq_err *err);
+OQ_API void oq_estimate_clear(oq_estimate *e);
 
 /* Default demo configurations that can run with what `has_cuda` says. */
-size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
+OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
 #ifdef __cplusplus
 }

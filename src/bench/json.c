@@ -1,6 +1,10 @@
-/* Rows and options as JSON (summary.json). */
+/* summary.json of a sweep: the system, the options and every row. */
 #include <math.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "evidence/evidence-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
 
@@ -8,7 +12,7 @@
 static json_t *num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 static json_t *int_or_null(int64_t x) { return x >= 0 ? json_integer(x) : json_null(); }
 
-static json_t *stats_json(const oq_bench_stats *s)
+static json_t *stats_json(const oq_stats *s)
 {
     return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "mean", num_or_null(s->mean), "std",
                      num_or_null(s->std), "min", num_or_null(s->min), "max", num_or_null(s->max),
@@ -62,7 +66,7 @@ static void set_str(json_t *o, const char *k, const char *v)
 
 static void set_int(json_t *o, const char *k, int64_t v) { json_object_set_new(o, k, json_integer(v)); }
 
-oq_status oq_bench_row_to_json(const oq_bench_row *r, json_t **out, oq_err *err)
+static oq_status row_json(const oq_bench_row *r, json_t **out, oq_err *err)
 {
     const oq_bench_variant *v = &r->variant;
     json_t *o = json_object();
@@ -124,7 +128,7 @@ static json_t *mode_list(unsigned bits, const char *one, const char *two)
     return a;
 }
 
-oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *err)
+static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
 {
     json_t *j = json_object();
     if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
@@ -138,7 +142,7 @@ oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *er
     set_int(j, "kv_heads", o->kv_heads);
     set_int(j, "head_dim", o->head_dim);
     set_int(j, "threads", o->threads);
-    set_int(j, "graph_opt_level", o->graph_opt_level);
+    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
     set_int(j, "warmup", (int64_t)o->warmup);
     set_int(j, "iters", (int64_t)o->iters);
     set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));
@@ -154,4 +158,51 @@ oq_status oq_bench_opts_to_json(const oq_bench_opts *o, json_t **out, oq_err *er
     }
     *out = j;
     return OQ_OK;
+}
+
+/* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
+ * gathered after the sweep so every library the sessions loaded is listed. */
+static json_t *system_json(oq_runtime *rt)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
+                     "ort_version", oq_runtime_version(rt), "ort_library",
+                     oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
+                     "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
+                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt));
+}
+
+static json_t *argv_json(int argc, char *const *argv)
+{
+    json_t *a = json_array();
+    json_array_append_new(a, json_string("ortqual"));
+    for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i]));
+    return a;
+}
+
+oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
+                                 int argc, char *const *argv, const char *path, oq_err *err)
+{
+    json_t *opts = NULL, *results = json_array();
+    oq_status st = opts_json(o, &opts, err);
+    for (size_t i = 0; !st && i < rows->n; i++) {
+        json_t *r = NULL;
+        if (!(st = row_json(&rows->rows[i], &r, err))) json_array_append_new(results, r);
+    }
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    json_t *doc = st ? NULL
+                     : json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "tool", "ortqual bench", "created",
+                                 when, "command_line", argv_json(argc, argv), "system",
+                                 system_json(rt), "config", opts, "results", results);
+    if (st) {
+        json_decref(opts);
+        json_decref(results);
+        return st;
+    }
+    st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
+    json_decref(doc);
+    return st;
 }

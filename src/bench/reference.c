@@ -26,7 +26,7 @@ oq_status oq_bench_reference(oq_bench_group *g, oq_tensor **out, oq_err *err)
     oq_status st = ref_inputs(g, err);
     if (st) return st;
     oq_ref_attention_attrs attrs;
-    oq_ref_attention_attrs_init(&attrs);
+    oq_ref_attention_attrs_default(&attrs);
     oq_ref_attention_inputs in = {.q = g->ref64[0], .k = g->ref64[1], .v = g->ref64[2],
                                   .nonpad_kv_seqlen = g->ref64[3]};
     oq_ref_attention_outputs o = {0};

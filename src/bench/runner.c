@@ -3,8 +3,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "onnxruntime_c_api.h"
 #include "ortqual/bench.h"
-#include "runtime/runtime-impl.h"
 
 struct oq_bench_runner {
     oq_runtime *rt;
@@ -118,7 +118,8 @@ static oq_status copy_value(oq_bench_runner *r, OrtValue *src, OrtValue *dst, si
                             oq_err *err)
 {
     if (!on_cpu(r->api, src) || !on_cpu(r->api, dst))
-        return ort(r, r->api->CopyTensors(r->rt->env, (const OrtValue *const *)&src, &dst, NULL, 1),
+        return ort(r, r->api->CopyTensors(oq_runtime_ort_env(r->rt), (const OrtValue *const *)&src,
+                                          &dst, NULL, 1),
                    err, "CopyTensors");
     void *a = NULL, *b = NULL;
     oq_status st = ort(r, r->api->GetTensorMutableData(src, &a), err, "tensor data");
@@ -139,7 +140,7 @@ static oq_status input_allocator(oq_bench_runner *r, size_t i, const OrtMemoryIn
     }
     r->api->ReleaseStatus(st);
     r->in_allocs[i] = NULL;
-    oq_status s = ort(r, r->api->GetSharedAllocator(r->rt->env, mem, out), err,
+    oq_status s = ort(r, r->api->GetSharedAllocator(oq_runtime_ort_env(r->rt), mem, out), err,
                       "no session or shared allocator for an input's memory");
     if (!s && !*out)
         s = oq_err_set(err, OQ_ERR_UNSUPPORTED, "no allocator for input '%s' memory", r->in_names[i]);

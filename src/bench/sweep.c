@@ -19,25 +19,11 @@ void oq_bench_opts_default(oq_bench_opts *o)
 {
     static const int64_t batch_sizes[] = {1};
     static const int64_t seq_lens[] = {128, 512, 2048};
-    memset(o, 0, sizeof *o);
-    o->n_batch_sizes = 1;
-    o->batch_sizes = batch_sizes;
-    o->n_seq_lens = 3;
-    o->seq_lens = seq_lens;
-    o->length_policy = OQ_LENGTH_FRACTION;
-    o->mask_fraction = 0.25;
-    o->modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED;
-    o->shapes = OQ_BENCH_DYNAMIC;
-    o->heads = 8;
-    o->kv_heads = 8;
-    o->head_dim = 64;
-    o->graph_opt_level = -1;
-    o->warmup = 3;
-    o->iters = 20;
-    o->seed = 12345;
-    o->io_binding = OQ_IO_AUTO;
-    o->reference = 1;
-    o->mem_sample_us = 2000;
+    *o = (oq_bench_opts){.n_batch_sizes = 1, .batch_sizes = batch_sizes, .n_seq_lens = 3, .seq_lens = seq_lens,
+                         .length_policy = OQ_LENGTH_FRACTION, .mask_fraction = 0.25,
+                         .modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED, .shapes = OQ_BENCH_DYNAMIC,
+                         .heads = 8, .kv_heads = 8, .head_dim = 64, .warmup = 3, .iters = 20, .seed = 12345,
+                         .io_binding = OQ_IO_AUTO, .reference = 1, .mem_sample_us = 2000};
 }
 
 const char *oq_bench_status_name(oq_bench_status s)
@@ -142,7 +128,7 @@ static oq_status normal_tensor(const char *name, int64_t b, int64_t h, int64_t l
 /* Streams far above the events' (0 and 1 + event index). */
 #define QKV_STREAM (UINT64_C(1) << 40)
 
-static void group_free(oq_bench_group *g)
+static void group_clear(oq_bench_group *g)
 {
     for (int i = 0; i < 4; i++) oq_tensor_free(g->in[i]);
     oq_tensor_free(g->ref_out);
@@ -175,7 +161,7 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
         g->valid_tokens += g->lengths[b];
         g->valid += g->lengths[b] * g->lengths[b];
     }
-    if (st) group_free(g);
+    if (st) group_clear(g);
     return st;
 }
 
@@ -259,7 +245,7 @@ static void row_accuracy(oq_bench_row *row, const oq_bench_group *g, const oq_te
 
 static oq_status finish_stats(oq_bench_row *row, oq_err *err)
 {
-    return oq_bench_stats_compute(row->samples_ms, row->n_samples, &row->stats, err);
+    return oq_stats_compute(row->samples_ms, row->n_samples, &row->stats, err);
 }
 
 /* ---- the reference as a variant -------------------------------------------------- */
@@ -350,7 +336,7 @@ static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
     memset(vs, 0, sizeof *vs);
     vs->so.ep = v->runtime;
     vs->so.intra_op_threads = o->threads;
-    vs->so.graph_opt_level = o->graph_opt_level;
+    vs->so.graph_opt = o->graph_opt;
     if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
     if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
@@ -588,7 +574,7 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
                 oq_bench_group g;
                 st = group_make(o, o->batch_sizes[bi], o->seq_lens[li], mode == 0, &g, err);
                 if (!st) st = do_group(&c, &g, err);
-                group_free(&g);
+                group_clear(&g);
             }
     if (st) {
         oq_bench_rows_free(c.rows);

@@ -2,7 +2,7 @@
 #ifndef ORTQUAL_CLI_H
 #define ORTQUAL_CLI_H
 
-#include <getopt.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,39 +41,124 @@ char *oq_cli_data_path(const char *rel);
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);
 
+/* ---- option tables (src/cli/cli_opts.c), after git's parse-options ------------------
+ *
+ * Each subcommand describes every option once; its usage text and getopt_long table are
+ * made from that description, so the help cannot list an option the parser does not take
+ * or miss one it does:
+ *
+ *     struct args a = ...;
+ *     const oq_opt opts[] = {
+ *         OQ_OPT_GROUP("output:"),
+ *         OQ_OPT_STRING("outdir", "DIR", &a.outdir, "where the files go (default out)"),
+ *         OQ_OPT_FLAG("json", &a.json, "print JSON"),
+ *         OQ_OPT_NUMBER("repeat", "N", &a.repeat, 0, 1000, "timed calls (default 5)"),
+ *         OQ_OPT_END};
+ *     oq_cli_command c = {"cmd", head, foot, opts};
+ *     int rc = oq_cli_parse(&c, argc, argv, NULL);   (1: --help printed, -1: error printed)
+ *
+ * --help and -h are added to every table. */
+typedef struct oq_opt oq_opt;
+/* A callback's value check: a one-line error on stderr naming the option and -1 when the
+ * value is bad, 0 when it was taken. */
+typedef int (*oq_opt_fn)(const oq_opt *o, const char *arg);
+
+enum oq_opt_kind {
+    OQ_OPTK_END = 0,
+    OQ_OPTK_GROUP,    /* a heading in the usage text */
+    OQ_OPTK_FLAG,     /* no argument: *(int *)ptr = ival */
+    OQ_OPTK_STRING,   /* *(const char **)ptr = the argument (the last one given wins) */
+    OQ_OPTK_WORDS,    /* the argument and the numbers after it, joined with spaces into the
+                         char buffer ptr of hi bytes: "--length-policy balanced 10 64" */
+    OQ_OPTK_LIST,     /* repeatable: appended to the oq_cli_list ptr (room for them all) */
+    OQ_OPTK_NUMBER,   /* a whole number in ival..hi into the number ptr points to */
+    OQ_OPTK_CALLBACK  /* fn(o, arg), with its state in ctx */
+};
+enum {
+    OQ_OPT_HIDDEN = 1, /* taken, but not in the usage text */
+    OQ_OPT_MANY = 2    /* LIST: also every operand after the argument, up to the next option
+                          ("--inputs out/inputs_*.npz" as the shell expands it) */
+};
+enum { OQ_NUM_INT = 1, OQ_NUM_LONG, OQ_NUM_UNSIGNED, OQ_NUM_ULONG, OQ_NUM_DOUBLE };
+
+struct oq_opt {
+    int kind;
+    const char *name;  /* without "--"; for a group, its heading */
+    char short_name;   /* 0: none */
+    const char *arg;   /* the argument as the usage text names it; NULL: takes none */
+    const char *help;  /* lines separated by '\n' */
+    void *ptr;         /* where the value goes */
+    int num_type;      /* OQ_OPTK_NUMBER: the type ptr points to */
+    int64_t ival, hi;  /* FLAG: the value; NUMBER: the range; WORDS: hi is the buffer size */
+    oq_opt_fn fn;      /* CALLBACK */
+    void *ctx;         /* CALLBACK: its state */
+    unsigned flags;
+};
+
+/* Repeatable options' arguments (borrowed from argv); release with oq_cli_list_clear. */
+typedef struct oq_cli_list {
+    const char **v;
+    size_t n;
+} oq_cli_list;
+void oq_cli_list_clear(oq_cli_list *l);
+/* Every entry of `l` joined with `sep` into *out (malloc'ed; NULL when `l` is empty). Prints
+ * and returns -1 when out of memory. */
+int oq_cli_list_join(const oq_cli_list *l, const char *sep, char **out);
+
+#define OQ_NUM_TYPE(p)                                                                       \
+    _Generic((p), int *: OQ_NUM_INT, long *: OQ_NUM_LONG, unsigned *: OQ_NUM_UNSIGNED,         \
+             unsigned long *: OQ_NUM_ULONG, double *: OQ_NUM_DOUBLE)
+#define OQ_OPT_END {OQ_OPTK_END}
+#define OQ_OPT_GROUP(heading) {OQ_OPTK_GROUP, (heading)}
+#define OQ_OPT_FLAG(n, p, h) {OQ_OPTK_FLAG, (n), 0, NULL, (h), (p), 0, 1}
+#define OQ_OPT_SET(n, p, v, h) {OQ_OPTK_FLAG, (n), 0, NULL, (h), (p), 0, (v)}
+#define OQ_OPT_STRING(n, a, p, h) {OQ_OPTK_STRING, (n), 0, (a), (h), (p)}
+#define OQ_OPT_WORDS(n, a, buf, h) {OQ_OPTK_WORDS, (n), 0, (a), (h), (buf), 0, 0, sizeof(buf)}
+#define OQ_OPT_LIST(n, a, l, h) {OQ_OPTK_LIST, (n), 0, (a), (h), (l)}
+#define OQ_OPT_NUMBER(n, a, p, lo, hi_, h) {OQ_OPTK_NUMBER, (n), 0, (a), (h), (p), OQ_NUM_TYPE(p), (lo), (hi_)}
+#define OQ_OPT_CALLBACK(n, a, f, c, h) {OQ_OPTK_CALLBACK, (n), 0, (a), (h), NULL, 0, 0, 0, (f), (c)}
+
+enum { OQ_CLI_NO_OPERANDS = 0, OQ_CLI_OPERANDS, OQ_CLI_OPERANDS_LAST };
+
+typedef struct oq_cli_command {
+    const char *name;       /* "validate", "export sdpa" */
+    const char *head;       /* the usage line and what the command does, before the options */
+    const char *foot;       /* exit statuses and examples, after them */
+    const oq_opt *opts;
+    int operands;           /* OQ_CLI_NO_OPERANDS, OQ_CLI_OPERANDS (mixed with the options) or
+                               OQ_CLI_OPERANDS_LAST (options end at the first operand) */
+    const char *bad_option; /* how it says an option is unknown or lacks its value ("%s" is
+                               the option); NULL: "unknown option '%s'" */
+} oq_cli_command;
+
+/* Parse argv[1..]. Returns 0 when every option was taken (*operands, may be NULL: the index
+ * of the first operand), 1 after --help printed the usage (exit 0), -1 after an error was
+ * printed (exit OQ_EXIT_USAGE). A command without operands refuses any. */
+int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands);
+/* c->head, the options, c->foot. */
+void oq_cli_usage(FILE *fp, const oq_cli_command *c);
+/* The option lines of a table (what oq_cli_usage prints between head and foot). */
+void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
+
+/* `s` as a whole number in lo..hi (hi INT64_MAX: no upper bound) for option `opt`
+ * ("--heads") of subcommand `cmd`; prints a one-line error and returns -1 otherwise. */
+int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
+
 /* ---- runtime options shared by every subcommand that runs ONNX Runtime ----------
  * (src/cli/cli_runtime.c)
  *
  *     struct oq_cli_runtime cr = {0};
- *     static const struct option longopts[] = {OQ_CLI_RUNTIME_LONGOPTS, {"json", 0, 0, 'j'}, {0}};
- *     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
- *         int r = oq_cli_runtime_opt(&cr, c, optarg);
- *         if (r < 0) return OQ_EXIT_USAGE;       (message already printed)
- *         if (r > 0) continue;
- *         ...
- *     }
+ *     const oq_opt opts[] = {..., OQ_CLI_RUNTIME_OPTS(&cr), OQ_OPT_END};
+ *     ... oq_cli_parse ...
  *     oq_runtime *rt;
  *     int rc = oq_cli_runtime_open(&cr, &rt);    (loads ORT, registers --ep-lib, checks --ep-option)
  *     if (rc) return rc;
- *     oq_session_opts so = {.graph_opt_level = -1};
+ *     oq_session_opts so = {0};
  *     oq_cli_runtime_session_opts(&cr, &so);     (ep, ep_lib, provider options)
  *     ...
  *     oq_runtime_free(rt);
- *     oq_cli_runtime_free(&cr);
+ *     oq_cli_runtime_clear(&cr);
  */
-enum {
-    OQ_CLI_OPT_ORT_LIB = 0x1100,
-    OQ_CLI_OPT_EP,
-    OQ_CLI_OPT_EP_LIB,
-    OQ_CLI_OPT_EP_OPTION
-};
-
-#define OQ_CLI_RUNTIME_LONGOPTS                                                          \
-    {"ort-lib", required_argument, NULL, OQ_CLI_OPT_ORT_LIB},                            \
-        {"ep", required_argument, NULL, OQ_CLI_OPT_EP},                                  \
-        {"ep-lib", required_argument, NULL, OQ_CLI_OPT_EP_LIB},                          \
-        {"ep-option", required_argument, NULL, OQ_CLI_OPT_EP_OPTION}
-
 struct oq_cli_runtime {
     const char *ort_lib;  /* --ort-lib PATH (NULL: ORTQUAL_ORT_LIB, then the bundled copy) */
     const char *ep;       /* --ep NAME (NULL: cpu) */
@@ -81,19 +166,37 @@ struct oq_cli_runtime {
     char **ep_lib_names, **ep_lib_paths;
     size_t n_options;     /* --ep-option KEY=VALUE, repeatable */
     char **option_keys, **option_values;
+    int given;            /* any of the four options was given */
 };
 
-/* `s` as a whole number in lo..hi (hi INT64_MAX: no upper bound) for option `opt`
- * ("--heads") of subcommand `cmd`; prints a one-line error and returns -1 otherwise. */
-int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* The callbacks behind the four options (ctx: the struct oq_cli_runtime, or for --ort-lib
+ * and --ep the field). */
+int oq_cli_runtime_string(const oq_opt *o, const char *arg);
+int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg);
+int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 
-/* Handle one getopt result: 1 = consumed, 0 = not a runtime option,
- * -1 = bad value (one-line error printed to stderr; exit OQ_EXIT_USAGE). */
-int oq_cli_runtime_opt(struct oq_cli_runtime *cr, int opt, const char *arg);
-/* The help lines for the four options, indented like other options. With
- * `per_config` (validate, bench: each configuration names its runtime) --ep is
- * left out and --ep-option says which configurations take the options. */
-void oq_cli_runtime_help(FILE *fp, int per_config);
+#define OQ_CLI_ORT_LIB_HELP "libonnxruntime.so to load (default: $ORTQUAL_ORT_LIB, else\nthe copy bundled beside ortqual)"
+#define OQ_CLI_EP_LIB_HELP                                                                   \
+    "plugin EP library for NAME (repeatable; default for cuda:\n"                            \
+    "libonnxruntime_providers_cuda.so beside the core library)"
+#define OQ_CLI_EP_OPTION_HELP "provider option (repeatable), e.g. sdpa_kernel=16, device_id=1;\nCUDA keys and values are checked"
+/* --ort-lib, --ep, --ep-lib, --ep-option into the struct oq_cli_runtime *cr. */
+#define OQ_CLI_RUNTIME_OPTS(cr)                                                                      \
+    OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, (cr), OQ_CLI_ORT_LIB_HELP),             \
+    OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, (cr),                                        \
+                    "execution provider: cpu (default), cuda, or a plugin EP name"),                  \
+    OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, (cr), OQ_CLI_EP_LIB_HELP),          \
+    OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, (cr), OQ_CLI_EP_OPTION_HELP)
+/* The same where each configuration names its runtime (validate, bench): --ep is taken only
+ * to be refused with the reason, and the provider options say which configurations get them. */
+#define OQ_CLI_RUNTIME_OPTS_PER_CONFIG(cr)                                                           \
+    OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, (cr), OQ_CLI_ORT_LIB_HELP),             \
+    {OQ_OPTK_CALLBACK, "ep", 0, "NAME", NULL, NULL, 0, 0, 0, oq_cli_runtime_string, (cr), OQ_OPT_HIDDEN}, \
+    OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, (cr), OQ_CLI_EP_LIB_HELP),          \
+    OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, (cr),                           \
+                    OQ_CLI_EP_OPTION_HELP "\n(each configuration names its runtime: the options go to\n" \
+                    "those on cuda or a plugin EP; cpu and ref take none)")
+
 /* Check the --ep-option values for --ep; prints and returns OQ_EXIT_USAGE when bad. */
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
 /* Load ORT and register every --ep-lib. Prints "ortqual: <reason>" and returns
@@ -105,34 +208,50 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
 /* Set so->ep, so->ep_lib and the provider options from `cr` (other fields untouched).
  * The strings stay owned by `cr`. */
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
-void oq_cli_runtime_free(struct oq_cli_runtime *cr);
+void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
-/* ---- sharding options shared by validate and replay (src/cli/cli_shard.c) ---- */
-enum { OQ_CLI_OPT_SHARD = 0x1200, OQ_CLI_OPT_PREPARE_SHARDS, OQ_CLI_OPT_SHARD_BY };
-
-#define OQ_CLI_SHARD_LONGOPTS                                                            \
-    {"shard", required_argument, NULL, OQ_CLI_OPT_SHARD},                                \
-        {"prepare-shards", required_argument, NULL, OQ_CLI_OPT_PREPARE_SHARDS},          \
-        {"shard-by", required_argument, NULL, OQ_CLI_OPT_SHARD_BY}
-
+/* ---- sharding options shared by validate and replay (src/cli/cli_shard.c) ----------
+ *
+ *     struct oq_cli_shard sh = {.cmd = "validate"};
+ *     const oq_opt opts[] = {..., OQ_CLI_SHARD_OPTS(&sh), OQ_OPT_END};
+ *     ... oq_cli_parse ...
+ *     if (oq_cli_shard_check(&sh, outdir_given)) return OQ_EXIT_USAGE;
+ *     o.shard = sh.spec;
+ */
 struct oq_cli_shard {
+    const char *cmd;   /* for messages: "validate", "replay" */
     oq_shard_spec spec;
-    int run, by_given;
+    int run, by_given; /* --shard, --shard-by were given */
 };
-/* 1 = consumed, 0 = not a shard option, -1 = bad value (error printed). */
-int oq_cli_shard_opt(const char *cmd, struct oq_cli_shard *s, int opt, const char *arg);
-/* After parsing: -1 (error printed) for contradictions or a missing --outdir. */
-int oq_cli_shard_check(const char *cmd, const struct oq_cli_shard *s, const char *outdir);
-void oq_cli_shard_help(FILE *fp);
+int oq_cli_shard_run(const oq_opt *o, const char *arg);
+int oq_cli_shard_prepare(const oq_opt *o, const char *arg);
+int oq_cli_shard_by(const oq_opt *o, const char *arg);
+#define OQ_CLI_SHARD_OPTS(sh)                                                                         \
+    OQ_OPT_CALLBACK("prepare-shards", "N", oq_cli_shard_prepare, (sh),                                 \
+                    "prepare a split into N shards and run nothing: batches checked\n"               \
+                    "and written to DIR, models exported, DIR/shards/plan.json records\n"             \
+                    "the plan (or let 'ortqual slurm' do it all)"),                                   \
+    OQ_OPT_CALLBACK("shard", "I/N", oq_cli_shard_run, (sh),                                           \
+                    "run shard I (0..N-1) of the prepared plan into DIR/shards/I/, with\n"           \
+                    "the options it was prepared with; 'ortqual merge DIR' gives the verdict"),     \
+    OQ_OPT_CALLBACK("shard-by", "batch|config", oq_cli_shard_by, (sh),                               \
+                    "split by batches (default: each batch's reference computed once)\n"            \
+                    "or by configurations (each shard runs the reference and some others)")
+/* After parsing: prints and returns -1 for contradictions or a missing --outdir. */
+int oq_cli_shard_check(const struct oq_cli_shard *s, const char *outdir);
+/* The prepare step's answer (from DIR/shards/plan.json): what was prepared, what to run next. */
+int oq_cli_print_prepared(const char *outdir);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
-struct json_t;
+struct oq_validate_summary;
 /* A progress line on stderr (the oq_validate_opts.progress callback). */
 void oq_cli_progress_line(void *ctx, const char *line);
 /* One row per configuration, its reason when it did not pass, and the verdict line. */
-void oq_cli_print_verdict_table(const struct json_t *summary, const char *outdir);
-/* The prepare step's answer: what was prepared and what to run next. */
-void oq_cli_print_prepared(const struct json_t *plan, const char *outdir);
+void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const char *outdir);
+/* Every --inputs pattern of `cmd` expanded into *g, in order (a quoted glob is expanded here;
+ * one that matches nothing stays as it is, so reading it names the file). -1 after an error
+ * was printed; free *g with globfree when `*globbed` was set. */
+int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
 /* Fill the runtime and progress parts of `o`, run the validation, print the table (or the

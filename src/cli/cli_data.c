@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 #ifndef ORTQUAL_SOURCE_DIR
 #define ORTQUAL_SOURCE_DIR ""

@@ -1,10 +1,9 @@
 /* --ort-lib, --ep, --ep-lib, --ep-option: parsed the same way by every subcommand. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 /* Split "NAME=VALUE" into two new strings. */
 static int split_pair(const char *arg, const char *what, char **k, char **v)
@@ -25,6 +24,7 @@ static int split_pair(const char *arg, const char *what, char **k, char **v)
     return 0;
 }
 
+/* Append k and v to the parallel arrays (which grow together, by exactly one). */
 static int push_pair(char ***keys, char ***vals, size_t *n, char *k, char *v)
 {
     char **nk = realloc(*keys, (*n + 1) * sizeof *nk);
@@ -40,49 +40,40 @@ static int push_pair(char ***keys, char ***vals, size_t *n, char *k, char *v)
     (*keys)[*n] = k;
     (*vals)[*n] = v;
     (*n)++;
-    return 1;
+    return 0;
 }
 
-int oq_cli_runtime_opt(struct oq_cli_runtime *cr, int opt, const char *arg)
+int oq_cli_runtime_string(const oq_opt *o, const char *arg)
 {
+    struct oq_cli_runtime *cr = o->ctx;
+    if (!strcmp(o->name, "ort-lib")) cr->ort_lib = arg;
+    else cr->ep = arg;
+    cr->given = 1;
+    return 0;
+}
+
+int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg)
+{
+    struct oq_cli_runtime *cr = o->ctx;
     char *k = NULL, *v = NULL;
-    switch (opt) {
-    case OQ_CLI_OPT_ORT_LIB:
-        cr->ort_lib = arg;
-        return 1;
-    case OQ_CLI_OPT_EP:
-        cr->ep = arg;
-        return 1;
-    case OQ_CLI_OPT_EP_LIB:
-        if (split_pair(arg, "ep-lib", &k, &v)) return -1;
-        if (!*v) {
-            fprintf(stderr, "ortqual: --ep-lib '%s': empty path\n", arg);
-            free(k);
-            free(v);
-            return -1;
-        }
-        return push_pair(&cr->ep_lib_names, &cr->ep_lib_paths, &cr->n_ep_libs, k, v);
-    case OQ_CLI_OPT_EP_OPTION:
-        if (split_pair(arg, "ep-option", &k, &v)) return -1;
-        return push_pair(&cr->option_keys, &cr->option_values, &cr->n_options, k, v);
-    default:
-        return 0;
+    if (split_pair(arg, "ep-lib", &k, &v)) return -1;
+    if (!*v) {
+        fprintf(stderr, "ortqual: --ep-lib '%s': empty path\n", arg);
+        free(k);
+        free(v);
+        return -1;
     }
+    cr->given = 1;
+    return push_pair(&cr->ep_lib_names, &cr->ep_lib_paths, &cr->n_ep_libs, k, v);
 }
 
-void oq_cli_runtime_help(FILE *fp, int per_config)
+int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg)
 {
-    fprintf(fp, "  --ort-lib PATH        libonnxruntime.so to load (default: $ORTQUAL_ORT_LIB, else\n"
-                "                        the copy bundled beside ortqual)\n");
-    if (!per_config)
-        fprintf(fp, "  --ep NAME             execution provider: cpu (default), cuda, or a plugin EP name\n");
-    fprintf(fp, "  --ep-lib NAME=PATH    plugin EP library for NAME (repeatable; default for cuda:\n"
-                "                        libonnxruntime_providers_cuda.so beside the core library)\n"
-                "  --ep-option KEY=VAL   provider option (repeatable), e.g. sdpa_kernel=16, device_id=1;\n"
-                "                        CUDA keys and values are checked\n");
-    if (per_config)
-        fprintf(fp, "                        (each configuration names its runtime: the options go to\n"
-                    "                        those on cuda or a plugin EP; cpu and ref take none)\n");
+    struct oq_cli_runtime *cr = o->ctx;
+    char *k = NULL, *v = NULL;
+    if (split_pair(arg, "ep-option", &k, &v)) return -1;
+    cr->given = 1;
+    return push_pair(&cr->option_keys, &cr->option_values, &cr->n_options, k, v);
 }
 
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr)
@@ -131,7 +122,7 @@ void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opt
     so->ep_option_values = (const char *const *)cr->option_values;
 }
 
-void oq_cli_runtime_free(struct oq_cli_runtime *cr)
+void oq_cli_runtime_clear(struct oq_cli_runtime *cr)
 {
     for (size_t i = 0; i < cr->n_ep_libs; i++) {
         free(cr->ep_lib_names[i]);

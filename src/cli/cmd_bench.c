@@ -1,6 +1,5 @@
 /* ortqual bench: attention scaling sweeps (latency, memory, accuracy) on ONNX Runtime. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -9,92 +8,62 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
-#include "core/core-impl.h"
-#include "evidence/evidence-impl.h"
 #include "ortqual/fileio.h"
 
 const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
 
 #define MAX_LIST 64
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual bench --variants LIST [options]\n"
-            "\n"
-            "Sweep attention-only (sdpa) models over batch sizes, sequence lengths, masked and\n"
-            "unmasked inputs and export shapes. Every variant x shape is exported in memory, run\n"
-            "once (timed apart as first_run_ms; its output is compared with the float64 C\n"
-            "reference; on CUDA ORT's SdpaKernel routing lines are captured), warmed up, then\n"
-            "timed --iters times (CLOCK_MONOTONIC around each Run, nothing else). Session\n"
-            "creation is timed apart (session_ms) unless --include-session.\n"
-            "Writes OUTDIR/summary.json (system, options, every row with raw samples) and\n"
-            "OUTDIR/summary.csv (one row per variant x shape), and prints a table.\n"
-            "\n"
-            "sweep:\n"
-            "  --variants LIST         comma list of RUNTIME:REPR:PRECISION[:KERNEL] (required), e.g.\n"
-            "                          ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
-            "                          C reference (float64). REPR: decomposed|attention23|attention24;\n"
-            "                          PRECISION fp32|fp16; KERNEL auto|flash|efficient|cudnn|math\n"
-            "  --batch-sizes LIST      batch sizes (default 1)\n"
-            "  --seq-lens LIST         padded sequence lengths L (default 128,512,2048)\n"
-            "  --modes M               masked | unmasked | both (default both)\n"
-            "  --length-policy P       event lengths of masked batches: fixed (no padding), balanced,\n"
-            "                          uniform or fraction (default fraction)\n"
-            "  --mask-fraction F       mean share of padding in masked batches, [0,1) (default 0.25):\n"
-            "                          fraction: every event round((1-F)L) long; balanced/uniform:\n"
-            "                          lengths from round((1-2F)L) (>= 1) to L\n"
-            "  --num-heads H           query heads (default 8)\n"
-            "  --kv-heads G            key/value heads, divides H (default H)\n"
-            "  --head-dim D            head size (default 64)\n"
-            "  --export-shapes S       dynamic | static | both (default dynamic)\n"
-            "  --seed N                inputs seed (default 12345)\n"
-            "\n"
-            "timing:\n"
-            "  --warmup N              untimed runs after the first run (default 3)\n"
-            "  --iters N               timed runs (default 20)\n"
-            "  --ref-iters N           timed runs of the 'ref' variant (default: --iters); its\n"
-            "                          first run, the accuracy baseline, is its only warm-up\n"
-            "  --threads N             ORT intra-op threads and OpenMP threads of the reference\n"
-            "                          (default 0: ORT's and OpenMP's defaults)\n"
-            "  --graph-opt-level N     -1 ORT default, 0 off, 1 basic, 2 extended, 99 all (default -1)\n"
-            "  --io-binding B          auto | host | device (default auto: device on GPU EPs, host on\n"
-            "                          CPU). device: inputs copied once to the EP's memory and\n"
-            "                          outputs bound there (IoBinding), so no host-device copy is\n"
-            "                          timed; host: copies are inside every timed Run\n"
-            "  --include-session       each timed sample is session creation + first Run\n"
-            "  --no-reference          skip the float64 reference (no max_abs_err)\n"
-            "  --mem-sample-ms MS      RSS sampling period during the timed runs (default 2)\n"
-            "\n"
-            "output:\n"
-            "  --outdir DIR            where summary.json and summary.csv go (default bench-out)\n"
-            "  --quiet                 no progress lines\n"
-            "  -h, --help              this help\n"
-            "\n"
-            "runtime:\n");
-    oq_cli_runtime_help(fp, 1);
-    fprintf(fp,
-            "  (--ep is not used: each variant names its runtime; --ep-lib and --ep-option apply\n"
-            "  to every non-CPU variant)\n"
-            "\n"
-            "exit status: 0 the sweep ran (rows may be skipped, unsupported or oom: expected\n"
-            "outcomes of a scaling sweep); 1 some row failed otherwise; 2 usage; 3 runtime or\n"
-            "output error.\n"
-            "\n"
-            "examples:\n"
-            "  ortqual bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 \\\n"
-            "      --seq-lens 256,1024,4096 --iters 10 --outdir cpu-bench\n"
-            "  ortqual bench --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:math \\\n"
-            "      --seq-lens 512,2048,8192,16384 --io-binding device --outdir gpu-bench\n");
-}
+static const char head[] =
+    "usage: ortqual bench --variants LIST [options]\n"
+    "\n"
+    "Sweep attention-only (sdpa) models over batch sizes, sequence lengths, masked and\n"
+    "unmasked inputs and export shapes. Every variant x shape is exported in memory, run\n"
+    "once (timed apart as first_run_ms; its output is compared with the float64 C\n"
+    "reference; on CUDA ORT's SdpaKernel routing lines are captured), warmed up, then\n"
+    "timed --iters times (CLOCK_MONOTONIC around each Run, nothing else). Session\n"
+    "creation is timed apart (session_ms) unless --include-session.\n"
+    "Writes OUTDIR/summary.json (system, options, every row with raw samples) and\n"
+    "OUTDIR/summary.csv (one row per variant x shape), and prints a table.\n";
+
+static const char foot[] =
+    "  (--ep is not used: each variant names its runtime; --ep-lib and --ep-option apply\n"
+    "  to every non-CPU variant)\n"
+    "\n"
+    "exit status: 0 the sweep ran (rows may be skipped, unsupported or oom: expected\n"
+    "outcomes of a scaling sweep); 1 some row failed otherwise; 2 usage; 3 runtime or\n"
+    "output error.\n"
+    "\n"
+    "examples:\n"
+    "  ortqual bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 \\\n"
+    "      --seq-lens 256,1024,4096 --iters 10 --outdir cpu-bench\n"
+    "  ortqual bench --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:math \\\n"
+    "      --seq-lens 512,2048,8192,16384 --io-binding device --outdir gpu-bench\n";
 
 /* ---- option values -------------------------------------------------------------- */
 
-static int parse_list(const char *opt, const char *s, int64_t *vals, size_t *n)
+typedef struct cli_state {
+    oq_bench_opts o;
+    int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
+    const char *outdir;
+    int kv_given, quiet;
+    struct oq_cli_runtime cr;
+} cli_state;
+
+/* --batch-sizes, --seq-lens: a comma list of whole numbers >= 1. */
+static int set_list(const oq_opt *opt, const char *s)
 {
+    cli_state *c = opt->ctx;
+    int seq = !strcmp(opt->name, "seq-lens");
+    int64_t *vals = seq ? c->seq_lens : c->batch_sizes;
+    size_t *n = seq ? &c->o.n_seq_lens : &c->o.n_batch_sizes;
+    char name[32];
+    snprintf(name, sizeof name, "--%s", opt->name);
+    if (seq) c->o.seq_lens = vals;
+    else c->o.batch_sizes = vals;
     char *copy = strdup(s);
     if (!copy) return -1;
     *n = 0;
@@ -102,22 +71,23 @@ static int parse_list(const char *opt, const char *s, int64_t *vals, size_t *n)
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
          tok = strtok_r(NULL, ",", &save)) {
         if (*n == MAX_LIST) {
-            fprintf(stderr, "ortqual bench: %s: more than %d values\n", opt, MAX_LIST);
+            fprintf(stderr, "ortqual bench: %s: more than %d values\n", name, MAX_LIST);
             rc = -1;
         } else {
-            rc = oq_cli_parse_int("bench", opt, tok, 1, INT64_MAX, &vals[(*n)++]);
+            rc = oq_cli_parse_int("bench", name, tok, 1, INT64_MAX, &vals[(*n)++]);
         }
     }
     free(copy);
     if (!rc && !*n) {
-        fprintf(stderr, "ortqual bench: %s: empty list\n", opt);
+        fprintf(stderr, "ortqual bench: %s: empty list\n", name);
         rc = -1;
     }
     return rc;
 }
 
-static int parse_variants(const char *s, oq_bench_opts *o)
+static int set_variants(const oq_opt *opt, const char *s)
 {
+    oq_bench_opts *o = opt->ctx;
     char *copy = strdup(s);
     if (!copy) return -1;
     int rc = 0;
@@ -139,40 +109,90 @@ static int parse_variants(const char *s, oq_bench_opts *o)
     return rc;
 }
 
-static int parse_pair_choice(const char *opt, const char *s, const char *a, const char *b,
-                             unsigned *bits)
+/* --modes masked|unmasked|both, --export-shapes dynamic|static|both: bits 1, 2, 3. */
+static int set_pair_choice(const oq_opt *opt, const char *s)
 {
+    oq_bench_opts *o = opt->ctx;
+    int modes = !strcmp(opt->name, "modes");
+    const char *a = modes ? "masked" : "dynamic", *b = modes ? "unmasked" : "static";
+    unsigned *bits = modes ? &o->modes : &o->shapes;
     if (!strcmp(s, a)) *bits = 1;
     else if (!strcmp(s, b)) *bits = 2;
     else if (!strcmp(s, "both")) *bits = 3;
     else {
-        fprintf(stderr, "ortqual bench: %s '%s': want %s, %s or both\n", opt, s, a, b);
+        fprintf(stderr, "ortqual bench: --%s '%s': want %s, %s or both\n", opt->name, s, a, b);
         return -1;
     }
     return 0;
 }
 
-static int parse_policy(const char *s, int *policy)
+static int set_policy(const oq_opt *opt, const char *s)
 {
+    oq_bench_opts *o = opt->ctx;
     static const char *const names[] = {"fixed", "balanced", "uniform", "fraction"};
     for (int i = 0; i < 4; i++)
         if (!strcmp(s, names[i])) {
-            *policy = i; /* the order of oq_length_policy */
+            o->length_policy = i; /* the order of oq_length_policy */
             return 0;
         }
     fprintf(stderr, "ortqual bench: --length-policy '%s': want fixed, balanced, uniform or fraction\n", s);
     return -1;
 }
 
-static int parse_fraction(const char *s, double *out)
+static int set_fraction(const oq_opt *opt, const char *s)
 {
+    oq_bench_opts *o = opt->ctx;
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0 && v < 1)) {
         fprintf(stderr, "ortqual bench: --mask-fraction '%s': want a number in [0, 1)\n", s);
         return -1;
     }
-    *out = v;
+    o->mask_fraction = v;
+    return 0;
+}
+
+static int set_kv_heads(const oq_opt *opt, const char *s)
+{
+    cli_state *c = opt->ctx;
+    int64_t v;
+    if (oq_cli_parse_int("bench", "--kv-heads", s, 1, INT32_MAX, &v)) return -1;
+    c->o.kv_heads = (int32_t)v;
+    c->kv_given = 1;
+    return 0;
+}
+
+static int set_io(const oq_opt *opt, const char *s)
+{
+    oq_bench_opts *o = opt->ctx;
+    int io = oq_io_binding_parse(s);
+    if (io < 0) {
+        fprintf(stderr, "ortqual bench: --io-binding '%s': want auto, host or device\n", s);
+        return -1;
+    }
+    o->io_binding = (oq_io_binding)io;
+    return 0;
+}
+
+static int set_opt_level(const oq_opt *opt, const char *s)
+{
+    oq_bench_opts *o = opt->ctx;
+    int64_t v;
+    if (oq_cli_parse_int("bench", "--graph-opt-level", s, -1, INT64_MAX, &v)) return -1;
+    if (v > 99 || oq_graph_opt_from_level((int)v) < 0) {
+        fprintf(stderr, "ortqual bench: --graph-opt-level '%s': want -1, 0, 1, 2 or 99\n", s);
+        return -1;
+    }
+    o->graph_opt = (oq_graph_opt)oq_graph_opt_from_level((int)v);
+    return 0;
+}
+
+static int set_mem_ms(const oq_opt *opt, const char *s)
+{
+    oq_bench_opts *o = opt->ctx;
+    int64_t v;
+    if (oq_cli_parse_int("bench", "--mem-sample-ms", s, 1, UINT32_MAX / 1000, &v)) return -1;
+    o->mem_sample_us = (unsigned)(v * 1000);
     return 0;
 }
 
@@ -234,184 +254,61 @@ static void print_table(const oq_bench_rows *rows)
     }
 }
 
-/* ---- summary.json --------------------------------------------------------------------- */
-
-/* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
- * gathered after the sweep so every library the sessions loaded is listed. */
-static json_t *system_json(oq_runtime *rt)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
-                     "ort_version", oq_runtime_version(rt), "ort_library",
-                     oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
-                     "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
-                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt));
-}
-
-static json_t *argv_json(int argc, char **argv)
-{
-    json_t *a = json_array();
-    json_array_append_new(a, json_string("ortqual"));
-    for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i]));
-    return a;
-}
-
-static oq_status write_json(const char *dir, oq_runtime *rt, const oq_bench_opts *o,
-                            const oq_bench_rows *rows, int argc, char **argv, oq_err *err)
-{
-    json_t *opts = NULL, *results = json_array();
-    oq_status st = oq_bench_opts_to_json(o, &opts, err);
-    for (size_t i = 0; !st && i < rows->n; i++) {
-        json_t *r = NULL;
-        if (!(st = oq_bench_row_to_json(&rows->rows[i], &r, err))) json_array_append_new(results, r);
-    }
-    char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    json_t *doc = st ? NULL
-                     : json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "tool", "ortqual bench", "created",
-                                 when, "command_line", argv_json(argc, argv), "system",
-                                 system_json(rt), "config", opts, "results", results);
-    if (st) {
-        json_decref(opts);
-        json_decref(results);
-        return st;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
-    json_decref(doc);
-    return st;
-}
-
 /* ---- main ----------------------------------------------------------------------------- */
-
-enum {
-    OPT_BATCH = 0x1200, OPT_SEQ, OPT_POLICY, OPT_MODES, OPT_FRACTION, OPT_HEADS, OPT_KV_HEADS,
-    OPT_HEAD_DIM, OPT_THREADS, OPT_WARMUP, OPT_ITERS, OPT_VARIANTS, OPT_SHAPES, OPT_SEED,
-    OPT_OUTDIR, OPT_IO, OPT_REF_ITERS, OPT_INCLUDE_SESSION, OPT_NO_REF, OPT_MEM_MS, OPT_OPT_LEVEL, OPT_QUIET
-};
-
-typedef struct cli_state {
-    oq_bench_opts o;
-    int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
-    const char *outdir;
-    int kv_given, quiet;
-    struct oq_cli_runtime cr;
-} cli_state;
-
-/* Returns 0 when handled, -1 on a bad value. */
-static int handle_opt(cli_state *c, int opt, const char *arg)
-{
-    oq_bench_opts *o = &c->o;
-    int64_t v = 0;
-    switch (opt) {
-    case OPT_BATCH:
-        o->batch_sizes = c->batch_sizes;
-        return parse_list("--batch-sizes", arg, c->batch_sizes, &o->n_batch_sizes);
-    case OPT_SEQ:
-        o->seq_lens = c->seq_lens;
-        return parse_list("--seq-lens", arg, c->seq_lens, &o->n_seq_lens);
-    case OPT_POLICY: return parse_policy(arg, &o->length_policy);
-    case OPT_MODES: return parse_pair_choice("--modes", arg, "masked", "unmasked", &o->modes);
-    case OPT_SHAPES: return parse_pair_choice("--export-shapes", arg, "dynamic", "static", &o->shapes);
-    case OPT_FRACTION: return parse_fraction(arg, &o->mask_fraction);
-    case OPT_VARIANTS: return parse_variants(arg, o);
-    case OPT_OUTDIR: c->outdir = arg; return 0;
-    case OPT_INCLUDE_SESSION: o->include_session = 1; return 0;
-    case OPT_NO_REF: o->reference = 0; return 0;
-    case OPT_QUIET: c->quiet = 1; return 0;
-    case OPT_IO: {
-        int io = oq_io_binding_parse(arg);
-        if (io < 0) fprintf(stderr, "ortqual bench: --io-binding '%s': want auto, host or device\n", arg);
-        o->io_binding = io < 0 ? OQ_IO_AUTO : (oq_io_binding)io;
-        return io < 0 ? -1 : 0;
-    }
-    case OPT_OPT_LEVEL:
-        if (oq_cli_parse_int("bench", "--graph-opt-level", arg, -1, INT64_MAX, &v)) return -1;
-        if (v != -1 && v != 0 && v != 1 && v != 2 && v != 99) {
-            fprintf(stderr, "ortqual bench: --graph-opt-level '%s': want -1, 0, 1, 2 or 99\n", arg);
-            return -1;
-        }
-        o->graph_opt_level = (int)v;
-        return 0;
-    default: break;
-    }
-    /* The integer options. */
-    static const struct { int opt; const char *name; int64_t lo; } ints[] = {
-        {OPT_HEADS, "--num-heads", 1}, {OPT_KV_HEADS, "--kv-heads", 1},
-        {OPT_HEAD_DIM, "--head-dim", 1}, {OPT_THREADS, "--threads", 0},
-        {OPT_WARMUP, "--warmup", 0}, {OPT_ITERS, "--iters", 1}, {OPT_REF_ITERS, "--ref-iters", 1}, {OPT_SEED, "--seed", 0},
-        {OPT_MEM_MS, "--mem-sample-ms", 1}};
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-        if (ints[i].opt != opt) continue;
-        if (oq_cli_parse_int("bench", ints[i].name, arg, ints[i].lo, INT64_MAX, &v)) return -1;
-        switch (opt) {
-        case OPT_HEADS: o->heads = (int32_t)v; break;
-        case OPT_KV_HEADS: o->kv_heads = (int32_t)v; c->kv_given = 1; break;
-        case OPT_HEAD_DIM: o->head_dim = (int32_t)v; break;
-        case OPT_THREADS: o->threads = (int)v; break;
-        case OPT_WARMUP: o->warmup = (size_t)v; break;
-        case OPT_ITERS: o->iters = (size_t)v; break;
-        case OPT_REF_ITERS: o->ref_iters = (size_t)v; break;
-        case OPT_SEED: o->seed = (uint64_t)v; break;
-        default: o->mem_sample_us = (unsigned)(v * 1000); break;
-        }
-        return 0;
-    }
-    return -1;
-}
 
 static int parse_args(cli_state *c, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        OQ_CLI_RUNTIME_LONGOPTS,
-        {"batch-sizes", required_argument, NULL, OPT_BATCH},
-        {"seq-lens", required_argument, NULL, OPT_SEQ},
-        {"length-policy", required_argument, NULL, OPT_POLICY},
-        {"modes", required_argument, NULL, OPT_MODES},
-        {"mask-fraction", required_argument, NULL, OPT_FRACTION},
-        {"num-heads", required_argument, NULL, OPT_HEADS},
-        {"kv-heads", required_argument, NULL, OPT_KV_HEADS},
-        {"head-dim", required_argument, NULL, OPT_HEAD_DIM},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"warmup", required_argument, NULL, OPT_WARMUP},
-        {"iters", required_argument, NULL, OPT_ITERS},
-        {"ref-iters", required_argument, NULL, OPT_REF_ITERS},
-        {"variants", required_argument, NULL, OPT_VARIANTS},
-        {"export-shapes", required_argument, NULL, OPT_SHAPES},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"outdir", required_argument, NULL, OPT_OUTDIR},
-        {"io-binding", required_argument, NULL, OPT_IO},
-        {"include-session", no_argument, NULL, OPT_INCLUDE_SESSION},
-        {"no-reference", no_argument, NULL, OPT_NO_REF},
-        {"mem-sample-ms", required_argument, NULL, OPT_MEM_MS},
-        {"graph-opt-level", required_argument, NULL, OPT_OPT_LEVEL},
-        {"quiet", no_argument, NULL, OPT_QUIET},
-        {"help", no_argument, NULL, 'h'},
-        {0}};
-    opterr = 0;
-    optind = 1;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        if (ch == 'h') {
-            usage(stdout);
-            return 1;
-        }
-        if (ch == '?' || ch == ':') {
-            fprintf(stderr, "ortqual bench: unknown or incomplete option '%s' (see --help)\n",
-                    argv[optind - 1]);
-            return -1;
-        }
-        int r = oq_cli_runtime_opt(&c->cr, ch, optarg);
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        if (handle_opt(c, ch, optarg)) return -1;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual bench: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
+    oq_bench_opts *o = &c->o;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("sweep:"),
+        OQ_OPT_CALLBACK("variants", "LIST", set_variants, o,
+                        "comma list of RUNTIME:REPR:PRECISION[:KERNEL] (required), e.g.\n"
+                        "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
+                        "C reference (float64). REPR: decomposed|attention23|attention24;\n"
+                        "PRECISION fp32|fp16; KERNEL auto|flash|efficient|cudnn|math"),
+        OQ_OPT_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),
+        OQ_OPT_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"),
+        OQ_OPT_CALLBACK("modes", "M", set_pair_choice, o, "masked | unmasked | both (default both)"),
+        OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,
+                        "event lengths of masked batches: fixed (no padding), balanced,\n"
+                        "uniform or fraction (default fraction)"),
+        OQ_OPT_CALLBACK("mask-fraction", "F", set_fraction, o,
+                        "mean share of padding in masked batches, [0,1) (default 0.25):\n"
+                        "fraction: every event round((1-F)L) long; balanced/uniform:\n"
+                        "lengths from round((1-2F)L) (>= 1) to L"),
+        OQ_OPT_NUMBER("num-heads", "H", &o->heads, 1, INT32_MAX, "query heads (default 8)"),
+        OQ_OPT_CALLBACK("kv-heads", "G", set_kv_heads, c, "key/value heads, divides H (default H)"),
+        OQ_OPT_NUMBER("head-dim", "D", &o->head_dim, 1, INT32_MAX, "head size (default 64)"),
+        OQ_OPT_CALLBACK("export-shapes", "S", set_pair_choice, o, "dynamic | static | both (default dynamic)"),
+        OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)"),
+        OQ_OPT_GROUP("timing:"),
+        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT64_MAX, "untimed runs after the first run (default 3)"),
+        OQ_OPT_NUMBER("iters", "N", &o->iters, 1, INT64_MAX, "timed runs (default 20)"),
+        OQ_OPT_NUMBER("ref-iters", "N", &o->ref_iters, 1, INT64_MAX,
+                      "timed runs of the 'ref' variant (default: --iters); its\n"
+                      "first run, the accuracy baseline, is its only warm-up"),
+        OQ_OPT_NUMBER("threads", "N", &o->threads, 0, INT32_MAX,
+                      "ORT intra-op threads and OpenMP threads of the reference\n"
+                      "(default 0: ORT's and OpenMP's defaults)"),
+        OQ_OPT_CALLBACK("graph-opt-level", "N", set_opt_level, o,
+                        "-1 ORT default, 0 off, 1 basic, 2 extended, 99 all (default -1)"),
+        OQ_OPT_CALLBACK("io-binding", "B", set_io, o,
+                        "auto | host | device (default auto: device on GPU EPs, host on\n"
+                        "CPU). device: inputs copied once to the EP's memory and\n"
+                        "outputs bound there (IoBinding), so no host-device copy is\n"
+                        "timed; host: copies are inside every timed Run"),
+        OQ_OPT_FLAG("include-session", &o->include_session, "each timed sample is session creation + first Run"),
+        OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)"),
+        OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o, "RSS sampling period during the timed runs (default 2)"),
+        OQ_OPT_GROUP("output:"),
+        OQ_OPT_STRING("outdir", "DIR", &c->outdir, "where summary.json and summary.csv go (default bench-out)"),
+        OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines"),
+        OQ_OPT_GROUP("runtime:"),
+        OQ_CLI_RUNTIME_OPTS_PER_CONFIG(&c->cr),
+        OQ_OPT_END};
+    const oq_cli_command cmd = {"bench", head, foot, opts, 0, "unknown or incomplete option '%s'"};
+    int rc = oq_cli_parse(&cmd, argc, argv, NULL);
+    if (rc) return rc;
     if (c->cr.ep) {
         fprintf(stderr, "ortqual bench: --ep: each variant names its runtime (e.g. cuda:attention24:fp16)\n");
         return -1;
@@ -445,7 +342,9 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     }
     char csv[4096];
     snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
-    if (write_json(c->outdir, rt, &c->o, rows, argc, argv, &err) != OQ_OK ||
+    char json[4096];
+    snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
         oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         oq_bench_rows_free(rows);
@@ -467,7 +366,7 @@ int cmd_bench(int argc, char **argv)
     c.outdir = "bench-out";
     int rc = parse_args(&c, argc, argv);
     if (rc) {
-        oq_cli_runtime_free(&c.cr);
+        oq_cli_runtime_clear(&c.cr);
         return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     }
     oq_runtime *rt = NULL;
@@ -480,6 +379,6 @@ int cmd_bench(int argc, char **argv)
         rc = run_bench(&c, rt, argc, argv);
     }
     oq_runtime_free(rt);
-    oq_cli_runtime_free(&c.cr);
+    oq_cli_runtime_clear(&c.cr);
     return rc;
 }

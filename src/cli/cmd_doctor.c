@@ -1,6 +1,5 @@
 /* ortqual doctor: is this machine fit to qualify models, and on what exactly? */
 #include <dirent.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,40 +8,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "evidence/evidence-impl.h"
+#include "cli.h"
 #include "ortqual/evidence.h"
-#include "runtime/tinymodel-impl.h"
+#include "ortqual/graph.h"
 
 const char cmd_doctor_summary[] =
     "check ONNX Runtime, execution providers, GPU, libraries and environment";
 
-static void doctor_help(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual doctor [options]\n"
-            "\n"
-            "Load ONNX Runtime, list its providers and EP devices, create a real session with a\n"
-            "tiny in-memory model (y = a + b) on every available EP and run it once, then report\n"
-            "the GPU (NVML, CUDA driver), every loaded library with its path, copies of\n"
-            "cudart/cuBLAS/cuDNN that could shadow each other (with LD_PRELOAD/LD_LIBRARY_PATH\n"
-            "lines that pin one set), the ORT_* environment, and the working directory's safety.\n"
-            "\n"
-            "options:\n");
-    oq_cli_runtime_help(fp, 0);
-    fprintf(fp,
-            "                        (doctor tries cpu, then --ep or else cuda when its library\n"
-            "                        or devices exist, then every --ep-lib)\n"
-            "  --search-root DIR     look for CUDA library copies under DIR (4 levels deep)\n"
-            "                        instead of the loader's directories (repeatable)\n"
-            "  --json                machine-readable report on stdout\n"
-            "  -h, --help            this text\n"
-            "\n"
-            "exit status: 0 healthy (no GPU is healthy), 1 a session failed or a requested EP is\n"
-            "unavailable, 2 bad usage, 3 ONNX Runtime cannot be loaded.\n"
-            "\n"
-            "example: ortqual doctor --ep-lib cuda=/opt/ort/lib/libonnxruntime_providers_cuda.so\n");
-}
+static const char head[] =
+    "usage: ortqual doctor [options]\n"
+    "\n"
+    "Load ONNX Runtime, list its providers and EP devices, create a real session with a\n"
+    "tiny in-memory model (y = a + b) on every available EP and run it once, then report\n"
+    "the GPU (NVML, CUDA driver), every loaded library with its path, copies of\n"
+    "cudart/cuBLAS/cuDNN that could shadow each other (with LD_PRELOAD/LD_LIBRARY_PATH\n"
+    "lines that pin one set), the ORT_* environment, and the working directory's safety.\n";
+
+static const char foot[] =
+    "\n"
+    "exit status: 0 healthy (no GPU is healthy), 1 a session failed or a requested EP is\n"
+    "unavailable, 2 bad usage, 3 ONNX Runtime cannot be loaded.\n"
+    "\n"
+    "example: ortqual doctor --ep-lib cuda=/opt/ort/lib/libonnxruntime_providers_cuda.so\n";
 
 /* ---- sessions on each EP --------------------------------------------------------- */
 
@@ -58,8 +45,7 @@ typedef struct ep_try {
 typedef struct doctor {
     struct oq_cli_runtime cr;
     int json;
-    size_t n_roots;
-    const char **roots;
+    oq_cli_list roots;     /* --search-root */
     oq_runtime *rt;
     ep_try tries[16];
     size_t n_tries;
@@ -85,6 +71,23 @@ static oq_status check_sum(size_t n_out, oq_tensor **out, const float *a, const 
     return OQ_OK;
 }
 
+/* y = a + b on float32 [2,3]: one node every execution provider has a kernel for. */
+static oq_status tiny_model(uint8_t **bytes, size_t *len, oq_err *err)
+{
+    static const oq_opset opset = {"", 17};
+    const oq_dim d[2] = {OQ_DIM(2), OQ_DIM(3)};
+    oq_graph *g = NULL;
+    oq_status st = oq_graph_create(&opset, 1, "tiny", &g, err);
+    if (st) return st;
+    oq_graph_add_input(g, "a", OQ_DTYPE_FLOAT32, 2, d);
+    oq_graph_add_input(g, "b", OQ_DTYPE_FLOAT32, 2, d);
+    oq_graph_add_node(g, "Add", NULL, NULL, 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"}, 0, NULL);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 2, d);
+    st = oq_graph_serialize(g, bytes, len, err); /* reports any earlier error too */
+    oq_graph_free(g);
+    return st;
+}
+
 /* The --ep-lib path given for `ep`, or NULL (then the runtime's default). */
 static const char *ep_lib_for(const doctor *d, const char *ep)
 {
@@ -100,7 +103,7 @@ static void try_ep(doctor *d, ep_try *t)
     static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0.5f, 0.25f, -3, 8, 16, 0.125f};
     static const int64_t shape[2] = {2, 3};
     const char *cfg_k[] = {"session.disable_cpu_ep_fallback"}, *cfg_v[] = {"1"};
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_session_opts so = {0};
     int cpu = !strcmp(t->ep, "cpu");
     if (!cpu) {
         oq_cli_runtime_session_opts(&d->cr, &so);
@@ -112,11 +115,11 @@ static void try_ep(doctor *d, ep_try *t)
     so.ep = t->ep;
     so.ep_lib = ep_lib_for(d, t->ep);
     oq_err err = {0};
-    void *bytes = NULL;
+    uint8_t *bytes = NULL;
     size_t len = 0, n_out = 0;
     oq_session *s = NULL;
     oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
-    oq_status st = oq_tinymodel_add_f32(&bytes, &len, &err);
+    oq_status st = tiny_model(&bytes, &len, &err);
     if (!st) st = oq_session_create(d->rt, NULL, bytes, len, &so, &s, &err);
     if (!st) {
         t->ep_full = oq_session_ep(s);
@@ -376,7 +379,9 @@ static int print_json(const doctor *d, const oq_evidence *ev)
     json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "tool", "name", "ortqual",
                              "version", ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems",
                              problems, "sessions", sessions, "telemetry", telemetry_json());
-    json_t *evj = oq_evidence_json(ev);
+    char *text = oq_evidence_to_json(ev);
+    json_t *evj = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
     if (!root || !evj || json_object_update(root, evj) != 0) {
         json_decref(root);
         json_decref(evj);
@@ -392,43 +397,21 @@ static int print_json(const doctor *d, const oq_evidence *ev)
 
 /* ---- main -------------------------------------------------------------------------- */
 
+/* 0 to go on, 1 after --help, or an exit status. */
 static int parse(doctor *d, int argc, char **argv)
 {
-    enum { OPT_JSON = 0x1200, OPT_ROOT };
-    static const struct option longopts[] = {
-        OQ_CLI_RUNTIME_LONGOPTS,
-        {"json", no_argument, NULL, OPT_JSON},
-        {"search-root", required_argument, NULL, OPT_ROOT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        int r = oq_cli_runtime_opt(&d->cr, c, optarg);
-        if (r < 0) return OQ_EXIT_USAGE;
-        if (r > 0) continue;
-        if (c == 'h') {
-            doctor_help(stdout);
-            return -1;
-        } else if (c == OPT_JSON) {
-            d->json = 1;
-        } else if (c == OPT_ROOT) {
-            const char **v = realloc(d->roots, (d->n_roots + 1) * sizeof *v);
-            if (!v) return OQ_EXIT_RUNTIME;
-            d->roots = v;
-            v[d->n_roots++] = optarg;
-        } else {
-            fprintf(stderr, "ortqual doctor: unknown option '%s' (see 'ortqual doctor --help')\n",
-                    argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual doctor: unexpected argument '%s'\n", argv[optind]);
-        return OQ_EXIT_USAGE;
-    }
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options (doctor tries cpu, then --ep or else cuda when its library or devices\n"
+                     "exist, then every --ep-lib):"),
+        OQ_CLI_RUNTIME_OPTS(&d->cr),
+        OQ_OPT_LIST("search-root", "DIR", &d->roots,
+                    "look for CUDA library copies under DIR (4 levels deep)\n"
+                    "instead of the loader's directories (repeatable)"),
+        OQ_OPT_FLAG("json", &d->json, "machine-readable report on stdout"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"doctor", head, foot, opts};
+    int rc = oq_cli_parse(&c, argc, argv, NULL);
+    if (rc) return rc > 0 ? 1 : OQ_EXIT_USAGE;
     /* Provider options given without --ep are for the EP doctor tries besides cpu: cuda. */
     struct oq_cli_runtime check = d->cr;
     if (!check.ep && check.n_options) check.ep = "cuda";
@@ -443,7 +426,7 @@ static int run(doctor *d)
         return OQ_EXIT_RUNTIME;
     }
     run_sessions(d); /* each --ep-lib is registered by the session attempt that uses it */
-    oq_evidence_opts eo = {.n_search_roots = d->n_roots, .search_roots = d->roots};
+    oq_evidence_opts eo = {.n_search_roots = d->roots.n, .search_roots = d->roots.v};
     oq_evidence *ev = NULL;
     if (oq_evidence_collect(d->rt, &eo, &ev, &err) != OQ_OK) {
         fprintf(stderr, "ortqual: collecting evidence: %s\n", err.msg);
@@ -463,10 +446,10 @@ int cmd_doctor(int argc, char **argv)
     memset(&d, 0, sizeof d);
     int rc = parse(&d, argc, argv);
     if (rc == 0) rc = run(&d);
-    else if (rc < 0) rc = OQ_EXIT_OK; /* --help */
+    else if (rc == 1) rc = OQ_EXIT_OK; /* --help */
     fflush(stdout);
     oq_runtime_free(d.rt);
-    oq_cli_runtime_free(&d.cr);
-    free(d.roots);
+    oq_cli_runtime_clear(&d.cr);
+    oq_cli_list_clear(&d.roots);
     return rc;
 }

@@ -1,17 +1,14 @@
 /* ortqual estimate: the time of a large sharded matrix, modelled from a measured summary. */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/validate.h"
 
 const char cmd_estimate_summary[] = "model the time of a large sharded matrix from a measured summary.json";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
+static const char head[] =
 "usage: ortqual estimate SUMMARY.json --events E --workers G [options]\n"
 "\n"
 "Models how long E events x K configurations take when split by batch into N shards (SLURM\n"
@@ -19,21 +16,12 @@ static void usage(FILE *fp)
 "measured: per configuration, a fixed part paid once per task (process, runtime, session,\n"
 "the first call's warm-up) and a part per event (each batch's first call, warm-up and timed\n"
 "calls, comparison and I/O). Probe with the batch size and lengths of the real plan, on the\n"
-"node type it will use. The model is explained in docs/scale-out.md.\n"
-"\n"
-"options:\n"
-"  --events E          events of the larger plan\n"
-"  --workers G         tasks at once: nodes x GPUs per node (e.g. 50)\n"
-"  --configs K         configurations with the reference (default: as measured); the K-1\n"
-"                      others cost like the mean of the measured ones\n"
-"  --only PREFIX       take that mean over measured configurations named PREFIX... (e.g. cuda:)\n"
-"  --shards N          (default G: one wave)\n"
-"  --repeat R --warmup W   calls per batch of the larger plan (default: as measured)\n"
-"  --json              the estimate as JSON\n"
+"node type it will use. The model is explained in docs/scale-out.md.\n";
+
+static const char foot[] =
 "\n"
 "exit status: 0, 2 usage or an unusable summary.\n"
-"example: ortqual estimate probe/summary.json --events 1000000 --configs 20 --workers 50 --only cuda:\n");
-}
+"example: ortqual estimate probe/summary.json --events 1000000 --configs 20 --workers 50 --only cuda:\n";
 
 static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
 {
@@ -71,44 +59,45 @@ static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const ch
 
 int cmd_estimate(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"events", 1, 0, 'e'}, {"workers", 1, 0, 'g'}, {"configs", 1, 0, 'k'}, {"only", 1, 0, 'o'},
-        {"shards", 1, 0, 'n'}, {"repeat", 1, 0, 'r'}, {"warmup", 1, 0, 'w'}, {"json", 0, 0, 'j'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     oq_estimate_opts o = {.repeat = -1, .warmup = -1};
-    int json = 0, c;
-    int64_t v;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) { /* SUMMARY may come first */
-        char flag[32] = "";
-        for (const struct option *p = longopts; p->name; p++)
-            if (p->val == c) snprintf(flag, sizeof flag, "--%s", p->name);
-        if (c == 'h') return usage(stdout), OQ_EXIT_OK;
-        if (c == 'j') json = 1;
-        else if (c == 'o') o.only = optarg;
-        else if (c == '?') return OQ_EXIT_USAGE;
-        else if (oq_cli_parse_int("estimate", flag, optarg, c == 'r' || c == 'w' ? 0 : 1,
-                                  c == 'e' ? INT64_MAX : 1 << 30, &v))
-            return OQ_EXIT_USAGE;
-        else if (c == 'e') o.events = v;
-        else if (c == 'g') o.workers = (int32_t)v;
-        else if (c == 'k') o.configs = (int32_t)v;
-        else if (c == 'n') o.shards = (int32_t)v;
-        else if (c == 'r') o.repeat = (int)v;
-        else o.warmup = (int)v;
-    }
-    if (optind != argc - 1 || !o.events || !o.workers) {
-        fprintf(stderr, "ortqual estimate: want SUMMARY.json, --events and --workers (see --help)\n");
+    long events = 0;
+    int json = 0, first;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_NUMBER("events", "E", &events, 1, INT64_MAX, "events of the larger plan"),
+        OQ_OPT_NUMBER("workers", "G", &o.workers, 1, 1 << 30, "tasks at once: nodes x GPUs per node (e.g. 50)"),
+        OQ_OPT_NUMBER("configs", "K", &o.configs, 2, 1 << 30,
+                      "configurations with the reference (default: as measured); the\n"
+                      "K-1 others cost like the mean of the measured ones"),
+        OQ_OPT_STRING("only", "PREFIX", &o.only, "take that mean over measured configurations named PREFIX...\n(e.g. cuda:)"),
+        OQ_OPT_NUMBER("shards", "N", &o.shards, 1, 1 << 30, "(default G: one wave)"),
+        OQ_OPT_NUMBER("repeat", "R", &o.repeat, 0, 1 << 30, "timed calls per batch of the larger plan (default: as measured)"),
+        OQ_OPT_NUMBER("warmup", "W", &o.warmup, 0, 1 << 30, "warm-up calls per batch (default: as measured)"),
+        OQ_OPT_FLAG("json", &json, "the estimate as JSON"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"estimate", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    o.events = events;
+    if (first != argc - 1 || !o.events || !o.workers) {
+        fprintf(stderr, "ortqual estimate: want SUMMARY.json, --events and --workers (see 'ortqual estimate --help')\n");
         return OQ_EXIT_USAGE;
     }
+    oq_validate_summary *s;
     oq_estimate e;
     oq_err err = {0};
-    if (oq_validate_estimate(argv[optind], &o, &e, &err)) {
+    if (oq_validate_summary_read(argv[first], &s, &err)) {
         fprintf(stderr, "ortqual estimate: %s\n", err.msg);
         return OQ_EXIT_USAGE;
     }
+    oq_status st = oq_validate_estimate(s, &o, &e, &err);
+    oq_validate_summary_free(s);
+    if (st) {
+        fprintf(stderr, "ortqual estimate: %s: %s\n", argv[first], err.msg);
+        return OQ_EXIT_USAGE;
+    }
     if (json) print_json(&e, &o);
-    else print_text(&e, &o, argv[optind]);
+    else print_text(&e, &o, argv[first]);
     oq_estimate_clear(&e);
     return OQ_EXIT_OK;
 }

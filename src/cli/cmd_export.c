@@ -1,12 +1,11 @@
 /* ortqual export sdpa|encoder: write attention models as ONNX files. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/export.h"
 
 const char cmd_export_summary[] = "write an attention-only or encoder model as ONNX (3 representations)";
@@ -24,99 +23,33 @@ static void usage_top(FILE *fp)
             "'ortqual export sdpa --help' and 'ortqual export encoder --help' list the options.\n");
 }
 
-static void usage_common(FILE *fp)
-{
-    fprintf(fp,
-            "  --format F            decomposed | attention23 | attention24 (default decomposed)\n"
-            "  --mask M              auto | additive | bool | seqlen (default auto: additive for\n"
-            "                        decomposed and attention23, seqlen for attention24); bool builds\n"
-            "                        a boolean attn_mask, the form that routes to MATH on CUDA\n"
-            "  --attention-dtype T   float32 | float16 (default float32): float16 casts around the\n"
-            "                        attention only, public inputs and outputs stay float32\n"
-            "  --static B,L          fixed batch size and length (default: dynamic 'batch', 'seq')\n"
-            "  -o, --output PATH     the model file to write (atomically)\n"
-            "  --force               replace PATH if it exists (refused otherwise)\n"
-            "  -h, --help            this help\n");
-}
+static const char sdpa_head[] =
+    "usage: ortqual export sdpa [options] -o MODEL.onnx\n"
+    "\n"
+    "Attention only: inputs query, key, value (float32) and mask [B,L] (float32 1/0, a\n"
+    "valid prefix then padding), output 'output' in the query's layout. Padded keys are\n"
+    "excluded, padded query rows of the output are exact zeros.\n";
 
-static void usage_sdpa(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual export sdpa [options] -o MODEL.onnx\n"
-            "\n"
-            "Attention only: inputs query, key, value (float32) and mask [B,L] (float32 1/0, a\n"
-            "valid prefix then padding), output 'output' in the query's layout. Padded keys are\n"
-            "excluded, padded query rows of the output are exact zeros.\n"
-            "\n"
-            "options:\n"
-            "  --heads H             query heads (default 4)\n"
-            "  --kv-heads G          key/value heads, must divide H (default H; fewer = GQA)\n"
-            "  --head-dim D          head size (default 16)\n"
-            "  --layout 3|4          3: [B,L,H*D]; 4: [B,H,L,D] (default 4)\n"
-            "  --unmasked            no mask input, no padding (same as --mask none)\n");
-    usage_common(fp);
-    fprintf(fp,
-            "\nexamples:\n"
-            "  ortqual export sdpa --format attention24 --attention-dtype float16 -o a24.onnx\n"
-            "  ortqual export sdpa --heads 8 --kv-heads 2 --layout 3 --static 2,128 -o gqa.onnx\n");
-}
+static const char sdpa_foot[] =
+    "\nexamples:\n"
+    "  ortqual export sdpa --format attention24 --attention-dtype float16 -o a24.onnx\n"
+    "  ortqual export sdpa --heads 8 --kv-heads 2 --layout 3 --static 2,128 -o gqa.onnx\n";
 
-static void usage_encoder(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual export encoder [options] -o MODEL.onnx\n"
-            "\n"
-            "A particle-flow-style transformer: inputs features [B,L,F] (float32) and mask [B,L]\n"
-            "(float32 1/0, a valid prefix then padding); outputs 'cls' [B,L,classes] and 'reg'\n"
-            "[B,L,regression-targets]. Padded features are sanitized, padded keys excluded from\n"
-            "every attention, and both outputs are exact zeros on padding. Architecture and\n"
-            "weight names: docs/export.md.\n"
-            "\n"
-            "options:\n"
-            "  --features F              input features per element (default 8)\n"
-            "  --width W                 model width (default 32)\n"
-            "  --layers N                pre-LayerNorm self-attention blocks (default 2)\n"
-            "  --heads H                 attention heads, must divide W (default 4)\n"
-            "  --ffn-width FF            feed-forward hidden width (default 64)\n"
-            "  --classes K               width of the 'cls' head (default 6)\n"
-            "  --regression-targets K    width of the 'reg' head (default 4)\n"
-            "  --seed S                  random weights from this seed (default 0)\n"
-            "  --weights W.npz           weights from an npz instead (shapes give F, W, N, FF and\n"
-            "                            the heads; --heads is still needed)\n"
-            "  --save-weights W.npz      also write the weights used (atomically; --force applies)\n"
-            "  --elu decomposed|op       ELU from standard ops (default), or the ONNX Elu operator,\n"
-            "                            which ORT 1.29 runs on CPU inside a CUDA session (Elu-22\n"
-            "                            has no CUDA kernel): the case --require-full-gpu catches\n");
-    usage_common(fp);
-    fprintf(fp,
-            "\nexamples:\n"
-            "  ortqual export encoder --seed 1 --save-weights w.npz -o enc_dec.onnx\n"
-            "  ortqual export encoder --weights w.npz --heads 4 --format attention24 -o enc_a24.onnx\n");
-}
+static const char encoder_head[] =
+    "usage: ortqual export encoder [options] -o MODEL.onnx\n"
+    "\n"
+    "A particle-flow-style transformer: inputs features [B,L,F] (float32) and mask [B,L]\n"
+    "(float32 1/0, a valid prefix then padding); outputs 'cls' [B,L,classes] and 'reg'\n"
+    "[B,L,regression-targets]. Padded features are sanitized, padded keys excluded from\n"
+    "every attention, and both outputs are exact zeros on padding. Architecture and\n"
+    "weight names: docs/export.md.\n";
 
-/* Strict positive integer. */
-/* Export's sizes fit an int32 attribute. */
-static int parse_int(const char *opt, const char *s, int64_t lo, int64_t *out)
-{
-    return oq_cli_parse_int("export", opt, s, lo, 1ll << 31, out);
-}
+static const char encoder_foot[] =
+    "\nexamples:\n"
+    "  ortqual export encoder --seed 1 --save-weights w.npz -o enc_dec.onnx\n"
+    "  ortqual export encoder --weights w.npz --heads 4 --format attention24 -o enc_a24.onnx\n";
 
-static int parse_static(const char *s, int64_t *b, int64_t *l)
-{
-    const char *comma = strchr(s, ',');
-    char buf[64];
-    if (!comma || (size_t)(comma - s) >= sizeof buf) {
-        fprintf(stderr, "ortqual export: --static '%s': expected B,L (e.g. 2,128)\n", s);
-        return -1;
-    }
-    memcpy(buf, s, (size_t)(comma - s));
-    buf[comma - s] = 0;
-    if (parse_int("--static (batch)", buf, 1, b) || parse_int("--static (length)", comma + 1, 1, l))
-        return -1;
-    return 0;
-}
-
-/* Options shared by both models; returns 1 if handled, -1 on error, 0 if not ours. */
+/* The options both models take. */
 struct common_opts {
     oq_attn_format format;
     oq_mask_form mask;
@@ -126,63 +59,93 @@ struct common_opts {
     int force;
 };
 
-enum {
-    OPT_FORMAT = 256, OPT_MASK, OPT_DTYPE, OPT_STATIC, OPT_FORCE, OPT_HEADS, OPT_KV_HEADS,
-    OPT_HEAD_DIM, OPT_LAYOUT, OPT_ELU, OPT_UNMASKED, OPT_FEATURES, OPT_WIDTH, OPT_LAYERS, OPT_FFN,
-    OPT_CLASSES, OPT_REG, OPT_SEED, OPT_WEIGHTS, OPT_SAVE
-};
-
-/* Passes through `v`, the parse of optarg into one of a fixed set (< 0: none of them),
- * saying which values `opt` takes when it is none. */
-static int choice(int v, const char *opt, const char *choices)
+/* `v`, the parse of `arg` into one of a fixed set (< 0: none of them), saying which values
+ * --`opt` takes when it is none. */
+static int choice(int v, const char *opt, const char *arg, const char *choices)
 {
-    if (v < 0) fprintf(stderr, "ortqual export: %s '%s': use %s\n", opt, optarg, choices);
+    if (v < 0) fprintf(stderr, "ortqual export: --%s '%s': use %s\n", opt, arg, choices);
     return v;
 }
 
-static int common_opt(int c, struct common_opts *o)
+static int set_format(const oq_opt *opt, const char *arg)
 {
-    int v;
-    switch (c) {
-    case OPT_FORMAT:
-        v = choice(oq_attn_format_parse(optarg), "--format", "decomposed, attention23 or attention24");
-        if (v < 0) return -1;
-        o->format = (oq_attn_format)v;
-        return 1;
-    case OPT_MASK:
-        v = choice(oq_mask_form_parse(optarg), "--mask", "auto, none, additive, bool or seqlen");
-        if (v < 0) return -1;
-        o->mask = (oq_mask_form)v;
-        return 1;
-    case OPT_DTYPE:
-        o->dtype = oq_dtype_parse(optarg);
-        v = o->dtype == OQ_DTYPE_FLOAT32 || o->dtype == OQ_DTYPE_FLOAT16 ? 0 : -1;
-        return choice(v, "--attention-dtype", "float32 or float16") < 0 ? -1 : 1;
-    case OPT_STATIC:
-        return parse_static(optarg, &o->sb, &o->sl) ? -1 : 1;
-    case 'o':
-        o->output = optarg;
-        return 1;
-    case OPT_FORCE:
-        o->force = 1;
-        return 1;
-    }
+    struct common_opts *o = opt->ctx;
+    int v = choice(oq_attn_format_parse(arg), opt->name, arg, "decomposed, attention23 or attention24");
+    if (v >= 0) o->format = (oq_attn_format)v;
+    return v < 0 ? -1 : 0;
+}
+
+static int set_mask(const oq_opt *opt, const char *arg)
+{
+    struct common_opts *o = opt->ctx;
+    int v = choice(oq_mask_form_parse(arg), opt->name, arg, "auto, none, additive, bool or seqlen");
+    if (v >= 0) o->mask = (oq_mask_form)v;
+    return v < 0 ? -1 : 0;
+}
+
+/* --unmasked: no mask input, no padding. */
+static int set_unmasked(const oq_opt *opt, const char *arg)
+{
+    (void)arg;
+    ((struct common_opts *)opt->ctx)->mask = OQ_MASK_NONE;
     return 0;
 }
 
-#define COMMON_LONGOPTS                                                                     \
-    {"format", required_argument, 0, OPT_FORMAT}, {"mask", required_argument, 0, OPT_MASK}, \
-        {"attention-dtype", required_argument, 0, OPT_DTYPE},                               \
-        {"static", required_argument, 0, OPT_STATIC},                                       \
-        {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, OPT_FORCE},        \
-        {"help", no_argument, 0, 'h'}
-
-static int bad_option(char **argv)
+static int set_dtype(const oq_opt *opt, const char *arg)
 {
-    fprintf(stderr, "ortqual export: unknown or incomplete option '%s' (see --help)\n",
-            argv[optind - 1]);
-    return OQ_EXIT_USAGE;
+    struct common_opts *o = opt->ctx;
+    o->dtype = oq_dtype_parse(arg);
+    int ok = o->dtype == OQ_DTYPE_FLOAT32 || o->dtype == OQ_DTYPE_FLOAT16;
+    return choice(ok ? 0 : -1, opt->name, arg, "float32 or float16");
 }
+
+/* Export's sizes fit an int32 attribute. */
+static int parse_int(const char *opt, const char *s, int64_t lo, int64_t *out)
+{
+    return oq_cli_parse_int("export", opt, s, lo, INT32_MAX, out);
+}
+
+static int set_static(const oq_opt *opt, const char *s)
+{
+    struct common_opts *o = opt->ctx;
+    const char *comma = strchr(s, ',');
+    char buf[64];
+    if (!comma || (size_t)(comma - s) >= sizeof buf) {
+        fprintf(stderr, "ortqual export: --static '%s': expected B,L (e.g. 2,128)\n", s);
+        return -1;
+    }
+    memcpy(buf, s, (size_t)(comma - s));
+    buf[comma - s] = 0;
+    return parse_int("--static (batch)", buf, 1, &o->sb) || parse_int("--static (length)", comma + 1, 1, &o->sl)
+               ? -1 : 0;
+}
+
+/* A size into the int32 at ptr, at least o->ival; a shape option also sets the flag at ctx. */
+static int set_size(const oq_opt *opt, const char *arg)
+{
+    char name[64];
+    int64_t v;
+    snprintf(name, sizeof name, "--%s", opt->name);
+    if (parse_int(name, arg, opt->ival, &v)) return -1;
+    *(int32_t *)opt->ptr = (int32_t)v;
+    if (opt->ctx) *(int *)opt->ctx = 1;
+    return 0;
+}
+
+#define SIZE_OPT(n, a, field, lo, flag, h) {OQ_OPTK_CALLBACK, (n), 0, (a), (h), (field), 0, (lo), 0, set_size, (flag)}
+
+#define COMMON_OPTS(o)                                                                                \
+    OQ_OPT_CALLBACK("format", "F", set_format, (o), "decomposed | attention23 | attention24 (default decomposed)"), \
+    OQ_OPT_CALLBACK("mask", "M", set_mask, (o),                                                         \
+                    "auto | additive | bool | seqlen (default auto: additive for\n"                     \
+                    "decomposed and attention23, seqlen for attention24); bool builds\n"               \
+                    "a boolean attn_mask, the form that routes to MATH on CUDA"),                      \
+    OQ_OPT_CALLBACK("attention-dtype", "T", set_dtype, (o),                                             \
+                    "float32 | float16 (default float32): float16 casts around the\n"                  \
+                    "attention only, public inputs and outputs stay float32"),                         \
+    OQ_OPT_CALLBACK("static", "B,L", set_static, (o), "fixed batch size and length (default: dynamic 'batch', 'seq')"), \
+    {OQ_OPTK_STRING, "output", 'o', "PATH", "the model file to write (atomically)", &(o)->output},      \
+    OQ_OPT_FLAG("force", &(o)->force, "replace PATH if it exists (refused otherwise)")
 
 static int finish(oq_graph *g, const struct common_opts *o, const char *what)
 {
@@ -199,13 +162,13 @@ static int finish(oq_graph *g, const struct common_opts *o, const char *what)
     return OQ_EXIT_OK;
 }
 
-/* After the options: no operands, and an output path. */
-static int check_rest(int argc, char **argv, const char *model, const struct common_opts *o)
+/* Parses with the model's table; 0 to go on, 1 after --help, -1 after an error. */
+static int parse(const char *name, const char *head, const char *foot, const oq_opt *opts, int argc, char **argv,
+                 const struct common_opts *o)
 {
-    if (optind < argc) {
-        fprintf(stderr, "ortqual export %s: unexpected argument '%s'\n", model, argv[optind]);
-        return -1;
-    }
+    const oq_cli_command c = {name, head, foot, opts, 0, "unknown or incomplete option '%s'"};
+    int rc = oq_cli_parse(&c, argc, argv, NULL);
+    if (rc) return rc;
     if (o->output) return 0;
     fprintf(stderr, "ortqual export: -o/--output MODEL.onnx is required\n");
     return -1;
@@ -213,37 +176,22 @@ static int check_rest(int argc, char **argv, const char *model, const struct com
 
 static int export_sdpa(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        COMMON_LONGOPTS,
-        {"heads", required_argument, 0, OPT_HEADS},
-        {"kv-heads", required_argument, 0, OPT_KV_HEADS},
-        {"head-dim", required_argument, 0, OPT_HEAD_DIM},
-        {"layout", required_argument, 0, OPT_LAYOUT},
-        {"unmasked", no_argument, 0, OPT_UNMASKED},
-        {0, 0, 0, 0}};
     oq_sdpa_config c;
     oq_sdpa_config_default(&c);
     struct common_opts o = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0, NULL, 0};
-    int64_t v, kv = 0;
-    int ch;
-    opterr = 0;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        int r = common_opt(ch, &o);
-        if (r < 0) return OQ_EXIT_USAGE;
-        if (r) continue;
-        switch (ch) {
-        case 'h': usage_sdpa(stdout); return OQ_EXIT_OK;
-        case OPT_HEADS: if (parse_int("--heads", optarg, 1, &v)) return OQ_EXIT_USAGE; c.heads = (int32_t)v; break;
-        case OPT_KV_HEADS: if (parse_int("--kv-heads", optarg, 1, &kv)) return OQ_EXIT_USAGE; break;
-        case OPT_HEAD_DIM: if (parse_int("--head-dim", optarg, 1, &v)) return OQ_EXIT_USAGE; c.head_dim = (int32_t)v; break;
-        case OPT_LAYOUT: if (parse_int("--layout", optarg, 0, &v)) return OQ_EXIT_USAGE; c.layout = (int32_t)v; break;
-        case OPT_UNMASKED: o.mask = OQ_MASK_NONE; break;
-        default: return bad_option(argv);
-        }
-    }
-    if (check_rest(argc, argv, "sdpa", &o)) return OQ_EXIT_USAGE;
-    c.kv_heads = kv ? (int32_t)kv : c.heads;
+    int32_t kv = 0;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        SIZE_OPT("heads", "H", &c.heads, 1, NULL, "query heads (default 4)"),
+        SIZE_OPT("kv-heads", "G", &kv, 1, NULL, "key/value heads, must divide H (default H; fewer = GQA)"),
+        SIZE_OPT("head-dim", "D", &c.head_dim, 1, NULL, "head size (default 16)"),
+        SIZE_OPT("layout", "3|4", &c.layout, 0, NULL, "3: [B,L,H*D]; 4: [B,H,L,D] (default 4)"),
+        OQ_OPT_CALLBACK("unmasked", NULL, set_unmasked, &o, "no mask input, no padding (same as --mask none)"),
+        COMMON_OPTS(&o),
+        OQ_OPT_END};
+    int rc = parse("export sdpa", sdpa_head, sdpa_foot, opts, argc, argv, &o);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    c.kv_heads = kv ? kv : c.heads;
     c.format = o.format;
     c.mask = o.mask;
     c.attention_dtype = o.dtype;
@@ -258,63 +206,46 @@ static int export_sdpa(int argc, char **argv)
     return finish(g, &o, "sdpa");
 }
 
+static int set_elu(const oq_opt *opt, const char *arg)
+{
+    if (strcmp(arg, "op") && strcmp(arg, "decomposed")) {
+        fprintf(stderr, "ortqual export encoder: --elu '%s': use decomposed or op\n", arg);
+        return -1;
+    }
+    *(int *)opt->ctx = !strcmp(arg, "op");
+    return 0;
+}
+
 static int export_encoder(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        COMMON_LONGOPTS,
-        {"features", required_argument, 0, OPT_FEATURES},
-        {"width", required_argument, 0, OPT_WIDTH},
-        {"layers", required_argument, 0, OPT_LAYERS},
-        {"heads", required_argument, 0, OPT_HEADS},
-        {"ffn-width", required_argument, 0, OPT_FFN},
-        {"classes", required_argument, 0, OPT_CLASSES},
-        {"regression-targets", required_argument, 0, OPT_REG},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"weights", required_argument, 0, OPT_WEIGHTS},
-        {"save-weights", required_argument, 0, OPT_SAVE},
-        {"elu", required_argument, 0, OPT_ELU},
-        {0, 0, 0, 0}};
     oq_encoder_config c;
     oq_encoder_config_default(&c);
     struct common_opts o = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0, NULL, 0};
     const char *weights = NULL, *save = NULL;
-    int64_t v, seed = 0;
-    int shape_opts = 0, ch, elu_op = 0;
-    opterr = 0;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        int r = common_opt(ch, &o);
-        if (r < 0) return OQ_EXIT_USAGE;
-        if (r) continue;
-        int32_t *field = NULL;
-        const char *name = NULL;
-        int64_t lo = 1;
-        switch (ch) {
-        case 'h': usage_encoder(stdout); return OQ_EXIT_OK;
-        case OPT_FEATURES: field = &c.features; name = "--features"; break;
-        case OPT_WIDTH: field = &c.width; name = "--width"; break;
-        case OPT_LAYERS: field = &c.layers; name = "--layers"; lo = 0; break;
-        case OPT_HEADS: field = &c.heads; name = "--heads"; break;
-        case OPT_FFN: field = &c.ffn_width; name = "--ffn-width"; break;
-        case OPT_CLASSES: field = &c.outputs[0].dim; name = "--classes"; break;
-        case OPT_REG: field = &c.outputs[1].dim; name = "--regression-targets"; break;
-        case OPT_SEED: if (parse_int("--seed", optarg, 0, &seed)) return OQ_EXIT_USAGE; continue;
-        case OPT_WEIGHTS: weights = optarg; continue;
-        case OPT_SAVE: save = optarg; continue;
-        case OPT_ELU:
-            if (strcmp(optarg, "op") && strcmp(optarg, "decomposed")) {
-                fprintf(stderr, "ortqual export encoder: --elu '%s': use decomposed or op\n", optarg);
-                return OQ_EXIT_USAGE;
-            }
-            elu_op = !strcmp(optarg, "op");
-            continue;
-        default: return bad_option(argv);
-        }
-        if (parse_int(name, optarg, lo, &v)) return OQ_EXIT_USAGE;
-        *field = (int32_t)v;
-        if (ch != OPT_HEADS) shape_opts = 1;
-    }
-    if (check_rest(argc, argv, "encoder", &o)) return OQ_EXIT_USAGE;
+    uint64_t seed = 0;
+    int shape_opts = 0, elu_op = 0;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        SIZE_OPT("features", "F", &c.features, 1, &shape_opts, "input features per element (default 8)"),
+        SIZE_OPT("width", "W", &c.width, 1, &shape_opts, "model width (default 32)"),
+        SIZE_OPT("layers", "N", &c.layers, 0, &shape_opts, "pre-LayerNorm self-attention blocks (default 2)"),
+        SIZE_OPT("heads", "H", &c.heads, 1, NULL, "attention heads, must divide W (default 4)"),
+        SIZE_OPT("ffn-width", "FF", &c.ffn_width, 1, &shape_opts, "feed-forward hidden width (default 64)"),
+        SIZE_OPT("classes", "K", &c.outputs[0].dim, 1, &shape_opts, "width of the 'cls' head (default 6)"),
+        SIZE_OPT("regression-targets", "K", &c.outputs[1].dim, 1, &shape_opts, "width of the 'reg' head (default 4)"),
+        OQ_OPT_NUMBER("seed", "S", &seed, 0, INT32_MAX, "random weights from this seed (default 0)"),
+        OQ_OPT_STRING("weights", "W.npz", &weights,
+                      "weights from an npz instead (shapes give F, W, N, FF and\n"
+                      "the heads; --heads is still needed)"),
+        OQ_OPT_STRING("save-weights", "W.npz", &save, "also write the weights used (atomically; --force applies)"),
+        OQ_OPT_CALLBACK("elu", "decomposed|op", set_elu, &elu_op,
+                        "ELU from standard ops (default), or the ONNX Elu operator,\n"
+                        "which ORT 1.29 runs on CPU inside a CUDA session (Elu-22\n"
+                        "has no CUDA kernel): the case --require-full-gpu catches"),
+        COMMON_OPTS(&o),
+        OQ_OPT_END};
+    int rc = parse("export encoder", encoder_head, encoder_foot, opts, argc, argv, &o);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (weights && shape_opts) {
         fprintf(stderr, "ortqual export encoder: --weights takes the sizes from the file; drop "
                         "--features/--width/--layers/--ffn-width/--classes/--regression-targets\n");
@@ -329,7 +260,7 @@ static int export_encoder(int argc, char **argv)
     oq_err err = {0};
     oq_encoder_weights *w = NULL;
     oq_status s = weights ? oq_encoder_weights_load(weights, c.heads, &w, &err)
-                          : oq_encoder_weights_random(&c, (uint64_t)seed, &w, &err);
+                          : oq_encoder_weights_random(&c, seed, &w, &err);
     if (s) {
         fprintf(stderr, "ortqual export encoder: %s\n", err.msg);
         return s == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;

@@ -1,18 +1,15 @@
 /* ortqual gate: run a test command so that a green result means tests passed. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/gate.h"
 
 const char cmd_gate_summary[] = "run a test command with no false greens (skips, exit 5, shadowing)";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
+static const char head[] =
 "usage: ortqual gate [options] -- CMD [ARGS...]\n"
 "\n"
 "Run a test command and decide from its log, not its exit status alone, whether it\n"
@@ -31,42 +28,16 @@ static void usage(FILE *fp)
 "    redirect it; it is also shown live. Its path is printed first.\n"
 "  * The verdict comes from the runner's LAST closing summary: pytest\n"
 "    (\"3 passed, 1 skipped in 0.1s\", any mix of failed/errors/xfailed/xpassed/\n"
-"    deselected/warnings, \"no tests ran\"), ctest (\"75%% tests passed, 1 tests\n"
+"    deselected/warnings, \"no tests ran\"), ctest (\"75% tests passed, 1 tests\n"
 "    failed out of 4\" and its \"did not run\" list), cmocka (\"[  PASSED  ] 5\n"
 "    test(s).\" and its FAILED/SKIPPED lists), or a plain \"[word:] N passed, N\n"
 "    failed[, N skipped]\" line. It FAILS when: the exit status is not 0 (5 is\n"
 "    pytest's \"no tests collected\"); CMD was killed by a signal; no summary is\n"
 "    found; anything failed or errored; zero tests passed; any skip's reason is\n"
 "    not matched by --allow-skip. pytest prints skip reasons only with -rs:\n"
-"    a skip without a visible reason is never allowed.\n"
-"\n"
-"options:\n"
-"  --pythonpath DIR     put DIR first on PYTHONPATH (repeatable; made absolute)\n"
-"  --env NAME=VALUE     set a variable for CMD (repeatable)\n"
-"  --pin-lib PATH       LD_PRELOAD the library and put its folder first in\n"
-"                       LD_LIBRARY_PATH, always both (repeatable). Preloading alone\n"
-"                       lets a dependency resolve against a framework's bundled copy\n"
-"                       (torch's cuDNN); the path alone loses to what loads first.\n"
-"                       'ortqual doctor' prints the set to pin.\n"
-"  --allow-skip REGEX   allow skips whose reason matches this POSIX extended\n"
-"                       regular expression (searched, not anchored). pytest's reason\n"
-"                       is the text after \"SKIPPED [N] \" (e.g. \"test_x.py:12: needs\n"
-"                       CUDA\"); cmocka's the test name; ctest's \"name (Skipped)\".\n"
-"                       Repeated: any of them. Default: no skip is allowed.\n"
-"  --require-dispatch KERNEL | NODE=KERNEL\n"
-"                       every SdpaKernel= routing line ORT prints must name an\n"
-"                       allowed kernel (all lines, not the first), and at least one\n"
-"                       must exist; NODE=KERNEL rules one node and requires its line.\n"
-"                       KERNEL: FLASH_ATTENTION, EFFICIENT_ATTENTION,\n"
-"                       CUDNN_FLASH_ATTENTION, MATH, ... or flash, efficient, cudnn,\n"
-"                       math. Sets ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 for CMD\n"
-"                       unless --env sets it. pytest captures fd 1: run it with -s\n"
-"                       so the lines reach the log. (repeatable)\n"
-"  --verdict FILE       write the verdict as JSON (atomically) to FILE\n"
-"  --keep               keep the private folder (and the log) afterwards;\n"
-"                       default: removed once the verdict is written\n"
-"  -q, --quiet          do not show CMD's output live (it is still logged)\n"
-"  -h, --help           this help\n"
+"    a skip without a visible reason is never allowed.\n";
+
+static const char foot[] =
 "\n"
 "exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run.\n"
 "\n"
@@ -74,13 +45,7 @@ static void usage(FILE *fp)
 "  ortqual gate --pythonpath $PWD/onnxruntime/test/python/transformers \\\n"
 "      --pin-lib /usr/local/cuda/lib64/libcudart.so.13 --allow-skip 'needs bf16' \\\n"
 "      --require-dispatch cudnn --verdict gate.json -- \\\n"
-"      python3 -m pytest -rs -s $PWD/onnxruntime/test/python/transformers/test_x.py\n");
-}
-
-typedef struct list {
-    const char **v;
-    size_t n;
-} list;
+"      python3 -m pytest -rs -s $PWD/onnxruntime/test/python/transformers/test_x.py\n";
 
 static void stream(void *user, const void *buf, size_t n)
 {
@@ -90,7 +55,7 @@ static void stream(void *user, const void *buf, size_t n)
 }
 
 /* Several --allow-skip: one expression that matches any of them. */
-static char *join_regex(const list *l)
+static char *join_regex(const oq_cli_list *l)
 {
     if (l->n == 0) return NULL;
     size_t len = 1;
@@ -177,56 +142,52 @@ static int run_gate(const oq_gate_options *o, const char *verdict_path, int keep
 
 int cmd_gate(int argc, char **argv)
 {
-    enum { O_PYTHONPATH = 256, O_ENV, O_PIN, O_ALLOW, O_DISPATCH, O_VERDICT, O_KEEP };
-    static const struct option longopts[] = {
-        {"pythonpath", required_argument, NULL, O_PYTHONPATH},
-        {"env", required_argument, NULL, O_ENV},
-        {"pin-lib", required_argument, NULL, O_PIN},
-        {"allow-skip", required_argument, NULL, O_ALLOW},
-        {"require-dispatch", required_argument, NULL, O_DISPATCH},
-        {"verdict", required_argument, NULL, O_VERDICT},
-        {"keep", no_argument, NULL, O_KEEP},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    /* Every repeatable option fits in argc slots. */
-    list py = {calloc((size_t)argc, sizeof(char *)), 0}, env = {calloc((size_t)argc, sizeof(char *)), 0},
-         pin = {calloc((size_t)argc, sizeof(char *)), 0}, allow = {calloc((size_t)argc, sizeof(char *)), 0},
-         disp = {calloc((size_t)argc, sizeof(char *)), 0};
+    oq_cli_list py = {0}, env = {0}, pin = {0}, allow = {0}, disp = {0};
     const char *verdict = NULL;
-    int keep = 0, quiet = 0, rc = -1, c;
-    if (!py.v || !env.v || !pin.v || !allow.v || !disp.v) {
-        fprintf(stderr, "ortqual gate: out of memory\n");
-        rc = OQ_EXIT_RUNTIME;
-    }
-    opterr = 0;
-    optind = 1;
-    while (rc < 0 && (c = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_PYTHONPATH: py.v[py.n++] = optarg; break;
-        case O_ENV: env.v[env.n++] = optarg; break;
-        case O_PIN: pin.v[pin.n++] = optarg; break;
-        case O_ALLOW: allow.v[allow.n++] = optarg; break;
-        case O_DISPATCH: disp.v[disp.n++] = optarg; break;
-        case O_VERDICT: verdict = optarg; break;
-        case O_KEEP: keep = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); rc = OQ_EXIT_OK; break;
-        default:
-            if (optopt > 0 && optopt < 256) fprintf(stderr, "ortqual gate: option '-%c' is unknown or needs a value\n", optopt);
-            else fprintf(stderr, "ortqual gate: option '%s' is unknown or needs a value\n", argv[optind - 1]);
-            rc = OQ_EXIT_USAGE;
-        }
-    }
-    if (rc < 0 && optind >= argc) {
+    int keep = 0, quiet = 0;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_LIST("pythonpath", "DIR", &py, "put DIR first on PYTHONPATH (repeatable; made absolute)"),
+        OQ_OPT_LIST("env", "NAME=VALUE", &env, "set a variable for CMD (repeatable)"),
+        OQ_OPT_LIST("pin-lib", "PATH", &pin,
+                    "LD_PRELOAD the library and put its folder first in\n"
+                    "LD_LIBRARY_PATH, always both (repeatable). Preloading alone\n"
+                    "lets a dependency resolve against a framework's bundled copy\n"
+                    "(torch's cuDNN); the path alone loses to what loads first.\n"
+                    "'ortqual doctor' prints the set to pin."),
+        OQ_OPT_LIST("allow-skip", "REGEX", &allow,
+                    "allow skips whose reason matches this POSIX extended\n"
+                    "regular expression (searched, not anchored). pytest's reason\n"
+                    "is the text after \"SKIPPED [N] \" (e.g. \"test_x.py:12: needs\n"
+                    "CUDA\"); cmocka's the test name; ctest's \"name (Skipped)\".\n"
+                    "Repeated: any of them. Default: no skip is allowed."),
+        OQ_OPT_LIST("require-dispatch", "KERNEL|NODE=KERNEL", &disp,
+                    "every SdpaKernel= routing line ORT prints must name an\n"
+                    "allowed kernel (all lines, not the first), and at least one\n"
+                    "must exist; NODE=KERNEL rules one node and requires its line.\n"
+                    "KERNEL: FLASH_ATTENTION, EFFICIENT_ATTENTION,\n"
+                    "CUDNN_FLASH_ATTENTION, MATH, ... or flash, efficient, cudnn,\n"
+                    "math. Sets ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 for CMD\n"
+                    "unless --env sets it. pytest captures fd 1: run it with -s\n"
+                    "so the lines reach the log. (repeatable)"),
+        OQ_OPT_STRING("verdict", "FILE", &verdict, "write the verdict as JSON (atomically) to FILE"),
+        OQ_OPT_FLAG("keep", &keep,
+                    "keep the private folder (and the log) afterwards;\n"
+                    "default: removed once the verdict is written"),
+        {OQ_OPTK_FLAG, "quiet", 'q', NULL, "do not show CMD's output live (it is still logged)", &quiet, 0, 1},
+        OQ_OPT_END};
+    const oq_cli_command c = {"gate", head, foot, opts, OQ_CLI_OPERANDS_LAST, "option '%s' is unknown or needs a value"};
+    int first = argc;
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    rc = rc > 0 ? OQ_EXIT_OK : rc < 0 ? OQ_EXIT_USAGE : -1;
+    if (rc < 0 && first >= argc) {
         fprintf(stderr, "ortqual gate: no command given (usage: ortqual gate [options] -- CMD [ARGS...])\n");
         rc = OQ_EXIT_USAGE;
     }
     char *allow_re = join_regex(&allow);
     if (rc < 0) {
         oq_gate_options o = {
-            .argv = argv + optind, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
+            .argv = argv + first, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
             .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow_re,
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
             .on_output = quiet ? NULL : stream,
@@ -234,10 +195,10 @@ int cmd_gate(int argc, char **argv)
         rc = run_gate(&o, verdict, keep);
     }
     free(allow_re);
-    free(py.v);
-    free(env.v);
-    free(pin.v);
-    free(allow.v);
-    free(disp.v);
+    oq_cli_list_clear(&py);
+    oq_cli_list_clear(&env);
+    oq_cli_list_clear(&pin);
+    oq_cli_list_clear(&allow);
+    oq_cli_list_clear(&disp);
     return rc;
 }

@@ -1,36 +1,30 @@
 /* ortqual inspect MODEL: header, I/O, operators and attention nodes of an ONNX file. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/inspect.h"
 #include "ortqual/tensor.h"
 
 const char cmd_inspect_summary[] = "show an ONNX model's I/O, operators and attention nodes";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual inspect [--json] MODEL.onnx\n"
-            "\n"
-            "Print the IR version, producer, opset imports, inputs and outputs (symbolic dims\n"
-            "by name), initializer count and bytes, operator counts by domain, and every\n"
-            "attention node: ONNX Attention (with attributes and connected inputs such as\n"
-            "attn_mask or nonpad_kv_seqlen), com.microsoft MultiHeadAttention /\n"
-            "GroupQueryAttention, and decomposed MatMul -> ... -> Softmax -> MatMul chains.\n"
-            "Custom operator domains are reported as warnings.\n"
-            "\n"
-            "options:\n"
-            "  --json        machine-readable output (one JSON object)\n"
-            "  -h, --help    this help\n"
-            "\n"
-            "exit status: 0 inspected, 2 unreadable or not an ONNX model.\n"
-            "\n"
-            "example:\n"
-            "  ortqual export sdpa --format attention24 -o a24.onnx && ortqual inspect a24.onnx\n");
-}
+static const char head[] =
+    "usage: ortqual inspect [--json] MODEL.onnx\n"
+    "\n"
+    "Print the IR version, producer, opset imports, inputs and outputs (symbolic dims\n"
+    "by name), initializer count and bytes, operator counts by domain, and every\n"
+    "attention node: ONNX Attention (with attributes and connected inputs such as\n"
+    "attn_mask or nonpad_kv_seqlen), com.microsoft MultiHeadAttention /\n"
+    "GroupQueryAttention, and decomposed MatMul -> ... -> Softmax -> MatMul chains.\n"
+    "Custom operator domains are reported as warnings.\n";
+
+static const char foot[] =
+    "\n"
+    "exit status: 0 inspected, 2 unreadable or not an ONNX model.\n"
+    "\n"
+    "example:\n"
+    "  ortqual export sdpa --format attention24 -o a24.onnx && ortqual inspect a24.onnx\n";
 
 static void print_io(const char *what, const oq_io_info *io, size_t n)
 {
@@ -72,25 +66,17 @@ static void print_text(const char *path, const oq_model_info *mi)
 
 int cmd_inspect(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = 1; break;
-        case 'h': usage(stdout); return OQ_EXIT_OK;
-        default:
-            fprintf(stderr, "ortqual inspect: unknown option '%s' (see --help)\n", argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
+    int json = 0, first = argc;
+    const oq_opt opts[] = {OQ_OPT_GROUP("options:"),
+                           OQ_OPT_FLAG("json", &json, "machine-readable output (one JSON object)"), OQ_OPT_END};
+    const oq_cli_command c = {"inspect", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (first != argc - 1) {
         fprintf(stderr, "ortqual inspect: expected one MODEL.onnx (see --help)\n");
         return OQ_EXIT_USAGE;
     }
-    const char *path = argv[optind];
+    const char *path = argv[first];
     oq_model_info *mi;
     oq_err err = {0};
     if (oq_model_inspect_file(path, &mi, &err)) {

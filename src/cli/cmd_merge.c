@@ -1,17 +1,14 @@
 /* ortqual merge: the shards of one validation (or replay) plan into one verdict. */
-#include <getopt.h>
-#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/validate.h"
 
 const char cmd_merge_summary[] = "merge the shards of a sharded validation into one summary and verdict";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
+static const char head[] =
 "usage: ortqual merge [--json] [--no-plots] DIR\n"
 "\n"
 "Combines DIR/shards/0 .. DIR/shards/N-1 (written by 'validate --shard I/N' or 'replay --shard I/N',\n"
@@ -21,68 +18,63 @@ static void usage(FILE *fp)
 "\n"
 "A shard that never started, stopped with an error or was killed (no summary) is named with its\n"
 "index and what is known of it, and fails the merge: a missing shard is never a pass. Shards of\n"
-"another plan (other options or inputs than DIR/shards/plan.json) are refused.\n"
-"\n"
-"options:\n"
-"  --json          print the merged summary.json instead of the table\n"
-"  --no-plots      skip DIR/plots/\n"
+"another plan (other options or inputs than DIR/shards/plan.json) are refused.\n";
+
+static const char foot[] =
 "\n"
 "exit status: 0 all passed, 1 a configuration failed or a shard did not report,\n"
 "             2 not a sharded directory or shards of different plans, 3 runtime error.\n"
-"example: ortqual merge ortqual-out/matrix\n");
-}
+"example: ortqual merge ortqual-out/matrix\n";
 
-static int print(const char *dir, const oq_merge_result *r, int json)
+static int print(const char *dir, const oq_validate_summary *s, int json)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    json_error_t je;
-    json_t *s = json_load_file(path, 0, &je);
-    if (!s) {
-        fprintf(stderr, "ortqual merge: %s: %s\n", path, je.text);
-        return OQ_EXIT_RUNTIME;
-    }
+    const oq_merge_info *m = &s->merged;
     if (json) {
-        json_dumpf(s, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        putchar('\n');
+        FILE *f = fopen(path, "r");
+        int c;
+        if (!f) {
+            fprintf(stderr, "ortqual merge: cannot read %s\n", path);
+            return OQ_EXIT_RUNTIME;
+        }
+        while ((c = fgetc(f)) != EOF) putchar(c);
+        fclose(f);
     } else {
-        printf("merged %d shards of plan %.16s (%zu did not report)\n", (int)r->shards, r->plan_hash, r->n_problems);
+        printf("merged %d shards of plan %.16s (%zu did not report)\n", (int)m->count, s->plan_hash, m->n_problems);
         oq_cli_print_verdict_table(s, dir);
     }
-    json_decref(s);
-    for (size_t i = 0; i < r->n_problems; i++)
-        fprintf(stderr, "ortqual merge: shard %d of %d %s: %s\n", (int)r->problems[i].index, (int)r->shards,
-                oq_shard_state_name(r->problems[i].state), r->problems[i].detail);
-    return r->exit_status ? OQ_EXIT_FAIL : OQ_EXIT_OK;
+    for (size_t i = 0; i < m->n_problems; i++)
+        fprintf(stderr, "ortqual merge: shard %d of %d %s: %s\n", (int)m->problems[i].index, (int)m->count,
+                oq_shard_state_name(m->problems[i].state), m->problems[i].detail);
+    return s->exit_status ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
 int cmd_merge(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", 0, 0, 'j'}, {"no-plots", 0, 0, 'P'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, plots = 1, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        if (c == 'h') return usage(stdout), OQ_EXIT_OK;
-        if (c == 'j') json = 1;
-        else if (c == 'P') plots = 0;
-        else return OQ_EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "ortqual merge: want one directory (see --help)\n");
+    int json = 0, plots = 1, first;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_FLAG("json", &json, "print the merged summary.json instead of the table"),
+        OQ_OPT_SET("no-plots", &plots, 0, "skip DIR/plots/"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"merge", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (first != argc - 1) {
+        fprintf(stderr, "ortqual merge: want one directory (see 'ortqual merge --help')\n");
         return OQ_EXIT_USAGE;
     }
-    const char *dir = argv[optind];
-    oq_merge_result r;
+    const char *dir = argv[first];
+    oq_validate_summary *s;
     oq_err e = {0};
-    oq_status st = oq_validate_merge(dir, plots, &r, &e);
+    oq_status st = oq_validate_merge(dir, plots, &s, &e);
     if (st) {
         fprintf(stderr, "ortqual merge: %s\n", e.msg);
-        oq_merge_result_clear(&r);
         return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
                                                                                            : OQ_EXIT_RUNTIME;
     }
-    int rc = print(dir, &r, json);
-    oq_merge_result_clear(&r);
+    rc = print(dir, s, json);
+    oq_validate_summary_free(s);
     return rc;
 }

@@ -1,46 +1,35 @@
 /* ortqual plot: figures from bench and validate summaries. */
-#include <getopt.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/csv.h"
 #include "ortqual/plot.h"
 
 const char cmd_plot_summary[] = "draw PNG/SVG figures from bench or validate summaries";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual plot INPUT... [--out DIR] [--baseline VARIANT] [--format png,svg]\n"
-            "                    [--stat p50|mean|p90|p99] [--json]\n"
-            "\n"
-            "Draw the standard figures of one or more summaries. Inputs are bench summary.csv\n"
-            "or summary.json files, or validate.csv files; the kind is told by the columns\n"
-            "(docs/plot.md lists them). Rows of inputs of one kind are pooled; only rows whose\n"
-            "status is \"ok\" are drawn. Bench figures: runtime, memory (and gpu_memory) and\n"
-            "speedup against sequence length, per batch/mask/heads group, and\n"
-            "error_vs_runtime. Validate figures: error_<output> (error distribution per\n"
-            "configuration) and runtime_valid_size. The written files are printed.\n"
-            "\n"
-            "options:\n"
-            "  --out DIR           directory for the figures (default: the first input's directory)\n"
-            "  --baseline VARIANT  variant the speed-up is measured against (default: the first\n"
-            "                      variant in the input)\n"
-            "  --format LIST       comma-separated formats: png, svg (default: png,svg)\n"
-            "  --stat NAME         bench time statistic: p50, mean, p90 or p99 (default: p50)\n"
-            "  --json              print {\"files\": [...]} instead of one path per line\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "exit status: 0 figures written; 2 usage or input error (nothing written);\n"
-            "3 a figure could not be rendered or written.\n"
-            "\n"
-            "example:\n"
-            "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n");
-}
+static const char head[] =
+    "usage: ortqual plot INPUT... [--out DIR] [--baseline VARIANT] [--format png,svg]\n"
+    "                    [--stat p50|mean|p90|p99] [--json]\n"
+    "\n"
+    "Draw the standard figures of one or more summaries. Inputs are bench summary.csv\n"
+    "or summary.json files, or validate.csv files; the kind is told by the columns\n"
+    "(docs/plot.md lists them). Rows of inputs of one kind are pooled; only rows whose\n"
+    "status is \"ok\" are drawn. Bench figures: runtime, memory (and gpu_memory) and\n"
+    "speedup against sequence length, per batch/mask/heads group, and\n"
+    "error_vs_runtime. Validate figures: error_<output> (error distribution per\n"
+    "configuration) and runtime_valid_size. The written files are printed.\n";
+
+static const char foot[] =
+    "\n"
+    "exit status: 0 figures written; 2 usage or input error (nothing written);\n"
+    "3 a figure could not be rendered or written.\n"
+    "\n"
+    "example:\n"
+    "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n";
 
 static int parse_formats(const char *s, unsigned *out)
 {
@@ -131,7 +120,7 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
             fprintf(stderr, "ortqual plot: %s\n", err.msg);
             rc = st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
         }
-        oq_plot_files_free(&files);
+        oq_plot_files_clear(&files);
     }
     for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);
     free(tables);
@@ -139,43 +128,38 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
     return rc;
 }
 
+static int set_formats(const oq_opt *o, const char *arg)
+{
+    return parse_formats(arg, &((oq_plot_options *)o->ctx)->formats);
+}
+
+static int set_stat(const oq_opt *o, const char *arg)
+{
+    oq_plot_options *opt = o->ctx;
+    if ((opt->stat = parse_stat(arg))) return 0;
+    fprintf(stderr, "ortqual plot: --stat: unknown statistic '%s' (p50, mean, p90, p99)\n", arg);
+    return -1;
+}
+
 int cmd_plot(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"out", required_argument, NULL, 'o'},    {"baseline", required_argument, NULL, 'b'},
-        {"format", required_argument, NULL, 'f'}, {"stat", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     oq_plot_options opt = {0};
-    int json = 0, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': opt.outdir = optarg; break;
-        case 'b': opt.baseline = optarg; break;
-        case 'f':
-            if (parse_formats(optarg, &opt.formats)) return OQ_EXIT_USAGE;
-            break;
-        case 's':
-            if (!(opt.stat = parse_stat(optarg))) {
-                fprintf(stderr, "ortqual plot: --stat: unknown statistic '%s' (p50, mean, p90, p99)\n", optarg);
-                return OQ_EXIT_USAGE;
-            }
-            break;
-        case 'j': json = 1; break;
-        case 'h': usage(stdout); return OQ_EXIT_OK;
-        case ':':
-            fprintf(stderr, "ortqual plot: option '%s' needs a value\n", argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        default:
-            fprintf(stderr, "ortqual plot: unknown option '%s' (see 'ortqual plot --help')\n", argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind >= argc) {
+    int json = 0, first = argc;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_STRING("out", "DIR", &opt.outdir, "directory for the figures (default: the first input's directory)"),
+        OQ_OPT_STRING("baseline", "VARIANT", &opt.baseline,
+                      "variant the speed-up is measured against (default: the first\nvariant in the input)"),
+        OQ_OPT_CALLBACK("format", "LIST", set_formats, &opt, "comma-separated formats: png, svg (default: png,svg)"),
+        OQ_OPT_CALLBACK("stat", "NAME", set_stat, &opt, "bench time statistic: p50, mean, p90 or p99 (default: p50)"),
+        OQ_OPT_FLAG("json", &json, "print {\"files\": [...]} instead of one path per line"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"plot", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (first >= argc) {
         fprintf(stderr, "ortqual plot: no input given (see 'ortqual plot --help')\n");
         return OQ_EXIT_USAGE;
     }
-    return run(argv + optind, (size_t)(argc - optind), &opt, json);
+    return run(argv + first, (size_t)(argc - first), &opt, json);
 }

@@ -1,22 +1,20 @@
 /* ortqual slurm: prepare a validation matrix once, submit its shards as a SLURM job array
  * and the merge after them. */
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/proc.h"
 #include "ortqual/slurm.h"
+#include "ortqual/validate.h"
 
 const char cmd_slurm_summary[] = "run a validation matrix as a SLURM job array of shards plus a merge job";
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
+static const char head[] =
 "usage: ortqual slurm --shards N --outdir DIR [options] -- validate|replay [their options]\n"
 "\n"
 "Prepares the matrix once, here (the batches are written to DIR and checked against the mask\n"
@@ -25,85 +23,34 @@ static void usage(FILE *fp)
 "and DIR/slurm/merge.sbatch, which runs 'ortqual merge DIR' once every task has ended in any state\n"
 "(--dependency=afterany), and submits both. Prints the job ids. The verdict is DIR/summary.json;\n"
 "a shard that was killed or never ran is named there and fails it. DIR must be on a file system\n"
-"every node sees; the tasks start in this directory with this environment (--export=ALL).\n"
-"\n"
-"options:\n"
-"  --shards N              shards (array tasks 0..N-1)\n"
-"  --shard-by batch|config split by batches (default; each batch's reference computed once) or by\n"
-"                          configurations (each task runs the reference and its share of the others)\n"
-"  --outdir DIR            the run's directory (not given to the command after --)\n"
-"  --partition P --time T --gpus-per-task G --cpus-per-task C --mem M --account A --qos Q\n"
-"                          sbatch options of the shard tasks (partition, account, qos: the merge too)\n"
-"  --merge-partition P     the merge job's partition (default: --partition)\n"
-"  --merge-mem M           the merge job's memory (it reads every shard's summary; see docs/scale-out.md)\n"
-"  --sbatch-arg ARG        another sbatch option for both jobs, e.g. --sbatch-arg=--constraint=h200\n"
-"  --job-name NAME         jobs NAME-shards and NAME-merge (ortqual)\n"
-"  --sbatch PATH           the sbatch program (default: sbatch in PATH)\n"
-"  --no-submit             prepare and write the scripts, print how to submit them, submit nothing\n"
-"  --json                  print {outdir, plan_hash, shards, shard_by, scripts, array_job_id, merge_job_id}\n"
+"every node sees; the tasks start in this directory with this environment (--export=ALL).\n";
+
+static const char foot[] =
 "\n"
 "exit status: 0 submitted (or written), 2 usage or input error (nothing submitted), 3 sbatch failed.\n"
 "example:\n"
 "  ortqual slurm --shards 50 --partition gpu --gpus-per-task 1 --time 02:00:00 --outdir /scratch/m1 -- \\\n"
 "      validate --configs ref:encoder:fp64,cuda:attention24:fp16:flash --num-events 1000000 --batch-size 256\n"
 "  squeue -j <array>,<merge>      # then /scratch/m1/summary.json\n"
-"  sbatch --array=7 /scratch/m1/slurm/shards.sbatch && ortqual merge /scratch/m1   # rerun shard 7\n");
-}
-
-enum {
-    OPT_SHARDS = 0x400, OPT_BY, OPT_OUTDIR, OPT_PARTITION, OPT_TIME, OPT_GPUS, OPT_CPUS, OPT_MEM, OPT_ACCOUNT,
-    OPT_QOS, OPT_MERGE_PARTITION, OPT_MERGE_MEM, OPT_SBATCH_ARG, OPT_JOB_NAME, OPT_SBATCH, OPT_NO_SUBMIT, OPT_JSON
-};
-
-static const struct option longopts[] = {
-    {"shards", 1, 0, OPT_SHARDS}, {"shard-by", 1, 0, OPT_BY}, {"outdir", 1, 0, OPT_OUTDIR},
-    {"partition", 1, 0, OPT_PARTITION}, {"time", 1, 0, OPT_TIME}, {"gpus-per-task", 1, 0, OPT_GPUS},
-    {"cpus-per-task", 1, 0, OPT_CPUS}, {"mem", 1, 0, OPT_MEM}, {"account", 1, 0, OPT_ACCOUNT},
-    {"qos", 1, 0, OPT_QOS}, {"merge-partition", 1, 0, OPT_MERGE_PARTITION}, {"merge-mem", 1, 0, OPT_MERGE_MEM},
-    {"sbatch-arg", 1, 0, OPT_SBATCH_ARG}, {"job-name", 1, 0, OPT_JOB_NAME}, {"sbatch", 1, 0, OPT_SBATCH},
-    {"no-submit", 0, 0, OPT_NO_SUBMIT}, {"json", 0, 0, OPT_JSON}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+"  sbatch --array=7 /scratch/m1/slurm/shards.sbatch && ortqual merge /scratch/m1   # rerun shard 7\n";
 
 struct slurm_args {
     oq_slurm_job job;
-    const char *outdir, *extra[64];
+    const char *outdir;
+    oq_cli_list extra;
     int no_submit, json;
 };
 
-static int take_opt(struct slurm_args *a, int c, const char *arg)
+static int set_by(const oq_opt *o, const char *arg)
 {
-    oq_slurm_job *j = &a->job;
-    int64_t n;
-    switch (c) {
-    case OPT_SHARDS:
-        if (oq_cli_parse_int("slurm", "--shards", arg, 1, 100000, &n)) return -1;
-        j->shards = (int32_t)n;
-        return 0;
-    case OPT_BY: {
-        int by = oq_shard_by_parse(arg);
-        if (by < 0) fprintf(stderr, "ortqual slurm: --shard-by '%s': want batch or config\n", arg);
-        j->by = (oq_shard_by)(by < 0 ? 0 : by);
-        return by < 0 ? -1 : 0;
+    oq_slurm_job *j = o->ctx;
+    int by = oq_shard_by_parse(arg);
+    if (by < 0) {
+        fprintf(stderr, "ortqual slurm: --shard-by '%s': want batch or config\n", arg);
+        return -1;
     }
-    case OPT_OUTDIR: a->outdir = arg; return 0;
-    case OPT_PARTITION: j->partition = arg; return 0;
-    case OPT_TIME: j->time = arg; return 0;
-    case OPT_GPUS: j->gpus_per_task = arg; return 0;
-    case OPT_CPUS: j->cpus_per_task = arg; return 0;
-    case OPT_MEM: j->mem = arg; return 0;
-    case OPT_ACCOUNT: j->account = arg; return 0;
-    case OPT_QOS: j->qos = arg; return 0;
-    case OPT_MERGE_PARTITION: j->merge_partition = arg; return 0;
-    case OPT_MERGE_MEM: j->merge_mem = arg; return 0;
-    case OPT_SBATCH_ARG:
-        if (j->n_extra == sizeof a->extra / sizeof *a->extra) return -1;
-        a->extra[j->n_extra++] = arg;
-        return 0;
-    case OPT_JOB_NAME: j->job_name = arg; return 0;
-    case OPT_SBATCH: j->sbatch = arg; return 0;
-    case OPT_NO_SUBMIT: a->no_submit = 1; return 0;
-    case OPT_JSON: a->json = 1; return 0;
-    }
-    return -1;
+    j->by = (oq_shard_by)by;
+    return 0;
 }
 
 /* The command after "--": validate or replay, without the options slurm sets itself. */
@@ -167,28 +114,35 @@ static int prepare(const struct slurm_args *a)
     return rc;
 }
 
-static void print_result(const struct slurm_args *a, const oq_slurm_scripts *s, const oq_slurm_ids *ids)
+static void print_json(const struct slurm_args *a, const oq_shard_plan *p, const oq_slurm_scripts *s,
+                       const oq_slurm_ids *ids)
 {
     const oq_slurm_job *j = &a->job;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/shards/plan.json", j->outdir);
-    json_error_t je;
-    json_t *plan = json_load_file(path, 0, &je);
-    const char *hash = json_string_value(json_object_get(json_object_get(plan, "plan"), "hash"));
-    if (a->json) {
-        json_t *o = json_pack("{s:s, s:s?, s:i, s:s, s:{s:s, s:s}, s:s?, s:s?}", "outdir", j->outdir, "plan_hash", hash,
-                              "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "scripts", "shards", s->shards,
-                              "merge", s->merge, "array_job_id", ids ? ids->array : NULL, "merge_job_id",
-                              ids ? ids->merge : NULL);
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        putchar('\n');
-        json_decref(o);
-        json_decref(plan);
-        return;
+    json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:{s:s, s:s}, s:s?, s:s?}", "outdir", j->outdir, "plan_hash", p->hash,
+                          "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "scripts", "shards", s->shards,
+                          "merge", s->merge, "array_job_id", ids ? ids->array : NULL, "merge_job_id",
+                          ids ? ids->merge : NULL);
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(o);
+}
+
+static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, const oq_slurm_ids *ids)
+{
+    const oq_slurm_job *j = &a->job;
+    oq_shard_plan p;
+    oq_err e = {0};
+    if (oq_shard_plan_read(j->outdir, &p, &e)) {
+        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        return OQ_EXIT_RUNTIME;
     }
-    printf("prepared: %zu batches in %d shards by %s, plan %.16s (%s)\n",
-           json_array_size(json_object_get(plan, "batches")), (int)j->shards, oq_shard_by_name(j->by),
-           hash ? hash : "?", path);
+    if (a->json) {
+        print_json(a, &p, s, ids);
+        oq_shard_plan_clear(&p);
+        return OQ_EXIT_OK;
+    }
+    printf("prepared: %zu batches in %d shards by %s, plan %.16s (%s/shards/plan.json)\n", p.n_batches,
+           (int)j->shards, oq_shard_by_name(j->by), p.hash, j->outdir);
     if (!ids) {
         printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n"
                "  array=$(sbatch --parsable %s) && sbatch --dependency=afterany:$array %s\n",
@@ -201,7 +155,8 @@ static void print_result(const struct slurm_args *a, const oq_slurm_scripts *s, 
                s->shards, s->merge, ids->array, (int)j->shards - 1, j->outdir, ids->array, ids->merge, j->outdir,
                ids->merge, ids->array, ids->merge, j->outdir);
     }
-    json_decref(plan);
+    oq_shard_plan_clear(&p);
+    return OQ_EXIT_OK;
 }
 
 static int run(struct slurm_args *a)
@@ -217,39 +172,74 @@ static int run(struct slurm_args *a)
         fprintf(stderr, "ortqual slurm: %s\n", e.msg);
         return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
     }
-    print_result(a, &s, a->no_submit ? NULL : &ids);
-    return OQ_EXIT_OK;
+    return print_result(a, &s, a->no_submit ? NULL : &ids);
+}
+
+static int parse(struct slurm_args *a, int argc, char **argv, int *first)
+{
+    oq_slurm_job *j = &a->job;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("the split:"),
+        OQ_OPT_NUMBER("shards", "N", &j->shards, 1, 100000, "shards (array tasks 0..N-1)"),
+        OQ_OPT_CALLBACK("shard-by", "batch|config", set_by, j,
+                        "split by batches (default; each batch's reference computed once)\n"
+                        "or by configurations (each task runs the reference and its share)"),
+        OQ_OPT_STRING("outdir", "DIR", &a->outdir, "the run's directory (not given to the command after --)"),
+        OQ_OPT_GROUP("sbatch options of the shard tasks (partition, account, qos: the merge too):"),
+        OQ_OPT_STRING("partition", "P", &j->partition, "partition"),
+        OQ_OPT_STRING("time", "T", &j->time, "time limit per task, e.g. 02:00:00"),
+        OQ_OPT_STRING("gpus-per-task", "G", &j->gpus_per_task, "GPUs per task"),
+        OQ_OPT_STRING("cpus-per-task", "C", &j->cpus_per_task, "CPUs per task"),
+        OQ_OPT_STRING("mem", "M", &j->mem, "memory per task, e.g. 8G"),
+        OQ_OPT_STRING("account", "A", &j->account, "account"),
+        OQ_OPT_STRING("qos", "Q", &j->qos, "quality of service"),
+        OQ_OPT_STRING("merge-partition", "P", &j->merge_partition, "the merge job's partition (default: --partition)"),
+        OQ_OPT_STRING("merge-mem", "M", &j->merge_mem,
+                      "the merge job's memory (it reads every shard's summary; see\ndocs/scale-out.md)"),
+        OQ_OPT_LIST("sbatch-arg", "ARG", &a->extra,
+                    "another sbatch option for both jobs, e.g. --sbatch-arg=--constraint=h200;\nrepeatable"),
+        OQ_OPT_STRING("job-name", "NAME", &j->job_name, "jobs NAME-shards and NAME-merge (ortqual)"),
+        OQ_OPT_STRING("sbatch", "PATH", &j->sbatch, "the sbatch program (default: sbatch in PATH)"),
+        OQ_OPT_GROUP("output:"),
+        OQ_OPT_FLAG("no-submit", &a->no_submit, "prepare and write the scripts, print how to submit them, submit nothing"),
+        OQ_OPT_FLAG("json", &a->json, "print {outdir, plan_hash, shards, shard_by, scripts, array_job_id,\nmerge_job_id}"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"slurm", head, foot, opts, OQ_CLI_OPERANDS_LAST};
+    int rc = oq_cli_parse(&c, argc, argv, first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (!j->shards || !a->outdir) {
+        fprintf(stderr, "ortqual slurm: --shards and --outdir are required (see 'ortqual slurm --help')\n");
+        return OQ_EXIT_USAGE;
+    }
+    if (*first < 2 || *first > argc || strcmp(argv[*first - 1], "--") != 0) {
+        fprintf(stderr, "ortqual slurm: want '-- validate|replay [options]' after the slurm options\n");
+        return OQ_EXIT_USAGE;
+    }
+    return check_command(argc - *first, argv + *first) ? OQ_EXIT_USAGE : -1;
 }
 
 int cmd_slurm(int argc, char **argv)
 {
     static struct slurm_args a;
     memset(&a, 0, sizeof a);
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        if (c == 'h') return usage(stdout), OQ_EXIT_OK;
-        if (c == '?' || take_opt(&a, c, optarg)) return OQ_EXIT_USAGE;
+    int first = argc;
+    int rc = parse(&a, argc, argv, &first);
+    if (rc >= 0) {
+        oq_cli_list_clear(&a.extra);
+        return rc;
     }
-    if (!a.job.shards || !a.outdir) {
-        fprintf(stderr, "ortqual slurm: --shards and --outdir are required (see --help)\n");
-        return OQ_EXIT_USAGE;
-    }
-    if (optind < 2 || strcmp(argv[optind - 1], "--") != 0) {
-        fprintf(stderr, "ortqual slurm: want '-- validate|replay [options]' after the slurm options\n");
-        return OQ_EXIT_USAGE;
-    }
-    if (check_command(argc - optind, argv + optind)) return OQ_EXIT_USAGE;
     char *cwd = getcwd(NULL, 0), *self = realpath("/proc/self/exe", NULL), *outdir = cwd ? absolute(a.outdir, cwd) : NULL;
     a.job.outdir = outdir;
     a.job.workdir = cwd;
     a.job.self_exe = self;
-    a.job.argc = argc - optind;
-    a.job.argv = (const char *const *)argv + optind;
-    a.job.extra = a.extra;
-    int rc = cwd && self && outdir ? run(&a) : OQ_EXIT_RUNTIME;
+    a.job.argc = argc - first;
+    a.job.argv = (const char *const *)argv + first;
+    a.job.extra = a.extra.v;
+    a.job.n_extra = a.extra.n;
+    rc = cwd && self && outdir ? run(&a) : OQ_EXIT_RUNTIME;
     free(cwd);
     free(self);
     free(outdir);
+    oq_cli_list_clear(&a.extra);
     return rc;
 }

@@ -1,21 +1,16 @@
 /* ortqual validate: the main job. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 
 const char cmd_validate_summary[] = "run a model over events and configurations, judge each against a reference";
 
-#define MAX_CONFIGS 64
-
-static void usage(FILE *fp)
-{
-    fprintf(fp,
+static const char head[] =
 "usage: ortqual validate [options]\n"
 "\n"
 "Runs a model over events in several configurations and judges each against the first\n"
@@ -23,121 +18,118 @@ static void usage(FILE *fp)
 "padding. Every batch passes the mask contract before any model runs. Each configuration runs\n"
 "in its own child process, so a crash inside ONNX Runtime becomes a failed configuration.\n"
 "With no options: the built-in demo (a seeded encoder, 8 events, CPU configurations, and\n"
-"CUDA ones when a CUDA execution provider is available).\n"
-"\n"
-"model (default: --export encoder):\n"
-"  --model M.onnx          a model of yours: inputs features [B,L,F] and mask [B,L]\n"
-"  --features NAME, --mask NAME   its input names (default: detected by rank)\n"
-"  --export encoder|sdpa   build the models with ortqual, one per representation and precision\n"
-"  --width W --layers N --heads H --num-features F --ffn-width W2   encoder shape (32, 2, 4, 8, 64)\n"
-"  --weights W.npz         encoder weights (default: random from --weights-seed, 1)\n"
-"  --head-dim D --kv-heads K   sdpa shape (with --heads)\n"
-"  --static                export static shapes (B and L of the first batch)\n"
-"  --elu decomposed|op     encoder ELU from standard ops (default) or the Elu operator (CPU-only on CUDA)\n"
-"  --mask-form auto|additive|bool|seqlen   how exported attention excludes padded keys (auto:\n"
-"                          additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
-"                          bool builds a boolean attn_mask, the form that routes to MATH on CUDA)\n"
-"\n"
-"events:\n"
-"  --inputs FILE...        saved batches (inputs_*.npz: features, mask); repeatable, globs expanded by the shell\n"
-"  --num-events N          generated events (8)          --batch-size B      (3)\n"
-"  --length-policy P       fixed [L] | balanced [MIN MAX] | uniform MIN MAX | fraction F   (uniform 5 96)\n"
-"  --max-len L             (96)      --pad-bin-size K   pad L up to a multiple of K (8)   --seed S (7)\n"
-"\n"
-"configurations:\n"
-"  --configs C1,C2,...     <runtime>:<representation>:<precision>[:<kernel>]; the first is the reference\n"
-"                          runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
-"                          decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
-"                          tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
-"                          kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel)\n"
-"  --list-configs          print the configurations possible here and why others are not\n"
-"  --require CONFIG        a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable\n"
-"  --gpu                   CUDA is required: every cuda configuration (the demo's included) must\n"
-"                          run; with no CUDA execution provider and device, exit 3 before anything\n"
-"                          runs (what ORTQUAL_GPU=1 make run uses)\n"
-"  --repeat N (5)  --warmup N (1)   timed calls per batch after the first call\n"
-"  --tolerance SPEC        per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable\n"
-"\n"
-"output:\n"
-"  --outdir DIR            (ortqual-out/<timestamp>)   --force   reuse a directory with a summary\n"
-"  --save-outputs          write outputs_<config>_NNN.npz       --json   print summary.json\n"
-"  --no-plots              skip plots/ (error distributions, runtime against valid size)\n"
-"\n"
-"dispatch and placement (CUDA and other GPU execution providers):\n"
-"  --expect-kernel NODE=KERNEL   per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable\n"
-"  --require-dispatch      an unverified kernel expectation fails instead of skipping\n"
-"                          (also ORTQUAL_REQUIRE_DISPATCH=1)\n"
-"  --prove-teeth           rerun each passing dispatch check with MATH forced; it must then fail\n"
-"  --require-full-gpu      fail when any compute node ran on CPU (shape ops on CPU allowed)\n"
-"  --strict-placement      with --require-full-gpu: shape ops and Memcpy on CPU fail too\n"
-"  --profile               record ORT's profile: nodes and time per execution provider\n"
-"\n"
-"scale-out (see also 'ortqual slurm' and 'ortqual merge'):\n");
-    oq_cli_shard_help(fp);
-    fprintf(fp,
-"\n"
-"isolation:\n"
-"  --timeout S             per configuration (300)      --no-isolate   run in this process (debugging)\n"
-"\n"
-"runtime:\n");
-    oq_cli_runtime_help(fp, 1);
-    fprintf(fp,
+"CUDA ones when a CUDA execution provider is available).\n";
+
+static const char foot[] =
 "\n"
 "exit status: 0 all passed, 1 a configuration failed, 2 usage or input error, 3 runtime error.\n"
-"example: ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n");
-}
-
-enum {
-    OPT_MODEL = 0x200, OPT_FEATURES, OPT_MASK, OPT_EXPORT, OPT_WIDTH, OPT_LAYERS, OPT_HEADS,
-    OPT_NFEAT, OPT_FFN, OPT_WEIGHTS, OPT_WSEED, OPT_HEAD_DIM, OPT_KV_HEADS, OPT_STATIC, OPT_INPUTS,
-    OPT_NEVENTS, OPT_BATCH, OPT_POLICY, OPT_MAXLEN, OPT_PADBIN, OPT_SEED, OPT_CONFIGS, OPT_LIST,
-    OPT_REQUIRE, OPT_REPEAT, OPT_WARMUP, OPT_TOL, OPT_OUTDIR, OPT_FORCE, OPT_SAVE, OPT_JSON,
-    OPT_TIMEOUT, OPT_NOISO, OPT_WORKER, OPT_EXPECT, OPT_REQDISP, OPT_TEETH, OPT_FULLGPU,
-    OPT_STRICT, OPT_PROFILE, OPT_NOPLOTS, OPT_MASKFORM, OPT_ELU, OPT_GPU
-};
-
-static const struct option longopts[] = {
-    OQ_CLI_RUNTIME_LONGOPTS, OQ_CLI_SHARD_LONGOPTS,
-    {"model", 1, 0, OPT_MODEL}, {"features", 1, 0, OPT_FEATURES}, {"mask", 1, 0, OPT_MASK},
-    {"export", 1, 0, OPT_EXPORT}, {"width", 1, 0, OPT_WIDTH}, {"layers", 1, 0, OPT_LAYERS},
-    {"heads", 1, 0, OPT_HEADS}, {"num-features", 1, 0, OPT_NFEAT}, {"ffn-width", 1, 0, OPT_FFN},
-    {"weights", 1, 0, OPT_WEIGHTS}, {"weights-seed", 1, 0, OPT_WSEED}, {"head-dim", 1, 0, OPT_HEAD_DIM},
-    {"kv-heads", 1, 0, OPT_KV_HEADS}, {"static", 0, 0, OPT_STATIC}, {"inputs", 1, 0, OPT_INPUTS},
-    {"num-events", 1, 0, OPT_NEVENTS}, {"batch-size", 1, 0, OPT_BATCH},
-    {"length-policy", 1, 0, OPT_POLICY}, {"max-len", 1, 0, OPT_MAXLEN},
-    {"pad-bin-size", 1, 0, OPT_PADBIN}, {"seed", 1, 0, OPT_SEED}, {"configs", 1, 0, OPT_CONFIGS},
-    {"list-configs", 0, 0, OPT_LIST}, {"require", 1, 0, OPT_REQUIRE}, {"repeat", 1, 0, OPT_REPEAT},
-    {"warmup", 1, 0, OPT_WARMUP}, {"tolerance", 1, 0, OPT_TOL}, {"outdir", 1, 0, OPT_OUTDIR},
-    {"force", 0, 0, OPT_FORCE}, {"save-outputs", 0, 0, OPT_SAVE}, {"json", 0, 0, OPT_JSON},
-    {"timeout", 1, 0, OPT_TIMEOUT}, {"no-isolate", 0, 0, OPT_NOISO}, {"worker", 1, 0, OPT_WORKER},
-    {"expect-kernel", 1, 0, OPT_EXPECT}, {"require-dispatch", 0, 0, OPT_REQDISP},
-    {"prove-teeth", 0, 0, OPT_TEETH}, {"require-full-gpu", 0, 0, OPT_FULLGPU},
-    {"strict-placement", 0, 0, OPT_STRICT}, {"profile", 0, 0, OPT_PROFILE},
-    {"no-plots", 0, 0, OPT_NOPLOTS}, {"mask-form", 1, 0, OPT_MASKFORM}, {"elu", 1, 0, OPT_ELU},
-    {"gpu", 0, 0, OPT_GPU},
-    {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+"\n"
+"examples:\n"
+"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n"
+"  ortqual validate --length-policy balanced 10 64 --max-len 64 --configs ref:encoder:fp64,cpu:decomposed:fp32\n"
+"  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
+"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --prepare-shards 4\n"
+"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --shard 2/4\n";
 
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
     struct oq_cli_shard shard;
-    oq_config configs[MAX_CONFIGS];
-    const char *inputs[1024], *required[MAX_CONFIGS], *expect[256];
-    char tolerances[4096];
-    const char *configs_text, *policy;
-    int list, json, max_len_set, gpu;
+    oq_config *configs;
+    oq_cli_list inputs, required, expect, tolerances;
+    glob_t files;
+    int globbed;
+    char *tolerance_text;
+    const char **required_all; /* --require and, with --gpu, every cuda configuration */
+    char policy[256];
+    const char *configs_text, *worker;
+    int list, json, gpu;
     char outdir[512];
 };
 
-/* Parses a whole number in [lo, hi]; prints the error and returns -1 when it is not. */
+/* ---- options that set more than one field, or check a choice ------------------------ */
+
+static int set_model(const oq_opt *opt, const char *arg)
+{
+    oq_validate_opts *o = opt->ctx;
+    o->kind = OQ_MODEL_USER;
+    o->model_path = arg;
+    return 0;
+}
+
+static int set_export(const oq_opt *opt, const char *arg)
+{
+    oq_validate_opts *o = opt->ctx;
+    if (strcmp(arg, "encoder") && strcmp(arg, "sdpa")) {
+        fprintf(stderr, "ortqual validate: --export: '%s' is not encoder or sdpa\n", arg);
+        return -1;
+    }
+    o->kind = strcmp(arg, "sdpa") ? OQ_MODEL_ENCODER : OQ_MODEL_SDPA;
+    return 0;
+}
+
+/* --heads sets the encoder's heads and the sdpa model's (kv heads too, until --kv-heads). */
+static int set_heads(const oq_opt *opt, const char *arg)
+{
+    oq_validate_opts *o = opt->ctx;
+    int64_t v;
+    if (oq_cli_parse_int("validate", "--heads", arg, 1, INT32_MAX, &v)) return -1;
+    o->encoder.heads = o->sdpa.heads = o->sdpa.kv_heads = (int32_t)v;
+    return 0;
+}
+
+/* The model's input features are the generated events' features. */
+static int set_features(const oq_opt *opt, const char *arg)
+{
+    oq_validate_opts *o = opt->ctx;
+    int64_t v;
+    if (oq_cli_parse_int("validate", "--num-features", arg, 1, INT32_MAX, &v)) return -1;
+    o->encoder.features = (int32_t)v;
+    o->events.num_features = v;
+    return 0;
+}
+
+static int set_elu(const oq_opt *opt, const char *arg)
+{
+    oq_validate_opts *o = opt->ctx;
+    if (strcmp(arg, "op") && strcmp(arg, "decomposed")) {
+        fprintf(stderr, "ortqual validate: --elu: '%s' is not decomposed or op\n", arg);
+        return -1;
+    }
+    o->elu_op = !strcmp(arg, "op");
+    return 0;
+}
+
+static int set_mask_form(const oq_opt *opt, const char *arg)
+{
+    oq_validate_opts *o = opt->ctx;
+    int m = oq_mask_form_parse(arg);
+    if (m < 0 || m == OQ_MASK_NONE) {
+        fprintf(stderr, "ortqual validate: --mask-form: '%s' is not auto, additive, bool or seqlen\n", arg);
+        return -1;
+    }
+    o->mask_form = (oq_mask_form)m;
+    return 0;
+}
+
+/* ---- after the options ------------------------------------------------------------- */
+
 static int parse_configs(struct args *a)
 {
+    size_t cap = 1;
+    for (const char *p = a->configs_text; *p; p++) cap += *p == ',';
     char *copy = strdup(a->configs_text), *save = NULL;
+    a->configs = calloc(cap, sizeof *a->configs);
+    if (!copy || !a->configs) {
+        free(copy);
+        fprintf(stderr, "ortqual validate: out of memory\n");
+        return -1;
+    }
     a->o.n_configs = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         oq_err e = {0};
-        if (a->o.n_configs == MAX_CONFIGS || oq_config_parse(t, &a->configs[a->o.n_configs], &e)) {
-            fprintf(stderr, "ortqual validate: --configs: %s\n", *e.msg ? e.msg : "too many configurations");
+        if (oq_config_parse(t, &a->configs[a->o.n_configs], &e)) {
+            fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
             free(copy);
             return -1;
         }
@@ -148,115 +140,6 @@ static int parse_configs(struct args *a)
     return a->o.n_configs ? 0 : -1;
 }
 
-static int int_opt(struct args *a, int c, const char *arg)
-{
-    int64_t v;
-    char flag[64] = "";
-    for (const struct option *o = longopts; o->name; o++)
-        if (o->val == c) snprintf(flag, sizeof flag, "--%s", o->name);
-    if (oq_cli_parse_int("validate", flag, arg, c == OPT_WSEED || c == OPT_SEED ? 0 : 1, 1LL << 40, &v)) return -1;
-    oq_validate_opts *o = &a->o;
-    switch (c) {
-    case OPT_WIDTH: o->encoder.width = (int32_t)v; break;
-    case OPT_LAYERS: o->encoder.layers = (int32_t)v; break;
-    case OPT_HEADS: o->encoder.heads = o->sdpa.heads = o->sdpa.kv_heads = (int32_t)v; break;
-    case OPT_NFEAT: o->encoder.features = (int32_t)v; o->events.num_features = v; break;
-    case OPT_FFN: o->encoder.ffn_width = (int32_t)v; break;
-    case OPT_WSEED: o->weights_seed = (uint64_t)v; break;
-    case OPT_HEAD_DIM: o->sdpa.head_dim = (int32_t)v; break;
-    case OPT_KV_HEADS: o->sdpa.kv_heads = (int32_t)v; break;
-    case OPT_NEVENTS: o->events.num_events = v; break;
-    case OPT_BATCH: o->events.batch_size = v; break;
-    case OPT_MAXLEN: o->events.max_len = v; a->max_len_set = 1; break;
-    case OPT_PADBIN: o->events.pad_bin_size = v; break;
-    case OPT_SEED: o->events.seed = (uint64_t)v; break;
-    case OPT_REPEAT: o->repeat = (int)v; break;
-    case OPT_WARMUP: o->warmup = (int)v; break;
-    case OPT_TIMEOUT: o->timeout_s = (double)v; break;
-    }
-    return 0;
-}
-
-static int other_opt(struct args *a, int c, const char *arg)
-{
-    oq_validate_opts *o = &a->o;
-    switch (c) {
-    case OPT_MODEL: o->kind = OQ_MODEL_USER; o->model_path = arg; return 0;
-    case OPT_FEATURES: o->features_name = arg; return 0;
-    case OPT_MASK: o->mask_name = arg; return 0;
-    case OPT_EXPORT:
-        if (strcmp(arg, "encoder") && strcmp(arg, "sdpa")) {
-            fprintf(stderr, "ortqual validate: --export: '%s' is not encoder or sdpa\n", arg);
-            return -1;
-        }
-        o->kind = strcmp(arg, "sdpa") ? OQ_MODEL_ENCODER : OQ_MODEL_SDPA;
-        return 0;
-    case OPT_WEIGHTS: o->weights_path = arg; return 0;
-    case OPT_STATIC: o->static_shapes = 1; return 0;
-    case OPT_INPUTS:
-        if (o->n_input_files == 1024) return -1;
-        a->inputs[o->n_input_files++] = arg;
-        return 0;
-    case OPT_POLICY: a->policy = arg; return 0;
-    case OPT_CONFIGS: a->configs_text = arg; return 0;
-    case OPT_LIST: a->list = 1; return 0;
-    case OPT_REQUIRE:
-        if (o->n_required < MAX_CONFIGS) a->required[o->n_required++] = arg;
-        return 0;
-    case OPT_TOL: {
-        size_t used = strlen(a->tolerances);
-        snprintf(a->tolerances + used, sizeof a->tolerances - used, "%s%s", used ? ";" : "", arg);
-        return 0;
-    }
-    case OPT_OUTDIR: o->outdir = arg; return 0;
-    case OPT_FORCE: o->overwrite = 1; return 0;
-    case OPT_SAVE: o->save_outputs = 1; return 0;
-    case OPT_JSON: a->json = 1; return 0;
-    case OPT_NOISO: o->isolate = 0; return 0;
-    case OPT_EXPECT:
-        if (o->n_expect_kernel < 256) a->expect[o->n_expect_kernel++] = arg;
-        return 0;
-    case OPT_REQDISP: o->require_dispatch = 1; return 0;
-    case OPT_TEETH: o->prove_teeth = 1; return 0;
-    case OPT_FULLGPU: o->require_full_gpu = 1; return 0;
-    case OPT_STRICT: o->strict_placement = 1; return 0;
-    case OPT_PROFILE: o->profile = 1; return 0;
-    case OPT_NOPLOTS: o->plots = 0; return 0;
-    case OPT_GPU: a->gpu = 1; return 0;
-    case OPT_ELU:
-        if (strcmp(arg, "op") && strcmp(arg, "decomposed")) {
-            fprintf(stderr, "ortqual validate: --elu: '%s' is not decomposed or op\n", arg);
-            return -1;
-        }
-        o->elu_op = !strcmp(arg, "op");
-        return 0;
-    case OPT_MASKFORM: {
-        int m = oq_mask_form_parse(arg);
-        if (m < 0 || m == OQ_MASK_NONE) {
-            fprintf(stderr, "ortqual validate: --mask-form: '%s' is not auto, additive, bool or seqlen\n", arg);
-            return -1;
-        }
-        o->mask_form = (oq_mask_form)m;
-        return 0;
-    }
-    }
-    return int_opt(a, c, arg);
-}
-
-static void set_defaults(struct args *a)
-{
-    oq_validate_opts_default(&a->o);
-    /* the demo: 8 events of a realistic spread of lengths, in batches of 3 (the last smaller) */
-    a->o.encoder.features = 8;
-    a->o.events.num_features = 8;
-    a->o.events.num_events = 8;
-    a->o.events.batch_size = 3;
-    a->o.events.max_len = 96;
-    a->o.events.pad_bin_size = 8;
-    a->o.events.seed = 7;
-    a->policy = "uniform 5 96";
-}
-
 static int finish_args(struct args *a)
 {
     oq_err e = {0};
@@ -264,7 +147,7 @@ static int finish_args(struct args *a)
         fprintf(stderr, "ortqual validate: --length-policy: %s\n", e.msg);
         return -1;
     }
-    if (a->o.static_shapes && !a->o.n_input_files) {
+    if (a->o.static_shapes && !a->inputs.n) {
         /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
         a->o.events.pad_to_max_len = 1;
         if (a->o.events.num_events % a->o.events.batch_size) {
@@ -273,14 +156,19 @@ static int finish_args(struct args *a)
             return -1;
         }
     }
-    a->o.input_files = a->inputs;
-    a->o.required = a->required;
-    a->o.expect_kernel = a->expect;
-    a->o.tolerances = *a->tolerances ? a->tolerances : NULL;
+    if (oq_cli_glob_inputs("validate", &a->inputs, &a->files, &a->globbed)) return -1;
+    a->o.input_files = a->globbed ? (const char *const *)a->files.gl_pathv : NULL;
+    a->o.n_input_files = a->globbed ? a->files.gl_pathc : 0;
+    a->o.expect_kernel = a->expect.v;
+    a->o.n_expect_kernel = a->expect.n;
+    a->o.required = a->required.v;
+    a->o.n_required = a->required.n;
     if (!a->o.outdir) {
         oq_cli_default_outdir(a->outdir, sizeof a->outdir, "");
         a->o.outdir = a->outdir;
     }
+    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
+    a->o.tolerances = a->tolerance_text;
     return 0;
 }
 
@@ -332,81 +220,188 @@ static int require_cuda(struct args *a)
                         "the core library)\n");
         return OQ_EXIT_RUNTIME;
     }
-    size_t n_cuda = 0;
+    a->required_all = calloc(a->required.n + a->o.n_configs + 1, sizeof *a->required_all);
+    if (!a->required_all) {
+        fprintf(stderr, "ortqual validate: out of memory\n");
+        return OQ_EXIT_RUNTIME;
+    }
+    size_t n = 0, n_cuda = 0;
+    for (size_t i = 0; i < a->required.n; i++) a->required_all[n++] = a->required.v[i];
     for (size_t i = 0; i < a->o.n_configs; i++) {
-        if (strcmp(a->configs[i].runtime, "cuda")) continue;
+        if (strcmp(a->o.configs[i].runtime, "cuda")) continue;
         n_cuda++;
-        if (a->o.n_required < MAX_CONFIGS) a->required[a->o.n_required++] = a->configs[i].name;
+        a->required_all[n++] = a->o.configs[i].name;
     }
     if (!n_cuda) {
         fprintf(stderr, "ortqual validate: --gpu: no cuda configuration among --configs\n");
         return OQ_EXIT_USAGE;
     }
+    a->o.required = a->required_all;
+    a->o.n_required = n;
+    return OQ_EXIT_OK;
+}
+
+/* The demo's configurations, or those of --configs. */
+static int choose_configs(struct args *a)
+{
+    if (a->configs_text) return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
+    if (a->o.kind == OQ_MODEL_USER) {
+        fprintf(stderr, "ortqual validate: --model needs --configs (e.g. cpu:model:fp32,cuda:model:fp32)\n");
+        return OQ_EXIT_USAGE;
+    }
+    enum { DEMO_MAX = 16 };
+    if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
+    a->o.n_configs = oq_validate_demo_configs(cuda_available(&a->cr), a->configs, DEMO_MAX);
+    if (a->o.kind == OQ_MODEL_SDPA) oq_config_parse("ref:sdpa:fp64", &a->configs[0], NULL);
     return OQ_EXIT_OK;
 }
 
 static int run_validate(struct args *a, char *self)
 {
-    if (!a->configs_text) {
-        int cuda = cuda_available(&a->cr);
-        a->o.n_configs = a->o.kind == OQ_MODEL_USER ? 0 : oq_validate_demo_configs(cuda, a->configs, MAX_CONFIGS);
-        if (a->o.kind == OQ_MODEL_SDPA) oq_config_parse("ref:sdpa:fp64", &a->configs[0], NULL);
-        if (a->o.kind == OQ_MODEL_USER) {
-            fprintf(stderr, "ortqual validate: --model needs --configs (e.g. cpu:model:fp32,cuda:model:fp32)\n");
-            return OQ_EXIT_USAGE;
-        }
-    } else if (parse_configs(a)) {
-        return OQ_EXIT_USAGE;
-    }
+    int rc = choose_configs(a);
+    if (rc) return rc;
     a->o.configs = a->configs;
-    int rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
+    rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
     if (rc) return rc;
     return oq_cli_run_validation("validate", &a->o, &a->cr, self, a->json);
+}
+
+static void set_defaults(struct args *a)
+{
+    memset(a, 0, sizeof *a);
+    oq_validate_opts_default(&a->o);
+    a->shard.cmd = "validate";
+    /* the demo: 8 events of a realistic spread of lengths, in batches of 3 (the last smaller) */
+    a->o.encoder.features = 8;
+    a->o.events.num_features = 8;
+    a->o.events.num_events = 8;
+    a->o.events.batch_size = 3;
+    a->o.events.max_len = 96;
+    a->o.events.pad_bin_size = 8;
+    a->o.events.seed = 7;
+    snprintf(a->policy, sizeof a->policy, "uniform 5 96");
+}
+
+static void args_clear(struct args *a)
+{
+    oq_cli_list *lists[] = {&a->inputs, &a->required, &a->expect, &a->tolerances};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) oq_cli_list_clear(lists[i]);
+    oq_cli_runtime_clear(&a->cr);
+    if (a->globbed) globfree(&a->files);
+    free(a->tolerance_text);
+    free(a->required_all);
+    free(a->configs);
+}
+
+static int run(struct args *a, int argc, char **argv)
+{
+    oq_validate_opts *o = &a->o;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("model (default: --export encoder):"),
+        OQ_OPT_CALLBACK("model", "M.onnx", set_model, o, "a model of yours: inputs features [B,L,F] and mask [B,L]"),
+        OQ_OPT_STRING("features", "NAME", &o->features_name, "its features input (default: the rank-3 one)"),
+        OQ_OPT_STRING("mask", "NAME", &o->mask_name, "its mask input (default: the rank-2 one)"),
+        OQ_OPT_CALLBACK("export", "encoder|sdpa", set_export, o,
+                        "build the models with ortqual, one per representation and precision"),
+        OQ_OPT_NUMBER("width", "W", &o->encoder.width, 1, INT32_MAX, "encoder width (32)"),
+        OQ_OPT_NUMBER("layers", "N", &o->encoder.layers, 1, INT32_MAX, "encoder blocks (2)"),
+        OQ_OPT_CALLBACK("heads", "H", set_heads, o, "attention heads of the encoder or the sdpa model (4)"),
+        OQ_OPT_CALLBACK("num-features", "F", set_features, o, "features per element (8)"),
+        OQ_OPT_NUMBER("ffn-width", "W2", &o->encoder.ffn_width, 1, INT32_MAX, "encoder feed-forward width (64)"),
+        OQ_OPT_STRING("weights", "W.npz", &o->weights_path, "encoder weights (default: random from --weights-seed)"),
+        OQ_OPT_NUMBER("weights-seed", "S", &o->weights_seed, 0, 1LL << 40, "seed of the random weights (1)"),
+        OQ_OPT_NUMBER("head-dim", "D", &o->sdpa.head_dim, 1, INT32_MAX, "sdpa head size"),
+        OQ_OPT_NUMBER("kv-heads", "K", &o->sdpa.kv_heads, 1, INT32_MAX, "sdpa key/value heads (default: --heads)"),
+        OQ_OPT_FLAG("static", &o->static_shapes, "export static shapes (B and L of the first batch)"),
+        OQ_OPT_CALLBACK("elu", "decomposed|op", set_elu, o,
+                        "encoder ELU from standard ops (default) or the Elu operator (CPU-only on CUDA)"),
+        OQ_OPT_CALLBACK("mask-form", "auto|additive|bool|seqlen", set_mask_form, o,
+                        "how exported attention excludes padded keys (auto:\n"
+                        "additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
+                        "bool builds a boolean attn_mask, the form that routes to MATH on CUDA)"),
+        OQ_OPT_GROUP("events:"),
+        {OQ_OPTK_LIST, "inputs", 0, "FILE...", "saved batches (inputs_*.npz: features, mask): every file after it\n"
+                                               "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL,
+         OQ_OPT_MANY},
+        OQ_OPT_NUMBER("num-events", "N", &o->events.num_events, 1, 1LL << 40, "generated events (8)"),
+        OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),
+        OQ_OPT_WORDS("length-policy", "P", a->policy,
+                     "fixed [L] | balanced [MIN MAX] | uniform MIN MAX | fraction F\n"
+                     "(uniform 5 96), e.g. --length-policy balanced 10 64"),
+        OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40, "longest event (96)"),
+        OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
+        OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
+        OQ_OPT_GROUP("configurations:"),
+        OQ_OPT_STRING("configs", "C1,C2,...",  &a->configs_text,
+                      "<runtime>:<representation>:<precision>[:<kernel>]; the first is the reference\n"
+                      "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
+                      "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
+                      "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
+                      "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel)"),
+        OQ_OPT_FLAG("list-configs", &a->list, "print the configurations possible here and why others are not"),
+        OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
+        OQ_OPT_FLAG("gpu", &a->gpu,
+                    "CUDA is required: every cuda configuration (the demo's included) must\n"
+                    "run; with no CUDA execution provider and device, exit 3 before anything\n"
+                    "runs (what ORTQUAL_GPU=1 make run uses)"),
+        OQ_OPT_NUMBER("repeat", "N", &o->repeat, 1, INT32_MAX, "timed calls per batch after the first call (5)"),
+        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 1, INT32_MAX, "untimed calls before them (1)"),
+        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable"),
+        OQ_OPT_GROUP("output:"),
+        OQ_OPT_STRING("outdir", "DIR", &o->outdir, "(ortqual-out/<timestamp>)"),
+        OQ_OPT_FLAG("force", &o->overwrite, "reuse a directory with a summary"),
+        OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
+        OQ_OPT_FLAG("json", &a->json, "print summary.json"),
+        OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, runtime against valid size)"),
+        OQ_OPT_GROUP("dispatch and placement (CUDA and other GPU execution providers):"),
+        OQ_OPT_LIST("expect-kernel", "NODE=KERNEL",  &a->expect,
+                    "per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable"),
+        OQ_OPT_FLAG("require-dispatch", &o->require_dispatch,
+                    "an unverified kernel expectation fails instead of skipping\n(also ORTQUAL_REQUIRE_DISPATCH=1)"),
+        OQ_OPT_FLAG("prove-teeth", &o->prove_teeth, "rerun each passing dispatch check with MATH forced; it must then fail"),
+        OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu,
+                    "fail when any compute node ran on CPU (shape ops on CPU allowed)"),
+        OQ_OPT_FLAG("strict-placement", &o->strict_placement, "with --require-full-gpu: shape ops and Memcpy on CPU fail too"),
+        OQ_OPT_FLAG("profile", &o->profile, "record ORT's profile: nodes and time per execution provider"),
+        OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
+        OQ_CLI_SHARD_OPTS(&a->shard),
+        OQ_OPT_GROUP("isolation:"),
+        OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 1, 1LL << 40, "per configuration, in seconds (300)"),
+        OQ_OPT_SET("no-isolate", &o->isolate, 0, "run in this process (debugging)"),
+        {OQ_OPTK_STRING, "worker", 0, "PLAN", NULL, &a->worker, 0, 0, 0, NULL, NULL, OQ_OPT_HIDDEN},
+        OQ_OPT_GROUP("runtime:"),
+        OQ_CLI_RUNTIME_OPTS_PER_CONFIG(&a->cr),
+        OQ_OPT_END};
+    const oq_cli_command c = {"validate", head, foot, opts};
+    int rc = oq_cli_parse(&c, argc, argv, NULL);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (a->worker) {
+        oq_err e = {0};
+        if (oq_validate_worker(a->worker, &e) == OQ_OK) return OQ_EXIT_OK;
+        fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    if (a->cr.ep) {
+        fprintf(stderr, "ortqual validate: --ep: each configuration names its runtime (e.g. --configs "
+                        "ref:encoder:fp64,cuda:attention24:fp16)\n");
+        return OQ_EXIT_USAGE;
+    }
+    if (oq_cli_shard_check(&a->shard, a->o.outdir)) return OQ_EXIT_USAGE;
+    a->o.shard = a->shard.spec;
+    if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
+    char *self = realpath("/proc/self/exe", NULL);
+    rc = a->list ? list_configs(a) : run_validate(a, self);
+    free(self);
+    return rc;
 }
 
 int cmd_validate(int argc, char **argv)
 {
     static struct args a;
-    memset(&a, 0, sizeof a);
     set_defaults(&a);
     a.o.argc = argc;
     a.o.argv = argv;
-    const char *worker = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        int r = oq_cli_runtime_opt(&a.cr, c, optarg);
-        if (r < 0) return OQ_EXIT_USAGE;
-        if (r > 0) continue;
-        r = oq_cli_shard_opt("validate", &a.shard, c, optarg);
-        if (r < 0) return OQ_EXIT_USAGE;
-        if (r > 0) continue;
-        if (c == 'h') return usage(stdout), OQ_EXIT_OK;
-        if (c == '?') return OQ_EXIT_USAGE; /* getopt named the option */
-        if (c == OPT_WORKER) { worker = optarg; continue; }
-        if (other_opt(&a, c, optarg)) return OQ_EXIT_USAGE;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual validate: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return OQ_EXIT_USAGE;
-    }
-    if (worker) {
-        oq_err e = {0};
-        if (oq_validate_worker(worker, &e) == OQ_OK) return OQ_EXIT_OK;
-        fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
-        return OQ_EXIT_RUNTIME;
-    }
-    if (a.cr.ep) {
-        fprintf(stderr, "ortqual validate: --ep: each configuration names its runtime (e.g. --configs "
-                        "ref:encoder:fp64,cuda:attention24:fp16)\n");
-        return OQ_EXIT_USAGE;
-    }
-    if (oq_cli_shard_check("validate", &a.shard, a.o.outdir)) return OQ_EXIT_USAGE;
-    a.o.shard = a.shard.spec;
-    if (finish_args(&a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
-    char *self = realpath("/proc/self/exe", NULL);
-    int rc = a.list ? list_configs(&a) : run_validate(&a, self);
-    free(self);
-    oq_cli_runtime_free(&a.cr);
+    int rc = run(&a, argc, argv);
+    args_clear(&a);
     return rc;
 }

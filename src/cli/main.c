@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 static const struct oq_cli_cmd commands[] = {
 #include "cmds.inc"
@@ -17,6 +17,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
             "usage: ortqual [--version] [--help] <command> [<args>]\n"
+            "       ortqual help <command>\n"
             "\n"
             "Qualify attention models on ONNX Runtime: numerics against an independent C\n"
             "reference, which attention kernel ran, what stayed on the GPU, and what it costs.\n"
@@ -24,7 +25,7 @@ static void usage(FILE *fp)
             "commands:\n");
     for (size_t i = 0; commands[i].name; i++)
         fprintf(fp, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(fp, "\n'ortqual <command> --help' explains one command.\n");
+    fprintf(fp, "\n'ortqual help <command>' (or 'ortqual <command> --help') explains one command.\n");
 }
 
 /* ORTQUAL_ORT_CUDA_DIR=DIR: ORT and its CUDA EP unpacked in DIR (a GPU host without registry
@@ -45,6 +46,27 @@ static int apply_cuda_dir(void)
     return 0;
 }
 
+/* argv[0] names the subcommand (or --version). */
+static int run_command(int argc, char **argv)
+{
+    if (!strcmp(argv[0], "--version")) return oq_cli_version(argc, argv);
+    for (size_t i = 0; commands[i].name; i++)
+        if (!strcmp(argv[0], commands[i].name)) return commands[i].fn(argc, argv);
+    fprintf(stderr, "ortqual: '%s' is not a command (see 'ortqual --help')\n", argv[0]);
+    return OQ_EXIT_USAGE;
+}
+
+/* `ortqual help CMD [MODEL]` is `ortqual CMD [MODEL] --help`. */
+static int help(int argc, char **argv)
+{
+    if (argc > 2) {
+        fprintf(stderr, "ortqual help: too many arguments (usage: ortqual help <command> [<model>])\n");
+        return OQ_EXIT_USAGE;
+    }
+    char *args[] = {argv[0], argc == 2 ? argv[1] : "--help", "--help", NULL};
+    return run_command(argc + 1, args);
+}
+
 int main(int argc, char **argv)
 {
     /* ORT 1.29+ starts Microsoft's 1DS telemetry client when its environment is created:
@@ -58,13 +80,10 @@ int main(int argc, char **argv)
         return OQ_EXIT_USAGE;
     }
     const char *name = argv[1];
-    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || (!strcmp(name, "help") && argc == 2)) {
         usage(stdout);
         return 0;
     }
-    if (!strcmp(name, "--version")) return oq_cli_version(argc - 1, argv + 1);
-    for (size_t i = 0; commands[i].name; i++)
-        if (!strcmp(name, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "ortqual: '%s' is not a command (see 'ortqual --help')\n", name);
-    return OQ_EXIT_USAGE;
+    if (!strcmp(name, "help")) return help(argc - 2, argv + 2);
+    return run_command(argc - 1, argv + 1);
 }

@@ -1,49 +1,27 @@
 /* ortqual --version [--ort-lib PATH]: the tool's version and the ORT it loads. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
-static void version_help(FILE *fp)
-{
-    fprintf(fp,
-            "usage: ortqual --version [--ort-lib PATH]\n"
-            "\n"
-            "Print the ortqual version and the ONNX Runtime it loads (version, C API version,\n"
-            "library path), or why none could be loaded.\n"
-            "\n"
-            "  --ort-lib PATH        libonnxruntime.so to load (default: $ORTQUAL_ORT_LIB, else\n"
-            "                        the copy bundled beside ortqual)\n"
-            "\n"
-            "example: ortqual --version --ort-lib /opt/onnxruntime/lib/libonnxruntime.so\n");
-}
+static const char head[] =
+    "usage: ortqual --version [--ort-lib PATH]\n"
+    "\n"
+    "Print the ortqual version and the ONNX Runtime it loads (version, C API version,\n"
+    "library path), or why none could be loaded.\n";
+
+static const char foot[] = "\nexample: ortqual --version --ort-lib /opt/onnxruntime/lib/libonnxruntime.so\n";
 
 int oq_cli_version(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"ort-lib", required_argument, NULL, OQ_CLI_OPT_ORT_LIB},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct oq_cli_runtime cr = {0};
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            version_help(stdout);
-            return OQ_EXIT_OK;
-        }
-        if (c == '?' || oq_cli_runtime_opt(&cr, c, optarg) <= 0) {
-            fprintf(stderr, "ortqual: --version: unknown option '%s'\n", argv[optind - 1]);
-            return OQ_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ortqual: --version: unexpected argument '%s'\n", argv[optind]);
-        return OQ_EXIT_USAGE;
-    }
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &cr, OQ_CLI_ORT_LIB_HELP),
+        OQ_OPT_END};
+    const oq_cli_command c = {"--version", head, foot, opts};
+    int rc = oq_cli_parse(&c, argc, argv, NULL);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     printf("ortqual %s\n", ORTQUAL_VERSION);
     oq_err err = {0};
     oq_runtime *rt = NULL;

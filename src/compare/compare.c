@@ -1,5 +1,5 @@
 /* Mask-aware comparison of an output with its reference (see compare.h). */
-#include "ortqual/compare.h"
+#include "compare/compare-impl.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -286,5 +286,68 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
         worst);
     if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory building the comparison JSON");
     *out = j;
+    return OQ_OK;
+}
+
+/* ---- back from JSON ----------------------------------------------------------------- */
+
+static double num_back(const json_t *j)
+{
+    const char *s = json_string_value(j);
+    if (!s) return json_number_value(j);
+    return !strcmp(s, "nan") ? NAN : !strcmp(s, "-inf") ? -INFINITY : INFINITY;
+}
+
+static int64_t int_of(const json_t *o, const char *key) { return json_integer_value(json_object_get(o, key)); }
+
+static void elem_back(const json_t *j, oq_compare_elem *e)
+{
+    const json_t *coord = json_object_get(j, "coord");
+    for (size_t d = 0; d < json_array_size(coord) && d < OQ_MAX_DIMS; d++)
+        e->coord[d] = json_integer_value(json_array_get(coord, d));
+    e->index = int_of(j, "index");
+    e->got = num_back(json_object_get(j, "got"));
+    e->expected = num_back(json_object_get(j, "expected"));
+    e->abs_diff = num_back(json_object_get(j, "abs_diff"));
+}
+
+oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_err *err)
+{
+    memset(r, 0, sizeof *r);
+    const json_t *shape = json_object_get(j, "shape"), *worst = json_object_get(j, "worst");
+    const json_t *tol = json_object_get(j, "tolerance"), *pad = json_object_get(j, "padding");
+    const json_t *refnf = json_object_get(j, "reference_nonfinite");
+    const char *name = json_string_value(json_object_get(j, "name"));
+    if (!json_is_object(j) || !name || !json_is_array(shape) || json_array_size(shape) > OQ_MAX_DIMS ||
+        json_array_size(worst) > OQ_COMPARE_MAX_WORST)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a comparison record");
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->passed = json_is_true(json_object_get(j, "passed"));
+    r->ndim = (int32_t)json_array_size(shape);
+    for (int32_t d = 0; d < r->ndim; d++) r->shape[d] = json_integer_value(json_array_get(shape, (size_t)d));
+    r->out_dtype = oq_dtype_parse(json_string_value(json_object_get(j, "dtype")));
+    r->ref_dtype = oq_dtype_parse(json_string_value(json_object_get(j, "reference_dtype")));
+    r->tol.rtol = json_number_value(json_object_get(tol, "rtol"));
+    r->tol.atol = json_number_value(json_object_get(tol, "atol"));
+    r->num_elements = int_of(j, "num_elements");
+    r->num_valid = int_of(j, "num_valid");
+    r->max_abs = num_back(json_object_get(j, "max_abs"));
+    r->max_rel = num_back(json_object_get(j, "max_rel"));
+    r->mean_abs = num_back(json_object_get(j, "mean_abs"));
+    r->rms = num_back(json_object_get(j, "rms"));
+    r->rel_l2 = num_back(json_object_get(j, "rel_l2"));
+    r->over_tol = int_of(j, "over_tolerance");
+    r->nan_count = int_of(j, "nan");
+    r->inf_count = int_of(j, "inf");
+    r->ref_nan_count = int_of(refnf, "nan");
+    r->ref_inf_count = int_of(refnf, "inf");
+    r->padding_checked = json_is_true(json_object_get(pad, "checked"));
+    r->num_padded = int_of(pad, "padded");
+    r->pad_nonzero = int_of(pad, "nonzero");
+    r->pad_nonfinite = int_of(pad, "nonfinite");
+    if (json_is_object(json_object_get(pad, "first_nonzero")))
+        elem_back(json_object_get(pad, "first_nonzero"), &r->first_pad_nonzero);
+    r->worst_count = (int32_t)json_array_size(worst);
+    for (int32_t i = 0; i < r->worst_count; i++) elem_back(json_array_get(worst, (size_t)i), &r->worst[i]);
     return OQ_OK;
 }

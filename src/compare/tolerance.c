@@ -42,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+
 static const struct {
     const char *name;
     oq_tolerance tol;
@@ -157,7 +159,7 @@ struct override {
 
 struct oq_tolerances {
     oq_tolerance base;
-    size_t n, cap;
+    size_t n;
     struct override *items;
 };
 
@@ -193,15 +195,12 @@ static oq_status set_override(oq_tolerances *t, const char *name, oq_tolerance t
         o->tol = tol;
         return OQ_OK;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4;
-        struct override *items = realloc(t->items, cap * sizeof *items);
-        if (!items) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        t->items = items;
-        t->cap = cap;
+    struct override *item = OQ_PUSH(t->items, t->n);
+    if (!item || !(item->name = strdup(name))) {
+        t->n -= item != NULL; /* the new slot, unused */
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    if (!(t->items[t->n].name = strdup(name))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    t->items[t->n++].tol = tol;
+    item->tol = tol;
     return OQ_OK;
 }
 

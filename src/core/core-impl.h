@@ -1,8 +1,9 @@
-/* Internals shared across the library (never installed). */
+/* Internals shared across the library (never installed): the lowest layer
+ * above status.h, with no dependency on any other folder. */
 #ifndef ORTQUAL_CORE_IMPL_H
 #define ORTQUAL_CORE_IMPL_H
 
-#include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,9 +12,70 @@
 /* Seconds on CLOCK_MONOTONIC: only differences mean anything. */
 double oq_now_s(void);
 
-/* `j` dumped with jansson's `flags` plus a final newline, written atomically
- * (replacing `path`). OQ_ERR_NOMEM when it cannot be serialized (or j is NULL). */
-oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
+/* ---- growable buffers (after curl's dynbuf) --------------------------------------
+ *
+ * Every growing array and text of the library goes through these three, so capacity
+ * doubling, overflow checks and out-of-memory paths are written once.
+ *
+ *     oq_dynbuf b;                            text or bytes of unknown length
+ *     oq_dynbuf_init(&b, 0);
+ *     if (oq_dynbuf_addf(&b, "%s=%d;", k, v)) return oq_err_set(err, OQ_ERR_NOMEM, ...);
+ *     char *text = oq_dynbuf_take(&b, NULL);  (the caller frees it)
+ *
+ *     item *items = NULL; size_t n = 0;       an array of structs
+ *     item *it = OQ_PUSH(items, n);           zeroed, n incremented; NULL: out of memory
+ *
+ *     oq_arena a = {0};                       many small allocations, freed together
+ *     char *s = oq_arena_printf(&a, "%s (%s)", x, y);
+ *     oq_arena_clear(&a);
+ */
+
+/* A zeroed oq_dynbuf is empty and without limit, like one after oq_dynbuf_init(b, 0). */
+typedef struct oq_dynbuf {
+    char *buf;  /* NULL until something is added; then always NUL-terminated */
+    size_t len; /* bytes in use, the terminator not counted */
+    size_t cap; /* bytes allocated */
+    size_t max; /* most bytes it may hold (0: no limit): a guard against runaway input */
+} oq_dynbuf;
+
+void oq_dynbuf_init(oq_dynbuf *b, size_t max);
+/* Append; OQ_ERR_NOMEM when out of memory or past `max` (the buffer is kept as it was). */
+oq_status oq_dynbuf_addn(oq_dynbuf *b, const void *p, size_t n);
+oq_status oq_dynbuf_add(oq_dynbuf *b, const char *s);
+oq_status oq_dynbuf_addf(oq_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+oq_status oq_dynbuf_vaddf(oq_dynbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Room for `n` more bytes at buf + len (written by the caller, then counted with
+ * oq_dynbuf_added); NULL when out of memory or past `max`. */
+char *oq_dynbuf_space(oq_dynbuf *b, size_t n);
+void oq_dynbuf_added(oq_dynbuf *b, size_t n);
+/* Hand the text over (malloc'ed, NUL-terminated, "" when nothing was added; NULL only
+ * when out of memory) and leave `b` empty. *len (may be NULL) gets its length. */
+char *oq_dynbuf_take(oq_dynbuf *b, size_t *len);
+void oq_dynbuf_truncate(oq_dynbuf *b, size_t len); /* keep the first len <= b->len bytes */
+void oq_dynbuf_reset(oq_dynbuf *b);                /* empty, memory kept */
+void oq_dynbuf_clear(oq_dynbuf *b); /* empty, memory freed */
+
+/* Append one zeroed element of `size` bytes to the array *(T **)items of *n elements,
+ * increment *n and return the element; NULL when out of memory (array and *n kept). The
+ * array must only ever grow through this function: its capacity is not stored but is the
+ * power of two at or above *n. Use it through OQ_PUSH. */
+void *oq_array_push(void *items, size_t *n, size_t size);
+#define OQ_PUSH(items, n) ((__typeof__(items))oq_array_push(&(items), &(n), sizeof *(items)))
+
+/* Append a copy of `s` to the string array *v of *n (grown with oq_array_push only);
+ * OQ_ERR_NOMEM with *v and *n kept. oq_strv_pushf formats the string. */
+oq_status oq_strv_push(char ***v, size_t *n, const char *s);
+oq_status oq_strv_pushf(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+oq_status oq_strv_vpushf(char ***v, size_t *n, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* Allocations freed all at once: a context's strings and small structs. */
+typedef struct oq_arena {
+    struct oq_arena_block *head;
+} oq_arena;
+void *oq_arena_alloc(oq_arena *a, size_t n); /* zeroed; NULL when out of memory */
+char *oq_arena_strdup(oq_arena *a, const char *s);
+char *oq_arena_printf(oq_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void oq_arena_clear(oq_arena *a);
 
 /* SHA-256 of bytes or of a file, as 64 lowercase hex digits (plus NUL). */
 typedef struct oq_sha256 {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+
 typedef struct rule {
     char *node;   /* NULL: applies to every node without its own rule */
     char *kernel; /* ORT's name, or an upper-case name kept as written */
@@ -13,7 +15,7 @@ typedef struct rule {
 
 struct oq_dispatch_expect {
     rule *rules;
-    size_t n, cap;
+    size_t n;
 };
 
 oq_status oq_dispatch_expect_create(oq_dispatch_expect **out, oq_err *err)
@@ -64,43 +66,33 @@ oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "'%s': empty node name before '='", spec);
     oq_sdpa_kernel k = oq_sdpa_kernel_from_name(kernel);
     if (k == OQ_SDPA_UNKNOWN && !upper_name(kernel)) return bad_kernel(spec, kernel, err);
-    if (e->n == e->cap) {
-        size_t c = e->cap ? 2 * e->cap : 8;
-        rule *r = realloc(e->rules, c * sizeof *r);
-        if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch expectations: out of memory");
-        e->rules = r;
-        e->cap = c;
-    }
     rule r = {eq ? strndup(spec, (size_t)(eq - spec)) : NULL,
               strdup(k != OQ_SDPA_UNKNOWN ? oq_sdpa_kernel_name(k) : kernel)};
-    if (!r.kernel || (eq && !r.node)) {
+    rule *slot = r.kernel && (!eq || r.node) ? OQ_PUSH(e->rules, e->n) : NULL;
+    if (!slot) {
         free(r.node);
         free(r.kernel);
         return oq_err_set(err, OQ_ERR_NOMEM, "dispatch expectations: out of memory");
     }
-    e->rules[e->n++] = r;
+    *slot = r;
     return OQ_OK;
 }
 
-static oq_status add_failure(oq_dispatch_report *out, size_t *cap, oq_err *err, const char *fmt,
-                             ...) __attribute__((format(printf, 4, 5)));
+static oq_status add_failure(oq_dispatch_report *out, oq_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static oq_status add_failure(oq_dispatch_report *out, size_t *cap, oq_err *err, const char *fmt,
-                             ...)
+static oq_status add_failure(oq_dispatch_report *out, oq_err *err, const char *fmt, ...)
 {
-    if (out->n_failures == *cap) {
-        size_t c = *cap ? 2 * *cap : 8;
-        char **f = realloc(out->failures, c * sizeof *f);
-        if (!f) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch check: out of memory");
-        out->failures = f;
-        *cap = c;
-    }
+    char *text = NULL, **slot;
     va_list ap;
     va_start(ap, fmt);
-    int n = vasprintf(&out->failures[out->n_failures], fmt, ap);
+    int n = vasprintf(&text, fmt, ap);
     va_end(ap);
-    if (n < 0) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch check: out of memory");
-    out->n_failures++;
+    if (n < 0 || !(slot = OQ_PUSH(out->failures, out->n_failures))) {
+        if (n >= 0) free(text);
+        return oq_err_set(err, OQ_ERR_NOMEM, "dispatch check: out of memory");
+    }
+    *slot = text;
     return OQ_OK;
 }
 
@@ -148,7 +140,7 @@ static void record_label(const oq_dispatch_record *r, char *buf, size_t cap)
 }
 
 static oq_status check_record(const oq_dispatch_expect *e, const oq_dispatch_record *r,
-                              oq_dispatch_report *out, size_t *cap, oq_err *err)
+                              oq_dispatch_report *out, oq_err *err)
 {
     const char *node = *r->node ? r->node : NULL;
     int own = 0, any = 0;
@@ -158,7 +150,8 @@ static oq_status check_record(const oq_dispatch_expect *e, const oq_dispatch_rec
     char label[256], expected[512];
     record_label(r, label, sizeof label);
     expected_list(e, own ? node : NULL, expected, sizeof expected);
-    return add_failure(out, cap, err, "%s: expected %s, got %s (line %llu)", label, expected,
+    out->n_math_failures += r->kernel == OQ_SDPA_MATH;
+    return add_failure(out, err, "%s: expected %s, got %s (line %llu)", label, expected,
                        *r->kernel_name ? r->kernel_name : "no kernel name",
                        (unsigned long long)r->line);
 }
@@ -181,31 +174,30 @@ oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *
                             oq_dispatch_report *out, oq_err *err)
 {
     memset(out, 0, sizeof *out);
-    size_t cap = 0;
     oq_status st = OQ_OK;
     out->n_records = log->n_records;
     for (size_t i = 0; i < log->n_records && st == OQ_OK; i++)
-        st = check_record(e, &log->records[i], out, &cap, err);
+        st = check_record(e, &log->records[i], out, err);
     for (size_t i = 0; i < e->n && st == OQ_OK; i++) {
         const char *node = e->rules[i].node;
         if (node && rule_node_first(e, i) && !node_seen(log, node))
-            st = add_failure(out, &cap, err,
+            st = add_failure(out, err,
                              "%s: not observed (no SdpaKernel= line names this node)", node);
     }
     if (st == OQ_OK && log->n_records == 0)
-        st = add_failure(out, &cap, err,
+        st = add_failure(out, err,
                          "no SdpaKernel= line: dispatch not observed (set "
                          "ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO=1 before the session is "
                          "created and capture native fd 1)");
     if (st != OQ_OK) {
-        oq_dispatch_report_free(out);
+        oq_dispatch_report_clear(out);
         return st;
     }
     out->passed = out->n_records > 0 && out->n_failures == 0;
     return OQ_OK;
 }
 
-void oq_dispatch_report_free(oq_dispatch_report *r)
+void oq_dispatch_report_clear(oq_dispatch_report *r)
 {
     if (!r) return;
     for (size_t i = 0; i < r->n_failures; i++) free(r->failures[i]);

@@ -5,16 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+
 struct oq_dispatch_parser {
-    char *pending; /* the start of a line whose terminator has not arrived yet */
-    size_t pending_len, pending_cap;
-    char *clean; /* the current line without escape sequences and terminator */
-    size_t clean_cap;
-    char *other; /* non-routing text of a mixed line, for the pass-through */
-    size_t other_cap;
-    uint64_t line; /* lines completed so far */
+    oq_dynbuf pending; /* the start of a line whose terminator has not arrived yet */
+    oq_dynbuf clean;   /* the current line without escape sequences and terminator */
+    oq_dynbuf other;   /* non-routing text of a mixed line, for the pass-through */
+    uint64_t line;     /* lines completed so far */
     oq_dispatch_log log;
-    size_t records_cap, options_cap;
     oq_dispatch_passthrough_fn passthrough;
     void *user;
 };
@@ -22,17 +20,7 @@ struct oq_dispatch_parser {
 static const char ROUTING_KEY[] = "SdpaKernel=";
 static const char OPTIONS_KEY[] = "AttentionKernelOptions:";
 
-static oq_status grow(char **buf, size_t *cap, size_t need, oq_err *err)
-{
-    if (need <= *cap) return OQ_OK;
-    size_t n = *cap ? *cap : 256;
-    while (n < need) n *= 2;
-    char *b = realloc(*buf, n);
-    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory (%zu bytes)", n);
-    *buf = b;
-    *cap = n;
-    return OQ_OK;
-}
+#define NOMEM(err) oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory")
 
 oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
 {
@@ -41,26 +29,63 @@ oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
     return OQ_OK;
 }
 
-void oq_dispatch_parser_free(oq_dispatch_parser *p)
+void oq_dispatch_log_clear(oq_dispatch_log *log)
 {
-    if (!p) return;
-    for (size_t i = 0; i < p->log.n_records; i++) {
-        oq_dispatch_record *r = &p->log.records[i];
+    for (size_t i = 0; i < log->n_records; i++) {
+        oq_dispatch_record *r = &log->records[i];
         free((char *)r->op);
         free((char *)r->node);
         free((char *)r->dtype);
         free((char *)r->kernel_name);
     }
-    for (size_t i = 0; i < p->log.n_options; i++) {
-        for (size_t j = 0; j < p->log.options[i].n_opts; j++)
-            free((char *)p->log.options[i].opts[j].name);
-        free(p->log.options[i].opts);
+    for (size_t i = 0; i < log->n_options; i++) {
+        for (size_t j = 0; j < log->options[i].n_opts; j++) free((char *)log->options[i].opts[j].name);
+        free(log->options[i].opts);
     }
-    free(p->log.records);
-    free(p->log.options);
-    free(p->pending);
-    free(p->clean);
-    free(p->other);
+    free(log->records);
+    free(log->options);
+    memset(log, 0, sizeof *log);
+}
+
+static int dup_into(const char **dst, const char *src) { return (*dst = strdup(src ? src : "")) != NULL; }
+
+oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src, oq_err *err)
+{
+    memset(dst, 0, sizeof *dst);
+    int ok = 1;
+    for (size_t i = 0; ok && i < src->n_records; i++) {
+        const oq_dispatch_record *s = &src->records[i];
+        oq_dispatch_record *r = OQ_PUSH(dst->records, dst->n_records);
+        ok = r && dup_into(&r->op, s->op) && dup_into(&r->node, s->node) && dup_into(&r->dtype, s->dtype) &&
+             dup_into(&r->kernel_name, s->kernel_name);
+        if (ok) {
+            r->kernel = s->kernel;
+            r->line = s->line;
+        }
+    }
+    for (size_t i = 0; ok && i < src->n_options; i++) {
+        const oq_dispatch_options *s = &src->options[i];
+        oq_dispatch_options *o = OQ_PUSH(dst->options, dst->n_options);
+        ok = o != NULL;
+        if (ok) o->line = s->line;
+        for (size_t k = 0; ok && k < s->n_opts; k++) {
+            oq_dispatch_option *opt = OQ_PUSH(o->opts, o->n_opts);
+            ok = opt && dup_into(&opt->name, s->opts[k].name);
+            if (ok) opt->value = s->opts[k].value;
+        }
+    }
+    if (ok) return OQ_OK;
+    oq_dispatch_log_clear(dst);
+    return NOMEM(err);
+}
+
+void oq_dispatch_parser_free(oq_dispatch_parser *p)
+{
+    if (!p) return;
+    oq_dispatch_log_clear(&p->log);
+    oq_dynbuf_clear(&p->pending);
+    oq_dynbuf_clear(&p->clean);
+    oq_dynbuf_clear(&p->other);
     free(p);
 }
 
@@ -99,17 +124,19 @@ static size_t escape_len(const char *s, size_t n)
 /* Copy raw[0..n) into p->clean without escape sequences; returns its length. */
 static oq_status strip(oq_dispatch_parser *p, const char *raw, size_t n, size_t *len, oq_err *err)
 {
-    oq_status st = grow(&p->clean, &p->clean_cap, n + 1, err);
-    if (st != OQ_OK) return st;
+    *len = 0;
+    oq_dynbuf_reset(&p->clean);
+    char *c = oq_dynbuf_space(&p->clean, n);
+    if (!c) return NOMEM(err);
     size_t j = 0;
     for (size_t i = 0; i < n;) {
         if (raw[i] == 0x1b) {
             i += escape_len(raw + i, n - i);
             continue;
         }
-        p->clean[j++] = raw[i++];
+        c[j++] = raw[i++];
     }
-    p->clean[j] = '\0';
+    oq_dynbuf_added(&p->clean, j);
     *len = j;
     return OQ_OK;
 }
@@ -144,14 +171,9 @@ static int is_name_char(char c)
 
 static oq_status add_record(oq_dispatch_parser *p, const oq_dispatch_record *r, oq_err *err)
 {
-    if (p->log.n_records == p->records_cap) {
-        size_t n = p->records_cap ? 2 * p->records_cap : 16;
-        oq_dispatch_record *b = realloc(p->log.records, n * sizeof *b);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
-        p->log.records = b;
-        p->records_cap = n;
-    }
-    p->log.records[p->log.n_records++] = *r;
+    oq_dispatch_record *slot = OQ_PUSH(p->log.records, p->log.n_records);
+    if (!slot) return NOMEM(err);
+    *slot = *r;
     return OQ_OK;
 }
 
@@ -182,7 +204,7 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
         free((char *)r.node);
         free((char *)r.dtype);
         free((char *)r.kernel_name);
-        return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
+        return NOMEM(err);
     }
     r.kernel = oq_sdpa_kernel_from_name(r.kernel_name);
     /* An alias ("flash") is not what ORT prints: only exact names count. */
@@ -208,14 +230,9 @@ static size_t record_start(const char *s, size_t from, size_t k)
     return start;
 }
 
-static oq_status append_other(oq_dispatch_parser *p, size_t *n, const char *s, size_t len,
-                              oq_err *err)
+static oq_status append_other(oq_dispatch_parser *p, const char *s, size_t len, oq_err *err)
 {
-    oq_status st = grow(&p->other, &p->other_cap, *n + len + 3, err);
-    if (st != OQ_OK) return st;
-    memcpy(p->other + *n, s, len);
-    *n += len;
-    return OQ_OK;
+    return oq_dynbuf_addn(&p->other, s, len) ? NOMEM(err) : OQ_OK;
 }
 
 static int blank(const char *s, size_t n)
@@ -225,45 +242,44 @@ static int blank(const char *s, size_t n)
     return 1;
 }
 
-/* Hand the non-routing part of a mixed line to the pass-through. */
-static void pass_other(oq_dispatch_parser *p, size_t n, const char *term, size_t term_len)
+/* Hand the non-routing part of a mixed line, p->other, to the pass-through. */
+static oq_status pass_other(oq_dispatch_parser *p, const char *term, size_t term_len, oq_err *err)
 {
-    if (!p->passthrough || blank(p->other, n)) return;
-    memcpy(p->other + n, term, term_len);
-    p->passthrough(p->user, p->other, n + term_len, p->line);
+    if (!p->passthrough || blank(p->other.buf, p->other.len)) return OQ_OK;
+    if (append_other(p, term, term_len, err)) return OQ_ERR_NOMEM;
+    p->passthrough(p->user, p->other.buf, p->other.len, p->line);
+    return OQ_OK;
 }
 
 static oq_status parse_routing(oq_dispatch_parser *p, size_t len, const char *term,
                                size_t term_len, oq_err *err)
 {
-    const char *s = p->clean;
-    size_t pos = 0, other = 0;
+    const char *s = p->clean.buf;
+    size_t pos = 0;
     oq_status st = OQ_OK;
+    oq_dynbuf_reset(&p->other);
     for (size_t k = find(s, 0, len, ROUTING_KEY); k < len && st == OQ_OK;
          k = find(s, pos, len, ROUTING_KEY)) {
         size_t start = record_start(s, pos, k), end = len;
-        st = append_other(p, &other, s + pos, start - pos, err);
+        st = append_other(p, s + pos, start - pos, err);
         if (st == OQ_OK) st = parse_record(p, s, start, k, len, &end, err);
         pos = end;
     }
-    if (st == OQ_OK) st = append_other(p, &other, s + pos, len - pos, err);
-    if (st == OQ_OK) pass_other(p, other, term, term_len);
+    if (st == OQ_OK) st = append_other(p, s + pos, len - pos, err);
+    if (st == OQ_OK) st = pass_other(p, term, term_len, err);
     return st;
 }
 
-static oq_status add_option(oq_dispatch_options *o, size_t *cap, const char *name, size_t n,
-                            long value, oq_err *err)
+static oq_status add_option(oq_dispatch_options *o, const char *name, size_t n, long value,
+                            oq_err *err)
 {
-    if (o->n_opts == *cap) {
-        size_t c = *cap ? 2 * *cap : 16;
-        oq_dispatch_option *b = realloc(o->opts, c * sizeof *b);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
-        o->opts = b;
-        *cap = c;
-    }
     char *copy = dup_range(name, n);
-    if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
-    o->opts[o->n_opts++] = (oq_dispatch_option){copy, value};
+    oq_dispatch_option *slot = copy ? OQ_PUSH(o->opts, o->n_opts) : NULL;
+    if (!slot) {
+        free(copy);
+        return NOMEM(err);
+    }
+    *slot = (oq_dispatch_option){copy, value};
     return OQ_OK;
 }
 
@@ -271,7 +287,6 @@ static oq_status add_option(oq_dispatch_options *o, size_t *cap, const char *nam
 static oq_status parse_option_pairs(oq_dispatch_options *o, const char *s, size_t i, size_t len,
                                     oq_err *err)
 {
-    size_t cap = 0;
     while (i < len) {
         while (i < len && isspace((unsigned char)s[i])) i++;
         size_t name = i;
@@ -282,7 +297,7 @@ static oq_status parse_option_pairs(oq_dispatch_options *o, const char *s, size_
             long v = strtol(s + i + 1, &endp, 10);
             size_t after = (size_t)(endp - s);
             if (after > i + 1 && (after == len || isspace((unsigned char)s[after]))) {
-                oq_status st = add_option(o, &cap, s + name, name_end - name, v, err);
+                oq_status st = add_option(o, s + name, name_end - name, v, err);
                 if (st != OQ_OK) return st;
                 i = after;
                 continue;
@@ -296,19 +311,13 @@ static oq_status parse_option_pairs(oq_dispatch_options *o, const char *s, size_
 static oq_status parse_options(oq_dispatch_parser *p, size_t at, size_t len, const char *term,
                                size_t term_len, oq_err *err)
 {
-    if (p->log.n_options == p->options_cap) {
-        size_t n = p->options_cap ? 2 * p->options_cap : 4;
-        oq_dispatch_options *b = realloc(p->log.options, n * sizeof *b);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
-        p->log.options = b;
-        p->options_cap = n;
-    }
-    oq_dispatch_options *o = &p->log.options[p->log.n_options++];
-    *o = (oq_dispatch_options){NULL, 0, p->line};
-    oq_status st = parse_option_pairs(o, p->clean, at + strlen(OPTIONS_KEY), len, err);
-    size_t other = 0;
-    if (st == OQ_OK) st = append_other(p, &other, p->clean, at, err);
-    if (st == OQ_OK) pass_other(p, other, term, term_len);
+    oq_dispatch_options *o = OQ_PUSH(p->log.options, p->log.n_options);
+    if (!o) return NOMEM(err);
+    o->line = p->line;
+    oq_status st = parse_option_pairs(o, p->clean.buf, at + strlen(OPTIONS_KEY), len, err);
+    oq_dynbuf_reset(&p->other);
+    if (st == OQ_OK) st = append_other(p, p->clean.buf, at, err);
+    if (st == OQ_OK) st = pass_other(p, term, term_len, err);
     return st;
 }
 
@@ -322,9 +331,9 @@ static oq_status process_line(oq_dispatch_parser *p, const char *raw, size_t n, 
     size_t len;
     oq_status st = strip(p, raw, body, &len, err);
     if (st != OQ_OK) return st;
-    size_t opt = find(p->clean, 0, len, OPTIONS_KEY);
+    size_t opt = find(p->clean.buf, 0, len, OPTIONS_KEY);
     if (opt < len) return parse_options(p, opt, len, raw + body, n - body, err);
-    if (find(p->clean, 0, len, ROUTING_KEY) < len)
+    if (find(p->clean.buf, 0, len, ROUTING_KEY) < len)
         return parse_routing(p, len, raw + body, n - body, err);
     if (p->passthrough) p->passthrough(p->user, raw, n, p->line);
     return OQ_OK;
@@ -336,17 +345,14 @@ oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t
     while (n > 0) {
         const char *nl = memchr(s, '\n', n);
         size_t take = nl ? (size_t)(nl - s) + 1 : n;
-        oq_status st;
-        if (nl && p->pending_len == 0) {
+        oq_status st = OQ_OK;
+        if (nl && p->pending.len == 0) {
             st = process_line(p, s, take, err); /* the common case: no copy */
         } else {
-            st = grow(&p->pending, &p->pending_cap, p->pending_len + take, err);
-            if (st != OQ_OK) return st;
-            memcpy(p->pending + p->pending_len, s, take);
-            p->pending_len += take;
+            if (oq_dynbuf_addn(&p->pending, s, take)) return NOMEM(err);
             if (nl) {
-                st = process_line(p, p->pending, p->pending_len, err);
-                p->pending_len = 0;
+                st = process_line(p, p->pending.buf, p->pending.len, err);
+                oq_dynbuf_reset(&p->pending);
             }
         }
         if (st != OQ_OK) return st;
@@ -358,10 +364,10 @@ oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t
 
 oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err)
 {
-    if (p->pending_len == 0) return OQ_OK;
-    size_t n = p->pending_len;
-    p->pending_len = 0;
-    return process_line(p, p->pending, n, err);
+    if (p->pending.len == 0) return OQ_OK;
+    oq_status st = process_line(p, p->pending.buf, p->pending.len, err);
+    oq_dynbuf_reset(&p->pending);
+    return st;
 }
 
 oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser **out,

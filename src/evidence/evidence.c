@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 
 static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
@@ -22,11 +23,8 @@ static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
     size_t n = oq_runtime_log_count(rt);
     for (size_t i = 0; i < n; i++) {
         const char *line = oq_runtime_log_line(rt, i);
-        char **v = realloc(ev->ort_log, (ev->n_ort_log + 1) * sizeof *v);
-        if (!v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        ev->ort_log = v;
-        if (!(v[ev->n_ort_log] = strdup(line ? line : ""))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        ev->n_ort_log++;
+        if (oq_strv_push(&ev->ort_log, &ev->n_ort_log, line ? line : ""))
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     return OQ_OK;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "ortqual/evidence.h"
 
 const char *oq_lib_group_name(oq_lib_group g)
@@ -42,7 +43,7 @@ oq_lib_group oq_lib_classify(const char *path)
 
 typedef struct lib_list {
     oq_loaded_lib *v;
-    size_t n, cap;
+    size_t n;
     int oom;
 } lib_list;
 
@@ -53,23 +54,15 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
     const char *name = info->dlpi_name;
     /* The main program has an empty name; the vDSO has no file. */
     if (!name || name[0] != '/' || l->oom) return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        oq_loaded_lib *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->oom = 1;
-            return 0;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n].path = strdup(name);
-    if (!l->v[l->n].path) {
+    char *path = strdup(name);
+    oq_loaded_lib *lib = path ? OQ_PUSH(l->v, l->n) : NULL;
+    if (!lib) {
+        free(path);
         l->oom = 1;
         return 0;
     }
-    l->v[l->n].group = oq_lib_classify(name);
-    l->n++;
+    lib->path = path;
+    lib->group = oq_lib_classify(name);
     return 0;
 }
 

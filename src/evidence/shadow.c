@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/core-impl.h"
 #include "ortqual/evidence.h"
 
 /* ---- versions ------------------------------------------------------------------- */
@@ -96,15 +97,7 @@ static void file_version(const char *path, const char *dir, char *out, size_t n)
 
 /* ---- the report being built ------------------------------------------------------- */
 
-static int push_str(char ***v, size_t *n, const char *s)
-{
-    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-    if (!nv) return 0;
-    *v = nv;
-    if (!(nv[*n] = strdup(s))) return 0;
-    (*n)++;
-    return 1;
-}
+static int push_str(char ***v, size_t *n, const char *s) { return oq_strv_push(v, n, s) == OQ_OK; }
 
 static int has_str(char *const *v, size_t n, const char *s)
 {
@@ -121,15 +114,11 @@ static oq_lib_copy *find_copy(oq_shadow_report *r, const char *product, const ch
         if (!strcmp(c->product, product) && !strcmp(c->dir, dir) && !strcmp(c->version, version))
             return c;
     }
-    oq_lib_copy *nc = realloc(r->copies, (r->n_copies + 1) * sizeof *nc);
-    if (!nc) return NULL;
-    r->copies = nc;
-    oq_lib_copy *c = &nc[r->n_copies];
-    memset(c, 0, sizeof *c);
+    oq_lib_copy *c = OQ_PUSH(r->copies, r->n_copies);
+    if (!c) return NULL;
     c->product = strdup(product);
     c->dir = strdup(dir);
     c->version = strdup(version);
-    r->n_copies++;
     return c->product && c->dir && c->version ? c : NULL;
 }
 
@@ -245,10 +234,10 @@ static int find_conflicts(oq_shadow_report *r)
             if (r->copies[j].loaded && chosen == SIZE_MAX) chosen = j;
         }
         if (versions < 2) continue;
-        size_t *nc = realloc(r->chosen, (r->n_conflicts + 1) * sizeof *nc);
-        if (!nc) return 0;
-        r->chosen = nc;
-        nc[r->n_conflicts] = chosen != SIZE_MAX ? chosen : newest;
+        size_t n = r->n_conflicts; /* chosen[] grows beside conflicts[] */
+        size_t *slot = OQ_PUSH(r->chosen, n);
+        if (!slot) return 0;
+        *slot = chosen != SIZE_MAX ? chosen : newest;
         if (!push_str(&r->conflicts, &r->n_conflicts, p)) return 0;
     }
     return 1;

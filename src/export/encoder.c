@@ -87,8 +87,8 @@ oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export
     if (s) return s;
     if (oq_mask_form_resolve(x->format, x->mask) == OQ_MASK_NONE)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "--mask none: the encoder always takes a mask");
-    if ((s = oq_export_check_common(x->format, x->mask, x->attention_dtype, x->static_batch,
-                                    x->static_seq, err)))
+    oq_dtype adt = x->attention_dtype ? x->attention_dtype : OQ_DTYPE_FLOAT32;
+    if ((s = oq_export_check_common(x->format, x->mask, adt, x->static_batch, x->static_seq, err)))
         return s;
     oq_opset ops[] = {{"", oq_attn_format_opset(x->format)}};
     oq_graph *g;
@@ -100,7 +100,7 @@ oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export
     oq_graph_add_input(g, "mask", OQ_DTYPE_FLOAT32, 2, (oq_dim[]){bd, ld});
     oq_attn_builder b = {
         .g = g, .format = x->format, .mask = oq_mask_form_resolve(x->format, x->mask),
-        .dtype = x->attention_dtype, .heads = c->heads, .kv_heads = c->heads,
+        .dtype = adt, .heads = c->heads, .kv_heads = c->heads,
         .head_dim = c->width / c->heads, .layout = 3, .mask_in = "mask"};
 
     /* Sanitize with Where rather than a product: NaN * 0 would still be NaN. */

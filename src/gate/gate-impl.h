@@ -8,7 +8,7 @@
 
 typedef struct gate_strv {
     char **v; /* NULL-terminated when non-empty */
-    size_t n, cap;
+    size_t n;
 } gate_strv;
 
 struct oq_gate {
@@ -27,6 +27,6 @@ struct oq_gate {
 };
 
 oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err);
-void gate_strv_free(gate_strv *s);
+void gate_strv_clear(gate_strv *s);
 
 #endif

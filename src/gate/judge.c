@@ -7,21 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+
 static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
 {
-    char **r = realloc(j->reasons, (j->n_reasons + 1) * sizeof *r);
-    if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
-    j->reasons = r;
     va_list ap;
     va_start(ap, fmt);
-    int n = vasprintf(&r[j->n_reasons], fmt, ap);
+    oq_status st = oq_strv_vpushf(&j->reasons, &j->n_reasons, fmt, ap);
     va_end(ap);
-    if (n < 0) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
-    j->n_reasons++;
-    return OQ_OK;
+    return st ? oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory") : OQ_OK;
 }
 
 static oq_status judge_exit(const oq_gate_outcome *o, oq_gate_judgement *j, oq_err *err)
@@ -113,6 +110,6 @@ void oq_gate_judgement_clear(oq_gate_judgement *j)
 {
     for (size_t i = 0; i < j->n_reasons; i++) free(j->reasons[i]);
     free(j->reasons);
-    oq_dispatch_report_free(&j->dispatch);
+    oq_dispatch_report_clear(&j->dispatch);
     memset(j, 0, sizeof *j);
 }

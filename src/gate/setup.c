@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/core-impl.h"
 #include "gate/gate-impl.h"
 
 extern char **environ;
@@ -17,23 +18,19 @@ static const char DEBUG_INFO_VAR[] = "ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO";
 
 oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err)
 {
-    if (!owned) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
-    if (s->n + 2 > s->cap) {
-        size_t c = s->cap ? 2 * s->cap : 16;
-        char **v = realloc(s->v, c * sizeof *v);
-        if (!v) {
-            free(owned);
-            return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
-        }
-        s->v = v;
-        s->cap = c;
+    size_t at = s->n;
+    /* two slots: the string and, for execve, a NULL after it that is not counted */
+    if (!owned || !OQ_PUSH(s->v, s->n) || !OQ_PUSH(s->v, s->n)) {
+        s->n = at;
+        free(owned);
+        return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
     }
-    s->v[s->n++] = owned;
-    s->v[s->n] = NULL;
+    s->n--;
+    s->v[at] = owned;
     return OQ_OK;
 }
 
-void gate_strv_free(gate_strv *s)
+void gate_strv_clear(gate_strv *s)
 {
     for (size_t i = 0; i < s->n; i++) free(s->v[i]);
     free(s->v);
@@ -360,10 +357,10 @@ void oq_gate_free(oq_gate *g)
     if (!g) return;
     if (g->log_fd >= 0) close(g->log_fd);
     if (g->dir && !g->o.keep) nftw(g->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    gate_strv_free(&g->env);
-    gate_strv_free(&g->changes);
-    gate_strv_free(&g->notes);
-    gate_strv_free(&g->pins);
+    gate_strv_clear(&g->env);
+    gate_strv_clear(&g->changes);
+    gate_strv_clear(&g->notes);
+    gate_strv_clear(&g->pins);
     oq_dispatch_expect_free(g->expect);
     free(g->cwd);
     free(g->cmd_path);

@@ -6,14 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+
 struct oq_summary_scanner {
     oq_test_summary last;   /* runner == NONE until a summary is seen */
     oq_skip_reason *pending; /* pytest -rs reasons since the previous summary */
     size_t n_pending;
     size_t cmocka_skip_list; /* cmocka skip names still to come after its header */
     int ctest_not_run;       /* inside ctest's "The following tests did not run:" list */
-    char *buf;               /* the current line, cleaned */
-    size_t cap;
+    oq_dynbuf line;          /* the current line, cleaned */
 };
 
 const char *oq_runner_name(oq_runner r)
@@ -53,7 +54,7 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
     if (!s) return;
     summary_clear(&s->last);
     free_reasons(s->pending, s->n_pending);
-    free(s->buf);
+    oq_dynbuf_clear(&s->line);
     free(s);
 }
 
@@ -65,25 +66,23 @@ const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s)
 static oq_status add_reason(oq_skip_reason **list, size_t *n, const char *text, int64_t count,
                             oq_err *err)
 {
-    oq_skip_reason *r = realloc(*list, (*n + 1) * sizeof *r);
-    if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
-    *list = r;
-    r[*n].text = strdup(text);
-    if (!r[*n].text) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
-    r[*n].count = count;
-    (*n)++;
+    char *copy = strdup(text);
+    oq_skip_reason *r = copy ? OQ_PUSH(*list, *n) : NULL;
+    if (!r) {
+        free(copy);
+        return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    }
+    r->text = copy;
+    r->count = count;
     return OQ_OK;
 }
 
-/* Strip colour codes, the terminator and surrounding blanks into s->buf. */
+/* Strip colour codes, the terminator and surrounding blanks into s->line. */
 static oq_status clean_line(oq_summary_scanner *s, const char *line, size_t n, oq_err *err)
 {
-    if (n + 1 > s->cap) {
-        char *b = realloc(s->buf, n + 1);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
-        s->buf = b;
-        s->cap = n + 1;
-    }
+    oq_dynbuf_reset(&s->line);
+    char *buf = oq_dynbuf_space(&s->line, n);
+    if (!buf) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
         if (line[i] == 0x1b && i + 1 < n && line[i + 1] == '[') {
@@ -91,10 +90,10 @@ static oq_status clean_line(oq_summary_scanner *s, const char *line, size_t n, o
             while (i < n && !((unsigned char)line[i] >= 0x40 && (unsigned char)line[i] <= 0x7e)) i++;
             continue;
         }
-        s->buf[j++] = line[i];
+        buf[j++] = line[i];
     }
-    while (j > 0 && isspace((unsigned char)s->buf[j - 1])) j--;
-    s->buf[j] = '\0';
+    while (j > 0 && isspace((unsigned char)buf[j - 1])) j--;
+    oq_dynbuf_added(&s->line, j);
     return OQ_OK;
 }
 
@@ -251,7 +250,7 @@ static int parse_plain(const char *line, oq_test_summary *t)
 static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_t line_no,
                               oq_err *err)
 {
-    t->text = strdup(s->buf);
+    t->text = strdup(s->line.buf);
     if (!t->text) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
     t->line = line_no;
     t->skips = s->pending;
@@ -280,7 +279,7 @@ static int cmocka_count(const char *line, const char *tag, int64_t *v)
 static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
 {
     oq_test_summary *t = &s->last;
-    const char *line = s->buf;
+    const char *line = s->line.buf;
     int64_t v;
     *used = 1;
     if (t->runner == OQ_RUNNER_CMOCKA) {
@@ -338,9 +337,9 @@ oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_
     if (st != OQ_OK || used) return st;
     int64_t count;
     const char *reason;
-    if (pytest_skip(s->buf, &count, &reason))
+    if (pytest_skip(s->line.buf, &count, &reason))
         return add_reason(&s->pending, &s->n_pending, reason, count, err);
-    const char *p = skip_blanks(s->buf);
+    const char *p = skip_blanks(s->line.buf);
     oq_test_summary t;
     if (parse_pytest(p, &t) || parse_ctest(p, &t) || parse_cmocka(p, &t) || parse_plain(p, &t))
         return take_summary(s, &t, line_no, err);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "gate/gate-impl.h"
 #include "ortqual/fileio.h"
 

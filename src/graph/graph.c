@@ -1,24 +1,19 @@
 /* The ONNX model builder: protobuf-c structs allocated from one arena. */
 #include "ortqual/graph.h"
-#include "ortqual/tensorproto.h"
+#include "tensorproto/tensorproto-impl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/fileio.h"
+#include "core/core-impl.h"
 #include "onnx.pb-c.h"
+#include "ortqual/fileio.h"
 
 #ifndef ORTQUAL_VERSION
 #define ORTQUAL_VERSION "0"
 #endif
-
-/* Every allocation of the builder, freed together. */
-typedef struct arena {
-    void **ptrs;
-    size_t n, cap;
-} arena;
 
 /* Open-addressing set of the names in use (values and nodes share one namespace
  * here, which is stricter than ONNX requires and keeps the models readable). */
@@ -30,11 +25,11 @@ typedef struct name_set {
 /* A growable array of pointers into the arena. */
 typedef struct ptr_vec {
     void **v;
-    size_t n, cap;
+    size_t n;
 } ptr_vec;
 
 struct oq_graph {
-    arena mem;
+    oq_arena mem; /* every allocation of the builder, freed together */
     name_set names;    /* every name handed out or used: values and nodes */
     name_set produced; /* values that have a producer: input, initializer or node output */
     name_set nodes_named; /* names given to nodes */
@@ -58,52 +53,23 @@ static oq_status fail(oq_graph *g, oq_status s, const char *fmt, ...)
     return s;
 }
 
-static void *arena_track(oq_graph *g, void *p)
+/* Tracks the failure of an arena allocation in the sticky status. */
+static void *tracked(oq_graph *g, void *p)
 {
-    if (!p) {
-        fail(g, OQ_ERR_NOMEM, "out of memory building the ONNX graph");
-        return NULL;
-    }
-    arena *a = &g->mem;
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 256;
-        void **np = realloc(a->ptrs, cap * sizeof *np);
-        if (!np) {
-            free(p);
-            fail(g, OQ_ERR_NOMEM, "out of memory building the ONNX graph");
-            return NULL;
-        }
-        a->ptrs = np;
-        a->cap = cap;
-    }
-    a->ptrs[a->n++] = p;
+    if (!p) fail(g, OQ_ERR_NOMEM, "out of memory building the ONNX graph");
     return p;
 }
 
-static void *galloc(oq_graph *g, size_t n)
-{
-    return arena_track(g, calloc(1, n ? n : 1));
-}
+static void *galloc(oq_graph *g, size_t n) { return tracked(g, oq_arena_alloc(&g->mem, n)); }
 
-static char *gstrdup(oq_graph *g, const char *s)
-{
-    return arena_track(g, strdup(s ? s : ""));
-}
+static char *gstrdup(oq_graph *g, const char *s) { return tracked(g, oq_arena_strdup(&g->mem, s ? s : "")); }
 
 static int vec_push(oq_graph *g, ptr_vec *v, void *p)
 {
     if (!p) return -1;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        void **np = realloc(v->v, cap * sizeof *np);
-        if (!np) {
-            fail(g, OQ_ERR_NOMEM, "out of memory building the ONNX graph");
-            return -1;
-        }
-        v->v = np;
-        v->cap = cap;
-    }
-    v->v[v->n++] = p;
+    void **slot = tracked(g, OQ_PUSH(v->v, v->n));
+    if (!slot) return -1;
+    *slot = p;
     return 0;
 }
 
@@ -250,8 +216,7 @@ oq_status oq_graph_create(const oq_opset *opsets, size_t n_opsets, const char *g
 void oq_graph_free(oq_graph *g)
 {
     if (!g) return;
-    for (size_t i = 0; i < g->mem.n; i++) free(g->mem.ptrs[i]);
-    free(g->mem.ptrs);
+    oq_arena_clear(&g->mem);
     free(g->names.slots);
     free(g->produced.slots);
     free(g->nodes_named.slots);

@@ -1,5 +1,5 @@
 /* Placement from ORT's EP graph assignment (Session_GetEpGraphAssignmentInfo, ORT >= 1.24). */
-#include "placement-impl.h"
+#include "placement/placement-impl.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Placement: tensor types from the model file, for nodes the profile never saw. */
-#include "placement-impl.h"
+#include "placement/placement-impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,13 @@
 /* Placement: node table, classification, verdict and JSON. */
-#include "placement-impl.h"
+#include "placement/placement-impl.h"
 
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/core-impl.h"
 
 const char *oq_node_place_name(oq_node_place p)
 {
@@ -70,21 +72,14 @@ oq_placed_node *oq_placement_node_(oq_placement *p, const char *name, const char
             return &p->nodes[i];
         }
     }
-    if (p->n_nodes == p->cap_nodes_) {
-        size_t cap = p->cap_nodes_ ? 2 * p->cap_nodes_ : 64;
-        oq_placed_node *nn = realloc(p->nodes, cap * sizeof *nn);
-        if (!nn) return NULL;
-        p->nodes = nn;
-        p->cap_nodes_ = cap;
-    }
-    oq_placed_node *n = &p->nodes[p->n_nodes];
-    memset(n, 0, sizeof *n);
+    oq_placed_node *n = OQ_PUSH(p->nodes, p->n_nodes);
+    if (!n) return NULL;
     if (!oq_placement_set_str_(&n->name, name) || !oq_placement_set_str_(&n->op_type, op_type)) {
         free(n->name);
         free(n->op_type);
+        p->n_nodes--;
         return NULL;
     }
-    p->n_nodes++;
     return n;
 }
 
@@ -122,29 +117,46 @@ static bool shape_sized(const oq_placed_tensor *t)
     return inty && t->ndim <= 1;
 }
 
+/* Why a node is in its class: the texts of the rule, in one table so that a record read
+ * back from JSON points at the same static strings. */
+enum why {
+    WHY_MEMCPY, WHY_DEVICE, WHY_NOT_SHAPE_OP, WHY_NO_TYPES, WHY_UNKNOWN_TYPE, WHY_BIG_INPUT,
+    WHY_BIG_OUTPUT, WHY_SHAPE, WHY_COUNT
+};
+static const char *const reasons[WHY_COUNT] = {
+    "copy between host and device inserted by ORT at an EP boundary",
+    "runs on a device EP",
+    "op is not shape arithmetic",
+    "shape op without tensor types (no profile event, no model): counted as compute",
+    "shape op with a tensor of unknown type or rank: counted as compute",
+    "shape op on a tensor larger than a shape (input)",
+    "shape op on a tensor larger than a shape (output)",
+    "shape arithmetic: every tensor is an int64/int32/bool vector or a scalar",
+};
+
 static oq_node_place classify(const oq_placed_node *n, const char **reason)
 {
     const char *ep = n->ep_profiled ? n->ep_profiled : n->ep_assigned;
     if (!strcmp(n->op_type, "MemcpyToHost") || !strcmp(n->op_type, "MemcpyFromHost")) {
-        *reason = "copy between host and device inserted by ORT at an EP boundary";
+        *reason = reasons[WHY_MEMCPY];
         return OQ_PLACE_MEMCPY;
     }
     if (!is_cpu_ep(ep)) {
-        *reason = "runs on a device EP";
+        *reason = reasons[WHY_DEVICE];
         return OQ_PLACE_DEVICE;
     }
     if (!oq_placement_is_shape_op(n->op_type)) {
-        *reason = "op is not shape arithmetic";
+        *reason = reasons[WHY_NOT_SHAPE_OP];
         return OQ_PLACE_CPU_COMPUTE;
     }
     if (!n->inputs && !n->outputs) {
-        *reason = "shape op without tensor types (no profile event, no model): counted as compute";
+        *reason = reasons[WHY_NO_TYPES];
         return OQ_PLACE_CPU_COMPUTE;
     }
     for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
         const oq_placed_tensor *t = i < n->n_inputs ? &n->inputs[i] : &n->outputs[i - n->n_inputs];
         if (!strcmp(t->dtype, "unknown") || t->ndim < 0) {
-            *reason = "shape op with a tensor of unknown type or rank: counted as compute";
+            *reason = reasons[WHY_UNKNOWN_TYPE];
             return OQ_PLACE_CPU_COMPUTE;
         }
     }
@@ -152,15 +164,15 @@ static oq_node_place classify(const oq_placed_node *n, const char **reason)
     bool meta_only = !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size");
     for (size_t i = meta_only ? 1 : 0; i < n->n_inputs; i++)
         if (!shape_sized(&n->inputs[i])) {
-            *reason = "shape op on a tensor larger than a shape (input)";
+            *reason = reasons[WHY_BIG_INPUT];
             return OQ_PLACE_CPU_COMPUTE;
         }
     for (size_t i = 0; i < n->n_outputs; i++)
         if (!shape_sized(&n->outputs[i])) {
-            *reason = "shape op on a tensor larger than a shape (output)";
+            *reason = reasons[WHY_BIG_OUTPUT];
             return OQ_PLACE_CPU_COMPUTE;
         }
-    *reason = "shape arithmetic: every tensor is an int64/int32/bool vector or a scalar";
+    *reason = reasons[WHY_SHAPE];
     return OQ_PLACE_CPU_SHAPE;
 }
 
@@ -176,19 +188,10 @@ static void strv_addf(strv *s, const char *fmt, ...) __attribute__((format(print
 static void strv_addf(strv *s, const char *fmt, ...)
 {
     if (s->nomem) return;
-    char *line = NULL;
     va_list ap;
     va_start(ap, fmt);
-    int rc = vasprintf(&line, fmt, ap);
+    s->nomem = oq_strv_vpushf(&s->v, &s->n, fmt, ap) != OQ_OK;
     va_end(ap);
-    char **nv = rc >= 0 ? realloc(s->v, (s->n + 1) * sizeof *nv) : NULL;
-    if (!nv) {
-        if (rc >= 0) free(line);
-        s->nomem = true;
-        return;
-    }
-    s->v = nv;
-    s->v[s->n++] = line;
 }
 
 static void strv_free(char **v, size_t n)
@@ -256,14 +259,14 @@ oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_repor
     r->notes = note.v;
     r->n_notes = note.n;
     if (fail.nomem || note.nomem) {
-        oq_placement_report_free(r);
+        oq_placement_report_clear(r);
         return oq_err_set(err, OQ_ERR_NOMEM, "placement check: out of memory");
     }
     r->passed = r->n_failures == 0;
     return OQ_OK;
 }
 
-void oq_placement_report_free(oq_placement_report *r)
+void oq_placement_report_clear(oq_placement_report *r)
 {
     if (!r) return;
     strv_free(r->failures, r->n_failures);
@@ -331,4 +334,109 @@ json_t *oq_placement_to_json(const oq_placement *p, const oq_placement_report *r
         json_object_set_new(j, "notes", strv_json(r->notes, r->n_notes));
     }
     return j;
+}
+
+/* ---- back from JSON ------------------------------------------------------------ */
+
+static char *dup_or_null(const json_t *j) { return json_is_string(j) ? strdup(json_string_value(j)) : NULL; }
+
+/* The string of `j` ("" when it is none). */
+static const char *str_of(const json_t *j)
+{
+    const char *s = json_string_value(j);
+    return s ? s : "";
+}
+
+static bool tensors_back(const json_t *a, oq_placed_tensor **out, size_t *n)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *t = json_array_get(a, i), *shape = json_object_get(t, "shape");
+        oq_placed_tensor *pt = OQ_PUSH(*out, *n);
+        if (!pt || !oq_placement_set_str_(&pt->dtype, str_of(json_object_get(t, "dtype")))) return false;
+        pt->ndim = (int32_t)json_array_size(shape);
+        pt->dims = calloc(pt->ndim ? (size_t)pt->ndim : 1, sizeof *pt->dims);
+        if (!pt->dims) return false;
+        for (int32_t d = 0; d < pt->ndim; d++) pt->dims[d] = json_integer_value(json_array_get(shape, (size_t)d));
+    }
+    return true;
+}
+
+static bool node_back(oq_placement *p, const json_t *j)
+{
+    oq_placed_node *n = oq_placement_node_(p, str_of(json_object_get(j, "name")), str_of(json_object_get(j, "op")));
+    if (!n) return false;
+    const json_t *ea = json_object_get(j, "ep_assigned"), *ep = json_object_get(j, "ep_profiled");
+    n->ep_assigned = dup_or_null(ea);
+    n->ep_profiled = dup_or_null(ep);
+    const char *cls = str_of(json_object_get(j, "class")), *why = str_of(json_object_get(j, "reason"));
+    for (int k = OQ_PLACE_DEVICE; k <= OQ_PLACE_CPU_COMPUTE; k++)
+        if (!strcmp(cls, oq_node_place_name((oq_node_place)k))) n->place = (oq_node_place)k;
+    for (int k = 0; k < WHY_COUNT; k++)
+        if (!strcmp(why, reasons[k])) n->reason = reasons[k];
+    n->runs = (uint64_t)json_integer_value(json_object_get(j, "runs"));
+    n->us = json_number_value(json_object_get(j, "us"));
+    n->types_from_model = !strcmp(str_of(json_object_get(j, "types")), "model");
+    return (!json_is_string(ea) || n->ep_assigned) && (!json_is_string(ep) || n->ep_profiled) &&
+           tensors_back(json_object_get(j, "inputs"), &n->inputs, &n->n_inputs) &&
+           tensors_back(json_object_get(j, "outputs"), &n->outputs, &n->n_outputs);
+}
+
+static bool strv_back(const json_t *a, char ***v, size_t *n)
+{
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (oq_strv_push(v, n, str_of(json_array_get(a, i)))) return false;
+    return true;
+}
+
+static bool eps_back(const json_t *a, oq_placement *p)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *e = json_array_get(a, i);
+        oq_ep_total *t = OQ_PUSH(p->eps, p->n_eps);
+        if (!t || !(t->ep = strdup(str_of(json_object_get(e, "ep"))))) return false;
+        t->nodes = (uint64_t)json_integer_value(json_object_get(e, "nodes"));
+        t->runs = (uint64_t)json_integer_value(json_object_get(e, "runs"));
+        t->us = json_number_value(json_object_get(e, "us"));
+    }
+    return true;
+}
+
+static void report_back(const json_t *j, oq_placement_report *r)
+{
+    const json_t *counts = json_object_get(j, "counts");
+    r->passed = json_is_true(json_object_get(j, "passed"));
+    r->strict = json_is_true(json_object_get(j, "strict"));
+    r->n_device = (size_t)json_integer_value(json_object_get(counts, "device"));
+    r->n_memcpy = (size_t)json_integer_value(json_object_get(counts, "memcpy"));
+    r->n_cpu_shape = (size_t)json_integer_value(json_object_get(counts, "cpu_shape"));
+    r->n_cpu_compute = (size_t)json_integer_value(json_object_get(counts, "cpu_compute"));
+    r->n_not_run = (size_t)json_integer_value(json_object_get(counts, "not_run"));
+    r->n_mismatch = (size_t)json_integer_value(json_object_get(counts, "ep_mismatch"));
+}
+
+oq_status oq_placement_from_json(const json_t *j, oq_placement **out, oq_placement_report *r, oq_err *err)
+{
+    *out = NULL;
+    memset(r, 0, sizeof *r);
+    const json_t *nodes = json_object_get(j, "nodes"), *sources = json_object_get(j, "sources");
+    if (!json_is_array(nodes) || !json_is_array(json_object_get(j, "eps")))
+        return oq_err_set(err, OQ_ERR_FORMAT, "placement: not a placement record");
+    oq_placement *p;
+    oq_status st = oq_placement_create(&p, err);
+    if (st) return st;
+    p->have_assignment = json_is_true(json_object_get(sources, "assignment"));
+    p->have_profile = json_is_true(json_object_get(sources, "profile"));
+    bool ok = true;
+    for (size_t i = 0; ok && i < json_array_size(nodes); i++) ok = node_back(p, json_array_get(nodes, i));
+    ok = ok && eps_back(json_object_get(j, "eps"), p);
+    report_back(j, r);
+    ok = ok && strv_back(json_object_get(j, "failures"), &r->failures, &r->n_failures) &&
+         strv_back(json_object_get(j, "notes"), &r->notes, &r->n_notes);
+    if (!ok) {
+        oq_placement_free(p);
+        oq_placement_report_clear(r);
+        return oq_err_set(err, OQ_ERR_NOMEM, "placement: out of memory");
+    }
+    *out = p;
+    return OQ_OK;
 }

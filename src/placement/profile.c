@@ -1,11 +1,12 @@
 /* Placement from ORT's profile: the "<node>_kernel_time" events. */
-#include "placement-impl.h"
+#include "placement/placement-impl.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "ortqual/fileio.h"
 
 #define KERNEL_SUFFIX "_kernel_time"
@@ -14,13 +15,11 @@ static oq_ep_total *ep_total(oq_placement *p, const char *ep)
 {
     for (size_t i = 0; i < p->n_eps; i++)
         if (!strcmp(p->eps[i].ep, ep)) return &p->eps[i];
-    oq_ep_total *ne = realloc(p->eps, (p->n_eps + 1) * sizeof *ne);
-    if (!ne) return NULL;
-    p->eps = ne;
-    oq_ep_total *t = &p->eps[p->n_eps];
-    memset(t, 0, sizeof *t);
-    if (!(t->ep = strdup(ep))) return NULL;
-    p->n_eps++;
+    oq_ep_total *t = OQ_PUSH(p->eps, p->n_eps);
+    if (t && !(t->ep = strdup(ep))) {
+        p->n_eps--;
+        return NULL;
+    }
     return t;
 }
 

@@ -31,14 +31,14 @@ void oq_ref_mask_add(const oq_ref_mask *m, int64_t b, int64_t h, int64_t i, int6
 
 /* Scores of `rows` (1..4) consecutive query rows q[r*D ..] against one kv head:
  * s[r*ld + j] = sum_d q[r*D + d] * kt[d*T + j] for j < ns (kt is [D, T]). */
-void oq_ref_scores(const double *q, int rows, const double *kt, int64_t T, int64_t D, int64_t ns,
+__attribute__((visibility("hidden"))) void oq_ref_scores(const double *q, int rows, const double *kt, int64_t T, int64_t D, int64_t ns,
                    double *s, int64_t ld);
 /* Softmax numerator over s[0..end) in place: s[j] = exp(s[j] - max). Returns
  * the sum of the weights: 0 when every key is masked (s zeroed), NaN when a
  * score is NaN. */
-double oq_ref_softmax_exp(double *s, int64_t end);
+__attribute__((visibility("hidden"))) double oq_ref_softmax_exp(double *s, int64_t end);
 /* acc[r*Dv + d] = sum_{j < end} s[r*ld + j] * v[j*Dv + d] for `rows` (1..4) rows. */
-void oq_ref_weighted(const double *s, int64_t ld, int rows, int64_t end, const double *v,
+__attribute__((visibility("hidden"))) void oq_ref_weighted(const double *s, int64_t ld, int rows, int64_t end, const double *v,
                      int64_t Dv, double *acc);
 
 #endif

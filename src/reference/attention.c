@@ -19,13 +19,13 @@
  * small enough to balance causal rows (whose cost grows with i). */
 #define ROW_BLOCK 16
 
-void oq_ref_attention_attrs_init(oq_ref_attention_attrs *attrs)
+void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs)
 {
     memset(attrs, 0, sizeof *attrs);
     attrs->scale = NAN;
 }
 
-void oq_ref_attention_outputs_free(oq_ref_attention_outputs *out)
+void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out)
 {
     if (!out) return;
     oq_tensor_free(out->y);
@@ -434,7 +434,7 @@ static oq_status make_outputs(attn_ctx *c, const oq_ref_attention_inputs *in,
     return OQ_OK;
 }
 
-static void ctx_free(attn_ctx *c)
+static void ctx_clear(attn_ctx *c)
 {
     free(c->q);
     free(c->kt);
@@ -470,7 +470,7 @@ oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_att
     }
     st = run_rows(&c, err);
 done:
-    ctx_free(&c);
-    if (st) oq_ref_attention_outputs_free(out);
+    ctx_clear(&c);
+    if (st) oq_ref_attention_outputs_clear(out);
     return st;
 }

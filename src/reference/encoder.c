@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/encoder_ref.h"
+#include "ortqual/reference.h"
 #include "ortqual/mask.h"
 
 /* A weight as doubles (converted once per call). */

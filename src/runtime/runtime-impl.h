@@ -23,10 +23,6 @@ struct oq_runtime {
     size_t n_ep_libs;
 };
 
-/* Turn an OrtStatus into an oq_err (OQ_ERR_RUNTIME, "<what>: <ORT message>")
- * and release it. Returns OQ_OK when `st` is NULL. */
-oq_status oq_ort_status(const oq_runtime *rt, OrtStatus *st, oq_err *err, const char *what);
-
 /* Attach the EP named in `opts` to `so`. On success *ep_full / *attach are
  * static strings naming the EP and how it was attached. */
 oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *opts,

@@ -308,6 +308,7 @@ const char *oq_runtime_lib_path(const oq_runtime *rt) { return rt->lib_path; }
 int oq_runtime_api_version(const oq_runtime *rt) { return rt->api_version; }
 const char *oq_runtime_build_info(const oq_runtime *rt) { return rt->build_info; }
 const struct OrtApi *oq_runtime_api(const oq_runtime *rt) { return rt->api; }
+struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt) { return rt->env; }
 
 void oq_strv_free(char **v, size_t n)
 {

@@ -39,17 +39,20 @@ static oq_dtype dtype_from_ort(ONNXTensorElementDataType t)
 
 /* ---- options ------------------------------------------------------------------ */
 
-static oq_status opt_level(int level, GraphOptimizationLevel *out, oq_err *err)
+/* ORT's levels in the order of oq_graph_opt, the default first. */
+static const int ort_levels[] = {-1, ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_ALL};
+
+int oq_graph_opt_level(oq_graph_opt g)
 {
-    switch (level) {
-    case 0: *out = ORT_DISABLE_ALL; return OQ_OK;
-    case 1: *out = ORT_ENABLE_BASIC; return OQ_OK;
-    case 2: *out = ORT_ENABLE_EXTENDED; return OQ_OK;
-    case 99: *out = ORT_ENABLE_ALL; return OQ_OK;
-    default:
-        return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "graph optimization level %d: use -1 (ORT default), 0, 1, 2 or 99", level);
-    }
+    OQ_ASSERT((unsigned)g < sizeof ort_levels / sizeof *ort_levels);
+    return ort_levels[g];
+}
+
+int oq_graph_opt_from_level(int level)
+{
+    for (size_t i = 0; i < sizeof ort_levels / sizeof *ort_levels; i++)
+        if (ort_levels[i] == level) return (int)i;
+    return -1;
 }
 
 static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSessionOptions *so,
@@ -64,9 +67,11 @@ static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSess
         (st = oq_ort_status(rt, api->SetIntraOpNumThreads(so, o->intra_op_threads), err,
                             "SetIntraOpNumThreads")) != OQ_OK)
         return st;
-    if (o->graph_opt_level != -1) {
-        GraphOptimizationLevel lvl = ORT_ENABLE_ALL;
-        if ((st = opt_level(o->graph_opt_level, &lvl, err)) != OQ_OK) return st;
+    if ((unsigned)o->graph_opt > OQ_GRAPH_OPT_ALL)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "graph optimization level %d: not an oq_graph_opt",
+                          (int)o->graph_opt);
+    if (o->graph_opt != OQ_GRAPH_OPT_DEFAULT) {
+        GraphOptimizationLevel lvl = (GraphOptimizationLevel)ort_levels[o->graph_opt];
         if ((st = oq_ort_status(rt, api->SetSessionGraphOptimizationLevel(so, lvl), err,
                                 "SetSessionGraphOptimizationLevel")) != OQ_OK)
             return st;
@@ -191,7 +196,7 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
                           "give exactly one of a model path and model bytes");
     if (model_bytes && !model_len)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "in-memory model is empty");
-    static const oq_session_opts defaults = {.graph_opt_level = -1};
+    static const oq_session_opts defaults = {0};
     if (!opts) opts = &defaults;
 
     oq_session *s = calloc(1, sizeof *s);
@@ -356,13 +361,6 @@ static oq_status tensor_from_value(oq_session *s, OrtValue *v, const char *name,
     }
     memcpy((*out)->data, src, nbytes);
     return OQ_OK;
-}
-
-void oq_tensors_free(oq_tensor **t, size_t n)
-{
-    if (!t) return;
-    for (size_t i = 0; i < n; i++) oq_tensor_free(t[i]);
-    free(t);
 }
 
 static oq_status collect_outputs(oq_session *s, OrtValue **vals, oq_tensor ***outputs, oq_err *err)

@@ -25,3 +25,10 @@ oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err)
     spec->count = (int32_t)n;
     return OQ_OK;
 }
+
+void oq_shard_range(int32_t count, int32_t index, size_t items, size_t *lo, size_t *hi)
+{
+    OQ_ASSERT(count > 0 && index >= 0 && index < count);
+    *lo = items * (size_t)index / (size_t)count;
+    *hi = items * (size_t)(index + 1) / (size_t)count;
+}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 
 #define SUBMIT_TIMEOUT_S 120.0
@@ -225,7 +226,7 @@ static oq_status record(const oq_slurm_job *j, const oq_slurm_ids *ids, oq_err *
     json_t *logs = json_array();
     char path[4300];
     for (int32_t i = 0; i < j->shards; i++) {
-        snprintf(path, sizeof path, "%s/slurm/shard-%s_%d.out", j->outdir, ids->array, (int)i);
+        oq_slurm_shard_log(j->outdir, ids->array, i, path, sizeof path);
         json_array_append_new(logs, json_string(path));
     }
     snprintf(path, sizeof path, "%s/slurm/merge-%s.out", j->outdir, ids->merge);
@@ -253,4 +254,45 @@ oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_s
         return oq_err_prefix(err, "the merge job was refused (array %s cancelled): ", ids->array);
     }
     return record(j, ids, err);
+}
+
+void oq_slurm_shard_log(const char *outdir, const char *array, int32_t i, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/slurm/shard-%s_%d.out", outdir, array, (int)i);
+}
+
+oq_status oq_slurm_jobs_read(const char *outdir, oq_slurm_ids *ids, oq_err *err)
+{
+    memset(ids, 0, sizeof *ids);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/slurm/jobs.json", outdir);
+    if (access(path, F_OK) != 0) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: nothing was submitted", path);
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    const char *array = json_string_value(json_object_get(j, "array_job_id"));
+    const char *merge = json_string_value(json_object_get(j, "merge_job_id"));
+    oq_status st = OQ_OK;
+    if (!j) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: line %d: %s", path, je.line, je.text);
+    else if (!array || !merge) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no array_job_id or merge_job_id", path);
+    else {
+        snprintf(ids->array, sizeof ids->array, "%s", array);
+        snprintf(ids->merge, sizeof ids->merge, "%s", merge);
+    }
+    json_decref(j);
+    return st;
+}
+
+static void env_into(const char *name, char *buf, size_t n)
+{
+    const char *v = getenv(name);
+    snprintf(buf, n, "%s", v ? v : "");
+}
+
+void oq_slurm_task_current(oq_slurm_task *t)
+{
+    env_into("SLURM_JOB_ID", t->job_id, sizeof t->job_id);
+    env_into("SLURM_ARRAY_JOB_ID", t->array_job_id, sizeof t->array_job_id);
+    env_into("SLURM_ARRAY_TASK_ID", t->array_task_id, sizeof t->array_task_id);
+    env_into("SLURMD_NODENAME", t->node, sizeof t->node);
+    env_into("SLURM_CLUSTER_NAME", t->cluster, sizeof t->cluster);
 }

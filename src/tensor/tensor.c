@@ -142,6 +142,13 @@ oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err)
     return OQ_OK;
 }
 
+void oq_tensors_free(oq_tensor **t, size_t n)
+{
+    if (!t) return;
+    for (size_t i = 0; i < n; i++) oq_tensor_free(t[i]);
+    free(t);
+}
+
 const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)

@@ -6,16 +6,14 @@
 
 #include "ortqual/advice.h"
 #include "ortqual/inspect.h"
-#include "ortqual/placement.h"
+#include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
 
-oq_status oq_wcheck_begin(oq_wcheck *c, const json_t *plan, const char *workdir, oq_err *err)
+oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char *workdir, oq_err *err)
 {
     memset(c, 0, sizeof *c);
-    const json_t *d = json_object_get(plan, "dispatch");
-    const json_t *p = json_object_get(plan, "placement");
-    c->dispatch_on = json_is_true(json_object_get(d, "enable"));
-    c->placement_on = json_is_true(json_object_get(p, "enable"));
+    c->dispatch_on = plan->dispatch.enable;
+    c->placement_on = plan->placement.enable;
     if (c->placement_on) snprintf(c->profile_prefix, sizeof c->profile_prefix, "%s/profile", workdir);
     if (!c->dispatch_on) return OQ_OK;
     /* ORT reads the switch when the session is created: set it first, capture from then on */
@@ -49,30 +47,6 @@ static size_t attention_nodes(const oq_model_info *mi, const char **names, size_
     return n;
 }
 
-static json_t *records_json(const oq_dispatch_log *log)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < log->n_records; i++) {
-        const oq_dispatch_record *r = &log->records[i];
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:I}", "node", r->node, "op", r->op,
-                                           "dtype", r->dtype, "kernel", r->kernel_name, "line",
-                                           (json_int_t)r->line));
-    }
-    return a;
-}
-
-static json_t *options_json(const oq_dispatch_log *log)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < log->n_options; i++) {
-        json_t *o = json_object();
-        for (size_t k = 0; k < log->options[i].n_opts; k++)
-            json_object_set_new(o, log->options[i].opts[k].name, json_integer(log->options[i].opts[k].value));
-        json_array_append_new(a, o);
-    }
-    return a;
-}
-
 static const char *observed_kernel(const oq_dispatch_log *log, const char *node)
 {
     const char *k = NULL;
@@ -84,54 +58,46 @@ static const char *observed_kernel(const oq_dispatch_log *log, const char *node)
     return k;
 }
 
-/* How the exported attention excluded padded keys (the plan's mask_form, as export resolved it). */
-static oq_attn_mask_kind mask_kind(const json_t *plan)
+/* How the exported attention excluded padded keys (additive when ortqual did not export it). */
+static oq_attn_mask_kind mask_kind(oq_mask_form f)
 {
-    const char *m = oq_json_str(plan, "mask_form", "");
-    return !strcmp(m, "seqlen") ? OQ_ATTN_MASK_NONPAD_KV_SEQLEN
-           : !strcmp(m, "bool") ? OQ_ATTN_MASK_BOOL
-           : !strcmp(m, "none") ? OQ_ATTN_MASK_NONE : OQ_ATTN_MASK_FLOAT;
+    return f == OQ_MASK_SEQLEN ? OQ_ATTN_MASK_NONPAD_KV_SEQLEN
+           : f == OQ_MASK_BOOL ? OQ_ATTN_MASK_BOOL
+           : f == OQ_MASK_NONE ? OQ_ATTN_MASK_NONE : OQ_ATTN_MASK_FLOAT;
 }
 
 /* Why a node missed the expected kernel, when ORT's rules say. */
-static void add_advice(json_t *jd, const json_t *plan, const oq_dispatch_log *log, const char **nodes,
-                       size_t n, const oq_config *cfg, uint32_t sdpa_kernel, const char *expected,
-                       int64_t len)
+static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, const char **nodes, size_t n,
+                       uint32_t sdpa_kernel, const char *expected)
 {
-    json_t *adv = json_array();
+    const oq_config *cfg = &plan->config;
     for (size_t i = 0; i < n; i++) {
-        const char *obs = observed_kernel(log, nodes[i]);
+        const char *obs = observed_kernel(&d->log, nodes[i]);
         if (!obs) continue;
         oq_attention_facts f = {.node = nodes[i], .opset = cfg->repr == OQ_REPR_ATTENTION24 ? 24 : 23,
                                 .dtype = cfg->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32,
-                                .mask = mask_kind(plan), .q_len = len, .kv_len = len,
-                                .sdpa_kernel = sdpa_kernel};
+                                .mask = mask_kind(plan->mask_form), .q_len = plan->padded_length,
+                                .kv_len = plan->padded_length, .sdpa_kernel = sdpa_kernel};
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)
-            json_array_append_new(adv, json_string(a.text));
-        oq_advice_free(&a);
+            oq_strv_push(&d->advice, &d->n_advice, a.text);
+        oq_advice_clear(&a);
     }
-    json_object_set_new(jd, "advice", adv);
 }
 
-static oq_status build_expect(const json_t *d, const char **nodes, size_t n, oq_dispatch_expect **e,
-                              int *have, oq_err *err)
+/* The configuration's kernel for every fused node, then the plan's NODE=KERNEL rules. */
+static oq_status build_expect(const oq_validate_plan *plan, const char *kernel, const char **nodes, size_t n,
+                              oq_dispatch_expect **e, int *have, oq_err *err)
 {
     oq_status st = oq_dispatch_expect_create(e, err);
-    const char *kernel = oq_json_str(d, "kernel", NULL);
     char spec[512];
     *have = 0;
     for (size_t i = 0; !st && kernel && i < n; i++, (*have)++) {
         snprintf(spec, sizeof spec, "%s=%s", nodes[i], kernel);
         st = oq_dispatch_expect_add(*e, spec, err);
     }
-    size_t i;
-    const json_t *s;
-    json_array_foreach(json_object_get(d, "expect"), i, s) {
-        if (st) break;
-        st = oq_dispatch_expect_add(*e, json_string_value(s), err);
-        (*have)++;
-    }
+    for (size_t i = 0; !st && i < plan->dispatch.n_expect; i++, (*have)++)
+        st = oq_dispatch_expect_add(*e, plan->dispatch.expect[i], err);
     return st;
 }
 
@@ -151,9 +117,10 @@ static void require_observed(oq_dispatch_expect *ex, const oq_dispatch_log *log,
         }
 }
 
-/* Sets *verdict: 1 verified (or nothing expected), 0 failed, -1 not verified (a skip). */
-static json_t *dispatch_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, const char *model,
-                               int *verdict, char *reason, size_t rn)
+/* Fills r->dispatch; sets *verdict: 1 verified (or nothing expected), 0 failed, -1 not
+ * verified (a skip). */
+static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *verdict, char *reason, size_t rn,
+                            oq_dispatch_result *d)
 {
     oq_err e = {0};
     oq_capture_end(c->cap, NULL, &e);
@@ -161,82 +128,75 @@ static json_t *dispatch_finish(oq_wcheck *c, const json_t *plan, const oq_config
     oq_dispatch_parser_finish(c->parser, NULL);
     oq_dispatch_env_restore(&c->env);
     const oq_dispatch_log *log = oq_dispatch_parser_log(c->parser);
-    const json_t *d = json_object_get(plan, "dispatch");
     oq_model_info *mi = NULL;
-    oq_model_inspect_file(model, &mi, NULL);
+    oq_model_inspect_file(plan->model ? plan->model : "", &mi, NULL);
     const char *nodes[256];
     size_t n = attention_nodes(mi, nodes, 256);
-    json_t *jd = json_pack("{s:o, s:o}", "records", records_json(log), "options", options_json(log));
+    const char *kernel = oq_kernel_ort_name(plan->config.kernel);
     oq_dispatch_expect *ex = NULL;
     int have = 0;
     *verdict = 1;
-    if (build_expect(d, nodes, n, &ex, &have, &e) != OQ_OK) {
+    d->recorded = 1;
+    oq_dispatch_log_copy(&d->log, log, NULL); /* the result outlives the parser */
+    if (build_expect(plan, kernel, nodes, n, &ex, &have, &e) != OQ_OK) {
         *verdict = 0;
         snprintf(reason, rn, "dispatch expectation: %.400s", e.msg);
-    } else if (have || json_is_true(json_object_get(d, "require"))) {
+    } else if (have || plan->dispatch.require) {
         oq_dispatch_report r = {0};
         if (!have) require_observed(ex, log, nodes, n);
         oq_dispatch_check(ex, log, &r, NULL);
-        json_t *f = json_array();
-        for (size_t i = 0; i < r.n_failures; i++) json_array_append_new(f, json_string(r.failures[i]));
-        json_object_set_new(jd, "failures", f);
-        json_object_set_new(jd, "passed", json_boolean(r.passed));
+        d->checked = 1;
+        d->passed = r.passed;
+        d->n_math_failures = r.n_math_failures;
+        for (size_t i = 0; i < r.n_failures; i++) oq_strv_push(&d->failures, &d->n_failures, r.failures[i]);
         if (!r.passed) {
-            *verdict = json_is_true(json_object_get(d, "require")) ? 0 : -1;
+            *verdict = plan->dispatch.require ? 0 : -1;
             snprintf(reason, rn, "dispatch: %s%s", r.n_failures ? r.failures[0] : "no routing line observed",
                      r.n_failures > 1 ? " (and more)" : "");
         }
-        oq_dispatch_report_free(&r);
+        oq_dispatch_report_clear(&r);
     }
-    add_advice(jd, plan, log, nodes, n, cfg, c->sdpa_kernel, oq_json_str(d, "kernel", NULL),
-               json_integer_value(json_object_get(plan, "padded_length")));
+    add_advice(d, plan, nodes, n, c->sdpa_kernel, kernel);
     oq_dispatch_expect_free(ex);
     oq_model_info_free(mi);
-    return jd;
 }
 
-static json_t *placement_finish(const json_t *plan, oq_session *s, int *verdict,
-                                char *reason, size_t rn)
+static void placement_finish(const oq_validate_plan *plan, oq_session *s, int *verdict, char *reason, size_t rn,
+                             oq_placement_result *p)
 {
-    const json_t *p = json_object_get(plan, "placement");
-    oq_placement *pl = NULL;
-    oq_placement_report r = {0};
     oq_err e = {0};
     char *profile = oq_session_end_profiling(s);
-    json_t *notes = json_array();
     *verdict = 1;
-    if (oq_placement_create(&pl, &e)) return json_pack("{s:s}", "error", e.msg);
-    if (oq_placement_add_assignment(pl, s, &e)) json_array_append_new(notes, json_string(e.msg));
-    if (!profile || oq_placement_add_profile(pl, profile, &e))
-        json_array_append_new(notes, json_string(profile ? e.msg : "ORT wrote no profile"));
-    unsigned flags = json_is_true(json_object_get(p, "strict")) ? OQ_PLACEMENT_STRICT : 0;
-    oq_placement_check(pl, flags, &r, &e);
-    json_t *j = oq_placement_to_json(pl, &r);
-    json_object_set_new(j, "witness_errors", notes);
-    if (json_is_true(json_object_get(p, "require")) && !r.passed) {
-        *verdict = 0;
-        snprintf(reason, rn, "placement: %s%s", r.n_failures ? r.failures[0] : "no placement evidence",
-                 r.n_failures > 1 ? " (and more nodes)" : "");
+    p->recorded = 1;
+    if (oq_placement_create(&p->placement, &e)) {
+        p->error = strdup(e.msg);
+    } else {
+        if (oq_placement_add_assignment(p->placement, s, &e))
+            oq_strv_push(&p->witness_errors, &p->n_witness_errors, e.msg);
+        if (!profile || oq_placement_add_profile(p->placement, profile, &e))
+            oq_strv_push(&p->witness_errors, &p->n_witness_errors, profile ? e.msg : "ORT wrote no profile");
+        oq_placement_check(p->placement, plan->placement.strict ? OQ_PLACEMENT_STRICT : 0, &p->report, &e);
+        if (plan->placement.require && !p->report.passed) {
+            *verdict = 0;
+            snprintf(reason, rn, "placement: %s%s", p->report.n_failures ? p->report.failures[0] : "no placement evidence",
+                     p->report.n_failures > 1 ? " (and more nodes)" : "");
+        }
     }
     if (profile) remove(profile);
     free(profile);
-    oq_placement_report_free(&r);
-    oq_placement_free(pl);
-    return j;
 }
 
-void oq_wcheck_finish(oq_wcheck *c, const json_t *plan, const oq_config *cfg, oq_session *s,
-                      json_t *result, int *verdict, char *reason, size_t rn)
+void oq_wcheck_finish(oq_wcheck *c, const oq_validate_plan *plan, oq_session *s, oq_config_result *r,
+                      int *verdict, char *reason, size_t rn)
 {
     int vd = 1, vp = 1;
     char rd[512] = "", rp[512] = "";
-    const char *model = oq_json_str(plan, "model", "");
-    if (c->dispatch_on)
-        json_object_set_new(result, "dispatch", dispatch_finish(c, plan, cfg, model, &vd, rd, sizeof rd));
-    if (c->placement_on && s)
-        json_object_set_new(result, "placement", placement_finish(plan, s, &vp, rp, sizeof rp));
+    if (c->dispatch_on) dispatch_finish(c, plan, &vd, rd, sizeof rd, &r->dispatch);
+    if (c->placement_on && s) placement_finish(plan, s, &vp, rp, sizeof rp, &r->placement);
     snprintf(reason, rn, "%s%s%s", rd, *rd && *rp ? "; " : "", rp);
     *verdict = vd == 0 || vp == 0 ? 0 : vd;
+    oq_dispatch_parser_free(c->parser); /* capture and environment were ended by dispatch_finish */
+    memset(c, 0, sizeof *c);
 }
 
 void oq_wcheck_abort(oq_wcheck *c)

@@ -7,15 +7,15 @@
 
 #include "validate/validate-impl.h"
 
-static double num(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+static double median_of(const oq_batch_result *b) { return b->timed && !isnan(b->median_s) ? b->median_s : 0; }
 
 /* The time batch b held the worker: the first call, then warm-up and timed calls at the
  * median (warm-up and repeat as measured, or as asked for the larger plan). */
-static double batch_s(const json_t *b, const oq_estimate_opts *o)
+static double batch_s(const oq_batch_result *b, const oq_estimate_opts *o)
 {
-    double w = o->warmup >= 0 ? o->warmup : num(b, "warmup");
-    double r = o->repeat >= 0 ? o->repeat : num(b, "repeat");
-    return num(b, "first_call_s") + (w + r) * num(b, "median_s");
+    double w = o->warmup >= 0 ? o->warmup : b->warmup;
+    double r = o->repeat >= 0 ? o->repeat : b->repeat;
+    return b->first_call_s + (w + r) * median_of(b);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -27,48 +27,47 @@ static int cmp_double(const void *a, const void *b)
 /* One configuration: what one task pays once (process, runtime, session, the first batch's
  * warm-up beyond a typical first call) and what all its batches cost after that (divided by
  * the events by the caller). 0 when it timed no batch (skipped, not run). */
-static int measure(const json_t *c, const oq_estimate_opts *o, oq_estimate_config *out)
+static int measure(const oq_config_result *c, const oq_estimate_opts *o, oq_estimate_config *out, oq_err *err)
 {
-    const json_t *batches = json_object_get(c, "batches");
-    size_t n = json_array_size(batches), i;
-    const json_t *b;
-    if (!n || !json_is_number(json_object_get(json_array_get(batches, 0), "median_s"))) return 0;
+    size_t n = c->n_batches;
+    if (!n || !c->batches[0].timed || isnan(c->batches[0].median_s)) return 0;
     double sum = 0, *firsts = calloc(n, sizeof *firsts);
-    json_array_foreach(batches, i, b) {
-        sum += batch_s(b, o);
-        firsts[i] = num(b, "first_call_s");
+    if (!firsts) {
+        oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sum += batch_s(&c->batches[i], o);
+        firsts[i] = c->batches[i].first_call_s;
     }
     qsort(firsts + 1, n - 1, sizeof *firsts, cmp_double);
     double cold = n > 1 ? fmax(0, firsts[0] - firsts[1 + (n - 1) / 2]) : 0;
     free(firsts);
-    const json_t *cost = json_object_get(c, "cost");
-    double batches_s = sum + num(cost, "compare_s") + num(cost, "io_s") - cold;
-    snprintf(out->name, sizeof out->name, "%s", oq_json_str(c, "name", "?"));
+    double batches_s = sum + c->cost.compare_s + c->cost.io_s - cold;
+    snprintf(out->name, sizeof out->name, "%s", c->config.name);
     out->per_event_s = batches_s;
-    out->fixed_s = fmax(0, num(json_object_get(c, "worker"), "seconds") - batches_s);
+    out->fixed_s = fmax(0, c->worker.seconds - batches_s);
     return 1;
 }
 
-static double measured_events(const json_t *summary)
+static double measured_events(const oq_validate_summary *s)
 {
     double e = 0;
-    size_t i;
-    const json_t *b;
-    json_array_foreach(json_object_get(summary, "batches"), i, b) e += num(b, "batch_size");
+    for (size_t i = 0; i < s->n_batches; i++) e += (double)s->batches[i].batch_size;
     return e;
 }
 
-static oq_status configs(const json_t *summary, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
+static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
 {
-    const json_t *all = json_object_get(summary, "configs");
-    out->configs = calloc(json_array_size(all) + 1, sizeof *out->configs);
-    double events = measured_events(summary);
-    size_t i;
-    const json_t *c;
-    json_array_foreach(all, i, c) {
-        const char *name = oq_json_str(c, "name", "");
+    out->configs = calloc(s->n_configs + 1, sizeof *out->configs);
+    if (!out->configs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    double events = measured_events(s);
+    for (size_t i = 0; i < s->n_configs; i++) {
+        const char *name = s->configs[i].config.name;
         if (i && o->only && strncmp(name, o->only, strlen(o->only)) != 0) continue;
-        if (!measure(c, o, &out->configs[out->n_configs])) {
+        int got = measure(&s->configs[i], o, &out->configs[out->n_configs], err);
+        if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
+        if (!got) {
             if (i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
             continue;
         }
@@ -100,20 +99,17 @@ static void model(const oq_estimate_opts *o, oq_estimate *e)
     e->worker_hours = e->shards * e->shard_s / 3600.0;
 }
 
-oq_status oq_validate_estimate(const char *summary_path, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
+oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,
+                               oq_err *err)
 {
     memset(out, 0, sizeof *out);
     if (o->events < 1 || o->workers < 1 || o->configs < 0 || o->configs == 1 || o->shards < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want events >= 1, workers >= 1, configurations >= 2");
-    json_error_t je;
-    json_t *s = json_load_file(summary_path, 0, &je);
-    if (!s) return oq_err_set(err, OQ_ERR_FORMAT, "%s: line %d: %s", summary_path, je.line, je.text);
-    oq_status st = strcmp(oq_json_str(s, "schema", ""), OQ_VALIDATE_SCHEMA)
-                       ? oq_err_set(err, OQ_ERR_FORMAT, "%s: not a validation summary (%s)", summary_path, OQ_VALIDATE_SCHEMA)
-                       : configs(s, o, out, err);
-    if (!st) model(o, out);
-    json_decref(s);
+    if (!measured->n_configs)
+        return oq_err_set(err, OQ_ERR_FORMAT, "the summary has no configurations (a prepared plan ran nothing)");
+    oq_status st = configs(measured, o, out, err);
     if (st) oq_estimate_clear(out);
+    else model(o, out);
     return st;
 }
 

@@ -35,7 +35,7 @@ static json_t *env_evidence(void)
     return j;
 }
 
-json_t *oq_validate_evidence(const oq_validate_opts *o)
+char *oq_validate_evidence(const oq_validate_opts *o)
 {
     struct utsname u;
     char host[256] = "", cwd[4096] = "";
@@ -44,8 +44,11 @@ json_t *oq_validate_evidence(const oq_validate_opts *o)
     if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
     json_t *argv = json_array();
     for (int i = 0; i < o->argc; i++) json_array_append_new(argv, json_string(o->argv[i]));
-    return json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:s, s:o}", "tool_version", ORTQUAL_VERSION,
-                     "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host",
-                     "name", host, "system", u.sysname, "release", u.release, "machine", u.machine,
-                     "command", argv, "cwd", cwd, "system", oq_evidence_collect_json(NULL));
+    json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:s, s:o}", "tool_version", ORTQUAL_VERSION,
+                          "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host", "name",
+                          host, "system", u.sysname, "release", u.release, "machine", u.machine, "command", argv,
+                          "cwd", cwd, "system", oq_evidence_collect_json(NULL));
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    return text;
 }

@@ -1,6 +1,8 @@
-/* The shards of one plan merged into one summary (ortqual/shard.h): per-batch figures are
- * copied as the shards measured them, statuses are combined the way one unsharded run would
- * have set them, and a shard that did not report makes the verdict fail. */
+/* The shards of one plan merged into one summary (ortqual/shard.h). The shards' summaries are
+ * read back into typed summaries and merged field by field: per-batch figures are moved over
+ * as the shards measured them, verdicts combine as one unsharded run would have set them, and
+ * the result is written by the same writer as any summary.json, so a merged summary cannot
+ * drift from an unsharded one. A shard that did not report makes the verdict fail. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,108 +13,105 @@
 
 typedef struct merge_ctx {
     const char *outdir;
-    json_t *plan;    /* shards/plan.json */
-    json_t **shard;  /* N summaries; NULL for a shard that did not report */
-    json_t *jobs;    /* slurm/jobs.json written by `ortqual slurm`, or NULL */
-    oq_merge_result *res;
+    oq_shard_plan plan;          /* shards/plan.json */
+    oq_validate_summary **shard; /* N summaries; NULL for a shard that did not report */
+    oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
+    oq_validate_summary *s;      /* the merged summary */
 } merge_ctx;
 
-static int32_t shard_count(const merge_ctx *m) { return (int32_t)json_integer_value(json_object_get(m->plan, "shards")); }
+/* One shard's result for a configuration. */
+typedef struct entry {
+    int32_t shard;
+    oq_config_result *r;
+} entry;
 
-static const json_t *assigned(const merge_ctx *m, int32_t i, const char *what)
+static oq_shard_part part_of(const merge_ctx *m, int32_t i)
 {
-    return json_object_get(json_array_get(json_object_get(m->plan, "assignment"), (size_t)i), what);
+    return oq_shard_part_of(m->plan.count, m->plan.by, m->plan.n_batches, m->plan.n_configs, i);
 }
 
-static json_t *load(const char *path)
-{
-    json_error_t je;
-    return access(path, F_OK) == 0 ? json_load_file(path, 0, &je) : NULL;
-}
+static oq_status nomem(oq_err *err) { return oq_err_set(err, OQ_ERR_NOMEM, "out of memory merging shards"); }
+
+/* ---- the shards that reported, and why the others did not ------------------------------ */
 
 /* " (SLURM task 12_3, log D/slurm/shard-12_3.out)" when `ortqual slurm` submitted the shards. */
 static void slurm_hint(const merge_ctx *m, int32_t i, char *buf, size_t n)
 {
-    const char *job = oq_json_str(m->jobs, "array_job_id", NULL);
-    const char *log = json_string_value(json_array_get(json_object_get(m->jobs, "shard_logs"), (size_t)i));
+    char log[4200];
     buf[0] = 0;
-    if (job) snprintf(buf, n, " (SLURM task %s_%d%s%s)", job, (int)i, log ? ", log " : "", log ? log : "");
+    if (!*m->jobs.array) return;
+    oq_slurm_shard_log(m->outdir, m->jobs.array, i, log, sizeof log);
+    snprintf(buf, n, " (SLURM task %s_%d, log %s)", m->jobs.array, (int)i, log);
 }
 
-static void add_problem(merge_ctx *m, int32_t i, oq_shard_state state, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void add_problem(merge_ctx *m, int32_t i, oq_shard_state state, const char *fmt, ...)
+static oq_status add_problem(merge_ctx *m, int32_t i, oq_shard_state state, oq_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static oq_status add_problem(merge_ctx *m, int32_t i, oq_shard_state state, oq_err *err, const char *fmt, ...)
 {
-    oq_merge_result *r = m->res;
-    oq_shard_problem *p = realloc(r->problems, (r->n_problems + 1) * sizeof *p);
-    if (!p) return;
-    r->problems = p;
-    p += r->n_problems++;
+    oq_shard_problem *p = OQ_PUSH(m->s->merged.problems, m->s->merged.n_problems);
+    if (!p) return nomem(err); /* a problem never goes unreported */
     p->index = i;
     p->state = state;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(p->detail, sizeof p->detail, fmt, ap);
     va_end(ap);
+    return OQ_OK;
 }
 
 /* Why shard i has no summary: never started, stopped with an error record, or started and
  * ended without a word (killed, timed out, crashed). */
-static void diagnose(merge_ctx *m, int32_t i, const char *dir)
+static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
 {
-    char path[4200], hint[1024];
+    char path[4200], hint[4400], msg[OQ_ERR_MSG_MAX];
     slurm_hint(m, i, hint, sizeof hint);
     snprintf(path, sizeof path, "%s/error.json", dir);
-    json_t *e = load(path);
+    if (access(path, F_OK) == 0 && oq_error_record_read(path, msg, sizeof msg, NULL) == OQ_OK)
+        return add_problem(m, i, OQ_SHARD_FAILED, err, "stopped before running: %s%s", msg, hint);
     snprintf(path, sizeof path, "%s/started.json", dir);
-    json_t *s = e ? NULL : load(path);
-    if (e) add_problem(m, i, OQ_SHARD_FAILED, "stopped before running: %s%s", oq_json_str(e, "error", "?"), hint);
-    else if (s)
-        add_problem(m, i, OQ_SHARD_UNFINISHED, "started on %s at %s (pid %lld) and wrote no summary: killed, timed "
-                                               "out or crashed%s", oq_json_str(s, "host", "?"), oq_json_str(s, "start", "?"),
-                    (long long)json_integer_value(json_object_get(s, "pid")), hint);
-    else if (access(dir, F_OK) == 0)
-        add_problem(m, i, OQ_SHARD_UNFINISHED, "%s exists but holds no record: it stopped while starting%s", dir, hint);
-    else add_problem(m, i, OQ_SHARD_MISSING, "never started: no %s%s", dir, hint);
-    json_decref(e);
-    json_decref(s);
+    oq_shard_info started;
+    if (access(path, F_OK) == 0 && oq_shard_info_read(path, &started, NULL) == OQ_OK) {
+        oq_status st = add_problem(m, i, OQ_SHARD_UNFINISHED, err,
+                                   "started on %s at %s (pid %lld) and wrote no summary: killed, timed out or "
+                                   "crashed%s", started.host, started.start, (long long)started.pid, hint);
+        oq_shard_info_clear(&started);
+        return st;
+    }
+    if (access(dir, F_OK) == 0)
+        return add_problem(m, i, OQ_SHARD_UNFINISHED, err, "%s exists but holds no record: it stopped while starting%s",
+                           dir, hint);
+    return add_problem(m, i, OQ_SHARD_MISSING, err, "never started: no %s%s", dir, hint);
 }
 
 /* A summary from another plan or another split is refused: merging it would mix results. */
-static oq_status check_shard(const merge_ctx *m, int32_t i, const json_t *s, const char *path, oq_err *err)
+static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_summary *s, const char *path,
+                             oq_err *err)
 {
-    const char *want = oq_json_str(json_object_get(m->plan, "plan"), "hash", "");
-    const char *got = oq_json_str(json_object_get(s, "plan"), "hash", "");
-    const json_t *blk = json_object_get(s, "shard");
-    if (strcmp(oq_json_str(s, "schema", ""), OQ_VALIDATE_SCHEMA) != 0)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not a validation summary (schema %s)", path, OQ_VALIDATE_SCHEMA);
-    if (strcmp(want, got) != 0)
+    if (strcmp(m->plan.hash, s->plan_hash) != 0)
         return oq_err_set(err, OQ_ERR_FORMAT, "shard %d (%s) ran plan %.16s, not the prepared plan %.16s: refusing "
-                                              "to merge shards of different plans", (int)i, path, got, want);
-    if (json_integer_value(json_object_get(blk, "index")) != i ||
-        json_integer_value(json_object_get(blk, "count")) != shard_count(m))
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: shard %lld of %lld, expected shard %d of %d", path,
-                          (long long)json_integer_value(json_object_get(blk, "index")),
-                          (long long)json_integer_value(json_object_get(blk, "count")), (int)i, (int)shard_count(m));
+                                              "to merge shards of different plans", (int)i, path, s->plan_hash,
+                          m->plan.hash);
+    if (s->shard.index != i || s->shard.count != m->plan.count || s->shard.by != m->plan.by)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: shard %d of %d by %s, expected shard %d of %d by %s", path,
+                          (int)s->shard.index, (int)s->shard.count, oq_shard_by_name(s->shard.by), (int)i,
+                          (int)m->plan.count, oq_shard_by_name(m->plan.by));
+    oq_shard_part part = part_of(m, i);
+    size_t want = 1 + part.config_hi - part.config_lo;
+    if (s->n_configs != want)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %zu configurations, but shard %d of the plan runs %zu", path,
+                          s->n_configs, (int)i, want);
     return OQ_OK;
 }
 
 static oq_status read_shards(merge_ctx *m, oq_err *err)
 {
-    for (int32_t i = 0; i < shard_count(m); i++) {
+    for (int32_t i = 0; i < m->plan.count; i++) {
         char dir[4096], path[4200];
         snprintf(dir, sizeof dir, "%s/shards/%d", m->outdir, (int)i);
         snprintf(path, sizeof path, "%s/summary.json", dir);
-        json_error_t je;
-        json_t *s = access(path, F_OK) == 0 ? json_load_file(path, 0, &je) : NULL;
-        if (access(path, F_OK) == 0 && !s)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: line %d: %s", path, je.line, je.text);
-        if (!s) {
-            diagnose(m, i, dir);
-            continue;
-        }
-        m->shard[i] = s;
-        oq_status st = check_shard(m, i, s, path, err);
+        oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read(path, &m->shard[i], err)
+                                                : diagnose(m, i, dir, err);
+        if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (st) return st;
     }
     return OQ_OK;
@@ -120,328 +119,359 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
 
 /* ---- one configuration from its shards ---------------------------------------------- */
 
-/* The entries of configuration k, from the shards that ran it and reported; *incomplete when
+/* The results of configuration k from the shards that ran it and reported; *incomplete when
  * a shard that ran part of it did not report. */
-static size_t entries_of(const merge_ctx *m, size_t k, const json_t **out, int32_t *idx, int *incomplete)
+static size_t entries_of(const merge_ctx *m, size_t k, entry *out, int *incomplete)
 {
     size_t n = 0;
     *incomplete = 0;
-    for (int32_t i = 0; i < shard_count(m); i++) {
-        size_t pos, has = 0;
-        const json_t *c;
-        json_array_foreach(assigned(m, i, "configs"), pos, c) if ((size_t)json_integer_value(c) == k) {
-            has = 1;
-            break;
-        }
-        if (!has) continue;
-        if (!m->shard[i]) {
-            /* by configuration every shard ran the reference on every batch: one report is whole */
-            *incomplete |= k > 0 || !strcmp(oq_json_str(m->plan, "shard_by", ""), "batch");
-            continue;
-        }
-        idx[n] = i;
-        out[n++] = json_array_get(json_object_get(m->shard[i], "configs"), pos);
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        oq_shard_part part = part_of(m, i);
+        long pos = oq_shard_part_config(&part, k);
+        if (pos < 0) continue;
+        if (m->shard[i]) out[n++] = (entry){i, &m->shard[i]->configs[pos]};
+        /* by configuration every shard ran the reference on every batch: one report is whole */
+        else *incomplete |= k > 0 || m->plan.by == OQ_SHARD_BY_BATCH;
     }
     return n;
 }
 
-static void append_unique(json_t *into, const json_t *from)
+static int copy_strv(char ***dst, size_t *n, char *const *src, size_t n_src, int unique)
 {
-    size_t i, j;
-    const json_t *v, *w;
-    json_array_foreach(from, i, v) {
+    for (size_t i = 0; i < n_src; i++) {
         int seen = 0;
-        json_array_foreach(into, j, w) seen |= json_equal(v, w);
-        if (!seen) json_array_append(into, (json_t *)v);
+        for (size_t j = 0; unique && j < *n; j++) seen |= !strcmp((*dst)[j], src[i]);
+        if (!seen && oq_strv_push(dst, n, src[i])) return 0;
     }
+    return 1;
 }
 
-static void add_number(json_t *obj, const char *key, const json_t *from)
+static int by_index(const void *a, const void *b)
 {
-    double v = json_number_value(json_object_get(obj, key)) + json_number_value(json_object_get(from, key));
-    json_object_set_new(obj, key, json_is_integer(json_object_get(obj, key)) ? json_integer((json_int_t)v) : json_real(v));
+    int64_t x = ((const oq_batch_result *)a)->index, y = ((const oq_batch_result *)b)->index;
+    return (x > y) - (x < y);
 }
 
-/* Sums "runs" and "us" of the items of `into` and `from` matched by `key` (per EP, per node). */
-static void add_runs(json_t *into, const json_t *from, const char *key)
+/* Batches by index, the first seen kept (by configuration every shard ran the reference on
+ * every batch; by batch the ranges do not overlap). Moved: `from` keeps what was not taken. */
+static int merge_batches(oq_config_result *into, oq_config_result *from)
 {
-    size_t i, j;
-    json_t *a;
-    const json_t *b;
-    json_array_foreach(into, i, a) json_array_foreach(from, j, b) {
-        if (!json_equal(json_object_get(a, key), json_object_get(b, key))) continue;
-        add_number(a, "runs", b);
-        add_number(a, "us", b);
-        break;
-    }
-}
-
-/* Batches by index, first seen first kept (by configuration every shard ran the reference
- * on every batch; by batch the ranges do not overlap). */
-static void merge_batches(json_t *into, const json_t *from)
-{
-    size_t i, j;
-    const json_t *b, *have;
-    json_array_foreach(from, i, b) {
-        size_t at = json_array_size(into);
-        json_int_t index = json_integer_value(json_object_get(b, "index"));
+    for (size_t i = 0; i < from->n_batches; i++) {
         int seen = 0;
-        json_array_foreach(into, j, have) {
-            json_int_t h = json_integer_value(json_object_get(have, "index"));
-            seen |= h == index;
-            if (h > index && at == json_array_size(into)) at = j;
-        }
-        if (!seen) json_array_insert(into, at, (json_t *)b);
+        for (size_t j = 0; j < into->n_batches; j++) seen |= into->batches[j].index == from->batches[i].index;
+        if (seen) continue;
+        oq_batch_result *b = OQ_PUSH(into->batches, into->n_batches);
+        if (!b) return 0;
+        *b = from->batches[i];
+        memset(&from->batches[i], 0, sizeof from->batches[i]);
     }
+    qsort(into->batches, into->n_batches, sizeof *into->batches, by_index);
+    return 1;
 }
 
-static void merge_checks(json_t *into, const json_t *from)
+/* Every routing line and every failure, as one run would list them (shard order is batch
+ * order), and so the count of failures on MATH adds up; advice is per node: once. */
+static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
 {
-    json_t *d = json_object_get(into, "dispatch"), *p = json_object_get(into, "placement");
-    const json_t *fd = json_object_get(from, "dispatch"), *fp = json_object_get(from, "placement");
-    if (d && fd) {
-        if (json_is_false(json_object_get(fd, "passed"))) json_object_set_new(d, "passed", json_false());
-        /* every routing line, as one run would list them (shard order is batch order) */
-        json_array_extend(json_object_get(d, "records"), json_object_get(fd, "records"));
-        append_unique(json_object_get(d, "failures"), json_object_get(fd, "failures"));
-        append_unique(json_object_get(d, "advice"), json_object_get(fd, "advice"));
+    if (!f->recorded) return 1;
+    if (!d->recorded) {
+        oq_dispatch_result t = *d;
+        *d = *f;
+        *f = t;
+        return 1;
     }
-    if (p && fp) {
-        if (json_is_false(json_object_get(fp, "passed"))) json_object_set_new(p, "passed", json_false());
-        append_unique(json_object_get(p, "failures"), json_object_get(fp, "failures"));
-        append_unique(json_object_get(p, "notes"), json_object_get(fp, "notes"));
-        append_unique(json_object_get(p, "witness_errors"), json_object_get(fp, "witness_errors"));
-        add_runs(json_object_get(p, "eps"), json_object_get(fp, "eps"), "ep");
-        add_runs(json_object_get(p, "nodes"), json_object_get(fp, "nodes"), "name");
+    for (size_t i = 0; i < f->log.n_records; i++) {
+        oq_dispatch_record *r = OQ_PUSH(d->log.records, d->log.n_records);
+        if (!r) return 0;
+        *r = f->log.records[i];
+        memset(&f->log.records[i], 0, sizeof f->log.records[i]);
     }
-    const json_t *teeth = json_object_get(from, "teeth");
-    if (teeth && !json_is_true(json_object_get(teeth, "proved"))) json_object_set(into, "teeth", (json_t *)teeth);
+    if (f->checked) {
+        d->passed = d->checked ? d->passed && f->passed : f->passed;
+        d->checked = 1;
+    }
+    d->n_math_failures += f->n_math_failures;
+    return copy_strv(&d->failures, &d->n_failures, f->failures, f->n_failures, 0) &&
+           copy_strv(&d->advice, &d->n_advice, f->advice, f->n_advice, 1);
 }
 
-/* Costs add up; memory is the largest any shard saw. */
-static void merge_costs(json_t *into, const json_t *from)
+/* Runs and time per node and per execution provider add up; a failure anywhere fails. */
+static int merge_placement(oq_placement_result *p, oq_placement_result *f)
 {
-    json_t *c = json_object_get(into, "cost"), *w = json_object_get(into, "worker");
-    const char *key;
-    json_t *v;
-    json_object_foreach(c, key, v) {
-        const json_t *f = json_object_get(json_object_get(from, "cost"), key);
-        if (strstr(key, "_bytes")) {
-            if (json_integer_value(f) > json_integer_value(v)) json_object_set(c, key, (json_t *)f);
-        } else {
-            add_number(c, key, json_object_get(from, "cost"));
-        }
+    if (!f->recorded) return 1;
+    if (!p->recorded) {
+        oq_placement_result t = *p;
+        *p = *f;
+        *f = t;
+        return 1;
     }
-    const json_t *fw = json_object_get(from, "worker");
-    if (w && fw) {
-        add_number(w, "seconds", fw);
-        if (!strcmp(oq_json_str(w, "ended", ""), "exit 0") && strcmp(oq_json_str(fw, "ended", "exit 0"), "exit 0")) {
-            json_object_set(w, "ended", json_object_get(fw, "ended"));
-            json_object_set(w, "stderr_tail", json_object_get(fw, "stderr_tail"));
-        }
+    if (f->error && !p->error) {
+        p->error = f->error;
+        f->error = NULL;
     }
+    for (size_t i = 0; p->placement && f->placement && i < f->placement->n_nodes; i++)
+        for (size_t j = 0; j < p->placement->n_nodes; j++) {
+            oq_placed_node *a = &p->placement->nodes[j], *b = &f->placement->nodes[i];
+            if (strcmp(a->name, b->name) != 0) continue;
+            a->runs += b->runs;
+            a->us += b->us;
+            break;
+        }
+    for (size_t i = 0; p->placement && f->placement && i < f->placement->n_eps; i++)
+        for (size_t j = 0; j < p->placement->n_eps; j++) {
+            oq_ep_total *a = &p->placement->eps[j], *b = &f->placement->eps[i];
+            if (strcmp(a->ep, b->ep) != 0) continue;
+            a->runs += b->runs;
+            a->us += b->us;
+            break;
+        }
+    p->report.passed = p->report.passed && f->report.passed;
+    return copy_strv(&p->report.failures, &p->report.n_failures, f->report.failures, f->report.n_failures, 1) &&
+           copy_strv(&p->report.notes, &p->report.n_notes, f->report.notes, f->report.n_notes, 1) &&
+           copy_strv(&p->witness_errors, &p->n_witness_errors, f->witness_errors, f->n_witness_errors, 1);
 }
 
-/* As one run would have ended: any failure fails, then not-run, then all skipped or all
+static int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Times add up; memory is the largest any shard saw. A worker that did not exit cleanly is
+ * the one named. */
+static void merge_costs(oq_config_result *into, oq_config_result *from)
+{
+    oq_worker_cost *c = &into->cost;
+    const oq_worker_cost *f = &from->cost;
+    if (f->recorded && !c->recorded) *c = *f;
+    else if (f->recorded) {
+        c->session_s += f->session_s;
+        c->run_s += f->run_s;
+        c->compare_s += f->compare_s;
+        c->io_s += f->io_s;
+        c->rss_after_session_bytes = max_i64(c->rss_after_session_bytes, f->rss_after_session_bytes);
+        c->rss_after_first_run_bytes = max_i64(c->rss_after_first_run_bytes, f->rss_after_first_run_bytes);
+        c->rss_start_bytes = max_i64(c->rss_start_bytes, f->rss_start_bytes);
+        c->vmhwm_bytes = max_i64(c->vmhwm_bytes, f->vmhwm_bytes);
+        c->max_batch_bytes = max_i64(c->max_batch_bytes, f->max_batch_bytes);
+    }
+    oq_worker_run *w = &into->worker, *fw = &from->worker;
+    if (!fw->ran) return;
+    double seconds = w->ran ? w->seconds + fw->seconds : fw->seconds;
+    if (!w->ran || (!strcmp(w->ended, "exit 0") && strcmp(fw->ended, "exit 0") != 0)) {
+        oq_worker_run t = *w;
+        *w = *fw;
+        *fw = t;
+    }
+    w->seconds = seconds;
+}
+
+/* As one run would have ended: a failure fails, then not-run, then all skipped or all
  * passed; passed on some shards and skipped on others is an incomplete matrix: failed. */
-static void merge_status(json_t *into, const json_t *const *e, const int32_t *idx, size_t n)
+static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
 {
-    static const char *const order[] = {"failed", "not-run"};
-    for (size_t o = 0; o < 2; o++)
-        for (size_t i = 0; i < n; i++)
-            if (!strcmp(oq_json_str(e[i], "status", "failed"), order[o])) {
-                json_object_set_new(into, "status", json_string(order[o]));
-                json_object_set(into, "reason", json_object_get(e[i], "reason"));
-                return;
+    static const oq_verdict order[] = {OQ_VERDICT_FAILED, OQ_VERDICT_NOT_RUN};
+    const oq_config_result *why = e[0].r;
+    int found = 0;
+    *reason = NULL;
+    *v = why->status;
+    for (size_t o = 0; o < 2 && !found; o++)
+        for (size_t i = 0; i < n && !found; i++)
+            if ((found = e[i].r->status == order[o])) {
+                *v = order[o];
+                why = e[i].r;
             }
-    for (size_t i = 1; i < n; i++)
-        if (strcmp(oq_json_str(e[i], "status", ""), oq_json_str(e[0], "status", ""))) {
-            char why[512];
-            snprintf(why, sizeof why, "%s on shard %d (%s) but %s on shard %d: the matrix is incomplete",
-                     oq_json_str(e[i], "status", ""), (int)idx[i], oq_json_str(e[i], "reason", ""),
-                     oq_json_str(e[0], "status", ""), (int)idx[0]);
-            json_object_set_new(into, "status", json_string("failed"));
-            json_object_set_new(into, "reason", json_string(why));
-            return;
+    for (size_t i = 1; !found && i < n; i++)
+        if (e[i].r->status != e[0].r->status) {
+            *v = OQ_VERDICT_FAILED;
+            if (asprintf(reason, "%s on shard %d (%s) but %s on shard %d: the matrix is incomplete",
+                         oq_verdict_name(e[i].r->status), (int)e[i].shard, e[i].r->reason ? e[i].r->reason : "",
+                         oq_verdict_name(e[0].r->status), (int)e[0].shard) < 0)
+                *reason = NULL;
+            return *reason != NULL;
         }
+    return !why->reason || (*reason = strdup(why->reason)) != NULL;
 }
 
-static json_t *merge_config(const json_t *const *e, const int32_t *idx, size_t n)
+/* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
+static oq_status merge_config(entry *e, size_t n, oq_config_result *out, oq_err *err)
 {
-    json_t *c = json_deep_copy(e[0]), *per = json_array();
-    for (size_t i = 0; i < n; i++) {
-        if (i) {
-            merge_batches(json_object_get(c, "batches"), json_object_get(e[i], "batches"));
-            merge_checks(c, e[i]);
-            merge_costs(c, e[i]);
-        }
-        json_array_append_new(per, json_pack("{s:i, s:s, s:O?, s:O?}", "index", idx[i], "status",
-                                             oq_json_str(e[i], "status", "?"), "worker_seconds",
-                                             json_object_get(json_object_get(e[i], "worker"), "seconds"),
-                                             "session_create_s", json_object_get(e[i], "session_create_s")));
+    oq_verdict v;
+    char *reason = NULL;
+    oq_config_shard *per = calloc(n, sizeof *per);
+    if (!per || !merged_status(e, n, &v, &reason)) {
+        free(per);
+        return nomem(err);
     }
-    merge_status(c, e, idx, n);
-    json_object_set_new(c, "shards", per);
-    return c;
+    for (size_t i = 0; i < n; i++)
+        per[i] = (oq_config_shard){e[i].shard, e[i].r->status, e[i].r->worker.ran, e[i].r->worker.seconds,
+                                   e[i].r->session_tried, e[i].r->session_create_s};
+    *out = *e[0].r;
+    memset(e[0].r, 0, sizeof *e[0].r);
+    int ok = 1;
+    for (size_t i = 1; ok && i < n; i++) {
+        oq_config_result *f = e[i].r;
+        ok = merge_batches(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
+             merge_placement(&out->placement, &f->placement);
+        merge_costs(out, f);
+        if (f->teeth.ran && !f->teeth.proved && (!out->teeth.ran || out->teeth.proved)) {
+            oq_teeth_result t = out->teeth;
+            out->teeth = f->teeth;
+            f->teeth = t;
+        }
+        out->required |= f->required;
+    }
+    out->status = v;
+    free(out->reason);
+    out->reason = reason;
+    out->shards = per;
+    out->n_shards = n;
+    return ok ? OQ_OK : nomem(err);
 }
 
-/* What an unsharded run writes for a configuration it never started. */
-static json_t *not_run(const json_t *c, const char *reason)
-{
-    return json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:s, s:s}", "name", json_object_get(c, "name"), "runtime",
-                     json_object_get(c, "runtime"), "representation", json_object_get(c, "representation"),
-                     "precision", json_object_get(c, "precision"), "kernel", json_object_get(c, "kernel"),
-                     "reference", json_object_get(c, "reference"), "status", "not-run", "reason", reason);
-}
-
-static void mark_incomplete(const merge_ctx *m, json_t *c, size_t k)
+/* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
+static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
 {
     char who[256] = "";
-    for (size_t p = 0; p < m->res->n_problems; p++) {
-        const json_t *v;
-        size_t j;
-        json_array_foreach(assigned(m, m->res->problems[p].index, "configs"), j, v) {
-            if ((size_t)json_integer_value(v) != k) continue;
-            size_t used = strlen(who);
-            snprintf(who + used, sizeof who - used, "%s%d (%s)", used ? ", " : "", (int)m->res->problems[p].index,
-                     oq_shard_state_name(m->res->problems[p].state));
-        }
+    const oq_merge_info *mi = &m->s->merged;
+    for (size_t p = 0; p < mi->n_problems; p++) {
+        oq_shard_part part = part_of(m, mi->problems[p].index);
+        if (oq_shard_part_config(&part, k) < 0) continue;
+        size_t used = strlen(who);
+        snprintf(who + used, sizeof who - used, "%s%d (%s)", used ? ", " : "", (int)mi->problems[p].index,
+                 oq_shard_state_name(mi->problems[p].state));
     }
-    char why[512];
-    snprintf(why, sizeof why, "incomplete: shard %s did not report", who);
-    json_object_set_new(c, "status", json_string("failed"));
-    json_object_set_new(c, "reason", json_string(why));
+    r->status = OQ_VERDICT_FAILED;
+    oq_result_reason(r, "incomplete: shard %s did not report", who);
 }
 
-static json_t *merge_configs(const merge_ctx *m)
+/* What an unsharded run records for a configuration it never started. */
+static void not_run(oq_config_result *r)
 {
-    const json_t *names = json_object_get(m->plan, "configs");
-    size_t nc = json_array_size(names);
-    const json_t **e = calloc((size_t)shard_count(m) + 1, sizeof *e);
-    int32_t *idx = calloc((size_t)shard_count(m) + 1, sizeof *idx);
-    json_t *out = json_array();
+    oq_config c = r->config;
+    int is_reference = r->is_reference;
+    oq_config_result_clear(r);
+    r->config = c;
+    r->is_reference = is_reference;
+    r->status = OQ_VERDICT_NOT_RUN;
+    oq_result_reason(r, "the reference configuration did not pass");
+}
+
+static oq_status merge_configs(merge_ctx *m, oq_err *err)
+{
+    oq_validate_summary *s = m->s;
+    entry *e = calloc((size_t)m->plan.count, sizeof *e);
+    s->configs = calloc(m->plan.n_configs, sizeof *s->configs);
+    if (!e || !s->configs) {
+        free(e);
+        return nomem(err);
+    }
     int ref_ok = 1;
-    for (size_t k = 0; k < nc; k++) {
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < m->plan.n_configs; k++) {
         int incomplete;
-        size_t n = entries_of(m, k, e, idx, &incomplete);
-        json_t *c = n ? merge_config(e, idx, n)
-                      : json_pack("{s:O, s:b, s:s}", "name", json_array_get(names, k), "reference", k == 0, "status", "failed");
+        size_t n = entries_of(m, k, e, &incomplete);
+        oq_config_result *r = &s->configs[s->n_configs++];
+        if (n) {
+            st = merge_config(e, n, r, err);
+        } else {
+            if (oq_config_parse(m->plan.configs[k], &r->config, NULL))
+                snprintf(r->config.name, sizeof r->config.name, "%s", m->plan.configs[k]);
+            r->is_reference = k == 0;
+            r->status = OQ_VERDICT_FAILED;
+        }
         /* judged on what the shards reported: a missing shard is reported as such, not as a
          * reference that did not pass */
-        if (k == 0) ref_ok = n && !strcmp(oq_json_str(c, "status", ""), "passed");
-        if (k > 0 && !ref_ok) {
-            json_t *nr = not_run(c, "the reference configuration did not pass");
-            json_decref(c);
-            c = nr;
-        } else if (incomplete) {
-            mark_incomplete(m, c, k);
-        }
-        json_array_append_new(out, c);
+        if (k == 0) ref_ok = n && r->status == OQ_VERDICT_PASSED;
+        if (k > 0 && !ref_ok) not_run(r);
+        else if (incomplete) mark_incomplete(m, r, k);
     }
     free(e);
-    free(idx);
-    return out;
+    return st;
 }
 
 /* ---- the merged summary -------------------------------------------------------------- */
 
-static json_t *shards_block(const merge_ctx *m)
+static oq_status merge_block(merge_ctx *m, oq_err *err)
 {
-    json_t *reported = json_array(), *problems = json_array();
-    for (int32_t i = 0; i < shard_count(m); i++) {
-        const json_t *s = m->shard[i], *blk = json_object_get(s, "shard");
-        if (s)
-            json_array_append_new(reported, json_pack("{s:i, s:O?, s:O?, s:O?, s:O?, s:O?}", "index", i, "host",
-                                                      json_object_get(blk, "host"), "start", json_object_get(s, "start"),
-                                                      "end", json_object_get(s, "end"), "verdict",
-                                                      json_object_get(s, "verdict"), "slurm", json_object_get(blk, "slurm")));
+    oq_merge_info *mi = &m->s->merged;
+    mi->count = m->plan.count;
+    mi->by = m->plan.by;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        const oq_validate_summary *sh = m->shard[i];
+        if (!sh) continue;
+        oq_shard_report *r = OQ_PUSH(mi->reported, mi->n_reported);
+        if (!r) return nomem(err);
+        r->index = i;
+        snprintf(r->host, sizeof r->host, "%s", sh->shard.host);
+        snprintf(r->start, sizeof r->start, "%s", sh->start);
+        snprintf(r->end, sizeof r->end, "%s", sh->end);
+        r->exit_status = sh->exit_status;
+        r->slurm = sh->shard.slurm;
     }
-    for (size_t p = 0; p < m->res->n_problems; p++)
-        json_array_append_new(problems, json_pack("{s:i, s:s, s:s}", "index", m->res->problems[p].index, "state",
-                                                  oq_shard_state_name(m->res->problems[p].state), "detail",
-                                                  m->res->problems[p].detail));
-    char t[32], host[256] = "";
-    oq_iso_time(t, sizeof t);
-    gethostname(host, sizeof host - 1);
-    return json_pack("{s:i, s:O, s:o, s:o, s:{s:s, s:s}}", "count", shard_count(m), "by",
-                     json_object_get(m->plan, "shard_by"), "reported", reported, "problems", problems, "merged",
-                     "time", t, "host", host);
+    oq_iso_time(mi->time, sizeof mi->time);
+    gethostname(mi->host, sizeof mi->host - 1);
+    return OQ_OK;
 }
 
-/* Earliest start and latest end of the shards that reported (ISO-8601 sorts as text). */
-static void span(const merge_ctx *m, const char **start, const char **end)
+/* The span of the shards that reported (ISO-8601 sorts as text), their first evidence, the
+ * plan's identity and batches. */
+static oq_status frame(merge_ctx *m, oq_err *err)
 {
-    *start = *end = NULL;
-    for (int32_t i = 0; i < shard_count(m); i++) {
-        const char *s = oq_json_str(m->shard[i], "start", NULL), *e = oq_json_str(m->shard[i], "end", NULL);
-        if (s && (!*start || strcmp(s, *start) < 0)) *start = s;
-        if (e && (!*end || strcmp(e, *end) > 0)) *end = e;
+    oq_validate_summary *s = m->s;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        const oq_validate_summary *sh = m->shard[i];
+        if (!sh) continue;
+        if (!*s->start || strcmp(sh->start, s->start) < 0) snprintf(s->start, sizeof s->start, "%s", sh->start);
+        if (strcmp(sh->end, s->end) > 0) snprintf(s->end, sizeof s->end, "%s", sh->end);
+        if (!s->evidence_json && sh->evidence_json && !(s->evidence_json = strdup(sh->evidence_json)))
+            return nomem(err);
     }
+    memcpy(s->plan_hash, m->plan.hash, sizeof s->plan_hash);
+    s->plan_description = m->plan.description;
+    s->batches = m->plan.batches;
+    s->n_batches = m->plan.n_batches;
+    m->plan.description = NULL;
+    m->plan.batches = NULL;
+    m->plan.n_batches = 0;
+    return OQ_OK;
 }
 
-static json_t *first_evidence(const merge_ctx *m)
+static int verdict(const oq_validate_summary *s)
 {
-    for (int32_t i = 0; i < shard_count(m); i++)
-        if (m->shard[i]) return json_object_get(m->shard[i], "evidence");
-    return NULL;
+    int failed = s->merged.n_problems > 0;
+    for (size_t i = 0; i < s->n_configs; i++)
+        failed |= s->configs[i].status != OQ_VERDICT_PASSED && s->configs[i].status != OQ_VERDICT_SKIPPED;
+    return failed;
 }
 
-static json_t *build(merge_ctx *m)
+static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
-    const char *start, *end;
-    span(m, &start, &end);
-    json_t *configs = merge_configs(m);
-    int failed = m->res->n_problems > 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(configs, i, c) {
-        const char *s = oq_json_str(c, "status", "failed");
-        failed |= strcmp(s, "passed") && strcmp(s, "skipped");
-    }
-    m->res->exit_status = failed;
-    return json_pack("{s:s, s:s?, s:s?, s:O?, s:O, s:o, s:O, s:o, s:s, s:i}", "schema", OQ_VALIDATE_SCHEMA, "start",
-                     start, "end", end, "evidence", first_evidence(m), "plan", json_object_get(m->plan, "plan"),
-                     "shards", shards_block(m), "batches", json_object_get(m->plan, "batches"), "configs", configs,
-                     "verdict", failed ? "failed" : "passed", "exit_status", failed);
-}
-
-oq_status oq_validate_merge(const char *outdir, int plots, oq_merge_result *res, oq_err *err)
-{
-    memset(res, 0, sizeof *res);
-    merge_ctx m = {.outdir = outdir, .res = res};
-    oq_status st = oq_shard_plan_load(outdir, &m.plan, err);
-    if (st) return st;
-    res->shards = shard_count(&m);
-    size_t assigned_n = json_array_size(json_object_get(m.plan, "assignment"));
-    if (res->shards < 1 || assigned_n != (size_t)res->shards) {
-        json_decref(m.plan);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/plan.json: %d shards but %zu assignments", outdir,
-                          (int)res->shards, assigned_n);
-    }
-    snprintf(res->plan_hash, sizeof res->plan_hash, "%s", oq_json_str(json_object_get(m.plan, "plan"), "hash", ""));
     char path[4096];
-    snprintf(path, sizeof path, "%s/slurm/jobs.json", outdir);
-    m.jobs = load(path);
-    m.shard = calloc((size_t)res->shards, sizeof *m.shard);
-    st = read_shards(&m, err);
-    json_t *summary = st ? NULL : build(&m);
-    if (!st) {
-        snprintf(path, sizeof path, "%s/validate.csv", outdir);
-        st = oq_validate_write_csv(path, summary, err);
-        if (!st && plots) oq_validate_plots(outdir, path, summary);
-        snprintf(path, sizeof path, "%s/summary.json", outdir);
-        if (!st) st = oq_json_write(path, summary, err);
-    }
-    json_decref(summary);
-    for (int32_t i = 0; i < res->shards; i++) json_decref(m.shard[i]);
-    free(m.shard);
-    json_decref(m.jobs);
-    json_decref(m.plan);
-    return st;
+    snprintf(path, sizeof path, "%s/validate.csv", m->outdir);
+    oq_status st = oq_validate_write_csv(path, m->s, err);
+    if (!st && plots) oq_validate_plots(m->outdir, path, m->s);
+    snprintf(path, sizeof path, "%s/summary.json", m->outdir);
+    return st ? st : oq_summary_write(m->s, path, err);
 }
 
-void oq_merge_result_clear(oq_merge_result *res)
+oq_status oq_validate_merge(const char *outdir, int plots, oq_validate_summary **summary, oq_err *err)
 {
-    free(res->problems);
-    memset(res, 0, sizeof *res);
+    *summary = NULL;
+    merge_ctx m = {.outdir = outdir};
+    oq_status st = oq_shard_plan_read(outdir, &m.plan, err);
+    if (st) return st;
+    oq_slurm_jobs_read(outdir, &m.jobs, NULL); /* absent when the shards ran without `ortqual slurm` */
+    m.shard = calloc((size_t)m.plan.count, sizeof *m.shard);
+    m.s = calloc(1, sizeof *m.s);
+    st = m.shard && m.s ? read_shards(&m, err) : nomem(err);
+    if (!st) st = merge_block(&m, err);
+    if (!st) st = merge_configs(&m, err);
+    if (!st) st = frame(&m, err);
+    if (!st) {
+        m.s->exit_status = verdict(m.s);
+        st = write_merged(&m, plots, err);
+    }
+    for (int32_t i = 0; m.shard && i < m.plan.count; i++) oq_validate_summary_free(m.shard[i]);
+    free(m.shard);
+    oq_shard_plan_clear(&m.plan);
+    if (st) oq_validate_summary_free(m.s);
+    else *summary = m.s;
+    return st;
 }

@@ -10,9 +10,26 @@
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
 
+/* The batch as the summary records it; lengths and event indices copied. */
+static oq_status record_batch(oq_validate_summary *s, size_t index, const char *path, int64_t b, int64_t l,
+                              const int64_t *lengths, const int64_t *event_idx, oq_err *err)
+{
+    oq_batch_info *bi = OQ_PUSH(s->batches, s->n_batches);
+    size_t bytes = (b ? (size_t)b : 1) * sizeof(int64_t);
+    if (!bi || !(bi->inputs = strdup(path)) || !(bi->lengths = malloc(bytes)) || !(bi->event_indices = malloc(bytes)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    bi->index = (int64_t)index;
+    bi->batch_size = b;
+    bi->padded_length = l;
+    memcpy(bi->lengths, lengths, (size_t)b * sizeof *lengths);
+    memcpy(bi->event_indices, event_idx, (size_t)b * sizeof *event_idx);
+    for (int64_t i = 0; i < b; i++) bi->valid_size += lengths[i];
+    return OQ_OK;
+}
+
 /* Writes inputs_NNN.npz (features, mask, event_indices, lengths) and records the batch. */
 static oq_status write_batch(const char *outdir, size_t index, oq_tensor *features, oq_tensor *mask,
-                             const int64_t *event_idx, json_t *jbatches, oq_err *err)
+                             const int64_t *event_idx, oq_validate_summary *s, oq_err *err)
 {
     int64_t b = mask->shape[0], l = mask->shape[1];
     oq_tensor *lens = NULL, *idx = NULL;
@@ -27,40 +44,30 @@ static oq_status write_batch(const char *outdir, size_t index, oq_tensor *featur
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
         const oq_tensor *t[] = {features, mask, idx, lens};
         st = oq_npz_write(path, 4, t, 1, 1, err);
-        char hex[65] = "";
-        if (!st) st = oq_sha256_file(path, hex, err);
-        json_t *jb = json_pack("{s:I, s:s, s:s, s:I, s:I}", "index", (json_int_t)index, "inputs", path, "sha256",
-                               hex, "batch_size", (json_int_t)b, "padded_length", (json_int_t)l);
-        json_t *jl = json_array(), *je = json_array();
-        int64_t valid = 0;
-        for (int64_t i = 0; i < b; i++) {
-            json_array_append_new(jl, json_integer(((int64_t *)lens->data)[i]));
-            json_array_append_new(je, json_integer(event_idx[i]));
-            valid += ((int64_t *)lens->data)[i];
-        }
-        json_object_set_new(jb, "lengths", jl);
-        json_object_set_new(jb, "event_indices", je);
-        json_object_set_new(jb, "valid_size", json_integer(valid));
-        json_array_append_new(jbatches, jb);
+        /* recorded even when writing failed, so that undoing the preparation removes it */
+        oq_status rs = record_batch(s, index, path, b, l, lens->data, event_idx, err);
+        if (!st) st = rs;
+        if (!st) st = oq_sha256_file(path, s->batches[s->n_batches - 1].sha256, err);
     }
     oq_tensor_free(lens);
     oq_tensor_free(idx);
     return st;
 }
 
-static oq_status generated_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err)
+static oq_status generated_batches(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err)
 {
     oq_events *ev;
     oq_status st = oq_events_create(&o->events, &ev, err);
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
     int64_t *idx = calloc((size_t)o->events.batch_size, sizeof *idx);
+    if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; !st && k < nb; k++) {
         oq_tensor *x = NULL, *m = NULL;
         st = oq_events_make_batch(ev, k, &x, &m, idx, err);
         if (!st) st = oq_tensor_set_name(x, "features", err);
         if (!st) st = oq_tensor_set_name(m, "mask", err);
-        if (!st) st = write_batch(o->outdir, (size_t)k, x, m, idx, jbatches, err);
+        if (!st) st = write_batch(o->outdir, (size_t)k, x, m, idx, s, err);
         oq_tensor_free(x);
         oq_tensor_free(m);
     }
@@ -71,7 +78,7 @@ static oq_status generated_batches(const oq_validate_opts *o, json_t *jbatches, 
 
 /* Saved batches keep their event indices when they carry them. */
 static oq_status loaded_batch(const oq_validate_opts *o, size_t k, int64_t *next_event,
-                              json_t *jbatches, oq_err *err)
+                              oq_validate_summary *s, oq_err *err)
 {
     const char *path = o->input_files[k];
     oq_npz *z;
@@ -87,13 +94,14 @@ static oq_status loaded_batch(const oq_validate_opts *o, size_t k, int64_t *next
     if (!st) {
         const oq_tensor *saved = oq_npz_get(z, "event_indices");
         int64_t b = m->shape[0];
-        int64_t *idx = calloc((size_t)b, sizeof *idx);
-        for (int64_t i = 0; i < b; i++)
+        int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx);
+        if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; idx && i < b; i++)
             idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
         *next_event += b;
-        oq_tensor_set_name(x, "features", NULL);
-        oq_tensor_set_name(m, "mask", NULL);
-        st = write_batch(o->outdir, k, x, m, idx, jbatches, err);
+        if (!st) st = oq_tensor_set_name(x, "features", err);
+        if (!st) st = oq_tensor_set_name(m, "mask", err);
+        if (!st) st = write_batch(o->outdir, k, x, m, idx, s, err);
         if (st) oq_err_prefix(err, "%s: ", path);
         free(idx);
     }
@@ -103,12 +111,12 @@ static oq_status loaded_batch(const oq_validate_opts *o, size_t k, int64_t *next
     return st;
 }
 
-oq_status oq_validate_prepare_batches(const oq_validate_opts *o, json_t *jbatches, oq_err *err)
+oq_status oq_validate_prepare_batches(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err)
 {
-    if (!o->n_input_files) return generated_batches(o, jbatches, err);
+    if (!o->n_input_files) return generated_batches(o, s, err);
     int64_t next = 0;
     for (size_t k = 0; k < o->n_input_files; k++) {
-        oq_status st = loaded_batch(o, k, &next, jbatches, err);
+        oq_status st = loaded_batch(o, k, &next, s, err);
         if (st) return st;
     }
     return OQ_OK;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/encoder_ref.h"
+#include "ortqual/reference.h"
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
 
@@ -11,27 +11,21 @@ struct oq_ref_model {
     oq_encoder_weights *weights; /* ref:encoder */
 };
 
-static oq_status open_encoder(oq_ref_model *m, const json_t *plan, oq_err *err)
+static oq_status open_encoder(oq_ref_model *m, const oq_validate_plan *plan, oq_err *err)
 {
-    const char *path = oq_json_str(plan, "weights", NULL);
-    int heads = (int)json_integer_value(json_object_get(plan, "heads"));
-    if (!path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
-    return oq_encoder_weights_load(path, heads, &m->weights, err);
+    if (!plan->weights) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
+    return oq_encoder_weights_load(plan->weights, plan->heads, &m->weights, err);
 }
 
-oq_status oq_ref_model_open(const json_t *plan, oq_ref_model **out, oq_err *err)
+oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq_err *err)
 {
-    oq_config cfg;
-    oq_status st = oq_config_parse(oq_json_str(plan, "config", ""), &cfg, err);
-    if (st) return st;
     oq_ref_model *m = calloc(1, sizeof *m);
     if (!m) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    m->repr = cfg.repr;
-    if (cfg.repr == OQ_REPR_ENCODER)
-        st = open_encoder(m, plan, err);
-    else
-        st = oq_err_set(err, OQ_ERR_UNSUPPORTED, "no C reference for representation '%s'",
-                        oq_repr_name(cfg.repr));
+    m->repr = plan->config.repr;
+    oq_status st = m->repr == OQ_REPR_ENCODER
+                       ? open_encoder(m, plan, err)
+                       : oq_err_set(err, OQ_ERR_UNSUPPORTED, "no C reference for representation '%s'",
+                                    oq_repr_name(m->repr));
     if (st) {
         oq_ref_model_free(m);
         return st;

@@ -1,4 +1,5 @@
 /* validate.csv (one row per batch x configuration x output) and the diagnostic plots. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,49 +8,46 @@
 #include "ortqual/plot.h"
 #include "validate/validate-impl.h"
 
-static int64_t valid_size(const json_t *batches, json_int_t index)
+/* The batch of that index (a shard's summary holds some of the plan's batches). */
+static int64_t valid_size(const oq_validate_summary *s, int64_t index)
 {
-    return json_integer_value(json_object_get(json_array_get(batches, (size_t)index), "valid_size"));
+    for (size_t i = 0; i < s->n_batches; i++)
+        if (s->batches[i].index == index) return s->batches[i].valid_size;
+    return 0;
 }
 
-static void write_rows(oq_csv_writer *w, const json_t *cfg, const json_t *batches, oq_err *err)
+static void write_rows(oq_csv_writer *w, const oq_config_result *c, const oq_validate_summary *s, oq_err *err)
 {
-    size_t i, j;
-    json_t *b, *o;
-    json_array_foreach(json_object_get(cfg, "batches"), i, b) {
-        json_int_t index = json_integer_value(json_object_get(b, "index"));
-        json_t *outs = json_object_get(b, "outputs");
+    for (size_t i = 0; i < c->n_batches; i++) {
+        const oq_batch_result *b = &c->batches[i];
         /* the reference has no comparison: one row with the timing, error left empty */
-        size_t n = json_array_size(outs) ? json_array_size(outs) : 1;
-        for (j = 0; j < n; j++) {
-            o = json_array_get(outs, j);
-            oq_csv_write_str(w, json_string_value(json_object_get(cfg, "name")));
-            oq_csv_write_str(w, o ? json_string_value(json_object_get(o, "output")) : "all");
-            oq_csv_write_int(w, index);
-            oq_csv_write_int(w, valid_size(batches, index));
-            oq_csv_write_double(w, json_number_value(json_object_get(b, "first_call_s")));
-            oq_csv_write_double(w, json_number_value(json_object_get(b, "median_s")));
-            if (o) oq_csv_write_double(w, json_number_value(json_object_get(o, "max_abs")));
+        size_t n = b->n_outputs ? b->n_outputs : 1;
+        for (size_t j = 0; j < n; j++) {
+            const oq_compare_result *o = b->n_outputs ? &b->outputs[j] : NULL;
+            oq_csv_write_str(w, c->config.name);
+            oq_csv_write_str(w, o ? o->name : "all");
+            oq_csv_write_int(w, b->index);
+            oq_csv_write_int(w, valid_size(s, b->index));
+            oq_csv_write_double(w, b->timed ? b->first_call_s : 0);
+            oq_csv_write_double(w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
+            if (o) oq_csv_write_double(w, o->max_abs);
             else oq_csv_write_empty(w);
             oq_csv_end_row(w, err);
         }
     }
 }
 
-oq_status oq_validate_write_csv(const char *path, const json_t *summary, oq_err *err)
+oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, oq_err *err)
 {
     oq_csv_writer *w;
     oq_status st = oq_csv_writer_open(&w, path, oq_validate_csv_columns, OQ_VALIDATE_NCOLS, 1, err);
     if (st) return st;
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(summary, "configs"), i, c)
-        if (json_array_size(json_object_get(c, "batches"))) write_rows(w, c, json_object_get(summary, "batches"), err);
+    for (size_t i = 0; i < s->n_configs; i++) write_rows(w, &s->configs[i], s, err);
     return oq_csv_writer_commit(w, err);
 }
 
 /* Plots are diagnostics: a failure is recorded in the summary, not a failed validation. */
-void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary)
+void oq_validate_plots(const char *outdir, const char *csv_path, oq_validate_summary *s)
 {
     oq_csv *t = NULL;
     oq_err e = {0};
@@ -59,10 +57,9 @@ void oq_validate_plots(const char *outdir, const char *csv_path, json_t *summary
     oq_plot_files files = {0};
     oq_status st = oq_csv_read(csv_path, &t, &e);
     if (!st) st = oq_plot_summaries(&t, 1, &po, &files, &e);
-    json_t *paths = json_array();
-    for (size_t i = 0; i < files.n; i++) json_array_append_new(paths, json_string(files.paths[i]));
-    json_object_set_new(summary, "plots", paths);
-    if (st) json_object_set_new(summary, "plot_error", json_string(e.msg));
-    oq_plot_files_free(&files);
+    s->plotted = 1;
+    for (size_t i = 0; i < files.n; i++) oq_strv_push(&s->plots, &s->n_plots, files.paths[i]);
+    if (st) s->plot_error = strdup(e.msg);
+    oq_plot_files_clear(&files);
     oq_csv_free(t);
 }

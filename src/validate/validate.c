@@ -1,8 +1,11 @@
 /* The orchestrator: prepare everything, run each configuration, gather the summary. */
+#include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdarg.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
@@ -39,13 +42,17 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
 }
 
 typedef struct run_ctx {
-    const oq_validate_opts *o;
-    const char *root; /* the output directory asked for (a shard writes into root/shards/I) */
+    const oq_validate_opts *o;  /* a shard's writes into root/shards/I */
+    const char *root;           /* the output directory asked for */
     char workdir[2048];
-    json_t *summary, *batches, *configs;
-    json_t *plan, *shardplan, *shard; /* the plan's identity; a shard's prepared plan and block */
+    oq_validate_summary *s;
+    oq_shard_plan shard_plan;   /* a shard run: the prepared plan */
+    const oq_batch_info *all;   /* every batch of the plan (a shard runs some of them) */
+    size_t n_all;
     oq_encoder_weights *weights;
     char weights_path[4096];
+    char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
+    oq_validate_plan *plans;    /* per configuration: what its worker runs */
     char features[256], mask[256];
 } run_ctx;
 
@@ -72,168 +79,161 @@ static oq_status prepare_weights(run_ctx *c, oq_err *err)
     return oq_encoder_weights_save(c->weights, c->weights_path, 1, err);
 }
 
-static json_t *runtime_json(const oq_validate_opts *o, int is_ref)
+/* ---- the plan of one configuration ------------------------------------------------------ */
+
+static int copy_str(char **dst, const char *src)
+{
+    return !src || (*dst = strdup(src)) != NULL;
+}
+
+static int copy_strv(char ***dst, size_t *n, const char *const *src, size_t n_src)
+{
+    for (size_t i = 0; i < n_src; i++)
+        if (oq_strv_push(dst, n, src[i])) return 0;
+    return 1;
+}
+
+/* The ORT library, EP libraries and provider options; the reference may use another ORT. */
+static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan *p)
 {
     /* reference_ort_lib "" means the default search (ORTQUAL_ORT_LIB, then the bundled copy) */
     const char *lib = is_ref && o->reference_ort_lib ? (*o->reference_ort_lib ? o->reference_ort_lib : NULL)
                                                       : o->ort_lib;
-    json_t *libs = json_array(), *opts = json_array();
-    for (size_t i = 0; i < o->n_ep_libs; i++)
-        json_array_append_new(libs, json_pack("[s,s]", o->ep_lib_names[i], o->ep_lib_paths[i]));
-    for (size_t i = 0; i < o->n_ep_options; i++)
-        json_array_append_new(opts, json_pack("[s,s]", o->ep_option_keys[i], o->ep_option_values[i]));
-    json_t *rt = json_pack("{s:o, s:o}", "ep_libs", libs, "ep_options", opts);
-    if (lib) json_object_set_new(rt, "ort_lib", json_string(lib));
-    return rt;
+    size_t k = 0, m = 0; /* paths and values grow beside names and keys */
+    return copy_str(&p->ort_lib, lib) && copy_strv(&p->ep_lib_paths, &k, o->ep_lib_paths, o->n_ep_libs) &&
+           copy_strv(&p->ep_lib_names, &p->n_ep_libs, o->ep_lib_names, o->n_ep_libs) &&
+           copy_strv(&p->ep_option_values, &m, o->ep_option_values, o->n_ep_options) &&
+           copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options);
 }
 
-static json_t *plan_batches(run_ctx *c, const char *tag)
+/* The batches this run holds (a shard: its own), named by their index in the plan; the
+ * longest padded length is the plan's, as dispatch advice of an unsharded run sees it. */
+static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
 {
-    json_t *out = json_array();
     char path[4096];
-    size_t i;
-    json_t *b;
-    json_array_foreach(c->batches, i, b) {
-        json_t *pb = json_pack("{s:O, s:O}", "index", json_object_get(b, "index"), "inputs",
-                               json_object_get(b, "inputs"));
-        snprintf(path, sizeof path, "%s/ref_%03zu.npz", c->workdir, i);
-        json_object_set_new(pb, "ref", json_string(path));
+    for (size_t i = 0; i < c->s->n_batches; i++) {
+        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
+        if (!b) return 0;
+        b->index = c->s->batches[i].index;
+        snprintf(path, sizeof path, "%s/ref_%03lld.npz", c->workdir, (long long)b->index);
+        if (!copy_str(&b->inputs, c->s->batches[i].inputs) || !copy_str(&b->ref, path)) return 0;
         if (c->o->save_outputs) {
-            snprintf(path, sizeof path, "%s/outputs_%s_%03zu.npz", c->o->outdir, tag, i);
-            json_object_set_new(pb, "save", json_string(path));
+            snprintf(path, sizeof path, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)b->index);
+            if (!copy_str(&b->save, path)) return 0;
         }
-        json_array_append_new(out, pb);
     }
-    return out;
+    for (size_t i = 0; i < c->n_all; i++)
+        if (c->all[i].padded_length > p->padded_length) p->padded_length = c->all[i].padded_length;
+    return 1;
 }
 
-static int64_t max_padded_length(const run_ctx *c)
-{
-    int64_t m = 0;
-    size_t i;
-    json_t *b;
-    json_array_foreach(c->batches, i, b) {
-        int64_t l = json_integer_value(json_object_get(b, "padded_length"));
-        m = l > m ? l : m;
-    }
-    return m;
-}
-
-/* Routing lines exist on GPU execution providers only; CPU and the reference have none. */
-static json_t *dispatch_plan(const oq_validate_opts *o, const oq_config *cfg)
-{
-    int on = oq_config_on_ep(cfg);
-    const char *env = getenv("ORTQUAL_REQUIRE_DISPATCH");
-    int require = o->require_dispatch || (env && !strcmp(env, "1"));
-    json_t *expect = json_array();
-    for (size_t i = 0; i < o->n_expect_kernel; i++) json_array_append_new(expect, json_string(o->expect_kernel[i]));
-    json_t *d = json_pack("{s:b, s:b, s:o}", "enable", on, "require", require, "expect", expect);
-    if (oq_kernel_ort_name(cfg->kernel)) json_object_set_new(d, "kernel", json_string(oq_kernel_ort_name(cfg->kernel)));
-    return d;
-}
-
-static json_t *make_plan(run_ctx *c, const oq_config *cfg, int is_ref, const char *model,
-                         const char *tag, const char *result_path)
+static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, const char *model, const char *tag,
+                           const char *result_path, oq_validate_plan *p, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    json_t *inputs = json_object();
-    if (o->kind == OQ_MODEL_USER) {
-        json_object_set_new(inputs, c->features, json_string("features"));
-        json_object_set_new(inputs, c->mask, json_string("mask"));
-    } else {
-        json_object_set_new(inputs, "features", json_string("features"));
-        json_object_set_new(inputs, "mask", json_string("mask"));
+    memset(p, 0, sizeof *p);
+    p->config = *cfg;
+    p->is_reference = is_ref;
+    p->repeat = o->repeat;
+    p->warmup = o->warmup;
+    int user = o->kind == OQ_MODEL_USER;
+    oq_status st = oq_plan_add_input(p, user ? c->features : "features", "features", err);
+    if (!st) st = oq_plan_add_input(p, user ? c->mask : "mask", "mask", err);
+    if (oq_config_uses_ort(cfg) && cfg->repr != OQ_REPR_MODEL)
+        p->mask_form = oq_mask_form_resolve(oq_repr_attn_format(cfg->repr), o->mask_form);
+    /* routing lines exist on GPU execution providers only; CPU and the reference have none */
+    p->dispatch.enable = oq_config_on_ep(cfg);
+    p->dispatch.require = o->require_dispatch;
+    p->dispatch.force_sdpa_kernel = -1;
+    p->placement.enable = o->require_full_gpu || o->profile;
+    p->placement.require = o->require_full_gpu;
+    p->placement.strict = o->strict_placement;
+    if (c->weights) p->heads = c->weights->cfg.heads;
+    int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, "mask") &&
+             plan_batches(c, tag, p) && copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
+             copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel) &&
+             copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path);
+    if (!ok) {
+        oq_validate_plan_clear(p);
+        return st ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    json_t *p = json_pack("{s:s, s:b, s:i, s:i, s:o, s:s, s:o, s:o, s:s}", "config", cfg->name,
-                          "is_reference", is_ref, "repeat", o->repeat, "warmup", o->warmup,
-                          "inputs", inputs, "mask_member", "mask", "batches", plan_batches(c, tag),
-                          "runtime", runtime_json(o, is_ref), "result", result_path);
-    if (model) json_object_set_new(p, "model", json_string(model));
-    if (o->tolerances) json_object_set_new(p, "tolerances", json_string(o->tolerances));
-    json_object_set_new(p, "padded_length", json_integer(max_padded_length(c)));
-    if (oq_config_uses_ort(cfg) && cfg->repr != OQ_REPR_MODEL) {
-        oq_attn_format f = oq_repr_attn_format(cfg->repr);
-        json_object_set_new(p, "mask_form", json_string(oq_mask_form_name(oq_mask_form_resolve(f, o->mask_form))));
-    }
-    json_object_set_new(p, "dispatch", dispatch_plan(o, cfg));
-    json_object_set_new(p, "placement", json_pack("{s:b, s:b, s:b}", "enable", o->require_full_gpu || o->profile,
-                                                  "require", o->require_full_gpu, "strict", o->strict_placement));
-    if (c->weights) {
-        json_object_set_new(p, "weights", json_string(c->weights_path));
-        json_object_set_new(p, "heads", json_integer(c->weights->cfg.heads));
-    }
-    return p;
+    return OQ_OK;
 }
 
-/* ": <last non-empty line>" of a stderr tail, or "". */
-static const char *last_line(char *tail)
+/* ---- running a worker ----------------------------------------------------------------- */
+
+/* ": <last non-empty line>" of a stderr tail (trimmed in place) into buf, or "". */
+static const char *last_line(char *tail, char *buf, size_t n)
 {
-    static char buf[512];
-    size_t n = strlen(tail);
-    while (n && (tail[n - 1] == '\n' || tail[n - 1] == '\r')) tail[--n] = 0;
+    size_t len = strlen(tail);
+    while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r')) tail[--len] = 0;
     char *start = strrchr(tail, '\n');
     start = start ? start + 1 : tail;
-    snprintf(buf, sizeof buf, "%s%s", *start ? ": " : "", start);
+    snprintf(buf, n, "%s%s", *start ? ": " : "", start);
     return buf;
 }
 
-/* Runs one worker (child process or in-process) and returns its result JSON. */
-static json_t *run_worker(run_ctx *c, const char *plan_path, const char *result_path, json_t *jcfg)
+/* A result made here, when the worker could not make one. */
+static void failed_result(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failed_result(oq_config_result *r, const char *fmt, ...)
+{
+    char line[OQ_ERR_MSG_MAX + 512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    oq_config_result_clear(r);
+    r->status = OQ_VERDICT_FAILED;
+    oq_result_reason(r, "%s", line);
+}
+
+/* Runs one worker (child process or in-process) into `r`; `run` records the child. */
+static void run_worker(const run_ctx *c, const char *plan_path, const char *result_path, oq_worker_run *run,
+                       oq_config_result *r)
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
     if (!o->isolate) {
-        if (oq_validate_worker(plan_path, &e))
-            return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
+        if (oq_validate_worker(plan_path, &e)) return failed_result(r, "%s", e.msg);
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
-        char how[256];
-        if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e))
-            return json_pack("{s:s, s:s}", "status", "failed", "reason", e.msg);
-        json_object_set_new(jcfg, "worker", json_pack("{s:s, s:f, s:s}", "ended", oq_proc_describe(&pr, how, sizeof how),
-                                                      "seconds", pr.seconds, "stderr_tail", pr.stderr_tail));
+        char last[512];
+        if (oq_proc_run(argv, o->timeout_s, 4096, 0, &pr, &e)) return failed_result(r, "%s", e.msg);
+        run->ran = 1;
+        oq_proc_describe(&pr, run->ended, sizeof run->ended);
+        run->seconds = pr.seconds;
+        run->stderr_tail = strdup(pr.stderr_tail);
         int crashed = pr.signaled || pr.timed_out || pr.exit_code != 0;
-        json_t *r = crashed ? json_pack("{s:s, s:s++}", "status", "failed", "reason", "worker ", how,
-                                        last_line(pr.stderr_tail))
-                            : NULL;
+        if (crashed) failed_result(r, "worker %s%s", run->ended, last_line(pr.stderr_tail, last, sizeof last));
         oq_proc_result_clear(&pr);
-        if (r) return r;
+        if (crashed) return;
     }
-    json_error_t je;
-    json_t *r = json_load_file(result_path, 0, &je);
-    return r ? r : json_pack("{s:s, s:s}", "status", "failed", "reason", "worker wrote no result");
+    if (oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
 }
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
- * check must now fail, naming a node that got MATH, or it has not been seen to bite. */
-static void prove_teeth(run_ctx *c, const oq_config *cfg, json_t *jcfg, json_t *plan,
-                        const char *plan_path, const char *result_path)
+ * check must now fail on a node that ran MATH, or it has not been seen to bite. */
+static void prove_teeth(const run_ctx *c, oq_config_result *r, oq_validate_plan *plan, const char *plan_path)
 {
-    json_t *d = json_object_get(plan, "dispatch");
-    json_object_set_new(d, "force_sdpa_kernel", json_integer(16));
-    json_object_set_new(d, "require", json_true());
+    oq_teeth_result *t = &r->teeth;
+    plan->dispatch.force_sdpa_kernel = 16;
+    plan->dispatch.require = 1;
     oq_err e = {0};
-    json_t *teeth = json_object();
-    json_object_set_new(jcfg, "teeth", teeth);
-    if (oq_json_write(plan_path, plan, &e)) json_object_set_new(teeth, "error", json_string(e.msg));
-    progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)", cfg->name);
-    json_t *r = run_worker(c, plan_path, result_path, teeth);
-    json_t *failures = json_object_get(json_object_get(r, "dispatch"), "failures");
-    int bit = 0;
-    size_t i;
-    json_t *f;
-    json_array_foreach(failures, i, f) bit |= strstr(json_string_value(f), "got MATH") != NULL;
-    json_object_set(teeth, "rerun_status", json_object_get(r, "status"));
-    json_object_set(teeth, "rerun_dispatch", json_object_get(r, "dispatch"));
-    json_object_set_new(teeth, "proved", json_boolean(bit));
-    json_object_set_new(teeth, "verdict", json_string(bit ? "the check failed with MATH forced, as it must"
-                                                          : "the check was never seen failing"));
-    if (!bit) {
-        json_object_set_new(jcfg, "status", json_string("failed"));
-        json_object_set_new(jcfg, "reason", json_string("--prove-teeth: with MATH forced the dispatch check did not fail"));
+    t->ran = 1;
+    if (oq_plan_write(plan, plan_path, &e)) t->error = strdup(e.msg);
+    progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)",
+             r->config.name);
+    oq_config_result rerun = {0};
+    run_worker(c, plan_path, plan->result, &t->worker, &rerun);
+    t->rerun_status = rerun.status;
+    if (rerun.dispatch.recorded) oq_dispatch_result_copy(&t->rerun_dispatch, &rerun.dispatch);
+    t->proved = rerun.dispatch.n_math_failures > 0;
+    oq_config_result_clear(&rerun);
+    if (!t->proved) {
+        r->status = OQ_VERDICT_FAILED;
+        oq_result_reason(r, "--prove-teeth: with MATH forced the dispatch check did not fail");
     }
-    json_decref(r);
 }
 
 static int config_required(const oq_validate_opts *o, const char *name)
@@ -245,91 +245,119 @@ static int config_required(const oq_validate_opts *o, const char *name)
 
 /* The ONNX file an earlier configuration of the same representation and precision
  * exported (the file depends on nothing else), or NULL. */
-static const char *exported_model(const run_ctx *c, const oq_config *cfg)
+static const char *exported_model(const run_ctx *c, size_t k)
 {
-    size_t i;
-    const json_t *j;
-    json_array_foreach(c->configs, i, j) {
-        const char *file = oq_json_str(j, "model_file", NULL);
-        if (file && !strcmp(oq_json_str(j, "representation", ""), oq_repr_name(cfg->repr)) &&
-            !strcmp(oq_json_str(j, "precision", ""), oq_precision_name(cfg->precision)))
-            return file;
-    }
+    const oq_config *cfg = &c->o->configs[k];
+    for (size_t i = 0; i < k; i++)
+        if (c->models[i] && c->o->configs[i].repr == cfg->repr && c->o->configs[i].precision == cfg->precision)
+            return c->models[i];
     return NULL;
+}
+
+/* Every configuration's ONNX file, exported once per representation and precision before
+ * any model runs: the plan names them by content, and a shard exports what it will run. */
+static oq_status export_models(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    int64_t static_bl[2] = {0, 0};
+    if (o->static_shapes && c->n_all) {
+        static_bl[0] = c->all[0].batch_size;
+        static_bl[1] = c->all[0].padded_length;
+    }
+    for (size_t k = 0; k < o->n_configs; k++) {
+        const oq_config *cfg = &o->configs[k];
+        const char *same = exported_model(c, k);
+        char path[4096];
+        if (!oq_config_uses_ort(cfg)) continue;
+        if (same) snprintf(path, sizeof path, "%s", same);
+        else if (oq_validate_model_file(o, c->weights, cfg, static_bl, path, sizeof path, err))
+            return oq_err_prefix(err, "config %s: ", cfg->name);
+        if (!(c->models[k] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    return OQ_OK;
+}
+
+/* "02_cpu_attention24_fp32": the index keeps files apart when a name repeats (replay: cpu
+ * against cpu on another ORT). */
+static void config_tag(const oq_config *cfg, size_t k, char *tag, size_t n)
+{
+    char name[OQ_CONFIG_NAME_MAX];
+    oq_config_file_tag(cfg->name, name, sizeof name);
+    snprintf(tag, n, "%02u_%s", (unsigned)(k % 100), name);
+}
+
+static oq_status make_plans(run_ctx *c, oq_err *err)
+{
+    for (size_t k = 0; k < c->o->n_configs; k++) {
+        char tag[OQ_CONFIG_NAME_MAX + 32], result_path[4096];
+        config_tag(&c->o->configs[k], k, tag, sizeof tag);
+        snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
+        oq_status st = make_plan(c, &c->o->configs[k], k == 0, c->models[k], tag, result_path, &c->plans[k], err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+/* The worker's report into `slot`, keeping what only the orchestrator knows: the
+ * configuration as given, its place, its model file and its child process. */
+static void take_result(oq_config_result *slot, oq_config_result *got)
+{
+    got->config = slot->config;
+    got->is_reference = slot->is_reference;
+    free(got->model_file);
+    got->model_file = slot->model_file;
+    free(got->worker.stderr_tail);
+    got->worker = slot->worker;
+    *slot = *got;
 }
 
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    const oq_config *cfg = &o->configs[k];
-    if (c->shardplan && !oq_shard_runs_config(c->shardplan, o->shard.index, k)) return OQ_OK;
-    char model[4096] = "", plan_path[4096], result_path[4096], tag[OQ_CONFIG_NAME_MAX + 32], name[OQ_CONFIG_NAME_MAX];
-    /* the index keeps files apart when a name repeats (replay: cpu against cpu on another ORT) */
-    oq_config_file_tag(cfg->name, name, sizeof name);
-    snprintf(tag, sizeof tag, "%02u_%s", (unsigned)(k % 100), name);
-    snprintf(plan_path, sizeof plan_path, "%s/plan_%s.json", c->workdir, tag);
-    snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
-    json_t *jcfg = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", cfg->name, "runtime", cfg->runtime,
-                             "representation", oq_repr_name(cfg->repr), "precision",
-                             oq_precision_name(cfg->precision), "kernel", oq_kernel_name(cfg->kernel),
-                             "reference", k == 0);
-    json_array_append_new(c->configs, jcfg);
+    oq_config_result *r = &c->s->configs[c->s->n_configs++];
+    r->config = o->configs[k];
+    r->is_reference = k == 0;
     if (!*ref_ok) {
-        json_object_set_new(jcfg, "status", json_string("not-run"));
-        json_object_set_new(jcfg, "reason", json_string("the reference configuration did not pass"));
+        r->status = OQ_VERDICT_NOT_RUN;
+        oq_result_reason(r, "the reference configuration did not pass");
         return OQ_OK;
     }
-    const char *exported = exported_model(c, cfg);
-    if (exported) {
-        snprintf(model, sizeof model, "%s", exported);
-        json_object_set_new(jcfg, "model_file", json_string(model));
-    } else if (oq_config_uses_ort(cfg)) {
-        int64_t static_bl[2] = {0, 0};
-        if (o->static_shapes) {
-            json_t *b0 = json_array_get(c->batches, 0);
-            static_bl[0] = json_integer_value(json_object_get(b0, "batch_size"));
-            static_bl[1] = json_integer_value(json_object_get(b0, "padded_length"));
-        }
-        oq_status st = oq_validate_model_file(o, c->weights, cfg, static_bl, model, sizeof model, err);
-        if (st) return oq_err_prefix(err, "config %s: ", cfg->name);
-        json_object_set_new(jcfg, "model_file", json_string(model));
+    char plan_path[4096], tag[OQ_CONFIG_NAME_MAX + 32];
+    config_tag(&r->config, k, tag, sizeof tag);
+    snprintf(plan_path, sizeof plan_path, "%s/plan_%s.json", c->workdir, tag);
+    if (c->models[k] && !(r->model_file = strdup(c->models[k]))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_validate_plan *plan = &c->plans[k];
+    oq_status st = oq_plan_write(plan, plan_path, err);
+    if (st) return st;
+    progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, r->config.name);
+    oq_config_result got = {0};
+    run_worker(c, plan_path, plan->result, &r->worker, &got);
+    take_result(r, &got);
+    if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
+        r->status = OQ_VERDICT_FAILED;
+        r->required = 1;
     }
-    json_t *plan = make_plan(c, cfg, k == 0, *model ? model : NULL, tag, result_path);
-    oq_status st = oq_json_write(plan_path, plan, err);
-    if (st) {
-        json_decref(plan);
-        return st;
-    }
-    progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, cfg->name);
-    json_t *r = run_worker(c, plan_path, result_path, jcfg);
-    json_object_update_missing(jcfg, r);
-    json_object_set(jcfg, "status", json_object_get(r, "status"));
-    json_decref(r);
-    const char *status = oq_json_str(jcfg, "status", "failed");
-    if (!strcmp(status, "skipped") && config_required(o, cfg->name)) {
-        json_object_set_new(jcfg, "status", json_string("failed"));
-        json_object_set_new(jcfg, "required", json_true());
-    }
-    if (o->prove_teeth && json_is_true(json_object_get(json_object_get(jcfg, "dispatch"), "passed")))
-        prove_teeth(c, cfg, jcfg, plan, plan_path, result_path);
-    json_decref(plan);
-    status = oq_json_str(jcfg, "status", "failed");
-    if (k == 0 && strcmp(status, "passed") != 0) *ref_ok = 0;
-    progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, cfg->name, oq_json_str(jcfg, "status", "?"),
-             json_object_get(jcfg, "reason") ? ": " : "", oq_json_str(jcfg, "reason", ""));
+    if (o->prove_teeth && r->dispatch.checked && r->dispatch.passed) prove_teeth(c, r, plan, plan_path);
+    if (k == 0 && r->status != OQ_VERDICT_PASSED) *ref_ok = 0;
+    progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name, oq_verdict_name(r->status),
+             r->reason ? ": " : "", r->reason ? r->reason : "");
     return OQ_OK;
 }
 
-static int verdict(const json_t *configs)
+static int verdict(const oq_validate_summary *s)
 {
-    size_t i;
-    json_t *c;
     int failed = 0;
-    json_array_foreach(configs, i, c) {
-        const char *s = oq_json_str(c, "status", "failed");
-        failed |= strcmp(s, "passed") && strcmp(s, "skipped");
-    }
+    for (size_t i = 0; i < s->n_configs; i++)
+        failed |= s->configs[i].status != OQ_VERDICT_PASSED && s->configs[i].status != OQ_VERDICT_SKIPPED;
     return failed;
+}
+
+void oq_iso_time(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* Provider options go to the configurations on an execution provider other than
@@ -371,96 +399,132 @@ static oq_status setup(run_ctx *c, oq_err *err)
     return oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, err);
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Directories the library made: the work directory (plans, results, reference outputs), an
+ * earlier plan's shards. */
+void oq_remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 /* A run that stops before any model ran leaves an error record and nothing else (a shard's
- * batches are the prepared ones, shared with the other shards: they stay). */
+ * batches are the prepared ones, shared with the other shards: they stay, and so does the
+ * user's model). */
 static void undo_prepare(run_ctx *c, const oq_err *e)
 {
-    size_t i;
-    json_t *b;
-    if (!oq_shard_is_run(c->o)) json_array_foreach(c->batches, i, b) unlink(oq_json_str(b, "inputs", ""));
+    for (size_t i = 0; !oq_shard_is_run(c->o) && i < c->s->n_batches; i++) unlink(c->s->batches[i].inputs);
     if (*c->weights_path) unlink(c->weights_path);
+    for (size_t k = 0; c->o->kind != OQ_MODEL_USER && k < c->o->n_configs; k++)
+        if (c->models[k]) unlink(c->models[k]);
     char path[4096];
     snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
-    json_t *rec = json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status", oq_status_str(e->status),
-                            "error", e->msg);
-    oq_json_write(path, rec, NULL);
-    json_decref(rec);
+    oq_error_record_write(path, e, NULL);
 }
 
 /* The batches: prepared here, or (a shard) taken from the prepared plan. */
 static oq_status load_batches(run_ctx *c, oq_err *err)
 {
-    if (oq_shard_is_run(c->o)) return oq_shard_load(c->o, c->root, &c->shardplan, c->batches, err);
-    oq_status st = oq_validate_prepare_batches(c->o, c->batches, err);
-    if (!st) progress(c->o, "%zu batches checked against the mask contract and written to %s",
-                      json_array_size(c->batches), c->o->outdir);
+    const oq_validate_opts *o = c->o;
+    if (oq_shard_is_run(o)) {
+        oq_status st = oq_shard_load(o, c->root, &c->shard_plan, c->s, err);
+        c->all = c->shard_plan.batches;
+        c->n_all = c->shard_plan.n_batches;
+        return st;
+    }
+    oq_status st = oq_validate_prepare_batches(o, c->s, err);
+    c->all = c->s->batches;
+    c->n_all = c->s->n_batches;
+    if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
+    if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
     return st;
 }
 
 /* The plan's identity; a shard checks it against the prepared plan and records its start. */
 static oq_status identify(run_ctx *c, oq_err *err)
 {
-    /* a shard's plan is the whole plan: every batch, not only its own */
-    const json_t *all = c->shardplan ? json_object_get(c->shardplan, "batches") : c->batches;
-    oq_status st = oq_plan_describe(c->o, all, c->weights_path, &c->plan, err);
-    if (st || !c->shardplan) return st;
-    st = oq_shard_check_plan(c->shardplan, c->plan, c->root, err);
-    if (st) return st;
-    c->shard = oq_shard_block(c->o, c->shardplan);
-    progress(c->o, "shard %d of %d (by %s): %zu of %zu batches", (int)c->o->shard.index, (int)c->o->shard.count,
-             oq_shard_by_name(c->o->shard.by), json_array_size(c->batches),
-             json_array_size(json_object_get(c->shardplan, "batches")));
-    return oq_shard_started(c->o, c->shard, err);
-}
-
-static oq_status run_all(run_ctx *c, const char *t0, int *exit_status, oq_err *err)
-{
     const oq_validate_opts *o = c->o;
-    int ref_ok = 1;
-    oq_status st = OQ_OK;
-    for (size_t k = 0; !st && k < o->n_configs; k++) st = run_config(c, k, &ref_ok, err);
-    if (st) return st;
-    char t1[32], path[4096];
-    oq_iso_time(t1, sizeof t1);
-    c->summary = json_pack("{s:s, s:s, s:s, s:o, s:O, s:O, s:O}", "schema", OQ_VALIDATE_SCHEMA, "start", t0, "end",
-                           t1, "evidence", oq_validate_evidence(o), "plan", c->plan, "batches", c->batches,
-                           "configs", c->configs);
-    if (c->shard) json_object_set(c->summary, "shard", c->shard);
-    *exit_status = verdict(c->configs);
-    json_object_set_new(c->summary, "verdict", json_string(*exit_status ? "failed" : "passed"));
-    json_object_set_new(c->summary, "exit_status", json_integer(*exit_status));
-    snprintf(path, sizeof path, "%s/validate.csv", o->outdir);
-    st = oq_validate_write_csv(path, c->summary, err);
-    if (!st && o->plots) oq_validate_plots(o->outdir, path, c->summary);
-    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    if (!st) st = oq_json_write(path, c->summary, err);
+    oq_status st = oq_plan_identify(o, c->plans, c->all, c->n_all, c->weights ? c->weights_path : NULL, c->s, err);
+    if (st || !oq_shard_is_run(o)) return st;
+    st = oq_shard_check_identity(&c->shard_plan, c->s, c->root, err);
+    if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
+    if (!st)
+        progress(o, "shard %d of %d (by %s): %zu of %zu batches, %zu of %zu configurations", (int)o->shard.index,
+                 (int)o->shard.count, oq_shard_by_name(o->shard.by), c->s->n_batches, c->n_all,
+                 c->s->shard.n_configs, o->n_configs);
     return st;
 }
 
-oq_status oq_validate_run(const oq_validate_opts *o_in, json_t **summary, int *exit_status, oq_err *err)
+/* validate.csv, the plots, then summary.json from the typed summary. */
+static oq_status write_outputs(run_ctx *c, oq_err *err)
 {
+    oq_validate_summary *s = c->s;
+    oq_iso_time(s->end, sizeof s->end);
+    s->evidence_json = oq_validate_evidence(c->o);
+    s->exit_status = verdict(s);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
+    oq_status st = oq_validate_write_csv(path, s, err);
+    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, path, s);
+    snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
+    return st ? st : oq_summary_write(s, path, err);
+}
+
+/* Every configuration this run holds (a shard: the reference and its share), then the files. */
+static oq_status run_all(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    oq_shard_part part = {0, 0, 1, o->n_configs};
+    if (oq_shard_is_run(o))
+        part = oq_shard_part_of(o->shard.count, o->shard.by, c->n_all, o->n_configs, o->shard.index);
+    int ref_ok = 1;
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < o->n_configs; k++)
+        if (oq_shard_part_config(&part, k) >= 0) st = run_config(c, k, &ref_ok, err);
+    return st ? st : write_outputs(c, err);
+}
+
+static void ctx_clear(run_ctx *c)
+{
+    for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
+    for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
+    free(c->models);
+    free(c->plans);
+    oq_shard_plan_clear(&c->shard_plan);
+    oq_encoder_weights_free(c->weights);
+}
+
+oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
+{
+    *summary = NULL;
     oq_validate_opts shard_opts;
     char shard_dir[4096];
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
-    run_ctx c = {.o = o, .root = o_in->outdir, .batches = json_array(), .configs = json_array()};
-    char t0[32];
-    oq_iso_time(t0, sizeof t0);
+    size_t n = o->n_configs ? o->n_configs : 1;
+    run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
+                 .plans = calloc(n, sizeof *c.plans)};
+    if (c.s) c.s->configs = calloc(n, sizeof *c.s->configs);
+    if (!c.s || !c.s->configs || !c.models || !c.plans) {
+        oq_validate_summary_free(c.s);
+        ctx_clear(&c);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    oq_iso_time(c.s->start, sizeof c.s->start);
     oq_status st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
     if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(&c, err);
+    if (!st) st = export_models(&c, err);
+    if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
-    if (!st && o->shard.prepare) st = oq_shard_plan_write(o, c.plan, c.batches, &c.summary, err);
+    if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
-    *exit_status = 0;
-    if (!st && !o->shard.prepare) st = run_all(&c, t0, exit_status, err);
+    if (!st && !o->shard.prepare) st = run_all(&c, err);
     if (*c.workdir) oq_remove_tree(c.workdir);
-    json_decref(c.batches);
-    json_decref(c.configs);
-    json_decref(c.plan);
-    json_decref(c.shardplan);
-    json_decref(c.shard);
-    oq_encoder_weights_free(c.weights);
-    if (st) json_decref(c.summary);
-    else *summary = c.summary;
+    ctx_clear(&c);
+    if (st) oq_validate_summary_free(c.s);
+    else *summary = c.s;
     return st;
 }

@@ -42,13 +42,13 @@ static void test_bool_mask_odd_length(void **state)
     assert_has(a.text, "To reach FLASH_ATTENTION: give padding as nonpad_kv_seqlen instead of an "
                        "attn_mask (the attention24 export's default, --mask-form seqlen)");
     assert_has(a.text, "(configuration cuda:attention24:fp16:flash).");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
     assert_null(a.text);
     f.opset = 23; /* Attention-23 has no nonpad_kv_seqlen: the export must change */
     a = advise("MATH", NULL, &f);
     assert_has(a.text, "To reach FLASH_ATTENTION: export as attention24 so that padding goes through "
                        "nonpad_kv_seqlen, not attn_mask (Attention-23 has no nonpad_kv_seqlen)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 }
 
 /* bool mask at a length % 4 == 0 ran EFFICIENT: when flash was expected, only the mask rule. */
@@ -61,7 +61,7 @@ static void test_mask_blocks_flash_only(void **state)
     assert_int_equal(a.rules, OQ_ADVICE_MASK_NO_FLASH);
     assert_has(a.text, "attn0 ran EFFICIENT_ATTENTION, expected FLASH_ATTENTION: ");
     assert_has(a.text, "(here a float mask)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
     /* the same run, nothing expected: EFFICIENT is fused, nothing to explain */
     a = advise("EFFICIENT_ATTENTION", NULL, &f);
     assert_int_equal(a.rules, 0);
@@ -81,7 +81,7 @@ static void test_efficient_expected_mask_alignment(void **state)
     assert_has(a.text, "(Attention-23 has no nonpad_kv_seqlen)");
     assert_has(a.text, "or pad the kv length to a multiple of 4");
     assert_has(a.text, "cuda:attention24:fp16:efficient");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 }
 
 /* Facts table: fp32 with nonpad_kv_seqlen ran EFFICIENT; flash has no fp32 kernel. */
@@ -95,7 +95,7 @@ static void test_fp32_has_no_flash(void **state)
     assert_has(a.text, "flash has no float32 kernel");
     assert_has(a.text, "compute attention in float16 (precision fp16, --attention-dtype float16)");
     assert_has(a.text, "(configuration cuda:attention24:fp16:flash)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 }
 
 /* Facts table: cuDNN forced (sdpa_kernel 8) at prefill q_len 2 -> MATH. */
@@ -110,7 +110,7 @@ static void test_cudnn_is_decode_only(void **state)
     assert_has(a.text, "the cuDNN tier serves decoding only");
     assert_has(a.text, "here q_len 2");
     assert_has(a.text, "To reach a fused kernel: outside decoding steps use FLASH_ATTENTION (kernel flash)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 
     f.q_len = 1; /* a decode step with a bool mask, float32 and softcap: every limit named */
     f.mask = OQ_ATTN_MASK_BOOL;
@@ -121,7 +121,7 @@ static void test_cudnn_is_decode_only(void **state)
     assert_true(a.rules & OQ_ADVICE_KERNEL_DISABLED);
     assert_has(a.text, "here mask bool, float32, softcap");
     assert_has(a.text, "sdpa_kernel=8 does not enable FLASH_ATTENTION (bit 1)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 
     f = fp16_nonpad(); /* a real decode step fits: CUDNN ran, nothing to say */
     f.q_len = 1;
@@ -141,7 +141,7 @@ static void test_forced_math(void **state)
     assert_int_equal(a.rules, OQ_ADVICE_FORCED_MATH);
     assert_has(a.text, "sdpa_kernel=16 enables MATH only");
     assert_has(a.text, "use kernel auto (sdpa_kernel 0)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 }
 
 static void test_kernel_disabled_by_mask_option(void **state)
@@ -153,7 +153,7 @@ static void test_kernel_disabled_by_mask_option(void **state)
     assert_int_equal(a.rules, OQ_ADVICE_KERNEL_DISABLED);
     assert_has(a.text, "sdpa_kernel=18 does not enable FLASH_ATTENTION (bit 1)");
     assert_has(a.text, "set sdpa_kernel to 0 or include bit 1 (FLASH_ATTENTION)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 }
 
 static void test_no_rule_explains(void **state)
@@ -165,7 +165,7 @@ static void test_no_rule_explains(void **state)
     assert_int_equal(a.rules, OQ_ADVICE_NO_RULE);
     assert_has(a.text, "the attention node ran MATH: no ORT rule known to ortqual explains it "
                        "(opset 24, float16, mask nonpad_kv_seqlen, q_len 256, kv_len 256, sdpa_kernel 0)");
-    oq_advice_free(&a);
+    oq_advice_clear(&a);
 }
 
 static void test_nothing_to_explain(void **state)

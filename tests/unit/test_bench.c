@@ -27,8 +27,8 @@ static void test_stats_known_samples(void **state)
 {
     (void)state;
     const double x[] = {7, 3, 10, 1, 9, 2, 8, 5, 4, 6};
-    oq_bench_stats s;
-    assert_int_equal(oq_bench_stats_compute(x, 10, &s, NULL), OQ_OK);
+    oq_stats s;
+    assert_int_equal(oq_stats_compute(x, 10, &s, NULL), OQ_OK);
     assert_int_equal(s.n, 10);
     assert_near(s.mean, 5.5, 1e-12);
     assert_near(s.std, 3.0276503540974917, 1e-12);
@@ -44,8 +44,8 @@ static void test_stats_odd_count(void **state)
 {
     (void)state;
     const double x[] = {2.5, 0.5, 4.0};
-    oq_bench_stats s;
-    assert_int_equal(oq_bench_stats_compute(x, 3, &s, NULL), OQ_OK);
+    oq_stats s;
+    assert_int_equal(oq_stats_compute(x, 3, &s, NULL), OQ_OK);
     assert_near(s.p50, 2.5, 1e-12);
     assert_near(s.p90, 3.7, 1e-12);
     assert_near(s.p99, 3.97, 1e-12);
@@ -56,8 +56,8 @@ static void test_stats_single_sample(void **state)
 {
     (void)state;
     const double x[] = {1.25};
-    oq_bench_stats s;
-    assert_int_equal(oq_bench_stats_compute(x, 1, &s, NULL), OQ_OK);
+    oq_stats s;
+    assert_int_equal(oq_stats_compute(x, 1, &s, NULL), OQ_OK);
     assert_near(s.std, 0, 0);
     assert_near(s.p50, 1.25, 0);
     assert_near(s.p99, 1.25, 0);
@@ -76,11 +76,11 @@ static void test_stats_bad_input(void **state)
 {
     (void)state;
     oq_err err = {0};
-    oq_bench_stats s;
+    oq_stats s;
     double x[] = {1, NAN, 3};
-    assert_int_equal(oq_bench_stats_compute(x, 0, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_stats_compute(x, 0, &s, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "zero samples"));
-    assert_int_equal(oq_bench_stats_compute(x, 3, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_stats_compute(x, 3, &s, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "sample 1"));
 }
 
@@ -152,7 +152,7 @@ static oq_session *tiny_session(void)
     oq_err err = {0};
     assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_OK);
     assert_int_equal(oq_graph_serialize(g, &buf, &len, &err), OQ_OK);
-    oq_session_opts so = {.graph_opt_level = -1, .intra_op_threads = 1};
+    oq_session_opts so = {.intra_op_threads = 1};
     assert_int_equal(oq_session_create(rt, NULL, buf, len, &so, &s, &err), OQ_OK);
     oq_graph_free(g);
     free(buf);

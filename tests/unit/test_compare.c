@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "ortqual/compare.h"
+#include "compare/compare-impl.h"
 
 static oq_tensor *tensor(oq_dtype dtype, int32_t ndim, const int64_t *shape, const char *name)
 {

@@ -79,8 +79,8 @@ static void remove_test(char *dir)
 static oq_conformance_result run_on_ort(const char *dir)
 {
     oq_conformance_opts o;
-    oq_conformance_opts_init(&o);
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_conformance_opts_default(&o);
+    oq_session_opts so = {0};
     oq_conformance_ort ort = {rt, &so};
     o.runner = oq_conformance_ort_runner;
     o.runner_ctx = &ort;

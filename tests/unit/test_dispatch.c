@@ -230,12 +230,32 @@ static void one_math_among_flash_fails(void **state)
     assert_int_equal(r.n_records, 4);
     assert_int_equal(r.n_failures, 1);
     assert_string_equal(r.failures[0], "attn2: expected FLASH_ATTENTION, got MATH (line 4)");
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 
     r = check(ROUTE("attn0", "FLASH_ATTENTION") ROUTE("attn1", "FLASH_ATTENTION"), specs);
     assert_true(r.passed);
     assert_int_equal(r.n_failures, 0);
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
+}
+
+/* What --prove-teeth looks for: failures of nodes that ran MATH, counted apart from the
+ * others (a node not observed, a different fast kernel). */
+static void math_failures_counted(void **state)
+{
+    (void)state;
+    const char *specs[] = {"attn0=flash", "attn1=flash", "attn2=flash", "attn3=flash", NULL};
+    oq_dispatch_report r = check(ROUTE("attn0", "MATH") ROUTE("attn1", "EFFICIENT_ATTENTION")
+                                     ROUTE("attn2", "MATH"),
+                                 specs);
+    assert_false(r.passed);
+    assert_int_equal(r.n_failures, 4); /* attn0, attn1, attn2 and attn3 (not observed) */
+    assert_int_equal(r.n_math_failures, 2);
+    oq_dispatch_report_clear(&r);
+
+    r = check(ROUTE("attn0", "EFFICIENT_ATTENTION"), (const char *[]){"flash", NULL});
+    assert_false(r.passed);
+    assert_int_equal(r.n_math_failures, 0); /* it failed, but not because MATH ran */
+    oq_dispatch_report_clear(&r);
 }
 
 static void no_record_is_never_a_pass(void **state)
@@ -246,12 +266,12 @@ static void no_record_is_never_a_pass(void **state)
     assert_false(r.passed);
     assert_int_equal(r.n_failures, 1);
     assert_non_null(strstr(r.failures[0], "dispatch not observed"));
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 
     const char *none[] = {NULL};
     r = check("", none); /* even without rules */
     assert_false(r.passed);
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 }
 
 static void per_node_rules(void **state)
@@ -270,7 +290,7 @@ static void per_node_rules(void **state)
                         "(unnamed Attention node): expected FLASH_ATTENTION or EFFICIENT_ATTENTION, "
                         "got MATH (line 4)");
     assert_string_equal(r.failures[2], "attn2: not observed (no SdpaKernel= line names this node)");
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 }
 
 static void raw_upper_kernel_and_bad_specs(void **state)
@@ -279,7 +299,7 @@ static void raw_upper_kernel_and_bad_specs(void **state)
     const char *specs[] = {"FLASH_DECODE", NULL};
     oq_dispatch_report r = check(ROUTE("a", "FLASH_DECODE"), specs);
     assert_true(r.passed);
-    oq_dispatch_report_free(&r);
+    oq_dispatch_report_clear(&r);
 
     oq_dispatch_expect *e;
     oq_err err = {0};
@@ -306,6 +326,7 @@ int main(void)
         cmocka_unit_test(options_line),
         cmocka_unit_test(kernel_names_aliases_and_masks),
         cmocka_unit_test(one_math_among_flash_fails),
+        cmocka_unit_test(math_failures_counted),
         cmocka_unit_test(no_record_is_never_a_pass),
         cmocka_unit_test(per_node_rules),
         cmocka_unit_test(raw_upper_kernel_and_bad_specs),

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ortqual/encoder_ref.h"
+#include "ortqual/reference.h"
 #include "ortqual/export.h"
 #include "ortqual/runtime.h"
 
@@ -80,7 +80,6 @@ static oq_session *session_of(oq_graph *g)
     oq_err err = {0};
     assert_int_equal(oq_graph_serialize(g, &buf, &n, &err), OQ_OK);
     oq_session_opts so = {0};
-    so.graph_opt_level = -1;
     so.intra_op_threads = 1;
     oq_session *s = NULL;
     oq_status st = oq_session_create(rt, NULL, buf, n, &so, &s, &err);

@@ -16,7 +16,7 @@
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
-#include "ortqual/placement.h"
+#include "placement/placement-impl.h"
 #include "ortqual/runtime.h"
 
 #define FIXTURE OQ_SOURCE_DIR "/tests/fixtures/profiles/cuda_dynamic_encoder.json"
@@ -125,7 +125,7 @@ static void test_fixture_classified(void **state)
     assert_string_equal(json_string_value(json_object_get(in0, "dtype")), "MLFloat16");
     assert_int_equal(json_array_size(json_object_get(in0, "shape")), 4);
     json_decref(j);
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
 }
 
@@ -142,7 +142,7 @@ static void test_fixture_strict(void **state)
     assert_failure_line(&r, "MemcpyToHost_token_1 (MemcpyToHost): host/device copy on "
                             "CUDAExecutionProvider (strict placement)");
     assert_int_equal(r.n_notes, 0);
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
 }
 
@@ -162,7 +162,7 @@ static void test_all_device_passes(void **state)
     assert_int_equal(oq_placement_check(p, OQ_PLACEMENT_STRICT, &r, NULL), OQ_OK);
     assert_true(r.passed);
     assert_int_equal(r.n_device, 2);
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
 }
 
@@ -202,7 +202,7 @@ static void test_shape_rule(void **state)
             fail_msg("case %zu (%s): got %s, want %s", i, cases[i].op, oq_node_place_name(p->nodes[0].place),
                      oq_node_place_name(cases[i].want));
         assert_int_equal(r.passed, cases[i].want == OQ_PLACE_CPU_SHAPE);
-        oq_placement_report_free(&r);
+        oq_placement_report_clear(&r);
         oq_placement_free(p);
     }
     assert_true(oq_placement_is_shape_op("Unsqueeze"));
@@ -252,7 +252,7 @@ static void test_bad_profiles(void **state)
     assert_int_equal(oq_placement_check(p, 0, &r, NULL), OQ_OK);
     assert_false(r.passed);
     assert_string_equal(r.failures[0], "no placement evidence: no node was assigned or profiled");
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
     assert_int_equal(oq_placement_create(NULL, &err), OQ_ERR_INVALID_ARG);
 }
@@ -331,7 +331,7 @@ static oq_session *open_session(bool record)
     snprintf(prefix, sizeof prefix, "%s/prof", g_dir);
     const char *k[] = {OQ_PLACEMENT_SESSION_CONFIG}, *v[] = {"1"};
     oq_session_opts so = {0};
-    so.graph_opt_level = 0;
+    so.graph_opt = OQ_GRAPH_OPT_DISABLE;
     so.profile_prefix = prefix;
     so.n_session_configs = record ? 1 : 0;
     so.session_config_keys = k;
@@ -415,7 +415,7 @@ static void test_real_cpu_session(void **state)
     assert_failure_line(&r, "reshape (Reshape): compute on CPUExecutionProvider (shape op on a tensor "
                             "larger than a shape (input))");
     assert_failure_line(&r, "relu (Relu): compute on CPUExecutionProvider (op is not shape arithmetic)");
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
 }
 
@@ -442,7 +442,7 @@ static void test_cross_check_notes(void **state)
         seen |= !strcmp(r.notes[i], "relu (Relu): assigned to CPUExecutionProvider but ran on "
                                     "CUDAExecutionProvider");
     assert_true(seen);
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
 }
 
@@ -533,7 +533,7 @@ static void test_model_types_without_profile(void **state)
         json_t *types = json_object_get(json_array_get(json_object_get(j, "nodes"), 1), "types");
         assert_true(with_vi ? json_is_string(types) : json_is_null(types));
         json_decref(j);
-        oq_placement_report_free(&r);
+        oq_placement_report_clear(&r);
         oq_placement_free(p);
     }
     /* not a model */
@@ -561,7 +561,7 @@ static void test_empty_profile_is_no_evidence(void **state)
     assert_int_equal(r.n_failures, 1);
     assert_string_equal(r.failures[0], "no placement evidence: no node was profiled (did the session "
                                        "run with profiling on?)");
-    oq_placement_report_free(&r);
+    oq_placement_report_clear(&r);
     oq_placement_free(p);
 }
 

@@ -249,7 +249,7 @@ static void test_bench_figures(void **state)
     assert_non_null(strstr(text, "batch 2, masked, 8 heads, head dim 64"));
     assert_non_null(strstr(text, "time per batch (ms, mean)"));
     free(text);
-    oq_plot_files_free(&files);
+    oq_plot_files_clear(&files);
     oq_csv_free(t);
     remove_dir(dir);
 }
@@ -341,7 +341,7 @@ static void test_bench_settings(void **state)
     assert_non_null(strstr(svg, "series: a (dynamic shapes) | a (static shapes)</desc>"));
     assert_non_null(strstr(svg, "batch 1, unmasked, 8 heads, 2 kv heads, head dim 64, 1 thread"));
     free(svg);
-    oq_plot_files_free(&files);
+    oq_plot_files_clear(&files);
     remove_dir(dir);
 }
 
@@ -367,7 +367,7 @@ static void test_validate_figures(void **state)
     assert_null(strstr(text, "ref:encoder:fp64"));
     assert_non_null(strstr(text, "cpu:attention24:fp16 (n=12)"));
     free(text);
-    oq_plot_files_free(&files);
+    oq_plot_files_clear(&files);
     oq_csv_free(t);
     remove_dir(dir);
 

@@ -35,7 +35,7 @@ static oq_status run(const oq_ref_attention_attrs *a, const oq_ref_attention_inp
 static oq_ref_attention_attrs defaults(void)
 {
     oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_init(&a);
+    oq_ref_attention_attrs_default(&a);
     return a;
 }
 
@@ -56,7 +56,7 @@ static void test_one_query_two_keys(void **state)
     assert_int_equal(out.y->ndim, 4);
     assert_true(fabs(at(out.y, 0) - (p0 * 1 + p1 * 3)) < 1e-14);
     assert_true(fabs(at(out.y, 1) - (p0 * 2 + p1 * 4)) < 1e-14);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     assert_null(out.y);
     oq_tensor_free(q);
     oq_tensor_free(k);
@@ -77,7 +77,7 @@ static void test_gqa_mapping(void **state)
     assert_int_equal(run(&a, &in, &out, NULL), OQ_OK);
     const double want[8] = {10, 11, 10, 11, 20, 21, 20, 21};
     for (int i = 0; i < 8; i++) assert_true(fabs(at(out.y, i) - want[i]) < 1e-12);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     oq_tensor_free(q);
     oq_tensor_free(k);
     oq_tensor_free(v);
@@ -106,7 +106,7 @@ static void test_causal_with_past(void **state)
         }
     assert_int_equal(out.present_key->shape[2], 4);
     for (int i = 0; i < 8; i++) assert_true(at(out.present_key, i) == (double)(i + 1));
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     oq_tensor *ts[] = {q, k, v, pk, pv};
     for (int i = 0; i < 5; i++) oq_tensor_free(ts[i]);
 }
@@ -131,7 +131,7 @@ static void test_qk_modes_and_softcap(void **state)
         assert_int_equal(run(&a, &in, &out, NULL), OQ_OK);
         for (int j = 0; j < 2; j++) assert_true(fabs(at(out.qk_matmul_output, j) - want[mode][j]) < 1e-14);
         assert_true(fabs(at(out.y, 0) - soft[0]) < 1e-14);
-        oq_ref_attention_outputs_free(&out);
+        oq_ref_attention_outputs_clear(&out);
     }
     oq_tensor *ts[] = {q, k, v, m};
     for (int i = 0; i < 4; i++) oq_tensor_free(ts[i]);
@@ -155,7 +155,7 @@ static void test_fully_masked_row_is_zero(void **state)
     assert_true(at(out.y, 0) == 0.0 && at(out.y, 1) == 0.0);
     assert_true(at(out.qk_matmul_output, 0) == 0.0 && at(out.qk_matmul_output, 1) == 0.0);
     assert_true(at(out.y, 2) > 1.0 && at(out.y, 2) < 3.0);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
 
     const int64_t ns[1] = {1};
     oq_tensor *n = NULL;
@@ -164,12 +164,12 @@ static void test_fully_masked_row_is_zero(void **state)
     out = (oq_ref_attention_outputs){0};
     assert_int_equal(run(&a, &in, &out, NULL), OQ_OK);
     for (int i = 0; i < 4; i++) assert_true(at(out.y, i) == 0.0);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     /* nonpad 1: only key 0 counts, so y is V's row 0 for both queries. */
     ((int64_t *)n->data)[0] = 1;
     assert_int_equal(run(&a, &in, &out, NULL), OQ_OK);
     assert_true(at(out.y, 0) == 1.0 && at(out.y, 3) == 2.0);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     oq_tensor *ts[] = {q, k, v, m, n};
     for (int i = 0; i < 5; i++) oq_tensor_free(ts[i]);
 }
@@ -186,7 +186,7 @@ static void test_short_mask_padded(void **state)
     oq_ref_attention_outputs out = {0};
     assert_int_equal(run(&a, &in, &out, NULL), OQ_OK);
     assert_true(fabs(at(out.y, 0) - 1.0) < 1e-14);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     oq_tensor *ts[] = {q, k, v, m};
     for (int i = 0; i < 4; i++) oq_tensor_free(ts[i]);
 }
@@ -213,8 +213,8 @@ static void test_3d_matches_4d(void **state)
         for (int64_t l = 0; l < L; l++)
             for (int64_t d = 0; d < D; d++)
                 assert_true(at(o3.y, (l * H + h) * D + d) == at(o4.y, (h * L + l) * D + d));
-    oq_ref_attention_outputs_free(&o4);
-    oq_ref_attention_outputs_free(&o3);
+    oq_ref_attention_outputs_clear(&o4);
+    oq_ref_attention_outputs_clear(&o3);
     oq_tensor_free(q4);
     oq_tensor_free(q3);
 }
@@ -241,9 +241,9 @@ static void test_float16_inputs(void **state)
         assert_true(fabs(at(o16.y, i) - r) <= 2e-3 * fabs(r) + 1e-3);
         assert_true(fabs(at(ob.y, i) - r) <= 2e-2 * fabs(r) + 1e-2);
     }
-    oq_ref_attention_outputs_free(&o64);
-    oq_ref_attention_outputs_free(&o16);
-    oq_ref_attention_outputs_free(&ob);
+    oq_ref_attention_outputs_clear(&o64);
+    oq_ref_attention_outputs_clear(&o16);
+    oq_ref_attention_outputs_clear(&ob);
     oq_tensor_free(x64);
     oq_tensor_free(x16);
     oq_tensor_free(xb);
@@ -264,7 +264,7 @@ static void test_causal_external_cache(void **state)
     oq_ref_attention_outputs out = {0};
     assert_int_equal(run(&a, &in, &out, NULL), OQ_OK);
     assert_true(fabs(at(out.y, 0) - 2.0) < 1e-14);
-    oq_ref_attention_outputs_free(&out);
+    oq_ref_attention_outputs_clear(&out);
     oq_tensor *ts[] = {q, k, v, n};
     for (int i = 0; i < 4; i++) oq_tensor_free(ts[i]);
 }

@@ -190,7 +190,7 @@ static void run_config(oq_runtime *rt, int cfg)
     }
     size_t len;
     uint8_t *model = build_model(&c, in, ys, &len);
-    oq_session_opts so = {.graph_opt_level = -1};
+    oq_session_opts so = {0};
     oq_session *s = NULL;
     oq_err err = {0};
     if (oq_session_create(rt, NULL, model, len, &so, &s, &err)) fail_msg("config %d: %s", cfg, err.msg);
@@ -203,7 +203,7 @@ static void run_config(oq_runtime *rt, int cfg)
     if (oq_session_run(s, nf, feed, &n_out, &out, &err)) fail_msg("config %d: ORT: %s", cfg, err.msg);
 
     oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_init(&a);
+    oq_ref_attention_attrs_default(&a);
     a.is_causal = c.causal;
     if (c.three_d) a.q_num_heads = c.Hq, a.kv_num_heads = c.Hkv;
     a.softcap = c.softcap > 0 ? (double)(float)c.softcap : 0.0;
@@ -216,7 +216,7 @@ static void run_config(oq_runtime *rt, int cfg)
         check_close(out[1], ro.present_key, cfg);
         check_close(out[2], ro.present_value, cfg);
     }
-    oq_ref_attention_outputs_free(&ro);
+    oq_ref_attention_outputs_clear(&ro);
     oq_tensors_free(out, n_out);
     oq_session_free(s);
     for (int i = 0; i < 7; i++) oq_tensor_free(in[i]);

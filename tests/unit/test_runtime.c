@@ -175,7 +175,7 @@ static void test_session_from_file_and_options(void **state)
     free(bytes);
 
     const char *ck[] = {"session.intra_op.allow_spinning"}, *cv[] = {"0"};
-    oq_session_opts so = {.ep = "cpu", .intra_op_threads = 1, .graph_opt_level = 99,
+    oq_session_opts so = {.ep = "cpu", .intra_op_threads = 1, .graph_opt = OQ_GRAPH_OPT_ALL,
                           .profile_prefix = prefix, .n_session_configs = 1,
                           .session_config_keys = ck, .session_config_values = cv};
     oq_session *s = NULL;
@@ -338,7 +338,7 @@ static void test_session_create_errors(void **state)
     assert_int_equal(oq_session_create(rt, "x.onnx", "x", 1, NULL, &s, &err), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_session_create(rt, NULL, "not a model", 11, NULL, &s, &err), OQ_ERR_RUNTIME);
     assert_non_null(strstr(err.msg, "in-memory model"));
-    oq_session_opts bad_level = {.graph_opt_level = 7};
+    oq_session_opts bad_level = {.graph_opt = (oq_graph_opt)7};
     assert_int_equal(oq_session_create(rt, NULL, "x", 1, &bad_level, &s, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "level 7"));
     assert_null(s);
@@ -354,7 +354,7 @@ static void test_ep_unknown_option_rejected(void **state)
     assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
     const char *k[] = {"bogus_key"}, *v[] = {"1"};
     oq_session_opts so = {.ep = "cuda", .n_ep_options = 1, .ep_option_keys = k,
-                          .ep_option_values = v, .graph_opt_level = -1};
+                          .ep_option_values = v};
     oq_session *s = NULL;
     oq_err err = {0};
     assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_INVALID_ARG);
@@ -403,7 +403,7 @@ static void test_ep_cuda_unavailable(void **state)
     void *bytes = NULL;
     size_t len = 0;
     assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
-    oq_session_opts so = {.ep = "cuda", .graph_opt_level = -1};
+    oq_session_opts so = {.ep = "cuda"};
     oq_session *s = NULL;
     oq_err err = {0};
     assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_NOT_FOUND);

@@ -19,7 +19,7 @@
 #include "npz_values.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
-#include "ortqual/tensorproto.h"
+#include "tensorproto/tensorproto-impl.h"
 
 #define FIXTURES OQ_SOURCE_DIR "/tests/fixtures/onnx/"
 #define CONFORMANCE_SET OQ_SOURCE_DIR "/tests/data/onnx-backend/attention"

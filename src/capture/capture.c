@@ -149,7 +149,7 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
-static void stream_free(stream *s)
+static void stream_clear(stream *s)
 {
     close_fd(&s->saved);
     close_fd(&s->rd);
@@ -222,7 +222,7 @@ static oq_status stream_start(oq_capture *cap, stream *s, int fd, oq_err *err)
 
 static void capture_free(oq_capture *cap)
 {
-    for (int i = 0; i < cap->nstreams; i++) stream_free(&cap->streams[i]);
+    for (int i = 0; i < cap->nstreams; i++) stream_clear(&cap->streams[i]);
     pthread_mutex_destroy(&cap->sink_mu);
     free(cap);
 }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include "io/npy-impl.h"
+#include "npz/npy-impl.h"
 #include "ortqual/fileio.h"
 
 #define NPY_SUFFIX ".npy"

@@ -4,84 +4,33 @@
  * memory first (so bad input fails before any file exists), then the figures
  * are rendered. All figure data lives in one arena freed at the end. */
 #include <math.h>
-#include <stdarg.h>
-#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
-
-/* ---- Arena -------------------------------------------------------------- */
-
-typedef struct block {
-    struct block *next;
-    alignas(max_align_t) unsigned char data[];
-} block;
-
-typedef struct arena {
-    block *head;
-} arena;
-
-static void *arena_alloc(arena *a, size_t n)
-{
-    block *b = calloc(1, sizeof *b + (n ? n : 1));
-    if (!b) return NULL;
-    b->next = a->head;
-    a->head = b;
-    return b->data;
-}
-
-static char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *arena_printf(arena *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = arena_alloc(a, (size_t)n + 1);
-    if (!s) return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static void arena_free(arena *a)
-{
-    while (a->head) {
-        block *b = a->head;
-        a->head = b->next;
-        free(b);
-    }
-}
 
 /* ---- Figures to draw ---------------------------------------------------- */
 
 typedef struct figure_list {
-    arena mem;
+    oq_arena mem;
     struct named_figure {
         const char *name; /* file name without extension */
         oq_plot_spec spec;
     } *items;
-    size_t n, cap;
+    size_t n;
 } figure_list;
 
 #define NOMEM(err) oq_err_set(err, OQ_ERR_NOMEM, "out of memory")
 
 static oq_status figure_add(figure_list *fl, const char *name, const oq_plot_spec *spec, oq_err *err)
 {
-    if (fl->n == fl->cap) {
-        size_t cap = fl->cap ? 2 * fl->cap : 16;
-        void *p = realloc(fl->items, cap * sizeof *fl->items);
-        if (!p) return NOMEM(err);
-        fl->items = p;
-        fl->cap = cap;
-    }
-    fl->items[fl->n].name = name;
-    fl->items[fl->n].spec = *spec;
-    fl->n++;
+    struct named_figure *f = OQ_PUSH(fl->items, fl->n);
+    if (!f) return NOMEM(err);
+    f->name = name;
+    f->spec = *spec;
     return OQ_OK;
 }
 
@@ -101,7 +50,7 @@ static int spec_drawable(const oq_plot_spec *sp)
 /* Distinct values in first-seen order. */
 typedef struct strset {
     const char **v;
-    size_t n, cap;
+    size_t n;
 } strset;
 
 static int strset_index(const strset *s, const char *x)
@@ -114,20 +63,15 @@ static int strset_index(const strset *s, const char *x)
 static int strset_add(strset *s, const char *x)
 {
     if (strset_index(s, x) >= 0) return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 8;
-        void *p = realloc(s->v, cap * sizeof *s->v);
-        if (!p) return -1;
-        s->v = p;
-        s->cap = cap;
-    }
-    s->v[s->n++] = x;
+    const char **slot = OQ_PUSH(s->v, s->n);
+    if (!slot) return -1;
+    *slot = x;
     return 0;
 }
 
-static char *file_safe(arena *a, const char *s)
+static char *file_safe(oq_arena *a, const char *s)
 {
-    char *r = arena_printf(a, "%s", s);
+    char *r = oq_arena_printf(a, "%s", s);
     if (!r) return NULL;
     for (char *p = r; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -228,7 +172,7 @@ static oq_status bench_read_row(const oq_csv *t, size_t r, const size_t *col, co
 
 /* A sweep over export shapes or I/O binding has one row per setting for the
  * same variant and shape: the setting then becomes part of the series label. */
-static oq_status bench_labels(arena *a, bench_data *bd, oq_err *err)
+static oq_status bench_labels(oq_arena *a, bench_data *bd, oq_err *err)
 {
     int vary_shapes = 0, vary_io = 0;
     for (size_t i = 1; i < bd->n; i++) {
@@ -238,18 +182,18 @@ static oq_status bench_labels(arena *a, bench_data *bd, oq_err *err)
     for (size_t i = 0; i < bd->n; i++) {
         bench_row *b = &bd->rows[i];
         if (vary_shapes && vary_io)
-            b->variant = arena_printf(a, "%s (%s shapes, %s I/O)", b->variant, b->shapes, b->io);
+            b->variant = oq_arena_printf(a, "%s (%s shapes, %s I/O)", b->variant, b->shapes, b->io);
         else if (vary_shapes)
-            b->variant = arena_printf(a, "%s (%s shapes)", b->variant, b->shapes);
+            b->variant = oq_arena_printf(a, "%s (%s shapes)", b->variant, b->shapes);
         else if (vary_io)
-            b->variant = arena_printf(a, "%s (%s I/O)", b->variant, b->io);
+            b->variant = oq_arena_printf(a, "%s (%s I/O)", b->variant, b->io);
         if (!b->variant) return NOMEM(err);
         if (strset_add(&bd->variants, b->variant)) return NOMEM(err);
     }
     return OQ_OK;
 }
 
-static oq_status bench_load(arena *a, bench_data *bd, oq_csv *const *tables, size_t nt, oq_err *err)
+static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, size_t nt, oq_err *err)
 {
     const char *names[BC_N] = {"variant", "masked", "batch", "seq_len", "heads", "head_dim",
                                bd->stat, "peak_rss_mb", "peak_gpu_mb", "max_abs_err"};
@@ -351,17 +295,17 @@ static double m_rss(const bench_row *r) { return r->rss; }
 static double m_gpu(const bench_row *r) { return r->gpu; }
 
 /* One series per variant present in the group: x = seq_len, y = metric. */
-static oq_status series_by_variant(arena *a, const group *g, const bench_data *bd, metric_fn y,
+static oq_status series_by_variant(oq_arena *a, const group *g, const bench_data *bd, metric_fn y,
                                    oq_plot_series **out, size_t *nout, oq_err *err)
 {
-    oq_plot_series *s = arena_alloc(a, bd->variants.n * sizeof *s);
+    oq_plot_series *s = oq_arena_alloc(a, bd->variants.n * sizeof *s);
     if (!s) return NOMEM(err);
     size_t ns = 0;
     for (size_t v = 0; v < bd->variants.n; v++) {
         size_t cnt = 0;
         for (size_t i = 0; i < g->n; i++) cnt += !strcmp(g->rows[i].variant, bd->variants.v[v]);
         if (!cnt) continue;
-        double *x = arena_alloc(a, cnt * sizeof *x), *yy = arena_alloc(a, cnt * sizeof *yy);
+        double *x = oq_arena_alloc(a, cnt * sizeof *x), *yy = oq_arena_alloc(a, cnt * sizeof *yy);
         if (!x || !yy) return NOMEM(err);
         size_t k = 0;
         for (size_t i = 0; i < g->n; i++)
@@ -377,9 +321,9 @@ static oq_status series_by_variant(arena *a, const group *g, const bench_data *b
 }
 
 /* The lengths measured in a group, as x ticks (sorted, distinct). */
-static oq_status length_ticks(arena *a, const group *g, oq_plot_spec *sp, oq_err *err)
+static oq_status length_ticks(oq_arena *a, const group *g, oq_plot_spec *sp, oq_err *err)
 {
-    double *t = arena_alloc(a, g->n * sizeof *t);
+    double *t = oq_arena_alloc(a, g->n * sizeof *t);
     if (!t) return NOMEM(err);
     size_t n = 0;
     for (size_t i = 0; i < g->n; i++) {
@@ -421,7 +365,7 @@ static oq_status bench_metric_figure(figure_list *fl, const group *g, const benc
     sp.series = s;
     sp.title = what;
     sp.subtitle = g->shape;
-    return add_if_drawable(fl, arena_printf(&fl->mem, "%s%s", base, g->suffix), &sp, err);
+    return add_if_drawable(fl, oq_arena_printf(&fl->mem, "%s%s", base, g->suffix), &sp, err);
 }
 
 /* Time of the baseline at length L in group g, NaN when not measured. */
@@ -451,22 +395,22 @@ static oq_status bench_speedup_figure(figure_list *fl, const group *g, const ben
     if (!out) return OQ_OK; /* only the baseline itself in this group */
     sp.series = s;
     sp.nseries = out;
-    sp.ylabel = arena_printf(&fl->mem, "speed-up over %s (x)", baseline);
-    sp.title = arena_printf(&fl->mem, "Speed-up over %s (%s time)", baseline, stat_name(bd->stat));
+    sp.ylabel = oq_arena_printf(&fl->mem, "speed-up over %s (x)", baseline);
+    sp.title = oq_arena_printf(&fl->mem, "Speed-up over %s (%s time)", baseline, stat_name(bd->stat));
     sp.subtitle = g->shape;
     if (!sp.ylabel) return NOMEM(err);
-    return add_if_drawable(fl, arena_printf(&fl->mem, "speedup%s", g->suffix), &sp, err);
+    return add_if_drawable(fl, oq_arena_printf(&fl->mem, "speedup%s", g->suffix), &sp, err);
 }
 
 static oq_status bench_error_figure(figure_list *fl, const bench_data *bd, oq_err *err)
 {
     oq_plot_spec sp = {.kind = OQ_PLOT_SCATTER, .logx = 1, .logy = 1,
                        .ylabel = "max abs error vs float64 reference"};
-    sp.xlabel = arena_printf(&fl->mem, "time per batch (ms, %s)", stat_name(bd->stat));
-    oq_plot_series *s = arena_alloc(&fl->mem, bd->variants.n * sizeof *s);
+    sp.xlabel = oq_arena_printf(&fl->mem, "time per batch (ms, %s)", stat_name(bd->stat));
+    oq_plot_series *s = oq_arena_alloc(&fl->mem, bd->variants.n * sizeof *s);
     if (!s || !sp.xlabel) return NOMEM(err);
     for (size_t v = 0; v < bd->variants.n; v++) {
-        double *x = arena_alloc(&fl->mem, bd->n * sizeof *x), *y = arena_alloc(&fl->mem, bd->n * sizeof *y);
+        double *x = oq_arena_alloc(&fl->mem, bd->n * sizeof *x), *y = oq_arena_alloc(&fl->mem, bd->n * sizeof *y);
         if (!x || !y) return NOMEM(err);
         size_t k = 0;
         for (size_t i = 0; i < bd->n; i++)
@@ -483,7 +427,7 @@ static oq_status bench_error_figure(figure_list *fl, const bench_data *bd, oq_er
 }
 
 /* Suffix and title text of a group; only what varies goes into the suffix. */
-static oq_status describe_group(arena *a, group *g, const bench_data *bd, oq_err *err)
+static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_err *err)
 {
     int vb = 0, vm = 0, vh = 0, vkv = 0, vd = 0, vt = 0;
     const bench_row *r0 = &bd->rows[0], *r = &g->rows[0];
@@ -505,16 +449,16 @@ static oq_status describe_group(arena *a, group *g, const bench_data *bd, oq_err
     if (vt) snprintf(sfx[5], sizeof sfx[5], "_t%lld", r->threads);
     if (r->kv_heads >= 0 && r->kv_heads != r->heads) snprintf(kv, sizeof kv, ", %lld kv heads", r->kv_heads);
     if (r->threads > 0) snprintf(th, sizeof th, ", %lld thread%s", r->threads, r->threads > 1 ? "s" : "");
-    g->suffix = arena_printf(a, "%s%s%s%s%s%s", sfx[0], sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
-    g->shape = arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
+    g->suffix = oq_arena_printf(a, "%s%s%s%s%s%s", sfx[0], sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
+    g->shape = oq_arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
                             r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
     return g->suffix && g->shape ? OQ_OK : NOMEM(err);
 }
 
 static oq_status bench_figures(figure_list *fl, const bench_data *bd, const char *baseline, oq_err *err)
 {
-    char *tlabel = arena_printf(&fl->mem, "time per batch (ms, %s)", stat_name(bd->stat));
-    char *ttitle = arena_printf(&fl->mem, "Attention runtime (%s)", stat_name(bd->stat));
+    char *tlabel = oq_arena_printf(&fl->mem, "time per batch (ms, %s)", stat_name(bd->stat));
+    char *ttitle = oq_arena_printf(&fl->mem, "Attention runtime (%s)", stat_name(bd->stat));
     if (!tlabel || !ttitle) return NOMEM(err);
     for (size_t i0 = 0; i0 < bd->n;) {
         size_t i1 = i0 + 1;
@@ -640,11 +584,11 @@ static oq_status val_error_figure(figure_list *fl, const val_data *vd, const cha
     oq_plot_spec sp = {.kind = OQ_PLOT_HISTOGRAM, .logx = 1, .nbins = 24,
                        .xlabel = "max abs error per batch vs reference",
                        .ylabel = "batches"};
-    oq_plot_series *s = arena_alloc(&fl->mem, vd->configs.n * sizeof *s);
+    oq_plot_series *s = oq_arena_alloc(&fl->mem, vd->configs.n * sizeof *s);
     if (!s) return NOMEM(err);
     size_t ns = 0;
     for (size_t c = 0; c < vd->configs.n; c++) {
-        double *x = arena_alloc(&fl->mem, vd->n * sizeof *x);
+        double *x = oq_arena_alloc(&fl->mem, vd->n * sizeof *x);
         if (!x) return NOMEM(err);
         size_t k = 0;
         for (size_t i = 0; i < vd->n; i++) {
@@ -657,8 +601,8 @@ static oq_status val_error_figure(figure_list *fl, const val_data *vd, const cha
     }
     sp.series = s;
     sp.nseries = ns;
-    sp.title = arena_printf(&fl->mem, "Error distribution of output '%s'", output);
-    return add_if_drawable(fl, arena_printf(&fl->mem, "error_%s", file_safe(&fl->mem, output)), &sp, err);
+    sp.title = oq_arena_printf(&fl->mem, "Error distribution of output '%s'", output);
+    return add_if_drawable(fl, oq_arena_printf(&fl->mem, "error_%s", file_safe(&fl->mem, output)), &sp, err);
 }
 
 /* Median time per batch against valid size, one point per batch and config. */
@@ -667,11 +611,11 @@ static oq_status val_runtime_figure(figure_list *fl, const val_data *vd, oq_err 
     oq_plot_spec sp = {.kind = OQ_PLOT_SCATTER, .xlabel = "valid size (tokens in the batch)",
                        .ylabel = "time per batch (ms, median)",
                        .title = "Runtime against valid size"};
-    oq_plot_series *s = arena_alloc(&fl->mem, vd->configs.n * sizeof *s);
+    oq_plot_series *s = oq_arena_alloc(&fl->mem, vd->configs.n * sizeof *s);
     if (!s) return NOMEM(err);
     const char *out0 = vd->outputs.v[0]; /* timing repeats on every output row of a batch */
     for (size_t c = 0; c < vd->configs.n; c++) {
-        double *x = arena_alloc(&fl->mem, vd->n * sizeof *x), *y = arena_alloc(&fl->mem, vd->n * sizeof *y);
+        double *x = oq_arena_alloc(&fl->mem, vd->n * sizeof *x), *y = oq_arena_alloc(&fl->mem, vd->n * sizeof *y);
         if (!x || !y) return NOMEM(err);
         size_t k = 0;
         for (size_t i = 0; i < vd->n; i++) {
@@ -704,7 +648,7 @@ static oq_status validate_build(figure_list *fl, oq_csv *const *tables, size_t n
 
 /* ---- Entry point -------------------------------------------------------- */
 
-void oq_plot_files_free(oq_plot_files *f)
+void oq_plot_files_clear(oq_plot_files *f)
 {
     for (size_t i = 0; i < f->n; i++) free(f->paths[i]);
     free(f->paths);
@@ -714,12 +658,7 @@ void oq_plot_files_free(oq_plot_files *f)
 
 static oq_status files_add(oq_plot_files *f, const char *path, oq_err *err)
 {
-    char **p = realloc(f->paths, (f->n + 1) * sizeof *p);
-    if (!p) return NOMEM(err);
-    f->paths = p;
-    if (!(p[f->n] = strdup(path))) return NOMEM(err);
-    f->n++;
-    return OQ_OK;
+    return oq_strv_push(&f->paths, &f->n, path) ? NOMEM(err) : OQ_OK;
 }
 
 static oq_status render_all(const figure_list *fl, const oq_plot_options *opt, unsigned formats,
@@ -733,7 +672,7 @@ static oq_status render_all(const figure_list *fl, const oq_plot_options *opt, u
     for (size_t i = 0; !st && i < fl->n; i++)
         for (size_t k = 0; !st && k < 2; k++) {
             if (!(formats & fmts[k])) continue;
-            char *path = arena_printf((arena *)&fl->mem, "%s/%s.%s", opt->outdir, fl->items[i].name,
+            char *path = oq_arena_printf((oq_arena *)&fl->mem, "%s/%s.%s", opt->outdir, fl->items[i].name,
                                       oq_plot_format_ext(fmts[k]));
             if (!path) return NOMEM(err);
             st = oq_plot_render(&fl->items[i].spec, fmts[k], path, err);
@@ -778,7 +717,7 @@ oq_status oq_plot_summaries(oq_csv *const *tables, size_t nt, const oq_plot_opti
     if (!st && nv) st = validate_build(&fl, val, nv, err);
     if (!st && !fl.n) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: nothing drawable (every value empty or not positive)", oq_csv_name(tables[0]));
     if (!st) st = render_all(&fl, opt, opt->formats ? opt->formats : OQ_PLOT_PNG | OQ_PLOT_SVG, written, err);
-    arena_free(&fl.mem);
+    oq_arena_clear(&fl.mem);
     free(fl.items);
     free(bench);
     free(val);

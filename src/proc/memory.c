@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ortqual/bench.h"
+#include "ortqual/proc.h"
 
 /* Resident pages are the second field of /proc/self/statm. pread at offset 0
  * makes the kernel regenerate the text, so one descriptor serves every sample. */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ortqual/bench.h"
+#include "ortqual/proc.h"
 
 /* nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 fills it (NVML 11.6+). */
 typedef struct nvml_process_info {

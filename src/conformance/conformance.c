@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/core-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "ortqual/reference.h"
@@ -16,7 +17,7 @@
 
 #define MAX_IO 16
 
-void oq_conformance_opts_init(oq_conformance_opts *o)
+void oq_conformance_opts_default(oq_conformance_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->rtol = 1e-3;
@@ -50,38 +51,31 @@ static oq_status list_subdirs(const char *dir, const char *prefix, int (*keep)(c
 {
     DIR *d = opendir(dir);
     if (!d) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open directory", dir);
-    size_t cap = 16, cnt = 0;
-    char **v = malloc(cap * sizeof *v);
+    char **v = NULL;
+    size_t cnt = 0;
     struct dirent *e;
-    oq_status st = v ? OQ_OK : OQ_ERR_NOMEM;
+    oq_status st = OQ_OK;
     while (!st && (e = readdir(d))) {
         if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix))) continue;
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = malloc(len);
-        if (!p) { st = OQ_ERR_NOMEM; break; }
-        snprintf(p, len, "%s/%s", dir, e->d_name);
+        char *p;
         struct stat sb;
-        if (stat(p, &sb) || !S_ISDIR(sb.st_mode) || (keep && !keep(p))) {
-            free(p);
-            continue;
+        if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
+            st = OQ_ERR_NOMEM;
+            break;
         }
-        if (cnt + 2 > cap) {
-            char **nv = realloc(v, (cap *= 2) * sizeof *v);
-            if (!nv) { free(p); st = OQ_ERR_NOMEM; break; }
-            v = nv;
-        }
-        v[cnt++] = p;
+        if (!stat(p, &sb) && S_ISDIR(sb.st_mode) && (!keep || keep(p))) st = oq_strv_push(&v, &cnt, p);
+        free(p);
     }
     closedir(d);
+    if (!st && !OQ_PUSH(v, cnt)) st = OQ_ERR_NOMEM; /* the NULL that ends the list */
     if (st) {
-        if (v) v[cnt] = NULL;
-        oq_conformance_list_free(v);
+        for (size_t i = 0; i < cnt; i++) free(v[i]);
+        free(v);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory listing %s", dir);
     }
-    v[cnt] = NULL;
+    *n = --cnt;
     qsort(v, cnt, sizeof *v, cmp_str);
     *out = v;
-    *n = cnt;
     return OQ_OK;
 }
 
@@ -192,7 +186,7 @@ static const Onnx__NodeProto *single_attention_node(const Onnx__ModelProto *m)
 static oq_status node_attrs(const Onnx__NodeProto *n, oq_ref_attention_attrs *a, char *why,
                             size_t why_n)
 {
-    oq_ref_attention_attrs_init(a);
+    oq_ref_attention_attrs_default(a);
     for (size_t i = 0; i < n->n_attribute; i++) {
         const Onnx__AttributeProto *at = n->attribute[i];
         const char *nm = at->name ? at->name : "";
@@ -227,7 +221,7 @@ typedef struct io_set {
     oq_tensor *t[MAX_IO];
 } io_set;
 
-static void io_free(io_set *s)
+static void io_clear(io_set *s)
 {
     for (size_t i = 0; i < s->n; i++) oq_tensor_free(s->t[i]);
     memset(s->t, 0, sizeof s->t);
@@ -343,9 +337,9 @@ static int run_set(const char *model_path, const Onnx__ModelProto *m, const Onnx
             }
         }
     }
-    io_free(&in);
-    io_free(&exp);
-    io_free(&got);
+    io_clear(&in);
+    io_clear(&exp);
+    io_clear(&got);
     return ok;
 }
 

@@ -1,5 +1,6 @@
 /* onnx.TensorProto <-> oq_tensor, through the protobuf-c code generated from onnx.proto. */
 #include "ortqual/tensorproto.h"
+#include "tensorproto/tensorproto-impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

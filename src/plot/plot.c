@@ -318,7 +318,7 @@ typedef struct figure {
     size_t nbins;
 } figure;
 
-static void figure_free(figure *f)
+static void figure_clear(figure *f)
 {
     for (size_t i = 0; i < f->spec->nseries; i++) {
         free(f->s[i].x);
@@ -740,6 +740,6 @@ oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format fmt, const cha
         st = render_locked(&f, fmt, path, err);
         pthread_mutex_unlock(&plot_lock);
     }
-    figure_free(&f);
+    figure_clear(&f);
     return st;
 }

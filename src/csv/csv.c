@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/core-impl.h"
 #include "ortqual/fileio.h"
 
 const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
@@ -23,19 +24,17 @@ const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
 const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS] = {
     "config", "output", "batch", "valid_size", "seconds_first", "seconds_median", "max_abs_err"};
 
-/* All field texts live NUL-terminated in one growing buffer; `off` holds
+/* All field texts live NUL-terminated in one growing buffer (`text`); `off` holds
  * their offsets, the header's ncols first, then each row's. Offsets (not
  * pointers) so the buffer can move while it grows. */
 struct oq_csv {
     char *name;
     int from_json;  /* "record N" instead of "line N" in messages */
     size_t ncols, nrows;
-    char *buf;
-    size_t buflen, bufcap;
+    oq_dynbuf text;
     size_t *off;
-    size_t noff, offcap;
+    size_t noff;
     size_t *lines;  /* per data row */
-    size_t linecap;
 };
 
 /* ---- Table building ----------------------------------------------------- */
@@ -57,37 +56,24 @@ void oq_csv_free(oq_csv *t)
 {
     if (!t) return;
     free(t->name);
-    free(t->buf);
+    oq_dynbuf_clear(&t->text);
     free(t->off);
     free(t->lines);
     free(t);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t ncap = *cap ? *cap : 64;
-    while (ncap < need) ncap *= 2;
-    void *np = realloc(*p, ncap * elem);
-    if (!np) return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 /* Start a new field at the end of the buffer. */
 static int field_begin(oq_csv *t)
 {
-    if (grow((void **)&t->off, &t->offcap, t->noff + 1, sizeof *t->off)) return -1;
-    t->off[t->noff++] = t->buflen;
+    size_t *off = OQ_PUSH(t->off, t->noff);
+    if (!off) return -1;
+    *off = t->text.len;
     return 0;
 }
 
 static int field_putc(oq_csv *t, char c)
 {
-    if (grow((void **)&t->buf, &t->bufcap, t->buflen + 1, 1)) return -1;
-    t->buf[t->buflen++] = c;
-    return 0;
+    return oq_dynbuf_addn(&t->text, &c, 1) ? -1 : 0;
 }
 
 static int field_puts(oq_csv *t, const char *s)
@@ -100,25 +86,26 @@ static int field_puts(oq_csv *t, const char *s)
 
 static int row_end(oq_csv *t, size_t line)
 {
-    if (grow((void **)&t->lines, &t->linecap, t->nrows + 1, sizeof *t->lines)) return -1;
-    t->lines[t->nrows++] = line;
+    size_t *slot = OQ_PUSH(t->lines, t->nrows);
+    if (!slot) return -1;
+    *slot = line;
     return 0;
 }
 
 /* Forget the fields of the record in progress (a skipped blank line). */
 static void record_drop(oq_csv *t, size_t first_off)
 {
-    t->buflen = t->off[first_off];
+    oq_dynbuf_truncate(&t->text, t->off[first_off]);
     t->noff = first_off;
 }
 
 static oq_status check_header(const oq_csv *t, oq_err *err)
 {
     for (size_t c = 0; c < t->ncols; c++) {
-        const char *a = t->buf + t->off[c];
+        const char *a = t->text.buf + t->off[c];
         if (!*a) return oq_err_set(err, OQ_ERR_FORMAT, "%s: header column %zu has no name", t->name, c + 1);
         for (size_t d = 0; d < c; d++)
-            if (!strcmp(a, t->buf + t->off[d]))
+            if (!strcmp(a, t->text.buf + t->off[d]))
                 return oq_err_set(err, OQ_ERR_FORMAT, "%s: header names column '%s' twice", t->name, a);
     }
     return OQ_OK;
@@ -329,7 +316,7 @@ static oq_status json_rows(oq_csv *t, const json_t *results, oq_err *err)
     json_t *rec;
     json_array_foreach(results, i, rec) {
         for (size_t c = 0; c < t->ncols; c++) {
-            json_t *v = json_object_get(rec, t->buf + t->off[c]);
+            json_t *v = json_object_get(rec, t->text.buf + t->off[c]);
             char num[64] = "";
             const char *text = num;
             if (v && is_scalar(v)) json_scalar_text(v, num, sizeof num, &text);
@@ -379,7 +366,7 @@ size_t oq_csv_ncols(const oq_csv *t) { return t->ncols; }
 const char *oq_csv_colname(const oq_csv *t, size_t col)
 {
     OQ_ASSERT(col < t->ncols);
-    return t->buf + t->off[col];
+    return t->text.buf + t->off[col];
 }
 
 size_t oq_csv_line(const oq_csv *t, size_t row)
@@ -391,7 +378,7 @@ size_t oq_csv_line(const oq_csv *t, size_t row)
 int oq_csv_find(const oq_csv *t, const char *name, size_t *col)
 {
     for (size_t c = 0; c < t->ncols; c++)
-        if (!strcmp(t->buf + t->off[c], name)) {
+        if (!strcmp(t->text.buf + t->off[c], name)) {
             *col = c;
             return 1;
         }
@@ -407,7 +394,7 @@ oq_status oq_csv_require(const oq_csv *t, const char *name, size_t *col, oq_err 
 const char *oq_csv_get(const oq_csv *t, size_t row, size_t col)
 {
     OQ_ASSERT(row < t->nrows && col < t->ncols);
-    return t->buf + t->off[(row + 1) * t->ncols + col];
+    return t->text.buf + t->off[(row + 1) * t->ncols + col];
 }
 
 static const char *skip_blanks(const char *s)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/bench.h"
+#include "ortqual/stats.h"
 
 double oq_percentile_sorted(const double *sorted, size_t n, double p)
 {
@@ -22,7 +22,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-oq_status oq_bench_stats_compute(const double *samples, size_t n, oq_bench_stats *out,
+oq_status oq_stats_compute(const double *samples, size_t n, oq_stats *out,
                                  oq_err *err)
 {
     memset(out, 0, sizeof *out);

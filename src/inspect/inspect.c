@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/fileio.h"
+#include "core/core-impl.h"
 #include "onnx.pb-c.h"
+#include "ortqual/fileio.h"
 
 /* Allocation failures set `oom` and are reported once at the end. */
 typedef struct ctx {
@@ -82,13 +83,12 @@ static void count_op(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
             mi->ops[i].count++;
             return;
         }
-    oq_op_count *ops = realloc(mi->ops, (mi->n_ops + 1) * sizeof *ops);
-    if (!ops) {
+    oq_op_count *op = OQ_PUSH(mi->ops, mi->n_ops);
+    if (!op) {
         c->oom = 1;
         return;
     }
-    mi->ops = ops;
-    ops[mi->n_ops++] = (oq_op_count){dup0(c, dom), dup0(c, n->op_type), 1};
+    *op = (oq_op_count){dup0(c, dom), dup0(c, n->op_type), 1};
 }
 
 static int cmp_ops(const void *a, const void *b)
@@ -106,14 +106,13 @@ static void add_warning(ctx *c, oq_model_info *mi, char *w)
             free(w);
             return;
         }
-    char **v = realloc(mi->warnings, (mi->n_warnings + 1) * sizeof *v);
-    if (!v) {
+    char **slot = OQ_PUSH(mi->warnings, mi->n_warnings);
+    if (!slot) {
         free(w);
         c->oom = 1;
         return;
     }
-    mi->warnings = v;
-    v[mi->n_warnings++] = w;
+    *slot = w;
 }
 
 static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
@@ -147,14 +146,9 @@ static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
 
 static oq_attention_info *new_attention(ctx *c, oq_model_info *mi)
 {
-    oq_attention_info *v = realloc(mi->attention, (mi->n_attention + 1) * sizeof *v);
-    if (!v) {
-        c->oom = 1;
-        return NULL;
-    }
-    mi->attention = v;
-    memset(&v[mi->n_attention], 0, sizeof *v);
-    return &v[mi->n_attention++];
+    oq_attention_info *a = OQ_PUSH(mi->attention, mi->n_attention);
+    if (!a) c->oom = 1;
+    return a;
 }
 
 static void fill_attrs(ctx *c, oq_attention_info *a, const Onnx__NodeProto *n)

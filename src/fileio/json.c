@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err)

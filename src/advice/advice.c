@@ -225,7 +225,7 @@ oq_status oq_dispatch_advice(const char *observed, const char *expected,
     return explain(observed, exp, facts, out, err);
 }
 
-void oq_advice_free(oq_advice *a)
+void oq_advice_clear(oq_advice *a)
 {
     if (!a) return;
     free(a->text);

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/core-impl.h"
+
 static void atomic_reset(oq_atomic_file *af)
 {
     free(af->path);
@@ -90,29 +92,21 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
 {
     FILE *fp = fopen(path, "rb");
     if (!fp) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *b = malloc(cap + 1);
-    size_t got;
-    while (b && (got = fread(b + len, 1, cap - len, fp)) > 0) {
-        len += got;
-        if (len == cap) {
-            unsigned char *nb = realloc(b, 2 * cap + 1);
-            if (!nb) { free(b); b = NULL; break; }
-            b = nb;
-            cap *= 2;
-        }
-    }
+    oq_dynbuf b;
+    oq_dynbuf_init(&b, 0);
+    char *space;
+    size_t got = 0;
+    while ((space = oq_dynbuf_space(&b, 1 << 16)) && (got = fread(space, 1, 1 << 16, fp)) > 0)
+        oq_dynbuf_added(&b, got);
     int bad = ferror(fp);
     fclose(fp);
-    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    if (bad) {
-        free(b);
-        return oq_err_set(err, OQ_ERR_IO, "%s: read failed", path);
+    if (!space || bad) {
+        oq_dynbuf_clear(&b);
+        return space ? oq_err_set(err, OQ_ERR_IO, "%s: read failed", path)
+                     : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     }
-    b[len] = 0;
-    *buf = b;
-    *n = len;
-    return OQ_OK;
+    *buf = (unsigned char *)oq_dynbuf_take(&b, n);
+    return *buf ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
 }
 
 oq_status oq_mkdirs(const char *path, oq_err *err)

@@ -1,0 +1,249 @@
+/* Option tables, after git's parse-options: each subcommand describes its options once
+ * (name, argument, help, what to do), and both the usage text and the getopt_long table are
+ * made from that description. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Where the help text of every option starts. */
+#define HELP_COLUMN 26
+
+void oq_cli_list_clear(oq_cli_list *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+int oq_cli_list_join(const oq_cli_list *l, const char *sep, char **out)
+{
+    *out = NULL;
+    if (!l->n) return 0;
+    size_t len = 1;
+    for (size_t i = 0; i < l->n; i++) len += strlen(l->v[i]) + strlen(sep);
+    if (!(*out = calloc(len, 1))) {
+        fprintf(stderr, "ortqual: out of memory\n");
+        return -1;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        if (i) strcat(*out, sep);
+        strcat(*out, l->v[i]);
+    }
+    return 0;
+}
+
+static int takes_arg(const oq_opt *o)
+{
+    return o->arg != NULL;
+}
+
+/* "  -o, --output PATH" */
+static int left_part(const oq_opt *o, char *buf, size_t n)
+{
+    char sh[8] = "";
+    if (o->short_name) snprintf(sh, sizeof sh, "-%c, ", o->short_name);
+    return snprintf(buf, n, "  %s--%s%s%s", sh, o->name, takes_arg(o) ? " " : "", takes_arg(o) ? o->arg : "");
+}
+
+void oq_cli_opts_help(FILE *fp, const oq_opt *opts)
+{
+    for (const oq_opt *o = opts; o->kind != OQ_OPTK_END; o++) {
+        if (o->flags & OQ_OPT_HIDDEN) continue;
+        if (o->kind == OQ_OPTK_GROUP) {
+            fprintf(fp, "\n%s\n", o->name);
+            continue;
+        }
+        char left[256];
+        int w = left_part(o, left, sizeof left);
+        fputs(left, fp);
+        const char *h = o->help ? o->help : "";
+        if (w >= HELP_COLUMN - 1) {
+            fputc('\n', fp);
+            w = 0;
+        }
+        for (int first = 1; first || *h; first = 0) {
+            const char *nl = strchr(h, '\n');
+            size_t len = nl ? (size_t)(nl - h) : strlen(h);
+            fprintf(fp, "%*s%.*s\n", (first ? HELP_COLUMN - w : HELP_COLUMN), "", (int)len, h);
+            h += len + (nl != NULL);
+        }
+    }
+}
+
+void oq_cli_usage(FILE *fp, const oq_cli_command *c)
+{
+    fputs(c->head, fp);
+    oq_cli_opts_help(fp, c->opts);
+    fputs(c->foot, fp);
+}
+
+/* ---- values ------------------------------------------------------------------------ */
+
+int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        if (hi == INT64_MAX)
+            fprintf(stderr, "ortqual %s: %s '%s': want a whole number >= %lld\n", cmd, opt, s, (long long)lo);
+        else
+            fprintf(stderr, "ortqual %s: %s '%s': want a whole number in %lld..%lld\n", cmd, opt, s,
+                    (long long)lo, (long long)hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void store_number(const oq_opt *o, int64_t v)
+{
+    switch (o->num_type) {
+    case OQ_NUM_INT: *(int *)o->ptr = (int)v; break;
+    case OQ_NUM_LONG: *(long *)o->ptr = (long)v; break;
+    case OQ_NUM_UNSIGNED: *(unsigned *)o->ptr = (unsigned)v; break;
+    case OQ_NUM_ULONG: *(unsigned long *)o->ptr = (unsigned long)v; break;
+    default: *(double *)o->ptr = (double)v; break;
+    }
+}
+
+static int is_number(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    return end != s && !*end && !errno && isfinite(v);
+}
+
+/* `arg`, then every following operand that is a number, joined with spaces into the
+ * option's buffer (--length-policy balanced 10 64). */
+static int take_words(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
+{
+    char *buf = o->ptr;
+    size_t cap = (size_t)o->hi, used = (size_t)snprintf(buf, cap, "%s", arg);
+    while (used < cap && optind < argc && is_number(argv[optind]))
+        used += (size_t)snprintf(buf + used, cap - used, " %s", argv[optind++]);
+    if (used < cap) return 0;
+    fprintf(stderr, "ortqual %s: --%s: '%s...' is too long\n", cmd, o->name, arg);
+    return -1;
+}
+
+static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
+{
+    int64_t v;
+    switch (o->kind) {
+    case OQ_OPTK_FLAG: *(int *)o->ptr = (int)o->ival; return 0;
+    case OQ_OPTK_STRING: *(const char **)o->ptr = arg; return 0;
+    case OQ_OPTK_WORDS: return take_words(cmd, o, arg, argc, argv);
+    case OQ_OPTK_LIST: {
+        oq_cli_list *l = o->ptr;
+        /* every occurrence takes an argument of its own: argc entries are always enough */
+        if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
+            fprintf(stderr, "ortqual %s: out of memory\n", cmd);
+            return -1;
+        }
+        l->v[l->n++] = arg;
+        while ((o->flags & OQ_OPT_MANY) && optind < argc && argv[optind][0] != '-') l->v[l->n++] = argv[optind++];
+        return 0;
+    }
+    case OQ_OPTK_NUMBER: {
+        char name[128];
+        snprintf(name, sizeof name, "--%s", o->name);
+        if (oq_cli_parse_int(cmd, name, arg, o->ival, o->hi, &v)) return -1;
+        store_number(o, v);
+        return 0;
+    }
+    case OQ_OPTK_CALLBACK: return o->fn(o, arg);
+    default: return 0;
+    }
+}
+
+/* ---- parsing ----------------------------------------------------------------------- */
+
+static size_t count(const oq_opt *opts)
+{
+    size_t n = 0;
+    while (opts[n].kind != OQ_OPTK_END) n++;
+    return n;
+}
+
+/* The getopt_long tables: long option i has val 256 + i; --help and -h are added. */
+static struct option *long_table(const oq_opt *opts, size_t n, char *shorts, size_t shorts_n, int permute)
+{
+    struct option *lo = calloc(n + 2, sizeof *lo);
+    if (!lo) return NULL;
+    size_t k = 0, s = 0;
+    shorts[s++] = permute ? ':' : '+';
+    if (!permute) shorts[s++] = ':';
+    for (size_t i = 0; i < n; i++) {
+        if (opts[i].kind == OQ_OPTK_GROUP) continue;
+        lo[k++] = (struct option){opts[i].name, takes_arg(&opts[i]) ? required_argument : no_argument, NULL,
+                                  256 + (int)i};
+        if (opts[i].short_name && s + 3 < shorts_n) {
+            shorts[s++] = opts[i].short_name;
+            if (takes_arg(&opts[i])) shorts[s++] = ':';
+        }
+    }
+    lo[k] = (struct option){"help", no_argument, NULL, 'h'};
+    shorts[s++] = 'h';
+    shorts[s] = '\0';
+    return lo;
+}
+
+/* An option getopt did not take: unknown, or without its value. Each command says it in its
+ * own words (c->bad_option, with the option for %s). */
+static void bad_option(const oq_cli_command *c, const char *arg, int missing_value)
+{
+    char opt[256];
+    if (optopt > 0 && optopt < 256) snprintf(opt, sizeof opt, "-%c", optopt);
+    else snprintf(opt, sizeof opt, "%s", arg);
+    fprintf(stderr, "ortqual %s: ", c->name);
+    if (c->bad_option) fprintf(stderr, c->bad_option, opt);
+    else fprintf(stderr, missing_value ? "option '%s' needs a value" : "unknown option '%s'", opt);
+    fprintf(stderr, " (see 'ortqual %s --help')\n", c->name);
+}
+
+static const oq_opt *by_short(const oq_opt *opts, int c)
+{
+    for (const oq_opt *o = opts; o->kind != OQ_OPTK_END; o++)
+        if (o->short_name && o->short_name == c) return o;
+    return NULL;
+}
+
+int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
+{
+    size_t n = count(c->opts);
+    char shorts[128];
+    struct option *lo = long_table(c->opts, n, shorts, sizeof shorts, c->operands == OQ_CLI_OPERANDS);
+    if (!lo) {
+        fprintf(stderr, "ortqual %s: out of memory\n", c->name);
+        return -1;
+    }
+    int ch, rc = 0;
+    opterr = 0;
+    optind = 0; /* 0, not 1: GNU getopt then also forgets the ordering of an earlier parse */
+    while (!rc && (ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+        const oq_opt *o = ch >= 256 ? &c->opts[ch - 256] : by_short(c->opts, ch);
+        if (ch == 'h') {
+            oq_cli_usage(stdout, c);
+            rc = 1;
+        } else if (ch == ':' || ch == '?' || !o) {
+            bad_option(c, argv[optind - 1], ch == ':');
+            rc = -1;
+        } else if (take(c->name, o, optarg, argc, argv)) {
+            rc = -1;
+        }
+    }
+    free(lo);
+    if (!rc && !c->operands && optind < argc) {
+        fprintf(stderr, "ortqual %s: unexpected argument '%s' (see 'ortqual %s --help')\n", c->name, argv[optind],
+                c->name);
+        rc = -1;
+    }
+    if (operands) *operands = optind;
+    return rc;
+}

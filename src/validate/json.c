@@ -1,0 +1,991 @@
+/* Plans, results and the summary as JSON: the one place their keys are written and read.
+ * The worker writes its oq_config_result with the same function that writes the
+ * configurations of summary.json, and the orchestrator reads it back into the same struct
+ * (docs/summary-schema.md documents the keys). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare/compare-impl.h"
+#include "placement/placement-impl.h"
+#include "validate/validate-impl.h"
+
+oq_status oq_json_write(const char *path, const json_t *j, oq_err *err)
+{
+    return oq_json_write_file(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), err);
+}
+
+static const char *str_of(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* A copy of o[key] when it is a string, else NULL; *ok cleared when the copy fails. */
+static char *dup_of(const json_t *o, const char *key, int *ok)
+{
+    const char *s = str_of(o, key);
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d) *ok = 0;
+    return d;
+}
+
+static void set_str(json_t *o, const char *key, const char *s)
+{
+    if (s) json_object_set_new(o, key, json_string(s));
+}
+
+static json_t *strv_json(char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static int strv_back(const json_t *a, char ***v, size_t *n)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const char *s = json_string_value(json_array_get(a, i));
+        if (oq_strv_push(v, n, s ? s : "")) return 0;
+    }
+    return 1;
+}
+
+/* [[a, b], ...] from two parallel arrays, and back. */
+static json_t *pairs_json(char *const *a, char *const *b, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, json_pack("[s,s]", a[i], b[i]));
+    return arr;
+}
+
+static int pairs_back(const json_t *arr, char ***a, char ***b, size_t *n)
+{
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *p = json_array_get(arr, i);
+        const char *x = json_string_value(json_array_get(p, 0)), *y = json_string_value(json_array_get(p, 1));
+        size_t k = *n; /* b grows beside a */
+        if (!x || !y) return 0;
+        if (oq_strv_push(b, &k, y) || oq_strv_push(a, n, x)) return 0;
+    }
+    return 1;
+}
+
+static json_t *num_or_null(double x) { return isnan(x) ? json_null() : json_real(x); }
+
+static double num_back(const json_t *j) { return json_is_number(j) ? json_number_value(j) : NAN; }
+
+/* Writes `j` (NULL: it could not be built) and releases it. */
+static oq_status write_new(const char *path, json_t *j, oq_err *err)
+{
+    oq_status st = j ? oq_json_write(path, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    json_decref(j);
+    return st;
+}
+
+/* The JSON of a file; NULL with the error (naming the file) when it cannot be read. */
+static json_t *load(const char *path, oq_err *err)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
+    return j;
+}
+
+/* ---- the plan ------------------------------------------------------------------------ */
+
+static json_t *plan_json(const oq_validate_plan *p)
+{
+    json_t *inputs = json_object(), *batches = json_array();
+    for (size_t i = 0; i < p->n_inputs; i++)
+        json_object_set_new(inputs, p->input_names[i], json_string(p->input_members[i]));
+    for (size_t i = 0; i < p->n_batches; i++) {
+        const oq_plan_batch *b = &p->batches[i];
+        json_t *jb = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
+        set_str(jb, "save", b->save);
+        json_array_append_new(batches, jb);
+    }
+    json_t *runtime = json_pack("{s:o, s:o}", "ep_libs", pairs_json(p->ep_lib_names, p->ep_lib_paths, p->n_ep_libs),
+                                "ep_options",
+                                pairs_json(p->ep_option_keys, p->ep_option_values, p->n_ep_options));
+    set_str(runtime, "ort_lib", p->ort_lib);
+    json_t *dispatch = json_pack("{s:b, s:b, s:o, s:i}", "enable", p->dispatch.enable, "require", p->dispatch.require,
+                                 "expect", strv_json(p->dispatch.expect, p->dispatch.n_expect),
+                                 "force_sdpa_kernel", p->dispatch.force_sdpa_kernel);
+    json_t *j = json_pack("{s:s, s:b, s:o, s:s, s:o, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}, s:s}", "config",
+                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "mask_member",
+                          p->mask_member, "batches", batches, "repeat", p->repeat, "warmup", p->warmup,
+                          "padded_length", (json_int_t)p->padded_length, "runtime", runtime, "dispatch",
+                          dispatch, "placement", "enable", p->placement.enable, "require", p->placement.require,
+                          "strict", p->placement.strict, "result", p->result);
+    if (!j) return NULL;
+    set_str(j, "model", p->model);
+    set_str(j, "weights", p->weights);
+    if (p->weights) json_object_set_new(j, "heads", json_integer(p->heads));
+    set_str(j, "tolerances", p->tolerances);
+    if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
+    return j;
+}
+
+oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err)
+{
+    return write_new(path, plan_json(p), err);
+}
+
+static int plan_batches_back(const json_t *a, oq_validate_plan *p)
+{
+    int ok = 1;
+    for (size_t i = 0; ok && i < json_array_size(a); i++) {
+        const json_t *jb = json_array_get(a, i);
+        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
+        if (!b) return 0;
+        b->index = json_integer_value(json_object_get(jb, "index"));
+        b->inputs = dup_of(jb, "inputs", &ok);
+        b->ref = dup_of(jb, "ref", &ok);
+        b->save = dup_of(jb, "save", &ok);
+        ok = ok && b->inputs && b->ref;
+    }
+    return ok;
+}
+
+static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
+{
+    oq_status st = oq_config_parse(str_of(j, "config") ? str_of(j, "config") : "", &p->config, err);
+    if (st) return st;
+    int ok = 1;
+    p->is_reference = json_is_true(json_object_get(j, "is_reference"));
+    p->model = dup_of(j, "model", &ok);
+    p->weights = dup_of(j, "weights", &ok);
+    p->heads = (int32_t)json_integer_value(json_object_get(j, "heads"));
+    const char *name;
+    const json_t *member;
+    json_object_foreach((json_t *)json_object_get(j, "inputs"), name, member)
+        if (ok && oq_plan_add_input(p, name, json_string_value(member) ? json_string_value(member) : "", NULL)) ok = 0;
+    p->mask_member = dup_of(j, "mask_member", &ok);
+    ok = ok && plan_batches_back(json_object_get(j, "batches"), p);
+    p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));
+    p->warmup = (int)json_integer_value(json_object_get(j, "warmup"));
+    p->tolerances = dup_of(j, "tolerances", &ok);
+    p->padded_length = json_integer_value(json_object_get(j, "padded_length"));
+    int form = str_of(j, "mask_form") ? oq_mask_form_parse(str_of(j, "mask_form")) : OQ_MASK_AUTO;
+    p->mask_form = form < 0 ? OQ_MASK_AUTO : (oq_mask_form)form;
+    const json_t *rt = json_object_get(j, "runtime"), *d = json_object_get(j, "dispatch");
+    const json_t *pl = json_object_get(j, "placement");
+    p->ort_lib = dup_of(rt, "ort_lib", &ok);
+    ok = ok && pairs_back(json_object_get(rt, "ep_libs"), &p->ep_lib_names, &p->ep_lib_paths, &p->n_ep_libs) &&
+         pairs_back(json_object_get(rt, "ep_options"), &p->ep_option_keys, &p->ep_option_values, &p->n_ep_options);
+    p->dispatch.enable = json_is_true(json_object_get(d, "enable"));
+    p->dispatch.require = json_is_true(json_object_get(d, "require"));
+    ok = ok && strv_back(json_object_get(d, "expect"), &p->dispatch.expect, &p->dispatch.n_expect);
+    p->dispatch.force_sdpa_kernel = (int)json_integer_value(json_object_get(d, "force_sdpa_kernel"));
+    p->placement.enable = json_is_true(json_object_get(pl, "enable"));
+    p->placement.require = json_is_true(json_object_get(pl, "require"));
+    p->placement.strict = json_is_true(json_object_get(pl, "strict"));
+    p->result = dup_of(j, "result", &ok);
+    if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!p->mask_member || !p->result)
+        return oq_err_set(err, OQ_ERR_FORMAT, "no mask_member or result: not a validation plan");
+    return OQ_OK;
+}
+
+oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
+{
+    memset(p, 0, sizeof *p);
+    json_t *j = load(path, err);
+    oq_status st = j ? plan_back(j, p, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    if (st) oq_validate_plan_clear(p);
+    json_decref(j);
+    return st;
+}
+
+/* ---- a configuration's result ---------------------------------------------------------- */
+
+static json_t *batch_json(const oq_batch_result *b)
+{
+    json_t *jb = json_pack("{s:I}", "index", (json_int_t)b->index);
+    if (b->timed) {
+        json_object_set_new(jb, "first_call_s", json_real(b->first_call_s));
+        json_object_set_new(jb, "repeat", json_integer(b->repeat));
+        json_object_set_new(jb, "warmup", json_integer(b->warmup));
+        json_object_set_new(jb, "median_s", num_or_null(b->median_s));
+    }
+    if (!b->compared) return jb;
+    json_t *outs = json_array();
+    for (size_t i = 0; i < b->n_outputs; i++) {
+        json_t *jo = NULL;
+        if (oq_compare_result_to_json(&b->outputs[i], &jo, NULL) == OQ_OK) {
+            json_object_set_new(jo, "output", json_string(b->outputs[i].name));
+            json_array_append_new(outs, jo);
+        }
+    }
+    json_object_set_new(jb, "outputs", outs);
+    json_object_set_new(jb, "passed", json_boolean(b->passed));
+    return jb;
+}
+
+static int batch_back(const json_t *jb, oq_batch_result *b)
+{
+    b->index = json_integer_value(json_object_get(jb, "index"));
+    b->timed = json_object_get(jb, "first_call_s") != NULL;
+    b->first_call_s = json_number_value(json_object_get(jb, "first_call_s"));
+    b->repeat = (int)json_integer_value(json_object_get(jb, "repeat"));
+    b->warmup = (int)json_integer_value(json_object_get(jb, "warmup"));
+    b->median_s = num_back(json_object_get(jb, "median_s"));
+    const json_t *outs = json_object_get(jb, "outputs");
+    b->compared = outs != NULL;
+    b->passed = json_is_true(json_object_get(jb, "passed"));
+    for (size_t i = 0; i < json_array_size(outs); i++) {
+        oq_compare_result *c = OQ_PUSH(b->outputs, b->n_outputs);
+        if (!c || oq_compare_result_from_json(json_array_get(outs, i), c, NULL)) return 0;
+    }
+    return 1;
+}
+
+static json_t *dispatch_json(const oq_dispatch_result *d)
+{
+    json_t *records = json_array(), *options = json_array();
+    for (size_t i = 0; i < d->log.n_records; i++) {
+        const oq_dispatch_record *r = &d->log.records[i];
+        json_array_append_new(records, json_pack("{s:s, s:s, s:s, s:s, s:I}", "node", r->node, "op", r->op, "dtype",
+                                                 r->dtype, "kernel", r->kernel_name, "line", (json_int_t)r->line));
+    }
+    for (size_t i = 0; i < d->log.n_options; i++) {
+        json_t *o = json_object();
+        for (size_t k = 0; k < d->log.options[i].n_opts; k++)
+            json_object_set_new(o, d->log.options[i].opts[k].name, json_integer(d->log.options[i].opts[k].value));
+        json_array_append_new(options, o);
+    }
+    json_t *jd = json_pack("{s:o, s:o}", "records", records, "options", options);
+    if (d->checked) {
+        json_object_set_new(jd, "failures", strv_json(d->failures, d->n_failures));
+        json_object_set_new(jd, "passed", json_boolean(d->passed));
+        json_object_set_new(jd, "math_failures", json_integer((json_int_t)d->n_math_failures));
+    }
+    json_object_set_new(jd, "advice", strv_json(d->advice, d->n_advice));
+    return jd;
+}
+
+static int record_back(const json_t *jr, oq_dispatch_log *log)
+{
+    oq_dispatch_record *r = OQ_PUSH(log->records, log->n_records);
+    if (!r) return 0;
+    int ok = 1;
+    r->node = dup_of(jr, "node", &ok);
+    r->op = dup_of(jr, "op", &ok);
+    r->dtype = dup_of(jr, "dtype", &ok);
+    r->kernel_name = dup_of(jr, "kernel", &ok);
+    r->line = (uint64_t)json_integer_value(json_object_get(jr, "line"));
+    ok = ok && r->node && r->op && r->dtype && r->kernel_name;
+    r->kernel = ok ? oq_sdpa_kernel_from_name(r->kernel_name) : OQ_SDPA_UNKNOWN;
+    return ok;
+}
+
+static int options_back(const json_t *jo, oq_dispatch_log *log)
+{
+    oq_dispatch_options *o = OQ_PUSH(log->options, log->n_options);
+    if (!o) return 0;
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)jo, name, v) {
+        oq_dispatch_option *opt = OQ_PUSH(o->opts, o->n_opts);
+        if (!opt || !(opt->name = strdup(name))) return 0;
+        opt->value = (long)json_integer_value(v);
+    }
+    return 1;
+}
+
+static int dispatch_back(const json_t *jd, oq_dispatch_result *d)
+{
+    d->recorded = jd != NULL;
+    if (!jd) return 1;
+    int ok = 1;
+    for (size_t i = 0; ok && i < json_array_size(json_object_get(jd, "records")); i++)
+        ok = record_back(json_array_get(json_object_get(jd, "records"), i), &d->log);
+    for (size_t i = 0; ok && i < json_array_size(json_object_get(jd, "options")); i++)
+        ok = options_back(json_array_get(json_object_get(jd, "options"), i), &d->log);
+    d->checked = json_object_get(jd, "passed") != NULL;
+    d->passed = json_is_true(json_object_get(jd, "passed"));
+    d->n_math_failures = (size_t)json_integer_value(json_object_get(jd, "math_failures"));
+    return ok && strv_back(json_object_get(jd, "failures"), &d->failures, &d->n_failures) &&
+           strv_back(json_object_get(jd, "advice"), &d->advice, &d->n_advice);
+}
+
+static json_t *placement_json(const oq_placement_result *p)
+{
+    if (p->error) return json_pack("{s:s}", "error", p->error);
+    json_t *j = oq_placement_to_json(p->placement, &p->report);
+    if (j) json_object_set_new(j, "witness_errors", strv_json(p->witness_errors, p->n_witness_errors));
+    return j;
+}
+
+static int placement_back(const json_t *jp, oq_placement_result *p)
+{
+    p->recorded = jp != NULL;
+    if (!jp) return 1;
+    int ok = 1;
+    if ((p->error = dup_of(jp, "error", &ok))) return ok;
+    return ok && oq_placement_from_json(jp, &p->placement, &p->report, NULL) == OQ_OK &&
+           strv_back(json_object_get(jp, "witness_errors"), &p->witness_errors, &p->n_witness_errors);
+}
+
+static json_t *worker_json(const oq_worker_run *w)
+{
+    return json_pack("{s:s, s:f, s:s}", "ended", w->ended, "seconds", w->seconds, "stderr_tail",
+                     w->stderr_tail ? w->stderr_tail : "");
+}
+
+static int worker_back(const json_t *jw, oq_worker_run *w)
+{
+    w->ran = jw != NULL;
+    if (!jw) return 1;
+    int ok = 1;
+    snprintf(w->ended, sizeof w->ended, "%s", str_of(jw, "ended") ? str_of(jw, "ended") : "");
+    w->seconds = json_number_value(json_object_get(jw, "seconds"));
+    w->stderr_tail = dup_of(jw, "stderr_tail", &ok);
+    return ok;
+}
+
+static json_t *ep_devices_json(const oq_ep_device *d, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:I}", "ep", d[i].ep_name, "vendor", d[i].ep_vendor,
+                                           "hardware", oq_hw_type_name(d[i].hw_type), "device_id",
+                                           (json_int_t)d[i].device_id));
+    return a;
+}
+
+static int ep_devices_back(const json_t *a, oq_config_result *r)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *jd = json_array_get(a, i);
+        oq_ep_device *d = OQ_PUSH(r->ep_devices, r->n_ep_devices);
+        int ok = d != NULL;
+        if (!ok) return 0;
+        d->ep_name = dup_of(jd, "ep", &ok);
+        d->ep_vendor = dup_of(jd, "vendor", &ok);
+        d->hw_type = OQ_HW_OTHER;
+        for (int t = OQ_HW_CPU; t <= OQ_HW_OTHER; t++)
+            if (str_of(jd, "hardware") && !strcmp(str_of(jd, "hardware"), oq_hw_type_name((oq_hw_type)t)))
+                d->hw_type = (oq_hw_type)t;
+        d->device_id = (uint32_t)json_integer_value(json_object_get(jd, "device_id"));
+        if (!ok || !d->ep_name || !d->ep_vendor) return 0;
+    }
+    return 1;
+}
+
+static json_t *cost_json(const oq_worker_cost *c)
+{
+    return json_pack("{s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I}", "session_s", c->session_s, "run_s", c->run_s,
+                     "compare_s", c->compare_s, "io_s", c->io_s, "rss_after_session_bytes",
+                     (json_int_t)c->rss_after_session_bytes, "rss_after_first_run_bytes",
+                     (json_int_t)c->rss_after_first_run_bytes, "rss_start_bytes", (json_int_t)c->rss_start_bytes,
+                     "vmhwm_bytes", (json_int_t)c->vmhwm_bytes, "max_batch_bytes", (json_int_t)c->max_batch_bytes);
+}
+
+static void cost_back(const json_t *jc, oq_worker_cost *c)
+{
+    c->recorded = jc != NULL;
+    c->session_s = json_number_value(json_object_get(jc, "session_s"));
+    c->run_s = json_number_value(json_object_get(jc, "run_s"));
+    c->compare_s = json_number_value(json_object_get(jc, "compare_s"));
+    c->io_s = json_number_value(json_object_get(jc, "io_s"));
+    c->rss_after_session_bytes = json_integer_value(json_object_get(jc, "rss_after_session_bytes"));
+    c->rss_after_first_run_bytes = json_integer_value(json_object_get(jc, "rss_after_first_run_bytes"));
+    c->rss_start_bytes = json_integer_value(json_object_get(jc, "rss_start_bytes"));
+    c->vmhwm_bytes = json_integer_value(json_object_get(jc, "vmhwm_bytes"));
+    c->max_batch_bytes = json_integer_value(json_object_get(jc, "max_batch_bytes"));
+}
+
+static json_t *config_shards_json(const oq_config_shard *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = json_pack("{s:i, s:s}", "index", v[i].index, "status", oq_verdict_name(v[i].status));
+        if (v[i].worker_ran) json_object_set_new(j, "worker_seconds", json_real(v[i].worker_seconds));
+        if (v[i].session_tried) json_object_set_new(j, "session_create_s", json_real(v[i].session_create_s));
+        json_array_append_new(a, j);
+    }
+    return a;
+}
+
+static int verdict_back(const char *s, oq_verdict *v);
+
+static int config_shards_back(const json_t *a, oq_config_result *r)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *j = json_array_get(a, i);
+        oq_config_shard *c = OQ_PUSH(r->shards, r->n_shards);
+        if (!c) return 0;
+        c->index = (int32_t)json_integer_value(json_object_get(j, "index"));
+        verdict_back(str_of(j, "status"), &c->status);
+        c->worker_ran = json_object_get(j, "worker_seconds") != NULL;
+        c->worker_seconds = json_number_value(json_object_get(j, "worker_seconds"));
+        c->session_tried = json_object_get(j, "session_create_s") != NULL;
+        c->session_create_s = json_number_value(json_object_get(j, "session_create_s"));
+    }
+    return 1;
+}
+
+static json_t *teeth_json(const oq_teeth_result *t)
+{
+    json_t *j = json_object();
+    set_str(j, "error", t->error);
+    if (t->worker.ran) json_object_set_new(j, "worker", worker_json(&t->worker));
+    json_object_set_new(j, "rerun_status", json_string(oq_verdict_name(t->rerun_status)));
+    if (t->rerun_dispatch.recorded) json_object_set_new(j, "rerun_dispatch", dispatch_json(&t->rerun_dispatch));
+    json_object_set_new(j, "proved", json_boolean(t->proved));
+    json_object_set_new(j, "verdict", json_string(t->proved ? "the check failed with MATH forced, as it must"
+                                                            : "the check was never seen failing"));
+    return j;
+}
+
+static int verdict_back(const char *s, oq_verdict *v)
+{
+    for (int k = OQ_VERDICT_PASSED; k <= OQ_VERDICT_NOT_RUN; k++)
+        if (s && !strcmp(s, oq_verdict_name((oq_verdict)k))) {
+            *v = (oq_verdict)k;
+            return 1;
+        }
+    *v = OQ_VERDICT_FAILED;
+    return 0;
+}
+
+static int teeth_back(const json_t *jt, oq_teeth_result *t)
+{
+    t->ran = jt != NULL;
+    if (!jt) return 1;
+    int ok = 1;
+    t->error = dup_of(jt, "error", &ok);
+    verdict_back(str_of(jt, "rerun_status"), &t->rerun_status);
+    t->proved = json_is_true(json_object_get(jt, "proved"));
+    return ok && worker_back(json_object_get(jt, "worker"), &t->worker) &&
+           dispatch_back(json_object_get(jt, "rerun_dispatch"), &t->rerun_dispatch);
+}
+
+/* The keys in the order summary.json has always had them (the worker's part in the middle). */
+json_t *oq_config_result_to_json(const oq_config_result *r)
+{
+    const oq_config *c = &r->config;
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", c->name, "runtime", c->runtime, "representation",
+                          oq_repr_name(c->repr), "precision", oq_precision_name(c->precision), "kernel",
+                          oq_kernel_name(c->kernel), "reference", r->is_reference);
+    if (!j) return NULL;
+    set_str(j, "model_file", r->model_file);
+    if (r->worker.ran) json_object_set_new(j, "worker", worker_json(&r->worker));
+    if (r->reported) {
+        json_object_set_new(j, "config", json_string(c->name));
+        json_t *batches = json_array();
+        for (size_t i = 0; i < r->n_batches; i++) json_array_append_new(batches, batch_json(&r->batches[i]));
+        json_object_set_new(j, "batches", batches);
+    }
+    if (r->ort_version)
+        json_object_set_new(j, "onnxruntime", json_pack("{s:s, s:s, s:i}", "version", r->ort_version, "library",
+                                                        r->ort_library ? r->ort_library : "", "api_version",
+                                                        r->ort_api_version));
+    if (r->session_tried) {
+        json_object_set_new(j, "session_create_s", json_real(r->session_create_s));
+        json_object_set_new(j, "ep_devices", ep_devices_json(r->ep_devices, r->n_ep_devices));
+    }
+    if (r->cost.recorded) json_object_set_new(j, "cost", cost_json(&r->cost));
+    if (r->evidence_json) json_object_set_new(j, "evidence", json_loads(r->evidence_json, 0, NULL));
+    if (r->dispatch.recorded) json_object_set_new(j, "dispatch", dispatch_json(&r->dispatch));
+    if (r->placement.recorded) json_object_set_new(j, "placement", placement_json(&r->placement));
+    json_object_set_new(j, "status", json_string(oq_verdict_name(r->status)));
+    set_str(j, "reason", r->reason);
+    if (r->required) json_object_set_new(j, "required", json_true());
+    if (r->teeth.ran) json_object_set_new(j, "teeth", teeth_json(&r->teeth));
+    if (r->n_shards) json_object_set_new(j, "shards", config_shards_json(r->shards, r->n_shards));
+    return j;
+}
+
+static int batches_back(const json_t *a, oq_config_result *r)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
+        if (!b || !batch_back(json_array_get(a, i), b)) return 0;
+    }
+    return 1;
+}
+
+oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err)
+{
+    memset(r, 0, sizeof *r);
+    const char *name = str_of(j, "config") ? str_of(j, "config") : str_of(j, "name");
+    oq_status st = oq_config_parse(name ? name : "", &r->config, err);
+    if (st) return st;
+    if (!verdict_back(str_of(j, "status"), &r->status))
+        return oq_err_set(err, OQ_ERR_FORMAT, "config %s: no status", r->config.name);
+    int ok = 1;
+    r->is_reference = json_is_true(json_object_get(j, "reference"));
+    r->reason = dup_of(j, "reason", &ok);
+    r->required = json_is_true(json_object_get(j, "required"));
+    r->model_file = dup_of(j, "model_file", &ok);
+    ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
+    r->reported = json_object_get(j, "batches") != NULL;
+    ok = ok && batches_back(json_object_get(j, "batches"), r);
+    const json_t *ort = json_object_get(j, "onnxruntime");
+    r->ort_version = dup_of(ort, "version", &ok);
+    r->ort_library = dup_of(ort, "library", &ok);
+    r->ort_api_version = (int)json_integer_value(json_object_get(ort, "api_version"));
+    r->session_tried = json_object_get(j, "session_create_s") != NULL;
+    r->session_create_s = json_number_value(json_object_get(j, "session_create_s"));
+    ok = ok && ep_devices_back(json_object_get(j, "ep_devices"), r);
+    cost_back(json_object_get(j, "cost"), &r->cost);
+    if (json_object_get(j, "evidence") && !(r->evidence_json = json_dumps(json_object_get(j, "evidence"), JSON_COMPACT)))
+        ok = 0;
+    ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
+         placement_back(json_object_get(j, "placement"), &r->placement) &&
+         teeth_back(json_object_get(j, "teeth"), &r->teeth) && config_shards_back(json_object_get(j, "shards"), r);
+    if (ok) return OQ_OK;
+    oq_config_result_clear(r);
+    return oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading a configuration's result");
+}
+
+oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err)
+{
+    return write_new(path, oq_config_result_to_json(r), err);
+}
+
+oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err)
+{
+    memset(r, 0, sizeof *r);
+    json_t *j = load(path, err);
+    oq_status st = j ? oq_config_result_from_json(j, r, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    return st;
+}
+
+/* ---- summary.json ---------------------------------------------------------------------- */
+
+static json_t *ints_json(const int64_t *v, int64_t n)
+{
+    json_t *a = json_array();
+    for (int64_t i = 0; i < n; i++) json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+static int64_t *ints_back(const json_t *a, size_t *n, int *ok)
+{
+    *n = json_array_size(a);
+    int64_t *v = calloc(*n ? *n : 1, sizeof *v);
+    if (!v) *ok = 0;
+    for (size_t i = 0; v && i < *n; i++) v[i] = json_integer_value(json_array_get(a, i));
+    return v;
+}
+
+static json_t *batch_info_json(const oq_batch_info *b)
+{
+    json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
+    if (*b->sha256) json_object_set_new(j, "sha256", json_string(b->sha256));
+    json_object_set_new(j, "batch_size", json_integer(b->batch_size));
+    json_object_set_new(j, "padded_length", json_integer(b->padded_length));
+    json_object_set_new(j, "lengths", ints_json(b->lengths, b->batch_size));
+    json_object_set_new(j, "event_indices", ints_json(b->event_indices, b->batch_size));
+    json_object_set_new(j, "valid_size", json_integer(b->valid_size));
+    return j;
+}
+
+static int batch_info_back(const json_t *j, oq_batch_info *b)
+{
+    int ok = 1;
+    size_t n_len, n_idx;
+    b->index = json_integer_value(json_object_get(j, "index"));
+    b->inputs = dup_of(j, "inputs", &ok);
+    snprintf(b->sha256, sizeof b->sha256, "%s", str_of(j, "sha256") ? str_of(j, "sha256") : "");
+    b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
+    b->padded_length = json_integer_value(json_object_get(j, "padded_length"));
+    b->lengths = ints_back(json_object_get(j, "lengths"), &n_len, &ok);
+    b->event_indices = ints_back(json_object_get(j, "event_indices"), &n_idx, &ok);
+    b->valid_size = json_integer_value(json_object_get(j, "valid_size"));
+    return ok && b->inputs && b->batch_size >= 0 && n_len == (size_t)b->batch_size && n_idx == n_len;
+}
+
+static int batch_infos_back(const json_t *a, oq_batch_info **v, size_t *n)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        oq_batch_info *b = OQ_PUSH(*v, *n);
+        if (!b || !batch_info_back(json_array_get(a, i), b)) return 0;
+    }
+    return 1;
+}
+
+/* {"hash", "description"}; the description is canonical JSON text, embedded as an object. */
+static json_t *plan_id_json(const char *hash, const char *description)
+{
+    return json_pack("{s:s, s:o}", "hash", hash, "description",
+                     description ? json_loads(description, 0, NULL) : json_object());
+}
+
+/* The hash and the canonical text of its description (compact, keys sorted). */
+static int plan_id_back(const json_t *j, char hash[65], char **description)
+{
+    snprintf(hash, 65, "%s", str_of(j, "hash") ? str_of(j, "hash") : "");
+    const json_t *d = json_object_get(j, "description");
+    *description = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    return !d || *description;
+}
+
+static json_t *slurm_json(const oq_slurm_task *t)
+{
+    json_t *j = json_object();
+    if (*t->job_id) set_str(j, "job_id", t->job_id);
+    if (*t->array_job_id) set_str(j, "array_job_id", t->array_job_id);
+    if (*t->array_task_id) set_str(j, "array_task_id", t->array_task_id);
+    if (*t->node) set_str(j, "node", t->node);
+    if (*t->cluster) set_str(j, "cluster", t->cluster);
+    return j;
+}
+
+static void copy_of(const json_t *o, const char *key, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", str_of(o, key) ? str_of(o, key) : "");
+}
+
+static void slurm_back(const json_t *j, oq_slurm_task *t)
+{
+    copy_of(j, "job_id", t->job_id, sizeof t->job_id);
+    copy_of(j, "array_job_id", t->array_job_id, sizeof t->array_job_id);
+    copy_of(j, "array_task_id", t->array_task_id, sizeof t->array_task_id);
+    copy_of(j, "node", t->node, sizeof t->node);
+    copy_of(j, "cluster", t->cluster, sizeof t->cluster);
+}
+
+static int by_back(const json_t *j, oq_shard_by *by)
+{
+    int b = str_of(j, "by") ? oq_shard_by_parse(str_of(j, "by")) : -1;
+    *by = b < 0 ? OQ_SHARD_BY_BATCH : (oq_shard_by)b;
+    return b >= 0;
+}
+
+static json_t *shard_info_json(const oq_shard_info *i)
+{
+    return json_pack("{s:i, s:i, s:s, s:o, s:o, s:s, s:s, s:I, s:o}", "index", i->index, "count", i->count, "by",
+                     oq_shard_by_name(i->by), "batches", ints_json(i->batches, (int64_t)i->n_batches), "configs",
+                     strv_json(i->configs, i->n_configs), "host", i->host, "start", i->start, "pid",
+                     (json_int_t)i->pid, "slurm", slurm_json(&i->slurm));
+}
+
+static int shard_info_back(const json_t *j, oq_shard_info *i)
+{
+    int ok = 1;
+    i->index = (int32_t)json_integer_value(json_object_get(j, "index"));
+    i->count = (int32_t)json_integer_value(json_object_get(j, "count"));
+    by_back(j, &i->by);
+    i->batches = ints_back(json_object_get(j, "batches"), &i->n_batches, &ok);
+    ok = ok && strv_back(json_object_get(j, "configs"), &i->configs, &i->n_configs);
+    copy_of(j, "host", i->host, sizeof i->host);
+    copy_of(j, "start", i->start, sizeof i->start);
+    i->pid = json_integer_value(json_object_get(j, "pid"));
+    slurm_back(json_object_get(j, "slurm"), &i->slurm);
+    return ok;
+}
+
+oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *err)
+{
+    return write_new(path, shard_info_json(i), err);
+}
+
+oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err)
+{
+    memset(i, 0, sizeof *i);
+    json_t *j = load(path, err);
+    int ok = j && shard_info_back(j, i);
+    json_decref(j);
+    if (ok) return OQ_OK;
+    oq_shard_info_clear(i);
+    return j ? oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path) : OQ_ERR_FORMAT;
+}
+
+static json_t *merge_info_json(const oq_merge_info *m)
+{
+    json_t *reported = json_array(), *problems = json_array();
+    for (size_t i = 0; i < m->n_reported; i++) {
+        const oq_shard_report *r = &m->reported[i];
+        json_array_append_new(reported, json_pack("{s:i, s:s, s:s, s:s, s:s, s:o}", "index", r->index, "host", r->host,
+                                                  "start", r->start, "end", r->end, "verdict",
+                                                  r->exit_status ? "failed" : "passed", "slurm",
+                                                  slurm_json(&r->slurm)));
+    }
+    for (size_t i = 0; i < m->n_problems; i++)
+        json_array_append_new(problems, json_pack("{s:i, s:s, s:s}", "index", m->problems[i].index, "state",
+                                                  oq_shard_state_name(m->problems[i].state), "detail",
+                                                  m->problems[i].detail));
+    return json_pack("{s:i, s:s, s:o, s:o, s:{s:s, s:s}}", "count", m->count, "by", oq_shard_by_name(m->by),
+                     "reported", reported, "problems", problems, "merged", "time", m->time, "host", m->host);
+}
+
+static int merge_info_back(const json_t *j, oq_merge_info *m)
+{
+    m->count = (int32_t)json_integer_value(json_object_get(j, "count"));
+    by_back(j, &m->by);
+    const json_t *reported = json_object_get(j, "reported"), *problems = json_object_get(j, "problems");
+    for (size_t i = 0; i < json_array_size(reported); i++) {
+        const json_t *jr = json_array_get(reported, i);
+        oq_shard_report *r = OQ_PUSH(m->reported, m->n_reported);
+        if (!r) return 0;
+        r->index = (int32_t)json_integer_value(json_object_get(jr, "index"));
+        copy_of(jr, "host", r->host, sizeof r->host);
+        copy_of(jr, "start", r->start, sizeof r->start);
+        copy_of(jr, "end", r->end, sizeof r->end);
+        r->exit_status = !str_of(jr, "verdict") || strcmp(str_of(jr, "verdict"), "passed") != 0;
+        slurm_back(json_object_get(jr, "slurm"), &r->slurm);
+    }
+    for (size_t i = 0; i < json_array_size(problems); i++) {
+        const json_t *jp = json_array_get(problems, i);
+        oq_shard_problem *p = OQ_PUSH(m->problems, m->n_problems);
+        if (!p) return 0;
+        p->index = (int32_t)json_integer_value(json_object_get(jp, "index"));
+        p->state = OQ_SHARD_MISSING;
+        for (int k = OQ_SHARD_MISSING; k <= OQ_SHARD_FAILED; k++)
+            if (str_of(jp, "state") && !strcmp(str_of(jp, "state"), oq_shard_state_name((oq_shard_state)k)))
+                p->state = (oq_shard_state)k;
+        copy_of(jp, "detail", p->detail, sizeof p->detail);
+    }
+    const json_t *merged = json_object_get(j, "merged");
+    copy_of(merged, "time", m->time, sizeof m->time);
+    copy_of(merged, "host", m->host, sizeof m->host);
+    return 1;
+}
+
+oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
+{
+    json_t *batches = json_array(), *configs = json_array();
+    for (size_t i = 0; i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
+    for (size_t i = 0; i < s->n_configs; i++) json_array_append_new(configs, oq_config_result_to_json(&s->configs[i]));
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start, "end", s->end,
+                          "evidence", s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object());
+    if (!j) {
+        json_decref(batches);
+        json_decref(configs);
+        return write_new(path, NULL, err);
+    }
+    if (*s->plan_hash) json_object_set_new(j, "plan", plan_id_json(s->plan_hash, s->plan_description));
+    json_object_set_new(j, "batches", batches);
+    json_object_set_new(j, "configs", configs);
+    if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
+    if (s->merged.count) json_object_set_new(j, "shards", merge_info_json(&s->merged));
+    if (s->plotted) {
+        json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
+        set_str(j, "plot_error", s->plot_error);
+    }
+    json_object_set_new(j, "verdict", json_string(s->exit_status ? "failed" : "passed"));
+    json_object_set_new(j, "exit_status", json_integer(s->exit_status));
+    return write_new(path, j, err);
+}
+
+static int configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)
+{
+    s->configs = calloc(json_array_size(a) + 1, sizeof *s->configs);
+    if (!s->configs) return 0;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        if (oq_config_result_from_json(json_array_get(a, i), &s->configs[i], err)) return 0;
+        s->n_configs++;
+    }
+    return 1;
+}
+
+static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *err)
+{
+    if (strcmp(str_of(j, "schema") ? str_of(j, "schema") : "", OQ_VALIDATE_SCHEMA) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a validation summary (schema %s)", OQ_VALIDATE_SCHEMA);
+    copy_of(j, "start", s->start, sizeof s->start);
+    copy_of(j, "end", s->end, sizeof s->end);
+    int ok = 1;
+    const json_t *ev = json_object_get(j, "evidence");
+    if (ev && !(s->evidence_json = json_dumps(ev, JSON_COMPACT))) ok = 0;
+    if (json_object_get(j, "plan")) ok = ok && plan_id_back(json_object_get(j, "plan"), s->plan_hash, &s->plan_description);
+    ok = ok && batch_infos_back(json_object_get(j, "batches"), &s->batches, &s->n_batches);
+    if (!ok) return oq_err_set(err, OQ_ERR_FORMAT, "its batches or plan cannot be read");
+    if (!configs_back(json_object_get(j, "configs"), s, err)) return err && err->status ? err->status : OQ_ERR_NOMEM;
+    s->exit_status = (int)json_integer_value(json_object_get(j, "exit_status"));
+    s->plotted = json_object_get(j, "plots") != NULL;
+    ok = strv_back(json_object_get(j, "plots"), &s->plots, &s->n_plots);
+    s->plot_error = dup_of(j, "plot_error", &ok);
+    if (json_object_get(j, "shard")) ok = ok && shard_info_back(json_object_get(j, "shard"), &s->shard);
+    if (json_object_get(j, "shards")) ok = ok && merge_info_back(json_object_get(j, "shards"), &s->merged);
+    return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err)
+{
+    *summary = NULL;
+    oq_validate_summary *s = calloc(1, sizeof *s);
+    if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    json_t *j = load(path, err);
+    oq_status st = j ? summary_back(j, s, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    if (st) oq_validate_summary_free(s);
+    else *summary = s;
+    return st;
+}
+
+oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
+{
+    return write_new(path, json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status",
+                                     oq_status_str(e->status), "error", e->msg), err);
+}
+
+oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err)
+{
+    json_t *j = load(path, err);
+    if (!j) return OQ_ERR_FORMAT;
+    snprintf(msg, n, "%s", str_of(j, "error") ? str_of(j, "error") : "?");
+    json_decref(j);
+    return OQ_OK;
+}
+
+/* ---- the plan's identity and the prepared split (shards/plan.json) ------------------------ */
+
+/* A worker plan without where its files are: model and weights by SHA-256, the batches and
+ * the result file left out (the description lists the batches once). */
+static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256, const char *weights_sha256)
+{
+    json_t *j = plan_json(p);
+    if (!j) return NULL;
+    json_object_del(j, "batches");
+    json_object_del(j, "padded_length"); /* the batches' */
+    json_object_del(j, "result");
+    if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
+    if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
+    return j;
+}
+
+char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
+                          const char *weights_sha256, const oq_batch_info *all, size_t n_all)
+{
+    json_t *configs = json_array(), *batches = json_array(), *required = json_array();
+    for (size_t k = 0; k < o->n_configs; k++)
+        json_array_append_new(configs, identity_json(&plans[k], model_sha256[k], weights_sha256));
+    for (size_t i = 0; i < n_all; i++)
+        json_array_append_new(batches, json_pack("{s:I, s:s}", "index", (json_int_t)all[i].index, "sha256",
+                                                 all[i].sha256));
+    for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
+    json_t *d = json_pack("{s:o, s:o, s:{s:o, s:b, s:b}}", "batches", batches, "configs", configs, "run", "required",
+                          required, "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
+    char *text = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(d);
+    return text;
+}
+
+/* Appends `key` to the list "a, b" in buf unless it is there. */
+static void note_key(char *buf, size_t n, const char *key)
+{
+    char list[1024], needle[256];
+    snprintf(list, sizeof list, ", %s,", buf);
+    snprintf(needle, sizeof needle, ", %s,", key);
+    if (strstr(list, needle)) return;
+    size_t used = strlen(buf);
+    snprintf(buf + used, n - used, "%s%s", used ? ", " : "", key);
+}
+
+/* The keys whose values differ between two objects. */
+static void differing_keys(const json_t *a, const json_t *b, char *buf, size_t n)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)a, key, v) if (!json_equal(v, json_object_get(b, key))) note_key(buf, n, key);
+    json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) note_key(buf, n, key);
+}
+
+void oq_plan_difference(const char *a, const char *b, char *buf, size_t n)
+{
+    json_t *ja = json_loads(a ? a : "{}", 0, NULL), *jb = json_loads(b ? b : "{}", 0, NULL);
+    const json_t *ca = json_object_get(ja, "configs"), *cb = json_object_get(jb, "configs");
+    buf[0] = 0;
+    if (!json_equal(json_object_get(ja, "batches"), json_object_get(jb, "batches"))) note_key(buf, n, "batches");
+    if (json_array_size(ca) != json_array_size(cb)) note_key(buf, n, "configs");
+    for (size_t k = 0; json_array_size(ca) == json_array_size(cb) && k < json_array_size(ca); k++)
+        differing_keys(json_array_get(ca, k), json_array_get(cb, k), buf, n);
+    differing_keys(json_object_get(ja, "run"), json_object_get(jb, "run"), buf, n);
+    json_decref(ja);
+    json_decref(jb);
+}
+
+static json_t *assignment_json(const oq_shard_plan *p)
+{
+    json_t *a = json_array();
+    for (int32_t i = 0; i < p->count; i++) {
+        oq_shard_part part = oq_shard_part_of(p->count, p->by, p->n_batches, p->n_configs, i);
+        json_t *b = json_array(), *c = json_array();
+        for (size_t k = part.batch_lo; k < part.batch_hi; k++) json_array_append_new(b, json_integer((json_int_t)k));
+        for (size_t k = 0; k < p->n_configs; k++)
+            if (oq_shard_part_config(&part, k) >= 0) json_array_append_new(c, json_integer((json_int_t)k));
+        json_array_append_new(a, json_pack("{s:i, s:o, s:o}", "index", i, "batches", b, "configs", c));
+    }
+    return a;
+}
+
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err)
+{
+    json_t *batches = json_array();
+    for (size_t i = 0; i < p->n_batches; i++) json_array_append_new(batches, batch_info_json(&p->batches[i]));
+    return write_new(path,
+                     json_pack("{s:s, s:o, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}}", "schema", OQ_SHARD_PLAN_SCHEMA,
+                               "plan", plan_id_json(p->hash, p->description), "shards", p->count, "shard_by",
+                               oq_shard_by_name(p->by), "assignment", assignment_json(p), "configs",
+                               strv_json(p->configs, p->n_configs), "batches", batches, "prepared", "time",
+                               p->prepared, "host", p->host),
+                     err);
+}
+
+/* What plan.json says must hold together: a known split, the hash of its description, and
+ * the assignment that split gives (it is written for people; the split is recomputed). */
+static oq_status shard_plan_check(const json_t *j, const oq_shard_plan *p, oq_err *err)
+{
+    char hex[65];
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, p->description ? p->description : "", p->description ? strlen(p->description) : 0);
+    oq_sha256_hex(&h, hex);
+    if (p->count < 1 || p->count > 100000 || !p->n_configs || !p->description || strcmp(hex, p->hash) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan: no shards, configurations, or a description "
+                                              "matching its hash");
+    json_t *want = assignment_json(p);
+    int same = json_equal(want, json_object_get(j, "assignment"));
+    json_decref(want);
+    if (!same)
+        return oq_err_set(err, OQ_ERR_FORMAT, "its assignment is not the split of %zu batches and %zu configurations "
+                                              "into %d shards by %s", p->n_batches, p->n_configs, (int)p->count,
+                          oq_shard_by_name(p->by));
+    return OQ_OK;
+}
+
+static oq_status shard_plan_back(const json_t *j, oq_shard_plan *p, oq_err *err)
+{
+    if (strcmp(str_of(j, "schema") ? str_of(j, "schema") : "", OQ_SHARD_PLAN_SCHEMA) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan (schema %s)", OQ_SHARD_PLAN_SCHEMA);
+    p->count = (int32_t)json_integer_value(json_object_get(j, "shards"));
+    int by = str_of(j, "shard_by") ? oq_shard_by_parse(str_of(j, "shard_by")) : -1;
+    p->by = by < 0 ? OQ_SHARD_BY_BATCH : (oq_shard_by)by;
+    const json_t *prepared = json_object_get(j, "prepared");
+    copy_of(prepared, "time", p->prepared, sizeof p->prepared);
+    copy_of(prepared, "host", p->host, sizeof p->host);
+    if (!plan_id_back(json_object_get(j, "plan"), p->hash, &p->description) ||
+        !strv_back(json_object_get(j, "configs"), &p->configs, &p->n_configs) ||
+        !batch_infos_back(json_object_get(j, "batches"), &p->batches, &p->n_batches))
+        return oq_err_set(err, OQ_ERR_FORMAT, "its plan, configurations or batches cannot be read");
+    if (by < 0) return oq_err_set(err, OQ_ERR_FORMAT, "shard_by is neither batch nor config");
+    return shard_plan_check(j, p, err);
+}
+
+oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *p, oq_err *err)
+{
+    memset(p, 0, sizeof *p);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
+    if (access(path, F_OK) != 0)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND,
+                          "%s not found: prepare the shards first (validate or replay with --prepare-shards N "
+                          "instead of --shard, or 'ortqual slurm')", path);
+    json_t *j = load(path, err);
+    oq_status st = j ? shard_plan_back(j, p, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    if (st) oq_shard_plan_clear(p);
+    return st;
+}

@@ -1,0 +1,134 @@
+/* The growable buffers every other folder builds on (src/core/core-impl.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core-impl.h"
+
+static void test_dynbuf_grows_and_keeps_text(void **state)
+{
+    (void)state;
+    oq_dynbuf b;
+    oq_dynbuf_init(&b, 0);
+    for (int i = 0; i < 1000; i++) assert_int_equal(oq_dynbuf_addf(&b, "%d,", i), OQ_OK);
+    assert_int_equal(b.len, strlen(b.buf));
+    assert_memory_equal(b.buf, "0,1,2,3,", 8);
+    assert_non_null(strstr(b.buf, ",998,999,"));
+    assert_int_equal(oq_dynbuf_add(&b, "end"), OQ_OK);
+    size_t len = 0;
+    char *s = oq_dynbuf_take(&b, &len);
+    assert_int_equal(len, strlen(s));
+    assert_string_equal(s + len - 7, "999,end");
+    assert_null(b.buf); /* handed over: the buffer is empty again */
+    assert_int_equal(b.len, 0);
+    free(s);
+}
+
+static void test_dynbuf_bytes_space_truncate(void **state)
+{
+    (void)state;
+    oq_dynbuf b = {0}; /* zeroed is empty, without limit */
+    const char bin[] = {'a', 0, 'b'};
+    assert_int_equal(oq_dynbuf_addn(&b, bin, 3), OQ_OK);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.buf, bin, 3);
+    char *at = oq_dynbuf_space(&b, 100000);
+    assert_non_null(at);
+    memset(at, 'x', 5);
+    oq_dynbuf_added(&b, 5);
+    assert_int_equal(b.len, 8);
+    assert_int_equal(b.buf[8], '\0');
+    oq_dynbuf_truncate(&b, 2);
+    assert_int_equal(b.len, 2);
+    assert_int_equal(b.buf[2], '\0');
+    oq_dynbuf_reset(&b);
+    assert_string_equal(b.buf, "");
+    oq_dynbuf_clear(&b);
+    assert_null(b.buf);
+    char *empty = oq_dynbuf_take(&b, NULL);
+    assert_string_equal(empty, ""); /* nothing added: "" rather than NULL */
+    free(empty);
+}
+
+static void test_dynbuf_max_refuses_and_keeps(void **state)
+{
+    (void)state;
+    oq_dynbuf b;
+    oq_dynbuf_init(&b, 10);
+    assert_int_equal(oq_dynbuf_add(&b, "0123456789"), OQ_OK);
+    assert_int_equal(oq_dynbuf_add(&b, "x"), OQ_ERR_NOMEM);
+    assert_int_equal(oq_dynbuf_addf(&b, "%d", 7), OQ_ERR_NOMEM);
+    assert_null(oq_dynbuf_space(&b, 1));
+    assert_string_equal(b.buf, "0123456789"); /* a refusal changes nothing */
+    oq_dynbuf_clear(&b);
+    assert_int_equal(b.max, 10); /* the limit stays */
+}
+
+typedef struct item {
+    int64_t a;
+    char pad[20];
+} item;
+
+static void test_push_grows_zeroed_and_keeps(void **state)
+{
+    (void)state;
+    item *v = NULL;
+    size_t n = 0;
+    for (int64_t i = 0; i < 1025; i++) {
+        item *it = OQ_PUSH(v, n);
+        assert_non_null(it);
+        assert_int_equal(n, (size_t)i + 1);
+        assert_ptr_equal(it, &v[i]);
+        assert_int_equal(it->a, 0);
+        for (size_t k = 0; k < sizeof it->pad; k++) assert_int_equal(it->pad[k], 0);
+        it->a = i * 3;
+    }
+    for (int64_t i = 0; i < 1025; i++) assert_int_equal(v[i].a, i * 3);
+    free(v);
+}
+
+static void test_strv(void **state)
+{
+    (void)state;
+    char **v = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_strv_push(&v, &n, "one"), OQ_OK);
+    assert_int_equal(oq_strv_pushf(&v, &n, "%s-%d", "two", 2), OQ_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0], "one");
+    assert_string_equal(v[1], "two-2");
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static void test_arena(void **state)
+{
+    (void)state;
+    oq_arena a = {0};
+    double *d = oq_arena_alloc(&a, 16 * sizeof *d);
+    assert_non_null(d);
+    for (int i = 0; i < 16; i++) assert_true(d[i] == 0.0);
+    assert_int_equal((uintptr_t)d % _Alignof(max_align_t), 0);
+    assert_string_equal(oq_arena_strdup(&a, "name"), "name");
+    assert_string_equal(oq_arena_printf(&a, "%s (%d)", "x", 3), "x (3)");
+    assert_non_null(oq_arena_alloc(&a, 0));
+    oq_arena_clear(&a); /* everything at once: ASan's leak check counts the rest */
+    assert_null(a.head);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dynbuf_grows_and_keeps_text),
+        cmocka_unit_test(test_dynbuf_bytes_space_truncate),
+        cmocka_unit_test(test_dynbuf_max_refuses_and_keeps),
+        cmocka_unit_test(test_push_grows_zeroed_and_keeps),
+        cmocka_unit_test(test_strv),
+        cmocka_unit_test(test_arena),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
