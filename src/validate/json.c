@@ -777,15 +777,16 @@ oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_er
     return write_new(path, j, err);
 }
 
-static int configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)
+static oq_status configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)
 {
-    s->configs = calloc(json_array_size(a) + 1, sizeof *s->configs);
-    if (!s->configs) return 0;
+    if (!(s->configs = calloc(json_array_size(a) + 1, sizeof *s->configs)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < json_array_size(a); i++) {
-        if (oq_config_result_from_json(json_array_get(a, i), &s->configs[i], err)) return 0;
+        oq_status st = oq_config_result_from_json(json_array_get(a, i), &s->configs[i], err);
+        if (st) return st;
         s->n_configs++;
     }
-    return 1;
+    return OQ_OK;
 }
 
 static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *err)
@@ -800,7 +801,8 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     if (json_object_get(j, "plan")) ok = ok && plan_id_back(json_object_get(j, "plan"), s->plan_hash, &s->plan_description);
     ok = ok && batch_infos_back(json_object_get(j, "batches"), &s->batches, &s->n_batches);
     if (!ok) return oq_err_set(err, OQ_ERR_FORMAT, "its batches or plan cannot be read");
-    if (!configs_back(json_object_get(j, "configs"), s, err)) return err && err->status ? err->status : OQ_ERR_NOMEM;
+    oq_status st = configs_back(json_object_get(j, "configs"), s, err);
+    if (st) return st;
     s->exit_status = (int)json_integer_value(json_object_get(j, "exit_status"));
     s->plotted = json_object_get(j, "plots") != NULL;
     ok = strv_back(json_object_get(j, "plots"), &s->plots, &s->n_plots);

@@ -195,6 +195,17 @@ static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
            copy_strv(&d->advice, &d->n_advice, f->advice, f->n_advice, 1);
 }
 
+/* The items of `into` (nodes, execution providers) matched by `key` with those of `from` get
+ * their runs and time added. */
+#define ADD_RUNS(into, n_into, from, n_from, key)                                  \
+    for (size_t i_ = 0; i_ < (n_from); i_++)                                       \
+        for (size_t j_ = 0; j_ < (n_into); j_++)                                   \
+            if (!strcmp((into)[j_].key, (from)[i_].key)) {                         \
+                (into)[j_].runs += (from)[i_].runs;                                \
+                (into)[j_].us += (from)[i_].us;                                    \
+                break;                                                             \
+            }
+
 /* Runs and time per node and per execution provider add up; a failure anywhere fails. */
 static int merge_placement(oq_placement_result *p, oq_placement_result *f)
 {
@@ -209,22 +220,11 @@ static int merge_placement(oq_placement_result *p, oq_placement_result *f)
         p->error = f->error;
         f->error = NULL;
     }
-    for (size_t i = 0; p->placement && f->placement && i < f->placement->n_nodes; i++)
-        for (size_t j = 0; j < p->placement->n_nodes; j++) {
-            oq_placed_node *a = &p->placement->nodes[j], *b = &f->placement->nodes[i];
-            if (strcmp(a->name, b->name) != 0) continue;
-            a->runs += b->runs;
-            a->us += b->us;
-            break;
-        }
-    for (size_t i = 0; p->placement && f->placement && i < f->placement->n_eps; i++)
-        for (size_t j = 0; j < p->placement->n_eps; j++) {
-            oq_ep_total *a = &p->placement->eps[j], *b = &f->placement->eps[i];
-            if (strcmp(a->ep, b->ep) != 0) continue;
-            a->runs += b->runs;
-            a->us += b->us;
-            break;
-        }
+    oq_placement *to = p->placement, *from = f->placement;
+    if (to && from) {
+        ADD_RUNS(to->nodes, to->n_nodes, from->nodes, from->n_nodes, name);
+        ADD_RUNS(to->eps, to->n_eps, from->eps, from->n_eps, ep);
+    }
     p->report.passed = p->report.passed && f->report.passed;
     return copy_strv(&p->report.failures, &p->report.n_failures, f->report.failures, f->report.n_failures, 1) &&
            copy_strv(&p->report.notes, &p->report.n_notes, f->report.notes, f->report.n_notes, 1) &&

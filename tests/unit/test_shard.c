@@ -1,10 +1,11 @@
-/* Naming content and splitting plans: SHA-256 against the FIPS 180-4 examples, "I/N" parsing,
+/* Naming content and splitting plans: SHA-256 against the FIPS 180-4 examples, "I/N" parsing, the split,
  * reproducible .npz bytes (a plan names its batch files by hash), and the sbatch scripts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -98,6 +99,55 @@ static void test_shard_parse(void **state)
     assert_int_equal(oq_shard_by_parse("node"), -1);
 }
 
+/* Every item in exactly one shard, in order, the shards' sizes one apart at most. */
+static void test_shard_range(void **state)
+{
+    (void)state;
+    const size_t items[] = {0, 1, 4, 7, 1000003};
+    const int32_t counts[] = {1, 2, 3, 4, 50};
+    for (size_t a = 0; a < sizeof items / sizeof *items; a++)
+        for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+            size_t next = 0, smallest = (size_t)-1, largest = 0;
+            for (int32_t i = 0; i < counts[c]; i++) {
+                size_t lo, hi;
+                oq_shard_range(counts[c], i, items[a], &lo, &hi);
+                assert_int_equal(lo, next);
+                assert_true(hi >= lo);
+                next = hi;
+                smallest = hi - lo < smallest ? hi - lo : smallest;
+                largest = hi - lo > largest ? hi - lo : largest;
+            }
+            assert_int_equal(next, items[a]);
+            assert_true(largest - smallest <= 1);
+        }
+    size_t lo, hi;
+    oq_shard_range(3, 2, 4, &lo, &hi); /* 4 batches in 3 shards: 0 | 1 | 2,3 */
+    assert_int_equal(lo, 2);
+    assert_int_equal(hi, 4);
+}
+
+/* What a shard records of the SLURM task it runs in, and nothing outside SLURM. */
+static void test_slurm_task(void **state)
+{
+    (void)state;
+    oq_slurm_task t;
+    unsetenv("SLURM_JOB_ID");
+    setenv("SLURM_ARRAY_JOB_ID", "812", 1);
+    setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+    oq_slurm_task_current(&t);
+    assert_string_equal(t.job_id, "");
+    assert_string_equal(t.array_job_id, "812");
+    assert_string_equal(t.array_task_id, "3");
+    unsetenv("SLURM_ARRAY_JOB_ID");
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    char log[256];
+    oq_slurm_shard_log("/d", "812", 3, log, sizeof log);
+    assert_string_equal(log, "/d/slurm/shard-812_3.out");
+    oq_slurm_ids ids;
+    oq_err err = {0};
+    assert_int_equal(oq_slurm_jobs_read("/nonexistent", &ids, &err), OQ_ERR_NOT_FOUND);
+}
+
 static char *slurp(const char *path)
 {
     FILE *fp = fopen(path, "r");
@@ -144,7 +194,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_sha256_file),
         cmocka_unit_test(test_npz_reproducible), cmocka_unit_test(test_shard_parse),
-        cmocka_unit_test(test_slurm_scripts),
+        cmocka_unit_test(test_slurm_scripts), cmocka_unit_test(test_shard_range),
+        cmocka_unit_test(test_slurm_task),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
