@@ -4,8 +4,8 @@
 # the tool built by scripts/gpu-build.sh in $GPU_BUILD (default .gpu-build), the conformance set
 # in $CONF, and LD_LIBRARY_PATH with the build's lib/, $ORT and CUDA 13. Each step is logged;
 # a failing step does not stop the others (their exit codes are in OUTDIR/steps.txt).
-# STEPS="doctor conformance-cuda ..." runs only the sections named (default: all); the replay
-# needs validate-demo's batches.
+# STEPS="doctor conformance-cuda ... convert" runs only the sections named (default: all); the replay
+# needs validate-demo's batches; convert reads the fixtures from $FIXTURES (default tests/fixtures/torch).
 set -u
 OUT=${1:?usage: h200-evidence.sh OUTDIR}
 ORT=${ORT:-/tmp/ort}
@@ -98,7 +98,40 @@ step advice-disabled 120 $B validate $E --no-plots --ep-option sdpa_kernel=2 \
 for a in 1 2 3 4; do cp "$W/a$a/summary.json" "$OUT/advice-$a-summary.json"; done
 fi
 
-# 10. scale: per-batch costs at a production batch size (256 events, lengths 5..96), sharded in
+# 10. convert: each PyTorch fixture (tests/fixtures/torch) converted here to fused Attention-24 (fp16,
+#     nonpad_kv_seqlen or is_causal), checked on ORT CPU against PyTorch's outputs, then validated on
+#     CUDA with FLASH_ATTENTION expected on every attention node, dispatch required, teeth proven
+#     (MATH forced must fail) and nothing computed on CPU; then the latency of the export as ORT runs
+#     it against the converted model, on the same inputs (replay: first call and repeated calls).
+#     The opset-23 tx_encoder/mlpf_like exports are refused by ORT, so only their conversions run.
+if want convert; then
+FX=${FIXTURES:-tests/fixtures/torch}
+for case in tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18:features:mask \
+            mlpf_like:23:features:mask hand_attention:18:x:mask decoder_lm:18:input_ids:attention_mask \
+            decoder_lm:23:input_ids:attention_mask; do
+  IFS=: read -r fx op feat mask <<<"$case"
+  src="$FX/$fx/${fx}_op$op.onnx"; conv="$W/${fx}_op${op}_fast.onnx"; id="$fx-op$op"
+  batches="--inputs $FX/$fx/inputs_000.npz --inputs $FX/$fx/inputs_001.npz"
+  step convert-$id 120 $B convert "$src" -o "$conv" --force --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24 \
+    $batches --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" --ort-lib "$ORT/libonnxruntime.so"
+  cp "$conv" "$OUT/"
+  step convert-flash-$id 300 $B validate $E --no-plots --model "$conv" --features $feat --mask $mask $batches \
+    --configs cpu:model:fp32,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth --require-full-gpu \
+    --outdir "$W/flash-$id"
+  cp "$W/flash-$id/summary.json" "$OUT/convert-flash-$id-summary.json"
+  for which in export fast; do
+    model=$src; prec=fp32
+    [ $which = fast ] && model=$conv && prec=fp16
+    [ $which = export ] && [ $op = 23 ] && [ $fx != decoder_lm ] && continue
+    step convert-latency-$id-$which 300 $B replay $E --reference-ort-lib "$ORT/libonnxruntime.so" --ep cuda \
+      --model "$model" --features $feat --mask $mask $batches --precision $prec --warmup 3 --repeat 50 \
+      --outdir "$W/lat-$id-$which"
+    cp "$W/lat-$id-$which/summary.json" "$OUT/convert-latency-$id-$which-summary.json"
+  done
+done
+fi
+
+# 11. scale: per-batch costs at a production batch size (256 events, lengths 5..96), sharded in
 #     4 by batch and merged (as SLURM tasks would, here one after another on the one GPU), and
 #     the modelled time of 10^6 events x 20 configurations on 50 GPUs (docs/scale-out.md)
 if want scale; then

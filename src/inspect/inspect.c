@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 
@@ -15,6 +16,8 @@
 typedef struct ctx {
     int oom;
     const Onnx__GraphProto *g;
+    oq_gview *view;  /* for the attention matcher */
+    oq_symctx *sym;
 } ctx;
 
 static char *dupf(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -175,91 +178,40 @@ static char *onnx_attention_inputs(ctx *c, const Onnx__NodeProto *n)
     return dup0(c, buf);
 }
 
-static const Onnx__NodeProto *producer(const ctx *c, const char *value)
+/* The fusability verdict that follows the chain in the detail text. */
+static char *decomposed_detail(ctx *c, const oq_sdpa_match *m)
 {
-    for (size_t i = 0; i < c->g->n_node; i++)
-        for (size_t o = 0; o < c->g->node[i]->n_output; o++)
-            if (!strcmp(c->g->node[i]->output[o], value)) return c->g->node[i];
-    return NULL;
-}
-
-static int op_in(const Onnx__NodeProto *n, const char *const *ops)
-{
-    if (!is_default_domain(n->domain)) return 0;
-    for (; *ops; ops++)
-        if (!strcmp(n->op_type, *ops)) return 1;
-    return 0;
-}
-
-/* Walk back from `value` to a MatMul through score-side ops; the chain of op
- * types is appended to `path` (outermost last). */
-static const Onnx__NodeProto *matmul_before(const ctx *c, const char *value, int depth,
-                                            char *path, size_t cap)
-{
-    static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
-    const Onnx__NodeProto *n = producer(c, value);
-    if (!n || depth > 8) return NULL;
-    if (is_default_domain(n->domain) && !strcmp(n->op_type, "MatMul")) {
-        snprintf(path, cap, "MatMul '%s'", n->name ? n->name : "");
-        return n;
+    switch (m->verdict) {
+    case OQ_SDPA_FUSABLE:
+        return dupf(c, "%s; fusable: scale %.6g, %s%s%s", m->chain, m->scale,
+                    m->mask == OQ_SDPA_MASK_NONE  ? "no mask"
+                    : m->mask == OQ_SDPA_MASK_ADD ? "additive mask"
+                                                  : "Where mask",
+                    m->guard ? ", IsNaN guard" : "", m->kform == OQ_SDPA_KT_RESHAPE ? ", K^T by reshapes" : "");
+    case OQ_SDPA_NOT_ATTENTION:
+        return dupf(c, "%s; not attention: %s", m->chain, m->why);
+    default:
+        return dupf(c, "%s; not fusable: %s", m->chain, m->why);
     }
-    if (!op_in(n, pass)) return NULL;
-    for (size_t i = 0; i < n->n_input; i++) {
-        const Onnx__NodeProto *m = matmul_before(c, n->input[i], depth + 1, path, cap);
-        if (m) {
-            size_t w = strlen(path);
-            snprintf(path + w, cap - w, " -> %s", n->op_type);
-            return m;
-        }
-    }
-    return NULL;
 }
 
-/* Walk forward from `value` to a MatMul that takes it as first input. */
-static const Onnx__NodeProto *matmul_after(const ctx *c, const char *value, int depth, char *path,
-                                           size_t cap)
+static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
 {
-    static const char *const pass[] = {"Cast", "Where", "Mul", NULL};
-    if (depth > 4) return NULL;
-    for (size_t i = 0; i < c->g->n_node; i++) {
-        const Onnx__NodeProto *n = c->g->node[i];
-        for (size_t k = 0; k < n->n_input; k++) {
-            if (strcmp(n->input[k], value)) continue;
-            if (is_default_domain(n->domain) && !strcmp(n->op_type, "MatMul") && k == 0) {
-                snprintf(path, cap, " -> MatMul '%s'", n->name ? n->name : "");
-                return n;
-            }
-            if (op_in(n, pass) && n->n_output) {
-                int w = snprintf(path, cap, " -> %s", n->op_type);
-                if (w < 0 || (size_t)w >= cap) return NULL;
-                const Onnx__NodeProto *m =
-                    matmul_after(c, n->output[0], depth + 1, path + w, cap - (size_t)w);
-                if (m) return m;
-            }
-        }
-    }
-    return NULL;
-}
-
-static void find_decomposed(ctx *c, oq_model_info *mi, const Onnx__NodeProto *n)
-{
-    if (!is_default_domain(n->domain) || strcmp(n->op_type, "Softmax") || !n->n_input ||
-        !n->n_output)
-        return;
-    char before[1024], after[512];
-    if (!matmul_before(c, n->input[0], 0, before, sizeof before)) return;
-    if (!matmul_after(c, n->output[0], 0, after, sizeof after)) return;
+    const Onnx__NodeProto *n = c->g->node[idx];
+    oq_sdpa_match m;
+    if (!c->view || !oq_sdpa_match_softmax(c->view, c->sym, idx, &m)) return;
     oq_attention_info *a = new_attention(c, mi);
     if (!a) return;
     a->kind = dup0(c, "decomposed");
     a->domain = dup0(c, "");
     a->name = dup0(c, n->name);
     fill_attrs(c, a, n);
-    a->detail = dupf(c, "%s -> Softmax '%s'%s", before, n->name ? n->name : "", after);
+    a->detail = decomposed_detail(c, &m);
 }
 
-static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, const Onnx__NodeProto *n)
+static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size_t idx)
 {
+    const Onnx__NodeProto *n = c->g->node[idx];
     count_op(c, mi, n);
     int def = is_default_domain(n->domain);
     int ms = !def && !strcmp(n->domain, "com.microsoft");
@@ -285,7 +237,7 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, cons
         fill_attrs(c, a, n);
         a->detail = onnx_attn ? onnx_attention_inputs(c, n) : dupf(c, "inputs: %zu", n->n_input);
     }
-    find_decomposed(c, mi, n);
+    find_decomposed(c, mi, idx);
 }
 
 static oq_status not_onnx(oq_err *err, const char *name, const char *why)
@@ -309,7 +261,11 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
         onnx__model_proto__free_unpacked(m, NULL);
         return st;
     }
-    ctx c = {0, m->graph};
+    ctx c = {0, m->graph, NULL, NULL};
+    int64_t opset = 0;
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        if (is_default_domain(m->opset_import[i]->domain)) opset = m->opset_import[i]->version;
+    if (oq_gview_create(m->graph, opset, &c.view, NULL) || oq_symctx_create(c.view, &c.sym, NULL)) c.oom = 1;
     const Onnx__GraphProto *g = m->graph;
     mi->ir_version = m->ir_version;
     mi->producer_name = dup0(&c, m->producer_name);
@@ -338,8 +294,10 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
             add_warning(&c, mi, dupf(&c, "initializers with external data (not counted in bytes)"));
     }
     mi->n_nodes = g->n_node;
-    for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, g->node[i]);
+    for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, i);
     if (mi->n_ops) qsort(mi->ops, mi->n_ops, sizeof *mi->ops, cmp_ops);
+    oq_symctx_free(c.sym);
+    oq_gview_free(c.view);
     onnx__model_proto__free_unpacked(m, NULL);
     if (c.oom) {
         oq_model_info_free(mi);

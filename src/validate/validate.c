@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
 #include "validate/validate-impl.h"
@@ -380,6 +381,26 @@ static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* A model written by `ortqual convert` may compute its function only for valid-prefix masks
+ * and says so in its metadata (OQ_CONVERT_CONTRACT_KEY): the input it names is the mask,
+ * whatever detection would pick, so that every batch's check covers the tensor that input
+ * gets. A --mask naming another input contradicts the model and is refused. */
+static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, oq_err *err)
+{
+    int has;
+    char input[256];
+    oq_status st = oq_convert_read_contract(o->model_path, &has, input, sizeof input, err);
+    if (st || !has) return st;
+    if (o->mask_name && strcmp(o->mask_name, input))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s: --mask '%s', but the model's %s names input '%s' as its mask (valid prefixes only)",
+                          o->model_path, o->mask_name, OQ_CONVERT_CONTRACT_KEY, input);
+    snprintf(mask, n, "%s", input);
+    progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
+             input);
+    return OQ_OK;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -396,7 +417,8 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (st || o->kind != OQ_MODEL_USER) return st;
     snprintf(c->features, sizeof c->features, "%s", o->features_name ? o->features_name : "");
     snprintf(c->mask, sizeof c->mask, "%s", o->mask_name ? o->mask_name : "");
-    return oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, err);
+    st = contract_mask(o, c->mask, sizeof c->mask, err);
+    return st ? st : oq_validate_user_inputs(o->model_path, c->features, c->mask, sizeof c->features, err);
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)

@@ -144,6 +144,53 @@ static void test_microsoft_and_custom_domains(void **state)
     oq_model_info_free(mi);
 }
 
+/* The matcher shared with convert: which decomposed chains are attention, and why not. */
+static void test_fixture_chains(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        size_t n;
+        const char *detail;
+    } cases[] = {
+        {"mlpf_like/mlpf_like_op18.onnx", 2, "; fusable: scale 0.288675, additive mask, IsNaN guard, K^T by reshapes"},
+        {"tx_encoder/tx_encoder_op18.onnx", 2, "; fusable: scale 0.353553, additive mask, K^T by reshapes"},
+        {"hand_attention/hand_attention_op18.onnx", 1, "; fusable: scale 0.353553, Where mask, IsNaN guard"},
+        {"decoder_lm/decoder_lm_op18.onnx", 1, "; fusable: scale 0.353553, additive mask, IsNaN guard, K^T by reshapes"},
+        {"wrong_axis/wrong_axis_op18.onnx", 1,
+         "; not attention: softmax over axis 2 of 4 (the query axis), not over the keys (the last axis)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fixtures/torch/%s", OQ_SOURCE_DIR, cases[i].file);
+        oq_model_info *mi;
+        assert_int_equal(oq_model_inspect_file(path, &mi, NULL), OQ_OK);
+        assert_int_equal(mi->n_attention, cases[i].n);
+        for (size_t k = 0; k < mi->n_attention; k++) {
+            const char *d = mi->attention[k].detail;
+            size_t dl = strlen(d), cl = strlen(cases[i].detail);
+            assert_true(dl > cl);
+            assert_string_equal(d + dl - cl, cases[i].detail);
+        }
+        oq_model_info_free(mi);
+    }
+}
+
+/* Grouped-query heads give rank-5 scores: attention, but not in a form convert rewrites. */
+static void test_gqa_chain_not_fusable(void **state)
+{
+    (void)state;
+    oq_sdpa_config c;
+    oq_sdpa_config_default(&c);
+    c.kv_heads = 2;
+    oq_graph *g;
+    assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
+    oq_model_info *mi = inspect_graph(g);
+    assert_int_equal(mi->n_attention, 1);
+    assert_non_null(strstr(mi->attention[0].detail, "; not fusable: rank-5 scores (grouped-query heads)"));
+    oq_model_info_free(mi);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -178,6 +225,8 @@ int main(void)
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_fixture_chains),
+        cmocka_unit_test(test_gqa_chain_not_fusable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,174 @@
+/* Converting a PyTorch export into the form ONNX Runtime runs fast, with proof.
+ *
+ * On ORT's CUDA EP, flash attention runs only for an ONNX Attention-24 node with
+ * float16/bfloat16 Q, K, V and the padding given as `nonpad_kv_seqlen`, never
+ * with an `attn_mask`. torch.onnx.export writes decomposed chains (opsets
+ * 17-20) or Attention with a bool attn_mask [B,1,1,L] (opset 23, which ORT
+ * 1.29/1.30 refuse to run). The passes rewrite one into the other:
+ *
+ *   OQ_CONVERT_FUSE            each decomposed softmax(scale * Q K^T + mask) V chain
+ *                              (the shapes inspect lists as fusable) -> one Attention node
+ *   OQ_CONVERT_MASK_TO_SEQLEN  an attn_mask that is a key-padding mask of a [B, L] model
+ *                              input -> nonpad_kv_seqlen = ReduceSum(mask) (Attention-24);
+ *                              a causal mask -> is_causal = 1; causal AND key padding ->
+ *                              is_causal = 1 alone (the valid query rows only attend valid
+ *                              keys anyway; see docs/convert.md for why not nonpad_kv_seqlen)
+ *   OQ_CONVERT_EXPAND_MASK     a broadcast attn_mask -> [.., Lq, Lk] (what ORT requires)
+ *   attention_dtype            Q, K, V cast to float16/bfloat16 before each Attention, the
+ *                              output cast back; the rest of the model keeps its dtype
+ *   OQ_CONVERT_LOWER           each Attention -> its standard-op function body
+ *   OQ_CONVERT_DECOMPOSE_ELU   Elu -> Where(x > 0, x, alpha * (exp(min(x, 0)) - 1)): Elu-22 has
+ *                              no CUDA kernel in ORT 1.29. On by default when the output opset
+ *                              is 22 or more (keep_elu turns it off).
+ *   opset                      the default-domain opset is raised to `opset` (or the lowest
+ *                              the passes need: 23 for Attention, 24 for nonpad_kv_seqlen),
+ *                              refused naming the operator when one of the model's operators
+ *                              changed meaning between the two opsets.
+ * Every tensor the exporter declared keeps its value_info and every tensor a
+ * pass creates gets its type and shape (ORT's CUDA EP was seen to crash on
+ * Attention inputs without shapes).
+ *
+ * Every conversion is checked before it is written: the original and the
+ * converted model run on ORT CPU over the given input batches (or generated ones
+ * with a valid-prefix mask) and every output is compared on the valid elements
+ * (the mask's valid positions; all elements for outputs that are not [B, L, ...]).
+ * When ORT refuses the original (the opset-23 broadcast mask), its lowered form
+ * is the reference. Expected outputs (PyTorch's), when given, are compared too.
+ * A conversion that changes an output beyond tolerance is not written.
+ *
+ * A rewrite that is exact only for valid-prefix masks (nonpad_kv_seqlen; the
+ * causal rewrite) records that contract in the model's metadata under
+ * OQ_CONVERT_CONTRACT_KEY, so that validation can enforce it on every batch:
+ *
+ *     oq_convert_opts o;
+ *     oq_convert_opts_default(&o);
+ *     o.passes = OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
+ *     o.attention_dtype = OQ_DTYPE_FLOAT16;
+ *     o.opset = 24;
+ *     o.runtime = rt;                                   // from oq_runtime_load
+ *     oq_convert_report *r;
+ *     oq_status st = oq_convert_file("torch.onnx", "fast.onnx", 0, &o, &r, &err);
+ *     // OQ_OK: written; OQ_ERR_CHECK_FAILED: not written, r->failure says which output
+ *     // and element; other statuses: err says why (r may be NULL)
+ *     for (size_t i = 0; r && i < r->n_steps; i++)
+ *         printf("%s %s %s: %s\n", r->steps[i].pass, r->steps[i].action, r->steps[i].node,
+ *                r->steps[i].detail);
+ *     oq_convert_report_free(r);
+ *
+ * Errors: OQ_ERR_IO / OQ_ERR_FORMAT (the model file), OQ_ERR_INVALID_ARG (options),
+ * OQ_ERR_UNSUPPORTED (an operator changed meaning across the opsets; a requested
+ * rewrite refused, when refusals are not allowed), OQ_ERR_SHAPE / OQ_ERR_MASK (input
+ * batches that do not fit the model or break the mask contract), OQ_ERR_RUNTIME (ORT
+ * cannot run the reference or the converted model), OQ_ERR_CHECK_FAILED (outputs differ).
+ */
+#ifndef ORTQUAL_CONVERT_H
+#define ORTQUAL_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ortqual/compare.h"
+#include "ortqual/npz.h"
+#include "ortqual/runtime.h"
+#include "ortqual/status.h"
+#include "ortqual/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Model metadata key of the mask contract. Its value is a JSON object:
+ *   {"input": "<the [B, L] mask input>", "contract": "valid_prefix",
+ *    "nodes": ["<attention node>", ...]}
+ * meaning: every row of that input must be a prefix of ones (at least one)
+ * followed by zeros (oq_mask_check); the listed nodes compute the original
+ * function only then. */
+#define OQ_CONVERT_CONTRACT_KEY "ortqual.mask_contract"
+
+typedef enum oq_convert_pass {
+    OQ_CONVERT_FUSE = 1u << 0,
+    OQ_CONVERT_MASK_TO_SEQLEN = 1u << 1,
+    OQ_CONVERT_EXPAND_MASK = 1u << 2,
+    OQ_CONVERT_LOWER = 1u << 3,
+    OQ_CONVERT_DECOMPOSE_ELU = 1u << 4
+} oq_convert_pass;
+
+typedef struct oq_convert_opts {
+    unsigned passes;          /* OR of oq_convert_pass */
+    oq_dtype attention_dtype; /* OQ_DTYPE_FLOAT16 or OQ_DTYPE_BFLOAT16; UNDEFINED: unchanged */
+    int64_t opset;            /* output default-domain opset; 0: the lowest the passes need */
+    int keep_elu;             /* 1: no Elu decomposition unless OQ_CONVERT_DECOMPOSE_ELU is set */
+    int allow_refused;        /* 1: a rewrite refused somewhere is reported, not an error */
+    const char *mask_input;   /* the [B, L] mask input; NULL: the one the masks derive from */
+    /* the check (not used by oq_convert_plan) */
+    oq_runtime *runtime;      /* the ORT that runs both models on CPU */
+    size_t n_batches;         /* input batches; 0: two generated ones */
+    const oq_npz *const *inputs;   /* n_batches sets of tensors named like the model's inputs */
+    const oq_npz *const *expected; /* NULL, or n_batches sets named like its outputs */
+    const char *tolerances;   /* oq_tolerances_add specs over the default, which follows the
+                                 attention dtype (fp32, fp16 or bf16 preset); NULL: default */
+    uint64_t seed;            /* generated inputs */
+} oq_convert_opts;
+
+OQ_API void oq_convert_opts_default(oq_convert_opts *o);
+
+/* One line of the plan: what a pass did (or would do) at a node. */
+typedef struct oq_convert_step {
+    char *pass;   /* "fuse", "mask-to-seqlen", "expand-mask", "attention-dtype", "lower",
+                     "decompose-elu", "opset", "prune", "check" */
+    char *node;   /* the node concerned ("" for whole-model steps) */
+    char *action; /* "fused", "rewritten", "added", "removed", "refused", "skipped", "note" */
+    char *detail;
+} oq_convert_step;
+
+/* One output of one batch, compared. */
+typedef struct oq_convert_check {
+    size_t batch;
+    oq_compare_result vs_reference; /* converted vs original (or its lowered form) */
+    int has_expected;
+    oq_compare_result vs_expected;  /* converted vs the expected outputs */
+    oq_compare_result ref_vs_expected; /* the reference vs expected: how far ORT was to begin with */
+} oq_convert_check;
+
+typedef struct oq_convert_report {
+    char *model;              /* the input path (or name) */
+    int64_t opset_in, opset_out;
+    size_t n_steps;
+    oq_convert_step *steps;
+    size_t fused, refused;    /* attention chains fused; requested rewrites refused */
+    char *contract_input;     /* the mask input under the valid-prefix contract, or NULL */
+    char *reference;          /* "original", or "original, lowered: <why ORT refused it>" */
+    int generated_inputs;
+    size_t n_checks;
+    oq_convert_check *checks;
+    int checked;              /* the check ran to the end */
+    int passed;               /* ... and every comparison passed */
+    char *failure;            /* the first failing output and element, or NULL */
+} oq_convert_report;
+
+/* What the passes would do to `path`, node by node; nothing is run or written. */
+OQ_API oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out,
+                                 oq_err *err);
+/* The same for a model in memory; `name` labels messages. */
+OQ_API oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name,
+                                       const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
+
+/* Convert, check, and write `out_path` atomically (an existing file is refused
+ * unless `overwrite`). *out gets the report whenever the passes ran (also on
+ * OQ_ERR_CHECK_FAILED, when nothing is written). */
+OQ_API oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite,
+                                 const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
+
+OQ_API void oq_convert_report_free(oq_convert_report *r);
+/* The report as a JSON object (malloc'ed, NUL-terminated); NULL on allocation failure. */
+OQ_API char *oq_convert_report_json(const oq_convert_report *r);
+
+/* The mask contract a converted model records: *has = 1 and the mask input's
+ * name in `input` (cap bytes) when the model carries OQ_CONVERT_CONTRACT_KEY,
+ * *has = 0 otherwise. OQ_ERR_FORMAT when the entry is malformed. */
+OQ_API oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,242 @@
+/* ortqual convert IN.onnx -o OUT.onnx [passes]: rewrite a PyTorch export into the form ORT
+ * runs fast (fused Attention-24, nonpad_kv_seqlen, fp16 attention), checked before written. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ortqual/convert.h"
+#include "ortqual/npz.h"
+
+const char cmd_convert_summary[] = "rewrite a PyTorch export into fused Attention-24 (checked before written)";
+
+static const char head[] =
+"usage: ortqual convert IN.onnx -o OUT.onnx [passes] [check options]\n"
+"       ortqual convert IN.onnx --plan [passes]\n"
+"\n"
+"On ORT's CUDA EP flash attention runs only for an ONNX Attention-24 node with fp16 Q/K/V\n"
+"and the padding given as nonpad_kv_seqlen. torch.onnx.export never writes that: at opsets\n"
+"17-20 it writes decomposed chains (MatMul, Mul, Add/Where, Softmax, MatMul), at opset 23\n"
+"an Attention with a bool attn_mask [B,1,1,L] that ORT 1.29/1.30 refuse to run. The passes\n"
+"rewrite one into the other; each can be chosen alone.\n";
+
+static const char foot[] =
+"\n"
+"exit status: 0 written (or planned), 1 the check failed or a rewrite was refused (nothing\n"
+"written), 2 usage or input error, 3 runtime error.\n"
+"\n"
+"examples:\n"
+"  ortqual convert torch_op18.onnx -o fast.onnx --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24\n"
+"  ortqual convert torch_op23.onnx -o fast.onnx --mask-to-seqlen --attention-dtype fp16 --opset 24 \\\n"
+"      --inputs io.npz --expected io.npz\n"
+"  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
+"  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n";
+
+struct convert_args {
+    oq_convert_opts o;
+    struct oq_cli_runtime cr;
+    const char *in, *out, *dtype;
+    int fuse, seqlen, expand, lower, elu;
+    oq_cli_list inputs, expected, tolerances;
+    char *tolerance_text;
+    int plan, force, json;
+};
+
+/* The flags and strings of the table into the library's options. */
+static int check_args(struct convert_args *a)
+{
+    a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
+                   (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
+                   (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0);
+    if (a->dtype) {
+        a->o.attention_dtype = oq_dtype_parse(a->dtype);
+        if (a->o.attention_dtype != OQ_DTYPE_FLOAT16 && a->o.attention_dtype != OQ_DTYPE_BFLOAT16) {
+            fprintf(stderr, "ortqual convert: --attention-dtype '%s': fp16 or bf16\n", a->dtype);
+            return -1;
+        }
+    }
+    if (!a->plan && !a->out) {
+        fprintf(stderr, "ortqual convert: -o OUT.onnx is required (or --plan)\n");
+        return -1;
+    }
+    if (a->expected.n && a->expected.n != a->inputs.n) {
+        fprintf(stderr, "ortqual convert: %zu --expected files for %zu --inputs: give one per batch\n",
+                a->expected.n, a->inputs.n);
+        return -1;
+    }
+    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
+    a->o.tolerances = a->tolerance_text;
+    return 0;
+}
+
+static int parse(struct convert_args *a, int argc, char **argv)
+{
+    oq_convert_opts *o = &a->o;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("passes:"),
+        OQ_OPT_FLAG("fuse", &a->fuse,
+                    "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
+                    "(chains that are not attention, e.g. a softmax over the query axis,\n"
+                    "are left alone; 'ortqual inspect' shows which chains qualify)"),
+        OQ_OPT_FLAG("mask-to-seqlen", &a->seqlen,
+                    "an attn_mask that is the key padding of a [B,L] input ->\n"
+                    "nonpad_kv_seqlen = ReduceSum(mask) (Attention-24); a causal mask ->\n"
+                    "is_causal=1; causal AND key padding -> is_causal=1 alone. Exact for\n"
+                    "valid-prefix masks: the model records that contract in its metadata\n"
+                    "(ortqual.mask_contract) and validate and replay enforce it"),
+        OQ_OPT_FLAG("expand-mask", &a->expand, "a broadcast attn_mask [..,1,L] -> [..,Lq,L], which ORT requires"),
+        OQ_OPT_STRING("attention-dtype", "fp16|bf16", &a->dtype,
+                      "Q, K, V cast before each Attention, the output back; the\n"
+                      "rest of the model keeps its dtype"),
+        OQ_OPT_FLAG("lower", &a->lower, "each Attention -> its standard-op function body (older runtimes)"),
+        OQ_OPT_FLAG("decompose-elu", &a->elu,
+                    "Elu -> Where(x>0, x, exp(min(x,0))-1); on by default when the output\n"
+                    "opset is >= 22 (Elu-22 has no CUDA kernel in ORT 1.29)"),
+        OQ_OPT_FLAG("keep-elu", &o->keep_elu, "no Elu decomposition unless --decompose-elu"),
+        OQ_OPT_NUMBER("opset", "N", &o->opset, 13, 24,
+                      "the output ai.onnx opset (default: the lowest the passes need, 23 for\n"
+                      "Attention, 24 for nonpad_kv_seqlen); refused, naming the operator,\n"
+                      "when an operator of the model changed meaning between the opsets"),
+        OQ_OPT_FLAG("plan", &a->plan, "print what would change, node by node; run and write nothing"),
+        OQ_OPT_FLAG("allow-refused", &o->allow_refused, "write even when a requested rewrite was refused somewhere"),
+        OQ_OPT_GROUP("check (every conversion is checked before it is written: the original and the converted\n"
+                     "model run on ORT CPU and every output is compared on the valid elements; when ORT refuses\n"
+                     "the original, its --lower'ed form is the reference):"),
+        OQ_OPT_LIST("inputs", "FILE.npz", &a->inputs,
+                    "a batch, members named like the model's inputs; repeatable\n"
+                    "(default: two generated batches with valid-prefix masks)"),
+        OQ_OPT_LIST("expected", "FILE.npz", &a->expected, "PyTorch's outputs for the --inputs of the same rank; repeatable"),
+        OQ_OPT_STRING("mask", "NAME", &o->mask_input, "the [B,L] mask input (default: the one the masks derive from)"),
+        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
+                    "'rtol=..,atol=..', a preset (fp32, fp16, bf16) or 'OUT:SPEC';\n"
+                    "repeatable (default: the preset of the attention dtype)"),
+        OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "generated inputs (1)"),
+        OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &a->cr, OQ_CLI_ORT_LIB_HELP),
+        OQ_OPT_GROUP("output:"),
+        {OQ_OPTK_STRING, "output", 'o', "OUT.onnx", "the converted model (written atomically)", &a->out},
+        OQ_OPT_FLAG("force", &a->force, "overwrite an existing OUT.onnx"),
+        OQ_OPT_FLAG("json", &a->json, "the report as JSON on stdout"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"convert", head, foot, opts, OQ_CLI_OPERANDS};
+    int first = argc;
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc;
+    if (first != argc - 1) {
+        fprintf(stderr, "ortqual convert: expected one IN.onnx (see --help)\n");
+        return -1;
+    }
+    a->in = argv[first];
+    return check_args(a);
+}
+
+static int exit_for(oq_status st)
+{
+    switch (st) {
+    case OQ_OK: return OQ_EXIT_OK;
+    case OQ_ERR_CHECK_FAILED:
+    case OQ_ERR_UNSUPPORTED: return OQ_EXIT_FAIL;
+    case OQ_ERR_RUNTIME:
+    case OQ_ERR_NOMEM: return OQ_EXIT_RUNTIME;
+    default: return OQ_EXIT_USAGE;
+    }
+}
+
+static void print_report(const struct convert_args *a, const oq_convert_report *r)
+{
+    printf("convert %s%s%s", a->in, a->out && !a->plan ? " -> " : "", a->out && !a->plan ? a->out : "");
+    if (r->opset_out) printf(" (opset %lld -> %lld)", (long long)r->opset_in, (long long)r->opset_out);
+    printf("\n");
+    for (size_t i = 0; i < r->n_steps; i++) {
+        const oq_convert_step *s = &r->steps[i];
+        printf("  %-16s %-10s %s%s%s\n", s->pass, s->action, s->node, *s->node ? ": " : "", s->detail);
+    }
+    if (r->reference)
+        printf("check: reference = %s; %s inputs\n", r->reference, r->generated_inputs ? "generated" : "given");
+    for (size_t i = 0; i < r->n_checks; i++) {
+        char line[1024];
+        const oq_convert_check *c = &r->checks[i];
+        printf("  batch %zu vs reference  %s\n", c->batch, oq_compare_result_str(&c->vs_reference, line, sizeof line));
+        if (c->has_expected) {
+            printf("  batch %zu vs expected   %s\n", c->batch, oq_compare_result_str(&c->vs_expected, line, sizeof line));
+            printf("  batch %zu (reference vs expected, for scale: max_abs=%.3g)\n", c->batch, c->ref_vs_expected.max_abs);
+        }
+    }
+}
+
+/* Every file of `l` read into z[0..l->n). */
+static oq_status read_all(const oq_cli_list *l, oq_npz **z, oq_err *err)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        oq_status st = oq_npz_read(l->v[i], &z[i], err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+static void free_all(oq_npz **z, size_t n)
+{
+    for (size_t i = 0; z && i < n; i++) oq_npz_free(z[i]);
+    free(z);
+}
+
+static void print_result(const struct convert_args *a, const oq_convert_report *r, oq_status st, const oq_err *err)
+{
+    if (r && a->json) {
+        char *s = oq_convert_report_json(r);
+        if (s) printf("%s\n", s);
+        free(s);
+    } else if (r) {
+        print_report(a, r);
+    }
+    if (st) fprintf(stderr, "ortqual convert: %s\n", err->msg);
+    else if (!a->json && a->plan) printf("plan only: nothing written\n");
+    else if (!a->json) printf("written: %s\n", a->out);
+}
+
+/* Read the batches, load ORT, convert, check and write. */
+static int convert(struct convert_args *a)
+{
+    oq_err err = {0};
+    oq_convert_report *r = NULL;
+    oq_runtime *rt = NULL;
+    oq_status st;
+    int rc = OQ_EXIT_OK;
+    oq_npz **in = calloc(a->inputs.n + 1, sizeof *in), **ex = calloc(a->expected.n + 1, sizeof *ex);
+    if (!in || !ex) {
+        st = oq_err_set(&err, OQ_ERR_NOMEM, "out of memory");
+    } else if (a->plan) {
+        st = oq_convert_plan(a->in, &a->o, &r, &err);
+    } else {
+        st = read_all(&a->inputs, in, &err);
+        if (!st) st = read_all(&a->expected, ex, &err);
+        if (!st && (rc = oq_cli_runtime_open(&a->cr, &rt))) goto done;
+        a->o.runtime = rt;
+        a->o.n_batches = a->inputs.n;
+        a->o.inputs = (const oq_npz *const *)in;
+        a->o.expected = a->expected.n ? (const oq_npz *const *)ex : NULL;
+        if (!st) st = oq_convert_file(a->in, a->out, a->force, &a->o, &r, &err);
+    }
+    print_result(a, r, st, &err);
+    rc = exit_for(st);
+done:
+    oq_convert_report_free(r);
+    oq_runtime_free(rt);
+    free_all(in, a->inputs.n);
+    free_all(ex, a->expected.n);
+    return rc;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    static struct convert_args a;
+    memset(&a, 0, sizeof a);
+    oq_convert_opts_default(&a.o);
+    int rc = parse(&a, argc, argv);
+    rc = rc > 0 ? OQ_EXIT_OK : rc < 0 ? OQ_EXIT_USAGE : convert(&a);
+    oq_cli_list_clear(&a.inputs);
+    oq_cli_list_clear(&a.expected);
+    oq_cli_list_clear(&a.tolerances);
+    free(a.tolerance_text);
+    oq_cli_runtime_clear(&a.cr);
+    return rc;
+}

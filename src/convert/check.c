@@ -1,0 +1,461 @@
+/* Every conversion is checked before it is written: the reference (the original,
+ * or its lowered form when ORT refuses it) and the converted model run on ORT CPU
+ * over the same batches, and every output is compared on the valid elements. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/convert-impl.h"
+#include "ortqual/events.h"
+#include "ortqual/mask.h"
+
+/* One batch: the model inputs, the mask's lengths, the expected outputs (or NULL). */
+typedef struct batch {
+    oq_tensor **in;   /* borrowed from the caller's npz, or owned when generated */
+    size_t n_in;
+    int owned;
+    int64_t *lengths; /* NULL without a mask input */
+    const oq_npz *expected;
+    const char *label; /* for messages */
+} batch;
+
+typedef struct checker {
+    cv_ctx *c;
+    cv_model *ref;
+    const oq_gview *v;  /* of the reference */
+    const char *mask;   /* the mask input, or NULL */
+    batch b[64];
+    size_t nb;
+    oq_tolerances *tol;
+} checker;
+
+/* ---- inputs ----------------------------------------------------------------------- */
+
+static const Onnx__TypeProto__Tensor *input_type(const Onnx__ValueInfoProto *vi)
+{
+    return vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? vi->type->tensor_type : NULL;
+}
+
+/* The contract's input, else the user's, else the one rank-2 input named like a mask. */
+static const char *find_mask(checker *k)
+{
+    if (k->c->contract_input) return k->c->contract_input;
+    if (k->c->o->mask_input) return k->c->o->mask_input;
+    const Onnx__GraphProto *g = k->ref->orig->graph;
+    const char *found = NULL;
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__TypeProto__Tensor *t = input_type(g->input[i]);
+        char low[256];
+        size_t j = 0;
+        for (; g->input[i]->name[j] && j + 1 < sizeof low; j++) low[j] = (char)tolower((unsigned char)g->input[i]->name[j]);
+        low[j] = 0;
+        if (oq_gview_initializer(k->v, g->input[i]->name) || !t || !t->shape || t->shape->n_dim != 2 || !strstr(low, "mask"))
+            continue;
+        if (found) return NULL; /* two candidates: no guess */
+        found = g->input[i]->name;
+    }
+    return found;
+}
+
+/* Uniform in [-1, 1). */
+static double uniform(oq_rng *s)
+{
+    return (double)(oq_rng_next(s) >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+/* The size a generated batch gives a dimension. */
+static int64_t dim_value(const Onnx__TensorShapeProto__Dimension *d, const char *bsym, const char *lsym, int64_t B,
+                         int64_t L, int64_t other)
+{
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) return d->dim_value;
+    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !d->dim_param) return -1;
+    if (bsym && !strcmp(d->dim_param, bsym)) return B;
+    if (lsym && !strcmp(d->dim_param, lsym)) return L;
+    return other;
+}
+
+/* An index input's range from the table it gathers from: [0, rows). */
+static int64_t gather_rows(checker *k, const char *input)
+{
+    const Onnx__GraphProto *g = oq_gview_graph(k->v);
+    for (size_t i = 0, n = oq_gview_consumer_count(k->v, input); i < n; i++) {
+        const Onnx__NodeProto *c = g->node[oq_gview_consumer(k->v, input, i)];
+        const Onnx__TensorProto *t = oq_node_is(c, "Gather") && c->n_input == 2 && !strcmp(c->input[1], input)
+                                         ? oq_gview_initializer(k->v, c->input[0]) : NULL;
+        if (t && t->n_dims >= 1 && oq_node_attr_int(c, "axis", 0) == 0) return t->dims[0];
+    }
+    return -1;
+}
+
+static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int64_t *len, int64_t B, int64_t L,
+                           int64_t other, oq_rng *rng, oq_tensor **out, oq_err *err)
+{
+    const Onnx__TypeProto__Tensor *t = input_type(vi);
+    const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
+    const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? mt->shape->dim[0]->dim_param : NULL;
+    const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? mt->shape->dim[1]->dim_param : NULL;
+    if (!t || !t->shape || t->shape->n_dim > OQ_MAX_DIMS)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s' has no tensor shape to generate values for: give --inputs", vi->name);
+    int64_t shape[OQ_MAX_DIMS];
+    int32_t r = (int32_t)t->shape->n_dim;
+    for (int32_t i = 0; i < r; i++) {
+        shape[i] = dim_value(t->shape->dim[i], bsym, lsym, B, L, other);
+        if (shape[i] < 0)
+            return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s': dimension %d has no size or name: give --inputs",
+                              vi->name, (int)i);
+    }
+    oq_dtype dt = (oq_dtype)t->elem_type;
+    if (k->mask && !strcmp(vi->name, k->mask)) {
+        oq_status st = oq_mask_make(len, shape[0], shape[1], dt, out, err);
+        if (!st) st = oq_tensor_set_name(*out, vi->name, err);
+        return st;
+    }
+    int64_t rows = dt == OQ_DTYPE_INT64 || dt == OQ_DTYPE_INT32 ? gather_rows(k, vi->name) : 0;
+    if (!oq_dtype_is_float(dt) && rows <= 0)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "cannot generate values for %s input '%s' (no table it indexes): "
+                          "give --inputs", oq_dtype_name(dt), vi->name);
+    oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
+    if (st) return st;
+    /* [B, L, ...] inputs are zero on padding, as exporters' sanitized inputs are */
+    int padded = r >= 2 && bsym && lsym && t->shape->dim[0]->dim_param && t->shape->dim[1]->dim_param &&
+                 !strcmp(t->shape->dim[0]->dim_param, bsym) && !strcmp(t->shape->dim[1]->dim_param, lsym);
+    int64_t inner = 1, n = oq_tensor_numel(*out);
+    for (int32_t i = 2; i < r; i++) inner *= shape[i];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t b = r >= 2 ? i / (shape[1] * inner) : 0, l = r >= 2 ? (i / inner) % shape[1] : 0;
+        double x = rows > 0 ? (double)oq_rng_uniform_int(rng, 0, rows - 1) : uniform(rng) + uniform(rng) + uniform(rng);
+        oq_tensor_set_f64(*out, i, padded && l >= len[b] ? 0 : x);
+    }
+    return OQ_OK;
+}
+
+static oq_status generate(checker *k, oq_err *err)
+{
+    static const int64_t Bs[2] = {3, 2}, Ls[2] = {16, 7}, others[2] = {4, 3};
+    const Onnx__GraphProto *g = k->ref->orig->graph;
+    oq_rng rng;
+    oq_rng_seed(&rng, k->c->o->seed, 0);
+    for (size_t bi = 0; bi < 2; bi++) {
+        batch *b = &k->b[k->nb++];
+        int64_t B = Bs[bi], L = Ls[bi];
+        const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
+        if (mt && mt->shape && mt->shape->n_dim == 2) { /* a fixed mask shape wins */
+            int64_t fb = dim_value(mt->shape->dim[0], NULL, NULL, 0, 0, B), fl = dim_value(mt->shape->dim[1], NULL, NULL, 0, 0, L);
+            B = fb > 0 ? fb : B;
+            L = fl > 0 ? fl : L;
+        }
+        b->owned = 1;
+        b->label = bi ? "generated batch 1" : "generated batch 0";
+        b->in = calloc(g->n_input + 1, sizeof *b->in);
+        b->lengths = calloc((size_t)B, sizeof *b->lengths);
+        if (!b->in || !b->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < B; i++) b->lengths[i] = L - (i * L) / B > 0 ? L - (i * L) / B : 1;
+        if (!k->mask) {
+            free(b->lengths);
+            b->lengths = NULL;
+        }
+        for (size_t i = 0; i < g->n_input; i++) {
+            if (oq_gview_initializer(k->v, g->input[i]->name)) continue;
+            oq_status st = gen_input(k, g->input[i], b->lengths, B, L, others[bi], &rng, &b->in[b->n_in], err);
+            if (st) return oq_err_prefix(err, "%s: ", k->ref->name);
+            b->n_in++;
+        }
+    }
+    k->c->r->generated_inputs = 1;
+    return OQ_OK;
+}
+
+/* The given batches: every model input by name (other members, such as outputs, are ignored). */
+static oq_status given(checker *k, oq_err *err)
+{
+    const oq_convert_opts *o = k->c->o;
+    const Onnx__GraphProto *g = k->ref->orig->graph;
+    if (o->n_batches > sizeof k->b / sizeof *k->b)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "at most %zu input batches", sizeof k->b / sizeof *k->b);
+    for (size_t bi = 0; bi < o->n_batches; bi++) {
+        batch *b = &k->b[k->nb++];
+        const oq_npz *z = o->inputs[bi];
+        b->label = z->path ? z->path : "inputs";
+        b->expected = o->expected ? o->expected[bi] : NULL;
+        b->in = calloc(g->n_input + 1, sizeof *b->in);
+        if (!b->in) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < g->n_input; i++) {
+            const char *name = g->input[i]->name;
+            if (oq_gview_initializer(k->v, name)) continue;
+            const oq_tensor *t = oq_npz_get(z, name);
+            if (!t) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no member '%s' for the model input of that name", b->label, name);
+            b->in[b->n_in++] = (oq_tensor *)t;
+        }
+    }
+    return OQ_OK;
+}
+
+/* Lengths from the mask input, every batch checked against the contract. */
+static oq_status lengths(checker *k, oq_err *err)
+{
+    for (size_t bi = 0; k->mask && bi < k->nb; bi++) {
+        batch *b = &k->b[bi];
+        if (b->lengths) continue;
+        const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)b->in, b->n_in, k->mask);
+        if (!m || m->ndim != 2)
+            return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask input '%s' must be [B, L]", b->label, k->mask);
+        b->lengths = calloc((size_t)m->shape[0] + 1, sizeof *b->lengths);
+        if (!b->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        oq_status st = oq_mask_check(m, NULL, b->lengths, err);
+        if (st) return oq_err_prefix(err, "%s: input '%s': ", b->label, k->mask);
+    }
+    return OQ_OK;
+}
+
+static void free_batches(checker *k)
+{
+    for (size_t i = 0; i < k->nb; i++) {
+        if (k->b[i].owned)
+            for (size_t j = 0; j < k->b[i].n_in; j++) oq_tensor_free(k->b[i].in[j]);
+        free(k->b[i].in);
+        free(k->b[i].lengths);
+    }
+}
+
+/* ---- running -------------------------------------------------------------------------- */
+
+static oq_status open_session(oq_runtime *rt, cv_model *m, oq_session **s, oq_err *err)
+{
+    uint8_t *buf;
+    size_t len;
+    oq_status st = cv_serialize(m, &buf, &len, err);
+    if (st) return st;
+    oq_session_opts so = {0};
+    so.intra_op_threads = 1;
+    st = oq_session_create(rt, NULL, buf, len, &so, s, err);
+    free(buf);
+    return st;
+}
+
+static oq_status run(oq_session *s, const batch *b, size_t *n_out, oq_tensor ***out, oq_err *err)
+{
+    return oq_session_run(s, b->n_in, b->in, n_out, out, err);
+}
+
+/* One line of an ORT message: the node it names and what follows ORT_ENFORCE's
+ * "... was false." (else its "Status Message:"), without the C++ signature. */
+static void short_reason(const char *msg, char *out, size_t n)
+{
+    const char *node = strstr(msg, "Name:'"), *s = msg, *p;
+    for (p = msg; (p = strstr(p, " was false. ")); p++) s = p + 12;
+    if (s == msg && (p = strstr(msg, "Status Message: "))) s = p + 16;
+    const char *nl = strchr(s, '\n');
+    int len = (int)(nl ? (size_t)(nl - s) : strlen(s));
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\r')) len--;
+    if (node) {
+        node += 6;
+        const char *q = strchr(node, '\'');
+        snprintf(out, n, "node '%.*s': %.*s", q ? (int)(q - node) : 0, node, len < 300 ? len : 300, s);
+    } else {
+        snprintf(out, n, "%.*s", len < 300 ? len : 300, s);
+    }
+}
+
+/* The reference session: the original, or its lowered form when ORT refuses it. */
+static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
+{
+    oq_runtime *rt = k->c->o->runtime;
+    size_t n_out;
+    oq_tensor **out;
+    oq_err e1 = {0};
+    oq_status st = open_session(rt, k->ref, s, &e1);
+    if (!st) {
+        st = run(*s, &k->b[0], &n_out, &out, &e1);
+        if (!st) oq_tensors_free(out, n_out);
+        else oq_session_free(*s);
+    }
+    if (!st) {
+        k->c->r->reference = strdup("original");
+        return OQ_OK;
+    }
+    char why[320];
+    short_reason(e1.msg, why, sizeof why);
+    cv_model *low;
+    st = cv_model_clone(k->ref, &low, err);
+    if (st) return st;
+    oq_convert_report scratch = {0};
+    cv_ctx lc = {k->c->o, &scratch, NULL, NULL, 0};
+    st = cv_pass_lower(&lc, low, err);
+    if (!st) cv_prune(low);
+    if (!st) st = cv_toposort(low, err);
+    oq_err e2 = {0};
+    if (!st && scratch.refused) {
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original (%s) and it cannot be lowered (%s)",
+                        k->ref->name, why, scratch.n_steps ? scratch.steps[0].detail : "?");
+    } else if (!st && (open_session(rt, low, s, &e2) || run(*s, &k->b[0], &n_out, &out, &e2))) {
+        char why2[320];
+        short_reason(e2.msg, why2, sizeof why2);
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT runs neither the original (%s) nor its lowered form (%s)",
+                        k->ref->name, why, why2);
+    } else if (!st) {
+        oq_tensors_free(out, n_out);
+        char *r = NULL;
+        if (asprintf(&r, "original, lowered (ORT refused it: %s)", why) < 0) r = NULL;
+        k->c->r->reference = r;
+    }
+    cv_report_clear(&scratch);
+    cv_model_free(low);
+    return st;
+}
+
+/* ---- comparing ------------------------------------------------------------------------- */
+
+/* Is output `name` laid out [B, L, ...] like the mask (declared dims, else the runtime shape)? */
+static int per_position(checker *k, const char *name, const oq_tensor *t, const batch *b)
+{
+    const Onnx__TypeProto__Tensor *ot = input_type(oq_gview_value_info(k->v, name));
+    const Onnx__TypeProto__Tensor *mt = input_type(oq_gview_value_info(k->v, k->mask));
+    if (ot && ot->shape && ot->shape->n_dim >= 2 && mt && mt->shape && mt->shape->n_dim == 2) {
+        int same = 1;
+        for (int i = 0; i < 2; i++) {
+            const Onnx__TensorShapeProto__Dimension *a = ot->shape->dim[i], *m = mt->shape->dim[i];
+            same &= a->value_case == m->value_case &&
+                    (a->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                         ? a->dim_param && m->dim_param && !strcmp(a->dim_param, m->dim_param)
+                         : a->dim_value == m->dim_value);
+        }
+        return same;
+    }
+    const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)b->in, b->n_in, k->mask);
+    return t->ndim >= 2 && m && t->shape[0] == m->shape[0] && t->shape[1] == m->shape[1];
+}
+
+static int padding_zero(const oq_tensor *t, const int64_t *len)
+{
+    int64_t inner = 1;
+    for (int32_t i = 2; i < t->ndim; i++) inner *= t->shape[i];
+    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++)
+        if ((i / inner) % t->shape[1] >= len[i / (t->shape[1] * inner)] && oq_tensor_get_f64(t, i) != 0) return 0;
+    return 1;
+}
+
+/* Compare any two tensors: floats with the tolerance, others exactly (as float64). */
+static oq_status compare(const oq_tensor *got, const oq_tensor *want, oq_compare_opts *o, oq_compare_result *res,
+                         oq_err *err)
+{
+    if (oq_dtype_is_float(got->dtype) && oq_dtype_is_float(want->dtype)) return oq_compare_tensors(got, want, o, res, err);
+    oq_tensor *a = NULL, *b = NULL;
+    oq_status st = oq_tensor_convert(got, OQ_DTYPE_FLOAT64, &a, err);
+    if (!st) st = oq_tensor_convert(want, OQ_DTYPE_FLOAT64, &b, err);
+    if (!st) st = oq_tensor_set_name(a, got->name, err);
+    oq_compare_opts exact = *o;
+    exact.tol = (oq_tolerance){0, 0};
+    if (!st) st = oq_compare_tensors(a, b, &exact, res, err);
+    oq_tensor_free(a);
+    oq_tensor_free(b);
+    return st;
+}
+
+static void note_failure(checker *k, size_t bi, const char *what, const oq_compare_result *res)
+{
+    if (k->c->r->failure) return;
+    char line[900];
+    oq_compare_result_str(res, line, sizeof line);
+    if (asprintf(&k->c->r->failure, "%s, output '%s' %s: %s", k->b[bi].label, res->name, what, line) < 0)
+        k->c->r->failure = NULL;
+}
+
+static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor **conv, size_t n_out, oq_err *err)
+{
+    oq_convert_report *r = k->c->r;
+    const batch *b = &k->b[bi];
+    for (size_t i = 0; i < n_out; i++) {
+        oq_convert_check *ck = OQ_PUSH(r->checks, r->n_checks);
+        if (!ck) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        ck->batch = bi;
+        const char *name = ref[i]->name;
+        oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+        o.tol = oq_tolerances_get(k->tol, name);
+        o.lengths = b->lengths && per_position(k, name, ref[i], b) ? b->lengths : NULL;
+        o.check_padding = o.lengths && padding_zero(ref[i], o.lengths);
+        oq_status st = compare(conv[i], ref[i], &o, &ck->vs_reference, err);
+        if (st) {
+            r->n_checks--;
+            return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
+        }
+        if (!ck->vs_reference.passed) note_failure(k, bi, "differs from the reference", &ck->vs_reference);
+        const oq_tensor *want = b->expected ? oq_npz_get(b->expected, name) : NULL;
+        if (b->expected && !want)
+            return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no member '%s' for the model output of that name",
+                              b->expected->path ? b->expected->path : "expected outputs", name);
+        if (!want) continue;
+        ck->has_expected = 1;
+        st = compare(conv[i], want, &o, &ck->vs_expected, err);
+        if (!st) st = compare(ref[i], want, &o, &ck->ref_vs_expected, err);
+        if (st) return oq_err_prefix(err, "%s: expected output '%s': ", b->expected->path ? b->expected->path : "", name);
+        if (!ck->vs_expected.passed) note_failure(k, bi, "differs from the expected outputs", &ck->vs_expected);
+    }
+    return OQ_OK;
+}
+
+static oq_status compare_all(checker *k, oq_session *ref, oq_session *conv, oq_err *err)
+{
+    for (size_t bi = 0; bi < k->nb; bi++) {
+        size_t n_ref, n_conv;
+        oq_tensor **a = NULL, **b = NULL;
+        oq_status st = run(ref, &k->b[bi], &n_ref, &a, err);
+        if (st) return oq_err_prefix(err, "%s: the reference: ", k->b[bi].label);
+        oq_err e = {0};
+        if (run(conv, &k->b[bi], &n_conv, &b, &e)) {
+            oq_tensors_free(a, n_ref);
+            char why[320];
+            short_reason(e.msg, why, sizeof why);
+            if (asprintf(&k->c->r->failure, "%s: ORT CPU cannot run the converted model: %s%s", k->b[bi].label, why,
+                         strstr(why, "inconsistent q_sequence_length")
+                             ? " (its attn_mask broadcasts over the queries: add --expand-mask or --mask-to-seqlen)"
+                             : "") < 0)
+                k->c->r->failure = NULL;
+            return OQ_ERR_CHECK_FAILED;
+        }
+        st = n_ref == n_conv ? compare_batch(k, bi, a, b, n_ref, err)
+                             : oq_err_set(err, OQ_ERR_SHAPE, "the converted model has %zu outputs, the original %zu", n_conv, n_ref);
+        oq_tensors_free(a, n_ref);
+        oq_tensors_free(b, n_conv);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *err)
+{
+    const oq_convert_opts *o = c->o;
+    if (!o->runtime) return oq_err_set(err, OQ_ERR_INVALID_ARG, "convert: no runtime to check the conversion with");
+    checker k = {.c = c, .ref = reference, .v = cv_view(reference)};
+    if (!k.v) return cv_oom(reference, err);
+    k.mask = find_mask(&k);
+    oq_dtype prec = o->attention_dtype ? o->attention_dtype : OQ_DTYPE_FLOAT32;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(prec), &k.tol, err);
+    if (!st && o->tolerances) st = oq_tolerances_add(k.tol, o->tolerances, err);
+    if (!st) st = o->n_batches ? given(&k, err) : generate(&k, err);
+    if (!st) st = lengths(&k, err);
+    oq_session *ref = NULL, *conv = NULL;
+    if (!st) st = reference_session(&k, &ref, err);
+    if (!st) {
+        oq_err e = {0};
+        if (open_session(o->runtime, converted, &conv, &e)) {
+            char why[320];
+            short_reason(e.msg, why, sizeof why);
+            if (asprintf(&c->r->failure, "ORT CPU refuses the converted model: %s", why) < 0) c->r->failure = NULL;
+            st = OQ_ERR_CHECK_FAILED;
+        }
+    }
+    if (!st) st = compare_all(&k, ref, conv, err);
+    if (!st) {
+        c->r->checked = 1;
+        c->r->passed = !c->r->failure;
+        if (!c->r->passed) st = OQ_ERR_CHECK_FAILED;
+    }
+    if (st == OQ_ERR_CHECK_FAILED) oq_err_set(err, st, "%s", c->r->failure ? c->r->failure : "the check failed");
+    oq_session_free(conv);
+    oq_session_free(ref);
+    oq_tolerances_free(k.tol);
+    free_batches(&k);
+    return st;
+}

@@ -1,0 +1,173 @@
+/* Internals of `convert`: the model being rewritten, the passes, the check.
+ *
+ * The working model keeps the unpacked original untouched: node, initializer
+ * and value_info lists are arrays of pointers into it or to protos the passes
+ * made (each malloc'ed whole, freed with its protobuf-c free_unpacked). A node
+ * a pass edits is first cloned. Serializing assembles a ModelProto shell around
+ * the lists.
+ */
+#ifndef ORTQUAL_CONVERT_IMPL_H
+#define ORTQUAL_CONVERT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core-impl.h"
+#include "inspect/gview-impl.h"
+#include "inspect/sdpa-impl.h"
+#include "inspect/symdim-impl.h"
+#include "onnx.pb-c.h"
+#include "ortqual/convert.h"
+
+typedef struct cv_vec { /* grown with OQ_PUSH only */
+    void **v;
+    size_t n;
+} cv_vec;
+
+typedef struct cv_names { /* open addressing set of owned strings */
+    char **v;
+    size_t n, cap;
+} cv_names;
+
+typedef struct cv_model {
+    Onnx__ModelProto *orig;
+    char *name;                 /* for messages: the input path */
+    cv_vec nodes, inits, vinfo, meta;
+    cv_vec owned_nodes, owned_inits, owned_vinfo, owned_meta; /* what to free */
+    cv_vec created;             /* nodes the passes added (not clones of the model's) */
+    int64_t opset, opset_in;    /* default domain: now and as read */
+    int64_t ir_version;
+    cv_names values, nodes_named; /* names in use, for fresh names */
+    /* a view of the current lists, rebuilt after edits */
+    Onnx__GraphProto gshell;
+    oq_gview *view;
+    oq_symctx *sym;
+    int oom;
+} cv_model;
+
+oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model **out, oq_err *err);
+void cv_model_free(cv_model *m);
+/* A deep copy (for the check's reference: the original, lowered). */
+oq_status cv_model_clone(const cv_model *m, cv_model **out, oq_err *err);
+
+/* The graph as it is now, indexed (rebuilt when the lists changed). NULL on OOM. */
+const oq_gview *cv_view(cv_model *m);
+oq_symctx *cv_sym(cv_model *m);
+/* Call after any edit of the lists. */
+void cv_touch(cv_model *m);
+
+/* A value name nothing uses yet: `prefix`, else prefix_1, prefix_2, ... (model-owned). */
+const char *cv_fresh(cv_model *m, const char *prefix);
+/* A new node appended to the list (its inputs and outputs copied); NULL on OOM.
+ * The node name is fresh, derived from `name_hint`. */
+Onnx__NodeProto *cv_node_add(cv_model *m, const char *op, const char *name_hint, size_t n_in,
+                             const char *const *in, size_t n_out, const char *const *out);
+void cv_attr_int(cv_model *m, Onnx__NodeProto *n, const char *name, int64_t v);
+void cv_attr_float(cv_model *m, Onnx__NodeProto *n, const char *name, float v);
+void cv_attr_ints(cv_model *m, Onnx__NodeProto *n, const char *name, size_t k, const int64_t *v);
+/* Set (or add) an int attribute on a node the pass owns (see cv_node_own). */
+void cv_attr_set_int(cv_model *m, Onnx__NodeProto *n, const char *name, int64_t v);
+/* Replace list entry i by a private clone the pass may edit, and return it. */
+Onnx__NodeProto *cv_node_own(cv_model *m, size_t i);
+/* Set input slot k of an owned node (growing the input list with "" as needed). */
+void cv_node_set_input(cv_model *m, Onnx__NodeProto *n, size_t k, const char *value);
+/* Remove list entry i (the proto stays allocated until the model is freed). */
+void cv_node_remove(cv_model *m, size_t i);
+/* 1 when a pass added `n` (written for the output opset), 0 for the model's own nodes. */
+int cv_node_created(const cv_model *m, const Onnx__NodeProto *n);
+/* Index of node `n` in the list, or (size_t)-1. */
+size_t cv_node_index(cv_model *m, const Onnx__NodeProto *n);
+
+/* A new initializer (scalar or 1-D) under a fresh name from `hint`; returns the name. */
+const char *cv_const_i64(cv_model *m, const char *hint, size_t n, const int64_t *v, int scalar);
+const char *cv_const_scalar(cv_model *m, const char *hint, int32_t elem_type, double v);
+
+/* One dimension of a type: a value, a name, or unknown (value < 0, param NULL). */
+typedef struct cv_dim {
+    int64_t value;
+    const char *param;
+} cv_dim;
+/* The declared type of `value` (elem type and dims, rank -1 when unknown);
+ * param strings are borrowed from the model. Returns the elem type or 0. */
+int32_t cv_type_of(cv_model *m, const char *value, int *rank, cv_dim *dims);
+/* Declare `value`'s type in value_info (replacing any earlier declaration). rank < 0: elem type only. */
+void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, const cv_dim *dims);
+
+/* Declare the types of undeclared tensors that forward inference over the common ops
+ * finds (element type and rank known; sizes named where known). Returns how many. */
+size_t cv_infer_types(cv_model *m);
+/* Drop nodes nothing reads (graph outputs are read), then unused initializers and
+ * value_info of values that no longer exist. Returns how many nodes went. */
+size_t cv_prune(cv_model *m);
+/* Put the nodes in a topological order (stable: the current order where allowed).
+ * OQ_ERR_FORMAT when the graph has a cycle or reads an undefined value. */
+oq_status cv_toposort(cv_model *m, oq_err *err);
+/* Replace or add a metadata_props entry. */
+void cv_set_meta(cv_model *m, const char *key, const char *value);
+/* Serialize with the working opset and IR version; caller frees *buf. */
+oq_status cv_serialize(cv_model *m, uint8_t **buf, size_t *len, oq_err *err);
+oq_status cv_oom(cv_model *m, oq_err *err);
+
+/* ---- the plan ------------------------------------------------------------------------ */
+
+/* Free what a report holds (not the struct itself). */
+void cv_report_clear(oq_convert_report *r);
+/* Append a step to the report; printf-style detail. */
+void cv_step(oq_convert_report *r, const char *pass, const char *node, const char *action,
+             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* ---- the mask function ----------------------------------------------------------------- */
+
+/* What an attention mask computes, in terms of the [B, L] mask input. */
+typedef enum cv_maskfn_kind {
+    CV_MASK_ALL,         /* every key attended: the mask can go */
+    CV_MASK_KEY_PADDING, /* keys where mask[b, k] is set */
+    CV_MASK_CAUSAL,      /* key k for query q when k <= q */
+    CV_MASK_CAUSAL_PADDING
+} cv_maskfn_kind;
+
+typedef struct cv_maskfn {
+    cv_maskfn_kind kind;
+    const char *input;   /* the mask input (padding kinds) */
+    oq_symdim batch, keys, causal; /* sizes: the input's B and L, the causal square's side */
+} cv_maskfn;
+
+/* Work out the function of `mask` (an attn_mask, bool or additive; NULL: none) combined
+ * with is_causal. 0 with *fn filled, or 1 with the reason in why. `mask_input`
+ * (may be NULL) restricts which graph input may act as the mask. */
+int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input,
+                   cv_maskfn *fn, char *why, size_t why_n);
+
+/* ---- passes ---------------------------------------------------------------------------- */
+
+typedef struct cv_ctx {
+    const oq_convert_opts *o;
+    oq_convert_report *r;
+    const char *contract_input; /* set by a rewrite exact only under the valid-prefix contract */
+    char **contract_nodes;      /* ... and the nodes it concerns (malloc'ed) */
+    size_t n_contract;
+} cv_ctx;
+
+/* Record that `node` is exact only when `input` keeps the valid-prefix contract.
+ * 1 (with a refusal step) when another input already carries the contract. */
+int cv_contract(cv_ctx *c, const char *pass, const char *node, const char *input);
+
+oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err);
+oq_status cv_pass_mask_to_seqlen(cv_ctx *c, cv_model *m, oq_err *err);
+oq_status cv_pass_expand_mask(cv_ctx *c, cv_model *m, oq_err *err);
+/* emulate: round Q/K/V to the dtype and back, attention stays float32 (a check model) */
+oq_status cv_pass_attention_dtype(cv_ctx *c, cv_model *m, int32_t dtype, int emulate, oq_err *err);
+oq_status cv_pass_lower(cv_ctx *c, cv_model *m, oq_err *err);
+oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err);
+/* Check that every default-domain operator keeps its meaning from the model's
+ * opset to `target`; OQ_ERR_UNSUPPORTED naming the first that does not. */
+oq_status cv_opset_check(cv_model *m, int64_t target, oq_err *err);
+
+/* ---- the check ----------------------------------------------------------------------- */
+
+/* Run `reference` and `converted` on ORT CPU over the batches (given or generated) and
+ * compare; fills r->checks and r->passed. OQ_ERR_CHECK_FAILED when an output differs
+ * beyond tolerance, OQ_ERR_RUNTIME when a model cannot run. */
+oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *err);
+
+#endif

@@ -1,0 +1,396 @@
+/* ortqual convert: the passes in order, the opset, the check, the write. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare/compare-impl.h"
+#include "convert/convert-impl.h"
+#include "ortqual/fileio.h"
+#include "ortqual/graph.h"
+
+/* The newest opset whose operator changes opset.c knows. */
+#define CV_OPSET_MAX 24
+
+void oq_convert_opts_default(oq_convert_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+}
+
+/* ---- the report -------------------------------------------------------------------------- */
+
+void cv_step(oq_convert_report *r, const char *pass, const char *node, const char *action, const char *fmt, ...)
+{
+    oq_convert_step *s = OQ_PUSH(r->steps, r->n_steps);
+    if (!s) return;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&s->detail, fmt, ap) < 0) s->detail = NULL;
+    va_end(ap);
+    s->pass = strdup(pass);
+    s->node = strdup(node ? node : "");
+    s->action = strdup(action);
+    if (!s->detail || !s->pass || !s->node || !s->action) {
+        free(s->detail), free(s->pass), free(s->node), free(s->action);
+        r->n_steps--;
+    }
+}
+
+void cv_report_clear(oq_convert_report *r)
+{
+    for (size_t i = 0; i < r->n_steps; i++) {
+        free(r->steps[i].pass), free(r->steps[i].node), free(r->steps[i].action), free(r->steps[i].detail);
+    }
+    free(r->steps);
+    free(r->checks);
+    free(r->model);
+    free(r->contract_input);
+    free(r->reference);
+    free(r->failure);
+    memset(r, 0, sizeof *r);
+}
+
+void oq_convert_report_free(oq_convert_report *r)
+{
+    if (!r) return;
+    cv_report_clear(r);
+    free(r);
+}
+
+int cv_contract(cv_ctx *c, const char *pass, const char *node, const char *input)
+{
+    if (c->contract_input && strcmp(c->contract_input, input)) {
+        c->r->refused++;
+        cv_step(c->r, pass, node, "refused", "its mask comes from input '%s', but '%s' already carries the "
+                "valid-prefix contract: one mask input per model", input, c->contract_input);
+        return 1;
+    }
+    c->contract_input = input;
+    for (size_t i = 0; i < c->n_contract; i++)
+        if (!strcmp(c->contract_nodes[i], node ? node : "")) return 0;
+    return oq_strv_push(&c->contract_nodes, &c->n_contract, node ? node : "") ? 1 : 0;
+}
+
+static void ctx_clear(cv_ctx *c)
+{
+    for (size_t i = 0; i < c->n_contract; i++) free(c->contract_nodes[i]);
+    free(c->contract_nodes);
+}
+
+/* ---- the passes ---------------------------------------------------------------------------- */
+
+static oq_status check_opts(const oq_convert_opts *o, oq_err *err)
+{
+    if (o->attention_dtype && o->attention_dtype != OQ_DTYPE_FLOAT16 && o->attention_dtype != OQ_DTYPE_BFLOAT16)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "attention dtype %s: only float16 and bfloat16",
+                          oq_dtype_name(o->attention_dtype));
+    if (o->opset && (o->opset < 13 || o->opset > CV_OPSET_MAX))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opset %lld: convert writes opsets 13 to %d",
+                          (long long)o->opset, CV_OPSET_MAX);
+    if (!o->passes && !o->attention_dtype && !o->opset)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "nothing to do: no pass, attention dtype or opset chosen");
+    if (o->n_batches && !o->inputs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "n_batches without inputs");
+    return OQ_OK;
+}
+
+/* The lowest opset the graph's operators need now (Attention 23, nonpad_kv_seqlen 24). */
+static int64_t needed_opset(cv_model *m, const char **why)
+{
+    int64_t need = 0;
+    for (size_t i = 0; i < m->nodes.n; i++) {
+        const Onnx__NodeProto *n = m->nodes.v[i];
+        if (!oq_node_is(n, "Attention")) continue;
+        if (n->n_input > 6 && *n->input[6]) {
+            *why = "nonpad_kv_seqlen";
+            return 24;
+        }
+        need = 23;
+        *why = "Attention";
+    }
+    return need;
+}
+
+static int has_op(cv_model *m, const char *op)
+{
+    for (size_t i = 0; i < m->nodes.n; i++)
+        if (oq_node_is(m->nodes.v[i], op)) return 1;
+    return 0;
+}
+
+/* Attention inputs without a declared shape get their rank at least (ORT's CUDA EP was
+ * seen to crash on Attention inputs without shapes). */
+static void attention_shapes(cv_ctx *c, cv_model *m)
+{
+    for (size_t i = 0; i < m->nodes.n; i++) {
+        const Onnx__NodeProto *n = m->nodes.v[i];
+        for (size_t k = 0; oq_node_is(n, "Attention") && k < 3 && k < n->n_input; k++) {
+            int r;
+            cv_dim d[OQ_SYM_MAX_RANK];
+            int32_t t = cv_type_of(m, n->input[k], &r, d);
+            if (r >= 0 || !t) continue;
+            r = oq_gview_rank(cv_view(m), n->input[k]);
+            for (int j = 0; j < r && j < OQ_SYM_MAX_RANK; j++) d[j] = (cv_dim){-1, NULL};
+            cv_set_type(m, n->input[k], t, r, d);
+            cv_step(c->r, "shapes", n->name, "added", "'%s' had no declared type: %s, rank %d", n->input[k],
+                    oq_dtype_name((oq_dtype)t), r);
+        }
+    }
+}
+
+static void record_contract(cv_ctx *c, cv_model *m)
+{
+    if (!c->contract_input) return;
+    json_t *nodes = json_array();
+    for (size_t i = 0; i < c->n_contract; i++) json_array_append_new(nodes, json_string(c->contract_nodes[i]));
+    json_t *j = json_pack("{s:s, s:s, s:o}", "input", c->contract_input, "contract", "valid_prefix", "nodes", nodes);
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (s) cv_set_meta(m, OQ_CONVERT_CONTRACT_KEY, s);
+    else m->oom = 1;
+    free(s);
+    json_decref(j);
+    c->r->contract_input = strdup(c->contract_input);
+    cv_step(c->r, "contract", "", "added", "metadata %s: input '%s' must be a valid prefix (ones, then zeros) in "
+            "every batch", OQ_CONVERT_CONTRACT_KEY, c->contract_input);
+}
+
+/* The graph input called `name` (its own copy of the name), or NULL. */
+static const char *graph_input(const cv_model *m, const char *name)
+{
+    const Onnx__GraphProto *g = m->orig->graph;
+    for (size_t i = 0; name && i < g->n_input; i++)
+        if (!strcmp(g->input[i]->name, name)) return g->input[i]->name;
+    return NULL;
+}
+
+/* A model converted before keeps its contract: the check enforces it, the output records it. */
+static oq_status inherit_contract(cv_ctx *c, cv_model *m, oq_err *err)
+{
+    for (size_t i = 0; i < m->meta.n; i++) {
+        const Onnx__StringStringEntryProto *e = m->meta.v[i];
+        if (!e->key || strcmp(e->key, OQ_CONVERT_CONTRACT_KEY)) continue;
+        json_t *j = e->value ? json_loads(e->value, 0, NULL) : NULL;
+        const char *in = graph_input(m, json_string_value(json_object_get(j, "input")));
+        json_t *nodes = json_object_get(j, "nodes");
+        oq_status st = OQ_OK;
+        if (!in) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s names no input of the model: %.200s", m->name,
+                                 OQ_CONVERT_CONTRACT_KEY, e->value ? e->value : "");
+        for (size_t k = 0; !st && k < json_array_size(nodes); k++)
+            if (cv_contract(c, "contract", json_string_value(json_array_get(nodes, k)), in)) st = cv_oom(m, err);
+        if (!st && !json_array_size(nodes)) c->contract_input = in;
+        json_decref(j);
+        return st;
+    }
+    return OQ_OK;
+}
+
+/* The passes over `m`, with the dtype pass emulated or not (see cv_pass_attention_dtype). */
+static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
+{
+    const oq_convert_opts *o = c->o;
+    c->r->opset_in = m->opset_in;
+    if (o->mask_input && !graph_input(m, o->mask_input))
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: the mask '%s' is not an input of the model", m->name, o->mask_input);
+    oq_status st = inherit_contract(c, m, err);
+    if (st) return st;
+    size_t typed = cv_infer_types(m);
+    if (typed) cv_step(c->r, "shapes", "", "added", "%zu tensors without value_info got their inferred type", typed);
+    if (o->passes & OQ_CONVERT_FUSE) st = cv_pass_fuse(c, m, err);
+    if (!st && (o->passes & OQ_CONVERT_MASK_TO_SEQLEN)) st = cv_pass_mask_to_seqlen(c, m, err);
+    if (!st && (o->passes & OQ_CONVERT_EXPAND_MASK)) st = cv_pass_expand_mask(c, m, err);
+    if (!st && o->attention_dtype) st = cv_pass_attention_dtype(c, m, (int32_t)o->attention_dtype, emulate, err);
+    if (!st && (o->passes & OQ_CONVERT_LOWER)) st = cv_pass_lower(c, m, err);
+    if (st) return st;
+    const char *why = NULL;
+    int64_t need = needed_opset(m, &why);
+    int64_t target = o->opset ? o->opset : need > m->opset_in ? need : m->opset_in;
+    if (target < need)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opset %lld is below the %lld that %s needs", m->name,
+                          (long long)target, (long long)need, why);
+    if ((o->passes & OQ_CONVERT_DECOMPOSE_ELU) || (!o->keep_elu && target >= 22 && has_op(m, "Elu"))) {
+        if (!(o->passes & OQ_CONVERT_DECOMPOSE_ELU))
+            cv_step(c->r, "decompose-elu", "", "note", "on because the output opset is %lld: Elu-22 has no CUDA kernel "
+                    "in ORT 1.29", (long long)target);
+        st = cv_pass_decompose_elu(c, m, err);
+    }
+    if (!st) st = cv_opset_check(m, target, err);
+    if (st) return st;
+    if (target != m->opset) {
+        cv_step(c->r, "opset", "", "rewritten", "ai.onnx opset %lld -> %lld", (long long)m->opset, (long long)target);
+        m->opset = target;
+        int64_t ir = oq_graph_ir_version_for_opset(target);
+        if (ir > m->ir_version) m->ir_version = ir;
+    }
+    c->r->opset_out = m->opset;
+    size_t pruned = cv_prune(m);
+    if (pruned) cv_step(c->r, "prune", "", "removed", "%zu nodes nothing reads any more", pruned);
+    attention_shapes(c, m);
+    st = cv_toposort(m, err);
+    if (!st) record_contract(c, m);
+    if (!st && m->oom) st = cv_oom(m, err);
+    return st;
+}
+
+static oq_status new_report(const char *name, oq_convert_report **out, oq_err *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out || !((*out)->model = strdup(name))) {
+        free(*out);
+        *out = NULL;
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    return OQ_OK;
+}
+
+static oq_status refusals(const cv_ctx *c, const char *name, oq_err *err)
+{
+    if (!c->r->refused || c->o->allow_refused) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: %zu requested rewrite%s refused (see the plan); nothing written",
+                      name, c->r->refused, c->r->refused == 1 ? " was" : "s were");
+}
+
+oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
+                                oq_convert_report **out, oq_err *err)
+{
+    *out = NULL;
+    oq_status st = check_opts(o, err);
+    cv_model *m = NULL;
+    if (!st) st = new_report(name, out, err);
+    if (!st) st = cv_model_load(buf, len, name, &m, err);
+    cv_ctx c = {o, *out, NULL, NULL, 0};
+    if (!st) st = run_passes(&c, m, 0, err);
+    if (!st) st = refusals(&c, name, err);
+    ctx_clear(&c);
+    cv_model_free(m);
+    return st;
+}
+
+oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out, oq_err *err)
+{
+    unsigned char *buf;
+    size_t n;
+    *out = NULL;
+    oq_status st = oq_read_file(path, &buf, &n, err);
+    if (st) return st;
+    st = oq_convert_plan_bytes(buf, n, path, o, out, err);
+    free(buf);
+    return st;
+}
+
+/* The model the check runs: the written one, or for bfloat16 attention (no CPU kernel) the
+ * same conversion with the attention rounded to bfloat16 but computed in float32. */
+static oq_status check_model(cv_ctx *c, const void *buf, size_t n, const char *name, cv_model **out, oq_err *err)
+{
+    oq_convert_report scratch = {0};
+    cv_ctx e = {c->o, &scratch, NULL, NULL, 0};
+    oq_status st = cv_model_load(buf, n, name, out, err);
+    if (!st) st = run_passes(&e, *out, 1, err);
+    cv_step(c->r, "check", "", "note", "ORT CPU has no bfloat16 Attention kernel: the check runs the same "
+            "conversion with Q, K, V and the output rounded to bfloat16 and the attention computed in float32");
+    ctx_clear(&e);
+    cv_report_clear(&scratch);
+    return st;
+}
+
+oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite, const oq_convert_opts *o,
+                          oq_convert_report **out, oq_err *err)
+{
+    unsigned char *buf = NULL;
+    uint8_t *conv = NULL;
+    size_t n = 0, conv_n = 0;
+    cv_model *orig = NULL, *m = NULL, *checked = NULL;
+    *out = NULL;
+    oq_status st = check_opts(o, err);
+    if (!st && !o->runtime) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "convert: a runtime is needed for the check");
+    if (!st && !overwrite && !access(out_path, F_OK)) /* before the work, not after it */
+        st = oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", out_path);
+    if (!st) st = oq_read_file(in_path, &buf, &n, err);
+    if (!st) st = new_report(in_path, out, err);
+    if (!st) st = cv_model_load(buf, n, in_path, &orig, err);
+    if (!st) st = cv_model_load(buf, n, in_path, &m, err);
+    cv_ctx c = {o, *out, NULL, NULL, 0};
+    if (!st) st = run_passes(&c, m, 0, err);
+    if (!st) st = refusals(&c, in_path, err);
+    if (!st) st = cv_serialize(m, &conv, &conv_n, err);
+    if (!st && o->attention_dtype == OQ_DTYPE_BFLOAT16) st = check_model(&c, buf, n, in_path, &checked, err);
+    if (!st) st = cv_check(&c, orig, checked ? checked : m, err);
+    if (!st) st = oq_write_file_atomic(out_path, conv, conv_n, overwrite, err);
+    ctx_clear(&c);
+    cv_model_free(checked);
+    cv_model_free(m);
+    cv_model_free(orig);
+    free(conv);
+    free(buf);
+    return st;
+}
+
+/* ---- JSON -------------------------------------------------------------------------------- */
+
+static json_t *compare_json(const oq_compare_result *r)
+{
+    json_t *j = NULL;
+    return oq_compare_result_to_json(r, &j, NULL) ? json_null() : j;
+}
+
+char *oq_convert_report_json(const oq_convert_report *r)
+{
+    json_t *steps = json_array(), *checks = json_array();
+    for (size_t i = 0; i < r->n_steps; i++)
+        json_array_append_new(steps, json_pack("{s:s, s:s, s:s, s:s}", "pass", r->steps[i].pass, "node",
+                                               r->steps[i].node, "action", r->steps[i].action, "detail",
+                                               r->steps[i].detail));
+    for (size_t i = 0; i < r->n_checks; i++) {
+        const oq_convert_check *c = &r->checks[i];
+        json_t *jc = json_pack("{s:I, s:o}", "batch", (json_int_t)c->batch, "vs_reference", compare_json(&c->vs_reference));
+        if (jc && c->has_expected) {
+            json_object_set_new(jc, "vs_expected", compare_json(&c->vs_expected));
+            json_object_set_new(jc, "reference_vs_expected", compare_json(&c->ref_vs_expected));
+        }
+        json_array_append_new(checks, jc);
+    }
+    json_t *root = json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "model", r->model, "opset_in",
+                             (json_int_t)r->opset_in, "opset_out", (json_int_t)r->opset_out, "fused",
+                             (json_int_t)r->fused, "refused", (json_int_t)r->refused, "steps", steps, "checks", checks,
+                             "generated_inputs", r->generated_inputs, "checked", r->checked, "passed", r->passed,
+                             "contract_input", r->contract_input ? json_string(r->contract_input) : json_null());
+    if (!root) return NULL;
+    json_object_set_new(root, "reference", r->reference ? json_string(r->reference) : json_null());
+    json_object_set_new(root, "failure", r->failure ? json_string(r->failure) : json_null());
+    char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return s;
+}
+
+/* ---- the contract, read back ------------------------------------------------------------- */
+
+oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err)
+{
+    unsigned char *buf;
+    size_t n;
+    *has = 0;
+    if (cap) *input = 0;
+    oq_status st = oq_read_file(path, &buf, &n, err);
+    if (st) return st;
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    if (!m) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
+    for (size_t i = 0; !st && i < m->n_metadata_props; i++) {
+        const Onnx__StringStringEntryProto *e = m->metadata_props[i];
+        if (!e->key || strcmp(e->key, OQ_CONVERT_CONTRACT_KEY)) continue;
+        json_t *j = e->value ? json_loads(e->value, 0, NULL) : NULL;
+        const char *in = json_string_value(json_object_get(j, "input"));
+        const char *kind = json_string_value(json_object_get(j, "contract"));
+        if (!in || !*in || !kind || strcmp(kind, "valid_prefix") || strlen(in) >= cap)
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s is not {\"input\": NAME, \"contract\": \"valid_prefix\"}: %.200s",
+                            path, OQ_CONVERT_CONTRACT_KEY, e->value ? e->value : "");
+        else {
+            snprintf(input, cap, "%s", in);
+            *has = 1;
+        }
+        json_decref(j);
+    }
+    onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}

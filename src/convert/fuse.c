@@ -1,0 +1,128 @@
+/* --fuse: decomposed attention chains -> one ONNX Attention node each. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/convert-impl.h"
+
+/* What a match needs after the graph changed: names and node pointers only. */
+typedef struct fusion {
+    oq_sdpa_match m;
+    const Onnx__NodeProto *softmax, *out_mm;
+} fusion;
+
+static const char *mask_name(oq_sdpa_mask k)
+{
+    return k == OQ_SDPA_MASK_ADD ? "additive mask" : k == OQ_SDPA_MASK_NONE ? "no mask" : "Where mask";
+}
+
+/* [B, L, H, D] -> [B, H, L, D] for the key of a Transpose[0,2,3,1] chain. */
+static const char *heads_first(cv_model *m, const char *x)
+{
+    const char *y = cv_fresh(m, "k_heads");
+    Onnx__NodeProto *t = cv_node_add(m, "Transpose", "k_heads_transpose", 1, &x, 1, &y);
+    static const int64_t perm[] = {0, 2, 1, 3};
+    cv_attr_ints(m, t, "perm", 4, perm);
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int r;
+    int32_t et = cv_type_of(m, x, &r, d);
+    if (r == 4) {
+        cv_dim p[4] = {d[0], d[2], d[1], d[3]};
+        cv_set_type(m, y, et, 4, p);
+    } else {
+        cv_set_type(m, y, et, 4, (cv_dim[]){{-1, NULL}, {-1, NULL}, {-1, NULL}, {-1, NULL}});
+    }
+    return y;
+}
+
+/* The attn_mask operand: true keeps a key (bool), or added to the scores (float). */
+static const char *attn_mask(cv_model *m, const oq_sdpa_match *f, const char *q)
+{
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int r;
+    if (f->mask == OQ_SDPA_MASK_NONE) return "";
+    if (f->mask == OQ_SDPA_MASK_KEEP) return f->mask_value;
+    if (f->mask == OQ_SDPA_MASK_DROP) {
+        const Onnx__NodeProto *p = oq_gview_producer(cv_view(m), f->mask_value, NULL);
+        if (oq_node_is(p, "Not") && p->n_input == 1) return p->input[0];
+        const char *keep = cv_fresh(m, "attn_keep");
+        cv_node_add(m, "Not", "attn_keep_not", 1, &f->mask_value, 1, &keep);
+        cv_type_of(m, f->mask_value, &r, d);
+        cv_set_type(m, keep, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, r, d);
+        return keep;
+    }
+    /* additive: Attention wants it in Q's type */
+    int32_t qt = cv_type_of(m, q, &r, d), mt = cv_type_of(m, f->mask_value, &r, d);
+    if (!qt || !mt || qt == mt) return f->mask_value;
+    const char *cast = cv_fresh(m, "attn_bias");
+    Onnx__NodeProto *n = cv_node_add(m, "Cast", "attn_bias_cast", 1, &f->mask_value, 1, &cast);
+    cv_attr_int(m, n, "to", qt);
+    cv_set_type(m, cast, qt, r, d);
+    return cast;
+}
+
+/* ORT 1.29/1.30 require attn_mask's query axis to be Q's length: say so when the fused
+ * node keeps a mask that broadcasts over the queries and no mask pass follows. */
+static void broadcast_note(cv_ctx *c, cv_model *m, const Onnx__NodeProto *a, const char *mask)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if (!a || !*mask || (c->o->passes & (OQ_CONVERT_MASK_TO_SEQLEN | OQ_CONVERT_EXPAND_MASK))) return;
+    int r = oq_sym_shape(cv_sym(m), mask, d, OQ_SYM_MAX_RANK);
+    if (r >= 2 && oq_symdim_eq(d[r - 2], oq_symdim_const(1)))
+        cv_step(c->r, "fuse", a->name, "note", "attn_mask '%s' broadcasts over the queries: valid ONNX, refused by "
+                "ONNX Runtime 1.29/1.30 (inconsistent q_sequence_length); add --expand-mask or --mask-to-seqlen", mask);
+}
+
+static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
+{
+    const oq_sdpa_match *f = &fu->m;
+    const char *y = fu->out_mm->output[0];
+    const char *k = f->kform == OQ_SDPA_KT_HEADS ? heads_first(m, f->k) : f->k;
+    const char *mask = attn_mask(m, f, f->q);
+    const char *in[4] = {f->q, k, f->v, mask};
+    /* the value product's output keeps its name, so its readers and value_info stay */
+    cv_node_remove(m, cv_node_index(m, fu->out_mm));
+    Onnx__NodeProto *a = cv_node_add(m, "Attention", "attention", *mask ? 4 : 3, in, 1, &y);
+    cv_attr_float(m, a, "scale", (float)f->scale);
+    int r;
+    cv_dim dq[OQ_SYM_MAX_RANK], dv[OQ_SYM_MAX_RANK];
+    int32_t et = cv_type_of(m, y, &r, dq);
+    if (r != 4 && cv_type_of(m, f->q, &r, dq) && r == 4 && cv_type_of(m, f->v, &r, dv) && r == 4) {
+        dq[3] = dv[3];
+        cv_set_type(m, y, et ? et : cv_type_of(m, f->q, &r, dv), 4, dq);
+    }
+    c->r->fused++;
+    broadcast_note(c, m, a, mask);
+    cv_step(c->r, "fuse", fu->softmax->name, "fused", "Attention '%s': scale %.6g, %s%s%s%s%s; %s",
+            a ? a->name : "?", f->scale, mask_name(f->mask), *mask ? " '" : "", mask, *mask ? "'" : "",
+            f->guard ? ", IsNaN guard dropped (Attention gives fully masked rows zeros)" : "", f->chain);
+}
+
+oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err)
+{
+    const oq_gview *v = cv_view(m);
+    if (!v) return cv_oom(m, err);
+    fusion *fs = calloc(m->nodes.n ? m->nodes.n : 1, sizeof *fs);
+    if (!fs) return cv_oom(m, err);
+    size_t n = 0, seen = 0;
+    for (size_t i = 0; i < m->nodes.n; i++) {
+        fusion *fu = &fs[n];
+        if (!oq_sdpa_match_softmax(v, cv_sym(m), i, &fu->m)) continue;
+        const Onnx__NodeProto *s = m->nodes.v[i];
+        seen++;
+        if (fu->m.verdict == OQ_SDPA_NOT_ATTENTION) {
+            cv_step(c->r, "fuse", s->name, "skipped", "not attention: %s; %s", fu->m.why, fu->m.chain);
+        } else if (fu->m.verdict == OQ_SDPA_UNSUPPORTED) {
+            c->r->refused++;
+            cv_step(c->r, "fuse", s->name, "refused", "%s; %s", fu->m.why, fu->m.chain);
+        } else {
+            fu->softmax = s;
+            fu->out_mm = m->nodes.v[fu->m.out_mm];
+            n++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) fuse_one(c, m, &fs[i]);
+    free(fs);
+    if (!seen) cv_step(c->r, "fuse", "", "note", "no decomposed attention chain found");
+    return m->oom ? cv_oom(m, err) : OQ_OK;
+}

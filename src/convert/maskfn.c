@@ -1,0 +1,464 @@
+/* What an attention mask computes, found by abstract interpretation.
+ *
+ * Each tensor of the mask's computation is described by
+ *   - a truth table: its value for each combination of two atoms, P ("key k is
+ *     a valid position of the [B, L] mask input") and C ("k <= q", from Trilu);
+ *     the input itself is 1 where P holds and 0 elsewhere, which is exactly what
+ *     the valid-prefix contract lets it hold;
+ *   - its layout: per axis, the factors that index it, with symbolic sizes and
+ *     their roles: the batch of P, the key of P, the query and the key of C, or
+ *     none (copies of one value). Reshape regroups the factors (so [B,H,1,L] ->
+ *     [H*B,1,L] -> [B,H,1,L] keeps track), Expand adds copies, Unsqueeze/Squeeze
+ *     add or drop unit axes.
+ * Elementwise ops combine truth tables. That is sound only while each atom is
+ * tied to one axis: combining operands whose P (or C) lies on different axes
+ * (a query mask with a key mask) ends the analysis, and a role whose atom the
+ * table no longer depends on is dropped. Anything outside the handful of ops
+ * exporters use for masks ends the analysis with the op named.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "convert/convert-impl.h"
+
+/* Roles of a factor, as bits; 0 is a copy. */
+enum { F_B = 1, F_K = 2, F_Q = 4, F_CK = 8 };
+#define MAX_F 4
+
+typedef struct factor {
+    int kind;
+    oq_symdim size;
+} factor;
+
+typedef struct axis {
+    int n; /* 0: a unit axis */
+    factor f[MAX_F];
+} axis;
+
+typedef struct mval {
+    int rank;
+    axis ax[OQ_SYM_MAX_RANK];
+    double t[4]; /* value at (P, C): index = P | C << 1 */
+    int32_t elem;
+    const char *input;
+} mval;
+
+typedef struct ev {
+    cv_model *m;
+    const oq_gview *v;
+    oq_symctx *sc;
+    const char *restrict_input;
+    char *why;
+    size_t why_n;
+    int budget; /* nodes left to evaluate: a graph that shares values could make it exponential */
+} ev;
+
+static int fail(ev *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(ev *e, const char *fmt, ...)
+{
+    if (*e->why) return 1; /* the innermost reason is the useful one */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->why, e->why_n, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+static void const_val(mval *x, double c, int32_t elem)
+{
+    memset(x, 0, sizeof *x);
+    for (int i = 0; i < 4; i++) x->t[i] = c;
+    x->elem = elem;
+}
+
+static int sizes_eq(const axis *a, const axis *b)
+{
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (!oq_symdim_eq(a->f[i].size, b->f[i].size)) return 0;
+    return 1;
+}
+
+static int roles(const axis *a)
+{
+    int r = 0;
+    for (int i = 0; i < a->n; i++) r |= a->f[i].kind;
+    return r;
+}
+
+static oq_symdim axis_size(const axis *a)
+{
+    oq_symdim s = oq_symdim_const(1);
+    for (int i = 0; i < a->n; i++) s = oq_symdim_mul(s, a->f[i].size);
+    return s;
+}
+
+static int is_copy(const axis *a)
+{
+    return a->n > 0 && !roles(a);
+}
+
+/* A role must sit on the same axes in both operands (or in one only). */
+static int roles_agree(const mval *a, const mval *b, int r)
+{
+    for (int bit = 1; bit <= F_CK; bit <<= 1) {
+        int in_a = 0, in_b = 0, differ = 0;
+        for (int j = 0; j < r; j++) {
+            int ja = j - (r - a->rank), jb = j - (r - b->rank);
+            int x = ja >= 0 && (roles(&a->ax[ja]) & bit), y = jb >= 0 && (roles(&b->ax[jb]) & bit);
+            in_a |= x, in_b |= y, differ |= x != y;
+        }
+        if (in_a && in_b && differ) return 0;
+    }
+    return 1;
+}
+
+/* Broadcast the layouts of a and b into out (truth table untouched). */
+static int broadcast(ev *e, const mval *a, const mval *b, mval *out)
+{
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    out->rank = r;
+    if (!roles_agree(a, b, r)) return fail(e, "the mask combines a padding or causal pattern along two different axes");
+    for (int j = 0; j < r; j++) {
+        int ja = j - (r - a->rank), jb = j - (r - b->rank);
+        const axis *xa = ja >= 0 ? &a->ax[ja] : NULL, *xb = jb >= 0 ? &b->ax[jb] : NULL;
+        if (xa && xa->n && xb && xb->n) {
+            if (sizes_eq(xa, xb)) { /* the same factors: their roles combine */
+                axis both = *xa;
+                for (int i = 0; i < both.n; i++) both.f[i].kind |= xb->f[i].kind;
+                out->ax[j] = both;
+                continue;
+            }
+            /* copies of one value line up with any axis of the same size */
+            if (is_copy(xa) && oq_symdim_eq(axis_size(xa), axis_size(xb))) xa = NULL;
+            else if (is_copy(xb) && oq_symdim_eq(axis_size(xa), axis_size(xb))) xb = NULL;
+            else return fail(e, "mask operands whose axes do not line up");
+        }
+        out->ax[j] = xa && xa->n ? *xa : xb ? *xb : (axis){0};
+    }
+    if (a->input && b->input && strcmp(a->input, b->input))
+        return fail(e, "the mask combines two inputs, '%s' and '%s'", a->input, b->input);
+    out->input = a->input ? a->input : b->input;
+    return 0;
+}
+
+static int eval(ev *e, const char *name, mval *x, int depth);
+
+/* The graph input called `name` (its own, stable copy of the name), or NULL. */
+static const char *graph_input(ev *e, const char *name)
+{
+    const Onnx__GraphProto *g = oq_gview_graph(e->v);
+    if (oq_gview_initializer(e->v, name)) return NULL;
+    for (size_t i = 0; i < g->n_input; i++)
+        if (!strcmp(g->input[i]->name, name)) return g->input[i]->name;
+    return NULL;
+}
+
+static int eval_input(ev *e, const char *name, mval *x)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if (e->restrict_input && strcmp(e->restrict_input, name))
+        return fail(e, "the mask depends on input '%s', not on the mask input '%s'", name, e->restrict_input);
+    if (oq_sym_shape(e->sc, name, d, OQ_SYM_MAX_RANK) != 2)
+        return fail(e, "the mask comes from input '%s', which is not [B, L]", name);
+    memset(x, 0, sizeof *x);
+    x->t[1] = x->t[3] = 1; /* set where the key is valid */
+    x->rank = 2;
+    x->ax[0] = (axis){1, {{F_B, d[0]}}};
+    x->ax[1] = (axis){1, {{F_K, d[1]}}};
+    x->elem = oq_gview_elem_type(e->v, name);
+    x->input = name;
+    return 0;
+}
+
+/* Axes of a constant or an Expand target: unit where the size is 1, copies elsewhere. */
+static int copies(ev *e, const oq_symdim *d, int n, mval *x)
+{
+    if (n < 0 || n > OQ_SYM_MAX_RANK) return fail(e, "a mask constant of unknown shape");
+    x->rank = n;
+    for (int i = 0; i < n; i++) {
+        if (oq_symdim_eq(d[i], oq_symdim_const(1))) x->ax[i] = (axis){0};
+        else x->ax[i] = (axis){1, {{0, d[i]}}};
+    }
+    return 0;
+}
+
+static double cast_to(double v, int64_t to)
+{
+    if (to == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) return v != 0;
+    if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 || to == ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
+        return isfinite(v) ? trunc(v) : v;
+    if (to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 && fabs(v) > 65504) return v > 0 ? INFINITY : -INFINITY;
+    return v;
+}
+
+static double arith(const char *op, double a, double b)
+{
+    switch (op[0]) {
+    case 'A': return op[1] == 'd' ? a + b : (a != 0 && b != 0); /* Add, And */
+    case 'S': return a - b;
+    case 'M': return a * b;
+    case 'D': return a / b;
+    case 'O': return a != 0 || b != 0;
+    default: return NAN;
+    }
+}
+
+static int binary(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    mval a, b;
+    if (eval(e, p->input[0], &a, depth + 1) || eval(e, p->input[1], &b, depth + 1) || broadcast(e, &a, &b, x))
+        return 1;
+    for (int i = 0; i < 4; i++) x->t[i] = arith(p->op_type, a.t[i], b.t[i]);
+    x->elem = oq_node_is(p, "And") || oq_node_is(p, "Or") ? ONNX__TENSOR_PROTO__DATA_TYPE__BOOL : a.elem;
+    return 0;
+}
+
+static int where(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    mval c, a, b, ab;
+    if (eval(e, p->input[0], &c, depth + 1) || eval(e, p->input[1], &a, depth + 1) ||
+        eval(e, p->input[2], &b, depth + 1) || broadcast(e, &a, &b, &ab) || broadcast(e, &c, &ab, x))
+        return 1;
+    for (int i = 0; i < 4; i++) x->t[i] = c.t[i] != 0 ? a.t[i] : b.t[i];
+    x->elem = a.elem ? a.elem : b.elem;
+    return 0;
+}
+
+static int unsqueeze(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    int64_t ax[OQ_SYM_MAX_RANK];
+    size_t k;
+    mval a;
+    if (eval(e, p->input[0], &a, depth + 1)) return 1;
+    if (p->n_input != 2 || !oq_gview_const_ints(e->v, p->input[1], ax, OQ_SYM_MAX_RANK, &k))
+        return fail(e, "Unsqueeze '%s' with axes that are not constant", p->name);
+    int r = a.rank + (int)k;
+    if (r > OQ_SYM_MAX_RANK) return fail(e, "a mask of rank above %d", OQ_SYM_MAX_RANK);
+    int unit[OQ_SYM_MAX_RANK] = {0};
+    for (size_t i = 0; i < k; i++) {
+        int64_t j = ax[i] < 0 ? ax[i] + r : ax[i];
+        if (j < 0 || j >= r) return fail(e, "Unsqueeze '%s': axis %lld out of range", p->name, (long long)ax[i]);
+        unit[j] = 1;
+    }
+    *x = a;
+    for (int j = 0, s = 0; j < r; j++) x->ax[j] = unit[j] ? (axis){0} : a.ax[s++];
+    x->rank = r;
+    return 0;
+}
+
+static int squeeze(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    int64_t ax[OQ_SYM_MAX_RANK];
+    size_t k = 0;
+    mval a;
+    if (eval(e, p->input[0], &a, depth + 1)) return 1;
+    if (p->n_input == 2 && *p->input[1] && !oq_gview_const_ints(e->v, p->input[1], ax, OQ_SYM_MAX_RANK, &k))
+        return fail(e, "Squeeze '%s' with axes that are not constant", p->name);
+    int drop[OQ_SYM_MAX_RANK] = {0};
+    for (size_t i = 0; i < k; i++) {
+        int64_t j = ax[i] < 0 ? ax[i] + a.rank : ax[i];
+        if (j < 0 || j >= a.rank || a.ax[j].n) return fail(e, "Squeeze '%s' of an axis that is not 1", p->name);
+        drop[j] = 1;
+    }
+    *x = a;
+    x->rank = 0;
+    for (int j = 0; j < a.rank; j++)
+        if (!(k ? drop[j] : !a.ax[j].n)) x->ax[x->rank++] = a.ax[j];
+    return 0;
+}
+
+/* Regroup the factors of `a` into the target dims, outermost first. */
+static int reshape(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    mval a;
+    oq_symdim in[OQ_SYM_MAX_RANK], tgt[OQ_SYM_MAX_RANK], out[OQ_SYM_MAX_RANK];
+    if (eval(e, p->input[0], &a, depth + 1)) return 1;
+    int n = p->n_input == 2 ? oq_sym_vec(e->sc, p->input[1], tgt, OQ_SYM_MAX_RANK) : -1;
+    for (int j = 0; j < a.rank; j++) in[j] = axis_size(&a.ax[j]);
+    if (n < 0 || oq_sym_reshape(in, a.rank, tgt, n, (int)oq_node_attr_int(p, "allowzero", 0), out) != n)
+        return fail(e, "Reshape '%s' to a shape that cannot be worked out", p->name);
+    factor fl[OQ_SYM_MAX_RANK * MAX_F];
+    int nf = 0, used = 0;
+    for (int j = 0; j < a.rank; j++)
+        for (int i = 0; i < a.ax[j].n; i++) fl[nf++] = a.ax[j].f[i];
+    *x = a;
+    x->rank = n;
+    for (int j = 0; j < n; j++) {
+        axis ax = {0};
+        oq_symdim prod = oq_symdim_const(1);
+        while (!oq_symdim_eq(prod, out[j])) {
+            if (used == nf || ax.n == MAX_F || !oq_symdim_known(oq_symdim_div(out[j], prod)))
+                return fail(e, "Reshape '%s' splits a mask axis", p->name);
+            ax.f[ax.n++] = fl[used];
+            prod = oq_symdim_mul(prod, fl[used++].size);
+        }
+        x->ax[j] = ax;
+    }
+    return used == nf ? 0 : fail(e, "Reshape '%s' drops a mask axis", p->name);
+}
+
+static int expand(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    oq_symdim tgt[OQ_SYM_MAX_RANK];
+    mval a, b;
+    int n = p->n_input == 2 ? oq_sym_vec(e->sc, p->input[1], tgt, OQ_SYM_MAX_RANK) : -1;
+    if (eval(e, p->input[0], &a, depth + 1)) return 1;
+    if (n < 0) return fail(e, "Expand '%s' to a shape that cannot be worked out", p->name);
+    memset(&b, 0, sizeof b);
+    if (copies(e, tgt, n, &b)) return 1;
+    /* Expand's target may repeat an axis a already has: keep a's factors there */
+    for (int j = 0; j < n; j++) {
+        int ja = j - (n - a.rank);
+        if (ja >= 0 && a.ax[ja].n && b.ax[j].n) {
+            if (!oq_symdim_eq(axis_size(&a.ax[ja]), b.ax[j].f[0].size))
+                return fail(e, "Expand '%s' to a size the mask does not have", p->name);
+            b.ax[j] = a.ax[ja];
+        }
+    }
+    if (broadcast(e, &a, &b, x)) return 1;
+    memcpy(x->t, a.t, sizeof x->t);
+    x->elem = a.elem;
+    return 0;
+}
+
+static int trilu(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    mval a;
+    double k = 0;
+    if (eval(e, p->input[0], &a, depth + 1)) return 1;
+    if (p->n_input > 1 && *p->input[1] && !oq_gview_const_scalar(e->v, p->input[1], &k))
+        return fail(e, "Trilu '%s' with a diagonal offset that is not constant", p->name);
+    int square = a.rank >= 2 && a.ax[a.rank - 1].n == 1 && a.ax[a.rank - 2].n == 1 &&
+                 oq_symdim_eq(a.ax[a.rank - 1].f[0].size, a.ax[a.rank - 2].f[0].size);
+    if (oq_node_attr_int(p, "upper", 1) != 0 || k != 0 || a.input || a.t[0] != a.t[3] || !square)
+        return fail(e, "Trilu '%s' is not the lower triangle of a constant square", p->name);
+    *x = a;
+    x->ax[a.rank - 2].f[0].kind = F_Q;
+    x->ax[a.rank - 1].f[0].kind = F_CK;
+    x->t[0] = x->t[1] = 0; /* above the diagonal (C false): zero */
+    return 0;
+}
+
+/* A role whose atom the table does not depend on is a copy: forget it. */
+static void normalize(mval *x)
+{
+    int p = x->t[0] != x->t[1] || x->t[2] != x->t[3], c = x->t[0] != x->t[2] || x->t[1] != x->t[3];
+    int drop = (p ? 0 : F_B | F_K) | (c ? 0 : F_Q | F_CK);
+    for (int j = 0; j < x->rank; j++)
+        for (int i = 0; i < x->ax[j].n; i++) x->ax[j].f[i].kind &= ~drop;
+    if (!p) x->input = NULL;
+}
+
+static int eval_op(ev *e, const char *name, mval *x, int depth);
+
+static int eval(ev *e, const char *name, mval *x, int depth)
+{
+    if (eval_op(e, name, x, depth)) return 1;
+    normalize(x);
+    return 0;
+}
+
+static int eval_op(ev *e, const char *name, mval *x, int depth)
+{
+    double c;
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if (depth > 32 || --e->budget < 0) return fail(e, "the mask computation is too deep");
+    const char *in = graph_input(e, name);
+    if (in) return eval_input(e, in, x);
+    const Onnx__NodeProto *p = oq_gview_producer(e->v, name, NULL);
+    int32_t elem = oq_gview_elem_type(e->v, name);
+    if (!p || oq_node_is(p, "Constant")) {
+        if (!oq_gview_const_scalar(e->v, name, &c)) return fail(e, "'%s' is a constant with different values", name);
+        const_val(x, c, elem);
+        return copies(e, d, oq_sym_shape(e->sc, name, d, OQ_SYM_MAX_RANK), x);
+    }
+    if (!p->n_input) return fail(e, "%s '%s' in the mask computation", p->op_type, p->name);
+    if (oq_node_is(p, "Identity")) return eval(e, p->input[0], x, depth + 1);
+    if (oq_node_is(p, "Cast")) {
+        if (eval(e, p->input[0], x, depth + 1)) return 1;
+        x->elem = (int32_t)oq_node_attr_int(p, "to", 0);
+        for (int i = 0; i < 4; i++) x->t[i] = cast_to(x->t[i], x->elem);
+        return 0;
+    }
+    if (oq_node_is(p, "Not")) {
+        if (eval(e, p->input[0], x, depth + 1)) return 1;
+        for (int i = 0; i < 4; i++) x->t[i] = x->t[i] == 0;
+        return 0;
+    }
+    if (p->n_input == 2 && (oq_node_is(p, "Add") || oq_node_is(p, "Sub") || oq_node_is(p, "Mul") ||
+                            oq_node_is(p, "Div") || oq_node_is(p, "And") || oq_node_is(p, "Or")))
+        return binary(e, p, x, depth);
+    if (oq_node_is(p, "Where") && p->n_input == 3) return where(e, p, x, depth);
+    if (oq_node_is(p, "Unsqueeze")) return unsqueeze(e, p, x, depth);
+    if (oq_node_is(p, "Squeeze")) return squeeze(e, p, x, depth);
+    if (oq_node_is(p, "Reshape")) return reshape(e, p, x, depth);
+    if (oq_node_is(p, "Expand")) return expand(e, p, x, depth);
+    if (oq_node_is(p, "Trilu")) return trilu(e, p, x, depth);
+    if (oq_node_is(p, "ConstantOfShape") && oq_gview_const_scalar(e->v, name, &c)) {
+        const_val(x, c, elem);
+        return copies(e, d, oq_sym_vec(e->sc, p->input[0], d, OQ_SYM_MAX_RANK), x);
+    }
+    return fail(e, "%s '%s' in the mask computation", p->op_type, p->name);
+}
+
+/* `role` sits on axis `at` of the four alone, as that axis's only factor (its size in *size). */
+static int only(const axis *a4, int at, int role, oq_symdim *size)
+{
+    for (int j = 0; j < 4; j++)
+        if ((roles(&a4[j]) & role) && j != at) return 0;
+    if (a4[at].n != 1 || !(a4[at].f[0].kind & role)) return 0;
+    *size = a4[at].f[0].size;
+    return 1;
+}
+
+int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, cv_maskfn *fn,
+                   char *why, size_t why_n)
+{
+    ev e = {m, cv_view(m), cv_sym(m), mask_input, why, why_n, 4096};
+    mval x;
+    *why = 0;
+    memset(fn, 0, sizeof *fn);
+    fn->batch = fn->keys = fn->causal = oq_symdim_const(INT64_MIN);
+    if (!e.v) return fail(&e, "out of memory");
+    if (mask && *mask) {
+        if (eval(&e, mask, &x, 0)) return 1;
+    } else {
+        const_val(&x, 1, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
+    }
+    if (x.rank > 4) return fail(&e, "a mask of rank %d", x.rank);
+    int keep[4];
+    for (int i = 0; i < 4; i++) {
+        if (x.elem == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) keep[i] = x.t[i] != 0;
+        else if (x.t[i] == 0) keep[i] = 1;
+        else if (x.t[i] <= OQ_SDPA_FILL_MAX) keep[i] = 0;
+        else return fail(&e, "the additive mask adds %g, neither 0 nor a large negative number", x.t[i]);
+        if (is_causal && !(i & 2)) keep[i] = 0;
+    }
+    /* right-aligned to [B, H, Lq, Lk] */
+    axis a4[4] = {{0}};
+    for (int j = 0; j < x.rank; j++) a4[j + 4 - x.rank] = x.ax[j];
+    int p_dep = keep[0] != keep[1] || keep[2] != keep[3];
+    int c_dep = keep[0] != keep[2] || keep[1] != keep[3];
+    if (!p_dep && !c_dep) {
+        if (!keep[0]) return fail(&e, "the mask excludes every key");
+        fn->kind = CV_MASK_ALL;
+        return 0;
+    }
+    if (p_dep && !keep[1] && keep[0]) return fail(&e, "the mask keeps only the keys where '%s' is 0", x.input);
+    if (p_dep && (!only(a4, 3, F_K, &fn->keys) || !only(a4, 0, F_B, &fn->batch)))
+        return fail(&e, "the key-padding mask is not laid out as [B, *, *, L]");
+    oq_symdim ck;
+    if (c_dep && !is_causal && !(only(a4, 2, F_Q, &fn->causal) && only(a4, 3, F_CK, &ck)))
+        return fail(&e, "the causal mask is not laid out as [*, *, Lq, Lk]");
+    if (c_dep && !is_causal && !oq_symdim_eq(ck, fn->causal)) return fail(&e, "the causal mask is not square");
+    if (c_dep && !is_causal && !p_dep) fn->keys = ck;
+    fn->input = x.input;
+    if (keep[0] == 0 && keep[1] == 1 && keep[2] == 0 && keep[3] == 1) fn->kind = CV_MASK_KEY_PADDING;
+    else if (keep[0] == 0 && keep[1] == 0 && keep[2] == 1 && keep[3] == 1) fn->kind = CV_MASK_CAUSAL;
+    else if (keep[0] == 0 && keep[1] == 0 && keep[2] == 0 && keep[3] == 1) fn->kind = CV_MASK_CAUSAL_PADDING;
+    else return fail(&e, "the mask is neither key padding nor causal");
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* --opset: the operators whose meaning changed between two default-domain opsets.
+ *
+ * The list is the upgrade steps for which ONNX's own version converter
+ * (onnx/version_converter/convert.h) needs more than a CompatibleAdapter: an
+ * attribute became an input (Reduce*, Squeeze, Unsqueeze, Split, DFT), a
+ * semantic changed (Softmax/LogSoftmax/Hardmax coerced their input to 2-D before
+ * 13, GroupNormalization's scale and bias became per-channel in 21, GridSample's
+ * mode names in 20), or a legacy attribute went away (broadcast, is_test,
+ * consumed_inputs, spatial). A node written for the old opset would be read
+ * with the new meaning, silently; so raising the opset over one of these
+ * versions is refused, naming the operator. Type-only extensions (bfloat16,
+ * float8, int4) keep the meaning and are not listed. */
+#include <stdio.h>
+#include <string.h>
+
+#include "convert/convert-impl.h"
+
+typedef struct changed {
+    const char *op;
+    int64_t since; /* the first opset with the new meaning */
+    const char *what;
+} changed;
+
+static const changed table[] = {
+    {"Concat", 4, "axis became required"},
+    {"Reshape", 5, "the shape moved from an attribute to an input"},
+    {"Add", 6, "consumed_inputs removed"}, {"Mul", 6, "consumed_inputs removed"},
+    {"Relu", 6, "consumed_inputs removed"}, {"Sum", 6, "consumed_inputs removed"},
+    {"Abs", 6, "consumed_inputs removed"}, {"Ceil", 6, "consumed_inputs removed"},
+    {"Clip", 6, "consumed_inputs removed"}, {"Div", 6, "consumed_inputs removed"},
+    {"Elu", 6, "consumed_inputs removed"}, {"Exp", 6, "consumed_inputs removed"},
+    {"Floor", 6, "consumed_inputs removed"}, {"HardSigmoid", 6, "consumed_inputs removed"},
+    {"InstanceNormalization", 6, "consumed_inputs removed"}, {"LeakyRelu", 6, "consumed_inputs removed"},
+    {"Log", 6, "consumed_inputs removed"}, {"Max", 6, "consumed_inputs removed"},
+    {"Mean", 6, "consumed_inputs removed"}, {"Min", 6, "consumed_inputs removed"},
+    {"Neg", 6, "consumed_inputs removed"}, {"PRelu", 6, "consumed_inputs removed"},
+    {"Reciprocal", 6, "consumed_inputs removed"}, {"Selu", 6, "consumed_inputs removed"},
+    {"Sigmoid", 6, "consumed_inputs removed"}, {"Sqrt", 6, "consumed_inputs removed"},
+    {"Sub", 6, "consumed_inputs removed"}, {"Tanh", 6, "consumed_inputs removed"},
+    {"BatchNormalization", 6, "consumed_inputs removed"}, {"Dropout", 6, "consumed_inputs removed"},
+    {"Add", 7, "numpy broadcasting replaced the broadcast attribute"},
+    {"Sub", 7, "numpy broadcasting replaced the broadcast attribute"},
+    {"Mul", 7, "numpy broadcasting replaced the broadcast attribute"},
+    {"Div", 7, "numpy broadcasting replaced the broadcast attribute"},
+    {"Pow", 7, "numpy broadcasting replaced the broadcast attribute"},
+    {"Gemm", 7, "numpy broadcasting replaced the broadcast attribute"},
+    {"BatchNormalization", 7, "is_test removed"}, {"Dropout", 7, "is_test removed"},
+    {"Upsample", 7, "scales became an attribute"},
+    {"BatchNormalization", 9, "spatial removed"}, {"Scan", 9, "the batch axis went away"},
+    {"Upsample", 9, "scales became an input"},
+    {"Slice", 10, "starts/ends/axes became inputs"}, {"TopK", 10, "k became an input"},
+    {"Upsample", 10, "deprecated for Resize"},
+    {"Clip", 11, "min/max became inputs"}, {"Pad", 11, "pads and value became inputs"},
+    {"Resize", 11, "new inputs and coordinate modes"}, {"Scatter", 11, "replaced by ScatterElements"},
+    {"Dropout", 12, "ratio became an input, training_mode added"},
+    {"ReduceSum", 13, "axes became an input"}, {"Squeeze", 13, "axes became an input"},
+    {"Unsqueeze", 13, "axes became an input"}, {"Split", 13, "split became an input"},
+    {"Softmax", 13, "no longer flattens the input to 2-D"},
+    {"LogSoftmax", 13, "no longer flattens the input to 2-D"},
+    {"Hardmax", 13, "no longer flattens the input to 2-D"},
+    {"GRU", 14, "layout added"}, {"LSTM", 14, "layout added"}, {"RNN", 14, "layout added"},
+    {"BatchNormalization", 14, "training outputs changed"},
+    {"RoiAlign", 16, "coordinate_transformation_mode added (default half_pixel)"},
+    {"Split", 18, "num_outputs added"}, {"LpPool", 18, "ceil_mode added"},
+    {"ReduceL1", 18, "axes became an input"}, {"ReduceL2", 18, "axes became an input"},
+    {"ReduceLogSum", 18, "axes became an input"}, {"ReduceLogSumExp", 18, "axes became an input"},
+    {"ReduceMax", 18, "axes became an input"}, {"ReduceMean", 18, "axes became an input"},
+    {"ReduceMin", 18, "axes became an input"}, {"ReduceProd", 18, "axes became an input"},
+    {"ReduceSumSquare", 18, "axes became an input"},
+    {"DFT", 20, "axis became an input"}, {"GridSample", 20, "mode names changed (linear, cubic)"},
+    {"GroupNormalization", 21, "scale and bias became per-channel"},
+};
+
+oq_status cv_opset_check(cv_model *m, int64_t target, oq_err *err)
+{
+    if (target < m->opset_in)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: lowering the opset from %lld to %lld is not supported",
+                          m->name, (long long)m->opset_in, (long long)target);
+    for (size_t i = 0; i < m->nodes.n; i++) {
+        const Onnx__NodeProto *n = m->nodes.v[i];
+        if (cv_node_created(m, n)) continue;
+        for (size_t k = 0; k < sizeof table / sizeof *table; k++)
+            if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target)
+                return oq_err_set(err, OQ_ERR_UNSUPPORTED,
+                                  "%s: cannot raise the opset from %lld to %lld: %s (node '%s') changed meaning "
+                                  "in opset %lld (%s)", m->name, (long long)m->opset_in, (long long)target,
+                                  table[k].op, n->name ? n->name : "", (long long)table[k].since, table[k].what);
+    }
+    return OQ_OK;
+}

@@ -1,0 +1,74 @@
+/* Decomposed scaled-dot-product attention: the one matcher behind `inspect`
+ * (which lists the chains) and `convert --fuse` (which replaces them).
+ *
+ * Found in two stages from a Softmax node:
+ *  1. the shape (what inspect always reported): the Softmax input comes from a
+ *     MatMul through Mul/Div/Add/Sub/Where/Cast only, and its output reaches a
+ *     second MatMul, as that MatMul's first input, through Cast/Where/Mul only;
+ *  2. the function: it is attention exactly when
+ *       softmax(scale * Q K^T  [+ additive mask | masked by Where])  @ V
+ *     over the key axis, with Q, K, V of rank 4 ([B, H, L, D]), every scale a
+ *     constant scalar, K^T a transpose of K's last two axes (a Transpose with
+ *     perm [0,1,3,2]; a Transpose [0,2,3,1] of the [B, L, H, D] projection; or
+ *     torch's Reshape -> Transpose[0,2,1] -> Reshape, proven with symbolic
+ *     shapes), and between softmax and the value product nothing but the
+ *     Where(IsNaN(P), 0, P) guard for fully masked rows.
+ * A chain that passes stage 1 but computes something else (a softmax over the
+ * query axis) is NOT_ATTENTION; one that is attention in a form not rewritten
+ * here (rank-5 grouped scores, a Cast inside the chain) is UNSUPPORTED; both
+ * say why.
+ */
+#ifndef ORTQUAL_INSPECT_SDPA_IMPL_H
+#define ORTQUAL_INSPECT_SDPA_IMPL_H
+
+#include <stddef.h>
+
+#include "inspect/gview-impl.h"
+#include "inspect/symdim-impl.h"
+
+typedef enum oq_sdpa_verdict {
+    OQ_SDPA_FUSABLE = 1,
+    OQ_SDPA_NOT_ATTENTION,
+    OQ_SDPA_UNSUPPORTED
+} oq_sdpa_verdict;
+
+/* How the key operand of the score product is made from K. */
+typedef enum oq_sdpa_kform {
+    OQ_SDPA_KT_TRANSPOSE, /* Transpose(K, [0,1,3,2]): k is K */
+    OQ_SDPA_KT_HEADS,     /* Transpose(X, [0,2,3,1]) of X [B,L,H,D]: K = Transpose(k, [0,2,1,3]) */
+    OQ_SDPA_KT_RESHAPE    /* Reshape(Transpose(Reshape(K,[-1,L,D]),[0,2,1]),[B,H,D,L]): k is K */
+} oq_sdpa_kform;
+
+typedef enum oq_sdpa_mask {
+    OQ_SDPA_MASK_NONE,
+    OQ_SDPA_MASK_ADD,  /* scores + mask_value */
+    OQ_SDPA_MASK_KEEP, /* Where(mask_value, scores, fill): true keeps the key */
+    OQ_SDPA_MASK_DROP  /* Where(mask_value, fill, scores): true removes it (masked_fill) */
+} oq_sdpa_mask;
+
+typedef struct oq_sdpa_match {
+    oq_sdpa_verdict verdict;
+    char why[256];         /* NOT_ATTENTION / UNSUPPORTED: the reason */
+    char chain[1400];      /* "MatMul 'a' -> Mul -> Add -> Softmax 's' -> MatMul 'b'" */
+    size_t softmax, score_mm, out_mm; /* node indices */
+    /* FUSABLE: the Attention node's operands (names owned by the graph) */
+    const char *q, *k, *v;
+    oq_sdpa_kform kform;
+    double scale;          /* every constant factor on the scores, multiplied */
+    oq_sdpa_mask mask;
+    const char *mask_value;
+    double fill;           /* the Where's fill value */
+    int guard;             /* the IsNaN guard is present */
+} oq_sdpa_match;
+
+/* Match the chain around the Softmax node at index `softmax`. Returns 0 when
+ * stage 1 fails (not an attention-shaped chain: *m untouched but for zeroing),
+ * else 1 with m->verdict set. `sc` evaluates the shape computations. */
+int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_sdpa_match *m);
+
+/* The fill value a Where mask must have to exclude a key: -inf, or a finite
+ * value at most this (exp underflows to exactly 0 in float16/32 for scores far
+ * smaller in magnitude). */
+#define OQ_SDPA_FILL_MAX (-1.0e4)
+
+#endif

@@ -1,0 +1,287 @@
+/* The decomposed attention matcher (see sdpa-impl.h for what it accepts). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "inspect/sdpa-impl.h"
+
+static const char *node_name(const Onnx__NodeProto *n)
+{
+    return n->name ? n->name : "";
+}
+
+static const char *op_name(const Onnx__NodeProto *n)
+{
+    return n->op_type ? n->op_type : "";
+}
+
+static int op_in(const Onnx__NodeProto *n, const char *const *ops)
+{
+    for (; *ops; ops++)
+        if (oq_node_is(n, *ops)) return 1;
+    return 0;
+}
+
+/* ---- stage 1: the shape ------------------------------------------------------------------ */
+
+/* Walk back from `value` to a MatMul through score-side ops; the op types are
+ * appended to `path` (outermost last). */
+static const Onnx__NodeProto *matmul_before(const oq_gview *v, const char *value, int depth,
+                                            char *path, size_t cap, size_t *idx, int *budget)
+{
+    static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
+    size_t pi;
+    const Onnx__NodeProto *n = oq_gview_producer(v, value, &pi);
+    if (!n || depth > 8 || --*budget < 0) return NULL;
+    if (oq_node_is(n, "MatMul")) {
+        snprintf(path, cap, "MatMul '%s'", node_name(n));
+        *idx = pi;
+        return n;
+    }
+    if (!op_in(n, pass)) return NULL;
+    for (size_t i = 0; i < n->n_input; i++) {
+        const Onnx__NodeProto *m = matmul_before(v, n->input[i], depth + 1, path, cap, idx, budget);
+        if (m) {
+            size_t w = strlen(path);
+            snprintf(path + w, cap - w, " -> %s", op_name(n));
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* Walk forward from `value` to a MatMul that takes it as first input. */
+static const Onnx__NodeProto *matmul_after(const oq_gview *v, const char *value, int depth,
+                                           char *path, size_t cap, size_t *idx, int *budget)
+{
+    static const char *const pass[] = {"Cast", "Where", "Mul", NULL};
+    if (depth > 4 || --*budget < 0) return NULL;
+    const Onnx__GraphProto *g = oq_gview_graph(v);
+    for (size_t i = 0, nc = oq_gview_consumer_count(v, value); i < nc; i++) {
+        size_t ni = oq_gview_consumer(v, value, i);
+        const Onnx__NodeProto *n = g->node[ni];
+        if (oq_node_is(n, "MatMul") && n->n_input && !strcmp(n->input[0], value)) {
+            snprintf(path, cap, " -> MatMul '%s'", node_name(n));
+            *idx = ni;
+            return n;
+        }
+        if (op_in(n, pass) && n->n_output) {
+            int w = snprintf(path, cap, " -> %s", op_name(n));
+            if (w < 0 || (size_t)w >= cap) return NULL;
+            const Onnx__NodeProto *m = matmul_after(v, n->output[0], depth + 1, path + w, cap - (size_t)w, idx, budget);
+            if (m) return m;
+        }
+    }
+    return NULL;
+}
+
+/* ---- stage 2: the function ----------------------------------------------------------------- */
+
+static int refuse(oq_sdpa_match *m, oq_sdpa_verdict verdict, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int refuse(oq_sdpa_match *m, oq_sdpa_verdict verdict, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->why, sizeof m->why, fmt, ap);
+    va_end(ap);
+    m->verdict = verdict;
+    return 1;
+}
+
+/* Does `value` come from node `target` through score-side ops only? */
+static int reaches(const oq_gview *v, const char *value, size_t target, int depth, int *budget)
+{
+    static const char *const pass[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
+    size_t pi;
+    const Onnx__NodeProto *n = oq_gview_producer(v, value, &pi);
+    if (!n || depth > 8 || --*budget < 0) return 0;
+    if (pi == target) return 1;
+    if (!op_in(n, pass)) return 0;
+    for (size_t i = 0; i < n->n_input; i++)
+        if (reaches(v, n->input[i], target, depth + 1, budget)) return 1;
+    return 0;
+}
+
+/* The value under constant scalar Mul/Div nodes, their factors multiplied into *scale.
+ * 0 when a factor is not positive and finite. */
+static int unscale(const oq_gview *v, const char **value, double *scale)
+{
+    for (int depth = 0; depth < 8; depth++) {
+        const Onnx__NodeProto *p = oq_gview_producer(v, *value, NULL);
+        int mul = oq_node_is(p, "Mul"), div = oq_node_is(p, "Div");
+        if ((!mul && !div) || p->n_input != 2) return 1;
+        double c;
+        int side = oq_gview_const_scalar(v, p->input[1], &c) ? 0 : mul && oq_gview_const_scalar(v, p->input[0], &c) ? 1 : -1;
+        if (side < 0) return 1; /* not a constant factor: the base is this node's output */
+        if (!(c > 0) || !isfinite(c)) return 0;
+        *scale *= mul ? c : 1.0 / c;
+        *value = p->input[side];
+    }
+    return 1;
+}
+
+static int perm_is(const Onnx__NodeProto *n, const int64_t *want, size_t len)
+{
+    size_t k;
+    const int64_t *perm = oq_node_attr_ints(n, "perm", &k);
+    if (!perm || k != len) return 0;
+    for (size_t i = 0; i < k; i++)
+        if (perm[i] != want[i]) return 0;
+    return 1;
+}
+
+/* torch's transpose of the last two axes of a rank-4 K:
+ * Reshape(Transpose(Reshape(K, [-1, L, D]), [0,2,1]), [B, H, D, L]). */
+static const char *kt_by_reshape(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *r2)
+{
+    static const int64_t p021[] = {0, 2, 1};
+    const Onnx__NodeProto *t = r2->n_input == 2 ? oq_gview_producer(v, r2->input[0], NULL) : NULL;
+    if (!oq_node_is(t, "Transpose") || !perm_is(t, p021, 3)) return NULL;
+    const Onnx__NodeProto *r1 = oq_gview_producer(v, t->input[0], NULL);
+    if (!oq_node_is(r1, "Reshape") || r1->n_input != 2) return NULL;
+    const char *k = r1->input[0];
+    oq_symdim kd[OQ_SYM_MAX_RANK], s[OQ_SYM_MAX_RANK], a[OQ_SYM_MAX_RANK], b[OQ_SYM_MAX_RANK];
+    if (oq_sym_shape(sc, k, kd, OQ_SYM_MAX_RANK) != 4) return NULL;
+    int n = oq_sym_vec(sc, r1->input[1], s, OQ_SYM_MAX_RANK);
+    if (n != 3 || oq_sym_reshape(kd, 4, s, n, (int)oq_node_attr_int(r1, "allowzero", 0), a) != 3) return NULL;
+    /* the first Reshape merges B and H only */
+    if (!oq_symdim_eq(a[0], oq_symdim_mul(kd[0], kd[1])) || !oq_symdim_eq(a[1], kd[2]) || !oq_symdim_eq(a[2], kd[3]))
+        return NULL;
+    oq_symdim tr[3] = {a[0], a[2], a[1]};
+    n = oq_sym_vec(sc, r2->input[1], s, OQ_SYM_MAX_RANK);
+    if (n != 4 || oq_sym_reshape(tr, 3, s, n, (int)oq_node_attr_int(r2, "allowzero", 0), b) != 4) return NULL;
+    /* ... and the second splits them again */
+    if (!oq_symdim_eq(b[0], kd[0]) || !oq_symdim_eq(b[1], kd[1]) || !oq_symdim_eq(b[2], kd[3]) || !oq_symdim_eq(b[3], kd[2]))
+        return NULL;
+    return k;
+}
+
+static int key_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const char *kt)
+{
+    static const int64_t p0132[] = {0, 1, 3, 2}, p0231[] = {0, 2, 3, 1};
+    if (!unscale(v, &kt, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a key scale that is not a positive constant");
+    const Onnx__NodeProto *p = oq_gview_producer(v, kt, NULL);
+    const char *k = NULL;
+    if (oq_node_is(p, "Transpose") && perm_is(p, p0132, 4)) {
+        m->kform = OQ_SDPA_KT_TRANSPOSE;
+        k = p->input[0];
+    } else if (oq_node_is(p, "Transpose") && perm_is(p, p0231, 4)) {
+        m->kform = OQ_SDPA_KT_HEADS;
+        k = p->input[0];
+    } else if (oq_node_is(p, "Reshape") && (k = kt_by_reshape(v, sc, p))) {
+        m->kform = OQ_SDPA_KT_RESHAPE;
+    } else {
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "the key operand '%s' is not a transpose of K's last two axes", kt);
+    }
+    if (!unscale(v, &k, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a key scale that is not a positive constant");
+    if (oq_gview_rank(v, k) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "K '%s' is not known to be rank 4", k);
+    m->k = k;
+    return 0;
+}
+
+/* From the Softmax input back to the score MatMul: scales and the mask. */
+static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
+{
+    double after_mask = 1.0; /* factors applied after the mask (met first, walking back) */
+    for (int depth = 0; depth < 8; depth++) {
+        size_t pi;
+        const Onnx__NodeProto *p = oq_gview_producer(v, value, &pi);
+        if (pi == m->score_mm) break;
+        int path = -1;
+        int budget = 512;
+        for (size_t i = 0; p && i < p->n_input && path < 0; i++)
+            if (reaches(v, p->input[i], m->score_mm, 0, &budget)) path = (int)i;
+        if (path < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain could not be followed");
+        double c;
+        if ((oq_node_is(p, "Mul") || oq_node_is(p, "Div")) && p->n_input == 2 &&
+            oq_gview_const_scalar(v, p->input[1 - path], &c) && (path == 0 || oq_node_is(p, "Mul"))) {
+            if (!(c > 0) || !isfinite(c))
+                return refuse(m, OQ_SDPA_UNSUPPORTED, "a score scale that is not a positive constant");
+            double f = oq_node_is(p, "Mul") ? c : 1.0 / c;
+            if (m->mask == OQ_SDPA_MASK_NONE) after_mask *= f;
+            else m->scale *= f;
+        } else if (oq_node_is(p, "Add") && p->n_input == 2 && m->mask == OQ_SDPA_MASK_NONE) {
+            m->mask = OQ_SDPA_MASK_ADD;
+            m->mask_value = p->input[1 - path];
+        } else if (oq_node_is(p, "Where") && p->n_input == 3 && path > 0 && m->mask == OQ_SDPA_MASK_NONE) {
+            m->mask = path == 1 ? OQ_SDPA_MASK_KEEP : OQ_SDPA_MASK_DROP;
+            m->mask_value = p->input[0];
+            if (!oq_gview_const_scalar(v, p->input[path == 1 ? 2 : 1], &m->fill))
+                return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
+        } else {
+            return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax",
+                          op_name(p), node_name(p));
+        }
+        value = p->input[path];
+        if (depth == 7) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain is too long");
+    }
+    if (m->mask == OQ_SDPA_MASK_NONE) {
+        m->scale *= after_mask;
+    } else if (after_mask != 1.0) {
+        if (m->mask == OQ_SDPA_MASK_ADD)
+            return refuse(m, OQ_SDPA_UNSUPPORTED, "the scores are scaled after the additive mask is added");
+        m->scale *= after_mask; /* Where masks: the fill scales along, checked below */
+        m->fill *= after_mask;
+    }
+    if ((m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP) && !(m->fill <= OQ_SDPA_FILL_MAX))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "masked scores are filled with %g, which does not exclude a key", m->fill);
+    return 0;
+}
+
+/* Between the softmax and the value product: nothing, or the IsNaN guard. */
+static int prob_side(const oq_gview *v, oq_sdpa_match *m, const char *p_value, const char *read)
+{
+    if (!strcmp(read, p_value)) return 0;
+    const Onnx__NodeProto *w = oq_gview_producer(v, read, NULL);
+    double z;
+    const Onnx__NodeProto *nan = w && w->n_input == 3 ? oq_gview_producer(v, w->input[0], NULL) : NULL;
+    if (oq_node_is(w, "Where") && !strcmp(w->input[2], p_value) && oq_gview_const_scalar(v, w->input[1], &z) &&
+        z == 0 && oq_node_is(nan, "IsNaN") && !strcmp(nan->input[0], p_value)) {
+        m->guard = 1;
+        return 0;
+    }
+    return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the softmax and the value product",
+                  w ? op_name(w) : "?", w ? node_name(w) : read);
+}
+
+int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_sdpa_match *m)
+{
+    memset(m, 0, sizeof *m);
+    const Onnx__NodeProto *s = oq_gview_graph(v)->node[softmax];
+    if (!oq_node_is(s, "Softmax") || !s->n_input || !s->n_output) return 0;
+    char before[768], after[256];
+    int budget = 512; /* a graph that shares values could make these walks exponential */
+    if (!matmul_before(v, s->input[0], 0, before, sizeof before, &m->score_mm, &budget)) return 0;
+    budget = 512;
+    const Onnx__NodeProto *out = matmul_after(v, s->output[0], 0, after, sizeof after, &m->out_mm, &budget);
+    if (!out) return 0;
+    snprintf(m->chain, sizeof m->chain, "%s -> Softmax '%.300s'%s", before, node_name(s), after);
+    m->softmax = softmax;
+    m->scale = 1.0;
+    const Onnx__NodeProto *mm = oq_gview_graph(v)->node[m->score_mm];
+    int rank = oq_gview_rank(v, mm->output[0]);
+    if (rank < 0) rank = oq_gview_rank(v, mm->input[0]);
+    int64_t axis = oq_node_attr_int(s, "axis", oq_gview_opset(v) >= 13 ? -1 : 1);
+    if (rank < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of the scores is unknown");
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1)
+        return refuse(m, OQ_SDPA_NOT_ATTENTION, "softmax over axis %lld of %d%s, not over the keys (the last axis)",
+                      (long long)axis, rank, axis == rank - 2 ? " (the query axis)" : "");
+    if (rank != 4)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "rank-%d scores%s; only [B, H, Lq, Lk] is rewritten", rank,
+                      rank == 5 ? " (grouped-query heads)" : "");
+    if (score_side(v, m, s->input[0])) return 1;
+    const char *q = mm->input[0];
+    if (!unscale(v, &q, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a query scale that is not a positive constant");
+    if (oq_gview_rank(v, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
+    m->q = q;
+    if (key_side(v, sc, m, mm->input[1])) return 1;
+    if (prob_side(v, m, s->output[0], out->input[0])) return 1;
+    if (out->n_input != 2 || oq_gview_rank(v, out->input[1]) != 4)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
+    m->v = out->input[1];
+    m->verdict = OQ_SDPA_FUSABLE;
+    return 1;
+}

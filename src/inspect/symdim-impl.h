@@ -1,0 +1,61 @@
+/* Symbolic dimensions: what a dynamic graph's shape computations evaluate to.
+ *
+ * Exporters compute shapes inside the graph (Shape -> Slice -> Concat ->
+ * Reshape). To prove that a Reshape/Transpose/Reshape chain only swaps two
+ * axes, or that a mask was reshaped [B,H,1,L] -> [H*B,1,L] -> [B,H,1,L], a
+ * matcher needs those computations as formulas. A dimension here is a
+ * monomial: an integer coefficient times a product of symbols, where a symbol
+ * is a named dimension of the model ("batch", "seq": equal names are equal
+ * sizes, as ONNX's IR says for dim_param) or an opaque "value#axis" for a
+ * dimension nothing names.
+ */
+#ifndef ORTQUAL_INSPECT_SYMDIM_IMPL_H
+#define ORTQUAL_INSPECT_SYMDIM_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inspect/gview-impl.h"
+
+#define OQ_SYM_MAX_FACTORS 6
+#define OQ_SYM_MAX_RANK 8
+
+/* coef * sym[0] * ... * sym[n-1] (symbols sorted). coef INT64_MIN is "unknown";
+ * coef -1 with n 0 is the literal -1 of a Reshape target, coef 0 a literal 0. */
+typedef struct oq_symdim {
+    int64_t coef;
+    int n;
+    uint32_t sym[OQ_SYM_MAX_FACTORS];
+} oq_symdim;
+
+typedef struct oq_symctx oq_symctx;
+
+oq_status oq_symctx_create(const oq_gview *v, oq_symctx **out, oq_err *err);
+void oq_symctx_free(oq_symctx *c);
+
+oq_symdim oq_symdim_const(int64_t c);
+int oq_symdim_known(oq_symdim d);
+int oq_symdim_eq(oq_symdim a, oq_symdim b);
+/* a * b; unknown when either is or the product has too many factors. */
+oq_symdim oq_symdim_mul(oq_symdim a, oq_symdim b);
+/* a / b when b divides a exactly, else unknown. */
+oq_symdim oq_symdim_div(oq_symdim a, oq_symdim b);
+/* The model's name for `d` when it is exactly one named dimension ("seq"), NULL for
+ * constants, products and the opaque "value#axis" symbols. */
+const char *oq_symdim_name(const oq_symctx *c, oq_symdim d);
+/* "4*batch", "seq", "7", "?" into buf; returns buf. */
+char *oq_symdim_str(const oq_symctx *c, oq_symdim d, char *buf, size_t n);
+
+/* The symbolic shape of `value` (declared dims, else opaque symbols when only
+ * the rank is known). Returns the rank (<= cap), or -1 when unknown. */
+int oq_sym_shape(oq_symctx *c, const char *value, oq_symdim *dims, int cap);
+/* Evaluate a 1-D (or scalar) int64 shape tensor: returns the element count and
+ * fills `out`, or -1 when some element cannot be expressed. */
+int oq_sym_vec(oq_symctx *c, const char *value, oq_symdim *out, int cap);
+/* The output dims of Reshape(input of `in` dims, target), target as evaluated by
+ * oq_sym_vec (0 copies the input dim unless allowzero, one -1 is inferred).
+ * Returns the rank or -1 when it cannot be worked out. */
+int oq_sym_reshape(const oq_symdim *in, int in_rank, const oq_symdim *target, int n, int allowzero,
+                   oq_symdim *out);
+
+#endif

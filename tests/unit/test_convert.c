@@ -1,0 +1,673 @@
+/* convert: the real PyTorch exports become Attention-24 models that match PyTorch, the
+ * checks bite, and the rewrites that would not be exact are refused. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "onnx.pb-c.h"
+#include "ortqual/convert.h"
+#include "ortqual/export.h"
+#include "ortqual/fileio.h"
+#include "ortqual/graph.h"
+#include "ortqual/inspect.h"
+#include "ortqual/npz.h"
+#include "ortqual/validate.h"
+
+#define TESTUTIL_RUNTIME_FIXTURE
+#include "testutil.h"
+
+#define FIX OQ_SOURCE_DIR "/tests/fixtures/torch/"
+
+/* The fixture's two batches and PyTorch's outputs for them. */
+typedef struct batches {
+    oq_npz *in[2], *out[2];
+} batches;
+
+static void load_batches(const char *fixture, batches *b)
+{
+    char p[512];
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, FIX "%s/inputs_%03d.npz", fixture, i);
+        assert_int_equal(oq_npz_read(p, &b->in[i], NULL), OQ_OK);
+        snprintf(p, sizeof p, FIX "%s/outputs_%03d.npz", fixture, i);
+        assert_int_equal(oq_npz_read(p, &b->out[i], NULL), OQ_OK);
+    }
+}
+
+static void free_batches(batches *b)
+{
+    for (int i = 0; i < 2; i++) {
+        oq_npz_free(b->in[i]);
+        oq_npz_free(b->out[i]);
+    }
+}
+
+/* The done-when conversion: --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24. */
+static oq_convert_opts fast_opts(const batches *b)
+{
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
+    o.attention_dtype = OQ_DTYPE_FLOAT16;
+    o.opset = 24;
+    o.runtime = rt;
+    if (b) {
+        o.n_batches = 2;
+        o.inputs = (const oq_npz *const *)b->in;
+        o.expected = (const oq_npz *const *)b->out;
+    }
+    return o;
+}
+
+static int64_t op_count(const oq_model_info *mi, const char *op)
+{
+    for (size_t i = 0; i < mi->n_ops; i++)
+        if (!*mi->ops[i].domain && !strcmp(mi->ops[i].op_type, op)) return mi->ops[i].count;
+    return 0;
+}
+
+static int has_attr(const oq_attention_info *a, const char *s)
+{
+    for (size_t i = 0; i < a->n_attrs; i++)
+        if (!strcmp(a->attrs[i], s)) return 1;
+    return 0;
+}
+
+/* Every Attention node's Q, K, V are declared float16 of rank 4 (ORT's CUDA EP was seen
+ * to crash on Attention inputs without shapes). */
+static void assert_attention_inputs_typed(const char *path)
+{
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    assert_non_null(m);
+    const Onnx__GraphProto *g = m->graph;
+    for (size_t i = 0; i < g->n_node; i++) {
+        if (strcmp(g->node[i]->op_type, "Attention")) continue;
+        for (size_t k = 0; k < 3; k++) {
+            const Onnx__ValueInfoProto *vi = NULL;
+            for (size_t j = 0; j < g->n_value_info && !vi; j++)
+                if (!strcmp(g->value_info[j]->name, g->node[i]->input[k])) vi = g->value_info[j];
+            if (!vi) fail_msg("%s: Attention input '%s' has no value_info", path, g->node[i]->input[k]);
+            assert_int_equal(vi->type->tensor_type->elem_type, OQ_DTYPE_FLOAT16);
+            assert_non_null(vi->type->tensor_type->shape);
+            assert_int_equal(vi->type->tensor_type->shape->n_dim, 4);
+        }
+    }
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+/* Convert one fixture export the done-when way and check what was written. */
+static void convert_fixture(const char *fixture, int opset, int n_attention, int causal, const char *mask)
+{
+    char in[512], out[512];
+    snprintf(in, sizeof in, FIX "%s/%s_op%d.onnx", fixture, fixture, opset);
+    char *dir = temp_dir("convert");
+    snprintf(out, sizeof out, "%s/fast.onnx", dir);
+    batches b;
+    load_batches(fixture, &b);
+    oq_convert_opts o = fast_opts(&b);
+    oq_convert_report *r = NULL;
+    oq_err err = {0};
+    oq_status st = oq_convert_file(in, out, 0, &o, &r, &err);
+    if (st) fail_msg("%s: %s", in, err.msg);
+    assert_true(r->checked && r->passed);
+    assert_int_equal(r->n_checks, 2 * (strcmp(fixture, "mlpf_like") && strcmp(fixture, "decoder_lm") ? 1 : 2));
+    for (size_t i = 0; i < r->n_checks; i++) {
+        assert_true(r->checks[i].has_expected && r->checks[i].vs_expected.passed);
+        assert_true(r->checks[i].vs_expected.num_valid > 0);
+        assert_true(r->checks[i].vs_expected.num_valid < r->checks[i].vs_expected.num_elements); /* padding left out */
+    }
+    /* ORT refuses the opset-23 broadcast key-padding mask: the lowered original was the reference */
+    int refused = opset == 23 && strcmp(fixture, "decoder_lm");
+    assert_int_equal(!strncmp(r->reference, "original, lowered", 17), refused);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(out, &mi, NULL), OQ_OK);
+    assert_int_equal(mi->opsets[0].version, 24);
+    assert_int_equal((int)mi->n_attention, n_attention);
+    assert_int_equal(op_count(mi, "Softmax"), 0);
+    assert_int_equal(op_count(mi, "Elu"), 0);
+    for (size_t i = 0; i < mi->n_attention; i++) {
+        assert_string_equal(mi->attention[i].kind, "Attention");
+        assert_string_equal(mi->attention[i].detail, causal ? "inputs: Q K V" : "inputs: Q K V nonpad_kv_seqlen");
+        assert_true(has_attr(&mi->attention[i], causal ? "is_causal=1" : "is_causal=0"));
+    }
+    oq_model_info_free(mi);
+    assert_attention_inputs_typed(out);
+    int has;
+    char input[64];
+    assert_int_equal(oq_convert_read_contract(out, &has, input, sizeof input, NULL), OQ_OK);
+    assert_true(has);
+    assert_string_equal(input, mask);
+    oq_convert_report_free(r);
+    free_batches(&b);
+    remove_dir(dir);
+}
+
+static void test_tx_encoder(void **state)
+{
+    (void)state;
+    convert_fixture("tx_encoder", 18, 2, 0, "mask");
+    convert_fixture("tx_encoder", 23, 2, 0, "mask");
+}
+
+static void test_mlpf_like(void **state)
+{
+    (void)state;
+    convert_fixture("mlpf_like", 18, 2, 0, "mask");
+    convert_fixture("mlpf_like", 23, 2, 0, "mask");
+}
+
+static void test_hand_attention(void **state)
+{
+    (void)state;
+    convert_fixture("hand_attention", 18, 1, 0, "mask");
+}
+
+/* Causal AND key padding: is_causal = 1 without nonpad_kv_seqlen (see the next test for why). */
+static void test_decoder_causal_padding(void **state)
+{
+    (void)state;
+    convert_fixture("decoder_lm", 18, 1, 1, "attention_mask");
+    convert_fixture("decoder_lm", 23, 1, 1, "attention_mask");
+}
+
+/* Why the converter never writes is_causal = 1 with nonpad_kv_seqlen for a padded
+ * self-attention: ORT aligns that diagonal bottom-right (query i sees keys
+ * j <= i + len - L, as ONNX 24's errata says), so with len < L the first valid
+ * queries would see no key at all. This pins ORT's behaviour. */
+static void test_ort_causal_nonpad_is_bottom_right(void **state)
+{
+    (void)state;
+    oq_opset ops[] = {{"", 24}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "causal", &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(1), OQ_DIM(1), OQ_DIM(4), OQ_DIM(2)}, b1[] = {OQ_DIM(1)};
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, 4, d);
+    oq_graph_add_input(g, "v", OQ_DTYPE_FLOAT32, 4, d);
+    oq_graph_add_input(g, "n", OQ_DTYPE_INT64, 1, b1);
+    const char *in[] = {"q", "q", "v", "", "", "", "n"}, *out[] = {"y"};
+    oq_attr a[] = {OQ_ATTR_I("is_causal", 1)};
+    oq_graph_add_node(g, "Attention", NULL, "att", 7, in, 1, out, 1, a);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, d);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(oq_graph_serialize(g, &buf, &len, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_session_opts so = {0};
+    oq_session *s;
+    assert_int_equal(oq_session_create(rt, NULL, buf, len, &so, &s, NULL), OQ_OK);
+    free(buf);
+    int64_t sh[] = {1, 1, 4, 2}, one = 1;
+    float qv[8] = {0}, vv[8] = {1, 1, 2, 2, 3, 3, 4, 4}; /* equal scores: the output is the mean of the seen values */
+    int64_t nv[1] = {2};                                 /* 2 valid keys of 4 */
+    oq_tensor *q, *v, *n, **y;
+    oq_tensor_wrap(&q, OQ_DTYPE_FLOAT32, 4, sh, qv, "q", NULL);
+    oq_tensor_wrap(&v, OQ_DTYPE_FLOAT32, 4, sh, vv, "v", NULL);
+    oq_tensor_wrap(&n, OQ_DTYPE_INT64, 1, &one, nv, "n", NULL);
+    oq_tensor *ins[] = {q, v, n};
+    size_t n_out;
+    assert_int_equal(oq_session_run(s, 3, ins, &n_out, &y, NULL), OQ_OK);
+    const float *yv = y[0]->data;
+    /* top-left causal + padding would give rows 1, 1.5, 1.5, 1.5; ORT gives 0, 0, 1, 1.5 */
+    assert_float_equal(yv[0], 0.0, 1e-6);
+    assert_float_equal(yv[2], 0.0, 1e-6);
+    assert_float_equal(yv[4], 1.0, 1e-6);
+    assert_float_equal(yv[6], 1.5, 1e-6);
+    oq_tensors_free(y, n_out);
+    oq_tensor_free(q), oq_tensor_free(v), oq_tensor_free(n);
+    oq_session_free(s);
+}
+
+static const oq_convert_step *find_step(const oq_convert_report *r, const char *pass, const char *action)
+{
+    for (size_t i = 0; i < r->n_steps; i++)
+        if (!strcmp(r->steps[i].pass, pass) && !strcmp(r->steps[i].action, action)) return &r->steps[i];
+    return NULL;
+}
+
+/* A softmax over the query axis looks like attention and is not: it stays as it is. */
+static void test_wrong_axis_not_fused(void **state)
+{
+    (void)state;
+    batches b;
+    load_batches("wrong_axis", &b);
+    oq_convert_opts o = fast_opts(&b);
+    oq_convert_report *r;
+    char *dir = temp_dir("convert");
+    char out[512];
+    snprintf(out, sizeof out, "%s/w.onnx", dir);
+    assert_int_equal(oq_convert_file(FIX "wrong_axis/wrong_axis_op18.onnx", out, 0, &o, &r, NULL), OQ_OK);
+    assert_int_equal(r->fused, 0);
+    const oq_convert_step *s = find_step(r, "fuse", "skipped");
+    assert_non_null(s);
+    assert_non_null(strstr(s->detail, "not attention: softmax over axis 2 of 4 (the query axis)"));
+    assert_true(r->passed);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(out, &mi, NULL), OQ_OK);
+    assert_int_equal(op_count(mi, "Softmax"), 1);
+    assert_int_equal(op_count(mi, "Attention"), 0);
+    assert_non_null(strstr(mi->attention[0].detail, "not attention"));
+    oq_model_info_free(mi);
+    oq_convert_report_free(r);
+    free_batches(&b);
+    remove_dir(dir);
+}
+
+/* The comparison is real: a perturbed expected value and a zero tolerance both fail,
+ * naming the output and the element, and nothing is written. */
+static void test_check_bites(void **state)
+{
+    (void)state;
+    batches b;
+    load_batches("mlpf_like", &b);
+    oq_tensor *cls = (oq_tensor *)oq_npz_get(b.out[1], "cls");
+    ((float *)cls->data)[6 * 3 + 2] += 0.5f; /* event 0, position 3, class 2: a valid element */
+    oq_convert_opts o = fast_opts(&b);
+    char *dir = temp_dir("convert");
+    char out[512];
+    snprintf(out, sizeof out, "%s/x.onnx", dir);
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_file(FIX "mlpf_like/mlpf_like_op18.onnx", out, 0, &o, &r, &err), OQ_ERR_CHECK_FAILED);
+    assert_false(r->passed);
+    assert_non_null(strstr(r->failure, "output 'cls' differs from the expected outputs"));
+    assert_non_null(strstr(r->failure, "[0,3,2]"));
+    assert_non_null(strstr(err.msg, "cls"));
+    assert_int_equal(access(out, F_OK), -1);
+    oq_convert_report_free(r);
+    ((float *)cls->data)[6 * 3 + 2] -= 0.5f;
+    o.tolerances = "rtol=0,atol=0"; /* float16 attention is not bit-exact */
+    assert_int_equal(oq_convert_file(FIX "mlpf_like/mlpf_like_op18.onnx", out, 0, &o, &r, &err), OQ_ERR_CHECK_FAILED);
+    assert_non_null(strstr(r->failure, "differs from the reference"));
+    assert_int_equal(access(out, F_OK), -1);
+    oq_convert_report_free(r);
+    free_batches(&b);
+    remove_dir(dir);
+}
+
+/* nonpad_kv_seqlen is exact only for valid-prefix masks: inputs with a hole are refused. */
+static void test_holes_refused(void **state)
+{
+    (void)state;
+    batches b;
+    load_batches("mlpf_like", &b);
+    oq_tensor *m = (oq_tensor *)oq_npz_get(b.in[0], "mask");
+    ((float *)m->data)[1 * 56 + 10] = 0; /* event 1 (31 long): a hole at position 10 */
+    oq_convert_opts o = fast_opts(&b);
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_file(FIX "mlpf_like/mlpf_like_op18.onnx", "/nonexistent/x.onnx", 0, &o, &r, &err),
+                     OQ_ERR_MASK);
+    assert_non_null(strstr(err.msg, "input 'mask'"));
+    assert_non_null(strstr(err.msg, "event 1"));
+    oq_convert_report_free(r);
+    free_batches(&b);
+}
+
+/* How the tiny model's mask is made from mask [B, L]. */
+enum { KEY_PADDING, INVERTED, QUERY_PADDING, QUERY_AND_KEY };
+
+/* x [B, L, 4], mask [B, L]: one-head attention whose mask is `Where(cond, -1e9, scores)`. */
+static void write_tiny(const char *path, int form)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "tiny", &g, NULL), OQ_OK);
+    oq_dim dx[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq"), OQ_DIM(4)}, dm[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, dx);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, dm);
+    static const int64_t s4[] = {0, 0, 1, 4}, s3[] = {0, 0, 4}, p0213[] = {0, 2, 1, 3}, p0132[] = {0, 1, 3, 2},
+                         ax12[] = {1, 2};
+    oq_attr t1[] = {OQ_ATTR_IS("perm", 4, p0213)}, t2[] = {OQ_ATTR_IS("perm", 4, p0132)}, sm[] = {OQ_ATTR_I("axis", -1)};
+    const char *q = oq_graph_op(g, "Transpose", 1, (const char *[]){oq_graph_op(g, "Reshape", 2, (const char *[]){
+                                                                        "x", oq_graph_const_i64(g, "s", 4, s4)}, 0, NULL)}, 1, t1);
+    const char *kt = oq_graph_op(g, "Transpose", 1, &q, 1, t2);
+    const char *s = oq_graph_op(g, "MatMul", 2, (const char *[]){q, kt}, 0, NULL);
+    static const int64_t ax13[] = {1, 3};
+    const char *keys = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){"mask", oq_graph_const_i64(g, "ax", 2, ax12)}, 0, NULL);
+    const char *queries = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){"mask", oq_graph_const_i64(g, "ax", 2, ax13)}, 0, NULL);
+    const char *keep = form == QUERY_PADDING ? queries
+                       : form == QUERY_AND_KEY ? oq_graph_op(g, "And", 2, (const char *[]){queries, keys}, 0, NULL)
+                                               : keys;
+    const char *cond = form == INVERTED ? keep : oq_graph_op(g, "Not", 1, &keep, 0, NULL);
+    s = oq_graph_op(g, "Where", 3, (const char *[]){cond, oq_graph_const_f32(g, "neg", -1e9f), s}, 0, NULL);
+    const char *y = oq_graph_op(g, "MatMul", 2, (const char *[]){oq_graph_op(g, "Softmax", 1, &s, 1, sm), q}, 0, NULL);
+    y = oq_graph_op(g, "Reshape", 2, (const char *[]){oq_graph_op(g, "Transpose", 1, &y, 1, t1), oq_graph_const_i64(g, "s", 3, s3)}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 3, dx);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* A model with no value_info at all: types are inferred, the mask is proven key padding. */
+static void test_tiny_without_value_info(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/tiny.onnx", dir);
+    snprintf(out, sizeof out, "%s/fast.onnx", dir);
+    write_tiny(in, KEY_PADDING);
+    oq_convert_opts o = fast_opts(NULL);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r->fused, 1);
+    assert_true(r->generated_inputs && r->passed);
+    assert_non_null(find_step(r, "shapes", "added"));
+    assert_attention_inputs_typed(out);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+/* A mask that keeps the keys where the input is 0 is not the input's key padding. */
+static void test_inverted_mask_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512];
+    snprintf(in, sizeof in, "%s/inv.onnx", dir);
+    write_tiny(in, INVERTED);
+    oq_convert_opts o = fast_opts(NULL);
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "1 requested rewrite was refused"));
+    const oq_convert_step *s = find_step(r, "mask-to-seqlen", "refused");
+    assert_non_null(s);
+    assert_non_null(strstr(s->detail, "keeps only the keys where 'mask' is 0"));
+    oq_convert_report_free(r);
+    /* padding over the queries, alone or with the keys': not a key-padding mask */
+    static const struct {
+        int form;
+        const char *why;
+    } other[] = {{QUERY_PADDING, "not laid out as [B, *, *, L]"}, {QUERY_AND_KEY, "along two different axes"}};
+    for (size_t i = 0; i < 2; i++) {
+        write_tiny(in, other[i].form);
+        assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_ERR_UNSUPPORTED);
+        s = find_step(r, "mask-to-seqlen", "refused");
+        assert_non_null(s);
+        if (!strstr(s->detail, other[i].why)) fail_msg("%s", s->detail);
+        oq_convert_report_free(r);
+    }
+    o.allow_refused = 1;
+    assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_OK);
+    assert_int_equal(r->refused, 1);
+    assert_int_equal(r->fused, 1);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+/* Raising the opset over a change of meaning is refused, naming the operator. */
+static void test_opset_changed_operator(void **state)
+{
+    (void)state;
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "gn", &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(1), OQ_DIM(4), OQ_DIM(3)}, dg[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, d);
+    oq_graph_add_input(g, "s", OQ_DTYPE_FLOAT32, 1, dg);
+    oq_attr a[] = {OQ_ATTR_I("num_groups", 2)};
+    const char *y = oq_graph_op(g, "GroupNormalization", 3, (const char *[]){"x", "s", "s"}, 1, a);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 3, d);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(oq_graph_serialize(g, &buf, &len, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.opset = 24;
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "GroupNormalization"));
+    assert_non_null(strstr(err.msg, "changed meaning in opset 21"));
+    oq_convert_report_free(r);
+    o.opset = 20; /* below the change: fine */
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_OK);
+    assert_int_equal(r->opset_out, 20);
+    oq_convert_report_free(r);
+    o.opset = 17;
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "lowering the opset"));
+    oq_convert_report_free(r);
+    free(buf);
+}
+
+/* The opset-23 export that ORT refuses runs once its mask spans the queries. */
+static void test_expand_mask(void **state)
+{
+    (void)state;
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_EXPAND_MASK;
+    o.runtime = rt;
+    char *dir = temp_dir("convert");
+    char out[512];
+    snprintf(out, sizeof out, "%s/e.onnx", dir);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(FIX "tx_encoder/tx_encoder_op23.onnx", out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_non_null(strstr(r->reference, "inconsistent q_sequence_length"));
+    assert_null(r->contract_input); /* an expanded mask is exact for any mask */
+    oq_convert_report_free(r);
+    /* ... and the written model runs as it is: converting it again needs no lowering */
+    o.passes = OQ_CONVERT_MASK_TO_SEQLEN;
+    char out2[512];
+    snprintf(out2, sizeof out2, "%s/s.onnx", dir);
+    if (oq_convert_file(out, out2, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(r->reference, "original");
+    assert_string_equal(r->contract_input, "mask");
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+/* bfloat16: no CPU kernel, so the check runs the conversion with bfloat16 rounding. */
+static void test_bf16_lower_and_contract(void **state)
+{
+    (void)state;
+    oq_convert_opts o = fast_opts(NULL);
+    o.attention_dtype = OQ_DTYPE_BFLOAT16;
+    char *dir = temp_dir("convert");
+    char out[512], low[512];
+    snprintf(out, sizeof out, "%s/b.onnx", dir);
+    snprintf(low, sizeof low, "%s/l.onnx", dir);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(FIX "hand_attention/hand_attention_op18.onnx", out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_non_null(find_step(r, "check", "note"));
+    oq_convert_report_free(r);
+    /* a bfloat16 model cannot be a reference here, even lowered: a runtime error, not a pass */
+    oq_convert_opts lo;
+    oq_convert_opts_default(&lo);
+    lo.passes = OQ_CONVERT_LOWER;
+    lo.runtime = rt;
+    assert_int_equal(oq_convert_file(out, low, 0, &lo, &r, &err), OQ_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "ORT runs neither the original"));
+    assert_int_equal(access(low, F_OK), -1);
+    oq_convert_report_free(r);
+    /* --lower of a float16 conversion: the contract it carries is kept and enforced */
+    o.attention_dtype = OQ_DTYPE_FLOAT16;
+    assert_int_equal(oq_convert_file(FIX "hand_attention/hand_attention_op18.onnx", out, 1, &o, &r, &err), OQ_OK);
+    oq_convert_report_free(r);
+    lo.tolerances = "fp16";
+    if (oq_convert_file(out, low, 0, &lo, &r, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(r->contract_input, "mask");
+    oq_convert_report_free(r);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(low, &mi, NULL), OQ_OK);
+    assert_int_equal(op_count(mi, "Attention"), 0);
+    assert_int_equal(op_count(mi, "Softmax"), 1);
+    oq_model_info_free(mi);
+    int has;
+    char input[8];
+    assert_int_equal(oq_convert_read_contract(low, &has, input, sizeof input, NULL), OQ_OK);
+    assert_true(has);
+    remove_dir(dir);
+}
+
+/* ortqual's own decomposed encoder (no value_info, additive (mask - 1) * 1e9 bias) fuses too. */
+static void test_own_export(void **state)
+{
+    (void)state;
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    oq_encoder_export x = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+    oq_graph *g;
+    assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/dec.onnx", dir);
+    snprintf(out, sizeof out, "%s/fast.onnx", dir);
+    assert_int_equal(oq_graph_write(g, in, 0, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_encoder_weights_free(w);
+    oq_convert_opts o = fast_opts(NULL);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r->fused, (size_t)c.layers);
+    assert_true(r->passed);
+    assert_attention_inputs_typed(out);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+static void test_contract_malformed(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], bad[512];
+    snprintf(in, sizeof in, "%s/t.onnx", dir);
+    snprintf(bad, sizeof bad, "%s/bad.onnx", dir);
+    write_tiny(in, KEY_PADDING);
+    int has = 1;
+    char input[64];
+    assert_int_equal(oq_convert_read_contract(in, &has, input, sizeof input, NULL), OQ_OK);
+    assert_false(has); /* no contract before conversion */
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(in, &buf, &n, NULL), OQ_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    Onnx__StringStringEntryProto e = ONNX__STRING_STRING_ENTRY_PROTO__INIT, *ep = &e;
+    e.key = (char *)OQ_CONVERT_CONTRACT_KEY;
+    e.value = (char *)"{\"input\": \"mask\", \"contract\": \"anything\"}";
+    m->n_metadata_props = 1;
+    m->metadata_props = &ep;
+    n = onnx__model_proto__get_packed_size(m);
+    buf = malloc(n);
+    onnx__model_proto__pack(m, buf);
+    m->n_metadata_props = 0;
+    m->metadata_props = NULL;
+    onnx__model_proto__free_unpacked(m, NULL);
+    assert_int_equal(oq_write_file_atomic(bad, buf, n, 0, NULL), OQ_OK);
+    free(buf);
+    oq_err err = {0};
+    assert_int_equal(oq_convert_read_contract(bad, &has, input, sizeof input, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, OQ_CONVERT_CONTRACT_KEY));
+    remove_dir(dir);
+}
+
+/* Progress lines of a validation, kept for the test to read. */
+static void keep_line(void *ctx, const char *line)
+{
+    char *buf = ctx;
+    size_t w = strlen(buf);
+    snprintf(buf + w, 4096 - w, "%s\n", line);
+}
+
+/* validate takes a converted model's contract: the input it names is the mask whose every
+ * batch is checked before any model runs, and a --mask naming another input is refused. */
+static void test_contract_enforced_by_validate(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("contract");
+    char in[512], conv[512], batch[512], lines[4096] = "";
+    snprintf(in, sizeof in, "%s/tiny.onnx", dir);
+    snprintf(conv, sizeof conv, "%s/fast.onnx", dir);
+    snprintf(batch, sizeof batch, "%s/holes.npz", dir);
+    write_tiny(in, KEY_PADDING);
+    oq_convert_opts co = fast_opts(NULL);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, conv, 0, &co, &r, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(r->contract_input, "mask");
+    oq_convert_report_free(r);
+    /* event 1 is 1 0 1 0 0: a hole at position 1 */
+    int64_t xs[] = {2, 5, 4}, ms[] = {2, 5};
+    oq_tensor *x, *m;
+    assert_int_equal(oq_tensor_create(&x, OQ_DTYPE_FLOAT32, 3, xs, "features", NULL), OQ_OK);
+    assert_int_equal(oq_tensor_create(&m, OQ_DTYPE_BOOL, 2, ms, "mask", NULL), OQ_OK);
+    static const uint8_t rows[] = {1, 1, 1, 0, 0, 1, 0, 1, 0, 0};
+    memcpy(m->data, rows, sizeof rows);
+    const oq_tensor *t[] = {x, m};
+    assert_int_equal(oq_npz_write(batch, 2, t, 0, 0, NULL), OQ_OK);
+    oq_tensor_free(x);
+    oq_tensor_free(m);
+    oq_config cfg[2];
+    assert_int_equal(oq_config_parse("cpu:model:fp32", &cfg[0], NULL), OQ_OK);
+    cfg[1] = cfg[0];
+    const char *files[] = {batch};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = conv;
+    o.input_files = files;
+    o.n_input_files = 1;
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.outdir = dir;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.progress = keep_line;
+    o.progress_ctx = lines;
+    oq_validate_summary *s = NULL;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_MASK);
+    assert_non_null(strstr(err.msg, "event 1"));
+    assert_non_null(strstr(err.msg, "hole at position"));
+    assert_non_null(strstr(lines, OQ_CONVERT_CONTRACT_KEY ": input 'mask' must be a valid prefix"));
+    assert_null(s);
+    o.mask_name = "pad"; /* what the model calls its mask is not the user's to contradict */
+    o.overwrite = 1;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "--mask 'pad', but the model's " OQ_CONVERT_CONTRACT_KEY " names input 'mask'"));
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tx_encoder),
+        cmocka_unit_test(test_mlpf_like),
+        cmocka_unit_test(test_hand_attention),
+        cmocka_unit_test(test_decoder_causal_padding),
+        cmocka_unit_test(test_ort_causal_nonpad_is_bottom_right),
+        cmocka_unit_test(test_wrong_axis_not_fused),
+        cmocka_unit_test(test_check_bites),
+        cmocka_unit_test(test_holes_refused),
+        cmocka_unit_test(test_tiny_without_value_info),
+        cmocka_unit_test(test_inverted_mask_refused),
+        cmocka_unit_test(test_opset_changed_operator),
+        cmocka_unit_test(test_expand_mask),
+        cmocka_unit_test(test_bf16_lower_and_contract),
+        cmocka_unit_test(test_own_export),
+        cmocka_unit_test(test_contract_malformed),
+        cmocka_unit_test(test_contract_enforced_by_validate),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
