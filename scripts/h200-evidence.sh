@@ -157,6 +157,19 @@ step realmodels-replay 120 $B replay $E --model "$FX/mlpf_like/mlpf_like_op18.on
 cp "$W/rm_replay/summary.json" "$OUT/realmodels-replay-summary.json"
 fi
 
+# 11. scale: per-batch costs at a production batch size (256 events, lengths 5..96), sharded in
+#     4 by batch and merged (as SLURM tasks would, here one after another on the one GPU), and
+#     the modelled time of 10^6 events x 20 configurations on 50 GPUs (docs/scale-out.md)
+if want scale; then
+S=(validate $E --no-plots --num-events 4096 --batch-size 256 --repeat 1 --outdir "$W/scale"
+   --configs ref:encoder:fp64,cuda:decomposed:fp32,cuda:attention24:fp32,cuda:attention24:tf32,cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math)
+step scale-prepare 300 $B "${S[@]}" --prepare-shards 4
+for i in 0 1 2 3; do step scale-shard-$i 600 $B "${S[@]}" --shard $i/4; done
+step scale-merge 120 $B merge --no-plots "$W/scale"
+cp "$W/scale/summary.json" "$OUT/scale-summary.json"
+step scale-estimate 60 $B estimate "$W/scale/summary.json" --events 1000000 --configs 20 --workers 50 --only cuda:
+fi
+
 cat "$OUT/steps.txt"
 # the device returns few files: one archive of everything
 tar -czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
