@@ -285,6 +285,9 @@ struct oq_cli_run_output {
 /* Fill the runtime and progress parts of `o`, run the validation, write report.html (and the
  * JUnit XML), print the table (or the summary JSON) and return the exit status. */
 struct oq_validate_opts;
+/* In a worker: a crash prints its signal and a backtrace to stderr before the process dies of
+ * it (skipped under AddressSanitizer, whose report says more). */
+void oq_cli_crash_backtrace(void);
 /* DIR/report.html from DIR/summary.json (a failure is said, not fatal) and the JUnit XML
  * asked for (NULL: none; a failure is OQ_EXIT_RUNTIME: CI reads it). */
 int oq_cli_write_reports(const char *cmd, const char *outdir, const char *junit);

@@ -430,6 +430,7 @@ static int run(struct args *a, int argc, char **argv)
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (a->worker) {
         oq_err e = {0};
+        oq_cli_crash_backtrace();
         if (oq_validate_worker(a->worker, &e) == OQ_OK) return OQ_EXIT_OK;
         fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
         return OQ_EXIT_RUNTIME;
