@@ -181,14 +181,46 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
 
 /* ---- running a worker ----------------------------------------------------------------- */
 
-/* ": <last non-empty line>" of a stderr tail (trimmed in place) into buf, or "". */
+/* The frame a crashed worker died in: its backtrace (printed by the CLI's crash handler) starts
+ * with the handler and the signal trampoline; the next frame outside the C library (memcpy's
+ * caller, raise's) is the crash site, shown by the library's base name
+ * ("libonnxruntime.so(+0xd26efa)"). The header is cut off the tail. */
+static int in_libc(const char *frame)
+{
+    const char *end = strchr(frame, '\n'), *libc = strstr(frame, "/libc.so");
+    return libc && (!end || libc < end);
+}
+
+static void crash_site(char *tail, char *site, size_t n)
+{
+    static const char header[] = "ortqual worker: crashed with signal";
+    char *h = strstr(tail, header), *line = h;
+    *site = 0;
+    if (!h) return;
+    for (int k = 0; k < 3 && line; k++) line = strchr(line + 1, '\n');
+    while (line && in_libc(line + 1)) line = strchr(line + 1, '\n');
+    if (line) {
+        char *end = strchr(++line, '\n'), *bracket = strchr(line, '[');
+        size_t len = (size_t)((bracket && (!end || bracket < end) ? bracket : end ? end : line + strlen(line)) - line);
+        char frame[512];
+        snprintf(frame, sizeof frame, "%.*s", (int)(len < sizeof frame ? len : sizeof frame - 1), line);
+        const char *base = strrchr(frame, '/');
+        snprintf(site, n, " in %s", base ? base + 1 : frame);
+    }
+    *h = 0;
+}
+
+/* " in LIB(+off)" for a crash with a backtrace, then ": <last non-empty line>" of what the worker
+ * said before, from a stderr tail (trimmed in place) into buf, or "". */
 static const char *last_line(char *tail, char *buf, size_t n)
 {
+    char site[600];
+    crash_site(tail, site, sizeof site);
     size_t len = strlen(tail);
     while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r')) tail[--len] = 0;
     char *start = strrchr(tail, '\n');
     start = start ? start + 1 : tail;
-    snprintf(buf, n, "%s%s", *start ? ": " : "", start);
+    snprintf(buf, n, "%s%s%s", site, *start ? ": " : "", start);
     return buf;
 }
 
@@ -239,7 +271,7 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
-        char last[512];
+        char last[1200];
         if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, OQ_PROGRESS_PREFIX, o->on_batch ? batch_line : NULL, &bw,
                               &pr, &e))
             return failed_result(r, "%s", e.msg);

@@ -161,5 +161,8 @@ $PY - "$T/s2/summary.json" <<'EOF' || fail "no backtrace naming libsegv_ep.so in
 import json, sys
 tail = json.load(open(sys.argv[1]))["configs"][1]["worker"]["stderr_tail"]
 assert "crashed with signal 11 (SEGV)" in tail and "libsegv_ep.so" in tail, tail
+reason = json.load(open(sys.argv[1]))["configs"][1]["reason"]
+assert reason.startswith("worker killed by signal 11 (Segmentation fault) in libsegv_ep.so(") and \
+    reason.endswith(": segv_ep: 'segvep' dies of SIGSEGV on purpose"), reason
 EOF
 report
