@@ -115,7 +115,7 @@ static const char style[] =
     "th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}"
     "th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "tr.failed td{background:#fdecea}tr.failed td:first-child{border-left:4px solid var(--bad)}"
-    "tr.error td{background:#fbe9e7}tr.error td:first-child{border-left:4px solid var(--err)}"
+    "tr.error td{background:#fbe9e7}tr.error td:first-child{border-left:4px solid var(--err)}tr.error .reason{color:var(--err)}"
     ".status{font-weight:bold;white-space:nowrap}.status.passed,.status.PASS,.status.ok{color:var(--ok)}"
     ".status.failed,.status.FAIL{color:var(--bad)}.status.error{color:var(--err)}"
     ".status.skipped,.status.SKIP,.status.UNSUPPORTED,.status.unsupported,.status.oom,.status.untested{color:var(--skip)}"

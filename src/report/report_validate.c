@@ -108,7 +108,7 @@ static void td_int(oq_sb *b, long long v, int bad_if_nonzero)
 static void td_padding(oq_sb *b, long long judged, long long reported)
 {
     oq_sb_printf(b, "<td class=\"n padding\"><span class=\"%s\">%lld</span>", judged ? "reason" : "", judged);
-    if (reported) oq_sb_printf(b, " <span class=\"muted\">(%lld reported, not judged)</span>", reported);
+    if (reported) oq_sb_printf(b, "<br><span class=\"muted\">%lld reported</span>", reported);
     oq_sb_puts(b, "</td>");
 }
 
@@ -200,9 +200,13 @@ static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
         oq_sb_printf(b, "<td class=\"n\">%zu</td>", ran);
         oq_html_td(b, w.output ? w.output : "\xe2\x80\x93");
         td_num(b, w.output ? w.max_abs : NAN);
-        td_int(b, w.over, 1);
-        oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
-        td_padding(b, w.pad, w.pad_reported);
+        if (w.output) {
+            td_int(b, w.over, 1);
+            oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
+            td_padding(b, w.pad, w.pad_reported);
+        } else { /* nothing compared: no count to show */
+            oq_sb_puts(b, "<td class=\"n\">&ndash;</td><td class=\"n\">&ndash;</td><td class=\"n\">&ndash;</td>");
+        }
         td_num(b, t.median);
         td_num(b, t.p90);
         td_num(b, t.first);
@@ -418,9 +422,12 @@ static void config_details(oq_sb *b, const json_t *configs, const json_t *batche
                      cls ? " open" : "");
         oq_sb_esc(b, st);
         oq_sb_puts(b, "\"><summary>");
-        oq_sb_escf(b, "%s: %s%s", oq_j_str(c, "name", "?"), st, is_reference(c) ? " (reference)" : "");
+        if (!is_reference(c)) oq_sb_escf(b, "%s: %s", oq_j_str(c, "name", "?"), st);
+        else if (!strcmp(st, "passed"))
+            oq_sb_escf(b, "%s: reference%s", oq_j_str(c, "name", "?"), is_expected(c) ? " (the saved outputs)" : "");
+        else oq_sb_escf(b, "%s: %s (reference)", oq_j_str(c, "name", "?"), st);
         oq_sb_puts(b, "</summary>\n");
-        if (json_object_get(c, "reason")) {
+        if (json_object_get(c, "reason") && !json_object_get(c, "refusal")) { /* a refusal says it below */
             oq_sb_printf(b, "<p class=\"%s\">", cls ? "reason" : "muted");
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</p>\n");
