@@ -240,13 +240,15 @@ static const json_t *batch_info(const json_t *batches, long long index)
 static void worst_elements(oq_sb *b, const json_t *o)
 {
     const json_t *ws = json_object_get(o, "worst");
+    int exact = json_is_true(json_object_get(o, "exact"));
     if (!json_array_size(ws)) return;
-    oq_sb_puts(b, json_is_true(json_object_get(o, "exact")) ? "<span class=\"muted\">elements that differ:</span> "
-                                                             : "<span class=\"muted\">largest errors:</span> ");
-    size_t i, k;
+    oq_sb_puts(b, exact ? "<span class=\"muted\">elements that differ:</span> " : "<span class=\"muted\">largest errors:</span> ");
+    size_t i, k, shown = 0;
     json_t *w, *x;
     json_array_foreach(ws, i, w) {
-        oq_sb_puts(b, i ? "; [" : "[");
+        /* an exact comparison ranks the matching elements after the ones that differ: not listed */
+        if (exact && json_equal(json_object_get(w, "got"), json_object_get(w, "expected"))) continue;
+        oq_sb_puts(b, shown++ ? "; [" : "[");
         json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
         oq_sb_puts(b, "] got ");
         const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
