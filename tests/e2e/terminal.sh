@@ -52,4 +52,10 @@ grep -q "^verdict: $ESC\[32mPASSED$ESC\[0m" "$T/tty.out" || fail "verdict not co
 run_tty "$T/nocolor.out" TERM=xterm NO_COLOR=1
 grep -q "$ESC\[32m" "$T/nocolor.out" && fail "colour despite NO_COLOR"
 grep -q "^verdict: PASSED" "$T/nocolor.out" || fail "NO_COLOR verdict: $(tail -2 "$T/nocolor.out")"
+# nothing under test (only PyTorch's saved outputs): NOT TESTED in red on a terminal, never green
+torch="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+TERM=xterm script -qec "$ORTQUAL validate --outdir $T/untested --model $torch/tx_encoder_op18.onnx --inputs $torch/io.npz --configs expected --progress never" \
+  /dev/null >"$T/untested.out" 2>&1 && fail "untested run exited 0: $(cat "$T/untested.out")"
+grep -q "^verdict: $ESC\[1;31mNOT TESTED$ESC\[0m" "$T/untested.out" || fail "NOT TESTED not red: $(tail -3 "$T/untested.out")"
+grep -q "^verdict: $ESC\[32m" "$T/untested.out" && fail "an untested verdict in green"
 echo "terminal e2e ok"
