@@ -57,6 +57,12 @@ real refused 3 --model "$torch/tx_encoder/tx_encoder_op23.onnx" --inputs "$torch
 real untested 1 --model "$torch/tx_encoder/tx_encoder_op18.onnx" --inputs "$torch/tx_encoder/io.npz" --configs expected
 real decoder 0 --model "$torch/decoder_lm/decoder_lm_op18.onnx" --inputs "$torch/decoder_lm/io.npz" \
   --configs expected,cpu:model:fp32
+# replay on CUDA, which this machine may lack: NOT TESTED with the skip said (or PASSED where CUDA runs)
+rc=0
+$ORTQUAL replay --model "$torch/tx_encoder/tx_encoder_op18.onnx" --inputs "$torch/tx_encoder/io.npz" --reference expected \
+  --ep cuda --outdir "$T/skipped" --progress never --junit "$T/skipped.xml" >"$T/skipped.out" 2>&1 || rc=$?
+skipped=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$T/skipped/summary.json")
+case "$skipped:$rc" in untested:1 | passed:0) ;; *) fail "replay --ep cuda: verdict $skipped, exit $rc: $(cat "$T/skipped.out")" ;; esac
 grep -q "^verdict: ERROR" "$T/refused.out" && grep -q "^verdict: NOT TESTED" "$T/untested.out" ||
   fail "text verdicts: $(tail -2 "$T/refused.out" "$T/untested.out")"
 # nothing was compared or timed: no figure, said as such, not a drawing failure
@@ -67,11 +73,11 @@ grep -q "not drawn" "$T/refused.out" "$T/untested.out" && fail "a run with nothi
   "$T/refused/summary.json" || fail "refused run: plot_error in summary.json"
 $ORTQUAL plot "$T/untested/summary.json" >"$T/plot.out" 2>&1 || fail "plot of an untested run: $(cat "$T/plot.out")"
 grep -q "nothing to draw: no output was compared" "$T/plot.out" || fail "plot of an untested run: $(cat "$T/plot.out")"
-for d in pass fail bench conf refused untested decoder; do [ -s "$T/$d/report.html" ] || fail "$d: no report.html"; done
+for d in pass fail bench conf refused untested decoder skipped; do [ -s "$T/$d/report.html" ] || fail "$d: no report.html"; done
 grep -q "^report: $T/pass/report.html" "$T/pass.out" || fail "validate does not say where the report is"
 
 # 2. ortqual report re-renders the same page from summary.json ---------------------------
-for d in pass fail bench conf refused untested decoder; do
+for d in pass fail bench conf refused untested decoder skipped; do
   cp "$T/$d/report.html" "$T/$d.before"
   $ORTQUAL report "$T/$d" >"$T/rr.out" || fail "ortqual report $d"
   grep -qx "$T/$d/report.html" "$T/rr.out" || fail "report path not printed: $(cat "$T/rr.out")"
@@ -106,12 +112,12 @@ $ORTQUAL gate --quiet --junit "$T/gate.xml" -- sh -c 'echo "tests: 3 passed, 1 f
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "gate: exit $rc, expected 1"
-for x in pass fail conf replay gate hostile refused untested decoder; do
+for x in pass fail conf replay gate hostile refused untested decoder skipped; do
   xmllint --noout --schema "$XSD" "$T/$x.xml" 2>"$T/err" || fail "$x.xml not valid JUnit: $(cat "$T/err")"
 done
-$PY - "$T/fail.xml" "$T/pass.xml" "$T/gate.xml" "$T/refused.xml" "$T/untested.xml" "$T/decoder.xml" <<'PY' || fail "JUnit contents"
+$PY - "$T/fail.xml" "$T/pass.xml" "$T/gate.xml" "$T/refused.xml" "$T/untested.xml" "$T/decoder.xml" "$T/skipped.xml" <<'PY' || fail "JUnit contents"
 import sys, xml.etree.ElementTree as ET
-fail, ok, gate, refused, untested, decoder = (ET.parse(p).getroot() for p in sys.argv[1:])
+fail, ok, gate, refused, untested, decoder, skipped = (ET.parse(p).getroot() for p in sys.argv[1:])
 # green exactly when the verdict is: the refusal an error with its fix and ORT's message,
 # nothing under test a failing run-level case, the decoder against PyTorch all passing
 err = refused.find("testsuite[@name='cpu:model:fp32']/testcase/error")
@@ -122,6 +128,9 @@ assert int(untested.get("failures")) + int(untested.get("errors")) > 0, ET.tostr
 v = untested.find("testsuite[@name='run']/testcase[@name='verdict']/failure")
 assert v is not None and v.get("type") == "untested" and "only the reference ran" in v.get("message")
 assert int(decoder.get("failures")) == 0 and int(decoder.get("errors")) == 0 and int(decoder.get("tests")) == 2
+cuda = skipped.find("testsuite[@name='cuda:model:fp32']")
+if cuda.find("testcase/skipped") is not None:  # no CUDA here: skipped, and the run fails on its own
+    assert skipped.find("testsuite[@name='run']/testcase/failure") is not None, ET.tostring(skipped)
 suite = [s for s in fail if s.get("name") == "cpu:model:fp32"][0]
 cases = {c.get("name"): c for c in suite.iter("testcase")}
 assert set(cases) == {"batch 0", "batch 1"}, cases
@@ -136,7 +145,7 @@ PY
 rm -rf "$ART"
 $PY "$OQ_SOURCE_DIR/tests/e2e/lib/cdp.py" "$ART" "$T/pass/report.html" "$T/fail/report.html" \
   "$T/bench/report.html" "$T/conf/report.html" "$T/hostile/report.html" "$T/refused/report.html" \
-  "$T/untested/report.html" "$T/decoder/report.html" >"$T/pages.jsonl" ||
+  "$T/untested/report.html" "$T/decoder/report.html" "$T/skipped/report.html" >"$T/pages.jsonl" ||
   fail "chromium could not load the reports"
 $PY - "$T" "$T/pages.jsonl" <<'PY' || fail "reports in the browser (pages: $T/pages.jsonl)"
 import json, os, sys
@@ -151,6 +160,8 @@ def names(d):
 want = {"pass": ("passed", GREEN), "fail": ("failed", RED), "bench": ("passed", GREEN),
         "conf": ("failed", RED), "hostile": ("failed", RED), "refused": ("error", ORANGE),
         "untested": ("untested", AMBER), "decoder": ("passed", GREEN)}
+skipped = json.load(open(os.path.join(T, "skipped", "summary.json")))["verdict"]
+want["skipped"] = ("untested", AMBER) if skipped == "untested" else ("passed", GREEN)
 for d, (verdict, colour) in want.items():
     p = pages[d]
     assert p["problems"] == [], (d, p["problems"])
@@ -178,6 +189,10 @@ assert p["expected_files"] == [os.path.join(T, "refused", "expected_000.npz")], 
 p = pages["untested"]
 assert p["headline"] == "ortqual validate: NOT TESTED" and "only the reference ran" in p["reason"], p
 assert p["statuses"] == {"expected": "reference"} and p["figures"] == 0 and p["no_figures"], p
+if skipped == "untested":
+    p = pages["skipped"]
+    assert p["headline"] == "ortqual replay: NOT TESTED" and "cuda:model:fp32 skipped" in p["reason"], p
+    assert p["statuses"]["cuda:model:fp32"] == "skipped", p["statuses"]
 # the decoder: its padding reported, not judged, and why, once per output
 p = pages["decoder"]
 assert len(p["padding_notes"]) == 2 and all("reported, not judged: the reference is not zero there" in n
