@@ -182,7 +182,7 @@ static oq_status error_figure(oq_figures *fl, const json_t *configs, const char 
         out_sum sum;
         oq_status st = sum_output(cs[p], output, name, &sum, err);
         if (st) return st;
-        any |= sum.have_hist;
+        any |= sum.have_hist && sum.valid > 0; /* an empty batch compares nothing: no panel to draw */
         int first = 0, last = -1;
         for (int k = 0; k < OQ_HIST_BINS; k++)
             if (sum.err.bins[k]) {
@@ -271,7 +271,7 @@ static oq_status magnitude_figure(oq_figures *fl, const json_t *configs, const c
         oq_status st = sum_output(cs[p], output, name, &sum, err);
         if (!st) st = magnitude_panel(fl, cs[p], &sum, style_of(configs, cs[p]), (int)p + 1, s + 3 * p, err);
         if (st) return st;
-        any |= sum.have_hist;
+        any |= sum.have_hist && sum.valid > 0; /* an empty batch compares nothing: no panel to draw */
     }
     if (!any) return OQ_OK;
     static const oq_plot_legend legend[] = {

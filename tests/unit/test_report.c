@@ -620,6 +620,17 @@ static void test_report_refusal(void **state)
     assert_int_equal(oq_figures_count(f), 0);
     oq_figures_free(f);
     json_decref(doc);
+    /* every batch empty (no valid element): no error panels, the timing still drawn */
+    doc = load(FIX "validate/pass.json");
+    size_t i, j, k;
+    json_t *c, *b, *o;
+    json_array_foreach(json_object_get(doc, "configs"), i, c) json_array_foreach(json_object_get(c, "batches"), j, b)
+        json_array_foreach(json_object_get(b, "outputs"), k, o) json_object_set_new(o, "num_valid", json_integer(0));
+    f = figures_of(doc, NULL);
+    assert_false(has_figure(f, "error_cls") || has_figure(f, "error_vs_ref_cls"));
+    assert_true(has_figure(f, "runtime_valid_size"));
+    oq_figures_free(f);
+    json_decref(doc);
 }
 
 /* A decoder's logits on padding are not zero in PyTorch either: reported, not judged, said
