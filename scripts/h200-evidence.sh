@@ -10,7 +10,7 @@ set -u
 OUT=${1:?usage: h200-evidence.sh OUTDIR}
 ORT=${ORT:-/tmp/ort}
 B=${GPU_BUILD:-.gpu-build}/ortqual
-CONF=${CONF:-.gpu-data/onnx-attention-v1.22}
+CONF=${CONF:-tests/data/onnx-backend/attention}
 FX=${FX:-tests/fixtures/torch}
 E="--ort-lib $ORT/libonnxruntime.so --ep-lib cuda=$ORT/libonnxruntime_providers_cuda.so"
 W=$(mktemp -d)
@@ -155,6 +155,30 @@ done
 step realmodels-replay 120 $B replay $E --model "$FX/mlpf_like/mlpf_like_op18.onnx" --inputs "$FX/mlpf_like/inputs_*.npz" \
   --expected "$FX/mlpf_like/outputs_*.npz" --ep cuda --require cuda:model:fp32 --outdir "$W/rm_replay"
 cp "$W/rm_replay/summary.json" "$OUT/realmodels-replay-summary.json"
+fi
+
+# 11. scale: per-batch costs at a production batch size (256 events, lengths 5..96), sharded in
+#     4 by batch and merged (as SLURM tasks would, here one after another on the one GPU), and
+#     the modelled time of 10^6 events x 20 configurations on 50 GPUs (docs/scale-out.md)
+if want scale; then
+S=(validate $E --no-plots --num-events 4096 --batch-size 256 --repeat 1 --outdir "$W/scale"
+   --configs ref:encoder:fp64,cuda:decomposed:fp32,cuda:attention24:fp32,cuda:attention24:tf32,cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math)
+step scale-prepare 300 $B "${S[@]}" --prepare-shards 4
+for i in 0 1 2 3; do step scale-shard-$i 600 $B "${S[@]}" --shard $i/4; done
+step scale-merge 120 $B merge --no-plots "$W/scale"
+cp "$W/scale/summary.json" "$OUT/scale-summary.json"
+step scale-estimate 60 $B estimate "$W/scale/summary.json" --events 1000000 --configs 20 --workers 50 --only cuda:
+fi
+
+# 12. MLPF size (issue 17): the validation that did not finish, the reference on every core; then
+#     the reference's float64 GFLOP/s and its parallel efficiency against ORT CPU on this host.
+if want mlpf; then
+step mlpf-validate 240 $B validate $E --no-plots --width 256 --layers 4 --heads 8 --num-features 17 --ffn-width 512 \
+  --max-len 2048 --length-policy uniform 256 2048 --num-events 8 --batch-size 4 --outdir "$W/mlpf" \
+  --configs ref:encoder:fp64,cuda:attention24:fp16:flash,cuda:attention24:fp32,cuda:decomposed:fp32
+cp "$W/mlpf/summary.json" "$OUT/mlpf-summary.json"
+step mlpf-ref-vs-ort 400 env ORTQUAL_ORT_LIB="$ORT/libonnxruntime.so" ${GPU_BUILD:-.gpu-build}/bench/ref_vs_ort \
+  --threads "$(nproc)" --rounds 3 mlpf encoder attention:4096
 fi
 
 cat "$OUT/steps.txt"
