@@ -7,6 +7,7 @@
 
 #include "cli.h"
 
+#if !defined(__SANITIZE_ADDRESS__) /* under ASan the sanitizer's own report is better: no handler */
 static char alt_stack[64 * 1024]; /* a stack overflow still gets its backtrace */
 
 static void put(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); }
@@ -26,6 +27,7 @@ static void on_crash(int sig)
     signal(sig, SIG_DFL); /* the parent sees the signal itself */
     raise(sig);
 }
+#endif
 
 void oq_cli_crash_backtrace(void)
 {
