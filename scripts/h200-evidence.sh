@@ -101,7 +101,7 @@ fi
 
 # 10. convert: each PyTorch fixture (tests/fixtures/torch) converted here to fused Attention-24 (fp16,
 #     nonpad_kv_seqlen or is_causal), checked on ORT CPU against PyTorch's outputs, then validated on
-#     CUDA with FLASH_ATTENTION expected on every attention node, dispatch required, teeth proven
+#     CUDA against PyTorch's outputs (the expected reference) with FLASH_ATTENTION expected on every attention node, dispatch required, teeth proven
 #     (MATH forced must fail) and nothing computed on CPU; then the latency of the export as ORT runs
 #     it against the converted model, on the same inputs (replay: first call and repeated calls).
 #     The opset-23 tx_encoder/mlpf_like exports are refused by ORT, so only their conversions run.
@@ -117,8 +117,9 @@ for case in tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18
     $batches --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" --ort-lib "$ORT/libonnxruntime.so"
   cp "$conv" "$OUT/"
   step convert-flash-$id 300 $B validate $E --no-plots --model "$conv" --features $feat --mask $mask $batches \
-    --configs cpu:model:fp32,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth --require-full-gpu \
-    --outdir "$W/flash-$id"
+    --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" \
+    --configs expected,cpu:model:fp32,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth \
+    --require-full-gpu --outdir "$W/flash-$id"
   cp "$W/flash-$id/summary.json" "$OUT/convert-flash-$id-summary.json"
   for which in export fast; do
     model=$src; prec=fp32
@@ -179,6 +180,15 @@ step mlpf-validate 240 $B validate $E --no-plots --width 256 --layers 4 --heads 
 cp "$W/mlpf/summary.json" "$OUT/mlpf-summary.json"
 step mlpf-ref-vs-ort 400 env ORTQUAL_ORT_LIB="$ORT/libonnxruntime.so" ${GPU_BUILD:-.gpu-build}/bench/ref_vs_ort \
   --threads "$(nproc)" --rounds 3 mlpf encoder attention:4096
+fi
+
+# 13. bisect: the node whose sub-model crashes ONNX Runtime on CUDA (decoder_lm), with the onnx package
+if want bisect; then
+for op in 18; do
+  step bisect-decoder_lm-op$op 400 env ORTQUAL=$B python3 scripts/bisect-crash.py "$FX/decoder_lm/decoder_lm_op$op.onnx" \
+    "$FX/decoder_lm/io.npz" "$W/bisect$op" -- $E --configs cpu:model:fp32,cuda:model:fp32
+  cp "$W/bisect$op/bisect.csv" "$OUT/bisect-decoder_lm-op$op.csv"
+done
 fi
 
 cat "$OUT/steps.txt"
