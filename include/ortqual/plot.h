@@ -188,6 +188,8 @@ OQ_API void oq_plot_files_clear(oq_plot_files *f);
  *   runtime_valid_size  median time per batch against valid tokens, every configuration
  *   placement           graph nodes per execution provider and the attention kernels
  *                       seen, per configuration (only when a run recorded them)
+ * A run in which nothing was compared or timed (ONNX Runtime refused the model, only the
+ * reference ran) gives an empty set (oq_figures_count 0), not an error.
  * Bench (summary.csv, or summary.json's "results" records), for each group of rows
  * sharing masked, batch, heads, kv_heads, head_dim and threads (file names get a
  * suffix such as "_b4_masked" when there are several groups):
@@ -200,7 +202,7 @@ OQ_API void oq_plot_files_clear(oq_plot_files *f);
  * "ok" are drawn.
  *
  * Errors: OQ_ERR_FORMAT (not a summary, missing column or key, bad value, duplicate
- * row, no row to draw; the message names the file, line or key), OQ_ERR_INVALID_ARG
+ * row, no bench row to draw; the message names the file, line or key), OQ_ERR_INVALID_ARG
  * (unknown or ambiguous baseline, unknown stat), OQ_ERR_NOMEM. */
 typedef struct oq_figures oq_figures;
 /* From a summary.json document: `n` bytes of JSON text; `name` (its path) in messages. */

@@ -223,6 +223,7 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
         printf("\nplots: %zu files in %s/plots/ (error distributions, error against |reference|, latency)", s->n_plots,
                outdir);
     if (s->plot_error) printf("\nplots: not drawn: %s", s->plot_error);
+    else if (s->plotted && !s->n_plots) printf("\nplots: none: no output was compared and no batch was timed");
     printf("\n(latency per batch: median and p90 over batches of each batch's median call; first: batch 0's first call)");
     printf("\nreport: %s/report.html\nverdict: ", outdir);
     static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED"};

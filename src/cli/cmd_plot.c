@@ -140,6 +140,9 @@ static int run_validate(const char *text, size_t len, char **inputs, size_t n, c
     oq_err err = {0};
     oq_figures *figs = NULL;
     oq_status st = oq_figures_from_summary(text, len, inputs[0], opt, &figs, &err);
+    if (!st && !oq_figures_count(figs)) /* not an error: the run had nothing to show */
+        fprintf(stderr, "ortqual plot: %s: nothing to draw: no output was compared and no batch was timed in this run\n",
+                inputs[0]);
     return draw(figs, st, &err, opt, json);
 }
 

@@ -18,7 +18,10 @@ static const char head[] =
     "details, dispatch and placement per attention node, figures (inline SVG),\n"
     "advice, environment (ONNX Runtime build, providers, loaded CUDA/cuDNN libraries,\n"
     "shadowing) and the exact command line. No scripts, nothing loaded from anywhere.\n"
-    "The written paths are printed.\n";
+    "The banner is the run's verdict as summary.json has it: PASSED (the only green one),\n"
+    "FAILED, ERROR (a runtime error: ONNX Runtime's refusal is explained with the fix)\n"
+    "or NOT TESTED (nothing under test was compared), with the reason. The written\n"
+    "paths are printed.\n";
 
 static const char foot[] =
     "\n"
@@ -53,7 +56,8 @@ int cmd_report(int argc, char **argv)
         OQ_OPT_STRING("junit", "FILE", &junit,
                       "also write JUnit XML of the (single) DIR's summary: one test case\n"
                       "per configuration x batch (validate, replay) or per test\n"
-                      "(conformance); a gate verdict JSON given as DIR/summary.json works too"),
+                      "(conformance), green only when the verdict is PASSED; a gate\n"
+                      "verdict JSON given as DIR/summary.json works too"),
         OQ_OPT_END};
     const oq_cli_command c = {"report", head, foot, opts, OQ_CLI_OPERANDS};
     int rc = oq_cli_parse(&c, argc, argv, &first);

@@ -28,7 +28,7 @@ static int config_failed(const json_t *c)
 /* ---- One output of one configuration, summed over its batches ------------------ */
 
 typedef struct out_sum {
-    int have, have_hist, passed;
+    int have, have_hist, passed, exact;
     oq_log_hist err;
     oq_mag_hist mag;
     long long valid, over, nan, inf, pad_nonzero;
@@ -101,11 +101,14 @@ static oq_status sum_output(const json_t *cfg, const char *output, const char *n
             if (st) return st;
             s->have = 1;
             s->passed &= json_is_true(json_object_get(o, "passed"));
+            s->exact |= json_is_true(json_object_get(o, "exact"));
             s->valid += jint(o, "num_valid");
             s->over += jint(o, "over_tolerance");
             s->nan += jint(o, "nan");
             s->inf += jint(o, "inf");
-            s->pad_nonzero += jint(json_object_get(o, "padding"), "nonzero");
+            /* padding only reported (not judged: the reference is not zero there) is no fault */
+            if (!json_is_false(json_object_get(json_object_get(o, "padding"), "checked")))
+                s->pad_nonzero += jint(json_object_get(o, "padding"), "nonzero");
             /* non-finite maxima are written as strings: json_number_value gives 0, the counts tell */
             s->max_abs = fmax(s->max_abs, jnum(o, "max_abs"));
             s->max_abs_ref = fmax(s->max_abs_ref, jnum(o, "max_abs_ref"));
@@ -131,6 +134,9 @@ static char *verdict_note(oq_arena *a, const json_t *cfg, const out_sum *s)
     if (s->nan || s->inf) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld NaN, %lld Inf", s->nan, s->inf);
     if (s->pad_nonzero && n < sizeof extra)
         snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld padding values not 0", s->pad_nonzero);
+    if (s->exact) /* integers and bools: equal or not */
+        return oq_arena_printf(a, "%s \xc2\xb7 max |error| %.3g \xc2\xb7 %lld of %lld differ%s \xc2\xb7 exact",
+                               s->passed ? "PASSED" : "FAILED", s->max_abs, s->over, s->valid, extra);
     return oq_arena_printf(a, "%s \xc2\xb7 max |error| %.3g \xc2\xb7 %lld of %lld over tolerance%s \xc2\xb7 rtol %g, atol %g",
                            s->passed ? "PASSED" : "FAILED", s->max_abs, s->over, s->valid, extra, s->rtol, s->atol);
 }
@@ -176,7 +182,7 @@ static oq_status error_figure(oq_figures *fl, const json_t *configs, const char 
         out_sum sum;
         oq_status st = sum_output(cs[p], output, name, &sum, err);
         if (st) return st;
-        any |= sum.have_hist;
+        any |= sum.have_hist && sum.valid > 0; /* an empty batch compares nothing: no panel to draw */
         int first = 0, last = -1;
         for (int k = 0; k < OQ_HIST_BINS; k++)
             if (sum.err.bins[k]) {
@@ -265,7 +271,7 @@ static oq_status magnitude_figure(oq_figures *fl, const json_t *configs, const c
         oq_status st = sum_output(cs[p], output, name, &sum, err);
         if (!st) st = magnitude_panel(fl, cs[p], &sum, style_of(configs, cs[p]), (int)p + 1, s + 3 * p, err);
         if (st) return st;
-        any |= sum.have_hist;
+        any |= sum.have_hist && sum.valid > 0; /* an empty batch compares nothing: no panel to draw */
     }
     if (!any) return OQ_OK;
     static const oq_plot_legend legend[] = {

@@ -81,9 +81,9 @@ void oq_html_td_status(oq_sb *b, const char *s)
     oq_sb_puts(b, "</td>");
 }
 
-void oq_html_row_begin(oq_sb *b, const char *name, int failed)
+void oq_html_row_begin(oq_sb *b, const char *name, const char *cls)
 {
-    oq_sb_printf(b, "<tr class=\"config%s\" data-config=\"", failed ? " failed" : "");
+    oq_sb_printf(b, "<tr class=\"config%s%s\" data-config=\"", cls ? " " : "", cls ? cls : "");
     oq_sb_esc(b, name);
     oq_sb_puts(b, "\">");
 }
@@ -99,12 +99,14 @@ void oq_html_num(oq_sb *b, double v)
 /* ---- Page --------------------------------------------------------------------- */
 
 static const char style[] =
-    ":root{--ok:#2e7d32;--bad:#c62828;--skip:#8d6e00;--line:#d8d8d8;--muted:#666}"
+    ":root{--ok:#2e7d32;--bad:#c62828;--err:#bf360c;--skip:#8d6e00;--line:#d8d8d8;--muted:#666}"
     "*{box-sizing:border-box}"
     "body{font:14px/1.45 'DejaVu Sans',Verdana,Arial,sans-serif;color:#111;margin:0;background:#fafafa}"
     "main{max-width:1180px;margin:0 auto;padding:0 20px 40px}"
     "header.verdict{padding:18px 24px;color:#fff;margin:0 0 16px}"
+    /* only passed is green: a runtime error and a run where nothing was compared have their own colours */
     "header.verdict.passed{background:var(--ok)}header.verdict.failed{background:var(--bad)}"
+    "header.verdict.error{background:var(--err)}header.verdict.untested{background:var(--skip)}"
     "header.verdict h1{margin:0;font-size:26px}header.verdict p{margin:4px 0 0;font-size:15px}"
     "nav{margin:0 0 8px}nav a{margin-right:14px;color:#0b57a4}"
     "section{background:#fff;border:1px solid var(--line);border-radius:6px;padding:12px 18px;margin:14px 0}"
@@ -113,28 +115,45 @@ static const char style[] =
     "th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}"
     "th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "tr.failed td{background:#fdecea}tr.failed td:first-child{border-left:4px solid var(--bad)}"
+    "tr.error td{background:#fbe9e7}tr.error td:first-child{border-left:4px solid var(--err)}tr.error .reason{color:var(--err)}"
     ".status{font-weight:bold;white-space:nowrap}.status.passed,.status.PASS,.status.ok{color:var(--ok)}"
-    ".status.failed,.status.FAIL,.status.error,.status.not-run{color:var(--bad)}"
-    ".status.skipped,.status.SKIP,.status.UNSUPPORTED,.status.unsupported,.status.oom{color:var(--skip)}"
+    ".status.failed,.status.FAIL{color:var(--bad)}.status.error{color:var(--err)}"
+    ".status.skipped,.status.SKIP,.status.UNSUPPORTED,.status.unsupported,.status.oom,.status.untested{color:var(--skip)}"
+    ".status.not-run,.status.reference{color:var(--muted)}"
     ".reason{color:var(--bad)}.muted{color:var(--muted)}"
+    ".refusal{border-left:4px solid var(--err);background:#fff8f5;padding:6px 10px;margin:6px 0}"
+    ".refusal p{margin:2px 0}.refusal .label{font-weight:bold}"
     "code,pre{font-family:'DejaVu Sans Mono',monospace;font-size:12.5px}"
     "pre{background:#f4f4f4;padding:8px 10px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}"
     "details{margin:6px 0}summary{cursor:pointer;font-weight:bold}"
-    "details.failed>summary{color:var(--bad)}"
+    "details.failed>summary{color:var(--bad)}details.error>summary{color:var(--err)}"
     "figure{margin:10px 0 18px}figure svg{max-width:100%;height:auto;border:1px solid var(--line)}"
     "figcaption{color:var(--muted);font-size:13px}"
     "ul.advice li{margin:4px 0}.warn{color:var(--bad);font-weight:bold}"
     "footer{color:var(--muted);font-size:12px;margin:20px 0}";
 
-void oq_html_begin(oq_sb *b, const char *title, int failed)
+const char *oq_html_verdict_class(const char *verdict)
+{
+    static const char *const known[] = {"passed", "failed", "error", "untested"};
+    for (size_t i = 0; verdict && i < sizeof known / sizeof *known; i++)
+        if (!strcmp(verdict, known[i])) return known[i];
+    return "failed"; /* a word this version does not know is never shown as a pass */
+}
+
+const char *oq_html_verdict_word(const char *verdict)
+{
+    const char *v = oq_html_verdict_class(verdict);
+    return !strcmp(v, "passed") ? "PASSED" : !strcmp(v, "error") ? "ERROR" : !strcmp(v, "untested") ? "NOT TESTED" : "FAILED";
+}
+
+void oq_html_begin(oq_sb *b, const char *title, const char *verdict)
 {
     oq_sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                   /* nothing may be loaded from anywhere: the page is complete as it is */
                   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                   "style-src 'unsafe-inline'; img-src data:\">\n"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
-    oq_sb_esc(b, failed ? "FAILED: " : "PASSED: ");
-    oq_sb_esc(b, title);
+    oq_sb_escf(b, "%s: %s", oq_html_verdict_word(verdict), title);
     oq_sb_puts(b, "</title>\n<style>");
     oq_sb_puts(b, style);
     oq_sb_puts(b, "</style>\n</head>\n<body>\n");
@@ -147,16 +166,56 @@ void oq_html_end(oq_sb *b)
                  ORTQUAL_VERSION);
 }
 
-void oq_html_verdict(oq_sb *b, const char *tool, int failed, const char *headline, const char *detail)
+void oq_html_verdict(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,
+                     const char *detail)
 {
-    const char *v = failed ? "failed" : "passed";
+    const char *v = oq_html_verdict_class(verdict);
     oq_sb_printf(b, "<header class=\"verdict %s\" id=\"verdict\" data-verdict=\"%s\">\n<h1>", v, v);
     oq_sb_esc(b, tool);
     oq_sb_puts(b, ": ");
-    oq_sb_esc(b, headline);
-    oq_sb_puts(b, "</h1>\n<p>");
+    oq_sb_esc(b, oq_html_verdict_word(v));
+    if (headline && *headline) {
+        oq_sb_puts(b, " \xe2\x80\x93 ");
+        oq_sb_esc(b, headline);
+    }
+    oq_sb_puts(b, "</h1>\n");
+    if (reason && *reason) {
+        oq_sb_puts(b, "<p id=\"verdict-reason\">");
+        oq_sb_esc(b, reason);
+        oq_sb_puts(b, "</p>\n");
+    }
+    oq_sb_puts(b, "<p id=\"verdict-counts\">");
     oq_sb_esc(b, detail);
     oq_sb_puts(b, "</p>\n</header>\n<main>\n");
+}
+
+static void refusal_line(oq_sb *b, const char *label, const char *text)
+{
+    if (!text || !*text) return;
+    oq_sb_printf(b, "<p><span class=\"label\">%s</span> ", label);
+    oq_sb_esc(b, text);
+    oq_sb_puts(b, "</p>\n");
+}
+
+void oq_html_refusal(oq_sb *b, const json_t *refusal, const char *raw)
+{
+    const char *pattern = oq_j_str(refusal, "pattern", NULL), *node = oq_j_str(refusal, "node", NULL);
+    oq_sb_puts(b, "<div class=\"refusal\" data-pattern=\"");
+    oq_sb_esc(b, pattern ? pattern : "");
+    oq_sb_puts(b, "\">\n<p><span class=\"label\">refused by ONNX Runtime</span> ");
+    if (pattern) oq_sb_escf(b, "[%s]", pattern);
+    else oq_sb_puts(b, "(no known pattern matches its message: see it below)");
+    if (node) oq_sb_escf(b, " at node %s", node);
+    oq_sb_puts(b, "</p>\n");
+    refusal_line(b, "inputs:", oq_j_str(refusal, "inputs", NULL));
+    refusal_line(b, "why:", oq_j_str(refusal, "why", NULL));
+    refusal_line(b, "fix:", oq_j_str(refusal, "fix", NULL));
+    if (raw && *raw) {
+        oq_sb_puts(b, "<details class=\"raw\"><summary>ONNX Runtime's message</summary><pre>");
+        oq_sb_esc(b, raw);
+        oq_sb_puts(b, "</pre></details>\n");
+    }
+    oq_sb_puts(b, "</div>\n");
 }
 
 /* One argument as a POSIX shell reads it back: bare when safe, else single-quoted. */
@@ -390,6 +449,9 @@ void oq_html_figures(oq_sb *b, const json_t *summary, const char *name)
         oq_sb_puts(b, "</p>\n</section>\n");
         return;
     }
+    if (!oq_figures_count(figs))
+        oq_sb_puts(b, "<p class=\"muted\" id=\"no-figures\">Nothing to draw: no output was compared and no batch was "
+                      "timed in this run (see the verdict above).</p>\n");
     for (size_t i = 0; i < oq_figures_count(figs); i++) {
         const oq_plot_spec *sp = oq_figures_spec(figs, i);
         char *svg = NULL;

@@ -1,6 +1,7 @@
 /* JUnit XML from summary documents (see report.h). Every failed configuration,
- * test or gate run has at least one failing test case, so a CI system shows red
- * exactly when ortqual's verdict is red. */
+ * test or gate run has at least one failing test case, a runtime error an error case,
+ * and a run in which nothing under test was compared a failing case of its own, so a CI
+ * system shows green exactly when ortqual's verdict is PASSED. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -143,9 +144,10 @@ static void write_suite(oq_sb *b, const suite *s, const char *name, size_t id, c
 /* "output cls: 936 of 936 valid elements over tolerance, max |error| 0.05 at [0,43,5] ..." */
 static void output_failure(oq_sb *m, const json_t *o)
 {
+    int exact = json_is_true(json_object_get(o, "exact"));
     oq_sb_printf(m, "output %s: ", oq_j_str(o, "output", oq_j_str(o, "name", "?")));
-    oq_sb_printf(m, "%lld of %lld valid elements over tolerance, max |error| %.4g", oq_j_int(o, "over_tolerance"),
-                 oq_j_int(o, "num_valid"), oq_j_num(o, "max_abs"));
+    oq_sb_printf(m, "%lld of %lld valid elements %s, max |error| %.4g", oq_j_int(o, "over_tolerance"),
+                 oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance", oq_j_num(o, "max_abs"));
     const json_t *w = json_array_get(json_object_get(o, "worst"), 0);
     if (w) {
         oq_sb_puts(m, " at [");
@@ -157,10 +159,12 @@ static void output_failure(oq_sb *m, const json_t *o)
                      json_is_string(e) ? json_string_value(e) : "", json_number_value(e));
     }
     if (oq_j_int(o, "nan") || oq_j_int(o, "inf")) oq_sb_printf(m, ", %lld NaN, %lld Inf", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
-    long long pad = oq_j_int(json_object_get(o, "padding"), "nonzero");
-    if (pad) oq_sb_printf(m, ", %lld padding values not 0", pad);
+    const json_t *pad = json_object_get(o, "padding");
+    if (oq_j_int(pad, "nonzero") && !json_is_false(json_object_get(pad, "checked"))) /* judged, not only reported */
+        oq_sb_printf(m, ", %lld padding values not 0", oq_j_int(pad, "nonzero"));
     const json_t *tol = json_object_get(o, "tolerance");
-    oq_sb_printf(m, "; rtol %g, atol %g", oq_j_num(tol, "rtol"), oq_j_num(tol, "atol"));
+    if (exact) oq_sb_puts(m, "; compared exactly");
+    else oq_sb_printf(m, "; rtol %g, atol %g", oq_j_num(tol, "rtol"), oq_j_num(tol, "atol"));
 }
 
 static void batch_cases(suite *s, const json_t *cfg, const char *cls)
@@ -168,6 +172,9 @@ static void batch_cases(suite *s, const json_t *cfg, const char *cls)
     size_t i, j;
     json_t *b, *o;
     json_array_foreach(json_object_get(cfg, "batches"), i, b) {
+        /* a batch that did not run (the configuration was refused or not run) is no test case */
+        if (!json_is_number(json_object_get(b, "first_call_s")) && !json_array_size(json_object_get(b, "outputs")))
+            continue;
         char name[64];
         snprintf(name, sizeof name, "batch %lld", oq_j_int(b, "index"));
         double t = oq_j_num(b, "first_call_s") + (double)oq_j_int(b, "repeat") * oq_j_num(b, "median_s");
@@ -202,11 +209,34 @@ static void check_case(suite *s, const char *cls, const char *name, const json_t
     oq_sb_free(&msg);
 }
 
+/* ONNX Runtime's refusal explained, and its own message: the text of an <error>. */
+static char *refusal_text(const json_t *r)
+{
+    const char *pattern = oq_j_str(r, "pattern", NULL);
+    const char *node = oq_j_str(r, "node", NULL);
+    return dupf("refused by ONNX Runtime %s%s%s%s%s\ninputs: %s\nwhy: %s\nfix: %s\nONNX Runtime's message: %s",
+                pattern ? "[" : "(no known pattern)", pattern ? pattern : "", pattern ? "]" : "", node ? " at node " : "",
+                node ? node : "", oq_j_str(r, "inputs", "-"), oq_j_str(r, "why", "-"), oq_j_str(r, "fix", "-"),
+                oq_j_str(r, "raw", "-"));
+}
+
+static int suite_bad(const suite *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->c[i].kind == TC_FAILURE || s->c[i].kind == TC_ERROR) return 1;
+    return 0;
+}
+
 static void config_cases(suite *s, const json_t *cfg, const char *cls)
 {
     const char *status = oq_j_str(cfg, "status", "failed"), *reason = oq_j_str(cfg, "reason", "");
-    if (!strcmp(status, "skipped")) {
-        add_case(s, cls, "run", 0, TC_SKIPPED, NULL, *reason ? reason : "skipped", NULL);
+    if (!strcmp(status, "skipped") || !strcmp(status, "not-run")) { /* not-run: the reference's error says why */
+        add_case(s, cls, "run", 0, TC_SKIPPED, NULL, *reason ? reason : status, NULL);
+        return;
+    }
+    if (!strcmp(oq_j_str(cfg, "runtime", ""), "expected") && !strcmp(status, "passed")) {
+        /* the saved outputs, read and checked against the model's outputs: nothing ran */
+        add_case(s, cls, "saved outputs (reference)", 0, TC_PASS, NULL, NULL, NULL);
         return;
     }
     batch_cases(s, cfg, cls);
@@ -216,13 +246,25 @@ static void config_cases(suite *s, const json_t *cfg, const char *cls)
     if (teeth)
         add_case(s, cls, "prove-teeth", 0, json_is_true(json_object_get(teeth, "proved")) ? TC_PASS : TC_FAILURE,
                  "prove-teeth", oq_j_str(teeth, "verdict", ""), NULL);
-    int any_bad = 0;
-    for (size_t i = 0; i < s->n; i++) any_bad |= s->c[i].kind == TC_FAILURE || s->c[i].kind == TC_ERROR;
-    if (!strcmp(status, "passed") || any_bad) return;
-    /* failed with no failing case yet: the worker crashed, timed out, or never ran */
-    const json_t *w = json_object_get(cfg, "worker");
-    add_case(s, cls, "run", oq_j_num(w, "seconds"), TC_ERROR, status, *reason ? reason : status,
-             oq_j_str(w, "stderr_tail", *reason ? reason : status));
+    if (!strcmp(status, "passed") || (strcmp(status, "error") && suite_bad(s))) return;
+    /* a runtime error, or failed with no failing case yet: the worker crashed, timed out */
+    const json_t *w = json_object_get(cfg, "worker"), *refusal = json_object_get(cfg, "refusal");
+    char *text = refusal ? refusal_text(refusal) : NULL;
+    if (refusal && !text) s->nomem = 1;
+    add_case(s, cls, "run", oq_j_num(w, "seconds"), TC_ERROR, refusal ? "refusal" : status, *reason ? reason : status,
+             text ? text : oq_j_str(w, "stderr_tail", *reason ? reason : status));
+    free(text);
+}
+
+/* A run whose verdict is not PASSED and that no case shows failing (nothing under test
+ * compared: only the reference, every configuration skipped) fails a case of its own;
+ * accepted with --allow-skip (exit status 0), it is skipped. */
+static void run_case(suite *s, const json_t *doc, const char *pkg, const totals *all)
+{
+    const char *v = oq_j_str(doc, "verdict", "failed"), *why = oq_j_str(doc, "verdict_reason", v);
+    if (!strcmp(v, "passed") || all->failures || all->errors) return;
+    int accepted = json_is_integer(json_object_get(doc, "exit_status")) && !oq_j_int(doc, "exit_status");
+    add_case(s, pkg, "verdict", 0, accepted ? TC_SKIPPED : !strcmp(v, "error") ? TC_ERROR : TC_FAILURE, v, why, why);
 }
 
 static oq_status junit_validate(oq_sb *b, const json_t *doc)
@@ -252,6 +294,15 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
         nomem |= s.nomem;
         suite_clear(&s);
     }
+    suite run = {0};
+    run_case(&run, doc, pkg, &all);
+    if (run.n) {
+        const char *props[] = {"verdict", oq_j_str(doc, "verdict", "?"), "reason", oq_j_str(doc, "verdict_reason", ""),
+                               NULL};
+        write_suite(&body, &run, "run", i, *stamp ? stamp : NULL, host, props, &all);
+    }
+    nomem |= run.nomem;
+    suite_clear(&run);
     oq_sb_printf(b, "<testsuites name=\"%s\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", top,
                  all.tests, all.failures, all.errors, all.time);
     if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
@@ -276,7 +327,14 @@ static oq_status junit_conformance(oq_sb *b, const json_t *doc)
                    : !strcmp(v, "UNSUPPORTED") && strict       ? TC_FAILURE
                    : !strcmp(v, "SKIP") || !strcmp(v, "UNSUPPORTED") ? TC_SKIPPED
                                                                : TC_ERROR;
-        add_case(&s, "ortqual.conformance", oq_j_str(t, "name", "?"), 0, kind, v, detail, detail);
+        const json_t *refusal = json_object_get(t, "refusal");
+        json_t *r = refusal ? json_deep_copy(refusal) : NULL; /* the detail is ORT's own message */
+        if (r) json_object_set_new(r, "raw", json_string(detail));
+        char *text = r ? refusal_text(r) : NULL;
+        json_decref(r);
+        if (refusal && !text) s.nomem = 1;
+        add_case(&s, "ortqual.conformance", oq_j_str(t, "name", "?"), 0, kind, v, detail, text ? text : detail);
+        free(text);
     }
     int any_bad = 0;
     for (size_t k = 0; k < s.n; k++) any_bad |= s.c[k].kind == TC_FAILURE || s.c[k].kind == TC_ERROR;

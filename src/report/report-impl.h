@@ -56,23 +56,38 @@ const char *oq_j_str(const json_t *o, const char *key, const char *dflt);
 double oq_j_num(const json_t *o, const char *key);
 long long oq_j_int(const json_t *o, const char *key);
 
-/* Common parts of every report (report.c). */
-void oq_html_begin(oq_sb *b, const char *title, int failed);
+/* Common parts of every report (html.c). A run's verdict is one of the words of
+ * docs/verdicts.md: "passed", "failed", "error" (a runtime error, nothing failed) or
+ * "untested" (nothing under test was compared); only "passed" is green. */
+/* The verdict's CSS class and data-verdict value: one of the four; any other word is "failed". */
+const char *oq_html_verdict_class(const char *verdict);
+/* PASSED, FAILED, ERROR or NOT TESTED, as the text output says it. */
+const char *oq_html_verdict_word(const char *verdict);
+void oq_html_begin(oq_sb *b, const char *title, const char *verdict);
 void oq_html_end(oq_sb *b);
-/* The verdict banner: data-verdict="passed|failed", the headline and one line of counts. */
-void oq_html_verdict(oq_sb *b, const char *tool, int failed, const char *headline, const char *detail);
+/* The verdict banner: <header id="verdict" data-verdict="...">, "tool: WORD – headline"
+ * (headline may be NULL), the reason in <p id="verdict-reason"> (when given) and one line of
+ * counts in <p id="verdict-counts">. */
+void oq_html_verdict(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,
+                     const char *detail);
 /* The exact command line, shell-quoted, from an array of arguments. */
 void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const char *cwd);
 /* Environment from an evidence object (evidence.h): runtime, devices, GPUs, libraries
  * and shadowing; `configs` (may be NULL) adds what each configuration's worker loaded. */
 void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs);
-/* Every figure of the summary, inlined as SVG; a figure that cannot be drawn is named with why. */
+/* Every figure of the summary, inlined as SVG; a figure that cannot be drawn is named with why,
+ * and a run with nothing to draw (nothing compared or timed) says so in <p id="no-figures">. */
 void oq_html_figures(oq_sb *b, const json_t *summary, const char *name);
+/* ONNX Runtime's refusal of a model explained (refusal.h; a summary's "refusal" object):
+ * <div class="refusal" data-pattern="ID"> with the node, inputs, why and fix, and `raw`
+ * (ORT's own message; may be NULL) folded in a <details class="raw">. */
+void oq_html_refusal(oq_sb *b, const json_t *refusal, const char *raw);
 /* Table cells: text, and a status word (class "status <word>", coloured by the style). */
 void oq_html_td(oq_sb *b, const char *s);
 void oq_html_td_status(oq_sb *b, const char *s);
-/* <tr class="config[ failed]" data-config="NAME">: a row of the main table, found by name. */
-void oq_html_row_begin(oq_sb *b, const char *name, int failed);
+/* <tr class="config[ CLS]" data-config="NAME">: a row of the main table, found by name; CLS
+ * ("failed", "error"; NULL for none) tints it. */
+void oq_html_row_begin(oq_sb *b, const char *name, const char *cls);
 /* Numbers for people: "1.49e-06", "0.0423", "12.5". */
 void oq_html_num(oq_sb *b, double v);
 

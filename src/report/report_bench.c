@@ -1,6 +1,7 @@
-/* report.html of a bench summary.json (`ortqual bench`). A sweep's verdict is
- * whether every row ran: skipped, unsupported and oom rows are expected outcomes of
- * a scaling sweep, a failed row is not (the exit status says the same). */
+/* report.html of a bench summary.json (`ortqual bench`). A sweep's verdict is the
+ * exit status's: skipped, unsupported and oom rows are expected outcomes of a scaling
+ * sweep, a failed row is not, and a sweep in which no ONNX Runtime row ran (and was
+ * compared) is not tested (docs/verdicts.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static void rows_table(oq_sb *b, const json_t *results)
     json_array_foreach(results, i, r) {
         const char *st = oq_j_str(r, "status", "?");
         const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
-        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed"));
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed") ? "failed" : NULL);
         oq_html_td(b, oq_j_str(r, "variant", "?"));
         oq_html_td_status(b, st);
         oq_html_td(b, oq_j_str(r, "shapes", "\xe2\x80\x93"));
@@ -69,7 +70,8 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
 {
     (void)err;
     const json_t *results = json_object_get(s, "results"), *sys = json_object_get(s, "system");
-    long long ok = 0, failed = 0, other = 0;
+    int reference = !json_is_false(json_object_get(json_object_get(s, "config"), "reference"));
+    long long ok = 0, failed = 0, other = 0, tested = 0;
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r) {
@@ -77,15 +79,24 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
         if (!strcmp(st, "ok")) ok++;
         else if (!strcmp(st, "failed")) failed++;
         else other++;
+        /* under test (docs/verdicts.md): an ONNX Runtime row that ran, compared when there is a reference */
+        tested += !strcmp(st, "ok") && strncmp(oq_j_str(r, "variant", "ref"), "ref", 3) &&
+                  (!reference || json_is_number(json_object_get(json_object_get(r, "accuracy"), "max_abs_err")));
     }
+    const char *verdict = failed ? "failed" : tested ? "passed" : "untested";
     char headline[128], detail[512];
-    snprintf(headline, sizeof headline, failed ? "FAILED \xe2\x80\x93 %lld row%s failed" : "sweep ran", failed,
-             failed == 1 ? "" : "s");
+    snprintf(headline, sizeof headline, "%lld row%s failed", failed, failed == 1 ? "" : "s");
     snprintf(detail, sizeof detail, "%zu rows: %lld ok, %lld failed, %lld skipped, unsupported or out of memory \xc2\xb7 "
              "ONNX Runtime %s \xc2\xb7 %s", json_array_size(results), ok, failed, other, oq_j_str(sys, "ort_version", "?"),
              oq_j_str(s, "created", "?"));
-    oq_html_begin(b, name, failed > 0);
-    oq_html_verdict(b, "ortqual bench", failed > 0, headline, detail);
+    oq_html_begin(b, name, verdict);
+    oq_html_verdict(b, "ortqual bench", verdict, failed ? headline : NULL,
+                    tested || failed ? NULL
+                                     : reference ? "no ONNX Runtime variant ran and was compared (every one skipped, "
+                                                   "unsupported or out of memory, or only the reference)"
+                                                 : "no ONNX Runtime variant ran (every one skipped, unsupported or out "
+                                                   "of memory, or only the reference)",
+                    detail);
     oq_sb_puts(b, "<nav><a href=\"#configurations\">rows</a><a href=\"#plots\">figures</a><a href=\"#options\">sweep</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
     rows_table(b, results);

@@ -1,4 +1,6 @@
-/* report.html of a validate or replay summary. */
+/* report.html of a validate or replay summary. The run's verdict, each configuration's status
+ * and the reasons come from summary.json as written (docs/verdicts.md): nothing here decides
+ * anew what passed, so the page says what the exit status said. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +9,23 @@
 #include "ortqual/stats.h"
 #include "report/report-impl.h"
 
-static int status_failed(const char *s) { return strcmp(s, "passed") && strcmp(s, "skipped"); }
+/* The tint of a configuration's row and details: a failure and a runtime error stand out. */
+static const char *status_class(const char *s)
+{
+    return !strcmp(s, "failed") ? "failed" : !strcmp(s, "error") ? "error" : NULL;
+}
+
+static int is_reference(const json_t *cfg) { return json_is_true(json_object_get(cfg, "reference")); }
+
+/* `expected`: the saved outputs are the reference; nothing runs for it. */
+static int is_expected(const json_t *cfg) { return !strcmp(oq_j_str(cfg, "runtime", ""), "expected"); }
+
+/* A batch that ran: it has a timing or outputs (a configuration refused or not run keeps
+ * only the batch's index). */
+static int batch_ran(const json_t *bt)
+{
+    return json_is_number(json_object_get(bt, "first_call_s")) || json_array_size(json_object_get(bt, "outputs"));
+}
 
 /* Per-batch latency of a configuration: median and p90 over its batches' medians (ms). */
 typedef struct timing {
@@ -24,7 +42,7 @@ static timing timing_of(const json_t *cfg)
     size_t i;
     json_t *b;
     json_array_foreach(bs, i, b) {
-        if (i == 0) t.first = oq_j_num(b, "first_call_s") * 1e3;
+        if (i == 0 && json_is_number(json_object_get(b, "first_call_s"))) t.first = oq_j_num(b, "first_call_s") * 1e3;
         if (json_is_number(json_object_get(b, "median_s"))) v[t.n++] = oq_j_num(b, "median_s") * 1e3;
     }
     oq_stats st;
@@ -36,17 +54,23 @@ static timing timing_of(const json_t *cfg)
     return t;
 }
 
+/* Padding of one output record: judged (must be zero) unless the summary says it was only
+ * reported; summaries written before the rule existed judged every padded element. */
+static int padding_judged(const json_t *o)
+{
+    return !json_is_false(json_object_get(json_object_get(o, "padding"), "checked"));
+}
+
 /* The worst output over all batches, and totals that say whether it passed. */
 typedef struct worst {
     const char *output;
     double max_abs;
-    long long over, nan, inf, pad, valid;
-    double rtol, atol;
+    long long over, nan, inf, pad, pad_reported, valid;
 } worst;
 
 static worst worst_of(const json_t *cfg)
 {
-    worst w = {NULL, -1, 0, 0, 0, 0, 0, NAN, NAN};
+    worst w = {NULL, -1, 0, 0, 0, 0, 0, 0};
     size_t i, j;
     json_t *b, *o;
     json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o) {
@@ -55,13 +79,13 @@ static worst worst_of(const json_t *cfg)
         if (m > w.max_abs) {
             w.max_abs = m;
             w.output = oq_j_str(o, "output", oq_j_str(o, "name", "?"));
-            w.rtol = oq_j_num(json_object_get(o, "tolerance"), "rtol");
-            w.atol = oq_j_num(json_object_get(o, "tolerance"), "atol");
         }
         w.over += oq_j_int(o, "over_tolerance");
         w.nan += oq_j_int(o, "nan");
         w.inf += oq_j_int(o, "inf");
-        w.pad += oq_j_int(json_object_get(o, "padding"), "nonzero");
+        long long pad = oq_j_int(json_object_get(o, "padding"), "nonzero");
+        if (padding_judged(o)) w.pad += pad;
+        else w.pad_reported += pad;
         w.valid += oq_j_int(o, "num_valid");
     }
     return w;
@@ -78,6 +102,14 @@ static void td_num(oq_sb *b, double v)
 static void td_int(oq_sb *b, long long v, int bad_if_nonzero)
 {
     oq_sb_printf(b, "<td class=\"n%s\">%lld</td>", bad_if_nonzero && v ? " reason" : "", v);
+}
+
+/* Padded elements not zero: judged ones in red, reported ones (not judged) apart and grey. */
+static void td_padding(oq_sb *b, long long judged, long long reported)
+{
+    oq_sb_printf(b, "<td class=\"n padding\"><span class=\"%s\">%lld</span>", judged ? "reason" : "", judged);
+    if (reported) oq_sb_printf(b, "<br><span class=\"muted\">%lld reported</span>", reported);
+    oq_sb_puts(b, "</td>");
 }
 
 /* Distinct (node, op, dtype, kernel) records: ORT prints a routing line per node per Run. */
@@ -138,31 +170,43 @@ static void placement_text(oq_sb *b, const json_t *cfg)
     if (json_is_false(json_object_get(p, "passed"))) oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
 }
 
-static void config_table(oq_sb *b, const json_t *configs)
+
+static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
 {
     oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Configurations</h2>\n"
                   "<table id=\"config-table\"><tr><th>configuration</th><th>status</th><th>batches</th>"
                   "<th>worst output</th><th>max |error|</th><th>over tol.</th><th>NaN/Inf</th><th>padding &ne; 0</th>"
                   "<th>median ms/batch</th><th>p90 ms/batch</th><th>first call ms</th><th>kernels</th>"
                   "<th>placement</th></tr>\n");
-    size_t i;
-    json_t *c;
+    size_t i, k;
+    json_t *c, *bt;
     json_array_foreach(configs, i, c) {
-        const char *st = oq_j_str(c, "status", "failed");
+        const char *st = oq_j_str(c, "status", "failed"), *cls = status_class(st);
+        int ref = is_reference(c);
         timing t = timing_of(c);
         worst w = worst_of(c);
-        oq_html_row_begin(b, oq_j_str(c, "name", "?"), status_failed(st));
-        oq_sb_puts(b, "<td><a href=\"#cfg-");
-        oq_sb_printf(b, "%zu\">", i);
+        size_t ran = 0;
+        json_array_foreach(json_object_get(c, "batches"), k, bt) ran += batch_ran(bt);
+        if (is_expected(c)) ran = json_array_size(batches); /* the saved outputs of every batch */
+        oq_html_row_begin(b, oq_j_str(c, "name", "?"), cls);
+        oq_sb_printf(b, "<td><a href=\"#cfg-%zu\">", i);
         oq_sb_esc(b, oq_j_str(c, "name", "?"));
-        oq_sb_puts(b, json_is_true(json_object_get(c, "reference")) ? "</a> <span class=\"muted\">(reference)</span></td>" : "</a></td>");
-        oq_html_td_status(b, st);
-        oq_sb_printf(b, "<td class=\"n\">%zu</td>", json_array_size(json_object_get(c, "batches")));
+        oq_sb_puts(b, "</a>");
+        if (ref) oq_sb_puts(b, is_expected(c) ? " <span class=\"muted\">(reference: the saved outputs)</span>"
+                                               : " <span class=\"muted\">(reference)</span>");
+        oq_sb_puts(b, "</td>");
+        /* the reference is not judged: it ran (or was read), or it is the error that stopped the run */
+        oq_html_td_status(b, ref && !strcmp(st, "passed") ? "reference" : st);
+        oq_sb_printf(b, "<td class=\"n\">%zu</td>", ran);
         oq_html_td(b, w.output ? w.output : "\xe2\x80\x93");
         td_num(b, w.output ? w.max_abs : NAN);
-        td_int(b, w.over, 1);
-        oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
-        td_int(b, w.pad, 1);
+        if (w.output) {
+            td_int(b, w.over, 1);
+            oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
+            td_padding(b, w.pad, w.pad_reported);
+        } else { /* nothing compared: no count to show */
+            oq_sb_puts(b, "<td class=\"n\">&ndash;</td><td class=\"n\">&ndash;</td><td class=\"n\">&ndash;</td>");
+        }
         td_num(b, t.median);
         td_num(b, t.p90);
         td_num(b, t.first);
@@ -172,15 +216,17 @@ static void config_table(oq_sb *b, const json_t *configs)
         placement_text(b, c);
         oq_sb_puts(b, "</td></tr>\n");
         if (json_object_get(c, "reason")) {
-            oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"12\" class=\"%s\">", status_failed(st) ? "failed" : "",
-                         status_failed(st) ? "reason" : "muted");
+            oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"12\" class=\"%s\">", cls ? cls : "",
+                         cls ? "reason" : "muted");
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</td></tr>\n");
         }
     }
     oq_sb_puts(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
                   "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "
-                  "Errors over valid elements only; padding must be exactly 0.</p>\n</section>\n");
+                  "Errors over valid elements only; integer and bool outputs are compared exactly. Padding: padded "
+                  "elements not exactly 0 where the padding is judged (red), and where it is reported, not judged "
+                  "(the reference is not zero there either, or --padding report).</p>\n</section>\n");
 }
 
 static const json_t *batch_info(const json_t *batches, long long index)
@@ -194,12 +240,15 @@ static const json_t *batch_info(const json_t *batches, long long index)
 static void worst_elements(oq_sb *b, const json_t *o)
 {
     const json_t *ws = json_object_get(o, "worst");
+    int exact = json_is_true(json_object_get(o, "exact"));
     if (!json_array_size(ws)) return;
-    oq_sb_puts(b, "<span class=\"muted\">largest errors:</span> ");
-    size_t i, k;
+    oq_sb_puts(b, exact ? "<span class=\"muted\">elements that differ:</span> " : "<span class=\"muted\">largest errors:</span> ");
+    size_t i, k, shown = 0;
     json_t *w, *x;
     json_array_foreach(ws, i, w) {
-        oq_sb_puts(b, i ? "; [" : "[");
+        /* an exact comparison ranks the matching elements after the ones that differ: not listed */
+        if (exact && json_equal(json_object_get(w, "got"), json_object_get(w, "expected"))) continue;
+        oq_sb_puts(b, shown++ ? "; [" : "[");
         json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
         oq_sb_puts(b, "] got ");
         const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
@@ -211,6 +260,59 @@ static void worst_elements(oq_sb *b, const json_t *o)
     }
 }
 
+/* The padding cell of one output: judged, reported, or no padding (an output without the
+ * mask's axes has every element valid). */
+static void td_output_padding(oq_sb *b, const json_t *o)
+{
+    const json_t *p = json_object_get(o, "padding");
+    long long nz = oq_j_int(p, "nonzero");
+    if (json_is_false(json_object_get(p, "masked"))) {
+        oq_sb_puts(b, "<td class=\"muted\">not masked: every element valid</td>");
+        return;
+    }
+    if (padding_judged(o)) {
+        td_int(b, nz, 1);
+        return;
+    }
+    oq_sb_printf(b, "<td class=\"n muted\">%lld of %lld, reported, not judged</td>", nz, oq_j_int(p, "padded"));
+}
+
+/* One output's row of a batch (after the batch's own cells, on its first row). */
+static void output_cells(oq_sb *b, const json_t *o, int passed)
+{
+    int exact = json_is_true(json_object_get(o, "exact"));
+    oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
+    oq_html_td_status(b, passed ? "passed" : "failed");
+    td_num(b, oq_j_num(o, "max_abs"));
+    td_num(b, exact ? NAN : oq_j_num(o, "max_rel"));
+    td_num(b, exact ? NAN : oq_j_num(o, "rms"));
+    oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",
+                 oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));
+    oq_sb_printf(b, "<td class=\"n\">%lld / %lld</td>", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
+    td_output_padding(b, o);
+    if (exact) oq_sb_puts(b, "<td class=\"tol exact\">exact (equal values)</td></tr>\n");
+    else oq_sb_printf(b, "<td class=\"tol\">%g, %g</td></tr>\n", oq_j_num(json_object_get(o, "tolerance"), "rtol"),
+                      oq_j_num(json_object_get(o, "tolerance"), "atol"));
+}
+
+/* The cells a batch's rows share: index, events, valid tokens, padded length, timing. */
+static void batch_cells(oq_sb *b, const json_t *bt, const json_t *info, size_t rows)
+{
+    oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">%lld</td><td rowspan=\"%zu\">", rows, oq_j_int(bt, "index"), rows);
+    size_t k;
+    json_t *e;
+    json_array_foreach(json_object_get(info, "event_indices"), k, e)
+        oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(e));
+    oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">%lld</td><td class=\"n\" rowspan=\"%zu\">%lld</td>", rows,
+                 oq_j_int(info, "valid_size"), rows, oq_j_int(info, "padded_length"));
+    oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">", rows);
+    oq_html_num(b, oq_j_num(bt, "first_call_s") * 1e3);
+    oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">", rows);
+    if (json_is_number(json_object_get(bt, "median_s"))) oq_html_num(b, oq_j_num(bt, "median_s") * 1e3);
+    else oq_sb_puts(b, "&ndash;"); /* one call: nothing repeated */
+    oq_sb_puts(b, "</td>");
+}
+
 static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
 {
     oq_sb_puts(b, "<table class=\"batches\"><tr><th>batch</th><th>events</th><th>valid tokens</th><th>padded L</th>"
@@ -220,6 +322,7 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
     size_t i, j;
     json_t *bt, *o;
     json_array_foreach(json_object_get(cfg, "batches"), i, bt) {
+        if (!batch_ran(bt)) continue;
         const json_t *info = batch_info(batches, oq_j_int(bt, "index"));
         const json_t *outs = json_object_get(bt, "outputs");
         size_t nout = json_array_size(outs) ? json_array_size(outs) : 1, n = nout;
@@ -228,35 +331,12 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
             o = json_array_get(outs, j);
             int passed = !o || json_is_true(json_object_get(o, "passed"));
             oq_sb_printf(b, "<tr class=\"batch%s\" data-batch=\"%lld\">", passed ? "" : " failed", oq_j_int(bt, "index"));
-            if (j == 0) {
-                oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">%lld</td><td rowspan=\"%zu\">", n, oq_j_int(bt, "index"), n);
-                size_t k;
-                json_t *e;
-                json_array_foreach(json_object_get(info, "event_indices"), k, e)
-                    oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(e));
-                oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">%lld</td><td class=\"n\" rowspan=\"%zu\">%lld</td>", n,
-                             oq_j_int(info, "valid_size"), n, oq_j_int(info, "padded_length"));
-                oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">", n);
-                oq_html_num(b, oq_j_num(bt, "first_call_s") * 1e3);
-                oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">", n);
-                oq_html_num(b, oq_j_num(bt, "median_s") * 1e3);
-                oq_sb_puts(b, "</td>");
-            }
+            if (j == 0) batch_cells(b, bt, info, n);
             if (!o) {
                 oq_sb_puts(b, "<td colspan=\"9\" class=\"muted\">reference: not compared</td></tr>\n");
                 continue;
             }
-            oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
-            oq_html_td_status(b, passed ? "passed" : "failed");
-            td_num(b, oq_j_num(o, "max_abs"));
-            td_num(b, oq_j_num(o, "max_rel"));
-            td_num(b, oq_j_num(o, "rms"));
-            oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",
-                         oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));
-            oq_sb_printf(b, "<td class=\"n\">%lld / %lld</td>", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
-            td_int(b, oq_j_int(json_object_get(o, "padding"), "nonzero"), 1);
-            oq_sb_printf(b, "<td>%g, %g</td></tr>\n", oq_j_num(json_object_get(o, "tolerance"), "rtol"),
-                         oq_j_num(json_object_get(o, "tolerance"), "atol"));
+            output_cells(b, o, passed);
             if (passed) continue;
             oq_sb_printf(b, "<tr class=\"batch failed\" data-batch=\"%lld\"><td colspan=\"9\">", oq_j_int(bt, "index"));
             worst_elements(b, o);
@@ -266,49 +346,107 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
     oq_sb_puts(b, "</table>\n");
 }
 
+/* Outputs whose padding was not zero and not judged, once per output (the first batch that
+ * shows it), with why: what the text output prints under the configuration. */
+static void padding_notes(oq_sb *b, const json_t *cfg)
+{
+    const char *seen[64];
+    size_t nseen = 0, i, j;
+    json_t *bt, *o;
+    json_array_foreach(json_object_get(cfg, "batches"), i, bt) json_array_foreach(json_object_get(bt, "outputs"), j, o) {
+        const json_t *p = json_object_get(o, "padding");
+        const char *name = oq_j_str(o, "output", oq_j_str(o, "name", "?"));
+        if (padding_judged(o) || !oq_j_int(p, "nonzero") || json_is_false(json_object_get(p, "masked"))) continue;
+        size_t k = 0;
+        while (k < nseen && strcmp(seen[k], name)) k++;
+        if (k < nseen) continue;
+        if (nseen < sizeof seen / sizeof *seen) seen[nseen++] = name;
+        if (nseen == 1) oq_sb_puts(b, "<ul class=\"padding-notes\">\n");
+        oq_sb_puts(b, "<li class=\"padding-note\">");
+        oq_sb_escf(b, "padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s", name,
+                   oq_j_int(p, "nonzero"), oq_j_int(p, "padded"), oq_j_int(bt, "index"),
+                   !strcmp(oq_j_str(p, "rule", ""), "report") ? "--padding report"
+                                                               : "the reference is not zero there (a language model's "
+                                                                 "logits and hidden states are not), so the runtime "
+                                                                 "need not be either");
+        oq_sb_puts(b, "</li>\n");
+    }
+    if (nseen) oq_sb_puts(b, "</ul>\n");
+}
+
+/* The `expected` reference: the saved outputs, file by file. */
+static void expected_files(oq_sb *b, const json_t *batches)
+{
+    oq_sb_puts(b, "<div class=\"expected-files\"><p>The reference is the outputs saved with the inputs (e.g. "
+                  "PyTorch's): nothing ran for it; every configuration after it is judged against these values, "
+                  "batch by batch, on the valid elements.</p>\n<ul>\n");
+    size_t i;
+    json_t *bt;
+    json_array_foreach(batches, i, bt) {
+        oq_sb_printf(b, "<li>batch %lld: <code>", oq_j_int(bt, "index"));
+        oq_sb_esc(b, oq_j_str(bt, "expected", "(not recorded)"));
+        oq_sb_puts(b, "</code></li>\n");
+    }
+    oq_sb_puts(b, "</ul>\n</div>\n");
+}
+
+static void worker_lines(oq_sb *b, const json_t *c)
+{
+    const json_t *w = json_object_get(c, "worker");
+    if (w) {
+        oq_sb_puts(b, "<p class=\"muted\">worker: ");
+        oq_sb_escf(b, "%s after %.2f s", oq_j_str(w, "ended", "?"), oq_j_num(w, "seconds"));
+        oq_sb_puts(b, "</p>\n");
+        if (*oq_j_str(w, "stderr_tail", "")) {
+            oq_sb_puts(b, "<pre>");
+            oq_sb_esc(b, oq_j_str(w, "stderr_tail", ""));
+            oq_sb_puts(b, "</pre>\n");
+        }
+    }
+    if (json_object_get(c, "model_file")) {
+        oq_sb_puts(b, "<p>model <code>");
+        oq_sb_esc(b, oq_j_str(c, "model_file", ""));
+        oq_sb_puts(b, "</code>");
+        if (json_is_number(json_object_get(c, "session_create_s")))
+            oq_sb_printf(b, ", session created in %.3f s", oq_j_num(c, "session_create_s"));
+        oq_sb_puts(b, "</p>\n");
+    }
+}
+
 static void config_details(oq_sb *b, const json_t *configs, const json_t *batches)
 {
     oq_sb_puts(b, "<section id=\"details\">\n<h2>Per batch and output</h2>\n");
-    size_t i;
-    json_t *c;
+    size_t i, k;
+    json_t *c, *bt;
     json_array_foreach(configs, i, c) {
-        const char *st = oq_j_str(c, "status", "failed");
-        int failed = status_failed(st);
-        oq_sb_printf(b, "<details id=\"cfg-%zu\" class=\"config%s\"%s><summary>", i, failed ? " failed" : "",
-                     failed ? " open" : "");
-        oq_sb_escf(b, "%s: %s", oq_j_str(c, "name", "?"), st);
+        const char *st = oq_j_str(c, "status", "failed"), *cls = status_class(st);
+        oq_sb_printf(b, "<details id=\"cfg-%zu\" class=\"config%s%s\"%s data-status=\"", i, cls ? " " : "", cls ? cls : "",
+                     cls ? " open" : "");
+        oq_sb_esc(b, st);
+        oq_sb_puts(b, "\"><summary>");
+        if (!is_reference(c)) oq_sb_escf(b, "%s: %s", oq_j_str(c, "name", "?"), st);
+        else if (!strcmp(st, "passed"))
+            oq_sb_escf(b, "%s: reference%s", oq_j_str(c, "name", "?"), is_expected(c) ? " (the saved outputs)" : "");
+        else oq_sb_escf(b, "%s: %s (reference)", oq_j_str(c, "name", "?"), st);
         oq_sb_puts(b, "</summary>\n");
-        if (json_object_get(c, "reason")) {
-            oq_sb_printf(b, "<p class=\"%s\">", failed ? "reason" : "muted");
+        if (json_object_get(c, "reason") && !json_object_get(c, "refusal")) { /* a refusal says it below */
+            oq_sb_printf(b, "<p class=\"%s\">", cls ? "reason" : "muted");
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</p>\n");
         }
-        const json_t *w = json_object_get(c, "worker");
-        if (w) {
-            oq_sb_puts(b, "<p class=\"muted\">worker: ");
-            oq_sb_escf(b, "%s after %.2f s", oq_j_str(w, "ended", "?"), oq_j_num(w, "seconds"));
-            oq_sb_puts(b, "</p>\n");
-            if (*oq_j_str(w, "stderr_tail", "")) {
-                oq_sb_puts(b, "<pre>");
-                oq_sb_esc(b, oq_j_str(w, "stderr_tail", ""));
-                oq_sb_puts(b, "</pre>\n");
-            }
-        }
-        if (json_object_get(c, "model_file")) {
-            oq_sb_puts(b, "<p>model <code>");
-            oq_sb_esc(b, oq_j_str(c, "model_file", ""));
-            oq_sb_puts(b, "</code>");
-            if (json_is_number(json_object_get(c, "session_create_s")))
-                oq_sb_printf(b, ", session created in %.3f s", oq_j_num(c, "session_create_s"));
-            oq_sb_puts(b, "</p>\n");
-        }
-        if (json_array_size(json_object_get(c, "batches"))) batch_rows(b, c, batches);
+        if (json_object_get(c, "refusal"))
+            oq_html_refusal(b, json_object_get(c, "refusal"), oq_j_str(json_object_get(c, "refusal"), "raw", NULL));
+        if (is_expected(c)) expected_files(b, batches);
+        worker_lines(b, c);
+        padding_notes(b, c);
+        size_t ran = 0;
+        json_array_foreach(json_object_get(c, "batches"), k, bt) ran += batch_ran(bt);
+        if (ran) batch_rows(b, c, batches);
+        else if (!is_expected(c)) oq_sb_puts(b, "<p class=\"muted\">No batch ran.</p>\n");
         oq_sb_puts(b, "</details>\n");
     }
     oq_sb_puts(b, "</section>\n");
 }
-
-/* ---- Dispatch and placement ------------------------------------------------------- */
 
 static void list_strings(oq_sb *b, const json_t *arr, const char *cls)
 {
@@ -469,47 +607,112 @@ static void batches_section(oq_sb *b, const json_t *batches)
     oq_sb_puts(b, "</table>\n</details>\n</section>\n");
 }
 
+/* The model's inputs, read by name from each .npz, and the one the mask contract applied to. */
+static void model_inputs_section(oq_sb *b, const json_t *mi)
+{
+    if (!mi) return;
+    const char *mask = oq_j_str(mi, "mask", NULL);
+    oq_sb_puts(b, "<section id=\"model-inputs\">\n<h2>Model inputs</h2>\n<table><tr><th>input</th><th>role</th></tr>\n");
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(mi, "names"), i, n) {
+        const char *name = json_string_value(n) ? json_string_value(n) : "?";
+        int is_mask = mask && !strcmp(name, mask);
+        oq_sb_printf(b, "<tr%s><td><code>", is_mask ? " class=\"mask-input\"" : "");
+        oq_sb_esc(b, name);
+        oq_sb_puts(b, is_mask ? "</code></td><td>the mask: each row a valid prefix, then padding; its rows give "
+                                "each event's length</td></tr>\n"
+                              : "</code></td><td class=\"muted\">read from the .npz member of its name</td></tr>\n");
+    }
+    oq_sb_puts(b, "</table>\n");
+    if (!mask)
+        oq_sb_puts(b, "<p id=\"no-mask\">No mask input: no mask contract, and every element of every output is "
+                      "valid (compared).</p>\n");
+    oq_sb_puts(b, "</section>\n");
+}
+
+/* Configurations under test (not the reference) by status. */
+typedef struct counts {
+    long long passed, failed, skipped, error, not_run;
+} counts;
+
+static counts counts_of(const json_t *configs, char *names, size_t cap, const char *verdict)
+{
+    counts n = {0, 0, 0, 0, 0};
+    /* the headline names what made the verdict: the failed configurations, or those in error */
+    const char *named = !strcmp(verdict, "failed") ? "failed" : !strcmp(verdict, "error") ? "error" : "";
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        const char *st = oq_j_str(c, "status", "failed");
+        if (!strcmp(st, named) && strlen(names) + 80 < cap)
+            snprintf(names + strlen(names), cap - strlen(names), "%s%s", *names ? ", " : "", oq_j_str(c, "name", "?"));
+        if (is_reference(c)) continue;
+        if (!strcmp(st, "passed")) n.passed++;
+        else if (!strcmp(st, "skipped")) n.skipped++;
+        else if (!strcmp(st, "error")) n.error++;
+        else if (!strcmp(st, "not-run")) n.not_run++;
+        else n.failed++;
+    }
+    return n;
+}
+
+/* "reference expected (the saved outputs) · 1 under test: 0 passed, ... · 1 batch, ..." */
+static void detail_line(char *out, size_t cap, const json_t *s, counts n)
+{
+    const json_t *configs = json_object_get(s, "configs"), *batches = json_object_get(s, "batches"), *ref = NULL;
+    long long valid = 0, events = 0, under = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c) {
+        if (is_reference(c) && !ref) ref = c;
+        under += !is_reference(c);
+    }
+    json_array_foreach(batches, i, c) {
+        valid += oq_j_int(c, "valid_size");
+        events += oq_j_int(c, "batch_size");
+    }
+    char r[320] = "no reference";
+    if (ref)
+        snprintf(r, sizeof r, "reference %s%s", oq_j_str(ref, "name", "?"),
+                 is_expected(ref) ? " (the saved outputs)" : strcmp(oq_j_str(ref, "status", ""), "passed") ? " (did not run)" : "");
+    snprintf(out, cap, "%s \xc2\xb7 %lld under test: %lld passed, %lld failed, %lld skipped, %lld runtime error%s, %lld not "
+             "run \xc2\xb7 %zu batch%s, %lld events, %lld valid tokens \xc2\xb7 %s to %s", r, under, n.passed, n.failed,
+             n.skipped, n.error, n.error == 1 ? "" : "s", n.not_run, json_array_size(batches),
+             json_array_size(batches) == 1 ? "" : "es", events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
+}
+
 oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err *err)
 {
     (void)err;
     const json_t *configs = json_object_get(s, "configs"), *batches = json_object_get(s, "batches");
     const json_t *ev = json_object_get(s, "evidence"), *cmd = json_object_get(ev, "command");
     const char *sub = json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "validate";
-    int failed = strcmp(oq_j_str(s, "verdict", "failed"), "passed") != 0;
-    long long counts[3] = {0, 0, 0}, valid = 0, events = 0;
-    char failed_names[512] = "";
-    size_t i;
-    json_t *c;
-    json_array_foreach(configs, i, c) {
-        const char *st = oq_j_str(c, "status", "failed");
-        int k = !strcmp(st, "passed") ? 0 : !strcmp(st, "skipped") ? 2 : 1;
-        counts[k]++;
-        if (k == 1 && strlen(failed_names) < 400)
-            snprintf(failed_names + strlen(failed_names), sizeof failed_names - strlen(failed_names), "%s%s",
-                     *failed_names ? ", " : "", oq_j_str(c, "name", "?"));
-    }
-    json_array_foreach(batches, i, c) {
-        valid += oq_j_int(c, "valid_size");
-        events += oq_j_int(c, "batch_size");
-    }
-    char tool[64], headline[600], detail[512];
+    /* the verdict as written (a summary without one is not shown as a pass) */
+    const char *verdict = oq_html_verdict_class(oq_j_str(s, "verdict", "failed"));
+    char tool[64], names[512] = "", reason[1024] = "", detail[768];
+    counts n = counts_of(configs, names, sizeof names, verdict);
+    detail_line(detail, sizeof detail, s, n);
     snprintf(tool, sizeof tool, "ortqual %s", sub);
-    snprintf(headline, sizeof headline, "%s%s%s", failed ? "FAILED" : "PASSED", *failed_names ? " \xe2\x80\x93 " : "",
-             failed_names);
-    snprintf(detail, sizeof detail, "%zu configurations: %lld passed, %lld failed, %lld skipped \xc2\xb7 %zu batches, "
-             "%lld events, %lld valid tokens \xc2\xb7 %s to %s", json_array_size(configs), counts[0], counts[1], counts[2],
-             json_array_size(batches), events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
-    oq_html_begin(b, name, failed);
-    oq_html_verdict(b, tool, failed, headline, detail);
+    if (json_is_string(json_object_get(s, "verdict_reason")))
+        snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "verdict_reason", ""),
+                 strcmp(verdict, "untested")                            ? ""
+                 : json_is_integer(json_object_get(s, "exit_status")) &&
+                         !oq_j_int(s, "exit_status")                    ? " (accepted by --allow-skip)"
+                                                                        : " (--allow-skip accepts that)");
+    oq_html_begin(b, name, verdict);
+    oq_html_verdict(b, tool, verdict, names, reason, detail);
     oq_sb_puts(b, "<nav><a href=\"#configurations\">configurations</a><a href=\"#details\">per batch</a>"
                   "<a href=\"#dispatch\">dispatch and placement</a><a href=\"#plots\">figures</a>"
-                  "<a href=\"#advice\">advice</a><a href=\"#environment\">environment</a>"
-                  "<a href=\"#command\">command line</a><a href=\"#inputs\">batches</a></nav>\n");
-    config_table(b, configs);
+                  "<a href=\"#advice\">advice</a><a href=\"#model-inputs\">model inputs</a>"
+                  "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a>"
+                  "<a href=\"#inputs\">batches</a></nav>\n");
+    config_table(b, configs, batches);
     config_details(b, configs, batches);
     evidence_section(b, configs);
     oq_html_figures(b, s, name);
     advice_section(b, configs);
+    model_inputs_section(b, json_object_get(s, "model_inputs"));
     oq_html_environment(b, json_object_get(ev, "system"), configs);
     oq_html_command(b, cmd, "ortqual", oq_j_str(ev, "cwd", NULL));
     batches_section(b, batches);

@@ -1,6 +1,9 @@
 /* Figures, report.html and JUnit XML of real summaries (tests/fixtures): what each
  * figure draws is checked against the summary itself, point by point and bin by bin,
- * both in the figure's data and in the SVG written. */
+ * both in the figure's data and in the SVG written; each verdict (passed, failed, error,
+ * untested) has its banner and never the passing colour unless it passed, a refusal is
+ * explained, reported padding is told from judged, integer outputs from a real run are
+ * compared exactly, and the JUnit XML is never all green unless the run passed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +17,9 @@
 
 #include "ortqual/compare.h"
 #include "ortqual/fileio.h"
+#include "ortqual/graph.h"
+#include "ortqual/npz.h"
+#include "ortqual/validate.h"
 #include "plot/figures-impl.h"
 #include "report/report-impl.h"
 #include "testutil.h"
@@ -173,7 +179,9 @@ static void test_validate_runtime_figure(void **state)
         assert_int_equal(s->n, nb);
         assert_int_equal(drawn(svg, name, 0), (long)nb);
         json_array_foreach(json_object_get(cfg, "batches"), k, b) {
-            double ms = json_number_value(json_object_get(b, "median_s")) * 1e3;
+            /* a batch without repeated calls (the reference, by default) shows its one call */
+            const char *key = json_is_number(json_object_get(b, "median_s")) ? "median_s" : "first_call_s";
+            double ms = json_number_value(json_object_get(b, key)) * 1e3;
             int found = 0;
             for (size_t j = 0; j < s->n; j++) found |= fabs(s->y[j] - ms) < 1e-9;
             assert_true(found);
@@ -463,6 +471,364 @@ static void test_report_dir_errors(void **state)
     remove_dir(dir);
 }
 
+
+/* ---- the verdicts of docs/verdicts.md, as the page and the XML show them ------------- */
+
+static char *xml_of(const json_t *doc)
+{
+    char *xml;
+    size_t n;
+    oq_err err = {0};
+    if (oq_junit_xml_json(doc, "fixture", &xml, &n, &err)) fail_msg("%s", err.msg);
+    return xml;
+}
+
+/* The text between `open` (found in `html`) and the next `close`, for a look at one element. */
+static char *between(const char *html, const char *open, const char *close)
+{
+    const char *p = strstr(html, open);
+    if (!p) fail_msg("no '%s' in the page", open);
+    p += strlen(open);
+    const char *q = strstr(p, close);
+    assert_non_null(q);
+    return strndup(p, (size_t)(q - p));
+}
+
+/* Each verdict has its banner, class and word; only PASSED is green, and a verdict this
+ * version does not know (or none) is never shown as a pass. */
+static void test_report_verdicts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *verdict, *h1, *counts;
+    } runs[] = {
+        {"validate/pass.json", "passed", "ortqual validate: PASSED</h1>", "2 under test: 2 passed, 0 failed"},
+        {"validate/fail.json", "failed", "ortqual validate: FAILED \xe2\x80\x93 cpu:model:fp32</h1>", "1 under test: 0 passed, 1 failed"},
+        {"validate/error.json", "error", "ortqual validate: ERROR \xe2\x80\x93 cpu:model:fp32</h1>",
+         "reference expected (the saved outputs) \xc2\xb7 1 under test: 0 passed, 0 failed, 0 skipped, 1 runtime error, 0 not run"},
+        {"validate/untested.json", "untested", "ortqual validate: NOT TESTED</h1>",
+         "reference expected (the saved outputs) \xc2\xb7 0 under test: 0 passed"},
+    };
+    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+        char path[512], want[256];
+        snprintf(path, sizeof path, FIX "%s", runs[r].file);
+        json_t *doc = load(path);
+        char *html = html_of(doc);
+        snprintf(want, sizeof want, "<header class=\"verdict %s\" id=\"verdict\" data-verdict=\"%s\">", runs[r].verdict,
+                 runs[r].verdict);
+        if (!strstr(html, want)) fail_msg("%s: no '%s'", runs[r].file, want);
+        assert_non_null(strstr(html, runs[r].h1));
+        assert_non_null(strstr(html, runs[r].counts));
+        if (strcmp(runs[r].verdict, "passed")) {
+            assert_null(strstr(html, "class=\"verdict passed\""));
+            assert_null(strstr(html, "<title>PASSED"));
+        }
+        const char *reason = json_string_value(json_object_get(doc, "verdict_reason"));
+        if (reason) { /* why, under the headline (escaped as text) */
+            char *shown = between(html, "<p id=\"verdict-reason\">", "</p>");
+            oq_sb esc = {0};
+            oq_sb_esc(&esc, reason);
+            size_t n;
+            char *e = oq_sb_take(&esc, &n);
+            assert_non_null(strstr(shown, e));
+            free(e);
+            free(shown);
+        }
+        free(html);
+        json_decref(doc);
+    }
+    /* green is the passed banner's alone: no other verdict's rule uses the passing colour */
+    json_t *doc = load(FIX "validate/untested.json");
+    char *html = html_of(doc);
+    assert_non_null(strstr(html, "header.verdict.untested{background:var(--skip)}"));
+    assert_non_null(strstr(html, "header.verdict.error{background:var(--err)}"));
+    assert_int_equal(count(html, "{background:var(--ok)}"), 1);
+    assert_non_null(strstr(html, "header.verdict.passed{background:var(--ok)}"));
+    assert_non_null(strstr(html, "only the reference ran: no configuration under test was compared"));
+    assert_non_null(strstr(html, "(--allow-skip accepts that)"));
+    /* the reference "passed" (it was read): shown as the reference, not as a green pass */
+    assert_non_null(strstr(html, "<td class=\"status reference\">reference</td>"));
+    assert_null(strstr(html, "class=\"status passed\""));
+    free(html);
+    /* accepted with --allow-skip (exit 0): still NOT TESTED, and said so */
+    json_object_set_new(doc, "exit_status", json_integer(0));
+    html = html_of(doc);
+    assert_non_null(strstr(html, "data-verdict=\"untested\""));
+    assert_non_null(strstr(html, "(accepted by --allow-skip)"));
+    free(html);
+    /* a word this version does not know, or none at all: never green */
+    json_object_set_new(doc, "verdict", json_string("fine"));
+    html = html_of(doc);
+    assert_non_null(strstr(html, "data-verdict=\"failed\""));
+    free(html);
+    json_object_del(doc, "verdict");
+    html = html_of(doc);
+    assert_non_null(strstr(html, "data-verdict=\"failed\""));
+    free(html);
+    json_decref(doc);
+}
+
+/* ORT refused the model: the configuration is an error, explained (node, inputs, why, fix)
+ * with ORT's message folded; nothing was compared or timed, so there is no figure. */
+static void test_report_refusal(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/error.json");
+    char *html = html_of(doc);
+    assert_non_null(strstr(html, "<tr class=\"config error\" data-config=\"cpu:model:fp32\">"));
+    assert_non_null(strstr(html, "<td class=\"status error\">error</td>"));
+    assert_non_null(strstr(html, "<details id=\"cfg-1\" class=\"config error\" open data-status=\"error\">"));
+    char *box = between(html, "<div class=\"refusal\" data-pattern=\"attn-mask-query-broadcast\">", "</div>");
+    assert_non_null(strstr(box, "at node &#39;node_scaled_dot_product_attention&#39; (Attention)"));
+    assert_non_null(strstr(box, "<span class=\"label\">inputs:</span> Q &#39;view_8&#39; float32 [batch,4,seq,8]"));
+    assert_non_null(strstr(box, "<span class=\"label\">why:</span> the ONNX Attention operator"));
+    assert_non_null(strstr(box, "<span class=\"label\">fix:</span> expand the mask to [B,1,Lq,Lk] (`ortqual convert --expand-mask`)"));
+    char *raw = between(box, "<details class=\"raw\"><summary>ONNX Runtime's message</summary><pre>", "</pre>");
+    assert_non_null(strstr(raw, "inconsistent q_sequence_length (between attn_mask and Q)"));
+    free(raw);
+    free(box);
+    assert_non_null(strstr(html, "<p class=\"muted\">No batch ran.</p>"));
+    assert_non_null(strstr(html, "<p class=\"muted\" id=\"no-figures\">Nothing to draw"));
+    assert_int_equal(count(html, "<svg "), 0);
+    /* the reference is the saved outputs, named file by file */
+    assert_non_null(strstr(html, "<div class=\"expected-files\"><p>The reference is the outputs saved with the inputs"));
+    assert_non_null(strstr(html, "<li>batch 0: <code>error/expected_000.npz</code></li>"));
+    /* the model's inputs, and which one is the mask */
+    assert_non_null(strstr(html, "<tr class=\"mask-input\"><td><code>mask</code></td>"));
+    assert_non_null(strstr(html, "<td><code>features</code></td><td class=\"muted\">"));
+    assert_null(strstr(html, "id=\"no-mask\""));
+    free(html);
+    /* a message no pattern knows is shown as it came; ORT's text is escaped */
+    json_t *cfg = json_array_get(json_object_get(doc, "configs"), 1), *ref = json_object_get(cfg, "refusal");
+    json_object_set_new(ref, "pattern", json_null());
+    json_object_set_new(ref, "raw", json_string("<script>alert(1)</script>"));
+    json_object_set_new(json_object_get(doc, "model_inputs"), "mask", json_null());
+    html = html_of(doc);
+    assert_non_null(strstr(html, "<div class=\"refusal\" data-pattern=\"\">"));
+    assert_non_null(strstr(html, "(no known pattern matches its message: see it below)"));
+    assert_non_null(strstr(html, "<pre>&lt;script&gt;alert(1)&lt;/script&gt;</pre>"));
+    assert_null(strstr(html, "<script"));
+    assert_non_null(strstr(html, "<p id=\"no-mask\">No mask input"));
+    free(html);
+    /* figures: an empty set, not an error (the run had nothing to draw) */
+    oq_figures *f = figures_of(doc, NULL);
+    assert_int_equal(oq_figures_count(f), 0);
+    oq_figures_free(f);
+    json_decref(doc);
+    doc = load(FIX "validate/untested.json");
+    f = figures_of(doc, NULL);
+    assert_int_equal(oq_figures_count(f), 0);
+    oq_figures_free(f);
+    json_decref(doc);
+    /* every batch empty (no valid element): no error panels, the timing still drawn */
+    doc = load(FIX "validate/pass.json");
+    size_t i, j, k;
+    json_t *c, *b, *o;
+    json_array_foreach(json_object_get(doc, "configs"), i, c) json_array_foreach(json_object_get(c, "batches"), j, b)
+        json_array_foreach(json_object_get(b, "outputs"), k, o) json_object_set_new(o, "num_valid", json_integer(0));
+    f = figures_of(doc, NULL);
+    assert_false(has_figure(f, "error_cls") || has_figure(f, "error_vs_ref_cls"));
+    assert_true(has_figure(f, "runtime_valid_size"));
+    oq_figures_free(f);
+    json_decref(doc);
+}
+
+/* A decoder's logits on padding are not zero in PyTorch either: reported, not judged, said
+ * why, and never counted as a fault (not red, not in the figure's label); judged padding is. */
+static void test_report_padding(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/padding.json");
+    json_t *cfg = json_array_get(json_object_get(doc, "configs"), 1);
+    long long reported = 0;
+    size_t i, j;
+    json_t *b, *o;
+    json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o) {
+        assert_true(json_is_false(json_object_get(json_object_get(o, "padding"), "checked")));
+        reported += json_integer_value(json_object_get(json_object_get(o, "padding"), "nonzero"));
+    }
+    assert_true(reported > 0);
+    char *html = html_of(doc), want[256];
+    snprintf(want, sizeof want, "<td class=\"n padding\"><span class=\"\">0</span><br><span class=\"muted\">%lld "
+             "reported</span></td>", reported);
+    assert_non_null(strstr(html, want));
+    assert_non_null(strstr(html, "<li class=\"padding-note\">padding: logits has 4000 of 4000 padded elements non-zero "
+                                 "(batch 0), reported, not judged: the reference is not zero there"));
+    assert_non_null(strstr(html, "<td class=\"n muted\">4000 of 4000, reported, not judged</td>"));
+    free(html);
+    oq_figures *f = figures_of(doc, NULL);
+    assert_null(strstr(series(figure(f, "error_logits"), "cpu:model:fp32")->note, "padding"));
+    oq_figures_free(f);
+    /* the same counts judged: red, in the figure's label, and no note */
+    json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o)
+        json_object_set_new(json_object_get(o, "padding"), "checked", json_true());
+    html = html_of(doc);
+    snprintf(want, sizeof want, "<td class=\"n padding\"><span class=\"reason\">%lld</span></td>", reported);
+    assert_non_null(strstr(html, want));
+    assert_null(strstr(html, "class=\"padding-note\""));
+    free(html);
+    f = figures_of(doc, NULL);
+    assert_non_null(strstr(series(figure(f, "error_logits"), "cpu:model:fp32")->note, "4000 padding values not 0"));
+    oq_figures_free(f);
+    json_decref(doc);
+}
+
+static void test_junit_verdicts(void **state)
+{
+    (void)state;
+    /* a refusal: an <error> with the explanation and ORT's message; the batch that never ran is no case */
+    json_t *doc = load(FIX "validate/error.json");
+    char *xml = xml_of(doc);
+    assert_non_null(strstr(xml, "<testsuites name=\"ortqual validate\" tests=\"2\" failures=\"0\" errors=\"1\""));
+    char *err = between(xml, "<error type=\"refusal\" message=\"refused by ONNX Runtime [attn-mask-query-broadcast] at node ",
+                        "</error>");
+    assert_non_null(strstr(err, "\nfix: expand the mask to [B,1,Lq,Lk]"));
+    assert_non_null(strstr(err, "\nONNX Runtime&#39;s message: Run: Non-zero status code"));
+    free(err);
+    assert_null(strstr(xml, "<testcase name=\"batch 0\""));
+    assert_non_null(strstr(xml, "<testcase name=\"saved outputs (reference)\" classname=\"ortqual.validate.expected\""));
+    free(xml);
+    /* the reference could not run: its error, and the configuration after it skipped */
+    json_t *ref = json_array_get(json_object_get(doc, "configs"), 0), *cfg = json_array_get(json_object_get(doc, "configs"), 1);
+    json_object_set_new(ref, "status", json_string("error"));
+    json_object_set_new(ref, "reason", json_string("cannot load ONNX Runtime from /x/libonnxruntime.so"));
+    json_object_set_new(cfg, "status", json_string("not-run"));
+    json_object_set_new(cfg, "reason", json_string("not run: the reference could not run"));
+    json_object_del(cfg, "refusal");
+    xml = xml_of(doc);
+    assert_non_null(strstr(xml, "<error type=\"error\" message=\"cannot load ONNX Runtime from /x/libonnxruntime.so\""));
+    assert_non_null(strstr(xml, "<skipped>not run: the reference could not run</skipped>"));
+    free(xml);
+    json_decref(doc);
+
+    /* nothing under test: a failing run-level case, never an all-green file */
+    doc = load(FIX "validate/untested.json");
+    xml = xml_of(doc);
+    assert_non_null(strstr(xml, "<testsuites name=\"ortqual validate\" tests=\"2\" failures=\"1\" errors=\"0\""));
+    assert_non_null(strstr(xml, "<testcase name=\"verdict\" classname=\"ortqual.validate\" time=\"0.000000\">\n"
+                                "      <failure type=\"untested\" message=\"only the reference ran"));
+    free(xml);
+    json_object_set_new(doc, "exit_status", json_integer(0)); /* --allow-skip: skipped, not failed */
+    xml = xml_of(doc);
+    assert_non_null(strstr(xml, "failures=\"0\" errors=\"0\""));
+    assert_non_null(strstr(xml, "<skipped>only the reference ran"));
+    free(xml);
+    json_decref(doc);
+
+    /* the configuration under test skipped (no CUDA here): skipped, and the run fails on its own */
+    doc = load(FIX "validate/pass.json");
+    json_t *configs = json_object_get(doc, "configs");
+    for (size_t i = 1; i < json_array_size(configs); i++) {
+        json_object_set_new(json_array_get(configs, i), "status", json_string("skipped"));
+        json_object_set_new(json_array_get(configs, i), "reason", json_string("no CUDA execution provider here"));
+    }
+    json_object_set_new(doc, "verdict", json_string("untested"));
+    json_object_set_new(doc, "exit_status", json_integer(1));
+    json_object_set_new(doc, "verdict_reason", json_string("every configuration under test was skipped"));
+    xml = xml_of(doc);
+    assert_int_equal(count(xml, "<skipped>no CUDA execution provider here</skipped>"), 2);
+    assert_non_null(strstr(xml, "<failure type=\"untested\" message=\"every configuration under test was skipped\""));
+    free(xml);
+    json_decref(doc);
+}
+
+/* ---- integer outputs, from a real run ----------------------------------------------- */
+
+/* ids int64 [batch,seq] and a bool mask in; ids_out (the ids) and y (the ids as float, halved) out. */
+static void exact_model(const char *path)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "exact", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")};
+    oq_graph_add_input(g, "ids", OQ_DTYPE_INT64, 2, bl);
+    oq_graph_add_input(g, "attention_mask", OQ_DTYPE_BOOL, 2, bl);
+    const char *ids = oq_graph_op(g, "Identity", 1, (const char *[]){"ids"}, 0, NULL);
+    const oq_attr to_float = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32);
+    const char *f = oq_graph_op(g, "Cast", 1, (const char *[]){"ids"}, 1, &to_float);
+    const char *y = oq_graph_op(g, "Add", 2, (const char *[]){f, f}, 0, NULL);
+    oq_graph_add_output(g, ids, "ids_out", OQ_DTYPE_INT64, 2, bl);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 2, bl);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* io.npz: lengths 3 and 1 of 4, and the outputs saved beside them, one valid id off by one. */
+static void exact_io(const char *path)
+{
+    const int64_t bl[] = {2, 4}, len[] = {3, 1};
+    oq_tensor *t[4];
+    static const char *const names[] = {"ids", "attention_mask", "ids_out", "y"};
+    static const oq_dtype types[] = {OQ_DTYPE_INT64, OQ_DTYPE_BOOL, OQ_DTYPE_INT64, OQ_DTYPE_FLOAT32};
+    for (int k = 0; k < 4; k++) assert_int_equal(oq_tensor_create(&t[k], types[k], 2, bl, names[k], NULL), OQ_OK);
+    for (int64_t i = 0; i < 8; i++) {
+        int valid = i % 4 < len[i / 4];
+        int64_t id = valid ? 100 + i : 0;
+        ((int64_t *)t[0]->data)[i] = ((int64_t *)t[2]->data)[i] = id;
+        oq_tensor_set_f64(t[1], i, valid);
+        oq_tensor_set_f64(t[3], i, 2.0 * (double)id);
+    }
+    ((int64_t *)t[2]->data)[1] += 1; /* batch 0, position 1: valid */
+    assert_int_equal(oq_npz_write(path, 4, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int k = 0; k < 4; k++) oq_tensor_free(t[k]);
+}
+
+/* Integer outputs are compared exactly: the page says "exact" where a float output has its
+ * tolerance and lists the elements that differ; the JUnit failure says they differ. */
+static void test_report_exact(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("exact_in"), *out = temp_dir("exact_out"), model[512], io[512], summary[512];
+    snprintf(model, sizeof model, "%s/m.onnx", dir);
+    snprintf(io, sizeof io, "%s/io.npz", dir);
+    snprintf(summary, sizeof summary, "%s/summary.json", out);
+    exact_model(model);
+    exact_io(io);
+    oq_config cfg[2];
+    assert_int_equal(oq_config_parse("expected", &cfg[0], NULL), OQ_OK);
+    assert_int_equal(oq_config_parse("cpu:model:fp32", &cfg[1], NULL), OQ_OK);
+    const char *files[] = {io};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.input_files = files;
+    o.n_input_files = 1;
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.repeat = 1;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.outdir = out;
+    oq_validate_summary *s = NULL;
+    oq_err err = {0};
+    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(oq_run_verdict_name(s->verdict), "failed");
+    oq_validate_summary_free(s);
+    json_t *doc = load(summary);
+    char *html = html_of(doc);
+    assert_non_null(strstr(html, "data-verdict=\"failed\""));
+    assert_int_equal(count(html, "<td class=\"tol exact\">exact (equal values)</td>"), 1); /* ids_out */
+    assert_non_null(strstr(html, "<td class=\"tol\">0.0001, 1e-05</td>"));                  /* y */
+    /* only the elements that differ (the matching ones rank after them, and are not listed) */
+    assert_non_null(strstr(html, "<span class=\"muted\">elements that differ:</span> [0,1] got 101 expected 102</td>"));
+    free(html);
+    char *xml = xml_of(doc);
+    assert_non_null(strstr(xml, "<failure type=\"tolerance\" message=\"output ids_out: 1 of 4 valid elements differ, "
+                                "max |error| 1 at [0,1] (got 101, expected 102); compared exactly\""));
+    free(xml);
+    oq_figures *f = figures_of(doc, NULL);
+    const char *note = series(figure(f, "error_ids_out"), "cpu:model:fp32")->note;
+    assert_non_null(strstr(note, "FAILED \xc2\xb7 max |error| 1 \xc2\xb7 1 of 4 differ"));
+    assert_non_null(strstr(note, "\xc2\xb7 exact"));
+    assert_null(strstr(note, "rtol"));
+    oq_figures_free(f);
+    json_decref(doc);
+    remove_dir(dir);
+    remove_dir(out);
+}
+
 /* ---- JUnit -------------------------------------------------------------------------- */
 
 static void test_junit(void **state)
@@ -517,6 +883,11 @@ int main(void)
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_report_dir_errors),
         cmocka_unit_test(test_junit),
+        cmocka_unit_test(test_report_verdicts),
+        cmocka_unit_test(test_report_refusal),
+        cmocka_unit_test(test_report_padding),
+        cmocka_unit_test(test_junit_verdicts),
+        cmocka_unit_test(test_report_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
