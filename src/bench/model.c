@@ -69,6 +69,18 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an output of the model", m->expected->path);
 }
 
+/* An --inputs file must give at least one model input: else it is the wrong file. */
+static oq_status check_inputs(const model_sweep *m, oq_err *err)
+{
+    for (size_t i = 0; i < m->mi->n_inputs; i++)
+        if (oq_npz_get(m->inputs, m->mi->inputs[i].name)) return OQ_OK;
+    char list[512] = "";
+    for (size_t i = 0; i < m->mi->n_inputs; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", m->mi->inputs[i].name);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an input of the model (its inputs: %s)",
+                      m->inputs->path, list);
+}
+
 static oq_status check_tolerances(const char *specs, oq_err *err)
 {
     oq_tolerances *t = NULL;
@@ -115,6 +127,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     oq_status st = check_model_opts(o, err);
     if (!st) st = oq_model_inspect_file(o->model_path, &m->mi, err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
+    if (!st && m->inputs) st = check_inputs(m, err);
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
     if (!st && o->tolerances) st = check_tolerances(o->tolerances, err);
