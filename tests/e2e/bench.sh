@@ -71,7 +71,7 @@ if "$PY" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert l
 
 # 4. Usage errors: exit 2 with a one-line message naming the problem.
 expect 2 "unknown or incomplete option '--bogus'" "$Q" bench --variants ref --bogus
-expect 2 "--variants is required" "$Q" bench --seq-lens 32
+expect 2 "--variants \(or --model\) is required" "$Q" bench --seq-lens 32
 expect 2 "attention only" "$Q" bench --variants cpu:model:fp32
 expect 2 "--seq-lens '0'" "$Q" bench --variants ref --seq-lens 0
 expect 2 "--modes 'sometimes'" "$Q" bench --variants ref --modes sometimes
