@@ -81,8 +81,10 @@ OQ_API oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_t
                                              oq_err *err);
 
 /* The timed loop: `iters` Runs, samples_ms[i] the wall time of Run i in
- * milliseconds (CLOCK_MONOTONIC around the Run call only; releasing the
- * outputs happens after the second reading). Stops at the first failing Run. */
+ * milliseconds (CLOCK_MONOTONIC around the Run call only -- with device binding
+ * RunWithBinding then SynchronizeBoundOutputs, so a sample is one synchronized
+ * call; releasing the outputs happens after the second reading). Stops at the
+ * first failing Run. */
 OQ_API oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms,
                                       oq_err *err);
 
@@ -254,6 +256,15 @@ typedef struct oq_bench_opts {
  * reference on, RSS sampled every 2 ms, no variants, no profile, no model,
  * integers in [0, 1]. */
 OQ_API void oq_bench_opts_default(oq_bench_opts *o);
+
+/* The inputs bench --model runs at `point` of the sweep that o->model_path and the
+ * model fields of `o` describe (the points in the order of oq_bench_sweep), in model
+ * input order and named after the inputs; free with oq_tensors_free. Every check of
+ * the sweep applies (OQ_ERR_INVALID_ARG names the option, input or axis; files:
+ * OQ_ERR_IO, OQ_ERR_FORMAT). For C callers that time the same inputs themselves
+ * (bench/model_overhead.c). */
+OQ_API oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs,
+                                       oq_err *err);
 
 /* Why a row has no timings. Expected outcomes of a scaling sweep (the sweep
  * goes on and they do not make it fail): skipped (the variant does not apply:

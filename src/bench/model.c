@@ -276,6 +276,22 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
     oq_tensors_free(in, m->points[p].n_inputs);
 }
 
+oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs, oq_err *err)
+{
+    *n = 0;
+    *inputs = NULL;
+    if (!o->model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no model_path");
+    model_sweep m;
+    oq_status st = sweep_prepare(o, &m, err);
+    if (st) return st;
+    if (point >= m.n_points)
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "point %zu: the sweep has %zu", point, m.n_points);
+    if (!st) st = oq_bench_make_inputs(o, m.inputs, &m.points[point], inputs, err);
+    if (!st) *n = m.points[point].n_inputs;
+    sweep_clear(&m);
+    return st;
+}
+
 oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
                                oq_bench_rows **out, oq_err *err)
 {
