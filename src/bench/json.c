@@ -172,6 +172,15 @@ static json_t *mode_list(unsigned bits, const char *one, const char *two)
     return a;
 }
 
+/* The provider options given (--ep-option), as given. */
+static json_t *ep_options_json(const oq_bench_opts *o)
+{
+    json_t *j = json_object();
+    for (size_t i = 0; j && i < o->n_ep_options; i++)
+        json_object_set_new(j, o->ep_option_keys[i], json_string(o->ep_option_values[i]));
+    return j;
+}
+
 static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
 {
     json_t *j = json_object();
@@ -198,7 +207,8 @@ static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
     json_object_set_new(j, "variants", variant_list(o));
     set_int(j, "inter_op_threads", o->inter_op_threads);
     set_int(j, "profile_runs", (int64_t)o->profile_runs);
-    if (json_object_size(j) != 22) {
+    json_object_set_new(j, "ep_options", ep_options_json(o));
+    if (json_object_size(j) != 23) {
         json_decref(j);
         return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
     }
@@ -253,7 +263,8 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     json_object_set_new(j, "include_session", json_boolean(o->include_session));
     set_int(j, "mem_sample_us", o->mem_sample_us);
     set_int(j, "profile_runs", (int64_t)o->profile_runs);
-    if (json_object_size(j) != 21) {
+    json_object_set_new(j, "ep_options", ep_options_json(o));
+    if (json_object_size(j) != 22) {
         json_decref(j);
         return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
     }
