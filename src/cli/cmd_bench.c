@@ -585,7 +585,7 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     if (failed) return OQ_EXIT_FAIL;
     if (!tested) {
         int compare = c->o.model_path ? c->o.expected_path != NULL : c->o.reference;
-        fprintf(stderr, "ortqual bench: nothing under test ran%s (every ONNX Runtime row skipped, unsupported "
+        fprintf(stderr, "ortqual bench: no variant under test ran%s (every ONNX Runtime row skipped, unsupported "
                         "or oom, or only the reference); %s\n",
                 compare ? " and was compared" : "", c->allow_skip ? "accepted by --allow-skip" : "--allow-skip accepts that");
         return c->allow_skip ? OQ_EXIT_OK : OQ_EXIT_FAIL;

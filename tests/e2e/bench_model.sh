@@ -90,7 +90,7 @@ for r, c in zip(res, rows):
 EOF
 
 # 5. A provider that is not here: skipped, which is not green.
-expect 1 "nothing under test ran" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --dim seq=8 --ep cuda \
+expect 1 "no variant under test ran" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --dim seq=8 --ep cuda \
     "${FAST[@]}" --outdir "$T/e"
 expect 0 "accepted by --allow-skip" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --dim seq=8 --ep cuda \
     --allow-skip "${FAST[@]}" --outdir "$T/e2"
