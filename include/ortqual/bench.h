@@ -94,12 +94,15 @@ OQ_API oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *
  * strings). *n == 0 when the allocator keeps none. Free with oq_kvs_free. */
 OQ_API oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
 
-/* The timed loop as `ortqual bench` runs it: oq_bench_runner_time with the
- * process's resident set sampled every `mem_sample_us` microseconds by another
- * thread (0: no sampling; *peak_rss -1). *peak_rss gets the largest reading
- * (bytes). bench/model_overhead.c times this function against a bare Run loop. */
+/* The timed loop as `ortqual bench` runs it: oq_bench_runner_time and the
+ * process's peak resident set over it (bytes, *peak_rss): VmHWM reset just
+ * before the loop and read after it (oq_proc_peak_reset: exact, nothing runs
+ * beside the loop; *peak_exact 1), else, where the kernel cannot reset it, the
+ * largest reading of a thread sampling every `mem_sample_us` microseconds
+ * (*peak_exact 0; with 0 no sampling and *peak_rss -1).
+ * bench/model_overhead.c times this function against a bare Run loop. */
 OQ_API oq_status oq_bench_runner_measure(oq_bench_runner *r, size_t iters, unsigned mem_sample_us,
-                                         double *samples_ms, int64_t *peak_rss, oq_err *err);
+                                         double *samples_ms, int64_t *peak_rss, int *peak_exact, oq_err *err);
 
 /* ---- a model of the user's: named dimensions, input shapes ------------------------ */
 
@@ -301,8 +304,10 @@ typedef struct oq_bench_row {
     size_t n_samples;
     double *samples_ms;           /* owned; n_samples entries */
     oq_stats stats;
-    int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak sampled
-                                            during the timed runs, VmHWM after them */
+    int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak during
+                                            the timed runs, VmHWM (process lifetime) after */
+    int peak_rss_exact;           /* peak_rss from VmHWM reset before the timed runs (1), or
+                                     sampled every mem_sample_us (0) */
     int64_t gpu_mem;              /* bytes (NVML), -1 when not available */
     char gpu_mem_note[160];       /* why gpu_mem is absent */
     size_t n_alloc_stats;

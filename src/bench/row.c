@@ -144,20 +144,25 @@ static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_benc
 }
 
 oq_status oq_bench_runner_measure(oq_bench_runner *r, size_t iters, unsigned mem_sample_us, double *samples_ms,
-                                  int64_t *peak_rss, oq_err *err)
+                                  int64_t *peak_rss, int *peak_exact, oq_err *err)
 {
     *peak_rss = -1;
+    *peak_exact = oq_proc_peak_reset(NULL) == OQ_OK;
     oq_mem_sampler *ms = NULL;
-    if (mem_sample_us) oq_mem_sampler_start(mem_sample_us, &ms, NULL);
+    if (!*peak_exact && mem_sample_us) oq_mem_sampler_start(mem_sample_us, &ms, NULL);
     oq_status st = oq_bench_runner_time(r, iters, samples_ms, err);
+    uint64_t rss = 0, hwm = 0;
     if (ms) *peak_rss = (int64_t)oq_mem_sampler_stop(ms);
+    else if (*peak_exact && !oq_proc_memory(&rss, &hwm, NULL)) *peak_rss = (int64_t)hwm;
     return st;
 }
 
+/* VmHWM after the timed runs: the largest of the lifetime peak read before them (the
+ * timed phase may reset it) and the peak since. */
 static void measure_after(oq_bench_row *row, oq_bench_runner *r)
 {
     uint64_t rss = 0, hwm = 0;
-    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
+    if (!oq_proc_memory(&rss, &hwm, NULL) && (int64_t)hwm > row->vmhwm) row->vmhwm = (int64_t)hwm;
     if (strcmp(row->variant.runtime, "cpu")) {
         uint64_t gpu = 0;
         oq_err e = {0};
@@ -173,8 +178,11 @@ static void measure_after(oq_bench_row *row, oq_bench_runner *r)
 static oq_status timed(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, const oq_session_opts *so,
                        oq_bench_runner *r, oq_bench_row *row, oq_err *err)
 {
+    uint64_t rss = 0, hwm = 0;
+    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
     if (!o->include_session) {
-        oq_status st = oq_bench_runner_measure(r, o->iters, o->mem_sample_us, row->samples_ms, &row->peak_rss, err);
+        oq_status st = oq_bench_runner_measure(r, o->iters, o->mem_sample_us, row->samples_ms, &row->peak_rss,
+                                               &row->peak_rss_exact, err);
         if (!st) row->n_samples = o->iters;
         return st;
     }

@@ -495,7 +495,9 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "outputs bound there (IoBinding), so no host-device copy is\n"
                         "timed; host: copies are inside every timed Run"),
         OQ_OPT_FLAG("include-session", &o->include_session, "each timed sample is session creation + first Run"),
-        OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o, "RSS sampling period during the timed runs (default 2)"),
+        OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o,
+                        "RSS sampling period during the timed runs where the kernel\n"
+                        "cannot reset VmHWM (default 2; otherwise the peak is exact)"),
         OQ_OPT_NUMBER("profile-runs", "N", &o->profile_runs, 0, INT32_MAX,
                       "after the timed loop, N more runs of each ORT row in a\n"
                       "profiled session of its own: per run, ORT's node and GPU\n"

@@ -42,6 +42,9 @@ for r, c, L in zip(res, rows, (16, 32)):
         assert abs(float(c[col]) - st[key]) <= 1e-9 * st[key], (col, c[col], st[key])
     assert c["dims"] == "batch=2;seq=%d" % L and c["seq_dim"] == "seq" and c["heads"] == "" and c["kernel"] == "cpu"
     assert r["accuracy"] is None and c["max_abs_err"] == ""
+    m = r["memory"]  # VmHWM reset before the timed runs: the exact peak, not below the RSS before
+    assert m["peak_rss_exact"] is True and m["peak_rss_bytes"] >= m["rss_before_bytes"] > 0
+    assert m["vmhwm_bytes"] >= m["peak_rss_bytes"]
 EOF
 if [ -s "$T/a/report.html" ] && grep -q ">batch=2 seq=32<" "$T/a/report.html"; then ok "report.html with the points"; else bad "report.html"; fi
 expect 0 "runtime.svg" "$Q" plot "$T/a/summary.json" --out "$T/a/plots" --format svg
