@@ -4,7 +4,7 @@
 # the tool built by scripts/gpu-build.sh in $GPU_BUILD (default .gpu-build), the conformance set
 # in $CONF, and LD_LIBRARY_PATH with the build's lib/, $ORT and CUDA 13. Each step is logged;
 # a failing step does not stop the others (their exit codes are in OUTDIR/steps.txt).
-# STEPS="doctor conformance-cuda ... convert" runs only the sections named (default: all); the replay
+# STEPS="doctor conformance-cuda ... same-clock convert" runs only the sections named (default: all); the replay
 # needs validate-demo's batches; convert reads the fixtures from $FIXTURES (default tests/fixtures/torch).
 set -u
 OUT=${1:?usage: h200-evidence.sh OUTDIR}
@@ -85,6 +85,11 @@ if want pytorch-sdpa; then
 # PyTorch brings its own cuDNN 9.19: the system 9.14 first on LD_LIBRARY_PATH breaks it (doctor's shadowing case)
 step pytorch-sdpa 150 env -u LD_LIBRARY_PATH python3 bench/pytorch_sdpa.py --seq-lens 512,1024,2048,4096,8192,16384 --batch 1 --heads 8 \
   --head-dim 64 --iters 20 -o "$OUT/pytorch-sdpa.csv"
+fi
+# 8b. the same clock on both sides: ORT (ortqual bench --model, an fp16 Attention) and PyTorch's SDPA,
+#     wall per synchronized call and GPU kernel time, one table (scripts/same-clock.sh; docs/results.md)
+if want same-clock; then
+step same-clock 1800 env ORT="$ORT" GPU_BUILD="$(dirname "$B")" bash scripts/same-clock.sh "$OUT/same-clock"
 fi
 # 9. advice: each ORT rule that keeps a node off the expected kernel, seen firing on the GPU
 #    (flash with float32, cuDNN outside decoding, efficient with a mask on odd kv lengths,

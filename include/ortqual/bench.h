@@ -81,8 +81,10 @@ OQ_API oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_t
                                              oq_err *err);
 
 /* The timed loop: `iters` Runs, samples_ms[i] the wall time of Run i in
- * milliseconds (CLOCK_MONOTONIC around the Run call only; releasing the
- * outputs happens after the second reading). Stops at the first failing Run. */
+ * milliseconds (CLOCK_MONOTONIC around the Run call only -- with device binding
+ * RunWithBinding then SynchronizeBoundOutputs, so a sample is one synchronized
+ * call; releasing the outputs happens after the second reading). Stops at the
+ * first failing Run. */
 OQ_API oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms,
                                       oq_err *err);
 
@@ -91,6 +93,87 @@ OQ_API oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *
  * "MaxInUse", "TotalAllocated", "NumAllocs" (bytes and counts as decimal
  * strings). *n == 0 when the allocator keeps none. Free with oq_kvs_free. */
 OQ_API oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err);
+
+/* The timed loop as `ortqual bench` runs it: oq_bench_runner_time and the
+ * process's peak resident set over it (bytes, *peak_rss): VmHWM reset just
+ * before the loop and read after it (oq_proc_peak_reset: exact, nothing runs
+ * beside the loop; *peak_exact 1), else, where the kernel cannot reset it, the
+ * largest reading of a thread sampling every `mem_sample_us` microseconds
+ * (*peak_exact 0; with 0 no sampling and *peak_rss -1).
+ * bench/model_overhead.c times this function against a bare Run loop. */
+OQ_API oq_status oq_bench_runner_measure(oq_bench_runner *r, size_t iters, unsigned mem_sample_us,
+                                         double *samples_ms, int64_t *peak_rss, int *peak_exact, oq_err *err);
+
+/* ---- a model of the user's: named dimensions, input shapes ------------------------ */
+
+#define OQ_BENCH_NAME_MAX 128
+#define OQ_BENCH_MAX_VALUES 64
+#define OQ_BENCH_MAX_DIMS 32
+
+/* A named dimension with one value (--dim NAME=V) or the values a sweep takes
+ * (--sweep NAME=V1,V2,...), each >= 0. */
+typedef struct oq_bench_dim {
+    char name[OQ_BENCH_NAME_MAX];
+    size_t n_values;
+    int64_t values[OQ_BENCH_MAX_VALUES];
+} oq_bench_dim;
+
+/* Parse "NAME=V1,V2,..." (a single value for --dim). OQ_ERR_INVALID_ARG quotes the text. */
+OQ_API oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err);
+
+/* One input's shape (--shape INPUT=d0,d1,...): each entry a size >= 0, or the
+ * name of a dimension given with --dim or --sweep (then dims[i] is -1). */
+typedef struct oq_bench_shape {
+    char input[OQ_BENCH_NAME_MAX];
+    int32_t ndim;
+    int64_t dims[OQ_MAX_DIMS];
+    char dim_names[OQ_MAX_DIMS][OQ_BENCH_NAME_MAX]; /* "" where dims[i] is a size */
+} oq_bench_shape;
+
+/* Parse "INPUT=d0,d1,..." ("INPUT=" alone is a scalar). OQ_ERR_INVALID_ARG quotes the text. */
+OQ_API oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *err);
+
+/* A dimension's value at one point of a model sweep. */
+typedef struct oq_bench_dimval {
+    char name[OQ_BENCH_NAME_MAX];
+    int64_t value;
+} oq_bench_dimval;
+
+/* What one model input was at a point: where its shape and data came from. */
+typedef struct oq_bench_input_info {
+    char name[OQ_BENCH_NAME_MAX];
+    oq_dtype dtype;
+    int32_t ndim;
+    int64_t shape[OQ_MAX_DIMS];
+    const char *source; /* "npz" (the tensor as given), "shape" (generated, the shape from
+                           --shape) or "generated" (shape from the model and the dims) */
+    const char *fill;   /* "npz", "uniform" (floats in [-1, 1)), "integers" (--int-range),
+                           "mask" (a valid prefix per row, then zeros), "ones" (true/1) */
+} oq_bench_input_info;
+
+/* One output compared with --expected (the first run's output). */
+typedef struct oq_bench_output_check {
+    char name[OQ_BENCH_NAME_MAX];
+    double max_abs_err, max_rel_err;
+    double rtol, atol;
+    int64_t over_tol, nan_count, inf_count;
+    int passed;
+} oq_bench_output_check;
+
+/* ORT's own profile of more runs of a row, in a session of its own (the
+ * profiler must not perturb the timed loop): per run, the median over the
+ * profiled runs. NAN where the profile had no such events. */
+typedef struct oq_bench_profile {
+    size_t runs;         /* profiled runs read (0: not profiled) */
+    double run_ms;       /* ORT's model_run events: its own wall time of a Run */
+    double node_ms;      /* the nodes' "<node>_kernel_time" events summed over a run: on
+                            CPU the compute; on a GPU EP the host side of each node
+                            (launches), not GPU time */
+    double kernel_ms;    /* GPU kernel events (category "Kernel", written by ORT builds
+                            with CUDA profiling) summed over a run: GPU time */
+    size_t kernel_events; /* GPU kernel events per run (median) */
+    char path[1024];     /* the profile file, kept */
+} oq_bench_profile;
 
 /* ---- sweep ----------------------------------------------------------------- */
 
@@ -137,13 +220,54 @@ typedef struct oq_bench_opts {
     const char *ep_lib;
     size_t n_ep_options;
     const char *const *ep_option_keys, *const *ep_option_values;
+    int inter_op_threads;        /* ORT inter-op threads (0: ORT's default, sequential) */
+    size_t profile_runs;         /* > 0: after the timed loop, that many runs of each ORT row
+                                    in a profiled session of its own (oq_bench_profile) */
+    const char *profile_dir;     /* where the profiles are written (made when needed) */
+
+    /* A model of the user's (bench --model): when model_path is set the sweep runs that
+     * file as it is, once per point of `sweeps` (every combination, the first sweep
+     * slowest), instead of exported attention models; variants, batch sizes, lengths,
+     * modes, export shapes and heads are then not used. Each model input is, in this
+     * order: the tensor of that name in `inputs_path` (as it is), generated with the
+     * shape of `input_shapes`, or generated with the model's shape, its named dimensions
+     * taken from `dims`, the sweep's point, or another input's shape (a named
+     * dimension has one value across inputs). Generated (seeded): floats uniform in
+     * [-1, 1), integers uniform in [int_lo, int_hi], booleans true, except inputs
+     * that look like a key-padding mask (name containing "mask", rank 2 [batch,
+     * length]): a valid prefix per row (lengths from length_policy and
+     * mask_fraction, as the attention sweep's masks) then zeros. Any other input
+     * named like a mask is all ones. */
+    const char *model_path;
+    const char *model_ep;        /* the EP the model runs on: NULL or "cpu", "cuda", a plugin */
+    const char *inputs_path;     /* .npz, or NULL */
+    const char *expected_path;   /* .npz of outputs the first run must match, or NULL */
+    const char *tolerances;      /* oq_tolerances_add specs for `expected` (NULL: each
+                                    output's dtype preset) */
+    size_t n_input_shapes;
+    const oq_bench_shape *input_shapes;
+    size_t n_dims;
+    const oq_bench_dim *dims;    /* one value each */
+    size_t n_sweeps;
+    const oq_bench_dim *sweeps;
+    int64_t int_lo, int_hi;
 } oq_bench_opts;
 
 /* Defaults: batch 1, lengths 128,512,2048, policy fraction with 0.25, both
  * modes, dynamic shapes, 8 heads, 8 kv heads, head_dim 64, ORT default
  * threads and optimisation, warm-up 3, iters 20, seed 12345, io auto,
- * reference on, RSS sampled every 2 ms, no variants. */
+ * reference on, RSS sampled every 2 ms, no variants, no profile, no model,
+ * integers in [0, 1]. */
 OQ_API void oq_bench_opts_default(oq_bench_opts *o);
+
+/* The inputs bench --model runs at `point` of the sweep that o->model_path and the
+ * model fields of `o` describe (the points in the order of oq_bench_sweep), in model
+ * input order and named after the inputs; free with oq_tensors_free. Every check of
+ * the sweep applies (OQ_ERR_INVALID_ARG names the option, input or axis; files:
+ * OQ_ERR_IO, OQ_ERR_FORMAT). For C callers that time the same inputs themselves
+ * (bench/model_overhead.c). */
+OQ_API oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs,
+                                       oq_err *err);
 
 /* Why a row has no timings. Expected outcomes of a scaling sweep (the sweep
  * goes on and they do not make it fail): skipped (the variant does not apply:
@@ -180,8 +304,10 @@ typedef struct oq_bench_row {
     size_t n_samples;
     double *samples_ms;           /* owned; n_samples entries */
     oq_stats stats;
-    int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak sampled
-                                            during the timed runs, VmHWM after them */
+    int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak during
+                                            the timed runs, VmHWM (process lifetime) after */
+    int peak_rss_exact;           /* peak_rss from VmHWM reset before the timed runs (1), or
+                                     sampled every mem_sample_us (0) */
     int64_t gpu_mem;              /* bytes (NVML), -1 when not available */
     char gpu_mem_note[160];       /* why gpu_mem is absent */
     size_t n_alloc_stats;
@@ -189,6 +315,16 @@ typedef struct oq_bench_row {
     double max_abs_err;           /* valid elements vs the reference; NAN when not compared */
     double max_rel_err;
     int64_t nan_count, inf_count, pad_nonzero; /* -1 when not compared */
+    int inter_op_threads;
+    oq_bench_profile profile;     /* profile.runs 0: not profiled */
+    /* bench --model (0 and NULL otherwise), all owned: */
+    char seq_dim[OQ_BENCH_NAME_MAX]; /* the dimension seq_len is the value of ("" none) */
+    size_t n_dims;
+    oq_bench_dimval *dims;        /* every named dimension at this point */
+    size_t n_inputs;
+    oq_bench_input_info *inputs;
+    size_t n_outputs;
+    oq_bench_output_check *outputs; /* with expected outputs */
 } oq_bench_row;
 
 typedef struct oq_bench_rows {

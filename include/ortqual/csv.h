@@ -54,17 +54,27 @@ extern "C" {
  *   valid_elements  number of valid (unpadded) tokens summed over the batch
  *   heads, kv_heads, head_dim   query heads, key/value heads, head dimension
  *   threads         intra-op threads (0: ORT's default)
+ *   inter_op_threads  inter-op threads (0: ORT's default, sequential execution)
  *   warmup, iters   untimed warm-up runs, timed runs
  *   session_ms      session creation time (never part of the statistics below)
  *   first_run_ms    the first run after session creation
- *   mean_ms std_ms min_ms p50_ms p90_ms p99_ms
+ *   mean_ms std_ms min_ms p50_ms p90_ms p95_ms p99_ms p999_ms max_ms
  *                   statistics of the per-iteration wall time, milliseconds per batch
+ *                   (p999: the 99.9th percentile)
  *   peak_rss_mb     process peak resident set size sampled during the timed runs, MiB (2^20 bytes)
  *   vmhwm_mb        VmHWM of the process (lifetime peak RSS), MiB
  *   peak_gpu_mb     peak GPU memory of the process (NVML), MiB; empty when not measured
- *   max_abs_err     max |output - float64 reference| over valid elements; empty if not compared
+ *   max_abs_err     max |output - float64 reference| over valid elements (bench --model: the
+ *                   largest over the outputs compared with --expected); empty if not compared
  *   nan_count       number of non-finite output elements
+ *   profile_node_ms, profile_kernel_ms
+ *                   with --profile-runs: per run, ORT's node events and GPU kernel events
+ *                   summed (medians); empty when not profiled or no such events
+ *   dims            bench --model: the point, "name=value" joined with ';'; else empty
+ *   seq_dim         bench --model: the dimension seq_len is the value of; else empty
  *   error           error message when status is not "ok", else empty
+ * Older files without the columns added since (inter_op_threads, p95_ms, p999_ms, max_ms,
+ * profile_*, dims, seq_dim) still read: readers find columns by name.
  * Numbers are plain decimal ("12.5", "1e-07", "nan"); an empty field means not
  * applicable or not measured. */
 enum oq_bench_col {
@@ -85,6 +95,7 @@ enum oq_bench_col {
     OQ_BENCH_COL_KV_HEADS,
     OQ_BENCH_COL_HEAD_DIM,
     OQ_BENCH_COL_THREADS,
+    OQ_BENCH_COL_INTER_OP_THREADS,
     OQ_BENCH_COL_WARMUP,
     OQ_BENCH_COL_ITERS,
     OQ_BENCH_COL_SESSION_MS,
@@ -94,12 +105,19 @@ enum oq_bench_col {
     OQ_BENCH_COL_MIN_MS,
     OQ_BENCH_COL_P50_MS,
     OQ_BENCH_COL_P90_MS,
+    OQ_BENCH_COL_P95_MS,
     OQ_BENCH_COL_P99_MS,
+    OQ_BENCH_COL_P999_MS,
+    OQ_BENCH_COL_MAX_MS,
     OQ_BENCH_COL_PEAK_RSS_MB,
     OQ_BENCH_COL_VMHWM_MB,
     OQ_BENCH_COL_PEAK_GPU_MB,
     OQ_BENCH_COL_MAX_ABS_ERR,
     OQ_BENCH_COL_NAN_COUNT,
+    OQ_BENCH_COL_PROFILE_NODE_MS,
+    OQ_BENCH_COL_PROFILE_KERNEL_MS,
+    OQ_BENCH_COL_DIMS,
+    OQ_BENCH_COL_SEQ_DIM,
     OQ_BENCH_COL_ERROR,
     OQ_BENCH_NCOLS
 };

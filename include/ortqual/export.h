@@ -81,6 +81,10 @@ typedef struct oq_sdpa_config {
     oq_attn_format format;
     oq_mask_form mask;      /* OQ_MASK_NONE for unmasked */
     oq_dtype attention_dtype; /* OQ_DTYPE_FLOAT32 or OQ_DTYPE_FLOAT16 */
+    oq_dtype io_dtype;      /* query, key, value and output: OQ_DTYPE_FLOAT32 (also 0, the
+                               default) or OQ_DTYPE_FLOAT16, which needs float16 attention and
+                               no mask: the model is then the attention alone, no Cast (what
+                               PyTorch's fp16 scaled_dot_product_attention is timed on) */
 } oq_sdpa_config;
 
 /* Defaults: 4 heads, 4 kv heads, head_dim 16, layout 4, dynamic, decomposed,

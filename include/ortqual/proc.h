@@ -51,6 +51,12 @@ OQ_API const char *oq_proc_describe(const oq_proc_result *res, char *buf, size_t
  * resident set since it started (VmHWM, /proc/self/status), in bytes. */
 OQ_API oq_status oq_proc_memory(uint64_t *rss, uint64_t *vmhwm, oq_err *err);
 
+/* Reset VmHWM to the current resident set ("5" written to /proc/self/clear_refs,
+ * Linux >= 4.0): VmHWM read later is then the exact peak of the interval since,
+ * every page counted, with no thread sampling it. Errors: OQ_ERR_IO (an older
+ * kernel, /proc read-only): sample with oq_mem_sampler instead. */
+OQ_API oq_status oq_proc_peak_reset(oq_err *err);
+
 /* A thread that samples /proc/self/statm every `period_us` microseconds and
  * keeps the largest resident set seen: the peak over an interval, which VmHWM
  * (process lifetime) cannot give. */

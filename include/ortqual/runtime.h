@@ -183,6 +183,9 @@ typedef struct oq_session_opts {
     size_t n_ep_options;         /* provider options, validated by oq_ep_options_validate */
     const char *const *ep_option_keys, *const *ep_option_values;
     int intra_op_threads;        /* 0 = ORT default */
+    int inter_op_threads;        /* 0 = ORT default (sequential execution); N >= 1: ORT's
+                                    parallel execution mode with N inter-op threads (ORT
+                                    uses inter-op threads in that mode only) */
     oq_graph_opt graph_opt;      /* OQ_GRAPH_OPT_DEFAULT (0): ORT's choice */
     const char *profile_prefix;  /* non-NULL: enable ORT profiling with this file prefix */
     size_t n_session_configs;    /* extra AddSessionConfigEntry key/values */

@@ -20,7 +20,7 @@ typedef struct oq_stats {
     size_t n;
     double mean, std; /* std: sample standard deviation (n - 1); 0 when n == 1 */
     double min, max;
-    double p50, p90, p99;
+    double p50, p90, p95, p99, p999; /* p999: the 99.9th percentile */
 } oq_stats;
 
 /* Percentile p (0..100) of `sorted` (ascending, n >= 1) by linear

@@ -3,6 +3,8 @@
 #define ORTQUAL_BENCH_IMPL_H
 
 #include "ortqual/bench.h"
+#include "ortqual/inspect.h"
+#include "ortqual/npz.h"
 
 /* The inputs of one (batch, length, mode) group, shared by its variants. */
 typedef struct oq_bench_group {
@@ -27,5 +29,85 @@ void oq_bench_reference_clear(oq_bench_group *g);
 
 /* Sort an error into a row status (see oq_bench_status). */
 oq_bench_status oq_bench_classify(oq_status st, const char *msg);
+
+/* ---- one ORT row, whatever the model (row.c) ------------------------------------------ */
+
+/* A row's defaults: not measured (NAN, -1), the variant, threads, warm-up and iters. */
+void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v);
+/* The error as the row's status and message. */
+void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e);
+
+/* Session options of a variant: threads, graph optimisation, and for non-CPU runtimes the
+ * user's EP library and options plus what the variant implies (oq_config_ep_options). */
+typedef struct oq_bench_session {
+    oq_session_opts so;
+    const char *keys[64], *values[64];
+    char mask[16];
+} oq_bench_session;
+oq_status oq_bench_session_opts(const oq_bench_opts *o, const oq_bench_variant *v, oq_bench_session *vs,
+                                oq_err *err);
+
+/* What a row runs: a model file (path) or bytes, its inputs, and what checks the
+ * first run's outputs (NULL: nothing; an error fails the row). */
+typedef struct oq_bench_model {
+    const char *path;
+    const uint8_t *bytes;
+    size_t len;
+    size_t n_in;
+    oq_tensor *const *in;
+    oq_status (*check)(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err);
+    void *check_ctx;
+} oq_bench_model;
+
+/* Session (session_ms), first run (first_run_ms, routing lines on GPU EPs, m->check),
+ * warm-up, the timed loop (or cold samples with include_session), memory, and with
+ * profile_runs ORT's profile (file profile_<index>_*.json). Failures go into the row. */
+void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, size_t index,
+                          oq_bench_row *row);
+
+/* ---- ORT's profile (profile.c) ------------------------------------------------------------ */
+
+/* Read a profile (JSON array of events or {"traceEvents": [...]}): the last `last_runs`
+ * model_run events, and per run the events that started between its start and the next
+ * run's ("<node>_kernel_time" Node events, "Kernel" GPU events); medians into *out.
+ * OQ_ERR_FORMAT names the file when it is not a profile or has fewer runs. */
+oq_status oq_bench_profile_parse(const char *text, size_t len, const char *path, size_t last_runs,
+                                 oq_bench_profile *out, oq_err *err);
+oq_status oq_bench_profile_read(const char *path, size_t last_runs, oq_bench_profile *out, oq_err *err);
+
+/* ---- bench --model (shape.c, fill.c, model.c) ----------------------------------------- */
+
+/* One point of a model sweep: every named dimension's value, each input's shape and fill. */
+typedef struct oq_bench_point {
+    size_t n_dims;
+    oq_bench_dimval dims[OQ_BENCH_MAX_DIMS];
+    size_t n_inputs;
+    oq_bench_input_info *inputs; /* model input order; owned */
+} oq_bench_point;
+
+/* Points of the sweep: the product of the sweeps' value counts (1 without). */
+size_t oq_bench_point_count(const oq_bench_opts *o);
+/* Point p for the model inputs `ins` (inspect.h): the npz tensors (NULL: none) as they are,
+ * then --shape, then the model's shapes with named dimensions from --dim, the sweep and the
+ * shapes already bound. OQ_ERR_INVALID_ARG names the option, input, axis or dimension. */
+oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
+                                 size_t p, oq_bench_point *out, oq_err *err);
+void oq_bench_point_clear(oq_bench_point *p);
+/* The name contains "mask" (any case). */
+int oq_bench_named_mask(const char *name);
+
+/* The inputs of point p (model order, named): the npz's tensors copied, the rest generated. */
+oq_status oq_bench_make_inputs(const oq_bench_opts *o, const oq_npz *npz, const oq_bench_point *p, oq_tensor ***out,
+                               oq_err *err);
+/* Valid elements: the non-zero entries of the first [B, L] input named like a mask (*masked:
+ * some are zero); -1 without such an input. */
+int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, int *masked);
+/* Event lengths of B rows of L as the attention sweep's masked batches make them
+ * (length_policy, mask_fraction, seed). */
+oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths, oq_err *err);
+
+/* The sweep of a model of the user's (o->model_path). */
+oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
+                               oq_bench_rows **out, oq_err *err);
 
 #endif

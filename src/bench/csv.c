@@ -54,12 +54,23 @@ static void write_count(oq_csv_writer *w, int64_t n)
         oq_csv_write_int(w, n);
 }
 
-/* Statistics only for rows that were timed. */
-static double stat(const oq_bench_row *r, double x) { return r->status == OQ_BENCH_OK ? x : NAN; }
+/* Statistics of the rows that were timed (NAN otherwise): a bench --model row that
+ * failed its comparison with --expected keeps its timings. */
+static double stat(const oq_bench_row *r, double x) { return r->n_samples ? x : NAN; }
+
+/* "batch=2;seq=128" */
+static void dims_text(const oq_bench_row *r, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->n_dims && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s=%lld", i ? ";" : "", r->dims[i].name,
+                                 (long long)r->dims[i].value);
+}
 
 static void write_col(oq_csv_writer *w, const oq_bench_row *r, int col)
 {
-    char kernel[96];
+    char kernel[96], dims[1024];
     switch ((enum oq_bench_col)col) {
     case OQ_BENCH_COL_VARIANT: oq_csv_write_str(w, r->variant.name); break;
     case OQ_BENCH_COL_STATUS: oq_csv_write_str(w, oq_bench_status_name(r->status)); break;
@@ -78,11 +89,12 @@ static void write_col(oq_csv_writer *w, const oq_bench_row *r, int col)
     case OQ_BENCH_COL_MASKED: oq_csv_write_int(w, r->masked); break;
     case OQ_BENCH_COL_BATCH: oq_csv_write_int(w, r->batch); break;
     case OQ_BENCH_COL_SEQ_LEN: oq_csv_write_int(w, r->seq_len); break;
-    case OQ_BENCH_COL_VALID_ELEMENTS: oq_csv_write_int(w, r->valid_tokens); break;
-    case OQ_BENCH_COL_HEADS: oq_csv_write_int(w, r->heads); break;
-    case OQ_BENCH_COL_KV_HEADS: oq_csv_write_int(w, r->kv_heads); break;
-    case OQ_BENCH_COL_HEAD_DIM: oq_csv_write_int(w, r->head_dim); break;
+    case OQ_BENCH_COL_VALID_ELEMENTS: write_count(w, r->valid_tokens); break;
+    case OQ_BENCH_COL_HEADS: write_count(w, r->heads); break;
+    case OQ_BENCH_COL_KV_HEADS: write_count(w, r->kv_heads); break;
+    case OQ_BENCH_COL_HEAD_DIM: write_count(w, r->head_dim); break;
     case OQ_BENCH_COL_THREADS: oq_csv_write_int(w, r->threads); break;
+    case OQ_BENCH_COL_INTER_OP_THREADS: oq_csv_write_int(w, r->inter_op_threads); break;
     case OQ_BENCH_COL_WARMUP: oq_csv_write_int(w, (long long)r->warmup); break;
     case OQ_BENCH_COL_ITERS: oq_csv_write_int(w, (long long)r->iters); break;
     case OQ_BENCH_COL_SESSION_MS: write_num(w, r->session_ms); break;
@@ -92,12 +104,22 @@ static void write_col(oq_csv_writer *w, const oq_bench_row *r, int col)
     case OQ_BENCH_COL_MIN_MS: write_num(w, stat(r, r->stats.min)); break;
     case OQ_BENCH_COL_P50_MS: write_num(w, stat(r, r->stats.p50)); break;
     case OQ_BENCH_COL_P90_MS: write_num(w, stat(r, r->stats.p90)); break;
+    case OQ_BENCH_COL_P95_MS: write_num(w, stat(r, r->stats.p95)); break;
     case OQ_BENCH_COL_P99_MS: write_num(w, stat(r, r->stats.p99)); break;
+    case OQ_BENCH_COL_P999_MS: write_num(w, stat(r, r->stats.p999)); break;
+    case OQ_BENCH_COL_MAX_MS: write_num(w, stat(r, r->stats.max)); break;
     case OQ_BENCH_COL_PEAK_RSS_MB: write_mib(w, r->peak_rss); break;
     case OQ_BENCH_COL_VMHWM_MB: write_mib(w, r->vmhwm); break;
     case OQ_BENCH_COL_PEAK_GPU_MB: write_mib(w, r->gpu_mem); break;
     case OQ_BENCH_COL_MAX_ABS_ERR: write_num(w, r->max_abs_err); break;
     case OQ_BENCH_COL_NAN_COUNT: write_count(w, r->nan_count); break;
+    case OQ_BENCH_COL_PROFILE_NODE_MS: write_num(w, r->profile.runs ? r->profile.node_ms : NAN); break;
+    case OQ_BENCH_COL_PROFILE_KERNEL_MS: write_num(w, r->profile.runs ? r->profile.kernel_ms : NAN); break;
+    case OQ_BENCH_COL_DIMS:
+        dims_text(r, dims, sizeof dims);
+        oq_csv_write_str(w, dims);
+        break;
+    case OQ_BENCH_COL_SEQ_DIM: oq_csv_write_str(w, r->seq_dim); break;
     case OQ_BENCH_COL_ERROR: oq_csv_write_str(w, r->error); break;
     default: oq_csv_write_empty(w); break;
     }

@@ -14,10 +14,10 @@ static json_t *int_or_null(int64_t x) { return x >= 0 ? json_integer(x) : json_n
 
 static json_t *stats_json(const oq_stats *s)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "mean", num_or_null(s->mean), "std",
-                     num_or_null(s->std), "min", num_or_null(s->min), "max", num_or_null(s->max),
-                     "p50", num_or_null(s->p50), "p90", num_or_null(s->p90), "p99",
-                     num_or_null(s->p99));
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "mean", num_or_null(s->mean), "std",
+                     num_or_null(s->std), "min", num_or_null(s->min), "max", num_or_null(s->max), "p50",
+                     num_or_null(s->p50), "p90", num_or_null(s->p90), "p95", num_or_null(s->p95), "p99",
+                     num_or_null(s->p99), "p99.9", num_or_null(s->p999));
 }
 
 static json_t *samples_json(const oq_bench_row *r)
@@ -38,8 +38,8 @@ static json_t *alloc_json(const oq_bench_row *r)
 
 static json_t *memory_json(const oq_bench_row *r)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
-                     "peak_rss_bytes", int_or_null(r->peak_rss), "vmhwm_bytes",
+    return json_pack("{s:o,s:o,s:b,s:o,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
+                     "peak_rss_bytes", int_or_null(r->peak_rss), "peak_rss_exact", r->peak_rss_exact, "vmhwm_bytes",
                      int_or_null(r->vmhwm), "gpu_bytes", int_or_null(r->gpu_mem), "gpu_note",
                      r->gpu_mem_note[0] ? r->gpu_mem_note : NULL, "allocator_stats",
                      alloc_json(r));
@@ -66,7 +66,48 @@ static void set_str(json_t *o, const char *k, const char *v)
 
 static void set_int(json_t *o, const char *k, int64_t v) { json_object_set_new(o, k, json_integer(v)); }
 
-static oq_status row_json(const oq_bench_row *r, json_t **out, oq_err *err)
+static json_t *profile_json(const oq_bench_profile *p)
+{
+    if (!p->runs) return json_null();
+    return json_pack("{s:I,s:o,s:o,s:o,s:I,s:s}", "runs", (json_int_t)p->runs, "run_ms", num_or_null(p->run_ms),
+                     "node_ms", num_or_null(p->node_ms), "kernel_ms", num_or_null(p->kernel_ms), "kernel_events",
+                     (json_int_t)p->kernel_events, "file", p->path);
+}
+
+static json_t *shape_json(const int64_t *shape, int32_t ndim)
+{
+    json_t *a = json_array();
+    for (int32_t i = 0; a && i < ndim; i++) json_array_append_new(a, json_integer(shape[i]));
+    return a;
+}
+
+/* bench --model: the point's dimensions, what each input was, the outputs compared. */
+static void model_json(json_t *o, const oq_bench_row *r)
+{
+    json_t *dims = json_object(), *ins = json_array(), *outs = json_array();
+    for (size_t i = 0; i < r->n_dims; i++) json_object_set_new(dims, r->dims[i].name, json_integer(r->dims[i].value));
+    for (size_t i = 0; i < r->n_inputs; i++) {
+        const oq_bench_input_info *in = &r->inputs[i];
+        json_array_append_new(ins, json_pack("{s:s,s:s,s:o,s:s,s:s}", "name", in->name, "dtype",
+                                             oq_dtype_name(in->dtype), "shape", shape_json(in->shape, in->ndim),
+                                             "source", in->source, "fill", in->fill));
+    }
+    for (size_t i = 0; i < r->n_outputs; i++) {
+        const oq_bench_output_check *c = &r->outputs[i];
+        json_array_append_new(outs, json_pack("{s:s,s:o,s:o,s:f,s:f,s:I,s:I,s:I,s:b}", "output", c->name,
+                                              "max_abs_err", num_or_null(c->max_abs_err), "max_rel_err",
+                                              num_or_null(c->max_rel_err), "rtol", c->rtol, "atol", c->atol,
+                                              "over_tol", (json_int_t)c->over_tol, "nan_count",
+                                              (json_int_t)c->nan_count, "inf_count", (json_int_t)c->inf_count,
+                                              "passed", c->passed));
+    }
+    set_str(o, "seq_dim", r->seq_dim);
+    json_object_set_new(o, "dims", dims);
+    json_object_set_new(o, "inputs", ins);
+    json_object_set_new(o, "outputs", r->n_outputs ? outs : (json_decref(outs), json_null()));
+}
+
+static oq_status row_json(const oq_bench_row *r, int model, json_t **out, oq_err *err)
 {
     const oq_bench_variant *v = &r->variant;
     json_t *o = json_object();
@@ -84,12 +125,13 @@ static oq_status row_json(const oq_bench_row *r, json_t **out, oq_err *err)
     set_str(o, "io_binding", oq_io_binding_name(r->io));
     set_int(o, "batch", r->batch);
     set_int(o, "seq_len", r->seq_len);
-    set_int(o, "valid_tokens", r->valid_tokens);
-    set_int(o, "valid_pairs", r->valid_pairs);
-    set_int(o, "heads", r->heads);
-    set_int(o, "kv_heads", r->kv_heads);
-    set_int(o, "head_dim", r->head_dim);
+    json_object_set_new(o, "valid_tokens", int_or_null(r->valid_tokens));
+    json_object_set_new(o, "valid_pairs", model ? json_null() : json_integer(r->valid_pairs));
+    json_object_set_new(o, "heads", int_or_null(r->heads));
+    json_object_set_new(o, "kv_heads", int_or_null(r->kv_heads));
+    json_object_set_new(o, "head_dim", int_or_null(r->head_dim));
     set_int(o, "threads", r->threads);
+    set_int(o, "inter_op_threads", r->inter_op_threads);
     set_int(o, "warmup", (int64_t)r->warmup);
     set_int(o, "iters", (int64_t)r->iters);
     json_object_set_new(o, "session_ms", num_or_null(r->session_ms));
@@ -98,7 +140,9 @@ static oq_status row_json(const oq_bench_row *r, json_t **out, oq_err *err)
     json_object_set_new(o, "samples_ms", samples_json(r));
     json_object_set_new(o, "memory", memory_json(r));
     json_object_set_new(o, "accuracy", accuracy_json(r));
-    if (json_object_size(o) != 27) {
+    json_object_set_new(o, "profile", profile_json(&r->profile));
+    if (model) model_json(o, r);
+    if (json_object_size(o) != (model ? 33u : 29u)) {
         json_decref(o);
         return oq_err_set(err, OQ_ERR_NOMEM, "JSON for row %s", v->name);
     }
@@ -128,6 +172,15 @@ static json_t *mode_list(unsigned bits, const char *one, const char *two)
     return a;
 }
 
+/* The provider options given (--ep-option), as given. */
+static json_t *ep_options_json(const oq_bench_opts *o)
+{
+    json_t *j = json_object();
+    for (size_t i = 0; j && i < o->n_ep_options; i++)
+        json_object_set_new(j, o->ep_option_keys[i], json_string(o->ep_option_values[i]));
+    return j;
+}
+
 static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
 {
     json_t *j = json_object();
@@ -152,7 +205,66 @@ static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
     json_object_set_new(j, "reference", json_boolean(o->reference));
     set_int(j, "mem_sample_us", o->mem_sample_us);
     json_object_set_new(j, "variants", variant_list(o));
-    if (json_object_size(j) != 20) {
+    set_int(j, "inter_op_threads", o->inter_op_threads);
+    set_int(j, "profile_runs", (int64_t)o->profile_runs);
+    json_object_set_new(j, "ep_options", ep_options_json(o));
+    if (json_object_size(j) != 23) {
+        json_decref(j);
+        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    }
+    *out = j;
+    return OQ_OK;
+}
+
+static json_t *dims_json(const oq_bench_dim *d, size_t n, int list)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < n; i++)
+        json_object_set_new(o, d[i].name, list ? int_list(d[i].values, d[i].n_values) : json_integer(d[i].values[0]));
+    return o;
+}
+
+/* --shape entries as given: sizes, or the names of dimensions. */
+static json_t *input_shapes_json(const oq_bench_opts *o)
+{
+    json_t *all = json_object();
+    for (size_t i = 0; all && i < o->n_input_shapes; i++) {
+        const oq_bench_shape *s = &o->input_shapes[i];
+        json_t *a = json_array();
+        for (int32_t k = 0; a && k < s->ndim; k++)
+            json_array_append_new(a, s->dims[k] >= 0 ? json_integer(s->dims[k]) : json_string(s->dim_names[k]));
+        json_object_set_new(all, s->input, a);
+    }
+    return all;
+}
+
+static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
+{
+    json_t *j = json_object();
+    if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    set_str(j, "model", o->model_path);
+    set_str(j, "ep", o->model_ep ? o->model_ep : "cpu");
+    set_str(j, "inputs", o->inputs_path);
+    set_str(j, "expected", o->expected_path);
+    set_str(j, "tolerances", o->tolerances);
+    json_object_set_new(j, "input_shapes", input_shapes_json(o));
+    json_object_set_new(j, "dims", dims_json(o->dims, o->n_dims, 0));
+    json_object_set_new(j, "sweeps", dims_json(o->sweeps, o->n_sweeps, 1));
+    json_object_set_new(j, "int_range", json_pack("[I,I]", (json_int_t)o->int_lo, (json_int_t)o->int_hi));
+    set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
+    json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
+    set_int(j, "threads", o->threads);
+    set_int(j, "inter_op_threads", o->inter_op_threads);
+    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
+    set_int(j, "warmup", (int64_t)o->warmup);
+    set_int(j, "iters", (int64_t)o->iters);
+    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+    set_str(j, "io_binding", oq_io_binding_name(o->io_binding));
+    json_object_set_new(j, "include_session", json_boolean(o->include_session));
+    set_int(j, "mem_sample_us", o->mem_sample_us);
+    set_int(j, "profile_runs", (int64_t)o->profile_runs);
+    json_object_set_new(j, "ep_options", ep_options_json(o));
+    if (json_object_size(j) != 22) {
         json_decref(j);
         return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
     }
@@ -183,20 +295,22 @@ static json_t *argv_json(int argc, char *const *argv)
 oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
                                  int argc, char *const *argv, const char *path, oq_err *err)
 {
+    int model = o->model_path != NULL;
     json_t *opts = NULL, *results = json_array();
-    oq_status st = opts_json(o, &opts, err);
+    oq_status st = model ? model_opts_json(o, &opts, err) : opts_json(o, &opts, err);
     for (size_t i = 0; !st && i < rows->n; i++) {
         json_t *r = NULL;
-        if (!(st = row_json(&rows->rows[i], &r, err))) json_array_append_new(results, r);
+        if (!(st = row_json(&rows->rows[i], model, &r, err))) json_array_append_new(results, r);
     }
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     json_t *doc = st ? NULL
-                     : json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "tool", "ortqual bench", "created",
-                                 when, "command_line", argv_json(argc, argv), "system",
-                                 system_json(rt), "config", opts, "results", results);
+                     : json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "tool", "ortqual bench", "mode",
+                                 model ? "model" : "attention", "created", when, "command_line",
+                                 argv_json(argc, argv), "system", system_json(rt), "config", opts, "results",
+                                 results);
     if (st) {
         json_decref(opts);
         json_decref(results);

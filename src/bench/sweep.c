@@ -8,12 +8,11 @@
 
 #include "bench/bench-impl.h"
 #include "core/core-impl.h"
-#include "ortqual/capture.h"
 #include "ortqual/compare.h"
-#include "ortqual/dispatch.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
+#include "ortqual/mask.h"
 
 void oq_bench_opts_default(oq_bench_opts *o)
 {
@@ -23,7 +22,7 @@ void oq_bench_opts_default(oq_bench_opts *o)
                          .length_policy = OQ_LENGTH_FRACTION, .mask_fraction = 0.25,
                          .modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED, .shapes = OQ_BENCH_DYNAMIC,
                          .heads = 8, .kv_heads = 8, .head_dim = 64, .warmup = 3, .iters = 20, .seed = 12345,
-                         .io_binding = OQ_IO_AUTO, .reference = 1, .mem_sample_us = 2000};
+                         .io_binding = OQ_IO_AUTO, .reference = 1, .mem_sample_us = 2000, .int_hi = 1};
 }
 
 const char *oq_bench_status_name(oq_bench_status s)
@@ -50,6 +49,7 @@ static size_t count_bits(unsigned x) { return (size_t)__builtin_popcount(x); }
 
 size_t oq_bench_row_count(const oq_bench_opts *o)
 {
+    if (o->model_path) return oq_bench_point_count(o);
     size_t n_ref = 0;
     for (size_t i = 0; i < o->n_variants; i++) n_ref += is_ref(&o->variants[i]);
     size_t per_shape = count_bits(o->shapes & 3u) * (o->n_variants - n_ref) + n_ref;
@@ -86,29 +86,12 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
 
 /* ---- inputs of one (batch, length, mode) group --------------------------------- */
 
-/* Event lengths of a masked batch: the policy with max_len = L; balanced and
- * uniform spread lengths from round(L * (1 - 2F)) (at least 1) to L, so the
- * mean share of padding is about F for every policy but fixed (no padding). */
+/* Event lengths of a masked batch (oq_bench_event_lengths) and its float32 mask. */
 static oq_status group_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths,
                                oq_tensor **mask, oq_err *err)
 {
-    oq_events_opts eo = oq_events_opts_default();
-    eo.seed = o->seed;
-    eo.num_events = B;
-    eo.batch_size = B;
-    eo.num_features = 1;
-    eo.policy = (oq_length_policy)o->length_policy;
-    eo.max_len = L;
-    eo.fraction = o->mask_fraction;
-    long long lo = llround((double)L * (1.0 - 2.0 * o->mask_fraction));
-    eo.min_len = lo < 1 ? 1 : lo > L ? L : lo;
-    eo.pad_to_max_len = 1;
-    oq_events *ev = NULL;
-    oq_status st = oq_events_create(&eo, &ev, err);
-    if (!st) st = oq_events_make_batch(ev, 0, NULL, mask, NULL, err);
-    if (!st) memcpy(lengths, oq_events_lengths(ev), (size_t)B * sizeof *lengths);
-    oq_events_free(ev);
-    return st;
+    oq_status st = oq_bench_event_lengths(o, B, L, lengths, err);
+    return st ? st : oq_mask_make(lengths, B, L, OQ_DTYPE_FLOAT32, mask, err);
 }
 
 /* A standard normal float32 tensor from stream `stream` of the seed. */
@@ -170,12 +153,9 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
 static void row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v,
                      const oq_bench_group *g, int static_shapes)
 {
-    memset(row, 0, sizeof *row);
-    row->variant = *v;
-    snprintf(row->device, sizeof row->device, "%s", is_ref(v) ? "cpu" : v->runtime);
+    oq_bench_row_init(row, o, v);
     row->masked = g->masked;
     row->static_shapes = is_ref(v) ? -1 : static_shapes;
-    row->io = OQ_IO_HOST;
     row->batch = g->batch;
     row->seq_len = g->seq_len;
     row->valid_pairs = g->valid;
@@ -183,15 +163,6 @@ static void row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_v
     row->heads = o->heads;
     row->kv_heads = o->kv_heads;
     row->head_dim = o->head_dim;
-    row->threads = o->threads;
-    row->warmup = o->warmup;
-    row->iters = o->iters;
-    row->session_ms = row->first_run_ms = NAN;
-    row->stats.mean = row->stats.std = row->stats.min = row->stats.max = NAN;
-    row->stats.p50 = row->stats.p90 = row->stats.p99 = NAN;
-    row->rss_before = row->peak_rss = row->vmhwm = row->gpu_mem = -1;
-    row->max_abs_err = row->max_rel_err = NAN;
-    row->nan_count = row->inf_count = row->pad_nonzero = -1;
 }
 
 static int contains_ci(const char *hay, const char *needle)
@@ -214,16 +185,12 @@ oq_bench_status oq_bench_classify(oq_status st, const char *msg)
     return OQ_BENCH_FAILED;
 }
 
-static void row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
+/* Compare a variant's first output with the reference on valid elements (m->check). */
+static oq_status row_accuracy(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
 {
-    row->status = oq_bench_classify(st, e->msg);
-    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
-}
-
-/* Compare a variant's output with the reference on valid elements. */
-static void row_accuracy(oq_bench_row *row, const oq_bench_group *g, const oq_tensor *out)
-{
-    if (!g->ref_out || !out) return;
+    (void)err;
+    const oq_bench_group *g = ctx;
+    if (!g->ref_out || !n_out) return OQ_OK;
     oq_compare_opts co = oq_compare_opts_default(oq_precision_is_reduced(row->variant.precision)
                                                      ? OQ_DTYPE_FLOAT16
                                                      : OQ_DTYPE_FLOAT32);
@@ -232,15 +199,16 @@ static void row_accuracy(oq_bench_row *row, const oq_bench_group *g, const oq_te
     co.check_padding = g->masked;
     oq_compare_result res;
     oq_err e = {0};
-    if (oq_compare_tensors(out, g->ref_out, &co, &res, &e) != OQ_OK) {
+    if (oq_compare_tensors(outs[0], g->ref_out, &co, &res, &e) != OQ_OK) {
         snprintf(row->error, sizeof row->error, "accuracy: %.1000s", e.msg);
-        return;
+        return OQ_OK;
     }
     row->max_abs_err = res.max_abs;
     row->max_rel_err = res.max_rel;
     row->nan_count = res.nan_count;
     row->inf_count = res.inf_count;
     row->pad_nonzero = res.padding_checked ? res.pad_nonzero : 0;
+    return OQ_OK;
 }
 
 static oq_status finish_stats(oq_bench_row *row, oq_err *err)
@@ -267,7 +235,7 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     oq_err e = {0};
     oq_status st = group_reference(o, g, &e);
     if (st) {
-        row_fail(row, st, &e);
+        oq_bench_row_fail(row, st, &e);
         return;
     }
     row->first_run_ms = g->ref_ms;
@@ -289,10 +257,10 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
     if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
     if (st) {
-        row_fail(row, st, &e);
+        oq_bench_row_fail(row, st, &e);
         return;
     }
-    if ((st = finish_stats(row, &e))) row_fail(row, st, &e);
+    if ((st = finish_stats(row, &e))) oq_bench_row_fail(row, st, &e);
 }
 
 /* ---- an ORT variant ----------------------------------------------------------------- */
@@ -322,184 +290,20 @@ static oq_status export_model(const oq_bench_opts *o, const oq_bench_variant *v,
     return st;
 }
 
-/* Session options for a variant: the user's EP library and options for
- * non-CPU runtimes, plus what the variant implies (oq_config_ep_options). */
-typedef struct variant_session {
-    oq_session_opts so;
-    const char *keys[64], *values[64];
-    char mask[16];
-} variant_session;
-
-static oq_status session_opts(const oq_bench_opts *o, const oq_bench_variant *v,
-                              variant_session *vs, oq_err *err)
+static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, oq_bench_group *g, int static_shapes,
+                        size_t index, oq_bench_row *row)
 {
-    memset(vs, 0, sizeof *vs);
-    vs->so.ep = v->runtime;
-    vs->so.intra_op_threads = o->threads;
-    vs->so.graph_opt = o->graph_opt;
-    if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
-    if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
-    vs->so.ep_lib = o->ep_lib;
-    size_t n = 0;
-    for (size_t i = 0; i < o->n_ep_options; i++, n++) {
-        vs->keys[n] = o->ep_option_keys[i];
-        vs->values[n] = o->ep_option_values[i];
-    }
-    n = oq_config_ep_options(v, -1, vs->keys, vs->values, n, vs->mask, sizeof vs->mask);
-    vs->so.n_ep_options = n;
-    vs->so.ep_option_keys = vs->keys;
-    vs->so.ep_option_values = vs->values;
-    return OQ_OK;
-}
-
-/* Routing lines captured around session creation and the first Run. */
-typedef struct dispatch_watch {
-    int active;
-    oq_dispatch_env env;
-    oq_capture *cap;
-    oq_dispatch_parser *parser;
-} dispatch_watch;
-
-static bool dispatch_sink(void *user, int fd, const char *line, size_t len)
-{
-    (void)fd;
-    dispatch_watch *w = user;
-    if (!strstr(line, "SdpaKernel=") && !strstr(line, "AttentionKernelOptions")) return false;
-    oq_dispatch_parser_feed(w->parser, line, len, NULL);
-    oq_dispatch_parser_feed(w->parser, "\n", 1, NULL);
-    return true;
-}
-
-static void watch_begin(dispatch_watch *w, const char *runtime)
-{
-    memset(w, 0, sizeof *w);
-    if (!strcmp(runtime, "cpu")) return; /* the CPU EP prints no routing lines */
-    if (oq_dispatch_parser_create(&w->parser, NULL)) return;
-    if (oq_dispatch_env_enable(&w->env, NULL)) {
-        oq_dispatch_parser_free(w->parser);
-        w->parser = NULL;
-        return;
-    }
-    oq_capture_begin(&w->cap, OQ_CAPTURE_STDOUT, dispatch_sink, w, NULL);
-    w->active = 1;
-}
-
-/* End the capture and write the distinct kernels seen into `out`. */
-static void watch_end(dispatch_watch *w, char *out, size_t n)
-{
-    out[0] = '\0';
-    if (!w->active) return;
-    oq_capture_end(w->cap, NULL, NULL);
-    oq_dispatch_env_restore(&w->env);
-    const oq_dispatch_log *log = oq_dispatch_parser_log(w->parser);
-    for (size_t i = 0; log && i < log->n_records; i++) {
-        const char *k = log->records[i].kernel_name;
-        int seen = 0;
-        for (size_t j = 0; j < i; j++) seen |= !strcmp(log->records[j].kernel_name, k);
-        if (seen) continue;
-        size_t used = strlen(out);
-        snprintf(out + used, n - used, "%s%s", used ? "+" : "", k);
-    }
-    oq_dispatch_parser_free(w->parser);
-    memset(w, 0, sizeof *w);
-}
-
-/* --include-session: each sample is a new session plus its first Run. */
-static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_group *g,
-                           const uint8_t *model, size_t len, const oq_session_opts *so,
-                           oq_bench_row *row, oq_err *err)
-{
-    for (size_t i = 0; i < o->iters; i++) {
-        oq_session *s = NULL;
-        oq_bench_runner *r = NULL;
-        double a = oq_now_s();
-        oq_status st = oq_session_create(rt, NULL, model, len, so, &s, err);
-        if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, o->io_binding, &r, err);
-        if (!st) st = oq_bench_runner_run(r, err);
-        double b = oq_now_s();
-        oq_bench_runner_free(r);
-        oq_session_free(s);
-        if (st) return st;
-        row->samples_ms[row->n_samples++] = 1e3 * (b - a);
-    }
-    return OQ_OK;
-}
-
-static oq_status time_warm(oq_bench_runner *r, const oq_bench_opts *o, oq_bench_row *row,
-                           oq_err *err)
-{
-    oq_status st = oq_bench_runner_time(r, o->iters, row->samples_ms, err);
-    if (!st) row->n_samples = o->iters;
-    return st;
-}
-
-static void measure_after(oq_bench_row *row, oq_bench_runner *r)
-{
-    uint64_t rss = 0, hwm = 0;
-    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
-    if (strcmp(row->variant.runtime, "cpu")) {
-        uint64_t gpu = 0;
-        oq_err e = {0};
-        if (oq_nvml_process_memory(&gpu, &e) == OQ_OK)
-            row->gpu_mem = (int64_t)gpu;
-        else
-            snprintf(row->gpu_mem_note, sizeof row->gpu_mem_note, "%.150s", e.msg);
-    }
-    oq_bench_runner_alloc_stats(r, &row->alloc_stats, &row->n_alloc_stats, NULL);
-}
-
-/* Export, create, first Run (accuracy, dispatch), warm up, time, measure. */
-static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_group *g,
-                        int static_shapes, oq_bench_row *row)
-{
-    const oq_bench_variant *v = &row->variant;
     oq_err e = {0};
     uint8_t *model = NULL;
     size_t len = 0;
-    variant_session vs;
-    oq_session *s = NULL;
-    oq_bench_runner *r = NULL;
-    size_t n_out = 0;
-    oq_tensor **outs = NULL;
-    oq_status st = session_opts(o, v, &vs, &e);
-    if (!st) {
-        st = export_model(o, v, g, static_shapes, &model, &len, &e);
-        if (st == OQ_ERR_INVALID_ARG) st = OQ_ERR_UNSUPPORTED; /* no such model can be built */
+    oq_status st = export_model(o, &row->variant, g, static_shapes, &model, &len, &e);
+    if (st) {
+        oq_bench_row_fail(row, st == OQ_ERR_INVALID_ARG ? OQ_ERR_UNSUPPORTED : st, &e); /* no such model */
+        return;
     }
-    uint64_t rss = 0, hwm = 0;
-    if (!st && !oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
-    dispatch_watch w = {0};
-    if (!st) {
-        watch_begin(&w, v->runtime);
-        double a = oq_now_s();
-        st = oq_session_create(rt, NULL, model, len, &vs.so, &s, &e);
-        row->session_ms = 1e3 * (oq_now_s() - a);
-        if (st) row->session_ms = NAN;
-    }
-    if (!st) st = oq_bench_runner_create(s, g->n_in, g->in, o->io_binding, &r, &e);
-    if (!st) {
-        row->io = oq_bench_runner_io(r);
-        double a = oq_now_s();
-        st = oq_bench_runner_run_outputs(r, &n_out, &outs, &e);
-        row->first_run_ms = 1e3 * (oq_now_s() - a);
-    }
-    watch_end(&w, row->kernel_observed, sizeof row->kernel_observed);
-    if (!st) row_accuracy(row, g, n_out ? outs[0] : NULL);
-    oq_tensors_free(outs, n_out);
-    for (size_t i = 0; !st && i < o->warmup; i++) st = oq_bench_runner_run(r, &e);
-    oq_mem_sampler *ms = NULL;
-    if (!st) {
-        oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
-        st = o->include_session ? time_cold(rt, o, g, model, len, &vs.so, row, &e)
-                                : time_warm(r, o, row, &e);
-        if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
-    }
-    if (!st) measure_after(row, r);
-    if (!st) st = finish_stats(row, &e);
-    if (st) row_fail(row, st, &e);
-    oq_bench_runner_free(r);
-    oq_session_free(s);
+    oq_bench_model m = {.bytes = model, .len = len, .n_in = g->n_in, .in = g->in, .check = row_accuracy,
+                        .check_ctx = g};
+    oq_bench_run_ort_row(rt, o, &m, index, row);
     free(model);
 }
 
@@ -527,7 +331,7 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
     if (is_ref(v))
         run_ref_row(c->o, g, row);
     else
-        run_ort_row(c->rt, c->o, g, static_shapes, row);
+        run_ort_row(c->rt, c->o, g, static_shapes, c->rows->n - 1, row);
     if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 1);
     return OQ_OK;
 }
@@ -558,6 +362,7 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
                          void *user, oq_bench_rows **out, oq_err *err)
 {
     *out = NULL;
+    if (o->model_path) return oq_bench_model_sweep(rt, o, progress, user, out, err);
     oq_status st = check_opts(o, err);
     if (st) return st;
     sweep_ctx c = {rt, o, progress, user, NULL, oq_bench_row_count(o)};
@@ -588,8 +393,12 @@ void oq_bench_rows_free(oq_bench_rows *rows)
 {
     if (!rows) return;
     for (size_t i = 0; i < rows->n; i++) {
-        free(rows->rows[i].samples_ms);
-        oq_kvs_free(rows->rows[i].alloc_stats, rows->rows[i].n_alloc_stats);
+        oq_bench_row *r = &rows->rows[i];
+        free(r->samples_ms);
+        oq_kvs_free(r->alloc_stats, r->n_alloc_stats);
+        free(r->dims);
+        free(r->inputs);
+        free(r->outputs);
     }
     free(rows->rows);
     free(rows);

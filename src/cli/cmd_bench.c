@@ -13,38 +13,55 @@
 #include "ortqual/fileio.h"
 #include "ortqual/report.h"
 
-const char cmd_bench_summary[] = "time attention variants over batch sizes and lengths (latency, memory, error)";
+const char cmd_bench_summary[] = "time attention variants, or a model of yours, over shapes (latency, memory, error)";
 
 #define MAX_LIST 64
+#define MAX_MODEL_ARGS 32
 
 static const char head[] =
     "usage: ortqual bench --variants LIST [options]\n"
+    "       ortqual bench --model M.onnx [--inputs FILE.npz] [--shape INPUT=d0,d1,...]\n"
+    "                     [--dim NAME=V] [--sweep NAME=V1,V2,...] [options]\n"
     "\n"
-    "Sweep attention-only (sdpa) models over batch sizes, sequence lengths, masked and\n"
-    "unmasked inputs and export shapes. Every variant x shape is exported in memory, run\n"
-    "once (timed apart as first_run_ms; its output is compared with the float64 C\n"
-    "reference; on CUDA ORT's SdpaKernel routing lines are captured), warmed up, then\n"
-    "timed --iters times (CLOCK_MONOTONIC around each Run, nothing else). Session\n"
-    "creation is timed apart (session_ms) unless --include-session.\n"
+    "Attention sweep (--variants): sweep attention-only (sdpa) models over batch sizes,\n"
+    "sequence lengths, masked and unmasked inputs and export shapes. Every variant x shape\n"
+    "is exported in memory, run once (timed apart as first_run_ms; its output is compared\n"
+    "with the float64 C reference; on CUDA ORT's SdpaKernel routing lines are captured),\n"
+    "warmed up, then timed --iters times (CLOCK_MONOTONIC around each Run, nothing else).\n"
+    "Session creation is timed apart (session_ms) unless --include-session.\n"
+    "\n"
+    "A model of yours (--model): the file runs as it is, once per point of the --sweep\n"
+    "dimensions (every combination), timed the same way. Each input is the tensor of its\n"
+    "name in --inputs (as it is), or generated (seeded) with the shape of --shape, else\n"
+    "the model's shape with its named dimensions from --dim, --sweep or another input's\n"
+    "shape: floats uniform in [-1, 1), integers in --int-range, booleans true; an input\n"
+    "named like a mask of rank 2 [batch, length] gets a valid prefix per row (lengths from\n"
+    "--length-policy and --mask-fraction), then zeros. --expected compares the first run's\n"
+    "outputs with yours; one over tolerance fails the row.\n"
+    "\n"
     "Writes OUTDIR/summary.json (system, options, every row with raw samples),\n"
-    "OUTDIR/summary.csv (one row per variant x shape) and OUTDIR/report.html (the\n"
-    "rows, figures and environment in one page), and prints a table.\n";
+    "OUTDIR/summary.csv (one row per variant x shape or per point) and OUTDIR/report.html\n"
+    "(the rows, figures and environment in one page), and prints a table.\n";
 
 static const char foot[] =
-    "  (--ep is not used: each variant names its runtime; --ep-lib and --ep-option apply\n"
-    "  to every non-CPU variant)\n"
+    "  (attention sweep: --ep is refused, each variant names its runtime; --ep-lib and\n"
+    "  --ep-option apply to every non-CPU variant)\n"
     "\n"
     "exit status: 0 the sweep ran (rows may be skipped, unsupported or oom: expected\n"
-    "outcomes of a scaling sweep) and at least one ONNX Runtime variant ran and was\n"
-    "compared with the reference (ran, with --no-reference); 1 some row failed, or no\n"
-    "variant under test ran (unless --allow-skip; docs/verdicts.md); 2 usage; 3 runtime\n"
-    "or output error.\n"
+    "outcomes of a scaling sweep) and at least one ONNX Runtime row ran and was compared\n"
+    "with the reference (ran, with --no-reference or a model without --expected); 1 some\n"
+    "row failed (an output over tolerance included), or nothing under test ran (unless\n"
+    "--allow-skip; docs/verdicts.md); 2 usage or input error (nothing is written); 3\n"
+    "runtime or output error.\n"
     "\n"
     "examples:\n"
     "  ortqual bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 \\\n"
     "      --seq-lens 256,1024,4096 --iters 10 --outdir cpu-bench\n"
     "  ortqual bench --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:math \\\n"
-    "      --seq-lens 512,2048,8192,16384 --io-binding device --outdir gpu-bench\n";
+    "      --seq-lens 512,2048,8192,16384 --io-binding device --outdir gpu-bench\n"
+    "  ortqual bench --model mlpf.onnx --dim batch=4 --sweep seq=512,1024,2048 --threads 4\n"
+    "  ortqual bench --model lm.onnx --inputs io.npz --expected io.npz --iters 100\n"
+    "  ortqual bench --model enc.onnx --shape features=1,L,17 --sweep L=256,1024 --ep cuda\n";
 
 /* ---- option values -------------------------------------------------------------- */
 
@@ -53,13 +70,24 @@ typedef struct cli_state {
     int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
     const char *outdir;
     int kv_given, quiet, allow_skip;
+    const char *attention_opt;  /* the first attention-sweep option given (not with --model) */
+    const char *model_opt;      /* the first option that needs --model */
+    oq_bench_shape shapes[MAX_MODEL_ARGS];
+    oq_bench_dim dims[MAX_MODEL_ARGS], sweeps[MAX_MODEL_ARGS];
+    oq_cli_list tolerances;
+    char *tolerance_text;
+    char profile_dir[4096];
     struct oq_cli_runtime cr;
 } cli_state;
+
+/* Remember the first option of one mode, to refuse it in the other. */
+static void mark(const char **slot, const oq_opt *opt) { if (!*slot) *slot = opt->name; }
 
 /* --batch-sizes, --seq-lens: a comma list of whole numbers >= 1. */
 static int set_list(const oq_opt *opt, const char *s)
 {
     cli_state *c = opt->ctx;
+    mark(&c->attention_opt, opt);
     int seq = !strcmp(opt->name, "seq-lens");
     int64_t *vals = seq ? c->seq_lens : c->batch_sizes;
     size_t *n = seq ? &c->o.n_seq_lens : &c->o.n_batch_sizes;
@@ -90,7 +118,9 @@ static int set_list(const oq_opt *opt, const char *s)
 
 static int set_variants(const oq_opt *opt, const char *s)
 {
-    oq_bench_opts *o = opt->ctx;
+    cli_state *c = opt->ctx;
+    oq_bench_opts *o = &c->o;
+    mark(&c->attention_opt, opt);
     char *copy = strdup(s);
     if (!copy) return -1;
     int rc = 0;
@@ -115,7 +145,9 @@ static int set_variants(const oq_opt *opt, const char *s)
 /* --modes masked|unmasked|both, --export-shapes dynamic|static|both: bits 1, 2, 3. */
 static int set_pair_choice(const oq_opt *opt, const char *s)
 {
-    oq_bench_opts *o = opt->ctx;
+    cli_state *c = opt->ctx;
+    oq_bench_opts *o = &c->o;
+    mark(&c->attention_opt, opt);
     int modes = !strcmp(opt->name, "modes");
     const char *a = modes ? "masked" : "dynamic", *b = modes ? "unmasked" : "static";
     unsigned *bits = modes ? &o->modes : &o->shapes;
@@ -158,6 +190,7 @@ static int set_fraction(const oq_opt *opt, const char *s)
 static int set_kv_heads(const oq_opt *opt, const char *s)
 {
     cli_state *c = opt->ctx;
+    mark(&c->attention_opt, opt);
     int64_t v;
     if (oq_cli_parse_int("bench", "--kv-heads", s, 1, INT32_MAX, &v)) return -1;
     c->o.kv_heads = (int32_t)v;
@@ -199,14 +232,89 @@ static int set_mem_ms(const oq_opt *opt, const char *s)
     return 0;
 }
 
+/* --num-heads, --head-dim, --ref-iters: attention sweep numbers. */
+static int set_attention_number(const oq_opt *opt, const char *s)
+{
+    cli_state *c = opt->ctx;
+    mark(&c->attention_opt, opt);
+    char name[32];
+    snprintf(name, sizeof name, "--%s", opt->name);
+    int64_t v;
+    if (oq_cli_parse_int("bench", name, s, 1, INT32_MAX, &v)) return -1;
+    if (!strcmp(opt->name, "num-heads")) c->o.heads = (int32_t)v;
+    else if (!strcmp(opt->name, "head-dim")) c->o.head_dim = (int32_t)v;
+    else c->o.ref_iters = (size_t)v;
+    return 0;
+}
+
+/* --shape, --dim, --sweep: parsed by the library, kept in the state. */
+static int set_model_arg(const oq_opt *opt, const char *s)
+{
+    cli_state *c = opt->ctx;
+    mark(&c->model_opt, opt);
+    oq_bench_opts *o = &c->o;
+    int shape = !strcmp(opt->name, "shape"), sweep = !strcmp(opt->name, "sweep");
+    size_t *n = shape ? &o->n_input_shapes : sweep ? &o->n_sweeps : &o->n_dims;
+    if (*n == MAX_MODEL_ARGS) {
+        fprintf(stderr, "ortqual bench: --%s: more than %d\n", opt->name, MAX_MODEL_ARGS);
+        return -1;
+    }
+    oq_err err = {0};
+    oq_status st = shape ? oq_bench_shape_parse(s, &c->shapes[*n], &err)
+                         : oq_bench_dim_parse(s, sweep ? &c->sweeps[*n] : &c->dims[*n], &err);
+    if (!st && !shape && !sweep && c->dims[*n].n_values != 1)
+        st = oq_err_set(&err, OQ_ERR_INVALID_ARG, "'%s': one value (a sweep is --sweep)", s);
+    if (st) {
+        fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, err.msg);
+        return -1;
+    }
+    (*n)++;
+    return 0;
+}
+
+/* --int-range LO,HI */
+static int set_int_range(const oq_opt *opt, const char *s)
+{
+    cli_state *c = opt->ctx;
+    mark(&c->model_opt, opt);
+    char lo[64], hi[64];
+    const char *comma = strchr(s, ',');
+    if (!comma || (size_t)(comma - s) >= sizeof lo || strlen(comma + 1) >= sizeof hi) {
+        fprintf(stderr, "ortqual bench: --int-range '%s': want LO,HI\n", s);
+        return -1;
+    }
+    snprintf(lo, sizeof lo, "%.*s", (int)(comma - s), s);
+    snprintf(hi, sizeof hi, "%s", comma + 1);
+    if (oq_cli_parse_int("bench", "--int-range", lo, INT64_MIN, INT64_MAX, &c->o.int_lo) ||
+        oq_cli_parse_int("bench", "--int-range", hi, INT64_MIN, INT64_MAX, &c->o.int_hi))
+        return -1;
+    if (c->o.int_lo > c->o.int_hi) {
+        fprintf(stderr, "ortqual bench: --int-range '%s': LO > HI\n", s);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- progress and table ------------------------------------------------------------- */
 
 typedef struct progress {
     int tty, quiet;
 } progress;
 
+/* "cpu:model:fp32 batch=2 seq=128" */
+static void describe_point(const oq_bench_row *r, char *buf, size_t n)
+{
+    size_t used = (size_t)snprintf(buf, n, "%s", r->variant.name);
+    for (size_t i = 0; i < r->n_dims && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, " %s=%lld", r->dims[i].name, (long long)r->dims[i].value);
+}
+
 static void describe(const oq_bench_row *r, char *buf, size_t n)
 {
+    if (r->heads < 0) {
+        describe_point(r, buf, n);
+        return;
+    }
     snprintf(buf, n, "%s B=%lld L=%lld %s%s", r->variant.name, (long long)r->batch,
              (long long)r->seq_len, r->masked ? "masked" : "unmasked",
              r->static_shapes == 1 ? " static" : "");
@@ -257,42 +365,128 @@ static void print_table(const oq_bench_rows *rows)
     }
 }
 
+/* A model's rows: the point, then the percentiles users look for. */
+static void print_model_table(const oq_bench_rows *rows)
+{
+    printf("%-32s %-8s %9s %9s %9s %9s %9s %9s %9s %9s %8s %10s\n", "point", "status", "p50_ms", "p90_ms",
+           "p95_ms", "p99_ms", "p99.9_ms", "max_ms", "mean_ms", "std_ms", "rss_MiB", "max_abs_err");
+    for (size_t i = 0; i < rows->n; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        char point[256] = "";
+        for (size_t k = 0; k < r->n_dims; k++)
+            snprintf(point + strlen(point), sizeof point - strlen(point), "%s%s=%lld", k ? " " : "",
+                     r->dims[k].name, (long long)r->dims[k].value);
+        printf("%-32s %-8s ", *point ? point : "-", oq_bench_status_name(r->status));
+        if (r->n_samples) {
+            const oq_stats *s = &r->stats;
+            printf("%9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.3g %8.1f ", s->p50, s->p90, s->p95, s->p99, s->p999,
+                   s->max, s->mean, s->std, r->peak_rss >= 0 ? (double)r->peak_rss / 1048576.0 : NAN);
+            if (isnan(r->max_abs_err)) printf("%10s", "-");
+            else printf("%10.3g", r->max_abs_err);
+        }
+        printf("%s%s\n", r->error[0] && r->n_samples ? "  " : "", r->error);
+    }
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
+
+/* Options of one mode given in the other, missing --variants, --ep in the attention sweep. */
+static int check_mode(cli_state *c)
+{
+    oq_bench_opts *o = &c->o;
+    if (o->model_path) {
+        const char *a = c->attention_opt ? c->attention_opt : o->reference ? NULL : "no-reference";
+        if (a) {
+            fprintf(stderr, "ortqual bench: --%s belongs to the attention sweep, not to --model\n", a);
+            return -1;
+        }
+        return 0;
+    }
+    const char *m = c->model_opt        ? c->model_opt
+                    : o->inputs_path    ? "inputs"
+                    : o->expected_path  ? "expected"
+                    : c->tolerances.n   ? "tolerance"
+                                        : NULL;
+    if (m) {
+        fprintf(stderr, "ortqual bench: --%s needs --model\n", m);
+        return -1;
+    }
+    if (c->cr.ep) {
+        fprintf(stderr, "ortqual bench: --ep: each variant names its runtime (e.g. cuda:attention24:fp16); "
+                        "--ep is for --model\n");
+        return -1;
+    }
+    if (!o->n_variants) {
+        fprintf(stderr, "ortqual bench: --variants (or --model) is required (see --help)\n");
+        return -1;
+    }
+    if (!c->kv_given) o->kv_heads = o->heads;
+    return 0;
+}
 
 static int parse_args(cli_state *c, int argc, char **argv)
 {
     oq_bench_opts *o = &c->o;
     const oq_opt opts[] = {
-        OQ_OPT_GROUP("sweep:"),
-        OQ_OPT_CALLBACK("variants", "LIST", set_variants, o,
+        OQ_OPT_GROUP("attention sweep:"),
+        OQ_OPT_CALLBACK("variants", "LIST", set_variants, c,
                         "comma list of RUNTIME:REPR:PRECISION[:KERNEL] (required), e.g.\n"
                         "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
                         "C reference (float64). REPR: decomposed|attention23|attention24;\n"
                         "PRECISION fp32|fp16; KERNEL auto|flash|efficient|cudnn|math"),
         OQ_OPT_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),
         OQ_OPT_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"),
-        OQ_OPT_CALLBACK("modes", "M", set_pair_choice, o, "masked | unmasked | both (default both)"),
+        OQ_OPT_CALLBACK("modes", "M", set_pair_choice, c, "masked | unmasked | both (default both)"),
+        OQ_OPT_CALLBACK("num-heads", "H", set_attention_number, c, "query heads (default 8)"),
+        OQ_OPT_CALLBACK("kv-heads", "G", set_kv_heads, c, "key/value heads, divides H (default H)"),
+        OQ_OPT_CALLBACK("head-dim", "D", set_attention_number, c, "head size (default 64)"),
+        OQ_OPT_CALLBACK("export-shapes", "S", set_pair_choice, c, "dynamic | static | both (default dynamic)"),
+        OQ_OPT_CALLBACK("ref-iters", "N", set_attention_number, c,
+                        "timed runs of the 'ref' variant (default: --iters); its\n"
+                        "first run, the accuracy baseline, is its only warm-up"),
+        OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)"),
+        OQ_OPT_GROUP("a model of yours:"),
+        OQ_OPT_STRING("model", "M.onnx", &o->model_path, "the model to time, run as it is"),
+        OQ_OPT_STRING("inputs", "FILE.npz", &o->inputs_path,
+                      "tensors used as they are, matched to the model's inputs by\n"
+                      "name (other members are ignored); a wrong dtype, rank or size\n"
+                      "is a usage error"),
+        OQ_OPT_CALLBACK("shape", "INPUT=d0,d1,...", set_model_arg, c,
+                        "the shape of a generated input (repeatable); an entry may name\n"
+                        "a dimension given with --dim or --sweep: --shape x=1,L,16"),
+        OQ_OPT_CALLBACK("dim", "NAME=V", set_model_arg, c,
+                        "the size of a named dimension of the model (repeatable), e.g.\n"
+                        "--dim batch=4; a dimension no input fixes is a usage error\n"
+                        "naming the input and axis"),
+        OQ_OPT_CALLBACK("sweep", "NAME=V1,V2,...", set_model_arg, c,
+                        "one row per value (repeatable: every combination, the first\n"
+                        "varying slowest), e.g. --sweep seq=512,1024,2048"),
+        OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
+                        "generated integer inputs (ids) uniform in LO..HI (default 0,1)"),
+        OQ_OPT_STRING("expected", "FILE.npz", &o->expected_path,
+                      "outputs of --inputs to compare the first run with (max abs\n"
+                      "error per output; one over tolerance fails the row)"),
+        OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
+                    "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"
+                    "fp16...), repeatable (default: each output's dtype preset)"),
+        OQ_OPT_GROUP("inputs (both):"),
         OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,
-                        "event lengths of masked batches: fixed (no padding), balanced,\n"
-                        "uniform or fraction (default fraction)"),
+                        "event lengths of masked batches and generated masks: fixed (no\n"
+                        "padding), balanced, uniform or fraction (default fraction)"),
         OQ_OPT_CALLBACK("mask-fraction", "F", set_fraction, o,
-                        "mean share of padding in masked batches, [0,1) (default 0.25):\n"
+                        "mean share of padding in masks, [0,1) (default 0.25):\n"
                         "fraction: every event round((1-F)L) long; balanced/uniform:\n"
                         "lengths from round((1-2F)L) (>= 1) to L"),
-        OQ_OPT_NUMBER("num-heads", "H", &o->heads, 1, INT32_MAX, "query heads (default 8)"),
-        OQ_OPT_CALLBACK("kv-heads", "G", set_kv_heads, c, "key/value heads, divides H (default H)"),
-        OQ_OPT_NUMBER("head-dim", "D", &o->head_dim, 1, INT32_MAX, "head size (default 64)"),
-        OQ_OPT_CALLBACK("export-shapes", "S", set_pair_choice, o, "dynamic | static | both (default dynamic)"),
         OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)"),
         OQ_OPT_GROUP("timing:"),
         OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT64_MAX, "untimed runs after the first run (default 3)"),
         OQ_OPT_NUMBER("iters", "N", &o->iters, 1, INT64_MAX, "timed runs (default 20)"),
-        OQ_OPT_NUMBER("ref-iters", "N", &o->ref_iters, 1, INT64_MAX,
-                      "timed runs of the 'ref' variant (default: --iters); its\n"
-                      "first run, the accuracy baseline, is its only warm-up"),
         OQ_OPT_NUMBER("threads", "N", &o->threads, 0, INT32_MAX,
                       "ORT intra-op threads and threads of the float64 reference\n"
                       "(default 0: ORT's default, the reference on every core)"),
+        OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, INT32_MAX,
+                      "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"
+                      "mode, the only one that uses them (default 0: sequential)"),
         OQ_OPT_CALLBACK("graph-opt-level", "N", set_opt_level, o,
                         "-1 ORT default, 0 off, 1 basic, 2 extended, 99 all (default -1)"),
         OQ_OPT_CALLBACK("io-binding", "B", set_io, o,
@@ -301,102 +495,149 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "outputs bound there (IoBinding), so no host-device copy is\n"
                         "timed; host: copies are inside every timed Run"),
         OQ_OPT_FLAG("include-session", &o->include_session, "each timed sample is session creation + first Run"),
-        OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)"),
-        OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o, "RSS sampling period during the timed runs (default 2)"),
+        OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o,
+                        "RSS sampling period during the timed runs where the kernel\n"
+                        "cannot reset VmHWM (default 2; otherwise the peak is exact)"),
+        OQ_OPT_NUMBER("profile-runs", "N", &o->profile_runs, 0, INT32_MAX,
+                      "after the timed loop, N more runs of each ORT row in a\n"
+                      "profiled session of its own: per run, ORT's node and GPU\n"
+                      "kernel time (OUTDIR/profiles/; default 0: none)"),
         OQ_OPT_GROUP("output:"),
         OQ_OPT_STRING("outdir", "DIR", &c->outdir, "where summary.json and summary.csv go (default bench-out)"),
         OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines"),
-        OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which no variant under test ran exits 0"),
+        OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0"),
         OQ_OPT_GROUP("runtime:"),
-        OQ_CLI_RUNTIME_OPTS_PER_CONFIG(&c->cr),
+        OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &c->cr, OQ_CLI_ORT_LIB_HELP),
+        OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, &c->cr,
+                        "with --model: cpu (default), cuda, or a plugin EP name\n"
+                        "(the attention sweep's variants name their runtime)"),
+        OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, &c->cr, OQ_CLI_EP_LIB_HELP),
+        OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, &c->cr,
+                        OQ_CLI_EP_OPTION_HELP "\n(the attention sweep: for every variant on cuda or\n"
+                        "a plugin EP)"),
         OQ_OPT_END};
     const oq_cli_command cmd = {"bench", head, foot, opts, 0, "unknown or incomplete option '%s'"};
     int rc = oq_cli_parse(&cmd, argc, argv, NULL);
     if (rc) return rc;
-    if (c->cr.ep) {
-        fprintf(stderr, "ortqual bench: --ep: each variant names its runtime (e.g. cuda:attention24:fp16)\n");
-        return -1;
+    if (oq_cli_list_join(&c->tolerances, ";", &c->tolerance_text)) return -1;
+    o->tolerances = c->tolerance_text;
+    o->input_shapes = c->shapes;
+    o->dims = c->dims;
+    o->sweeps = c->sweeps;
+    return check_mode(c);
+}
+
+/* Under test: an ORT row that ran, compared when there is something to compare with. */
+static size_t count_tested(const cli_state *c, const oq_bench_rows *rows, int *failed)
+{
+    size_t tested = 0;
+    *failed = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        int compare = c->o.model_path ? c->o.expected_path != NULL : c->o.reference;
+        *failed |= r->status == OQ_BENCH_FAILED;
+        tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK && (!compare || !isnan(r->max_abs_err));
     }
-    if (!c->o.n_variants) {
-        fprintf(stderr, "ortqual bench: --variants is required (see --help)\n");
-        return -1;
+    return tested;
+}
+
+/* Usage and input errors of the sweep (bad option values, files that do not fit). */
+static int sweep_exit(oq_status st)
+{
+    return st == OQ_ERR_INVALID_ARG || st == OQ_ERR_IO || st == OQ_ERR_FORMAT || st == OQ_ERR_SHAPE ||
+                   st == OQ_ERR_NOT_FOUND
+               ? OQ_EXIT_USAGE
+               : OQ_EXIT_RUNTIME;
+}
+
+static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows, int argc, char **argv)
+{
+    oq_err err = {0};
+    char csv[4096], json[4096];
+    snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
+    snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (oq_mkdirs(c->outdir, &err) != OQ_OK ||
+        oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
+        oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual bench: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
     }
-    if (!c->kv_given) c->o.kv_heads = c->o.heads;
-    return 0;
+    if (c->o.model_path) print_model_table(rows);
+    else print_table(rows);
+    printf("wrote %s and %s\n", json, csv);
+    if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
+    else printf("report: %s/report.html\n", c->outdir);
+    return OQ_EXIT_OK;
 }
 
 static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
 {
     oq_err err = {0};
-    if (oq_mkdirs(c->outdir, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return OQ_EXIT_RUNTIME;
-    }
     progress p = {isatty(2), c->quiet};
     oq_bench_rows *rows = NULL;
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
-    if (st == OQ_ERR_INVALID_ARG) {
-        fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return OQ_EXIT_USAGE;
-    }
     if (st) {
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return OQ_EXIT_RUNTIME;
+        return sweep_exit(st);
     }
-    char csv[4096];
-    snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
-    char json[4096];
-    snprintf(json, sizeof json, "%s/summary.json", c->outdir);
-    if (oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
-        oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        oq_bench_rows_free(rows);
-        return OQ_EXIT_RUNTIME;
-    }
-    print_table(rows);
-    int failed = 0;
-    size_t tested = 0;
-    for (size_t i = 0; i < rows->n; i++) {
-        const oq_bench_row *r = &rows->rows[i];
-        failed |= r->status == OQ_BENCH_FAILED;
-        /* under test: an ONNX Runtime variant that ran, compared with the reference when there is one */
-        tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK && (!c->o.reference || !isnan(r->max_abs_err));
-    }
-    printf("wrote %s/summary.json and %s\n", c->outdir, csv);
-    if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
-    else printf("report: %s/report.html\n", c->outdir);
+    int rc = write_outputs(c, rt, rows, argc, argv), failed = 0;
+    size_t tested = count_tested(c, rows, &failed);
     oq_bench_rows_free(rows);
+    if (rc) return rc;
     if (failed) return OQ_EXIT_FAIL;
     if (!tested) {
+        int compare = c->o.model_path ? c->o.expected_path != NULL : c->o.reference;
         fprintf(stderr, "ortqual bench: no variant under test ran%s (every ONNX Runtime row skipped, unsupported "
                         "or oom, or only the reference); %s\n",
-                c->o.reference ? " and was compared" : "", c->allow_skip ? "accepted by --allow-skip" : "--allow-skip accepts that");
+                compare ? " and was compared" : "", c->allow_skip ? "accepted by --allow-skip" : "--allow-skip accepts that");
         return c->allow_skip ? OQ_EXIT_OK : OQ_EXIT_FAIL;
     }
     return OQ_EXIT_OK;
 }
 
+/* Provider options are checked against the EP that takes them: --ep with --model, else the
+ * first variant on a non-CPU runtime. */
+static int open_runtime(cli_state *c, oq_runtime **rt)
+{
+    struct oq_cli_runtime cr = c->cr;
+    for (size_t i = 0; !cr.ep && i < c->o.n_variants; i++)
+        if (oq_config_on_ep(&c->o.variants[i])) cr.ep = c->o.variants[i].runtime;
+    return oq_cli_runtime_open(&cr, rt);
+}
+
+static void state_clear(cli_state *c)
+{
+    oq_cli_runtime_clear(&c->cr);
+    oq_cli_list_clear(&c->tolerances);
+    free(c->tolerance_text);
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    cli_state c;
-    memset(&c, 0, sizeof c);
-    oq_bench_opts_default(&c.o);
-    c.outdir = "bench-out";
-    int rc = parse_args(&c, argc, argv);
+    cli_state *c = calloc(1, sizeof *c);
+    if (!c) return OQ_EXIT_RUNTIME;
+    oq_bench_opts_default(&c->o);
+    c->outdir = "bench-out";
+    int rc = parse_args(c, argc, argv);
     if (rc) {
-        oq_cli_runtime_clear(&c.cr);
+        state_clear(c);
+        free(c);
         return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     }
+    snprintf(c->profile_dir, sizeof c->profile_dir, "%s/profiles", c->outdir);
+    c->o.profile_dir = c->profile_dir;
+    c->o.model_ep = c->cr.ep;
     oq_runtime *rt = NULL;
-    rc = oq_cli_runtime_open(&c.cr, &rt);
+    rc = open_runtime(c, &rt);
     if (!rc) {
-        c.o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */
-        c.o.n_ep_options = c.cr.n_options;
-        c.o.ep_option_keys = (const char *const *)c.cr.option_keys;
-        c.o.ep_option_values = (const char *const *)c.cr.option_values;
-        rc = run_bench(&c, rt, argc, argv);
+        c->o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */
+        c->o.n_ep_options = c->cr.n_options;
+        c->o.ep_option_keys = (const char *const *)c->cr.option_keys;
+        c->o.ep_option_values = (const char *const *)c->cr.option_values;
+        rc = run_bench(c, rt, argc, argv);
     }
     oq_runtime_free(rt);
-    oq_cli_runtime_clear(&c.cr);
+    state_clear(c);
+    free(c);
     return rc;
 }

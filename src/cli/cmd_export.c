@@ -174,6 +174,17 @@ static int parse(const char *name, const char *head, const char *foot, const oq_
     return -1;
 }
 
+static int set_io_dtype(const oq_opt *opt, const char *arg)
+{
+    oq_dtype t = oq_dtype_parse(arg);
+    if (t != OQ_DTYPE_FLOAT32 && t != OQ_DTYPE_FLOAT16) {
+        fprintf(stderr, "ortqual export sdpa: --io-dtype '%s': use float32 or float16\n", arg);
+        return -1;
+    }
+    *(oq_dtype *)opt->ctx = t;
+    return 0;
+}
+
 static int export_sdpa(int argc, char **argv)
 {
     oq_sdpa_config c;
@@ -187,6 +198,10 @@ static int export_sdpa(int argc, char **argv)
         SIZE_OPT("head-dim", "D", &c.head_dim, 1, NULL, "head size (default 16)"),
         SIZE_OPT("layout", "3|4", &c.layout, 0, NULL, "3: [B,L,H*D]; 4: [B,H,L,D] (default 4)"),
         OQ_OPT_CALLBACK("unmasked", NULL, set_unmasked, &o, "no mask input, no padding (same as --mask none)"),
+        OQ_OPT_CALLBACK("io-dtype", "T", set_io_dtype, &c.io_dtype,
+                        "float32 | float16 (default float32): float16 inputs and output\n"
+                        "(with --attention-dtype float16 and --mask none: the attention\n"
+                        "alone, no Cast, as PyTorch's fp16 SDPA is timed)"),
         COMMON_OPTS(&o),
         OQ_OPT_END};
     int rc = parse("export sdpa", sdpa_head, sdpa_foot, opts, argc, argv, &o);

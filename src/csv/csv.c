@@ -16,10 +16,11 @@
 const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
     "variant",    "status",       "device",         "dtype",    "representation", "kernel",
     "kernel_requested", "shapes", "io_binding",     "masked",   "batch",          "seq_len",
-    "valid_elements", "heads",    "kv_heads",       "head_dim", "threads",        "warmup",
-    "iters",      "session_ms",   "first_run_ms",   "mean_ms",  "std_ms",         "min_ms",
-    "p50_ms",     "p90_ms",       "p99_ms",         "peak_rss_mb", "vmhwm_mb",    "peak_gpu_mb",
-    "max_abs_err", "nan_count",   "error"};
+    "valid_elements", "heads",    "kv_heads",       "head_dim", "threads",        "inter_op_threads",
+    "warmup",     "iters",        "session_ms",     "first_run_ms", "mean_ms",    "std_ms",
+    "min_ms",     "p50_ms",       "p90_ms",         "p95_ms",   "p99_ms",         "p999_ms",
+    "max_ms",     "peak_rss_mb",  "vmhwm_mb",       "peak_gpu_mb", "max_abs_err", "nan_count",
+    "profile_node_ms", "profile_kernel_ms", "dims", "seq_dim", "error"};
 
 const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS] = {
     "config", "output", "batch", "valid_size", "seconds_first", "seconds_median", "max_abs_err"};
@@ -358,13 +359,30 @@ static json_t *kernel_column(const json_t *rec)
     return json_string(buf);
 }
 
+/* The dims column: {"batch": 2, "seq": 128} -> "batch=2;seq=128", as summary.csv writes it. */
+static json_t *dims_column(const json_t *dims)
+{
+    char buf[1024] = "";
+    size_t used = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)dims, k, v) {
+        if (used < sizeof buf)
+            used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s=%lld", used ? ";" : "", k,
+                                     (long long)json_integer_value(v));
+    }
+    return json_string(buf);
+}
+
 static json_t *bench_flat(const json_t *rec)
 {
     static const char *const same[] = {"variant", "status", "device", "dtype", "representation", "shapes",
                                        "io_binding", "batch", "seq_len", "heads", "kv_heads", "head_dim",
-                                       "threads", "warmup", "iters", "session_ms", "first_run_ms", "error"};
-    static const char *const stats[][2] = {{"mean_ms", "mean"}, {"std_ms", "std"}, {"min_ms", "min"},
-                                           {"p50_ms", "p50"},   {"p90_ms", "p90"}, {"p99_ms", "p99"}};
+                                       "threads", "inter_op_threads", "warmup", "iters", "session_ms",
+                                       "first_run_ms", "seq_dim", "error"};
+    static const char *const stats[][2] = {{"mean_ms", "mean"}, {"std_ms", "std"},   {"min_ms", "min"},
+                                           {"p50_ms", "p50"},   {"p90_ms", "p90"},   {"p95_ms", "p95"},
+                                           {"p99_ms", "p99"},   {"p999_ms", "p99.9"}, {"max_ms", "max"}};
     json_t *o = json_object();
     for (size_t i = 0; o && i < sizeof same / sizeof *same; i++) {
         json_t *v = json_object_get(rec, same[i]);
@@ -382,6 +400,10 @@ static json_t *bench_flat(const json_t *rec)
     set_mib(o, "peak_gpu_mb", json_object_get(mem, "gpu_bytes"));
     set_num(o, "max_abs_err", json_object_get(acc, "max_abs_err"));
     set_num(o, "nan_count", json_object_get(acc, "nan_count"));
+    const json_t *prof = json_object_get(rec, "profile");
+    set_num(o, "profile_node_ms", json_object_get(prof, "node_ms"));
+    set_num(o, "profile_kernel_ms", json_object_get(prof, "kernel_ms"));
+    json_object_set_new(o, "dims", dims_column(json_object_get(rec, "dims")));
     return o;
 }
 

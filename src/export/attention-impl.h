@@ -20,6 +20,7 @@ typedef struct oq_attn_builder {
     oq_attn_format format;
     oq_mask_form mask;      /* resolved: NONE, ADDITIVE, BOOL or SEQLEN */
     oq_dtype dtype;         /* attention dtype */
+    oq_dtype io_dtype;      /* q, k, v and the result: 0 (float32) or the attention dtype */
     int32_t heads, kv_heads, head_dim;
     int32_t layout;         /* 3 or 4, for q, k, v and the result */
     const char *mask_in;    /* public float32 [B, L] mask, NULL when unmasked */
@@ -37,8 +38,9 @@ typedef struct oq_attn_builder {
 /* Large negative bias of padded keys in the additive form, per dtype. */
 double oq_attn_mask_bias(oq_dtype dtype);
 
-/* Attention of q, k, v (float32, layout b->layout) -> float32 result in the
- * same layout as q. Returns the value name, NULL after a graph error. */
+/* Attention of q, k, v (io_dtype, layout b->layout) -> a result of that dtype in the
+ * same layout as q, cast to and from the attention dtype when they differ. Returns
+ * the value name, NULL after a graph error. */
 const char *oq_attn_build(oq_attn_builder *b, const char *q, const char *k, const char *v);
 
 /* Where(valid, x, 0) with the mask broadcast for a rank-3 [B, L, C] value

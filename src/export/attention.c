@@ -112,6 +112,9 @@ static void pow2_split(double scale, double *p, double *r)
     *r = 2.0 * m;
 }
 
+/* The dtype of q, k, v and the result. */
+static oq_dtype io_dtype(const oq_attn_builder *b) { return b->io_dtype ? b->io_dtype : OQ_DTYPE_FLOAT32; }
+
 static const char *decomposed(oq_attn_builder *b, const char *q, const char *k, const char *v)
 {
     oq_graph *g = b->g;
@@ -121,7 +124,7 @@ static const char *decomposed(oq_attn_builder *b, const char *q, const char *k, 
         k = split_heads(g, k, hkv, d);
         v = split_heads(g, v, hkv, d);
     }
-    if (b->dtype != OQ_DTYPE_FLOAT32) {
+    if (b->dtype != io_dtype(b)) {
         q = cast(g, q, b->dtype);
         k = cast(g, k, b->dtype);
         v = cast(g, v, b->dtype);
@@ -155,14 +158,14 @@ static const char *decomposed(oq_attn_builder *b, const char *q, const char *k, 
         const int64_t shape[] = {0, h, -1, d};
         y = OP(g, "Reshape", y, oq_graph_const_i64(g, "shape", 4, shape));
     }
-    if (b->dtype != OQ_DTYPE_FLOAT32) y = cast(g, y, OQ_DTYPE_FLOAT32);
+    if (b->dtype != io_dtype(b)) y = cast(g, y, io_dtype(b));
     return b->layout == 3 ? merge_heads(g, y, h, d) : y;
 }
 
 static const char *attention_op(oq_attn_builder *b, const char *q, const char *k, const char *v)
 {
     oq_graph *g = b->g;
-    if (b->dtype != OQ_DTYPE_FLOAT32) {
+    if (b->dtype != io_dtype(b)) {
         q = cast(g, q, b->dtype);
         k = cast(g, k, b->dtype);
         v = cast(g, v, b->dtype);
@@ -182,7 +185,7 @@ static const char *attention_op(oq_attn_builder *b, const char *q, const char *k
     const char *name = oq_graph_fresh_name(g, b->node_name ? b->node_name : "attn");
     if (!y || !name) return NULL;
     if (oq_graph_add_node(g, "Attention", NULL, name, n_in, in, 1, &y, 2, a)) return NULL;
-    return b->dtype != OQ_DTYPE_FLOAT32 ? cast(g, y, OQ_DTYPE_FLOAT32) : y;
+    return b->dtype != io_dtype(b) ? cast(g, y, io_dtype(b)) : y;
 }
 
 const char *oq_attn_build(oq_attn_builder *b, const char *q, const char *k, const char *v)

@@ -51,6 +51,14 @@ oq_status oq_sdpa_config_check(const oq_sdpa_config *c, oq_err *err)
     if (c->layout != 3 && c->layout != 4)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "--layout %d: use 3 ([B,L,H*D]) or 4 ([B,H,L,D])",
                           (int)c->layout);
+    oq_dtype io = c->io_dtype ? c->io_dtype : OQ_DTYPE_FLOAT32;
+    if (io != OQ_DTYPE_FLOAT32 && io != OQ_DTYPE_FLOAT16)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--io-dtype %s: only float32 and float16 are supported",
+                          oq_dtype_name(io));
+    if (io == OQ_DTYPE_FLOAT16 &&
+        (c->attention_dtype != OQ_DTYPE_FLOAT16 || oq_mask_form_resolve(c->format, c->mask) != OQ_MASK_NONE))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--io-dtype float16 needs --attention-dtype float16 and --mask none (unmasked)");
     return oq_export_check_common(c->format, c->mask, c->attention_dtype, c->static_batch,
                                   c->static_seq, err);
 }
@@ -83,12 +91,13 @@ oq_status oq_export_sdpa(const oq_sdpa_config *c, oq_graph **out, oq_err *err)
     oq_dim qd[4], kd[4];
     io_dims(c, c->heads, qd);
     io_dims(c, c->kv_heads, kd);
-    oq_graph_add_input(g, "query", OQ_DTYPE_FLOAT32, c->layout, qd);
-    oq_graph_add_input(g, "key", OQ_DTYPE_FLOAT32, c->layout, kd);
-    oq_graph_add_input(g, "value", OQ_DTYPE_FLOAT32, c->layout, kd);
+    oq_dtype io = c->io_dtype ? c->io_dtype : OQ_DTYPE_FLOAT32;
+    oq_graph_add_input(g, "query", io, c->layout, qd);
+    oq_graph_add_input(g, "key", io, c->layout, kd);
+    oq_graph_add_input(g, "value", io, c->layout, kd);
     oq_attn_builder b = {
         .g = g, .format = c->format, .mask = oq_mask_form_resolve(c->format, c->mask),
-        .dtype = c->attention_dtype, .heads = c->heads, .kv_heads = c->kv_heads,
+        .dtype = c->attention_dtype, .io_dtype = io, .heads = c->heads, .kv_heads = c->kv_heads,
         .head_dim = c->head_dim, .layout = c->layout};
     if (b.mask != OQ_MASK_NONE) {
         oq_dim md[2] = {c->static_batch ? OQ_DIM(c->static_batch) : OQ_DIM_SYM("batch"),
@@ -98,7 +107,7 @@ oq_status oq_export_sdpa(const oq_sdpa_config *c, oq_graph **out, oq_err *err)
     }
     const char *y = oq_attn_build(&b, "query", "key", "value");
     if (y && b.mask != OQ_MASK_NONE) y = oq_attn_zero_padding(&b, y, c->layout == 3);
-    if (y) oq_graph_add_output(g, y, "output", OQ_DTYPE_FLOAT32, c->layout, qd);
+    if (y) oq_graph_add_output(g, y, "output", io, c->layout, qd);
 
     char doc[1024], desc[768];
     oq_attn_describe(&b, desc, sizeof desc);

@@ -50,9 +50,10 @@ typedef struct bench_row {
     const char *variant;         /* series label: the variant, plus settings that vary */
     const char *name;            /* the variant column as written */
     const char *shapes, *io;     /* "" when the column is absent */
+    const char *seq_dim;         /* bench --model: what seq_len is ("" otherwise) */
     int masked;
-    long long batch, seq_len, heads, head_dim;
-    long long kv_heads, threads; /* -1 when absent or empty */
+    long long batch, seq_len;
+    long long heads, head_dim, kv_heads, threads; /* -1 when absent or empty (a model's rows) */
     double ms, rss, gpu, err;    /* NaN when empty */
 } bench_row;
 
@@ -65,7 +66,7 @@ typedef struct bench_data {
 
 enum { BC_VARIANT, BC_MASKED, BC_BATCH, BC_SEQ, BC_HEADS, BC_HDIM, BC_STAT, BC_RSS, BC_GPU, BC_ERR, BC_N };
 /* Columns that may be missing (older files, JSON records without them). */
-enum { BO_KV, BO_THREADS, BO_SHAPES, BO_IO, BO_N };
+enum { BO_KV, BO_THREADS, BO_SHAPES, BO_IO, BO_SEQ_DIM, BO_N };
 
 static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, long long *v, oq_err *err)
 {
@@ -89,12 +90,13 @@ static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const si
     }
     b->shapes = oq_arena_strdup(a, opt[BO_SHAPES] ? oq_csv_get(t, r, *opt[BO_SHAPES]) : "");
     b->io = oq_arena_strdup(a, opt[BO_IO] ? oq_csv_get(t, r, *opt[BO_IO]) : "");
-    if (!b->shapes || !b->io) return OQ_NOMEM(err);
+    b->seq_dim = oq_arena_strdup(a, opt[BO_SEQ_DIM] ? oq_csv_get(t, r, *opt[BO_SEQ_DIM]) : "");
+    if (!b->shapes || !b->io || !b->seq_dim) return OQ_NOMEM(err);
     if ((st = oq_csv_get_bool(t, r, col[BC_MASKED], &b->masked, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_BATCH], &b->batch, err)) ||
         (st = oq_csv_get_int(t, r, col[BC_SEQ], &b->seq_len, err)) ||
-        (st = oq_csv_get_int(t, r, col[BC_HEADS], &b->heads, err)) ||
-        (st = oq_csv_get_int(t, r, col[BC_HDIM], &b->head_dim, err)) ||
+        (st = get_opt_int(t, r, &col[BC_HEADS], &b->heads, err)) ||
+        (st = get_opt_int(t, r, &col[BC_HDIM], &b->head_dim, err)) ||
         (st = get_opt_int(t, r, opt[BO_KV], &b->kv_heads, err)) ||
         (st = get_opt_int(t, r, opt[BO_THREADS], &b->threads, err)) ||
         (st = oq_csv_get_double(t, r, col[BC_STAT], &b->ms, err)) ||
@@ -137,7 +139,7 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
 {
     const char *names[BC_N] = {"variant", "masked", "batch", "seq_len", "heads", "head_dim",
                                bd->stat, "peak_rss_mb", "peak_gpu_mb", "max_abs_err"};
-    static const char *const opt_names[BO_N] = {"kv_heads", "threads", "shapes", "io_binding"};
+    static const char *const opt_names[BO_N] = {"kv_heads", "threads", "shapes", "io_binding", "seq_dim"};
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) total += oq_csv_nrows(tables[i]);
     bd->rows = calloc(total ? total : 1, sizeof *bd->rows);
@@ -227,6 +229,7 @@ typedef struct group {
     size_t n;
     const char *suffix; /* "" or "_b4_masked"... */
     const char *shape;  /* "batch 4, masked, 8 heads, head dim 64" */
+    const char *xlabel; /* "sequence length L (tokens)", or a model's swept dimension */
 } group;
 
 typedef double (*metric_fn)(const bench_row *r);
@@ -297,8 +300,7 @@ static oq_status bench_metric_figure(oq_figures *fl, const group *g, const bench
                                      const char *base, const char *what, const char *ylabel,
                                      metric_fn m, oq_err *err)
 {
-    oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .logx = 1, .logy = 1,
-                       .xlabel = "sequence length L (tokens)", .ylabel = ylabel};
+    oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .logx = 1, .logy = 1, .xlabel = g->xlabel, .ylabel = ylabel};
     oq_plot_series *s;
     oq_status st = series_by_variant(&fl->mem, g, bd, m, &s, &sp.nseries, err);
     if (st || (st = length_ticks(&fl->mem, g, &sp, err))) return st;
@@ -320,7 +322,7 @@ static oq_status bench_speedup_figure(oq_figures *fl, const group *g, const benc
                                       const char *baseline, oq_err *err)
 {
     oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .logx = 1, .logy = 1, .has_ref_y = 1, .ref_y = 1,
-                       .xlabel = "sequence length L (tokens)"};
+                       .xlabel = g->xlabel};
     oq_plot_series *s;
     size_t ns;
     oq_status st = series_by_variant(&fl->mem, g, bd, m_time, &s, &ns, err);
@@ -458,22 +460,28 @@ static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_
     if (r->kv_heads >= 0 && r->kv_heads != r->heads) snprintf(kv, sizeof kv, ", %lld kv heads", r->kv_heads);
     if (r->threads > 0) snprintf(th, sizeof th, ", %lld thread%s", r->threads, r->threads > 1 ? "s" : "");
     g->suffix = oq_arena_printf(a, "%s%s%s%s%s%s", sfx[0], sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
-    g->shape = oq_arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
-                            r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
-    return g->suffix && g->shape ? OQ_OK : OQ_NOMEM(err);
+    if (r->heads < 0) /* a model's rows: no attention shape */
+        g->shape = oq_arena_printf(a, "batch %lld, %s%s", r->batch, r->masked ? "masked" : "unmasked", th);
+    else
+        g->shape = oq_arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
+                                   r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
+    g->xlabel = *r->seq_dim ? oq_arena_printf(a, "dimension '%s'", r->seq_dim) : "sequence length L (tokens)";
+    return g->suffix && g->shape && g->xlabel ? OQ_OK : OQ_NOMEM(err);
 }
 
 static oq_status bench_figures(oq_figures *fl, const bench_data *bd, const char *baseline, oq_err *err)
 {
     char *tlabel = oq_arena_printf(&fl->mem, "time per batch (ms, %s)", stat_name(bd->stat));
     char *ttitle = oq_arena_printf(&fl->mem, "Attention runtime (%s)", stat_name(bd->stat));
-    if (!tlabel || !ttitle) return OQ_NOMEM(err);
+    char *mtitle = oq_arena_printf(&fl->mem, "Model runtime (%s)", stat_name(bd->stat));
+    if (!tlabel || !ttitle || !mtitle) return OQ_NOMEM(err);
     for (size_t i0 = 0; i0 < bd->n;) {
         size_t i1 = i0 + 1;
         while (i1 < bd->n && same_group(&bd->rows[i0], &bd->rows[i1])) i1++;
-        group g = {&bd->rows[i0], i1 - i0, NULL, NULL};
+        group g = {&bd->rows[i0], i1 - i0, NULL, NULL, NULL};
         oq_status st = describe_group(&fl->mem, &g, bd, err);
-        if (st || (st = bench_metric_figure(fl, &g, bd, "runtime", ttitle, tlabel, m_time, err)) ||
+        if (st || (st = bench_metric_figure(fl, &g, bd, "runtime", g.rows[0].heads < 0 ? mtitle : ttitle, tlabel,
+                                            m_time, err)) ||
             (st = bench_metric_figure(fl, &g, bd, "memory", "Peak resident memory (process)",
                                       "peak RSS (MiB)", m_rss, err)) ||
             (st = bench_metric_figure(fl, &g, bd, "gpu_memory", "Peak GPU memory (process)",

@@ -42,6 +42,14 @@ static int status_vmhwm(uint64_t *vmhwm)
     return found;
 }
 
+oq_status oq_proc_peak_reset(oq_err *err)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : write(fd, "5", 1);
+    if (fd >= 0) close(fd);
+    return n == 1 ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "/proc/self/clear_refs: cannot reset the peak resident set");
+}
+
 oq_status oq_proc_memory(uint64_t *rss, uint64_t *vmhwm, oq_err *err)
 {
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);

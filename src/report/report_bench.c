@@ -17,6 +17,16 @@ static void cell_num(oq_sb *b, const json_t *v, double scale)
     oq_sb_puts(b, "</td>");
 }
 
+static void error_row(oq_sb *b, const json_t *r, const char *st, int cols)
+{
+    if (!json_is_string(json_object_get(r, "error"))) return;
+    int failed = !strcmp(st, "failed");
+    oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"%d\" class=\"%s\">", failed ? "failed" : "", cols,
+                 failed ? "reason" : "muted");
+    oq_sb_esc(b, oq_j_str(r, "error", ""));
+    oq_sb_puts(b, "</td></tr>\n");
+}
+
 static void rows_table(oq_sb *b, const json_t *results)
 {
     oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Rows</h2>\n<table id=\"config-table\"><tr><th>variant</th>"
@@ -46,20 +56,60 @@ static void rows_table(oq_sb *b, const json_t *results)
         cell_num(b, json_object_get(mem, "gpu_bytes"), 1.0 / 1048576);
         cell_num(b, json_object_get(json_object_get(r, "accuracy"), "max_abs_err"), 1);
         oq_sb_puts(b, "</tr>\n");
-        if (json_is_string(json_object_get(r, "error"))) {
-            oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"16\" class=\"%s\">", ok || strcmp(st, "failed") ? "" : "failed",
-                         strcmp(st, "failed") ? "muted" : "reason");
-            oq_sb_esc(b, oq_j_str(r, "error", ""));
-            oq_sb_puts(b, "</td></tr>\n");
-        }
+        error_row(b, r, st, 16);
     }
     oq_sb_puts(b, "</table>\n<p class=\"muted\">Times per batch over the timed runs (the first run and session "
                   "creation apart); error against the float64 reference.</p>\n</section>\n");
 }
 
+/* "batch=2 seq=128" from a model row's dims. */
+static void point_text(const json_t *dims, char *buf, size_t n)
+{
+    size_t used = 0;
+    const char *k;
+    json_t *v;
+    buf[0] = '\0';
+    json_object_foreach((json_t *)dims, k, v) {
+        if (used < n) used += (size_t)snprintf(buf + used, n - used, "%s%s=%lld", used ? " " : "", k,
+                                               (long long)json_integer_value(v));
+    }
+}
+
+/* bench --model: one row per point, the percentiles users look for. */
+static void model_rows_table(oq_sb *b, const json_t *results)
+{
+    static const char *const pct[] = {"p50", "p90", "p95", "p99", "p99.9", "max", "mean", "std"};
+    oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Points</h2>\n<table id=\"config-table\"><tr><th>variant</th>"
+                  "<th>status</th><th>point</th><th>I/O</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 ms</th>"
+                  "<th>p99.9 ms</th><th>max ms</th><th>mean ms</th><th>std ms</th><th>first run ms</th>"
+                  "<th>session ms</th><th>peak RSS MiB</th><th>max |error|</th></tr>\n");
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        const char *st = oq_j_str(r, "status", "?");
+        const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
+        char point[512];
+        point_text(json_object_get(r, "dims"), point, sizeof point);
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed"));
+        oq_html_td(b, oq_j_str(r, "variant", "?"));
+        oq_html_td_status(b, st);
+        oq_html_td(b, *point ? point : "\xe2\x80\x93");
+        oq_html_td(b, oq_j_str(r, "io_binding", ""));
+        for (size_t k = 0; k < sizeof pct / sizeof *pct; k++) cell_num(b, json_object_get(stats, pct[k]), 1);
+        cell_num(b, json_object_get(r, "first_run_ms"), 1);
+        cell_num(b, json_object_get(r, "session_ms"), 1);
+        cell_num(b, json_object_get(mem, "peak_rss_bytes"), 1.0 / 1048576);
+        cell_num(b, json_object_get(json_object_get(r, "accuracy"), "max_abs_err"), 1);
+        oq_sb_puts(b, "</tr>\n");
+        error_row(b, r, st, 15);
+    }
+    oq_sb_puts(b, "</table>\n<p class=\"muted\">Times per run over the timed runs (the first run and session "
+                  "creation apart); error against the outputs given with --expected.</p>\n</section>\n");
+}
+
 static void options_section(oq_sb *b, const json_t *config)
 {
-    oq_sb_puts(b, "<section id=\"options\">\n<h2>Sweep</h2>\n<pre>");
+    oq_sb_puts(b, "<section id=\"options\">\n<h2>Options</h2>\n<pre>");
     char *text = json_dumps(config, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     oq_sb_esc(b, text ? text : "");
     free(text);
@@ -99,7 +149,8 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
                     detail);
     oq_sb_puts(b, "<nav><a href=\"#configurations\">rows</a><a href=\"#plots\">figures</a><a href=\"#options\">sweep</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
-    rows_table(b, results);
+    if (!strcmp(oq_j_str(s, "mode", "attention"), "model")) model_rows_table(b, results);
+    else rows_table(b, results);
     oq_html_figures(b, s, name);
     options_section(b, json_object_get(s, "config"));
     oq_html_environment(b, json_object_get(sys, "evidence"), NULL);

@@ -61,6 +61,22 @@ int oq_graph_opt_from_level(int level)
     return -1;
 }
 
+/* Inter-op threads only act in ORT's parallel execution mode: asking for them turns it on. */
+static oq_status inter_op(oq_runtime *rt, const oq_session_opts *o, OrtSessionOptions *so, oq_err *err)
+{
+    const OrtApi *api = rt->api;
+    if (o->inter_op_threads < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "inter-op threads %d: must be >= 0",
+                          o->inter_op_threads);
+    if (!o->inter_op_threads) return OQ_OK;
+    oq_status st = oq_ort_status(rt, api->SetSessionExecutionMode(so, ORT_PARALLEL), err,
+                                 "SetSessionExecutionMode");
+    if (!st)
+        st = oq_ort_status(rt, api->SetInterOpNumThreads(so, o->inter_op_threads), err,
+                           "SetInterOpNumThreads");
+    return st;
+}
+
 static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSessionOptions *so,
                                oq_session *s, oq_err *err)
 {
@@ -73,6 +89,7 @@ static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSess
         (st = oq_ort_status(rt, api->SetIntraOpNumThreads(so, o->intra_op_threads), err,
                             "SetIntraOpNumThreads")) != OQ_OK)
         return st;
+    if ((st = inter_op(rt, o, so, err)) != OQ_OK) return st;
     if ((unsigned)o->graph_opt > OQ_GRAPH_OPT_ALL)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "graph optimization level %d: not an oq_graph_opt",
                           (int)o->graph_opt);

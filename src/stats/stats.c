@@ -47,7 +47,9 @@ oq_status oq_stats_compute(const double *samples, size_t n, oq_stats *out,
     out->max = s[n - 1];
     out->p50 = oq_percentile_sorted(s, n, 50);
     out->p90 = oq_percentile_sorted(s, n, 90);
+    out->p95 = oq_percentile_sorted(s, n, 95);
     out->p99 = oq_percentile_sorted(s, n, 99);
+    out->p999 = oq_percentile_sorted(s, n, 99.9);
     free(s);
     return OQ_OK;
 }

@@ -11,7 +11,7 @@ COMMON=(--seq-lens 32,64 --num-heads 2 --head-dim 8 --iters 3 --warmup 1 --threa
 
 # 1. Two variants (the reference and ORT CPU), 2 lengths, both modes: 8 rows.
 expect 0 "wrote $T/a/summary.json" "$Q" bench --variants ref,cpu:attention24:fp32 "${COMMON[@]}" --outdir "$T/a"
-HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p99_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,error'
+HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,inter_op_threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,profile_node_ms,profile_kernel_ms,dims,seq_dim,error'
 if [ "$(head -n1 "$T/a/summary.csv")" = "$HEADER" ]; then ok "summary.csv header"; else bad "summary.csv header: $(head -n1 "$T/a/summary.csv")"; fi
 rows=$(($(wc -l <"$T/a/summary.csv") - 1))
 if [ "$rows" -eq 8 ]; then ok "8 rows (2 variants x 2 lengths x 2 modes)"; else bad "rows: $rows"; fi
@@ -71,7 +71,7 @@ if "$PY" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert l
 
 # 4. Usage errors: exit 2 with a one-line message naming the problem.
 expect 2 "unknown or incomplete option '--bogus'" "$Q" bench --variants ref --bogus
-expect 2 "--variants is required" "$Q" bench --seq-lens 32
+expect 2 "--variants \(or --model\) is required" "$Q" bench --seq-lens 32
 expect 2 "attention only" "$Q" bench --variants cpu:model:fp32
 expect 2 "--seq-lens '0'" "$Q" bench --variants ref --seq-lens 0
 expect 2 "--modes 'sometimes'" "$Q" bench --variants ref --modes sometimes

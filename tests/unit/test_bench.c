@@ -36,7 +36,9 @@ static void test_stats_known_samples(void **state)
     assert_near(s.max, 10, 0);
     assert_near(s.p50, 5.5, 1e-12);
     assert_near(s.p90, 9.1, 1e-12);
+    assert_near(s.p95, 9.55, 1e-12);
     assert_near(s.p99, 9.91, 1e-12);
+    assert_near(s.p999, 9.991, 1e-12);
     assert_near(x[0], 7, 0); /* the input is not sorted in place */
 }
 
@@ -48,7 +50,9 @@ static void test_stats_odd_count(void **state)
     assert_int_equal(oq_stats_compute(x, 3, &s, NULL), OQ_OK);
     assert_near(s.p50, 2.5, 1e-12);
     assert_near(s.p90, 3.7, 1e-12);
+    assert_near(s.p95, 3.85, 1e-12);
     assert_near(s.p99, 3.97, 1e-12);
+    assert_near(s.p999, 3.997, 1e-12);
     assert_near(s.std, 1.755942292142123, 1e-12);
 }
 

@@ -13,6 +13,7 @@
 
 #include "ortqual/reference.h"
 #include "ortqual/export.h"
+#include "ortqual/inspect.h"
 #include "ortqual/runtime.h"
 
 /* Tolerances (documented in docs/export.md): |ort - ref| <= atol + rtol * |ref|. */
@@ -402,6 +403,51 @@ static void test_sdpa_matches_reference(void **state)
     print_message("sdpa max |ort - ref|: float32 %.3g, float16 %.3g\n", worst32, worst16);
 }
 
+/* float16 inputs and output (--io-dtype float16): no Cast anywhere, the output float16 and
+ * within float16 tolerance of float64 attention on the same (float16-rounded) inputs. */
+static void test_sdpa_float16_io(void **state)
+{
+    (void)state;
+    for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
+        oq_sdpa_config c;
+        oq_sdpa_config_default(&c);
+        c.format = (oq_attn_format)f;
+        c.mask = OQ_MASK_NONE;
+        c.attention_dtype = c.io_dtype = OQ_DTYPE_FLOAT16;
+        oq_graph *g;
+        uint8_t *buf;
+        size_t n;
+        oq_err err = {0};
+        oq_model_info *mi = NULL;
+        assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_OK);
+        assert_int_equal(oq_graph_serialize(g, &buf, &n, &err), OQ_OK);
+        assert_int_equal(oq_model_inspect_bytes(buf, n, "sdpa16", &mi, &err), OQ_OK);
+        for (size_t i = 0; i < mi->n_ops; i++) assert_string_not_equal(mi->ops[i].op_type, "Cast");
+        assert_int_equal(mi->inputs[0].elem_type, OQ_DTYPE_FLOAT16);
+        assert_int_equal(mi->outputs[0].elem_type, OQ_DTYPE_FLOAT16);
+        oq_model_info_free(mi);
+        free(buf);
+        oq_session *s = session_of(g);
+        oq_graph_free(g);
+        int64_t shape[4] = {2, c.heads, 9, c.head_dim}, all[2] = {9, 9};
+        oq_tensor *x[3] = {rand_tensor("query", 4, shape), rand_tensor("key", 4, shape), rand_tensor("value", 4, shape)};
+        oq_tensor *h[3];
+        for (int i = 0; i < 3; i++) assert_int_equal(oq_tensor_convert(x[i], OQ_DTYPE_FLOAT16, &h[i], &err), OQ_OK);
+        oq_tensor *ref = sdpa_ref(h[0], h[1], h[2], all, 0);
+        size_t n_out;
+        oq_tensor **out = run(s, 3, h, &n_out);
+        assert_int_equal(out[0]->dtype, OQ_DTYPE_FLOAT16);
+        check_output(out[0], ref, all, 2, TOL16_ATOL, TOL16_RTOL);
+        oq_tensors_free(out, n_out);
+        oq_tensor_free(ref);
+        for (int i = 0; i < 3; i++) {
+            oq_tensor_free(x[i]);
+            oq_tensor_free(h[i]);
+        }
+        oq_session_free(s);
+    }
+}
+
 /* ---- configuration and weights errors ------------------------------------ */
 
 static void test_config_errors(void **state)
@@ -427,6 +473,17 @@ static void test_config_errors(void **state)
     assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_ERR_INVALID_ARG);
     oq_sdpa_config_default(&c);
     c.attention_dtype = OQ_DTYPE_FLOAT64;
+    assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_ERR_INVALID_ARG);
+    oq_sdpa_config_default(&c); /* float16 I/O: float16 attention, unmasked */
+    c.io_dtype = OQ_DTYPE_FLOAT16;
+    c.mask = OQ_MASK_NONE;
+    assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "--io-dtype float16 needs --attention-dtype float16 and --mask none"));
+    c.attention_dtype = OQ_DTYPE_FLOAT16;
+    c.mask = OQ_MASK_AUTO;
+    assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_ERR_INVALID_ARG);
+    c.mask = OQ_MASK_NONE;
+    c.io_dtype = OQ_DTYPE_INT64;
     assert_int_equal(oq_export_sdpa(&c, &g, &err), OQ_ERR_INVALID_ARG);
     assert_null(g);
 
@@ -546,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_encoder_padding_isolation),
         cmocka_unit_test(test_static_model_refuses_other_shapes),
         cmocka_unit_test(test_sdpa_matches_reference),
+        cmocka_unit_test(test_sdpa_float16_io),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_weights_from_tensors),
         cmocka_unit_test(test_reference_checks_inputs),

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ortqual/config.h"
 #include "ortqual/proc.h"
@@ -145,10 +146,37 @@ static void test_watch_lines(void **state)
     oq_proc_result_clear(&res);
 }
 
+/* Pages touched, then unmapped: VmHWM keeps them until the reset, which brings it down
+ * to the resident set; pages touched after the reset raise it again. */
+static void touch(size_t bytes, int unmap)
+{
+    unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    for (size_t i = 0; i < bytes; i += 4096) p[i] = 1;
+    if (unmap) munmap(p, bytes);
+}
+
+static void test_peak_reset(void **state)
+{
+    (void)state;
+    const uint64_t mib = 1u << 20;
+    uint64_t rss = 0, before = 0, reset = 0, after = 0;
+    touch(64 * mib, 1);
+    assert_int_equal(oq_proc_memory(&rss, &before, NULL), OQ_OK);
+    oq_err err = {0};
+    assert_int_equal(oq_proc_peak_reset(&err), OQ_OK);
+    assert_int_equal(oq_proc_memory(&rss, &reset, NULL), OQ_OK);
+    assert_true(reset + 48 * mib < before);
+    touch(16 * mib, 0);
+    assert_int_equal(oq_proc_memory(&rss, &after, NULL), OQ_OK);
+    assert_true(after >= reset + 15 * mib);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_watch_lines),
+        cmocka_unit_test(test_peak_reset),
         cmocka_unit_test(test_exit_code_and_tail),
         cmocka_unit_test(test_signal_reported),
         cmocka_unit_test(test_timeout_kills),

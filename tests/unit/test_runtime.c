@@ -202,6 +202,35 @@ static void test_session_from_file_and_options(void **state)
     rmdir(dir);
 }
 
+/* Inter-op threads (ORT's parallel execution mode) run the same model to the same
+ * result; a negative count is refused before ORT sees it. */
+static void test_inter_op_threads(void **state)
+{
+    (void)state;
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
+    oq_session_opts so = {.intra_op_threads = 1, .inter_op_threads = 2};
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_OK);
+    const int64_t shape[2] = {2, 3};
+    const float a[6] = {1, 2, 3, 4, 5, 6};
+    oq_tensor *in[2] = {f32("a", 2, shape, a), f32("b", 2, shape, a)};
+    size_t n_out = 0;
+    oq_tensor **out = NULL;
+    assert_int_equal(oq_session_run(s, 2, in, &n_out, &out, &err), OQ_OK);
+    assert_float_equal(((float *)out[0]->data)[5], 12.0f, 0);
+    oq_tensors_free(out, n_out);
+    oq_session_free(s);
+    so.inter_op_threads = -1;
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "inter-op threads -1"));
+    oq_tensor_free(in[0]);
+    oq_tensor_free(in[1]);
+    free(bytes);
+}
+
 /* Identity keeps every byte, so each supported dtype round-trips exactly. */
 static void roundtrip(oq_dtype dt)
 {
@@ -480,6 +509,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_reports_version),
+        cmocka_unit_test(test_inter_op_threads),
         cmocka_unit_test(test_load_search_finds_bundled),
         cmocka_unit_test(test_load_env_override_is_exclusive),
         cmocka_unit_test(test_load_missing_path),

@@ -1,0 +1,320 @@
+/* bench --model: a model of the user's, as it is, timed at every point of a sweep over
+ * its named dimensions. Everything the user gave is checked before any session. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench-impl.h"
+#include "ortqual/compare.h"
+#include "ortqual/inspect.h"
+#include "ortqual/npz.h"
+
+typedef struct model_sweep {
+    oq_model_info *mi;
+    oq_npz *inputs, *expected;
+    oq_bench_variant variant;
+    size_t n_points;
+    oq_bench_point *points;
+} model_sweep;
+
+typedef struct sweep_ctx_model {
+    oq_runtime *rt;
+    const oq_bench_opts *o;
+    const model_sweep *m;
+} sweep_ctx_model;
+
+static void sweep_clear(model_sweep *m)
+{
+    for (size_t i = 0; m->points && i < m->n_points; i++) oq_bench_point_clear(&m->points[i]);
+    free(m->points);
+    oq_npz_free(m->inputs);
+    oq_npz_free(m->expected);
+    oq_model_info_free(m->mi);
+    memset(m, 0, sizeof *m);
+}
+
+/* The range of generated integers must fit every integer input they fill. */
+static oq_status check_int_range(const oq_bench_opts *o, const oq_bench_input_info *in, oq_err *err)
+{
+    static const struct { oq_dtype t; double lo, hi; } range[] = {
+        {OQ_DTYPE_UINT8, 0, 255}, {OQ_DTYPE_INT8, -128, 127}, {OQ_DTYPE_UINT16, 0, 65535},
+        {OQ_DTYPE_INT16, -32768, 32767}, {OQ_DTYPE_UINT32, 0, 4294967295.0},
+        {OQ_DTYPE_INT32, -2147483648.0, 2147483647.0}, {OQ_DTYPE_UINT64, 0, 9007199254740992.0},
+        {OQ_DTYPE_INT64, -9007199254740992.0, 9007199254740992.0}};
+    if (strcmp(in->fill, "integers")) return OQ_OK;
+    for (size_t i = 0; i < sizeof range / sizeof *range; i++)
+        if (range[i].t == in->dtype && ((double)o->int_lo < range[i].lo || (double)o->int_hi > range[i].hi))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--int-range %lld,%lld: input '%s' is %s (%.0f..%.0f)",
+                              (long long)o->int_lo, (long long)o->int_hi, in->name, oq_dtype_name(in->dtype),
+                              range[i].lo, range[i].hi);
+    return OQ_OK;
+}
+
+/* Each expected tensor must name a model output. */
+static oq_status check_expected(const model_sweep *m, const char *model_path, oq_err *err)
+{
+    for (size_t i = 0; i < m->expected->count; i++) {
+        const char *name = m->expected->tensors[i]->name;
+        size_t k = 0;
+        while (k < m->mi->n_outputs && strcmp(m->mi->outputs[k].name, name)) k++;
+        int is_input = 0;
+        for (size_t j = 0; j < m->mi->n_inputs; j++) is_input |= !strcmp(m->mi->inputs[j].name, name);
+        if (k == m->mi->n_outputs && !is_input)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is not an output of %s", m->expected->path,
+                              name, model_path);
+    }
+    for (size_t k = 0; k < m->mi->n_outputs; k++)
+        if (oq_npz_get(m->expected, m->mi->outputs[k].name)) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an output of the model", m->expected->path);
+}
+
+/* An --inputs file must give at least one model input: else it is the wrong file. */
+static oq_status check_inputs(const model_sweep *m, oq_err *err)
+{
+    for (size_t i = 0; i < m->mi->n_inputs; i++)
+        if (oq_npz_get(m->inputs, m->mi->inputs[i].name)) return OQ_OK;
+    char list[512] = "";
+    for (size_t i = 0; i < m->mi->n_inputs; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", m->mi->inputs[i].name);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an input of the model (its inputs: %s)",
+                      m->inputs->path, list);
+}
+
+static oq_status check_tolerances(const char *specs, oq_err *err)
+{
+    oq_tolerances *t = NULL;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
+    if (!st) st = oq_tolerances_add(t, specs, err);
+    oq_tolerances_free(t);
+    return st;
+}
+
+static oq_status check_model_opts(const oq_bench_opts *o, oq_err *err)
+{
+    if (o->iters < 1) return oq_err_set(err, OQ_ERR_INVALID_ARG, "iters must be >= 1");
+    if (o->threads < 0 || o->inter_op_threads < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "threads must be >= 0");
+    if (o->int_lo > o->int_hi)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--int-range %lld,%lld: LO > HI", (long long)o->int_lo,
+                          (long long)o->int_hi);
+    if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)", o->mask_fraction);
+    if (o->expected_path && (!o->inputs_path || o->n_sweeps))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--expected compares outputs of the inputs they came from: it needs --inputs and no --sweep");
+    return OQ_OK;
+}
+
+/* "<ep>:model:fp32", or fp16 when the model's first floating input or output is float16. */
+static oq_status model_variant(const oq_bench_opts *o, const oq_model_info *mi, oq_bench_variant *v, oq_err *err)
+{
+    const char *prec = "fp32";
+    for (size_t i = 0; i < mi->n_inputs + mi->n_outputs; i++) {
+        const oq_io_info *io = i < mi->n_inputs ? &mi->inputs[i] : &mi->outputs[i - mi->n_inputs];
+        if (!oq_dtype_is_float((oq_dtype)io->elem_type)) continue;
+        if (io->elem_type == OQ_DTYPE_FLOAT16) prec = "fp16";
+        break;
+    }
+    char text[128];
+    snprintf(text, sizeof text, "%s:model:%s", o->model_ep ? o->model_ep : "cpu", prec);
+    return oq_config_parse(text, v, err);
+}
+
+static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *err)
+{
+    memset(m, 0, sizeof *m);
+    oq_status st = check_model_opts(o, err);
+    if (!st) st = oq_model_inspect_file(o->model_path, &m->mi, err);
+    if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
+    if (!st && m->inputs) st = check_inputs(m, err);
+    if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
+    if (!st && m->expected) st = check_expected(m, o->model_path, err);
+    if (!st && o->tolerances) st = check_tolerances(o->tolerances, err);
+    if (!st) st = model_variant(o, m->mi, &m->variant, err);
+    m->n_points = oq_bench_point_count(o);
+    if (!st && !(m->points = calloc(m->n_points ? m->n_points : 1, sizeof *m->points)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t p = 0; !st && p < m->n_points; p++) {
+        st = oq_bench_resolve_point(m->mi->inputs, m->mi->n_inputs, m->inputs, o, p, &m->points[p], err);
+        for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
+            st = check_int_range(o, &m->points[p].inputs[i], err);
+    }
+    if (st) sweep_clear(m);
+    return st;
+}
+
+/* ---- a row ------------------------------------------------------------------------------ */
+
+/* "batch": the dimension named batch or batch_size, else the first input's axis 0.
+ * "seq_len": the last sweep other than the batch, else a dimension named like a
+ * sequence length; 0 when there is none. */
+static void row_axes(const oq_bench_opts *o, const oq_bench_point *p, oq_bench_row *row)
+{
+    static const char *const seq_names[] = {"seq", "seq_len", "seqlen", "sequence", "sequence_length"};
+    const char *batch = NULL;
+    row->batch = p->n_inputs && p->inputs[0].ndim ? p->inputs[0].shape[0] : 1;
+    for (size_t i = 0; i < p->n_dims; i++)
+        if (!strcmp(p->dims[i].name, "batch") || !strcmp(p->dims[i].name, "batch_size")) {
+            row->batch = p->dims[i].value;
+            batch = p->dims[i].name;
+        }
+    for (size_t i = 0; i < o->n_sweeps; i++)
+        if (!batch || strcmp(o->sweeps[i].name, batch)) snprintf(row->seq_dim, sizeof row->seq_dim, "%s", o->sweeps[i].name);
+    for (size_t i = 0; !row->seq_dim[0] && i < p->n_dims; i++)
+        for (size_t k = 0; k < sizeof seq_names / sizeof *seq_names; k++)
+            if (!strcmp(p->dims[i].name, seq_names[k])) snprintf(row->seq_dim, sizeof row->seq_dim, "%s", seq_names[k]);
+    for (size_t i = 0; row->seq_dim[0] && i < p->n_dims; i++)
+        if (!strcmp(p->dims[i].name, row->seq_dim)) row->seq_len = p->dims[i].value;
+}
+
+static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p,
+                                oq_bench_row *row, oq_err *err)
+{
+    oq_bench_row_init(row, o, &m->variant);
+    row->static_shapes = -1;
+    row->heads = row->kv_heads = row->head_dim = -1;
+    row_axes(o, p, row);
+    row->dims = calloc(p->n_dims ? p->n_dims : 1, sizeof *row->dims);
+    row->inputs = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *row->inputs);
+    row->samples_ms = calloc(o->iters, sizeof *row->samples_ms);
+    if (!row->dims || !row->inputs || !row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    memcpy(row->dims, p->dims, p->n_dims * sizeof *p->dims);
+    memcpy(row->inputs, p->inputs, p->n_inputs * sizeof *p->inputs);
+    row->n_dims = p->n_dims;
+    row->n_inputs = p->n_inputs;
+    return OQ_OK;
+}
+
+/* ---- the first run against the expected outputs ------------------------------------------ */
+
+typedef struct expect_ctx {
+    const oq_bench_opts *o;
+    const oq_npz *expected;
+} expect_ctx;
+
+static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq_tensor *want,
+                             oq_bench_output_check *chk, oq_err *err)
+{
+    oq_tolerances *tols = NULL;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(want->dtype), &tols, err);
+    if (!st && c->o->tolerances) st = oq_tolerances_add(tols, c->o->tolerances, err);
+    oq_compare_opts co = oq_compare_opts_default(want->dtype);
+    if (!st) co.tol = oq_tolerances_get(tols, out->name);
+    oq_tolerances_free(tols);
+    oq_compare_result res;
+    if (!st) st = oq_compare_tensors(out, want, &co, &res, err);
+    if (st) return st;
+    snprintf(chk->name, sizeof chk->name, "%s", out->name);
+    chk->max_abs_err = res.max_abs;
+    chk->max_rel_err = res.max_rel;
+    chk->rtol = co.tol.rtol;
+    chk->atol = co.tol.atol;
+    chk->over_tol = res.over_tol;
+    chk->nan_count = res.nan_count;
+    chk->inf_count = res.inf_count;
+    chk->passed = res.passed;
+    return OQ_OK;
+}
+
+/* Record each output's errors; the row's max_abs_err is the largest. */
+static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
+{
+    const expect_ctx *c = ctx;
+    if (!c->expected) return OQ_OK;
+    row->outputs = calloc(n_out ? n_out : 1, sizeof *row->outputs);
+    if (!row->outputs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    row->max_abs_err = row->max_rel_err = 0;
+    row->nan_count = row->inf_count = 0;
+    for (size_t i = 0; i < n_out; i++) {
+        const oq_tensor *want = oq_npz_get(c->expected, outs[i]->name);
+        if (!want) continue;
+        oq_bench_output_check *chk = &row->outputs[row->n_outputs];
+        oq_status st = compare_one(c, outs[i], want, chk, err);
+        if (st) return st;
+        row->n_outputs++;
+        row->max_abs_err = fmax(row->max_abs_err, chk->max_abs_err);
+        row->max_rel_err = fmax(row->max_rel_err, chk->max_rel_err);
+        row->nan_count += chk->nan_count;
+        row->inf_count += chk->inf_count;
+    }
+    return OQ_OK;
+}
+
+/* Over tolerance fails the row (its timings stay). */
+static void judge_outputs(oq_bench_row *row, const char *expected_path)
+{
+    for (size_t i = 0; row->status == OQ_BENCH_OK && i < row->n_outputs; i++) {
+        const oq_bench_output_check *c = &row->outputs[i];
+        if (c->passed) continue;
+        row->status = OQ_BENCH_FAILED;
+        snprintf(row->error, sizeof row->error,
+                 "output '%s': max abs err %.3g against %s, %lld elements over tolerance (rtol %g, atol %g)%s",
+                 c->name, c->max_abs_err, expected_path, (long long)c->over_tol, c->rtol, c->atol,
+                 c->nan_count || c->inf_count ? ", non-finite values" : "");
+    }
+}
+
+static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
+{
+    const model_sweep *m = c->m;
+    oq_err e = {0};
+    oq_tensor **in = NULL;
+    oq_status st = oq_bench_make_inputs(c->o, m->inputs, &m->points[p], &in, &e);
+    if (st) {
+        oq_bench_row_fail(row, st, &e);
+        return;
+    }
+    int masked = 0;
+    row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, &masked);
+    row->masked = masked;
+    expect_ctx ec = {c->o, m->expected};
+    oq_bench_model bm = {.path = c->o->model_path, .n_in = m->points[p].n_inputs, .in = in,
+                         .check = check_expected_outputs, .check_ctx = &ec};
+    oq_bench_run_ort_row(c->rt, c->o, &bm, p, row);
+    judge_outputs(row, c->o->expected_path);
+    oq_tensors_free(in, m->points[p].n_inputs);
+}
+
+oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs, oq_err *err)
+{
+    *n = 0;
+    *inputs = NULL;
+    if (!o->model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no model_path");
+    model_sweep m;
+    oq_status st = sweep_prepare(o, &m, err);
+    if (st) return st;
+    if (point >= m.n_points)
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "point %zu: the sweep has %zu", point, m.n_points);
+    if (!st) st = oq_bench_make_inputs(o, m.inputs, &m.points[point], inputs, err);
+    if (!st) *n = m.points[point].n_inputs;
+    sweep_clear(&m);
+    return st;
+}
+
+oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
+                               oq_bench_rows **out, oq_err *err)
+{
+    *out = NULL;
+    model_sweep m;
+    oq_status st = sweep_prepare(o, &m, err);
+    if (st) return st;
+    oq_bench_rows *rows = calloc(1, sizeof *rows);
+    if (rows) rows->rows = calloc(m.n_points, sizeof *rows->rows);
+    if (!rows || !rows->rows) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    sweep_ctx_model c = {rt, o, &m};
+    for (size_t p = 0; !st && p < m.n_points; p++) {
+        oq_bench_row *row = &rows->rows[rows->n++];
+        st = row_init_model(o, &m, &m.points[p], row, err);
+        if (!st && progress) progress(user, p, m.n_points, row, 0);
+        if (!st) run_point(&c, p, row);
+        if (!st && progress) progress(user, p, m.n_points, row, 1);
+    }
+    sweep_clear(&m);
+    if (st) {
+        oq_bench_rows_free(rows);
+        return st;
+    }
+    *out = rows;
+    return OQ_OK;
+}

@@ -1,0 +1,266 @@
+/* One ORT row of a sweep, whatever the model: session, first run, warm-up, timed
+ * loop, memory, ORT's profile. The attention sweep and bench --model both use it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench-impl.h"
+#include "core/core-impl.h"
+#include "ortqual/capture.h"
+#include "ortqual/dispatch.h"
+#include "ortqual/fileio.h"
+
+void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v)
+{
+    memset(row, 0, sizeof *row);
+    row->variant = *v;
+    snprintf(row->device, sizeof row->device, "%s", oq_config_uses_ort(v) ? v->runtime : "cpu");
+    row->io = OQ_IO_HOST;
+    row->threads = o->threads;
+    row->inter_op_threads = o->inter_op_threads;
+    row->warmup = o->warmup;
+    row->iters = o->iters;
+    row->session_ms = row->first_run_ms = NAN;
+    row->stats.mean = row->stats.std = row->stats.min = row->stats.max = NAN;
+    row->stats.p50 = row->stats.p90 = row->stats.p95 = row->stats.p99 = row->stats.p999 = NAN;
+    row->rss_before = row->peak_rss = row->vmhwm = row->gpu_mem = -1;
+    row->max_abs_err = row->max_rel_err = NAN;
+    row->nan_count = row->inf_count = row->pad_nonzero = -1;
+    row->profile.run_ms = row->profile.node_ms = row->profile.kernel_ms = NAN;
+}
+
+void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
+{
+    row->status = oq_bench_classify(st, e->msg);
+    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
+}
+
+/* Session options for a variant: the user's EP library and options for
+ * non-CPU runtimes, plus what the variant implies (oq_config_ep_options). */
+oq_status oq_bench_session_opts(const oq_bench_opts *o, const oq_bench_variant *v, oq_bench_session *vs,
+                                oq_err *err)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->so.ep = v->runtime;
+    vs->so.intra_op_threads = o->threads;
+    vs->so.inter_op_threads = o->inter_op_threads;
+    vs->so.graph_opt = o->graph_opt;
+    if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
+    if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");
+    vs->so.ep_lib = o->ep_lib;
+    size_t n = 0;
+    for (size_t i = 0; i < o->n_ep_options; i++, n++) {
+        vs->keys[n] = o->ep_option_keys[i];
+        vs->values[n] = o->ep_option_values[i];
+    }
+    n = oq_config_ep_options(v, -1, vs->keys, vs->values, n, vs->mask, sizeof vs->mask);
+    vs->so.n_ep_options = n;
+    vs->so.ep_option_keys = vs->keys;
+    vs->so.ep_option_values = vs->values;
+    return OQ_OK;
+}
+
+/* ---- routing lines captured around session creation and the first Run -------------- */
+
+typedef struct dispatch_watch {
+    int active;
+    oq_dispatch_env env;
+    oq_capture *cap;
+    oq_dispatch_parser *parser;
+} dispatch_watch;
+
+static bool dispatch_sink(void *user, int fd, const char *line, size_t len)
+{
+    (void)fd;
+    dispatch_watch *w = user;
+    if (!strstr(line, "SdpaKernel=") && !strstr(line, "AttentionKernelOptions")) return false;
+    oq_dispatch_parser_feed(w->parser, line, len, NULL);
+    oq_dispatch_parser_feed(w->parser, "\n", 1, NULL);
+    return true;
+}
+
+static void watch_begin(dispatch_watch *w, const char *runtime)
+{
+    memset(w, 0, sizeof *w);
+    if (!strcmp(runtime, "cpu")) return; /* the CPU EP prints no routing lines */
+    if (oq_dispatch_parser_create(&w->parser, NULL)) return;
+    if (oq_dispatch_env_enable(&w->env, NULL)) {
+        oq_dispatch_parser_free(w->parser);
+        w->parser = NULL;
+        return;
+    }
+    oq_capture_begin(&w->cap, OQ_CAPTURE_STDOUT, dispatch_sink, w, NULL);
+    w->active = 1;
+}
+
+/* End the capture and write the distinct kernels seen into `out`. */
+static void watch_end(dispatch_watch *w, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!w->active) return;
+    oq_capture_end(w->cap, NULL, NULL);
+    oq_dispatch_env_restore(&w->env);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(w->parser);
+    for (size_t i = 0; log && i < log->n_records; i++) {
+        const char *k = log->records[i].kernel_name;
+        int seen = 0;
+        for (size_t j = 0; j < i; j++) seen |= !strcmp(log->records[j].kernel_name, k);
+        if (seen) continue;
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s", used ? "+" : "", k);
+    }
+    oq_dispatch_parser_free(w->parser);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- timing -------------------------------------------------------------------------- */
+
+static oq_status new_session(oq_runtime *rt, const oq_bench_model *m, const oq_session_opts *so, oq_session **s,
+                             oq_err *err)
+{
+    return oq_session_create(rt, m->path, m->path ? NULL : m->bytes, m->path ? 0 : m->len, so, s, err);
+}
+
+/* --include-session: each sample is a new session plus its first Run. */
+static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m,
+                           const oq_session_opts *so, oq_bench_row *row, oq_err *err)
+{
+    for (size_t i = 0; i < o->iters; i++) {
+        oq_session *s = NULL;
+        oq_bench_runner *r = NULL;
+        double a = oq_now_s();
+        oq_status st = new_session(rt, m, so, &s, err);
+        if (!st) st = oq_bench_runner_create(s, m->n_in, m->in, o->io_binding, &r, err);
+        if (!st) st = oq_bench_runner_run(r, err);
+        double b = oq_now_s();
+        oq_bench_runner_free(r);
+        oq_session_free(s);
+        if (st) return st;
+        row->samples_ms[row->n_samples++] = 1e3 * (b - a);
+    }
+    return OQ_OK;
+}
+
+oq_status oq_bench_runner_measure(oq_bench_runner *r, size_t iters, unsigned mem_sample_us, double *samples_ms,
+                                  int64_t *peak_rss, int *peak_exact, oq_err *err)
+{
+    *peak_rss = -1;
+    *peak_exact = oq_proc_peak_reset(NULL) == OQ_OK;
+    oq_mem_sampler *ms = NULL;
+    if (!*peak_exact && mem_sample_us) oq_mem_sampler_start(mem_sample_us, &ms, NULL);
+    oq_status st = oq_bench_runner_time(r, iters, samples_ms, err);
+    uint64_t rss = 0, hwm = 0;
+    if (ms) *peak_rss = (int64_t)oq_mem_sampler_stop(ms);
+    else if (*peak_exact && !oq_proc_memory(&rss, &hwm, NULL)) *peak_rss = (int64_t)hwm;
+    return st;
+}
+
+/* VmHWM after the timed runs: the largest of the lifetime peak read before them (the
+ * timed phase may reset it) and the peak since. */
+static void measure_after(oq_bench_row *row, oq_bench_runner *r)
+{
+    uint64_t rss = 0, hwm = 0;
+    if (!oq_proc_memory(&rss, &hwm, NULL) && (int64_t)hwm > row->vmhwm) row->vmhwm = (int64_t)hwm;
+    if (strcmp(row->variant.runtime, "cpu")) {
+        uint64_t gpu = 0;
+        oq_err e = {0};
+        if (oq_nvml_process_memory(&gpu, &e) == OQ_OK)
+            row->gpu_mem = (int64_t)gpu;
+        else
+            snprintf(row->gpu_mem_note, sizeof row->gpu_mem_note, "%.150s", e.msg);
+    }
+    oq_bench_runner_alloc_stats(r, &row->alloc_stats, &row->n_alloc_stats, NULL);
+}
+
+/* The timed phase: warm session samples (with memory), or cold samples. */
+static oq_status timed(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, const oq_session_opts *so,
+                       oq_bench_runner *r, oq_bench_row *row, oq_err *err)
+{
+    uint64_t rss = 0, hwm = 0;
+    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
+    if (!o->include_session) {
+        oq_status st = oq_bench_runner_measure(r, o->iters, o->mem_sample_us, row->samples_ms, &row->peak_rss,
+                                               &row->peak_rss_exact, err);
+        if (!st) row->n_samples = o->iters;
+        return st;
+    }
+    oq_mem_sampler *ms = NULL;
+    oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
+    oq_status st = time_cold(rt, o, m, so, row, err);
+    if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
+    return st;
+}
+
+/* ---- ORT's profile of more runs, in a session of its own ---------------------------- */
+
+static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, oq_session_opts so,
+                              size_t index, oq_bench_row *row, oq_err *err)
+{
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%s/profile_%03zu", o->profile_dir ? o->profile_dir : ".", index);
+    oq_status st = o->profile_dir ? oq_mkdirs(o->profile_dir, err) : OQ_OK;
+    so.profile_prefix = prefix;
+    oq_session *s = NULL;
+    oq_bench_runner *r = NULL;
+    if (!st) st = new_session(rt, m, &so, &s, err);
+    if (!st) st = oq_bench_runner_create(s, m->n_in, m->in, o->io_binding, &r, err);
+    size_t runs = 1 + o->warmup + o->profile_runs;
+    for (size_t i = 0; !st && i < runs; i++) st = oq_bench_runner_run(r, err);
+    oq_bench_runner_free(r);
+    char *path = s ? oq_session_end_profiling(s) : NULL;
+    oq_session_free(s);
+    if (!st && !path) st = oq_err_set(err, OQ_ERR_RUNTIME, "ORT wrote no profile for prefix %s", prefix);
+    if (!st) st = oq_bench_profile_read(path, o->profile_runs, &row->profile, err);
+    free(path);
+    if (st) oq_err_prefix(err, "profile: ");
+    return st;
+}
+
+/* ---- the row ---------------------------------------------------------------------------- */
+
+/* Session, first run (checked by m->check, dispatch captured), warm-up, timed runs. */
+static oq_status run_first(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, const oq_session_opts *so,
+                           oq_session **s, oq_bench_runner **r, oq_bench_row *row, oq_err *err)
+{
+    dispatch_watch w;
+    watch_begin(&w, row->variant.runtime);
+    double a = oq_now_s();
+    oq_status st = new_session(rt, m, so, s, err);
+    if (!st) row->session_ms = 1e3 * (oq_now_s() - a);
+    if (!st) st = oq_bench_runner_create(*s, m->n_in, m->in, o->io_binding, r, err);
+    size_t n_out = 0;
+    oq_tensor **outs = NULL;
+    if (!st) {
+        row->io = oq_bench_runner_io(*r);
+        a = oq_now_s();
+        st = oq_bench_runner_run_outputs(*r, &n_out, &outs, err);
+        row->first_run_ms = 1e3 * (oq_now_s() - a);
+    }
+    watch_end(&w, row->kernel_observed, sizeof row->kernel_observed);
+    if (!st && m->check) st = m->check(m->check_ctx, n_out, outs, row, err);
+    oq_tensors_free(outs, n_out);
+    return st;
+}
+
+void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, size_t index,
+                          oq_bench_row *row)
+{
+    oq_err e = {0};
+    oq_bench_session vs;
+    oq_session *s = NULL;
+    oq_bench_runner *r = NULL;
+    oq_status st = oq_bench_session_opts(o, &row->variant, &vs, &e);
+    uint64_t rss = 0, hwm = 0;
+    if (!st && !oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
+    if (!st) st = run_first(rt, o, m, &vs.so, &s, &r, row, &e);
+    for (size_t i = 0; !st && i < o->warmup; i++) st = oq_bench_runner_run(r, &e);
+    if (!st) st = timed(rt, o, m, &vs.so, r, row, &e);
+    if (!st) measure_after(row, r);
+    if (!st) st = oq_stats_compute(row->samples_ms, row->n_samples, &row->stats, &e);
+    oq_bench_runner_free(r);
+    oq_session_free(s);
+    if (!st && o->profile_runs) st = profile_runs(rt, o, m, vs.so, index, row, &e);
+    if (st) oq_bench_row_fail(row, st, &e);
+}

@@ -1,0 +1,371 @@
+/* bench --model: the shapes of a model's inputs at each point of a sweep over named
+ * dimensions (--inputs, --shape, --dim, --sweep), checked before anything runs. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bench/bench-impl.h"
+
+/* ---- parsing --dim, --sweep and --shape ------------------------------------------- */
+
+static int valid_name(const char *s)
+{
+    if (!*s || isdigit((unsigned char)*s) || *s == '-') return 0;
+    for (; *s; s++)
+        if (*s == ',' || *s == '=' || isspace((unsigned char)*s)) return 0;
+    return 1;
+}
+
+/* A whole number >= 0, or -1 when `s` is not one. */
+static int64_t size_value(const char *s)
+{
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return *end || errno ? -1 : (int64_t)v;
+}
+
+/* Split "NAME=REST" into name (copied) and the text after '='. */
+static oq_status split_eq(const char *text, const char *what, char *name, const char **rest, oq_err *err)
+{
+    const char *eq = text ? strchr(text, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - text) : 0;
+    if (!eq || !n || n >= OQ_BENCH_NAME_MAX)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': want NAME=%s", what, text ? text : "",
+                          strcmp(what, "--shape") ? "V1,V2,..." : "d0,d1,...");
+    memcpy(name, text, n);
+    name[n] = '\0';
+    *rest = eq + 1;
+    return OQ_OK;
+}
+
+oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *rest;
+    oq_status st = split_eq(text, "dimension", out->name, &rest, err);
+    if (st) return st;
+    if (!valid_name(out->name))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a name", text, out->name);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", rest);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int64_t v = size_value(tok);
+        if (v < 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a size (a whole number >= 0)",
+                              text, tok);
+        if (out->n_values == OQ_BENCH_MAX_VALUES)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': more than %d values", text,
+                              OQ_BENCH_MAX_VALUES);
+        out->values[out->n_values++] = v;
+    }
+    if (!out->n_values) return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': no value", text);
+    return OQ_OK;
+}
+
+oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *rest;
+    oq_status st = split_eq(text, "--shape", out->input, &rest, err);
+    if (st) return st;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", rest);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (out->ndim == OQ_MAX_DIMS)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': more than %d dimensions", text, OQ_MAX_DIMS);
+        int64_t v = size_value(tok);
+        if (v < 0 && (!valid_name(tok) || strlen(tok) >= OQ_BENCH_NAME_MAX))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "--shape '%s': '%s' is neither a size nor a dimension name", text, tok);
+        if (v < 0) snprintf(out->dim_names[out->ndim], OQ_BENCH_NAME_MAX, "%s", tok);
+        out->dims[out->ndim++] = v;
+    }
+    return OQ_OK;
+}
+
+/* ---- the values of named dimensions at a point --------------------------------------- */
+
+typedef struct dim_env {
+    size_t n;
+    oq_bench_dimval v[OQ_BENCH_MAX_DIMS];
+    char from[OQ_BENCH_MAX_DIMS][OQ_BENCH_NAME_MAX + 32]; /* who set it, for messages */
+} dim_env;
+
+static int env_find(const dim_env *e, const char *name)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (!strcmp(e->v[i].name, name)) return (int)i;
+    return -1;
+}
+
+/* Bind `name` to `value`: a second binding must agree. */
+static oq_status env_bind(dim_env *e, const char *name, int64_t value, const char *from, oq_err *err)
+{
+    int i = env_find(e, name);
+    if (i >= 0) {
+        if (e->v[i].value == value) return OQ_OK;
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s' is %lld from %s but %lld from %s", name,
+                          (long long)e->v[i].value, e->from[i], (long long)value, from);
+    }
+    if (e->n == OQ_BENCH_MAX_DIMS)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "more than %d named dimensions", OQ_BENCH_MAX_DIMS);
+    snprintf(e->v[e->n].name, sizeof e->v[e->n].name, "%s", name);
+    e->v[e->n].value = value;
+    snprintf(e->from[e->n], sizeof e->from[e->n], "%s", from);
+    e->n++;
+    return OQ_OK;
+}
+
+/* A model dimension is named when it is neither a number nor unknown ("?"). */
+static int dim_is_named(const char *d) { return d && *d && strcmp(d, "?") && size_value(d) < 0; }
+
+size_t oq_bench_point_count(const oq_bench_opts *o)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < o->n_sweeps; i++) n *= o->sweeps[i].n_values;
+    return n;
+}
+
+/* --dim values and the sweep's values at point p (the first sweep varies slowest). */
+static oq_status env_start(const oq_bench_opts *o, size_t p, dim_env *e, oq_err *err)
+{
+    memset(e, 0, sizeof *e);
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < o->n_dims; i++) {
+        if (o->dims[i].n_values != 1)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--dim %s: one value (a sweep is --sweep)", o->dims[i].name);
+        if (env_find(e, o->dims[i].name) >= 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--dim %s given twice", o->dims[i].name);
+        st = env_bind(e, o->dims[i].name, o->dims[i].values[0], "--dim", err);
+    }
+    size_t stride = oq_bench_point_count(o);
+    for (size_t i = 0; !st && i < o->n_sweeps; i++) {
+        const oq_bench_dim *s = &o->sweeps[i];
+        if (env_find(e, s->name) >= 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--sweep %s: the dimension is also given by %s", s->name,
+                              e->from[env_find(e, s->name)]);
+        stride /= s->n_values;
+        st = env_bind(e, s->name, s->values[(p / stride) % s->n_values], "--sweep", err);
+    }
+    return st;
+}
+
+/* ---- the inputs ------------------------------------------------------------------- */
+
+static void dims_text(const oq_io_info *in, char *buf, size_t n)
+{
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int32_t a = 0; a < in->rank && used < n; a++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", a ? "," : "", in->dims[a]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+}
+
+/* A concrete shape for input `in` (from the npz or --shape): rank and fixed sizes must
+ * agree with the model, and each named model dimension takes the size found there. */
+static oq_status bind_shape(const oq_io_info *in, int32_t ndim, const int64_t *shape, const char *from,
+                            dim_env *e, oq_err *err)
+{
+    char decl[512];
+    dims_text(in, decl, sizeof decl);
+    if (in->rank >= 0 && in->rank != ndim)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %d dimensions, the model's input '%s' has %d %s", from,
+                          ndim, in->name, in->rank, decl);
+    for (int32_t a = 0; in->rank >= 0 && a < ndim; a++) {
+        int64_t fixed = size_value(in->dims[a]);
+        if (fixed >= 0 && fixed != shape[a])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: axis %d is %lld, the model's input '%s' has %lld there %s",
+                              from, a, (long long)shape[a], in->name, (long long)fixed, decl);
+        if (dim_is_named(in->dims[a])) {
+            oq_status st = env_bind(e, in->dims[a], shape[a], from, err);
+            if (st) return st;
+        }
+    }
+    return OQ_OK;
+}
+
+static const oq_bench_shape *shape_for(const oq_bench_opts *o, const char *input)
+{
+    for (size_t i = 0; i < o->n_input_shapes; i++)
+        if (!strcmp(o->input_shapes[i].input, input)) return &o->input_shapes[i];
+    return NULL;
+}
+
+/* The sizes of a --shape, its named entries looked up in --dim and the sweep. */
+static oq_status shape_sizes(const oq_bench_shape *s, const dim_env *e, int64_t *out, oq_err *err)
+{
+    for (int32_t a = 0; a < s->ndim; a++) {
+        out[a] = s->dims[a];
+        if (out[a] >= 0) continue;
+        int i = env_find(e, s->dim_names[a]);
+        if (i < 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "--shape %s: axis %d names dimension '%s', which has no value: give --dim %s=V or "
+                              "--sweep %s=V1,V2,...",
+                              s->input, a, s->dim_names[a], s->dim_names[a], s->dim_names[a]);
+        out[a] = e->v[i].value;
+    }
+    return OQ_OK;
+}
+
+/* "mask", "attention_mask", "src_key_padding_mask": the input is named like a mask. */
+int oq_bench_named_mask(const char *name)
+{
+    for (const char *p = name; *p; p++)
+        if (!strncasecmp(p, "mask", 4)) return 1;
+    return 0;
+}
+
+static const char *fill_for(const oq_bench_input_info *in)
+{
+    if (oq_bench_named_mask(in->name)) return in->ndim == 2 ? "mask" : "ones";
+    if (in->dtype == OQ_DTYPE_BOOL) return "ones";
+    return oq_dtype_is_float(in->dtype) ? "uniform" : "integers";
+}
+
+/* Given inputs (npz) and --shape first: they bind the named dimensions. */
+static oq_status bind_given(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
+                            dim_env *e, oq_bench_input_info *out, oq_err *err)
+{
+    for (size_t i = 0; i < n_ins; i++) {
+        oq_bench_input_info *r = &out[i];
+        const oq_tensor *t = npz ? oq_npz_get(npz, ins[i].name) : NULL;
+        const oq_bench_shape *s = shape_for(o, ins[i].name);
+        char from[OQ_BENCH_NAME_MAX + 1200];
+        oq_status st = OQ_OK;
+        if (t && t->dtype != (oq_dtype)ins[i].elem_type)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is %s, the model's input wants %s", npz->path,
+                              t->name, oq_dtype_name(t->dtype), oq_dtype_name((oq_dtype)ins[i].elem_type));
+        if (t) {
+            snprintf(from, sizeof from, "%s: tensor '%s'", npz->path, t->name);
+            r->ndim = t->ndim;
+            memcpy(r->shape, t->shape, sizeof r->shape);
+            r->source = r->fill = "npz";
+        } else if (s) {
+            snprintf(from, sizeof from, "--shape %s", s->input);
+            r->ndim = s->ndim;
+            st = shape_sizes(s, e, r->shape, err);
+            r->source = "shape";
+        } else {
+            continue;
+        }
+        if (!st) st = bind_shape(&ins[i], r->ndim, r->shape, from, e, err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+/* Inputs neither in the npz nor in --shape: the model's shape, every dimension known. */
+static oq_status fill_generated(const oq_io_info *in, const dim_env *e, oq_bench_input_info *r, oq_err *err)
+{
+    char decl[512];
+    dims_text(in, decl, sizeof decl);
+    if (in->rank < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s': the model gives no shape: give --shape %s=d0,d1,...",
+                          in->name, in->name);
+    r->ndim = in->rank;
+    r->source = "generated";
+    for (int32_t a = 0; a < in->rank; a++) {
+        r->shape[a] = size_value(in->dims[a]);
+        if (r->shape[a] >= 0) continue;
+        int i = dim_is_named(in->dims[a]) ? env_find(e, in->dims[a]) : -1;
+        if (i >= 0) {
+            r->shape[a] = e->v[i].value;
+        } else if (dim_is_named(in->dims[a])) {
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "input '%s' %s, axis %d ('%s'): no value: give --dim %s=V, --sweep %s=V1,V2,... or "
+                              "--shape %s=...",
+                              in->name, decl, a, in->dims[a], in->dims[a], in->dims[a], in->name);
+        } else {
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "input '%s' %s, axis %d: unnamed dimension: give --shape %s=d0,d1,...", in->name,
+                              decl, a, in->name);
+        }
+    }
+    return OQ_OK;
+}
+
+static oq_status check_names(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
+                             oq_err *err)
+{
+    for (size_t i = 0; i < o->n_input_shapes; i++) {
+        const char *name = o->input_shapes[i].input;
+        size_t k = 0;
+        while (k < n_ins && strcmp(ins[k].name, name)) k++;
+        if (k == n_ins) {
+            char list[512] = "";
+            for (size_t j = 0; j < n_ins; j++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", ins[j].name);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the model has no input '%s' (its inputs: %s)",
+                              name, name, list);
+        }
+        if (shape_for(o, name) != &o->input_shapes[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s given twice", name);
+        if (npz && oq_npz_get(npz, name))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the input is in %s, used as it is", name,
+                              npz->path);
+    }
+    return OQ_OK;
+}
+
+/* Every --dim and --sweep name must be used: by a model dimension or a --shape entry. */
+static oq_status check_used(const oq_io_info *ins, size_t n_ins, const oq_bench_opts *o, const char *name,
+                            const char *opt, oq_err *err)
+{
+    for (size_t i = 0; i < n_ins; i++)
+        for (int32_t a = 0; a < ins[i].rank; a++)
+            if (!strcmp(ins[i].dims[a], name)) return OQ_OK;
+    for (size_t i = 0; i < o->n_input_shapes; i++)
+        for (int32_t a = 0; a < o->input_shapes[i].ndim; a++)
+            if (!strcmp(o->input_shapes[i].dim_names[a], name)) return OQ_OK;
+    char list[512] = "";
+    for (size_t i = 0; i < n_ins; i++)
+        for (int32_t a = 0; a < ins[i].rank; a++)
+            if (dim_is_named(ins[i].dims[a]) && !strstr(list, ins[i].dims[a]))
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "", ins[i].dims[a]);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s: no model dimension and no --shape entry is named '%s' "
+                      "(the model's named dimensions: %s)", opt, name, name, *list ? list : "none");
+}
+
+oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
+                                 size_t p, oq_bench_point *out, oq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    oq_status st = check_names(ins, n_ins, npz, o, err);
+    for (size_t i = 0; !st && i < o->n_dims; i++) st = check_used(ins, n_ins, o, o->dims[i].name, "--dim", err);
+    for (size_t i = 0; !st && i < o->n_sweeps; i++)
+        st = check_used(ins, n_ins, o, o->sweeps[i].name, "--sweep", err);
+    dim_env e;
+    if (!st) st = env_start(o, p, &e, err);
+    out->inputs = st ? NULL : calloc(n_ins ? n_ins : 1, sizeof *out->inputs);
+    if (!st && !out->inputs) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < n_ins; i++) {
+        oq_bench_input_info *r = &out->inputs[i];
+        snprintf(r->name, sizeof r->name, "%s", ins[i].name);
+        r->dtype = (oq_dtype)ins[i].elem_type;
+    }
+    if (!st) st = bind_given(ins, n_ins, npz, o, &e, out->inputs, err);
+    for (size_t i = 0; !st && i < n_ins; i++) {
+        oq_bench_input_info *r = &out->inputs[i];
+        if (!r->source) st = fill_generated(&ins[i], &e, r, err);
+        if (!st && strcmp(r->source, "npz")) r->fill = fill_for(r);
+    }
+    if (st) {
+        oq_bench_point_clear(out);
+        return st;
+    }
+    out->n_inputs = n_ins;
+    out->n_dims = e.n;
+    memcpy(out->dims, e.v, e.n * sizeof *e.v);
+    return OQ_OK;
+}
+
+void oq_bench_point_clear(oq_bench_point *p)
+{
+    free(p->inputs);
+    memset(p, 0, sizeof *p);
+}

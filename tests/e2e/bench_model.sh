@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# ortqual bench --model end to end, on real PyTorch exports (tests/fixtures/torch) and a model
+# `ortqual export` wrote: a sweep over a named dimension with generated inputs (masks with
+# lengths, integer ids), the percentiles in summary.json/summary.csv recomputed from the raw
+# samples, saved inputs judged against PyTorch's outputs, ORT's profile per run, and every
+# bad input a one-line usage error (exit 2) that leaves nothing written.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+F="$OQ_SOURCE_DIR/tests/fixtures/torch"
+Q="$ORTQUAL"
+FAST=(--iters 5 --warmup 1 --threads 1 --quiet)
+
+# 1. mlpf_like: batch fixed, seq swept; features uniform, the float mask a prefix per row.
+expect 0 "batch=2 seq=32 +ok" "$Q" bench --model "$F/mlpf_like/mlpf_like_op18.onnx" --dim batch=2 \
+    --sweep seq=16,32 "${FAST[@]}" --outdir "$T/a"
+if "$PY" - "$T/a" <<'EOF'; then ok "sweep rows: dims, inputs, percentiles from the samples, CSV = JSON"; else bad "sweep rows"; fi
+import csv, json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/summary.json"))
+rows = list(csv.DictReader(open(d + "/summary.csv")))
+res = j["results"]
+assert j["mode"] == "model" and j["config"]["sweeps"] == {"seq": [16, 32]} and j["config"]["dims"] == {"batch": 2}
+assert len(res) == len(rows) == 2
+def pct(s, p):  # numpy's linear percentile
+    s = sorted(s); h = (len(s) - 1) * p / 100; lo = int(h)
+    return s[lo] + (h - lo) * (s[min(lo + 1, len(s) - 1)] - s[lo])
+for r, c, L in zip(res, rows, (16, 32)):
+    assert r["status"] == "ok" == c["status"], r["error"]
+    assert r["variant"] == "cpu:model:fp32" and r["representation"] == "model" and r["heads"] is None
+    assert r["dims"] == {"batch": 2, "seq": L} and r["seq_dim"] == "seq" and r["batch"] == 2 and r["seq_len"] == L
+    ins = {i["name"]: i for i in r["inputs"]}
+    assert ins["features"]["shape"] == [2, L, 17] and ins["features"]["fill"] == "uniform", ins
+    assert ins["mask"]["shape"] == [2, L] and ins["mask"]["fill"] == "mask" and ins["mask"]["source"] == "generated"
+    assert r["masked"] and r["valid_tokens"] == 2 * round(0.75 * L), r["valid_tokens"]
+    s, st = r["samples_ms"], r["stats_ms"]
+    assert len(s) == 5 and r["iters"] == 5 and r["warmup"] == 1
+    for key, p in (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p99.9", 99.9)):
+        assert abs(st[key] - pct(s, p)) <= 1e-9 * max(1, st[key]), (key, st[key], pct(s, p))
+    assert st["max"] == max(s) and st["min"] == min(s)
+    for col, key in (("p50_ms", "p50"), ("p95_ms", "p95"), ("p99_ms", "p99"), ("p999_ms", "p99.9"), ("max_ms", "max")):
+        assert abs(float(c[col]) - st[key]) <= 1e-9 * st[key], (col, c[col], st[key])
+    assert c["dims"] == "batch=2;seq=%d" % L and c["seq_dim"] == "seq" and c["heads"] == "" and c["kernel"] == "cpu"
+    assert r["accuracy"] is None and c["max_abs_err"] == ""
+    m = r["memory"]  # VmHWM reset before the timed runs: the exact peak, not below the RSS before
+    assert m["peak_rss_exact"] is True and m["peak_rss_bytes"] >= m["rss_before_bytes"] > 0
+    assert m["vmhwm_bytes"] >= m["peak_rss_bytes"]
+EOF
+if [ -s "$T/a/report.html" ] && grep -q ">batch=2 seq=32<" "$T/a/report.html"; then ok "report.html with the points"; else bad "report.html"; fi
+expect 0 "runtime.svg" "$Q" plot "$T/a/summary.json" --out "$T/a/plots" --format svg
+if grep -q "dimension &#39;seq&#39;" "$T"/a/plots/runtime.svg 2>/dev/null; then ok "plot: x is the swept dimension"; else bad "plot x label: $(ls "$T/a/plots")"; fi
+
+# 2. decoder_lm: int64 ids in --int-range, the int64 attention_mask a prefix per row.
+expect 0 "batch=2 seq=24 +ok" "$Q" bench --model "$F/decoder_lm/decoder_lm_op18.onnx" --dim batch=2 --dim seq=24 \
+    --int-range 0,49 "${FAST[@]}" --outdir "$T/b"
+if "$PY" - "$T/b/summary.json" <<'EOF'; then ok "ids and mask generated"; else bad "decoder_lm inputs"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+ins = {i["name"]: i for i in r["inputs"]}
+assert ins["input_ids"]["fill"] == "integers" and ins["input_ids"]["dtype"] == "int64"
+assert ins["attention_mask"]["fill"] == "mask" and r["valid_tokens"] == 36
+EOF
+
+# 3. Saved inputs as they are, judged against PyTorch's outputs; another batch's outputs fail.
+expect 0 "batch=3 seq=56 +ok" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" \
+    --expected "$F/tx_encoder/io.npz" "${FAST[@]}" --outdir "$T/c"
+if "$PY" - "$T/c/summary.json" <<'EOF'; then ok "expected outputs compared"; else bad "expected outputs"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert [i["source"] for i in r["inputs"]] == ["npz", "npz"]
+o = r["outputs"]
+assert len(o) == 1 and o[0]["output"] == "out" and o[0]["passed"] and o[0]["max_abs_err"] < 1e-5, o
+assert r["accuracy"]["max_abs_err"] == o[0]["max_abs_err"]
+EOF
+expect 1 "failed .*shape" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/inputs_000.npz" \
+    --expected "$F/tx_encoder/outputs_001.npz" "${FAST[@]}" --outdir "$T/c2"
+
+# 4. A model `ortqual export` wrote, with ORT's profile of 2 more runs per point.
+"$Q" export encoder --format attention24 -o "$T/enc.onnx" >/dev/null || bad "export encoder"
+expect 0 "batch=1 seq=64 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --sweep seq=32,64 --profile-runs 2 \
+    --inter-op-threads 1 "${FAST[@]}" --outdir "$T/d"
+if "$PY" - "$T/d" <<'EOF'; then ok "profile per run read, files kept"; else bad "profile"; fi
+import csv, json, os, sys
+d = sys.argv[1]
+res = json.load(open(d + "/summary.json"))["results"]
+rows = list(csv.DictReader(open(d + "/summary.csv")))
+for r, c in zip(res, rows):
+    p = r["profile"]
+    assert p["runs"] == 2 and p["node_ms"] > 0 and p["run_ms"] > 0 and p["kernel_ms"] is None, p
+    assert os.path.isfile(p["file"]) and p["file"].startswith(d + "/profiles/")
+    assert abs(float(c["profile_node_ms"]) - p["node_ms"]) <= 1e-9 * p["node_ms"] and c["profile_kernel_ms"] == ""
+    assert r["inter_op_threads"] == 1 and c["inter_op_threads"] == "1"
+EOF
+
+# 5. A provider that is not here: skipped, which is not green.
+expect 1 "no variant under test ran" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --dim seq=8 --ep cuda \
+    "${FAST[@]}" --outdir "$T/e"
+expect 0 "accepted by --allow-skip" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --dim seq=8 --ep cuda \
+    --allow-skip "${FAST[@]}" --outdir "$T/e2"
+
+# 6. Bad input: one line naming the problem, exit 2, nothing written.
+M="$F/mlpf_like/mlpf_like_op18.onnx"
+usage() { # usage PATTERN ARGS...: exit 2, the message, no output directory
+    local pat=$1
+    shift
+    expect 2 "$pat" "$Q" bench --model "$M" "$@" --outdir "$T/u"
+    if [ -e "$T/u" ]; then bad "$* wrote $T/u"; rm -rf "$T/u"; fi
+}
+usage "--shape feature: the model has no input 'feature' \(its inputs: features, mask\)" --shape feature=1,8,17
+usage "--shape features: 2 dimensions, the model's input 'features' has 3 \[batch,seq,17\]" --shape features=1,8
+usage "input 'features' \[batch,seq,17\], axis 0 \('batch'\): no value" --sweep seq=8,16
+usage "tensor 'mask' is bool, the model's input wants float32" --inputs "$F/hand_attention/io.npz" --dim batch=1 --dim seq=8
+usage "no tensor named after an input of the model" --inputs "$F/decoder_lm/io.npz"
+usage "--dim heads: no model dimension" --dim batch=1 --dim seq=8 --dim heads=2
+usage "--expected compares outputs of the inputs" --dim batch=1 --dim seq=8 --expected "$F/mlpf_like/io.npz"
+usage "--num-heads belongs to the attention sweep" --dim batch=1 --dim seq=8 --num-heads 2
+usage "--int-range '3,1': LO > HI" --int-range 3,1
+usage "/nonexistent.npz" --inputs /nonexistent.npz
+expect 2 "--sweep needs --model" "$Q" bench --variants ref --sweep seq=8
+expect 2 "--ep is for --model" "$Q" bench --variants ref --ep cpu
+expect 0 "a model of yours" "$Q" bench --help
+
+report

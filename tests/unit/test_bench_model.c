@@ -1,0 +1,387 @@
+/* bench --model: --dim/--sweep/--shape parsing, the shapes of each point (named
+ * dimensions bound across inputs, every usage error named), generated inputs, ORT's
+ * profile read per run, and a real PyTorch export timed against its saved outputs. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench/bench-impl.h"
+#include "ortqual/bench.h"
+#include "ortqual/npz.h"
+
+#define TESTUTIL_RUNTIME_FIXTURE
+#include "testutil.h"
+
+#define FX OQ_SOURCE_DIR "/tests/fixtures/torch/hand_attention/"
+
+/* ---- parsing ------------------------------------------------------------------------ */
+
+static void test_dim_and_shape_parse(void **state)
+{
+    (void)state;
+    oq_bench_dim d;
+    oq_err err = {0};
+    assert_int_equal(oq_bench_dim_parse("seq=512,1024,2048", &d, &err), OQ_OK);
+    assert_string_equal(d.name, "seq");
+    assert_int_equal(d.n_values, 3);
+    assert_int_equal(d.values[2], 2048);
+    assert_int_equal(oq_bench_dim_parse("seq=", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_dim_parse("=4", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_dim_parse("seq=4,x", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "'x' is not a size"));
+    assert_int_equal(oq_bench_dim_parse("seq=-4", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_dim_parse("1b=4", &d, &err), OQ_ERR_INVALID_ARG);
+
+    oq_bench_shape s;
+    assert_int_equal(oq_bench_shape_parse("features=1,L,17", &s, &err), OQ_OK);
+    assert_string_equal(s.input, "features");
+    assert_int_equal(s.ndim, 3);
+    assert_int_equal(s.dims[0], 1);
+    assert_int_equal(s.dims[1], -1);
+    assert_string_equal(s.dim_names[1], "L");
+    assert_string_equal(s.dim_names[2], "");
+    assert_int_equal(oq_bench_shape_parse("scalar=", &s, &err), OQ_OK);
+    assert_int_equal(s.ndim, 0);
+    assert_int_equal(oq_bench_shape_parse("x=1,2,3,4,5,6,7,8,9", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_shape_parse("x", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_shape_parse("x=1,-2", &s, &err), OQ_ERR_INVALID_ARG);
+}
+
+/* ---- the shapes of a point ------------------------------------------------------------ */
+
+/* A model's inputs as inspect.h gives them: features [batch, seq, 17] float32,
+ * mask [batch, seq] bool, ids [batch, ?] int64. */
+static char *features_dims[] = {"batch", "seq", "17"}, *mask_dims[] = {"batch", "seq"}, *ids_dims[] = {"batch", "?"};
+static const oq_io_info ins[] = {{"features", OQ_DTYPE_FLOAT32, 3, features_dims},
+                                 {"mask", OQ_DTYPE_BOOL, 2, mask_dims},
+                                 {"ids", OQ_DTYPE_INT64, 2, ids_dims}};
+
+static oq_bench_opts opts_with(size_t n_shapes, const oq_bench_shape *shapes, size_t n_dims, const oq_bench_dim *dims,
+                               size_t n_sweeps, const oq_bench_dim *sweeps)
+{
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    o.n_input_shapes = n_shapes;
+    o.input_shapes = shapes;
+    o.n_dims = n_dims;
+    o.dims = dims;
+    o.n_sweeps = n_sweeps;
+    o.sweeps = sweeps;
+    return o;
+}
+
+static int64_t dim_of(const oq_bench_point *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_dims; i++)
+        if (!strcmp(p->dims[i].name, name)) return p->dims[i].value;
+    return -1;
+}
+
+static void test_named_dims_bind_across_inputs(void **state)
+{
+    (void)state;
+    oq_bench_shape sh[2];
+    oq_bench_dim sw;
+    oq_err err = {0};
+    assert_int_equal(oq_bench_shape_parse("features=2,L,17", &sh[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_shape_parse("ids=2,L", &sh[1], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse("L=8,16", &sw, &err), OQ_OK);
+    oq_bench_opts o = opts_with(2, sh, 0, NULL, 1, &sw);
+    assert_int_equal(oq_bench_point_count(&o), 2);
+    oq_bench_point p;
+    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, 1, &p, &err), OQ_OK);
+    assert_int_equal(p.n_inputs, 3);
+    assert_int_equal(p.inputs[0].shape[1], 16);
+    assert_string_equal(p.inputs[0].source, "shape");
+    assert_string_equal(p.inputs[0].fill, "uniform");
+    /* the mask had no shape given: batch and seq come from features */
+    assert_string_equal(p.inputs[1].source, "generated");
+    assert_string_equal(p.inputs[1].fill, "mask");
+    assert_int_equal(p.inputs[1].shape[0], 2);
+    assert_int_equal(p.inputs[1].shape[1], 16);
+    assert_string_equal(p.inputs[2].fill, "integers");
+    assert_int_equal(dim_of(&p, "L"), 16);
+    assert_int_equal(dim_of(&p, "batch"), 2);
+    assert_int_equal(dim_of(&p, "seq"), 16);
+    oq_bench_point_clear(&p);
+}
+
+static void test_sweeps_first_slowest(void **state)
+{
+    (void)state;
+    oq_bench_dim sw[2];
+    oq_bench_shape sh;
+    oq_err err = {0};
+    assert_int_equal(oq_bench_dim_parse("batch=1,2", &sw[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse("seq=3,4,5", &sw[1], &err), OQ_OK);
+    assert_int_equal(oq_bench_shape_parse("ids=batch,7", &sh, &err), OQ_OK);
+    oq_bench_opts o = opts_with(1, &sh, 0, NULL, 2, sw);
+    assert_int_equal(oq_bench_point_count(&o), 6);
+    oq_bench_point p;
+    const int64_t want[6][2] = {{1, 3}, {1, 4}, {1, 5}, {2, 3}, {2, 4}, {2, 5}};
+    for (size_t k = 0; k < 6; k++) {
+        assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, k, &p, &err), OQ_OK);
+        assert_int_equal(dim_of(&p, "batch"), want[k][0]);
+        assert_int_equal(dim_of(&p, "seq"), want[k][1]);
+        assert_int_equal(p.inputs[2].shape[1], 7);
+        oq_bench_point_clear(&p);
+    }
+}
+
+/* The error of resolving point 0 with these options contains `want`. */
+static void expect_error(const oq_bench_opts *o, const oq_npz *npz, const char *want)
+{
+    oq_bench_point p;
+    oq_err err = {0};
+    assert_int_equal(oq_bench_resolve_point(ins, 3, npz, o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    if (!strstr(err.msg, want)) fail_msg("error '%s' lacks '%s'", err.msg, want);
+    assert_null(p.inputs);
+}
+
+static void test_usage_errors_name_the_input_and_axis(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    oq_bench_dim d[3];
+    oq_bench_shape sh[2];
+    assert_int_equal(oq_bench_dim_parse("batch=2", &d[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse("seq=4", &d[1], &err), OQ_OK);
+    /* seq missing: the first input that needs it, and the axis */
+    oq_bench_opts o = opts_with(0, NULL, 1, d, 0, NULL);
+    expect_error(&o, NULL, "input 'features' [batch,seq,17], axis 1 ('seq'): no value");
+    /* ids' second axis has no name: only --shape can give it */
+    o = opts_with(0, NULL, 2, d, 0, NULL);
+    expect_error(&o, NULL, "input 'ids' [batch,?], axis 1: unnamed dimension: give --shape ids=");
+    assert_int_equal(oq_bench_shape_parse("feature=2,4,17", &sh[0], &err), OQ_OK);
+    o = opts_with(1, sh, 2, d, 0, NULL);
+    expect_error(&o, NULL, "--shape feature: the model has no input 'feature' (its inputs: features, mask, ids)");
+    assert_int_equal(oq_bench_shape_parse("features=2,4", &sh[0], &err), OQ_OK);
+    o = opts_with(1, sh, 0, NULL, 0, NULL);
+    expect_error(&o, NULL, "--shape features: 2 dimensions, the model's input 'features' has 3 [batch,seq,17]");
+    assert_int_equal(oq_bench_shape_parse("features=2,4,16", &sh[0], &err), OQ_OK);
+    expect_error(&o, NULL, "axis 2 is 16, the model's input 'features' has 17 there");
+    /* two shapes that disagree on seq */
+    assert_int_equal(oq_bench_shape_parse("features=2,4,17", &sh[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_shape_parse("mask=2,5", &sh[1], &err), OQ_OK);
+    o = opts_with(2, sh, 0, NULL, 0, NULL);
+    expect_error(&o, NULL, "dimension 'seq' is 4 from --shape features but 5 from --shape mask");
+    /* a --dim nothing uses, a --dim that is also swept */
+    assert_int_equal(oq_bench_dim_parse("heads=3", &d[2], &err), OQ_OK);
+    o = opts_with(0, NULL, 3, d, 0, NULL);
+    expect_error(&o, NULL, "--dim heads: no model dimension and no --shape entry is named 'heads' "
+                           "(the model's named dimensions: batch, seq)");
+    o = opts_with(0, NULL, 2, d, 1, &d[1]);
+    expect_error(&o, NULL, "--sweep seq: the dimension is also given by --dim");
+    /* a --shape entry naming a dimension without a value */
+    assert_int_equal(oq_bench_shape_parse("features=2,L,17", &sh[0], &err), OQ_OK);
+    o = opts_with(1, sh, 0, NULL, 0, NULL);
+    expect_error(&o, NULL, "--shape features: axis 1 names dimension 'L', which has no value");
+}
+
+/* An npz holding features [3, 5, 17]: it fixes batch and seq for the others. */
+static void test_npz_inputs_as_they_are(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    int64_t shape[3] = {3, 5, 17};
+    oq_tensor *f = NULL, *bad = NULL;
+    assert_int_equal(oq_tensor_create(&f, OQ_DTYPE_FLOAT32, 3, shape, "features", &err), OQ_OK);
+    assert_int_equal(oq_tensor_create(&bad, OQ_DTYPE_FLOAT64, 3, shape, "features", &err), OQ_OK);
+    oq_tensor *ts[1] = {f};
+    oq_npz z = {1, ts, "in.npz"};
+    oq_bench_shape sh;
+    assert_int_equal(oq_bench_shape_parse("ids=3,9", &sh, &err), OQ_OK);
+    oq_bench_opts o = opts_with(1, &sh, 0, NULL, 0, NULL);
+    oq_bench_point p;
+    assert_int_equal(oq_bench_resolve_point(ins, 3, &z, &o, 0, &p, &err), OQ_OK);
+    assert_string_equal(p.inputs[0].source, "npz");
+    assert_int_equal(p.inputs[1].shape[0], 3);
+    assert_int_equal(p.inputs[1].shape[1], 5);
+    assert_int_equal(dim_of(&p, "seq"), 5);
+    oq_bench_point_clear(&p);
+    /* a sweep over a dimension the npz fixes, a --shape for an npz input, a wrong dtype */
+    oq_bench_dim sw;
+    assert_int_equal(oq_bench_dim_parse("seq=8,16", &sw, &err), OQ_OK);
+    o = opts_with(1, &sh, 0, NULL, 1, &sw);
+    expect_error(&o, &z, "dimension 'seq' is 8 from --sweep but 5 from in.npz: tensor 'features'");
+    assert_int_equal(oq_bench_shape_parse("features=3,5,17", &sh, &err), OQ_OK);
+    o = opts_with(1, &sh, 0, NULL, 0, NULL);
+    expect_error(&o, &z, "--shape features: the input is in in.npz, used as it is");
+    ts[0] = bad;
+    o = opts_with(0, NULL, 0, NULL, 0, NULL);
+    expect_error(&o, &z, "in.npz: tensor 'features' is float64, the model's input wants float32");
+    oq_tensor_free(f);
+    oq_tensor_free(bad);
+}
+
+/* ---- generated inputs -------------------------------------------------------------------- */
+
+static void test_generated_inputs(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    oq_bench_dim d[2];
+    oq_bench_shape sh;
+    assert_int_equal(oq_bench_dim_parse("batch=4", &d[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse("seq=32", &d[1], &err), OQ_OK);
+    assert_int_equal(oq_bench_shape_parse("ids=4,6", &sh, &err), OQ_OK);
+    oq_bench_opts o = opts_with(1, &sh, 2, d, 0, NULL);
+    o.int_lo = 3;
+    o.int_hi = 7;
+    oq_bench_point p;
+    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, 0, &p, &err), OQ_OK);
+    oq_tensor **a = NULL, **b = NULL;
+    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &a, &err), OQ_OK);
+    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &b, &err), OQ_OK);
+    for (size_t i = 0; i < 3; i++) /* seeded: the same bytes twice */
+        assert_memory_equal(a[i]->data, b[i]->data, oq_tensor_nbytes(a[i]));
+    const float *x = a[0]->data;
+    double lo = 1, hi = -1;
+    for (int64_t i = 0; i < oq_tensor_numel(a[0]); i++) {
+        lo = fmin(lo, x[i]);
+        hi = fmax(hi, x[i]);
+    }
+    assert_true(lo >= -1 && lo < -0.9 && hi < 1 && hi > 0.9);
+    const int64_t *ids = a[2]->data;
+    for (int64_t i = 0; i < oq_tensor_numel(a[2]); i++) assert_true(ids[i] >= 3 && ids[i] <= 7);
+    /* the mask: a prefix of ones per row, then zeros; fraction 0.25 leaves 24 of 32 */
+    const uint8_t *m = a[1]->data;
+    for (int64_t r = 0; r < 4; r++)
+        for (int64_t j = 0; j < 32; j++) assert_int_equal(m[r * 32 + j], j < 24);
+    int masked = 0;
+    assert_int_equal(oq_bench_valid_elements(&p, a, &masked), 4 * 24);
+    assert_true(masked);
+    oq_tensors_free(b, 3);
+    o.seed = 7; /* another seed, other values */
+    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &b, &err), OQ_OK);
+    assert_true(memcmp(a[0]->data, b[0]->data, oq_tensor_nbytes(a[0])) != 0);
+    oq_tensors_free(a, 3);
+    oq_tensors_free(b, 3);
+    oq_bench_point_clear(&p);
+}
+
+/* ---- ORT's profile ---------------------------------------------------------------------- */
+
+/* Three runs; GPU kernel events in runs 2 and 3; one node event before the first run. */
+static const char profile_json[] =
+    "[{\"cat\":\"Session\",\"name\":\"session_initialization\",\"ts\":0,\"dur\":50},"
+    "{\"cat\":\"Node\",\"name\":\"init_kernel_time\",\"ts\":10,\"dur\":999},"
+    "{\"cat\":\"Session\",\"name\":\"model_run\",\"ts\":100,\"dur\":40},"
+    "{\"cat\":\"Node\",\"name\":\"a_kernel_time\",\"ts\":101,\"dur\":10},"
+    "{\"cat\":\"Node\",\"name\":\"a_fence_before\",\"ts\":101,\"dur\":500},"
+    "{\"cat\":\"Session\",\"name\":\"model_run\",\"ts\":200,\"dur\":30},"
+    "{\"cat\":\"Node\",\"name\":\"a_kernel_time\",\"ts\":201,\"dur\":6},"
+    "{\"cat\":\"Node\",\"name\":\"b_kernel_time\",\"ts\":210,\"dur\":4},"
+    "{\"cat\":\"Kernel\",\"name\":\"flash_fwd\",\"ts\":205,\"dur\":20},"
+    "{\"cat\":\"Session\",\"name\":\"model_run\",\"ts\":300,\"dur\":50},"
+    "{\"cat\":\"Node\",\"name\":\"a_kernel_time\",\"ts\":301,\"dur\":8},"
+    "{\"cat\":\"Kernel\",\"name\":\"flash_fwd\",\"ts\":305,\"dur\":24},"
+    "{\"cat\":\"Kernel\",\"name\":\"reduce\",\"ts\":340,\"dur\":2}]";
+
+static void test_profile_per_run(void **state)
+{
+    (void)state;
+    oq_bench_profile p;
+    oq_err err = {0};
+    memset(&p, 0, sizeof p);
+    assert_int_equal(oq_bench_profile_parse(profile_json, strlen(profile_json), "p.json", 2, &p, &err), OQ_OK);
+    assert_int_equal(p.runs, 2);
+    assert_true(fabs(p.run_ms - 0.040) < 1e-12);    /* median of 30 and 50 us */
+    assert_true(fabs(p.node_ms - 0.009) < 1e-12);   /* 10 and 8 us */
+    assert_true(fabs(p.kernel_ms - 0.023) < 1e-12); /* 20 and 26 us */
+    assert_int_equal(p.kernel_events, 1);           /* median of 1 and 2 */
+    assert_string_equal(p.path, "p.json");
+    /* the first run alone: no GPU kernel events there */
+    assert_int_equal(oq_bench_profile_parse(profile_json, strlen(profile_json), "p.json", 3, &p, &err), OQ_OK);
+    assert_true(fabs(p.node_ms - 0.010) < 1e-12);
+    assert_int_equal(oq_bench_profile_parse(profile_json, strlen(profile_json), "p.json", 4, &p, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "p.json: 3 model_run events, 4 profiled runs wanted"));
+    assert_int_equal(oq_bench_profile_parse("{}", 2, "q.json", 1, &p, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "q.json: not an ORT profile"));
+    assert_int_equal(oq_bench_profile_parse("[", 1, "r.json", 1, &p, &err), OQ_ERR_FORMAT);
+}
+
+/* ---- a real PyTorch export against its saved outputs ------------------------------------- */
+
+static oq_bench_rows *run_model(const char *expected, const char *tolerances)
+{
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    o.model_path = FX "hand_attention_op18.onnx";
+    o.inputs_path = FX "io.npz";
+    o.expected_path = expected;
+    o.tolerances = tolerances;
+    o.iters = 3;
+    o.warmup = 0;
+    o.threads = 1;
+    o.mem_sample_us = 0;
+    oq_bench_rows *rows = NULL;
+    oq_err err = {0};
+    if (oq_bench_sweep(rt, &o, NULL, NULL, &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+    assert_int_equal(rows->n, 1);
+    return rows;
+}
+
+static void test_expected_outputs_judged(void **state)
+{
+    (void)state;
+    oq_bench_rows *rows = run_model(FX "io.npz", NULL);
+    const oq_bench_row *r = &rows->rows[0];
+    assert_int_equal(r->status, OQ_BENCH_OK);
+    assert_int_equal(r->n_samples, 3);
+    assert_int_equal(r->n_outputs, 1);
+    assert_string_equal(r->outputs[0].name, "y");
+    assert_true(r->outputs[0].passed && r->max_abs_err < 1e-6);
+    assert_string_equal(r->variant.name, "cpu:model:fp32");
+    assert_int_equal(r->batch, 3);
+    assert_int_equal(r->seq_len, 56);
+    assert_int_equal(r->valid_tokens, 50 + 31 + 7);
+    oq_bench_rows_free(rows);
+
+    /* One element of y moved by 0.01: the row fails naming the output, its timings stay. */
+    oq_err err = {0};
+    oq_npz *z = NULL;
+    assert_int_equal(oq_npz_read(FX "io.npz", &z, &err), OQ_OK);
+    oq_tensor *y = NULL;
+    assert_int_equal(oq_npz_take(z, "y", &y, &err), OQ_OK);
+    ((float *)y->data)[17] += 0.01f;
+    char *dir = temp_dir("bench_model");
+    char path[512];
+    snprintf(path, sizeof path, "%s/expected.npz", dir);
+    assert_int_equal(oq_npz_write(path, 1, (const oq_tensor *const *)&y, 0, 0, &err), OQ_OK);
+    rows = run_model(path, NULL);
+    r = &rows->rows[0];
+    assert_int_equal(r->status, OQ_BENCH_FAILED);
+    assert_non_null(strstr(r->error, "output 'y': max abs err 0.01"));
+    assert_int_equal(r->n_samples, 3);
+    oq_bench_rows_free(rows);
+    /* a tolerance that admits it passes */
+    rows = run_model(path, "y:atol=0.02");
+    assert_int_equal(rows->rows[0].status, OQ_BENCH_OK);
+    oq_bench_rows_free(rows);
+    remove_dir(dir);
+    oq_tensor_free(y);
+    oq_npz_free(z);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dim_and_shape_parse),
+        cmocka_unit_test(test_named_dims_bind_across_inputs),
+        cmocka_unit_test(test_sweeps_first_slowest),
+        cmocka_unit_test(test_usage_errors_name_the_input_and_axis),
+        cmocka_unit_test(test_npz_inputs_as_they_are),
+        cmocka_unit_test(test_generated_inputs),
+        cmocka_unit_test(test_profile_per_run),
+        cmocka_unit_test(test_expected_outputs_judged),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
