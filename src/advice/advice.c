@@ -80,7 +80,7 @@ static void clause(text *t, const char *fmt, ...)
     va_end(ap);
 }
 
-/* " (here 12, from its scale)" */
+/* "here 12, from its scale" */
 static void head_here(const oq_attention_facts *f, char *buf, size_t n)
 {
     snprintf(buf, n, "here %" PRId64 "%s", f->head_size, f->head_size_from_scale ? ", from its scale" : "");
@@ -143,7 +143,7 @@ static unsigned reasons_for(kid k, const oq_attention_facts *f, bool head_said, 
     return rules;
 }
 
-/* "6 heads of 8, 3 of 16": head counts that split `width` into fused-kernel head sizes. */
+/* "6 heads of 8 or 3 of 16": head counts that split `width` into fused-kernel head sizes. */
 static void head_counts(text *fix, int64_t width)
 {
     char list[128] = "";

@@ -473,6 +473,7 @@ static void any_signature(void **state)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
+    free(dir);
     free(model);
     free(io);
     free(bad);
