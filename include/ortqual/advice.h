@@ -10,7 +10,16 @@
  *     is a multiple of 4;
  *   - the cuDNN tier serves decoding only: q_len == 1 with `nonpad_kv_seqlen`,
  *     fp16/bf16, no `attn_mask`, no softcap;
- *   - `sdpa_kernel` (CUDA provider option) restricts the choice; 16 forces MATH.
+ *   - `sdpa_kernel` (CUDA provider option) restricts the choice; 16 forces MATH;
+ *   - every fused kernel needs a head size that is a multiple of 8: flash and
+ *     cuDNN at most 256, memory-efficient at most 1024 (ORT's flash_api.cc
+ *     `flash::is_supported`, cutlass_fmha/memory_efficient_attention.h
+ *     `has_memory_efficient_attention`, cudnn_fmha `cudnn_sdpa::is_supported`,
+ *     checked by core/providers/cuda/llm/attention.cc before each kernel).
+ *
+ * For a model ortqual did not export, the facts come from its Attention node
+ * (oq_attention_facts_from_node): what the node has, not what a configuration
+ * would have exported.
  *
  *     oq_attention_facts f = {.node = "attn0", .opset = 24, .dtype = OQ_DTYPE_FLOAT16,
  *                             .mask = OQ_ATTN_MASK_BOOL, .q_len = 1001, .kv_len = 1001};
@@ -25,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ortqual/inspect.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -53,7 +63,33 @@ typedef struct oq_attention_facts {
     int64_t kv_len;         /* total key/value length (past + new); <= 0 unknown */
     bool softcap;           /* softcap attribute set (non-zero) */
     uint32_t sdpa_kernel;   /* CUDA provider option sdpa_kernel; 0 = ORT's default order */
+    int64_t head_size;      /* Q's head size; <= 0 unknown */
+    bool head_size_from_scale; /* head_size read off the scale attribute (1/sqrt(head_size)) */
+    int64_t q_heads;        /* Q's head count; <= 0 unknown */
+    bool user_model;        /* the user's model, not ortqual's export: the fix changes the model
+                               (ortqual convert), not the export form or the configuration */
 } oq_attention_facts;
+
+/* The facts one ONNX `Attention` node (oq_model_find_nodes) declares, `opset` being the
+ * model's ai.onnx opset: mask kind from the inputs present (attn_mask and its dtype, else
+ * nonpad_kv_seqlen, else none), Q's dtype (UNDEFINED when the model declares none), q_len and
+ * kv_len when Q's and K's sequence axes are static (else 0), softcap, the head count and head
+ * size from Q's shape (rank 4: [B, heads, L, head]; rank 3: hidden / q_num_heads) or else from
+ * the scale attribute when 1/scale^2 is within 1e-3 of a whole number. `user_model` is set;
+ * sdpa_kernel is 0. `out->node` points at node->name. */
+OQ_API void oq_attention_facts_from_node(const oq_node_info *node, int64_t opset, oq_attention_facts *out);
+
+/* The head size whose default scale is `scale` (1/sqrt(head_size)): 1/scale^2 when within
+ * 1e-3 of a whole number, else 0. */
+OQ_API int64_t oq_head_size_from_scale(double scale);
+
+/* What ORT 1.29's CUDA Attention makes of head size `head_size` (`q_heads` heads, <= 0
+ * unknown; `from`, where the size was read, or NULL), as one malloc'ed sentence naming the
+ * kernel it falls to and the fix, e.g. "head size 12 (from Q's shape): ORT's CUDA flash and
+ * memory-efficient kernels need a multiple of 8, at most 256 and 1024, so this node runs MATH on
+ * CUDA; pad the head size to 16: ..."; NULL when flash takes it, when it is unknown (<= 0), or
+ * out of memory. */
+OQ_API char *oq_head_size_note(int64_t head_size, int64_t q_heads, const char *from);
 
 /* The rules that fired, as bits of oq_advice.rules. */
 enum oq_advice_rule {
@@ -63,7 +99,8 @@ enum oq_advice_rule {
     OQ_ADVICE_FP32_NO_FLASH = 1u << 3,   /* float32: flash has no kernel */
     OQ_ADVICE_MASK_KV_ALIGN = 1u << 4,   /* mask with kv length % 4 != 0: no efficient */
     OQ_ADVICE_CUDNN_DECODE_ONLY = 1u << 5, /* cuDNN wanted outside decode/nonpad/fp16/no softcap */
-    OQ_ADVICE_NO_RULE = 1u << 6          /* nothing known explains it */
+    OQ_ADVICE_NO_RULE = 1u << 6,         /* nothing known explains it */
+    OQ_ADVICE_HEAD_SIZE = 1u << 7        /* head size not a multiple of 8, or too large */
 };
 
 typedef struct oq_advice {

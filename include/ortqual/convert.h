@@ -28,6 +28,9 @@
  * pass creates gets its type and shape (ORT's CUDA EP was seen to crash on
  * Attention inputs without shapes).
  *
+ * An Attention node of the output whose head size ORT's CUDA fused kernels cannot take (not a
+ * multiple of 8; over 256 for flash) gets a "cuda" note (oq_head_size_note): no pass changes it.
+ *
  * Every conversion is checked before it is written: the original and the
  * converted model run on ORT CPU over the given input batches (or generated ones
  * with a valid-prefix mask) and every output is compared on the valid elements
@@ -115,7 +118,8 @@ OQ_API void oq_convert_opts_default(oq_convert_opts *o);
 /* One line of the plan: what a pass did (or would do) at a node. */
 typedef struct oq_convert_step {
     char *pass;   /* "fuse", "mask-to-seqlen", "expand-mask", "attention-dtype", "lower",
-                     "decompose-elu", "opset", "prune", "check" */
+                     "decompose-elu", "opset", "prune", "check", "cuda" (a note: a head size
+                     ORT's CUDA fused kernels cannot take) */
     char *node;   /* the node concerned ("" for whole-model steps) */
     char *action; /* "fused", "rewritten", "added", "removed", "refused", "skipped", "note" */
     char *detail;

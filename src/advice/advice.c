@@ -3,6 +3,7 @@
 #include "ortqual/dispatch.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,23 @@ static kid kernel_id(const char *name)
     return K_OTHER;
 }
 
+/* The largest head size each kernel takes; every fused one needs a multiple of 8. From ORT's
+ * source, asked by core/providers/cuda/llm/attention.cc before it picks a kernel:
+ *   contrib_ops/cuda/bert/flash_attention/flash_api.cc  flash::is_supported:
+ *       head_size % 8 == 0 && head_size <= 256
+ *   contrib_ops/cuda/bert/cutlass_fmha/memory_efficient_attention.h  has_memory_efficient_attention:
+ *       (qk_head_size & 7) == 0 && qk_head_size <= kEfficientAttentionMaxHeadSize (1024)
+ *   contrib_ops/cuda/bert/cudnn_fmha/cudnn_flash_attention.cu  cudnn_sdpa::is_supported:
+ *       head_size_qk % 8 == 0 && head_size_qk <= 256
+ * Observed on the H200 with ORT 1.29: head size 12 runs MATH, 8 runs FLASH_ATTENTION. */
+static const int64_t kid_max_head[] = {256, 1024, 256};
+
+/* 1 when kernel `k` cannot take head size `h` (unknown sizes block nothing). */
+static bool head_blocks(kid k, int64_t h)
+{
+    return h > 0 && k >= K_FLASH && k <= K_CUDNN && (h % 8 != 0 || h > kid_max_head[k]);
+}
+
 static bool has_mask_input(const oq_attention_facts *f)
 {
     return f->mask == OQ_ATTN_MASK_BOOL || f->mask == OQ_ATTN_MASK_FLOAT;
@@ -62,10 +80,26 @@ static void clause(text *t, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Reasons that keep node `f` off kernel `k`; returns the rules that fired. */
-static unsigned reasons_for(kid k, const oq_attention_facts *f, text *why)
+/* "here 12, from its scale" */
+static void head_here(const oq_attention_facts *f, char *buf, size_t n)
+{
+    snprintf(buf, n, "here %" PRId64 "%s", f->head_size, f->head_size_from_scale ? ", from its scale" : "");
+}
+
+/* Reasons that keep node `f` off kernel `k`; returns the rules that fired. `head_said`: the
+ * head size was explained already (for flash and memory-efficient at once). */
+static unsigned reasons_for(kid k, const oq_attention_facts *f, bool head_said, text *why)
 {
     unsigned rules = 0;
+    if (head_blocks(k, f->head_size)) {
+        char here[64];
+        head_here(f, here, sizeof here);
+        rules |= OQ_ADVICE_HEAD_SIZE;
+        if (!head_said)
+            clause(why, "%s needs a head size that is a multiple of 8, at most %" PRId64 " (%s)",
+                   k == K_FLASH ? "flash" : k == K_EFFICIENT ? "memory-efficient attention" : "cuDNN",
+                   kid_max_head[k], here);
+    }
     if (f->sdpa_kernel != 0 && !(f->sdpa_kernel & kid_bit(k))) {
         rules |= OQ_ADVICE_KERNEL_DISABLED;
         clause(why, "sdpa_kernel=%" PRIu32 " does not enable %s (bit %" PRIu32 ")", f->sdpa_kernel,
@@ -109,6 +143,35 @@ static unsigned reasons_for(kid k, const oq_attention_facts *f, text *why)
     return rules;
 }
 
+/* "6 heads of 8 or 3 of 16": head counts that split `width` into fused-kernel head sizes. */
+static void head_counts(text *fix, int64_t width)
+{
+    char list[128] = "";
+    size_t m = 0;
+    int found = 0;
+    for (int64_t hs = 8; hs <= kid_max_head[K_FLASH] && found < 2 && m < sizeof list; hs += 8)
+        if (width % hs == 0)
+            m += (size_t)snprintf(list + m, sizeof list - m, found++ ? " or %" PRId64 " of %" PRId64 : "%" PRId64
+                                  " heads of %" PRId64, width / hs, hs);
+    if (found)
+        clause(fix, "or split the width %" PRId64 " into %s (a different model: retrain it)", width, list);
+}
+
+/* The fix for a head size some fused kernel cannot take: zero padding (exact) or other heads. */
+static void head_remedy(text *fix, kid target, const oq_attention_facts *f)
+{
+    int64_t h = f->head_size, pad = (h + 7) / 8 * 8;
+    kid k = target == K_ANY || target == K_CUDNN ? K_FLASH : target;
+    if (h % 8 != 0 && pad <= kid_max_head[k])
+        clause(fix, "pad the head size to %" PRId64 ": zero-pad Q, K and V on the last axis (Q K^T is unchanged; "
+               "keep the scale 1/sqrt(%" PRId64 ")) and slice each head's output back to %" PRId64, pad, h, h);
+    else
+        clause(fix, "use more heads so that each is a multiple of 8 and at most %" PRId64, kid_max_head[k]);
+    if (k == K_FLASH && !head_blocks(K_EFFICIENT, h))
+        clause(fix, "or expect EFFICIENT_ATTENTION (kernel efficient), which takes head size %" PRId64, h);
+    if (f->q_heads > 0) head_counts(fix, f->q_heads * h);
+}
+
 /* What to change, for the rules that fired. */
 static void remedies(unsigned rules, kid target, const oq_attention_facts *f, text *fix)
 {
@@ -118,7 +181,10 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
         clause(fix, "set sdpa_kernel to 0 or include bit %" PRIu32 " (%s)",
                kid_bit(target == K_ANY ? K_FLASH : target), kid_name(target == K_ANY ? K_FLASH : target));
     if (rules & (OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_MASK_KV_ALIGN)) {
-        if (f->opset >= 24) /* already attention24: the mask form is the choice */
+        if (f->user_model) /* the model itself has the mask: convert it */
+            clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask: `ortqual convert "
+                        "--mask-to-seqlen` rewrites a key-padding attn_mask so (Attention-24)");
+        else if (f->opset >= 24) /* already attention24: the mask form is the choice */
             clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
                         "export's default, --mask-form seqlen)");
         else
@@ -128,15 +194,21 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
             clause(fix, "or pad the kv length to a multiple of 4");
     }
     if (rules & OQ_ADVICE_FP32_NO_FLASH)
-        clause(fix, "compute attention in float16 (precision fp16, --attention-dtype float16)");
+        clause(fix, f->user_model ? "compute attention in float16 (`ortqual convert --attention-dtype fp16`)"
+                                  : "compute attention in float16 (precision fp16, --attention-dtype float16)");
     if (rules & OQ_ADVICE_CUDNN_DECODE_ONLY)
         clause(fix, "outside decoding steps use FLASH_ATTENTION (kernel flash)%s",
-               f->mask != OQ_ATTN_MASK_NONPAD_KV_SEQLEN ? ", and cuDNN needs an attention24 export" : "");
+               f->mask == OQ_ATTN_MASK_NONPAD_KV_SEQLEN ? ""
+               : f->user_model ? ", and cuDNN needs nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen`)"
+                               : ", and cuDNN needs an attention24 export");
+    if (rules & OQ_ADVICE_HEAD_SIZE) head_remedy(fix, target, f);
 }
 
-/* "cuda:attention24:fp16:flash": the configuration that would reach a fused kernel. */
+/* "cuda:attention24:fp16:flash": the configuration that would reach a fused kernel. None when
+ * the model itself must change (the user's model, or a head size no configuration changes). */
 static void suggested_config(unsigned rules, kid target, const oq_attention_facts *f, FILE *fp)
 {
+    if (f->user_model || (rules & OQ_ADVICE_HEAD_SIZE)) return;
     bool to24 = (rules & (OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_MASK_KV_ALIGN |
                           OQ_ADVICE_CUDNN_DECODE_ONLY)) || f->opset >= 24;
     const char *prec = (rules & OQ_ADVICE_FP32_NO_FLASH) || f->dtype == OQ_DTYPE_FLOAT16 ? "fp16"
@@ -166,21 +238,31 @@ static oq_status explain(const char *observed, kid exp, const oq_attention_facts
         rules |= OQ_ADVICE_FORCED_MATH;
         clause(&why, "sdpa_kernel=%" PRIu32 " enables MATH only", f->sdpa_kernel);
     } else if (exp != K_ANY) {
-        rules |= reasons_for(exp, f, &why);
+        rules |= reasons_for(exp, f, false, &why);
     } else {
-        rules |= reasons_for(K_FLASH, f, &why);
-        rules |= reasons_for(K_EFFICIENT, f, &why);
+        /* a head size neither flash nor memory-efficient attention takes: one clause for both */
+        bool both = head_blocks(K_FLASH, f->head_size) && head_blocks(K_EFFICIENT, f->head_size);
+        if (both) {
+            char here[64];
+            head_here(f, here, sizeof here);
+            clause(&why, "flash and memory-efficient attention need a head size that is a multiple of 8, "
+                         "at most 256 and 1024 (%s)", here);
+        }
+        rules |= reasons_for(K_FLASH, f, both, &why);
+        rules |= reasons_for(K_EFFICIENT, f, both, &why);
         /* sdpa_kernel leaving only cuDNN among the fused kernels: its limits matter */
         if (f->sdpa_kernel & kid_bit(K_CUDNN) &&
             !(f->sdpa_kernel & (kid_bit(K_FLASH) | kid_bit(K_EFFICIENT))))
-            rules |= reasons_for(K_CUDNN, f, &why);
+            rules |= reasons_for(K_CUDNN, f, both, &why);
     }
     if (!rules) {
         rules = OQ_ADVICE_NO_RULE;
+        char head[48] = "";
+        if (f->head_size > 0) snprintf(head, sizeof head, ", head size %" PRId64, f->head_size);
         clause(&why,
                "no ORT rule known to ortqual explains it (opset %d, %s, mask %s, q_len %" PRId64
-               ", kv_len %" PRId64 ", sdpa_kernel %" PRIu32 "); the routing line is the evidence",
-               f->opset, oq_dtype_name(f->dtype), oq_attn_mask_kind_name(f->mask), f->q_len, f->kv_len,
+               ", kv_len %" PRId64 "%s, sdpa_kernel %" PRIu32 "); the routing line is the evidence",
+               f->opset, oq_dtype_name(f->dtype), oq_attn_mask_kind_name(f->mask), f->q_len, f->kv_len, head,
                f->sdpa_kernel);
     } else {
         fprintf(fp, ". To reach %s: ", exp == K_ANY   ? "FLASH_ATTENTION"
@@ -231,4 +313,97 @@ void oq_advice_clear(oq_advice *a)
     free(a->text);
     a->text = NULL;
     a->rules = 0;
+}
+
+int64_t oq_head_size_from_scale(double scale)
+{
+    if (!(scale > 0) || !isfinite(scale)) return 0;
+    double h = 1.0 / (scale * scale), r = nearbyint(h);
+    return r >= 1 && r < 1e9 && fabs(h - r) <= 1e-3 ? (int64_t)r : 0;
+}
+
+/* A dimension string that is a whole number ("12"), else -1 ("seq", "?"). */
+static int64_t static_dim(const oq_io_info *io, int32_t axis)
+{
+    if (!io || axis >= io->rank || axis < 0 || !io->dims || !io->dims[axis]) return -1;
+    char *end;
+    long long v = strtoll(io->dims[axis], &end, 10);
+    return end != io->dims[axis] && !*end && v > 0 ? (int64_t)v : -1;
+}
+
+/* The node's attribute `name` ("name=value") as a number, or `def`. */
+static double attr_num(const oq_node_info *n, const char *name, double def)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < n->n_attrs; i++)
+        if (!strncmp(n->attrs[i], name, len) && n->attrs[i][len] == '=') return strtod(n->attrs[i] + len + 1, NULL);
+    return def;
+}
+
+static const oq_io_info *input(const oq_node_info *n, size_t i)
+{
+    return i < n->n_inputs && n->inputs[i].name && *n->inputs[i].name ? &n->inputs[i] : NULL;
+}
+
+/* Head count and size from Q's declared shape, else the size from the scale. */
+static void head_facts(const oq_node_info *n, oq_attention_facts *f)
+{
+    const oq_io_info *q = input(n, 0);
+    int64_t attr_heads = (int64_t)attr_num(n, "q_num_heads", 0);
+    if (q && q->rank == 4) {
+        f->q_heads = static_dim(q, 1);
+        f->head_size = static_dim(q, 3);
+    } else if (q && q->rank == 3 && attr_heads > 0) {
+        int64_t hidden = static_dim(q, 2);
+        f->q_heads = attr_heads;
+        if (hidden > 0 && hidden % attr_heads == 0) f->head_size = hidden / attr_heads;
+    }
+    if (f->head_size <= 0) {
+        f->head_size = oq_head_size_from_scale(attr_num(n, "scale", 0));
+        f->head_size_from_scale = f->head_size > 0;
+    }
+    if (f->q_heads <= 0) f->q_heads = 0;
+}
+
+void oq_attention_facts_from_node(const oq_node_info *node, int64_t opset, oq_attention_facts *out)
+{
+    memset(out, 0, sizeof *out);
+    out->node = node->name;
+    out->opset = (int)opset;
+    out->user_model = true;
+    const oq_io_info *q = input(node, 0), *k = input(node, 1), *mask = input(node, 3);
+    oq_dtype qt = q ? (oq_dtype)q->elem_type : OQ_DTYPE_UNDEFINED;
+    out->dtype = qt == OQ_DTYPE_FLOAT16 || qt == OQ_DTYPE_BFLOAT16 || qt == OQ_DTYPE_FLOAT32 ? qt : OQ_DTYPE_UNDEFINED;
+    out->mask = mask ? (mask->elem_type == OQ_DTYPE_BOOL ? OQ_ATTN_MASK_BOOL : OQ_ATTN_MASK_FLOAT)
+                : input(node, 6) ? OQ_ATTN_MASK_NONPAD_KV_SEQLEN : OQ_ATTN_MASK_NONE;
+    int32_t seq_axis = q && q->rank == 4 ? 2 : 1;
+    out->q_len = q ? static_dim(q, seq_axis) : -1;
+    out->kv_len = k ? static_dim(k, k->rank == 4 ? 2 : 1) : -1;
+    if (out->q_len < 0) out->q_len = 0;
+    if (out->kv_len < 0) out->kv_len = 0;
+    out->softcap = attr_num(node, "softcap", 0) != 0;
+    head_facts(node, out);
+}
+
+char *oq_head_size_note(int64_t head_size, int64_t q_heads, const char *from)
+{
+    if (!head_blocks(K_FLASH, head_size)) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    if (!fp) return NULL;
+    bool eff = !head_blocks(K_EFFICIENT, head_size);
+    fprintf(fp, "head size %" PRId64 "%s%s%s: ORT's CUDA %s, so this node runs %s on CUDA; ", head_size,
+            from ? " (from " : "", from ? from : "", from ? ")" : "",
+            eff ? "flash kernel takes a multiple of 8 up to 256"
+                : "flash and memory-efficient kernels need a multiple of 8, at most 256 and 1024",
+            eff ? "EFFICIENT_ATTENTION at best" : "MATH");
+    oq_attention_facts f = {.head_size = head_size, .q_heads = q_heads};
+    text fix = {fp, 0};
+    head_remedy(&fix, K_FLASH, &f);
+    if (fclose(fp) != 0 || !buf) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }

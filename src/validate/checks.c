@@ -66,23 +66,72 @@ static oq_attn_mask_kind mask_kind(oq_mask_form f)
            : f == OQ_MASK_NONE ? OQ_ATTN_MASK_NONE : OQ_ATTN_MASK_FLOAT;
 }
 
-/* Why a node missed the expected kernel, when ORT's rules say. */
-static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, const char **nodes, size_t n,
-                       uint32_t sdpa_kernel, const char *expected)
+/* The model's ai.onnx opset (0 when it imports none). */
+static int64_t onnx_opset(const oq_model_info *mi)
+{
+    for (size_t i = 0; mi && i < mi->n_opsets; i++)
+        if (!*mi->opsets[i].domain || !strcmp(mi->opsets[i].domain, "ai.onnx")) return mi->opsets[i].version;
+    return 0;
+}
+
+static const oq_node_info *node_named(const oq_node_info *ni, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ni[i].name, name) && (!*ni[i].domain || !strcmp(ni[i].domain, "ai.onnx"))) return &ni[i];
+    return NULL;
+}
+
+/* What the advice knows of node `name`. ortqual's export: the configuration says how it was
+ * exported. The user's model: the node says (its inputs, types, attributes), the configuration
+ * only what the node does not declare. The head size always comes from the node. */
+static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node_info *ni, int64_t opset,
+                                     const char *name, uint32_t sdpa_kernel)
 {
     const oq_config *cfg = &plan->config;
+    bool user = cfg->repr == OQ_REPR_MODEL;
+    oq_attention_facts f = {.node = name, .opset = cfg->repr == OQ_REPR_ATTENTION24 ? 24 : 23,
+                            .dtype = cfg->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32,
+                            .mask = user ? OQ_ATTN_MASK_NONE : mask_kind(plan->mask_form),
+                            .q_len = plan->padded_length, .kv_len = plan->padded_length,
+                            .user_model = user};
+    if (ni) {
+        oq_attention_facts m;
+        oq_attention_facts_from_node(ni, opset, &m);
+        f.head_size = m.head_size;
+        f.head_size_from_scale = m.head_size_from_scale;
+        f.q_heads = m.q_heads;
+        if (user) {
+            f.opset = m.opset;
+            f.mask = m.mask;
+            f.softcap = m.softcap;
+            if (m.dtype != OQ_DTYPE_UNDEFINED) f.dtype = m.dtype;
+            if (m.q_len > 0) f.q_len = m.q_len;
+            if (m.kv_len > 0) f.kv_len = m.kv_len;
+        }
+    } else if (user) {
+        f.opset = 0; /* not an ai.onnx Attention: ortqual knows no more of it */
+    }
+    f.sdpa_kernel = sdpa_kernel;
+    return f;
+}
+
+/* Why a node missed the expected kernel, when ORT's rules say. */
+static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, const oq_model_info *mi,
+                       const char **nodes, size_t n, uint32_t sdpa_kernel, const char *expected)
+{
+    oq_node_info *ni = NULL;
+    size_t n_ni = 0;
+    if (n && plan->model && oq_model_find_nodes(plan->model, NULL, "Attention", &ni, &n_ni, NULL)) n_ni = 0;
     for (size_t i = 0; i < n; i++) {
         const char *obs = observed_kernel(&d->log, nodes[i]);
         if (!obs) continue;
-        oq_attention_facts f = {.node = nodes[i], .opset = cfg->repr == OQ_REPR_ATTENTION24 ? 24 : 23,
-                                .dtype = cfg->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32,
-                                .mask = mask_kind(plan->mask_form), .q_len = plan->padded_length,
-                                .kv_len = plan->padded_length, .sdpa_kernel = sdpa_kernel};
+        oq_attention_facts f = node_facts(plan, node_named(ni, n_ni, nodes[i]), onnx_opset(mi), nodes[i], sdpa_kernel);
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)
             oq_strv_push(&d->advice, &d->n_advice, a.text);
         oq_advice_clear(&a);
     }
+    oq_node_infos_free(ni, n_ni);
 }
 
 /* The configuration's kernel for every fused node, then the plan's NODE=KERNEL rules. */
@@ -157,7 +206,7 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
         }
         oq_dispatch_report_clear(&r);
     }
-    add_advice(d, plan, nodes, n, c->sdpa_kernel, kernel);
+    add_advice(d, plan, mi, nodes, n, c->sdpa_kernel, kernel);
     oq_dispatch_expect_free(ex);
     oq_model_info_free(mi);
 }

@@ -84,6 +84,14 @@ expect 1 "output 'y' differs from the expected outputs: y: FAIL .*worst \[0,5,3\
 expect 0 "plan only: nothing written" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --mask-to-seqlen
 expect 0 '"fused": 2' $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --json
 
+# a head size ORT's CUDA fused kernels cannot take is noted at conversion time (mlpf_like: 12),
+# and nothing is said where they can (tx_encoder: 8)
+expect 0 "cuda +note +attention: head size 12 \(from Q's shape\): .* so this node runs MATH on CUDA; pad the head size to 16" \
+    $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16
+if $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --mask-to-seqlen | grep -q "head size"; then
+    bad "head-size note for tx_encoder (head size 8)"
+else ok "no head-size note for tx_encoder (head size 8)"; fi
+
 # --fuse alone keeps the broadcast mask (valid ONNX): ORT refuses that, so the check fails and says what helps
 expect 0 "broadcasts over the queries: valid ONNX, refused by ONNX Runtime .* add --expand-mask or --mask-to-seqlen" \
     $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" --plan --fuse
