@@ -81,7 +81,11 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
     h->rank = rank_of(m, n->input[0], d);
     h->qh = oq_node_attr_int(n, "q_num_heads", 0);
     h->kvh = oq_node_attr_int(n, "kv_num_heads", 0);
-    if (h->rank < 0) h->rank = h->qh > 0 ? 3 : -1;
+    int r;
+    if (!cv_type_of(m, n->input[0], &r, d)) {
+        snprintf(why, wn, "Q '%s' is of unknown element type", n->input[0]);
+        return why;
+    }
     if (h->rank != 3 && h->rank != 4) {
         snprintf(why, wn, "Q '%s' is of %s rank (3 or 4 wanted)", n->input[0], h->rank < 0 ? "unknown" : "another");
         return why;
