@@ -16,6 +16,12 @@
  *   OQ_CONVERT_EXPAND_MASK     a broadcast attn_mask -> [.., Lq, Lk] (what ORT requires)
  *   attention_dtype            Q, K, V cast to float16/bfloat16 before each Attention, the
  *                              output cast back; the rest of the model keeps its dtype
+ *   OQ_CONVERT_PAD_HEAD        an Attention whose head size is not a multiple of 8 (which
+ *                              ORT's CUDA flash and memory-efficient attention need): Q, K, V
+ *                              zero-padded on the head axis to the next multiple of 8, the
+ *                              scale kept at 1/sqrt(original), the output sliced back. Exact.
+ *                              On by default with an attention dtype (keep_head_size turns it
+ *                              off), unless OQ_CONVERT_LOWER is set.
  *   OQ_CONVERT_LOWER           each Attention -> its standard-op function body
  *   OQ_CONVERT_DECOMPOSE_ELU   Elu -> Where(x > 0, x, alpha * (exp(min(x, 0)) - 1)): Elu-22 has
  *                              no CUDA kernel in ORT 1.29. On by default when the output opset
@@ -93,7 +99,8 @@ typedef enum oq_convert_pass {
     OQ_CONVERT_MASK_TO_SEQLEN = 1u << 1,
     OQ_CONVERT_EXPAND_MASK = 1u << 2,
     OQ_CONVERT_LOWER = 1u << 3,
-    OQ_CONVERT_DECOMPOSE_ELU = 1u << 4
+    OQ_CONVERT_DECOMPOSE_ELU = 1u << 4,
+    OQ_CONVERT_PAD_HEAD = 1u << 5
 } oq_convert_pass;
 
 typedef struct oq_convert_opts {
@@ -101,6 +108,7 @@ typedef struct oq_convert_opts {
     oq_dtype attention_dtype; /* OQ_DTYPE_FLOAT16 or OQ_DTYPE_BFLOAT16; UNDEFINED: unchanged */
     int64_t opset;            /* output default-domain opset; 0: the lowest the passes need */
     int keep_elu;             /* 1: no Elu decomposition unless OQ_CONVERT_DECOMPOSE_ELU is set */
+    int keep_head_size;       /* 1: no head padding unless OQ_CONVERT_PAD_HEAD is set */
     int allow_refused;        /* 1: a rewrite refused somewhere is reported, not an error */
     const char *mask_input;   /* the [B, L] mask input; NULL: the one the masks derive from */
     /* the check (not used by oq_convert_plan) */
@@ -117,9 +125,9 @@ OQ_API void oq_convert_opts_default(oq_convert_opts *o);
 
 /* One line of the plan: what a pass did (or would do) at a node. */
 typedef struct oq_convert_step {
-    char *pass;   /* "fuse", "mask-to-seqlen", "expand-mask", "attention-dtype", "lower",
-                     "decompose-elu", "opset", "prune", "check", "cuda" (a note: a head size
-                     ORT's CUDA fused kernels cannot take) */
+    char *pass;   /* "fuse", "mask-to-seqlen", "expand-mask", "pad-head-size", "attention-dtype",
+                     "lower", "decompose-elu", "opset", "prune", "check", "cuda" (a note: a head
+                     size ORT's CUDA fused kernels cannot take) */
     char *node;   /* the node concerned ("" for whole-model steps) */
     char *action; /* "fused", "rewritten", "added", "removed", "refused", "skipped", "note" */
     char *detail;

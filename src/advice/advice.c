@@ -164,7 +164,8 @@ static void head_remedy(text *fix, kid target, const oq_attention_facts *f)
     kid k = target == K_ANY || target == K_CUDNN ? K_FLASH : target;
     if (h % 8 != 0 && pad <= kid_max_head[k])
         clause(fix, "pad the head size to %" PRId64 ": zero-pad Q, K and V on the last axis (Q K^T is unchanged; "
-               "keep the scale 1/sqrt(%" PRId64 ")) and slice each head's output back to %" PRId64, pad, h, h);
+               "keep the scale 1/sqrt(%" PRId64 ")) and slice each head's output back to %" PRId64
+               " (ortqual convert --pad-head-size writes it)", pad, h, h);
     else
         clause(fix, "use more heads so that each is a multiple of 8 and at most %" PRId64, kid_max_head[k]);
     if (k == K_FLASH && !head_blocks(K_EFFICIENT, h))

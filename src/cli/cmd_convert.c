@@ -32,13 +32,15 @@ static const char foot[] =
 "  ortqual convert torch_op23.onnx -o fast.onnx --mask-to-seqlen --attention-dtype fp16 --opset 24 \\\n"
 "      --inputs io.npz --expected io.npz\n"
 "  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
-"  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n";
+"  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n"
+"  ortqual convert mlpf_op18.onnx -o fast.onnx --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24\n"
+"      # heads of 12: 'pad-head-size rewritten ... head size 12 -> 16' in the report\n";
 
 struct convert_args {
     oq_convert_opts o;
     struct oq_cli_runtime cr;
     const char *in, *out, *dtype;
-    int fuse, seqlen, expand, lower, elu;
+    int fuse, seqlen, expand, lower, elu, pad_head;
     oq_cli_list inputs, expected, tolerances;
     char *tolerance_text;
     int plan, force, json;
@@ -49,7 +51,7 @@ static int check_args(struct convert_args *a)
 {
     a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
                    (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
-                   (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0);
+                   (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
     if (a->dtype) {
         a->o.attention_dtype = oq_dtype_parse(a->dtype);
         if (a->o.attention_dtype != OQ_DTYPE_FLOAT16 && a->o.attention_dtype != OQ_DTYPE_BFLOAT16) {
@@ -90,6 +92,13 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_STRING("attention-dtype", "fp16|bf16", &a->dtype,
                       "Q, K, V cast before each Attention, the output back; the\n"
                       "rest of the model keeps its dtype"),
+        OQ_OPT_FLAG("pad-head-size", &a->pad_head,
+                    "an Attention whose head size is not a multiple of 8 gets Q, K, V\n"
+                    "zero-padded on the head axis to the next multiple (scale kept at\n"
+                    "1/sqrt(original), output sliced back; exact): ORT's CUDA flash and\n"
+                    "memory-efficient attention need it (e.g. 4 heads of 12 run MATH).\n"
+                    "On by default with --attention-dtype (unless --lower)"),
+        OQ_OPT_FLAG("no-pad-head-size", &o->keep_head_size, "no head padding unless --pad-head-size"),
         OQ_OPT_FLAG("lower", &a->lower, "each Attention -> its standard-op function body (older runtimes)"),
         OQ_OPT_FLAG("decompose-elu", &a->elu,
                     "Elu -> Where(x>0, x, exp(min(x,0))-1); on by default when the output\n"

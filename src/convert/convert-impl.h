@@ -155,6 +155,9 @@ int cv_contract(cv_ctx *c, const char *pass, const char *node, const char *input
 oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_mask_to_seqlen(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_expand_mask(cv_ctx *c, cv_model *m, oq_err *err);
+/* asked: the pass was requested (a node it cannot pad is refused), not on by default
+ * (such a node is skipped with the reason). */
+oq_status cv_pass_pad_head(cv_ctx *c, cv_model *m, int asked, oq_err *err);
 /* emulate: round Q/K/V to the dtype and back, attention stays float32 (a check model) */
 oq_status cv_pass_attention_dtype(cv_ctx *c, cv_model *m, int32_t dtype, int emulate, oq_err *err);
 oq_status cv_pass_lower(cv_ctx *c, cv_model *m, oq_err *err);

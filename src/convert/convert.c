@@ -226,6 +226,14 @@ static oq_status inherit_contract(cv_ctx *c, cv_model *m, oq_err *err)
     return OQ_OK;
 }
 
+/* Head padding runs when asked, and by default with a float16/bfloat16 attention dtype (the
+ * flash target) unless the attention is lowered to standard ops anyway. */
+static int pad_head(const oq_convert_opts *o)
+{
+    return (o->passes & OQ_CONVERT_PAD_HEAD) ||
+           (o->attention_dtype && !o->keep_head_size && !(o->passes & OQ_CONVERT_LOWER));
+}
+
 /* The passes over `m`, with the dtype pass emulated or not (see cv_pass_attention_dtype). */
 static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
 {
@@ -240,6 +248,7 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (o->passes & OQ_CONVERT_FUSE) st = cv_pass_fuse(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_MASK_TO_SEQLEN)) st = cv_pass_mask_to_seqlen(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_EXPAND_MASK)) st = cv_pass_expand_mask(c, m, err);
+    if (!st && pad_head(o)) st = cv_pass_pad_head(c, m, !!(o->passes & OQ_CONVERT_PAD_HEAD), err);
     if (!st && o->attention_dtype) st = cv_pass_attention_dtype(c, m, (int32_t)o->attention_dtype, emulate, err);
     if (!st && (o->passes & OQ_CONVERT_LOWER)) st = cv_pass_lower(c, m, err);
     if (st) return st;

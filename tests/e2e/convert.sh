@@ -32,6 +32,15 @@ for case in tx_encoder:23:2:0 decoder_lm:18:1:1 mlpf_like:18:2:0 mlpf_like:23:2:
     if structure "$out" "$n" "$causal"; then ok "$fx opset $op: $n Attention-24 node(s), no attn_mask"; else bad "$fx opset $op structure"; fi
 done
 
+# heads of 12 (mlpf_like) are zero-padded to 16, the multiple of 8 ORT's CUDA flash attention needs,
+# by default with an attention dtype; --no-pad-head-size keeps them; heads of 8 (tx_encoder) stay
+expect 0 "pad-head-size +rewritten +attention: head size 12 -> 16 \(from Q's shape\): Q, K, V zero-padded" \
+    $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24
+plan_pads() { $ORTQUAL convert "$@" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24 | grep -c "pad-head-size"; }
+[ "$(plan_pads "$F/mlpf_like/mlpf_like_op18.onnx" --no-pad-head-size)" = 0 ] && ok "--no-pad-head-size: heads of 12 kept" \
+    || bad "--no-pad-head-size still padded"
+[ "$(plan_pads "$F/tx_encoder/tx_encoder_op18.onnx")" = 0 ] && ok "tx_encoder: heads of 8 not padded" || bad "tx_encoder padded"
+
 # the opset-23 export: ORT refuses it as exported (a runtime error, explained), and runs it once
 # the mask spans the queries
 expect 3 "refused by ONNX Runtime \[attn-mask-query-broadcast\]" $ORTQUAL replay --model "$F/mlpf_like/mlpf_like_op23.onnx" --inputs "$F/mlpf_like/inputs_000.npz" \

@@ -81,6 +81,54 @@ static int has_attr(const oq_attention_info *a, const char *s)
     return 0;
 }
 
+/* The declared last dim of Attention node `node`'s input k (0 when not static). */
+static int64_t attention_input_dim(const Onnx__GraphProto *g, const Onnx__NodeProto *node, size_t k, int *rank)
+{
+    for (size_t j = 0; j < g->n_value_info; j++) {
+        const Onnx__ValueInfoProto *vi = g->value_info[j];
+        if (strcmp(vi->name, node->input[k])) continue;
+        const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+        *rank = sh ? (int)sh->n_dim : -1;
+        return sh && sh->n_dim ? sh->dim[sh->n_dim - 1]->dim_value : 0;
+    }
+    *rank = -1;
+    return 0;
+}
+
+/* Every Attention node's Q, K and V of `path` have a static last dim `head` (rank 4) or
+ * heads * `head` (rank 3): the head size after padding. */
+static void assert_head_size(const char *path, int64_t head, int64_t heads)
+{
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    assert_non_null(m);
+    size_t seen = 0;
+    for (size_t i = 0; i < m->graph->n_node; i++) {
+        if (strcmp(m->graph->node[i]->op_type, "Attention")) continue;
+        seen++;
+        for (size_t k = 0; k < 3; k++) {
+            int r;
+            int64_t d = attention_input_dim(m->graph, m->graph->node[i], k, &r);
+            if (d != (r == 3 ? heads * head : head))
+                fail_msg("%s: Attention input '%s': last dim %lld (rank %d), want head size %lld", path,
+                         m->graph->node[i]->input[k], (long long)d, r, (long long)head);
+        }
+    }
+    assert_true(seen > 0);
+    onnx__model_proto__free_unpacked(m, NULL);
+}
+
+static size_t count_steps(const oq_convert_report *r, const char *pass, const char *action)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_steps; i++)
+        k += !strcmp(r->steps[i].pass, pass) && !strcmp(r->steps[i].action, action);
+    return k;
+}
+
 /* Every Attention node's Q, K, V are declared float16 of rank 4 (ORT's CUDA EP was seen
  * to crash on Attention inputs without shapes). */
 static void assert_attention_inputs_typed(const char *path)
@@ -144,6 +192,11 @@ static void convert_fixture(const char *fixture, int opset, int n_attention, int
     }
     oq_model_info_free(mi);
     assert_attention_inputs_typed(out);
+    /* mlpf_like has 4 heads of 12: padded to 16 for ORT's CUDA flash attention; the others
+     * have heads of 8 and stay as they are */
+    int padded = !strcmp(fixture, "mlpf_like");
+    assert_head_size(out, padded ? 16 : 8, 0);
+    assert_int_equal(count_steps(r, "pad-head-size", "rewritten"), padded ? (size_t)n_attention : 0);
     int has;
     char input[64];
     assert_int_equal(oq_convert_read_contract(out, &has, input, sizeof input, NULL), OQ_OK);
@@ -649,6 +702,114 @@ static void test_contract_enforced_by_validate(void **state)
     remove_dir(dir);
 }
 
+/* --no-pad-head-size (keep_head_size): mlpf_like keeps its heads of 12 (which run MATH on
+ * ORT's CUDA EP) and still matches PyTorch. */
+static void test_pad_head_off(void **state)
+{
+    (void)state;
+    batches b;
+    load_batches("mlpf_like", &b);
+    oq_convert_opts o = fast_opts(&b);
+    o.keep_head_size = 1;
+    char *dir = temp_dir("convert");
+    char out[512];
+    snprintf(out, sizeof out, "%s/off.onnx", dir);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(FIX "mlpf_like/mlpf_like_op18.onnx", out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r->passed);
+    assert_int_equal(count_steps(r, "pad-head-size", "rewritten"), 0);
+    assert_head_size(out, 12, 0);
+    oq_convert_report_free(r);
+    free_batches(&b);
+    remove_dir(dir);
+}
+
+/* One Attention-23 node over Q = x, K = x/2, V = x + 1.5: 3-D [B, L, heads*head] with
+ * q_num_heads = kv_num_heads = heads (layout 3), or 4-D [B, heads, L, head] with a head
+ * size the shapes leave symbolic (layout 4). */
+static void write_attention(const char *path, int layout, int64_t heads, int64_t head)
+{
+    oq_opset ops[] = {{"", 23}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "attention", &g, NULL), OQ_OK);
+    oq_dim d3[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq"), OQ_DIM(heads * head)},
+           d4[] = {OQ_DIM_SYM("batch"), OQ_DIM(heads), OQ_DIM_SYM("seq"), OQ_DIM_SYM("head")};
+    oq_dim *d = layout == 3 ? d3 : d4;
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, layout, d);
+    const char *k = oq_graph_op(g, "Mul", 2, (const char *[]){"x", oq_graph_const_f32(g, "half", 0.5f)}, 0, NULL);
+    const char *v = oq_graph_op(g, "Add", 2, (const char *[]){"x", oq_graph_const_f32(g, "c", 1.5f)}, 0, NULL);
+    oq_attr at[] = {OQ_ATTR_I("q_num_heads", heads), OQ_ATTR_I("kv_num_heads", heads)};
+    const char *y = oq_graph_op(g, "Attention", 3, (const char *[]){"x", k, v}, layout == 3 ? 2 : 0, at);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, layout, d);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* 3-D Q, K, V: each head padded on its own (padding the whole [B, L, 12] to 16 would mix
+ * heads, and the check would fail), the scale set to 1/sqrt(6) since the node had none. */
+static void test_pad_head_3d(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/a3.onnx", dir);
+    snprintf(out, sizeof out, "%s/p3.onnx", dir);
+    write_attention(in, 3, 2, 6);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_PAD_HEAD;
+    o.runtime = rt;
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r->checked && r->passed && r->n_checks > 0);
+    const oq_convert_step *s = find_step(r, "pad-head-size", "rewritten");
+    assert_non_null(s);
+    assert_non_null(strstr(s->detail, "head size 6 -> 8 (from Q's shape)"));
+    assert_non_null(strstr(s->detail, "scale 0.408248 set"));
+    assert_head_size(out, 8, 2);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(out, &mi, NULL), OQ_OK);
+    char scale[64];
+    snprintf(scale, sizeof scale, "scale=%.9g", (double)(float)(1.0 / sqrt(6.0)));
+    assert_true(has_attr(&mi->attention[0], scale));
+    oq_model_info_free(mi);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+/* A head size nothing states (a symbolic last dim, no scale): asked for, the node is refused
+ * and nothing written; on by default (fp16 attention), it is skipped with the reason. */
+static void test_pad_head_unknown(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/a4.onnx", dir);
+    snprintf(out, sizeof out, "%s/p4.onnx", dir);
+    write_attention(in, 4, 2, 0);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_PAD_HEAD;
+    o.runtime = rt;
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_file(in, out, 0, &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    const oq_convert_step *s = find_step(r, "pad-head-size", "refused");
+    assert_non_null(s);
+    assert_non_null(strstr(s->detail, "head size unknown"));
+    assert_int_equal(access(out, F_OK), -1);
+    oq_convert_report_free(r);
+    o.passes = 0;
+    o.attention_dtype = OQ_DTYPE_FLOAT16;
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_non_null(find_step(r, "pad-head-size", "skipped"));
+    assert_int_equal(r->refused, 0);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +829,9 @@ int main(void)
         cmocka_unit_test(test_own_export),
         cmocka_unit_test(test_contract_malformed),
         cmocka_unit_test(test_contract_enforced_by_validate),
+        cmocka_unit_test(test_pad_head_off),
+        cmocka_unit_test(test_pad_head_3d),
+        cmocka_unit_test(test_pad_head_unknown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,270 @@
+/* --pad-head-size: Attention nodes whose head size is not a multiple of 8 get Q, K and V
+ * zero-padded on the head axis and the output sliced back.
+ *
+ * Why: ORT's CUDA EP (onnxruntime/core/providers/cuda/llm/attention.cc, the kernel
+ * selection in Attention<T>::ComputeInternal) runs flash attention only when
+ * onnxruntime::flash::is_supported() holds, which in
+ * contrib_ops/cuda/bert/flash_attention/flash_api.cc is `head_size % 8 == 0 &&
+ * head_size <= 256` (and sm80+), with `head_size == v_head_size`; its fallback,
+ * memory-efficient attention, needs `(qk_head_size & 7) == 0 && (v_head_size & 7) == 0`
+ * (has_memory_efficient_attention, contrib_ops/cuda/bert/cutlass_fmha/
+ * memory_efficient_attention.h). Anything else runs the unfused MATH path: a
+ * model with 4 heads of 12 never reaches flash.
+ *
+ * Exact: zero columns add nothing to Q K^T, so the scores are unchanged as long as
+ * the scale stays 1/sqrt(original head size) (set explicitly: Attention's default
+ * would use the padded size); the zero columns of V give zero output columns, which
+ * the Slice drops. Q, K and V are padded to the same size, roundup8(max(qk, v)), since
+ * flash also wants the two head sizes equal.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/convert-impl.h"
+
+#define PAD_ALIGN 8
+#define FLASH_MAX_HEAD 256
+
+static const char *const PASS = "pad-head-size";
+
+/* One Attention node's layout and head sizes, as far as they are known. */
+typedef struct heads {
+    int rank;           /* 4: [B, H, L, D]; 3: [B, L, H*D] */
+    int64_t qh, kvh;    /* head counts (rank 3: the attributes) */
+    int64_t qk, v;      /* head sizes; -1 unknown */
+    const char *qk_from, *v_from; /* where qk came from; v_from NULL: V's own shape */
+} heads;
+
+/* The rank of `x`: declared, else what the view infers; -1 unknown. */
+static int rank_of(cv_model *m, const char *x, cv_dim *d)
+{
+    int r;
+    cv_type_of(m, x, &r, d);
+    if (r < 0) {
+        r = oq_gview_rank(cv_view(m), x);
+        for (int i = 0; i < r && i < OQ_SYM_MAX_RANK; i++) d[i] = (cv_dim){-1, NULL};
+    }
+    return r;
+}
+
+/* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1. */
+static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h)
+{
+    cv_dim d[OQ_SYM_MAX_RANK];
+    if (!x || !*x || rank_of(m, x, d) != rank) return -1;
+    int64_t last = d[rank - 1].value;
+    if (last <= 0 || d[rank - 1].param) return -1;
+    if (rank == 4) return last;
+    return h > 0 && last % h == 0 ? last / h : -1;
+}
+
+/* 1/s^2 when it is a whole number: Attention's scale of an unscaled SDPA is 1/sqrt(D). */
+static int64_t head_from_scale(const Onnx__NodeProto *n)
+{
+    double s = oq_node_attr_float(n, "scale", 0);
+    if (!(s > 0) || !isfinite(s)) return -1;
+    double d = 1.0 / (s * s), r = floor(d + 0.5);
+    return r >= 1 && r <= 4096 && fabs(d - r) <= 1e-4 * r ? (int64_t)r : -1;
+}
+
+/* The layout and head sizes of node `n`, or the reason it cannot be padded. */
+static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, char *why, size_t wn)
+{
+    cv_dim d[OQ_SYM_MAX_RANK];
+    memset(h, 0, sizeof *h);
+    if (n->n_input < 3 || !*n->input[0] || !*n->input[1] || !*n->input[2]) return "Q, K or V missing";
+    if ((n->n_input > 4 && *n->input[4]) || (n->n_input > 5 && *n->input[5]) ||
+        (n->n_output > 1 && *n->output[1]) || (n->n_output > 2 && *n->output[2]))
+        return "a KV cache (past_key/value or present outputs would carry the padded head axis)";
+    h->rank = rank_of(m, n->input[0], d);
+    h->qh = oq_node_attr_int(n, "q_num_heads", 0);
+    h->kvh = oq_node_attr_int(n, "kv_num_heads", 0);
+    int r;
+    if (!cv_type_of(m, n->input[0], &r, d)) {
+        snprintf(why, wn, "Q '%s' is of unknown element type", n->input[0]);
+        return why;
+    }
+    if (h->rank != 3 && h->rank != 4) {
+        snprintf(why, wn, "Q '%s' is of %s rank (3 or 4 wanted)", n->input[0], h->rank < 0 ? "unknown" : "another");
+        return why;
+    }
+    if (h->rank == 3 && (h->qh <= 0 || h->kvh <= 0)) return "3-D Q/K/V without q_num_heads and kv_num_heads";
+    h->qk = head_of(m, n->input[0], h->rank, h->qh);
+    h->qk_from = "from Q's shape";
+    if (h->qk < 0 && (h->qk = head_of(m, n->input[1], h->rank, h->kvh)) > 0) h->qk_from = "from K's shape";
+    if (h->qk < 0 && (h->qk = head_from_scale(n)) > 0) h->qk_from = "from the scale attribute, 1/sqrt(D)";
+    if (h->qk < 0) return "head size unknown (Q and K have no static head dimension, the scale is not 1/sqrt(D))";
+    h->v = head_of(m, n->input[2], h->rank, h->kvh);
+    h->v_from = NULL;
+    if (h->v < 0) {
+        h->v = h->qk;
+        h->v_from = "; V's is not declared: taken as Q's";
+    }
+    return NULL;
+}
+
+static int64_t round_up(int64_t x)
+{
+    return (x + PAD_ALIGN - 1) / PAD_ALIGN * PAD_ALIGN;
+}
+
+/* x's declared dims as rank `rank` (unknown where not declared), the last grown by
+ * `delta`; returns x's element type, or `et` when it is not known. */
+static int32_t dims_of(cv_model *m, const char *x, int rank, int64_t delta, int32_t et, cv_dim *d)
+{
+    int r;
+    int32_t t = cv_type_of(m, x, &r, d);
+    if (r != rank)
+        for (int i = 0; i < rank; i++) d[i] = (cv_dim){-1, NULL};
+    cv_dim *last = &d[rank - 1];
+    if (last->value > 0 && !last->param) last->value += delta;
+    else *last = (cv_dim){-1, NULL};
+    return t ? t : et;
+}
+
+/* One node `op`(in) -> a fresh value (or `out`), declared et with dims d. */
+static const char *emit(cv_model *m, const char *op, size_t n_in, const char *const *in, const char *hint,
+                        const char *out, int32_t et, int r, const cv_dim *d)
+{
+    const char *y = out ? out : cv_fresh(m, hint);
+    cv_node_add(m, op, hint, n_in, in, 1, &y);
+    cv_set_type(m, y, et, r, d);
+    return y;
+}
+
+/* Zero-pad the last axis of rank-4 `x` by p (Pad with the pads as an initializer works
+ * with dynamic shapes). */
+static const char *pad4(cv_model *m, const char *x, int64_t p, int32_t et, const char *hint)
+{
+    const int64_t pads[8] = {0, 0, 0, 0, 0, 0, 0, p};
+    const char *in[2] = {x, cv_const_i64(m, "head_pads", 8, pads, 0)};
+    cv_dim d[4];
+    et = dims_of(m, x, 4, p, et, d);
+    return emit(m, "Pad", 2, in, hint, NULL, et, 4, d);
+}
+
+static const char *reshape(cv_model *m, const char *x, size_t k, const int64_t *shape, const char *hint,
+                           const char *out, int32_t et, int r, const cv_dim *d)
+{
+    const char *in[2] = {x, cv_const_i64(m, "head_shape", k, shape, 0)};
+    return emit(m, "Reshape", 2, in, hint, out, et, r, d);
+}
+
+/* [B, L, h*D] -> [B, L, h*(D+p)]: each of the h heads padded on its own. */
+static const char *pad3(cv_model *m, const char *x, int64_t h, int64_t dh, int64_t p, int32_t et, const char *hint)
+{
+    static const int64_t merge[3] = {0, 0, -1};
+    const int64_t split[4] = {0, 0, h, -1};
+    cv_dim d[3];
+    et = dims_of(m, x, 3, 0, et, d);
+    const char *x4 = reshape(m, x, 4, split, hint, NULL, et, 4, (cv_dim[]){d[0], d[1], {h, NULL}, {dh, NULL}});
+    const char *p4 = pad4(m, x4, p, et, hint);
+    return reshape(m, p4, 3, merge, hint, NULL, et, 3, (cv_dim[]){d[0], d[1], {h * (dh + p), NULL}});
+}
+
+/* Drop the last p columns of the last axis of `x`, into `out`. */
+static void slice_into(cv_model *m, const char *x, int64_t p, const char *out, int32_t et, int r, const cv_dim *d)
+{
+    static const int64_t zero[] = {0}, last[] = {-1};
+    const int64_t end[] = {-p};
+    const char *in[4] = {x, cv_const_i64(m, "head_starts", 1, zero, 0), cv_const_i64(m, "head_ends", 1, end, 0),
+                         cv_const_i64(m, "head_axes", 1, last, 0)};
+    emit(m, "Slice", 4, in, "attn_out_head_slice", out, et, r, d);
+}
+
+/* A padded value for the node's output, sliced back (per head, for rank 3) into `y`,
+ * the name its readers use. */
+static const char *unpad_output(cv_model *m, const heads *h, int64_t pv, const char *y, int32_t et)
+{
+    static const int64_t merge[3] = {0, 0, -1};
+    cv_dim d[4], dp[4];
+    et = dims_of(m, y, h->rank, 0, et, d);
+    dims_of(m, y, h->rank, h->rank == 4 ? pv : h->qh * pv, et, dp);
+    const char *yp = cv_fresh(m, "attn_out_padded");
+    cv_set_type(m, yp, et, h->rank, dp);
+    if (h->rank == 4) {
+        slice_into(m, yp, pv, y, et, 4, d);
+        return yp;
+    }
+    const int64_t split[4] = {0, 0, h->qh, -1};
+    cv_dim d4[4] = {dp[0], dp[1], {h->qh, NULL}, {h->v + pv, NULL}};
+    const char *y4 = reshape(m, yp, 4, split, "attn_out_heads", NULL, et, 4, d4);
+    const char *s4 = cv_fresh(m, "attn_out_head_sliced");
+    d4[3].value = h->v;
+    slice_into(m, y4, pv, s4, et, 4, d4);
+    reshape(m, s4, 3, merge, "attn_out_merge", y, et, 3, d);
+    return yp;
+}
+
+static const char *pad_input(cv_model *m, const heads *h, const char *x, int64_t heads_n, int64_t dh, int64_t p,
+                             int32_t et, const char *hint)
+{
+    if (!p) return x;
+    return h->rank == 4 ? pad4(m, x, p, et, hint) : pad3(m, x, heads_n, dh, p, et, hint);
+}
+
+static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
+{
+    const Onnx__NodeProto *n = m->nodes.v[i];
+    char why[256];
+    heads h;
+    const char *bad = read_heads(m, n, &h, why, sizeof why);
+    if (!bad && h.qk % PAD_ALIGN == 0 && h.v == h.qk) return; /* flash's head sizes already */
+    if (bad) {
+        c->r->refused += asked ? 1 : 0;
+        cv_step(c->r, PASS, n->name, asked ? "refused" : "skipped", "not padded: %s; ORT's CUDA flash attention "
+                "needs a head size that is a multiple of 8", bad);
+        return;
+    }
+    int64_t target = round_up(h.qk > h.v ? h.qk : h.v), pq = target - h.qk, pv = target - h.v;
+    int had_scale = oq_node_attr(n, "scale") != NULL;
+    double scale = had_scale ? oq_node_attr_float(n, "scale", 0) : 1.0 / sqrt((double)h.qk);
+    int r;
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int32_t et = cv_type_of(m, n->input[0], &r, d);
+    char y[512];
+    snprintf(y, sizeof y, "%s", n->output[0]);
+    const char *q = pad_input(m, &h, n->input[0], h.qh, h.qk, pq, et, "q_head_padded");
+    const char *k = pad_input(m, &h, n->input[1], h.kvh, h.qk, pq, et, "k_head_padded");
+    const char *v = pad_input(m, &h, n->input[2], h.kvh, h.v, pv, et, "v_head_padded");
+    const char *yp = pv ? unpad_output(m, &h, pv, y, et) : NULL;
+    Onnx__NodeProto *own = cv_node_own(m, i);
+    char *name = yp ? strdup(yp) : NULL;
+    if (!own || (yp && !name)) {
+        free(name);
+        m->oom = 1;
+        return;
+    }
+    cv_node_set_input(m, own, 0, q);
+    cv_node_set_input(m, own, 1, k);
+    cv_node_set_input(m, own, 2, v);
+    if (name) {
+        free(own->output[0]);
+        own->output[0] = name;
+    }
+    if (!had_scale) cv_attr_float(m, own, "scale", (float)scale);
+    cv_touch(m);
+    char vs[96] = "";
+    if (h.v_from) snprintf(vs, sizeof vs, "%s", h.v_from);
+    else if (h.v != h.qk) snprintf(vs, sizeof vs, ", V's %lld -> %lld", (long long)h.v, (long long)target);
+    cv_step(c->r, PASS, own->name, "rewritten", "head size %lld -> %lld (%s%s): Q, K%s zero-padded on "
+            "the head axis, the output sliced back, scale %.6g %s. ORT's CUDA flash and memory-efficient attention "
+            "need a multiple of 8%s%s", (long long)h.qk, (long long)target, h.qk_from, vs,
+            pv ? ", V" : "", scale, had_scale ? "kept" : "set (the default would use the padded size)",
+            target > FLASH_MAX_HEAD ? "; flash also needs at most 256: memory-efficient attention at best" : "",
+            asked ? "" : " (on by default with a float16/bfloat16 attention dtype; --no-pad-head-size turns it off)");
+}
+
+oq_status cv_pass_pad_head(cv_ctx *c, cv_model *m, int asked, oq_err *err)
+{
+    size_t count = m->nodes.n, seen = 0;
+    for (size_t i = 0; i < count; i++)
+        if (oq_node_is(m->nodes.v[i], "Attention")) {
+            seen++;
+            pad_one(c, m, i, asked);
+        }
+    if (!seen && asked) cv_step(c->r, PASS, "", "note", "no Attention node");
+    return m->oom ? cv_oom(m, err) : OQ_OK;
+}
