@@ -90,7 +90,7 @@ static void model_rows_table(oq_sb *b, const json_t *results)
         const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
         char point[512];
         point_text(json_object_get(r, "dims"), point, sizeof point);
-        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed"));
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed") ? "failed" : NULL);
         oq_html_td(b, oq_j_str(r, "variant", "?"));
         oq_html_td_status(b, st);
         oq_html_td(b, *point ? point : "\xe2\x80\x93");

@@ -36,7 +36,7 @@ done
 # by default with an attention dtype; --no-pad-head-size keeps them; heads of 8 (tx_encoder) stay
 expect 0 "pad-head-size +rewritten +attention: head size 12 -> 16 \(from Q's shape\): Q, K, V zero-padded" \
     $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24
-plan_pads() { $ORTQUAL convert "$@" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24 | grep -c "pad-head-size"; }
+plan_pads() { $ORTQUAL convert "$@" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24 | grep -c "^pad-head-size"; }
 [ "$(plan_pads "$F/mlpf_like/mlpf_like_op18.onnx" --no-pad-head-size)" = 0 ] && ok "--no-pad-head-size: heads of 12 kept" \
     || bad "--no-pad-head-size still padded"
 [ "$(plan_pads "$F/tx_encoder/tx_encoder_op18.onnx")" = 0 ] && ok "tx_encoder: heads of 8 not padded" || bad "tx_encoder padded"
@@ -95,8 +95,12 @@ expect 0 '"fused": 2' $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --pl
 
 # a head size ORT's CUDA fused kernels cannot take is noted at conversion time (mlpf_like: 12),
 # and nothing is said where they can (tx_encoder: 8)
-expect 0 "cuda +note +attention: head size 12 \(from Q's shape\): .* so this node runs MATH on CUDA; pad the head size to 16" \
-    $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16
+expect 0 "cuda +note +attention: head size 12 \(from Q's shape\): .* so this node runs MATH on CUDA; pad the head size to 16.*ortqual convert --pad-head-size writes it" \
+    $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --no-pad-head-size
+# once padded (the default with an attention dtype) the output's heads of 16 need no note
+if $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16 | grep -q "^cuda "; then
+    bad "head-size note after padding to 16"
+else ok "no head-size note once mlpf_like is padded"; fi
 if $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --mask-to-seqlen | grep -q "head size"; then
     bad "head-size note for tx_encoder (head size 8)"
 else ok "no head-size note for tx_encoder (head size 8)"; fi
