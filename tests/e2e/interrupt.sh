@@ -25,6 +25,14 @@ start() {
         sleep 0.1
     done
     [ -n "$worker" ] || { kill -9 $pid; fail "the hanging configuration never started: $(cat "$log")"; }
+    # until it hangs (sleeps in the EP library, after its last write: a worker stopped earlier
+    # would die of SIGPIPE at its next write into the dead parent's pipe, and prove nothing)
+    for _ in $(seq 600); do
+        grep -q nanosleep "/proc/$worker/wchan" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    kill -9 $pid $worker
+    fail "the hanging configuration's worker never slept: $(cat "$log")"
 }
 
 # gone PGID SECONDS: no process of the worker's group is left within SECONDS
