@@ -685,6 +685,18 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
     return OQ_OK;
 }
 
+/* --tolerance is read by each worker; a value it would refuse is refused before anything runs. */
+static oq_status check_tolerances(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->tolerances || !*o->tolerances) return OQ_OK;
+    oq_tolerances *t;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
+    if (st) return st;
+    st = oq_tolerances_add(t, o->tolerances, err);
+    oq_tolerances_free(t);
+    return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
+}
+
 /* The output folder is the tool's: an earlier run's (its summary.json) or another's files are
  * written over only with --force; an earlier refusal's error.json is not in the way. */
 static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
@@ -728,6 +740,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     oq_status st = check_ep_options(o, err);
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
+    if (!st) st = check_tolerances(o, err);
     if (!st) st = oq_shard_setup(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
