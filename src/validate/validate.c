@@ -763,6 +763,14 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
  * earlier plan's shards. */
 void oq_remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* outdir/error.json: why the run stopped (when the disk still takes it). */
+static void record_error(const run_ctx *c, const oq_err *e)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
+    oq_error_record_write(path, e, NULL);
+}
+
 /* A run that stops before any model ran leaves an error record and nothing else (a shard's
  * batches are the prepared ones, shared with the other shards: they stay, and so does the
  * user's model). */
@@ -775,9 +783,7 @@ static void undo_prepare(run_ctx *c, const oq_err *e)
     if (*c->weights_path) unlink(c->weights_path);
     for (size_t k = 0; c->o->kind != OQ_MODEL_USER && k < c->o->n_configs; k++)
         if (c->models[k]) unlink(c->models[k]);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
-    oq_error_record_write(path, e, NULL);
+    record_error(c, e);
 }
 
 /* The batches: prepared here, or (a shard) taken from the prepared plan. */
@@ -881,7 +887,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = identify(&c, err);
     if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
-    if (!st && !o->shard.prepare) st = run_all(&c, err);
+    if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);
     if (*c.workdir) oq_remove_tree(c.workdir);
     ctx_clear(&c);
     if (st) oq_validate_summary_free(c.s);
