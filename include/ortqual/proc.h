@@ -8,7 +8,6 @@
 #ifndef ORTQUAL_PROC_H
 #define ORTQUAL_PROC_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,9 +43,10 @@ typedef struct oq_proc_watch {
     /* called with the child's process group once it exists, and with 0 once it was waited for: a
      * caller that catches SIGINT/SIGTERM passes them on to it (kill(-pgid, sig)) */
     void (*on_start)(void *ctx, int pgid);
-    /* set (by the caller's signal handler) when the run is interrupted: a child still running
-     * OQ_PROC_STOP_GRACE_S later is killed (SIGKILL to its group) */
-    const volatile sig_atomic_t *stop;
+    /* set (by the caller's signal handler, a sig_atomic_t: an int on Linux) when the run is
+     * interrupted: a child still running OQ_PROC_STOP_GRACE_S later is killed (SIGKILL to its
+     * group) */
+    const volatile int *stop;
     void *ctx;
 } oq_proc_watch;
 

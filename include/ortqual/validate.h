@@ -33,7 +33,6 @@
 #ifndef ORTQUAL_VALIDATE_H
 #define ORTQUAL_VALIDATE_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -149,10 +148,10 @@ typedef struct oq_validate_opts {
      * on a side channel of their stderr, in-process ones directly */
     void (*on_batch)(void *ctx, const oq_validate_progress *p);
     /* interruption (may be NULL): the caller's SIGINT/SIGTERM handler sets *interrupt to the
-     * signal's number and passes the signal on to the process group on_worker last named (0:
-     * none runs; gets progress_ctx). The run then stops: the configuration running is recorded
+     * signal's number (a sig_atomic_t: an int on Linux) and passes the signal on to the process
+     * group on_worker last named (0: none runs; gets progress_ctx). The run then stops: the configuration running is recorded
      * as interrupted, those after it as not run, and the summary's verdict is "interrupted". */
-    const volatile sig_atomic_t *interrupt;
+    const volatile int *interrupt;
     void (*on_worker)(void *ctx, int pgid);
     /* the command line, recorded as evidence */
     int argc;

@@ -91,7 +91,7 @@ static void sink_add(struct sink *s, const char *p, size_t n)
 }
 
 /* The deadline, brought forward to a grace after an interruption was seen. */
-static double stop_deadline(const volatile sig_atomic_t *stop, double deadline)
+static double stop_deadline(const volatile int *stop, double deadline)
 {
     if (!stop || !*stop) return deadline;
     double grace = oq_now_s() + OQ_PROC_STOP_GRACE_S;
@@ -99,7 +99,7 @@ static double stop_deadline(const volatile sig_atomic_t *stop, double deadline)
 }
 
 /* Reads stderr until EOF or the deadline; returns 1 when the deadline passed. */
-static int drain(int fd, double deadline, const volatile sig_atomic_t *stop, struct sink *s)
+static int drain(int fd, double deadline, const volatile int *stop, struct sink *s)
 {
     char buf[4096];
     int stopping = 0;
