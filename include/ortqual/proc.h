@@ -34,12 +34,30 @@ typedef struct oq_proc_result {
 OQ_API oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
                              oq_proc_result *res, oq_err *err);
 
-/* As oq_proc_run, and every complete stderr line that starts with `prefix` is handed to
- * on_line (without the prefix and the newline) as it arrives, instead of going to the
- * tail or the echo: a side channel for progress from the child. */
+/* What oq_proc_run_watch watches besides the time limit. */
+typedef struct oq_proc_watch {
+    /* every complete stderr line that starts with `prefix` goes to on_line (without the prefix and
+     * the newline) as it arrives, instead of to the tail or the echo: a side channel for progress */
+    const char *prefix;
+    void (*on_line)(void *ctx, const char *line);
+    /* called with the child's process group once it exists, and with 0 once it was waited for: a
+     * caller that catches SIGINT/SIGTERM passes them on to it (kill(-pgid, sig)) */
+    void (*on_start)(void *ctx, int pgid);
+    /* set (by the caller's signal handler, a sig_atomic_t: an int on Linux) when the run is
+     * interrupted: a child still running OQ_PROC_STOP_GRACE_S later is killed (SIGKILL to its
+     * group) */
+    const volatile int *stop;
+    void *ctx;
+} oq_proc_watch;
+
+/* Seconds a child may take to end after an interruption was passed on to it. */
+#define OQ_PROC_STOP_GRACE_S 5.0
+
+/* As oq_proc_run, watched as `w` says (NULL: as oq_proc_run). The child gets SIGKILL when this
+ * process dies (PR_SET_PDEATHSIG, checked after setting it: a child whose parent died before
+ * exits 127 at once), so no child outlives the parent, whatever kills the parent. */
 OQ_API oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
-                                   const char *prefix, void (*on_line)(void *ctx, const char *line), void *ctx,
-                                   oq_proc_result *res, oq_err *err);
+                                   const oq_proc_watch *w, oq_proc_result *res, oq_err *err);
 OQ_API void oq_proc_result_clear(oq_proc_result *res);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timed out after 30 s" into buf. */

@@ -38,7 +38,9 @@ typedef enum oq_status {
     OQ_ERR_UNSUPPORTED,  /* valid, but not something this build can do */
     OQ_ERR_RUNTIME,      /* ONNX Runtime or an execution provider reported an error */
     OQ_ERR_NOT_FOUND,    /* a library, symbol, tensor or device was not found */
-    OQ_ERR_CHECK_FAILED  /* a qualification check ran and did not pass */
+    OQ_ERR_CHECK_FAILED, /* a qualification check ran and did not pass */
+    OQ_ERR_OUTPUT        /* an output could not be written (read-only folder, full disk): the
+                            system failed, not the input (the tool exits 3) */
 } oq_status;
 
 #define OQ_ERR_MSG_MAX 1024

@@ -147,6 +147,12 @@ typedef struct oq_validate_opts {
     /* per-batch progress (may be NULL; gets progress_ctx): isolated workers report each batch
      * on a side channel of their stderr, in-process ones directly */
     void (*on_batch)(void *ctx, const oq_validate_progress *p);
+    /* interruption (may be NULL): the caller's SIGINT/SIGTERM handler sets *interrupt to the
+     * signal's number (a sig_atomic_t: an int on Linux) and passes the signal on to the process
+     * group on_worker last named (0: none runs; gets progress_ctx). The run then stops: the configuration running is recorded
+     * as interrupted, those after it as not run, and the summary's verdict is "interrupted". */
+    const volatile int *interrupt;
+    void (*on_worker)(void *ctx, int pgid);
     /* the command line, recorded as evidence */
     int argc;
     char **argv;
@@ -290,9 +296,10 @@ typedef enum oq_run_verdict {
     OQ_RUN_PASSED = 0, /* every configuration under test that ran passed, and one at least compared */
     OQ_RUN_FAILED,     /* a configuration failed (or a required one was skipped) */
     OQ_RUN_ERROR,      /* a runtime error and no failure: the reference or a configuration could not run */
-    OQ_RUN_UNTESTED    /* nothing under test ran and compared a valid element */
+    OQ_RUN_UNTESTED,   /* nothing under test ran and compared a valid element */
+    OQ_RUN_INTERRUPTED /* stopped by a signal (oq_validate_summary.interrupted says where) */
 } oq_run_verdict;
-/* "passed", "failed", "error", "untested". */
+/* "passed", "failed", "error", "untested", "interrupted". */
 OQ_API const char *oq_run_verdict_name(oq_run_verdict v);
 
 /* A shard's summary: which part of the plan it ran, and where and when. */
@@ -312,9 +319,10 @@ typedef struct oq_shard_info {
 typedef enum oq_shard_state {
     OQ_SHARD_MISSING = 0,  /* outdir/shards/I does not exist: it never started */
     OQ_SHARD_UNFINISHED,   /* started, no summary: killed, timed out or crashed */
-    OQ_SHARD_FAILED        /* stopped before running with an error record (error.json) */
+    OQ_SHARD_FAILED,       /* stopped before running with an error record (error.json) */
+    OQ_SHARD_INTERRUPTED   /* stopped by a signal (SIGTERM at a time limit): its summary says where */
 } oq_shard_state;
-/* "missing", "unfinished", "failed" */
+/* "missing", "unfinished", "failed", "interrupted" */
 OQ_API const char *oq_shard_state_name(oq_shard_state s);
 
 typedef struct oq_shard_problem {
@@ -341,6 +349,13 @@ typedef struct oq_merge_info {
     char time[32], host[256];     /* when and where the merge ran */
 } oq_merge_info;
 
+/* Where a run was stopped by a signal. */
+typedef struct oq_interruption {
+    int signal;                       /* 0: not interrupted */
+    char config[OQ_CONFIG_NAME_MAX];  /* the configuration running ("": none was) */
+    size_t batches_done, n_batches;   /* its batches done before it was stopped, of how many */
+} oq_interruption;
+
 typedef struct oq_validate_summary {
     char start[32], end[32];      /* ISO-8601 UTC */
     char *evidence_json;          /* versions, host, environment, command line: JSON text */
@@ -359,7 +374,8 @@ typedef struct oq_validate_summary {
     char *verdict_reason;         /* one line when the verdict is not PASSED */
     size_t n_tested;              /* configurations under test that passed and compared */
     int exit_status;              /* 0 passed (or untested with allow_skip), 1 failed or untested,
-                                     3 runtime error */
+                                     3 runtime error, 128 + N interrupted by signal N */
+    oq_interruption interrupted;
     int plotted;                  /* plots were drawn (or tried): plots and plot_error are set */
     size_t n_plots;
     char **plots;                 /* the files written */

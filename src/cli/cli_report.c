@@ -1,5 +1,6 @@
 /* Human output shared by validate and replay: progress, the verdict table, the reports. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ int oq_cli_color(FILE *fp)
 /* "passed" in green, "failed" in red (others plain), padded to `width` columns. */
 static void print_status(FILE *fp, const char *s, int width)
 {
-    static const char *const bad_words[] = {"failed", "FAILED", "error", "ERROR", "not-run", "NOT TESTED"};
+    static const char *const bad_words[] = {"failed", "FAILED", "error", "ERROR", "not-run", "NOT TESTED", "INTERRUPTED"};
     int good = !strcmp(s, "passed") || !strcmp(s, "PASSED"), bad = 0;
     for (size_t i = 0; i < sizeof bad_words / sizeof *bad_words; i++) bad |= !strcmp(s, bad_words[i]);
     int color = oq_cli_color(fp) && (good || bad);
@@ -226,7 +227,7 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
     else if (s->plotted && !s->n_plots) printf("\nplots: none: no output was compared and no batch was timed");
     printf("\n(latency per batch: median and p90 over batches of each batch's median call; first: batch 0's first call)");
     printf("\nreport: %s/report.html\nverdict: ", outdir);
-    static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED"};
+    static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED", "INTERRUPTED"};
     print_status(stdout, words[s->verdict], 0);
     printf(" (%d passed, %d failed, %d skipped", counts[OQ_VERDICT_PASSED], counts[OQ_VERDICT_FAILED],
            counts[OQ_VERDICT_SKIPPED]);
@@ -287,9 +288,39 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, const char *junit)
     return OQ_EXIT_RUNTIME;
 }
 
+/* Ctrl-C and SIGTERM (a batch system's time limit) stop a validation: the signal is passed on to
+ * the running worker's process group and the library ends the run with a summary that says
+ * where it stopped (docs/reliability.md). */
+static volatile sig_atomic_t caught_signal, worker_pgid;
+
+static void pass_on(int sig)
+{
+    caught_signal = sig;
+    if (worker_pgid > 0) kill(-worker_pgid, sig);
+}
+
+static void on_worker(void *ctx, int pgid)
+{
+    (void)ctx;
+    worker_pgid = pgid;
+    if (pgid > 0 && caught_signal) kill(-pgid, caught_signal); /* came between fork and now */
+}
+
+static void catch_interruption(oq_validate_opts *o)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    o->interrupt = &caught_signal;
+    o->on_worker = on_worker;
+}
+
 int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out)
 {
+    catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};
     o->self_exe = self;
     /* the non-skippable mode can be switched on from the environment too (the library reads none) */
@@ -311,7 +342,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     progress_clear(&prog);
     if (st) {
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
-        return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+        return st == OQ_ERR_RUNTIME || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
     char dir[4096], path[4200];
     /* a shard's files are in DIR/shards/I; the prepare step's answer is DIR/shards/plan.json */

@@ -147,6 +147,7 @@ static int exit_for(oq_status st)
     case OQ_ERR_CHECK_FAILED:
     case OQ_ERR_UNSUPPORTED: return OQ_EXIT_FAIL;
     case OQ_ERR_RUNTIME:
+    case OQ_ERR_OUTPUT:
     case OQ_ERR_NOMEM: return OQ_EXIT_RUNTIME;
     default: return OQ_EXIT_USAGE;
     }

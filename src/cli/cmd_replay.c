@@ -24,8 +24,8 @@ static const char head[] =
 static const char foot[] =
 "\n"
 "exit status: 0 passed, 1 a check failed or nothing was compared (the provider was skipped),\n"
-"2 usage or input error, 3 runtime error (ONNX Runtime refused the model, or the reference\n"
-"could not run).\n"
+"2 usage or input error, 3 runtime error (ONNX Runtime refused the model, the reference\n"
+"could not run, an output cannot be written), 130/143 interrupted by Ctrl-C/SIGTERM.\n"
 "examples:\n"
 "  ortqual replay --model out/encoder_attention24_fp16.onnx --inputs 'out/inputs_*.npz' \\\n"
 "      --ep cuda --ep-lib cuda=/opt/ort/libonnxruntime_providers_cuda.so --precision fp16\n"
@@ -138,7 +138,7 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_LIST("expect-kernel", "NODE=KERNEL", &a->expect, "per-node kernel rule; repeatable"),
         OQ_OPT_STRING("outdir", "DIR", &o->outdir,
                       "(ortqual-out/replay-<timestamp>): summary.json, validate.csv and\nreport.html"),
-        OQ_OPT_FLAG("force", &o->overwrite, "reuse a directory with a summary"),
+        OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
         OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,

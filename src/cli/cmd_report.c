@@ -31,7 +31,10 @@ static const char foot[] =
     "  ortqual report ortqual-out/demo\n"
     "  ortqual report gpu-run --junit gpu-run/junit.xml\n";
 
-static int exit_for(oq_status st) { return st == OQ_ERR_IO || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE; }
+static int exit_for(oq_status st)
+{
+    return st == OQ_ERR_IO || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+}
 
 static int write_junit(const char *dir, const char *path)
 {

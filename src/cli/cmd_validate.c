@@ -28,8 +28,9 @@ static const char head[] =
 static const char foot[] =
 "\n"
 "exit status: 0 all passed, 1 a configuration failed or nothing under test was compared,\n"
-"2 usage or input error, 3 runtime error (ONNX Runtime refused the model, or the reference\n"
-"could not run) with no failure.\n"
+"2 usage or input error, 3 runtime error (ONNX Runtime refused the model, the reference\n"
+"could not run, an output cannot be written) with no failure, 130/143 interrupted by\n"
+"Ctrl-C/SIGTERM (passed on to the running worker; summary.json says where it stopped).\n"
 "\n"
 "examples:\n"
 "  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n"
@@ -397,7 +398,7 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_STRING("outdir", "DIR", &o->outdir,
                       "(ortqual-out/<timestamp>): summary.json, validate.csv, report.html\n"
                       "(open it in a browser), inputs_NNN.npz, the ONNX files and plots/"),
-        OQ_OPT_FLAG("force", &o->overwrite, "reuse a directory with a summary"),
+        OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
         OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
         OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"),

@@ -27,9 +27,9 @@ oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq
     snprintf(af->tmp, n, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(af->tmp);
     if (fd < 0) {
-        oq_err_set(err, OQ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create: %s", path, strerror(errno));
         atomic_reset(af);
-        return OQ_ERR_IO;
+        return OQ_ERR_OUTPUT;
     }
     fchmod(fd, 0644); /* mkstemp makes 0600; results are meant to be shared */
     af->fp = fdopen(fd, "wb");
@@ -37,7 +37,7 @@ oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq
     if (!af->fp) {
         close(fd);
         oq_atomic_abort(af);
-        return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open: %s", path, strerror(errno));
     }
     return OQ_OK;
 }
@@ -49,15 +49,15 @@ oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
     bad |= fclose(af->fp);
     af->fp = NULL;
     if (bad) {
-        oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", af->path, strerror(saved));
+        oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", af->path, strerror(saved));
         oq_atomic_abort(af);
-        return OQ_ERR_IO;
+        return OQ_ERR_OUTPUT;
     }
     int rc = af->overwrite ? rename(af->tmp, af->path) : link(af->tmp, af->path);
     if (rc != 0) {
         oq_status st = (!af->overwrite && errno == EEXIST)
                            ? oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", af->path)
-                           : oq_err_set(err, OQ_ERR_IO, "%s: cannot rename into place: %s",
+                           : oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot rename into place: %s",
                                         af->path, strerror(errno));
         oq_atomic_abort(af);
         return st;
@@ -82,7 +82,7 @@ oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int 
     if (st) return st;
     if (n && fwrite(buf, 1, n, af.fp) != n) {
         oq_atomic_abort(&af);
-        return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(errno));
     }
     return oq_atomic_commit(&af, err);
 }
@@ -163,9 +163,9 @@ oq_status oq_mkdirs(const char *path, oq_err *err)
         if (*s == '/' || end) {
             *s = 0;
             if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-                oq_err_set(err, OQ_ERR_IO, "%s: cannot create directory: %s", p, strerror(errno));
+                oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create directory: %s", p, strerror(errno));
                 free(p);
-                return OQ_ERR_IO;
+                return OQ_ERR_OUTPUT;
             }
             if (end) break;
             *s = '/';
@@ -173,4 +173,27 @@ oq_status oq_mkdirs(const char *path, oq_err *err)
     }
     free(p);
     return OQ_OK;
+}
+
+oq_status oq_mkdir_in(const char *parent, const char *name, oq_err *err)
+{
+    int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0) return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open directory: %s", parent, strerror(errno));
+    oq_status st = OQ_OK;
+    if (mkdirat(pfd, name, 0755) != 0 && errno != EEXIST) {
+        st = oq_err_set(err, OQ_ERR_OUTPUT, "%s/%s: cannot create directory: %s", parent, name, strerror(errno));
+    } else {
+        int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (fd >= 0) close(fd);
+        else if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG,
+                            "%s/%s: is a symbolic link: ortqual does not write through links in an output folder "
+                            "(remove it)", parent, name);
+        else
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s/%s: cannot use as a directory: %s", parent, name,
+                            strerror(errno));
+    }
+    close(pfd);
+    return st;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,9 +35,12 @@ static void tail_add(struct tail *t, const char *p, size_t n)
     t->len += n;
 }
 
-static void child_exec(char *const argv[], int errfd)
+/* Between fork and exec. Its own group, so a timeout kills its children too; SIGKILL when the
+ * parent dies, checked after setting it (the parent may have died before). */
+static void child_exec(char *const argv[], int errfd, pid_t parent)
 {
-    setpgid(0, 0); /* its own group, so a timeout kills its children too */
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     dup2(errfd, 2);
     close(errfd);
     execv(argv[0], argv);
@@ -86,19 +90,32 @@ static void sink_add(struct sink *s, const char *p, size_t n)
     }
 }
 
+/* The deadline, brought forward to a grace after an interruption was seen. */
+static double stop_deadline(const volatile int *stop, double deadline)
+{
+    if (!stop || !*stop) return deadline;
+    double grace = oq_now_s() + OQ_PROC_STOP_GRACE_S;
+    return deadline > 0 && deadline < grace ? deadline : grace;
+}
+
 /* Reads stderr until EOF or the deadline; returns 1 when the deadline passed. */
-static int drain(int fd, double deadline, struct sink *s)
+static int drain(int fd, double deadline, const volatile int *stop, struct sink *s)
 {
     char buf[4096];
+    int stopping = 0;
     for (;;) {
         int wait_ms = -1;
+        if (!stopping && stop && *stop) {
+            stopping = 1;
+            deadline = stop_deadline(stop, deadline);
+        }
         if (deadline > 0) {
             double left = deadline - oq_now_s();
             if (left <= 0) return 1;
             wait_ms = (int)(left * 1000) + 1;
         }
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int rc = poll(&p, 1, wait_ms);
+        int rc = poll(&p, 1, stop && !stopping && (wait_ms < 0 || wait_ms > 200) ? 200 : wait_ms);
         if (rc < 0 && errno == EINTR) continue;
         if (rc == 0) continue; /* re-check the deadline */
         ssize_t got = read(fd, buf, sizeof buf);
@@ -108,10 +125,11 @@ static int drain(int fd, double deadline, struct sink *s)
     }
 }
 
-oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo, const char *prefix,
-                            void (*on_line)(void *ctx, const char *line), void *ctx, oq_proc_result *res,
-                            oq_err *err)
+oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
+                            const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
 {
+    static const oq_proc_watch none = {0};
+    if (!w) w = &none;
     memset(res, 0, sizeof *res);
     struct tail t = {.buf = malloc(tail_bytes + 1), .cap = tail_bytes};
     int fds[2];
@@ -122,6 +140,7 @@ oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_by
     }
     double start = oq_now_s();
     fflush(NULL); /* the child must not repeat our buffered output */
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -129,16 +148,19 @@ oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_by
         free(t.buf);
         return oq_err_set(err, OQ_ERR_RUNTIME, "fork: %s", strerror(errno));
     }
-    if (pid == 0) child_exec(argv, fds[1]);
+    if (pid == 0) child_exec(argv, fds[1], parent);
     setpgid(pid, pid); /* also here: no race with the child's own call */
+    if (w->on_start) w->on_start(w->ctx, pid);
     close(fds[1]);
-    struct sink s = {.t = &t, .echo = echo, .prefix = on_line ? prefix : NULL, .on_line = on_line, .ctx = ctx};
-    res->timed_out = drain(fds[0], timeout_s > 0 ? start + timeout_s : 0, &s);
+    struct sink s = {.t = &t, .echo = echo, .prefix = w->on_line ? w->prefix : NULL, .on_line = w->on_line,
+                     .ctx = w->ctx};
+    res->timed_out = drain(fds[0], timeout_s > 0 ? start + timeout_s : 0, w->stop, &s);
     if (s.n) sink_plain(&s, s.line, s.n); /* a last line without its newline */
     if (res->timed_out) kill(-pid, SIGKILL);
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (w->on_start) w->on_start(w->ctx, 0);
     res->seconds = oq_now_s() - start;
     res->signaled = !res->timed_out && WIFSIGNALED(status);
     res->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -151,7 +173,7 @@ oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_by
 oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
                       oq_proc_result *res, oq_err *err)
 {
-    return oq_proc_run_watch(argv, timeout_s, tail_bytes, echo, NULL, NULL, NULL, res, err);
+    return oq_proc_run_watch(argv, timeout_s, tail_bytes, echo, NULL, res, err);
 }
 
 void oq_proc_result_clear(oq_proc_result *res)

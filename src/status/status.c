@@ -19,6 +19,7 @@ const char *oq_status_str(oq_status s)
     case OQ_ERR_RUNTIME: return "runtime error";
     case OQ_ERR_NOT_FOUND: return "not found";
     case OQ_ERR_CHECK_FAILED: return "check failed";
+    case OQ_ERR_OUTPUT: return "cannot write output";
     }
     return "unknown status";
 }

@@ -3,6 +3,7 @@
  * configurations of summary.json, and the orchestrator reads it back into the same struct
  * (docs/summary-schema.md documents the keys). */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -763,7 +764,7 @@ static json_t *merge_info_json(const oq_merge_info *m)
 /* A verdict word back (an unknown one is not a pass). */
 static oq_run_verdict run_verdict_back(const char *word)
 {
-    for (int v = OQ_RUN_PASSED; v <= OQ_RUN_UNTESTED; v++)
+    for (int v = OQ_RUN_PASSED; v <= OQ_RUN_INTERRUPTED; v++)
         if (word && !strcmp(word, oq_run_verdict_name((oq_run_verdict)v))) return (oq_run_verdict)v;
     return OQ_RUN_FAILED;
 }
@@ -790,7 +791,7 @@ static int merge_info_back(const json_t *j, oq_merge_info *m)
         if (!p) return 0;
         p->index = (int32_t)json_integer_value(json_object_get(jp, "index"));
         p->state = OQ_SHARD_MISSING;
-        for (int k = OQ_SHARD_MISSING; k <= OQ_SHARD_FAILED; k++)
+        for (int k = OQ_SHARD_MISSING; k <= OQ_SHARD_INTERRUPTED; k++)
             if (str_of(jp, "state") && !strcmp(str_of(jp, "state"), oq_shard_state_name((oq_shard_state)k)))
                 p->state = (oq_shard_state)k;
         copy_of(jp, "detail", p->detail, sizeof p->detail);
@@ -799,6 +800,24 @@ static int merge_info_back(const json_t *j, oq_merge_info *m)
     copy_of(merged, "time", m->time, sizeof m->time);
     copy_of(merged, "host", m->host, sizeof m->host);
     return 1;
+}
+
+/* {"signal": "SIGINT", "number": 2, "config": NAME or null, "batches_done": 1, "batches": 4} */
+static json_t *interruption_json(const oq_interruption *in)
+{
+    char name[32];
+    snprintf(name, sizeof name, "SIG%s", sigabbrev_np(in->signal) ? sigabbrev_np(in->signal) : "?");
+    return json_pack("{s:s, s:i, s:o, s:I, s:I}", "signal", name, "number", in->signal, "config",
+                     *in->config ? json_string(in->config) : json_null(), "batches_done",
+                     (json_int_t)in->batches_done, "batches", (json_int_t)in->n_batches);
+}
+
+static void interruption_back(const json_t *j, oq_interruption *in)
+{
+    in->signal = (int)json_integer_value(json_object_get(j, "number"));
+    copy_of(j, "config", in->config, sizeof in->config);
+    in->batches_done = (size_t)json_integer_value(json_object_get(j, "batches_done"));
+    in->n_batches = (size_t)json_integer_value(json_object_get(j, "batches"));
 }
 
 json_t *oq_summary_to_json(const oq_validate_summary *s)
@@ -829,6 +848,7 @@ json_t *oq_summary_to_json(const oq_validate_summary *s)
     set_str(j, "verdict_reason", s->verdict_reason);
     json_object_set_new(j, "exit_status", json_integer(s->exit_status));
     json_object_set_new(j, "tested", json_integer((json_int_t)s->n_tested));
+    if (s->interrupted.signal) json_object_set_new(j, "interrupted", interruption_json(&s->interrupted));
     return j;
 }
 
@@ -866,6 +886,7 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     s->exit_status = (int)json_integer_value(json_object_get(j, "exit_status"));
     s->verdict = run_verdict_back(str_of(j, "verdict"));
     s->n_tested = (size_t)json_integer_value(json_object_get(j, "tested"));
+    if (json_object_get(j, "interrupted")) interruption_back(json_object_get(j, "interrupted"), &s->interrupted);
     const json_t *mi = json_object_get(j, "model_inputs");
     ok = strv_back(json_object_get(mi, "names"), &s->input_names, &s->n_input_names);
     s->mask_input = dup_of(mi, "mask", &ok);
@@ -918,6 +939,7 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "batches");
     json_object_del(j, "padded_length"); /* the batches' */
     json_object_del(j, "result");
+    json_object_del(j, "progress"); /* how the worker talks, not what it runs */
     if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;

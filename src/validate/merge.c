@@ -103,6 +103,21 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
     return OQ_OK;
 }
 
+/* A shard stopped by a signal wrote a summary that says where; its results are not merged
+ * (the configuration it was running has none). */
+static oq_status interrupted_shard(merge_ctx *m, int32_t i, oq_err *err)
+{
+    char hint[4400];
+    oq_validate_summary *s = m->shard[i];
+    slurm_hint(m, i, hint, sizeof hint);
+    oq_status st = add_problem(m, i, OQ_SHARD_INTERRUPTED, err, "started on %s at %s (pid %lld) and was %s; its summary was written at %s%s",
+                               s->shard.host, s->shard.start, (long long)s->shard.pid,
+                               s->verdict_reason ? s->verdict_reason : "interrupted", s->end, hint);
+    oq_validate_summary_free(s);
+    m->shard[i] = NULL;
+    return st;
+}
+
 static oq_status read_shards(merge_ctx *m, oq_err *err)
 {
     for (int32_t i = 0; i < m->plan.count; i++) {
@@ -112,6 +127,7 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read(path, &m->shard[i], err)
                                                 : diagnose(m, i, dir, err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
+        if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
         if (st) return st;
     }
     return OQ_OK;

@@ -11,7 +11,7 @@
 
 const char *oq_shard_state_name(oq_shard_state s)
 {
-    static const char *const names[] = {"missing", "unfinished", "failed"};
+    static const char *const names[] = {"missing", "unfinished", "failed", "interrupted"};
     OQ_ASSERT((unsigned)s < sizeof names / sizeof *names);
     return names[s];
 }
@@ -140,8 +140,7 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_sum
     oq_iso_time(p.prepared, sizeof p.prepared);
     gethostname(p.host, sizeof p.host - 1);
     char path[4096];
-    snprintf(path, sizeof path, "%s/shards", o->outdir);
-    oq_status st = oq_mkdirs(path, err);
+    oq_status st = oq_mkdir_in(o->outdir, "shards", err);
     plan_path(o->outdir, path, sizeof path);
     if (!st) st = oq_shard_plan_write(&p, path, err);
     free(names);

@@ -2,6 +2,7 @@
  * and checked before any model runs, the expected outputs beside them, and the axes of an
  * output that the mask's lengths apply to. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,46 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
     return OQ_OK;
 }
 
+/* Whether element e of a floating-point tensor is NaN or infinite (its exponent bits all set). */
+static int non_finite(const oq_tensor *t, int64_t e)
+{
+    switch (t->dtype) {
+    case OQ_DTYPE_FLOAT32: return !isfinite(((const float *)t->data)[e]);
+    case OQ_DTYPE_FLOAT64: return !isfinite(((const double *)t->data)[e]);
+    case OQ_DTYPE_FLOAT16: return (((const uint16_t *)t->data)[e] & 0x7c00) == 0x7c00;
+    case OQ_DTYPE_BFLOAT16: return (((const uint16_t *)t->data)[e] & 0x7f80) == 0x7f80;
+    default: return 0;
+    }
+}
+
+/* Every valid element of every floating-point input is finite: a NaN or an infinity there is
+ * in the input, not in the model, and would make the reference "pass" with NaN outputs. Valid:
+ * the positions inside each event's prefix for inputs shaped [B, L, ...], all elsewhere. */
+static oq_status check_finite(const oq_batch_inputs *in, const char *path, oq_err *err)
+{
+    for (size_t i = 0; i < in->n; i++) {
+        const oq_tensor *t = in->t[i];
+        int per_position = in->lengths && t->ndim >= 2 && t->shape[0] == in->batch && t->shape[1] == in->seq;
+        int64_t n = oq_tensor_numel(t), cells = in->batch * in->seq;
+        int64_t inner = per_position && cells > 0 ? n / cells : 1;
+        for (int64_t e = 0; e < n; e++) {
+            int64_t pos = e / inner, b = per_position ? pos / in->seq : 0, l = per_position ? pos % in->seq : 0;
+            if ((per_position && l >= in->lengths[b]) || !non_finite(t, e)) continue;
+            double v = t->dtype == OQ_DTYPE_FLOAT32 ? ((const float *)t->data)[e]
+                       : t->dtype == OQ_DTYPE_FLOAT64 ? ((const double *)t->data)[e] : NAN;
+            const char *what = isinf(v) ? v > 0 ? "inf" : "-inf" : t->dtype == OQ_DTYPE_FLOAT32 ||
+                               t->dtype == OQ_DTYPE_FLOAT64 ? "NaN" : "NaN or inf";
+            if (per_position)
+                return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': event %lld position %lld (element %lld of "
+                                  "it) is %s: valid positions must be finite", path, t->name, (long long)b,
+                                  (long long)l, (long long)(e % inner), what);
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite", path,
+                              t->name, (long long)e, what);
+        }
+    }
+    return OQ_OK;
+}
+
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     memset(in, 0, sizeof *in);
@@ -273,6 +314,7 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
     }
     oq_npz_free(z);
     if (!st) st = batch_shape(sig, path, in, err);
+    if (!st) st = check_finite(in, path, err);
     if (st) oq_batch_inputs_clear(in);
     return st;
 }

@@ -15,7 +15,7 @@ const char *oq_verdict_name(oq_verdict v)
 
 const char *oq_run_verdict_name(oq_run_verdict v)
 {
-    static const char *const names[] = {"passed", "failed", "error", "untested"};
+    static const char *const names[] = {"passed", "failed", "error", "untested", "interrupted"};
     OQ_ASSERT((unsigned)v < sizeof names / sizeof *names);
     return names[v];
 }

@@ -1,5 +1,7 @@
 /* The orchestrator: prepare everything, run each configuration, gather the summary. */
+#include <dirent.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +166,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->placement.enable = o->require_full_gpu || o->profile;
     p->placement.require = o->require_full_gpu && judged;
     p->placement.strict = o->strict_placement;
-    p->progress = o->on_batch != NULL;
+    p->progress = o->on_batch != NULL || o->interrupt != NULL; /* an interruption names the batch */
     p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
@@ -238,17 +240,28 @@ static void failed_result(oq_config_result *r, const char *fmt, ...)
     oq_result_reason(r, "%s", line);
 }
 
-/* Batches done by the configuration running now, passed on to the caller. */
+/* Batches done by the configuration running now, kept (an interruption names them) and passed
+ * on to the caller. */
 typedef struct batch_watch {
     const oq_validate_opts *o;
     size_t config;
+    size_t done, total;
 } batch_watch;
 
 static void batch_done(void *ctx, size_t done, size_t total)
 {
-    const batch_watch *bw = ctx;
+    batch_watch *bw = ctx;
+    bw->done = done;
+    bw->total = total;
     oq_validate_progress p = {bw->config, bw->o->n_configs, bw->o->configs[bw->config].name, done, total};
-    bw->o->on_batch(bw->o->progress_ctx, &p);
+    if (bw->o->on_batch) bw->o->on_batch(bw->o->progress_ctx, &p);
+}
+
+/* The worker's process group (0: it ended), for the caller's signal handler. */
+static void worker_started(void *ctx, int pgid)
+{
+    const batch_watch *bw = ctx;
+    bw->o->on_worker(bw->o->progress_ctx, pgid);
 }
 
 static void batch_line(void *ctx, const char *line)
@@ -258,22 +271,22 @@ static void batch_line(void *ctx, const char *line)
 }
 
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
- * the child. */
+ * the child, `bw` the batches it reported done. */
 static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const char *result_path,
-                       oq_worker_run *run, oq_config_result *r)
+                       oq_worker_run *run, batch_watch *bw, oq_config_result *r)
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
-    batch_watch bw = {o, k};
+    *bw = (batch_watch){o, k, 0, c->s->n_batches};
     if (!o->isolate) {
-        if (oq_validate_worker_hooked(plan_path, o->on_batch ? batch_done : NULL, &bw, &e))
+        if (oq_validate_worker_hooked(plan_path, o->on_batch || o->interrupt ? batch_done : NULL, bw, &e))
             return failed_result(r, "%s", e.msg);
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
         char last[1200];
-        if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, OQ_PROGRESS_PREFIX, o->on_batch ? batch_line : NULL, &bw,
-                              &pr, &e))
+        oq_proc_watch w = {OQ_PROGRESS_PREFIX, batch_line, o->on_worker ? worker_started : NULL, o->interrupt, bw};
+        if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, &w, &pr, &e))
             return failed_result(r, "%s", e.msg);
         run->ran = 1;
         run->signal = pr.signaled ? pr.signal : 0;
@@ -291,7 +304,7 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
  * check must now fail on a node that ran MATH, or it has not been seen to bite. */
 static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_validate_plan *plan,
-                        const char *plan_path)
+                        const char *plan_path, batch_watch *bw)
 {
     oq_teeth_result *t = &r->teeth;
     plan->dispatch.force_sdpa_kernel = 16;
@@ -302,7 +315,7 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)",
              r->config.name);
     oq_config_result rerun = {0};
-    run_worker(c, k, plan_path, plan->result, &t->worker, &rerun);
+    run_worker(c, k, plan_path, plan->result, &t->worker, bw, &rerun);
     t->rerun_status = rerun.status;
     if (rerun.dispatch.recorded) oq_dispatch_result_copy(&t->rerun_dispatch, &rerun.dispatch);
     t->proved = rerun.dispatch.n_math_failures > 0;
@@ -425,6 +438,65 @@ static void reference_outcome(oq_config_result *r, int *ref_ok)
     oq_result_reason(r, "the reference cannot run: %s", r->reason ? r->reason : "no reason given");
 }
 
+/* ---- interruption ----------------------------------------------------------------------- */
+
+static int interrupted(const oq_validate_opts *o) { return o->interrupt && *o->interrupt; }
+
+static const char *sig_abbrev(int sig)
+{
+    const char *a = sigabbrev_np(sig);
+    return a ? a : "?";
+}
+
+/* The first configuration the interruption stopped (or "" when none was running) is where the
+ * summary says the run stopped. */
+static void note_interruption(const run_ctx *c, const char *config, size_t done, size_t total)
+{
+    oq_interruption *in = &c->s->interrupted;
+    if (in->signal) return;
+    in->signal = (int)*c->o->interrupt;
+    snprintf(in->config, sizeof in->config, "%s", config);
+    in->batches_done = done;
+    in->n_batches = total;
+}
+
+/* The configuration running when the signal came: not a result (its worker was stopped). */
+static oq_status interrupt_config(const run_ctx *c, oq_config_result *r, const batch_watch *bw)
+{
+    note_interruption(c, r->config.name, bw->done, bw->total);
+    r->status = OQ_VERDICT_NOT_RUN;
+    oq_result_reason(r, "interrupted by SIG%s after %zu of %zu batches", sig_abbrev(c->s->interrupted.signal),
+                     bw->done, bw->total);
+    progress(c->o, "%s: %s", r->config.name, r->reason);
+    return OQ_OK;
+}
+
+/* A configuration the run did not reach. */
+static void not_reached(const run_ctx *c, size_t k)
+{
+    oq_config_result *r = &c->s->configs[c->s->n_configs++];
+    r->config = c->o->configs[k];
+    r->is_reference = k == 0;
+    note_interruption(c, "", 0, 0);
+    r->status = OQ_VERDICT_NOT_RUN;
+    oq_result_reason(r, "the run was interrupted (SIG%s) before it started", sig_abbrev(c->s->interrupted.signal));
+}
+
+/* After the verdict of what ran: an interrupted run is not green, whatever ran passed. */
+static void judge_interruption(oq_validate_summary *s)
+{
+    const oq_interruption *in = &s->interrupted;
+    if (!in->signal) return;
+    s->verdict = OQ_RUN_INTERRUPTED;
+    s->exit_status = 128 + in->signal;
+    free(s->verdict_reason);
+    int rc = *in->config ? asprintf(&s->verdict_reason, "interrupted by SIG%s while %s ran (%zu of %zu batches done)",
+                                    sig_abbrev(in->signal), in->config, in->batches_done, in->n_batches)
+                         : asprintf(&s->verdict_reason, "interrupted by SIG%s between configurations",
+                                    sig_abbrev(in->signal));
+    if (rc < 0) s->verdict_reason = NULL;
+}
+
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -449,15 +521,22 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     if (st) return st;
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, r->config.name);
     oq_config_result got = {0};
-    run_worker(c, k, plan_path, plan->result, &r->worker, &got);
+    batch_watch bw;
+    run_worker(c, k, plan_path, plan->result, &r->worker, &bw, &got);
+    if (interrupted(o)) {
+        oq_config_result_clear(&got);
+        return interrupt_config(c, r, &bw);
+    }
     take_result(r, &got);
     explain_refusal(r);
     if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
         r->status = OQ_VERDICT_FAILED;
         r->required = 1;
     }
-    if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed)
-        prove_teeth(c, k, r, plan, plan_path);
+    if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed) {
+        prove_teeth(c, k, r, plan, plan_path, &bw);
+        if (interrupted(o)) return interrupt_config(c, r, &bw);
+    }
     if (k == 0) reference_outcome(r, ref_ok);
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name, oq_verdict_name(r->status),
              r->reason ? ": " : "", r->reason ? r->reason : "");
@@ -606,21 +685,65 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
     return OQ_OK;
 }
 
+/* --tolerance is read by each worker; a value it would refuse is refused before anything runs. */
+static oq_status check_tolerances(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->tolerances || !*o->tolerances) return OQ_OK;
+    oq_tolerances *t;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
+    if (st) return st;
+    st = oq_tolerances_add(t, o->tolerances, err);
+    oq_tolerances_free(t);
+    return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
+}
+
+/* The output folder is the tool's: an earlier run's (its summary.json) or another's files are
+ * written over only with --force; an earlier refusal's error.json is not in the way. */
+static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
+{
+    char path[4096], other[256] = "";
+    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
+    if (o->overwrite) return OQ_OK;
+    if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
+    DIR *d = opendir(o->outdir);
+    for (struct dirent *e; d && !*other && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "error.json"))
+            snprintf(other, sizeof other, "%s", e->d_name);
+    if (d) closedir(d);
+    if (*other)
+        return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: use "
+                                          "--force to write into it, or another --outdir", o->outdir, other);
+    return OQ_OK;
+}
+
+/* The output folder, a shard's folder in it and the work folder: below the folder asked for,
+ * never through a symbolic link (oq_mkdir_in). */
+static oq_status make_dirs(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    char shards[4096], index[16];
+    oq_status st = oq_mkdirs(c->root, err);
+    if (!st && oq_shard_is_run(o)) {
+        snprintf(shards, sizeof shards, "%s/shards", c->root);
+        snprintf(index, sizeof index, "%d", (int)o->shard.index);
+        st = oq_mkdir_in(c->root, "shards", err);
+        if (!st) st = oq_mkdir_in(shards, index, err);
+    }
+    if (!st) st = oq_mkdir_in(o->outdir, ".work", err);
+    if (!st) snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
+    return st;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     oq_status st = check_ep_options(o, err);
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
+    if (!st) st = check_tolerances(o, err);
     if (!st) st = oq_shard_setup(o, err);
-    if (st) return st;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    if (!o->overwrite && access(path, F_OK) == 0)
-        return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
-    st = oq_mkdirs(o->outdir, err);
-    snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
-    if (!st) st = oq_mkdirs(c->workdir, err);
+    if (!st) st = check_outdir(o, err);
+    if (!st) st = make_dirs(c, err);
     if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(c, err);
     char contract[256];
     if (!st) st = contract_mask(o, contract, sizeof contract, err);
@@ -640,6 +763,14 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
  * earlier plan's shards. */
 void oq_remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* outdir/error.json: why the run stopped (when the disk still takes it). */
+static void record_error(const run_ctx *c, const oq_err *e)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
+    oq_error_record_write(path, e, NULL);
+}
+
 /* A run that stops before any model ran leaves an error record and nothing else (a shard's
  * batches are the prepared ones, shared with the other shards: they stay, and so does the
  * user's model). */
@@ -652,9 +783,7 @@ static void undo_prepare(run_ctx *c, const oq_err *e)
     if (*c->weights_path) unlink(c->weights_path);
     for (size_t k = 0; c->o->kind != OQ_MODEL_USER && k < c->o->n_configs; k++)
         if (c->models[k]) unlink(c->models[k]);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
-    oq_error_record_write(path, e, NULL);
+    record_error(c, e);
 }
 
 /* The batches: prepared here, or (a shard) taken from the prepared plan. */
@@ -698,6 +827,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_iso_time(s->end, sizeof s->end);
     s->evidence_json = oq_validate_evidence(c->o);
     oq_validate_judge(s, c->o->allow_skip);
+    judge_interruption(s);
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
     oq_status st = oq_validate_write_csv(path, s, err);
@@ -716,7 +846,10 @@ static oq_status run_all(run_ctx *c, oq_err *err)
     int ref_ok = 1;
     oq_status st = OQ_OK;
     for (size_t k = 0; !st && k < o->n_configs; k++)
-        if (oq_shard_part_config(&part, k) >= 0) st = run_config(c, k, &ref_ok, err);
+        if (oq_shard_part_config(&part, k) >= 0) {
+            if (interrupted(o)) not_reached(c, k);
+            else st = run_config(c, k, &ref_ok, err);
+        }
     return st ? st : write_outputs(c, err);
 }
 
@@ -754,7 +887,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = identify(&c, err);
     if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
-    if (!st && !o->shard.prepare) st = run_all(&c, err);
+    if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);
     if (*c.workdir) oq_remove_tree(c.workdir);
     ctx_clear(&c);
     if (st) oq_validate_summary_free(c.s);

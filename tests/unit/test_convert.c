@@ -684,6 +684,7 @@ static void test_contract_enforced_by_validate(void **state)
     o.configs = cfg;
     o.n_configs = 2;
     o.outdir = dir;
+    o.overwrite = 1; /* the folder holds this test's model and batch */
     o.isolate = 0;
     o.plots = 0;
     o.ort_lib = OQ_ORT_LIB;

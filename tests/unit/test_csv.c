@@ -263,7 +263,7 @@ static void test_writer_errors(void **state)
 
     /* No columns; a directory that does not exist. */
     assert_int_equal(oq_csv_writer_open(&w, path, cols, 0, 1, &err), OQ_ERR_INVALID_ARG);
-    assert_int_equal(oq_csv_writer_open(&w, "/nonexistent-dir/x.csv", cols, 2, 1, &err), OQ_ERR_IO);
+    assert_int_equal(oq_csv_writer_open(&w, "/nonexistent-dir/x.csv", cols, 2, 1, &err), OQ_ERR_OUTPUT);
     assert_null(w);
     remove_dir(dir);
 }

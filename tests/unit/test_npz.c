@@ -500,7 +500,7 @@ static void test_npz_write_refusals_and_overwrite(void **state)
     assert_int_equal(oq_npy_write(path, a, 0, &err), OQ_ERR_IO);
     assert_non_null(strstr(err.msg, "a.npy: exists (not overwritten)"));
     snprintf(path, sizeof path, "%s/no/such/dir/a.npy", dir);
-    assert_int_equal(oq_npy_write(path, a, 1, &err), OQ_ERR_IO);
+    assert_int_equal(oq_npy_write(path, a, 1, &err), OQ_ERR_OUTPUT);
     assert_non_null(strstr(err.msg, "a.npy: cannot create"));
 
     oq_tensor_free(a);

@@ -136,8 +136,9 @@ static void test_watch_lines(void **state)
                     "printf ' 3\\nnot@p\\n' >&2; printf '@p no newline' >&2", NULL};
     oq_proc_result res;
     struct watched w = {.n = 0};
+    oq_proc_watch pw = {.prefix = "@p ", .on_line = on_line, .ctx = &w};
     oq_err err = {0};
-    assert_int_equal(oq_proc_run_watch(argv, 10, 256, 0, "@p ", on_line, &w, &res, &err), OQ_OK);
+    assert_int_equal(oq_proc_run_watch(argv, 10, 256, 0, &pw, &res, &err), OQ_OK);
     assert_int_equal(w.n, 3);
     assert_string_equal(w.lines[0], "1 3");
     assert_string_equal(w.lines[1], "2 3");

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Interrupting validate (issue 15, docs/reliability.md "Interruption"): a configuration whose
+# worker hangs (libhang_ep.so sleeps in ONNX Runtime's EP registration, a real plugin EP) is
+# running when the parent gets SIGINT, SIGTERM or SIGKILL. No worker may be left behind; on
+# SIGINT/SIGTERM the worker gets the signal itself (passed on to its process group), and the
+# summary says which configuration was running, after how many batches, and what was not run.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+json() { $PY -c "import json,os,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-plots
+   --ep-lib "hangep=$OQ_BINARY_DIR/tests/libhang_ep.so"
+   --configs ref:encoder:fp64,hangep:attention24:fp32,cpu:attention24:fp32)
+
+# start LOG ARGS...: runs ortqual ARGS in the background; sets pid (the parent) and worker (the
+# hanging configuration's worker, once it runs)
+start() {
+    local log=$1
+    shift
+    $ORTQUAL "$@" >"$log" 2>&1 &
+    pid=$!
+    worker=""
+    for _ in $(seq 600); do
+        grep -q "hangep:attention24:fp32 \.\.\." "$log" && worker=$(pgrep -P $pid) && [ -n "$worker" ] && break
+        sleep 0.1
+    done
+    [ -n "$worker" ] || { kill -9 $pid; fail "the hanging configuration never started: $(cat "$log")"; }
+    # until it hangs (sleeps in the EP library, after its last write: a worker stopped earlier
+    # would die of SIGPIPE at its next write into the dead parent's pipe, and prove nothing)
+    for _ in $(seq 600); do
+        grep -q nanosleep "/proc/$worker/wchan" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    kill -9 $pid $worker
+    fail "the hanging configuration's worker never slept: $(cat "$log")"
+}
+
+# gone PGID SECONDS: no process of the worker's group is left within SECONDS
+gone() {
+    for _ in $(seq $(($2 * 10))); do
+        pgrep -g "$1" >/dev/null || return 0
+        sleep 0.1
+    done
+    local left
+    left=$(pgrep -a -g "$1" || true)
+    pkill -KILL -g "$1" || true
+    fail "worker group $1 still running $2 s after the parent was stopped: $left"
+}
+
+# interrupted DIR SIG CODE: the parent ended with CODE and its summary records the interruption
+interrupted() {
+    local dir=$1 sig=$2 code=$3 rc=0
+    wait $pid || rc=$?
+    [ "$rc" -eq "$code" ] || fail "SIG$sig: exit $rc, expected $code: $(tail -5 "$dir.log")"
+    gone "$worker" 2
+    grep -q "verdict: INTERRUPTED" "$dir.log" || fail "SIG$sig: no INTERRUPTED verdict: $(tail -5 "$dir.log")"
+    [ "$(json "$dir/summary.json" '(d["verdict"], d["exit_status"], d["interrupted"])')" = \
+      "('interrupted', $code, {'signal': 'SIG$sig', 'number': $((code - 128)), 'config': 'hangep:attention24:fp32', 'batches_done': 0, 'batches': 2})" ] ||
+        fail "SIG$sig: summary: $(json "$dir/summary.json" '(d["verdict"], d["exit_status"], d.get("interrupted"))')"
+    [ "$(json "$dir/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')" = \
+      "[('ref:encoder:fp64', 'passed', None), ('hangep:attention24:fp32', 'not-run', 'interrupted by SIG$sig after 0 of 2 batches'), ('cpu:attention24:fp32', 'not-run', 'the run was interrupted (SIG$sig) before it started')]" ] ||
+        fail "SIG$sig: configurations: $(json "$dir/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')"
+    # the worker ended by the signal passed on to it, not by the grace period's SIGKILL
+    [ "$(json "$dir/summary.json" 'd["configs"][1]["worker"]["signal"]')" = "$((code - 128))" ] ||
+        fail "SIG$sig: the worker did not get the signal: $(json "$dir/summary.json" 'd["configs"][1]["worker"]')"
+    [ ! -e "$dir/.work" ] || fail "SIG$sig: $dir/.work left behind"
+}
+
+# 1. Ctrl-C and SIGTERM: passed on, summary written, 128 + N
+start "$T/int.log" "${V[@]}" --outdir "$T/int"
+kill -INT $pid
+interrupted "$T/int" INT 130
+start "$T/term.log" "${V[@]}" --outdir "$T/term"
+kill -TERM $pid
+interrupted "$T/term" TERM 143
+
+# 2. SIGKILL of the parent: nothing can be written, but the worker dies with it (PDEATHSIG),
+# not 120 s later when the hanging EP gives up
+start "$T/kill.log" "${V[@]}" --outdir "$T/kill"
+exec 3>&2 2>/dev/null # (bash would announce the kill)
+kill -KILL $pid
+wait $pid || true
+exec 2>&3 3>&-
+gone "$worker" 2
+
+# 3. the per-configuration timeout still ends a hanging worker and its group
+must 1 "hangep:attention24:fp32: failed: worker timed out after 2 s" "$T/timeout.log" \
+    timeout 60 $ORTQUAL "${V[@]}" --timeout 2 --outdir "$T/timeout"
+
+# 4. a shard stopped by SIGTERM (a batch system's time limit) says so, and merge names it
+# (by configuration, shard 1 runs the last one: the hanging one)
+S=("${V[@]:0:$((${#V[@]} - 1))}" ref:encoder:fp64,cpu:attention24:fp32,hangep:attention24:fp32 --shard-by config)
+must 0 "prepared" "$T/sp.log" $ORTQUAL "${S[@]}" --outdir "$T/S" --prepare-shards 2
+must 0 "shard 0 of 2" "$T/s0.log" $ORTQUAL "${S[@]}" --outdir "$T/S" --shard 0/2
+start "$T/S.log" "${S[@]}" --outdir "$T/S" --shard 1/2
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+[ "$rc" -eq 143 ] || fail "shard SIGTERM: exit $rc: $(tail -5 "$T/S.log")"
+gone "$worker" 2
+must 1 "shard 1 of 2 interrupted: started on .* and was interrupted by SIGTERM while hangep:attention24:fp32 ran \(0 of 2 batches done\)" \
+    "$T/sm.log" $ORTQUAL merge --no-plots "$T/S"
+echo "interruption: ok"
