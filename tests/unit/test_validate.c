@@ -477,7 +477,6 @@ static void any_signature(void **state)
     free(model);
     free(io);
     free(bad);
-    free(dir);
 }
 
 /* ---- summaries of sharded runs ---------------------------------------------------------- */
