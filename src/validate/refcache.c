@@ -26,7 +26,7 @@
 
 /* The directory: made 0700 when absent; a symlink must be this user's, and so must the
  * directory it leads to (another user's could be swapped under us or read our outputs). */
-static oq_status cache_dir_ready(const char *dir, oq_err *err)
+oq_status oq_refcache_dir_ready(const char *dir, oq_err *err)
 {
     struct stat sb;
     if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode) && sb.st_uid != geteuid())
@@ -88,7 +88,7 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     if (!oq_refcache_applies(p)) return OQ_OK;
     if (snprintf(c->dir, sizeof c->dir, "%s", p->cache_dir) >= (int)sizeof c->dir)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %.64s...: path too long", p->cache_dir);
-    oq_status st = cache_dir_ready(c->dir, err);
+    oq_status st = oq_refcache_dir_ready(c->dir, err);
     if (st) return st;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;

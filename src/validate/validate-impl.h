@@ -137,6 +137,9 @@ int oq_refcache_applies(const oq_validate_plan *p);
  * refused when it or its symlink belongs to another user. */
 oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *err);
 void oq_refcache_close(oq_refcache *c);
+/* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
+ * it, belongs to another user, or is not a directory. */
+oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
 /* The cached outputs of the batch in `inputs` (its size `batch`, 0: unknown) written to each
  * non-NULL dst; *hit 0 on a miss. A bad entry (corrupt, other tensors) is a miss with
  * `warning` saying why; it is never used. */

@@ -721,6 +721,14 @@ static oq_status run_all(run_ctx *c, oq_err *err)
     return st ? st : write_outputs(c, err);
 }
 
+/* The reference cache's directory, refused before anything is written when it is not ours. */
+static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
+{
+    const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
+    if (!o->cache_dir || !ref || oq_config_uses_ort(ref) || oq_config_is_expected(ref)) return OQ_OK;
+    return oq_refcache_dir_ready(o->cache_dir, err);
+}
+
 static void ctx_clear(run_ctx *c)
 {
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
@@ -748,7 +756,8 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
-    oq_status st = setup(&c, err);
+    oq_status st = check_cache(o, err);
+    if (!st) st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
     if (!st) st = export_models(&c, err);
     if (!st) st = make_plans(&c, err);
