@@ -117,6 +117,8 @@ typedef struct oq_ref_model oq_ref_model;
 oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq_err *err);
 /* The most threads one of its runs uses. */
 int oq_ref_model_threads(const oq_ref_model *m);
+/* The same before it is opened (a reference whose batches all come from the cache). */
+int oq_ref_model_threads_of(const oq_validate_plan *plan);
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);

@@ -172,7 +172,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
              (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
              copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path) &&
-             (!is_ref || copy_str(&p->cache_dir, o->cache_dir));
+             (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)); /* timed: it runs */
     if (!ok) {
         oq_validate_plan_clear(p);
         return st ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -428,6 +428,7 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     w.rss_start = rss_start;
     if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
     if (!st) st = oq_refcache_open(&plan, &w.cache, &e);
+    if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
     /* a cached reference opens on its first miss: its weights need not be read at all */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
     for (size_t i = 0; !st && i < plan.n_batches; i++) {
