@@ -35,6 +35,7 @@ static double now(void)
 /* Runs argv; *wall its seconds, *peak_kib the largest peak RSS of it and the children it waited for. */
 static int spawn(char **argv, const char *out, double *wall, long *peak_kib)
 {
+    fflush(stdout); /* the child's freopen must not write our buffered lines again */
     double t0 = now();
     pid_t pid = fork();
     if (pid == 0) {
