@@ -36,6 +36,8 @@ static const char foot[] =
 "  ortqual validate --width 128 --max-len 1024 --length-policy fixed --num-events 4 --batch-size 4 \\\n"
 "      --configs ref:encoder:fp64,cpu:attention24:fp32 --threads 2 --warmup 0\n"
 "  ortqual validate --length-policy balanced 10 64 --max-len 64 --configs ref:encoder:fp64,cpu:decomposed:fp32\n"
+"  ortqual validate --num-events 1000 --configs ref:encoder:fp64,cpu:attention23:fp32   (again: the\n"
+"      reference's outputs come from the cache; --no-cache recomputes them)\n"
 "  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
