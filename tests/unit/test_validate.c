@@ -476,6 +476,7 @@ static void any_signature(void **state)
     free(model);
     free(io);
     free(bad);
+    free(dir);
 }
 
 /* ---- summaries of sharded runs ---------------------------------------------------------- */
