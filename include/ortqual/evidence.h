@@ -151,6 +151,8 @@ OQ_API void oq_cwd_report_clear(oq_cwd_report *r);
 typedef struct oq_evidence_opts {
     size_t n_search_roots;              /* >0: scan these (depth 4) instead of the defaults */
     const char *const *search_roots;
+    int skip_shadowing;                 /* no scan ("shadowing" is null): a process whose parent
+                                           scanned the same files (validate's CPU workers) */
 } oq_evidence_opts;
 
 typedef struct oq_evidence {

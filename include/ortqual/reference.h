@@ -57,6 +57,14 @@
 extern "C" {
 #endif
 
+/* The version of the references' numerics (Attention and the encoder): bumped whenever a change
+ * can alter one bit of their outputs, so that outputs stored by an earlier version (validate's
+ * reference cache) are never taken for this one's. */
+#define OQ_REFERENCE_NUMERICS 1
+
+#ifdef __cplusplus
+#endif
+
 /* The node's attributes. Fill with oq_ref_attention_attrs_default, then override. */
 typedef struct oq_ref_attention_attrs {
     int is_causal;              /* 0 or 1 (default 0) */

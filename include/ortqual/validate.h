@@ -109,6 +109,10 @@ typedef struct oq_validate_opts {
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
     int allow_skip;           /* a run in which nothing under test was compared exits 0 */
+    const char *cache_dir;    /* the C reference's outputs per batch, stored and reused by
+                                 content there (made 0700; another user's is refused); NULL:
+                                 no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
+                                 reference (~/.cache/...); the library reads no environment */
 
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
@@ -199,6 +203,8 @@ typedef struct oq_batch_result {
     size_t n_outputs;
     oq_compare_result *outputs;   /* each output against the reference's (cmp.name: the output) */
     int passed;                   /* every output passed */
+    int reference_cached;         /* the reference: its outputs came from the reference cache
+                                     (nothing ran, timed is 0) */
 } oq_batch_result;
 
 /* ORT's routing lines and the kernel check (configurations on a GPU execution provider). */
@@ -266,6 +272,8 @@ typedef struct oq_config_result {
     int is_reference;             /* configs[0] */
     oq_verdict status;
     char *reason;                 /* one line: why it did not pass (NULL when it did) */
+    char *cache_warning;          /* the reference: the first cache entry found bad and
+                                     recomputed, and why (NULL: none) */
     int required;                 /* --require turned its skip into a failure */
     char *model_file;             /* the ONNX file it ran; NULL for the C reference */
     int threads;                  /* the C reference: the most threads a call used; ORT: its

@@ -153,6 +153,15 @@ static void print_padding_notes(const oq_config_result *c)
         }
 }
 
+/* How many of the reference's batches the cache gave, and an entry found bad. */
+static void print_cache(const oq_config_result *c)
+{
+    size_t cached = 0;
+    for (size_t i = 0; i < c->n_batches; i++) cached += c->batches[i].reference_cached != 0;
+    if (cached || c->cache_warning) printf("    reference: %zu of %zu batches from cache\n", cached, c->n_batches);
+    if (c->cache_warning) printf("    warning: %s\n", c->cache_warning);
+}
+
 /* Per-batch latency over the batches of a configuration: median and p90 of the batches'
  * median calls, and the first call of batch 0 (session warm-up included), in ms. */
 static void batch_latency(const oq_config_result *c, double *median, double *p90, double *first)
@@ -206,6 +215,7 @@ static void config_row(const oq_config_result *c)
         printf("    profile: %-24s %4lld nodes %10.3f ms\n", p->eps[k].ep, (long long)p->eps[k].nodes,
                p->eps[k].us / 1000.0);
     if (c->reason) printf("    %s\n", c->reason);
+    print_cache(c);
     print_refusal(&c->refusal);
     print_padding_notes(c);
     print_advice(&c->dispatch);

@@ -37,6 +37,8 @@ static const char foot[] =
 "  ortqual validate --width 128 --max-len 1024 --length-policy fixed --num-events 4 --batch-size 4 \\\n"
 "      --configs ref:encoder:fp64,cpu:attention24:fp32 --threads 2 --warmup 0\n"
 "  ortqual validate --length-policy balanced 10 64 --max-len 64 --configs ref:encoder:fp64,cpu:decomposed:fp32\n"
+"  ortqual validate --num-events 1000 --configs ref:encoder:fp64,cpu:attention23:fp32   (again: the\n"
+"      reference's outputs come from the cache; --no-cache recomputes them)\n"
 "  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
@@ -57,9 +59,9 @@ struct args {
     const char **required_all; /* --require and, with --gpu, every cuda configuration */
     char policy[256];
     const char *configs_text, *worker;
-    int list, gpu;
+    int list, gpu, no_cache;
     struct oq_cli_run_output out;
-    char outdir[512];
+    char outdir[512], cache_dir[4096];
 };
 
 /* ---- options that set more than one field, or check a choice ------------------------ */
@@ -162,6 +164,18 @@ static int parse_configs(struct args *a)
     return a->o.n_configs ? 0 : -1;
 }
 
+/* The reference cache: --cache-dir, else the XDG cache directory (an absolute
+ * $XDG_CACHE_HOME, else ~/.cache); --no-cache or no home: none. */
+static void default_cache_dir(struct args *a)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (a->no_cache) a->o.cache_dir = NULL;
+    else if (a->o.cache_dir) return;
+    else if (xdg && *xdg == '/') snprintf(a->cache_dir, sizeof a->cache_dir, "%s/ortqual/reference", xdg);
+    else if (home && *home == '/') snprintf(a->cache_dir, sizeof a->cache_dir, "%s/.cache/ortqual/reference", home);
+    if (!a->no_cache && *a->cache_dir) a->o.cache_dir = a->cache_dir;
+}
+
 static int finish_args(struct args *a)
 {
     oq_err e = {0};
@@ -194,6 +208,7 @@ static int finish_args(struct args *a)
         a->o.outdir = a->outdir;
     }
     if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
+    default_cache_dir(a);
     a->o.tolerances = a->tolerance_text;
     return 0;
 }
@@ -401,6 +416,10 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
         OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
+        OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,
+                      "where the C reference's outputs are kept by content and reused\n"
+                      "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),
+        OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),
         OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"),
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,
                       "also write JUnit XML for CI test reports: a test suite per\n"

@@ -66,7 +66,7 @@ oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_e
     if (!st) st = oq_gpu_facts_probe(&ev->gpu, err);
     /* After the GPU probe, so libcuda shows among the loaded libraries when present. */
     if (!st) st = oq_loaded_libs(&ev->libs, &ev->n_libs, err);
-    if (!st) st = collect_shadow(opts, ev, err);
+    if (!st && !(opts && opts->skip_shadowing)) st = collect_shadow(opts, ev, err);
     if (!st && oq_cwd_check(NULL, &ev->cwd, err) != OQ_OK) {
         /* An unreadable working directory is itself worth reporting, not fatal. */
         st = OQ_OK;
@@ -231,7 +231,7 @@ json_t *oq_evidence_json(const oq_evidence *ev)
                      "ort", ort_json(ev), "ort_env", kv_object(ev->ort_env, ev->n_ort_env), "host",
                      "hostname", ev->host.hostname, "kernel", ev->host.kernel, "cpu_model",
                      ev->host.cpu_model, "cpus", ev->host.n_cpus, "gpu", gpu_json(ev->gpu),
-                     "libraries", libs_json(ev), "shadowing", shadow_json(ev->shadow), "cwd",
+                     "libraries", libs_json(ev), "shadowing", ev->shadow ? shadow_json(ev->shadow) : json_null(), "cwd",
                      "path", ev->cwd.path, "world_writable", ev->cwd.world_writable, "sticky",
                      ev->cwd.sticky, "hazards", str_array(ev->cwd.hazards, ev->cwd.n_hazards));
 }

@@ -432,7 +432,9 @@ void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs)
     } else {
         libraries(b, json_object_get(main_ev, "libraries"), NULL);
     }
-    shadowing(b, json_object_get(main_ev, "shadowing"));
+    /* a CPU worker does not scan (the parent did): the parent's scan then */
+    const json_t *sh = json_object_get(main_ev, "shadowing");
+    shadowing(b, json_is_object(sh) ? sh : json_object_get(ev, "shadowing"));
     oq_sb_puts(b, "</section>\n");
 }
 

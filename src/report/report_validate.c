@@ -170,6 +170,23 @@ static void placement_text(oq_sb *b, const json_t *cfg)
     if (json_is_false(json_object_get(p, "passed"))) oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
 }
 
+/* "reference: N of M batches from cache" (and a cache entry found bad), when the cache gave any. */
+static void cache_row(oq_sb *b, const json_t *c)
+{
+    size_t i, cached = 0;
+    const json_t *x;
+    json_array_foreach(json_object_get(c, "batches"), i, x) cached += json_is_true(json_object_get(x, "reference_cached"));
+    const char *warning = oq_j_str(c, "cache_warning", NULL);
+    if (!cached && !warning) return;
+    oq_sb_printf(b, "<tr><td></td><td colspan=\"12\" class=\"muted\">reference: %zu of %zu batches from cache", cached,
+                 json_array_size(json_object_get(c, "batches")));
+    if (warning) {
+        oq_sb_puts(b, " (");
+        oq_sb_esc(b, warning);
+        oq_sb_puts(b, ")");
+    }
+    oq_sb_puts(b, "</td></tr>\n");
+}
 
 static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
 {
@@ -221,6 +238,7 @@ static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</td></tr>\n");
         }
+        cache_row(b, c);
     }
     oq_sb_puts(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
                   "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "

@@ -130,6 +130,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->progress) json_object_set_new(j, "progress", json_true());
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     json_object_set_new(j, "threads", json_integer(p->threads));
+    set_str(j, "cache_dir", p->cache_dir);
     return j;
 }
 
@@ -192,6 +193,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->placement.strict = json_is_true(json_object_get(pl, "strict"));
     p->result = dup_of(j, "result", &ok);
     p->progress = json_is_true(json_object_get(j, "progress"));
+    p->cache_dir = dup_of(j, "cache_dir", &ok);
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!p->result) return oq_err_set(err, OQ_ERR_FORMAT, "no result: not a validation plan");
     return OQ_OK;
@@ -220,6 +222,7 @@ static json_t *batch_json(const oq_batch_result *b)
         json_object_set_new(jb, "calls", json_integer(b->calls));
         json_object_set_new(jb, "median_s", num_or_null(b->median_s));
     }
+    if (b->reference_cached) json_object_set_new(jb, "reference_cached", json_true());
     if (!b->compared) return jb;
     json_t *outs = json_array();
     for (size_t i = 0; i < b->n_outputs; i++) {
@@ -243,6 +246,7 @@ static int batch_back(const json_t *jb, oq_batch_result *b)
     b->warmup = (int)json_integer_value(json_object_get(jb, "warmup"));
     b->calls = (int)json_integer_value(json_object_get(jb, "calls"));
     b->median_s = num_back(json_object_get(jb, "median_s"));
+    b->reference_cached = json_is_true(json_object_get(jb, "reference_cached"));
     const json_t *outs = json_object_get(jb, "outputs");
     b->compared = outs != NULL;
     b->passed = json_is_true(json_object_get(jb, "passed"));
@@ -534,6 +538,7 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     if (r->placement.recorded) json_object_set_new(j, "placement", placement_json(&r->placement));
     json_object_set_new(j, "status", json_string(oq_verdict_name(r->status)));
     set_str(j, "reason", r->reason);
+    set_str(j, "cache_warning", r->cache_warning);
     if (r->required) json_object_set_new(j, "required", json_true());
     if (r->teeth.ran) json_object_set_new(j, "teeth", teeth_json(&r->teeth));
     if (r->refusal.raw || r->refusal.id) json_object_set_new(j, "refusal", refusal_json(&r->refusal));
@@ -561,6 +566,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     int ok = 1;
     r->is_reference = json_is_true(json_object_get(j, "reference"));
     r->reason = dup_of(j, "reason", &ok);
+    r->cache_warning = dup_of(j, "cache_warning", &ok);
     r->required = json_is_true(json_object_get(j, "required"));
     r->model_file = dup_of(j, "model_file", &ok);
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
@@ -940,6 +946,7 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "padded_length"); /* the batches' */
     json_object_del(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
+    json_object_del(j, "cache_dir"); /* where outputs are cached changes none of them */
     if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;

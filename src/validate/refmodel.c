@@ -99,12 +99,19 @@ static oq_status run_sdpa(const oq_ref_model *m, oq_tensor *const *inputs, size_
     return st;
 }
 
+/* 0: every core this process may run on */
+static int resolve_threads(int threads)
+{
+    if (threads) return threads;
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+int oq_ref_model_threads_of(const oq_validate_plan *plan) { return resolve_threads(plan->threads); }
+
 int oq_ref_model_threads(const oq_ref_model *m)
 {
-    if (m->encoder) return oq_encoder_ref_threads(m->encoder);
-    if (m->threads) return m->threads;
-    cpu_set_t set; /* 0: every core this process may run on */
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    return m->encoder ? oq_encoder_ref_threads(m->encoder) : resolve_threads(m->threads);
 }
 
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,

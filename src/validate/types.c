@@ -59,6 +59,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     strv_clear(&p->ep_option_values, &p->n_ep_options);
     strv_clear(&p->dispatch.expect, &p->dispatch.n_expect);
     free(p->result);
+    free(p->cache_dir);
     memset(p, 0, sizeof *p);
 }
 
@@ -119,6 +120,7 @@ static void worker_run_clear(oq_worker_run *w)
 void oq_config_result_clear(oq_config_result *r)
 {
     free(r->reason);
+    free(r->cache_warning);
     free(r->model_file);
     worker_run_clear(&r->worker);
     for (size_t i = 0; i < r->n_batches; i++) free(r->batches[i].outputs);

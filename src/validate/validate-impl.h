@@ -61,6 +61,8 @@ typedef struct oq_validate_plan {
     char *result;                    /* where the worker writes its oq_config_result */
     int progress;                    /* an isolated worker writes an OQ_PROGRESS_PREFIX line
                                         per batch done */
+    char *cache_dir;                 /* the reference's outputs cached there (refcache.c); NULL:
+                                        no cache */
 } oq_validate_plan;
 
 /* A worker's progress line on stderr, OQ_PROGRESS_PREFIX "<done> <total>": the orchestrator
@@ -115,9 +117,38 @@ typedef struct oq_ref_model oq_ref_model;
 oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq_err *err);
 /* The most threads one of its runs uses. */
 int oq_ref_model_threads(const oq_ref_model *m);
+/* The same before it is opened (a reference whose batches all come from the cache). */
+int oq_ref_model_threads_of(const oq_validate_plan *plan);
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);
+
+/* ---- the reference cache (refcache.c) ------------------------------------------------ */
+
+/* A reference's outputs stored per batch by content: the key names the reference and its
+ * numerics' version (OQ_REFERENCE_NUMERICS), its weights' SHA-256, the options that change its
+ * outputs and the batch's inputs file's SHA-256. */
+typedef struct oq_refcache {
+    int enabled;
+    char dir[4096];
+    char *key_text;                  /* what the outputs depend on besides the batch */
+} oq_refcache;
+/* The plan's reference is cached: a C reference (ref:*) with a cache directory. */
+int oq_refcache_applies(const oq_validate_plan *p);
+/* Ready for the plan (disabled when it does not apply): the directory made 0700 if absent, and
+ * refused when it or its symlink belongs to another user. */
+oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *err);
+void oq_refcache_close(oq_refcache *c);
+/* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
+ * it, belongs to another user, or is not a directory. */
+oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
+/* The cached outputs of the batch in `inputs` (its size `batch`, 0: unknown) written to each
+ * non-NULL dst; *hit 0 on a miss. A bad entry (corrupt, other tensors) is a miss with
+ * `warning` saying why; it is never used. */
+oq_status oq_refcache_get(const oq_refcache *c, const char *inputs, int64_t batch, const char *const *dst,
+                          size_t n_dst, int *hit, char *warning, size_t wn, oq_err *err);
+/* The outputs file of the batch in `inputs` stored. */
+oq_status oq_refcache_put(const oq_refcache *c, const char *inputs, const char *outputs, oq_err *err);
 
 /* ---- dispatch and placement proofs inside a worker (checks.c) ---------------------- */
 

@@ -173,7 +173,8 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) && plan_batches(c, tag, p) &&
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
              (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
-             copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path);
+             copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path) &&
+             (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)); /* timed: it runs */
     if (!ok) {
         oq_validate_plan_clear(p);
         return st ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -853,6 +854,14 @@ static oq_status run_all(run_ctx *c, oq_err *err)
     return st ? st : write_outputs(c, err);
 }
 
+/* The reference cache's directory, refused before anything is written when it is not ours. */
+static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
+{
+    const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
+    if (!o->cache_dir || !ref || oq_config_uses_ort(ref) || oq_config_is_expected(ref)) return OQ_OK;
+    return oq_refcache_dir_ready(o->cache_dir, err);
+}
+
 static void ctx_clear(run_ctx *c)
 {
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
@@ -880,7 +889,8 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
-    oq_status st = setup(&c, err);
+    oq_status st = check_cache(o, err);
+    if (!st) st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
     if (!st) st = export_models(&c, err);
     if (!st) st = make_plans(&c, err);

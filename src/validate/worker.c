@@ -20,6 +20,7 @@ typedef struct worker {
     oq_session *sess;
     oq_ref_model *ref; /* instead of a session for ref:* configs */
     oq_wcheck chk;     /* dispatch and placement proofs */
+    oq_refcache cache; /* the reference's outputs by content (a C reference only) */
     oq_tolerances *tols;
     oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     char workdir[2048];
@@ -183,6 +184,52 @@ static oq_status save_outputs(const char *path, oq_tensor **outs, size_t n, oq_e
     return oq_npz_write(path, n, (const oq_tensor *const *)outs, 1, 1, err);
 }
 
+static void cache_warning(worker *w, const char *what)
+{
+    if (*what && !w->r->cache_warning) w->r->cache_warning = strdup(what);
+}
+
+/* The reference's outputs of the batch from the cache, written where the run needs them. */
+static oq_status from_cache(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_batch_result *b,
+                            oq_err *err)
+{
+    const char *dst[2] = {pb->ref, pb->save};
+    char warning[1400];
+    double t0 = oq_now_s();
+    oq_status st = oq_refcache_get(&w->cache, pb->inputs, bm->batch, dst, 2, &b->reference_cached, warning,
+                                   sizeof warning, err);
+    w->t_io += oq_now_s() - t0;
+    cache_warning(w, warning);
+    return st;
+}
+
+/* The reference's outputs stored; a cache that cannot take them costs the next run time, not
+ * this run its verdict. */
+static void to_cache(worker *w, const oq_plan_batch *pb)
+{
+    oq_err e = {0};
+    char warning[OQ_ERR_MSG_MAX + 64];
+    if (oq_refcache_put(&w->cache, pb->inputs, pb->ref, &e) == OQ_OK) return;
+    snprintf(warning, sizeof warning, "reference cache: not stored: %s", e.msg);
+    cache_warning(w, warning);
+}
+
+static oq_status open_reference(worker *w, oq_err *err);
+
+/* Runs the batch (the C reference opened on its first miss) and saves what the run keeps. */
+static oq_status compute_batch(worker *w, const oq_plan_batch *pb, oq_tensor **in, size_t n_in, oq_tensor ***out,
+                               size_t *n_out, oq_batch_result *b, oq_err *err)
+{
+    oq_status st = !w->sess && !w->ref ? open_reference(w, err) : OQ_OK;
+    if (!st) st = time_batch(w, in, n_in, out, n_out, b, err);
+    double t0 = oq_now_s();
+    if (!st && w->plan->is_reference) st = save_outputs(pb->ref, *out, *n_out, err);
+    if (!st && w->plan->is_reference) to_cache(w, pb);
+    if (!st && pb->save) st = save_outputs(pb->save, *out, *n_out, err);
+    w->t_io += oq_now_s() - t0;
+    return st;
+}
+
 static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
 {
     oq_tensor **in = NULL, **out = NULL;
@@ -194,11 +241,8 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     double t0 = oq_now_s();
     oq_status st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
     w->t_io += oq_now_s() - t0;
-    if (!st) st = time_batch(w, in, n_in, &out, &n_out, b, err);
-    t0 = oq_now_s();
-    if (!st && w->plan->is_reference) st = save_outputs(pb->ref, out, n_out, err);
-    if (!st && pb->save) st = save_outputs(pb->save, out, n_out, err);
-    w->t_io += oq_now_s() - t0;
+    if (!st && w->cache.enabled) st = from_cache(w, pb, &bm, b, err);
+    if (!st && !b->reference_cached) st = compute_batch(w, pb, in, n_in, &out, &n_out, b, err);
     t0 = oq_now_s();
     if (!st && !w->plan->is_reference) st = compare_outputs(w, pb->ref, out, n_out, &bm, b, err);
     w->t_compare += oq_now_s() - t0; /* includes reading the reference outputs */
@@ -286,6 +330,20 @@ static oq_verdict error_verdict(oq_status st)
     return st == OQ_ERR_NOT_FOUND ? OQ_VERDICT_SKIPPED : OQ_VERDICT_ERROR;
 }
 
+/* The runtime's evidence. The libraries a CPU configuration loads are the parent's and ORT's:
+ * the scan for copies of the CUDA libraries (thousands of stat calls) is the parent's, done once;
+ * a configuration on another execution provider scans after its libraries loaded. */
+static json_t *worker_evidence(const worker *w)
+{
+    oq_evidence_opts opts = {.skip_shadowing = !oq_config_on_ep(&w->plan->config)};
+    oq_evidence *ev = NULL;
+    oq_err e = {0};
+    if (oq_evidence_collect(w->rt, &opts, &ev, &e)) return json_pack("{s:s}", "error", e.msg);
+    json_t *j = oq_evidence_json(ev);
+    oq_evidence_free(ev);
+    return j;
+}
+
 static void worker_finish(worker *w, oq_status st, const oq_err *e)
 {
     oq_config_result *r = w->r;
@@ -293,7 +351,7 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
     char reason[1100] = "";
     /* after the runs, so the libraries an execution provider loaded lazily are listed too */
     if (w->rt) {
-        json_t *ev = oq_evidence_collect_json(w->rt);
+        json_t *ev = worker_evidence(w);
         r->evidence_json = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(ev);
     }
@@ -343,6 +401,7 @@ static void worker_clear(worker *w)
     oq_runtime_free(w->rt);
     oq_tolerances_free(w->tols);
     oq_model_info_free(w->mi);
+    oq_refcache_close(&w->cache);
     memset(w, 0, sizeof *w);
 }
 
@@ -368,7 +427,10 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     st = worker_init(&w, &plan, &r, &e);
     w.rss_start = rss_start;
     if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
-    if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : open_reference(&w, &e);
+    if (!st) st = oq_refcache_open(&plan, &w.cache, &e);
+    if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
+    /* a cached reference opens on its first miss: its weights need not be read at all */
+    if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
     for (size_t i = 0; !st && i < plan.n_batches; i++) {
         st = run_batch(&w, &plan.batches[i], &e);
         if (!st && on_batch) on_batch(ctx, i + 1, plan.n_batches);

@@ -7,7 +7,7 @@ set -euo pipefail
 PY=/usr/bin/python3
 json() { $PY -c "import json,os,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 same() { $PY "$OQ_SOURCE_DIR/tests/e2e/lib/same_summary.py" "$1" "$2"; }
-V=(validate --num-events 7 --batch-size 2 --repeat 1
+V=(validate --no-cache --num-events 7 --batch-size 2 --repeat 1
    --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp32)
 
 # 1. the unsharded run, and the same plan in 3 shards by batch (batches 0|1|2,3)

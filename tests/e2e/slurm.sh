@@ -54,7 +54,7 @@ wait_ended() {
 }
 exit_code() { scontrol show job -o "$1" | grep -o 'ExitCode=[0-9:]*' | cut -d= -f2; }
 
-V=(validate --num-events 7 --batch-size 2 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32)
+V=(validate --no-cache --num-events 7 --batch-size 2 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32)
 
 # 1. the unsharded run, then the same plan through `ortqual slurm` in 4 shards
 $ORTQUAL "${V[@]}" --outdir "$T/U" >"$T/u.log" 2>&1 || fail "unsharded run: $(tail -5 "$T/u.log")"

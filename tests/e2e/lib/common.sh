@@ -5,6 +5,8 @@
 # T: a private temporary directory, removed when the script exits.
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# validate's reference cache: the script's own, never the user's (~/.cache)
+export XDG_CACHE_HOME="$T/xdg-cache"
 
 # fail MSG: stop the script here (exit 1), for scripts where one failure ends the run.
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,0 +1,168 @@
+/* validate_scale: does `ortqual validate` stream? Memory and throughput at two sizes, side by side.
+ *
+ *   build/bench/validate_scale [SMALL LARGE] [path/to/ortqual]     (default 1000 100000 events)
+ *
+ * Runs the demo model (ref:encoder:fp64, cpu:attention24:fp32; --repeat 1 --warmup 0, batches of
+ * 3) on SMALL and then LARGE generated events, each twice on one private reference cache: the
+ * first run fills it, the second is measured (the reference read, not computed). Prints, per
+ * size, the peak RSS of the run's largest process (wait4's rusage of the tool: the parent and
+ * the workers it waited for) and of the largest worker (summary.json's cost), the wall time and events per second; then the ratio of
+ * the peaks LARGE / SMALL (target <= 1.05: memory does not grow with events) and the events per
+ * second of the measured LARGE run against a bare ORT loop over the same batches and calls
+ * (this program re-run with --bare: ORT loaded, the session created, every batch read and run
+ * twice; target >= 0.8). */
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ortqual/npz.h"
+#include "ortqual/runtime.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Runs argv; *wall its seconds, *peak_kib the largest peak RSS of it and the children it waited for. */
+static int spawn(char **argv, const char *out, double *wall, long *peak_kib)
+{
+    fflush(stdout); /* the child's freopen must not write our buffered lines again */
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (out && !freopen(out, "w", stdout)) _exit(127);
+        if (!freopen("/dev/null", "w", stderr)) _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return -1;
+    *wall = now() - t0;
+    *peak_kib = ru.ru_maxrss;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The bare loop: every batch read and run `calls` times; prints the seconds it took. */
+static int bare(int argc, char **argv)
+{
+    int calls = atoi(argv[0]);
+    oq_runtime *rt;
+    oq_session *s;
+    oq_err e = {0};
+    oq_session_opts so = {0};
+    if (oq_runtime_load(NULL, &rt, &e) || oq_session_create(rt, argv[1], NULL, 0, &so, &s, &e))
+        return fprintf(stderr, "bare: %s\n", e.msg), 3;
+    double t0 = now();
+    for (int i = 2; i < argc; i++) {
+        oq_npz *z;
+        oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
+        size_t n_out = 0;
+        if (oq_npz_read(argv[i], &z, &e) || oq_npz_take(z, "features", &in[0], &e) ||
+            oq_npz_take(z, "mask", &in[1], &e))
+            return fprintf(stderr, "bare: %s\n", e.msg), 3;
+        for (int r = 0; r < calls; r++, oq_tensors_free(out, n_out), out = NULL)
+            if (oq_session_run(s, 2, in, &n_out, &out, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
+        oq_tensor_free(in[0]);
+        oq_tensor_free(in[1]);
+        oq_npz_free(z);
+    }
+    printf("%.6f\n", now() - t0);
+    oq_session_free(s);
+    oq_runtime_free(rt);
+    return 0;
+}
+
+typedef struct measured {
+    double wall, events_per_s;
+    long parent_kib, worker_kib; /* peaks: the largest process's, the largest worker's */
+    int ok;
+} measured;
+
+static measured validate(const char *tool, const char *dir, const char *cache, long events)
+{
+    measured m = {0};
+    char n[32], log[PATH_MAX + 16], path[PATH_MAX + 32];
+    snprintf(n, sizeof n, "%ld", events);
+    snprintf(log, sizeof log, "%s.log", dir);
+    char *argv[] = {(char *)tool, "validate", "--outdir", (char *)dir, "--force", "--cache-dir", (char *)cache,
+                    "--num-events", n, "--repeat", "1", "--warmup", "0", "--progress", "never", "--configs",
+                    "ref:encoder:fp64,cpu:attention24:fp32", NULL};
+    int rc = spawn(argv, log, &m.wall, &m.parent_kib);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *s = json_load_file(path, 0, NULL);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(s, "configs"), i, c) {
+        long kib = (long)(json_number_value(json_object_get(json_object_get(c, "cost"), "vmhwm_bytes")) / 1024);
+        if (kib > m.worker_kib) m.worker_kib = kib;
+    }
+    m.ok = rc == 0 && s;
+    m.events_per_s = (double)events / m.wall;
+    json_decref(s);
+    return m;
+}
+
+/* The bare loop's seconds over the batches of a run in `dir`. */
+static double bare_seconds(const char *self, const char *dir)
+{
+    char cmd[PATH_MAX * 4];
+    snprintf(cmd, sizeof cmd, "'%s' --bare 2 '%s/encoder_attention24_fp32.onnx' '%s'/inputs_*.npz", self, dir, dir);
+    FILE *p = popen(cmd, "r");
+    double v = 0;
+    if (!p || fscanf(p, "%lf", &v) != 1) v = 0;
+    if (p) pclose(p);
+    return v;
+}
+
+static measured size_run(const char *tool, const char *root, const char *cache, long events)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/n%ld", root, events);
+    measured cold = validate(tool, dir, cache, events), warm = validate(tool, dir, cache, events);
+    printf("%8ld events: cold %.1f s; cached reference: wall %.1f s, %.0f events/s, peak RSS largest process %.1f MiB, "
+           "largest worker %.1f MiB%s\n",
+           events, cold.wall, warm.wall, warm.events_per_s, warm.parent_kib / 1024.0, warm.worker_kib / 1024.0,
+           cold.ok && warm.ok ? "" : " (a run FAILED: see its .log)");
+    return warm;
+}
+
+int main(int argc, char **argv)
+{
+    char self[PATH_MAX], tool[PATH_MAX + 16], dir[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    if (argc > 3 && !strcmp(argv[1], "--bare")) return bare(argc - 2, argv + 2);
+    snprintf(dir, sizeof dir, "%s", self);
+    snprintf(tool, sizeof tool, "%s/../ortqual", dirname(dir));
+    long small = argc > 2 ? atol(argv[1]) : 1000, large = argc > 2 ? atol(argv[2]) : 100000;
+    const char *t = argc > 3 ? argv[3] : tool;
+    char root[] = "/tmp/oq_validate_scale_XXXXXX", cache[PATH_MAX];
+    if (!mkdtemp(root)) return perror("mkdtemp"), 2;
+    snprintf(cache, sizeof cache, "%s/cache", root);
+    measured s = size_run(t, root, cache, small), l = size_run(t, root, cache, large);
+    char large_dir[PATH_MAX];
+    snprintf(large_dir, sizeof large_dir, "%s/n%ld", root, large);
+    double bare_s = bare_seconds(self, large_dir);
+    double bare_eps = bare_s > 0 ? (double)large / bare_s : 0;
+    double parent = (double)l.parent_kib / (double)s.parent_kib, worker = (double)l.worker_kib / (double)s.worker_kib;
+    printf("peak RSS %ld / %ld events: largest process %.2f, largest worker %.2f (target <= 1.05): %s\n", large, small, parent, worker,
+           parent <= 1.05 && worker <= 1.05 ? "yes" : "NO");
+    printf("events/s, validate (cached reference) / bare ORT loop over the same %ld events (%.0f/s): %.2f "
+           "(target >= 0.8): %s\n",
+           large, bare_eps, bare_eps > 0 ? l.events_per_s / bare_eps : 0,
+           bare_eps > 0 && l.events_per_s / bare_eps >= 0.8 ? "yes" : "NO");
+    char rm[PATH_MAX + 16];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", root);
+    if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", root);
+    return s.ok && l.ok ? 0 : 1;
+}

@@ -1,0 +1,241 @@
+/* The reference cache: a reference's outputs for one batch, stored by content so that the next
+ * validation of the same inputs (a new ORT build, provider or option) reads them instead of
+ * recomputing them.
+ *
+ * An entry is two files in the cache directory: KEY.json, written last, names the outputs'
+ * file by its SHA-256 and lists its tensors; SHA.npz holds them. KEY is the SHA-256 of a text
+ * naming everything the outputs depend on (cache_key_text). Both are written to a temporary
+ * file in the directory and renamed, so a concurrent run sees a whole entry or none, and two
+ * runs writing the same entry write the same bytes. Nothing read is trusted: the outputs' file
+ * must hash to its name and hold exactly the tensors the record lists, with the batch's size. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/core-impl.h"
+#include "ortqual/fileio.h"
+#include "ortqual/npz.h"
+#include "ortqual/reference.h"
+#include "validate/validate-impl.h"
+
+#define CACHE_SCHEMA "ortqual.refcache/1"
+
+/* The directory: made 0700 when absent; a symlink must be this user's, and so must the
+ * directory it leads to (another user's could be swapped under us or read our outputs). */
+oq_status oq_refcache_dir_ready(const char *dir, oq_err *err)
+{
+    struct stat sb;
+    if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode) && sb.st_uid != geteuid())
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: a symbolic link owned by another user (uid %u)",
+                          dir, (unsigned)sb.st_uid);
+    if (stat(dir, &sb) != 0) {
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+            *slash = 0;
+            oq_status st = oq_mkdirs(parent, err);
+            if (st) return st;
+        }
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot create: %s", dir, strerror(errno));
+        if (stat(dir, &sb) != 0)
+            return oq_err_set(err, OQ_ERR_IO, "cache directory %s: %s", dir, strerror(errno));
+    }
+    if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: not a directory", dir);
+    if (sb.st_uid != geteuid())
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: owned by another user (uid %u)", dir,
+                          (unsigned)sb.st_uid);
+    if ((sb.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0)
+        return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot make it private (0700): %s", dir,
+                          strerror(errno));
+    return OQ_OK;
+}
+
+/* What the reference's outputs depend on, besides a batch's inputs: which reference and the
+ * version of its numerics, its weights (by content) and the options that change its outputs.
+ * Threads do not: the C reference is bit-identical on any count. */
+static char *cache_key_text(const oq_validate_plan *p, oq_err *err)
+{
+    char weights[65] = "-";
+    if (p->weights && oq_sha256_file(p->weights, weights, err)) return NULL;
+    oq_dynbuf b = {0};
+    int bad = oq_dynbuf_addf(&b, "%s\nreference %s numerics %d\nweights %s\nheads %d kv_heads %d\nmask %s\n",
+                             CACHE_SCHEMA, p->config.name, OQ_REFERENCE_NUMERICS, weights, (int)p->heads,
+                             (int)p->kv_heads, p->mask_member ? p->mask_member : "-");
+    for (size_t i = 0; !bad && i < p->n_inputs; i++)
+        bad = oq_dynbuf_addf(&b, "input %s <- %s\n", p->input_names[i], p->input_members[i]);
+    if (bad) {
+        oq_dynbuf_clear(&b);
+        oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return oq_dynbuf_take(&b, NULL);
+}
+
+int oq_refcache_applies(const oq_validate_plan *p)
+{
+    return p->is_reference && p->cache_dir && !oq_config_uses_ort(&p->config) && !oq_config_is_expected(&p->config);
+}
+
+oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *err)
+{
+    memset(c, 0, sizeof *c);
+    if (!oq_refcache_applies(p)) return OQ_OK;
+    if (snprintf(c->dir, sizeof c->dir, "%s", p->cache_dir) >= (int)sizeof c->dir)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %.64s...: path too long", p->cache_dir);
+    oq_status st = oq_refcache_dir_ready(c->dir, err);
+    if (st) return st;
+    c->key_text = cache_key_text(p, err);
+    if (!c->key_text) return err->status;
+    c->enabled = 1;
+    return OQ_OK;
+}
+
+void oq_refcache_close(oq_refcache *c)
+{
+    free(c->key_text);
+    memset(c, 0, sizeof *c);
+}
+
+/* The batch's key: the reference's text and the SHA-256 of its inputs file. */
+static oq_status batch_key(const oq_refcache *c, const char *inputs, char key[65], oq_err *err)
+{
+    char in[65];
+    oq_status st = oq_sha256_file(inputs, in, err);
+    if (st) return st;
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, c->key_text, strlen(c->key_text));
+    oq_sha256_update(&h, "inputs ", 7);
+    oq_sha256_update(&h, in, 64);
+    oq_sha256_hex(&h, key);
+    return OQ_OK;
+}
+
+static json_t *tensors_json(const oq_npz *z)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < z->count; i++) {
+        const oq_tensor *t = z->tensors[i];
+        json_t *shape = json_array();
+        for (int32_t d = 0; d < t->ndim; d++) json_array_append_new(shape, json_integer(t->shape[d]));
+        json_array_append_new(a, json_pack("{s:s, s:s, s:o}", "name", t->name, "dtype", oq_dtype_name(t->dtype),
+                                           "shape", shape));
+    }
+    return a;
+}
+
+/* The stored outputs against the record and the batch: same tensors (names, dtypes, shapes),
+ * each with the batch's B first. */
+static int entry_matches(const oq_npz *z, const json_t *listed, int64_t batch, char *why, size_t n)
+{
+    json_t *have = tensors_json(z);
+    int ok = have && json_equal(have, listed);
+    json_decref(have);
+    if (!ok) return snprintf(why, n, "its outputs are not the tensors its record lists"), 0;
+    for (size_t i = 0; batch > 0 && i < z->count; i++)
+        if (z->tensors[i]->ndim < 1 || z->tensors[i]->shape[0] != batch)
+            return snprintf(why, n, "output '%s' is not of this batch's size %lld", z->tensors[i]->name,
+                            (long long)batch),
+                   0;
+    if (!z->count) return snprintf(why, n, "no outputs"), 0;
+    return 1;
+}
+
+/* The entry's outputs file, read and checked; *data NULL on a miss (no record) or a bad entry
+ * (why says what is wrong). */
+static void entry_read(const oq_refcache *c, const char *key, int64_t batch, unsigned char **data, size_t *size,
+                       char *why, size_t wn)
+{
+    char path[4200], sha[65];
+    *data = NULL;
+    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
+    if (access(path, F_OK) != 0) return;
+    json_t *rec = json_load_file(path, 0, NULL);
+    const char *file_sha = json_string_value(json_object_get(rec, "sha256"));
+    const char *schema = json_string_value(json_object_get(rec, "schema"));
+    if (!rec || !schema || strcmp(schema, CACHE_SCHEMA) || !file_sha || strlen(file_sha) != 64 ||
+        strspn(file_sha, "0123456789abcdef") != 64) {
+        json_decref(rec);
+        snprintf(why, wn, "%s.json: not a cache record", key);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s.npz", c->dir, file_sha);
+    oq_err re = {0};
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_npz *z = NULL;
+    if (oq_read_file(path, &buf, &n, &re)) snprintf(why, wn, "%s", re.msg);
+    else {
+        oq_sha256 h;
+        oq_sha256_init(&h);
+        oq_sha256_update(&h, buf, n);
+        oq_sha256_hex(&h, sha);
+        if (strcmp(sha, file_sha)) snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
+        else if (oq_npz_parse(buf, n, path, &z, &re)) snprintf(why, wn, "%s", re.msg);
+        else if (entry_matches(z, json_object_get(rec, "outputs"), batch, why, wn)) {
+            *data = buf;
+            *size = n;
+            buf = NULL;
+        }
+    }
+    oq_npz_free(z);
+    free(buf);
+    json_decref(rec);
+}
+
+oq_status oq_refcache_get(const oq_refcache *c, const char *inputs, int64_t batch, const char *const *dst, size_t n_dst,
+                          int *hit, char *warning, size_t wn, oq_err *err)
+{
+    char key[65], why[1200] = "";
+    *hit = 0;
+    *warning = 0;
+    if (!c->enabled) return OQ_OK;
+    oq_status st = batch_key(c, inputs, key, err);
+    unsigned char *data = NULL;
+    size_t size = 0;
+    if (!st) entry_read(c, key, batch, &data, &size, why, sizeof why);
+    if (!st && *why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
+    for (size_t i = 0; !st && data && i < n_dst; i++)
+        if (dst[i]) st = oq_write_file_atomic(dst[i], data, size, 1, err);
+    *hit = !st && data;
+    free(data);
+    return st;
+}
+
+oq_status oq_refcache_put(const oq_refcache *c, const char *inputs, const char *outputs, oq_err *err)
+{
+    if (!c->enabled) return OQ_OK;
+    char key[65], sha[65], path[4200];
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_npz *z = NULL;
+    oq_status st = batch_key(c, inputs, key, err);
+    if (!st) st = oq_read_file(outputs, &buf, &n, err);
+    if (!st) st = oq_npz_parse(buf, n, outputs, &z, err);
+    if (!st) {
+        oq_sha256 h;
+        oq_sha256_init(&h);
+        oq_sha256_update(&h, buf, n);
+        oq_sha256_hex(&h, sha);
+        snprintf(path, sizeof path, "%s/%s.npz", c->dir, sha);
+        st = oq_write_file_atomic(path, buf, n, 1, err);
+    }
+    json_t *rec = st ? NULL
+                     : json_pack("{s:s, s:s, s:s, s:o}", "schema", CACHE_SCHEMA, "sha256", sha, "key", c->key_text,
+                                 "outputs", tensors_json(z));
+    char *text = rec ? json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+    if (!st && !text) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
+    if (!st) st = oq_write_file_atomic(path, text, strlen(text), 1, err);
+    free(text);
+    json_decref(rec);
+    oq_npz_free(z);
+    free(buf);
+    return st;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# validate's reference cache: a second run takes the reference's outputs from the cache (the same
+# bytes), a corrupt entry is detected and recomputed, --no-cache neither reads nor writes, two runs
+# at once on one cache both pass, and a cache directory that is not ours is refused.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+C="$T/cache"
+small=(--num-events 6 --batch-size 2 --max-len 32 --length-policy "uniform 4 32" --repeat 1 --warmup 0 --no-plots
+       --progress never)
+
+# cached OUTDIR N: the reference's batches that came from the cache are N (of 3)
+cached() {
+  $PY - "$1/summary.json" "$2" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["verdict"] == "passed", s["verdict"]
+ref = s["configs"][0]
+got = sum(1 for b in ref["batches"] if b.get("reference_cached"))
+assert got == int(sys.argv[2]), (got, sys.argv[2], [b for b in ref["batches"]])
+# a cached batch ran nothing: no timing, no calls
+assert all("first_call_s" not in b for b in ref["batches"] if b.get("reference_cached"))
+PY
+}
+
+must 0 PASSED "$T/1.log" $ORTQUAL validate --outdir "$T/1" "${small[@]}" --save-outputs --cache-dir "$C" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+cached "$T/1" 0 || fail "first run: no batch may come from an empty cache"
+[ "$(stat -c %a "$C")" = 700 ] || fail "cache directory mode $(stat -c %a "$C"), expected 700"
+
+# a new configuration against the same inputs: the reference is read, not run, and gives the same bytes
+must 0 "reference: 3 of 3 batches from cache" "$T/2.log" $ORTQUAL validate --outdir "$T/2" "${small[@]}" \
+  --save-outputs --cache-dir "$C" --configs ref:encoder:fp64,cpu:decomposed:fp32
+cached "$T/2" 3 || fail "second run: every batch from the cache"
+for f in "$T"/1/outputs_00_ref_encoder_fp64_*.npz; do
+  cmp -s "$f" "$T/2/$(basename "$f")" || fail "$(basename "$f"): the cached reference outputs differ"
+done
+grep -q "reference: 3 of 3 batches from cache" "$T/2/report.html" || fail "report.html does not say the cache gave the reference"
+
+# a corrupt entry: detected, ignored with a warning, recomputed, then repaired
+npz=$(ls "$C"/*.npz | head -1)
+printf 'XXXX' | dd of="$npz" bs=1 seek=200 conv=notrunc status=none
+must 0 "ignored and recomputed: .*corrupt" "$T/3.log" $ORTQUAL validate --outdir "$T/3" "${small[@]}" --save-outputs \
+  --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
+cached "$T/3" 2 || fail "the corrupt entry was trusted"
+grep -q '"cache_warning"' "$T/3/summary.json" || fail "summary.json lacks the cache warning"
+for f in "$T"/1/outputs_00_ref_encoder_fp64_*.npz; do
+  cmp -s "$f" "$T/3/$(basename "$f")" || fail "$(basename "$f"): recomputed outputs differ"
+done
+# a record whose outputs are other tensors (the file hashes right): never used either
+rec=$(ls "$C"/*.json | head -1)
+sed -i 's/"name": "cls"/"name": "renamed"/' "$rec"
+must 0 "ignored and recomputed: .*not the tensors its record lists" "$T/4.log" $ORTQUAL validate --outdir "$T/4" \
+  "${small[@]}" --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
+must 0 "reference: 3 of 3 batches from cache" "$T/5.log" $ORTQUAL validate --outdir "$T/5" "${small[@]}" \
+  --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
+cached "$T/5" 3 || fail "the recomputed entries were not stored again"
+
+# other weights are another reference: nothing from the cache
+must 0 PASSED "$T/w.log" $ORTQUAL validate --outdir "$T/w" "${small[@]}" --weights-seed 2 --cache-dir "$C" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+cached "$T/w" 0 || fail "other weights took cached outputs"
+
+# --no-cache: the cache is neither read nor made
+must 0 PASSED "$T/n.log" $ORTQUAL validate --outdir "$T/n" "${small[@]}" --no-cache --cache-dir "$T/none" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+cached "$T/n" 0 || fail "--no-cache read the cache"
+[ ! -e "$T/none" ] || fail "--no-cache made a cache directory"
+# the default is the XDG cache directory
+must 0 PASSED "$T/x.log" $ORTQUAL validate --outdir "$T/x" "${small[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32
+ls "$XDG_CACHE_HOME"/ortqual/reference/*.json >/dev/null 2>&1 || fail "nothing stored under \$XDG_CACHE_HOME/ortqual/reference"
+
+# two runs at once on one empty cache: both pass, and the entries they wrote are whole
+$ORTQUAL validate --outdir "$T/c1" "${small[@]}" --cache-dir "$T/shared" --configs ref:encoder:fp64,cpu:attention24:fp32 \
+  > "$T/c1.log" 2>&1 & p1=$!
+$ORTQUAL validate --outdir "$T/c2" "${small[@]}" --cache-dir "$T/shared" --configs ref:encoder:fp64,cpu:decomposed:fp32 \
+  > "$T/c2.log" 2>&1 & p2=$!
+wait $p1 || fail "concurrent run 1: $(tail -3 "$T/c1.log")"
+wait $p2 || fail "concurrent run 2: $(tail -3 "$T/c2.log")"
+must 0 "reference: 3 of 3 batches from cache" "$T/c3.log" $ORTQUAL validate --outdir "$T/c3" "${small[@]}" \
+  --cache-dir "$T/shared" --configs ref:encoder:fp64,cpu:attention24:fp32
+! grep -q "ignored and recomputed" "$T/c3.log" || fail "concurrent runs left a bad entry: $(grep recomputed "$T/c3.log")"
+! ls "$T/shared" | grep -q '\.tmp\.' || fail "temporary files left in the cache"
+
+# a cache directory that is not ours is refused before anything is written
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  mkdir "$T/theirs"
+  chown nobody "$T/theirs"
+  must 2 "owned by another user" "$T/o.log" $ORTQUAL validate --outdir "$T/o" "${small[@]}" --cache-dir "$T/theirs"
+  [ ! -e "$T/o" ] || fail "a refused cache directory still let the run write $T/o"
+  ln -s "$T/shared" "$T/link"
+  chown -h nobody "$T/link"
+  must 2 "symbolic link owned by another user" "$T/l.log" $ORTQUAL validate --outdir "$T/l" "${small[@]}" \
+    --cache-dir "$T/link"
+else
+  echo "skip: the other-user cases need root to make another user's directory"
+fi
+echo "refcache: ok"
