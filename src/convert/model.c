@@ -35,10 +35,11 @@ static int name_used(const cv_names *ns, const char *s)
     return 0;
 }
 
-/* Record `s` (copied) as used; returns the stored copy. */
+/* Record `s` (copied) as used; returns the stored copy, or NULL for an empty name and
+ * once out of memory (never `s`, which may be the caller's buffer). */
 static const char *set_add(cv_model *m, cv_names *ns, const char *s)
 {
-    if (!s || !*s || m->oom) return s;
+    if (!s || !*s || m->oom) return NULL;
     if ((ns->n + 1) * 2 > ns->cap) {
         size_t cap = ns->cap ? ns->cap * 2 : 1024;
         char **nn = calloc(cap, sizeof *nn);
@@ -425,6 +426,7 @@ void cv_node_set_input(cv_model *m, Onnx__NodeProto *n, size_t k, const char *va
 
 void cv_node_remove(cv_model *m, size_t i)
 {
+    if (i >= m->nodes.n) return; /* cv_node_index's (size_t)-1 */
     memmove(&m->nodes.v[i], &m->nodes.v[i + 1], (m->nodes.n - i - 1) * sizeof *m->nodes.v);
     m->nodes.n--;
     cv_touch(m);
@@ -593,6 +595,7 @@ static Onnx__ValueInfoProto *vinfo_new(cv_model *m, const char *value, int32_t e
 void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, const cv_dim *dims)
 {
     const Onnx__GraphProto *g = m->orig->graph;
+    if (!value) return; /* a fresh name that ran out of memory (m->oom is set) */
     for (size_t i = 0; i < g->n_output; i++) /* a graph output declares itself */
         if (!strcmp(g->output[i]->name, value)) return;
     Onnx__ValueInfoProto *vi = vinfo_new(m, value, elem_type, rank, dims);
