@@ -145,6 +145,34 @@ static const char *unfit(Onnx__GraphProto *g, char *buf, size_t n)
     return NULL;
 }
 
+/* 1 when `msg` or a message inside it holds an unknown field numbered 0 (forbidden in
+ * protobuf): protobuf-c reads one written with an overlong tag, keeps it, and writes it
+ * back with a tag it then refuses to read, so the converted model would not load. */
+static int has_field0(const ProtobufCMessage *msg)
+{
+    for (unsigned i = 0; i < msg->n_unknown_fields; i++)
+        if (msg->unknown_fields[i].tag == 0) return 1;
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        const char *at = (const char *)msg + fd->offset;
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)((const char *)msg + fd->quantifier_offset);
+            ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)at;
+            for (size_t k = 0; k < n; k++)
+                if (v[k] && has_field0(v[k])) return 1;
+            continue;
+        }
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)((const char *)msg + fd->quantifier_offset) != fd->id)
+            continue;
+        const ProtobufCMessage *sub = *(ProtobufCMessage *const *)at;
+        if (sub && has_field0(sub)) return 1;
+    }
+    return 0;
+}
+
 oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model **out, oq_err *err)
 {
     char why_buf[96];
@@ -157,6 +185,7 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
     for (size_t i = 0; !why && i < pm->n_opset_import; i++)
         if (is_default_domain(pm->opset_import[i]->domain)) opset = pm->opset_import[i]->version;
     if (!why && opset <= 0) why = "no ai.onnx opset import";
+    if (!why && has_field0(&pm->base)) why = "a field numbered 0, which protobuf forbids";
     if (!why) why = unfit(pm->graph, why_buf, sizeof why_buf);
     if (why) {
         onnx__model_proto__free_unpacked(pm, NULL);

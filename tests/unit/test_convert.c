@@ -485,6 +485,17 @@ static void test_hostile_models(void **state)
     if (oq_convert_plan_bytes(buf, len, "f16.onnx", &o, &r, &err)) fail_msg("%s", err.msg);
     assert_non_null(find_step(r, "lower", "rewritten"));
     oq_convert_report_free(r);
+    /* field-numbered-0: an overlong tag of field 0 (wire type 2, "A") that protobuf-c reads
+     * but would write back as a tag it refuses: the converted model would not load */
+    static const uint8_t field0[] = {0x82, 0x00, 0x01, 'A'};
+    uint8_t *bad = malloc(len + sizeof field0);
+    assert_non_null(bad);
+    memcpy(bad, buf, len);
+    memcpy(bad + len, field0, sizeof field0);
+    assert_int_equal(oq_convert_plan_bytes(bad, len + sizeof field0, "f0.onnx", &o, &r, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "f0.onnx: not an ONNX model (a field numbered 0, which protobuf forbids)");
+    oq_convert_report_free(r);
+    free(bad);
     free(buf);
 }
 
