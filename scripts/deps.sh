@@ -16,11 +16,12 @@ cd "$(dirname "$0")/.."
 # chromium and libxml2-utils are for the tests only: report.html is loaded in headless
 # Chromium (tests/e2e/report.sh) and JUnit XML checked against its schema with xmllint.
 # clang + libclang-rt-14-dev (libFuzzer: libclang_rt.fuzzer-x86_64.a) + libomp-dev (OpenMP
-# for clang) build the fuzz harnesses of fuzz/ (make fuzz, make test-fuzz).
+# for clang) build the fuzz harnesses of fuzz/ (make fuzz, make test-fuzz). slurm-wlm and munge
+# run the one-node SLURM cluster of tests/e2e/slurm.sh (started privately, stopped by pid).
 PKGS="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libzip-dev zlib1g-dev libjansson-dev libplplot-dev plplot-driver-cairo libcmocka-dev
       python3 python3-numpy python3-pytest openssl chromium libxml2-utils clang libclang-rt-14-dev
-      libomp-dev"
+      libomp-dev slurm-wlm munge"
 ORT_PKG=com.github.asus4.onnxruntime@0.4.9
 ORT_TGZ=com.github.asus4.onnxruntime-0.4.9.tgz
 ORT_SHA512=BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg==

@@ -10,7 +10,7 @@ set -u
 OUT=${1:?usage: h200-evidence.sh OUTDIR}
 ORT=${ORT:-/tmp/ort}
 B=${GPU_BUILD:-.gpu-build}/ortqual
-CONF=${CONF:-.gpu-data/onnx-attention-v1.22}
+CONF=${CONF:-tests/data/onnx-backend/attention}
 FX=${FX:-tests/fixtures/torch}
 E="--ort-lib $ORT/libonnxruntime.so --ep-lib cuda=$ORT/libonnxruntime_providers_cuda.so"
 W=$(mktemp -d)
@@ -101,7 +101,7 @@ fi
 
 # 10. convert: each PyTorch fixture (tests/fixtures/torch) converted here to fused Attention-24 (fp16,
 #     nonpad_kv_seqlen or is_causal), checked on ORT CPU against PyTorch's outputs, then validated on
-#     CUDA with FLASH_ATTENTION expected on every attention node, dispatch required, teeth proven
+#     CUDA against PyTorch's outputs (the expected reference) with FLASH_ATTENTION expected on every attention node, dispatch required, teeth proven
 #     (MATH forced must fail) and nothing computed on CPU; then the latency of the export as ORT runs
 #     it against the converted model, on the same inputs (replay: first call and repeated calls).
 #     The opset-23 tx_encoder/mlpf_like exports are refused by ORT, so only their conversions run.
@@ -117,8 +117,9 @@ for case in tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18
     $batches --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" --ort-lib "$ORT/libonnxruntime.so"
   cp "$conv" "$OUT/"
   step convert-flash-$id 300 $B validate $E --no-plots --model "$conv" --features $feat --mask $mask $batches \
-    --configs cpu:model:fp32,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth --require-full-gpu \
-    --outdir "$W/flash-$id"
+    --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" \
+    --configs expected,cpu:model:fp32,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth \
+    --require-full-gpu --outdir "$W/flash-$id"
   cp "$W/flash-$id/summary.json" "$OUT/convert-flash-$id-summary.json"
   for which in export fast; do
     model=$src; prec=fp32
@@ -155,6 +156,39 @@ done
 step realmodels-replay 120 $B replay $E --model "$FX/mlpf_like/mlpf_like_op18.onnx" --inputs "$FX/mlpf_like/inputs_*.npz" \
   --expected "$FX/mlpf_like/outputs_*.npz" --ep cuda --require cuda:model:fp32 --outdir "$W/rm_replay"
 cp "$W/rm_replay/summary.json" "$OUT/realmodels-replay-summary.json"
+fi
+
+# 11. scale: per-batch costs at a production batch size (256 events, lengths 5..96), sharded in
+#     4 by batch and merged (as SLURM tasks would, here one after another on the one GPU), and
+#     the modelled time of 10^6 events x 20 configurations on 50 GPUs (docs/scale-out.md)
+if want scale; then
+S=(validate $E --no-plots --num-events 4096 --batch-size 256 --repeat 1 --outdir "$W/scale"
+   --configs ref:encoder:fp64,cuda:decomposed:fp32,cuda:attention24:fp32,cuda:attention24:tf32,cuda:attention24:fp16:flash,cuda:attention24:fp16:efficient,cuda:attention24:fp16:math)
+step scale-prepare 300 $B "${S[@]}" --prepare-shards 4
+for i in 0 1 2 3; do step scale-shard-$i 600 $B "${S[@]}" --shard $i/4; done
+step scale-merge 120 $B merge --no-plots "$W/scale"
+cp "$W/scale/summary.json" "$OUT/scale-summary.json"
+step scale-estimate 60 $B estimate "$W/scale/summary.json" --events 1000000 --configs 20 --workers 50 --only cuda:
+fi
+
+# 12. MLPF size (issue 17): the validation that did not finish, the reference on every core; then
+#     the reference's float64 GFLOP/s and its parallel efficiency against ORT CPU on this host.
+if want mlpf; then
+step mlpf-validate 240 $B validate $E --no-plots --width 256 --layers 4 --heads 8 --num-features 17 --ffn-width 512 \
+  --max-len 2048 --length-policy uniform 256 2048 --num-events 8 --batch-size 4 --outdir "$W/mlpf" \
+  --configs ref:encoder:fp64,cuda:attention24:fp16:flash,cuda:attention24:fp32,cuda:decomposed:fp32
+cp "$W/mlpf/summary.json" "$OUT/mlpf-summary.json"
+step mlpf-ref-vs-ort 400 env ORTQUAL_ORT_LIB="$ORT/libonnxruntime.so" ${GPU_BUILD:-.gpu-build}/bench/ref_vs_ort \
+  --threads "$(nproc)" --rounds 3 mlpf encoder attention:4096
+fi
+
+# 13. bisect: the node whose sub-model crashes ONNX Runtime on CUDA (decoder_lm), with the onnx package
+if want bisect; then
+for op in 18; do
+  step bisect-decoder_lm-op$op 400 env ORTQUAL=$B python3 scripts/bisect-crash.py "$FX/decoder_lm/decoder_lm_op$op.onnx" \
+    "$FX/decoder_lm/io.npz" "$W/bisect$op" -- $E --configs cpu:model:fp32,cuda:model:fp32
+  cp "$W/bisect$op/bisect.csv" "$OUT/bisect-decoder_lm-op$op.csv"
+done
 fi
 
 cat "$OUT/steps.txt"

@@ -16,6 +16,9 @@
  * PASSED only when at least one configuration under test ran and compared valid elements
  * (docs/verdicts.md); requirements (placement, dispatch, teeth) judge configurations on
  * execution providers other than CPU, never the reference.
+ * The same plan can run in shards (ortqual/shard.h): prepared once, each shard run anywhere
+ * by oq_validate_run with o.shard set, and merged by oq_validate_merge into the summary one
+ * unsharded run would have written.
  *
  *     oq_validate_opts o;
  *     oq_validate_opts_default(&o);
@@ -41,6 +44,8 @@
 #include "ortqual/placement.h"
 #include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
+#include "ortqual/shard.h"
+#include "ortqual/slurm.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -119,6 +124,9 @@ typedef struct oq_validate_opts {
     const char *outdir;
     int save_outputs, overwrite, plots;
 
+    /* sharding (ortqual/shard.h): prepare the shards, or run one of them */
+    oq_shard_spec shard;
+
     /* isolation */
     int isolate;
     double timeout_s;
@@ -165,6 +173,7 @@ OQ_API const char *oq_verdict_name(oq_verdict v);
 typedef struct oq_batch_info {
     int64_t index;
     char *inputs;                 /* the .npz path */
+    char sha256[65];              /* of that file: the plan names its batches by content */
     int64_t batch_size, padded_length;
     int64_t *lengths;             /* batch_size entries: each event's valid length */
     int64_t *event_indices;       /* batch_size entries */
@@ -236,6 +245,16 @@ typedef struct oq_teeth_result {
     int proved;                   /* the check failed on a node that ran MATH */
 } oq_teeth_result;
 
+/* How one shard ran a configuration (a merged summary lists each shard that ran it). */
+typedef struct oq_config_shard {
+    int32_t index;
+    oq_verdict status;
+    int worker_ran;               /* worker_seconds is set */
+    double worker_seconds;
+    int session_tried;            /* session_create_s is set */
+    double session_create_s;
+} oq_config_shard;
+
 typedef struct oq_config_result {
     oq_config config;             /* name, runtime, representation, precision, kernel */
     int is_reference;             /* configs[0] */
@@ -262,6 +281,8 @@ typedef struct oq_config_result {
     oq_teeth_result teeth;
     oq_refusal refusal;           /* a runtime error explained (refusal.id NULL: no pattern
                                      matched); refusal.raw is ORT's message as it came */
+    size_t n_shards;              /* a merged summary: the shards that ran it (worker and cost */
+    oq_config_shard *shards;      /* then hold sums over them, memory the largest) */
 } oq_config_result;
 
 /* What the run as a whole says (docs/verdicts.md). */
@@ -274,9 +295,59 @@ typedef enum oq_run_verdict {
 /* "passed", "failed", "error", "untested". */
 OQ_API const char *oq_run_verdict_name(oq_run_verdict v);
 
+/* A shard's summary: which part of the plan it ran, and where and when. */
+typedef struct oq_shard_info {
+    int32_t index, count;         /* count 0: not a shard */
+    oq_shard_by by;
+    size_t n_batches;
+    int64_t *batches;             /* the indices of its batches */
+    size_t n_configs;
+    char **configs;               /* its configurations, the reference first */
+    char host[256], start[32];
+    int64_t pid;
+    oq_slurm_task slurm;          /* the SLURM task it ran in ("" outside SLURM) */
+} oq_shard_info;
+
+/* Why a shard is not in a merge. */
+typedef enum oq_shard_state {
+    OQ_SHARD_MISSING = 0,  /* outdir/shards/I does not exist: it never started */
+    OQ_SHARD_UNFINISHED,   /* started, no summary: killed, timed out or crashed */
+    OQ_SHARD_FAILED        /* stopped before running with an error record (error.json) */
+} oq_shard_state;
+/* "missing", "unfinished", "failed" */
+OQ_API const char *oq_shard_state_name(oq_shard_state s);
+
+typedef struct oq_shard_problem {
+    int32_t index;
+    oq_shard_state state;
+    char detail[512];             /* one line: where and when it started, its error, its log */
+} oq_shard_problem;
+
+typedef struct oq_shard_report {  /* a shard that reported */
+    int32_t index;
+    char host[256], start[32], end[32];
+    oq_run_verdict verdict;       /* its own verdict */
+    oq_slurm_task slurm;
+} oq_shard_report;
+
+/* A merged summary: the shards it was made of. */
+typedef struct oq_merge_info {
+    int32_t count;                /* N; 0: not a merged summary */
+    oq_shard_by by;
+    size_t n_reported;
+    oq_shard_report *reported;
+    size_t n_problems;
+    oq_shard_problem *problems;   /* shards that did not report: any fails the verdict */
+    char time[32], host[256];     /* when and where the merge ran */
+} oq_merge_info;
+
 typedef struct oq_validate_summary {
     char start[32], end[32];      /* ISO-8601 UTC */
     char *evidence_json;          /* versions, host, environment, command line: JSON text */
+    char plan_hash[65];           /* the plan's identity: SHA-256 of plan_description, the same
+                                     for an unsharded run and every shard of the plan */
+    char *plan_description;       /* JSON text: every configuration's worker plan with its files
+                                     by SHA-256, the batches by SHA-256, --require, --prove-teeth */
     size_t n_batches;
     oq_batch_info *batches;
     size_t n_configs;
@@ -293,19 +364,97 @@ typedef struct oq_validate_summary {
     size_t n_plots;
     char **plots;                 /* the files written */
     char *plot_error;             /* why drawing stopped, NULL when it did not */
+    oq_shard_info shard;          /* a shard's summary (shard.count > 0) */
+    oq_merge_info merged;         /* a merged summary (merged.count > 0) */
 } oq_validate_summary;
 
 /* Runs everything. On OQ_OK, *summary holds every result (also written to
  * outdir/summary.json) with the run's verdict and exit status (0, 1 or 3, as
  * above). Usage or input errors (bad mask, missing or mismatched members,
  * unreadable inputs, impossible configurations) return a status before any
- * model runs, with an error record written to outdir/error.json. */
+ * model runs, with an error record written to outdir/error.json.
+ * With o->shard.prepare nothing runs: the batches are written and checked, the ONNX files
+ * exported, outdir/shards/plan.json written, and *summary holds the batches and the plan's
+ * identity (no configurations). With o->shard.count alone the run is shard o->shard.index of
+ * the prepared plan: it checks that o makes the same plan (OQ_ERR_INVALID_ARG naming what
+ * differs) and that its batch files are the prepared ones (OQ_ERR_FORMAT), and writes into
+ * outdir/shards/<index>/ (*summary: its part, with summary->shard set). */
 OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);
 OQ_API void oq_validate_summary_free(oq_validate_summary *s);
+/* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
+ * naming the file when it is not a validation summary. */
+OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
  * result file. Returns OQ_OK when the result was written (whatever it says). */
 OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
+
+/* ---- sharded runs (ortqual/shard.h) ---- */
+
+/* A prepared split: outdir/shards/plan.json (schema "ortqual.shards/1"). */
+typedef struct oq_shard_plan {
+    char hash[65];                /* the plan's identity (oq_validate_summary.plan_hash) */
+    char *description;            /* and what it names (JSON text) */
+    int32_t count;                /* N */
+    oq_shard_by by;
+    size_t n_configs;
+    char **configs;               /* their names, the reference first */
+    size_t n_batches;
+    oq_batch_info *batches;       /* every batch, with the SHA-256 of its file */
+    char prepared[32], host[256]; /* when and where */
+} oq_shard_plan;
+/* OQ_ERR_NOT_FOUND when outdir/shards/plan.json does not exist (nothing was prepared there),
+ * OQ_ERR_FORMAT when it is not a plan or its parts disagree. */
+OQ_API oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *err);
+OQ_API void oq_shard_plan_clear(oq_shard_plan *plan);
+
+/* Merges outdir/shards/I/summary.json (I = 0..N-1) into outdir/summary.json, validate.csv
+ * and, with `plots`, plots/, and returns that summary (summary->merged says which shards
+ * it holds). Per-batch figures are the shards' own; verdicts combine as one run would have
+ * set them. A shard that did not report is listed in summary->merged.problems and fails
+ * the verdict: a missing shard is never a pass. OQ_ERR_NOT_FOUND when outdir/shards/plan.json
+ * does not exist; OQ_ERR_FORMAT when a shard's summary belongs to another plan or another
+ * split (nothing is written then). */
+OQ_API oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,
+                                   oq_err *err);
+
+/* ---- estimates for larger plans (docs/scale-out.md) ---- */
+
+typedef struct oq_estimate_opts {
+    int64_t events;        /* E, events of the larger plan */
+    int32_t configs;       /* K, configurations with the reference (0: as measured) */
+    int32_t workers;       /* G, tasks running at once (nodes x GPUs per node) */
+    int32_t shards;        /* N (0: G, one wave) */
+    int repeat, warmup;    /* timed and warm-up calls per batch (-1: as measured) */
+    const char *only;      /* model the others on measured configurations whose name starts
+                              with this (e.g. "cuda:"); NULL: all measured */
+} oq_estimate_opts;
+
+typedef struct oq_estimate_config {
+    char name[OQ_CONFIG_NAME_MAX];
+    double fixed_s;        /* once per task: process, runtime, session, first-call warm-up */
+    double per_event_s;    /* every further event: its batch's calls, comparison and I/O */
+} oq_estimate_config;
+
+typedef struct oq_estimate {
+    size_t n_configs;             /* measured configurations used, the reference first */
+    oq_estimate_config *configs;  /* owned */
+    int64_t measured_events;
+    int32_t n_total_configs;      /* K */
+    int32_t shards, waves;        /* N, ceil(N / G) */
+    int64_t events_per_shard;     /* ceil(E / N) */
+    double shard_fixed_s, shard_events_s, shard_s; /* one task: fixed + per-event parts */
+    double wall_s;                /* waves x shard_s (queue waits, prepare and merge apart) */
+    double worker_hours;          /* N x shard_s, in hours */
+} oq_estimate;
+
+/* Models E events x K configurations split by batch into N shards on G workers from the
+ * per-batch costs of a measured summary (a probe run with the larger plan's batch size and
+ * lengths): each shard runs every configuration on its E/N events; the reference costs as
+ * measured, the other K-1 configurations like the mean of those measured. */
+OQ_API oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o,
+                                      oq_estimate *out, oq_err *err);
+OQ_API void oq_estimate_clear(oq_estimate *e);
 
 /* Default demo configurations that can run with what `has_cuda` says. */
 OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "ortqual/runtime.h"
+#include "ortqual/shard.h"
 
 /* Exit statuses shared by every subcommand. */
 enum {
@@ -209,6 +210,38 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
 void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
+/* ---- sharding options shared by validate and replay (src/cli/cli_shard.c) ----------
+ *
+ *     struct oq_cli_shard sh = {.cmd = "validate"};
+ *     const oq_opt opts[] = {..., OQ_CLI_SHARD_OPTS(&sh), OQ_OPT_END};
+ *     ... oq_cli_parse ...
+ *     if (oq_cli_shard_check(&sh, outdir_given)) return OQ_EXIT_USAGE;
+ *     o.shard = sh.spec;
+ */
+struct oq_cli_shard {
+    const char *cmd;   /* for messages: "validate", "replay" */
+    oq_shard_spec spec;
+    int run, by_given; /* --shard, --shard-by were given */
+};
+int oq_cli_shard_run(const oq_opt *o, const char *arg);
+int oq_cli_shard_prepare(const oq_opt *o, const char *arg);
+int oq_cli_shard_by(const oq_opt *o, const char *arg);
+#define OQ_CLI_SHARD_OPTS(sh)                                                                         \
+    OQ_OPT_CALLBACK("prepare-shards", "N", oq_cli_shard_prepare, (sh),                                 \
+                    "prepare a split into N shards and run nothing: batches checked\n"               \
+                    "and written to DIR, models exported, DIR/shards/plan.json records\n"             \
+                    "the plan (or let 'ortqual slurm' do it all)"),                                   \
+    OQ_OPT_CALLBACK("shard", "I/N", oq_cli_shard_run, (sh),                                           \
+                    "run shard I (0..N-1) of the prepared plan into DIR/shards/I/, with\n"           \
+                    "the options it was prepared with; 'ortqual merge DIR' gives the verdict"),     \
+    OQ_OPT_CALLBACK("shard-by", "batch|config", oq_cli_shard_by, (sh),                               \
+                    "split by batches (default: each batch's reference computed once)\n"            \
+                    "or by configurations (each shard runs the reference and some others)")
+/* After parsing: prints and returns -1 for contradictions or a missing --outdir. */
+int oq_cli_shard_check(const struct oq_cli_shard *s, const char *outdir);
+/* The prepare step's answer (from DIR/shards/plan.json): what was prepared, what to run next. */
+int oq_cli_print_prepared(const char *outdir);
+
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
 /* --padding auto|zero|report into the int at ctx (oq_validate_opts.padding). */
 int oq_cli_padding(const oq_opt *o, const char *arg);
@@ -252,6 +285,12 @@ struct oq_cli_run_output {
 /* Fill the runtime and progress parts of `o`, run the validation, write report.html (and the
  * JUnit XML), print the table (or the summary JSON) and return the exit status. */
 struct oq_validate_opts;
+/* In a worker: a crash prints its signal and a backtrace to stderr before the process dies of
+ * it (skipped under AddressSanitizer, whose report says more). */
+void oq_cli_crash_backtrace(void);
+/* DIR/report.html from DIR/summary.json (a failure is said, not fatal) and the JUnit XML
+ * asked for (NULL: none; a failure is OQ_EXIT_RUNTIME: CI reads it). */
+int oq_cli_write_reports(const char *cmd, const char *outdir, const char *junit);
 int oq_cli_run_validation(const char *cmd, struct oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out);
 

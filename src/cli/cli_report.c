@@ -238,11 +238,10 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
                                                                 : "");
 }
 
-/* summary.json as written, to stdout. */
-static int print_summary_file(const char *outdir)
+/* A file as written, to stdout. */
+static int print_file(const char *path)
 {
-    char path[4096], buf[65536];
-    snprintf(path, sizeof path, "%s/summary.json", outdir);
+    char buf[65536];
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     size_t n;
@@ -275,7 +274,7 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
 
 /* report.html beside summary.json (a diagnostic: a failure is said, not fatal) and the
  * JUnit XML asked for (fatal: CI reads it). */
-static int write_reports(const char *cmd, const char *outdir, const char *junit)
+int oq_cli_write_reports(const char *cmd, const char *outdir, const char *junit)
 {
     oq_err e = {0};
     if (oq_report_write_dir(outdir, &e)) fprintf(stderr, "ortqual %s: report.html not written: %s\n", cmd, e.msg);
@@ -313,10 +312,23 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
         return st == OQ_ERR_RUNTIME || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
-    int rc = write_reports(cmd, o->outdir, out->junit);
+    char dir[4096], path[4200];
+    /* a shard's files are in DIR/shards/I; the prepare step's answer is DIR/shards/plan.json */
+    if (o->shard.count && !o->shard.prepare) snprintf(dir, sizeof dir, "%s/shards/%d", o->outdir, (int)o->shard.index);
+    else snprintf(dir, sizeof dir, "%s", o->outdir);
+    snprintf(path, sizeof path, o->shard.prepare ? "%s/shards/plan.json" : "%s/summary.json", dir);
+    int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, out->junit);
     if (!rc) rc = summary->exit_status;
-    if (!out->json) oq_cli_print_verdict_table(summary, o->outdir);
-    else if (print_summary_file(o->outdir)) rc = OQ_EXIT_RUNTIME;
+    if (out->json) {
+        if (print_file(path)) rc = OQ_EXIT_RUNTIME;
+    } else if (o->shard.prepare) {
+        if (oq_cli_print_prepared(o->outdir)) rc = OQ_EXIT_RUNTIME;
+    } else {
+        oq_cli_print_verdict_table(summary, dir);
+        if (o->shard.count)
+            printf("shard %d of %d done; when all have ended: ortqual merge %s\n", (int)o->shard.index,
+                   (int)o->shard.count, o->outdir);
+    }
     oq_validate_summary_free(summary);
     return rc;
 }

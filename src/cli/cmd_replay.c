@@ -34,6 +34,7 @@ static const char foot[] =
 struct replay_args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
+    struct oq_cli_shard shard;
     oq_cli_list patterns, expect, tolerances, expected, required;
     glob_t files, expected_files;
     int globbed, expected_globbed;
@@ -143,13 +144,17 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,
                       "also write JUnit XML (a test case per configuration x batch)"),
         OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP),
+        OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
+        OQ_CLI_SHARD_OPTS(&a->shard),
         OQ_OPT_GROUP("runtime:"),
         OQ_CLI_RUNTIME_OPTS(&a->cr),
         OQ_OPT_END};
     const oq_cli_command c = {"replay", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    if (check_args(a) || oq_cli_runtime_check(&a->cr)) return OQ_EXIT_USAGE;
+    if (oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr))
+        return OQ_EXIT_USAGE;
+    a->o.shard = a->shard.spec;
     char *self = realpath("/proc/self/exe", NULL);
     rc = oq_cli_run_validation("replay", &a->o, &a->cr, self, &a->out);
     free(self);
@@ -161,6 +166,7 @@ int cmd_replay(int argc, char **argv)
     static struct replay_args a;
     memset(&a, 0, sizeof a);
     oq_validate_opts_default(&a.o);
+    a.shard.cmd = "replay";
     a.o.argc = argc;
     a.o.argv = argv;
     int rc = run(&a, argc, argv);

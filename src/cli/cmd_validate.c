@@ -40,11 +40,14 @@ static const char foot[] =
 "  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
 "      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n"
-"  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n";
+"  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n"
+"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --prepare-shards 4\n"
+"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --shard 2/4\n";
 
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
+    struct oq_cli_shard shard;
     oq_config *configs;
     oq_cli_list inputs, required, expect, tolerances, expected;
     glob_t files, expected_files;
@@ -293,6 +296,7 @@ static void set_defaults(struct args *a)
 {
     memset(a, 0, sizeof *a);
     oq_validate_opts_default(&a->o);
+    a->shard.cmd = "validate";
     /* the demo: 8 events of a realistic spread of lengths, in batches of 3 (the last smaller) */
     a->o.encoder.features = 8;
     a->o.events.num_features = 8;
@@ -412,6 +416,8 @@ static int run(struct args *a, int argc, char **argv)
                     "fail when any compute node ran on CPU (shape ops on CPU allowed)"),
         OQ_OPT_FLAG("strict-placement", &o->strict_placement, "with --require-full-gpu: shape ops and Memcpy on CPU fail too"),
         OQ_OPT_FLAG("profile", &o->profile, "record ORT's profile: nodes and time per execution provider"),
+        OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
+        OQ_CLI_SHARD_OPTS(&a->shard),
         OQ_OPT_GROUP("isolation:"),
         OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 1, 1LL << 40, "per configuration, in seconds (300)"),
         OQ_OPT_SET("no-isolate", &o->isolate, 0, "run in this process (debugging)"),
@@ -424,6 +430,7 @@ static int run(struct args *a, int argc, char **argv)
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (a->worker) {
         oq_err e = {0};
+        oq_cli_crash_backtrace();
         if (oq_validate_worker(a->worker, &e) == OQ_OK) return OQ_EXIT_OK;
         fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
         return OQ_EXIT_RUNTIME;
@@ -433,6 +440,8 @@ static int run(struct args *a, int argc, char **argv)
                         "ref:encoder:fp64,cuda:attention24:fp16)\n");
         return OQ_EXIT_USAGE;
     }
+    if (oq_cli_shard_check(&a->shard, a->o.outdir)) return OQ_EXIT_USAGE;
+    a->o.shard = a->shard.spec;
     if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
     char *self = realpath("/proc/self/exe", NULL);
     rc = a->list ? list_configs(a) : run_validate(a, self);

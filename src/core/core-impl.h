@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ortqual/status.h"
 
@@ -75,5 +76,17 @@ void *oq_arena_alloc(oq_arena *a, size_t n); /* zeroed; NULL when out of memory 
 char *oq_arena_strdup(oq_arena *a, const char *s);
 char *oq_arena_printf(oq_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void oq_arena_clear(oq_arena *a);
+
+/* SHA-256 of bytes or of a file, as 64 lowercase hex digits (plus NUL). */
+typedef struct oq_sha256 {
+    uint32_t h[8];
+    uint64_t bytes;
+    unsigned char buf[64];
+    size_t used;
+} oq_sha256;
+void oq_sha256_init(oq_sha256 *s);
+void oq_sha256_update(oq_sha256 *s, const void *data, size_t n);
+void oq_sha256_hex(oq_sha256 *s, char hex[65]); /* finishes s */
+oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err);
 
 #endif

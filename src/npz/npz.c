@@ -269,6 +269,11 @@ static oq_status add_member(zip_t *za, const oq_tensor *t, oq_npy_parts *p, int 
                                  0) != 0)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: cannot set compression: %s", path,
                           zip_strerror(za));
+    /* a fixed time stamp (1980-01-01, the zip epoch): the same tensors give the same bytes,
+     * so a file's hash names its content (shard plans check inputs by hash) */
+    if (zip_file_set_dostime(za, (zip_uint64_t)idx, 0, (1 << 5) | 1, 0) != 0)
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot set the time of '%s': %s", path, t->name,
+                          zip_strerror(za));
     return OQ_OK;
 }
 

@@ -3,8 +3,10 @@
  * configurations of summary.json, and the orchestrator reads it back into the same struct
  * (docs/summary-schema.md documents the keys). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare/compare-impl.h"
 #include "placement/placement-impl.h"
@@ -409,6 +411,36 @@ static void cost_back(const json_t *jc, oq_worker_cost *c)
     c->max_batch_bytes = json_integer_value(json_object_get(jc, "max_batch_bytes"));
 }
 
+static json_t *config_shards_json(const oq_config_shard *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = json_pack("{s:i, s:s}", "index", v[i].index, "status", oq_verdict_name(v[i].status));
+        if (v[i].worker_ran) json_object_set_new(j, "worker_seconds", json_real(v[i].worker_seconds));
+        if (v[i].session_tried) json_object_set_new(j, "session_create_s", json_real(v[i].session_create_s));
+        json_array_append_new(a, j);
+    }
+    return a;
+}
+
+static int verdict_back(const char *s, oq_verdict *v);
+
+static int config_shards_back(const json_t *a, oq_config_result *r)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *j = json_array_get(a, i);
+        oq_config_shard *c = OQ_PUSH(r->shards, r->n_shards);
+        if (!c) return 0;
+        c->index = (int32_t)json_integer_value(json_object_get(j, "index"));
+        verdict_back(str_of(j, "status"), &c->status);
+        c->worker_ran = json_object_get(j, "worker_seconds") != NULL;
+        c->worker_seconds = json_number_value(json_object_get(j, "worker_seconds"));
+        c->session_tried = json_object_get(j, "session_create_s") != NULL;
+        c->session_create_s = json_number_value(json_object_get(j, "session_create_s"));
+    }
+    return 1;
+}
+
 static json_t *teeth_json(const oq_teeth_result *t)
 {
     json_t *j = json_object();
@@ -504,6 +536,7 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     if (r->required) json_object_set_new(j, "required", json_true());
     if (r->teeth.ran) json_object_set_new(j, "teeth", teeth_json(&r->teeth));
     if (r->refusal.raw || r->refusal.id) json_object_set_new(j, "refusal", refusal_json(&r->refusal));
+    if (r->n_shards) json_object_set_new(j, "shards", config_shards_json(r->shards, r->n_shards));
     return j;
 }
 
@@ -545,7 +578,8 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
         ok = 0;
     ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
          placement_back(json_object_get(j, "placement"), &r->placement) &&
-         teeth_back(json_object_get(j, "teeth"), &r->teeth) && refusal_back(json_object_get(j, "refusal"), &r->refusal);
+         teeth_back(json_object_get(j, "teeth"), &r->teeth) && refusal_back(json_object_get(j, "refusal"), &r->refusal) &&
+         config_shards_back(json_object_get(j, "shards"), r);
     if (ok) return OQ_OK;
     oq_config_result_clear(r);
     return oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading a configuration's result");
@@ -575,14 +609,196 @@ static json_t *ints_json(const int64_t *v, int64_t n)
     return a;
 }
 
+static int64_t *ints_back(const json_t *a, size_t *n, int *ok)
+{
+    *n = json_array_size(a);
+    int64_t *v = calloc(*n ? *n : 1, sizeof *v);
+    if (!v) *ok = 0;
+    for (size_t i = 0; v && i < *n; i++) v[i] = json_integer_value(json_array_get(a, i));
+    return v;
+}
+
 static json_t *batch_info_json(const oq_batch_info *b)
 {
-    json_t *j = json_pack("{s:I, s:s, s:I, s:I, s:o, s:o, s:I}", "index", (json_int_t)b->index, "inputs", b->inputs,
-                          "batch_size", (json_int_t)b->batch_size, "padded_length", (json_int_t)b->padded_length,
-                          "lengths", ints_json(b->lengths, b->batch_size), "event_indices",
-                          ints_json(b->event_indices, b->batch_size), "valid_size", (json_int_t)b->valid_size);
+    json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
+    if (*b->sha256) json_object_set_new(j, "sha256", json_string(b->sha256));
+    json_object_set_new(j, "batch_size", json_integer(b->batch_size));
+    json_object_set_new(j, "padded_length", json_integer(b->padded_length));
+    json_object_set_new(j, "lengths", ints_json(b->lengths, b->batch_size));
+    json_object_set_new(j, "event_indices", ints_json(b->event_indices, b->batch_size));
+    json_object_set_new(j, "valid_size", json_integer(b->valid_size));
     set_str(j, "expected", b->expected);
     return j;
+}
+
+static int batch_info_back(const json_t *j, oq_batch_info *b)
+{
+    int ok = 1;
+    size_t n_len, n_idx;
+    b->index = json_integer_value(json_object_get(j, "index"));
+    b->inputs = dup_of(j, "inputs", &ok);
+    snprintf(b->sha256, sizeof b->sha256, "%s", str_of(j, "sha256") ? str_of(j, "sha256") : "");
+    b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
+    b->padded_length = json_integer_value(json_object_get(j, "padded_length"));
+    b->lengths = ints_back(json_object_get(j, "lengths"), &n_len, &ok);
+    b->event_indices = ints_back(json_object_get(j, "event_indices"), &n_idx, &ok);
+    b->valid_size = json_integer_value(json_object_get(j, "valid_size"));
+    if (str_of(j, "expected") && !(b->expected = strdup(str_of(j, "expected")))) ok = 0;
+    return ok && b->inputs && b->batch_size >= 0 && n_len == (size_t)b->batch_size && n_idx == n_len;
+}
+
+static int batch_infos_back(const json_t *a, oq_batch_info **v, size_t *n)
+{
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        oq_batch_info *b = OQ_PUSH(*v, *n);
+        if (!b || !batch_info_back(json_array_get(a, i), b)) return 0;
+    }
+    return 1;
+}
+
+/* {"hash", "description"}; the description is canonical JSON text, embedded as an object. */
+static json_t *plan_id_json(const char *hash, const char *description)
+{
+    return json_pack("{s:s, s:o}", "hash", hash, "description",
+                     description ? json_loads(description, 0, NULL) : json_object());
+}
+
+/* The hash and the canonical text of its description (compact, keys sorted). */
+static int plan_id_back(const json_t *j, char hash[65], char **description)
+{
+    snprintf(hash, 65, "%s", str_of(j, "hash") ? str_of(j, "hash") : "");
+    const json_t *d = json_object_get(j, "description");
+    *description = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    return !d || *description;
+}
+
+static json_t *slurm_json(const oq_slurm_task *t)
+{
+    json_t *j = json_object();
+    if (*t->job_id) set_str(j, "job_id", t->job_id);
+    if (*t->array_job_id) set_str(j, "array_job_id", t->array_job_id);
+    if (*t->array_task_id) set_str(j, "array_task_id", t->array_task_id);
+    if (*t->node) set_str(j, "node", t->node);
+    if (*t->cluster) set_str(j, "cluster", t->cluster);
+    return j;
+}
+
+static void copy_of(const json_t *o, const char *key, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", str_of(o, key) ? str_of(o, key) : "");
+}
+
+static void slurm_back(const json_t *j, oq_slurm_task *t)
+{
+    copy_of(j, "job_id", t->job_id, sizeof t->job_id);
+    copy_of(j, "array_job_id", t->array_job_id, sizeof t->array_job_id);
+    copy_of(j, "array_task_id", t->array_task_id, sizeof t->array_task_id);
+    copy_of(j, "node", t->node, sizeof t->node);
+    copy_of(j, "cluster", t->cluster, sizeof t->cluster);
+}
+
+static int by_back(const json_t *j, oq_shard_by *by)
+{
+    int b = str_of(j, "by") ? oq_shard_by_parse(str_of(j, "by")) : -1;
+    *by = b < 0 ? OQ_SHARD_BY_BATCH : (oq_shard_by)b;
+    return b >= 0;
+}
+
+static json_t *shard_info_json(const oq_shard_info *i)
+{
+    return json_pack("{s:i, s:i, s:s, s:o, s:o, s:s, s:s, s:I, s:o}", "index", i->index, "count", i->count, "by",
+                     oq_shard_by_name(i->by), "batches", ints_json(i->batches, (int64_t)i->n_batches), "configs",
+                     strv_json(i->configs, i->n_configs), "host", i->host, "start", i->start, "pid",
+                     (json_int_t)i->pid, "slurm", slurm_json(&i->slurm));
+}
+
+static int shard_info_back(const json_t *j, oq_shard_info *i)
+{
+    int ok = 1;
+    i->index = (int32_t)json_integer_value(json_object_get(j, "index"));
+    i->count = (int32_t)json_integer_value(json_object_get(j, "count"));
+    by_back(j, &i->by);
+    i->batches = ints_back(json_object_get(j, "batches"), &i->n_batches, &ok);
+    ok = ok && strv_back(json_object_get(j, "configs"), &i->configs, &i->n_configs);
+    copy_of(j, "host", i->host, sizeof i->host);
+    copy_of(j, "start", i->start, sizeof i->start);
+    i->pid = json_integer_value(json_object_get(j, "pid"));
+    slurm_back(json_object_get(j, "slurm"), &i->slurm);
+    return ok;
+}
+
+oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *err)
+{
+    return write_new(path, shard_info_json(i), err);
+}
+
+oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err)
+{
+    memset(i, 0, sizeof *i);
+    json_t *j = load(path, err);
+    int ok = j && shard_info_back(j, i);
+    json_decref(j);
+    if (ok) return OQ_OK;
+    oq_shard_info_clear(i);
+    return j ? oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path) : OQ_ERR_FORMAT;
+}
+
+static json_t *merge_info_json(const oq_merge_info *m)
+{
+    json_t *reported = json_array(), *problems = json_array();
+    for (size_t i = 0; i < m->n_reported; i++) {
+        const oq_shard_report *r = &m->reported[i];
+        json_array_append_new(reported, json_pack("{s:i, s:s, s:s, s:s, s:s, s:o}", "index", r->index, "host", r->host,
+                                                  "start", r->start, "end", r->end, "verdict",
+                                                  oq_run_verdict_name(r->verdict), "slurm", slurm_json(&r->slurm)));
+    }
+    for (size_t i = 0; i < m->n_problems; i++)
+        json_array_append_new(problems, json_pack("{s:i, s:s, s:s}", "index", m->problems[i].index, "state",
+                                                  oq_shard_state_name(m->problems[i].state), "detail",
+                                                  m->problems[i].detail));
+    return json_pack("{s:i, s:s, s:o, s:o, s:{s:s, s:s}}", "count", m->count, "by", oq_shard_by_name(m->by),
+                     "reported", reported, "problems", problems, "merged", "time", m->time, "host", m->host);
+}
+
+/* A verdict word back (an unknown one is not a pass). */
+static oq_run_verdict run_verdict_back(const char *word)
+{
+    for (int v = OQ_RUN_PASSED; v <= OQ_RUN_UNTESTED; v++)
+        if (word && !strcmp(word, oq_run_verdict_name((oq_run_verdict)v))) return (oq_run_verdict)v;
+    return OQ_RUN_FAILED;
+}
+
+static int merge_info_back(const json_t *j, oq_merge_info *m)
+{
+    m->count = (int32_t)json_integer_value(json_object_get(j, "count"));
+    by_back(j, &m->by);
+    const json_t *reported = json_object_get(j, "reported"), *problems = json_object_get(j, "problems");
+    for (size_t i = 0; i < json_array_size(reported); i++) {
+        const json_t *jr = json_array_get(reported, i);
+        oq_shard_report *r = OQ_PUSH(m->reported, m->n_reported);
+        if (!r) return 0;
+        r->index = (int32_t)json_integer_value(json_object_get(jr, "index"));
+        copy_of(jr, "host", r->host, sizeof r->host);
+        copy_of(jr, "start", r->start, sizeof r->start);
+        copy_of(jr, "end", r->end, sizeof r->end);
+        r->verdict = run_verdict_back(str_of(jr, "verdict"));
+        slurm_back(json_object_get(jr, "slurm"), &r->slurm);
+    }
+    for (size_t i = 0; i < json_array_size(problems); i++) {
+        const json_t *jp = json_array_get(problems, i);
+        oq_shard_problem *p = OQ_PUSH(m->problems, m->n_problems);
+        if (!p) return 0;
+        p->index = (int32_t)json_integer_value(json_object_get(jp, "index"));
+        p->state = OQ_SHARD_MISSING;
+        for (int k = OQ_SHARD_MISSING; k <= OQ_SHARD_FAILED; k++)
+            if (str_of(jp, "state") && !strcmp(str_of(jp, "state"), oq_shard_state_name((oq_shard_state)k)))
+                p->state = (oq_shard_state)k;
+        copy_of(jp, "detail", p->detail, sizeof p->detail);
+    }
+    const json_t *merged = json_object_get(j, "merged");
+    copy_of(merged, "time", m->time, sizeof m->time);
+    copy_of(merged, "host", m->host, sizeof m->host);
+    return 1;
 }
 
 json_t *oq_summary_to_json(const oq_validate_summary *s)
@@ -590,22 +806,254 @@ json_t *oq_summary_to_json(const oq_validate_summary *s)
     json_t *batches = json_array(), *configs = json_array();
     for (size_t i = 0; i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
     for (size_t i = 0; i < s->n_configs; i++) json_array_append_new(configs, oq_config_result_to_json(&s->configs[i]));
-    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}, s:o, s:o, s:s, s:i, s:I}", "schema",
-                          OQ_VALIDATE_SCHEMA, "start", s->start, "end", s->end, "evidence",
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
+                          "end", s->end, "evidence",
                           s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object(), "model_inputs",
                           "names", strv_json(s->input_names, s->n_input_names), "mask",
-                          s->mask_input ? json_string(s->mask_input) : json_null(), "batches", batches, "configs",
-                          configs, "verdict", oq_run_verdict_name(s->verdict), "exit_status", s->exit_status,
-                          "tested", (json_int_t)s->n_tested);
-    set_str(j, "verdict_reason", s->verdict_reason);
-    if (j && s->plotted) {
+                          s->mask_input ? json_string(s->mask_input) : json_null());
+    if (!j) {
+        json_decref(batches);
+        json_decref(configs);
+        return NULL;
+    }
+    if (*s->plan_hash) json_object_set_new(j, "plan", plan_id_json(s->plan_hash, s->plan_description));
+    json_object_set_new(j, "batches", batches);
+    json_object_set_new(j, "configs", configs);
+    if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
+    if (s->merged.count) json_object_set_new(j, "shards", merge_info_json(&s->merged));
+    if (s->plotted) {
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);
     }
+    json_object_set_new(j, "verdict", json_string(oq_run_verdict_name(s->verdict)));
+    set_str(j, "verdict_reason", s->verdict_reason);
+    json_object_set_new(j, "exit_status", json_integer(s->exit_status));
+    json_object_set_new(j, "tested", json_integer((json_int_t)s->n_tested));
     return j;
 }
 
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
 {
     return write_new(path, oq_summary_to_json(s), err);
+}
+
+static oq_status configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)
+{
+    if (!(s->configs = calloc(json_array_size(a) + 1, sizeof *s->configs)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        oq_status st = oq_config_result_from_json(json_array_get(a, i), &s->configs[i], err);
+        if (st) return st;
+        s->n_configs++;
+    }
+    return OQ_OK;
+}
+
+static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *err)
+{
+    if (strcmp(str_of(j, "schema") ? str_of(j, "schema") : "", OQ_VALIDATE_SCHEMA) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a validation summary (schema %s)", OQ_VALIDATE_SCHEMA);
+    copy_of(j, "start", s->start, sizeof s->start);
+    copy_of(j, "end", s->end, sizeof s->end);
+    int ok = 1;
+    const json_t *ev = json_object_get(j, "evidence");
+    if (ev && !(s->evidence_json = json_dumps(ev, JSON_COMPACT))) ok = 0;
+    if (json_object_get(j, "plan")) ok = ok && plan_id_back(json_object_get(j, "plan"), s->plan_hash, &s->plan_description);
+    ok = ok && batch_infos_back(json_object_get(j, "batches"), &s->batches, &s->n_batches);
+    if (!ok) return oq_err_set(err, OQ_ERR_FORMAT, "its batches or plan cannot be read");
+    oq_status st = configs_back(json_object_get(j, "configs"), s, err);
+    if (st) return st;
+    s->exit_status = (int)json_integer_value(json_object_get(j, "exit_status"));
+    s->verdict = run_verdict_back(str_of(j, "verdict"));
+    s->n_tested = (size_t)json_integer_value(json_object_get(j, "tested"));
+    const json_t *mi = json_object_get(j, "model_inputs");
+    ok = strv_back(json_object_get(mi, "names"), &s->input_names, &s->n_input_names);
+    s->mask_input = dup_of(mi, "mask", &ok);
+    s->verdict_reason = dup_of(j, "verdict_reason", &ok);
+    s->plotted = json_object_get(j, "plots") != NULL;
+    ok = ok && strv_back(json_object_get(j, "plots"), &s->plots, &s->n_plots);
+    s->plot_error = dup_of(j, "plot_error", &ok);
+    if (json_object_get(j, "shard")) ok = ok && shard_info_back(json_object_get(j, "shard"), &s->shard);
+    if (json_object_get(j, "shards")) ok = ok && merge_info_back(json_object_get(j, "shards"), &s->merged);
+    return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err)
+{
+    *summary = NULL;
+    oq_validate_summary *s = calloc(1, sizeof *s);
+    if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    json_t *j = load(path, err);
+    oq_status st = j ? summary_back(j, s, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    if (st) oq_validate_summary_free(s);
+    else *summary = s;
+    return st;
+}
+
+oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
+{
+    return write_new(path, json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status",
+                                     oq_status_str(e->status), "error", e->msg), err);
+}
+
+oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err)
+{
+    json_t *j = load(path, err);
+    if (!j) return OQ_ERR_FORMAT;
+    snprintf(msg, n, "%s", str_of(j, "error") ? str_of(j, "error") : "?");
+    json_decref(j);
+    return OQ_OK;
+}
+
+/* ---- the plan's identity and the prepared split (shards/plan.json) ------------------------ */
+
+/* A worker plan without where its files are: model and weights by SHA-256, the batches and
+ * the result file left out (the description lists the batches once). */
+static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256, const char *weights_sha256)
+{
+    json_t *j = plan_json(p);
+    if (!j) return NULL;
+    json_object_del(j, "batches");
+    json_object_del(j, "padded_length"); /* the batches' */
+    json_object_del(j, "result");
+    if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
+    if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
+    return j;
+}
+
+char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
+                          const char *weights_sha256, const oq_batch_info *all, size_t n_all)
+{
+    json_t *configs = json_array(), *batches = json_array(), *required = json_array();
+    for (size_t k = 0; k < o->n_configs; k++)
+        json_array_append_new(configs, identity_json(&plans[k], model_sha256[k], weights_sha256));
+    for (size_t i = 0; i < n_all; i++)
+        json_array_append_new(batches, json_pack("{s:I, s:s}", "index", (json_int_t)all[i].index, "sha256",
+                                                 all[i].sha256));
+    for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
+    json_t *d = json_pack("{s:o, s:o, s:{s:o, s:b, s:b}}", "batches", batches, "configs", configs, "run", "required",
+                          required, "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
+    char *text = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(d);
+    return text;
+}
+
+/* Appends `key` to the list "a, b" in buf unless it is there. */
+static void note_key(char *buf, size_t n, const char *key)
+{
+    char list[1024], needle[256];
+    snprintf(list, sizeof list, ", %s,", buf);
+    snprintf(needle, sizeof needle, ", %s,", key);
+    if (strstr(list, needle)) return;
+    size_t used = strlen(buf);
+    snprintf(buf + used, n - used, "%s%s", used ? ", " : "", key);
+}
+
+/* The keys whose values differ between two objects. */
+static void differing_keys(const json_t *a, const json_t *b, char *buf, size_t n)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)a, key, v) if (!json_equal(v, json_object_get(b, key))) note_key(buf, n, key);
+    json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) note_key(buf, n, key);
+}
+
+void oq_plan_difference(const char *a, const char *b, char *buf, size_t n)
+{
+    json_t *ja = json_loads(a ? a : "{}", 0, NULL), *jb = json_loads(b ? b : "{}", 0, NULL);
+    const json_t *ca = json_object_get(ja, "configs"), *cb = json_object_get(jb, "configs");
+    buf[0] = 0;
+    if (!json_equal(json_object_get(ja, "batches"), json_object_get(jb, "batches"))) note_key(buf, n, "batches");
+    if (json_array_size(ca) != json_array_size(cb)) note_key(buf, n, "configs");
+    for (size_t k = 0; json_array_size(ca) == json_array_size(cb) && k < json_array_size(ca); k++)
+        differing_keys(json_array_get(ca, k), json_array_get(cb, k), buf, n);
+    differing_keys(json_object_get(ja, "run"), json_object_get(jb, "run"), buf, n);
+    json_decref(ja);
+    json_decref(jb);
+}
+
+static json_t *assignment_json(const oq_shard_plan *p)
+{
+    json_t *a = json_array();
+    for (int32_t i = 0; i < p->count; i++) {
+        oq_shard_part part = oq_shard_part_of(p->count, p->by, p->n_batches, p->n_configs, i);
+        json_t *b = json_array(), *c = json_array();
+        for (size_t k = part.batch_lo; k < part.batch_hi; k++) json_array_append_new(b, json_integer((json_int_t)k));
+        for (size_t k = 0; k < p->n_configs; k++)
+            if (oq_shard_part_config(&part, k) >= 0) json_array_append_new(c, json_integer((json_int_t)k));
+        json_array_append_new(a, json_pack("{s:i, s:o, s:o}", "index", i, "batches", b, "configs", c));
+    }
+    return a;
+}
+
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err)
+{
+    json_t *batches = json_array();
+    for (size_t i = 0; i < p->n_batches; i++) json_array_append_new(batches, batch_info_json(&p->batches[i]));
+    return write_new(path,
+                     json_pack("{s:s, s:o, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}}", "schema", OQ_SHARD_PLAN_SCHEMA,
+                               "plan", plan_id_json(p->hash, p->description), "shards", p->count, "shard_by",
+                               oq_shard_by_name(p->by), "assignment", assignment_json(p), "configs",
+                               strv_json(p->configs, p->n_configs), "batches", batches, "prepared", "time",
+                               p->prepared, "host", p->host),
+                     err);
+}
+
+/* What plan.json says must hold together: a known split, the hash of its description, and
+ * the assignment that split gives (it is written for people; the split is recomputed). */
+static oq_status shard_plan_check(const json_t *j, const oq_shard_plan *p, oq_err *err)
+{
+    char hex[65];
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, p->description ? p->description : "", p->description ? strlen(p->description) : 0);
+    oq_sha256_hex(&h, hex);
+    if (p->count < 1 || p->count > 100000 || !p->n_configs || !p->description || strcmp(hex, p->hash) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan: no shards, configurations, or a description "
+                                              "matching its hash");
+    json_t *want = assignment_json(p);
+    int same = json_equal(want, json_object_get(j, "assignment"));
+    json_decref(want);
+    if (!same)
+        return oq_err_set(err, OQ_ERR_FORMAT, "its assignment is not the split of %zu batches and %zu configurations "
+                                              "into %d shards by %s", p->n_batches, p->n_configs, (int)p->count,
+                          oq_shard_by_name(p->by));
+    return OQ_OK;
+}
+
+static oq_status shard_plan_back(const json_t *j, oq_shard_plan *p, oq_err *err)
+{
+    if (strcmp(str_of(j, "schema") ? str_of(j, "schema") : "", OQ_SHARD_PLAN_SCHEMA) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan (schema %s)", OQ_SHARD_PLAN_SCHEMA);
+    p->count = (int32_t)json_integer_value(json_object_get(j, "shards"));
+    int by = str_of(j, "shard_by") ? oq_shard_by_parse(str_of(j, "shard_by")) : -1;
+    p->by = by < 0 ? OQ_SHARD_BY_BATCH : (oq_shard_by)by;
+    const json_t *prepared = json_object_get(j, "prepared");
+    copy_of(prepared, "time", p->prepared, sizeof p->prepared);
+    copy_of(prepared, "host", p->host, sizeof p->host);
+    if (!plan_id_back(json_object_get(j, "plan"), p->hash, &p->description) ||
+        !strv_back(json_object_get(j, "configs"), &p->configs, &p->n_configs) ||
+        !batch_infos_back(json_object_get(j, "batches"), &p->batches, &p->n_batches))
+        return oq_err_set(err, OQ_ERR_FORMAT, "its plan, configurations or batches cannot be read");
+    if (by < 0) return oq_err_set(err, OQ_ERR_FORMAT, "shard_by is neither batch nor config");
+    return shard_plan_check(j, p, err);
+}
+
+oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *p, oq_err *err)
+{
+    memset(p, 0, sizeof *p);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
+    if (access(path, F_OK) != 0)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND,
+                          "%s not found: prepare the shards first (validate or replay with --prepare-shards N "
+                          "instead of --shard, or 'ortqual slurm')", path);
+    json_t *j = load(path, err);
+    oq_status st = j ? shard_plan_back(j, p, err) : OQ_ERR_FORMAT;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    if (st) oq_shard_plan_clear(p);
+    return st;
 }

@@ -58,6 +58,7 @@ static oq_status write_batch(const char *outdir, size_t index, const oq_batch_in
         /* recorded even when writing failed, so that undoing the preparation removes it */
         oq_status rs = record_batch(s, index, path, b, in->seq, in->lengths, event_idx, err);
         if (!st) st = rs;
+        if (!st) st = oq_sha256_file(path, s->batches[s->n_batches - 1].sha256, err);
     }
     free(t);
     oq_tensor_free(lens);

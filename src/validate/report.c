@@ -8,9 +8,12 @@
 #include "plot/figures-impl.h"
 #include "validate/validate-impl.h"
 
+/* The batch of that index (a shard's summary holds some of the plan's batches). */
 static int64_t valid_size(const oq_validate_summary *s, int64_t index)
 {
-    return index >= 0 && (size_t)index < s->n_batches ? s->batches[index].valid_size : 0;
+    for (size_t i = 0; i < s->n_batches; i++)
+        if (s->batches[i].index == index) return s->batches[i].valid_size;
+    return 0;
 }
 
 static void write_rows(oq_csv_writer *w, const oq_config_result *c, const oq_validate_summary *s, oq_err *err)

@@ -133,6 +133,7 @@ void oq_config_result_clear(oq_config_result *r)
     worker_run_clear(&r->teeth.worker);
     oq_dispatch_result_clear(&r->teeth.rerun_dispatch);
     oq_refusal_clear(&r->refusal);
+    free(r->shards);
     memset(r, 0, sizeof *r);
 }
 
@@ -156,10 +157,53 @@ void oq_batch_info_clear(oq_batch_info *b)
     memset(b, 0, sizeof *b);
 }
 
+oq_status oq_batch_info_copy(oq_batch_info *dst, const oq_batch_info *src, oq_err *err)
+{
+    size_t bytes = (src->batch_size ? (size_t)src->batch_size : 1) * sizeof(int64_t);
+    *dst = *src;
+    dst->inputs = strdup(src->inputs);
+    dst->lengths = malloc(bytes);
+    dst->event_indices = malloc(bytes);
+    dst->expected = src->expected ? strdup(src->expected) : NULL;
+    if (!dst->inputs || !dst->lengths || !dst->event_indices || (src->expected && !dst->expected)) {
+        oq_batch_info_clear(dst);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    memcpy(dst->lengths, src->lengths, (size_t)src->batch_size * sizeof(int64_t));
+    memcpy(dst->event_indices, src->event_indices, (size_t)src->batch_size * sizeof(int64_t));
+    return OQ_OK;
+}
+
+void oq_shard_info_clear(oq_shard_info *s)
+{
+    free(s->batches);
+    strv_clear(&s->configs, &s->n_configs);
+    memset(s, 0, sizeof *s);
+}
+
+void oq_merge_info_clear(oq_merge_info *m)
+{
+    free(m->reported);
+    free(m->problems);
+    memset(m, 0, sizeof *m);
+}
+
+void oq_shard_plan_clear(oq_shard_plan *p)
+{
+    free(p->description);
+    strv_clear(&p->configs, &p->n_configs);
+    for (size_t i = 0; i < p->n_batches; i++) oq_batch_info_clear(&p->batches[i]);
+    free(p->batches);
+    memset(p, 0, sizeof *p);
+}
+
 void oq_validate_summary_free(oq_validate_summary *s)
 {
     if (!s) return;
     free(s->evidence_json);
+    free(s->plan_description);
+    oq_shard_info_clear(&s->shard);
+    oq_merge_info_clear(&s->merged);
     for (size_t i = 0; i < s->n_batches; i++) oq_batch_info_clear(&s->batches[i]);
     free(s->batches);
     for (size_t i = 0; i < s->n_configs; i++) oq_config_result_clear(&s->configs[i]);

@@ -87,6 +87,9 @@ oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *e
 /* summary.json as a document, and written. */
 json_t *oq_summary_to_json(const oq_validate_summary *s);
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
+/* outdir/error.json of a run that stopped before any model ran, and its message back. */
+oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
+oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err);
 /* Write JSON atomically (indented, keys in insertion order, reals with 10 digits). */
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err);
 
@@ -97,6 +100,9 @@ void oq_dispatch_result_clear(oq_dispatch_result *d);
 /* Copy `src` into `dst` (cleared first); OQ_ERR_NOMEM. */
 oq_status oq_dispatch_result_copy(oq_dispatch_result *dst, const oq_dispatch_result *src);
 void oq_batch_info_clear(oq_batch_info *b);
+oq_status oq_batch_info_copy(oq_batch_info *dst, const oq_batch_info *src, oq_err *err);
+void oq_shard_info_clear(oq_shard_info *s);
+void oq_merge_info_clear(oq_merge_info *m);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
@@ -186,6 +192,61 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
  * first, then sizes B and L); 0 when the output has none (every element is then valid). */
 int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const oq_tensor *out, int64_t batch,
                         int64_t seq, int32_t *batch_axis, int32_t *seq_axis);
+
+/* ---- sharded runs (shard_plan.c; merge.c is oq_validate_merge) ----------------------- */
+
+/* What shard i runs: batches [batch_lo, batch_hi) and, besides the reference (configuration
+ * 0, which every shard runs), configurations [config_lo, config_hi). */
+typedef struct oq_shard_part {
+    size_t batch_lo, batch_hi, config_lo, config_hi;
+} oq_shard_part;
+oq_shard_part oq_shard_part_of(int32_t count, oq_shard_by by, size_t n_batches, size_t n_configs, int32_t i);
+/* Where configuration k is among the shard's results (the reference first), -1: not run there. */
+long oq_shard_part_config(const oq_shard_part *p, size_t k);
+
+/* A shard run (not the prepare step). */
+int oq_shard_is_run(const oq_validate_opts *o);
+/* For a shard run, a copy of o writing into outdir/shards/I (dir holds the path); else o. */
+const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n);
+/* The prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
+oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
+/* The prepare step: N shards need N batches (by batch) or N configurations besides the
+ * reference (by configuration). */
+oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_err *err);
+/* A shard's start: the prepared plan of `root`, and this shard's batches (each file checked
+ * against its SHA-256) copied into s. */
+oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
+                        oq_err *err);
+/* The plan's identity into s->plan_hash and s->plan_description: every configuration's worker
+ * plan with its model and weights files by SHA-256, the batches `all` by theirs, and the
+ * orchestrator's rules (--require, --prove-teeth, --save-outputs). */
+oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_batch_info *all,
+                           size_t n_all, const char *weights_path, oq_validate_summary *s, oq_err *err);
+/* A shard's identity against the prepared one: OQ_ERR_INVALID_ARG naming what differs. */
+oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *root,
+                                  oq_err *err);
+/* The prepare step's record: outdir/shards/plan.json from the prepared summary. */
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, oq_err *err);
+/* s->shard filled for this shard and written to its started.json. */
+oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
+
+/* JSON of the sharded files (json.c). The description's text is canonical (compact, keys
+ * sorted), so its SHA-256 names it. */
+char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
+                          const char *weights_sha256, const oq_batch_info *all, size_t n_all);
+/* The names of the parts in which two descriptions differ ("repeat, model"). */
+void oq_plan_difference(const char *a, const char *b, char *buf, size_t n);
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err);
+oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *err);
+oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err);
+
+/* "2026-12-02T18:03:56Z" (now, UTC) */
+void oq_iso_time(char *buf, size_t n);
+/* s->verdict, verdict_reason, n_tested and exit_status from the configurations' results
+ * (docs/verdicts.md); allow_skip: a run that compared nothing under test exits 0. */
+void oq_validate_judge(oq_validate_summary *s, int allow_skip);
+/* rm -rf of a directory the library made (work directories, an earlier plan's shards). */
+void oq_remove_tree(const char *dir);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 

@@ -44,12 +44,18 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
 }
 
 typedef struct run_ctx {
-    const oq_validate_opts *o;
+    const oq_validate_opts *o;  /* a shard's writes into root/shards/I */
+    const char *root;           /* the output directory asked for */
     char workdir[2048];
     oq_validate_summary *s;
+    oq_shard_plan shard_plan;   /* a shard run: the prepared plan */
+    const oq_batch_info *all;   /* every batch of the plan (a shard runs some of them) */
+    size_t n_all;
     oq_encoder_weights *weights;
     char weights_path[4096];
-    oq_signature sig;  /* the model's inputs and outputs, which input is the mask */
+    oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
+    char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
+    oq_validate_plan *plans;    /* per configuration: what its worker runs */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -102,6 +108,8 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
            copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options);
 }
 
+/* The batches this run holds (a shard: its own), named by their index in the plan; the
+ * longest padded length is the plan's, as dispatch advice of an unsharded run sees it. */
 static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
 {
     char path[4096];
@@ -109,15 +117,16 @@ static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
         oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
         if (!b) return 0;
         b->index = c->s->batches[i].index;
-        snprintf(path, sizeof path, "%s/ref_%03zu.npz", c->workdir, i);
+        snprintf(path, sizeof path, "%s/ref_%03lld.npz", c->workdir, (long long)b->index);
         const char *ref = c->s->batches[i].expected ? c->s->batches[i].expected : path;
         if (!copy_str(&b->inputs, c->s->batches[i].inputs) || !copy_str(&b->ref, ref)) return 0;
         if (c->o->save_outputs) {
-            snprintf(path, sizeof path, "%s/outputs_%s_%03zu.npz", c->o->outdir, tag, i);
+            snprintf(path, sizeof path, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)b->index);
             if (!copy_str(&b->save, path)) return 0;
         }
-        if (c->s->batches[i].padded_length > p->padded_length) p->padded_length = c->s->batches[i].padded_length;
     }
+    for (size_t i = 0; i < c->n_all; i++)
+        if (c->all[i].padded_length > p->padded_length) p->padded_length = c->all[i].padded_length;
     return 1;
 }
 
@@ -172,14 +181,46 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
 
 /* ---- running a worker ----------------------------------------------------------------- */
 
-/* ": <last non-empty line>" of a stderr tail (trimmed in place) into buf, or "". */
+/* The frame a crashed worker died in: its backtrace (printed by the CLI's crash handler) starts
+ * with the handler and the signal trampoline; the next frame outside the C library (memcpy's
+ * caller, raise's) is the crash site, shown by the library's base name
+ * ("libonnxruntime.so(+0xd26efa)"). The header is cut off the tail. */
+static int in_libc(const char *frame)
+{
+    const char *end = strchr(frame, '\n'), *libc = strstr(frame, "/libc.so");
+    return libc && (!end || libc < end);
+}
+
+static void crash_site(char *tail, char *site, size_t n)
+{
+    static const char header[] = "ortqual worker: crashed with signal";
+    char *h = strstr(tail, header), *line = h;
+    *site = 0;
+    if (!h) return;
+    for (int k = 0; k < 3 && line; k++) line = strchr(line + 1, '\n');
+    while (line && in_libc(line + 1)) line = strchr(line + 1, '\n');
+    if (line) {
+        char *end = strchr(++line, '\n'), *bracket = strchr(line, '[');
+        size_t len = (size_t)((bracket && (!end || bracket < end) ? bracket : end ? end : line + strlen(line)) - line);
+        char frame[512];
+        snprintf(frame, sizeof frame, "%.*s", (int)(len < sizeof frame ? len : sizeof frame - 1), line);
+        const char *base = strrchr(frame, '/');
+        snprintf(site, n, " in %s", base ? base + 1 : frame);
+    }
+    *h = 0;
+}
+
+/* " in LIB(+off)" for a crash with a backtrace, then ": <last non-empty line>" of what the worker
+ * said before, from a stderr tail (trimmed in place) into buf, or "". */
 static const char *last_line(char *tail, char *buf, size_t n)
 {
+    char site[600];
+    crash_site(tail, site, sizeof site);
     size_t len = strlen(tail);
     while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r')) tail[--len] = 0;
     char *start = strrchr(tail, '\n');
     start = start ? start + 1 : tail;
-    snprintf(buf, n, "%s%s", *start ? ": " : "", start);
+    snprintf(buf, n, "%s%s%s", site, *start ? ": " : "", start);
     return buf;
 }
 
@@ -230,7 +271,7 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
     } else {
         char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
-        char last[512];
+        char last[1200];
         if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, OQ_PROGRESS_PREFIX, o->on_batch ? batch_line : NULL, &bw,
                               &pr, &e))
             return failed_result(r, "%s", e.msg);
@@ -283,32 +324,55 @@ static int config_required(const oq_validate_opts *o, const char *name)
  * exported (the file depends on nothing else), or NULL. */
 static const char *exported_model(const run_ctx *c, size_t k)
 {
-    const oq_config *cfg = &c->s->configs[k].config;
-    for (size_t i = 0; i < k; i++) {
-        const oq_config_result *r = &c->s->configs[i];
-        if (r->model_file && r->config.repr == cfg->repr && r->config.precision == cfg->precision)
-            return r->model_file;
-    }
+    const oq_config *cfg = &c->o->configs[k];
+    for (size_t i = 0; i < k; i++)
+        if (c->models[i] && c->o->configs[i].repr == cfg->repr && c->o->configs[i].precision == cfg->precision)
+            return c->models[i];
     return NULL;
 }
 
-/* The ONNX file of configuration k: exported once per representation and precision. */
-static oq_status model_for(run_ctx *c, size_t k, char *model, size_t n, oq_err *err)
+/* Every configuration's ONNX file, exported once per representation and precision before
+ * any model runs: the plan names them by content, and a shard exports what it will run. */
+static oq_status export_models(run_ctx *c, oq_err *err)
 {
-    const oq_config *cfg = &c->o->configs[k];
-    const char *exported = exported_model(c, k);
-    if (exported) {
-        snprintf(model, n, "%s", exported);
-        return OQ_OK;
-    }
-    if (!oq_config_uses_ort(cfg)) return OQ_OK;
+    const oq_validate_opts *o = c->o;
     int64_t static_bl[2] = {0, 0};
-    if (c->o->static_shapes && c->s->n_batches) {
-        static_bl[0] = c->s->batches[0].batch_size;
-        static_bl[1] = c->s->batches[0].padded_length;
+    if (o->static_shapes && c->n_all) {
+        static_bl[0] = c->all[0].batch_size;
+        static_bl[1] = c->all[0].padded_length;
     }
-    oq_status st = oq_validate_model_file(c->o, c->weights, cfg, static_bl, model, n, err);
-    return st ? oq_err_prefix(err, "config %s: ", cfg->name) : OQ_OK;
+    for (size_t k = 0; k < o->n_configs; k++) {
+        const oq_config *cfg = &o->configs[k];
+        const char *same = exported_model(c, k);
+        char path[4096];
+        if (!oq_config_uses_ort(cfg)) continue;
+        if (same) snprintf(path, sizeof path, "%s", same);
+        else if (oq_validate_model_file(o, c->weights, cfg, static_bl, path, sizeof path, err))
+            return oq_err_prefix(err, "config %s: ", cfg->name);
+        if (!(c->models[k] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    return OQ_OK;
+}
+
+/* "02_cpu_attention24_fp32": the index keeps files apart when a name repeats (replay: cpu
+ * against cpu on another ORT). */
+static void config_tag(const oq_config *cfg, size_t k, char *tag, size_t n)
+{
+    char name[OQ_CONFIG_NAME_MAX];
+    oq_config_file_tag(cfg->name, name, sizeof name);
+    snprintf(tag, n, "%02u_%s", (unsigned)(k % 100), name);
+}
+
+static oq_status make_plans(run_ctx *c, oq_err *err)
+{
+    for (size_t k = 0; k < c->o->n_configs; k++) {
+        char tag[OQ_CONFIG_NAME_MAX + 32], result_path[4096];
+        config_tag(&c->o->configs[k], k, tag, sizeof tag);
+        snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
+        oq_status st = make_plan(c, &c->o->configs[k], k == 0, c->models[k], tag, result_path, &c->plans[k], err);
+        if (st) return st;
+    }
+    return OQ_OK;
 }
 
 /* The worker's report into `slot`, keeping what only the orchestrator knows: the
@@ -376,24 +440,16 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         progress(o, "[%zu/%zu] %s: the saved outputs (expected_NNN.npz)", k + 1, o->n_configs, r->config.name);
         return expected_result(c, r, err);
     }
-    char model[4096] = "", plan_path[4096], result_path[4096], tag[OQ_CONFIG_NAME_MAX + 32], name[OQ_CONFIG_NAME_MAX];
-    /* the index keeps files apart when a name repeats (replay: cpu against cpu on another ORT) */
-    oq_config_file_tag(r->config.name, name, sizeof name);
-    snprintf(tag, sizeof tag, "%02u_%s", (unsigned)(k % 100), name);
+    char plan_path[4096], tag[OQ_CONFIG_NAME_MAX + 32];
+    config_tag(&r->config, k, tag, sizeof tag);
     snprintf(plan_path, sizeof plan_path, "%s/plan_%s.json", c->workdir, tag);
-    snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
-    oq_status st = model_for(c, k, model, sizeof model, err);
-    if (!st && *model && !(r->model_file = strdup(model))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_validate_plan plan;
-    if (!st) st = make_plan(c, &r->config, k == 0, *model ? model : NULL, tag, result_path, &plan, err);
+    if (c->models[k] && !(r->model_file = strdup(c->models[k]))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_validate_plan *plan = &c->plans[k];
+    oq_status st = oq_plan_write(plan, plan_path, err);
     if (st) return st;
-    if ((st = oq_plan_write(&plan, plan_path, err))) {
-        oq_validate_plan_clear(&plan);
-        return st;
-    }
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, r->config.name);
     oq_config_result got = {0};
-    run_worker(c, k, plan_path, result_path, &r->worker, &got);
+    run_worker(c, k, plan_path, plan->result, &r->worker, &got);
     take_result(r, &got);
     explain_refusal(r);
     if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
@@ -401,8 +457,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         r->required = 1;
     }
     if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed)
-        prove_teeth(c, k, r, &plan, plan_path);
-    oq_validate_plan_clear(&plan);
+        prove_teeth(c, k, r, plan, plan_path);
     if (k == 0) reference_outcome(r, ref_ok);
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name, oq_verdict_name(r->status),
              r->reason ? ": " : "", r->reason ? r->reason : "");
@@ -435,7 +490,7 @@ static char *untested_reason(const oq_validate_summary *s)
 
 /* The run's verdict (docs/verdicts.md): a failure, else a runtime error, else nothing under test
  * compared, else passed. */
-static void judge(const oq_validate_opts *o, oq_validate_summary *s)
+void oq_validate_judge(oq_validate_summary *s, int allow_skip)
 {
     const oq_config_result *failed = NULL, *error = NULL; /* the first of each */
     for (size_t i = 0; i < s->n_configs; i++) {
@@ -447,7 +502,7 @@ static void judge(const oq_validate_opts *o, oq_validate_summary *s)
     const oq_config_result *first = failed ? failed : error;
     s->verdict = failed ? OQ_RUN_FAILED : error ? OQ_RUN_ERROR : s->n_tested ? OQ_RUN_PASSED : OQ_RUN_UNTESTED;
     s->exit_status = s->verdict == OQ_RUN_FAILED ? 1 : s->verdict == OQ_RUN_ERROR ? 3
-                     : s->verdict == OQ_RUN_UNTESTED && !o->allow_skip ? 1 : 0;
+                     : s->verdict == OQ_RUN_UNTESTED && !allow_skip ? 1 : 0;
     if (first && asprintf(&s->verdict_reason, "%s %s: %s", first->config.name,
                           first->status == OQ_VERDICT_FAILED ? "failed" : "could not run",
                           first->reason ? first->reason : "no reason given") < 0)
@@ -455,7 +510,7 @@ static void judge(const oq_validate_opts *o, oq_validate_summary *s)
     if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = untested_reason(s);
 }
 
-static void iso_time(char *buf, size_t n)
+void oq_iso_time(char *buf, size_t n)
 {
     time_t t = time(NULL);
     struct tm tm;
@@ -557,6 +612,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     oq_status st = check_ep_options(o, err);
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
+    if (!st) st = oq_shard_setup(o, err);
     if (st) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", o->outdir);
@@ -580,32 +636,68 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path);
 }
 
-/* The work directory holds only what we made (plans, results, reference outputs). */
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+/* Directories the library made: the work directory (plans, results, reference outputs), an
+ * earlier plan's shards. */
+void oq_remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
-/* A run that stops before any model ran leaves an error record and nothing else. */
+/* A run that stops before any model ran leaves an error record and nothing else (a shard's
+ * batches are the prepared ones, shared with the other shards: they stay, and so does the
+ * user's model). */
 static void undo_prepare(run_ctx *c, const oq_err *e)
 {
-    for (size_t i = 0; i < c->s->n_batches; i++) {
+    for (size_t i = 0; !oq_shard_is_run(c->o) && i < c->s->n_batches; i++) {
         unlink(c->s->batches[i].inputs);
         if (c->s->batches[i].expected) unlink(c->s->batches[i].expected);
     }
     if (*c->weights_path) unlink(c->weights_path);
+    for (size_t k = 0; c->o->kind != OQ_MODEL_USER && k < c->o->n_configs; k++)
+        if (c->models[k]) unlink(c->models[k]);
     char path[4096];
     snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
-    json_t *rec = json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status", oq_status_str(e->status),
-                            "error", e->msg);
-    oq_json_write(path, rec, NULL);
-    json_decref(rec);
+    oq_error_record_write(path, e, NULL);
+}
+
+/* The batches: prepared here, or (a shard) taken from the prepared plan. */
+static oq_status load_batches(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    if (oq_shard_is_run(o)) {
+        oq_status st = oq_shard_load(o, c->root, &c->shard_plan, c->s, err);
+        c->all = c->shard_plan.batches;
+        c->n_all = c->shard_plan.n_batches;
+        return st;
+    }
+    int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
+    oq_status st = oq_validate_prepare_batches(o, &c->sig, expected, c->s, err);
+    c->all = c->s->batches;
+    c->n_all = c->s->n_batches;
+    if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
+    if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
+    return st;
+}
+
+/* The plan's identity; a shard checks it against the prepared plan and records its start. */
+static oq_status identify(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    oq_status st = oq_plan_identify(o, c->plans, c->all, c->n_all, c->weights ? c->weights_path : NULL, c->s, err);
+    if (st || !oq_shard_is_run(o)) return st;
+    st = oq_shard_check_identity(&c->shard_plan, c->s, c->root, err);
+    if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
+    if (!st)
+        progress(o, "shard %d of %d (by %s): %zu of %zu batches, %zu of %zu configurations", (int)o->shard.index,
+                 (int)o->shard.count, oq_shard_by_name(o->shard.by), c->s->n_batches, c->n_all,
+                 c->s->shard.n_configs, o->n_configs);
+    return st;
 }
 
 /* validate.csv, the plots, then summary.json from the typed summary. */
 static oq_status write_outputs(run_ctx *c, oq_err *err)
 {
     oq_validate_summary *s = c->s;
-    iso_time(s->end, sizeof s->end);
+    oq_iso_time(s->end, sizeof s->end);
     s->evidence_json = oq_validate_evidence(c->o);
-    judge(c->o, s);
+    oq_validate_judge(s, c->o->allow_skip);
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
     oq_status st = oq_validate_write_csv(path, s, err);
@@ -614,28 +706,57 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     return st ? st : oq_summary_write(s, path, err);
 }
 
-oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err)
+/* Every configuration this run holds (a shard: the reference and its share), then the files. */
+static oq_status run_all(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    oq_shard_part part = {0, 0, 1, o->n_configs};
+    if (oq_shard_is_run(o))
+        part = oq_shard_part_of(o->shard.count, o->shard.by, c->n_all, o->n_configs, o->shard.index);
+    int ref_ok = 1;
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < o->n_configs; k++)
+        if (oq_shard_part_config(&part, k) >= 0) st = run_config(c, k, &ref_ok, err);
+    return st ? st : write_outputs(c, err);
+}
+
+static void ctx_clear(run_ctx *c)
+{
+    for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
+    for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
+    free(c->models);
+    free(c->plans);
+    oq_shard_plan_clear(&c->shard_plan);
+    oq_encoder_weights_free(c->weights);
+    oq_signature_clear(&c->sig);
+}
+
+oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
 {
     *summary = NULL;
-    run_ctx c = {.o = o, .s = calloc(1, sizeof *c.s)};
-    if (c.s) c.s->configs = calloc(o->n_configs ? o->n_configs : 1, sizeof *c.s->configs);
-    if (!c.s || !c.s->configs) {
+    oq_validate_opts shard_opts;
+    char shard_dir[4096];
+    const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
+    size_t n = o->n_configs ? o->n_configs : 1;
+    run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
+                 .plans = calloc(n, sizeof *c.plans)};
+    if (c.s) c.s->configs = calloc(n, sizeof *c.s->configs);
+    if (!c.s || !c.s->configs || !c.models || !c.plans) {
         oq_validate_summary_free(c.s);
+        ctx_clear(&c);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    iso_time(c.s->start, sizeof c.s->start);
+    oq_iso_time(c.s->start, sizeof c.s->start);
     oq_status st = setup(&c, err);
-    int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
-    if (!st) st = oq_validate_prepare_batches(o, &c.sig, expected, c.s, err);
+    if (!st) st = load_batches(&c, err);
+    if (!st) st = export_models(&c, err);
+    if (!st) st = make_plans(&c, err);
+    if (!st) st = identify(&c, err);
+    if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
-    if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c.s->n_batches,
-                      o->outdir);
-    int ref_ok = 1;
-    for (size_t k = 0; !st && k < o->n_configs; k++) st = run_config(&c, k, &ref_ok, err);
-    if (!st) st = write_outputs(&c, err);
-    if (*c.workdir) remove_tree(c.workdir);
-    oq_encoder_weights_free(c.weights);
-    oq_signature_clear(&c.sig);
+    if (!st && !o->shard.prepare) st = run_all(&c, err);
+    if (*c.workdir) oq_remove_tree(c.workdir);
+    ctx_clear(&c);
     if (st) oq_validate_summary_free(c.s);
     else *summary = c.s;
     return st;

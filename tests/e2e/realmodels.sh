@@ -154,4 +154,15 @@ expect 3 "refused by ONNX Runtime \[crash-attention-no-shapes\] at node 'blocks.
     "$Q" validate --configs ref:encoder:fp64,segvep:attention24:fp32 --outdir "$T/s1" "${SEGV[@]}"
 expect 1 "worker killed by signal 11" "$Q" validate --configs ref:encoder:fp64,segvep:decomposed:fp32 \
     --outdir "$T/s2" "${SEGV[@]}"
+# the crashed worker's stderr tail holds its backtrace, naming the provider library it died in
+# (not under AddressSanitizer, whose own report replaces it)
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" ||
+$PY - "$T/s2/summary.json" <<'EOF' || fail "no backtrace naming libsegv_ep.so in the crashed worker's stderr tail"
+import json, sys
+tail = json.load(open(sys.argv[1]))["configs"][1]["worker"]["stderr_tail"]
+assert "crashed with signal 11 (SEGV)" in tail and "libsegv_ep.so" in tail, tail
+reason = json.load(open(sys.argv[1]))["configs"][1]["reason"]
+assert reason.startswith("worker killed by signal 11 (Segmentation fault) in libsegv_ep.so(") and \
+    reason.endswith(": segv_ep: 'segvep' dies of SIGSEGV on purpose"), reason
+EOF
 report

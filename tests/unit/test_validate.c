@@ -1,6 +1,7 @@
 /* The typed plan and results of validate: the JSON a worker and the orchestrator exchange
  * reads back into what was written (a key written under one name and read under another
- * fails here), and the worker's dispatch check reports MATH as a typed count. */
+ * fails here), the worker's dispatch check reports MATH as a typed count, and the merge of
+ * sharded summaries adds up what the shards measured. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -475,6 +476,224 @@ static void any_signature(void **state)
     free(model);
     free(io);
     free(bad);
+}
+
+/* ---- summaries of sharded runs ---------------------------------------------------------- */
+
+static void fill_batch_info(oq_batch_info *b, int64_t index)
+{
+    b->index = index;
+    assert_true(asprintf(&b->inputs, "/o/inputs_%03lld.npz", (long long)index) > 0);
+    snprintf(b->sha256, sizeof b->sha256, "%064lld", (long long)index + 7);
+    b->batch_size = 2;
+    b->padded_length = 8;
+    b->lengths = calloc(2, sizeof *b->lengths);
+    b->event_indices = calloc(2, sizeof *b->event_indices);
+    b->lengths[0] = 5, b->lengths[1] = 8;
+    b->event_indices[0] = 2 * index, b->event_indices[1] = 2 * index + 1;
+    b->valid_size = 13;
+}
+
+static void fill_reference(oq_config_result *r, int64_t batch)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(oq_config_parse("ref:encoder:fp64", &r->config, NULL), OQ_OK);
+    r->is_reference = 1;
+    r->status = OQ_VERDICT_PASSED;
+    r->reported = 1;
+    oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
+    b->index = batch;
+    b->timed = 1;
+    b->first_call_s = 0.25;
+    b->median_s = 0.125;
+}
+
+/* A hash and the canonical description it names. */
+static void plan_identity(char hash[65], char **description)
+{
+    *description = strdup("{\"batches\":[],\"configs\":[],\"run\":{}}");
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, *description, strlen(*description));
+    oq_sha256_hex(&h, hash);
+}
+
+/* Every part of a summary, the sharded ones included, reads back into what was written:
+ * written again, the file is the same byte for byte. */
+static void summary_round_trip(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("summary"), *p1 = path_in(dir, "a.json"), *p2 = path_in(dir, "b.json");
+    oq_validate_summary *s = calloc(1, sizeof *s), *back;
+    snprintf(s->start, sizeof s->start, "2026-12-02T18:03:56Z");
+    snprintf(s->end, sizeof s->end, "2026-12-02T18:04:00Z");
+    s->evidence_json = strdup("{\"cpus\": 2}");
+    plan_identity(s->plan_hash, &s->plan_description);
+    s->batches = calloc(2, sizeof *s->batches);
+    fill_batch_info(&s->batches[s->n_batches++], 0);
+    fill_batch_info(&s->batches[s->n_batches++], 1);
+    s->configs = calloc(2, sizeof *s->configs);
+    fill_reference(&s->configs[s->n_configs++], 0);
+    oq_config_result *r = &s->configs[s->n_configs++];
+    fill_result(r);
+    r->shards = calloc(2, sizeof *r->shards);
+    r->shards[r->n_shards++] = (oq_config_shard){0, OQ_VERDICT_PASSED, 1, 0.5, 1, 0.25};
+    r->shards[r->n_shards++] = (oq_config_shard){1, OQ_VERDICT_FAILED, 0, 0, 0, 0};
+    s->exit_status = 1;
+    s->plotted = 1;
+    oq_strv_push(&s->plots, &s->n_plots, "/o/plots/err.png");
+    s->shard = (oq_shard_info){.index = 1, .count = 3, .by = OQ_SHARD_BY_CONFIG, .host = "node7", .start = "t0", .pid = 42};
+    int64_t *bi = OQ_PUSH(s->shard.batches, s->shard.n_batches);
+    *bi = 1;
+    oq_strv_push(&s->shard.configs, &s->shard.n_configs, "ref:encoder:fp64");
+    snprintf(s->shard.slurm.array_job_id, sizeof s->shard.slurm.array_job_id, "12");
+    snprintf(s->shard.slurm.array_task_id, sizeof s->shard.slurm.array_task_id, "1");
+    s->merged = (oq_merge_info){.count = 3, .by = OQ_SHARD_BY_BATCH, .time = "t1", .host = "login"};
+    *OQ_PUSH(s->merged.reported, s->merged.n_reported) =
+        (oq_shard_report){.index = 0, .host = "node1", .start = "t0", .end = "t1", .verdict = OQ_RUN_FAILED};
+    *OQ_PUSH(s->merged.problems, s->merged.n_problems) =
+        (oq_shard_problem){.index = 2, .state = OQ_SHARD_UNFINISHED, .detail = "started on node3"};
+    oq_err err = {0};
+    assert_int_equal(oq_summary_write(s, p1, &err), OQ_OK);
+    assert_int_equal(oq_validate_summary_read(p1, &back, &err), OQ_OK);
+    assert_int_equal(oq_summary_write(back, p2, &err), OQ_OK);
+    unsigned char *a, *b;
+    size_t na, nb;
+    assert_int_equal(oq_read_file(p1, &a, &na, NULL), OQ_OK);
+    assert_int_equal(oq_read_file(p2, &b, &nb, NULL), OQ_OK);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    assert_string_equal(back->batches[1].sha256, s->batches[1].sha256);
+    assert_string_equal(back->plan_hash, s->plan_hash);
+    assert_string_equal(back->plan_description, s->plan_description);
+    assert_int_equal(back->configs[1].dispatch.n_math_failures, 1);
+    assert_int_equal(back->configs[1].shards[1].status, OQ_VERDICT_FAILED);
+    assert_int_equal(back->shard.by, OQ_SHARD_BY_CONFIG);
+    assert_string_equal(back->shard.slurm.array_job_id, "12");
+    assert_int_equal(back->merged.problems[0].state, OQ_SHARD_UNFINISHED);
+
+    /* a plan is not a summary: refused, naming the file */
+    assert_int_equal(oq_write_file_atomic(p2, "{\"schema\": \"ortqual.shards/1\"}", 30, 1, NULL), OQ_OK);
+    oq_validate_summary *none;
+    assert_int_equal(oq_validate_summary_read(p2, &none, &err), OQ_ERR_FORMAT);
+    assert_null(none);
+    assert_non_null(strstr(err.msg, "not a validation summary"));
+    free(a);
+    free(b);
+    oq_validate_summary_free(s);
+    oq_validate_summary_free(back);
+    remove(p1);
+    remove(p2);
+    rmdir(dir);
+    free(p1);
+    free(p2);
+    free(dir);
+}
+
+/* Shard i of 2 by batch ran batch i: the reference and the cuda configuration of fill_result
+ * (MATH where FLASH was expected, placement from a real profile). */
+static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/shards/%d", root, (int)i);
+    assert_int_equal(oq_mkdirs(dir, NULL), OQ_OK);
+    oq_validate_summary *s = calloc(1, sizeof *s);
+    snprintf(s->start, sizeof s->start, "2026-12-02T18:0%d:00Z", (int)i);
+    snprintf(s->end, sizeof s->end, "2026-12-02T18:0%d:30Z", (int)i);
+    memcpy(s->plan_hash, plan->hash, sizeof s->plan_hash);
+    s->shard = (oq_shard_info){.index = i, .count = 2, .by = OQ_SHARD_BY_BATCH};
+    s->batches = calloc(1, sizeof *s->batches);
+    fill_batch_info(&s->batches[s->n_batches++], i);
+    s->configs = calloc(2, sizeof *s->configs);
+    fill_reference(&s->configs[s->n_configs++], i);
+    oq_config_result *r = &s->configs[s->n_configs++];
+    fill_result(r);
+    free(r->batches[i ? 0 : 1].outputs); /* keep batch i only */
+    if (i) r->batches[0] = r->batches[1];
+    r->n_batches = 1;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    assert_int_equal(oq_summary_write(s, path, NULL), OQ_OK);
+    oq_validate_summary_free(s);
+}
+
+/* The merge of typed results: per-batch figures moved by index, dispatch records and failures
+ * concatenated with their MATH count summed (and so written as dispatch.math_failures), advice
+ * once, placement runs and costs added, memory the largest; the verdict one run would give. */
+static void merge_sums_what_shards_measured(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("merge"), shards[512];
+    oq_shard_plan plan = {.count = 2, .by = OQ_SHARD_BY_BATCH, .prepared = "t", .host = "h"};
+    plan_identity(plan.hash, &plan.description);
+    oq_strv_push(&plan.configs, &plan.n_configs, "ref:encoder:fp64");
+    oq_strv_push(&plan.configs, &plan.n_configs, "cuda:attention24:fp16:flash");
+    plan.batches = calloc(2, sizeof *plan.batches);
+    fill_batch_info(&plan.batches[plan.n_batches++], 0);
+    fill_batch_info(&plan.batches[plan.n_batches++], 1);
+    snprintf(shards, sizeof shards, "%s/shards", dir);
+    assert_int_equal(oq_mkdirs(shards, NULL), OQ_OK);
+    snprintf(shards, sizeof shards, "%s/shards/plan.json", dir);
+    assert_int_equal(oq_shard_plan_write(&plan, shards, NULL), OQ_OK);
+    write_shard(dir, 0, &plan);
+    write_shard(dir, 1, &plan);
+    oq_config_result one;
+    fill_result(&one);
+
+    oq_validate_summary *m;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_int_equal(m->n_configs, 2);
+    assert_int_equal(m->n_batches, 2);
+    assert_int_equal(m->merged.n_reported, 2);
+    assert_int_equal(m->merged.n_problems, 0);
+    assert_string_equal(m->start, "2026-12-02T18:00:00Z");
+    assert_string_equal(m->end, "2026-12-02T18:01:30Z");
+    const oq_config_result *ref = &m->configs[0], *r = &m->configs[1];
+    assert_int_equal(ref->status, OQ_VERDICT_PASSED);
+    assert_int_equal(ref->n_batches, 2);
+    assert_int_equal(r->n_batches, 2);
+    assert_int_equal(r->batches[0].index, 0);
+    assert_int_equal(r->batches[1].index, 1);
+    assert_int_equal(r->batches[0].n_outputs, 2);
+    assert_int_equal(r->status, OQ_VERDICT_FAILED);
+    assert_string_equal(r->reason, "batch 0, output cls");
+    assert_int_equal(r->dispatch.n_math_failures, 2);
+    assert_int_equal(r->dispatch.log.n_records, 2);
+    assert_int_equal(r->dispatch.n_failures, 2);
+    assert_int_equal(r->dispatch.n_advice, 1);
+    assert_false(r->dispatch.passed);
+    assert_true(r->worker.seconds == 2 * one.worker.seconds);
+    assert_true(r->cost.session_s == 2 * one.cost.session_s);
+    assert_int_equal(r->cost.vmhwm_bytes, one.cost.vmhwm_bytes);
+    const oq_placement *p = r->placement.placement, *p1 = one.placement.placement;
+    assert_int_equal(p->n_eps, p1->n_eps);
+    for (size_t k = 0; k < p->n_eps; k++) assert_int_equal(p->eps[k].runs, 2 * p1->eps[k].runs);
+    assert_int_equal(p->nodes[0].runs, 2 * p1->nodes[0].runs);
+    assert_int_equal(r->n_shards, 2);
+    assert_int_equal(r->shards[1].index, 1);
+    assert_int_equal(m->exit_status, 1);
+    oq_validate_summary_free(m);
+
+    /* what was written says the same: the MATH count survives into summary.json */
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    assert_int_equal(oq_validate_summary_read(path, &m, &err), OQ_OK);
+    assert_int_equal(m->configs[1].dispatch.n_math_failures, 2);
+    assert_int_equal(m->merged.count, 2);
+    oq_validate_summary_free(m);
+
+    /* a shard of another plan is refused and nothing is written */
+    remove(path);
+    plan.hash[0] = plan.hash[0] == '0' ? '1' : '0';
+    write_shard(dir, 1, &plan);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "refusing to merge shards of different plans"));
+    assert_int_equal(access(path, F_OK), -1);
+    oq_config_result_clear(&one);
+    oq_shard_plan_clear(&plan);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
     free(dir);
 }
 
@@ -485,6 +704,8 @@ int main(void)
         cmocka_unit_test(result_round_trip),
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
+        cmocka_unit_test(summary_round_trip),
+        cmocka_unit_test(merge_sums_what_shards_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

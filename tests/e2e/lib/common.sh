@@ -9,6 +9,16 @@ trap 'rm -rf "$T"' EXIT
 # fail MSG: stop the script here (exit 1), for scripts where one failure ends the run.
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# must CODE PATTERN LOG CMD...: for `set -e` scripts that stop at the first failure: CMD exits
+# with CODE and PATTERN (grep -E) is in its output, which is kept in LOG.
+must() {
+    local code=$1 pat=$2 log=$3 rc=0
+    shift 3
+    "$@" >"$log" 2>&1 || rc=$?
+    [ "$rc" -eq "$code" ] || fail "$* -> exit $rc, expected $code: $(tail -5 "$log")"
+    grep -qE -- "$pat" "$log" || fail "$* -> output lacks /$pat/: $(tail -5 "$log")"
+}
+
 # Scripts that run every case and count the failures use ok/bad/expect, and end with
 # `report`, whose status is the script's: 0 only when nothing failed.
 fails=0

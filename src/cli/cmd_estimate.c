@@ -1,0 +1,103 @@
+/* ortqual estimate: the time of a large sharded matrix, modelled from a measured summary. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ortqual/validate.h"
+
+const char cmd_estimate_summary[] = "model the time of a large sharded matrix from a measured summary.json";
+
+static const char head[] =
+"usage: ortqual estimate SUMMARY.json --events E --workers G [options]\n"
+"\n"
+"Models how long E events x K configurations take when split by batch into N shards (SLURM\n"
+"array tasks) on G workers running at once, from the per-batch costs that SUMMARY.json\n"
+"measured: per configuration, a fixed part paid once per task (process, runtime, session,\n"
+"the first call's warm-up) and a part per event (each batch's first call, warm-up and timed\n"
+"calls, comparison and I/O). Probe with the batch size and lengths of the real plan, on the\n"
+"node type it will use. The model is explained in docs/scale-out.md.\n";
+
+static const char foot[] =
+"\n"
+"exit status: 0, 2 usage or an unusable summary.\n"
+"example: ortqual estimate probe/summary.json --events 1000000 --configs 20 --workers 50 --only cuda:\n";
+
+static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
+{
+    json_t *configs = json_array();
+    for (size_t i = 0; i < e->n_configs; i++)
+        json_array_append_new(configs, json_pack("{s:s, s:f, s:f}", "name", e->configs[i].name, "fixed_s",
+                                                 e->configs[i].fixed_s, "per_event_s", e->configs[i].per_event_s));
+    json_t *j = json_pack("{s:I, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
+                          (json_int_t)e->measured_events, "configs", configs, "events", (json_int_t)o->events,
+                          "total_configs", e->n_total_configs, "workers", o->workers, "shards", e->shards, "waves",
+                          e->waves, "events_per_shard", (json_int_t)e->events_per_shard, "shard_fixed_s",
+                          e->shard_fixed_s, "shard_events_s", e->shard_events_s, "shard_s", e->shard_s, "wall_s",
+                          e->wall_s, "worker_hours", e->worker_hours);
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    putchar('\n');
+    json_decref(j);
+}
+
+static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const char *path)
+{
+    printf("measured in %s (%lld events):\n%-34s %12s %16s\n", path, (long long)e->measured_events, "configuration",
+           "fixed (s)", "per event (ms)");
+    for (size_t i = 0; i < e->n_configs; i++)
+        printf("%-34s %12.3f %16.4f\n", e->configs[i].name, e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
+    printf("\nmodel: %lld events x %d configurations (the reference and %d like the mean of the %zu above),\n"
+           "       %d shards by batch on %d workers (%d wave%s), %lld events per shard\n"
+           "one shard: %.1f s fixed + %.1f s for its events = %.1f s (%.2f h)\n"
+           "wall: %.1f s (%.2f h), plus queue waits, the prepare step and the merge\n"
+           "worker time: %.1f worker-hours\n",
+           (long long)o->events, (int)e->n_total_configs, (int)e->n_total_configs - 1, e->n_configs - 1,
+           (int)e->shards, (int)o->workers, (int)e->waves, e->waves > 1 ? "s" : "", (long long)e->events_per_shard,
+           e->shard_fixed_s, e->shard_events_s, e->shard_s, e->shard_s / 3600, e->wall_s, e->wall_s / 3600,
+           e->worker_hours);
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+    oq_estimate_opts o = {.repeat = -1, .warmup = -1};
+    long events = 0;
+    int json = 0, first;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_NUMBER("events", "E", &events, 1, INT64_MAX, "events of the larger plan"),
+        OQ_OPT_NUMBER("workers", "G", &o.workers, 1, 1 << 30, "tasks at once: nodes x GPUs per node (e.g. 50)"),
+        OQ_OPT_NUMBER("configs", "K", &o.configs, 2, 1 << 30,
+                      "configurations with the reference (default: as measured); the\n"
+                      "K-1 others cost like the mean of the measured ones"),
+        OQ_OPT_STRING("only", "PREFIX", &o.only, "take that mean over measured configurations named PREFIX...\n(e.g. cuda:)"),
+        OQ_OPT_NUMBER("shards", "N", &o.shards, 1, 1 << 30, "(default G: one wave)"),
+        OQ_OPT_NUMBER("repeat", "R", &o.repeat, 0, 1 << 30, "timed calls per batch of the larger plan (default: as measured)"),
+        OQ_OPT_NUMBER("warmup", "W", &o.warmup, 0, 1 << 30, "warm-up calls per batch (default: as measured)"),
+        OQ_OPT_FLAG("json", &json, "the estimate as JSON"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"estimate", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    o.events = events;
+    if (first != argc - 1 || !o.events || !o.workers) {
+        fprintf(stderr, "ortqual estimate: want SUMMARY.json, --events and --workers (see 'ortqual estimate --help')\n");
+        return OQ_EXIT_USAGE;
+    }
+    oq_validate_summary *s;
+    oq_estimate e;
+    oq_err err = {0};
+    if (oq_validate_summary_read(argv[first], &s, &err)) {
+        fprintf(stderr, "ortqual estimate: %s\n", err.msg);
+        return OQ_EXIT_USAGE;
+    }
+    oq_status st = oq_validate_estimate(s, &o, &e, &err);
+    oq_validate_summary_free(s);
+    if (st) {
+        fprintf(stderr, "ortqual estimate: %s: %s\n", argv[first], err.msg);
+        return OQ_EXIT_USAGE;
+    }
+    if (json) print_json(&e, &o);
+    else print_text(&e, &o, argv[first]);
+    oq_estimate_clear(&e);
+    return OQ_EXIT_OK;
+}

@@ -1,0 +1,86 @@
+/* ortqual merge: the shards of one validation (or replay) plan into one verdict. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ortqual/validate.h"
+
+const char cmd_merge_summary[] = "merge the shards of a sharded validation into one summary and verdict";
+
+static const char head[] =
+"usage: ortqual merge [--json] [--no-plots] [--allow-skip] [--junit FILE] DIR\n"
+"\n"
+"Combines DIR/shards/0 .. DIR/shards/N-1 (written by 'validate --shard I/N' or 'replay --shard I/N',\n"
+"usually as the tasks of a SLURM job array from 'ortqual slurm') into DIR/summary.json,\n"
+"DIR/validate.csv, DIR/plots/ and DIR/report.html. The verdict and the per-batch figures are those one unsharded\n"
+"run of the same plan would give; each shard's host and timing stay in the summary.\n"
+"\n"
+"A shard that never started, stopped with an error or was killed (no summary) is named with its\n"
+"index and what is known of it, and fails the merge: a missing shard is never a pass. Shards of\n"
+"another plan (other options or inputs than DIR/shards/plan.json) are refused.\n";
+
+static const char foot[] =
+"\n"
+"exit status: 0 all passed, 1 a configuration failed, a shard did not report or nothing under\n"
+"             test was compared, 2 not a sharded directory or shards of different plans,\n"
+"             3 runtime error (a configuration could not run, or an output cannot be written).\n"
+"example: ortqual merge ortqual-out/matrix\n";
+
+static int print(const char *dir, const oq_validate_summary *s, int json, int rc)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    const oq_merge_info *m = &s->merged;
+    if (json) {
+        FILE *f = fopen(path, "r");
+        int c;
+        if (!f) {
+            fprintf(stderr, "ortqual merge: cannot read %s\n", path);
+            return OQ_EXIT_RUNTIME;
+        }
+        while ((c = fgetc(f)) != EOF) putchar(c);
+        fclose(f);
+    } else {
+        printf("merged %d shards of plan %.16s (%zu did not report)\n", (int)m->count, s->plan_hash, m->n_problems);
+        oq_cli_print_verdict_table(s, dir);
+    }
+    for (size_t i = 0; i < m->n_problems; i++)
+        fprintf(stderr, "ortqual merge: shard %d of %d %s: %s\n", (int)m->problems[i].index, (int)m->count,
+                oq_shard_state_name(m->problems[i].state), m->problems[i].detail);
+    return rc ? rc : s->exit_status;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    int json = 0, plots = 1, allow_skip = 0, first;
+    const char *junit = NULL;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("options:"),
+        OQ_OPT_FLAG("json", &json, "print the merged summary.json instead of the table"),
+        OQ_OPT_SET("no-plots", &plots, 0, "skip DIR/plots/"),
+        OQ_OPT_FLAG("allow-skip", &allow_skip,
+                    "a merge in which no configuration under test ran and was\n"
+                    "compared exits 0 (as validate --allow-skip)"),
+        OQ_OPT_STRING("junit", "FILE", &junit, "also write JUnit XML of the merged summary"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"merge", head, foot, opts, OQ_CLI_OPERANDS};
+    int rc = oq_cli_parse(&c, argc, argv, &first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (first != argc - 1) {
+        fprintf(stderr, "ortqual merge: want one directory (see 'ortqual merge --help')\n");
+        return OQ_EXIT_USAGE;
+    }
+    const char *dir = argv[first];
+    oq_validate_summary *s;
+    oq_err e = {0};
+    oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
+    if (st) {
+        fprintf(stderr, "ortqual merge: %s\n", e.msg);
+        return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
+                                                                                           : OQ_EXIT_RUNTIME;
+    }
+    rc = print(dir, s, json, oq_cli_write_reports("merge", dir, junit));
+    oq_validate_summary_free(s);
+    return rc;
+}

@@ -1,0 +1,245 @@
+/* ortqual slurm: prepare a validation matrix once, submit its shards as a SLURM job array
+ * and the merge after them. */
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ortqual/proc.h"
+#include "ortqual/slurm.h"
+#include "ortqual/validate.h"
+
+const char cmd_slurm_summary[] = "run a validation matrix as a SLURM job array of shards plus a merge job";
+
+static const char head[] =
+"usage: ortqual slurm --shards N --outdir DIR [options] -- validate|replay [their options]\n"
+"\n"
+"Prepares the matrix once, here (the batches are written to DIR and checked against the mask\n"
+"contract before any node is asked for; DIR/shards/plan.json records the plan), then writes\n"
+"DIR/slurm/shards.sbatch, a job array whose task I runs shard I (SLURM_ARRAY_TASK_ID -> --shard I/N),\n"
+"and DIR/slurm/merge.sbatch, which runs 'ortqual merge DIR' once every task has ended in any state\n"
+"(--dependency=afterany), and submits both. Prints the job ids. The verdict is DIR/summary.json;\n"
+"a shard that was killed or never ran is named there and fails it. DIR must be on a file system\n"
+"every node sees; the tasks start in this directory with this environment (--export=ALL).\n";
+
+static const char foot[] =
+"\n"
+"exit status: 0 submitted (or written), 2 usage or input error (nothing submitted), 3 sbatch failed.\n"
+"example:\n"
+"  ortqual slurm --shards 50 --partition gpu --gpus-per-task 1 --time 02:00:00 --outdir /scratch/m1 -- \\\n"
+"      validate --configs ref:encoder:fp64,cuda:attention24:fp16:flash --num-events 1000000 --batch-size 256\n"
+"  squeue -j <array>,<merge>      # then /scratch/m1/summary.json\n"
+"  sbatch --array=7 /scratch/m1/slurm/shards.sbatch && ortqual merge /scratch/m1   # rerun shard 7\n";
+
+struct slurm_args {
+    oq_slurm_job job;
+    const char *outdir;
+    oq_cli_list extra;
+    int no_submit, json;
+};
+
+static int set_by(const oq_opt *o, const char *arg)
+{
+    oq_slurm_job *j = o->ctx;
+    int by = oq_shard_by_parse(arg);
+    if (by < 0) {
+        fprintf(stderr, "ortqual slurm: --shard-by '%s': want batch or config\n", arg);
+        return -1;
+    }
+    j->by = (oq_shard_by)by;
+    return 0;
+}
+
+/* The command after "--": validate or replay, without the options slurm sets itself. */
+static int check_command(int argc, char **argv)
+{
+    static const char *const owned[] = {"--outdir", "--shard", "--prepare-shards", "--shard-by"};
+    if (argc < 1 || (strcmp(argv[0], "validate") && strcmp(argv[0], "replay"))) {
+        fprintf(stderr, "ortqual slurm: after '--' comes 'validate' or 'replay' and its options (see --help)\n");
+        return -1;
+    }
+    for (int i = 1; i < argc; i++)
+        for (size_t k = 0; k < sizeof owned / sizeof *owned; k++) {
+            size_t n = strlen(owned[k]);
+            if (!strncmp(argv[i], owned[k], n) && (argv[i][n] == 0 || argv[i][n] == '=')) {
+                fprintf(stderr, "ortqual slurm: %s belongs to slurm, not to %s (give --outdir, --shards, --shard-by "
+                                "before '--')\n", owned[k], argv[0]);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* An absolute path for `p` (made from the current directory; it may not exist yet). */
+static char *absolute(const char *p, const char *cwd)
+{
+    size_t n = strlen(cwd) + strlen(p) + 2;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s%s%s", *p == '/' ? "" : cwd, *p == '/' ? "" : "/", p);
+    return out;
+}
+
+/* The prepare step, as `ortqual <command> ... --outdir DIR --prepare-shards N --shard-by B` in a
+ * child: exactly what the shards will run, with their option parsing. Its errors and progress
+ * (stderr) are ours; its answer (stdout) says what to run by hand, which we do instead. */
+static int prepare(const struct slurm_args *a)
+{
+    const oq_slurm_job *j = &a->job;
+    char n[16];
+    snprintf(n, sizeof n, "%d", (int)j->shards);
+    const char *argv[256];
+    int k = 0;
+    argv[k++] = j->self_exe;
+    for (int i = 0; i < j->argc && k < 240; i++) argv[k++] = j->argv[i];
+    const char *tail[] = {"--outdir", j->outdir, "--prepare-shards", n, "--shard-by", oq_shard_by_name(j->by), NULL};
+    memcpy(argv + k, tail, sizeof tail);
+    fflush(stdout);
+    int saved = dup(1), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 1), close(null);
+    oq_proc_result r;
+    oq_err e = {0};
+    oq_status st = oq_proc_run((char *const *)argv, 0, 1024, 1, &r, &e);
+    if (saved >= 0) dup2(saved, 1), close(saved);
+    if (st) {
+        fprintf(stderr, "ortqual slurm: cannot run the prepare step: %s\n", e.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    int rc = r.signaled || r.timed_out ? OQ_EXIT_RUNTIME : r.exit_code;
+    char how[128];
+    if (rc) fprintf(stderr, "ortqual slurm: the prepare step ended with %s; nothing submitted\n", oq_proc_describe(&r, how, sizeof how));
+    oq_proc_result_clear(&r);
+    return rc;
+}
+
+static void print_json(const struct slurm_args *a, const oq_shard_plan *p, const oq_slurm_scripts *s,
+                       const oq_slurm_ids *ids)
+{
+    const oq_slurm_job *j = &a->job;
+    json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:{s:s, s:s}, s:s?, s:s?}", "outdir", j->outdir, "plan_hash", p->hash,
+                          "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "scripts", "shards", s->shards,
+                          "merge", s->merge, "array_job_id", ids ? ids->array : NULL, "merge_job_id",
+                          ids ? ids->merge : NULL);
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(o);
+}
+
+static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, const oq_slurm_ids *ids)
+{
+    const oq_slurm_job *j = &a->job;
+    oq_shard_plan p;
+    oq_err e = {0};
+    if (oq_shard_plan_read(j->outdir, &p, &e)) {
+        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    if (a->json) {
+        print_json(a, &p, s, ids);
+        oq_shard_plan_clear(&p);
+        return OQ_EXIT_OK;
+    }
+    printf("prepared: %zu batches in %d shards by %s, plan %.16s (%s/shards/plan.json)\n", p.n_batches,
+           (int)j->shards, oq_shard_by_name(j->by), p.hash, j->outdir);
+    if (!ids) {
+        printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n"
+               "  array=$(sbatch --parsable %s) && sbatch --dependency=afterany:$array %s\n",
+               s->shards, s->merge, s->shards, s->merge);
+    } else {
+        printf("scripts: %s, %s\n"
+               "submitted: array job %s (shards 0-%d, logs %s/slurm/shard-%s_<I>.out)\n"
+               "           merge job %s (after the array ends, log %s/slurm/merge-%s.out)\n"
+               "follow with: squeue -j %s,%s; the verdict: %s/summary.json\n",
+               s->shards, s->merge, ids->array, (int)j->shards - 1, j->outdir, ids->array, ids->merge, j->outdir,
+               ids->merge, ids->array, ids->merge, j->outdir);
+    }
+    oq_shard_plan_clear(&p);
+    return OQ_EXIT_OK;
+}
+
+static int run(struct slurm_args *a)
+{
+    int rc = prepare(a);
+    if (rc) return rc;
+    oq_slurm_scripts s;
+    oq_slurm_ids ids;
+    oq_err e = {0};
+    oq_status st = oq_slurm_write(&a->job, &s, &e);
+    if (!st && !a->no_submit) st = oq_slurm_submit(&a->job, &s, &ids, &e);
+    if (st) {
+        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+    }
+    return print_result(a, &s, a->no_submit ? NULL : &ids);
+}
+
+static int parse(struct slurm_args *a, int argc, char **argv, int *first)
+{
+    oq_slurm_job *j = &a->job;
+    const oq_opt opts[] = {
+        OQ_OPT_GROUP("the split:"),
+        OQ_OPT_NUMBER("shards", "N", &j->shards, 1, 100000, "shards (array tasks 0..N-1)"),
+        OQ_OPT_CALLBACK("shard-by", "batch|config", set_by, j,
+                        "split by batches (default; each batch's reference computed once)\n"
+                        "or by configurations (each task runs the reference and its share)"),
+        OQ_OPT_STRING("outdir", "DIR", &a->outdir, "the run's directory (not given to the command after --)"),
+        OQ_OPT_GROUP("sbatch options of the shard tasks (partition, account, qos: the merge too):"),
+        OQ_OPT_STRING("partition", "P", &j->partition, "partition"),
+        OQ_OPT_STRING("time", "T", &j->time, "time limit per task, e.g. 02:00:00"),
+        OQ_OPT_STRING("gpus-per-task", "G", &j->gpus_per_task, "GPUs per task"),
+        OQ_OPT_STRING("cpus-per-task", "C", &j->cpus_per_task, "CPUs per task"),
+        OQ_OPT_STRING("mem", "M", &j->mem, "memory per task, e.g. 8G"),
+        OQ_OPT_STRING("account", "A", &j->account, "account"),
+        OQ_OPT_STRING("qos", "Q", &j->qos, "quality of service"),
+        OQ_OPT_STRING("merge-partition", "P", &j->merge_partition, "the merge job's partition (default: --partition)"),
+        OQ_OPT_STRING("merge-mem", "M", &j->merge_mem,
+                      "the merge job's memory (it reads every shard's summary; see\ndocs/scale-out.md)"),
+        OQ_OPT_LIST("sbatch-arg", "ARG", &a->extra,
+                    "another sbatch option for both jobs, e.g. --sbatch-arg=--constraint=h200;\nrepeatable"),
+        OQ_OPT_STRING("job-name", "NAME", &j->job_name, "jobs NAME-shards and NAME-merge (ortqual)"),
+        OQ_OPT_STRING("sbatch", "PATH", &j->sbatch, "the sbatch program (default: sbatch in PATH)"),
+        OQ_OPT_GROUP("output:"),
+        OQ_OPT_FLAG("no-submit", &a->no_submit, "prepare and write the scripts, print how to submit them, submit nothing"),
+        OQ_OPT_FLAG("json", &a->json, "print {outdir, plan_hash, shards, shard_by, scripts, array_job_id,\nmerge_job_id}"),
+        OQ_OPT_END};
+    const oq_cli_command c = {"slurm", head, foot, opts, OQ_CLI_OPERANDS_LAST};
+    int rc = oq_cli_parse(&c, argc, argv, first);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (!j->shards || !a->outdir) {
+        fprintf(stderr, "ortqual slurm: --shards and --outdir are required (see 'ortqual slurm --help')\n");
+        return OQ_EXIT_USAGE;
+    }
+    if (*first < 2 || *first > argc || strcmp(argv[*first - 1], "--") != 0) {
+        fprintf(stderr, "ortqual slurm: want '-- validate|replay [options]' after the slurm options\n");
+        return OQ_EXIT_USAGE;
+    }
+    return check_command(argc - *first, argv + *first) ? OQ_EXIT_USAGE : -1;
+}
+
+int cmd_slurm(int argc, char **argv)
+{
+    static struct slurm_args a;
+    memset(&a, 0, sizeof a);
+    int first = argc;
+    int rc = parse(&a, argc, argv, &first);
+    if (rc >= 0) {
+        oq_cli_list_clear(&a.extra);
+        return rc;
+    }
+    char *cwd = getcwd(NULL, 0), *self = realpath("/proc/self/exe", NULL), *outdir = cwd ? absolute(a.outdir, cwd) : NULL;
+    a.job.outdir = outdir;
+    a.job.workdir = cwd;
+    a.job.self_exe = self;
+    a.job.argc = argc - first;
+    a.job.argv = (const char *const *)argv + first;
+    a.job.extra = a.extra.v;
+    a.job.n_extra = a.extra.n;
+    rc = cwd && self && outdir ? run(&a) : OQ_EXIT_RUNTIME;
+    free(cwd);
+    free(self);
+    free(outdir);
+    oq_cli_list_clear(&a.extra);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* How long a larger plan takes, modelled from the per-batch costs a smaller run measured
+ * (oq_validate_estimate in validate.h; the model is explained in docs/scale-out.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate/validate-impl.h"
+
+static double median_of(const oq_batch_result *b) { return b->timed && !isnan(b->median_s) ? b->median_s : 0; }
+
+/* The time batch b held the worker: the first call, then warm-up and timed calls at the
+ * median (warm-up and repeat as measured, or as asked for the larger plan). A batch without
+ * repeated calls (the reference runs once per batch by default) costs its one call. */
+static double batch_s(const oq_batch_result *b, const oq_estimate_opts *o)
+{
+    double w = o->warmup >= 0 ? o->warmup : b->warmup;
+    double r = o->repeat >= 0 ? o->repeat : b->repeat;
+    return b->first_call_s + (w + r) * median_of(b);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One configuration: what one task pays once (process, runtime, session, the first batch's
+ * warm-up beyond a typical first call) and what all its batches cost after that (divided by
+ * the events by the caller). 0 when it timed no batch (skipped, not run). */
+static int measure(const oq_config_result *c, const oq_estimate_opts *o, oq_estimate_config *out, oq_err *err)
+{
+    size_t n = c->n_batches;
+    if (!n || !c->batches[0].timed) return 0;
+    double sum = 0, *firsts = calloc(n, sizeof *firsts);
+    if (!firsts) {
+        oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sum += batch_s(&c->batches[i], o);
+        firsts[i] = c->batches[i].first_call_s;
+    }
+    qsort(firsts + 1, n - 1, sizeof *firsts, cmp_double);
+    double cold = n > 1 ? fmax(0, firsts[0] - firsts[1 + (n - 1) / 2]) : 0;
+    free(firsts);
+    double batches_s = sum + c->cost.compare_s + c->cost.io_s - cold;
+    snprintf(out->name, sizeof out->name, "%s", c->config.name);
+    out->per_event_s = batches_s;
+    out->fixed_s = fmax(0, c->worker.seconds - batches_s);
+    return 1;
+}
+
+static double measured_events(const oq_validate_summary *s)
+{
+    double e = 0;
+    for (size_t i = 0; i < s->n_batches; i++) e += (double)s->batches[i].batch_size;
+    return e;
+}
+
+static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
+{
+    out->configs = calloc(s->n_configs + 1, sizeof *out->configs);
+    if (!out->configs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    double events = measured_events(s);
+    for (size_t i = 0; i < s->n_configs; i++) {
+        const char *name = s->configs[i].config.name;
+        if (i && o->only && strncmp(name, o->only, strlen(o->only)) != 0) continue;
+        int got = measure(&s->configs[i], o, &out->configs[out->n_configs], err);
+        if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
+        if (!got) {
+            if (i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
+            continue;
+        }
+        out->configs[out->n_configs++].per_event_s /= events;
+    }
+    if (out->n_configs < 2)
+        return oq_err_set(err, OQ_ERR_FORMAT, "no timed configuration besides the reference%s%s", o->only ? " matches " : "",
+                          o->only ? o->only : "");
+    out->measured_events = (int64_t)events;
+    return OQ_OK;
+}
+
+/* K configurations: the reference as measured, the K-1 others like the mean of those measured. */
+static void model(const oq_estimate_opts *o, oq_estimate *e)
+{
+    size_t m = e->n_configs - 1;
+    double fixed = 0, per_event = 0;
+    for (size_t i = 1; i <= m; i++) fixed += e->configs[i].fixed_s, per_event += e->configs[i].per_event_s;
+    int32_t k = o->configs > 0 ? o->configs : (int32_t)e->n_configs;
+    double others = (double)(k - 1) / (double)m;
+    e->n_total_configs = k;
+    e->shards = o->shards > 0 ? o->shards : o->workers;
+    e->waves = (e->shards + o->workers - 1) / o->workers;
+    e->events_per_shard = (o->events + e->shards - 1) / e->shards;
+    e->shard_fixed_s = e->configs[0].fixed_s + others * fixed;
+    e->shard_events_s = (double)e->events_per_shard * (e->configs[0].per_event_s + others * per_event);
+    e->shard_s = e->shard_fixed_s + e->shard_events_s;
+    e->wall_s = e->waves * e->shard_s;
+    e->worker_hours = e->shards * e->shard_s / 3600.0;
+}
+
+oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,
+                               oq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (o->events < 1 || o->workers < 1 || o->configs < 0 || o->configs == 1 || o->shards < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want events >= 1, workers >= 1, configurations >= 2");
+    if (!measured->n_configs)
+        return oq_err_set(err, OQ_ERR_FORMAT, "the summary has no configurations (a prepared plan ran nothing)");
+    oq_status st = configs(measured, o, out, err);
+    if (st) oq_estimate_clear(out);
+    else model(o, out);
+    return st;
+}
+
+void oq_estimate_clear(oq_estimate *e)
+{
+    free(e->configs);
+    memset(e, 0, sizeof *e);
+}

@@ -1,0 +1,488 @@
+/* The shards of one plan merged into one summary (ortqual/shard.h). The shards' summaries are
+ * read back into typed summaries and merged field by field: per-batch figures are moved over
+ * as the shards measured them, verdicts combine as one unsharded run would have set them, and
+ * the result is written by the same writer as any summary.json, so a merged summary cannot
+ * drift from an unsharded one. A shard that did not report makes the verdict fail. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "validate/validate-impl.h"
+
+typedef struct merge_ctx {
+    const char *outdir;
+    oq_shard_plan plan;          /* shards/plan.json */
+    oq_validate_summary **shard; /* N summaries; NULL for a shard that did not report */
+    oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
+    oq_validate_summary *s;      /* the merged summary */
+} merge_ctx;
+
+/* One shard's result for a configuration. */
+typedef struct entry {
+    int32_t shard;
+    oq_config_result *r;
+} entry;
+
+static oq_shard_part part_of(const merge_ctx *m, int32_t i)
+{
+    return oq_shard_part_of(m->plan.count, m->plan.by, m->plan.n_batches, m->plan.n_configs, i);
+}
+
+static oq_status nomem(oq_err *err) { return oq_err_set(err, OQ_ERR_NOMEM, "out of memory merging shards"); }
+
+/* ---- the shards that reported, and why the others did not ------------------------------ */
+
+/* " (SLURM task 12_3, log D/slurm/shard-12_3.out)" when `ortqual slurm` submitted the shards. */
+static void slurm_hint(const merge_ctx *m, int32_t i, char *buf, size_t n)
+{
+    char log[4200];
+    buf[0] = 0;
+    if (!*m->jobs.array) return;
+    oq_slurm_shard_log(m->outdir, m->jobs.array, i, log, sizeof log);
+    snprintf(buf, n, " (SLURM task %s_%d, log %s)", m->jobs.array, (int)i, log);
+}
+
+static oq_status add_problem(merge_ctx *m, int32_t i, oq_shard_state state, oq_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static oq_status add_problem(merge_ctx *m, int32_t i, oq_shard_state state, oq_err *err, const char *fmt, ...)
+{
+    oq_shard_problem *p = OQ_PUSH(m->s->merged.problems, m->s->merged.n_problems);
+    if (!p) return nomem(err); /* a problem never goes unreported */
+    p->index = i;
+    p->state = state;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->detail, sizeof p->detail, fmt, ap);
+    va_end(ap);
+    return OQ_OK;
+}
+
+/* Why shard i has no summary: never started, stopped with an error record, or started and
+ * ended without a word (killed, timed out, crashed). */
+static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
+{
+    char path[4200], hint[4400], msg[OQ_ERR_MSG_MAX];
+    slurm_hint(m, i, hint, sizeof hint);
+    snprintf(path, sizeof path, "%s/error.json", dir);
+    if (access(path, F_OK) == 0 && oq_error_record_read(path, msg, sizeof msg, NULL) == OQ_OK)
+        return add_problem(m, i, OQ_SHARD_FAILED, err, "stopped before running: %s%s", msg, hint);
+    snprintf(path, sizeof path, "%s/started.json", dir);
+    oq_shard_info started;
+    if (access(path, F_OK) == 0 && oq_shard_info_read(path, &started, NULL) == OQ_OK) {
+        oq_status st = add_problem(m, i, OQ_SHARD_UNFINISHED, err,
+                                   "started on %s at %s (pid %lld) and wrote no summary: killed, timed out or "
+                                   "crashed%s", started.host, started.start, (long long)started.pid, hint);
+        oq_shard_info_clear(&started);
+        return st;
+    }
+    if (access(dir, F_OK) == 0)
+        return add_problem(m, i, OQ_SHARD_UNFINISHED, err, "%s exists but holds no record: it stopped while starting%s",
+                           dir, hint);
+    return add_problem(m, i, OQ_SHARD_MISSING, err, "never started: no %s%s", dir, hint);
+}
+
+/* A summary from another plan or another split is refused: merging it would mix results. */
+static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_summary *s, const char *path,
+                             oq_err *err)
+{
+    if (strcmp(m->plan.hash, s->plan_hash) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "shard %d (%s) ran plan %.16s, not the prepared plan %.16s: refusing "
+                                              "to merge shards of different plans", (int)i, path, s->plan_hash,
+                          m->plan.hash);
+    if (s->shard.index != i || s->shard.count != m->plan.count || s->shard.by != m->plan.by)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: shard %d of %d by %s, expected shard %d of %d by %s", path,
+                          (int)s->shard.index, (int)s->shard.count, oq_shard_by_name(s->shard.by), (int)i,
+                          (int)m->plan.count, oq_shard_by_name(m->plan.by));
+    oq_shard_part part = part_of(m, i);
+    size_t want = 1 + part.config_hi - part.config_lo;
+    if (s->n_configs != want)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %zu configurations, but shard %d of the plan runs %zu", path,
+                          s->n_configs, (int)i, want);
+    return OQ_OK;
+}
+
+static oq_status read_shards(merge_ctx *m, oq_err *err)
+{
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        char dir[4096], path[4200];
+        snprintf(dir, sizeof dir, "%s/shards/%d", m->outdir, (int)i);
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read(path, &m->shard[i], err)
+                                                : diagnose(m, i, dir, err);
+        if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+/* ---- one configuration from its shards ---------------------------------------------- */
+
+/* The results of configuration k from the shards that ran it and reported; *incomplete when
+ * a shard that ran part of it did not report. */
+static size_t entries_of(const merge_ctx *m, size_t k, entry *out, int *incomplete)
+{
+    size_t n = 0;
+    *incomplete = 0;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        oq_shard_part part = part_of(m, i);
+        long pos = oq_shard_part_config(&part, k);
+        if (pos < 0) continue;
+        if (m->shard[i]) out[n++] = (entry){i, &m->shard[i]->configs[pos]};
+        /* by configuration every shard ran the reference on every batch: one report is whole */
+        else *incomplete |= k > 0 || m->plan.by == OQ_SHARD_BY_BATCH;
+    }
+    return n;
+}
+
+static int copy_strv(char ***dst, size_t *n, char *const *src, size_t n_src, int unique)
+{
+    for (size_t i = 0; i < n_src; i++) {
+        int seen = 0;
+        for (size_t j = 0; unique && j < *n; j++) seen |= !strcmp((*dst)[j], src[i]);
+        if (!seen && oq_strv_push(dst, n, src[i])) return 0;
+    }
+    return 1;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    int64_t x = ((const oq_batch_result *)a)->index, y = ((const oq_batch_result *)b)->index;
+    return (x > y) - (x < y);
+}
+
+/* Batches by index, the first seen kept (by configuration every shard ran the reference on
+ * every batch; by batch the ranges do not overlap). Moved: `from` keeps what was not taken. */
+static int merge_batches(oq_config_result *into, oq_config_result *from)
+{
+    for (size_t i = 0; i < from->n_batches; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < into->n_batches; j++) seen |= into->batches[j].index == from->batches[i].index;
+        if (seen) continue;
+        oq_batch_result *b = OQ_PUSH(into->batches, into->n_batches);
+        if (!b) return 0;
+        *b = from->batches[i];
+        memset(&from->batches[i], 0, sizeof from->batches[i]);
+    }
+    qsort(into->batches, into->n_batches, sizeof *into->batches, by_index);
+    return 1;
+}
+
+/* Every routing line and every failure, as one run would list them (shard order is batch
+ * order), and so the count of failures on MATH adds up; advice is per node: once. */
+static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
+{
+    if (!f->recorded) return 1;
+    if (!d->recorded) {
+        oq_dispatch_result t = *d;
+        *d = *f;
+        *f = t;
+        return 1;
+    }
+    for (size_t i = 0; i < f->log.n_records; i++) {
+        oq_dispatch_record *r = OQ_PUSH(d->log.records, d->log.n_records);
+        if (!r) return 0;
+        *r = f->log.records[i];
+        memset(&f->log.records[i], 0, sizeof f->log.records[i]);
+    }
+    if (f->checked) {
+        d->passed = d->checked ? d->passed && f->passed : f->passed;
+        d->checked = 1;
+    }
+    d->n_math_failures += f->n_math_failures;
+    return copy_strv(&d->failures, &d->n_failures, f->failures, f->n_failures, 0) &&
+           copy_strv(&d->advice, &d->n_advice, f->advice, f->n_advice, 1);
+}
+
+/* The items of `into` (nodes, execution providers) matched by `key` with those of `from` get
+ * their runs and time added. */
+#define ADD_RUNS(into, n_into, from, n_from, key)                                  \
+    for (size_t i_ = 0; i_ < (n_from); i_++)                                       \
+        for (size_t j_ = 0; j_ < (n_into); j_++)                                   \
+            if (!strcmp((into)[j_].key, (from)[i_].key)) {                         \
+                (into)[j_].runs += (from)[i_].runs;                                \
+                (into)[j_].us += (from)[i_].us;                                    \
+                break;                                                             \
+            }
+
+/* Runs and time per node and per execution provider add up; a failure anywhere fails. */
+static int merge_placement(oq_placement_result *p, oq_placement_result *f)
+{
+    if (!f->recorded) return 1;
+    if (!p->recorded) {
+        oq_placement_result t = *p;
+        *p = *f;
+        *f = t;
+        return 1;
+    }
+    if (f->error && !p->error) {
+        p->error = f->error;
+        f->error = NULL;
+    }
+    oq_placement *to = p->placement, *from = f->placement;
+    if (to && from) {
+        ADD_RUNS(to->nodes, to->n_nodes, from->nodes, from->n_nodes, name);
+        ADD_RUNS(to->eps, to->n_eps, from->eps, from->n_eps, ep);
+    }
+    p->report.passed = p->report.passed && f->report.passed;
+    return copy_strv(&p->report.failures, &p->report.n_failures, f->report.failures, f->report.n_failures, 1) &&
+           copy_strv(&p->report.notes, &p->report.n_notes, f->report.notes, f->report.n_notes, 1) &&
+           copy_strv(&p->witness_errors, &p->n_witness_errors, f->witness_errors, f->n_witness_errors, 1);
+}
+
+static int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Times add up; memory is the largest any shard saw. A worker that did not exit cleanly is
+ * the one named. */
+static void merge_costs(oq_config_result *into, oq_config_result *from)
+{
+    oq_worker_cost *c = &into->cost;
+    const oq_worker_cost *f = &from->cost;
+    if (f->recorded && !c->recorded) *c = *f;
+    else if (f->recorded) {
+        c->session_s += f->session_s;
+        c->run_s += f->run_s;
+        c->compare_s += f->compare_s;
+        c->io_s += f->io_s;
+        c->rss_after_session_bytes = max_i64(c->rss_after_session_bytes, f->rss_after_session_bytes);
+        c->rss_after_first_run_bytes = max_i64(c->rss_after_first_run_bytes, f->rss_after_first_run_bytes);
+        c->rss_start_bytes = max_i64(c->rss_start_bytes, f->rss_start_bytes);
+        c->vmhwm_bytes = max_i64(c->vmhwm_bytes, f->vmhwm_bytes);
+        c->max_batch_bytes = max_i64(c->max_batch_bytes, f->max_batch_bytes);
+    }
+    oq_worker_run *w = &into->worker, *fw = &from->worker;
+    if (!fw->ran) return;
+    double seconds = w->ran ? w->seconds + fw->seconds : fw->seconds;
+    if (!w->ran || (!strcmp(w->ended, "exit 0") && strcmp(fw->ended, "exit 0") != 0)) {
+        oq_worker_run t = *w;
+        *w = *fw;
+        *fw = t;
+    }
+    w->seconds = seconds;
+}
+
+/* As one run would have ended: a failure fails, then not-run, then all skipped or all
+ * passed; passed on some shards and skipped on others is an incomplete matrix: failed. */
+static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
+{
+    static const oq_verdict order[] = {OQ_VERDICT_FAILED, OQ_VERDICT_NOT_RUN};
+    const oq_config_result *why = e[0].r;
+    int found = 0;
+    *reason = NULL;
+    *v = why->status;
+    for (size_t o = 0; o < 2 && !found; o++)
+        for (size_t i = 0; i < n && !found; i++)
+            if ((found = e[i].r->status == order[o])) {
+                *v = order[o];
+                why = e[i].r;
+            }
+    for (size_t i = 1; !found && i < n; i++)
+        if (e[i].r->status != e[0].r->status) {
+            *v = OQ_VERDICT_FAILED;
+            if (asprintf(reason, "%s on shard %d (%s) but %s on shard %d: the matrix is incomplete",
+                         oq_verdict_name(e[i].r->status), (int)e[i].shard, e[i].r->reason ? e[i].r->reason : "",
+                         oq_verdict_name(e[0].r->status), (int)e[0].shard) < 0)
+                *reason = NULL;
+            return *reason != NULL;
+        }
+    return !why->reason || (*reason = strdup(why->reason)) != NULL;
+}
+
+/* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
+static oq_status merge_config(entry *e, size_t n, oq_config_result *out, oq_err *err)
+{
+    oq_verdict v;
+    char *reason = NULL;
+    oq_config_shard *per = calloc(n, sizeof *per);
+    if (!per || !merged_status(e, n, &v, &reason)) {
+        free(per);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < n; i++)
+        per[i] = (oq_config_shard){e[i].shard, e[i].r->status, e[i].r->worker.ran, e[i].r->worker.seconds,
+                                   e[i].r->session_tried, e[i].r->session_create_s};
+    *out = *e[0].r;
+    memset(e[0].r, 0, sizeof *e[0].r);
+    int ok = 1;
+    for (size_t i = 1; ok && i < n; i++) {
+        oq_config_result *f = e[i].r;
+        ok = merge_batches(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
+             merge_placement(&out->placement, &f->placement);
+        merge_costs(out, f);
+        if (f->teeth.ran && !f->teeth.proved && (!out->teeth.ran || out->teeth.proved)) {
+            oq_teeth_result t = out->teeth;
+            out->teeth = f->teeth;
+            f->teeth = t;
+        }
+        out->required |= f->required;
+    }
+    out->status = v;
+    free(out->reason);
+    out->reason = reason;
+    out->shards = per;
+    out->n_shards = n;
+    return ok ? OQ_OK : nomem(err);
+}
+
+/* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
+static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
+{
+    char who[256] = "";
+    const oq_merge_info *mi = &m->s->merged;
+    for (size_t p = 0; p < mi->n_problems; p++) {
+        oq_shard_part part = part_of(m, mi->problems[p].index);
+        if (oq_shard_part_config(&part, k) < 0) continue;
+        size_t used = strlen(who);
+        snprintf(who + used, sizeof who - used, "%s%d (%s)", used ? ", " : "", (int)mi->problems[p].index,
+                 oq_shard_state_name(mi->problems[p].state));
+    }
+    r->status = OQ_VERDICT_FAILED;
+    oq_result_reason(r, "incomplete: shard %s did not report", who);
+}
+
+/* What an unsharded run records for a configuration it never started. */
+static void not_run(oq_config_result *r)
+{
+    oq_config c = r->config;
+    int is_reference = r->is_reference;
+    oq_config_result_clear(r);
+    r->config = c;
+    r->is_reference = is_reference;
+    r->status = OQ_VERDICT_NOT_RUN;
+    oq_result_reason(r, "the reference did not run");
+}
+
+static oq_status merge_configs(merge_ctx *m, oq_err *err)
+{
+    oq_validate_summary *s = m->s;
+    entry *e = calloc((size_t)m->plan.count, sizeof *e);
+    s->configs = calloc(m->plan.n_configs, sizeof *s->configs);
+    if (!e || !s->configs) {
+        free(e);
+        return nomem(err);
+    }
+    int ref_ok = 1;
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < m->plan.n_configs; k++) {
+        int incomplete;
+        size_t n = entries_of(m, k, e, &incomplete);
+        oq_config_result *r = &s->configs[s->n_configs++];
+        if (n) {
+            st = merge_config(e, n, r, err);
+        } else {
+            if (oq_config_parse(m->plan.configs[k], &r->config, NULL))
+                snprintf(r->config.name, sizeof r->config.name, "%s", m->plan.configs[k]);
+            r->is_reference = k == 0;
+            r->status = OQ_VERDICT_FAILED;
+        }
+        /* judged on what the shards reported: a missing shard is reported as such, not as a
+         * reference that did not pass */
+        if (k == 0) ref_ok = n && r->status == OQ_VERDICT_PASSED;
+        if (k > 0 && !ref_ok) not_run(r);
+        else if (incomplete) mark_incomplete(m, r, k);
+    }
+    free(e);
+    return st;
+}
+
+/* ---- the merged summary -------------------------------------------------------------- */
+
+static oq_status merge_block(merge_ctx *m, oq_err *err)
+{
+    oq_merge_info *mi = &m->s->merged;
+    mi->count = m->plan.count;
+    mi->by = m->plan.by;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        const oq_validate_summary *sh = m->shard[i];
+        if (!sh) continue;
+        oq_shard_report *r = OQ_PUSH(mi->reported, mi->n_reported);
+        if (!r) return nomem(err);
+        r->index = i;
+        snprintf(r->host, sizeof r->host, "%s", sh->shard.host);
+        snprintf(r->start, sizeof r->start, "%s", sh->start);
+        snprintf(r->end, sizeof r->end, "%s", sh->end);
+        r->verdict = sh->verdict;
+        r->slurm = sh->shard.slurm;
+    }
+    oq_iso_time(mi->time, sizeof mi->time);
+    gethostname(mi->host, sizeof mi->host - 1);
+    return OQ_OK;
+}
+
+/* The span of the shards that reported (ISO-8601 sorts as text), their first evidence and model
+ * inputs, the plan's identity and batches. */
+static oq_status frame(merge_ctx *m, oq_err *err)
+{
+    oq_validate_summary *s = m->s;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        const oq_validate_summary *sh = m->shard[i];
+        if (!sh) continue;
+        if (!*s->start || strcmp(sh->start, s->start) < 0) snprintf(s->start, sizeof s->start, "%s", sh->start);
+        if (strcmp(sh->end, s->end) > 0) snprintf(s->end, sizeof s->end, "%s", sh->end);
+        if (!s->evidence_json && sh->evidence_json && !(s->evidence_json = strdup(sh->evidence_json)))
+            return nomem(err);
+        if (s->n_input_names || !sh->n_input_names) continue;
+        for (size_t k = 0; k < sh->n_input_names; k++)
+            if (oq_strv_push(&s->input_names, &s->n_input_names, sh->input_names[k])) return nomem(err);
+        if (sh->mask_input && !(s->mask_input = strdup(sh->mask_input))) return nomem(err);
+    }
+    memcpy(s->plan_hash, m->plan.hash, sizeof s->plan_hash);
+    s->plan_description = m->plan.description;
+    s->batches = m->plan.batches;
+    s->n_batches = m->plan.n_batches;
+    m->plan.description = NULL;
+    m->plan.batches = NULL;
+    m->plan.n_batches = 0;
+    return OQ_OK;
+}
+
+/* The verdict one unsharded run would give; a shard that did not report fails it. */
+static void judge(oq_validate_summary *s, int allow_skip)
+{
+    oq_validate_judge(s, allow_skip);
+    const oq_merge_info *mi = &s->merged;
+    if (!mi->n_problems || s->verdict == OQ_RUN_FAILED) return;
+    s->verdict = OQ_RUN_FAILED;
+    s->exit_status = 1;
+    free(s->verdict_reason);
+    if (asprintf(&s->verdict_reason, "shard %d of %d %s: %s", (int)mi->problems[0].index, (int)mi->count,
+                 oq_shard_state_name(mi->problems[0].state), mi->problems[0].detail) < 0)
+        s->verdict_reason = NULL;
+}
+
+static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/validate.csv", m->outdir);
+    oq_status st = oq_validate_write_csv(path, m->s, err);
+    if (!st && plots) oq_validate_plots(m->outdir, m->s);
+    snprintf(path, sizeof path, "%s/summary.json", m->outdir);
+    return st ? st : oq_summary_write(m->s, path, err);
+}
+
+oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,
+                            oq_err *err)
+{
+    *summary = NULL;
+    merge_ctx m = {.outdir = outdir};
+    oq_status st = oq_shard_plan_read(outdir, &m.plan, err);
+    if (st) return st;
+    oq_slurm_jobs_read(outdir, &m.jobs, NULL); /* absent when the shards ran without `ortqual slurm` */
+    m.shard = calloc((size_t)m.plan.count, sizeof *m.shard);
+    m.s = calloc(1, sizeof *m.s);
+    st = m.shard && m.s ? read_shards(&m, err) : nomem(err);
+    if (!st) st = merge_block(&m, err);
+    if (!st) st = merge_configs(&m, err);
+    if (!st) st = frame(&m, err);
+    if (!st) {
+        judge(m.s, allow_skip);
+        st = write_merged(&m, plots, err);
+    }
+    for (int32_t i = 0; m.shard && i < m.plan.count; i++) oq_validate_summary_free(m.shard[i]);
+    free(m.shard);
+    oq_shard_plan_clear(&m.plan);
+    if (st) oq_validate_summary_free(m.s);
+    else *summary = m.s;
+    return st;
+}

@@ -1,0 +1,200 @@
+/* Plans and shards: what names a validation plan, how it is split, and what a shard checks
+ * before it runs its part (ortqual/shard.h). The JSON of plan.json and started.json is
+ * written and read in json.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ortqual/fileio.h"
+#include "validate/validate-impl.h"
+
+const char *oq_shard_state_name(oq_shard_state s)
+{
+    static const char *const names[] = {"missing", "unfinished", "failed"};
+    OQ_ASSERT((unsigned)s < sizeof names / sizeof *names);
+    return names[s];
+}
+
+oq_shard_part oq_shard_part_of(int32_t count, oq_shard_by by, size_t n_batches, size_t n_configs, int32_t i)
+{
+    oq_shard_part p = {0, n_batches, 1, n_configs};
+    if (by == OQ_SHARD_BY_CONFIG) {
+        oq_shard_range(count, i, n_configs ? n_configs - 1 : 0, &p.config_lo, &p.config_hi);
+        p.config_lo++;
+        p.config_hi++;
+    } else {
+        oq_shard_range(count, i, n_batches, &p.batch_lo, &p.batch_hi);
+    }
+    return p;
+}
+
+long oq_shard_part_config(const oq_shard_part *p, size_t k)
+{
+    if (k == 0) return 0;
+    return k >= p->config_lo && k < p->config_hi ? (long)(k - p->config_lo + 1) : -1;
+}
+
+int oq_shard_is_run(const oq_validate_opts *o) { return o->shard.count > 0 && !o->shard.prepare; }
+
+const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n)
+{
+    if (!oq_shard_is_run(o)) return o;
+    *copy = *o;
+    snprintf(dir, n, "%s/shards/%d", o->outdir, (int)o->shard.index);
+    copy->outdir = dir;
+    copy->plots = 0; /* drawn once, by the merge */
+    return copy;
+}
+
+/* ---- the plan's identity ------------------------------------------------------------- */
+
+/* The SHA-256 of every configuration's model file (each distinct file read once). */
+static oq_status model_hashes(const oq_validate_plan *plans, size_t n, char (*sha)[65], oq_err *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (!plans[k].model) continue;
+        size_t i = 0;
+        while (i < k && !(plans[i].model && !strcmp(plans[i].model, plans[k].model))) i++;
+        if (i < k) memcpy(sha[k], sha[i], sizeof sha[k]);
+        else if (oq_sha256_file(plans[k].model, sha[k], err)) return oq_err_prefix(err, "config %s: ", plans[k].config.name);
+    }
+    return OQ_OK;
+}
+
+oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_batch_info *all,
+                           size_t n_all, const char *weights_path, oq_validate_summary *s, oq_err *err)
+{
+    char(*model_sha)[65] = calloc(o->n_configs ? o->n_configs : 1, sizeof *model_sha);
+    char weights_sha[65] = "";
+    if (!model_sha) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = weights_path ? oq_sha256_file(weights_path, weights_sha, err) : OQ_OK;
+    if (!st) st = model_hashes(plans, o->n_configs, model_sha, err);
+    if (!st && !(s->plan_description = oq_plan_description(o, plans, model_sha, weights_sha, all, n_all)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) {
+        oq_sha256 h;
+        oq_sha256_init(&h);
+        oq_sha256_update(&h, s->plan_description, strlen(s->plan_description));
+        oq_sha256_hex(&h, s->plan_hash);
+    }
+    free(model_sha);
+    return st;
+}
+
+oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *root,
+                                  oq_err *err)
+{
+    if (!strcmp(plan->hash, s->plan_hash)) return OQ_OK;
+    char diff[512];
+    oq_plan_difference(plan->description, s->plan_description, diff, sizeof diff);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "this shard's options make another plan than %s/shards/plan.json (they differ in: %s); "
+                      "run every shard with the options the shards were prepared with",
+                      root, *diff ? diff : "?");
+}
+
+/* ---- step 1: the prepared plan ----------------------------------------------------- */
+
+static void plan_path(const char *root, char *buf, size_t n) { snprintf(buf, n, "%s/shards/plan.json", root); }
+
+oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->shard.prepare) return OQ_OK;
+    char path[4096];
+    plan_path(o->outdir, path, sizeof path);
+    if (access(path, F_OK) == 0 && !o->overwrite)
+        return oq_err_set(err, OQ_ERR_IO, "%s exists: these shards were prepared already (use --force to prepare "
+                                          "them again, which removes their results, or another --outdir)", path);
+    if (!o->overwrite) return OQ_OK;
+    /* --force: an earlier plan's shard results and merged summary must not outlive it */
+    snprintf(path, sizeof path, "%s/shards", o->outdir);
+    oq_remove_tree(path);
+    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
+    unlink(path);
+    return OQ_OK;
+}
+
+oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_err *err)
+{
+    size_t n = (size_t)o->shard.count, others = o->n_configs ? o->n_configs - 1 : 0;
+    if (o->shard.by == OQ_SHARD_BY_BATCH && n > n_batches)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%zu shards by batch, but the plan has %zu batches", n, n_batches);
+    if (o->shard.by == OQ_SHARD_BY_CONFIG && n > others)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%zu shards by configuration, but the plan has %zu configurations besides the reference", n,
+                          others);
+    return OQ_OK;
+}
+
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, oq_err *err)
+{
+    char **names = calloc(o->n_configs ? o->n_configs : 1, sizeof *names);
+    if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < o->n_configs; k++) names[k] = (char *)o->configs[k].name;
+    /* borrowed from o and s: written, never released */
+    oq_shard_plan p = {.description = s->plan_description, .count = o->shard.count, .by = o->shard.by,
+                       .n_configs = o->n_configs, .configs = names, .n_batches = s->n_batches,
+                       .batches = s->batches};
+    memcpy(p.hash, s->plan_hash, sizeof p.hash);
+    oq_iso_time(p.prepared, sizeof p.prepared);
+    gethostname(p.host, sizeof p.host - 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/shards", o->outdir);
+    oq_status st = oq_mkdirs(path, err);
+    plan_path(o->outdir, path, sizeof path);
+    if (!st) st = oq_shard_plan_write(&p, path, err);
+    free(names);
+    return st;
+}
+
+/* ---- step 2: one shard -------------------------------------------------------------- */
+
+oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
+                        oq_err *err)
+{
+    oq_status st = oq_shard_plan_read(root, plan, err);
+    if (st) return st;
+    if (plan->count != o->shard.count || plan->by != o->shard.by)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s/shards/plan.json was prepared for %d shards by %s, not %d by %s",
+                          root, (int)plan->count, oq_shard_by_name(plan->by), (int)o->shard.count,
+                          oq_shard_by_name(o->shard.by));
+    oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
+    for (size_t i = part.batch_lo; i < part.batch_hi; i++) {
+        const oq_batch_info *b = &plan->batches[i];
+        char hex[65];
+        if (oq_sha256_file(b->inputs, hex, err)) return oq_err_prefix(err, "shard %d: ", (int)o->shard.index);
+        if (strcmp(hex, b->sha256) != 0)
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: SHA-256 %.12s... is not the prepared %.12s... (changed since "
+                                                  "the shards were prepared)", b->inputs, hex, b->sha256);
+        oq_batch_info *mine = OQ_PUSH(s->batches, s->n_batches);
+        if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if ((st = oq_batch_info_copy(mine, b, err))) return st;
+    }
+    return OQ_OK;
+}
+
+/* Who runs this shard, where and since when: also what a merge reports when it never ends. */
+oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err)
+{
+    oq_shard_info *i = &s->shard;
+    i->index = o->shard.index;
+    i->count = o->shard.count;
+    i->by = o->shard.by;
+    oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
+    int ok = 1;
+    for (size_t b = 0; ok && b < s->n_batches; b++) {
+        int64_t *v = OQ_PUSH(i->batches, i->n_batches);
+        if ((ok = v != NULL)) *v = s->batches[b].index;
+    }
+    for (size_t k = 0; ok && k < o->n_configs; k++)
+        if (oq_shard_part_config(&part, k) >= 0) ok = !oq_strv_push(&i->configs, &i->n_configs, o->configs[k].name);
+    if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    gethostname(i->host, sizeof i->host - 1);
+    oq_iso_time(i->start, sizeof i->start);
+    i->pid = (int64_t)getpid();
+    oq_slurm_task_current(&i->slurm);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/started.json", o->outdir);
+    return oq_shard_info_write(i, path, err);
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Sharded validation without a scheduler: prepare once, run the shards, merge; the merge must
+# equal the unsharded run field by field (except timings and hosts), and every way a shard can
+# go missing, fail, be killed or belong to another plan must be named and fail the merge.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+json() { $PY -c "import json,os,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+same() { $PY "$OQ_SOURCE_DIR/tests/e2e/lib/same_summary.py" "$1" "$2"; }
+V=(validate --num-events 7 --batch-size 2 --repeat 1
+   --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp32)
+
+# 1. the unsharded run, and the same plan in 3 shards by batch (batches 0|1|2,3)
+must 0 "verdict: PASSED" "$T/u.log" $ORTQUAL "${V[@]}" --outdir "$T/U"
+must 0 "prepared 3 shards by batch" "$T/p.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 3
+[ ! -e "$T/P/summary.json" ] && [ ! -e "$T/P/shards/0" ] || fail "prepare ran something: $(ls "$T/P" "$T/P/shards")"
+cmp -s "$T/U/inputs_002.npz" "$T/P/inputs_002.npz" || fail "the same batch written twice differs (npz not reproducible)"
+for i in 0 1 2; do
+    must 0 "shard $i of 3 done" "$T/p$i.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard $i/3
+done
+[ "$(json "$T/P/shards/2/summary.json" '(d["shard"]["index"], d["shard"]["batches"], d["plan"]["hash"] == json.load(open(sys.argv[1].replace("shards/2/summary.json", "shards/plan.json")))["plan"]["hash"])')" = "(2, [2, 3], True)" ] ||
+    fail "shard 2 does not describe itself: $(json "$T/P/shards/2/summary.json" 'd["shard"]')"
+must 0 "merged 3 shards .*0 did not report" "$T/pm.log" $ORTQUAL merge "$T/P"
+same "$T/U/summary.json" "$T/P/summary.json" || fail "merge of 3 shards by batch differs from the unsharded run"
+[ "$(json "$T/P/summary.json" '(d["plan"]["hash"] == json.load(open(sys.argv[1].replace("/P/", "/U/")))["plan"]["hash"], len(d["shards"]["reported"]), len(d["plots"]) == len(json.load(open(sys.argv[1].replace("/P/", "/U/")))["plots"]) > 0, os.path.exists(sys.argv[1].replace("summary.json", "report.html")))')" = "(True, 3, True, True)" ] ||
+    fail "merged summary: plan hash, shards or plots: $(json "$T/P/summary.json" 'd["shards"]')"
+[ "$(wc -l <"$T/P/validate.csv")" = "$(wc -l <"$T/U/validate.csv")" ] || fail "merged CSV rows differ"
+
+# the comparison bites: one per-batch figure changed is found
+$PY - "$T/P/summary.json" "$T/X.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["configs"][2]["batches"][3]["outputs"][1]["max_abs"] *= 1.5
+json.dump(d, open(sys.argv[2], "w"))
+PY
+mkdir "$T/X" && mv "$T/X.json" "$T/X/summary.json"
+! same "$T/P/summary.json" "$T/X/summary.json" >"$T/x.log" && grep -q 'configs\[2\].batches\[3\].outputs\[1\].max_abs' "$T/x.log" ||
+    fail "same_summary.py missed a changed figure: $(cat "$T/x.log")"
+
+# 2. by configuration: each shard runs the reference and one other configuration
+must 0 "prepared 2 shards by config" "$T/c.log" $ORTQUAL "${V[@]}" --outdir "$T/C" --prepare-shards 2 --shard-by config
+for i in 0 1; do must 0 "shard $i of 2" "$T/c$i.log" $ORTQUAL "${V[@]}" --outdir "$T/C" --shard $i/2 --shard-by config; done
+[ "$(json "$T/C/shards/1/summary.json" '[c["name"] for c in d["configs"]]')" = "['ref:encoder:fp64', 'cpu:attention24:fp32']" ] ||
+    fail "shard 1 by config ran: $(json "$T/C/shards/1/summary.json" '[c["name"] for c in d["configs"]]')"
+must 0 "verdict: PASSED" "$T/cm.log" $ORTQUAL merge --no-plots "$T/C"
+$PY - "$T/C/summary.json" "$T/C/summary-plots.json" <<'PY'
+import json, sys, os
+d = json.load(open(sys.argv[1]))
+u = sys.argv[1].replace("/C/", "/U/")
+# merged without plots: the unsharded run's plot list, as if drawn in C
+d["plots"] = [p.replace(os.path.dirname(u), os.path.dirname(sys.argv[1])) for p in json.load(open(u))["plots"]]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+same "$T/U/summary.json" "$T/C/summary-plots.json" || fail "merge of 2 shards by config differs from the unsharded run"
+
+# 3. a shard that never ran: named by index, the merge fails, the configurations say why
+cp -r "$T/P" "$T/M" && rm -rf "$T/M/shards/2" "$T/M/summary.json"
+must 1 "shard 2 of 3 missing: never started" "$T/m.log" $ORTQUAL merge --no-plots "$T/M"
+[ "$(json "$T/M/summary.json" '(d["verdict"], [(p["index"], p["state"]) for p in d["shards"]["problems"]], d["configs"][1]["status"], d["configs"][1]["reason"])')" = \
+  "('failed', [(2, 'missing')], 'failed', 'incomplete: shard 2 (missing) did not report')" ] ||
+    fail "merge with a missing shard: $(json "$T/M/summary.json" 'd["verdict"], d["shards"]["problems"]')"
+
+# 4. a shard run with other options stops before running; the merge names it and its error
+cp -r "$T/P" "$T/F" && rm -rf "$T/F/shards/1" "$T/F/summary.json"
+# (the plan names its models by content: options that export another model are another plan)
+must 2 "differ in: .*model" "$T/f0.log" $ORTQUAL "${V[@]}" --mask-form bool --outdir "$T/F" --shard 1/3
+must 2 "differ in: repeat" "$T/f1.log" $ORTQUAL "${V[@]}" --repeat 2 --outdir "$T/F" --shard 1/3
+[ "$(ls "$T/F/shards/1")" = "error.json" ] || fail "refused shard left: $(ls -A "$T/F/shards/1")"
+must 1 "shard 1 of 3 failed: stopped before running: .*differ in: repeat" "$T/f.log" $ORTQUAL merge --no-plots "$T/F"
+
+# 5. a shard killed while it runs (its configuration hangs): started, no summary, named
+K=(validate --num-events 2 --batch-size 2 --repeat 1 --ep-lib "hangep=$OQ_BINARY_DIR/tests/libhang_ep.so"
+   --configs ref:encoder:fp64,cpu:attention24:fp32,hangep:attention24:fp32)
+must 0 "prepared" "$T/k.log" $ORTQUAL "${K[@]}" --outdir "$T/K" --prepare-shards 2 --shard-by config
+must 0 "shard 0 of 2" "$T/k0.log" $ORTQUAL "${K[@]}" --outdir "$T/K" --shard 0/2 --shard-by config
+$ORTQUAL "${K[@]}" --outdir "$T/K" --shard 1/2 --shard-by config >"$T/k1.log" 2>&1 &
+pid=$!
+kids=""
+for _ in $(seq 300); do   # until the hanging configuration's worker runs
+    grep -q "hangep:attention24:fp32 \.\.\." "$T/k1.log" && kids=$(pgrep -P $pid) && break
+    sleep 0.1
+done
+[ -n "$kids" ] || { kill -9 $pid; fail "the hanging configuration never started: $(cat "$T/k1.log")"; }
+kill -STOP $pid               # the shard, then its worker, by pid
+exec 3>&2 2>/dev/null         # (bash would announce the kill)
+kill -KILL $pid $kids
+wait $pid || true
+exec 2>&3 3>&-
+must 1 "shard 1 of 2 unfinished: started on .* and wrote no summary: killed" "$T/km.log" $ORTQUAL merge --no-plots "$T/K"
+[ "$(json "$T/K/summary.json" '[(c["name"], c["status"]) for c in d["configs"]]')" = \
+  "[('ref:encoder:fp64', 'passed'), ('cpu:attention24:fp32', 'passed'), ('hangep:attention24:fp32', 'failed')]" ] ||
+    fail "killed shard: $(json "$T/K/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')"
+
+# 6. replay shards the same way
+R=(replay --model "$T/U/encoder_attention24_fp32.onnx" --inputs "$T/U/inputs_00[01].npz" --repeat 1)
+must 0 "PASSED" "$T/r.log" $ORTQUAL "${R[@]}" --outdir "$T/R"
+must 0 "prepared 2 shards" "$T/rp.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --prepare-shards 2
+for i in 0 1; do must 0 "shard $i of 2" "$T/r$i.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --shard $i/2; done
+must 0 "verdict: PASSED" "$T/rm.log" $ORTQUAL merge --no-plots "$T/RS"
+same "$T/R/summary.json" "$T/RS/summary.json" || fail "merged replay differs from the unsharded replay"
+
+# 7. a shard of another plan (the replay's) is refused and nothing is written
+cp -r "$T/P" "$T/W" && rm -rf "$T/W/shards/0" "$T/W/summary.json" && cp -r "$T/RS/shards/0" "$T/W/shards/0"
+must 2 "shard 0 .* ran plan .*refusing to merge shards of different plans" "$T/w.log" $ORTQUAL merge "$T/W"
+[ ! -e "$T/W/summary.json" ] || fail "a refused merge wrote a summary"
+
+# 8. a prepared batch changed afterwards: the shard that runs it refuses, naming the file
+must 0 "prepared" "$T/z.log" $ORTQUAL "${V[@]}" --outdir "$T/Z" --prepare-shards 2
+cp "$T/U/inputs_000.npz" "$T/Z/inputs_003.npz"
+must 2 "inputs_003.npz: SHA-256 .* is not the prepared" "$T/z1.log" $ORTQUAL "${V[@]}" --outdir "$T/Z" --shard 1/2
+
+# 9. the time of a larger plan modelled from the merged summary's per-batch costs
+must 0 '"waves": 2' "$T/est.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --shards 4 --json
+must 0 '"waves": 1' "$T/est0.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 4 --repeat 0 --warmup 0 --json
+$PY - "$T/P/summary.json" "$T/est.json" "$T/est0.json" <<'PY' || fail "estimate: $(cat "$T/est.json")"
+import json, sys
+s, e, e0 = (json.load(open(p)) for p in sys.argv[1:4])
+names = [c["name"] for c in s["configs"]]
+assert [c["name"] for c in e["configs"]] == names, e["configs"]
+assert e["measured_events"] == 7 and e["events_per_shard"] == 3 and e["shards"] == 4, e
+per = [c["per_event_s"] for c in e["configs"]]
+assert all(p > 0 for p in per) and all(c["fixed_s"] >= 0 for c in e["configs"]), e["configs"]
+# one shard: every configuration's fixed part, and its per-event cost for its 3 events
+close = lambda a, b: abs(a - b) <= 1e-7 * abs(b)
+assert close(e["shard_fixed_s"], sum(c["fixed_s"] for c in e["configs"])), e
+assert close(e["shard_events_s"], 3 * sum(per)) and close(e["shard_s"], e["shard_fixed_s"] + e["shard_events_s"]), e
+assert close(e["wall_s"], 2 * e["shard_s"]) and close(e["worker_hours"], 4 * e["shard_s"] / 3600), e
+# fewer calls per batch cost less per event; the reference runs once per batch either way
+assert all(a["per_event_s"] < b["per_event_s"] for a, b in zip(e0["configs"][1:], e["configs"][1:])), (e0, e)
+assert close(e0["configs"][0]["per_event_s"], e["configs"][0]["per_event_s"]), (e0, e)
+PY
+must 2 "no timed configuration besides the reference matches cuda:" "$T/est1.log" \
+    $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --only cuda:
+must 2 "not a validation summary" "$T/est2.log" $ORTQUAL estimate "$T/P/shards/plan.json" --events 10 --workers 3
+
+# 10. usage and input errors, before anything runs
+must 2 "prepared already" "$T/e1.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 3
+must 2 "shards/plan.json not found: prepare the shards first" "$T/e2.log" $ORTQUAL "${V[@]}" --outdir "$T/none" --shard 0/2
+must 2 "5 shards by batch, but the plan has 4 batches" "$T/e3.log" $ORTQUAL "${V[@]}" --outdir "$T/e3" --prepare-shards 5
+[ "$(ls -A "$T/e3")" = "error.json" ] || fail "a refused prepare left: $(ls -A "$T/e3")"
+must 2 "3 shards by configuration, but the plan has 2 configurations besides the reference" "$T/e4.log" \
+    $ORTQUAL "${V[@]}" --outdir "$T/e4" --prepare-shards 3 --shard-by config
+must 2 "prepared for 2 shards by batch, not 2 by config" "$T/e5.log" $ORTQUAL "${V[@]}" --outdir "$T/Z" --shard 1/2 --shard-by config
+must 2 "shard '3/3': want I/N" "$T/e6.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard 3/3
+must 2 "need --outdir" "$T/e7.log" $ORTQUAL "${V[@]}" --shard 0/3
+must 2 "exclude each other" "$T/e8.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard 0/3 --prepare-shards 3
+must 2 "--shard-by needs --shard or --prepare-shards" "$T/e9.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard-by config
+must 2 "shards/plan.json not found" "$T/e10.log" $ORTQUAL merge "$T/U"
+echo "shard e2e: all checks passed"

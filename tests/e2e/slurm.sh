@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# ortqual slurm on a real one-node SLURM cluster started here (munged, slurmctld, slurmd from
+# Debian's slurm-wlm, private configuration under the test's temporary directory, free ports):
+#   1. a 4-shard validation plus its merge, submitted by `ortqual slurm`, equals the unsharded
+#      run field by field;
+#   2. a second run, 2 shards by configuration, in which one hangs and is cancelled while it runs:
+#      the merge job fails and names that shard;
+#   3. what the scripts pass to sbatch, and refusals that submit nothing.
+# Nothing is skipped: a cluster that cannot start fails the test, with the daemons' logs.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+LOCAL="$OQ_SOURCE_DIR/scripts/slurm-local.sh"
+CL=$T/cluster
+WAIT_S=${OQ_SLURM_WAIT_S:-300}
+json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+t0=$SECONDS
+
+# On any exit: on failure the logs first, then the daemons this test started (by their pids).
+cleanup() {
+    local rc=$?
+    if [ $rc -ne 0 ] && [ -d "$CL" ]; then
+        [ -z "${SLURM_CONF:-}" ] || { echo "---- slurm queue"; squeue 2>&1 || true; }
+        "$LOCAL" logs "$CL" || true
+        for f in "$T"/*/slurm/*.out; do [ -f "$f" ] && { echo "==== $f"; tail -n 20 "$f"; }; done
+    fi
+    [ -d "$CL" ] && "$LOCAL" stop "$CL"
+    rm -rf "$T"
+    exit $rc
+}
+trap cleanup EXIT
+
+chmod 755 "$T" # munged serves its socket only under directories everyone may search
+"$LOCAL" start "$CL" >"$T/start.log" 2>&1 || fail "the cluster did not start: $(cat "$T/start.log")"
+export SLURM_CONF=$CL/slurm.conf
+echo "cluster up in $((SECONDS - t0)) s: $(sinfo -h -o '%P %D %c %T')"
+
+# state JOB: one state per line for the job (an array: one line per task)
+state() { scontrol show job -o "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
+# ended JOB: every state known and final (an unanswered query is not an end)
+ended() {
+    local s
+    s=$(state "$1") && [ -n "$s" ] &&
+        ! grep -qvE '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)$' <<<"$s"
+}
+wait_ended() {
+    local end=$((SECONDS + WAIT_S))
+    for j in "$@"; do
+        until ended "$j"; do
+            [ $SECONDS -lt $end ] || fail "job $j did not end within ${WAIT_S}s: $(state "$j" | tr '\n' ' ')"
+            sleep 0.5
+        done
+    done
+}
+exit_code() { scontrol show job -o "$1" | grep -o 'ExitCode=[0-9:]*' | cut -d= -f2; }
+
+V=(validate --num-events 7 --batch-size 2 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32)
+
+# 1. the unsharded run, then the same plan through `ortqual slurm` in 4 shards
+$ORTQUAL "${V[@]}" --outdir "$T/U" >"$T/u.log" 2>&1 || fail "unsharded run: $(tail -5 "$T/u.log")"
+t1=$SECONDS
+$ORTQUAL slurm --shards 4 --outdir "$T/S" --partition local --time 10:00 --json -- "${V[@]}" \
+    >"$T/s.json" 2>"$T/s.err" || fail "ortqual slurm exited $?: $(cat "$T/s.err")"
+A=$(json "$T/s.json" 'd["array_job_id"]')
+M=$(json "$T/s.json" 'd["merge_job_id"]')
+[[ "$A" =~ ^[0-9]+$ && "$M" =~ ^[0-9]+$ ]] || fail "job ids: $(cat "$T/s.json")"
+wait_ended "$A" "$M"
+last_end=$(scontrol show job -o "$A" | grep -o 'EndTime=[^ ]*' | cut -d= -f2 | sort | tail -1)
+merge_start=$(scontrol show job -o "$M" | grep -o 'StartTime=[^ ]*' | cut -d= -f2)
+[[ ! "$merge_start" < "$last_end" ]] || fail "merge job $M started at $merge_start, before the array ended ($last_end)"
+echo "4 shards and the merge ran in $((SECONDS - t1)) s"
+[ "$(state "$A" | sort | uniq -c | awk '{print $1, $2}')" = "4 COMPLETED" ] || fail "shard tasks: $(state "$A" | tr '\n' ' ')"
+[ "$(state "$M")" = COMPLETED ] && [ "$(exit_code "$M")" = "0:0" ] ||
+    fail "merge job: $(state "$M") $(exit_code "$M"): $(cat "$T/S/slurm/merge-$M.out")"
+grep -q "verdict: PASSED (2 passed, 0 failed, 0 skipped)" "$T/S/slurm/merge-$M.out" || fail "merge log: $(cat "$T/S/slurm/merge-$M.out")"
+$PY "$OQ_SOURCE_DIR/tests/e2e/lib/same_summary.py" "$T/U/summary.json" "$T/S/summary.json" ||
+    fail "the merged SLURM run differs from the unsharded run"
+[ "$(json "$T/S/summary.json" 'sorted((r["index"], r["slurm"]["array_job_id"], r["slurm"]["array_task_id"]) for r in d["shards"]["reported"])')" = \
+  "[(0, '$A', '0'), (1, '$A', '1'), (2, '$A', '2'), (3, '$A', '3')]" ] ||
+    fail "shards do not record their array tasks: $(json "$T/S/summary.json" 'd["shards"]["reported"]')"
+for i in 0 1 2 3; do grep -q "shard $i of 4 done" "$T/S/slurm/shard-${A}_$i.out" || fail "log of task $i: $(cat "$T/S/slurm/shard-${A}_$i.out")"; done
+
+# 2. by configuration, the last configuration hangs: its task is cancelled while it runs
+K=(validate --num-events 4 --batch-size 2 --repeat 1 --ep-lib "hangep=$OQ_BINARY_DIR/tests/libhang_ep.so"
+   --configs ref:encoder:fp64,cpu:attention24:fp32,hangep:attention24:fp32)
+t2=$SECONDS
+$ORTQUAL slurm --shards 2 --shard-by config --outdir "$T/K" --json -- "${K[@]}" >"$T/k.json" 2>"$T/k.err" ||
+    fail "ortqual slurm (kill run) exited $?: $(cat "$T/k.err")"
+A=$(json "$T/k.json" 'd["array_job_id"]')
+M=$(json "$T/k.json" 'd["merge_job_id"]')
+end=$((SECONDS + WAIT_S))
+until [ "$(state "${A}_1")" = RUNNING ] && grep -qs "hangep:attention24:fp32 \.\.\." "$T/K/slurm/shard-${A}_1.out"; do
+    [ $SECONDS -lt $end ] || fail "task ${A}_1 never ran its hanging configuration: $(state "${A}_1")"
+    sleep 0.3
+done
+scancel "${A}_1"
+wait_ended "$A" "$M"
+echo "the kill run ended in $((SECONDS - t2)) s"
+[ "$(state "${A}_1")" = CANCELLED ] || fail "task 1: $(state "${A}_1")"
+[ "$(state "$M")" = FAILED ] && [ "$(exit_code "$M")" = "1:0" ] || fail "merge job after a kill: $(state "$M") $(exit_code "$M")"
+grep -qE "shard 1 of 2 unfinished: started on .* wrote no summary: killed, timed out or crashed \(SLURM task ${A}_1, log $T/K/slurm/shard-${A}_1.out\)" \
+    "$T/K/slurm/merge-$M.out" || fail "the merge does not name the killed shard: $(cat "$T/K/slurm/merge-$M.out")"
+[ "$(json "$T/K/summary.json" '(d["verdict"], [(p["index"], p["state"]) for p in d["shards"]["problems"]], [c["status"] for c in d["configs"]])')" = \
+  "('failed', [(1, 'unfinished')], ['passed', 'passed', 'failed'])" ] ||
+    fail "merged summary after a kill: $(json "$T/K/summary.json" 'd["shards"]["problems"], [(c["name"], c["status"]) for c in d["configs"]]')"
+
+# 3. the sbatch options in the scripts (no GPU here: written, not submitted), and refusals
+$ORTQUAL slurm --shards 2 --outdir "$T/N" --no-submit --partition gpu --merge-partition cpu --merge-mem 4G --time 01:00:00 \
+    --gpus-per-task 1 --cpus-per-task 4 --mem 8G --account hep --qos normal --sbatch-arg=--constraint=h200 \
+    --job-name m1 -- "${V[@]}" >"$T/n.log" 2>&1 || fail "--no-submit: $(cat "$T/n.log")"
+for line in --job-name=m1-shards --array=0-1 --partition=gpu --time=01:00:00 --gpus-per-task=1 --cpus-per-task=4 \
+            --mem=8G --account=hep --qos=normal --constraint=h200 --ntasks=1 --export=ALL; do
+    grep -qx -- "#SBATCH $line" "$T/N/slurm/shards.sbatch" || fail "shards.sbatch lacks '#SBATCH $line': $(cat "$T/N/slurm/shards.sbatch")"
+done
+grep -q -- '--shard "$SLURM_ARRAY_TASK_ID/2" --shard-by batch$' "$T/N/slurm/shards.sbatch" || fail "no task -> shard mapping"
+grep -qx -- "#SBATCH --partition=cpu" "$T/N/slurm/merge.sbatch" && grep -qx -- "#SBATCH --mem=4G" "$T/N/slurm/merge.sbatch" &&
+    ! grep -q -- "--gpus" "$T/N/slurm/merge.sbatch" ||
+    fail "merge.sbatch: $(cat "$T/N/slurm/merge.sbatch")"
+jobs_before=$(squeue -h | wc -l)
+must 3 "sbatch .*shards.sbatch: .*(invalid partition|Invalid partition)" "$T/b.log" \
+    $ORTQUAL slurm --shards 2 --outdir "$T/B" --partition nosuch -- "${V[@]}"
+must 2 "belongs to slurm" "$T/b2.log" $ORTQUAL slurm --shards 2 --outdir "$T/B2" -- "${V[@]}" --outdir "$T/elsewhere"
+must 2 "want '-- validate\|replay" "$T/b3.log" $ORTQUAL slurm --shards 2 --outdir "$T/B3" validate
+$PY -c "import numpy as np; m = np.zeros((2, 8), np.float32); m[0, :3] = 1; m[1, 2:5] = 1
+np.savez('$T/left.npz', features=np.zeros((2, 8, 8), np.float32), mask=m)"
+must 2 "nothing submitted" "$T/b4.log" $ORTQUAL slurm --shards 2 --outdir "$T/B4" -- validate --inputs "$T/left.npz"
+must 2 "left.npz: .*event 1" "$T/b5.log" $ORTQUAL slurm --shards 2 --outdir "$T/B5" -- validate --inputs "$T/left.npz"
+[ "$(squeue -h | wc -l)" = "$jobs_before" ] || fail "a refused submission left jobs: $(squeue)"
+echo "slurm e2e: $((SECONDS - t0)) s"
