@@ -7,6 +7,9 @@
 
 #include "cli.h"
 
+#if defined(__SANITIZE_ADDRESS__) /* the sanitizer's own report is better */
+void oq_cli_crash_backtrace(void) {}
+#else
 static char alt_stack[64 * 1024]; /* a stack overflow still gets its backtrace */
 
 static void put(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); }
@@ -29,9 +32,6 @@ static void on_crash(int sig)
 
 void oq_cli_crash_backtrace(void)
 {
-#if defined(__SANITIZE_ADDRESS__) /* the sanitizer's own report is better */
-    return;
-#else
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     void *warm[1];
     backtrace(warm, 1); /* loads libgcc now: not from inside the handler */
@@ -40,5 +40,5 @@ void oq_cli_crash_backtrace(void)
     struct sigaction sa = {.sa_handler = on_crash, .sa_flags = SA_ONSTACK | SA_RESETHAND};
     sigemptyset(&sa.sa_mask);
     for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &sa, NULL);
-#endif
 }
+#endif
