@@ -282,6 +282,8 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     m->q = q;
     if (key_side(v, sc, m, mm->input[1])) return 1;
     if (prob_side(v, m, s->output[0], out->input[0])) return 1;
+    if (!out->n_output || !*out->output[0])
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "the value MatMul '%s' has no output", node_name(out));
     if (out->n_input != 2 || oq_gview_rank(v, out->input[1]) != 4)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
     m->v = out->input[1];

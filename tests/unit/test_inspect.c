@@ -305,6 +305,7 @@ static void test_matcher_missing_inputs(void **state)
         {"matcher-reshape-transpose-without-input", "not fusable: the key operand 'kt' is not a transpose"},
         {"matcher-where-guard-with-two-inputs", "not fusable: Where 'w' between the softmax and the value product"},
         {"matcher-isnan-without-input", "not fusable: Where 'w' between the softmax and the value product"},
+        {"matcher-value-matmul-without-output", "not fusable: the value MatMul 'out' has no output"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char path[512];
