@@ -180,7 +180,10 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
     Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
     if (!pm)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", name);
-    const char *why = !pm->graph ? "no graph" : !pm->n_opset_import ? "no opset_import" : NULL;
+    const char *why = !pm->has_ir_version || pm->ir_version <= 0 ? "no ir_version" /* as inspect says */
+                      : !pm->graph                               ? "no graph"
+                      : !pm->n_opset_import                      ? "no opset_import"
+                                                                 : NULL;
     int64_t opset = 0;
     for (size_t i = 0; !why && i < pm->n_opset_import; i++)
         if (is_default_domain(pm->opset_import[i]->domain)) opset = pm->opset_import[i]->version;

@@ -496,6 +496,18 @@ static void test_hostile_models(void **state)
     assert_string_equal(err.msg, "f0.onnx: not an ONNX model (a field numbered 0, which protobuf forbids)");
     oq_convert_report_free(r);
     free(bad);
+    /* fuzzed-no-ir_version: written back with ir_version 0, which inspect refuses */
+    Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
+    assert_non_null(pm);
+    pm->has_ir_version = 0;
+    bad = malloc(onnx__model_proto__get_packed_size(pm));
+    assert_non_null(bad);
+    size_t n = onnx__model_proto__pack(pm, bad);
+    onnx__model_proto__free_unpacked(pm, NULL);
+    assert_int_equal(oq_convert_plan_bytes(bad, n, "noir.onnx", &o, &r, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "noir.onnx: not an ONNX model (no ir_version)");
+    oq_convert_report_free(r);
+    free(bad);
     free(buf);
 }
 
