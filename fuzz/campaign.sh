@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=$1
 shift
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(inspect npz npy tensorproto profile placement_model gate_summary dispatch mask)
+[ ${#names[@]} -gt 0 ] || names=(inspect npz npy tensorproto profile placement_model gate_summary dispatch mask convert)
 RUNS=${RUNS:-10000000} SECONDS_MAX=${SECONDS_MAX:-1800}
 out=$build/fuzz/campaign
 mkdir -p "$out"

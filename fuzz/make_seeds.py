@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seeds of fuzz/corpus/ (text logs, profiles, masks); run from
-the repository root. The binary seeds (npy, npz, pb, onnx) are copies of the test
-fixtures, tests/data/onnx-backend files and models from 'ortqual export'."""
+"""Writes the hand-made seeds of fuzz/corpus/ (text logs, profiles, masks) and the
+convert seeds (option bytes before a model: the PyTorch export fixtures made small, the
+'ortqual export' models); run from the repository root. The other binary seeds (npy, npz,
+pb, onnx) are copies of the test fixtures, tests/data/onnx-backend files and models from
+'ortqual export'."""
 import json
 import os
 import struct
@@ -44,6 +46,92 @@ def fields(b):
         else:
             raise ValueError("wire type")
         yield f, w, v
+
+
+def enc_varint(v):
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def enc(f, w, v):
+    """One field: an int for wire type 0, bytes otherwise."""
+    key = enc_varint(f << 3 | w)
+    if w == 0:
+        return key + enc_varint(v)
+    if w == 2:
+        return key + enc_varint(len(v)) + v
+    return key + v
+
+
+def rebuild(msg, edit):
+    """The message with each field replaced by edit(f, w, v): bytes to write, or None to drop."""
+    return b"".join(x for x in (edit(f, w, v) for f, w, v in fields(msg)) if x is not None)
+
+
+# The big parts of an export that the convert passes never read: weights (initializers
+# above WEIGHT_MAX bytes become graph inputs of the same type and shape), doc strings,
+# and the node and value metadata (stack traces) torch.onnx.export writes.
+WEIGHT_MAX = 64
+DOC = {"model": 6, "graph": 10, "node": 6, "value": 3}
+META = {"node": 9, "value": 4}
+
+
+def weight_as_input(t):
+    """TensorProto -> ValueInfoProto (name, tensor type, shape), or None for a small one."""
+    d = list(fields(t))
+    if len(t) <= WEIGHT_MAX:
+        return None
+    name = next(v for f, _, v in d if f == 8)
+    dims = []
+    for f, w, v in d:
+        if f == 1 and w == 0:
+            dims.append(v)
+        elif f == 1 and w == 2:  # packed
+            i = 0
+            while i < len(v):
+                x, i = varint(v, i)
+                dims.append(x)
+    elem = next(v for f, _, v in d if f == 2)
+    shape = b"".join(enc(1, 2, enc(1, 0, x)) for x in dims)
+    tensor = enc(1, 0, elem) + enc(2, 2, shape)
+    return enc(1, 2, name) + enc(2, 2, enc(1, 2, tensor))
+
+
+def slim_value(v):
+    return rebuild(v, lambda f, w, x: None if f in (DOC["value"], META["value"]) else enc(f, w, x))
+
+
+def slim_node(n):
+    return rebuild(n, lambda f, w, x: None if f in (DOC["node"], META["node"]) else enc(f, w, x))
+
+
+def slim_graph(g):
+    weights = []
+
+    def edit(f, w, v):
+        if f == 5:
+            vi = weight_as_input(v)
+            if vi is not None:
+                weights.append(vi)
+                return None
+        if f == DOC["graph"]:
+            return None
+        if f == 1:
+            return enc(f, w, slim_node(v))
+        if f in (11, 12, 13):
+            return enc(f, w, slim_value(v))
+        return enc(f, w, v)
+    body = rebuild(g, edit)
+    return body + b"".join(enc(11, 2, vi) for vi in weights)
+
+
+def slim_model(model):
+    return rebuild(model, lambda f, w, v: None if f == DOC["model"] else
+                   enc(f, w, slim_graph(v)) if f == 7 else enc(f, w, v))
 
 
 def nodes(model):
@@ -119,6 +207,38 @@ def main():
             model = f.read()
         put("placement_model", f"{m}.bin",
             profile(model, cuda_except_shape).encode() + b"\0" + model)
+    convert_seeds()
+
+
+def convert_seeds():
+    """fuzz_convert's input: byte 0 the passes (bits 0-4: fuse, mask-to-seqlen, expand-mask,
+    lower, decompose-elu), the dtype (bits 5-6: float16, bfloat16) and allow_refused (bit 7);
+    byte 1 the opset (bits 0-3: 12 + value, 0 the lowest needed), keep_elu (bit 4) and
+    mask_input "mask" (bit 5); then the model."""
+    fuse_seqlen_fp16 = bytes([0x01 | 0x02 | 0x20, 0])
+    everything_bf16 = bytes([0x01 | 0x04 | 0x08 | 0x10 | 0x40 | 0x80, 24 - 12])
+    seqlen_mask = bytes([0x02 | 0x80, 0x20])
+    torch = "tests/fixtures/torch"
+    for fixture in sorted(os.listdir(torch)):
+        d = f"{torch}/{fixture}"
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".onnx"):
+                continue
+            with open(f"{d}/{f}", "rb") as fh:
+                model = slim_model(fh.read())
+            stem = f[:-5]
+            opts = [fuse_seqlen_fp16, everything_bf16] if "op23" not in f else [seqlen_mask, everything_bf16]
+            for k, o in enumerate(opts):
+                put("convert", f"{stem}.{k}.bin", o + model)
+            if "op18" in f:  # the matcher through inspect too
+                put("inspect", f"torch_{stem}.onnx", model)
+    for m in ("sdpa_decomposed", "encoder_decomposed", "sdpa_attention23"):
+        with open(f"{C}/inspect/{m}.onnx", "rb") as fh:
+            model = fh.read()
+        put("convert", f"{m}.0.bin", fuse_seqlen_fp16 + model)
+        put("convert", f"{m}.1.bin", everything_bf16 + model)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,12 @@ oq_status cv_oom(cv_model *m, oq_err *err);
 
 /* ---- the plan ------------------------------------------------------------------------ */
 
+/* oq_convert_plan_bytes, and with `conv` the converted model serialized (what
+ * oq_convert_file writes after its check; caller frees): the in-memory conversion
+ * the fuzz harness drives, no file and no ORT. */
+oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
+                           oq_convert_report **out, uint8_t **conv, size_t *conv_n, oq_err *err);
+
 /* Free what a report holds (not the struct itself). */
 void cv_report_clear(oq_convert_report *r);
 /* Append a step to the report; printf-style detail. */

@@ -301,8 +301,8 @@ static oq_status refusals(const cv_ctx *c, const char *name, oq_err *err)
                       name, c->r->refused, c->r->refused == 1 ? " was" : "s were");
 }
 
-oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
-                                oq_convert_report **out, oq_err *err)
+oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
+                           oq_convert_report **out, uint8_t **conv, size_t *conv_n, oq_err *err)
 {
     *out = NULL;
     oq_status st = check_opts(o, err);
@@ -312,9 +312,16 @@ oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, c
     cv_ctx c = {o, *out, NULL, NULL, 0};
     if (!st) st = run_passes(&c, m, 0, err);
     if (!st) st = refusals(&c, name, err);
+    if (!st && conv) st = cv_serialize(m, conv, conv_n, err);
     ctx_clear(&c);
     cv_model_free(m);
     return st;
+}
+
+oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
+                                oq_convert_report **out, oq_err *err)
+{
+    return cv_convert_bytes(buf, len, name, o, out, NULL, NULL, err);
 }
 
 oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out, oq_err *err)

@@ -37,6 +37,11 @@ static void convert_one(cv_ctx *c, cv_model *m, size_t i, int32_t to, int emulat
     Onnx__NodeProto *n = m->nodes.v[i];
     int r;
     cv_dim d[OQ_SYM_MAX_RANK];
+    if (!n->n_input || !*n->input[0] || !n->n_output || !*n->output[0]) {
+        c->r->refused++;
+        cv_step(c->r, "attention-dtype", n->name, "refused", "no Q input or no output");
+        return;
+    }
     int32_t from = cv_type_of(m, n->input[0], &r, d);
     if (from == to) {
         cv_step(c->r, "attention-dtype", n->name, "skipped", "already %s", dtype_name(to));

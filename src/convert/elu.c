@@ -52,7 +52,9 @@ oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err)
     const Onnx__NodeProto **todo = calloc(count ? count : 1, sizeof *todo);
     if (!todo) return cv_oom(m, err);
     for (size_t i = 0; i < count; i++)
-        if (oq_node_is(m->nodes.v[i], "Elu") && ((Onnx__NodeProto *)m->nodes.v[i])->n_input == 1) todo[k++] = m->nodes.v[i];
+        if (oq_node_is(m->nodes.v[i], "Elu") && ((Onnx__NodeProto *)m->nodes.v[i])->n_input == 1 &&
+            ((Onnx__NodeProto *)m->nodes.v[i])->n_output == 1)
+            todo[k++] = m->nodes.v[i];
     for (size_t i = 0; i < k; i++) decompose(c, m, todo[i]);
     free(todo);
     return m->oom ? cv_oom(m, err) : OQ_OK;

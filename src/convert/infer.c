@@ -92,7 +92,7 @@ static int elementwise(inferer *f, const Onnx__NodeProto *n, tinfo *t)
     }
     *t = acc;
     if (is_any(n, cmp)) t->elem = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-    if (oq_node_is(n, "Where")) t->elem = type_of(f, n->input[1]).elem;
+    if (oq_node_is(n, "Where")) t->elem = n->n_input == 3 ? type_of(f, n->input[1]).elem : 0;
     return t->rank >= 0;
 }
 
@@ -151,7 +151,7 @@ static int unsqueeze(inferer *f, const Onnx__NodeProto *n, tinfo *t)
     int r = a.rank + (int)k, unit[R] = {0};
     for (size_t i = 0; i < k; i++) {
         int64_t j = ax[i] < 0 ? ax[i] + r : ax[i];
-        if (j < 0 || j >= r) return 0;
+        if (j < 0 || j >= r || unit[j]) return 0;
         unit[j] = 1;
     }
     *t = a;

@@ -105,6 +105,13 @@ static const char *unsupported(cv_model *m, const Onnx__NodeProto *n, char *why,
     }
     if ((n->n_input > 4 && *n->input[4]) || (n->n_input > 5 && *n->input[5]) || n->n_output > 1)
         return "a KV cache (past_key/value or present outputs)";
+    if (!n->n_output || !*n->output[0]) return "no output";
+    int32_t t = cv_type_of(m, n->input[0], &r[0], d[0]);
+    if (t != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && t != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
+        t != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 && t != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
+        snprintf(why, wn, "Q '%.120s' is of type %s, not a floating-point type", n->input[0], oq_dtype_name((oq_dtype)t));
+        return why;
+    }
     if (d[0][1].value > 0 && d[1][1].value > 0 && d[0][1].value != d[1][1].value)
         return "grouped-query heads (Q and K have different head counts)";
     if (oq_node_attr_int(n, "is_causal", 0) && n->n_input > 6 && *n->input[6])

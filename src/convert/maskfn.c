@@ -240,7 +240,8 @@ static int unsqueeze(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
     int unit[OQ_SYM_MAX_RANK] = {0};
     for (size_t i = 0; i < k; i++) {
         int64_t j = ax[i] < 0 ? ax[i] + r : ax[i];
-        if (j < 0 || j >= r) return fail(e, "Unsqueeze '%s': axis %lld out of range", p->name, (long long)ax[i]);
+        if (j < 0 || j >= r || unit[j])
+            return fail(e, "Unsqueeze '%s': axis %lld out of range or repeated", p->name, (long long)ax[i]);
         unit[j] = 1;
     }
     *x = a;

@@ -35,10 +35,11 @@ static int name_used(const cv_names *ns, const char *s)
     return 0;
 }
 
-/* Record `s` (copied) as used; returns the stored copy. */
+/* Record `s` (copied) as used; returns the stored copy, or NULL for an empty name and
+ * once out of memory (never `s`, which may be the caller's buffer). */
 static const char *set_add(cv_model *m, cv_names *ns, const char *s)
 {
-    if (!s || !*s || m->oom) return s;
+    if (!s || !*s || m->oom) return NULL;
     if ((ns->n + 1) * 2 > ns->cap) {
         size_t cap = ns->cap ? ns->cap * 2 : 1024;
         char **nn = calloc(cap, sizeof *nn);
@@ -144,6 +145,34 @@ static const char *unfit(Onnx__GraphProto *g, char *buf, size_t n)
     return NULL;
 }
 
+/* 1 when `msg` or a message inside it holds an unknown field numbered 0 (forbidden in
+ * protobuf): protobuf-c reads one written with an overlong tag, keeps it, and writes it
+ * back with a tag it then refuses to read, so the converted model would not load. */
+static int has_field0(const ProtobufCMessage *msg)
+{
+    for (unsigned i = 0; i < msg->n_unknown_fields; i++)
+        if (msg->unknown_fields[i].tag == 0) return 1;
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        const char *at = (const char *)msg + fd->offset;
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)((const char *)msg + fd->quantifier_offset);
+            ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)at;
+            for (size_t k = 0; k < n; k++)
+                if (v[k] && has_field0(v[k])) return 1;
+            continue;
+        }
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)((const char *)msg + fd->quantifier_offset) != fd->id)
+            continue;
+        const ProtobufCMessage *sub = *(ProtobufCMessage *const *)at;
+        if (sub && has_field0(sub)) return 1;
+    }
+    return 0;
+}
+
 oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model **out, oq_err *err)
 {
     char why_buf[96];
@@ -151,11 +180,15 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
     Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
     if (!pm)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", name);
-    const char *why = !pm->graph ? "no graph" : !pm->n_opset_import ? "no opset_import" : NULL;
+    const char *why = !pm->has_ir_version || pm->ir_version <= 0 ? "no ir_version" /* as inspect says */
+                      : !pm->graph                               ? "no graph"
+                      : !pm->n_opset_import                      ? "no opset_import"
+                                                                 : NULL;
     int64_t opset = 0;
     for (size_t i = 0; !why && i < pm->n_opset_import; i++)
         if (is_default_domain(pm->opset_import[i]->domain)) opset = pm->opset_import[i]->version;
     if (!why && opset <= 0) why = "no ai.onnx opset import";
+    if (!why && has_field0(&pm->base)) why = "a field numbered 0, which protobuf forbids";
     if (!why) why = unfit(pm->graph, why_buf, sizeof why_buf);
     if (why) {
         onnx__model_proto__free_unpacked(pm, NULL);
@@ -425,6 +458,7 @@ void cv_node_set_input(cv_model *m, Onnx__NodeProto *n, size_t k, const char *va
 
 void cv_node_remove(cv_model *m, size_t i)
 {
+    if (i >= m->nodes.n) return; /* cv_node_index's (size_t)-1 */
     memmove(&m->nodes.v[i], &m->nodes.v[i + 1], (m->nodes.n - i - 1) * sizeof *m->nodes.v);
     m->nodes.n--;
     cv_touch(m);
@@ -593,6 +627,7 @@ static Onnx__ValueInfoProto *vinfo_new(cv_model *m, const char *value, int32_t e
 void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, const cv_dim *dims)
 {
     const Onnx__GraphProto *g = m->orig->graph;
+    if (!value) return; /* a fresh name that ran out of memory (m->oom is set) */
     for (size_t i = 0; i < g->n_output; i++) /* a graph output declares itself */
         if (!strcmp(g->output[i]->name, value)) return;
     Onnx__ValueInfoProto *vi = vinfo_new(m, value, elem_type, rank, dims);

@@ -138,7 +138,7 @@ static const char *kt_by_reshape(const oq_gview *v, oq_symctx *sc, const Onnx__N
 {
     static const int64_t p021[] = {0, 2, 1};
     const Onnx__NodeProto *t = r2->n_input == 2 ? oq_gview_producer(v, r2->input[0], NULL) : NULL;
-    if (!oq_node_is(t, "Transpose") || !perm_is(t, p021, 3)) return NULL;
+    if (!oq_node_is(t, "Transpose") || t->n_input != 1 || !perm_is(t, p021, 3)) return NULL;
     const Onnx__NodeProto *r1 = oq_gview_producer(v, t->input[0], NULL);
     if (!oq_node_is(r1, "Reshape") || r1->n_input != 2) return NULL;
     const char *k = r1->input[0];
@@ -164,10 +164,11 @@ static int key_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const ch
     if (!unscale(v, &kt, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a key scale that is not a positive constant");
     const Onnx__NodeProto *p = oq_gview_producer(v, kt, NULL);
     const char *k = NULL;
-    if (oq_node_is(p, "Transpose") && perm_is(p, p0132, 4)) {
+    int transpose = oq_node_is(p, "Transpose") && p->n_input == 1;
+    if (transpose && perm_is(p, p0132, 4)) {
         m->kform = OQ_SDPA_KT_TRANSPOSE;
         k = p->input[0];
-    } else if (oq_node_is(p, "Transpose") && perm_is(p, p0231, 4)) {
+    } else if (transpose && perm_is(p, p0231, 4)) {
         m->kform = OQ_SDPA_KT_HEADS;
         k = p->input[0];
     } else if (oq_node_is(p, "Reshape") && (k = kt_by_reshape(v, sc, p))) {
@@ -237,8 +238,9 @@ static int prob_side(const oq_gview *v, oq_sdpa_match *m, const char *p_value, c
     const Onnx__NodeProto *w = oq_gview_producer(v, read, NULL);
     double z;
     const Onnx__NodeProto *nan = w && w->n_input == 3 ? oq_gview_producer(v, w->input[0], NULL) : NULL;
-    if (oq_node_is(w, "Where") && !strcmp(w->input[2], p_value) && oq_gview_const_scalar(v, w->input[1], &z) &&
-        z == 0 && oq_node_is(nan, "IsNaN") && !strcmp(nan->input[0], p_value)) {
+    if (oq_node_is(w, "Where") && w->n_input == 3 && !strcmp(w->input[2], p_value) &&
+        oq_gview_const_scalar(v, w->input[1], &z) && z == 0 && oq_node_is(nan, "IsNaN") && nan->n_input == 1 &&
+        !strcmp(nan->input[0], p_value)) {
         m->guard = 1;
         return 0;
     }
@@ -261,6 +263,7 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     m->softmax = softmax;
     m->scale = 1.0;
     const Onnx__NodeProto *mm = oq_gview_graph(v)->node[m->score_mm];
+    if (mm->n_input != 2) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score MatMul has %zu inputs, not 2", mm->n_input);
     int rank = oq_gview_rank(v, mm->output[0]);
     if (rank < 0) rank = oq_gview_rank(v, mm->input[0]);
     int64_t axis = oq_node_attr_int(s, "axis", oq_gview_opset(v) >= 13 ? -1 : 1);
@@ -279,6 +282,8 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     m->q = q;
     if (key_side(v, sc, m, mm->input[1])) return 1;
     if (prob_side(v, m, s->output[0], out->input[0])) return 1;
+    if (!out->n_output || !*out->output[0])
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "the value MatMul '%s' has no output", node_name(out));
     if (out->n_input != 2 || oq_gview_rank(v, out->input[1]) != 4)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
     m->v = out->input[1];

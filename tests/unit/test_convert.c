@@ -498,6 +498,72 @@ static void test_opset_changed_operator(void **state)
     free(buf);
 }
 
+/* An Attention-23 node over graph inputs q, k, v of element type `t` and shape [1, 1, 2, 4]. */
+static void attention_model(oq_dtype t, uint8_t **buf, size_t *len)
+{
+    oq_opset ops[] = {{"", 23}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "a", &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(1), OQ_DIM(1), OQ_DIM(2), OQ_DIM(4)};
+    oq_graph_add_input(g, "q", t, 4, d);
+    oq_graph_add_input(g, "k", t, 4, d);
+    oq_graph_add_input(g, "v", t, 4, d);
+    const char *y = oq_graph_op(g, "Attention", 3, (const char *[]){"q", "k", "v"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", t, 4, d);
+    assert_int_equal(oq_graph_serialize(g, buf, len, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* Models the fuzzer made (fuzz/regressions/convert/): each pass refuses what it cannot
+ * rewrite, naming why, instead of failing as "out of memory" (or worse). */
+static void test_hostile_models(void **state)
+{
+    (void)state;
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_LOWER;
+    oq_convert_report *r;
+    oq_err err = {0};
+    uint8_t *buf;
+    size_t len;
+    /* lower-q-of-undefined-type: no float constant of Q's type exists for the scale */
+    attention_model(OQ_DTYPE_INT32, &buf, &len);
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "int.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    const oq_convert_step *s = find_step(r, "lower", "refused");
+    assert_non_null(s);
+    if (!strstr(s->detail, "Q 'q' is of type int32, not a floating-point type")) fail_msg("%s", s->detail);
+    oq_convert_report_free(r);
+    free(buf);
+    attention_model(OQ_DTYPE_FLOAT16, &buf, &len); /* the same model in float16 lowers */
+    if (oq_convert_plan_bytes(buf, len, "f16.onnx", &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_non_null(find_step(r, "lower", "rewritten"));
+    oq_convert_report_free(r);
+    /* field-numbered-0: an overlong tag of field 0 (wire type 2, "A") that protobuf-c reads
+     * but would write back as a tag it refuses: the converted model would not load */
+    static const uint8_t field0[] = {0x82, 0x00, 0x01, 'A'};
+    uint8_t *bad = malloc(len + sizeof field0);
+    assert_non_null(bad);
+    memcpy(bad, buf, len);
+    memcpy(bad + len, field0, sizeof field0);
+    assert_int_equal(oq_convert_plan_bytes(bad, len + sizeof field0, "f0.onnx", &o, &r, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "f0.onnx: not an ONNX model (a field numbered 0, which protobuf forbids)");
+    oq_convert_report_free(r);
+    free(bad);
+    /* fuzzed-no-ir_version: written back with ir_version 0, which inspect refuses */
+    Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
+    assert_non_null(pm);
+    pm->has_ir_version = 0;
+    bad = malloc(onnx__model_proto__get_packed_size(pm));
+    assert_non_null(bad);
+    size_t n = onnx__model_proto__pack(pm, bad);
+    onnx__model_proto__free_unpacked(pm, NULL);
+    assert_int_equal(oq_convert_plan_bytes(bad, n, "noir.onnx", &o, &r, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "noir.onnx: not an ONNX model (no ir_version)");
+    oq_convert_report_free(r);
+    free(bad);
+    free(buf);
+}
+
 /* The opset-23 export that ORT refuses runs once its mask spans the queries. */
 static void test_expand_mask(void **state)
 {
@@ -825,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_tiny_without_value_info),
         cmocka_unit_test(test_inverted_mask_refused),
         cmocka_unit_test(test_opset_changed_operator),
+        cmocka_unit_test(test_hostile_models),
         cmocka_unit_test(test_expand_mask),
         cmocka_unit_test(test_bf16_lower_and_contract),
         cmocka_unit_test(test_own_export),

@@ -292,6 +292,34 @@ static void test_absent_strings(void **state)
     oq_model_info_free(mi);
 }
 
+/* Chains whose nodes lack inputs (fuzz/regressions/inspect/matcher-*, each read past a
+ * node's inputs before the fix): the matcher says why they are not fusable. */
+static void test_matcher_missing_inputs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *why;
+    } cases[] = {
+        {"matcher-score-matmul-without-inputs", "not fusable: the score MatMul has 0 inputs, not 2"},
+        {"matcher-key-transpose-without-input", "not fusable: the key operand 'kt' is not a transpose"},
+        {"matcher-reshape-transpose-without-input", "not fusable: the key operand 'kt' is not a transpose"},
+        {"matcher-where-guard-with-two-inputs", "not fusable: Where 'w' between the softmax and the value product"},
+        {"matcher-isnan-without-input", "not fusable: Where 'w' between the softmax and the value product"},
+        {"matcher-value-matmul-without-output", "not fusable: the value MatMul 'out' has no output"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[512];
+        snprintf(path, sizeof path, OQ_SOURCE_DIR "/fuzz/regressions/inspect/%s.onnx", cases[i].file);
+        oq_model_info *mi = NULL;
+        oq_err err = {0};
+        if (oq_model_inspect_file(path, &mi, &err)) fail_msg("%s", err.msg);
+        assert_int_equal(mi->n_attention, 1);
+        assert_string_equal(mi->attention[0].kind, "decomposed");
+        if (!strstr(mi->attention[0].detail, cases[i].why)) fail_msg("%s: %s", cases[i].file, mi->attention[0].detail);
+        oq_model_info_free(mi);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_fixture_chains),
         cmocka_unit_test(test_gqa_chain_not_fusable),
         cmocka_unit_test(test_absent_strings),
+        cmocka_unit_test(test_matcher_missing_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
