@@ -112,9 +112,10 @@ fi
 #     The opset-23 tx_encoder/mlpf_like exports are refused by ORT, so only their conversions run.
 if want convert; then
 FX=${FIXTURES:-tests/fixtures/torch}
-for case in tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18:features:mask \
+# CONVERT_CASES="fixture:opset:features:mask ..." runs a subset
+for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18:features:mask \
             mlpf_like:23:features:mask hand_attention:18:x:mask decoder_lm:18:input_ids:attention_mask \
-            decoder_lm:23:input_ids:attention_mask; do
+            decoder_lm:23:input_ids:attention_mask}; do
   IFS=: read -r fx op feat mask <<<"$case"
   src="$FX/$fx/${fx}_op$op.onnx"; conv="$W/${fx}_op${op}_fast.onnx"; id="$fx-op$op"
   batches="--inputs $FX/$fx/inputs_000.npz --inputs $FX/$fx/inputs_001.npz"
@@ -136,6 +137,15 @@ for case in tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18
     cp "$W/lat-$id-$which/summary.json" "$OUT/convert-latency-$id-$which-summary.json"
   done
 done
+# the same mlpf_like conversion with its heads of 12 kept (--no-pad-head-size): expected to FAIL
+# with MATH on CUDA, the advice naming the head size and the padding that reaches flash
+FX_M=$FX/mlpf_like; b2="--inputs $FX_M/inputs_000.npz --inputs $FX_M/inputs_001.npz"
+e2="--expected $FX_M/outputs_000.npz --expected $FX_M/outputs_001.npz"
+step convert-nopad-mlpf_like-op18 120 $B convert "$FX_M/mlpf_like_op18.onnx" -o "$W/mlpf_like_nopad.onnx" --force --fuse \
+  --mask-to-seqlen --attention-dtype fp16 --opset 24 --no-pad-head-size $b2 $e2 --ort-lib "$ORT/libonnxruntime.so"
+step convert-nopad-flash-mlpf_like-op18 300 $B validate $E --no-plots --model "$W/mlpf_like_nopad.onnx" --features features \
+  --mask mask $b2 $e2 --configs expected,cuda:model:fp16 --expect-kernel flash --require-dispatch --outdir "$W/nopad"
+cp "$W/nopad/summary.json" "$OUT/convert-nopad-flash-mlpf_like-op18-summary.json" 2>/dev/null || true
 fi
 
 # 10. real models: the PyTorch fixtures on CUDA against PyTorch's own outputs. --require-full-gpu judges
