@@ -6,7 +6,9 @@
  *   byte 0: bits 0-4 the passes (oq_convert_pass), bits 5-6 the attention dtype
  *           (none, float16, bfloat16, none), bit 7 allow_refused
  *   byte 1: bits 0-3 the opset (0: the lowest the passes need, else 12 + value:
- *           13..24 and 25..27, which are refused), bit 4 keep_elu, bit 5 mask_input "mask"
+ *           13..24 and 25..27, which are refused), bit 4 keep_elu, bit 5 mask_input "mask",
+ *           bit 6 OQ_CONVERT_PAD_HEAD asked for, bit 7 keep_head_size (padding is on by
+ *           default with an attention dtype)
  * A converted model must be one `inspect` reads: anything else is a finding (abort). */
 #include <stdio.h>
 
@@ -24,6 +26,8 @@ static void options(uint8_t b0, uint8_t b1, oq_convert_opts *o)
     o->opset = (b1 & 0xfu) ? 12 + (b1 & 0xfu) : 0;
     o->keep_elu = (b1 >> 4) & 1u;
     o->mask_input = (b1 >> 5) & 1u ? "mask" : NULL;
+    if ((b1 >> 6) & 1u) o->passes |= OQ_CONVERT_PAD_HEAD;
+    o->keep_head_size = b1 >> 7;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
