@@ -6,7 +6,8 @@ output from the graph inputs (onnx.utils.Extractor) is validated with `ortqual v
 SUB --inputs INPUTS --no-mask --padding report ORTQUAL_ARGS...` (e.g. --configs
 cpu:model:fp32,cuda:model:fp32 plus the runtime options); a sub-model whose worker dies of a
 signal is reported with the node's name and op type. Writes OUTDIR/bisect.csv
-(index,node,op,exit,reason) and prints the first node whose sub-model crashes. A team tool for
+(index,node,op,exit,reason) and prints the first node whose sub-model crashes; with
+BISECT_FIRST=1 in the environment it stops there. A team tool for
 hosts with the `onnx` Python package (the GPU host); the product does not need it.
 """
 import csv
@@ -54,9 +55,11 @@ def main():
             reason = (p.stderr.strip().splitlines() or ["no summary"])[-1]
         rows.append((k, node.name, node.op_type, p.returncode, reason))
         print("%3d %-40s %-20s exit %s %s" % (k, node.name[:40], node.op_type, p.returncode, reason), flush=True)
+        os.remove(sub_path)
         if first is None and "signal" in reason:
             first = (k, node.name, node.op_type)
-        os.remove(sub_path)
+            if os.environ.get("BISECT_FIRST"):
+                break
     with open(os.path.join(outdir, "bisect.csv"), "w", newline="") as f:
         csv.writer(f).writerows([("index", "node", "op", "exit", "reason")] + rows)
     print("first crashing node: %s" % ("#%d %s (%s)" % first if first else "none"))

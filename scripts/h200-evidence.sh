@@ -124,7 +124,7 @@ for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:
   cp "$conv" "$OUT/"
   step convert-flash-$id 300 $B validate $E --no-plots --model "$conv" --features $feat --mask $mask $batches \
     --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" \
-    --configs expected,cpu:model:fp32,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth \
+    --configs expected,cpu:model:fp16,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth \
     --require-full-gpu --outdir "$W/flash-$id"
   cp "$W/flash-$id/summary.json" "$OUT/convert-flash-$id-summary.json"
   for which in export fast; do

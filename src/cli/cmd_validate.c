@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/advice.h"
+#include "ortqual/inspect.h"
 #include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 
@@ -298,10 +300,34 @@ static int choose_configs(struct args *a)
     return OQ_EXIT_OK;
 }
 
+/* A model of yours whose Attention computes in float16/bfloat16 (e.g. `convert --attention-dtype`)
+ * misses float32 tolerances by its own rounding: say so before a :fp32 configuration fails on it. */
+static void note_reduced_attention(const struct args *a)
+{
+    oq_node_info *nodes = NULL;
+    size_t n = 0;
+    if (a->o.kind != OQ_MODEL_USER || oq_model_find_nodes(a->o.model_path, NULL, "Attention", &nodes, &n, NULL))
+        return;
+    oq_attention_facts f = {0};
+    for (size_t i = 0; i < n && f.dtype != OQ_DTYPE_FLOAT16 && f.dtype != OQ_DTYPE_BFLOAT16; i++)
+        oq_attention_facts_from_node(&nodes[i], 0, &f);
+    if (f.dtype == OQ_DTYPE_FLOAT16 || f.dtype == OQ_DTYPE_BFLOAT16)
+        for (size_t c = 0; c < a->o.n_configs; c++) {
+            const oq_config *k = &a->configs[c];
+            if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
+                fprintf(stderr, "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged "
+                        "with %s tolerances: use %s:model:fp16 for the float16 ones\n", a->o.model_path,
+                        oq_dtype_name(f.dtype), f.node ? f.node : "?", k->name, oq_precision_name(k->precision),
+                        k->runtime);
+        }
+    oq_node_infos_free(nodes, n);
+}
+
 static int run_validate(struct args *a, char *self)
 {
     int rc = choose_configs(a);
     if (rc) return rc;
+    note_reduced_attention(a);
     a->o.configs = a->configs;
     rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
     if (rc) return rc;
