@@ -160,17 +160,20 @@ static void head_counts(text *fix, int64_t width)
 /* The fix for a head size some fused kernel cannot take: zero padding (exact) or other heads. */
 static void head_remedy(text *fix, kid target, const oq_attention_facts *f)
 {
-    int64_t h = f->head_size, pad = (h + 7) / 8 * 8;
+    int64_t h = f->head_size;
     kid k = target == K_ANY || target == K_CUDNN ? K_FLASH : target;
-    if (h % 8 != 0 && pad <= kid_max_head[k])
+    /* h at most the kernel's maximum (a multiple of 8) before rounding: a hostile model's head
+     * size near INT64_MAX must not overflow */
+    if (h % 8 != 0 && h <= kid_max_head[k]) {
+        int64_t pad = (h + 7) / 8 * 8;
         clause(fix, "pad the head size to %" PRId64 ": zero-pad Q, K and V on the last axis (Q K^T is unchanged; "
                "keep the scale 1/sqrt(%" PRId64 ")) and slice each head's output back to %" PRId64
                " (ortqual convert --pad-head-size writes it)", pad, h, h);
-    else
+    } else
         clause(fix, "use more heads so that each is a multiple of 8 and at most %" PRId64, kid_max_head[k]);
     if (k == K_FLASH && !head_blocks(K_EFFICIENT, h))
         clause(fix, "or expect EFFICIENT_ATTENTION (kernel efficient), which takes head size %" PRId64, h);
-    if (f->q_heads > 0) head_counts(fix, f->q_heads * h);
+    if (f->q_heads > 0 && h > 0 && f->q_heads <= INT64_MAX / h) head_counts(fix, f->q_heads * h);
 }
 
 /* What to change, for the rules that fired. */

@@ -28,6 +28,7 @@
 #define FLASH_MAX_HEAD 256
 
 static const char *const PASS = "pad-head-size";
+enum { MAX_HEAD = 1 << 20 };
 
 /* One Attention node's layout and head sizes, as far as they are known. */
 typedef struct heads {
@@ -101,6 +102,13 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
     if (h->v < 0) {
         h->v = h->qk;
         h->v_from = "; V's is not declared: taken as Q's";
+    }
+    /* no kernel takes more than 1024; a larger one is a hostile or broken model (and rounding
+     * it up could overflow) */
+    if (h->qk > MAX_HEAD || h->v > MAX_HEAD) {
+        snprintf(why, wn, "head size %lld is over %d, more than any attention kernel takes",
+                 (long long)(h->qk > h->v ? h->qk : h->v), MAX_HEAD);
+        return why;
     }
     return NULL;
 }

@@ -334,6 +334,12 @@ static void test_head_size_note(void **state)
     assert_null(oq_head_size_note(8, 4, NULL));
     assert_null(oq_head_size_note(256, 1, NULL));
     assert_null(oq_head_size_note(0, 4, NULL)); /* unknown: nothing claimed */
+    /* a hostile model's head size: no padding advice, and no overflow rounding it up or
+     * multiplying by the heads (UBSan fails this test where it did) */
+    n = oq_head_size_note(INT64_MAX, 3, NULL);
+    assert_has(n, "use more heads so that each is a multiple of 8 and at most 256");
+    assert_lacks(n, "pad the head size");
+    free(n);
 }
 
 /* A node as oq_model_find_nodes gives it, without shapes: the scale decides the head size, the
