@@ -188,6 +188,13 @@ static void ms(char *buf, size_t n, double v)
     else snprintf(buf, n, v < 10 ? "%.3f" : v < 1000 ? "%.1f" : "%.0f", v);
 }
 
+/* The reference is not judged: a reference that ran is shown as `reference`, never as a
+ * (green) pass, as report.html does; one that could not run keeps its error. */
+static const char *row_status(const oq_config_result *c)
+{
+    return c->is_reference && c->status == OQ_VERDICT_PASSED ? "reference" : oq_verdict_name(c->status);
+}
+
 /* The worst output of a configuration across batches, and its timing. */
 static void config_row(const oq_config_result *c)
 {
@@ -207,7 +214,7 @@ static void config_row(const oq_config_result *c)
     ms(p_s, sizeof p_s, p90);
     ms(f_s, sizeof f_s, first);
     printf("%-34s ", c->config.name);
-    print_status(stdout, oq_verdict_name(c->status), 8);
+    print_status(stdout, row_status(c), 9);
     printf(" %7zu %-10s %10s %10s %10s %10s\n", c->n_batches, worst_out, err_s, m_s, p_s, f_s);
     if (c->ort_version) printf("    ONNX Runtime %s (%s)\n", c->ort_version, c->ort_library);
     const oq_placement *p = c->placement.placement;
@@ -223,12 +230,15 @@ static void config_row(const oq_config_result *c)
 
 void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir)
 {
-    printf("%-34s %-8s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
+    printf("%-34s %-9s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
            "max|err|", "median ms", "p90 ms", "first ms");
     int counts[5] = {0};
+    const oq_config_result *ref = NULL;
     for (size_t i = 0; i < s->n_configs; i++) {
         config_row(&s->configs[i]);
-        counts[s->configs[i].status]++;
+        /* the counts are of the configurations under test, as report.html's */
+        if (s->configs[i].is_reference) ref = ref ? ref : &s->configs[i];
+        else counts[s->configs[i].status]++;
     }
     if (s->n_plots)
         printf("\nplots: %zu files in %s/plots/ (error distributions, error against |reference|, latency)", s->n_plots,
@@ -243,6 +253,8 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
            counts[OQ_VERDICT_SKIPPED]);
     if (counts[OQ_VERDICT_ERROR]) printf(", %d runtime error%s", counts[OQ_VERDICT_ERROR], counts[OQ_VERDICT_ERROR] > 1 ? "s" : "");
     if (counts[OQ_VERDICT_NOT_RUN]) printf(", %d not run", counts[OQ_VERDICT_NOT_RUN]);
+    if (ref) printf("; reference %s%s%s", ref->config.name, ref->status == OQ_VERDICT_PASSED ? "" : ": ",
+                    ref->status == OQ_VERDICT_PASSED ? "" : oq_verdict_name(ref->status));
     printf("); details in %s/summary.json\n", outdir);
     if (s->verdict_reason) printf("%s%s\n", s->verdict_reason,
                                   s->verdict == OQ_RUN_UNTESTED ? s->exit_status ? " (--allow-skip accepts that)"

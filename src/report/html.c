@@ -130,6 +130,8 @@ static const char style[] =
     "figure{margin:10px 0 18px}figure svg{max-width:100%;height:auto;border:1px solid var(--line)}"
     "figcaption{color:var(--muted);font-size:13px}"
     "ul.advice li{margin:4px 0}.warn{color:var(--bad);font-weight:bold}"
+    /* shards that did not report: bold in the (red) banner, red in the shards section */
+    "header.verdict p.shard-problems{font-weight:bold}"
     "footer{color:var(--muted);font-size:12px;margin:20px 0}";
 
 const char *oq_html_verdict_class(const char *verdict)
@@ -169,6 +171,15 @@ void oq_html_end(oq_sb *b)
 void oq_html_verdict(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,
                      const char *detail)
 {
+    oq_html_verdict_open(b, tool, verdict, headline, reason, detail);
+    oq_html_verdict_close(b);
+}
+
+void oq_html_verdict_close(oq_sb *b) { oq_sb_puts(b, "</header>\n<main>\n"); }
+
+void oq_html_verdict_open(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,
+                          const char *detail)
+{
     const char *v = oq_html_verdict_class(verdict);
     oq_sb_printf(b, "<header class=\"verdict %s\" id=\"verdict\" data-verdict=\"%s\">\n<h1>", v, v);
     oq_sb_esc(b, tool);
@@ -186,7 +197,7 @@ void oq_html_verdict(oq_sb *b, const char *tool, const char *verdict, const char
     }
     oq_sb_puts(b, "<p id=\"verdict-counts\">");
     oq_sb_esc(b, detail);
-    oq_sb_puts(b, "</p>\n</header>\n<main>\n");
+    oq_sb_puts(b, "</p>\n");
 }
 
 static void refusal_line(oq_sb *b, const char *label, const char *text)

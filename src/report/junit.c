@@ -256,6 +256,32 @@ static void config_cases(suite *s, const json_t *cfg, const char *cls)
     free(text);
 }
 
+/* A merged run (ortqual merge): one case per shard, failing for a shard that did not report
+ * (missing, unfinished, failed, interrupted), so CI names the shard and not only the
+ * configurations it left incomplete. */
+static void shard_cases(suite *s, const json_t *shards, const char *pkg)
+{
+    char cls[96];
+    snprintf(cls, sizeof cls, "%s.shards", pkg);
+    long long count = oq_j_int(shards, "count");
+    const json_t *problems = json_object_get(shards, "problems");
+    for (long long k = 0; k < count && k < 1000000; k++) {
+        char name[48];
+        snprintf(name, sizeof name, "shard %lld", k);
+        const json_t *p = NULL, *x;
+        size_t i;
+        json_array_foreach(problems, i, x) if (oq_j_int(x, "index") == k) p = x;
+        if (!p) {
+            add_case(s, cls, name, 0, TC_PASS, NULL, NULL, NULL);
+            continue;
+        }
+        char *msg = dupf("shard %lld of %lld %s: %s", k, count, oq_j_str(p, "state", "missing"), oq_j_str(p, "detail", ""));
+        if (!msg) s->nomem = 1;
+        add_case(s, cls, name, 0, TC_FAILURE, oq_j_str(p, "state", "missing"), msg ? msg : "did not report", NULL);
+        free(msg);
+    }
+}
+
 /* A run whose verdict is not PASSED and that no case shows failing (nothing under test
  * compared: only the reference, every configuration skipped) fails a case of its own;
  * accepted with --allow-skip (exit status 0), it is skipped. */
@@ -293,6 +319,15 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
         write_suite(&body, &s, name, i, *stamp ? stamp : NULL, host, props, &all);
         nomem |= s.nomem;
         suite_clear(&s);
+    }
+    const json_t *shards = json_object_get(doc, "shards");
+    if (shards) {
+        suite sh = {0};
+        shard_cases(&sh, shards, pkg);
+        const char *props[] = {"by", oq_j_str(shards, "by", ""), NULL};
+        write_suite(&body, &sh, "shards", i++, *stamp ? stamp : NULL, host, props, &all);
+        nomem |= sh.nomem;
+        suite_clear(&sh);
     }
     suite run = {0};
     run_case(&run, doc, pkg, &all);

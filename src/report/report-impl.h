@@ -70,6 +70,10 @@ void oq_html_end(oq_sb *b);
  * counts in <p id="verdict-counts">. */
 void oq_html_verdict(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,
                      const char *detail);
+/* The same in two halves, for a report that adds lines of its own to the banner in between. */
+void oq_html_verdict_open(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,
+                          const char *detail);
+void oq_html_verdict_close(oq_sb *b);
 /* The exact command line, shell-quoted, from an array of arguments. */
 void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const char *cwd);
 /* Environment from an evidence object (evidence.h): runtime, devices, GPUs, libraries

@@ -649,6 +649,91 @@ static void model_inputs_section(oq_sb *b, const json_t *mi)
     oq_sb_puts(b, "</section>\n");
 }
 
+/* ---- Shards of a merged run (`ortqual merge`, summary.json's "shards") ---------------- */
+
+/* The entry of shard `index` in shards.reported or shards.problems, or NULL. */
+static const json_t *shard_entry(const json_t *list, long long index)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(list, i, x) if (oq_j_int(x, "index") == index) return x;
+    return NULL;
+}
+
+/* In the banner: the shards that did not report (each fails the merge, docs/scale-out.md),
+ * all of them, as verdict_reason names only the first; or that every shard reported. */
+static void shards_banner(oq_sb *b, const json_t *sh)
+{
+    if (!sh) return;
+    const json_t *problems = json_object_get(sh, "problems");
+    long long count = oq_j_int(sh, "count");
+    if (!json_array_size(problems)) {
+        oq_sb_puts(b, "<p id=\"verdict-shards\">");
+        oq_sb_escf(b, "merged from %lld shards by %s, every shard reported", count, oq_j_str(sh, "by", "?"));
+        oq_sb_puts(b, "</p>\n");
+        return;
+    }
+    oq_sb_puts(b, "<p id=\"verdict-shards\" class=\"shard-problems\">");
+    oq_sb_escf(b, "%zu of %lld shards did not report: ", json_array_size(problems), count);
+    size_t i;
+    json_t *p;
+    json_array_foreach(problems, i, p)
+        oq_sb_escf(b, "%sshard %lld %s: %s", i ? "; " : "", oq_j_int(p, "index"), oq_j_str(p, "state", "missing"),
+                   oq_j_str(p, "detail", ""));
+    oq_sb_puts(b, "</p>\n");
+}
+
+/* "12345_3" (an array task), "12345" (a plain job) or empty. */
+static void slurm_td(oq_sb *b, const json_t *slurm)
+{
+    const char *array = oq_j_str(slurm, "array_job_id", NULL), *task = oq_j_str(slurm, "array_task_id", NULL);
+    oq_sb_puts(b, "<td>");
+    if (array && task) oq_sb_escf(b, "%s_%s", array, task);
+    else oq_sb_esc(b, oq_j_str(slurm, "job_id", ""));
+    oq_sb_puts(b, "</td>");
+}
+
+/* One shard: what it reported, or why it did not (in red: it fails the run). */
+static void shard_row(oq_sb *b, long long index, const json_t *reported, const json_t *problem)
+{
+    oq_sb_printf(b, "<tr class=\"shard%s\" data-shard=\"%lld\"><td class=\"n\">%lld</td>",
+                 reported ? "" : " failed", index, index);
+    if (reported) {
+        oq_sb_puts(b, "<td class=\"status reported\">reported</td>");
+        oq_html_td(b, oq_j_str(reported, "host", ""));
+        oq_html_td(b, oq_j_str(reported, "start", ""));
+        oq_html_td(b, oq_j_str(reported, "end", ""));
+        oq_html_td_status(b, oq_j_str(reported, "verdict", "failed"));
+        slurm_td(b, json_object_get(reported, "slurm"));
+        oq_sb_puts(b, "<td></td></tr>\n");
+        return;
+    }
+    /* a shard the summary has no word of is not a pass either */
+    oq_sb_puts(b, "<td class=\"status failed\">");
+    oq_sb_esc(b, problem ? oq_j_str(problem, "state", "missing") : "unknown");
+    oq_sb_puts(b, "</td><td></td><td></td><td></td><td></td><td></td><td class=\"reason\">");
+    oq_sb_esc(b, problem ? oq_j_str(problem, "detail", "") : "not in the merged summary");
+    oq_sb_puts(b, "</td></tr>\n");
+}
+
+static void shards_section(oq_sb *b, const json_t *sh)
+{
+    if (!sh) return;
+    const json_t *merged = json_object_get(sh, "merged");
+    long long count = oq_j_int(sh, "count");
+    oq_sb_puts(b, "<section id=\"shards\">\n<h2>Shards</h2>\n<p>");
+    oq_sb_escf(b, "%lld shards by %s, merged on %s at %s.", count, oq_j_str(sh, "by", "?"),
+               oq_j_str(merged, "host", "?"), oq_j_str(merged, "time", "?"));
+    oq_sb_puts(b, "</p>\n<table id=\"shard-table\"><tr><th>shard</th><th>state</th><th>host</th><th>start</th>"
+                  "<th>end</th><th>verdict</th><th>SLURM job</th><th>why it did not report</th></tr>\n");
+    const json_t *reported = json_object_get(sh, "reported"), *problems = json_object_get(sh, "problems");
+    for (long long k = 0; k < count && k < 1000000; k++) {
+        const json_t *p = shard_entry(problems, k);
+        shard_row(b, k, p ? NULL : shard_entry(reported, k), p);
+    }
+    oq_sb_puts(b, "</table>\n</section>\n");
+}
+
 /* Configurations under test (not the reference) by status. */
 typedef struct counts {
     long long passed, failed, skipped, error, not_run;
@@ -719,12 +804,18 @@ oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err
                          !oq_j_int(s, "exit_status")                    ? " (accepted by --allow-skip)"
                                                                         : " (--allow-skip accepts that)");
     oq_html_begin(b, name, verdict);
-    oq_html_verdict(b, tool, verdict, names, reason, detail);
-    oq_sb_puts(b, "<nav><a href=\"#configurations\">configurations</a><a href=\"#details\">per batch</a>"
+    const json_t *shards = json_object_get(s, "shards");
+    oq_html_verdict_open(b, tool, verdict, names, reason, detail);
+    shards_banner(b, shards);
+    oq_html_verdict_close(b);
+    oq_sb_puts(b, "<nav>");
+    if (shards) oq_sb_puts(b, "<a href=\"#shards\">shards</a>");
+    oq_sb_puts(b, "<a href=\"#configurations\">configurations</a><a href=\"#details\">per batch</a>"
                   "<a href=\"#dispatch\">dispatch and placement</a><a href=\"#plots\">figures</a>"
                   "<a href=\"#advice\">advice</a><a href=\"#model-inputs\">model inputs</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a>"
                   "<a href=\"#inputs\">batches</a></nav>\n");
+    shards_section(b, shards);
     config_table(b, configs, batches);
     config_details(b, configs, batches);
     evidence_section(b, configs);

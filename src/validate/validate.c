@@ -539,7 +539,9 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         if (interrupted(o)) return interrupt_config(c, r, &bw);
     }
     if (k == 0) reference_outcome(r, ref_ok);
-    progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name, oq_verdict_name(r->status),
+    /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
+    progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name,
+             r->is_reference && r->status == OQ_VERDICT_PASSED ? "ran (reference)" : oq_verdict_name(r->status),
              r->reason ? ": " : "", r->reason ? r->reason : "");
     return OQ_OK;
 }

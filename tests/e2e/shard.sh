@@ -7,6 +7,47 @@ set -euo pipefail
 PY=/usr/bin/python3
 json() { $PY -c "import json,os,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 same() { $PY "$OQ_SOURCE_DIR/tests/e2e/lib/same_summary.py" "$1" "$2"; }
+# shards_page DIR 'PROBLEMS' [JUNIT]: DIR/report.html (and the JUnit XML) show every shard, those
+# that did not report in red, failing, with their state and detail; PROBLEMS: "2:missing,..." or ""
+shards_page() {
+    $PY - "$1/report.html" "$1/summary.json" "$2" "${3:-}" <<'PY' || fail "shards on the page or in JUnit of $1"
+import html, json, re, sys
+import xml.etree.ElementTree as ET
+page, s = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+want = dict((int(k), v) for k, v in (p.split(":") for p in sys.argv[3].split(",") if p))
+sh = s["shards"]
+assert {p["index"]: p["state"] for p in sh["problems"]} == want, (sh["problems"], want)
+assert '<section id="shards">' in page and 'href="#shards"' in page, "no shards section"
+rows = dict((int(i), (c, r)) for c, i, r in re.findall(r'<tr class="shard( failed)?" data-shard="(\d+)">(.*?)</tr>', page))
+assert sorted(rows) == list(range(sh["count"])), sorted(rows)
+for i, (cls, row) in rows.items():
+    if i in want:  # red (a failed row, a failed status) with its state and why
+        p = next(p for p in sh["problems"] if p["index"] == i)
+        assert cls and f'<td class="status failed">{want[i]}</td>' in row and p["detail"] in html.unescape(row), row
+    else:
+        assert not cls and '<td class="status reported">reported</td>' in row, row
+banner = re.search(r'<header class="verdict (\w+)".*?</header>', page, re.S)
+line = re.search(r'<p id="verdict-shards"( class="shard-problems")?>(.*?)</p>', banner.group(0))
+assert line, "no shards line in the banner"
+if want:  # the problems make the run FAILED: the banner is red and names every one
+    assert banner.group(1) == "failed" and line.group(1), banner.group(0)
+    assert f"{len(want)} of {sh['count']} shards did not report" in line.group(2), line.group(2)
+    for i, st in want.items(): assert f"shard {i} {st}: " in line.group(2), line.group(2)
+else:
+    assert not line.group(1) and "every shard reported" in line.group(2), line.group(0)
+if sys.argv[4]:
+    suite = next(t for t in ET.parse(sys.argv[4]).getroot() if t.get("name") == "shards")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert sorted(cases) == sorted(f"shard {i}" for i in range(sh["count"])), sorted(cases)
+    for i in range(sh["count"]):
+        f = cases[f"shard {i}"].find("failure")
+        if i in want:
+            assert f is not None and f.get("type") == want[i] and f.get("message").startswith(f"shard {i} of "), ET.tostring(f)
+        else:
+            assert f is None and cases[f"shard {i}"].find("error") is None, ET.tostring(cases[f"shard {i}"])
+    assert int(suite.get("failures")) == len(want), suite.attrib
+PY
+}
 V=(validate --no-cache --num-events 7 --batch-size 2 --repeat 1
    --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp32)
 
@@ -20,7 +61,8 @@ for i in 0 1 2; do
 done
 [ "$(json "$T/P/shards/2/summary.json" '(d["shard"]["index"], d["shard"]["batches"], d["plan"]["hash"] == json.load(open(sys.argv[1].replace("shards/2/summary.json", "shards/plan.json")))["plan"]["hash"])')" = "(2, [2, 3], True)" ] ||
     fail "shard 2 does not describe itself: $(json "$T/P/shards/2/summary.json" 'd["shard"]')"
-must 0 "merged 3 shards .*0 did not report" "$T/pm.log" $ORTQUAL merge "$T/P"
+must 0 "merged 3 shards .*0 did not report" "$T/pm.log" $ORTQUAL merge --junit "$T/pm.xml" "$T/P"
+shards_page "$T/P" "" "$T/pm.xml"
 same "$T/U/summary.json" "$T/P/summary.json" || fail "merge of 3 shards by batch differs from the unsharded run"
 [ "$(json "$T/P/summary.json" '(d["plan"]["hash"] == json.load(open(sys.argv[1].replace("/P/", "/U/")))["plan"]["hash"], len(d["shards"]["reported"]), len(d["plots"]) == len(json.load(open(sys.argv[1].replace("/P/", "/U/")))["plots"]) > 0, os.path.exists(sys.argv[1].replace("summary.json", "report.html")))')" = "(True, 3, True, True)" ] ||
     fail "merged summary: plan hash, shards or plots: $(json "$T/P/summary.json" 'd["shards"]')"
@@ -55,7 +97,8 @@ same "$T/U/summary.json" "$T/C/summary-plots.json" || fail "merge of 2 shards by
 
 # 3. a shard that never ran: named by index, the merge fails, the configurations say why
 cp -r "$T/P" "$T/M" && rm -rf "$T/M/shards/2" "$T/M/summary.json"
-must 1 "shard 2 of 3 missing: never started" "$T/m.log" $ORTQUAL merge --no-plots "$T/M"
+must 1 "shard 2 of 3 missing: never started" "$T/m.log" $ORTQUAL merge --no-plots --junit "$T/m.xml" "$T/M"
+shards_page "$T/M" "2:missing" "$T/m.xml"
 [ "$(json "$T/M/summary.json" '(d["verdict"], [(p["index"], p["state"]) for p in d["shards"]["problems"]], d["configs"][1]["status"], d["configs"][1]["reason"])')" = \
   "('failed', [(2, 'missing')], 'failed', 'incomplete: shard 2 (missing) did not report')" ] ||
     fail "merge with a missing shard: $(json "$T/M/summary.json" 'd["verdict"], d["shards"]["problems"]')"
@@ -67,6 +110,7 @@ must 2 "differ in: .*model" "$T/f0.log" $ORTQUAL "${V[@]}" --mask-form bool --ou
 must 2 "differ in: repeat" "$T/f1.log" $ORTQUAL "${V[@]}" --repeat 2 --outdir "$T/F" --shard 1/3
 [ "$(ls "$T/F/shards/1")" = "error.json" ] || fail "refused shard left: $(ls -A "$T/F/shards/1")"
 must 1 "shard 1 of 3 failed: stopped before running: .*differ in: repeat" "$T/f.log" $ORTQUAL merge --no-plots "$T/F"
+shards_page "$T/F" "1:failed"
 
 # 5. a shard killed while it runs (its configuration hangs): started, no summary, named
 K=(validate --num-events 2 --batch-size 2 --repeat 1 --ep-lib "hangep=$OQ_BINARY_DIR/tests/libhang_ep.so"
@@ -87,6 +131,7 @@ kill -KILL $pid $kids
 wait $pid || true
 exec 2>&3 3>&-
 must 1 "shard 1 of 2 unfinished: started on .* and wrote no summary: killed" "$T/km.log" $ORTQUAL merge --no-plots "$T/K"
+shards_page "$T/K" "1:unfinished"
 [ "$(json "$T/K/summary.json" '[(c["name"], c["status"]) for c in d["configs"]]')" = \
   "[('ref:encoder:fp64', 'passed'), ('cpu:attention24:fp32', 'passed'), ('hangep:attention24:fp32', 'failed')]" ] ||
     fail "killed shard: $(json "$T/K/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')"

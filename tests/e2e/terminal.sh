@@ -50,7 +50,12 @@ run_tty() { # run_tty OUT ENV... : validate on a pty, everything it shows into O
 }
 run_tty "$T/tty.out" TERM=xterm
 grep -q $'\r'"$ESC\[K\[2/2\] cpu:decomposed:fp32  batch 1/2" "$T/tty.out" || fail "no updating line on a terminal"
-grep -q "$ESC\[32mpassed  $ESC\[0m" "$T/tty.out" || fail "no colour for passed on a terminal"
+grep -q "$ESC\[32mpassed   $ESC\[0m" "$T/tty.out" || fail "no colour for passed on a terminal"
+# the reference is not judged: shown as `reference`, never as a (green) pass, nor counted as one
+grep -Eq "^ref:encoder:fp64 +reference +2 " "$T/tty.out" || fail "reference row: $(grep '^ref:' "$T/tty.out")"
+grep "^ref:encoder:fp64 " "$T/tty.out" | grep -q "$ESC" && fail "reference row coloured: $(grep '^ref:' "$T/tty.out" | cat -v)"
+grep -q "^verdict: $ESC\[32mPASSED$ESC\[0m (1 passed, 0 failed, 0 skipped; reference ref:encoder:fp64)" "$T/tty.out" ||
+  fail "verdict counts the reference: $(grep '^verdict' "$T/tty.out" | cat -v)"
 grep -q "^verdict: $ESC\[32mPASSED$ESC\[0m" "$T/tty.out" || fail "verdict not coloured"
 run_tty "$T/nocolor.out" TERM=xterm NO_COLOR=1
 grep -q "$ESC\[32m" "$T/nocolor.out" && fail "colour despite NO_COLOR"
@@ -61,4 +66,9 @@ TERM=xterm script -qec "$ORTQUAL validate --outdir $T/untested --model $torch/tx
   /dev/null >"$T/untested.out" 2>&1 && fail "untested run exited 0: $(cat "$T/untested.out")"
 grep -q "^verdict: $ESC\[1;31mNOT TESTED$ESC\[0m" "$T/untested.out" || fail "NOT TESTED not red: $(tail -3 "$T/untested.out")"
 grep -q "^verdict: $ESC\[32m" "$T/untested.out" && fail "an untested verdict in green"
+# ... and nothing on it green: the saved outputs are the reference, not a pass (as report.html)
+grep -q "$ESC\[32m" "$T/untested.out" && fail "green on an untested run: $(grep "$ESC\[32m" "$T/untested.out" | cat -v)"
+grep -Eq "^expected +reference +1 " "$T/untested.out" || fail "expected row: $(grep '^expected' "$T/untested.out" | cat -v)"
+grep -q "NOT TESTED$ESC\[0m (0 passed, 0 failed, 0 skipped; reference expected)" "$T/untested.out" ||
+  fail "untested counts: $(grep '^verdict' "$T/untested.out" | cat -v)"
 echo "terminal e2e ok"
