@@ -92,6 +92,7 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
         return why;
     }
     if (h->rank == 3 && (h->qh <= 0 || h->kvh <= 0)) return "3-D Q/K/V without q_num_heads and kv_num_heads";
+    if (h->qh > MAX_HEAD || h->kvh > MAX_HEAD) return "q_num_heads or kv_num_heads over 2^20";
     h->qk = head_of(m, n->input[0], h->rank, h->qh);
     h->qk_from = "from Q's shape";
     if (h->qk < 0 && (h->qk = head_of(m, n->input[1], h->rank, h->kvh)) > 0) h->qk_from = "from K's shape";
@@ -123,9 +124,9 @@ static int64_t round_up(int64_t x)
 static int32_t dims_of(cv_model *m, const char *x, int rank, int64_t delta, int32_t et, cv_dim *d)
 {
     int r;
-    int32_t t = cv_type_of(m, x, &r, d);
-    if (r != rank)
-        for (int i = 0; i < rank; i++) d[i] = (cv_dim){-1, NULL};
+    cv_dim all[OQ_SYM_MAX_RANK]; /* x may be declared with more axes than `rank` (d's size) */
+    int32_t t = cv_type_of(m, x, &r, all);
+    for (int i = 0; i < rank; i++) d[i] = r == rank ? all[i] : (cv_dim){-1, NULL};
     cv_dim *last = &d[rank - 1];
     if (last->value > 0 && !last->param) last->value += delta;
     else *last = (cv_dim){-1, NULL};
