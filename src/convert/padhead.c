@@ -173,14 +173,16 @@ static const char *pad3(cv_model *m, const char *x, int64_t h, int64_t dh, int64
     return reshape(m, p4, 3, merge, hint, NULL, et, 3, (cv_dim[]){d[0], d[1], {h * (dh + p), NULL}});
 }
 
-/* Drop the last p columns of the last axis of `x`, into `out`. */
-static void slice_into(cv_model *m, const char *x, int64_t p, const char *out, int32_t et, int r, const cv_dim *d)
+/* Keep the first `keep` columns of the last axis of rank-4 `x`, into `out`. The Slice names no
+ * axes and no negative end (starts and ends for all four axes, the form PyTorch's exports use):
+ * ORT 1.29's CUDA EP (npm packaging) killed the process on Slice(x, [0], [-p], axes [-1])
+ * (measured on the H200, docs/convert.md). */
+static void slice_into(cv_model *m, const char *x, int64_t keep, const char *out, int32_t et, int r, const cv_dim *d)
 {
-    static const int64_t zero[] = {0}, last[] = {-1};
-    const int64_t end[] = {-p};
-    const char *in[4] = {x, cv_const_i64(m, "head_starts", 1, zero, 0), cv_const_i64(m, "head_ends", 1, end, 0),
-                         cv_const_i64(m, "head_axes", 1, last, 0)};
-    emit(m, "Slice", 4, in, "attn_out_head_slice", out, et, r, d);
+    static const int64_t zero[4] = {0, 0, 0, 0};
+    const int64_t end[4] = {INT64_MAX, INT64_MAX, INT64_MAX, keep};
+    const char *in[3] = {x, cv_const_i64(m, "head_starts", 4, zero, 0), cv_const_i64(m, "head_ends", 4, end, 0)};
+    emit(m, "Slice", 3, in, "attn_out_head_slice", out, et, r, d);
 }
 
 /* A padded value for the node's output, sliced back (per head, for rank 3) into `y`,
@@ -194,7 +196,7 @@ static const char *unpad_output(cv_model *m, const heads *h, int64_t pv, const c
     const char *yp = cv_fresh(m, "attn_out_padded");
     cv_set_type(m, yp, et, h->rank, dp);
     if (h->rank == 4) {
-        slice_into(m, yp, pv, y, et, 4, d);
+        slice_into(m, yp, h->v, y, et, 4, d);
         return yp;
     }
     const int64_t split[4] = {0, 0, h->qh, -1};
@@ -202,7 +204,7 @@ static const char *unpad_output(cv_model *m, const heads *h, int64_t pv, const c
     const char *y4 = reshape(m, yp, 4, split, "attn_out_heads", NULL, et, 4, d4);
     const char *s4 = cv_fresh(m, "attn_out_head_sliced");
     d4[3].value = h->v;
-    slice_into(m, y4, pv, s4, et, 4, d4);
+    slice_into(m, y4, h->v, s4, et, 4, d4);
     reshape(m, s4, 3, merge, "attn_out_merge", y, et, 3, d);
     return yp;
 }
