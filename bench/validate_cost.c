@@ -72,14 +72,16 @@ static void breakdown(const json_t *summary, double wall, run_cost *rc)
         io += num(cost, "io_s");
     }
     double accounted = session + run + ref + compare + io, rest = wall - accounted;
-    double cpu = rc->cpu_user + rc->cpu_sys, cpu_rest = cpu > accounted ? cpu - accounted : 0;
+    double cpu = rc->cpu_user + rc->cpu_sys;
     printf("  wall %.2f s = session creation %.2f + ORT runs %.2f + reference %.2f + comparison %.3f"
            " + file i/o %.3f + rest %.2f (preparation, export, plots, process start, ORT's load per worker)\n",
            wall, session, run, ref, compare, io, rest);
-    /* the accounted parts are wall times of CPU-bound work in the workers: about their CPU */
     printf("  CPU of the run's %zu processes (parent and workers): %.2f s (user %.2f + system %.2f), %.0f%% of the wall"
-           " time; the rest in CPU time: about %.2f s\n",
-           workers + 1, cpu, rc->cpu_user, rc->cpu_sys, wall > 0 ? 100 * cpu / wall : 0, cpu_rest);
+           " time\n", workers + 1, cpu, rc->cpu_user, rc->cpu_sys, wall > 0 ? 100 * cpu / wall : 0);
+    /* the accounted parts are wall times of CPU-bound work: their CPU when the machine is idle */
+    if (cpu > accounted)
+        printf("  the rest in CPU time: at least %.2f s (CPU of all processes minus the accounted wall times)\n",
+               cpu - accounted);
     size_t cached = 0, n = 0;
     const json_t *ref_cfg = json_array_get(json_object_get(summary, "configs"), 0), *b;
     json_array_foreach(json_object_get(ref_cfg, "batches"), i, b) {
