@@ -85,6 +85,15 @@ static oq_status write_new(const char *path, json_t *j, oq_err *err)
     return st;
 }
 
+/* The same for the scratch files of .work/ (plans, results): renamed into place, not synced. */
+static oq_status write_scratch(const char *path, json_t *j, oq_err *err)
+{
+    oq_status st = j ? oq_json_write_file_nosync(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), err)
+                     : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    json_decref(j);
+    return st;
+}
+
 /* The JSON of a file; NULL with the error (naming the file) when it cannot be read. */
 static json_t *load(const char *path, oq_err *err)
 {
@@ -136,7 +145,7 @@ static json_t *plan_json(const oq_validate_plan *p)
 
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err)
 {
-    return write_new(path, plan_json(p), err);
+    return write_scratch(path, plan_json(p), err);
 }
 
 static int plan_batches_back(const json_t *a, oq_validate_plan *p)
@@ -594,7 +603,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
 
 oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err)
 {
-    return write_new(path, oq_config_result_to_json(r), err);
+    return write_scratch(path, oq_config_result_to_json(r), err);
 }
 
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err)
