@@ -221,6 +221,90 @@ oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
 
 /* ---- a configuration's result ---------------------------------------------------------- */
 
+/* A number, or "nan", "inf", "-inf" (JSON has none), as comparison records write them. */
+static json_t *metric_json(double x)
+{
+    return isnan(x) ? json_string("nan") : isinf(x) ? json_string(x > 0 ? "inf" : "-inf") : json_real(x);
+}
+
+static double metric_back(const json_t *j)
+{
+    const char *s = json_string_value(j);
+    if (!s) return json_is_number(j) ? json_number_value(j) : NAN;
+    return !strcmp(s, "nan") ? NAN : !strcmp(s, "-inf") ? -INFINITY : INFINITY;
+}
+
+static const char *const padding_rules[] = {"report", "zero", "as-reference"};
+
+/* A batch's output: the keys of a comparison record (compare-impl.h) without its worst
+ * elements and histograms, which the configuration's "outputs" aggregate. */
+static json_t *batch_output_json(const oq_batch_output *o)
+{
+    json_t *j = json_pack("{s:s, s:s, s:b, s:{s:f, s:f}, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:{s:I, s:I},"
+                          " s:{s:b, s:I, s:I, s:b, s:s, s:I}}",
+                          "output", o->name, "name", o->name, "passed", o->passed, "tolerance", "rtol", o->tol.rtol,
+                          "atol", o->tol.atol, "num_valid", (json_int_t)o->num_valid, "max_abs",
+                          metric_json(o->max_abs), "max_rel", metric_json(o->max_rel), "mean_abs",
+                          metric_json(o->mean_abs), "rms", metric_json(o->rms), "rel_l2", metric_json(o->rel_l2),
+                          "over_tolerance", (json_int_t)o->over_tol, "nan", (json_int_t)o->nan_count, "inf",
+                          (json_int_t)o->inf_count, "reference_nonfinite", "nan", (json_int_t)o->ref_nan_count, "inf",
+                          (json_int_t)o->ref_inf_count, "padding", "checked", o->padding_checked, "padded",
+                          (json_int_t)o->num_padded, "nonzero", (json_int_t)o->pad_nonzero, "masked", o->masked,
+                          "rule", padding_rules[(unsigned)o->padding_rule < 3 ? o->padding_rule : 1],
+                          "reference_nonzero", (json_int_t)o->ref_pad_nonzero);
+    if (j && o->exact) json_object_set_new(j, "exact", json_true());
+    if (j && o->has_worst) {
+        json_t *coord = json_array();
+        for (int32_t d = 0; d < o->ndim && d < OQ_MAX_DIMS; d++) json_array_append_new(coord, json_integer(o->worst.coord[d]));
+        json_object_set_new(j, "worst", json_pack("[{s:o, s:I, s:o, s:o, s:o}]", "coord", coord, "index",
+                                                  (json_int_t)o->worst.index, "got", metric_json(o->worst.got),
+                                                  "expected", metric_json(o->worst.expected), "abs_diff",
+                                                  metric_json(o->worst.abs_diff)));
+    }
+    return j;
+}
+
+/* Also reads the full comparison records of summaries written before outputs were aggregated. */
+static void batch_output_back(const json_t *j, oq_batch_output *o)
+{
+    memset(o, 0, sizeof *o);
+    const json_t *pad = json_object_get(j, "padding"), *refnf = json_object_get(j, "reference_nonfinite");
+    const char *name = str_of(j, "output") ? str_of(j, "output") : str_of(j, "name");
+    snprintf(o->name, sizeof o->name, "%s", name ? name : "");
+    o->passed = json_is_true(json_object_get(j, "passed"));
+    o->tol.rtol = json_number_value(json_object_get(json_object_get(j, "tolerance"), "rtol"));
+    o->tol.atol = json_number_value(json_object_get(json_object_get(j, "tolerance"), "atol"));
+    o->exact = json_is_true(json_object_get(j, "exact"));
+    o->num_valid = json_integer_value(json_object_get(j, "num_valid"));
+    o->max_abs = metric_back(json_object_get(j, "max_abs"));
+    o->max_rel = metric_back(json_object_get(j, "max_rel"));
+    o->mean_abs = metric_back(json_object_get(j, "mean_abs"));
+    o->rms = metric_back(json_object_get(j, "rms"));
+    o->rel_l2 = metric_back(json_object_get(j, "rel_l2"));
+    o->over_tol = json_integer_value(json_object_get(j, "over_tolerance"));
+    o->nan_count = json_integer_value(json_object_get(j, "nan"));
+    o->inf_count = json_integer_value(json_object_get(j, "inf"));
+    o->ref_nan_count = json_integer_value(json_object_get(refnf, "nan"));
+    o->ref_inf_count = json_integer_value(json_object_get(refnf, "inf"));
+    o->padding_checked = json_is_true(json_object_get(pad, "checked"));
+    o->masked = json_is_true(json_object_get(pad, "masked"));
+    o->num_padded = json_integer_value(json_object_get(pad, "padded"));
+    o->pad_nonzero = json_integer_value(json_object_get(pad, "nonzero"));
+    o->ref_pad_nonzero = json_integer_value(json_object_get(pad, "reference_nonzero"));
+    const json_t *w = json_array_get(json_object_get(j, "worst"), 0), *coord = json_object_get(w, "coord");
+    o->has_worst = !o->passed && json_is_object(w);
+    o->ndim = (int32_t)(json_array_size(coord) < OQ_MAX_DIMS ? json_array_size(coord) : OQ_MAX_DIMS);
+    for (int32_t d = 0; o->has_worst && d < o->ndim; d++) o->worst.coord[d] = json_integer_value(json_array_get(coord, (size_t)d));
+    o->worst.index = json_integer_value(json_object_get(w, "index"));
+    o->worst.got = metric_back(json_object_get(w, "got"));
+    o->worst.expected = metric_back(json_object_get(w, "expected"));
+    o->worst.abs_diff = metric_back(json_object_get(w, "abs_diff"));
+    const char *rule = str_of(pad, "rule");
+    o->padding_rule = rule && !strcmp(rule, "report")         ? OQ_PADDING_REPORT
+                      : rule && !strcmp(rule, "as-reference") ? OQ_PADDING_AS_REFERENCE
+                                                              : OQ_PADDING_ZERO;
+}
+
 static json_t *batch_json(const oq_batch_result *b)
 {
     json_t *jb = json_pack("{s:I}", "index", (json_int_t)b->index);
@@ -234,16 +318,49 @@ static json_t *batch_json(const oq_batch_result *b)
     if (b->reference_cached) json_object_set_new(jb, "reference_cached", json_true());
     if (!b->compared) return jb;
     json_t *outs = json_array();
-    for (size_t i = 0; i < b->n_outputs; i++) {
-        json_t *jo = NULL;
-        if (oq_compare_result_to_json(&b->outputs[i], &jo, NULL) == OQ_OK) {
-            json_object_set_new(jo, "output", json_string(b->outputs[i].name));
-            json_array_append_new(outs, jo);
-        }
-    }
+    for (size_t i = 0; i < b->n_outputs; i++) json_array_append_new(outs, batch_output_json(&b->outputs[i]));
     json_object_set_new(jb, "outputs", outs);
     json_object_set_new(jb, "passed", json_boolean(b->passed));
     return jb;
+}
+
+/* A configuration's output over its batches: a comparison record (compare-impl.h) with the
+ * batch of each worst element and of the first non-zero padding, and how many batches. */
+static json_t *output_result_json(const oq_output_result *r)
+{
+    json_t *j = NULL;
+    if (oq_compare_result_to_json(&r->all, &j, NULL)) return NULL;
+    json_object_set_new(j, "output", json_string(r->all.name));
+    json_object_set_new(j, "batches", json_integer(r->n_batches));
+    /* exact (C99 hex floats): a merge of shards adds these, not 10-digit means */
+    char a[40], q[40];
+    snprintf(a, sizeof a, "%a", r->sum_abs);
+    snprintf(q, sizeof q, "%a", r->sum_sq);
+    json_object_set_new(j, "sums", json_pack("{s:s, s:s}", "abs", a, "sq", q));
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(j, "worst"), i, e) json_object_set_new(e, "batch", json_integer(r->worst_batch[i]));
+    json_t *first = json_object_get(json_object_get(j, "padding"), "first_nonzero");
+    if (json_is_object(first)) json_object_set_new(first, "batch", json_integer(r->first_pad_nonzero_batch));
+    return j;
+}
+
+static int output_result_back(const json_t *j, oq_output_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (oq_compare_result_from_json(j, &r->all, NULL)) return 0;
+    const char *name = str_of(j, "output");
+    if (name) snprintf(r->all.name, sizeof r->all.name, "%s", name);
+    r->n_batches = json_integer_value(json_object_get(j, "batches"));
+    const json_t *sums = json_object_get(j, "sums");
+    const char *a = str_of(sums, "abs"), *q = str_of(sums, "sq");
+    r->sum_abs = a ? strtod(a, NULL) : 0;
+    r->sum_sq = q ? strtod(q, NULL) : 0;
+    for (int32_t i = 0; i < r->all.worst_count; i++)
+        r->worst_batch[i] = json_integer_value(json_object_get(json_array_get(json_object_get(j, "worst"), (size_t)i), "batch"));
+    r->first_pad_nonzero_batch =
+        json_integer_value(json_object_get(json_object_get(json_object_get(j, "padding"), "first_nonzero"), "batch"));
+    return 1;
 }
 
 static int batch_back(const json_t *jb, oq_batch_result *b)
@@ -260,8 +377,9 @@ static int batch_back(const json_t *jb, oq_batch_result *b)
     b->compared = outs != NULL;
     b->passed = json_is_true(json_object_get(jb, "passed"));
     for (size_t i = 0; i < json_array_size(outs); i++) {
-        oq_compare_result *c = OQ_PUSH(b->outputs, b->n_outputs);
-        if (!c || oq_compare_result_from_json(json_array_get(outs, i), c, NULL)) return 0;
+        oq_batch_output *o = OQ_PUSH(b->outputs, b->n_outputs);
+        if (!o) return 0;
+        batch_output_back(json_array_get(outs, i), o);
     }
     return 1;
 }
@@ -529,8 +647,10 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
         json_object_set_new(j, "threads", json_integer(r->threads));
-        json_t *batches = json_array();
+        json_t *batches = json_array(), *outputs = json_array();
         for (size_t i = 0; i < r->n_batches; i++) json_array_append_new(batches, batch_json(&r->batches[i]));
+        for (size_t i = 0; i < r->n_outputs; i++) json_array_append_new(outputs, output_result_json(&r->outputs[i]));
+        json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
     }
     if (r->ort_version)
@@ -559,9 +679,36 @@ static int batches_back(const json_t *a, oq_config_result *r)
 {
     for (size_t i = 0; i < json_array_size(a); i++) {
         oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
-        if (!b || !batch_back(json_array_get(a, i), b)) return 0;
+        if (!b) return 0;
+        memset(b, 0, sizeof *b);
+        if (!batch_back(json_array_get(a, i), b)) return 0;
     }
     return 1;
+}
+
+/* The outputs over all batches; a summary from before they were aggregated has them in full
+ * in every batch: aggregated here. */
+static int outputs_back(const json_t *cfg, oq_config_result *r)
+{
+    const json_t *a = json_object_get(cfg, "outputs");
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        oq_output_result *o = OQ_PUSH(r->outputs, r->n_outputs);
+        if (!o || !output_result_back(json_array_get(a, i), o)) return 0;
+    }
+    if (a) return 1;
+    oq_compare_result *c = malloc(sizeof *c);
+    int ok = c != NULL;
+    size_t i, k;
+    json_t *b, *o;
+    json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), k, o) {
+        if (ok && json_object_get(o, "error_histogram") && !oq_compare_result_from_json(o, c, NULL)) {
+            const char *name = str_of(o, "output");
+            if (name) snprintf(c->name, sizeof c->name, "%s", name);
+            ok = !oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, json_integer_value(json_object_get(b, "index")), NULL);
+        }
+    }
+    free(c);
+    return ok;
 }
 
 oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err)
@@ -581,7 +728,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
     r->reported = json_object_get(j, "batches") != NULL;
     r->threads = (int)json_integer_value(json_object_get(j, "threads"));
-    ok = ok && batches_back(json_object_get(j, "batches"), r);
+    ok = ok && batches_back(json_object_get(j, "batches"), r) && outputs_back(j, r);
     const json_t *ort = json_object_get(j, "onnxruntime");
     r->ort_version = dup_of(ort, "version", &ok);
     r->ort_library = dup_of(ort, "library", &ok);

@@ -8,10 +8,18 @@
 #include "plot/figures-impl.h"
 #include "validate/validate-impl.h"
 
-/* The batch of that index (a shard's summary holds some of the plan's batches). */
+/* The valid size of the batch of that index (a shard's summary holds some of the plan's
+ * batches, in index order): found by bisection, so the rows cost O(n log n). */
 static int64_t valid_size(const oq_validate_summary *s, int64_t index)
 {
-    for (size_t i = 0; i < s->n_batches; i++)
+    size_t lo = 0, hi = s->n_batches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->batches[mid].index < index) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < s->n_batches && s->batches[lo].index == index) return s->batches[lo].valid_size;
+    for (size_t i = 0; i < s->n_batches; i++) /* not sorted after all */
         if (s->batches[i].index == index) return s->batches[i].valid_size;
     return 0;
 }
@@ -24,7 +32,7 @@ static void write_rows(oq_csv_writer *w, const oq_config_result *c, const oq_val
         /* the reference has no comparison: one row with the timing, error left empty */
         size_t n = b->n_outputs ? b->n_outputs : 1;
         for (size_t j = 0; j < n; j++) {
-            const oq_compare_result *o = b->n_outputs ? &b->outputs[j] : NULL;
+            const oq_batch_output *o = b->n_outputs ? &b->outputs[j] : NULL;
             oq_csv_write_str(w, c->config.name);
             oq_csv_write_str(w, o ? o->name : "all");
             oq_csv_write_int(w, b->index);

@@ -176,8 +176,14 @@ static void fill_result(oq_config_result *r)
     b->calls = 5;
     b->median_s = 0.125;
     b->compared = 1;
-    fill_compare(OQ_PUSH(b->outputs, b->n_outputs), "cls", 1);
-    fill_compare(OQ_PUSH(b->outputs, b->n_outputs), "reg", 0);
+    oq_compare_result *c = malloc(sizeof *c);
+    const char *names[2] = {"cls", "reg"};
+    for (int k = 0; k < 2; k++) {
+        fill_compare(c, names[k], k == 0);
+        oq_batch_output_of(c, OQ_PUSH(b->outputs, b->n_outputs));
+        assert_int_equal(oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, b->index, NULL), OQ_OK);
+    }
+    free(c);
     b = OQ_PUSH(r->batches, r->n_batches);
     b->index = 1;
     b->timed = 1;
@@ -411,7 +417,7 @@ static oq_status run_signature(const char *dir, const char *model, const char *i
     return oq_validate_run(&o, s, err);
 }
 
-static const oq_compare_result *output_of(const oq_validate_summary *s, const char *name)
+static const oq_batch_output *output_of(const oq_validate_summary *s, const char *name)
 {
     const oq_batch_result *b = &s->configs[1].batches[0];
     for (size_t i = 0; i < b->n_outputs; i++)
