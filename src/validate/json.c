@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "ortqual/fileio.h"
 #include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
 
@@ -635,7 +636,18 @@ static int refusal_back(const json_t *j, oq_refusal *r)
 }
 
 /* The keys in the order summary.json has always had them (the worker's part in the middle). */
+/* The marker a streamed writer replaces with the batches' records (see summary_stream). */
+#define BATCHES_MARK "\001oq-batches:"
+
+static json_t *config_json(const oq_config_result *r, long mark);
+
 json_t *oq_config_result_to_json(const oq_config_result *r)
+{
+    return config_json(r, -1);
+}
+
+/* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records. */
+static json_t *config_json(const oq_config_result *r, long mark)
 {
     const oq_config *c = &r->config;
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", c->name, "runtime", c->runtime, "representation",
@@ -647,8 +659,10 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
         json_object_set_new(j, "threads", json_integer(r->threads));
-        json_t *batches = json_array(), *outputs = json_array();
-        for (size_t i = 0; i < r->n_batches; i++) json_array_append_new(batches, batch_json(&r->batches[i]));
+        char m[48];
+        snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
+        json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();
+        for (size_t i = 0; mark < 0 && i < r->n_batches; i++) json_array_append_new(batches, batch_json(&r->batches[i]));
         for (size_t i = 0; i < r->n_outputs; i++) json_array_append_new(outputs, output_result_json(&r->outputs[i]));
         json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
@@ -982,11 +996,19 @@ static void interruption_back(const json_t *j, oq_interruption *in)
     in->n_batches = (size_t)json_integer_value(json_object_get(j, "batches"));
 }
 
+static json_t *summary_json(const oq_validate_summary *s, int marks);
+
 json_t *oq_summary_to_json(const oq_validate_summary *s)
 {
-    json_t *batches = json_array(), *configs = json_array();
-    for (size_t i = 0; i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
-    for (size_t i = 0; i < s->n_configs; i++) json_array_append_new(configs, oq_config_result_to_json(&s->configs[i]));
+    return summary_json(s, 0);
+}
+
+/* marks: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration K's). */
+static json_t *summary_json(const oq_validate_summary *s, int marks)
+{
+    json_t *batches = marks ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
+    for (size_t i = 0; !marks && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
+    for (size_t i = 0; i < s->n_configs; i++) json_array_append_new(configs, config_json(&s->configs[i], marks ? (long)i : -1));
     json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
                           "end", s->end, "evidence",
                           s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object(), "model_inputs",
@@ -1014,9 +1036,74 @@ json_t *oq_summary_to_json(const oq_validate_summary *s)
     return j;
 }
 
+#define SUMMARY_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+/* `text` written with `pad` spaces after each of its newlines. */
+static void put_indented(FILE *f, const char *text, int pad)
+{
+    for (const char *p = text; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n') fprintf(f, "%*s", pad, "");
+    }
+}
+
+/* One array of batch records at indentation `pad`, each record built, written and freed in
+ * turn: the document never holds every batch at once. */
+static int put_batches(FILE *f, const oq_validate_summary *s, long which, int pad)
+{
+    size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
+    if (!n) return fputs("[]", f) >= 0;
+    fputs("[\n", f);
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]);
+        char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+        json_decref(j);
+        if (!text) return 0;
+        fprintf(f, "%*s", pad + 2, "");
+        put_indented(f, text, pad + 2);
+        fputs(i + 1 < n ? ",\n" : "\n", f);
+        free(text);
+    }
+    fprintf(f, "%*s]", pad, "");
+    return 1;
+}
+
+/* The document without its batches, then each marker replaced by its records. */
+static int summary_stream(FILE *f, const oq_validate_summary *s)
+{
+    json_t *j = summary_json(s, 1);
+    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+    json_decref(j);
+    if (!text) return 0;
+    static const char mark[] = "\"\\u0001oq-batches:"; /* as json_dumps escapes it */
+    const char *p = text, *m;
+    int ok = 1;
+    while (ok && (m = strstr(p, mark))) {
+        const char *line = m;
+        while (line > text && line[-1] != '\n') line--;
+        int pad = (int)strspn(line, " ");
+        char *end;
+        long which = strtol(m + sizeof mark - 1, &end, 10);
+        fwrite(p, 1, (size_t)(m - p), f);
+        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, which, pad);
+        p = end + 1;
+    }
+    fputs(p, f);
+    fputc('\n', f);
+    free(text);
+    return ok;
+}
+
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
 {
-    return write_new(path, oq_summary_to_json(s), err);
+    oq_atomic_file af;
+    oq_status st = oq_atomic_open(&af, path, 1, err);
+    if (st) return st;
+    if (!summary_stream(af.fp, s)) {
+        oq_atomic_abort(&af);
+        return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    }
+    return oq_atomic_commit(&af, err);
 }
 
 static oq_status configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)
