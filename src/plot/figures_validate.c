@@ -157,9 +157,13 @@ static oq_status collect_outputs(const json_t *configs, oq_strset *outs, oq_err 
 {
     size_t i, j, k;
     json_t *c, *b, *o;
-    json_array_foreach(configs, i, c) json_array_foreach(json_object_get(c, "batches"), j, b)
-        json_array_foreach(json_object_get(b, "outputs"), k, o)
+    json_array_foreach(configs, i, c) {
+        json_array_foreach(json_object_get(c, "outputs"), j, o) /* over all batches */
             if (oq_strset_add(outs, jstr(o, "output", jstr(o, "name", "")))) return OQ_NOMEM(err);
+        json_array_foreach(json_object_get(c, "batches"), j, b) /* summaries from before */
+            json_array_foreach(json_object_get(b, "outputs"), k, o)
+                if (oq_strset_add(outs, jstr(o, "output", jstr(o, "name", "")))) return OQ_NOMEM(err);
+    }
     return OQ_OK;
 }
 

@@ -639,15 +639,16 @@ static int refusal_back(const json_t *j, oq_refusal *r)
 /* The marker a streamed writer replaces with the batches' records (see summary_stream). */
 #define BATCHES_MARK "\001oq-batches:"
 
-static json_t *config_json(const oq_config_result *r, long mark);
+static json_t *config_json(const oq_config_result *r, long mark, int timings);
 
 json_t *oq_config_result_to_json(const oq_config_result *r)
 {
-    return config_json(r, -1);
+    return config_json(r, -1, 0);
 }
 
-/* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records. */
-static json_t *config_json(const oq_config_result *r, long mark)
+/* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records;
+ * timings: the batch records without their outputs (what the plots need of them). */
+static json_t *config_json(const oq_config_result *r, long mark, int timings)
 {
     const oq_config *c = &r->config;
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", c->name, "runtime", c->runtime, "representation",
@@ -662,7 +663,11 @@ static json_t *config_json(const oq_config_result *r, long mark)
         char m[48];
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();
-        for (size_t i = 0; mark < 0 && i < r->n_batches; i++) json_array_append_new(batches, batch_json(&r->batches[i]));
+        for (size_t i = 0; mark < 0 && i < r->n_batches; i++) {
+            json_t *b = batch_json(&r->batches[i]);
+            if (timings) json_object_del(b, "outputs");
+            json_array_append_new(batches, b);
+        }
         for (size_t i = 0; i < r->n_outputs; i++) json_array_append_new(outputs, output_result_json(&r->outputs[i]));
         json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
@@ -1003,12 +1008,19 @@ json_t *oq_summary_to_json(const oq_validate_summary *s)
     return summary_json(s, 0);
 }
 
-/* marks: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration K's). */
+json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
+{
+    return summary_json(s, 2);
+}
+
+/* marks 1: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration
+ * K's); 2: the configurations' batch records without their outputs (oq_summary_to_json_for_plots). */
 static json_t *summary_json(const oq_validate_summary *s, int marks)
 {
-    json_t *batches = marks ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
-    for (size_t i = 0; !marks && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
-    for (size_t i = 0; i < s->n_configs; i++) json_array_append_new(configs, config_json(&s->configs[i], marks ? (long)i : -1));
+    json_t *batches = marks == 1 ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
+    for (size_t i = 0; marks != 1 && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
+    for (size_t i = 0; i < s->n_configs; i++)
+        json_array_append_new(configs, config_json(&s->configs[i], marks == 1 ? (long)i : -1, marks == 2));
     json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
                           "end", s->end, "evidence",
                           s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object(), "model_inputs",

@@ -66,7 +66,7 @@ void oq_validate_plots(const char *outdir, oq_validate_summary *s)
     oq_plot_options po = {.outdir = dir};
     oq_plot_files files = {0};
     oq_figures *figs = NULL;
-    json_t *doc = oq_summary_to_json(s);
+    json_t *doc = oq_summary_to_json_for_plots(s);
     oq_status st = doc ? oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e)
                        : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
     if (!st) st = oq_figures_write(figs, &po, &files, &e);

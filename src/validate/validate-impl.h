@@ -88,6 +88,9 @@ oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
 /* summary.json as a document, and written. */
 json_t *oq_summary_to_json(const oq_validate_summary *s);
+/* The same with the configurations' batch records reduced to their timings: what the plots
+ * read besides each configuration's outputs (a third of the memory of the whole document). */
+json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
