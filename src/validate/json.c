@@ -1087,7 +1087,9 @@ static int summary_stream(FILE *f, const oq_validate_summary *s)
     char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
     json_decref(j);
     if (!text) return 0;
-    static const char mark[] = "\"\\u0001oq-batches:"; /* as json_dumps escapes it */
+    /* as json_dumps writes it: only a "batches" key holds a string there (a marker in a user's
+     * string, the command line in the evidence say, is an array element, never such a value) */
+    static const char mark[] = "\"batches\": \"\\u0001oq-batches:";
     const char *p = text, *m;
     int ok = 1;
     while (ok && (m = strstr(p, mark))) {
@@ -1097,6 +1099,7 @@ static int summary_stream(FILE *f, const oq_validate_summary *s)
         char *end;
         long which = strtol(m + sizeof mark - 1, &end, 10);
         fwrite(p, 1, (size_t)(m - p), f);
+        fputs("\"batches\": ", f);
         ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, which, pad);
         p = end + 1;
     }
