@@ -5,6 +5,10 @@
  * renames it over `path`; oq_atomic_abort closes and removes it. With
  * `overwrite == 0`, commit refuses to replace an existing file (checked at
  * commit time with link(2), so a race cannot clobber it either).
+ * `no_sync`, set after oq_atomic_open, skips the fsync: the rename still makes the file
+ * appear whole to any reader, but a machine crash may lose it. For per-batch and scratch
+ * files of a run (thousands of them: an fsync costs ~10 ms each), whose run records what
+ * it wrote in a final file that is synced.
  */
 #ifndef ORTQUAL_FILEIO_H
 #define ORTQUAL_FILEIO_H
@@ -24,6 +28,7 @@ typedef struct oq_atomic_file {
     char *path;    /* final path (owned) */
     char *tmp;     /* temporary path (owned) */
     int overwrite;
+    int no_sync;   /* commit without fsync (see above) */
 } oq_atomic_file;
 
 OQ_API oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err);
@@ -33,6 +38,8 @@ OQ_API void oq_atomic_abort(oq_atomic_file *af);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
                                       oq_err *err);
+/* The same without the fsync (no_sync above), replacing `path`. */
+OQ_API oq_status oq_write_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 /* The largest file oq_read_file reads, and the largest .npz member: 16 GiB. */
 #define OQ_READ_MAX ((uint64_t)16 << 30)
 

@@ -85,6 +85,10 @@ OQ_API void oq_npz_free(oq_npz *z);
  * renamed into place; overwrite == 0 refuses an existing file. */
 OQ_API oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress,
                               int overwrite, oq_err *err);
+/* The same, replacing `path`, without the fsync (oq_atomic_file.no_sync: whole for readers,
+ * not durable across a machine crash): a run's per-batch files. */
+OQ_API oq_status oq_npz_write_nosync(const char *path, size_t n, const oq_tensor *const *tensors, int compress,
+                                     oq_err *err);
 
 #ifdef __cplusplus
 }

@@ -191,6 +191,36 @@ typedef struct oq_batch_info {
     char *expected;               /* expected_NNN.npz: the `expected` reference's outputs, or NULL */
 } oq_batch_info;
 
+/* One output of one batch as compared: the numbers of its oq_compare_result, without the
+ * worst elements and the histograms (~10 KB each), which are aggregated per output over the
+ * batches (oq_output_result): a run's memory and summary stay small per batch. */
+typedef struct oq_batch_output {
+    char name[128];
+    oq_tolerance tol;
+    int passed, exact, masked, padding_rule, padding_checked;
+    int64_t num_valid, num_padded, over_tol, nan_count, inf_count, ref_nan_count, ref_inf_count;
+    int64_t pad_nonzero, ref_pad_nonzero;
+    double max_abs, max_rel, mean_abs, rms, rel_l2;
+    int has_worst;                /* a failed output keeps its largest error, for the report */
+    int32_t ndim;                 /* of the output: worst.coord holds ndim entries */
+    oq_compare_elem worst;
+} oq_batch_output;
+
+/* One output over every batch a configuration compared: in `all`, counts and histograms
+ * summed, maxima (max_abs, max_rel, rel_l2, max_abs_ref) the largest, mean_abs and rms over
+ * every finite valid element, the worst elements the largest of all batches (worst_batch: the
+ * batch of each), first_pad_nonzero the first batch's, shape the first batch's; passed when
+ * every batch passed. */
+typedef struct oq_output_result {
+    oq_compare_result all;
+    int64_t worst_batch[OQ_COMPARE_MAX_WORST];
+    int64_t first_pad_nonzero_batch;
+    int64_t n_batches;            /* batches that compared it */
+    double sum_abs, sum_sq;       /* |d| and d^2 summed over the finite valid elements: mean_abs
+                                     and rms come from these, so a merge of shards gives the
+                                     unsharded run's numbers */
+} oq_output_result;
+
 /* One batch as one configuration ran it. */
 typedef struct oq_batch_result {
     int64_t index;
@@ -201,7 +231,7 @@ typedef struct oq_batch_result {
     double median_s;              /* of the `repeat` timed calls; NAN when there were none */
     int compared;                 /* 0 for the reference: it has no outputs and no verdict */
     size_t n_outputs;
-    oq_compare_result *outputs;   /* each output against the reference's (cmp.name: the output) */
+    oq_batch_output *outputs;     /* each output against the reference's (name: the output) */
     int passed;                   /* every output passed */
     int reference_cached;         /* the reference: its outputs came from the reference cache
                                      (nothing ran, timed is 0) */
@@ -282,6 +312,8 @@ typedef struct oq_config_result {
     int reported;                 /* the worker wrote a result: what follows is set */
     size_t n_batches;
     oq_batch_result *batches;
+    size_t n_outputs;
+    oq_output_result *outputs;    /* each output over all batches (worst elements, histograms) */
     char *ort_version, *ort_library; /* the ONNX Runtime the worker loaded (NULL: none) */
     int ort_api_version;
     int session_tried;            /* a session was created (or refused): the next two are set */

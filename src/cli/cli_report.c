@@ -135,22 +135,27 @@ static void print_refusal(const oq_refusal *r)
 }
 
 /* Outputs whose padding was not zero and not judged (the reference is not zero there either, or
- * --padding report): said once per output, for the first batch that shows it. */
+ * --padding report): said once per output, with the first batch that shows it. */
 static void print_padding_notes(const oq_config_result *c)
 {
-    for (size_t i = 0; i < c->n_batches; i++)
-        for (size_t j = 0; j < c->batches[i].n_outputs; j++) {
-            const oq_compare_result *o = &c->batches[i].outputs[j];
-            int seen = 0;
-            for (size_t k = 0; k < i && !seen; k++)
-                for (size_t m = 0; m < c->batches[k].n_outputs; m++)
-                    seen |= !strcmp(c->batches[k].outputs[m].name, o->name) && c->batches[k].outputs[m].pad_nonzero &&
-                            !c->batches[k].outputs[m].padding_checked;
-            if (seen || !o->masked || o->padding_checked || !o->pad_nonzero) continue;
-            printf("    padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s\n",
-                   o->name, (long long)o->pad_nonzero, (long long)o->num_padded, (long long)c->batches[i].index,
-                   o->padding_rule == OQ_PADDING_REPORT ? "--padding report" : "the reference is not zero there");
-        }
+    for (size_t i = 0; i < c->n_outputs; i++) {
+        const oq_output_result *r = &c->outputs[i];
+        const oq_compare_result *o = &r->all;
+        if (!o->masked || !o->pad_nonzero) continue;
+        /* the first batch whose padding was non-zero and not judged */
+        int64_t batch = -1, nonzero = 0, padded = 0;
+        for (size_t k = 0; k < c->n_batches && batch < 0; k++)
+            for (size_t m = 0; m < c->batches[k].n_outputs; m++) {
+                const oq_batch_output *bo = &c->batches[k].outputs[m];
+                if (strcmp(bo->name, o->name) || !bo->masked || bo->padding_checked || !bo->pad_nonzero) continue;
+                batch = c->batches[k].index, nonzero = bo->pad_nonzero, padded = bo->num_padded;
+                break;
+            }
+        if (batch < 0) continue;
+        printf("    padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s\n",
+               o->name, (long long)nonzero, (long long)padded, (long long)batch,
+               o->padding_rule == OQ_PADDING_REPORT ? "--padding report" : "the reference is not zero there");
+    }
 }
 
 /* How many of the reference's batches the cache gave, and an entry found bad. */
@@ -200,12 +205,9 @@ static void config_row(const oq_config_result *c)
 {
     double worst = -1, med, p90, first;
     const char *worst_out = "-";
-    for (size_t i = 0; i < c->n_batches; i++) {
-        const oq_batch_result *b = &c->batches[i];
-        for (size_t j = 0; j < b->n_outputs; j++) {
-            double m = isfinite(b->outputs[j].max_abs) ? b->outputs[j].max_abs : 0; /* as summary.json */
-            if (m > worst) worst = m, worst_out = b->outputs[j].name;
-        }
+    for (size_t j = 0; j < c->n_outputs; j++) { /* each output over every batch */
+        double m = isfinite(c->outputs[j].all.max_abs) ? c->outputs[j].all.max_abs : 0; /* as summary.json */
+        if (m > worst) worst = m, worst_out = c->outputs[j].all.name;
     }
     batch_latency(c, &med, &p90, &first);
     char err_s[32] = "-", m_s[32], p_s[32], f_s[32];

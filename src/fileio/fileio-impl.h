@@ -11,6 +11,8 @@
 /* `j` dumped with jansson's `flags` plus a final newline, written atomically
  * (replacing `path`). OQ_ERR_NOMEM when it cannot be serialized (or j is NULL). */
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
+/* The same without the fsync (oq_write_file_nosync): scratch files of a run. */
+oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t flags, oq_err *err);
 
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */

@@ -44,7 +44,7 @@ oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq
 
 oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
 {
-    int bad = ferror(af->fp) | fflush(af->fp) | fsync(fileno(af->fp));
+    int bad = ferror(af->fp) | fflush(af->fp) | (af->no_sync ? 0 : fsync(fileno(af->fp)));
     int saved = errno;
     bad |= fclose(af->fp);
     af->fp = NULL;
@@ -74,17 +74,27 @@ void oq_atomic_abort(oq_atomic_file *af)
     atomic_reset(af);
 }
 
-oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
-                               oq_err *err)
+static oq_status write_whole(const char *path, const void *buf, size_t n, int overwrite, int no_sync, oq_err *err)
 {
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, overwrite, err);
     if (st) return st;
+    af.no_sync = no_sync;
     if (n && fwrite(buf, 1, n, af.fp) != n) {
         oq_atomic_abort(&af);
         return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(errno));
     }
     return oq_atomic_commit(&af, err);
+}
+
+oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite, oq_err *err)
+{
+    return write_whole(path, buf, n, overwrite, 0, err);
+}
+
+oq_status oq_write_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
+{
+    return write_whole(path, buf, n, 1, 1, err);
 }
 
 /* Refuse what is not a regular file (read to its end, a device or a FIFO never

@@ -301,11 +301,12 @@ static oq_status build_archive(zip_source_t *mem, size_t n, const oq_tensor *con
 }
 
 /* Copy the finished archive from `mem` into an atomic output file. */
-static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite, oq_err *err)
+static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite, int no_sync, oq_err *err)
 {
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, overwrite, err);
     if (st) return st;
+    af.no_sync = no_sync;
     unsigned char *chunk = malloc(1 << 16);
     if (!chunk || zip_source_open(mem) != 0) {
         oq_atomic_abort(&af);
@@ -328,8 +329,8 @@ static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite
     return oq_atomic_commit(&af, err);
 }
 
-oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress,
-                       int overwrite, oq_err *err)
+static oq_status npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
+                           int no_sync, oq_err *err)
 {
     oq_status st = check_names(path, n, tensors, err);
     if (st) return st;
@@ -337,7 +338,8 @@ oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tenso
         return oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", path);
     if (n == 0) { /* libzip writes nothing for an empty archive; numpy.savez() writes this */
         static const unsigned char EMPTY_ZIP[22] = {0x50, 0x4b, 0x05, 0x06};
-        return oq_write_file_atomic(path, EMPTY_ZIP, sizeof EMPTY_ZIP, overwrite, err);
+        return no_sync ? oq_write_file_nosync(path, EMPTY_ZIP, sizeof EMPTY_ZIP, err)
+                       : oq_write_file_atomic(path, EMPTY_ZIP, sizeof EMPTY_ZIP, overwrite, err);
     }
     oq_npy_parts *parts = calloc(n ? n : 1, sizeof *parts);
     zip_error_t ze;
@@ -351,7 +353,18 @@ oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tenso
     st = build_archive(mem, n, tensors, parts, compress, path, err);
     for (size_t i = 0; i < n; i++) oq_npy_parts_release(&parts[i]);
     free(parts);
-    if (!st) st = save_archive(mem, path, overwrite, err);
+    if (!st) st = save_archive(mem, path, overwrite, no_sync, err);
     zip_source_free(mem);
     return st;
+}
+
+oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
+                       oq_err *err)
+{
+    return npz_write(path, n, tensors, compress, overwrite, 0, err);
+}
+
+oq_status oq_npz_write_nosync(const char *path, size_t n, const oq_tensor *const *tensors, int compress, oq_err *err)
+{
+    return npz_write(path, n, tensors, compress, 1, 1, err);
 }

@@ -85,20 +85,30 @@ static oq_status add_histograms(out_sum *s, const json_t *rec, const char *where
     return OQ_OK;
 }
 
+/* The records of the output's comparisons: the configuration's one record over all batches
+ * ("outputs"), or each batch's own (summaries from before the outputs were aggregated). */
 static oq_status sum_output(const json_t *cfg, const char *output, const char *name, out_sum *s, oq_err *err)
 {
     memset(s, 0, sizeof *s);
     s->passed = 1;
     size_t i, j;
     json_t *b, *o;
-    json_array_foreach(json_object_get(cfg, "batches"), i, b) {
+    const json_t *all = json_object_get(cfg, "outputs");
+    json_t *one = all ? json_pack("{s:I, s:O}", "index", (json_int_t)-1, "outputs", all) : NULL;
+    json_t *per = all ? json_pack("[o]", one) : json_incref(json_object_get(cfg, "batches"));
+    if (all && !per) return OQ_NOMEM(err);
+    json_array_foreach(per, i, b) {
         json_array_foreach(json_object_get(b, "outputs"), j, o) {
             if (strcmp(jstr(o, "output", jstr(o, "name", "")), output)) continue;
             char where[512];
             snprintf(where, sizeof where, "%s: config %s, batch %lld, output %s", name, jstr(cfg, "name", "?"),
                      jint(b, "index"), output);
+            if (all) snprintf(where, sizeof where, "%s: config %s, output %s", name, jstr(cfg, "name", "?"), output);
             oq_status st = add_histograms(s, o, where, err);
-            if (st) return st;
+            if (st) {
+                json_decref(per);
+                return st;
+            }
             s->have = 1;
             s->passed &= json_is_true(json_object_get(o, "passed"));
             s->exact |= json_is_true(json_object_get(o, "exact"));
@@ -117,6 +127,7 @@ static oq_status sum_output(const json_t *cfg, const char *output, const char *n
             s->atol = jnum(tol, "atol");
         }
     }
+    json_decref(per);
     return OQ_OK;
 }
 
@@ -146,9 +157,13 @@ static oq_status collect_outputs(const json_t *configs, oq_strset *outs, oq_err 
 {
     size_t i, j, k;
     json_t *c, *b, *o;
-    json_array_foreach(configs, i, c) json_array_foreach(json_object_get(c, "batches"), j, b)
-        json_array_foreach(json_object_get(b, "outputs"), k, o)
+    json_array_foreach(configs, i, c) {
+        json_array_foreach(json_object_get(c, "outputs"), j, o) /* over all batches */
             if (oq_strset_add(outs, jstr(o, "output", jstr(o, "name", "")))) return OQ_NOMEM(err);
+        json_array_foreach(json_object_get(c, "batches"), j, b) /* summaries from before */
+            json_array_foreach(json_object_get(b, "outputs"), k, o)
+                if (oq_strset_add(outs, jstr(o, "output", jstr(o, "name", "")))) return OQ_NOMEM(err);
+    }
     return OQ_OK;
 }
 

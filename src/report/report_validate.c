@@ -250,7 +250,8 @@ static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
 static const json_t *batch_info(const json_t *batches, long long index)
 {
     size_t i;
-    json_t *b;
+    json_t *b = index >= 0 ? json_array_get(batches, (size_t)index) : NULL;
+    if (oq_j_int(b, "index") == index) return b; /* an unsharded run's batches are in index order */
     json_array_foreach(batches, i, b) if (oq_j_int(b, "index") == index) return b;
     return NULL;
 }

@@ -172,16 +172,20 @@ static int by_index(const void *a, const void *b)
  * every batch; by batch the ranges do not overlap). Moved: `from` keeps what was not taken. */
 static int merge_batches(oq_config_result *into, oq_config_result *from)
 {
+    qsort(into->batches, into->n_batches, sizeof *into->batches, by_index);
+    const size_t n0 = into->n_batches; /* sorted: looked up by bisection, not scanned per batch */
     for (size_t i = 0; i < from->n_batches; i++) {
-        int seen = 0;
-        for (size_t j = 0; j < into->n_batches; j++) seen |= into->batches[j].index == from->batches[i].index;
-        if (seen) continue;
+        if (n0 && bsearch(&from->batches[i], into->batches, n0, sizeof *into->batches, by_index)) continue;
         oq_batch_result *b = OQ_PUSH(into->batches, into->n_batches);
         if (!b) return 0;
         *b = from->batches[i];
         memset(&from->batches[i], 0, sizeof from->batches[i]);
     }
     qsort(into->batches, into->n_batches, sizeof *into->batches, by_index);
+    /* each output over the batches of both (a batch is compared in one shard only: the
+     * reference, which every shard may run, compares nothing) */
+    for (size_t i = 0; i < from->n_outputs; i++)
+        if (oq_output_results_add(&into->outputs, &into->n_outputs, &from->outputs[i], NULL)) return 0;
     return 1;
 }
 

@@ -54,7 +54,7 @@ static oq_status write_batch(const char *outdir, size_t index, const oq_batch_in
         if (!is_input(in, "lengths")) t[n++] = lens;
         char path[4096];
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
-        st = oq_npz_write(path, n, t, 1, 1, err);
+        st = oq_npz_write_nosync(path, n, t, 1, err); /* per batch: renamed, not synced */
         /* recorded even when writing failed, so that undoing the preparation removes it */
         oq_status rs = record_batch(s, index, path, b, in->seq, in->lengths, event_idx, err);
         if (!st) st = rs;

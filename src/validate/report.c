@@ -8,10 +8,18 @@
 #include "plot/figures-impl.h"
 #include "validate/validate-impl.h"
 
-/* The batch of that index (a shard's summary holds some of the plan's batches). */
+/* The valid size of the batch of that index (a shard's summary holds some of the plan's
+ * batches, in index order): found by bisection, so the rows cost O(n log n). */
 static int64_t valid_size(const oq_validate_summary *s, int64_t index)
 {
-    for (size_t i = 0; i < s->n_batches; i++)
+    size_t lo = 0, hi = s->n_batches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->batches[mid].index < index) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < s->n_batches && s->batches[lo].index == index) return s->batches[lo].valid_size;
+    for (size_t i = 0; i < s->n_batches; i++) /* not sorted after all */
         if (s->batches[i].index == index) return s->batches[i].valid_size;
     return 0;
 }
@@ -24,7 +32,7 @@ static void write_rows(oq_csv_writer *w, const oq_config_result *c, const oq_val
         /* the reference has no comparison: one row with the timing, error left empty */
         size_t n = b->n_outputs ? b->n_outputs : 1;
         for (size_t j = 0; j < n; j++) {
-            const oq_compare_result *o = b->n_outputs ? &b->outputs[j] : NULL;
+            const oq_batch_output *o = b->n_outputs ? &b->outputs[j] : NULL;
             oq_csv_write_str(w, c->config.name);
             oq_csv_write_str(w, o ? o->name : "all");
             oq_csv_write_int(w, b->index);
@@ -58,7 +66,7 @@ void oq_validate_plots(const char *outdir, oq_validate_summary *s)
     oq_plot_options po = {.outdir = dir};
     oq_plot_files files = {0};
     oq_figures *figs = NULL;
-    json_t *doc = oq_summary_to_json(s);
+    json_t *doc = oq_summary_to_json_for_plots(s);
     oq_status st = doc ? oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e)
                        : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
     if (!st) st = oq_figures_write(figs, &po, &files, &e);

@@ -381,7 +381,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
     }
     in->n_dims = n_dims;
     oq_npz_free(z);
-    if (!st) st = oq_npz_write(out, n, (const oq_tensor *const *)t, 1, 1, err);
+    if (!st) st = oq_npz_write_nosync(out, n, (const oq_tensor *const *)t, 1, err);
     oq_tensors_free(t, n);
     return st;
 }

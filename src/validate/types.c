@@ -1,4 +1,5 @@
 /* The typed plan and results: names, copies, and releasing what they own. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,7 @@ void oq_config_result_clear(oq_config_result *r)
     worker_run_clear(&r->worker);
     for (size_t i = 0; i < r->n_batches; i++) free(r->batches[i].outputs);
     free(r->batches);
+    free(r->outputs);
     free(r->ort_version);
     free(r->ort_library);
     oq_ep_devices_free(r->ep_devices, r->n_ep_devices);
@@ -216,4 +218,159 @@ void oq_validate_summary_free(oq_validate_summary *s)
     strv_clear(&s->plots, &s->n_plots);
     free(s->plot_error);
     free(s);
+}
+
+/* ---- outputs over batches ------------------------------------------------------------ */
+
+void oq_batch_output_of(const oq_compare_result *r, oq_batch_output *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "%s", r->name);
+    o->tol = r->tol;
+    o->passed = r->passed;
+    o->exact = r->exact;
+    o->masked = r->masked;
+    o->padding_rule = r->padding_rule;
+    o->padding_checked = r->padding_checked;
+    o->num_valid = r->num_valid;
+    o->num_padded = r->num_padded;
+    o->over_tol = r->over_tol;
+    o->nan_count = r->nan_count;
+    o->inf_count = r->inf_count;
+    o->ref_nan_count = r->ref_nan_count;
+    o->ref_inf_count = r->ref_inf_count;
+    o->pad_nonzero = r->pad_nonzero;
+    o->ref_pad_nonzero = r->ref_pad_nonzero;
+    o->max_abs = r->max_abs;
+    o->max_rel = r->max_rel;
+    o->mean_abs = r->mean_abs;
+    o->rms = r->rms;
+    o->rel_l2 = r->rel_l2;
+    o->ndim = r->ndim;
+    o->has_worst = !r->passed && r->worst_count > 0;
+    if (o->has_worst) o->worst = r->worst[0];
+}
+
+/* Elements whose |d| the metrics hold: the valid finite ones (every one is in the histogram). */
+static int64_t finite_count(const oq_log_hist *h)
+{
+    int64_t n = h->zero + h->below + h->above;
+    for (int i = 0; i < OQ_HIST_BINS; i++) n += h->bins[i];
+    return n;
+}
+
+/* The order of the worst list: non-finite (NaN included) first, then the largest |d|. */
+static double worst_key(const oq_compare_elem *e)
+{
+    return isfinite(e->abs_diff) || isinf(e->abs_diff) ? e->abs_diff : INFINITY;
+}
+
+/* The two worst lists merged, largest first, as long as the longer one. */
+static void merge_worst(oq_output_result *a, const oq_output_result *b)
+{
+    const oq_compare_result *x = &a->all, *y = &b->all;
+    oq_compare_elem e[OQ_COMPARE_MAX_WORST];
+    int64_t at[OQ_COMPARE_MAX_WORST];
+    int32_t k = x->worst_count > y->worst_count ? x->worst_count : y->worst_count, n = 0, i = 0, j = 0;
+    while (n < k && (i < x->worst_count || j < y->worst_count)) {
+        int take_a = j >= y->worst_count || (i < x->worst_count && worst_key(&x->worst[i]) >= worst_key(&y->worst[j]));
+        e[n] = take_a ? x->worst[i] : y->worst[j];
+        at[n++] = take_a ? a->worst_batch[i++] : b->worst_batch[j++];
+    }
+    memcpy(a->all.worst, e, (size_t)n * sizeof *e);
+    memcpy(a->worst_batch, at, (size_t)n * sizeof *at);
+    a->all.worst_count = n;
+}
+
+static void merge_hists(oq_compare_result *a, const oq_compare_result *b)
+{
+    a->err_hist.zero += b->err_hist.zero;
+    a->err_hist.below += b->err_hist.below;
+    a->err_hist.above += b->err_hist.above;
+    for (int i = 0; i < OQ_HIST_BINS; i++) a->err_hist.bins[i] += b->err_hist.bins[i];
+    for (int i = 0; i < OQ_MAG_SLOTS; i++) {
+        a->by_ref.count[i] += b->by_ref.count[i];
+        a->by_ref.over_tol[i] += b->by_ref.over_tol[i];
+        a->by_ref.max_abs[i] = fmax(a->by_ref.max_abs[i], b->by_ref.max_abs[i]);
+    }
+}
+
+/* The larger (a NaN, which no finite metric is, loses as in the per-batch rows). */
+static double max_of(double a, double b) { return fmax(a, b); }
+
+/* mean_abs and rms over the finite elements of both, from the sums. */
+static void merge_means(oq_output_result *into, const oq_output_result *from, int64_t n)
+{
+    into->sum_abs += from->sum_abs;
+    into->sum_sq += from->sum_sq;
+    if (!n) return;
+    into->all.mean_abs = into->sum_abs / (double)n;
+    into->all.rms = sqrt(into->sum_sq / (double)n);
+}
+
+void oq_output_result_merge(oq_output_result *into, const oq_output_result *from)
+{
+    oq_compare_result *a = &into->all;
+    const oq_compare_result *b = &from->all;
+    if (!into->n_batches) {
+        *into = *from;
+        return;
+    }
+    merge_means(into, from, finite_count(&a->err_hist) + finite_count(&b->err_hist));
+    merge_worst(into, from);
+    merge_hists(a, b);
+    if (!a->pad_nonzero && b->pad_nonzero) {
+        a->first_pad_nonzero = b->first_pad_nonzero;
+        into->first_pad_nonzero_batch = from->first_pad_nonzero_batch;
+    }
+    a->passed = a->passed && b->passed;
+    a->exact |= b->exact;
+    a->masked |= b->masked;
+    a->padding_checked |= b->padding_checked;
+    a->num_elements += b->num_elements;
+    a->num_valid += b->num_valid;
+    a->num_padded += b->num_padded;
+    a->over_tol += b->over_tol;
+    a->nan_count += b->nan_count;
+    a->inf_count += b->inf_count;
+    a->ref_nan_count += b->ref_nan_count;
+    a->ref_inf_count += b->ref_inf_count;
+    a->pad_nonzero += b->pad_nonzero;
+    a->ref_pad_nonzero += b->ref_pad_nonzero;
+    a->pad_nonfinite += b->pad_nonfinite;
+    a->max_abs = max_of(a->max_abs, b->max_abs);
+    a->max_rel = max_of(a->max_rel, b->max_rel);
+    a->rel_l2 = max_of(a->rel_l2, b->rel_l2);
+    a->max_abs_ref = fmax(a->max_abs_ref, b->max_abs_ref);
+    into->n_batches += from->n_batches;
+}
+
+oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output_result *r, oq_err *err)
+{
+    oq_output_result *into = NULL;
+    for (size_t i = 0; i < *n && !into; i++)
+        if (!strcmp((*v)[i].all.name, r->all.name)) into = &(*v)[i];
+    if (!into) {
+        if (!(into = OQ_PUSH(*v, *n))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        memset(into, 0, sizeof *into);
+    }
+    oq_output_result_merge(into, r);
+    return OQ_OK;
+}
+
+oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
+                                      oq_err *err)
+{
+    oq_output_result *one = calloc(1, sizeof *one); /* ~10 KB: not on the stack */
+    if (!one) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    one->all = *r;
+    for (int i = 0; i < OQ_COMPARE_MAX_WORST; i++) one->worst_batch[i] = batch;
+    one->first_pad_nonzero_batch = batch;
+    one->n_batches = 1;
+    double fin = (double)finite_count(&r->err_hist);
+    one->sum_abs = fin ? r->mean_abs * fin : 0;
+    one->sum_sq = fin ? r->rms * r->rms * fin : 0;
+    oq_status st = oq_output_results_add(v, n, one, err);
+    free(one);
+    return st;
 }

@@ -88,6 +88,9 @@ oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
 /* summary.json as a document, and written. */
 json_t *oq_summary_to_json(const oq_validate_summary *s);
+/* The same with the configurations' batch records reduced to their timings: what the plots
+ * read besides each configuration's outputs (a third of the memory of the whole document). */
+json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
 oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
@@ -105,6 +108,15 @@ void oq_batch_info_clear(oq_batch_info *b);
 oq_status oq_batch_info_copy(oq_batch_info *dst, const oq_batch_info *src, oq_err *err);
 void oq_shard_info_clear(oq_shard_info *s);
 void oq_merge_info_clear(oq_merge_info *m);
+/* A batch's output as the run keeps it: the comparison without worst elements and histograms. */
+void oq_batch_output_of(const oq_compare_result *r, oq_batch_output *o);
+/* `from` added into `into` (oq_output_result says how each field combines). */
+void oq_output_result_merge(oq_output_result *into, const oq_output_result *from);
+/* r added to the aggregate of its output in v (appended when new). */
+oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output_result *r, oq_err *err);
+/* One batch's comparison added to the aggregate of its output in v. */
+oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
+                                      oq_err *err);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */

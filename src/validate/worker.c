@@ -23,6 +23,7 @@ typedef struct worker {
     oq_refcache cache; /* the reference's outputs by content (a C reference only) */
     oq_tolerances *tols;
     oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
+    oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
     char workdir[2048];
     int all_passed;
     int64_t calls; /* of the model or the reference, all counted */
@@ -155,18 +156,19 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
         if (bm->lengths &&
             oq_output_mask_axes(w->mi, bm->input, o, bm->batch, bm->seq, &co.batch_axis, &co.seq_axis))
             co.lengths = bm->lengths;
-        oq_compare_result *res = OQ_PUSH(b->outputs, b->n_outputs);
-        if (!res) {
-            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-            break;
-        }
+        oq_compare_result *res = w->cmp; /* one batch's: kept as a few numbers and aggregated */
         oq_err ce = {0};
         if (oq_compare_tensors(o, r, &co, res, &ce)) {
-            b->n_outputs--;
             if (ce.status != OQ_ERR_SHAPE) st = oq_err_set(err, ce.status, "%s", ce.msg);
             else comparison_failed(w, b, r->name, ce.msg);
             continue;
         }
+        oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
+        if (!bo || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, err)) {
+            st = bo ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+            break;
+        }
+        oq_batch_output_of(res, bo);
         if (!res->passed && !w->r->reason) {
             char line[512];
             oq_result_reason(w->r, "batch %lld, output %s", (long long)b->index,
@@ -181,7 +183,7 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
 
 static oq_status save_outputs(const char *path, oq_tensor **outs, size_t n, oq_err *err)
 {
-    return oq_npz_write(path, n, (const oq_tensor *const *)outs, 1, 1, err);
+    return oq_npz_write_nosync(path, n, (const oq_tensor *const *)outs, 1, err); /* per batch: not synced */
 }
 
 static void cache_warning(worker *w, const char *what)
@@ -387,8 +389,8 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
              slash ? plan->result : ".");
     oq_dtype prec = oq_precision_is_reduced(plan->config.precision) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     oq_tolerance base = oq_tolerance_for_dtype(prec);
-    oq_status st = OQ_OK;
-    if (plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
+    oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
     if (!st) st = oq_tolerances_create(base, &w->tols, err);
     if (!st && plan->tolerances && *plan->tolerances) st = oq_tolerances_add(w->tols, plan->tolerances, err);
     return st;
@@ -402,6 +404,7 @@ static void worker_clear(worker *w)
     oq_tolerances_free(w->tols);
     oq_model_info_free(w->mi);
     oq_refcache_close(&w->cache);
+    free(w->cmp);
     memset(w, 0, sizeof *w);
 }
 

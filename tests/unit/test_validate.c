@@ -176,8 +176,14 @@ static void fill_result(oq_config_result *r)
     b->calls = 5;
     b->median_s = 0.125;
     b->compared = 1;
-    fill_compare(OQ_PUSH(b->outputs, b->n_outputs), "cls", 1);
-    fill_compare(OQ_PUSH(b->outputs, b->n_outputs), "reg", 0);
+    oq_compare_result *c = malloc(sizeof *c);
+    const char *names[2] = {"cls", "reg"};
+    for (int k = 0; k < 2; k++) {
+        fill_compare(c, names[k], k == 0);
+        oq_batch_output_of(c, OQ_PUSH(b->outputs, b->n_outputs));
+        assert_int_equal(oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, b->index, NULL), OQ_OK);
+    }
+    free(c);
     b = OQ_PUSH(r->batches, r->n_batches);
     b->index = 1;
     b->timed = 1;
@@ -260,6 +266,13 @@ static void result_round_trip(void **state)
     assert_int_equal(b.placement.placement->n_nodes, a.placement.placement->n_nodes);
     assert_int_equal(b.placement.report.passed, a.placement.report.passed);
     assert_int_equal(b.ep_devices[0].hw_type, OQ_HW_GPU);
+    /* each output over the batches: worst elements with their batch, histograms summed */
+    assert_int_equal(b.n_outputs, 2);
+    assert_string_equal(b.outputs[0].all.name, "cls");
+    assert_false(b.outputs[0].all.passed);
+    assert_int_equal(b.outputs[0].n_batches, 1);
+    assert_int_equal(b.outputs[0].worst_batch[0], 0);
+    assert_true(b.outputs[0].all.err_hist.zero > 0);
     assert_int_equal(b.cost.max_batch_bytes, 4096);
     free(ja);
     free(jb);
@@ -411,7 +424,7 @@ static oq_status run_signature(const char *dir, const char *model, const char *i
     return oq_validate_run(&o, s, err);
 }
 
-static const oq_compare_result *output_of(const oq_validate_summary *s, const char *name)
+static const oq_batch_output *output_of(const oq_validate_summary *s, const char *name)
 {
     const oq_batch_result *b = &s->configs[1].batches[0];
     for (size_t i = 0; i < b->n_outputs; i++)
@@ -591,6 +604,32 @@ static void summary_round_trip(void **state)
     free(dir);
 }
 
+/* What a run keeps per batch stays a few numbers (issue 17: memory must not grow by a
+ * comparison's ~10 KB of worst elements and histograms per batch): the typed record of a batch's
+ * output is small, and so is its JSON in a result and summary.json; the aggregate over batches
+ * holds what was dropped. A batch record that carried the histograms again fails here. */
+static void batch_records_stay_small(void **state)
+{
+    (void)state;
+    assert_true(sizeof(oq_batch_output) <= 512);
+    assert_true(sizeof(oq_batch_output) * 10 < sizeof(oq_compare_result));
+    oq_config_result r;
+    fill_result(&r);
+    json_t *j = oq_config_result_to_json(&r);
+    const json_t *b0 = json_array_get(json_object_get(j, "batches"), 0);
+    char *text = json_dumps(b0, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    assert_non_null(text);
+    assert_true(strlen(text) < 2 * 1200); /* two outputs, one of them failed (its largest error kept) */
+    assert_null(strstr(text, "error_histogram"));
+    assert_null(strstr(text, "error_by_magnitude"));
+    const json_t *all = json_array_get(json_object_get(j, "outputs"), 0);
+    assert_non_null(json_object_get(all, "error_histogram"));
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(all, "worst"), 0), "batch")), 0);
+    free(text);
+    json_decref(j);
+    oq_config_result_clear(&r);
+}
+
 /* Shard i of 2 by batch ran batch i: the reference and the cuda configuration of fill_result
  * (MATH where FLASH was expected, placement from a real profile). */
 static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
@@ -703,6 +742,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(result_round_trip),
+        cmocka_unit_test(batch_records_stay_small),
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
         cmocka_unit_test(summary_round_trip),
