@@ -173,16 +173,21 @@ static const char *pad3(cv_model *m, const char *x, int64_t h, int64_t dh, int64
     return reshape(m, p4, 3, merge, hint, NULL, et, 3, (cv_dim[]){d[0], d[1], {h * (dh + p), NULL}});
 }
 
-/* Keep the first `keep` columns of the last axis of rank-4 `x`, into `out`. The Slice names no
- * axes and no negative end (starts and ends for all four axes, the form PyTorch's exports use):
- * ORT 1.29's CUDA EP (npm packaging) killed the process on Slice(x, [0], [-p], axes [-1])
- * (measured on the H200, docs/convert.md). */
-static void slice_into(cv_model *m, const char *x, int64_t keep, const char *out, int32_t et, int r, const cv_dim *d)
+/* Keep the first `keep` columns of the last axis of rank-4 `x` (of `keep + p`), into `out`: a
+ * Split into [keep, p] whose second part nothing reads. Not a Slice: ORT 1.29's CUDA EP (npm
+ * packaging) killed the process on every Slice of the last axis tried on the H200 (axes or none,
+ * negative or positive ends, steps), where Split and Gather ran (docs/convert.md). */
+static void slice_into(cv_model *m, const char *x, int64_t keep, int64_t p, const char *out, int32_t et,
+                       const cv_dim *d)
 {
-    static const int64_t zero[4] = {0, 0, 0, 0};
-    const int64_t end[4] = {INT64_MAX, INT64_MAX, INT64_MAX, keep};
-    const char *in[3] = {x, cv_const_i64(m, "head_starts", 4, zero, 0), cv_const_i64(m, "head_ends", 4, end, 0)};
-    emit(m, "Slice", 3, in, "attn_out_head_slice", out, et, r, d);
+    const int64_t sizes[2] = {keep, p};
+    const char *in[2] = {x, cv_const_i64(m, "head_split", 2, sizes, 0)};
+    const char *outs[2] = {out, cv_fresh(m, "attn_out_head_padding")};
+    Onnx__NodeProto *n = cv_node_add(m, "Split", "attn_out_head_split", 2, in, 2, outs);
+    cv_attr_int(m, n, "axis", 3);
+    cv_set_type(m, outs[0], et, 4, d);
+    cv_dim dp[4] = {d[0], d[1], d[2], {p, NULL}};
+    cv_set_type(m, outs[1], et, 4, dp);
 }
 
 /* A padded value for the node's output, sliced back (per head, for rank 3) into `y`,
@@ -196,7 +201,7 @@ static const char *unpad_output(cv_model *m, const heads *h, int64_t pv, const c
     const char *yp = cv_fresh(m, "attn_out_padded");
     cv_set_type(m, yp, et, h->rank, dp);
     if (h->rank == 4) {
-        slice_into(m, yp, h->v, y, et, 4, d);
+        slice_into(m, yp, h->v, pv, y, et, d);
         return yp;
     }
     const int64_t split[4] = {0, 0, h->qh, -1};
@@ -204,7 +209,7 @@ static const char *unpad_output(cv_model *m, const heads *h, int64_t pv, const c
     const char *y4 = reshape(m, yp, 4, split, "attn_out_heads", NULL, et, 4, d4);
     const char *s4 = cv_fresh(m, "attn_out_head_sliced");
     d4[3].value = h->v;
-    slice_into(m, y4, h->v, s4, et, 4, d4);
+    slice_into(m, y4, h->v, pv, s4, et, d4);
     reshape(m, s4, 3, merge, "attn_out_merge", y, et, 3, d);
     return yp;
 }
