@@ -43,6 +43,16 @@ static oq_status split_eq(const char *text, const char *what, char *name, const 
     return OQ_OK;
 }
 
+/* The comma list after '=' copied into buf for strtok_r; a list longer than buf is an error,
+ * not silently cut. */
+static oq_status copy_list(const char *what, const char *text, const char *rest, char *buf, size_t n, oq_err *err)
+{
+    if ((size_t)snprintf(buf, n, "%s", rest) >= n)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%.40s...': the list is longer than %zu characters", what,
+                          text, n - 1);
+    return OQ_OK;
+}
+
 oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -52,7 +62,7 @@ oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
     if (!valid_name(out->name))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a name", text, out->name);
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s", rest);
+    if ((st = copy_list("dimension", text, rest, buf, sizeof buf, err))) return st;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int64_t v = size_value(tok);
         if (v < 0)
@@ -74,7 +84,7 @@ oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *er
     oq_status st = split_eq(text, "--shape", out->input, &rest, err);
     if (st) return st;
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s", rest);
+    if ((st = copy_list("--shape", text, rest, buf, sizeof buf, err))) return st;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (out->ndim == OQ_MAX_DIMS)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': more than %d dimensions", text, OQ_MAX_DIMS);

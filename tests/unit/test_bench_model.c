@@ -38,6 +38,11 @@ static void test_dim_and_shape_parse(void **state)
     assert_non_null(strstr(err.msg, "'x' is not a size"));
     assert_int_equal(oq_bench_dim_parse("seq=-4", &d, &err), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_bench_dim_parse("1b=4", &d, &err), OQ_ERR_INVALID_ARG);
+    /* a list longer than the parse buffer is refused, not cut at the buffer's end */
+    char longer[1200] = "seq=";
+    for (size_t k = strlen(longer); k + 2 < sizeof longer; k += 2) memcpy(longer + k, "1,", 3);
+    assert_int_equal(oq_bench_dim_parse(longer, &d, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "the list is longer than 1023 characters"));
 
     oq_bench_shape s;
     assert_int_equal(oq_bench_shape_parse("features=1,L,17", &s, &err), OQ_OK);
