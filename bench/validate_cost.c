@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bare.h"
 #include "ortqual/bench.h"
 #include "ortqual/npz.h"
 #include "ortqual/proc.h"
@@ -108,17 +109,7 @@ static int bare(int argc, char **argv)
     if (oq_runtime_load(NULL, &rt, &e) || oq_session_create(rt, argv[0], NULL, 0, &so, &s, &e))
         return fprintf(stderr, "bare: %s\n", e.msg), 3;
     for (int i = 1; i < argc; i++) {
-        oq_npz *z;
-        oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
-        size_t n_out = 0;
-        if (oq_npz_read(argv[i], &z, &e) || oq_npz_take(z, "features", &in[0], &e) ||
-            oq_npz_take(z, "mask", &in[1], &e))
-            return fprintf(stderr, "bare: %s\n", e.msg), 3;
-        for (int r = 0; r < runs; r++, oq_tensors_free(out, n_out), out = NULL)
-            if (oq_session_run(s, 2, in, &n_out, &out, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
-        oq_tensor_free(in[0]);
-        oq_tensor_free(in[1]);
-        oq_npz_free(z);
+        if (bench_bare_batch(s, argv[i], runs, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
     }
     uint64_t rss, hwm;
     oq_proc_memory(&rss, &hwm, NULL);

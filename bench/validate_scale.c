@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bare.h"
 #include "ortqual/npz.h"
 #include "ortqual/runtime.h"
 
@@ -72,17 +73,7 @@ static int bare(int argc, char **argv)
         return fprintf(stderr, "bare: %s\n", e.msg), 3;
     double t0 = now();
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        oq_npz *z;
-        oq_tensor *in[2] = {NULL, NULL}, **out = NULL;
-        size_t n_out = 0;
-        if (oq_npz_read(g.gl_pathv[i], &z, &e) || oq_npz_take(z, "features", &in[0], &e) ||
-            oq_npz_take(z, "mask", &in[1], &e))
-            return fprintf(stderr, "bare: %s\n", e.msg), 3;
-        for (int r = 0; r < calls; r++, oq_tensors_free(out, n_out), out = NULL)
-            if (oq_session_run(s, 2, in, &n_out, &out, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
-        oq_tensor_free(in[0]);
-        oq_tensor_free(in[1]);
-        oq_npz_free(z);
+        if (bench_bare_batch(s, g.gl_pathv[i], calls, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
     }
     printf("%.6f\n", now() - t0);
     globfree(&g);
