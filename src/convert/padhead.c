@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "ortqual/advice.h"
 
 #define PAD_ALIGN 8
 #define FLASH_MAX_HEAD 256
@@ -61,13 +62,11 @@ static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h)
     return h > 0 && last % h == 0 ? last / h : -1;
 }
 
-/* 1/s^2 when it is a whole number: Attention's scale of an unscaled SDPA is 1/sqrt(D). */
+/* The head size Attention's scale is the default for (1/sqrt(D)), as advice reads it. */
 static int64_t head_from_scale(const Onnx__NodeProto *n)
 {
-    double s = oq_node_attr_float(n, "scale", 0);
-    if (!(s > 0) || !isfinite(s)) return -1;
-    double d = 1.0 / (s * s), r = floor(d + 0.5);
-    return r >= 1 && r <= 4096 && fabs(d - r) <= 1e-4 * r ? (int64_t)r : -1;
+    int64_t d = oq_head_size_from_scale(oq_node_attr_float(n, "scale", 0));
+    return d > 0 ? d : -1;
 }
 
 /* The layout and head sizes of node `n`, or the reason it cannot be padded. */
@@ -76,6 +75,7 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
     cv_dim d[OQ_SYM_MAX_RANK];
     memset(h, 0, sizeof *h);
     if (n->n_input < 3 || !*n->input[0] || !*n->input[1] || !*n->input[2]) return "Q, K or V missing";
+    if (!n->n_output || !*n->output[0]) return "no output";
     if ((n->n_input > 4 && *n->input[4]) || (n->n_input > 5 && *n->input[5]) ||
         (n->n_output > 1 && *n->output[1]) || (n->n_output > 2 && *n->output[2]))
         return "a KV cache (past_key/value or present outputs would carry the padded head axis)";
@@ -240,14 +240,18 @@ static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
     int r;
     cv_dim d[OQ_SYM_MAX_RANK];
     int32_t et = cv_type_of(m, n->input[0], &r, d);
-    char y[512];
-    snprintf(y, sizeof y, "%s", n->output[0]);
+    char *y = strdup(n->output[0]); /* the node's output is renamed below: its readers keep this */
+    if (!y) {
+        m->oom = 1;
+        return;
+    }
     const char *q = pad_input(m, &h, n->input[0], h.qh, h.qk, pq, et, "q_head_padded");
     const char *k = pad_input(m, &h, n->input[1], h.kvh, h.qk, pq, et, "k_head_padded");
     const char *v = pad_input(m, &h, n->input[2], h.kvh, h.v, pv, et, "v_head_padded");
     const char *yp = pv ? unpad_output(m, &h, pv, y, et) : NULL;
     Onnx__NodeProto *own = cv_node_own(m, i);
     char *name = yp ? strdup(yp) : NULL;
+    free(y);
     if (!own || (yp && !name)) {
         free(name);
         m->oom = 1;

@@ -860,7 +860,8 @@ static oq_status run_all(run_ctx *c, oq_err *err)
 static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
 {
     const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
-    if (!o->cache_dir || !ref || oq_config_uses_ort(ref) || oq_config_is_expected(ref)) return OQ_OK;
+    if (!o->cache_dir || o->repeat_reference || !ref || oq_config_uses_ort(ref) || oq_config_is_expected(ref))
+        return OQ_OK;
     return oq_refcache_dir_ready(o->cache_dir, err);
 }
 
