@@ -95,7 +95,7 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_FLAG("pad-head-size", &a->pad_head,
                     "an Attention whose head size is not a multiple of 8 gets Q, K, V\n"
                     "zero-padded on the head axis to the next multiple (scale kept at\n"
-                    "1/sqrt(original), output sliced back; exact): ORT's CUDA flash and\n"
+                    "1/sqrt(original), output cut back by a Split; exact): ORT's CUDA flash and\n"
                     "memory-efficient attention need it (e.g. 4 heads of 12 run MATH).\n"
                     "On by default with --attention-dtype (unless --lower)"),
         OQ_OPT_FLAG("no-pad-head-size", &o->keep_head_size, "no head padding unless --pad-head-size"),

@@ -1,5 +1,6 @@
 /* --pad-head-size: Attention nodes whose head size is not a multiple of 8 get Q, K and V
- * zero-padded on the head axis and the output sliced back.
+ * zero-padded on the head axis and the output cut back with a Split (every Slice of the last axis
+ * crashed ORT 1.29's CUDA EP on the H200).
  *
  * Why: ORT's CUDA EP (onnxruntime/core/providers/cuda/llm/attention.cc, the kernel
  * selection in Attention<T>::ComputeInternal) runs flash attention only when
@@ -270,7 +271,7 @@ static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
     if (h.v_from) snprintf(vs, sizeof vs, "%s", h.v_from);
     else if (h.v != h.qk) snprintf(vs, sizeof vs, ", V's %lld -> %lld", (long long)h.v, (long long)target);
     cv_step(c->r, PASS, own->name, "rewritten", "head size %lld -> %lld (%s%s): Q, K%s zero-padded on "
-            "the head axis, the output sliced back, scale %.6g %s. ORT's CUDA flash and memory-efficient attention "
+            "the head axis, the output cut back (Split), scale %.6g %s. ORT's CUDA flash and memory-efficient attention "
             "need a multiple of 8%s%s", (long long)h.qk, (long long)target, h.qk_from, vs,
             pv ? ", V" : "", scale, had_scale ? "kept" : "set (the default would use the padded size)",
             target > FLASH_MAX_HEAD ? "; flash also needs at most 256: memory-efficient attention at best" : "",
