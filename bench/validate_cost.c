@@ -1,6 +1,10 @@
 /* validate_cost: what the demo validation costs on this machine, measured.
  *
  *   build/bench/validate_cost [path/to/ortqual]
+ *   build/bench/validate_cost --demo ROUNDS TOOL_A TOOL_B
+ *
+ * The second form compares two builds on the demo alone, side by side: A and B alternate,
+ * ROUNDS each, and it prints each run's rest, wall and CPU time, the medians and B / A.
  *
  * Runs `ortqual validate` as a user would (each configuration in its own worker process),
  * twice: the built-in demo (target: within 10 s wall time on a 2-core machine) and a
@@ -19,6 +23,7 @@
  * start (code and libraries, which differ between the two binaries) is subtracted from its
  * peak; what the worker grows beyond what the bare loop grows is what ortqual adds:
  * reference outputs, comparison, bookkeeping. */
+#include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
@@ -93,6 +98,98 @@ static void breakdown(const json_t *summary, double wall, run_cost *rc)
            cached, n, run > 0 ? wall / run : 0);
     rc->ratio = run > 0 ? wall / run : 0;
     rc->rest = rest;
+}
+
+/* The demo's rest without the printing: runs `tool validate` into a fresh directory. */
+static int demo_once(const char *tool, const char *cache, run_cost *rc)
+{
+    char dir[] = "/tmp/oq_validate_cost_XXXXXX", path[PATH_MAX + 32];
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 0;
+    char *argv[] = {(char *)tool, "validate", "--outdir", dir, "--force", "--cache-dir", (char *)cache, NULL};
+    oq_proc_result pr;
+    oq_err e = {0};
+    double u0, s0;
+    children_cpu(&u0, &s0);
+    fflush(stdout);
+    int fd = dup(1), null = open("/dev/null", O_WRONLY); /* the tool's table is not ours to print */
+    dup2(null, 1);
+    oq_status st = oq_proc_run(argv, 600, 2048, 0, &pr, &e);
+    dup2(fd, 1);
+    close(fd);
+    close(null);
+    if (st) return fprintf(stderr, "%s\n", e.msg), 0;
+    children_cpu(&rc->cpu_user, &rc->cpu_sys);
+    rc->cpu_user -= u0;
+    rc->cpu_sys -= s0;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *s = json_load_file(path, 0, NULL);
+    double accounted = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(s, "configs"), i, c) {
+        const json_t *cost = json_object_get(c, "cost");
+        accounted += num(cost, "session_s") + num(cost, "run_s") + num(cost, "compare_s") + num(cost, "io_s");
+    }
+    rc->rest = pr.seconds - accounted;
+    rc->ratio = pr.seconds; /* here: the wall time */
+    int ok = s && pr.exit_code == 0 && !pr.signaled && !pr.timed_out;
+    json_decref(s);
+    oq_proc_result_clear(&pr);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    if (system(path) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return ok;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --demo N A B: the demo of tool A and of tool B, alternating, N rounds each (one untimed run
+ * each first, which fills the shared reference cache): medians of the rest, the wall time and
+ * the CPU time of all processes, and B's over A's. */
+static int demo_rounds(int rounds, const char *tools[2])
+{
+    enum { MAX_ROUNDS = 64 };
+    if (rounds < 1 || rounds > MAX_ROUNDS) return fprintf(stderr, "--demo: 1 to %d rounds\n", MAX_ROUNDS), 2;
+    char cache[] = "/tmp/oq_validate_cost_cache_XXXXXX";
+    if (!mkdtemp(cache)) return perror("mkdtemp"), 2;
+    double rest[2][MAX_ROUNDS], wall[2][MAX_ROUNDS], cpu[2][MAX_ROUNDS], load[3] = {0, 0, 0};
+    run_cost rc;
+    int ok = demo_once(tools[0], cache, &rc) && demo_once(tools[1], cache, &rc);
+    for (int r = 0; ok && r < rounds; r++)
+        for (int t = 0; ok && t < 2; t++) {
+            ok = demo_once(tools[t], cache, &rc);
+            rest[t][r] = rc.rest;
+            wall[t][r] = rc.ratio;
+            cpu[t][r] = rc.cpu_user + rc.cpu_sys;
+            if (getloadavg(load, 3) < 1) load[0] = -1;
+            printf("round %d %s: rest %.3f s, wall %.3f s, CPU of all processes %.3f s (load average %.2f)\n", r + 1,
+                   t ? "B" : "A", rest[t][r], wall[t][r], cpu[t][r], load[0]);
+        }
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", cache);
+    if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", cache);
+    if (!ok) return fprintf(stderr, "a demo run failed\n"), 1;
+    double m[2][3];
+    for (int t = 0; t < 2; t++) {
+        m[t][0] = median(rest[t], rounds);
+        m[t][1] = median(wall[t], rounds);
+        m[t][2] = median(cpu[t], rounds);
+        printf("%s %s: median of %d rounds: rest %.3f s (target <= %.1f s: %s), wall %.3f s, CPU %.3f s\n",
+               t ? "B" : "A", tools[t], rounds, m[t][0], REST_TARGET_S, m[t][0] <= REST_TARGET_S ? "met" : "NOT met",
+               m[t][1], m[t][2]);
+    }
+    printf("B / A: rest %.2f, wall %.2f, CPU %.2f (%ld CPUs, load average %.2f at the end)\n", m[1][0] / m[0][0],
+           m[1][1] / m[0][1], m[1][2] / m[0][2], sysconf(_SC_NPROCESSORS_ONLN), load[0]);
+    return 0;
 }
 
 /* The bare loop: prints the process's peak RSS in bytes. */
@@ -199,6 +296,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s", self);
     snprintf(tool, sizeof tool, "%s/../ortqual", dirname(dir));
     if (argc > 3 && !strcmp(argv[1], "--bare")) return bare(argc - 2, argv + 2);
+    if (argc == 5 && !strcmp(argv[1], "--demo")) return demo_rounds(atoi(argv[2]), (const char *[2]){argv[3], argv[4]});
     const char *t = argc > 1 ? argv[1] : tool;
     char cache[] = "/tmp/oq_validate_cost_cache_XXXXXX"; /* cold at the start: nothing of another run */
     if (!mkdtemp(cache)) return perror("mkdtemp"), 2;

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # for clang) build the fuzz harnesses of fuzz/ (make fuzz, make test-fuzz). slurm-wlm and munge
 # run the one-node SLURM cluster of tests/e2e/slurm.sh (started privately, stopped by pid).
 PKGS="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev
-      libzip-dev zlib1g-dev libjansson-dev libplplot-dev plplot-driver-cairo libcmocka-dev
+      libzip-dev zlib1g-dev libjansson-dev libplplot-dev plplot-driver-cairo libpng-dev libcmocka-dev
       python3 python3-numpy python3-pytest openssl chromium libxml2-utils clang libclang-rt-14-dev
       libomp-dev slurm-wlm munge"
 ORT_PKG=com.github.asus4.onnxruntime@0.4.9

@@ -58,6 +58,20 @@ typedef struct oq_proc_watch {
  * exits 127 at once), so no child outlives the parent, whatever kills the parent. */
 OQ_API oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
                                    const oq_proc_watch *w, oq_proc_result *res, oq_err *err);
+
+/* As oq_proc_run_watch, but the child is a copy of this process, forked without exec: it starts
+ * as an exec'd child would (signals caught here back to their default action, close-on-exec
+ * descriptors closed, stderr on the pipe, its own group, SIGKILL when this process dies), runs
+ * fn(ctx) and ends with _exit of its return value (stdio flushed, no atexit handlers). It saves
+ * the exec and whatever this process has already loaded; it is only safe where
+ * oq_proc_single_threaded says so, and fn must not return into anything of the parent's. */
+OQ_API oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double timeout_s, size_t tail_bytes, int echo,
+                                    const oq_proc_watch *w, oq_proc_result *res, oq_err *err);
+
+/* 1 when this process runs one thread (/proc/self/status): a fork then copies no lock or pool
+ * another thread holds half-way. 0 otherwise, and when it cannot tell. */
+OQ_API int oq_proc_single_threaded(void);
+
 OQ_API void oq_proc_result_clear(oq_proc_result *res);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timed out after 30 s" into buf. */

@@ -135,6 +135,11 @@ typedef struct oq_validate_opts {
     int isolate;
     double timeout_s;
     const char *self_exe;     /* the ortqual binary to re-execute as worker */
+    /* Isolated workers are forked from this process without exec where that is safe (one
+     * thread, no execution-provider library loaded here, the same ORT library): this is called
+     * first in such a child (may be NULL): the tool installs the crash handler there that its
+     * re-executed worker installs itself. */
+    void (*on_worker_fork)(void);
 
     /* runtime */
     const char *ort_lib;
@@ -267,6 +272,7 @@ typedef struct oq_worker_run {
     int signal;                   /* the signal that killed it, 0 when none did */
     double seconds;
     char *stderr_tail;            /* the last bytes it wrote to stderr */
+    int forked;                   /* forked from the orchestrator without exec (else re-executed) */
 } oq_worker_run;
 
 /* Where a worker's time and memory went (bench/validate_cost). */

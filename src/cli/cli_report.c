@@ -350,6 +350,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};
     o->self_exe = self;
+    o->on_worker_fork = oq_cli_crash_backtrace;
     /* the non-skippable mode can be switched on from the environment too (the library reads none) */
     const char *require = getenv("ORTQUAL_REQUIRE_DISPATCH");
     if (require && !strcmp(require, "1")) o->require_dispatch = 1;

@@ -1,5 +1,6 @@
 #include "ortqual/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,16 +36,60 @@ static void tail_add(struct tail *t, const char *p, size_t n)
     t->len += n;
 }
 
-/* Between fork and exec. Its own group, so a timeout kills its children too; SIGKILL when the
- * parent dies, checked after setting it (the parent may have died before). */
-static void child_exec(char *const argv[], int errfd, pid_t parent)
+/* What the child runs: argv[0] executed, or fn(ctx) in the forked copy of this process. */
+typedef struct child_task {
+    char *const *argv;
+    int (*fn)(void *ctx);
+    void *ctx;
+} child_task;
+
+/* Descriptors marked close-on-exec are closed, as exec would: the child holds none of ours. */
+static void close_cloexec_fds(void)
+{
+    int fds[256], n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d)) && n < (int)(sizeof fds / sizeof *fds);) {
+        int fd = atoi(e->d_name);
+        if (fd > 2 && fd != dirfd(d)) fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        int flags = fcntl(fds[i], F_GETFD);
+        if (flags >= 0 && (flags & FD_CLOEXEC)) close(fds[i]);
+    }
+}
+
+/* The forked child starts as an exec'd one would: every caught signal back to its default
+ * action (ignored ones stay ignored), no alternate stack, the caller's mask; then runs fn. */
+static void child_fork(const child_task *t, const sigset_t *mask)
+{
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+            signal(sig, SIG_DFL);
+    }
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    close_cloexec_fds();
+    int rc = t->fn(t->ctx);
+    fflush(NULL);
+    _exit(rc);
+}
+
+/* After fork. Its own group, so a timeout kills its children too; SIGKILL when the parent
+ * dies, checked after setting it (the parent may have died before). */
+static void child_start(const child_task *t, int errfd, pid_t parent, const sigset_t *mask)
 {
     setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     dup2(errfd, 2);
     close(errfd);
-    execv(argv[0], argv);
-    dprintf(2, "cannot execute %s: %s\n", argv[0], strerror(errno));
+    if (t->fn) child_fork(t, mask);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    execv(t->argv[0], t->argv);
+    dprintf(2, "cannot execute %s: %s\n", t->argv[0], strerror(errno));
     _exit(127);
 }
 
@@ -125,34 +170,41 @@ static int drain(int fd, double deadline, const volatile int *stop, struct sink 
     }
 }
 
-oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
-                            const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
+/* Forks the child of `t` with its stderr on a pipe, then reads and waits as `w` says. Signals
+ * are blocked across the fork: one that comes before the child has its default actions waits
+ * for them instead of running the parent's handler in the child. */
+static oq_status run_child(const child_task *t, double timeout_s, size_t tail_bytes, int echo,
+                           const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
 {
     static const oq_proc_watch none = {0};
     if (!w) w = &none;
     memset(res, 0, sizeof *res);
-    struct tail t = {.buf = malloc(tail_bytes + 1), .cap = tail_bytes};
+    struct tail tl = {.buf = malloc(tail_bytes + 1), .cap = tail_bytes};
     int fds[2];
-    if (!t.buf) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!tl.buf) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        free(t.buf);
+        free(tl.buf);
         return oq_err_set(err, OQ_ERR_RUNTIME, "pipe: %s", strerror(errno));
     }
     double start = oq_now_s();
     fflush(NULL); /* the child must not repeat our buffered output */
     pid_t parent = getpid();
+    sigset_t all, mask;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &mask);
     pid_t pid = fork();
+    if (pid == 0) child_start(t, fds[1], parent, &mask);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        free(t.buf);
+        free(tl.buf);
         return oq_err_set(err, OQ_ERR_RUNTIME, "fork: %s", strerror(errno));
     }
-    if (pid == 0) child_exec(argv, fds[1], parent);
     setpgid(pid, pid); /* also here: no race with the child's own call */
     if (w->on_start) w->on_start(w->ctx, pid);
     close(fds[1]);
-    struct sink s = {.t = &t, .echo = echo, .prefix = w->on_line ? w->prefix : NULL, .on_line = w->on_line,
+    struct sink s = {.t = &tl, .echo = echo, .prefix = w->on_line ? w->prefix : NULL, .on_line = w->on_line,
                      .ctx = w->ctx};
     res->timed_out = drain(fds[0], timeout_s > 0 ? start + timeout_s : 0, w->stop, &s);
     if (s.n) sink_plain(&s, s.line, s.n); /* a last line without its newline */
@@ -165,9 +217,34 @@ oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_by
     res->signaled = !res->timed_out && WIFSIGNALED(status);
     res->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     res->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    t.buf[t.len] = 0;
-    res->stderr_tail = t.buf;
+    tl.buf[tl.len] = 0;
+    res->stderr_tail = tl.buf;
     return OQ_OK;
+}
+
+oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
+                            const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
+{
+    child_task t = {.argv = argv};
+    return run_child(&t, timeout_s, tail_bytes, echo, w, res, err);
+}
+
+oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double timeout_s, size_t tail_bytes, int echo,
+                             const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
+{
+    child_task t = {.fn = fn, .ctx = ctx};
+    return run_child(&t, timeout_s, tail_bytes, echo, w, res, err);
+}
+
+int oq_proc_single_threaded(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return 0;
+    char line[256];
+    int threads = 0;
+    while (fgets(line, sizeof line, f) && sscanf(line, "Threads: %d", &threads) != 1) {}
+    fclose(f);
+    return threads == 1;
 }
 
 oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,

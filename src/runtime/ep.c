@@ -192,6 +192,10 @@ char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name)
     return out;
 }
 
+static int g_ep_loaded;
+
+int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
+
 oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err)
 {
     if (!name || !*name || !path || !*path)
@@ -213,6 +217,7 @@ oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *p
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "more than %d EP libraries", OQ_RT_MAX_EP_LIBS);
     char what[600];
     snprintf(what, sizeof what, "registering EP library %s", path);
+    g_ep_loaded = 1;
     oq_status st = oq_ort_status(rt, rt->api->RegisterExecutionProviderLibrary(rt->env, name, path),
                                  err, what);
     /* A library the EP needs is missing (libcuda.so.1 on a host without the NVIDIA driver,
@@ -384,6 +389,7 @@ static oq_status attach_cuda_legacy(oq_runtime *rt, OrtSessionOptions *so, const
 {
     const OrtApi *api = rt->api;
     OrtCUDAProviderOptionsV2 *cuda = NULL;
+    g_ep_loaded = 1; /* loads ORT's shared CUDA provider */
     oq_status st = oq_ort_status(rt, api->CreateCUDAProviderOptions(&cuda), err, "CreateCUDAProviderOptions");
     if (st) return st;
     st = oq_ort_status(rt,

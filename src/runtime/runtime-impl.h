@@ -28,4 +28,12 @@ struct oq_runtime {
 oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *opts,
                        const char **ep_full, const char **attach, oq_err *err);
 
+/* 1 once this process has handed ORT an execution-provider library (whatever came of it): its
+ * code may have run, and a CUDA EP's driver state and threads do not survive a fork. */
+int oq_runtime_ep_loaded(void);
+
+/* Drops the process-wide ORT log lines: a worker forked from a process that logged starts
+ * with none, as an exec'd one does. */
+void oq_runtime_log_reset(void);
+
 #endif

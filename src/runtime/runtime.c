@@ -44,6 +44,17 @@ static void ORT_API_CALL log_sink(void *param, OrtLoggingLevel severity, const c
     pthread_mutex_unlock(&g_log.lock);
 }
 
+void oq_runtime_log_reset(void)
+{
+    pthread_mutex_lock(&g_log.lock);
+    for (size_t i = 0; i < OQ_RT_LOG_KEEP; i++) {
+        free(g_log.line[i]);
+        g_log.line[i] = NULL;
+    }
+    g_log.total = 0;
+    pthread_mutex_unlock(&g_log.lock);
+}
+
 size_t oq_runtime_log_count(const oq_runtime *rt)
 {
     (void)rt;

@@ -474,8 +474,8 @@ static int placement_back(const json_t *jp, oq_placement_result *p)
 
 static json_t *worker_json(const oq_worker_run *w)
 {
-    json_t *j = json_pack("{s:s, s:f, s:s}", "ended", w->ended, "seconds", w->seconds, "stderr_tail",
-                          w->stderr_tail ? w->stderr_tail : "");
+    json_t *j = json_pack("{s:s, s:s, s:f, s:s}", "start", w->forked ? "fork" : "exec", "ended", w->ended,
+                          "seconds", w->seconds, "stderr_tail", w->stderr_tail ? w->stderr_tail : "");
     if (j && w->signal) json_object_set_new(j, "signal", json_integer(w->signal));
     return j;
 }
@@ -487,6 +487,7 @@ static int worker_back(const json_t *jw, oq_worker_run *w)
     int ok = 1;
     snprintf(w->ended, sizeof w->ended, "%s", str_of(jw, "ended") ? str_of(jw, "ended") : "");
     w->seconds = json_number_value(json_object_get(jw, "seconds"));
+    w->forked = str_of(jw, "start") && !strcmp(str_of(jw, "start"), "fork");
     w->signal = (int)json_integer_value(json_object_get(jw, "signal"));
     w->stderr_tail = dup_of(jw, "stderr_tail", &ok);
     return ok;

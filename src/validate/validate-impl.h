@@ -10,6 +10,7 @@
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/inspect.h"
+#include "ortqual/proc.h"
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
@@ -72,6 +73,12 @@ typedef struct oq_validate_plan {
  * the progress line when the plan asks for it. */
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
                                     void *ctx, oq_err *err);
+
+/* The worker of the plan at plan_path in a child process (isolation): forked from this process
+ * when that is safe and ORT `ort_lib` is already loaded here (spawn.c), else o->self_exe
+ * re-executed as `validate --worker PLAN`; *forked says which. As oq_proc_run_watch otherwise. */
+oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
+                          const oq_proc_watch *w, oq_proc_result *res, int *forked, oq_err *err);
 
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);

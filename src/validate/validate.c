@@ -283,11 +283,10 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
         if (oq_validate_worker_hooked(plan_path, o->on_batch || o->interrupt ? batch_done : NULL, bw, &e))
             return failed_result(r, "%s", e.msg);
     } else {
-        char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
         oq_proc_result pr;
         char last[1200];
         oq_proc_watch w = {OQ_PROGRESS_PREFIX, batch_line, o->on_worker ? worker_started : NULL, o->interrupt, bw};
-        if (oq_proc_run_watch(argv, o->timeout_s, 4096, 0, &w, &pr, &e))
+        if (oq_worker_spawn(o, plan_path, c->plans[k].ort_lib, &w, &pr, &run->forked, &e))
             return failed_result(r, "%s", e.msg);
         run->ran = 1;
         run->signal = pr.signaled ? pr.signal : 0;

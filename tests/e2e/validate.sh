@@ -93,6 +93,18 @@ set -e
 tail_text=$(json "$T/crash/summary.json" 'd["configs"][1]["worker"]["stderr_tail"]')
 [[ "$tail_text" == *"aborts on purpose"* ]] || fail "no stderr tail: $tail_text"
 grep -q "signal 6" "$T/crash.out" || fail "signal not reported"
+# the parent loaded no EP library (crashep is the worker's): every worker was forked, not re-executed,
+# and the crash still ended only its own process
+[ "$(json "$T/crash/summary.json" '[c["worker"]["start"] for c in d["configs"]]')" = "['fork', 'fork', 'fork']" ] ||
+  fail "crash: worker starts: $(json "$T/crash/summary.json" '[c["worker"]["start"] for c in d["configs"]]')"
+
+# 4b. a parent that loaded an EP library (the demo looks for the CUDA EP: on a GPU host it finds it) re-executes
+# its workers instead of forking them; none_ep loads and offers no device, so the demo's CPU configurations run
+$ORTQUAL validate --outdir "$T/epparent" --num-events 2 --repeat 1 --no-plots \
+  --ep-lib "cuda=$OQ_BINARY_DIR/tests/libnone_ep.so" > "$T/epparent.out" 2>&1 || fail "EP in the parent: $(tail -3 "$T/epparent.out")"
+[ "$(json "$T/epparent/summary.json" 'sorted(set((c["status"], c["worker"]["start"]) for c in d["configs"]))')" = \
+  "[('passed', 'exec')]" ] ||
+  fail "EP in the parent: $(json "$T/epparent/summary.json" '[(c["name"], c["status"], c["worker"]["start"]) for c in d["configs"]]')"
 
 # 5. ortqual's own sdpa model with every default: the C reference of Attention against each export
 $ORTQUAL validate --export sdpa --outdir "$T/sdpa" > "$T/sdpa.out" 2>&1 || fail "validate --export sdpa: $(tail -5 "$T/sdpa.out")"

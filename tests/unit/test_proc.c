@@ -3,10 +3,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ortqual/config.h"
 #include "ortqual/proc.h"
@@ -53,6 +57,91 @@ static void test_timeout_kills(void **state)
     assert_true(res.timed_out);
     assert_true(res.seconds < 5);
     oq_proc_result_clear(&res);
+}
+
+/* ---- a child forked without exec ---- */
+
+static void on_usr1(int sig) { (void)sig; }
+static int fds_cloexec[2], fd_kept = -1, touched;
+
+/* In the child: what exec would have given it, checked; 7 when all holds. */
+static int forked_checks(void *ctx)
+{
+    struct sigaction sa;
+    sigaction(SIGUSR1, NULL, &sa);
+    if (sa.sa_handler != SIG_DFL) return 1;
+    if (fcntl(fds_cloexec[0], F_GETFD) != -1 || errno != EBADF) return 2; /* closed, as exec would */
+    if (fcntl(fd_kept, F_GETFD) == -1) return 3;                         /* inherited */
+    if (getpgid(0) != getpid()) return 4;                                  /* its own group */
+    touched = 1; /* the parent's copy stays 0 */
+    fprintf(stderr, "forked child %s\n", (const char *)ctx);
+    return 7;
+}
+
+static int forked_crash(void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "about to crash\n");
+    fflush(stderr);
+    raise(SIGSEGV);
+    return 0;
+}
+
+static void test_fork_starts_as_exec_would(void **state)
+{
+    (void)state;
+    struct sigaction sa = {.sa_handler = on_usr1};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    assert_int_equal(pipe2(fds_cloexec, O_CLOEXEC), 0);
+    fd_kept = dup(fds_cloexec[1]); /* dup clears close-on-exec */
+    oq_proc_result res;
+    oq_err err = {0};
+    assert_int_equal(oq_proc_fork_watch(forked_checks, "ran", 10, 256, 0, NULL, &res, &err), OQ_OK);
+    assert_false(res.signaled);
+    assert_int_equal(res.exit_code, 7);
+    assert_non_null(strstr(res.stderr_tail, "forked child ran\n"));
+    assert_int_equal(touched, 0);
+    sigaction(SIGUSR1, NULL, &sa);
+    assert_ptr_equal(sa.sa_handler, on_usr1); /* ours untouched */
+    oq_proc_result_clear(&res);
+    close(fds_cloexec[0]), close(fds_cloexec[1]), close(fd_kept);
+    signal(SIGUSR1, SIG_DFL);
+}
+
+static void test_fork_crash_isolated(void **state)
+{
+    (void)state;
+    oq_proc_result res;
+    oq_err err = {0};
+    char buf[128];
+    assert_int_equal(oq_proc_fork_watch(forked_crash, NULL, 10, 256, 0, NULL, &res, &err), OQ_OK);
+    assert_true(res.signaled);
+    assert_int_equal(res.signal, SIGSEGV);
+    assert_non_null(strstr(oq_proc_describe(&res, buf, sizeof buf), "signal 11"));
+    assert_non_null(strstr(res.stderr_tail, "about to crash"));
+    oq_proc_result_clear(&res);
+}
+
+static void *wait_release(void *arg)
+{
+    pthread_mutex_t *m = arg;
+    pthread_mutex_lock(m);
+    pthread_mutex_unlock(m);
+    return NULL;
+}
+
+static void test_single_threaded(void **state)
+{
+    (void)state;
+    assert_int_equal(oq_proc_single_threaded(), 1);
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_t t;
+    pthread_mutex_lock(&m);
+    assert_int_equal(pthread_create(&t, NULL, wait_release, &m), 0);
+    assert_int_equal(oq_proc_single_threaded(), 0);
+    pthread_mutex_unlock(&m);
+    pthread_join(t, NULL);
 }
 
 static void test_config_parse(void **state)
@@ -176,6 +265,9 @@ static void test_peak_reset(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_threaded), /* first: no thread of another test left */
+        cmocka_unit_test(test_fork_starts_as_exec_would),
+        cmocka_unit_test(test_fork_crash_isolated),
         cmocka_unit_test(test_watch_lines),
         cmocka_unit_test(test_peak_reset),
         cmocka_unit_test(test_exit_code_and_tail),

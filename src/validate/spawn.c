@@ -1,0 +1,79 @@
+/* Starting a worker: forked from this process when that is safe, else the tool re-executed.
+ *
+ * A worker's start is mostly ORT's: exec and dynamic linking, dlopen, and the first OrtEnv of a
+ * process (ORT's process-wide registrations, ~0.05 s CPU). A child forked from a process that
+ * created one environment already inherits all of that; it still runs in its own process
+ * (crash isolation, the time limit, its own group), so only the start differs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/runtime-impl.h"
+#include "validate/validate-impl.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define OQ_LEAK_CHECK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OQ_LEAK_CHECK 1
+#endif
+#endif
+#ifdef OQ_LEAK_CHECK
+#include <sanitizer/lsan_interface.h>
+#endif
+
+/* The tool's exit status for a runtime error, which its exec'd worker returns as well. */
+#define WORKER_FAILED 3
+
+/* Whether a fork is safe here: no execution-provider library ever loaded in this process (a
+ * CUDA EP's driver state and threads do not survive a fork: a GPU host's parent that looked for
+ * the CUDA EP re-executes), and one thread (a thread pool's locks would be copied half-held).
+ * ORT `ort_lib` is loaded and its environment created and released first: the children then
+ * inherit the process-wide part (a second environment costs ~0.1 ms), and the check below sees
+ * any thread that made. */
+static int fork_safe(const char *ort_lib)
+{
+    if (oq_runtime_ep_loaded()) return 0;
+    oq_runtime *rt = NULL;
+    if (oq_runtime_load(ort_lib, &rt, NULL)) return 0; /* the worker reports why */
+    oq_runtime_free(rt);
+    return !oq_runtime_ep_loaded() && oq_proc_single_threaded();
+}
+
+typedef struct forked_worker {
+    const oq_validate_opts *o;
+    const char *plan_path;
+} forked_worker;
+
+/* The child: what `ortqual validate --worker PLAN` does after its exec, from a copy of this
+ * process whose ORT log lines are dropped and whose peak resident set starts here. */
+static int forked_main(void *ctx)
+{
+    const forked_worker *f = ctx;
+    if (f->o->on_worker_fork) f->o->on_worker_fork();
+    oq_runtime_log_reset();
+    oq_proc_peak_reset(NULL); /* an old kernel keeps the parent's peak: a larger figure, no error */
+    oq_err e = {0};
+    if (oq_validate_worker(f->plan_path, &e)) {
+        /* the line the exec'd worker writes: the parent quotes the child's last line */
+        fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
+        return WORKER_FAILED;
+    }
+#ifdef OQ_LEAK_CHECK
+    __lsan_do_leak_check(); /* the exec'd worker is checked at exit; this one ends with _exit */
+#endif
+    return 0;
+}
+
+oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
+                          const oq_proc_watch *w, oq_proc_result *res, int *forked, oq_err *err)
+{
+    /* another ORT than the parent's (replay's --reference-ort-lib) is not loaded beside it */
+    int same = ort_lib == o->ort_lib || (ort_lib && o->ort_lib && !strcmp(ort_lib, o->ort_lib));
+    *forked = same && fork_safe(ort_lib);
+    if (*forked) {
+        forked_worker f = {o, plan_path};
+        return oq_proc_fork_watch(forked_main, &f, o->timeout_s, 4096, 0, w, res, err);
+    }
+    char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
+    return oq_proc_run_watch(argv, o->timeout_s, 4096, 0, w, res, err);
+}
