@@ -38,9 +38,9 @@ static json_t *alloc_json(const oq_bench_row *r)
 
 static json_t *memory_json(const oq_bench_row *r)
 {
-    return json_pack("{s:o,s:o,s:b,s:o,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
+    return json_pack("{s:o,s:o,s:b,s:o,s:b,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
                      "peak_rss_bytes", int_or_null(r->peak_rss), "peak_rss_exact", r->peak_rss_exact, "vmhwm_bytes",
-                     int_or_null(r->vmhwm), "gpu_bytes", int_or_null(r->gpu_mem), "gpu_note",
+                     int_or_null(r->vmhwm), "vmhwm_row", r->vmhwm_row, "gpu_bytes", int_or_null(r->gpu_mem), "gpu_note",
                      r->gpu_mem_note[0] ? r->gpu_mem_note : NULL, "allocator_stats",
                      alloc_json(r));
 }

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
 #include "bench/bench-impl.h"
 #include "ortqual/bench.h"
 #include "ortqual/npz.h"
+#include "ortqual/proc.h"
 
 #define TESTUTIL_RUNTIME_FIXTURE
 #include "testutil.h"
@@ -376,6 +378,29 @@ static void test_expected_outputs_judged(void **state)
     oq_npz_free(z);
 }
 
+/* A row's vmhwm is its own peak, not the process's: 256 MiB touched and released before the
+ * row stay out of it (where the kernel lets VmHWM be reset). */
+static void test_vmhwm_is_the_rows_peak(void **state)
+{
+    (void)state;
+    size_t big = (size_t)256 << 20;
+    char *p = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 1, big);
+    uint64_t rss = 0, hwm = 0;
+    assert_int_equal(oq_proc_memory(&rss, &hwm, NULL), OQ_OK);
+    munmap(p, big);
+    oq_bench_rows *rows = run_model(FX "io.npz", NULL);
+    const oq_bench_row *r = &rows->rows[0];
+    assert_int_equal(r->status, OQ_BENCH_OK);
+    int per_row = r->vmhwm_row;
+    int64_t vmhwm = r->vmhwm, before = r->rss_before;
+    oq_bench_rows_free(rows);
+    if (!per_row) skip(); /* VmHWM cannot be reset here: the row reports the process's peak */
+    assert_true(vmhwm >= before);
+    assert_true(vmhwm < (int64_t)hwm - (int64_t)(big / 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_generated_inputs),
         cmocka_unit_test(test_profile_per_run),
         cmocka_unit_test(test_expected_outputs_judged),
+        cmocka_unit_test(test_vmhwm_is_the_rows_peak),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
