@@ -15,6 +15,7 @@
 
 #include "bench/bench-impl.h"
 #include "ortqual/bench.h"
+#include "ortqual/events.h"
 #include "ortqual/npz.h"
 #include "ortqual/proc.h"
 
@@ -258,6 +259,14 @@ static void test_generated_inputs(void **state)
     assert_true(lo >= -1 && lo < -0.9 && hi < 1 && hi > 0.9);
     const int64_t *ids = a[2]->data;
     for (int64_t i = 0; i < oq_tensor_numel(a[2]); i++) assert_true(ids[i] >= 3 && ids[i] <= 7);
+    /* the documented streams, element by element: input i draws from stream 2^44 + i, floats as
+     * 2u - 1 with u the top 53 bits, ids from oq_rng_uniform_int (the same inputs as before) */
+    oq_rng rf, ri;
+    oq_rng_seed(&rf, o.seed, (UINT64_C(1) << 44) + 0);
+    oq_rng_seed(&ri, o.seed, (UINT64_C(1) << 44) + 2);
+    for (int64_t i = 0; i < oq_tensor_numel(a[0]); i++)
+        assert_true(x[i] == (float)(2.0 * ((double)(oq_rng_next(&rf) >> 11) * 0x1.0p-53) - 1.0));
+    for (int64_t i = 0; i < oq_tensor_numel(a[2]); i++) assert_int_equal(ids[i], oq_rng_uniform_int(&ri, 3, 7));
     /* the mask: a prefix of ones per row, then zeros; fraction 0.25 leaves 24 of 32 */
     const uint8_t *m = a[1]->data;
     for (int64_t r = 0; r < 4; r++)
