@@ -220,23 +220,29 @@ static void test_bad_files(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/m.onnx"));
 }
 
-/* A node's inputs as the model declares them: graph inputs by their dims, an initializer by its
- * own, an omitted optional input as "", a value with no declaration as rank -1. */
-static void test_find_nodes(void **state)
+/* An attention24 sdpa model written to a fresh file named after the template `path`. */
+static void write_attention24(char *path, oq_mask_form mask)
 {
-    (void)state;
     oq_sdpa_config c;
     oq_sdpa_config_default(&c);
     c.format = OQ_ATTN_ATTENTION24;
-    c.mask = OQ_MASK_SEQLEN;
+    c.mask = mask;
     oq_graph *g;
     assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
-    char path[] = "/tmp/oq_test_nodes_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
     oq_graph_free(g);
+}
+
+/* A node's inputs as the model declares them: graph inputs by their dims, an initializer by its
+ * own, an omitted optional input as "", a value with no declaration as rank -1. */
+static void test_find_nodes(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/oq_test_nodes_XXXXXX";
+    write_attention24(path, OQ_MASK_SEQLEN);
     oq_node_info *nodes;
     size_t n;
     assert_int_equal(oq_model_find_nodes(path, NULL, "Attention", &nodes, &n, NULL), OQ_OK);
@@ -271,17 +277,8 @@ static void test_find_nodes(void **state)
 static void test_inspect_nodes(void **state)
 {
     (void)state;
-    oq_sdpa_config c;
-    oq_sdpa_config_default(&c);
-    c.format = OQ_ATTN_ATTENTION24;
-    oq_graph *g;
-    assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
     char path[] = "/tmp/oq_test_inodes_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
-    oq_graph_free(g);
+    write_attention24(path, OQ_MASK_AUTO);
     oq_model_info *mi, *want_mi;
     oq_node_info *nodes, *want;
     size_t n, n_want;
