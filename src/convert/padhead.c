@@ -51,11 +51,12 @@ static int rank_of(cv_model *m, const char *x, cv_dim *d)
     return r;
 }
 
-/* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1. */
+/* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1 (also for
+ * any rank but 3 and 4: an unknown one included). */
 static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h)
 {
     cv_dim d[OQ_SYM_MAX_RANK];
-    if (!x || !*x || rank_of(m, x, d) != rank) return -1;
+    if ((rank != 3 && rank != 4) || !x || !*x || rank_of(m, x, d) != rank) return -1;
     int64_t last = d[rank - 1].value;
     if (last <= 0 || d[rank - 1].param) return -1;
     if (rank == 4) return last;
