@@ -305,9 +305,11 @@ typedef struct oq_bench_row {
     double *samples_ms;           /* owned; n_samples entries */
     oq_stats stats;
     int64_t rss_before, peak_rss, vmhwm; /* bytes: before session creation, peak during
-                                            the timed runs, VmHWM (process lifetime) after */
+                                            the timed runs, peak of the whole row (VmHWM) */
     int peak_rss_exact;           /* peak_rss from VmHWM reset before the timed runs (1), or
                                      sampled every mem_sample_us (0) */
+    int vmhwm_row;                /* vmhwm from VmHWM reset at the row's start (1), or the
+                                     process's peak so far where the kernel refuses the reset (0) */
     int64_t gpu_mem;              /* bytes (NVML), -1 when not available */
     char gpu_mem_note[160];       /* why gpu_mem is absent */
     size_t n_alloc_stats;

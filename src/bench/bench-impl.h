@@ -36,6 +36,12 @@ oq_bench_status oq_bench_classify(oq_status st, const char *msg);
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v);
 /* The error as the row's status and message. */
 void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e);
+/* The row's memory starts here: VmHWM reset (row->vmhwm_row says whether the kernel let it),
+ * and the resident set read as row->rss_before. */
+void oq_bench_row_peak_begin(oq_bench_row *row);
+/* VmHWM now into row->vmhwm, when larger: read before each later reset and at the row's end,
+ * the largest reading is the row's peak. */
+void oq_bench_row_peak_note(oq_bench_row *row);
 
 /* Session options of a variant: threads, graph optimisation, and for non-CPU runtimes the
  * user's EP library and options plus what the variant implies (oq_config_ep_options). */

@@ -52,17 +52,18 @@ static oq_status fill_mask(const oq_bench_opts *o, oq_tensor *t, int64_t *valid,
     return st;
 }
 
+/* The fill named once per tensor, not compared per element. */
 static void fill_values(const oq_bench_opts *o, const oq_bench_input_info *in, size_t index, oq_tensor *t)
 {
     oq_rng r;
     oq_rng_seed(&r, o->seed, MODEL_STREAM + index);
     int64_t n = oq_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = !strcmp(in->fill, "uniform")    ? 2.0 * uniform01(&r) - 1.0
-                   : !strcmp(in->fill, "integers") ? (double)oq_rng_uniform_int(&r, o->int_lo, o->int_hi)
-                                                   : 1.0;
-        oq_tensor_set_f64(t, i, v);
-    }
+    if (!strcmp(in->fill, "uniform"))
+        for (int64_t i = 0; i < n; i++) oq_tensor_set_f64(t, i, 2.0 * uniform01(&r) - 1.0);
+    else if (!strcmp(in->fill, "integers"))
+        for (int64_t i = 0; i < n; i++) oq_tensor_set_f64(t, i, (double)oq_rng_uniform_int(&r, o->int_lo, o->int_hi));
+    else
+        for (int64_t i = 0; i < n; i++) oq_tensor_set_f64(t, i, 1.0);
 }
 
 /* Valid elements of a mask-like [B, L] input: its non-zero elements. */

@@ -38,9 +38,9 @@ static json_t *alloc_json(const oq_bench_row *r)
 
 static json_t *memory_json(const oq_bench_row *r)
 {
-    return json_pack("{s:o,s:o,s:b,s:o,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
+    return json_pack("{s:o,s:o,s:b,s:o,s:b,s:o,s:s?,s:o}", "rss_before_bytes", int_or_null(r->rss_before),
                      "peak_rss_bytes", int_or_null(r->peak_rss), "peak_rss_exact", r->peak_rss_exact, "vmhwm_bytes",
-                     int_or_null(r->vmhwm), "gpu_bytes", int_or_null(r->gpu_mem), "gpu_note",
+                     int_or_null(r->vmhwm), "vmhwm_row", r->vmhwm_row, "gpu_bytes", int_or_null(r->gpu_mem), "gpu_note",
                      r->gpu_mem_note[0] ? r->gpu_mem_note : NULL, "allocator_stats",
                      alloc_json(r));
 }
@@ -181,6 +181,29 @@ static json_t *ep_options_json(const oq_bench_opts *o)
     return j;
 }
 
+/* The options both sweeps share (how each row runs), added to `j`; `keys`: how many `j` then
+ * holds when nothing failed. */
+static oq_status run_opts_json(const oq_bench_opts *o, json_t *j, size_t keys, json_t **out, oq_err *err)
+{
+    set_int(j, "threads", o->threads);
+    set_int(j, "inter_op_threads", o->inter_op_threads);
+    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
+    set_int(j, "warmup", (int64_t)o->warmup);
+    set_int(j, "iters", (int64_t)o->iters);
+    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+    set_str(j, "io_binding", oq_io_binding_name(o->io_binding));
+    json_object_set_new(j, "include_session", json_boolean(o->include_session));
+    set_int(j, "mem_sample_us", o->mem_sample_us);
+    set_int(j, "profile_runs", (int64_t)o->profile_runs);
+    json_object_set_new(j, "ep_options", ep_options_json(o));
+    if (json_object_size(j) != keys) {
+        json_decref(j);
+        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
+    }
+    *out = j;
+    return OQ_OK;
+}
+
 static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
 {
     json_t *j = json_object();
@@ -194,26 +217,10 @@ static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
     set_int(j, "heads", o->heads);
     set_int(j, "kv_heads", o->kv_heads);
     set_int(j, "head_dim", o->head_dim);
-    set_int(j, "threads", o->threads);
-    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
-    set_int(j, "warmup", (int64_t)o->warmup);
-    set_int(j, "iters", (int64_t)o->iters);
     set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));
-    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
-    set_str(j, "io_binding", oq_io_binding_name(o->io_binding));
-    json_object_set_new(j, "include_session", json_boolean(o->include_session));
     json_object_set_new(j, "reference", json_boolean(o->reference));
-    set_int(j, "mem_sample_us", o->mem_sample_us);
     json_object_set_new(j, "variants", variant_list(o));
-    set_int(j, "inter_op_threads", o->inter_op_threads);
-    set_int(j, "profile_runs", (int64_t)o->profile_runs);
-    json_object_set_new(j, "ep_options", ep_options_json(o));
-    if (json_object_size(j) != 23) {
-        json_decref(j);
-        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
-    }
-    *out = j;
-    return OQ_OK;
+    return run_opts_json(o, j, 23, out, err);
 }
 
 static json_t *dims_json(const oq_bench_dim *d, size_t n, int list)
@@ -253,23 +260,7 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     json_object_set_new(j, "int_range", json_pack("[I,I]", (json_int_t)o->int_lo, (json_int_t)o->int_hi));
     set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
     json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
-    set_int(j, "threads", o->threads);
-    set_int(j, "inter_op_threads", o->inter_op_threads);
-    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
-    set_int(j, "warmup", (int64_t)o->warmup);
-    set_int(j, "iters", (int64_t)o->iters);
-    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
-    set_str(j, "io_binding", oq_io_binding_name(o->io_binding));
-    json_object_set_new(j, "include_session", json_boolean(o->include_session));
-    set_int(j, "mem_sample_us", o->mem_sample_us);
-    set_int(j, "profile_runs", (int64_t)o->profile_runs);
-    json_object_set_new(j, "ep_options", ep_options_json(o));
-    if (json_object_size(j) != 22) {
-        json_decref(j);
-        return oq_err_set(err, OQ_ERR_NOMEM, "JSON for the options");
-    }
-    *out = j;
-    return OQ_OK;
+    return run_opts_json(o, j, 22, out, err);
 }
 
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is

@@ -30,6 +30,19 @@ void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench
     row->profile.run_ms = row->profile.node_ms = row->profile.kernel_ms = NAN;
 }
 
+void oq_bench_row_peak_begin(oq_bench_row *row)
+{
+    uint64_t rss = 0, hwm = 0;
+    row->vmhwm_row = oq_proc_peak_reset(NULL) == OQ_OK;
+    if (!oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
+}
+
+void oq_bench_row_peak_note(oq_bench_row *row)
+{
+    uint64_t rss = 0, hwm = 0;
+    if (!oq_proc_memory(&rss, &hwm, NULL) && (int64_t)hwm > row->vmhwm) row->vmhwm = (int64_t)hwm;
+}
+
 void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 {
     row->status = oq_bench_classify(st, e->msg);
@@ -157,12 +170,11 @@ oq_status oq_bench_runner_measure(oq_bench_runner *r, size_t iters, unsigned mem
     return st;
 }
 
-/* VmHWM after the timed runs: the largest of the lifetime peak read before them (the
- * timed phase may reset it) and the peak since. */
+/* After the timed runs: the row's peak (the timed phase may have reset VmHWM: the peak before
+ * it was noted), GPU memory, the allocator's figures. */
 static void measure_after(oq_bench_row *row, oq_bench_runner *r)
 {
-    uint64_t rss = 0, hwm = 0;
-    if (!oq_proc_memory(&rss, &hwm, NULL) && (int64_t)hwm > row->vmhwm) row->vmhwm = (int64_t)hwm;
+    oq_bench_row_peak_note(row);
     if (strcmp(row->variant.runtime, "cpu")) {
         uint64_t gpu = 0;
         oq_err e = {0};
@@ -178,8 +190,7 @@ static void measure_after(oq_bench_row *row, oq_bench_runner *r)
 static oq_status timed(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, const oq_session_opts *so,
                        oq_bench_runner *r, oq_bench_row *row, oq_err *err)
 {
-    uint64_t rss = 0, hwm = 0;
-    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
+    oq_bench_row_peak_note(row); /* session, first run and warm-up, before the timed reset */
     if (!o->include_session) {
         oq_status st = oq_bench_runner_measure(r, o->iters, o->mem_sample_us, row->samples_ms, &row->peak_rss,
                                                &row->peak_rss_exact, err);
@@ -252,8 +263,7 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_session *s = NULL;
     oq_bench_runner *r = NULL;
     oq_status st = oq_bench_session_opts(o, &row->variant, &vs, &e);
-    uint64_t rss = 0, hwm = 0;
-    if (!st && !oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
+    if (!st) oq_bench_row_peak_begin(row);
     if (!st) st = run_first(rt, o, m, &vs.so, &s, &r, row, &e);
     for (size_t i = 0; !st && i < o->warmup; i++) st = oq_bench_runner_run(r, &e);
     if (!st) st = timed(rt, o, m, &vs.so, r, row, &e);

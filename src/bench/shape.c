@@ -29,25 +29,18 @@ static int64_t size_value(const char *s)
     return *end || errno ? -1 : (int64_t)v;
 }
 
-/* Split "NAME=REST" into name (copied) and the text after '='. */
-static oq_status split_eq(const char *text, const char *what, char *name, const char **rest, oq_err *err)
+/* "NAME=V1,V2,...": the name copied into `name`, the comma list into buf for strtok_r (a list
+ * longer than buf is an error, not silently cut). */
+static oq_status split_list(const char *text, const char *what, char *name, char *buf, size_t n, oq_err *err)
 {
     const char *eq = text ? strchr(text, '=') : NULL;
-    size_t n = eq ? (size_t)(eq - text) : 0;
-    if (!eq || !n || n >= OQ_BENCH_NAME_MAX)
+    size_t len = eq ? (size_t)(eq - text) : 0;
+    if (!eq || !len || len >= OQ_BENCH_NAME_MAX)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': want NAME=%s", what, text ? text : "",
                           strcmp(what, "--shape") ? "V1,V2,..." : "d0,d1,...");
-    memcpy(name, text, n);
-    name[n] = '\0';
-    *rest = eq + 1;
-    return OQ_OK;
-}
-
-/* The comma list after '=' copied into buf for strtok_r; a list longer than buf is an error,
- * not silently cut. */
-static oq_status copy_list(const char *what, const char *text, const char *rest, char *buf, size_t n, oq_err *err)
-{
-    if ((size_t)snprintf(buf, n, "%s", rest) >= n)
+    memcpy(name, text, len);
+    name[len] = '\0';
+    if ((size_t)snprintf(buf, n, "%s", eq + 1) >= n)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%.40s...': the list is longer than %zu characters", what,
                           text, n - 1);
     return OQ_OK;
@@ -56,13 +49,11 @@ static oq_status copy_list(const char *what, const char *text, const char *rest,
 oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
 {
     memset(out, 0, sizeof *out);
-    const char *rest;
-    oq_status st = split_eq(text, "dimension", out->name, &rest, err);
+    char buf[1024];
+    oq_status st = split_list(text, "dimension", out->name, buf, sizeof buf, err);
     if (st) return st;
     if (!valid_name(out->name))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a name", text, out->name);
-    char buf[1024];
-    if ((st = copy_list("dimension", text, rest, buf, sizeof buf, err))) return st;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int64_t v = size_value(tok);
         if (v < 0)
@@ -80,11 +71,9 @@ oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
 oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *err)
 {
     memset(out, 0, sizeof *out);
-    const char *rest;
-    oq_status st = split_eq(text, "--shape", out->input, &rest, err);
-    if (st) return st;
     char buf[1024];
-    if ((st = copy_list("--shape", text, rest, buf, sizeof buf, err))) return st;
+    oq_status st = split_list(text, "--shape", out->input, buf, sizeof buf, err);
+    if (st) return st;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (out->ndim == OQ_MAX_DIMS)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': more than %d dimensions", text, OQ_MAX_DIMS);

@@ -233,6 +233,7 @@ static oq_status group_reference(const oq_bench_opts *o, oq_bench_group *g, oq_e
 static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row *row)
 {
     oq_err e = {0};
+    oq_bench_row_peak_begin(row); /* the reference's first run counts when this row computes it */
     oq_status st = group_reference(o, g, &e);
     if (st) {
         oq_bench_row_fail(row, st, &e);
@@ -241,8 +242,6 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
     row->first_run_ms = g->ref_ms;
     row->warmup = 0;
     row->iters = ref_iters(o);
-    uint64_t rss = 0, hwm = 0;
-    if (!oq_proc_memory(&rss, &hwm, NULL)) row->rss_before = (int64_t)rss;
     oq_mem_sampler *ms = NULL;
     oq_mem_sampler_start(o->mem_sample_us, &ms, NULL);
     for (size_t i = 0; i < row->iters; i++) {
@@ -255,7 +254,7 @@ static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row 
         row->samples_ms[row->n_samples++] = 1e3 * (b - a);
     }
     if (ms) row->peak_rss = (int64_t)oq_mem_sampler_stop(ms);
-    if (!oq_proc_memory(&rss, &hwm, NULL)) row->vmhwm = (int64_t)hwm;
+    oq_bench_row_peak_note(row);
     if (st) {
         oq_bench_row_fail(row, st, &e);
         return;

@@ -164,6 +164,11 @@ oq_status cv_pass_expand_mask(cv_ctx *c, cv_model *m, oq_err *err);
 /* asked: the pass was requested (a node it cannot pad is refused), not on by default
  * (such a node is skipped with the reason). */
 oq_status cv_pass_pad_head(cv_ctx *c, cv_model *m, int asked, oq_err *err);
+/* The head size of Attention node `n`, for the padding and for convert's CUDA notes: Q's last
+ * axis (rank 4; rank 3: hidden / q_num_heads), else K's (kv_num_heads), else the size its scale
+ * is the default for (1/sqrt(D)); -1 unknown. *from: "Q's shape", "K's shape" or "its scale";
+ * *q_heads: Q's head count when the size is read from Q's shape, else 0. */
+int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, const char **from);
 /* emulate: round Q/K/V to the dtype and back, attention stays float32 (a check model) */
 oq_status cv_pass_attention_dtype(cv_ctx *c, cv_model *m, int32_t dtype, int emulate, oq_err *err);
 oq_status cv_pass_lower(cv_ctx *c, cv_model *m, oq_err *err);

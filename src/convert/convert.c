@@ -141,29 +141,6 @@ static void attention_shapes(cv_ctx *c, cv_model *m)
     }
 }
 
-/* The head size of Attention node `n`: Q's last axis (rank 4), hidden / q_num_heads (rank 3), or
- * the one its scale is the default for; 0 unknown. *heads gets Q's head count (0 unknown). */
-static int64_t head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *heads, const char **from)
-{
-    int r;
-    cv_dim d[OQ_SYM_MAX_RANK];
-    int64_t attr_heads = oq_node_attr_int(n, "q_num_heads", 0);
-    *heads = 0;
-    *from = "Q's shape";
-    if (n->n_input && cv_type_of(m, n->input[0], &r, d)) {
-        if (r == 4 && d[3].value > 0) {
-            *heads = d[1].value > 0 ? d[1].value : 0;
-            return d[3].value;
-        }
-        if (r == 3 && attr_heads > 0 && d[2].value > 0 && d[2].value % attr_heads == 0) {
-            *heads = attr_heads;
-            return d[2].value / attr_heads;
-        }
-    }
-    *from = "its scale";
-    return oq_head_size_from_scale(oq_node_attr_float(n, "scale", 0));
-}
-
 /* ORT's CUDA fused kernels need a head size that is a multiple of 8 (flash at most 256): say so
  * for each Attention node of the output that will run MATH (or miss flash) on CUDA. */
 static void head_size_notes(cv_ctx *c, cv_model *m)
@@ -173,7 +150,7 @@ static void head_size_notes(cv_ctx *c, cv_model *m)
         if (!oq_node_is(n, "Attention")) continue;
         int64_t heads;
         const char *from;
-        int64_t h = head_size(m, n, &heads, &from);
+        int64_t h = cv_head_size(m, n, &heads, &from);
         char *note = oq_head_size_note(h, heads, from);
         if (note) cv_step(c->r, "cuda", n->name, "note", "%s", note);
         free(note);

@@ -305,6 +305,14 @@ const char *cv_fresh(cv_model *m, const char *prefix)
     return name_add(m, buf);
 }
 
+/* malloc, an allocation failure noted in m->oom (reported once, at the end). */
+static void *xmalloc(cv_model *m, size_t n)
+{
+    void *p = malloc(n);
+    if (!p) m->oom = 1;
+    return p;
+}
+
 static char *xstrdup(cv_model *m, const char *s)
 {
     char *d = strdup(s ? s : "");
@@ -326,11 +334,8 @@ static char **strv_dup(cv_model *m, size_t n, const char *const *v)
 Onnx__NodeProto *cv_node_add(cv_model *m, const char *op, const char *name_hint, size_t n_in,
                              const char *const *in, size_t n_out, const char *const *out)
 {
-    Onnx__NodeProto *n = malloc(sizeof *n);
-    if (!n) {
-        m->oom = 1;
-        return NULL;
-    }
+    Onnx__NodeProto *n = xmalloc(m, sizeof *n);
+    if (!n) return NULL;
     onnx__node_proto__init(n);
     n->op_type = xstrdup(m, op);
     n->name = xstrdup(m, fresh_node_name(m, name_hint ? name_hint : op));
@@ -481,11 +486,8 @@ size_t cv_node_index(cv_model *m, const Onnx__NodeProto *n)
 static Onnx__TensorProto *tensor_new(cv_model *m, const char *name, int32_t elem_type, size_t ndim,
                                      const int64_t *dims, const void *raw, size_t raw_len)
 {
-    Onnx__TensorProto *t = malloc(sizeof *t);
-    if (!t) {
-        m->oom = 1;
-        return NULL;
-    }
+    Onnx__TensorProto *t = xmalloc(m, sizeof *t);
+    if (!t) return NULL;
     onnx__tensor_proto__init(t);
     t->name = xstrdup(m, name);
     t->has_data_type = 1;
@@ -606,11 +608,8 @@ static Onnx__ValueInfoProto *vinfo_new(cv_model *m, const char *value, int32_t e
     tt->shape = sh;
     sh->dim = dv;
     for (int i = 0; i < rank; i++) {
-        Onnx__TensorShapeProto__Dimension *d = malloc(sizeof *d);
-        if (!d) {
-            m->oom = 1;
-            break;
-        }
+        Onnx__TensorShapeProto__Dimension *d = xmalloc(m, sizeof *d);
+        if (!d) break;
         onnx__tensor_shape_proto__dimension__init(d);
         if (dims[i].param) {
             d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
@@ -753,11 +752,8 @@ oq_status cv_toposort(cv_model *m, oq_err *err)
 
 void cv_set_meta(cv_model *m, const char *key, const char *value)
 {
-    Onnx__StringStringEntryProto *e = malloc(sizeof *e);
-    if (!e) {
-        m->oom = 1;
-        return;
-    }
+    Onnx__StringStringEntryProto *e = xmalloc(m, sizeof *e);
+    if (!e) return;
     onnx__string_string_entry_proto__init(e);
     e->key = xstrdup(m, key);
     e->value = xstrdup(m, value);

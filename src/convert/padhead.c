@@ -37,7 +37,7 @@ typedef struct heads {
     int rank;           /* 4: [B, H, L, D]; 3: [B, L, H*D] */
     int64_t qh, kvh;    /* head counts (rank 3: the attributes) */
     int64_t qk, v;      /* head sizes; -1 unknown */
-    const char *qk_from, *v_from; /* where qk came from; v_from NULL: V's own shape */
+    const char *qk_from, *v_from; /* where qk came from (cv_head_size); v_from NULL: V's own shape */
 } heads;
 
 /* The rank of `x`: declared, else what the view infers; -1 unknown. */
@@ -52,22 +52,35 @@ static int rank_of(cv_model *m, const char *x, cv_dim *d)
     return r;
 }
 
-/* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1. */
+/* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1 (also for
+ * any rank but 3 and 4: an unknown one included). */
 static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h)
 {
     cv_dim d[OQ_SYM_MAX_RANK];
-    if (!x || !*x || rank_of(m, x, d) != rank) return -1;
+    if ((rank != 3 && rank != 4) || !x || !*x || rank_of(m, x, d) != rank) return -1;
     int64_t last = d[rank - 1].value;
     if (last <= 0 || d[rank - 1].param) return -1;
     if (rank == 4) return last;
     return h > 0 && last % h == 0 ? last / h : -1;
 }
 
-/* The head size Attention's scale is the default for (1/sqrt(D)), as advice reads it. */
-static int64_t head_from_scale(const Onnx__NodeProto *n)
+int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, const char **from)
 {
-    int64_t d = oq_head_size_from_scale(oq_node_attr_float(n, "scale", 0));
-    return d > 0 ? d : -1;
+    cv_dim d[OQ_SYM_MAX_RANK];
+    const char *q = n->n_input > 0 ? n->input[0] : NULL, *k = n->n_input > 1 ? n->input[1] : NULL;
+    int rank = q && *q ? rank_of(m, q, d) : -1;
+    int64_t qh = oq_node_attr_int(n, "q_num_heads", 0), h = head_of(m, q, rank, qh);
+    *q_heads = 0;
+    *from = "Q's shape";
+    if (h > 0) {
+        *q_heads = rank == 3 ? qh : d[1].value > 0 && !d[1].param ? d[1].value : 0;
+        return h;
+    }
+    *from = "K's shape";
+    if ((h = head_of(m, k, rank, oq_node_attr_int(n, "kv_num_heads", 0))) > 0) return h;
+    *from = "its scale"; /* 1/sqrt(D), as advice reads it */
+    h = oq_head_size_from_scale(oq_node_attr_float(n, "scale", 0));
+    return h > 0 ? h : -1;
 }
 
 /* The layout and head sizes of node `n`, or the reason it cannot be padded. */
@@ -94,10 +107,8 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
     }
     if (h->rank == 3 && (h->qh <= 0 || h->kvh <= 0)) return "3-D Q/K/V without q_num_heads and kv_num_heads";
     if (h->qh > MAX_HEAD || h->kvh > MAX_HEAD) return "q_num_heads or kv_num_heads over 2^20";
-    h->qk = head_of(m, n->input[0], h->rank, h->qh);
-    h->qk_from = "from Q's shape";
-    if (h->qk < 0 && (h->qk = head_of(m, n->input[1], h->rank, h->kvh)) > 0) h->qk_from = "from K's shape";
-    if (h->qk < 0 && (h->qk = head_from_scale(n)) > 0) h->qk_from = "from the scale attribute, 1/sqrt(D)";
+    int64_t q_heads;
+    h->qk = cv_head_size(m, n, &q_heads, &h->qk_from);
     if (h->qk < 0) return "head size unknown (Q and K have no static head dimension, the scale is not 1/sqrt(D))";
     h->v = head_of(m, n->input[2], h->rank, h->kvh);
     h->v_from = NULL;
@@ -270,7 +281,7 @@ static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
     char vs[96] = "";
     if (h.v_from) snprintf(vs, sizeof vs, "%s", h.v_from);
     else if (h.v != h.qk) snprintf(vs, sizeof vs, ", V's %lld -> %lld", (long long)h.v, (long long)target);
-    cv_step(c->r, PASS, own->name, "rewritten", "head size %lld -> %lld (%s%s): Q, K%s zero-padded on "
+    cv_step(c->r, PASS, own->name, "rewritten", "head size %lld -> %lld (from %s%s): Q, K%s zero-padded on "
             "the head axis, the output cut back (Split), scale %.6g %s. ORT's CUDA flash and memory-efficient attention "
             "need a multiple of 8%s%s", (long long)h.qk, (long long)target, h.qk_from, vs,
             pv ? ", V" : "", scale, had_scale ? "kept" : "set (the default would use the padded size)",

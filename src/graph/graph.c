@@ -64,6 +64,14 @@ static void *galloc(oq_graph *g, size_t n) { return tracked(g, oq_arena_alloc(&g
 
 static char *gstrdup(oq_graph *g, const char *s) { return tracked(g, oq_arena_strdup(&g->mem, s ? s : "")); }
 
+/* A copy of `n` bytes in the arena (at least one byte allocated: n may be 0). */
+static void *gdup(oq_graph *g, const void *src, size_t n)
+{
+    void *p = galloc(g, n ? n : 1);
+    if (p && n) memcpy(p, src, n);
+    return p;
+}
+
 static int vec_push(oq_graph *g, ptr_vec *v, void *p)
 {
     if (!p) return -1;
@@ -331,8 +339,7 @@ static Onnx__TensorProto *tensor_proto(oq_graph *g, const oq_tensor *t, const ch
         fail(g, e.status, "initializer '%s': %s", name, e.msg);
         return NULL;
     }
-    unsigned char *raw = galloc(g, tp->raw_data.len ? tp->raw_data.len : 1);
-    if (raw && tp->raw_data.len) memcpy(raw, tp->raw_data.data, tp->raw_data.len);
+    unsigned char *raw = gdup(g, tp->raw_data.data, tp->raw_data.len);
     free(owned);
     if (!raw) return NULL;
     memcpy(dims, t->shape, sizeof *dims * (size_t)t->ndim);
@@ -434,16 +441,12 @@ static Onnx__AttributeProto *attribute(oq_graph *g, const oq_attr *a)
         break;
     case OQ_ATTR_INTS:
         ap->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-        ap->ints = galloc(g, sizeof(int64_t) * a->n);
-        if (!ap->ints) return NULL;
-        if (a->n) memcpy(ap->ints, a->ints, sizeof(int64_t) * a->n);
+        if (!(ap->ints = gdup(g, a->ints, sizeof(int64_t) * a->n))) return NULL;
         ap->n_ints = a->n;
         break;
     case OQ_ATTR_FLOATS:
         ap->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-        ap->floats = galloc(g, sizeof(float) * a->n);
-        if (!ap->floats) return NULL;
-        if (a->n) memcpy(ap->floats, a->floats, sizeof(float) * a->n);
+        if (!(ap->floats = gdup(g, a->floats, sizeof(float) * a->n))) return NULL;
         ap->n_floats = a->n;
         break;
     case OQ_ATTR_STRING:

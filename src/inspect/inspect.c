@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "inspect/model-impl.h"
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
@@ -253,11 +254,9 @@ static oq_status not_onnx(oq_err *err, const char *name, const char *why)
     return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
 }
 
-oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
-                                 oq_err *err)
+oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err)
 {
     *out = NULL;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
     if (!m) return not_onnx(err, name, "protobuf parse failed: truncated, corrupt or another format");
     oq_status st = OQ_OK;
     if (!m->has_ir_version || m->ir_version <= 0) st = not_onnx(err, name, "no ir_version");
@@ -265,10 +264,7 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
     else if (!m->n_opset_import) st = not_onnx(err, name, "no opset_import");
     oq_model_info *mi = st ? NULL : calloc(1, sizeof *mi);
     if (!st && !mi) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (st) {
-        onnx__model_proto__free_unpacked(m, NULL);
-        return st;
-    }
+    if (st) return st;
     ctx c = {0, m->graph, NULL, NULL};
     int64_t opset = 0;
     for (size_t i = 0; i < m->n_opset_import; i++)
@@ -307,7 +303,6 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
     if (mi->n_ops) qsort(mi->ops, mi->n_ops, sizeof *mi->ops, cmp_ops);
     oq_symctx_free(c.sym);
     oq_gview_free(c.view);
-    onnx__model_proto__free_unpacked(m, NULL);
     if (c.oom) {
         oq_model_info_free(mi);
         return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while inspecting", name);
@@ -316,15 +311,34 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
     return OQ_OK;
 }
 
-oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
+oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
+                                 oq_err *err)
+{
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    oq_status st = oq_model_inspect_proto(m, name, out, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}
+
+oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)
 {
     unsigned char *buf;
     size_t n;
     *out = NULL;
     oq_status st = oq_read_file(path, &buf, &n, err);
     if (st) return st;
-    st = oq_model_inspect_bytes(buf, n, path, out, err);
+    *out = onnx__model_proto__unpack(NULL, n, buf);
     free(buf);
+    return OQ_OK;
+}
+
+oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
+{
+    Onnx__ModelProto *m;
+    *out = NULL;
+    oq_status st = oq_model_proto_read(path, &m, err);
+    if (!st) st = oq_model_inspect_proto(m, path, out, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "inspect/model-impl.h"
 #include "onnx.pb-c.h"
-#include "ortqual/fileio.h"
 #include "ortqual/inspect.h"
 
 /* Allocation failures set `oom` and are reported once at the end. */
@@ -128,34 +128,59 @@ static int wanted(const Onnx__NodeProto *n, const char *name, const char *op_typ
     return (!name || !strcmp(n->name ? n->name : "", name)) && (!op_type || (n->op_type && !strcmp(n->op_type, op_type)));
 }
 
+/* The nodes of `g` that `name` and `op_type` select, into *nodes (n entries); 0, or 1 when out
+ * of memory (the list then freed and empty). */
+static int collect(const Onnx__GraphProto *g, const char *name, const char *op_type, oq_node_info **nodes, size_t *n)
+{
+    finder f = {g, 0};
+    for (size_t i = 0; !f.oom && i < g->n_node; i++) {
+        if (!wanted(g->node[i], name, op_type)) continue;
+        oq_node_info *slot = OQ_PUSH(*nodes, *n);
+        if (!slot) f.oom = 1;
+        else fill_node(&f, g->node[i], i, slot);
+    }
+    if (!f.oom) return 0;
+    oq_node_infos_free(*nodes, *n);
+    *nodes = NULL;
+    *n = 0;
+    return 1;
+}
+
+static oq_status nodes_oom(const char *path, oq_err *err)
+{
+    return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while reading its nodes", path);
+}
+
 oq_status oq_model_find_nodes(const char *path, const char *name, const char *op_type, oq_node_info **nodes,
                               size_t *n, oq_err *err)
 {
     *nodes = NULL;
     *n = 0;
-    unsigned char *buf;
-    size_t len;
-    oq_status st = oq_read_file(path, &buf, &len, err);
-    if (st) return st;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-    free(buf);
-    if (!m || !m->graph) {
-        if (m) onnx__model_proto__free_unpacked(m, NULL);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph, or protobuf parse failed)", path);
-    }
-    finder f = {m->graph, 0};
-    for (size_t i = 0; !f.oom && i < m->graph->n_node; i++) {
-        if (!wanted(m->graph->node[i], name, op_type)) continue;
-        oq_node_info *slot = OQ_PUSH(*nodes, *n);
-        if (!slot) f.oom = 1;
-        else fill_node(&f, m->graph->node[i], i, slot);
-    }
-    onnx__model_proto__free_unpacked(m, NULL);
-    if (!f.oom) return OQ_OK;
-    oq_node_infos_free(*nodes, *n);
+    Onnx__ModelProto *m;
+    oq_status st = oq_model_proto_read(path, &m, err);
+    if (!st && (!m || !m->graph))
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph, or protobuf parse failed)", path);
+    if (!st && collect(m->graph, name, op_type, nodes, n)) st = nodes_oom(path, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}
+
+oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model_info **mi, oq_node_info **nodes,
+                                 size_t *n, oq_err *err)
+{
     *nodes = NULL;
     *n = 0;
-    return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while reading its nodes", path);
+    Onnx__ModelProto *m;
+    *mi = NULL;
+    oq_status st = oq_model_proto_read(path, &m, err);
+    if (!st) st = oq_model_inspect_proto(m, path, mi, err);
+    if (!st && collect(m->graph, NULL, op_type, nodes, n)) st = nodes_oom(path, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    if (st) {
+        oq_model_info_free(*mi);
+        *mi = NULL;
+    }
+    return st;
 }
 
 static void io_clear(oq_io_info *io, size_t n)

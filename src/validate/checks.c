@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ortqual/advice.h"
+#include "inspect/model-impl.h"
 #include "ortqual/inspect.h"
 #include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
@@ -115,13 +116,11 @@ static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node
     return f;
 }
 
-/* Why a node missed the expected kernel, when ORT's rules say. */
+/* Why a node missed the expected kernel, when ORT's rules say; `ni`: the model's Attention nodes. */
 static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, const oq_model_info *mi,
-                       const char **nodes, size_t n, uint32_t sdpa_kernel, const char *expected)
+                       const oq_node_info *ni, size_t n_ni, const char **nodes, size_t n, uint32_t sdpa_kernel,
+                       const char *expected)
 {
-    oq_node_info *ni = NULL;
-    size_t n_ni = 0;
-    if (n && plan->model && oq_model_find_nodes(plan->model, NULL, "Attention", &ni, &n_ni, NULL)) n_ni = 0;
     for (size_t i = 0; i < n; i++) {
         const char *obs = observed_kernel(&d->log, nodes[i]);
         if (!obs) continue;
@@ -131,7 +130,6 @@ static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, cons
             oq_strv_push(&d->advice, &d->n_advice, a.text);
         oq_advice_clear(&a);
     }
-    oq_node_infos_free(ni, n_ni);
 }
 
 /* The configuration's kernel for every fused node, then the plan's NODE=KERNEL rules. */
@@ -178,7 +176,9 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
     oq_dispatch_env_restore(&c->env);
     const oq_dispatch_log *log = oq_dispatch_parser_log(c->parser);
     oq_model_info *mi = NULL;
-    oq_model_inspect_file(plan->model ? plan->model : "", &mi, NULL);
+    oq_node_info *ni = NULL; /* the model parsed once for the attention nodes and the advice */
+    size_t n_ni = 0;
+    oq_model_inspect_nodes(plan->model ? plan->model : "", "Attention", &mi, &ni, &n_ni, NULL);
     const char *nodes[256];
     size_t n = attention_nodes(mi, nodes, 256);
     /* the reference's routing lines are evidence: its kernel choice is not an expectation */
@@ -206,9 +206,10 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
         }
         oq_dispatch_report_clear(&r);
     }
-    add_advice(d, plan, mi, nodes, n, c->sdpa_kernel, kernel);
+    add_advice(d, plan, mi, ni, n_ni, nodes, n, c->sdpa_kernel, kernel);
     oq_dispatch_expect_free(ex);
     oq_model_info_free(mi);
+    oq_node_infos_free(ni, n_ni);
 }
 
 static void placement_finish(const oq_validate_plan *plan, oq_session *s, int *verdict, char *reason, size_t rn,

@@ -248,41 +248,76 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
     return OQ_OK;
 }
 
-/* Whether element e of a floating-point tensor is NaN or infinite (its exponent bits all set). */
-static int non_finite(const oq_tensor *t, int64_t e)
+/* The first element of [from, to) that is NaN or infinite, or -1: one tight loop per dtype (the
+ * check reads every valid element of every batch; float16/bfloat16 by their exponent bits). */
+static int64_t first_f32(const float *p, int64_t from, int64_t to)
+{
+    for (int64_t e = from; e < to; e++)
+        if (!isfinite(p[e])) return e;
+    return -1;
+}
+
+static int64_t first_f64(const double *p, int64_t from, int64_t to)
+{
+    for (int64_t e = from; e < to; e++)
+        if (!isfinite(p[e])) return e;
+    return -1;
+}
+
+static int64_t first_exp_ones(const uint16_t *p, int64_t from, int64_t to, uint16_t exp_bits)
+{
+    for (int64_t e = from; e < to; e++)
+        if ((p[e] & exp_bits) == exp_bits) return e;
+    return -1;
+}
+
+static int64_t first_non_finite(const oq_tensor *t, int64_t from, int64_t to)
 {
     switch (t->dtype) {
-    case OQ_DTYPE_FLOAT32: return !isfinite(((const float *)t->data)[e]);
-    case OQ_DTYPE_FLOAT64: return !isfinite(((const double *)t->data)[e]);
-    case OQ_DTYPE_FLOAT16: return (((const uint16_t *)t->data)[e] & 0x7c00) == 0x7c00;
-    case OQ_DTYPE_BFLOAT16: return (((const uint16_t *)t->data)[e] & 0x7f80) == 0x7f80;
-    default: return 0;
+    case OQ_DTYPE_FLOAT32: return first_f32(t->data, from, to);
+    case OQ_DTYPE_FLOAT64: return first_f64(t->data, from, to);
+    case OQ_DTYPE_FLOAT16: return first_exp_ones(t->data, from, to, 0x7c00);
+    case OQ_DTYPE_BFLOAT16: return first_exp_ones(t->data, from, to, 0x7f80);
+    default: return -1;
     }
+}
+
+/* The message for element e of t; `inner` elements per (event, position) when per position. */
+static oq_status non_finite_error(const oq_tensor *t, int64_t e, int64_t inner, int64_t seq, const char *path,
+                                  oq_err *err)
+{
+    double v = t->dtype == OQ_DTYPE_FLOAT32 ? ((const float *)t->data)[e]
+               : t->dtype == OQ_DTYPE_FLOAT64 ? ((const double *)t->data)[e] : NAN;
+    const char *what = isinf(v) ? v > 0 ? "inf" : "-inf" : t->dtype == OQ_DTYPE_FLOAT32 ||
+                       t->dtype == OQ_DTYPE_FLOAT64 ? "NaN" : "NaN or inf";
+    if (inner > 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': event %lld position %lld (element %lld of "
+                          "it) is %s: valid positions must be finite", path, t->name, (long long)(e / inner / seq),
+                          (long long)(e / inner % seq), (long long)(e % inner), what);
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite", path,
+                      t->name, (long long)e, what);
 }
 
 /* Every valid element of every floating-point input is finite: a NaN or an infinity there is
  * in the input, not in the model, and would make the reference "pass" with NaN outputs. Valid:
- * the positions inside each event's prefix for inputs shaped [B, L, ...], all elsewhere. */
+ * the positions inside each event's prefix for inputs shaped [B, L, ...] (one contiguous run
+ * per event), all elsewhere. */
 static oq_status check_finite(const oq_batch_inputs *in, const char *path, oq_err *err)
 {
     for (size_t i = 0; i < in->n; i++) {
         const oq_tensor *t = in->t[i];
         int per_position = in->lengths && t->ndim >= 2 && t->shape[0] == in->batch && t->shape[1] == in->seq;
-        int64_t n = oq_tensor_numel(t), cells = in->batch * in->seq;
-        int64_t inner = per_position && cells > 0 ? n / cells : 1;
-        for (int64_t e = 0; e < n; e++) {
-            int64_t pos = e / inner, b = per_position ? pos / in->seq : 0, l = per_position ? pos % in->seq : 0;
-            if ((per_position && l >= in->lengths[b]) || !non_finite(t, e)) continue;
-            double v = t->dtype == OQ_DTYPE_FLOAT32 ? ((const float *)t->data)[e]
-                       : t->dtype == OQ_DTYPE_FLOAT64 ? ((const double *)t->data)[e] : NAN;
-            const char *what = isinf(v) ? v > 0 ? "inf" : "-inf" : t->dtype == OQ_DTYPE_FLOAT32 ||
-                               t->dtype == OQ_DTYPE_FLOAT64 ? "NaN" : "NaN or inf";
-            if (per_position)
-                return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': event %lld position %lld (element %lld of "
-                                  "it) is %s: valid positions must be finite", path, t->name, (long long)b,
-                                  (long long)l, (long long)(e % inner), what);
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite", path,
-                              t->name, (long long)e, what);
+        int64_t n = oq_tensor_numel(t), e = -1;
+        if (!per_position) {
+            if ((e = first_non_finite(t, 0, n)) >= 0) return non_finite_error(t, e, 0, 0, path, err);
+            continue;
+        }
+        int64_t cells = in->batch * in->seq, inner = cells > 0 ? n / cells : 0;
+        for (int64_t b = 0; inner > 0 && b < in->batch; b++) {
+            int64_t len = in->lengths[b] < 0 ? 0 : in->lengths[b] > in->seq ? in->seq : in->lengths[b];
+            int64_t from = b * in->seq * inner;
+            if ((e = first_non_finite(t, from, from + len * inner)) >= 0)
+                return non_finite_error(t, e, inner, in->seq, path, err);
         }
     }
     return OQ_OK;

@@ -44,7 +44,7 @@ for r, c, L in zip(res, rows, (16, 32)):
     assert r["accuracy"] is None and c["max_abs_err"] == ""
     m = r["memory"]  # VmHWM reset before the timed runs: the exact peak, not below the RSS before
     assert m["peak_rss_exact"] is True and m["peak_rss_bytes"] >= m["rss_before_bytes"] > 0
-    assert m["vmhwm_bytes"] >= m["peak_rss_bytes"]
+    assert m["vmhwm_bytes"] >= m["peak_rss_bytes"] and m["vmhwm_row"] is True  # the row's own peak
 EOF
 if [ -s "$T/a/report.html" ] && grep -q ">batch=2 seq=32<" "$T/a/report.html"; then ok "report.html with the points"; else bad "report.html"; fi
 expect 0 "runtime.svg" "$Q" plot "$T/a/summary.json" --out "$T/a/plots" --format svg

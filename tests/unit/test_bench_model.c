@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
 #include "bench/bench-impl.h"
 #include "ortqual/bench.h"
+#include "ortqual/events.h"
 #include "ortqual/npz.h"
+#include "ortqual/proc.h"
 
 #define TESTUTIL_RUNTIME_FIXTURE
 #include "testutil.h"
@@ -256,6 +259,14 @@ static void test_generated_inputs(void **state)
     assert_true(lo >= -1 && lo < -0.9 && hi < 1 && hi > 0.9);
     const int64_t *ids = a[2]->data;
     for (int64_t i = 0; i < oq_tensor_numel(a[2]); i++) assert_true(ids[i] >= 3 && ids[i] <= 7);
+    /* the documented streams, element by element: input i draws from stream 2^44 + i, floats as
+     * 2u - 1 with u the top 53 bits, ids from oq_rng_uniform_int (the same inputs as before) */
+    oq_rng rf, ri;
+    oq_rng_seed(&rf, o.seed, (UINT64_C(1) << 44) + 0);
+    oq_rng_seed(&ri, o.seed, (UINT64_C(1) << 44) + 2);
+    for (int64_t i = 0; i < oq_tensor_numel(a[0]); i++)
+        assert_true(x[i] == (float)(2.0 * ((double)(oq_rng_next(&rf) >> 11) * 0x1.0p-53) - 1.0));
+    for (int64_t i = 0; i < oq_tensor_numel(a[2]); i++) assert_int_equal(ids[i], oq_rng_uniform_int(&ri, 3, 7));
     /* the mask: a prefix of ones per row, then zeros; fraction 0.25 leaves 24 of 32 */
     const uint8_t *m = a[1]->data;
     for (int64_t r = 0; r < 4; r++)
@@ -376,6 +387,29 @@ static void test_expected_outputs_judged(void **state)
     oq_npz_free(z);
 }
 
+/* A row's vmhwm is its own peak, not the process's: 256 MiB touched and released before the
+ * row stay out of it (where the kernel lets VmHWM be reset). */
+static void test_vmhwm_is_the_rows_peak(void **state)
+{
+    (void)state;
+    size_t big = (size_t)256 << 20;
+    char *p = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 1, big);
+    uint64_t rss = 0, hwm = 0;
+    assert_int_equal(oq_proc_memory(&rss, &hwm, NULL), OQ_OK);
+    munmap(p, big);
+    oq_bench_rows *rows = run_model(FX "io.npz", NULL);
+    const oq_bench_row *r = &rows->rows[0];
+    assert_int_equal(r->status, OQ_BENCH_OK);
+    int per_row = r->vmhwm_row;
+    int64_t vmhwm = r->vmhwm, before = r->rss_before;
+    oq_bench_rows_free(rows);
+    if (!per_row) skip(); /* VmHWM cannot be reset here: the row reports the process's peak */
+    assert_true(vmhwm >= before);
+    assert_true(vmhwm < (int64_t)hwm - (int64_t)(big / 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_generated_inputs),
         cmocka_unit_test(test_profile_per_run),
         cmocka_unit_test(test_expected_outputs_judged),
+        cmocka_unit_test(test_vmhwm_is_the_rows_peak),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

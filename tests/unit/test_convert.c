@@ -795,7 +795,14 @@ static void test_pad_head_off(void **state)
 /* One Attention-23 node over Q = x, K = x/2, V = x + 1.5: 3-D [B, L, heads*head] with
  * q_num_heads = kv_num_heads = heads (layout 3), or 4-D [B, heads, L, head] with a head
  * size the shapes leave symbolic (layout 4). */
+static void write_attention_scaled(const char *path, int layout, int64_t heads, int64_t head, float scale);
 static void write_attention(const char *path, int layout, int64_t heads, int64_t head)
+{
+    write_attention_scaled(path, layout, heads, head, 0);
+}
+
+/* write_attention with a `scale` attribute (0: none). */
+static void write_attention_scaled(const char *path, int layout, int64_t heads, int64_t head, float scale)
 {
     oq_opset ops[] = {{"", 23}};
     oq_graph *g;
@@ -806,8 +813,9 @@ static void write_attention(const char *path, int layout, int64_t heads, int64_t
     oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, layout, d);
     const char *k = oq_graph_op(g, "Mul", 2, (const char *[]){"x", oq_graph_const_f32(g, "half", 0.5f)}, 0, NULL);
     const char *v = oq_graph_op(g, "Add", 2, (const char *[]){"x", oq_graph_const_f32(g, "c", 1.5f)}, 0, NULL);
-    oq_attr at[] = {OQ_ATTR_I("q_num_heads", heads), OQ_ATTR_I("kv_num_heads", heads)};
-    const char *y = oq_graph_op(g, "Attention", 3, (const char *[]){"x", k, v}, layout == 3 ? 2 : 0, at);
+    oq_attr at[] = {OQ_ATTR_F("scale", scale), OQ_ATTR_I("q_num_heads", heads), OQ_ATTR_I("kv_num_heads", heads)};
+    size_t n_at = (scale != 0) + (layout == 3 ? 2 : 0);
+    const char *y = oq_graph_op(g, "Attention", 3, (const char *[]){"x", k, v}, n_at, scale != 0 ? at : at + 1);
     oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, layout, d);
     assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
     oq_graph_free(g);
@@ -887,6 +895,38 @@ static void test_pad_head_unknown(void **state)
     remove_dir(dir);
 }
 
+/* The padding and convert's CUDA note read a head size the same way (one function): here from
+ * the scale, the shapes leaving it symbolic. */
+static void test_head_size_one_reading(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/s4.onnx", dir);
+    snprintf(out, sizeof out, "%s/o4.onnx", dir);
+    write_attention_scaled(in, 4, 2, 0, (float)(1.0 / sqrt(6.0)));
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = 0;
+    o.opset = 24; /* something to do, the head size kept */
+    o.runtime = rt;
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    const oq_convert_step *s = find_step(r, "cuda", "note");
+    assert_non_null(s);
+    assert_non_null(strstr(s->detail, "head size 6 (from its scale)"));
+    oq_convert_report_free(r);
+    o.passes = OQ_CONVERT_PAD_HEAD;
+    o.opset = 0;
+    oq_convert_file(in, out, 1, &o, &r, &err);
+    s = find_step(r, "pad-head-size", "rewritten");
+    if (!s) fail_msg("no padding: %s", err.msg);
+    if (!strstr(s->detail, "head size 6 -> 8 (from its scale;")) fail_msg("%s", s->detail);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -910,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_pad_head_off),
         cmocka_unit_test(test_pad_head_3d),
         cmocka_unit_test(test_pad_head_unknown),
+        cmocka_unit_test(test_head_size_one_reading),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

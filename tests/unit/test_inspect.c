@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "inspect/model-impl.h"
 #include "ortqual/export.h"
 #include "ortqual/inspect.h"
 
@@ -219,23 +220,29 @@ static void test_bad_files(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/m.onnx"));
 }
 
-/* A node's inputs as the model declares them: graph inputs by their dims, an initializer by its
- * own, an omitted optional input as "", a value with no declaration as rank -1. */
-static void test_find_nodes(void **state)
+/* An attention24 sdpa model written to a fresh file named after the template `path`. */
+static void write_attention24(char *path, oq_mask_form mask)
 {
-    (void)state;
     oq_sdpa_config c;
     oq_sdpa_config_default(&c);
     c.format = OQ_ATTN_ATTENTION24;
-    c.mask = OQ_MASK_SEQLEN;
+    c.mask = mask;
     oq_graph *g;
     assert_int_equal(oq_export_sdpa(&c, &g, NULL), OQ_OK);
-    char path[] = "/tmp/oq_test_nodes_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
     oq_graph_free(g);
+}
+
+/* A node's inputs as the model declares them: graph inputs by their dims, an initializer by its
+ * own, an omitted optional input as "", a value with no declaration as rank -1. */
+static void test_find_nodes(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/oq_test_nodes_XXXXXX";
+    write_attention24(path, OQ_MASK_SEQLEN);
     oq_node_info *nodes;
     size_t n;
     assert_int_equal(oq_model_find_nodes(path, NULL, "Attention", &nodes, &n, NULL), OQ_OK);
@@ -263,6 +270,45 @@ static void test_find_nodes(void **state)
     oq_err err = {0};
     assert_int_equal(oq_model_find_nodes("/nonexistent/m.onnx", NULL, NULL, &nodes, &n, &err), OQ_ERR_IO);
     unlink(path);
+}
+
+/* One parse for both views (validate's dispatch check and advice): the same summary and nodes
+ * as oq_model_inspect_file and oq_model_find_nodes; a failure leaves all three empty. */
+static void test_inspect_nodes(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/oq_test_inodes_XXXXXX";
+    write_attention24(path, OQ_MASK_AUTO);
+    oq_model_info *mi, *want_mi;
+    oq_node_info *nodes, *want;
+    size_t n, n_want;
+    assert_int_equal(oq_model_inspect_nodes(path, "Attention", &mi, &nodes, &n, NULL), OQ_OK);
+    assert_int_equal(oq_model_inspect_file(path, &want_mi, NULL), OQ_OK);
+    assert_int_equal(oq_model_find_nodes(path, NULL, "Attention", &want, &n_want, NULL), OQ_OK);
+    char *j = oq_model_info_json(mi), *want_j = oq_model_info_json(want_mi);
+    assert_string_equal(j, want_j);
+    assert_int_equal(n, 1);
+    assert_int_equal(n_want, 1);
+    assert_string_equal(nodes[0].name, want[0].name);
+    assert_int_equal(nodes[0].n_inputs, want[0].n_inputs);
+    assert_int_equal(nodes[0].inputs[0].rank, 4);
+    assert_string_equal(nodes[0].inputs[0].dims[1], want[0].inputs[0].dims[1]);
+    free(j);
+    free(want_j);
+    oq_model_info_free(mi);
+    oq_model_info_free(want_mi);
+    oq_node_infos_free(nodes, n);
+    oq_node_infos_free(want, n_want);
+    assert_int_equal(truncate(path, 40), 0); /* cut inside the graph (the write replaced fd's file) */
+    oq_err err = {0};
+    assert_int_equal(oq_model_inspect_nodes(path, "Attention", &mi, &nodes, &n, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "not an ONNX model"));
+    assert_null(mi);
+    assert_null(nodes);
+    assert_int_equal(n, 0);
+    unlink(path);
+    assert_int_equal(oq_model_inspect_nodes(path, "Attention", &mi, &nodes, &n, &err), OQ_ERR_IO);
+    assert_null(mi);
 }
 
 /* issue 15: every optional string of a model may be absent (NULL after parsing). */
@@ -324,6 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_nodes),
+        cmocka_unit_test(test_inspect_nodes),
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_microsoft_and_custom_domains),

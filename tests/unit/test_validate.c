@@ -492,6 +492,89 @@ static void any_signature(void **state)
     free(bad);
 }
 
+/* ---- finite inputs ------------------------------------------------------------------------ */
+
+/* features f32 [batch,seq,3] and h f16 [batch,seq] per position, c f64 [2] whole, a bool mask. */
+static void finite_model(const char *path)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "finite", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")}, blf[] = {bl[0], bl[1], OQ_DIM(3)}, two[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "features", OQ_DTYPE_FLOAT32, 3, blf);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, bl);
+    oq_graph_add_input(g, "h", OQ_DTYPE_FLOAT16, 2, bl);
+    oq_graph_add_input(g, "c", OQ_DTYPE_FLOAT64, 1, two);
+    const char *names[] = {"features", "mask", "h", "c"};
+    const oq_dtype dts[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_BOOL, OQ_DTYPE_FLOAT16, OQ_DTYPE_FLOAT64};
+    const int32_t ranks[] = {3, 2, 2, 1};
+    const oq_dim *dims[] = {blf, bl, bl, two};
+    for (int i = 0; i < 4; i++) {
+        char out[32];
+        snprintf(out, sizeof out, "%s_out", names[i]);
+        const char *y = oq_graph_op(g, "Identity", 1, &names[i], 0, NULL);
+        oq_graph_add_output(g, y, out, dts[i], ranks[i], dims[i]);
+    }
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* One batch (lengths 3 and 1 of 4) with `bad` written at element `at` of input `which`; what
+ * oq_signature_read_inputs says of it ("" when it accepts it). */
+static void read_finite(const oq_signature *sig, const char *path, int which, int64_t at, double bad, char *msg,
+                        size_t n)
+{
+    const int64_t blf[] = {2, 4, 3}, bl[] = {2, 4}, two[] = {2};
+    oq_tensor *t[4] = {tensor_of("features", OQ_DTYPE_FLOAT32, 3, blf), tensor_of("mask", OQ_DTYPE_BOOL, 2, bl),
+                       tensor_of("h", OQ_DTYPE_FLOAT16, 2, bl), tensor_of("c", OQ_DTYPE_FLOAT64, 1, two)};
+    for (int64_t i = 0; i < 8; i++) oq_tensor_set_f64(t[1], i, i % 4 < (i < 4 ? 3 : 1));
+    /* NaN in every padded position: never read */
+    for (int64_t i = 0; i < 8; i++) oq_tensor_set_f64(t[2], i, oq_tensor_get_f64(t[1], i) ? 0.5 : NAN);
+    for (int64_t i = 0; i < 24; i++) oq_tensor_set_f64(t[0], i, oq_tensor_get_f64(t[1], i / 3) ? 0.25 * (double)i : NAN);
+    if (which >= 0) oq_tensor_set_f64(t[which], at, bad);
+    assert_int_equal(oq_npz_write(path, 4, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int i = 0; i < 4; i++) oq_tensor_free(t[i]);
+    oq_batch_inputs in;
+    oq_err err = {0};
+    oq_status st = oq_signature_read_inputs(sig, path, &in, &err);
+    snprintf(msg, n, "%s", st ? err.msg : "");
+    if (!st) oq_batch_inputs_clear(&in);
+}
+
+/* Every valid element is checked, in every float dtype, and no padded one: the first bad one is
+ * named by event, position and element (or by element for an input not per position). */
+static void finite_inputs(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("finite");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    finite_model(model);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    oq_signature sig;
+    oq_err err = {0};
+    assert_int_equal(oq_signature_make(&o, NULL, NULL, &sig, &err), OQ_OK);
+    char msg[1100], want[1100];
+    read_finite(&sig, io, -1, 0, 0, msg, sizeof msg);
+    assert_string_equal(msg, "");
+    read_finite(&sig, io, 0, (0 * 4 + 2) * 3 + 1, NAN, msg, sizeof msg); /* event 0, last valid position */
+    snprintf(want, sizeof want, "%s: input 'features': event 0 position 2 (element 1 of it) is NaN: valid positions "
+             "must be finite", io);
+    assert_string_equal(msg, want);
+    read_finite(&sig, io, 0, (1 * 4 + 0) * 3 + 2, -INFINITY, msg, sizeof msg);
+    assert_non_null(strstr(msg, "input 'features': event 1 position 0 (element 2 of it) is -inf"));
+    read_finite(&sig, io, 2, 1 * 4 + 0, INFINITY, msg, sizeof msg);
+    assert_non_null(strstr(msg, "input 'h': event 1 position 0 (element 0 of it) is NaN or inf"));
+    read_finite(&sig, io, 3, 1, INFINITY, msg, sizeof msg);
+    assert_non_null(strstr(msg, "input 'c': element 1 is inf: inputs must be finite"));
+    oq_signature_clear(&sig);
+    remove_dir(dir);
+    free(model);
+    free(io);
+}
+
 /* ---- summaries of sharded runs ---------------------------------------------------------- */
 
 static void fill_batch_info(oq_batch_info *b, int64_t index)
@@ -745,6 +828,7 @@ int main(void)
         cmocka_unit_test(batch_records_stay_small),
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
+        cmocka_unit_test(finite_inputs),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
     };

@@ -1,0 +1,25 @@
+/* One read and parse of an ONNX file, for callers that want more than one view of it
+ * (validate's dispatch check wants the attention nodes and their facts for the advice:
+ * parsing a large model twice per configuration costs a second pass over its weights).
+ */
+#ifndef ORTQUAL_INSPECT_MODEL_IMPL_H
+#define ORTQUAL_INSPECT_MODEL_IMPL_H
+
+#include <stddef.h>
+
+#include "onnx.pb-c.h"
+#include "ortqual/inspect.h"
+
+/* The file `path` read and unpacked; *out NULL (and OQ_OK) when protobuf-c cannot parse it.
+ * Errors: those of oq_read_file. Free with onnx__model_proto__free_unpacked. */
+oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err);
+
+/* oq_model_inspect_bytes of a parsed model (`m` NULL: a parse failure, reported as such). */
+oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err);
+
+/* What oq_model_inspect_file(path) and oq_model_find_nodes(path, NULL, op_type) give, from one
+ * read and one parse. On error all three outputs are empty. Errors as oq_model_inspect_file. */
+oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model_info **mi, oq_node_info **nodes,
+                                 size_t *n, oq_err *err);
+
+#endif
