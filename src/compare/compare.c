@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <threads.h>
 
 oq_compare_opts oq_compare_opts_default(oq_dtype precision)
 {
@@ -92,20 +93,36 @@ static void worst_insert(oq_compare_result *r, double *keys, int32_t k, double k
     r->worst[pos] = *e;
 }
 
+/* The edges, computed once (as oq_hist_edge did with pow on every call: ~6 pow per element
+ * of a comparison); the same doubles, so a bin never changes. */
+static double hist_edges[OQ_HIST_BINS + 1];
+static once_flag hist_once = ONCE_FLAG_INIT;
+
+static void hist_edges_init(void)
+{
+    for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+}
+
+/* A binary search over the edges: the last k with edge(k) <= v. */
 int oq_hist_bin(double v)
 {
-    if (!(v >= oq_hist_edge(0))) return -1;
-    if (v >= oq_hist_edge(OQ_HIST_BINS)) return OQ_HIST_BINS;
-    int k = (int)floor((log10(v) - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
-    /* log10 may round across an edge: settle on the edges as oq_hist_edge computes them */
-    if (k > 0 && v < oq_hist_edge(k)) k--;
-    if (k < OQ_HIST_BINS - 1 && v >= oq_hist_edge(k + 1)) k++;
-    return k < 0 ? 0 : k >= OQ_HIST_BINS ? OQ_HIST_BINS - 1 : k;
+    call_once(&hist_once, hist_edges_init);
+    if (!(v >= hist_edges[0])) return -1;
+    if (v >= hist_edges[OQ_HIST_BINS]) return OQ_HIST_BINS;
+    int lo = 0, hi = OQ_HIST_BINS; /* edges[lo] <= v < edges[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (v >= hist_edges[mid]) lo = mid;
+        else hi = mid;
+    }
+    return lo;
 }
 
 double oq_hist_edge(int k)
 {
-    return pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+    if (k < 0 || k > OQ_HIST_BINS) return pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+    call_once(&hist_once, hist_edges_init);
+    return hist_edges[k];
 }
 
 static void hist_add(oq_log_hist *h, double v)
