@@ -103,19 +103,20 @@ static void hist_edges_init(void)
     for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
 }
 
-/* A binary search over the edges: the last k with edge(k) <= v. */
+/* The last k with edge(k) <= v: guessed from v's binary exponent (an octave spans ~1.2 bins),
+ * then settled on the edges, a step or two. */
 int oq_hist_bin(double v)
 {
     call_once(&hist_once, hist_edges_init);
     if (!(v >= hist_edges[0])) return -1;
     if (v >= hist_edges[OQ_HIST_BINS]) return OQ_HIST_BINS;
-    int lo = 0, hi = OQ_HIST_BINS; /* edges[lo] <= v < edges[hi] */
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (v >= hist_edges[mid]) lo = mid;
-        else hi = mid;
-    }
-    return lo;
+    int e;
+    frexp(v, &e); /* 2^(e-1) <= v < 2^e */
+    int k = (int)(((e - 1) * 0.30102999566398120 - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
+    k = k < 0 ? 0 : k >= OQ_HIST_BINS ? OQ_HIST_BINS - 1 : k;
+    while (k > 0 && v < hist_edges[k]) k--;
+    while (k < OQ_HIST_BINS - 1 && v >= hist_edges[k + 1]) k++;
+    return k;
 }
 
 double oq_hist_edge(int k)
