@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/core-impl.h"
+#include "npz/npz-impl.h"
 #include "ortqual/npz.h"
 #include "ortqual/shard.h"
 #include "ortqual/slurm.h"
@@ -96,6 +97,21 @@ static void test_npz_reproducible(void **state)
     assert_int_equal(oq_sha256_file(a, ha, NULL), OQ_OK);
     assert_int_equal(oq_sha256_file(b, hb, NULL), OQ_OK);
     assert_string_equal(ha, hb);
+    /* the bytes built in memory (validate hashes and stores those) are the file's */
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_npz_bytes(1, ts, 1, "mem", &buf, &n, NULL), OQ_OK);
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, buf, n);
+    oq_sha256_hex(&h, hb);
+    assert_string_equal(ha, hb);
+    free(buf);
+    oq_err err = {0};
+    const oq_tensor *twice[] = {t, t};
+    assert_int_equal(oq_npz_bytes(2, twice, 0, "mem", &buf, &n, &err), OQ_ERR_INVALID_ARG);
+    assert_null(buf);
+    assert_non_null(strstr(err.msg, "duplicate"));
     oq_tensor_free(t);
     remove_dir(dir);
 }
