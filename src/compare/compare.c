@@ -226,6 +226,40 @@ static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_
                 r->ref_inf_count == 0 && (!r->padding_checked || r->pad_nonzero == 0);
 }
 
+/* Element i as a double: the float dtypes of outputs read inline, the others through the
+ * tensor's accessor. */
+static inline double value_at(const oq_tensor *t, int64_t i)
+{
+    if (t->dtype == OQ_DTYPE_FLOAT32) return ((const float *)t->data)[i];
+    if (t->dtype == OQ_DTYPE_FLOAT64) return ((const double *)t->data)[i];
+    return oq_tensor_get_f64(t, i);
+}
+
+/* The index along one axis of the element a flat walk is at: `stride` elements per step,
+ * wrapping after `size` steps. An axis of -1 stays at 0. */
+struct axis_walk {
+    int64_t at, in, stride, size;
+};
+
+static struct axis_walk walk_of(const oq_tensor *t, int32_t axis)
+{
+    struct axis_walk w = {0, 0, 1, 1};
+    if (axis < 0) {
+        w.stride = INT64_MAX;
+        return w;
+    }
+    for (int32_t d = axis + 1; d < t->ndim; d++) w.stride *= t->shape[d];
+    w.size = t->shape[axis];
+    return w;
+}
+
+static inline void walk_step(struct axis_walk *w)
+{
+    if (++w->in < w->stride) return;
+    w->in = 0;
+    if (++w->at == w->size) w->at = 0;
+}
+
 oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                              oq_compare_result *res, oq_err *err)
 {
@@ -245,22 +279,15 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
     res->tol = res->exact ? (oq_tolerance){0, 0} : o.tol;
     res->num_elements = oq_tensor_numel(out);
 
-    /* Strides of the batch and sequence axes, to find an element's event and position. */
-    int64_t bstride = 1, sstride = 1;
-    for (int32_t d = o.batch_axis + 1; o.lengths && d < out->ndim; d++) bstride *= out->shape[d];
-    for (int32_t d = o.seq_axis + 1; o.lengths && d < out->ndim; d++) sstride *= out->shape[d];
+    /* An element's event and position, counted along as i goes (no division per element). */
+    struct axis_walk bw = walk_of(out, o.lengths ? o.batch_axis : -1), sw = walk_of(out, o.lengths ? o.seq_axis : -1);
 
     struct sums s = {.tiny = tiny_of(out->dtype)};
     double keys[OQ_COMPARE_MAX_WORST];
-    for (int64_t i = 0; i < res->num_elements; i++) {
-        double g = oq_tensor_get_f64(out, i);
-        int valid = 1;
-        if (o.lengths) {
-            int64_t b = (i / bstride) % out->shape[o.batch_axis];
-            int64_t p = (i / sstride) % out->shape[o.seq_axis];
-            valid = p < o.lengths[b];
-        }
-        double e = oq_tensor_get_f64(ref, i);
+    for (int64_t i = 0; i < res->num_elements; i++, walk_step(&bw), walk_step(&sw)) {
+        double g = value_at(out, i);
+        int valid = !o.lengths || sw.at < o.lengths[bw.at];
+        double e = value_at(ref, i);
         if (valid) {
             res->num_valid++;
             visit_valid(res, &s, keys, &o, out, i, g, e, res->exact && exact_differs(out, ref, i, g, e));

@@ -167,6 +167,13 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
     return OQ_OK;
 }
 
+oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
+{
+    if (unlink(path) != 0 && errno != ENOENT)
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot replace: %s", path, strerror(errno));
+    return oq_write_file_nosync(path, buf, n, err);
+}
+
 oq_status oq_link_file(const char *src, const char *dst, oq_err *err)
 {
     static _Atomic unsigned counter; /* with the pid: a name no other writer of dst picks */

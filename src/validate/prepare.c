@@ -37,13 +37,13 @@ static int is_input(const oq_batch_inputs *in, const char *name)
 
 /* The file and its SHA-256, hashed from the bytes written (not read back). Members stored:
  * random floats barely deflate, and every worker would inflate them again. Per batch: renamed,
- * not synced. */
+ * not synced, an earlier run's file removed first. */
 static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, char sha[65], oq_err *err)
 {
     unsigned char *buf = NULL;
     size_t len = 0;
     oq_status st = oq_npz_bytes(n, t, 0, path, &buf, &len, err);
-    if (!st) st = oq_write_file_nosync(path, buf, len, err);
+    if (!st) st = oq_replace_file_nosync(path, buf, len, err);
     if (!st) {
         oq_sha256 h;
         oq_sha256_init(&h);

@@ -209,7 +209,7 @@ oq_status oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, 
     entry_read(c, key, batch, path, sizeof path, &data, &size, why, sizeof why);
     if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
     oq_status st = data && link ? link_entry(path, link, data, size, err) : OQ_OK;
-    if (!st && data && copy) st = oq_write_file_nosync(copy, data, size, err);
+    if (!st && data && copy) st = oq_replace_file_nosync(copy, data, size, err);
     *hit = !st && data;
     free(data);
     return st;

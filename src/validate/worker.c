@@ -246,7 +246,7 @@ static oq_status keep_outputs(worker *w, const oq_plan_batch *pb, const batch_ma
     oq_status st = oq_npz_bytes(n_out, (const oq_tensor *const *)out, 0, ref ? pb->ref : pb->save, &npz, &n, err);
     if (!st && ref) st = oq_write_file_nosync(pb->ref, npz, n, err);
     if (!st && ref && w->cache.enabled) to_cache(w, bm, npz, n);
-    if (!st && pb->save) st = oq_write_file_nosync(pb->save, npz, n, err);
+    if (!st && pb->save) st = oq_replace_file_nosync(pb->save, npz, n, err);
     free(npz);
     return st;
 }

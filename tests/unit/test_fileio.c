@@ -127,6 +127,26 @@ static void test_link_file(void **state)
     remove_dir(dir);
 }
 
+/* oq_replace_file_nosync: an earlier file replaced whole; a directory in the way is refused. */
+static void test_replace_file(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("replace"), path[512];
+    snprintf(path, sizeof path, "%s/inputs_000.npz", dir);
+    put(path, "the earlier run's batch, longer than the new one");
+    assert_int_equal(oq_replace_file_nosync(path, "new", 3, NULL), OQ_OK);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    assert_int_equal(n, 3);
+    assert_memory_equal(buf, "new", 3);
+    free(buf);
+    oq_err err = {0};
+    assert_int_equal(oq_replace_file_nosync(dir, "x", 1, &err), OQ_ERR_OUTPUT);
+    assert_non_null(strstr(err.msg, "cannot replace"));
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +154,7 @@ int main(void)
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_regular_file),
         cmocka_unit_test(test_link_file),
+        cmocka_unit_test(test_replace_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
