@@ -193,7 +193,7 @@ static oq_status link_entry(const char *entry, const char *dst, const unsigned c
     oq_err le = {0};
     oq_status st = oq_link_file(entry, dst, &le);
     if (st == OQ_ERR_UNSUPPORTED) return oq_write_file_nosync(dst, data, size, err);
-    if (st) *err = le;
+    if (st && err) *err = le;
     return st;
 }
 
