@@ -103,20 +103,31 @@ static void hist_edges_init(void)
     for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
 }
 
-/* The last k with edge(k) <= v: guessed from v's binary exponent (an octave spans ~1.2 bins),
- * then settled on the edges, a step or two. */
-int oq_hist_bin(double v)
+/* The last k with edge(k) <= v, for edge(0) <= v < edge(OQ_HIST_BINS) (normal doubles):
+ * guessed from v's binary exponent (an octave spans ~1.2 bins), then settled on the edges, a
+ * step or two. The edges must be ready (hist_once). */
+static inline int bin_in_range(double v)
 {
-    call_once(&hist_once, hist_edges_init);
-    if (!(v >= hist_edges[0])) return -1;
-    if (v >= hist_edges[OQ_HIST_BINS]) return OQ_HIST_BINS;
-    int e;
-    frexp(v, &e); /* 2^(e-1) <= v < 2^e */
-    int k = (int)(((e - 1) * 0.30102999566398120 - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023; /* 2^e <= v < 2^(e+1) */
+    int k = (int)((e * 0.30102999566398120 - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
     k = k < 0 ? 0 : k >= OQ_HIST_BINS ? OQ_HIST_BINS - 1 : k;
     while (k > 0 && v < hist_edges[k]) k--;
     while (k < OQ_HIST_BINS - 1 && v >= hist_edges[k + 1]) k++;
     return k;
+}
+
+static inline int bin_of(double v)
+{
+    if (!(v >= hist_edges[0])) return -1;
+    return v >= hist_edges[OQ_HIST_BINS] ? OQ_HIST_BINS : bin_in_range(v);
+}
+
+int oq_hist_bin(double v)
+{
+    call_once(&hist_once, hist_edges_init);
+    return bin_of(v);
 }
 
 double oq_hist_edge(int k)
@@ -132,7 +143,7 @@ static void hist_add(oq_log_hist *h, double v)
         h->zero++;
         return;
     }
-    int k = oq_hist_bin(v);
+    int k = bin_of(v);
     if (k < 0) h->below++;
     else if (k == OQ_HIST_BINS) h->above++;
     else h->bins[k]++;
@@ -140,7 +151,7 @@ static void hist_add(oq_log_hist *h, double v)
 
 static void mag_add(oq_mag_hist *m, double ref_abs, double ad, int over)
 {
-    int slot = ref_abs == 0 ? 0 : oq_hist_bin(ref_abs) + 1;
+    int slot = ref_abs == 0 ? 0 : bin_of(ref_abs) + 1;
     m->count[slot]++;
     if (ad > m->max_abs[slot]) m->max_abs[slot] = ad;
     m->over_tol[slot] += over;
@@ -284,6 +295,7 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
 
     struct sums s = {.tiny = tiny_of(out->dtype)};
     double keys[OQ_COMPARE_MAX_WORST];
+    call_once(&hist_once, hist_edges_init); /* the histograms' edges, for bin_of */
     for (int64_t i = 0; i < res->num_elements; i++, walk_step(&bw), walk_step(&sw)) {
         double g = value_at(out, i);
         int valid = !o.lengths || sw.at < o.lengths[bw.at];
