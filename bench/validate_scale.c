@@ -1,16 +1,19 @@
 /* validate_scale: does `ortqual validate` stream? Memory and throughput at two sizes, side by side.
  *
- *   build/bench/validate_scale [SMALL LARGE] [path/to/ortqual]     (default 1000 100000 events)
+ *   build/bench/validate_scale [--batch-size N] [SMALL LARGE] [path/to/ortqual]
+ *                                                 (default batches of 3, 1000 100000 events)
  *
  * Runs the demo model (ref:encoder:fp64, cpu:attention24:fp32; --repeat 1 --warmup 0, batches of
- * 3) on SMALL and then LARGE generated events, each twice on one private reference cache: the
+ * N) on SMALL and then LARGE generated events, each twice on one private reference cache: the
  * first run fills it, the second is measured (the reference read, not computed). Prints, per
  * size, the peak RSS of the run's largest process (wait4's rusage of the tool: the parent and
- * the workers it waited for) and of the largest worker (summary.json's cost), the wall time and events per second; then the ratio of
+ * the workers it waited for) and of the largest worker (summary.json's cost), the wall and CPU
+ * time and events per second; then the ratio of
  * the peaks LARGE / SMALL (target <= 1.05: memory does not grow with events) and the events per
  * second of the measured LARGE run against a bare ORT loop over the same batches and calls
  * (this program re-run as `--bare CALLS MODEL DIR`: ORT loaded, the session created, every batch
- * DIR/inputs_*.npz read and run CALLS times; target >= 0.8). */
+ * DIR/inputs_*.npz read and run CALLS times; target >= 0.8), and the two runs' CPU seconds
+ * with the load average (the machine may be shared). */
 #include <glob.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -34,8 +37,14 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Runs argv; *wall its seconds, *peak_kib the largest peak RSS of it and the children it waited for. */
-static int spawn(char **argv, const char *out, double *wall, long *peak_kib)
+static double cpu_of(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) + (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
+}
+
+/* Runs argv; *wall its seconds, *cpu its CPU seconds (user + system, its children included),
+ * *peak_kib the largest peak RSS of it and the children it waited for. */
+static int spawn(char **argv, const char *out, double *wall, double *cpu, long *peak_kib)
 {
     fflush(stdout); /* the child's freopen must not write our buffered lines again */
     double t0 = now();
@@ -51,12 +60,13 @@ static int spawn(char **argv, const char *out, double *wall, long *peak_kib)
     if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return -1;
     *wall = now() - t0;
     *peak_kib = ru.ru_maxrss;
+    *cpu = cpu_of(&ru);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 /* The bare loop: every batch (DIR/inputs_*.npz, globbed here: thousands of paths on the
  * command line left ORT's main-thread stack too small, a SIGSEGV inside Run at 10,000 events)
- * read and run `calls` times; prints the seconds it took. */
+ * read and run `calls` times; prints the seconds it took, wall and CPU. */
 static int bare(int argc, char **argv)
 {
     (void)argc;
@@ -71,33 +81,50 @@ static int bare(int argc, char **argv)
     oq_session_opts so = {0};
     if (oq_runtime_load(NULL, &rt, &e) || oq_session_create(rt, argv[1], NULL, 0, &so, &s, &e))
         return fprintf(stderr, "bare: %s\n", e.msg), 3;
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
     double t0 = now();
     for (size_t i = 0; i < g.gl_pathc; i++) {
         if (bench_bare_batch(s, g.gl_pathv[i], calls, &e)) return fprintf(stderr, "bare: %s\n", e.msg), 3;
     }
-    printf("%.6f\n", now() - t0);
+    double wall = now() - t0;
+    getrusage(RUSAGE_SELF, &r1);
+    printf("%.6f %.6f\n", wall, cpu_of(&r1) - cpu_of(&r0));
     globfree(&g);
     oq_session_free(s);
     oq_runtime_free(rt);
     return 0;
 }
 
+/* The first three fields of /proc/loadavg and a newline. */
+static const char *load_average(void)
+{
+    static char line[64];
+    FILE *f = fopen("/proc/loadavg", "r");
+    int n = f && fgets(line, sizeof line, f) ? 1 : 0;
+    if (f) fclose(f);
+    char *c = n ? strchr(line, ' ') : NULL;
+    for (int i = 0; c && i < 2; i++) c = strchr(c + 1, ' ');
+    if (c) snprintf(c, sizeof line - (size_t)(c - line), "\n");
+    return n ? line : "?\n";
+}
+
 typedef struct measured {
-    double wall, events_per_s;
+    double wall, cpu, events_per_s;
     long parent_kib, worker_kib; /* peaks: the largest process's, the largest worker's */
     int ok;
 } measured;
 
-static measured validate(const char *tool, const char *dir, const char *cache, long events)
+static measured validate(const char *tool, const char *dir, const char *cache, long events, const char *batch)
 {
     measured m = {0};
     char n[32], log[PATH_MAX + 16], path[PATH_MAX + 32];
     snprintf(n, sizeof n, "%ld", events);
     snprintf(log, sizeof log, "%s.log", dir);
     char *argv[] = {(char *)tool, "validate", "--outdir", (char *)dir, "--force", "--cache-dir", (char *)cache,
-                    "--num-events", n, "--repeat", "1", "--warmup", "0", "--progress", "never", "--configs",
-                    "ref:encoder:fp64,cpu:attention24:fp32", NULL};
-    int rc = spawn(argv, log, &m.wall, &m.parent_kib);
+                    "--num-events", n, "--batch-size", (char *)batch, "--repeat", "1", "--warmup", "0", "--progress",
+                    "never", "--configs", "ref:encoder:fp64,cpu:attention24:fp32", NULL};
+    int rc = spawn(argv, log, &m.wall, &m.cpu, &m.parent_kib);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_t *s = json_load_file(path, 0, NULL);
     size_t i;
@@ -112,26 +139,26 @@ static measured validate(const char *tool, const char *dir, const char *cache, l
     return m;
 }
 
-/* The bare loop's seconds over the batches of a run in `dir`. */
-static double bare_seconds(const char *self, const char *dir)
+/* The bare loop's seconds over the batches of a run in `dir`: wall, *cpu CPU. */
+static double bare_seconds(const char *self, const char *dir, double *cpu)
 {
     char cmd[PATH_MAX * 4];
     snprintf(cmd, sizeof cmd, "'%s' --bare 2 '%s/encoder_attention24_fp32.onnx' '%s'", self, dir, dir);
     FILE *p = popen(cmd, "r");
     double v = 0;
-    if (!p || fscanf(p, "%lf", &v) != 1) v = 0;
+    if (!p || fscanf(p, "%lf %lf", &v, cpu) != 2) v = 0;
     if (p) pclose(p);
     return v;
 }
 
-static measured size_run(const char *tool, const char *root, const char *cache, long events)
+static measured size_run(const char *tool, const char *root, const char *cache, long events, const char *batch)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/n%ld", root, events);
-    measured cold = validate(tool, dir, cache, events), warm = validate(tool, dir, cache, events);
-    printf("%8ld events: cold %.1f s; cached reference: wall %.1f s, %.0f events/s, peak RSS largest process %.1f MiB, "
-           "largest worker %.1f MiB%s\n",
-           events, cold.wall, warm.wall, warm.events_per_s, warm.parent_kib / 1024.0, warm.worker_kib / 1024.0,
+    measured cold = validate(tool, dir, cache, events, batch), warm = validate(tool, dir, cache, events, batch);
+    printf("%8ld events: cold %.1f s; cached reference: wall %.1f s, CPU %.1f s, %.0f events/s, peak RSS largest "
+           "process %.1f MiB, largest worker %.1f MiB%s\n",
+           events, cold.wall, warm.wall, warm.cpu, warm.events_per_s, warm.parent_kib / 1024.0, warm.worker_kib / 1024.0,
            cold.ok && warm.ok ? "" : " (a run FAILED: see its .log)");
     return warm;
 }
@@ -142,17 +169,25 @@ int main(int argc, char **argv)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = 0;
     if (argc == 5 && !strcmp(argv[1], "--bare")) return bare(argc - 2, argv + 2);
+    const char *batch = "3";
+    if (argc > 2 && !strcmp(argv[1], "--batch-size")) {
+        batch = argv[2];
+        argc -= 2;
+        argv += 2;
+    }
+    if (atol(batch) < 1) return fprintf(stderr, "validate_scale: --batch-size %s: not a positive count\n", batch), 2;
     snprintf(dir, sizeof dir, "%s", self);
     snprintf(tool, sizeof tool, "%s/../ortqual", dirname(dir));
     long small = argc > 2 ? atol(argv[1]) : 1000, large = argc > 2 ? atol(argv[2]) : 100000;
     const char *t = argc > 3 ? argv[3] : tool;
+    printf("batches of %s events; load average %s", batch, load_average());
     char root[] = "/tmp/oq_validate_scale_XXXXXX", cache[PATH_MAX];
     if (!mkdtemp(root)) return perror("mkdtemp"), 2;
     snprintf(cache, sizeof cache, "%s/cache", root);
-    measured s = size_run(t, root, cache, small), l = size_run(t, root, cache, large);
+    measured s = size_run(t, root, cache, small, batch), l = size_run(t, root, cache, large, batch);
     char large_dir[PATH_MAX];
     snprintf(large_dir, sizeof large_dir, "%s/n%ld", root, large);
-    double bare_s = bare_seconds(self, large_dir);
+    double bare_cpu = 0, bare_s = bare_seconds(self, large_dir, &bare_cpu);
     double bare_eps = bare_s > 0 ? (double)large / bare_s : 0;
     double parent = (double)l.parent_kib / (double)s.parent_kib, worker = (double)l.worker_kib / (double)s.worker_kib;
     printf("peak RSS %ld / %ld events: largest process %.2f, largest worker %.2f (target <= 1.05): %s\n", large, small, parent, worker,
@@ -161,6 +196,9 @@ int main(int argc, char **argv)
            "(target >= 0.8): %s\n",
            large, bare_eps, bare_eps > 0 ? l.events_per_s / bare_eps : 0,
            bare_eps > 0 && l.events_per_s / bare_eps >= 0.8 ? "yes" : "NO");
+    /* on a shared machine the CPU seconds move less than the wall */
+    printf("CPU seconds, bare ORT loop / validate (cached reference): %.2f / %.2f = %.2f; load average %s", bare_cpu,
+           l.cpu, l.cpu > 0 ? bare_cpu / l.cpu : 0, load_average());
     char rm[PATH_MAX + 16];
     snprintf(rm, sizeof rm, "rm -rf '%s'", root);
     if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", root);

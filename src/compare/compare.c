@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <threads.h>
 
 oq_compare_opts oq_compare_opts_default(oq_dtype precision)
 {
@@ -92,20 +93,48 @@ static void worst_insert(oq_compare_result *r, double *keys, int32_t k, double k
     r->worst[pos] = *e;
 }
 
+/* The edges, computed once (as oq_hist_edge did with pow on every call: ~6 pow per element
+ * of a comparison); the same doubles, so a bin never changes. */
+static double hist_edges[OQ_HIST_BINS + 1];
+static once_flag hist_once = ONCE_FLAG_INIT;
+
+static void hist_edges_init(void)
+{
+    for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+}
+
+/* The last k with edge(k) <= v, for edge(0) <= v < edge(OQ_HIST_BINS) (normal doubles):
+ * guessed from v's binary exponent (an octave spans ~1.2 bins), then settled on the edges, a
+ * step or two. The edges must be ready (hist_once). */
+static inline int bin_in_range(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023; /* 2^e <= v < 2^(e+1) */
+    int k = (int)((e * 0.30102999566398120 - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
+    k = k < 0 ? 0 : k >= OQ_HIST_BINS ? OQ_HIST_BINS - 1 : k;
+    while (k > 0 && v < hist_edges[k]) k--;
+    while (k < OQ_HIST_BINS - 1 && v >= hist_edges[k + 1]) k++;
+    return k;
+}
+
+static inline int bin_of(double v)
+{
+    if (!(v >= hist_edges[0])) return -1;
+    return v >= hist_edges[OQ_HIST_BINS] ? OQ_HIST_BINS : bin_in_range(v);
+}
+
 int oq_hist_bin(double v)
 {
-    if (!(v >= oq_hist_edge(0))) return -1;
-    if (v >= oq_hist_edge(OQ_HIST_BINS)) return OQ_HIST_BINS;
-    int k = (int)floor((log10(v) - OQ_HIST_MIN_EXP) * OQ_HIST_PER_DECADE);
-    /* log10 may round across an edge: settle on the edges as oq_hist_edge computes them */
-    if (k > 0 && v < oq_hist_edge(k)) k--;
-    if (k < OQ_HIST_BINS - 1 && v >= oq_hist_edge(k + 1)) k++;
-    return k < 0 ? 0 : k >= OQ_HIST_BINS ? OQ_HIST_BINS - 1 : k;
+    call_once(&hist_once, hist_edges_init);
+    return bin_of(v);
 }
 
 double oq_hist_edge(int k)
 {
-    return pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+    if (k < 0 || k > OQ_HIST_BINS) return pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+    call_once(&hist_once, hist_edges_init);
+    return hist_edges[k];
 }
 
 static void hist_add(oq_log_hist *h, double v)
@@ -114,7 +143,7 @@ static void hist_add(oq_log_hist *h, double v)
         h->zero++;
         return;
     }
-    int k = oq_hist_bin(v);
+    int k = bin_of(v);
     if (k < 0) h->below++;
     else if (k == OQ_HIST_BINS) h->above++;
     else h->bins[k]++;
@@ -122,7 +151,7 @@ static void hist_add(oq_log_hist *h, double v)
 
 static void mag_add(oq_mag_hist *m, double ref_abs, double ad, int over)
 {
-    int slot = ref_abs == 0 ? 0 : oq_hist_bin(ref_abs) + 1;
+    int slot = ref_abs == 0 ? 0 : bin_of(ref_abs) + 1;
     m->count[slot]++;
     if (ad > m->max_abs[slot]) m->max_abs[slot] = ad;
     m->over_tol[slot] += over;
@@ -208,6 +237,40 @@ static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_
                 r->ref_inf_count == 0 && (!r->padding_checked || r->pad_nonzero == 0);
 }
 
+/* Element i as a double: the float dtypes of outputs read inline, the others through the
+ * tensor's accessor. */
+static inline double value_at(const oq_tensor *t, int64_t i)
+{
+    if (t->dtype == OQ_DTYPE_FLOAT32) return ((const float *)t->data)[i];
+    if (t->dtype == OQ_DTYPE_FLOAT64) return ((const double *)t->data)[i];
+    return oq_tensor_get_f64(t, i);
+}
+
+/* The index along one axis of the element a flat walk is at: `stride` elements per step,
+ * wrapping after `size` steps. An axis of -1 stays at 0. */
+struct axis_walk {
+    int64_t at, in, stride, size;
+};
+
+static struct axis_walk walk_of(const oq_tensor *t, int32_t axis)
+{
+    struct axis_walk w = {0, 0, 1, 1};
+    if (axis < 0) {
+        w.stride = INT64_MAX;
+        return w;
+    }
+    for (int32_t d = axis + 1; d < t->ndim; d++) w.stride *= t->shape[d];
+    w.size = t->shape[axis];
+    return w;
+}
+
+static inline void walk_step(struct axis_walk *w)
+{
+    if (++w->in < w->stride) return;
+    w->in = 0;
+    if (++w->at == w->size) w->at = 0;
+}
+
 oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                              oq_compare_result *res, oq_err *err)
 {
@@ -227,22 +290,16 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
     res->tol = res->exact ? (oq_tolerance){0, 0} : o.tol;
     res->num_elements = oq_tensor_numel(out);
 
-    /* Strides of the batch and sequence axes, to find an element's event and position. */
-    int64_t bstride = 1, sstride = 1;
-    for (int32_t d = o.batch_axis + 1; o.lengths && d < out->ndim; d++) bstride *= out->shape[d];
-    for (int32_t d = o.seq_axis + 1; o.lengths && d < out->ndim; d++) sstride *= out->shape[d];
+    /* An element's event and position, counted along as i goes (no division per element). */
+    struct axis_walk bw = walk_of(out, o.lengths ? o.batch_axis : -1), sw = walk_of(out, o.lengths ? o.seq_axis : -1);
 
     struct sums s = {.tiny = tiny_of(out->dtype)};
     double keys[OQ_COMPARE_MAX_WORST];
-    for (int64_t i = 0; i < res->num_elements; i++) {
-        double g = oq_tensor_get_f64(out, i);
-        int valid = 1;
-        if (o.lengths) {
-            int64_t b = (i / bstride) % out->shape[o.batch_axis];
-            int64_t p = (i / sstride) % out->shape[o.seq_axis];
-            valid = p < o.lengths[b];
-        }
-        double e = oq_tensor_get_f64(ref, i);
+    call_once(&hist_once, hist_edges_init); /* the histograms' edges, for bin_of */
+    for (int64_t i = 0; i < res->num_elements; i++, walk_step(&bw), walk_step(&sw)) {
+        double g = value_at(out, i);
+        int valid = !o.lengths || sw.at < o.lengths[bw.at];
+        double e = value_at(ref, i);
         if (valid) {
             res->num_valid++;
             visit_valid(res, &s, keys, &o, out, i, g, e, res->exact && exact_differs(out, ref, i, g, e));

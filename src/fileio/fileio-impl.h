@@ -14,6 +14,17 @@ oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */
 oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t flags, oq_err *err);
 
+/* oq_write_file_nosync for a run's per-batch file in its output directory: an earlier run's
+ * file there (--force) is removed first, since ext4 flushes a file renamed over another
+ * (auto_da_alloc), the one cost a scratch file skips the fsync for. The name is missing for a
+ * moment, never half-written. */
+oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
+
+/* `dst` replaced by a hard link to `src` (a second name, no copy), atomically: linked under
+ * a temporary name in dst's directory, then renamed. OQ_ERR_UNSUPPORTED when the two cannot
+ * share a file (other file systems, no hard links there): the caller copies instead. */
+oq_status oq_link_file(const char *src, const char *dst, oq_err *err);
+
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */
 json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);

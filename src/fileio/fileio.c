@@ -2,10 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fileio/fileio-impl.h"
 
 static void atomic_reset(oq_atomic_file *af)
 {
@@ -161,6 +164,38 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
     b[len] = 0;
     *buf = b;
     *n = len;
+    return OQ_OK;
+}
+
+oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
+{
+    if (unlink(path) != 0 && errno != ENOENT)
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot replace: %s", path, strerror(errno));
+    return oq_write_file_nosync(path, buf, n, err);
+}
+
+oq_status oq_link_file(const char *src, const char *dst, oq_err *err)
+{
+    static _Atomic unsigned counter; /* with the pid: a name no other writer of dst picks */
+    char tmp[4200];
+    int r = -1;
+    for (int tries = 0; r != 0 && tries < 100; tries++) {
+        if (snprintf(tmp, sizeof tmp, "%s.lnk.%ld.%u", dst, (long)getpid(), counter++) >= (int)sizeof tmp)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%.64s...: path too long", dst);
+        r = link(src, tmp);
+        if (r != 0 && errno != EEXIST) break;
+    }
+    if (r != 0) {
+        int e = errno;
+        int other = e == EXDEV || e == EPERM || e == EMLINK || e == ENOSYS || e == EOPNOTSUPP;
+        return oq_err_set(err, other ? OQ_ERR_UNSUPPORTED : OQ_ERR_OUTPUT, "%s: cannot link to %s: %s", dst, src,
+                          strerror(e));
+    }
+    if (rename(tmp, dst) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot rename into place: %s", dst, strerror(e));
+    }
     return OQ_OK;
 }
 

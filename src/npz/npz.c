@@ -9,6 +9,7 @@
 #include <zip.h>
 
 #include "npz/npy-impl.h"
+#include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
 
 #define NPY_SUFFIX ".npy"
@@ -230,6 +231,9 @@ void oq_npz_free(oq_npz *z)
 
 /* ---- writing ---- */
 
+/* An archive with no members: the end-of-directory record alone. */
+static const unsigned char EMPTY_ZIP[22] = {0x50, 0x4b, 0x05, 0x06};
+
 static oq_status check_names(const char *path, size_t n, const oq_tensor *const *ts, oq_err *err)
 {
     for (size_t i = 0; i < n; i++) {
@@ -300,6 +304,25 @@ static oq_status build_archive(zip_source_t *mem, size_t n, const oq_tensor *con
     return st;
 }
 
+/* The archive of the tensors in a new libzip buffer source (*mem, freed by the caller). */
+static oq_status archive_in_memory(size_t n, const oq_tensor *const *tensors, int compress, const char *who,
+                                   zip_source_t **mem, oq_err *err)
+{
+    oq_npy_parts *parts = calloc(n ? n : 1, sizeof *parts);
+    zip_error_t ze;
+    zip_error_init(&ze);
+    *mem = parts ? zip_source_buffer_create(NULL, 0, 0, &ze) : NULL;
+    zip_error_fini(&ze);
+    if (!*mem) {
+        free(parts);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    oq_status st = build_archive(*mem, n, tensors, parts, compress, who, err);
+    for (size_t i = 0; i < n; i++) oq_npy_parts_release(&parts[i]);
+    free(parts);
+    return st;
+}
+
 /* Copy the finished archive from `mem` into an atomic output file. */
 static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite, int no_sync, oq_err *err)
 {
@@ -336,24 +359,54 @@ static oq_status npz_write(const char *path, size_t n, const oq_tensor *const *t
     if (st) return st;
     if (!overwrite && access(path, F_OK) == 0)
         return oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", path);
-    if (n == 0) { /* libzip writes nothing for an empty archive; numpy.savez() writes this */
-        static const unsigned char EMPTY_ZIP[22] = {0x50, 0x4b, 0x05, 0x06};
+    if (n == 0) /* libzip writes nothing for an empty archive; numpy.savez() writes this */
         return no_sync ? oq_write_file_nosync(path, EMPTY_ZIP, sizeof EMPTY_ZIP, err)
                        : oq_write_file_atomic(path, EMPTY_ZIP, sizeof EMPTY_ZIP, overwrite, err);
-    }
-    oq_npy_parts *parts = calloc(n ? n : 1, sizeof *parts);
-    zip_error_t ze;
-    zip_error_init(&ze);
-    zip_source_t *mem = parts ? zip_source_buffer_create(NULL, 0, 0, &ze) : NULL;
-    zip_error_fini(&ze);
-    if (!mem) {
-        free(parts);
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    }
-    st = build_archive(mem, n, tensors, parts, compress, path, err);
-    for (size_t i = 0; i < n; i++) oq_npy_parts_release(&parts[i]);
-    free(parts);
+    zip_source_t *mem = NULL;
+    st = archive_in_memory(n, tensors, compress, path, &mem, err);
     if (!st) st = save_archive(mem, path, overwrite, no_sync, err);
+    zip_source_free(mem);
+    return st;
+}
+
+/* The finished archive in `mem` copied into one malloc'ed buffer. */
+static oq_status archive_copy(zip_source_t *mem, const char *who, unsigned char **buf, size_t *len, oq_err *err)
+{
+    zip_stat_t sb;
+    zip_stat_init(&sb);
+    if (zip_source_stat(mem, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot size the archive buffer", who);
+    unsigned char *b = malloc(sb.size ? sb.size : 1);
+    zip_int64_t r = -1;
+    if (b && zip_source_open(mem) == 0) {
+        r = zip_source_read(mem, b, sb.size);
+        zip_source_close(mem);
+    }
+    if (r < 0 || (zip_uint64_t)r != sb.size) {
+        free(b);
+        return oq_err_set(err, b ? OQ_ERR_IO : OQ_ERR_NOMEM, "%s: cannot read the archive buffer", who);
+    }
+    *buf = b;
+    *len = (size_t)sb.size;
+    return OQ_OK;
+}
+
+oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, const char *who, unsigned char **buf,
+                       size_t *len, oq_err *err)
+{
+    *buf = NULL;
+    *len = 0;
+    oq_status st = check_names(who, n, tensors, err);
+    if (st) return st;
+    if (n == 0) { /* libzip makes nothing of an empty archive; numpy.savez() writes this */
+        if (!(*buf = malloc(sizeof EMPTY_ZIP))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        memcpy(*buf, EMPTY_ZIP, sizeof EMPTY_ZIP);
+        *len = sizeof EMPTY_ZIP;
+        return OQ_OK;
+    }
+    zip_source_t *mem = NULL;
+    st = archive_in_memory(n, tensors, compress, who, &mem, err);
+    if (!st) st = archive_copy(mem, who, buf, len, err);
     zip_source_free(mem);
     return st;
 }

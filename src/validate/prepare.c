@@ -9,6 +9,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/events.h"
+#include "npz/npz-impl.h"
 #include "validate/validate-impl.h"
 
 /* The batch as the summary records it; lengths and event indices copied. */
@@ -34,12 +35,32 @@ static int is_input(const oq_batch_inputs *in, const char *name)
     return oq_tensors_find((const oq_tensor *const *)in->t, in->n, name) != NULL;
 }
 
+/* The file and its SHA-256, hashed from the bytes written (not read back). Members stored:
+ * random floats barely deflate, and every worker would inflate them again. Per batch: renamed,
+ * not synced, an earlier run's file removed first. */
+static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, char sha[65], oq_err *err)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    oq_status st = oq_npz_bytes(n, t, 0, path, &buf, &len, err);
+    if (!st) st = oq_replace_file_nosync(path, buf, len, err);
+    if (!st) {
+        oq_sha256 h;
+        oq_sha256_init(&h);
+        oq_sha256_update(&h, buf, len);
+        oq_sha256_hex(&h, sha);
+    }
+    free(buf);
+    return st;
+}
+
 /* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths) and
  * records the batch. */
 static oq_status write_batch(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
                              oq_validate_summary *s, oq_err *err)
 {
     int64_t b = in->batch;
+    char sha[65];
     oq_tensor *lens = NULL, *idx = NULL;
     const oq_tensor **t = calloc(in->n + 2, sizeof *t);
     oq_status st = t ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -54,11 +75,11 @@ static oq_status write_batch(const char *outdir, size_t index, const oq_batch_in
         if (!is_input(in, "lengths")) t[n++] = lens;
         char path[4096];
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
-        st = oq_npz_write_nosync(path, n, t, 1, err); /* per batch: renamed, not synced */
+        st = write_inputs(path, n, t, sha, err);
         /* recorded even when writing failed, so that undoing the preparation removes it */
         oq_status rs = record_batch(s, index, path, b, in->seq, in->lengths, event_idx, err);
         if (!st) st = rs;
-        if (!st) st = oq_sha256_file(path, s->batches[s->n_batches - 1].sha256, err);
+        if (!st) memcpy(s->batches[s->n_batches - 1].sha256, sha, sizeof sha);
     }
     free(t);
     oq_tensor_free(lens);

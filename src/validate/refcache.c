@@ -7,7 +7,9 @@
  * naming everything the outputs depend on (cache_key_text). Both are written to a temporary
  * file in the directory and renamed, so a concurrent run sees a whole entry or none, and two
  * runs writing the same entry write the same bytes. Nothing read is trusted: the outputs' file
- * must hash to its name and hold exactly the tensors the record lists, with the batch's size. */
+ * must hash to its name and hold exactly the tensors the record lists, with the batch's size.
+ * A hit reaches the run's other workers as a hard link to the verified SHA.npz (no copy): an
+ * entry is only ever replaced by a rename, so the link keeps the bytes that were verified. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/npz.h"
 #include "ortqual/reference.h"
@@ -102,19 +105,14 @@ void oq_refcache_close(oq_refcache *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The batch's key: the reference's text and the SHA-256 of its inputs file. */
-static oq_status batch_key(const oq_refcache *c, const char *inputs, char key[65], oq_err *err)
+void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65])
 {
-    char in[65];
-    oq_status st = oq_sha256_file(inputs, in, err);
-    if (st) return st;
     oq_sha256 h;
     oq_sha256_init(&h);
     oq_sha256_update(&h, c->key_text, strlen(c->key_text));
     oq_sha256_update(&h, "inputs ", 7);
-    oq_sha256_update(&h, in, 64);
+    oq_sha256_update(&h, inputs_sha, 64);
     oq_sha256_hex(&h, key);
-    return OQ_OK;
 }
 
 static json_t *tensors_json(const oq_npz *z)
@@ -147,14 +145,14 @@ static int entry_matches(const oq_npz *z, const json_t *listed, int64_t batch, c
     return 1;
 }
 
-/* The entry's outputs file, read and checked; *data NULL on a miss (no record) or a bad entry
- * (why says what is wrong). */
-static void entry_read(const oq_refcache *c, const char *key, int64_t batch, unsigned char **data, size_t *size,
-                       char *why, size_t wn)
+/* The entry's outputs file (path: its name), read and checked; *data NULL on a miss (no
+ * record) or a bad entry (why says what is wrong). */
+static void entry_read(const oq_refcache *c, const char *key, int64_t batch, char *path, size_t pn,
+                       unsigned char **data, size_t *size, char *why, size_t wn)
 {
-    char path[4200], sha[65];
+    char sha[65];
     *data = NULL;
-    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
+    snprintf(path, pn, "%s/%s.json", c->dir, key);
     if (access(path, F_OK) != 0) return;
     json_t *rec = json_load_file(path, 0, NULL);
     const char *file_sha = json_string_value(json_object_get(rec, "sha256"));
@@ -165,7 +163,7 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, uns
         snprintf(why, wn, "%s.json: not a cache record", key);
         return;
     }
-    snprintf(path, sizeof path, "%s/%s.npz", c->dir, file_sha);
+    snprintf(path, pn, "%s/%s.npz", c->dir, file_sha);
     oq_err re = {0};
     unsigned char *buf = NULL;
     size_t n = 0;
@@ -189,42 +187,48 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, uns
     json_decref(rec);
 }
 
-oq_status oq_refcache_get(const oq_refcache *c, const char *inputs, int64_t batch, const char *const *dst, size_t n_dst,
+/* `dst` a second name of the verified entry; its bytes written where no link can be made. */
+static oq_status link_entry(const char *entry, const char *dst, const unsigned char *data, size_t size, oq_err *err)
+{
+    oq_err le = {0};
+    oq_status st = oq_link_file(entry, dst, &le);
+    if (st == OQ_ERR_UNSUPPORTED) return oq_write_file_nosync(dst, data, size, err);
+    if (st && err) *err = le;
+    return st;
+}
+
+oq_status oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, const char *link, const char *copy,
                           int *hit, char *warning, size_t wn, oq_err *err)
 {
-    char key[65], why[1200] = "";
+    char path[4200], why[1200] = "";
     *hit = 0;
     *warning = 0;
     if (!c->enabled) return OQ_OK;
-    oq_status st = batch_key(c, inputs, key, err);
     unsigned char *data = NULL;
     size_t size = 0;
-    if (!st) entry_read(c, key, batch, &data, &size, why, sizeof why);
-    if (!st && *why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
-    for (size_t i = 0; !st && data && i < n_dst; i++)
-        if (dst[i]) st = oq_write_file_nosync(dst[i], data, size, err);
+    entry_read(c, key, batch, path, sizeof path, &data, &size, why, sizeof why);
+    if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
+    oq_status st = data && link ? link_entry(path, link, data, size, err) : OQ_OK;
+    if (!st && data && copy) st = oq_replace_file_nosync(copy, data, size, err);
     *hit = !st && data;
     free(data);
     return st;
 }
 
-oq_status oq_refcache_put(const oq_refcache *c, const char *inputs, const char *outputs, oq_err *err)
+oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err)
 {
     if (!c->enabled) return OQ_OK;
-    char key[65], sha[65], path[4200];
-    unsigned char *buf = NULL;
-    size_t n = 0;
+    char sha[65], path[4200];
     oq_npz *z = NULL;
-    oq_status st = batch_key(c, inputs, key, err);
-    if (!st) st = oq_read_file(outputs, &buf, &n, err);
-    if (!st) st = oq_npz_parse(buf, n, outputs, &z, err);
+    /* the record lists the tensors as stored (the writer may have converted a dtype) */
+    oq_status st = oq_npz_parse(npz, n, "reference outputs", &z, err);
     if (!st) {
         oq_sha256 h;
         oq_sha256_init(&h);
-        oq_sha256_update(&h, buf, n);
+        oq_sha256_update(&h, npz, n);
         oq_sha256_hex(&h, sha);
         snprintf(path, sizeof path, "%s/%s.npz", c->dir, sha);
-        st = oq_write_file_nosync(path, buf, n, err); /* verified by SHA-256 on read */
+        st = oq_write_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
     }
     json_t *rec = st ? NULL
                      : json_pack("{s:s, s:s, s:s, s:o}", "schema", CACHE_SCHEMA, "sha256", sha, "key", c->key_text,
@@ -236,6 +240,5 @@ oq_status oq_refcache_put(const oq_refcache *c, const char *inputs, const char *
     free(text);
     json_decref(rec);
     oq_npz_free(z);
-    free(buf);
     return st;
 }

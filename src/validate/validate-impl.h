@@ -161,13 +161,17 @@ void oq_refcache_close(oq_refcache *c);
 /* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
  * it, belongs to another user, or is not a directory. */
 oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
-/* The cached outputs of the batch in `inputs` (its size `batch`, 0: unknown) written to each
- * non-NULL dst; *hit 0 on a miss. A bad entry (corrupt, other tensors) is a miss with
- * `warning` saying why; it is never used. */
-oq_status oq_refcache_get(const oq_refcache *c, const char *inputs, int64_t batch, const char *const *dst,
-                          size_t n_dst, int *hit, char *warning, size_t wn, oq_err *err);
-/* The outputs file of the batch in `inputs` stored. */
-oq_status oq_refcache_put(const oq_refcache *c, const char *inputs, const char *outputs, oq_err *err);
+/* The batch's key: the reference's text and `inputs_sha`, the SHA-256 of the batch's inputs
+ * file as the worker read it (hashed once, from the bytes it parses). */
+void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65]);
+/* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified, then
+ * `link` made a second name of the entry (no copy; a copy where they cannot share a file) and
+ * `copy` (NULL: none) a copy; *hit 0 on a miss. A bad entry (corrupt, other tensors) is a
+ * miss with `warning` saying why; it is never used. */
+oq_status oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, const char *link, const char *copy,
+                          int *hit, char *warning, size_t wn, oq_err *err);
+/* The reference's outputs of the batch of `key` stored: `npz`, the n bytes of their .npz. */
+oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err);
 
 /* ---- dispatch and placement proofs inside a worker (checks.c) ---------------------- */
 

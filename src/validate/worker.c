@@ -6,6 +6,8 @@
 
 #include "compare/compare-impl.h"
 #include "evidence/evidence-impl.h"
+#include "npz/npz-impl.h"
+#include "ortqual/fileio.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/proc.h"
@@ -40,7 +42,26 @@ typedef struct batch_mask {
     int64_t *lengths;
     int64_t batch, seq;
     const char *input; /* the model's name for it */
+    char inputs_sha[65]; /* the inputs file's SHA-256 (with a reference cache) */
 } batch_mask;
+
+/* The batch's inputs file parsed from its bytes; with a reference cache, those bytes hashed
+ * for the cache's key (once per batch: the file is read once). */
+static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char sha[65], oq_err *err)
+{
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_status st = oq_read_file(path, &buf, &n, err);
+    if (!st && w->cache.enabled) {
+        oq_sha256 h;
+        oq_sha256_init(&h);
+        oq_sha256_update(&h, buf, n);
+        oq_sha256_hex(&h, sha);
+    }
+    if (!st) st = oq_npz_parse(buf, n, path, z, err);
+    free(buf);
+    return st;
+}
 
 /* Inputs of one batch, named as the model expects, and each event's length. */
 static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, size_t *n, batch_mask *bm,
@@ -48,7 +69,7 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
 {
     const oq_validate_plan *p = w->plan;
     oq_npz *z;
-    oq_status st = oq_npz_read(path, &z, err);
+    oq_status st = read_inputs(w, path, &z, bm->inputs_sha, err);
     if (st) return st;
     *n = 0;
     *inputs = calloc(p->n_inputs ? p->n_inputs : 1, sizeof **inputs);
@@ -181,24 +202,19 @@ static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **ou
     return st;
 }
 
-static oq_status save_outputs(const char *path, oq_tensor **outs, size_t n, oq_err *err)
-{
-    return oq_npz_write_nosync(path, n, (const oq_tensor *const *)outs, 1, err); /* per batch: not synced */
-}
-
 static void cache_warning(worker *w, const char *what)
 {
     if (*what && !w->r->cache_warning) w->r->cache_warning = strdup(what);
 }
 
-/* The reference's outputs of the batch from the cache, written where the run needs them. */
+/* The reference's outputs of the batch from the cache: the other workers read the entry itself. */
 static oq_status from_cache(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_batch_result *b,
                             oq_err *err)
 {
-    const char *dst[2] = {pb->ref, pb->save};
-    char warning[1400];
+    char warning[1400], key[65];
     double t0 = oq_now_s();
-    oq_status st = oq_refcache_get(&w->cache, pb->inputs, bm->batch, dst, 2, &b->reference_cached, warning,
+    oq_refcache_key(&w->cache, bm->inputs_sha, key);
+    oq_status st = oq_refcache_get(&w->cache, key, bm->batch, pb->ref, pb->save, &b->reference_cached, warning,
                                    sizeof warning, err);
     w->t_io += oq_now_s() - t0;
     cache_warning(w, warning);
@@ -207,27 +223,44 @@ static oq_status from_cache(worker *w, const oq_plan_batch *pb, const batch_mask
 
 /* The reference's outputs stored; a cache that cannot take them costs the next run time, not
  * this run its verdict. */
-static void to_cache(worker *w, const oq_plan_batch *pb)
+static void to_cache(worker *w, const batch_mask *bm, const unsigned char *npz, size_t n)
 {
     oq_err e = {0};
-    char warning[OQ_ERR_MSG_MAX + 64];
-    if (oq_refcache_put(&w->cache, pb->inputs, pb->ref, &e) == OQ_OK) return;
+    char warning[OQ_ERR_MSG_MAX + 64], key[65];
+    oq_refcache_key(&w->cache, bm->inputs_sha, key);
+    if (oq_refcache_put(&w->cache, key, npz, n, &e) == OQ_OK) return;
     snprintf(warning, sizeof warning, "reference cache: not stored: %s", e.msg);
     cache_warning(w, warning);
+}
+
+/* What the batch's outputs are kept as: the reference's for the others (and its cache), the
+ * saved ones; one .npz built once for all of them (members stored: a batch's floats barely
+ * deflate, and inflating them cost every reader). Per batch: renamed, not synced. */
+static oq_status keep_outputs(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_tensor **out,
+                              size_t n_out, oq_err *err)
+{
+    int ref = w->plan->is_reference;
+    if (!ref && !pb->save) return OQ_OK;
+    unsigned char *npz = NULL;
+    size_t n = 0;
+    oq_status st = oq_npz_bytes(n_out, (const oq_tensor *const *)out, 0, ref ? pb->ref : pb->save, &npz, &n, err);
+    if (!st && ref) st = oq_write_file_nosync(pb->ref, npz, n, err);
+    if (!st && ref && w->cache.enabled) to_cache(w, bm, npz, n);
+    if (!st && pb->save) st = oq_replace_file_nosync(pb->save, npz, n, err);
+    free(npz);
+    return st;
 }
 
 static oq_status open_reference(worker *w, oq_err *err);
 
 /* Runs the batch (the C reference opened on its first miss) and saves what the run keeps. */
-static oq_status compute_batch(worker *w, const oq_plan_batch *pb, oq_tensor **in, size_t n_in, oq_tensor ***out,
-                               size_t *n_out, oq_batch_result *b, oq_err *err)
+static oq_status compute_batch(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_tensor **in, size_t n_in,
+                               oq_tensor ***out, size_t *n_out, oq_batch_result *b, oq_err *err)
 {
     oq_status st = !w->sess && !w->ref ? open_reference(w, err) : OQ_OK;
     if (!st) st = time_batch(w, in, n_in, out, n_out, b, err);
     double t0 = oq_now_s();
-    if (!st && w->plan->is_reference) st = save_outputs(pb->ref, *out, *n_out, err);
-    if (!st && w->plan->is_reference) to_cache(w, pb);
-    if (!st && pb->save) st = save_outputs(pb->save, *out, *n_out, err);
+    if (!st) st = keep_outputs(w, pb, bm, *out, *n_out, err);
     w->t_io += oq_now_s() - t0;
     return st;
 }
@@ -244,7 +277,7 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     oq_status st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
     w->t_io += oq_now_s() - t0;
     if (!st && w->cache.enabled) st = from_cache(w, pb, &bm, b, err);
-    if (!st && !b->reference_cached) st = compute_batch(w, pb, in, n_in, &out, &n_out, b, err);
+    if (!st && !b->reference_cached) st = compute_batch(w, pb, &bm, in, n_in, &out, &n_out, b, err);
     t0 = oq_now_s();
     if (!st && !w->plan->is_reference) st = compare_outputs(w, pb->ref, out, n_out, &bm, b, err);
     w->t_compare += oq_now_s() - t0; /* includes reading the reference outputs */

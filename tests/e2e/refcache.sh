@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # validate's reference cache: a second run takes the reference's outputs from the cache (the same
-# bytes), a corrupt entry is detected and recomputed, --no-cache neither reads nor writes, two runs
+# bytes), a corrupt entry is detected and recomputed, a re-hashed entry with a wrong value fails
+# the configuration compared with it, --no-cache neither reads nor writes, two runs
 # at once on one cache both pass, and a cache directory that is not ours is refused.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -55,6 +56,41 @@ must 0 "ignored and recomputed: .*not the tensors its record lists" "$T/4.log" $
 must 0 "reference: 3 of 3 batches from cache" "$T/5.log" $ORTQUAL validate --outdir "$T/5" "${small[@]}" \
   --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
 cached "$T/5" 3 || fail "the recomputed entries were not stored again"
+
+# an entry whose outputs were changed and re-hashed (it verifies): the batch is still compared
+# against what the cache holds, and the wrong value fails the run. The ORT worker reads the
+# entry itself (a link, no copy), so this also checks that link.
+tam="$T/tampered"
+cp -r "$C" "$tam"
+$PY - "$tam" <<'PY'
+import glob, hashlib, io, json, os, sys
+import numpy as np
+d = sys.argv[1]
+for rec_path in sorted(glob.glob(os.path.join(d, "*.json"))):
+    rec = json.load(open(rec_path))
+    z = np.load(os.path.join(d, rec["sha256"] + ".npz"))
+    arrays = {k: z[k].copy() for k in z.files}
+    first = rec["outputs"][0]["name"]
+    arrays[first].reshape(-1)[0] += 0.5  # event 0, position 0: a valid element
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    data = buf.getvalue()
+    sha = hashlib.sha256(data).hexdigest()
+    open(os.path.join(d, sha + ".npz"), "wb").write(data)
+    rec["sha256"] = sha
+    json.dump(rec, open(rec_path, "w"))
+PY
+must 1 "FAILED" "$T/t.log" $ORTQUAL validate --outdir "$T/t" "${small[@]}" --cache-dir "$tam" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+grep -q "reference: 3 of 3 batches from cache" "$T/t.log" || fail "the tampered entries were not taken from the cache"
+$PY - "$T/t/summary.json" <<'PY' || fail "the wrong cached value was not what failed the run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+ort = s["configs"][1]
+assert ort["status"] == "failed", ort["status"]
+assert all(not b["passed"] for b in ort["batches"]), [b["passed"] for b in ort["batches"]]
+assert "output" in ort["reason"], ort["reason"]
+PY
 
 # other weights are another reference: nothing from the cache
 must 0 PASSED "$T/w.log" $ORTQUAL validate --outdir "$T/w" "${small[@]}" --weights-seed 2 --cache-dir "$C" \

@@ -532,6 +532,15 @@ static void test_hist_bins(void **state)
     }
     assert_int_equal(oq_hist_bin(1e-6), (-6 + 18) * 4);
     assert_int_equal(oq_hist_bin(2e-6), (-6 + 18) * 4 + 1); /* 10^0.25 = 1.78 <= 2 < 10^0.5 */
+    /* values across the whole range, and just around every power of two: the bin whose edges
+     * (as pow gives them) hold the value, found by a plain scan */
+    for (int i = 0; i < 20000; i++) {
+        double v = i % 2 ? pow(10.0, -19.0 + 26.0 * i / 20000.0) : ldexp(1.0 + (i % 3 - 1) * 1e-15, i / 2 % 90 - 62);
+        int want = -1;
+        for (int k = 0; k <= OQ_HIST_BINS; k++)
+            if (v >= pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE)) want = k;
+        assert_int_equal(oq_hist_bin(v), want);
+    }
 }
 
 /* Histograms count exactly the valid finite elements, by |d| and by |ref|. */

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/npz.h"
 #include "testutil.h"
@@ -85,12 +87,74 @@ static void test_regular_file(void **state)
     remove_dir(dir);
 }
 
+static void put(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* oq_link_file: dst becomes a second name of src (the same inode, an existing dst replaced),
+ * a missing src is refused by name, and no temporary name is left behind. */
+static void test_link_file(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("link"), src[512], dst[512];
+    snprintf(src, sizeof src, "%s/entry", dir);
+    snprintf(dst, sizeof dst, "%s/ref_000.npz", dir);
+    put(src, "verified bytes");
+    put(dst, "an older file");
+    assert_int_equal(oq_link_file(src, dst, NULL), OQ_OK);
+    struct stat a, b;
+    assert_int_equal(stat(src, &a), 0);
+    assert_int_equal(stat(dst, &b), 0);
+    assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(dst, &buf, &n, NULL), OQ_OK);
+    assert_string_equal((char *)buf, "verified bytes");
+    free(buf);
+    oq_err err = {0};
+    snprintf(src, sizeof src, "%s/none", dir);
+    assert_int_equal(oq_link_file(src, dst, &err), OQ_ERR_OUTPUT);
+    assert_non_null(strstr(err.msg, "none"));
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(files, 2);
+    remove_dir(dir);
+}
+
+/* oq_replace_file_nosync: an earlier file replaced whole; a directory in the way is refused. */
+static void test_replace_file(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("replace"), path[512];
+    snprintf(path, sizeof path, "%s/inputs_000.npz", dir);
+    put(path, "the earlier run's batch, longer than the new one");
+    assert_int_equal(oq_replace_file_nosync(path, "new", 3, NULL), OQ_OK);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    assert_int_equal(n, 3);
+    assert_memory_equal(buf, "new", 3);
+    free(buf);
+    oq_err err = {0};
+    assert_int_equal(oq_replace_file_nosync(dir, "x", 1, &err), OQ_ERR_OUTPUT);
+    assert_non_null(strstr(err.msg, "cannot replace"));
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_regular_files),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_regular_file),
+        cmocka_unit_test(test_link_file),
+        cmocka_unit_test(test_replace_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/core-impl.h"
+#include "npz/npz-impl.h"
 #include "ortqual/npz.h"
 #include "ortqual/shard.h"
 #include "ortqual/slurm.h"
@@ -40,6 +41,25 @@ static void test_sha256_vectors(void **state)
     memset(million, 'a', sizeof million);
     hex_of(million, sizeof million, 4099, hex); /* fed in pieces that straddle blocks */
     assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/* The accelerated blocks (SHA-NI, where this CPU has it) and the portable ones agree on any
+ * data, from any state. */
+static void test_sha256_paths_agree(void **state)
+{
+    (void)state;
+    unsigned char data[64 * 37];
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (unsigned char)((x ^= x << 13, x ^= x >> 7, x ^= x << 17) >> 24);
+    uint32_t a[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    uint32_t b[8];
+    memcpy(b, a, sizeof b);
+    for (size_t n = 1; n <= 8; n++) { /* 1+2+...+8 = 36 blocks, each call from the state the last left */
+        size_t at = (n - 1) * n / 2 * 64;
+        oq_sha256_blocks(a, data + at, n);
+        oq_sha256_blocks_portable(b, data + at, n);
+        assert_memory_equal(a, b, sizeof a);
+    }
 }
 
 static void test_sha256_file(void **state)
@@ -77,6 +97,21 @@ static void test_npz_reproducible(void **state)
     assert_int_equal(oq_sha256_file(a, ha, NULL), OQ_OK);
     assert_int_equal(oq_sha256_file(b, hb, NULL), OQ_OK);
     assert_string_equal(ha, hb);
+    /* the bytes built in memory (validate hashes and stores those) are the file's */
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_npz_bytes(1, ts, 1, "mem", &buf, &n, NULL), OQ_OK);
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, buf, n);
+    oq_sha256_hex(&h, hb);
+    assert_string_equal(ha, hb);
+    free(buf);
+    oq_err err = {0};
+    const oq_tensor *twice[] = {t, t};
+    assert_int_equal(oq_npz_bytes(2, twice, 0, "mem", &buf, &n, &err), OQ_ERR_INVALID_ARG);
+    assert_null(buf);
+    assert_non_null(strstr(err.msg, "duplicate"));
     oq_tensor_free(t);
     remove_dir(dir);
 }
@@ -192,7 +227,8 @@ static void test_slurm_scripts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_sha256_file),
+        cmocka_unit_test(test_sha256_vectors),
+        cmocka_unit_test(test_sha256_paths_agree), cmocka_unit_test(test_sha256_file),
         cmocka_unit_test(test_npz_reproducible), cmocka_unit_test(test_shard_parse),
         cmocka_unit_test(test_slurm_scripts), cmocka_unit_test(test_shard_range),
         cmocka_unit_test(test_slurm_task),
