@@ -2,6 +2,7 @@
  * The worker writes its oq_config_result with the same function that writes the
  * configurations of summary.json, and the orchestrator reads it back into the same struct
  * (docs/summary-schema.md documents the keys). */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -639,7 +640,7 @@ static int refusal_back(const json_t *j, oq_refusal *r)
 /* The marker a streamed writer replaces with the batches' records (see summary_stream). */
 #define BATCHES_MARK "\001oq-batches:"
 
-static json_t *config_json(const oq_config_result *r, long mark, int timings);
+static json_t *config_json(const oq_config_result *r, long mark, int bare);
 
 json_t *oq_config_result_to_json(const oq_config_result *r)
 {
@@ -647,8 +648,8 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
 }
 
 /* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records;
- * timings: the batch records without their outputs (what the plots need of them). */
-static json_t *config_json(const oq_config_result *r, long mark, int timings)
+ * bare: an empty array (the plots add the records they draw). */
+static json_t *config_json(const oq_config_result *r, long mark, int bare)
 {
     const oq_config *c = &r->config;
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", c->name, "runtime", c->runtime, "representation",
@@ -663,11 +664,8 @@ static json_t *config_json(const oq_config_result *r, long mark, int timings)
         char m[48];
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();
-        for (size_t i = 0; mark < 0 && i < r->n_batches; i++) {
-            json_t *b = batch_json(&r->batches[i]);
-            if (timings) json_object_del(b, "outputs");
-            json_array_append_new(batches, b);
-        }
+        for (size_t i = 0; mark < 0 && !bare && i < r->n_batches; i++)
+            json_array_append_new(batches, batch_json(&r->batches[i]));
         for (size_t i = 0; i < r->n_outputs; i++) json_array_append_new(outputs, output_result_json(&r->outputs[i]));
         json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
@@ -761,7 +759,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
          placement_back(json_object_get(j, "placement"), &r->placement) &&
          teeth_back(json_object_get(j, "teeth"), &r->teeth) && refusal_back(json_object_get(j, "refusal"), &r->refusal) &&
-         config_shards_back(json_object_get(j, "shards"), r);
+         config_shards_back(json_object_get(j, "shards"), r) && oq_batch_totals_of(r);
     if (ok) return OQ_OK;
     oq_config_result_clear(r);
     return oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading a configuration's result");
@@ -779,6 +777,45 @@ oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *e
     oq_status st = j ? oq_config_result_from_json(j, r, err) : OQ_ERR_FORMAT;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
+    return st;
+}
+
+/* ---- batch records as JSON lines ---------------------------------------------------- */
+
+void oq_batch_records_path(const char *result, char *buf, size_t n) { snprintf(buf, n, "%sl", result); }
+
+json_t *oq_batch_record_json(const oq_batch_result *b) { return batch_json(b); }
+
+int oq_batch_record_put(FILE *f, const oq_batch_result *b)
+{
+    json_t *j = batch_json(b);
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    long n = 0;
+    oq_status st = OQ_OK;
+    while (!st && getline(&line, &cap, in) > 0) {
+        oq_batch_result b = {0};
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        n++;
+        if (!j) st = oq_err_set(err, OQ_ERR_FORMAT, "%s:%ld: %s", path, n, je.text);
+        else if (!batch_back(j, &b)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        else st = fn(ctx, &b, err);
+        free(b.outputs);
+        json_decref(j);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
+    free(line);
+    fclose(in);
     return st;
 }
 
@@ -1014,11 +1051,11 @@ json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
 }
 
 /* marks 1: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration
- * K's); 2: the configurations' batch records without their outputs (oq_summary_to_json_for_plots). */
+ * K's); 2: every "batches" array empty (oq_summary_to_json_for_plots). */
 static json_t *summary_json(const oq_validate_summary *s, int marks)
 {
     json_t *batches = marks == 1 ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
-    for (size_t i = 0; marks != 1 && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
+    for (size_t i = 0; !marks && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
     for (size_t i = 0; i < s->n_configs; i++)
         json_array_append_new(configs, config_json(&s->configs[i], marks == 1 ? (long)i : -1, marks == 2));
     json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
@@ -1059,29 +1096,54 @@ static void put_indented(FILE *f, const char *text, int pad)
     }
 }
 
-/* One array of batch records at indentation `pad`, each record built, written and freed in
- * turn: the document never holds every batch at once. */
-static int put_batches(FILE *f, const oq_validate_summary *s, long which, int pad)
+/* One record at indentation `pad` (after a ",\n" unless it is the first). */
+static int put_record(FILE *f, json_t *j, int pad, size_t i)
 {
-    size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
-    if (!n) return fputs("[]", f) >= 0;
-    fputs("[\n", f);
-    for (size_t i = 0; i < n; i++) {
-        json_t *j = which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]);
-        char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
-        json_decref(j);
-        if (!text) return 0;
-        fprintf(f, "%*s", pad + 2, "");
-        put_indented(f, text, pad + 2);
-        fputs(i + 1 < n ? ",\n" : "\n", f);
-        free(text);
-    }
-    fprintf(f, "%*s]", pad, "");
+    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+    json_decref(j);
+    if (!text) return 0;
+    fprintf(f, "%s%*s", i ? ",\n" : "[\n", pad + 2, "");
+    put_indented(f, text, pad + 2);
+    free(text);
     return 1;
 }
 
+static int end_records(FILE *f, size_t n, int pad)
+{
+    if (!n) return fputs("[]", f) >= 0;
+    return fprintf(f, "\n%*s]", pad, "") > 0;
+}
+
+/* A JSON-lines file's records copied one line at a time. */
+static int put_record_lines(FILE *f, const char *path, int pad)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;
+    char *line = NULL;
+    size_t cap = 0, n = 0;
+    int ok = 1;
+    while (ok && getline(&line, &cap, in) > 0) ok = put_record(f, json_loads(line, 0, NULL), pad, n++);
+    ok = ok && !ferror(in);
+    free(line);
+    fclose(in);
+    return ok && end_records(f, n, pad);
+}
+
+/* One array of batch records at indentation `pad`, each record built, written and freed in
+ * turn: the document never holds every batch at once. */
+static int put_batches(FILE *f, const oq_validate_summary *s, char *const *records, long which, int pad)
+{
+    if (which >= 0 && records && records[which]) return put_record_lines(f, records[which], pad);
+    size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
+    for (size_t i = 0; i < n; i++)
+        if (!put_record(f, which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]),
+                        pad, i))
+            return 0;
+    return end_records(f, n, pad);
+}
+
 /* The document without its batches, then each marker replaced by its records. */
-static int summary_stream(FILE *f, const oq_validate_summary *s)
+static int summary_stream(FILE *f, const oq_validate_summary *s, char *const *records)
 {
     json_t *j = summary_json(s, 1);
     char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
@@ -1100,7 +1162,7 @@ static int summary_stream(FILE *f, const oq_validate_summary *s)
         long which = strtol(m + sizeof mark - 1, &end, 10);
         fwrite(p, 1, (size_t)(m - p), f);
         fputs("\"batches\": ", f);
-        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, which, pad);
+        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, records, which, pad);
         p = end + 1;
     }
     fputs(p, f);
@@ -1109,14 +1171,14 @@ static int summary_stream(FILE *f, const oq_validate_summary *s)
     return ok;
 }
 
-oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
+oq_status oq_summary_write(const oq_validate_summary *s, char *const *records, const char *path, oq_err *err)
 {
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, 1, err);
     if (st) return st;
-    if (!summary_stream(af.fp, s)) {
+    if (!summary_stream(af.fp, s, records)) {
         oq_atomic_abort(&af);
-        return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+        return oq_err_set(err, OQ_ERR_IO, "%s: out of memory, or a batch record unreadable", path);
     }
     return oq_atomic_commit(&af, err);
 }

@@ -337,6 +337,7 @@ static oq_status merge_config(entry *e, size_t n, oq_config_result *out, oq_err 
         }
         out->required |= f->required;
     }
+    ok = ok && oq_batch_totals_of(out);
     out->status = v;
     free(out->reason);
     out->reason = reason;
@@ -475,10 +476,10 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", m->outdir);
-    oq_status st = oq_validate_write_csv(path, m->s, err);
-    if (!st && plots) oq_validate_plots(m->outdir, m->s);
+    oq_status st = oq_validate_write_csv(path, m->s, NULL, err);
+    if (!st && plots) oq_validate_plots(m->outdir, m->s, NULL);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
-    return st ? st : oq_summary_write(m->s, path, err);
+    return st ? st : oq_summary_write(m->s, NULL, path, err);
 }
 
 oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,

@@ -3,6 +3,8 @@
 #ifndef ORTQUAL_VALIDATE_IMPL_H
 #define ORTQUAL_VALIDATE_IMPL_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 #include "core/core-impl.h"
@@ -88,10 +90,23 @@ oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
 /* summary.json as a document, and written. */
 json_t *oq_summary_to_json(const oq_validate_summary *s);
-/* The same with the configurations' batch records reduced to their timings: what the plots
- * read besides each configuration's outputs (a third of the memory of the whole document). */
+/* The same without any batch record (every "batches" array empty): the plots add a sample of
+ * them (oq_validate_plots). */
 json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
-oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
+/* records[k] non-NULL: configuration k's batch records are copied from that JSON-lines
+ * file, one at a time, instead of taken from s (records NULL: all from s). */
+oq_status oq_summary_write(const oq_validate_summary *s, char *const *records, const char *path, oq_err *err);
+
+/* Batch records as JSON lines: a worker appends each as its batch finishes; the run's parent
+ * reads them one at a time and never holds them all. */
+/* A worker's file of them: its result's path with "l" added (result_X.jsonl). */
+void oq_batch_records_path(const char *result, char *buf, size_t n);
+/* One record written as one line; 0 on a write error or out of memory. */
+int oq_batch_record_put(FILE *f, const oq_batch_result *b);
+json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
+/* Each record of the file to fn in turn (its outputs freed after); stops at fn's error. */
+typedef oq_status (*oq_batch_fn)(void *ctx, const oq_batch_result *b, oq_err *err);
+oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err);
@@ -119,6 +134,17 @@ oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_
                                       oq_err *err);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Batch totals counted one record at a time (oq_batch_totals). */
+typedef struct oq_totals_acc {
+    oq_batch_totals t;
+    double *medians;
+    size_t n_medians;
+} oq_totals_acc;
+void oq_totals_begin(oq_totals_acc *a);
+int oq_totals_add(oq_totals_acc *a, const oq_batch_result *b); /* 0: out of memory */
+void oq_totals_end(oq_totals_acc *a, oq_batch_totals *out);
+/* r->totals from r->batches (a summary read back, a merge); 0: out of memory. */
+int oq_batch_totals_of(oq_config_result *r);
 /* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
 void oq_config_file_tag(const char *name, char *buf, size_t n);
 
@@ -293,10 +319,12 @@ void oq_remove_tree(const char *dir);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, oq_err *err);
+/* records: as oq_summary_write's (the rows of configuration k from records[k] when set). */
+oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, char *const *records, oq_err *err);
 /* Draws the plots into outdir/plots from the summary (its error histograms, as `ortqual
- * plot summary.json` does) and records them (or why not) in it. */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s);
+ * plot summary.json` does; batch records from records[k] or s, a sample of each
+ * configuration's: OQ_FIGURE_BATCHES) and records them (or why not) in it. */
+void oq_validate_plots(const char *outdir, oq_validate_summary *s, char *const *records);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

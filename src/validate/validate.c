@@ -1,6 +1,8 @@
 /* The orchestrator: prepare everything, run each configuration, gather the summary. */
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +60,8 @@ typedef struct run_ctx {
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
+    char **records;             /* per configuration of s: its batch records file (JSON lines),
+                                   read one record at a time, never held (NULL: none) */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -312,6 +316,10 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     plan->dispatch.require = 1;
     oq_err e = {0};
     t->ran = 1;
+    /* its own result and records: the first run's records go into summary.json */
+    char *teeth_result = NULL;
+    if (asprintf(&teeth_result, "%s.teeth.json", plan->result) < 0) teeth_result = NULL;
+    if (teeth_result) free(plan->result), plan->result = teeth_result;
     if (oq_plan_write(plan, plan_path, &e)) t->error = strdup(e.msg);
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)",
              r->config.name);
@@ -402,17 +410,45 @@ static void take_result(oq_config_result *slot, oq_config_result *got)
     *slot = *got;
 }
 
-/* The `expected` reference: nothing runs; its outputs were written beside each batch. */
+static char **records_of(const run_ctx *c, const oq_config_result *r) { return &c->records[r - c->s->configs]; }
+
+/* The `expected` reference: nothing runs; its outputs were written beside each batch. Its
+ * records (an index each) go to a records file like a worker's. */
 static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *err)
 {
     r->status = OQ_VERDICT_PASSED;
     r->reported = 1;
-    for (size_t i = 0; i < c->s->n_batches; i++) {
-        oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        b->index = c->s->batches[i].index;
-    }
-    return OQ_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
+    FILE *f = fopen(path, "w");
+    if (!f) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    int ok = 1;
+    for (size_t i = 0; ok && i < c->s->n_batches; i++)
+        ok = oq_batch_record_put(f, &(oq_batch_result){.index = c->s->batches[i].index});
+    ok = fclose(f) == 0 && ok;
+    r->totals = (oq_batch_totals){.n = c->s->n_batches, .first_call_s = NAN, .median_p50_s = NAN, .median_p90_s = NAN};
+    if (!ok) return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
+    return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+static oq_status count_record(void *ctx, const oq_batch_result *b, oq_err *err)
+{
+    return oq_totals_add(ctx, b) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+/* The worker's records file noted for summary.json and counted into r->totals, one record at
+ * a time. A worker that stopped before it opened the file has no records. */
+static oq_status take_records(const run_ctx *c, const char *result_path, oq_config_result *r, oq_err *err)
+{
+    char path[4096];
+    oq_batch_records_path(result_path, path, sizeof path);
+    if (!r->reported || access(path, F_OK) != 0) return OQ_OK;
+    if (!(*records_of(c, r) = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_totals_acc a;
+    oq_totals_begin(&a);
+    oq_status st = oq_batch_records_each(path, count_record, &a, err);
+    oq_totals_end(&a, &r->totals);
+    return st;
 }
 
 /* ORT's message (or the crash) explained with the model; the reason names the pattern, the
@@ -529,6 +565,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         return interrupt_config(c, r, &bw);
     }
     take_result(r, &got);
+    if ((st = take_records(c, plan->result, r, err))) return st;
     explain_refusal(r);
     if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
         r->status = OQ_VERDICT_FAILED;
@@ -550,8 +587,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 static int64_t compared_elements(const oq_config_result *r)
 {
     int64_t n = 0;
-    for (size_t i = 0; i < r->n_batches; i++)
-        for (size_t j = 0; j < r->batches[i].n_outputs; j++) n += r->batches[i].outputs[j].num_valid;
+    for (size_t j = 0; j < r->n_outputs; j++) n += r->outputs[j].all.num_valid; /* summed over batches */
     return n;
 }
 
@@ -833,10 +869,10 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     judge_interruption(s);
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
-    oq_status st = oq_validate_write_csv(path, s, err);
-    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s);
+    oq_status st = oq_validate_write_csv(path, s, c->records, err);
+    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s, c->records);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
-    return st ? st : oq_summary_write(s, path, err);
+    return st ? st : oq_summary_write(s, c->records, path, err);
 }
 
 /* Every configuration this run holds (a shard: the reference and its share), then the files. */
@@ -869,6 +905,8 @@ static void ctx_clear(run_ctx *c)
 {
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
     for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
+    for (size_t k = 0; c->records && k < c->o->n_configs; k++) free(c->records[k]);
+    free(c->records);
     free(c->models);
     free(c->plans);
     oq_shard_plan_clear(&c->shard_plan);
@@ -884,9 +922,9 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
     size_t n = o->n_configs ? o->n_configs : 1;
     run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
-                 .plans = calloc(n, sizeof *c.plans)};
+                 .plans = calloc(n, sizeof *c.plans), .records = calloc(n, sizeof *c.records)};
     if (c.s) c.s->configs = calloc(n, sizeof *c.s->configs);
-    if (!c.s || !c.s->configs || !c.models || !c.plans) {
+    if (!c.s || !c.s->configs || !c.models || !c.plans || !c.records) {
         oq_validate_summary_free(c.s);
         ctx_clear(&c);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -568,9 +568,9 @@ static void summary_round_trip(void **state)
     *OQ_PUSH(s->merged.problems, s->merged.n_problems) =
         (oq_shard_problem){.index = 2, .state = OQ_SHARD_UNFINISHED, .detail = "started on node3"};
     oq_err err = {0};
-    assert_int_equal(oq_summary_write(s, p1, &err), OQ_OK);
+    assert_int_equal(oq_summary_write(s, NULL, p1, &err), OQ_OK);
     assert_int_equal(oq_validate_summary_read(p1, &back, &err), OQ_OK);
-    assert_int_equal(oq_summary_write(back, p2, &err), OQ_OK);
+    assert_int_equal(oq_summary_write(back, NULL, p2, &err), OQ_OK);
     unsigned char *a, *b;
     size_t na, nb;
     assert_int_equal(oq_read_file(p1, &a, &na, NULL), OQ_OK);
@@ -652,7 +652,7 @@ static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
     if (i) r->batches[0] = r->batches[1];
     r->n_batches = 1;
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    assert_int_equal(oq_summary_write(s, path, NULL), OQ_OK);
+    assert_int_equal(oq_summary_write(s, NULL, path, NULL), OQ_OK);
     oq_validate_summary_free(s);
 }
 
