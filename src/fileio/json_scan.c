@@ -1,6 +1,7 @@
 /* A summary.json read without its batch records ever meeting in memory: jansson has no
  * streaming parser, so this walks the text once, keeps everything but the record arrays as
  * text (parsed by jansson at the end) and hands each record to a callback, parsed alone. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,8 +71,9 @@ static long records_of(const scan *s)
     return -2;
 }
 
-/* One record's text, to its end at depth 0; *last: the array's ']' ended it. */
-static oq_status record(scan *s, long which, int *last)
+/* One record's text, to its end at depth 0; *last: the array's ']' ended it; `first`: an
+ * empty one is the empty array. */
+static oq_status record(scan *s, long which, int first, int *last)
 {
     oq_dynbuf_reset(&s->rec);
     int depth = 0, c;
@@ -90,7 +92,7 @@ static oq_status record(scan *s, long which, int *last)
     *last = c == ']';
     size_t n = s->rec.len, i = 0;
     while (i < n && strchr(" \t\r\n", s->rec.buf[i])) i++;
-    if (i == n) return *last ? OQ_OK : bad(s, "an empty array element"); /* [] */
+    if (i == n) return *last && first ? OQ_OK : bad(s, "an empty array element"); /* [] */
     json_t *j = oq_json_parse(s->rec.buf, n, s->name, s->err);
     if (!j) return OQ_ERR_FORMAT;
     oq_status st = s->fn(s->ctx, which, j, s->err);
@@ -101,7 +103,7 @@ static oq_status record(scan *s, long which, int *last)
 static oq_status records(scan *s, long which)
 {
     oq_status st = oq_dynbuf_add(&s->skel, "[]") ? nomem(s) : OQ_OK;
-    for (int last = 0; !st && !last;) st = record(s, which, &last);
+    for (int last = 0, first = 1; !st && !last; first = 0) st = record(s, which, first, &last);
     return st;
 }
 
@@ -152,7 +154,7 @@ json_t *oq_json_scan_file(const char *path, oq_json_record_fn fn, void *ctx, oq_
 {
     scan s = {.name = path, .line = 1, .fn = fn, .ctx = ctx, .err = err};
     if (!(s.in = fopen(path, "r"))) {
-        oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot be read", path);
+        oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     oq_status st = walk(&s);

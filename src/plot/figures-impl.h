@@ -43,7 +43,7 @@ oq_status oq_figures_bench(oq_figures *fl, oq_csv *const *tables, size_t nt, con
  * the number of batches: each record is offered in turn; when the sample is full every other
  * kept one is dropped and from then on every 2nd (4th, ...) offered is kept. A document whose
  * configuration says "batches_total" (more than it holds) was sampled so. */
-#define OQ_FIGURE_BATCHES 2000
+#define OQ_FIGURE_BATCHES 300
 typedef struct oq_batch_sample {
     json_t *kept;       /* the records kept, in order (an array) */
     size_t stride, seen;

@@ -199,23 +199,27 @@ static int needed(oq_vd *d)
         for (size_t l = 0; l < 2; l++) json_array_foreach(lists[l], i, x) {
                 int64_t *p = OQ_PUSH(d->need, d->n_need);
                 if (!p) return 0;
-                *p = oq_j_int(x, "index");
+                *p = 2 * oq_j_int(x, "index") + (l == 0); /* odd: a row's, whose whole entry is kept */
             }
     }
     qsort(d->need, d->n_need, sizeof *d->need, cmp_i64);
     return 1;
 }
 
-static int is_needed(const oq_vd *d, int64_t index)
+static int is_needed(const oq_vd *d, int64_t key)
 {
-    return d->n_need && bsearch(&index, d->need, d->n_need, sizeof *d->need, cmp_i64) != NULL;
+    return d->n_need && bsearch(&key, d->need, d->n_need, sizeof *d->need, cmp_i64) != NULL;
 }
 
+/* A row's batch keeps its whole entry, a figure point's only its valid size. */
 static oq_status second_pass(void *ctx, long which, json_t *rec, oq_err *err)
 {
     oq_vd *d = ctx;
-    if (which >= 0 || !is_needed(d, oq_j_int(rec, "index"))) return OQ_OK;
-    json_t *v = json_pack("{s:I, s:O}", "index", (json_int_t)oq_j_int(rec, "index"), "info", rec);
+    int64_t index = which < 0 ? oq_j_int(rec, "index") : -1;
+    int row = index >= 0 && is_needed(d, 2 * index + 1);
+    if (!row && (index < 0 || !is_needed(d, 2 * index))) return OQ_OK;
+    json_t *v = json_pack("{s:I, s:o}", "index", (json_int_t)index, "info",
+                          row ? json_incref(rec) : json_pack("{s:I}", "valid_size", (json_int_t)oq_j_int(rec, "valid_size")));
     return v && !json_array_append_new(d->needed_infos, v) ? OQ_OK
                                                            : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }

@@ -449,6 +449,17 @@ static void any_signature(void **state)
     if (s->verdict != OQ_RUN_PASSED) fail_msg("%s: %s", oq_run_verdict_name(s->verdict), s->verdict_reason);
     assert_string_equal(s->mask_input, "attention_mask");
     assert_int_equal(s->n_input_names, 5);
+    /* the run keeps no batch record, it counts them; summary.json has them */
+    assert_int_equal(s->configs[1].n_batches, 0);
+    assert_int_equal(s->configs[1].totals.n, 1);
+    assert_int_equal(s->configs[1].totals.compared, 1);
+    assert_int_equal(s->configs[1].totals.failed, 0);
+    oq_validate_summary_free(s);
+    char *back_path = path_in(dir, "ok/summary.json");
+    assert_int_equal(oq_validate_summary_read(back_path, &s, &err), OQ_OK);
+    free(back_path);
+    assert_int_equal(s->configs[1].n_batches, 1);
+    assert_int_equal(s->configs[1].totals.n, 1);
     assert_true(output_of(s, "q8_out")->exact && output_of(s, "q8_out")->passed);
     assert_true(output_of(s, "ids_out")->exact && output_of(s, "ids_out")->masked);
     assert_int_equal(output_of(s, "ids_out")->num_valid, 4);
