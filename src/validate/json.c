@@ -109,15 +109,9 @@ static json_t *load(const char *path, oq_err *err)
 
 static json_t *plan_json(const oq_validate_plan *p)
 {
-    json_t *inputs = json_object(), *batches = json_array();
+    json_t *inputs = json_object();
     for (size_t i = 0; i < p->n_inputs; i++)
         json_object_set_new(inputs, p->input_names[i], json_string(p->input_members[i]));
-    for (size_t i = 0; i < p->n_batches; i++) {
-        const oq_plan_batch *b = &p->batches[i];
-        json_t *jb = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
-        set_str(jb, "save", b->save);
-        json_array_append_new(batches, jb);
-    }
     json_t *runtime = json_pack("{s:o, s:o}", "ep_libs", pairs_json(p->ep_lib_names, p->ep_lib_paths, p->n_ep_libs),
                                 "ep_options",
                                 pairs_json(p->ep_option_keys, p->ep_option_values, p->n_ep_options));
@@ -126,12 +120,13 @@ static json_t *plan_json(const oq_validate_plan *p)
                                  "expect", strv_json(p->dispatch.expect, p->dispatch.n_expect),
                                  "force_sdpa_kernel", p->dispatch.force_sdpa_kernel);
     json_t *j = json_pack("{s:s, s:b, s:o, s:o, s:i, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}, s:s}", "config",
-                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "batches", batches,
+                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "n_batches", json_integer((json_int_t)p->n_batches),
                           "repeat", p->repeat, "warmup", p->warmup, "padding", p->padding, "padded_length",
                           (json_int_t)p->padded_length, "runtime", runtime, "dispatch", dispatch, "placement",
                           "enable", p->placement.enable, "require", p->placement.require, "strict",
                           p->placement.strict, "result", p->result);
     if (!j) return NULL;
+    set_str(j, "batches_file", p->batches_file);
     set_str(j, "mask_member", p->mask_member);
     set_str(j, "model", p->model);
     set_str(j, "weights", p->weights);
@@ -150,20 +145,44 @@ oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err
     return write_scratch(path, plan_json(p), err);
 }
 
-static int plan_batches_back(const json_t *a, oq_validate_plan *p)
+int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 {
-    int ok = 1;
-    for (size_t i = 0; ok && i < json_array_size(a); i++) {
-        const json_t *jb = json_array_get(a, i);
-        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
-        if (!b) return 0;
-        b->index = json_integer_value(json_object_get(jb, "index"));
-        b->inputs = dup_of(jb, "inputs", &ok);
-        b->ref = dup_of(jb, "ref", &ok);
-        b->save = dup_of(jb, "save", &ok);
-        ok = ok && b->inputs && b->ref;
-    }
+    json_t *j = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
+    set_str(j, "save", b->save);
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
     return ok;
+}
+
+/* A line of the batches file as a batch (its strings borrowed from j). */
+static int plan_batch_back(const json_t *j, oq_plan_batch *b)
+{
+    b->index = json_integer_value(json_object_get(j, "index"));
+    b->inputs = (char *)str_of(j, "inputs");
+    b->ref = (char *)str_of(j, "ref");
+    b->save = (char *)str_of(j, "save");
+    return json_is_integer(json_object_get(j, "index")) && b->inputs && b->ref;
+}
+
+oq_status oq_plan_batches_each(const oq_validate_plan *p, oq_plan_batch_fn fn, void *ctx, oq_err *err)
+{
+    FILE *in = p->batches_file ? fopen(p->batches_file, "r") : NULL;
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", p->batches_file ? p->batches_file : "(no batches file)",
+                               p->batches_file ? strerror(errno) : "the plan names none");
+    char *line = NULL;
+    size_t cap = 0, i = 0;
+    oq_status st = OQ_OK;
+    while (!st && getline(&line, &cap, in) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        oq_plan_batch b;
+        if (!j || !plan_batch_back(j, &b)) st = oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", p->batches_file, i + 1);
+        else st = fn(ctx, &b, i++, err);
+        json_decref(j);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", p->batches_file);
+    free(line);
+    fclose(in);
+    return st;
 }
 
 static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
@@ -182,7 +201,8 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     json_object_foreach((json_t *)json_object_get(j, "inputs"), name, member)
         if (ok && oq_plan_add_input(p, name, json_string_value(member) ? json_string_value(member) : "", NULL)) ok = 0;
     p->mask_member = dup_of(j, "mask_member", &ok);
-    ok = ok && plan_batches_back(json_object_get(j, "batches"), p);
+    p->n_batches = (size_t)json_integer_value(json_object_get(j, "n_batches"));
+    p->batches_file = dup_of(j, "batches_file", &ok);
     p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));
     p->warmup = (int)json_integer_value(json_object_get(j, "warmup"));
     p->threads = (int)json_integer_value(json_object_get(j, "threads"));
@@ -1262,7 +1282,8 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
-    json_object_del(j, "batches");
+    json_object_del(j, "batches_file"); /* the batches are named by content below */
+    json_object_del(j, "n_batches");
     json_object_del(j, "padded_length"); /* the batches' */
     json_object_del(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */

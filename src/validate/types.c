@@ -45,12 +45,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     strv_clear(&p->input_members, &n);
     strv_clear(&p->input_names, &p->n_inputs);
     free(p->mask_member);
-    for (size_t i = 0; i < p->n_batches; i++) {
-        free(p->batches[i].inputs);
-        free(p->batches[i].ref);
-        free(p->batches[i].save);
-    }
-    free(p->batches);
+    free(p->batches_file);
     free(p->tolerances);
     free(p->ort_lib);
     size_t k = p->n_ep_libs;

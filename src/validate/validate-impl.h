@@ -19,7 +19,9 @@
 /* ---- the plan (types.c) ------------------------------------------------------------ */
 
 /* One batch of a plan: its inputs, the reference's outputs (written by the reference's
- * worker, read by the others) and, with --save-outputs, where this configuration's go. */
+ * worker, read by the others) and, with --save-outputs, where this configuration's go. A
+ * plan's batches are a file of JSON lines, one each: neither the orchestrator nor the worker
+ * holds them all. */
 typedef struct oq_plan_batch {
     int64_t index;
     char *inputs, *ref, *save; /* save NULL: not saved */
@@ -38,7 +40,7 @@ typedef struct oq_validate_plan {
     char *mask_member;               /* the member the mask contract applies to; NULL: none */
     int padding;                     /* OQ_PADDING_* for masked outputs */
     size_t n_batches;
-    oq_plan_batch *batches;
+    char *batches_file;              /* the batches, an oq_plan_batch a line (oq_plan_batch_put) */
     int repeat, warmup;              /* 0 and 0: one call per batch (the reference) */
     int threads;                     /* the C reference's threads, ORT's intra-op threads */
     char *tolerances;                /* "out:rtol=..,atol=..;..." or NULL */
@@ -83,6 +85,12 @@ oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *m
 
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err);
 oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err);
+/* One batch of a plan written as one line; 0 on a write error or out of memory. */
+int oq_plan_batch_put(FILE *f, const oq_plan_batch *b);
+/* Each batch of the plan's batches file to fn in turn, with its place (from 0); stops at fn's
+ * error. OQ_ERR_FORMAT when a line is not a batch. */
+typedef oq_status (*oq_plan_batch_fn)(void *ctx, const oq_plan_batch *b, size_t i, oq_err *err);
+oq_status oq_plan_batches_each(const oq_validate_plan *p, oq_plan_batch_fn fn, void *ctx, oq_err *err);
 /* A configuration's result as the worker writes it and as summary.json holds it. */
 json_t *oq_config_result_to_json(const oq_config_result *r);
 oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err);

@@ -114,26 +114,27 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
            copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options);
 }
 
-/* The batches this run holds (a shard: its own), named by their index in the plan; the
- * longest padded length is the plan's, as dispatch advice of an unsharded run sees it. */
+/* The batches this run holds (a shard: its own), named by their index in the plan, written to
+ * the plan's batches file a line each; the longest padded length is the plan's, as dispatch
+ * advice of an unsharded run sees it. */
 static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
 {
-    char path[4096];
-    for (size_t i = 0; i < c->s->n_batches; i++) {
-        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
-        if (!b) return 0;
-        b->index = c->s->batches[i].index;
-        snprintf(path, sizeof path, "%s/ref_%03lld.npz", c->workdir, (long long)b->index);
-        const char *ref = c->s->batches[i].expected ? c->s->batches[i].expected : path;
-        if (!copy_str(&b->inputs, c->s->batches[i].inputs) || !copy_str(&b->ref, ref)) return 0;
-        if (c->o->save_outputs) {
-            snprintf(path, sizeof path, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)b->index);
-            if (!copy_str(&b->save, path)) return 0;
-        }
+    char path[4096], ref[4096], save[4096];
+    snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
+    FILE *f = copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL;
+    int ok = f != NULL;
+    for (size_t i = 0; ok && i < c->s->n_batches; i++) {
+        const oq_batch_info *bi = &c->s->batches[i];
+        snprintf(ref, sizeof ref, "%s/ref_%03lld.npz", c->workdir, (long long)bi->index);
+        snprintf(save, sizeof save, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)bi->index);
+        oq_plan_batch b = {bi->index, bi->inputs, bi->expected ? bi->expected : ref, c->o->save_outputs ? save : NULL};
+        ok = oq_plan_batch_put(f, &b);
     }
+    if (f) ok = fclose(f) == 0 && ok;
+    p->n_batches = c->s->n_batches;
     for (size_t i = 0; i < c->n_all; i++)
         if (c->all[i].padded_length > p->padded_length) p->padded_length = c->all[i].padded_length;
-    return 1;
+    return ok;
 }
 
 /* The padding rule: ortqual's exports zero their padding by construction; a user's model is

@@ -428,6 +428,21 @@ static void progress_line(void *ctx, size_t done, size_t total)
     fflush(stderr);
 }
 
+typedef struct batch_hook {
+    worker *w;
+    void (*on_batch)(void *ctx, size_t done, size_t total);
+    void *ctx;
+} batch_hook;
+
+/* The plan's batches are read one at a time: the worker never holds them all. */
+static oq_status next_batch(void *ctx, const oq_plan_batch *pb, size_t i, oq_err *err)
+{
+    const batch_hook *h = ctx;
+    oq_status st = run_batch(h->w, pb, err);
+    if (!st && h->on_batch) h->on_batch(h->ctx, i + 1, h->w->plan->n_batches);
+    return st;
+}
+
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
                                     void *ctx, oq_err *err)
 {
@@ -447,10 +462,8 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
     /* a cached reference opens on its first miss: its weights need not be read at all */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
-    for (size_t i = 0; !st && i < plan.n_batches; i++) {
-        st = run_batch(&w, &plan.batches[i], &e);
-        if (!st && on_batch) on_batch(ctx, i + 1, plan.n_batches);
-    }
+    batch_hook hook = {&w, on_batch, ctx};
+    if (!st) st = oq_plan_batches_each(&plan, next_batch, &hook, &e);
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_config_result_write(&r, plan.result, err);
