@@ -1259,6 +1259,58 @@ oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summa
     return st;
 }
 
+typedef struct spill {
+    const char *prefix;
+    size_t n;
+    FILE **files;    /* per configuration, opened at its first record */
+    char **paths;
+} spill;
+
+static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
+{
+    spill *sp = ctx;
+    if (which < 0) return OQ_OK; /* the batch list: the merge takes the plan's */
+    while (sp->n <= (size_t)which) {
+        FILE **f = OQ_PUSH(sp->files, sp->n);
+        char **p = f ? realloc(sp->paths, sp->n * sizeof *sp->paths) : NULL;
+        if (!p) {
+            sp->n -= f != NULL;
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+        sp->paths = p;
+        p[sp->n - 1] = NULL;
+    }
+    if (!sp->files[which]) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s%ld.jsonl", sp->prefix, which);
+        if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if (!(sp->files[which] = fopen(path, "w"))) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    if (json_dumpf(rec, sp->files[which], JSON_COMPACT | JSON_PRESERVE_ORDER) || fputc('\n', sp->files[which]) == EOF)
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp->paths[which]);
+    return OQ_OK;
+}
+
+oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
+                                           char ***records, size_t *n_records, oq_err *err)
+{
+    *summary = NULL;
+    spill sp = {.prefix = prefix};
+    oq_validate_summary *s = calloc(1, sizeof *s);
+    json_t *j = s ? oq_json_scan_file(path, spill_record, &sp, err) : NULL;
+    oq_status st = !s ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : j ? summary_back(j, s, err) : err->status;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    for (size_t i = 0; i < sp.n; i++)
+        if (sp.files[i] && fclose(sp.files[i]) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp.paths[i]);
+    free(sp.files);
+    *records = sp.paths;
+    *n_records = sp.n;
+    if (st) oq_validate_summary_free(s);
+    else *summary = s;
+    return st;
+}
+
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
 {
     return write_new(path, json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status",

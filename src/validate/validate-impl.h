@@ -115,6 +115,11 @@ json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds
 /* Each record of the file to fn in turn (its outputs freed after); stops at fn's error. */
 typedef oq_status (*oq_batch_fn)(void *ctx, const oq_batch_result *b, oq_err *err);
 oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err);
+/* summary.json read with its configurations' batch records moved one at a time into
+ * "<prefix>K.jsonl" (configuration K; (*records)[K], NULL: it had none, *n_records entries,
+ * freed by the caller): the summary holds no batch record and no batch list. */
+oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
+                                           char ***records, size_t *n_records, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err);

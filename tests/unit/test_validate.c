@@ -720,11 +720,22 @@ static void merge_sums_what_shards_measured(void **state)
     assert_string_equal(m->end, "2026-12-02T18:01:30Z");
     const oq_config_result *ref = &m->configs[0], *r = &m->configs[1];
     assert_int_equal(ref->status, OQ_VERDICT_PASSED);
-    assert_int_equal(ref->n_batches, 2);
-    assert_int_equal(r->n_batches, 2);
-    assert_int_equal(r->batches[0].index, 0);
-    assert_int_equal(r->batches[1].index, 1);
-    assert_int_equal(r->batches[0].n_outputs, 2);
+    /* the records go from the shards' summaries to the merged one through files, counted */
+    assert_int_equal(ref->n_batches, 0);
+    assert_int_equal(ref->totals.n, 2);
+    assert_int_equal(r->totals.n, 2);
+    assert_int_equal(r->totals.compared, 1); /* batch 1 compares nothing in fill_result */
+    oq_validate_summary *back;
+    snprintf(shards, sizeof shards, "%s/summary.json", dir);
+    assert_int_equal(oq_validate_summary_read(shards, &back, &err), OQ_OK);
+    assert_int_equal(back->configs[0].n_batches, 2);
+    assert_int_equal(back->configs[1].n_batches, 2);
+    assert_int_equal(back->configs[1].batches[0].index, 0);
+    assert_int_equal(back->configs[1].batches[1].index, 1);
+    assert_int_equal(back->configs[1].batches[0].n_outputs, 2);
+    oq_validate_summary_free(back);
+    snprintf(shards, sizeof shards, "%s/shards/.merge", dir);
+    assert_int_equal(access(shards, F_OK), -1); /* its scratch files removed */
     assert_int_equal(r->status, OQ_VERDICT_FAILED);
     assert_string_equal(r->reason, "batch 0, output cls");
     assert_int_equal(r->dispatch.n_math_failures, 2);
