@@ -1088,7 +1088,9 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
         json_decref(configs);
         return NULL;
     }
-    if (*s->plan_hash) json_object_set_new(j, "plan", plan_id_json(s->plan_hash, s->plan_description));
+    if (*s->plan_hash)
+        json_object_set_new(j, "plan", marks == 1 ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
+                                                  : plan_id_json(s->plan_hash, s->plan_description));
     json_object_set_new(j, "batches", batches);
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
@@ -1163,16 +1165,13 @@ static int put_batches(FILE *f, const oq_validate_summary *s, char *const *recor
 }
 
 /* The document without its batches, then each marker replaced by its records. */
-static int summary_stream(FILE *f, const oq_validate_summary *s, char *const *records)
+/* From p on (text: the whole dump), each batches marker replaced by its records. */
+static int put_marked(FILE *f, const char *text, const char *p, const oq_validate_summary *s, char *const *records)
 {
-    json_t *j = summary_json(s, 1);
-    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
-    json_decref(j);
-    if (!text) return 0;
     /* as json_dumps writes it: only a "batches" key holds a string there (a marker in a user's
      * string, the command line in the evidence say, is an array element, never such a value) */
     static const char mark[] = "\"batches\": \"\\u0001oq-batches:";
-    const char *p = text, *m;
+    const char *m;
     int ok = 1;
     while (ok && (m = strstr(p, mark))) {
         const char *line = m;
@@ -1186,6 +1185,28 @@ static int summary_stream(FILE *f, const oq_validate_summary *s, char *const *re
         p = end + 1;
     }
     fputs(p, f);
+    return ok;
+}
+
+/* The document without its batches, then each marker replaced by its records; the plan's
+ * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
+static int summary_stream(FILE *f, const oq_validate_summary *s, char *const *records)
+{
+    json_t *j = summary_json(s, 1);
+    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+    json_decref(j);
+    if (!text) return 0;
+    static const char plan_mark[] = "\"description\": \"\\u0001oq-plan\"";
+    char *pm = strstr(text, plan_mark);
+    const char *rest = text;
+    int ok = 1;
+    if (pm) {
+        *pm = '\0';
+        ok = put_marked(f, text, text, s, records);
+        fprintf(f, "\"description\": %s", s->plan_description ? s->plan_description : "{}");
+        rest = pm + sizeof plan_mark - 1;
+    }
+    ok = ok && put_marked(f, text, rest, s, records);
     fputc('\n', f);
     free(text);
     return ok;
