@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ortqual/status.h"
 
@@ -25,5 +26,7 @@ json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
  * OQ_ERR_FORMAT: not JSON). Memory: the document without the records, and one record. */
 typedef oq_status (*oq_json_record_fn)(void *ctx, long which, json_t *record, oq_err *err);
 json_t *oq_json_scan_file(const char *path, oq_json_record_fn fn, void *ctx, oq_err *err);
+/* The same from an open stream (`name` in messages). */
+json_t *oq_json_scan_fp(FILE *in, const char *name, oq_json_record_fn fn, void *ctx, oq_err *err);
 
 #endif

@@ -150,17 +150,25 @@ static oq_status walk(scan *s)
     return st;
 }
 
+json_t *oq_json_scan_fp(FILE *in, const char *name, oq_json_record_fn fn, void *ctx, oq_err *err)
+{
+    scan s = {.in = in, .name = name, .line = 1, .fn = fn, .ctx = ctx, .err = err};
+    oq_status st = walk(&s);
+    if (!st && s.depth) st = bad(&s, "unterminated document");
+    json_t *doc = st ? NULL : oq_json_parse(s.skel.buf ? s.skel.buf : "", s.skel.len, name, err);
+    oq_dynbuf_clear(&s.skel);
+    oq_dynbuf_clear(&s.rec);
+    return doc;
+}
+
 json_t *oq_json_scan_file(const char *path, oq_json_record_fn fn, void *ctx, oq_err *err)
 {
-    scan s = {.name = path, .line = 1, .fn = fn, .ctx = ctx, .err = err};
-    if (!(s.in = fopen(path, "r"))) {
+    FILE *in = fopen(path, "r");
+    if (!in) {
         oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    oq_status st = walk(&s);
-    json_t *doc = st ? NULL : oq_json_parse(s.skel.buf ? s.skel.buf : "", s.skel.len, path, err);
-    fclose(s.in);
-    oq_dynbuf_clear(&s.skel);
-    oq_dynbuf_clear(&s.rec);
+    json_t *doc = oq_json_scan_fp(in, path, fn, ctx, err);
+    fclose(in);
     return doc;
 }
