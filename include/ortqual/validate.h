@@ -438,9 +438,10 @@ typedef struct oq_validate_summary {
 } oq_validate_summary;
 
 /* Runs everything. On OQ_OK, *summary holds every result (also written to
- * outdir/summary.json) with the run's verdict and exit status (0, 1 or 3, as above); the
- * per-batch records are in summary.json only, counted in each configuration's totals, so a
- * run's memory does not grow with its batches. Usage or input errors (bad mask, missing or mismatched members,
+ * outdir/summary.json) with the run's verdict and exit status (0, 1 or 3, as above); what
+ * grows with the batches is in summary.json only, so a run's memory does not: the per-batch
+ * records (counted in each configuration's totals), the batch list (n_batches 0) and the
+ * plan's description (plan_hash stays). Usage or input errors (bad mask, missing or mismatched members,
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json.
  * With o->shard.prepare nothing runs: the batches are written and checked, the ONNX files

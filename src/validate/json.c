@@ -1153,9 +1153,10 @@ static int put_record_lines(FILE *f, const char *path, int pad)
 
 /* One array of batch records at indentation `pad`, each record built, written and freed in
  * turn: the document never holds every batch at once. */
-static int put_batches(FILE *f, const oq_validate_summary *s, char *const *records, long which, int pad)
+static int put_batches(FILE *f, const oq_validate_summary *s, const oq_spilled *sp, long which, int pad)
 {
-    if (which >= 0 && records && records[which]) return put_record_lines(f, records[which], pad);
+    if (which >= 0 && sp && sp->records && sp->records[which]) return put_record_lines(f, sp->records[which], pad);
+    if (which < 0 && sp && sp->batch_list) return put_record_lines(f, sp->batch_list, pad);
     size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
     for (size_t i = 0; i < n; i++)
         if (!put_record(f, which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]),
@@ -1166,7 +1167,7 @@ static int put_batches(FILE *f, const oq_validate_summary *s, char *const *recor
 
 /* The document without its batches, then each marker replaced by its records. */
 /* From p on (text: the whole dump), each batches marker replaced by its records. */
-static int put_marked(FILE *f, const char *text, const char *p, const oq_validate_summary *s, char *const *records)
+static int put_marked(FILE *f, const char *text, const char *p, const oq_validate_summary *s, const oq_spilled *sp)
 {
     /* as json_dumps writes it: only a "batches" key holds a string there (a marker in a user's
      * string, the command line in the evidence say, is an array element, never such a value) */
@@ -1181,7 +1182,7 @@ static int put_marked(FILE *f, const char *text, const char *p, const oq_validat
         long which = strtol(m + sizeof mark - 1, &end, 10);
         fwrite(p, 1, (size_t)(m - p), f);
         fputs("\"batches\": ", f);
-        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, records, which, pad);
+        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, sp, which, pad);
         p = end + 1;
     }
     fputs(p, f);
@@ -1190,7 +1191,21 @@ static int put_marked(FILE *f, const char *text, const char *p, const oq_validat
 
 /* The document without its batches, then each marker replaced by its records; the plan's
  * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
-static int summary_stream(FILE *f, const oq_validate_summary *s, char *const *records)
+/* A file's bytes copied. */
+static int put_file(FILE *f, const char *path)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;
+    char buf[65536];
+    size_t n;
+    int ok = 1;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, f) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    return ok;
+}
+
+static int summary_stream(FILE *f, const oq_validate_summary *s, const oq_spilled *sp)
 {
     json_t *j = summary_json(s, 1);
     char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
@@ -1202,26 +1217,71 @@ static int summary_stream(FILE *f, const oq_validate_summary *s, char *const *re
     int ok = 1;
     if (pm) {
         *pm = '\0';
-        ok = put_marked(f, text, text, s, records);
-        fprintf(f, "\"description\": %s", s->plan_description ? s->plan_description : "{}");
+        ok = put_marked(f, text, text, s, sp);
+        fputs("\"description\": ", f);
+        if (sp && sp->description) ok = ok && put_file(f, sp->description);
+        else fputs(s->plan_description ? s->plan_description : "{}", f);
         rest = pm + sizeof plan_mark - 1;
     }
-    ok = ok && put_marked(f, text, rest, s, records);
+    ok = ok && put_marked(f, text, rest, s, sp);
     fputc('\n', f);
     free(text);
     return ok;
 }
 
-oq_status oq_summary_write(const oq_validate_summary *s, char *const *records, const char *path, oq_err *err)
+oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, const char *path, oq_err *err)
 {
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, 1, err);
     if (st) return st;
-    if (!summary_stream(af.fp, s, records)) {
+    if (!summary_stream(af.fp, s, sp)) {
         oq_atomic_abort(&af);
         return oq_err_set(err, OQ_ERR_IO, "%s: out of memory, or a batch record unreadable", path);
     }
     return oq_atomic_commit(&af, err);
+}
+
+static int put_line(FILE *f, json_t *j)
+{
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *sp, oq_err *err)
+{
+    char list[4200], desc[4200];
+    snprintf(list, sizeof list, "%s/batch_list.jsonl", dir);
+    snprintf(desc, sizeof desc, "%s/plan_description.json", dir);
+    FILE *f = fopen(list, "w"), *d = fopen(desc, "w");
+    int ok = f && d && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
+    for (size_t i = 0; ok && i < s->n_batches; i++) {
+        sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
+        ok = put_line(f, batch_info_json(&s->batches[i]));
+    }
+    if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
+    if (f) ok = fclose(f) == 0 && ok;
+    if (d) ok = fclose(d) == 0 && ok;
+    if (!ok || !(sp->batch_list = strdup(list)) || (s->plan_description && !(sp->description = strdup(desc))))
+        return oq_err_set(err, OQ_ERR_IO, "%s: the batch list cannot be written", dir);
+    sp->n_brief = s->n_batches;
+    for (size_t i = 0; i < s->n_batches; i++) oq_batch_info_clear(&s->batches[i]);
+    free(s->batches);
+    free(s->plan_description);
+    s->batches = NULL;
+    s->n_batches = 0;
+    s->plan_description = NULL;
+    return OQ_OK;
+}
+
+void oq_spilled_clear(oq_spilled *sp, size_t n_configs)
+{
+    free(sp->batch_list);
+    free(sp->brief);
+    free(sp->description);
+    for (size_t k = 0; sp->records && k < n_configs; k++) free(sp->records[k]);
+    free(sp->records);
+    memset(sp, 0, sizeof *sp);
 }
 
 static oq_status configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)

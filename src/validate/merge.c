@@ -506,10 +506,11 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", m->outdir);
-    oq_status st = oq_validate_write_csv(path, m->s, m->merged, err);
-    if (!st && plots) oq_validate_plots(m->outdir, m->s, m->merged);
+    oq_spilled sp = {.records = m->merged};
+    oq_status st = oq_validate_write_csv(path, m->s, &sp, err);
+    if (!st && plots) oq_validate_plots(m->outdir, m->s, &sp);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
-    return st ? st : oq_summary_write(m->s, m->merged, path, err);
+    return st ? st : oq_summary_write(m->s, &sp, path, err);
 }
 
 oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,

@@ -101,9 +101,23 @@ json_t *oq_summary_to_json(const oq_validate_summary *s);
 /* The same without any batch record (every "batches" array empty): the plots add a sample of
  * them (oq_validate_plots). */
 json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
-/* records[k] non-NULL: configuration k's batch records are copied from that JSON-lines
- * file, one at a time, instead of taken from s (records NULL: all from s). */
-oq_status oq_summary_write(const oq_validate_summary *s, char *const *records, const char *path, oq_err *err);
+/* What a run keeps on file instead of in its summary, so its memory does not grow with its
+ * batches: the batch list (a batch's index and valid size kept), the plan's description, and
+ * each configuration's batch records. A NULL member (or no oq_spilled): taken from the summary. */
+typedef struct oq_batch_brief {
+    int64_t index, valid_size;
+} oq_batch_brief;
+typedef struct oq_spilled {
+    char *batch_list;             /* JSON lines, a batch list entry each */
+    oq_batch_brief *brief;        /* n_brief, in the list's order */
+    size_t n_brief;
+    char *description;            /* the plan's description (JSON text) */
+    char **records;               /* per configuration of the summary: its batch records */
+} oq_spilled;
+/* The batch list and description of s moved to files in `dir` (s keeps neither after). */
+oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *sp, oq_err *err);
+void oq_spilled_clear(oq_spilled *sp, size_t n_configs);
+oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, const char *path, oq_err *err);
 
 /* Batch records as JSON lines: a worker appends each as its batch finishes; the run's parent
  * reads them one at a time and never holds them all. */
@@ -332,12 +346,12 @@ void oq_remove_tree(const char *dir);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 
-/* records: as oq_summary_write's (the rows of configuration k from records[k] when set). */
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, char *const *records, oq_err *err);
+/* sp: as oq_summary_write's (the rows of configuration k from sp->records[k] when set). */
+oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err);
 /* Draws the plots into outdir/plots from the summary (its error histograms, as `ortqual
- * plot summary.json` does; batch records from records[k] or s, a sample of each
+ * plot summary.json` does; batch records from sp->records[k] or s, a sample of each
  * configuration's: OQ_FIGURE_BATCHES) and records them (or why not) in it. */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s, char *const *records);
+void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spilled *sp);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

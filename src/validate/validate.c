@@ -60,8 +60,9 @@ typedef struct run_ctx {
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
-    char **records;             /* per configuration of s: its batch records file (JSON lines),
-                                   read one record at a time, never held (NULL: none) */
+    oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
+                                   description, each configuration's batch records (read one
+                                   record at a time, never held) */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -283,7 +284,7 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
-    *bw = (batch_watch){o, k, 0, c->s->n_batches};
+    *bw = (batch_watch){o, k, 0, c->sp.n_brief};
     if (!o->isolate) {
         if (oq_validate_worker_hooked(plan_path, o->on_batch || o->interrupt ? batch_done : NULL, bw, &e))
             return failed_result(r, "%s", e.msg);
@@ -411,7 +412,7 @@ static void take_result(oq_config_result *slot, oq_config_result *got)
     *slot = *got;
 }
 
-static char **records_of(const run_ctx *c, const oq_config_result *r) { return &c->records[r - c->s->configs]; }
+static char **records_of(const run_ctx *c, const oq_config_result *r) { return &c->sp.records[r - c->s->configs]; }
 
 /* The `expected` reference: nothing runs; its outputs were written beside each batch. Its
  * records (an index each) go to a records file like a worker's. */
@@ -424,10 +425,10 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
     FILE *f = fopen(path, "w");
     if (!f) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     int ok = 1;
-    for (size_t i = 0; ok && i < c->s->n_batches; i++)
-        ok = oq_batch_record_put(f, &(oq_batch_result){.index = c->s->batches[i].index});
+    for (size_t i = 0; ok && i < c->sp.n_brief; i++)
+        ok = oq_batch_record_put(f, &(oq_batch_result){.index = c->sp.brief[i].index});
     ok = fclose(f) == 0 && ok;
-    r->totals = (oq_batch_totals){.n = c->s->n_batches, .first_call_s = NAN, .median_p50_s = NAN, .median_p90_s = NAN};
+    r->totals = (oq_batch_totals){.n = c->sp.n_brief, .first_call_s = NAN, .median_p50_s = NAN, .median_p90_s = NAN};
     if (!ok) return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
     return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
@@ -870,10 +871,19 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     judge_interruption(s);
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
-    oq_status st = oq_validate_write_csv(path, s, c->records, err);
-    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s, c->records);
+    oq_status st = oq_validate_write_csv(path, s, &c->sp, err);
+    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s, &c->sp);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
-    return st ? st : oq_summary_write(s, c->records, path, err);
+    return st ? st : oq_summary_write(s, &c->sp, path, err);
+}
+
+/* The batch list and the plan's description to files before the workers run: from here on the
+ * run's memory does not grow with its batches (the summary returned holds neither). */
+static oq_status spill(run_ctx *c, oq_err *err)
+{
+    oq_status st = oq_spill_batches(c->s, c->workdir, &c->sp, err);
+    if (c->all && !oq_shard_is_run(c->o)) c->all = NULL, c->n_all = 0; /* they were the summary's */
+    return st;
 }
 
 /* Every configuration this run holds (a shard: the reference and its share), then the files. */
@@ -906,8 +916,7 @@ static void ctx_clear(run_ctx *c)
 {
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
     for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
-    for (size_t k = 0; c->records && k < c->o->n_configs; k++) free(c->records[k]);
-    free(c->records);
+    oq_spilled_clear(&c->sp, c->o->n_configs);
     free(c->models);
     free(c->plans);
     oq_shard_plan_clear(&c->shard_plan);
@@ -923,9 +932,9 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
     size_t n = o->n_configs ? o->n_configs : 1;
     run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
-                 .plans = calloc(n, sizeof *c.plans), .records = calloc(n, sizeof *c.records)};
+                 .plans = calloc(n, sizeof *c.plans), .sp.records = calloc(n, sizeof *c.sp.records)};
     if (c.s) c.s->configs = calloc(n, sizeof *c.s->configs);
-    if (!c.s || !c.s->configs || !c.models || !c.plans || !c.records) {
+    if (!c.s || !c.s->configs || !c.models || !c.plans || !c.sp.records) {
         oq_validate_summary_free(c.s);
         ctx_clear(&c);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -939,6 +948,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = identify(&c, err);
     if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
+    if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
     if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);
     if (*c.workdir) oq_remove_tree(c.workdir);
     ctx_clear(&c);
