@@ -1426,21 +1426,29 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     return j;
 }
 
+/* The description's text as json_dumps(COMPACT | SORT_KEYS) writes it, the batch list written
+ * entry by entry rather than built as a tree of every batch ("batches" sorts first). */
 char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
                           const char *weights_sha256, const oq_batch_info *all, size_t n_all)
 {
-    json_t *configs = json_array(), *batches = json_array(), *required = json_array();
+    json_t *configs = json_array(), *required = json_array();
     for (size_t k = 0; k < o->n_configs; k++)
         json_array_append_new(configs, identity_json(&plans[k], model_sha256[k], weights_sha256));
-    for (size_t i = 0; i < n_all; i++)
-        json_array_append_new(batches, json_pack("{s:I, s:s}", "index", (json_int_t)all[i].index, "sha256",
-                                                 all[i].sha256));
     for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
-    json_t *d = json_pack("{s:o, s:o, s:{s:o, s:b, s:b}}", "batches", batches, "configs", configs, "run", "required",
-                          required, "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
-    char *text = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(d);
-    return text;
+    json_t *rest = json_pack("{s:o, s:{s:o, s:b, s:b}}", "configs", configs, "run", "required", required,
+                             "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
+    char *tail = rest ? json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(rest);
+    oq_dynbuf b = {0};
+    int ok = tail && !oq_dynbuf_add(&b, "{\"batches\":[");
+    for (size_t i = 0; ok && i < n_all; i++)
+        ok = !oq_dynbuf_addf(&b, "%s{\"index\":%lld,\"sha256\":\"%s\"}", i ? "," : "", (long long)all[i].index,
+                             all[i].sha256);
+    ok = ok && !oq_dynbuf_addf(&b, "],%s", tail + 1); /* tail's "{" dropped: its keys follow */
+    free(tail);
+    if (ok) return oq_dynbuf_take(&b, NULL);
+    oq_dynbuf_clear(&b);
+    return NULL;
 }
 
 /* Appends `key` to the list "a, b" in buf unless it is there. */

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -883,6 +884,7 @@ static oq_status spill(run_ctx *c, oq_err *err)
 {
     oq_status st = oq_spill_batches(c->s, c->workdir, &c->sp, err);
     if (c->all && !oq_shard_is_run(c->o)) c->all = NULL, c->n_all = 0; /* they were the summary's */
+    malloc_trim(0); /* their pages handed back: what runs next would otherwise sit on top of them */
     return st;
 }
 
