@@ -202,7 +202,7 @@ static int needed(oq_vd *d)
                 *p = 2 * oq_j_int(x, "index") + (l == 0); /* odd: a row's, whose whole entry is kept */
             }
     }
-    qsort(d->need, d->n_need, sizeof *d->need, cmp_i64);
+    if (d->n_need) qsort(d->need, d->n_need, sizeof *d->need, cmp_i64);
     return 1;
 }
 
