@@ -185,6 +185,17 @@ def main():
         "[ RUN      ] b\n[  SKIPPED ] b\n[==========] 3 test(s) run.\n[  PASSED  ] 1 test(s).\n"
         "[  SKIPPED ] 1 test(s), listed below:\n[  SKIPPED ] b\n\n 1 SKIPPED TEST(S)\n")
     put("gate_summary", "plain.txt", "tests: 3 passed, 2 failed, 1 skipped\n")
+    # summary.json's shape: the top-level batch list and each configuration's batch records
+    # are what the scanner hands out; strings and a nested "batches" that it must not
+    rec = {"index": 0, "first_call_s": 0.001, "median_s": None, "outputs": [{"output": "y", "passed": True}],
+           "passed": True}
+    put("json_scan", "summary.json", json.dumps({
+        "schema": "ortqual.validate/1", "note": "[\"batches\": {]",
+        "batches": [{"index": 0, "valid_size": 3, "lengths": [3]}, {"index": 1, "valid_size": 2, "lengths": [2]}],
+        "configs": [{"name": "ref:encoder:fp64", "batches": []},
+                    {"name": "cpu", "batches": [rec, dict(rec, index=1)], "dispatch": {"batches": [1, 2]}}],
+        "verdict": "passed"}, indent=2))
+    put("json_scan", "empty.json", '{"batches": [], "configs": [{"batches": [ ]}]}')
 
     # mask: byte 0 dtype (0 bool, 1 f32, 5 i32, 6 i64), bytes 1-2 B and L, then the data
     put("mask", "bool_2x4.bin", bytes([0, 2, 4]) + bytes([1, 1, 0, 0, 1, 1, 1, 0]))

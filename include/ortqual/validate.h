@@ -242,6 +242,18 @@ typedef struct oq_batch_result {
                                      (nothing ran, timed is 0) */
 } oq_batch_result;
 
+/* What a configuration's batch records hold, counted one record at a time: a run keeps no
+ * batch record in memory (they go from the worker's file to summary.json), so its summary
+ * says what they held here; a summary read back fills it from its records. */
+typedef struct oq_batch_totals {
+    size_t n;                     /* batch records */
+    size_t timed;                 /* of those, the model ran and was timed */
+    size_t cached;                /* the reference's outputs came from the reference cache */
+    size_t compared, failed;      /* compared with the reference; of those, did not pass */
+    double first_call_s;          /* the first record's first call; NAN: not timed */
+    double median_p50_s, median_p90_s; /* over the timed records' median calls; NAN: none */
+} oq_batch_totals;
+
 /* ORT's routing lines and the kernel check (configurations on a GPU execution provider). */
 typedef struct oq_dispatch_result {
     int recorded;                 /* lines were captured: the rest is set */
@@ -316,8 +328,9 @@ typedef struct oq_config_result {
                                      intra-op threads (0: ORT's default) */
     oq_worker_run worker;
     int reported;                 /* the worker wrote a result: what follows is set */
-    size_t n_batches;
-    oq_batch_result *batches;
+    oq_batch_totals totals;       /* over its batch records */
+    size_t n_batches;             /* a summary read back (oq_validate_summary_read): the batch */
+    oq_batch_result *batches;     /* records; a run's summary holds none (summary.json does) */
     size_t n_outputs;
     oq_output_result *outputs;    /* each output over all batches (worst elements, histograms) */
     char *ort_version, *ort_library; /* the ONNX Runtime the worker loaded (NULL: none) */
@@ -431,8 +444,10 @@ typedef struct oq_validate_summary {
 } oq_validate_summary;
 
 /* Runs everything. On OQ_OK, *summary holds every result (also written to
- * outdir/summary.json) with the run's verdict and exit status (0, 1 or 3, as
- * above). Usage or input errors (bad mask, missing or mismatched members,
+ * outdir/summary.json) with the run's verdict and exit status (0, 1 or 3, as above); what
+ * grows with the batches is in summary.json only, so a run's memory does not: the per-batch
+ * records (counted in each configuration's totals), the batch list (n_batches 0) and the
+ * plan's description (plan_hash stays). Usage or input errors (bad mask, missing or mismatched members,
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json.
  * With o->shard.prepare nothing runs: the batches are written and checked, the ONNX files

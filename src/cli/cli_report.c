@@ -135,25 +135,17 @@ static void print_refusal(const oq_refusal *r)
 }
 
 /* Outputs whose padding was not zero and not judged (the reference is not zero there either, or
- * --padding report): said once per output, with the first batch that shows it. */
+ * --padding report): said once per output, over its batches, with the first batch that shows it. */
 static void print_padding_notes(const oq_config_result *c)
 {
     for (size_t i = 0; i < c->n_outputs; i++) {
         const oq_output_result *r = &c->outputs[i];
         const oq_compare_result *o = &r->all;
-        if (!o->masked || !o->pad_nonzero) continue;
-        /* the first batch whose padding was non-zero and not judged */
-        int64_t batch = -1, nonzero = 0, padded = 0;
-        for (size_t k = 0; k < c->n_batches && batch < 0; k++)
-            for (size_t m = 0; m < c->batches[k].n_outputs; m++) {
-                const oq_batch_output *bo = &c->batches[k].outputs[m];
-                if (strcmp(bo->name, o->name) || !bo->masked || bo->padding_checked || !bo->pad_nonzero) continue;
-                batch = c->batches[k].index, nonzero = bo->pad_nonzero, padded = bo->num_padded;
-                break;
-            }
-        if (batch < 0) continue;
-        printf("    padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s\n",
-               o->name, (long long)nonzero, (long long)padded, (long long)batch,
+        int unjudged = o->padding_rule == OQ_PADDING_REPORT ||
+                       (o->padding_rule == OQ_PADDING_AS_REFERENCE && o->ref_pad_nonzero); /* in some batch */
+        if (!o->masked || !o->pad_nonzero || !unjudged) continue;
+        printf("    padding: %s has %lld of %lld padded elements non-zero (first in batch %lld), reported, not judged: %s\n",
+               o->name, (long long)o->pad_nonzero, (long long)o->num_padded, (long long)r->first_pad_nonzero_batch,
                o->padding_rule == OQ_PADDING_REPORT ? "--padding report" : "the reference is not zero there");
     }
 }
@@ -161,30 +153,9 @@ static void print_padding_notes(const oq_config_result *c)
 /* How many of the reference's batches the cache gave, and an entry found bad. */
 static void print_cache(const oq_config_result *c)
 {
-    size_t cached = 0;
-    for (size_t i = 0; i < c->n_batches; i++) cached += c->batches[i].reference_cached != 0;
-    if (cached || c->cache_warning) printf("    reference: %zu of %zu batches from cache\n", cached, c->n_batches);
+    const oq_batch_totals *t = &c->totals;
+    if (t->cached || c->cache_warning) printf("    reference: %zu of %zu batches from cache\n", t->cached, t->n);
     if (c->cache_warning) printf("    warning: %s\n", c->cache_warning);
-}
-
-/* Per-batch latency over the batches of a configuration: median and p90 of the batches'
- * median calls, and the first call of batch 0 (session warm-up included), in ms. */
-static void batch_latency(const oq_config_result *c, double *median, double *p90, double *first)
-{
-    double *v = calloc(c->n_batches + 1, sizeof *v);
-    size_t n = 0;
-    *median = *p90 = *first = NAN;
-    for (size_t i = 0; i < c->n_batches; i++) {
-        const oq_batch_result *b = &c->batches[i];
-        if (i == 0 && b->timed) *first = b->first_call_s * 1e3;
-        if (v && b->timed && !isnan(b->median_s)) v[n++] = b->median_s * 1e3;
-    }
-    oq_stats st;
-    if (n && oq_stats_compute(v, n, &st, NULL) == OQ_OK) {
-        *median = st.p50;
-        *p90 = st.p90;
-    }
-    free(v);
 }
 
 static void ms(char *buf, size_t n, double v)
@@ -209,7 +180,7 @@ static void config_row(const oq_config_result *c)
         double m = isfinite(c->outputs[j].all.max_abs) ? c->outputs[j].all.max_abs : 0; /* as summary.json */
         if (m > worst) worst = m, worst_out = c->outputs[j].all.name;
     }
-    batch_latency(c, &med, &p90, &first);
+    med = c->totals.median_p50_s * 1e3, p90 = c->totals.median_p90_s * 1e3, first = c->totals.first_call_s * 1e3;
     char err_s[32] = "-", m_s[32], p_s[32], f_s[32];
     if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
     ms(m_s, sizeof m_s, med);
@@ -217,7 +188,7 @@ static void config_row(const oq_config_result *c)
     ms(f_s, sizeof f_s, first);
     printf("%-34s ", c->config.name);
     print_status(stdout, row_status(c), 9);
-    printf(" %7zu %-10s %10s %10s %10s %10s\n", c->n_batches, worst_out, err_s, m_s, p_s, f_s);
+    printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, worst_out, err_s, m_s, p_s, f_s);
     if (c->ort_version) printf("    ONNX Runtime %s (%s)\n", c->ort_version, c->ort_library);
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ortqual/status.h"
 
@@ -28,5 +29,15 @@ oq_status oq_link_file(const char *src, const char *dst, oq_err *err);
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */
 json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);
+
+/* A summary.json read with its batch records one at a time: each element of the top-level
+ * "batches" array (which -1) and of every configs[K].batches (which K) parsed alone and given
+ * to fn (which may keep it with json_incref); the rest returned as a document in which those
+ * arrays are empty. fn's error stops the walk. NULL on error (OQ_ERR_NOT_FOUND: unreadable,
+ * OQ_ERR_FORMAT: not JSON). Memory: the document without the records, and one record. */
+typedef oq_status (*oq_json_record_fn)(void *ctx, long which, json_t *record, oq_err *err);
+json_t *oq_json_scan_file(const char *path, oq_json_record_fn fn, void *ctx, oq_err *err);
+/* The same from an open stream (`name` in messages). */
+json_t *oq_json_scan_fp(FILE *in, const char *name, oq_json_record_fn fn, void *ctx, oq_err *err);
 
 #endif

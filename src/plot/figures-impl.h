@@ -39,6 +39,17 @@ int oq_strset_add(oq_strset *s, const char *x); /* 0, or -1 when out of memory *
 /* figures_bench.c: from bench tables (CSV, or summary.json records read as a table). */
 oq_status oq_figures_bench(oq_figures *fl, oq_csv *const *tables, size_t nt, const oq_plot_options *opt,
                            const char *stat, oq_err *err);
+/* The batch records the latency figure draws, at most 2 x OQ_FIGURE_BATCHES of them whatever
+ * the number of batches: each record is offered in turn; when the sample is full every other
+ * kept one is dropped and from then on every 2nd (4th, ...) offered is kept. A document whose
+ * configuration says "batches_total" (more than it holds) was sampled so. */
+#define OQ_FIGURE_BATCHES 300
+typedef struct oq_batch_sample {
+    json_t *kept;       /* the records kept, in order (an array) */
+    size_t stride, seen;
+} oq_batch_sample;
+int oq_batch_sample_init(oq_batch_sample *bs);             /* 0: out of memory */
+int oq_batch_sample_offer(oq_batch_sample *bs, json_t *rec); /* takes rec; 0: out of memory */
 /* figures_validate.c: from a validate or replay summary.json document. */
 oq_status oq_figures_validate(oq_figures *fl, const json_t *summary, const char *name, oq_err *err);
 

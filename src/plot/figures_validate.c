@@ -313,11 +313,42 @@ static int cmp_xy(const void *a, const void *b)
     return (d > 0) - (d < 0);
 }
 
-static long long valid_size_of(const json_t *batches, long long index)
+int oq_batch_sample_init(oq_batch_sample *bs)
 {
+    *bs = (oq_batch_sample){json_array(), 1, 0};
+    return bs->kept != NULL;
+}
+
+int oq_batch_sample_offer(oq_batch_sample *bs, json_t *rec)
+{
+    if (!rec) return 0;
+    if (bs->seen++ % bs->stride) {
+        json_decref(rec);
+        return 1;
+    }
+    if (json_array_size(bs->kept) == 2 * OQ_FIGURE_BATCHES) { /* keep the even positions */
+        for (size_t i = 1; i < OQ_FIGURE_BATCHES; i++) json_array_set(bs->kept, i, json_array_get(bs->kept, 2 * i));
+        while (json_array_size(bs->kept) > OQ_FIGURE_BATCHES) json_array_remove(bs->kept, OQ_FIGURE_BATCHES);
+        bs->stride *= 2;
+        if ((bs->seen - 1) % bs->stride) {
+            json_decref(rec);
+            return 1;
+        }
+    }
+    return json_array_append_new(bs->kept, rec) == 0;
+}
+
+/* The batch's valid size: its own (a sampled record carries it), else the batch list's entry
+ * (at its index first: an unsharded run's batches are in index order). */
+static long long valid_size_of(const json_t *batches, const json_t *b)
+{
+    if (json_object_get(b, "valid_size")) return jint(b, "valid_size");
+    long long index = jint(b, "index");
+    const json_t *at = index >= 0 ? json_array_get(batches, (size_t)index) : NULL;
+    if (at && jint(at, "index") == index) return jint(at, "valid_size");
     size_t i;
-    json_t *b;
-    json_array_foreach(batches, i, b) if (jint(b, "index") == index) return jint(b, "valid_size");
+    json_t *x;
+    json_array_foreach(batches, i, x) if (jint(x, "index") == index) return jint(x, "valid_size");
     return -1;
 }
 
@@ -328,16 +359,17 @@ static oq_status runtime_figure(oq_figures *fl, const json_t *summary, oq_err *e
     oq_plot_series *s = oq_arena_alloc(&fl->mem, (nc ? nc : 1) * sizeof *s);
     if (!s) return OQ_NOMEM(err);
     double lo = INFINITY, hi = 0;
-    long long repeat = 0, warmup = 0;
+    long long repeat = 0, warmup = 0, total = 0;
     for (size_t c = 0; c < nc; c++) {
         const json_t *cfg = json_array_get(configs, c), *cb = json_object_get(cfg, "batches");
         size_t nb = json_array_size(cb), k = 0;
+        if (jint(cfg, "batches_total") > (long long)nb) total = jint(cfg, "batches_total");
         xy *pts = oq_arena_alloc(&fl->mem, (nb + 1) * sizeof *pts);
         double *x = oq_arena_alloc(&fl->mem, (nb + 1) * sizeof *x), *y = oq_arena_alloc(&fl->mem, (nb + 1) * sizeof *y);
         if (!pts || !x || !y) return OQ_NOMEM(err);
         for (size_t i = 0; i < nb; i++) {
             const json_t *b = json_array_get(cb, i);
-            long long vs = valid_size_of(batches, jint(b, "index"));
+            long long vs = valid_size_of(batches, b);
             /* a batch without repeated calls (the reference runs once by default) shows its one call */
             const char *key = json_is_number(json_object_get(b, "median_s")) ? "median_s" : "first_call_s";
             if (vs < 0 || !json_is_number(json_object_get(b, key))) continue;
@@ -358,9 +390,11 @@ static oq_status runtime_figure(oq_figures *fl, const json_t *summary, oq_err *e
     oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .series = s, .nseries = nc, .logy = hi > 30 * lo,
                        .title = "Latency per batch against valid tokens",
                        .xlabel = "valid tokens in the batch (padding excluded)", .ylabel = "time per batch (ms, median)"};
-    sp.subtitle = oq_arena_printf(&fl->mem, "one point per batch: the median of %lld timed calls after %lld warm-up; "
+    sp.subtitle = oq_arena_printf(&fl->mem, "one point per batch%s: the median of %lld timed calls after %lld warm-up; "
                                   "the first call is timed apart (a configuration without repeated calls, as the reference by "
-                                  "default, shows its one call)", repeat, warmup);
+                                  "default, shows its one call)",
+                                  total ? oq_arena_printf(&fl->mem, " (an evenly spaced sample of %lld)", total) : "",
+                                  repeat, warmup);
     return oq_figures_add(fl, "runtime_valid_size", &sp, err);
 }
 

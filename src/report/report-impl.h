@@ -6,8 +6,11 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "core/core-impl.h"
 #include "ortqual/report.h"
+#include "plot/figures-impl.h"
 #include "ortqual/status.h"
 
 /* A text that remembers running out of memory, so a page is written without a check
@@ -95,8 +98,56 @@ void oq_html_row_begin(oq_sb *b, const char *name, const char *cls);
 /* Numbers for people: "1.49e-06", "0.0423", "12.5". */
 void oq_html_num(oq_sb *b, double v);
 
+/* ---- a validate summary's batch records, counted one at a time (validate_digest.c) ---- */
+
+#define OQ_VD_ROWS_ALL 50  /* a configuration's batch rows: every one of up to 50 that ran ... */
+#define OQ_VD_ROWS_EACH 25 /* ... else the first 25 failing and the 25 slowest of the others */
+
+typedef struct oq_vd_config {
+    size_t n, ran, cached;             /* records; that ran; whose reference came from the cache */
+    double first_ms;                   /* the first record's first call */
+    double median_ms, p90_ms;          /* over the records' median calls (NAN: none) */
+    double *medians;                   /* ms, until the percentiles (8 bytes a record) */
+    size_t n_medians;
+    const char *worst_output;          /* the output with the largest |error| (NULL: none compared) */
+    json_t *worst_rec;                 /* the record it names */
+    double worst_abs;
+    long long over, nan, inf, pad, pad_reported, valid; /* summed over records and outputs */
+    json_t *first, *failing;           /* candidate rows: the first records, the first failing */
+    json_t *slow[OQ_VD_ROWS_EACH];     /* the slowest of the others */
+    double slow_ms[OQ_VD_ROWS_EACH];
+    size_t n_slow;
+    json_t *rows;                      /* the rows shown, in index order */
+    json_t *notes;                     /* padding not zero and not judged: {output, nonzero,
+                                          padded, batch, rule}, the first record of each output */
+    oq_batch_sample sample;            /* the latency figure's points */
+} oq_vd_config;
+
+typedef struct oq_vd {
+    size_t n_configs;
+    oq_vd_config *configs;
+    size_t n_batches;                  /* the top-level batch list: its length and sums */
+    long long events, valid;
+    json_t *infos;                     /* its first OQ_VD_ROWS_ALL entries */
+    int64_t *need;                     /* sorted: the indices the rows and points name */
+    size_t n_need;
+    json_t *needed_infos;              /* {index, info} of those, sorted */
+} oq_vd;
+/* From a document in memory (every record in it). */
+oq_status oq_vd_of_doc(oq_vd *d, const json_t *doc, oq_err *err);
+/* From summary.json read twice by oq_json_scan_file; returns the document without its records,
+ * each configuration's "batches" the latency figure's sample ("batches_total": of how many). */
+json_t *oq_vd_scan(oq_vd *d, const char *path, oq_err *err);
+void oq_vd_clear(oq_vd *d);
+/* The batch list's entry of that index (NULL: not kept). */
+const json_t *oq_vd_info(const oq_vd *d, long long index);
+int oq_vd_batch_ran(const json_t *bt);
+int oq_vd_padding_judged(const json_t *o);
+
 /* Kind writers. */
 oq_status oq_report_validate(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
+/* The same with the batch records counted already (d), the document's own left unread. */
+oq_status oq_report_validate_vd(oq_sb *b, const json_t *summary, const oq_vd *d, const char *name, oq_err *err);
 oq_status oq_report_bench(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
 oq_status oq_report_conformance(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
 

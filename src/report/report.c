@@ -75,6 +75,30 @@ oq_status oq_report_html(const char *json, size_t n, const char *name, char **ht
     return oq_render_text(oq_report_html_json, json, n, name, html, html_n, err);
 }
 
+/* The report of the summary file `in`, read with its batch records one at a time: a validate
+ * summary's memory does not grow with its batches (other kinds have no such records). */
+static oq_status render_scanned(const char *in, const char *out, oq_err *err)
+{
+    oq_vd d;
+    json_t *doc = oq_vd_scan(&d, in, err);
+    char *html = NULL;
+    size_t n = 0;
+    oq_status st = doc ? OQ_OK : err->status;
+    if (!st && oq_report_kind_of(doc) == OQ_REPORT_VALIDATE) {
+        oq_sb b = {0};
+        st = oq_report_validate_vd(&b, doc, &d, in, err);
+        if (!st && !(html = oq_sb_take(&b, &n))) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory writing the report", in);
+        oq_sb_free(&b);
+    } else if (!st) {
+        st = oq_report_html_json(doc, in, &html, &n, err);
+    }
+    if (!st) st = oq_write_file_atomic(out, html, n, 1, err);
+    free(html);
+    json_decref(doc);
+    oq_vd_clear(&d);
+    return st;
+}
+
 oq_status oq_report_write_dir(const char *dir, oq_err *err)
 {
     size_t len = strlen(dir) + 32;
@@ -84,7 +108,7 @@ oq_status oq_report_write_dir(const char *dir, oq_err *err)
     if (!st) {
         snprintf(in, len, "%s/summary.json", dir);
         snprintf(out, len, "%s/report.html", dir);
-        st = oq_render_file(oq_report_html_json, in, out, &e);
+        st = render_scanned(in, out, &e);
     }
     if (st == OQ_ERR_NOT_FOUND) oq_err_set(err, st, "%s (not a run directory?)", e.msg);
     else if (st) oq_err_set(err, st, "%s", e.msg);

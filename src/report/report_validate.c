@@ -20,77 +20,6 @@ static int is_reference(const json_t *cfg) { return json_is_true(json_object_get
 /* `expected`: the saved outputs are the reference; nothing runs for it. */
 static int is_expected(const json_t *cfg) { return !strcmp(oq_j_str(cfg, "runtime", ""), "expected"); }
 
-/* A batch that ran: it has a timing or outputs (a configuration refused or not run keeps
- * only the batch's index). */
-static int batch_ran(const json_t *bt)
-{
-    return json_is_number(json_object_get(bt, "first_call_s")) || json_array_size(json_object_get(bt, "outputs"));
-}
-
-/* Per-batch latency of a configuration: median and p90 over its batches' medians (ms). */
-typedef struct timing {
-    size_t n;
-    double median, p90, first;
-} timing;
-
-static timing timing_of(const json_t *cfg)
-{
-    timing t = {0, NAN, NAN, NAN};
-    const json_t *bs = json_object_get(cfg, "batches");
-    double *v = calloc(json_array_size(bs) + 1, sizeof *v);
-    if (!v) return t;
-    size_t i;
-    json_t *b;
-    json_array_foreach(bs, i, b) {
-        if (i == 0 && json_is_number(json_object_get(b, "first_call_s"))) t.first = oq_j_num(b, "first_call_s") * 1e3;
-        if (json_is_number(json_object_get(b, "median_s"))) v[t.n++] = oq_j_num(b, "median_s") * 1e3;
-    }
-    oq_stats st;
-    if (t.n && oq_stats_compute(v, t.n, &st, NULL) == OQ_OK) {
-        t.median = st.p50;
-        t.p90 = st.p90;
-    }
-    free(v);
-    return t;
-}
-
-/* Padding of one output record: judged (must be zero) unless the summary says it was only
- * reported; summaries written before the rule existed judged every padded element. */
-static int padding_judged(const json_t *o)
-{
-    return !json_is_false(json_object_get(json_object_get(o, "padding"), "checked"));
-}
-
-/* The worst output over all batches, and totals that say whether it passed. */
-typedef struct worst {
-    const char *output;
-    double max_abs;
-    long long over, nan, inf, pad, pad_reported, valid;
-} worst;
-
-static worst worst_of(const json_t *cfg)
-{
-    worst w = {NULL, -1, 0, 0, 0, 0, 0, 0};
-    size_t i, j;
-    json_t *b, *o;
-    json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o) {
-        double m = oq_j_num(o, "max_abs");
-        if (!json_is_number(json_object_get(o, "max_abs"))) m = INFINITY; /* "nan"/"inf" */
-        if (m > w.max_abs) {
-            w.max_abs = m;
-            w.output = oq_j_str(o, "output", oq_j_str(o, "name", "?"));
-        }
-        w.over += oq_j_int(o, "over_tolerance");
-        w.nan += oq_j_int(o, "nan");
-        w.inf += oq_j_int(o, "inf");
-        long long pad = oq_j_int(json_object_get(o, "padding"), "nonzero");
-        if (padding_judged(o)) w.pad += pad;
-        else w.pad_reported += pad;
-        w.valid += oq_j_int(o, "num_valid");
-    }
-    return w;
-}
-
 static void td_num(oq_sb *b, double v)
 {
     oq_sb_puts(b, "<td class=\"n\">");
@@ -171,15 +100,12 @@ static void placement_text(oq_sb *b, const json_t *cfg)
 }
 
 /* "reference: N of M batches from cache" (and a cache entry found bad), when the cache gave any. */
-static void cache_row(oq_sb *b, const json_t *c)
+static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc)
 {
-    size_t i, cached = 0;
-    const json_t *x;
-    json_array_foreach(json_object_get(c, "batches"), i, x) cached += json_is_true(json_object_get(x, "reference_cached"));
     const char *warning = oq_j_str(c, "cache_warning", NULL);
-    if (!cached && !warning) return;
-    oq_sb_printf(b, "<tr><td></td><td colspan=\"12\" class=\"muted\">reference: %zu of %zu batches from cache", cached,
-                 json_array_size(json_object_get(c, "batches")));
+    if (!vc->cached && !warning) return;
+    oq_sb_printf(b, "<tr><td></td><td colspan=\"12\" class=\"muted\">reference: %zu of %zu batches from cache", vc->cached,
+                 vc->n);
     if (warning) {
         oq_sb_puts(b, " (");
         oq_sb_esc(b, warning);
@@ -188,23 +114,20 @@ static void cache_row(oq_sb *b, const json_t *c)
     oq_sb_puts(b, "</td></tr>\n");
 }
 
-static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
+static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
 {
     oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Configurations</h2>\n"
                   "<table id=\"config-table\"><tr><th>configuration</th><th>status</th><th>batches</th>"
                   "<th>worst output</th><th>max |error|</th><th>over tol.</th><th>NaN/Inf</th><th>padding &ne; 0</th>"
                   "<th>median ms/batch</th><th>p90 ms/batch</th><th>first call ms</th><th>kernels</th>"
                   "<th>placement</th></tr>\n");
-    size_t i, k;
-    json_t *c, *bt;
+    size_t i;
+    json_t *c;
     json_array_foreach(configs, i, c) {
         const char *st = oq_j_str(c, "status", "failed"), *cls = status_class(st);
         int ref = is_reference(c);
-        timing t = timing_of(c);
-        worst w = worst_of(c);
-        size_t ran = 0;
-        json_array_foreach(json_object_get(c, "batches"), k, bt) ran += batch_ran(bt);
-        if (is_expected(c)) ran = json_array_size(batches); /* the saved outputs of every batch */
+        const oq_vd_config *w = &d->configs[i];
+        size_t ran = is_expected(c) ? d->n_batches : w->ran; /* expected: the saved outputs of every batch */
         oq_html_row_begin(b, oq_j_str(c, "name", "?"), cls);
         oq_sb_printf(b, "<td><a href=\"#cfg-%zu\">", i);
         oq_sb_esc(b, oq_j_str(c, "name", "?"));
@@ -215,18 +138,18 @@ static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
         /* the reference is not judged: it ran (or was read), or it is the error that stopped the run */
         oq_html_td_status(b, ref && !strcmp(st, "passed") ? "reference" : st);
         oq_sb_printf(b, "<td class=\"n\">%zu</td>", ran);
-        oq_html_td(b, w.output ? w.output : "\xe2\x80\x93");
-        td_num(b, w.output ? w.max_abs : NAN);
-        if (w.output) {
-            td_int(b, w.over, 1);
-            oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w.nan || w.inf ? " reason" : "", w.nan, w.inf);
-            td_padding(b, w.pad, w.pad_reported);
+        oq_html_td(b, w->worst_output ? w->worst_output : "\xe2\x80\x93");
+        td_num(b, w->worst_output ? w->worst_abs : NAN);
+        if (w->worst_output) {
+            td_int(b, w->over, 1);
+            oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w->nan || w->inf ? " reason" : "", w->nan, w->inf);
+            td_padding(b, w->pad, w->pad_reported);
         } else { /* nothing compared: no count to show */
             oq_sb_puts(b, "<td class=\"n\">&ndash;</td><td class=\"n\">&ndash;</td><td class=\"n\">&ndash;</td>");
         }
-        td_num(b, t.median);
-        td_num(b, t.p90);
-        td_num(b, t.first);
+        td_num(b, w->median_ms);
+        td_num(b, w->p90_ms);
+        td_num(b, w->first_ms);
         oq_sb_puts(b, "<td>");
         kernels_text(b, c);
         oq_sb_puts(b, "</td><td>");
@@ -238,22 +161,13 @@ static void config_table(oq_sb *b, const json_t *configs, const json_t *batches)
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</td></tr>\n");
         }
-        cache_row(b, c);
+        cache_row(b, c, w);
     }
     oq_sb_puts(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
                   "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "
                   "Errors over valid elements only; integer and bool outputs are compared exactly. Padding: padded "
                   "elements not exactly 0 where the padding is judged (red), and where it is reported, not judged "
                   "(the reference is not zero there either, or --padding report).</p>\n</section>\n");
-}
-
-static const json_t *batch_info(const json_t *batches, long long index)
-{
-    size_t i;
-    json_t *b = index >= 0 ? json_array_get(batches, (size_t)index) : NULL;
-    if (oq_j_int(b, "index") == index) return b; /* an unsharded run's batches are in index order */
-    json_array_foreach(batches, i, b) if (oq_j_int(b, "index") == index) return b;
-    return NULL;
 }
 
 static void worst_elements(oq_sb *b, const json_t *o)
@@ -289,7 +203,7 @@ static void td_output_padding(oq_sb *b, const json_t *o)
         oq_sb_puts(b, "<td class=\"muted\">not masked: every element valid</td>");
         return;
     }
-    if (padding_judged(o)) {
+    if (oq_vd_padding_judged(o)) {
         td_int(b, nz, 1);
         return;
     }
@@ -332,17 +246,22 @@ static void batch_cells(oq_sb *b, const json_t *bt, const json_t *info, size_t r
     oq_sb_puts(b, "</td>");
 }
 
-static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
+/* The rows of the batches shown; when some are left out, how many and which are shown. */
+static void batch_rows(oq_sb *b, const oq_vd_config *vc, const oq_vd *d)
 {
+    size_t shown = json_array_size(vc->rows);
+    if (shown < vc->ran)
+        oq_sb_printf(b, "<p class=\"muted rows-left-out\">%zu of %zu batches shown: the first %d failing and the %d "
+                        "slowest of the others; %zu more not shown (every batch is in summary.json and "
+                        "validate.csv).</p>\n", shown, vc->ran, OQ_VD_ROWS_EACH, OQ_VD_ROWS_EACH, vc->ran - shown);
     oq_sb_puts(b, "<table class=\"batches\"><tr><th>batch</th><th>events</th><th>valid tokens</th><th>padded L</th>"
                   "<th>first call ms</th><th>median ms</th><th>output</th><th>status</th><th>max |error|</th>"
                   "<th>max rel.</th><th>rms</th><th>over tol. / valid</th><th>NaN/Inf</th><th>padding &ne; 0</th>"
                   "<th>rtol, atol</th></tr>\n");
     size_t i, j;
     json_t *bt, *o;
-    json_array_foreach(json_object_get(cfg, "batches"), i, bt) {
-        if (!batch_ran(bt)) continue;
-        const json_t *info = batch_info(batches, oq_j_int(bt, "index"));
+    json_array_foreach(vc->rows, i, bt) {
+        const json_t *info = oq_vd_info(d, oq_j_int(bt, "index"));
         const json_t *outs = json_object_get(bt, "outputs");
         size_t nout = json_array_size(outs) ? json_array_size(outs) : 1, n = nout;
         json_array_foreach(outs, j, o) n += !json_is_true(json_object_get(o, "passed")); /* + a worst row */
@@ -367,45 +286,40 @@ static void batch_rows(oq_sb *b, const json_t *cfg, const json_t *batches)
 
 /* Outputs whose padding was not zero and not judged, once per output (the first batch that
  * shows it), with why: what the text output prints under the configuration. */
-static void padding_notes(oq_sb *b, const json_t *cfg)
+static void padding_notes(oq_sb *b, const oq_vd_config *vc)
 {
-    const char *seen[64];
-    size_t nseen = 0, i, j;
-    json_t *bt, *o;
-    json_array_foreach(json_object_get(cfg, "batches"), i, bt) json_array_foreach(json_object_get(bt, "outputs"), j, o) {
-        const json_t *p = json_object_get(o, "padding");
-        const char *name = oq_j_str(o, "output", oq_j_str(o, "name", "?"));
-        if (padding_judged(o) || !oq_j_int(p, "nonzero") || json_is_false(json_object_get(p, "masked"))) continue;
-        size_t k = 0;
-        while (k < nseen && strcmp(seen[k], name)) k++;
-        if (k < nseen) continue;
-        if (nseen < sizeof seen / sizeof *seen) seen[nseen++] = name;
-        if (nseen == 1) oq_sb_puts(b, "<ul class=\"padding-notes\">\n");
+    size_t i;
+    json_t *n;
+    json_array_foreach(vc->notes, i, n) {
+        if (i == 0) oq_sb_puts(b, "<ul class=\"padding-notes\">\n");
         oq_sb_puts(b, "<li class=\"padding-note\">");
-        oq_sb_escf(b, "padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s", name,
-                   oq_j_int(p, "nonzero"), oq_j_int(p, "padded"), oq_j_int(bt, "index"),
-                   !strcmp(oq_j_str(p, "rule", ""), "report") ? "--padding report"
+        oq_sb_escf(b, "padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s",
+                   oq_j_str(n, "output", "?"), oq_j_int(n, "nonzero"), oq_j_int(n, "padded"), oq_j_int(n, "batch"),
+                   !strcmp(oq_j_str(n, "rule", ""), "report") ? "--padding report"
                                                                : "the reference is not zero there (a language model's "
                                                                  "logits and hidden states are not), so the runtime "
                                                                  "need not be either");
         oq_sb_puts(b, "</li>\n");
     }
-    if (nseen) oq_sb_puts(b, "</ul>\n");
+    if (json_array_size(vc->notes)) oq_sb_puts(b, "</ul>\n");
 }
 
-/* The `expected` reference: the saved outputs, file by file. */
-static void expected_files(oq_sb *b, const json_t *batches)
+/* The `expected` reference: the saved outputs, file by file (the first OQ_VD_ROWS_ALL). */
+static void expected_files(oq_sb *b, const oq_vd *d)
 {
     oq_sb_puts(b, "<div class=\"expected-files\"><p>The reference is the outputs saved with the inputs (e.g. "
                   "PyTorch's): nothing ran for it; every configuration after it is judged against these values, "
                   "batch by batch, on the valid elements.</p>\n<ul>\n");
     size_t i;
     json_t *bt;
-    json_array_foreach(batches, i, bt) {
+    json_array_foreach(d->infos, i, bt) {
         oq_sb_printf(b, "<li>batch %lld: <code>", oq_j_int(bt, "index"));
         oq_sb_esc(b, oq_j_str(bt, "expected", "(not recorded)"));
         oq_sb_puts(b, "</code></li>\n");
     }
+    if (d->n_batches > json_array_size(d->infos))
+        oq_sb_printf(b, "<li class=\"muted\">and %zu more (summary.json lists them)</li>\n",
+                     d->n_batches - json_array_size(d->infos));
     oq_sb_puts(b, "</ul>\n</div>\n");
 }
 
@@ -432,11 +346,11 @@ static void worker_lines(oq_sb *b, const json_t *c)
     }
 }
 
-static void config_details(oq_sb *b, const json_t *configs, const json_t *batches)
+static void config_details(oq_sb *b, const json_t *configs, const oq_vd *d)
 {
     oq_sb_puts(b, "<section id=\"details\">\n<h2>Per batch and output</h2>\n");
-    size_t i, k;
-    json_t *c, *bt;
+    size_t i;
+    json_t *c;
     json_array_foreach(configs, i, c) {
         const char *st = oq_j_str(c, "status", "failed"), *cls = status_class(st);
         oq_sb_printf(b, "<details id=\"cfg-%zu\" class=\"config%s%s\"%s data-status=\"", i, cls ? " " : "", cls ? cls : "",
@@ -455,12 +369,10 @@ static void config_details(oq_sb *b, const json_t *configs, const json_t *batche
         }
         if (json_object_get(c, "refusal"))
             oq_html_refusal(b, json_object_get(c, "refusal"), oq_j_str(json_object_get(c, "refusal"), "raw", NULL));
-        if (is_expected(c)) expected_files(b, batches);
+        if (is_expected(c)) expected_files(b, d);
         worker_lines(b, c);
-        padding_notes(b, c);
-        size_t ran = 0;
-        json_array_foreach(json_object_get(c, "batches"), k, bt) ran += batch_ran(bt);
-        if (ran) batch_rows(b, c, batches);
+        padding_notes(b, &d->configs[i]);
+        if (d->configs[i].ran) batch_rows(b, &d->configs[i], d);
         else if (!is_expected(c)) oq_sb_puts(b, "<p class=\"muted\">No batch ran.</p>\n");
         oq_sb_puts(b, "</details>\n");
     }
@@ -608,14 +520,17 @@ static void advice_section(oq_sb *b, const json_t *configs)
     oq_sb_puts(b, "</section>\n");
 }
 
-static void batches_section(oq_sb *b, const json_t *batches)
+static void batches_section(oq_sb *b, const oq_vd *d)
 {
-    oq_sb_printf(b, "<section id=\"inputs\">\n<h2>Batches</h2>\n<details><summary>%zu batches</summary>\n"
-                    "<table><tr><th>batch</th><th>inputs</th><th>batch size</th><th>padded L</th><th>lengths</th>"
-                    "<th>valid tokens</th></tr>\n", json_array_size(batches));
+    size_t shown = json_array_size(d->infos);
+    oq_sb_printf(b, "<section id=\"inputs\">\n<h2>Batches</h2>\n<details><summary>%zu batches</summary>\n", d->n_batches);
+    if (shown < d->n_batches)
+        oq_sb_printf(b, "<p class=\"muted\">The first %zu shown; summary.json lists all %zu.</p>\n", shown, d->n_batches);
+    oq_sb_puts(b, "<table><tr><th>batch</th><th>inputs</th><th>batch size</th><th>padded L</th><th>lengths</th>"
+                  "<th>valid tokens</th></tr>\n");
     size_t i, k;
     json_t *bt, *x;
-    json_array_foreach(batches, i, bt) {
+    json_array_foreach(d->infos, i, bt) {
         oq_sb_printf(b, "<tr><td class=\"n\">%lld</td><td><code>", oq_j_int(bt, "index"));
         oq_sb_esc(b, oq_j_str(bt, "inputs", ""));
         oq_sb_printf(b, "</code></td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td>", oq_j_int(bt, "batch_size"),
@@ -762,19 +677,15 @@ static counts counts_of(const json_t *configs, char *names, size_t cap, const ch
 }
 
 /* "reference expected (the saved outputs) · 1 under test: 0 passed, ... · 1 batch, ..." */
-static void detail_line(char *out, size_t cap, const json_t *s, counts n)
+static void detail_line(char *out, size_t cap, const json_t *s, counts n, const oq_vd *d)
 {
-    const json_t *configs = json_object_get(s, "configs"), *batches = json_object_get(s, "batches"), *ref = NULL;
-    long long valid = 0, events = 0, under = 0;
+    const json_t *configs = json_object_get(s, "configs"), *ref = NULL;
+    long long valid = d->valid, events = d->events, under = 0;
     size_t i;
     json_t *c;
     json_array_foreach(configs, i, c) {
         if (is_reference(c) && !ref) ref = c;
         under += !is_reference(c);
-    }
-    json_array_foreach(batches, i, c) {
-        valid += oq_j_int(c, "valid_size");
-        events += oq_j_int(c, "batch_size");
     }
     char r[320] = "no reference";
     if (ref)
@@ -782,21 +693,30 @@ static void detail_line(char *out, size_t cap, const json_t *s, counts n)
                  is_expected(ref) ? " (the saved outputs)" : strcmp(oq_j_str(ref, "status", ""), "passed") ? " (did not run)" : "");
     snprintf(out, cap, "%s \xc2\xb7 %lld under test: %lld passed, %lld failed, %lld skipped, %lld runtime error%s, %lld not "
              "run \xc2\xb7 %zu batch%s, %lld events, %lld valid tokens \xc2\xb7 %s to %s", r, under, n.passed, n.failed,
-             n.skipped, n.error, n.error == 1 ? "" : "s", n.not_run, json_array_size(batches),
-             json_array_size(batches) == 1 ? "" : "es", events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
+             n.skipped, n.error, n.error == 1 ? "" : "s", n.not_run, d->n_batches,
+             d->n_batches == 1 ? "" : "es", events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
 }
 
 oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err *err)
 {
+    oq_vd d;
+    oq_status st = oq_vd_of_doc(&d, s, err);
+    if (!st) st = oq_report_validate_vd(b, s, &d, name, err);
+    oq_vd_clear(&d);
+    return st;
+}
+
+oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const char *name, oq_err *err)
+{
     (void)err;
-    const json_t *configs = json_object_get(s, "configs"), *batches = json_object_get(s, "batches");
+    const json_t *configs = json_object_get(s, "configs");
     const json_t *ev = json_object_get(s, "evidence"), *cmd = json_object_get(ev, "command");
     const char *sub = json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "validate";
     /* the verdict as written (a summary without one is not shown as a pass) */
     const char *verdict = oq_html_verdict_class(oq_j_str(s, "verdict", "failed"));
     char tool[64], names[512] = "", reason[1024] = "", detail[768];
     counts n = counts_of(configs, names, sizeof names, verdict);
-    detail_line(detail, sizeof detail, s, n);
+    detail_line(detail, sizeof detail, s, n, d);
     snprintf(tool, sizeof tool, "ortqual %s", sub);
     if (json_is_string(json_object_get(s, "verdict_reason")))
         snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "verdict_reason", ""),
@@ -817,15 +737,15 @@ oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a>"
                   "<a href=\"#inputs\">batches</a></nav>\n");
     shards_section(b, shards);
-    config_table(b, configs, batches);
-    config_details(b, configs, batches);
+    config_table(b, configs, d);
+    config_details(b, configs, d);
     evidence_section(b, configs);
     oq_html_figures(b, s, name);
     advice_section(b, configs);
     model_inputs_section(b, json_object_get(s, "model_inputs"));
     oq_html_environment(b, json_object_get(ev, "system"), configs);
     oq_html_command(b, cmd, "ortqual", oq_j_str(ev, "cwd", NULL));
-    batches_section(b, batches);
+    batches_section(b, d);
     oq_html_end(b);
     return OQ_OK;
 }

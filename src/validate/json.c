@@ -2,6 +2,7 @@
  * The worker writes its oq_config_result with the same function that writes the
  * configurations of summary.json, and the orchestrator reads it back into the same struct
  * (docs/summary-schema.md documents the keys). */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,15 +109,9 @@ static json_t *load(const char *path, oq_err *err)
 
 static json_t *plan_json(const oq_validate_plan *p)
 {
-    json_t *inputs = json_object(), *batches = json_array();
+    json_t *inputs = json_object();
     for (size_t i = 0; i < p->n_inputs; i++)
         json_object_set_new(inputs, p->input_names[i], json_string(p->input_members[i]));
-    for (size_t i = 0; i < p->n_batches; i++) {
-        const oq_plan_batch *b = &p->batches[i];
-        json_t *jb = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
-        set_str(jb, "save", b->save);
-        json_array_append_new(batches, jb);
-    }
     json_t *runtime = json_pack("{s:o, s:o}", "ep_libs", pairs_json(p->ep_lib_names, p->ep_lib_paths, p->n_ep_libs),
                                 "ep_options",
                                 pairs_json(p->ep_option_keys, p->ep_option_values, p->n_ep_options));
@@ -125,12 +120,13 @@ static json_t *plan_json(const oq_validate_plan *p)
                                  "expect", strv_json(p->dispatch.expect, p->dispatch.n_expect),
                                  "force_sdpa_kernel", p->dispatch.force_sdpa_kernel);
     json_t *j = json_pack("{s:s, s:b, s:o, s:o, s:i, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}, s:s}", "config",
-                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "batches", batches,
+                          p->config.name, "is_reference", p->is_reference, "inputs", inputs, "n_batches", json_integer((json_int_t)p->n_batches),
                           "repeat", p->repeat, "warmup", p->warmup, "padding", p->padding, "padded_length",
                           (json_int_t)p->padded_length, "runtime", runtime, "dispatch", dispatch, "placement",
                           "enable", p->placement.enable, "require", p->placement.require, "strict",
                           p->placement.strict, "result", p->result);
     if (!j) return NULL;
+    set_str(j, "batches_file", p->batches_file);
     set_str(j, "mask_member", p->mask_member);
     set_str(j, "model", p->model);
     set_str(j, "weights", p->weights);
@@ -149,20 +145,44 @@ oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err
     return write_scratch(path, plan_json(p), err);
 }
 
-static int plan_batches_back(const json_t *a, oq_validate_plan *p)
+int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 {
-    int ok = 1;
-    for (size_t i = 0; ok && i < json_array_size(a); i++) {
-        const json_t *jb = json_array_get(a, i);
-        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
-        if (!b) return 0;
-        b->index = json_integer_value(json_object_get(jb, "index"));
-        b->inputs = dup_of(jb, "inputs", &ok);
-        b->ref = dup_of(jb, "ref", &ok);
-        b->save = dup_of(jb, "save", &ok);
-        ok = ok && b->inputs && b->ref;
-    }
+    json_t *j = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
+    set_str(j, "save", b->save);
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
     return ok;
+}
+
+/* A line of the batches file as a batch (its strings borrowed from j). */
+static int plan_batch_back(const json_t *j, oq_plan_batch *b)
+{
+    b->index = json_integer_value(json_object_get(j, "index"));
+    b->inputs = (char *)str_of(j, "inputs");
+    b->ref = (char *)str_of(j, "ref");
+    b->save = (char *)str_of(j, "save");
+    return json_is_integer(json_object_get(j, "index")) && b->inputs && b->ref;
+}
+
+oq_status oq_plan_batches_each(const oq_validate_plan *p, oq_plan_batch_fn fn, void *ctx, oq_err *err)
+{
+    FILE *in = p->batches_file ? fopen(p->batches_file, "r") : NULL;
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", p->batches_file ? p->batches_file : "(no batches file)",
+                               p->batches_file ? strerror(errno) : "the plan names none");
+    char *line = NULL;
+    size_t cap = 0, i = 0;
+    oq_status st = OQ_OK;
+    while (!st && getline(&line, &cap, in) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        oq_plan_batch b;
+        if (!j || !plan_batch_back(j, &b)) st = oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", p->batches_file, i + 1);
+        else st = fn(ctx, &b, i++, err);
+        json_decref(j);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", p->batches_file);
+    free(line);
+    fclose(in);
+    return st;
 }
 
 static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
@@ -181,7 +201,8 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     json_object_foreach((json_t *)json_object_get(j, "inputs"), name, member)
         if (ok && oq_plan_add_input(p, name, json_string_value(member) ? json_string_value(member) : "", NULL)) ok = 0;
     p->mask_member = dup_of(j, "mask_member", &ok);
-    ok = ok && plan_batches_back(json_object_get(j, "batches"), p);
+    p->n_batches = (size_t)json_integer_value(json_object_get(j, "n_batches"));
+    p->batches_file = dup_of(j, "batches_file", &ok);
     p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));
     p->warmup = (int)json_integer_value(json_object_get(j, "warmup"));
     p->threads = (int)json_integer_value(json_object_get(j, "threads"));
@@ -640,7 +661,7 @@ static int refusal_back(const json_t *j, oq_refusal *r)
 /* The marker a streamed writer replaces with the batches' records (see summary_stream). */
 #define BATCHES_MARK "\001oq-batches:"
 
-static json_t *config_json(const oq_config_result *r, long mark, int timings);
+static json_t *config_json(const oq_config_result *r, long mark, int bare);
 
 json_t *oq_config_result_to_json(const oq_config_result *r)
 {
@@ -648,8 +669,8 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
 }
 
 /* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records;
- * timings: the batch records without their outputs (what the plots need of them). */
-static json_t *config_json(const oq_config_result *r, long mark, int timings)
+ * bare: an empty array (the plots add the records they draw). */
+static json_t *config_json(const oq_config_result *r, long mark, int bare)
 {
     const oq_config *c = &r->config;
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", c->name, "runtime", c->runtime, "representation",
@@ -664,11 +685,8 @@ static json_t *config_json(const oq_config_result *r, long mark, int timings)
         char m[48];
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();
-        for (size_t i = 0; mark < 0 && i < r->n_batches; i++) {
-            json_t *b = batch_json(&r->batches[i]);
-            if (timings) json_object_del(b, "outputs");
-            json_array_append_new(batches, b);
-        }
+        for (size_t i = 0; mark < 0 && !bare && i < r->n_batches; i++)
+            json_array_append_new(batches, batch_json(&r->batches[i]));
         for (size_t i = 0; i < r->n_outputs; i++) json_array_append_new(outputs, output_result_json(&r->outputs[i]));
         json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
@@ -762,7 +780,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
          placement_back(json_object_get(j, "placement"), &r->placement) &&
          teeth_back(json_object_get(j, "teeth"), &r->teeth) && refusal_back(json_object_get(j, "refusal"), &r->refusal) &&
-         config_shards_back(json_object_get(j, "shards"), r);
+         config_shards_back(json_object_get(j, "shards"), r) && oq_batch_totals_of(r);
     if (ok) return OQ_OK;
     oq_config_result_clear(r);
     return oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading a configuration's result");
@@ -780,6 +798,45 @@ oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *e
     oq_status st = j ? oq_config_result_from_json(j, r, err) : OQ_ERR_FORMAT;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
+    return st;
+}
+
+/* ---- batch records as JSON lines ---------------------------------------------------- */
+
+void oq_batch_records_path(const char *result, char *buf, size_t n) { snprintf(buf, n, "%sl", result); }
+
+json_t *oq_batch_record_json(const oq_batch_result *b) { return batch_json(b); }
+
+int oq_batch_record_put(FILE *f, const oq_batch_result *b)
+{
+    json_t *j = batch_json(b);
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    long n = 0;
+    oq_status st = OQ_OK;
+    while (!st && getline(&line, &cap, in) > 0) {
+        oq_batch_result b = {0};
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        n++;
+        if (!j) st = oq_err_set(err, OQ_ERR_FORMAT, "%s:%ld: %s", path, n, je.text);
+        else if (!batch_back(j, &b)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        else st = fn(ctx, &b, err);
+        free(b.outputs);
+        json_decref(j);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
+    free(line);
+    fclose(in);
     return st;
 }
 
@@ -1015,11 +1072,11 @@ json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
 }
 
 /* marks 1: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration
- * K's); 2: the configurations' batch records without their outputs (oq_summary_to_json_for_plots). */
+ * K's); 2: every "batches" array empty (oq_summary_to_json_for_plots). */
 static json_t *summary_json(const oq_validate_summary *s, int marks)
 {
     json_t *batches = marks == 1 ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
-    for (size_t i = 0; marks != 1 && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
+    for (size_t i = 0; !marks && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
     for (size_t i = 0; i < s->n_configs; i++)
         json_array_append_new(configs, config_json(&s->configs[i], marks == 1 ? (long)i : -1, marks == 2));
     json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
@@ -1032,7 +1089,9 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
         json_decref(configs);
         return NULL;
     }
-    if (*s->plan_hash) json_object_set_new(j, "plan", plan_id_json(s->plan_hash, s->plan_description));
+    if (*s->plan_hash)
+        json_object_set_new(j, "plan", marks == 1 ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
+                                                  : plan_id_json(s->plan_hash, s->plan_description));
     json_object_set_new(j, "batches", batches);
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
@@ -1060,38 +1119,61 @@ static void put_indented(FILE *f, const char *text, int pad)
     }
 }
 
-/* One array of batch records at indentation `pad`, each record built, written and freed in
- * turn: the document never holds every batch at once. */
-static int put_batches(FILE *f, const oq_validate_summary *s, long which, int pad)
+/* One record at indentation `pad` (after a ",\n" unless it is the first). */
+static int put_record(FILE *f, json_t *j, int pad, size_t i)
 {
-    size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
-    if (!n) return fputs("[]", f) >= 0;
-    fputs("[\n", f);
-    for (size_t i = 0; i < n; i++) {
-        json_t *j = which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]);
-        char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
-        json_decref(j);
-        if (!text) return 0;
-        fprintf(f, "%*s", pad + 2, "");
-        put_indented(f, text, pad + 2);
-        fputs(i + 1 < n ? ",\n" : "\n", f);
-        free(text);
-    }
-    fprintf(f, "%*s]", pad, "");
-    return 1;
-}
-
-/* The document without its batches, then each marker replaced by its records. */
-static int summary_stream(FILE *f, const oq_validate_summary *s)
-{
-    json_t *j = summary_json(s, 1);
     char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
     json_decref(j);
     if (!text) return 0;
+    fprintf(f, "%s%*s", i ? ",\n" : "[\n", pad + 2, "");
+    put_indented(f, text, pad + 2);
+    free(text);
+    return 1;
+}
+
+static int end_records(FILE *f, size_t n, int pad)
+{
+    if (!n) return fputs("[]", f) >= 0;
+    return fprintf(f, "\n%*s]", pad, "") > 0;
+}
+
+/* A JSON-lines file's records copied one line at a time. */
+static int put_record_lines(FILE *f, const char *path, int pad)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;
+    char *line = NULL;
+    size_t cap = 0, n = 0;
+    int ok = 1;
+    while (ok && getline(&line, &cap, in) > 0) ok = put_record(f, json_loads(line, 0, NULL), pad, n++);
+    ok = ok && !ferror(in);
+    free(line);
+    fclose(in);
+    return ok && end_records(f, n, pad);
+}
+
+/* One array of batch records at indentation `pad`, each record built, written and freed in
+ * turn: the document never holds every batch at once. */
+static int put_batches(FILE *f, const oq_validate_summary *s, const oq_spilled *sp, long which, int pad)
+{
+    if (which >= 0 && sp && sp->records && sp->records[which]) return put_record_lines(f, sp->records[which], pad);
+    if (which < 0 && sp && sp->batch_list) return put_record_lines(f, sp->batch_list, pad);
+    size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
+    for (size_t i = 0; i < n; i++)
+        if (!put_record(f, which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]),
+                        pad, i))
+            return 0;
+    return end_records(f, n, pad);
+}
+
+/* The document without its batches, then each marker replaced by its records. */
+/* From p on (text: the whole dump), each batches marker replaced by its records. */
+static int put_marked(FILE *f, const char *text, const char *p, const oq_validate_summary *s, const oq_spilled *sp)
+{
     /* as json_dumps writes it: only a "batches" key holds a string there (a marker in a user's
      * string, the command line in the evidence say, is an array element, never such a value) */
     static const char mark[] = "\"batches\": \"\\u0001oq-batches:";
-    const char *p = text, *m;
+    const char *m;
     int ok = 1;
     while (ok && (m = strstr(p, mark))) {
         const char *line = m;
@@ -1101,25 +1183,106 @@ static int summary_stream(FILE *f, const oq_validate_summary *s)
         long which = strtol(m + sizeof mark - 1, &end, 10);
         fwrite(p, 1, (size_t)(m - p), f);
         fputs("\"batches\": ", f);
-        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, which, pad);
+        ok = *end == '"' && which >= -1 && (which < 0 || (size_t)which < s->n_configs) && put_batches(f, s, sp, which, pad);
         p = end + 1;
     }
     fputs(p, f);
+    return ok;
+}
+
+/* The document without its batches, then each marker replaced by its records; the plan's
+ * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
+/* A file's bytes copied. */
+static int put_file(FILE *f, const char *path)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;
+    char buf[65536];
+    size_t n;
+    int ok = 1;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, f) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    return ok;
+}
+
+static int summary_stream(FILE *f, const oq_validate_summary *s, const oq_spilled *sp)
+{
+    json_t *j = summary_json(s, 1);
+    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+    json_decref(j);
+    if (!text) return 0;
+    static const char plan_mark[] = "\"description\": \"\\u0001oq-plan\"";
+    char *pm = strstr(text, plan_mark);
+    const char *rest = text;
+    int ok = 1;
+    if (pm) {
+        *pm = '\0';
+        ok = put_marked(f, text, text, s, sp);
+        fputs("\"description\": ", f);
+        if (sp && sp->description) ok = ok && put_file(f, sp->description);
+        else fputs(s->plan_description ? s->plan_description : "{}", f);
+        rest = pm + sizeof plan_mark - 1;
+    }
+    ok = ok && put_marked(f, text, rest, s, sp);
     fputc('\n', f);
     free(text);
     return ok;
 }
 
-oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err)
+oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, const char *path, oq_err *err)
 {
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, 1, err);
     if (st) return st;
-    if (!summary_stream(af.fp, s)) {
+    if (!summary_stream(af.fp, s, sp)) {
         oq_atomic_abort(&af);
-        return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+        return oq_err_set(err, OQ_ERR_IO, "%s: out of memory, or a batch record unreadable", path);
     }
     return oq_atomic_commit(&af, err);
+}
+
+static int put_line(FILE *f, json_t *j)
+{
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *sp, oq_err *err)
+{
+    char list[4200], desc[4200];
+    snprintf(list, sizeof list, "%s/batch_list.jsonl", dir);
+    snprintf(desc, sizeof desc, "%s/plan_description.json", dir);
+    FILE *f = fopen(list, "w"), *d = fopen(desc, "w");
+    int ok = f && d && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
+    for (size_t i = 0; ok && i < s->n_batches; i++) {
+        sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
+        ok = put_line(f, batch_info_json(&s->batches[i]));
+    }
+    if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
+    if (f) ok = fclose(f) == 0 && ok;
+    if (d) ok = fclose(d) == 0 && ok;
+    if (!ok || !(sp->batch_list = strdup(list)) || (s->plan_description && !(sp->description = strdup(desc))))
+        return oq_err_set(err, OQ_ERR_IO, "%s: the batch list cannot be written", dir);
+    sp->n_brief = s->n_batches;
+    for (size_t i = 0; i < s->n_batches; i++) oq_batch_info_clear(&s->batches[i]);
+    free(s->batches);
+    free(s->plan_description);
+    s->batches = NULL;
+    s->n_batches = 0;
+    s->plan_description = NULL;
+    return OQ_OK;
+}
+
+void oq_spilled_clear(oq_spilled *sp, size_t n_configs)
+{
+    free(sp->batch_list);
+    free(sp->brief);
+    free(sp->description);
+    for (size_t k = 0; sp->records && k < n_configs; k++) free(sp->records[k]);
+    free(sp->records);
+    memset(sp, 0, sizeof *sp);
 }
 
 static oq_status configs_back(const json_t *a, oq_validate_summary *s, oq_err *err)
@@ -1178,6 +1341,58 @@ oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summa
     return st;
 }
 
+typedef struct spill {
+    const char *prefix;
+    size_t n;
+    FILE **files;    /* per configuration, opened at its first record */
+    char **paths;
+} spill;
+
+static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
+{
+    spill *sp = ctx;
+    if (which < 0) return OQ_OK; /* the batch list: the merge takes the plan's */
+    while (sp->n <= (size_t)which) {
+        FILE **f = OQ_PUSH(sp->files, sp->n);
+        char **p = f ? realloc(sp->paths, sp->n * sizeof *sp->paths) : NULL;
+        if (!p) {
+            sp->n -= f != NULL;
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+        sp->paths = p;
+        p[sp->n - 1] = NULL;
+    }
+    if (!sp->files[which]) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s%ld.jsonl", sp->prefix, which);
+        if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if (!(sp->files[which] = fopen(path, "w"))) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    if (json_dumpf(rec, sp->files[which], JSON_COMPACT | JSON_PRESERVE_ORDER) || fputc('\n', sp->files[which]) == EOF)
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp->paths[which]);
+    return OQ_OK;
+}
+
+oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
+                                           char ***records, size_t *n_records, oq_err *err)
+{
+    *summary = NULL;
+    spill sp = {.prefix = prefix};
+    oq_validate_summary *s = calloc(1, sizeof *s);
+    json_t *j = s ? oq_json_scan_file(path, spill_record, &sp, err) : NULL;
+    oq_status st = !s ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : j ? summary_back(j, s, err) : err->status;
+    if (j && st) oq_err_prefix(err, "%s: ", path);
+    json_decref(j);
+    for (size_t i = 0; i < sp.n; i++)
+        if (sp.files[i] && fclose(sp.files[i]) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp.paths[i]);
+    free(sp.files);
+    *records = sp.paths;
+    *n_records = sp.n;
+    if (st) oq_validate_summary_free(s);
+    else *summary = s;
+    return st;
+}
+
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
 {
     return write_new(path, json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status",
@@ -1201,7 +1416,8 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
-    json_object_del(j, "batches");
+    json_object_del(j, "batches_file"); /* the batches are named by content below */
+    json_object_del(j, "n_batches");
     json_object_del(j, "padded_length"); /* the batches' */
     json_object_del(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
@@ -1211,21 +1427,29 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     return j;
 }
 
+/* The description's text as json_dumps(COMPACT | SORT_KEYS) writes it, the batch list written
+ * entry by entry rather than built as a tree of every batch ("batches" sorts first). */
 char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
                           const char *weights_sha256, const oq_batch_info *all, size_t n_all)
 {
-    json_t *configs = json_array(), *batches = json_array(), *required = json_array();
+    json_t *configs = json_array(), *required = json_array();
     for (size_t k = 0; k < o->n_configs; k++)
         json_array_append_new(configs, identity_json(&plans[k], model_sha256[k], weights_sha256));
-    for (size_t i = 0; i < n_all; i++)
-        json_array_append_new(batches, json_pack("{s:I, s:s}", "index", (json_int_t)all[i].index, "sha256",
-                                                 all[i].sha256));
     for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
-    json_t *d = json_pack("{s:o, s:o, s:{s:o, s:b, s:b}}", "batches", batches, "configs", configs, "run", "required",
-                          required, "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
-    char *text = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(d);
-    return text;
+    json_t *rest = json_pack("{s:o, s:{s:o, s:b, s:b}}", "configs", configs, "run", "required", required,
+                             "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
+    char *tail = rest ? json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(rest);
+    oq_dynbuf b = {0};
+    int ok = tail && !oq_dynbuf_add(&b, "{\"batches\":[");
+    for (size_t i = 0; ok && i < n_all; i++)
+        ok = !oq_dynbuf_addf(&b, "%s{\"index\":%lld,\"sha256\":\"%s\"}", i ? "," : "", (long long)all[i].index,
+                             all[i].sha256);
+    ok = ok && !oq_dynbuf_addf(&b, "],%s", tail + 1); /* tail's "{" dropped: its keys follow */
+    free(tail);
+    if (ok) return oq_dynbuf_take(&b, NULL);
+    oq_dynbuf_clear(&b);
+    return NULL;
 }
 
 /* Appends `key` to the list "a, b" in buf unless it is there. */

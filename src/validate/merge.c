@@ -1,20 +1,27 @@
 /* The shards of one plan merged into one summary (ortqual/shard.h). The shards' summaries are
- * read back into typed summaries and merged field by field: per-batch figures are moved over
- * as the shards measured them, verdicts combine as one unsharded run would have set them, and
+ * read back into typed summaries and merged field by field: per-batch records are moved over
+ * as the shards measured them, one at a time through files (never all in memory), verdicts combine as one unsharded run would have set them, and
  * the result is written by the same writer as any summary.json, so a merged summary cannot
  * drift from an unsharded one. A shard that did not report makes the verdict fail. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ortqual/fileio.h"
 #include "validate/validate-impl.h"
 
 typedef struct merge_ctx {
     const char *outdir;
     oq_shard_plan plan;          /* shards/plan.json */
     oq_validate_summary **shard; /* N summaries; NULL for a shard that did not report */
+    char ***records;             /* per shard, per configuration of its summary: its batch
+                                    records spilled to a file (NULL: none) */
+    size_t *n_records;
+    char **merged;               /* per configuration of the merge: its records' file */
+    char work[4096];             /* where those files are (removed after) */
     oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
     oq_validate_summary *s;      /* the merged summary */
 } merge_ctx;
@@ -23,6 +30,7 @@ typedef struct merge_ctx {
 typedef struct entry {
     int32_t shard;
     oq_config_result *r;
+    const char *records; /* its batch records (NULL: none) */
 } entry;
 
 static oq_shard_part part_of(const merge_ctx *m, int32_t i)
@@ -124,7 +132,10 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         char dir[4096], path[4200];
         snprintf(dir, sizeof dir, "%s/shards/%d", m->outdir, (int)i);
         snprintf(path, sizeof path, "%s/summary.json", dir);
-        oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read(path, &m->shard[i], err)
+        char prefix[4200];
+        snprintf(prefix, sizeof prefix, "%s/shard%d_", m->work, (int)i);
+        oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read_spilled(path, prefix, &m->shard[i],
+                                                                                   &m->records[i], &m->n_records[i], err)
                                                 : diagnose(m, i, dir, err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
@@ -145,7 +156,8 @@ static size_t entries_of(const merge_ctx *m, size_t k, entry *out, int *incomple
         oq_shard_part part = part_of(m, i);
         long pos = oq_shard_part_config(&part, k);
         if (pos < 0) continue;
-        if (m->shard[i]) out[n++] = (entry){i, &m->shard[i]->configs[pos]};
+        if (m->shard[i])
+            out[n++] = (entry){i, &m->shard[i]->configs[pos], (size_t)pos < m->n_records[i] ? m->records[i][pos] : NULL};
         /* by configuration every shard ran the reference on every batch: one report is whole */
         else *incomplete |= k > 0 || m->plan.by == OQ_SHARD_BY_BATCH;
     }
@@ -162,31 +174,46 @@ static int copy_strv(char ***dst, size_t *n, char *const *src, size_t n_src, int
     return 1;
 }
 
-static int by_index(const void *a, const void *b)
+/* Each output over the batches of both (a batch is compared in one shard only: the
+ * reference, which every shard may run, compares nothing). */
+static int merge_outputs(oq_config_result *into, const oq_config_result *from)
 {
-    int64_t x = ((const oq_batch_result *)a)->index, y = ((const oq_batch_result *)b)->index;
-    return (x > y) - (x < y);
-}
-
-/* Batches by index, the first seen kept (by configuration every shard ran the reference on
- * every batch; by batch the ranges do not overlap). Moved: `from` keeps what was not taken. */
-static int merge_batches(oq_config_result *into, oq_config_result *from)
-{
-    qsort(into->batches, into->n_batches, sizeof *into->batches, by_index);
-    const size_t n0 = into->n_batches; /* sorted: looked up by bisection, not scanned per batch */
-    for (size_t i = 0; i < from->n_batches; i++) {
-        if (n0 && bsearch(&from->batches[i], into->batches, n0, sizeof *into->batches, by_index)) continue;
-        oq_batch_result *b = OQ_PUSH(into->batches, into->n_batches);
-        if (!b) return 0;
-        *b = from->batches[i];
-        memset(&from->batches[i], 0, sizeof from->batches[i]);
-    }
-    qsort(into->batches, into->n_batches, sizeof *into->batches, by_index);
-    /* each output over the batches of both (a batch is compared in one shard only: the
-     * reference, which every shard may run, compares nothing) */
     for (size_t i = 0; i < from->n_outputs; i++)
         if (oq_output_results_add(&into->outputs, &into->n_outputs, &from->outputs[i], NULL)) return 0;
     return 1;
+}
+
+typedef struct concat {
+    FILE *out;
+    int64_t last;        /* the index last written (-1: none) */
+    oq_totals_acc totals;
+} concat;
+
+/* Batches by index, the first seen kept: each shard's records are in index order and the
+ * shards' batch ranges follow each other, so a record not past the last one written was
+ * already given by an earlier shard (by configuration every shard ran the reference on
+ * every batch). */
+static oq_status concat_record(void *ctx, const oq_batch_result *b, oq_err *err)
+{
+    concat *c = ctx;
+    if (b->index <= c->last) return OQ_OK;
+    c->last = b->index;
+    if (!oq_batch_record_put(c->out, b)) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
+    return oq_totals_add(&c->totals, b) ? OQ_OK : nomem(err);
+}
+
+/* The n entries' records into one file `path`, counted into out->totals. */
+static oq_status merge_records(const entry *e, size_t n, const char *path, oq_config_result *out, oq_err *err)
+{
+    concat c = {.out = fopen(path, "w"), .last = -1};
+    if (!c.out) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    oq_totals_begin(&c.totals);
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < n; i++)
+        if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
+    if (fclose(c.out) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
+    oq_totals_end(&c.totals, &out->totals);
+    return st;
 }
 
 /* Every routing line and every failure, as one run would list them (shard order is batch
@@ -310,7 +337,7 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
 }
 
 /* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
-static oq_status merge_config(entry *e, size_t n, oq_config_result *out, oq_err *err)
+static oq_status merge_config(entry *e, size_t n, const char *records, oq_config_result *out, oq_err *err)
 {
     oq_verdict v;
     char *reason = NULL;
@@ -327,7 +354,7 @@ static oq_status merge_config(entry *e, size_t n, oq_config_result *out, oq_err 
     int ok = 1;
     for (size_t i = 1; ok && i < n; i++) {
         oq_config_result *f = e[i].r;
-        ok = merge_batches(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
+        ok = merge_outputs(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
              merge_placement(&out->placement, &f->placement);
         merge_costs(out, f);
         if (f->teeth.ran && !f->teeth.proved && (!out->teeth.ran || out->teeth.proved)) {
@@ -342,7 +369,8 @@ static oq_status merge_config(entry *e, size_t n, oq_config_result *out, oq_err 
     out->reason = reason;
     out->shards = per;
     out->n_shards = n;
-    return ok ? OQ_OK : nomem(err);
+    if (!ok) return nomem(err);
+    return out->reported ? merge_records(e, n, records, out, err) : OQ_OK;
 }
 
 /* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
@@ -388,8 +416,11 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         int incomplete;
         size_t n = entries_of(m, k, e, &incomplete);
         oq_config_result *r = &s->configs[s->n_configs++];
+        char records[4200];
+        snprintf(records, sizeof records, "%s/merged_%zu.jsonl", m->work, k);
         if (n) {
-            st = merge_config(e, n, r, err);
+            st = merge_config(e, n, records, r, err);
+            if (!st && r->reported && !(m->merged[k] = strdup(records))) st = nomem(err);
         } else {
             if (oq_config_parse(m->plan.configs[k], &r->config, NULL))
                 snprintf(r->config.name, sizeof r->config.name, "%s", m->plan.configs[k]);
@@ -475,10 +506,11 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", m->outdir);
-    oq_status st = oq_validate_write_csv(path, m->s, err);
-    if (!st && plots) oq_validate_plots(m->outdir, m->s);
+    oq_spilled sp = {.records = m->merged};
+    oq_status st = oq_validate_write_csv(path, m->s, &sp, err);
+    if (!st && plots) oq_validate_plots(m->outdir, m->s, &sp);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
-    return st ? st : oq_summary_write(m->s, path, err);
+    return st ? st : oq_summary_write(m->s, &sp, path, err);
 }
 
 oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,
@@ -489,9 +521,18 @@ oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_va
     oq_status st = oq_shard_plan_read(outdir, &m.plan, err);
     if (st) return st;
     oq_slurm_jobs_read(outdir, &m.jobs, NULL); /* absent when the shards ran without `ortqual slurm` */
-    m.shard = calloc((size_t)m.plan.count, sizeof *m.shard);
+    size_t count = (size_t)m.plan.count;
+    m.shard = calloc(count, sizeof *m.shard);
+    m.records = calloc(count, sizeof *m.records);
+    m.n_records = calloc(count, sizeof *m.n_records);
+    m.merged = calloc(m.plan.n_configs + 1, sizeof *m.merged);
     m.s = calloc(1, sizeof *m.s);
-    st = m.shard && m.s ? read_shards(&m, err) : nomem(err);
+    char shards[4000];
+    snprintf(shards, sizeof shards, "%s/shards", outdir);
+    snprintf(m.work, sizeof m.work, "%s/.merge", shards);
+    oq_remove_tree(m.work); /* an earlier merge's, stopped */
+    st = m.shard && m.records && m.n_records && m.merged && m.s ? oq_mkdir_in(shards, ".merge", err) : nomem(err);
+    if (!st) st = read_shards(&m, err);
     if (!st) st = merge_block(&m, err);
     if (!st) st = merge_configs(&m, err);
     if (!st) st = frame(&m, err);
@@ -500,7 +541,16 @@ oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_va
         st = write_merged(&m, plots, err);
     }
     for (int32_t i = 0; m.shard && i < m.plan.count; i++) oq_validate_summary_free(m.shard[i]);
+    for (size_t i = 0; m.records && i < count; i++) {
+        for (size_t k = 0; k < m.n_records[i]; k++) free(m.records[i][k]);
+        free(m.records[i]);
+    }
+    for (size_t k = 0; m.merged && k < m.plan.n_configs; k++) free(m.merged[k]);
+    oq_remove_tree(m.work);
     free(m.shard);
+    free(m.records);
+    free(m.n_records);
+    free(m.merged);
     oq_shard_plan_clear(&m.plan);
     if (st) oq_validate_summary_free(m.s);
     else *summary = m.s;

@@ -9,56 +9,113 @@
 #include "validate/validate-impl.h"
 
 /* The valid size of the batch of that index (a shard's summary holds some of the plan's
- * batches, in index order): found by bisection, so the rows cost O(n log n). */
-static int64_t valid_size(const oq_validate_summary *s, int64_t index)
+ * batches, in index order): found by bisection, so the rows cost O(n log n); a run's list is
+ * on file, its valid sizes in sp->brief. */
+static int64_t valid_size(const oq_validate_summary *s, const oq_spilled *sp, int64_t index)
 {
-    size_t lo = 0, hi = s->n_batches;
+    int brief = sp && sp->brief;
+    size_t lo = 0, n = brief ? sp->n_brief : s->n_batches, hi = n;
+#define INDEX_AT(i) (brief ? sp->brief[i].index : s->batches[i].index)
+#define SIZE_AT(i) (brief ? sp->brief[i].valid_size : s->batches[i].valid_size)
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->batches[mid].index < index) lo = mid + 1;
+        if (INDEX_AT(mid) < index) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < s->n_batches && s->batches[lo].index == index) return s->batches[lo].valid_size;
-    for (size_t i = 0; i < s->n_batches; i++) /* not sorted after all */
-        if (s->batches[i].index == index) return s->batches[i].valid_size;
+    if (lo < n && INDEX_AT(lo) == index) return SIZE_AT(lo);
+    for (size_t i = 0; i < n; i++) /* not sorted after all */
+        if (INDEX_AT(i) == index) return SIZE_AT(i);
+#undef INDEX_AT
+#undef SIZE_AT
     return 0;
 }
 
-static void write_rows(oq_csv_writer *w, const oq_config_result *c, const oq_validate_summary *s, oq_err *err)
+typedef struct rows_ctx {
+    oq_csv_writer *w;
+    const oq_config_result *c;
+    const oq_validate_summary *s;
+    const oq_spilled *sp;
+} rows_ctx;
+
+/* The rows of one batch record. */
+static oq_status write_batch(void *ctx, const oq_batch_result *b, oq_err *err)
 {
-    for (size_t i = 0; i < c->n_batches; i++) {
-        const oq_batch_result *b = &c->batches[i];
-        if (!b->timed && !b->n_outputs) continue; /* `expected`: nothing ran, nothing to time */
-        /* the reference has no comparison: one row with the timing, error left empty */
-        size_t n = b->n_outputs ? b->n_outputs : 1;
-        for (size_t j = 0; j < n; j++) {
-            const oq_batch_output *o = b->n_outputs ? &b->outputs[j] : NULL;
-            oq_csv_write_str(w, c->config.name);
-            oq_csv_write_str(w, o ? o->name : "all");
-            oq_csv_write_int(w, b->index);
-            oq_csv_write_int(w, valid_size(s, b->index));
-            oq_csv_write_double(w, b->timed ? b->first_call_s : 0);
-            oq_csv_write_double(w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
-            if (o) oq_csv_write_double(w, o->max_abs);
-            else oq_csv_write_empty(w);
-            oq_csv_end_row(w, err);
-        }
+    const rows_ctx *x = ctx;
+    if (!b->timed && !b->n_outputs) return OQ_OK; /* `expected`: nothing ran, nothing to time */
+    /* the reference has no comparison: one row with the timing, error left empty */
+    size_t n = b->n_outputs ? b->n_outputs : 1;
+    for (size_t j = 0; j < n; j++) {
+        const oq_batch_output *o = b->n_outputs ? &b->outputs[j] : NULL;
+        oq_csv_write_str(x->w, x->c->config.name);
+        oq_csv_write_str(x->w, o ? o->name : "all");
+        oq_csv_write_int(x->w, b->index);
+        oq_csv_write_int(x->w, valid_size(x->s, x->sp, b->index));
+        oq_csv_write_double(x->w, b->timed ? b->first_call_s : 0);
+        oq_csv_write_double(x->w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
+        if (o) oq_csv_write_double(x->w, o->max_abs);
+        else oq_csv_write_empty(x->w);
+        oq_csv_end_row(x->w, err);
     }
+    return OQ_OK;
 }
 
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, oq_err *err)
+oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err)
 {
     oq_csv_writer *w;
     oq_status st = oq_csv_writer_open(&w, path, oq_validate_csv_columns, OQ_VALIDATE_NCOLS, 1, err);
     if (st) return st;
-    for (size_t i = 0; i < s->n_configs; i++) write_rows(w, &s->configs[i], s, err);
+    for (size_t i = 0; !st && i < s->n_configs; i++) {
+        rows_ctx x = {w, &s->configs[i], s, sp};
+        if (sp && sp->records && sp->records[i]) st = oq_batch_records_each(sp->records[i], write_batch, &x, err);
+        for (size_t k = 0; !st && k < s->configs[i].n_batches; k++) st = write_batch(&x, &s->configs[i].batches[k], err);
+    }
+    if (st) {
+        oq_csv_writer_abort(w);
+        return st;
+    }
     return oq_csv_writer_commit(w, err);
+}
+
+typedef struct sample_ctx {
+    oq_batch_sample bs;
+    const oq_validate_summary *s;
+    const oq_spilled *sp;
+} sample_ctx;
+
+/* A batch record offered to the latency figure's sample: its timings and valid size. */
+static oq_status sample_batch(void *ctx, const oq_batch_result *b, oq_err *err)
+{
+    sample_ctx *x = ctx;
+    json_t *j = oq_batch_record_json(b);
+    if (j) {
+        json_object_del(j, "outputs");
+        json_object_set_new(j, "valid_size", json_integer(valid_size(x->s, x->sp, b->index)));
+    }
+    return oq_batch_sample_offer(&x->bs, j) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+/* Each configuration's sample of batch records into the plots' document. */
+static oq_status sample_batches(json_t *doc, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < s->n_configs; i++) {
+        json_t *cfg = json_array_get(json_object_get(doc, "configs"), i);
+        if (!json_object_get(cfg, "batches")) continue; /* no worker result */
+        sample_ctx x = {.s = s, .sp = sp};
+        if (!oq_batch_sample_init(&x.bs)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        if (sp && sp->records && sp->records[i]) st = oq_batch_records_each(sp->records[i], sample_batch, &x, err);
+        for (size_t k = 0; !st && k < s->configs[i].n_batches; k++) st = sample_batch(&x, &s->configs[i].batches[k], err);
+        json_object_set_new(cfg, "batches", x.bs.kept);
+        json_object_set_new(cfg, "batches_total", json_integer((json_int_t)x.bs.seen));
+    }
+    return st;
 }
 
 /* Plots are diagnostics: a failure is recorded in the summary, not a failed validation.
  * They are drawn from the summary document itself (its error histograms), as `ortqual plot
- * summary.json` draws them. */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s)
+ * summary.json` draws them, with a sample of the batch records (their number never
+ * matters to memory). */
+void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spilled *sp)
 {
     oq_err e = {0};
     char dir[4096];
@@ -67,8 +124,8 @@ void oq_validate_plots(const char *outdir, oq_validate_summary *s)
     oq_plot_files files = {0};
     oq_figures *figs = NULL;
     json_t *doc = oq_summary_to_json_for_plots(s);
-    oq_status st = doc ? oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e)
-                       : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = doc ? sample_batches(doc, s, sp, &e) : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e);
     if (!st) st = oq_figures_write(figs, &po, &files, &e);
     s->plotted = 1;
     for (size_t i = 0; i < files.n; i++) oq_strv_push(&s->plots, &s->n_plots, files.paths[i]);

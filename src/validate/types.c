@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ortqual/stats.h"
 #include "validate/validate-impl.h"
 
 const char *oq_verdict_name(oq_verdict v)
@@ -44,12 +45,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     strv_clear(&p->input_members, &n);
     strv_clear(&p->input_names, &p->n_inputs);
     free(p->mask_member);
-    for (size_t i = 0; i < p->n_batches; i++) {
-        free(p->batches[i].inputs);
-        free(p->batches[i].ref);
-        free(p->batches[i].save);
-    }
-    free(p->batches);
+    free(p->batches_file);
     free(p->tolerances);
     free(p->ort_lib);
     size_t k = p->n_ep_libs;
@@ -373,4 +369,46 @@ oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_
     oq_status st = oq_output_results_add(v, n, one, err);
     free(one);
     return st;
+}
+
+void oq_totals_begin(oq_totals_acc *a)
+{
+    memset(a, 0, sizeof *a);
+    a->t.first_call_s = a->t.median_p50_s = a->t.median_p90_s = NAN;
+}
+
+/* The medians are kept (8 bytes a batch) until oq_totals_end: the percentiles need them all. */
+int oq_totals_add(oq_totals_acc *a, const oq_batch_result *b)
+{
+    if (!a->t.n++ && b->timed) a->t.first_call_s = b->first_call_s;
+    a->t.timed += b->timed != 0;
+    a->t.cached += b->reference_cached != 0;
+    a->t.compared += b->compared != 0;
+    a->t.failed += b->compared && !b->passed;
+    if (!b->timed || isnan(b->median_s)) return 1;
+    double *m = OQ_PUSH(a->medians, a->n_medians);
+    if (m) *m = b->median_s;
+    return m != NULL;
+}
+
+void oq_totals_end(oq_totals_acc *a, oq_batch_totals *out)
+{
+    oq_stats st;
+    if (a->n_medians && oq_stats_compute(a->medians, a->n_medians, &st, NULL) == OQ_OK) {
+        a->t.median_p50_s = st.p50;
+        a->t.median_p90_s = st.p90;
+    }
+    free(a->medians);
+    *out = a->t;
+    memset(a, 0, sizeof *a);
+}
+
+int oq_batch_totals_of(oq_config_result *r)
+{
+    oq_totals_acc a;
+    oq_totals_begin(&a);
+    int ok = 1;
+    for (size_t i = 0; i < r->n_batches; i++) ok = oq_totals_add(&a, &r->batches[i]) && ok;
+    oq_totals_end(&a, &r->totals);
+    return ok;
 }

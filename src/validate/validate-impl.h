@@ -3,6 +3,8 @@
 #ifndef ORTQUAL_VALIDATE_IMPL_H
 #define ORTQUAL_VALIDATE_IMPL_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 #include "core/core-impl.h"
@@ -18,7 +20,9 @@
 /* ---- the plan (types.c) ------------------------------------------------------------ */
 
 /* One batch of a plan: its inputs, the reference's outputs (written by the reference's
- * worker, read by the others) and, with --save-outputs, where this configuration's go. */
+ * worker, read by the others) and, with --save-outputs, where this configuration's go. A
+ * plan's batches are a file of JSON lines, one each: neither the orchestrator nor the worker
+ * holds them all. */
 typedef struct oq_plan_batch {
     int64_t index;
     char *inputs, *ref, *save; /* save NULL: not saved */
@@ -37,7 +41,7 @@ typedef struct oq_validate_plan {
     char *mask_member;               /* the member the mask contract applies to; NULL: none */
     int padding;                     /* OQ_PADDING_* for masked outputs */
     size_t n_batches;
-    oq_plan_batch *batches;
+    char *batches_file;              /* the batches, an oq_plan_batch a line (oq_plan_batch_put) */
     int repeat, warmup;              /* 0 and 0: one call per batch (the reference) */
     int threads;                     /* the C reference's threads, ORT's intra-op threads */
     char *tolerances;                /* "out:rtol=..,atol=..;..." or NULL */
@@ -88,6 +92,12 @@ oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *m
 
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err);
 oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err);
+/* One batch of a plan written as one line; 0 on a write error or out of memory. */
+int oq_plan_batch_put(FILE *f, const oq_plan_batch *b);
+/* Each batch of the plan's batches file to fn in turn, with its place (from 0); stops at fn's
+ * error. OQ_ERR_FORMAT when a line is not a batch. */
+typedef oq_status (*oq_plan_batch_fn)(void *ctx, const oq_plan_batch *b, size_t i, oq_err *err);
+oq_status oq_plan_batches_each(const oq_validate_plan *p, oq_plan_batch_fn fn, void *ctx, oq_err *err);
 /* A configuration's result as the worker writes it and as summary.json holds it. */
 json_t *oq_config_result_to_json(const oq_config_result *r);
 oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err);
@@ -95,10 +105,42 @@ oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
 /* summary.json as a document, and written. */
 json_t *oq_summary_to_json(const oq_validate_summary *s);
-/* The same with the configurations' batch records reduced to their timings: what the plots
- * read besides each configuration's outputs (a third of the memory of the whole document). */
+/* The same without any batch record (every "batches" array empty): the plots add a sample of
+ * them (oq_validate_plots). */
 json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
-oq_status oq_summary_write(const oq_validate_summary *s, const char *path, oq_err *err);
+/* What a run keeps on file instead of in its summary, so its memory does not grow with its
+ * batches: the batch list (a batch's index and valid size kept), the plan's description, and
+ * each configuration's batch records. A NULL member (or no oq_spilled): taken from the summary. */
+typedef struct oq_batch_brief {
+    int64_t index, valid_size;
+} oq_batch_brief;
+typedef struct oq_spilled {
+    char *batch_list;             /* JSON lines, a batch list entry each */
+    oq_batch_brief *brief;        /* n_brief, in the list's order */
+    size_t n_brief;
+    char *description;            /* the plan's description (JSON text) */
+    char **records;               /* per configuration of the summary: its batch records */
+} oq_spilled;
+/* The batch list and description of s moved to files in `dir` (s keeps neither after). */
+oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *sp, oq_err *err);
+void oq_spilled_clear(oq_spilled *sp, size_t n_configs);
+oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, const char *path, oq_err *err);
+
+/* Batch records as JSON lines: a worker appends each as its batch finishes; the run's parent
+ * reads them one at a time and never holds them all. */
+/* A worker's file of them: its result's path with "l" added (result_X.jsonl). */
+void oq_batch_records_path(const char *result, char *buf, size_t n);
+/* One record written as one line; 0 on a write error or out of memory. */
+int oq_batch_record_put(FILE *f, const oq_batch_result *b);
+json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
+/* Each record of the file to fn in turn (its outputs freed after); stops at fn's error. */
+typedef oq_status (*oq_batch_fn)(void *ctx, const oq_batch_result *b, oq_err *err);
+oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err);
+/* summary.json read with its configurations' batch records moved one at a time into
+ * "<prefix>K.jsonl" (configuration K; (*records)[K], NULL: it had none, *n_records entries,
+ * freed by the caller): the summary holds no batch record and no batch list. */
+oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
+                                           char ***records, size_t *n_records, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err);
@@ -126,6 +168,17 @@ oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_
                                       oq_err *err);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Batch totals counted one record at a time (oq_batch_totals). */
+typedef struct oq_totals_acc {
+    oq_batch_totals t;
+    double *medians;
+    size_t n_medians;
+} oq_totals_acc;
+void oq_totals_begin(oq_totals_acc *a);
+int oq_totals_add(oq_totals_acc *a, const oq_batch_result *b); /* 0: out of memory */
+void oq_totals_end(oq_totals_acc *a, oq_batch_totals *out);
+/* r->totals from r->batches (a summary read back, a merge); 0: out of memory. */
+int oq_batch_totals_of(oq_config_result *r);
 /* "cuda:attention24:fp16:flash" -> "cuda_attention24_fp16_flash" */
 void oq_config_file_tag(const char *name, char *buf, size_t n);
 
@@ -304,10 +357,12 @@ void oq_remove_tree(const char *dir);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, oq_err *err);
+/* sp: as oq_summary_write's (the rows of configuration k from sp->records[k] when set). */
+oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err);
 /* Draws the plots into outdir/plots from the summary (its error histograms, as `ortqual
- * plot summary.json` does) and records them (or why not) in it. */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s);
+ * plot summary.json` does; batch records from sp->records[k] or s, a sample of each
+ * configuration's: OQ_FIGURE_BATCHES) and records them (or why not) in it. */
+void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spilled *sp);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

@@ -1,6 +1,9 @@
 /* The orchestrator: prepare everything, run each configuration, gather the summary. */
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
+#include <malloc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +61,9 @@ typedef struct run_ctx {
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
+    oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
+                                   description, each configuration's batch records (read one
+                                   record at a time, never held) */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -110,26 +116,27 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
            copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options);
 }
 
-/* The batches this run holds (a shard: its own), named by their index in the plan; the
- * longest padded length is the plan's, as dispatch advice of an unsharded run sees it. */
+/* The batches this run holds (a shard: its own), named by their index in the plan, written to
+ * the plan's batches file a line each; the longest padded length is the plan's, as dispatch
+ * advice of an unsharded run sees it. */
 static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
 {
-    char path[4096];
-    for (size_t i = 0; i < c->s->n_batches; i++) {
-        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
-        if (!b) return 0;
-        b->index = c->s->batches[i].index;
-        snprintf(path, sizeof path, "%s/ref_%03lld.npz", c->workdir, (long long)b->index);
-        const char *ref = c->s->batches[i].expected ? c->s->batches[i].expected : path;
-        if (!copy_str(&b->inputs, c->s->batches[i].inputs) || !copy_str(&b->ref, ref)) return 0;
-        if (c->o->save_outputs) {
-            snprintf(path, sizeof path, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)b->index);
-            if (!copy_str(&b->save, path)) return 0;
-        }
+    char path[4096], ref[4096], save[4096];
+    snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
+    FILE *f = copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL;
+    int ok = f != NULL;
+    for (size_t i = 0; ok && i < c->s->n_batches; i++) {
+        const oq_batch_info *bi = &c->s->batches[i];
+        snprintf(ref, sizeof ref, "%s/ref_%03lld.npz", c->workdir, (long long)bi->index);
+        snprintf(save, sizeof save, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)bi->index);
+        oq_plan_batch b = {bi->index, bi->inputs, bi->expected ? bi->expected : ref, c->o->save_outputs ? save : NULL};
+        ok = oq_plan_batch_put(f, &b);
     }
+    if (f) ok = fclose(f) == 0 && ok;
+    p->n_batches = c->s->n_batches;
     for (size_t i = 0; i < c->n_all; i++)
         if (c->all[i].padded_length > p->padded_length) p->padded_length = c->all[i].padded_length;
-    return 1;
+    return ok;
 }
 
 /* The padding rule: ortqual's exports zero their padding by construction; a user's model is
@@ -278,7 +285,7 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
-    *bw = (batch_watch){o, k, 0, c->s->n_batches};
+    *bw = (batch_watch){o, k, 0, c->sp.n_brief};
     if (!o->isolate) {
         if (oq_validate_worker_hooked(plan_path, o->on_batch || o->interrupt ? batch_done : NULL, bw, &e))
             return failed_result(r, "%s", e.msg);
@@ -311,6 +318,10 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     plan->dispatch.require = 1;
     oq_err e = {0};
     t->ran = 1;
+    /* its own result and records: the first run's records go into summary.json */
+    char *teeth_result = NULL;
+    if (asprintf(&teeth_result, "%s.teeth.json", plan->result) < 0) teeth_result = NULL;
+    if (teeth_result) free(plan->result), plan->result = teeth_result;
     if (oq_plan_write(plan, plan_path, &e)) t->error = strdup(e.msg);
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)",
              r->config.name);
@@ -401,17 +412,45 @@ static void take_result(oq_config_result *slot, oq_config_result *got)
     *slot = *got;
 }
 
-/* The `expected` reference: nothing runs; its outputs were written beside each batch. */
+static char **records_of(const run_ctx *c, const oq_config_result *r) { return &c->sp.records[r - c->s->configs]; }
+
+/* The `expected` reference: nothing runs; its outputs were written beside each batch. Its
+ * records (an index each) go to a records file like a worker's. */
 static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *err)
 {
     r->status = OQ_VERDICT_PASSED;
     r->reported = 1;
-    for (size_t i = 0; i < c->s->n_batches; i++) {
-        oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
-        if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        b->index = c->s->batches[i].index;
-    }
-    return OQ_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
+    FILE *f = fopen(path, "w");
+    if (!f) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    int ok = 1;
+    for (size_t i = 0; ok && i < c->sp.n_brief; i++)
+        ok = oq_batch_record_put(f, &(oq_batch_result){.index = c->sp.brief[i].index});
+    ok = fclose(f) == 0 && ok;
+    r->totals = (oq_batch_totals){.n = c->sp.n_brief, .first_call_s = NAN, .median_p50_s = NAN, .median_p90_s = NAN};
+    if (!ok) return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
+    return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+static oq_status count_record(void *ctx, const oq_batch_result *b, oq_err *err)
+{
+    return oq_totals_add(ctx, b) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+/* The worker's records file noted for summary.json and counted into r->totals, one record at
+ * a time. A worker that stopped before it opened the file has no records. */
+static oq_status take_records(const run_ctx *c, const char *result_path, oq_config_result *r, oq_err *err)
+{
+    char path[4096];
+    oq_batch_records_path(result_path, path, sizeof path);
+    if (!r->reported || access(path, F_OK) != 0) return OQ_OK;
+    if (!(*records_of(c, r) = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_totals_acc a;
+    oq_totals_begin(&a);
+    oq_status st = oq_batch_records_each(path, count_record, &a, err);
+    oq_totals_end(&a, &r->totals);
+    return st;
 }
 
 /* ORT's message (or the crash) explained with the model; the reason names the pattern, the
@@ -528,6 +567,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         return interrupt_config(c, r, &bw);
     }
     take_result(r, &got);
+    if ((st = take_records(c, plan->result, r, err))) return st;
     explain_refusal(r);
     if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
         r->status = OQ_VERDICT_FAILED;
@@ -549,8 +589,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 static int64_t compared_elements(const oq_config_result *r)
 {
     int64_t n = 0;
-    for (size_t i = 0; i < r->n_batches; i++)
-        for (size_t j = 0; j < r->batches[i].n_outputs; j++) n += r->batches[i].outputs[j].num_valid;
+    for (size_t j = 0; j < r->n_outputs; j++) n += r->outputs[j].all.num_valid; /* summed over batches */
     return n;
 }
 
@@ -832,10 +871,20 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     judge_interruption(s);
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
-    oq_status st = oq_validate_write_csv(path, s, err);
-    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s);
+    oq_status st = oq_validate_write_csv(path, s, &c->sp, err);
+    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s, &c->sp);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
-    return st ? st : oq_summary_write(s, path, err);
+    return st ? st : oq_summary_write(s, &c->sp, path, err);
+}
+
+/* The batch list and the plan's description to files before the workers run: from here on the
+ * run's memory does not grow with its batches (the summary returned holds neither). */
+static oq_status spill(run_ctx *c, oq_err *err)
+{
+    oq_status st = oq_spill_batches(c->s, c->workdir, &c->sp, err);
+    if (c->all && !oq_shard_is_run(c->o)) c->all = NULL, c->n_all = 0; /* they were the summary's */
+    malloc_trim(0); /* their pages handed back: what runs next would otherwise sit on top of them */
+    return st;
 }
 
 /* Every configuration this run holds (a shard: the reference and its share), then the files. */
@@ -868,6 +917,7 @@ static void ctx_clear(run_ctx *c)
 {
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
     for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
+    oq_spilled_clear(&c->sp, c->o->n_configs);
     free(c->models);
     free(c->plans);
     oq_shard_plan_clear(&c->shard_plan);
@@ -883,9 +933,9 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
     size_t n = o->n_configs ? o->n_configs : 1;
     run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
-                 .plans = calloc(n, sizeof *c.plans)};
+                 .plans = calloc(n, sizeof *c.plans), .sp.records = calloc(n, sizeof *c.sp.records)};
     if (c.s) c.s->configs = calloc(n, sizeof *c.s->configs);
-    if (!c.s || !c.s->configs || !c.models || !c.plans) {
+    if (!c.s || !c.s->configs || !c.models || !c.plans || !c.sp.records) {
         oq_validate_summary_free(c.s);
         ctx_clear(&c);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -899,6 +949,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = identify(&c, err);
     if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
     if (st && *c.workdir) undo_prepare(&c, err);
+    if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
     if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);
     if (*c.workdir) oq_remove_tree(c.workdir);
     ctx_clear(&c);

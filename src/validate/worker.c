@@ -1,4 +1,5 @@
 /* The worker: one configuration over every batch of a plan, reported as an oq_config_result. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct worker {
     oq_tolerances *tols;
     oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
+    FILE *records;          /* each batch's record, appended as it finishes (not kept) */
     char workdir[2048];
     int all_passed;
     int64_t calls; /* of the model or the reference, all counted */
@@ -265,14 +267,21 @@ static oq_status compute_batch(worker *w, const oq_plan_batch *pb, const batch_m
     return st;
 }
 
+/* The batch's record appended to the records file, also when the batch stopped the run. */
+static oq_status put_record(worker *w, oq_batch_result *b, oq_status st, oq_err *err)
+{
+    int ok = oq_batch_record_put(w->records, b) && fflush(w->records) == 0;
+    free(b->outputs);
+    if (st || ok) return st;
+    return oq_err_set(err, OQ_ERR_IO, "%s: the batch records cannot be written", w->plan->result);
+}
+
 static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
 {
     oq_tensor **in = NULL, **out = NULL;
     size_t n_in = 0, n_out = 0;
     batch_mask bm = {0};
-    oq_batch_result *b = OQ_PUSH(w->r->batches, w->r->n_batches);
-    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    b->index = pb->index;
+    oq_batch_result rec = {.index = pb->index}, *b = &rec;
     double t0 = oq_now_s();
     oq_status st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
     w->t_io += oq_now_s() - t0;
@@ -288,7 +297,7 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     oq_tensors_free(in, n_in);
     oq_tensors_free(out, n_out);
     free(bm.lengths);
-    return st;
+    return put_record(w, b, st, err);
 }
 
 static oq_status open_runtime(worker *w, oq_err *err)
@@ -423,6 +432,9 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     oq_dtype prec = oq_precision_is_reduced(plan->config.precision) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     oq_tolerance base = oq_tolerance_for_dtype(prec);
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    char path[4096];
+    oq_batch_records_path(plan->result, path, sizeof path);
+    if (!st && !(w->records = fopen(path, "w"))) st = oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
     if (!st) st = oq_tolerances_create(base, &w->tols, err);
     if (!st && plan->tolerances && *plan->tolerances) st = oq_tolerances_add(w->tols, plan->tolerances, err);
@@ -437,6 +449,7 @@ static void worker_clear(worker *w)
     oq_tolerances_free(w->tols);
     oq_model_info_free(w->mi);
     oq_refcache_close(&w->cache);
+    if (w->records) fclose(w->records);
     free(w->cmp);
     memset(w, 0, sizeof *w);
 }
@@ -446,6 +459,21 @@ static void progress_line(void *ctx, size_t done, size_t total)
     (void)ctx;
     fprintf(stderr, OQ_PROGRESS_PREFIX "%zu %zu\n", done, total);
     fflush(stderr);
+}
+
+typedef struct batch_hook {
+    worker *w;
+    void (*on_batch)(void *ctx, size_t done, size_t total);
+    void *ctx;
+} batch_hook;
+
+/* The plan's batches are read one at a time: the worker never holds them all. */
+static oq_status next_batch(void *ctx, const oq_plan_batch *pb, size_t i, oq_err *err)
+{
+    const batch_hook *h = ctx;
+    oq_status st = run_batch(h->w, pb, err);
+    if (!st && h->on_batch) h->on_batch(h->ctx, i + 1, h->w->plan->n_batches);
+    return st;
 }
 
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
@@ -467,10 +495,8 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
     /* a cached reference opens on its first miss: its weights need not be read at all */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
-    for (size_t i = 0; !st && i < plan.n_batches; i++) {
-        st = run_batch(&w, &plan.batches[i], &e);
-        if (!st && on_batch) on_batch(ctx, i + 1, plan.n_batches);
-    }
+    batch_hook hook = {&w, on_batch, ctx};
+    if (!st) st = oq_plan_batches_each(&plan, next_batch, &hook, &e);
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_config_result_write(&r, plan.result, err);

@@ -87,7 +87,7 @@ expect 1 "batch 0, output cls: this configuration has no such output \(the refer
     --configs ref:encoder:fp64,cpu:model:fp32 --outdir "$T/noout" "${V[@]}"
 
 # 5. a language model's outputs are not zero on padding: reported, not judged; --padding zero judges them
-expect 0 "padding: logits has 4000 of 4000 padded elements non-zero \(batch 0\), reported, not judged: the reference is not zero there" \
+expect 0 "padding: logits has 4000 of 4000 padded elements non-zero \(first in batch 0\), reported, not judged: the reference is not zero there" \
     "$Q" validate --model "$F/decoder_lm/decoder_lm_op18.onnx" --inputs "$F/decoder_lm/io.npz" \
     --configs expected,cpu:model:fp32 --outdir "$T/lm" "${V[@]}"
 expect 1 "pad_nonzero=4000/4000" "$Q" validate --model "$F/decoder_lm/decoder_lm_op18.onnx" --inputs "$F/decoder_lm/io.npz" \

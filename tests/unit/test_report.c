@@ -21,6 +21,7 @@
 #include "ortqual/npz.h"
 #include "ortqual/validate.h"
 #include "plot/figures-impl.h"
+#include "fileio/fileio-impl.h"
 #include "report/report-impl.h"
 #include "testutil.h"
 
@@ -829,6 +830,125 @@ static void test_report_exact(void **state)
     remove_dir(out);
 }
 
+/* ---- many batches: records read one at a time, the table capped -------------------- */
+
+/* A validate summary of n batches of one event: batch i's calls take i ms (batch 7's one
+ * second, the slowest), batches 3 and 70 fail; strings and a "batches" elsewhere to mislead. */
+static json_t *many_batches(int n)
+{
+    json_t *infos = json_array(), *recs = json_array();
+    for (int i = 0; i < n; i++) {
+        json_array_append_new(infos, json_pack("{s:i, s:s, s:i, s:i, s:i, s:[i], s:[i]}", "index", i, "inputs", "in.npz",
+                                               "batch_size", 1, "padded_length", 4, "valid_size", 3, "lengths", 3,
+                                               "event_indices", i));
+        int failed = i == 3 || i == 70;
+        double t = i == 7 ? 1.0 : i * 1e-3;
+        json_array_append_new(recs, json_pack("{s:i, s:f, s:i, s:i, s:i, s:f, s:[{s:s, s:b, s:f, s:i, s:i}], s:b}",
+                                              "index", i, "first_call_s", t, "repeat", 1, "warmup", 0, "calls", 2,
+                                              "median_s", t, "outputs", "output", "y", "passed", !failed, "max_abs",
+                                              failed ? 1.0 : 1e-7, "over_tolerance", failed, "num_valid", 3, "passed",
+                                              !failed));
+    }
+    return json_pack("{s:s, s:s, s:s, s:{s:[s]}, s:o, s:[{s:s, s:s, s:b, s:[], s:s, s:s}, "
+                     "{s:s, s:s, s:b, s:o, s:s, s:s, s:{s:[s]}}], s:s, s:i}",
+                     "schema", OQ_VALIDATE_SCHEMA, "start", "s", "end", "e", "evidence", "command", "validate",
+                     "batches", infos, "configs", "name", "ref:encoder:fp64", "runtime", "ref", "reference", 1,
+                     "batches", "status", "passed", "note", "[\"batches\": {]", "name", "cpu:attention24:fp32",
+                     "runtime", "cpu", "reference", 0, "batches", recs, "status", "failed", "reason", "batch 3",
+                     "dispatch", "batches", "not records", "verdict", "failed", "exit_status", 1);
+}
+
+static void test_report_many_batches(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("many");
+    char path[512], *html;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *doc = many_batches(120);
+    assert_non_null(doc);
+    assert_int_equal(json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    oq_err err = {0};
+    assert_int_equal(oq_report_write_dir(dir, &err), OQ_OK);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    size_t n;
+    assert_int_equal(oq_read_file(path, (unsigned char **)&html, &n, NULL), OQ_OK);
+    /* 2 failing and the 25 slowest of the others (95..119 and 7), of 120 */
+    assert_non_null(strstr(html, "27 of 120 batches shown: the first 25 failing and the 25 slowest of the others; "
+                                 "93 more not shown"));
+    assert_int_equal(count(html, "<tr class=\"batch failed\" data-batch=\"3\">"), 2);
+    assert_int_equal(count(html, "<tr class=\"batch failed\" data-batch=\"70\">"), 2);
+    assert_int_equal(count(html, "data-batch=\"7\""), 1);
+    assert_int_equal(count(html, "data-batch=\"119\""), 1);
+    assert_int_equal(count(html, "data-batch=\"96\""), 1);
+    assert_int_equal(count(html, "data-batch=\"94\""), 0);
+    assert_non_null(strstr(html, "120 batches, 120 events, 360 valid tokens"));
+    assert_non_null(strstr(html, "The first 50 shown; summary.json lists all 120."));
+    /* the configuration's totals over every record: 2 failing, 6 over tolerance, the worst 1 */
+    assert_non_null(strstr(html, "<td class=\"n\">120</td><td>y</td>"));
+    /* the page from the file is the page of the document in memory */
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *whole;
+    assert_int_equal(oq_report_html_json(doc, path, &whole, &n, &err), OQ_OK);
+    assert_string_equal(html, whole);
+    free(whole);
+    free(html);
+    /* a few batches: every one is shown */
+    json_decref(doc);
+    doc = many_batches(40);
+    html = html_of(doc);
+    assert_null(strstr(html, "batches shown"));
+    assert_int_equal(count(html, "<tr class=\"batch\" data-batch="), 39); /* 40, batch 3 failed */
+    free(html);
+    json_decref(doc);
+    remove_dir(dir);
+}
+
+static oq_status keep_record(void *ctx, long which, json_t *rec, oq_err *err)
+{
+    (void)err;
+    json_array_append_new(ctx, json_pack("{s:i, s:O}", "which", (int)which, "rec", rec));
+    return OQ_OK;
+}
+
+/* The scanner: only the top-level "batches" and configs[K].batches are handed out (keys and
+ * brackets inside strings, "batches" elsewhere stay in the document); bad JSON is refused. */
+static void test_json_scan(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("scan");
+    char path[512];
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    json_t *doc = many_batches(3), *got = json_array();
+    assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
+    oq_err err = {0};
+    json_t *skel = oq_json_scan_file(path, keep_record, got, &err);
+    assert_non_null(skel);
+    assert_int_equal(json_array_size(got), 6); /* 3 infos, no reference record, 3 records */
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 0), "which")), -1);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 5), "which")), 1);
+    assert_true(json_equal(json_object_get(json_array_get(got, 5), "rec"),
+                           json_array_get(json_object_get(json_array_get(json_object_get(doc, "configs"), 1), "batches"), 2)));
+    /* the rest as written, the record arrays empty */
+    json_t *cfgs = json_object_get(doc, "configs");
+    json_array_clear(json_object_get(doc, "batches"));
+    json_array_clear(json_object_get(json_array_get(cfgs, 1), "batches"));
+    assert_true(json_equal(skel, doc));
+    json_decref(skel);
+    FILE *fp = fopen(path, "w");
+    fputs("{\"batches\": [{\"a\": 1}, ]}", fp);
+    fclose(fp);
+    assert_null(oq_json_scan_file(path, keep_record, got, &err));
+    assert_int_equal(err.status, OQ_ERR_FORMAT);
+    fp = fopen(path, "w");
+    fputs("{\"configs\": [{\"batches\": [{\"a\": \"]\"}", fp);
+    fclose(fp);
+    assert_null(oq_json_scan_file(path, keep_record, got, &err));
+    assert_non_null(strstr(err.msg, "unterminated array"));
+    json_decref(got);
+    json_decref(doc);
+    remove_dir(dir);
+}
+
 /* ---- JUnit -------------------------------------------------------------------------- */
 
 static void test_junit(void **state)
@@ -888,6 +1008,8 @@ int main(void)
         cmocka_unit_test(test_report_padding),
         cmocka_unit_test(test_junit_verdicts),
         cmocka_unit_test(test_report_exact),
+        cmocka_unit_test(test_report_many_batches),
+        cmocka_unit_test(test_json_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,7 @@ static char *path_in(const char *dir, const char *name)
     return p;
 }
 
-static void fill_plan(oq_validate_plan *p)
+static void fill_plan(oq_validate_plan *p, const char *batches_file)
 {
     memset(p, 0, sizeof *p);
     assert_int_equal(oq_config_parse("cuda:attention24:fp16:flash", &p->config, NULL), OQ_OK);
@@ -37,13 +37,15 @@ static void fill_plan(oq_validate_plan *p)
     assert_int_equal(oq_plan_add_input(p, "x_in", "features", NULL), OQ_OK);
     assert_int_equal(oq_plan_add_input(p, "m_in", "mask", NULL), OQ_OK);
     p->mask_member = strdup("mask");
+    p->batches_file = strdup(batches_file);
+    FILE *f = fopen(batches_file, "w");
     for (int64_t i = 0; i < 2; i++) {
-        oq_plan_batch *b = OQ_PUSH(p->batches, p->n_batches);
-        b->index = i;
-        b->inputs = strdup(i ? "/o/inputs_001.npz" : "/o/inputs_000.npz");
-        b->ref = strdup(i ? "/w/ref_001.npz" : "/w/ref_000.npz");
-        b->save = i ? strdup("/o/outputs_001.npz") : NULL;
+        oq_plan_batch b = {i, i ? "/o/inputs_001.npz" : "/o/inputs_000.npz", i ? "/w/ref_001.npz" : "/w/ref_000.npz",
+                           i ? "/o/outputs_001.npz" : NULL};
+        assert_true(oq_plan_batch_put(f, &b));
+        p->n_batches++;
     }
+    fclose(f);
     p->repeat = 3;
     p->warmup = 2;
     p->padding = OQ_PADDING_AS_REFERENCE;
@@ -68,12 +70,22 @@ static void fill_plan(oq_validate_plan *p)
     p->result = strdup("/w/result.json");
 }
 
+static oq_status keep_batch(void *ctx, const oq_plan_batch *b, size_t i, oq_err *err)
+{
+    (void)err;
+    json_t *j = json_pack("{s:I, s:s}", "i", (json_int_t)i, "ref", b->ref);
+    if (b->save) json_object_set_new(j, "save", json_string(b->save));
+    return json_array_append_new(ctx, j) ? OQ_ERR_NOMEM : OQ_OK;
+}
+
 static void plan_round_trip(void **state)
 {
     (void)state;
     char *dir = temp_dir("plan"), *path = path_in(dir, "plan.json");
     oq_validate_plan a, b;
-    fill_plan(&a);
+    char *batches = path_in(dir, "batches.jsonl");
+    fill_plan(&a, batches);
+    free(batches);
     oq_err err = {0};
     assert_int_equal(oq_plan_write(&a, path, &err), OQ_OK);
     assert_int_equal(oq_plan_read(path, &b, &err), OQ_OK);
@@ -87,9 +99,14 @@ static void plan_round_trip(void **state)
     assert_string_equal(b.input_members[1], "mask");
     assert_string_equal(b.mask_member, "mask");
     assert_int_equal(b.n_batches, 2);
-    assert_string_equal(b.batches[1].ref, "/w/ref_001.npz");
-    assert_null(b.batches[0].save);
-    assert_string_equal(b.batches[1].save, "/o/outputs_001.npz");
+    assert_string_equal(b.batches_file, a.batches_file);
+    json_t *got = json_array();
+    assert_int_equal(oq_plan_batches_each(&b, keep_batch, got, &err), OQ_OK);
+    assert_int_equal(json_array_size(got), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 1), "ref")), "/w/ref_001.npz");
+    assert_null(json_object_get(json_array_get(got, 0), "save"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(got, 1), "save")), "/o/outputs_001.npz");
+    json_decref(got);
     assert_int_equal(b.repeat, 3);
     assert_int_equal(b.warmup, 2);
     assert_int_equal(b.padding, OQ_PADDING_AS_REFERENCE);
@@ -293,7 +310,9 @@ static void worker_dispatch_check(void **state)
     (void)state;
     char *dir = temp_dir("wcheck");
     oq_validate_plan plan;
-    fill_plan(&plan);
+    char *batches = path_in(dir, "batches.jsonl");
+    fill_plan(&plan, batches);
+    free(batches);
     plan.placement.enable = 0;
     oq_wcheck c;
     oq_err err = {0};
@@ -449,6 +468,17 @@ static void any_signature(void **state)
     if (s->verdict != OQ_RUN_PASSED) fail_msg("%s: %s", oq_run_verdict_name(s->verdict), s->verdict_reason);
     assert_string_equal(s->mask_input, "attention_mask");
     assert_int_equal(s->n_input_names, 5);
+    /* the run keeps no batch record, it counts them; summary.json has them */
+    assert_int_equal(s->configs[1].n_batches, 0);
+    assert_int_equal(s->configs[1].totals.n, 1);
+    assert_int_equal(s->configs[1].totals.compared, 1);
+    assert_int_equal(s->configs[1].totals.failed, 0);
+    oq_validate_summary_free(s);
+    char *back_path = path_in(dir, "ok/summary.json");
+    assert_int_equal(oq_validate_summary_read(back_path, &s, &err), OQ_OK);
+    free(back_path);
+    assert_int_equal(s->configs[1].n_batches, 1);
+    assert_int_equal(s->configs[1].totals.n, 1);
     assert_true(output_of(s, "q8_out")->exact && output_of(s, "q8_out")->passed);
     assert_true(output_of(s, "ids_out")->exact && output_of(s, "ids_out")->masked);
     assert_int_equal(output_of(s, "ids_out")->num_valid, 4);
@@ -651,9 +681,9 @@ static void summary_round_trip(void **state)
     *OQ_PUSH(s->merged.problems, s->merged.n_problems) =
         (oq_shard_problem){.index = 2, .state = OQ_SHARD_UNFINISHED, .detail = "started on node3"};
     oq_err err = {0};
-    assert_int_equal(oq_summary_write(s, p1, &err), OQ_OK);
+    assert_int_equal(oq_summary_write(s, NULL, p1, &err), OQ_OK);
     assert_int_equal(oq_validate_summary_read(p1, &back, &err), OQ_OK);
-    assert_int_equal(oq_summary_write(back, p2, &err), OQ_OK);
+    assert_int_equal(oq_summary_write(back, NULL, p2, &err), OQ_OK);
     unsigned char *a, *b;
     size_t na, nb;
     assert_int_equal(oq_read_file(p1, &a, &na, NULL), OQ_OK);
@@ -735,7 +765,7 @@ static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
     if (i) r->batches[0] = r->batches[1];
     r->n_batches = 1;
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    assert_int_equal(oq_summary_write(s, path, NULL), OQ_OK);
+    assert_int_equal(oq_summary_write(s, NULL, path, NULL), OQ_OK);
     oq_validate_summary_free(s);
 }
 
@@ -773,11 +803,22 @@ static void merge_sums_what_shards_measured(void **state)
     assert_string_equal(m->end, "2026-12-02T18:01:30Z");
     const oq_config_result *ref = &m->configs[0], *r = &m->configs[1];
     assert_int_equal(ref->status, OQ_VERDICT_PASSED);
-    assert_int_equal(ref->n_batches, 2);
-    assert_int_equal(r->n_batches, 2);
-    assert_int_equal(r->batches[0].index, 0);
-    assert_int_equal(r->batches[1].index, 1);
-    assert_int_equal(r->batches[0].n_outputs, 2);
+    /* the records go from the shards' summaries to the merged one through files, counted */
+    assert_int_equal(ref->n_batches, 0);
+    assert_int_equal(ref->totals.n, 2);
+    assert_int_equal(r->totals.n, 2);
+    assert_int_equal(r->totals.compared, 1); /* batch 1 compares nothing in fill_result */
+    oq_validate_summary *back;
+    snprintf(shards, sizeof shards, "%s/summary.json", dir);
+    assert_int_equal(oq_validate_summary_read(shards, &back, &err), OQ_OK);
+    assert_int_equal(back->configs[0].n_batches, 2);
+    assert_int_equal(back->configs[1].n_batches, 2);
+    assert_int_equal(back->configs[1].batches[0].index, 0);
+    assert_int_equal(back->configs[1].batches[1].index, 1);
+    assert_int_equal(back->configs[1].batches[0].n_outputs, 2);
+    oq_validate_summary_free(back);
+    snprintf(shards, sizeof shards, "%s/shards/.merge", dir);
+    assert_int_equal(access(shards, F_OK), -1); /* its scratch files removed */
     assert_int_equal(r->status, OQ_VERDICT_FAILED);
     assert_string_equal(r->reason, "batch 0, output cls");
     assert_int_equal(r->dispatch.n_math_failures, 2);
