@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t seen = 0;
     FILE *in = size ? fmemopen((void *)data, size, "r") : NULL;
     if (!in) return 0;
-    json_t *doc = oq_json_scan_fp(in, "fuzz", count, &seen, &err);
+    json_t *doc = oq_json_scan_fp(in, "fuzz", size % 2 ? OQ_JSON_SCAN_PLAN_BATCHES : 0, count, &seen, &err);
     json_decref(doc);
     fclose(in);
     return 0;

@@ -33,11 +33,16 @@ json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
 /* A summary.json read with its batch records one at a time: each element of the top-level
  * "batches" array (which -1) and of every configs[K].batches (which K) parsed alone and given
  * to fn (which may keep it with json_incref); the rest returned as a document in which those
- * arrays are empty. fn's error stops the walk. NULL on error (OQ_ERR_NOT_FOUND: unreadable,
- * OQ_ERR_FORMAT: not JSON). Memory: the document without the records, and one record. */
+ * arrays are empty. With OQ_JSON_SCAN_PLAN_BATCHES in flags, plan.description.batches (every
+ * batch by SHA-256) goes the same way (which OQ_JSON_PLAN_BATCHES): for readers that never
+ * check the plan's hash (the report), not for the merge, which does. fn's error stops the walk.
+ * NULL on error (OQ_ERR_NOT_FOUND: unreadable, OQ_ERR_FORMAT: not JSON). Memory: the document
+ * without the records, and one record. */
+#define OQ_JSON_SCAN_PLAN_BATCHES 1u
+#define OQ_JSON_PLAN_BATCHES (-3L)
 typedef oq_status (*oq_json_record_fn)(void *ctx, long which, json_t *record, oq_err *err);
-json_t *oq_json_scan_file(const char *path, oq_json_record_fn fn, void *ctx, oq_err *err);
+json_t *oq_json_scan_file(const char *path, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err);
 /* The same from an open stream (`name` in messages). */
-json_t *oq_json_scan_fp(FILE *in, const char *name, oq_json_record_fn fn, void *ctx, oq_err *err);
+json_t *oq_json_scan_fp(FILE *in, const char *name, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err);
 
 #endif

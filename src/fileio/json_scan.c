@@ -26,6 +26,7 @@ typedef struct scan {
     oq_dynbuf rec;      /* the record being read */
     frame st[SCAN_DEPTH];
     int depth;
+    unsigned flags;     /* OQ_JSON_SCAN_* */
     oq_json_record_fn fn;
     void *ctx;
     oq_err *err;
@@ -61,14 +62,20 @@ static oq_status string_rest(scan *s, oq_dynbuf *out, char *key)
     return OQ_OK;
 }
 
-/* Where the array opening now is: -1 the top-level "batches", K configs[K].batches, -2 neither. */
+#define NOT_RECORDS (-100)
+
+/* Where the array opening now is: -1 the top-level "batches", K configs[K].batches,
+ * OQ_JSON_PLAN_BATCHES plan.description.batches (when asked for), else NOT_RECORDS. */
 static long records_of(const scan *s)
 {
     const frame *f = &s->st[s->depth - 1];
-    if (f->type != '{' || strcmp(f->key, "batches")) return -2;
+    if (f->type != '{' || strcmp(f->key, "batches")) return NOT_RECORDS;
     if (s->depth == 1) return -1;
     if (s->depth == 3 && !strcmp(s->st[0].key, "configs") && s->st[1].type == '[') return s->st[1].index;
-    return -2;
+    if (s->depth == 3 && (s->flags & OQ_JSON_SCAN_PLAN_BATCHES) && !strcmp(s->st[0].key, "plan") &&
+        s->st[1].type == '{' && !strcmp(s->st[1].key, "description"))
+        return OQ_JSON_PLAN_BATCHES;
+    return NOT_RECORDS;
 }
 
 /* One record's text, to its end at depth 0; *last: the array's ']' ended it; `first`: an
@@ -109,8 +116,8 @@ static oq_status records(scan *s, long which)
 
 static oq_status open_container(scan *s, char c)
 {
-    long which = c == '[' && s->depth ? records_of(s) : -2;
-    if (which >= -1) return records(s, which);
+    long which = c == '[' && s->depth ? records_of(s) : NOT_RECORDS;
+    if (which != NOT_RECORDS) return records(s, which);
     if (s->depth == SCAN_DEPTH) return bad(s, "nested too deeply");
     s->st[s->depth++] = (frame){.type = c, .want_key = c == '{'};
     return oq_dynbuf_addn(&s->skel, &c, 1) ? nomem(s) : OQ_OK;
@@ -150,9 +157,9 @@ static oq_status walk(scan *s)
     return st;
 }
 
-json_t *oq_json_scan_fp(FILE *in, const char *name, oq_json_record_fn fn, void *ctx, oq_err *err)
+json_t *oq_json_scan_fp(FILE *in, const char *name, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err)
 {
-    scan s = {.in = in, .name = name, .line = 1, .fn = fn, .ctx = ctx, .err = err};
+    scan s = {.in = in, .name = name, .line = 1, .flags = flags, .fn = fn, .ctx = ctx, .err = err};
     oq_status st = walk(&s);
     if (!st && s.depth) st = bad(&s, "unterminated document");
     json_t *doc = st ? NULL : oq_json_parse(s.skel.buf ? s.skel.buf : "", s.skel.len, name, err);
@@ -161,14 +168,14 @@ json_t *oq_json_scan_fp(FILE *in, const char *name, oq_json_record_fn fn, void *
     return doc;
 }
 
-json_t *oq_json_scan_file(const char *path, oq_json_record_fn fn, void *ctx, oq_err *err)
+json_t *oq_json_scan_file(const char *path, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err)
 {
     FILE *in = fopen(path, "r");
     if (!in) {
         oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    json_t *doc = oq_json_scan_fp(in, path, fn, ctx, err);
+    json_t *doc = oq_json_scan_fp(in, path, flags, fn, ctx, err);
     fclose(in);
     return doc;
 }

@@ -147,6 +147,7 @@ static int info_add(oq_vd *d, json_t *bi)
 static oq_status first_pass(void *ctx, long which, json_t *rec, oq_err *err)
 {
     oq_vd *d = ctx;
+    if (which == OQ_JSON_PLAN_BATCHES) return OQ_OK; /* the plan's batches: not shown */
     oq_vd_config *c = which >= 0 ? config_at(d, (size_t)which) : NULL;
     int ok = which < 0 ? info_add(d, rec) : c && config_add(c, rec);
     return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading the batch records");
@@ -215,7 +216,7 @@ static int is_needed(const oq_vd *d, int64_t key)
 static oq_status second_pass(void *ctx, long which, json_t *rec, oq_err *err)
 {
     oq_vd *d = ctx;
-    int64_t index = which < 0 ? oq_j_int(rec, "index") : -1;
+    int64_t index = which == -1 ? oq_j_int(rec, "index") : -1;
     int row = index >= 0 && is_needed(d, 2 * index + 1);
     if (!row && (index < 0 || !is_needed(d, 2 * index))) return OQ_OK;
     json_t *v = json_pack("{s:I, s:o}", "index", (json_int_t)index, "info",
@@ -297,11 +298,11 @@ oq_status oq_vd_of_doc(oq_vd *d, const json_t *doc, oq_err *err)
 json_t *oq_vd_scan(oq_vd *d, const char *path, oq_err *err)
 {
     vd_init(d);
-    json_t *doc = d->infos && d->needed_infos ? oq_json_scan_file(path, first_pass, d, err) : NULL;
+    json_t *doc = d->infos && d->needed_infos ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES, first_pass, d, err) : NULL;
     size_t nc = json_array_size(json_object_get(doc, "configs")); /* one with no record too */
     int ok = doc && (!nc || config_at(d, nc - 1)) && needed(d);
     if (!d->infos || !d->needed_infos || (doc && !ok)) nomem(err);
-    json_t *again = ok ? oq_json_scan_file(path, second_pass, d, err) : NULL;
+    json_t *again = ok ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES, second_pass, d, err) : NULL;
     ok = again && finish(d);
     if (again && !ok) nomem(err);
     json_decref(again);

@@ -1379,7 +1379,7 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
     *summary = NULL;
     spill sp = {.prefix = prefix};
     oq_validate_summary *s = calloc(1, sizeof *s);
-    json_t *j = s ? oq_json_scan_file(path, spill_record, &sp, err) : NULL;
+    json_t *j = s ? oq_json_scan_file(path, 0, spill_record, &sp, err) : NULL;
     oq_status st = !s ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : j ? summary_back(j, s, err) : err->status;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);

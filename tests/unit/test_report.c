@@ -911,7 +911,8 @@ static oq_status keep_record(void *ctx, long which, json_t *rec, oq_err *err)
 }
 
 /* The scanner: only the top-level "batches" and configs[K].batches are handed out (keys and
- * brackets inside strings, "batches" elsewhere stay in the document); bad JSON is refused. */
+ * brackets inside strings, "batches" elsewhere stay in the document), plan.description.batches
+ * too when asked for; bad JSON is refused. */
 static void test_json_scan(void **state)
 {
     (void)state;
@@ -919,9 +920,19 @@ static void test_json_scan(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/s.json", dir);
     json_t *doc = many_batches(3), *got = json_array();
+    json_object_set_new(doc, "plan", json_pack("{s:s, s:{s:[{s:s}, {s:s}], s:i}}", "hash", "h", "description", "batches",
+                                               "sha256", "a", "sha256", "b", "n", 2));
     assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
     oq_err err = {0};
-    json_t *skel = oq_json_scan_file(path, keep_record, got, &err);
+    json_t *skel = oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES, keep_record, got, &err);
+    assert_non_null(skel);
+    assert_int_equal(json_array_size(got), 8); /* the plan's 2 as well */
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 7), "which")), OQ_JSON_PLAN_BATCHES);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(json_object_get(skel, "plan"), "description"), "batches")), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(skel, "plan"), "description"), "n")), 2);
+    json_decref(skel);
+    json_array_clear(got);
+    skel = oq_json_scan_file(path, 0, keep_record, got, &err);
     assert_non_null(skel);
     assert_int_equal(json_array_size(got), 6); /* 3 infos, no reference record, 3 records */
     assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 0), "which")), -1);
@@ -937,12 +948,12 @@ static void test_json_scan(void **state)
     FILE *fp = fopen(path, "w");
     fputs("{\"batches\": [{\"a\": 1}, ]}", fp);
     fclose(fp);
-    assert_null(oq_json_scan_file(path, keep_record, got, &err));
+    assert_null(oq_json_scan_file(path, 0, keep_record, got, &err));
     assert_int_equal(err.status, OQ_ERR_FORMAT);
     fp = fopen(path, "w");
     fputs("{\"configs\": [{\"batches\": [{\"a\": \"]\"}", fp);
     fclose(fp);
-    assert_null(oq_json_scan_file(path, keep_record, got, &err));
+    assert_null(oq_json_scan_file(path, 0, keep_record, got, &err));
     assert_non_null(strstr(err.msg, "unterminated array"));
     json_decref(got);
     json_decref(doc);
