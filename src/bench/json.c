@@ -272,7 +272,7 @@ static json_t *system_json(oq_runtime *rt)
                      "ort_version", oq_runtime_version(rt), "ort_library",
                      oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
                      "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
-                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt));
+                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt, NULL));
 }
 
 static json_t *argv_json(int argc, char *const *argv)

@@ -8,8 +8,8 @@
 
 /* The evidence as a new JSON object (the caller owns the reference). NULL on OOM. */
 json_t *oq_evidence_json(const oq_evidence *ev);
-/* Collects everything (oq_evidence_collect with default options, `rt` may be NULL) as
+/* Collects everything (oq_evidence_collect; `rt` and `opts` may be NULL) as
  * JSON for a summary; on failure an {"error": message} object. NULL only on OOM. */
-json_t *oq_evidence_collect_json(oq_runtime *rt);
+json_t *oq_evidence_collect_json(oq_runtime *rt, const oq_evidence_opts *opts);
 
 #endif

@@ -245,11 +245,11 @@ char *oq_evidence_to_json(const oq_evidence *ev)
     return s;
 }
 
-json_t *oq_evidence_collect_json(oq_runtime *rt)
+json_t *oq_evidence_collect_json(oq_runtime *rt, const oq_evidence_opts *opts)
 {
     oq_evidence *ev = NULL;
     oq_err e = {0};
-    if (oq_evidence_collect(rt, NULL, &ev, &e)) return json_pack("{s:s}", "error", e.msg);
+    if (oq_evidence_collect(rt, opts, &ev, &e)) return json_pack("{s:s}", "error", e.msg);
     json_t *j = oq_evidence_json(ev);
     oq_evidence_free(ev);
     return j;

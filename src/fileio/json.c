@@ -1,7 +1,9 @@
 /* JSON documents written as files (one writer for summaries, plans and verdicts) and read
  * from text. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
@@ -33,4 +35,33 @@ json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
     json_t *doc = json_loadb(text, n, 0, &je);
     if (!doc) oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", name, je.line, je.text);
     return doc;
+}
+
+/* ---- JSON lines: one compact document per line (records streamed between processes) ---- */
+
+int oq_jsonl_put(FILE *f, json_t *j)
+{
+    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+oq_status oq_jsonl_each(const char *path, oq_jsonl_fn fn, void *ctx, oq_err *err)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, n = 0;
+    oq_status st = OQ_OK;
+    for (ssize_t len; !st && (len = getline(&line, &cap, in)) > 0;) {
+        json_error_t je;
+        json_t *j = json_loadb(line, (size_t)len, 0, &je);
+        st = j ? fn(ctx, j, n, err) : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not valid JSON: %s", path, n + 1, je.text);
+        n++;
+        json_decref(j);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
+    free(line);
+    fclose(in);
+    return st;
 }

@@ -47,7 +47,7 @@ char *oq_validate_evidence(const oq_validate_opts *o)
     json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:s, s:o}", "tool_version", ORTQUAL_VERSION,
                           "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host", "name",
                           host, "system", u.sysname, "release", u.release, "machine", u.machine, "command", argv,
-                          "cwd", cwd, "system", oq_evidence_collect_json(NULL));
+                          "cwd", cwd, "system", oq_evidence_collect_json(NULL, NULL));
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     return text;

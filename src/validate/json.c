@@ -149,9 +149,7 @@ int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 {
     json_t *j = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
     set_str(j, "save", b->save);
-    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
-    json_decref(j);
-    return ok;
+    return oq_jsonl_put(f, j);
 }
 
 /* A line of the batches file as a batch (its strings borrowed from j). */
@@ -164,25 +162,25 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     return json_is_integer(json_object_get(j, "index")) && b->inputs && b->ref;
 }
 
+typedef struct plan_lines {
+    const char *path;
+    oq_plan_batch_fn fn;
+    void *ctx;
+} plan_lines;
+
+static oq_status plan_line(void *ctx, json_t *j, size_t i, oq_err *err)
+{
+    const plan_lines *pl = ctx;
+    oq_plan_batch b;
+    if (!plan_batch_back(j, &b)) return oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", pl->path, i + 1);
+    return pl->fn(pl->ctx, &b, i, err);
+}
+
 oq_status oq_plan_batches_each(const oq_validate_plan *p, oq_plan_batch_fn fn, void *ctx, oq_err *err)
 {
-    FILE *in = p->batches_file ? fopen(p->batches_file, "r") : NULL;
-    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", p->batches_file ? p->batches_file : "(no batches file)",
-                               p->batches_file ? strerror(errno) : "the plan names none");
-    char *line = NULL;
-    size_t cap = 0, i = 0;
-    oq_status st = OQ_OK;
-    while (!st && getline(&line, &cap, in) > 0) {
-        json_t *j = json_loads(line, 0, NULL);
-        oq_plan_batch b;
-        if (!j || !plan_batch_back(j, &b)) st = oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", p->batches_file, i + 1);
-        else st = fn(ctx, &b, i++, err);
-        json_decref(j);
-    }
-    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", p->batches_file);
-    free(line);
-    fclose(in);
-    return st;
+    if (!p->batches_file) return oq_err_set(err, OQ_ERR_IO, "(no batches file): the plan names none");
+    plan_lines pl = {p->batches_file, fn, ctx};
+    return oq_jsonl_each(p->batches_file, plan_line, &pl, err);
 }
 
 static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
@@ -807,37 +805,27 @@ void oq_batch_records_path(const char *result, char *buf, size_t n) { snprintf(b
 
 json_t *oq_batch_record_json(const oq_batch_result *b) { return batch_json(b); }
 
-int oq_batch_record_put(FILE *f, const oq_batch_result *b)
+int oq_batch_record_put(FILE *f, const oq_batch_result *b) { return oq_jsonl_put(f, batch_json(b)); }
+
+typedef struct record_lines {
+    oq_batch_fn fn;
+    void *ctx;
+} record_lines;
+
+static oq_status record_line(void *ctx, json_t *j, size_t i, oq_err *err)
 {
-    json_t *j = batch_json(b);
-    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
-    json_decref(j);
-    return ok;
+    (void)i;
+    const record_lines *rl = ctx;
+    oq_batch_result b = {0};
+    oq_status st = batch_back(j, &b) ? rl->fn(rl->ctx, &b, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    free(b.outputs);
+    return st;
 }
 
 oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err)
 {
-    FILE *in = fopen(path, "r");
-    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    long n = 0;
-    oq_status st = OQ_OK;
-    while (!st && getline(&line, &cap, in) > 0) {
-        oq_batch_result b = {0};
-        json_error_t je;
-        json_t *j = json_loads(line, 0, &je);
-        n++;
-        if (!j) st = oq_err_set(err, OQ_ERR_FORMAT, "%s:%ld: %s", path, n, je.text);
-        else if (!batch_back(j, &b)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        else st = fn(ctx, &b, err);
-        free(b.outputs);
-        json_decref(j);
-    }
-    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
-    free(line);
-    fclose(in);
-    return st;
+    record_lines rl = {fn, ctx};
+    return oq_jsonl_each(path, record_line, &rl, err);
 }
 
 /* ---- summary.json ---------------------------------------------------------------------- */
@@ -1137,19 +1125,25 @@ static int end_records(FILE *f, size_t n, int pad)
     return fprintf(f, "\n%*s]", pad, "") > 0;
 }
 
+typedef struct copy_lines {
+    FILE *f;
+    int pad;
+    size_t n;
+} copy_lines;
+
+static oq_status copy_line(void *ctx, json_t *j, size_t i, oq_err *err)
+{
+    copy_lines *c = ctx;
+    c->n = i + 1;
+    return put_record(c->f, json_incref(j), c->pad, i) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
 /* A JSON-lines file's records copied one line at a time. */
 static int put_record_lines(FILE *f, const char *path, int pad)
 {
-    FILE *in = fopen(path, "r");
-    if (!in) return 0;
-    char *line = NULL;
-    size_t cap = 0, n = 0;
-    int ok = 1;
-    while (ok && getline(&line, &cap, in) > 0) ok = put_record(f, json_loads(line, 0, NULL), pad, n++);
-    ok = ok && !ferror(in);
-    free(line);
-    fclose(in);
-    return ok && end_records(f, n, pad);
+    copy_lines c = {f, pad, 0};
+    oq_err e = {0};
+    return !oq_jsonl_each(path, copy_line, &c, &e) && end_records(f, c.n, pad);
 }
 
 /* One array of batch records at indentation `pad`, each record built, written and freed in
@@ -1242,13 +1236,6 @@ oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, c
     return oq_atomic_commit(&af, err);
 }
 
-static int put_line(FILE *f, json_t *j)
-{
-    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
-    json_decref(j);
-    return ok;
-}
-
 oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *sp, oq_err *err)
 {
     char list[4200], desc[4200];
@@ -1258,7 +1245,7 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     int ok = f && d && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
-        ok = put_line(f, batch_info_json(&s->batches[i]));
+        ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]));
     }
     if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
     if (f) ok = fclose(f) == 0 && ok;
@@ -1368,7 +1355,7 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
         if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (!(sp->files[which] = fopen(path, "w"))) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    if (json_dumpf(rec, sp->files[which], JSON_COMPACT | JSON_PRESERVE_ORDER) || fputc('\n', sp->files[which]) == EOF)
+    if (!oq_jsonl_put(sp->files[which], json_incref(rec)))
         return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp->paths[which]);
     return OQ_OK;
 }

@@ -377,17 +377,6 @@ static oq_verdict error_verdict(oq_status st)
 /* The runtime's evidence. The libraries a CPU configuration loads are the parent's and ORT's:
  * the scan for copies of the CUDA libraries (thousands of stat calls) is the parent's, done once;
  * a configuration on another execution provider scans after its libraries loaded. */
-static json_t *worker_evidence(const worker *w)
-{
-    oq_evidence_opts opts = {.skip_shadowing = !oq_config_on_ep(&w->plan->config)};
-    oq_evidence *ev = NULL;
-    oq_err e = {0};
-    if (oq_evidence_collect(w->rt, &opts, &ev, &e)) return json_pack("{s:s}", "error", e.msg);
-    json_t *j = oq_evidence_json(ev);
-    oq_evidence_free(ev);
-    return j;
-}
-
 static void worker_finish(worker *w, oq_status st, const oq_err *e)
 {
     oq_config_result *r = w->r;
@@ -395,7 +384,8 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
     char reason[1100] = "";
     /* after the runs, so the libraries an execution provider loaded lazily are listed too */
     if (w->rt) {
-        json_t *ev = worker_evidence(w);
+        oq_evidence_opts opts = {.skip_shadowing = !oq_config_on_ep(&w->plan->config)};
+        json_t *ev = oq_evidence_collect_json(w->rt, &opts);
         r->evidence_json = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(ev);
     }
