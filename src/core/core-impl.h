@@ -87,6 +87,7 @@ typedef struct oq_sha256 {
 void oq_sha256_init(oq_sha256 *s);
 void oq_sha256_update(oq_sha256 *s, const void *data, size_t n);
 void oq_sha256_hex(oq_sha256 *s, char hex[65]); /* finishes s */
+void oq_sha256_buf(const void *data, size_t n, char hex[65]); /* the three at once */
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err);
 /* n 64-byte blocks into the state h: the x86 SHA extensions where the CPU has them, else
  * the portable code (kept callable, so tests compare the two). */

@@ -141,6 +141,14 @@ void oq_sha256_hex(oq_sha256 *s, char hex[65])
     for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", s->h[i]);
 }
 
+void oq_sha256_buf(const void *data, size_t n, char hex[65])
+{
+    oq_sha256 s;
+    oq_sha256_init(&s);
+    oq_sha256_update(&s, data, n);
+    oq_sha256_hex(&s, hex);
+}
+
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err)
 {
     FILE *fp = fopen(path, "rb");

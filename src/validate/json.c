@@ -1505,10 +1505,7 @@ oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *
 static oq_status shard_plan_check(const json_t *j, const oq_shard_plan *p, oq_err *err)
 {
     char hex[65];
-    oq_sha256 h;
-    oq_sha256_init(&h);
-    oq_sha256_update(&h, p->description ? p->description : "", p->description ? strlen(p->description) : 0);
-    oq_sha256_hex(&h, hex);
+    oq_sha256_buf(p->description ? p->description : "", p->description ? strlen(p->description) : 0, hex);
     if (p->count < 1 || p->count > 100000 || !p->n_configs || !p->description || strcmp(hex, p->hash) != 0)
         return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan: no shards, configurations, or a description "
                                               "matching its hash");

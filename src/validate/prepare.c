@@ -44,12 +44,7 @@ static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, c
     size_t len = 0;
     oq_status st = oq_npz_bytes(n, t, 0, path, &buf, &len, err);
     if (!st) st = oq_replace_file_nosync(path, buf, len, err);
-    if (!st) {
-        oq_sha256 h;
-        oq_sha256_init(&h);
-        oq_sha256_update(&h, buf, len);
-        oq_sha256_hex(&h, sha);
-    }
+    if (!st) oq_sha256_buf(buf, len, sha);
     free(buf);
     return st;
 }

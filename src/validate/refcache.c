@@ -170,10 +170,7 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, cha
     oq_npz *z = NULL;
     if (oq_read_file(path, &buf, &n, &re)) snprintf(why, wn, "%s", re.msg);
     else {
-        oq_sha256 h;
-        oq_sha256_init(&h);
-        oq_sha256_update(&h, buf, n);
-        oq_sha256_hex(&h, sha);
+        oq_sha256_buf(buf, n, sha);
         if (strcmp(sha, file_sha)) snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
         else if (oq_npz_parse(buf, n, path, &z, &re)) snprintf(why, wn, "%s", re.msg);
         else if (entry_matches(z, json_object_get(rec, "outputs"), batch, why, wn)) {
@@ -223,10 +220,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned 
     /* the record lists the tensors as stored (the writer may have converted a dtype) */
     oq_status st = oq_npz_parse(npz, n, "reference outputs", &z, err);
     if (!st) {
-        oq_sha256 h;
-        oq_sha256_init(&h);
-        oq_sha256_update(&h, npz, n);
-        oq_sha256_hex(&h, sha);
+        oq_sha256_buf(npz, n, sha);
         snprintf(path, sizeof path, "%s/%s.npz", c->dir, sha);
         st = oq_write_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
     }

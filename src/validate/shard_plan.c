@@ -72,12 +72,7 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
     if (!st) st = model_hashes(plans, o->n_configs, model_sha, err);
     if (!st && !(s->plan_description = oq_plan_description(o, plans, model_sha, weights_sha, all, n_all)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) {
-        oq_sha256 h;
-        oq_sha256_init(&h);
-        oq_sha256_update(&h, s->plan_description, strlen(s->plan_description));
-        oq_sha256_hex(&h, s->plan_hash);
-    }
+    if (!st) oq_sha256_buf(s->plan_description, strlen(s->plan_description), s->plan_hash);
     free(model_sha);
     return st;
 }

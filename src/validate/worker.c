@@ -54,12 +54,7 @@ static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char
     unsigned char *buf = NULL;
     size_t n = 0;
     oq_status st = oq_read_file(path, &buf, &n, err);
-    if (!st && w->cache.enabled) {
-        oq_sha256 h;
-        oq_sha256_init(&h);
-        oq_sha256_update(&h, buf, n);
-        oq_sha256_hex(&h, sha);
-    }
+    if (!st && w->cache.enabled) oq_sha256_buf(buf, n, sha);
     if (!st) st = oq_npz_parse(buf, n, path, z, err);
     free(buf);
     return st;
