@@ -249,13 +249,14 @@ static void load_kv_row(const attn_ctx *c, const oq_tensor *past, const oq_tenso
         oq_ref_load_row(cur, row_offset(c->three_d, b, h, t - c->P, c->Hkv, c->Lkv, hs), hs, dst);
 }
 
-/* Query rows i0 .. i0+rows-1 of (b, h) as float64, multiplied by the scale, into q. */
-static void load_q(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double *q)
+/* Query rows i0 .. i0+rows-1 of (b, h) as float64, multiplied by `scale`, into q. */
+static void load_q(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows, double scale,
+                   double *q)
 {
     for (int r = 0; r < rows; r++) {
         double *dst = q + r * c->D;
         oq_ref_load_row(c->in->q, row_offset(c->three_d, b, h, i0 + r, c->Hq, c->Lq, c->D), c->D, dst);
-        for (int64_t d = 0; d < c->D; d++) dst[d] *= c->scale;
+        for (int64_t d = 0; d < c->D; d++) dst[d] *= scale;
     }
 }
 
@@ -316,7 +317,13 @@ typedef struct block_ctx {
     int64_t b, h, i0;
 } block_ctx;
 
-/* Softcap, then the attention mask, on the scores of keys j0 .. j1-1 of row i0 + r. */
+static int has_bias(const attn_ctx *c)
+{
+    return c->softcap > 0 || c->mask.t;
+}
+
+/* Softcap, then the attention mask, on the scores of keys j0 .. j1-1 of row
+ * i0 + r; then in base 2, as the kernel takes its logits. */
 static void bias_chunk(const void *ctx, int r, int64_t j0, int64_t j1, double *s)
 {
     const block_ctx *x = ctx;
@@ -324,9 +331,11 @@ static void bias_chunk(const void *ctx, int r, int64_t j0, int64_t j1, double *s
     if (c->softcap > 0)
         for (int64_t j = 0; j < j1 - j0; j++) s[j] = c->softcap * tanh(s[j] / c->softcap);
     if (c->mask.t) oq_ref_mask_add(&c->mask, x->b, x->h, x->i0 + r, j0, j1, s);
+    for (int64_t j = 0; j < j1 - j0; j++) s[j] *= OQ_REF_LOG2E;
 }
 
-/* Y of query rows i0 .. i0+rows-1 of (b, h) (q: those rows, scaled); scratch:
+/* Y of query rows i0 .. i0+rows-1 of (b, h) (q: those rows, scaled as
+ * oq_ref_block says); scratch:
  * OQ_REF_ATTEND_SCRATCH doubles, out: rows * round_up(Dv, 16). */
 static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows,
                         const double *q, double *scratch, double *out)
@@ -337,7 +346,7 @@ static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int
         .q = q, .ldq = c->D, .rows = rows,
         .kp = c->kp + (b * c->Hkv + kvh) * c->kp_size, .vp = c->vp + (b * c->Hkv + kvh) * c->vp_size,
         .D = c->D, .T = c->T, .Dv = c->Dv,
-        .bias = c->softcap > 0 || c->mask.t ? bias_chunk : NULL, .ctx = &x};
+        .bias = has_bias(c) ? bias_chunk : NULL, .ctx = &x};
     for (int r = 0; r < rows; r++) blk.end[r] = key_end(c, b, i0 + r);
     oq_ref_attend(&blk, scratch, out);
     for (int r = 0; r < rows; r++) {
@@ -385,9 +394,11 @@ static void row_block(void *ctx, int64_t blk, int thread)
     const int rows = (int)(c->Lq - i < ROWS ? c->Lq - i : ROWS);
     double *s = c->scratch + thread * c->per_thread, *out = s + OQ_REF_ATTEND_SCRATCH;
     double *q = out + ROWS * c->lda, *qk = q + ROWS * c->D;
-    load_q(c, b, h, i, rows, q);
+    load_q(c, b, h, i, rows, has_bias(c) ? c->scale : c->scale * OQ_REF_LOG2E, q);
     attend_rows(c, b, h, i, rows, q, s, out);
-    if (c->want_qk) qk_rows(c, b, h, i, rows, q, qk, c->ld);
+    if (!c->want_qk) return;
+    load_q(c, b, h, i, rows, c->scale, q);
+    qk_rows(c, b, h, i, rows, q, qk, c->ld);
 }
 
 /* Convert and pack the inputs, then every block of query rows, on the team. */

@@ -224,14 +224,15 @@ static void gather(void *p, int64_t b, int thread)
         oq_ref_load_row(f->features, (b * f->L + i) * F, F, f->x + (f->row0[b] + i) * F);
 }
 
-/* (event, head): scale Q in place by 1/sqrt(head_dim), pack K and V for the kernels. */
+/* (event, head): scale Q in place by log2(e)/sqrt(head_dim) (the kernel's logits are
+ * base 2), pack K and V for the kernels. */
 static void pack_heads(void *p, int64_t bh, int thread)
 {
     const fwd *f = p;
     (void)thread;
     const int64_t W = f->r->cfg.width, H = f->r->cfg.heads, dh = W / H, W3 = 3 * W;
     const int64_t b = bh / H, h = bh % H, n = f->len[b];
-    const double scale = 1.0 / sqrt((double)dh);
+    const double scale = OQ_REF_LOG2E / sqrt((double)dh);
     double *rows = f->qkv + f->row0[b] * W3 + h * dh;
     for (int64_t i = 0; i < n; i++)
         for (int64_t d = 0; d < dh; d++) rows[i * W3 + d] *= scale;

@@ -44,17 +44,29 @@ OQ_INLINE void row_ptrs(const double *base, int64_t ld, int rows, const double *
     for (int r = 0; r < ROWS; r++) p[r] = base + (r < rows ? r : rows - 1) * ld;
 }
 
-/* a[r] += sum_{k < K} x[r][k] * p[k][0..16) for the ROWS rows (p: K rows of 16). */
-OQ_INLINE void rows_by_16(const double *const *x, const double *p, int64_t K, v8d a[ROWS][2])
+/* a[r] += sum_{k < K} x[r][j + k] * p[k][0..16) for the ROWS rows (p: K rows of 16). */
+OQ_INLINE void rows_by_16(const double *const *x, int64_t j, const double *p, int64_t K,
+                          v8d a[ROWS][2])
 {
     for (int64_t k = 0; k < K; k++) {
         const v8d p0 = load8(p + k * 16), p1 = load8(p + k * 16 + 8);
 #pragma GCC unroll 8
         for (int r = 0; r < ROWS; r++) {
-            const v8d xr = splat8(x[r][k]);
+            const v8d xr = splat8(x[r][j + k]);
             a[r][0] += xr * p0;
             a[r][1] += xr * p1;
         }
+    }
+}
+
+/* a[r] = in[r*ld + 0..16) for the first `rows` rows (the others repeat row 0). */
+OQ_INLINE void load_rows(const double *in, int64_t ld, int rows, v8d a[ROWS][2])
+{
+#pragma GCC unroll 8
+    for (int r = 0; r < ROWS; r++) {
+        const double *ar = in + (r < rows ? r : 0) * ld;
+        a[r][0] = load8(ar);
+        a[r][1] = load8(ar + 8);
     }
 }
 
@@ -69,84 +81,161 @@ OQ_INLINE void store_rows(v8d a[ROWS][2], int rows, double *out, int64_t ld)
         }
 }
 
-OQ_CLONES
-void oq_ref_scores(const double *q, int64_t ldq, int rows, const double *kp, int64_t D,
-                   int64_t ns, double *s, int64_t lds)
+/* a > b ? a : b lane by lane (b where a is NaN): written per lane, which GCC
+ * turns into one max instruction, whose semantics these are; a compare and a
+ * blend would take two slots of the FMA units. */
+OQ_INLINE v8d max8(v8d a, v8d b)
+{
+    v8d m;
+    for (int k = 0; k < 8; k++) m[k] = a[k] > b[k] ? a[k] : b[k];
+    return m;
+}
+
+/* The lanes of m swapped in pairs of 4, 2 and 1: the steps of a reduction tree. */
+OQ_INLINE v8d swap8(v8d m, int step)
+{
+    static const v8i perm[3] = {{4, 5, 6, 7, 0, 1, 2, 3}, {2, 3, 0, 1, 6, 7, 4, 5},
+                                {1, 0, 3, 2, 5, 4, 7, 6}};
+    return __builtin_shuffle(m, perm[step]);
+}
+
+/* The largest lane of m (no NaN lanes). */
+OQ_INLINE double hmax8(v8d m)
+{
+    for (int step = 0; step < 3; step++) m = max8(m, swap8(m, step));
+    return m[0];
+}
+
+OQ_INLINE v8d min8(v8d a, v8d b)
+{
+    v8d m;
+    for (int k = 0; k < 8; k++) m[k] = a[k] < b[k] ? a[k] : b[k];
+    return m;
+}
+
+/* The smallest lane of m (no NaN lanes). */
+OQ_INLINE double hmin8(v8d m)
+{
+    for (int step = 0; step < 3; step++) m = min8(m, swap8(m, step));
+    return m[0];
+}
+
+/* oq_ref_scores, and the range [mn[r], mx[r]] of row r's scores of keys <
+ * full (a multiple of 16), NaNs ignored, [inf, -inf] if none: taken from the
+ * registers, where max and min cost no FMA slot. */
+OQ_INLINE void scores_range(const double *q, int64_t ldq, int rows, const double *kp, int64_t D,
+                            int64_t ns, int64_t full, double *s, int64_t lds, double mn[ROWS],
+                            double mx[ROWS])
 {
     const double *qr[ROWS];
     row_ptrs(q, ldq, rows, qr);
+    v8d lo[ROWS], hi[ROWS];
+    for (int r = 0; r < ROWS; r++) lo[r] = splat8(INFINITY), hi[r] = splat8(-INFINITY);
     for (int64_t j = 0; j < ns; j += OQ_REF_KEYS, kp += D * OQ_REF_KEYS) {
         v8d a[ROWS][2];
 #pragma GCC unroll 8
         for (int r = 0; r < ROWS; r++) a[r][0] = a[r][1] = splat8(0.0);
-        rows_by_16(qr, kp, D, a);
+        rows_by_16(qr, 0, kp, D, a);
+        if (j < full)
+#pragma GCC unroll 8
+            for (int r = 0; r < ROWS; r++) {
+                hi[r] = max8(a[r][0], max8(a[r][1], hi[r]));
+                lo[r] = min8(a[r][0], min8(a[r][1], lo[r]));
+            }
         store_rows(a, rows, s + j, lds);
     }
+    for (int r = 0; r < ROWS; r++) mn[r] = hmin8(lo[r]), mx[r] = hmax8(hi[r]);
 }
 
-/* 2^(i/16), i = 0..15, correctly rounded, and the relative rounding error of
- * each, (2^(i/16) - table) / table, which the result adds back. */
-static const double exp2_16th[16] = {
-    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
-    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
-    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
-    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0,
+OQ_CLONES
+void oq_ref_scores(const double *q, int64_t ldq, int rows, const double *kp, int64_t D,
+                   int64_t ns, double *s, int64_t lds)
+{
+    double mn[ROWS], mx[ROWS];
+    scores_range(q, ldq, rows, kp, D, ns, 0, s, lds, mn, mx);
+}
+
+/* The bits of 2^(i/8), i = 0..7, correctly rounded, minus i << 49 (see
+ * exp2_reduced), and the relative rounding error of each, (2^(i/8) - table) /
+ * table, which the result adds back. */
+static const uint64_t exp2_8th_bits[8] = {
+    0x3ff0000000000000, 0x3fef72b83c7d517b, 0x3fef06fe0a31b715, 0x3feebfdad5362a27,
+    0x3feea09e667f3bcd, 0x3feeace5422aa0db, 0x3feee89f995ad3ad, 0x3fef5818dcfba487,
 };
-static const double exp2_16th_err[16] = {
-    0x0.0p+0, 0x1.79aa65d837b6dp-54, -0x1.01b15eaa59348p-55, 0x1.68efde3a8a894p-54,
-    0x1.34d754db0abb6p-55, 0x1.59f48a72a4c6dp-55, 0x1.690cebb7aafb0p-56, 0x1.063e1e21c5409p-54,
-    -0x1.3b3efbf5e2228p-54, -0x1.b32dcb94da51dp-56, 0x1.db72fc1f0eab4p-55, 0x1.1affc2b91ce27p-56,
-    0x1.c1a7792cb3387p-55, 0x1.36eae30af0cb3p-56, 0x1.4a385a63d07a7p-56, -0x1.ff7128fd391f0p-55,
+static const double exp2_8th_err[8] = {
+    0x0.0p+0, -0x1.01b15eaa59348p-55, 0x1.34d754db0abb6p-55, 0x1.690cebb7aafb0p-56,
+    -0x1.3b3efbf5e2228p-54, 0x1.db72fc1f0eab4p-55, 0x1.c1a7792cb3387p-55, 0x1.4a385a63d07a7p-56,
 };
 
-/* tab[idx & 15] lane by lane: one two-register permute with AVX-512 (GCC's
- * two-vector shuffle takes the indices modulo 16, as the instruction does). */
-OQ_INLINE v8d table16(const double *tab, v8i idx)
+/* tab[idx & 7] lane by lane: one single-register permute with AVX-512 (GCC's
+ * shuffle takes the indices modulo 8, as the instruction does), which unlike
+ * a two-register one leaves the FMA units alone. */
+OQ_INLINE v8d table8(const void *tab, v8i idx)
 {
 #if defined(__clang__)
-    v8d r;
-    for (int k = 0; k < 8; k++) r[k] = tab[idx[k] & 15];
+    v8d t = load8(tab), r;
+    for (int k = 0; k < 8; k++) r[k] = t[idx[k] & 7];
     return r;
 #else
-    return __builtin_shuffle(load8(tab), load8(tab + 8), idx);
+    return __builtin_shuffle(load8(tab), idx);
 #endif
 }
 
-/* exp(x) for x <= 0 (scores minus their maximum), -inf and NaN included.
- * x = (16e + i) ln2/16 + r with |r| <= ln2/32 (Cody-Waite, two-part ln2/16
- * whose high part has 38 bits, so n * hi is exact); exp(x) = s (1 + q) with
- * s = 2^e 2^(i/16) (the table entry with e added to its exponent bits: exact),
- * q = exp(r) - 1 by its Taylor series to degree 7 (truncation < 2e-18) plus
- * the table entry's rounding error, and one rounding at the end, s + s q: within
- * about 0.6 ulp. Below -708 the result would be subnormal: it is returned as 0,
- * which is below any weight that can change a float64 sum; those lanes (and
- * -inf, NaN) compute garbage that the final selects replace. */
-OQ_INLINE v8d vexp(v8d x)
+/* x + SHIFT rounds x to a multiple of 1/8 (for |x| < 2^48) and leaves 8 x,
+ * an integer n, in the low bits of the sum's representation. */
+#define SHIFT 0x1.8p49
+
+/* 2^(n/8 + r) for t = n/8 + SHIFT and |r| <= 1/16: s = 2^(n>>3) 2^((n&7)/8)
+ * (the table entry with n>>3 added to its exponent bits, exact: t's bits
+ * shifted left by 49 are (n>>3) << 52 | (n&7) << 49, whose second part the
+ * table's bits already subtract, so one shift does it) times 1 + p,
+ * p = r c(r) + the entry's rounding error, where c is the degree-6 Chebyshev
+ * interpolant of (2^r - 1)/r on [-1/16, 1/16] (1 + r c(r) within 6e-18 of
+ * 2^r), rounded once at the end, s + s p: within 0.6 ulp. The exponent must
+ * stay in the normal range (n >> 3 >= -1022); callers flush what is below. */
+OQ_INLINE v8d exp2_reduced(v8d t, v8d r)
 {
-    const double shifter = 0x1.8p52;
-    const v8i live = x >= splat8(-708.0); /* false for -inf and NaN */
-    const v8i nan = x != x;
-    const v8d t = x * splat8(0x1.71547652b82fep+4) + splat8(shifter);
-    const v8d n = t - splat8(shifter);
-    const v8d r = (x - n * splat8(0x1.62e42fefa0000p-5)) - n * splat8(0x1.cf79abc9e3b3ap-44);
-    v8d q = splat8(1.0 / 5040.0);
-    q = q * r + splat8(1.0 / 720.0);
-    q = q * r + splat8(1.0 / 120.0);
-    q = q * r + splat8(1.0 / 24.0);
-    q = q * r + splat8(1.0 / 6.0);
-    q = q * r + splat8(0.5);
-    q = q * r + splat8(1.0);
-    const v8i ni = (v8i)t - (v8i)splat8(shifter);
-    q = q * r + table16(exp2_16th_err, ni);
-    const v8u e_bits = (v8u)(ni >> 4) << 52; /* unsigned: e < 0 shifts its two's complement */
-    const v8d sc = (v8d)((v8u)table16(exp2_16th, ni) + e_bits);
-    const v8d e = sc * q + sc;
-    return select8(nan, x, select8(live, e, splat8(0.0)));
+    v8d c = splat8(0x1.ffd1f6633bd3ap-17);
+    c = c * r + splat8(0x1.430deca12d584p-13);
+    c = c * r + splat8(0x1.5d87fe72ac65ep-10);
+    c = c * r + splat8(0x1.3b2ab6f1f1910p-7);
+    c = c * r + splat8(0x1.c6b08d704a11fp-5);
+    c = c * r + splat8(0x1.ebfbdff82c6c5p-3);
+    c = c * r + splat8(0x1.62e42fefa39efp-1);
+    const v8d p = c * r + table8(exp2_8th_err, (v8i)t);
+    const v8d s = (v8d)((v8u)table8(exp2_8th_bits, (v8i)t) + ((v8u)t << 49));
+    return s * p + s;
 }
 
-OQ_INLINE v8d max8(v8d a, v8d b)
+/* e where x >= lo, else 0 (-inf included); a NaN x keeps e, which is NaN. */
+OQ_INLINE v8d flush_below(v8d x, double lo, v8d e)
 {
-    return select8(a > b, a, b);
+    return (v8d)((v8i)e & ~(x < splat8(lo)));
+}
+
+/* exp(x) for x <= 0 (scores minus their maximum), -inf and NaN included,
+ * within 0.7 ulp: x = n ln2/8 + r' (Cody-Waite, two-part ln2/8 whose high
+ * part has 38 bits, so n * hi is exact without an FMA), |r'| <= ln2/16, and
+ * r = r' log2 e rounded (off by 2^-58 at most). Below -708 the result would
+ * be subnormal: it is returned as 0, below any weight that can change a
+ * float64 sum. */
+OQ_INLINE v8d vexp(v8d x)
+{
+    const v8d t = x * splat8(8 * OQ_REF_LOG2E) + splat8(SHIFT * 8);
+    const v8d n = t - splat8(SHIFT * 8);
+    const v8d r = (x - n * splat8(0x1.62e42fefa0000p-4)) - n * splat8(0x1.cf79abc9e3b3ap-43);
+    return flush_below(x, -708.0, exp2_reduced(t, r * splat8(OQ_REF_LOG2E)));
+}
+
+/* The softmax weights of the attention kernel, whose logits are in base 2:
+ * 2^(s - m) for s - m <= 0. With `flush`, 0 where the weight would be
+ * subnormal (below 2^-1022, -inf included); without, the caller knows that
+ * s - m >= -1022 (or NaN) in every lane, where both give the same bits. */
+OQ_INLINE v8d weights8(v8d s, v8d m, int flush)
+{
+    const v8d x = s - m, t = x + splat8(SHIFT);
+    const v8d w = exp2_reduced(t, x - (t - splat8(SHIFT)));
+    return flush ? flush_below(x, -1022.0, w) : w;
 }
 
 /* The largest of s[0 .. end) (NaNs ignored), -inf if none: four independent
@@ -159,9 +248,7 @@ OQ_INLINE double row_max(const double *s, int64_t end)
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++) m[k] = max8(load8(s + j + 8 * k), m[k]);
     for (; j + 8 <= end; j += 8) m[0] = max8(load8(s + j), m[0]);
-    const v8d m8 = max8(max8(m[0], m[1]), max8(m[2], m[3]));
-    double mx = -INFINITY;
-    for (int k = 0; k < 8; k++) mx = m8[k] > mx ? m8[k] : mx;
+    double mx = hmax8(max8(max8(m[0], m[1]), max8(m[2], m[3])));
     for (; j < end; j++) mx = s[j] > mx ? s[j] : mx;
     return mx;
 }
@@ -216,54 +303,83 @@ double oq_ref_softmax_exp(double *s, int64_t end)
     return mx == -INFINITY ? masked_weights(s, end) : exp_sum(s, end, mx);
 }
 
-/* acc[r*lda + d] += sum_{j < n} s[r*lds + j] * v[j][d] for `rows` rows, all d
- * of the strips (vp: row 0 of strip 0; strips T rows apart). */
-OQ_CLONES
-static void weighted_add(const double *s, int64_t lds, int rows, int64_t n, const double *vp,
-                         int64_t T, int64_t Dv, double *acc, int64_t lda)
+/* Keys j .. j+8 of each row: logits s[r][j ..] become their weights (rows up
+ * to `rows` only: the others alias the last), whose sum goes to sum[r]. */
+OQ_INLINE void weigh8(double *const *s, int rows, int64_t j, const double *shift, int flush,
+                      v8d sum[ROWS])
 {
-    const double *sr[ROWS];
-    row_ptrs(s, lds, rows, sr);
-    for (int64_t c = 0; c < Dv; c += OQ_REF_COLS, vp += T * OQ_REF_COLS) {
-        v8d a[ROWS][2];
 #pragma GCC unroll 8
-        for (int r = 0; r < ROWS; r++) {
-            const double *ar = acc + (r < rows ? r : 0) * lda + c;
-            a[r][0] = load8(ar);
-            a[r][1] = load8(ar + 8);
+    for (int r = 0; r < ROWS; r++)
+        if (r < rows) {
+            const v8d w = weights8(load8(s[r] + j), splat8(shift[r]), flush);
+            store8(s[r] + j, w);
+            sum[r] += w;
         }
-        rows_by_16(sr, vp, n, a);
-        store_rows(a, rows, acc + c, lda);
-    }
 }
 
-/* One row's chunk of scores s[0 .. n) (keys past n masked; s[n .. C) zeroed)
- * into weights exp(s - m), with the row's running maximum *m, sum *l and
- * output sums acc rescaled when this chunk raises the maximum. */
-OQ_INLINE void online_row(double *s, int64_t n, int64_t C, double *m, double *l, double *acc,
-                          int64_t dv)
+/* The chunk's weights times V: s[r*lds + j] for j < round_up(n, 8) become
+ * 2^(s - shift[r]) (l[r] gets their sum; flush as weights8), then acc[r*lda +
+ * d] += sum_{j < n} w[r][j] v[j][d] for all d of the strips (vp: row 0 of
+ * strip 0; strips T rows apart). */
+OQ_CLONES
+static void weighted_add(double *s, int64_t lds, int rows, int64_t n, const double *shift,
+                         int flush, const double *vp, int64_t T, int64_t Dv, double *acc,
+                         int64_t lda, double *l)
 {
-    for (int64_t j = n; j < C; j++) s[j] = 0.0;
-    if (n <= 0) return;
-    const double mc = row_max(s, n), mx = mc > *m ? mc : *m;
-    if (mx == -INFINITY) {
-        *l += masked_weights(s, n);
-        return;
+    double *sr[ROWS];
+    for (int r = 0; r < ROWS; r++) sr[r] = s + (r < rows ? r : rows - 1) * lds;
+    v8d sum[ROWS];
+    for (int r = 0; r < ROWS; r++) sum[r] = splat8(0.0);
+    if (flush)
+        for (int64_t j = 0; j < n; j += 8) weigh8(sr, rows, j, shift, 1, sum);
+    else
+        for (int64_t j = 0; j < n; j += 8) weigh8(sr, rows, j, shift, 0, sum);
+    for (int64_t c = 0; c < Dv; c += OQ_REF_COLS) {
+        v8d a[ROWS][2];
+        load_rows(acc + c, lda, rows, a);
+        rows_by_16((const double *const *)sr, 0, vp + c / OQ_REF_COLS * T * OQ_REF_COLS, n, a);
+        store_rows(a, rows, acc + c, lda);
     }
-    if (mx > *m) {
-        const double scale = vexp(splat8(*m - mx))[0]; /* 0 for the first finite maximum */
+    for (int r = 0; r < rows; r++) l[r] += hsum8(sum[r]);
+}
+
+/* Row r's chunk of logits s[0 .. n) before its weights: the keys past n are
+ * masked (-inf, up to cw); the running maximum *m is raised to the chunk's
+ * (mc: the largest of s[0 .. from), from the registers, and the rest read
+ * here), rescaling the sum *l and output sums acc. Returns the shift of the
+ * weights: *m, or 0 while every key so far is masked (weights 0, NaN for NaN). */
+OQ_INLINE double chunk_shift(double *s, int64_t n, int64_t cw, int64_t from, double mc, double *m,
+                             double *l, double *acc, int64_t dv)
+{
+    for (int64_t j = n > 0 ? n : 0; j < cw; j++) s[j] = -INFINITY;
+    if (n > from) {
+        const double tail = row_max(s + from, n - from);
+        mc = tail > mc ? tail : mc;
+    }
+    if (mc > *m) {
+        const double scale = weights8(splat8(*m), splat8(mc), 1)[0]; /* 0 for the first finite maximum */
         *l *= scale;
         for (int64_t d = 0; d < dv; d++) acc[d] *= scale;
-        *m = mx;
+        *m = mc;
     }
-    *l += exp_sum(s, n, mx);
+    return *m == -INFINITY ? 0.0 : *m;
+}
+
+/* Keys whose scores every row of the chunk needs, in whole panels of 16: their
+ * range comes from the registers (none when a bias changes the scores). */
+static int64_t full_panels(const oq_ref_block *b, int64_t j0, int64_t C)
+{
+    if (b->bias) return 0;
+    int64_t n = C;
+    for (int r = 0; r < b->rows; r++) n = b->end[r] - j0 < n ? b->end[r] - j0 : n;
+    return n > 0 ? n / OQ_REF_KEYS * OQ_REF_KEYS : 0;
 }
 
 OQ_CLONES
 void oq_ref_attend(const oq_ref_block *b, double *scratch, double *out)
 {
     const int64_t lds = OQ_REF_CHUNK + 8, dv = oq_ref_round_up(b->Dv, OQ_REF_COLS);
-    double m[ROWS], l[ROWS];
+    double m[ROWS], l[ROWS], mn[ROWS], mx[ROWS], shift[ROWS];
     int64_t max_end = 0;
     for (int r = 0; r < b->rows; r++) {
         m[r] = -INFINITY;
@@ -273,16 +389,23 @@ void oq_ref_attend(const oq_ref_block *b, double *scratch, double *out)
     memset(out, 0, sizeof *out * (size_t)(b->rows * dv));
     for (int64_t j0 = 0; j0 < max_end; j0 += OQ_REF_CHUNK) {
         const int64_t C = max_end - j0 < OQ_REF_CHUNK ? max_end - j0 : OQ_REF_CHUNK;
-        oq_ref_scores(b->q, b->ldq, b->rows, b->kp + j0 * b->D, b->D, C, scratch, lds);
+        const int64_t full = full_panels(b, j0, C);
+        scores_range(b->q, b->ldq, b->rows, b->kp + j0 * b->D, b->D, C, full, scratch, lds, mn, mx);
+        /* Without a masked key or a weight below 2^-1022, the flush can go. */
+        int flush = full < C;
         for (int r = 0; r < b->rows; r++) {
             double *sr = scratch + r * lds;
             const int64_t n = b->end[r] - j0 < C ? b->end[r] - j0 : C;
             if (b->bias && n > 0) b->bias(b->ctx, r, j0, j0 + n, sr);
-            online_row(sr, n, C, &m[r], &l[r], out + r * dv, dv);
+            shift[r] = chunk_shift(sr, n, oq_ref_round_up(C, 8), full, mx[r], &m[r], &l[r],
+                                   out + r * dv, dv);
+            flush |= !(mn[r] - shift[r] >= -1020.0);
         }
-        weighted_add(scratch, lds, b->rows, C, b->vp + j0 * OQ_REF_COLS, b->T, b->Dv, out, dv);
+        weighted_add(scratch, lds, b->rows, C, shift, flush, b->vp + j0 * OQ_REF_COLS, b->T,
+                     b->Dv, out, dv, l);
     }
     /* A row with every key masked has no distribution: it is defined as zeros. */
     for (int r = 0; r < b->rows; r++)
-        for (int64_t d = 0; d < dv; d++) out[r * dv + d] = l[r] == 0.0 ? 0.0 : out[r * dv + d] / l[r];
+        for (int64_t d = 0; d < dv; d += 8)
+            store8(out + r * dv + d, l[r] == 0.0 ? splat8(0.0) : load8(out + r * dv + d) / splat8(l[r]));
 }

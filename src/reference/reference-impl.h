@@ -104,17 +104,23 @@ OQ_REF_HIDDEN void oq_ref_scores(const double *q, int64_t ldq, int rows, const d
  * (s zeroed), NaN when a score is NaN. exp is accurate to about 1 ulp. */
 OQ_REF_HIDDEN double oq_ref_softmax_exp(double *s, int64_t end);
 
-/* A block of query rows of one head, for oq_ref_attend. */
+/* log2(e): the attention kernel's logits are in base 2 (softmax(x) = 2^(x log2 e)
+ * normalized), which spares its exp a multiplication per score. */
+#define OQ_REF_LOG2E 0x1.71547652b82fep+0
+
+/* A block of query rows of one head, for oq_ref_attend. Its logits are base 2:
+ * q k (q scaled by the softmax scale times OQ_REF_LOG2E), or, with a bias, what
+ * the bias makes of q k (q scaled by the softmax scale alone). */
 typedef struct oq_ref_block {
-    const double *q;     /* rows of D values, already scaled, row stride ldq */
+    const double *q;     /* rows of D values, already scaled (see above), row stride ldq */
     int64_t ldq;
     int rows;            /* 1..OQ_REF_ROWS */
     const double *kp;    /* packed keys (oq_ref_pack_keys), D columns */
     const double *vp;    /* packed values (oq_ref_pack_values), T rows, Dv columns */
     int64_t D, T, Dv;
     int64_t end[OQ_REF_ROWS]; /* row r attends keys j < end[r] (<= T) only */
-    /* Masks and softcap, or NULL: called on the scores of row r for keys
-     * j0 .. j1-1 (s[0] is key j0) before the softmax. */
+    /* Masks and softcap, or NULL: called on the scores q k of row r for keys
+     * j0 .. j1-1 (s[0] is key j0) before the softmax; leaves base-2 logits. */
     void (*bias)(const void *ctx, int r, int64_t j0, int64_t j1, double *s);
     const void *ctx;
 } oq_ref_block;
