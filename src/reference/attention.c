@@ -41,7 +41,7 @@ typedef struct attn_ctx {
     int64_t kp_size, vp_size; /* doubles per kv head of kp and vp */
     double *kp;  /* [B,Hkv] packed keys (oq_ref_pack_keys) */
     double *vp;  /* [B,Hkv] packed values (oq_ref_pack_values) */
-    double *scratch;     /* per thread: kv rows while loading; then scores, outputs, qk rows */
+    double *scratch;     /* per thread: 16 kv rows while loading; then scores, outputs, qk rows */
     int64_t per_thread;  /* doubles of scratch per thread */
     int64_t ld, lda;     /* row strides of qk rows (0 when not wanted) and of outputs */
     int64_t *key_end;  /* [B] keys at or past key_end[b] are padding (nonpad_kv_seqlen or T) */
@@ -260,17 +260,23 @@ static void load_q(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int rows
     }
 }
 
-/* Task (b, kv head): K and V, past first, packed; the thread's scratch holds the rows. */
+/* Task (b, kv head): K and V, past first, packed 16 rows at a time (converted
+ * into the thread's scratch first). */
 static void load_kv(void *ctx, int64_t bh, int thread)
 {
     const attn_ctx *c = ctx;
     const int64_t b = bh / c->Hkv, h = bh % c->Hkv;
     double *r = c->scratch + thread * c->per_thread;
-    for (int64_t t = 0; t < c->T; t++) load_kv_row(c, c->in->past_key, c->in->k, c->D, b, h, t, r + t * c->D);
-    oq_ref_pack_keys(r, c->D, c->T, c->D, c->kp + bh * c->kp_size);
-    for (int64_t t = 0; t < c->T; t++)
-        load_kv_row(c, c->in->past_value, c->in->v, c->Dv, b, h, t, r + t * c->Dv);
-    oq_ref_pack_values(r, c->Dv, c->T, c->Dv, c->vp + bh * c->vp_size);
+    double *kp = c->kp + bh * c->kp_size, *vp = c->vp + bh * c->vp_size;
+    for (int64_t t0 = 0; t0 < c->T; t0 += OQ_REF_KEYS) {
+        const int64_t n = c->T - t0 < OQ_REF_KEYS ? c->T - t0 : OQ_REF_KEYS;
+        for (int64_t t = 0; t < n; t++)
+            load_kv_row(c, c->in->past_key, c->in->k, c->D, b, h, t0 + t, r + t * c->D);
+        oq_ref_pack_keys(r, c->D, n, c->D, kp + t0 * c->D);
+        for (int64_t t = 0; t < n; t++)
+            load_kv_row(c, c->in->past_value, c->in->v, c->Dv, b, h, t0 + t, r + t * c->Dv);
+        oq_ref_pack_values(r, c->Dv, n, c->Dv, c->T, vp + t0 * OQ_REF_COLS);
+    }
 }
 
 /* present = concat(past, new) along the sequence axis, bytes copied as they are. */
@@ -408,7 +414,7 @@ static oq_status compute(attn_ctx *c, oq_ref_team *team, oq_err *err)
     /* The 8 spare doubles keep the rows of a block off the same cache sets. */
     c->ld = c->want_qk ? oq_ref_round_up(c->T, OQ_REF_KEYS) + 8 : 0;
     c->lda = oq_ref_round_up(c->Dv, OQ_REF_COLS);
-    const int64_t kv_rows = c->T * (c->D > c->Dv ? c->D : c->Dv);
+    const int64_t kv_rows = OQ_REF_KEYS * (c->D > c->Dv ? c->D : c->Dv);
     const int64_t rows = OQ_REF_ATTEND_SCRATCH + ROWS * (c->lda + c->D + c->ld);
     c->per_thread = kv_rows > rows ? kv_rows : rows;
     c->kp_size = oq_ref_round_up(c->T, OQ_REF_KEYS) * c->D;

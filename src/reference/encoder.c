@@ -238,7 +238,7 @@ static void pack_heads(void *p, int64_t bh, int thread)
         for (int64_t d = 0; d < dh; d++) rows[i * W3 + d] *= scale;
     oq_ref_pack_keys(rows + W, W3, n, dh,
                      f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh);
-    oq_ref_pack_values(rows + 2 * W, W3, n, dh, f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc);
+    oq_ref_pack_values(rows + 2 * W, W3, n, dh, n, f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc);
 }
 
 /* One block of 8 query rows of one (event, head): o = softmax(q k^T) v among the valid elements. */

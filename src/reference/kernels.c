@@ -15,27 +15,27 @@
 #define ROWS OQ_REF_ROWS
 _Static_assert(OQ_REF_KEYS == 16 && OQ_REF_COLS == 16, "the kernels work on 16 columns");
 
-/* Panels of 16 along one axis of a matrix: dst[(p*n_other + o)*16 + c] =
- * m[i*step + o*step_other] with i = p*16 + c < n, else 0. */
+/* Panels of 16 along one axis of a matrix, `stride` doubles apart:
+ * dst[p*stride + o*16 + c] = m[i*step + o*step_other] with i = p*16 + c < n, else 0. */
 static void pack16(const double *m, int64_t n, int64_t step, int64_t n_other, int64_t step_other,
-                   double *dst)
+                   int64_t stride, double *dst)
 {
     for (int64_t p = 0; p < oq_ref_round_up(n, 16) / 16; p++)
-        for (int64_t o = 0; o < n_other; o++, dst += 16)
+        for (int64_t o = 0; o < n_other; o++)
             for (int64_t c = 0; c < 16; c++) {
                 const int64_t i = p * 16 + c;
-                dst[c] = i < n ? m[i * step + o * step_other] : 0.0;
+                dst[p * stride + o * 16 + c] = i < n ? m[i * step + o * step_other] : 0.0;
             }
 }
 
 void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double *kp)
 {
-    pack16(k, T, ldk, D, 1, kp);
+    pack16(k, T, ldk, D, 1, D * 16, kp);
 }
 
-void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, double *vp)
+void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, int64_t S, double *vp)
 {
-    pack16(v, Dv, 1, T, ldv, vp);
+    pack16(v, Dv, 1, T, ldv, S * 16, vp);
 }
 
 /* Row pointers for a call on `rows` rows: the missing ones repeat the last. */

@@ -90,9 +90,11 @@ static inline int64_t oq_ref_round_up(int64_t x, int64_t m)
 /* Pack key rows: kp[(j/16)*D*16 + d*16 + j%16] = k[j*ldk + d] for j < T, 0 for
  * T <= j < round_up(T, 16). kp holds round_up(T, 16) * D doubles. */
 void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double *kp);
-/* Pack value rows: vp[c*T*16 + j*16 + d%16] with c = d/16, for d < Dv (0 up to
- * the strip's end). vp holds T * round_up(Dv, 16) doubles. */
-void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, double *vp);
+/* Pack value rows: vp[c*S*16 + j*16 + d%16] with c = d/16, for j < T and d < Dv
+ * (0 up to the strip's end): strips of 16 columns, S >= T rows apart. For all rows
+ * (S = T), vp holds T * round_up(Dv, 16) doubles; rows j0.. of such strips are
+ * packed at vp + j0*16 with S the full row count. */
+void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, int64_t S, double *vp);
 
 /* Scores of `rows` (1..OQ_REF_ROWS) query rows q[r*ldq ..] against packed
  * keys kp (D columns): s[r*lds + j] = sum_{d < D} q[r*ldq + d] * k[j][d] for

@@ -1,11 +1,11 @@
 /* How many threads a reference call uses, and the memory its buffers live in. */
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <omp.h>
 
+#include "core/core-impl.h"
 #include "reference/reference-impl.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -42,11 +42,5 @@ double *oq_ref_alloc(int64_t n)
 {
     size_t bytes = sizeof(double) * (size_t)(n > 0 ? n : 1);
     if (bytes < HUGE_PAGE / 2) return malloc(bytes);
-    bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    void *p;
-    if (posix_memalign(&p, HUGE_PAGE, bytes)) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without THP the pages stay small */
-#endif
-    return p;
+    return oq_alloc_huge((bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "tensor/half-impl.h"
 
 const char *oq_dtype_name(oq_dtype t)
@@ -114,7 +115,7 @@ oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const 
     oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
     if (st) return st;
     size_t bytes = oq_tensor_nbytes(*out);
-    (*out)->data = calloc(1, bytes ? bytes : 1); /* never NULL, even for empty tensors */
+    (*out)->data = oq_calloc_huge(bytes); /* never NULL, even for empty tensors */
     (*out)->owns_data = 1;
     if (!(*out)->data) {
         oq_tensor_free(*out);
