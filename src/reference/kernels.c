@@ -91,12 +91,14 @@ OQ_INLINE v8d max8(v8d a, v8d b)
     return m;
 }
 
-/* The lanes of m swapped in pairs of 4, 2 and 1: the steps of a reduction tree. */
+/* The lanes of m swapped in groups of 4, 2 and 1: the steps of a reduction tree. */
 OQ_INLINE v8d swap8(v8d m, int step)
 {
-    static const v8i perm[3] = {{4, 5, 6, 7, 0, 1, 2, 3}, {2, 3, 0, 1, 6, 7, 4, 5},
-                                {1, 0, 3, 2, 5, 4, 7, 6}};
-    return __builtin_shuffle(m, perm[step]);
+    switch (step) {
+    case 0: return __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3);
+    case 1: return __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5);
+    default: return __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6);
+    }
 }
 
 /* The largest lane of m (no NaN lanes). */
@@ -317,8 +319,39 @@ OQ_INLINE void weigh8(double *const *s, int rows, int64_t j, const double *shift
         }
 }
 
+/* One strip of V (Dv <= 16), acc in registers: each group of 8 keys is weighed
+ * a group ahead of its products, so that the exp's work runs beside the FMAs
+ * of the group before, and its stores are not read back at once. */
+OQ_INLINE void weigh_times_strip(double *const *sr, int rows, int64_t n, const double *shift,
+                                 int flush, const double *vp, double *acc, int64_t lda,
+                                 v8d sum[ROWS])
+{
+    v8d a[ROWS][2];
+    load_rows(acc, lda, rows, a);
+    weigh8(sr, rows, 0, shift, flush, sum);
+    for (int64_t j = 0; j < n; j += 8) {
+        if (j + 8 < n) weigh8(sr, rows, j + 8, shift, flush, sum);
+        rows_by_16((const double *const *)sr, j, vp + j * OQ_REF_COLS, n - j < 8 ? n - j : 8, a);
+    }
+    store_rows(a, rows, acc, lda);
+}
+
+/* Several strips: all weights first, then each strip's products. */
+OQ_INLINE void weigh_times_strips(double *const *sr, int rows, int64_t n, const double *shift,
+                                  int flush, const double *vp, int64_t T, int64_t Dv, double *acc,
+                                  int64_t lda, v8d sum[ROWS])
+{
+    for (int64_t j = 0; j < n; j += 8) weigh8(sr, rows, j, shift, flush, sum);
+    for (int64_t c = 0; c < Dv; c += OQ_REF_COLS) {
+        v8d a[ROWS][2];
+        load_rows(acc + c, lda, rows, a);
+        rows_by_16((const double *const *)sr, 0, vp + c / OQ_REF_COLS * T * OQ_REF_COLS, n, a);
+        store_rows(a, rows, acc + c, lda);
+    }
+}
+
 /* The chunk's weights times V: s[r*lds + j] for j < round_up(n, 8) become
- * 2^(s - shift[r]) (l[r] gets their sum; flush as weights8), then acc[r*lda +
+ * 2^(s - shift[r]) (l[r] gets their sum; flush as weights8), and acc[r*lda +
  * d] += sum_{j < n} w[r][j] v[j][d] for all d of the strips (vp: row 0 of
  * strip 0; strips T rows apart). */
 OQ_CLONES
@@ -330,16 +363,14 @@ static void weighted_add(double *s, int64_t lds, int rows, int64_t n, const doub
     for (int r = 0; r < ROWS; r++) sr[r] = s + (r < rows ? r : rows - 1) * lds;
     v8d sum[ROWS];
     for (int r = 0; r < ROWS; r++) sum[r] = splat8(0.0);
-    if (flush)
-        for (int64_t j = 0; j < n; j += 8) weigh8(sr, rows, j, shift, 1, sum);
+    if (Dv <= OQ_REF_COLS && flush)
+        weigh_times_strip(sr, rows, n, shift, 1, vp, acc, lda, sum);
+    else if (Dv <= OQ_REF_COLS)
+        weigh_times_strip(sr, rows, n, shift, 0, vp, acc, lda, sum);
+    else if (flush)
+        weigh_times_strips(sr, rows, n, shift, 1, vp, T, Dv, acc, lda, sum);
     else
-        for (int64_t j = 0; j < n; j += 8) weigh8(sr, rows, j, shift, 0, sum);
-    for (int64_t c = 0; c < Dv; c += OQ_REF_COLS) {
-        v8d a[ROWS][2];
-        load_rows(acc + c, lda, rows, a);
-        rows_by_16((const double *const *)sr, 0, vp + c / OQ_REF_COLS * T * OQ_REF_COLS, n, a);
-        store_rows(a, rows, acc + c, lda);
-    }
+        weigh_times_strips(sr, rows, n, shift, 0, vp, T, Dv, acc, lda, sum);
     for (int r = 0; r < rows; r++) l[r] += hsum8(sum[r]);
 }
 
