@@ -5,7 +5,12 @@
  * Register blocking: OQ_REF_ROWS query rows by 16 keys (scores) or 16 value
  * columns (weighted sums), 16 accumulators, so each load of K or V feeds eight
  * FMAs. A call for fewer rows repeats the last row and stores only the real
- * ones, so a row's values never depend on how many rows share its call. */
+ * ones, so a row's values never depend on how many rows share its call.
+ *
+ * On AVX-512 machines the two FMA units bound these kernels: per 8 scores, 32
+ * vector FMAs for the products at D = Dv = 16 and 8 for the weights. Compares,
+ * blends and two-register permutes take FMA slots too; max, min, additions,
+ * shifts and one-register permutes do not, which is why the kernels use those. */
 #include <math.h>
 #include <string.h>
 
