@@ -61,7 +61,7 @@ typedef enum oq_plot_kind {
 
 /* File formats, usable as a bit set. */
 typedef enum oq_plot_format {
-    OQ_PLOT_PNG = 1u,  /* PLplot device "memcairo", written by libpng */
+    OQ_PLOT_PNG = 1u,  /* PLplot device "extcairo" on our pixels, written by libpng */
     OQ_PLOT_SVG = 2u   /* ortqual's own SVG writer (no driver needed) */
 } oq_plot_format;
 
@@ -129,11 +129,11 @@ typedef struct oq_plot_spec {
 
 /* File name extension of a single format ("png", "svg"). */
 OQ_API const char *oq_plot_format_ext(oq_plot_format f);
-/* The device that draws a format ("memcairo" for PNG, "ortqual-svg": our own writer). */
+/* The device that draws a format ("extcairo" for PNG, "ortqual-svg": our own writer). */
 OQ_API const char *oq_plot_format_device(oq_plot_format f);
 
 /* OQ_OK when `f` can be written here (SVG always), else OQ_ERR_NOT_FOUND with
- * "PLplot driver memcairo not available: install plplot-driver-cairo". */
+ * "PLplot driver extcairo not available: install plplot-driver-cairo". */
 OQ_API oq_status oq_plot_check_driver(oq_plot_format f, oq_err *err);
 
 /* Render `spec` in one format to `path`. Errors: OQ_ERR_INVALID_ARG (no

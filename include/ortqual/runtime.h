@@ -122,6 +122,13 @@ OQ_API const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *na
  * Malloc'ed; NULL on allocation failure. */
 OQ_API char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name);
 
+/* Whether the CUDA execution provider may find a device on this host, from files under `root`
+ * ("/" here; a test passes a tree of its own): a device node a CUDA driver opens (dev/nvidia0..,
+ * Tegra's dev/nvgpu or dev/nvhost-*, WSL's dev/dxg) or an NVIDIA PCI device
+ * (vendor 0x10de in sys/bus/pci/devices/DEVICE/vendor). 0 means certainly none: registering the CUDA EP
+ * library (a few hundred MB to load) would only confirm it. */
+OQ_API int oq_cuda_device_possible(const char *root);
+
 /* Full ORT EP name for a short one: "cpu" -> "CPUExecutionProvider",
  * "cuda" -> "CUDAExecutionProvider"; anything else is returned unchanged. */
 OQ_API const char *oq_ep_full_name(const char *ep);

@@ -1,10 +1,12 @@
 /* Rendering entry points: specs are checked here, laid out by layout.c, and
- * drawn by PLplot's cairo driver into memory and written by libpng (PNG, below),
+ * drawn by PLplot's cairo driver on our pixels and written by libpng (PNG, below),
  * or by the SVG writer (svg.c). */
 #include "ortqual/plot.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <plplot.h>
 #include <png.h>
 #include <pthread.h>
@@ -20,11 +22,28 @@
 
 #define MAX_SERIES 64
 
-/* Cairo draws into our memory; libpng writes it. pngcairo's own writer (libpng's default
- * filters and zlib level) took ~3/4 of a figure's time; level 1 with the SUB filter writes the
- * same pixels ~3x faster into files ~1.6x larger (docs/results.md, "Start cost"). */
-#define PNG_DEVICE "memcairo"
+/* Cairo draws on our pixels; libpng writes them. pngcairo's own writer (libpng's default
+ * filters and zlib level) took ~3/4 of a figure's time; level 1 without a filter writes the same
+ * pixels ~4x faster into files ~1.4x larger (SUB: 1.3x slower and 1.1x larger than none on these
+ * flat-coloured figures; docs/results.md, "Start cost"). The driver is extcairo: it draws on a
+ * cairo context of ours, over our buffer, where memcairo copies the image into a buffer of its
+ * own and back (3.3 MB of fresh memory and two passes per figure; the same pixels either way). */
+#define PNG_DEVICE "extcairo"
 #define PNG_ZLIB_LEVEL 1
+#define PNG_FILTER PNG_FILTER_NONE
+#define BYTES_PER_PIXEL 4 /* cairo's RGB24: a 32-bit 0x00RRGGBB word, bytes B, G, R, unused */
+
+/* The few entry points of libcairo used here (cairo.h), looked up in the copy PLplot's cairo
+ * driver has loaded: ortqual does not link cairo. */
+enum { CAIRO_FORMAT_RGB24 = 1, CAIRO_STATUS_SUCCESS = 0 };
+typedef struct cairo_api {
+    void *(*surface_for_data)(unsigned char *data, int format, int width, int height, int stride);
+    void *(*create)(void *surface);
+    int (*status)(void *cr);
+    void (*flush)(void *surface);
+    void (*destroy)(void *cr);
+    void (*surface_destroy)(void *surface);
+} cairo_api;
 
 static pthread_mutex_t plot_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Under plot_lock: the last PLplot error message, and the way back from
@@ -194,12 +213,51 @@ static void pl_nop_group(oq_canvas *c, const char *cls, const char *label, long 
 }
 static void pl_nop(oq_canvas *c) { (void)c; }
 
-/* Draw on a fresh stream into `rgba` (W x H, 4 bytes a pixel, white when called); the caller
- * holds plot_lock. `path` names the figure in errors. */
-static oq_status plplot_draw(const oq_plot_spec *spec, int W, int H, unsigned char *rgba, const char *path,
+#define CAIRO_SYM(dl, name) ((void *)(uintptr_t)dlsym(dl, name))
+
+/* libcairo's entry points, once the driver has loaded it; 0 when one is missing. */
+static int cairo_api_load(cairo_api *c)
+{
+    void *dl = dlopen("libcairo.so.2", RTLD_NOW | RTLD_NOLOAD);
+    if (!dl) return 0;
+    *(void **)&c->surface_for_data = CAIRO_SYM(dl, "cairo_image_surface_create_for_data");
+    *(void **)&c->create = CAIRO_SYM(dl, "cairo_create");
+    *(void **)&c->status = CAIRO_SYM(dl, "cairo_status");
+    *(void **)&c->flush = CAIRO_SYM(dl, "cairo_surface_flush");
+    *(void **)&c->destroy = CAIRO_SYM(dl, "cairo_destroy");
+    *(void **)&c->surface_destroy = CAIRO_SYM(dl, "cairo_surface_destroy");
+    dlclose(dl); /* the driver keeps it loaded */
+    return c->surface_for_data && c->create && c->status && c->flush && c->destroy && c->surface_destroy;
+}
+
+/* A cairo context over `px` handed to the stream's extcairo device; its surface in *surface. */
+static oq_status cairo_attach(const cairo_api *c, unsigned char *px, int W, int H, void **surface, void **cr,
+                              const char *path, oq_err *err)
+{
+    *surface = c->surface_for_data(px, CAIRO_FORMAT_RGB24, W, H, W * BYTES_PER_PIXEL);
+    *cr = c->create(*surface);
+    if (c->status(*cr) != CAIRO_STATUS_SUCCESS)
+        return oq_err_set(err, OQ_ERR_RUNTIME, "%s: cairo: cannot draw on a %d x %d image", path, W, H);
+    pl_cmd(PLESC_DEVINIT, *cr);
+    return OQ_OK;
+}
+
+static void cairo_detach(const cairo_api *c, void *surface, void *cr)
+{
+    if (cr) c->destroy(cr);
+    if (!surface) return;
+    c->flush(surface);
+    c->surface_destroy(surface);
+}
+
+/* Draw on a fresh stream onto `px` (W x H, RGB24, white when called); the caller holds plot_lock.
+ * `path` names the figure in errors. */
+static oq_status plplot_draw(const oq_plot_spec *spec, int W, int H, unsigned char *px, const char *path,
                              oq_err *err)
 {
     PLINT prev, strm;
+    cairo_api cairo;
+    void *volatile surface = NULL, *volatile cr = NULL;
     plgstrm(&prev);
     plmkstrm(&strm);
     if (strm < 0) return oq_err_set(err, OQ_ERR_RUNTIME, "PLplot: no free stream");
@@ -210,23 +268,37 @@ static oq_status plplot_draw(const oq_plot_spec *spec, int W, int H, unsigned ch
      * left alone (not ended) and the render fails. */
     if (setjmp(plplot_escape)) {
         plsexit(NULL);
+        if (surface) cairo_detach(&cairo, surface, cr);
         return oq_err_set(err, OQ_ERR_RUNTIME, "%s: PLplot: %s", path, plplot_msg);
     }
     plsdev(PNG_DEVICE);
-    plsmema(W, H, rgba); /* memcairo starts from this image: the white background */
+    plspage(0, 0, W, H, 0, 0);
     plscmap0n(4);
     plscol0(0, 255, 255, 255);
     plinit();
+    void *s = NULL, *c = NULL;
+    oq_status st = cairo_api_load(&cairo) ? cairo_attach(&cairo, px, W, H, &s, &c, path, err)
+                                          : oq_err_set(err, OQ_ERR_RUNTIME, "%s: PLplot's cairo driver loaded no "
+                                                       "usable libcairo.so.2", path);
+    surface = s, cr = c;
+    if (st) {
+        plend1();
+        plsstrm(prev);
+        plsexit(NULL);
+        if (s) cairo_detach(&cairo, s, c);
+        return st;
+    }
     pladv(0);
     plvpor(0, 1, 0, 1);
     plwind(0, W, 0, H);
     PLFLT xmin, xmax, ymin, ymax;
     plgspa(&xmin, &xmax, &ymin, &ymax);
     pl_canvas pc = {{pl_line, pl_fill, pl_text, pl_nop_group, pl_nop, pl_nop, pl_nop, 0}, H, (xmax - xmin) / W};
-    oq_status st = oq_plot_draw(spec, W, H, &pc.base, err);
+    st = oq_plot_draw(spec, W, H, &pc.base, err);
     plend1();
     plsstrm(prev);
     plsexit(NULL);
+    cairo_detach(&cairo, s, c);
     if (!st && plplot_msg[0]) st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: PLplot: %s", path, plplot_msg);
     return st;
 }
@@ -240,8 +312,8 @@ static void png_on_error(png_structp png, png_const_charp msg)
 
 static void png_on_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
-/* The RGBA image as an RGB PNG (the background is opaque) into `f`. */
-static oq_status png_write(FILE *f, const unsigned char *rgba, int W, int H, const char *path, oq_err *err)
+/* The RGB24 image as an RGB PNG into `f`. */
+static oq_status png_write(FILE *f, const unsigned char *px, int W, int H, const char *path, oq_err *err)
 {
     char msg[sizeof plplot_msg] = "out of memory";
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, msg, png_on_error, png_on_warning);
@@ -256,12 +328,13 @@ static oq_status png_write(FILE *f, const unsigned char *rgba, int W, int H, con
     }
     png_init_io(png, f);
     png_set_compression_level(png, PNG_ZLIB_LEVEL);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER);
     png_set_IHDR(png, info, (png_uint_32)W, (png_uint_32)H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
-    png_set_filler(png, 0, PNG_FILLER_AFTER); /* rows are RGBA: the A byte is dropped */
-    for (int y = 0; y < H; y++) png_write_row(png, rgba + (size_t)y * (size_t)W * 4);
+    png_set_bgr(png);                        /* bytes B, G, R ... */
+    png_set_filler(png, 0, PNG_FILLER_AFTER); /* ... and the unused one dropped */
+    for (int y = 0; y < H; y++) png_write_row(png, px + (size_t)y * (size_t)W * BYTES_PER_PIXEL);
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     return OQ_OK;
@@ -274,10 +347,11 @@ static oq_status plplot_png(const oq_plot_spec *spec, int width, int height, con
         return oq_err_set(err, OQ_ERR_NOT_FOUND, "PLplot driver " PNG_DEVICE " not available: install plplot-driver-cairo");
     size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
     char *tmp = malloc(n);
-    unsigned char *rgba = malloc((size_t)width * (size_t)height * 4);
-    if (!tmp || !rgba) {
+    size_t bytes = (size_t)width * (size_t)height * BYTES_PER_PIXEL;
+    unsigned char *px = malloc(bytes);
+    if (!tmp || !px) {
         free(tmp);
-        free(rgba);
+        free(px);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     snprintf(tmp, n, "%s.tmp.XXXXXX", path);
@@ -286,15 +360,15 @@ static oq_status plplot_png(const oq_plot_spec *spec, int width, int height, con
     oq_status st = f ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     if (fd >= 0 && !f) close(fd);
     if (f) fchmod(fd, 0644);
-    memset(rgba, 255, (size_t)width * (size_t)height * 4);
-    if (!st) st = plplot_draw(spec, width, height, rgba, path, err);
-    if (!st) st = png_write(f, rgba, width, height, path, err);
+    memset(px, 255, bytes); /* the white background */
+    if (!st) st = plplot_draw(spec, width, height, px, path, err);
+    if (!st) st = png_write(f, px, width, height, path, err);
     if (f && fclose(f) != 0 && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     if (!st && rename(tmp, path) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
     if (st && fd >= 0) unlink(tmp);
     free(tmp);
-    free(rgba);
+    free(px);
     return st;
 }
 

@@ -101,7 +101,7 @@ expect_no_driver() { # expect_no_driver DRVDIR FORMAT
   PLPLOT_DRV_DIR="$1" "$ORTQUAL" plot "$bench" --out "$T/bad" --format "$2" >"$T/out" 2>"$T/err"
   rc=$?
   [ $rc -eq 3 ] || fail "driver dir $1: exit $rc, expected 3: $(cat "$T/err")"
-  grep -qF "PLplot driver memcairo not available: install plplot-driver-cairo" "$T/err" \
+  grep -qF "PLplot driver extcairo not available: install plplot-driver-cairo" "$T/err" \
     || fail "driver dir $1: $(cat "$T/err")"
   [ ! -e "$T/bad" ] || fail "driver dir $1: wrote $(ls "$T/bad")"
 }

@@ -106,6 +106,26 @@ $ORTQUAL validate --outdir "$T/epparent" --num-events 2 --repeat 1 --no-plots \
   "[('passed', 'exec')]" ] ||
   fail "EP in the parent: $(json "$T/epparent/summary.json" '[(c["name"], c["status"], c["worker"]["start"]) for c in d["configs"]]')"
 
+# 4c. the CUDA EP library beside the core one (ORTQUAL_GPU=1 installs it) on a host whose device files
+# name no NVIDIA GPU: the demo's parent does not load it to list configurations, so its workers still
+# fork; the same files with a GPU's device node make it look (none_ep: loads, offers no device) and
+# re-execute. ORTQUAL_TEST_DEVICE_ROOT is the tree the device files are read from.
+mkdir -p "$T/ortcuda" "$T/nogpu/dev" "$T/gpu/dev"
+ln "$OQ_ORT_LIB" "$T/ortcuda/libonnxruntime.so" 2>/dev/null || cp "$OQ_ORT_LIB" "$T/ortcuda/libonnxruntime.so"
+cp "$OQ_BINARY_DIR/tests/libnone_ep.so" "$T/ortcuda/libonnxruntime_providers_cuda.so"
+touch "$T/nogpu/dev/null" "$T/gpu/dev/nvidia0"
+for host in nogpu gpu; do
+  ORTQUAL_ORT_LIB="$T/ortcuda/libonnxruntime.so" ORTQUAL_TEST_DEVICE_ROOT="$T/$host" \
+    $ORTQUAL validate --outdir "$T/epbeside_$host" --num-events 2 --repeat 1 --no-plots > "$T/epbeside.out" 2>&1 ||
+    fail "CUDA EP beside the core library ($host): $(tail -3 "$T/epbeside.out")"
+done
+[ "$(json "$T/epbeside_nogpu/summary.json" 'sorted(set((c["runtime"], c["worker"]["start"]) for c in d["configs"]))')" = \
+  "[('cpu', 'fork'), ('ref', 'fork')]" ] ||
+  fail "EP beside, no GPU: $(json "$T/epbeside_nogpu/summary.json" '[(c["name"], c["worker"]["start"]) for c in d["configs"]]')"
+[ "$(json "$T/epbeside_gpu/summary.json" 'sorted(set((c["runtime"], c["worker"]["start"]) for c in d["configs"]))')" = \
+  "[('cpu', 'exec'), ('ref', 'exec')]" ] ||
+  fail "EP beside, a GPU's node: $(json "$T/epbeside_gpu/summary.json" '[(c["name"], c["worker"]["start"]) for c in d["configs"]]')"
+
 # 5. ortqual's own sdpa model with every default: the C reference of Attention against each export
 $ORTQUAL validate --export sdpa --outdir "$T/sdpa" > "$T/sdpa.out" 2>&1 || fail "validate --export sdpa: $(tail -5 "$T/sdpa.out")"
 grep -q "verdict: PASSED (4 passed, 0 failed, 0 skipped; reference " "$T/sdpa.out" || fail "sdpa demo: $(tail -3 "$T/sdpa.out")"

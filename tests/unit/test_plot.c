@@ -52,7 +52,7 @@ static void test_drivers(void **state)
     (void)state;
     assert_int_equal(oq_plot_check_driver(OQ_PLOT_PNG, NULL), OQ_OK);
     assert_int_equal(oq_plot_check_driver(OQ_PLOT_SVG, NULL), OQ_OK);
-    assert_string_equal(oq_plot_format_device(OQ_PLOT_PNG), "memcairo");
+    assert_string_equal(oq_plot_format_device(OQ_PLOT_PNG), "extcairo");
     assert_string_equal(oq_plot_format_ext(OQ_PLOT_SVG), "svg");
 }
 

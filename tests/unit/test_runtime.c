@@ -1,5 +1,6 @@
 /* oq_runtime / oq_session against the real ONNX Runtime 1.29 (CPU build). */
 #include <dlfcn.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -483,6 +485,66 @@ static void test_ep_lists(void **state)
     assert_string_equal(oq_ep_full_name(NULL), "CPUExecutionProvider");
 }
 
+/* ---- device facts ------------------------------------------------------------------ */
+
+/* root/rel with `text` in it, its folders made. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+        *p = 0;
+        assert_true(mkdir(path, 0755) == 0 || access(path, F_OK) == 0);
+        *p = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Each fact alone makes a CUDA device possible; a tree of other devices does not. */
+static void test_cuda_device_possible(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rel, *text;
+        int possible;
+    } cases[] = {
+        {NULL, NULL, 0},
+        {"dev/null", "", 0},
+        {"dev/nvidiactl", "", 0}, /* the driver's control node names no GPU */
+        {"dev/nvidia-uvm", "", 0},
+        {"sys/bus/pci/devices/0000:00:03.0/vendor", "0x1af4\n", 0},
+        {"dev/nvidia0", "", 1},
+        {"dev/nvidia7", "", 1},
+        {"dev/dxg", "", 1},
+        {"dev/nvgpu", "", 1},
+        {"dev/nvhost-ctrl-gpu", "", 1},
+        {"sys/bus/pci/devices/0000:17:00.0/vendor", "0x10de\n", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *root = temp_dir("devroot");
+        put_file(root, "dev/tty", ""); /* every tree has other devices */
+        put_file(root, "sys/bus/pci/devices/0000:00:00.0/vendor", "0x8086\n");
+        if (cases[i].rel) put_file(root, cases[i].rel, cases[i].text);
+        if (oq_cuda_device_possible(root) != cases[i].possible)
+            fail_msg("%s: expected %d", cases[i].rel ? cases[i].rel : "(no GPU file)", cases[i].possible);
+        nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        free(root);
+    }
+    char *missing = temp_dir("devroot"); /* no dev/ or sys/ at all: nothing says a GPU is here */
+    assert_int_equal(oq_cuda_device_possible(missing), 0);
+    rmdir(missing);
+    free(missing);
+}
+
 static void test_ort_env_capture(void **state)
 {
     (void)state;
@@ -526,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_ep_cuda_unavailable),
         cmocka_unit_test(test_ep_lists),
         cmocka_unit_test(test_ort_env_capture),
+        cmocka_unit_test(test_cuda_device_possible),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
