@@ -357,12 +357,13 @@ void oq_remove_tree(const char *dir);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 
-/* sp: as oq_summary_write's (the rows of configuration k from sp->records[k] when set). */
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err);
-/* Draws the plots into outdir/plots from the summary (its error histograms, as `ortqual
- * plot summary.json` does; batch records from sp->records[k] or s, a sample of each
- * configuration's: OQ_FIGURE_BATCHES) and records them (or why not) in it. */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spilled *sp);
+/* validate.csv and (with_plots) the plots into outdir/plots, from one pass over each
+ * configuration's batch records (sp->records[k] when set, as oq_summary_write's, else s's):
+ * the rows, and a sample of the records the plots draw (OQ_FIGURE_BATCHES) from the summary's
+ * error histograms, as `ortqual plot summary.json` does (recorded in s, or why not); with
+ * `totals`, each spilled configuration's r->totals counted in the same pass. */
+oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
+                                   int totals, oq_err *err);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

@@ -433,24 +433,15 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
     return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
-static oq_status count_record(void *ctx, const oq_batch_result *b, oq_err *err)
-{
-    return oq_totals_add(ctx, b) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-}
-
-/* The worker's records file noted for summary.json and counted into r->totals, one record at
- * a time. A worker that stopped before it opened the file has no records. */
+/* The worker's records file noted for summary.json; validate.csv's pass over it counts it into
+ * r->totals (oq_validate_write_tables). A worker that stopped before it opened the file has no
+ * records. */
 static oq_status take_records(const run_ctx *c, const char *result_path, oq_config_result *r, oq_err *err)
 {
     char path[4096];
     oq_batch_records_path(result_path, path, sizeof path);
     if (!r->reported || access(path, F_OK) != 0) return OQ_OK;
-    if (!(*records_of(c, r) = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_totals_acc a;
-    oq_totals_begin(&a);
-    oq_status st = oq_batch_records_each(path, count_record, &a, err);
-    oq_totals_end(&a, &r->totals);
-    return st;
+    return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
 /* ORT's message (or the crash) explained with the model; the reason names the pattern, the
@@ -870,9 +861,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
     char path[4096];
-    snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
-    oq_status st = oq_validate_write_csv(path, s, &c->sp, err);
-    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s, &c->sp);
+    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
     return st ? st : oq_summary_write(s, &c->sp, path, err);
 }
