@@ -137,6 +137,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     json_object_set_new(j, "threads", json_integer(p->threads));
     set_str(j, "cache_dir", p->cache_dir);
+    set_str(j, "ref_stream", p->ref_stream);
     return j;
 }
 
@@ -147,7 +148,8 @@ oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err
 
 int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 {
-    json_t *j = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
+    json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
+    set_str(j, "ref", b->ref);
     set_str(j, "save", b->save);
     return oq_jsonl_put(f, j);
 }
@@ -159,7 +161,7 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     b->inputs = (char *)str_of(j, "inputs");
     b->ref = (char *)str_of(j, "ref");
     b->save = (char *)str_of(j, "save");
-    return json_is_integer(json_object_get(j, "index")) && b->inputs && b->ref;
+    return json_is_integer(json_object_get(j, "index")) && b->inputs;
 }
 
 typedef struct plan_lines {
@@ -223,6 +225,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->result = dup_of(j, "result", &ok);
     p->progress = json_is_true(json_object_get(j, "progress"));
     p->cache_dir = dup_of(j, "cache_dir", &ok);
+    p->ref_stream = dup_of(j, "ref_stream", &ok);
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!p->result) return oq_err_set(err, OQ_ERR_FORMAT, "no result: not a validation plan");
     return OQ_OK;
@@ -1410,6 +1413,7 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
     json_object_del(j, "cache_dir"); /* where outputs are cached changes none of them */
+    json_object_del(j, "ref_stream"); /* nor the run's scratch file that carries them */
     if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;

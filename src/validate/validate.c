@@ -121,17 +121,19 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
  * advice of an unsharded run sees it. */
 static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
 {
-    char path[4096], ref[4096], save[4096];
+    char path[4096], save[4096];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
     FILE *f = copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL;
     int ok = f != NULL;
     for (size_t i = 0; ok && i < c->s->n_batches; i++) {
         const oq_batch_info *bi = &c->s->batches[i];
-        snprintf(ref, sizeof ref, "%s/ref_%03lld.npz", c->workdir, (long long)bi->index);
         snprintf(save, sizeof save, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)bi->index);
-        oq_plan_batch b = {bi->index, bi->inputs, bi->expected ? bi->expected : ref, c->o->save_outputs ? save : NULL};
+        oq_plan_batch b = {bi->index, bi->inputs, bi->expected, c->o->save_outputs ? save : NULL};
         ok = oq_plan_batch_put(f, &b);
     }
+    /* the reference's outputs reach the others in one file, unless they are the user's */
+    snprintf(path, sizeof path, "%s/reference_outputs.bin", c->workdir);
+    if (ok && !oq_config_is_expected(&c->o->configs[0])) ok = copy_str(&p->ref_stream, path);
     if (f) ok = fclose(f) == 0 && ok;
     p->n_batches = c->s->n_batches;
     for (size_t i = 0; i < c->n_all; i++)
