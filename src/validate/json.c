@@ -1142,7 +1142,8 @@ static int put_record_lines(FILE *f, const char *path, int pad)
     int ok = 1;
     for (ssize_t len; ok && (len = getline(&line, &cap, in)) > 0; n++) {
         ok = len > 1 && line[len - 1] == '\n';
-        if (ok) ok = fprintf(f, "%s%*s", n ? ",\n" : "[\n", pad + 2, "") >= 0 && fwrite(line, 1, (size_t)len - 1, f) == (size_t)len - 1;
+        size_t body = (size_t)len - 1;
+        if (ok) ok = fprintf(f, "%s%*s", n ? ",\n" : "[\n", pad + 2, "") >= 0 && fwrite(line, 1, body, f) == body;
     }
     ok = ok && !ferror(in);
     free(line);

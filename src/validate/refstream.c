@@ -62,12 +62,13 @@ oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sh
                           "batch %lld: the reference's outputs are of other inputs (inputs SHA-256 %.12s..., this "
                           "worker read %.12s...): the inputs file changed during the run",
                           (long long)index, h.inputs_sha, inputs_sha);
-    if (h.length > OQ_READ_MAX) return oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: a frame of %llu bytes", s->path, (long long)index, (unsigned long long)h.length);
+    if (h.length > OQ_READ_MAX)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: a frame of %llu bytes", s->path, (long long)index,
+                          (unsigned long long)h.length);
     unsigned char *buf = malloc(h.length ? h.length : 1);
     if (!buf) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_status st = fread(buf, 1, h.length, s->f) == h.length
-                       ? OQ_OK
-                       : oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: its outputs cut short", s->path, (long long)index);
+    oq_status st = fread(buf, 1, h.length, s->f) == h.length ? OQ_OK
+                   : oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: its outputs cut short", s->path, (long long)index);
     char name[64];
     snprintf(name, sizeof name, "the reference outputs of batch %lld", (long long)index);
     if (!st) st = oq_npz_parse(buf, h.length, name, out, err);

@@ -57,7 +57,8 @@ static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b)
 static oq_status write_batch(void *ctx, const oq_batch_result *b, oq_err *err)
 {
     const rows_ctx *x = ctx;
-    if (x->bs && !oq_batch_sample_offer(x->bs, oq_batch_sample_wants(x->bs) ? sample_record(x, b) : json_null()))
+    json_t *sampled = x->bs && oq_batch_sample_wants(x->bs) ? sample_record(x, b) : json_null();
+    if (x->bs && !oq_batch_sample_offer(x->bs, sampled))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (x->totals && !oq_totals_add(x->totals, b)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!b->timed && !b->n_outputs) return OQ_OK; /* `expected`: nothing ran, nothing to time */
