@@ -492,13 +492,28 @@ static void note_interruption(const run_ctx *c, const char *config, size_t done,
     in->n_batches = total;
 }
 
-/* The configuration running when the signal came: not a result (its worker was stopped). */
-static oq_status interrupt_config(const run_ctx *c, oq_config_result *r, const batch_watch *bw)
+/* Batches a stopped worker finished: the records it appended (each flushed as its batch
+ * ended), which its progress lines (a few a second, worker.c) may trail. */
+static size_t records_done(const char *result_path, size_t reported)
 {
-    note_interruption(c, r->config.name, bw->done, bw->total);
+    char path[4096];
+    oq_batch_records_path(result_path, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    for (int ch; f && (ch = getc_unlocked(f)) != EOF;) n += ch == '\n';
+    if (f) fclose(f);
+    return n > reported ? n : reported;
+}
+
+/* The configuration running when the signal came: not a result (its worker was stopped). */
+static oq_status interrupt_config(const run_ctx *c, oq_config_result *r, const char *result_path,
+                                  const batch_watch *bw)
+{
+    size_t done = records_done(result_path, bw->done);
+    note_interruption(c, r->config.name, done, bw->total);
     r->status = OQ_VERDICT_NOT_RUN;
-    oq_result_reason(r, "interrupted by SIG%s after %zu of %zu batches", sig_abbrev(c->s->interrupted.signal),
-                     bw->done, bw->total);
+    oq_result_reason(r, "interrupted by SIG%s after %zu of %zu batches", sig_abbrev(c->s->interrupted.signal), done,
+                     bw->total);
     progress(c->o, "%s: %s", r->config.name, r->reason);
     return OQ_OK;
 }
@@ -557,7 +572,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     run_worker(c, k, plan_path, plan->result, &r->worker, &bw, &got);
     if (interrupted(o)) {
         oq_config_result_clear(&got);
-        return interrupt_config(c, r, &bw);
+        return interrupt_config(c, r, plan->result, &bw);
     }
     take_result(r, &got);
     if ((st = take_records(c, plan->result, r, err))) return st;
@@ -568,7 +583,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     }
     if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed) {
         prove_teeth(c, k, r, plan, plan_path, &bw);
-        if (interrupted(o)) return interrupt_config(c, r, &bw);
+        if (interrupted(o)) return interrupt_config(c, r, plan->result, &bw);
     }
     if (k == 0) reference_outcome(r, ref_ok);
     /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
