@@ -152,8 +152,6 @@ static void comparison_failed(worker *w, oq_batch_result *b, const char *name, c
     if (!w->r->reason) oq_result_reason(w->r, "batch %lld, output %s: %s", (long long)b->index, name, why);
 }
 
-/* Compares every reference output with ours; the first failure gives the reason. An output
- * is compared on its valid elements when it has the mask's batch and sequence axes. */
 /* The reference's outputs of the batch: the next in the reference's stream, or the batch's
  * `expected` file (read whole, then parsed: libzip's reads from a file seek and read again). */
 static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_npz **ref,
@@ -169,6 +167,8 @@ static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const bat
     return st;
 }
 
+/* Compares every reference output with ours; the first failure gives the reason. An output
+ * is compared on its valid elements when it has the mask's batch and sequence axes. */
 static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor **outs, size_t n_out,
                                  const batch_mask *bm, oq_batch_result *b, oq_err *err)
 {
