@@ -21,10 +21,6 @@ oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t fl
  * moment, never half-written. */
 oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 
-/* `dst` replaced by a hard link to `src` (a second name, no copy), atomically: linked under
- * a temporary name in dst's directory, then renamed. OQ_ERR_UNSUPPORTED when the two cannot
- * share a file (other file systems, no hard links there): the caller copies instead. */
-oq_status oq_link_file(const char *src, const char *dst, oq_err *err);
 
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */
