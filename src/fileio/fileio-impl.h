@@ -21,10 +21,6 @@ oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t fl
  * moment, never half-written. */
 oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 
-/* `dst` replaced by a hard link to `src` (a second name, no copy), atomically: linked under
- * a temporary name in dst's directory, then renamed. OQ_ERR_UNSUPPORTED when the two cannot
- * share a file (other file systems, no hard links there): the caller copies instead. */
-oq_status oq_link_file(const char *src, const char *dst, oq_err *err);
 
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */
@@ -47,6 +43,9 @@ oq_status oq_jsonl_each(const char *path, oq_jsonl_fn fn, void *ctx, oq_err *err
  * NULL on error (OQ_ERR_NOT_FOUND: unreadable, OQ_ERR_FORMAT: not JSON). Memory: the document
  * without the records, and one record. */
 #define OQ_JSON_SCAN_PLAN_BATCHES 1u
+/* With OQ_JSON_SCAN_RUN_BATCHES_ONLY, the configurations' records are walked over (checked
+ * for balance), never parsed nor given to fn: a second pass that needs only the run's. */
+#define OQ_JSON_SCAN_RUN_BATCHES_ONLY 2u
 #define OQ_JSON_PLAN_BATCHES (-3L)
 typedef oq_status (*oq_json_record_fn)(void *ctx, long which, json_t *record, oq_err *err);
 json_t *oq_json_scan_file(const char *path, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err);

@@ -174,31 +174,6 @@ oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq
     return oq_write_file_nosync(path, buf, n, err);
 }
 
-oq_status oq_link_file(const char *src, const char *dst, oq_err *err)
-{
-    static _Atomic unsigned counter; /* with the pid: a name no other writer of dst picks */
-    char tmp[4200];
-    int r = -1;
-    for (int tries = 0; r != 0 && tries < 100; tries++) {
-        if (snprintf(tmp, sizeof tmp, "%s.lnk.%ld.%u", dst, (long)getpid(), counter++) >= (int)sizeof tmp)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%.64s...: path too long", dst);
-        r = link(src, tmp);
-        if (r != 0 && errno != EEXIST) break;
-    }
-    if (r != 0) {
-        int e = errno;
-        int other = e == EXDEV || e == EPERM || e == EMLINK || e == ENOSYS || e == EOPNOTSUPP;
-        return oq_err_set(err, other ? OQ_ERR_UNSUPPORTED : OQ_ERR_OUTPUT, "%s: cannot link to %s: %s", dst, src,
-                          strerror(e));
-    }
-    if (rename(tmp, dst) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot rename into place: %s", dst, strerror(e));
-    }
-    return OQ_OK;
-}
-
 oq_status oq_mkdirs(const char *path, oq_err *err)
 {
     char *p = strdup(path);

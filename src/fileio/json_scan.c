@@ -46,14 +46,14 @@ static oq_status bad(scan *s, const char *why)
 
 static oq_status nomem(scan *s) { return oq_err_set(s->err, OQ_ERR_NOMEM, "%s: out of memory", s->name); }
 
-/* A string's rest after its opening quote, copied to `out` (and its first KEY_MAX-1 bytes to
- * key when non-NULL; a longer key is cut to "" so it never matches). */
+/* A string's rest after its opening quote, copied to `out` (NULL: skipped; and its first
+ * KEY_MAX-1 bytes to key when non-NULL; a longer key is cut to "" so it never matches). */
 static oq_status string_rest(scan *s, oq_dynbuf *out, char *key)
 {
     size_t k = 0;
     for (int c, esc = 0;;) {
         if ((c = next(s)) == EOF) return bad(s, "unterminated string");
-        if (oq_dynbuf_addn(out, &(char){(char)c}, 1)) return nomem(s);
+        if (out && oq_dynbuf_addn(out, &(char){(char)c}, 1)) return nomem(s);
         if (!esc && c == '"') break;
         esc = !esc && c == '\\';
         if (key && k < KEY_MAX) key[k++] = (char)c;
@@ -83,23 +83,27 @@ static long records_of(const scan *s)
 static oq_status record(scan *s, long which, int first, int *last)
 {
     oq_dynbuf_reset(&s->rec);
-    int depth = 0, c;
+    int skip = which >= 0 && (s->flags & OQ_JSON_SCAN_RUN_BATCHES_ONLY), depth = 0, c;
+    oq_dynbuf *out = skip ? NULL : &s->rec;
+    int empty = 1;
     for (;;) {
         if ((c = next(s)) == EOF) return bad(s, "unterminated array");
         if (c == '"') {
-            oq_status st = oq_dynbuf_add(&s->rec, "\"") ? nomem(s) : string_rest(s, &s->rec, NULL);
+            empty = 0;
+            oq_status st = out && oq_dynbuf_add(out, "\"") ? nomem(s) : string_rest(s, out, NULL);
             if (st) return st;
             continue;
         }
         if (depth == 0 && (c == ',' || c == ']')) break;
         depth += (c == '{' || c == '[') - (c == '}' || c == ']');
         if (depth < 0) return bad(s, "unbalanced brackets");
-        if (oq_dynbuf_addn(&s->rec, &(char){(char)c}, 1)) return nomem(s);
+        empty = empty && strchr(" \t\r\n", c);
+        if (out && oq_dynbuf_addn(out, &(char){(char)c}, 1)) return nomem(s);
     }
     *last = c == ']';
-    size_t n = s->rec.len, i = 0;
-    while (i < n && strchr(" \t\r\n", s->rec.buf[i])) i++;
-    if (i == n) return *last && first ? OQ_OK : bad(s, "an empty array element"); /* [] */
+    if (empty) return *last && first ? OQ_OK : bad(s, "an empty array element"); /* [] */
+    if (skip) return OQ_OK;
+    size_t n = s->rec.len;
     json_t *j = oq_json_parse(s->rec.buf, n, s->name, s->err);
     if (!j) return OQ_ERR_FORMAT;
     oq_status st = s->fn(s->ctx, which, j, s->err);

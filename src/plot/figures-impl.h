@@ -50,6 +50,9 @@ typedef struct oq_batch_sample {
 } oq_batch_sample;
 int oq_batch_sample_init(oq_batch_sample *bs);             /* 0: out of memory */
 int oq_batch_sample_offer(oq_batch_sample *bs, json_t *rec); /* takes rec; 0: out of memory */
+/* 1 when the next record offered is kept: a caller offers a placeholder (json_null()) for the
+ * others instead of building them. */
+int oq_batch_sample_wants(const oq_batch_sample *bs);
 /* figures_validate.c: from a validate or replay summary.json document. */
 oq_status oq_figures_validate(oq_figures *fl, const json_t *summary, const char *name, oq_err *err);
 

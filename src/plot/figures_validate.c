@@ -319,6 +319,12 @@ int oq_batch_sample_init(oq_batch_sample *bs)
     return bs->kept != NULL;
 }
 
+int oq_batch_sample_wants(const oq_batch_sample *bs)
+{
+    if (bs->seen % bs->stride) return 0;
+    return json_array_size(bs->kept) < 2 * OQ_FIGURE_BATCHES || bs->seen % (2 * bs->stride) == 0;
+}
+
 int oq_batch_sample_offer(oq_batch_sample *bs, json_t *rec)
 {
     if (!rec) return 0;

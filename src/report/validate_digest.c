@@ -302,7 +302,11 @@ json_t *oq_vd_scan(oq_vd *d, const char *path, oq_err *err)
     size_t nc = json_array_size(json_object_get(doc, "configs")); /* one with no record too */
     int ok = doc && (!nc || config_at(d, nc - 1)) && needed(d);
     if (!d->infos || !d->needed_infos || (doc && !ok)) nomem(err);
-    json_t *again = ok ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES, second_pass, d, err) : NULL;
+    /* the second pass keeps entries of the run's batch list only: the configurations' records,
+     * parsed in the first, are walked over */
+    json_t *again = ok ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES | OQ_JSON_SCAN_RUN_BATCHES_ONLY, second_pass,
+                                           d, err)
+                       : NULL;
     ok = again && finish(d);
     if (again && !ok) nomem(err);
     json_decref(again);

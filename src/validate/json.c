@@ -137,6 +137,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     json_object_set_new(j, "threads", json_integer(p->threads));
     set_str(j, "cache_dir", p->cache_dir);
+    set_str(j, "ref_stream", p->ref_stream);
     return j;
 }
 
@@ -147,7 +148,8 @@ oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err
 
 int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 {
-    json_t *j = json_pack("{s:I, s:s, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs, "ref", b->ref);
+    json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
+    set_str(j, "ref", b->ref);
     set_str(j, "save", b->save);
     return oq_jsonl_put(f, j);
 }
@@ -159,7 +161,7 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     b->inputs = (char *)str_of(j, "inputs");
     b->ref = (char *)str_of(j, "ref");
     b->save = (char *)str_of(j, "save");
-    return json_is_integer(json_object_get(j, "index")) && b->inputs && b->ref;
+    return json_is_integer(json_object_get(j, "index")) && b->inputs;
 }
 
 typedef struct plan_lines {
@@ -223,6 +225,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->result = dup_of(j, "result", &ok);
     p->progress = json_is_true(json_object_get(j, "progress"));
     p->cache_dir = dup_of(j, "cache_dir", &ok);
+    p->ref_stream = dup_of(j, "ref_stream", &ok);
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!p->result) return oq_err_set(err, OQ_ERR_FORMAT, "no result: not a validation plan");
     return OQ_OK;
@@ -805,7 +808,18 @@ void oq_batch_records_path(const char *result, char *buf, size_t n) { snprintf(b
 
 json_t *oq_batch_record_json(const oq_batch_result *b) { return batch_json(b); }
 
-int oq_batch_record_put(FILE *f, const oq_batch_result *b) { return oq_jsonl_put(f, batch_json(b)); }
+/* A record line as summary.json holds it (its reals to 10 digits, ", " and ": " between
+ * members): the summary copies the line as it is, without parsing it again. */
+#define RECORD_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+static int record_put(FILE *f, json_t *j)
+{
+    int ok = j && json_dumpf(j, f, RECORD_FLAGS) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+int oq_batch_record_put(FILE *f, const oq_batch_result *b) { return record_put(f, batch_json(b)); }
 
 typedef struct record_lines {
     oq_batch_fn fn;
@@ -1098,25 +1112,16 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
 
 #define SUMMARY_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
 
-/* `text` written with `pad` spaces after each of its newlines. */
-static void put_indented(FILE *f, const char *text, int pad)
-{
-    for (const char *p = text; *p; p++) {
-        fputc(*p, f);
-        if (*p == '\n') fprintf(f, "%*s", pad, "");
-    }
-}
-
-/* One record at indentation `pad` (after a ",\n" unless it is the first). */
+/* One record at indentation `pad` (after a ",\n" unless it is the first), on one line as the
+ * record lines are. */
 static int put_record(FILE *f, json_t *j, int pad, size_t i)
 {
-    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+    char *text = j ? json_dumps(j, RECORD_FLAGS) : NULL;
     json_decref(j);
     if (!text) return 0;
-    fprintf(f, "%s%*s", i ? ",\n" : "[\n", pad + 2, "");
-    put_indented(f, text, pad + 2);
+    int ok = fprintf(f, "%s%*s%s", i ? ",\n" : "[\n", pad + 2, "", text) >= 0;
     free(text);
-    return 1;
+    return ok;
 }
 
 static int end_records(FILE *f, size_t n, int pad)
@@ -1125,25 +1130,25 @@ static int end_records(FILE *f, size_t n, int pad)
     return fprintf(f, "\n%*s]", pad, "") > 0;
 }
 
-typedef struct copy_lines {
-    FILE *f;
-    int pad;
-    size_t n;
-} copy_lines;
-
-static oq_status copy_line(void *ctx, json_t *j, size_t i, oq_err *err)
-{
-    copy_lines *c = ctx;
-    c->n = i + 1;
-    return put_record(c->f, json_incref(j), c->pad, i) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-}
-
-/* A JSON-lines file's records copied one line at a time. */
+/* A file of record lines (record_put's, each one line of JSON) copied a line at a time as the
+ * array's elements, one to a line, never parsed: the run parsed each once already (its
+ * validate.csv pass). A line cut short (no newline at its end) makes the summary fail. */
 static int put_record_lines(FILE *f, const char *path, int pad)
 {
-    copy_lines c = {f, pad, 0};
-    oq_err e = {0};
-    return !oq_jsonl_each(path, copy_line, &c, &e) && end_records(f, c.n, pad);
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;
+    char *line = NULL;
+    size_t cap = 0, n = 0;
+    int ok = 1;
+    for (ssize_t len; ok && (len = getline(&line, &cap, in)) > 0; n++) {
+        ok = len > 1 && line[len - 1] == '\n';
+        size_t body = (size_t)len - 1;
+        if (ok) ok = fprintf(f, "%s%*s", n ? ",\n" : "[\n", pad + 2, "") >= 0 && fwrite(line, 1, body, f) == body;
+    }
+    ok = ok && !ferror(in);
+    free(line);
+    fclose(in);
+    return ok && end_records(f, n, pad);
 }
 
 /* One array of batch records at indentation `pad`, each record built, written and freed in
@@ -1245,7 +1250,7 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     int ok = f && d && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
-        ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]));
+        ok = record_put(f, batch_info_json(&s->batches[i]));
     }
     if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
     if (f) ok = fclose(f) == 0 && ok;
@@ -1355,7 +1360,7 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
         if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (!(sp->files[which] = fopen(path, "w"))) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    if (!oq_jsonl_put(sp->files[which], json_incref(rec)))
+    if (!record_put(sp->files[which], json_incref(rec)))
         return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp->paths[which]);
     return OQ_OK;
 }
@@ -1409,6 +1414,7 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
     json_object_del(j, "cache_dir"); /* where outputs are cached changes none of them */
+    json_object_del(j, "ref_stream"); /* nor the run's scratch file that carries them */
     if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;

@@ -505,10 +505,8 @@ static void judge(oq_validate_summary *s, int allow_skip)
 static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/validate.csv", m->outdir);
     oq_spilled sp = {.records = m->merged};
-    oq_status st = oq_validate_write_csv(path, m->s, &sp, err);
-    if (!st && plots) oq_validate_plots(m->outdir, m->s, &sp);
+    oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }

@@ -8,8 +8,8 @@
  * file in the directory and renamed, so a concurrent run sees a whole entry or none, and two
  * runs writing the same entry write the same bytes. Nothing read is trusted: the outputs' file
  * must hash to its name and hold exactly the tensors the record lists, with the batch's size.
- * A hit reaches the run's other workers as a hard link to the verified SHA.npz (no copy): an
- * entry is only ever replaced by a rename, so the link keeps the bytes that were verified. */
+ * A hit's verified bytes reach the run's other workers as the reference's outputs of the batch
+ * (refstream.c): never the entry itself, which may change after it was checked. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -184,32 +184,15 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, cha
     json_decref(rec);
 }
 
-/* `dst` a second name of the verified entry; its bytes written where no link can be made. */
-static oq_status link_entry(const char *entry, const char *dst, const unsigned char *data, size_t size, oq_err *err)
-{
-    oq_err le = {0};
-    oq_status st = oq_link_file(entry, dst, &le);
-    if (st == OQ_ERR_UNSUPPORTED) return oq_write_file_nosync(dst, data, size, err);
-    if (st && err) *err = le;
-    return st;
-}
-
-oq_status oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, const char *link, const char *copy,
-                          int *hit, char *warning, size_t wn, oq_err *err)
+void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, unsigned char **npz, size_t *n,
+                     char *warning, size_t wn)
 {
     char path[4200], why[1200] = "";
-    *hit = 0;
+    *npz = NULL;
     *warning = 0;
-    if (!c->enabled) return OQ_OK;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    entry_read(c, key, batch, path, sizeof path, &data, &size, why, sizeof why);
+    if (!c->enabled) return;
+    entry_read(c, key, batch, path, sizeof path, npz, n, why, sizeof why);
     if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
-    oq_status st = data && link ? link_entry(path, link, data, size, err) : OQ_OK;
-    if (!st && data && copy) st = oq_replace_file_nosync(copy, data, size, err);
-    *hit = !st && data;
-    free(data);
-    return st;
 }
 
 oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err)

@@ -30,17 +30,37 @@ static int64_t valid_size(const oq_validate_summary *s, const oq_spilled *sp, in
     return 0;
 }
 
+/* One configuration's records as one pass sees them: its rows, its sample for the latency
+ * figure (NULL: no plots) and its totals (NULL: not counted). */
 typedef struct rows_ctx {
     oq_csv_writer *w;
     const oq_config_result *c;
     const oq_validate_summary *s;
     const oq_spilled *sp;
+    oq_batch_sample *bs;
+    oq_totals_acc *totals;
 } rows_ctx;
 
-/* The rows of one batch record. */
+/* A record as the latency figure's sample keeps it: its timings and valid size. */
+static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b)
+{
+    json_t *j = oq_batch_record_json(b);
+    if (j) {
+        json_object_del(j, "outputs");
+        json_object_set_new(j, "valid_size", json_integer(valid_size(x->s, x->sp, b->index)));
+    }
+    return j;
+}
+
+/* The rows of one batch record, offered to the sample and counted into the totals. Only the
+ * records the sample keeps are built again as JSON (a placeholder stands for the others). */
 static oq_status write_batch(void *ctx, const oq_batch_result *b, oq_err *err)
 {
     const rows_ctx *x = ctx;
+    json_t *sampled = x->bs && oq_batch_sample_wants(x->bs) ? sample_record(x, b) : json_null();
+    if (x->bs && !oq_batch_sample_offer(x->bs, sampled))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (x->totals && !oq_totals_add(x->totals, b)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!b->timed && !b->n_outputs) return OQ_OK; /* `expected`: nothing ran, nothing to time */
     /* the reference has no comparison: one row with the timing, error left empty */
     size_t n = b->n_outputs ? b->n_outputs : 1;
@@ -59,15 +79,22 @@ static oq_status write_batch(void *ctx, const oq_batch_result *b, oq_err *err)
     return OQ_OK;
 }
 
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err)
+/* validate.csv: each configuration's records read once, which also samples them (samples:
+ * one per configuration, or NULL) and counts them (totals: into each r->totals). */
+static oq_status write_csv(const char *path, oq_validate_summary *s, const oq_spilled *sp, oq_batch_sample *samples,
+                           int totals, oq_err *err)
 {
     oq_csv_writer *w;
     oq_status st = oq_csv_writer_open(&w, path, oq_validate_csv_columns, OQ_VALIDATE_NCOLS, 1, err);
     if (st) return st;
     for (size_t i = 0; !st && i < s->n_configs; i++) {
-        rows_ctx x = {w, &s->configs[i], s, sp};
+        oq_totals_acc acc;
+        oq_totals_begin(&acc);
+        rows_ctx x = {w, &s->configs[i], s, sp, samples ? &samples[i] : NULL, totals ? &acc : NULL};
         if (sp && sp->records && sp->records[i]) st = oq_batch_records_each(sp->records[i], write_batch, &x, err);
         for (size_t k = 0; !st && k < s->configs[i].n_batches; k++) st = write_batch(&x, &s->configs[i].batches[k], err);
+        if (totals && sp && sp->records && sp->records[i]) oq_totals_end(&acc, &s->configs[i].totals);
+        else free(acc.medians);
     }
     if (st) {
         oq_csv_writer_abort(w);
@@ -76,46 +103,11 @@ oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, 
     return oq_csv_writer_commit(w, err);
 }
 
-typedef struct sample_ctx {
-    oq_batch_sample bs;
-    const oq_validate_summary *s;
-    const oq_spilled *sp;
-} sample_ctx;
-
-/* A batch record offered to the latency figure's sample: its timings and valid size. */
-static oq_status sample_batch(void *ctx, const oq_batch_result *b, oq_err *err)
-{
-    sample_ctx *x = ctx;
-    json_t *j = oq_batch_record_json(b);
-    if (j) {
-        json_object_del(j, "outputs");
-        json_object_set_new(j, "valid_size", json_integer(valid_size(x->s, x->sp, b->index)));
-    }
-    return oq_batch_sample_offer(&x->bs, j) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-}
-
-/* Each configuration's sample of batch records into the plots' document. */
-static oq_status sample_batches(json_t *doc, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err)
-{
-    oq_status st = OQ_OK;
-    for (size_t i = 0; !st && i < s->n_configs; i++) {
-        json_t *cfg = json_array_get(json_object_get(doc, "configs"), i);
-        if (!json_object_get(cfg, "batches")) continue; /* no worker result */
-        sample_ctx x = {.s = s, .sp = sp};
-        if (!oq_batch_sample_init(&x.bs)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        if (sp && sp->records && sp->records[i]) st = oq_batch_records_each(sp->records[i], sample_batch, &x, err);
-        for (size_t k = 0; !st && k < s->configs[i].n_batches; k++) st = sample_batch(&x, &s->configs[i].batches[k], err);
-        json_object_set_new(cfg, "batches", x.bs.kept);
-        json_object_set_new(cfg, "batches_total", json_integer((json_int_t)x.bs.seen));
-    }
-    return st;
-}
-
 /* Plots are diagnostics: a failure is recorded in the summary, not a failed validation.
  * They are drawn from the summary document itself (its error histograms), as `ortqual plot
- * summary.json` draws them, with a sample of the batch records (their number never
- * matters to memory). */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spilled *sp)
+ * summary.json` draws them, with each configuration's sample of its batch records (their
+ * number never matters to memory). */
+static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *samples)
 {
     oq_err e = {0};
     char dir[4096];
@@ -124,7 +116,13 @@ void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spil
     oq_plot_files files = {0};
     oq_figures *figs = NULL;
     json_t *doc = oq_summary_to_json_for_plots(s);
-    oq_status st = doc ? sample_batches(doc, s, sp, &e) : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = doc ? OQ_OK : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < s->n_configs; i++) {
+        json_t *cfg = json_array_get(json_object_get(doc, "configs"), i);
+        if (!json_object_get(cfg, "batches")) continue; /* no worker result */
+        json_object_set(cfg, "batches", samples[i].kept);
+        json_object_set_new(cfg, "batches_total", json_integer((json_int_t)samples[i].seen));
+    }
     if (!st) st = oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e);
     if (!st) st = oq_figures_write(figs, &po, &files, &e);
     s->plotted = 1;
@@ -133,4 +131,21 @@ void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spil
     oq_plot_files_clear(&files);
     oq_figures_free(figs);
     json_decref(doc);
+}
+
+oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
+                                   int totals, oq_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/validate.csv", outdir);
+    size_t n = with_plots ? s->n_configs : 0;
+    oq_batch_sample *samples = n ? calloc(n, sizeof *samples) : NULL;
+    oq_status st = n && !samples ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
+    for (size_t i = 0; !st && i < n; i++)
+        if (!oq_batch_sample_init(&samples[i])) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = write_csv(path, s, sp, samples, totals, err);
+    if (!st && with_plots) plots(outdir, s, samples);
+    for (size_t i = 0; samples && i < n; i++) json_decref(samples[i].kept);
+    free(samples);
+    return st;
 }

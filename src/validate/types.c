@@ -57,6 +57,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     strv_clear(&p->dispatch.expect, &p->dispatch.n_expect);
     free(p->result);
     free(p->cache_dir);
+    free(p->ref_stream);
     memset(p, 0, sizeof *p);
 }
 

@@ -12,6 +12,7 @@
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/inspect.h"
+#include "ortqual/npz.h"
 #include "ortqual/proc.h"
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
@@ -19,10 +20,10 @@
 
 /* ---- the plan (types.c) ------------------------------------------------------------ */
 
-/* One batch of a plan: its inputs, the reference's outputs (written by the reference's
- * worker, read by the others) and, with --save-outputs, where this configuration's go. A
- * plan's batches are a file of JSON lines, one each: neither the orchestrator nor the worker
- * holds them all. */
+/* One batch of a plan: its inputs, the `expected` reference's outputs (NULL: the reference's
+ * worker computes them, into the plan's ref_stream) and, with --save-outputs, where this
+ * configuration's go. A plan's batches are a file of JSON lines, one each: neither the
+ * orchestrator nor the worker holds them all. */
 typedef struct oq_plan_batch {
     int64_t index;
     char *inputs, *ref, *save; /* save NULL: not saved */
@@ -68,6 +69,9 @@ typedef struct oq_validate_plan {
                                         per batch done */
     char *cache_dir;                 /* the reference's outputs cached there (refcache.c); NULL:
                                         no cache */
+    char *ref_stream;                /* the reference's outputs, every batch's, written there by
+                                        its worker and read by the others (refstream.c); NULL:
+                                        the batches' `expected` files */
 } oq_validate_plan;
 
 /* A worker's progress line on stderr, OQ_PROGRESS_PREFIX "<done> <total>": the orchestrator
@@ -217,14 +221,32 @@ oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
 /* The batch's key: the reference's text and `inputs_sha`, the SHA-256 of the batch's inputs
  * file as the worker read it (hashed once, from the bytes it parses). */
 void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65]);
-/* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified, then
- * `link` made a second name of the entry (no copy; a copy where they cannot share a file) and
- * `copy` (NULL: none) a copy; *hit 0 on a miss. A bad entry (corrupt, other tensors) is a
- * miss with `warning` saying why; it is never used. */
-oq_status oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, const char *link, const char *copy,
-                          int *hit, char *warning, size_t wn, oq_err *err);
+/* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified: their
+ * .npz bytes (malloc'ed) in *npz, *n; *npz NULL on a miss. A bad entry (corrupt, other
+ * tensors) is a miss with `warning` saying why; it is never used. */
+void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, unsigned char **npz, size_t *n,
+                     char *warning, size_t wn);
 /* The reference's outputs of the batch of `key` stored: `npz`, the n bytes of their .npz. */
 oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err);
+
+/* ---- the reference's outputs for the other workers (refstream.c) -------------------- */
+
+/* One file a run: the reference's worker appends each batch's outputs (their .npz bytes) with
+ * the batch's index and the SHA-256 of the inputs they belong to; each other worker reads them
+ * back in the plan's order. */
+typedef struct oq_refstream {
+    FILE *f;
+    char *path;
+} oq_refstream;
+oq_status oq_refstream_open(oq_refstream *s, const char *path, int write, oq_err *err);
+oq_status oq_refstream_put(oq_refstream *s, int64_t index, const char inputs_sha[65], const unsigned char *npz,
+                           size_t n, oq_err *err);
+/* The next batch's outputs, parsed; OQ_ERR_FORMAT when there are none, or they are another
+ * batch's or of other inputs than `inputs_sha` (the SHA-256 of the inputs file this worker
+ * read). */
+oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sha[65], oq_npz **out, oq_err *err);
+/* Closed (a writer's error on its last write reported here); a zeroed stream is closed. */
+oq_status oq_refstream_close(oq_refstream *s, oq_err *err);
 
 /* ---- dispatch and placement proofs inside a worker (checks.c) ---------------------- */
 
@@ -357,12 +379,13 @@ void oq_remove_tree(const char *dir);
 
 /* ---- after (report.c, evidence.c) ------------------------------------------------- */
 
-/* sp: as oq_summary_write's (the rows of configuration k from sp->records[k] when set). */
-oq_status oq_validate_write_csv(const char *path, const oq_validate_summary *s, const oq_spilled *sp, oq_err *err);
-/* Draws the plots into outdir/plots from the summary (its error histograms, as `ortqual
- * plot summary.json` does; batch records from sp->records[k] or s, a sample of each
- * configuration's: OQ_FIGURE_BATCHES) and records them (or why not) in it. */
-void oq_validate_plots(const char *outdir, oq_validate_summary *s, const oq_spilled *sp);
+/* validate.csv and (with_plots) the plots into outdir/plots, from one pass over each
+ * configuration's batch records (sp->records[k] when set, as oq_summary_write's, else s's):
+ * the rows, and a sample of the records the plots draw (OQ_FIGURE_BATCHES) from the summary's
+ * error histograms, as `ortqual plot summary.json` does (recorded in s, or why not); with
+ * `totals`, each spilled configuration's r->totals counted in the same pass. */
+oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
+                                   int totals, oq_err *err);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

@@ -121,17 +121,19 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
  * advice of an unsharded run sees it. */
 static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
 {
-    char path[4096], ref[4096], save[4096];
+    char path[4096], save[4096];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
     FILE *f = copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL;
     int ok = f != NULL;
     for (size_t i = 0; ok && i < c->s->n_batches; i++) {
         const oq_batch_info *bi = &c->s->batches[i];
-        snprintf(ref, sizeof ref, "%s/ref_%03lld.npz", c->workdir, (long long)bi->index);
         snprintf(save, sizeof save, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)bi->index);
-        oq_plan_batch b = {bi->index, bi->inputs, bi->expected ? bi->expected : ref, c->o->save_outputs ? save : NULL};
+        oq_plan_batch b = {bi->index, bi->inputs, bi->expected, c->o->save_outputs ? save : NULL};
         ok = oq_plan_batch_put(f, &b);
     }
+    /* the reference's outputs reach the others in one file, unless they are the user's */
+    snprintf(path, sizeof path, "%s/reference_outputs.bin", c->workdir);
+    if (ok && !oq_config_is_expected(&c->o->configs[0])) ok = copy_str(&p->ref_stream, path);
     if (f) ok = fclose(f) == 0 && ok;
     p->n_batches = c->s->n_batches;
     for (size_t i = 0; i < c->n_all; i++)
@@ -433,24 +435,15 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
     return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
-static oq_status count_record(void *ctx, const oq_batch_result *b, oq_err *err)
-{
-    return oq_totals_add(ctx, b) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-}
-
-/* The worker's records file noted for summary.json and counted into r->totals, one record at
- * a time. A worker that stopped before it opened the file has no records. */
+/* The worker's records file noted for summary.json; validate.csv's pass over it counts it into
+ * r->totals (oq_validate_write_tables). A worker that stopped before it opened the file has no
+ * records. */
 static oq_status take_records(const run_ctx *c, const char *result_path, oq_config_result *r, oq_err *err)
 {
     char path[4096];
     oq_batch_records_path(result_path, path, sizeof path);
     if (!r->reported || access(path, F_OK) != 0) return OQ_OK;
-    if (!(*records_of(c, r) = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_totals_acc a;
-    oq_totals_begin(&a);
-    oq_status st = oq_batch_records_each(path, count_record, &a, err);
-    oq_totals_end(&a, &r->totals);
-    return st;
+    return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
 /* ORT's message (or the crash) explained with the model; the reason names the pattern, the
@@ -499,13 +492,28 @@ static void note_interruption(const run_ctx *c, const char *config, size_t done,
     in->n_batches = total;
 }
 
-/* The configuration running when the signal came: not a result (its worker was stopped). */
-static oq_status interrupt_config(const run_ctx *c, oq_config_result *r, const batch_watch *bw)
+/* Batches a stopped worker finished: the records it appended (each flushed as its batch
+ * ended), which its progress lines (a few a second, worker.c) may trail. */
+static size_t records_done(const char *result_path, size_t reported)
 {
-    note_interruption(c, r->config.name, bw->done, bw->total);
+    char path[4096];
+    oq_batch_records_path(result_path, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    for (int ch; f && (ch = getc_unlocked(f)) != EOF;) n += ch == '\n';
+    if (f) fclose(f);
+    return n > reported ? n : reported;
+}
+
+/* The configuration running when the signal came: not a result (its worker was stopped). */
+static oq_status interrupt_config(const run_ctx *c, oq_config_result *r, const char *result_path,
+                                  const batch_watch *bw)
+{
+    size_t done = records_done(result_path, bw->done);
+    note_interruption(c, r->config.name, done, bw->total);
     r->status = OQ_VERDICT_NOT_RUN;
-    oq_result_reason(r, "interrupted by SIG%s after %zu of %zu batches", sig_abbrev(c->s->interrupted.signal),
-                     bw->done, bw->total);
+    oq_result_reason(r, "interrupted by SIG%s after %zu of %zu batches", sig_abbrev(c->s->interrupted.signal), done,
+                     bw->total);
     progress(c->o, "%s: %s", r->config.name, r->reason);
     return OQ_OK;
 }
@@ -564,7 +572,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     run_worker(c, k, plan_path, plan->result, &r->worker, &bw, &got);
     if (interrupted(o)) {
         oq_config_result_clear(&got);
-        return interrupt_config(c, r, &bw);
+        return interrupt_config(c, r, plan->result, &bw);
     }
     take_result(r, &got);
     if ((st = take_records(c, plan->result, r, err))) return st;
@@ -575,7 +583,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     }
     if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed) {
         prove_teeth(c, k, r, plan, plan_path, &bw);
-        if (interrupted(o)) return interrupt_config(c, r, &bw);
+        if (interrupted(o)) return interrupt_config(c, r, plan->result, &bw);
     }
     if (k == 0) reference_outcome(r, ref_ok);
     /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
@@ -870,9 +878,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
     char path[4096];
-    snprintf(path, sizeof path, "%s/validate.csv", c->o->outdir);
-    oq_status st = oq_validate_write_csv(path, s, &c->sp, err);
-    if (!st && c->o->plots) oq_validate_plots(c->o->outdir, s, &c->sp);
+    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
     return st ? st : oq_summary_write(s, &c->sp, path, err);
 }

@@ -24,6 +24,7 @@ typedef struct worker {
     oq_ref_model *ref; /* instead of a session for ref:* configs */
     oq_wcheck chk;     /* dispatch and placement proofs */
     oq_refcache cache; /* the reference's outputs by content (a C reference only) */
+    oq_refstream refs; /* the reference's outputs: written by its worker, read by the others */
     oq_tolerances *tols;
     oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
@@ -44,17 +45,17 @@ typedef struct batch_mask {
     int64_t *lengths;
     int64_t batch, seq;
     const char *input; /* the model's name for it */
-    char inputs_sha[65]; /* the inputs file's SHA-256 (with a reference cache) */
+    char inputs_sha[65]; /* the inputs file's SHA-256 (the cache's key, the stream's check) */
 } batch_mask;
 
-/* The batch's inputs file parsed from its bytes; with a reference cache, those bytes hashed
- * for the cache's key (once per batch: the file is read once). */
+/* The batch's inputs file parsed from its bytes; those bytes hashed for the cache's key and
+ * the reference stream's check (once per batch: the file is read once). */
 static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char sha[65], oq_err *err)
 {
     unsigned char *buf = NULL;
     size_t n = 0;
     oq_status st = oq_read_file(path, &buf, &n, err);
-    if (!st && w->cache.enabled) oq_sha256_buf(buf, n, sha);
+    if (!st && (w->cache.enabled || w->refs.f)) oq_sha256_buf(buf, n, sha);
     if (!st) st = oq_npz_parse(buf, n, path, z, err);
     free(buf);
     return st;
@@ -151,13 +152,28 @@ static void comparison_failed(worker *w, oq_batch_result *b, const char *name, c
     if (!w->r->reason) oq_result_reason(w->r, "batch %lld, output %s: %s", (long long)b->index, name, why);
 }
 
+/* The reference's outputs of the batch: the next in the reference's stream, or the batch's
+ * `expected` file (read whole, then parsed: libzip's reads from a file seek and read again). */
+static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_npz **ref,
+                                   oq_err *err)
+{
+    if (w->refs.f) return oq_refstream_next(&w->refs, pb->index, bm->inputs_sha, ref, err);
+    if (!pb->ref) return oq_err_set(err, OQ_ERR_FORMAT, "batch %lld: no reference outputs named", (long long)pb->index);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_status st = oq_read_file(pb->ref, &buf, &n, err);
+    if (!st) st = oq_npz_parse(buf, n, pb->ref, ref, err);
+    free(buf);
+    return st;
+}
+
 /* Compares every reference output with ours; the first failure gives the reason. An output
  * is compared on its valid elements when it has the mask's batch and sequence axes. */
-static oq_status compare_outputs(worker *w, const char *ref_path, oq_tensor **outs, size_t n_out,
+static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor **outs, size_t n_out,
                                  const batch_mask *bm, oq_batch_result *b, oq_err *err)
 {
     oq_npz *ref;
-    oq_status st = oq_npz_read(ref_path, &ref, err);
+    oq_status st = reference_outputs(w, pb, bm, &ref, err);
     if (st) return st;
     b->compared = 1;
     b->passed = 1;
@@ -204,15 +220,29 @@ static void cache_warning(worker *w, const char *what)
     if (*what && !w->r->cache_warning) w->r->cache_warning = strdup(what);
 }
 
-/* The reference's outputs of the batch from the cache: the other workers read the entry itself. */
+/* The reference's outputs of a batch, as its .npz bytes: to the other workers, and saved
+ * with --save-outputs. */
+static oq_status pass_on(worker *w, const oq_plan_batch *pb, const batch_mask *bm, const unsigned char *npz, size_t n,
+                         oq_err *err)
+{
+    oq_status st = w->refs.f ? oq_refstream_put(&w->refs, pb->index, bm->inputs_sha, npz, n, err) : OQ_OK;
+    if (!st && pb->save) st = oq_replace_file_nosync(pb->save, npz, n, err);
+    return st;
+}
+
+/* The reference's outputs of the batch from the cache (verified), passed on as computed ones. */
 static oq_status from_cache(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_batch_result *b,
                             oq_err *err)
 {
     char warning[1400], key[65];
+    unsigned char *npz = NULL;
+    size_t n = 0;
     double t0 = oq_now_s();
     oq_refcache_key(&w->cache, bm->inputs_sha, key);
-    oq_status st = oq_refcache_get(&w->cache, key, bm->batch, pb->ref, pb->save, &b->reference_cached, warning,
-                                   sizeof warning, err);
+    oq_refcache_get(&w->cache, key, bm->batch, &npz, &n, warning, sizeof warning);
+    oq_status st = npz ? pass_on(w, pb, bm, npz, n, err) : OQ_OK;
+    b->reference_cached = npz && !st;
+    free(npz);
     w->t_io += oq_now_s() - t0;
     cache_warning(w, warning);
     return st;
@@ -240,10 +270,10 @@ static oq_status keep_outputs(worker *w, const oq_plan_batch *pb, const batch_ma
     if (!ref && !pb->save) return OQ_OK;
     unsigned char *npz = NULL;
     size_t n = 0;
-    oq_status st = oq_npz_bytes(n_out, (const oq_tensor *const *)out, 0, ref ? pb->ref : pb->save, &npz, &n, err);
-    if (!st && ref) st = oq_write_file_nosync(pb->ref, npz, n, err);
+    oq_status st = oq_npz_bytes(n_out, (const oq_tensor *const *)out, 0, "outputs", &npz, &n, err);
+    if (!st && ref) st = pass_on(w, pb, bm, npz, n, err);
+    else if (!st) st = oq_replace_file_nosync(pb->save, npz, n, err);
     if (!st && ref && w->cache.enabled) to_cache(w, bm, npz, n);
-    if (!st && pb->save) st = oq_replace_file_nosync(pb->save, npz, n, err);
     free(npz);
     return st;
 }
@@ -283,7 +313,7 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     if (!st && w->cache.enabled) st = from_cache(w, pb, &bm, b, err);
     if (!st && !b->reference_cached) st = compute_batch(w, pb, &bm, in, n_in, &out, &n_out, b, err);
     t0 = oq_now_s();
-    if (!st && !w->plan->is_reference) st = compare_outputs(w, pb->ref, out, n_out, &bm, b, err);
+    if (!st && !w->plan->is_reference) st = compare_outputs(w, pb, out, n_out, &bm, b, err);
     w->t_compare += oq_now_s() - t0; /* includes reading the reference outputs */
     int64_t bytes = 0;
     for (size_t i = 0; i < n_in; i++) bytes += (int64_t)oq_tensor_nbytes(in[i]);
@@ -434,14 +464,22 @@ static void worker_clear(worker *w)
     oq_tolerances_free(w->tols);
     oq_model_info_free(w->mi);
     oq_refcache_close(&w->cache);
+    oq_refstream_close(&w->refs, NULL);
     if (w->records) fclose(w->records);
     free(w->cmp);
     memset(w, 0, sizeof *w);
 }
 
+/* An isolated worker's progress line: each wakes the parent, which at small batches cost it
+ * more CPU than anything else while a worker ran; so one every PROGRESS_EVERY_S seconds and the
+ * last batch's (an interruption counts the batches done from the records file, not these). */
+#define PROGRESS_EVERY_S 0.1
+
 static void progress_line(void *ctx, size_t done, size_t total)
 {
-    (void)ctx;
+    double *last = ctx, now = oq_now_s();
+    if (done < total && now - *last < PROGRESS_EVERY_S) return;
+    *last = now;
     fprintf(stderr, OQ_PROGRESS_PREFIX "%zu %zu\n", done, total);
     fflush(stderr);
 }
@@ -467,7 +505,11 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     oq_validate_plan plan;
     oq_status st = oq_plan_read(plan_path, &plan, err);
     if (st) return st;
-    if (!on_batch && plan.progress) on_batch = progress_line;
+    double last_line = 0;
+    if (!on_batch && plan.progress) {
+        on_batch = progress_line;
+        ctx = &last_line;
+    }
     oq_config_result r = {0};
     worker w;
     oq_err e = {0};
@@ -477,11 +519,14 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     w.rss_start = rss_start;
     if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
     if (!st) st = oq_refcache_open(&plan, &w.cache, &e);
+    if (!st && plan.ref_stream) st = oq_refstream_open(&w.refs, plan.ref_stream, plan.is_reference, &e);
     if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
     /* a cached reference opens on its first miss: its weights need not be read at all */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
     batch_hook hook = {&w, on_batch, ctx};
     if (!st) st = oq_plan_batches_each(&plan, next_batch, &hook, &e);
+    oq_status closed = oq_refstream_close(&w.refs, st ? NULL : &e); /* the reference's last writes */
+    if (!st) st = closed;
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_config_result_write(&r, plan.result, err);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -95,38 +94,6 @@ static void put(const char *path, const char *text)
     fclose(fp);
 }
 
-/* oq_link_file: dst becomes a second name of src (the same inode, an existing dst replaced),
- * a missing src is refused by name, and no temporary name is left behind. */
-static void test_link_file(void **state)
-{
-    (void)state;
-    char *dir = temp_dir("link"), src[512], dst[512];
-    snprintf(src, sizeof src, "%s/entry", dir);
-    snprintf(dst, sizeof dst, "%s/ref_000.npz", dir);
-    put(src, "verified bytes");
-    put(dst, "an older file");
-    assert_int_equal(oq_link_file(src, dst, NULL), OQ_OK);
-    struct stat a, b;
-    assert_int_equal(stat(src, &a), 0);
-    assert_int_equal(stat(dst, &b), 0);
-    assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    assert_int_equal(oq_read_file(dst, &buf, &n, NULL), OQ_OK);
-    assert_string_equal((char *)buf, "verified bytes");
-    free(buf);
-    oq_err err = {0};
-    snprintf(src, sizeof src, "%s/none", dir);
-    assert_int_equal(oq_link_file(src, dst, &err), OQ_ERR_OUTPUT);
-    assert_non_null(strstr(err.msg, "none"));
-    DIR *d = opendir(dir);
-    int files = 0;
-    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
-    closedir(d);
-    assert_int_equal(files, 2);
-    remove_dir(dir);
-}
-
 /* oq_replace_file_nosync: an earlier file replaced whole; a directory in the way is refused. */
 static void test_replace_file(void **state)
 {
@@ -153,7 +120,6 @@ int main(void)
         cmocka_unit_test(test_not_regular_files),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_regular_file),
-        cmocka_unit_test(test_link_file),
         cmocka_unit_test(test_replace_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
+#include "npz/npz-impl.h"
 #include "testutil.h"
 #include "validate/validate-impl.h"
 
@@ -861,6 +862,126 @@ static void merge_sums_what_shards_measured(void **state)
     free(dir);
 }
 
+/* ---- the reference's outputs on their way to the other workers ------------------------- */
+
+static const char SHA_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char SHA_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+/* The stream's frames back in the plan's order; a batch read against another batch's frame,
+ * against outputs of other inputs, or past the last frame: each an error naming it. */
+static void refstream_checks_each_frame(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("refs");
+    char *path = path_in(dir, "refs.bin");
+    int64_t shape[1] = {2};
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
+    ((float *)t->data)[1] = 7.0f;
+    unsigned char *npz;
+    size_t n;
+    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "y", &npz, &n, NULL), OQ_OK);
+    oq_refstream s;
+    oq_err err = {0};
+    assert_int_equal(oq_refstream_open(&s, path, 1, &err), OQ_OK);
+    assert_int_equal(oq_refstream_put(&s, 0, SHA_A, npz, n, &err), OQ_OK);
+    assert_int_equal(oq_refstream_put(&s, 1, SHA_A, npz, n, &err), OQ_OK);
+    assert_int_equal(oq_refstream_close(&s, &err), OQ_OK);
+    oq_npz *z;
+    assert_int_equal(oq_refstream_open(&s, path, 0, &err), OQ_OK);
+    assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_OK);
+    assert_float_equal(oq_tensor_get_f64(oq_npz_get(z, "y"), 1), 7.0, 0);
+    oq_npz_free(z);
+    assert_int_equal(oq_refstream_next(&s, 1, SHA_B, &z, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "batch 1: the reference's outputs are of other inputs"));
+    assert_null(z);
+    oq_refstream_close(&s, NULL);
+    assert_int_equal(oq_refstream_open(&s, path, 0, &err), OQ_OK);
+    assert_int_equal(oq_refstream_next(&s, 1, SHA_A, &z, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "the reference outputs of batch 0 where batch 1's were due"));
+    oq_refstream_close(&s, NULL);
+    assert_int_equal(oq_refstream_open(&s, path, 0, &err), OQ_OK);
+    for (int64_t i = 0; i < 2; i++) {
+        assert_int_equal(oq_refstream_next(&s, i, SHA_A, &z, &err), OQ_OK);
+        oq_npz_free(z);
+    }
+    assert_int_equal(oq_refstream_next(&s, 2, SHA_A, &z, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "no reference outputs for batch 2"));
+    oq_refstream_close(&s, NULL);
+    free(npz);
+    oq_tensor_free(t);
+    free(path);
+    remove_dir(dir);
+}
+
+/* Batch 0's inputs file rewritten (its features doubled) once the reference has run: what
+ * the configuration under test then reads is not what the reference computed from. */
+typedef struct swap_inputs {
+    const char *outdir;
+    int swap, swapped;
+} swap_inputs;
+
+static void swap_after_reference(void *ctx, const oq_validate_progress *p)
+{
+    swap_inputs *x = ctx;
+    if (!x->swap || x->swapped || p->config != 0 || p->batches_done != p->n_batches) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s/inputs_000.npz", x->outdir);
+    oq_npz *z;
+    assert_int_equal(oq_npz_read(path, &z, NULL), OQ_OK);
+    oq_tensor *f = (oq_tensor *)oq_npz_get(z, "features");
+    for (int64_t i = 0; i < oq_tensor_numel(f); i++) oq_tensor_set_f64(f, i, 2 * oq_tensor_get_f64(f, i));
+    assert_int_equal(oq_npz_write(path, z->count, (const oq_tensor *const *)z->tensors, 0, 1, NULL), OQ_OK);
+    oq_npz_free(z);
+    x->swapped = 1;
+}
+
+static oq_verdict run_swapped(const char *dir, int swap, char *reason, size_t n)
+{
+    oq_config cfg[2];
+    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
+    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
+    char outdir[512];
+    snprintf(outdir, sizeof outdir, "%s/out%d", dir, swap);
+    swap_inputs x = {outdir, swap, 0};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.repeat = 1;
+    o.warmup = 0;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.outdir = outdir;
+    o.on_batch = swap_after_reference;
+    o.progress_ctx = &x;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    assert_int_equal(x.swapped, swap);
+    snprintf(reason, n, "%s", s->configs[1].reason ? s->configs[1].reason : "");
+    oq_verdict v = s->configs[1].status;
+    oq_validate_summary_free(s);
+    oq_remove_tree(outdir);
+    return v;
+}
+
+/* A configuration is compared with the reference's outputs of the very inputs it ran on:
+ * passed as run, an error naming the inputs when they changed in between (without the check
+ * it would be judged on outputs of other inputs). */
+static void worker_sees_the_reference_inputs(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("swap");
+    char reason[OQ_ERR_MSG_MAX + 64];
+    assert_int_equal(run_swapped(dir, 0, reason, sizeof reason), OQ_VERDICT_PASSED);
+    assert_int_equal(run_swapped(dir, 1, reason, sizeof reason), OQ_VERDICT_ERROR);
+    assert_non_null(strstr(reason, "batch 0: the reference's outputs are of other inputs"));
+    rmdir(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -872,6 +993,8 @@ int main(void)
         cmocka_unit_test(finite_inputs),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
+        cmocka_unit_test(refstream_checks_each_frame),
+        cmocka_unit_test(worker_sees_the_reference_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
