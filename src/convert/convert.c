@@ -133,7 +133,8 @@ static void attention_shapes(cv_ctx *c, cv_model *m)
             int32_t t = cv_type_of(m, n->input[k], &r, d);
             if (r >= 0 || !t) continue;
             r = oq_gview_rank(cv_view(m), n->input[k]);
-            for (int j = 0; j < r && j < OQ_SYM_MAX_RANK; j++) d[j] = (cv_dim){-1, NULL};
+            if (r > OQ_SYM_MAX_RANK) continue; /* no Attention input; d has no room for its dims */
+            for (int j = 0; j < r; j++) d[j] = (cv_dim){-1, NULL};
             cv_set_type(m, n->input[k], t, r, d);
             cv_step(c->r, "shapes", n->name, "added", "'%s' had no declared type: %s, rank %d", n->input[k],
                     oq_dtype_name((oq_dtype)t), r);
