@@ -48,17 +48,23 @@ typedef struct batch_mask {
     char inputs_sha[65]; /* the inputs file's SHA-256 (the cache's key, the stream's check) */
 } batch_mask;
 
-/* The batch's inputs file parsed from its bytes; those bytes hashed for the cache's key and
- * the reference stream's check (once per batch: the file is read once). */
-static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char sha[65], oq_err *err)
+/* An .npz file read whole, then parsed (libzip's reads from a file seek and read again); its
+ * bytes hashed into `sha` unless NULL (once: the file is read once). */
+static oq_status read_npz(const char *path, oq_npz **z, char *sha, oq_err *err)
 {
     unsigned char *buf = NULL;
     size_t n = 0;
     oq_status st = oq_read_file(path, &buf, &n, err);
-    if (!st && (w->cache.enabled || w->refs.f)) oq_sha256_buf(buf, n, sha);
+    if (!st && sha) oq_sha256_buf(buf, n, sha);
     if (!st) st = oq_npz_parse(buf, n, path, z, err);
     free(buf);
     return st;
+}
+
+/* The batch's inputs; their SHA-256 for the cache's key and the reference stream's check. */
+static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char sha[65], oq_err *err)
+{
+    return read_npz(path, z, w->cache.enabled || w->refs.f ? sha : NULL, err);
 }
 
 /* Inputs of one batch, named as the model expects, and each event's length. */
@@ -153,18 +159,13 @@ static void comparison_failed(worker *w, oq_batch_result *b, const char *name, c
 }
 
 /* The reference's outputs of the batch: the next in the reference's stream, or the batch's
- * `expected` file (read whole, then parsed: libzip's reads from a file seek and read again). */
+ * `expected` file. */
 static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_npz **ref,
                                    oq_err *err)
 {
     if (w->refs.f) return oq_refstream_next(&w->refs, pb->index, bm->inputs_sha, ref, err);
     if (!pb->ref) return oq_err_set(err, OQ_ERR_FORMAT, "batch %lld: no reference outputs named", (long long)pb->index);
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    oq_status st = oq_read_file(pb->ref, &buf, &n, err);
-    if (!st) st = oq_npz_parse(buf, n, pb->ref, ref, err);
-    free(buf);
-    return st;
+    return read_npz(pb->ref, ref, NULL, err);
 }
 
 /* Compares every reference output with ours; the first failure gives the reason. An output
