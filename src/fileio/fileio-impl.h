@@ -26,12 +26,13 @@ oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq
  * when they are not JSON. */
 json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);
 
-/* JSON lines (one compact document per line), the records streamed between processes:
- * oq_jsonl_put writes j as a line and releases it (0: j NULL or a write error);
+/* JSON lines (one document per line), the records streamed between processes:
+ * oq_jsonl_put writes j as a line with jansson's dump `flags` (any indentation dropped: one
+ * line) and releases it (0: j NULL or a write error);
  * oq_jsonl_each gives fn every line parsed, with its 0-based number (fn borrows it), and
  * stops at fn's error, a line that is not JSON (OQ_ERR_FORMAT, naming PATH:LINE) or a read error. */
 typedef oq_status (*oq_jsonl_fn)(void *ctx, json_t *line, size_t i, oq_err *err);
-int oq_jsonl_put(FILE *f, json_t *j);
+int oq_jsonl_put(FILE *f, json_t *j, size_t flags);
 oq_status oq_jsonl_each(const char *path, oq_jsonl_fn fn, void *ctx, oq_err *err);
 
 /* A summary.json read with its batch records one at a time: each element of the top-level

@@ -39,9 +39,9 @@ json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
 
 /* ---- JSON lines: one compact document per line (records streamed between processes) ---- */
 
-int oq_jsonl_put(FILE *f, json_t *j)
+int oq_jsonl_put(FILE *f, json_t *j, size_t flags)
 {
-    int ok = j && json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    int ok = j && json_dumpf(j, f, flags & ~(size_t)JSON_INDENT(0x1f)) == 0 && fputc('\n', f) != EOF;
     json_decref(j);
     return ok;
 }

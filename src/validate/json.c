@@ -151,7 +151,7 @@ int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
     json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
     set_str(j, "ref", b->ref);
     set_str(j, "save", b->save);
-    return oq_jsonl_put(f, j);
+    return oq_jsonl_put(f, j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 }
 
 /* A line of the batches file as a batch (its strings borrowed from j). */
@@ -812,14 +812,7 @@ json_t *oq_batch_record_json(const oq_batch_result *b) { return batch_json(b); }
  * members): the summary copies the line as it is, without parsing it again. */
 #define RECORD_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
 
-static int record_put(FILE *f, json_t *j)
-{
-    int ok = j && json_dumpf(j, f, RECORD_FLAGS) == 0 && fputc('\n', f) != EOF;
-    json_decref(j);
-    return ok;
-}
-
-int oq_batch_record_put(FILE *f, const oq_batch_result *b) { return record_put(f, batch_json(b)); }
+int oq_batch_record_put(FILE *f, const oq_batch_result *b) { return oq_jsonl_put(f, batch_json(b), RECORD_FLAGS); }
 
 typedef struct record_lines {
     oq_batch_fn fn;
@@ -1130,7 +1123,7 @@ static int end_records(FILE *f, size_t n, int pad)
     return fprintf(f, "\n%*s]", pad, "") > 0;
 }
 
-/* A file of record lines (record_put's, each one line of JSON) copied a line at a time as the
+/* A file of record lines (oq_jsonl_put's with RECORD_FLAGS, each one line of JSON) copied a line at a time as the
  * array's elements, one to a line, never parsed: the run parsed each once already (its
  * validate.csv pass). A line cut short (no newline at its end) makes the summary fail. */
 static int put_record_lines(FILE *f, const char *path, int pad)
@@ -1250,7 +1243,7 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     int ok = f && d && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
-        ok = record_put(f, batch_info_json(&s->batches[i]));
+        ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]), RECORD_FLAGS);
     }
     if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
     if (f) ok = fclose(f) == 0 && ok;
@@ -1360,7 +1353,7 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
         if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (!(sp->files[which] = fopen(path, "w"))) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    if (!record_put(sp->files[which], json_incref(rec)))
+    if (!oq_jsonl_put(sp->files[which], json_incref(rec), RECORD_FLAGS))
         return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp->paths[which]);
     return OQ_OK;
 }
