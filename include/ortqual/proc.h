@@ -68,6 +68,24 @@ OQ_API oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t 
 OQ_API oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double timeout_s, size_t tail_bytes, int echo,
                                     const oq_proc_watch *w, oq_proc_result *res, oq_err *err);
 
+/* A child started without waiting for it (validate's cached reference, read beside the first
+ * configuration under test): started as oq_proc_run_watch's or, when fn is non-NULL, as
+ * oq_proc_fork_watch's (fn(ctx) in a forked copy), with its stderr on the file `stderr_path`. */
+typedef struct oq_proc_bg {
+    int pid; /* 0: none (waited for) */
+    double start;
+    char stderr_path[4096];
+} oq_proc_bg;
+
+OQ_API oq_status oq_proc_start_bg(char *const argv[], int (*fn)(void *ctx), void *ctx, const char *stderr_path,
+                                  oq_proc_bg *bg, oq_err *err);
+
+/* Waits for it: SIGKILL to its group timeout_s after its start (<= 0: no limit); once *stop is
+ * set (a signal number), that signal is passed on to its group and it gets
+ * OQ_PROC_STOP_GRACE_S to end. `res` as oq_proc_run's, the tail read back from its file. */
+OQ_API oq_status oq_proc_wait_bg(oq_proc_bg *bg, double timeout_s, size_t tail_bytes, const volatile int *stop,
+                                 oq_proc_result *res, oq_err *err);
+
 /* 1 when this process runs one thread (/proc/self/status): a fork then copies no lock or pool
  * another thread holds half-way. 0 otherwise, and when it cannot tell. */
 OQ_API int oq_proc_single_threaded(void);

@@ -109,6 +109,8 @@ typedef struct oq_validate_opts {
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
     int allow_skip;           /* a run in which nothing under test was compared exits 0 */
+    int no_overlap;           /* a reference with every batch's outputs in the cache reads them
+                                 before the first configuration under test, not beside it */
     const char *cache_dir;    /* the C reference's outputs per batch, stored and reused by
                                  content there (made 0700; another user's is refused); NULL:
                                  no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
@@ -285,6 +287,7 @@ typedef struct oq_worker_run {
     double seconds;
     char *stderr_tail;            /* the last bytes it wrote to stderr */
     int forked;                   /* forked from the orchestrator without exec (else re-executed) */
+    char beside[OQ_CONFIG_NAME_MAX]; /* the configuration whose worker ran at the same time ("": none) */
 } oq_worker_run;
 
 /* Where a worker's time and memory went (bench/validate_cost). */

@@ -464,6 +464,10 @@ static int run(struct args *a, int argc, char **argv)
                       "where the C reference's outputs are kept by content and reused\n"
                       "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),
         OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),
+        OQ_OPT_FLAG("no-overlap", &o->no_overlap,
+                    "when every batch's reference outputs are in the cache, read them before\n"
+                    "the first configuration under test, not beside it (its timings then\n"
+                    "have the machine to themselves)"),
         OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"),
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,
                       "also write JUnit XML for CI test reports: a test suite per\n"

@@ -17,26 +17,34 @@ static void atomic_reset(oq_atomic_file *af)
     memset(af, 0, sizeof *af);
 }
 
-oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
+/* The temporary file beside `path` (0644: results are meant to be shared); its descriptor. */
+static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
 {
     memset(af, 0, sizeof *af);
     size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
     af->path = strdup(path);
     af->tmp = malloc(n);
+    af->overwrite = overwrite;
     if (!af->path || !af->tmp) {
         atomic_reset(af);
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory"), -1;
     }
     snprintf(af->tmp, n, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(af->tmp);
     if (fd < 0) {
         oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create: %s", path, strerror(errno));
         atomic_reset(af);
-        return OQ_ERR_OUTPUT;
+        return -1;
     }
-    fchmod(fd, 0644); /* mkstemp makes 0600; results are meant to be shared */
+    fchmod(fd, 0644); /* mkstemp makes 0600 */
+    return fd;
+}
+
+oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
+{
+    int fd = atomic_create(af, path, overwrite, err);
+    if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     af->fp = fdopen(fd, "wb");
-    af->overwrite = overwrite;
     if (!af->fp) {
         close(fd);
         oq_atomic_abort(af);
@@ -45,17 +53,10 @@ oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq
     return OQ_OK;
 }
 
-oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
+/* The written temporary file put in place: renamed over `path`, or (not overwriting) linked
+ * there, which fails when it exists. */
+static oq_status atomic_place(oq_atomic_file *af, oq_err *err)
 {
-    int bad = ferror(af->fp) | fflush(af->fp) | (af->no_sync ? 0 : fsync(fileno(af->fp)));
-    int saved = errno;
-    bad |= fclose(af->fp);
-    af->fp = NULL;
-    if (bad) {
-        oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", af->path, strerror(saved));
-        oq_atomic_abort(af);
-        return OQ_ERR_OUTPUT;
-    }
     int rc = af->overwrite ? rename(af->tmp, af->path) : link(af->tmp, af->path);
     if (rc != 0) {
         oq_status st = (!af->overwrite && errno == EEXIST)
@@ -70,6 +71,20 @@ oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
     return OQ_OK;
 }
 
+oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
+{
+    int bad = ferror(af->fp) | fflush(af->fp) | (af->no_sync ? 0 : fsync(fileno(af->fp)));
+    int saved = errno;
+    bad |= fclose(af->fp);
+    af->fp = NULL;
+    if (bad) {
+        oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", af->path, strerror(saved));
+        oq_atomic_abort(af);
+        return OQ_ERR_OUTPUT;
+    }
+    return atomic_place(af, err);
+}
+
 void oq_atomic_abort(oq_atomic_file *af)
 {
     if (af->fp) fclose(af->fp);
@@ -77,17 +92,30 @@ void oq_atomic_abort(oq_atomic_file *af)
     atomic_reset(af);
 }
 
+/* One buffer: written with write(2) straight from it (no stdio buffer, whose set-up and
+ * chunking cost a per-batch file more system calls than its content). */
 static oq_status write_whole(const char *path, const void *buf, size_t n, int overwrite, int no_sync, oq_err *err)
 {
     oq_atomic_file af;
-    oq_status st = oq_atomic_open(&af, path, overwrite, err);
-    if (st) return st;
-    af.no_sync = no_sync;
-    if (n && fwrite(buf, 1, n, af.fp) != n) {
-        oq_atomic_abort(&af);
-        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(errno));
+    int fd = atomic_create(&af, path, overwrite, err);
+    if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
+    const char *p = buf;
+    int bad = 0;
+    for (size_t done = 0; !bad && done < n;) {
+        ssize_t w = write(fd, p + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        bad = w <= 0;
+        if (!bad) done += (size_t)w;
     }
-    return oq_atomic_commit(&af, err);
+    bad = bad || (!no_sync && fsync(fd) != 0);
+    int saved = errno;
+    bad |= close(fd) != 0;
+    if (bad) {
+        oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(saved));
+        oq_atomic_abort(&af);
+        return OQ_ERR_OUTPUT;
+    }
+    return atomic_place(&af, err);
 }
 
 oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite, oq_err *err)

@@ -1,4 +1,4 @@
-/* .npz archives: zip files of .npy members, through libzip. */
+/* .npz archives: zip files of .npy members, through libzip; stored ones written here. */
 #include "ortqual/npz.h"
 
 #include <errno.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include "npz/npy-impl.h"
 #include "npz/npz-impl.h"
@@ -391,6 +392,112 @@ static oq_status archive_copy(zip_source_t *mem, const char *who, unsigned char 
     return OQ_OK;
 }
 
+/* ---- stored archives, written here ---- */
+
+static unsigned char *put16(unsigned char *p, unsigned v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    return p + 2;
+}
+
+static unsigned char *put32(unsigned char *p, uint32_t v)
+{
+    return put16(put16(p, v & 0xffff), v >> 16);
+}
+
+#define LOCAL_HEADER 30u
+#define CENTRAL_HEADER 46u
+#define END_RECORD 22u
+#define DOS_DATE_1980 ((1u << 5) | 1u) /* 1980-01-01: the same tensors give the same bytes */
+
+/* One member's header fields, shared by its local and its central header (from "version
+ * needed" on): stored, no time, the name's flag for UTF-8. */
+static unsigned char *member_fields(unsigned char *p, const char *name, uint32_t crc, uint32_t size)
+{
+    size_t nl = strlen(name);
+    int utf8 = 0;
+    for (size_t i = 0; i < nl; i++) utf8 |= (unsigned char)name[i] >= 0x80;
+    p = put16(put16(put16(put16(put16(p, 20), utf8 ? 0x0800 : 0), 0), 0), DOS_DATE_1980);
+    return put16(put16(put32(put32(put32(p, crc), size), size), (unsigned)nl), 0);
+}
+
+/* Sizes a stored archive of these parts takes without ZIP64; 0 when it would need it. */
+static size_t stored_size(size_t n, const oq_npy_parts *parts, const char *const *names)
+{
+    size_t total = END_RECORD;
+    for (size_t i = 0; i < n; i++) {
+        size_t body = parts[i].header_len + parts[i].payload_len;
+        if (body > 0xfffffffeu) return 0;
+        total += LOCAL_HEADER + CENTRAL_HEADER + 2 * strlen(names[i]) + body;
+    }
+    return n < 0xffff && total < 0xfffffffeu ? total : 0;
+}
+
+static uint32_t body_size(const oq_npy_parts *m) { return (uint32_t)(m->header_len + m->payload_len); }
+
+/* The archive numpy.savez() would write (members stored), built in one buffer: what libzip
+ * built through its sources and copies, and looked up the time zone for, four times a batch. */
+static void stored_fill(unsigned char *b, size_t n, const oq_npy_parts *parts, const char *const *names,
+                        const uint32_t *crc)
+{
+    unsigned char *p = b;
+    for (size_t i = 0; i < n; i++) {
+        const oq_npy_parts *m = &parts[i];
+        p = member_fields(put32(p, 0x04034b50), names[i], crc[i], body_size(m));
+        memcpy(p, names[i], strlen(names[i]));
+        p += strlen(names[i]);
+        memcpy(p, m->header, m->header_len);
+        if (m->payload_len) memcpy(p + m->header_len, m->payload, m->payload_len);
+        p += m->header_len + m->payload_len;
+    }
+    unsigned char *central = p;
+    uint32_t at = 0; /* each member's local header */
+    for (size_t i = 0; i < n; i++) {
+        p = member_fields(put16(put32(p, 0x02014b50), 20), names[i], crc[i], body_size(&parts[i]));
+        p = put32(put32(put16(put16(put16(p, 0), 0), 0), 0), at);
+        memcpy(p, names[i], strlen(names[i]));
+        p += strlen(names[i]);
+        at += LOCAL_HEADER + (uint32_t)strlen(names[i]) + body_size(&parts[i]);
+    }
+    uint32_t cd = (uint32_t)(p - central);
+    put16(put32(put32(put16(put16(put16(put16(put32(p, 0x06054b50), 0), 0), (unsigned)n), (unsigned)n), cd), at), 0);
+}
+
+/* The members stored, when no ZIP64 is needed; *buf NULL otherwise (libzip writes those). */
+static oq_status stored_archive(size_t n, const oq_tensor *const *tensors, const char *who, unsigned char **buf,
+                                size_t *len, oq_err *err)
+{
+    oq_npy_parts *parts = calloc(n, sizeof *parts);
+    char **names = calloc(n, sizeof *names);
+    uint32_t *crc = calloc(n, sizeof *crc);
+    oq_status st = parts && names && crc ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
+        if ((st = oq_npy_parts_make(tensors[i], &parts[i], err))) oq_err_prefix(err, "%s: ", who);
+        else if (asprintf(&names[i], "%s" NPY_SUFFIX, tensors[i]->name) < 0) {
+            names[i] = NULL;
+            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        } else {
+            uLong c = crc32_z(0L, parts[i].header, parts[i].header_len);
+            crc[i] = (uint32_t)crc32_z(c, parts[i].payload, parts[i].payload_len);
+        }
+    }
+    size_t size = st ? 0 : stored_size(n, parts, (const char *const *)names);
+    if (size && !(*buf = malloc(size))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && size) {
+        stored_fill(*buf, n, parts, (const char *const *)names, crc);
+        *len = size;
+    }
+    for (size_t i = 0; parts && names && i < n; i++) {
+        oq_npy_parts_release(&parts[i]);
+        free(names[i]);
+    }
+    free(parts);
+    free(names);
+    free(crc);
+    return st;
+}
+
 oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, const char *who, unsigned char **buf,
                        size_t *len, oq_err *err)
 {
@@ -404,6 +511,7 @@ oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, 
         *len = sizeof EMPTY_ZIP;
         return OQ_OK;
     }
+    if (!compress && ((st = stored_archive(n, tensors, who, buf, len, err)) || *buf)) return st;
     zip_source_t *mem = NULL;
     st = archive_in_memory(n, tensors, compress, who, &mem, err);
     if (!st) st = archive_copy(mem, who, buf, len, err);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/core-impl.h"
@@ -234,6 +235,82 @@ oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double timeout_s, 
 {
     child_task t = {.fn = fn, .ctx = ctx};
     return run_child(&t, timeout_s, tail_bytes, echo, w, res, err);
+}
+
+oq_status oq_proc_start_bg(char *const argv[], int (*fn)(void *ctx), void *ctx, const char *stderr_path,
+                           oq_proc_bg *bg, oq_err *err)
+{
+    memset(bg, 0, sizeof *bg);
+    child_task t = {.argv = argv, .fn = fn, .ctx = ctx};
+    int errfd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (errfd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: %s", stderr_path, strerror(errno));
+    if (snprintf(bg->stderr_path, sizeof bg->stderr_path, "%s", stderr_path) >= (int)sizeof bg->stderr_path) {
+        close(errfd);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%.64s...: path too long", stderr_path);
+    }
+    bg->start = oq_now_s();
+    fflush(NULL);
+    pid_t parent = getpid();
+    sigset_t all, mask;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &mask);
+    pid_t pid = fork();
+    if (pid == 0) child_start(&t, errfd, parent, &mask);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    close(errfd);
+    if (pid < 0) return oq_err_set(err, OQ_ERR_RUNTIME, "fork: %s", strerror(errno));
+    setpgid(pid, pid);
+    bg->pid = pid;
+    return OQ_OK;
+}
+
+/* The last tail_bytes of the file (the background child's stderr), NUL-terminated. */
+static char *file_tail(const char *path, size_t tail_bytes)
+{
+    char *buf = malloc(tail_bytes + 1);
+    if (!buf) return NULL;
+    size_t n = 0;
+    FILE *f = fopen(path, "rb");
+    if (f && fseeko(f, 0, SEEK_END) == 0) {
+        off_t size = ftello(f);
+        off_t from = size > (off_t)tail_bytes ? size - (off_t)tail_bytes : 0;
+        if (size >= 0 && fseeko(f, from, SEEK_SET) == 0) n = fread(buf, 1, tail_bytes, f);
+    }
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+oq_status oq_proc_wait_bg(oq_proc_bg *bg, double timeout_s, size_t tail_bytes, const volatile int *stop,
+                          oq_proc_result *res, oq_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (bg->pid <= 0) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no background child to wait for");
+    double deadline = timeout_s > 0 ? bg->start + timeout_s : 0;
+    int status = 0, passed_on = 0;
+    for (long wait_us = 100;;) {
+        pid_t got = waitpid(bg->pid, &status, WNOHANG);
+        if (got == bg->pid || (got < 0 && errno != EINTR)) break;
+        if (stop && *stop && !passed_on) { /* as the watched child's signal handler would */
+            passed_on = 1;
+            kill(-bg->pid, *stop);
+            deadline = stop_deadline(stop, deadline);
+        }
+        if (deadline > 0 && oq_now_s() > deadline && !res->timed_out) { /* as drain's deadline */
+            res->timed_out = 1;
+            kill(-bg->pid, SIGKILL);
+        }
+        struct timespec ts = {0, wait_us * 1000};
+        nanosleep(&ts, NULL);
+        wait_us = wait_us < 20000 ? wait_us * 2 : wait_us; /* a 20 ms poll at most */
+    }
+    res->seconds = oq_now_s() - bg->start;
+    res->signaled = !res->timed_out && WIFSIGNALED(status);
+    res->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    res->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    res->stderr_tail = file_tail(bg->stderr_path, tail_bytes);
+    bg->pid = 0;
+    return res->stderr_tail ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
 int oq_proc_single_threaded(void)

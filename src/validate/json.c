@@ -138,6 +138,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     json_object_set_new(j, "threads", json_integer(p->threads));
     set_str(j, "cache_dir", p->cache_dir);
     set_str(j, "ref_stream", p->ref_stream);
+    if (p->is_reference && p->ref_stream_fd >= 0) json_object_set_new(j, "ref_stream_fd", json_integer(p->ref_stream_fd));
     return j;
 }
 
@@ -226,6 +227,8 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->progress = json_is_true(json_object_get(j, "progress"));
     p->cache_dir = dup_of(j, "cache_dir", &ok);
     p->ref_stream = dup_of(j, "ref_stream", &ok);
+    const json_t *fd = json_object_get(j, "ref_stream_fd");
+    p->ref_stream_fd = json_is_integer(fd) ? (int)json_integer_value(fd) : -1;
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!p->result) return oq_err_set(err, OQ_ERR_FORMAT, "no result: not a validation plan");
     return OQ_OK;
@@ -499,6 +502,7 @@ static json_t *worker_json(const oq_worker_run *w)
     json_t *j = json_pack("{s:s, s:s, s:f, s:s}", "start", w->forked ? "fork" : "exec", "ended", w->ended,
                           "seconds", w->seconds, "stderr_tail", w->stderr_tail ? w->stderr_tail : "");
     if (j && w->signal) json_object_set_new(j, "signal", json_integer(w->signal));
+    if (j && *w->beside) json_object_set_new(j, "beside", json_string(w->beside));
     return j;
 }
 
@@ -512,6 +516,7 @@ static int worker_back(const json_t *jw, oq_worker_run *w)
     w->forked = str_of(jw, "start") && !strcmp(str_of(jw, "start"), "fork");
     w->signal = (int)json_integer_value(json_object_get(jw, "signal"));
     w->stderr_tail = dup_of(jw, "stderr_tail", &ok);
+    snprintf(w->beside, sizeof w->beside, "%s", str_of(jw, "beside") ? str_of(jw, "beside") : "");
     return ok;
 }
 
@@ -1408,6 +1413,7 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
     json_object_del(j, "cache_dir"); /* where outputs are cached changes none of them */
     json_object_del(j, "ref_stream"); /* nor the run's scratch file that carries them */
+    json_object_del(j, "ref_stream_fd");
     if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;

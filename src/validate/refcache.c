@@ -115,6 +115,14 @@ void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[6
     oq_sha256_hex(&h, key);
 }
 
+int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65])
+{
+    char key[65], path[4200];
+    oq_refcache_key(c, inputs_sha, key);
+    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
+    return c->enabled && access(path, F_OK) == 0;
+}
+
 static json_t *tensors_json(const oq_npz *z)
 {
     json_t *a = json_array();

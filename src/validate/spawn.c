@@ -39,6 +39,13 @@ static int fork_safe(const char *ort_lib)
     return !oq_runtime_ep_loaded() && oq_proc_single_threaded();
 }
 
+/* Another ORT than the parent's (replay's --reference-ort-lib) is not loaded beside it. */
+static int can_fork(const oq_validate_opts *o, const char *ort_lib)
+{
+    int same = ort_lib == o->ort_lib || (ort_lib && o->ort_lib && !strcmp(ort_lib, o->ort_lib));
+    return same && fork_safe(ort_lib);
+}
+
 typedef struct forked_worker {
     const oq_validate_opts *o;
     const char *plan_path;
@@ -67,13 +74,20 @@ static int forked_main(void *ctx)
 oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
                           const oq_proc_watch *w, oq_proc_result *res, int *forked, oq_err *err)
 {
-    /* another ORT than the parent's (replay's --reference-ort-lib) is not loaded beside it */
-    int same = ort_lib == o->ort_lib || (ort_lib && o->ort_lib && !strcmp(ort_lib, o->ort_lib));
-    *forked = same && fork_safe(ort_lib);
+    *forked = can_fork(o, ort_lib);
     if (*forked) {
         forked_worker f = {o, plan_path};
         return oq_proc_fork_watch(forked_main, &f, o->timeout_s, 4096, 0, w, res, err);
     }
     char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
     return oq_proc_run_watch(argv, o->timeout_s, 4096, 0, w, res, err);
+}
+
+oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
+                             const char *stderr_path, oq_proc_bg *bg, int *forked, oq_err *err)
+{
+    *forked = can_fork(o, ort_lib);
+    forked_worker f = {o, plan_path}; /* the child runs on a copy of this frame */
+    char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
+    return oq_proc_start_bg(argv, *forked ? forked_main : NULL, &f, stderr_path, bg, err);
 }

@@ -72,6 +72,8 @@ typedef struct oq_validate_plan {
     char *ref_stream;                /* the reference's outputs, every batch's, written there by
                                         its worker and read by the others (refstream.c); NULL:
                                         the batches' `expected` files */
+    int ref_stream_fd;               /* the reference's: the stream's locked descriptor it
+                                        inherits (-1: none, it creates the file) */
 } oq_validate_plan;
 
 /* A worker's progress line on stderr, OQ_PROGRESS_PREFIX "<done> <total>": the orchestrator
@@ -87,6 +89,10 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
  * re-executed as `validate --worker PLAN`; *forked says which. As oq_proc_run_watch otherwise. */
 oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
                           const oq_proc_watch *w, oq_proc_result *res, int *forked, oq_err *err);
+/* As oq_worker_spawn, started in the background (oq_proc_start_bg) with its stderr on
+ * stderr_path: waited for with oq_proc_wait_bg. */
+oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
+                             const char *stderr_path, oq_proc_bg *bg, int *forked, oq_err *err);
 
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);
@@ -224,6 +230,8 @@ void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[6
 /* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified: their
  * .npz bytes (malloc'ed) in *npz, *n; *npz NULL on a miss. A bad entry (corrupt, other
  * tensors) is a miss with `warning` saying why; it is never used. */
+/* Whether the batch of these inputs has an entry (its record is there; not yet verified). */
+int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, unsigned char **npz, size_t *n,
                      char *warning, size_t wn);
 /* The reference's outputs of the batch of `key` stored: `npz`, the n bytes of their .npz. */
@@ -233,17 +241,25 @@ oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned 
 
 /* One file a run: the reference's worker appends each batch's outputs (their .npz bytes) with
  * the batch's index and the SHA-256 of the inputs they belong to; each other worker reads them
- * back in the plan's order. */
+ * back in the plan's order, waiting for them while the writer's process still holds the
+ * file's lock (it may run at the same time). */
 typedef struct oq_refstream {
-    FILE *f;
-    char *path;
+    char *path;       /* NULL: closed */
+    FILE *f;          /* the writer's */
+    int fd;           /* the reader's; the writer's when it created the file itself */
+    uint64_t at;      /* the reader's offset: the next frame */
+    int writer_ended; /* the reader saw the lock gone */
 } oq_refstream;
-oq_status oq_refstream_open(oq_refstream *s, const char *path, int write, oq_err *err);
+/* The file made empty and locked (exclusive) on *fd, which is not closed on exec: the
+ * reference's worker inherits it, and the lock is held until every copy is closed. */
+oq_status oq_refstream_create(const char *path, int *fd, oq_err *err);
+/* A writer uses write_fd, the creator's descriptor (< 0: creates the file itself). */
+oq_status oq_refstream_open(oq_refstream *s, const char *path, int write, int write_fd, oq_err *err);
 oq_status oq_refstream_put(oq_refstream *s, int64_t index, const char inputs_sha[65], const unsigned char *npz,
                            size_t n, oq_err *err);
-/* The next batch's outputs, parsed; OQ_ERR_FORMAT when there are none, or they are another
- * batch's or of other inputs than `inputs_sha` (the SHA-256 of the inputs file this worker
- * read). */
+/* The next batch's outputs, parsed; OQ_ERR_FORMAT when there are none (the writer ended
+ * without them), or they are another batch's or of other inputs than `inputs_sha` (the
+ * SHA-256 of the inputs file this worker read). */
 oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sha[65], oq_npz **out, oq_err *err);
 /* Closed (a writer's error on its last write reported here); a zeroed stream is closed. */
 oq_status oq_refstream_close(oq_refstream *s, oq_err *err);

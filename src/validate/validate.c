@@ -61,6 +61,7 @@ typedef struct run_ctx {
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
+    int overlap;                /* the reference runs beside configuration 1 (reference_overlaps) */
     oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
                                    description, each configuration's batch records (read one
                                    record at a time, never held) */
@@ -172,6 +173,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->dispatch.enable = oq_config_on_ep(cfg);
     p->dispatch.require = o->require_dispatch && judged;
     p->dispatch.force_sdpa_kernel = -1;
+    p->ref_stream_fd = -1;
     p->placement.enable = o->require_full_gpu || o->profile;
     p->placement.require = o->require_full_gpu && judged;
     p->placement.strict = o->strict_placement;
@@ -280,6 +282,22 @@ static void batch_line(void *ctx, const char *line)
     if (sscanf(line, "%zu %zu", &done, &total) == 2) batch_done(ctx, done, total);
 }
 
+/* What a child worker's end says into `run`; its result read into `r` unless it crashed. */
+static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *result_path, oq_config_result *r)
+{
+    char last[1200];
+    run->ran = 1;
+    run->signal = pr->signaled ? pr->signal : 0;
+    oq_proc_describe(pr, run->ended, sizeof run->ended);
+    run->seconds = pr->seconds;
+    run->stderr_tail = strdup(pr->stderr_tail);
+    int crashed = pr->signaled || pr->timed_out || pr->exit_code != 0;
+    if (crashed) failed_result(r, "worker %s%s", run->ended, last_line(pr->stderr_tail, last, sizeof last));
+    oq_proc_result_clear(pr);
+    oq_err e = {0};
+    if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
+}
+
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
  * the child, `bw` the batches it reported done. */
 static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const char *result_path,
@@ -291,23 +309,14 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
     if (!o->isolate) {
         if (oq_validate_worker_hooked(plan_path, o->on_batch || o->interrupt ? batch_done : NULL, bw, &e))
             return failed_result(r, "%s", e.msg);
-    } else {
-        oq_proc_result pr;
-        char last[1200];
-        oq_proc_watch w = {OQ_PROGRESS_PREFIX, batch_line, o->on_worker ? worker_started : NULL, o->interrupt, bw};
-        if (oq_worker_spawn(o, plan_path, c->plans[k].ort_lib, &w, &pr, &run->forked, &e))
-            return failed_result(r, "%s", e.msg);
-        run->ran = 1;
-        run->signal = pr.signaled ? pr.signal : 0;
-        oq_proc_describe(&pr, run->ended, sizeof run->ended);
-        run->seconds = pr.seconds;
-        run->stderr_tail = strdup(pr.stderr_tail);
-        int crashed = pr.signaled || pr.timed_out || pr.exit_code != 0;
-        if (crashed) failed_result(r, "worker %s%s", run->ended, last_line(pr.stderr_tail, last, sizeof last));
-        oq_proc_result_clear(&pr);
-        if (crashed) return;
+        if (oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
+        return;
     }
-    if (oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
+    oq_proc_result pr;
+    oq_proc_watch w = {OQ_PROGRESS_PREFIX, batch_line, o->on_worker ? worker_started : NULL, o->interrupt, bw};
+    if (oq_worker_spawn(o, plan_path, c->plans[k].ort_lib, &w, &pr, &run->forked, &e))
+        return failed_result(r, "%s", e.msg);
+    worker_ended(run, &pr, result_path, r);
 }
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
@@ -544,12 +553,72 @@ static void judge_interruption(oq_validate_summary *s)
     if (rc < 0) s->verdict_reason = NULL;
 }
 
+/* Configuration k's place in the summary, in the order the configurations were given. */
+static oq_config_result *config_slot(run_ctx *c, size_t k)
+{
+    oq_config_result *r = &c->s->configs[c->s->n_configs++];
+    r->config = c->o->configs[k];
+    r->is_reference = k == 0;
+    return r;
+}
+
+/* Configuration k's plan on file. The reference's names the stream of its outputs, created and
+ * locked here (*stream_fd) for its worker to inherit (refstream.c); the caller closes this
+ * process's copy once the worker has its own. */
+static oq_status write_plan(run_ctx *c, size_t k, const char *plan_path, int *stream_fd, oq_err *err)
+{
+    oq_validate_plan *plan = &c->plans[k];
+    *stream_fd = -1;
+    oq_status st = k == 0 && plan->ref_stream ? oq_refstream_create(plan->ref_stream, stream_fd, err) : OQ_OK;
+    plan->ref_stream_fd = *stream_fd;
+    if (!st) st = oq_plan_write(plan, plan_path, err);
+    if (st && *stream_fd >= 0) close(*stream_fd), *stream_fd = -1;
+    return st;
+}
+
+static void plan_path_of(const run_ctx *c, size_t k, char *path, size_t n)
+{
+    char tag[OQ_CONFIG_NAME_MAX + 32];
+    config_tag(&c->o->configs[k], k, tag, sizeof tag);
+    snprintf(path, n, "%s/plan_%s.json", c->workdir, tag);
+}
+
+/* After configuration k's worker: its report into `r` (`got` taken), its records noted, the
+ * dispatch check's teeth proved when asked, the reference's outcome into *ref_ok; or, when
+ * the interruption stopped it, not a result. */
+static oq_status config_done(run_ctx *c, size_t k, oq_config_result *r, oq_config_result *got, const char *plan_path,
+                             batch_watch *bw, int stopped, int *ref_ok, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    oq_validate_plan *plan = &c->plans[k];
+    if (stopped) {
+        oq_config_result_clear(got);
+        return interrupt_config(c, r, plan->result, bw);
+    }
+    take_result(r, got);
+    oq_status st = take_records(c, plan->result, r, err);
+    if (st) return st;
+    explain_refusal(r);
+    if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
+        r->status = OQ_VERDICT_FAILED;
+        r->required = 1;
+    }
+    if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed) {
+        prove_teeth(c, k, r, plan, plan_path, bw);
+        if (interrupted(o)) return interrupt_config(c, r, plan->result, bw);
+    }
+    if (k == 0) reference_outcome(r, ref_ok);
+    /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
+    progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name,
+             r->is_reference && r->status == OQ_VERDICT_PASSED ? "ran (reference)" : oq_verdict_name(r->status),
+             r->reason ? ": " : "", r->reason ? r->reason : "");
+    return OQ_OK;
+}
+
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    oq_config_result *r = &c->s->configs[c->s->n_configs++];
-    r->config = o->configs[k];
-    r->is_reference = k == 0;
+    oq_config_result *r = config_slot(c, k);
     if (!*ref_ok) {
         r->status = OQ_VERDICT_NOT_RUN;
         oq_result_reason(r, "the reference did not run");
@@ -559,38 +628,103 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         progress(o, "[%zu/%zu] %s: the saved outputs (expected_NNN.npz)", k + 1, o->n_configs, r->config.name);
         return expected_result(c, r, err);
     }
-    char plan_path[4096], tag[OQ_CONFIG_NAME_MAX + 32];
-    config_tag(&r->config, k, tag, sizeof tag);
-    snprintf(plan_path, sizeof plan_path, "%s/plan_%s.json", c->workdir, tag);
+    char plan_path[4096];
+    plan_path_of(c, k, plan_path, sizeof plan_path);
     if (c->models[k] && !(r->model_file = strdup(c->models[k]))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_validate_plan *plan = &c->plans[k];
-    oq_status st = oq_plan_write(plan, plan_path, err);
+    int stream_fd;
+    oq_status st = write_plan(c, k, plan_path, &stream_fd, err);
     if (st) return st;
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, r->config.name);
     oq_config_result got = {0};
     batch_watch bw;
-    run_worker(c, k, plan_path, plan->result, &r->worker, &bw, &got);
-    if (interrupted(o)) {
-        oq_config_result_clear(&got);
-        return interrupt_config(c, r, plan->result, &bw);
+    run_worker(c, k, plan_path, c->plans[k].result, &r->worker, &bw, &got);
+    if (stream_fd >= 0) close(stream_fd);
+    return config_done(c, k, r, &got, plan_path, &bw, interrupted(o), ref_ok, err);
+}
+
+/* ---- the cached reference beside the first configuration under test ------------------- */
+
+/* Whether the reference's worker runs at the same time as configuration 1's: only when it has
+ * nothing to compute (every batch's outputs are in the cache: it reads, verifies and passes
+ * them on), so that configuration's timings share the machine with that reading alone; not
+ * with --no-overlap, in-process or in a shard. Asked before the batch list is spilled. */
+static int reference_overlaps(const run_ctx *c)
+{
+    const oq_validate_opts *o = c->o;
+    if (!o->isolate || o->no_overlap || oq_shard_is_run(o) || o->n_configs < 2 || !c->plans[0].ref_stream ||
+        !oq_refcache_applies(&c->plans[0]) || !oq_config_uses_ort(&o->configs[1]))
+        return 0;
+    oq_refcache cache;
+    if (oq_refcache_open(&c->plans[0], &cache, NULL)) return 0;
+    int all = cache.enabled && c->s->n_batches > 0;
+    for (size_t i = 0; all && i < c->s->n_batches; i++) all = oq_refcache_has(&cache, c->s->batches[i].sha256);
+    oq_refcache_close(&cache);
+    return all;
+}
+
+/* The reference's worker in the background, and when it started (the wall clock: its result
+ * file's time says when it ended, which waiting for it after configuration 1 does not). */
+typedef struct bg_reference {
+    oq_proc_bg proc;
+    struct timespec started;
+} bg_reference;
+
+/* The reference's worker started in the background (its stderr on a file beside its plan). */
+static oq_status start_reference(run_ctx *c, bg_reference *bg, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    oq_config_result *r = config_slot(c, 0);
+    snprintf(r->worker.beside, sizeof r->worker.beside, "%s", o->configs[1].name);
+    char plan_path[4096], stderr_path[4200];
+    plan_path_of(c, 0, plan_path, sizeof plan_path);
+    snprintf(stderr_path, sizeof stderr_path, "%s.stderr", plan_path);
+    c->plans[0].progress = 0; /* its lines would only fill its stderr file */
+    int stream_fd;
+    oq_status st = write_plan(c, 0, plan_path, &stream_fd, err);
+    if (st) return st;
+    progress(o, "[1/%zu] %s: every batch's outputs are in the cache: read beside [2/%zu] %s", o->n_configs,
+             r->config.name, o->n_configs, o->configs[1].name);
+    clock_gettime(CLOCK_REALTIME, &bg->started);
+    st = oq_worker_spawn_bg(o, plan_path, c->plans[0].ort_lib, stderr_path, &bg->proc, &r->worker.forked, err);
+    close(stream_fd);
+    return st;
+}
+
+/* The background reference waited for and judged as run_config judges it. */
+static oq_status finish_reference(run_ctx *c, bg_reference *bg, int *ref_ok, oq_err *err)
+{
+    oq_config_result *r = &c->s->configs[0], got = {0};
+    char plan_path[4096];
+    plan_path_of(c, 0, plan_path, sizeof plan_path);
+    batch_watch bw = {c->o, 0, 0, c->sp.n_brief};
+    oq_proc_result pr;
+    oq_err e = {0};
+    struct stat sb;
+    if (oq_proc_wait_bg(&bg->proc, c->o->timeout_s, 4096, c->o->interrupt, &pr, &e)) failed_result(&got, "%s", e.msg);
+    else worker_ended(&r->worker, &pr, c->plans[0].result, &got);
+    if (got.status == OQ_VERDICT_PASSED && stat(c->plans[0].result, &sb) == 0)
+        r->worker.seconds = (double)(sb.st_mtim.tv_sec - bg->started.tv_sec) +
+                            (double)(sb.st_mtim.tv_nsec - bg->started.tv_nsec) * 1e-9;
+    /* a reference that had finished when the signal came is a result like any other */
+    int stopped = interrupted(c->o) && got.status != OQ_VERDICT_PASSED;
+    return config_done(c, 0, r, &got, plan_path, &bw, stopped, ref_ok, err);
+}
+
+/* Configurations 0 (the reference, from the cache) and 1 at the same time; 1 is not judged
+ * when the reference did not pass every batch on. */
+static oq_status run_overlapped(run_ctx *c, int *ref_ok, oq_err *err)
+{
+    bg_reference bg;
+    oq_status st = start_reference(c, &bg, err);
+    if (st) return st;
+    st = run_config(c, 1, ref_ok, err);
+    oq_status ref = finish_reference(c, &bg, ref_ok, err);
+    oq_config_result *r = &c->s->configs[1];
+    if (!*ref_ok && r->status != OQ_VERDICT_NOT_RUN) {
+        r->status = OQ_VERDICT_NOT_RUN;
+        oq_result_reason(r, "the reference did not run (it ran beside this configuration)");
     }
-    take_result(r, &got);
-    if ((st = take_records(c, plan->result, r, err))) return st;
-    explain_refusal(r);
-    if (r->status == OQ_VERDICT_SKIPPED && config_required(o, r->config.name)) {
-        r->status = OQ_VERDICT_FAILED;
-        r->required = 1;
-    }
-    if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed) {
-        prove_teeth(c, k, r, plan, plan_path, &bw);
-        if (interrupted(o)) return interrupt_config(c, r, plan->result, &bw);
-    }
-    if (k == 0) reference_outcome(r, ref_ok);
-    /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
-    progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name,
-             r->is_reference && r->status == OQ_VERDICT_PASSED ? "ran (reference)" : oq_verdict_name(r->status),
-             r->reason ? ": " : "", r->reason ? r->reason : "");
-    return OQ_OK;
+    return st ? st : ref;
 }
 
 /* Valid elements a configuration compared, over every batch and output. */
@@ -901,8 +1035,13 @@ static oq_status run_all(run_ctx *c, oq_err *err)
     if (oq_shard_is_run(o))
         part = oq_shard_part_of(o->shard.count, o->shard.by, c->n_all, o->n_configs, o->shard.index);
     int ref_ok = 1;
+    size_t k = 0;
     oq_status st = OQ_OK;
-    for (size_t k = 0; !st && k < o->n_configs; k++)
+    if (c->overlap && !interrupted(o)) {
+        st = run_overlapped(c, &ref_ok, err);
+        k = 2;
+    }
+    for (; !st && k < o->n_configs; k++)
         if (oq_shard_part_config(&part, k) >= 0) {
             if (interrupted(o)) not_reached(c, k);
             else st = run_config(c, k, &ref_ok, err);
@@ -954,6 +1093,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
     if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
+    if (!st) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
     if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);

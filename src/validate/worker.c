@@ -64,7 +64,7 @@ static oq_status read_npz(const char *path, oq_npz **z, char *sha, oq_err *err)
 /* The batch's inputs; their SHA-256 for the cache's key and the reference stream's check. */
 static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char sha[65], oq_err *err)
 {
-    return read_npz(path, z, w->cache.enabled || w->refs.f ? sha : NULL, err);
+    return read_npz(path, z, w->cache.enabled || w->refs.path ? sha : NULL, err);
 }
 
 /* Inputs of one batch, named as the model expects, and each event's length. */
@@ -163,7 +163,7 @@ static void comparison_failed(worker *w, oq_batch_result *b, const char *name, c
 static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const batch_mask *bm, oq_npz **ref,
                                    oq_err *err)
 {
-    if (w->refs.f) return oq_refstream_next(&w->refs, pb->index, bm->inputs_sha, ref, err);
+    if (w->refs.path) return oq_refstream_next(&w->refs, pb->index, bm->inputs_sha, ref, err);
     if (!pb->ref) return oq_err_set(err, OQ_ERR_FORMAT, "batch %lld: no reference outputs named", (long long)pb->index);
     return read_npz(pb->ref, ref, NULL, err);
 }
@@ -226,7 +226,7 @@ static void cache_warning(worker *w, const char *what)
 static oq_status pass_on(worker *w, const oq_plan_batch *pb, const batch_mask *bm, const unsigned char *npz, size_t n,
                          oq_err *err)
 {
-    oq_status st = w->refs.f ? oq_refstream_put(&w->refs, pb->index, bm->inputs_sha, npz, n, err) : OQ_OK;
+    oq_status st = w->refs.path ? oq_refstream_put(&w->refs, pb->index, bm->inputs_sha, npz, n, err) : OQ_OK;
     if (!st && pb->save) st = oq_replace_file_nosync(pb->save, npz, n, err);
     return st;
 }
@@ -520,7 +520,7 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     w.rss_start = rss_start;
     if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
     if (!st) st = oq_refcache_open(&plan, &w.cache, &e);
-    if (!st && plan.ref_stream) st = oq_refstream_open(&w.refs, plan.ref_stream, plan.is_reference, &e);
+    if (!st && plan.ref_stream) st = oq_refstream_open(&w.refs, plan.ref_stream, plan.is_reference, plan.ref_stream_fd, &e);
     if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
     /* a cached reference opens on its first miss: its weights need not be read at all */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);

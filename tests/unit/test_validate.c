@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
@@ -883,12 +885,12 @@ static void refstream_checks_each_frame(void **state)
     assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "y", &npz, &n, NULL), OQ_OK);
     oq_refstream s;
     oq_err err = {0};
-    assert_int_equal(oq_refstream_open(&s, path, 1, &err), OQ_OK);
+    assert_int_equal(oq_refstream_open(&s, path, 1, -1, &err), OQ_OK);
     assert_int_equal(oq_refstream_put(&s, 0, SHA_A, npz, n, &err), OQ_OK);
     assert_int_equal(oq_refstream_put(&s, 1, SHA_A, npz, n, &err), OQ_OK);
     assert_int_equal(oq_refstream_close(&s, &err), OQ_OK);
     oq_npz *z;
-    assert_int_equal(oq_refstream_open(&s, path, 0, &err), OQ_OK);
+    assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
     assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_OK);
     assert_float_equal(oq_tensor_get_f64(oq_npz_get(z, "y"), 1), 7.0, 0);
     oq_npz_free(z);
@@ -896,11 +898,11 @@ static void refstream_checks_each_frame(void **state)
     assert_non_null(strstr(err.msg, "batch 1: the reference's outputs are of other inputs"));
     assert_null(z);
     oq_refstream_close(&s, NULL);
-    assert_int_equal(oq_refstream_open(&s, path, 0, &err), OQ_OK);
+    assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
     assert_int_equal(oq_refstream_next(&s, 1, SHA_A, &z, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "the reference outputs of batch 0 where batch 1's were due"));
     oq_refstream_close(&s, NULL);
-    assert_int_equal(oq_refstream_open(&s, path, 0, &err), OQ_OK);
+    assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
     for (int64_t i = 0; i < 2; i++) {
         assert_int_equal(oq_refstream_next(&s, i, SHA_A, &z, &err), OQ_OK);
         oq_npz_free(z);
@@ -908,6 +910,62 @@ static void refstream_checks_each_frame(void **state)
     assert_int_equal(oq_refstream_next(&s, 2, SHA_A, &z, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "no reference outputs for batch 2"));
     oq_refstream_close(&s, NULL);
+    free(npz);
+    oq_tensor_free(t);
+    free(path);
+    remove_dir(dir);
+}
+
+/* A writer in another process, on the creator's locked descriptor: frame 0, a pause, frame 1
+ * unless `die_early` (then it ends without it, as a crashed worker would). */
+static pid_t stream_writer(const char *path, const unsigned char *npz, size_t n, int die_early)
+{
+    int fd;
+    assert_int_equal(oq_refstream_create(path, &fd, NULL), OQ_OK);
+    pid_t pid = fork();
+    if (pid == 0) {
+        oq_refstream w;
+        if (oq_refstream_open(&w, path, 1, fd, NULL) || oq_refstream_put(&w, 0, SHA_A, npz, n, NULL)) _exit(2);
+        struct timespec pause = {0, 300 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        if (die_early) _exit(9);
+        _exit(oq_refstream_put(&w, 1, SHA_A, npz, n, NULL) || oq_refstream_close(&w, NULL) ? 2 : 0);
+    }
+    close(fd); /* the child's copy keeps the lock */
+    return pid;
+}
+
+/* A reader at the end of what a running writer wrote waits for the next frame; once the writer
+ * ended without it, the reader says so instead of waiting on. Without the wait, frame 1 (300 ms
+ * late) is "no reference outputs"; without the lock's end, the second reader never returns. */
+static void refstream_reader_waits_for_writer(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("refw");
+    char *path = path_in(dir, "refs.bin");
+    int64_t shape[1] = {2};
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
+    unsigned char *npz;
+    size_t n;
+    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "y", &npz, &n, NULL), OQ_OK);
+    for (int die_early = 0; die_early < 2; die_early++) {
+        pid_t pid = stream_writer(path, npz, n, die_early);
+        oq_refstream s;
+        oq_err err = {0};
+        oq_npz *z;
+        assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
+        for (int64_t i = 0; i < 2; i++) {
+            oq_status st = oq_refstream_next(&s, i, SHA_A, &z, &err);
+            assert_int_equal(st, die_early && i == 1 ? OQ_ERR_FORMAT : OQ_OK);
+            oq_npz_free(z);
+        }
+        if (die_early) assert_non_null(strstr(err.msg, "no reference outputs for batch 1"));
+        oq_refstream_close(&s, NULL);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(WEXITSTATUS(status), die_early ? 9 : 0);
+    }
     free(npz);
     oq_tensor_free(t);
     free(path);
@@ -994,6 +1052,7 @@ int main(void)
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
         cmocka_unit_test(refstream_checks_each_frame),
+        cmocka_unit_test(refstream_reader_waits_for_writer),
         cmocka_unit_test(worker_sees_the_reference_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

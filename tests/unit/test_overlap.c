@@ -1,0 +1,94 @@
+/* validate's cached reference beside the first configuration under test (validate.c): when it
+ * runs so, and what a background reference's failure leaves. A program of its own: the workers
+ * are forked only from a process of one thread (an earlier test's thread pools would make them
+ * re-executed, where the failure below cannot be injected). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ortqual/fileio.h"
+#include "ortqual/validate.h"
+#include "testutil.h"
+#include "validate/validate-impl.h"
+
+/* In a forked worker: the one whose stderr is a file (the background reference) exits at once,
+ * as a crashed worker would. */
+static void reference_in_background_fails(void)
+{
+    struct stat sb;
+    if (fstat(2, &sb) == 0 && S_ISREG(sb.st_mode)) _exit(5);
+}
+
+static oq_validate_summary *run_cached(const char *dir, const char *name, int no_overlap, void (*hook)(void))
+{
+    oq_config cfg[2];
+    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
+    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
+    char outdir[512], cache[512];
+    snprintf(outdir, sizeof outdir, "%s/%s", dir, name);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.repeat = 1;
+    o.warmup = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.outdir = outdir;
+    o.cache_dir = cache;
+    o.no_overlap = no_overlap;
+    o.on_worker_fork = hook;
+    o.self_exe = OQ_BINARY_DIR "/ortqual"; /* where a fork is not safe */
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    return s;
+}
+
+/* The reference runs beside configuration 1 only when every batch is in the cache and
+ * --no-overlap is not given; a background reference that fails leaves configuration 1 not run
+ * (its comparison had nothing to go on), never passed, and the run ends. */
+static void reference_beside_when_cached(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("beside");
+    oq_validate_summary *s = run_cached(dir, "cold", 0, NULL);
+    assert_string_equal(s->configs[0].worker.beside, "");
+    assert_true(s->configs[0].worker.forked); /* the hook below runs in forked workers */
+    assert_int_equal(s->verdict, OQ_RUN_PASSED);
+    oq_validate_summary_free(s);
+    s = run_cached(dir, "warm", 0, NULL);
+    assert_string_equal(s->configs[0].worker.beside, "cpu:attention24:fp32");
+    assert_int_equal(s->configs[1].status, OQ_VERDICT_PASSED);
+    assert_int_equal(s->verdict, OQ_RUN_PASSED);
+    oq_validate_summary_free(s);
+    s = run_cached(dir, "serial", 1, NULL);
+    assert_string_equal(s->configs[0].worker.beside, "");
+    assert_int_equal(s->verdict, OQ_RUN_PASSED);
+    oq_validate_summary_free(s);
+    s = run_cached(dir, "failed", 0, reference_in_background_fails);
+    assert_string_equal(s->configs[0].worker.beside, "cpu:attention24:fp32");
+    assert_int_equal(s->configs[0].status, OQ_VERDICT_ERROR);
+    assert_int_equal(s->configs[1].status, OQ_VERDICT_NOT_RUN);
+    assert_non_null(strstr(s->configs[1].reason, "the reference did not run"));
+    assert_int_not_equal(s->verdict, OQ_RUN_PASSED);
+    oq_validate_summary_free(s);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reference_beside_when_cached),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
