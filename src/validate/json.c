@@ -152,6 +152,8 @@ int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
     json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
     set_str(j, "ref", b->ref);
     set_str(j, "save", b->save);
+    set_str(j, "sha256", b->sha256);
+    if (j && b->batch_size > 0) json_object_set_new(j, "batch_size", json_integer(b->batch_size));
     return oq_jsonl_put(f, j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 }
 
@@ -162,7 +164,10 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     b->inputs = (char *)str_of(j, "inputs");
     b->ref = (char *)str_of(j, "ref");
     b->save = (char *)str_of(j, "save");
-    return json_is_integer(json_object_get(j, "index")) && b->inputs;
+    b->sha256 = (char *)str_of(j, "sha256");
+    b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
+    return json_is_integer(json_object_get(j, "index")) && b->inputs &&
+           (!b->sha256 || (strlen(b->sha256) == 64 && strspn(b->sha256, "0123456789abcdef") == 64));
 }
 
 typedef struct plan_lines {

@@ -162,7 +162,11 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, cha
     *data = NULL;
     snprintf(path, pn, "%s/%s.json", c->dir, key);
     if (access(path, F_OK) != 0) return;
-    json_t *rec = json_load_file(path, 0, NULL);
+    unsigned char *text = NULL;
+    size_t tn = 0;
+    /* read whole, then parsed: json_load_file reads a byte a call */
+    json_t *rec = oq_read_file(path, &text, &tn, NULL) ? NULL : json_loadb((const char *)text, tn, 0, NULL);
+    free(text);
     const char *file_sha = json_string_value(json_object_get(rec, "sha256"));
     const char *schema = json_string_value(json_object_get(rec, "schema"));
     if (!rec || !schema || strcmp(schema, CACHE_SCHEMA) || !file_sha || strlen(file_sha) != 64 ||

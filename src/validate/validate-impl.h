@@ -27,6 +27,8 @@
 typedef struct oq_plan_batch {
     int64_t index;
     char *inputs, *ref, *save; /* save NULL: not saved */
+    char *sha256;              /* the inputs file's, as the orchestrator wrote it (NULL: not known) */
+    int64_t batch_size;        /* its events (0: not known) */
 } oq_plan_batch;
 
 /* What one worker runs: one configuration over every batch. The orchestrator fills it and

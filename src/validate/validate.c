@@ -129,7 +129,8 @@ static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
     for (size_t i = 0; ok && i < c->s->n_batches; i++) {
         const oq_batch_info *bi = &c->s->batches[i];
         snprintf(save, sizeof save, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)bi->index);
-        oq_plan_batch b = {bi->index, bi->inputs, bi->expected, c->o->save_outputs ? save : NULL};
+        oq_plan_batch b = {bi->index, bi->inputs, bi->expected, c->o->save_outputs ? save : NULL,
+                           *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
         ok = oq_plan_batch_put(f, &b);
     }
     /* the reference's outputs reach the others in one file, unless they are the user's */
