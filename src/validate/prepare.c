@@ -1,5 +1,6 @@
 /* Before any model runs: the batches (generated or loaded, every one checked
  * against the mask contract) and the ONNX files of every configuration. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +11,15 @@
 #include "ortqual/npz.h"
 #include "ortqual/events.h"
 #include "npz/npz-impl.h"
+#include "reference/reference-impl.h"
 #include "validate/validate-impl.h"
 
-/* The batch as the summary records it; lengths and event indices copied. */
-static oq_status record_batch(oq_validate_summary *s, size_t index, const char *path, int64_t b, int64_t l,
+/* The batch as the summary records it, into `bi`; lengths and event indices copied. */
+static oq_status record_batch(oq_batch_info *bi, size_t index, const char *path, int64_t b, int64_t l,
                               const int64_t *lengths, const int64_t *event_idx, oq_err *err)
 {
-    oq_batch_info *bi = OQ_PUSH(s->batches, s->n_batches);
     size_t bytes = (b ? (size_t)b : 1) * sizeof(int64_t);
-    if (!bi || !(bi->inputs = strdup(path)) || !(bi->lengths = malloc(bytes)) || !(bi->event_indices = malloc(bytes)))
+    if (!(bi->inputs = strdup(path)) || !(bi->lengths = malloc(bytes)) || !(bi->event_indices = malloc(bytes)))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     bi->index = (int64_t)index;
     bi->batch_size = b;
@@ -50,9 +51,9 @@ static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, c
 }
 
 /* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths) and
- * records the batch. */
+ * records the batch in `bi`. */
 static oq_status write_batch(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
-                             oq_validate_summary *s, oq_err *err)
+                             oq_batch_info *bi, oq_err *err)
 {
     int64_t b = in->batch;
     char sha[65];
@@ -72,9 +73,9 @@ static oq_status write_batch(const char *outdir, size_t index, const oq_batch_in
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
         st = write_inputs(path, n, t, sha, err);
         /* recorded even when writing failed, so that undoing the preparation removes it */
-        oq_status rs = record_batch(s, index, path, b, in->seq, in->lengths, event_idx, err);
+        oq_status rs = record_batch(bi, index, path, b, in->seq, in->lengths, event_idx, err);
         if (!st) st = rs;
-        if (!st) memcpy(s->batches[s->n_batches - 1].sha256, sha, sizeof sha);
+        if (!st) memcpy(bi->sha256, sha, sizeof sha);
     }
     free(t);
     oq_tensor_free(lens);
@@ -161,6 +162,44 @@ static oq_events_opts events_for(const oq_validate_opts *o, const oq_signature *
     return e;
 }
 
+/* The generated batches, shared among threads: each batch is seeded by its own index, so
+ * which thread makes it changes none of its bytes. The first failure (by batch) is the one
+ * reported; the threads are joined before any worker is forked. */
+typedef struct generation {
+    const oq_validate_opts *o;
+    const oq_signature *sig;
+    const oq_events *ev;
+    uint64_t seed;
+    int64_t batch_size;
+    oq_batch_info *slots;
+    pthread_mutex_t lock;
+    int64_t failed; /* the lowest batch that failed; the batch count while none did */
+    oq_err err;     /* its error */
+} generation;
+
+static void generate_one(void *ctx, int64_t k, int thread)
+{
+    (void)thread;
+    generation *g = ctx;
+    if (k > __atomic_load_n(&g->failed, __ATOMIC_RELAXED)) return;
+    oq_err e = {0};
+    oq_batch_inputs in = {0};
+    int64_t *idx = calloc((size_t)g->batch_size, sizeof *idx);
+    oq_status st = idx ? generated_inputs(g->sig, g->ev, k, g->seed, idx, &in, &e)
+                       : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    if (st) oq_err_prefix(&e, "batch %lld: ", (long long)k);
+    else st = write_batch(g->o->outdir, (size_t)k, &in, idx, &g->slots[k], &e);
+    oq_batch_inputs_clear(&in);
+    free(idx);
+    if (!st) return;
+    pthread_mutex_lock(&g->lock);
+    if (k < g->failed) {
+        __atomic_store_n(&g->failed, k, __ATOMIC_RELAXED);
+        g->err = e;
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
 static oq_status generated_batches(const oq_validate_opts *o, const oq_signature *sig, oq_validate_summary *s,
                                    oq_err *err)
 {
@@ -169,18 +208,22 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
     oq_status st = oq_events_create(&eo, &ev, err);
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
-    int64_t *idx = calloc((size_t)eo.batch_size, sizeof *idx);
-    if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (int64_t k = 0; !st && k < nb; k++) {
-        oq_batch_inputs in;
-        st = generated_inputs(sig, ev, k, eo.seed, idx, &in, err);
-        if (st) oq_err_prefix(err, "batch %lld: ", (long long)k);
-        else st = write_batch(o->outdir, (size_t)k, &in, idx, s, err);
-        oq_batch_inputs_clear(&in);
+    generation g = {o, sig, ev, eo.seed, eo.batch_size, calloc(nb ? (size_t)nb : 1, sizeof *g.slots),
+                    PTHREAD_MUTEX_INITIALIZER, nb, {0}};
+    oq_ref_team *team = NULL;
+    if (!g.slots || oq_ref_team_create(oq_ref_threads(o->threads, nb), &team, err)) {
+        free(g.slots);
+        oq_events_free(ev);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    free(idx);
+    oq_ref_team_run(team, nb, generate_one, &g);
+    oq_ref_team_free(team); /* joined: one thread again */
+    s->batches = g.slots; /* every slot, made or not: undoing the preparation removes what was */
+    s->n_batches = (size_t)nb;
     oq_events_free(ev);
-    return st;
+    if (g.failed == nb) return OQ_OK;
+    *err = g.err;
+    return err->status;
 }
 
 /* ---- saved batches ------------------------------------------------------------------ */
@@ -225,13 +268,14 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     if (!is_input(&in, "event_indices") && oq_npz_read(path, &z, NULL) == OQ_OK) saved = oq_npz_get(z, "event_indices");
     int64_t b = in.batch;
     int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx);
-    if (!idx) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_batch_info *bi = OQ_PUSH(s->batches, s->n_batches);
+    if (!idx || !bi) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; idx && i < b; i++)
         idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
     *next_event += b;
     oq_npz_free(z);
-    if (!st) st = write_batch(o->outdir, k, &in, idx, s, err);
-    if (!st && expected) st = expected_batch(o, sig, k, &in, &s->batches[s->n_batches - 1], err);
+    if (!st) st = write_batch(o->outdir, k, &in, idx, bi, err);
+    if (!st && expected) st = expected_batch(o, sig, k, &in, bi, err);
     free(idx);
     oq_batch_inputs_clear(&in);
     return st;

@@ -961,7 +961,7 @@ static void record_error(const run_ctx *c, const oq_err *e)
 static void undo_prepare(run_ctx *c, const oq_err *e)
 {
     for (size_t i = 0; !oq_shard_is_run(c->o) && i < c->s->n_batches; i++) {
-        unlink(c->s->batches[i].inputs);
+        if (c->s->batches[i].inputs) unlink(c->s->batches[i].inputs); /* NULL: not made */
         if (c->s->batches[i].expected) unlink(c->s->batches[i].expected);
     }
     if (*c->weights_path) unlink(c->weights_path);
