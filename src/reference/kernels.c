@@ -458,26 +458,43 @@ static void lane_scores(const double *qt, int64_t D, const double *kp, int64_t n
     store8(lo, mn);
 }
 
-/* o[c*8 + r] += sum_{j < n} w[j][r] v[j][c] (c < 16; vp: rows of 16) with
- * w[j] = 2^(st[j] - shift) (flush as weights8), and l[r] += sum_j w[j][r],
- * both in key order. */
+/* acc[c] += w v[c], c < 16. */
+OQ_INLINE void lane_times_v(v8d w, const double *v, v8d acc[16])
+{
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++) acc[c] += w * splat8(v[c]);
+}
+
+/* o[c*8 + r] += sum_{j < n} w[j][r] v[j][c] (c < 16; vp: rows of 16), in key
+ * order, with w[j] = 2^(st[j] - shift) (flush as weights8); l[r] += the sum of
+ * the even keys' weights, then of the odd keys'. Two keys a step, weighed a
+ * step ahead of their products. */
 OQ_INLINE void lane_products(const double *st, int64_t n, const double *shift, int flush,
                              const double *vp, double *o, double *l)
 {
     const v8d m = load8(shift);
-    v8d acc[16], sum = load8(l), w = weights8(load8(st), m, flush);
+    v8d acc[16], sum0 = load8(l), sum1 = splat8(0.0), w0 = weights8(load8(st), m, flush);
+    v8d w1 = n > 1 ? weights8(load8(st + 8), m, flush) : w0;
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) acc[c] = load8(o + c * 8);
-    for (int64_t j = 0; j < n; j++) {
-        const v8d next = j + 1 < n ? weights8(load8(st + (j + 1) * 8), m, flush) : w;
-        sum += w;
-#pragma GCC unroll 16
-        for (int c = 0; c < 16; c++) acc[c] += w * splat8(vp[j * OQ_REF_COLS + c]);
-        w = next;
+    int64_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+        v8d next0 = w0, next1 = w1;
+        if (j + 2 < n) next0 = weights8(load8(st + (j + 2) * 8), m, flush);
+        if (j + 3 < n) next1 = weights8(load8(st + (j + 3) * 8), m, flush);
+        sum0 += w0;
+        sum1 += w1;
+        lane_times_v(w0, vp + j * OQ_REF_COLS, acc);
+        lane_times_v(w1, vp + (j + 1) * OQ_REF_COLS, acc);
+        w0 = next0, w1 = next1;
+    }
+    if (j < n) {
+        sum0 += w0;
+        lane_times_v(w0, vp + j * OQ_REF_COLS, acc);
     }
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) store8(o + c * 8, acc[c]);
-    store8(l, sum);
+    store8(l, sum0 + sum1);
 }
 
 OQ_CLONES
