@@ -420,11 +420,11 @@ static int64_t full_panels(const oq_ref_block *b, int64_t j0, int64_t C)
  * in registers (K broadcast from memory inside the FMAs: no separate
  * broadcasts), its weights one exp for all rows, and its products with V
  * another 16 FMAs into the outputs, also in registers; the rows' maxima and
- * minima stay in lanes (no reductions), and each key is weighed a key ahead of
- * its products, so the exp's latency hides behind them. On a core whose FMA
- * units take one 512-bit FMA per cycle (Zen 4) it takes 43 cycles per key at
- * D = Dv = 16, near the 40 of its FMAs (16 + 16 + 8 for the exp); the kernel
- * above, a row per accumulator pair, 48-50. */
+ * minima stay in lanes (no reductions), and keys are weighed two at a time, a
+ * step ahead of their products, so the exp's latency hides behind them. On a
+ * core whose FMA units take one 512-bit FMA per cycle (Zen 4) it takes 41-43
+ * cycles per key at D = Dv = 16, near the 40 of its FMAs (16 + 16 + 8 for the
+ * exp); the kernel above, a row per accumulator pair, 48-50. */
 _Static_assert(ROWS == 8 && OQ_REF_ATTEND_SCRATCH >= 8 * OQ_REF_CHUNK,
                "a block's rows fill a vector's lanes; a chunk of their scores fits the scratch");
 
