@@ -60,7 +60,7 @@ extern "C" {
 /* The version of the references' numerics (Attention and the encoder): bumped whenever a change
  * can alter one bit of their outputs, so that outputs stored by an earlier version (validate's
  * reference cache) are never taken for this one's. */
-#define OQ_REFERENCE_NUMERICS 2
+#define OQ_REFERENCE_NUMERICS 3
 
 #ifdef __cplusplus
 #endif

@@ -7,10 +7,12 @@
  * FMAs. A call for fewer rows repeats the last row and stores only the real
  * ones, so a row's values never depend on how many rows share its call.
  *
- * On AVX-512 machines the two FMA units bound these kernels: per 8 scores, 32
- * vector FMAs for the products at D = Dv = 16 and 8 for the weights. Compares,
- * blends and two-register permutes take FMA slots too; max, min, additions,
- * shifts and one-register permutes do not, which is why the kernels use those. */
+ * On AVX-512 machines the FMA units bound these kernels: per 8 scores, 32
+ * vector FMAs for the products at D = Dv = 16 and 8 for the weights (Zen 5 runs
+ * two 512-bit FMAs a cycle, Zen 4 one: its units are 256 bits wide). Compares
+ * and two-register permutes take FMA slots too; max, min, blends, additions,
+ * shifts and one-register permutes do not (measured on both), which is why the
+ * kernels use those. Blocks without a bias go through the lanes kernel below. */
 #include <math.h>
 #include <string.h>
 
@@ -411,9 +413,158 @@ static int64_t full_panels(const oq_ref_block *b, int64_t j0, int64_t C)
     return n > 0 ? n / OQ_REF_KEYS * OQ_REF_KEYS : 0;
 }
 
+/* ---- rows in lanes ---------------------------------------------------------
+ * Blocks without a bias whose rows attend the same keys, with D, Dv <= 16, go
+ * through a second layout: lane r of a vector holds row r, so that the block's
+ * 8 rows share every instruction. A key's scores are 16 FMAs against Q held
+ * in registers (K broadcast from memory inside the FMAs: no separate
+ * broadcasts), its weights one exp for all rows, and its products with V
+ * another 16 FMAs into the outputs, also in registers; the rows' maxima and
+ * minima stay in lanes (no reductions), and keys are weighed two at a time, a
+ * step ahead of their products, so the exp's latency hides behind them. On a
+ * core whose FMA units take one 512-bit FMA per cycle (Zen 4) it takes 41-43
+ * cycles per key at D = Dv = 16, near the 40 of its FMAs (16 + 16 + 8 for the
+ * exp); the kernel above, a row per accumulator pair, 48-50. */
+_Static_assert(ROWS == 8 && OQ_REF_ATTEND_SCRATCH >= 8 * OQ_REF_CHUNK,
+               "a block's rows fill a vector's lanes; a chunk of their scores fits the scratch");
+
+/* Scores of a chunk's keys 0 .. n (kp: its first key's panel, D <= 16
+ * columns) for the lanes' rows qt[d*8 + r]: st[j*8 + r]. The lanes' maxima and
+ * minima over those keys are merged into hi and lo. */
+OQ_CLONES
+static void lane_scores(const double *qt, int64_t D, const double *kp, int64_t n, double *st,
+                        double *hi, double *lo)
+{
+    v8d q[16], mx = load8(hi), mn = load8(lo);
+#pragma GCC unroll 16
+    for (int d = 0; d < 16; d++) q[d] = load8(qt + d * 8);
+    for (int64_t j = 0; j < n; j += 8) {
+        const double *p = kp + j / OQ_REF_KEYS * D * OQ_REF_KEYS + j % OQ_REF_KEYS;
+        v8d a[8];
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; u++) a[u] = splat8(0.0);
+#pragma GCC unroll 16
+        for (int d = 0; d < 16; d++)
+            if (d < D)
+#pragma GCC unroll 8
+                for (int u = 0; u < 8; u++) a[u] += q[d] * splat8(p[d * OQ_REF_KEYS + u]);
+#pragma GCC unroll 8
+        for (int u = 0; u < 8; u++) {
+            store8(st + (j + u) * 8, a[u]);
+            if (j + u < n) mx = max8(a[u], mx), mn = min8(a[u], mn);
+        }
+    }
+    store8(hi, mx);
+    store8(lo, mn);
+}
+
+/* acc[c] += w v[c], c < 16. */
+OQ_INLINE void lane_times_v(v8d w, const double *v, v8d acc[16])
+{
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++) acc[c] += w * splat8(v[c]);
+}
+
+/* o[c*8 + r] += sum_{j < n} w[j][r] v[j][c] (c < 16; vp: rows of 16), in key
+ * order, with w[j] = 2^(st[j] - shift) (flush as weights8); l[r] += the sum of
+ * the even keys' weights, then of the odd keys'. Two keys a step, weighed a
+ * step ahead of their products. */
+OQ_INLINE void lane_products(const double *st, int64_t n, const double *shift, int flush,
+                             const double *vp, double *o, double *l)
+{
+    const v8d m = load8(shift);
+    v8d acc[16], sum0 = load8(l), sum1 = splat8(0.0), w0 = weights8(load8(st), m, flush);
+    v8d w1 = n > 1 ? weights8(load8(st + 8), m, flush) : w0;
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++) acc[c] = load8(o + c * 8);
+    int64_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+        v8d next0 = w0, next1 = w1;
+        if (j + 2 < n) next0 = weights8(load8(st + (j + 2) * 8), m, flush);
+        if (j + 3 < n) next1 = weights8(load8(st + (j + 3) * 8), m, flush);
+        sum0 += w0;
+        sum1 += w1;
+        lane_times_v(w0, vp + j * OQ_REF_COLS, acc);
+        lane_times_v(w1, vp + (j + 1) * OQ_REF_COLS, acc);
+        w0 = next0, w1 = next1;
+    }
+    if (j < n) {
+        sum0 += w0;
+        lane_times_v(w0, vp + j * OQ_REF_COLS, acc);
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++) store8(o + c * 8, acc[c]);
+    store8(l, sum0 + sum1);
+}
+
+OQ_CLONES
+static void lane_weighted(const double *st, int64_t n, const double *shift, int flush,
+                          const double *vp, double *o, double *l)
+{
+    if (flush)
+        lane_products(st, n, shift, 1, vp, o, l);
+    else
+        lane_products(st, n, shift, 0, vp, o, l);
+}
+
+/* Whether the block can go through the lanes: see above. */
+static int lanes_fit(const oq_ref_block *b)
+{
+    if (b->bias || b->D < 1 || b->D > 16 || b->Dv < 1 || b->Dv > OQ_REF_COLS || b->end[0] <= 0)
+        return 0;
+    for (int r = 1; r < b->rows; r++)
+        if (b->end[r] != b->end[0]) return 0;
+    return 1;
+}
+
+/* The running maxima m (lanes) raised to hi, rescaling the sums l and outputs
+ * o (16 vectors); the weights' shift (m, or 0 while a row has no finite score)
+ * goes to shift. Returns whether a weight can fall below 2^-1022 (lo: minima). */
+OQ_INLINE int lane_shift(double *m, const double *hi, const double *lo, double *l, double *o,
+                         double *shift)
+{
+    const v8d old = load8(m), mx = load8(hi);
+    const v8d scale = select8(mx > old, weights8(old, mx, 1), splat8(1.0));
+    store8(l, load8(l) * scale);
+    for (int c = 0; c < 16; c++) store8(o + c * 8, load8(o + c * 8) * scale);
+    store8(m, mx);
+    const v8d sh = select8(mx == splat8(-INFINITY), splat8(0.0), mx);
+    store8(shift, sh);
+    const v8i low = ~(load8(lo) - sh >= splat8(-1020.0));
+    int flush = 0;
+    for (int r = 0; r < 8; r++) flush |= low[r] != 0;
+    return flush;
+}
+
+/* oq_ref_attend for a block that lanes_fit: st holds a chunk's scores (8 per key). */
+OQ_INLINE void attend_lanes(const oq_ref_block *b, double *st, double *out)
+{
+    double qt[16 * 8] = {0}, o[16 * 8] = {0}, l[8] = {0}, m[8], hi[8], lo[8], shift[8];
+    for (int r = 0; r < 8; r++) {
+        const double *qr = b->q + (r < b->rows ? r : b->rows - 1) * b->ldq;
+        for (int64_t d = 0; d < b->D; d++) qt[d * 8 + r] = qr[d];
+        m[r] = hi[r] = -INFINITY;
+    }
+    const int64_t end = b->end[0];
+    for (int64_t j0 = 0; j0 < end; j0 += OQ_REF_CHUNK) {
+        const int64_t n = end - j0 < OQ_REF_CHUNK ? end - j0 : OQ_REF_CHUNK;
+        for (int r = 0; r < 8; r++) lo[r] = INFINITY;
+        lane_scores(qt, b->D, b->kp + j0 * b->D, n, st, hi, lo);
+        const int flush = lane_shift(m, hi, lo, l, o, shift);
+        lane_weighted(st, n, shift, flush, b->vp + j0 * OQ_REF_COLS, o, l);
+    }
+    for (int r = 0; r < b->rows; r++)
+        for (int c = 0; c < OQ_REF_COLS; c++)
+            out[r * OQ_REF_COLS + c] = l[r] == 0.0 ? 0.0 : o[c * 8 + r] / l[r];
+}
+
 OQ_CLONES
 void oq_ref_attend(const oq_ref_block *b, double *scratch, double *out)
 {
+    if (lanes_fit(b)) {
+        attend_lanes(b, scratch, out);
+        return;
+    }
     const int64_t lds = OQ_REF_CHUNK + 8, dv = oq_ref_round_up(b->Dv, OQ_REF_COLS);
     double m[ROWS], l[ROWS], mn[ROWS], mx[ROWS], shift[ROWS];
     int64_t max_end = 0;

@@ -136,6 +136,37 @@ static void plain_row(const double *q, const double *k, const double *v, const d
     free(s);
 }
 
+/* Y of `in` (4-D, B = 1, float64; mask [L, T] or none) against plain_row, to
+ * 1e-12 relative; row nan_row of every head must be NaN. */
+static void match_two_pass(const oq_ref_attention_inputs *in, int64_t nan_row)
+{
+    const int64_t H = in->q->shape[1], L = in->q->shape[2], D = in->q->shape[3],
+                  T = in->k->shape[2], Dv = in->v->shape[3];
+    oq_ref_attention_attrs a;
+    oq_ref_attention_attrs_default(&a);
+    oq_ref_attention_outputs out = {0};
+    assert_int_equal(oq_ref_attention(&a, in, 0, &out, NULL), OQ_OK);
+    const double *y = out.y->data, scale = 1 / sqrt((double)D);
+    double *zeros = calloc((size_t)T, sizeof *zeros), want[16];
+    for (int64_t h = 0; h < H; h++)
+        for (int64_t i = 0; i < L; i++) {
+            const double *bias = in->attn_mask ? (double *)in->attn_mask->data + i * T : zeros;
+            plain_row((double *)in->q->data + (h * L + i) * D, (double *)in->k->data + h * T * D,
+                      (double *)in->v->data + h * T * Dv, bias, T, D, Dv, scale, want);
+            for (int64_t d = 0; d < Dv; d++) {
+                const double got = y[(h * L + i) * Dv + d];
+                if (i == nan_row) {
+                    assert_true(isnan(got));
+                } else if (!(fabs(got - want[d]) <= 1e-12 * fmax(1.0, fabs(want[d])))) {
+                    fail_msg("head %lld row %lld column %lld: got %.17g, two-pass %.17g",
+                             (long long)h, (long long)i, (long long)d, got, want[d]);
+                }
+            }
+        }
+    free(zeros);
+    oq_ref_attention_outputs_clear(&out);
+}
+
 /* 700 keys (three chunks) with scores that grow along the keys, so later chunks
  * raise the running maximum, and rows with one score raised by 50, 800 and 20
  * (above and below what the running maximum may stand for); rows whose first
@@ -161,30 +192,30 @@ static void test_attention_long_rows_match_two_pass(void **state)
     md[10 * T + 500] = 50;  /* jumps past what the running maximum may stand for, */
     md[12 * T + 400] = 800; /* one past float64's exp range, */
     md[11 * T + 600] = 20;  /* and one it may stand for */
-    oq_ref_attention_attrs a;
-    oq_ref_attention_attrs_default(&a);
-    oq_ref_attention_inputs in = {.q = q, .k = k, .v = v, .attn_mask = m};
-    oq_ref_attention_outputs out = {0};
-    assert_int_equal(oq_ref_attention(&a, &in, 0, &out, NULL), OQ_OK);
-    const double *y = out.y->data, scale = 1 / sqrt((double)D);
-    double want[5];
-    for (int64_t h = 0; h < H; h++)
-        for (int64_t i = 0; i < L; i++) {
-            plain_row((double *)q->data + (h * L + i) * D, kd + h * T * D,
-                      (double *)v->data + h * T * Dv, md + i * T, T, D, Dv, scale, want);
-            for (int64_t d = 0; d < Dv; d++) {
-                const double got = y[(h * L + i) * Dv + d];
-                if (i == 7) {
-                    assert_true(isnan(got));
-                } else if (!(fabs(got - want[d]) <= 1e-12 * fmax(1.0, fabs(want[d])))) {
-                    fail_msg("head %lld row %lld column %lld: got %.17g, two-pass %.17g",
-                             (long long)h, (long long)i, (long long)d, got, want[d]);
-                }
-            }
-        }
-    oq_ref_attention_outputs_clear(&out);
+    match_two_pass(&(oq_ref_attention_inputs){.q = q, .k = k, .v = v, .attn_mask = m}, 7);
     oq_tensor *ts[] = {q, k, v, m};
     for (int i = 0; i < 4; i++) oq_tensor_free(ts[i]);
+}
+
+/* The same without a mask, through the kernel that keeps a block's rows in the
+ * lanes of a vector (D and Dv <= 16): scores rising along the keys, a row whose
+ * scores span more than float64's exp range (weights flushed to 0), one whose
+ * query has a NaN, and 19 rows (a block of 3). */
+static void test_attention_lanes_match_two_pass(void **state)
+{
+    (void)state;
+    const int64_t qs[4] = {1, 2, 19, 16}, ks[4] = {1, 2, 700, 16}, vs[4] = {1, 2, 700, 11};
+    oq_tensor *q = rand_t(OQ_DTYPE_FLOAT64, 4, qs, 1), *k = rand_t(OQ_DTYPE_FLOAT64, 4, ks, 1),
+              *v = rand_t(OQ_DTYPE_FLOAT64, 4, vs, 1);
+    double *kd = k->data, *qd = q->data;
+    for (int64_t j = 0; j < 2 * 700; j++) kd[j * 16] += 0.02 * (double)(j % 700);
+    for (int64_t h = 0; h < 2; h++) {
+        for (int64_t d = 0; d < 16; d++) qd[(h * 19 + 12) * 16 + d] *= 3000; /* span > 1022 */
+        qd[(h * 19 + 7) * 16 + 3] = NAN;
+    }
+    match_two_pass(&(oq_ref_attention_inputs){.q = q, .k = k, .v = v}, 7);
+    oq_tensor *ts[] = {q, k, v};
+    for (int i = 0; i < 3; i++) oq_tensor_free(ts[i]);
 }
 
 /* Encoder: events of 300, 17 and 129 valid elements (several 48-row tiles, key
@@ -360,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_attention_threads_masks_gqa_softcap_causal),
         cmocka_unit_test(test_attention_threads_3d_seqlen),
         cmocka_unit_test(test_attention_long_rows_match_two_pass),
+        cmocka_unit_test(test_attention_lanes_match_two_pass),
         cmocka_unit_test(test_encoder_threads_bit_identical),
         cmocka_unit_test(test_thread_rules),
         cmocka_unit_test(test_exp_against_libm),
