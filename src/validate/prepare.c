@@ -50,13 +50,12 @@ static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, c
     return st;
 }
 
-/* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths) and
- * records the batch in `bi`. */
-static oq_status write_batch(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
-                             oq_batch_info *bi, oq_err *err)
+/* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths); its
+ * SHA-256 into sha. Nothing allocated here outlives the call. */
+static oq_status write_batch_file(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
+                                  char sha[65], oq_err *err)
 {
     int64_t b = in->batch;
-    char sha[65];
     oq_tensor *lens = NULL, *idx = NULL;
     const oq_tensor **t = calloc(in->n + 2, sizeof *t);
     oq_status st = t ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -72,14 +71,24 @@ static oq_status write_batch(const char *outdir, size_t index, const oq_batch_in
         char path[4096];
         snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
         st = write_inputs(path, n, t, sha, err);
-        /* recorded even when writing failed, so that undoing the preparation removes it */
-        oq_status rs = record_batch(bi, index, path, b, in->seq, in->lengths, event_idx, err);
-        if (!st) st = rs;
-        if (!st) memcpy(bi->sha256, sha, sizeof sha);
     }
     free(t);
     oq_tensor_free(lens);
     oq_tensor_free(idx);
+    return st;
+}
+
+/* The batch's file written and the batch recorded in `bi`, also when writing failed (so that
+ * undoing the preparation removes it). */
+static oq_status write_batch(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
+                             oq_batch_info *bi, oq_err *err)
+{
+    char sha[65], path[4096];
+    oq_status st = write_batch_file(outdir, index, in, event_idx, sha, err);
+    snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
+    oq_status rs = record_batch(bi, index, path, in->batch, in->seq, in->lengths, event_idx, err);
+    if (!st) st = rs;
+    if (!st) memcpy(bi->sha256, sha, sizeof sha);
     return st;
 }
 
@@ -163,8 +172,12 @@ static oq_events_opts events_for(const oq_validate_opts *o, const oq_signature *
 }
 
 /* The generated batches, shared among threads: each batch is seeded by its own index, so
- * which thread makes it changes none of its bytes. The first failure (by batch) is the one
- * reported; the threads are joined before any worker is forked. */
+ * which thread makes it changes none of its bytes. A thread writes the batch's file and its
+ * fixed-size facts (slot fields, and its lengths and event indices in the flat arrays); the
+ * batch list's own allocations are made after the join, on this thread: a thread's malloc
+ * arena keeps what it freed, and batch records left between its buffers grew the run's resident
+ * memory with the batches. The first failure (by batch) is the one reported; the threads are
+ * joined before any worker is forked. */
 typedef struct generation {
     const oq_validate_opts *o;
     const oq_signature *sig;
@@ -172,14 +185,14 @@ typedef struct generation {
     uint64_t seed;
     int64_t batch_size;
     oq_batch_info *slots;
+    int64_t *lengths, *event_idx; /* batch_size per batch */
     pthread_mutex_t lock;
     int64_t failed; /* the lowest batch that failed; the batch count while none did */
     oq_err err;     /* its error */
 } generation;
 
-/* At most this many threads make batches: each keeps its own malloc arena, whose freed memory
- * stays with the process and grew with the batches (peak RSS at 30,000 events / 1,000: 1.02 with
- * 2 or 4 threads, 1.06 with 16), and the files' directory serialises their creation anyway. */
+/* At most this many threads make batches: the files' directory serialises their creation
+ * anyway, and each thread keeps a malloc arena. */
 #define GENERATION_THREADS 4
 
 static void generate_one(void *ctx, int64_t k, int thread)
@@ -189,13 +202,17 @@ static void generate_one(void *ctx, int64_t k, int thread)
     if (k > __atomic_load_n(&g->failed, __ATOMIC_RELAXED)) return;
     oq_err e = {0};
     oq_batch_inputs in = {0};
-    int64_t *idx = calloc((size_t)g->batch_size, sizeof *idx);
-    oq_status st = idx ? generated_inputs(g->sig, g->ev, k, g->seed, idx, &in, &e)
-                       : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    oq_batch_info *bi = &g->slots[k];
+    int64_t *idx = g->event_idx + k * g->batch_size, *lengths = g->lengths + k * g->batch_size;
+    oq_status st = generated_inputs(g->sig, g->ev, k, g->seed, idx, &in, &e);
     if (st) oq_err_prefix(&e, "batch %lld: ", (long long)k);
-    else st = write_batch(g->o->outdir, (size_t)k, &in, idx, &g->slots[k], &e);
+    else st = write_batch_file(g->o->outdir, (size_t)k, &in, idx, bi->sha256, &e);
+    if (!st) {
+        bi->batch_size = in.batch;
+        bi->padded_length = in.seq;
+        for (int64_t i = 0; i < in.batch; i++) lengths[i] = in.lengths ? in.lengths[i] : in.seq;
+    }
     oq_batch_inputs_clear(&in);
-    free(idx);
     if (!st) return;
     pthread_mutex_lock(&g->lock);
     if (k < g->failed) {
@@ -203,6 +220,21 @@ static void generate_one(void *ctx, int64_t k, int thread)
         g->err = e;
     }
     pthread_mutex_unlock(&g->lock);
+}
+
+/* The made batches recorded (a slot whose file was not made keeps no name: nothing to undo). */
+static oq_status record_made(const generation *g, int64_t nb, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (int64_t k = 0; !st && k < nb; k++) {
+        oq_batch_info *bi = &g->slots[k];
+        if (!*bi->sha256) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/inputs_%03lld.npz", g->o->outdir, (long long)k);
+        st = record_batch(bi, (size_t)k, path, bi->batch_size, bi->padded_length, g->lengths + k * g->batch_size,
+                          g->event_idx + k * g->batch_size, err);
+    }
+    return st;
 }
 
 static oq_status generated_batches(const oq_validate_opts *o, const oq_signature *sig, oq_validate_summary *s,
@@ -213,24 +245,32 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
     oq_status st = oq_events_create(&eo, &ev, err);
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
+    size_t per = (size_t)(nb ? nb : 1) * (size_t)eo.batch_size;
     generation g = {o, sig, ev, eo.seed, eo.batch_size, calloc(nb ? (size_t)nb : 1, sizeof *g.slots),
-                    PTHREAD_MUTEX_INITIALIZER, nb, {0}};
+                    calloc(per, sizeof *g.lengths), calloc(per, sizeof *g.event_idx), PTHREAD_MUTEX_INITIALIZER,
+                    nb, {0}};
     oq_ref_team *team = NULL;
     int threads = oq_ref_threads(o->threads, nb);
     if (threads > GENERATION_THREADS) threads = GENERATION_THREADS;
-    if (!g.slots || oq_ref_team_create(threads, &team, err)) {
-        free(g.slots);
-        oq_events_free(ev);
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!g.slots || !g.lengths || !g.event_idx || oq_ref_team_create(threads, &team, err))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) {
+        oq_ref_team_run(team, nb, generate_one, &g);
+        oq_ref_team_free(team); /* joined: one thread again */
+        st = record_made(&g, nb, err);
+        s->batches = g.slots; /* every slot, made or not: undoing the preparation removes what was */
+        s->n_batches = (size_t)nb;
+        g.slots = NULL;
+        if (!st && g.failed < nb) {
+            *err = g.err;
+            st = err->status;
+        }
     }
-    oq_ref_team_run(team, nb, generate_one, &g);
-    oq_ref_team_free(team); /* joined: one thread again */
-    s->batches = g.slots; /* every slot, made or not: undoing the preparation removes what was */
-    s->n_batches = (size_t)nb;
+    free(g.slots);
+    free(g.lengths);
+    free(g.event_idx);
     oq_events_free(ev);
-    if (g.failed == nb) return OQ_OK;
-    *err = g.err;
-    return err->status;
+    return st;
 }
 
 /* ---- saved batches ------------------------------------------------------------------ */
