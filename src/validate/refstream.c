@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +51,8 @@ oq_status oq_refstream_create(const char *path, int *fd, oq_err *err)
  * for a worker run by hand, the file created and locked here (then ours to close). */
 static oq_status open_writer(oq_refstream *s, int fd, oq_err *err)
 {
+    struct stat a, b; /* a plan run again by hand names a descriptor this process does not have */
+    if (fd >= 0 && (fstat(fd, &a) || stat(s->path, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)) fd = -1;
     if (fd < 0) {
         oq_status st = oq_refstream_create(s->path, &s->fd, err);
         if (st) return st;
