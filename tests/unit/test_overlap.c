@@ -15,6 +15,7 @@
 
 #include "ortqual/fileio.h"
 #include "ortqual/validate.h"
+#define TESTUTIL_VALIDATE
 #include "testutil.h"
 #include "validate/validate-impl.h"
 
@@ -29,20 +30,11 @@ static void reference_in_background_fails(void)
 static oq_validate_summary *run_cached(const char *dir, const char *name, int no_overlap, void (*hook)(void))
 {
     oq_config cfg[2];
-    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
-    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
     char outdir[512], cache[512];
     snprintf(outdir, sizeof outdir, "%s/%s", dir, name);
     snprintf(cache, sizeof cache, "%s/cache", dir);
     oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.configs = cfg;
-    o.n_configs = 2;
-    o.repeat = 1;
-    o.warmup = 0;
-    o.plots = 0;
-    o.ort_lib = OQ_ORT_LIB;
-    o.outdir = outdir;
+    validate_two_configs(&o, cfg, outdir);
     o.cache_dir = cache;
     o.no_overlap = no_overlap;
     o.on_worker_fork = hook;

@@ -18,6 +18,7 @@
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
 #include "npz/npz-impl.h"
+#define TESTUTIL_VALIDATE
 #include "testutil.h"
 #include "validate/validate-impl.h"
 
@@ -869,6 +870,19 @@ static void merge_sums_what_shards_measured(void **state)
 static const char SHA_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 static const char SHA_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
+/* A frame's outputs: y = [0, 7] as .npz bytes. */
+static unsigned char *frame_npz(size_t *n)
+{
+    int64_t shape[1] = {2};
+    oq_tensor *t;
+    unsigned char *npz;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
+    ((float *)t->data)[1] = 7.0f;
+    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "y", &npz, n, NULL), OQ_OK);
+    oq_tensor_free(t);
+    return npz;
+}
+
 /* The stream's frames back in the plan's order; a batch read against another batch's frame,
  * against outputs of other inputs, or past the last frame: each an error naming it. */
 static void refstream_checks_each_frame(void **state)
@@ -876,13 +890,8 @@ static void refstream_checks_each_frame(void **state)
     (void)state;
     char *dir = temp_dir("refs");
     char *path = path_in(dir, "refs.bin");
-    int64_t shape[1] = {2};
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
-    ((float *)t->data)[1] = 7.0f;
-    unsigned char *npz;
     size_t n;
-    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "y", &npz, &n, NULL), OQ_OK);
+    unsigned char *npz = frame_npz(&n);
     oq_refstream s;
     oq_err err = {0};
     assert_int_equal(oq_refstream_open(&s, path, 1, -1, &err), OQ_OK);
@@ -911,7 +920,6 @@ static void refstream_checks_each_frame(void **state)
     assert_non_null(strstr(err.msg, "no reference outputs for batch 2"));
     oq_refstream_close(&s, NULL);
     free(npz);
-    oq_tensor_free(t);
     free(path);
     remove_dir(dir);
 }
@@ -943,12 +951,8 @@ static void refstream_reader_waits_for_writer(void **state)
     (void)state;
     char *dir = temp_dir("refw");
     char *path = path_in(dir, "refs.bin");
-    int64_t shape[1] = {2};
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
-    unsigned char *npz;
     size_t n;
-    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "y", &npz, &n, NULL), OQ_OK);
+    unsigned char *npz = frame_npz(&n);
     for (int die_early = 0; die_early < 2; die_early++) {
         pid_t pid = stream_writer(path, npz, n, die_early);
         oq_refstream s;
@@ -967,7 +971,6 @@ static void refstream_reader_waits_for_writer(void **state)
         assert_int_equal(WEXITSTATUS(status), die_early ? 9 : 0);
     }
     free(npz);
-    oq_tensor_free(t);
     free(path);
     remove_dir(dir);
 }
@@ -997,21 +1000,12 @@ static void swap_after_reference(void *ctx, const oq_validate_progress *p)
 static oq_verdict run_swapped(const char *dir, int swap, char *reason, size_t n)
 {
     oq_config cfg[2];
-    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
-    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
     char outdir[512];
     snprintf(outdir, sizeof outdir, "%s/out%d", dir, swap);
     swap_inputs x = {outdir, swap, 0};
     oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.configs = cfg;
-    o.n_configs = 2;
-    o.repeat = 1;
-    o.warmup = 0;
+    validate_two_configs(&o, cfg, outdir);
     o.isolate = 0;
-    o.plots = 0;
-    o.ort_lib = OQ_ORT_LIB;
-    o.outdir = outdir;
     o.on_batch = swap_after_reference;
     o.progress_ctx = &x;
     oq_validate_summary *s;

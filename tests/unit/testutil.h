@@ -71,4 +71,24 @@ static int group_teardown(void **state)
 }
 #endif
 
+#ifdef TESTUTIL_VALIDATE
+#include "ortqual/validate.h"
+
+/* A validation of the demo encoder: the reference and cpu:attention24:fp32 (cfg holds them),
+ * one call a batch, no plots, into outdir. */
+static inline void validate_two_configs(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
+{
+    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
+    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
+    oq_validate_opts_default(o);
+    o->configs = cfg;
+    o->n_configs = 2;
+    o->repeat = 1;
+    o->warmup = 0;
+    o->plots = 0;
+    o->ort_lib = OQ_ORT_LIB;
+    o->outdir = outdir;
+}
+#endif
+
 #endif
