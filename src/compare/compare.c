@@ -98,15 +98,10 @@ static void worst_insert(oq_compare_result *r, double *keys, int32_t k, double k
 static double hist_edges[OQ_HIST_BINS + 1];
 static once_flag hist_once = ONCE_FLAG_INIT;
 
-static void hist_edges_init(void)
-{
-    for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
-}
-
 /* The last k with edge(k) <= v, for edge(0) <= v < edge(OQ_HIST_BINS) (normal doubles):
  * guessed from v's binary exponent (an octave spans ~1.2 bins), then settled on the edges, a
- * step or two. The edges must be ready (hist_once). */
-static inline int bin_in_range(double v)
+ * step or two. The edges must be ready. */
+static int bin_in_range(double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
@@ -118,10 +113,32 @@ static inline int bin_in_range(double v)
     return k;
 }
 
+/* Quarter octaves (a binary exponent and the mantissa's top two bits) from below edge(0) to
+ * above edge(OQ_HIST_BINS): a bin spans 0.83 of an octave, so a quarter holds one edge at
+ * most, and the bin of its lower bound is the value's or the one before it. */
+#define OCTAVE_LO (-61) /* 2^-61 < 1e-18 */
+#define OCTAVE_HI 20    /* 2^20 > 1e6 */
+static int16_t quarter_bin[(OCTAVE_HI - OCTAVE_LO + 1) * 4];
+
+static void hist_edges_init(void)
+{
+    for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
+    for (int i = 0; i < (int)(sizeof quarter_bin / sizeof *quarter_bin); i++) {
+        double low = ldexp(1.0 + (i % 4) / 4.0, OCTAVE_LO + i / 4);
+        quarter_bin[i] = (int16_t)(low < hist_edges[0] ? 0 : low >= hist_edges[OQ_HIST_BINS] ? OQ_HIST_BINS - 1 : bin_in_range(low));
+    }
+}
+
+/* The bin of v: its quarter octave's, or the next when v is at or above that one's edge. */
 static inline int bin_of(double v)
 {
     if (!(v >= hist_edges[0])) return -1;
-    return v >= hist_edges[OQ_HIST_BINS] ? OQ_HIST_BINS : bin_in_range(v);
+    if (v >= hist_edges[OQ_HIST_BINS]) return OQ_HIST_BINS;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    int k = quarter_bin[(e - OCTAVE_LO) * 4 + (int)((bits >> 50) & 3)];
+    return k + (k < OQ_HIST_BINS - 1 && v >= hist_edges[k + 1]);
 }
 
 int oq_hist_bin(double v)
