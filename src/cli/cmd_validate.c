@@ -449,7 +449,8 @@ static int run(struct args *a, int argc, char **argv)
                     "default it runs once per batch: its outputs are what the others need"),
         OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,
                       "threads of the float64 reference, and ORT's intra-op threads of\n"
-                      "every configuration (0: the reference on every core, ORT's default)"),
+                      "every configuration (0: the reference on every core, ORT's default);\n"
+                      "generated events are made on up to 4 of them"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable"),
         OQ_CLI_PADDING_OPT(o),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
