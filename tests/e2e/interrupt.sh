@@ -29,12 +29,23 @@ start() {
     # would die of SIGPIPE at its next write into the dead parent's pipe, and prove nothing)
     for _ in $(seq 600); do
         for w in $(pgrep -P $pid); do
-            grep -q nanosleep "/proc/$w/wchan" 2>/dev/null && worker=$w && return 0
+            grep -q nanosleep "/proc/$w/wchan" 2>/dev/null && worker=$w && break 2
         done
         sleep 0.1
     done
+    [ -n "$worker" ] || { kill -9 $pid $(pgrep -P $pid); fail "the hanging configuration's worker never started or never slept: $(cat "$log")"; }
+    # and until a reference beside it has ended (a zombie until the parent waits for it): the
+    # summaries below expect it to have run, not to have been interrupted in its last steps
+    for _ in $(seq 600); do
+        local busy=0
+        for w in $(pgrep -P $pid); do
+            [ "$w" = "$worker" ] || [ "$(awk '{print $3}' "/proc/$w/stat" 2>/dev/null)" = Z ] || busy=1
+        done
+        [ $busy = 0 ] && return 0
+        sleep 0.1
+    done
     kill -9 $pid $(pgrep -P $pid)
-    fail "the hanging configuration's worker never started or never slept: $(cat "$log")"
+    fail "a worker beside the hanging one never ended: $(cat "$log")"
 }
 
 # gone PGID SECONDS: no process of the worker's group is left within SECONDS
