@@ -42,6 +42,15 @@ void oq_dynbuf_init(oq_dynbuf *b, size_t max);
 /* Append; OQ_ERR_NOMEM when out of memory or past `max` (the buffer is kept as it was). */
 oq_status oq_dynbuf_addn(oq_dynbuf *b, const void *p, size_t n);
 oq_status oq_dynbuf_add(oq_dynbuf *b, const char *s);
+/* One byte appended, inline while it fits (the JSON scanner's per-character copy: a call, a
+ * reserve and a memcpy per byte were a third of report.html's time at 20,000 batches). */
+static inline oq_status oq_dynbuf_addc(oq_dynbuf *b, char c)
+{
+    if (b->len + 2 > b->cap || (b->max && b->len + 1 > b->max)) return oq_dynbuf_addn(b, &c, 1);
+    b->buf[b->len++] = c;
+    b->buf[b->len] = '\0';
+    return OQ_OK;
+}
 oq_status oq_dynbuf_addf(oq_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 oq_status oq_dynbuf_vaddf(oq_dynbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Room for `n` more bytes at buf + len (written by the caller, then counted with

@@ -53,7 +53,7 @@ static oq_status string_rest(scan *s, oq_dynbuf *out, char *key)
     size_t k = 0;
     for (int c, esc = 0;;) {
         if ((c = next(s)) == EOF) return bad(s, "unterminated string");
-        if (out && oq_dynbuf_addn(out, &(char){(char)c}, 1)) return nomem(s);
+        if (out && oq_dynbuf_addc(out, (char)c)) return nomem(s);
         if (!esc && c == '"') break;
         esc = !esc && c == '\\';
         if (key && k < KEY_MAX) key[k++] = (char)c;
@@ -98,7 +98,7 @@ static oq_status record(scan *s, long which, int first, int *last)
         depth += (c == '{' || c == '[') - (c == '}' || c == ']');
         if (depth < 0) return bad(s, "unbalanced brackets");
         empty = empty && strchr(" \t\r\n", c);
-        if (out && oq_dynbuf_addn(out, &(char){(char)c}, 1)) return nomem(s);
+        if (out && oq_dynbuf_addc(out, (char)c)) return nomem(s);
     }
     *last = c == ']';
     if (empty) return *last && first ? OQ_OK : bad(s, "an empty array element"); /* [] */
@@ -124,7 +124,7 @@ static oq_status open_container(scan *s, char c)
     if (which != NOT_RECORDS) return records(s, which);
     if (s->depth == SCAN_DEPTH) return bad(s, "nested too deeply");
     s->st[s->depth++] = (frame){.type = c, .want_key = c == '{'};
-    return oq_dynbuf_addn(&s->skel, &c, 1) ? nomem(s) : OQ_OK;
+    return oq_dynbuf_addc(&s->skel, c) ? nomem(s) : OQ_OK;
 }
 
 /* A structural character outside strings: the frames follow it. */
@@ -139,7 +139,7 @@ static oq_status structural(scan *s, char c)
         f->want_key = f->type == '{';
         f->index++;
     }
-    return oq_dynbuf_addn(&s->skel, &c, 1) ? nomem(s) : OQ_OK;
+    return oq_dynbuf_addc(&s->skel, c) ? nomem(s) : OQ_OK;
 }
 
 static oq_status walk(scan *s)
@@ -154,7 +154,7 @@ static oq_status walk(scan *s)
         } else if (strchr("{}[],", c)) {
             st = structural(s, (char)c);
         } else if (!strchr(" \t\r\n", c)) {
-            st = oq_dynbuf_addn(&s->skel, &(char){(char)c}, 1) ? nomem(s) : OQ_OK;
+            st = oq_dynbuf_addc(&s->skel, (char)c) ? nomem(s) : OQ_OK;
         }
     }
     if (!st && ferror(s->in)) st = oq_err_set(s->err, OQ_ERR_IO, "%s: read error", s->name);
