@@ -30,6 +30,7 @@
 #include "bare.h"
 #include "ortqual/npz.h"
 #include "ortqual/runtime.h"
+#include "ortqual/stats.h"
 
 static double now(void)
 {
@@ -165,16 +166,11 @@ static measured size_run(const char *tool, const char *root, const char *cache, 
     return warm;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The median of n ratios, as the tool computes its latency percentiles. */
+static double median(const double *v, int n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    oq_stats st;
+    return oq_stats_compute(v, (size_t)n, &st, NULL) == OQ_OK ? st.p50 : 0;
 }
 
 #define MAX_ROUNDS 15

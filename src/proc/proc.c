@@ -94,6 +94,22 @@ static void child_start(const child_task *t, int errfd, pid_t parent, const sigs
     _exit(127);
 }
 
+/* The child of `t` forked with its stderr on errfd; its pid (-1: fork failed). Signals are
+ * blocked across the fork: one that comes before the child has its default actions waits for
+ * them instead of running the parent's handler in the child. */
+static pid_t fork_child(const child_task *t, int errfd)
+{
+    fflush(NULL); /* the child must not repeat our buffered output */
+    pid_t parent = getpid();
+    sigset_t all, mask;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &mask);
+    pid_t pid = fork();
+    if (pid == 0) child_start(t, errfd, parent, &mask);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    return pid;
+}
+
 /* What the child writes to stderr: the tail and echo, except watched lines. */
 struct sink {
     struct tail *t;
@@ -171,9 +187,7 @@ static int drain(int fd, double deadline, const volatile int *stop, struct sink 
     }
 }
 
-/* Forks the child of `t` with its stderr on a pipe, then reads and waits as `w` says. Signals
- * are blocked across the fork: one that comes before the child has its default actions waits
- * for them instead of running the parent's handler in the child. */
+/* Forks the child of `t` with its stderr on a pipe, then reads and waits as `w` says. */
 static oq_status run_child(const child_task *t, double timeout_s, size_t tail_bytes, int echo,
                            const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
 {
@@ -188,14 +202,7 @@ static oq_status run_child(const child_task *t, double timeout_s, size_t tail_by
         return oq_err_set(err, OQ_ERR_RUNTIME, "pipe: %s", strerror(errno));
     }
     double start = oq_now_s();
-    fflush(NULL); /* the child must not repeat our buffered output */
-    pid_t parent = getpid();
-    sigset_t all, mask;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &mask);
-    pid_t pid = fork();
-    if (pid == 0) child_start(t, fds[1], parent, &mask);
-    sigprocmask(SIG_SETMASK, &mask, NULL);
+    pid_t pid = fork_child(t, fds[1]);
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -249,14 +256,7 @@ oq_status oq_proc_start_bg(char *const argv[], int (*fn)(void *ctx), void *ctx, 
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%.64s...: path too long", stderr_path);
     }
     bg->start = oq_now_s();
-    fflush(NULL);
-    pid_t parent = getpid();
-    sigset_t all, mask;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &mask);
-    pid_t pid = fork();
-    if (pid == 0) child_start(&t, errfd, parent, &mask);
-    sigprocmask(SIG_SETMASK, &mask, NULL);
+    pid_t pid = fork_child(&t, errfd);
     close(errfd);
     if (pid < 0) return oq_err_set(err, OQ_ERR_RUNTIME, "fork: %s", strerror(errno));
     setpgid(pid, pid);

@@ -50,6 +50,12 @@ static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, c
     return st;
 }
 
+/* Where batch `index`'s inputs go: outdir/inputs_NNN.npz. */
+static void inputs_path(const char *outdir, size_t index, char *path, size_t n)
+{
+    snprintf(path, n, "%s/inputs_%03zu.npz", outdir, index);
+}
+
 /* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths); its
  * SHA-256 into sha. Nothing allocated here outlives the call. */
 static oq_status write_batch_file(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
@@ -69,7 +75,7 @@ static oq_status write_batch_file(const char *outdir, size_t index, const oq_bat
         if (!is_input(in, "event_indices")) t[n++] = idx;
         if (!is_input(in, "lengths")) t[n++] = lens;
         char path[4096];
-        snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
+        inputs_path(outdir, index, path, sizeof path);
         st = write_inputs(path, n, t, sha, err);
     }
     free(t);
@@ -85,7 +91,7 @@ static oq_status write_batch(const char *outdir, size_t index, const oq_batch_in
 {
     char sha[65], path[4096];
     oq_status st = write_batch_file(outdir, index, in, event_idx, sha, err);
-    snprintf(path, sizeof path, "%s/inputs_%03zu.npz", outdir, index);
+    inputs_path(outdir, index, path, sizeof path);
     oq_status rs = record_batch(bi, index, path, in->batch, in->seq, in->lengths, event_idx, err);
     if (!st) st = rs;
     if (!st) memcpy(bi->sha256, sha, sizeof sha);
@@ -230,7 +236,7 @@ static oq_status record_made(const generation *g, int64_t nb, oq_err *err)
         oq_batch_info *bi = &g->slots[k];
         if (!*bi->sha256) continue;
         char path[4096];
-        snprintf(path, sizeof path, "%s/inputs_%03lld.npz", g->o->outdir, (long long)k);
+        inputs_path(g->o->outdir, (size_t)k, path, sizeof path);
         st = record_batch(bi, (size_t)k, path, bi->batch_size, bi->padded_length, g->lengths + k * g->batch_size,
                           g->event_idx + k * g->batch_size, err);
     }

@@ -320,12 +320,12 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     batch_mask bm = {0};
     oq_batch_result rec = {.index = pb->index}, *b = &rec;
     oq_status st = OQ_OK;
-    if (w->cache.enabled && pb->sha256 && pb->batch_size > 0 && cached_by_plan(w, pb, b, &st, err))
-        return put_record(w, b, st, err);
+    int by_plan = w->cache.enabled && pb->sha256 && pb->batch_size > 0; /* else by the hash of the file read */
+    if (by_plan && cached_by_plan(w, pb, b, &st, err)) return put_record(w, b, st, err);
     double t0 = oq_now_s();
     st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
     w->t_io += oq_now_s() - t0;
-    if (!st && w->cache.enabled) st = from_cache(w, pb, &bm, b, err);
+    if (!st && w->cache.enabled && !by_plan) st = from_cache(w, pb, &bm, b, err);
     if (!st && !b->reference_cached) st = compute_batch(w, pb, &bm, in, n_in, &out, &n_out, b, err);
     t0 = oq_now_s();
     if (!st && !w->plan->is_reference) st = compare_outputs(w, pb, out, n_out, &bm, b, err);
