@@ -442,6 +442,8 @@ typedef struct oq_validate_summary {
     size_t n_plots;
     char **plots;                 /* the files written */
     char *plot_error;             /* why drawing stopped, NULL when it did not */
+    int report_written;           /* report.html is beside summary.json (else the caller may
+                                     write it from summary.json: `ortqual report`) */
     oq_shard_info shard;          /* a shard's summary (shard.count > 0) */
     oq_merge_info merged;         /* a merged summary (merged.count > 0) */
 } oq_validate_summary;

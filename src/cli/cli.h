@@ -290,7 +290,7 @@ struct oq_validate_opts;
 void oq_cli_crash_backtrace(void);
 /* DIR/report.html from DIR/summary.json (a failure is said, not fatal) and the JUnit XML
  * asked for (NULL: none; a failure is OQ_EXIT_RUNTIME: CI reads it). */
-int oq_cli_write_reports(const char *cmd, const char *outdir, const char *junit);
+int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written, const char *junit);
 int oq_cli_run_validation(const char *cmd, struct oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out);
 

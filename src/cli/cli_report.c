@@ -269,12 +269,13 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
     snprintf(buf, n, "ortqual-out/%s%s", prefix, stamp);
 }
 
-/* report.html beside summary.json (a diagnostic: a failure is said, not fatal) and the
- * JUnit XML asked for (fatal: CI reads it). */
-int oq_cli_write_reports(const char *cmd, const char *outdir, const char *junit)
+/* report.html beside summary.json unless the run wrote it (a diagnostic: a failure is said,
+ * not fatal) and the JUnit XML asked for (fatal: CI reads it). */
+int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written, const char *junit)
 {
     oq_err e = {0};
-    if (oq_report_write_dir(outdir, &e)) fprintf(stderr, "ortqual %s: report.html not written: %s\n", cmd, e.msg);
+    if (!report_written && oq_report_write_dir(outdir, &e))
+        fprintf(stderr, "ortqual %s: report.html not written: %s\n", cmd, e.msg);
     if (!junit) return OQ_EXIT_OK;
     char summary[4096];
     snprintf(summary, sizeof summary, "%s/summary.json", outdir);
@@ -348,7 +349,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (o->shard.count && !o->shard.prepare) snprintf(dir, sizeof dir, "%s/shards/%d", o->outdir, (int)o->shard.index);
     else snprintf(dir, sizeof dir, "%s", o->outdir);
     snprintf(path, sizeof path, o->shard.prepare ? "%s/shards/plan.json" : "%s/summary.json", dir);
-    int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, out->junit);
+    int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, summary->report_written, out->junit);
     if (!rc) rc = summary->exit_status;
     if (out->json) {
         if (print_file(path)) rc = OQ_EXIT_RUNTIME;

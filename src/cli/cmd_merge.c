@@ -80,7 +80,7 @@ int cmd_merge(int argc, char **argv)
         return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
                                                                                            : OQ_EXIT_RUNTIME;
     }
-    rc = print(dir, s, json, oq_cli_write_reports("merge", dir, junit));
+    rc = print(dir, s, json, oq_cli_write_reports("merge", dir, 0, junit));
     oq_validate_summary_free(s);
     return rc;
 }

@@ -133,11 +133,20 @@ typedef struct oq_vd {
     size_t n_need;
     json_t *needed_infos;              /* {index, info} of those, sorted */
 } oq_vd;
+/* Empty, with n_configs configurations (0: as records name them); 0 when out of memory. */
+int oq_vd_init(oq_vd *d, size_t n_configs);
+/* Configuration `config`'s next record (d keeps what it shows with json_incref). */
+oq_status oq_vd_add(oq_vd *d, size_t config, json_t *rec, oq_err *err);
 /* From a document in memory (every record in it). */
 oq_status oq_vd_of_doc(oq_vd *d, const json_t *doc, oq_err *err);
 /* From summary.json read twice by oq_json_scan_file; returns the document without its records,
  * each configuration's "batches" the latency figure's sample ("batches_total": of how many). */
 json_t *oq_vd_scan(oq_vd *d, const char *path, oq_err *err);
+/* The same with every configuration's records added already (oq_vd_add, in summary.json's
+ * order): summary.json read once, its records walked over unparsed. */
+json_t *oq_vd_scan_rest(oq_vd *d, const char *path, oq_err *err);
+/* DIR/report.html of DIR/summary.json, whose records `d` counted (oq_vd_scan_rest). */
+oq_status oq_report_write_counted(const char *dir, oq_vd *d, oq_err *err);
 void oq_vd_clear(oq_vd *d);
 /* The batch list's entry of that index (NULL: not kept). */
 const json_t *oq_vd_info(const oq_vd *d, long long index);

@@ -75,18 +75,16 @@ oq_status oq_report_html(const char *json, size_t n, const char *name, char **ht
     return oq_render_text(oq_report_html_json, json, n, name, html, html_n, err);
 }
 
-/* The report of the summary file `in`, read with its batch records one at a time: a validate
- * summary's memory does not grow with its batches (other kinds have no such records). */
-static oq_status render_scanned(const char *in, const char *out, oq_err *err)
+/* The report of the summary file `in` into `out`: doc as oq_vd_scan or oq_vd_scan_rest returned
+ * it (NULL: the error is in err), its records counted in d (a validate summary's). */
+static oq_status render(json_t *doc, oq_vd *d, const char *in, const char *out, oq_err *err)
 {
-    oq_vd d;
-    json_t *doc = oq_vd_scan(&d, in, err);
     char *html = NULL;
     size_t n = 0;
     oq_status st = doc ? OQ_OK : err->status;
     if (!st && oq_report_kind_of(doc) == OQ_REPORT_VALIDATE) {
         oq_sb b = {0};
-        st = oq_report_validate_vd(&b, doc, &d, in, err);
+        st = oq_report_validate_vd(&b, doc, d, in, err);
         if (!st && !(html = oq_sb_take(&b, &n))) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory writing the report", in);
         oq_sb_free(&b);
     } else if (!st) {
@@ -95,8 +93,25 @@ static oq_status render_scanned(const char *in, const char *out, oq_err *err)
     if (!st) st = oq_write_file_atomic(out, html, n, 1, err);
     free(html);
     json_decref(doc);
+    return st;
+}
+
+/* The report of the summary file `in`, read with its batch records one at a time: a validate
+ * summary's memory does not grow with its batches (other kinds have no such records). */
+static oq_status render_scanned(const char *in, const char *out, oq_err *err)
+{
+    oq_vd d;
+    oq_status st = render(oq_vd_scan(&d, in, err), &d, in, out, err);
     oq_vd_clear(&d);
     return st;
+}
+
+oq_status oq_report_write_counted(const char *dir, oq_vd *d, oq_err *err)
+{
+    char in[4096], out[4096];
+    snprintf(in, sizeof in, "%s/summary.json", dir);
+    snprintf(out, sizeof out, "%s/report.html", dir);
+    return render(oq_vd_scan_rest(d, in, err), d, in, out, err);
 }
 
 oq_status oq_report_write_dir(const char *dir, oq_err *err)

@@ -275,19 +275,25 @@ static oq_status each_record(const json_t *doc, oq_json_record_fn fn, oq_vd *d, 
     return st;
 }
 
-static void vd_init(oq_vd *d)
+int oq_vd_init(oq_vd *d, size_t n_configs)
 {
     memset(d, 0, sizeof *d);
     d->infos = json_array();
     d->needed_infos = json_array();
+    return d->infos && d->needed_infos && (!n_configs || config_at(d, n_configs - 1));
 }
 
 static oq_status nomem(oq_err *err) { return oq_err_set(err, OQ_ERR_NOMEM, "out of memory reading the batch records"); }
 
+oq_status oq_vd_add(oq_vd *d, size_t config, json_t *rec, oq_err *err)
+{
+    oq_vd_config *c = config_at(d, config);
+    return c && config_add(c, rec) ? OQ_OK : nomem(err);
+}
+
 oq_status oq_vd_of_doc(oq_vd *d, const json_t *doc, oq_err *err)
 {
-    vd_init(d);
-    if (!d->infos || !d->needed_infos) return nomem(err);
+    if (!oq_vd_init(d, 0)) return nomem(err);
     oq_status st = each_record(doc, first_pass, d, err);
     if (!st && !needed(d)) st = nomem(err);
     if (!st) st = each_record(doc, second_pass, d, err);
@@ -295,12 +301,23 @@ oq_status oq_vd_of_doc(oq_vd *d, const json_t *doc, oq_err *err)
     return st;
 }
 
+/* The figures draw each configuration's sample, with how many records it stands for. */
+static void samples_into(json_t *doc, const oq_vd *d)
+{
+    size_t k;
+    json_t *c;
+    json_array_foreach(json_object_get(doc, "configs"), k, c) if (k < d->n_configs && json_object_get(c, "batches")) {
+            json_object_set(c, "batches", d->configs[k].sample.kept);
+            json_object_set_new(c, "batches_total", json_integer((json_int_t)d->configs[k].sample.seen));
+        }
+}
+
 json_t *oq_vd_scan(oq_vd *d, const char *path, oq_err *err)
 {
-    vd_init(d);
-    json_t *doc = d->infos && d->needed_infos ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES, first_pass, d, err) : NULL;
+    int ok = oq_vd_init(d, 0);
+    json_t *doc = ok ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES, first_pass, d, err) : NULL;
     size_t nc = json_array_size(json_object_get(doc, "configs")); /* one with no record too */
-    int ok = doc && (!nc || config_at(d, nc - 1)) && needed(d);
+    ok = doc && (!nc || config_at(d, nc - 1)) && needed(d);
     if (!d->infos || !d->needed_infos || (doc && !ok)) nomem(err);
     /* the second pass keeps entries of the run's batch list only: the configurations' records,
      * parsed in the first, are walked over */
@@ -310,14 +327,32 @@ json_t *oq_vd_scan(oq_vd *d, const char *path, oq_err *err)
     ok = again && finish(d);
     if (again && !ok) nomem(err);
     json_decref(again);
-    size_t k;
-    json_t *c;
-    /* the figures draw each configuration's sample, with how many records it stands for */
-    json_array_foreach(json_object_get(doc, "configs"), k, c) if (ok && k < d->n_configs && json_object_get(c, "batches")) {
-            json_object_set(c, "batches", d->configs[k].sample.kept);
-            json_object_set_new(c, "batches_total", json_integer((json_int_t)d->configs[k].sample.seen));
-        }
+    if (ok) samples_into(doc, d);
     if (ok) return doc;
+    json_decref(doc);
+    return NULL;
+}
+
+/* The batch list's entries in one pass: counted (the first pass's part) and kept where needed
+ * (the second's). */
+static oq_status infos_pass(void *ctx, long which, json_t *rec, oq_err *err)
+{
+    if (which == -1 && !info_add(ctx, rec)) return nomem(err);
+    return second_pass(ctx, which, rec, err);
+}
+
+json_t *oq_vd_scan_rest(oq_vd *d, const char *path, oq_err *err)
+{
+    if (!needed(d)) return nomem(err), NULL;
+    /* one pass: the configurations' records, counted already, are walked over */
+    json_t *doc = oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES | OQ_JSON_SCAN_RUN_BATCHES_ONLY, infos_pass, d, err);
+    oq_status st = !doc ? err->status
+                   : json_array_size(json_object_get(doc, "configs")) != d->n_configs
+                       ? oq_err_set(err, OQ_ERR_FORMAT, "%s: not the configurations whose records were counted", path)
+                   : !finish(d) ? nomem(err)
+                                : OQ_OK;
+    if (!st) samples_into(doc, d);
+    if (!st) return doc;
     json_decref(doc);
     return NULL;
 }

@@ -75,8 +75,6 @@ static int pairs_back(const json_t *arr, char ***a, char ***b, size_t *n)
     return 1;
 }
 
-static json_t *num_or_null(double x) { return isnan(x) ? json_null() : json_real(x); }
-
 static double num_back(const json_t *j) { return json_is_number(j) ? json_number_value(j) : NAN; }
 
 /* Writes `j` (NULL: it could not be built) and releases it. */
@@ -252,47 +250,11 @@ oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
 
 /* ---- a configuration's result ---------------------------------------------------------- */
 
-/* A number, or "nan", "inf", "-inf" (JSON has none), as comparison records write them. */
-static json_t *metric_json(double x)
-{
-    return isnan(x) ? json_string("nan") : isinf(x) ? json_string(x > 0 ? "inf" : "-inf") : json_real(x);
-}
-
 static double metric_back(const json_t *j)
 {
     const char *s = json_string_value(j);
     if (!s) return json_is_number(j) ? json_number_value(j) : NAN;
     return !strcmp(s, "nan") ? NAN : !strcmp(s, "-inf") ? -INFINITY : INFINITY;
-}
-
-static const char *const padding_rules[] = {"report", "zero", "as-reference"};
-
-/* A batch's output: the keys of a comparison record (compare-impl.h) without its worst
- * elements and histograms, which the configuration's "outputs" aggregate. */
-static json_t *batch_output_json(const oq_batch_output *o)
-{
-    json_t *j = json_pack("{s:s, s:s, s:b, s:{s:f, s:f}, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:{s:I, s:I},"
-                          " s:{s:b, s:I, s:I, s:b, s:s, s:I}}",
-                          "output", o->name, "name", o->name, "passed", o->passed, "tolerance", "rtol", o->tol.rtol,
-                          "atol", o->tol.atol, "num_valid", (json_int_t)o->num_valid, "max_abs",
-                          metric_json(o->max_abs), "max_rel", metric_json(o->max_rel), "mean_abs",
-                          metric_json(o->mean_abs), "rms", metric_json(o->rms), "rel_l2", metric_json(o->rel_l2),
-                          "over_tolerance", (json_int_t)o->over_tol, "nan", (json_int_t)o->nan_count, "inf",
-                          (json_int_t)o->inf_count, "reference_nonfinite", "nan", (json_int_t)o->ref_nan_count, "inf",
-                          (json_int_t)o->ref_inf_count, "padding", "checked", o->padding_checked, "padded",
-                          (json_int_t)o->num_padded, "nonzero", (json_int_t)o->pad_nonzero, "masked", o->masked,
-                          "rule", padding_rules[(unsigned)o->padding_rule < 3 ? o->padding_rule : 1],
-                          "reference_nonzero", (json_int_t)o->ref_pad_nonzero);
-    if (j && o->exact) json_object_set_new(j, "exact", json_true());
-    if (j && o->has_worst) {
-        json_t *coord = json_array();
-        for (int32_t d = 0; d < o->ndim && d < OQ_MAX_DIMS; d++) json_array_append_new(coord, json_integer(o->worst.coord[d]));
-        json_object_set_new(j, "worst", json_pack("[{s:o, s:I, s:o, s:o, s:o}]", "coord", coord, "index",
-                                                  (json_int_t)o->worst.index, "got", metric_json(o->worst.got),
-                                                  "expected", metric_json(o->worst.expected), "abs_diff",
-                                                  metric_json(o->worst.abs_diff)));
-    }
-    return j;
 }
 
 /* Also reads the full comparison records of summaries written before outputs were aggregated. */
@@ -334,25 +296,6 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
     o->padding_rule = rule && !strcmp(rule, "report")         ? OQ_PADDING_REPORT
                       : rule && !strcmp(rule, "as-reference") ? OQ_PADDING_AS_REFERENCE
                                                               : OQ_PADDING_ZERO;
-}
-
-static json_t *batch_json(const oq_batch_result *b)
-{
-    json_t *jb = json_pack("{s:I}", "index", (json_int_t)b->index);
-    if (b->timed) {
-        json_object_set_new(jb, "first_call_s", json_real(b->first_call_s));
-        json_object_set_new(jb, "repeat", json_integer(b->repeat));
-        json_object_set_new(jb, "warmup", json_integer(b->warmup));
-        json_object_set_new(jb, "calls", json_integer(b->calls));
-        json_object_set_new(jb, "median_s", num_or_null(b->median_s));
-    }
-    if (b->reference_cached) json_object_set_new(jb, "reference_cached", json_true());
-    if (!b->compared) return jb;
-    json_t *outs = json_array();
-    for (size_t i = 0; i < b->n_outputs; i++) json_array_append_new(outs, batch_output_json(&b->outputs[i]));
-    json_object_set_new(jb, "outputs", outs);
-    json_object_set_new(jb, "passed", json_boolean(b->passed));
-    return jb;
 }
 
 /* A configuration's output over its batches: a comparison record (compare-impl.h) with the
@@ -697,7 +640,7 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();
         for (size_t i = 0; mark < 0 && !bare && i < r->n_batches; i++)
-            json_array_append_new(batches, batch_json(&r->batches[i]));
+            json_array_append_new(batches, oq_batch_record_json(&r->batches[i]));
         for (size_t i = 0; i < r->n_outputs; i++) json_array_append_new(outputs, output_result_json(&r->outputs[i]));
         json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
@@ -816,13 +759,10 @@ oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *e
 
 void oq_batch_records_path(const char *result, char *buf, size_t n) { snprintf(buf, n, "%sl", result); }
 
-json_t *oq_batch_record_json(const oq_batch_result *b) { return batch_json(b); }
-
 /* A record line as summary.json holds it (its reals to 10 digits, ", " and ": " between
- * members): the summary copies the line as it is, without parsing it again. */
+ * members; record.c writes the configurations' records so): the summary copies the line as
+ * it is, without parsing it again. */
 #define RECORD_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
-
-int oq_batch_record_put(FILE *f, const oq_batch_result *b) { return oq_jsonl_put(f, batch_json(b), RECORD_FLAGS); }
 
 typedef struct record_lines {
     oq_batch_fn fn;
@@ -834,7 +774,7 @@ static oq_status record_line(void *ctx, json_t *j, size_t i, oq_err *err)
     (void)i;
     const record_lines *rl = ctx;
     oq_batch_result b = {0};
-    oq_status st = batch_back(j, &b) ? rl->fn(rl->ctx, &b, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = batch_back(j, &b) ? rl->fn(rl->ctx, &b, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     free(b.outputs);
     return st;
 }
@@ -1162,7 +1102,7 @@ static int put_batches(FILE *f, const oq_validate_summary *s, const oq_spilled *
     if (which < 0 && sp && sp->batch_list) return put_record_lines(f, sp->batch_list, pad);
     size_t n = which < 0 ? s->n_batches : s->configs[which].n_batches;
     for (size_t i = 0; i < n; i++)
-        if (!put_record(f, which < 0 ? batch_info_json(&s->batches[i]) : batch_json(&s->configs[which].batches[i]),
+        if (!put_record(f, which < 0 ? batch_info_json(&s->batches[i]) : oq_batch_record_json(&s->configs[which].batches[i]),
                         pad, i))
             return 0;
     return end_records(f, n, pad);

@@ -193,8 +193,9 @@ typedef struct concat {
  * shards' batch ranges follow each other, so a record not past the last one written was
  * already given by an earlier shard (by configuration every shard ran the reference on
  * every batch). */
-static oq_status concat_record(void *ctx, const oq_batch_result *b, oq_err *err)
+static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
 {
+    (void)rec;
     concat *c = ctx;
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
@@ -506,7 +507,7 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
     oq_spilled sp = {.records = m->merged};
-    oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, err);
+    oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }

@@ -6,6 +6,7 @@
 
 #include "ortqual/csv.h"
 #include "plot/figures-impl.h"
+#include "report/report-impl.h"
 #include "validate/validate-impl.h"
 
 /* The valid size of the batch of that index (a shard's summary holds some of the plan's
@@ -31,7 +32,8 @@ static int64_t valid_size(const oq_validate_summary *s, const oq_spilled *sp, in
 }
 
 /* One configuration's records as one pass sees them: its rows, its sample for the latency
- * figure (NULL: no plots) and its totals (NULL: not counted). */
+ * figure (NULL: no plots), its totals (NULL: not counted) and the report's count of them
+ * (NULL: the report reads summary.json alone). */
 typedef struct rows_ctx {
     oq_csv_writer *w;
     const oq_config_result *c;
@@ -39,6 +41,8 @@ typedef struct rows_ctx {
     const oq_spilled *sp;
     oq_batch_sample *bs;
     oq_totals_acc *totals;
+    oq_vd *vd;
+    size_t k; /* the configuration's position */
 } rows_ctx;
 
 /* A record as the latency figure's sample keeps it: its timings and valid size. */
@@ -52,11 +56,23 @@ static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b)
     return j;
 }
 
-/* The rows of one batch record, offered to the sample and counted into the totals. Only the
- * records the sample keeps are built again as JSON (a placeholder stands for the others). */
-static oq_status write_batch(void *ctx, const oq_batch_result *b, oq_err *err)
+/* A record for the report's count: as read, or built as summary.json will hold it. */
+static oq_status count_record(const rows_ctx *x, const oq_batch_result *b, json_t *rec, oq_err *err)
+{
+    json_t *j = rec ? json_incref(rec) : oq_batch_record_json(b);
+    oq_status st = j ? oq_vd_add(x->vd, x->k, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    json_decref(j);
+    return st;
+}
+
+/* The rows of one batch record (rec: as read, NULL: from memory), offered to the sample and
+ * counted into the totals and the report. Only the records the sample keeps are built again
+ * as JSON (a placeholder stands for the others). */
+static oq_status write_batch(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
 {
     const rows_ctx *x = ctx;
+    oq_status st = x->vd ? count_record(x, b, rec, err) : OQ_OK;
+    if (st) return st;
     json_t *sampled = x->bs && oq_batch_sample_wants(x->bs) ? sample_record(x, b) : json_null();
     if (x->bs && !oq_batch_sample_offer(x->bs, sampled))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -82,7 +98,7 @@ static oq_status write_batch(void *ctx, const oq_batch_result *b, oq_err *err)
 /* validate.csv: each configuration's records read once, which also samples them (samples:
  * one per configuration, or NULL) and counts them (totals: into each r->totals). */
 static oq_status write_csv(const char *path, oq_validate_summary *s, const oq_spilled *sp, oq_batch_sample *samples,
-                           int totals, oq_err *err)
+                           int totals, oq_vd *vd, oq_err *err)
 {
     oq_csv_writer *w;
     oq_status st = oq_csv_writer_open(&w, path, oq_validate_csv_columns, OQ_VALIDATE_NCOLS, 1, err);
@@ -90,9 +106,9 @@ static oq_status write_csv(const char *path, oq_validate_summary *s, const oq_sp
     for (size_t i = 0; !st && i < s->n_configs; i++) {
         oq_totals_acc acc;
         oq_totals_begin(&acc);
-        rows_ctx x = {w, &s->configs[i], s, sp, samples ? &samples[i] : NULL, totals ? &acc : NULL};
+        rows_ctx x = {w, &s->configs[i], s, sp, samples ? &samples[i] : NULL, totals ? &acc : NULL, vd, i};
         if (sp && sp->records && sp->records[i]) st = oq_batch_records_each(sp->records[i], write_batch, &x, err);
-        for (size_t k = 0; !st && k < s->configs[i].n_batches; k++) st = write_batch(&x, &s->configs[i].batches[k], err);
+        for (size_t k = 0; !st && k < s->configs[i].n_batches; k++) st = write_batch(&x, &s->configs[i].batches[k], NULL, err);
         if (totals && sp && sp->records && sp->records[i]) oq_totals_end(&acc, &s->configs[i].totals);
         else free(acc.medians);
     }
@@ -134,7 +150,7 @@ static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *s
 }
 
 oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
-                                   int totals, oq_err *err)
+                                   int totals, oq_vd *vd, oq_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/validate.csv", outdir);
@@ -143,7 +159,7 @@ oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, c
     oq_status st = n && !samples ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
     for (size_t i = 0; !st && i < n; i++)
         if (!oq_batch_sample_init(&samples[i])) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) st = write_csv(path, s, sp, samples, totals, err);
+    if (!st) st = write_csv(path, s, sp, samples, totals, vd, err);
     if (!st && with_plots) plots(outdir, s, samples);
     for (size_t i = 0; samples && i < n; i++) json_decref(samples[i].kept);
     free(samples);

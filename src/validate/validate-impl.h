@@ -145,8 +145,9 @@ void oq_batch_records_path(const char *result, char *buf, size_t n);
 /* One record written as one line; 0 on a write error or out of memory. */
 int oq_batch_record_put(FILE *f, const oq_batch_result *b);
 json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
-/* Each record of the file to fn in turn (its outputs freed after); stops at fn's error. */
-typedef oq_status (*oq_batch_fn)(void *ctx, const oq_batch_result *b, oq_err *err);
+/* Each record of the file to fn in turn, typed and as read (fn may keep `rec` with
+ * json_incref; b's outputs are freed after); stops at fn's error. */
+typedef oq_status (*oq_batch_fn)(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err);
 oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err);
 /* summary.json read with its configurations' batch records moved one at a time into
  * "<prefix>K.jsonl" (configuration K; (*records)[K], NULL: it had none, *n_records entries,
@@ -401,9 +402,11 @@ void oq_remove_tree(const char *dir);
  * configuration's batch records (sp->records[k] when set, as oq_summary_write's, else s's):
  * the rows, and a sample of the records the plots draw (OQ_FIGURE_BATCHES) from the summary's
  * error histograms, as `ortqual plot summary.json` does (recorded in s, or why not); with
- * `totals`, each spilled configuration's r->totals counted in the same pass. */
+ * `totals`, each spilled configuration's r->totals counted in the same pass; with `vd`
+ * (report-impl.h, its configurations s's), each record counted for report.html too. */
+struct oq_vd;
 oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
-                                   int totals, oq_err *err);
+                                   int totals, struct oq_vd *vd, oq_err *err);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */
 char *oq_validate_evidence(const oq_validate_opts *o);
 

@@ -16,6 +16,7 @@
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
+#include "report/report-impl.h"
 #include "validate/validate-impl.h"
 
 void oq_validate_opts_default(oq_validate_opts *o)
@@ -1004,7 +1005,10 @@ static oq_status identify(run_ctx *c, oq_err *err)
     return st;
 }
 
-/* validate.csv, the plots, then summary.json from the typed summary. */
+/* validate.csv, the plots, then summary.json from the typed summary, and report.html from
+ * the records as the same pass counted them (summary.json read once more, its records not:
+ * `ortqual report` parses each of them again). A report that cannot be written is left to
+ * the caller (report_written 0). */
 static oq_status write_outputs(run_ctx *c, oq_err *err)
 {
     oq_validate_summary *s = c->s;
@@ -1013,9 +1017,15 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
     char path[4096];
-    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, err);
+    oq_vd vd;
+    int counted = oq_vd_init(&vd, s->n_configs);
+    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, counted ? &vd : NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
-    return st ? st : oq_summary_write(s, &c->sp, path, err);
+    if (!st) st = oq_summary_write(s, &c->sp, path, err);
+    oq_err re = {0};
+    s->report_written = !st && counted && oq_report_write_counted(c->o->outdir, &vd, &re) == OQ_OK;
+    oq_vd_clear(&vd);
+    return st;
 }
 
 /* The batch list and the plan's description to files before the workers run: from here on the

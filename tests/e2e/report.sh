@@ -21,6 +21,10 @@ small=(--num-events 4 --batch-size 2 --repeat 1 --warmup 1 --progress never)
 $ORTQUAL validate --outdir "$T/pass" "${small[@]}" --junit "$T/pass.xml" \
   --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:attention24:fp16 >"$T/pass.out" 2>&1 ||
   fail "passing validate: $(cat "$T/pass.out")"
+# more batches than the page lists (it picks the failing and the slowest): the page validate
+# writes from the records it counted must be the one `ortqual report` renders from summary.json
+$ORTQUAL validate --outdir "$T/many" --num-events 240 --batch-size 2 --repeat 1 --warmup 0 --progress never \
+  --configs ref:encoder:fp64,cpu:attention24:fp32 >"$T/many.out" 2>&1 || fail "validate of 120 batches: $(cat "$T/many.out")"
 $ORTQUAL export encoder --seed 1 --save-weights "$T/w1.npz" -o "$T/good.onnx" >/dev/null
 $PY - "$T/w1.npz" "$T/w2.npz" <<'PY'
 import sys, numpy as np
@@ -77,7 +81,7 @@ for d in pass fail bench conf refused untested decoder skipped; do [ -s "$T/$d/r
 grep -q "^report: $T/pass/report.html" "$T/pass.out" || fail "validate does not say where the report is"
 
 # 2. ortqual report re-renders the same page from summary.json ---------------------------
-for d in pass fail bench conf refused untested decoder skipped; do
+for d in pass many fail bench conf refused untested decoder skipped; do
   cp "$T/$d/report.html" "$T/$d.before"
   $ORTQUAL report "$T/$d" >"$T/rr.out" || fail "ortqual report $d"
   grep -qx "$T/$d/report.html" "$T/rr.out" || fail "report path not printed: $(cat "$T/rr.out")"
