@@ -20,4 +20,9 @@ oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, 
  * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
 
+/* oq_compare_tensors without its float32-against-float64 fast path: every element through
+ * the generic loop, which the fast path must match bit for bit (tests/unit/test_compare.c). */
+oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
+                                     oq_compare_result *res, oq_err *err);
+
 #endif

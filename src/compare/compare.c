@@ -94,8 +94,9 @@ static void worst_insert(oq_compare_result *r, double *keys, int32_t k, double k
 }
 
 /* The edges, computed once (as oq_hist_edge did with pow on every call: ~6 pow per element
- * of a comparison); the same doubles, so a bin never changes. */
-static double hist_edges[OQ_HIST_BINS + 1];
+ * of a comparison); the same doubles, so a bin never changes. Past the last edge a NaN,
+ * which no value is at or above (bin_nonneg). */
+static double hist_edges[OQ_HIST_BINS + 2];
 static once_flag hist_once = ONCE_FLAG_INIT;
 
 /* The last k with edge(k) <= v, for edge(0) <= v < edge(OQ_HIST_BINS) (normal doubles):
@@ -115,30 +116,45 @@ static int bin_in_range(double v)
 
 /* Quarter octaves (a binary exponent and the mantissa's top two bits) from below edge(0) to
  * above edge(OQ_HIST_BINS): a bin spans 0.83 of an octave, so a quarter holds one edge at
- * most, and the bin of its lower bound is the value's or the one before it. */
+ * most, and the bin of its lower bound is the value's or the one before it. Entry 0 stands
+ * for every quarter below 2^OCTAVE_LO (zero and subnormals too), the last for every one from
+ * 2^(OCTAVE_HI + 1) up (infinity too). */
 #define OCTAVE_LO (-61) /* 2^-61 < 1e-18 */
 #define OCTAVE_HI 20    /* 2^20 > 1e6 */
-static int16_t quarter_bin[(OCTAVE_HI - OCTAVE_LO + 1) * 4];
+#define QUARTERS ((OCTAVE_HI - OCTAVE_LO + 1) * 4 + 2)
+static int16_t quarter_bin[QUARTERS];
 
 static void hist_edges_init(void)
 {
     for (int k = 0; k <= OQ_HIST_BINS; k++) hist_edges[k] = pow(10.0, OQ_HIST_MIN_EXP + (double)k / OQ_HIST_PER_DECADE);
-    for (int i = 0; i < (int)(sizeof quarter_bin / sizeof *quarter_bin); i++) {
+    hist_edges[OQ_HIST_BINS + 1] = NAN;
+    quarter_bin[0] = -1;
+    quarter_bin[QUARTERS - 1] = OQ_HIST_BINS;
+    for (int i = 0; i < QUARTERS - 2; i++) {
         double low = ldexp(1.0 + (i % 4) / 4.0, OCTAVE_LO + i / 4);
-        quarter_bin[i] = (int16_t)(low < hist_edges[0] ? 0 : low >= hist_edges[OQ_HIST_BINS] ? OQ_HIST_BINS - 1 : bin_in_range(low));
+        quarter_bin[i + 1] = (int16_t)(low < hist_edges[0]                ? -1
+                                       : low >= hist_edges[OQ_HIST_BINS] ? OQ_HIST_BINS
+                                                                         : bin_in_range(low));
     }
 }
 
-/* The bin of v: its quarter octave's, or the next when v is at or above that one's edge. */
-static inline int bin_of(double v)
+/* The bin of v >= 0, not NaN: -1 below edge(0) (zero too), OQ_HIST_BINS at or above the
+ * last edge. Its quarter octave's bin, or the next when v is at or above that one's upper
+ * edge; no branch, as which way that goes is a coin toss. */
+static inline int bin_nonneg(double v)
 {
-    if (!(v >= hist_edges[0])) return -1;
-    if (v >= hist_edges[OQ_HIST_BINS]) return OQ_HIST_BINS;
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
-    int e = (int)((bits >> 52) & 0x7ff) - 1023;
-    int k = quarter_bin[(e - OCTAVE_LO) * 4 + (int)((bits >> 50) & 3)];
-    return k + (k < OQ_HIST_BINS - 1 && v >= hist_edges[k + 1]);
+    int64_t q = (int64_t)(bits >> 50) - (OCTAVE_LO + 1023) * 4 + 1; /* exponent and 2 bits */
+    q = q < 0 ? 0 : q > QUARTERS - 1 ? QUARTERS - 1 : q;
+    int k = quarter_bin[q];
+    return k + (v >= hist_edges[k + 1]);
+}
+
+/* The bin of any v: -1 for NaN and v < edge(0). */
+static inline int bin_of(double v)
+{
+    return v >= hist_edges[0] ? bin_nonneg(v) : -1;
 }
 
 int oq_hist_bin(double v)
@@ -288,8 +304,145 @@ static inline void walk_step(struct axis_walk *w)
     if (++w->at == w->size) w->at = 0;
 }
 
-oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
-                             oq_compare_result *res, oq_err *err)
+/* The walk `run` elements on at once, for a run that divides its stride. */
+static inline void walk_by(struct axis_walk *w, int64_t run)
+{
+    if ((w->in += run) < w->stride) return;
+    w->in = 0;
+    if (++w->at == w->size) w->at = 0;
+}
+
+/* The walk along a mask axis: none without lengths (the axes are not checked then). */
+static struct axis_walk mask_walk(const oq_tensor *t, const oq_compare_opts *o, int32_t axis)
+{
+    return walk_of(t, o->lengths ? axis : -1);
+}
+
+/* Every element through value_at and visit_valid, for any dtypes: the rule the fast path
+ * below must match bit for bit. */
+static void compare_generic(oq_compare_result *res, struct sums *s, double *keys, const oq_compare_opts *o,
+                            const oq_tensor *out, const oq_tensor *ref)
+{
+    /* An element's event and position, counted along as i goes (no division per element). */
+    struct axis_walk bw = mask_walk(out, o, o->batch_axis), sw = mask_walk(out, o, o->seq_axis);
+    for (int64_t i = 0; i < res->num_elements; i++, walk_step(&bw), walk_step(&sw)) {
+        double g = value_at(out, i);
+        int valid = !o->lengths || sw.at < o->lengths[bw.at];
+        double e = value_at(ref, i);
+        if (valid) {
+            res->num_valid++;
+            visit_valid(res, s, keys, o, out, i, g, e, res->exact && exact_differs(out, ref, i, g, e));
+        } else {
+            res->num_padded++;
+            res->ref_pad_nonzero += e != 0.0;
+            visit_padded(res, out, ref, i, g);
+        }
+    }
+}
+
+/* What a valid element must exceed to enter the worst list: anything while it is not full,
+ * nothing when there is none. */
+static inline double worst_floor(const oq_compare_result *r, const double *keys, int32_t k)
+{
+    return !k ? INFINITY : r->worst_count < k ? -1.0 : keys[k - 1];
+}
+
+/* A valid element where a value is NaN or Inf: rare, so out of the loop. */
+static __attribute__((noinline)) void visit_nonfinite(oq_compare_result *r, struct sums *s, double *keys,
+                                                      const oq_compare_opts *o, const oq_tensor *out,
+                                                      int64_t i, double g, double e)
+{
+    visit_valid(r, s, keys, o, out, i, g, e, 0);
+}
+
+/* A valid finite element above the worst list's floor: rare once the list is full. */
+static __attribute__((noinline)) void visit_worst(oq_compare_result *r, double *keys, const oq_compare_opts *o,
+                                                  const oq_tensor *out, int64_t i, double g, double e,
+                                                  double ad)
+{
+    oq_compare_elem el = {.index = i, .got = g, .expected = e, .abs_diff = ad};
+    unravel(out, i, el.coord);
+    worst_insert(r, keys, o->worst_k, ad, &el);
+}
+
+/* Float32 against float64 with a tolerance, what every validation batch compares. The mask
+ * is the same over a run of elements of one event and position (the axes past both mask
+ * axes), so it is looked at once a run, not once an element. A valid element takes
+ * visit_valid's arithmetic in the same order (the sums sequential over i: the same doubles),
+ * with the maxima and sums in registers and one test of finiteness first: g - e is finite
+ * exactly when both are (|g| < 2^128 cannot carry a finite e past DBL_MAX). */
+static void compare_f32_f64(oq_compare_result *r, struct sums *s, double *keys, const oq_compare_opts *o,
+                            const oq_tensor *out, const oq_tensor *ref)
+{
+    const float *gp = out->data;
+    const double *ep = ref->data;
+    const double atol = o->tol.atol, rtol = o->tol.rtol, tiny = s->tiny;
+    double max_abs = r->max_abs, max_rel = r->max_rel, max_abs_ref = r->max_abs_ref;
+    double sum_abs = s->abs, sum_sq = s->sq, sum_ref_sq = s->ref_sq;
+    double floor = o->worst_k ? -1.0 : INFINITY; /* worst_floor of the empty list */
+    int64_t n = r->num_elements, valid = 0, finite = 0, over_tol = 0, ref_pad_nonzero = 0;
+    int64_t err[OQ_HIST_BINS + 3] = {0}; /* err_hist as one array: zero, below, the bins, above */
+    oq_mag_hist *m = &r->by_ref;
+    struct axis_walk bw = mask_walk(out, o, o->batch_axis), sw = mask_walk(out, o, o->seq_axis);
+    int64_t run = !o->lengths ? n : bw.stride < sw.stride ? bw.stride : sw.stride;
+    for (int64_t i = 0; i < n; i += run, walk_by(&bw, run), walk_by(&sw, run)) {
+        if (o->lengths && sw.at >= o->lengths[bw.at]) {
+            for (int64_t j = i; j < i + run; j++) {
+                ref_pad_nonzero += ep[j] != 0.0;
+                if (gp[j] != 0.0f) visit_padded(r, out, ref, j, gp[j]);
+            }
+            continue;
+        }
+        valid += run;
+        for (int64_t j = i; j < i + run; j++) {
+            double g = gp[j], e = ep[j];
+            double d = g - e, ad = fabs(d);
+            if (__builtin_expect(!(ad <= DBL_MAX), 0)) {
+                visit_nonfinite(r, s, keys, o, out, j, g, e);
+                floor = worst_floor(r, keys, o->worst_k);
+                continue;
+            }
+            double ae = fabs(e);
+            double rel = ad / (ae > tiny ? ae : tiny); /* fmax without NaNs, and no call */
+            max_abs = ad > max_abs ? ad : max_abs;
+            max_rel = rel > max_rel ? rel : max_rel;
+            sum_abs += ad;
+            sum_sq += d * d;
+            sum_ref_sq += e * e;
+            finite++;
+            int over = ad > atol + rtol * ae;
+            over_tol += over;
+            max_abs_ref = ae > max_abs_ref ? ae : max_abs_ref;
+            err[bin_nonneg(ad) + 2 - (ad == 0)]++;
+            int slot = bin_nonneg(ae) + 1; /* 0 for zero too, as in mag_add */
+            m->count[slot]++;
+            m->max_abs[slot] = ad > m->max_abs[slot] ? ad : m->max_abs[slot];
+            if (over) m->over_tol[slot]++;
+            if (ad > floor) {
+                visit_worst(r, keys, o, out, j, g, e, ad);
+                floor = worst_floor(r, keys, o->worst_k);
+            }
+        }
+    }
+    r->num_valid = valid;
+    r->num_padded = n - valid;
+    r->ref_pad_nonzero += ref_pad_nonzero;
+    r->max_abs = max_abs;
+    r->max_rel = max_rel;
+    r->max_abs_ref = max_abs_ref;
+    r->over_tol += over_tol;
+    r->err_hist.zero += err[0];
+    r->err_hist.below += err[1];
+    for (int k = 0; k < OQ_HIST_BINS; k++) r->err_hist.bins[k] += err[k + 2];
+    r->err_hist.above += err[OQ_HIST_BINS + 2];
+    s->abs = sum_abs;
+    s->sq = sum_sq;
+    s->ref_sq = sum_ref_sq;
+    s->finite += finite;
+}
+
+static oq_status compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
+                                 oq_compare_result *res, int fast, oq_err *err)
 {
     if (!out || !ref || !res) return oq_err_set(err, OQ_ERR_INVALID_ARG, "output, reference or result is NULL");
     oq_compare_opts o = opts ? *opts : oq_compare_opts_default(out->dtype);
@@ -307,27 +460,27 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
     res->tol = res->exact ? (oq_tolerance){0, 0} : o.tol;
     res->num_elements = oq_tensor_numel(out);
 
-    /* An element's event and position, counted along as i goes (no division per element). */
-    struct axis_walk bw = walk_of(out, o.lengths ? o.batch_axis : -1), sw = walk_of(out, o.lengths ? o.seq_axis : -1);
-
     struct sums s = {.tiny = tiny_of(out->dtype)};
     double keys[OQ_COMPARE_MAX_WORST];
     call_once(&hist_once, hist_edges_init); /* the histograms' edges, for bin_of */
-    for (int64_t i = 0; i < res->num_elements; i++, walk_step(&bw), walk_step(&sw)) {
-        double g = value_at(out, i);
-        int valid = !o.lengths || sw.at < o.lengths[bw.at];
-        double e = value_at(ref, i);
-        if (valid) {
-            res->num_valid++;
-            visit_valid(res, &s, keys, &o, out, i, g, e, res->exact && exact_differs(out, ref, i, g, e));
-        } else {
-            res->num_padded++;
-            res->ref_pad_nonzero += e != 0.0;
-            visit_padded(res, out, ref, i, g);
-        }
-    }
+    if (fast && out->dtype == OQ_DTYPE_FLOAT32 && ref->dtype == OQ_DTYPE_FLOAT64) /* never exact */
+        compare_f32_f64(res, &s, keys, &o, out, ref);
+    else
+        compare_generic(res, &s, keys, &o, out, ref);
     finish(res, &s, &o);
     return OQ_OK;
+}
+
+oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
+                             oq_compare_result *res, oq_err *err)
+{
+    return compare_tensors(out, ref, opts, res, 1, err);
+}
+
+oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
+                                     oq_compare_result *res, oq_err *err)
+{
+    return compare_tensors(out, ref, opts, res, 0, err);
 }
 
 /* ---- reporting ---- */

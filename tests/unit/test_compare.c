@@ -1,4 +1,5 @@
 /* The comparison engine: metrics, pass rule, padding, worst elements, tolerances, JSON. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "compare/compare-impl.h"
+#include "ortqual/events.h"
 
 static oq_tensor *tensor(oq_dtype dtype, int32_t ndim, const int64_t *shape, const char *name)
 {
@@ -525,6 +527,12 @@ static void test_hist_bins(void **state)
     assert_int_equal(oq_hist_bin(5e-19), -1);
     assert_int_equal(oq_hist_bin(1e-18), 0);
     assert_int_equal(oq_hist_bin(1e6), OQ_HIST_BINS);
+    /* outside the bins: the ends, and what is no magnitude at all */
+    const double lows[] = {-0.0, 4.9e-324, 2.2e-308, ldexp(1, -62), -1.0, -INFINITY, NAN, -NAN};
+    for (size_t i = 0; i < sizeof lows / sizeof *lows; i++) assert_int_equal(oq_hist_bin(lows[i]), -1);
+    const double highs[] = {ldexp(1, 21), 1e300, DBL_MAX, INFINITY};
+    for (size_t i = 0; i < sizeof highs / sizeof *highs; i++)
+        assert_int_equal(oq_hist_bin(highs[i]), OQ_HIST_BINS);
     /* every edge lands in the bin it opens, whatever log10 rounds to */
     for (int k = 0; k < OQ_HIST_BINS; k++) {
         assert_int_equal(oq_hist_bin(oq_hist_edge(k)), k);
@@ -608,6 +616,180 @@ static void test_histograms(void **state)
     oq_tensor_free(ref);
 }
 
+/* Every field of two results, the doubles bit for bit (NaN and -0.0 included). */
+#define SAME(a, b, f, trial)                                                                  \
+    do {                                                                                      \
+        if (memcmp(&(a)->f, &(b)->f, sizeof(a)->f)) fail_msg("trial %d: %s differs", trial, #f); \
+    } while (0)
+
+static void assert_same_elem(const oq_compare_elem *a, const oq_compare_elem *b, int trial)
+{
+    SAME(a, b, index, trial);
+    SAME(a, b, coord, trial);
+    SAME(a, b, got, trial);
+    SAME(a, b, expected, trial);
+    SAME(a, b, abs_diff, trial);
+}
+
+static void assert_same_result(const oq_compare_result *a, const oq_compare_result *b, int trial)
+{
+    SAME(a, b, name, trial);
+    SAME(a, b, ndim, trial);
+    SAME(a, b, shape, trial);
+    SAME(a, b, out_dtype, trial);
+    SAME(a, b, ref_dtype, trial);
+    SAME(a, b, tol.rtol, trial);
+    SAME(a, b, tol.atol, trial);
+    SAME(a, b, num_elements, trial);
+    SAME(a, b, num_valid, trial);
+    SAME(a, b, num_padded, trial);
+    SAME(a, b, max_abs, trial);
+    SAME(a, b, max_rel, trial);
+    SAME(a, b, mean_abs, trial);
+    SAME(a, b, rms, trial);
+    SAME(a, b, rel_l2, trial);
+    SAME(a, b, over_tol, trial);
+    SAME(a, b, nan_count, trial);
+    SAME(a, b, inf_count, trial);
+    SAME(a, b, ref_nan_count, trial);
+    SAME(a, b, ref_inf_count, trial);
+    SAME(a, b, exact, trial);
+    SAME(a, b, masked, trial);
+    SAME(a, b, padding_rule, trial);
+    SAME(a, b, padding_checked, trial);
+    SAME(a, b, pad_nonzero, trial);
+    SAME(a, b, ref_pad_nonzero, trial);
+    SAME(a, b, pad_nonfinite, trial);
+    assert_same_elem(&a->first_pad_nonzero, &b->first_pad_nonzero, trial);
+    SAME(a, b, worst_count, trial);
+    for (int32_t i = 0; i < a->worst_count; i++) assert_same_elem(&a->worst[i], &b->worst[i], trial);
+    SAME(a, b, max_abs_ref, trial);
+    SAME(a, b, err_hist, trial);
+    SAME(a, b, by_ref.count, trial);
+    SAME(a, b, by_ref.max_abs, trial);
+    SAME(a, b, by_ref.over_tol, trial);
+    SAME(a, b, passed, trial);
+}
+
+static double pick(oq_rng *r, const double *v, size_t n) { return v[oq_rng_next(r) % n]; }
+
+/* A reference value and the output's, from what makes the comparison's cases: specials,
+ * histogram edges as |d| and |ref|, differences exactly at tolerance (0.5 + 0.25 * 2 = 1)
+ * and just past it, ties, exact matches, and the usual: float32 rounding and a little noise. */
+static void pair_values(oq_rng *r, double *e, double *g)
+{
+    static const double specials[] = {0.0, -0.0, NAN, INFINITY, -INFINITY, 4.9e-324, -2.2e-310, 1e-300,
+                                      DBL_MAX, -DBL_MAX, FLT_MAX, -1.4e-45, FLT_MIN, 1e-18, 1e6, 1.0, 2.0};
+    double x = oq_rng_normal(r) * exp(3.0 * oq_rng_normal(r));
+    switch (oq_rng_next(r) % 10) {
+    case 0:
+        *e = pick(r, specials, sizeof specials / sizeof *specials);
+        *g = (float)pick(r, specials, sizeof specials / sizeof *specials);
+        return;
+    case 1: { /* out 0: |d| = |ref| = an edge, or just below it */
+        double edge = oq_hist_edge((int)(oq_rng_next(r) % (OQ_HIST_BINS + 1)));
+        *e = (oq_rng_next(r) % 2 ? edge : nextafter(edge, 0)) * (oq_rng_next(r) % 2 ? 1 : -1);
+        *g = oq_rng_next(r) % 2 ? 0.0 : -0.0;
+        return;
+    }
+    case 2: {
+        const double at_tol[] = {1.0, 3.0, nextafterf(3.0f, 4.0f), nextafterf(1.0f, 0.0f)};
+        *e = 2.0;
+        *g = pick(r, at_tol, 4);
+        return;
+    }
+    case 3: { /* |d| = 0.5 many times over */
+        const double ties[][2] = {{1.0, 1.5}, {0.25, -0.25}, {-3.0, -2.5}};
+        int t = (int)(oq_rng_next(r) % 3);
+        *e = ties[t][0];
+        *g = ties[t][1];
+        return;
+    }
+    case 4:
+        *e = *g = (float)x;
+        return;
+    default:
+        *e = x;
+        *g = (float)(x * (1.0 + 1e-6 * oq_rng_normal(r)));
+        if (oq_rng_next(r) % 100 == 0) *g = oq_rng_next(r) % 2 ? NAN : -INFINITY;
+    }
+}
+
+/* Integers and their casts take no NaN, Inf or huge values. */
+static double as_int(double v) { return isfinite(v) ? fmax(-1000.0, fmin(1000.0, round(v))) : 7.0; }
+
+typedef struct fast_case {
+    int32_t ndim;
+    int64_t shape[4];
+    int32_t batch_axis, seq_axis; /* -1: no lengths */
+} fast_case;
+
+/* The float32-against-float64 path (mask walked by runs, finiteness tested once) gives what
+ * the generic loop gives, bit for bit, on random batches full of edge cases; other dtypes
+ * take the generic loop either way. */
+static void test_fast_path_bit_identical(void **state)
+{
+    (void)state;
+    static const fast_case cases[] = {
+        {3, {3, 88, 6}, 0, 1}, {3, {3, 88, 8}, 0, 1}, {4, {2, 5, 3, 4}, 2, 0}, {2, {6, 4}, 1, 0},
+        {3, {4, 7, 1}, 0, 1},  {1, {17}, -1, -1},     {3, {2, 0, 3}, 0, 1},    {3, {5, 6, 2}, -1, -1},
+    };
+    static const oq_dtype others[][2] = {
+        {OQ_DTYPE_FLOAT64, OQ_DTYPE_FLOAT64}, {OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT32},
+        {OQ_DTYPE_FLOAT16, OQ_DTYPE_FLOAT64}, {OQ_DTYPE_BFLOAT16, OQ_DTYPE_FLOAT64},
+        {OQ_DTYPE_FLOAT64, OQ_DTYPE_FLOAT32}, {OQ_DTYPE_INT32, OQ_DTYPE_INT32},
+        {OQ_DTYPE_FLOAT32, OQ_DTYPE_INT64},
+    };
+    static const oq_tolerance tols[] = {{1e-4, 1e-5}, {0.25, 0.5}, {0, 0}, {1e-9, 1e-12}};
+    static const int32_t ks[] = {0, 1, 5, OQ_COMPARE_MAX_WORST};
+    oq_rng r;
+    oq_rng_seed(&r, 2024, 0);
+    int fast_trials = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        const fast_case *c = &cases[oq_rng_next(&r) % (sizeof cases / sizeof *cases)];
+        int fast = oq_rng_next(&r) % 4 != 0;
+        const oq_dtype *dt = others[oq_rng_next(&r) % (sizeof others / sizeof *others)];
+        oq_dtype od = fast ? OQ_DTYPE_FLOAT32 : dt[0], rd = fast ? OQ_DTYPE_FLOAT64 : dt[1];
+        oq_tensor *out = tensor(od, c->ndim, c->shape, "y"), *ref = tensor(rd, c->ndim, c->shape, "y_ref");
+        int64_t lengths[8];
+        oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+        o.tol = tols[oq_rng_next(&r) % 4];
+        o.worst_k = ks[oq_rng_next(&r) % 4];
+        o.check_padding = (int)(oq_rng_next(&r) % 3);
+        if (c->batch_axis >= 0) {
+            o.batch_axis = c->batch_axis;
+            o.seq_axis = c->seq_axis;
+            o.lengths = lengths;
+            for (int64_t b = 0; b < c->shape[c->batch_axis]; b++)
+                lengths[b] = oq_rng_uniform_int(&r, 0, c->shape[c->seq_axis]);
+        }
+        int64_t coord[4];
+        for (int64_t i = 0; i < oq_tensor_numel(out); i++) {
+            double e, g;
+            pair_values(&r, &e, &g);
+            for (int64_t d = c->ndim - 1, rest = i; d >= 0; d--) {
+                coord[d] = rest % c->shape[d];
+                rest /= c->shape[d];
+            }
+            /* padding mostly zero (of either sign), at times not, NaN and Inf included */
+            if (o.lengths && coord[o.seq_axis] >= lengths[coord[o.batch_axis]] && oq_rng_next(&r) % 4)
+                e = g = oq_rng_next(&r) % 2 ? 0.0 : -0.0;
+            oq_tensor_set_f64(out, i, oq_dtype_is_float(od) ? g : as_int(g));
+            oq_tensor_set_f64(ref, i, oq_dtype_is_float(rd) ? e : as_int(e));
+        }
+        oq_compare_result a, b;
+        memset(&a, 0xa5, sizeof a); /* whatever either leaves unset shows */
+        memset(&b, 0x5a, sizeof b);
+        assert_int_equal(oq_compare_tensors(out, ref, &o, &a, NULL), OQ_OK);
+        assert_int_equal(oq_compare_tensors_generic(out, ref, &o, &b, NULL), OQ_OK);
+        assert_same_result(&a, &b, trial);
+        fast_trials += fast && a.num_valid > 0;
+        oq_tensor_free(out);
+        oq_tensor_free(ref);
+    }
+    assert_true(fast_trials > 200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_histograms),
+        cmocka_unit_test(test_fast_path_bit_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
