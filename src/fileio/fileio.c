@@ -195,8 +195,27 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
     return OQ_OK;
 }
 
+/* 1 when `path` is a regular file (not through a link) of exactly these n bytes. */
+static int holds(const char *path, const void *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    int same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == (uint64_t)n;
+    char chunk[16384];
+    for (size_t done = 0; same && done < n;) {
+        ssize_t got = read(fd, chunk, n - done < sizeof chunk ? n - done : sizeof chunk);
+        if (got < 0 && errno == EINTR) continue;
+        same = got > 0 && memcmp(chunk, (const char *)buf + done, (size_t)got) == 0;
+        done += got > 0 ? (size_t)got : 0;
+    }
+    close(fd);
+    return same;
+}
+
 oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
 {
+    if (holds(path, buf, n)) return OQ_OK;
     if (unlink(path) != 0 && errno != ENOENT)
         return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot replace: %s", path, strerror(errno));
     return oq_write_file_nosync(path, buf, n, err);

@@ -114,6 +114,45 @@ static void test_replace_file(void **state)
     remove_dir(dir);
 }
 
+static ino_t inode_of(const char *path)
+{
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    return st.st_ino;
+}
+
+/* The same bytes again: the file is left (same inode); other bytes of the same length, or a
+ * link where the file was, are replaced by a new regular file (the link's target untouched). */
+static void test_replace_same_bytes(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("same"), path[512], target[512];
+    snprintf(path, sizeof path, "%s/inputs_000.npz", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    assert_int_equal(oq_replace_file_nosync(path, "batch-A", 7, NULL), OQ_OK);
+    ino_t first = inode_of(path);
+    assert_int_equal(oq_replace_file_nosync(path, "batch-A", 7, NULL), OQ_OK);
+    assert_true(inode_of(path) == first);
+    assert_int_equal(oq_replace_file_nosync(path, "batch-B", 7, NULL), OQ_OK);
+    assert_true(inode_of(path) != first);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    assert_true(n == 7 && !memcmp(buf, "batch-B", 7));
+    free(buf);
+    put(target, "batch-C");
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(target, path), 0);
+    assert_int_equal(oq_replace_file_nosync(path, "batch-C", 7, NULL), OQ_OK);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(oq_read_file(target, &buf, &n, NULL), OQ_OK);
+    assert_true(n == 7 && !memcmp(buf, "batch-C", 7));
+    free(buf);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_regular_file),
         cmocka_unit_test(test_replace_file),
+        cmocka_unit_test(test_replace_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
