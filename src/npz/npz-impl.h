@@ -1,10 +1,12 @@
 /* Internal: an .npz archive built in memory, for writers that also hash it or store the same
- * bytes in more than one place (validate's per-batch files and its reference cache). */
+ * bytes in more than one place (validate's per-batch files and its reference cache); and the
+ * two ways oq_npz_parse reads one, apart, for the tests and bench/npz_read.c. */
 #ifndef ORTQUAL_NPZ_IMPL_H
 #define ORTQUAL_NPZ_IMPL_H
 
 #include <stddef.h>
 
+#include "ortqual/npz.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -12,5 +14,14 @@
  * names the archive in errors), in *buf (malloc'ed, the caller frees it) of *len bytes. */
 oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, const char *who, unsigned char **buf,
                        size_t *len, oq_err *err);
+
+/* oq_npz_parse's fast path, the same arguments: a plain archive (one disk, no ZIP64, every
+ * member stored, headers that agree, all inside `buf`) read straight from `buf`, each member's
+ * CRC checked. Anything else sets *out to NULL and returns OQ_OK: libzip's to read. */
+oq_status oq_npz_parse_plain(const void *buf, size_t n, const char *name_for_errors, oq_npz **out, oq_err *err);
+/* oq_npz_parse through libzip, whatever the archive. */
+oq_status oq_npz_parse_libzip(const void *buf, size_t n, const char *name_for_errors, oq_npz **out, oq_err *err);
+/* oq_npz_read through libzip, which streams the file member by member (large files). */
+oq_status oq_npz_read_libzip(const char *path, oq_npz **out, oq_err *err);
 
 #endif

@@ -1,4 +1,5 @@
-/* .npz archives: zip files of .npy members, through libzip; stored ones written here. */
+/* .npz archives: zip files of .npy members; plain ones (stored, no ZIP64) read and written
+ * here, the others through libzip. */
 #include "ortqual/npz.h"
 
 #include <errno.h>
@@ -17,26 +18,221 @@
 
 /* ---- reading ---- */
 
-static oq_status npz_alloc(const char *who, oq_npz **out, oq_err *err)
+/* An empty set named `who`, with room for `count` tensors. */
+static oq_status npz_new(const char *who, size_t count, oq_npz **out, oq_err *err)
 {
     oq_npz *z = calloc(1, sizeof *z);
-    if (!z || !(z->path = strdup(who))) {
-        free(z);
+    if (!z || !(z->path = strdup(who)) || !(z->tensors = calloc(count ? count : 1, sizeof *z->tensors))) {
+        oq_npz_free(z);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     *out = z;
     return OQ_OK;
 }
 
-/* Strip ".npy"; refuse members that are not .npy files. */
-static oq_status member_key(const char *member, const char *who, char **key, oq_err *err)
+/* The tensor's name for member `member` (`len` bytes): ".npy" stripped. Members that are not
+ * .npy files, and a second member of the same name, are refused. */
+static oq_status member_key(const oq_npz *z, const char *member, size_t len, char **key, oq_err *err)
 {
-    size_t len = strlen(member), sl = strlen(NPY_SUFFIX);
-    if (len <= sl || strcmp(member + len - sl, NPY_SUFFIX) != 0)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' is not a .npy file", who, member);
+    size_t sl = strlen(NPY_SUFFIX);
+    if (len <= sl || memcmp(member + len - sl, NPY_SUFFIX, sl) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%.*s' is not a .npy file", z->path, (int)len,
+                          member);
     if (!(*key = strndup(member, len - sl))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (oq_npz_get(z, *key)) {
+        oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' appears twice", z->path, *key);
+        free(*key);
+        return OQ_ERR_FORMAT;
+    }
     return OQ_OK;
 }
+
+/* Parse a member's .npy bytes into tensor `key` of `z`, which takes `key` (freed on error). */
+static oq_status add_tensor(oq_npz *z, char *key, const unsigned char *buf, size_t n, oq_err *err)
+{
+    char label[OQ_ERR_MSG_MAX / 2];
+    snprintf(label, sizeof label, "%s: member '%s'", z->path, key);
+    oq_tensor *t = NULL;
+    oq_status st = oq_npy_parse(buf, n, label, &t, err);
+    if (st) {
+        free(key);
+        return st;
+    }
+    t->name = key;
+    z->tensors[z->count++] = t;
+    return OQ_OK;
+}
+
+/* ---- plain archives, parsed here ---- */
+
+/* What ortqual and numpy.savez write: one disk, no ZIP64, every member stored. Such an archive
+ * is read here straight from its bytes: libzip (below) costs about 10 us more a small archive
+ * (its allocations, and mktime, hence tzset, for every entry's time). Anything not plain,
+ * compressed, ZIP64 or corrupt, is left to libzip, so it reads as before, with libzip's
+ * messages; the checks here only decide that. A plain archive's members are then checked as
+ * libzip's are (names, CRC, .npy bytes), with the same messages. Fields are 16- and 32-bit
+ * values, summed in 64 bits: no sum overflows. */
+
+#define LOCAL_HEADER 30u
+#define CENTRAL_HEADER 46u
+#define END_RECORD 22u
+#define LOCAL_SIG 0x04034b50u
+#define CENTRAL_SIG 0x02014b50u
+#define END_SIG 0x06054b50u
+#define ZIP64_LOCATOR_SIG 0x07064b50u
+#define ZIP64_LOCATOR 20u
+#define FLAG_DESCRIPTOR 0x0008u /* CRC and sizes follow the data; the local header may hold zeros */
+/* deflate's options (meaningless when stored), the descriptor, a UTF-8 name; not encryption */
+#define FLAGS_PLAIN (0x0006u | FLAG_DESCRIPTOR | 0x0800u)
+
+static uint32_t get16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t get32(const unsigned char *p) { return get16(p) | get16(p + 2) << 16; }
+
+/* A plain archive's central directory: `count` entries from `at` to `end`, its end record. */
+typedef struct plain_dir {
+    size_t count;
+    uint64_t at, end;
+} plain_dir;
+
+/* One member, from its central entry; its data are inside the archive. */
+typedef struct plain_member {
+    const char *name; /* `name_len` bytes, not NUL-terminated */
+    size_t name_len;
+    const unsigned char *data;
+    size_t size;
+    uint32_t crc;
+} plain_member;
+
+/* The end record at `at` describes a plain directory: one disk, no ZIP64 value or locator
+ * (libzip would read the ZIP64 record), the entries just before the record. */
+static int plain_end_record(const unsigned char *b, size_t at, plain_dir *dir)
+{
+    const unsigned char *e = b + at;
+    uint32_t count = get16(e + 10), size = get32(e + 12), start = get32(e + 16);
+    if (get16(e + 4) || get16(e + 6) || get16(e + 8) != count) return 0;
+    if (count == 0xffff || size == 0xffffffffu || start == 0xffffffffu) return 0;
+    if (at >= ZIP64_LOCATOR && get32(e - ZIP64_LOCATOR) == ZIP64_LOCATOR_SIG) return 0;
+    if ((uint64_t)start + size != at) return 0;
+    *dir = (plain_dir){count, start, at};
+    return 1;
+}
+
+/* The last end record whose comment ends the buffer (the longest comment is 65535 bytes): the
+ * one the writer meant. (libzip 1.7 tries every signature in the last 64 KiB, and settles on
+ * one inside a member's data when it finds the archive's own directory inconsistent.) */
+static int plain_find_end(const unsigned char *b, size_t n, plain_dir *dir)
+{
+    if (n < END_RECORD) return 0;
+    size_t low = n - END_RECORD > 0xffff ? n - END_RECORD - 0xffff : 0;
+    for (size_t at = n - END_RECORD;; at--) {
+        if (get32(b + at) == END_SIG && at + END_RECORD + get16(b + at + 20) == n)
+            return plain_end_record(b, at, dir);
+        if (at == low) return 0;
+    }
+}
+
+/* Printable ASCII, as libzip gives it back (it converts other bytes from CP437 or refuses them). */
+static int plain_name(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] >= 0x7f) return 0;
+    return 1;
+}
+
+/* The local header's CRC and sizes are the central entry's, or zeros behind the descriptor flag. */
+static int plain_local_sizes(const unsigned char *l, uint32_t crc, uint32_t size)
+{
+    uint32_t lcrc = get32(l + 14), lcomp = get32(l + 18), lsize = get32(l + 22);
+    if (lcrc == crc && lcomp == size && lsize == size) return 1;
+    return (get16(l + 6) & FLAG_DESCRIPTOR) && lcrc == 0 && lcomp == 0 && lsize == 0;
+}
+
+/* The local header at `local` agrees with central entry `c`, and its data of `size` bytes end
+ * before the central directory: *data. Its extra field is skipped, not read (the sizes are the
+ * central entry's; numpy.savez leaves a ZIP64 field there beside 32-bit sizes). */
+static int plain_local(const unsigned char *b, const plain_dir *dir, const unsigned char *c, uint64_t local,
+                       uint32_t size, const unsigned char **data)
+{
+    if (local > dir->at || dir->at - local < LOCAL_HEADER) return 0;
+    const unsigned char *l = b + local;
+    uint32_t name_len = get16(c + 28);
+    uint64_t start = local + LOCAL_HEADER + get16(l + 26) + get16(l + 28);
+    if (get32(l) != LOCAL_SIG || (get16(l + 6) & ~FLAGS_PLAIN) || get16(l + 8) != 0) return 0;
+    if (get16(l + 26) != name_len || start + size > dir->at) return 0;
+    if (memcmp(l + LOCAL_HEADER, c + CENTRAL_HEADER, name_len) != 0) return 0;
+    if (!plain_local_sizes(l, get32(c + 16), size)) return 0;
+    *data = b + start;
+    return 1;
+}
+
+/* The central entry at *at (then moved past it) and its local header, when both are plain:
+ * stored, not encrypted, no extra field (libzip reads ZIP64 sizes and Unicode names there), an
+ * ASCII name the local header repeats, sizes and CRC that agree, all inside the archive. */
+static int plain_entry(const unsigned char *b, const plain_dir *dir, uint64_t *at, plain_member *m)
+{
+    if (dir->end - *at < CENTRAL_HEADER) return 0;
+    const unsigned char *c = b + *at;
+    uint32_t size = get32(c + 24), name_len = get16(c + 28);
+    uint64_t next = *at + CENTRAL_HEADER + name_len + get16(c + 32);
+    if (get32(c) != CENTRAL_SIG || (get16(c + 8) & ~FLAGS_PLAIN) || get16(c + 10) != 0) return 0;
+    if (get32(c + 20) != size || size == 0xffffffffu || get16(c + 30) || get16(c + 34)) return 0;
+    if (next > dir->end || !plain_name(c + CENTRAL_HEADER, name_len)) return 0;
+    if (!plain_local(b, dir, c, get32(c + 42), size, &m->data)) return 0;
+    m->name = (const char *)c + CENTRAL_HEADER;
+    m->name_len = name_len;
+    m->size = size;
+    m->crc = get32(c + 16);
+    *at = next;
+    return 1;
+}
+
+/* Every entry plain, and together exactly the directory. */
+static int plain_directory(const unsigned char *b, const plain_dir *dir)
+{
+    uint64_t at = dir->at;
+    plain_member m;
+    for (size_t i = 0; i < dir->count; i++)
+        if (!plain_entry(b, dir, &at, &m)) return 0;
+    return at == dir->end;
+}
+
+/* Checked in libzip's order: the name, then the CRC (libzip's message), then the .npy bytes. */
+static oq_status plain_member_read(oq_npz *z, const plain_member *m, oq_err *err)
+{
+    char *key;
+    oq_status st = member_key(z, m->name, m->name_len, &key, err);
+    if (st) return st;
+    if ((uint32_t)crc32_z(0L, m->data, m->size) != m->crc) {
+        oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': CRC error", z->path, key);
+        free(key);
+        return OQ_ERR_FORMAT;
+    }
+    return add_tensor(z, key, m->data, m->size, err);
+}
+
+oq_status oq_npz_parse_plain(const void *buf, size_t n, const char *name_for_errors, oq_npz **out, oq_err *err)
+{
+    const unsigned char *b = buf;
+    plain_dir dir;
+    *out = NULL;
+    if (!plain_find_end(b, n, &dir) || !plain_directory(b, &dir)) return OQ_OK;
+    oq_npz *z = NULL;
+    oq_status st = npz_new(name_for_errors ? name_for_errors : "<memory>", dir.count, &z, err);
+    uint64_t at = dir.at;
+    plain_member m;
+    for (size_t i = 0; !st && i < dir.count; i++) {
+        plain_entry(b, &dir, &at, &m); /* plain: plain_directory said so */
+        st = plain_member_read(z, &m, err);
+    }
+    if (st) {
+        oq_npz_free(z);
+        return st;
+    }
+    *out = z;
+    return OQ_OK;
+}
+
+/* ---- other archives, through libzip ---- */
 
 /* Deflate's best ratio: 258 bytes from one 1-bit literal/length code and a 1-bit
  * distance code, about 1032:1 (stored members are 1:1). */
@@ -105,32 +301,19 @@ static oq_status member_bytes(zip_t *za, zip_uint64_t i, uint64_t archive, const
 
 static oq_status read_member(zip_t *za, zip_uint64_t i, uint64_t archive, oq_npz *z, oq_err *err)
 {
-    const char *who = z->path;
     const char *member = zip_get_name(za, i, 0);
-    if (!member) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s", who, zip_strerror(za));
+    if (!member) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s", z->path, zip_strerror(za));
     char *key;
-    oq_status st = member_key(member, who, &key, err);
+    oq_status st = member_key(z, member, strlen(member), &key, err);
     if (st) return st;
-    if (oq_npz_get(z, key)) {
-        oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' appears twice", who, key);
-        free(key);
-        return OQ_ERR_FORMAT;
-    }
     unsigned char *buf = NULL;
     size_t n = 0;
-    oq_tensor *t = NULL;
-    if (!(st = member_bytes(za, i, archive, who, key, &buf, &n, err))) {
-        char label[OQ_ERR_MSG_MAX / 2];
-        snprintf(label, sizeof label, "%s: member '%s'", who, key);
-        st = oq_npy_parse(buf, n, label, &t, err);
-    }
-    free(buf);
-    if (!st) {
-        t->name = key; /* hand over ownership */
-        z->tensors[z->count++] = t;
-    } else {
+    if ((st = member_bytes(za, i, archive, z->path, key, &buf, &n, err))) {
         free(key);
+        return st;
     }
+    st = add_tensor(z, key, buf, n, err);
+    free(buf);
     return st;
 }
 
@@ -138,12 +321,9 @@ static oq_status read_member(zip_t *za, zip_uint64_t i, uint64_t archive, oq_npz
 static oq_status read_archive(zip_t *za, uint64_t archive, const char *who, oq_npz **out,
                               oq_err *err)
 {
-    oq_npz *z = NULL;
-    oq_status st = npz_alloc(who, &z, err);
-    if (st) return st;
     zip_int64_t count = zip_get_num_entries(za, 0);
-    z->tensors = calloc(count > 0 ? (size_t)count : 1, sizeof *z->tensors);
-    if (!z->tensors) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_npz *z = NULL;
+    oq_status st = npz_new(who, count > 0 ? (size_t)count : 0, &z, err);
     for (zip_int64_t i = 0; !st && i < count; i++) st = read_member(za, (zip_uint64_t)i, archive, z, err);
     if (st) {
         oq_npz_free(z);
@@ -163,7 +343,7 @@ static oq_status open_failed(const char *who, zip_error_t *ze, oq_err *err)
     return sys ? OQ_ERR_IO : OQ_ERR_FORMAT;
 }
 
-oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
+oq_status oq_npz_read_libzip(const char *path, oq_npz **out, oq_err *err)
 {
     uint64_t size = 0;
     oq_status st = oq_check_regular_file(path, &size, err);
@@ -180,8 +360,8 @@ oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
     return st;
 }
 
-oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, oq_npz **out,
-                       oq_err *err)
+oq_status oq_npz_parse_libzip(const void *buf, size_t n, const char *name_for_errors, oq_npz **out,
+                              oq_err *err)
 {
     const char *who = name_for_errors ? name_for_errors : "<memory>";
     zip_error_t ze;
@@ -196,6 +376,38 @@ oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, o
     oq_status st = read_archive(za, n, who, out, err);
     zip_discard(za);
     return st;
+}
+
+/* ---- either ---- */
+
+/* Files up to this size are read whole and parsed in memory; larger ones are streamed by
+ * libzip one member at a time, so a big archive is not held beside its tensors. */
+#define NPZ_WHOLE_MAX ((uint64_t)64 << 20)
+
+oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
+{
+    uint64_t size = 0;
+    oq_status st = oq_check_regular_file(path, &size, err);
+    if (st) return st;
+    if (size > NPZ_WHOLE_MAX) return oq_npz_read_libzip(path, out, err);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    if ((st = oq_read_file(path, &buf, &n, err))) return st;
+    st = oq_npz_parse(buf, n, path, out, err);
+    free(buf);
+    return st;
+}
+
+oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, oq_npz **out,
+                       oq_err *err)
+{
+    oq_npz *z = NULL;
+    oq_status st = oq_npz_parse_plain(buf, n, name_for_errors, &z, err);
+    if (st || z) {
+        if (z) *out = z;
+        return st;
+    }
+    return oq_npz_parse_libzip(buf, n, name_for_errors, out, err);
 }
 
 const oq_tensor *oq_npz_get(const oq_npz *z, const char *name)
@@ -406,9 +618,6 @@ static unsigned char *put32(unsigned char *p, uint32_t v)
     return put16(put16(p, v & 0xffff), v >> 16);
 }
 
-#define LOCAL_HEADER 30u
-#define CENTRAL_HEADER 46u
-#define END_RECORD 22u
 #define DOS_DATE_1980 ((1u << 5) | 1u) /* 1980-01-01: the same tensors give the same bytes */
 
 /* One member's header fields, shared by its local and its central header (from "version
@@ -444,7 +653,7 @@ static void stored_fill(unsigned char *b, size_t n, const oq_npy_parts *parts, c
     unsigned char *p = b;
     for (size_t i = 0; i < n; i++) {
         const oq_npy_parts *m = &parts[i];
-        p = member_fields(put32(p, 0x04034b50), names[i], crc[i], body_size(m));
+        p = member_fields(put32(p, LOCAL_SIG), names[i], crc[i], body_size(m));
         memcpy(p, names[i], strlen(names[i]));
         p += strlen(names[i]);
         memcpy(p, m->header, m->header_len);
@@ -454,14 +663,14 @@ static void stored_fill(unsigned char *b, size_t n, const oq_npy_parts *parts, c
     unsigned char *central = p;
     uint32_t at = 0; /* each member's local header */
     for (size_t i = 0; i < n; i++) {
-        p = member_fields(put16(put32(p, 0x02014b50), 20), names[i], crc[i], body_size(&parts[i]));
+        p = member_fields(put16(put32(p, CENTRAL_SIG), 20), names[i], crc[i], body_size(&parts[i]));
         p = put32(put32(put16(put16(put16(p, 0), 0), 0), 0), at);
         memcpy(p, names[i], strlen(names[i]));
         p += strlen(names[i]);
         at += LOCAL_HEADER + (uint32_t)strlen(names[i]) + body_size(&parts[i]);
     }
     uint32_t cd = (uint32_t)(p - central);
-    put16(put32(put32(put16(put16(put16(put16(put32(p, 0x06054b50), 0), 0), (unsigned)n), (unsigned)n), cd), at), 0);
+    put16(put32(put32(put16(put16(put16(put16(put32(p, END_SIG), 0), 0), (unsigned)n), (unsigned)n), cd), at), 0);
 }
 
 /* The members stored, when no ZIP64 is needed; *buf NULL otherwise (libzip writes those). */
