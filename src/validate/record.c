@@ -144,8 +144,9 @@ static int record_text(line *b, const oq_batch_result *r)
             put_real(b, r->first_call_s);
         }
         addf(b, ", \"repeat\": %d, \"warmup\": %d, \"calls\": %d", r->repeat, r->warmup, r->calls);
-        if (isnan(r->median_s)) add(b, ", \"median_s\": null");
-        else if (isfinite(r->median_s)) add(b, ", \"median_s\": "), put_real(b, r->median_s);
+        add(b, ", \"median_s\": "); /* null: no timed call (a median that is not finite neither) */
+        if (isfinite(r->median_s)) put_real(b, r->median_s);
+        else add(b, "null");
     }
     if (r->reference_cached) add(b, ", \"reference_cached\": true");
     if (r->compared) {

@@ -46,9 +46,9 @@ typedef struct rows_ctx {
 } rows_ctx;
 
 /* A record as the latency figure's sample keeps it: its timings and valid size. */
-static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b)
+static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b, json_t *rec)
 {
-    json_t *j = oq_batch_record_json(b);
+    json_t *j = rec ? json_copy(rec) : oq_batch_record_json(b); /* the one read, its members shared */
     if (j) {
         json_object_del(j, "outputs");
         json_object_set_new(j, "valid_size", json_integer(valid_size(x->s, x->sp, b->index)));
@@ -73,7 +73,7 @@ static oq_status write_batch(void *ctx, const oq_batch_result *b, json_t *rec, o
     const rows_ctx *x = ctx;
     oq_status st = x->vd ? count_record(x, b, rec, err) : OQ_OK;
     if (st) return st;
-    json_t *sampled = x->bs && oq_batch_sample_wants(x->bs) ? sample_record(x, b) : json_null();
+    json_t *sampled = x->bs && oq_batch_sample_wants(x->bs) ? sample_record(x, b, rec) : json_null();
     if (x->bs && !oq_batch_sample_offer(x->bs, sampled))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (x->totals && !oq_totals_add(x->totals, b)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
