@@ -99,12 +99,13 @@ static int add_row(oq_vd_config *c, json_t *bt)
     return 1;
 }
 
-/* Its timing point for the latency figure (the record without its outputs). */
+/* Its timing point for the latency figure (the record without its outputs), built only when
+ * the sample keeps it. */
 static int add_point(oq_vd_config *c, const json_t *bt)
 {
-    json_t *p = json_object();
+    json_t *p = oq_batch_sample_wants(&c->sample) ? json_object() : json_null();
     const char *keys[] = {"index", "first_call_s", "repeat", "warmup", "calls", "median_s"};
-    for (size_t i = 0; p && i < sizeof keys / sizeof *keys; i++)
+    for (size_t i = 0; json_is_object(p) && i < sizeof keys / sizeof *keys; i++)
         if (json_object_get(bt, keys[i])) json_object_set(p, keys[i], json_object_get(bt, keys[i]));
     return oq_batch_sample_offer(&c->sample, p);
 }
