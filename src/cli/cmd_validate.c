@@ -466,9 +466,10 @@ static int run(struct args *a, int argc, char **argv)
                       "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),
         OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),
         OQ_OPT_FLAG("no-overlap", &o->no_overlap,
-                    "when every batch's reference outputs are in the cache, read them before\n"
-                    "the first configuration under test, not beside it (its timings then\n"
-                    "have the machine to themselves)"),
+                    "when every batch's reference outputs are in the cache and the first\n"
+                    "configuration under test leaves a core free (a GPU's EP, or --threads\n"
+                    "below the cores), they are read beside it; this reads them before it\n"
+                    "(its timings then have the machine to themselves)"),
         OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"),
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,
                       "also write JUnit XML for CI test reports: a test suite per\n"
