@@ -335,17 +335,16 @@ static int cached_by_plan(worker *w, const oq_plan_batch *pb, oq_batch_result *b
     return *st || b->reference_cached;
 }
 
-static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
+/* The batch from its inputs file: its reference outputs from the cache by the file's hash
+ * (when the plan's was not looked up: !by_plan), else run. */
+static oq_status run_from_inputs(worker *w, const oq_plan_batch *pb, int by_plan, oq_err *err)
 {
     oq_tensor **in = NULL, **out = NULL;
     size_t n_in = 0, n_out = 0;
     batch_mask bm = {0};
     oq_batch_result rec = {.index = pb->index}, *b = &rec;
-    oq_status st = OQ_OK;
-    int by_plan = w->cache.enabled && pb->sha256 && pb->batch_size > 0; /* else by the hash of the file read */
-    if (by_plan && cached_by_plan(w, pb, b, &st, err)) return put_record(w, b, st, err);
     double t0 = oq_now_s();
-    st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
+    oq_status st = load_inputs(w, pb->inputs, &in, &n_in, &bm, err);
     w->t_io += oq_now_s() - t0;
     if (!st && w->cache.enabled && !by_plan) st = from_cache(w, pb, &bm, b, err);
     if (!st && !b->reference_cached) st = compute_batch(w, pb, &bm, in, n_in, &out, &n_out, b, err);
@@ -360,6 +359,15 @@ static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
     oq_tensors_free(out, n_out);
     free(bm.lengths);
     return put_record(w, b, st, err);
+}
+
+static oq_status run_batch(worker *w, const oq_plan_batch *pb, oq_err *err)
+{
+    oq_batch_result rec = {.index = pb->index};
+    oq_status st = OQ_OK;
+    int by_plan = w->cache.enabled && pb->sha256 && pb->batch_size > 0; /* else by the hash of the file read */
+    if (by_plan && cached_by_plan(w, pb, &rec, &st, err)) return put_record(w, &rec, st, err);
+    return run_from_inputs(w, pb, by_plan, err);
 }
 
 static oq_status open_runtime(worker *w, oq_err *err)
@@ -580,7 +588,7 @@ static void batch_done(const batch_hook *h, size_t i)
 }
 
 /* A batch read ahead, as run_batch's cached path goes on: passed on and recorded, or (a miss,
- * a bad entry) run as any batch. */
+ * a bad entry) run from its inputs, not looked up again. */
 static oq_status ahead_batch(worker *w, const oq_plan_batch *pb, cache_hit *hit, oq_err *err)
 {
     oq_batch_result rec = {.index = pb->index};
@@ -589,7 +597,7 @@ static oq_status ahead_batch(worker *w, const oq_plan_batch *pb, cache_hit *hit,
     double t0 = oq_now_s();
     oq_status st = cache_use(w, pb, &bm, hit, &rec, err);
     w->t_io += oq_now_s() - t0;
-    return st || rec.reference_cached ? put_record(w, &rec, st, err) : run_batch(w, pb, err);
+    return st || rec.reference_cached ? put_record(w, &rec, st, err) : run_from_inputs(w, pb, 1, err);
 }
 
 /* The batches read ahead, in order. */
