@@ -56,22 +56,12 @@ static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b, json_t
     return j;
 }
 
-/* A record for the report's count: as read, or built as summary.json will hold it. */
-static oq_status count_record(const rows_ctx *x, const oq_batch_result *b, json_t *rec, oq_err *err)
+/* The rows of one batch record (rec: as read, NULL: from memory and not counted for the
+ * report), offered to the sample and counted into the totals and the report. Only the records
+ * the sample keeps are built again as JSON (a placeholder stands for the others). */
+static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t *rec, oq_err *err)
 {
-    json_t *j = rec ? json_incref(rec) : oq_batch_record_json(b);
-    oq_status st = j ? oq_vd_add(x->vd, x->k, j, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    json_decref(j);
-    return st;
-}
-
-/* The rows of one batch record (rec: as read, NULL: from memory), offered to the sample and
- * counted into the totals and the report. Only the records the sample keeps are built again
- * as JSON (a placeholder stands for the others). */
-static oq_status write_batch(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
-{
-    const rows_ctx *x = ctx;
-    oq_status st = x->vd ? count_record(x, b, rec, err) : OQ_OK;
+    oq_status st = x->vd ? oq_vd_add(x->vd, x->k, rec, err) : OQ_OK;
     if (st) return st;
     json_t *sampled = x->bs && oq_batch_sample_wants(x->bs) ? sample_record(x, b, rec) : json_null();
     if (x->bs && !oq_batch_sample_offer(x->bs, sampled))
@@ -97,6 +87,18 @@ static oq_status write_batch(void *ctx, const oq_batch_result *b, json_t *rec, o
 
 /* validate.csv: each configuration's records read once, which also samples them (samples:
  * one per configuration, or NULL) and counts them (totals: into each r->totals). */
+/* A record for write_rows; one from memory built as summary.json will hold it (once, for the
+ * report's count and the sample) when the report counts it. */
+static oq_status write_batch(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
+{
+    const rows_ctx *x = ctx;
+    json_t *built = !rec && x->vd ? oq_batch_record_json(b) : NULL;
+    if (!rec && x->vd && !built) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = write_rows(x, b, rec ? rec : built, err);
+    json_decref(built);
+    return st;
+}
+
 static oq_status write_csv(const char *path, oq_validate_summary *s, const oq_spilled *sp, oq_batch_sample *samples,
                            int totals, oq_vd *vd, oq_err *err)
 {
