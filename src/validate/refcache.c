@@ -95,6 +95,10 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     if (st) return st;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;
+    json_t *key = json_string(c->key_text);
+    c->key_json = key ? json_dumps(key, JSON_ENCODE_ANY) : NULL;
+    json_decref(key);
+    if (!c->key_json) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     c->enabled = 1;
     return OQ_OK;
 }
@@ -102,6 +106,7 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
 void oq_refcache_close(oq_refcache *c)
 {
     free(c->key_text);
+    free(c->key_json);
     memset(c, 0, sizeof *c);
 }
 
@@ -136,14 +141,19 @@ static json_t *tensors_json(const oq_npz *z)
     return a;
 }
 
-/* The stored outputs against the record and the batch: same tensors (names, dtypes, shapes),
- * each with the batch's B first. */
-static int entry_matches(const oq_npz *z, const json_t *listed, int64_t batch, char *why, size_t n)
+/* The stored outputs against the record: the same tensors (names, dtypes, shapes). */
+static int outputs_listed(const oq_npz *z, const json_t *listed, char *why, size_t n)
 {
     json_t *have = tensors_json(z);
     int ok = have && json_equal(have, listed);
     json_decref(have);
-    if (!ok) return snprintf(why, n, "its outputs are not the tensors its record lists"), 0;
+    if (!ok) snprintf(why, n, "its outputs are not the tensors its record lists");
+    return ok;
+}
+
+/* The stored outputs against the batch: some, each with the batch's B first. */
+static int batch_fits(const oq_npz *z, int64_t batch, char *why, size_t n)
+{
     for (size_t i = 0; batch > 0 && i < z->count; i++)
         if (z->tensors[i]->ndim < 1 || z->tensors[i]->shape[0] != batch)
             return snprintf(why, n, "output '%s' is not of this batch's size %lld", z->tensors[i]->name,
@@ -153,46 +163,112 @@ static int entry_matches(const oq_npz *z, const json_t *listed, int64_t batch, c
     return 1;
 }
 
+/* ---- a record read without parsing it ----------------------------------------------- */
+
+/* Records are written by jansson (oq_refcache_put); parsing one back cost more than hashing
+ * its outputs. A record is instead compared with the text put writes for the outputs found:
+ * equal, it says what a parse would. Anything else (another layout, a name that would be
+ * escaped) is parsed, and judged as before. */
+#define RECORD_HEAD "{\n \"schema\": \"" CACHE_SCHEMA "\",\n \"sha256\": \""
+
+/* The outputs' SHA-256 a record in put's layout names (NULL: not that layout). */
+static const char *record_sha_fast(const char *text, size_t n)
+{
+    size_t h = sizeof RECORD_HEAD - 1;
+    if (n < h + 65 || memcmp(text, RECORD_HEAD, h) || text[h + 64] != '"') return NULL;
+    for (size_t i = h; i < h + 64; i++)
+        if (!strchr("0123456789abcdef", text[i]) || !text[i]) return NULL;
+    return text + h;
+}
+
+/* A name jansson writes as it is (no escapes, ASCII). */
+static int plain_name(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == '"' || *s == '\\') return 0;
+    return 1;
+}
+
+/* The text put writes for outputs z stored as `sha` (JSON_INDENT(1)); 0: a name needs escapes
+ * or memory ran out. */
+static int record_text(const oq_refcache *c, const char *sha, const oq_npz *z, oq_dynbuf *b)
+{
+    int bad = oq_dynbuf_addf(b, RECORD_HEAD "%.64s\",\n \"key\": %s,\n \"outputs\": [", sha, c->key_json);
+    for (size_t i = 0; !bad && i < z->count; i++) {
+        const oq_tensor *t = z->tensors[i];
+        if (!plain_name(t->name)) return 0;
+        bad = oq_dynbuf_addf(b, "%s\n  {\n   \"name\": \"%s\",\n   \"dtype\": \"%s\",\n   \"shape\": [", i ? "," : "",
+                             t->name, oq_dtype_name(t->dtype));
+        for (int32_t d = 0; !bad && d < t->ndim; d++)
+            bad = oq_dynbuf_addf(b, "%s\n    %lld", d ? "," : "", (long long)t->shape[d]);
+        if (!bad) bad = oq_dynbuf_add(b, t->ndim ? "\n   ]\n  }" : "]\n  }");
+    }
+    if (!bad) bad = oq_dynbuf_add(b, z->count ? "\n ]\n}" : "]\n}");
+    return !bad;
+}
+
+int oq_refcache_record_is(const oq_refcache *c, const char *text, size_t n, const char *sha, const oq_npz *z)
+{
+    oq_dynbuf b = {0};
+    int same = record_text(c, sha, z, &b) && b.len == n && !memcmp(b.buf, text, n);
+    oq_dynbuf_clear(&b);
+    return same;
+}
+
+/* The SHA-256 of the outputs a record names, into sha; *rec its parse when it is not in put's
+ * layout. 0: not a cache record. */
+static int record_sha(const char *text, size_t n, char sha[65], json_t **rec)
+{
+    const char *fast = record_sha_fast(text, n);
+    if (fast) return snprintf(sha, 65, "%.64s", fast), 1;
+    *rec = json_loadb(text, n, 0, NULL);
+    const char *named = json_string_value(json_object_get(*rec, "sha256"));
+    const char *schema = json_string_value(json_object_get(*rec, "schema"));
+    if (!schema || strcmp(schema, CACHE_SCHEMA) || !named || strlen(named) != 64 ||
+        strspn(named, "0123456789abcdef") != 64)
+        return 0;
+    return snprintf(sha, 65, "%s", named), 1;
+}
+
+/* The record lists z's tensors: its text is put's for z, or its parse lists them. */
+static int record_lists(const oq_refcache *c, const char *key, const char *text, size_t n, json_t **rec,
+                        const char *sha, const oq_npz *z, char *why, size_t wn)
+{
+    if (!*rec && oq_refcache_record_is(c, text, n, sha, z)) return 1;
+    if (!*rec && !(*rec = json_loadb(text, n, 0, NULL))) return snprintf(why, wn, "%s.json: not a cache record", key), 0;
+    return outputs_listed(z, json_object_get(*rec, "outputs"), why, wn);
+}
+
 /* The entry's outputs file (path: its name), read and checked; *data NULL on a miss (no
  * record) or a bad entry (why says what is wrong). */
 static void entry_read(const oq_refcache *c, const char *key, int64_t batch, char *path, size_t pn,
                        unsigned char **data, size_t *size, char *why, size_t wn)
 {
-    char sha[65];
+    char sha[65], file_sha[65];
     *data = NULL;
     snprintf(path, pn, "%s/%s.json", c->dir, key);
     if (access(path, F_OK) != 0) return;
-    unsigned char *text = NULL;
-    size_t tn = 0;
-    /* read whole, then parsed: json_load_file reads a byte a call */
-    json_t *rec = oq_read_file(path, &text, &tn, NULL) ? NULL : json_loadb((const char *)text, tn, 0, NULL);
-    free(text);
-    const char *file_sha = json_string_value(json_object_get(rec, "sha256"));
-    const char *schema = json_string_value(json_object_get(rec, "schema"));
-    if (!rec || !schema || strcmp(schema, CACHE_SCHEMA) || !file_sha || strlen(file_sha) != 64 ||
-        strspn(file_sha, "0123456789abcdef") != 64) {
-        json_decref(rec);
-        snprintf(why, wn, "%s.json: not a cache record", key);
-        return;
-    }
-    snprintf(path, pn, "%s/%s.npz", c->dir, file_sha);
-    oq_err re = {0};
-    unsigned char *buf = NULL;
-    size_t n = 0;
+    unsigned char *text = NULL, *buf = NULL;
+    size_t tn = 0, n = 0;
+    json_t *rec = NULL;
     oq_npz *z = NULL;
-    if (oq_read_file(path, &buf, &n, &re)) snprintf(why, wn, "%s", re.msg);
-    else {
-        oq_sha256_buf(buf, n, sha);
-        if (strcmp(sha, file_sha)) snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
-        else if (oq_npz_parse(buf, n, path, &z, &re)) snprintf(why, wn, "%s", re.msg);
-        else if (entry_matches(z, json_object_get(rec, "outputs"), batch, why, wn)) {
-            *data = buf;
-            *size = n;
-            buf = NULL;
-        }
+    oq_err re = {0};
+    if (oq_read_file(path, &text, &tn, NULL) || !record_sha((const char *)text, tn, file_sha, &rec))
+        snprintf(why, wn, "%s.json: not a cache record", key);
+    else if (snprintf(path, pn, "%s/%s.npz", c->dir, file_sha), oq_read_file(path, &buf, &n, &re))
+        snprintf(why, wn, "%s", re.msg);
+    else if (oq_sha256_buf(buf, n, sha), strcmp(sha, file_sha))
+        snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
+    else if (oq_npz_parse(buf, n, path, &z, &re))
+        snprintf(why, wn, "%s", re.msg);
+    else if (record_lists(c, key, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn)) {
+        *data = buf;
+        *size = n;
+        buf = NULL;
     }
     oq_npz_free(z);
     free(buf);
+    free(text);
     json_decref(rec);
 }
 

@@ -217,6 +217,7 @@ typedef struct oq_refcache {
     int enabled;
     char dir[4096];
     char *key_text;                  /* what the outputs depend on besides the batch */
+    char *key_json;                  /* key_text as a JSON string, as a record holds it */
 } oq_refcache;
 /* The plan's reference is cached: a C reference (ref:*) with a cache directory. */
 int oq_refcache_applies(const oq_validate_plan *p);
@@ -230,13 +231,16 @@ oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
 /* The batch's key: the reference's text and `inputs_sha`, the SHA-256 of the batch's inputs
  * file as the worker read it (hashed once, from the bytes it parses). */
 void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65]);
+/* Whether the batch of these inputs has an entry (its record is there; not yet verified). */
+int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 /* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified: their
  * .npz bytes (malloc'ed) in *npz, *n; *npz NULL on a miss. A bad entry (corrupt, other
  * tensors) is a miss with `warning` saying why; it is never used. */
-/* Whether the batch of these inputs has an entry (its record is there; not yet verified). */
-int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, unsigned char **npz, size_t *n,
                      char *warning, size_t wn);
+/* Whether a record's text (n bytes) is exactly what oq_refcache_put writes for outputs z
+ * stored as `sha` (read so, it needs no parse); 0 also for a name that would be escaped. */
+int oq_refcache_record_is(const oq_refcache *c, const char *text, size_t n, const char *sha, const oq_npz *z);
 /* The reference's outputs of the batch of `key` stored: `npz`, the n bytes of their .npz. */
 oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err);
 

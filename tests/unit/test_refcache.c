@@ -1,0 +1,218 @@
+/* The reference cache's records (src/validate/refcache.c): one in the layout oq_refcache_put
+ * writes is read without a parse, and must say exactly what a parse would; any other is parsed
+ * and judged as before. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "core/core-impl.h"
+#include "npz/npz-impl.h"
+#include "ortqual/fileio.h"
+#include "ortqual/npz.h"
+#include "validate/validate-impl.h"
+
+typedef struct fixture {
+    char *dir;
+    oq_validate_plan plan;
+    oq_refcache c;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->dir = temp_dir("refcache");
+    oq_err e = {0};
+    assert_int_equal(oq_config_parse("ref:encoder:fp64", &f->plan.config, &e), OQ_OK);
+    f->plan.is_reference = 1;
+    f->plan.cache_dir = f->dir;
+    f->plan.heads = 4;
+    char *names[] = {"features \"quoted\"\t", "mask"}, *members[] = {"features", "mask"};
+    f->plan.n_inputs = 2; /* the key text then holds characters its JSON string escapes */
+    f->plan.input_names = names;
+    f->plan.input_members = members;
+    assert_int_equal(oq_refcache_open(&f->plan, &f->c, &e), OQ_OK);
+    f->plan.input_names = f->plan.input_members = NULL;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    oq_refcache_close(&f->c);
+    remove_dir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* The .npz bytes of tensors named `names` (NULL-ended), each of shape `shapes[i]` (ndims[i]). */
+static unsigned char *outputs_npz(const char *const *names, const int32_t *ndims, const int64_t (*shapes)[3],
+                                  oq_dtype dtype, size_t *n)
+{
+    oq_tensor *t[4] = {0};
+    size_t k = 0;
+    oq_err e = {0};
+    for (; names[k]; k++) assert_int_equal(oq_tensor_create(&t[k], dtype, ndims[k], shapes[k], names[k], &e), OQ_OK);
+    unsigned char *buf = NULL;
+    assert_int_equal(oq_npz_bytes(k, (const oq_tensor *const *)t, 0, "outputs", &buf, n, &e), OQ_OK);
+    for (size_t i = 0; i < k; i++) oq_tensor_free(t[i]);
+    return buf;
+}
+
+static char *file_text(const char *path, size_t *n)
+{
+    unsigned char *buf = NULL;
+    assert_int_equal(oq_read_file(path, &buf, n, NULL), OQ_OK);
+    return (char *)buf;
+}
+
+/* Stores the outputs under a key of its own; returns the record's path. Then: the record's
+ * text is put's layout (fast: whether it is read without a parse) and reading it back gives the
+ * same bytes with no warning. */
+static void put_and_get(fixture *f, const char *inputs_sha, const unsigned char *npz, size_t n, int64_t batch,
+                        int fast, char *record, size_t rn)
+{
+    char key[65], sha[65], warning[1400];
+    oq_err e = {0};
+    oq_refcache_key(&f->c, inputs_sha, key);
+    assert_int_equal(oq_refcache_put(&f->c, key, npz, n, &e), OQ_OK);
+    snprintf(record, rn, "%s/%s.json", f->dir, key);
+    size_t tn = 0;
+    char *text = file_text(record, &tn);
+    oq_sha256_buf(npz, n, sha);
+    oq_npz *z = NULL;
+    assert_int_equal(oq_npz_parse(npz, n, "outputs", &z, &e), OQ_OK);
+    assert_int_equal(oq_refcache_record_is(&f->c, text, tn, sha, z), fast);
+    oq_npz_free(z);
+    free(text);
+    unsigned char *got = NULL;
+    size_t gn = 0;
+    oq_refcache_get(&f->c, key, batch, &got, &gn, warning, sizeof warning);
+    assert_string_equal(warning, "");
+    assert_non_null(got);
+    assert_int_equal(gn, n);
+    assert_memory_equal(got, npz, n);
+    free(got);
+}
+
+static const char *sha_of(char c)
+{
+    static char s[65];
+    memset(s, c, 64);
+    s[64] = 0;
+    return s;
+}
+
+static void test_written_records_read_without_parse(void **state)
+{
+    fixture *f = *state;
+    char record[4400];
+    const char *two[] = {"cls", "reg", NULL};
+    const int32_t nd2[] = {3, 3};
+    const int64_t sh2[][3] = {{3, 88, 6}, {3, 88, 4}};
+    size_t n;
+    unsigned char *npz = outputs_npz(two, nd2, sh2, OQ_DTYPE_FLOAT64, &n);
+    put_and_get(f, sha_of('a'), npz, n, 3, 1, record, sizeof record);
+    free(npz);
+    /* one dimension, a zero-length axis, float32 */
+    const char *one[] = {"y_0", NULL};
+    const int32_t nd1[] = {2};
+    const int64_t sh1[][3] = {{2, 0}};
+    npz = outputs_npz(one, nd1, sh1, OQ_DTYPE_FLOAT32, &n);
+    put_and_get(f, sha_of('b'), npz, n, 2, 1, record, sizeof record);
+    free(npz);
+    /* a scalar (no axis: an empty shape list), batch size unknown */
+    const int32_t nd0[] = {0};
+    const int64_t sh0[][3] = {{0}};
+    npz = outputs_npz(one, nd0, sh0, OQ_DTYPE_FLOAT64, &n);
+    put_and_get(f, sha_of('c'), npz, n, 0, 1, record, sizeof record);
+    free(npz);
+}
+
+/* A name jansson escapes, or UTF-8: not put's plain layout, so parsed, and still used. */
+static void test_escaped_names_parsed(void **state)
+{
+    fixture *f = *state;
+    char record[4400];
+    const char *names[] = {"out \"a\"\\b", "r\xc3\xa9g", NULL};
+    const int32_t nd[] = {1, 1};
+    const int64_t sh[][3] = {{2}, {2}};
+    size_t n;
+    unsigned char *npz = outputs_npz(names, nd, sh, OQ_DTYPE_FLOAT64, &n);
+    put_and_get(f, sha_of('d'), npz, n, 2, 0, record, sizeof record);
+    free(npz);
+}
+
+/* The record's text rewritten (here: by jansson, compact): parsed, and the entry still used;
+ * a tensor renamed in it, or its schema changed: the entry is refused with the reason. */
+static void check_edited(fixture *f, const char *inputs_sha, const char *from, const char *to, int compact,
+                         const char *why)
+{
+    char record[4400], key[65], warning[1400];
+    const char *two[] = {"cls", "reg", NULL};
+    const int32_t nd2[] = {3, 3};
+    const int64_t sh2[][3] = {{3, 8, 6}, {3, 8, 4}};
+    size_t n, tn;
+    unsigned char *npz = outputs_npz(two, nd2, sh2, OQ_DTYPE_FLOAT64, &n);
+    put_and_get(f, inputs_sha, npz, n, 3, 1, record, sizeof record);
+    char *text = file_text(record, &tn), edited[8192];
+    char *at = from ? strstr(text, from) : NULL;
+    assert_true(!from || at);
+    if (at) snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    else snprintf(edited, sizeof edited, "%s", text);
+    if (compact) {
+        json_t *j = json_loads(edited, 0, NULL);
+        assert_non_null(j);
+        char *c = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        snprintf(edited, sizeof edited, "%s", c);
+        free(c);
+        json_decref(j);
+    }
+    oq_err e = {0};
+    assert_int_equal(oq_replace_file_nosync(record, edited, strlen(edited), &e), OQ_OK);
+    oq_refcache_key(&f->c, inputs_sha, key);
+    unsigned char *got = NULL;
+    size_t gn = 0;
+    oq_refcache_get(&f->c, key, 3, &got, &gn, warning, sizeof warning);
+    if (!why) {
+        assert_string_equal(warning, "");
+        assert_non_null(got);
+        assert_memory_equal(got, npz, n);
+    } else {
+        assert_null(got);
+        if (!strstr(warning, why)) fail_msg("warning '%s' lacks '%s'", warning, why);
+    }
+    free(got);
+    free(text);
+    free(npz);
+}
+
+static void test_edited_records(void **state)
+{
+    fixture *f = *state;
+    check_edited(f, sha_of('e'), NULL, NULL, 1, NULL);
+    check_edited(f, sha_of('f'), "\"name\": \"cls\"", "\"name\": \"renamed\"", 0, "not the tensors its record lists");
+    check_edited(f, sha_of('0'), "\"name\": \"cls\"", "\"name\": \"renamed\"", 1, "not the tensors its record lists");
+    check_edited(f, sha_of('1'), "\"dtype\": \"float64\"", "\"dtype\": \"float32\"", 0, "not the tensors its record lists");
+    check_edited(f, sha_of('2'), "    8,", "    9,", 0, "not the tensors its record lists");
+    check_edited(f, sha_of('3'), "refcache/1\",\n \"sha256\"", "refcache/0\",\n \"sha256\"", 0, "not a cache record");
+    check_edited(f, sha_of('4'), "\n ]\n}", "\n ]\n", 0, "not a cache record");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_written_records_read_without_parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_escaped_names_parsed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edited_records, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
