@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ortqual/status.h"
@@ -23,6 +24,17 @@ oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t fl
  * whose files had just been deleted: most of a re-run's preparation). */
 oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 
+
+/* Which file a read read: another file in its place (renamed over it) or the same one written
+ * since (its size or change time moved) is not the same. */
+typedef struct oq_file_id {
+    uint64_t dev, ino, size;
+    int64_t ctime_s, ctime_ns;
+} oq_file_id;
+/* oq_read_file, and *id (may be NULL) the identity of the file the bytes came from (fstat of
+ * the descriptor read). */
+oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err);
+int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
 
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */

@@ -170,7 +170,24 @@ static int read_all(int fd, unsigned char *b, size_t n, size_t *got)
     return 0;
 }
 
+static void file_id_of(const struct stat *sb, oq_file_id *id)
+{
+    *id = (oq_file_id){(uint64_t)sb->st_dev, (uint64_t)sb->st_ino, (uint64_t)sb->st_size, (int64_t)sb->st_ctim.tv_sec,
+                       (int64_t)sb->st_ctim.tv_nsec};
+}
+
+int oq_file_id_same(const oq_file_id *a, const oq_file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->ctime_s == b->ctime_s &&
+           a->ctime_ns == b->ctime_ns;
+}
+
 oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err)
+{
+    return oq_read_file_id(path, buf, n, NULL, err);
+}
+
+oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
 {
     /* O_NONBLOCK: opening a FIFO does not wait for a writer before it is refused */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -184,6 +201,7 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
     if (!st && !b) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, size);
     if (!st && read_all(fd, b, size, &len) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+    if (!st && id) file_id_of(&sb, id);
     close(fd);
     if (st) {
         free(b);

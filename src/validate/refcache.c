@@ -8,8 +8,8 @@
  * file in the directory and renamed, so a concurrent run sees a whole entry or none, and two
  * runs writing the same entry write the same bytes. Nothing read is trusted: the outputs' file
  * must hash to its name and hold exactly the tensors the record lists, with the batch's size.
- * A hit's verified bytes reach the run's other workers as the reference's outputs of the batch
- * (refstream.c): never the entry itself, which may change after it was checked. */
+ * A hit reaches the run's other workers by name (refstream.c), with the identity of the file
+ * that was read and checked: a reader refuses another file in its place, or the same changed. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -241,11 +241,11 @@ static int record_lists(const oq_refcache *c, const char *key, const char *text,
 
 /* The entry's outputs file (path: its name), read and checked; *data NULL on a miss (no
  * record) or a bad entry (why says what is wrong). */
-static void entry_read(const oq_refcache *c, const char *key, int64_t batch, char *path, size_t pn,
-                       unsigned char **data, size_t *size, char *why, size_t wn)
+static void entry_read(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *why,
+                       size_t wn)
 {
-    char sha[65], file_sha[65];
-    *data = NULL;
+    char sha[65], file_sha[65], *path = hit->path;
+    size_t pn = sizeof hit->path;
     snprintf(path, pn, "%s/%s.json", c->dir, key);
     if (access(path, F_OK) != 0) return;
     unsigned char *text = NULL, *buf = NULL;
@@ -255,15 +255,15 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, cha
     oq_err re = {0};
     if (oq_read_file(path, &text, &tn, NULL) || !record_sha((const char *)text, tn, file_sha, &rec))
         snprintf(why, wn, "%s.json: not a cache record", key);
-    else if (snprintf(path, pn, "%s/%s.npz", c->dir, file_sha), oq_read_file(path, &buf, &n, &re))
+    else if (snprintf(path, pn, "%s/%s.npz", c->dir, file_sha), oq_read_file_id(path, &buf, &n, &hit->id, &re))
         snprintf(why, wn, "%s", re.msg);
     else if (oq_sha256_buf(buf, n, sha), strcmp(sha, file_sha))
         snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
     else if (oq_npz_parse(buf, n, path, &z, &re))
         snprintf(why, wn, "%s", re.msg);
     else if (record_lists(c, key, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn)) {
-        *data = buf;
-        *size = n;
+        hit->npz = buf;
+        hit->n = n;
         buf = NULL;
     }
     oq_npz_free(z);
@@ -272,14 +272,14 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, cha
     json_decref(rec);
 }
 
-void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, unsigned char **npz, size_t *n,
-                     char *warning, size_t wn)
+void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *warning,
+                     size_t wn)
 {
-    char path[4200], why[1200] = "";
-    *npz = NULL;
+    char why[1200] = "";
+    hit->npz = NULL;
     *warning = 0;
     if (!c->enabled) return;
-    entry_read(c, key, batch, path, sizeof path, npz, n, why, sizeof why);
+    entry_read(c, key, batch, hit, why, sizeof why);
     if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
 }
 

@@ -4,9 +4,13 @@
  * removed again: most of a small batch's cost besides its runs).
  *
  * A frame is a header (the magic, the batch's index, the SHA-256 of the inputs file the outputs
- * were computed from or read from the cache for, the length) then the outputs' .npz bytes. The
- * reader checks each against the batch it is at: its index, and the SHA-256 of the inputs it
- * read itself, so a configuration is never compared with outputs of other inputs.
+ * were computed from or read from the cache for, the length) then the outputs' .npz bytes, or,
+ * for outputs the cache held, the name of the cache's file with the identity of the file the
+ * reference read and verified (copying them, 670 MB at 100,000 events, cost the reference's
+ * pass more than reading them, and the disk wrote them back). The reader checks each against
+ * the batch it is at: its index, and the SHA-256 of the inputs it read itself, so a
+ * configuration is never compared with outputs of other inputs; and a named file must still be
+ * the one verified.
  *
  * The writer may still be writing while a reader reads (a cached reference runs beside the
  * first configuration under test): the file is created with an exclusive lock (flock) that
@@ -26,13 +30,18 @@
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
 
-#define FRAME_MAGIC "oqrefs1\n"
+#define FRAME_MAGIC "oqrefs2\n"
+#define FRAME_BYTES 1 /* the outputs' .npz follows */
+#define FRAME_FILE 2  /* the path of the file holding it follows */
 
 typedef struct frame_header {
     char magic[8];
     int64_t index;
     char inputs_sha[64];
-    uint64_t length;
+    uint64_t length; /* of what follows */
+    uint32_t kind;
+    uint32_t pad;
+    oq_file_id id; /* FRAME_FILE: the file as the writer read it */
 } frame_header;
 
 oq_status oq_refstream_create(const char *path, int *fd, oq_err *err)
@@ -76,15 +85,29 @@ oq_status oq_refstream_open(oq_refstream *s, const char *path, int write, int wr
     return st;
 }
 
+static oq_status put_frame(oq_refstream *s, frame_header *h, int64_t index, const char inputs_sha[65],
+                           const void *data, oq_err *err)
+{
+    memcpy(h->magic, FRAME_MAGIC, sizeof h->magic);
+    h->index = index;
+    memcpy(h->inputs_sha, inputs_sha, sizeof h->inputs_sha);
+    if (fwrite(h, sizeof *h, 1, s->f) != 1 || fwrite(data, 1, h->length, s->f) != h->length || fflush(s->f) != 0)
+        return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", s->path, strerror(errno));
+    return OQ_OK;
+}
+
 oq_status oq_refstream_put(oq_refstream *s, int64_t index, const char inputs_sha[65], const unsigned char *npz,
                            size_t n, oq_err *err)
 {
-    frame_header h = {.index = index, .length = n};
-    memcpy(h.magic, FRAME_MAGIC, sizeof h.magic);
-    memcpy(h.inputs_sha, inputs_sha, sizeof h.inputs_sha);
-    if (fwrite(&h, sizeof h, 1, s->f) != 1 || fwrite(npz, 1, n, s->f) != n || fflush(s->f) != 0)
-        return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", s->path, strerror(errno));
-    return OQ_OK;
+    frame_header h = {.length = n, .kind = FRAME_BYTES};
+    return put_frame(s, &h, index, inputs_sha, npz, err);
+}
+
+oq_status oq_refstream_put_file(oq_refstream *s, int64_t index, const char inputs_sha[65], const char *path,
+                                const oq_file_id *id, oq_err *err)
+{
+    frame_header h = {.length = strlen(path), .kind = FRAME_FILE, .id = *id};
+    return put_frame(s, &h, index, inputs_sha, path, err);
 }
 
 /* Whether the writer has ended: its lock is gone (an error taking it counts as gone: never
@@ -117,6 +140,26 @@ static int read_at(oq_refstream *s, void *buf, size_t n, uint64_t off)
     }
 }
 
+/* The outputs in the file a frame names (path: its h->length bytes, room for a NUL after
+ * them): the file the writer verified, or an error. */
+static oq_status named_outputs(const frame_header *h, char *path, int64_t index, const char *name, oq_npz **out,
+                               oq_err *err)
+{
+    path[h->length] = 0;
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_file_id id;
+    oq_status st = oq_read_file_id(path, &buf, &n, &id, err);
+    if (!st && !oq_file_id_same(&id, &h->id))
+        st = oq_err_set(err, OQ_ERR_FORMAT,
+                        "batch %lld: %s changed after the reference read and verified it (another process replaced "
+                        "or wrote it): run again",
+                        (long long)index, path);
+    if (!st) st = oq_npz_parse(buf, n, name, out, err);
+    free(buf);
+    return st;
+}
+
 oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sha[65], oq_npz **out, oq_err *err)
 {
     frame_header h;
@@ -133,10 +176,10 @@ oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sh
                           "batch %lld: the reference's outputs are of other inputs (inputs SHA-256 %.12s..., this "
                           "worker read %.12s...): the inputs file changed during the run",
                           (long long)index, h.inputs_sha, inputs_sha);
-    if (h.length > OQ_READ_MAX)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: a frame of %llu bytes", s->path, (long long)index,
-                          (unsigned long long)h.length);
-    unsigned char *buf = malloc(h.length ? h.length : 1);
+    if (h.length > (h.kind == FRAME_FILE ? 4096 : OQ_READ_MAX) || (h.kind != FRAME_BYTES && h.kind != FRAME_FILE))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: a frame of kind %u and %llu bytes", s->path,
+                          (long long)index, (unsigned)h.kind, (unsigned long long)h.length);
+    unsigned char *buf = malloc(h.length + 1);
     if (!buf) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     got = read_at(s, buf, h.length, s->at + sizeof h);
     oq_status st = got > 0 ? OQ_OK
@@ -144,7 +187,8 @@ oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sh
                              : oq_err_set(err, OQ_ERR_FORMAT, "%s: batch %lld: its outputs cut short", s->path, (long long)index);
     char name[64];
     snprintf(name, sizeof name, "the reference outputs of batch %lld", (long long)index);
-    if (!st) st = oq_npz_parse(buf, h.length, name, out, err);
+    if (!st && h.kind == FRAME_FILE) st = named_outputs(&h, (char *)buf, index, name, out, err);
+    else if (!st) st = oq_npz_parse(buf, h.length, name, out, err);
     if (!st) s->at += sizeof h + h.length;
     free(buf);
     return st;

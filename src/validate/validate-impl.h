@@ -234,10 +234,17 @@ void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[6
 /* Whether the batch of these inputs has an entry (its record is there; not yet verified). */
 int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 /* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified: their
- * .npz bytes (malloc'ed) in *npz, *n; *npz NULL on a miss. A bad entry (corrupt, other
- * tensors) is a miss with `warning` saying why; it is never used. */
-void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, unsigned char **npz, size_t *n,
-                     char *warning, size_t wn);
+ * .npz bytes (malloc'ed), and the file and its identity (oq_refstream_put_file passes them on
+ * by name); hit->npz NULL on a miss. A bad entry (corrupt, other tensors) is a miss with
+ * `warning` saying why; it is never used. */
+typedef struct oq_refcache_hit {
+    unsigned char *npz; /* NULL: a miss or a bad entry */
+    size_t n;
+    char path[4200];    /* the file they were read from ... */
+    oq_file_id id;      /* ... and which file it was */
+} oq_refcache_hit;
+void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *warning,
+                     size_t wn);
 /* Whether a record's text (n bytes) is exactly what oq_refcache_put writes for outputs z
  * stored as `sha` (read so, it needs no parse); 0 also for a name that would be escaped. */
 int oq_refcache_record_is(const oq_refcache *c, const char *text, size_t n, const char *sha, const oq_npz *z);
@@ -264,9 +271,13 @@ oq_status oq_refstream_create(const char *path, int *fd, oq_err *err);
 oq_status oq_refstream_open(oq_refstream *s, const char *path, int write, int write_fd, oq_err *err);
 oq_status oq_refstream_put(oq_refstream *s, int64_t index, const char inputs_sha[65], const unsigned char *npz,
                            size_t n, oq_err *err);
+/* The batch's outputs by name: the file at `path`, as read (id) and verified by the writer. */
+oq_status oq_refstream_put_file(oq_refstream *s, int64_t index, const char inputs_sha[65], const char *path,
+                                const oq_file_id *id, oq_err *err);
 /* The next batch's outputs, parsed; OQ_ERR_FORMAT when there are none (the writer ended
- * without them), or they are another batch's or of other inputs than `inputs_sha` (the
- * SHA-256 of the inputs file this worker read). */
+ * without them), they are another batch's or of other inputs than `inputs_sha` (the
+ * SHA-256 of the inputs file this worker read), or the file a frame names is no longer the
+ * one the writer read. */
 oq_status oq_refstream_next(oq_refstream *s, int64_t index, const char inputs_sha[65], oq_npz **out, oq_err *err);
 /* Closed (a writer's error on its last write reported here); a zeroed stream is closed. */
 oq_status oq_refstream_close(oq_refstream *s, oq_err *err);

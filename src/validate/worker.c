@@ -232,11 +232,11 @@ static oq_status pass_on(worker *w, const oq_plan_batch *pb, const batch_mask *b
     return st;
 }
 
-/* A batch's entry in the cache, read and verified: its .npz bytes (NULL: a miss or a bad entry,
- * which `warning` names). Touches nothing of the worker's: several run at once (read_ahead). */
+/* A batch's entry in the cache, read and verified: its .npz bytes and file (e.npz NULL: a miss
+ * or a bad entry, which `warning` names). Touches nothing of the worker's: several run at once
+ * (read_ahead). */
 typedef struct cache_hit {
-    unsigned char *npz;
-    size_t n;
+    oq_refcache_hit e;
     char warning[1400];
 } cache_hit;
 
@@ -244,17 +244,21 @@ static void cache_lookup(const oq_refcache *c, const char inputs_sha[65], int64_
 {
     char key[65];
     oq_refcache_key(c, inputs_sha, key);
-    oq_refcache_get(c, key, batch, &h->npz, &h->n, h->warning, sizeof h->warning);
+    oq_refcache_get(c, key, batch, &h->e, h->warning, sizeof h->warning);
 }
 
-/* The entry's outputs passed on as computed ones; h emptied. */
+/* The entry's outputs passed on as computed ones, by the name of the file verified (the others
+ * read it themselves); h emptied. */
 static oq_status cache_use(worker *w, const oq_plan_batch *pb, const batch_mask *bm, cache_hit *h,
                            oq_batch_result *b, oq_err *err)
 {
-    oq_status st = h->npz ? pass_on(w, pb, bm, h->npz, h->n, err) : OQ_OK;
-    b->reference_cached = h->npz && !st;
-    free(h->npz);
-    h->npz = NULL;
+    const oq_refcache_hit *e = &h->e;
+    oq_status st = OQ_OK;
+    if (e->npz && w->refs.path) st = oq_refstream_put_file(&w->refs, pb->index, bm->inputs_sha, e->path, &e->id, err);
+    if (e->npz && !st && pb->save) st = oq_replace_file_nosync(pb->save, e->npz, e->n, err);
+    b->reference_cached = e->npz && !st;
+    free(h->e.npz);
+    h->e.npz = NULL;
     cache_warning(w, h->warning);
     return st;
 }
@@ -610,7 +614,7 @@ static oq_status ahead_flush(const batch_hook *h, oq_err *err)
     oq_status st = OQ_OK;
     for (size_t i = 0; i < a->n; i++) {
         if (!st && !(st = ahead_batch(h->w, &a->pb[i], &a->hit[i], err))) batch_done(h, a->pos[i]);
-        free(a->hit[i].npz);
+        free(a->hit[i].e.npz);
         plan_batch_clear(&a->pb[i]);
     }
     a->n = 0;

@@ -93,14 +93,16 @@ static void put_and_get(fixture *f, const char *inputs_sha, const unsigned char 
     assert_int_equal(oq_refcache_record_is(&f->c, text, tn, sha, z), fast);
     oq_npz_free(z);
     free(text);
-    unsigned char *got = NULL;
-    size_t gn = 0;
-    oq_refcache_get(&f->c, key, batch, &got, &gn, warning, sizeof warning);
+    oq_refcache_hit hit;
+    oq_refcache_get(&f->c, key, batch, &hit, warning, sizeof warning);
     assert_string_equal(warning, "");
-    assert_non_null(got);
-    assert_int_equal(gn, n);
-    assert_memory_equal(got, npz, n);
-    free(got);
+    assert_non_null(hit.npz);
+    assert_int_equal(hit.n, n);
+    assert_memory_equal(hit.npz, npz, n);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s.npz", f->dir, sha);
+    assert_string_equal(hit.path, path); /* the file read, by name */
+    free(hit.npz);
 }
 
 static const char *sha_of(char c)
@@ -179,18 +181,17 @@ static void check_edited(fixture *f, const char *inputs_sha, const char *from, c
     oq_err e = {0};
     assert_int_equal(oq_replace_file_nosync(record, edited, strlen(edited), &e), OQ_OK);
     oq_refcache_key(&f->c, inputs_sha, key);
-    unsigned char *got = NULL;
-    size_t gn = 0;
-    oq_refcache_get(&f->c, key, 3, &got, &gn, warning, sizeof warning);
+    oq_refcache_hit hit;
+    oq_refcache_get(&f->c, key, 3, &hit, warning, sizeof warning);
     if (!why) {
         assert_string_equal(warning, "");
-        assert_non_null(got);
-        assert_memory_equal(got, npz, n);
+        assert_non_null(hit.npz);
+        assert_memory_equal(hit.npz, npz, n);
     } else {
-        assert_null(got);
+        assert_null(hit.npz);
         if (!strstr(warning, why)) fail_msg("warning '%s' lacks '%s'", warning, why);
     }
-    free(got);
+    free(hit.npz);
     free(text);
     free(npz);
 }

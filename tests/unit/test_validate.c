@@ -924,6 +924,58 @@ static void refstream_checks_each_frame(void **state)
     remove_dir(dir);
 }
 
+/* Frames naming a file the writer read: read back while it is that file; another file renamed
+ * into its place, or the same file written again, is refused with the batch and path named. */
+static void refstream_named_file_must_be_the_one_read(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("refsf");
+    char *path = path_in(dir, "refs.bin"), *entry = path_in(dir, "entry.npz"), *other = path_in(dir, "other.npz");
+    size_t n, rn;
+    unsigned char *npz = frame_npz(&n), *read = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_write_file_nosync(entry, npz, n, &err), OQ_OK);
+    oq_file_id id;
+    assert_int_equal(oq_read_file_id(entry, &read, &rn, &id, &err), OQ_OK);
+    free(read);
+    oq_refstream s;
+    assert_int_equal(oq_refstream_open(&s, path, 1, -1, &err), OQ_OK);
+    for (int64_t i = 0; i < 3; i++) assert_int_equal(oq_refstream_put_file(&s, i, SHA_A, entry, &id, &err), OQ_OK);
+    assert_int_equal(oq_refstream_close(&s, &err), OQ_OK);
+    oq_npz *z;
+    assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
+    assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_OK);
+    assert_float_equal(oq_tensor_get_f64(oq_npz_get(z, "y"), 1), 7.0, 0);
+    oq_npz_free(z);
+    /* the same bytes, but another file renamed over it */
+    assert_int_equal(oq_write_file_nosync(other, npz, n, &err), OQ_OK);
+    assert_int_equal(rename(other, entry), 0);
+    assert_int_equal(oq_refstream_next(&s, 1, SHA_A, &z, &err), OQ_ERR_FORMAT);
+    assert_null(z);
+    if (!strstr(err.msg, "batch 1: ") || !strstr(err.msg, "entry.npz changed after the reference read"))
+        fail_msg("%s", err.msg);
+    oq_refstream_close(&s, NULL);
+    /* named by the new file's identity: that file written again in place (a byte more) */
+    assert_int_equal(oq_read_file_id(entry, &read, &rn, &id, &err), OQ_OK);
+    free(read);
+    assert_int_equal(oq_refstream_open(&s, path, 1, -1, &err), OQ_OK);
+    assert_int_equal(oq_refstream_put_file(&s, 0, SHA_A, entry, &id, &err), OQ_OK);
+    assert_int_equal(oq_refstream_close(&s, &err), OQ_OK);
+    FILE *f = fopen(entry, "ab");
+    assert_non_null(f);
+    fputc(0, f);
+    fclose(f);
+    assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
+    assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "changed after the reference read"));
+    oq_refstream_close(&s, NULL);
+    free(npz);
+    free(path);
+    free(entry);
+    free(other);
+    remove_dir(dir);
+}
+
 /* A writer in another process, on the creator's locked descriptor: frame 0, a pause, frame 1
  * unless `die_early` (then it ends without it, as a crashed worker would). */
 static pid_t stream_writer(const char *path, const unsigned char *npz, size_t n, int die_early)
@@ -1046,6 +1098,7 @@ int main(void)
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
         cmocka_unit_test(refstream_checks_each_frame),
+        cmocka_unit_test(refstream_named_file_must_be_the_one_read),
         cmocka_unit_test(refstream_reader_waits_for_writer),
         cmocka_unit_test(worker_sees_the_reference_inputs),
     };
