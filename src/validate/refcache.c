@@ -239,8 +239,8 @@ static int record_lists(const oq_refcache *c, const char *key, const char *text,
     return outputs_listed(z, json_object_get(*rec, "outputs"), why, wn);
 }
 
-/* The entry's outputs file (path: its name), read and checked; *data NULL on a miss (no
- * record) or a bad entry (why says what is wrong). */
+/* The entry's outputs file read and checked into hit (its name, bytes and identity); hit->npz
+ * stays NULL on a miss (no record) or a bad entry (why says what is wrong). */
 static void entry_read(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *why,
                        size_t wn)
 {

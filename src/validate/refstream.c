@@ -150,6 +150,7 @@ static oq_status named_outputs(const frame_header *h, char *path, int64_t index,
     size_t n = 0;
     oq_file_id id;
     oq_status st = oq_read_file_id(path, &buf, &n, &id, err);
+    if (st) oq_err_prefix(err, "batch %lld: the reference's outputs: ", (long long)index);
     if (!st && !oq_file_id_same(&id, &h->id))
         st = oq_err_set(err, OQ_ERR_FORMAT,
                         "batch %lld: %s changed after the reference read and verified it (another process replaced "

@@ -969,6 +969,13 @@ static void refstream_named_file_must_be_the_one_read(void **state)
     assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "changed after the reference read"));
     oq_refstream_close(&s, NULL);
+    /* gone: the error names the batch and the file */
+    assert_int_equal(unlink(entry), 0);
+    assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
+    assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_ERR_IO);
+    if (!strstr(err.msg, "batch 0: the reference's outputs: ") || !strstr(err.msg, "entry.npz: cannot open"))
+        fail_msg("%s", err.msg);
+    oq_refstream_close(&s, NULL);
     free(npz);
     free(path);
     free(entry);
