@@ -113,4 +113,9 @@ oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err);
 void oq_sha256_blocks(uint32_t h[8], const unsigned char *p, size_t n);
 void oq_sha256_blocks_portable(uint32_t h[8], const unsigned char *p, size_t n);
 
+/* CRC-32 as zlib's crc32_z computes it (start from 0; chain by passing the last value): the
+ * carry-less multiply where the CPU has it, else zlib (kept callable, so tests compare the two). */
+uint32_t oq_crc32(uint32_t crc, const void *data, size_t n);
+uint32_t oq_crc32_portable(uint32_t crc, const void *data, size_t n);
+
 #endif

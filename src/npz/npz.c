@@ -10,6 +10,7 @@
 #include <zip.h>
 #include <zlib.h>
 
+#include "core/core-impl.h"
 #include "npz/npy-impl.h"
 #include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
@@ -202,7 +203,7 @@ static oq_status plain_member_read(oq_npz *z, const plain_member *m, oq_err *err
     char *key;
     oq_status st = member_key(z, m->name, m->name_len, &key, err);
     if (st) return st;
-    if ((uint32_t)crc32_z(0L, m->data, m->size) != m->crc) {
+    if (oq_crc32(0, m->data, m->size) != m->crc) {
         oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': CRC error", z->path, key);
         free(key);
         return OQ_ERR_FORMAT;
@@ -687,8 +688,7 @@ static oq_status stored_archive(size_t n, const oq_tensor *const *tensors, const
             names[i] = NULL;
             st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         } else {
-            uLong c = crc32_z(0L, parts[i].header, parts[i].header_len);
-            crc[i] = (uint32_t)crc32_z(c, parts[i].payload, parts[i].payload_len);
+            crc[i] = oq_crc32(oq_crc32(0, parts[i].header, parts[i].header_len), parts[i].payload, parts[i].payload_len);
         }
     }
     size_t size = st ? 0 : stored_size(n, parts, (const char *const *)names);

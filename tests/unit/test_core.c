@@ -1,4 +1,5 @@
-/* The growable buffers every other folder builds on (src/core/core-impl.h). */
+/* The growable buffers every other folder builds on, and the CRC-32 every .npz is checked
+ * with (src/core/core-impl.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,6 +121,27 @@ static void test_arena(void **state)
     assert_null(a.head);
 }
 
+/* The carry-less-multiply CRC against zlib's: the check value, every length up to 4 KiB at
+ * three offsets (the 64-byte folds, the 16-byte ones and zlib's tail), chaining, and a large
+ * buffer. */
+static void test_crc32_is_zlibs(void **state)
+{
+    (void)state;
+    assert_int_equal(oq_crc32(0, "123456789", 9), 0xCBF43926u);
+    size_t size = 1 << 20;
+    unsigned char *b = malloc(size);
+    assert_non_null(b);
+    uint32_t r = 12345;
+    for (size_t i = 0; i < size; i++) b[i] = (unsigned char)((r = r * 1103515245u + 12345u) >> 16);
+    for (size_t n = 0; n <= 4096; n++)
+        for (size_t off = 0; off < 3; off++) {
+            uint32_t seed = n * 2654435761u;
+            if (oq_crc32(seed, b + off, n) != oq_crc32_portable(seed, b + off, n)) fail_msg("length %zu at +%zu", n, off);
+        }
+    assert_int_equal(oq_crc32(oq_crc32(0, b, 1000), b + 1000, size - 1000), oq_crc32_portable(0, b, size));
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -129,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_push_grows_zeroed_and_keeps),
         cmocka_unit_test(test_strv),
         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_crc32_is_zlibs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
