@@ -883,6 +883,16 @@ static unsigned char *frame_npz(size_t *n)
     return npz;
 }
 
+/* The next frame is batch i's y = [0, 7]. */
+static void next_is_frame_npz(oq_refstream *s, int64_t i)
+{
+    oq_npz *z;
+    oq_err err = {0};
+    assert_int_equal(oq_refstream_next(s, i, SHA_A, &z, &err), OQ_OK);
+    assert_float_equal(oq_tensor_get_f64(oq_npz_get(z, "y"), 1), 7.0, 0);
+    oq_npz_free(z);
+}
+
 /* The stream's frames back in the plan's order; a batch read against another batch's frame,
  * against outputs of other inputs, or past the last frame: each an error naming it. */
 static void refstream_checks_each_frame(void **state)
@@ -900,9 +910,7 @@ static void refstream_checks_each_frame(void **state)
     assert_int_equal(oq_refstream_close(&s, &err), OQ_OK);
     oq_npz *z;
     assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
-    assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_OK);
-    assert_float_equal(oq_tensor_get_f64(oq_npz_get(z, "y"), 1), 7.0, 0);
-    oq_npz_free(z);
+    next_is_frame_npz(&s, 0);
     assert_int_equal(oq_refstream_next(&s, 1, SHA_B, &z, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "batch 1: the reference's outputs are of other inputs"));
     assert_null(z);
@@ -912,10 +920,7 @@ static void refstream_checks_each_frame(void **state)
     assert_non_null(strstr(err.msg, "the reference outputs of batch 0 where batch 1's were due"));
     oq_refstream_close(&s, NULL);
     assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
-    for (int64_t i = 0; i < 2; i++) {
-        assert_int_equal(oq_refstream_next(&s, i, SHA_A, &z, &err), OQ_OK);
-        oq_npz_free(z);
-    }
+    for (int64_t i = 0; i < 2; i++) next_is_frame_npz(&s, i);
     assert_int_equal(oq_refstream_next(&s, 2, SHA_A, &z, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "no reference outputs for batch 2"));
     oq_refstream_close(&s, NULL);
@@ -944,9 +949,7 @@ static void refstream_named_file_must_be_the_one_read(void **state)
     assert_int_equal(oq_refstream_close(&s, &err), OQ_OK);
     oq_npz *z;
     assert_int_equal(oq_refstream_open(&s, path, 0, -1, &err), OQ_OK);
-    assert_int_equal(oq_refstream_next(&s, 0, SHA_A, &z, &err), OQ_OK);
-    assert_float_equal(oq_tensor_get_f64(oq_npz_get(z, "y"), 1), 7.0, 0);
-    oq_npz_free(z);
+    next_is_frame_npz(&s, 0);
     /* the same bytes, but another file renamed over it */
     assert_int_equal(oq_write_file_nosync(other, npz, n, &err), OQ_OK);
     assert_int_equal(rename(other, entry), 0);
