@@ -222,12 +222,15 @@ static void cache_warning(worker *w, const char *what)
     if (*what && !w->r->cache_warning) w->r->cache_warning = strdup(what);
 }
 
-/* The reference's outputs of a batch, as its .npz bytes: to the other workers, and saved
- * with --save-outputs. */
+/* The reference's outputs of a batch, their .npz bytes: to the other workers (by the name of
+ * the cache's file they came from, `named`, else as bytes), and saved with --save-outputs. */
 static oq_status pass_on(worker *w, const oq_plan_batch *pb, const batch_mask *bm, const unsigned char *npz, size_t n,
-                         oq_err *err)
+                         const oq_refcache_hit *named, oq_err *err)
 {
-    oq_status st = w->refs.path ? oq_refstream_put(&w->refs, pb->index, bm->inputs_sha, npz, n, err) : OQ_OK;
+    oq_status st = OQ_OK;
+    if (w->refs.path && named)
+        st = oq_refstream_put_file(&w->refs, pb->index, bm->inputs_sha, named->path, &named->id, err);
+    else if (w->refs.path) st = oq_refstream_put(&w->refs, pb->index, bm->inputs_sha, npz, n, err);
     if (!st && pb->save) st = oq_replace_file_nosync(pb->save, npz, n, err);
     return st;
 }
@@ -253,9 +256,7 @@ static oq_status cache_use(worker *w, const oq_plan_batch *pb, const batch_mask 
                            oq_batch_result *b, oq_err *err)
 {
     const oq_refcache_hit *e = &h->e;
-    oq_status st = OQ_OK;
-    if (e->npz && w->refs.path) st = oq_refstream_put_file(&w->refs, pb->index, bm->inputs_sha, e->path, &e->id, err);
-    if (e->npz && !st && pb->save) st = oq_replace_file_nosync(pb->save, e->npz, e->n, err);
+    oq_status st = e->npz ? pass_on(w, pb, bm, e->npz, e->n, e, err) : OQ_OK;
     b->reference_cached = e->npz && !st;
     free(h->e.npz);
     h->e.npz = NULL;
@@ -298,7 +299,7 @@ static oq_status keep_outputs(worker *w, const oq_plan_batch *pb, const batch_ma
     unsigned char *npz = NULL;
     size_t n = 0;
     oq_status st = oq_npz_bytes(n_out, (const oq_tensor *const *)out, 0, "outputs", &npz, &n, err);
-    if (!st && ref) st = pass_on(w, pb, bm, npz, n, err);
+    if (!st && ref) st = pass_on(w, pb, bm, npz, n, NULL, err);
     else if (!st) st = oq_replace_file_nosync(pb->save, npz, n, err);
     if (!st && ref && w->cache.enabled) to_cache(w, bm, npz, n);
     free(npz);
