@@ -201,6 +201,36 @@ static void test_bad_crc_named(void **state)
     free(b);
 }
 
+/* One stored member "a.npy" of no bytes whose directory claims `crc`: libzip hands out an empty
+ * buffer without checking it, so the plain path must not either (a fuzzer's find). */
+static void test_empty_member_crc_unchecked(void **state)
+{
+    (void)state;
+    unsigned char b[30 + 5 + 46 + 5 + 22] = {0};
+    unsigned char *l = b, *c = b + 35, *e = b + 86;
+    put32(l, 0x04034b50u);
+    put16(l + 4, 20);
+    put32(l + 14, 0x12345678u);
+    put16(l + 26, 5);
+    memcpy(l + 30, "a.npy", 5);
+    put32(c, 0x02014b50u);
+    put16(c + 4, 20);
+    put16(c + 6, 20);
+    put32(c + 16, 0x12345678u);
+    put16(c + 28, 5);
+    memcpy(c + 46, "a.npy", 5);
+    put32(e, 0x06054b50u);
+    put16(e + 8, 1);
+    put16(e + 10, 1);
+    put32(e + 12, 51);
+    put32(e + 16, 35);
+    expect_agree(b, sizeof b, 1, "empty member, bad CRC");
+    oq_err err = {0};
+    oq_npz *z = NULL;
+    assert_int_equal(oq_npz_parse(b, sizeof b, "m", &z, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "member 'a': not a .npy file"));
+}
+
 static uint32_t get32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -394,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_numpy_archives),
         cmocka_unit_test(test_cut_at_every_byte),
         cmocka_unit_test(test_bad_crc_named),
+        cmocka_unit_test(test_empty_member_crc_unchecked),
         cmocka_unit_test(test_mutations_plain_or_libzip),
         cmocka_unit_test(test_data_descriptor_flag),
         cmocka_unit_test(test_comments),
