@@ -108,6 +108,9 @@ void oq_sha256_update(oq_sha256 *s, const void *data, size_t n);
 void oq_sha256_hex(oq_sha256 *s, char hex[65]); /* finishes s */
 void oq_sha256_buf(const void *data, size_t n, char hex[65]); /* the three at once */
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err);
+/* Whether s starts with 64 lowercase hex digits, as oq_sha256_hex writes a digest; reads no
+ * further than the first byte that is not one (a shorter string's NUL stops it). */
+int oq_sha256_hex_at(const char *s);
 /* n 64-byte blocks into the state h: the x86 SHA extensions where the CPU has them, else
  * the portable code (kept callable, so tests compare the two). */
 void oq_sha256_blocks(uint32_t h[8], const unsigned char *p, size_t n);

@@ -151,6 +151,13 @@ void oq_sha256_buf(const void *data, size_t n, char hex[65])
     oq_sha256_hex(&s, hex);
 }
 
+int oq_sha256_hex_at(const char *s)
+{
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err)
 {
     FILE *fp = fopen(path, "rb");

@@ -165,7 +165,7 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     b->sha256 = (char *)str_of(j, "sha256");
     b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
     return json_is_integer(json_object_get(j, "index")) && b->inputs &&
-           (!b->sha256 || (strlen(b->sha256) == 64 && strspn(b->sha256, "0123456789abcdef") == 64));
+           (!b->sha256 || (oq_sha256_hex_at(b->sha256) && !b->sha256[64]));
 }
 
 typedef struct plan_lines {

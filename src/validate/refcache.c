@@ -175,9 +175,7 @@ static int batch_fits(const oq_npz *z, int64_t batch, char *why, size_t n)
 static const char *record_sha_fast(const char *text, size_t n)
 {
     size_t h = sizeof RECORD_HEAD - 1;
-    if (n < h + 65 || memcmp(text, RECORD_HEAD, h) || text[h + 64] != '"') return NULL;
-    for (size_t i = h; i < h + 64; i++)
-        if (!strchr("0123456789abcdef", text[i]) || !text[i]) return NULL;
+    if (n < h + 65 || memcmp(text, RECORD_HEAD, h) || !oq_sha256_hex_at(text + h) || text[h + 64] != '"') return NULL;
     return text + h;
 }
 
@@ -224,9 +222,7 @@ static int record_sha(const char *text, size_t n, char sha[65], json_t **rec)
     *rec = json_loadb(text, n, 0, NULL);
     const char *named = json_string_value(json_object_get(*rec, "sha256"));
     const char *schema = json_string_value(json_object_get(*rec, "schema"));
-    if (!schema || strcmp(schema, CACHE_SCHEMA) || !named || strlen(named) != 64 ||
-        strspn(named, "0123456789abcdef") != 64)
-        return 0;
+    if (!schema || strcmp(schema, CACHE_SCHEMA) || !named || !oq_sha256_hex_at(named) || named[64]) return 0;
     return snprintf(sha, 65, "%s", named), 1;
 }
 

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,29 @@ static void test_crc32_is_zlibs(void **state)
     free(b);
 }
 
+/* A digest as oq_sha256_hex writes it is one; uppercase, a non-hex digit or a short string not. */
+static void test_sha256_hex_at(void **state)
+{
+    (void)state;
+    char hex[65];
+    oq_sha256_buf("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    assert_true(oq_sha256_hex_at(hex));
+    char longer[80];
+    snprintf(longer, sizeof longer, "%s\"tail", hex);
+    assert_true(oq_sha256_hex_at(longer)); /* the caller judges what follows */
+    for (int i = 0; i < 64; i += 9) {
+        char bad[65];
+        memcpy(bad, hex, sizeof bad);
+        bad[i] = 'A';
+        assert_false(oq_sha256_hex_at(bad));
+        bad[i] = 'g';
+        assert_false(oq_sha256_hex_at(bad));
+    }
+    hex[63] = 0;
+    assert_false(oq_sha256_hex_at(hex));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_strv),
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_crc32_is_zlibs),
+        cmocka_unit_test(test_sha256_hex_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
