@@ -28,27 +28,48 @@ static const char foot[] =
 "written), 2 usage or input error, 3 runtime error.\n"
 "\n"
 "examples:\n"
-"  ortqual convert torch_op18.onnx -o fast.onnx --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24\n"
-"  ortqual convert torch_op23.onnx -o fast.onnx --mask-to-seqlen --attention-dtype fp16 --opset 24 \\\n"
-"      --inputs io.npz --expected io.npz\n"
+"  ortqual convert torch_op18.onnx -o fast.onnx --flash      # = --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24\n"
+"  ortqual convert torch_op23.onnx -o fast.onnx --flash --inputs io.npz --expected io.npz\n"
 "  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
 "  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n"
-"  ortqual convert mlpf_op18.onnx -o fast.onnx --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24\n"
+"  ortqual convert mlpf_op18.onnx -o fast.onnx --flash\n"
 "      # heads of 12: 'pad-head-size rewritten ... head size 12 -> 16' in the report\n";
 
 struct convert_args {
     oq_convert_opts o;
     struct oq_cli_runtime cr;
     const char *in, *out, *dtype;
-    int fuse, seqlen, expand, lower, elu, pad_head;
+    int flash, fuse, seqlen, expand, lower, elu, pad_head;
     oq_cli_list inputs, expected, tolerances;
     char *tolerance_text;
     int plan, force, json;
 };
 
 /* The flags and strings of the table into the library's options. */
+/* --flash as the passes one by one (an --attention-dtype or --opset given still chooses);
+ * with no pass at all, the preset is what to suggest. */
+static int choose_passes(struct convert_args *a)
+{
+    if (a->flash && a->lower) {
+        fprintf(stderr, "ortqual convert: --flash and --lower contradict: --lower removes the Attention nodes flash needs\n");
+        return -1;
+    }
+    if (a->flash) {
+        a->fuse = a->seqlen = 1;
+        if (!a->dtype) a->dtype = "fp16";
+        if (!a->o.opset) a->o.opset = 24;
+    }
+    if (!a->fuse && !a->seqlen && !a->expand && !a->lower && !a->elu && !a->pad_head && !a->dtype && !a->o.opset) {
+        fprintf(stderr, "ortqual convert: no pass chosen: --flash for ORT's CUDA flash attention (fused "
+                        "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int check_args(struct convert_args *a)
 {
+    if (choose_passes(a)) return -1;
     a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
                    (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
                    (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
@@ -78,6 +99,10 @@ static int parse(struct convert_args *a, int argc, char **argv)
     oq_convert_opts *o = &a->o;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("passes:"),
+        OQ_OPT_FLAG("flash", &a->flash,
+                    "the form ORT's CUDA flash attention runs: --fuse --mask-to-seqlen\n"
+                    "--attention-dtype fp16 --opset 24 (head sizes padded to a multiple\n"
+                    "of 8); --attention-dtype bf16 or --opset still choose"),
         OQ_OPT_FLAG("fuse", &a->fuse,
                     "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
                     "(chains that are not attention, e.g. a softmax over the query axis,\n"

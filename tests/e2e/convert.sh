@@ -23,11 +23,13 @@ for a in m["attention"]:
 }
 
 # (every fixture at both opsets is converted by unit/test_convert; here the tool's path, one of each kind)
+# (--flash is the four flags: both spellings run)
 for case in tx_encoder:23:2:0 decoder_lm:18:1:1 mlpf_like:18:2:0 mlpf_like:23:2:0; do
     IFS=: read -r fx op n causal <<<"$case"
     out="$T/${fx}_$op.onnx"
-    expect 0 "written: " $ORTQUAL convert "$F/$fx/${fx}_op$op.onnx" -o "$out" --fuse --mask-to-seqlen \
-        --attention-dtype fp16 --opset 24 --inputs "$F/$fx/inputs_000.npz" --inputs "$F/$fx/inputs_001.npz" \
+    passes="--fuse --mask-to-seqlen --attention-dtype fp16 --opset 24"
+    [ "$op" = 23 ] && passes=--flash
+    expect 0 "written: " $ORTQUAL convert "$F/$fx/${fx}_op$op.onnx" -o "$out" $passes --inputs "$F/$fx/inputs_000.npz" --inputs "$F/$fx/inputs_001.npz" \
         --expected "$F/$fx/outputs_000.npz" --expected "$F/$fx/outputs_001.npz"
     if structure "$out" "$n" "$causal"; then ok "$fx opset $op: $n Attention-24 node(s), no attn_mask"; else bad "$fx opset $op structure"; fi
 done
@@ -125,7 +127,15 @@ expect 0 "written: " $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onn
 expect 2 "--opset '12': want a whole number in 13..24" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --fuse --opset 12
 expect 2 "-o OUT.onnx is required" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --fuse
 expect 2 "fp16 or bf16" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --attention-dtype fp8
-expect 2 "nothing to do" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx"
+expect 2 "no pass chosen: --flash for ORT's CUDA flash attention" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx"
+expect 2 "no pass chosen" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --keep-elu
+expect 2 "--flash and --lower contradict" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --flash --lower
+# --flash plans exactly what the four flags plan, on every fixture; --attention-dtype still chooses
+for m in "$F"/*/*_op*.onnx; do
+    a=$($ORTQUAL convert "$m" --plan --flash 2>&1); b=$($ORTQUAL convert "$m" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24 2>&1)
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "--flash plans as the four flags: ${m##*/}"; else bad "--flash differs on ${m##*/}"; fi
+done
+expect 0 "attention-dtype +rewritten .*bfloat16" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --attention-dtype bf16
 expect 2 "not an ONNX model" $ORTQUAL convert "$F/tx_encoder/io.npz" -o "$T/o.onnx" --fuse
 expect 2 "exists \(not overwritten\)" $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/mlpf_like_18.onnx" --fuse
 report
