@@ -379,6 +379,22 @@ void oq_batch_inputs_clear(oq_batch_inputs *in)
 
 /* ---- the expected outputs ------------------------------------------------------------ */
 
+/* When the outputs were looked for in DIR/inputs_X.npz and DIR/outputs_X.npz exists (the
+ * layout validate --save-outputs and the fixtures use), the hint names the option that reads it. */
+static void outputs_beside_hint(const char *path, char *hint, size_t n)
+{
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char sib[4096];
+    hint[0] = 0;
+    if (strncmp(base, "inputs_", 7) ||
+        snprintf(sib, sizeof sib, "%.*soutputs_%s", (int)(base - path), path, base + 7) >= (int)sizeof sib)
+        return;
+    FILE *f = fopen(sib, "rb");
+    if (!f) return;
+    fclose(f);
+    snprintf(hint, n, "; %s is beside it: pass --expected '%.*soutputs_*.npz'", sib, (int)(base - path), path);
+}
+
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path, const char *out,
                                 oq_err *err)
 {
@@ -394,11 +410,13 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
         const oq_io_info *io = &mi->outputs[i];
         char want[256];
         if (!oq_npz_get(z, io->name)) {
+            char hint[4200];
+            outputs_beside_hint(path, hint, sizeof hint);
             st = oq_err_set(err, OQ_ERR_NOT_FOUND,
                             "%s: no member '%s' for the model's output %s %s %s (the expected configuration "
-                            "compares every output)",
+                            "compares every output)%s",
                             path, io->name, io->name, io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
-                            declared_str(io, want, sizeof want));
+                            declared_str(io, want, sizeof want), hint);
             break;
         }
         if ((st = oq_npz_take(z, io->name, &t[n], err))) break;

@@ -116,6 +116,9 @@ MLPF=(--model "$F/mlpf_like/mlpf_like_op18.onnx" --configs expected,cpu:model:fp
 expect 2 "no_cls.npz: no member 'cls' for the model's output cls float32 \[batch,seq,6\]" "$Q" validate "${MLPF[@]}" \
     --inputs "$T/no_cls.npz" --outdir "$T/e1" "${V[@]}"
 [ "$(ls -A "$T/e1")" = "error.json" ] && ok "missing member: only error.json left" || bad "left: $(ls -A "$T/e1")"
+# PyTorch's outputs in outputs_NNN.npz beside inputs_NNN.npz: the error names the option that reads them
+expect 2 "inputs_000.npz: no member 'cls' .*; .*/mlpf_like/outputs_000.npz is beside it: pass --expected '.*/mlpf_like/outputs_\*.npz'" \
+    "$Q" validate "${MLPF[@]}" --inputs "$F/mlpf_like/inputs_*.npz" --outdir "$T/e1b" "${V[@]}"
 expect 2 "short_cls.npz: expected 'cls' has shape \[3,56,5\]; the model's 'cls' is \[batch,seq,6\] \(axis 2 fixed to 6\)" \
     "$Q" validate "${MLPF[@]}" --inputs "$T/short_cls.npz" --outdir "$T/e2" "${V[@]}"
 expect 2 "--expected: 1 files for 2 --inputs files" "$Q" validate "${MLPF[@]}" --inputs "$F/mlpf_like/inputs_*.npz" \
