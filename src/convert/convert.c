@@ -234,8 +234,11 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     int64_t need = needed_opset(m, &why);
     int64_t target = o->opset ? o->opset : need > m->opset_in ? need : m->opset_in;
     if (target < need)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opset %lld is below the %lld that %s needs", m->name,
-                          (long long)target, (long long)need, why);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opset %lld is below the %lld that %s needs (%s)", m->name,
+                          (long long)target, (long long)need, why,
+                          need == 24 ? "--mask-to-seqlen writes it: raise --opset to 24 or leave it out; "
+                                       "at opset 23, --expand-mask instead"
+                                     : "raise --opset or leave it out");
     if ((o->passes & OQ_CONVERT_DECOMPOSE_ELU) || (!o->keep_elu && target >= 22 && has_op(m, "Elu"))) {
         if (!(o->passes & OQ_CONVERT_DECOMPOSE_ELU))
             cv_step(c->r, "decompose-elu", "", "note", "on because the output opset is %lld: Elu-22 has no CUDA kernel "

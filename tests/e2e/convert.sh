@@ -125,6 +125,11 @@ expect 0 "written: " $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onn
 
 # usage and input errors
 expect 2 "--opset '12': want a whole number in 13..24" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --fuse --opset 12
+expect 2 "opset 23 is below the 24 that nonpad_kv_seqlen needs \(--mask-to-seqlen writes it: raise --opset to 24" \
+    $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --flash --opset 23
+expect 2 "opset 18 is below the 23 that Attention needs \(raise --opset or leave it out\)" \
+    $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --fuse --opset 18
+[ ! -e "$T/o.onnx" ] && ok "opset refusals write nothing" || bad "o.onnx written"
 expect 2 "-o OUT.onnx is required" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --fuse
 expect 2 "fp16 or bf16" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --attention-dtype fp8
 expect 2 "no pass chosen: --flash for ORT's CUDA flash attention" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx"
