@@ -51,9 +51,7 @@
  *
  *     oq_convert_opts o;
  *     oq_convert_opts_default(&o);
- *     o.passes = OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
- *     o.attention_dtype = OQ_DTYPE_FLOAT16;
- *     o.opset = 24;
+ *     oq_convert_opts_flash(&o);   // FUSE | MASK_TO_SEQLEN, float16 attention, opset 24
  *     o.runtime = rt;                                   // from oq_runtime_load
  *     oq_convert_report *r;
  *     oq_status st = oq_convert_file("torch.onnx", "fast.onnx", 0, &o, &r, &err);
@@ -122,6 +120,11 @@ typedef struct oq_convert_opts {
 } oq_convert_opts;
 
 OQ_API void oq_convert_opts_default(oq_convert_opts *o);
+
+/* The flash-eligible form (`ortqual convert --flash`): adds OQ_CONVERT_FUSE and
+ * OQ_CONVERT_MASK_TO_SEQLEN to o->passes, and sets float16 attention and opset 24 where
+ * o does not choose them already (so bfloat16 or another opset set before stays). */
+OQ_API void oq_convert_opts_flash(oq_convert_opts *o);
 
 /* One line of the plan: what a pass did (or would do) at a node. */
 typedef struct oq_convert_step {

@@ -46,20 +46,17 @@ struct convert_args {
 };
 
 /* The flags and strings of the table into the library's options. */
-/* --flash as the passes one by one (an --attention-dtype or --opset given still chooses);
- * with no pass at all, the preset is what to suggest. */
+/* --flash is the library's preset (an --opset given still chooses; an --attention-dtype
+ * given replaces its float16 in check_args); with no pass at all, it is what to suggest. */
 static int choose_passes(struct convert_args *a)
 {
     if (a->flash && a->lower) {
         fprintf(stderr, "ortqual convert: --flash and --lower contradict: --lower removes the Attention nodes flash needs\n");
         return -1;
     }
-    if (a->flash) {
-        a->fuse = a->seqlen = 1;
-        if (!a->dtype) a->dtype = "fp16";
-        if (!a->o.opset) a->o.opset = 24;
-    }
-    if (!a->fuse && !a->seqlen && !a->expand && !a->lower && !a->elu && !a->pad_head && !a->dtype && !a->o.opset) {
+    if (a->flash) oq_convert_opts_flash(&a->o);
+    if (!a->o.passes && !a->fuse && !a->seqlen && !a->expand && !a->lower && !a->elu && !a->pad_head && !a->dtype &&
+        !a->o.opset) {
         fprintf(stderr, "ortqual convert: no pass chosen: --flash for ORT's CUDA flash attention (fused "
                         "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)\n");
         return -1;

@@ -21,6 +21,13 @@ void oq_convert_opts_default(oq_convert_opts *o)
     o->seed = 1;
 }
 
+void oq_convert_opts_flash(oq_convert_opts *o)
+{
+    o->passes |= OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
+    if (!o->attention_dtype) o->attention_dtype = OQ_DTYPE_FLOAT16;
+    if (!o->opset) o->opset = 24;
+}
+
 /* ---- the report -------------------------------------------------------------------------- */
 
 void cv_step(oq_convert_report *r, const char *pass, const char *node, const char *action, const char *fmt, ...)

@@ -50,14 +50,12 @@ static void free_batches(batches *b)
     }
 }
 
-/* The done-when conversion: --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24. */
+/* The done-when conversion: --flash (--fuse --mask-to-seqlen --attention-dtype fp16 --opset 24). */
 static oq_convert_opts fast_opts(const batches *b)
 {
     oq_convert_opts o;
     oq_convert_opts_default(&o);
-    o.passes = OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
-    o.attention_dtype = OQ_DTYPE_FLOAT16;
-    o.opset = 24;
+    oq_convert_opts_flash(&o);
     o.runtime = rt;
     if (b) {
         o.n_batches = 2;
@@ -927,9 +925,30 @@ static void test_head_size_one_reading(void **state)
     remove_dir(dir);
 }
 
+/* The preset adds its passes and fills the dtype and opset only where none was chosen. */
+static void test_opts_flash(void **state)
+{
+    (void)state;
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    assert_int_equal(o.passes, OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN);
+    assert_int_equal(o.attention_dtype, OQ_DTYPE_FLOAT16);
+    assert_int_equal(o.opset, 24);
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_DECOMPOSE_ELU;
+    o.attention_dtype = OQ_DTYPE_BFLOAT16;
+    o.opset = 23;
+    oq_convert_opts_flash(&o);
+    assert_int_equal(o.passes, OQ_CONVERT_DECOMPOSE_ELU | OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN);
+    assert_int_equal(o.attention_dtype, OQ_DTYPE_BFLOAT16);
+    assert_int_equal(o.opset, 23);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opts_flash),
         cmocka_unit_test(test_tx_encoder),
         cmocka_unit_test(test_mlpf_like),
         cmocka_unit_test(test_hand_attention),
