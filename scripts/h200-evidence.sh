@@ -119,7 +119,7 @@ for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:
   IFS=: read -r fx op feat mask <<<"$case"
   src="$FX/$fx/${fx}_op$op.onnx"; conv="$W/${fx}_op${op}_fast.onnx"; id="$fx-op$op"
   batches="--inputs $FX/$fx/inputs_000.npz --inputs $FX/$fx/inputs_001.npz"
-  step convert-$id 120 $B convert "$src" -o "$conv" --force --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24 \
+  step convert-$id 120 $B convert "$src" -o "$conv" --force --flash \
     $batches --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" --ort-lib "$ORT/libonnxruntime.so"
   cp "$conv" "$OUT/"
   step convert-flash-$id 300 $B validate $E --no-plots --model "$conv" --features $feat --mask $mask $batches \
