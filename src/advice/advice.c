@@ -206,6 +206,9 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
                : f->user_model ? ", and cuDNN needs nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen`)"
                                : ", and cuDNN needs an attention24 export");
     if (rules & OQ_ADVICE_HEAD_SIZE) head_remedy(fix, target, f);
+    if (f->user_model && (rules & (OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_MASK_KV_ALIGN)) &&
+        (rules & OQ_ADVICE_FP32_NO_FLASH))
+        clause(fix, "`ortqual convert --flash` does both (and pads the head size)");
 }
 
 /* "cuda:attention24:fp16:flash": the configuration that would reach a fused kernel. None when

@@ -304,6 +304,18 @@ static void test_user_model_mask_remedy(void **state)
     f.dtype = OQ_DTYPE_FLOAT32;
     a = advise("EFFICIENT_ATTENTION", "flash", &f);
     assert_has(a.text, "compute attention in float16 (`ortqual convert --attention-dtype fp16`)");
+    assert_lacks(a.text, "--flash");
+    oq_advice_clear(&a);
+    /* both the mask and float32: the one preset that fixes both is named */
+    f.mask = OQ_ATTN_MASK_BOOL;
+    a = advise("MATH", "flash", &f);
+    assert_int_equal(a.rules, OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_FP32_NO_FLASH);
+    assert_has(a.text, "`ortqual convert --mask-to-seqlen`");
+    assert_has(a.text, "; `ortqual convert --flash` does both (and pads the head size)");
+    oq_advice_clear(&a);
+    f.user_model = false; /* ortqual's own export: configurations, not convert */
+    a = advise("MATH", "flash", &f);
+    assert_lacks(a.text, "--flash");
     oq_advice_clear(&a);
 }
 
