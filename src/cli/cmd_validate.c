@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "ortqual/advice.h"
 #include "ortqual/inspect.h"
+#include "ortqual/npz.h"
 #include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 
@@ -42,7 +43,7 @@ static const char foot[] =
 "  ortqual validate --num-events 1000 --configs ref:encoder:fp64,cpu:attention23:fp32   (again: the\n"
 "      reference's outputs come from the cache; --no-cache recomputes them)\n"
 "  ortqual validate --model m.onnx --inputs out/inputs_*.npz --configs cpu:model:fp32,cuda:model:fp32\n"
-"  ortqual validate --model torch.onnx --inputs io.npz --configs expected,cpu:model:fp32\n"
+"  ortqual validate --model torch.onnx --inputs io.npz          # expected,cpu:model:fp32 (+ cuda)\n"
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
 "      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n"
 "  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n"
@@ -61,6 +62,7 @@ struct args {
     const char **required_all; /* --require and, with --gpu, every cuda configuration */
     char policy[256];
     const char *configs_text, *worker;
+    char default_configs[64]; /* --model's, when --configs is not given */
     int list, gpu, no_cache;
     struct oq_cli_run_output out;
     char outdir[512], cache_dir[4096];
@@ -303,14 +305,44 @@ static int require_cuda(struct args *a)
     return OQ_EXIT_OK;
 }
 
-/* The demo's configurations, or those of --configs. */
+/* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with
+ * the inputs), so that 'expected' can be the reference. What cannot be read counts as no: the
+ * run itself reports it. */
+static int inputs_hold_outputs(const struct args *a)
+{
+    oq_model_info *mi = NULL;
+    oq_npz *z = NULL;
+    int all = a->o.n_input_files && oq_model_inspect_file(a->o.model_path, &mi, NULL) == OQ_OK &&
+              mi->n_outputs && oq_npz_read(a->o.input_files[0], &z, NULL) == OQ_OK;
+    for (size_t i = 0; all && i < mi->n_outputs; i++) all = oq_npz_get(z, mi->outputs[i].name) != NULL;
+    oq_npz_free(z);
+    oq_model_info_free(mi);
+    return all;
+}
+
+/* --model without --configs: the saved outputs (when there are any) against ORT CPU, and CUDA
+ * where it runs; no saved outputs: CPU against CUDA; neither: nothing to compare, so ask. */
+static int model_default_configs(struct args *a)
+{
+    int expected = a->o.n_expected_files || inputs_hold_outputs(a), cuda = cuda_available(&a->cr);
+    if (!expected && !cuda) {
+        fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
+                        "(members named like the model's outputs in --inputs, or --expected) and no CUDA "
+                        "execution provider; e.g. --configs cpu:model:fp32,cpu:model:fp16\n");
+        return OQ_EXIT_USAGE;
+    }
+    snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:fp32%s", expected ? "expected," : "",
+             cuda ? ",cuda:model:fp32" : "");
+    fprintf(stderr, "ortqual validate: --configs %s (--model's default here)\n", a->default_configs);
+    a->configs_text = a->default_configs;
+    return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
+}
+
+/* The demo's configurations, those of --configs, or --model's default. */
 static int choose_configs(struct args *a)
 {
     if (a->configs_text) return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
-    if (a->o.kind == OQ_MODEL_USER) {
-        fprintf(stderr, "ortqual validate: --model needs --configs (e.g. cpu:model:fp32,cuda:model:fp32)\n");
-        return OQ_EXIT_USAGE;
-    }
+    if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a);
     enum { DEMO_MAX = 16 };
     if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
     a->o.n_configs = oq_validate_demo_configs(cuda_available(&a->cr), a->configs, DEMO_MAX);
@@ -435,7 +467,9 @@ static int run(struct args *a, int argc, char **argv)
                       "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
                       "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
                       "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
-                      "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel)"),
+                      "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel). Default: the demo's;\n"
+                      "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"
+                      "(or --expected), and cuda:model:fp32 where CUDA runs"),
         OQ_OPT_FLAG("list-configs", &a->list, "print the configurations possible here and why others are not"),
         OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
         OQ_OPT_FLAG("gpu", &a->gpu,

@@ -101,6 +101,19 @@ expect 0 "no mask input: every element" "$Q" validate --model "$F/hand_attention
 [ "$(json "$T/nomask/summary.json" '(d["model_inputs"]["mask"], d["configs"][1]["batches"][0]["outputs"][0]["num_valid"])')" = "(None, 2688)" ] &&
     ok "--no-mask: all 3x56x16 elements compared" || bad "--no-mask: $(json "$T/nomask/summary.json" 'd["model_inputs"]')"
 
+# 5b. --model without --configs: the saved outputs against ORT CPU (no CUDA here: an empty device tree)
+mkdir -p "$T/nodev"
+NODEV=(env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev")
+M18="$F/mlpf_like/mlpf_like_op18.onnx"
+expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV[@]}" "$Q" validate --model "$M18" \
+    --inputs "$F/mlpf_like/io.npz" --outdir "$T/d1" "${V[@]}"
+[ "$(json "$T/d1/summary.json" '[c["name"] for c in d["configs"]], d["verdict"]')" = "['expected', 'cpu:model:fp32'] passed" ] &&
+    ok "default configurations ran and passed" || bad "default: $(json "$T/d1/summary.json" '[c["name"] for c in d["configs"]]')"
+expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV[@]}" "$Q" validate --model "$M18" \
+    --inputs "$F/mlpf_like/inputs_*.npz" --expected "$F/mlpf_like/outputs_*.npz" --outdir "$T/d2" "${V[@]}"
+expect 2 "--model needs --configs here: no saved outputs to judge against .* and no CUDA execution provider" \
+    "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$F/mlpf_like/inputs_000.npz" --outdir "$T/d3" "${V[@]}"
+
 # 6. input errors before any model runs (exit 2, only error.json left)
 $PY - "$F" "$T" <<'EOF'
 import sys, numpy as np
