@@ -324,6 +324,11 @@ static int inputs_hold_outputs(const struct args *a)
  * where it runs; no saved outputs: CPU against CUDA; neither: nothing to compare, so ask. */
 static int model_default_configs(struct args *a)
 {
+    if (a->o.shard.count) { /* the shards may run on other hosts than the one that prepares them */
+        fprintf(stderr, "ortqual validate: a sharded --model run needs --configs: the default depends on "
+                        "the host (e.g. --configs expected,cpu:model:fp32,cuda:model:fp32)\n");
+        return OQ_EXIT_USAGE;
+    }
     int expected = a->o.n_expected_files || inputs_hold_outputs(a), cuda = cuda_available(&a->cr);
     if (!expected && !cuda) {
         fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
