@@ -45,6 +45,18 @@ struct replay_args {
     oq_config configs[2];
 };
 
+/* ORT's CPU provider against ORT's CPU provider of the same library is a determinism check,
+ * not a comparison of two implementations: say so, and what makes it one. */
+static void note_self_comparison(const struct replay_args *a, const char *ref)
+{
+    const char *lib = a->cr.ort_lib, *ref_lib = a->o.reference_ort_lib;
+    int same_lib = !ref_lib || (lib && !strcmp(lib, ref_lib));
+    if (!strcmp(ref, "cpu") && (!a->cr.ep || !strcmp(a->cr.ep, "cpu")) && same_lib)
+        fprintf(stderr, "ortqual replay: note: the cpu provider against ORT CPU of the same ORT library "
+                        "compares ORT with itself (a determinism check); --ep cuda (or a plugin EP), "
+                        "--reference-ort-lib OTHER.so or --expected make it a comparison\n");
+}
+
 /* configs[0] = the reference (ORT CPU, or the saved outputs), configs[1] = the replayed provider. */
 static int make_configs(struct replay_args *a)
 {
@@ -64,6 +76,7 @@ static int make_configs(struct replay_args *a)
     }
     a->o.configs = a->configs;
     a->o.n_configs = 2;
+    note_self_comparison(a, ref);
     return 0;
 }
 

@@ -29,6 +29,10 @@ $ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inpu
   --ort-lib "$ORT130" --repeat 1 --outdir "$T/r2" > "$T/r2.out" 2>&1 || fail "replay on 1.30: $(cat "$T/r2.out")"
 $PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["configs"]; assert [x["onnxruntime"]["version"] for x in c] == ["1.30.0"] * 2, c' \
   "$T/r2/summary.json" || fail "the reference did not use --ort-lib"
+# one ORT library on both sides compares ORT with itself: said; two libraries: not said
+grep -q "note: the cpu provider against ORT CPU of the same ORT library compares ORT with itself" "$T/r2.out" ||
+  fail "no self-comparison note: $(cat "$T/r2.out")"
+! grep -q "compares ORT with itself" "$T/r.out" || fail "self-comparison note with two ORT libraries"
 set +e
 $ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --ep cpu \
   --ort-lib "$ORT130" --reference-ort-lib "$T/none/libonnxruntime.so" --outdir "$T/r3" > "$T/r3.out" 2>&1
