@@ -69,7 +69,11 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
         int got = measure(&s->configs[i], o, &out->configs[out->n_configs], err);
         if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
         if (!got) {
-            if (i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
+            if (i == 0)
+                return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches%s", name,
+                                  s->configs[0].n_batches && s->configs[0].batches[0].reference_cached
+                                      ? " (its outputs came from the reference cache: measure with --no-cache)"
+                                      : "");
             continue;
         }
         out->configs[out->n_configs++].per_event_s /= events;

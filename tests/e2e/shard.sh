@@ -177,6 +177,13 @@ PY
 must 2 "no timed configuration besides the reference matches cuda:" "$T/est1.log" \
     $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --only cuda:
 must 2 "not a validation summary" "$T/est2.log" $ORTQUAL estimate "$T/P/shards/plan.json" --events 10 --workers 3
+# a reference read from the cache was not timed: the estimate says so and what measures it
+C=(validate --cache-dir "$T/cache" --num-events 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:attention24:fp32)
+must 0 "PASSED" "$T/c1.log" $ORTQUAL "${C[@]}" --outdir "$T/C1"
+must 0 "PASSED" "$T/c2.log" $ORTQUAL "${C[@]}" --outdir "$T/C2"
+must 2 "no timed batches \(its outputs came from the reference cache: measure with --no-cache\)" "$T/est3.log" \
+    $ORTQUAL estimate "$T/C2/summary.json" --events 10 --workers 3
+must 0 "wall" "$T/est4.log" $ORTQUAL estimate "$T/C1/summary.json" --events 10 --workers 3
 
 # 10. usage and input errors, before anything runs
 must 2 "prepared already" "$T/e1.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 3
