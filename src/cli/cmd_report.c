@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "ortqual/report.h"
@@ -11,13 +12,14 @@ const char cmd_report_summary[] = "re-render report.html (and JUnit XML) from a 
 static const char head[] =
     "usage: ortqual report DIR... [--junit FILE]\n"
     "\n"
-    "Write DIR/report.html from DIR/summary.json, for each DIR: the page validate,\n"
-    "replay, bench and conformance --outdir write after every run, drawn again (after\n"
-    "copying a run back from a GPU host, merging shards, or upgrading ortqual). One\n"
-    "self-contained file: verdict, configuration table with per-batch and per-output\n"
-    "details, dispatch and placement per attention node, figures (inline SVG),\n"
-    "advice, environment (ONNX Runtime build, providers, loaded CUDA/cuDNN libraries,\n"
-    "shadowing) and the exact command line. No scripts, nothing loaded from anywhere.\n"
+    "Write DIR/report.html from DIR/summary.json, for each DIR (or DIR/summary.json named\n"
+    "itself): the page validate, replay, bench and conformance --outdir write after every\n"
+    "run, drawn again (after copying a run back from a GPU host, merging shards, or\n"
+    "upgrading ortqual). One self-contained file: verdict, configuration table with\n"
+    "per-batch and per-output details, dispatch and placement per attention node,\n"
+    "figures (inline SVG), advice, environment (ONNX Runtime build, providers, loaded\n"
+    "CUDA/cuDNN libraries, shadowing) and the exact command line. No scripts, nothing\n"
+    "loaded from anywhere.\n"
     "The banner is the run's verdict as summary.json has it: PASSED (the only green one),\n"
     "FAILED, ERROR (a runtime error: ONNX Runtime's refusal is explained with the fix)\n"
     "or NOT TESTED (nothing under test was compared), with the reason. The written\n"
@@ -50,6 +52,20 @@ static int write_junit(const char *dir, const char *path)
     return OQ_EXIT_OK;
 }
 
+/* DIR, or DIR/summary.json named itself (what a user often types): the run directory. */
+static const char *run_dir(const char *arg, char *buf, size_t n)
+{
+    size_t len = strlen(arg);
+    const char *name = "summary.json";
+    struct stat st;
+    if (len < strlen(name) || strcmp(arg + len - strlen(name), name) || stat(arg, &st) || !S_ISREG(st.st_mode))
+        return arg;
+    const char *slash = strrchr(arg, '/');
+    if (!slash) return ".";
+    snprintf(buf, n, "%.*s", slash == arg ? 1 : (int)(slash - arg), arg);
+    return buf;
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *junit = NULL;
@@ -73,17 +89,21 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "ortqual report: --junit takes one run directory\n");
         return OQ_EXIT_USAGE;
     }
+    char dir0[4096];
+    const char *junit_dir = run_dir(argv[first], dir0, sizeof dir0);
     for (int i = first; i < argc; i++) {
         oq_err err = {0};
-        oq_status st = oq_report_write_dir(argv[i], &err);
+        char buf[4096];
+        const char *dir = run_dir(argv[i], buf, sizeof buf);
+        oq_status st = oq_report_write_dir(dir, &err);
         if (st == OQ_ERR_FORMAT && junit) continue; /* a gate verdict has JUnit but no page */
         if (st) {
             fprintf(stderr, "ortqual report: %s\n", err.msg);
             if (!rc) rc = exit_for(st);
             continue;
         }
-        printf("%s/report.html\n", argv[i]);
+        printf("%s/report.html\n", dir);
     }
-    if (!rc && junit) rc = write_junit(argv[first], junit);
+    if (!rc && junit) rc = write_junit(junit_dir, junit);
     return rc;
 }

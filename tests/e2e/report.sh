@@ -87,6 +87,11 @@ for d in pass many fail bench conf refused untested decoder skipped; do
   grep -qx "$T/$d/report.html" "$T/rr.out" || fail "report path not printed: $(cat "$T/rr.out")"
   cmp -s "$T/$d.before" "$T/$d/report.html" || fail "$d: re-rendered report differs"
 done
+# the summary itself named instead of its directory: the same page, the directory's path printed
+rm "$T/pass/report.html"
+$ORTQUAL report "$T/pass/summary.json" >"$T/rr.out" || fail "ortqual report DIR/summary.json"
+grep -qx "$T/pass/report.html" "$T/rr.out" && cmp -s "$T/pass.before" "$T/pass/report.html" ||
+  fail "report of DIR/summary.json: $(cat "$T/rr.out")"
 set +e
 $ORTQUAL report "$T/nowhere" >/dev/null 2>"$T/err"
 rc=$?
