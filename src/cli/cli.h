@@ -38,6 +38,10 @@ struct oq_cli_cmd {
  * Returns a malloc'd absolute path, or NULL when neither exists. */
 char *oq_cli_data_path(const char *rel);
 
+/* A run directory given where a summary is read stands for DIR/summary.json (in buf);
+ * anything else is returned as it is. */
+const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
+
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);
 

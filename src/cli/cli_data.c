@@ -37,3 +37,11 @@ char *oq_cli_data_path(const char *rel)
     snprintf(path, sizeof path, "%s/tests/data/%s", ORTQUAL_SOURCE_DIR, rel);
     return existing_dir(path);
 }
+
+const char *oq_cli_summary_of(const char *arg, char *buf, size_t n)
+{
+    struct stat sb;
+    if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode)) return arg;
+    snprintf(buf, n, "%s%ssummary.json", arg, arg[0] && arg[strlen(arg) - 1] == '/' ? "" : "/");
+    return buf;
+}

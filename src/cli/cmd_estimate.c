@@ -16,7 +16,8 @@ static const char head[] =
 "measured: per configuration, a fixed part paid once per task (process, runtime, session,\n"
 "the first call's warm-up) and a part per event (each batch's first call, warm-up and timed\n"
 "calls, comparison and I/O). Probe with the batch size and lengths of the real plan, on the\n"
-"node type it will use. The model is explained in docs/scale-out.md.\n";
+"node type it will use. The model is explained in docs/scale-out.md. A run directory\n"
+"stands for its summary.json.\n";
 
 static const char foot[] =
 "\n"
@@ -86,18 +87,20 @@ int cmd_estimate(int argc, char **argv)
     oq_validate_summary *s;
     oq_estimate e;
     oq_err err = {0};
-    if (oq_validate_summary_read(argv[first], &s, &err)) {
+    char buf[4096];
+    const char *path = oq_cli_summary_of(argv[first], buf, sizeof buf);
+    if (oq_validate_summary_read(path, &s, &err)) {
         fprintf(stderr, "ortqual estimate: %s\n", err.msg);
         return OQ_EXIT_USAGE;
     }
     oq_status st = oq_validate_estimate(s, &o, &e, &err);
     oq_validate_summary_free(s);
     if (st) {
-        fprintf(stderr, "ortqual estimate: %s: %s\n", argv[first], err.msg);
+        fprintf(stderr, "ortqual estimate: %s: %s\n", path, err.msg);
         return OQ_EXIT_USAGE;
     }
     if (json) print_json(&e, &o);
-    else print_text(&e, &o, argv[first]);
+    else print_text(&e, &o, path);
     oq_estimate_clear(&e);
     return OQ_EXIT_OK;
 }

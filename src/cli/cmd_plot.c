@@ -18,13 +18,14 @@ static const char head[] =
     "\n"
     "Draw the standard figures of summaries. Inputs are bench summary.csv or\n"
     "summary.json files (pooled: a CPU and a GPU sweep in one figure; only rows whose\n"
-    "status is \"ok\" are drawn), or one validate/replay summary.json. Bench figures:\n"
-    "runtime, memory (and gpu_memory) and speedup against sequence length, per\n"
-    "batch/mask/heads group, and error_vs_runtime. Validate figures: error_<output>\n"
-    "(|error| over all valid elements, a panel per configuration, with its tolerance\n"
-    "and verdict), error_vs_ref_<output> (error against |reference|), runtime_valid_size\n"
-    "(latency per batch against valid tokens) and placement (when recorded). The written\n"
-    "files are printed. docs/plot.md describes every figure.\n";
+    "status is \"ok\" are drawn), or one validate/replay summary.json; a run directory\n"
+    "stands for its summary.json. Bench figures: runtime, memory (and gpu_memory) and\n"
+    "speedup against sequence length, per batch/mask/heads group, and error_vs_runtime.\n"
+    "Validate figures: error_<output> (|error| over all valid elements, a panel per\n"
+    "configuration, with its tolerance and verdict), error_vs_ref_<output> (error\n"
+    "against |reference|), runtime_valid_size (latency per batch against valid tokens)\n"
+    "and placement (when recorded). The written files are printed. docs/plot.md\n"
+    "describes every figure.\n";
 
 static const char foot[] =
     "\n"
@@ -219,5 +220,18 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr, "ortqual plot: no input given (see 'ortqual plot --help')\n");
         return OQ_EXIT_USAGE;
     }
-    return run(argv + first, (size_t)(argc - first), &opt, json);
+    size_t n = (size_t)(argc - first);
+    char (*bufs)[4096] = calloc(n, sizeof *bufs);
+    char **inputs = calloc(n, sizeof *inputs);
+    if (!bufs || !inputs) {
+        free(bufs);
+        free(inputs);
+        fprintf(stderr, "ortqual plot: out of memory\n");
+        return OQ_EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) inputs[i] = (char *)oq_cli_summary_of(argv[first + i], bufs[i], sizeof bufs[i]);
+    rc = run(inputs, n, &opt, json);
+    free(inputs);
+    free(bufs);
+    return rc;
 }

@@ -54,6 +54,10 @@ grep -q '<text[^>]*>cpu:attention24:fp16' "$T/error_cls.svg" || fail "panel labe
 for c in ref:encoder:fp64 cpu:decomposed:fp32 cpu:attention24:fp16; do
   grep -q "data-label=\"$c\" data-points=\"2\"" "$T/runtime_valid_size.svg" || fail "runtime: $c lacks its 2 batches"
 done
+# the run directory stands for its summary.json: the same figures there
+mkdir "$T/rundir" && cp "$val" "$T/rundir/summary.json"
+"$ORTQUAL" plot "$T/rundir" --format svg >"$T/out" || fail "plot of a run directory exited $?"
+cmp -s "$T/error_cls.svg" "$T/rundir/error_cls.svg" || fail "run directory: error_cls.svg differs or is missing"
 # validate.csv alone cannot be drawn: its figures need summary.json's histograms
 printf 'config,output,batch,valid_size,seconds_first,seconds_median,max_abs_err\nc,o,0,1,1,1,1\n' >"$T/v.csv"
 "$ORTQUAL" plot "$T/v.csv" --out "$T/vcsv" 2>"$T/err" && fail "validate.csv was drawn"

@@ -183,7 +183,7 @@ must 0 "PASSED" "$T/c1.log" $ORTQUAL "${C[@]}" --outdir "$T/C1"
 must 0 "PASSED" "$T/c2.log" $ORTQUAL "${C[@]}" --outdir "$T/C2"
 must 2 "no timed batches \(its outputs came from the reference cache: measure with --no-cache\)" "$T/est3.log" \
     $ORTQUAL estimate "$T/C2/summary.json" --events 10 --workers 3
-must 0 "wall" "$T/est4.log" $ORTQUAL estimate "$T/C1/summary.json" --events 10 --workers 3
+must 0 "wall" "$T/est4.log" $ORTQUAL estimate "$T/C1" --events 10 --workers 3   # a run directory: its summary.json
 
 # 10. usage and input errors, before anything runs
 must 2 "prepared already" "$T/e1.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 3
