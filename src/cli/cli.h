@@ -212,6 +212,9 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
 /* Set so->ep, so->ep_lib and the provider options from `cr` (other fields untouched).
  * The strings stay owned by `cr`. */
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so);
+/* Whether a CUDA execution provider runs here: the --ep-lib named one, or the library beside
+ * the core one where the device files show an NVIDIA GPU, registers and offers a device. */
+int oq_cli_cuda_available(const struct oq_cli_runtime *cr);
 void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
 /* ---- sharding options shared by validate and replay (src/cli/cli_shard.c) ----------

@@ -19,7 +19,7 @@ const char cmd_bench_summary[] = "time attention variants, or a model of yours, 
 #define MAX_MODEL_ARGS 32
 
 static const char head[] =
-    "usage: ortqual bench --variants LIST [options]\n"
+    "usage: ortqual bench [--variants LIST] [options]\n"
     "       ortqual bench --model M.onnx [--inputs FILE.npz] [--shape INPUT=d0,d1,...]\n"
     "                     [--dim NAME=V] [--sweep NAME=V1,V2,...] [options]\n"
     "\n"
@@ -116,11 +116,8 @@ static int set_list(const oq_opt *opt, const char *s)
     return rc;
 }
 
-static int set_variants(const oq_opt *opt, const char *s)
+static int parse_variants(oq_bench_opts *o, const char *s)
 {
-    cli_state *c = opt->ctx;
-    oq_bench_opts *o = &c->o;
-    mark(&c->attention_opt, opt);
     char *copy = strdup(s);
     if (!copy) return -1;
     int rc = 0;
@@ -140,6 +137,23 @@ static int set_variants(const oq_opt *opt, const char *s)
     }
     free(copy);
     return rc;
+}
+
+static int set_variants(const oq_opt *opt, const char *s)
+{
+    cli_state *c = opt->ctx;
+    mark(&c->attention_opt, opt);
+    return parse_variants(&c->o, s);
+}
+
+/* No --variants and no --model: ORT's CPU forms, and CUDA's flash and float32 where CUDA runs. */
+static int default_variants(cli_state *c)
+{
+    const char *v = oq_cli_cuda_available(&c->cr)
+                        ? "cpu:decomposed:fp32,cpu:attention24:fp32,cuda:attention24:fp16:flash,cuda:attention24:fp32"
+                        : "cpu:decomposed:fp32,cpu:attention24:fp32";
+    fprintf(stderr, "ortqual bench: --variants %s (the default here)\n", v);
+    return parse_variants(&c->o, v);
 }
 
 /* --modes masked|unmasked|both, --export-shapes dynamic|static|both: bits 1, 2, 3. */
@@ -416,10 +430,7 @@ static int check_mode(cli_state *c)
                         "--ep is for --model\n");
         return -1;
     }
-    if (!o->n_variants) {
-        fprintf(stderr, "ortqual bench: --variants (or --model) is required (see --help)\n");
-        return -1;
-    }
+    if (!o->n_variants && default_variants(c)) return -1;
     if (!c->kv_given) o->kv_heads = o->heads;
     return 0;
 }
@@ -430,10 +441,12 @@ static int parse_args(cli_state *c, int argc, char **argv)
     const oq_opt opts[] = {
         OQ_OPT_GROUP("attention sweep:"),
         OQ_OPT_CALLBACK("variants", "LIST", set_variants, c,
-                        "comma list of RUNTIME:REPR:PRECISION[:KERNEL] (required), e.g.\n"
+                        "comma list of RUNTIME:REPR:PRECISION[:KERNEL], e.g.\n"
                         "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
                         "C reference (float64). REPR: decomposed|attention23|attention24;\n"
-                        "PRECISION fp32|fp16; KERNEL auto|flash|efficient|cudnn|math"),
+                        "PRECISION fp32|fp16; KERNEL auto|flash|efficient|cudnn|math\n"
+                        "(default: cpu:decomposed:fp32,cpu:attention24:fp32, and\n"
+                        "cuda:attention24:fp16:flash,cuda:attention24:fp32 where CUDA runs)"),
         OQ_OPT_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),
         OQ_OPT_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"),
         OQ_OPT_CALLBACK("modes", "M", set_pair_choice, c, "masked | unmasked | both (default both)"),

@@ -217,49 +217,10 @@ static int finish_args(struct args *a)
     return 0;
 }
 
-/* Where the device files are read: the host's, or (tests only) ORTQUAL_TEST_DEVICE_ROOT's tree. */
-static const char *device_root(void)
-{
-    const char *root = getenv("ORTQUAL_TEST_DEVICE_ROOT");
-    return root && *root ? root : "/";
-}
-
-static int names_cuda_lib(const struct oq_cli_runtime *cr)
-{
-    for (size_t i = 0; i < cr->n_ep_libs; i++)
-        if (!strcmp(oq_ep_full_name(cr->ep_lib_names[i]), "CUDAExecutionProvider")) return 1;
-    return 0;
-}
-
-/* A CUDA EP is usable when its library registers and offers a device. Where the device files say
- * there is no NVIDIA GPU, the library beside the core one is not even loaded: a parent that loaded
- * an EP library re-executes its workers instead of forking them (~0.05 s more each). One named
- * with --ep-lib is tried all the same. */
-static int cuda_available(const struct oq_cli_runtime *cr)
-{
-    if (!names_cuda_lib(cr) && !oq_cuda_device_possible(device_root())) return 0;
-    oq_runtime *rt;
-    oq_err e = {0};
-    if (oq_runtime_load(cr->ort_lib, &rt, &e)) return 0;
-    int found = 0;
-    if (oq_cli_runtime_register(cr, rt, &e) == OQ_OK && !oq_runtime_registered_ep(rt, "cuda")) {
-        char *lib = oq_runtime_default_ep_lib(rt, "cuda");
-        if (lib && access(lib, R_OK) == 0) oq_runtime_register_ep(rt, "cuda", lib, &e);
-        free(lib);
-    }
-    oq_ep_device *d = NULL;
-    size_t n = 0;
-    if (oq_runtime_ep_devices(rt, &d, &n, &e) == OQ_OK)
-        for (size_t i = 0; i < n; i++) found |= !strcmp(d[i].ep_name, "CUDAExecutionProvider");
-    oq_ep_devices_free(d, n);
-    oq_runtime_free(rt);
-    return found;
-}
-
 static int list_configs(const struct args *a)
 {
     oq_config all[16];
-    int cuda = cuda_available(&a->cr);
+    int cuda = oq_cli_cuda_available(&a->cr);
     size_t n = oq_validate_demo_configs(1, all, 16);
     printf("configurations (runtime:representation:precision[:kernel]):\n");
     for (size_t i = 0; i < n; i++) {
@@ -278,7 +239,7 @@ static int list_configs(const struct args *a)
  * Returns an exit status (OQ_EXIT_OK to go on). */
 static int require_cuda(struct args *a)
 {
-    if (!cuda_available(&a->cr)) {
+    if (!oq_cli_cuda_available(&a->cr)) {
         fprintf(stderr, "ortqual validate: --gpu: no CUDA execution provider with a device here "
                         "(see 'ortqual doctor'; the EP library comes from --ep-lib cuda=PATH, or beside "
                         "the core library)\n");
@@ -329,7 +290,7 @@ static int model_default_configs(struct args *a)
                         "the host (e.g. --configs expected,cpu:model:fp32,cuda:model:fp32)\n");
         return OQ_EXIT_USAGE;
     }
-    int expected = a->o.n_expected_files || inputs_hold_outputs(a), cuda = cuda_available(&a->cr);
+    int expected = a->o.n_expected_files || inputs_hold_outputs(a), cuda = oq_cli_cuda_available(&a->cr);
     if (!expected && !cuda) {
         fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
                         "(members named like the model's outputs in --inputs, or --expected) and no CUDA "
@@ -350,7 +311,7 @@ static int choose_configs(struct args *a)
     if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a);
     enum { DEMO_MAX = 16 };
     if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
-    a->o.n_configs = oq_validate_demo_configs(cuda_available(&a->cr), a->configs, DEMO_MAX);
+    a->o.n_configs = oq_validate_demo_configs(oq_cli_cuda_available(&a->cr), a->configs, DEMO_MAX);
     if (a->o.kind == OQ_MODEL_SDPA) oq_config_parse("ref:sdpa:fp64", &a->configs[0], NULL);
     return OQ_EXIT_OK;
 }

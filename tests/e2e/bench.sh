@@ -9,6 +9,13 @@ Q="$ORTQUAL"
 
 COMMON=(--seq-lens 32,64 --num-heads 2 --head-dim 8 --iters 3 --warmup 1 --threads 1)
 
+# 0. No --variants: ORT CPU's two forms (no CUDA here: an empty device tree), said and run
+mkdir -p "$T/nodev"
+expect 0 "--variants cpu:decomposed:fp32,cpu:attention24:fp32 \(the default here\)" env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" \
+    "$Q" bench "${COMMON[@]}" --modes masked --outdir "$T/d"
+got=$("$PY" -c 'import json,sys; print(sorted({r["variant"] for r in json.load(open(sys.argv[1]))["results"] if r["status"] == "ok"}))' "$T/d/summary.json")
+[ "$got" = "['cpu:attention24:fp32', 'cpu:decomposed:fp32']" ] && ok "default variants ran" || bad "default variants: $got"
+
 # 1. Two variants (the reference and ORT CPU), 2 lengths, both modes: 8 rows.
 expect 0 "wrote $T/a/summary.json" "$Q" bench --variants ref,cpu:attention24:fp32 "${COMMON[@]}" --outdir "$T/a"
 HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,inter_op_threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,profile_node_ms,profile_kernel_ms,dims,seq_dim,error'
@@ -71,7 +78,6 @@ if "$PY" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert l
 
 # 4. Usage errors: exit 2 with a one-line message naming the problem.
 expect 2 "unknown or incomplete option '--bogus'" "$Q" bench --variants ref --bogus
-expect 2 "--variants \(or --model\) is required" "$Q" bench --seq-lens 32
 expect 2 "attention only" "$Q" bench --variants cpu:model:fp32
 expect 2 "--seq-lens '0'" "$Q" bench --variants ref --seq-lens 0
 expect 2 "--modes 'sometimes'" "$Q" bench --variants ref --modes sometimes
