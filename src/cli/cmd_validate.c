@@ -267,14 +267,20 @@ static int require_cuda(struct args *a)
 }
 
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with
- * the inputs), so that 'expected' can be the reference. What cannot be read counts as no: the
- * run itself reports it. */
+ * the inputs), so that 'expected' can be the reference; -1 (said) when the model or that file
+ * cannot be read, which no choice of configurations would mend. */
 static int inputs_hold_outputs(const struct args *a)
 {
     oq_model_info *mi = NULL;
     oq_npz *z = NULL;
-    int all = a->o.n_input_files && oq_model_inspect_file(a->o.model_path, &mi, NULL) == OQ_OK &&
-              mi->n_outputs && oq_npz_read(a->o.input_files[0], &z, NULL) == OQ_OK;
+    oq_err e = {0};
+    if (oq_model_inspect_file(a->o.model_path, &mi, &e) ||
+        (a->o.n_input_files && oq_npz_read(a->o.input_files[0], &z, &e))) {
+        fprintf(stderr, "ortqual validate: %s\n", e.msg);
+        oq_model_info_free(mi);
+        return -1;
+    }
+    int all = z && mi->n_outputs;
     for (size_t i = 0; all && i < mi->n_outputs; i++) all = oq_npz_get(z, mi->outputs[i].name) != NULL;
     oq_npz_free(z);
     oq_model_info_free(mi);
@@ -290,7 +296,9 @@ static int model_default_configs(struct args *a)
                         "the host (e.g. --configs expected,cpu:model:fp32,cuda:model:fp32)\n");
         return OQ_EXIT_USAGE;
     }
-    int expected = a->o.n_expected_files || inputs_hold_outputs(a), cuda = oq_cli_cuda_available(&a->cr);
+    int expected = a->o.n_expected_files ? 1 : inputs_hold_outputs(a);
+    if (expected < 0) return OQ_EXIT_USAGE;
+    int cuda = oq_cli_cuda_available(&a->cr);
     if (!expected && !cuda) {
         fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
                         "(members named like the model's outputs in --inputs, or --expected) and no CUDA "

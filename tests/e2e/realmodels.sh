@@ -113,6 +113,8 @@ expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV
     --inputs "$F/mlpf_like/inputs_*.npz" --expected "$F/mlpf_like/outputs_*.npz" --outdir "$T/d2" "${V[@]}"
 expect 2 "--model needs --configs here: no saved outputs to judge against .* and no CUDA execution provider" \
     "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$F/mlpf_like/inputs_000.npz" --outdir "$T/d3" "${V[@]}"
+printf 'not a zip' >"$T/garbage.npz"
+expect 2 "garbage.npz: cannot open as .npz" "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$T/garbage.npz" --outdir "$T/d5" "${V[@]}"
 expect 2 "a sharded --model run needs --configs: the default depends on the host" "$Q" validate --model "$M18" \
     --inputs "$F/mlpf_like/io.npz" --outdir "$T/d4" --prepare-shards 2 "${V[@]}"
 
