@@ -379,6 +379,11 @@ static oq_status open_runtime(worker *w, oq_err *err)
 {
     const oq_validate_plan *p = w->plan;
     oq_status st = oq_runtime_load(p->ort_lib, &w->rt, err);
+    /* no ONNX Runtime at all is a runtime error, not a configuration this host cannot run */
+    if (st == OQ_ERR_NOT_FOUND) {
+        st = OQ_ERR_RUNTIME;
+        if (err) err->status = st;
+    }
     for (size_t i = 0; !st && i < p->n_ep_libs; i++) {
         /* only our own execution provider's library: another one may not even load here */
         if (strcmp(p->ep_lib_names[i], p->config.runtime)) continue;

@@ -81,6 +81,7 @@ TABLE=$(cat <<EOF
 0 | verdict: PASSED                                   | summary:errdir | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir errdir
 3 | ro/v: cannot create directory: Read-only file system | absent:ro/v | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir ro/v
 3 | No space left on device                           | error:full/v | $Q validate --num-events 40 --batch-size 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir full/v
+3 | could not run: cannot load ONNX Runtime; tried: $T/no-such-libonnxruntime.so | summary:v3o | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --ort-lib $T/no-such-libonnxruntime.so --outdir v3o
 3 | the reference cannot run: cannot load ONNX Runtime | summary:r3 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $T/no-such-libonnxruntime.so --outdir r3
 0 | verdict: PASSED                                   | summary:r0 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --outdir r0
 2 | --model and --inputs are required                 | -          | $Q replay --inputs B/inputs_000.npz
