@@ -266,6 +266,23 @@ static int require_cuda(struct args *a)
     return OQ_EXIT_OK;
 }
 
+/* The float16/bfloat16 in which a model of yours computes attention (e.g. after `convert
+ * --attention-dtype`), UNDEFINED for none; `node` gets the first such Attention node's name. */
+static oq_dtype reduced_attention(const struct args *a, char *node, size_t n)
+{
+    oq_node_info *nodes = NULL;
+    size_t cnt = 0;
+    if (a->o.kind != OQ_MODEL_USER || oq_model_find_nodes(a->o.model_path, NULL, "Attention", &nodes, &cnt, NULL))
+        return OQ_DTYPE_UNDEFINED;
+    oq_attention_facts f = {0};
+    for (size_t i = 0; i < cnt && f.dtype != OQ_DTYPE_FLOAT16 && f.dtype != OQ_DTYPE_BFLOAT16; i++)
+        oq_attention_facts_from_node(&nodes[i], 0, &f);
+    oq_dtype d = f.dtype == OQ_DTYPE_FLOAT16 || f.dtype == OQ_DTYPE_BFLOAT16 ? f.dtype : OQ_DTYPE_UNDEFINED;
+    snprintf(node, n, "%s", f.node ? f.node : "?");
+    oq_node_infos_free(nodes, cnt);
+    return d;
+}
+
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with
  * the inputs), so that 'expected' can be the reference; -1 (said) when the model or that file
  * cannot be read, which no choice of configurations would mend. */
@@ -305,9 +322,13 @@ static int model_default_configs(struct args *a)
                         "execution provider; e.g. --configs cpu:model:fp32,cpu:model:fp16\n");
         return OQ_EXIT_USAGE;
     }
-    snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:fp32%s", expected ? "expected," : "",
-             cuda ? ",cuda:model:fp32" : "");
-    fprintf(stderr, "ortqual validate: --configs %s (--model's default here)\n", a->default_configs);
+    char node[256];
+    oq_dtype reduced = reduced_attention(a, node, sizeof node); /* judged at its own rounding */
+    const char *prec = reduced ? "fp16" : "fp32";
+    snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:%s%s%s", expected ? "expected," : "",
+             prec, cuda ? ",cuda:model:" : "", cuda ? prec : "");
+    fprintf(stderr, "ortqual validate: --configs %s (--model's default here%s%s%s)\n", a->default_configs,
+            reduced ? "; Attention '" : "", reduced ? node : "", reduced ? "' computes in reduced precision" : "");
     a->configs_text = a->default_configs;
     return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
 }
@@ -324,27 +345,19 @@ static int choose_configs(struct args *a)
     return OQ_EXIT_OK;
 }
 
-/* A model of yours whose Attention computes in float16/bfloat16 (e.g. `convert --attention-dtype`)
- * misses float32 tolerances by its own rounding: say so before a :fp32 configuration fails on it. */
+/* Such a model misses float32 tolerances by its own rounding: say so before a :fp32
+ * configuration fails on it. */
 static void note_reduced_attention(const struct args *a)
 {
-    oq_node_info *nodes = NULL;
-    size_t n = 0;
-    if (a->o.kind != OQ_MODEL_USER || oq_model_find_nodes(a->o.model_path, NULL, "Attention", &nodes, &n, NULL))
-        return;
-    oq_attention_facts f = {0};
-    for (size_t i = 0; i < n && f.dtype != OQ_DTYPE_FLOAT16 && f.dtype != OQ_DTYPE_BFLOAT16; i++)
-        oq_attention_facts_from_node(&nodes[i], 0, &f);
-    if (f.dtype == OQ_DTYPE_FLOAT16 || f.dtype == OQ_DTYPE_BFLOAT16)
-        for (size_t c = 0; c < a->o.n_configs; c++) {
-            const oq_config *k = &a->configs[c];
-            if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
-                fprintf(stderr, "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged "
-                        "with %s tolerances: use %s:model:fp16 for the float16 ones\n", a->o.model_path,
-                        oq_dtype_name(f.dtype), f.node ? f.node : "?", k->name, oq_precision_name(k->precision),
-                        k->runtime);
-        }
-    oq_node_infos_free(nodes, n);
+    char node[256];
+    oq_dtype d = reduced_attention(a, node, sizeof node);
+    for (size_t c = 0; d && c < a->o.n_configs; c++) {
+        const oq_config *k = &a->configs[c];
+        if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
+            fprintf(stderr, "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged "
+                    "with %s tolerances: use %s:model:fp16 for the float16 ones\n", a->o.model_path,
+                    oq_dtype_name(d), node, k->name, oq_precision_name(k->precision), k->runtime);
+    }
 }
 
 static int run_validate(struct args *a, char *self)
@@ -443,7 +456,8 @@ static int run(struct args *a, int argc, char **argv)
                       "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
                       "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel). Default: the demo's;\n"
                       "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"
-                      "(or --expected), and cuda:model:fp32 where CUDA runs"),
+                      "(or --expected), and cuda:model:fp32 where CUDA runs (fp16 tolerances when\n"
+                      "its attention computes in float16 or bfloat16)"),
         OQ_OPT_FLAG("list-configs", &a->list, "print the configurations possible here and why others are not"),
         OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
         OQ_OPT_FLAG("gpu", &a->gpu,

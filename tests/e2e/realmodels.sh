@@ -111,6 +111,10 @@ expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV
     ok "default configurations ran and passed" || bad "default: $(json "$T/d1/summary.json" '[c["name"] for c in d["configs"]]')"
 expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV[@]}" "$Q" validate --model "$M18" \
     --inputs "$F/mlpf_like/inputs_*.npz" --expected "$F/mlpf_like/outputs_*.npz" --outdir "$T/d2" "${V[@]}"
+# a model whose attention computes in float16 (convert --flash) is judged at fp16 tolerances by default
+"$Q" convert "$M18" -o "$T/flash18.onnx" --flash >/dev/null 2>&1 || bad "convert --flash mlpf_like"
+expect 0 "--configs expected,cpu:model:fp16 \(--model's default here; Attention 'attention' computes in reduced precision\)" \
+    "${NODEV[@]}" "$Q" validate --model "$T/flash18.onnx" --inputs "$F/mlpf_like/io.npz" --outdir "$T/d6" "${V[@]}"
 expect 2 "--model needs --configs here: no saved outputs to judge against .* and no CUDA execution provider" \
     "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$F/mlpf_like/inputs_000.npz" --outdir "$T/d3" "${V[@]}"
 printf 'not a zip' >"$T/garbage.npz"
