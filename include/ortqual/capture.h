@@ -98,6 +98,15 @@ OQ_API oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_
  * once the pipe is empty after restoration. NULL `cap` is a no-op. */
 OQ_API oq_status oq_capture_end(oq_capture *cap, oq_capture_stats *stats, oq_err *err);
 
+/* Send `fd` (1 or 2) to /dev/null until oq_capture_unmute, after fflush(NULL): for output nobody
+ * reads (ORT's routing line at every Run of a session made while they were on), with no pipe
+ * and no thread. Returns the saved descriptor to give to oq_capture_unmute, or -1 when nothing
+ * was muted (the descriptor is then untouched). */
+OQ_API int oq_capture_mute(int fd);
+
+/* fflush(NULL), put `saved` back as `fd` and close it; -1 is a no-op. */
+OQ_API void oq_capture_unmute(int fd, int saved);
+
 /* ORT reads ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO when a session is created
  * (not at run time), so set it before oq_session_create. */
 typedef struct oq_dispatch_env {

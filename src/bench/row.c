@@ -265,8 +265,12 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_status st = oq_bench_session_opts(o, &row->variant, &vs, &e);
     if (!st) oq_bench_row_peak_begin(row);
     if (!st) st = run_first(rt, o, m, &vs.so, &s, &r, row, &e);
+    /* the session still prints a routing line at every Run: after the first run's were read,
+     * the rest go to /dev/null, not to the terminal (the CPU EP prints none) */
+    int saved = !st && strcmp(row->variant.runtime, "cpu") ? oq_capture_mute(1) : -1;
     for (size_t i = 0; !st && i < o->warmup; i++) st = oq_bench_runner_run(r, &e);
     if (!st) st = timed(rt, o, m, &vs.so, r, row, &e);
+    oq_capture_unmute(1, saved);
     if (!st) measure_after(row, r);
     if (!st) st = oq_stats_compute(row->samples_ms, row->n_samples, &row->stats, &e);
     oq_bench_runner_free(r);

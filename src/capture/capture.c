@@ -379,3 +379,23 @@ void oq_dispatch_env_restore(oq_dispatch_env *saved)
     saved->previous = NULL;
     saved->was_set = false;
 }
+
+int oq_capture_mute(int fd)
+{
+    if (fd != 1 && fd != 2) return -1;
+    fflush(NULL);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0) return -1;
+    int saved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (saved >= 0 && dup2_retry(null, fd) < 0) close_fd(&saved);
+    close_fd(&null);
+    return saved;
+}
+
+void oq_capture_unmute(int fd, int saved)
+{
+    if (saved < 0) return;
+    fflush(NULL);
+    dup2_retry(saved, fd);
+    close_fd(&saved);
+}

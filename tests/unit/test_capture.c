@@ -266,6 +266,32 @@ static void test_quiet_passes_nothing(void **state)
     free(real);
 }
 
+/* Muted: what a module writes to fd 1 (and what stdio buffered) reaches nothing; unmuted, the
+ * real descriptor is back; fd 2 is untouched; a bad fd mutes nothing. */
+static void test_mute(void **state)
+{
+    (void)state;
+    printf("buffered before ");
+    int saved = oq_capture_mute(1);
+    assert_true(saved >= 0);
+    assert_int_equal(fdw_write_str(1, ROUTE "\n"), 0);
+    assert_int_equal(fdw_write_str(2, "stderr stays\n"), 0);
+    printf("buffered while muted\n");
+    oq_capture_unmute(1, saved);
+    assert_int_equal(fdw_write_str(1, "after\n"), 0);
+    char *out = real_text(1, NULL), *errt = real_text(2, NULL);
+    assert_string_equal(out, "buffered before after\n");
+    assert_string_equal(errt, "stderr stays\n");
+    free(out);
+    free(errt);
+    assert_int_equal(oq_capture_mute(0), -1);
+    oq_capture_unmute(1, -1); /* a no-op */
+    assert_int_equal(fdw_write_str(1, "still\n"), 0);
+    out = real_text(1, NULL);
+    assert_string_equal(out, "buffered before after\nstill\n");
+    free(out);
+}
+
 /* A child that inherited the pipe's write end cannot make oq_capture_end hang. */
 static void test_child_holding_pipe_does_not_block_end(void **state)
 {
@@ -496,6 +522,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fds_restored_after_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stderr_captured_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quiet_passes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_holding_pipe_does_not_block_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_fd_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_failure_point_restores, setup, teardown),
