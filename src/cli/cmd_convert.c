@@ -45,9 +45,9 @@ struct convert_args {
     int plan, force, json;
 };
 
-/* The flags and strings of the table into the library's options. */
-/* --flash is the library's preset (an --opset given still chooses; an --attention-dtype
- * given replaces its float16 in check_args); with no pass at all, it is what to suggest. */
+/* The flags into the library's passes. --flash is its preset (an --opset given still chooses;
+ * an --attention-dtype given replaces its float16 in check_args); with no pass at all, it is
+ * what to suggest. */
 static int choose_passes(struct convert_args *a)
 {
     if (a->flash && a->lower) {
@@ -55,8 +55,10 @@ static int choose_passes(struct convert_args *a)
         return -1;
     }
     if (a->flash) oq_convert_opts_flash(&a->o);
-    if (!a->o.passes && !a->fuse && !a->seqlen && !a->expand && !a->lower && !a->elu && !a->pad_head && !a->dtype &&
-        !a->o.opset) {
+    a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
+                   (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
+                   (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
+    if (!a->o.passes && !a->dtype && !a->o.opset) {
         fprintf(stderr, "ortqual convert: no pass chosen: --flash for ORT's CUDA flash attention (fused "
                         "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)\n");
         return -1;
@@ -64,12 +66,10 @@ static int choose_passes(struct convert_args *a)
     return 0;
 }
 
+/* The flags and strings of the table into the library's options. */
 static int check_args(struct convert_args *a)
 {
     if (choose_passes(a)) return -1;
-    a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
-                   (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
-                   (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
     if (a->dtype) {
         a->o.attention_dtype = oq_dtype_parse(a->dtype);
         if (a->o.attention_dtype != OQ_DTYPE_FLOAT16 && a->o.attention_dtype != OQ_DTYPE_BFLOAT16) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "ortqual/export.h"
 #include "ortqual/mask.h"
@@ -389,9 +390,7 @@ static void outputs_beside_hint(const char *path, char *hint, size_t n)
     if (strncmp(base, "inputs_", 7) ||
         snprintf(sib, sizeof sib, "%.*soutputs_%s", (int)(base - path), path, base + 7) >= (int)sizeof sib)
         return;
-    FILE *f = fopen(sib, "rb");
-    if (!f) return;
-    fclose(f);
+    if (access(sib, F_OK)) return;
     snprintf(hint, n, "; %s is beside it: pass --expected '%.*soutputs_*.npz'", sib, (int)(base - path), path);
 }
 
