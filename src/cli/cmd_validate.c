@@ -306,7 +306,7 @@ static int inputs_hold_outputs(const struct args *a)
 
 /* --model without --configs: the saved outputs (when there are any) against ORT CPU, and CUDA
  * where it runs; no saved outputs: CPU against CUDA; neither: nothing to compare, so ask. */
-static int model_default_configs(struct args *a)
+static int model_default_configs(struct args *a, oq_dtype reduced, const char *node)
 {
     if (a->o.shard.count) { /* the shards may run on other hosts than the one that prepares them */
         fprintf(stderr, "ortqual validate: a sharded --model run needs --configs: the default depends on "
@@ -322,9 +322,7 @@ static int model_default_configs(struct args *a)
                         "execution provider; e.g. --configs cpu:model:fp32,cpu:model:fp16\n");
         return OQ_EXIT_USAGE;
     }
-    char node[256];
-    oq_dtype reduced = reduced_attention(a, node, sizeof node); /* judged at its own rounding */
-    const char *prec = reduced ? "fp16" : "fp32";
+    const char *prec = reduced ? "fp16" : "fp32"; /* judged at its own rounding */
     snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:%s%s%s", expected ? "expected," : "",
              prec, cuda ? ",cuda:model:" : "", cuda ? prec : "");
     fprintf(stderr, "ortqual validate: --configs %s (--model's default here%s%s%s)\n", a->default_configs,
@@ -333,11 +331,12 @@ static int model_default_configs(struct args *a)
     return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
 }
 
-/* The demo's configurations, those of --configs, or --model's default. */
-static int choose_configs(struct args *a)
+/* The demo's configurations, those of --configs, or --model's default (`reduced`, `node`: its
+ * reduced-precision attention, from reduced_attention). */
+static int choose_configs(struct args *a, oq_dtype reduced, const char *node)
 {
     if (a->configs_text) return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
-    if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a);
+    if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a, reduced, node);
     enum { DEMO_MAX = 16 };
     if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
     a->o.n_configs = oq_validate_demo_configs(oq_cli_cuda_available(&a->cr), a->configs, DEMO_MAX);
@@ -347,10 +346,8 @@ static int choose_configs(struct args *a)
 
 /* Such a model misses float32 tolerances by its own rounding: say so before a :fp32
  * configuration fails on it. */
-static void note_reduced_attention(const struct args *a)
+static void note_reduced_attention(const struct args *a, oq_dtype d, const char *node)
 {
-    char node[256];
-    oq_dtype d = reduced_attention(a, node, sizeof node);
     for (size_t c = 0; d && c < a->o.n_configs; c++) {
         const oq_config *k = &a->configs[c];
         if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
@@ -362,9 +359,11 @@ static void note_reduced_attention(const struct args *a)
 
 static int run_validate(struct args *a, char *self)
 {
-    int rc = choose_configs(a);
+    char node[256];
+    oq_dtype reduced = reduced_attention(a, node, sizeof node); /* the model read once for both */
+    int rc = choose_configs(a, reduced, node);
     if (rc) return rc;
-    note_reduced_attention(a);
+    note_reduced_attention(a, reduced, node);
     a->o.configs = a->configs;
     rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
     if (rc) return rc;
