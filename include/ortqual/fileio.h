@@ -35,6 +35,11 @@ OQ_API oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwr
 OQ_API oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err);
 OQ_API void oq_atomic_abort(oq_atomic_file *af);
 
+/* Checks, before any work, that `path` can be written by oq_atomic_open/commit: not empty, not
+ * a directory, device, FIFO or socket (OQ_ERR_INVALID_ARG), not existing unless `overwrite`
+ * (OQ_ERR_IO), its folder exists (OQ_ERR_INVALID_ARG) and is writable (OQ_ERR_OUTPUT: a
+ * read-only file system). A full disk is still found only when writing. */
+OQ_API oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
                                       oq_err *err);

@@ -17,10 +17,54 @@ static void atomic_reset(oq_atomic_file *af)
     memset(af, 0, sizeof *af);
 }
 
+/* What a node that is not a regular file is, for messages; NULL for a regular file. */
+static const char *kind_of(mode_t mode)
+{
+    return S_ISREG(mode)    ? NULL
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "a special file";
+}
+
+/* An output path that exists must be a regular file (or a symbolic link, which the rename
+ * replaces): renaming over a device or FIFO would replace the node itself (/dev/null made a
+ * file), and over a directory it fails only after the work is done. */
+static int output_kind_ok(const char *path, oq_err *err)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0 || S_ISLNK(sb.st_mode) || !kind_of(sb.st_mode)) return 1;
+    oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: is %s; results are written to regular files only", path,
+               kind_of(sb.st_mode));
+    return 0;
+}
+
+oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
+{
+    if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty");
+    if (!output_kind_ok(path, err)) return OQ_ERR_INVALID_ARG;
+    if (!overwrite && access(path, F_OK) == 0)
+        return oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", path);
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: folder '%s': %s", path, dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: '%s' is not a folder", path, dir);
+    if (access(dir, W_OK) != 0)
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create: %s", path, strerror(errno));
+    return OQ_OK;
+}
+
 /* The temporary file beside `path` (0644: results are meant to be shared); its descriptor. */
 static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
 {
     memset(af, 0, sizeof *af);
+    if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty"), -1;
+    if (!output_kind_ok(path, err)) return -1;
     size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
     af->path = strdup(path);
     af->tmp = malloc(n);
@@ -132,14 +176,8 @@ oq_status oq_write_file_nosync(const char *path, const void *buf, size_t n, oq_e
  * ends) and what is above the documented size limit. */
 static oq_status check_stat(const char *path, const struct stat *sb, oq_err *err)
 {
-    const char *what = S_ISDIR(sb->st_mode)    ? "a directory"
-                       : S_ISCHR(sb->st_mode)  ? "a character device"
-                       : S_ISBLK(sb->st_mode)  ? "a block device"
-                       : S_ISFIFO(sb->st_mode) ? "a FIFO (named pipe)"
-                       : S_ISSOCK(sb->st_mode) ? "a socket"
-                                               : NULL;
+    const char *what = kind_of(sb->st_mode);
     if (what) return oq_err_set(err, OQ_ERR_IO, "%s: is %s, not a regular file", path, what);
-    if (!S_ISREG(sb->st_mode)) return oq_err_set(err, OQ_ERR_IO, "%s: not a regular file", path);
     if ((uint64_t)sb->st_size > OQ_READ_MAX)
         return oq_err_set(err, OQ_ERR_IO, "%s: %llu bytes, above the limit of %llu (16 GiB)", path,
                           (unsigned long long)sb->st_size, (unsigned long long)OQ_READ_MAX);

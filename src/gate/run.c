@@ -136,7 +136,7 @@ static oq_status pump(oq_gate *g, int fd, pid_t pid, deadline *d, oq_dispatch_pa
         if (n < 0) return oq_err_set(err, OQ_ERR_IO, "reading the command's output: %s", strerror(errno));
         if (n == 0) return OQ_OK;
         if (write_all(g->log_fd, buf, (size_t)n) != 0)
-            return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", g->log_path, strerror(errno));
+            return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", g->log_path, strerror(errno));
         *bytes += (uint64_t)n;
         if (g->o.on_output) g->o.on_output(g->o.user, buf, (size_t)n);
         oq_status st = oq_dispatch_parser_feed(p, buf, (size_t)n, err);

@@ -418,7 +418,7 @@ oq_status oq_npy_write(const char *path, const oq_tensor *t, int overwrite, oq_e
     oq_npy_parts_release(&p);
     if (bad) {
         oq_atomic_abort(&af);
-        return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", path, strerror(saved));
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(saved));
     }
     return oq_atomic_commit(&af, err);
 }

@@ -562,7 +562,7 @@ static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite
     free(chunk);
     if (bad || r < 0) {
         oq_atomic_abort(&af);
-        return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", path,
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path,
                           r < 0 ? "reading the archive buffer" : strerror(errno));
     }
     return oq_atomic_commit(&af, err);

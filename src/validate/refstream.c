@@ -92,7 +92,7 @@ static oq_status put_frame(oq_refstream *s, frame_header *h, int64_t index, cons
     h->index = index;
     memcpy(h->inputs_sha, inputs_sha, sizeof h->inputs_sha);
     if (fwrite(h, sizeof *h, 1, s->f) != 1 || fwrite(data, 1, h->length, s->f) != h->length || fflush(s->f) != 0)
-        return oq_err_set(err, OQ_ERR_IO, "%s: write failed: %s", s->path, strerror(errno));
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", s->path, strerror(errno));
     return OQ_OK;
 }
 

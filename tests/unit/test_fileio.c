@@ -51,6 +51,46 @@ static void test_not_regular_files(void **state)
     remove_dir(dir);
 }
 
+/* An output path that is a FIFO or a directory is refused before anything is written, and the
+ * node is left as it was (the rename used to replace a FIFO, or /dev/null, with a file). */
+static void test_output_not_regular(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("outkind"), fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    oq_err err = {0};
+    assert_int_equal(oq_write_file_atomic(fifo, "x", 1, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "/fifo: is a FIFO (named pipe); results are written to regular files only"));
+    oq_atomic_file af;
+    assert_int_equal(oq_atomic_open(&af, fifo, 1, &err), OQ_ERR_INVALID_ARG);
+    struct stat sb;
+    assert_int_equal(lstat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    assert_int_equal(oq_write_file_atomic(dir, "x", 1, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, ": is a directory; results are written to regular files only"));
+    assert_int_equal(dir_entries(dir), 1); /* the FIFO alone: no temporary file left */
+    /* the same found before any work */
+    assert_int_equal(oq_check_output_path(fifo, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "/fifo: is a FIFO (named pipe); results are written to regular files only"));
+    assert_int_equal(oq_check_output_path("", 1, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "an output path is empty");
+    assert_int_equal(oq_check_output_path(fifo, 0, &err), OQ_ERR_INVALID_ARG);
+    char path[600];
+    snprintf(path, sizeof path, "%s/no/x.json", dir);
+    assert_int_equal(oq_check_output_path(path, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "/no/x.json: folder '"));
+    assert_non_null(strstr(err.msg, "/no': No such file or directory"));
+    snprintf(path, sizeof path, "%s/fifo/x.json", dir);
+    assert_int_equal(oq_check_output_path(path, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "/fifo' is not a folder"));
+    snprintf(path, sizeof path, "%s/new.json", dir);
+    assert_int_equal(oq_check_output_path(path, 0, &err), OQ_OK);
+    assert_int_equal(oq_check_output_path("relative.json", 0, &err), access("relative.json", F_OK) ? OQ_OK : OQ_ERR_IO);
+    unlink(fifo);
+    remove_dir(dir);
+}
+
 static void test_size_limit(void **state)
 {
     (void)state;
@@ -162,6 +202,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_regular_files),
+        cmocka_unit_test(test_output_not_regular),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_regular_file),
         cmocka_unit_test(test_replace_file),
