@@ -17,6 +17,13 @@ enum {
     OQ_EXIT_RUNTIME = 3  /* the runtime or the system failed */
 };
 
+/* The exit status of a library error: the runtime, an output that cannot be written or memory
+ * is OQ_EXIT_RUNTIME; the rest (arguments, files read, shapes, masks) OQ_EXIT_USAGE. */
+static inline int oq_cli_exit_of(oq_status st)
+{
+    return st == OQ_ERR_RUNTIME || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+}
+
 struct oq_cli_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -281,7 +288,8 @@ void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const
  * one that matches nothing stays as it is, so reading it names the file). -1 after an error
  * was printed; free *g with globfree when `*globbed` was set. */
 int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed);
-/* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf. */
+/* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf, made (empty) here; "-2", "-3", ... added
+ * when a run of the same second has it. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
 /* What a validation writes and prints besides summary.json and report.html. */
 struct oq_cli_run_output {

@@ -1,12 +1,15 @@
 /* Human output shared by validate and replay: progress, the verdict table, the reports. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ortqual/fileio.h"
 #include "ortqual/report.h"
 #include "ortqual/stats.h"
 #include "ortqual/validate.h"
@@ -267,6 +270,11 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
     localtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     snprintf(buf, n, "ortqual-out/%s%s", prefix, stamp);
+    /* made here, exclusively: two runs started in the same second get two folders (-2, -3, ...);
+     * a folder that cannot be made is left to the run, which says why */
+    if (mkdir("ortqual-out", 0755) != 0 && errno != EEXIST) return;
+    for (int k = 2; mkdir(buf, 0755) != 0 && errno == EEXIST && k < 1000; k++)
+        snprintf(buf, n, "ortqual-out/%s%s-%d", prefix, stamp, k);
 }
 
 /* report.html beside summary.json unless the run wrote it (a diagnostic: a failure is said,
@@ -316,9 +324,24 @@ static void catch_interruption(oq_validate_opts *o)
     o->on_worker = on_worker;
 }
 
+/* --junit checked before the run, which would otherwise find a path that cannot take it only
+ * after all its work; a folder not made yet is fine when the run makes it (the output folder). */
+static int junit_ready(const char *cmd, const char *junit, const char *outdir)
+{
+    size_t n = strlen(outdir);
+    const char *slash = junit ? strrchr(junit, '/') : NULL;
+    int in_outdir = slash && junit + n == slash && !strncmp(junit, outdir, n);
+    oq_err e = {0};
+    if (!junit || (in_outdir && access(outdir, F_OK) != 0) || !oq_check_output_path(junit, 1, &e)) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
+    return oq_cli_exit_of(e.status);
+}
+
 int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out)
 {
+    int ready = junit_ready(cmd, out->junit, o->outdir);
+    if (ready) return ready;
     catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};
     o->self_exe = self;
@@ -342,7 +365,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     progress_clear(&prog);
     if (st) {
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
-        return st == OQ_ERR_RUNTIME || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+        return oq_cli_exit_of(st);
     }
     char dir[4096], path[4200];
     /* a shard's files are in DIR/shards/I; the prepare step's answer is DIR/shards/plan.json */

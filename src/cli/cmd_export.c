@@ -156,7 +156,7 @@ static int finish(oq_graph *g, const struct common_opts *o, const char *what)
     if (s) {
         fprintf(stderr, "ortqual export: %s%s\n", err.msg,
                 s == OQ_ERR_IO && !o->force ? " (use --force to replace it)" : "");
-        return s == OQ_ERR_IO ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+        return oq_cli_exit_of(s);
     }
     printf("wrote %s: %s, %s, %zu nodes\n", o->output, what, oq_attn_format_name(o->format), nodes);
     return OQ_EXIT_OK;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ortqual/validate.h"
@@ -183,6 +184,7 @@ int cmd_replay(int argc, char **argv)
     a.o.argc = argc;
     a.o.argv = argv;
     int rc = run(&a, argc, argv);
+    if (*a.outdir) rmdir(a.outdir); /* the default folder, made when chosen: gone if left empty */
     if (a.globbed) globfree(&a.files);
     if (a.expected_globbed) globfree(&a.expected_files);
     oq_cli_list_clear(&a.patterns);

@@ -547,6 +547,7 @@ int cmd_validate(int argc, char **argv)
     a.o.argc = argc;
     a.o.argv = argv;
     int rc = run(&a, argc, argv);
+    if (*a.outdir) rmdir(a.outdir); /* the default folder, made when chosen: gone if left empty */
     args_clear(&a);
     return rc;
 }

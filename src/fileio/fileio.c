@@ -41,24 +41,6 @@ static int output_kind_ok(const char *path, oq_err *err)
     return 0;
 }
 
-oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
-{
-    if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty");
-    if (!output_kind_ok(path, err)) return OQ_ERR_INVALID_ARG;
-    if (!overwrite && access(path, F_OK) == 0)
-        return oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", path);
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
-    struct stat sb;
-    if (stat(dir, &sb) != 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: folder '%s': %s", path, dir, strerror(errno));
-    if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: '%s' is not a folder", path, dir);
-    if (access(dir, W_OK) != 0)
-        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create: %s", path, strerror(errno));
-    return OQ_OK;
-}
-
 /* The temporary file beside `path` (0644: results are meant to be shared); its descriptor. */
 static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
 {
@@ -82,6 +64,29 @@ static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq
     }
     fchmod(fd, 0644); /* mkstemp makes 0600 */
     return fd;
+}
+
+oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
+{
+    if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty");
+    if (!output_kind_ok(path, err)) return OQ_ERR_INVALID_ARG;
+    if (!overwrite && access(path, F_OK) == 0)
+        return oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", path);
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: folder '%s': %s", path, dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: '%s' is not a folder", path, dir);
+    /* the temporary file the write will make, made and removed: access(2) says yes to root on
+     * /proc, and knows nothing of quotas or ACLs */
+    oq_atomic_file af;
+    int fd = atomic_create(&af, path, overwrite, err);
+    if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
+    close(fd);
+    oq_atomic_abort(&af);
+    return OQ_OK;
 }
 
 oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)

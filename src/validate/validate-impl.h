@@ -408,6 +408,13 @@ void oq_iso_time(char *buf, size_t n);
 /* s->verdict, verdict_reason, n_tested and exit_status from the configurations' results
  * (docs/verdicts.md); allow_skip: a run that compared nothing under test exits 0. */
 void oq_validate_judge(oq_validate_summary *s, int allow_skip);
+/* --force into an earlier run's folder (its summary.json there), not a shard: that run's saved
+ * outputs, its inputs and expected outputs from batch n_batches on, its exported models and its
+ * figures removed (stale.c); this run writes the rest over. */
+void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
+/* outdir/validate.csv and the figures in outdir/plots removed: a run whose summary.json could
+ * not be written leaves no tables that stand for it. */
+void oq_validate_drop_tables(const char *outdir);
 /* rm -rf of a directory the library made (work directories, an earlier plan's shards). */
 void oq_remove_tree(const char *dir);
 

@@ -894,13 +894,22 @@ static oq_status check_tolerances(const oq_validate_opts *o, oq_err *err)
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
 }
 
+/* An earlier refusal's error.json goes once this run may write: its outcome replaces it. */
+static oq_status forget_refusal(const oq_validate_opts *o)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/error.json", o->outdir);
+    unlink(path);
+    return OQ_OK;
+}
+
 /* The output folder is the tool's: an earlier run's (its summary.json) or another's files are
  * written over only with --force; an earlier refusal's error.json is not in the way. */
 static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
 {
     char path[4096], other[256] = "";
     snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    if (o->overwrite) return OQ_OK;
+    if (o->overwrite) return forget_refusal(o);
     if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
     DIR *d = opendir(o->outdir);
     for (struct dirent *e; d && !*other && (e = readdir(d));)
@@ -910,7 +919,7 @@ static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
     if (*other)
         return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: use "
                                           "--force to write into it, or another --outdir", o->outdir, other);
-    return OQ_OK;
+    return forget_refusal(o);
 }
 
 /* The output folder, a shard's folder in it and the work folder: below the folder asked for,
@@ -998,6 +1007,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     c->all = c->s->batches;
     c->n_all = c->s->n_batches;
     if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
+    if (!st) oq_validate_clear_stale(o, c->n_all);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
     return st;
 }
@@ -1034,6 +1044,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, counted ? &vd : NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
     if (!st) st = oq_summary_write(s, &c->sp, path, err);
+    if (st) oq_validate_drop_tables(c->o->outdir);
     oq_err re = {0};
     s->report_written = !st && counted && oq_report_write_counted(c->o->outdir, &vd, &re) == OQ_OK;
     oq_vd_clear(&vd);

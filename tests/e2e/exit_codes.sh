@@ -16,12 +16,14 @@ fi
 PY=/usr/bin/python3
 Q=$ORTQUAL
 cd "$T"
-trap 'cd /; umount "$T/ro" "$T/full" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'cd /; umount "$T/ro" "$T/full" "$T/tiny" 2>/dev/null; rm -rf "$T"' EXIT
 
 # ---- fixtures ------------------------------------------------------------------------
 mkdir ro full
 mount -t tmpfs -o ro,size=64k tmpfs ro
 mount -t tmpfs -o size=200k tmpfs full
+mkdir tiny && mount -t tmpfs -o size=16k tmpfs tiny  # the encoder's weights.npz does not fit
+mkfifo out.fifo
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-plots)
 $Q "${V[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir B >B.log 2>&1 || fail "base run: $(tail -3 B.log)"
 M=B/encoder_attention24_fp32.onnx
@@ -81,6 +83,8 @@ TABLE=$(cat <<EOF
 0 | verdict: PASSED                                   | summary:errdir | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir errdir
 3 | ro/v: cannot create directory: Read-only file system | absent:ro/v | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir ro/v
 3 | No space left on device                           | error:full/v | $Q validate --num-events 40 --batch-size 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir full/v
+3 | tiny/v/weights.npz: write failed: No space left on device | error:tiny/v | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir tiny/v
+2 | out.fifo: is a FIFO \(named pipe\); results are written to regular files only | - | $Q export sdpa -o out.fifo --force
 3 | could not run: cannot load ONNX Runtime; tried: $T/no-such-libonnxruntime.so | summary:v3o | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --ort-lib $T/no-such-libonnxruntime.so --outdir v3o
 3 | the reference cannot run: cannot load ONNX Runtime | summary:r3 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $T/no-such-libonnxruntime.so --outdir r3
 0 | verdict: PASSED                                   | summary:r0 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --outdir r0

@@ -79,6 +79,35 @@ set -e
 [ $rc -eq 2 ] || fail "broken mask: exit $rc, expected 2"
 grep -q "event 1" "$T/broken.out" && grep -q "position 9" "$T/broken.out" || fail "broken mask message: $(cat "$T/broken.out")"
 [ "$(ls -A "$T/broken")" = "error.json" ] || fail "broken mask left: $(ls -A "$T/broken")"
+# a later run into that folder passes, and the refusal's record does not stay beside its summary
+$ORTQUAL validate --outdir "$T/broken" --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 \
+  > /dev/null 2>&1 || fail "a run into a refusal's folder failed"
+[ ! -e "$T/broken/error.json" ] || fail "the earlier refusal's error.json stayed beside summary.json"
+
+# 3b. --force into an earlier run's folder: the earlier run's files this run does not write go
+# (batches 1 and 2 of the 3, the decomposed model), the user's own file stays
+touch "$T/pass/notes.txt"
+$ORTQUAL validate --outdir "$T/pass" --force --num-events 2 --batch-size 2 \
+  --configs ref:encoder:fp64,cpu:attention24:fp32 > /dev/null 2>&1 || fail "--force rerun failed"
+left=$(cd "$T/pass" && LC_ALL=C ls inputs_*.npz encoder_*.onnx notes.txt | tr '\n' ' ')
+[ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt " ] || fail "after --force: $left"
+
+# 3c. outputs that are not files are refused before any work, and left as they were; two runs
+# started together without --outdir get a folder each
+mkfifo "$T/junit.fifo"
+set +e
+$ORTQUAL validate --outdir "$T/fifo" --num-events 2 --junit "$T/junit.fifo" > "$T/fifo.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--junit FIFO: exit $rc, expected 2"
+grep -q "junit.fifo: is a FIFO (named pipe); results are written to regular files only" "$T/fifo.out" ||
+  fail "--junit FIFO message: $(cat "$T/fifo.out")"
+[ -p "$T/junit.fifo" ] && [ ! -e "$T/fifo" ] || fail "--junit FIFO: replaced, or the run went ahead"
+mkdir "$T/cwd"
+(cd "$T/cwd" && for i in 1 2 3; do $ORTQUAL validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 \
+  --progress never > "run$i.out" 2>&1 & done; wait)
+[ "$(ls "$T/cwd/ortqual-out"/*/summary.json | wc -l)" = 3 ] ||
+  fail "three runs, default folders: $(ls "$T/cwd/ortqual-out"; cat "$T/cwd"/run*.out)"
 
 # 4. a configuration that crashes in its child: failed with the signal, the others still run
 set +e
