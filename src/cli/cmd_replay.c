@@ -153,7 +153,7 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_STRING("outdir", "DIR", &o->outdir,
                       "(ortqual-out/replay-<timestamp>): summary.json, validate.csv and\nreport.html"),
         OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
-        OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
+        OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_NN_<config>_NNN.npz per configuration and batch"),
         OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,
                       "also write JUnit XML (a test case per configuration x batch)"),

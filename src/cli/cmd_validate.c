@@ -47,8 +47,9 @@ static const char foot[] =
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
 "      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n"
 "  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n"
-"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --prepare-shards 4\n"
-"  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --shard 2/4\n";
+"  ortqual validate --num-events 12 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 \\\n"
+"      --prepare-shards 4                    # 4 batches of 3: one per shard; then each shard:\n"
+"  ortqual validate --num-events 12 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --shard 2/4\n";
 
 struct args {
     oq_validate_opts o;
@@ -480,7 +481,7 @@ static int run(struct args *a, int argc, char **argv)
                       "(ortqual-out/<timestamp>): summary.json, validate.csv, report.html\n"
                       "(open it in a browser), inputs_NNN.npz, the ONNX files and plots/"),
         OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
-        OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_<config>_NNN.npz"),
+        OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_NN_<config>_NNN.npz per configuration and batch"),
         OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
         OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,
                       "where the C reference's outputs are kept by content and reused\n"
