@@ -26,42 +26,68 @@ static const char foot[] =
     "example:\n"
     "  ortqual export sdpa --format attention24 -o a24.onnx && ortqual inspect a24.onnx\n";
 
-static void print_io(const char *what, const oq_io_info *io, size_t n)
+static void print_io(FILE *f, const char *what, const oq_io_info *io, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        printf("  %-7s %-12s %-8s [", what, io[i].name, oq_dtype_name((oq_dtype)io[i].elem_type));
+        fprintf(f, "  %-7s %-12s %-8s [", what, io[i].name, oq_dtype_name((oq_dtype)io[i].elem_type));
         for (int32_t d = 0; io[i].dims && d < io[i].rank; d++)
-            printf("%s%s", d ? ", " : "", io[i].dims[d]);
-        printf("%s\n", io[i].rank < 0 ? "?]" : "]");
+            fprintf(f, "%s%s", d ? ", " : "", io[i].dims[d]);
+        fprintf(f, "%s\n", io[i].rank < 0 ? "?]" : "]");
     }
 }
 
-static void print_text(const char *path, const oq_model_info *mi)
+static void print_text(FILE *f, const char *path, const oq_model_info *mi)
 {
-    printf("model        %s\n", path);
-    printf("ir_version   %lld\n", (long long)mi->ir_version);
-    printf("producer     %s %s\n", mi->producer_name, mi->producer_version);
-    printf("opsets      ");
+    fprintf(f, "model        %s\n", path);
+    fprintf(f, "ir_version   %lld\n", (long long)mi->ir_version);
+    fprintf(f, "producer     %s %s\n", mi->producer_name, mi->producer_version);
+    fprintf(f, "opsets      ");
     for (size_t i = 0; i < mi->n_opsets; i++)
-        printf(" %s=%lld", *mi->opsets[i].domain ? mi->opsets[i].domain : "ai.onnx",
+        fprintf(f, " %s=%lld", *mi->opsets[i].domain ? mi->opsets[i].domain : "ai.onnx",
                (long long)mi->opsets[i].version);
-    printf("\ninitializers %zu (%llu bytes)\nnodes        %zu\n", mi->n_initializers,
+    fprintf(f, "\ninitializers %zu (%llu bytes)\nnodes        %zu\n", mi->n_initializers,
            (unsigned long long)mi->initializer_bytes, mi->n_nodes);
-    printf("io:\n");
-    print_io("input", mi->inputs, mi->n_inputs);
-    print_io("output", mi->outputs, mi->n_outputs);
-    printf("operators:\n");
+    fprintf(f, "io:\n");
+    print_io(f, "input", mi->inputs, mi->n_inputs);
+    print_io(f, "output", mi->outputs, mi->n_outputs);
+    fprintf(f, "operators:\n");
     for (size_t i = 0; i < mi->n_ops; i++)
-        printf("  %-14s %-24s %lld\n", *mi->ops[i].domain ? mi->ops[i].domain : "ai.onnx",
+        fprintf(f, "  %-14s %-24s %lld\n", *mi->ops[i].domain ? mi->ops[i].domain : "ai.onnx",
                mi->ops[i].op_type, (long long)mi->ops[i].count);
-    printf("attention nodes: %zu\n", mi->n_attention);
+    fprintf(f, "attention nodes: %zu\n", mi->n_attention);
     for (size_t i = 0; i < mi->n_attention; i++) {
         const oq_attention_info *a = &mi->attention[i];
-        printf("  %s%s%s '%s'", *a->domain ? a->domain : "", *a->domain ? "::" : "", a->kind, a->name);
-        for (size_t k = 0; k < a->n_attrs; k++) printf(" %s", a->attrs[k]);
-        printf("\n      %s\n", a->detail);
+        fprintf(f, "  %s%s%s '%s'", *a->domain ? a->domain : "", *a->domain ? "::" : "", a->kind, a->name);
+        for (size_t k = 0; k < a->n_attrs; k++) fprintf(f, " %s", a->attrs[k]);
+        fprintf(f, "\n      %s\n", a->detail);
     }
-    for (size_t i = 0; i < mi->n_warnings; i++) printf("warning: %s\n", mi->warnings[i]);
+    for (size_t i = 0; i < mi->n_warnings; i++) fprintf(f, "warning: %s\n", mi->warnings[i]);
+}
+
+/* The text with a model's control characters shown as \xNN: names, producers and doc strings
+ * come from the file, and an escape sequence in them must not reach the terminal. */
+static void put_printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int c1 = c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F;
+        if (c1) printf("\\x%02x", (unsigned char)s[++i]); /* U+0080..U+009F: C1 controls (CSI) */
+        else if ((c < 0x20 && c != '\n') || c == 0x7F) printf("\\x%02x", c);
+        else putchar(c);
+    }
+}
+
+static int print_safely(const char *path, const oq_model_info *mi)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f) return -1;
+    print_text(f, path, mi);
+    if (fclose(f) != 0) return free(text), -1;
+    put_printable(text, n);
+    free(text);
+    return 0;
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -92,8 +118,10 @@ int cmd_inspect(int argc, char **argv)
         }
         printf("%s\n", s);
         free(s);
-    } else {
-        print_text(path, mi);
+    } else if (print_safely(path, mi)) {
+        oq_model_info_free(mi);
+        fprintf(stderr, "ortqual inspect: out of memory\n");
+        return OQ_EXIT_RUNTIME;
     }
     oq_model_info_free(mi);
     return OQ_EXIT_OK;

@@ -36,6 +36,9 @@ typedef struct oq_file_id {
 oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err);
 int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
 
+/* A JSON string of s (NULL: ""), kept when s is not UTF-8 (jansson refuses it, and a pack
+ * with it fails whole): each byte that starts no valid sequence becomes U+FFFD. NULL on OOM. */
+json_t *oq_json_text(const char *s);
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */
 json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "inspect/model-impl.h"
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
@@ -389,10 +390,10 @@ static json_t *io_json(const oq_io_info *io, size_t n)
         for (int32_t d = 0; io[i].dims && d < io[i].rank; d++) {
             char *end;
             long long v = strtoll(io[i].dims[d], &end, 10);
-            json_array_append_new(dims, *end || end == io[i].dims[d] ? json_string(io[i].dims[d])
+            json_array_append_new(dims, *end || end == io[i].dims[d] ? oq_json_text(io[i].dims[d])
                                                                      : json_integer(v));
         }
-        json_array_append_new(arr, json_pack("{s:s, s:i, s:o}", "name", io[i].name, "elem_type",
+        json_array_append_new(arr, json_pack("{s:o, s:i, s:o}", "name", oq_json_text(io[i].name), "elem_type",
                                              (int)io[i].elem_type, "dims",
                                              io[i].rank < 0 ? (json_decref(dims), json_null()) : dims));
     }
@@ -402,7 +403,7 @@ static json_t *io_json(const oq_io_info *io, size_t n)
 static json_t *strv_json(char *const *v, size_t n)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(arr, json_string(v[i]));
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, oq_json_text(v[i]));
     return arr;
 }
 
@@ -410,22 +411,22 @@ char *oq_model_info_json(const oq_model_info *mi)
 {
     json_t *opsets = json_array(), *ops = json_array(), *att = json_array();
     for (size_t i = 0; i < mi->n_opsets; i++)
-        json_array_append_new(opsets, json_pack("{s:s, s:I}", "domain", mi->opsets[i].domain,
+        json_array_append_new(opsets, json_pack("{s:o, s:I}", "domain", oq_json_text(mi->opsets[i].domain),
                                                 "version", (json_int_t)mi->opsets[i].version));
     for (size_t i = 0; i < mi->n_ops; i++)
-        json_array_append_new(ops, json_pack("{s:s, s:s, s:I}", "domain", mi->ops[i].domain,
-                                             "op_type", mi->ops[i].op_type, "count",
+        json_array_append_new(ops, json_pack("{s:o, s:o, s:I}", "domain", oq_json_text(mi->ops[i].domain),
+                                             "op_type", oq_json_text(mi->ops[i].op_type), "count",
                                              (json_int_t)mi->ops[i].count));
     for (size_t i = 0; i < mi->n_attention; i++) {
         const oq_attention_info *a = &mi->attention[i];
-        json_array_append_new(att, json_pack("{s:s, s:s, s:s, s:o, s:s}", "kind", a->kind, "domain",
-                                             a->domain, "name", a->name, "attributes",
-                                             strv_json(a->attrs, a->n_attrs), "detail", a->detail));
+        json_array_append_new(att, json_pack("{s:o, s:o, s:o, s:o, s:o}", "kind", oq_json_text(a->kind), "domain",
+                                             oq_json_text(a->domain), "name", oq_json_text(a->name), "attributes",
+                                             strv_json(a->attrs, a->n_attrs), "detail", oq_json_text(a->detail)));
     }
     json_t *root = json_pack(
-        "{s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "ir_version",
-        (json_int_t)mi->ir_version, "producer_name", mi->producer_name, "producer_version",
-        mi->producer_version, "doc_string", mi->doc_string, "opsets", opsets, "inputs",
+        "{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "ir_version",
+        (json_int_t)mi->ir_version, "producer_name", oq_json_text(mi->producer_name), "producer_version",
+        oq_json_text(mi->producer_version), "doc_string", oq_json_text(mi->doc_string), "opsets", opsets, "inputs",
         io_json(mi->inputs, mi->n_inputs), "outputs", io_json(mi->outputs, mi->n_outputs),
         "initializers", "count", (json_int_t)mi->n_initializers, "bytes",
         (json_int_t)mi->initializer_bytes, "nodes", (json_int_t)mi->n_nodes, "operators", ops,

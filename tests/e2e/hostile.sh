@@ -44,4 +44,21 @@ only_error_json "$T/v3"
 run 2 "member 'f32': 18253611008 bytes, above the limit of 17179869184 \(16 GiB\)" \
     "$Q" validate --inputs "$R/npz/issue15-above-limit.npz" --outdir "$T/v4"
 only_error_json "$T/v4"
+
+# Names that are escape sequences or not UTF-8 (the same bytes long as the names they replace,
+# so the protobuf stays valid): the text shows the escape as \x1b, the JSON keeps the input
+# (U+FFFD for the stray byte) instead of dropping it.
+"$Q" export sdpa --format attention24 -o "$T/names.onnx" > /dev/null
+/usr/bin/python3 - "$T/names.onnx" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+assert b.count(b"query") >= 2 and b.count(b"value") >= 2
+open(sys.argv[1], "wb").write(b.replace(b"query", b"q\x1b[2J").replace(b"value", b"v\xffalu"))
+PY
+"$Q" inspect "$T/names.onnx" > "$T/names.txt" 2>&1
+if grep -q $'\x1b' "$T/names.txt"; then bad "inspect printed a raw ESC"; else ok "no raw ESC in inspect's text"; fi
+grep -q 'q\\x1b\[2J' "$T/names.txt" && ok "the escape shown as \\x1b" || bad "escape not shown: $(cat -v "$T/names.txt")"
+"$Q" inspect --json "$T/names.onnx" > "$T/names.json"
+got=$(/usr/bin/python3 -c 'import json,sys; print(ascii([i["name"] for i in json.load(open(sys.argv[1]))["inputs"]]))' "$T/names.json")
+[ "$got" = "['q\x1b[2J', 'key', 'v\ufffdalu', 'mask']" ] && ok "JSON keeps every input" || bad "JSON inputs: $got"
 report
