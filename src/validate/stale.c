@@ -1,10 +1,12 @@
 /* --force into an earlier run's folder: the files of that run this one does not write again go,
  * so that the folder holds one run (a glob 'DIR/inputs_*.npz' must not pick up the earlier run's
- * last batches, nor DIR/plots its figures). Only names the tool writes, and only where the
- * earlier run's summary.json says the folder is a run's: a user's other files stay. */
+ * last batches, nor DIR/plots its figures). Only names the tool writes, only where the earlier
+ * run's summary.json says the folder is a run's, and never a file this run reads: a user's
+ * other files stay. */
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "validate/validate-impl.h"
@@ -45,6 +47,24 @@ static int exported_model(const char *name, const oq_validate_opts *o)
            (!strncmp(name, "encoder_", 8) || !strncmp(name, "sdpa_", 5));
 }
 
+static int same_file(const struct stat *a, const char *path)
+{
+    struct stat b;
+    return path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* A file this run reads (its model, weights, inputs or expected outputs, which may be an earlier
+ * run's files in this very folder) is never removed. */
+static int read_by_run(const char *path, const oq_validate_opts *o)
+{
+    struct stat sb;
+    if (!o || stat(path, &sb) != 0) return 0;
+    int read = same_file(&sb, o->model_path) || same_file(&sb, o->weights_path);
+    for (size_t i = 0; !read && i < o->n_input_files; i++) read = same_file(&sb, o->input_files[i]);
+    for (size_t i = 0; !read && i < o->n_expected_files; i++) read = same_file(&sb, o->expected_files[i]);
+    return read;
+}
+
 static void remove_matching(const char *dir, const oq_validate_opts *o, size_t n_batches, int figures)
 {
     DIR *d = opendir(dir);
@@ -55,7 +75,7 @@ static void remove_matching(const char *dir, const oq_validate_opts *o, size_t n
                             : stale_batch_file(name, n_batches) || exported_model(name, o);
         if (!stale) continue;
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        unlink(path);
+        if (!read_by_run(path, o)) unlink(path);
     }
     if (d) closedir(d);
 }
