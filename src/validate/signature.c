@@ -225,6 +225,15 @@ static const char *member_for(const oq_signature *sig, const oq_npz *z, size_t i
     return name;
 }
 
+/* A batch of no events: ORT fails on it deep inside (a Reshape of 0 elements), or runs and
+ * compares nothing; either way the file is wrong, and says so here. */
+static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
+{
+    char got[128];
+    return oq_err_set(err, OQ_ERR_SHAPE, "%s: the batch has 0 events (member '%s' is %s)", path, t->name,
+                      oq_shape_str(t, got, sizeof got));
+}
+
 static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     if (sig->mask >= 0) {
@@ -232,6 +241,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         if (m->ndim != 2)
             return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, m->name,
                               (int)m->ndim);
+        if (!m->shape[0]) return no_events(m, path, err);
         in->batch = m->shape[0];
         in->seq = m->shape[1];
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
@@ -242,6 +252,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
     in->batch = in->seq = 1; /* no mask: B and L of the first input that has them */
     for (size_t i = 0; i < in->n; i++)
         if (in->t[i]->ndim >= 1) {
+            if (!in->t[i]->shape[0]) return no_events(in->t[i], path, err);
             in->batch = in->t[i]->shape[0];
             in->seq = in->t[i]->ndim >= 2 ? in->t[i]->shape[1] : 1;
             break;
