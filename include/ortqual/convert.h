@@ -161,7 +161,8 @@ typedef struct oq_convert_report {
     char *failure;            /* the first failing output and element, or NULL */
 } oq_convert_report;
 
-/* What the passes would do to `path`, node by node; nothing is run or written. */
+/* What the passes would do to `path`, node by node; nothing is run or written. *out is
+ * NULL when the model cannot be read. */
 OQ_API oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out,
                                  oq_err *err);
 /* The same for a model in memory; `name` labels messages. */
@@ -170,7 +171,9 @@ OQ_API oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *
 
 /* Convert, check, and write `out_path` atomically (an existing file is refused
  * unless `overwrite`). *out gets the report whenever the passes ran (also on
- * OQ_ERR_CHECK_FAILED, when nothing is written). */
+ * OQ_ERR_CHECK_FAILED, when nothing is written); NULL when the model cannot be read.
+ * The input batches are checked by name and by the mask contract only: a caller with
+ * files checks them first with oq_validate_check_inputs (as `ortqual convert` does). */
 OQ_API oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite,
                                  const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
 

@@ -463,6 +463,17 @@ typedef struct oq_validate_summary {
  * outdir/shards/<index>/ (*summary: its part, with summary->shard set). */
 OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);
 OQ_API void oq_validate_summary_free(oq_validate_summary *s);
+/* The check every --inputs batch of validate and replay passes before any model runs, for
+ * other commands (convert): each of paths[0..n) read, a member per input of the model at
+ * `model_path` (by the input's name; also "features"/"mask" for those inputs) of its dtype,
+ * rank and fixed sizes, the model's named sizes the same across members, at least one event,
+ * finite values on the valid positions, and the mask's rows valid prefixes. The mask: the input
+ * the model's OQ_CONVERT_CONTRACT_KEY names, else `mask` (which must be a [B, L] input of a
+ * mask type), else the one rank-2 input named like a mask, else none. n = 0 checks the model
+ * and `mask` alone. Errors name the file and member (OQ_ERR_SHAPE, OQ_ERR_MASK, OQ_ERR_FORMAT,
+ * OQ_ERR_NOT_FOUND, ...) or the model (OQ_ERR_IO, OQ_ERR_FORMAT, OQ_ERR_INVALID_ARG). */
+OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
+                                          size_t n, oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);

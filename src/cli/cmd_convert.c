@@ -1,5 +1,6 @@
 /* ortqual convert IN.onnx -o OUT.onnx [passes]: rewrite a PyTorch export into the form ORT
  * runs fast (fused Attention-24, nonpad_kv_seqlen, fp16 attention), checked before written. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli.h"
 #include "ortqual/convert.h"
 #include "ortqual/npz.h"
+#include "ortqual/validate.h"
 
 const char cmd_convert_summary[] = "rewrite a PyTorch export into fused Attention-24 (checked before written)";
 
@@ -25,11 +27,13 @@ static const char head[] =
 static const char foot[] =
 "\n"
 "exit status: 0 written (or planned), 1 the check failed or a rewrite was refused (nothing\n"
-"written), 2 usage or input error, 3 runtime error.\n"
+"written), 2 usage or input error (the model, an option, or an --inputs batch that does not fit\n"
+"the model: checked as validate and replay check theirs, before any work), 3 runtime error.\n"
 "\n"
 "examples:\n"
 "  ortqual convert torch_op18.onnx -o fast.onnx --flash      # = --fuse --mask-to-seqlen --attention-dtype fp16 --opset 24\n"
 "  ortqual convert torch_op23.onnx -o fast.onnx --flash --inputs io.npz --expected io.npz\n"
+"  ortqual convert torch_op18.onnx -o fast.onnx --flash --inputs 'inputs_*.npz' --expected 'outputs_*.npz'\n"
 "  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
 "  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n"
 "  ortqual convert mlpf_op18.onnx -o fast.onnx --flash\n"
@@ -41,8 +45,11 @@ struct convert_args {
     const char *in, *out, *dtype;
     int flash, fuse, seqlen, expand, lower, elu, pad_head;
     oq_cli_list inputs, expected, tolerances;
+    glob_t files, expected_files; /* --inputs and --expected, expanded */
+    int globbed, expected_globbed;
     char *tolerance_text;
     int plan, force, json;
+    int said; /* the error is on stderr already (ORT could not be loaded) */
 };
 
 /* The flags into the library's passes. --flash is its preset (an --opset given still chooses;
@@ -66,6 +73,21 @@ static int choose_passes(struct convert_args *a)
     return 0;
 }
 
+/* --tolerance as the check reads it, refused before the model is read (the check comes last). */
+static int check_tolerances(const char *text)
+{
+    oq_tolerances *t;
+    oq_err e = {0};
+    if (!text) return 0;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, &e);
+    if (!st) {
+        st = oq_tolerances_add(t, text, &e);
+        oq_tolerances_free(t);
+    }
+    if (st) fprintf(stderr, "ortqual convert: --tolerance: %s\n", e.msg);
+    return st ? -1 : 0;
+}
+
 /* The flags and strings of the table into the library's options. */
 static int check_args(struct convert_args *a)
 {
@@ -81,14 +103,34 @@ static int check_args(struct convert_args *a)
         fprintf(stderr, "ortqual convert: -o OUT.onnx is required (or --plan)\n");
         return -1;
     }
-    if (a->expected.n && a->expected.n != a->inputs.n) {
-        fprintf(stderr, "ortqual convert: %zu --expected files for %zu --inputs: give one per batch\n",
-                a->expected.n, a->inputs.n);
+    if (oq_cli_glob_inputs("convert", &a->inputs, &a->files, &a->globbed) ||
+        oq_cli_glob_inputs("convert", &a->expected, &a->expected_files, &a->expected_globbed))
+        return -1;
+    size_t n_in = a->globbed ? a->files.gl_pathc : 0, n_ex = a->expected_globbed ? a->expected_files.gl_pathc : 0;
+    if (n_ex && n_ex != n_in) {
+        fprintf(stderr, "ortqual convert: %zu --expected files for %zu --inputs: give one per batch\n", n_ex, n_in);
         return -1;
     }
-    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
+    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text) || check_tolerances(a->tolerance_text)) return -1;
     a->o.tolerances = a->tolerance_text;
     return 0;
+}
+
+/* --inputs and --expected take every operand after them, as validate's do, so `--inputs a.npz
+ * IN.onnx` takes the model too: an .onnx there (no batch is one) is the model, taken back out. */
+static const char *model_in_lists(struct convert_args *a)
+{
+    oq_cli_list *lists[2] = {&a->inputs, &a->expected};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = lists[k]->n; i-- > 0;) {
+            const char *v = lists[k]->v[i];
+            size_t len = strlen(v);
+            if (len <= 5 || strcmp(v + len - 5, ".onnx")) continue;
+            memmove(&lists[k]->v[i], &lists[k]->v[i + 1], (lists[k]->n - i - 1) * sizeof *lists[k]->v);
+            lists[k]->n--;
+            return v;
+        }
+    return NULL;
 }
 
 static int parse(struct convert_args *a, int argc, char **argv)
@@ -135,11 +177,20 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_GROUP("check (every conversion is checked before it is written: the original and the converted\n"
                      "model run on ORT CPU and every output is compared on the valid elements; when ORT refuses\n"
                      "the original, its --lower'ed form is the reference):"),
-        OQ_OPT_LIST("inputs", "FILE.npz", &a->inputs,
-                    "a batch, members named like the model's inputs; repeatable\n"
-                    "(default: two generated batches with valid-prefix masks)"),
-        OQ_OPT_LIST("expected", "FILE.npz", &a->expected, "PyTorch's outputs for the --inputs of the same rank; repeatable"),
-        OQ_OPT_STRING("mask", "NAME", &o->mask_input, "the [B,L] mask input (default: the one the masks derive from)"),
+        {OQ_OPTK_LIST, "inputs", 0, "FILE...",
+         "batches (.npz, a member per model input, by name): every file after\n"
+         "it up to the next option, a quoted glob expanded here; repeatable.\n"
+         "Each is checked against the model's inputs as validate checks its\n"
+         "own before anything runs (exit 2). Default: two generated batches\n"
+         "with valid-prefix masks",
+         &a->inputs, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
+        {OQ_OPTK_LIST, "expected", 0, "FILE...",
+         "PyTorch's outputs, one .npz per --inputs file in the same order\n"
+         "(taken like --inputs)",
+         &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
+        OQ_OPT_STRING("mask", "NAME", &o->mask_input,
+                      "the [B, L] mask input, bool, int32/int64 or float (default: the\n"
+                      "one the masks derive from; a model's recorded contract wins)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "'rtol=..,atol=..', a preset (fp32, fp16, bf16) or 'OUT:SPEC';\n"
                     "repeatable (default: the preset of the attention dtype)"),
@@ -154,11 +205,11 @@ static int parse(struct convert_args *a, int argc, char **argv)
     int first = argc;
     int rc = oq_cli_parse(&c, argc, argv, &first);
     if (rc) return rc;
-    if (first != argc - 1) {
+    a->in = first == argc - 1 ? argv[first] : first == argc ? model_in_lists(a) : NULL;
+    if (!a->in) {
         fprintf(stderr, "ortqual convert: expected one IN.onnx (see --help)\n");
         return -1;
     }
-    a->in = argv[first];
     return check_args(a);
 }
 
@@ -197,11 +248,18 @@ static void print_report(const struct convert_args *a, const oq_convert_report *
     }
 }
 
-/* Every file of `l` read into z[0..l->n). */
-static oq_status read_all(const oq_cli_list *l, oq_npz **z, oq_err *err)
+/* The expanded files of an --inputs or --expected list. */
+static const char *const *paths_of(const glob_t *g, int globbed, size_t *n)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        oq_status st = oq_npz_read(l->v[i], &z[i], err);
+    *n = globbed ? g->gl_pathc : 0;
+    return globbed ? (const char *const *)g->gl_pathv : NULL;
+}
+
+/* Every file of paths[0..n) read into z[0..n). */
+static oq_status read_all(const char *const *paths, size_t n, oq_npz **z, oq_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        oq_status st = oq_npz_read(paths[i], &z[i], err);
         if (st) return st;
     }
     return OQ_OK;
@@ -213,50 +271,83 @@ static void free_all(oq_npz **z, size_t n)
     free(z);
 }
 
-static void print_result(const struct convert_args *a, const oq_convert_report *r, oq_status st, const oq_err *err)
+/* --json: the report (just the model when it could not be read) with the exit status and, when
+ * it is not 0, the error that stdout would otherwise lack. */
+static void print_json(const struct convert_args *a, const oq_convert_report *r, const oq_err *err, int rc)
 {
-    if (r && a->json) {
-        char *s = oq_convert_report_json(r);
-        if (s) printf("%s\n", s);
-        free(s);
-    } else if (r) {
-        print_report(a, r);
+    char *s = r ? oq_convert_report_json(r) : NULL;
+    json_t *j = s ? json_loads(s, 0, NULL) : r ? NULL : json_pack("{s:s?}", "model", a->in);
+    free(s);
+    if (!j) {
+        fprintf(stderr, "ortqual convert: out of memory\n");
+        return;
     }
-    if (st) fprintf(stderr, "ortqual convert: %s\n", err->msg);
+    json_t *msg = rc ? json_string(err->msg) : json_null();
+    json_object_set_new(j, "exit_status", json_integer(rc));
+    json_object_set_new(j, "error", msg ? msg : json_string("(the message is not UTF-8: see stderr)"));
+    char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (out) printf("%s\n", out);
+    free(out);
+    json_decref(j);
+}
+
+static void print_result(const struct convert_args *a, const oq_convert_report *r, oq_status st, const oq_err *err,
+                         int rc)
+{
+    if (a->json) print_json(a, r, err, rc);
+    else if (r) print_report(a, r);
+    if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", err->msg);
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
     else if (!a->json) printf("written: %s\n", a->out);
 }
 
-/* Read the batches, load ORT, convert, check and write. */
+/* Read the batches, load ORT, convert, check and write. Returns the exit status; *st and
+ * err say what failed. */
+static int run_convert(struct convert_args *a, oq_convert_report **r, oq_status *st, oq_err *err)
+{
+    size_t n_in, n_ex;
+    const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
+    const char *const *ex_paths = paths_of(&a->expected_files, a->expected_globbed, &n_ex);
+    oq_npz **in = calloc(n_in + 1, sizeof *in), **ex = calloc(n_ex + 1, sizeof *ex);
+    oq_runtime *rt = NULL;
+    int rc;
+    if (!in || !ex) {
+        *st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        rc = OQ_EXIT_RUNTIME;
+    } else if ((*st = read_all(in_paths, n_in, in, err)) || (*st = read_all(ex_paths, n_ex, ex, err))) {
+        rc = oq_cli_exit_of(*st); /* a file given is input: bad is exit 2, as in validate */
+    } else if ((rc = oq_cli_runtime_open(&a->cr, &rt))) {
+        *st = oq_err_set(err, OQ_ERR_RUNTIME, "ONNX Runtime could not be loaded (the reason is on stderr)");
+        a->said = 1;
+    } else {
+        a->o.runtime = rt;
+        a->o.n_batches = n_in;
+        a->o.inputs = (const oq_npz *const *)in;
+        a->o.expected = n_ex ? (const oq_npz *const *)ex : NULL;
+        *st = oq_convert_file(a->in, a->out, a->force, &a->o, r, err);
+        rc = exit_for(*st);
+    }
+    oq_runtime_free(rt);
+    free_all(in, n_in);
+    free_all(ex, n_ex);
+    return rc;
+}
+
+/* The model, --mask and every --inputs batch checked as validate checks its own (exit 2, naming
+ * the file and member) before anything is printed, read or run; then plan, or convert. */
 static int convert(struct convert_args *a)
 {
     oq_err err = {0};
     oq_convert_report *r = NULL;
-    oq_runtime *rt = NULL;
-    oq_status st;
-    int rc = OQ_EXIT_OK;
-    oq_npz **in = calloc(a->inputs.n + 1, sizeof *in), **ex = calloc(a->expected.n + 1, sizeof *ex);
-    if (!in || !ex) {
-        st = oq_err_set(&err, OQ_ERR_NOMEM, "out of memory");
-    } else if (a->plan) {
-        st = oq_convert_plan(a->in, &a->o, &r, &err);
-    } else {
-        st = read_all(&a->inputs, in, &err);
-        if (!st) st = read_all(&a->expected, ex, &err);
-        if (!st && (rc = oq_cli_runtime_open(&a->cr, &rt))) goto done;
-        a->o.runtime = rt;
-        a->o.n_batches = a->inputs.n;
-        a->o.inputs = (const oq_npz *const *)in;
-        a->o.expected = a->expected.n ? (const oq_npz *const *)ex : NULL;
-        if (!st) st = oq_convert_file(a->in, a->out, a->force, &a->o, &r, &err);
-    }
-    print_result(a, r, st, &err);
-    rc = exit_for(st);
-done:
+    size_t n_in;
+    const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
+    int rc;
+    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_in, &err);
+    if (st) rc = oq_cli_exit_of(st);
+    else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
+    else rc = run_convert(a, &r, &st, &err);
+    print_result(a, r, st, &err, rc);
     oq_convert_report_free(r);
-    oq_runtime_free(rt);
-    free_all(in, a->inputs.n);
-    free_all(ex, a->expected.n);
     return rc;
 }
 
@@ -267,6 +358,8 @@ int cmd_convert(int argc, char **argv)
     oq_convert_opts_default(&a.o);
     int rc = parse(&a, argc, argv);
     rc = rc > 0 ? OQ_EXIT_OK : rc < 0 ? OQ_EXIT_USAGE : convert(&a);
+    if (a.globbed) globfree(&a.files);
+    if (a.expected_globbed) globfree(&a.expected_files);
     oq_cli_list_clear(&a.inputs);
     oq_cli_list_clear(&a.expected);
     oq_cli_list_clear(&a.tolerances);

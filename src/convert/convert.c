@@ -295,8 +295,8 @@ oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const 
     *out = NULL;
     oq_status st = check_opts(o, err);
     cv_model *m = NULL;
-    if (!st) st = new_report(name, out, err);
     if (!st) st = cv_model_load(buf, len, name, &m, err);
+    if (!st) st = new_report(name, out, err); /* none for a model that cannot be read */
     cv_ctx c = {o, *out, NULL, NULL, 0};
     if (!st) st = run_passes(&c, m, 0, err);
     if (!st) st = refusals(&c, name, err);
@@ -352,9 +352,9 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     if (!st && !overwrite && !access(out_path, F_OK)) /* before the work, not after it */
         st = oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", out_path);
     if (!st) st = oq_read_file(in_path, &buf, &n, err);
-    if (!st) st = new_report(in_path, out, err);
     if (!st) st = cv_model_load(buf, n, in_path, &orig, err);
     if (!st) st = cv_model_load(buf, n, in_path, &m, err);
+    if (!st) st = new_report(in_path, out, err); /* none for a model that cannot be read */
     cv_ctx c = {o, *out, NULL, NULL, 0};
     if (!st) st = run_passes(&c, m, 0, err);
     if (!st) st = refusals(&c, in_path, err);

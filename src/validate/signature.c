@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "ortqual/convert.h"
 #include "ortqual/export.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
@@ -68,8 +69,9 @@ static int contains_mask(const char *name)
     return 0;
 }
 
-/* The one rank-2 input named like a mask, else the only rank-2 input, else none. */
-static int detect_mask(const oq_model_info *mi)
+/* The one rank-2 input named like a mask, else (unless `named_only`: convert's rule, where a
+ * lone [B, L] input may be token ids) the only rank-2 input, else none. */
+static int detect_mask(const oq_model_info *mi, int named_only)
 {
     int named = -1, n_named = 0, any = -1, n_any = 0;
     for (size_t i = 0; i < mi->n_inputs; i++) {
@@ -77,7 +79,30 @@ static int detect_mask(const oq_model_info *mi)
         any = (int)i, n_any++;
         if (contains_mask(mi->inputs[i].name)) named = (int)i, n_named++;
     }
-    return n_named == 1 ? named : n_named == 0 && n_any == 1 ? any : -1;
+    return n_named == 1 ? named : n_named == 0 && n_any == 1 && !named_only ? any : -1;
+}
+
+/* The input an option (or the contract) names: its index, or the error naming the choices. */
+static oq_status named_input(const oq_model_info *mi, const char *path, const char *what, const char *name, int *index,
+                             oq_err *err)
+{
+    char names[512];
+    if ((*index = find_input(mi, name)) >= 0) return OQ_OK;
+    input_list(mi, names, sizeof names);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path, what,
+                      name, names);
+}
+
+/* The mask input is [B, L] of a type oq_mask_check reads; `hint` ends the message. */
+static oq_status mask_input_ok(const oq_io_info *io, const char *path, const char *hint, oq_err *err)
+{
+    if (io->rank >= 0 && io->rank != 2)
+        return oq_err_set(err, OQ_ERR_SHAPE, "%s: input '%s' is rank %d; the mask contract is about a [B, L] mask%s",
+                          path, io->name, (int)io->rank, hint);
+    if (io->elem_type && !oq_mask_dtype_ok((oq_dtype)io->elem_type))
+        return oq_err_set(err, OQ_ERR_SHAPE, "%s: input '%s' is %s; a mask is bool, int32/int64 or a float type%s",
+                          path, io->name, oq_dtype_name((oq_dtype)io->elem_type), hint);
+    return OQ_OK;
 }
 
 static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
@@ -85,24 +110,16 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
 {
     const oq_model_info *mi = sig->mi;
     const char *named = contract ? contract : o->mask_name;
-    char names[512];
-    input_list(mi, names, sizeof names);
+    oq_status st = OQ_OK;
     if (o->kind != OQ_MODEL_USER) sig->mask = find_input(mi, "mask");
     else if (o->no_mask && !contract) sig->mask = -1;
-    else if (!named) sig->mask = detect_mask(mi);
-    else if ((sig->mask = find_input(mi, named)) < 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path,
-                          contract ? "the mask contract names" : "--mask", named, names);
-    if (sig->mask >= 0 && mi->inputs[sig->mask].rank >= 0 && mi->inputs[sig->mask].rank != 2)
-        return oq_err_set(err, OQ_ERR_SHAPE,
-                          "%s: input '%s' is rank %d; the mask contract is about a [B, L] mask (--no-mask: none)",
-                          path, mi->inputs[sig->mask].name, (int)mi->inputs[sig->mask].rank);
-    if (o->features_name && (sig->features = find_input(mi, o->features_name)) < 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: --features '%s': the model has no such input (inputs: %s)",
-                          path, o->features_name, names);
-    for (size_t i = 0; !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
+    else if (!named) sig->mask = detect_mask(mi, 0);
+    else st = named_input(mi, path, contract ? "the mask contract names" : "--mask", named, &sig->mask, err);
+    if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (--no-mask: none)", err);
+    if (!st && o->features_name) st = named_input(mi, path, "--features", o->features_name, &sig->features, err);
+    for (size_t i = 0; !st && !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;
-    return OQ_OK;
+    return st;
 }
 
 oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
@@ -225,6 +242,15 @@ static const char *member_for(const oq_signature *sig, const oq_npz *z, size_t i
     return name;
 }
 
+/* A batch of no events: ORT fails on it deep inside (a Reshape of 0 elements), or runs and
+ * compares nothing; either way the file is wrong, and says so here. */
+static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
+{
+    char got[128];
+    return oq_err_set(err, OQ_ERR_SHAPE, "%s: the batch has 0 events (member '%s' is %s)", path, t->name,
+                      oq_shape_str(t, got, sizeof got));
+}
+
 static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     if (sig->mask >= 0) {
@@ -232,6 +258,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         if (m->ndim != 2)
             return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, m->name,
                               (int)m->ndim);
+        if (!m->shape[0]) return no_events(m, path, err);
         in->batch = m->shape[0];
         in->seq = m->shape[1];
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
@@ -242,6 +269,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
     in->batch = in->seq = 1; /* no mask: B and L of the first input that has them */
     for (size_t i = 0; i < in->n; i++)
         if (in->t[i]->ndim >= 1) {
+            if (!in->t[i]->shape[0]) return no_events(in->t[i], path, err);
             in->batch = in->t[i]->shape[0];
             in->seq = in->t[i]->ndim >= 2 ? in->t[i]->shape[1] : 1;
             break;
@@ -376,6 +404,46 @@ void oq_batch_inputs_clear(oq_batch_inputs *in)
     free(in->dim_where);
     free(in->dim_values);
     memset(in, 0, sizeof *in);
+}
+
+/* ---- for other commands (convert) ------------------------------------------------------ */
+
+/* convert's mask: the contract's input, else --mask (which must be a mask), else the one rank-2
+ * input named like a mask. */
+static oq_status convert_mask(oq_signature *sig, const char *path, const char *contract, const char *mask,
+                              oq_err *err)
+{
+    if (contract) return OQ_OK; /* chosen, and checked, by oq_signature_make */
+    if (!mask) {
+        sig->mask = detect_mask(sig->mi, 1);
+        return OQ_OK;
+    }
+    oq_status st = named_input(sig->mi, path, "--mask", mask, &sig->mask, err);
+    return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
+}
+
+oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths, size_t n,
+                                   oq_err *err)
+{
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model_path;
+    o.no_mask = 1; /* no detection there: convert_mask chooses */
+    char contract[256];
+    int has = 0;
+    oq_signature sig;
+    oq_status st = oq_convert_read_contract(model_path, &has, contract, sizeof contract, err);
+    if (st) return st;
+    if ((st = oq_signature_make(&o, NULL, has ? contract : NULL, &sig, err))) return st;
+    st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
+    for (size_t i = 0; !st && i < n; i++) {
+        oq_batch_inputs in;
+        st = oq_signature_read_inputs(&sig, paths[i], &in, err);
+        if (!st) oq_batch_inputs_clear(&in);
+    }
+    oq_signature_clear(&sig);
+    return st;
 }
 
 /* ---- the expected outputs ------------------------------------------------------------ */

@@ -70,7 +70,7 @@ import sys
 d = open(sys.argv[1], "rb").read()
 assert b"ortqual.mask_contract" in d and b"\"contract\":\"valid_prefix\"" in d
 print("ortqual.mask_contract")' "$T/mlpf_like_18.onnx"
-expect 2 "holes.npz: input 'mask': event 1: hole at position 11" $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" \
+expect 2 "holes.npz: mask 'mask': event 1: hole at position 11" $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" \
     -o "$T/h.onnx" --fuse --mask-to-seqlen --inputs "$T/holes.npz"
 [ ! -e "$T/h.onnx" ] && ok "nothing written for holes" || bad "a model was written for inputs with holes"
 expect 2 "event 1: hole at position 11" $ORTQUAL validate --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
@@ -143,4 +143,87 @@ done
 expect 0 "attention-dtype +rewritten .*bfloat16" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --attention-dtype bf16
 expect 2 "not an ONNX model" $ORTQUAL convert "$F/tx_encoder/io.npz" -o "$T/o.onnx" --fuse
 expect 2 "exists \(not overwritten\)" $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/mlpf_like_18.onnx" --fuse
+# --inputs are checked as validate and replay check theirs, before the plan is printed or ORT
+# runs: exit 2 naming the file and member (a shape, a dtype, a batch size the members disagree on,
+# Fortran order, big-endian, no events); nothing on stdout, nothing written
+TX="$F/tx_encoder"
+$PY - "$TX/inputs_000.npz" "$T" <<'PY'
+import sys, numpy as np
+z = np.load(sys.argv[1]); f, m, d = z["features"], z["mask"], sys.argv[2]
+np.savez(d + "/shape.npz", features=f[:, :, :5].copy(), mask=m)
+np.savez(d + "/f64.npz", features=f.astype(np.float64), mask=m)
+np.savez(d + "/i64mask.npz", features=f, mask=m.astype(np.int64))
+np.savez(d + "/batch.npz", features=f[:2].copy(), mask=m)
+np.savez(d + "/fortran.npz", features=np.asfortranarray(f), mask=m)
+np.savez(d + "/bigend.npz", features=f.astype(">f4"), mask=m)
+np.savez(d + "/zero.npz", features=f[:0], mask=m[:0])
+PY
+refused() { # refused PATTERN CMD...: exit 2 with PATTERN on stderr, nothing on stdout
+    local pat=$1 rc
+    shift
+    "$@" >"$T/refused.out" 2>"$T/refused.err"
+    rc=$?
+    if [ "$rc" -ne 2 ] || ! grep -qE -- "$pat" "$T/refused.err" || [ -s "$T/refused.out" ]; then
+        bad "$* -> exit $rc, expected 2 and /$pat/ alone: $(cat "$T/refused.out" "$T/refused.err")"
+    else ok "$* -> 2: $(cat "$T/refused.err")"; fi
+}
+for case in "shape:member 'features' has shape \[3,56,5\]; the model's 'features' is \[batch,seq,8\] \(axis 2 fixed to 8\)" \
+            "f64:member 'features' is float64 \[3,56,8\]; the model's 'features' is float32" \
+            "i64mask:member 'mask' is int64 \[3,56\]; the model's 'mask' is bool" \
+            "batch:dimension 'batch' is 2 in member 'features' \[2,56,8\] but 3 in member 'mask'" \
+            "fortran:member 'features': Fortran-order arrays are not supported" \
+            "bigend:member 'features': big-endian dtype '>f4' is not supported" \
+            "zero:the batch has 0 events \(member 'mask' is \[0,56\]\)"; do
+    name=${case%%:*}
+    refused "^ortqual convert: $T/$name.npz: ${case#*:}" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/in.onnx" --flash \
+        --inputs "$T/$name.npz"
+    expect 2 "$name.npz: ${case#*:}" $ORTQUAL validate --model "$TX/tx_encoder_op18.onnx" --inputs "$T/$name.npz" \
+        --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/v-$name"
+done
+[ ! -e "$T/in.onnx" ] && ok "nothing written for refused inputs" || bad "in.onnx written for refused inputs"
+
+# errors before the plan: an unreadable model, a bad option value; --json says why and with what status
+head -c 3000 "$TX/tx_encoder_op18.onnx" >"$T/truncated.onnx"
+refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx" -o "$T/t.onnx" --flash
+refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx" --plan --flash
+refused "--tolerance: tolerance 'rtol=abc': rtol value 'abc' is not a finite number" \
+    $ORTQUAL convert "$TX/tx_encoder_op18.onnx" --plan --flash --tolerance rtol=abc
+$ORTQUAL convert "$T/truncated.onnx" -o "$T/t.onnx" --flash --json >"$T/err.json" 2>/dev/null
+rc=$?
+if [ "$rc" = 2 ] && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["exit_status"] == 2 and "not an ONNX model" in d["error"], d' "$T/err.json"; then
+    ok "--json on an unreadable model: exit_status 2 and the error"
+else bad "--json on an unreadable model: exit $rc: $(cat "$T/err.json")"; fi
+$ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fj.onnx" --fuse --json >"$T/fail.json" 2>/dev/null
+rc=$?
+if [ "$rc" = 1 ] && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["exit_status"] == 1 and "inconsistent q_sequence_length" in d["error"] and d["failure"], d' "$T/fail.json"; then
+    ok "--json on a failed check: exit_status 1, the error and the failure"
+else bad "--json on a failed check: exit $rc: $(cat "$T/fail.json")"; fi
+expect 0 '"exit_status": 0,' $ORTQUAL convert "$TX/tx_encoder_op18.onnx" --plan --fuse --json
+
+# --mask must name a [B, L] mask input, as validate says
+refused "tx_encoder_op18.onnx: input 'features' is rank 3; the mask contract is about a \[B, L\] mask$" \
+    $ORTQUAL convert "$TX/tx_encoder_op18.onnx" --plan --flash --mask features
+refused "input 'features' is rank 3" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/m.onnx" --flash --mask features \
+    --inputs "$TX/inputs_000.npz"
+refused "--mask 'nosuch': the model has no such input \(inputs: features, mask\)" \
+    $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/m.onnx" --flash --mask nosuch
+expect 2 "input 'features' is rank 3" $ORTQUAL validate --model "$TX/tx_encoder_op18.onnx" --inputs "$TX/inputs_000.npz" \
+    --mask features --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm"
+
+# --inputs and --expected as validate and replay take them: a quoted glob, or several files
+expect 0 "batch 1 vs expected .*PASS" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/glob.onnx" --flash \
+    --inputs "$TX/inputs_*.npz" --expected "$TX/outputs_*.npz"
+expect 0 "batch 1 vs expected .*PASS" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/many.onnx" --flash \
+    --inputs "$TX/inputs_000.npz" "$TX/inputs_001.npz" --expected "$TX/outputs_000.npz" "$TX/outputs_001.npz"
+expect 2 "2 --expected files for 1 --inputs" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/few.onnx" --flash \
+    --inputs "$TX/inputs_000.npz" --expected "$TX/outputs_*.npz"
+# (an option list takes the operands after it: the model among them is still the model)
+expect 0 "batch 0 vs reference .*PASS" $ORTQUAL convert --inputs "$TX/inputs_000.npz" "$TX/tx_encoder_op18.onnx" -o "$T/after.onnx" --flash
+expect 2 "expected one IN.onnx" $ORTQUAL convert --inputs "$TX/inputs_000.npz" -o "$T/none.onnx" --flash
 report

@@ -84,6 +84,18 @@ $ORTQUAL validate --outdir "$T/broken" --num-events 2 --configs ref:encoder:fp64
   > /dev/null 2>&1 || fail "a run into a refusal's folder failed"
 [ ! -e "$T/broken/error.json" ] || fail "the earlier refusal's error.json stayed beside summary.json"
 
+# 3a. a batch of no events: refused with the others before any model runs (ORT's own error was a
+# Reshape of 0 elements, exit 3, after "1 batches checked")
+TX="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+$PY - "$TX/inputs_000.npz" "$T/zero.npz" <<'PY'
+import sys, numpy as np
+z = np.load(sys.argv[1]); np.savez(sys.argv[2], features=z["features"][:0], mask=z["mask"][:0])
+PY
+must 2 "zero.npz: the batch has 0 events \(member 'mask' is \[0,56\]\)" "$T/zero.out" $ORTQUAL validate \
+  --model "$TX/tx_encoder_op18.onnx" --inputs "$T/zero.npz" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/zero"
+must 2 "zero.npz: the batch has 0 events" "$T/zero-replay.out" $ORTQUAL replay --model "$TX/tx_encoder_op18.onnx" \
+  --inputs "$T/zero.npz" --ep cpu --outdir "$T/zero-replay"
+
 # 3b. --force into an earlier run's folder: the earlier run's files this run does not write go
 # (batches 1 and 2 of the 3, the decomposed model), the user's own file stays
 touch "$T/pass/notes.txt"

@@ -19,9 +19,10 @@ expect 0 "accepted by --allow-skip" "$Q" validate --configs ref:encoder:fp64 --a
 # validate: the only configuration under test was skipped (no such execution provider here)
 expect 1 "no configuration under test ran \(noep:attention24:fp32 skipped" \
     "$Q" validate --configs ref:encoder:fp64,noep:attention24:fp32 --outdir "$T/v3" "${V[@]}"
-# validate: an empty batch compares nothing (issue 15: it used to pass)
+# validate: an empty batch never passes (issue 15: it used to; then it compared nothing, exit 1):
+# it is refused with the other input errors before any model runs
 $PY -c 'import sys, numpy as np; np.savez(sys.argv[1], features=np.zeros((0, 8, 8), np.float32), mask=np.zeros((0, 8), np.float32))' "$T/empty.npz"
-expect 1 "no valid element was compared \(every batch is empty\)" \
+expect 2 "empty.npz: the batch has 0 events \(member 'mask' is \[0,8\]\)" \
     "$Q" validate --inputs "$T/empty.npz" --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir "$T/v4" "${V[@]}"
 # validate: a reference that cannot run is a runtime error
 expect 3 "could not run: the reference cannot run: ref:sdpa needs input 'query'" "$Q" validate --configs ref:sdpa:fp64,cpu:decomposed:fp32 \

@@ -496,6 +496,21 @@ static void test_opset_changed_operator(void **state)
     free(buf);
 }
 
+/* A model that cannot be read has no report (the CLI printed its header above the error). */
+static void test_unreadable_no_report(void **state)
+{
+    (void)state;
+    static const uint8_t junk[] = {0x08, 0x07, 0x12, 0x40, 0x01}; /* a field cut short */
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_FUSE;
+    oq_convert_report *r = (oq_convert_report *)&o; /* not NULL before the call */
+    oq_err err = {0};
+    assert_int_equal(oq_convert_plan_bytes(junk, sizeof junk, "junk.onnx", &o, &r, &err), OQ_ERR_FORMAT);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "junk.onnx: not an ONNX model"));
+}
+
 /* An Attention-23 node over graph inputs q, k, v of element type `t` and shape [1, 1, 2, 4]. */
 static void attention_model(oq_dtype t, uint8_t **buf, size_t *len)
 {
@@ -970,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_pad_head_3d),
         cmocka_unit_test(test_pad_head_unknown),
         cmocka_unit_test(test_head_size_one_reading),
+        cmocka_unit_test(test_unreadable_no_report),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
