@@ -131,7 +131,9 @@ static int run(struct replay_args *a, int argc, char **argv)
                                                     "order (implies --reference expected)",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         OQ_OPT_STRING("precision", "fp32|fp16", &a->precision, "tolerance preset for the replayed outputs (fp32)"),
-        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override 'out:rtol=..,atol=..'; repeatable"),
+        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
+                    "per-output override 'out:rtol=..,atol=..' (an output the model does\n"
+                    "not have is refused); repeatable"),
         OQ_OPT_STRING("reference-ort-lib", "P", &o->reference_ort_lib,
                       "ORT library of the CPU reference run (default: --ort-lib, else the\n"
                       "usual search: $ORTQUAL_ORT_LIB, then the bundled copy)"),

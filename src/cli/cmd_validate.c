@@ -473,7 +473,9 @@ static int run(struct args *a, int argc, char **argv)
                       "threads of the float64 reference, and ORT's intra-op threads of\n"
                       "every configuration (0: the reference on every core, ORT's default);\n"
                       "generated events are made on up to 4 of them"),
-        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable"),
+        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
+                    "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"
+                    "model does not have is refused); without 'OUTPUT:' the default; repeatable"),
         OQ_CLI_PADDING_OPT(o),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
         OQ_OPT_GROUP("output:"),

@@ -882,14 +882,22 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
     return OQ_OK;
 }
 
-/* --tolerance is read by each worker; a value it would refuse is refused before anything runs. */
-static oq_status check_tolerances(const oq_validate_opts *o, oq_err *err)
+/* --tolerance is read by each worker; a value it would refuse is refused before anything runs,
+ * and so is an override of an output the model lacks (`sig`; NULL: not known yet), which would
+ * otherwise be ignored (a typo silently judged at the default). */
+static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature *sig, oq_err *err)
 {
     if (!o->tolerances || !*o->tolerances) return OQ_OK;
     oq_tolerances *t;
     oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
     if (st) return st;
     st = oq_tolerances_add(t, o->tolerances, err);
+    const oq_model_info *mi = sig ? sig->mi : NULL;
+    const char **names = mi ? calloc(mi->n_outputs + 1, sizeof *names) : NULL;
+    if (!st && mi && !names) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; names && i < mi->n_outputs; i++) names[i] = mi->outputs[i].name;
+    if (!st && names) st = oq_tolerances_check_outputs(t, names, mi->n_outputs, err);
+    free(names);
     oq_tolerances_free(t);
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
 }
@@ -946,7 +954,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     oq_status st = check_ep_options(o, err);
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
-    if (!st) st = check_tolerances(o, err);
+    if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_shard_setup(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
@@ -954,6 +962,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     char contract[256];
     if (!st) st = contract_mask(o, contract, sizeof contract, err);
     if (!st) st = oq_signature_make(o, c->weights, *contract ? contract : NULL, &c->sig, err);
+    if (!st) st = check_tolerances(o, &c->sig, err);
     return st ? st : record_signature(c, err);
 }
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Options that were taken silently, or refused in the wrong words, are refused before any work
+# with exit 2, naming the option (and what it contradicts); each case runs the real tool.
+set -uo pipefail
+: "${ORTQUAL:?}"
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+M="$FX/tx_encoder_op18.onnx"
+cd "$T"
+# only CODE PATTERN DIR CMD...: expect's check, and DIR holds error.json alone afterwards
+only_error() {
+    local d=$1
+    [ "$(ls -A "$d" 2>/dev/null | tr '\n' ' ')" = "error.json " ] && ok "$d: only error.json" ||
+        bad "$d: holds $(ls -A "$d" 2>&1 | tr '\n' ' ')"
+}
+# absent DIR: nothing was made
+absent() { [ ! -e "$1" ] && ok "$1: not made" || bad "$1: made ($(ls -A "$1" 2>&1 | tr '\n' ' '))"; }
+
+# 1. a --tolerance for an output the model does not have would be ignored: refused, the model's
+#    outputs listed (a --model of yours and ortqual's encoder, in validate and replay)
+expect 2 "--tolerance: tolerance for output 'otu': the model has no such output \(its outputs: out\)" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --tolerance otu:rtol=0.5 --no-plots --outdir tol1
+only_error tol1
+expect 2 "output 'otu': the model has no such output \(its outputs: out\)" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --tolerance otu:rtol=0.5 --outdir tol2
+only_error tol2
+expect 2 "output 'clss': the model has no such output \(its outputs: cls, reg\)" \
+    $Q validate --num-events 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 \
+    --tolerance reg:atol=1 --tolerance clss:fp16 --outdir tol3
+expect 0 "verdict: PASSED" $Q validate --model "$M" --inputs "$FX/io.npz" --tolerance out:rtol=1e-3 \
+    --tolerance atol=1e-4 --no-plots --outdir tol4
+
+report
