@@ -132,6 +132,19 @@ static int take_words(const char *cmd, const oq_opt *o, const char *arg, int arg
     return -1;
 }
 
+/* A file list (OQ_OPT_MANY) given no file: "--inputs --outdir o" would otherwise take the next
+ * option for its file, and the error would blame that option. */
+static int no_files(const char *cmd, const oq_opt *o)
+{
+    fprintf(stderr, "ortqual %s: --%s needs at least one file\n", cmd, o->name);
+    return -1;
+}
+
+static int is_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1] != '\0';
+}
+
 static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
 {
     int64_t v;
@@ -141,6 +154,7 @@ static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, cha
     case OQ_OPTK_WORDS: return take_words(cmd, o, arg, argc, argv);
     case OQ_OPTK_LIST: {
         oq_cli_list *l = o->ptr;
+        if ((o->flags & OQ_OPT_MANY) && is_option(arg)) return no_files(cmd, o);
         /* every occurrence takes an argument of its own: argc entries are always enough */
         if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
             fprintf(stderr, "ortqual %s: out of memory\n", cmd);
@@ -231,6 +245,8 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         if (ch == 'h') {
             oq_cli_usage(stdout, c);
             rc = 1;
+        } else if (ch == ':' && optopt >= 256 && (c->opts[optopt - 256].flags & OQ_OPT_MANY)) {
+            rc = no_files(c->name, &c->opts[optopt - 256]); /* the last option, with nothing after it */
         } else if (ch == ':' || ch == '?' || !o) {
             bad_option(c, argv[optind - 1], ch == ':');
             rc = -1;

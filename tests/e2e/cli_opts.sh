@@ -31,4 +31,11 @@ expect 2 "output 'clss': the model has no such output \(its outputs: cls, reg\)"
 expect 0 "verdict: PASSED" $Q validate --model "$M" --inputs "$FX/io.npz" --tolerance out:rtol=1e-3 \
     --tolerance atol=1e-4 --no-plots --outdir tol4
 
+# 2. a file list followed by no file says so (it took the next option for its file, and blamed it)
+for cmd in validate replay; do
+    expect 2 "^ortqual $cmd: --inputs needs at least one file$" $Q $cmd --model "$M" --inputs --outdir in1
+    expect 2 "^ortqual $cmd: --inputs needs at least one file$" $Q $cmd --model "$M" --inputs
+    expect 2 "^ortqual $cmd: --expected needs at least one file$" $Q $cmd --model "$M" --inputs "$FX/io.npz" --expected --outdir in1
+done
+absent in1
 report
