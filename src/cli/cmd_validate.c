@@ -51,6 +51,8 @@ static const char foot[] =
 "      --prepare-shards 4                    # 4 batches of 3: one per shard; then each shard:\n"
 "  ortqual validate --num-events 12 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --shard 2/4\n";
 
+enum { DEFAULT_MAX_LEN = 96 };
+
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
@@ -181,13 +183,32 @@ static void default_cache_dir(struct args *a)
     if (!a->no_cache && *a->cache_dir) a->o.cache_dir = a->cache_dir;
 }
 
-static int finish_args(struct args *a)
+/* --max-len is the longest event: the default policy draws up to it (uniform 5..L), and a
+ * policy whose own lengths go above it is refused rather than followed past it. */
+static int resolve_lengths(struct args *a)
 {
+    oq_events_opts *ev = &a->o.events;
+    int64_t cap = ev->max_len; /* 0: --max-len not given */
+    if (!*a->policy)
+        snprintf(a->policy, sizeof a->policy, "uniform %lld %lld", (long long)(cap && cap < 5 ? cap : 5),
+                 (long long)(cap ? cap : DEFAULT_MAX_LEN));
+    ev->max_len = cap ? cap : DEFAULT_MAX_LEN; /* what 'fixed', 'balanced' and 'fraction' take */
     oq_err e = {0};
-    if (oq_length_policy_parse(a->policy, &a->o.events, &e)) {
+    if (oq_length_policy_parse(a->policy, ev, &e)) {
         fprintf(stderr, "ortqual validate: --length-policy: %s\n", e.msg);
         return -1;
     }
+    if (cap && ev->max_len > cap) {
+        fprintf(stderr, "ortqual validate: --length-policy '%s': length %lld is above --max-len %lld\n", a->policy,
+                (long long)ev->max_len, (long long)cap);
+        return -1;
+    }
+    return 0;
+}
+
+static int finish_args(struct args *a)
+{
+    if (resolve_lengths(a)) return -1;
     if (a->o.static_shapes && !a->inputs.n) {
         /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
         a->o.events.pad_to_max_len = 1;
@@ -381,10 +402,10 @@ static void set_defaults(struct args *a)
     a->o.events.num_features = 8;
     a->o.events.num_events = 8;
     a->o.events.batch_size = 3;
-    a->o.events.max_len = 96;
+    a->o.events.max_len = 0; /* --max-len, else DEFAULT_MAX_LEN (resolve_lengths) */
     a->o.events.pad_bin_size = 8;
     a->o.events.seed = 7;
-    snprintf(a->policy, sizeof a->policy, "uniform 5 96");
+    *a->policy = 0; /* --length-policy, else uniform 5 up to --max-len */
 }
 
 static void args_clear(struct args *a)
@@ -443,8 +464,10 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),
         OQ_OPT_WORDS("length-policy", "P", a->policy,
                      "fixed [L] | balanced [MIN MAX] | uniform MIN MAX | fraction F\n"
-                     "(uniform 5 96), e.g. --length-policy balanced 10 64"),
-        OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40, "longest event (96)"),
+                     "(uniform 5 L, L = --max-len), e.g. --length-policy balanced 10 64;\n"
+                     "fixed and balanced without lengths, and fraction, use --max-len"),
+        OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40,
+                      "longest event (96); a --length-policy length above it is refused"),
         OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
         OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
         OQ_OPT_GROUP("configurations:"),

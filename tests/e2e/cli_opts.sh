@@ -38,4 +38,18 @@ for cmd in validate replay; do
     expect 2 "^ortqual $cmd: --expected needs at least one file$" $Q $cmd --model "$M" --inputs "$FX/io.npz" --expected --outdir in1
 done
 absent in1
+# 3. --max-len is the longest event: a policy's own lengths above it are refused (they were
+#    generated past it), and the default policy draws up to it (it drew up to 96 whatever it was)
+expect 2 "^ortqual validate: --length-policy 'fixed 200': length 200 is above --max-len 96$" \
+    $Q validate --length-policy "fixed 200" --max-len 96 --outdir len1
+expect 2 "'balanced 10 128': length 128 is above --max-len 96" \
+    $Q validate --length-policy balanced 10 128 --max-len 96 --outdir len1
+absent len1
+lengths() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(max(l for b in d["batches"] for l in b["lengths"]))' "$1/summary.json"; }
+L=(validate --num-events 6 --batch-size 3 --repeat 1 --warmup 0 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32)
+expect 0 "verdict: PASSED" $Q "${L[@]}" --max-len 24 --outdir len2
+[ "$(lengths len2)" -le 24 ] && ok "default policy within --max-len 24" || bad "default policy: longest $(lengths len2) > 24"
+expect 0 "verdict: PASSED" $Q "${L[@]}" --max-len 40 --length-policy fixed --outdir len3
+[ "$(lengths len3)" = 40 ] && ok "fixed takes --max-len" || bad "fixed: longest $(lengths len3), not 40"
+
 report
