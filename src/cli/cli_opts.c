@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,19 @@
 
 /* Where the help text of every option starts. */
 #define HELP_COLUMN 26
+
+/* The command oq_cli_parse parsed last: the shared callbacks' messages name it. */
+static const char *parsed_command;
+
+void oq_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ortqual%s%s: ", parsed_command ? " " : "", parsed_command ? parsed_command : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
 
 void oq_cli_list_clear(oq_cli_list *l)
 {
@@ -238,6 +252,7 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         return -1;
     }
     int ch, rc = 0;
+    parsed_command = c->name;
     opterr = 0;
     optind = 0; /* 0, not 1: GNU getopt then also forgets the ordering of an earlier parse */
     while (!rc && (ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {

@@ -11,7 +11,7 @@ static int split_pair(const char *arg, const char *what, char **k, char **v)
 {
     const char *eq = arg ? strchr(arg, '=') : NULL;
     if (!eq || eq == arg) {
-        fprintf(stderr, "ortqual: --%s '%s': want NAME=VALUE\n", what, arg ? arg : "");
+        oq_cli_error("--%s '%s': want NAME=VALUE", what, arg ? arg : "");
         return -1;
     }
     *k = strndup(arg, (size_t)(eq - arg));
@@ -19,7 +19,7 @@ static int split_pair(const char *arg, const char *what, char **k, char **v)
     if (!*k || !*v) {
         free(*k);
         free(*v);
-        fprintf(stderr, "ortqual: out of memory\n");
+        oq_cli_error("out of memory");
         return -1;
     }
     return 0;
@@ -35,7 +35,7 @@ static int push_pair(char ***keys, char ***vals, size_t *n, char *k, char *v)
     if (!nk || !nv) {
         free(k);
         free(v);
-        fprintf(stderr, "ortqual: out of memory\n");
+        oq_cli_error("out of memory");
         return -1;
     }
     (*keys)[*n] = k;
@@ -59,7 +59,7 @@ int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg)
     char *k = NULL, *v = NULL;
     if (split_pair(arg, "ep-lib", &k, &v)) return -1;
     if (!*v) {
-        fprintf(stderr, "ortqual: --ep-lib '%s': empty path\n", arg);
+        oq_cli_error("--ep-lib '%s': empty path", arg);
         free(k);
         free(v);
         return -1;
@@ -82,7 +82,7 @@ int oq_cli_runtime_check(const struct oq_cli_runtime *cr)
     oq_err err = {0};
     if (oq_ep_options_validate(cr->ep, cr->n_options, (const char *const *)cr->option_keys,
                                (const char *const *)cr->option_values, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual: %s\n", err.msg);
+        oq_cli_error("%s", err.msg);
         return OQ_EXIT_USAGE;
     }
     return OQ_EXIT_OK;
@@ -106,7 +106,7 @@ int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt)
     oq_runtime *r = NULL;
     if (oq_runtime_load(cr->ort_lib, &r, &err) != OQ_OK ||
         oq_cli_runtime_register(cr, r, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual: %s\n", err.msg);
+        oq_cli_error("%s", err.msg);
         oq_runtime_free(r);
         return OQ_EXIT_RUNTIME;
     }

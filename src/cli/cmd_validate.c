@@ -487,8 +487,8 @@ static int run(struct args *a, int argc, char **argv)
                     "CUDA is required: every cuda configuration (the demo's included) must\n"
                     "run; with no CUDA execution provider and device, exit 3 before anything\n"
                     "runs (what ORTQUAL_GPU=1 make run uses)"),
-        OQ_OPT_NUMBER("repeat", "N", &o->repeat, 1, INT32_MAX, "timed calls per batch after the first call (5)"),
-        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT32_MAX, "untimed calls before them (1)"),
+        OQ_CLI_REPEAT_OPT(&o->repeat),
+        OQ_CLI_WARMUP_OPT(&o->warmup),
         OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
                     "time the reference (the first configuration) like the others; by\n"
                     "default it runs once per batch: its outputs are what the others need"),

@@ -52,4 +52,20 @@ expect 0 "verdict: PASSED" $Q "${L[@]}" --max-len 24 --outdir len2
 expect 0 "verdict: PASSED" $Q "${L[@]}" --max-len 40 --length-policy fixed --outdir len3
 [ "$(lengths len3)" = 40 ] && ok "fixed takes --max-len" || bad "fixed: longest $(lengths len3), not 40"
 
+# 4. validate and replay take the same --repeat/--warmup ranges (replay took --repeat 0), and the
+#    shared options' errors name the command (they said "ortqual:")
+for cmd in validate replay; do
+    expect 2 "^ortqual $cmd: --repeat '0': want a whole number in 1\.\.2147483647$" \
+        $Q $cmd --model "$M" --inputs "$FX/io.npz" --repeat 0 --outdir rep1
+    expect 2 "^ortqual $cmd: --warmup '-1': want a whole number in 0\.\.2147483647$" \
+        $Q $cmd --model "$M" --inputs "$FX/io.npz" --warmup -1 --outdir rep1
+    expect 2 "^ortqual $cmd: --padding: 'x' is not auto, zero or report$" $Q $cmd --model "$M" --padding x
+    expect 2 "^ortqual $cmd: --progress: 'x' is not auto, always or never$" $Q $cmd --model "$M" --progress x
+    expect 2 "^ortqual $cmd: --ep-option 'x': want NAME=VALUE$" $Q $cmd --model "$M" --ep-option x
+    expect 2 "^ortqual $cmd: --ep-lib 'cuda=': empty path$" $Q $cmd --model "$M" --ep-lib cuda=
+done
+expect 2 "^ortqual replay: provider option 'bogus': the cpu EP takes no provider options$" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep-option bogus=1 --outdir rep1
+absent rep1
+
 report

@@ -148,6 +148,25 @@ static void file_list_needs_a_file(void **state)
     oq_cli_list_clear(&v.many);
 }
 
+/* The shared callbacks' errors name the command that parsed them ("ortqual replay: --padding
+ * ..."), not "ortqual:". */
+static void shared_errors_name_the_command(void **state)
+{
+    (void)state;
+    vals v = {0};
+    char *argv[] = {"t", "--flag", NULL};
+    assert_int_equal(parse(&v, OQ_CLI_NO_OPERANDS, 2, argv, NULL), 0);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *saved = stderr;
+    stderr = open_memstream(&text, &n);
+    oq_cli_error("--padding: '%s' is not auto, zero or report", "x");
+    fclose(stderr);
+    stderr = saved;
+    assert_string_equal(text, "ortqual t: --padding: 'x' is not auto, zero or report\n");
+    free(text);
+}
+
 static void operands_mix_or_end_the_options(void **state)
 {
     (void)state;
@@ -204,6 +223,7 @@ int main(void)
         cmocka_unit_test(words_stop_at_a_word),
         cmocka_unit_test(bad_values_and_options_are_errors),
         cmocka_unit_test(file_list_needs_a_file),
+        cmocka_unit_test(shared_errors_name_the_command),
         cmocka_unit_test(operands_mix_or_end_the_options),
         cmocka_unit_test(usage_lists_what_the_parser_takes),
         cmocka_unit_test(help_is_exit_zero),
