@@ -68,4 +68,14 @@ expect 2 "^ortqual replay: provider option 'bogus': the cpu EP takes no provider
     $Q replay --model "$M" --inputs "$FX/io.npz" --ep-option bogus=1 --outdir rep1
 absent rep1
 
+# 5. export sdpa: --unmasked and a --mask other than none contradict each other (the later won:
+#    a mask input despite --unmasked), in either order; --unmasked --mask none agree
+expect 2 "^ortqual export sdpa: --unmasked \(no mask input\) contradicts --mask bool: give one of them$" \
+    $Q export sdpa --unmasked --mask bool -o ex1.onnx
+expect 2 "contradicts --mask seqlen" $Q export sdpa --mask seqlen --format attention24 --unmasked -o ex1.onnx
+absent ex1.onnx
+expect 0 "wrote ex2.onnx" $Q export sdpa --unmasked --mask none -o ex2.onnx
+expect 0 "wrote ex3.onnx" $Q export sdpa --unmasked -o ex3.onnx
+$Q inspect ex3.onnx | grep -q "input   mask" && bad "--unmasked: the model has a mask input" || ok "--unmasked: no mask input"
+
 report
