@@ -138,12 +138,34 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
 
 /* ---- after the options ------------------------------------------------------------- */
 
+/* Item n (from 1) of --configs into configs[n - 1]: not empty (a stray comma), and not one
+ * listed before (the reference compared with itself passes, and proves nothing). */
+static int parse_config_item(struct args *a, const char *item, size_t n)
+{
+    oq_err e = {0};
+    if (!*item) {
+        fprintf(stderr, "ortqual validate: --configs '%s': item %zu is empty\n", a->configs_text, n);
+        return -1;
+    }
+    if (oq_config_parse(item, &a->configs[n - 1], &e)) {
+        fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
+        return -1;
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!strcmp(a->configs[i].name, a->configs[n - 1].name)) {
+            fprintf(stderr, "ortqual validate: --configs: '%s' is listed twice (items %zu and %zu)\n",
+                    a->configs[i].name, i + 1, n);
+            return -1;
+        }
+    return 0;
+}
+
 /* --expected files make `expected` the reference when --configs does not name it. */
 static int parse_configs(struct args *a)
 {
     size_t cap = 2;
     for (const char *p = a->configs_text; *p; p++) cap += *p == ',';
-    char *copy = strdup(a->configs_text), *save = NULL;
+    char *copy = strdup(a->configs_text);
     a->configs = calloc(cap, sizeof *a->configs);
     if (!copy || !a->configs) {
         free(copy);
@@ -151,17 +173,19 @@ static int parse_configs(struct args *a)
         return -1;
     }
     a->o.n_configs = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        oq_err e = {0};
-        if (oq_config_parse(t, &a->configs[a->o.n_configs], &e)) {
-            fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
+    if (!*copy) fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
+    for (char *t = copy, *end; *copy; t = end + 1) { /* every item, empty ones too (strtok skips them) */
+        end = t + strcspn(t, ",");
+        int last = !*end;
+        *end = 0;
+        if (parse_config_item(a, t, ++a->o.n_configs)) {
             free(copy);
+            a->o.n_configs = 0;
             return -1;
         }
-        a->o.n_configs++;
+        if (last) break;
     }
     free(copy);
-    if (!a->o.n_configs) fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
     int named = 0;
     for (size_t i = 0; i < a->o.n_configs; i++) named |= oq_config_is_expected(&a->configs[i]);
     if (a->expected.n && !named && a->o.n_configs) {
@@ -472,8 +496,9 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
         OQ_OPT_GROUP("configurations:"),
         OQ_OPT_STRING("configs", "C1,C2,...",  &a->configs_text,
-                      "<runtime>:<representation>:<precision>[:<kernel>]; the first is the reference\n"
-                      "(or 'expected': the outputs saved with the inputs, nothing runs)\n"
+                      "<runtime>:<representation>:<precision>[:<kernel>], each once; the first\n"
+                      "is the reference (or 'expected': the outputs saved with the inputs,\n"
+                      "nothing runs)\n"
                       "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
                       "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
                       "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"

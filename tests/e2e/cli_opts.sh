@@ -78,4 +78,21 @@ expect 0 "wrote ex2.onnx" $Q export sdpa --unmasked --mask none -o ex2.onnx
 expect 0 "wrote ex3.onnx" $Q export sdpa --unmasked -o ex3.onnx
 $Q inspect ex3.onnx | grep -q "input   mask" && bad "--unmasked: the model has a mask input" || ok "--unmasked: no mask input"
 
+# 6. --configs: an empty item (a stray comma) and a configuration listed twice (the reference
+#    compared with itself gave PASSED) are refused, naming the position; the reference alone is
+#    not green
+expect 2 "^ortqual validate: --configs 'ref:encoder:fp64,': item 2 is empty$" $Q validate --configs ref:encoder:fp64, --outdir cf1
+expect 2 "'ref:encoder:fp64,,cpu:decomposed:fp32': item 2 is empty" $Q validate --configs ref:encoder:fp64,,cpu:decomposed:fp32 --outdir cf1
+expect 2 "',ref:encoder:fp64': item 1 is empty" $Q validate --configs ,ref:encoder:fp64 --outdir cf1
+expect 2 "^ortqual validate: --configs: 'ref:encoder:fp64' is listed twice \(items 1 and 2\)$" \
+    $Q validate --configs ref:encoder:fp64,ref:encoder:fp64 --outdir cf1
+expect 2 "'cpu:decomposed:fp32' is listed twice \(items 2 and 3\)" \
+    $Q validate --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:decomposed:fp32 --outdir cf1
+expect 2 "'expected' is listed twice \(items 1 and 3\)" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --configs expected,cpu:model:fp32,expected --outdir cf1
+absent cf1
+expect 1 "verdict: NOT TESTED.*only the reference ran|only the reference ran" \
+    $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64 --outdir cf2
+expect 1 "only the reference ran" $Q validate --model "$M" --inputs "$FX/io.npz" --no-plots --configs expected --outdir cf3
+
 report
