@@ -215,6 +215,9 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
                     OQ_CLI_EP_OPTION_HELP "\n(each configuration names its runtime: the options go to\n" \
                     "those on cuda or a plugin EP; cpu and ref take none)")
 
+/* A library named with `opt` ("--ort-lib") must be a regular file before any work starts (a
+ * bare name is the dynamic loader's to search); prints and returns -1 when not. */
+int oq_cli_check_lib(const char *opt, const char *path);
 /* Check the --ep-option values for --ep; prints and returns OQ_EXIT_USAGE when bad. */
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
 /* Load ORT and register every --ep-lib. Prints "ortqual CMD: <reason>" and returns

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 
 /* Split "NAME=VALUE" into two new strings. */
 static int split_pair(const char *arg, const char *what, char **k, char **v)
@@ -75,6 +76,14 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg)
     if (split_pair(arg, "ep-option", &k, &v)) return -1;
     cr->given = 1;
     return push_pair(&cr->option_keys, &cr->option_values, &cr->n_options, k, v);
+}
+
+int oq_cli_check_lib(const char *opt, const char *path)
+{
+    oq_err e = {0};
+    if (!path || !strchr(path, '/') || oq_check_regular_file(path, NULL, &e) == OQ_OK) return 0;
+    oq_cli_error("%s %s", opt, e.msg);
+    return -1;
 }
 
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr)

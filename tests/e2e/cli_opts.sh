@@ -95,4 +95,23 @@ expect 1 "verdict: NOT TESTED.*only the reference ran|only the reference ran" \
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64 --outdir cf2
 expect 1 "only the reference ran" $Q validate --model "$M" --inputs "$FX/io.npz" --no-plots --configs expected --outdir cf3
 
+# 7. a named ORT library is checked before any work: not there (or not a file) is a usage error
+#    with nothing made; there but not loadable a runtime error leaving only error.json (replay
+#    copied the inputs, wrote a report and summary.json, then exited 3)
+echo "not a library" > junk.so
+for opt in --ort-lib --reference-ort-lib; do
+    expect 2 "^ortqual replay: $opt /no/such\.so: cannot open: No such file or directory$" \
+        $Q replay --model "$M" --inputs "$FX/io.npz" $opt /no/such.so --outdir lib1
+    expect 2 "^ortqual replay: $opt $T: is a directory, not a regular file$" \
+        $Q replay --model "$M" --inputs "$FX/io.npz" $opt "$T" --outdir lib1
+    expect 3 "ortqual replay: $opt: cannot load ONNX Runtime; tried: \./junk\.so" \
+        $Q replay --model "$M" --inputs "$FX/io.npz" $opt ./junk.so --outdir "lib2$opt"
+    only_error "lib2$opt"
+done
+expect 2 "^ortqual validate: --ort-lib /no/such\.so: cannot open" $Q validate --ort-lib /no/such.so --outdir lib1
+absent lib1
+expect 3 "ortqual validate: --ort-lib: cannot load ONNX Runtime; tried: \./junk\.so" \
+    $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --ort-lib ./junk.so --outdir lib3
+only_error lib3
+
 report
