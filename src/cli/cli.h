@@ -202,7 +202,8 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 #define OQ_CLI_RUNTIME_OPTS(cr)                                                                      \
     OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, (cr), OQ_CLI_ORT_LIB_HELP),             \
     OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, (cr),                                        \
-                    "execution provider: cpu (default), cuda, or a plugin EP name"),                  \
+                    "execution provider: cpu (default), cuda, or a plugin EP named\n"               \
+                    "with --ep-lib NAME=PATH (any other name is refused)"),                          \
     OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, (cr), OQ_CLI_EP_LIB_HELP),          \
     OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, (cr), OQ_CLI_EP_OPTION_HELP)
 /* The same where each configuration names its runtime (validate, bench): --ep is taken only
@@ -218,7 +219,8 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 /* A library named with `opt` ("--ort-lib") must be a regular file before any work starts (a
  * bare name is the dynamic loader's to search); prints and returns -1 when not. */
 int oq_cli_check_lib(const char *opt, const char *path);
-/* Check the --ep-option values for --ep; prints and returns OQ_EXIT_USAGE when bad. */
+/* Check --ep (cpu, cuda, or a name given an --ep-lib) and the --ep-option values for it; prints
+ * and returns OQ_EXIT_USAGE when bad. */
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
 /* Load ORT and register every --ep-lib. Prints "ortqual CMD: <reason>" and returns
  * OQ_EXIT_RUNTIME (ORT or an EP library cannot be loaded) or OQ_EXIT_USAGE

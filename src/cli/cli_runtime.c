@@ -86,8 +86,26 @@ int oq_cli_check_lib(const char *opt, const char *path)
     return -1;
 }
 
+/* --ep names cpu, cuda or an EP given its library with --ep-lib: any other name (a typo of cuda)
+ * ran as a plugin EP whose library is not there, and was skipped instead of refused. */
+static int check_ep_name(const struct oq_cli_runtime *cr)
+{
+    const char *full = cr->ep ? oq_ep_full_name(cr->ep) : "CPUExecutionProvider";
+    if (!strcmp(full, "CPUExecutionProvider") || !strcmp(full, "CUDAExecutionProvider")) return 0;
+    char known[512] = "cpu, cuda";
+    size_t used = strlen(known);
+    for (size_t i = 0; i < cr->n_ep_libs; i++) {
+        if (!strcmp(cr->ep_lib_names[i], cr->ep)) return 0;
+        if (used < sizeof known) used += (size_t)snprintf(known + used, sizeof known - used, ", %s", cr->ep_lib_names[i]);
+    }
+    oq_cli_error("--ep '%s': not a known execution provider (known: %s); a plugin EP needs its library, "
+                 "--ep-lib %s=PATH", cr->ep, known, cr->ep);
+    return -1;
+}
+
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr)
 {
+    if (check_ep_name(cr)) return OQ_EXIT_USAGE;
     oq_err err = {0};
     if (oq_ep_options_validate(cr->ep, cr->n_options, (const char *const *)cr->option_keys,
                                (const char *const *)cr->option_values, &err) != OQ_OK) {

@@ -114,4 +114,15 @@ expect 3 "ortqual validate: --ort-lib: cannot load ONNX Runtime; tried: \./junk\
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --ort-lib ./junk.so --outdir lib3
 only_error lib3
 
+# 8. an --ep that is neither cpu, cuda nor given an --ep-lib (a typo) is refused with the known
+#    names (it ran as a plugin EP without its library: skipped, NOT TESTED, green with --allow-skip)
+expect 2 "^ortqual replay: --ep 'cdua': not a known execution provider \(known: cpu, cuda\); a plugin EP needs its library, --ep-lib cdua=PATH$" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep cdua --allow-skip --outdir ep1
+expect 2 "\(known: cpu, cuda, noneep\)" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep cdua --ep-lib "noneep=$OQ_BINARY_DIR/tests/libnone_ep.so" --outdir ep1
+absent ep1
+expect 1 "noneep:model:fp32 skipped" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep noneep --ep-lib "noneep=$OQ_BINARY_DIR/tests/libnone_ep.so" --outdir ep2
+expect 2 "^ortqual conformance: --ep 'cdua': not a known execution provider" $Q conformance --ep cdua
+
 report
