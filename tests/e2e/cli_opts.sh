@@ -125,4 +125,12 @@ expect 1 "noneep:model:fp32 skipped" \
     $Q replay --model "$M" --inputs "$FX/io.npz" --ep noneep --ep-lib "noneep=$OQ_BINARY_DIR/tests/libnone_ep.so" --outdir ep2
 expect 2 "^ortqual conformance: --ep 'cdua': not a known execution provider" $Q conformance --ep cdua
 
+# 9. an --outdir that is a file (or below one) is the user's mistake, exit 2 (it was exit 3,
+#    "cannot open directory: Not a directory"), --force or not; the file is left as it was
+echo mine > afile
+expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate --outdir afile
+expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate --outdir afile/sub --force
+expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --model "$M" --inputs "$FX/io.npz" --outdir afile/
+[ "$(cat afile)" = mine ] && ok "afile untouched" || bad "afile changed"
+
 report
