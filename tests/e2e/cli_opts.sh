@@ -133,4 +133,11 @@ expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate 
 expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --model "$M" --inputs "$FX/io.npz" --outdir afile/
 [ "$(cat afile)" = mine ] && ok "afile untouched" || bad "afile changed"
 
+# 10. a mask of length 0 is an empty event, said without a range "0..-1"
+/usr/bin/python3 -c 'import numpy as np; np.savez("l0.npz", features=np.zeros((2, 0, 8), np.float32), mask=np.zeros((2, 0), bool))' ||
+    bad "cannot write l0.npz"
+expect 2 "l0\.npz: mask 'mask': event 0: empty event: the mask has no positions \(length 0; each event needs at least one valid element\)$" \
+    $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cpu:model:fp16 --outdir m0
+only_error m0
+
 report
