@@ -90,6 +90,11 @@ OQ_API void oq_tolerances_free(oq_tolerances *t);
 OQ_API oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);
 /* The tolerance for `output` (its override, else the default). NULL gives the default. */
 OQ_API oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output);
+/* Every per-output override names one of the model's `n` outputs: an override of an output
+ * the model lacks would be ignored, so it is refused (OQ_ERR_INVALID_ARG, naming it and
+ * listing `outputs`). */
+OQ_API oq_status oq_tolerances_check_outputs(const oq_tolerances *t, const char *const *outputs, size_t n,
+                                             oq_err *err);
 
 #define OQ_COMPARE_MAX_WORST 64
 

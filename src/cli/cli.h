@@ -148,8 +148,15 @@ typedef struct oq_cli_command {
 int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands);
 /* c->head, the options, c->foot. */
 void oq_cli_usage(FILE *fp, const oq_cli_command *c);
+/* A one-line error on stderr, "ortqual CMD: ..." with the command oq_cli_parse parsed last
+ * ("ortqual: ..." before any): for callbacks and checks shared by several commands. */
+void oq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The option lines of a table (what oq_cli_usage prints between head and foot). */
 void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
+
+/* --repeat and --warmup: one range wherever a run times calls (validate, replay). */
+#define OQ_CLI_REPEAT_OPT(p) OQ_OPT_NUMBER("repeat", "N", (p), 1, INT32_MAX, "timed calls per batch after the first call (5)")
+#define OQ_CLI_WARMUP_OPT(p) OQ_OPT_NUMBER("warmup", "N", (p), 0, INT32_MAX, "untimed calls before them (1)")
 
 /* `s` as a whole number in lo..hi (hi INT64_MAX: no upper bound) for option `opt`
  * ("--heads") of subcommand `cmd`; prints a one-line error and returns -1 otherwise. */
@@ -195,7 +202,8 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 #define OQ_CLI_RUNTIME_OPTS(cr)                                                                      \
     OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, (cr), OQ_CLI_ORT_LIB_HELP),             \
     OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, (cr),                                        \
-                    "execution provider: cpu (default), cuda, or a plugin EP name"),                  \
+                    "execution provider: cpu (default), cuda, or a plugin EP named\n"               \
+                    "with --ep-lib NAME=PATH (any other name is refused)"),                          \
     OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, (cr), OQ_CLI_EP_LIB_HELP),          \
     OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, (cr), OQ_CLI_EP_OPTION_HELP)
 /* The same where each configuration names its runtime (validate, bench): --ep is taken only
@@ -208,9 +216,13 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
                     OQ_CLI_EP_OPTION_HELP "\n(each configuration names its runtime: the options go to\n" \
                     "those on cuda or a plugin EP; cpu and ref take none)")
 
-/* Check the --ep-option values for --ep; prints and returns OQ_EXIT_USAGE when bad. */
+/* A library named with `opt` ("--ort-lib") must be a regular file before any work starts (a
+ * bare name is the dynamic loader's to search); prints and returns -1 when not. */
+int oq_cli_check_lib(const char *opt, const char *path);
+/* Check --ep (cpu, cuda, or a name given an --ep-lib) and the --ep-option values for it; prints
+ * and returns OQ_EXIT_USAGE when bad. */
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
-/* Load ORT and register every --ep-lib. Prints "ortqual: <reason>" and returns
+/* Load ORT and register every --ep-lib. Prints "ortqual CMD: <reason>" and returns
  * OQ_EXIT_RUNTIME (ORT or an EP library cannot be loaded) or OQ_EXIT_USAGE
  * (bad --ep-option); OQ_EXIT_OK with *rt set otherwise. */
 int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,19 @@
 
 /* Where the help text of every option starts. */
 #define HELP_COLUMN 26
+
+/* The command oq_cli_parse parsed last: the shared callbacks' messages name it. */
+static const char *parsed_command;
+
+void oq_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ortqual%s%s: ", parsed_command ? " " : "", parsed_command ? parsed_command : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
 
 void oq_cli_list_clear(oq_cli_list *l)
 {
@@ -132,6 +146,19 @@ static int take_words(const char *cmd, const oq_opt *o, const char *arg, int arg
     return -1;
 }
 
+/* A file list (OQ_OPT_MANY) given no file: "--inputs --outdir o" would otherwise take the next
+ * option for its file, and the error would blame that option. */
+static int no_files(const char *cmd, const oq_opt *o)
+{
+    fprintf(stderr, "ortqual %s: --%s needs at least one file\n", cmd, o->name);
+    return -1;
+}
+
+static int is_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1] != '\0';
+}
+
 static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
 {
     int64_t v;
@@ -141,6 +168,7 @@ static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, cha
     case OQ_OPTK_WORDS: return take_words(cmd, o, arg, argc, argv);
     case OQ_OPTK_LIST: {
         oq_cli_list *l = o->ptr;
+        if ((o->flags & OQ_OPT_MANY) && is_option(arg)) return no_files(cmd, o);
         /* every occurrence takes an argument of its own: argc entries are always enough */
         if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
             fprintf(stderr, "ortqual %s: out of memory\n", cmd);
@@ -224,6 +252,7 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         return -1;
     }
     int ch, rc = 0;
+    parsed_command = c->name;
     opterr = 0;
     optind = 0; /* 0, not 1: GNU getopt then also forgets the ordering of an earlier parse */
     while (!rc && (ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -231,6 +260,8 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         if (ch == 'h') {
             oq_cli_usage(stdout, c);
             rc = 1;
+        } else if (ch == ':' && optopt >= 256 && (c->opts[optopt - 256].flags & OQ_OPT_MANY)) {
+            rc = no_files(c->name, &c->opts[optopt - 256]); /* the last option, with nothing after it */
         } else if (ch == ':' || ch == '?' || !o) {
             bad_option(c, argv[optind - 1], ch == ':');
             rc = -1;

@@ -25,7 +25,7 @@ int oq_cli_padding(const oq_opt *o, const char *arg)
             *(int *)o->ctx = rules[i];
             return 0;
         }
-    fprintf(stderr, "ortqual: --padding: '%s' is not auto, zero or report\n", arg);
+    oq_cli_error("--padding: '%s' is not auto, zero or report", arg);
     return -1;
 }
 
@@ -72,7 +72,7 @@ int oq_cli_progress_option(const oq_opt *o, const char *arg)
             *(int *)o->ctx = i;
             return 0;
         }
-    fprintf(stderr, "ortqual: --progress: '%s' is not auto, always or never\n", arg);
+    oq_cli_error("--progress: '%s' is not auto, always or never", arg);
     return -1;
 }
 

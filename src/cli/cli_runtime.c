@@ -5,13 +5,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 
 /* Split "NAME=VALUE" into two new strings. */
 static int split_pair(const char *arg, const char *what, char **k, char **v)
 {
     const char *eq = arg ? strchr(arg, '=') : NULL;
     if (!eq || eq == arg) {
-        fprintf(stderr, "ortqual: --%s '%s': want NAME=VALUE\n", what, arg ? arg : "");
+        oq_cli_error("--%s '%s': want NAME=VALUE", what, arg ? arg : "");
         return -1;
     }
     *k = strndup(arg, (size_t)(eq - arg));
@@ -19,7 +20,7 @@ static int split_pair(const char *arg, const char *what, char **k, char **v)
     if (!*k || !*v) {
         free(*k);
         free(*v);
-        fprintf(stderr, "ortqual: out of memory\n");
+        oq_cli_error("out of memory");
         return -1;
     }
     return 0;
@@ -35,7 +36,7 @@ static int push_pair(char ***keys, char ***vals, size_t *n, char *k, char *v)
     if (!nk || !nv) {
         free(k);
         free(v);
-        fprintf(stderr, "ortqual: out of memory\n");
+        oq_cli_error("out of memory");
         return -1;
     }
     (*keys)[*n] = k;
@@ -59,7 +60,7 @@ int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg)
     char *k = NULL, *v = NULL;
     if (split_pair(arg, "ep-lib", &k, &v)) return -1;
     if (!*v) {
-        fprintf(stderr, "ortqual: --ep-lib '%s': empty path\n", arg);
+        oq_cli_error("--ep-lib '%s': empty path", arg);
         free(k);
         free(v);
         return -1;
@@ -77,12 +78,38 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg)
     return push_pair(&cr->option_keys, &cr->option_values, &cr->n_options, k, v);
 }
 
+int oq_cli_check_lib(const char *opt, const char *path)
+{
+    oq_err e = {0};
+    if (!path || !strchr(path, '/') || oq_check_regular_file(path, NULL, &e) == OQ_OK) return 0;
+    oq_cli_error("%s %s", opt, e.msg);
+    return -1;
+}
+
+/* --ep names cpu, cuda or an EP given its library with --ep-lib: any other name (a typo of cuda)
+ * ran as a plugin EP whose library is not there, and was skipped instead of refused. */
+static int check_ep_name(const struct oq_cli_runtime *cr)
+{
+    const char *full = cr->ep ? oq_ep_full_name(cr->ep) : "CPUExecutionProvider";
+    if (!strcmp(full, "CPUExecutionProvider") || !strcmp(full, "CUDAExecutionProvider")) return 0;
+    char known[512] = "cpu, cuda";
+    size_t used = strlen(known);
+    for (size_t i = 0; i < cr->n_ep_libs; i++) {
+        if (!strcmp(cr->ep_lib_names[i], cr->ep)) return 0;
+        if (used < sizeof known) used += (size_t)snprintf(known + used, sizeof known - used, ", %s", cr->ep_lib_names[i]);
+    }
+    oq_cli_error("--ep '%s': not a known execution provider (known: %s); a plugin EP needs its library, "
+                 "--ep-lib %s=PATH", cr->ep, known, cr->ep);
+    return -1;
+}
+
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr)
 {
+    if (check_ep_name(cr)) return OQ_EXIT_USAGE;
     oq_err err = {0};
     if (oq_ep_options_validate(cr->ep, cr->n_options, (const char *const *)cr->option_keys,
                                (const char *const *)cr->option_values, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual: %s\n", err.msg);
+        oq_cli_error("%s", err.msg);
         return OQ_EXIT_USAGE;
     }
     return OQ_EXIT_OK;
@@ -106,7 +133,7 @@ int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt)
     oq_runtime *r = NULL;
     if (oq_runtime_load(cr->ort_lib, &r, &err) != OQ_OK ||
         oq_cli_runtime_register(cr, r, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual: %s\n", err.msg);
+        oq_cli_error("%s", err.msg);
         oq_runtime_free(r);
         return OQ_EXIT_RUNTIME;
     }

@@ -57,6 +57,8 @@ struct common_opts {
     int64_t sb, sl;
     const char *output;
     int force;
+    const char *mask_arg; /* --mask as given (NULL: not given) */
+    int unmasked;         /* --unmasked (sdpa) */
 };
 
 /* `v`, the parse of `arg` into one of a fixed set (< 0: none of them), saying which values
@@ -80,14 +82,29 @@ static int set_mask(const oq_opt *opt, const char *arg)
     struct common_opts *o = opt->ctx;
     int v = choice(oq_mask_form_parse(arg), opt->name, arg, "auto, none, additive, bool or seqlen");
     if (v >= 0) o->mask = (oq_mask_form)v;
+    if (v >= 0) o->mask_arg = arg;
     return v < 0 ? -1 : 0;
 }
 
-/* --unmasked: no mask input, no padding. */
+/* --unmasked: no mask input, no padding (resolved with --mask by unmasked_mask). */
 static int set_unmasked(const oq_opt *opt, const char *arg)
 {
     (void)arg;
-    ((struct common_opts *)opt->ctx)->mask = OQ_MASK_NONE;
+    ((struct common_opts *)opt->ctx)->unmasked = 1;
+    return 0;
+}
+
+/* --unmasked is --mask none: with another --mask the two contradict each other (whichever came
+ * last used to win, and the model got a mask input despite --unmasked). */
+static int unmasked_mask(struct common_opts *o)
+{
+    if (!o->unmasked) return 0;
+    if (o->mask_arg && o->mask != OQ_MASK_NONE) {
+        fprintf(stderr, "ortqual export sdpa: --unmasked (no mask input) contradicts --mask %s: give one of them\n",
+                o->mask_arg);
+        return -1;
+    }
+    o->mask = OQ_MASK_NONE;
     return 0;
 }
 
@@ -197,7 +214,9 @@ static int export_sdpa(int argc, char **argv)
         SIZE_OPT("kv-heads", "G", &kv, 1, NULL, "key/value heads, must divide H (default H; fewer = GQA)"),
         SIZE_OPT("head-dim", "D", &c.head_dim, 1, NULL, "head size (default 16)"),
         SIZE_OPT("layout", "3|4", &c.layout, 0, NULL, "3: [B,L,H*D]; 4: [B,H,L,D] (default 4)"),
-        OQ_OPT_CALLBACK("unmasked", NULL, set_unmasked, &o, "no mask input, no padding (same as --mask none)"),
+        OQ_OPT_CALLBACK("unmasked", NULL, set_unmasked, &o,
+                        "no mask input, no padding (same as --mask none; another --mask\n"
+                        "with it is refused)"),
         OQ_OPT_CALLBACK("io-dtype", "T", set_io_dtype, &c.io_dtype,
                         "float32 | float16 (default float32): float16 inputs and output\n"
                         "(with --attention-dtype float16 and --mask none: the attention\n"
@@ -206,6 +225,7 @@ static int export_sdpa(int argc, char **argv)
         OQ_OPT_END};
     int rc = parse("export sdpa", sdpa_head, sdpa_foot, opts, argc, argv, &o);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (unmasked_mask(&o)) return OQ_EXIT_USAGE;
     c.kv_heads = kv ? kv : c.heads;
     c.format = o.format;
     c.mask = o.mask;

@@ -131,7 +131,9 @@ static int run(struct replay_args *a, int argc, char **argv)
                                                     "order (implies --reference expected)",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         OQ_OPT_STRING("precision", "fp32|fp16", &a->precision, "tolerance preset for the replayed outputs (fp32)"),
-        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override 'out:rtol=..,atol=..'; repeatable"),
+        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
+                    "per-output override 'out:rtol=..,atol=..' (an output the model does\n"
+                    "not have is refused); repeatable"),
         OQ_OPT_STRING("reference-ort-lib", "P", &o->reference_ort_lib,
                       "ORT library of the CPU reference run (default: --ort-lib, else the\n"
                       "usual search: $ORTQUAL_ORT_LIB, then the bundled copy)"),
@@ -139,8 +141,8 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_LIST("require", "CONFIG", &a->required,
                     "a skip of CONFIG (e.g. cuda:model:fp32 with no CUDA here) is a failure"),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a replay that compared nothing (provider skipped) exits 0"),
-        OQ_OPT_NUMBER("repeat", "N", &o->repeat, 0, 1000000, "timed calls per batch after the first call (5)"),
-        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, 1000000, "untimed calls before them (1)"),
+        OQ_CLI_REPEAT_OPT(&o->repeat),
+        OQ_CLI_WARMUP_OPT(&o->warmup),
         OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
                     "time the CPU reference run like the replayed one (default: once per batch)"),
         OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 0, 1000000, "per run, in seconds (300)"),
@@ -166,7 +168,9 @@ static int run(struct replay_args *a, int argc, char **argv)
     const oq_cli_command c = {"replay", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    if (oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr))
+    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) ||
+        oq_cli_check_lib("--reference-ort-lib", a->o.reference_ort_lib) ||
+        oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
     char *self = realpath("/proc/self/exe", NULL);

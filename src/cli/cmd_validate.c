@@ -51,6 +51,8 @@ static const char foot[] =
 "      --prepare-shards 4                    # 4 batches of 3: one per shard; then each shard:\n"
 "  ortqual validate --num-events 12 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 --shard 2/4\n";
 
+enum { DEFAULT_MAX_LEN = 96 };
+
 struct args {
     oq_validate_opts o;
     struct oq_cli_runtime cr;
@@ -136,12 +138,34 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
 
 /* ---- after the options ------------------------------------------------------------- */
 
+/* Item n (from 1) of --configs into configs[n - 1]: not empty (a stray comma), and not one
+ * listed before (the reference compared with itself passes, and proves nothing). */
+static int parse_config_item(struct args *a, const char *item, size_t n)
+{
+    oq_err e = {0};
+    if (!*item) {
+        fprintf(stderr, "ortqual validate: --configs '%s': item %zu is empty\n", a->configs_text, n);
+        return -1;
+    }
+    if (oq_config_parse(item, &a->configs[n - 1], &e)) {
+        fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
+        return -1;
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!strcmp(a->configs[i].name, a->configs[n - 1].name)) {
+            fprintf(stderr, "ortqual validate: --configs: '%s' is listed twice (items %zu and %zu)\n",
+                    a->configs[i].name, i + 1, n);
+            return -1;
+        }
+    return 0;
+}
+
 /* --expected files make `expected` the reference when --configs does not name it. */
 static int parse_configs(struct args *a)
 {
     size_t cap = 2;
     for (const char *p = a->configs_text; *p; p++) cap += *p == ',';
-    char *copy = strdup(a->configs_text), *save = NULL;
+    char *copy = strdup(a->configs_text);
     a->configs = calloc(cap, sizeof *a->configs);
     if (!copy || !a->configs) {
         free(copy);
@@ -149,17 +173,19 @@ static int parse_configs(struct args *a)
         return -1;
     }
     a->o.n_configs = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        oq_err e = {0};
-        if (oq_config_parse(t, &a->configs[a->o.n_configs], &e)) {
-            fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
+    if (!*copy) fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
+    for (char *t = copy, *end; *copy; t = end + 1) { /* every item, empty ones too (strtok skips them) */
+        end = t + strcspn(t, ",");
+        int last = !*end;
+        *end = 0;
+        if (parse_config_item(a, t, ++a->o.n_configs)) {
             free(copy);
+            a->o.n_configs = 0;
             return -1;
         }
-        a->o.n_configs++;
+        if (last) break;
     }
     free(copy);
-    if (!a->o.n_configs) fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
     int named = 0;
     for (size_t i = 0; i < a->o.n_configs; i++) named |= oq_config_is_expected(&a->configs[i]);
     if (a->expected.n && !named && a->o.n_configs) {
@@ -181,13 +207,32 @@ static void default_cache_dir(struct args *a)
     if (!a->no_cache && *a->cache_dir) a->o.cache_dir = a->cache_dir;
 }
 
-static int finish_args(struct args *a)
+/* --max-len is the longest event: the default policy draws up to it (uniform 5..L), and a
+ * policy whose own lengths go above it is refused rather than followed past it. */
+static int resolve_lengths(struct args *a)
 {
+    oq_events_opts *ev = &a->o.events;
+    int64_t cap = ev->max_len; /* 0: --max-len not given */
+    if (!*a->policy)
+        snprintf(a->policy, sizeof a->policy, "uniform %lld %lld", (long long)(cap && cap < 5 ? cap : 5),
+                 (long long)(cap ? cap : DEFAULT_MAX_LEN));
+    ev->max_len = cap ? cap : DEFAULT_MAX_LEN; /* what 'fixed', 'balanced' and 'fraction' take */
     oq_err e = {0};
-    if (oq_length_policy_parse(a->policy, &a->o.events, &e)) {
+    if (oq_length_policy_parse(a->policy, ev, &e)) {
         fprintf(stderr, "ortqual validate: --length-policy: %s\n", e.msg);
         return -1;
     }
+    if (cap && ev->max_len > cap) {
+        fprintf(stderr, "ortqual validate: --length-policy '%s': length %lld is above --max-len %lld\n", a->policy,
+                (long long)ev->max_len, (long long)cap);
+        return -1;
+    }
+    return 0;
+}
+
+static int finish_args(struct args *a)
+{
+    if (resolve_lengths(a)) return -1;
     if (a->o.static_shapes && !a->inputs.n) {
         /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
         a->o.events.pad_to_max_len = 1;
@@ -381,10 +426,10 @@ static void set_defaults(struct args *a)
     a->o.events.num_features = 8;
     a->o.events.num_events = 8;
     a->o.events.batch_size = 3;
-    a->o.events.max_len = 96;
+    a->o.events.max_len = 0; /* --max-len, else DEFAULT_MAX_LEN (resolve_lengths) */
     a->o.events.pad_bin_size = 8;
     a->o.events.seed = 7;
-    snprintf(a->policy, sizeof a->policy, "uniform 5 96");
+    *a->policy = 0; /* --length-policy, else uniform 5 up to --max-len */
 }
 
 static void args_clear(struct args *a)
@@ -443,14 +488,17 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),
         OQ_OPT_WORDS("length-policy", "P", a->policy,
                      "fixed [L] | balanced [MIN MAX] | uniform MIN MAX | fraction F\n"
-                     "(uniform 5 96), e.g. --length-policy balanced 10 64"),
-        OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40, "longest event (96)"),
+                     "(uniform 5 L, L = --max-len), e.g. --length-policy balanced 10 64;\n"
+                     "fixed and balanced without lengths, and fraction, use --max-len"),
+        OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40,
+                      "longest event (96); a --length-policy length above it is refused"),
         OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
         OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
         OQ_OPT_GROUP("configurations:"),
         OQ_OPT_STRING("configs", "C1,C2,...",  &a->configs_text,
-                      "<runtime>:<representation>:<precision>[:<kernel>]; the first is the reference\n"
-                      "(or 'expected': the outputs saved with the inputs, nothing runs)\n"
+                      "<runtime>:<representation>:<precision>[:<kernel>], each once; the first\n"
+                      "is the reference (or 'expected': the outputs saved with the inputs,\n"
+                      "nothing runs)\n"
                       "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
                       "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
                       "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
@@ -464,8 +512,8 @@ static int run(struct args *a, int argc, char **argv)
                     "CUDA is required: every cuda configuration (the demo's included) must\n"
                     "run; with no CUDA execution provider and device, exit 3 before anything\n"
                     "runs (what ORTQUAL_GPU=1 make run uses)"),
-        OQ_OPT_NUMBER("repeat", "N", &o->repeat, 1, INT32_MAX, "timed calls per batch after the first call (5)"),
-        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT32_MAX, "untimed calls before them (1)"),
+        OQ_CLI_REPEAT_OPT(&o->repeat),
+        OQ_CLI_WARMUP_OPT(&o->warmup),
         OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
                     "time the reference (the first configuration) like the others; by\n"
                     "default it runs once per batch: its outputs are what the others need"),
@@ -473,7 +521,9 @@ static int run(struct args *a, int argc, char **argv)
                       "threads of the float64 reference, and ORT's intra-op threads of\n"
                       "every configuration (0: the reference on every core, ORT's default);\n"
                       "generated events are made on up to 4 of them"),
-        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances, "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4'; repeatable"),
+        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
+                    "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"
+                    "model does not have is refused); without 'OUTPUT:' the default; repeatable"),
         OQ_CLI_PADDING_OPT(o),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
         OQ_OPT_GROUP("output:"),
@@ -532,7 +582,8 @@ static int run(struct args *a, int argc, char **argv)
                         "ref:encoder:fp64,cuda:attention24:fp16)\n");
         return OQ_EXIT_USAGE;
     }
-    if (oq_cli_shard_check(&a->shard, a->o.outdir)) return OQ_EXIT_USAGE;
+    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_shard_check(&a->shard, a->o.outdir))
+        return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
     if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
     char *self = realpath("/proc/self/exe", NULL);

@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,4 +247,26 @@ oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output)
 {
     const struct override *o = find_override(t, output);
     return o ? o->tol : t->base;
+}
+
+static int has_name(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && !strcmp(names[i], name)) return 1;
+    return 0;
+}
+
+oq_status oq_tolerances_check_outputs(const oq_tolerances *t, const char *const *outputs, size_t n, oq_err *err)
+{
+    if (!t) return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerances is NULL");
+    for (size_t i = 0; i < t->n; i++) {
+        if (has_name(outputs, n, t->items[i].name)) continue;
+        char list[512] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < n && used < sizeof list; k++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", outputs[k]);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance for output '%s': the model has no such output (%s%s)",
+                          t->items[i].name, n ? "its outputs: " : "it has no outputs", list);
+    }
+    return OQ_OK;
 }

@@ -75,6 +75,16 @@ static oq_status check_shapes(const oq_tensor *mask, const oq_tensor *features, 
     return OQ_OK;
 }
 
+/* "positions 0..L-1" as a message says it: "position 0" for L 1, "no positions" for L 0 (not
+ * "0..-1"). */
+static const char *positions_str(int64_t L, char *buf, size_t n)
+{
+    if (L <= 0) snprintf(buf, n, "no positions");
+    else if (L == 1) snprintf(buf, n, "position 0");
+    else snprintf(buf, n, "positions 0..%" PRId64, L - 1);
+    return buf;
+}
+
 /* One row: ones, then zeros, at least one 1. Returns the length via *len. */
 static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_err *err)
 {
@@ -102,7 +112,12 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_er
                               " followed by 1; a valid row is ones first, then zeros)",
                               b, p, first_zero);
     }
-    if (first_zero == 0 || L == 0)
+    if (L == 0) /* no position to be 0 at ("0..-1") */
+        return oq_err_set(err, OQ_ERR_MASK,
+                          "event %" PRId64 ": empty event: the mask has no positions (length 0; each event "
+                          "needs at least one valid element)",
+                          b);
+    if (first_zero == 0)
         return oq_err_set(err, OQ_ERR_MASK,
                           "event %" PRId64 ": empty event: the mask is 0 at every position 0..%" PRId64
                           " (each event needs at least one valid element)",
@@ -134,12 +149,13 @@ static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "negative batch %" PRId64 " or length %" PRId64,
                           batch, seq_len);
     if (batch > 0 && !lengths) return oq_err_set(err, OQ_ERR_INVALID_ARG, "lengths is NULL");
+    char where[64];
     for (int64_t b = 0; b < batch; b++) {
         if (lengths[b] > seq_len)
             return oq_err_set(err, OQ_ERR_MASK,
                               "event %" PRId64 ": length %" PRId64 " is beyond the padded length %" PRId64
-                              " (positions 0..%" PRId64 ")",
-                              b, lengths[b], seq_len, seq_len - 1);
+                              " (%s)",
+                              b, lengths[b], seq_len, positions_str(seq_len, where, sizeof where));
         if (lengths[b] < 0)
             return oq_err_set(err, OQ_ERR_MASK, "event %" PRId64 ": length %" PRId64 " is negative",
                               b, lengths[b]);

@@ -71,6 +71,33 @@ static int forked_main(void *ctx)
     return 0;
 }
 
+/* The probe's child: load `lib`, or say why not on stderr. */
+static int probe_main(void *lib)
+{
+    oq_runtime *rt = NULL;
+    oq_err e = {0};
+    if (oq_runtime_load(lib, &rt, &e) == OQ_OK) {
+        oq_runtime_free(rt);
+        return 0;
+    }
+    fprintf(stderr, "%s", e.msg);
+    return WORKER_FAILED;
+}
+
+oq_status oq_worker_probe_ort(const char *lib, oq_err *err)
+{
+    if (!lib || !*lib || oq_runtime_ep_loaded() || !oq_proc_single_threaded()) return OQ_OK;
+    oq_proc_result res = {0};
+    char how[128];
+    oq_status st = oq_proc_fork_watch(probe_main, (void *)lib, 60, 2048, 0, NULL, &res, err);
+    if (!st && (res.signaled || res.timed_out || res.exit_code))
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s", res.stderr_tail && *res.stderr_tail
+                                                       ? res.stderr_tail
+                                                       : oq_proc_describe(&res, how, sizeof how));
+    oq_proc_result_clear(&res);
+    return st;
+}
+
 oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
                           const oq_proc_watch *w, oq_proc_result *res, int *forked, oq_err *err)
 {

@@ -96,6 +96,12 @@ oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, cons
 oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
                              const char *stderr_path, oq_proc_bg *bg, int *forked, oq_err *err);
 
+/* Whether the ORT library `lib` (a named one; NULL or "": the default search, not tried) loads,
+ * tried in a forked child so that this process loads no other ORT than its own: OQ_ERR_RUNTIME
+ * with the loader's reason when it does not. Not tried where a fork is unsafe (threads, an EP
+ * library loaded): the workers then say it. */
+oq_status oq_worker_probe_ort(const char *lib, oq_err *err);
+
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);
 oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *member, oq_err *err);

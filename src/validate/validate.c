@@ -882,14 +882,22 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
     return OQ_OK;
 }
 
-/* --tolerance is read by each worker; a value it would refuse is refused before anything runs. */
-static oq_status check_tolerances(const oq_validate_opts *o, oq_err *err)
+/* --tolerance is read by each worker; a value it would refuse is refused before anything runs,
+ * and so is an override of an output the model lacks (`sig`; NULL: not known yet), which would
+ * otherwise be ignored (a typo silently judged at the default). */
+static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature *sig, oq_err *err)
 {
     if (!o->tolerances || !*o->tolerances) return OQ_OK;
     oq_tolerances *t;
     oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
     if (st) return st;
     st = oq_tolerances_add(t, o->tolerances, err);
+    const oq_model_info *mi = sig ? sig->mi : NULL;
+    const char **names = mi ? calloc(mi->n_outputs + 1, sizeof *names) : NULL;
+    if (!st && mi && !names) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; names && i < mi->n_outputs; i++) names[i] = mi->outputs[i].name;
+    if (!st && names) st = oq_tolerances_check_outputs(t, names, mi->n_outputs, err);
+    free(names);
     oq_tolerances_free(t);
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
 }
@@ -922,6 +930,26 @@ static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
     return forget_refusal(o);
 }
 
+/* The output folder, and each folder above it that is there, is a folder: a file there is the
+ * user's mistake (exit 2), not a failure to write (making the folder said "Not a directory"). */
+static oq_status check_outdir_kind(const char *root, oq_err *err)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s", root);
+    if (!*path) return OQ_OK;
+    for (char *p = path + 1;; p++) { /* every prefix ending before a '/', then the whole path */
+        if (*p && *p != '/') continue;
+        char saved = *p;
+        *p = 0;
+        int there = stat(path, &sb) == 0;
+        if (there && !S_ISDIR(sb.st_mode))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: exists and is not a directory", path);
+        *p = saved;
+        if (!there || !saved) return OQ_OK;
+    }
+}
+
 /* The output folder, a shard's folder in it and the work folder: below the folder asked for,
  * never through a symbolic link (oq_mkdir_in). */
 static oq_status make_dirs(run_ctx *c, oq_err *err)
@@ -940,20 +968,37 @@ static oq_status make_dirs(run_ctx *c, oq_err *err)
     return st;
 }
 
+/* The ORT libraries named for the workers (--ort-lib, --reference-ort-lib) load: one that does
+ * not is a runtime error before any batch is written (each worker met it after the batches were
+ * prepared, and the run left a summary of configurations that could not run). */
+static oq_status check_ort_libs(const oq_validate_opts *o, oq_err *err)
+{
+    int ref = o->n_configs && oq_config_uses_ort(&o->configs[0]), others = 0;
+    for (size_t k = 1; k < o->n_configs; k++) others |= oq_config_uses_ort(&o->configs[k]);
+    oq_status st = OQ_OK;
+    if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, err);
+    if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--ort-lib: ");
+    if (ref && o->reference_ort_lib) st = oq_worker_probe_ort(o->reference_ort_lib, err);
+    return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--reference-ort-lib: ");
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     oq_status st = check_ep_options(o, err);
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
-    if (!st) st = check_tolerances(o, err);
+    if (!st) st = check_tolerances(o, NULL, err);
+    if (!st) st = check_outdir_kind(c->root, err);
     if (!st) st = oq_shard_setup(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
+    if (!st) st = check_ort_libs(o, err);
     if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(c, err);
     char contract[256];
     if (!st) st = contract_mask(o, contract, sizeof contract, err);
     if (!st) st = oq_signature_make(o, c->weights, *contract ? contract : NULL, &c->sig, err);
+    if (!st) st = check_tolerances(o, &c->sig, err);
     return st ? st : record_signature(c, err);
 }
 

@@ -27,7 +27,7 @@ mkfifo out.fifo
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-plots)
 $Q "${V[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir B >B.log 2>&1 || fail "base run: $(tail -3 B.log)"
 M=B/encoder_attention24_fp32.onnx
-U=(validate --model "$M" --configs cpu:model:fp32,cpu:model:fp32 --repeat 1 --no-plots)
+U=(validate --model "$M" --configs cpu:model:fp32,cpu:model:fp16 --repeat 1 --no-plots)
 $PY - B/inputs_000.npz <<'PY' || fail "cannot write the bad inputs"
 import sys, numpy as np
 z = dict(np.load(sys.argv[1]))
@@ -85,8 +85,10 @@ TABLE=$(cat <<EOF
 3 | No space left on device                           | error:full/v | $Q validate --num-events 40 --batch-size 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir full/v
 3 | tiny/v/weights.npz: write failed: No space left on device | error:tiny/v | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir tiny/v
 2 | out.fifo: is a FIFO \(named pipe\); results are written to regular files only | - | $Q export sdpa -o out.fifo --force
-3 | could not run: cannot load ONNX Runtime; tried: $T/no-such-libonnxruntime.so | summary:v3o | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --ort-lib $T/no-such-libonnxruntime.so --outdir v3o
-3 | the reference cannot run: cannot load ONNX Runtime | summary:r3 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $T/no-such-libonnxruntime.so --outdir r3
+2 | --ort-lib $T/no-such-libonnxruntime.so: cannot open: No such file or directory | absent:v3o | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --ort-lib $T/no-such-libonnxruntime.so --outdir v3o
+3 | --ort-lib: cannot load ONNX Runtime; tried: ./f5.npz | error:v3p | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --ort-lib ./f5.npz --outdir v3p
+2 | --reference-ort-lib $T/no-such-libonnxruntime.so: cannot open | absent:r3 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $T/no-such-libonnxruntime.so --outdir r3
+3 | --reference-ort-lib: cannot load ONNX Runtime; tried: ./f5.npz | error:r3b | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib ./f5.npz --outdir r3b
 0 | verdict: PASSED                                   | summary:r0 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --outdir r0
 2 | --model and --inputs are required                 | -          | $Q replay --inputs B/inputs_000.npz
 2 | nan.npz: input 'features': event 1 position 0    | error:r2 | $Q replay --model $M --inputs nan.npz --repeat 1 --outdir r2

@@ -24,7 +24,8 @@ PY
 grep -q "profile: CPUExecutionProvider" "$T/r.out" || fail "no profile summary printed"
 
 # without --reference-ort-lib the reference runs on --ort-lib too (a tool moved away from its
-# build tree still has a reference); a reference that cannot load ORT is a runtime error, exit 3
+# build tree still has a reference); a reference library that is not there is a usage error
+# (exit 2), one there that does not load a runtime error (exit 3), both before any work
 $ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --ep cpu \
   --ort-lib "$ORT130" --repeat 1 --outdir "$T/r2" > "$T/r2.out" 2>&1 || fail "replay on 1.30: $(cat "$T/r2.out")"
 $PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["configs"]; assert [x["onnxruntime"]["version"] for x in c] == ["1.30.0"] * 2, c' \
@@ -38,8 +39,16 @@ $ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inpu
   --ort-lib "$ORT130" --reference-ort-lib "$T/none/libonnxruntime.so" --outdir "$T/r3" > "$T/r3.out" 2>&1
 rc=$?
 set -e
-[ $rc -eq 3 ] && grep -q "verdict: ERROR" "$T/r3.out" && grep -q "the reference cannot run: cannot load ONNX Runtime" "$T/r3.out" ||
-  fail "unloadable reference: exit $rc: $(cat "$T/r3.out")"
+[ $rc -eq 2 ] && [ ! -e "$T/r3" ] && grep -q -- "--reference-ort-lib $T/none/libonnxruntime.so: cannot open" "$T/r3.out" ||
+  fail "missing reference library: exit $rc: $(cat "$T/r3.out")"
+set +e
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --ep cpu \
+  --ort-lib "$ORT130" --reference-ort-lib "$T/v/summary.json" --outdir "$T/r3" > "$T/r3.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 3 ] && [ "$(ls -A "$T/r3")" = error.json ] &&
+  grep -q -- "--reference-ort-lib: cannot load ONNX Runtime" "$T/r3.out" ||
+  fail "unloadable reference: exit $rc, left $(ls -A "$T/r3" | tr '\n' ' '): $(cat "$T/r3.out")"
 
 # inputs (finite) that overflow float32 inside the model: non-finite outputs are rejected (exit 1)
 $PY - "$T/v/inputs_000.npz" "$T/huge.npz" <<'PY'

@@ -117,6 +117,56 @@ static void bad_values_and_options_are_errors(void **state)
     }
 }
 
+/* A file list given no file: the option after it is not taken for its file (the error then
+ * blamed that option), and the list at the end says the same. */
+static void file_list_needs_a_file(void **state)
+{
+    (void)state;
+    char *next_option[] = {"t", "--files", "--name", "o", NULL};
+    char *at_end[] = {"t", "--flag", "--files", NULL};
+    char **cases[] = {next_option, at_end};
+    int argcs[] = {4, 3};
+    for (size_t i = 0; i < 2; i++) {
+        vals v = {0};
+        char *text = NULL;
+        size_t n = 0;
+        FILE *saved = stderr;
+        stderr = open_memstream(&text, &n);
+        int rc = parse(&v, OQ_CLI_NO_OPERANDS, argcs[i], cases[i], NULL);
+        fclose(stderr);
+        stderr = saved;
+        assert_int_equal(rc, -1);
+        assert_int_equal(v.many.n, 0);
+        if (!strstr(text, "ortqual t: --files needs at least one file\n")) fail_msg("case %zu said: %s", i, text);
+        free(text);
+        oq_cli_list_clear(&v.many);
+    }
+    vals v = {0};
+    char *dash[] = {"t", "--files", "-", NULL}; /* "-" is a file name (standard input), not an option */
+    assert_int_equal(parse(&v, OQ_CLI_NO_OPERANDS, 3, dash, NULL), 0);
+    assert_int_equal(v.many.n, 1);
+    oq_cli_list_clear(&v.many);
+}
+
+/* The shared callbacks' errors name the command that parsed them ("ortqual replay: --padding
+ * ..."), not "ortqual:". */
+static void shared_errors_name_the_command(void **state)
+{
+    (void)state;
+    vals v = {0};
+    char *argv[] = {"t", "--flag", NULL};
+    assert_int_equal(parse(&v, OQ_CLI_NO_OPERANDS, 2, argv, NULL), 0);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *saved = stderr;
+    stderr = open_memstream(&text, &n);
+    oq_cli_error("--padding: '%s' is not auto, zero or report", "x");
+    fclose(stderr);
+    stderr = saved;
+    assert_string_equal(text, "ortqual t: --padding: 'x' is not auto, zero or report\n");
+    free(text);
+}
+
 static void operands_mix_or_end_the_options(void **state)
 {
     (void)state;
@@ -172,6 +222,8 @@ int main(void)
         cmocka_unit_test(every_kind_is_taken),
         cmocka_unit_test(words_stop_at_a_word),
         cmocka_unit_test(bad_values_and_options_are_errors),
+        cmocka_unit_test(file_list_needs_a_file),
+        cmocka_unit_test(shared_errors_name_the_command),
         cmocka_unit_test(operands_mix_or_end_the_options),
         cmocka_unit_test(usage_lists_what_the_parser_takes),
         cmocka_unit_test(help_is_exit_zero),

@@ -471,6 +471,27 @@ static void test_tolerance_table(void **state)
     assert_int_equal(oq_tolerances_create(bad, &t, &err), OQ_ERR_INVALID_ARG);
 }
 
+/* An override of an output the model lacks is refused, naming it and the outputs there are
+ * (it would otherwise be ignored: a typo judged at the default). */
+static void test_tolerance_unknown_output(void **state)
+{
+    (void)state;
+    oq_tolerances *t = NULL;
+    oq_err err = {0};
+    const char *outputs[] = {"cls", "reg"};
+    assert_int_equal(oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_add(t, "rtol=1e-3;reg:fp16", &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_outputs(t, outputs, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_add(t, "clss:rtol=0.5", &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_outputs(t, outputs, 2, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "output 'clss'");
+    assert_has(err.msg, "its outputs: cls, reg");
+    assert_int_equal(oq_tolerances_check_outputs(t, NULL, 0, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "it has no outputs");
+    assert_int_equal(oq_tolerances_check_outputs(NULL, outputs, 2, &err), OQ_ERR_INVALID_ARG);
+    oq_tolerances_free(t);
+}
+
 static void test_json(void **state)
 {
     (void)state;
@@ -805,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_tolerance_parse),
         cmocka_unit_test(test_tolerance_table),
+        cmocka_unit_test(test_tolerance_unknown_output),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_histograms),

@@ -124,10 +124,15 @@ static void test_empty_event(void **state)
     oq_tensor *m = mask_of(OQ_DTYPE_INT32, 3, 4, v);
     expect_refused(m, NULL, OQ_ERR_MASK, "event 2: empty event", "every position 0..3", NULL);
     oq_tensor_free(m);
-    /* L == 0 makes the first event empty */
+    /* L == 0 makes the first event empty, said without a range "0..-1" */
     int64_t shape[2] = {2, 0};
     assert_int_equal(oq_tensor_create(&m, OQ_DTYPE_BOOL, 2, shape, "mask", NULL), OQ_OK);
-    expect_refused(m, NULL, OQ_ERR_MASK, "event 0: empty event", NULL, NULL);
+    expect_refused(m, NULL, OQ_ERR_MASK, "event 0: empty event", "the mask has no positions (length 0", NULL);
+    {
+        oq_err err = {0};
+        assert_int_equal(oq_mask_check(m, NULL, NULL, &err), OQ_ERR_MASK);
+        assert_null(strstr(err.msg, "-1"));
+    }
     oq_tensor_free(m);
     /* B == 0 holds no event to violate anything */
     shape[0] = 0;
@@ -185,6 +190,16 @@ static void test_lengths_check(void **state)
     const int64_t empty[3] = {3, 2, 0};
     assert_int_equal(oq_mask_lengths_check(empty, 3, 8, &err), OQ_ERR_MASK);
     assert_non_null(strstr(err.msg, "event 2: length 0 leaves the event empty"));
+    /* the padded length's positions as a reader says them: none for 0, one for 1 */
+    const int64_t one[1] = {1};
+    assert_int_equal(oq_mask_lengths_check(one, 1, 0, &err), OQ_ERR_MASK);
+    assert_non_null(strstr(err.msg, "event 0: length 1 is beyond the padded length 0 (no positions)"));
+    assert_null(strstr(err.msg, "-1"));
+    const int64_t two[1] = {2};
+    assert_int_equal(oq_mask_lengths_check(two, 1, 1, &err), OQ_ERR_MASK);
+    assert_non_null(strstr(err.msg, "beyond the padded length 1 (position 0)"));
+    assert_int_equal(oq_mask_lengths_check(beyond, 3, 8, &err), OQ_ERR_MASK);
+    assert_non_null(strstr(err.msg, "(positions 0..7)"));
     const int64_t negative[1] = {-4};
     assert_int_equal(oq_mask_lengths_check(negative, 1, 8, &err), OQ_ERR_MASK);
     assert_non_null(strstr(err.msg, "event 0: length -4 is negative"));

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Options that were taken silently, or refused in the wrong words, are refused before any work
+# with exit 2, naming the option (and what it contradicts); each case runs the real tool.
+set -uo pipefail
+: "${ORTQUAL:?}"
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+M="$FX/tx_encoder_op18.onnx"
+cd "$T"
+# only CODE PATTERN DIR CMD...: expect's check, and DIR holds error.json alone afterwards
+only_error() {
+    local d=$1
+    [ "$(ls -A "$d" 2>/dev/null | tr '\n' ' ')" = "error.json " ] && ok "$d: only error.json" ||
+        bad "$d: holds $(ls -A "$d" 2>&1 | tr '\n' ' ')"
+}
+# absent DIR: nothing was made
+absent() { [ ! -e "$1" ] && ok "$1: not made" || bad "$1: made ($(ls -A "$1" 2>&1 | tr '\n' ' '))"; }
+
+# 1. a --tolerance for an output the model does not have would be ignored: refused, the model's
+#    outputs listed (a --model of yours and ortqual's encoder, in validate and replay)
+expect 2 "--tolerance: tolerance for output 'otu': the model has no such output \(its outputs: out\)" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --tolerance otu:rtol=0.5 --no-plots --outdir tol1
+only_error tol1
+expect 2 "output 'otu': the model has no such output \(its outputs: out\)" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --tolerance otu:rtol=0.5 --outdir tol2
+only_error tol2
+expect 2 "output 'clss': the model has no such output \(its outputs: cls, reg\)" \
+    $Q validate --num-events 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 \
+    --tolerance reg:atol=1 --tolerance clss:fp16 --outdir tol3
+expect 0 "verdict: PASSED" $Q validate --model "$M" --inputs "$FX/io.npz" --tolerance out:rtol=1e-3 \
+    --tolerance atol=1e-4 --no-plots --outdir tol4
+
+# 2. a file list followed by no file says so (it took the next option for its file, and blamed it)
+for cmd in validate replay; do
+    expect 2 "^ortqual $cmd: --inputs needs at least one file$" $Q $cmd --model "$M" --inputs --outdir in1
+    expect 2 "^ortqual $cmd: --inputs needs at least one file$" $Q $cmd --model "$M" --inputs
+    expect 2 "^ortqual $cmd: --expected needs at least one file$" $Q $cmd --model "$M" --inputs "$FX/io.npz" --expected --outdir in1
+done
+absent in1
+# 3. --max-len is the longest event: a policy's own lengths above it are refused (they were
+#    generated past it), and the default policy draws up to it (it drew up to 96 whatever it was)
+expect 2 "^ortqual validate: --length-policy 'fixed 200': length 200 is above --max-len 96$" \
+    $Q validate --length-policy "fixed 200" --max-len 96 --outdir len1
+expect 2 "'balanced 10 128': length 128 is above --max-len 96" \
+    $Q validate --length-policy balanced 10 128 --max-len 96 --outdir len1
+absent len1
+lengths() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(max(l for b in d["batches"] for l in b["lengths"]))' "$1/summary.json"; }
+L=(validate --num-events 6 --batch-size 3 --repeat 1 --warmup 0 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32)
+expect 0 "verdict: PASSED" $Q "${L[@]}" --max-len 24 --outdir len2
+[ "$(lengths len2)" -le 24 ] && ok "default policy within --max-len 24" || bad "default policy: longest $(lengths len2) > 24"
+expect 0 "verdict: PASSED" $Q "${L[@]}" --max-len 40 --length-policy fixed --outdir len3
+[ "$(lengths len3)" = 40 ] && ok "fixed takes --max-len" || bad "fixed: longest $(lengths len3), not 40"
+
+# 4. validate and replay take the same --repeat/--warmup ranges (replay took --repeat 0), and the
+#    shared options' errors name the command (they said "ortqual:")
+for cmd in validate replay; do
+    expect 2 "^ortqual $cmd: --repeat '0': want a whole number in 1\.\.2147483647$" \
+        $Q $cmd --model "$M" --inputs "$FX/io.npz" --repeat 0 --outdir rep1
+    expect 2 "^ortqual $cmd: --warmup '-1': want a whole number in 0\.\.2147483647$" \
+        $Q $cmd --model "$M" --inputs "$FX/io.npz" --warmup -1 --outdir rep1
+    expect 2 "^ortqual $cmd: --padding: 'x' is not auto, zero or report$" $Q $cmd --model "$M" --padding x
+    expect 2 "^ortqual $cmd: --progress: 'x' is not auto, always or never$" $Q $cmd --model "$M" --progress x
+    expect 2 "^ortqual $cmd: --ep-option 'x': want NAME=VALUE$" $Q $cmd --model "$M" --ep-option x
+    expect 2 "^ortqual $cmd: --ep-lib 'cuda=': empty path$" $Q $cmd --model "$M" --ep-lib cuda=
+done
+expect 2 "^ortqual replay: provider option 'bogus': the cpu EP takes no provider options$" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep-option bogus=1 --outdir rep1
+absent rep1
+
+# 5. export sdpa: --unmasked and a --mask other than none contradict each other (the later won:
+#    a mask input despite --unmasked), in either order; --unmasked --mask none agree
+expect 2 "^ortqual export sdpa: --unmasked \(no mask input\) contradicts --mask bool: give one of them$" \
+    $Q export sdpa --unmasked --mask bool -o ex1.onnx
+expect 2 "contradicts --mask seqlen" $Q export sdpa --mask seqlen --format attention24 --unmasked -o ex1.onnx
+absent ex1.onnx
+expect 0 "wrote ex2.onnx" $Q export sdpa --unmasked --mask none -o ex2.onnx
+expect 0 "wrote ex3.onnx" $Q export sdpa --unmasked -o ex3.onnx
+$Q inspect ex3.onnx | grep -q "input   mask" && bad "--unmasked: the model has a mask input" || ok "--unmasked: no mask input"
+
+# 6. --configs: an empty item (a stray comma) and a configuration listed twice (the reference
+#    compared with itself gave PASSED) are refused, naming the position; the reference alone is
+#    not green
+expect 2 "^ortqual validate: --configs 'ref:encoder:fp64,': item 2 is empty$" $Q validate --configs ref:encoder:fp64, --outdir cf1
+expect 2 "'ref:encoder:fp64,,cpu:decomposed:fp32': item 2 is empty" $Q validate --configs ref:encoder:fp64,,cpu:decomposed:fp32 --outdir cf1
+expect 2 "',ref:encoder:fp64': item 1 is empty" $Q validate --configs ,ref:encoder:fp64 --outdir cf1
+expect 2 "^ortqual validate: --configs: 'ref:encoder:fp64' is listed twice \(items 1 and 2\)$" \
+    $Q validate --configs ref:encoder:fp64,ref:encoder:fp64 --outdir cf1
+expect 2 "'cpu:decomposed:fp32' is listed twice \(items 2 and 3\)" \
+    $Q validate --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:decomposed:fp32 --outdir cf1
+expect 2 "'expected' is listed twice \(items 1 and 3\)" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --configs expected,cpu:model:fp32,expected --outdir cf1
+absent cf1
+expect 1 "verdict: NOT TESTED.*only the reference ran|only the reference ran" \
+    $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64 --outdir cf2
+expect 1 "only the reference ran" $Q validate --model "$M" --inputs "$FX/io.npz" --no-plots --configs expected --outdir cf3
+
+# 7. a named ORT library is checked before any work: not there (or not a file) is a usage error
+#    with nothing made; there but not loadable a runtime error leaving only error.json (replay
+#    copied the inputs, wrote a report and summary.json, then exited 3)
+echo "not a library" > junk.so
+for opt in --ort-lib --reference-ort-lib; do
+    expect 2 "^ortqual replay: $opt /no/such\.so: cannot open: No such file or directory$" \
+        $Q replay --model "$M" --inputs "$FX/io.npz" $opt /no/such.so --outdir lib1
+    expect 2 "^ortqual replay: $opt $T: is a directory, not a regular file$" \
+        $Q replay --model "$M" --inputs "$FX/io.npz" $opt "$T" --outdir lib1
+    expect 3 "ortqual replay: $opt: cannot load ONNX Runtime; tried: \./junk\.so" \
+        $Q replay --model "$M" --inputs "$FX/io.npz" $opt ./junk.so --outdir "lib2$opt"
+    only_error "lib2$opt"
+done
+expect 2 "^ortqual validate: --ort-lib /no/such\.so: cannot open" $Q validate --ort-lib /no/such.so --outdir lib1
+absent lib1
+expect 3 "ortqual validate: --ort-lib: cannot load ONNX Runtime; tried: \./junk\.so" \
+    $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --ort-lib ./junk.so --outdir lib3
+only_error lib3
+
+# 8. an --ep that is neither cpu, cuda nor given an --ep-lib (a typo) is refused with the known
+#    names (it ran as a plugin EP without its library: skipped, NOT TESTED, green with --allow-skip)
+expect 2 "^ortqual replay: --ep 'cdua': not a known execution provider \(known: cpu, cuda\); a plugin EP needs its library, --ep-lib cdua=PATH$" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep cdua --allow-skip --outdir ep1
+expect 2 "\(known: cpu, cuda, noneep\)" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep cdua --ep-lib "noneep=$OQ_BINARY_DIR/tests/libnone_ep.so" --outdir ep1
+absent ep1
+expect 1 "noneep:model:fp32 skipped" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep noneep --ep-lib "noneep=$OQ_BINARY_DIR/tests/libnone_ep.so" --outdir ep2
+expect 2 "^ortqual conformance: --ep 'cdua': not a known execution provider" $Q conformance --ep cdua
+
+# 9. an --outdir that is a file (or below one) is the user's mistake, exit 2 (it was exit 3,
+#    "cannot open directory: Not a directory"), --force or not; the file is left as it was
+echo mine > afile
+expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate --outdir afile
+expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate --outdir afile/sub --force
+expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --model "$M" --inputs "$FX/io.npz" --outdir afile/
+[ "$(cat afile)" = mine ] && ok "afile untouched" || bad "afile changed"
+
+# 10. a mask of length 0 is an empty event, said without a range "0..-1"
+/usr/bin/python3 -c 'import numpy as np; np.savez("l0.npz", features=np.zeros((2, 0, 8), np.float32), mask=np.zeros((2, 0), bool))' ||
+    bad "cannot write l0.npz"
+expect 2 "l0\.npz: mask 'mask': event 0: empty event: the mask has no positions \(length 0; each event needs at least one valid element\)$" \
+    $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cpu:model:fp16 --outdir m0
+only_error m0
+
+report
