@@ -472,6 +472,10 @@ OQ_API void oq_validate_summary_free(oq_validate_summary *s);
  * mask type), else the one rank-2 input named like a mask, else none. n = 0 checks the model
  * and `mask` alone. Errors name the file and member (OQ_ERR_SHAPE, OQ_ERR_MASK, OQ_ERR_FORMAT,
  * OQ_ERR_NOT_FOUND, ...) or the model (OQ_ERR_IO, OQ_ERR_FORMAT, OQ_ERR_INVALID_ARG). */
+/* --tolerance text (NULL or "": nothing to check) as validate reads it, against the outputs of
+ * the model at model_path: a malformed override, or one for an output the model does not have,
+ * is OQ_ERR_INVALID_ARG ("--tolerance: ..."), as validate and replay refuse it. */
+OQ_API oq_status oq_validate_check_tolerances(const char *model_path, const char *tolerances, oq_err *err);
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                           size_t n, oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT

@@ -883,16 +883,15 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
 }
 
 /* --tolerance is read by each worker; a value it would refuse is refused before anything runs,
- * and so is an override of an output the model lacks (`sig`; NULL: not known yet), which would
+ * and so is an override of an output the model lacks (`mi`; NULL: not known yet), which would
  * otherwise be ignored (a typo silently judged at the default). */
-static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature *sig, oq_err *err)
+static oq_status tolerances_fit(const char *text, const oq_model_info *mi, oq_err *err)
 {
-    if (!o->tolerances || !*o->tolerances) return OQ_OK;
+    if (!text || !*text) return OQ_OK;
     oq_tolerances *t;
     oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
     if (st) return st;
-    st = oq_tolerances_add(t, o->tolerances, err);
-    const oq_model_info *mi = sig ? sig->mi : NULL;
+    st = oq_tolerances_add(t, text, err);
     const char **names = mi ? calloc(mi->n_outputs + 1, sizeof *names) : NULL;
     if (!st && mi && !names) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; names && i < mi->n_outputs; i++) names[i] = mi->outputs[i].name;
@@ -900,6 +899,20 @@ static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature 
     free(names);
     oq_tolerances_free(t);
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
+}
+
+static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature *sig, oq_err *err)
+{
+    return tolerances_fit(o->tolerances, sig ? sig->mi : NULL, err);
+}
+
+oq_status oq_validate_check_tolerances(const char *model_path, const char *tolerances, oq_err *err)
+{
+    oq_model_info *mi = NULL;
+    oq_status st = tolerances && *tolerances ? oq_model_inspect_file(model_path, &mi, err) : OQ_OK;
+    if (!st) st = tolerances_fit(tolerances, mi, err);
+    oq_model_info_free(mi);
+    return st;
 }
 
 /* An earlier refusal's error.json goes once this run may write: its outcome replaces it. */

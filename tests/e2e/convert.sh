@@ -188,6 +188,8 @@ refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx"
 refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx" --plan --flash
 refused "--tolerance: tolerance 'rtol=abc': rtol value 'abc' is not a finite number" \
     $ORTQUAL convert "$TX/tx_encoder_op18.onnx" --plan --flash --tolerance rtol=abc
+refused "--tolerance: tolerance for output 'foo': the model has no such output \(its outputs: out\)" \
+    $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/tol.onnx" --flash --tolerance foo:rtol=1e-3
 $ORTQUAL convert "$T/truncated.onnx" -o "$T/t.onnx" --flash --json >"$T/err.json" 2>/dev/null
 rc=$?
 if [ "$rc" = 2 ] && $PY -c '
