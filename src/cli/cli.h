@@ -269,6 +269,10 @@ int oq_cli_shard_check(const struct oq_cli_shard *s, const char *outdir);
 int oq_cli_print_prepared(const char *outdir);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
+/* --junit FILE checked before the run, which would otherwise find a path that cannot take it
+ * only after all its work; a folder not made yet is fine when the run makes it (`outdir`, may
+ * be NULL). Prints "ortqual CMD: --junit: ..." and returns the exit status; 0 when ready. */
+int oq_cli_junit_ready(const char *cmd, const char *junit, const char *outdir);
 /* --padding auto|zero|report into the int at ctx (oq_validate_opts.padding). */
 int oq_cli_padding(const oq_opt *o, const char *arg);
 #define OQ_CLI_PADDING_OPT(opts)                                                                     \

@@ -1,4 +1,5 @@
 /* ortqual bench: attention scaling sweeps (latency, memory, accuracy) on ONNX Runtime. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -69,7 +70,7 @@ typedef struct cli_state {
     oq_bench_opts o;
     int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
     const char *outdir;
-    int kv_given, quiet, allow_skip;
+    int kv_given, quiet, allow_skip, force;
     const char *attention_opt;  /* the first attention-sweep option given (not with --model) */
     const char *model_opt;      /* the first option that needs --model */
     oq_bench_shape shapes[MAX_MODEL_ARGS];
@@ -516,7 +517,12 @@ static int parse_args(cli_state *c, int argc, char **argv)
                       "profiled session of its own: per run, ORT's node and GPU\n"
                       "kernel time (OUTDIR/profiles/; default 0: none)"),
         OQ_OPT_GROUP("output:"),
-        OQ_OPT_STRING("outdir", "DIR", &c->outdir, "where summary.json and summary.csv go (default bench-out)"),
+        OQ_OPT_STRING("outdir", "DIR", &c->outdir,
+                      "where summary.json, summary.csv and report.html go (default\n"
+                      "bench-out); new or empty unless --force"),
+        OQ_OPT_FLAG("force", &c->force,
+                    "write into a folder that is not empty (an earlier run's:\n"
+                    "its profiles/ not written again are removed)"),
         OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines"),
         OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0"),
         OQ_OPT_GROUP("runtime:"),
@@ -563,23 +569,56 @@ static int sweep_exit(oq_status st)
                : OQ_EXIT_RUNTIME;
 }
 
+/* The table is printed first: a summary that cannot be written still leaves the results on
+ * the screen. */
 static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows, int argc, char **argv)
 {
     oq_err err = {0};
     char csv[4096], json[4096];
     snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
     snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (c->o.model_path) print_model_table(rows);
+    else print_table(rows);
+    fflush(stdout);
     if (oq_mkdirs(c->outdir, &err) != OQ_OK ||
         oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
         oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    if (c->o.model_path) print_model_table(rows);
-    else print_table(rows);
     printf("wrote %s and %s\n", json, csv);
     if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
     else printf("report: %s/report.html\n", c->outdir);
+    return OQ_EXIT_OK;
+}
+
+/* An earlier run's profiles (profile_*.json, the names bench gives them) go with --force: a run
+ * without --profile-runs would leave them beside its summary as if they were its own. */
+static void forget_profiles(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[4600];
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "profile_", 8) || n < 5 || strcmp(e->d_name + n - 5, ".json")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir); /* when nothing else is in it */
+}
+
+/* The output folder before the sweep (its work can take hours): new or empty unless --force,
+ * a folder, writable. */
+static int check_outdir(cli_state *c)
+{
+    oq_err err = {0};
+    oq_status st = oq_check_outdir(c->outdir, c->force, NULL, &err);
+    if (st) {
+        fprintf(stderr, "ortqual bench: --outdir: %s\n", err.msg);
+        return oq_cli_exit_of(st);
+    }
+    if (c->force) forget_profiles(c->profile_dir);
     return OQ_EXIT_OK;
 }
 
@@ -641,7 +680,8 @@ int cmd_bench(int argc, char **argv)
     c->o.profile_dir = c->profile_dir;
     c->o.model_ep = c->cr.ep;
     oq_runtime *rt = NULL;
-    rc = open_runtime(c, &rt);
+    rc = check_outdir(c);
+    if (!rc) rc = open_runtime(c, &rt);
     if (!rc) {
         c->o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */
         c->o.n_ep_options = c->cr.n_options;

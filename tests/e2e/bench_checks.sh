@@ -19,4 +19,22 @@ assert got == [(16, True, "ok"), (16, False, "ok"), (100000000000, True, "oom"),
 assert "out of memory" in res[2]["error"], res[2]["error"]
 PYEOF
 
+# 2. The output folder is checked before the sweep: unwritable (exit 3), a file (exit 2), not
+#    empty without --force (exit 2: a user's summary.csv is not replaced); nothing runs.
+if [ "$(id -u)" -eq 0 ]; then RO=/proc/ortqual-bench-out; else mkdir "$T/ro" && chmod 555 "$T/ro"; RO="$T/ro/out"; fi
+out=$("$Q" bench "${TINY[@]}" --seq-lens 8 --outdir "$RO" 2>&1); rc=$?
+if [ "$rc" -eq 3 ] && grep -q "^ortqual bench: --outdir: $RO: cannot write in" <<<"$out" && ! grep -q "^variant" <<<"$out"; then
+    ok "read-only output folder: exit 3 before the sweep"; else bad "read-only output folder: rc $rc: $out"; fi
+touch "$T/file"
+expect 2 "^ortqual bench: --outdir: $T/file: exists and is not a directory" "$Q" bench "${TINY[@]}" --seq-lens 8 --outdir "$T/file/x"
+mkdir "$T/mine" && echo mine >"$T/mine/summary.csv"
+expect 2 "$T/mine: not empty \(it holds 'summary.csv'\).*--force" "$Q" bench "${TINY[@]}" --seq-lens 8 --outdir "$T/mine"
+[ "$(cat "$T/mine/summary.csv")" = mine ] && ok "the user's summary.csv kept" || bad "the user's summary.csv replaced"
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8 --modes masked --profile-runs 1 --outdir "$T/p"
+expect 2 "$T/p/summary.json exists \(use --force" "$Q" bench "${TINY[@]}" --seq-lens 8 --outdir "$T/p"
+echo keep >"$T/p/profiles/notes.txt"
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8 --modes masked --outdir "$T/p" --force
+got=$(ls "$T/p/profiles")
+[ "$got" = notes.txt ] && ok "--force: the earlier run's profiles removed, other files kept" || bad "profiles left: $got"
+
 report
