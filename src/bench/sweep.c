@@ -361,6 +361,11 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
     return OQ_OK;
 }
 
+oq_status oq_bench_check(const oq_bench_opts *o, oq_err *err)
+{
+    return o->model_path ? oq_bench_model_check(o, err) : check_opts(o, err);
+}
+
 oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
                          void *user, oq_bench_rows **out, oq_err *err)
 {

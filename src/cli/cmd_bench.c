@@ -608,13 +608,17 @@ static void forget_profiles(const char *dir)
     rmdir(dir); /* when nothing else is in it */
 }
 
-/* The output folder before the sweep (its work can take hours): new or empty unless --force,
- * a folder, writable. */
-static int check_outdir(cli_state *c)
+/* The inputs, then the output folder, before the sweep (its work can take hours): new or
+ * empty unless --force, a folder, writable. */
+static int check_before_work(cli_state *c)
 {
     oq_err err = {0};
-    oq_status st = oq_check_outdir(c->outdir, c->force, NULL, &err);
+    oq_status st = oq_bench_check(&c->o, &err);
     if (st) {
+        fprintf(stderr, "ortqual bench: %s\n", err.msg);
+        return sweep_exit(st);
+    }
+    if ((st = oq_check_outdir(c->outdir, c->force, NULL, &err))) {
         fprintf(stderr, "ortqual bench: --outdir: %s\n", err.msg);
         return oq_cli_exit_of(st);
     }
@@ -680,7 +684,7 @@ int cmd_bench(int argc, char **argv)
     c->o.profile_dir = c->profile_dir;
     c->o.model_ep = c->cr.ep;
     oq_runtime *rt = NULL;
-    rc = check_outdir(c);
+    rc = check_before_work(c);
     if (!rc) rc = open_runtime(c, &rt);
     if (!rc) {
         c->o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */

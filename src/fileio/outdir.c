@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,12 +45,14 @@ static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
     return OQ_OK;
 }
 
-/* The folder, or the nearest one above it that is there (where it will be made), takes a file:
- * a read-only folder is found before the work, not after it. */
+/* The folder, or the nearest one above it that is there (where it will be made), takes a file
+ * (made and removed: access(2) says yes to root on a read-only mount): a read-only folder is
+ * found before the work, not after it. */
 static oq_status check_writable(const char *dir, oq_err *err)
 {
     char path[4096], probe[4200];
     struct stat sb;
+    int there = stat(dir, &sb) == 0;
     snprintf(path, sizeof path, "%s", dir);
     while (stat(path, &sb) != 0) {
         char *slash = strrchr(path, '/');
@@ -61,11 +64,15 @@ static oq_status check_writable(const char *dir, oq_err *err)
         else slash[slash == path] = 0; /* "/x" -> "/" */
         if (!strcmp(path, ".") || !strcmp(path, "/")) break;
     }
-    snprintf(probe, sizeof probe, "%s/.ortqual-probe", path);
-    oq_err e = {0};
-    if (oq_check_output_path(probe, 1, &e) == OQ_OK) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot write in '%s': %s", dir, path,
-                      e.status == OQ_ERR_OUTPUT && strrchr(e.msg, ':') ? strrchr(e.msg, ':') + 2 : e.msg);
+    snprintf(probe, sizeof probe, "%s/.ortqual-probe.XXXXXX", path);
+    int fd = mkstemp(probe);
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+        return OQ_OK;
+    }
+    return there ? oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot write in it: %s", dir, strerror(errno))
+                 : oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create directory: %s", dir, strerror(errno));
 }
 
 oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err)

@@ -23,7 +23,7 @@ PYEOF
 #    empty without --force (exit 2: a user's summary.csv is not replaced); nothing runs.
 if [ "$(id -u)" -eq 0 ]; then RO=/proc/ortqual-bench-out; else mkdir "$T/ro" && chmod 555 "$T/ro"; RO="$T/ro/out"; fi
 out=$("$Q" bench "${TINY[@]}" --seq-lens 8 --outdir "$RO" 2>&1); rc=$?
-if [ "$rc" -eq 3 ] && grep -q "^ortqual bench: --outdir: $RO: cannot write in" <<<"$out" && ! grep -q "^variant" <<<"$out"; then
+if [ "$rc" -eq 3 ] && grep -q "^ortqual bench: --outdir: $RO: cannot create directory" <<<"$out" && ! grep -q "^variant" <<<"$out"; then
     ok "read-only output folder: exit 3 before the sweep"; else bad "read-only output folder: rc $rc: $out"; fi
 touch "$T/file"
 expect 2 "^ortqual bench: --outdir: $T/file: exists and is not a directory" "$Q" bench "${TINY[@]}" --seq-lens 8 --outdir "$T/file/x"

@@ -114,6 +114,10 @@ TABLE=$(cat <<EOF
 2 | option '--bogus' is unknown                       | -          | $Q gate --bogus -- /bin/true
 2 | unknown or incomplete option '--bogus'            | -          | $Q conformance --bogus
 2 | unknown or incomplete option '--bogus'            | -          | $Q bench --bogus
+3 | ro/bo: cannot create directory: Read-only file system | absent:ro/bo | $Q bench --variants cpu:attention24:fp32 --seq-lens 8 --num-heads 2 --head-dim 8 --iters 1 --outdir ro/bo
+2 | nonempty: not empty .* --force                    | same:nonempty | $Q bench --variants cpu:attention24:fp32 --seq-lens 8 --num-heads 2 --head-dim 8 --iters 1 --outdir nonempty
+3 | ro/co: cannot create directory: Read-only file system | absent:ro/co | $Q conformance --outdir ro/co
+2 | nonempty: not empty .* --force                    | same:nonempty | $Q conformance --outdir nonempty
 2 | unknown option                                    | -          | $Q doctor --bogus
 2 | unknown option                                    | -          | $Q slurm --bogus
 2 | 'frobnicate' is not a command                     | -          | $Q frobnicate
