@@ -268,6 +268,14 @@ int oq_cli_shard_check(const struct oq_cli_shard *s, const char *outdir);
 /* The prepare step's answer (from DIR/shards/plan.json): what was prepared, what to run next. */
 int oq_cli_print_prepared(const char *outdir);
 
+/* ---- comma lists of option values (src/cli/cli_list.c) ---- */
+/* One item of a list (n from 1): 0 when taken, -1 after printing why not. */
+typedef int (*oq_cli_item_fn)(void *ctx, const char *item, size_t n);
+/* Each item of the comma list `s` given to option `opt` (its name as the user wrote it) of
+ * `cmd`, in order, to fn; an empty item (a stray comma) is refused naming its place. Returns
+ * -1 after an error was printed. */
+int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_item_fn fn, void *ctx);
+
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
 /* --junit FILE checked before the run, which would otherwise find a path that cannot take it
  * only after all its work; a folder not made yet is fine when the run makes it (`outdir`, may

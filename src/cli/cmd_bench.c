@@ -84,60 +84,74 @@ typedef struct cli_state {
 /* Remember the first option of one mode, to refuse it in the other. */
 static void mark(const char **slot, const oq_opt *opt) { if (!*slot) *slot = opt->name; }
 
-/* --batch-sizes, --seq-lens: a comma list of whole numbers >= 1. */
+/* --batch-sizes, --seq-lens: whole numbers >= 1, none listed twice (two rows of one shape
+ * make a summary that plot and report refuse). */
+typedef struct number_list {
+    const char *opt; /* "--seq-lens" */
+    int64_t *vals;
+    size_t *n;
+} number_list;
+
+static int take_number(void *ctx, const char *item, size_t k)
+{
+    number_list *l = ctx;
+    int64_t v;
+    if (*l->n == MAX_LIST) {
+        fprintf(stderr, "ortqual bench: %s: more than %d values\n", l->opt, MAX_LIST);
+        return -1;
+    }
+    if (oq_cli_parse_int("bench", l->opt, item, 1, INT64_MAX, &v)) return -1;
+    for (size_t i = 0; i < *l->n; i++)
+        if (l->vals[i] == v) {
+            fprintf(stderr, "ortqual bench: %s: %lld is listed twice (items %zu and %zu)\n", l->opt, (long long)v,
+                    i + 1, k);
+            return -1;
+        }
+    l->vals[(*l->n)++] = v;
+    return 0;
+}
+
 static int set_list(const oq_opt *opt, const char *s)
 {
     cli_state *c = opt->ctx;
     mark(&c->attention_opt, opt);
     int seq = !strcmp(opt->name, "seq-lens");
-    int64_t *vals = seq ? c->seq_lens : c->batch_sizes;
-    size_t *n = seq ? &c->o.n_seq_lens : &c->o.n_batch_sizes;
     char name[32];
     snprintf(name, sizeof name, "--%s", opt->name);
-    if (seq) c->o.seq_lens = vals;
-    else c->o.batch_sizes = vals;
-    char *copy = strdup(s);
-    if (!copy) return -1;
-    *n = 0;
-    int rc = 0;
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_LIST) {
-            fprintf(stderr, "ortqual bench: %s: more than %d values\n", name, MAX_LIST);
-            rc = -1;
-        } else {
-            rc = oq_cli_parse_int("bench", name, tok, 1, INT64_MAX, &vals[(*n)++]);
+    number_list l = {name, seq ? c->seq_lens : c->batch_sizes, seq ? &c->o.n_seq_lens : &c->o.n_batch_sizes};
+    if (seq) c->o.seq_lens = l.vals;
+    else c->o.batch_sizes = l.vals;
+    *l.n = 0;
+    return oq_cli_each_item("bench", name, s, take_number, &l);
+}
+
+/* One variant of --variants, not listed before ('ref' is 'ref:sdpa:fp64'). */
+static int take_variant(void *ctx, const char *item, size_t k)
+{
+    oq_bench_opts *o = ctx;
+    oq_err err = {0};
+    if (o->n_variants == OQ_BENCH_MAX_VARIANTS) {
+        fprintf(stderr, "ortqual bench: --variants: more than %d\n", OQ_BENCH_MAX_VARIANTS);
+        return -1;
+    }
+    oq_bench_variant *v = &o->variants[o->n_variants];
+    if (oq_bench_variant_parse(item, v, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual bench: --variants: %s\n", err.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < o->n_variants; i++)
+        if (!strcmp(o->variants[i].name, v->name)) {
+            fprintf(stderr, "ortqual bench: --variants: '%s' is listed twice (items %zu and %zu)\n", v->name, i + 1, k);
+            return -1;
         }
-    }
-    free(copy);
-    if (!rc && !*n) {
-        fprintf(stderr, "ortqual bench: %s: empty list\n", name);
-        rc = -1;
-    }
-    return rc;
+    o->n_variants++;
+    return 0;
 }
 
 static int parse_variants(oq_bench_opts *o, const char *s)
 {
-    char *copy = strdup(s);
-    if (!copy) return -1;
-    int rc = 0;
     o->n_variants = 0;
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
-         tok = strtok_r(NULL, ",", &save)) {
-        oq_err err = {0};
-        if (o->n_variants == OQ_BENCH_MAX_VARIANTS) {
-            fprintf(stderr, "ortqual bench: --variants: more than %d\n", OQ_BENCH_MAX_VARIANTS);
-            rc = -1;
-        } else if (oq_bench_variant_parse(tok, &o->variants[o->n_variants], &err) != OQ_OK) {
-            fprintf(stderr, "ortqual bench: --variants: %s\n", err.msg);
-            rc = -1;
-        } else {
-            o->n_variants++;
-        }
-    }
-    free(copy);
-    return rc;
+    return oq_cli_each_item("bench", "--variants", s, take_variant, o);
 }
 
 static int set_variants(const oq_opt *opt, const char *s)

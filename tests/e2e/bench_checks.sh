@@ -37,4 +37,21 @@ expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8 --modes masked --outdir "$
 got=$(ls "$T/p/profiles")
 [ "$got" = notes.txt ] && ok "--force: the earlier run's profiles removed, other files kept" || bad "profiles left: $got"
 
+# 3. A value listed twice (two rows of one shape: plot and report refuse the summary) or an
+#    empty item (a stray comma) is refused before anything runs, naming it; so is a size 0.
+M="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like/mlpf_like_op18.onnx"
+MODEL=(--model "$M" --iters 1 --warmup 0 --quiet)
+expect 2 "^ortqual bench: --seq-lens: 16 is listed twice \(items 1 and 2\)$" "$Q" bench "${TINY[@]}" --seq-lens 16,16 --outdir "$T/d1"
+expect 2 "^ortqual bench: --batch-sizes: 2 is listed twice \(items 1 and 3\)$" "$Q" bench "${TINY[@]}" --batch-sizes 2,1,2 --outdir "$T/d1"
+expect 2 "^ortqual bench: --variants: 'ref:sdpa:fp64' is listed twice \(items 1 and 2\)$" "$Q" bench --variants ref,ref:sdpa:fp64 --outdir "$T/d1"
+expect 2 "^ortqual bench: --seq-lens '16,,32': item 2 is empty$" "$Q" bench "${TINY[@]}" --seq-lens 16,,32 --outdir "$T/d1"
+expect 2 "^ortqual bench: --variants 'ref,': item 2 is empty$" "$Q" bench --variants ref, --outdir "$T/d1"
+expect 2 "^ortqual bench: --sweep: dimension 'seq=8,8': 8 is listed twice \(items 1 and 2\)$" "$Q" bench "${MODEL[@]}" --dim batch=1 --sweep seq=8,8 --outdir "$T/d1"
+expect 2 "^ortqual bench: --sweep: dimension 'seq=4,,8': item 2 is empty$" "$Q" bench "${MODEL[@]}" --dim batch=1 --sweep seq=4,,8 --outdir "$T/d1"
+expect 2 "^ortqual bench: --dim: dimension 'batch=0': size 0: want >= 1$" "$Q" bench "${MODEL[@]}" --dim batch=0 --sweep seq=8 --outdir "$T/d1"
+expect 2 "^ortqual bench: --shape: --shape 'features=0,8,17': size 0 \(axis 0\)" "$Q" bench "${MODEL[@]}" --shape features=0,8,17 --outdir "$T/d1"
+expect 2 "^ortqual bench: --shape: --shape 'features=1,,17': item 2 is empty" "$Q" bench "${MODEL[@]}" --shape features=1,,17 --outdir "$T/d1"
+expect 2 "^ortqual plot: --format 'png,,svg': item 2 is empty$" "$Q" plot "$T/oom/summary.json" --format png,,svg --out "$T/d1"
+[ ! -e "$T/d1" ] && ok "nothing written by the refusals" || bad "a refusal wrote $T/d1"
+
 report
