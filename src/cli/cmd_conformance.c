@@ -1,5 +1,6 @@
 /* ortqual conformance: run ONNX backend node tests against the Attention reference. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,8 @@ static int set_tol(const oq_opt *opt, const char *s)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0)) {
-        fprintf(stderr, "ortqual conformance: --%s wants a number >= 0, got '%s'\n", opt->name, s);
+    if (end == s || *end || !(v >= 0 && isfinite(v))) {
+        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, s);
         return -1;
     }
     *(double *)opt->ctx = v;

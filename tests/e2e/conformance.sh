@@ -77,6 +77,9 @@ rc=0
 rc=0
 "$ORTQUAL" conformance --rtol x "$CONF" 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "bad --rtol: exit $rc"
+for tol in "--rtol inf" "--atol inf" "--rtol -inf" "--atol nan"; do
+    must 2 "wants a finite number >= 0" "$T/tol.log" "$ORTQUAL" conformance $tol "$CONF/test_attention_4d"
+done
 "$ORTQUAL" conformance --help | grep -q 'usage: ortqual conformance' || fail "--help"
 
 # The outputs are checked before any test runs: an earlier run's folder needs --force (exit 2),
