@@ -26,4 +26,24 @@ mkdir -p "$T/dir/summary.json"
 expect 2 "^ortqual report: $T/dir/summary.json: is a directory, not a regular file$" "$Q" report "$T/dir"
 expect 2 "^ortqual estimate: $T/dir/summary.json: is a directory, not a regular file$" "$Q" estimate "$T/dir" --events 4 --workers 1
 
+# 3. JSON syntax errors in a batch record and in the rest of the document are named at their
+#    line in the file (the record scanner said :1 or :2), as Python's json finds them.
+for what in record rest; do
+    mkdir "$T/$what"
+    line=$(/usr/bin/python3 - "$FIX/validate/pass.json" "$T/$what/summary.json" "$what" <<'PYEOF'
+import json, sys
+src = open(sys.argv[1]).read().split("\n")
+key = '"first_call_s":' if sys.argv[3] == "record" else '"verdict":'
+i = [k for k, l in enumerate(src) if key in l][1 if sys.argv[3] == "record" else -1]
+src[i] = src[i].replace(key, key[:-1] + " ", 1)
+open(sys.argv[2], "w").write("\n".join(src))
+try:
+    json.loads("\n".join(src))
+except json.JSONDecodeError as e:
+    print(e.lineno)
+PYEOF
+)
+    expect 2 "^ortqual report: $T/$what/summary.json:$line: not valid JSON" "$Q" report "$T/$what"
+done
+
 report
