@@ -324,6 +324,18 @@ static int set_int_range(const oq_opt *opt, const char *s)
     return 0;
 }
 
+/* --model, --inputs, --expected: one file each; a second one is refused (the last won silently). */
+static int set_once(const oq_opt *opt, const char *s)
+{
+    const char **slot = opt->ctx;
+    if (*slot) {
+        fprintf(stderr, "ortqual bench: --%s given twice ('%s' and '%s'): it takes one file\n", opt->name, *slot, s);
+        return -1;
+    }
+    *slot = s;
+    return 0;
+}
+
 /* ---- progress and table ------------------------------------------------------------- */
 
 typedef struct progress {
@@ -474,8 +486,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "first run, the accuracy baseline, is its only warm-up"),
         OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)"),
         OQ_OPT_GROUP("a model of yours:"),
-        OQ_OPT_STRING("model", "M.onnx", &o->model_path, "the model to time, run as it is"),
-        OQ_OPT_STRING("inputs", "FILE.npz", &o->inputs_path,
+        OQ_OPT_CALLBACK("model", "M.onnx", set_once, &o->model_path, "the model to time, run as it is"),
+        OQ_OPT_CALLBACK("inputs", "FILE.npz", set_once, &o->inputs_path,
                       "tensors used as they are, matched to the model's inputs by\n"
                       "name (other members are ignored); a wrong dtype, rank or size\n"
                       "is a usage error"),
@@ -491,7 +503,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "varying slowest), e.g. --sweep seq=512,1024,2048"),
         OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
                         "generated integer inputs (ids) uniform in LO..HI (default 0,1)"),
-        OQ_OPT_STRING("expected", "FILE.npz", &o->expected_path,
+        OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
                       "outputs of --inputs to compare the first run with (max abs\n"
                       "error per output; one over tolerance fails the row)"),
         OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,

@@ -52,6 +52,11 @@ expect 2 "^ortqual bench: --dim: dimension 'batch=0': size 0: want >= 1$" "$Q" b
 expect 2 "^ortqual bench: --shape: --shape 'features=0,8,17': size 0 \(axis 0\)" "$Q" bench "${MODEL[@]}" --shape features=0,8,17 --outdir "$T/d1"
 expect 2 "^ortqual bench: --shape: --shape 'features=1,,17': item 2 is empty" "$Q" bench "${MODEL[@]}" --shape features=1,,17 --outdir "$T/d1"
 expect 2 "^ortqual plot: --format 'png,,svg': item 2 is empty$" "$Q" plot "$T/oom/summary.json" --format png,,svg --out "$T/d1"
+# 4. A file option given twice is refused (the last one won silently).
+D="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
+expect 2 "^ortqual bench: --inputs given twice \('$D/inputs_000.npz' and '$D/inputs_001.npz'\)" "$Q" bench "${MODEL[@]}" \
+    --inputs "$D/inputs_000.npz" --inputs "$D/inputs_001.npz" --outdir "$T/d1"
+expect 2 "^ortqual bench: --model given twice" "$Q" bench "${MODEL[@]}" --model "$M" --outdir "$T/d1"
 [ ! -e "$T/d1" ] && ok "nothing written by the refusals" || bad "a refusal wrote $T/d1"
 
 report
