@@ -136,8 +136,12 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
     oq_status st = masked ? oq_bench_event_lengths(o, B, L, g->lengths, err) : OQ_OK;
     for (int64_t b = 0; !masked && b < B; b++) g->lengths[b] = L;
     for (int64_t b = 0; !st && b < B; b++) {
+        int64_t pairs;
         g->valid_tokens += g->lengths[b];
-        g->valid += g->lengths[b] * g->lengths[b];
+        /* saturated: a length whose square overflows is an oom row, not undefined behaviour */
+        if (__builtin_mul_overflow(g->lengths[b], g->lengths[b], &pairs) ||
+            __builtin_add_overflow(g->valid, pairs, &g->valid))
+            g->valid = INT64_MAX;
     }
     /* q, k, v first: the largest, so an impossible length fails before the mask is filled */
     if (!st) st = normal_tensor("query", B, o->heads, L, o->head_dim, o->seed, QKV_STREAM, &g->in[0], err);
