@@ -14,7 +14,7 @@
 #include "ortqual/refusal.h"
 #include "ortqual/report.h"
 
-const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference";
+const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference or on ONNX Runtime (--ep)";
 
 static const char head[] =
     "usage: ortqual conformance [options] [DIR...]\n"
