@@ -342,6 +342,12 @@ OQ_API size_t oq_bench_row_count(const oq_bench_opts *o);
 typedef void (*oq_bench_progress_fn)(void *user, size_t index, size_t total,
                                      const oq_bench_row *row, int done);
 
+/* Every check oq_bench_sweep makes before its first row, without ONNX Runtime: the options,
+ * and for o->model_path the model, the npz files and every point's inputs (its usage errors:
+ * OQ_ERR_INVALID_ARG, files OQ_ERR_IO/OQ_ERR_FORMAT), for a caller that checks its own outputs
+ * after the inputs and before any work. */
+OQ_API oq_status oq_bench_check(const oq_bench_opts *o, oq_err *err);
+
 /* Run the sweep. Rows come in this order: batch size, sequence length, mode
  * (masked first), export shapes (dynamic first), variant. A variant that
  * fails becomes a row with its status and message and the sweep goes on.

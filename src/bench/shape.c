@@ -54,11 +54,19 @@ oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
     if (st) return st;
     if (!valid_name(out->name))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a name", text, out->name);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *rest = *buf ? buf : NULL; /* "x=": no item (a scalar's shape) */
+    for (char *tok; (tok = strsep(&rest, ","));) {
+        if (!*tok) return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': item %zu is empty", text, out->n_values + 1);
         int64_t v = size_value(tok);
+        if (v == 0) /* nothing would be computed, and the row would say ok */
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': size 0: want >= 1", text);
         if (v < 0)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a size (a whole number >= 0)",
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a size (a whole number >= 1)",
                               text, tok);
+        for (size_t i = 0; i < out->n_values; i++)
+            if (out->values[i] == v) /* two rows of one point: plot and report refuse the summary */
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': %lld is listed twice (items %zu and %zu)",
+                                  text, (long long)v, i + 1, out->n_values + 1);
         if (out->n_values == OQ_BENCH_MAX_VALUES)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': more than %d values", text,
                               OQ_BENCH_MAX_VALUES);
@@ -74,10 +82,14 @@ oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *er
     char buf[1024];
     oq_status st = split_list(text, "--shape", out->input, buf, sizeof buf, err);
     if (st) return st;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *rest = *buf ? buf : NULL; /* "x=": no item (a scalar's shape) */
+    for (char *tok; (tok = strsep(&rest, ","));) {
+        if (!*tok) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': item %d is empty", text, out->ndim + 1);
         if (out->ndim == OQ_MAX_DIMS)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': more than %d dimensions", text, OQ_MAX_DIMS);
         int64_t v = size_value(tok);
+        if (v == 0) /* nothing would be computed, and the row would say ok */
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': size 0 (axis %d): want >= 1", text, out->ndim);
         if (v < 0 && (!valid_name(tok) || strlen(tok) >= OQ_BENCH_NAME_MAX))
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "--shape '%s': '%s' is neither a size nor a dimension name", text, tok);

@@ -86,14 +86,6 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
 
 /* ---- inputs of one (batch, length, mode) group --------------------------------- */
 
-/* Event lengths of a masked batch (oq_bench_event_lengths) and its float32 mask. */
-static oq_status group_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths,
-                               oq_tensor **mask, oq_err *err)
-{
-    oq_status st = oq_bench_event_lengths(o, B, L, lengths, err);
-    return st ? st : oq_mask_make(lengths, B, L, OQ_DTYPE_FLOAT32, mask, err);
-}
-
 /* A standard normal float32 tensor from stream `stream` of the seed. */
 static oq_status normal_tensor(const char *name, int64_t b, int64_t h, int64_t l, int64_t d,
                                uint64_t seed, uint64_t stream, oq_tensor **out, oq_err *err)
@@ -111,15 +103,26 @@ static oq_status normal_tensor(const char *name, int64_t b, int64_t h, int64_t l
 /* Streams far above the events' (0 and 1 + event index). */
 #define QKV_STREAM (UINT64_C(1) << 40)
 
-static void group_clear(oq_bench_group *g)
+/* Frees what the group holds; its shape and counts stay (the rows of a group whose inputs could
+ * not be made still name them). */
+static void group_free_data(oq_bench_group *g)
 {
     for (int i = 0; i < 4; i++) oq_tensor_free(g->in[i]);
     oq_tensor_free(g->ref_out);
     oq_bench_reference_clear(g);
     free(g->lengths);
+    memset(g->in, 0, sizeof g->in);
+    g->ref_out = NULL;
+    g->lengths = NULL;
+}
+
+static void group_clear(oq_bench_group *g)
+{
+    group_free_data(g);
     memset(g, 0, sizeof *g);
 }
 
+/* On failure the group keeps its shape, holding no data. */
 static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int masked,
                             oq_bench_group *g, oq_err *err)
 {
@@ -127,24 +130,25 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
     g->batch = B;
     g->seq_len = L;
     g->masked = masked;
+    g->n_in = masked ? 4 : 3;
     g->lengths = malloc((size_t)B * sizeof *g->lengths);
     if (!g->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_status st = OQ_OK;
-    if (masked) {
-        st = group_lengths(o, B, L, g->lengths, &g->in[3], err);
-    } else {
-        for (int64_t b = 0; b < B; b++) g->lengths[b] = L;
+    oq_status st = masked ? oq_bench_event_lengths(o, B, L, g->lengths, err) : OQ_OK;
+    for (int64_t b = 0; !masked && b < B; b++) g->lengths[b] = L;
+    for (int64_t b = 0; !st && b < B; b++) {
+        int64_t pairs;
+        g->valid_tokens += g->lengths[b];
+        /* saturated: a length whose square overflows is an oom row, not undefined behaviour */
+        if (__builtin_mul_overflow(g->lengths[b], g->lengths[b], &pairs) ||
+            __builtin_add_overflow(g->valid, pairs, &g->valid))
+            g->valid = INT64_MAX;
     }
+    /* q, k, v first: the largest, so an impossible length fails before the mask is filled */
     if (!st) st = normal_tensor("query", B, o->heads, L, o->head_dim, o->seed, QKV_STREAM, &g->in[0], err);
     if (!st) st = normal_tensor("key", B, o->kv_heads, L, o->head_dim, o->seed, QKV_STREAM + 1, &g->in[1], err);
     if (!st) st = normal_tensor("value", B, o->kv_heads, L, o->head_dim, o->seed, QKV_STREAM + 2, &g->in[2], err);
-    g->n_in = masked ? 4 : 3;
-    g->valid_tokens = g->valid = 0;
-    for (int64_t b = 0; b < B; b++) {
-        g->valid_tokens += g->lengths[b];
-        g->valid += g->lengths[b] * g->lengths[b];
-    }
-    if (st) group_clear(g);
+    if (!st && masked) st = oq_mask_make(g->lengths, B, L, OQ_DTYPE_FLOAT32, &g->in[3], err);
+    if (st) group_free_data(g);
     return st;
 }
 
@@ -315,6 +319,8 @@ typedef struct sweep_ctx {
     void *user;
     oq_bench_rows *rows;
     size_t total;
+    oq_status group_st; /* the group's inputs could not be made (out of memory): every row of it */
+    oq_err group_err;   /* says so, and the sweep goes on */
 } sweep_ctx;
 
 static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant *v,
@@ -327,7 +333,9 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
     if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     c->rows->n++;
     if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 0);
-    if (is_ref(v))
+    if (c->group_st)
+        oq_bench_row_fail(row, c->group_st, &c->group_err);
+    else if (is_ref(v))
         run_ref_row(c->o, g, row);
     else
         run_ort_row(c->rt, c->o, g, static_shapes, c->rows->n - 1, row);
@@ -339,7 +347,7 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
 {
     const oq_bench_opts *o = c->o;
     /* The reference first, when wanted: every ORT row compares against it. */
-    if (o->reference) {
+    if (o->reference && !c->group_st) {
         oq_err e = {0};
         if (group_reference(o, g, &e) != OQ_OK) g->ref_out = NULL;
     }
@@ -355,6 +363,11 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
         first_pass = 0;
     }
     return OQ_OK;
+}
+
+oq_status oq_bench_check(const oq_bench_opts *o, oq_err *err)
+{
+    return o->model_path ? oq_bench_model_check(o, err) : check_opts(o, err);
 }
 
 oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
@@ -376,7 +389,11 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
             for (int mode = 0; !st && mode < 2; mode++) {
                 if (!(o->modes & (mode ? OQ_BENCH_UNMASKED : OQ_BENCH_MASKED))) continue;
                 oq_bench_group g;
-                st = group_make(o, o->batch_sizes[bi], o->seq_lens[li], mode == 0, &g, err);
+                c.group_st = group_make(o, o->batch_sizes[bi], o->seq_lens[li], mode == 0, &g, &c.group_err);
+                if (c.group_st && c.group_st != OQ_ERR_NOMEM) {
+                    st = c.group_st;
+                    *err = c.group_err;
+                }
                 if (!st) st = do_group(&c, &g, err);
                 group_clear(&g);
             }

@@ -49,6 +49,11 @@ char *oq_cli_data_path(const char *rel);
  * anything else is returned as it is. */
 const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 
+/* A summary path that is there but is not a regular file (a folder named summary.json) is a
+ * usage error, said as such (reading it said "read error" or "'[' expected"): prints it and
+ * returns OQ_EXIT_USAGE; 0 otherwise (a missing file is left to the reader to name). */
+int oq_cli_summary_ready(const char *cmd, const char *path);
+
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);
 
@@ -268,7 +273,19 @@ int oq_cli_shard_check(const struct oq_cli_shard *s, const char *outdir);
 /* The prepare step's answer (from DIR/shards/plan.json): what was prepared, what to run next. */
 int oq_cli_print_prepared(const char *outdir);
 
+/* ---- comma lists of option values (src/cli/cli_list.c) ---- */
+/* One item of a list (n from 1): 0 when taken, -1 after printing why not. */
+typedef int (*oq_cli_item_fn)(void *ctx, const char *item, size_t n);
+/* Each item of the comma list `s` given to option `opt` (its name as the user wrote it) of
+ * `cmd`, in order, to fn; an empty item (a stray comma) is refused naming its place. Returns
+ * -1 after an error was printed. */
+int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_item_fn fn, void *ctx);
+
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
+/* --junit FILE checked before the run, which would otherwise find a path that cannot take it
+ * only after all its work; a folder not made yet is fine when the run makes it (`outdir`, may
+ * be NULL). Prints "ortqual CMD: --junit: ..." and returns the exit status; 0 when ready. */
+int oq_cli_junit_ready(const char *cmd, const char *junit, const char *outdir);
 /* --padding auto|zero|report into the int at ctx (oq_validate_opts.padding). */
 int oq_cli_padding(const oq_opt *o, const char *arg);
 #define OQ_CLI_PADDING_OPT(opts)                                                                     \

@@ -324,13 +324,11 @@ static void catch_interruption(oq_validate_opts *o)
     o->on_worker = on_worker;
 }
 
-/* --junit checked before the run, which would otherwise find a path that cannot take it only
- * after all its work; a folder not made yet is fine when the run makes it (the output folder). */
-static int junit_ready(const char *cmd, const char *junit, const char *outdir)
+int oq_cli_junit_ready(const char *cmd, const char *junit, const char *outdir)
 {
-    size_t n = strlen(outdir);
+    size_t n = outdir ? strlen(outdir) : 0;
     const char *slash = junit ? strrchr(junit, '/') : NULL;
-    int in_outdir = slash && junit + n == slash && !strncmp(junit, outdir, n);
+    int in_outdir = outdir && slash && junit + n == slash && !strncmp(junit, outdir, n);
     oq_err e = {0};
     if (!junit || (in_outdir && access(outdir, F_OK) != 0) || !oq_check_output_path(junit, 1, &e)) return OQ_EXIT_OK;
     fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
@@ -340,7 +338,7 @@ static int junit_ready(const char *cmd, const char *junit, const char *outdir)
 int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out)
 {
-    int ready = junit_ready(cmd, out->junit, o->outdir);
+    int ready = oq_cli_junit_ready(cmd, out->junit, o->outdir);
     if (ready) return ready;
     catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};

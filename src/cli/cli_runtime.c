@@ -12,7 +12,7 @@ static int split_pair(const char *arg, const char *what, char **k, char **v)
 {
     const char *eq = arg ? strchr(arg, '=') : NULL;
     if (!eq || eq == arg) {
-        oq_cli_error("--%s '%s': want NAME=VALUE", what, arg ? arg : "");
+        oq_cli_error("--%s '%s': want %s", what, arg ? arg : "", strcmp(what, "ep-lib") ? "KEY=VALUE" : "NAME=PATH");
         return -1;
     }
     *k = strndup(arg, (size_t)(eq - arg));

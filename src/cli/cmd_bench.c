@@ -1,4 +1,5 @@
 /* ortqual bench: attention scaling sweeps (latency, memory, accuracy) on ONNX Runtime. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -69,7 +70,7 @@ typedef struct cli_state {
     oq_bench_opts o;
     int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
     const char *outdir;
-    int kv_given, quiet, allow_skip;
+    int kv_given, quiet, allow_skip, force;
     const char *attention_opt;  /* the first attention-sweep option given (not with --model) */
     const char *model_opt;      /* the first option that needs --model */
     oq_bench_shape shapes[MAX_MODEL_ARGS];
@@ -83,60 +84,74 @@ typedef struct cli_state {
 /* Remember the first option of one mode, to refuse it in the other. */
 static void mark(const char **slot, const oq_opt *opt) { if (!*slot) *slot = opt->name; }
 
-/* --batch-sizes, --seq-lens: a comma list of whole numbers >= 1. */
+/* --batch-sizes, --seq-lens: whole numbers >= 1, none listed twice (two rows of one shape
+ * make a summary that plot and report refuse). */
+typedef struct number_list {
+    const char *opt; /* "--seq-lens" */
+    int64_t *vals;
+    size_t *n;
+} number_list;
+
+static int take_number(void *ctx, const char *item, size_t k)
+{
+    number_list *l = ctx;
+    int64_t v;
+    if (*l->n == MAX_LIST) {
+        fprintf(stderr, "ortqual bench: %s: more than %d values\n", l->opt, MAX_LIST);
+        return -1;
+    }
+    if (oq_cli_parse_int("bench", l->opt, item, 1, INT64_MAX, &v)) return -1;
+    for (size_t i = 0; i < *l->n; i++)
+        if (l->vals[i] == v) {
+            fprintf(stderr, "ortqual bench: %s: %lld is listed twice (items %zu and %zu)\n", l->opt, (long long)v,
+                    i + 1, k);
+            return -1;
+        }
+    l->vals[(*l->n)++] = v;
+    return 0;
+}
+
 static int set_list(const oq_opt *opt, const char *s)
 {
     cli_state *c = opt->ctx;
     mark(&c->attention_opt, opt);
     int seq = !strcmp(opt->name, "seq-lens");
-    int64_t *vals = seq ? c->seq_lens : c->batch_sizes;
-    size_t *n = seq ? &c->o.n_seq_lens : &c->o.n_batch_sizes;
     char name[32];
     snprintf(name, sizeof name, "--%s", opt->name);
-    if (seq) c->o.seq_lens = vals;
-    else c->o.batch_sizes = vals;
-    char *copy = strdup(s);
-    if (!copy) return -1;
-    *n = 0;
-    int rc = 0;
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_LIST) {
-            fprintf(stderr, "ortqual bench: %s: more than %d values\n", name, MAX_LIST);
-            rc = -1;
-        } else {
-            rc = oq_cli_parse_int("bench", name, tok, 1, INT64_MAX, &vals[(*n)++]);
+    number_list l = {name, seq ? c->seq_lens : c->batch_sizes, seq ? &c->o.n_seq_lens : &c->o.n_batch_sizes};
+    if (seq) c->o.seq_lens = l.vals;
+    else c->o.batch_sizes = l.vals;
+    *l.n = 0;
+    return oq_cli_each_item("bench", name, s, take_number, &l);
+}
+
+/* One variant of --variants, not listed before ('ref' is 'ref:sdpa:fp64'). */
+static int take_variant(void *ctx, const char *item, size_t k)
+{
+    oq_bench_opts *o = ctx;
+    oq_err err = {0};
+    if (o->n_variants == OQ_BENCH_MAX_VARIANTS) {
+        fprintf(stderr, "ortqual bench: --variants: more than %d\n", OQ_BENCH_MAX_VARIANTS);
+        return -1;
+    }
+    oq_bench_variant *v = &o->variants[o->n_variants];
+    if (oq_bench_variant_parse(item, v, &err) != OQ_OK) {
+        fprintf(stderr, "ortqual bench: --variants: %s\n", err.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < o->n_variants; i++)
+        if (!strcmp(o->variants[i].name, v->name)) {
+            fprintf(stderr, "ortqual bench: --variants: '%s' is listed twice (items %zu and %zu)\n", v->name, i + 1, k);
+            return -1;
         }
-    }
-    free(copy);
-    if (!rc && !*n) {
-        fprintf(stderr, "ortqual bench: %s: empty list\n", name);
-        rc = -1;
-    }
-    return rc;
+    o->n_variants++;
+    return 0;
 }
 
 static int parse_variants(oq_bench_opts *o, const char *s)
 {
-    char *copy = strdup(s);
-    if (!copy) return -1;
-    int rc = 0;
     o->n_variants = 0;
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
-         tok = strtok_r(NULL, ",", &save)) {
-        oq_err err = {0};
-        if (o->n_variants == OQ_BENCH_MAX_VARIANTS) {
-            fprintf(stderr, "ortqual bench: --variants: more than %d\n", OQ_BENCH_MAX_VARIANTS);
-            rc = -1;
-        } else if (oq_bench_variant_parse(tok, &o->variants[o->n_variants], &err) != OQ_OK) {
-            fprintf(stderr, "ortqual bench: --variants: %s\n", err.msg);
-            rc = -1;
-        } else {
-            o->n_variants++;
-        }
-    }
-    free(copy);
-    return rc;
+    return oq_cli_each_item("bench", "--variants", s, take_variant, o);
 }
 
 static int set_variants(const oq_opt *opt, const char *s)
@@ -309,6 +324,18 @@ static int set_int_range(const oq_opt *opt, const char *s)
     return 0;
 }
 
+/* --model, --inputs, --expected: one file each; a second one is refused (the last won silently). */
+static int set_once(const oq_opt *opt, const char *s)
+{
+    const char **slot = opt->ctx;
+    if (*slot) {
+        fprintf(stderr, "ortqual bench: --%s given twice ('%s' and '%s'): it takes one file\n", opt->name, *slot, s);
+        return -1;
+    }
+    *slot = s;
+    return 0;
+}
+
 /* ---- progress and table ------------------------------------------------------------- */
 
 typedef struct progress {
@@ -459,8 +486,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "first run, the accuracy baseline, is its only warm-up"),
         OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)"),
         OQ_OPT_GROUP("a model of yours:"),
-        OQ_OPT_STRING("model", "M.onnx", &o->model_path, "the model to time, run as it is"),
-        OQ_OPT_STRING("inputs", "FILE.npz", &o->inputs_path,
+        OQ_OPT_CALLBACK("model", "M.onnx", set_once, &o->model_path, "the model to time, run as it is"),
+        OQ_OPT_CALLBACK("inputs", "FILE.npz", set_once, &o->inputs_path,
                       "tensors used as they are, matched to the model's inputs by\n"
                       "name (other members are ignored); a wrong dtype, rank or size\n"
                       "is a usage error"),
@@ -476,7 +503,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "varying slowest), e.g. --sweep seq=512,1024,2048"),
         OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
                         "generated integer inputs (ids) uniform in LO..HI (default 0,1)"),
-        OQ_OPT_STRING("expected", "FILE.npz", &o->expected_path,
+        OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
                       "outputs of --inputs to compare the first run with (max abs\n"
                       "error per output; one over tolerance fails the row)"),
         OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
@@ -516,7 +543,12 @@ static int parse_args(cli_state *c, int argc, char **argv)
                       "profiled session of its own: per run, ORT's node and GPU\n"
                       "kernel time (OUTDIR/profiles/; default 0: none)"),
         OQ_OPT_GROUP("output:"),
-        OQ_OPT_STRING("outdir", "DIR", &c->outdir, "where summary.json and summary.csv go (default bench-out)"),
+        OQ_OPT_STRING("outdir", "DIR", &c->outdir,
+                      "where summary.json, summary.csv and report.html go (default\n"
+                      "bench-out); new or empty unless --force"),
+        OQ_OPT_FLAG("force", &c->force,
+                    "write into a folder that is not empty (an earlier run's:\n"
+                    "its profiles/ not written again are removed)"),
         OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines"),
         OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0"),
         OQ_OPT_GROUP("runtime:"),
@@ -563,23 +595,60 @@ static int sweep_exit(oq_status st)
                : OQ_EXIT_RUNTIME;
 }
 
+/* The table is printed first: a summary that cannot be written still leaves the results on
+ * the screen. */
 static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows, int argc, char **argv)
 {
     oq_err err = {0};
     char csv[4096], json[4096];
     snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
     snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (c->o.model_path) print_model_table(rows);
+    else print_table(rows);
+    fflush(stdout);
     if (oq_mkdirs(c->outdir, &err) != OQ_OK ||
         oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
         oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    if (c->o.model_path) print_model_table(rows);
-    else print_table(rows);
     printf("wrote %s and %s\n", json, csv);
     if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
     else printf("report: %s/report.html\n", c->outdir);
+    return OQ_EXIT_OK;
+}
+
+/* An earlier run's profiles (profile_*.json, the names bench gives them) go with --force: a run
+ * without --profile-runs would leave them beside its summary as if they were its own. */
+static void forget_profiles(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[4600];
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "profile_", 8) || n < 5 || strcmp(e->d_name + n - 5, ".json")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir); /* when nothing else is in it */
+}
+
+/* The inputs, then the output folder, before the sweep (its work can take hours): new or
+ * empty unless --force, a folder, writable. */
+static int check_before_work(cli_state *c)
+{
+    oq_err err = {0};
+    oq_status st = oq_bench_check(&c->o, &err);
+    if (st) {
+        fprintf(stderr, "ortqual bench: %s\n", err.msg);
+        return sweep_exit(st);
+    }
+    if ((st = oq_check_outdir(c->outdir, c->force, NULL, &err))) {
+        fprintf(stderr, "ortqual bench: --outdir: %s\n", err.msg);
+        return oq_cli_exit_of(st);
+    }
+    if (c->force) forget_profiles(c->profile_dir);
     return OQ_EXIT_OK;
 }
 
@@ -641,7 +710,8 @@ int cmd_bench(int argc, char **argv)
     c->o.profile_dir = c->profile_dir;
     c->o.model_ep = c->cr.ep;
     oq_runtime *rt = NULL;
-    rc = open_runtime(c, &rt);
+    rc = check_before_work(c);
+    if (!rc) rc = open_runtime(c, &rt);
     if (!rc) {
         c->o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */
         c->o.n_ep_options = c->cr.n_options;

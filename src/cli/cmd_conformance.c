@@ -1,5 +1,6 @@
 /* ortqual conformance: run ONNX backend node tests against the Attention reference. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "ortqual/refusal.h"
 #include "ortqual/report.h"
 
-const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference";
+const char cmd_conformance_summary[] = "run ONNX backend node tests (Attention) on the reference or on ONNX Runtime (--ep)";
 
 static const char head[] =
     "usage: ortqual conformance [options] [DIR...]\n"
@@ -58,8 +59,8 @@ static int set_tol(const oq_opt *opt, const char *s)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0)) {
-        fprintf(stderr, "ortqual conformance: --%s wants a number >= 0, got '%s'\n", opt->name, s);
+    if (end == s || *end || !(v >= 0 && isfinite(v))) {
+        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, s);
         return -1;
     }
     *(double *)opt->ctx = v;
@@ -161,6 +162,7 @@ typedef struct report_flags {
     int json;           /* one JSON document instead of lines */
     int strict;         /* UNSUPPORTED fails the run */
     int allow_skip;     /* a run where nothing passed may exit 0 */
+    int force;          /* --outdir may hold files */
     const char *outdir; /* summary.json and report.html go here */
     const char *junit;  /* JUnit XML path */
     const char *ep;     /* ORT's name of the provider the tests run on (refusals are explained for it) */
@@ -298,6 +300,18 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
+/* --outdir and --junit before any test runs: new or empty unless --force, writable. */
+static int check_outputs(const report_flags *f)
+{
+    oq_err err = {0};
+    oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
+    if (st) {
+        fprintf(stderr, "ortqual conformance: --outdir: %s\n", err.msg);
+        return oq_cli_exit_of(st);
+    }
+    return oq_cli_junit_ready("conformance", f->junit, f->outdir);
+}
+
 /* With runtime options: load ORT once and run every test through it. */
 static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
                         oq_conformance_opts *opts, const report_flags *f)
@@ -343,6 +357,7 @@ static int parse_args(int argc, char **argv, oq_conformance_opts *opts, report_f
         OQ_OPT_STRING("outdir", "DIR", &f->outdir,
                       "write DIR/summary.json (the JSON document, with the command line\n"
                       "and, with ONNX Runtime, its evidence) and DIR/report.html"),
+        OQ_OPT_FLAG("force", &f->force, "write into an --outdir that is not empty (an earlier run's)"),
         OQ_OPT_STRING("junit", "FILE", &f->junit,
                       "write JUnit XML: one test case per test (SKIP and UNSUPPORTED as\n"
                       "skipped, UNSUPPORTED failing with --strict)"),
@@ -360,7 +375,7 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_default(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0, 0, NULL, NULL, NULL, argc, argv};
+    report_flags f = {0, 0, 0, 0, NULL, NULL, NULL, argc, argv};
     int first = argc;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &first);
     if (rc) {
@@ -380,12 +395,8 @@ int cmd_conformance(int argc, char **argv)
             return OQ_EXIT_USAGE;
         }
     }
-    if (!collect(n_dirs, dirs, &tests, &n))
-        rc = OQ_EXIT_USAGE;
-    else if (cr.given)
-        rc = run_with_ort(&cr, tests, n, &opts, &f);
-    else
-        rc = run_all(tests, n, &opts, &f, NULL, NULL);
+    rc = collect(n_dirs, dirs, &tests, &n) ? check_outputs(&f) : OQ_EXIT_USAGE;
+    if (!rc) rc = cr.given ? run_with_ort(&cr, tests, n, &opts, &f) : run_all(tests, n, &opts, &f, NULL, NULL);
     oq_conformance_list_free(tests);
     oq_cli_runtime_clear(&cr);
     free(dflt[0]);

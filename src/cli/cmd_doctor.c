@@ -389,7 +389,7 @@ static int print_json(const doctor *d, const oq_evidence *ev)
     if (!root || !evj || json_object_update(root, evj) != 0) {
         json_decref(root);
         json_decref(evj);
-        fprintf(stderr, "ortqual: out of memory\n");
+        fprintf(stderr, "ortqual doctor: out of memory\n");
         return OQ_EXIT_RUNTIME;
     }
     json_decref(evj);
@@ -425,20 +425,23 @@ static int parse(doctor *d, int argc, char **argv)
 static int run(doctor *d)
 {
     oq_err err = {0};
+    int rc = OQ_EXIT_OK;
     if (oq_runtime_load(d->cr.ort_lib, &d->rt, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual: %s\n", err.msg);
-        return OQ_EXIT_RUNTIME;
+        fprintf(stderr, "ortqual doctor: %s\n", err.msg);
+        if (!d->json) return OQ_EXIT_RUNTIME;
+        problem(d, err.msg); /* --json still prints its document, with "ort": null */
+        rc = OQ_EXIT_RUNTIME;
+    } else {
+        run_sessions(d); /* each --ep-lib is registered by the session attempt that uses it */
     }
-    run_sessions(d); /* each --ep-lib is registered by the session attempt that uses it */
     oq_evidence_opts eo = {.n_search_roots = d->roots.n, .search_roots = d->roots.v};
     oq_evidence *ev = NULL;
     if (oq_evidence_collect(d->rt, &eo, &ev, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual: collecting evidence: %s\n", err.msg);
+        fprintf(stderr, "ortqual doctor: collecting evidence: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    int rc = OQ_EXIT_OK;
-    if (d->json) rc = print_json(d, ev);
-    else print_text(d, ev);
+    if (d->json && print_json(d, ev) && !rc) rc = OQ_EXIT_RUNTIME;
+    if (!d->json) print_text(d, ev);
     oq_evidence_free(ev);
     if (rc == OQ_EXIT_OK && d->n_problems) rc = OQ_EXIT_FAIL;
     return rc;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 #include "ortqual/gate.h"
 #include "ortqual/report.h"
 
@@ -128,8 +129,11 @@ static void print_result(const oq_gate_result *r)
     if (r->j.dispatch_checked)
         fprintf(stderr, "ortqual gate: dispatch: %zu routing lines checked\n", r->dispatch_records);
     const char *word = r->j.verdict == OQ_GATE_PASS ? "PASS" : r->j.verdict == OQ_GATE_FAIL ? "FAIL" : "ERROR";
-    fprintf(stderr, "ortqual gate: %s (exit status %d%s, %.2f s)\n", word, r->exit_code,
-            r->signal ? ", killed by a signal" : "", r->duration_s);
+    if (r->timed_out) /* the exit status of a process the timeout killed says nothing */
+        fprintf(stderr, "ortqual gate: %s (timed out, killed, %.2f s)\n", word, r->duration_s);
+    else
+        fprintf(stderr, "ortqual gate: %s (exit status %d%s, %.2f s)\n", word, r->exit_code,
+                r->signal ? ", killed by a signal" : "", r->duration_s);
     for (size_t i = 0; i < r->j.n_reasons; i++) fprintf(stderr, "  - %s\n", r->j.reasons[i]);
 }
 
@@ -174,6 +178,22 @@ static int write_outputs(const oq_gate *g, const oq_gate_result *r, const output
     }
     if (out->junit && write_junit(oq_gate_verdict_text(g, r), out->junit)) rc = OQ_EXIT_RUNTIME;
     return rc;
+}
+
+/* --verdict and --junit before CMD runs (it may take hours): an empty or invalid path is exit
+ * 2, an unwritable folder exit 3. */
+static int check_outputs(const outputs *out)
+{
+    const char *path[2] = {out->verdict, out->junit}, *name[2] = {"--verdict", "--junit"};
+    for (int i = 0; i < 2; i++) {
+        oq_err err = {0};
+        oq_status st = path[i] ? oq_check_output_path(path[i], 1, &err) : OQ_OK;
+        if (st) {
+            fprintf(stderr, "ortqual gate: %s: %s\n", name[i], err.msg);
+            return oq_cli_exit_of(st);
+        }
+    }
+    return OQ_EXIT_OK;
 }
 
 static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
@@ -278,6 +298,7 @@ int cmd_gate(int argc, char **argv)
         fprintf(stderr, "ortqual gate: no command given (usage: ortqual gate [options] -- CMD [ARGS...])\n");
         rc = OQ_EXIT_USAGE;
     }
+    if (rc < 0 && (rc = check_outputs(&out)) == OQ_EXIT_OK) rc = -1;
     char *allow_re = join_regex(&allow);
     if (rc < 0) {
         oq_gate_options o = {

@@ -36,25 +36,23 @@ static const char foot[] =
     "  ortqual plot runs/cpu/summary.csv --baseline ref --format png\n"
     "  ortqual plot ortqual-out/demo/summary.json --out /tmp/figs\n";
 
+static int take_format(void *ctx, const char *item, size_t k)
+{
+    (void)k;
+    unsigned *out = ctx;
+    if (!strcmp(item, "png")) *out |= OQ_PLOT_PNG;
+    else if (!strcmp(item, "svg")) *out |= OQ_PLOT_SVG;
+    else {
+        fprintf(stderr, "ortqual plot: --format: unknown format '%s' (png, svg)\n", item);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_formats(const char *s, unsigned *out)
 {
     *out = 0;
-    char *copy = strdup(s), *save = NULL;
-    if (!copy) return -1;
-    int bad = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(tok, "png")) {
-            *out |= OQ_PLOT_PNG;
-        } else if (!strcmp(tok, "svg")) {
-            *out |= OQ_PLOT_SVG;
-        } else {
-            fprintf(stderr, "ortqual plot: --format: unknown format '%s' (png, svg)\n", tok);
-            bad = 1;
-        }
-    }
-    free(copy);
-    if (!bad && !*out) fprintf(stderr, "ortqual plot: --format: no format given (png, svg)\n");
-    return bad || !*out ? -1 : 0;
+    return oq_cli_each_item("plot", "--format", s, take_format, out);
 }
 
 /* "p50" -> "p50_ms"; NULL when not a statistic. */

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 #include "ortqual/report.h"
 
 const char cmd_report_summary[] = "re-render report.html (and JUnit XML) from a run directory's summary.json";
@@ -38,15 +39,37 @@ static int exit_for(oq_status st)
     return st == OQ_ERR_IO || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
 }
 
-static int write_junit(const char *dir, const char *path)
+/* The JUnit XML of DIR's summary, made before anything is written: a document without JUnit (a
+ * bench run) or a --junit path that cannot take it stops the command with no report.html
+ * written. */
+static int make_junit(const char *dir, const char *path, char **xml, size_t *xml_n)
 {
     char in[4096];
     snprintf(in, sizeof in, "%s/summary.json", dir);
     oq_err err = {0};
-    oq_status st = oq_junit_write_summary(in, path, &err);
+    unsigned char *text = NULL;
+    size_t n = 0;
+    int rc = oq_cli_summary_ready("report", in);
+    if (rc) return rc;
+    oq_status st = oq_check_output_path(path, 1, &err);
     if (st) {
+        fprintf(stderr, "ortqual report: --junit: %s\n", err.msg);
+        return oq_cli_exit_of(st);
+    }
+    if (oq_read_file(in, &text, &n, &err) || oq_junit_xml((const char *)text, n, in, xml, xml_n, &err)) {
         fprintf(stderr, "ortqual report: %s\n", err.msg);
-        return st == OQ_ERR_FORMAT || st == OQ_ERR_NOT_FOUND ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+        rc = err.status == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+    }
+    free(text);
+    return rc;
+}
+
+static int write_junit(const char *path, const char *xml, size_t n)
+{
+    oq_err err = {0};
+    if (oq_write_file_atomic(path, xml, n, 1, &err)) {
+        fprintf(stderr, "ortqual report: --junit: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
     }
     printf("%s\n", path);
     return OQ_EXIT_OK;
@@ -89,12 +112,19 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "ortqual report: --junit takes one run directory\n");
         return OQ_EXIT_USAGE;
     }
-    char dir0[4096];
-    const char *junit_dir = run_dir(argv[first], dir0, sizeof dir0);
+    char dir0[4096], *xml = NULL;
+    size_t xml_n = 0;
+    if (junit && (rc = make_junit(run_dir(argv[first], dir0, sizeof dir0), junit, &xml, &xml_n))) return rc;
     for (int i = first; i < argc; i++) {
         oq_err err = {0};
-        char buf[4096];
+        char buf[4096], in[4200];
         const char *dir = run_dir(argv[i], buf, sizeof buf);
+        snprintf(in, sizeof in, "%s/summary.json", dir);
+        int ready = oq_cli_summary_ready("report", in);
+        if (ready) {
+            if (!rc) rc = ready;
+            continue;
+        }
         oq_status st = oq_report_write_dir(dir, &err);
         if (st == OQ_ERR_FORMAT && junit) continue; /* a gate verdict has JUnit but no page */
         if (st) {
@@ -104,6 +134,7 @@ int cmd_report(int argc, char **argv)
         }
         printf("%s/report.html\n", dir);
     }
-    if (!rc && junit) rc = write_junit(junit_dir, junit);
+    if (!rc && junit) rc = write_junit(junit, xml, xml_n);
+    free(xml);
     return rc;
 }

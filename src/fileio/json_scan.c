@@ -82,6 +82,7 @@ static long records_of(const scan *s)
  * empty one is the empty array. */
 static oq_status record(scan *s, long which, int first, int *last)
 {
+    long line0 = s->line; /* the record's text starts on this line of the file */
     oq_dynbuf_reset(&s->rec);
     int skip = which >= 0 && (s->flags & OQ_JSON_SCAN_RUN_BATCHES_ONLY), depth = 0, c;
     oq_dynbuf *out = skip ? NULL : &s->rec;
@@ -103,9 +104,11 @@ static oq_status record(scan *s, long which, int first, int *last)
     *last = c == ']';
     if (empty) return *last && first ? OQ_OK : bad(s, "an empty array element"); /* [] */
     if (skip) return OQ_OK;
-    size_t n = s->rec.len;
-    json_t *j = oq_json_parse(s->rec.buf, n, s->name, s->err);
-    if (!j) return OQ_ERR_FORMAT;
+    json_error_t je; /* a syntax error's line is the file's, not the record's */
+    json_t *j = json_loadb(s->rec.buf, s->rec.len, 0, &je);
+    if (!j)
+        return oq_err_set(s->err, OQ_ERR_FORMAT, "%s:%ld: not valid JSON: %s", s->name,
+                          line0 + (je.line > 0 ? je.line - 1 : 0), je.text);
     oq_status st = s->fn(s->ctx, which, j, s->err);
     json_decref(j);
     return st;
@@ -113,8 +116,11 @@ static oq_status record(scan *s, long which, int first, int *last)
 
 static oq_status records(scan *s, long which)
 {
+    long line0 = s->line;
     oq_status st = oq_dynbuf_add(&s->skel, "[]") ? nomem(s) : OQ_OK;
     for (int last = 0, first = 1; !st && !last; first = 0) st = record(s, which, first, &last);
+    /* the lines the records took stay in the skeleton: its syntax errors name the file's lines */
+    for (long l = line0; !st && l < s->line; l++) st = oq_dynbuf_addc(&s->skel, '\n') ? nomem(s) : OQ_OK;
     return st;
 }
 
@@ -153,7 +159,7 @@ static oq_status walk(scan *s)
             st = oq_dynbuf_add(&s->skel, "\"") ? nomem(s) : string_rest(s, &s->skel, is_key ? f->key : NULL);
         } else if (strchr("{}[],", c)) {
             st = structural(s, (char)c);
-        } else if (!strchr(" \t\r\n", c)) {
+        } else if (!strchr(" \t\r", c)) { /* newlines kept: the skeleton's lines are the file's */
             st = oq_dynbuf_addc(&s->skel, (char)c) ? nomem(s) : OQ_OK;
         }
     }

@@ -25,13 +25,34 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The workers that ran a configuration: a merged summary's worker time is the sum over its
+ * shards, each of which paid the fixed cost once. */
+static double tasks_of(const oq_config_result *c)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_shards; i++) k += c->shards[i].worker_ran != 0;
+    return k ? (double)k : 1;
+}
+
+/* A time that cannot be (negative, not finite) is a malformed summary, not a shorter plan. */
+static int bad_time(double t) { return !isnan(t) && !(t >= 0 && isfinite(t)); }
+
 /* One configuration: what one task pays once (process, runtime, session, the first batch's
  * warm-up beyond a typical first call) and what all its batches cost after that (divided by
- * the events by the caller). 0 when it timed no batch (skipped, not run). */
-static int measure(const oq_config_result *c, const oq_estimate_opts *o, oq_estimate_config *out, oq_err *err)
+ * the events by the caller). 0 when it timed no batch (skipped, not run). `all_batches`: each
+ * of its tasks ran every batch (the reference of a split by configuration). */
+static int measure(const oq_config_result *c, const oq_estimate_opts *o, int all_batches, oq_estimate_config *out,
+                   oq_err *err)
 {
     size_t n = c->n_batches;
     if (!n || !c->batches[0].timed) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (bad_time(c->batches[i].first_call_s) || bad_time(c->batches[i].median_s)) {
+            oq_err_set(err, OQ_ERR_FORMAT, "'%s', batch %lld: first_call_s %g, median_s %g: a time is negative or "
+                       "not finite", c->config.name, (long long)c->batches[i].index, c->batches[i].first_call_s,
+                       c->batches[i].median_s);
+            return -1;
+        }
     double sum = 0, *firsts = calloc(n, sizeof *firsts);
     if (!firsts) {
         oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -47,7 +68,8 @@ static int measure(const oq_config_result *c, const oq_estimate_opts *o, oq_esti
     double batches_s = sum + c->cost.compare_s + c->cost.io_s - cold;
     snprintf(out->name, sizeof out->name, "%s", c->config.name);
     out->per_event_s = batches_s;
-    out->fixed_s = fmax(0, c->worker.seconds - batches_s);
+    double tasks = tasks_of(c);
+    out->fixed_s = fmax(0, (c->worker.seconds - (all_batches ? tasks : 1) * batches_s) / tasks);
     return 1;
 }
 
@@ -66,7 +88,8 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
     for (size_t i = 0; i < s->n_configs; i++) {
         const char *name = s->configs[i].config.name;
         if (i && o->only && strncmp(name, o->only, strlen(o->only)) != 0) continue;
-        int got = measure(&s->configs[i], o, &out->configs[out->n_configs], err);
+        int all_batches = i == 0 && s->merged.count && s->merged.by == OQ_SHARD_BY_CONFIG;
+        int got = measure(&s->configs[i], o, all_batches, &out->configs[out->n_configs], err);
         if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
         if (!got) {
             if (i == 0)
@@ -104,6 +127,17 @@ static void model(const oq_estimate_opts *o, oq_estimate *e)
     e->worker_hours = e->shards * e->shard_s / 3600.0;
 }
 
+/* A shard runs whole batches (docs/scale-out.md): N may not exceed the batches E events make
+ * at the measured batch size. */
+static oq_status check_shards(const oq_validate_summary *s, const oq_estimate_opts *o, oq_err *err)
+{
+    int64_t b = s->n_batches ? s->batches[0].batch_size : 0;
+    if (o->shards <= 0 || b < 1 || o->shards <= (o->events + b - 1) / b) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shards %d: above the %lld batches of %lld events in batches of %lld "
+                      "(the measured batch size): a shard runs whole batches", (int)o->shards,
+                      (long long)((o->events + b - 1) / b), (long long)o->events, (long long)b);
+}
+
 oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,
                                oq_err *err)
 {
@@ -112,7 +146,8 @@ oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_est
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want events >= 1, workers >= 1, configurations >= 2");
     if (!measured->n_configs)
         return oq_err_set(err, OQ_ERR_FORMAT, "the summary has no configurations (a prepared plan ran nothing)");
-    oq_status st = configs(measured, o, out, err);
+    oq_status st = check_shards(measured, o, err);
+    if (!st) st = configs(measured, o, out, err);
     if (st) oq_estimate_clear(out);
     else model(o, out);
     return st;

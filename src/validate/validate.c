@@ -928,19 +928,8 @@ static oq_status forget_refusal(const oq_validate_opts *o)
  * written over only with --force; an earlier refusal's error.json is not in the way. */
 static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
 {
-    char path[4096], other[256] = "";
-    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    if (o->overwrite) return forget_refusal(o);
-    if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
-    DIR *d = opendir(o->outdir);
-    for (struct dirent *e; d && !*other && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "error.json"))
-            snprintf(other, sizeof other, "%s", e->d_name);
-    if (d) closedir(d);
-    if (*other)
-        return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: use "
-                                          "--force to write into it, or another --outdir", o->outdir, other);
-    return forget_refusal(o);
+    oq_status st = oq_check_outdir(o->outdir, o->overwrite, "error.json", err);
+    return st ? st : forget_refusal(o);
 }
 
 /* The output folder, and each folder above it that is there, is a folder: a file there is the

@@ -61,7 +61,7 @@ for cmd in validate replay; do
         $Q $cmd --model "$M" --inputs "$FX/io.npz" --warmup -1 --outdir rep1
     expect 2 "^ortqual $cmd: --padding: 'x' is not auto, zero or report$" $Q $cmd --model "$M" --padding x
     expect 2 "^ortqual $cmd: --progress: 'x' is not auto, always or never$" $Q $cmd --model "$M" --progress x
-    expect 2 "^ortqual $cmd: --ep-option 'x': want NAME=VALUE$" $Q $cmd --model "$M" --ep-option x
+    expect 2 "^ortqual $cmd: --ep-option 'x': want KEY=VALUE$" $Q $cmd --model "$M" --ep-option x
     expect 2 "^ortqual $cmd: --ep-lib 'cuda=': empty path$" $Q $cmd --model "$M" --ep-lib cuda=
 done
 expect 2 "^ortqual replay: provider option 'bogus': the cpu EP takes no provider options$" \

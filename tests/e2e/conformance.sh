@@ -77,5 +77,22 @@ rc=0
 rc=0
 "$ORTQUAL" conformance --rtol x "$CONF" 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "bad --rtol: exit $rc"
+for tol in "--rtol inf" "--atol inf" "--rtol -inf" "--atol nan"; do
+    must 2 "wants a finite number >= 0" "$T/tol.log" "$ORTQUAL" conformance $tol "$CONF/test_attention_4d"
+done
 "$ORTQUAL" conformance --help | grep -q 'usage: ortqual conformance' || fail "--help"
+
+# The outputs are checked before any test runs: an earlier run's folder needs --force (exit 2),
+# an unwritable folder or --junit is exit 3, an empty --junit exit 2.
+one="$CONF/test_attention_4d"
+"$ORTQUAL" conformance --outdir "$T/c1" --junit "$T/c1/junit.xml" "$one" >/dev/null || fail "--outdir with --junit inside it"
+[ -s "$T/c1/summary.json" ] && [ -s "$T/c1/junit.xml" ] || fail "--outdir: $(ls "$T/c1")"
+must 2 "^ortqual conformance: --outdir: $T/c1/summary.json exists \(use --force" "$T/o1" "$ORTQUAL" conformance --outdir "$T/c1" "$one"
+grep -q '^PASS' "$T/o1" && fail "a refused --outdir still ran the tests"
+"$ORTQUAL" conformance --outdir "$T/c1" --force "$one" >/dev/null || fail "--force into an earlier run's folder"
+if [ "$(id -u)" -eq 0 ]; then RO=/proc/ortqual-conf J=/proc/j.xml; else mkdir "$T/ro" && chmod 555 "$T/ro"; RO="$T/ro/x" J="$T/ro/j.xml"; fi
+must 3 "^ortqual conformance: --outdir: $RO: cannot (create directory|write in)" "$T/o2" "$ORTQUAL" conformance --outdir "$RO" "$one"
+grep -q '^PASS' "$T/o2" && fail "an unwritable --outdir still ran the tests"
+must 3 "^ortqual conformance: --junit: $J: cannot create" "$T/o3" "$ORTQUAL" conformance --junit "$J" "$one"
+must 2 "^ortqual conformance: --junit: an output path is empty" "$T/o4" "$ORTQUAL" conformance --junit '' "$one"
 echo "conformance e2e ok ($n_base passed, $n_exp skipped)"

@@ -70,6 +70,10 @@ PYEOF
 
 # ORT missing: exit 3 and a one-line message naming the path tried.
 expect 3 "/nonexistent/libonnxruntime.so" "$ORTQUAL" doctor --ort-lib /nonexistent/libonnxruntime.so
+# --json still prints its document, "ort": null, with the load failure as a problem (exit 3)
+if "$ORTQUAL" doctor --json --ort-lib /nonexistent/libonnxruntime.so >"$tmp/noort.json" 2>"$tmp/noort.err"; then fail "doctor --json without ORT: exit 0"
+elif !  /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ort"] is None and not d["healthy"] and "cannot load ONNX Runtime" in d["problems"][0] and list(d)[:6] == ["tool", "healthy", "problems", "sessions", "telemetry", "ort"], d' "$tmp/noort.json"; then
+    fail "doctor --json without ORT: $(head -c 300 "$tmp/noort.json")"; fi
 expect 3 "/bad/libonnxruntime.so" env ORTQUAL_ORT_LIB=/bad/libonnxruntime.so "$ORTQUAL" doctor
 lines=$("$ORTQUAL" doctor --ort-lib /nonexistent/x.so 2>&1 | wc -l)
 [ "$lines" -eq 1 ] || fail "missing ORT gives $lines lines, wanted 1"
@@ -79,7 +83,7 @@ expect 3 "OrtGetApiBase" "$ORTQUAL" doctor --ort-lib "$(ls /lib/x86_64-linux-gnu
 expect 2 "'--bogus'" "$ORTQUAL" doctor --bogus
 expect 2 "'bogus'" "$ORTQUAL" doctor --ep cuda --ep-option bogus=1
 expect 2 "sdpa_kernel=300" "$ORTQUAL" doctor --ep cuda --ep-option sdpa_kernel=300
-expect 2 "NAME=VALUE" "$ORTQUAL" doctor --ep-lib cuda
+expect 2 "ortqual doctor: --ep-lib 'cuda': want NAME=PATH" "$ORTQUAL" doctor --ep-lib cuda
 expect 2 "unexpected argument 'extra'" "$ORTQUAL" doctor extra
 
 # An EP asked for but absent here: reported, exit 1, the path it looked at named.

@@ -112,8 +112,16 @@ TABLE=$(cat <<EOF
 0 | PASS                                              | -          | $Q gate -- /bin/sh -c 'echo 1 passed in 0.1s'
 1 | FAIL                                              | -          | $Q gate -- /bin/false
 2 | option '--bogus' is unknown                       | -          | $Q gate --bogus -- /bin/true
+2 | --verdict: an output path is empty                | absent:ran1 | $Q gate --verdict '' -- touch ran1
+3 | --verdict: ro/g.json: cannot create: Read-only    | absent:ran2 | $Q gate --verdict ro/g.json -- touch ran2
+3 | --junit: ro/g.xml: cannot create: Read-only       | absent:ran3 | $Q gate --junit ro/g.xml -- touch ran3
+1 | gate: FAIL \(timed out, killed                    | -          | $Q gate --timeout 0.2 -- sleep 5
 2 | unknown or incomplete option '--bogus'            | -          | $Q conformance --bogus
 2 | unknown or incomplete option '--bogus'            | -          | $Q bench --bogus
+3 | ro/bo: cannot create directory: Read-only file system | absent:ro/bo | $Q bench --variants cpu:attention24:fp32 --seq-lens 8 --num-heads 2 --head-dim 8 --iters 1 --outdir ro/bo
+2 | nonempty: not empty .* --force                    | same:nonempty | $Q bench --variants cpu:attention24:fp32 --seq-lens 8 --num-heads 2 --head-dim 8 --iters 1 --outdir nonempty
+3 | ro/co: cannot create directory: Read-only file system | absent:ro/co | $Q conformance --outdir ro/co
+2 | nonempty: not empty .* --force                    | same:nonempty | $Q conformance --outdir nonempty
 2 | unknown option                                    | -          | $Q doctor --bogus
 2 | unknown option                                    | -          | $Q slurm --bogus
 2 | 'frobnicate' is not a command                     | -          | $Q frobnicate

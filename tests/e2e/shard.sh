@@ -174,6 +174,26 @@ assert close(e["wall_s"], 2 * e["shard_s"]) and close(e["worker_hours"], 4 * e["
 assert all(a["per_event_s"] < b["per_event_s"] for a, b in zip(e0["configs"][1:], e["configs"][1:])), (e0, e)
 assert close(e0["configs"][0]["per_event_s"], e["configs"][0]["per_event_s"]), (e0, e)
 PY
+# a merged summary's worker time is the sum over its 3 shards, each of which paid the fixed part
+# once: the fixed part of one task is theirs (it was the sum, 3 times too large)
+for i in 0 1 2; do
+    must 0 '"fixed_s"' "$T/est_s$i.json" $ORTQUAL estimate "$T/P/shards/$i/summary.json" --events 10 --workers 3 --json
+done
+$PY - "$T/est.json" "$T"/est_s[012].json <<'PY' || fail "estimate of a merged summary: $(cat "$T/est.json")"
+import json, sys
+m, *shards = (json.load(open(p)) for p in sys.argv[1:])
+for k, c in enumerate(m["configs"]):
+    each = [s["configs"][k]["fixed_s"] for s in shards]
+    mean = sum(each) / len(each)
+    assert c["fixed_s"] < 2 * mean + 1e-3, (c["name"], c["fixed_s"], each)
+PY
+# impossible inputs: more shards than the batches E events make, a negative time in the summary
+must 2 "--shards 6: above the 5 batches of 10 events in batches of 2" "$T/est5.log" \
+    $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --shards 6
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); d["configs"][1]["batches"][0]["median_s"] = -0.5; json.dump(d, open(sys.argv[2], "w"))' \
+    "$T/P/summary.json" "$T/neg.json"
+must 2 "'cpu:decomposed:fp32', batch 0: .*median_s -0.5: a time is negative" "$T/est6.log" \
+    $ORTQUAL estimate "$T/neg.json" --events 10 --workers 3
 must 2 "no timed configuration besides the reference matches cuda:" "$T/est1.log" \
     $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --only cuda:
 must 2 "not a validation summary" "$T/est2.log" $ORTQUAL estimate "$T/P/shards/plan.json" --events 10 --workers 3

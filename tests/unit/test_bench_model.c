@@ -60,6 +60,17 @@ static void test_dim_and_shape_parse(void **state)
     assert_int_equal(oq_bench_shape_parse("x=1,2,3,4,5,6,7,8,9", &s, &err), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_bench_shape_parse("x", &s, &err), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_bench_shape_parse("x=1,-2", &s, &err), OQ_ERR_INVALID_ARG);
+    /* an empty item (a stray comma) and a size 0 are refused: nothing would be computed */
+    assert_int_equal(oq_bench_shape_parse("x=1,,2", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "item 2 is empty"));
+    assert_int_equal(oq_bench_shape_parse("x=0,8", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "size 0 (axis 0)"));
+    assert_int_equal(oq_bench_dim_parse("seq=4,,8", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "item 2 is empty"));
+    assert_int_equal(oq_bench_dim_parse("seq=8,8", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "8 is listed twice (items 1 and 2)"));
+    assert_int_equal(oq_bench_dim_parse("batch=0", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "size 0"));
 }
 
 /* ---- the shapes of a point ------------------------------------------------------------ */

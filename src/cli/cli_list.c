@@ -1,0 +1,28 @@
+/* Comma lists of option values (--seq-lens 128,512, --variants a,b, --format png,svg). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_item_fn fn, void *ctx)
+{
+    char *copy = strdup(s), *rest = copy;
+    if (!copy) {
+        fprintf(stderr, "ortqual %s: out of memory\n", cmd);
+        return -1;
+    }
+    int rc = 0;
+    size_t n = 0;
+    for (char *item; !rc && (item = strsep(&rest, ","));) {
+        n++;
+        if (!*item) { /* strtok skipped it: "4,,8" ran as "4,8" */
+            fprintf(stderr, "ortqual %s: %s '%s': item %zu is empty\n", cmd, opt, s, n);
+            rc = -1;
+        } else {
+            rc = fn(ctx, item, n);
+        }
+    }
+    free(copy);
+    return rc;
+}
