@@ -43,7 +43,7 @@ for k in flash:1 efficient:2 math:16; do
     name=${k%%:*}
     step "ort-$name" 600 "$B" bench "${E[@]}" --model "$OUT/sdpa_fp16.onnx" --ep cuda --ep-option "sdpa_kernel=${k#*:}" \
         --dim batch=1 --sweep "seq=$LENS" --io-binding device --warmup 3 --iters "$ITERS" \
-        --profile-runs "$PROFILE_RUNS" --outdir "$OUT/ort-$name"
+        --profile-runs "$PROFILE_RUNS" --outdir "$OUT/ort-$name" --force
 done
 step pytorch 600 env -u LD_LIBRARY_PATH python3 "$here/bench/pytorch_sdpa.py" --seq-lens "$LENS" --batch 1 --heads 8 \
     --head-dim 64 --warmup 3 --iters "$ITERS" --profile-iters "$PROFILE_RUNS" --json "$OUT/pytorch-sdpa.json"
