@@ -9,13 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The folder, and each folder above it that is there, is a folder: a file there is the user's
- * mistake, not a failure to write ("Not a directory" when making it). */
-static oq_status check_kind(const char *dir, oq_err *err)
+oq_status oq_check_outdir_kind(const char *dir, oq_err *err)
 {
     char path[4096];
     struct stat sb;
     snprintf(path, sizeof path, "%s", dir);
+    if (!*path) return OQ_OK;
     for (char *p = path + 1;; p++) { /* every prefix ending before a '/', then the whole path */
         if (*p && *p != '/') continue;
         char saved = *p;
@@ -78,7 +77,7 @@ static oq_status check_writable(const char *dir, oq_err *err)
 oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err)
 {
     if (!dir || !*dir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output folder is empty");
-    oq_status st = check_kind(dir, err);
+    oq_status st = oq_check_outdir_kind(dir, err);
     if (!st && !force) st = check_empty(dir, ignore, err);
     return st ? st : check_writable(dir, err);
 }

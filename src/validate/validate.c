@@ -932,26 +932,6 @@ static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
     return st ? st : forget_refusal(o);
 }
 
-/* The output folder, and each folder above it that is there, is a folder: a file there is the
- * user's mistake (exit 2), not a failure to write (making the folder said "Not a directory"). */
-static oq_status check_outdir_kind(const char *root, oq_err *err)
-{
-    char path[4096];
-    struct stat sb;
-    snprintf(path, sizeof path, "%s", root);
-    if (!*path) return OQ_OK;
-    for (char *p = path + 1;; p++) { /* every prefix ending before a '/', then the whole path */
-        if (*p && *p != '/') continue;
-        char saved = *p;
-        *p = 0;
-        int there = stat(path, &sb) == 0;
-        if (there && !S_ISDIR(sb.st_mode))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: exists and is not a directory", path);
-        *p = saved;
-        if (!there || !saved) return OQ_OK;
-    }
-}
-
 /* The output folder, a shard's folder in it and the work folder: below the folder asked for,
  * never through a symbolic link (oq_mkdir_in). */
 static oq_status make_dirs(run_ctx *c, oq_err *err)
@@ -991,7 +971,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_tolerances(o, NULL, err);
-    if (!st) st = check_outdir_kind(c->root, err);
+    if (!st) st = oq_check_outdir_kind(c->root, err);
     if (!st) st = oq_shard_setup(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
