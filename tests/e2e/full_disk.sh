@@ -43,4 +43,20 @@ for s in $(sizes "$base" "$full"); do
 done
 [ "$midway" -eq 1 ] || fail "no disk size between ${base}k and ${full}k ran out at summary.json"
 
+# ---- plot -------------------------------------------------------------------------------
+bench="$OQ_SOURCE_DIR/tests/fixtures/bench/summary.csv"
+must 0 "runtime_masked.png" plot.log $Q plot "$bench" --out figs
+midway=0
+for s in $(sizes 8 "$(kb figs)"); do
+    remount "$s"
+    rc=0
+    $Q plot "$bench" --out disk/figs >plot.out 2>plot.log || rc=$?
+    [ "$rc" -eq 0 ] && continue
+    [ "$rc" -eq 3 ] || fail "plot on a ${s}k disk: exit $rc, expected 3: $(cat plot.log)"
+    left=$(ls -A disk/figs 2>/dev/null)
+    [ -z "$left" ] || { midway=1; fail "plot on a ${s}k disk ($(cat plot.log)) left: $left"; }
+    [ -s plot.out ] && fail "plot on a ${s}k disk printed files it did not keep: $(cat plot.out)"
+    grep -q "No space left" plot.log && midway=1
+done
+[ "$midway" -eq 1 ] || fail "no disk size ran out of space while plotting"
 echo "ok"
