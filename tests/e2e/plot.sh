@@ -44,6 +44,11 @@ grep -q "series: cpu:decomposed:fp32 | cpu:attention24:fp32</desc>" "$T/j/runtim
   || fail "summary.json: series missing"
 printf '{"results": 1}' >"$T/bad.json"
 
+# --- --out with a trailing slash: the printed paths have one slash ------------
+"$ORTQUAL" plot "$bench" --out "$T/slash//" --format svg >"$T/out" || fail "plot --out DIR/ exited $?"
+grep -qx "$T/slash/runtime_unmasked.svg" "$T/out" || fail "--out DIR/: paths printed as: $(head -2 "$T/out")"
+grep -q '//' "$T/out" && fail "--out DIR/: double slash in: $(grep // "$T/out" | head -1)"
+
 # --- validate summary.json, default output directory is the input's ---------
 cp "$val" "$T/summary.json"
 "$ORTQUAL" plot "$T/summary.json" --format png,svg >"$T/out" || fail "validate plot exited $?"
