@@ -97,6 +97,12 @@ expect_usage "quote.csv:2: field 1: quoted field never closed" "$T/quote.csv"
 grep -v ',ok,' "$bench" >"$T/nook.csv"
 expect_usage 'no bench rows with status "ok" to plot' "$T/nook.csv"
 expect_usage "baseline 'gpu' is not a variant" "$bench" --baseline gpu
+# a negative or zero length or batch is malformed, not a point to drop
+seqc=$(colno seq_len) batchc=$(colno batch)
+awk -F, -v OFS=, -v c="$seqc" 'NR == 3 { $c = -$c } 1' "$bench" >"$T/negseq.csv"
+expect_usage "negseq.csv:3: column 'seq_len': -256 is not a positive size" "$T/negseq.csv"
+awk -F, -v OFS=, -v c="$batchc" 'NR == 5 { $c = 0 } 1' "$bench" >"$T/zerobatch.csv"
+expect_usage "zerobatch.csv:5: column 'batch': 0 is not a positive size" "$T/zerobatch.csv"
 expect_usage "cannot open" "$T/missing.csv"
 expect_usage 'bad.json: no "results" array of records' "$T/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
