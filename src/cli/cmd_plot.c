@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ortqual/csv.h"
@@ -116,11 +117,20 @@ static int read_inputs(char **paths, size_t n, oq_csv **tables)
     return 0;
 }
 
+/* A failed plot leaves no part of a figure set: the files this call wrote go (a
+ * full disk would otherwise leave some figures newer than the others). */
+static void remove_files(oq_plot_files *f)
+{
+    for (size_t i = 0; i < f->n; i++) unlink(f->paths[i]);
+    oq_plot_files_clear(f);
+}
+
 static int draw(oq_figures *figs, oq_status st, const oq_err *build_err, const oq_plot_options *opt, int json)
 {
     oq_err err = *build_err;
     oq_plot_files files = {0};
     if (!st) st = oq_figures_write(figs, opt, &files, &err);
+    if (st) remove_files(&files);
     print_files(&files, json);
     oq_plot_files_clear(&files);
     oq_figures_free(figs);

@@ -472,6 +472,11 @@ size_t oq_csv_line(const oq_csv *t, size_t row)
     return t->lines[row];
 }
 
+void oq_csv_where(const oq_csv *t, size_t row, char *buf, size_t n)
+{
+    snprintf(buf, n, t->from_json ? "%s: record %zu" : "%s:%zu", t->name, oq_csv_line(t, row));
+}
+
 int oq_csv_find(const oq_csv *t, const char *name, size_t *col)
 {
     for (size_t c = 0; c < t->ncols; c++)
@@ -508,12 +513,12 @@ int oq_csv_is_empty(const oq_csv *t, size_t row, size_t col)
 static oq_status value_error(const oq_csv *t, size_t row, size_t col, const char *what, oq_err *err)
 {
     const char *s = oq_csv_get(t, row, col);
-    char where[64];
-    snprintf(where, sizeof where, t->from_json ? " record %zu" : "%zu", oq_csv_line(t, row));
+    char where[4200];
+    oq_csv_where(t, row, where, sizeof where);
     if (!*skip_blanks(s))
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s:%s: column '%s': empty, expected %s", t->name,
-                          where, oq_csv_colname(t, col), what);
-    return oq_err_set(err, OQ_ERR_FORMAT, "%s:%s: column '%s': '%.200s' is not %s", t->name, where,
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': empty, expected %s", where,
+                          oq_csv_colname(t, col), what);
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': '%.200s' is not %s", where,
                       oq_csv_colname(t, col), s, what);
 }
 

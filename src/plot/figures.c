@@ -188,13 +188,16 @@ oq_status oq_figures_write(const oq_figures *fl, const oq_plot_options *opt, oq_
     for (size_t k = 0; !st && k < 2; k++)
         if (formats & fmts[k]) st = oq_plot_check_driver(fmts[k], err);
     if (!st) st = oq_mkdirs(opt->outdir, err);
+    /* "dir/" and "dir" name the same files: the printed paths get one slash */
+    int dirlen = (int)strlen(opt->outdir);
+    while (dirlen > 0 && opt->outdir[dirlen - 1] == '/') dirlen--;
     for (size_t i = 0; !st && i < fl->n; i++)
         for (size_t k = 0; !st && k < 2; k++) {
             if (!(formats & fmts[k])) continue;
-            size_t n = strlen(opt->outdir) + strlen(fl->items[i].name) + 8;
+            size_t n = (size_t)dirlen + strlen(fl->items[i].name) + 8;
             char *path = malloc(n);
             if (!path) return OQ_NOMEM(err);
-            snprintf(path, n, "%s/%s.%s", opt->outdir, fl->items[i].name, oq_plot_format_ext(fmts[k]));
+            snprintf(path, n, "%.*s/%s.%s", dirlen, opt->outdir, fl->items[i].name, oq_plot_format_ext(fmts[k]));
             st = oq_plot_render(&fl->items[i].spec, fmts[k], path, err);
             if (!st && oq_strv_push(&written->paths, &written->n, path)) st = OQ_NOMEM(err);
             free(path);

@@ -7,15 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv/csv-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
 #include "plot/figures-impl.h"
 
-/* "file:line" of a row, for messages. */
-static void where(char *buf, size_t n, const oq_csv *t, size_t row)
-{
-    snprintf(buf, n, "%s:%zu", oq_csv_name(t), oq_csv_line(t, row));
-}
+/* "file:line" (or "file: record N") of a row, for messages. */
+static void where(char *buf, size_t n, const oq_csv *t, size_t row) { oq_csv_where(t, row, buf, n); }
 
 /* Rows to plot: a "status" column, when present, must say "ok". */
 static int row_ok(const oq_csv *t, size_t row)
@@ -74,6 +72,18 @@ static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, lon
     return !col || oq_csv_is_empty(t, row, *col) ? OQ_OK : oq_csv_get_int(t, row, *col, v, err);
 }
 
+/* A batch or length that is not positive is a malformed summary, never a point to drop
+ * silently (a log axis could not show it). */
+static oq_status check_sizes(const oq_csv *t, size_t r, const bench_row *b, oq_err *err)
+{
+    const char *bad = b->batch <= 0 ? "batch" : b->seq_len <= 0 ? "seq_len" : NULL;
+    if (!bad) return OQ_OK;
+    char w[4200];
+    where(w, sizeof w, t, r);
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %lld is not a positive size", w, bad,
+                      b->batch <= 0 ? b->batch : b->seq_len);
+}
+
 /* Text of a row is copied into the figures' arena: the figures outlive the table. */
 static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const size_t *col, const size_t *const *opt,
                                 bench_row *b, oq_err *err)
@@ -84,7 +94,7 @@ static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const si
     b->variant = oq_arena_strdup(a, oq_csv_get(t, r, col[BC_VARIANT]));
     if (!b->variant) return OQ_NOMEM(err);
     if (!*b->variant) {
-        char w[300];
+        char w[4200];
         where(w, sizeof w, t, r);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: column 'variant': empty", w);
     }
@@ -104,7 +114,7 @@ static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const si
         (st = get_opt(t, r, col[BC_GPU], &b->gpu, err)) ||
         (st = get_opt(t, r, col[BC_ERR], &b->err, err)))
         return st;
-    return OQ_OK;
+    return check_sizes(t, r, b, err);
 }
 
 /* A sweep over export shapes or I/O binding has one row per setting for the
@@ -212,7 +222,7 @@ static oq_status bench_sort(bench_data *bd, oq_err *err)
     for (size_t i = 1; i < bd->n; i++) {
         const bench_row *a = &bd->rows[i - 1], *b = &bd->rows[i];
         if (same_group(a, b) && !strcmp(a->variant, b->variant) && a->seq_len == b->seq_len) {
-            char wa[300], wb[300];
+            char wa[4200], wb[4200];
             where(wa, sizeof wa, a->t, a->row);
             where(wb, sizeof wb, b->t, b->row);
             return oq_err_set(err, OQ_ERR_FORMAT,

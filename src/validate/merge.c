@@ -509,7 +509,10 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
     oq_spilled sp = {.records = m->merged};
     oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
-    return st ? st : oq_summary_write(m->s, &sp, path, err);
+    if (!st) st = oq_summary_write(m->s, &sp, path, err);
+    /* tables and figures without the summary they belong to would read as a merged run */
+    if (st) oq_validate_drop_tables(m->outdir);
+    return st;
 }
 
 oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,

@@ -44,6 +44,11 @@ grep -q "series: cpu:decomposed:fp32 | cpu:attention24:fp32</desc>" "$T/j/runtim
   || fail "summary.json: series missing"
 printf '{"results": 1}' >"$T/bad.json"
 
+# --- --out with a trailing slash: the printed paths have one slash ------------
+"$ORTQUAL" plot "$bench" --out "$T/slash//" --format svg >"$T/out" || fail "plot --out DIR/ exited $?"
+grep -qx "$T/slash/runtime_unmasked.svg" "$T/out" || fail "--out DIR/: paths printed as: $(head -2 "$T/out")"
+grep -q '//' "$T/out" && fail "--out DIR/: double slash in: $(grep // "$T/out" | head -1)"
+
 # --- validate summary.json, default output directory is the input's ---------
 cp "$val" "$T/summary.json"
 "$ORTQUAL" plot "$T/summary.json" --format png,svg >"$T/out" || fail "validate plot exited $?"
@@ -92,6 +97,12 @@ expect_usage "quote.csv:2: field 1: quoted field never closed" "$T/quote.csv"
 grep -v ',ok,' "$bench" >"$T/nook.csv"
 expect_usage 'no bench rows with status "ok" to plot' "$T/nook.csv"
 expect_usage "baseline 'gpu' is not a variant" "$bench" --baseline gpu
+# a negative or zero length or batch is malformed, not a point to drop
+seqc=$(colno seq_len) batchc=$(colno batch)
+awk -F, -v OFS=, -v c="$seqc" 'NR == 3 { $c = -$c } 1' "$bench" >"$T/negseq.csv"
+expect_usage "negseq.csv:3: column 'seq_len': -256 is not a positive size" "$T/negseq.csv"
+awk -F, -v OFS=, -v c="$batchc" 'NR == 5 { $c = 0 } 1' "$bench" >"$T/zerobatch.csv"
+expect_usage "zerobatch.csv:5: column 'batch': 0 is not a positive size" "$T/zerobatch.csv"
 expect_usage "cannot open" "$T/missing.csv"
 expect_usage 'bad.json: no "results" array of records' "$T/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus

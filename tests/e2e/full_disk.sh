@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A full disk part-way through `merge` or `plot`: exit 3, and none of the files that call wrote
+# is left behind (no validate.csv or figures without their summary.json, no partial figure set).
+# The disk is a real tmpfs in a private mount namespace (as exit_codes.sh), mounted at a series
+# of sizes so that one of them runs out in the middle of the outputs.
+set -uo pipefail
+if [ -z "${OQ_FULL_NS:-}" ]; then
+    if [ "$(id -u)" -eq 0 ]; then ns=(unshare --mount --propagation private)
+    else ns=(unshare --user --map-root-user --mount --propagation private); fi
+    "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot make a private mount namespace (${ns[*]})" >&2; exit 77; }
+    exec "${ns[@]}" env OQ_FULL_NS=1 bash "$0"
+fi
+: "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+cd "$T"
+trap 'cd /; umount "$T/disk" 2>/dev/null; rm -rf "$T"' EXIT
+mkdir disk
+
+# sizes FROM_KB TO_KB: about 16 sizes from one to the other, in KiB
+sizes() { local step=$(( ($2 - $1) / 16 )); [ "$step" -ge 4 ] || step=4; seq "$1" "$step" "$2"; }
+kb() { du -sk --apparent-size "$@" | awk '{s += $1} END {print s + 0}'; }
+remount() { umount disk 2>/dev/null; mount -t tmpfs -o size="$1"k tmpfs disk || fail "cannot mount a tmpfs"; }
+
+# ---- merge ------------------------------------------------------------------------------
+V=(validate --no-cache --num-events 4 --batch-size 2 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32)
+must 0 "prepared 2 shards" p.log $Q "${V[@]}" --outdir P --prepare-shards 2
+for i in 0 1; do must 0 "shard $i of 2" p$i.log $Q "${V[@]}" --outdir P --shard $i/2; done
+cp -a P whole && must 0 "merged 2 shards" whole.log $Q merge whole
+base=$(kb P)
+full=$((base + $(kb whole/validate.csv whole/plots whole/summary.json whole/report.html) + 64))
+midway=0
+for s in $(sizes "$base" "$full"); do
+    remount "$s"
+    cp -a P disk/ 2>/dev/null || continue
+    rc=0
+    $Q merge disk/P >merge.log 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] && continue
+    [ "$rc" -eq 3 ] || fail "merge on a ${s}k disk: exit $rc, expected 3: $(tail -3 merge.log)"
+    grep -q "summary.json: write failed" merge.log && midway=1
+    left=$(cd disk/P && ls -d validate.csv summary.json report.html plots/*.png plots/*.svg 2>/dev/null)
+    [ -z "$left" ] || fail "merge on a ${s}k disk ($(tail -1 merge.log)) left: $left"
+done
+[ "$midway" -eq 1 ] || fail "no disk size between ${base}k and ${full}k ran out at summary.json"
+
+# ---- plot -------------------------------------------------------------------------------
+bench="$OQ_SOURCE_DIR/tests/fixtures/bench/summary.csv"
+must 0 "runtime_masked.png" plot.log $Q plot "$bench" --out figs
+midway=0
+for s in $(sizes 8 "$(kb figs)"); do
+    remount "$s"
+    rc=0
+    $Q plot "$bench" --out disk/figs >plot.out 2>plot.log || rc=$?
+    [ "$rc" -eq 0 ] && continue
+    [ "$rc" -eq 3 ] || fail "plot on a ${s}k disk: exit $rc, expected 3: $(cat plot.log)"
+    left=$(ls -A disk/figs 2>/dev/null)
+    [ -z "$left" ] || { midway=1; fail "plot on a ${s}k disk ($(cat plot.log)) left: $left"; }
+    [ -s plot.out ] && fail "plot on a ${s}k disk printed files it did not keep: $(cat plot.out)"
+    grep -q "No space left" plot.log && midway=1
+done
+[ "$midway" -eq 1 ] || fail "no disk size ran out of space while plotting"
+echo "ok"
