@@ -7,7 +7,7 @@ set -uo pipefail
 if [ -z "${OQ_FULL_NS:-}" ]; then
     if [ "$(id -u)" -eq 0 ]; then ns=(unshare --mount --propagation private)
     else ns=(unshare --user --map-root-user --mount --propagation private); fi
-    "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot make a private mount namespace (${ns[*]})" >&2; exit 77; }
+    "${ns[@]}" true 2>/dev/null || { echo "FAIL: cannot make a private mount namespace (${ns[*]})" >&2; exit 1; }
     exec "${ns[@]}" env OQ_FULL_NS=1 bash "$0"
 fi
 : "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
