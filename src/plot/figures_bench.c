@@ -84,6 +84,23 @@ static oq_status check_sizes(const oq_csv *t, size_t r, const bench_row *b, oq_e
                       b->batch <= 0 ? b->batch : b->seq_len);
 }
 
+/* With several inputs, a `bench --model` row ("cpu:model:fp32" for any model) is named after the
+ * folder its summary is in ("runA: cpu:model:fp32"): two models' runs plot side by side instead of
+ * clashing as two results of one variant. */
+static oq_status model_label(oq_arena *a, const oq_csv *t, bench_row *b, oq_err *err)
+{
+    const char *name = oq_csv_name(t), *end = name ? strrchr(name, '/') : NULL, *start = end;
+    while (start && start > name && start[-1] != '/') start--;
+    if (!end || start == end) start = name, end = name ? name + strlen(name) : NULL; /* no folder: the file */
+    if (!start) return OQ_OK;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s: %s", (int)(end - start), start, b->variant);
+    char *label = oq_arena_strdup(a, buf);
+    if (!label) return OQ_NOMEM(err);
+    b->variant = label;
+    return OQ_OK;
+}
+
 /* Text of a row is copied into the figures' arena: the figures outlive the table. */
 static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const size_t *col, const size_t *const *opt,
                                 bench_row *b, oq_err *err)
@@ -165,6 +182,8 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
         for (size_t r = 0; r < oq_csv_nrows(t); r++) {
             if (!row_ok(t, r)) continue;
             oq_status rs = bench_read_row(a, t, r, col, opt, &bd->rows[bd->n], err);
+            if (!rs && nt > 1 && strstr(bd->rows[bd->n].variant, ":model:"))
+                rs = model_label(a, t, &bd->rows[bd->n], err);
             if (rs) return rs;
             bd->n++;
         }

@@ -133,6 +133,18 @@ PLPLOT_DRV_DIR="$T/nodrivers" "$ORTQUAL" plot "$bench" --out "$T/svgonly" --form
   || fail "svg without PLplot drivers: $(cat "$T/err")"
 [ -s "$T/svgonly/runtime_masked.svg" ] || fail "svg without PLplot drivers: nothing written"
 
+# two models' bench --model runs (both rows 'cpu:model:fp32') in one figure: a series each, named
+# after its run's folder (they clashed as two results of one variant)
+TF=$OQ_SOURCE_DIR/tests/fixtures/torch
+for m in mlpf_like tx_encoder; do
+  "$ORTQUAL" bench --model "$TF/$m/${m}_op18.onnx" --dim batch=1 --sweep seq=8,16 --iters 2 --warmup 0 --threads 1 \
+    --quiet --outdir "$T/$m" >/dev/null 2>"$T/err" || fail "bench --model $m: $(cat "$T/err")"
+done
+"$ORTQUAL" plot "$T/mlpf_like/summary.json" "$T/tx_encoder/summary.json" --out "$T/two" --format svg >/dev/null 2>"$T/err" \
+  || fail "two models: $(cat "$T/err")"
+grep -q "mlpf_like: cpu:model:fp32" "$T/two/runtime.svg" && grep -q "tx_encoder: cpu:model:fp32" "$T/two/runtime.svg" \
+  || fail "two models: series not named after their runs"
+
 "$ORTQUAL" plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "no input: expected exit 2"
 "$ORTQUAL" plot --help | grep -q -- "--baseline VARIANT" || fail "--help lacks --baseline"
 echo "plot e2e ok"
