@@ -74,14 +74,17 @@ static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, lon
 
 /* A batch or length that is not positive is a malformed summary, never a point to drop
  * silently (a log axis could not show it). */
-static oq_status check_sizes(const oq_csv *t, size_t r, const bench_row *b, oq_err *err)
+static oq_status check_sizes(const oq_csv *t, size_t r, const bench_row *b, const char *stat, oq_err *err)
 {
     const char *bad = b->batch <= 0 ? "batch" : b->seq_len <= 0 ? "seq_len" : NULL;
-    if (!bad) return OQ_OK;
     char w[4200];
-    where(w, sizeof w, t, r);
-    return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %lld is not a positive size", w, bad,
-                      b->batch <= 0 ? b->batch : b->seq_len);
+    if (bad || !isfinite(b->ms)) where(w, sizeof w, t, r);
+    if (bad)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %lld is not a positive size", w, bad,
+                          b->batch <= 0 ? b->batch : b->seq_len);
+    /* a time of an ok row that is NaN or infinite is no measurement: said, not dropped unseen */
+    if (!isfinite(b->ms)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %g is not a time", w, stat, b->ms);
+    return OQ_OK;
 }
 
 /* With several inputs, a `bench --model` row ("cpu:model:fp32" for any model) is named after the
@@ -131,7 +134,7 @@ static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const si
         (st = get_opt(t, r, col[BC_GPU], &b->gpu, err)) ||
         (st = get_opt(t, r, col[BC_ERR], &b->err, err)))
         return st;
-    return check_sizes(t, r, b, err);
+    return check_sizes(t, r, b, oq_csv_colname(t, col[BC_STAT]), err);
 }
 
 /* A sweep over export shapes or I/O binding has one row per setting for the

@@ -103,6 +103,12 @@ awk -F, -v OFS=, -v c="$seqc" 'NR == 3 { $c = -$c } 1' "$bench" >"$T/negseq.csv"
 expect_usage "negseq.csv:3: column 'seq_len': -256 is not a positive size" "$T/negseq.csv"
 awk -F, -v OFS=, -v c="$batchc" 'NR == 5 { $c = 0 } 1' "$bench" >"$T/zerobatch.csv"
 expect_usage "zerobatch.csv:5: column 'batch': 0 is not a positive size" "$T/zerobatch.csv"
+# so is a time that is NaN or infinite (the point vanished from the figure, exit 0)
+p50c=$(colno p50_ms)
+awk -F, -v OFS=, -v c="$p50c" 'NR == 4 { $c = "nan" } 1' "$bench" >"$T/nantime.csv"
+expect_usage "nantime.csv:4: column 'p50_ms': nan is not a time" "$T/nantime.csv"
+awk -F, -v OFS=, -v c="$p50c" 'NR == 4 { $c = "1e400" } 1' "$bench" >"$T/inftime.csv"
+expect_usage "inftime.csv:4: column 'p50_ms': inf is not a time" "$T/inftime.csv"
 expect_usage "cannot open" "$T/missing.csv"
 expect_usage 'bad.json: no "results" array of records' "$T/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
