@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Errors that said the wrong thing, each case run with the real tool: the message names what is
+# really wrong (and the exit status is the usage table's).
+set -uo pipefail
+: "${ORTQUAL:?}"
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+cd "$T"
+
+# 1. a number past 64 bits is too large (it said "want a whole number >= 1", and --int-range
+#    "want ... >= -9223372036854775808")
+expect 2 "^ortqual estimate: --events '99999999999999999999': too large \(at most 9223372036854775807\)$" \
+    $Q estimate x.json --events 99999999999999999999 --workers 2
+expect 2 "^ortqual bench: --int-range '99999999999999999999': too large \(at most 9223372036854775807\)$" \
+    $Q bench --int-range 0,99999999999999999999
+expect 2 "^ortqual bench: --int-range '-99999999999999999999': too small \(at least -9223372036854775808\)$" \
+    $Q bench --int-range -99999999999999999999,0
+
+report
