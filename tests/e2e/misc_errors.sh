@@ -16,4 +16,13 @@ expect 2 "^ortqual bench: --int-range '99999999999999999999': too large \(at mos
 expect 2 "^ortqual bench: --int-range '-99999999999999999999': too small \(at least -9223372036854775808\)$" \
     $Q bench --int-range -99999999999999999999,0
 
+# 2. --ort-lib NAME for a file in the current folder loads it (dlopen searched only the library
+#    path), and a file that is no library gets the loader's reason (it said "No such file")
+: "${OQ_ORT_LIB:?}"
+cp -L "$OQ_ORT_LIB" libonnxruntime.so
+: >empty.so
+expect 0 "library +$T/libonnxruntime.so" $Q doctor --ort-lib libonnxruntime.so
+expect 3 "tried: empty.so \(file too short\)" $Q doctor --ort-lib empty.so
+rm -f libonnxruntime.so
+
 report
