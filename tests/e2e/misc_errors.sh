@@ -25,4 +25,12 @@ expect 0 "library +$T/libonnxruntime.so" $Q doctor --ort-lib libonnxruntime.so
 expect 3 "tried: empty.so \(file too short\)" $Q doctor --ort-lib empty.so
 rm -f libonnxruntime.so
 
+# 3. conformance given a regular file is "not a directory" (it said "no such directory")
+: >afile
+expect 2 "^ortqual conformance: afile: not a directory$" $Q conformance afile
+expect 2 "^ortqual conformance: nothere: no such directory$" $Q conformance nothere
+
+# 4. `ortqual help help` is the top-level usage (it said "'help' is not a command")
+expect 0 "^usage: ortqual \[--version\] \[--help\] <command>" $Q help help
+
 report
