@@ -33,4 +33,17 @@ expect 2 "^ortqual conformance: nothere: no such directory$" $Q conformance noth
 # 4. `ortqual help help` is the top-level usage (it said "'help' is not a command")
 expect 0 "^usage: ortqual \[--version\] \[--help\] <command>" $Q help help
 
+# 5. bench's note of its default --variants comes after the options are checked (an option's
+#    error was two lines) and not with --quiet
+out=$($Q bench --kv-heads 3 2>&1)
+[ "$(wc -l <<<"$out")" = 1 ] && grep -q "kv heads 3" <<<"$out" && ok "bench --kv-heads 3: one line" ||
+    bad "bench --kv-heads 3: $out"
+mkdir -p nodev
+B=(bench --seq-lens 8 --num-heads 2 --head-dim 8 --iters 1 --warmup 0 --threads 1 --modes masked)
+out=$(ORTQUAL_TEST_DEVICE_ROOT=$T/nodev $Q "${B[@]}" --quiet --outdir bq 2>&1)
+[ $? = 0 ] && ! grep -q "the default here" <<<"$out" && ok "bench --quiet: no --variants note" ||
+    bad "bench --quiet: $out"
+expect 0 "--variants cpu:decomposed:fp32,cpu:attention24:fp32 \(the default here\)" \
+    env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q "${B[@]}" --outdir bn
+
 report
