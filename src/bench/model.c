@@ -51,9 +51,17 @@ static oq_status check_int_range(const oq_bench_opts *o, const oq_bench_input_in
     return OQ_OK;
 }
 
+/* An empty archive is named as such: the checks below would blame its members' names. */
+static oq_status check_has_arrays(const oq_npz *z, oq_err *err)
+{
+    return z->count ? OQ_OK : oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: holds no arrays", z->path);
+}
+
 /* Each expected tensor must name a model output. */
 static oq_status check_expected(const model_sweep *m, const char *model_path, oq_err *err)
 {
+    oq_status st = check_has_arrays(m->expected, err);
+    if (st) return st;
     for (size_t i = 0; i < m->expected->count; i++) {
         const char *name = m->expected->tensors[i]->name;
         size_t k = 0;
@@ -72,6 +80,8 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
 /* An --inputs file must give at least one model input: else it is the wrong file. */
 static oq_status check_inputs(const model_sweep *m, oq_err *err)
 {
+    oq_status st = check_has_arrays(m->inputs, err);
+    if (st) return st;
     for (size_t i = 0; i < m->mi->n_inputs; i++)
         if (oq_npz_get(m->inputs, m->mi->inputs[i].name)) return OQ_OK;
     char list[512] = "";

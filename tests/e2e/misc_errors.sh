@@ -46,4 +46,12 @@ out=$(ORTQUAL_TEST_DEVICE_ROOT=$T/nodev $Q "${B[@]}" --quiet --outdir bq 2>&1)
 expect 0 "--variants cpu:decomposed:fp32,cpu:attention24:fp32 \(the default here\)" \
     env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q "${B[@]}" --outdir bn
 
+# 6. bench --model with an empty .npz (a zip without members) says so (it said "no tensor named
+#    after an input")
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+/usr/bin/python3 -c 'import numpy; numpy.savez("e.npz")'
+expect 2 "^ortqual bench: e.npz: holds no arrays$" $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs e.npz --outdir be
+expect 2 "^ortqual bench: e.npz: holds no arrays$" \
+    $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_000.npz" --expected e.npz --outdir be
+
 report
