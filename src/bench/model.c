@@ -91,6 +91,18 @@ static oq_status check_inputs(const model_sweep *m, oq_err *err)
                       m->inputs->path, list);
 }
 
+/* --expected against the model's output shapes at the one point (--expected allows no
+ * sweep): a mismatch found before any timing, not by a failed row after it. */
+static oq_status check_expected_shapes(const model_sweep *m, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < m->mi->n_outputs; k++) {
+        const oq_tensor *t = oq_npz_get(m->expected, m->mi->outputs[k].name);
+        if (t) st = oq_bench_check_expected_shape(&m->mi->outputs[k], &m->points[0], t, m->expected->path, err);
+    }
+    return st;
+}
+
 static oq_status check_tolerances(const char *specs, oq_err *err)
 {
     oq_tolerances *t = NULL;
@@ -150,6 +162,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
         for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
             st = check_int_range(o, &m->points[p].inputs[i], err);
     }
+    if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
     if (st) sweep_clear(m);
     return st;
 }

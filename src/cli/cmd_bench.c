@@ -513,7 +513,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "generated integer inputs (ids) uniform in LO..HI (default 0,1)"),
         OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
                       "outputs of --inputs to compare the first run with (max abs\n"
-                      "error per output; one over tolerance fails the row)"),
+                      "error per output; one over tolerance fails the row; one\n"
+                      "of another shape than the model's for --inputs: exit 2)"),
         OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
                     "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"
                     "fp16...), repeatable (default: each output's dtype preset)"),

@@ -54,4 +54,13 @@ expect 2 "^ortqual bench: e.npz: holds no arrays$" $Q bench --model "$FX/tx_enco
 expect 2 "^ortqual bench: e.npz: holds no arrays$" \
     $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_000.npz" --expected e.npz --outdir be
 
+# 7. bench --model --expected whose shapes are not the model's outputs for --inputs is refused
+#    before any timing (the row failed after the run, its timings dropped)
+expect 2 "^ortqual bench: $FX/outputs_001.npz: member 'out' is \[2,24,3\], but the model's output 'out' is \[3,56,3\] for these inputs$" \
+    $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_000.npz" --expected "$FX/outputs_001.npz" --outdir bx
+absent() { [ ! -e "$1" ] && ok "$1: not made" || bad "$1: made"; }
+absent bx
+expect 0 "wrote" $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_001.npz" \
+    --expected "$FX/outputs_001.npz" --iters 2 --warmup 0 --threads 1 --quiet --outdir bok
+
 report
