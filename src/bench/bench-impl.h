@@ -99,6 +99,11 @@ size_t oq_bench_point_count(const oq_bench_opts *o);
 oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
                                  size_t p, oq_bench_point *out, oq_err *err);
 void oq_bench_point_clear(oq_bench_point *p);
+/* An --expected tensor for model output `out` must have the shape the model gives it at
+ * point p: its rank, fixed sizes and named dimensions the inputs bound (open axes are not
+ * checked). OQ_ERR_INVALID_ARG names `path`, the member and both shapes. */
+oq_status oq_bench_check_expected_shape(const oq_io_info *out, const oq_bench_point *p, const oq_tensor *t,
+                                        const char *path, oq_err *err);
 /* The name contains "mask" (any case). */
 int oq_bench_named_mask(const char *name);
 

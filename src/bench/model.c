@@ -51,9 +51,17 @@ static oq_status check_int_range(const oq_bench_opts *o, const oq_bench_input_in
     return OQ_OK;
 }
 
+/* An empty archive is named as such: the checks below would blame its members' names. */
+static oq_status check_has_arrays(const oq_npz *z, oq_err *err)
+{
+    return z->count ? OQ_OK : oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: holds no arrays", z->path);
+}
+
 /* Each expected tensor must name a model output. */
 static oq_status check_expected(const model_sweep *m, const char *model_path, oq_err *err)
 {
+    oq_status st = check_has_arrays(m->expected, err);
+    if (st) return st;
     for (size_t i = 0; i < m->expected->count; i++) {
         const char *name = m->expected->tensors[i]->name;
         size_t k = 0;
@@ -72,6 +80,8 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
 /* An --inputs file must give at least one model input: else it is the wrong file. */
 static oq_status check_inputs(const model_sweep *m, oq_err *err)
 {
+    oq_status st = check_has_arrays(m->inputs, err);
+    if (st) return st;
     for (size_t i = 0; i < m->mi->n_inputs; i++)
         if (oq_npz_get(m->inputs, m->mi->inputs[i].name)) return OQ_OK;
     char list[512] = "";
@@ -79,6 +89,18 @@ static oq_status check_inputs(const model_sweep *m, oq_err *err)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", m->mi->inputs[i].name);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an input of the model (its inputs: %s)",
                       m->inputs->path, list);
+}
+
+/* --expected against the model's output shapes at the one point (--expected allows no
+ * sweep): a mismatch found before any timing, not by a failed row after it. */
+static oq_status check_expected_shapes(const model_sweep *m, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < m->mi->n_outputs; k++) {
+        const oq_tensor *t = oq_npz_get(m->expected, m->mi->outputs[k].name);
+        if (t) st = oq_bench_check_expected_shape(&m->mi->outputs[k], &m->points[0], t, m->expected->path, err);
+    }
+    return st;
 }
 
 static oq_status check_tolerances(const char *specs, oq_err *err)
@@ -140,6 +162,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
         for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
             st = check_int_range(o, &m->points[p].inputs[i], err);
     }
+    if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
     if (st) sweep_clear(m);
     return st;
 }

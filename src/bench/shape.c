@@ -380,3 +380,47 @@ void oq_bench_point_clear(oq_bench_point *p)
     free(p->inputs);
     memset(p, 0, sizeof *p);
 }
+
+/* ---- the expected outputs --------------------------------------------------------- */
+
+/* The size the model gives axis a of `io` at point p: a number, or a named dimension the
+ * point bound; -1 where the model leaves it open. */
+static int64_t model_axis(const oq_io_info *io, int32_t a, const oq_bench_point *p)
+{
+    int64_t fixed = size_value(io->dims[a]);
+    if (fixed >= 0 || !dim_is_named(io->dims[a])) return fixed;
+    for (size_t i = 0; i < p->n_dims; i++)
+        if (!strcmp(p->dims[i].name, io->dims[a])) return p->dims[i].value;
+    return -1;
+}
+
+/* "[2,24,3]": a tensor's shape; "[2,24,?]": the model's for `io` at p (open axes as named). */
+static void shape_text(const oq_io_info *io, const oq_bench_point *p, const oq_tensor *t, char *buf, size_t n)
+{
+    int32_t rank = io ? io->rank : t->ndim;
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int32_t a = 0; a < rank && used < n; a++) {
+        int64_t v = io ? model_axis(io, a, p) : t->shape[a];
+        if (v >= 0) used += (size_t)snprintf(buf + used, n - used, "%s%lld", a ? "," : "", (long long)v);
+        else used += (size_t)snprintf(buf + used, n - used, "%s%s", a ? "," : "", io->dims[a]);
+    }
+    if (used < n) snprintf(buf + used, n - used, "]");
+}
+
+oq_status oq_bench_check_expected_shape(const oq_io_info *out, const oq_bench_point *p, const oq_tensor *t,
+                                        const char *path, oq_err *err)
+{
+    if (out->rank < 0) return OQ_OK;
+    int differs = t->ndim != out->rank;
+    for (int32_t a = 0; !differs && a < t->ndim; a++) {
+        int64_t v = model_axis(out, a, p);
+        differs = v >= 0 && v != t->shape[a];
+    }
+    if (!differs) return OQ_OK;
+    char got[256], want[256];
+    shape_text(NULL, p, t, got, sizeof got);
+    shape_text(out, p, NULL, want, sizeof want);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "%s: member '%s' is %s, but the model's output '%s' is %s for these inputs", path, out->name,
+                      got, out->name, want);
+}

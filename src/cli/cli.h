@@ -198,7 +198,9 @@ int oq_cli_runtime_string(const oq_opt *o, const char *arg);
 int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg);
 int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 
-#define OQ_CLI_ORT_LIB_HELP "libonnxruntime.so to load (default: $ORTQUAL_ORT_LIB, else\nthe copy bundled beside ortqual)"
+#define OQ_CLI_ORT_LIB_HELP                                                                  \
+    "libonnxruntime.so to load: a path, or a bare name for a file in the\ncurrent folder, "   \
+    "else for the dynamic loader to search (default:\n$ORTQUAL_ORT_LIB, else the copy bundled beside ortqual)"
 #define OQ_CLI_EP_LIB_HELP                                                                   \
     "plugin EP library for NAME (repeatable; default for cuda:\n"                            \
     "libonnxruntime_providers_cuda.so beside the core library)"

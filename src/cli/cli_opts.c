@@ -102,6 +102,14 @@ int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
+    /* a number past long long would otherwise read as "want a whole number >= LO" */
+    if (errno == ERANGE && end != s && !*end) {
+        if (v > 0)
+            fprintf(stderr, "ortqual %s: %s '%s': too large (at most %lld)\n", cmd, opt, s, (long long)hi);
+        else
+            fprintf(stderr, "ortqual %s: %s '%s': too small (at least %lld)\n", cmd, opt, s, (long long)lo);
+        return -1;
+    }
     if (errno || end == s || *end || v < lo || v > hi) {
         if (hi == INT64_MAX)
             fprintf(stderr, "ortqual %s: %s '%s': want a whole number >= %lld\n", cmd, opt, s, (long long)lo);

@@ -78,6 +78,7 @@ typedef struct cli_state {
     oq_cli_list tolerances;
     char *tolerance_text;
     char profile_dir[4096];
+    const char *default_variants; /* the --variants taken by default, noted once all is checked */
     struct oq_cli_runtime cr;
 } cli_state;
 
@@ -167,8 +168,15 @@ static int default_variants(cli_state *c)
     const char *v = oq_cli_cuda_available(&c->cr)
                         ? "cpu:decomposed:fp32,cpu:attention24:fp32,cuda:attention24:fp16:flash,cuda:attention24:fp32"
                         : "cpu:decomposed:fp32,cpu:attention24:fp32";
-    fprintf(stderr, "ortqual bench: --variants %s (the default here)\n", v);
+    c->default_variants = v;
     return parse_variants(&c->o, v);
+}
+
+/* Noted only once every option has passed: before, it made an option's error two lines. */
+static void note_default_variants(const cli_state *c)
+{
+    if (c->default_variants && !c->quiet)
+        fprintf(stderr, "ortqual bench: --variants %s (the default here)\n", c->default_variants);
 }
 
 /* --modes masked|unmasked|both, --export-shapes dynamic|static|both: bits 1, 2, 3. */
@@ -505,7 +513,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "generated integer inputs (ids) uniform in LO..HI (default 0,1)"),
         OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
                       "outputs of --inputs to compare the first run with (max abs\n"
-                      "error per output; one over tolerance fails the row)"),
+                      "error per output; one over tolerance fails the row; one\n"
+                      "of another shape than the model's for --inputs: exit 2)"),
         OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
                     "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"
                     "fp16...), repeatable (default: each output's dtype preset)"),
@@ -549,7 +558,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_FLAG("force", &c->force,
                     "write into a folder that is not empty (an earlier run's:\n"
                     "its profiles/ not written again are removed)"),
-        OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines"),
+        OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines, nor the note of the default --variants"),
         OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0"),
         OQ_OPT_GROUP("runtime:"),
         OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &c->cr, OQ_CLI_ORT_LIB_HELP),
@@ -717,6 +726,7 @@ int cmd_bench(int argc, char **argv)
         c->o.n_ep_options = c->cr.n_options;
         c->o.ep_option_keys = (const char *const *)c->cr.option_keys;
         c->o.ep_option_values = (const char *const *)c->cr.option_values;
+        note_default_variants(c);
         rc = run_bench(c, rt, argc, argv);
     }
     oq_runtime_free(rt);

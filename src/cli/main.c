@@ -64,6 +64,11 @@ static int help(int argc, char **argv)
         fprintf(stderr, "ortqual help: too many arguments (usage: ortqual help <command> [<model>])\n");
         return OQ_EXIT_USAGE;
     }
+    /* help is no subcommand: `ortqual help help` is the top-level usage */
+    if (argc == 1 && !strcmp(argv[0], "help")) {
+        usage(stdout);
+        return 0;
+    }
     char *args[] = {argv[0], argc == 2 ? argv[1] : "--help", "--help", NULL};
     return run_command(argc + 1, args);
 }

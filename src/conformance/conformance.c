@@ -92,8 +92,8 @@ oq_status oq_conformance_list(const char *dir, char ***tests, size_t *n, oq_err 
         return OQ_OK;
     }
     struct stat sb;
-    if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
-        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no such directory", dir);
+    if (stat(dir, &sb)) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no such directory", dir);
+    if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: not a directory", dir);
     oq_status st = list_subdirs(dir, "", has_model, tests, n, err);
     if (st) return st;
     if (*n == 0) {

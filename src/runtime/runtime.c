@@ -124,14 +124,21 @@ typedef const OrtApiBase *(*get_api_base_fn)(void);
  * the reason recorded in `a`. */
 static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
 {
-    /* A bare name ("libonnxruntime.so.1") is the dynamic loader's to search for. */
     if (strchr(path, '/') && access(path, F_OK) != 0) {
         attempts_add(a, path, "no such file");
         return NULL;
     }
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* A bare name ("libonnxruntime.so.1") is the dynamic loader's to search for, unless it
+     * names a file here: dlopen never looks in the current folder, and would say "No such
+     * file" of it rather than what is wrong with it. */
+    char local[PATH_MAX];
+    const char *open_as = path;
+    if (!strchr(path, '/') && access(path, F_OK) == 0 &&
+        (size_t)snprintf(local, sizeof local, "./%s", path) < sizeof local)
+        open_as = local;
+    void *dl = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        attempts_add(a, path, dl_reason(path, dlerror()));
+        attempts_add(a, path, dl_reason(open_as, dlerror()));
         return NULL;
     }
     *fn = (get_api_base_fn)(uintptr_t)dlsym(dl, "OrtGetApiBase");

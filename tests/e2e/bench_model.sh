@@ -61,7 +61,8 @@ assert ins["input_ids"]["fill"] == "integers" and ins["input_ids"]["dtype"] == "
 assert ins["attention_mask"]["fill"] == "mask" and r["valid_tokens"] == 36
 EOF
 
-# 3. Saved inputs as they are, judged against PyTorch's outputs; another batch's outputs fail.
+# 3. Saved inputs as they are, judged against PyTorch's outputs; another batch's outputs are
+#    refused before any timing (exit 2).
 expect 0 "batch=3 seq=56 +ok" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" \
     --expected "$F/tx_encoder/io.npz" "${FAST[@]}" --outdir "$T/c"
 if "$PY" - "$T/c/summary.json" <<'EOF'; then ok "expected outputs compared"; else bad "expected outputs"; fi
@@ -72,7 +73,7 @@ o = r["outputs"]
 assert len(o) == 1 and o[0]["output"] == "out" and o[0]["passed"] and o[0]["max_abs_err"] < 1e-5, o
 assert r["accuracy"]["max_abs_err"] == o[0]["max_abs_err"]
 EOF
-expect 1 "failed .*shape" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/inputs_000.npz" \
+expect 2 "outputs_001.npz: member 'out' is \\[2,24,3\\], but the model's output 'out' is \\[3,56,3\\]" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/inputs_000.npz" \
     --expected "$F/tx_encoder/outputs_001.npz" "${FAST[@]}" --outdir "$T/c2"
 
 # 4. A model `ortqual export` wrote, with ORT's profile of 2 more runs per point.

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Errors that said the wrong thing, each case run with the real tool: the message names what is
+# really wrong (and the exit status is the usage table's).
+set -uo pipefail
+: "${ORTQUAL:?}"
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+cd "$T"
+
+# 1. a number past 64 bits is too large (it said "want a whole number >= 1", and --int-range
+#    "want ... >= -9223372036854775808")
+expect 2 "^ortqual estimate: --events '99999999999999999999': too large \(at most 9223372036854775807\)$" \
+    $Q estimate x.json --events 99999999999999999999 --workers 2
+expect 2 "^ortqual bench: --int-range '99999999999999999999': too large \(at most 9223372036854775807\)$" \
+    $Q bench --int-range 0,99999999999999999999
+expect 2 "^ortqual bench: --int-range '-99999999999999999999': too small \(at least -9223372036854775808\)$" \
+    $Q bench --int-range -99999999999999999999,0
+
+# 2. --ort-lib NAME for a file in the current folder loads it (dlopen searched only the library
+#    path), and a file that is no library gets the loader's reason (it said "No such file")
+: "${OQ_ORT_LIB:?}"
+cp -L "$OQ_ORT_LIB" libonnxruntime.so
+: >empty.so
+expect 0 "library +$T/libonnxruntime.so" $Q doctor --ort-lib libonnxruntime.so
+expect 3 "tried: empty.so \(file too short\)" $Q doctor --ort-lib empty.so
+rm -f libonnxruntime.so
+
+# 3. conformance given a regular file is "not a directory" (it said "no such directory")
+: >afile
+expect 2 "^ortqual conformance: afile: not a directory$" $Q conformance afile
+expect 2 "^ortqual conformance: nothere: no such directory$" $Q conformance nothere
+
+# 4. `ortqual help help` is the top-level usage (it said "'help' is not a command")
+expect 0 "^usage: ortqual \[--version\] \[--help\] <command>" $Q help help
+
+# 5. bench's note of its default --variants comes after the options are checked (an option's
+#    error was two lines) and not with --quiet
+out=$($Q bench --kv-heads 3 2>&1)
+[ "$(wc -l <<<"$out")" = 1 ] && grep -q "kv heads 3" <<<"$out" && ok "bench --kv-heads 3: one line" ||
+    bad "bench --kv-heads 3: $out"
+mkdir -p nodev
+B=(bench --seq-lens 8 --num-heads 2 --head-dim 8 --iters 1 --warmup 0 --threads 1 --modes masked)
+out=$(ORTQUAL_TEST_DEVICE_ROOT=$T/nodev $Q "${B[@]}" --quiet --outdir bq 2>&1)
+[ $? = 0 ] && ! grep -q "the default here" <<<"$out" && ok "bench --quiet: no --variants note" ||
+    bad "bench --quiet: $out"
+expect 0 "--variants cpu:decomposed:fp32,cpu:attention24:fp32 \(the default here\)" \
+    env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q "${B[@]}" --outdir bn
+
+# 6. bench --model with an empty .npz (a zip without members) says so (it said "no tensor named
+#    after an input")
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+/usr/bin/python3 -c 'import numpy; numpy.savez("e.npz")'
+expect 2 "^ortqual bench: e.npz: holds no arrays$" $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs e.npz --outdir be
+expect 2 "^ortqual bench: e.npz: holds no arrays$" \
+    $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_000.npz" --expected e.npz --outdir be
+
+# 7. bench --model --expected whose shapes are not the model's outputs for --inputs is refused
+#    before any timing (the row failed after the run, its timings dropped)
+expect 2 "^ortqual bench: $FX/outputs_001.npz: member 'out' is \[2,24,3\], but the model's output 'out' is \[3,56,3\] for these inputs$" \
+    $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_000.npz" --expected "$FX/outputs_001.npz" --outdir bx
+absent() { [ ! -e "$1" ] && ok "$1: not made" || bad "$1: made"; }
+absent bx
+expect 0 "wrote" $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_001.npz" \
+    --expected "$FX/outputs_001.npz" --iters 2 --warmup 0 --threads 1 --quiet --outdir bok
+
+report
