@@ -5,12 +5,7 @@
 # must leave on disk. A status that changes fails this test.
 # Read-only and full outputs are real: tmpfs mounts in a private mount namespace.
 set -uo pipefail
-if [ -z "${OQ_EXIT_NS:-}" ]; then
-    if [ "$(id -u)" -eq 0 ]; then ns=(unshare --mount --propagation private)
-    else ns=(unshare --user --map-root-user --mount --propagation private); fi
-    "${ns[@]}" true 2>/dev/null || { echo "FAIL: cannot make a private mount namespace (${ns[*]})" >&2; exit 1; }
-    exec "${ns[@]}" env OQ_EXIT_NS=1 bash "$0"
-fi
+. "${OQ_SOURCE_DIR:?}/tests/e2e/lib/mountns.sh"
 : "${ORTQUAL:?}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3

@@ -4,12 +4,7 @@
 # The disk is a real tmpfs in a private mount namespace (as exit_codes.sh), mounted at a series
 # of sizes so that one of them runs out in the middle of the outputs.
 set -uo pipefail
-if [ -z "${OQ_FULL_NS:-}" ]; then
-    if [ "$(id -u)" -eq 0 ]; then ns=(unshare --mount --propagation private)
-    else ns=(unshare --user --map-root-user --mount --propagation private); fi
-    "${ns[@]}" true 2>/dev/null || { echo "FAIL: cannot make a private mount namespace (${ns[*]})" >&2; exit 1; }
-    exec "${ns[@]}" env OQ_FULL_NS=1 bash "$0"
-fi
+. "${OQ_SOURCE_DIR:?}/tests/e2e/lib/mountns.sh"
 : "${ORTQUAL:?}" "${OQ_SOURCE_DIR:?}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q=$ORTQUAL
