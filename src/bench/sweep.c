@@ -131,7 +131,7 @@ static oq_status group_make(const oq_bench_opts *o, int64_t B, int64_t L, int ma
     g->seq_len = L;
     g->masked = masked;
     g->n_in = masked ? 4 : 3;
-    g->lengths = malloc((size_t)B * sizeof *g->lengths);
+    g->lengths = calloc((size_t)B, sizeof *g->lengths); /* calloc checks B * size for a wrap */
     if (!g->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = masked ? oq_bench_event_lengths(o, B, L, g->lengths, err) : OQ_OK;
     for (int64_t b = 0; !masked && b < B; b++) g->lengths[b] = L;

@@ -49,10 +49,6 @@ char *oq_cli_data_path(const char *rel);
  * anything else is returned as it is. */
 const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 
-/* A summary path that is there but is not a regular file (a folder named summary.json) is a
- * usage error, said as such (reading it said "read error" or "'[' expected"): prints it and
- * returns OQ_EXIT_USAGE; 0 otherwise (a missing file is left to the reader to name). */
-int oq_cli_summary_ready(const char *cmd, const char *path);
 
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);

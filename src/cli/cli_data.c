@@ -39,16 +39,6 @@ char *oq_cli_data_path(const char *rel)
     return existing_dir(path);
 }
 
-int oq_cli_summary_ready(const char *cmd, const char *path)
-{
-    struct stat sb;
-    oq_err e = {0};
-    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) return OQ_EXIT_OK; /* the reader names a missing one */
-    oq_check_regular_file(path, NULL, &e);
-    fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
-    return OQ_EXIT_USAGE;
-}
-
 const char *oq_cli_summary_of(const char *arg, char *buf, size_t n)
 {
     struct stat sb;

@@ -89,7 +89,6 @@ int cmd_estimate(int argc, char **argv)
     oq_err err = {0};
     char buf[4096];
     const char *path = oq_cli_summary_of(argv[first], buf, sizeof buf);
-    if (oq_cli_summary_ready("estimate", path)) return OQ_EXIT_USAGE;
     if (oq_validate_summary_read(path, &s, &err)) {
         fprintf(stderr, "ortqual estimate: %s\n", err.msg);
         return OQ_EXIT_USAGE;

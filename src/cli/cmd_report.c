@@ -34,11 +34,6 @@ static const char foot[] =
     "  ortqual report ortqual-out/demo\n"
     "  ortqual report gpu-run --junit gpu-run/junit.xml\n";
 
-static int exit_for(oq_status st)
-{
-    return st == OQ_ERR_IO || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
-}
-
 /* The JUnit XML of DIR's summary, made before anything is written: a document without JUnit (a
  * bench run) or a --junit path that cannot take it stops the command with no report.html
  * written. */
@@ -49,8 +44,7 @@ static int make_junit(const char *dir, const char *path, char **xml, size_t *xml
     oq_err err = {0};
     unsigned char *text = NULL;
     size_t n = 0;
-    int rc = oq_cli_summary_ready("report", in);
-    if (rc) return rc;
+    int rc = 0;
     oq_status st = oq_check_output_path(path, 1, &err);
     if (st) {
         fprintf(stderr, "ortqual report: --junit: %s\n", err.msg);
@@ -58,7 +52,7 @@ static int make_junit(const char *dir, const char *path, char **xml, size_t *xml
     }
     if (oq_read_file(in, &text, &n, &err) || oq_junit_xml((const char *)text, n, in, xml, xml_n, &err)) {
         fprintf(stderr, "ortqual report: %s\n", err.msg);
-        rc = err.status == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+        rc = oq_cli_exit_of(err.status);
     }
     free(text);
     return rc;
@@ -120,16 +114,11 @@ int cmd_report(int argc, char **argv)
         char buf[4096], in[4200];
         const char *dir = run_dir(argv[i], buf, sizeof buf);
         snprintf(in, sizeof in, "%s/summary.json", dir);
-        int ready = oq_cli_summary_ready("report", in);
-        if (ready) {
-            if (!rc) rc = ready;
-            continue;
-        }
         oq_status st = oq_report_write_dir(dir, &err);
         if (st == OQ_ERR_FORMAT && junit) continue; /* a gate verdict has JUnit but no page */
         if (st) {
             fprintf(stderr, "ortqual report: %s\n", err.msg);
-            if (!rc) rc = exit_for(st);
+            if (!rc) rc = oq_cli_exit_of(st);
             continue;
         }
         printf("%s/report.html\n", dir);

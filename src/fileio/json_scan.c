@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
+#include "ortqual/fileio.h"
 
 #define SCAN_DEPTH 64  /* deeper than any summary: a hostile file is refused, never overflows */
 #define KEY_MAX 16     /* the keys matched are shorter; a longer key is never one of them */
@@ -180,6 +182,8 @@ json_t *oq_json_scan_fp(FILE *in, const char *name, unsigned flags, oq_json_reco
 
 json_t *oq_json_scan_file(const char *path, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err)
 {
+    struct stat sb; /* there but not a file: a folder read as "read error", a FIFO blocked */
+    if (stat(path, &sb) == 0 && oq_check_regular_file(path, NULL, err)) return NULL;
     FILE *in = fopen(path, "r");
     if (!in) {
         oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: cannot open: %s", path, strerror(errno));

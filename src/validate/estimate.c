@@ -119,7 +119,7 @@ static void model(const oq_estimate_opts *o, oq_estimate *e)
     e->n_total_configs = k;
     e->shards = o->shards > 0 ? o->shards : o->workers;
     e->waves = (e->shards + o->workers - 1) / o->workers;
-    e->events_per_shard = (o->events + e->shards - 1) / e->shards;
+    e->events_per_shard = (o->events - 1) / e->shards + 1; /* rounded up without overflow near INT64_MAX */
     e->shard_fixed_s = e->configs[0].fixed_s + others * fixed;
     e->shard_events_s = (double)e->events_per_shard * (e->configs[0].per_event_s + others * per_event);
     e->shard_s = e->shard_fixed_s + e->shard_events_s;
@@ -132,10 +132,10 @@ static void model(const oq_estimate_opts *o, oq_estimate *e)
 static oq_status check_shards(const oq_validate_summary *s, const oq_estimate_opts *o, oq_err *err)
 {
     int64_t b = s->n_batches ? s->batches[0].batch_size : 0;
-    if (o->shards <= 0 || b < 1 || o->shards <= (o->events + b - 1) / b) return OQ_OK;
+    if (o->shards <= 0 || b < 1 || o->shards <= (o->events - 1) / b + 1) return OQ_OK;
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shards %d: above the %lld batches of %lld events in batches of %lld "
                       "(the measured batch size): a shard runs whole batches", (int)o->shards,
-                      (long long)((o->events + b - 1) / b), (long long)o->events, (long long)b);
+                      (long long)((o->events - 1) / b + 1), (long long)o->events, (long long)b);
 }
 
 oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,

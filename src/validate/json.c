@@ -97,6 +97,7 @@ static oq_status write_scratch(const char *path, json_t *j, oq_err *err)
 /* The JSON of a file; NULL with the error (naming the file) when it cannot be read. */
 static json_t *load(const char *path, oq_err *err)
 {
+    if (oq_check_regular_file(path, NULL, err)) return NULL; /* a folder: not "'[' expected" */
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
     if (!j) oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
