@@ -280,10 +280,11 @@ typedef int (*oq_cli_item_fn)(void *ctx, const char *item, size_t n);
 int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_item_fn fn, void *ctx);
 
 /* ---- human output shared by validate and replay (src/cli/cli_report.c) ---- */
-/* --junit FILE checked before the run, which would otherwise find a path that cannot take it
- * only after all its work; a folder not made yet is fine when the run makes it (`outdir`, may
- * be NULL). Prints "ortqual CMD: --junit: ..." and returns the exit status; 0 when ready. */
-int oq_cli_junit_ready(const char *cmd, const char *junit, const char *outdir);
+/* An output file (--junit, --verdict: OPT; PATH may be NULL) checked before the work, which
+ * would otherwise find a path that cannot take it only after all of it; a folder not made yet is
+ * fine when the run makes it (`outdir`, may be NULL). Prints "ortqual CMD: OPT: ..." and returns
+ * the exit status; 0 when ready. */
+int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, const char *outdir);
 /* --padding auto|zero|report into the int at ctx (oq_validate_opts.padding). */
 int oq_cli_padding(const oq_opt *o, const char *arg);
 #define OQ_CLI_PADDING_OPT(opts)                                                                     \

@@ -324,21 +324,22 @@ static void catch_interruption(oq_validate_opts *o)
     o->on_worker = on_worker;
 }
 
-int oq_cli_junit_ready(const char *cmd, const char *junit, const char *outdir)
+int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, const char *outdir)
 {
     size_t n = outdir ? strlen(outdir) : 0;
-    const char *slash = junit ? strrchr(junit, '/') : NULL;
-    int in_outdir = outdir && slash && junit + n == slash && !strncmp(junit, outdir, n);
+    while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    int in_outdir = outdir && slash && path + n == slash && !strncmp(path, outdir, n);
     oq_err e = {0};
-    if (!junit || (in_outdir && access(outdir, F_OK) != 0) || !oq_check_output_path(junit, 1, &e)) return OQ_EXIT_OK;
-    fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
+    if (!path || (in_outdir && access(outdir, F_OK) != 0) || !oq_check_output_path(path, 1, &e)) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual %s: %s: %s\n", cmd, opt, e.msg);
     return oq_cli_exit_of(e.status);
 }
 
 int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out)
 {
-    int ready = oq_cli_junit_ready(cmd, out->junit, o->outdir);
+    int ready = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
     if (ready) return ready;
     catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};

@@ -309,7 +309,7 @@ static int check_outputs(const report_flags *f)
         fprintf(stderr, "ortqual conformance: --outdir: %s\n", err.msg);
         return oq_cli_exit_of(st);
     }
-    return oq_cli_junit_ready("conformance", f->junit, f->outdir);
+    return oq_cli_output_ready("conformance", "--junit", f->junit, f->outdir);
 }
 
 /* With runtime options: load ORT once and run every test through it. */

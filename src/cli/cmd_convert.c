@@ -219,10 +219,7 @@ static int exit_for(oq_status st)
     case OQ_OK: return OQ_EXIT_OK;
     case OQ_ERR_CHECK_FAILED:
     case OQ_ERR_UNSUPPORTED: return OQ_EXIT_FAIL;
-    case OQ_ERR_RUNTIME:
-    case OQ_ERR_OUTPUT:
-    case OQ_ERR_NOMEM: return OQ_EXIT_RUNTIME;
-    default: return OQ_EXIT_USAGE;
+    default: return oq_cli_exit_of(st);
     }
 }
 

@@ -185,15 +185,9 @@ static int write_outputs(const oq_gate *g, const oq_gate_result *r, const output
 static int check_outputs(const outputs *out)
 {
     const char *path[2] = {out->verdict, out->junit}, *name[2] = {"--verdict", "--junit"};
-    for (int i = 0; i < 2; i++) {
-        oq_err err = {0};
-        oq_status st = path[i] ? oq_check_output_path(path[i], 1, &err) : OQ_OK;
-        if (st) {
-            fprintf(stderr, "ortqual gate: %s: %s\n", name[i], err.msg);
-            return oq_cli_exit_of(st);
-        }
-    }
-    return OQ_EXIT_OK;
+    int rc = OQ_EXIT_OK;
+    for (int i = 0; !rc && i < 2; i++) rc = oq_cli_output_ready("gate", name[i], path[i], NULL);
+    return rc;
 }
 
 static int run_gate(const oq_gate_options *o, const outputs *out, int keep)

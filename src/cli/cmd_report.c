@@ -44,12 +44,8 @@ static int make_junit(const char *dir, const char *path, char **xml, size_t *xml
     oq_err err = {0};
     unsigned char *text = NULL;
     size_t n = 0;
-    int rc = 0;
-    oq_status st = oq_check_output_path(path, 1, &err);
-    if (st) {
-        fprintf(stderr, "ortqual report: --junit: %s\n", err.msg);
-        return oq_cli_exit_of(st);
-    }
+    int rc = oq_cli_output_ready("report", "--junit", path, NULL);
+    if (rc) return rc;
     if (oq_read_file(in, &text, &n, &err) || oq_junit_xml((const char *)text, n, in, xml, xml_n, &err)) {
         fprintf(stderr, "ortqual report: %s\n", err.msg);
         rc = oq_cli_exit_of(err.status);

@@ -115,6 +115,10 @@ set -e
 grep -q "junit.fifo: is a FIFO (named pipe); results are written to regular files only" "$T/fifo.out" ||
   fail "--junit FIFO message: $(cat "$T/fifo.out")"
 [ -p "$T/junit.fifo" ] && [ ! -e "$T/fifo" ] || fail "--junit FIFO: replaced, or the run went ahead"
+# --outdir with a trailing slash, not made yet, and --junit inside it: the run makes the folder
+$ORTQUAL validate --outdir "$T/slash/" --junit "$T/slash/j.xml" --num-events 2 \
+  --configs ref:encoder:fp64,cpu:attention24:fp32 > "$T/slash.out" 2>&1 || fail "trailing slash: $(tail -2 "$T/slash.out")"
+[ -s "$T/slash/j.xml" ] || fail "trailing slash: no JUnit written"
 mkdir "$T/cwd"
 (cd "$T/cwd" && for i in 1 2 3; do $ORTQUAL validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 \
   --progress never > "run$i.out" 2>&1 & done; wait)
