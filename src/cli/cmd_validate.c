@@ -140,13 +140,11 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
 
 /* Item n (from 1) of --configs into configs[n - 1]: not empty (a stray comma), and not one
  * listed before (the reference compared with itself passes, and proves nothing). */
-static int parse_config_item(struct args *a, const char *item, size_t n)
+static int parse_config_item(void *ctx, const char *item, size_t n)
 {
+    struct args *a = ctx;
     oq_err e = {0};
-    if (!*item) {
-        fprintf(stderr, "ortqual validate: --configs '%s': item %zu is empty\n", a->configs_text, n);
-        return -1;
-    }
+    a->o.n_configs = n;
     if (oq_config_parse(item, &a->configs[n - 1], &e)) {
         fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
         return -1;
@@ -165,27 +163,20 @@ static int parse_configs(struct args *a)
 {
     size_t cap = 2;
     for (const char *p = a->configs_text; *p; p++) cap += *p == ',';
-    char *copy = strdup(a->configs_text);
     a->configs = calloc(cap, sizeof *a->configs);
-    if (!copy || !a->configs) {
-        free(copy);
+    if (!a->configs) {
         fprintf(stderr, "ortqual validate: out of memory\n");
         return -1;
     }
     a->o.n_configs = 0;
-    if (!*copy) fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
-    for (char *t = copy, *end; *copy; t = end + 1) { /* every item, empty ones too (strtok skips them) */
-        end = t + strcspn(t, ",");
-        int last = !*end;
-        *end = 0;
-        if (parse_config_item(a, t, ++a->o.n_configs)) {
-            free(copy);
-            a->o.n_configs = 0;
-            return -1;
-        }
-        if (last) break;
+    if (!*a->configs_text) {
+        fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
+        return -1;
     }
-    free(copy);
+    if (oq_cli_each_item("validate", "--configs", a->configs_text, parse_config_item, a)) {
+        a->o.n_configs = 0;
+        return -1;
+    }
     int named = 0;
     for (size_t i = 0; i < a->o.n_configs; i++) named |= oq_config_is_expected(&a->configs[i]);
     if (a->expected.n && !named && a->o.n_configs) {
