@@ -470,14 +470,16 @@ OQ_API void oq_validate_summary_free(oq_validate_summary *s);
  * finite values on the valid positions, and the mask's rows valid prefixes. The mask: the input
  * the model's OQ_CONVERT_CONTRACT_KEY names, else `mask` (which must be a [B, L] input of a
  * mask type), else the one rank-2 input named like a mask, else none. n = 0 checks the model
- * and `mask` alone. Errors name the file and member (OQ_ERR_SHAPE, OQ_ERR_MASK, OQ_ERR_FORMAT,
+ * and `mask` alone; `tolerances` (may be NULL) as oq_validate_check_tolerances checks them
+ * against the model's outputs. Errors name the file and member (OQ_ERR_SHAPE, OQ_ERR_MASK, OQ_ERR_FORMAT,
  * OQ_ERR_NOT_FOUND, ...) or the model (OQ_ERR_IO, OQ_ERR_FORMAT, OQ_ERR_INVALID_ARG). */
-/* --tolerance text (NULL or "": nothing to check) as validate reads it, against the outputs of
- * the model at model_path: a malformed override, or one for an output the model does not have,
- * is OQ_ERR_INVALID_ARG ("--tolerance: ..."), as validate and replay refuse it. */
-OQ_API oq_status oq_validate_check_tolerances(const char *model_path, const char *tolerances, oq_err *err);
+/* --tolerance text (NULL or "": nothing to check) as validate reads it, and (mi not NULL) against
+ * the model's outputs: a malformed override, or one for an output the model does not have, is
+ * OQ_ERR_INVALID_ARG ("--tolerance: ..."), as validate and replay refuse it. */
+struct oq_model_info;
+OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const struct oq_model_info *mi, oq_err *err);
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
-                                          size_t n, oq_err *err);
+                                          size_t n, const char *tolerances, oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);

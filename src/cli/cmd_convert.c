@@ -76,16 +76,10 @@ static int choose_passes(struct convert_args *a)
 /* --tolerance as the check reads it, refused before the model is read (the check comes last). */
 static int check_tolerances(const char *text)
 {
-    oq_tolerances *t;
     oq_err e = {0};
-    if (!text) return 0;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, &e);
-    if (!st) {
-        st = oq_tolerances_add(t, text, &e);
-        oq_tolerances_free(t);
-    }
-    if (st) fprintf(stderr, "ortqual convert: --tolerance: %s\n", e.msg);
-    return st ? -1 : 0;
+    if (!oq_validate_check_tolerances(text, NULL, &e)) return 0;
+    fprintf(stderr, "ortqual convert: %s\n", e.msg);
+    return -1;
 }
 
 /* The flags and strings of the table into the library's options. */
@@ -340,8 +334,7 @@ static int convert(struct convert_args *a)
     size_t n_in;
     const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
     int rc;
-    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_in, &err);
-    if (!st) st = oq_validate_check_tolerances(a->in, a->o.tolerances, &err);
+    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_in, a->o.tolerances, &err);
     if (st) rc = oq_cli_exit_of(st);
     else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
     else rc = run_convert(a, &r, &st, &err);

@@ -423,7 +423,7 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
 }
 
 oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths, size_t n,
-                                   oq_err *err)
+                                   const char *tolerances, oq_err *err)
 {
     oq_validate_opts o;
     oq_validate_opts_default(&o);
@@ -437,6 +437,7 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
     if (st) return st;
     if ((st = oq_signature_make(&o, NULL, has ? contract : NULL, &sig, err))) return st;
     st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
+    if (!st) st = oq_validate_check_tolerances(tolerances, sig.mi, err);
     for (size_t i = 0; !st && i < n; i++) {
         oq_batch_inputs in;
         st = oq_signature_read_inputs(&sig, paths[i], &in, err);

@@ -885,7 +885,7 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
 /* --tolerance is read by each worker; a value it would refuse is refused before anything runs,
  * and so is an override of an output the model lacks (`mi`; NULL: not known yet), which would
  * otherwise be ignored (a typo silently judged at the default). */
-static oq_status tolerances_fit(const char *text, const oq_model_info *mi, oq_err *err)
+oq_status oq_validate_check_tolerances(const char *text, const oq_model_info *mi, oq_err *err)
 {
     if (!text || !*text) return OQ_OK;
     oq_tolerances *t;
@@ -903,17 +903,9 @@ static oq_status tolerances_fit(const char *text, const oq_model_info *mi, oq_er
 
 static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature *sig, oq_err *err)
 {
-    return tolerances_fit(o->tolerances, sig ? sig->mi : NULL, err);
+    return oq_validate_check_tolerances(o->tolerances, sig ? sig->mi : NULL, err);
 }
 
-oq_status oq_validate_check_tolerances(const char *model_path, const char *tolerances, oq_err *err)
-{
-    oq_model_info *mi = NULL;
-    oq_status st = tolerances && *tolerances ? oq_model_inspect_file(model_path, &mi, err) : OQ_OK;
-    if (!st) st = tolerances_fit(tolerances, mi, err);
-    oq_model_info_free(mi);
-    return st;
-}
 
 /* An earlier refusal's error.json goes once this run may write: its outcome replaces it. */
 static oq_status forget_refusal(const oq_validate_opts *o)
