@@ -40,15 +40,15 @@ OQ_API void oq_atomic_abort(oq_atomic_file *af);
  * (OQ_ERR_IO), its folder exists (OQ_ERR_INVALID_ARG) and is writable (OQ_ERR_OUTPUT: a
  * read-only file system). A full disk is still found only when writing. */
 OQ_API oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err);
+/* The folder, and each folder above it that is there, is a folder (OQ_ERR_INVALID_ARG "PATH:
+ * exists and is not a directory" otherwise): a file there is the user's mistake, not a failure
+ * to write ("Not a directory" when making it). An empty dir is OQ_OK (nothing to check). */
+OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
 /* Checks, before any work, the output folder `dir` of a run (DIR/summary.json is a run's): it, and
  * each folder above it that is there, is a folder ("X: exists and is not a directory",
  * OQ_ERR_INVALID_ARG); without `force` it is new, empty or holds only a file named `ignore` (may
  * be NULL) (OQ_ERR_IO: an earlier run's summary.json, or the first other entry, named); it, or
  * the nearest folder above it that is there, takes a file (OQ_ERR_OUTPUT: read-only). */
-/* The folder, and each folder above it that is there, is a folder (OQ_ERR_INVALID_ARG "PATH:
- * exists and is not a directory" otherwise): a file there is the user's mistake, not a failure
- * to write ("Not a directory" when making it). An empty dir is OQ_OK (nothing to check). */
-OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
 OQ_API oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
