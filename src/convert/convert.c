@@ -349,8 +349,7 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     *out = NULL;
     oq_status st = check_opts(o, err);
     if (!st && !o->runtime) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "convert: a runtime is needed for the check");
-    if (!st && !overwrite && !access(out_path, F_OK)) /* before the work, not after it */
-        st = oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", out_path);
+    if (!st) st = oq_check_output_path(out_path, overwrite, err); /* before the work, not after it */
     if (!st) st = oq_read_file(in_path, &buf, &n, err);
     if (!st) st = cv_model_load(buf, n, in_path, &orig, err);
     if (!st) st = cv_model_load(buf, n, in_path, &m, err);

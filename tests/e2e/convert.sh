@@ -188,6 +188,11 @@ refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx"
 refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx" --plan --flash
 refused "--tolerance: tolerance 'rtol=abc': rtol value 'abc' is not a finite number" \
     $ORTQUAL convert "$TX/tx_encoder_op18.onnx" --plan --flash --tolerance rtol=abc
+mkfifo "$T/out.fifo" # not /dev/null: a regression would replace the machine's with a file
+refused "out.fifo: is a FIFO \(named pipe\); results are written to regular files only" \
+    $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/out.fifo" --flash --force
+refused "nofolder/x.onnx: folder '.*nofolder': No such file or directory" \
+    $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/nofolder/x.onnx" --flash
 refused "--tolerance: tolerance for output 'foo': the model has no such output \(its outputs: out\)" \
     $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/tol.onnx" --flash --tolerance foo:rtol=1e-3
 $ORTQUAL convert "$T/truncated.onnx" -o "$T/t.onnx" --flash --json >"$T/err.json" 2>/dev/null
