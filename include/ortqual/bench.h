@@ -251,6 +251,12 @@ typedef struct oq_bench_opts {
     size_t n_sweeps;
     const oq_bench_dim *sweeps;
     int64_t int_lo, int_hi;
+    /* Called once by oq_bench_sweep when the options, and for model_path the model, the npz
+     * files and every point's inputs, are checked, before the first row (NULL: none): where a
+     * caller checks its own outputs after the inputs and before hours of work. Its error
+     * stops the sweep. */
+    oq_status (*ready)(void *ctx, oq_err *err);
+    void *ready_ctx;
 } oq_bench_opts;
 
 /* Defaults: batch 1, lengths 128,512,2048, policy fraction with 0.25, both
@@ -342,11 +348,6 @@ OQ_API size_t oq_bench_row_count(const oq_bench_opts *o);
 typedef void (*oq_bench_progress_fn)(void *user, size_t index, size_t total,
                                      const oq_bench_row *row, int done);
 
-/* Every check oq_bench_sweep makes before its first row, without ONNX Runtime: the options,
- * and for o->model_path the model, the npz files and every point's inputs (its usage errors:
- * OQ_ERR_INVALID_ARG, files OQ_ERR_IO/OQ_ERR_FORMAT), for a caller that checks its own outputs
- * after the inputs and before any work. */
-OQ_API oq_status oq_bench_check(const oq_bench_opts *o, oq_err *err);
 
 /* Run the sweep. Rows come in this order: batch size, sequence length, mode
  * (masked first), export shapes (dynamic first), variant. A variant that

@@ -117,8 +117,6 @@ int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, i
  * (length_policy, mask_fraction, seed). */
 oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths, oq_err *err);
 
-/* The checks of a model's sweep (oq_bench_check). */
-oq_status oq_bench_model_check(const oq_bench_opts *o, oq_err *err);
 /* The sweep of a model of the user's (o->model_path). */
 oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
                                oq_bench_rows **out, oq_err *err);

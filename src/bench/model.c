@@ -315,20 +315,13 @@ oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n,
     return st;
 }
 
-oq_status oq_bench_model_check(const oq_bench_opts *o, oq_err *err)
-{
-    model_sweep m;
-    oq_status st = sweep_prepare(o, &m, err);
-    if (!st) sweep_clear(&m);
-    return st;
-}
-
 oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
                                oq_bench_rows **out, oq_err *err)
 {
     *out = NULL;
     model_sweep m;
     oq_status st = sweep_prepare(o, &m, err);
+    if (!st && o->ready && (st = o->ready(o->ready_ctx, err))) sweep_clear(&m);
     if (st) return st;
     oq_bench_rows *rows = calloc(1, sizeof *rows);
     if (rows) rows->rows = calloc(m.n_points, sizeof *rows->rows);

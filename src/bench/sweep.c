@@ -365,17 +365,13 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
     return OQ_OK;
 }
 
-oq_status oq_bench_check(const oq_bench_opts *o, oq_err *err)
-{
-    return o->model_path ? oq_bench_model_check(o, err) : check_opts(o, err);
-}
-
 oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
                          void *user, oq_bench_rows **out, oq_err *err)
 {
     *out = NULL;
     if (o->model_path) return oq_bench_model_sweep(rt, o, progress, user, out, err);
     oq_status st = check_opts(o, err);
+    if (!st && o->ready) st = o->ready(o->ready_ctx, err);
     if (st) return st;
     sweep_ctx c = {rt, o, progress, user, NULL, oq_bench_row_count(o)};
     c.rows = calloc(1, sizeof *c.rows);

@@ -643,22 +643,17 @@ static void forget_profiles(const char *dir)
     rmdir(dir); /* when nothing else is in it */
 }
 
-/* The inputs, then the output folder, before the sweep (its work can take hours): new or
- * empty unless --force, a folder, writable. */
-static int check_before_work(cli_state *c)
+/* Called by the sweep once its options and inputs are checked, before its first row (its work
+ * can take hours): the output folder new or empty unless --force, a folder, writable; then the
+ * default-variants note, so that an error before it stays one line. */
+static oq_status ready_to_run(void *ctx, oq_err *err)
 {
-    oq_err err = {0};
-    oq_status st = oq_bench_check(&c->o, &err);
-    if (st) {
-        fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return sweep_exit(st);
-    }
-    if ((st = oq_check_outdir(c->outdir, c->force, NULL, &err))) {
-        fprintf(stderr, "ortqual bench: --outdir: %s\n", err.msg);
-        return oq_cli_exit_of(st);
-    }
+    cli_state *c = ctx;
+    oq_status st = oq_check_outdir(c->outdir, c->force, NULL, err);
+    if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--outdir: ");
     if (c->force) forget_profiles(c->profile_dir);
-    return OQ_EXIT_OK;
+    note_default_variants(c);
+    return OQ_OK;
 }
 
 static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
@@ -719,14 +714,14 @@ int cmd_bench(int argc, char **argv)
     c->o.profile_dir = c->profile_dir;
     c->o.model_ep = c->cr.ep;
     oq_runtime *rt = NULL;
-    rc = check_before_work(c);
-    if (!rc) rc = open_runtime(c, &rt);
+    c->o.ready = ready_to_run;
+    c->o.ready_ctx = c;
+    rc = open_runtime(c, &rt);
     if (!rc) {
         c->o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */
         c->o.n_ep_options = c->cr.n_options;
         c->o.ep_option_keys = (const char *const *)c->cr.option_keys;
         c->o.ep_option_values = (const char *const *)c->cr.option_values;
-        note_default_variants(c);
         rc = run_bench(c, rt, argc, argv);
     }
     oq_runtime_free(rt);
