@@ -222,6 +222,9 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 /* A library named with `opt` ("--ort-lib") must be a regular file before any work starts (a
  * bare name is the dynamic loader's to search); prints and returns -1 when not. */
 int oq_cli_check_lib(const char *opt, const char *path);
+/* The same for every --ep-lib path: in validate and replay a missing one skipped its
+ * configurations after the batches were made (doctor reports it as a failed check instead). */
+int oq_cli_check_ep_libs(const struct oq_cli_runtime *cr);
 /* Check --ep (cpu, cuda, or a name given an --ep-lib) and the --ep-option values for it; prints
  * and returns OQ_EXIT_USAGE when bad. */
 int oq_cli_runtime_check(const struct oq_cli_runtime *cr);

@@ -86,6 +86,13 @@ int oq_cli_check_lib(const char *opt, const char *path)
     return -1;
 }
 
+int oq_cli_check_ep_libs(const struct oq_cli_runtime *cr)
+{
+    for (size_t i = 0; i < cr->n_ep_libs; i++)
+        if (oq_cli_check_lib("--ep-lib", cr->ep_lib_paths[i])) return -1;
+    return 0;
+}
+
 /* --ep names cpu, cuda or an EP given its library with --ep-lib: any other name (a typo of cuda)
  * ran as a plugin EP whose library is not there, and was skipped instead of refused. */
 static int check_ep_name(const struct oq_cli_runtime *cr)

@@ -168,7 +168,7 @@ static int run(struct replay_args *a, int argc, char **argv)
     const oq_cli_command c = {"replay", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) ||
+    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) ||
         oq_cli_check_lib("--reference-ort-lib", a->o.reference_ort_lib) ||
         oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr))
         return OQ_EXIT_USAGE;

@@ -573,7 +573,7 @@ static int run(struct args *a, int argc, char **argv)
                         "ref:encoder:fp64,cuda:attention24:fp16)\n");
         return OQ_EXIT_USAGE;
     }
-    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_shard_check(&a->shard, a->o.outdir))
+    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) || oq_cli_shard_check(&a->shard, a->o.outdir))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
     if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */

@@ -113,6 +113,13 @@ absent lib1
 expect 3 "ortqual validate: --ort-lib: cannot load ONNX Runtime; tried: \./junk\.so" \
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --ort-lib ./junk.so --outdir lib3
 only_error lib3
+# so is an --ep-lib path (its configurations were skipped after the batches were made)
+expect 2 "^ortqual validate: --ep-lib /no/such_ep\.so: cannot open: No such file or directory$" \
+    $Q validate --configs ref:encoder:fp64,myep:attention24:fp32 --ep-lib myep=/no/such_ep.so --outdir lib4
+absent lib4
+expect 2 "^ortqual replay: --ep-lib /no/such_ep\.so: cannot open" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --ep myep --ep-lib myep=/no/such_ep.so --outdir lib4
+absent lib4
 
 # 8. an --ep that is neither cpu, cuda nor given an --ep-lib (a typo) is refused with the known
 #    names (it ran as a plugin EP without its library: skipped, NOT TESTED, green with --allow-skip)
