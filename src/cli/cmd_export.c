@@ -262,6 +262,7 @@ static int export_encoder(int argc, char **argv)
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
         SIZE_OPT("features", "F", &c.features, 1, &shape_opts, "input features per element (default 8)"),
+        SIZE_OPT("num-features", "F", &c.features, 1, &shape_opts, "the same, by validate's name for it"),
         SIZE_OPT("width", "W", &c.width, 1, &shape_opts, "model width (default 32)"),
         SIZE_OPT("layers", "N", &c.layers, 0, &shape_opts, "pre-LayerNorm self-attention blocks (default 2)"),
         SIZE_OPT("heads", "H", &c.heads, 1, NULL, "attention heads, must divide W (default 4)"),

@@ -73,5 +73,8 @@ expect 2 "empty.onnx: not an ONNX model \(no ir_version\)" "$Q" inspect "$T/empt
 expect 2 "missing.onnx" "$Q" inspect "$T/missing.onnx"
 expect 2 "expected one MODEL.onnx" "$Q" inspect
 expect 2 "unknown option '--yaml'" "$Q" inspect --yaml "$T/enc_decomposed.onnx"
+# --num-features, validate's name for the features per element, is export's --features too
+expect 0 "wrote" "$Q" export encoder --num-features 5 -o "$T/nf.onnx"
+expect 0 "features +float32 +\[batch, seq, 5\]" "$Q" inspect "$T/nf.onnx"
 
 report
