@@ -84,9 +84,8 @@ static oq_status check_inputs(const model_sweep *m, oq_err *err)
     if (st) return st;
     for (size_t i = 0; i < m->mi->n_inputs; i++)
         if (oq_npz_get(m->inputs, m->mi->inputs[i].name)) return OQ_OK;
-    char list[512] = "";
-    for (size_t i = 0; i < m->mi->n_inputs; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", m->mi->inputs[i].name);
+    char list[512];
+    oq_io_names(m->mi->inputs, m->mi->n_inputs, list, sizeof list);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an input of the model (its inputs: %s)",
                       m->inputs->path, list);
 }

@@ -350,6 +350,14 @@ static void free_io(oq_io_info *io)
     free(io->dims);
 }
 
+void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size) buf[0] = 0;
+    for (size_t i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", io[i].name);
+}
+
 void oq_model_info_free(oq_model_info *mi)
 {
     if (!mi) return;

@@ -53,15 +53,6 @@ static int find_input(const oq_model_info *mi, const char *name)
     return -1;
 }
 
-/* "a, b, c": the model's inputs, for messages. */
-static void input_list(const oq_model_info *mi, char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < mi->n_inputs && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", mi->inputs[i].name);
-}
-
 static int contains_mask(const char *name)
 {
     for (const char *p = name; *p; p++)
@@ -88,7 +79,7 @@ static oq_status named_input(const oq_model_info *mi, const char *path, const ch
 {
     char names[512];
     if ((*index = find_input(mi, name)) >= 0) return OQ_OK;
-    input_list(mi, names, sizeof names);
+    oq_io_names(mi->inputs, mi->n_inputs, names, sizeof names);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path, what,
                       name, names);
 }
