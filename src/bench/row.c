@@ -232,11 +232,13 @@ static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_b
 /* ---- the row ---------------------------------------------------------------------------- */
 
 /* Session, first run (checked by m->check, dispatch captured), warm-up, timed runs. */
+/* *watched: the session was made with the routing lines on (it prints one at every Run). */
 static oq_status run_first(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, const oq_session_opts *so,
-                           oq_session **s, oq_bench_runner **r, oq_bench_row *row, oq_err *err)
+                           oq_session **s, oq_bench_runner **r, oq_bench_row *row, int *watched, oq_err *err)
 {
     dispatch_watch w;
     watch_begin(&w, row->variant.runtime);
+    *watched = w.active;
     double a = oq_now_s();
     oq_status st = new_session(rt, m, so, s, err);
     if (!st) row->session_ms = 1e3 * (oq_now_s() - a);
@@ -264,10 +266,11 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_bench_runner *r = NULL;
     oq_status st = oq_bench_session_opts(o, &row->variant, &vs, &e);
     if (!st) oq_bench_row_peak_begin(row);
-    if (!st) st = run_first(rt, o, m, &vs.so, &s, &r, row, &e);
+    int watched = 0;
+    if (!st) st = run_first(rt, o, m, &vs.so, &s, &r, row, &watched, &e);
     /* the session still prints a routing line at every Run: after the first run's were read,
-     * the rest go to /dev/null, not to the terminal (the CPU EP prints none) */
-    int saved = !st && strcmp(row->variant.runtime, "cpu") ? oq_capture_mute(1) : -1;
+     * the rest go to /dev/null, not to the terminal */
+    int saved = !st && watched ? oq_capture_mute(1) : -1;
     for (size_t i = 0; !st && i < o->warmup; i++) st = oq_bench_runner_run(r, &e);
     if (!st) st = timed(rt, o, m, &vs.so, r, row, &e);
     oq_capture_unmute(1, saved);

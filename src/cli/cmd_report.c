@@ -68,11 +68,11 @@ static int write_junit(const char *path, const char *xml, size_t n)
 /* DIR, or DIR/summary.json named itself (what a user often types): the run directory. */
 static const char *run_dir(const char *arg, char *buf, size_t n)
 {
-    size_t len = strlen(arg);
-    const char *name = "summary.json";
+    size_t len = strlen(arg), k = strlen("summary.json");
     struct stat st;
-    if (len < strlen(name) || strcmp(arg + len - strlen(name), name) || stat(arg, &st) || !S_ISREG(st.st_mode))
-        return arg;
+    /* the name itself, not any name ending in it (runs/a/old-summary.json is not runs/a's) */
+    int named = len >= k && !strcmp(arg + len - k, "summary.json") && (len == k || arg[len - k - 1] == '/');
+    if (!named || stat(arg, &st) || !S_ISREG(st.st_mode)) return arg;
     const char *slash = strrchr(arg, '/');
     if (!slash) return ".";
     snprintf(buf, n, "%.*s", slash == arg ? 1 : (int)(slash - arg), arg);
@@ -107,9 +107,8 @@ int cmd_report(int argc, char **argv)
     if (junit && (rc = make_junit(run_dir(argv[first], dir0, sizeof dir0), junit, &xml, &xml_n))) return rc;
     for (int i = first; i < argc; i++) {
         oq_err err = {0};
-        char buf[4096], in[4200];
+        char buf[4096];
         const char *dir = run_dir(argv[i], buf, sizeof buf);
-        snprintf(in, sizeof in, "%s/summary.json", dir);
         oq_status st = oq_report_write_dir(dir, &err);
         if (st == OQ_ERR_FORMAT && junit) continue; /* a gate verdict has JUnit but no page */
         if (st) {

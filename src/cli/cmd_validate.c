@@ -67,6 +67,7 @@ struct args {
     const char *configs_text, *worker;
     char default_configs[64]; /* --model's, when --configs is not given */
     int list, gpu, no_cache;
+    int cuda; /* a CUDA EP with a device here: -1 not asked yet (the probe loads ORT: asked once) */
     struct oq_cli_run_output out;
     char outdir[512], cache_dir[4096];
 };
@@ -272,11 +273,17 @@ static int list_configs(const struct args *a)
     return OQ_EXIT_OK;
 }
 
+static int cuda_here(struct args *a)
+{
+    if (a->cuda < 0) a->cuda = oq_cli_cuda_available(&a->cr);
+    return a->cuda;
+}
+
 /* --gpu: a CUDA EP with a device must be here, and every cuda configuration must run.
  * Returns an exit status (OQ_EXIT_OK to go on). */
 static int require_cuda(struct args *a)
 {
-    if (!oq_cli_cuda_available(&a->cr)) {
+    if (!cuda_here(a)) {
         fprintf(stderr, "ortqual validate: --gpu: no CUDA execution provider with a device here "
                         "(see 'ortqual doctor'; the EP library comes from --ep-lib cuda=PATH, or beside "
                         "the core library)\n");
@@ -352,7 +359,7 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
     }
     int expected = a->o.n_expected_files ? 1 : inputs_hold_outputs(a);
     if (expected < 0) return OQ_EXIT_USAGE;
-    int cuda = oq_cli_cuda_available(&a->cr);
+    int cuda = cuda_here(a);
     if (!expected && !cuda) {
         fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
                         "(members named like the model's outputs in --inputs, or --expected) and no CUDA "
@@ -376,7 +383,7 @@ static int choose_configs(struct args *a, oq_dtype reduced, const char *node)
     if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a, reduced, node);
     enum { DEMO_MAX = 16 };
     if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
-    a->o.n_configs = oq_validate_demo_configs(oq_cli_cuda_available(&a->cr), a->configs, DEMO_MAX);
+    a->o.n_configs = oq_validate_demo_configs(cuda_here(a), a->configs, DEMO_MAX);
     if (a->o.kind == OQ_MODEL_SDPA) oq_config_parse("ref:sdpa:fp64", &a->configs[0], NULL);
     return OQ_EXIT_OK;
 }
@@ -397,7 +404,7 @@ static void note_reduced_attention(const struct args *a, oq_dtype d, const char 
 static int run_validate(struct args *a, char *self)
 {
     char node[256];
-    oq_dtype reduced = reduced_attention(a, node, sizeof node); /* the model read once for both */
+    oq_dtype reduced = reduced_attention(a, node, sizeof node); /* one search: defaults, fp32 note */
     int rc = choose_configs(a, reduced, node);
     if (rc) return rc;
     note_reduced_attention(a, reduced, node);
@@ -412,6 +419,7 @@ static void set_defaults(struct args *a)
     memset(a, 0, sizeof *a);
     oq_validate_opts_default(&a->o);
     a->shard.cmd = "validate";
+    a->cuda = -1;
     /* the demo: 8 events of a realistic spread of lengths, in batches of 3 (the last smaller) */
     a->o.encoder.features = 8;
     a->o.events.num_features = 8;
