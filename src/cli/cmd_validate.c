@@ -379,7 +379,7 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
  * reduced-precision attention, from reduced_attention). */
 static int choose_configs(struct args *a, oq_dtype reduced, const char *node)
 {
-    if (a->configs_text) return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
+    if (a->configs_text) return OQ_EXIT_OK; /* parsed before the model was read */
     if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a, reduced, node);
     enum { DEMO_MAX = 16 };
     if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
@@ -404,6 +404,8 @@ static void note_reduced_attention(const struct args *a, oq_dtype d, const char 
 static int run_validate(struct args *a, char *self)
 {
     char node[256];
+    /* a mistyped --configs is said before a model of yours (maybe gigabytes) is read */
+    if (a->configs_text && parse_configs(a)) return OQ_EXIT_USAGE;
     oq_dtype reduced = reduced_attention(a, node, sizeof node); /* one search: defaults, fp32 note */
     int rc = choose_configs(a, reduced, node);
     if (rc) return rc;

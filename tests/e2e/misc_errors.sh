@@ -63,4 +63,20 @@ absent bx
 expect 0 "wrote" $Q bench --model "$FX/tx_encoder_op18.onnx" --inputs "$FX/inputs_001.npz" \
     --expected "$FX/outputs_001.npz" --iters 2 --warmup 0 --threads 1 --quiet --outdir bok
 
+# 8. a mistyped --configs is said before the model is read: a large model's bytes never reach
+#    memory (the typo took 2 s and 1.2 GB with a 600 MB model); peak memory of the child in KiB
+$Q export encoder --width 512 --layers 4 --heads 8 --ffn-width 2048 -o wide.onnx >/dev/null
+[ "$(stat -c %s wide.onnx)" -gt 40000000 ] || bad "wide.onnx: smaller than 40 MB"
+rss=$(/usr/bin/python3 - "$Q" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run([sys.argv[1], "validate", "--model", "wide.onnx", "--configs", "cpu:model:fp32:noopt",
+                    "--outdir", "typo"], capture_output=True, text=True)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stderr.strip().splitlines()[-1])
+PY
+)
+read -r code kib msg <<<"$rss"
+[ "$code" = 2 ] && [ "$kib" -lt 30000 ] && grep -q "unknown kernel 'noopt'" <<<"$msg" &&
+    ok "validate --configs typo: said at once ($kib KiB)" || bad "validate --configs typo: $rss"
+absent typo
+
 report
