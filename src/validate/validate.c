@@ -749,6 +749,15 @@ static int64_t compared_elements(const oq_config_result *r)
     return n;
 }
 
+/* A configuration to compare with `ref` (the first): the same model on another runtime, or
+ * one of ortqual's exports on ORT CPU. */
+static const char *companion(const oq_config *ref)
+{
+    if (ref->repr == OQ_REPR_EXPECTED) return "cpu:model:fp32";
+    if (ref->repr == OQ_REPR_MODEL) return strcmp(ref->runtime, "cpu") ? "cpu:model:fp32" : "cuda:model:fp32";
+    return ref->repr == OQ_REPR_ATTENTION24 ? "cpu:decomposed:fp32" : "cpu:attention24:fp32";
+}
+
 /* Why nothing under test was compared, in one line. */
 static char *untested_reason(const oq_validate_summary *s)
 {
@@ -756,8 +765,11 @@ static char *untested_reason(const oq_validate_summary *s)
     const oq_config_result *skipped = NULL;
     for (size_t i = 1; i < s->n_configs && !skipped; i++)
         if (s->configs[i].status == OQ_VERDICT_SKIPPED) skipped = &s->configs[i];
+    if (!s->n_configs) return strdup("no configuration was given");
+    const oq_config *ref = &s->configs[0].config;
     int rc = s->n_configs < 2 ? asprintf(&text, "only the reference ran: no configuration under test was compared "
-                                                "(add one, e.g. cpu:model:fp32)")
+                                                "(the first is the reference; add one after it, e.g. --configs %s,%s)",
+                                         ref->name, companion(ref))
              : skipped ? asprintf(&text, "no configuration under test ran (%s skipped: %s)", skipped->config.name,
                                   skipped->reason ? skipped->reason : "no reason given")
                        : asprintf(&text, "no valid element was compared (every batch is empty)");

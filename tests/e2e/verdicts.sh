@@ -11,7 +11,7 @@ CONF="$OQ_SOURCE_DIR/tests/data/onnx-backend/attention"
 V=(--num-events 2 --repeat 1 --no-plots --force)
 
 # validate: only the reference ran
-expect 1 "only the reference ran: no configuration under test was compared" \
+expect 1 "only the reference ran: no configuration under test was compared \(the first is the reference; add one after it, e.g. --configs ref:encoder:fp64,cpu:attention24:fp32\)" \
     "$Q" validate --configs ref:encoder:fp64 --outdir "$T/v1" "${V[@]}"
 expect 0 "accepted by --allow-skip" "$Q" validate --configs ref:encoder:fp64 --allow-skip --outdir "$T/v2" "${V[@]}"
 [ "$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d["exit_status"], d["tested"])' "$T/v2/summary.json")" = "untested 0 0" ] &&
