@@ -148,6 +148,11 @@ same "$T/R/summary.json" "$T/RS/summary.json" || fail "merged replay differs fro
 cp -r "$T/P" "$T/W" && rm -rf "$T/W/shards/0" "$T/W/summary.json" && cp -r "$T/RS/shards/0" "$T/W/shards/0"
 must 2 "shard 0 .* ran plan .*refusing to merge shards of different plans" "$T/w.log" $ORTQUAL merge "$T/W"
 [ ! -e "$T/W/summary.json" ] || fail "a refused merge wrote a summary"
+# a --junit that cannot be written is refused before the merge writes anything
+rm -rf "$T/W" && cp -r "$T/P" "$T/W" && rm -rf "$T/W/summary.json" "$T/W/report.html" "$T/W/validate.csv" "$T/W/plots"
+must 2 "--junit: .*W/shards: is a directory" "$T/w.log" $ORTQUAL merge --junit "$T/W/shards" "$T/W"
+[ "$(ls "$T/W")" = "$(ls "$T/P" | grep -Ev '^(summary.json|report.html|validate.csv|plots)$')" ] ||
+    fail "a merge with an unusable --junit wrote: $(ls "$T/W")"
 # a shard whose summary passed without its batch records (none, one of two, one twice) would pass
 # the batches it lacks unchecked: refused, naming the file, and nothing is written
 for cut in '[]' 'c["batches"][:1]' '[c["batches"][0]] * 2'; do
