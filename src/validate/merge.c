@@ -187,6 +187,7 @@ typedef struct concat {
     FILE *out;
     int64_t last;        /* the index last written (-1: none) */
     int64_t next;        /* the shard's next batch due; -1 once one was not */
+    int64_t failed;      /* the shard's first batch that failed its comparison (-1: none) */
     oq_totals_acc totals;
 } concat;
 
@@ -199,6 +200,7 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
     (void)rec;
     concat *c = ctx;
     c->next = b->index == c->next ? c->next + 1 : -1;
+    if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
     if (!oq_batch_record_put(c->out, b)) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
@@ -206,9 +208,9 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
 }
 
 /* The n entries' records into one file `path`, counted into out->totals. A configuration
- * that passed on a shard ran every batch of that shard, in order: a summary with batches
- * missing, repeated or from elsewhere is not what a shard writes, and would pass the batches
- * it lacks unchecked. */
+ * that passed on a shard ran every batch of that shard, in order, and each passed: a summary
+ * with batches missing, repeated, from elsewhere or failed is not what a shard writes, and
+ * would pass what it lacks unchecked. */
 static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, const char *path, oq_config_result *out,
                                oq_err *err)
 {
@@ -219,12 +221,18 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
     for (size_t i = 0; !st && i < n; i++) {
         oq_shard_part part = part_of(m, e[i].shard);
         c.next = (int64_t)part.batch_lo;
+        c.failed = -1;
         if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
         /* (e[0]'s result was moved to out: its status is in out->shards) */
-        if (!st && out->shards[i].status == OQ_VERDICT_PASSED && c.next != (int64_t)part.batch_hi)
+        if (st || out->shards[i].status != OQ_VERDICT_PASSED) continue;
+        if (c.next != (int64_t)part.batch_hi)
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch records are not "
                             "the shard's batches %zu..%zu, each once in order: refusing to merge an incomplete shard",
                             m->outdir, (int)e[i].shard, out->config.name, part.batch_lo, part.batch_hi - 1);
+        else if (c.failed >= 0)
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld failed its "
+                            "comparison: refusing to merge a summary that contradicts itself", m->outdir,
+                            (int)e[i].shard, out->config.name, (long long)c.failed);
     }
     if (fclose(c.out) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
     oq_totals_end(&c.totals, &out->totals);

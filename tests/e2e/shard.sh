@@ -162,6 +162,11 @@ for cut in '[]' 'c["batches"][:1]' '[c["batches"][0]] * 2'; do
         "$T/w.log" $ORTQUAL merge "$T/W"
     [ ! -e "$T/W/summary.json" ] && [ ! -e "$T/W/validate.csv" ] || fail "a refused merge ($cut) wrote: $(ls "$T/W")"
 done
+# ... or whose batch failed its comparison
+cp "$T/P/shards/2/summary.json" "$T/W/shards/2/summary.json"
+$PY -c "import json,sys; d=json.load(open(sys.argv[1])); d['configs'][2]['batches'][1]['passed'] = False; json.dump(d, open(sys.argv[1], 'w'))" "$T/W/shards/2/summary.json"
+must 2 "W/shards/2/summary.json: cpu:attention24:fp32 passed, but its batch 3 failed its comparison" "$T/w.log" $ORTQUAL merge "$T/W"
+[ ! -e "$T/W/summary.json" ] || fail "a refused merge (a failed batch) wrote a summary"
 
 # 8. a prepared batch changed afterwards: the shard that runs it refuses, naming the file
 must 0 "prepared" "$T/z.log" $ORTQUAL "${V[@]}" --outdir "$T/Z" --prepare-shards 2
