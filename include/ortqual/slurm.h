@@ -61,6 +61,9 @@ typedef struct oq_slurm_ids {
 /* Writes both scripts (atomically). OQ_ERR_INVALID_ARG for a value that cannot go into an
  * #SBATCH line (whitespace or a newline), naming it. */
 OQ_API oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err);
+/* What oq_slurm_write would refuse, found without writing anything: for a caller that has
+ * work to do (the prepare step) before it writes the scripts. */
+OQ_API oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err);
 
 /* Submits the array, then the merge with --dependency=afterany:<array>, and records both
  * ids and the log paths in D/slurm/jobs.json. OQ_ERR_RUNTIME with sbatch's own message when

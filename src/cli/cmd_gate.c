@@ -211,6 +211,17 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
         oq_gate_free(g);
         return OQ_EXIT_RUNTIME;
     }
+    /* an interrupted run is never a pass, whatever the command made of the signal (a handler
+     * that prints a passing summary and exits 0): the verdict files say so, as the exit status */
+    if (caught && r.j.verdict == OQ_GATE_PASS) {
+        char **v = realloc(r.j.reasons, (r.j.n_reasons + 1) * sizeof *v), *why = NULL;
+        if (v) r.j.reasons = v;
+        if (!v || asprintf(&why, "interrupted by signal %d (%s): the run did not end on its own", (int)caught,
+                           strsignal(caught)) < 0)
+            why = NULL;
+        if (why) r.j.reasons[r.j.n_reasons++] = why;
+        r.j.verdict = why ? OQ_GATE_FAIL : OQ_GATE_ERROR;
+    }
     print_result(&r);
     int rc = r.j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
              : r.j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;

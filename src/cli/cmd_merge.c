@@ -72,6 +72,9 @@ int cmd_merge(int argc, char **argv)
         return OQ_EXIT_USAGE;
     }
     const char *dir = argv[first];
+    /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
+     * summary and report were written */
+    if ((rc = oq_cli_output_ready("merge", "--junit", junit, NULL))) return rc;
     oq_validate_summary *s;
     oq_err e = {0};
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);

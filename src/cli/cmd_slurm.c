@@ -161,12 +161,19 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
 
 static int run(struct slurm_args *a)
 {
+    oq_err e = {0};
+    /* a value the scripts cannot take is refused before the prepare step: found after it, the
+     * corrected command would find the plan prepared already */
+    oq_status st = oq_slurm_check(&a->job, &e);
+    if (st) {
+        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+    }
     int rc = prepare(a);
     if (rc) return rc;
     oq_slurm_scripts s;
     oq_slurm_ids ids;
-    oq_err e = {0};
-    oq_status st = oq_slurm_write(&a->job, &s, &e);
+    st = oq_slurm_write(&a->job, &s, &e);
     if (!st && !a->no_submit) st = oq_slurm_submit(&a->job, &s, &ids, &e);
     if (st) {
         fprintf(stderr, "ortqual slurm: %s\n", e.msg);

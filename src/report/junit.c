@@ -284,12 +284,14 @@ static void shard_cases(suite *s, const json_t *shards, const char *pkg)
 
 /* A run whose verdict is not PASSED and that no case shows failing (nothing under test
  * compared: only the reference, every configuration skipped) fails a case of its own;
- * accepted with --allow-skip (exit status 0), it is skipped. */
+ * accepted with --allow-skip (untested, exit status 0), it is skipped. Only that verdict can
+ * be accepted: a missing or unknown one (the page's FAILED) with exit status 0 still fails. */
 static void run_case(suite *s, const json_t *doc, const char *pkg, const totals *all)
 {
     const char *v = oq_j_str(doc, "verdict", "failed"), *why = oq_j_str(doc, "verdict_reason", v);
     if (!strcmp(v, "passed") || all->failures || all->errors) return;
-    int accepted = json_is_integer(json_object_get(doc, "exit_status")) && !oq_j_int(doc, "exit_status");
+    int accepted = !strcmp(v, "untested") && json_is_integer(json_object_get(doc, "exit_status")) &&
+                   !oq_j_int(doc, "exit_status");
     add_case(s, pkg, "verdict", 0, accepted ? TC_SKIPPED : !strcmp(v, "error") ? TC_ERROR : TC_FAILURE, v, why, why);
 }
 

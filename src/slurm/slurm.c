@@ -23,10 +23,11 @@
 static oq_status directive(FILE *fp, const char *opt, const char *value, oq_err *err)
 {
     if (!value) return OQ_OK;
+    const char *name = *opt ? opt : "--sbatch-arg"; /* an extra argument is a whole option */
     for (const char *p = value; *p; p++)
         if (isspace((unsigned char)*p))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': whitespace cannot go into an #SBATCH line", opt, value);
-    if (!*value) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: empty value", opt);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': whitespace cannot go into an #SBATCH line", name, value);
+    if (!*value) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: empty value", name);
     fprintf(fp, "#SBATCH %s%s%s\n", opt, *opt ? "=" : "", value);
     return OQ_OK;
 }
@@ -115,16 +116,38 @@ static oq_status write_script(const char *path, oq_status (*body)(FILE *, const 
     return oq_atomic_commit(&af, err);
 }
 
-oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err)
+static oq_status check_job(const oq_slurm_job *j, oq_err *err)
 {
     if (j->shards < 1 || !j->argc || !j->outdir || *j->outdir != '/' || !j->workdir || *j->workdir != '/' ||
         !j->self_exe || *j->self_exe != '/')
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "slurm job: want N >= 1 shards, a command, and absolute outdir, "
                                                    "workdir and tool paths");
     if (strlen(j->outdir) > 3000) return oq_err_set(err, OQ_ERR_INVALID_ARG, "slurm job: outdir path too long");
+    return OQ_OK;
+}
+
+oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err)
+{
+    oq_status st = check_job(j, err);
+    if (st) return st;
+    char *text = NULL;
+    size_t n = 0;
+    FILE *fp = open_memstream(&text, &n);
+    if (!fp) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    st = shards_script(fp, j, err);
+    if (!st) st = merge_script(fp, j, err);
+    fclose(fp);
+    free(text);
+    return st;
+}
+
+oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err)
+{
+    oq_status st = check_job(j, err);
+    if (st) return st;
     char dir[3100];
     snprintf(dir, sizeof dir, "%s/slurm", j->outdir);
-    oq_status st = oq_mkdirs(dir, err);
+    st = oq_mkdirs(dir, err);
     snprintf(s->shards, sizeof s->shards, "%.3050s/shards.sbatch", dir);
     snprintf(s->merge, sizeof s->merge, "%.3050s/merge.sbatch", dir);
     if (!st) st = write_script(s->shards, shards_script, j, err);

@@ -186,6 +186,8 @@ static int merge_outputs(oq_config_result *into, const oq_config_result *from)
 typedef struct concat {
     FILE *out;
     int64_t last;        /* the index last written (-1: none) */
+    int64_t next;        /* the shard's next batch due; -1 once one was not */
+    int64_t failed;      /* the shard's first batch that failed its comparison (-1: none) */
     oq_totals_acc totals;
 } concat;
 
@@ -197,21 +199,41 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
 {
     (void)rec;
     concat *c = ctx;
+    c->next = b->index == c->next ? c->next + 1 : -1;
+    if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
     if (!oq_batch_record_put(c->out, b)) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
     return oq_totals_add(&c->totals, b) ? OQ_OK : nomem(err);
 }
 
-/* The n entries' records into one file `path`, counted into out->totals. */
-static oq_status merge_records(const entry *e, size_t n, const char *path, oq_config_result *out, oq_err *err)
+/* The n entries' records into one file `path`, counted into out->totals. A configuration
+ * that passed on a shard ran every batch of that shard, in order, and each passed: a summary
+ * with batches missing, repeated, from elsewhere or failed is not what a shard writes, and
+ * would pass what it lacks unchecked. */
+static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, const char *path, oq_config_result *out,
+                               oq_err *err)
 {
     concat c = {.out = fopen(path, "w"), .last = -1};
     if (!c.out) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     oq_totals_begin(&c.totals);
     oq_status st = OQ_OK;
-    for (size_t i = 0; !st && i < n; i++)
+    for (size_t i = 0; !st && i < n; i++) {
+        oq_shard_part part = part_of(m, e[i].shard);
+        c.next = (int64_t)part.batch_lo;
+        c.failed = -1;
         if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
+        /* (e[0]'s result was moved to out: its status is in out->shards) */
+        if (st || out->shards[i].status != OQ_VERDICT_PASSED) continue;
+        if (c.next != (int64_t)part.batch_hi)
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch records are not "
+                            "the shard's batches %zu..%zu, each once in order: refusing to merge an incomplete shard",
+                            m->outdir, (int)e[i].shard, out->config.name, part.batch_lo, part.batch_hi - 1);
+        else if (c.failed >= 0)
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld failed its "
+                            "comparison: refusing to merge a summary that contradicts itself", m->outdir,
+                            (int)e[i].shard, out->config.name, (long long)c.failed);
+    }
     if (fclose(c.out) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
     oq_totals_end(&c.totals, &out->totals);
     return st;
@@ -338,7 +360,8 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
 }
 
 /* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
-static oq_status merge_config(entry *e, size_t n, const char *records, oq_config_result *out, oq_err *err)
+static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char *records, oq_config_result *out,
+                              oq_err *err)
 {
     oq_verdict v;
     char *reason = NULL;
@@ -371,7 +394,7 @@ static oq_status merge_config(entry *e, size_t n, const char *records, oq_config
     out->shards = per;
     out->n_shards = n;
     if (!ok) return nomem(err);
-    return out->reported ? merge_records(e, n, records, out, err) : OQ_OK;
+    return out->reported || v == OQ_VERDICT_PASSED ? merge_records(m, e, n, records, out, err) : OQ_OK;
 }
 
 /* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
@@ -420,7 +443,7 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         char records[4200];
         snprintf(records, sizeof records, "%s/merged_%zu.jsonl", m->work, k);
         if (n) {
-            st = merge_config(e, n, records, r, err);
+            st = merge_config(m, e, n, records, r, err);
             if (!st && r->reported && !(m->merged[k] = strdup(records))) st = nomem(err);
         } else {
             if (oq_config_parse(m->plan.configs[k], &r->config, NULL))

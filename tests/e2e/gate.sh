@@ -197,6 +197,19 @@ sleep 0.2
 alive "$(cat "$W/cmd.pid")" && fail "SIGTERM to the gate left the command running"
 [ "$(json "v['verdict']")" = fail ] || fail "no fail verdict after SIGTERM"
 rm -f "$W/cmd.pid"
+# a command that traps the signal, prints a passing summary and exits 0 is still no pass
+(cd "$W/caller" && exec "$ORTQUAL" gate --quiet --verdict "$W/v.json" -- /bin/sh -c \
+    "trap 'echo 3 passed, 0 failed; exit 0' TERM; echo \$\$ >'$W/cmd.pid'; sleep 300 & wait") >"$W/out" 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -s "$W/cmd.pid" ] && break; sleep 0.1; done
+kill -TERM "$gpid"
+wait "$gpid"
+rc=$?
+[ "$rc" -eq 143 ] || fail "gate after SIGTERM (trapped) exited $rc, expected 143: $(cat "$W/out")"
+expect "interrupted by signal 15 (Terminated): the run did not end on its own"
+[ "$(json "v['verdict'], v['exit_code'], v['counts']['passed']")" = "fail 0 3" ] ||
+    fail "a trapped SIGTERM with a passing summary: $(json "v['verdict'], v['exit_code'], v['counts'], v['reasons']")"
+rm -f "$W/cmd.pid"
 
 # SIGKILL of the gate (no handler can run): the command dies with it. (Its private
 # folder stays: nothing can remove it; a TMPDIR of its own keeps the count below.)

@@ -148,6 +148,25 @@ same "$T/R/summary.json" "$T/RS/summary.json" || fail "merged replay differs fro
 cp -r "$T/P" "$T/W" && rm -rf "$T/W/shards/0" "$T/W/summary.json" && cp -r "$T/RS/shards/0" "$T/W/shards/0"
 must 2 "shard 0 .* ran plan .*refusing to merge shards of different plans" "$T/w.log" $ORTQUAL merge "$T/W"
 [ ! -e "$T/W/summary.json" ] || fail "a refused merge wrote a summary"
+# a --junit that cannot be written is refused before the merge writes anything
+rm -rf "$T/W" && cp -r "$T/P" "$T/W" && rm -rf "$T/W/summary.json" "$T/W/report.html" "$T/W/validate.csv" "$T/W/plots"
+must 2 "--junit: .*W/shards: is a directory" "$T/w.log" $ORTQUAL merge --junit "$T/W/shards" "$T/W"
+[ "$(ls "$T/W")" = "$(ls "$T/P" | grep -Ev '^(summary.json|report.html|validate.csv|plots)$')" ] ||
+    fail "a merge with an unusable --junit wrote: $(ls "$T/W")"
+# a shard whose summary passed without its batch records (none, one of two, one twice) would pass
+# the batches it lacks unchecked: refused, naming the file, and nothing is written
+for cut in '[]' 'c["batches"][:1]' '[c["batches"][0]] * 2'; do
+    rm -rf "$T/W" && cp -r "$T/P" "$T/W" && rm -f "$T/W/summary.json" "$T/W/report.html" "$T/W/validate.csv" && rm -rf "$T/W/plots"
+    $PY -c "import json,sys; d=json.load(open(sys.argv[1])); [c.__setitem__('batches', $cut) for c in d['configs'][1:]]; json.dump(d, open(sys.argv[1], 'w'))" "$T/W/shards/2/summary.json"
+    must 2 "W/shards/2/summary.json: cpu:decomposed:fp32 passed, but its batch records are not the shard's batches 2..3" \
+        "$T/w.log" $ORTQUAL merge "$T/W"
+    [ ! -e "$T/W/summary.json" ] && [ ! -e "$T/W/validate.csv" ] || fail "a refused merge ($cut) wrote: $(ls "$T/W")"
+done
+# ... or whose batch failed its comparison
+cp "$T/P/shards/2/summary.json" "$T/W/shards/2/summary.json"
+$PY -c "import json,sys; d=json.load(open(sys.argv[1])); d['configs'][2]['batches'][1]['passed'] = False; json.dump(d, open(sys.argv[1], 'w'))" "$T/W/shards/2/summary.json"
+must 2 "W/shards/2/summary.json: cpu:attention24:fp32 passed, but its batch 3 failed its comparison" "$T/w.log" $ORTQUAL merge "$T/W"
+[ ! -e "$T/W/summary.json" ] || fail "a refused merge (a failed batch) wrote a summary"
 
 # 8. a prepared batch changed afterwards: the shard that runs it refuses, naming the file
 must 0 "prepared" "$T/z.log" $ORTQUAL "${V[@]}" --outdir "$T/Z" --prepare-shards 2

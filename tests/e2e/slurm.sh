@@ -122,6 +122,13 @@ must 3 "sbatch .*shards.sbatch: .*(invalid partition|Invalid partition)" "$T/b.l
     $ORTQUAL slurm --shards 2 --outdir "$T/B" --partition nosuch -- "${V[@]}"
 must 2 "belongs to slurm" "$T/b2.log" $ORTQUAL slurm --shards 2 --outdir "$T/B2" -- "${V[@]}" --outdir "$T/elsewhere"
 must 2 "want '-- validate\|replay" "$T/b3.log" $ORTQUAL slurm --shards 2 --outdir "$T/B3" validate
+# a value the scripts cannot take is refused before the prepare step, so the corrected command runs
+must 2 "^ortqual slurm: --partition 'g 1': whitespace cannot go into an #SBATCH line$" "$T/b6.log" \
+    $ORTQUAL slurm --shards 2 --outdir "$T/B6" --partition "g 1" --no-submit -- "${V[@]}"
+must 2 "^ortqual slurm: --sbatch-arg: empty value$" "$T/b6.log" \
+    $ORTQUAL slurm --shards 2 --outdir "$T/B6" --sbatch-arg= --no-submit -- "${V[@]}"
+[ ! -e "$T/B6" ] || fail "a refused slurm option left: $(ls -R "$T/B6")"
+must 0 "prepared: 4 batches in 2 shards" "$T/b6.log" $ORTQUAL slurm --shards 2 --outdir "$T/B6" --partition g1 --no-submit -- "${V[@]}"
 $PY -c "import numpy as np; m = np.zeros((2, 8), np.float32); m[0, :3] = 1; m[1, 2:5] = 1
 np.savez('$T/left.npz', features=np.zeros((2, 8, 8), np.float32), mask=m)"
 must 2 "nothing submitted" "$T/b4.log" $ORTQUAL slurm --shards 2 --outdir "$T/B4" -- validate --inputs "$T/left.npz"

@@ -714,6 +714,17 @@ static void test_junit_verdicts(void **state)
     assert_non_null(strstr(xml, "failures=\"0\" errors=\"0\""));
     assert_non_null(strstr(xml, "<skipped>only the reference ran"));
     free(xml);
+    /* only an untested verdict is accepted: none, or one this version does not know (the page's
+     * FAILED), with exit status 0 still fails */
+    json_object_del(doc, "verdict");
+    xml = xml_of(doc);
+    assert_non_null(strstr(xml, "failures=\"1\" errors=\"0\""));
+    assert_null(strstr(xml, "<skipped>"));
+    free(xml);
+    json_object_set_new(doc, "verdict", json_integer(1));
+    xml = xml_of(doc);
+    assert_non_null(strstr(xml, "failures=\"1\" errors=\"0\""));
+    free(xml);
     json_decref(doc);
 
     /* the configuration under test skipped (no CUDA here): skipped, and the run fails on its own */
