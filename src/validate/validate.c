@@ -352,11 +352,38 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     }
 }
 
+/* Whether a --require value names the configuration `name`, as written or in canonical form
+ * ("cuda:attention24:fp16:auto"). */
+static int names_config(const char *required, const char *name)
+{
+    oq_config c;
+    return !strcmp(required, name) || (!oq_config_parse(required, &c, NULL) && !strcmp(c.name, name));
+}
+
 static int config_required(const oq_validate_opts *o, const char *name)
 {
     for (size_t i = 0; i < o->n_required; i++)
-        if (!strcmp(o->required[i], name)) return 1;
+        if (names_config(o->required[i], name)) return 1;
     return 0;
+}
+
+/* A --require that names no configuration of this run would never fail it: `--require
+ * cuda:model:fp32` beside --model's default on a host without CUDA (which leaves cuda out), or a
+ * typo, passed green without the configuration ever running. */
+static oq_status check_required(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t i = 0; i < o->n_required; i++) {
+        int found = 0;
+        for (size_t k = 0; k < o->n_configs && !found; k++) found = names_config(o->required[i], o->configs[k].name);
+        if (found) continue;
+        char names[512] = "";
+        for (size_t k = 0, used = 0; k < o->n_configs && used < sizeof names; k++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", o->configs[k].name);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--require '%s': not a configuration of this run (%s); a configuration must run to be "
+                          "required", o->required[i], names);
+    }
+    return OQ_OK;
 }
 
 /* The ONNX file an earlier configuration of the same representation and precision
@@ -988,6 +1015,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_representations(o, err);
+    if (!st) st = check_required(o, err);
     if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_check_outdir_kind(c->root, err);
     if (!st) st = oq_shard_setup(o, err);
