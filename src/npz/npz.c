@@ -392,6 +392,9 @@ oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
     uint64_t size = 0;
     oq_status st = oq_check_regular_file(path, &size, err);
     if (st) return st;
+    /* a zip holds at least its 22-byte end record; read as no members, a file cut to nothing
+     * (a failed copy) was reported as lacking the first tensor asked for */
+    if (size == 0) return oq_err_set(err, OQ_ERR_FORMAT, "%s: empty file (0 bytes), not an .npz (zip) archive", path);
     if (size > NPZ_WHOLE_MAX) return oq_npz_read_libzip(path, out, err);
     unsigned char *buf = NULL;
     size_t n = 0;

@@ -352,11 +352,38 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     }
 }
 
+/* Whether a --require value names the configuration `name`, as written or in canonical form
+ * ("cuda:attention24:fp16:auto"). */
+static int names_config(const char *required, const char *name)
+{
+    oq_config c;
+    return !strcmp(required, name) || (!oq_config_parse(required, &c, NULL) && !strcmp(c.name, name));
+}
+
 static int config_required(const oq_validate_opts *o, const char *name)
 {
     for (size_t i = 0; i < o->n_required; i++)
-        if (!strcmp(o->required[i], name)) return 1;
+        if (names_config(o->required[i], name)) return 1;
     return 0;
+}
+
+/* A --require that names no configuration of this run would never fail it: `--require
+ * cuda:model:fp32` beside --model's default on a host without CUDA (which leaves cuda out), or a
+ * typo, passed green without the configuration ever running. */
+static oq_status check_required(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t i = 0; i < o->n_required; i++) {
+        int found = 0;
+        for (size_t k = 0; k < o->n_configs && !found; k++) found = names_config(o->required[i], o->configs[k].name);
+        if (found) continue;
+        char names[512] = "";
+        for (size_t k = 0, used = 0; k < o->n_configs && used < sizeof names; k++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", o->configs[k].name);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--require '%s': not a configuration of this run (%s); a configuration must run to be "
+                          "required", o->required[i], names);
+    }
+    return OQ_OK;
 }
 
 /* The ONNX file an earlier configuration of the same representation and precision
@@ -858,6 +885,31 @@ static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* A --model file runs as it is, whatever representation a configuration names: one naming
+ * decomposed/attention23/attention24 would be labelled (and reported) as a form that never ran;
+ * 'model' without --model would be ortqual's decomposed export under another name. */
+static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
+{
+    int user = o->kind == OQ_MODEL_USER;
+    for (size_t k = 0; k < o->n_configs; k++) {
+        const oq_config *c = &o->configs[k];
+        if (user && c->repr == OQ_REPR_ENCODER && !o->weights_path) /* else the reference fails after the run began */
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "config '%s' with --model needs --weights W.npz (the weights %s was exported with)",
+                              c->name, o->model_path);
+        if (!oq_config_uses_ort(c) || (c->repr == OQ_REPR_MODEL) == user) continue;
+        if (user)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "config '%s': --model runs %s as it is, never ortqual's %s export: use %s:model:%s",
+                              c->name, o->model_path, oq_repr_name(c->repr), c->runtime,
+                              oq_precision_name(c->precision));
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': representation 'model' is the file given with --model (without it: "
+                          "decomposed, attention23 or attention24)", c->name);
+    }
+    return OQ_OK;
+}
+
 /* The model's inputs as the summary records them. */
 static oq_status record_signature(run_ctx *c, oq_err *err)
 {
@@ -974,6 +1026,8 @@ static oq_status setup(run_ctx *c, oq_err *err)
     oq_status st = check_ep_options(o, err);
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
+    if (!st) st = check_representations(o, err);
+    if (!st) st = check_required(o, err);
     if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_check_outdir_kind(c->root, err);
     if (!st) st = oq_shard_setup(o, err);

@@ -85,6 +85,19 @@ expect 0 "verdict: PASSED" "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.on
 expect 1 "batch 0, output cls: this configuration has no such output \(the reference has\)" "$Q" validate \
     --model "$F/tx_encoder/tx_encoder_op18.onnx" --weights "$T/w.npz" --heads 4 --inputs "$F/tx_encoder/io.npz" \
     --configs ref:encoder:fp64,cpu:model:fp32 --outdir "$T/noout" "${V[@]}"
+# ... without --weights it cannot run: a usage error before anything is made (it was exit 3 after the run began)
+expect 2 "^ortqual validate: config 'ref:encoder:fp64' with --model needs --weights W\.npz" "$Q" validate \
+    --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" \
+    --configs ref:encoder:fp64,cpu:model:fp32 --outdir "$T/nowts" "${V[@]}"
+[ ! -e "$T/nowts" ] && ok "nothing made without --weights" || bad "$T/nowts made"
+# a --model file runs as it is: a configuration naming another representation is refused (it ran the
+# model unchanged, reported as attention24 and judged at fp16 tolerances: PASSED)
+expect 2 "^ortqual validate: config 'cpu:attention24:fp16': --model runs .*mlpf_like_op18\.onnx as it is, never ortqual's attention24 export: use cpu:model:fp16$" \
+    "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$F/mlpf_like/io.npz" \
+    --configs expected,cpu:attention24:fp16 --outdir "$T/repr" "${V[@]}"
+[ ! -e "$T/repr" ] && ok "nothing made for a representation --model does not run" || bad "$T/repr made"
+expect 2 "^ortqual validate: config 'cpu:model:fp32': representation 'model' is the file given with --model" \
+    "$Q" validate --configs ref:encoder:fp64,cpu:model:fp32 --outdir "$T/nomodel" "${V[@]}"
 
 # 5. a language model's outputs are not zero on padding: reported, not judged; --padding zero judges them
 expect 0 "padding: logits has 4000 of 4000 padded elements non-zero \(first in batch 0\), reported, not judged: the reference is not zero there" \

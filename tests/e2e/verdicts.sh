@@ -35,6 +35,17 @@ expect 0 "verdict: NOT TESTED" "$Q" replay "${REPLAY[@]}" --ep cuda --allow-skip
 expect 1 "verdict: FAILED" "$Q" replay "${REPLAY[@]}" --ep cuda --require cuda:model:fp32 --outdir "$T/r3"
 [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["configs"][1].get("required"))' "$T/r3/summary.json")" = True ] &&
     ok "replay --require: the skip marked required" || bad "replay --require"
+# --require naming no configuration of the run never failed it: --model's default leaves cuda out
+# where CUDA does not run, so `--require cuda:model:fp32` passed green with no CUDA (exit 0); now a
+# usage error before any work. A canonical spelling with the kernel (":auto") still counts.
+expect 2 "^ortqual validate: --require 'cuda:model:fp32': not a configuration of this run \(expected, cpu:model:fp32\)" \
+    "$Q" validate --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" \
+    --require cuda:model:fp32 --outdir "$T/rq1" "${V[@]}"
+[ ! -e "$T/rq1" ] && ok "nothing made for an unknown --require" || bad "$T/rq1 made"
+expect 2 "^ortqual replay: --require 'cuda:model:fp16': not a configuration of this run" \
+    "$Q" replay "${REPLAY[@]}" --ep cuda --require cuda:model:fp16 --allow-skip --outdir "$T/rq2"
+expect 1 "verdict: FAILED" "$Q" validate --configs ref:encoder:fp64,noep:attention24:fp32 \
+    --require noep:attention24:fp32:auto --allow-skip --outdir "$T/rq3" "${V[@]}"
 
 # conformance: a run whose only test is skipped, and one with no test at all
 expect 1 "no test passed \(1 run, all skipped or unsupported\)" "$Q" conformance "$CONF/test_attention_4d_expanded"

@@ -494,6 +494,13 @@ static void test_npz_write_refusals_and_overwrite(void **state)
     assert_int_equal(oq_npz_take(z, "x", &a2, &err), OQ_ERR_NOT_FOUND);
     assert_non_null(strstr(err.msg, "empty.npz: no member 'x' (members: none)"));
     oq_npz_free(z);
+    /* ... but a file of 0 bytes is not one (it read as an archive with no members) */
+    snprintf(path, sizeof path, "%s/zero.npz", dir);
+    fclose(fopen(path, "w"));
+    z = NULL;
+    assert_int_equal(oq_npz_read(path, &z, &err), OQ_ERR_FORMAT);
+    assert_null(z);
+    assert_non_null(strstr(err.msg, "zero.npz: empty file (0 bytes), not an .npz (zip) archive"));
 
     snprintf(path, sizeof path, "%s/a.npy", dir);
     assert_int_equal(oq_npy_write(path, a, 0, &err), OQ_OK);
