@@ -108,8 +108,18 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
     return OQ_OK;
 }
 
-/* K configurations: the reference as measured, the K-1 others like the mean of those measured. */
-static void model(const oq_estimate_opts *o, oq_estimate *e)
+/* The events of the largest shard: shards run whole batches of b (the measured batch size), so
+ * the largest has ceil(ceil(E / b) / N) of them (E/N rounded up undercounts: 10 events in
+ * batches of 2 over 4 shards give one shard 4 events, not 3). */
+static int64_t largest_shard(int64_t events, int64_t b, int64_t shards)
+{
+    int64_t batches = (events - 1) / b + 1, most = (batches - 1) / shards + 1; /* no overflow near INT64_MAX */
+    return most > events / b ? events : most * b;
+}
+
+/* K configurations: the reference as measured, the K-1 others like the mean of those measured;
+ * b, the measured batch size. */
+static void model(const oq_estimate_opts *o, int64_t b, oq_estimate *e)
 {
     size_t m = e->n_configs - 1;
     double fixed = 0, per_event = 0;
@@ -119,7 +129,7 @@ static void model(const oq_estimate_opts *o, oq_estimate *e)
     e->n_total_configs = k;
     e->shards = o->shards > 0 ? o->shards : o->workers;
     e->waves = (e->shards + o->workers - 1) / o->workers;
-    e->events_per_shard = (o->events - 1) / e->shards + 1; /* rounded up without overflow near INT64_MAX */
+    e->events_per_shard = largest_shard(o->events, b, e->shards);
     e->shard_fixed_s = e->configs[0].fixed_s + others * fixed;
     e->shard_events_s = (double)e->events_per_shard * (e->configs[0].per_event_s + others * per_event);
     e->shard_s = e->shard_fixed_s + e->shard_events_s;
@@ -149,7 +159,8 @@ oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_est
     oq_status st = check_shards(measured, o, err);
     if (!st) st = configs(measured, o, out, err);
     if (st) oq_estimate_clear(out);
-    else model(o, out);
+    else model(o, measured->n_batches && measured->batches[0].batch_size > 0 ? measured->batches[0].batch_size : 1,
+               out);
     return st;
 }
 
