@@ -485,6 +485,13 @@ oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref,
 
 /* ---- reporting ---- */
 
+/* NaN without its sign: printf writes a NaN whose sign bit is set (what x86 arithmetic makes) as
+ * "-nan", which reads like a negative number. */
+static double plain_nan(double v)
+{
+    return isnan(v) ? fabs(v) : v;
+}
+
 /* Append printf output at *used without overflowing buf. */
 static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -521,12 +528,12 @@ char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
     char c[160];
     if (!r->passed && r->worst_count) {
         oq_dims_str(r->worst[0].coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%.3g", c, r->worst[0].got,
-               r->worst[0].expected, r->worst[0].abs_diff);
+        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%.3g", c, plain_nan(r->worst[0].got),
+               plain_nan(r->worst[0].expected), plain_nan(r->worst[0].abs_diff));
     }
     if (r->padding_checked && r->pad_nonzero) {
         oq_dims_str(r->first_pad_nonzero.coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; first non-zero padding %s = %.9g", c, r->first_pad_nonzero.got);
+        append(buf, n, &used, "; first non-zero padding %s = %.9g", c, plain_nan(r->first_pad_nonzero.got));
     }
     return buf;
 }
