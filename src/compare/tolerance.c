@@ -89,6 +89,7 @@ static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *t
 {
     oq_tolerance t = *tol;
     const char *p = body;
+    const double *seen[2] = {NULL, NULL};
     while (1) {
         size_t n = strcspn(p, ",");
         const char *eq = memchr(p, '=', n);
@@ -103,6 +104,9 @@ static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *t
         if (!dst)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "tolerance '%s': unknown key '%.*s' (keys: rtol, atol)", spec, (int)klen, p);
+        if (seen[dst == &t.atol]) /* which of two values was meant cannot be known */
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance '%s': %.*s given twice", spec, (int)klen, p);
+        seen[dst == &t.atol] = dst;
         char num[64];
         size_t vlen = n - klen - 1;
         if (vlen == 0 || vlen >= sizeof num)

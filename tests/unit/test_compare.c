@@ -440,6 +440,8 @@ static void test_tolerance_parse(void **state)
     expect_parse_error("out:", "nothing after the output name");
     expect_parse_error(":rtol=1", "empty output name");
     expect_parse_error("out:fp8", "tolerance 'out:fp8': unknown tolerance preset 'fp8'");
+    expect_parse_error("out:rtol=1,rtol=2", "tolerance 'out:rtol=1,rtol=2': rtol given twice"); /* the last won */
+    expect_parse_error("atol=1,rtol=1,atol=0", "atol given twice");
     char tiny[4];
     oq_err err = {0};
     assert_int_equal(oq_tolerance_parse("long_name:fp32", tiny, sizeof tiny, &t, &err), OQ_ERR_INVALID_ARG);
