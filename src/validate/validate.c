@@ -799,7 +799,7 @@ static char *untested_reason(const oq_validate_summary *s)
                                          ref->name, companion(ref))
              : skipped ? asprintf(&text, "no configuration under test ran (%s skipped: %s)", skipped->config.name,
                                   skipped->reason ? skipped->reason : "no reason given")
-                       : asprintf(&text, "no valid element was compared (every batch is empty)");
+                       : asprintf(&text, "no valid element was compared (every batch is empty, or every output has no elements)");
     return rc < 0 ? NULL : text;
 }
 
