@@ -184,13 +184,18 @@ gate 2 --timeout 0 -- /bin/true && expect "--timeout '0': expected seconds"
 gate 2 --timeout 1x -- /bin/true && expect "--timeout '1x': expected seconds"
 gate 2 --timeout 1e8 -- /bin/true && expect "--timeout '1e8': expected seconds, more than 0 and at most 1e7"
 
+# The gate on the shell command $1 (which writes its pid to cmd.pid) in the background,
+# SIGTERMed once the command has started; its exit status in rc.
+gate_term() {
+    (cd "$W/caller" && exec "$ORTQUAL" gate --quiet --verdict "$W/v.json" -- /bin/sh -c "$1") >"$W/out" 2>&1 &
+    local gpid=$!
+    for _ in $(seq 100); do [ -s "$W/cmd.pid" ] && break; sleep 0.1; done
+    kill -TERM "$gpid"
+    wait "$gpid"
+    rc=$?
+}
 # SIGTERM to the gate reaches the command's group; the gate exits 128+15 with a verdict.
-(cd "$W/caller" && exec "$ORTQUAL" gate --quiet --verdict "$W/v.json" -- /bin/sh -c "echo \$\$ >'$W/cmd.pid'; sleep 300") >"$W/out" 2>&1 &
-gpid=$!
-for _ in $(seq 100); do [ -s "$W/cmd.pid" ] && break; sleep 0.1; done
-kill -TERM "$gpid"
-wait "$gpid"
-rc=$?
+gate_term "echo \$\$ >'$W/cmd.pid'; sleep 300"
 [ "$rc" -eq 143 ] || fail "gate after SIGTERM exited $rc, expected 143: $(cat "$W/out")"
 expect "interrupted by signal 15"
 sleep 0.2
@@ -198,13 +203,7 @@ alive "$(cat "$W/cmd.pid")" && fail "SIGTERM to the gate left the command runnin
 [ "$(json "v['verdict']")" = fail ] || fail "no fail verdict after SIGTERM"
 rm -f "$W/cmd.pid"
 # a command that traps the signal, prints a passing summary and exits 0 is still no pass
-(cd "$W/caller" && exec "$ORTQUAL" gate --quiet --verdict "$W/v.json" -- /bin/sh -c \
-    "trap 'echo 3 passed, 0 failed; exit 0' TERM; echo \$\$ >'$W/cmd.pid'; sleep 300 & wait") >"$W/out" 2>&1 &
-gpid=$!
-for _ in $(seq 100); do [ -s "$W/cmd.pid" ] && break; sleep 0.1; done
-kill -TERM "$gpid"
-wait "$gpid"
-rc=$?
+gate_term "trap 'echo 3 passed, 0 failed; exit 0' TERM; echo \$\$ >'$W/cmd.pid'; sleep 300 & wait"
 [ "$rc" -eq 143 ] || fail "gate after SIGTERM (trapped) exited $rc, expected 143: $(cat "$W/out")"
 expect "interrupted by signal 15 (Terminated): the run did not end on its own"
 [ "$(json "v['verdict'], v['exit_code'], v['counts']['passed']")" = "fail 0 3" ] ||
