@@ -345,18 +345,34 @@ static oq_status check_used(const oq_io_info *ins, size_t n_ins, const oq_bench_
 
 /* Inputs that hold no element at all (a size 0 the model fixes, or an empty npz tensor):
  * nothing would be computed, yet the row would say ok, as with --dim N=0. One empty input
- * beside others is fine (an empty past key/value). */
-static oq_status check_not_empty(const oq_bench_point *p, const oq_npz *npz, oq_err *err)
+ * beside others is fine (an empty past key/value). An input whose byte count overflows
+ * (--dim seq=2^62) is named here, not left to a failed row. */
+static oq_status check_sizes(const oq_bench_point *p, const oq_npz *npz, oq_err *err)
 {
     const oq_bench_input_info *first = NULL;
     int32_t axis = 0;
+    int full = 0;
     for (size_t i = 0; i < p->n_inputs; i++) {
-        int32_t a = 0;
-        while (a < p->inputs[i].ndim && p->inputs[i].shape[a]) a++;
-        if (a == p->inputs[i].ndim) return OQ_OK;
-        if (!first) first = &p->inputs[i], axis = a;
+        const oq_bench_input_info *in = &p->inputs[i];
+        uint64_t bytes = oq_dtype_size(in->dtype);
+        int32_t zero = -1;
+        for (int32_t a = 0; a < in->ndim; a++) {
+            if (!in->shape[a] && zero < 0) zero = a;
+            if (in->shape[a] && __builtin_mul_overflow(bytes, (uint64_t)in->shape[a], &bytes))
+                bytes = UINT64_MAX;
+        }
+        if (bytes > (uint64_t)INT64_MAX) {
+            char dims[OQ_MAX_DIMS * 21 + 3] = "[";
+            for (int32_t a = 0; a < in->ndim; a++)
+                snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", a ? "," : "",
+                         (long long)in->shape[a]);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s' %s] %s: its size overflows 2^63 bytes", in->name,
+                              dims, oq_dtype_name(in->dtype));
+        }
+        if (zero < 0) full = 1;
+        else if (!first) first = in, axis = zero;
     }
-    if (!first) return OQ_OK; /* no inputs: the model computes from its constants */
+    if (full || !first) return OQ_OK; /* no inputs: the model computes from its constants */
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
                       "input '%s' (%s%s) is empty (axis %d is 0), as every input: nothing would be computed",
                       first->name, strcmp(first->source, "npz") ? "the model's shape" : "from ",
@@ -396,7 +412,7 @@ oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_n
         if (!st && strcmp(r->source, "npz")) r->fill = fill_for(r);
     }
     out->n_inputs = n_ins;
-    if (!st) st = check_not_empty(out, npz, err);
+    if (!st) st = check_sizes(out, npz, err);
     if (st) {
         oq_bench_point_clear(out);
         return st;

@@ -286,6 +286,16 @@ static void test_empty_and_ungeneratable_inputs(void **state)
     assert_string_equal(oq_elem_type_name(8), "string");
     assert_string_equal(oq_elem_type_name(1), "float32");
 
+    /* a size whose bytes overflow is named before any session, not a failed row */
+    oq_bench_dim big[2];
+    assert_int_equal(oq_bench_dim_parse("batch=4", &big[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse("seq=4611686018427387904", &big[1], &err), OQ_OK);
+    static char *bs_dims[] = {"batch", "seq", "17"};
+    const oq_io_info feats[] = {{"features", OQ_DTYPE_FLOAT32, 3, bs_dims}};
+    o = opts_with(0, NULL, 2, big, 0, NULL);
+    assert_int_equal(oq_bench_resolve_point(feats, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "input 'features' [4,4611686018427387904,17] float32: its size overflows"));
+
     const oq_io_info neg[] = {{"x", OQ_DTYPE_FLOAT32, 1, neg_dims}};
     o = opts_with(0, NULL, 0, NULL, 0, NULL);
     assert_int_equal(oq_bench_resolve_point(neg, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
