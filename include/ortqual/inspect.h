@@ -90,6 +90,9 @@ OQ_API oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *n
 OQ_API void oq_model_info_free(oq_model_info *mi);
 /* "a, b, c": the names of io[0 .. n) into buf (cut short to fit), for messages. */
 OQ_API void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size);
+/* The name of an ONNX element type (oq_io_info.elem_type): "float32", "string",
+ * "complex64"... also for the types oq_dtype does not hold; never NULL. */
+OQ_API const char *oq_elem_type_name(int32_t elem_type);
 
 /* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure. */
 OQ_API char *oq_model_info_json(const oq_model_info *mi);

@@ -132,8 +132,9 @@ static oq_status env_bind(dim_env *e, const char *name, int64_t value, const cha
     return OQ_OK;
 }
 
-/* A model dimension is named when it is neither a number nor unknown ("?"). */
-static int dim_is_named(const char *d) { return d && *d && strcmp(d, "?") && size_value(d) < 0; }
+/* A model dimension is named when it is a name --dim can give: neither a number, nor unknown
+ * ("?"), nor what --dim cannot spell ("-3", a size the model got wrong, is given by --shape). */
+static int dim_is_named(const char *d) { return d && valid_name(d) && strcmp(d, "?") && size_value(d) < 0; }
 
 size_t oq_bench_point_count(const oq_bench_opts *o)
 {
@@ -342,6 +343,50 @@ static oq_status check_used(const oq_io_info *ins, size_t n_ins, const oq_bench_
                       "(the model's named dimensions: %s)", opt, name, name, *list ? list : "none");
 }
 
+/* Inputs that hold no element at all (a size 0 the model fixes, or an empty npz tensor):
+ * nothing would be computed, yet the row would say ok, as with --dim N=0. One empty input
+ * beside others is fine (an empty past key/value). An input whose byte count overflows
+ * (--dim seq=2^62) is named here, not left to a failed row. */
+static oq_status check_sizes(const oq_bench_point *p, const oq_npz *npz, oq_err *err)
+{
+    const oq_bench_input_info *first = NULL;
+    int32_t axis = 0;
+    int full = 0;
+    for (size_t i = 0; i < p->n_inputs; i++) {
+        const oq_bench_input_info *in = &p->inputs[i];
+        uint64_t bytes = oq_dtype_size(in->dtype);
+        int32_t zero = -1;
+        for (int32_t a = 0; a < in->ndim; a++) {
+            if (!in->shape[a] && zero < 0) zero = a;
+            if (in->shape[a] && __builtin_mul_overflow(bytes, (uint64_t)in->shape[a], &bytes))
+                bytes = UINT64_MAX;
+        }
+        if (bytes > (uint64_t)INT64_MAX) {
+            char dims[OQ_MAX_DIMS * 21 + 3] = "[";
+            for (int32_t a = 0; a < in->ndim; a++)
+                snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", a ? "," : "",
+                         (long long)in->shape[a]);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s' %s] %s: its size overflows 2^63 bytes", in->name,
+                              dims, oq_dtype_name(in->dtype));
+        }
+        if (zero < 0) full = 1;
+        else if (!first) first = in, axis = zero;
+    }
+    if (full || !first) return OQ_OK; /* no inputs: the model computes from its constants */
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "input '%s' (%s%s) is empty (axis %d is 0), as every input: nothing would be computed",
+                      first->name, strcmp(first->source, "npz") ? "the model's shape" : "from ",
+                      strcmp(first->source, "npz") ? "" : npz->path, axis);
+}
+
+/* An input the sweep must generate needs a type it can fill (not string, complex...). */
+static oq_status check_generatable(const oq_io_info *in, const oq_bench_input_info *r, oq_err *err)
+{
+    if (!strcmp(r->source, "npz") || oq_dtype_size(r->dtype)) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s' is %s: bench cannot generate it, nor read it from an npz",
+                      in->name, oq_elem_type_name(in->elem_type));
+}
+
 oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
                                  size_t p, oq_bench_point *out, oq_err *err)
 {
@@ -363,13 +408,15 @@ oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_n
     for (size_t i = 0; !st && i < n_ins; i++) {
         oq_bench_input_info *r = &out->inputs[i];
         if (!r->source) st = fill_generated(&ins[i], &e, r, err);
+        if (!st) st = check_generatable(&ins[i], r, err);
         if (!st && strcmp(r->source, "npz")) r->fill = fill_for(r);
     }
+    out->n_inputs = n_ins;
+    if (!st) st = check_sizes(out, npz, err);
     if (st) {
         oq_bench_point_clear(out);
         return st;
     }
-    out->n_inputs = n_ins;
     out->n_dims = e.n;
     memcpy(out->dims, e.v, e.n * sizeof *e.v);
     return OQ_OK;

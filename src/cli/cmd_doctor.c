@@ -1,5 +1,6 @@
 /* ortqual doctor: is this machine fit to qualify models, and on what exactly? */
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -416,6 +417,16 @@ static int parse(doctor *d, int argc, char **argv)
     const oq_cli_command c = {"doctor", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? 1 : OQ_EXIT_USAGE;
+    /* A root that is no folder would be searched for nothing, and the report would say healthy. */
+    for (size_t i = 0; i < d->roots.n; i++) {
+        struct stat sb;
+        int found = stat(d->roots.v[i], &sb) == 0;
+        if (!found || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "ortqual doctor: --search-root %s: %s\n", d->roots.v[i],
+                    found ? "not a folder" : strerror(errno));
+            return OQ_EXIT_USAGE;
+        }
+    }
     /* Provider options given without --ep are for the EP doctor tries besides cpu: cuda. */
     struct oq_cli_runtime check = d->cr;
     if (!check.ep && check.n_options) check.ep = "cuda";

@@ -1,8 +1,11 @@
 /* ortqual export sdpa|encoder: write attention models as ONNX files. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -251,6 +254,28 @@ static int set_elu(const oq_opt *opt, const char *arg)
     return 0;
 }
 
+/* The real path of `path`'s folder, then its last component: two spellings of one file
+ * ("w.onnx", "./w.onnx") compare equal whether or not the file exists yet. */
+static int canonical(const char *path, char *out, size_t n)
+{
+    char d[PATH_MAX], b[PATH_MAX], real[PATH_MAX];
+    snprintf(d, sizeof d, "%s", path);
+    snprintf(b, sizeof b, "%s", path);
+    if (!realpath(dirname(d), real)) return -1;
+    return snprintf(out, n, "%s/%s", real, basename(b)) < (int)n ? 0 : -1;
+}
+
+/* -o and --save-weights naming one file: the weights would be replaced by the model (or,
+ * without --force, written and then the model refused). */
+static int same_output(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
+    if (canonical(a, ca, sizeof ca) || canonical(b, cb, sizeof cb)) return !strcmp(a, b);
+    return !strcmp(ca, cb);
+}
+
 static int export_encoder(int argc, char **argv)
 {
     oq_encoder_config c;
@@ -285,6 +310,10 @@ static int export_encoder(int argc, char **argv)
     if (weights && shape_opts) {
         fprintf(stderr, "ortqual export encoder: --weights takes the sizes from the file; drop "
                         "--features/--width/--layers/--ffn-width/--classes/--regression-targets\n");
+        return OQ_EXIT_USAGE;
+    }
+    if (save && same_output(save, o.output)) {
+        fprintf(stderr, "ortqual export encoder: --save-weights %s and -o %s name the same file\n", save, o.output);
         return OQ_EXIT_USAGE;
     }
     if (save && !o.force && access(o.output, F_OK) == 0) {

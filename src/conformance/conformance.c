@@ -239,6 +239,16 @@ static int read_pbs(const char *set_dir, const char *kind, io_set *s, oq_conform
             return 0;
         }
     }
+    /* One more file than the model has inputs or outputs: the data set was made for
+     * another model (ONNX's runner fails it too); reading only the first would pass it. */
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s_%zu.pb", set_dir, kind, s->n);
+    if (stat(path, &sb) == 0) {
+        verdict(r, OQ_CONFORMANCE_FAIL, "%s: the model has %zu %s%s, the data set more", path, s->n, kind,
+                s->n == 1 ? "" : "s");
+        return 0;
+    }
     return 1;
 }
 

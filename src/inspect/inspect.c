@@ -72,7 +72,8 @@ static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
         const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
             io->dims[i] = dupf(c, "%lld", (long long)d->dim_value);
-        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
+                 *d->dim_param)
             io->dims[i] = dup0(c, d->dim_param);
         else
             io->dims[i] = dup0(c, "?");
@@ -348,6 +349,16 @@ static void free_io(oq_io_info *io)
     free(io->name);
     for (int32_t i = 0; io->dims && i < io->rank; i++) free(io->dims[i]);
     free(io->dims);
+}
+
+const char *oq_elem_type_name(int32_t t)
+{
+    /* onnx.TensorProto.DataType: oq_dtype_name has no name for string, complex, float8... */
+    static const char *const names[] = {"undefined", "float32", "uint8", "int8", "uint16", "int16", "int32",
+                                        "int64", "string", "bool", "float16", "float64", "uint32", "uint64",
+                                        "complex64", "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz",
+                                        "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
+    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an element type beyond float4e2m1";
 }
 
 void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size)

@@ -49,22 +49,13 @@ static long long number_after(const char *msg, const char *prefix)
     return p ? strtoll(p + strlen(prefix), NULL, 10) : -1;
 }
 
-/* onnx.TensorProto.DataType names. */
-static const char *onnx_type(int32_t t)
-{
-    static const char *const names[] = {"undefined", "float32", "uint8", "int8", "uint16", "int16", "int32",
-                                        "int64", "string", "bool", "float16", "float64", "uint32", "uint64",
-                                        "complex64", "complex128", "bfloat16"};
-    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "a type beyond bfloat16";
-}
-
 /* "role 'name' float32 [batch,4,seq,8]" or "... (no declared shape)". */
 static void describe(expl *x, const oq_node_info *n, size_t i, const char *role)
 {
     if (i >= n->n_inputs || !*n->inputs[i].name) return;
     const oq_io_info *io = &n->inputs[i];
     put(x, &x->inputs, "%s%s '%s'", x->inputs.len ? "; " : "", role, io->name);
-    if (io->elem_type) put(x, &x->inputs, " %s", onnx_type(io->elem_type));
+    if (io->elem_type) put(x, &x->inputs, " %s", oq_elem_type_name(io->elem_type));
     if (io->rank < 0) {
         put(x, &x->inputs, " (no declared shape)");
         return;

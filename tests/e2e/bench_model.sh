@@ -116,6 +116,7 @@ usage "--dim heads: no model dimension" --dim batch=1 --dim seq=8 --dim heads=2
 usage "--expected compares outputs of the inputs" --dim batch=1 --dim seq=8 --expected "$F/mlpf_like/io.npz"
 usage "--num-heads belongs to the attention sweep" --dim batch=1 --dim seq=8 --num-heads 2
 usage "--int-range '3,1': LO > HI" --int-range 3,1
+usage "input 'features' \[4,4611686018427387904,17\] float32: its size overflows" --dim batch=4 --dim seq=4611686018427387904
 usage "/nonexistent.npz" --inputs /nonexistent.npz
 expect 2 "--sweep needs --model" "$Q" bench --variants ref --sweep seq=8
 expect 2 "--ep is for --model" "$Q" bench --variants ref --ep cpu

@@ -59,6 +59,17 @@ grep -q '^FAIL test_attention_4d: output 0 (Y) worst element \[1,2,3,7\] got .* 
     { cat "$T/out2"; fail "corrupted output: FAIL line"; }
 [ "$(tail -n 1 "$T/out2")" = "0 passed, 1 failed, 0 skipped" ] || fail "corrupted closing line"
 
+# A data set with one file more than the model has outputs (or inputs) was made for another
+# model: FAIL, not a PASS on the files the model happens to read.
+cp -r "$CONF/test_attention_4d" "$T/extra_out" && chmod -R u+w "$T/extra_out"
+cp "$T/extra_out/test_data_set_0/output_0.pb" "$T/extra_out/test_data_set_0/output_1.pb"
+must 1 "^FAIL extra_out: .*/output_1.pb: the model has 1 output, the data set more" "$T/extra1" \
+    "$ORTQUAL" conformance "$T/extra_out"
+cp -r "$CONF/test_attention_4d" "$T/extra_in" && chmod -R u+w "$T/extra_in"
+cp "$T/extra_in/test_data_set_0/input_0.pb" "$T/extra_in/test_data_set_0/input_3.pb"
+must 1 "^FAIL extra_in: .*/input_3.pb: the model has 3 inputs, the data set more" "$T/extra2" \
+    "$ORTQUAL" conformance "$T/extra_in"
+
 # A run where nothing passed is not green: one skipped test exits 1 saying so; --allow-skip accepts it.
 rc=0
 "$ORTQUAL" conformance "$CONF/test_attention_4d_expanded" >"$T/skip.out" 2>"$T/skip.err" || rc=$?

@@ -68,6 +68,10 @@ assert c[0]["chosen"]["version"] == "9.19.0"
 assert d["shadowing"]["pin"]["preload"] == "LD_PRELOAD=%s/torch/libcudnn.so.9" % root
 PYEOF
 
+# A --search-root that is no folder searched nothing and said healthy: a usage error now.
+expect 2 "ortqual doctor: --search-root $tmp/none: No such file or directory" "$ORTQUAL" doctor --search-root "$tmp/none"
+expect 2 "ortqual doctor: --search-root $tmp/s.txt: not a folder" "$ORTQUAL" doctor --search-root "$tmp/s.txt"
+
 # ORT missing: exit 3 and a one-line message naming the path tried.
 expect 3 "/nonexistent/libonnxruntime.so" "$ORTQUAL" doctor --ort-lib /nonexistent/libonnxruntime.so
 # --json still prints its document, "ort": null, with the load failure as a problem (exit 3)

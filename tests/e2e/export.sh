@@ -40,6 +40,12 @@ cmp -s "$T/m1.onnx" "$T/m2.onnx" && ok "weights round trip gives identical model
 expect 0 "wrote" "$Q" export encoder --seed 4 -o "$T/m3.onnx"
 cmp -s "$T/m1.onnx" "$T/m3.onnx" && bad "another seed gave the same model" || ok "seeds differ"
 expect 2 "exists" "$Q" export encoder --seed 3 --save-weights "$T/w.npz" -o "$T/m4.onnx"
+# -o and --save-weights naming one file: refused before anything is written (the weights
+# were written, then the model refused; with --force the model replaced the weights)
+expect 2 "--save-weights $T/same.onnx and -o $T/./same.onnx name the same file" \
+    "$Q" export encoder --save-weights "$T/same.onnx" -o "$T/./same.onnx"
+[ -e "$T/same.onnx" ] && bad "a refused export left $T/same.onnx" || ok "nothing written"
+expect 2 "name the same file" "$Q" export encoder --save-weights "$T/m1.onnx" -o "$T/m1.onnx" --force
 expect 2 "weights: heads.reg.bias|--heads 5 does not divide --width 32" \
     "$Q" export encoder --weights "$T/w.npz" --heads 5 -o "$T/m5.onnx"
 expect 2 "drop --features" "$Q" export encoder --weights "$T/w.npz" --width 16 -o "$T/m6.onnx"

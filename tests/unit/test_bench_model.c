@@ -240,6 +240,68 @@ static void test_npz_inputs_as_they_are(void **state)
     oq_tensor_free(bad);
 }
 
+/* Nothing computed would still be a green row: a model whose only input the model fixes
+ * at size 0, or an npz giving every input empty, is refused; one empty input beside a full
+ * one (an empty past key/value) is not. An input of a type bench cannot make (string) is
+ * refused before any session, by its type's name; so is a size the model got wrong ("-3"),
+ * which only --shape can give. */
+static void test_empty_and_ungeneratable_inputs(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    oq_bench_point p;
+    oq_bench_opts o = opts_with(0, NULL, 0, NULL, 0, NULL);
+    static char *zero_dims[] = {"0", "4"}, *n_dims[] = {"n"}, *neg_dims[] = {"-3"};
+    const oq_io_info zero[] = {{"x", OQ_DTYPE_FLOAT32, 2, zero_dims}};
+    assert_int_equal(oq_bench_resolve_point(zero, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "input 'x' (the model's shape) is empty (axis 0 is 0), as every input"));
+    assert_null(p.inputs);
+
+    int64_t empty_shape[1] = {0}, full_shape[1] = {3};
+    oq_tensor *empty = NULL, *full = NULL;
+    assert_int_equal(oq_tensor_create(&empty, OQ_DTYPE_FLOAT32, 1, empty_shape, "past", &err), OQ_OK);
+    assert_int_equal(oq_tensor_create(&full, OQ_DTYPE_FLOAT32, 1, full_shape, "x", &err), OQ_OK);
+    static char *past_dims[] = {"past"};
+    const oq_io_info two[] = {{"past", OQ_DTYPE_FLOAT32, 1, past_dims}, {"x", OQ_DTYPE_FLOAT32, 1, n_dims}};
+    oq_tensor *only_empty[1] = {empty}, *both[2] = {empty, full};
+    oq_npz z1 = {1, only_empty, "e.npz"}, z2 = {2, both, "e.npz"};
+    oq_bench_dim d;
+    assert_int_equal(oq_bench_dim_parse("n=3", &d, &err), OQ_OK);
+    o = opts_with(0, NULL, 1, &d, 0, NULL);
+    assert_int_equal(oq_bench_resolve_point(two, 2, &z1, &o, 0, &p, &err), OQ_OK);
+    oq_bench_point_clear(&p);
+    o = opts_with(0, NULL, 0, NULL, 0, NULL);
+    assert_int_equal(oq_bench_resolve_point(two, 2, &z2, &o, 0, &p, &err), OQ_OK);
+    oq_bench_point_clear(&p);
+    full->shape[0] = 0; /* both empty now */
+    assert_int_equal(oq_bench_resolve_point(two, 2, &z2, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "input 'past' (from e.npz) is empty (axis 0 is 0), as every input"));
+    oq_tensor_free(empty);
+    oq_tensor_free(full);
+
+    const oq_io_info str[] = {{"s", 8 /* onnx string */, 1, n_dims}};
+    o = opts_with(0, NULL, 1, &d, 0, NULL);
+    assert_int_equal(oq_bench_resolve_point(str, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "input 's' is string: bench cannot generate it"));
+    assert_string_equal(oq_elem_type_name(8), "string");
+    assert_string_equal(oq_elem_type_name(1), "float32");
+
+    /* a size whose bytes overflow is named before any session, not a failed row */
+    oq_bench_dim big[2];
+    assert_int_equal(oq_bench_dim_parse("batch=4", &big[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse("seq=4611686018427387904", &big[1], &err), OQ_OK);
+    static char *bs_dims[] = {"batch", "seq", "17"};
+    const oq_io_info feats[] = {{"features", OQ_DTYPE_FLOAT32, 3, bs_dims}};
+    o = opts_with(0, NULL, 2, big, 0, NULL);
+    assert_int_equal(oq_bench_resolve_point(feats, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "input 'features' [4,4611686018427387904,17] float32: its size overflows"));
+
+    const oq_io_info neg[] = {{"x", OQ_DTYPE_FLOAT32, 1, neg_dims}};
+    o = opts_with(0, NULL, 0, NULL, 0, NULL);
+    assert_int_equal(oq_bench_resolve_point(neg, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "input 'x' [-3], axis 0: unnamed dimension: give --shape x="));
+}
+
 /* ---- generated inputs -------------------------------------------------------------------- */
 
 static void test_generated_inputs(void **state)
@@ -429,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_sweeps_first_slowest),
         cmocka_unit_test(test_usage_errors_name_the_input_and_axis),
         cmocka_unit_test(test_npz_inputs_as_they_are),
+        cmocka_unit_test(test_empty_and_ungeneratable_inputs),
         cmocka_unit_test(test_generated_inputs),
         cmocka_unit_test(test_profile_per_run),
         cmocka_unit_test(test_expected_outputs_judged),
