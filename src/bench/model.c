@@ -200,7 +200,8 @@ static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, co
     row->dims = calloc(p->n_dims ? p->n_dims : 1, sizeof *row->dims);
     row->inputs = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *row->inputs);
     row->samples_ms = calloc(o->iters, sizeof *row->samples_ms);
-    if (!row->dims || !row->inputs || !row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!row->dims || !row->inputs || !row->samples_ms)
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for %lld timing samples (--iters)", (long long)o->iters);
     memcpy(row->dims, p->dims, p->n_dims * sizeof *p->dims);
     memcpy(row->inputs, p->inputs, p->n_inputs * sizeof *p->inputs);
     row->n_dims = p->n_dims;

@@ -330,7 +330,7 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
     row_init(row, c->o, v, g, static_shapes);
     size_t n = is_ref(v) ? ref_iters(c->o) : c->o->iters;
     row->samples_ms = calloc(n, sizeof *row->samples_ms);
-    if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for %zu timing samples (--iters)", n);
     c->rows->n++;
     if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 0);
     if (c->group_st)

@@ -529,11 +529,11 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)"),
         OQ_OPT_GROUP("timing:"),
         OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT64_MAX, "untimed runs after the first run (default 3)"),
-        OQ_OPT_NUMBER("iters", "N", &o->iters, 1, INT64_MAX, "timed runs (default 20)"),
-        OQ_OPT_NUMBER("threads", "N", &o->threads, 0, INT32_MAX,
+        OQ_OPT_NUMBER("iters", "N", &o->iters, 1, 100000000, "timed runs (default 20; each keeps its time: at most 10^8)"),
+        OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,
                       "ORT intra-op threads and threads of the float64 reference\n"
                       "(default 0: ORT's default, the reference on every core)"),
-        OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, INT32_MAX,
+        OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, 4096,
                       "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"
                       "mode, the only one that uses them (default 0: sequential)"),
         OQ_OPT_CALLBACK("graph-opt-level", "N", set_opt_level, o,

@@ -79,4 +79,10 @@ read -r code kib msg <<<"$rss"
     ok "validate --configs typo: said at once ($kib KiB)" || bad "validate --configs typo: $rss"
 absent typo
 
+# 9. bench's thread counts and --iters have a ceiling (--threads 100000 had ORT start threads
+#    until the machine stalled; --iters 99999999999 ended in a bare "out of memory")
+expect 2 "^ortqual bench: --threads '100000': want a whole number in 0..4096$" $Q bench --threads 100000
+expect 2 "^ortqual bench: --inter-op-threads '5000': want a whole number in 0..4096$" $Q bench --inter-op-threads 5000
+expect 2 "^ortqual bench: --iters '99999999999': want a whole number in 1..100000000$" $Q bench --iters 99999999999
+
 report
