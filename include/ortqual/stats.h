@@ -18,7 +18,7 @@ extern "C" {
 
 typedef struct oq_stats {
     size_t n;
-    double mean, std; /* std: sample standard deviation (n - 1); 0 when n == 1 */
+    double mean, std; /* std: sample standard deviation (n - 1); NaN when n == 1 (undefined) */
     double min, max;
     double p50, p90, p95, p99, p999; /* p999: the 99.9th percentile */
 } oq_stats;

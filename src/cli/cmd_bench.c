@@ -392,6 +392,13 @@ static void on_progress(void *user, size_t index, size_t total, const oq_bench_r
     fflush(stderr);
 }
 
+/* A standard deviation for the tables: "-" where it is undefined (one timed run). */
+static const char *std_str(double std, char *buf, size_t n)
+{
+    if (isnan(std)) return "-";
+    snprintf(buf, n, "%.3g", std);
+    return buf;
+}
 static void print_table(const oq_bench_rows *rows)
 {
     printf("%-28s %-7s %-8s %4s %6s %-11s %10s %10s %9s %9s %10s %s\n", "variant", "shapes",
@@ -403,12 +410,13 @@ static void print_table(const oq_bench_rows *rows)
                r->static_shapes < 0 ? "-" : r->static_shapes ? "static" : "dynamic",
                r->masked ? "masked" : "unmasked", (long long)r->batch, (long long)r->seq_len,
                oq_bench_status_name(r->status));
-        char err_text[32] = "-";
+        char err_text[32] = "-", std_text[32];
         if (!isnan(r->max_abs_err)) snprintf(err_text, sizeof err_text, "%.3g", r->max_abs_err);
         if (r->status == OQ_BENCH_OK)
-            printf("%10.4g %10.4g %9.3g %9.1f %11s %s\n", r->stats.p50, r->stats.mean,
-                   r->stats.std, r->peak_rss >= 0 ? (double)r->peak_rss / 1048576.0 : NAN,
-                   err_text, r->kernel_observed[0] ? r->kernel_observed : "-");
+            printf("%10.4g %10.4g %9s %9.1f %11s %s\n", r->stats.p50, r->stats.mean,
+                   std_str(r->stats.std, std_text, sizeof std_text),
+                   r->peak_rss >= 0 ? (double)r->peak_rss / 1048576.0 : NAN, err_text,
+                   r->kernel_observed[0] ? r->kernel_observed : "-");
         else
             printf("%s\n", r->error);
     }
@@ -428,8 +436,10 @@ static void print_model_table(const oq_bench_rows *rows)
         printf("%-32s %-8s ", *point ? point : "-", oq_bench_status_name(r->status));
         if (r->n_samples) {
             const oq_stats *s = &r->stats;
-            printf("%9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.3g %8.1f ", s->p50, s->p90, s->p95, s->p99, s->p999,
-                   s->max, s->mean, s->std, r->peak_rss >= 0 ? (double)r->peak_rss / 1048576.0 : NAN);
+            char std_text[32];
+            printf("%9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9s %8.1f ", s->p50, s->p90, s->p95, s->p99, s->p999,
+                   s->max, s->mean, std_str(s->std, std_text, sizeof std_text),
+                   r->peak_rss >= 0 ? (double)r->peak_rss / 1048576.0 : NAN);
             if (isnan(r->max_abs_err)) printf("%10s", "-");
             else printf("%10.3g", r->max_abs_err);
         }

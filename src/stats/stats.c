@@ -42,7 +42,7 @@ oq_status oq_stats_compute(const double *samples, size_t n, oq_stats *out,
     for (size_t i = 0; i < n; i++) ss += (s[i] - mean) * (s[i] - mean);
     out->n = n;
     out->mean = mean;
-    out->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+    out->std = n > 1 ? sqrt(ss / (double)(n - 1)) : NAN; /* one sample has no spread to estimate */
     out->min = s[0];
     out->max = s[n - 1];
     out->p50 = oq_percentile_sorted(s, n, 50);
