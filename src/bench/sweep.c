@@ -368,6 +368,7 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
 oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
                          void *user, oq_bench_rows **out, oq_err *err)
 {
+    if (!rt || !o || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_sweep: runtime, options or out is NULL");
     *out = NULL;
     if (o->model_path) return oq_bench_model_sweep(rt, o, progress, user, out, err);
     oq_status st = check_opts(o, err);

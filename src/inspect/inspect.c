@@ -316,8 +316,9 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
 oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
                                  oq_err *err)
 {
+    if (!out || (!buf && n)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_model_inspect_bytes: buf or out is NULL");
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
-    oq_status st = oq_model_inspect_proto(m, name, out, err);
+    oq_status st = oq_model_inspect_proto(m, name ? name : "the model", out, err);
     if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
@@ -336,6 +337,7 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
 
 oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
 {
+    if (!path || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_model_inspect_file: path or out is NULL");
     Onnx__ModelProto *m;
     *out = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);

@@ -126,6 +126,8 @@ static void test_sweep_rejects_bad_options(void **state)
     oq_bench_opts_default(&o);
     oq_bench_rows *rows = NULL;
     oq_err err = {0};
+    assert_int_equal(oq_bench_sweep(NULL, &o, NULL, NULL, &rows, &err), OQ_ERR_INVALID_ARG); /* not a crash */
+    assert_int_equal(oq_bench_sweep(rt, NULL, NULL, NULL, &rows, &err), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_bench_sweep(rt, &o, NULL, NULL, &rows, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "variant"));
     oq_bench_variant_parse("cpu:decomposed:fp32", &o.variants[o.n_variants++], NULL);

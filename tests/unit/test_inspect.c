@@ -36,6 +36,22 @@ static int64_t op_count(const oq_model_info *mi, const char *domain, const char 
     return 0;
 }
 
+/* A C caller's NULL is an argument error, not a crash. */
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_model_inspect_file(NULL, &mi, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "NULL"));
+    assert_int_equal(oq_model_inspect_file("m.onnx", NULL, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_model_inspect_bytes(NULL, 4, "m", &mi, &err), OQ_ERR_INVALID_ARG);
+    /* unnamed bytes: messages call them "the model" (they said "(null)") */
+    assert_int_equal(oq_model_inspect_bytes("\x08\x01", 2, NULL, &mi, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "the model"));
+    assert_null(strstr(err.msg, "(null)"));
+}
+
 static void test_encoder_attention_nodes(void **state)
 {
     (void)state;
@@ -371,6 +387,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_nodes),
         cmocka_unit_test(test_inspect_nodes),
+        cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_microsoft_and_custom_domains),
