@@ -373,6 +373,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     snprintf(path, sizeof path, o->shard.prepare ? "%s/shards/plan.json" : "%s/summary.json", dir);
     int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, summary->report_written, out->junit);
     if (!rc) rc = summary->exit_status;
+    if (!rc && caught_signal) rc = 128 + caught_signal; /* came while the reports were written */
     if (out->json) {
         if (print_file(path)) rc = OQ_EXIT_RUNTIME;
     } else if (o->shard.prepare) {
