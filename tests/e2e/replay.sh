@@ -50,6 +50,16 @@ set -e
   grep -q -- "--reference-ort-lib: cannot load ONNX Runtime" "$T/r3.out" ||
   fail "unloadable reference: exit $rc, left $(ls -A "$T/r3" | tr '\n' ' '): $(cat "$T/r3.out")"
 
+# --reference-ort-lib beside the saved outputs as the reference would be ignored (no ORT
+# reference runs): refused before any work
+set +e
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --expected "$T/v/inputs_000.npz" \
+  --reference-ort-lib "$ORT130" --outdir "$T/r4" > "$T/r4.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] && [ ! -e "$T/r4" ] && grep -q -- "--reference-ort-lib: the reference is the saved outputs" "$T/r4.out" ||
+  fail "--reference-ort-lib with --expected: exit $rc: $(cat "$T/r4.out")"
+
 # inputs (finite) that overflow float32 inside the model: non-finite outputs are rejected (exit 1)
 $PY - "$T/v/inputs_000.npz" "$T/huge.npz" <<'PY'
 import sys, numpy as np
