@@ -184,6 +184,7 @@ static void config_row(const oq_config_result *c)
         if (m > worst) worst = m, worst_out = c->outputs[j].all.name;
     }
     med = c->totals.median_p50_s * 1e3, p90 = c->totals.median_p90_s * 1e3, first = c->totals.first_call_s * 1e3;
+    if (!c->totals.n) med = p90 = first = NAN; /* no batch ran (not run, crashed): nothing timed, not 0 ms */
     char err_s[32] = "-", m_s[32], p_s[32], f_s[32];
     if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
     ms(m_s, sizeof m_s, med);

@@ -67,6 +67,9 @@ interrupted() {
     [ "$rc" -eq "$code" ] || fail "SIG$sig: exit $rc, expected $code: $(tail -5 "$dir.log")"
     gone "$worker" 2
     grep -q "verdict: INTERRUPTED" "$dir.log" || fail "SIG$sig: no INTERRUPTED verdict: $(tail -5 "$dir.log")"
+    # nothing of the stopped configuration was timed: its row shows no latency (it showed 0.000 ms)
+    grep -Eq '^hangep:attention24:fp32 +not-run +0 +- +- +- +- +-$' "$dir.log" ||
+        fail "SIG$sig: the stopped configuration's row: $(grep '^hangep' "$dir.log")"
     [ "$(json "$dir/summary.json" '(d["verdict"], d["exit_status"], d["interrupted"])')" = \
       "('interrupted', $code, {'signal': 'SIG$sig', 'number': $((code - 128)), 'config': 'hangep:attention24:fp32', 'batches_done': 0, 'batches': 2})" ] ||
         fail "SIG$sig: summary: $(json "$dir/summary.json" '(d["verdict"], d["exit_status"], d.get("interrupted"))')"
