@@ -277,6 +277,8 @@ typedef struct oq_placement_result {
     oq_placement_report report;   /* the verdict and the counts */
     size_t n_witness_errors;
     char **witness_errors;        /* a source (assignment, profile) that could not be read */
+    int required;                 /* the check judged the configuration (--require-full-gpu); else
+                                     the placement is evidence only (replay, --profile) */
 } oq_placement_result;
 
 /* The child process that ran a configuration (isolation on). */

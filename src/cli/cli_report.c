@@ -184,6 +184,7 @@ static void config_row(const oq_config_result *c)
         if (m > worst) worst = m, worst_out = c->outputs[j].all.name;
     }
     med = c->totals.median_p50_s * 1e3, p90 = c->totals.median_p90_s * 1e3, first = c->totals.first_call_s * 1e3;
+    if (!c->totals.n) med = p90 = first = NAN; /* no batch ran (not run, crashed): nothing timed, not 0 ms */
     char err_s[32] = "-", m_s[32], p_s[32], f_s[32];
     if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
     ms(m_s, sizeof m_s, med);
@@ -373,6 +374,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     snprintf(path, sizeof path, o->shard.prepare ? "%s/shards/plan.json" : "%s/summary.json", dir);
     int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, summary->report_written, out->junit);
     if (!rc) rc = summary->exit_status;
+    if (!rc && caught_signal) rc = 128 + caught_signal; /* came while the reports were written */
     if (out->json) {
         if (print_file(path)) rc = OQ_EXIT_RUNTIME;
     } else if (o->shard.prepare) {

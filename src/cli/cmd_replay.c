@@ -69,6 +69,11 @@ static int make_configs(struct replay_args *a)
         fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);
         return -1;
     }
+    if (!strcmp(ref, "expected") && a->o.reference_ort_lib) { /* it would be ignored: no ORT reference runs */
+        fprintf(stderr, "ortqual replay: --reference-ort-lib: the reference is the saved outputs "
+                        "(--reference expected), no ORT CPU run; leave it out, or judge against ORT CPU\n");
+        return -1;
+    }
     if (oq_config_parse(strcmp(ref, "cpu") ? "expected" : "cpu:model:fp32", &a->configs[0], &e)) return -1;
     snprintf(text, sizeof text, "%s:model:%s", a->cr.ep ? a->cr.ep : "cpu", prec);
     if (oq_config_parse(text, &a->configs[1], &e)) {

@@ -1,4 +1,5 @@
 /* ortqual validate: the main job. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,12 +261,26 @@ static int list_configs(const struct args *a)
     oq_config all[16];
     int cuda = oq_cli_cuda_available(&a->cr);
     size_t n = oq_validate_demo_configs(1, all, 16);
+    const char *no_cuda = "no CUDA execution provider with a device (see 'ortqual doctor')";
+    if (a->out.json) { /* --json asks for JSON on stdout: the list, not its text (it printed text) */
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++) {
+            int here = cuda || strcmp(all[i].runtime, "cuda");
+            json_array_append_new(arr, json_pack("{s:s,s:b,s:s?}", "name", all[i].name, "possible", here,
+                                                 "why_not", here ? NULL : no_cuda));
+        }
+        json_t *root = json_pack("{s:o}", "configs", arr);
+        char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+        if (text) printf("%s\n", text);
+        free(text);
+        json_decref(root);
+        return text ? OQ_EXIT_OK : OQ_EXIT_RUNTIME;
+    }
     printf("configurations (runtime:representation:precision[:kernel]):\n");
     for (size_t i = 0; i < n; i++) {
         int is_cuda = !strcmp(all[i].runtime, "cuda");
-        printf("  %-34s %s\n", all[i].name,
-               is_cuda && !cuda ? "not here: no CUDA execution provider with a device (see 'ortqual doctor')"
-                                : "possible here");
+        printf("  %-34s %s%s\n", all[i].name, is_cuda && !cuda ? "not here: " : "possible here",
+               is_cuda && !cuda ? no_cuda : "");
     }
     printf("representations decomposed|attention23|attention24 take fp32 or fp16; ref takes encoder|sdpa:fp64;\n"
            "--model files run as <runtime>:model:fp32, against 'expected' (the outputs saved with\n"
@@ -533,7 +548,7 @@ static int run(struct args *a, int argc, char **argv)
                       "(open it in a browser), inputs_NNN.npz, the ONNX files and plots/"),
         OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_NN_<config>_NNN.npz per configuration and batch"),
-        OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
+        OQ_OPT_FLAG("json", &a->out.json, "print summary.json (with --list-configs: the list)"),
         OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,
                       "where the C reference's outputs are kept by content and reused\n"
                       "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),

@@ -96,7 +96,8 @@ static void placement_text(oq_sb *b, const json_t *cfg)
     }
     oq_sb_printf(b, "%lld on device, %lld compute on CPU, %lld shape ops on CPU", oq_j_int(c, "device"),
                  oq_j_int(c, "cpu_compute"), oq_j_int(c, "cpu_shape"));
-    if (json_is_false(json_object_get(p, "passed"))) oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
+    if (json_is_false(json_object_get(p, "passed")) && !json_is_false(json_object_get(p, "required"))) /* judged */
+        oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
 }
 
 /* "reference: N of M batches from cache" (and a cache entry found bad), when the cache gave any. */
@@ -455,7 +456,9 @@ static void placement_block(oq_sb *b, const json_t *p)
         }
         oq_sb_puts(b, "</table>\n");
     }
-    if (json_object_get(p, "passed"))
+    if (json_is_false(json_object_get(p, "required")))
+        oq_sb_puts(b, "<p class=\"muted\">full-GPU check: not asked for (--require-full-gpu): evidence only</p>\n");
+    else if (json_object_get(p, "passed"))
         oq_sb_printf(b, "<p>full-GPU check: <span class=\"status %s\">%s</span></p>\n",
                      json_is_true(json_object_get(p, "passed")) ? "passed" : "failed",
                      json_is_true(json_object_get(p, "passed")) ? "passed" : "failed");

@@ -219,6 +219,7 @@ static void placement_finish(const oq_validate_plan *plan, oq_session *s, int *v
     char *profile = oq_session_end_profiling(s);
     *verdict = 1;
     p->recorded = 1;
+    p->required = plan->placement.require;
     if (oq_placement_create(&p->placement, &e)) {
         p->error = strdup(e.msg);
     } else {

@@ -433,6 +433,7 @@ static json_t *placement_json(const oq_placement_result *p)
     if (p->error) return json_pack("{s:s}", "error", p->error);
     json_t *j = oq_placement_to_json(p->placement, &p->report);
     if (j) json_object_set_new(j, "witness_errors", strv_json(p->witness_errors, p->n_witness_errors));
+    if (j) json_object_set_new(j, "required", json_boolean(p->required));
     return j;
 }
 
@@ -442,6 +443,7 @@ static int placement_back(const json_t *jp, oq_placement_result *p)
     if (!jp) return 1;
     int ok = 1;
     if ((p->error = dup_of(jp, "error", &ok))) return ok;
+    p->required = json_is_true(json_object_get(jp, "required"));
     return ok && oq_placement_from_json(jp, &p->placement, &p->report, NULL) == OQ_OK &&
            strv_back(json_object_get(jp, "witness_errors"), &p->witness_errors, &p->n_witness_errors);
 }

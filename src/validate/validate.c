@@ -584,6 +584,20 @@ static void judge_interruption(oq_validate_summary *s)
     if (rc < 0) s->verdict_reason = NULL;
 }
 
+/* A signal after the last configuration ended, up to summary.json, stops the run all the same:
+ * its results are whole, but it was not let finish, so it is not green (it was PASSED, exit 0). */
+static void judge_late_interruption(run_ctx *c)
+{
+    oq_validate_summary *s = c->s;
+    if (!interrupted(c->o) || s->interrupted.signal) return;
+    note_interruption(c, "", 0, 0);
+    judge_interruption(s);
+    free(s->verdict_reason);
+    if (asprintf(&s->verdict_reason, "interrupted by SIG%s after every configuration had ended",
+                 sig_abbrev(s->interrupted.signal)) < 0)
+        s->verdict_reason = NULL;
+}
+
 /* Configuration k's place in the summary, in the order the configurations were given. */
 static oq_config_result *config_slot(run_ctx *c, size_t k)
 {
@@ -1123,11 +1137,13 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     s->evidence_json = oq_validate_evidence(c->o);
     oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
+    judge_late_interruption(c);
     char path[4096];
     oq_vd vd;
     int counted = oq_vd_init(&vd, s->n_configs);
     oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, counted ? &vd : NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
+    judge_late_interruption(c); /* (the tables and plots take a while) */
     if (!st) st = oq_summary_write(s, &c->sp, path, err);
     if (st) oq_validate_drop_tables(c->o->outdir);
     oq_err re = {0};

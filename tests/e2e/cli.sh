@@ -58,4 +58,8 @@ rc=$?
 set -e
 [ $rc -eq 1 ] || fail "65th --require dropped: exit $rc: $(tail -3 "$T/req.out")"
 [ "$(json "$T/req/summary.json" 'd["configs"][1].get("required")')" = True ] || fail "not marked required"
+# --list-configs --json: the list as JSON on stdout, nothing else (it printed the text)
+(cd "$T" && "$ORTQUAL" validate --list-configs --json > "$T/lc.json") || fail "--list-configs --json exited $?"
+[ "$(json "$T/lc.json" '[c["name"] for c in d["configs"] if c["possible"]][:2]')" = "['ref:encoder:fp64', 'cpu:decomposed:fp32']" ] ||
+    fail "--list-configs --json: $(head -3 "$T/lc.json")"
 echo "cli e2e: help CMD, --length-policy as written, --inputs FILE..., no silent caps"

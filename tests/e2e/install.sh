@@ -42,10 +42,13 @@ project(use C)
 find_package(ortqual REQUIRED)
 add_executable(use "$T/use.c")
 target_link_libraries(use ortqual::ortqual)
+add_executable(use_static "$T/use.c")
+target_link_libraries(use_static ortqual::ortqual_static)
 CM
 cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_C_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" > "$T/cm.log" 2>&1 || fail "cmake configure: $(tail -5 "$T/cm.log")"
 cmake --build "$T/cm/b" > "$T/cmb.log" 2>&1 || fail "cmake build: $(tail -5 "$T/cmb.log")"
 LD_LIBRARY_PATH="$T/prefix/lib" "$T/cm/b/use" | grep -q "ORT 1.29.0" || fail "CMake program"
+"$T/cm/b/use_static" | grep -q "ORT 1.29.0" || fail "CMake program linked with ortqual::ortqual_static"
 # the installed tool finds the runtime installed beside it, with no environment
 env -u ORTQUAL_ORT_LIB "$T/prefix/bin/ortqual" --version | grep -q "$T/prefix/lib/ortqual/libonnxruntime.so" ||
   fail "installed tool does not use its own ORT: $("$T/prefix/bin/ortqual" --version)"

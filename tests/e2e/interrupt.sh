@@ -67,6 +67,9 @@ interrupted() {
     [ "$rc" -eq "$code" ] || fail "SIG$sig: exit $rc, expected $code: $(tail -5 "$dir.log")"
     gone "$worker" 2
     grep -q "verdict: INTERRUPTED" "$dir.log" || fail "SIG$sig: no INTERRUPTED verdict: $(tail -5 "$dir.log")"
+    # nothing of the stopped configuration was timed: its row shows no latency (it showed 0.000 ms)
+    grep -Eq '^hangep:attention24:fp32 +not-run +0 +- +- +- +- +-$' "$dir.log" ||
+        fail "SIG$sig: the stopped configuration's row: $(grep '^hangep' "$dir.log")"
     [ "$(json "$dir/summary.json" '(d["verdict"], d["exit_status"], d["interrupted"])')" = \
       "('interrupted', $code, {'signal': 'SIG$sig', 'number': $((code - 128)), 'config': 'hangep:attention24:fp32', 'batches_done': 0, 'batches': 2})" ] ||
         fail "SIG$sig: summary: $(json "$dir/summary.json" '(d["verdict"], d["exit_status"], d.get("interrupted"))')"
@@ -116,4 +119,22 @@ wait $pid || rc=$?
 gone "$worker" 2
 must 1 "shard 1 of 2 interrupted: started on .* and was interrupted by SIGTERM while hangep:attention24:fp32 ran \(0 of 2 batches done\)" \
     "$T/sm.log" $ORTQUAL merge --no-plots "$T/S"
+
+# 5. a signal after the last configuration ended (libslow_rename.so holds the parent as it writes
+# validate.csv) still stops the run: not green, 128 + N, the summary says so (it was PASSED, exit 0)
+PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
+OQ_SLOW_RENAME=/validate.csv OQ_SLOW_RENAME_MARK="$T/late.mark" LD_PRELOAD="$PRE" \
+    $ORTQUAL validate --num-events 4 --batch-size 2 --repeat 1 --no-plots --no-cache \
+    --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/late" >"$T/late.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do [ -e "$T/late.mark" ] && break; sleep 0.1; done
+[ -e "$T/late.mark" ] || { kill -9 $pid; fail "late: validate.csv never written: $(cat "$T/late.log")"; }
+kill -INT $pid
+rc=0
+wait $pid || rc=$?
+[ "$rc" -eq 130 ] || fail "late SIGINT: exit $rc, expected 130: $(tail -5 "$T/late.log")"
+[ "$(json "$T/late/summary.json" '(d["verdict"], d["exit_status"], d["verdict_reason"], [c["status"] for c in d["configs"]])')" = \
+  "('interrupted', 130, 'interrupted by SIGINT after every configuration had ended', ['passed', 'passed'])" ] ||
+    fail "late SIGINT: summary: $(json "$T/late/summary.json" '(d["verdict"], d["exit_status"], d.get("verdict_reason"))')"
 echo "interruption: ok"

@@ -27,7 +27,16 @@ grep -q "profile: CPUExecutionProvider" "$T/r.out" || fail "no profile summary p
 # build tree still has a reference); a reference library that is not there is a usage error
 # (exit 2), one there that does not load a runtime error (exit 3), both before any work
 $ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --ep cpu \
-  --ort-lib "$ORT130" --repeat 1 --outdir "$T/r2" > "$T/r2.out" 2>&1 || fail "replay on 1.30: $(cat "$T/r2.out")"
+  --ort-lib "$ORT130" --repeat 1 --outdir "$T/r2" --junit "$T/r2.xml" > "$T/r2.out" 2>&1 || fail "replay on 1.30: $(cat "$T/r2.out")"
+# the placement a replay records (every node on CPU here) is evidence, not a check: a passing run's
+# JUnit has no failing case (it had a failing 'placement' case per configuration) and its page no
+# failed check
+grep -q '<testsuites name="ortqual replay" tests="[0-9]*" failures="0" errors="0"' "$T/r2.xml" && ! grep -q "<failure" "$T/r2.xml" ||
+  fail "a passing replay's JUnit fails: $(grep -m3 -o '<failure type="[a-z]*"\|<testsuites [^>]*>' "$T/r2.xml")"
+$PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["configs"]; assert [x["placement"]["required"] for x in c] == [False] * 2, c' \
+  "$T/r2/summary.json" || fail "placement not marked evidence only"
+grep -q "full-GPU check: not asked for" "$T/r2/report.html" && ! grep -q "check failed" "$T/r2/report.html" ||
+  fail "report.html judges the placement of a replay that did not ask for it"
 $PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["configs"]; assert [x["onnxruntime"]["version"] for x in c] == ["1.30.0"] * 2, c' \
   "$T/r2/summary.json" || fail "the reference did not use --ort-lib"
 # one ORT library on both sides compares ORT with itself: said; two libraries: not said
@@ -49,6 +58,16 @@ set -e
 [ $rc -eq 3 ] && [ "$(ls -A "$T/r3")" = error.json ] &&
   grep -q -- "--reference-ort-lib: cannot load ONNX Runtime" "$T/r3.out" ||
   fail "unloadable reference: exit $rc, left $(ls -A "$T/r3" | tr '\n' ' '): $(cat "$T/r3.out")"
+
+# --reference-ort-lib beside the saved outputs as the reference would be ignored (no ORT
+# reference runs): refused before any work
+set +e
+$ORTQUAL replay --model "$T/v/encoder_attention24_fp32.onnx" --inputs "$T/v/inputs_000.npz" --expected "$T/v/inputs_000.npz" \
+  --reference-ort-lib "$ORT130" --outdir "$T/r4" > "$T/r4.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] && [ ! -e "$T/r4" ] && grep -q -- "--reference-ort-lib: the reference is the saved outputs" "$T/r4.out" ||
+  fail "--reference-ort-lib with --expected: exit $rc: $(cat "$T/r4.out")"
 
 # inputs (finite) that overflow float32 inside the model: non-finite outputs are rejected (exit 1)
 $PY - "$T/v/inputs_000.npz" "$T/huge.npz" <<'PY'
