@@ -322,6 +322,9 @@ int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, 
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf, made (empty) here; "-2", "-3", ... added
  * when a run of the same second has it. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
+/* Removes `dir` (one oq_cli_default_outdir chose; "" for none) if it is empty, and ortqual-out/
+ * too when this process made it and it is left empty. */
+void oq_cli_default_outdir_drop(const char *dir);
 /* What a validation writes and prints besides summary.json and report.html. */
 struct oq_cli_run_output {
     int json;          /* print summary.json instead of the table */

@@ -263,6 +263,8 @@ int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, 
     return 0;
 }
 
+static int made_parent; /* ortqual-out/ was made by oq_cli_default_outdir */
+
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
 {
     char stamp[64];
@@ -273,9 +275,17 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
     snprintf(buf, n, "ortqual-out/%s%s", prefix, stamp);
     /* made here, exclusively: two runs started in the same second get two folders (-2, -3, ...);
      * a folder that cannot be made is left to the run, which says why */
-    if (mkdir("ortqual-out", 0755) != 0 && errno != EEXIST) return;
+    if (mkdir("ortqual-out", 0755) == 0) made_parent = 1;
+    else if (errno != EEXIST) return;
     for (int k = 2; mkdir(buf, 0755) != 0 && errno == EEXIST && k < 1000; k++)
         snprintf(buf, n, "ortqual-out/%s%s-%d", prefix, stamp, k);
+}
+
+void oq_cli_default_outdir_drop(const char *dir)
+{
+    /* the run folder, and ortqual-out/ when this process made it: gone if left empty (a usage
+     * error, --list-configs) */
+    if (*dir && rmdir(dir) == 0 && made_parent) rmdir("ortqual-out");
 }
 
 /* report.html beside summary.json unless the run wrote it (a diagnostic: a failure is said,

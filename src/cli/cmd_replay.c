@@ -193,7 +193,7 @@ int cmd_replay(int argc, char **argv)
     a.o.argc = argc;
     a.o.argv = argv;
     int rc = run(&a, argc, argv);
-    if (*a.outdir) rmdir(a.outdir); /* the default folder, made when chosen: gone if left empty */
+    oq_cli_default_outdir_drop(a.outdir); /* made when chosen: gone if left empty */
     if (a.globbed) globfree(&a.files);
     if (a.expected_globbed) globfree(&a.expected_files);
     oq_cli_list_clear(&a.patterns);

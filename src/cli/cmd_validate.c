@@ -615,7 +615,7 @@ int cmd_validate(int argc, char **argv)
     a.o.argc = argc;
     a.o.argv = argv;
     int rc = run(&a, argc, argv);
-    if (*a.outdir) rmdir(a.outdir); /* the default folder, made when chosen: gone if left empty */
+    oq_cli_default_outdir_drop(a.outdir); /* made when chosen: gone if left empty */
     args_clear(&a);
     return rc;
 }

@@ -85,4 +85,9 @@ expect 2 "^ortqual bench: --threads '100000': want a whole number in 0..4096$" $
 expect 2 "^ortqual bench: --inter-op-threads '5000': want a whole number in 0..4096$" $Q bench --inter-op-threads 5000
 expect 2 "^ortqual bench: --iters '99999999999': want a whole number in 1..100000000$" $Q bench --iters 99999999999
 
+# 10. validate --list-configs and a usage error leave no empty ortqual-out/ behind (the default
+#     folder's parent stayed)
+mkdir lc && (cd lc && $Q validate --list-configs >/dev/null && $Q validate --configs nosuch >/dev/null 2>&1
+             [ -z "$(ls -A)" ]) && ok "no empty ortqual-out/ left" || bad "left in lc: $(ls -A lc)"
+
 report
