@@ -303,9 +303,9 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written
     return OQ_EXIT_RUNTIME;
 }
 
-/* Ctrl-C and SIGTERM (a batch system's time limit) stop a validation: the signal is passed on to
- * the running worker's process group and the library ends the run with a summary that says
- * where it stopped (docs/reliability.md). */
+/* Ctrl-C, SIGTERM (a batch system's time limit) and SIGHUP (the terminal closed) stop a
+ * validation: the signal is passed on to the running worker's process group and the library
+ * ends the run with a summary that says where it stopped (docs/reliability.md). */
 static volatile sig_atomic_t caught_signal, worker_pgid;
 
 static void pass_on(int sig)
@@ -331,6 +331,9 @@ static void catch_interruption(oq_validate_opts *o)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    struct sigaction hup;
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) /* under nohup it stays ignored */
+        sigaction(SIGHUP, &sa, NULL);
     o->interrupt = &caught_signal;
     o->on_worker = on_worker;
 }

@@ -89,6 +89,10 @@ interrupted "$T/int" INT 130
 start "$T/term.log" "${V[@]}" --outdir "$T/term"
 kill -TERM $pid
 interrupted "$T/term" TERM 143
+# a closed terminal (SIGHUP) too (it killed the parent: .work/ left, no summary)
+start "$T/hup.log" "${V[@]}" --outdir "$T/hup"
+kill -HUP $pid
+interrupted "$T/hup" HUP 129
 # (the first run cached the reference: this one read it beside the hanging configuration)
 [ "$(json "$T/term/summary.json" 'd["configs"][0]["worker"].get("beside")')" = hangep:attention24:fp32 ] ||
     fail "SIGTERM: the cached reference did not run beside the hanging configuration"
