@@ -27,6 +27,7 @@ static const char foot[] =
 "exit status: 0 passed, 1 a check failed or nothing was compared (the provider was skipped),\n"
 "2 usage or input error, 3 runtime error (ONNX Runtime refused the model, the reference\n"
 "could not run, an output cannot be written), 130/143/129 interrupted by Ctrl-C/SIGTERM/SIGHUP.\n"
+"\n"
 "examples:\n"
 "  ortqual replay --model out/encoder_attention24_fp16.onnx --inputs 'out/inputs_*.npz' \\\n"
 "      --ep cuda --ep-lib cuda=/opt/ort/libonnxruntime_providers_cuda.so --precision fp16\n"
