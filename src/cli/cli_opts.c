@@ -170,6 +170,12 @@ static int is_option(const char *arg)
 static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
 {
     int64_t v;
+    /* no option's value is ever "": it is a slip (an unset variable), said before it becomes a
+     * file named "" or a number 0 */
+    if (arg && !*arg) {
+        fprintf(stderr, "ortqual %s: --%s: an empty value (want %s)\n", cmd, o->name, o->arg);
+        return -1;
+    }
     switch (o->kind) {
     case OQ_OPTK_FLAG: *(int *)o->ptr = (int)o->ival; return 0;
     case OQ_OPTK_STRING: *(const char **)o->ptr = arg; return 0;

@@ -147,4 +147,12 @@ expect 2 "l0\.npz: mask 'mask': event 0: empty event: the mask has no positions 
     $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cpu:model:fp16 --outdir m0
 only_error m0
 
+# 11. an empty string option ("$UNSET") is a usage error naming the option, before any work (an
+#     empty --cache-dir said "cache directory : cannot create", --model "" ": cannot open")
+expect 2 "^ortqual validate: --cache-dir: an empty value \(want DIR\)$" $Q validate --cache-dir "" --outdir e1
+expect 2 "^ortqual validate: --model: an empty value \(want M.onnx\)$" $Q validate --model "" --outdir e1
+expect 2 "^ortqual replay: --junit: an empty value \(want FILE\)$" $Q replay --model "$M" --inputs "$FX/io.npz" --junit= --outdir e1
+expect 2 "^ortqual bench: --outdir: an empty value \(want DIR\)$" $Q bench --outdir ""
+absent e1
+
 report

@@ -107,7 +107,7 @@ TABLE=$(cat <<EOF
 0 | PASS                                              | -          | $Q gate -- /bin/sh -c 'echo 1 passed in 0.1s'
 1 | FAIL                                              | -          | $Q gate -- /bin/false
 2 | option '--bogus' is unknown                       | -          | $Q gate --bogus -- /bin/true
-2 | --verdict: an output path is empty                | absent:ran1 | $Q gate --verdict '' -- touch ran1
+2 | --verdict: an empty value .want FILE.                | absent:ran1 | $Q gate --verdict '' -- touch ran1
 3 | --verdict: ro/g.json: cannot create: Read-only    | absent:ran2 | $Q gate --verdict ro/g.json -- touch ran2
 3 | --junit: ro/g.xml: cannot create: Read-only       | absent:ran3 | $Q gate --junit ro/g.xml -- touch ran3
 1 | gate: FAIL \(timed out, killed                    | -          | $Q gate --timeout 0.2 -- sleep 5

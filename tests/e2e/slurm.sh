@@ -125,7 +125,7 @@ must 2 "want '-- validate\|replay" "$T/b3.log" $ORTQUAL slurm --shards 2 --outdi
 # a value the scripts cannot take is refused before the prepare step, so the corrected command runs
 must 2 "^ortqual slurm: --partition 'g 1': whitespace cannot go into an #SBATCH line$" "$T/b6.log" \
     $ORTQUAL slurm --shards 2 --outdir "$T/B6" --partition "g 1" --no-submit -- "${V[@]}"
-must 2 "^ortqual slurm: --sbatch-arg: empty value$" "$T/b6.log" \
+must 2 "^ortqual slurm: --sbatch-arg: an empty value .want ARG.$" "$T/b6.log" \
     $ORTQUAL slurm --shards 2 --outdir "$T/B6" --sbatch-arg= --no-submit -- "${V[@]}"
 [ ! -e "$T/B6" ] || fail "a refused slurm option left: $(ls -R "$T/B6")"
 must 0 "prepared: 4 batches in 2 shards" "$T/b6.log" $ORTQUAL slurm --shards 2 --outdir "$T/B6" --partition g1 --no-submit -- "${V[@]}"
