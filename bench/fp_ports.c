@@ -1,0 +1,98 @@
+/* fp_ports: what one core of this machine issues per cycle, and the bound it puts on the float64
+ * reference's Attention kernel (src/reference/kernels.c, rows in lanes) at L=4096, 16 heads,
+ * head size 16: the number ref_vs_ort's 1-thread time is to be read against.
+ *
+ * Measured with fixed instruction streams (inline assembly, 512-bit, independent registers, so
+ * that only throughput counts): the clock from a chain of dependent integer additions (one per
+ * cycle on every x86-64 core), then FMAs alone, FMAs beside additions (separate units or not),
+ * and FMAs and additions that take a broadcast from memory (the loads' rate). The kernel's
+ * per-key costs, per block of 8 query rows: scores 16 FMAs each with a broadcast of K; weights
+ * and weighted sums 16 FMAs each with a broadcast of V, plus 8 FMA-unit instructions for the exp.
+ *
+ *   build/bench/fp_ports
+ *
+ * x86-64 with AVX-512 only; elsewhere it says so and exits 0 (nothing measured, nothing claimed). */
+#include <stdio.h>
+#include <time.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#define ITERS 100000000L
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* One loop of `body` (ITERS times); returns seconds. */
+#define TIMED(body, ...)                                                                          \
+    do {                                                                                          \
+        const double t0 = now();                                                                  \
+        __asm__ volatile("mov %0, %%rcx\n1:\n" body "dec %%rcx\njnz 1b\n" : : "r"(ITERS), __VA_ARGS__); \
+        secs = now() - t0;                                                                        \
+    } while (0)
+
+static double buf[64] __attribute__((aligned(64)));
+
+/* GHz: 4 dependent integer additions a loop, one cycle each. */
+static double clock_ghz(void)
+{
+    long x = 0;
+    const double t0 = now();
+    for (long k = 0; k < ITERS * 4; k++) __asm__ volatile("add $1,%0\nadd $1,%0\nadd $1,%0\nadd $1,%0" : "+r"(x));
+    return (double)ITERS * 16 / (now() - t0) / 1e9;
+}
+
+#define FMA(r) "vfmadd231pd %%zmm0, %%zmm1, %%zmm" #r "\n"
+#define ADD(r) "vaddpd %%zmm0, %%zmm" #r ", %%zmm" #r "\n"
+#define FMA_B(off, r) "vfmadd231pd " #off "(%1)%{1to8%}, %%zmm1, %%zmm" #r "\n"
+#define ADD_B(off, r) "vaddpd " #off "(%1)%{1to8%}, %%zmm1, %%zmm" #r "\n"
+#define CLOBBERS "rcx", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "memory"
+
+__attribute__((target("avx512f"))) static void measure(double ghz)
+{
+    double secs, fma, fma_add, mem_ops;
+    __asm__ volatile("vxorpd %%zmm0, %%zmm0, %%zmm0\nvxorpd %%zmm1, %%zmm1, %%zmm1" ::: "xmm0", "xmm1");
+    TIMED(FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11) FMA(12) FMA(13), "r"(buf) : CLOBBERS);
+    fma = 12.0 * (double)ITERS / (secs * ghz * 1e9);
+    TIMED(FMA(2) ADD(10) FMA(3) ADD(11) FMA(4) ADD(12) FMA(5) ADD(13) FMA(6) ADD(14) FMA(7) ADD(15) FMA(8) ADD(16) FMA(9) ADD(17),
+          "r"(buf) : CLOBBERS);
+    fma_add = 16.0 * (double)ITERS / (secs * ghz * 1e9);
+    TIMED(FMA_B(0, 2) ADD_B(64, 8) FMA_B(8, 3) ADD_B(72, 9) FMA_B(16, 4) ADD_B(80, 10) FMA_B(24, 5) ADD_B(88, 11)
+              FMA_B(32, 6) ADD_B(96, 12) FMA_B(40, 7) ADD_B(104, 13),
+          "r"(buf) : CLOBBERS);
+    mem_ops = 12.0 * (double)ITERS / (secs * ghz * 1e9);
+    /* the kernel's bound per key of a block of 8 rows: the scores' broadcasts, then the FMA units' work */
+    const double scores = 16 / (mem_ops < fma ? mem_ops : fma), sums = 24 / fma;
+    const double keys = 4096.0 * 4096.0 / 8 * 16;
+    printf("fp_ports: one core, 512-bit instructions, per cycle at %.2f GHz (integer add chain)\n", ghz);
+    printf("  FMAs alone                          %.2f\n", fma);
+    printf("  FMAs and additions, mixed 1:1       %.2f  (%s)\n", fma_add,
+           fma_add > fma * 1.3 ? "separate units: additions do not slow FMAs" : "one set of units");
+    printf("  ops with a broadcast from memory    %.2f  (the loads' rate)\n", mem_ops);
+    printf("reference Attention kernel, per key of 8 rows: scores %.1f cycles (16 broadcasts), weights and\n"
+           "weighted sums %.1f (16 + 8 FMAs): bound %.1f cycles, %.3f s at L=4096, 16 heads, head size 16\n"
+           "(compare ref_vs_ort's 'reference, 1 thread')\n",
+           scores, sums, scores + sums, (scores + sums) * keys / (ghz * 1e9));
+}
+
+int main(void)
+{
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f")) {
+        printf("fp_ports: this CPU has no AVX-512; nothing measured\n");
+        return 0;
+    }
+    measure(clock_ghz());
+    return 0;
+}
+
+#else
+int main(void)
+{
+    printf("fp_ports: x86-64 with GCC or Clang only; nothing measured\n");
+    return 0;
+}
+#endif
