@@ -113,6 +113,14 @@ absent lib1
 expect 3 "ortqual validate: --ort-lib: cannot load ONNX Runtime; tried: \./junk\.so" \
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --ort-lib ./junk.so --outdir lib3
 only_error lib3
+# the default search too, with a $ORTQUAL_ORT_LIB that does not load (the batches were made, the
+# reference ran in full, then every configuration was an error)
+expect 3 "^ortqual validate: cannot load ONNX Runtime; tried: \./junk\.so .*ORTQUAL_ORT_LIB is set" \
+    env ORTQUAL_ORT_LIB=./junk.so $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir lib5
+only_error lib5
+expect 3 "^ortqual replay: cannot load ONNX Runtime; tried: /no/such\.so" \
+    env ORTQUAL_ORT_LIB=/no/such.so $Q replay --model "$M" --inputs "$FX/io.npz" --outdir lib6
+only_error lib6
 # so is an --ep-lib path (its configurations were skipped after the batches were made)
 expect 2 "^ortqual validate: --ep-lib /no/such_ep\.so: cannot open: No such file or directory$" \
     $Q validate --configs ref:encoder:fp64,myep:attention24:fp32 --ep-lib myep=/no/such_ep.so --outdir lib4
