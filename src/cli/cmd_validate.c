@@ -507,7 +507,8 @@ static int run(struct args *a, int argc, char **argv)
                      "(uniform 5 L, L = --max-len), e.g. --length-policy balanced 10 64;\n"
                      "fixed and balanced without lengths, and fraction, use --max-len"),
         OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40,
-                      "longest event (96); a --length-policy length above it is refused"),
+                      "longest event (96); a --length-policy length above the L given is\n"
+                      "refused (without --max-len, the policy's own lengths go)"),
         OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
         OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
         OQ_OPT_GROUP("configurations:"),
