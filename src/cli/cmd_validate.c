@@ -578,7 +578,7 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
         OQ_CLI_SHARD_OPTS(&a->shard),
         OQ_OPT_GROUP("isolation:"),
-        OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 1, 1LL << 40, "per configuration, in seconds (300)"),
+        OQ_CLI_TIMEOUT_OPT(&o->timeout_s, "per configuration"),
         OQ_OPT_SET("no-isolate", &o->isolate, 0, "run in this process (debugging)"),
         {OQ_OPTK_STRING, "worker", 0, "PLAN", NULL, &a->worker, 0, 0, 0, NULL, NULL, OQ_OPT_HIDDEN},
         OQ_OPT_GROUP("runtime:"),

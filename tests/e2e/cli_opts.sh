@@ -38,6 +38,12 @@ for cmd in validate replay; do
     expect 2 "^ortqual $cmd: --expected needs at least one file$" $Q $cmd --model "$M" --inputs "$FX/io.npz" --expected --outdir in1
 done
 absent in1
+# --timeout takes one range in both (replay took 0, which ran with no limit, and said 0..1000000)
+for cmd in validate replay; do
+    expect 2 "^ortqual $cmd: --timeout '0': want a whole number in 1\.\.1099511627776$" \
+        $Q $cmd --model "$M" --inputs "$FX/io.npz" --timeout 0 --outdir to1
+done
+absent to1
 # 3. --max-len is the longest event: a policy's own lengths above it are refused (they were
 #    generated past it), and the default policy draws up to it (it drew up to 96 whatever it was)
 expect 2 "^ortqual validate: --length-policy 'fixed 200': length 200 is above --max-len 96$" \
