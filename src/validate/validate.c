@@ -874,7 +874,8 @@ static oq_status check_requirements(const oq_validate_opts *o, oq_err *err)
     int judged = 0;
     for (size_t k = 1; k < o->n_configs; k++) judged |= oq_config_on_ep(&o->configs[k]);
     const char *asked = o->require_full_gpu ? "--require-full-gpu" : o->strict_placement ? "--strict-placement"
-                        : o->n_expect_kernel ? "--expect-kernel" : o->prove_teeth ? "--prove-teeth" : NULL;
+                        : o->n_expect_kernel ? "--expect-kernel" : o->prove_teeth ? "--prove-teeth"
+                        : o->require_dispatch ? "--require-dispatch (or ORTQUAL_REQUIRE_DISPATCH=1)" : NULL;
     if (asked && !judged)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s judges configurations under test on a GPU execution provider, and none is among "

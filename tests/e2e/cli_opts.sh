@@ -135,6 +135,17 @@ expect 2 "^ortqual replay: --ep-lib /no/such_ep\.so: cannot open" \
     $Q replay --model "$M" --inputs "$FX/io.npz" --ep myep --ep-lib myep=/no/such_ep.so --outdir lib4
 absent lib4
 
+# 7b. --require-dispatch (or ORTQUAL_REQUIRE_DISPATCH=1) with no configuration under test on a GPU
+#    provider judges nothing, as --require-full-gpu: refused (the run passed, proving no kernel)
+RD="judges configurations under test on a GPU execution provider, and none is among"
+expect 2 "^ortqual validate: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
+    $Q validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 --require-dispatch --outdir rd1
+expect 2 "^ortqual validate: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
+    env ORTQUAL_REQUIRE_DISPATCH=1 $Q validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir rd1
+expect 2 "^ortqual replay: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --require-dispatch --outdir rd1
+absent rd1
+
 # 8. an --ep that is neither cpu, cuda nor given an --ep-lib (a typo) is refused with the known
 #    names (it ran as a plugin EP without its library: skipped, NOT TESTED, green with --allow-skip)
 expect 2 "^ortqual replay: --ep 'cdua': not a known execution provider \(known: cpu, cuda\); a plugin EP needs its library, --ep-lib cdua=PATH$" \
