@@ -158,6 +158,8 @@ void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
 /* --repeat and --warmup: one range wherever a run times calls (validate, replay). */
 #define OQ_CLI_REPEAT_OPT(p) OQ_OPT_NUMBER("repeat", "N", (p), 1, INT32_MAX, "timed calls per batch after the first call (5)")
 #define OQ_CLI_WARMUP_OPT(p) OQ_OPT_NUMBER("warmup", "N", (p), 0, INT32_MAX, "untimed calls before them (1)")
+/* --timeout of a worker (validate, replay): one range, so 0 is not "no limit" in one of them. */
+#define OQ_CLI_TIMEOUT_OPT(p, what) OQ_OPT_NUMBER("timeout", "S", (p), 1, 1LL << 40, what ", in seconds (300)")
 
 /* `s` as a whole number in lo..hi (hi INT64_MAX: no upper bound) for option `opt`
  * ("--heads") of subcommand `cmd`; prints a one-line error and returns -1 otherwise. */

@@ -228,6 +228,11 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr, "ortqual plot: no input given (see 'ortqual plot --help')\n");
         return OQ_EXIT_USAGE;
     }
+    oq_err err = {0};
+    if (opt.outdir && oq_check_outdir_kind(opt.outdir, &err)) { /* a file there: the user's mistake */
+        fprintf(stderr, "ortqual plot: --out: %s\n", err.msg);
+        return OQ_EXIT_USAGE;
+    }
     size_t n = (size_t)(argc - first);
     char (*bufs)[4096] = calloc(n, sizeof *bufs);
     char **inputs = calloc(n, sizeof *inputs);

@@ -151,7 +151,7 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_CLI_WARMUP_OPT(&o->warmup),
         OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
                     "time the CPU reference run like the replayed one (default: once per batch)"),
-        OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 0, 1000000, "per run, in seconds (300)"),
+        OQ_CLI_TIMEOUT_OPT(&o->timeout_s, "per run"),
         OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu,
                     "fail when any compute node of the replayed GPU provider ran on CPU\n"
                     "(the CPU reference's placement is evidence, never judged)"),

@@ -507,7 +507,8 @@ static int run(struct args *a, int argc, char **argv)
                      "(uniform 5 L, L = --max-len), e.g. --length-policy balanced 10 64;\n"
                      "fixed and balanced without lengths, and fraction, use --max-len"),
         OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40,
-                      "longest event (96); a --length-policy length above it is refused"),
+                      "longest event (96); a --length-policy length above the L given is\n"
+                      "refused (without --max-len, the policy's own lengths go)"),
         OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
         OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
         OQ_OPT_GROUP("configurations:"),
@@ -577,7 +578,7 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
         OQ_CLI_SHARD_OPTS(&a->shard),
         OQ_OPT_GROUP("isolation:"),
-        OQ_OPT_NUMBER("timeout", "S", &o->timeout_s, 1, 1LL << 40, "per configuration, in seconds (300)"),
+        OQ_CLI_TIMEOUT_OPT(&o->timeout_s, "per configuration"),
         OQ_OPT_SET("no-isolate", &o->isolate, 0, "run in this process (debugging)"),
         {OQ_OPTK_STRING, "worker", 0, "PLAN", NULL, &a->worker, 0, 0, 0, NULL, NULL, OQ_OPT_HIDDEN},
         OQ_OPT_GROUP("runtime:"),

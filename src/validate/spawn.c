@@ -86,7 +86,8 @@ static int probe_main(void *lib)
 
 oq_status oq_worker_probe_ort(const char *lib, oq_err *err)
 {
-    if (!lib || !*lib || oq_runtime_ep_loaded() || !oq_proc_single_threaded()) return OQ_OK;
+    if (oq_runtime_ep_loaded() || !oq_proc_single_threaded()) return OQ_OK;
+    if (lib && !*lib) lib = NULL;
     oq_proc_result res = {0};
     char how[128];
     oq_status st = oq_proc_fork_watch(probe_main, (void *)lib, 60, 2048, 0, NULL, &res, err);

@@ -96,7 +96,7 @@ oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, cons
 oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
                              const char *stderr_path, oq_proc_bg *bg, int *forked, oq_err *err);
 
-/* Whether the ORT library `lib` (a named one; NULL or "": the default search, not tried) loads,
+/* Whether the ORT library `lib` (NULL or "": the default search, $ORTQUAL_ORT_LIB first) loads,
  * tried in a forked child so that this process loads no other ORT than its own: OQ_ERR_RUNTIME
  * with the loader's reason when it does not. Not tried where a fork is unsafe (threads, an EP
  * library loaded): the workers then say it. */

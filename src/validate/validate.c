@@ -874,7 +874,8 @@ static oq_status check_requirements(const oq_validate_opts *o, oq_err *err)
     int judged = 0;
     for (size_t k = 1; k < o->n_configs; k++) judged |= oq_config_on_ep(&o->configs[k]);
     const char *asked = o->require_full_gpu ? "--require-full-gpu" : o->strict_placement ? "--strict-placement"
-                        : o->n_expect_kernel ? "--expect-kernel" : o->prove_teeth ? "--prove-teeth" : NULL;
+                        : o->n_expect_kernel ? "--expect-kernel" : o->prove_teeth ? "--prove-teeth"
+                        : o->require_dispatch ? "--require-dispatch (or ORTQUAL_REQUIRE_DISPATCH=1)" : NULL;
     if (asked && !judged)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s judges configurations under test on a GPU execution provider, and none is among "
@@ -1020,16 +1021,18 @@ static oq_status make_dirs(run_ctx *c, oq_err *err)
     return st;
 }
 
-/* The ORT libraries named for the workers (--ort-lib, --reference-ort-lib) load: one that does
- * not is a runtime error before any batch is written (each worker met it after the batches were
- * prepared, and the run left a summary of configurations that could not run). */
+/* The ORT libraries the workers will load (--ort-lib, else the default search with
+ * $ORTQUAL_ORT_LIB first; --reference-ort-lib) load: one that does not is a runtime error before
+ * any batch is written (each worker met it after the batches were prepared and the reference had
+ * run, and the run left a summary of configurations that could not run). */
 static oq_status check_ort_libs(const oq_validate_opts *o, oq_err *err)
 {
     int ref = o->n_configs && oq_config_uses_ort(&o->configs[0]), others = 0;
     for (size_t k = 1; k < o->n_configs; k++) others |= oq_config_uses_ort(&o->configs[k]);
     oq_status st = OQ_OK;
     if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, err);
-    if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--ort-lib: ");
+    if (st && o->ort_lib) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--ort-lib: ");
+    if (st) return st; /* the search's message names what it tried, and $ORTQUAL_ORT_LIB */
     if (ref && o->reference_ort_lib) st = oq_worker_probe_ort(o->reference_ort_lib, err);
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--reference-ort-lib: ");
 }

@@ -38,6 +38,12 @@ for cmd in validate replay; do
     expect 2 "^ortqual $cmd: --expected needs at least one file$" $Q $cmd --model "$M" --inputs "$FX/io.npz" --expected --outdir in1
 done
 absent in1
+# --timeout takes one range in both (replay took 0, which ran with no limit, and said 0..1000000)
+for cmd in validate replay; do
+    expect 2 "^ortqual $cmd: --timeout '0': want a whole number in 1\.\.1099511627776$" \
+        $Q $cmd --model "$M" --inputs "$FX/io.npz" --timeout 0 --outdir to1
+done
+absent to1
 # 3. --max-len is the longest event: a policy's own lengths above it are refused (they were
 #    generated past it), and the default policy draws up to it (it drew up to 96 whatever it was)
 expect 2 "^ortqual validate: --length-policy 'fixed 200': length 200 is above --max-len 96$" \
@@ -113,6 +119,14 @@ absent lib1
 expect 3 "ortqual validate: --ort-lib: cannot load ONNX Runtime; tried: \./junk\.so" \
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --ort-lib ./junk.so --outdir lib3
 only_error lib3
+# the default search too, with a $ORTQUAL_ORT_LIB that does not load (the batches were made, the
+# reference ran in full, then every configuration was an error)
+expect 3 "^ortqual validate: cannot load ONNX Runtime; tried: \./junk\.so .*ORTQUAL_ORT_LIB is set" \
+    env ORTQUAL_ORT_LIB=./junk.so $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir lib5
+only_error lib5
+expect 3 "^ortqual replay: cannot load ONNX Runtime; tried: /no/such\.so" \
+    env ORTQUAL_ORT_LIB=/no/such.so $Q replay --model "$M" --inputs "$FX/io.npz" --outdir lib6
+only_error lib6
 # so is an --ep-lib path (its configurations were skipped after the batches were made)
 expect 2 "^ortqual validate: --ep-lib /no/such_ep\.so: cannot open: No such file or directory$" \
     $Q validate --configs ref:encoder:fp64,myep:attention24:fp32 --ep-lib myep=/no/such_ep.so --outdir lib4
@@ -120,6 +134,17 @@ absent lib4
 expect 2 "^ortqual replay: --ep-lib /no/such_ep\.so: cannot open" \
     $Q replay --model "$M" --inputs "$FX/io.npz" --ep myep --ep-lib myep=/no/such_ep.so --outdir lib4
 absent lib4
+
+# 7b. --require-dispatch (or ORTQUAL_REQUIRE_DISPATCH=1) with no configuration under test on a GPU
+#    provider judges nothing, as --require-full-gpu: refused (the run passed, proving no kernel)
+RD="judges configurations under test on a GPU execution provider, and none is among"
+expect 2 "^ortqual validate: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
+    $Q validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 --require-dispatch --outdir rd1
+expect 2 "^ortqual validate: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
+    env ORTQUAL_REQUIRE_DISPATCH=1 $Q validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir rd1
+expect 2 "^ortqual replay: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
+    $Q replay --model "$M" --inputs "$FX/io.npz" --require-dispatch --outdir rd1
+absent rd1
 
 # 8. an --ep that is neither cpu, cuda nor given an --ep-lib (a typo) is refused with the known
 #    names (it ran as a plugin EP without its library: skipped, NOT TESTED, green with --allow-skip)

@@ -114,6 +114,16 @@ expect_usage 'bad.json: no "results" array of records' "$T/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
 expect_usage "unknown format 'pdf'" "$bench" --format pdf
 expect_usage "unknown statistic 'p42'" "$bench" --stat p42
+# an --out that is a file (or below one) is the user's mistake, as validate's --outdir: exit 2 naming
+# --out (it was exit 3, "DIR/runtime_unmasked.png: cannot create: Not a directory")
+echo mine >"$T/afile"
+for out in "$T/afile" "$T/afile/sub"; do
+  "$ORTQUAL" plot "$bench" --out "$out" >"$T/out" 2>"$T/err"
+  rc=$?
+  [ $rc -eq 2 ] && grep -qx "ortqual plot: --out: $T/afile: exists and is not a directory" "$T/err" ||
+    fail "plot --out $out (a file): exit $rc: $(cat "$T/err")"
+done
+[ "$(cat "$T/afile")" = mine ] || fail "plot --out a file: the file changed"
 # --- no cairo driver: exit 3, the install hint, nothing written ---------------
 # PLplot finds its drivers through PLPLOT_DRV_DIR: an empty one (PLplot would
 # otherwise exit the process itself), and one with drivers but not cairo's.
