@@ -294,7 +294,8 @@ static int export_encoder(int argc, char **argv)
         SIZE_OPT("ffn-width", "FF", &c.ffn_width, 1, &shape_opts, "feed-forward hidden width (default 64)"),
         SIZE_OPT("classes", "K", &c.outputs[0].dim, 1, &shape_opts, "width of the 'cls' head (default 6)"),
         SIZE_OPT("regression-targets", "K", &c.outputs[1].dim, 1, &shape_opts, "width of the 'reg' head (default 4)"),
-        OQ_OPT_NUMBER("seed", "S", &seed, 0, INT32_MAX, "random weights from this seed (default 0)"),
+        OQ_OPT_NUMBER("seed", "S", &seed, 0, 1LL << 40,
+                      "random weights from this seed, 0..2^40 as validate's\n--weights-seed (default 0)"),
         OQ_OPT_STRING("weights", "W.npz", &weights,
                       "weights from an npz instead (shapes give F, W, N, FF and\n"
                       "the heads; --heads is still needed)"),

@@ -83,4 +83,13 @@ expect 2 "unknown option '--yaml'" "$Q" inspect --yaml "$T/enc_decomposed.onnx"
 expect 0 "wrote" "$Q" export encoder --num-features 5 -o "$T/nf.onnx"
 expect 0 "features +float32 +\[batch, seq, 5\]" "$Q" inspect "$T/nf.onnx"
 
+# validate's --weights-seed (up to 2^40) is export's --seed: the same weights, byte for byte (export
+# stopped at 2^31-1, so a validation's weights above it could not be exported again)
+expect 0 "verdict: PASSED" "$Q" validate --weights-seed 3000000000 --num-events 2 --no-plots --no-cache \
+    --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/vs"
+expect 0 "wrote" "$Q" export encoder --seed 3000000000 --save-weights "$T/ws.npz" -o "$T/ws.onnx"
+cmp -s "$T/ws.npz" "$T/vs/weights.npz" && ok "validate's and export's weights of seed 3e9 are the same" ||
+    bad "export --seed 3000000000 gave other weights than validate --weights-seed 3000000000"
+expect 2 "--seed" "$Q" export encoder --seed 1099511627777 -o "$T/ws2.onnx"
+
 report
