@@ -53,7 +53,11 @@ static int run_command(int argc, char **argv)
     if (!strcmp(argv[0], "--version")) return oq_cli_version(argc, argv);
     for (size_t i = 0; commands[i].name; i++)
         if (!strcmp(argv[0], commands[i].name)) return commands[i].fn(argc, argv);
-    fprintf(stderr, "ortqual: '%s' is not a command (see 'ortqual --help')\n", argv[0]);
+    /* options come after the command: one before it is no command's */
+    if (argv[0][0] == '-')
+        fprintf(stderr, "ortqual: unknown option '%s' (options follow the command: 'ortqual CMD --help')\n", argv[0]);
+    else
+        fprintf(stderr, "ortqual: '%s' is not a command (see 'ortqual --help')\n", argv[0]);
     return OQ_EXIT_USAGE;
 }
 

@@ -120,6 +120,7 @@ TABLE=$(cat <<EOF
 2 | unknown option                                    | -          | $Q doctor --bogus
 2 | unknown option                                    | -          | $Q slurm --bogus
 2 | 'frobnicate' is not a command                     | -          | $Q frobnicate
+2 | ^ortqual: unknown option '--bogus' .options follow the command | -          | $Q --bogus
 EOF
 )
 
