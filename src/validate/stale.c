@@ -95,6 +95,10 @@ void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches)
     snprintf(path, sizeof path, "%s/summary.json", o->outdir);
     if (!o->overwrite || oq_shard_is_run(o) || access(path, F_OK) != 0) return;
     remove_matching(o->outdir, o, n_batches, 0);
+    /* the encoder's weights: a run of another model writes none (a replay's folder kept them) */
+    snprintf(path, sizeof path, "%s/weights.npz", o->outdir);
+    if (o->kind == OQ_MODEL_USER && !o->weights_path && !read_by_run(path, o)) unlink(path);
     snprintf(path, sizeof path, "%s/plots", o->outdir);
     remove_matching(path, o, 0, 1);
+    rmdir(path); /* when left empty; a run that draws makes it again */
 }

@@ -103,6 +103,13 @@ $ORTQUAL validate --outdir "$T/pass" --force --num-events 2 --batch-size 2 \
   --configs ref:encoder:fp64,cpu:attention24:fp32 > /dev/null 2>&1 || fail "--force rerun failed"
 left=$(cd "$T/pass" && LC_ALL=C ls inputs_*.npz encoder_*.onnx notes.txt | tr '\n' ' ')
 [ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt " ] || fail "after --force: $left"
+# a replay of that folder's model into it: the encoder's weights.npz (the replay reads none) and
+# the figures go, and plots/ with them (replay draws none: an empty plots/ and the weights stayed)
+$ORTQUAL replay --model "$T/pass/encoder_attention24_fp32.onnx" --inputs "$T/pass/inputs_000.npz" \
+  --outdir "$T/pass" --force > /dev/null 2>&1 || fail "replay --force into a validate run's folder failed"
+left=$(cd "$T/pass" && LC_ALL=C ls | tr '\n' ' ')
+[ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt report.html summary.json validate.csv " ] ||
+  fail "after replay --force: $left"
 
 # 3c. outputs that are not files are refused before any work, and left as they were; two runs
 # started together without --outdir get a folder each
