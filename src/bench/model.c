@@ -57,7 +57,14 @@ static oq_status check_has_arrays(const oq_npz *z, oq_err *err)
     return z->count ? OQ_OK : oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: holds no arrays", z->path);
 }
 
-/* Each expected tensor must name a model output. */
+/* ortqual's own batch members (validate's saved batches): never an output, never a typo. */
+static int batch_member(const char *name)
+{
+    return !strcmp(name, "event_indices") || !strcmp(name, "lengths");
+}
+
+/* Each expected tensor must name a model output (or input, or one of ortqual's batch members):
+ * another name is most likely an output's misspelt. */
 static oq_status check_expected(const model_sweep *m, const char *model_path, oq_err *err)
 {
     oq_status st = check_has_arrays(m->expected, err);
@@ -68,7 +75,7 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
         while (k < m->mi->n_outputs && strcmp(m->mi->outputs[k].name, name)) k++;
         int is_input = 0;
         for (size_t j = 0; j < m->mi->n_inputs; j++) is_input |= !strcmp(m->mi->inputs[j].name, name);
-        if (k == m->mi->n_outputs && !is_input)
+        if (k == m->mi->n_outputs && !is_input && !batch_member(name))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is not an output of %s", m->expected->path,
                               name, model_path);
     }

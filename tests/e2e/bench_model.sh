@@ -75,6 +75,14 @@ assert r["accuracy"]["max_abs_err"] == o[0]["max_abs_err"]
 EOF
 expect 2 "outputs_001.npz: member 'out' is \\[2,24,3\\], but the model's output 'out' is \\[3,56,3\\]" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/inputs_000.npz" \
     --expected "$F/tx_encoder/outputs_001.npz" "${FAST[@]}" --outdir "$T/c2"
+# validate's batch members (event_indices, lengths) in one file of inputs and outputs are ignored
+# as validate ignores them (they were refused as "not an output"); a misspelt output is refused
+"$PY" -c 'import numpy as np, sys; z = dict(np.load(sys.argv[1])); z["lengths"] = np.array([56, 40, 3]); z["event_indices"] = np.arange(3); np.savez(sys.argv[2], **z); z["outt"] = z["out"]; np.savez(sys.argv[3], **z)' \
+    "$F/tx_encoder/io.npz" "$T/meta.npz" "$T/typo.npz" || bad "cannot write meta.npz"
+expect 0 "batch=3 seq=56 +ok" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$T/meta.npz" \
+    --expected "$T/meta.npz" "${FAST[@]}" --outdir "$T/c3"
+expect 2 "typo.npz: tensor 'outt' is not an output of" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" \
+    --inputs "$T/typo.npz" --expected "$T/typo.npz" "${FAST[@]}" --outdir "$T/c4"
 
 # 4. A model `ortqual export` wrote, with ORT's profile of 2 more runs per point.
 "$Q" export encoder --format attention24 -o "$T/enc.onnx" >/dev/null || bad "export encoder"
