@@ -205,6 +205,21 @@ static void config_row(const oq_config_result *c)
     print_advice(&c->dispatch);
 }
 
+/* What the drawn figures show, from their names (error_X, error_vs_ref_X, runtime_valid_size):
+ * a run that compared nothing draws only the latency. */
+static void plot_kinds(const oq_validate_summary *s, char *buf, size_t n)
+{
+    int dist = 0, vs_ref = 0, latency = 0;
+    for (size_t i = 0; i < s->n_plots; i++) {
+        const char *slash = strrchr(s->plots[i], '/'), *name = slash ? slash + 1 : s->plots[i];
+        if (!strncmp(name, "error_vs_ref_", 13)) vs_ref = 1;
+        else if (!strncmp(name, "error_", 6)) dist = 1;
+        else if (!strncmp(name, "runtime_", 8)) latency = 1;
+    }
+    snprintf(buf, n, "%s%s%s%s%s", dist ? "error distributions" : "", dist && (vs_ref || latency) ? ", " : "",
+             vs_ref ? "error against |reference|" : "", vs_ref && latency ? ", " : "", latency ? "latency" : "");
+}
+
 void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir)
 {
     printf("%-34s %-9s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
@@ -217,9 +232,11 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
         if (s->configs[i].is_reference) ref = ref ? ref : &s->configs[i];
         else counts[s->configs[i].status]++;
     }
-    if (s->n_plots)
-        printf("\nplots: %zu files in %s/plots/ (error distributions, error against |reference|, latency)", s->n_plots,
-               outdir);
+    if (s->n_plots) {
+        char kinds[96];
+        plot_kinds(s, kinds, sizeof kinds);
+        printf("\nplots: %zu files in %s/plots/ (%s)", s->n_plots, outdir, kinds);
+    }
     if (s->plot_error) printf("\nplots: not drawn: %s", s->plot_error);
     else if (s->plotted && !s->n_plots) printf("\nplots: none: no output was compared and no batch was timed");
     printf("\n(latency per batch: median and p90 over batches of each batch's median call; first: batch 0's first call)");

@@ -73,6 +73,14 @@ grep -q "^verdict: ERROR" "$T/refused.out" && grep -q "^verdict: NOT TESTED" "$T
 grep -q "^plots: none: no output was compared and no batch was timed" "$T/untested.out" ||
   fail "untested run's plots line: $(grep plots "$T/untested.out")"
 grep -q "not drawn" "$T/refused.out" "$T/untested.out" && fail "a run with nothing to draw reported a plot failure"
+# a run that timed a batch but compared nothing draws the latency alone, and says only that (it
+# listed error distributions and error against |reference| as well)
+$ORTQUAL validate --model "$torch/tx_encoder/tx_encoder_op18.onnx" --inputs "$torch/tx_encoder/inputs_000.npz" \
+  --configs cpu:model:fp32 --outdir "$T/timed" --progress never >"$T/timed.out" 2>&1 && fail "nothing compared, exit 0"
+grep -q "^plots: 2 files in $T/timed/plots/ (latency)$" "$T/timed.out" ||
+  fail "timed-only run's plots line: $(grep plots "$T/timed.out")"
+grep -q "^plots: 10 files in .* (error distributions, error against |reference|, latency)$" "$T/many.out" ||
+  fail "compared run's plots line: $(grep plots "$T/many.out")"
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "plot_error" not in d and d["plots"] == [], d.get("plot_error")' \
   "$T/refused/summary.json" || fail "refused run: plot_error in summary.json"
 $ORTQUAL plot "$T/untested/summary.json" >"$T/plot.out" 2>&1 || fail "plot of an untested run: $(cat "$T/plot.out")"
