@@ -6,9 +6,10 @@
  * file by its SHA-256 and lists its tensors; SHA.npz holds them. KEY is the SHA-256 of the
  * batch's key text, everything the outputs depend on (cache_key_text, then the batch's inputs
  * file's SHA-256), and the record holds that text: a record under another batch's KEY (copied,
- * synced or renamed there) is refused, never taken for that batch's. Both are written to a
- * temporary file in the directory and renamed, so a concurrent run sees a whole entry or none,
- * and two runs writing the same entry write the same bytes. Nothing read is trusted: the
+ * synced or renamed there) is refused, never taken for that batch's. Both files are written to
+ * a temporary file in the directory and put in place whole; one already there with the same
+ * bytes is kept as it is (a concurrent run writing the same entry writes the same bytes), so a
+ * file another worker verified is never replaced under it. Nothing read is trusted: the
  * outputs' file must hash to its name and hold exactly the tensors the record lists, with the
  * batch's size. A hit reaches the run's other workers by name (refstream.c), with the identity
  * of the file that was read and checked: a reader refuses another file in its place, or the
@@ -351,7 +352,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     if (!st) {
         oq_sha256_buf(npz, n, sha);
         snprintf(path, sizeof path, "%s/%s.npz", c->dir, sha);
-        st = oq_write_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
+        st = oq_install_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
     }
     json_t *rec = st ? NULL
                      : json_pack("{s:s, s:s, s:s, s:o}", "schema", CACHE_SCHEMA, "sha256", sha, "key", k.text,
@@ -359,7 +360,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     char *text = rec ? json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     if (!st && !text) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     snprintf(path, sizeof path, "%s/%s.json", c->dir, k.hex);
-    if (!st) st = oq_write_file_nosync(path, text, strlen(text), err);
+    if (!st) st = oq_install_file_nosync(path, text, strlen(text), err);
     free(text);
     json_decref(rec);
     oq_npz_free(z);

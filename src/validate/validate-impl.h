@@ -258,7 +258,7 @@ void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t ba
 int oq_refcache_record_is(const oq_refcache *c, const char inputs_sha[65], const char *text, size_t n,
                           const char *sha, const oq_npz *z);
 /* The reference's outputs of the batch of these inputs stored: `npz`, the n bytes of their
- * .npz. */
+ * .npz. Files already there with the same bytes are kept as they are. */
 oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const unsigned char *npz, size_t n,
                           oq_err *err);
 

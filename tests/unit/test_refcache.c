@@ -1,7 +1,7 @@
 /* The reference cache's records (src/validate/refcache.c): one in the layout oq_refcache_put
  * writes is read without a parse, and must say exactly what a parse would; any other is parsed
  * and judged as before. A record holds its batch's key: under another batch's KEY it is
- * refused. */
+ * refused. An entry stored again keeps its files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/npz.h"
@@ -269,6 +270,37 @@ static void test_swapped_records(void **state)
     check_swapped(f, 'c', 'd', 1);
 }
 
+/* The identity of the file at `path`. */
+static oq_file_id id_of(const char *path)
+{
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_file_id id;
+    assert_int_equal(oq_read_file_id(path, &buf, &n, &id, NULL), OQ_OK);
+    free(buf);
+    return id;
+}
+
+/* An entry stored again (a concurrent run, the same batch): its files are kept as they are, so
+ * a worker handed the outputs' file by its identity still finds that file. */
+static void test_put_again_keeps_files(void **state)
+{
+    fixture *f = *state;
+    char record[4400], npz_path[4400], sha[65];
+    size_t n;
+    oq_err e = {0};
+    unsigned char *npz = valued_npz(1, &n);
+    put_and_get(f, sha_of('e'), npz, n, 3, 1, record, sizeof record);
+    oq_sha256_buf(npz, n, sha);
+    snprintf(npz_path, sizeof npz_path, "%s/%s.npz", f->dir, sha);
+    oq_file_id rec_id = id_of(record), npz_id = id_of(npz_path);
+    assert_int_equal(oq_refcache_put(&f->c, sha_of('e'), npz, n, &e), OQ_OK);
+    oq_file_id rec_now = id_of(record), npz_now = id_of(npz_path);
+    assert_true(oq_file_id_same(&rec_id, &rec_now));
+    assert_true(oq_file_id_same(&npz_id, &npz_now));
+    free(npz);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_escaped_names_parsed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edited_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swapped_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_put_again_keeps_files, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
