@@ -23,6 +23,11 @@ oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t fl
  * on the same generated events writes none (ext4 spent ~0.1 ms making each file in a directory
  * whose files had just been deleted: most of a re-run's preparation). */
 oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
+/* oq_write_file_nosync for a file others may be reading, shared by concurrent writers of the
+ * same bytes (the reference cache): a file already holding them is kept, its inode untouched
+ * (a reader that took its identity still finds it); one of other bytes is replaced, atomically.
+ * A reader sees the whole old file or the whole new one, never part of one. */
+oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 
 
 /* Which file a read read: another file in its place (renamed over it) or the same one written

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,12 +142,13 @@ void oq_atomic_abort(oq_atomic_file *af)
     atomic_reset(af);
 }
 
-/* One buffer: written with write(2) straight from it (no stdio buffer, whose set-up and
- * chunking cost a per-batch file more system calls than its content). */
-static oq_status write_whole(const char *path, const void *buf, size_t n, int overwrite, int no_sync, oq_err *err)
+/* One buffer into af's temporary file beside `path`, with write(2) straight from it (no stdio
+ * buffer, whose set-up and chunking cost a per-batch file more system calls than its content);
+ * af aborted on error. */
+static oq_status write_tmp(oq_atomic_file *af, const char *path, const void *buf, size_t n, int overwrite,
+                           int no_sync, oq_err *err)
 {
-    oq_atomic_file af;
-    int fd = atomic_create(&af, path, overwrite, err);
+    int fd = atomic_create(af, path, overwrite, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     const char *p = buf;
     int bad = 0;
@@ -159,12 +161,17 @@ static oq_status write_whole(const char *path, const void *buf, size_t n, int ov
     bad = bad || (!no_sync && fsync(fd) != 0);
     int saved = errno;
     bad |= close(fd) != 0;
-    if (bad) {
-        oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(saved));
-        oq_atomic_abort(&af);
-        return OQ_ERR_OUTPUT;
-    }
-    return atomic_place(&af, err);
+    if (!bad) return OQ_OK;
+    oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(saved));
+    oq_atomic_abort(af);
+    return OQ_ERR_OUTPUT;
+}
+
+static oq_status write_whole(const char *path, const void *buf, size_t n, int overwrite, int no_sync, oq_err *err)
+{
+    oq_atomic_file af;
+    oq_status st = write_tmp(&af, path, buf, n, overwrite, no_sync, err);
+    return st ? st : atomic_place(&af, err);
 }
 
 oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite, oq_err *err)
@@ -280,6 +287,48 @@ oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq
     if (unlink(path) != 0 && errno != ENOENT)
         return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot replace: %s", path, strerror(errno));
     return oq_write_file_nosync(path, buf, n, err);
+}
+
+/* tmp put at `path` unless a file is there (errno EEXIST): renamed with RENAME_NOREPLACE, or,
+ * where the file system lacks it, linked (the file's change time then moves once more, as tmp
+ * goes: a reader that took its identity in that instant is refused it, never misled). */
+static int place_new(const char *tmp, const char *path)
+{
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return -1;
+    if (link(tmp, path) != 0) return -1;
+    unlink(tmp);
+    return 0;
+}
+
+/* The file of other bytes at `path` replaced by tmp, under an exclusive lock on it: a writer
+ * that waited on the lock finds the name holding these bytes and keeps them, so writers of the
+ * same bytes replace a bad file once, never one another's. */
+static int replace_other(const char *tmp, const char *path, const void *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) flock(fd, LOCK_EX); /* not there or a link: nothing to wait for */
+    int rc = holds(path, buf, n) ? unlink(tmp) : rename(tmp, path), saved = errno;
+    if (fd >= 0) close(fd);
+    errno = saved;
+    return rc;
+}
+
+oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
+{
+    if (holds(path, buf, n)) return OQ_OK;
+    oq_atomic_file af;
+    oq_status st = write_tmp(&af, path, buf, n, 1, 1, err);
+    if (st) return st;
+    int rc = place_new(af.tmp, path);
+    if (rc != 0 && errno == EEXIST) rc = replace_other(af.tmp, path, buf, n);
+    if (rc == 0) {
+        atomic_reset(&af);
+        return OQ_OK;
+    }
+    st = oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot rename into place: %s", path, strerror(errno));
+    oq_atomic_abort(&af);
+    return st;
 }
 
 oq_status oq_mkdirs(const char *path, oq_err *err)

@@ -3,13 +3,17 @@
  * recomputing them.
  *
  * An entry is two files in the cache directory: KEY.json, written last, names the outputs'
- * file by its SHA-256 and lists its tensors; SHA.npz holds them. KEY is the SHA-256 of a text
- * naming everything the outputs depend on (cache_key_text). Both are written to a temporary
- * file in the directory and renamed, so a concurrent run sees a whole entry or none, and two
- * runs writing the same entry write the same bytes. Nothing read is trusted: the outputs' file
- * must hash to its name and hold exactly the tensors the record lists, with the batch's size.
- * A hit reaches the run's other workers by name (refstream.c), with the identity of the file
- * that was read and checked: a reader refuses another file in its place, or the same changed. */
+ * file by its SHA-256 and lists its tensors; SHA.npz holds them. KEY is the SHA-256 of the
+ * batch's key text, everything the outputs depend on (cache_key_text, then the batch's inputs
+ * file's SHA-256), and the record holds that text: a record under another batch's KEY (copied,
+ * synced or renamed there) is refused, never taken for that batch's. Both files are written to
+ * a temporary file in the directory and put in place whole; one already there with the same
+ * bytes is kept as it is (a concurrent run writing the same entry writes the same bytes), so a
+ * file another worker verified is never replaced under it. Nothing read is trusted: the
+ * outputs' file must hash to its name and hold exactly the tensors the record lists, with the
+ * batch's size. A hit reaches the run's other workers by name (refstream.c), with the identity
+ * of the file that was read and checked: a reader refuses another file in its place, or the
+ * same changed. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -25,7 +29,9 @@
 #include "ortqual/reference.h"
 #include "validate/validate-impl.h"
 
-#define CACHE_SCHEMA "ortqual.refcache/1"
+/* 2: the record's key holds the batch's inputs (1's did not: a record was any same-shaped
+ * batch's). KEY hashes the schema: an older entry is not found, never misread. */
+#define CACHE_SCHEMA "ortqual.refcache/2"
 
 /* The directory: made 0700 when absent; a symlink must be this user's, and so must the
  * directory it leads to (another user's could be swapped under us or read our outputs). */
@@ -95,10 +101,6 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     if (st) return st;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;
-    json_t *key = json_string(c->key_text);
-    c->key_json = key ? json_dumps(key, JSON_ENCODE_ANY) : NULL;
-    json_decref(key);
-    if (!c->key_json) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     c->enabled = 1;
     return OQ_OK;
 }
@@ -106,18 +108,49 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
 void oq_refcache_close(oq_refcache *c)
 {
     free(c->key_text);
-    free(c->key_json);
     memset(c, 0, sizeof *c);
 }
 
+/* A batch's key text is the reference's (c->key_text) followed by this line. */
+#define INPUTS_LINE "inputs %.64s\n"
+
 void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65])
 {
+    char line[80];
+    int n = snprintf(line, sizeof line, INPUTS_LINE, inputs_sha);
     oq_sha256 h;
     oq_sha256_init(&h);
     oq_sha256_update(&h, c->key_text, strlen(c->key_text));
-    oq_sha256_update(&h, "inputs ", 7);
-    oq_sha256_update(&h, inputs_sha, 64);
+    oq_sha256_update(&h, line, (size_t)n);
     oq_sha256_hex(&h, key);
+}
+
+/* A batch's key: KEY, which names its record, and the text it hashes, which the record holds. */
+typedef struct batch_key {
+    char hex[65];
+    char *text;
+    char *json; /* text as a JSON string, as put writes it */
+} batch_key;
+
+static void batch_key_clear(batch_key *k)
+{
+    free(k->text);
+    free(k->json);
+    k->text = k->json = NULL;
+}
+
+/* 0: out of memory. */
+static int batch_key_make(const oq_refcache *c, const char inputs_sha[65], batch_key *k)
+{
+    oq_dynbuf b = {0};
+    k->text = oq_dynbuf_addf(&b, "%s" INPUTS_LINE, c->key_text, inputs_sha) ? NULL : oq_dynbuf_take(&b, NULL);
+    oq_dynbuf_clear(&b);
+    json_t *s = k->text ? json_string(k->text) : NULL;
+    k->json = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+    json_decref(s);
+    oq_refcache_key(c, inputs_sha, k->hex);
+    if (!k->json) batch_key_clear(k);
+    return k->json != NULL;
 }
 
 int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65])
@@ -166,9 +199,9 @@ static int batch_fits(const oq_npz *z, int64_t batch, char *why, size_t n)
 /* ---- a record read without parsing it ----------------------------------------------- */
 
 /* Records are written by jansson (oq_refcache_put); parsing one back cost more than hashing
- * its outputs. A record is instead compared with the text put writes for the outputs found:
- * equal, it says what a parse would. Anything else (another layout, a name that would be
- * escaped) is parsed, and judged as before. */
+ * its outputs. A record is instead compared with the text put writes for the batch's key and
+ * the outputs found: equal, it says what a parse would. Anything else (another layout, a name
+ * that would be escaped, another batch's key) is parsed, and judged as before. */
 #define RECORD_HEAD "{\n \"schema\": \"" CACHE_SCHEMA "\",\n \"sha256\": \""
 
 /* The outputs' SHA-256 a record in put's layout names (NULL: not that layout). */
@@ -189,9 +222,9 @@ static int plain_name(const char *s)
 
 /* The text put writes for outputs z stored as `sha` (JSON_INDENT(1)); 0: a name needs escapes
  * or memory ran out. */
-static int record_text(const oq_refcache *c, const char *sha, const oq_npz *z, oq_dynbuf *b)
+static int record_text(const char *key_json, const char *sha, const oq_npz *z, oq_dynbuf *b)
 {
-    int bad = oq_dynbuf_addf(b, RECORD_HEAD "%.64s\",\n \"key\": %s,\n \"outputs\": [", sha, c->key_json);
+    int bad = oq_dynbuf_addf(b, RECORD_HEAD "%.64s\",\n \"key\": %s,\n \"outputs\": [", sha, key_json);
     for (size_t i = 0; !bad && i < z->count; i++) {
         const oq_tensor *t = z->tensors[i];
         if (!plain_name(t->name)) return 0;
@@ -205,11 +238,20 @@ static int record_text(const oq_refcache *c, const char *sha, const oq_npz *z, o
     return !bad;
 }
 
-int oq_refcache_record_is(const oq_refcache *c, const char *text, size_t n, const char *sha, const oq_npz *z)
+static int record_is(const batch_key *k, const char *text, size_t n, const char *sha, const oq_npz *z)
 {
     oq_dynbuf b = {0};
-    int same = record_text(c, sha, z, &b) && b.len == n && !memcmp(b.buf, text, n);
+    int same = record_text(k->json, sha, z, &b) && b.len == n && !memcmp(b.buf, text, n);
     oq_dynbuf_clear(&b);
+    return same;
+}
+
+int oq_refcache_record_is(const oq_refcache *c, const char inputs_sha[65], const char *text, size_t n,
+                          const char *sha, const oq_npz *z)
+{
+    batch_key k;
+    int same = batch_key_make(c, inputs_sha, &k) && record_is(&k, text, n, sha, z);
+    batch_key_clear(&k);
     return same;
 }
 
@@ -226,23 +268,35 @@ static int record_sha(const char *text, size_t n, char sha[65], json_t **rec)
     return snprintf(sha, 65, "%s", named), 1;
 }
 
-/* The record lists z's tensors: its text is put's for z, or its parse lists them. */
-static int record_lists(const oq_refcache *c, const char *key, const char *text, size_t n, json_t **rec,
-                        const char *sha, const oq_npz *z, char *why, size_t wn)
+/* The record's key is this batch's: else it is another entry's, renamed or copied here. */
+static int record_keyed(const oq_refcache *c, const batch_key *k, const json_t *rec, char *why, size_t wn)
 {
-    if (!*rec && oq_refcache_record_is(c, text, n, sha, z)) return 1;
-    if (!*rec && !(*rec = json_loadb(text, n, 0, NULL))) return snprintf(why, wn, "%s.json: not a cache record", key), 0;
-    return outputs_listed(z, json_object_get(*rec, "outputs"), why, wn);
+    const char *key = json_string_value(json_object_get(rec, "key"));
+    if (!key) return snprintf(why, wn, "%s.json: not a cache record", k->hex), 0;
+    if (!strcmp(key, k->text)) return 1;
+    const char *whose = strncmp(key, c->key_text, strlen(c->key_text)) ? "another reference" : "other inputs";
+    return snprintf(why, wn, "%s.json: its record is for %s", k->hex, whose), 0;
+}
+
+/* The record is this batch's and lists z's tensors: its text is put's for them, or its parse
+ * holds the batch's key and lists them. */
+static int record_fits(const oq_refcache *c, const batch_key *k, const char *text, size_t n, json_t **rec,
+                       const char *sha, const oq_npz *z, char *why, size_t wn)
+{
+    if (!*rec && record_is(k, text, n, sha, z)) return 1;
+    if (!*rec && !(*rec = json_loadb(text, n, 0, NULL)))
+        return snprintf(why, wn, "%s.json: not a cache record", k->hex), 0;
+    return record_keyed(c, k, *rec, why, wn) && outputs_listed(z, json_object_get(*rec, "outputs"), why, wn);
 }
 
 /* The entry's outputs file read and checked into hit (its name, bytes and identity); hit->npz
  * stays NULL on a miss (no record) or a bad entry (why says what is wrong). */
-static void entry_read(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *why,
+static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, oq_refcache_hit *hit, char *why,
                        size_t wn)
 {
     char sha[65], file_sha[65], *path = hit->path;
     size_t pn = sizeof hit->path;
-    snprintf(path, pn, "%s/%s.json", c->dir, key);
+    snprintf(path, pn, "%s/%s.json", c->dir, k->hex);
     if (access(path, F_OK) != 0) return;
     unsigned char *text = NULL, *buf = NULL;
     size_t tn = 0, n = 0;
@@ -250,14 +304,14 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, oq_
     oq_npz *z = NULL;
     oq_err re = {0};
     if (oq_read_file(path, &text, &tn, NULL) || !record_sha((const char *)text, tn, file_sha, &rec))
-        snprintf(why, wn, "%s.json: not a cache record", key);
+        snprintf(why, wn, "%s.json: not a cache record", k->hex);
     else if (snprintf(path, pn, "%s/%s.npz", c->dir, file_sha), oq_read_file_id(path, &buf, &n, &hit->id, &re))
         snprintf(why, wn, "%s", re.msg);
     else if (oq_sha256_buf(buf, n, sha), strcmp(sha, file_sha))
         snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
     else if (oq_npz_parse(buf, n, path, &z, &re))
         snprintf(why, wn, "%s", re.msg);
-    else if (record_lists(c, key, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn)) {
+    else if (record_fits(c, k, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn)) {
         hit->npz = buf;
         hit->n = n;
         buf = NULL;
@@ -268,38 +322,48 @@ static void entry_read(const oq_refcache *c, const char *key, int64_t batch, oq_
     json_decref(rec);
 }
 
-void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *warning,
-                     size_t wn)
+void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
+                     char *warning, size_t wn)
 {
     char why[1200] = "";
+    batch_key k;
     hit->npz = NULL;
     *warning = 0;
     if (!c->enabled) return;
-    entry_read(c, key, batch, hit, why, sizeof why);
-    if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", key, why);
+    if (!batch_key_make(c, inputs_sha, &k)) {
+        snprintf(warning, wn, "reference cache: not read: out of memory");
+        return;
+    }
+    entry_read(c, &k, batch, hit, why, sizeof why);
+    if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", k.hex, why);
+    batch_key_clear(&k);
 }
 
-oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err)
+oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const unsigned char *npz, size_t n,
+                          oq_err *err)
 {
     if (!c->enabled) return OQ_OK;
     char sha[65], path[4200];
+    batch_key k;
+    if (!batch_key_make(c, inputs_sha, &k)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_npz *z = NULL;
     /* the record lists the tensors as stored (the writer may have converted a dtype) */
     oq_status st = oq_npz_parse(npz, n, "reference outputs", &z, err);
     if (!st) {
         oq_sha256_buf(npz, n, sha);
         snprintf(path, sizeof path, "%s/%s.npz", c->dir, sha);
-        st = oq_write_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
+        st = oq_install_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
     }
     json_t *rec = st ? NULL
-                     : json_pack("{s:s, s:s, s:s, s:o}", "schema", CACHE_SCHEMA, "sha256", sha, "key", c->key_text,
+                     : json_pack("{s:s, s:s, s:s, s:o}", "schema", CACHE_SCHEMA, "sha256", sha, "key", k.text,
                                  "outputs", tensors_json(z));
     char *text = rec ? json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     if (!st && !text) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
-    if (!st) st = oq_write_file_nosync(path, text, strlen(text), err);
+    snprintf(path, sizeof path, "%s/%s.json", c->dir, k.hex);
+    if (!st) st = oq_install_file_nosync(path, text, strlen(text), err);
     free(text);
     json_decref(rec);
     oq_npz_free(z);
+    batch_key_clear(&k);
     return st;
 }

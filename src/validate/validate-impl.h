@@ -216,14 +216,14 @@ void oq_ref_model_free(oq_ref_model *m);
 
 /* ---- the reference cache (refcache.c) ------------------------------------------------ */
 
-/* A reference's outputs stored per batch by content: the key names the reference and its
- * numerics' version (OQ_REFERENCE_NUMERICS), its weights' SHA-256, the options that change its
- * outputs and the batch's inputs file's SHA-256. */
+/* A reference's outputs stored per batch by content: a batch's key text names the reference
+ * and its numerics' version (OQ_REFERENCE_NUMERICS), its weights' SHA-256, the options that
+ * change its outputs and the batch's inputs file's SHA-256; its record holds that text, and
+ * KEY, its SHA-256, names the record. */
 typedef struct oq_refcache {
     int enabled;
     char dir[4096];
-    char *key_text;                  /* what the outputs depend on besides the batch */
-    char *key_json;                  /* key_text as a JSON string, as a record holds it */
+    char *key_text;                  /* the key text but for the batch's inputs line */
 } oq_refcache;
 /* The plan's reference is cached: a C reference (ref:*) with a cache directory. */
 int oq_refcache_applies(const oq_validate_plan *p);
@@ -234,28 +234,33 @@ void oq_refcache_close(oq_refcache *c);
 /* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
  * it, belongs to another user, or is not a directory. */
 oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
-/* The batch's key: the reference's text and `inputs_sha`, the SHA-256 of the batch's inputs
- * file as the worker read it (hashed once, from the bytes it parses). */
+/* The batch's KEY: the SHA-256 of its key text, the reference's and then `inputs_sha`, the
+ * SHA-256 of the batch's inputs file as the worker read it (hashed once, from the bytes it
+ * parses). The calls below take the same `inputs_sha`. */
 void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65]);
 /* Whether the batch of these inputs has an entry (its record is there; not yet verified). */
 int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
-/* The cached outputs of the batch of `key` (its size `batch`, 0: unknown), verified: their
- * .npz bytes (malloc'ed), and the file and its identity (oq_refstream_put_file passes them on
- * by name); hit->npz NULL on a miss. A bad entry (corrupt, other tensors) is a miss with
- * `warning` saying why; it is never used. */
+/* The cached outputs of the batch of these inputs (its size `batch`, 0: unknown), verified:
+ * their .npz bytes (malloc'ed), and the file and its identity (oq_refstream_put_file passes
+ * them on by name); hit->npz NULL on a miss. A bad entry (corrupt, other tensors, a record for
+ * other inputs) is a miss with `warning` saying why; it is never used. */
 typedef struct oq_refcache_hit {
     unsigned char *npz; /* NULL: a miss or a bad entry */
     size_t n;
     char path[4200];    /* the file they were read from ... */
     oq_file_id id;      /* ... and which file it was */
 } oq_refcache_hit;
-void oq_refcache_get(const oq_refcache *c, const char *key, int64_t batch, oq_refcache_hit *hit, char *warning,
-                     size_t wn);
-/* Whether a record's text (n bytes) is exactly what oq_refcache_put writes for outputs z
- * stored as `sha` (read so, it needs no parse); 0 also for a name that would be escaped. */
-int oq_refcache_record_is(const oq_refcache *c, const char *text, size_t n, const char *sha, const oq_npz *z);
-/* The reference's outputs of the batch of `key` stored: `npz`, the n bytes of their .npz. */
-oq_status oq_refcache_put(const oq_refcache *c, const char *key, const unsigned char *npz, size_t n, oq_err *err);
+void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
+                     char *warning, size_t wn);
+/* Whether a record's text (n bytes) is exactly what oq_refcache_put writes for the batch of
+ * these inputs and outputs z stored as `sha` (read so, it needs no parse); 0 also for a name
+ * that would be escaped. */
+int oq_refcache_record_is(const oq_refcache *c, const char inputs_sha[65], const char *text, size_t n,
+                          const char *sha, const oq_npz *z);
+/* The reference's outputs of the batch of these inputs stored: `npz`, the n bytes of their
+ * .npz. Files already there with the same bytes are kept as they are. */
+oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const unsigned char *npz, size_t n,
+                          oq_err *err);
 
 /* ---- the reference's outputs for the other workers (refstream.c) -------------------- */
 

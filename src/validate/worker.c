@@ -235,20 +235,13 @@ static oq_status pass_on(worker *w, const oq_plan_batch *pb, const batch_mask *b
     return st;
 }
 
-/* A batch's entry in the cache, read and verified: its .npz bytes and file (e.npz NULL: a miss
- * or a bad entry, which `warning` names). Touches nothing of the worker's: several run at once
- * (read_ahead). */
+/* A batch's entry in the cache, read and verified (oq_refcache_get, which touches nothing of the
+ * worker's: several run at once, read_ahead): its .npz bytes and file (e.npz NULL: a miss or a
+ * bad entry, which `warning` names). */
 typedef struct cache_hit {
     oq_refcache_hit e;
     char warning[1400];
 } cache_hit;
-
-static void cache_lookup(const oq_refcache *c, const char inputs_sha[65], int64_t batch, cache_hit *h)
-{
-    char key[65];
-    oq_refcache_key(c, inputs_sha, key);
-    oq_refcache_get(c, key, batch, &h->e, h->warning, sizeof h->warning);
-}
 
 /* The entry's outputs passed on as computed ones, by the name of the file verified (the others
  * read it themselves); h emptied. */
@@ -270,7 +263,7 @@ static oq_status from_cache(worker *w, const oq_plan_batch *pb, const batch_mask
 {
     cache_hit h;
     double t0 = oq_now_s();
-    cache_lookup(&w->cache, bm->inputs_sha, bm->batch, &h);
+    oq_refcache_get(&w->cache, bm->inputs_sha, bm->batch, &h.e, h.warning, sizeof h.warning);
     oq_status st = cache_use(w, pb, bm, &h, b, err);
     w->t_io += oq_now_s() - t0;
     return st;
@@ -281,9 +274,8 @@ static oq_status from_cache(worker *w, const oq_plan_batch *pb, const batch_mask
 static void to_cache(worker *w, const batch_mask *bm, const unsigned char *npz, size_t n)
 {
     oq_err e = {0};
-    char warning[OQ_ERR_MSG_MAX + 64], key[65];
-    oq_refcache_key(&w->cache, bm->inputs_sha, key);
-    if (oq_refcache_put(&w->cache, key, npz, n, &e) == OQ_OK) return;
+    char warning[OQ_ERR_MSG_MAX + 64];
+    if (oq_refcache_put(&w->cache, bm->inputs_sha, npz, n, &e) == OQ_OK) return;
     snprintf(warning, sizeof warning, "reference cache: not stored: %s", e.msg);
     cache_warning(w, warning);
 }
@@ -561,7 +553,8 @@ static void ahead_read(void *ctx, int64_t task, int thread)
 {
     (void)thread;
     read_ahead *a = ctx;
-    cache_lookup(a->cache, a->pb[task].sha256, a->pb[task].batch_size, &a->hit[task]);
+    cache_hit *h = &a->hit[task];
+    oq_refcache_get(a->cache, a->pb[task].sha256, a->pb[task].batch_size, &h->e, h->warning, sizeof h->warning);
 }
 
 static void plan_batch_clear(oq_plan_batch *pb)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # validate's reference cache: a second run takes the reference's outputs from the cache (the same
-# bytes), a corrupt entry is detected and recomputed, a re-hashed entry with a wrong value fails
-# the configuration compared with it, --no-cache neither reads nor writes, two runs
-# at once on one cache both pass, and a cache directory that is not ours is refused.
+# bytes), a corrupt entry is detected and recomputed, two batches' swapped records are refused, a
+# re-hashed entry with a wrong value fails the configuration compared with it, --no-cache neither
+# reads nor writes, two runs at once on one cache both pass, and a cache directory that is not
+# ours is refused.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
@@ -56,6 +57,37 @@ must 0 "ignored and recomputed: .*not the tensors its record lists" "$T/4.log" $
 must 0 "reference: 3 of 3 batches from cache" "$T/5.log" $ORTQUAL validate --outdir "$T/5" "${small[@]}" \
   --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
 cached "$T/5" 3 || fail "the recomputed entries were not stored again"
+
+# two batches' records swapped (a copy, a sync tool): with fixed lengths every batch's outputs are
+# the same tensors, so each record verifies but names the other batch's outputs; both are refused
+# and recomputed, the verdict is the one computed, and the entries are stored right again
+fixed=(--num-events 6 --batch-size 2 --max-len 16 --length-policy "fixed 16" --repeat 1 --warmup 0 --no-plots
+       --progress never)
+must 0 PASSED "$T/s1.log" $ORTQUAL validate --outdir "$T/s1" "${fixed[@]}" --cache-dir "$T/sw" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+$PY - "$T/s1/summary.json" "$T/sw" <<'PY' || fail "could not swap batch 0's and 1's records"
+import glob, json, os, sys
+s = json.load(open(sys.argv[1]))
+by_inputs = {}
+for path in glob.glob(os.path.join(sys.argv[2], "*.json")):
+    line = json.load(open(path))["key"].splitlines()[-1]  # "inputs <the batch's inputs SHA-256>"
+    by_inputs[line.split()[1]] = path
+a, b = (by_inputs[s["batches"][i]["sha256"]] for i in (0, 1))
+os.rename(a, a + ".swap"); os.rename(b, a); os.rename(a + ".swap", b)
+PY
+must 0 PASSED "$T/s2.log" $ORTQUAL validate --outdir "$T/s2" "${fixed[@]}" --cache-dir "$T/sw" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+grep -q "ignored and recomputed: .*its record is for other inputs" "$T/s2.log" ||
+  fail "no warning for the swapped records"
+$PY - "$T/s1/summary.json" "$T/s2/summary.json" <<'PY' || fail "swapped records were used"
+import json, sys
+s1, s2 = (json.load(open(p)) for p in sys.argv[1:])
+assert [b.get("reference_cached", False) for b in s2["configs"][0]["batches"]] == [False, False, True]
+assert s2["verdict"] == s1["verdict"] == "passed", s2["verdict"]
+assert [b["passed"] for b in s2["configs"][1]["batches"]] == [b["passed"] for b in s1["configs"][1]["batches"]]
+PY
+must 0 "reference: 3 of 3 batches from cache" "$T/s3.log" $ORTQUAL validate --outdir "$T/s3" "${fixed[@]}" \
+  --cache-dir "$T/sw" --configs ref:encoder:fp64,cpu:attention24:fp32
 
 # an entry whose outputs were changed and re-hashed (it verifies): the batch is still compared
 # against what the cache holds, and the wrong value fails the run. The ORT worker reads the

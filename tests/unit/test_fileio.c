@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -198,6 +199,77 @@ static void test_replace_same_bytes(void **state)
     remove_dir(dir);
 }
 
+/* oq_install_file_nosync: put in place; the same bytes again keep the file as it was (the
+ * identity a reader took still holds); other bytes replace it whole (the earlier file untouched
+ * under another name); no temporary file is left. */
+static void test_install_file(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("install"), path[512], keep[512];
+    snprintf(path, sizeof path, "%s/entry.npz", dir);
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    assert_int_equal(oq_install_file_nosync(path, "outputs-A", 9, NULL), OQ_OK);
+    assert_int_equal(link(path, keep), 0);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_file_id read, now;
+    assert_int_equal(oq_read_file_id(path, &buf, &n, &read, NULL), OQ_OK);
+    free(buf);
+    assert_int_equal(oq_install_file_nosync(path, "outputs-A", 9, NULL), OQ_OK);
+    assert_int_equal(oq_read_file_id(path, &buf, &n, &now, NULL), OQ_OK);
+    free(buf);
+    assert_true(oq_file_id_same(&read, &now));
+    assert_int_equal(oq_install_file_nosync(path, "outputs-B", 9, NULL), OQ_OK);
+    assert_int_equal(links_of(path), 1);
+    assert_holds(path, "outputs-B");
+    assert_holds(keep, "outputs-A");
+    assert_int_equal(dir_entries(dir), 2);
+    remove_dir(dir);
+}
+
+/* Writers of the same bytes at once (runs sharing a cache): the first file put in place is the
+ * one every writer finds after its own write; none replaced another's. */
+static void test_install_concurrent(void **state)
+{
+    (void)state;
+    enum { WRITERS = 8, SIZE = 1 << 16 };
+    char *dir = temp_dir("install_race"), path[512];
+    snprintf(path, sizeof path, "%s/entry.npz", dir);
+    static char bytes[SIZE];
+    memset(bytes, 'x', sizeof bytes);
+    int start[2], found[2];
+    assert_int_equal(pipe(start) | pipe(found), 0);
+    for (int i = 0; i < WRITERS; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid) continue;
+        char go;
+        close(start[1]);
+        ssize_t r = read(start[0], &go, 1); /* 0 when the parent closes it: all start together */
+        struct stat st;
+        int ok = r == 0 && oq_install_file_nosync(path, bytes, sizeof bytes, NULL) == OQ_OK && stat(path, &st) == 0;
+        ino_t ino = ok ? st.st_ino : 0;
+        _exit(write(found[1], &ino, sizeof ino) == sizeof ino ? 0 : 1);
+    }
+    close(start[0]);
+    close(start[1]);
+    close(found[1]);
+    struct stat final;
+    for (int i = 0; i < WRITERS; i++) {
+        int status;
+        assert_true(wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(stat(path, &final), 0);
+    for (int i = 0; i < WRITERS; i++) {
+        ino_t ino;
+        assert_int_equal(read(found[0], &ino, sizeof ino), sizeof ino);
+        assert_true(ino == final.st_ino);
+    }
+    close(found[0]);
+    assert_int_equal(dir_entries(dir), 1);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +279,8 @@ int main(void)
         cmocka_unit_test(test_regular_file),
         cmocka_unit_test(test_replace_file),
         cmocka_unit_test(test_replace_same_bytes),
+        cmocka_unit_test(test_install_file),
+        cmocka_unit_test(test_install_concurrent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* The reference cache's records (src/validate/refcache.c): one in the layout oq_refcache_put
  * writes is read without a parse, and must say exactly what a parse would; any other is parsed
- * and judged as before. */
+ * and judged as before. A record holds its batch's key: under another batch's KEY it is
+ * refused. An entry stored again keeps its files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include "testutil.h"
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/npz.h"
@@ -74,27 +76,37 @@ static char *file_text(const char *path, size_t *n)
     return (char *)buf;
 }
 
-/* Stores the outputs under a key of its own; returns the record's path. Then: the record's
- * text is put's layout (fast: whether it is read without a parse) and reading it back gives the
- * same bytes with no warning. */
+/* Stores the outputs under a key of its own; returns the record's path. Then: the record holds
+ * the key text KEY hashes, its text is put's layout (fast: whether it is read without a parse)
+ * and reading it back gives the same bytes with no warning. */
 static void put_and_get(fixture *f, const char *inputs_sha, const unsigned char *npz, size_t n, int64_t batch,
                         int fast, char *record, size_t rn)
 {
     char key[65], sha[65], warning[1400];
     oq_err e = {0};
     oq_refcache_key(&f->c, inputs_sha, key);
-    assert_int_equal(oq_refcache_put(&f->c, key, npz, n, &e), OQ_OK);
+    assert_int_equal(oq_refcache_put(&f->c, inputs_sha, npz, n, &e), OQ_OK);
     snprintf(record, rn, "%s/%s.json", f->dir, key);
     size_t tn = 0;
     char *text = file_text(record, &tn);
+    /* the record holds the batch's key text, which KEY hashes: its inputs named last */
+    json_t *rec = json_loads(text, 0, NULL);
+    const char *key_text = json_string_value(json_object_get(rec, "key"));
+    char inputs_line[80], key_sha[65];
+    snprintf(inputs_line, sizeof inputs_line, "inputs %s\n", inputs_sha);
+    assert_non_null(key_text);
+    assert_string_equal(key_text + strlen(key_text) - strlen(inputs_line), inputs_line);
+    oq_sha256_buf(key_text, strlen(key_text), key_sha);
+    assert_string_equal(key_sha, key);
+    json_decref(rec);
     oq_sha256_buf(npz, n, sha);
     oq_npz *z = NULL;
     assert_int_equal(oq_npz_parse(npz, n, "outputs", &z, &e), OQ_OK);
-    assert_int_equal(oq_refcache_record_is(&f->c, text, tn, sha, z), fast);
+    assert_int_equal(oq_refcache_record_is(&f->c, inputs_sha, text, tn, sha, z), fast);
     oq_npz_free(z);
     free(text);
     oq_refcache_hit hit;
-    oq_refcache_get(&f->c, key, batch, &hit, warning, sizeof warning);
+    oq_refcache_get(&f->c, inputs_sha, batch, &hit, warning, sizeof warning);
     assert_string_equal(warning, "");
     assert_non_null(hit.npz);
     assert_int_equal(hit.n, n);
@@ -154,11 +166,11 @@ static void test_escaped_names_parsed(void **state)
 }
 
 /* The record's text rewritten (here: by jansson, compact): parsed, and the entry still used;
- * a tensor renamed in it, or its schema changed: the entry is refused with the reason. */
+ * a tensor renamed in it, its schema or key changed: the entry is refused with the reason. */
 static void check_edited(fixture *f, const char *inputs_sha, const char *from, const char *to, int compact,
                          const char *why)
 {
-    char record[4400], key[65], warning[1400];
+    char record[4400], warning[1400];
     const char *two[] = {"cls", "reg", NULL};
     const int32_t nd2[] = {3, 3};
     const int64_t sh2[][3] = {{3, 8, 6}, {3, 8, 4}};
@@ -180,9 +192,8 @@ static void check_edited(fixture *f, const char *inputs_sha, const char *from, c
     }
     oq_err e = {0};
     assert_int_equal(oq_replace_file_nosync(record, edited, strlen(edited), &e), OQ_OK);
-    oq_refcache_key(&f->c, inputs_sha, key);
     oq_refcache_hit hit;
-    oq_refcache_get(&f->c, key, 3, &hit, warning, sizeof warning);
+    oq_refcache_get(&f->c, inputs_sha, 3, &hit, warning, sizeof warning);
     if (!why) {
         assert_string_equal(warning, "");
         assert_non_null(hit.npz);
@@ -204,8 +215,90 @@ static void test_edited_records(void **state)
     check_edited(f, sha_of('0'), "\"name\": \"cls\"", "\"name\": \"renamed\"", 1, "not the tensors its record lists");
     check_edited(f, sha_of('1'), "\"dtype\": \"float64\"", "\"dtype\": \"float32\"", 0, "not the tensors its record lists");
     check_edited(f, sha_of('2'), "    8,", "    9,", 0, "not the tensors its record lists");
-    check_edited(f, sha_of('3'), "refcache/1\",\n \"sha256\"", "refcache/0\",\n \"sha256\"", 0, "not a cache record");
+    check_edited(f, sha_of('3'), "refcache/2\",\n \"sha256\"", "refcache/1\",\n \"sha256\"", 0, "not a cache record");
     check_edited(f, sha_of('4'), "\n ]\n}", "\n ]\n", 0, "not a cache record");
+    check_edited(f, sha_of('5'), "weights -", "weights 0", 0, "its record is for another reference");
+}
+
+/* The outputs of a batch of 3 whose first value is v: batches alike but for their values. */
+static unsigned char *valued_npz(double v, size_t *n)
+{
+    const int64_t shape[] = {3, 8, 6};
+    oq_tensor *t = NULL;
+    oq_err e = {0};
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT64, 3, shape, "cls", &e), OQ_OK);
+    memset(t->data, 0, oq_tensor_nbytes(t));
+    ((double *)t->data)[0] = v;
+    unsigned char *buf = NULL;
+    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, "outputs", &buf, n, &e), OQ_OK);
+    oq_tensor_free(t);
+    return buf;
+}
+
+/* Two batches' records swapped (a copy, a sync tool): each names outputs that verify and have
+ * the batch's tensors, but are the other batch's; refused, in put's layout or (reindent)
+ * another, and nothing is used. */
+static void check_swapped(fixture *f, char a, char b, int reindent)
+{
+    char ra[4400], rb[4400], tmp[4500], key[65], warning[1400];
+    size_t na, nb;
+    unsigned char *za = valued_npz(1, &na), *zb = valued_npz(2, &nb);
+    put_and_get(f, sha_of(a), za, na, 3, 1, ra, sizeof ra);
+    put_and_get(f, sha_of(b), zb, nb, 3, 1, rb, sizeof rb);
+    snprintf(tmp, sizeof tmp, "%s.swap", ra);
+    assert_int_equal(rename(ra, tmp) | rename(rb, ra) | rename(tmp, rb), 0);
+    if (reindent) {
+        json_t *j = json_load_file(rb, 0, NULL);
+        assert_non_null(j);
+        assert_int_equal(json_dump_file(j, rb, JSON_INDENT(3) | JSON_PRESERVE_ORDER), 0);
+        json_decref(j);
+    }
+    oq_refcache_key(&f->c, sha_of(b), key);
+    oq_refcache_hit hit;
+    oq_refcache_get(&f->c, sha_of(b), 3, &hit, warning, sizeof warning);
+    assert_null(hit.npz);
+    if (!strstr(warning, key) || !strstr(warning, "its record is for other inputs"))
+        fail_msg("warning '%s' does not refuse %s's record as another batch's", warning, key);
+    free(za);
+    free(zb);
+}
+
+static void test_swapped_records(void **state)
+{
+    fixture *f = *state;
+    check_swapped(f, 'a', 'b', 0);
+    check_swapped(f, 'c', 'd', 1);
+}
+
+/* The identity of the file at `path`. */
+static oq_file_id id_of(const char *path)
+{
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_file_id id;
+    assert_int_equal(oq_read_file_id(path, &buf, &n, &id, NULL), OQ_OK);
+    free(buf);
+    return id;
+}
+
+/* An entry stored again (a concurrent run, the same batch): its files are kept as they are, so
+ * a worker handed the outputs' file by its identity still finds that file. */
+static void test_put_again_keeps_files(void **state)
+{
+    fixture *f = *state;
+    char record[4400], npz_path[4400], sha[65];
+    size_t n;
+    oq_err e = {0};
+    unsigned char *npz = valued_npz(1, &n);
+    put_and_get(f, sha_of('e'), npz, n, 3, 1, record, sizeof record);
+    oq_sha256_buf(npz, n, sha);
+    snprintf(npz_path, sizeof npz_path, "%s/%s.npz", f->dir, sha);
+    oq_file_id rec_id = id_of(record), npz_id = id_of(npz_path);
+    assert_int_equal(oq_refcache_put(&f->c, sha_of('e'), npz, n, &e), OQ_OK);
+    oq_file_id rec_now = id_of(record), npz_now = id_of(npz_path);
+    assert_true(oq_file_id_same(&rec_id, &rec_now));
+    assert_true(oq_file_id_same(&npz_id, &npz_now));
+    free(npz);
 }
 
 int main(void)
@@ -214,6 +307,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_written_records_read_without_parse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escaped_names_parsed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edited_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swapped_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_put_again_keeps_files, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
