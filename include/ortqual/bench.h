@@ -323,6 +323,8 @@ typedef struct oq_bench_row {
     double max_abs_err;           /* valid elements vs the reference; NAN when not compared */
     double max_rel_err;
     int64_t nan_count, inf_count, pad_nonzero; /* -1 when not compared */
+    double rtol, atol;            /* the attention sweep's tolerance (its dtype's preset) */
+    int64_t over_tol;             /* valid elements over it; -1 when not compared */
     int inter_op_threads;
     oq_bench_profile profile;     /* profile.runs 0: not profiled */
     /* bench --model (0 and NULL otherwise), all owned: */

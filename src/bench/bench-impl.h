@@ -36,6 +36,9 @@ oq_bench_status oq_bench_classify(oq_status st, const char *msg);
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v);
 /* The error as the row's status and message. */
 void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e);
+/* The attention sweep: a row over its tolerance (over_tol set by the check), with a NaN or Inf,
+ * or nonzero padded rows becomes failed, saying so. */
+void oq_bench_row_judge_accuracy(oq_bench_row *row);
 /* The row's memory starts here: VmHWM reset (row->vmhwm_row says whether the kernel let it),
  * and the resident set read as row->rss_before. */
 void oq_bench_row_peak_begin(oq_bench_row *row);

@@ -48,10 +48,14 @@ static json_t *memory_json(const oq_bench_row *r)
 static json_t *accuracy_json(const oq_bench_row *r)
 {
     if (isnan(r->max_abs_err) && r->nan_count < 0) return json_null();
-    return json_pack("{s:o,s:o,s:o,s:o,s:o}", "max_abs_err", num_or_null(r->max_abs_err),
-                     "max_rel_err", num_or_null(r->max_rel_err), "nan_count",
-                     int_or_null(r->nan_count), "inf_count", int_or_null(r->inf_count),
-                     "pad_nonzero", int_or_null(r->pad_nonzero));
+    json_t *a = json_pack("{s:o,s:o,s:o,s:o,s:o}", "max_abs_err", num_or_null(r->max_abs_err),
+                          "max_rel_err", num_or_null(r->max_rel_err), "nan_count",
+                          int_or_null(r->nan_count), "inf_count", int_or_null(r->inf_count),
+                          "pad_nonzero", int_or_null(r->pad_nonzero));
+    if (a && r->over_tol >= 0) /* the attention sweep's judgement */
+        json_object_update_new(a, json_pack("{s:f,s:f,s:I}", "rtol", r->rtol, "atol", r->atol, "over_tol",
+                                            (json_int_t)r->over_tol));
+    return a;
 }
 
 static json_t *shapes_json(int static_shapes)

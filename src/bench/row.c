@@ -26,7 +26,7 @@ void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench
     row->stats.p50 = row->stats.p90 = row->stats.p95 = row->stats.p99 = row->stats.p999 = NAN;
     row->rss_before = row->peak_rss = row->vmhwm = row->gpu_mem = -1;
     row->max_abs_err = row->max_rel_err = NAN;
-    row->nan_count = row->inf_count = row->pad_nonzero = -1;
+    row->nan_count = row->inf_count = row->pad_nonzero = row->over_tol = -1;
     row->profile.run_ms = row->profile.node_ms = row->profile.kernel_ms = NAN;
 }
 
@@ -280,4 +280,19 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_session_free(s);
     if (!st && o->profile_runs) st = profile_runs(rt, o, m, vs.so, index, row, &e);
     if (st) oq_bench_row_fail(row, st, &e);
+}
+
+/* A variant that ran but is wrong (over its dtype's tolerance, non-finite, padded rows not 0)
+ * fails its row: its time is not the time of the function under test. */
+void oq_bench_row_judge_accuracy(oq_bench_row *row)
+{
+    if (row->status != OQ_BENCH_OK || row->over_tol < 0 ||
+        (row->over_tol == 0 && row->nan_count == 0 && row->inf_count == 0 && row->pad_nonzero == 0))
+        return;
+    row->status = OQ_BENCH_FAILED;
+    snprintf(row->error, sizeof row->error,
+             "wrong output: max abs err %.3g against the float64 reference, %lld elements over tolerance "
+             "(rtol %g, atol %g), %lld NaN, %lld Inf, %lld padded elements not 0",
+             row->max_abs_err, (long long)row->over_tol, row->rtol, row->atol, (long long)row->nan_count,
+             (long long)row->inf_count, (long long)row->pad_nonzero);
 }

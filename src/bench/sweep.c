@@ -212,8 +212,12 @@ static oq_status row_accuracy(void *ctx, size_t n_out, oq_tensor **outs, oq_benc
     row->nan_count = res.nan_count;
     row->inf_count = res.inf_count;
     row->pad_nonzero = res.padding_checked ? res.pad_nonzero : 0;
+    row->rtol = co.tol.rtol;
+    row->atol = co.tol.atol;
+    row->over_tol = res.over_tol;
     return OQ_OK;
 }
+
 
 static oq_status finish_stats(oq_bench_row *row, oq_err *err)
 {
@@ -307,6 +311,7 @@ static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, oq_bench_group *
     oq_bench_model m = {.bytes = model, .len = len, .n_in = g->n_in, .in = g->in, .check = row_accuracy,
                         .check_ctx = g};
     oq_bench_run_ort_row(rt, o, &m, index, row);
+    oq_bench_row_judge_accuracy(row);
     free(model);
 }
 

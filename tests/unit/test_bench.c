@@ -305,6 +305,49 @@ static void test_classify_errors(void **state)
     assert_int_equal(oq_bench_classify(OQ_ERR_RUNTIME, "Invalid input shape"), OQ_BENCH_FAILED);
 }
 
+/* A sweep row that ran is judged on its accuracy: over tolerance, NaN, Inf or nonzero padding
+ * fails it, saying which; a row not compared (the reference skipped) or already failed stays. */
+static void test_judge_accuracy(void **state)
+{
+    (void)state;
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    oq_bench_variant v;
+    oq_err err = {0};
+    assert_int_equal(oq_bench_variant_parse("cpu:attention24:fp32", &v, &err), OQ_OK);
+    const struct {
+        int64_t over, nan, inf, pad;
+        oq_bench_status want;
+        const char *says;
+    } cases[] = {
+        {0, 0, 0, 0, OQ_BENCH_OK, ""},
+        {3, 0, 0, 0, OQ_BENCH_FAILED, "3 elements over tolerance (rtol 0.0001, atol 1e-05)"},
+        {0, 2, 0, 0, OQ_BENCH_FAILED, "2 NaN"},
+        {0, 0, 1, 0, OQ_BENCH_FAILED, "1 Inf"},
+        {0, 0, 0, 5, OQ_BENCH_FAILED, "5 padded elements not 0"},
+        {-1, -1, -1, -1, OQ_BENCH_OK, ""}, /* not compared: nothing to judge */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        oq_bench_row row;
+        oq_bench_row_init(&row, &o, &v);
+        row.status = OQ_BENCH_OK;
+        row.max_abs_err = 0.5, row.rtol = 1e-4, row.atol = 1e-5;
+        row.over_tol = cases[i].over, row.nan_count = cases[i].nan, row.inf_count = cases[i].inf,
+        row.pad_nonzero = cases[i].pad;
+        oq_bench_row_judge_accuracy(&row);
+        assert_int_equal(row.status, cases[i].want);
+        assert_non_null(strstr(row.error, cases[i].says));
+    }
+    oq_bench_row row; /* a failed row keeps its own error */
+    oq_bench_row_init(&row, &o, &v);
+    row.status = OQ_BENCH_OOM;
+    row.over_tol = 7;
+    snprintf(row.error, sizeof row.error, "out of memory");
+    oq_bench_row_judge_accuracy(&row);
+    assert_int_equal(row.status, OQ_BENCH_OOM);
+    assert_string_equal(row.error, "out of memory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_nvml_answers_or_says_why),
         cmocka_unit_test(test_io_binding_names),
         cmocka_unit_test(test_classify_errors),
+        cmocka_unit_test(test_judge_accuracy),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
