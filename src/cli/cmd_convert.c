@@ -324,17 +324,19 @@ static int run_convert(struct convert_args *a, oq_convert_report **r, oq_status 
     return rc;
 }
 
-/* The model, --mask, every --inputs batch and the --tolerance names checked as validate checks
- * its own (exit 2, naming the file and member) before anything is printed, read or run; then
- * plan, or convert. */
+/* The model, --mask, every --inputs batch, its --expected outputs and the --tolerance names
+ * checked as validate checks its own (exit 2, naming the file and member) before anything is
+ * printed, read or run; then plan, or convert. */
 static int convert(struct convert_args *a)
 {
     oq_err err = {0};
     oq_convert_report *r = NULL;
-    size_t n_in;
+    size_t n_in, n_ex;
     const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
+    const char *const *ex_paths = paths_of(&a->expected_files, a->expected_globbed, &n_ex);
     int rc;
-    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_in, a->o.tolerances, &err);
+    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_ex ? ex_paths : NULL, n_in,
+                                            a->o.tolerances, &err);
     if (st) rc = oq_cli_exit_of(st);
     else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
     else rc = run_convert(a, &r, &st, &err);

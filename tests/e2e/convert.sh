@@ -182,6 +182,25 @@ for case in "shape:member 'features' has shape \[3,56,5\]; the model's 'features
 done
 [ ! -e "$T/in.onnx" ] && ok "nothing written for refused inputs" || bad "in.onnx written for refused inputs"
 
+# --expected files are checked as validate checks its own, before the plan is printed or anything
+# runs (a missing output was found after the check had printed half its lines; an int32 'out' was
+# compared exactly, exit 1)
+$PY - "$TX/outputs_000.npz" "$T" <<'PY'
+import sys, numpy as np
+z = np.load(sys.argv[1]); o, d = z["out"], sys.argv[2]
+np.savez(d + "/ex_none.npz", other=o)
+np.savez(d + "/ex_int.npz", out=o.astype(np.int32))
+np.savez(d + "/ex_seq.npz", out=o[:, :10].copy())
+PY
+for case in "ex_none:no member 'out' for the model's output out float32 \[batch,seq,3\]" \
+            "ex_int:expected 'out' is int32; the model's output is float32" \
+            "ex_seq:dimension 'seq' is 56 in member 'features' \[3,56,8\] but 10 in expected 'out' \[3,10,3\]"; do
+    name=${case%%:*}
+    refused "^ortqual convert: $T/$name.npz: ${case#*:}" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/ex.onnx" --flash \
+        --inputs "$TX/inputs_000.npz" --expected "$T/$name.npz"
+done
+[ ! -e "$T/ex.onnx" ] && ok "nothing written for refused expected outputs" || bad "ex.onnx written for refused expected outputs"
+
 # errors before the plan: an unreadable model, a bad option value; --json says why and with what status
 head -c 3000 "$TX/tx_encoder_op18.onnx" >"$T/truncated.onnx"
 refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx" -o "$T/t.onnx" --flash
