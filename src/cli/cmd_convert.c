@@ -21,8 +21,9 @@ static const char head[] =
 "17-20 it writes decomposed chains (MatMul, Mul, Add/Where, Softmax, MatMul), at opset 23\n"
 "an Attention with a bool attn_mask [B,1,1,L] that ORT 1.29/1.30 refuse to run. The passes\n"
 "rewrite one into the other; each can be chosen alone. Flash also needs a head size that\n"
-"is a multiple of 8 (at most 256): no pass changes it, a \"cuda note\" line names each\n"
-"Attention node that will miss flash for it, with the fix.\n";
+"is a multiple of 8 (at most 256): --pad-head-size pads it (on by default with\n"
+"--attention-dtype and --flash); a head size left as it is gets a \"cuda note\" line naming\n"
+"each Attention node that will miss flash for it, with the fix.\n";
 
 static const char foot[] =
 "\n"

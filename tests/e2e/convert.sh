@@ -252,4 +252,8 @@ expect 2 "2 --expected files for 1 --inputs" $ORTQUAL convert "$TX/tx_encoder_op
 # (an option list takes the operands after it: the model among them is still the model)
 expect 0 "batch 0 vs reference .*PASS" $ORTQUAL convert --inputs "$TX/inputs_000.npz" "$TX/tx_encoder_op18.onnx" -o "$T/after.onnx" --flash
 expect 2 "expected one IN.onnx" $ORTQUAL convert --inputs "$TX/inputs_000.npz" -o "$T/none.onnx" --flash
+# --help says what --pad-head-size does (its head said "no pass changes" the head size)
+if $ORTQUAL convert --help | grep -q "no pass changes" || ! $ORTQUAL convert --help | head -12 | grep -q -- "--pad-head-size pads it"; then
+    bad "convert --help: the head size paragraph does not name --pad-head-size"
+else ok "convert --help names --pad-head-size for the head size"; fi
 report
