@@ -173,7 +173,8 @@ OQ_API oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *
  * unless `overwrite`). *out gets the report whenever the passes ran (also on
  * OQ_ERR_CHECK_FAILED, when nothing is written); NULL when the model cannot be read.
  * The input batches are checked by name and by the mask contract only: a caller with
- * files checks them first with oq_validate_check_inputs (as `ortqual convert` does). */
+ * files checks them (and their expected outputs) first with oq_validate_check_inputs, as
+ * `ortqual convert` does. */
 OQ_API oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite,
                                  const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
 

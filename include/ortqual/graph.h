@@ -97,7 +97,8 @@ OQ_API oq_status oq_graph_status(const oq_graph *g, oq_err *err);
 OQ_API oq_status oq_graph_set_doc(oq_graph *g, const char *doc);
 
 /* Graph inputs and outputs. For outputs, `value` is the produced value and
- * `name` the public name; when they differ an Identity node connects them. */
+ * `name` the public name; when they differ an Identity node connects them.
+ * ndim -1 declares no shape at all (any rank; dims unused). */
 OQ_API oq_status oq_graph_add_input(oq_graph *g, const char *name, oq_dtype dtype, int32_t ndim,
                                     const oq_dim *dims);
 OQ_API oq_status oq_graph_add_output(oq_graph *g, const char *value, const char *name, oq_dtype dtype,

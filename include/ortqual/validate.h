@@ -471,7 +471,10 @@ OQ_API void oq_validate_summary_free(oq_validate_summary *s);
  * rank and fixed sizes, the model's named sizes the same across members, at least one event,
  * finite values on the valid positions, and the mask's rows valid prefixes. The mask: the input
  * the model's OQ_CONVERT_CONTRACT_KEY names, else `mask` (which must be a [B, L] input of a
- * mask type), else the one rank-2 input named like a mask, else none. n = 0 checks the model
+ * mask type), else the one rank-2 input named like a mask, else none. `expected` (NULL, or n
+ * paths paired with `paths`) are checked as validate checks its --expected files: a member per
+ * model output, float for a float output and integer or bool for the others, of the declared
+ * rank, fixed sizes and the batch's named sizes. n = 0 checks the model
  * and `mask` alone; `tolerances` (may be NULL) as oq_validate_check_tolerances checks them
  * against the model's outputs. Errors name the file and member (OQ_ERR_SHAPE, OQ_ERR_MASK, OQ_ERR_FORMAT,
  * OQ_ERR_NOT_FOUND, ...) or the model (OQ_ERR_IO, OQ_ERR_FORMAT, OQ_ERR_INVALID_ARG). */
@@ -481,7 +484,8 @@ OQ_API void oq_validate_summary_free(oq_validate_summary *s);
 struct oq_model_info;
 OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const struct oq_model_info *mi, oq_err *err);
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
-                                          size_t n, const char *tolerances, oq_err *err);
+                                          const char *const *expected, size_t n, const char *tolerances,
+                                          oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);

@@ -21,8 +21,9 @@ static const char head[] =
 "17-20 it writes decomposed chains (MatMul, Mul, Add/Where, Softmax, MatMul), at opset 23\n"
 "an Attention with a bool attn_mask [B,1,1,L] that ORT 1.29/1.30 refuse to run. The passes\n"
 "rewrite one into the other; each can be chosen alone. Flash also needs a head size that\n"
-"is a multiple of 8 (at most 256): no pass changes it, a \"cuda note\" line names each\n"
-"Attention node that will miss flash for it, with the fix.\n";
+"is a multiple of 8 (at most 256): --pad-head-size pads it (on by default with\n"
+"--attention-dtype and --flash); a head size left as it is gets a \"cuda note\" line naming\n"
+"each Attention node that will miss flash for it, with the fix.\n";
 
 static const char foot[] =
 "\n"
@@ -324,17 +325,19 @@ static int run_convert(struct convert_args *a, oq_convert_report **r, oq_status 
     return rc;
 }
 
-/* The model, --mask, every --inputs batch and the --tolerance names checked as validate checks
- * its own (exit 2, naming the file and member) before anything is printed, read or run; then
- * plan, or convert. */
+/* The model, --mask, every --inputs batch, its --expected outputs and the --tolerance names
+ * checked as validate checks its own (exit 2, naming the file and member) before anything is
+ * printed, read or run; then plan, or convert. */
 static int convert(struct convert_args *a)
 {
     oq_err err = {0};
     oq_convert_report *r = NULL;
-    size_t n_in;
+    size_t n_in, n_ex;
     const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
+    const char *const *ex_paths = paths_of(&a->expected_files, a->expected_globbed, &n_ex);
     int rc;
-    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_in, a->o.tolerances, &err);
+    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_ex ? ex_paths : NULL, n_in,
+                                            a->o.tolerances, &err);
     if (st) rc = oq_cli_exit_of(st);
     else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
     else rc = run_convert(a, &r, &st, &err);

@@ -29,10 +29,15 @@ static const char foot[] =
 static void print_io(FILE *f, const char *what, const oq_io_info *io, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "  %-7s %-12s %-8s [", what, io[i].name, oq_elem_type_name(io[i].elem_type));
+        fprintf(f, "  %-7s %-12s %-8s ", what, io[i].name, oq_elem_type_name(io[i].elem_type));
+        if (io[i].rank < 0) { /* "[?]" would read as one unknown axis */
+            fprintf(f, "(no shape: any rank)\n");
+            continue;
+        }
+        fputc('[', f);
         for (int32_t d = 0; io[i].dims && d < io[i].rank; d++)
             fprintf(f, "%s%s", d ? ", " : "", io[i].dims[d]);
-        fprintf(f, "%s\n", io[i].rank < 0 ? "?]" : "]");
+        fprintf(f, "]\n");
     }
 }
 

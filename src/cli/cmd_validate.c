@@ -344,7 +344,9 @@ static oq_dtype reduced_attention(const struct args *a, char *node, size_t n)
 
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with
  * the inputs), so that 'expected' can be the reference; -1 (said) when the model or that file
- * cannot be read, which no choice of configurations would mend. */
+ * cannot be read, which no choice of configurations would mend, and when it holds some of the
+ * outputs but not all: then saved outputs were meant, and dropping them for CPU against CUDA
+ * would change the reference silently. */
 static int inputs_hold_outputs(const struct args *a)
 {
     oq_model_info *mi = NULL;
@@ -356,11 +358,37 @@ static int inputs_hold_outputs(const struct args *a)
         oq_model_info_free(mi);
         return -1;
     }
-    int all = z && mi->n_outputs;
-    for (size_t i = 0; all && i < mi->n_outputs; i++) all = oq_npz_get(z, mi->outputs[i].name) != NULL;
+    size_t held = 0, missing = SIZE_MAX, have = SIZE_MAX;
+    for (size_t i = 0; z && i < mi->n_outputs; i++) {
+        if (oq_npz_get(z, mi->outputs[i].name)) {
+            held++;
+            if (have == SIZE_MAX) have = i;
+        } else if (missing == SIZE_MAX) missing = i;
+    }
+    int all = z && mi->n_outputs && held == mi->n_outputs;
+    if (held && !all)
+        fprintf(stderr, "ortqual validate: %s holds the model's output '%s' but not '%s' (%zu of %zu outputs): "
+                        "save every output with the inputs, or pass them as --expected, or choose --configs\n",
+                a->o.input_files[0], mi->outputs[have].name, mi->outputs[missing].name, held, mi->n_outputs);
     oq_npz_free(z);
     oq_model_info_free(mi);
-    return all;
+    return held && !all ? -1 : all;
+}
+
+/* DIR/inputs_X.npz with DIR/outputs_X.npz beside it (the fixtures' and PyTorch scripts' layout):
+ * the option that reads those outputs, for the message that asks for --configs. */
+static void outputs_beside_hint(const struct args *a, char *hint, size_t n)
+{
+    hint[0] = 0;
+    if (!a->o.n_input_files) return;
+    const char *path = a->o.input_files[0], *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char sib[4096];
+    if (strncmp(base, "inputs_", 7) ||
+        snprintf(sib, sizeof sib, "%.*soutputs_%s", (int)(base - path), path, base + 7) >= (int)sizeof sib ||
+        access(sib, F_OK))
+        return;
+    snprintf(hint, n, "; %s is beside %s: pass --expected '%.*soutputs_*.npz' to judge against it", sib, path,
+             (int)(base - path), path);
 }
 
 /* --model without --configs: the saved outputs (when there are any) against ORT CPU, and CUDA
@@ -376,9 +404,11 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
     if (expected < 0) return OQ_EXIT_USAGE;
     int cuda = cuda_here(a);
     if (!expected && !cuda) {
+        char hint[4200];
+        outputs_beside_hint(a, hint, sizeof hint);
         fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
                         "(members named like the model's outputs in --inputs, or --expected) and no CUDA "
-                        "execution provider; e.g. --configs cpu:model:fp32,cpu:model:fp16\n");
+                        "execution provider; e.g. --configs cpu:model:fp32,cpu:model:fp16%s\n", hint);
         return OQ_EXIT_USAGE;
     }
     const char *prec = reduced ? "fp16" : "fp32"; /* judged at its own rounding */

@@ -152,6 +152,7 @@ typedef struct cv_ctx {
     const char *contract_input; /* set by a rewrite exact only under the valid-prefix contract */
     char **contract_nodes;      /* ... and the nodes it concerns (malloc'ed) */
     size_t n_contract;
+    size_t reduced;             /* Attention nodes computing in --attention-dtype after its pass */
 } cv_ctx;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.

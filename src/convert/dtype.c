@@ -45,6 +45,7 @@ static void convert_one(cv_ctx *c, cv_model *m, size_t i, int32_t to, int emulat
     int32_t from = cv_type_of(m, n->input[0], &r, d);
     if (from == to) {
         cv_step(c->r, "attention-dtype", n->name, "skipped", "already %s", dtype_name(to));
+        c->reduced++;
         return;
     }
     if (from != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && from != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
@@ -90,6 +91,7 @@ static void convert_one(cv_ctx *c, cv_model *m, size_t i, int32_t to, int emulat
     if (emulate) out = cast(m, ya, to, "attn_out_rounded");
     Onnx__NodeProto *back = cv_node_add(m, "Cast", "attn_out_cast", 1, &out, 1, (const char *[]){y});
     cv_attr_int(m, back, "to", yt ? yt : from);
+    c->reduced++;
     cv_step(c->r, "attention-dtype", own->name, "rewritten", "%s%s attention: Q, K, V%s cast to %s, the output back to %s",
             emulate ? "emulated " : "", dtype_name(to), cast_in[3] ? ", the additive mask" : "", dtype_name(to),
             dtype_name(yt ? yt : from));

@@ -252,7 +252,7 @@ oq_status oq_graph_set_doc(oq_graph *g, const char *doc)
 static Onnx__ValueInfoProto *value_info(oq_graph *g, const char *name, oq_dtype dtype,
                                         int32_t ndim, const oq_dim *dims)
 {
-    if (ndim < 0 || ndim > OQ_MAX_DIMS || (ndim && !dims)) {
+    if (ndim < -1 || ndim > OQ_MAX_DIMS || (ndim > 0 && !dims)) {
         fail(g, OQ_ERR_INVALID_ARG, "value '%s': rank %d is not supported", name, (int)ndim);
         return NULL;
     }
@@ -264,7 +264,7 @@ static Onnx__ValueInfoProto *value_info(oq_graph *g, const char *name, oq_dtype 
     Onnx__TypeProto *tp = galloc(g, sizeof *tp);
     Onnx__TypeProto__Tensor *tt = galloc(g, sizeof *tt);
     Onnx__TensorShapeProto *sh = galloc(g, sizeof *sh);
-    Onnx__TensorShapeProto__Dimension **dv = galloc(g, sizeof *dv * (size_t)(ndim ? ndim : 1));
+    Onnx__TensorShapeProto__Dimension **dv = galloc(g, sizeof *dv * (size_t)(ndim > 0 ? ndim : 1));
     if (!vi || !tp || !tt || !sh || !dv) return NULL;
     onnx__value_info_proto__init(vi);
     onnx__type_proto__init(tp);
@@ -287,11 +287,11 @@ static Onnx__ValueInfoProto *value_info(oq_graph *g, const char *name, oq_dtype 
         }
         dv[i] = d;
     }
-    sh->n_dim = (size_t)ndim;
+    sh->n_dim = ndim > 0 ? (size_t)ndim : 0;
     sh->dim = dv;
     tt->has_elem_type = 1;
     tt->elem_type = (int32_t)dtype;
-    tt->shape = sh;
+    tt->shape = ndim < 0 ? NULL : sh; /* no shape: any rank, as older exporters declare */
     tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     tp->tensor_type = tt;
     vi->type = tp;

@@ -118,7 +118,10 @@ static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSess
 
 /* ---- model inputs and outputs -------------------------------------------------- */
 
-static void io_from_typeinfo(const OrtApi *api, OrtTypeInfo *ti, io_info *io)
+/* A value whose type has no shape at all (legal ONNX: any rank) reports 0 dimensions, as a
+ * scalar does; API 24 tells them apart, so an undeclared shape stays unknown (rank -1) rather
+ * than refusing every tensor but a scalar. */
+static void io_from_typeinfo(const OrtApi *api, int api_version, OrtTypeInfo *ti, io_info *io)
 {
     io->dtype = OQ_DTYPE_UNDEFINED;
     io->rank = -1;
@@ -136,6 +139,7 @@ static void io_from_typeinfo(const OrtApi *api, OrtTypeInfo *ti, io_info *io)
         return;
     }
     io->dtype = dtype_from_ort(et);
+    if (api_version >= 24 && !api->TensorTypeAndShape_HasShape(tsi)) return;
     if ((st = api->GetDimensionsCount(tsi, &nd))) {
         api->ReleaseStatus(st);
         return;
@@ -172,7 +176,7 @@ static oq_status query_io(oq_session *s, name_fn get_name, type_fn get_type, siz
         OrtTypeInfo *ti = NULL;
         if ((st = oq_ort_status(s->rt, get_type(s->sess, i, &ti), err, "model io type")))
             return st;
-        io_from_typeinfo(api, ti, &(*out)[i]);
+        io_from_typeinfo(api, s->rt->api_version, ti, &(*out)[i]);
         api->ReleaseTypeInfo(ti);
     }
     return OQ_OK;

@@ -413,8 +413,8 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
 }
 
-oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths, size_t n,
-                                   const char *tolerances, oq_err *err)
+oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
+                                   const char *const *expected, size_t n, const char *tolerances, oq_err *err)
 {
     oq_validate_opts o;
     oq_validate_opts_default(&o);
@@ -432,7 +432,9 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
     for (size_t i = 0; !st && i < n; i++) {
         oq_batch_inputs in;
         st = oq_signature_read_inputs(&sig, paths[i], &in, err);
-        if (!st) oq_batch_inputs_clear(&in);
+        if (st) break;
+        if (expected) st = oq_signature_expected(&sig, &in, expected[i], NULL, err);
+        oq_batch_inputs_clear(&in);
     }
     oq_signature_clear(&sig);
     return st;
@@ -472,8 +474,8 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
             char hint[4200];
             outputs_beside_hint(path, hint, sizeof hint);
             st = oq_err_set(err, OQ_ERR_NOT_FOUND,
-                            "%s: no member '%s' for the model's output %s %s %s (the expected configuration "
-                            "compares every output)%s",
+                            "%s: no member '%s' for the model's output %s %s %s (every output is compared with "
+                            "its saved values)%s",
                             path, io->name, io->name, io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
                             declared_str(io, want, sizeof want), hint);
             break;
@@ -493,7 +495,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
     }
     in->n_dims = n_dims;
     oq_npz_free(z);
-    if (!st) st = oq_npz_write_nosync(out, n, (const oq_tensor *const *)t, 1, err);
+    if (!st && out) st = oq_npz_write_nosync(out, n, (const oq_tensor *const *)t, 1, err);
     oq_tensors_free(t, n);
     return st;
 }

@@ -359,7 +359,8 @@ void oq_batch_inputs_clear(oq_batch_inputs *in);
 /* The same checks for inputs made here (generated events); `what` names the batch. */
 oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
 /* Every model output from the member of its name in `path`, checked against the declared
- * dims with the batch's named dimensions; written to `out` (the expected outputs). */
+ * dims with the batch's named dimensions; written to `out` (the expected outputs) unless it
+ * is NULL (a check alone). */
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path,
                                 const char *out, oq_err *err);
 /* The axes of output `out` that are the mask's batch and sequence axes (declared names

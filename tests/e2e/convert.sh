@@ -59,6 +59,13 @@ expect 0 "skipped +node_softmax: not attention: softmax over axis 2 of 4 \(the q
     $ORTQUAL convert "$F/wrong_axis/wrong_axis_op18.onnx" -o "$T/wrong.onnx" --fuse --mask-to-seqlen \
     --inputs "$F/wrong_axis/io.npz" --expected "$F/wrong_axis/io.npz"
 expect 0 "ai.onnx +Softmax +1" $ORTQUAL inspect "$T/wrong.onnx"
+# --flash on it: no Attention computes in float16, so the check holds it to float32's tolerance
+# (it was judged at fp16's rtol 1e-2, atol 1e-3, a hundred times looser than anything in it needs)
+$ORTQUAL convert "$F/wrong_axis/wrong_axis_op18.onnx" -o "$T/wrong16.onnx" --flash --inputs "$F/wrong_axis/io.npz" \
+    --expected "$F/wrong_axis/io.npz" >"$T/wrong16.out" 2>&1
+if [ "$(grep -c 'vs .*PASS.*(rtol=0.0001 atol=1e-05)$' "$T/wrong16.out")" = 2 ] && ! grep -q "rtol=0.01" "$T/wrong16.out"; then
+    ok "wrong_axis --flash: checked at fp32 tolerances"
+else bad "wrong_axis --flash: not checked at fp32 tolerances: $(cat "$T/wrong16.out")"; fi
 
 # the mask contract: recorded in the model, enforced on inputs, by convert and by validate
 $PY - "$F/mlpf_like/inputs_000.npz" "$T/holes.npz" <<'PY'
@@ -182,6 +189,25 @@ for case in "shape:member 'features' has shape \[3,56,5\]; the model's 'features
 done
 [ ! -e "$T/in.onnx" ] && ok "nothing written for refused inputs" || bad "in.onnx written for refused inputs"
 
+# --expected files are checked as validate checks its own, before the plan is printed or anything
+# runs (a missing output was found after the check had printed half its lines; an int32 'out' was
+# compared exactly, exit 1)
+$PY - "$TX/outputs_000.npz" "$T" <<'PY'
+import sys, numpy as np
+z = np.load(sys.argv[1]); o, d = z["out"], sys.argv[2]
+np.savez(d + "/ex_none.npz", other=o)
+np.savez(d + "/ex_int.npz", out=o.astype(np.int32))
+np.savez(d + "/ex_seq.npz", out=o[:, :10].copy())
+PY
+for case in "ex_none:no member 'out' for the model's output out float32 \[batch,seq,3\]" \
+            "ex_int:expected 'out' is int32; the model's output is float32" \
+            "ex_seq:dimension 'seq' is 56 in member 'features' \[3,56,8\] but 10 in expected 'out' \[3,10,3\]"; do
+    name=${case%%:*}
+    refused "^ortqual convert: $T/$name.npz: ${case#*:}" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/ex.onnx" --flash \
+        --inputs "$TX/inputs_000.npz" --expected "$T/$name.npz"
+done
+[ ! -e "$T/ex.onnx" ] && ok "nothing written for refused expected outputs" || bad "ex.onnx written for refused expected outputs"
+
 # errors before the plan: an unreadable model, a bad option value; --json says why and with what status
 head -c 3000 "$TX/tx_encoder_op18.onnx" >"$T/truncated.onnx"
 refused "truncated.onnx: not an ONNX model" $ORTQUAL convert "$T/truncated.onnx" -o "$T/t.onnx" --flash
@@ -233,4 +259,8 @@ expect 2 "2 --expected files for 1 --inputs" $ORTQUAL convert "$TX/tx_encoder_op
 # (an option list takes the operands after it: the model among them is still the model)
 expect 0 "batch 0 vs reference .*PASS" $ORTQUAL convert --inputs "$TX/inputs_000.npz" "$TX/tx_encoder_op18.onnx" -o "$T/after.onnx" --flash
 expect 2 "expected one IN.onnx" $ORTQUAL convert --inputs "$TX/inputs_000.npz" -o "$T/none.onnx" --flash
+# --help says what --pad-head-size does (its head said "no pass changes" the head size)
+if $ORTQUAL convert --help | grep -q "no pass changes" || ! $ORTQUAL convert --help | head -12 | grep -q -- "--pad-head-size pads it"; then
+    bad "convert --help: the head size paragraph does not name --pad-head-size"
+else ok "convert --help names --pad-head-size for the head size"; fi
 report

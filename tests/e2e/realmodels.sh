@@ -128,8 +128,16 @@ expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV
 "$Q" convert "$M18" -o "$T/flash18.onnx" --flash >/dev/null 2>&1 || bad "convert --flash mlpf_like"
 expect 0 "--configs expected,cpu:model:fp16 \(--model's default here; Attention 'attention' computes in reduced precision\)" \
     "${NODEV[@]}" "$Q" validate --model "$T/flash18.onnx" --inputs "$F/mlpf_like/io.npz" --outdir "$T/d6" "${V[@]}"
-expect 2 "--model needs --configs here: no saved outputs to judge against .* and no CUDA execution provider" \
+expect 2 "--model needs --configs here: no saved outputs to judge against .* and no CUDA execution provider.*; .*mlpf_like/outputs_000.npz is beside .*inputs_000.npz: pass --expected '.*mlpf_like/outputs_\*.npz'" \
     "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$F/mlpf_like/inputs_000.npz" --outdir "$T/d3" "${V[@]}"
+# some of the outputs saved with the inputs: meant as the reference, so the missing one is named
+# (it said "no saved outputs", and where CUDA runs it compared CPU with CUDA, PyTorch's 'cls' unused)
+$PY -c '
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); del z["reg"]; np.savez(sys.argv[2], **z)' "$F/mlpf_like/io.npz" "$T/noreg.npz"
+expect 2 "noreg.npz holds the model's output 'cls' but not 'reg' \(1 of 2 outputs\)" \
+    "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$T/noreg.npz" --outdir "$T/d7" "${V[@]}"
+[ ! -e "$T/d7" ] && ok "nothing made for partial saved outputs" || bad "d7 made for partial saved outputs"
 printf 'not a zip' >"$T/garbage.npz"
 expect 2 "garbage.npz: cannot open as .npz" "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$T/garbage.npz" --outdir "$T/d5" "${V[@]}"
 expect 2 "a sharded --model run needs --configs: the default depends on the host" "$Q" validate --model "$M18" \

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "ortqual/graph.h"
 #include "ortqual/runtime.h"
 #include "runtime/tinymodel-impl.h"
 
@@ -156,6 +157,44 @@ static void test_session_add_numbers(void **state)
     oq_tensors_free(out, n_out);
     oq_tensor_free(in[0]);
     oq_tensor_free(in[1]);
+    oq_session_free(s);
+}
+
+/* An input declared with no shape (older exporters: legal ONNX, any rank) is rank -1, and a
+ * rank-3 tensor runs; ORT reports 0 dimensions for it as for a scalar, which refused every
+ * tensor but a scalar ("the model wants rank 0"). */
+static void test_session_undeclared_shape(void **state)
+{
+    (void)state;
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_graph_create(ops, 1, "noshape", &g, &err), OQ_OK);
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, -1, NULL);
+    const char *y = oq_graph_op(g, "Relu", 1, (const char *[]){"x"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, -1, NULL);
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    oq_status st = oq_graph_serialize(g, &bytes, &len, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, OQ_OK);
+    oq_graph_free(g);
+    oq_session *s = NULL;
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, NULL, &s, &err), OQ_OK);
+    free(bytes);
+    assert_int_equal(oq_session_input_rank(s, 0), -1);
+    const int64_t shape[3] = {1, 2, 2};
+    const float v[4] = {-1, 2, -3, 4};
+    oq_tensor *in[1] = {f32("x", 3, shape, v)};
+    size_t n_out = 0;
+    oq_tensor **out = NULL;
+    st = oq_session_run(s, 1, in, &n_out, &out, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, OQ_OK);
+    assert_int_equal(out[0]->ndim, 3);
+    assert_float_equal(((const float *)out[0]->data)[3], 4, 0);
+    oq_tensors_free(out, n_out);
+    oq_tensor_free(in[0]);
     oq_session_free(s);
 }
 
@@ -579,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_load_not_a_library),
         cmocka_unit_test(test_session_add_numbers),
         cmocka_unit_test(test_session_from_file_and_options),
+        cmocka_unit_test(test_session_undeclared_shape),
         cmocka_unit_test(test_session_dtypes),
         cmocka_unit_test(test_session_input_errors),
         cmocka_unit_test(test_session_ort_error_is_runtime),
