@@ -197,7 +197,8 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
     for (size_t i = 0; i < pm->graph->n_initializer; i++)
         if (pm->graph->initializer[i]->has_data_location &&
             pm->graph->initializer[i]->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-            oq_status st = oq_err_set(err, OQ_ERR_UNSUPPORTED,
+            /* an input this tool cannot read (exit 2), not a rewrite refused (exit 1) */
+            oq_status st = oq_err_set(err, OQ_ERR_INVALID_ARG,
                                       "%s: initializer '%s' has external data; convert needs the weights "
                                       "inside the .onnx file", name, pm->graph->initializer[i]->name);
             onnx__model_proto__free_unpacked(pm, NULL);

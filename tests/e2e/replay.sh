@@ -80,6 +80,19 @@ rc=$?
 set -e
 [ $rc -eq 1 ] || fail "non-finite replay: exit $rc, expected 1: $(cat "$T/h.out")"
 grep -Eqi "nan|inf" "$T/h.out" || fail "non-finite not named: $(cat "$T/h.out")"
+# the table's max|err| says non-finite, not the largest finite difference (0 here: every
+# reference value is NaN, and the failed row showed max|err| 0)
+$PY - "$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder/io.npz" "$T/nanref.npz" <<'PY'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); z["out"][:] = np.nan; np.savez(sys.argv[2], **z)
+PY
+set +e
+$ORTQUAL replay --model "$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder/tx_encoder_op18.onnx" --inputs "$T/nanref.npz" \
+  --expected "$T/nanref.npz" --outdir "$T/nr" > "$T/nr.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] && grep -Eq "^cpu:model:fp32 +failed +1 out +nan " "$T/nr.out" ||
+  fail "NaN reference: exit $rc, row: $(grep -A1 '^configuration' "$T/nr.out")"
 
 set +e
 $ORTQUAL replay --inputs "$T/huge.npz" > "$T/u.out" 2>&1; rc=$?
