@@ -49,6 +49,37 @@ cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_C_FLAGS="$
 cmake --build "$T/cm/b" > "$T/cmb.log" 2>&1 || fail "cmake build: $(tail -5 "$T/cmb.log")"
 LD_LIBRARY_PATH="$T/prefix/lib" "$T/cm/b/use" | grep -q "ORT 1.29.0" || fail "CMake program"
 "$T/cm/b/use_static" | grep -q "ORT 1.29.0" || fail "CMake program linked with ortqual::ortqual_static"
+# a C++-only project (no C language enabled: OpenMP's C component cannot be found there) uses
+# the package too, both targets, and the headers compile as C++ without warnings
+mkdir -p "$T/cxx"
+cat > "$T/cxx/use.cpp" <<'CXX'
+#include <cstdio>
+#include <ortqual/runtime.h>
+int main()
+{
+    oq_err err = {};
+    oq_runtime *rt;
+    if (oq_runtime_load(nullptr, &rt, &err)) return std::printf("%s\n", err.msg), 3;
+    std::printf("ORT %s\n", oq_runtime_version(rt));
+    oq_runtime_free(rt);
+    return 0;
+}
+CXX
+cat > "$T/cxx/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.20)
+project(usecxx CXX)
+find_package(ortqual REQUIRED)
+add_compile_options(-Wall -Wextra -Werror -pedantic)
+add_executable(use use.cpp)
+target_link_libraries(use ortqual::ortqual)
+add_executable(use_static use.cpp)
+target_link_libraries(use_static ortqual::ortqual_static)
+CM
+cmake -S "$T/cxx" -B "$T/cxx/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" > "$T/cxx.log" 2>&1 ||
+  fail "cmake configure of a C++ project: $(grep -m3 -A3 'CMake Error' "$T/cxx.log")"
+cmake --build "$T/cxx/b" > "$T/cxxb.log" 2>&1 || fail "cmake build of a C++ project: $(tail -5 "$T/cxxb.log")"
+LD_LIBRARY_PATH="$T/prefix/lib" "$T/cxx/b/use" | grep -q "ORT 1.29.0" || fail "C++ program"
+"$T/cxx/b/use_static" | grep -q "ORT 1.29.0" || fail "C++ program linked with ortqual::ortqual_static"
 # the installed tool finds the runtime installed beside it, with no environment
 env -u ORTQUAL_ORT_LIB "$T/prefix/bin/ortqual" --version | grep -q "$T/prefix/lib/ortqual/libonnxruntime.so" ||
   fail "installed tool does not use its own ORT: $("$T/prefix/bin/ortqual" --version)"
