@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 static const struct {
     const char *name;
@@ -69,6 +70,8 @@ oq_tolerance oq_tolerance_for_dtype(oq_dtype precision)
 
 oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
 {
+    OQ_NEED(err, name);
+    OQ_NEED(err, out);
     for (size_t i = 0; name && i < sizeof presets / sizeof presets[0]; i++)
         if (strcmp(name, presets[i].name) == 0) {
             *out = presets[i].tol;
@@ -170,6 +173,7 @@ struct oq_tolerances {
 
 oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     if (!isfinite(base.rtol) || !isfinite(base.atol) || base.rtol < 0 || base.atol < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance rtol=%g atol=%g: both must be finite and >= 0",
                           base.rtol, base.atol);

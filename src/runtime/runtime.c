@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime-impl.h"
+#include "status/args-impl.h"
 
 #ifndef ORTQUAL_ORT_BUILD_LIB
 #define ORTQUAL_ORT_BUILD_LIB ""
@@ -278,6 +279,7 @@ static char *resolved_path(get_api_base_fn fn, const char *fallback)
 
 oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = NULL;
     attempts a = {.len = 0};
     get_api_base_fn fn = NULL;
@@ -347,6 +349,9 @@ void oq_kvs_free(oq_kv *kvs, size_t n)
 
 oq_status oq_runtime_providers(oq_runtime *rt, char ***names, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, rt);
+    OQ_NEED(err, names);
+    OQ_NEED(err, n);
     *names = NULL;
     *n = 0;
     char **list = NULL;
