@@ -82,9 +82,11 @@ oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
         *out = oq_tolerance_for_dtype(t);
         return OQ_OK;
     }
-    return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                      "unknown tolerance preset '%s' (known: fp64, fp32, fp16, bf16, onnx)",
-                      name ? name : "(null)");
+    /* the list from the table, so a preset added there is offered here too */
+    char known[128] = "";
+    for (size_t i = 0, used = 0; i < sizeof presets / sizeof presets[0] && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", presets[i].name);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "unknown tolerance preset '%s' (known: %s)", name, known);
 }
 
 /* "rtol=1e-3,atol=1e-4" into *tol; `spec` is only for messages. */
