@@ -14,6 +14,11 @@
 #ifndef ORTQUAL_ORT_BUILD_LIB
 #define ORTQUAL_ORT_BUILD_LIB ""
 #endif
+/* Where make install puts ORT under the prefix the build was configured for: what a program
+ * linked with the installed libortqual.a has to go by (it has no libortqual.so to look beside). */
+#ifndef ORTQUAL_ORT_INSTALL_LIB
+#define ORTQUAL_ORT_INSTALL_LIB ""
+#endif
 
 /* ORT keeps one OrtEnv per loaded library and hands the first creator's logger
  * to everyone after, so the log store is process-wide rather than per runtime:
@@ -214,8 +219,9 @@ static void *search_open(const char *path, get_api_base_fn *fn, attempts *a)
         if (!dl) attempts_add(a, "nothing else", "ORTQUAL_ORT_LIB is set");
         return dl;
     }
-    char cand[8][PATH_MAX];
+    char cand[9][PATH_MAX];
     size_t n = local_candidates(cand, 7);
+    if (ORTQUAL_ORT_INSTALL_LIB[0]) snprintf(cand[n++], PATH_MAX, "%s", ORTQUAL_ORT_INSTALL_LIB);
     if (ORTQUAL_ORT_BUILD_LIB[0]) snprintf(cand[n++], PATH_MAX, "%s", ORTQUAL_ORT_BUILD_LIB);
     for (size_t i = 0; i < n; i++) {
         int dup = 0;
