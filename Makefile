@@ -69,8 +69,12 @@ fuzz: fuzz-build
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 fuzz/run.sh $$h $(FUZZ_SECONDS) \
 	    $(BUILD_FUZZ)/fuzz/work/$$n fuzz/corpus/$$n $$(ls -d fuzz/regressions/$$n 2>/dev/null) || exit 1; done
 
-install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+# The prefix is configured, not only installed to: a program linked with the installed static
+# library finds the ORT installed there by it (include/ortqual/runtime.h).
+install: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX)) $(CMAKE_ORT) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	cmake --install $(BUILD)
 
 bench: build
 	@ls $(BUILD)/bench/

@@ -173,7 +173,8 @@ typedef struct oq_encoder_export {
                                    Elu-22, so CUDA sessions place it on CPU); 0: standard ops */
 } oq_encoder_export;
 
-/* Build the encoder model from `w`. The caller frees *out with oq_graph_free. */
+/* Build the encoder model from `w` (`x` NULL: the zeroed options). The caller frees *out with
+ * oq_graph_free. */
 OQ_API oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export *x,
                                    oq_graph **out, oq_err *err);
 

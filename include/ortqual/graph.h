@@ -52,8 +52,21 @@ typedef struct oq_dim {
     int64_t value;
     const char *param;
 } oq_dim;
+#ifdef __cplusplus
+/* C++ has no compound literals: there the macros below make their values with these. */
+inline oq_dim oq_dim_cxx_(int64_t v, const char *param)
+{
+    oq_dim d;
+    d.value = v;
+    d.param = param;
+    return d;
+}
+#define OQ_DIM(v) oq_dim_cxx_((v), NULL)
+#define OQ_DIM_SYM(s) oq_dim_cxx_(0, (s))
+#else
 #define OQ_DIM(v) ((oq_dim){(v), NULL})
 #define OQ_DIM_SYM(s) ((oq_dim){0, (s)})
+#endif
 
 typedef enum oq_attr_type {
     OQ_ATTR_INT,
@@ -76,10 +89,30 @@ typedef struct oq_attr {
     const char *s;         /* OQ_ATTR_STRING */
     const oq_tensor *t;    /* OQ_ATTR_TENSOR */
 } oq_attr;
+#ifdef __cplusplus
+inline oq_attr oq_attr_cxx_(const char *name, oq_attr_type type, int64_t i, float f, size_t n,
+                            const int64_t *ints, const char *s)
+{
+    oq_attr a = oq_attr();
+    a.name = name;
+    a.type = type;
+    a.i = i;
+    a.f = f;
+    a.n = n;
+    a.ints = ints;
+    a.s = s;
+    return a;
+}
+#define OQ_ATTR_I(nm, v) oq_attr_cxx_((nm), OQ_ATTR_INT, (v), 0, 0, NULL, NULL)
+#define OQ_ATTR_F(nm, v) oq_attr_cxx_((nm), OQ_ATTR_FLOAT, 0, (v), 0, NULL, NULL)
+#define OQ_ATTR_IS(nm, cnt, p) oq_attr_cxx_((nm), OQ_ATTR_INTS, 0, 0, (cnt), (p), NULL)
+#define OQ_ATTR_S(nm, str) oq_attr_cxx_((nm), OQ_ATTR_STRING, 0, 0, 0, NULL, (str))
+#else
 #define OQ_ATTR_I(nm, v) ((oq_attr){.name = (nm), .type = OQ_ATTR_INT, .i = (v)})
 #define OQ_ATTR_F(nm, v) ((oq_attr){.name = (nm), .type = OQ_ATTR_FLOAT, .f = (v)})
 #define OQ_ATTR_IS(nm, cnt, p) ((oq_attr){.name = (nm), .type = OQ_ATTR_INTS, .n = (cnt), .ints = (p)})
 #define OQ_ATTR_S(nm, str) ((oq_attr){.name = (nm), .type = OQ_ATTR_STRING, .s = (str)})
+#endif
 
 /* IR version that goes with a default-domain opset: <= 20 -> 9, 21-22 -> 10,
  * 23 -> 11, 24 and later -> 12 (ONNX releases 1.15 to 1.19). */

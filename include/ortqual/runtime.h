@@ -59,7 +59,10 @@ typedef struct oq_runtime oq_runtime;
  *      D/../third_party/onnxruntime/lib/libonnxruntime.so (build tree),
  *      D/../lib/ortqual/libonnxruntime.so and D/../lib64/ortqual/... (make install),
  *      D/../../third_party/onnxruntime/lib/libonnxruntime.so (tests and benchmarks);
- *   4. the ORT_ROOT the library was built against.
+ *   4. PREFIX/lib/ortqual/libonnxruntime.so of the prefix the build was configured for
+ *      (CMAKE_INSTALL_PREFIX; `make install PREFIX=...` configures it): a program linked
+ *      with the installed libortqual.a finds the runtime installed with it;
+ *   5. the ORT_ROOT the library was built against.
  * ORT 1.29+ starts Microsoft's 1DS telemetry client when the OrtEnv is created, which
  * leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
  * the environment before this call to stop it (the ortqual tool does, unless it is set).

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 static const struct {
     const char *name;
@@ -69,6 +70,8 @@ oq_tolerance oq_tolerance_for_dtype(oq_dtype precision)
 
 oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
 {
+    OQ_NEED(err, name);
+    OQ_NEED(err, out);
     for (size_t i = 0; name && i < sizeof presets / sizeof presets[0]; i++)
         if (strcmp(name, presets[i].name) == 0) {
             *out = presets[i].tol;
@@ -79,9 +82,11 @@ oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
         *out = oq_tolerance_for_dtype(t);
         return OQ_OK;
     }
-    return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                      "unknown tolerance preset '%s' (known: fp64, fp32, fp16, bf16, onnx)",
-                      name ? name : "(null)");
+    /* the list from the table, so a preset added there is offered here too */
+    char known[128] = "";
+    for (size_t i = 0, used = 0; i < sizeof presets / sizeof presets[0] && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", presets[i].name);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "unknown tolerance preset '%s' (known: %s)", name, known);
 }
 
 /* "rtol=1e-3,atol=1e-4" into *tol; `spec` is only for messages. */
@@ -170,6 +175,7 @@ struct oq_tolerances {
 
 oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     if (!isfinite(base.rtol) || !isfinite(base.atol) || base.rtol < 0 || base.atol < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance rtol=%g atol=%g: both must be finite and >= 0",
                           base.rtol, base.atol);

@@ -4,6 +4,7 @@
 
 #include "export/attention-impl.h"
 #include "ortqual/export.h"
+#include "status/args-impl.h"
 
 
 /* Every weight becomes an initializer under its documented name. */
@@ -81,7 +82,11 @@ static void describe(const oq_encoder_weights *w, const oq_attn_builder *b, char
 oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export *x,
                             oq_graph **out, oq_err *err)
 {
+    OQ_NEED(err, w);
+    OQ_NEED(err, out);
     *out = NULL;
+    static const oq_encoder_export defaults; /* NULL: the zeroed options */
+    if (!x) x = &defaults;
     const oq_encoder_config *c = &w->cfg;
     oq_status s = oq_encoder_config_check(c, err);
     if (s) return s;

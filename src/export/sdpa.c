@@ -4,6 +4,7 @@
 
 #include "export/attention-impl.h"
 #include "ortqual/export.h"
+#include "status/args-impl.h"
 
 void oq_sdpa_config_default(oq_sdpa_config *c)
 {
@@ -41,6 +42,7 @@ oq_status oq_export_check_common(oq_attn_format f, oq_mask_form m, oq_dtype dt, 
 
 oq_status oq_sdpa_config_check(const oq_sdpa_config *c, oq_err *err)
 {
+    OQ_NEED(err, c);
     if (c->heads < 1 || c->kv_heads < 1 || c->head_dim < 1)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "--heads %d, --kv-heads %d, --head-dim %d: all must be positive",
@@ -81,6 +83,8 @@ static void io_dims(const oq_sdpa_config *c, int32_t heads, oq_dim *d)
 
 oq_status oq_export_sdpa(const oq_sdpa_config *c, oq_graph **out, oq_err *err)
 {
+    OQ_NEED(err, c);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_status s = oq_sdpa_config_check(c, err);
     if (s) return s;

@@ -8,6 +8,7 @@
 #include "export/weights-impl.h"
 #include "ortqual/export.h"
 #include "ortqual/npz.h"
+#include "status/args-impl.h"
 
 void oq_encoder_config_default(oq_encoder_config *c)
 {
@@ -35,6 +36,7 @@ static int valid_head_name(const char *s)
 
 oq_status oq_encoder_config_check(const oq_encoder_config *c, oq_err *err)
 {
+    OQ_NEED(err, c);
     if (c->features < 1 || c->width < 1 || c->heads < 1 || c->layers < 0 ||
         (c->layers > 0 && c->ffn_width < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -147,6 +149,8 @@ static oq_status alloc_weights(const oq_encoder_config *c, oq_encoder_weights **
 oq_status oq_encoder_weights_random(const oq_encoder_config *c, uint64_t seed,
                                     oq_encoder_weights **out, oq_err *err)
 {
+    OQ_NEED(err, c);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_status st = oq_encoder_config_check(c, err);
     if (st) return st;
@@ -227,6 +231,8 @@ static int same_shape(const oq_tensor *t, const oq_wspec *s)
 oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_t n,
                                           int32_t heads, oq_encoder_weights **out, oq_err *err)
 {
+    if (n && !tensors) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_encoder_weights_from_tensors: tensors is NULL");
+    OQ_NEED(err, out);
     *out = NULL;
     oq_encoder_config c;
     oq_status st = infer_config(tensors, n, heads, &c, err);
@@ -292,6 +298,8 @@ void oq_encoder_weights_free(oq_encoder_weights *w)
 oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_encoder_weights **out,
                                   oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     oq_npz *npz = NULL;
     oq_status s = oq_npz_read(path, &npz, err);
     if (s) return s;
@@ -304,5 +312,7 @@ oq_status oq_encoder_weights_load(const char *path, int32_t heads, oq_encoder_we
 oq_status oq_encoder_weights_save(const oq_encoder_weights *w, const char *path, int overwrite,
                                   oq_err *err)
 {
+    OQ_NEED(err, w);
+    OQ_NEED(err, path);
     return oq_npz_write(path, w->n, (const oq_tensor *const *)w->t, 0, overwrite, err);
 }

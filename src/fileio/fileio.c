@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fileio/fileio-impl.h"
+#include "status/args-impl.h"
 
 static void atomic_reset(oq_atomic_file *af)
 {
@@ -69,6 +70,7 @@ static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq
 
 oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, path);
     if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty");
     if (!output_kind_ok(path, err)) return OQ_ERR_INVALID_ARG;
     if (!overwrite && access(path, F_OK) == 0)
@@ -92,6 +94,8 @@ oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
 
 oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, af);
+    OQ_NEED(err, path);
     int fd = atomic_create(af, path, overwrite, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     af->fp = fdopen(fd, "wb");
@@ -123,6 +127,8 @@ static oq_status atomic_place(oq_atomic_file *af, oq_err *err)
 
 oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
 {
+    OQ_NEED(err, af);
+    if (!af->fp) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_atomic_commit: the file is not open");
     int bad = ferror(af->fp) | fflush(af->fp) | (af->no_sync ? 0 : fsync(fileno(af->fp)));
     int saved = errno;
     bad |= fclose(af->fp);
@@ -176,11 +182,15 @@ static oq_status write_whole(const char *path, const void *buf, size_t n, int ov
 
 oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, path);
+    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_write_file_atomic: buf is NULL");
     return write_whole(path, buf, n, overwrite, 0, err);
 }
 
 oq_status oq_write_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
 {
+    OQ_NEED(err, path);
+    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_write_file_nosync: buf is NULL");
     return write_whole(path, buf, n, 1, 1, err);
 }
 
@@ -198,6 +208,7 @@ static oq_status check_stat(const char *path, const struct stat *sb, oq_err *err
 
 oq_status oq_check_regular_file(const char *path, uint64_t *size, oq_err *err)
 {
+    OQ_NEED(err, path);
     struct stat sb;
     if (stat(path, &sb) != 0)
         return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -234,11 +245,17 @@ int oq_file_id_same(const oq_file_id *a, const oq_file_id *b)
 
 oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, buf);
+    OQ_NEED(err, n);
     return oq_read_file_id(path, buf, n, NULL, err);
 }
 
 oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, buf);
+    OQ_NEED(err, n);
     /* O_NONBLOCK: opening a FIFO does not wait for a writer before it is refused */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -333,6 +350,7 @@ oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq
 
 oq_status oq_mkdirs(const char *path, oq_err *err)
 {
+    OQ_NEED(err, path);
     char *p = strdup(path);
     if (!p) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (char *s = p + 1;; s++) {
@@ -354,6 +372,8 @@ oq_status oq_mkdirs(const char *path, oq_err *err)
 
 oq_status oq_mkdir_in(const char *parent, const char *name, oq_err *err)
 {
+    OQ_NEED(err, parent);
+    OQ_NEED(err, name);
     int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pfd < 0) return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open directory: %s", parent, strerror(errno));
     oq_status st = OQ_OK;

@@ -10,6 +10,7 @@
 #include "core/core-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 #ifndef ORTQUAL_VERSION
 #define ORTQUAL_VERSION "0"
@@ -164,6 +165,7 @@ static const char *define_value(oq_graph *g, const char *name, const char *what)
 
 const char *oq_graph_fresh_name(oq_graph *g, const char *prefix)
 {
+    if (!g) return NULL;
     if (g->err.status) return NULL;
     if (!prefix || !*prefix) prefix = "v";
     size_t n = strlen(prefix) + 24;
@@ -185,7 +187,9 @@ int64_t oq_graph_ir_version_for_opset(int64_t opset)
 oq_status oq_graph_create(const oq_opset *opsets, size_t n_opsets, const char *graph_name,
                           oq_graph **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = NULL;
+    if (n_opsets && !opsets) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_graph_create: opsets is NULL");
     int64_t def = -1;
     for (size_t i = 0; i < n_opsets; i++) {
         if (opsets[i].version <= 0)
@@ -238,12 +242,14 @@ void oq_graph_free(oq_graph *g)
 
 oq_status oq_graph_status(const oq_graph *g, oq_err *err)
 {
+    OQ_NEED(err, g);
     if (g->err.status) return oq_err_set(err, g->err.status, "%s", g->err.msg);
     return OQ_OK;
 }
 
 oq_status oq_graph_set_doc(oq_graph *g, const char *doc)
 {
+    if (!g) return OQ_ERR_INVALID_ARG;
     if (g->err.status) return g->err.status;
     g->doc = gstrdup(g, doc);
     return g->err.status;
@@ -302,6 +308,7 @@ static Onnx__ValueInfoProto *value_info(oq_graph *g, const char *name, oq_dtype 
 oq_status oq_graph_add_input(oq_graph *g, const char *name, oq_dtype dtype, int32_t ndim,
                              const oq_dim *dims)
 {
+    if (!g) return OQ_ERR_INVALID_ARG;
     const char *n = define_value(g, name, "input");
     if (!n) return g->err.status;
     vec_push(g, &g->inputs, value_info(g, n, dtype, ndim, dims));
@@ -311,6 +318,7 @@ oq_status oq_graph_add_input(oq_graph *g, const char *name, oq_dtype dtype, int3
 oq_status oq_graph_add_output(oq_graph *g, const char *value, const char *name, oq_dtype dtype,
                               int32_t ndim, const oq_dim *dims)
 {
+    if (!g) return OQ_ERR_INVALID_ARG;
     if (g->err.status) return g->err.status;
     if (!value || !name) return fail(g, OQ_ERR_INVALID_ARG, "graph output without a name");
     const char *n = name;
@@ -351,6 +359,7 @@ static Onnx__TensorProto *tensor_proto(oq_graph *g, const oq_tensor *t, const ch
 
 const char *oq_graph_add_initializer(oq_graph *g, const oq_tensor *t, const char *name)
 {
+    if (!g) return NULL;
     if (g->err.status) return NULL;
     if (!t) {
         fail(g, OQ_ERR_INVALID_ARG, "initializer '%s' has no tensor", name ? name : "");
@@ -380,6 +389,7 @@ static const char *add_const(oq_graph *g, const char *hint, oq_dtype dtype, int3
 
 const char *oq_graph_const_i64(oq_graph *g, const char *hint, size_t n, const int64_t *v)
 {
+    if (!g) return NULL;
     int64_t shape[1] = {(int64_t)n};
     if (g->err.status) return NULL;
     return add_const(g, hint, OQ_DTYPE_INT64, 1, shape, v);
@@ -387,6 +397,7 @@ const char *oq_graph_const_i64(oq_graph *g, const char *hint, size_t n, const in
 
 const char *oq_graph_const_scalar(oq_graph *g, const char *hint, oq_dtype dtype, double v)
 {
+    if (!g) return NULL;
     if (g->err.status) return NULL;
     unsigned char buf[8];
     switch (dtype) {
@@ -475,8 +486,12 @@ oq_status oq_graph_add_node(oq_graph *g, const char *op_type, const char *domain
                             size_t n_out, const char *const *outputs, size_t n_attr,
                             const oq_attr *attrs)
 {
+    if (!g) return OQ_ERR_INVALID_ARG;
     if (g->err.status) return g->err.status;
     if (!op_type || !*op_type) return fail(g, OQ_ERR_INVALID_ARG, "node without an op_type");
+    if ((n_in && !inputs) || (n_out && !outputs) || (n_attr && !attrs))
+        return fail(g, OQ_ERR_INVALID_ARG, "%s node: %s is NULL", op_type,
+                    n_in && !inputs ? "inputs" : n_out && !outputs ? "outputs" : "attrs");
     Onnx__NodeProto *np = galloc(g, sizeof *np);
     char **in = galloc(g, sizeof *in * (n_in ? n_in : 1));
     char **out = galloc(g, sizeof *out * (n_out ? n_out : 1));
@@ -509,6 +524,7 @@ oq_status oq_graph_add_node(oq_graph *g, const char *op_type, const char *domain
 const char *oq_graph_op(oq_graph *g, const char *op_type, size_t n_in, const char *const *inputs,
                         size_t n_attr, const oq_attr *attrs)
 {
+    if (!g) return NULL;
     if (g->err.status) return NULL;
     char hint[64];
     snprintf(hint, sizeof hint, "%s_out", op_type);
@@ -544,6 +560,9 @@ static void assemble(const oq_graph *g, Onnx__ModelProto *m, Onnx__GraphProto *g
 
 oq_status oq_graph_serialize(const oq_graph *g, uint8_t **buf, size_t *len, oq_err *err)
 {
+    OQ_NEED(err, g);
+    OQ_NEED(err, buf);
+    OQ_NEED(err, len);
     *buf = NULL;
     *len = 0;
     if (oq_graph_status(g, err)) return g->err.status;
@@ -563,6 +582,7 @@ oq_status oq_graph_serialize(const oq_graph *g, uint8_t **buf, size_t *len, oq_e
 
 oq_status oq_graph_write(const oq_graph *g, const char *path, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, path);
     uint8_t *buf;
     size_t len;
     oq_status s = oq_graph_serialize(g, &buf, &len, err);

@@ -7,6 +7,7 @@
 #include "inspect/model-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/inspect.h"
+#include "status/args-impl.h"
 
 /* Allocation failures set `oom` and are reported once at the end. */
 typedef struct finder {
@@ -154,6 +155,9 @@ static oq_status nodes_oom(const char *path, oq_err *err)
 oq_status oq_model_find_nodes(const char *path, const char *name, const char *op_type, oq_node_info **nodes,
                               size_t *n, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, nodes);
+    OQ_NEED(err, n);
     *nodes = NULL;
     *n = 0;
     Onnx__ModelProto *m;

@@ -11,6 +11,7 @@
 
 #include "npz/npy-impl.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 static const unsigned char NPY_MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_PREAMBLE_V1 10 /* magic, major, minor, uint16 header length */
@@ -256,6 +257,8 @@ static oq_status payload_size(const npy_header *h, oq_dtype dt, const char *who,
 oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, oq_tensor **out,
                        oq_err *err)
 {
+    OQ_NEED(err, out);
+    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npy_parse: buf is NULL");
     const char *who = name_for_errors ? name_for_errors : "<memory>";
     const unsigned char *b = buf;
     const char *text = NULL;
@@ -297,6 +300,8 @@ oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, o
 
 oq_status oq_npy_read(const char *path, oq_tensor **out, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     unsigned char *buf;
     size_t n;
     oq_status st = oq_read_file(path, &buf, &n, err);
@@ -386,6 +391,9 @@ void oq_npy_parts_release(oq_npy_parts *p)
 
 oq_status oq_npy_serialize(const oq_tensor *t, unsigned char **buf, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, buf);
+    OQ_NEED(err, n);
     oq_npy_parts p;
     oq_status st = oq_npy_parts_make(t, &p, err);
     if (st) return st;
@@ -404,6 +412,8 @@ oq_status oq_npy_serialize(const oq_tensor *t, unsigned char **buf, size_t *n, o
 
 oq_status oq_npy_write(const char *path, const oq_tensor *t, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, t);
     oq_npy_parts p;
     oq_status st = oq_npy_parts_make(t, &p, err);
     if (st) return oq_err_prefix(err, "%s: ", path);

@@ -14,6 +14,7 @@
 #include "npz/npy-impl.h"
 #include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 #define NPY_SUFFIX ".npy"
 
@@ -389,6 +390,8 @@ oq_status oq_npz_parse_libzip(const void *buf, size_t n, const char *name_for_er
 
 oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     uint64_t size = 0;
     oq_status st = oq_check_regular_file(path, &size, err);
     if (st) return st;
@@ -407,6 +410,8 @@ oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
 oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, oq_npz **out,
                        oq_err *err)
 {
+    OQ_NEED(err, out);
+    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npz_parse: buf is NULL");
     oq_npz *z = NULL;
     oq_status st = oq_npz_parse_plain(buf, n, name_for_errors, &z, err);
     if (st || z) {
@@ -423,6 +428,9 @@ const oq_tensor *oq_npz_get(const oq_npz *z, const char *name)
 
 oq_status oq_npz_take(oq_npz *z, const char *name, oq_tensor **out, oq_err *err)
 {
+    OQ_NEED(err, z);
+    OQ_NEED(err, name);
+    OQ_NEED(err, out);
     for (size_t i = 0; i < z->count; i++) {
         if (!z->tensors[i]->name || strcmp(z->tensors[i]->name, name) != 0) continue;
         *out = z->tensors[i];
@@ -457,7 +465,7 @@ static oq_status check_names(const char *path, size_t n, const oq_tensor *const 
 {
     for (size_t i = 0; i < n; i++) {
         if (!ts[i] || !ts[i]->name || !ts[i]->name[0])
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor %zu has no name", path, i);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor %zu %s", path, i, ts[i] ? "has no name" : "is NULL");
         for (size_t j = 0; j < i; j++)
             if (strcmp(ts[i]->name, ts[j]->name) == 0)
                 return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: duplicate tensor name '%s'",
@@ -736,10 +744,14 @@ oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, 
 oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
                        oq_err *err)
 {
+    OQ_NEED(err, path);
+    if (n && !tensors) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npz_write: tensors is NULL");
     return npz_write(path, n, tensors, compress, overwrite, 0, err);
 }
 
 oq_status oq_npz_write_nosync(const char *path, size_t n, const oq_tensor *const *tensors, int compress, oq_err *err)
 {
+    OQ_NEED(err, path);
+    if (n && !tensors) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npz_write_nosync: tensors is NULL");
     return npz_write(path, n, tensors, compress, 1, 1, err);
 }

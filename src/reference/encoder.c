@@ -14,6 +14,7 @@
 
 #include "ortqual/mask.h"
 #include "reference/reference-impl.h"
+#include "status/args-impl.h"
 
 /* Rows per LayerNorm task. */
 #define LN_ROWS 64
@@ -134,6 +135,8 @@ static oq_status load_weights(oq_encoder_ref *r, const oq_encoder_weights *w, oq
 oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads, oq_encoder_ref **out,
                                 oq_err *err)
 {
+    OQ_NEED(err, w);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_status st = oq_ref_threads_check(threads, "encoder reference", err);
     if (st) return st;
@@ -409,6 +412,10 @@ static oq_status run_checked(oq_encoder_ref *r, fwd *f, oq_tensor **outputs, oq_
 oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,
                              const oq_tensor *mask, oq_tensor **outputs, oq_err *err)
 {
+    OQ_NEED(err, r);
+    OQ_NEED(err, features);
+    OQ_NEED(err, mask);
+    OQ_NEED(err, outputs);
     fwd f = {.r = r, .features = features};
     f.B = features->ndim == 3 ? features->shape[0] : 0;
     int64_t *len = calloc((size_t)(f.B ? f.B : 1), sizeof *len);
@@ -427,6 +434,10 @@ oq_status oq_encoder_ref_run(oq_encoder_ref *r, const oq_tensor *features,
 oq_status oq_encoder_ref_forward(const oq_encoder_weights *w, const oq_tensor *features,
                                  const oq_tensor *mask, oq_tensor **outputs, oq_err *err)
 {
+    OQ_NEED(err, w);
+    OQ_NEED(err, features);
+    OQ_NEED(err, mask);
+    OQ_NEED(err, outputs);
     oq_encoder_ref *r;
     oq_status st = oq_encoder_ref_create(w, 0, &r, err);
     if (st) return st;

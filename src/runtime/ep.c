@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime-impl.h"
+#include "status/args-impl.h"
 
 static int is_cpu(const char *ep)
 {
@@ -297,6 +298,9 @@ static oq_status raw_devices(oq_runtime *rt, const OrtEpDevice *const **devs, si
 
 oq_status oq_runtime_ep_devices(oq_runtime *rt, oq_ep_device **devs, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, rt);
+    OQ_NEED(err, devs);
+    OQ_NEED(err, n);
     *devs = NULL;
     *n = 0;
     const OrtEpDevice *const *raw = NULL;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ortqual/runtime.h"
+#include "status/args-impl.h"
 
 extern char **environ;
 
@@ -52,6 +53,8 @@ static size_t count_extra(void)
 
 oq_status oq_ort_env_capture(oq_kv **out, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, out);
+    OQ_NEED(err, n);
     *out = NULL;
     *n = 0;
     size_t cap = N_KNOWN + count_extra(), k = 0;

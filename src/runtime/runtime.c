@@ -9,9 +9,15 @@
 #include <unistd.h>
 
 #include "runtime/runtime-impl.h"
+#include "status/args-impl.h"
 
 #ifndef ORTQUAL_ORT_BUILD_LIB
 #define ORTQUAL_ORT_BUILD_LIB ""
+#endif
+/* Where make install puts ORT under the prefix the build was configured for: what a program
+ * linked with the installed libortqual.a has to go by (it has no libortqual.so to look beside). */
+#ifndef ORTQUAL_ORT_INSTALL_LIB
+#define ORTQUAL_ORT_INSTALL_LIB ""
 #endif
 
 /* ORT keeps one OrtEnv per loaded library and hands the first creator's logger
@@ -213,8 +219,9 @@ static void *search_open(const char *path, get_api_base_fn *fn, attempts *a)
         if (!dl) attempts_add(a, "nothing else", "ORTQUAL_ORT_LIB is set");
         return dl;
     }
-    char cand[8][PATH_MAX];
+    char cand[9][PATH_MAX];
     size_t n = local_candidates(cand, 7);
+    if (ORTQUAL_ORT_INSTALL_LIB[0]) snprintf(cand[n++], PATH_MAX, "%s", ORTQUAL_ORT_INSTALL_LIB);
     if (ORTQUAL_ORT_BUILD_LIB[0]) snprintf(cand[n++], PATH_MAX, "%s", ORTQUAL_ORT_BUILD_LIB);
     for (size_t i = 0; i < n; i++) {
         int dup = 0;
@@ -278,6 +285,7 @@ static char *resolved_path(get_api_base_fn fn, const char *fallback)
 
 oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = NULL;
     attempts a = {.len = 0};
     get_api_base_fn fn = NULL;
@@ -347,6 +355,9 @@ void oq_kvs_free(oq_kv *kvs, size_t n)
 
 oq_status oq_runtime_providers(oq_runtime *rt, char ***names, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, rt);
+    OQ_NEED(err, names);
+    OQ_NEED(err, n);
     *names = NULL;
     *n = 0;
     char **list = NULL;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime/runtime-impl.h"
+#include "status/args-impl.h"
 
 typedef struct io_info {
     char *name;
@@ -216,6 +217,7 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
                             size_t model_len, const oq_session_opts *opts, oq_session **out,
                             oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = NULL;
     if (!rt) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no runtime given");
     if (!model_path == !model_bytes)
@@ -426,6 +428,10 @@ static oq_status run_values(oq_session *s, OrtValue **in_vals, OrtValue **out_va
 oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
                          size_t *n_outputs, oq_tensor ***outputs, oq_err *err)
 {
+    OQ_NEED(err, s);
+    if (n_inputs && !inputs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_session_run: inputs is NULL");
+    OQ_NEED(err, n_outputs);
+    OQ_NEED(err, outputs);
     *n_outputs = 0;
     *outputs = NULL;
     size_t *order = calloc(s->n_in ? s->n_in : 1, sizeof *order);

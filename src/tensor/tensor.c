@@ -7,6 +7,8 @@
 
 #include "core/core-impl.h"
 #include "tensor/half-impl.h"
+#include "tensor/tensor-impl.h"
+#include "status/args-impl.h"
 
 const char *oq_dtype_name(oq_dtype t)
 {
@@ -70,6 +72,7 @@ static oq_status shape_bytes(oq_dtype dtype, int32_t ndim, const int64_t *shape,
     if (!es) return oq_err_set(err, OQ_ERR_UNSUPPORTED, "unsupported dtype %d", (int)dtype);
     if (ndim < 0 || ndim > OQ_MAX_DIMS)
         return oq_err_set(err, OQ_ERR_SHAPE, "rank %d outside 0..%d", ndim, OQ_MAX_DIMS);
+    if (ndim && !shape) return oq_err_set(err, OQ_ERR_INVALID_ARG, "rank %d: shape is NULL", ndim);
     /* Like numpy, the non-zero dimensions must multiply to a representable size
      * even when another dimension is 0, so element counts always fit int64_t. */
     uint64_t n = es;
@@ -112,6 +115,7 @@ static oq_status tensor_alloc(oq_tensor **out, oq_dtype dtype, int32_t ndim, con
 oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
                            const char *name, oq_err *err)
 {
+    OQ_NEED(err, out);
     oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
     if (st) return st;
     size_t bytes = oq_tensor_nbytes(*out);
@@ -125,11 +129,26 @@ oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const 
     return OQ_OK;
 }
 
+oq_status oq_tensor_header(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
+                           const char *name, oq_err *err)
+{
+    OQ_NEED(err, out);
+    return tensor_alloc(out, dtype, ndim, shape, name, err);
+}
+
 oq_status oq_tensor_wrap(oq_tensor **out, oq_dtype dtype, int32_t ndim, const int64_t *shape,
                          void *data, const char *name, oq_err *err)
 {
+    OQ_NEED(err, out);
     oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
     if (st) return st;
+    /* a borrowed NULL would be read by the first use of the tensor, far from here */
+    if (!data && oq_tensor_nbytes(*out)) {
+        size_t bytes = oq_tensor_nbytes(*out);
+        oq_tensor_free(*out);
+        *out = NULL;
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_tensor_wrap: data is NULL for %zu bytes", bytes);
+    }
     (*out)->data = data;
     (*out)->owns_data = 0;
     return OQ_OK;
@@ -145,6 +164,8 @@ void oq_tensor_free(oq_tensor *t)
 
 oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, out);
     oq_status st = oq_tensor_create(out, t->dtype, t->ndim, t->shape, t->name, err);
     if (st) return st;
     memcpy((*out)->data, t->data, oq_tensor_nbytes(t));
@@ -153,6 +174,7 @@ oq_status oq_tensor_clone(const oq_tensor *t, oq_tensor **out, oq_err *err)
 
 oq_status oq_tensor_set_name(oq_tensor *t, const char *name, oq_err *err)
 {
+    OQ_NEED(err, t);
     char *copy = name ? strdup(name) : NULL;
     if (name && !copy) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     free(t->name);
@@ -169,8 +191,8 @@ void oq_tensors_free(oq_tensor **t, size_t n)
 
 const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name)
 {
-    for (size_t i = 0; i < n; i++)
-        if (t[i]->name && !strcmp(t[i]->name, name)) return t[i];
+    for (size_t i = 0; t && i < n; i++)
+        if (t[i] && t[i]->name && name && !strcmp(t[i]->name, name)) return t[i];
     return NULL;
 }
 
@@ -201,6 +223,9 @@ void oq_tensor_normalize_bools(oq_tensor *t)
 
 oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, bytes);
+    OQ_NEED(err, owned);
     *bytes = t->data;
     *owned = NULL;
     if (t->dtype != OQ_DTYPE_BOOL) return OQ_OK;
@@ -304,6 +329,8 @@ void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v)
 
 oq_status oq_tensor_convert(const oq_tensor *t, oq_dtype to, oq_tensor **out, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, out);
     oq_status st = oq_tensor_create(out, to, t->ndim, t->shape, t->name, err);
     if (st) return st;
     int64_t n = oq_tensor_numel(t);

@@ -8,6 +8,7 @@
 
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "tensor/tensor-impl.h"
 
 /* "tensor 'name'" for messages. */
 static const char *label(const Onnx__TensorProto *p, char *buf, size_t cap)
@@ -167,8 +168,8 @@ oq_status oq_tensorproto_from_proto(const Onnx__TensorProto *p, oq_tensor **out,
     int64_t shape[OQ_MAX_DIMS];
     for (size_t i = 0; i < p->n_dims; i++) shape[i] = p->dims[i];
     oq_tensor *t; /* shape checked (overflow included) before any data is allocated */
-    if ((st = oq_tensor_wrap(&t, dt, (int32_t)p->n_dims, shape, NULL,
-                             p->name && p->name[0] ? p->name : NULL, err)))
+    if ((st = oq_tensor_header(&t, dt, (int32_t)p->n_dims, shape, p->name && p->name[0] ? p->name : NULL,
+                               err)))
         return oq_err_prefix(err, "%s: ", who);
     st = p->has_raw_data ? copy_raw(p, t, who, err) : copy_typed(p, t, who, err);
     if (st) {

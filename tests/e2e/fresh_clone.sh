@@ -2,8 +2,9 @@
 # A clone stands alone: the repository cloned into an empty temporary directory (no sibling
 # folders) installs its dependencies with its own script, builds, runs conformance tests from the
 # set vendored in the tree; `make install` into a prefix, the clone deleted, a C program linked
-# against the installed libortqual still finds the ONNX Runtime installed with it, and the
-# installed tool runs the installed conformance set.
+# against the installed libortqual (shared, and static: it finds ORT through the prefix the build
+# was configured for) still finds the ONNX Runtime installed with it, and the installed tool runs
+# the installed conformance set.
 set -euo pipefail
 : "${OQ_SOURCE_DIR:?}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -16,6 +17,7 @@ if out=$(git -C "$C" grep -n -I '\.\./shared' -- . ':!docs/evidence'); then fail
 
 "$C/scripts/deps.sh" > "$T/deps.log" 2>&1 || fail "deps.sh: $(tail -5 "$T/deps.log")"
 cmake -S "$C" -B "$C/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTQUAL_TESTS=OFF -DORTQUAL_BENCH=OFF \
+    -DCMAKE_INSTALL_PREFIX="$T/prefix" \
     > "$T/cmake.log" 2>&1 || fail "cmake configure: $(tail -5 "$T/cmake.log")"
 cmake --build "$C/build" -j "$(nproc)" > "$T/build.log" 2>&1 || fail "build: $(grep -m3 -E 'error|Error' "$T/build.log")"
 
@@ -25,7 +27,7 @@ cmake --build "$C/build" -j "$(nproc)" > "$T/build.log" 2>&1 || fail "build: $(g
 grep -qx "PASS test_attention_4d_causal" "$T/one.out" || fail "no PASS line: $(cat "$T/one.out")"
 [ "$(tail -n 1 "$T/one.out")" = "1 passed, 0 failed, 0 skipped" ] || fail "closing line: $(tail -n 1 "$T/one.out")"
 
-cmake --install "$C/build" --prefix "$T/prefix" > "$T/install.log" || fail "install: $(tail -3 "$T/install.log")"
+cmake --install "$C/build" > "$T/install.log" || fail "install: $(tail -3 "$T/install.log")"
 rm -rf "$C"
 [ ! -e "$C" ] || fail "clone not removed"
 
@@ -48,6 +50,13 @@ gcc -std=c17 "$T/use.c" -o "$T/bin/use" -I"$T/prefix/include" -L"$T/prefix/lib" 
 out=$(cd / && env -u ORTQUAL_ORT_LIB -u LD_LIBRARY_PATH ORT_DISABLE_TELEMETRY=1 "$T/bin/use") ||
     fail "consumer with the build tree gone: $out"
 [ "$out" = "ORT 1.29.0 from $T/prefix/lib/ortqual/libonnxruntime.so" ] || fail "consumer loaded: $out"
+# linked with libortqual.a, elsewhere (no libortqual.so to look beside): the configured prefix's ORT
+mkdir "$T/elsewhere"
+gcc -std=c17 "$T/use.c" -o "$T/elsewhere/use_static" -I"$T/prefix/include" "$T/prefix/lib/libortqual.a" \
+    $(PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig" pkg-config --static --libs ortqual) || fail "static consumer build"
+out=$(cd / && env -u ORTQUAL_ORT_LIB -u LD_LIBRARY_PATH ORT_DISABLE_TELEMETRY=1 "$T/elsewhere/use_static") ||
+    fail "static consumer with the build tree gone: $out"
+[ "$out" = "ORT 1.29.0 from $T/prefix/lib/ortqual/libonnxruntime.so" ] || fail "static consumer loaded: $out"
 
 "$T/prefix/bin/ortqual" conformance > "$T/all.out" 2>&1 || fail "installed conformance: $(tail -3 "$T/all.out")"
 n_base=$(grep -c '^PASS ' "$T/all.out")

@@ -49,6 +49,52 @@ cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_C_FLAGS="$
 cmake --build "$T/cm/b" > "$T/cmb.log" 2>&1 || fail "cmake build: $(tail -5 "$T/cmb.log")"
 LD_LIBRARY_PATH="$T/prefix/lib" "$T/cm/b/use" | grep -q "ORT 1.29.0" || fail "CMake program"
 "$T/cm/b/use_static" | grep -q "ORT 1.29.0" || fail "CMake program linked with ortqual::ortqual_static"
+# a C++-only project (no C language enabled: OpenMP's C component cannot be found there) uses
+# the package too, both targets, and the headers and their macros (graph.h's OQ_DIM, OQ_ATTR_I:
+# compound literals in C) compile as C++ without warnings
+mkdir -p "$T/cxx"
+cat > "$T/cxx/use.cpp" <<'CXX'
+#include <cstdio>
+#include <ortqual/graph.h>
+#include <ortqual/runtime.h>
+int main()
+{
+    oq_err err = {};
+    oq_opset ops[] = {{"", 20}};
+    oq_graph *g;
+    if (oq_graph_create(ops, 1, "tiny", &g, &err)) return std::printf("%s\n", err.msg), 3;
+    oq_dim d[] = {OQ_DIM_SYM("batch"), OQ_DIM(4)};
+    const char *in[] = {"x"};
+    oq_attr axis = OQ_ATTR_I("axis", -1);
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 2, d);
+    oq_graph_add_output(g, oq_graph_op(g, "Softmax", 1, in, 1, &axis), "y", OQ_DTYPE_FLOAT32, 2, d);
+    if (oq_graph_status(g, &err)) return std::printf("%s\n", err.msg), 3;
+    oq_graph_free(g);
+    oq_runtime *rt;
+    if (oq_runtime_load(nullptr, &rt, &err)) return std::printf("%s\n", err.msg), 3;
+    std::printf("ORT %s\n", oq_runtime_version(rt));
+    oq_runtime_free(rt);
+    return 0;
+}
+CXX
+cat > "$T/cxx/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.20)
+project(usecxx CXX)
+find_package(ortqual REQUIRED)
+add_compile_options(-Wall -Wextra -Werror -pedantic)
+add_executable(use use.cpp)
+target_link_libraries(use ortqual::ortqual)
+add_executable(use_static use.cpp)
+target_link_libraries(use_static ortqual::ortqual_static)
+CM
+cmake -S "$T/cxx" -B "$T/cxx/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" > "$T/cxx.log" 2>&1 ||
+  fail "cmake configure of a C++ project: $(grep -m3 -A3 'CMake Error' "$T/cxx.log")"
+cmake --build "$T/cxx/b" > "$T/cxxb.log" 2>&1 || fail "cmake build of a C++ project: $(tail -5 "$T/cxxb.log")"
+LD_LIBRARY_PATH="$T/prefix/lib" "$T/cxx/b/use" | grep -q "ORT 1.29.0" || fail "C++ program"
+# through pkg-config the headers are not system headers: warnings of their macros show there
+g++ -std=c++11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags ortqual) -c "$T/cxx/use.cpp" -o "$T/cxx/use.o" \
+  2> "$T/cxx_pc.log" || fail "C++ with pkg-config's flags: $(grep -m2 'error' "$T/cxx_pc.log")"
+"$T/cxx/b/use_static" | grep -q "ORT 1.29.0" || fail "C++ program linked with ortqual::ortqual_static"
 # the installed tool finds the runtime installed beside it, with no environment
 env -u ORTQUAL_ORT_LIB "$T/prefix/bin/ortqual" --version | grep -q "$T/prefix/lib/ortqual/libonnxruntime.so" ||
   fail "installed tool does not use its own ORT: $("$T/prefix/bin/ortqual" --version)"

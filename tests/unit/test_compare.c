@@ -404,6 +404,8 @@ static void test_presets(void **state)
     assert_true(t.rtol == 8e-2 && t.atol == 8e-3);
     assert_int_equal(oq_tolerance_preset("fp8", &t, &err), OQ_ERR_INVALID_ARG);
     assert_has(err.msg, "unknown tolerance preset 'fp8'");
+    /* every preset is offered (tf32 was missing from the list) */
+    assert_has(err.msg, "(known: fp64, fp32, fp16, bf16, onnx, tf32)");
     assert_int_equal(oq_tolerance_preset("int64", &t, &err), OQ_ERR_INVALID_ARG);
 }
 

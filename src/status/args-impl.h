@@ -1,0 +1,14 @@
+/* Argument checks at the entry points of the public API (status.h): a NULL where a function
+ * needs an object, a path or an out pointer is the caller's error, answered with
+ * OQ_ERR_INVALID_ARG naming the function and the argument, never dereferenced. */
+#ifndef ORTQUAL_ARGS_IMPL_H
+#define ORTQUAL_ARGS_IMPL_H
+
+#include "ortqual/status.h"
+
+#define OQ_NEED(err, p)                                                                        \
+    do {                                                                                       \
+        if (!(p)) return oq_err_set((err), OQ_ERR_INVALID_ARG, "%s: %s is NULL", __func__, #p); \
+    } while (0)
+
+#endif

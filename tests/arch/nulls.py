@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""A C program that calls every status-returning function of some public headers with NULL
+and zero arguments (all of them at once), each in a child process.
+
+usage: nulls.py INCLUDE_DIR HEADER...   (HEADER: "tensor.h", ...; the C text goes to stdout)
+
+Each function `OQ_API oq_status f(...)` of the headers named is called twice: every argument
+zero (a NULL pointer, 0, a zeroed struct) with an oq_err, and again with no oq_err (once, for
+a function that takes none). The
+program prints one line per problem and exits 1 when there is one:
+  CRASH f (h.h): a signal killed the child (a NULL dereferenced);
+  NOMSG f (h.h): a failing status with an empty message;
+  NULLMSG f (h.h): a message that prints a NULL string as "(null)".
+A status of OQ_OK is not a problem: zero may be a valid argument (an empty list).
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exports import strip, top_level_statements  # noqa: E402
+
+DECL = re.compile(r"^OQ_API oq_status (\w+)\s*\((.*)\)\s*$")
+FN_PTR = re.compile(r"^(.*)\(\s*\*\s*\w+\s*\)(.*)$")
+PARAM = re.compile(r"^(.*?)(\w+)\s*((?:\[[^\]]*\])*)$")
+
+
+def split_params(text):
+    """Top-level comma-separated parameters (commas inside a function pointer's list stay)."""
+    parts, depth, cur = [], 0, ""
+    for c in text:
+        if c == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += (c == "(") - (c == ")")
+        cur += c
+    parts.append(cur.strip())
+    return [p for p in parts if p and p != "void"]
+
+
+def zero_arg(param, err):
+    """The C expression of a zero argument for one parameter."""
+    fp = FN_PTR.match(param)
+    if fp:
+        return "(%s(*)%s){0}" % (fp.group(1), fp.group(2))
+    m = PARAM.match(param)
+    if not m:
+        raise SystemExit("nulls.py: cannot read parameter '%s'" % param)
+    typ = m.group(1).strip() + (" *" if m.group(3) else "")
+    if typ.replace(" ", "") == "oq_err*":
+        return err
+    return "(%s){0}" % typ
+
+
+def functions(include_dir, headers):
+    for h in headers:
+        text = open(os.path.join(include_dir, "ortqual", h), encoding="utf-8").read()
+        for stmt in top_level_statements(strip(text)):
+            m = DECL.match(stmt.split("__attribute__")[0].strip())
+            if m and "..." not in m.group(2):
+                yield h, m.group(1), split_params(m.group(2))
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    include_dir, headers = sys.argv[1], sys.argv[2:]
+    out = ["#include <stdio.h>", "#include <string.h>", "#include <sys/wait.h>",
+           "#include <unistd.h>"]
+    out += ["#include <ortqual/%s>" % h for h in headers]
+    out += [
+        "static int bad;",
+        "/* a child's status: 0 fine, 1 no message, 2 a \"(null)\" in it */",
+        "static int judge(oq_status st, const oq_err *e)",
+        "{",
+        "    if (!e || st == OQ_OK) return 0;",
+        "    if (!e->msg[0]) return 1;",
+        "    return strstr(e->msg, \"(null)\") ? 2 : 0;",
+        "}",
+        "static void reap(pid_t p, const char *fn, const char *h)",
+        "{",
+        "    int ws = 0;",
+        "    if (p < 0 || waitpid(p, &ws, 0) < 0) { printf(\"CRASH %s (%s): no child\\n\", fn, h); bad++; return; }",
+        "    if (WIFSIGNALED(ws)) { printf(\"CRASH %s (%s): signal %d\\n\", fn, h, WTERMSIG(ws)); bad++; }",
+        "    else if (WEXITSTATUS(ws) == 1) { printf(\"NOMSG %s (%s)\\n\", fn, h); bad++; }",
+        "    else if (WEXITSTATUS(ws) == 2) { printf(\"NULLMSG %s (%s)\\n\", fn, h); bad++; }",
+        "}",
+        "int main(void)",
+        "{",
+        "    int n = 0;",
+    ]
+    for h, fn, params in functions(include_dir, headers):
+        # without an oq_err (the graph builder's sticky calls) only a crash is a problem
+        has_err = any(zero_arg(p, "&err") == "&err" for p in params)
+        for err in ("&err", "NULL") if has_err else ("NULL",):
+            args = ", ".join(zero_arg(p, err) for p in params)
+            out += [
+                "    fflush(stdout);",
+                "    { pid_t p = fork(); if (p == 0) { oq_err err; memset(&err, 0, sizeof err);",
+                "        oq_err *e = %s; oq_status st = %s(%s);" % (err, fn, args),
+                "        (void)e; _exit(judge(st, e)); }",
+                "      reap(p, \"%s\", \"%s\"); n++; }" % (fn, h),
+            ]
+    out += ["    printf(\"%d calls, %d problems\\n\", n, bad);", "    return bad != 0;", "}"]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

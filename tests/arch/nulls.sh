@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The headers a C program embeds ortqual with answer NULL and zero arguments with a status and a
+# message, never a crash (tests/arch/nulls.py calls each of their status-returning functions so,
+# in a child process); and the check bites: a function that dereferences its argument is caught.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+GEN="$OQ_SOURCE_DIR/tests/arch/nulls.py"
+INC="$OQ_SOURCE_DIR/include"
+[ -f "$OQ_LIB" ] || fail "no library at $OQ_LIB"
+# the headers status.h's NULL rule covers (keep the two lists the same)
+HEADERS="runtime.h tensor.h npz.h graph.h export.h reference.h inspect.h compare.h mask.h fileio.h"
+# a sanitized libortqual needs the sanitizer runtimes in the program too
+SAN=""
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && SAN="-fsanitize=address,undefined"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0"
+export ORT_DISABLE_TELEMETRY=1
+
+# run_check INCLUDE_DIR EXTRA_OBJECT HEADERS...: generate, build and run; its output in $T/out.txt
+run_check() {
+    local inc=$1 extra=$2
+    shift 2
+    # shellcheck disable=SC2086
+    $PY "$GEN" "$inc" "$@" > "$T/nulls.c" || fail "nulls.py"
+    # shellcheck disable=SC2086
+    cc -std=c11 -w $SAN -I"$inc" "$T/nulls.c" $extra "$OQ_LIB" -Wl,-rpath,"$(dirname "$OQ_LIB")" \
+        -o "$T/nulls" 2> "$T/cc.log" || fail "building the calls: $(head -5 "$T/cc.log")"
+    "$T/nulls" > "$T/out.txt" 2>&1
+}
+
+# shellcheck disable=SC2086
+run_check "$INC" "" $HEADERS || fail "NULL arguments:
+$(grep -v ' calls, ' "$T/out.txt")"
+tail -n 1 "$T/out.txt"
+grep -q "CRASH\|NOMSG\|NULLMSG" "$T/out.txt" && fail "problems listed, exit 0: $(cat "$T/out.txt")"
+
+# the check bites: a header of one function that reads its argument, built beside the library
+mkdir -p "$T/inc/ortqual"
+cp "$INC/ortqual/status.h" "$T/inc/ortqual/"
+cat > "$T/inc/ortqual/probe.h" <<'H'
+#include "ortqual/status.h"
+OQ_API oq_status oq_probe_length(const char *s, size_t *n, oq_err *err);
+OQ_API oq_status oq_probe_quiet(const char *s, oq_err *err);
+OQ_API oq_status oq_probe_null(const char *s, oq_err *err);
+H
+cat > "$T/probe.c" <<'C'
+#include <string.h>
+#include "ortqual/probe.h"
+oq_status oq_probe_length(const char *s, size_t *n, oq_err *err) { (void)err; *n = strlen(s); return OQ_OK; }
+oq_status oq_probe_quiet(const char *s, oq_err *err) { (void)s; (void)err; return OQ_ERR_INVALID_ARG; }
+oq_status oq_probe_null(const char *s, oq_err *err) { return oq_err_set(err, OQ_ERR_IO, "%s: cannot open", s ? s : "(null)"); }
+C
+if run_check "$T/inc" "$T/probe.c" probe.h; then fail "the probes passed: $(cat "$T/out.txt")"; fi
+grep -q "CRASH oq_probe_length (probe.h): signal" "$T/out.txt" || fail "a NULL dereference not caught: $(cat "$T/out.txt")"
+grep -q "NOMSG oq_probe_quiet" "$T/out.txt" || fail "a status without a message not caught: $(cat "$T/out.txt")"
+grep -q "NULLMSG oq_probe_null" "$T/out.txt" || fail "a '(null)' message not caught: $(cat "$T/out.txt")"
+echo "nulls: the check catches a crash, a status without a message and a '(null)' in one"
