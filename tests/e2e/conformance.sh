@@ -105,5 +105,5 @@ if [ "$(id -u)" -eq 0 ]; then RO=/proc/ortqual-conf J=/proc/j.xml; else mkdir "$
 must 3 "^ortqual conformance: --outdir: $RO: cannot (create directory|write in)" "$T/o2" "$ORTQUAL" conformance --outdir "$RO" "$one"
 grep -q '^PASS' "$T/o2" && fail "an unwritable --outdir still ran the tests"
 must 3 "^ortqual conformance: --junit: $J: cannot create" "$T/o3" "$ORTQUAL" conformance --junit "$J" "$one"
-must 2 "^ortqual conformance: --junit: an output path is empty" "$T/o4" "$ORTQUAL" conformance --junit '' "$one"
+must 2 "^ortqual conformance: --junit: an empty value .want FILE." "$T/o4" "$ORTQUAL" conformance --junit '' "$one"
 echo "conformance e2e ok ($n_base passed, $n_exp skipped)"

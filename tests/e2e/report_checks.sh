@@ -14,7 +14,7 @@ cp "$FIX/validate/pass.json" "$T/val/summary.json"
 #    report.html is written; so is an empty --junit, and an unwritable one is exit 3.
 expect 2 "bench/summary.json: no JUnit for this document" "$Q" report "$T/bench" --junit "$T/b.xml"
 [ ! -e "$T/bench/report.html" ] && [ ! -e "$T/b.xml" ] && ok "nothing written" || bad "written: $(ls "$T/bench" "$T"/b.xml 2>&1)"
-expect 2 "^ortqual report: --junit: an output path is empty$" "$Q" report "$T/val" --junit ''
+expect 2 "^ortqual report: --junit: an empty value .want FILE.$" "$Q" report "$T/val" --junit ''
 [ ! -e "$T/val/report.html" ] && ok "--junit '': no report.html" || bad "--junit '': report.html written"
 if [ "$(id -u)" -eq 0 ]; then J=/proc/j.xml; else mkdir "$T/ro" && chmod 555 "$T/ro"; J="$T/ro/j.xml"; fi
 expect 3 "^ortqual report: --junit: $J: cannot create" "$Q" report "$T/val" --junit "$J"
