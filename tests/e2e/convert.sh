@@ -116,10 +116,12 @@ expect 0 '"fused": 2' $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --pl
 expect 0 "cuda +note +attention: head size 12 \(from Q's shape\): .* so this node runs MATH on CUDA; pad the head size to 16.*ortqual convert --pad-head-size writes it" \
     $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16 --no-pad-head-size
 # once padded (the default with an attention dtype) the output's heads of 16 need no note
-if $ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16 | grep -q "^cuda "; then
+plan=$($ORTQUAL convert "$F/mlpf_like/mlpf_like_op18.onnx" --plan --fuse --mask-to-seqlen --attention-dtype fp16)
+if grep -q "^cuda " <<<"$plan"; then
     bad "head-size note after padding to 16"
 else ok "no head-size note once mlpf_like is padded"; fi
-if $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --mask-to-seqlen | grep -q "head size"; then
+plan=$($ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --mask-to-seqlen)
+if grep -q "head size" <<<"$plan"; then
     bad "head-size note for tx_encoder (head size 8)"
 else ok "no head-size note for tx_encoder (head size 8)"; fi
 
