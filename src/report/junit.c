@@ -408,12 +408,14 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     const char *v = oq_j_str(doc, "verdict", "error");
     int kind = !strcmp(v, "pass") ? TC_PASS : !strcmp(v, "fail") ? TC_FAILURE : TC_ERROR;
     const json_t *counts = json_object_get(doc, "counts");
-    char text[512];
-    snprintf(text, sizeof text, "%s; %lld passed, %lld failed, %lld skipped, %lld errors (%s)", why.d.buf ? why.d.buf : v,
-             oq_j_int(counts, "passed"), oq_j_int(counts, "failed"), oq_j_int(counts, "skipped"), oq_j_int(counts, "errors"),
-             oq_j_str(doc, "runner", "?"));
+    /* as long as the reasons are: a fixed buffer cut them inside a UTF-8 character (invalid XML) */
+    char *text = dupf("%s; %lld passed, %lld failed, %lld skipped, %lld errors (%s)", why.d.buf ? why.d.buf : v,
+                      oq_j_int(counts, "passed"), oq_j_int(counts, "failed"), oq_j_int(counts, "skipped"),
+                      oq_j_int(counts, "errors"), oq_j_str(doc, "runner", "?"));
+    if (!text) s.nomem = 1;
     add_case(&s, "ortqual.gate", cmd.d.buf ? cmd.d.buf : "(no command)", oq_j_num(doc, "duration_s"), kind, "gate",
-             why.d.buf ? why.d.buf : v, text);
+             why.d.buf ? why.d.buf : v, text ? text : v);
+    free(text);
     json_array_foreach(json_object_get(json_object_get(doc, "summary"), "skip_reasons"), i, x) {
         char name[64];
         snprintf(name, sizeof name, "skip reason %zu", i + 1);

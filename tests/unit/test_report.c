@@ -1011,6 +1011,35 @@ static void test_junit(void **state)
     json_decref(doc);
 }
 
+/* A gate verdict whose reasons are long and not ASCII (skip reasons as pytest prints them): the
+ * failure's text holds all of them and the counts after them, never cut inside a character (a
+ * 512-byte buffer cut "\xc3\xbc" in two: no XML parser read the file). */
+static void test_junit_gate_long_reasons(void **state)
+{
+    (void)state;
+    json_t *reasons = json_array();
+    for (int i = 0; i < 20; i++)
+        json_array_append_new(reasons, json_string("skipped (no --allow-skip given): [1] test_x.py: needs CUDA \xe2\x89\xa5 12 "
+                                                   "\xc3\xbc \xc3\xbc \xc3\xbc \xc3\xbc"));
+    json_t *doc = json_pack("{s:s, s:s, s:o, s:[s], s:s, s:{s:i, s:i, s:i, s:i}, s:f}", "tool", "ortqual gate", "verdict",
+                            "fail", "reasons", reasons, "command", "/x/run_tests", "runner", "pytest", "counts", "passed",
+                            20, "failed", 0, "skipped", 20, "errors", 0, "duration_s", 0.5);
+    char *xml = xml_of(doc);
+    char *text = between(xml, "<failure type=\"gate\" message=\"", "</failure>");
+    assert_non_null(strstr(text, "\xc3\xbc; 20 passed, 0 failed, 20 skipped, 0 errors (pytest)"));
+    assert_int_equal(count(text, "needs CUDA"), 40); /* 20 in the message, 20 in the text */
+    /* every byte sequence is whole UTF-8 */
+    for (const unsigned char *p = (const unsigned char *)xml; *p;) {
+        int len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        assert_int_not_equal(len, 0);
+        for (int k = 1; k < len; k++) assert_int_equal(p[k] & 0xc0, 0x80);
+        p += len;
+    }
+    free(text);
+    free(xml);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1029,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_report_refusal),
         cmocka_unit_test(test_report_padding),
         cmocka_unit_test(test_junit_verdicts),
+        cmocka_unit_test(test_junit_gate_long_reasons),
         cmocka_unit_test(test_report_exact),
         cmocka_unit_test(test_report_many_batches),
         cmocka_unit_test(test_json_scan),
