@@ -538,6 +538,20 @@ char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
     return buf;
 }
 
+double oq_compare_max_abs_shown(int64_t nan, int64_t inf, int64_t ref_nan, int64_t ref_inf, double max_abs)
+{
+    if (nan || ref_nan) return NAN;
+    if (inf || ref_inf) return INFINITY;
+    return max_abs;
+}
+
+int oq_compare_max_abs_worse(double a, double b)
+{
+    if (isnan(b)) return 0;
+    if (isnan(a)) return 1;
+    return a > b;
+}
+
 /* JSON cannot hold NaN/Inf: write them as strings. NULL on allocation failure. */
 static json_t *num(double v)
 {

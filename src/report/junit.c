@@ -141,22 +141,32 @@ static void write_suite(oq_sb *b, const suite *s, const char *name, size_t id, c
 
 /* ---- validate and replay ----------------------------------------------------------- */
 
+/* A value of a worst element: a number, or "nan"/"inf" as JSON holds those (it was printed
+ * with a 0 after it: "got nan0"). */
+static void worst_value(oq_sb *m, const json_t *v)
+{
+    if (json_is_string(v)) oq_sb_puts(m, json_string_value(v));
+    else oq_sb_printf(m, "%.9g", json_number_value(v));
+}
+
 /* "output cls: 936 of 936 valid elements over tolerance, max |error| 0.05 at [0,43,5] ..." */
 static void output_failure(oq_sb *m, const json_t *o)
 {
     int exact = json_is_true(json_object_get(o, "exact"));
     oq_sb_printf(m, "output %s: ", oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_sb_printf(m, "%lld of %lld valid elements %s, max |error| %.4g", oq_j_int(o, "over_tolerance"),
-                 oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance", oq_j_num(o, "max_abs"));
+                 oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance", oq_vd_max_abs(o));
     const json_t *w = json_array_get(json_object_get(o, "worst"), 0);
     if (w) {
         oq_sb_puts(m, " at [");
         size_t k;
         json_t *x;
         json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(m, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
-        const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
-        oq_sb_printf(m, "] (got %s%.9g, expected %s%.9g)", json_is_string(g) ? json_string_value(g) : "", json_number_value(g),
-                     json_is_string(e) ? json_string_value(e) : "", json_number_value(e));
+        oq_sb_puts(m, "] (got ");
+        worst_value(m, json_object_get(w, "got"));
+        oq_sb_puts(m, ", expected ");
+        worst_value(m, json_object_get(w, "expected"));
+        oq_sb_puts(m, ")");
     }
     if (oq_j_int(o, "nan") || oq_j_int(o, "inf")) oq_sb_printf(m, ", %lld NaN, %lld Inf", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
     const json_t *pad = json_object_get(o, "padding");

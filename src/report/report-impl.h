@@ -152,6 +152,9 @@ void oq_vd_clear(oq_vd *d);
 const json_t *oq_vd_info(const oq_vd *d, long long index);
 int oq_vd_batch_ran(const json_t *bt);
 int oq_vd_padding_judged(const json_t *o);
+/* An output record's max |error| as shown (oq_compare_max_abs_shown): NaN or +Inf when a valid
+ * element on either side was. */
+double oq_vd_max_abs(const json_t *o);
 
 /* Kind writers. */
 oq_status oq_report_validate(oq_sb *b, const json_t *summary, const char *name, oq_err *err);

@@ -28,6 +28,14 @@ static void td_num(oq_sb *b, double v)
     oq_sb_puts(b, "</td>");
 }
 
+/* A max |error|: NaN and Inf are what a valid element held (oq_vd_max_abs), shown as such. */
+static void td_err(oq_sb *b, double v)
+{
+    oq_sb_printf(b, "<td class=\"n%s\">", isfinite(v) ? "" : " reason");
+    oq_html_num(b, v);
+    oq_sb_puts(b, "</td>");
+}
+
 static void td_int(oq_sb *b, long long v, int bad_if_nonzero)
 {
     oq_sb_printf(b, "<td class=\"n%s\">%lld</td>", bad_if_nonzero && v ? " reason" : "", v);
@@ -140,7 +148,8 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
         oq_html_td_status(b, ref && !strcmp(st, "passed") ? "reference" : st);
         oq_sb_printf(b, "<td class=\"n\">%zu</td>", ran);
         oq_html_td(b, w->worst_output ? w->worst_output : "\xe2\x80\x93");
-        td_num(b, w->worst_output ? w->worst_abs : NAN);
+        if (w->worst_output) td_err(b, w->worst_abs);
+        else td_num(b, NAN);
         if (w->worst_output) {
             td_int(b, w->over, 1);
             oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", w->nan || w->inf ? " reason" : "", w->nan, w->inf);
@@ -217,7 +226,7 @@ static void output_cells(oq_sb *b, const json_t *o, int passed)
     int exact = json_is_true(json_object_get(o, "exact"));
     oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_html_td_status(b, passed ? "passed" : "failed");
-    td_num(b, oq_j_num(o, "max_abs"));
+    td_err(b, oq_vd_max_abs(o));
     td_num(b, exact ? NAN : oq_j_num(o, "max_rel"));
     td_num(b, exact ? NAN : oq_j_num(o, "rms"));
     oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",

@@ -841,6 +841,103 @@ static void test_report_exact(void **state)
     remove_dir(out);
 }
 
+/* x [batch, seq, 2] -> s = Sqrt(x) (NaN where x < 0) and d = x / 0 (Inf everywhere). */
+static void nonfinite_model(const char *path)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "nonfinite", &g, NULL), OQ_OK);
+    const oq_dim d3[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq"), OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, d3);
+    const char *s = oq_graph_op(g, "Sqrt", 1, (const char *[]){"x"}, 0, NULL);
+    const char *zero = oq_graph_const_f32(g, "zero", 0.0f);
+    const char *d = oq_graph_op(g, "Div", 2, (const char *[]){"x", zero}, 0, NULL);
+    oq_graph_add_output(g, s, "s", OQ_DTYPE_FLOAT32, 3, d3);
+    oq_graph_add_output(g, d, "d", OQ_DTYPE_FLOAT32, 3, d3);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* io.npz: x with one negative element; saved s = sqrt(|x|) and d = 1, all finite. */
+static void nonfinite_io(const char *path)
+{
+    const int64_t shape[] = {1, 2, 2};
+    oq_tensor *t[3];
+    static const char *const names[] = {"x", "s", "d"};
+    for (int k = 0; k < 3; k++) assert_int_equal(oq_tensor_create(&t[k], OQ_DTYPE_FLOAT32, 3, shape, names[k], NULL), OQ_OK);
+    for (int64_t i = 0; i < 4; i++) {
+        double x = i == 2 ? -4.0 : (double)(i + 1);
+        oq_tensor_set_f64(t[0], i, x);
+        oq_tensor_set_f64(t[1], i, sqrt(fabs(x)));
+        oq_tensor_set_f64(t[2], i, 1.0);
+    }
+    assert_int_equal(oq_npz_write(path, 3, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int k = 0; k < 3; k++) oq_tensor_free(t[k]);
+}
+
+/* An output with a NaN, and one that is Inf on every element: max_abs, over the finite pairs,
+ * is 0 for the second. validate.csv, the page and the JUnit say nan and inf, as the verdict
+ * table does (they said 0 for the output of Infs, a finite error for the one with a NaN, and
+ * the JUnit "got nan0"). */
+static void test_report_nonfinite(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("nonfinite_in"), *out = temp_dir("nonfinite_out"), model[512], io[512], path[512];
+    snprintf(model, sizeof model, "%s/m.onnx", dir);
+    snprintf(io, sizeof io, "%s/io.npz", dir);
+    nonfinite_model(model);
+    nonfinite_io(io);
+    oq_config cfg[2];
+    assert_int_equal(oq_config_parse("expected", &cfg[0], NULL), OQ_OK);
+    assert_int_equal(oq_config_parse("cpu:model:fp32", &cfg[1], NULL), OQ_OK);
+    const char *files[] = {io};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.input_files = files;
+    o.n_input_files = 1;
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.repeat = 1;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.outdir = out;
+    oq_validate_summary *s = NULL;
+    oq_err err = {0};
+    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(oq_run_verdict_name(s->verdict), "failed");
+    oq_validate_summary_free(s);
+    char *csv;
+    size_t n;
+    snprintf(path, sizeof path, "%s/validate.csv", out);
+    assert_int_equal(oq_read_file(path, (unsigned char **)&csv, &n, NULL), OQ_OK);
+    assert_non_null(strstr(csv, "\ncpu:model:fp32,s,0,2,"));
+    assert_non_null(strstr(csv, ",nan\n"));
+    assert_non_null(strstr(csv, ",inf\n"));
+    free(csv);
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    json_t *doc = load(path);
+    char *html = html_of(doc);
+    /* the configuration's worst output is the one with a NaN, and its error says so */
+    assert_non_null(strstr(html, "<td>s</td><td class=\"n reason\">NaN</td>"));
+    char *rows = between(html, "<td>d</td>", "</tr>");
+    assert_non_null(strstr(rows, "<td class=\"n reason\">Inf</td>"));
+    free(rows);
+    free(html);
+    char *xml = xml_of(doc);
+    assert_non_null(strstr(xml, "output s: 1 of 4 valid elements over tolerance, max |error| nan at [0,1,0] (got nan, "
+                                "expected 2), 1 NaN, 0 Inf"));
+    assert_non_null(strstr(xml, "output d: 4 of 4 valid elements over tolerance, max |error| inf at "));
+    assert_null(strstr(xml, "nan0"));
+    assert_null(strstr(xml, "inf0"));
+    free(xml);
+    json_decref(doc);
+    remove_dir(dir);
+    remove_dir(out);
+}
+
 /* ---- many batches: records read one at a time, the table capped -------------------- */
 
 /* A validate summary of n batches of one event: batch i's calls take i ms (batch 7's one
@@ -1060,6 +1157,7 @@ int main(void)
         cmocka_unit_test(test_junit_verdicts),
         cmocka_unit_test(test_junit_gate_long_reasons),
         cmocka_unit_test(test_report_exact),
+        cmocka_unit_test(test_report_nonfinite),
         cmocka_unit_test(test_report_many_batches),
         cmocka_unit_test(test_json_scan),
     };
