@@ -57,10 +57,22 @@ static int spec_drawable(const oq_plot_spec *sp)
     return 0;
 }
 
+static int name_taken(const oq_figures *fl, const char *name)
+{
+    for (size_t i = 0; i < fl->n; i++)
+        if (!strcmp(fl->items[i].name, name)) return 1;
+    return 0;
+}
+
 oq_status oq_figures_add(oq_figures *fl, const char *name, const oq_plot_spec *spec, oq_err *err)
 {
     if (!name) return OQ_NOMEM(err);
     if (!spec_drawable(spec)) return OQ_OK;
+    /* two outputs whose names differ only where a file name cannot ("a b", "a_b"), or an output
+     * named "vs_ref_y" beside "y", would draw into one file: the later figure gets _2, _3, ... */
+    const char *base = name;
+    for (int k = 2; name_taken(fl, name); k++)
+        if (!(name = oq_arena_printf(&fl->mem, "%s_%d", base, k))) return OQ_NOMEM(err);
     struct oq_named_figure *f = OQ_PUSH(fl->items, fl->n);
     if (!f) return OQ_NOMEM(err);
     f->name = name;

@@ -126,6 +126,50 @@ static void expected_hist(const json_t *cfg, const char *output, int64_t *bins, 
     }
 }
 
+/* Each output's name in every batch record of every configuration, renamed. */
+static void rename_outputs(json_t *doc, const char *from, const char *to)
+{
+    size_t i, j, k;
+    json_t *c, *b, *o;
+    json_array_foreach(json_object_get(doc, "configs"), i, c) json_array_foreach(json_object_get(c, "batches"), j, b)
+        json_array_foreach(json_object_get(b, "outputs"), k, o) if (!strcmp(oq_j_str(o, "output", ""), from))
+            json_object_set_new(o, "output", json_string(to));
+}
+
+/* Outputs whose file names would be one ("a b" and "a_b"; "vs_ref_cls" beside "cls", whose
+ * error_vs_ref_ figure is error_ of the other) get a figure each, under names of their own
+ * (the later figure was written over the earlier: a failing output's figure replaced by a
+ * passing one's, and summary.json's "plots" listed the file twice). */
+static void test_figure_names_unique(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = {{"a b", "a_b"}, {"cls", "vs_ref_cls"}};
+    for (size_t p = 0; p < 2; p++) {
+        json_t *doc = load(FIX "validate/pass.json");
+        rename_outputs(doc, "cls", pairs[p][0]);
+        rename_outputs(doc, "reg", pairs[p][1]);
+        oq_figures *f = figures_of(doc, NULL);
+        size_t n = oq_figures_count(f), titled[2] = {0, 0};
+        assert_int_equal(n, 5); /* error_ and error_vs_ref_ of each output, and the latency */
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = 0; j < i; j++) assert_string_not_equal(oq_figures_name(f, i), oq_figures_name(f, j));
+            for (size_t k = 0; k < 2; k++) {
+                char quoted[64];
+                snprintf(quoted, sizeof quoted, "'%s'", pairs[p][k]);
+                titled[k] += strstr(oq_figures_spec(f, i)->title, quoted) != NULL;
+            }
+        }
+        assert_int_equal(titled[0], 2);
+        assert_int_equal(titled[1], 2);
+        if (p == 0) {
+            assert_true(has_figure(f, "error_a_b") && has_figure(f, "error_a_b_2"));
+            assert_true(has_figure(f, "error_vs_ref_a_b") && has_figure(f, "error_vs_ref_a_b_2"));
+        }
+        oq_figures_free(f);
+        json_decref(doc);
+    }
+}
+
 static void test_validate_error_figure(void **state)
 {
     (void)state;
@@ -1141,6 +1185,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_error_figure),
+        cmocka_unit_test(test_figure_names_unique),
         cmocka_unit_test(test_validate_runtime_figure),
         cmocka_unit_test(test_validate_failed_figures),
         cmocka_unit_test(test_placement_figure),
