@@ -50,6 +50,7 @@ typedef struct bench_row {
     const char *shapes, *io;     /* "" when the column is absent */
     const char *seq_dim;         /* bench --model: what seq_len is ("" otherwise) */
     int masked;
+    int by_batch;                /* bench --model that swept no length (seq_len 0): x is the batch */
     long long batch, seq_len;
     long long heads, head_dim, kv_heads, threads; /* -1 when absent or empty (a model's rows) */
     double ms, rss, gpu, err;    /* NaN when empty */
@@ -134,6 +135,10 @@ static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const si
         (st = get_opt(t, r, col[BC_GPU], &b->gpu, err)) ||
         (st = get_opt(t, r, col[BC_ERR], &b->err, err)))
         return st;
+    if (b->heads < 0 && b->seq_len == 0 && b->batch > 0) { /* a model's row: "0 when none" (bench.md) */
+        b->by_batch = 1;
+        b->seq_len = b->batch;
+    }
     return check_sizes(t, r, b, oq_csv_colname(t, col[BC_STAT]), err);
 }
 
@@ -196,11 +201,13 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
 
 static int cmp_ll(long long a, long long b) { return (a > b) - (a < b); }
 
-/* Rows of one group share everything that shapes the problem except L. */
+/* Rows of one group share everything that shapes the problem except L (or the batch, when
+ * that is what the rows are drawn against). */
 static int cmp_group(const bench_row *a, const bench_row *b)
 {
     int c;
-    if ((c = cmp_ll(a->batch, b->batch)) || (c = cmp_ll(a->masked, b->masked)) ||
+    if ((c = cmp_ll(a->by_batch, b->by_batch)) || (!a->by_batch && (c = cmp_ll(a->batch, b->batch))) ||
+        (c = cmp_ll(a->masked, b->masked)) ||
         (c = cmp_ll(a->heads, b->heads)) || (c = cmp_ll(a->kv_heads, b->kv_heads)) ||
         (c = cmp_ll(a->head_dim, b->head_dim)) || (c = cmp_ll(a->threads, b->threads)))
         return c;
@@ -483,7 +490,7 @@ static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_
         vt |= o->threads != r0->threads;
     }
     char sfx[6][32] = {"", "", "", "", "", ""}, kv[32] = "", th[32] = "";
-    if (vb) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
+    if (vb && !r->by_batch) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
     if (vm) snprintf(sfx[1], sizeof sfx[1], "_%s", r->masked ? "masked" : "unmasked");
     if (vh) snprintf(sfx[2], sizeof sfx[2], "_h%lld", r->heads);
     if (vkv) snprintf(sfx[3], sizeof sfx[3], "_kv%lld", r->kv_heads);
@@ -492,12 +499,16 @@ static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_
     if (r->kv_heads >= 0 && r->kv_heads != r->heads) snprintf(kv, sizeof kv, ", %lld kv heads", r->kv_heads);
     if (r->threads > 0) snprintf(th, sizeof th, ", %lld thread%s", r->threads, r->threads > 1 ? "s" : "");
     g->suffix = oq_arena_printf(a, "%s%s%s%s%s%s", sfx[0], sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
-    if (r->heads < 0) /* a model's rows: no attention shape */
+    if (r->by_batch) /* the batch is the x axis */
+        g->shape = oq_arena_printf(a, "%s%s", r->masked ? "masked" : "unmasked", th);
+    else if (r->heads < 0) /* a model's rows: no attention shape */
         g->shape = oq_arena_printf(a, "batch %lld, %s%s", r->batch, r->masked ? "masked" : "unmasked", th);
     else
         g->shape = oq_arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
                                    r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
-    g->xlabel = *r->seq_dim ? oq_arena_printf(a, "dimension '%s'", r->seq_dim) : "sequence length L (tokens)";
+    g->xlabel = r->by_batch    ? "batch size (no length dimension swept)"
+                : *r->seq_dim ? oq_arena_printf(a, "dimension '%s'", r->seq_dim)
+                              : "sequence length L (tokens)";
     return g->suffix && g->shape && g->xlabel ? OQ_OK : OQ_NOMEM(err);
 }
 

@@ -296,6 +296,44 @@ static void test_placement_figure(void **state)
 
 /* ---- bench figures from the summary.json `ortqual bench` writes -------------------- */
 
+/* bench --model rows of a model with no length dimension, swept over batch: seq_len is 0 ("0
+ * when none", bench.md), and the rows are drawn against their batch, in one group (plot refused
+ * the summary bench had written, "column 'seq_len': 0 is not a positive size", and its
+ * report.html said No figures with that error). */
+static void test_bench_model_batch_sweep(void **state)
+{
+    (void)state;
+    json_t *rows = json_array();
+    for (int b = 1; b <= 4; b *= 2)
+        json_array_append_new(rows, json_pack("{s:s, s:s, s:b, s:i, s:i, s:n, s:n, s:f, s:f, s:n, s:n, s:s, s:s}", "variant",
+                                              "cpu:model:fp32", "status", "ok", "masked", 0, "batch", b, "seq_len", 0,
+                                              "heads", "head_dim", "p50_ms", 0.5 * b, "peak_rss_mb", 30.0,
+                                              "peak_gpu_mb", "max_abs_err", "dims", b == 1 ? "batch=1" : b == 2 ? "batch=2" : "batch=4",
+                                              "seq_dim", ""));
+    json_t *doc = json_pack("{s:s, s:s, s:o}", "tool", "ortqual bench", "mode", "model", "results", rows);
+    oq_figures *f = figures_of(doc, NULL);
+    const oq_plot_spec *sp = figure(f, "runtime");
+    assert_string_equal(sp->xlabel, "batch size (no length dimension swept)");
+    assert_string_equal(sp->subtitle, "unmasked");
+    const oq_plot_series *s = series(sp, "cpu:model:fp32");
+    assert_int_equal(s->n, 3);
+    for (size_t k = 0; k < 3; k++) {
+        assert_true(s->x[k] == (double)(1 << k));
+        assert_true(s->y[k] == 0.5 * (double)(1 << k));
+    }
+    assert_false(has_figure(f, "runtime_b1"));
+    oq_figures_free(f);
+    /* an attention sweep's row of length 0 stays malformed */
+    json_t *r0 = json_array_get(rows, 0);
+    json_object_set_new(r0, "heads", json_integer(8));
+    json_object_set_new(r0, "head_dim", json_integer(64));
+    oq_figures *g = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_figures_from_summary_json(doc, "fixture", NULL, &g, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "column 'seq_len': 0 is not a positive size"));
+    json_decref(doc);
+}
+
 static void test_bench_summary_figures(void **state)
 {
     (void)state;
@@ -1190,6 +1228,7 @@ int main(void)
         cmocka_unit_test(test_validate_failed_figures),
         cmocka_unit_test(test_placement_figure),
         cmocka_unit_test(test_bench_summary_figures),
+        cmocka_unit_test(test_bench_model_batch_sweep),
         cmocka_unit_test(test_report_html),
         cmocka_unit_test(test_report_text_api),
         cmocka_unit_test(test_report_math_failures),
