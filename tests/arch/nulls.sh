@@ -14,6 +14,9 @@ HEADERS="runtime.h tensor.h npz.h graph.h export.h reference.h inspect.h compare
 SAN=""
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && SAN="-fsanitize=address,undefined"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0"
+# UBSan stopping a call (make test-asan: halt_on_error=1) aborts, a signal as a plain crash is
+# (it exited 1, which the probe check did not count as a crash)
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}abort_on_error=1"
 export ORT_DISABLE_TELEMETRY=1
 
 # run_check INCLUDE_DIR EXTRA_OBJECT HEADERS...: generate, build and run; its output in $T/out.txt
