@@ -124,7 +124,7 @@ OQ_API oq_status oq_placement_add_assignment(oq_placement *p, const oq_session *
  * names the file and the event index), OQ_ERR_NOMEM. */
 OQ_API oq_status oq_placement_add_profile(oq_placement *p, const char *path, oq_err *err);
 /* The same from text in memory; `what` names it in messages. */
-OQ_API oq_status oq_placement_add_profile_text(oq_placement *p, const char *json, size_t len,
+OQ_API oq_status oq_placement_add_profile_text(oq_placement *p, const char *text, size_t len,
                                                const char *what, oq_err *err);
 
 /* Types for nodes the profile did not describe (assignment-only nodes, or no

@@ -54,7 +54,8 @@ OQ_API oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *e
 
 /* The items shard `index` of `count` runs out of `items` (batches, or the configurations
  * besides the reference): [*lo, *hi), contiguous, so shard order is item order, and the
- * shards' sizes differ by one at most. */
+ * shards' sizes differ by one at most. count 0 (not sharded, as in oq_shard_spec): every
+ * item, [0, items). */
 OQ_API void oq_shard_range(int32_t count, int32_t index, size_t items, size_t *lo, size_t *hi);
 
 #ifdef __cplusplus

@@ -6,12 +6,13 @@
  * The message buffer belongs to the caller (usually on the stack), so errors
  * are thread-safe and need no freeing.
  *
- * A NULL where a function of runtime.h, tensor.h, npz.h, graph.h, export.h,
- * reference.h, inspect.h, compare.h, mask.h or fileio.h needs an object, a
- * path, an array of n > 0 entries or an out pointer is OQ_ERR_INVALID_ARG,
- * "FUNCTION: ARGUMENT is NULL" (the graph builder's calls record it in the
- * builder), never a crash (tests/arch/nulls.sh holds them to it). Functions
- * that cannot fail (getters, oq_*_free) take NULL where their header says so.
+ * A NULL where a function of any public header (include/ortqual/) needs an
+ * object, a path, an array of n > 0 entries or an out pointer is
+ * OQ_ERR_INVALID_ARG, "FUNCTION: ARGUMENT is NULL", ARGUMENT named as the
+ * header names it (the graph builder's calls record it in the builder), never
+ * a crash. A void function (oq_*_free, oq_*_clear, oq_*_default, a setter)
+ * given NULL does nothing, as free() does. tests/arch/nulls.sh holds every
+ * header to both. Getters that cannot fail take NULL where their header says so.
  *
  *     oq_err err = {0};
  *     if (oq_npz_read("in.npz", &npz, &err) != OQ_OK)

@@ -1,6 +1,7 @@
 /* Why an attention node missed the fused kernel: ORT 1.29's CUDA rules. */
 #include "ortqual/advice.h"
 #include "ortqual/dispatch.h"
+#include "status/args-impl.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -293,8 +294,9 @@ oq_status oq_dispatch_advice(const char *observed, const char *expected,
                              const oq_attention_facts *facts, oq_advice *out, oq_err *err)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!observed || !facts || !out)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "advice: observed, facts and out must not be NULL");
+    OQ_NEED(err, observed);
+    OQ_NEED(err, facts);
+    OQ_NEED(err, out);
     kid exp = kernel_id(expected);
     if (exp == K_OTHER)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -374,7 +376,9 @@ static void head_facts(const oq_node_info *n, oq_attention_facts *f)
 
 void oq_attention_facts_from_node(const oq_node_info *node, int64_t opset, oq_attention_facts *out)
 {
+    if (!out) return;
     memset(out, 0, sizeof *out);
+    if (!node) return; /* no node: nothing known */
     out->node = node->name;
     out->opset = (int)opset;
     out->user_model = true;

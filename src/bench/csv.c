@@ -7,6 +7,7 @@
 #include "ortqual/bench.h"
 
 #include "ortqual/csv.h"
+#include "status/args-impl.h"
 
 /* "FLASH_ATTENTION+MATH" -> "flash+math"; CPU rows "cpu", the reference "ref". */
 static void kernel_text(const oq_bench_row *r, char *buf, size_t n)
@@ -133,6 +134,8 @@ static oq_status write_row(oq_csv_writer *w, const oq_bench_row *r, oq_err *err)
 
 oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err)
 {
+    OQ_NEED(err, rows);
+    OQ_NEED(err, path);
     oq_csv_writer *w = NULL;
     oq_status st = oq_csv_writer_open(&w, path, oq_bench_csv_columns, OQ_BENCH_NCOLS, 1, err);
     for (size_t i = 0; !st && i < rows->n; i++) st = write_row(w, &rows->rows[i], err);

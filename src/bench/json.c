@@ -7,6 +7,7 @@
 #include "fileio/fileio-impl.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
+#include "status/args-impl.h"
 
 /* A number, or null when it was not measured (NAN) . */
 static json_t *num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
@@ -290,6 +291,11 @@ static json_t *argv_json(int argc, char *const *argv)
 oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
                                  int argc, char *const *argv, const char *path, oq_err *err)
 {
+    OQ_NEED(err, rt);
+    OQ_NEED(err, o);
+    OQ_NEED(err, rows);
+    OQ_NEED_N(err, argc, argv);
+    OQ_NEED(err, path);
     int model = o->model_path != NULL;
     json_t *opts = NULL, *results = json_array();
     oq_status st = model ? model_opts_json(o, &opts, err) : opts_json(o, &opts, err);

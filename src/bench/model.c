@@ -9,6 +9,7 @@
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
+#include "status/args-impl.h"
 
 typedef struct model_sweep {
     oq_model_info *mi;
@@ -308,6 +309,9 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
 
 oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs, oq_err *err)
 {
+    OQ_NEED(err, o);
+    OQ_NEED(err, n);
+    OQ_NEED(err, inputs);
     *n = 0;
     *inputs = NULL;
     if (!o->model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no model_path");

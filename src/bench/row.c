@@ -10,6 +10,7 @@
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v)
 {
@@ -159,6 +160,10 @@ static oq_status time_cold(oq_runtime *rt, const oq_bench_opts *o, const oq_benc
 oq_status oq_bench_runner_measure(oq_bench_runner *r, size_t iters, unsigned mem_sample_us, double *samples_ms,
                                   int64_t *peak_rss, int *peak_exact, oq_err *err)
 {
+    OQ_NEED(err, r);
+    OQ_NEED_N(err, iters, samples_ms);
+    OQ_NEED(err, peak_rss);
+    OQ_NEED(err, peak_exact);
     *peak_rss = -1;
     *peak_exact = oq_proc_peak_reset(NULL) == OQ_OK;
     oq_mem_sampler *ms = NULL;

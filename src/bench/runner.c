@@ -5,6 +5,7 @@
 
 #include "onnxruntime_c_api.h"
 #include "ortqual/bench.h"
+#include "status/args-impl.h"
 
 struct oq_bench_runner {
     oq_runtime *rt;
@@ -206,6 +207,9 @@ static oq_status bind_host(oq_bench_runner *r, oq_err *err)
 oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,
                                  oq_io_binding io, oq_bench_runner **out, oq_err *err)
 {
+    OQ_NEED(err, s);
+    OQ_NEED_N(err, n_inputs, inputs);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_bench_runner *r = calloc(1, sizeof *r);
     if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -285,6 +289,7 @@ static OrtStatus *run_raw(oq_bench_runner *r)
 
 oq_status oq_bench_runner_run(oq_bench_runner *r, oq_err *err)
 {
+    OQ_NEED(err, r);
     oq_status st = ort(r, run_raw(r), err, "Run");
     release_outputs(r);
     return st;
@@ -297,6 +302,8 @@ static double ms_between(const struct timespec *a, const struct timespec *b)
 
 oq_status oq_bench_runner_time(oq_bench_runner *r, size_t iters, double *samples_ms, oq_err *err)
 {
+    OQ_NEED(err, r);
+    OQ_NEED_N(err, iters, samples_ms);
     for (size_t i = 0; i < iters; i++) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -376,6 +383,9 @@ static oq_status fetch_bound_outputs(oq_bench_runner *r, oq_tensor **res, oq_err
 oq_status oq_bench_runner_run_outputs(oq_bench_runner *r, size_t *n, oq_tensor ***outputs,
                                       oq_err *err)
 {
+    OQ_NEED(err, r);
+    OQ_NEED(err, n);
+    OQ_NEED(err, outputs);
     *n = 0;
     *outputs = NULL;
     oq_tensor **res = calloc(r->n_out ? r->n_out : 1, sizeof *res);
@@ -418,6 +428,9 @@ static oq_status kvs_from_pairs(const OrtApi *api, const OrtKeyValuePairs *kvp, 
 
 oq_status oq_bench_runner_alloc_stats(oq_bench_runner *r, oq_kv **kvs, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, r);
+    OQ_NEED(err, kvs);
+    OQ_NEED(err, n);
     *kvs = NULL;
     *n = 0;
     if (oq_runtime_api_version(r->rt) < 23)

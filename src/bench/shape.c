@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "bench/bench-impl.h"
+#include "status/args-impl.h"
 
 /* ---- parsing --dim, --sweep and --shape ------------------------------------------- */
 
@@ -48,6 +49,8 @@ static oq_status split_list(const char *text, const char *what, char *name, char
 
 oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
 {
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char buf[1024];
     oq_status st = split_list(text, "dimension", out->name, buf, sizeof buf, err);
@@ -78,6 +81,8 @@ oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
 
 oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *err)
 {
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char buf[1024];
     oq_status st = split_list(text, "--shape", out->input, buf, sizeof buf, err);

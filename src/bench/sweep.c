@@ -13,9 +13,11 @@
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 #include "ortqual/mask.h"
+#include "status/args-impl.h"
 
 void oq_bench_opts_default(oq_bench_opts *o)
 {
+    if (!o) return;
     static const int64_t batch_sizes[] = {1};
     static const int64_t seq_lens[] = {128, 512, 2048};
     *o = (oq_bench_opts){.n_batch_sizes = 1, .batch_sizes = batch_sizes, .n_seq_lens = 3, .seq_lens = seq_lens,
@@ -33,6 +35,8 @@ const char *oq_bench_status_name(oq_bench_status s)
 
 oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err)
 {
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
     oq_status st = oq_config_parse(text && !strcmp(text, "ref") ? "ref:sdpa:fp64" : text, out, err);
     if (st) return st;
     if (out->repr == OQ_REPR_ENCODER || out->repr == OQ_REPR_MODEL || out->repr == OQ_REPR_EXPECTED)
@@ -373,7 +377,9 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
 oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
                          void *user, oq_bench_rows **out, oq_err *err)
 {
-    if (!rt || !o || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_sweep: runtime, options or out is NULL");
+    OQ_NEED(err, rt);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     *out = NULL;
     if (o->model_path) return oq_bench_model_sweep(rt, o, progress, user, out, err);
     oq_status st = check_opts(o, err);

@@ -2,6 +2,7 @@
 #include "ortqual/capture.h"
 
 #include "ortqual/dispatch.h"
+#include "status/args-impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -280,9 +281,9 @@ static oq_status capture_start(oq_capture *cap, oq_capture **out, oq_err *err)
 oq_status oq_capture_begin(oq_capture **out, unsigned flags, oq_capture_sink sink, void *user,
                            oq_err *err)
 {
-    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: out is NULL");
+    OQ_NEED(err, out);
     *out = NULL;
-    if (!sink) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: sink is NULL");
+    OQ_NEED(err, sink);
     if (check_flags(flags, err) != OQ_OK) return OQ_ERR_INVALID_ARG;
     oq_capture *cap = capture_alloc(flags, sink, user);
     if (!cap) return oq_err_set(err, OQ_ERR_NOMEM, "capture: out of memory");
@@ -318,9 +319,9 @@ static bool dispatch_sink(void *user, int fd, const char *line, size_t len)
 oq_status oq_capture_begin_dispatch(oq_capture **out, unsigned flags, oq_dispatch_parser *parser,
                                     oq_err *err)
 {
-    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: out is NULL");
+    OQ_NEED(err, out);
     *out = NULL;
-    if (!parser) return oq_err_set(err, OQ_ERR_INVALID_ARG, "capture: parser is NULL");
+    OQ_NEED(err, parser);
     if (check_flags(flags, err) != OQ_OK) return OQ_ERR_INVALID_ARG;
     oq_capture *cap = capture_alloc(flags, dispatch_sink, NULL);
     if (!cap) return oq_err_set(err, OQ_ERR_NOMEM, "capture: out of memory");
@@ -353,7 +354,7 @@ oq_status oq_capture_end(oq_capture *cap, oq_capture_stats *stats, oq_err *err)
 
 oq_status oq_dispatch_env_enable(oq_dispatch_env *saved, oq_err *err)
 {
-    if (!saved) return oq_err_set(err, OQ_ERR_INVALID_ARG, "dispatch env: saved is NULL");
+    OQ_NEED(err, saved);
     const char *old = getenv(OQ_DISPATCH_ENV_VAR);
     saved->was_set = old != NULL;
     saved->previous = NULL;

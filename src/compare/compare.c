@@ -1,5 +1,6 @@
 /* Mask-aware comparison of an output with its reference (see compare.h). */
 #include "compare/compare-impl.h"
+#include "status/args-impl.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -444,7 +445,6 @@ static void compare_f32_f64(oq_compare_result *r, struct sums *s, double *keys, 
 static oq_status compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                  oq_compare_result *res, int fast, oq_err *err)
 {
-    if (!out || !ref || !res) return oq_err_set(err, OQ_ERR_INVALID_ARG, "output, reference or result is NULL");
     oq_compare_opts o = opts ? *opts : oq_compare_opts_default(out->dtype);
     oq_status st = check_args(out, ref, &o, err);
     if (st) return st;
@@ -474,12 +474,18 @@ static oq_status compare_tensors(const oq_tensor *out, const oq_tensor *ref, con
 oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                              oq_compare_result *res, oq_err *err)
 {
+    OQ_NEED(err, out);
+    OQ_NEED(err, ref);
+    OQ_NEED(err, res);
     return compare_tensors(out, ref, opts, res, 1, err);
 }
 
 oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                      oq_compare_result *res, oq_err *err)
 {
+    OQ_NEED(err, out);
+    OQ_NEED(err, ref);
+    OQ_NEED(err, res);
     return compare_tensors(out, ref, opts, res, 0, err);
 }
 
@@ -623,7 +629,8 @@ static json_t *mag_hist_json(const oq_mag_hist *m)
 
 oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq_err *err)
 {
-    if (!r || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "result or out is NULL");
+    OQ_NEED(err, r);
+    OQ_NEED(err, out);
     json_t *shape = json_array(), *worst = json_array();
     for (int32_t d = 0; shape && d < r->ndim; d++) json_array_append_new(shape, json_integer(r->shape[d]));
     for (int32_t i = 0; worst && i < r->worst_count; i++) json_array_append_new(worst, elem_json(r, &r->worst[i]));

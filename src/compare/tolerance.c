@@ -136,8 +136,10 @@ static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *t
 
 oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err)
 {
-    if (!spec || !tol || !name || cap == 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance spec, name or tol is NULL");
+    OQ_NEED(err, spec);
+    OQ_NEED(err, name);
+    OQ_NEED(err, tol);
+    if (!cap) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: cap is 0 (no room for the name)", __func__);
     const char *colon = strrchr(spec, ':');
     const char *body = colon ? colon + 1 : spec;
     size_t nlen = colon ? (size_t)(colon - spec) : 0;
@@ -239,7 +241,8 @@ static oq_status add_one(oq_tolerances *t, const char *spec, oq_err *err)
 
 oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err)
 {
-    if (!t || !specs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerances or specs is NULL");
+    OQ_NEED(err, t);
+    OQ_NEED(err, specs);
     char *copy = strdup(specs);
     if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = OQ_OK;
@@ -268,7 +271,8 @@ static int has_name(const char *const *names, size_t n, const char *name)
 
 oq_status oq_tolerances_check_outputs(const oq_tolerances *t, const char *const *outputs, size_t n, oq_err *err)
 {
-    if (!t) return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerances is NULL");
+    OQ_NEED(err, t);
+    OQ_NEED_N(err, n, outputs);
     for (size_t i = 0; i < t->n; i++) {
         if (has_name(outputs, n, t->items[i].name)) continue;
         char list[512] = "";

@@ -1,5 +1,6 @@
 #include "ortqual/config.h"
 #include "ortqual/dispatch.h"
+#include "status/args-impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +82,8 @@ static oq_status check_combination(const oq_config *c, const char *text, oq_err 
 
 oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
 {
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
     char copy[OQ_CONFIG_NAME_MAX], choices[128];
     char *f[5] = {0};
     memset(out, 0, sizeof *out);

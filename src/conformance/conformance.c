@@ -14,11 +14,13 @@
 #include "ortqual/fileio.h"
 #include "ortqual/reference.h"
 #include "ortqual/tensorproto.h"
+#include "status/args-impl.h"
 
 #define MAX_IO 16
 
 void oq_conformance_opts_default(oq_conformance_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->rtol = 1e-3;
     o->atol = 1e-7;
@@ -81,6 +83,9 @@ static oq_status list_subdirs(const char *dir, const char *prefix, int (*keep)(c
 
 oq_status oq_conformance_list(const char *dir, char ***tests, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, dir);
+    OQ_NEED(err, tests);
+    OQ_NEED(err, n);
     if (has_model(dir)) {
         char **v = calloc(2, sizeof *v);
         if (!v || !(v[0] = strdup(dir))) {

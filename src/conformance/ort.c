@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ortqual/conformance.h"
+#include "status/args-impl.h"
 
 /* Borrowing views of the inputs, renamed to the model's input names. */
 static oq_status wrap_inputs(const char *const *names, const oq_tensor *const *inputs, size_t n,
@@ -22,6 +23,12 @@ oq_status oq_conformance_ort_runner(void *ctx, const char *model_path,
                                     const char *const *output_names, size_t n_out,
                                     oq_tensor **outputs, oq_err *err)
 {
+    OQ_NEED(err, ctx);
+    OQ_NEED(err, model_path);
+    OQ_NEED_N(err, n_in, input_names);
+    OQ_NEED_N(err, n_in, inputs);
+    OQ_NEED_N(err, n_out, output_names);
+    OQ_NEED_N(err, n_out, outputs);
     const oq_conformance_ort *c = ctx;
     oq_session *s = NULL;
     oq_tensor **views = calloc(n_in ? n_in : 1, sizeof *views);

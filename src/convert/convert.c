@@ -11,18 +11,21 @@
 #include "ortqual/advice.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
+#include "status/args-impl.h"
 
 /* The newest opset whose operator changes opset.c knows. */
 #define CV_OPSET_MAX 24
 
 void oq_convert_opts_default(oq_convert_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->seed = 1;
 }
 
 void oq_convert_opts_flash(oq_convert_opts *o)
 {
+    if (!o) return;
     o->passes |= OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
     if (!o->attention_dtype) o->attention_dtype = OQ_DTYPE_FLOAT16;
     if (!o->opset) o->opset = 24;
@@ -309,11 +312,18 @@ oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const 
 oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
                                 oq_convert_report **out, oq_err *err)
 {
+    OQ_NEED_N(err, len, buf);
+    OQ_NEED(err, name);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     return cv_convert_bytes(buf, len, name, o, out, NULL, NULL, err);
 }
 
 oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     unsigned char *buf;
     size_t n;
     *out = NULL;
@@ -342,6 +352,10 @@ static oq_status check_model(cv_ctx *c, const void *buf, size_t n, const char *n
 oq_status oq_convert_file(const char *in_path, const char *out_path, int overwrite, const oq_convert_opts *o,
                           oq_convert_report **out, oq_err *err)
 {
+    OQ_NEED(err, in_path);
+    OQ_NEED(err, out_path);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     unsigned char *buf = NULL;
     uint8_t *conv = NULL;
     size_t n = 0, conv_n = 0;
@@ -411,6 +425,9 @@ char *oq_convert_report_json(const oq_convert_report *r)
 
 oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, has);
+    OQ_NEED_N(err, cap, input);
     unsigned char *buf;
     size_t n;
     *has = 0;

@@ -12,6 +12,7 @@
 
 #include "core/core-impl.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
     "variant",    "status",       "device",         "dtype",    "representation", "kernel",
@@ -223,6 +224,9 @@ static oq_status parse_all(oq_csv *t, cursor *c, oq_err *err)
 
 oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_csv **out, oq_err *err)
 {
+    OQ_NEED_N(err, n, text);
+    OQ_NEED(err, name);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_csv *t = table_new(name, 0);
     if (!t) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
@@ -239,6 +243,8 @@ oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_csv **ou
 
 oq_status oq_csv_read(const char *path, oq_csv **out, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     unsigned char *buf;
     size_t n;
     *out = NULL;
@@ -442,6 +448,8 @@ oq_status oq_csv_from_json(const json_t *root, const char *name, oq_csv **out, o
 
 oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_status st = oq_check_regular_file(path, NULL, err); /* jansson would read a FIFO forever */
     if (st) return st;
@@ -489,6 +497,9 @@ int oq_csv_find(const oq_csv *t, const char *name, size_t *col)
 
 oq_status oq_csv_require(const oq_csv *t, const char *name, size_t *col, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, name);
+    OQ_NEED(err, col);
     if (oq_csv_find(t, name, col)) return OQ_OK;
     return oq_err_set(err, OQ_ERR_FORMAT, "%s: no column '%s' in the header", t->name, name);
 }
@@ -530,6 +541,8 @@ static int parsed_fully(const char *s, const char *end)
 
 oq_status oq_csv_get_double(const oq_csv *t, size_t row, size_t col, double *out, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, out);
     const char *s = skip_blanks(oq_csv_get(t, row, col));
     char *end;
     double v = strtod(s, &end);
@@ -540,6 +553,8 @@ oq_status oq_csv_get_double(const oq_csv *t, size_t row, size_t col, double *out
 
 oq_status oq_csv_get_int(const oq_csv *t, size_t row, size_t col, long long *out, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, out);
     const char *s = skip_blanks(oq_csv_get(t, row, col));
     char *end;
     errno = 0;
@@ -551,6 +566,8 @@ oq_status oq_csv_get_int(const oq_csv *t, size_t row, size_t col, long long *out
 
 oq_status oq_csv_get_bool(const oq_csv *t, size_t row, size_t col, int *out, oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, out);
     static const char *const yes[] = {"1", "true", "yes"}, *const no[] = {"0", "false", "no"};
     const char *s = skip_blanks(oq_csv_get(t, row, col));
     size_t len = strlen(s);
@@ -584,7 +601,7 @@ static void writer_fail(oq_csv_writer *w, oq_status s, const char *what)
 
 static void write_field(oq_csv_writer *w, const char *s)
 {
-    if (w->pending.status) return;
+    if (!w || w->pending.status) return;
     if (w->field == w->ncols) {
         writer_fail(w, OQ_ERR_INVALID_ARG, "more fields than columns in a record");
         return;
@@ -610,6 +627,9 @@ static void write_field(oq_csv_writer *w, const char *s)
 oq_status oq_csv_writer_open(oq_csv_writer **out, const char *path, const char *const *columns,
                              size_t ncols, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, out);
+    OQ_NEED(err, path);
+    OQ_NEED_N(err, ncols, columns);
     *out = NULL;
     if (!ncols) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: a CSV needs at least one column", path);
     oq_csv_writer *w = calloc(1, sizeof *w);
@@ -648,6 +668,7 @@ void oq_csv_write_int(oq_csv_writer *w, long long v)
 
 oq_status oq_csv_end_row(oq_csv_writer *w, oq_err *err)
 {
+    OQ_NEED(err, w);
     if (!w->pending.status && w->field != w->ncols) {
         char what[96];
         snprintf(what, sizeof what, "record has %zu fields, expected %zu", w->field, w->ncols);
@@ -661,6 +682,7 @@ oq_status oq_csv_end_row(oq_csv_writer *w, oq_err *err)
 
 oq_status oq_csv_writer_commit(oq_csv_writer *w, oq_err *err)
 {
+    OQ_NEED(err, w);
     if (!w->pending.status && w->field)
         writer_fail(w, OQ_ERR_INVALID_ARG, "last record not ended (oq_csv_end_row)");
     if (w->pending.status) {

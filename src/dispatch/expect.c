@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 typedef struct rule {
     char *node;   /* NULL: applies to every node without its own rule */
@@ -20,6 +21,7 @@ struct oq_dispatch_expect {
 
 oq_status oq_dispatch_expect_create(oq_dispatch_expect **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = calloc(1, sizeof **out);
     if (!*out) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch expectations: out of memory");
     return OQ_OK;
@@ -59,6 +61,8 @@ static oq_status bad_kernel(const char *spec, const char *kernel, oq_err *err)
 
 oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err *err)
 {
+    OQ_NEED(err, e);
+    OQ_NEED(err, spec);
     const char *eq = strrchr(spec, '=');
     const char *kernel = eq ? eq + 1 : spec;
     if (!*spec) return oq_err_set(err, OQ_ERR_INVALID_ARG, "empty kernel expectation");
@@ -173,6 +177,9 @@ static int rule_node_first(const oq_dispatch_expect *e, size_t i)
 oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *log,
                             oq_dispatch_report *out, oq_err *err)
 {
+    OQ_NEED(err, e);
+    OQ_NEED(err, log);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     oq_status st = OQ_OK;
     out->n_records = log->n_records;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 struct oq_dispatch_parser {
     oq_dynbuf pending; /* the start of a line whose terminator has not arrived yet */
@@ -24,6 +25,7 @@ static const char OPTIONS_KEY[] = "AttentionKernelOptions:";
 
 oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = calloc(1, sizeof **out);
     if (!*out) return oq_err_set(err, OQ_ERR_NOMEM, "dispatch parser: out of memory");
     return OQ_OK;
@@ -31,6 +33,7 @@ oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
 
 void oq_dispatch_log_clear(oq_dispatch_log *log)
 {
+    if (!log) return;
     for (size_t i = 0; i < log->n_records; i++) {
         oq_dispatch_record *r = &log->records[i];
         free((char *)r->op);
@@ -51,6 +54,8 @@ static int dup_into(const char **dst, const char *src) { return (*dst = strdup(s
 
 oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src, oq_err *err)
 {
+    OQ_NEED(err, dst);
+    OQ_NEED(err, src);
     memset(dst, 0, sizeof *dst);
     int ok = 1;
     for (size_t i = 0; ok && i < src->n_records; i++) {
@@ -92,6 +97,7 @@ void oq_dispatch_parser_free(oq_dispatch_parser *p)
 void oq_dispatch_parser_set_passthrough(oq_dispatch_parser *p, oq_dispatch_passthrough_fn fn,
                                         void *user)
 {
+    if (!p) return;
     p->passthrough = fn;
     p->user = user;
 }
@@ -341,6 +347,8 @@ static oq_status process_line(oq_dispatch_parser *p, const char *raw, size_t n, 
 
 oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t n, oq_err *err)
 {
+    OQ_NEED(err, p);
+    OQ_NEED_N(err, n, buf);
     const char *s = buf;
     while (n > 0) {
         const char *nl = memchr(s, '\n', n);
@@ -364,6 +372,7 @@ oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf, size_t
 
 oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err)
 {
+    OQ_NEED(err, p);
     if (p->pending.len == 0) return OQ_OK;
     oq_status st = process_line(p, p->pending.buf, p->pending.len, err);
     oq_dynbuf_reset(&p->pending);
@@ -373,6 +382,8 @@ oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err)
 oq_status oq_dispatch_parse_text(const char *text, size_t n, oq_dispatch_parser **out,
                                  oq_err *err)
 {
+    OQ_NEED_N(err, n, text);
+    OQ_NEED(err, out);
     oq_status st = oq_dispatch_parser_create(out, err);
     if (st == OQ_OK) st = oq_dispatch_parser_feed(*out, text, n, err);
     if (st == OQ_OK) st = oq_dispatch_parser_finish(*out, err);

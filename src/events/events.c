@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ortqual/mask.h"
+#include "status/args-impl.h"
 
 struct oq_events {
     oq_events_opts opts;
@@ -122,7 +123,8 @@ static oq_status parse_policy(const char *text, char **tok, int n, oq_events_opt
 
 oq_status oq_length_policy_parse(const char *text, oq_events_opts *opts, oq_err *err)
 {
-    if (!text || !opts) return oq_err_set(err, OQ_ERR_INVALID_ARG, "length policy text or opts is NULL");
+    OQ_NEED(err, text);
+    OQ_NEED(err, opts);
     char buf[256];
     if (strlen(text) >= sizeof buf)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "length policy text longer than %zu bytes", sizeof buf - 1);
@@ -193,7 +195,8 @@ static void draw_lengths(oq_events *ev)
 
 oq_status oq_events_create(const oq_events_opts *opts, oq_events **out, oq_err *err)
 {
-    if (!opts || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "events: opts or out is NULL");
+    OQ_NEED(err, opts);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_status st = check_opts(opts, err);
     if (st) return st;
@@ -228,6 +231,7 @@ int64_t oq_events_batch_count(const oq_events *ev)
 oq_status oq_events_batch_shape(const oq_events *ev, int64_t batch, int64_t *batch_size,
                                 int64_t *padded_len, oq_err *err)
 {
+    OQ_NEED(err, ev);
     const oq_events_opts *o = &ev->opts;
     if (batch < 0 || batch >= oq_events_batch_count(ev))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "events: batch %" PRId64 " outside 0..%" PRId64, batch,
@@ -257,6 +261,7 @@ static void fill_features(const oq_events *ev, int64_t e, oq_tensor *x, int64_t 
 oq_status oq_events_make_batch(const oq_events *ev, int64_t batch, oq_tensor **features,
                                oq_tensor **mask, int64_t *event_indices_out, oq_err *err)
 {
+    OQ_NEED(err, ev);
     int64_t B, L;
     oq_status st = oq_events_batch_shape(ev, batch, &B, &L, err);
     if (st) return st;

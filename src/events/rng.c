@@ -21,6 +21,7 @@ static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 void oq_rng_seed(oq_rng *r, uint64_t seed, uint64_t stream)
 {
+    if (!r) return;
     /* Mixing the stream number first keeps nearby streams' states unrelated. */
     uint64_t x = mix64(seed + mix64(stream + 1));
     for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);

@@ -6,6 +6,7 @@
 
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
+#include "status/args-impl.h"
 
 static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
 {
@@ -56,6 +57,8 @@ static oq_status collect_shadow(const oq_evidence_opts *opts, oq_evidence *ev, o
 oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
                               oq_err *err)
 {
+    OQ_NEED(err, out);
+    if (opts) OQ_NEED_N(err, opts->n_search_roots, opts->search_roots);
     *out = NULL;
     oq_evidence *ev = calloc(1, sizeof *ev);
     if (!ev) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

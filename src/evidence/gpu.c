@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ortqual/evidence.h"
+#include "status/args-impl.h"
 
 /* The few NVML and CUDA driver entry points used, with their C signatures
  * (nvml.h, cuda.h). Handles are opaque pointers; CUdevice is an int. */
@@ -138,6 +139,7 @@ static int probe_cuda(oq_gpu_facts *f)
 
 oq_status oq_gpu_facts_probe(oq_gpu_facts **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     oq_gpu_facts *f = calloc(1, sizeof *f);
     *out = NULL;
     if (!f) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ortqual/evidence.h"
+#include "status/args-impl.h"
 
 static char *cpu_model(void)
 {
@@ -29,6 +30,7 @@ static char *cpu_model(void)
 
 oq_status oq_host_probe(oq_host *out, oq_err *err)
 {
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char name[256] = "unknown";
     if (gethostname(name, sizeof name) != 0) snprintf(name, sizeof name, "unknown");
@@ -50,6 +52,7 @@ oq_status oq_host_probe(oq_host *out, oq_err *err)
 
 void oq_host_clear(oq_host *h)
 {
+    if (!h) return;
     free(h->hostname);
     free(h->kernel);
     free(h->cpu_model);
@@ -58,6 +61,7 @@ void oq_host_clear(oq_host *h)
 
 oq_status oq_cwd_check(const char *dir, oq_cwd_report *out, oq_err *err)
 {
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     if (!dir) dir = ".";
     struct stat st;
@@ -88,6 +92,7 @@ oq_status oq_cwd_check(const char *dir, oq_cwd_report *out, oq_err *err)
 
 void oq_cwd_report_clear(oq_cwd_report *r)
 {
+    if (!r) return;
     free(r->path);
     for (size_t i = 0; i < r->n_hazards; i++) free(r->hazards[i]);
     free(r->hazards);

@@ -5,6 +5,7 @@
 
 #include "core/core-impl.h"
 #include "ortqual/evidence.h"
+#include "status/args-impl.h"
 
 const char *oq_lib_group_name(oq_lib_group g)
 {
@@ -68,6 +69,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 
 oq_status oq_loaded_libs(oq_loaded_lib **out, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, out);
+    OQ_NEED(err, n);
     lib_list l = {0};
     dl_iterate_phdr(on_object, &l);
     if (l.oom) {

@@ -11,6 +11,7 @@
 
 #include "core/core-impl.h"
 #include "ortqual/evidence.h"
+#include "status/args-impl.h"
 
 /* ---- versions ------------------------------------------------------------------- */
 
@@ -260,6 +261,9 @@ oq_status oq_shadow_scan(const char *const *roots, size_t n_roots, int max_depth
                          const char *const *loaded, size_t n_loaded, oq_shadow_report **out,
                          oq_err *err)
 {
+    OQ_NEED_N(err, n_roots, roots);
+    OQ_NEED_N(err, n_loaded, loaded);
+    OQ_NEED(err, out);
     *out = NULL;
     oq_shadow_report *r = calloc(1, sizeof *r);
     if (!r) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -310,6 +314,9 @@ static int append(char **s, const char *sep, const char *item)
 oq_status oq_shadow_pin(const oq_shadow_report *r, size_t override, char **preload, char **ldpath,
                         oq_err *err)
 {
+    OQ_NEED(err, r);
+    OQ_NEED(err, preload);
+    OQ_NEED(err, ldpath);
     *preload = strdup("LD_PRELOAD=");
     *ldpath = strdup("LD_LIBRARY_PATH=");
     int ok = *preload && *ldpath;
@@ -392,6 +399,8 @@ static int add_ld_conf(char ***v, size_t *n, const char *file, int depth)
 
 oq_status oq_shadow_default_roots(char ***roots, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, roots);
+    OQ_NEED(err, n);
     char **v = NULL;
     size_t k = 0;
     static const char *const fixed[] = {

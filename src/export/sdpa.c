@@ -8,6 +8,7 @@
 
 void oq_sdpa_config_default(oq_sdpa_config *c)
 {
+    if (!c) return;
     memset(c, 0, sizeof *c);
     c->heads = 4;
     c->kv_heads = 4;

@@ -12,6 +12,7 @@
 
 void oq_encoder_config_default(oq_encoder_config *c)
 {
+    if (!c) return;
     memset(c, 0, sizeof *c);
     c->features = 8;
     c->width = 32;
@@ -231,7 +232,7 @@ static int same_shape(const oq_tensor *t, const oq_wspec *s)
 oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_t n,
                                           int32_t heads, oq_encoder_weights **out, oq_err *err)
 {
-    if (n && !tensors) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_encoder_weights_from_tensors: tensors is NULL");
+    OQ_NEED_N(err, n, tensors);
     OQ_NEED(err, out);
     *out = NULL;
     oq_encoder_config c;

@@ -143,6 +143,7 @@ oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
 
 void oq_atomic_abort(oq_atomic_file *af)
 {
+    if (!af) return;
     if (af->fp) fclose(af->fp);
     if (af->tmp) unlink(af->tmp);
     atomic_reset(af);
@@ -183,14 +184,14 @@ static oq_status write_whole(const char *path, const void *buf, size_t n, int ov
 oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite, oq_err *err)
 {
     OQ_NEED(err, path);
-    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_write_file_atomic: buf is NULL");
+    OQ_NEED_N(err, n, buf);
     return write_whole(path, buf, n, overwrite, 0, err);
 }
 
 oq_status oq_write_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
 {
     OQ_NEED(err, path);
-    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_write_file_nosync: buf is NULL");
+    OQ_NEED_N(err, n, buf);
     return write_whole(path, buf, n, 1, 1, err);
 }
 

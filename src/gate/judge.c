@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -86,6 +87,8 @@ static oq_status judge_dispatch(const oq_gate_outcome *o, const oq_dispatch_expe
 oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
                         const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err)
 {
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     regex_t re;
     int rc = allow_skip ? regcomp(&re, allow_skip, REG_EXTENDED | REG_NOSUB) : 0;
@@ -110,6 +113,7 @@ oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
 
 void oq_gate_judgement_clear(oq_gate_judgement *j)
 {
+    if (!j) return;
     for (size_t i = 0; i < j->n_reasons; i++) free(j->reasons[i]);
     free(j->reasons);
     oq_dispatch_report_clear(&j->dispatch);

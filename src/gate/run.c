@@ -15,6 +15,7 @@
 
 #include "core/core-impl.h"
 #include "gate/gate-impl.h"
+#include "status/args-impl.h"
 
 /* The pass-through of the dispatch parser feeds the summary scanner: the
  * summary is read from what is not routing text. */
@@ -203,6 +204,8 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
 
 oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
 {
+    OQ_NEED(err, g);
+    OQ_NEED(err, r);
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
     oq_dispatch_parser *p = NULL;
@@ -242,6 +245,7 @@ out:
 
 void oq_gate_result_clear(oq_gate_result *r)
 {
+    if (!r) return;
     oq_gate_judgement_clear(&r->j);
     free(r->summary.text);
     for (size_t i = 0; i < r->summary.n_skips; i++) free(r->summary.skips ? r->summary.skips[i].text : NULL);

@@ -11,6 +11,7 @@
 
 #include "core/core-impl.h"
 #include "gate/gate-impl.h"
+#include "status/args-impl.h"
 
 extern char **environ;
 
@@ -316,6 +317,8 @@ static oq_status note_relative_args(oq_gate *g, oq_err *err)
 
 oq_status oq_gate_open_log(const char *path, int *fd, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, fd);
     *fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
     if (*fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot create log: %s", path, strerror(errno));
     return OQ_OK;
@@ -344,6 +347,8 @@ static oq_status make_dir(oq_gate *g, oq_err *err)
 
 oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err)
 {
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     *out = NULL;
     if (!o->argv || !o->argv[0])
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "no command to run (give it after --)");

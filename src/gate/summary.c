@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 struct oq_summary_scanner {
     oq_test_summary last;   /* runner == NONE until a summary is seen */
@@ -45,6 +46,7 @@ static void summary_clear(oq_test_summary *s)
 
 oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = calloc(1, sizeof **out);
     if (!*out) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
     return OQ_OK;
@@ -340,6 +342,8 @@ static int pytest_skip(const char *line, int64_t *count, const char **reason)
 oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
                                   uint64_t line_no, oq_err *err)
 {
+    OQ_NEED(err, s);
+    OQ_NEED_N(err, n, line);
     oq_status st = clean_line(s, line, n, err);
     if (st != OQ_OK) return st;
     int used;
@@ -359,6 +363,8 @@ oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_
 oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
                                oq_err *err)
 {
+    OQ_NEED_N(err, n, text);
+    OQ_NEED(err, out);
     oq_status st = oq_summary_scanner_create(out, err);
     uint64_t line_no = 0;
     while (st == OQ_OK && n > 0) {

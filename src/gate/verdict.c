@@ -6,6 +6,7 @@
 #include "fileio/fileio-impl.h"
 #include "gate/gate-impl.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 static const char *verdict_name(oq_gate_verdict v)
 {
@@ -100,6 +101,9 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
 oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r, const char *path,
                                 oq_err *err)
 {
+    OQ_NEED(err, g);
+    OQ_NEED(err, r);
+    OQ_NEED(err, path);
     json_t *root = verdict_json(g, r);
     if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
@@ -120,6 +124,8 @@ static json_t *error_verdict_json(char *const *argv, const char *message)
 oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
                                       oq_err *err)
 {
+    OQ_NEED(err, message);
+    OQ_NEED(err, path);
     json_t *root = error_verdict_json(argv, message);
     if (!root) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     oq_status st = oq_json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);

@@ -189,7 +189,7 @@ oq_status oq_graph_create(const oq_opset *opsets, size_t n_opsets, const char *g
 {
     OQ_NEED(err, out);
     *out = NULL;
-    if (n_opsets && !opsets) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_graph_create: opsets is NULL");
+    OQ_NEED_N(err, n_opsets, opsets);
     int64_t def = -1;
     for (size_t i = 0; i < n_opsets; i++) {
         if (opsets[i].version <= 0)

@@ -13,6 +13,7 @@
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 /* Every optional string of an ONNX protobuf is NULL when absent. */
 static const char *str0(const char *s)
@@ -316,7 +317,8 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
 oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
                                  oq_err *err)
 {
-    if (!out || (!buf && n)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_model_inspect_bytes: buf or out is NULL");
+    OQ_NEED_N(err, n, buf);
+    OQ_NEED(err, out);
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
     oq_status st = oq_model_inspect_proto(m, name ? name : "the model", out, err);
     if (m) onnx__model_proto__free_unpacked(m, NULL);
@@ -337,7 +339,8 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
 
 oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
 {
-    if (!path || !out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_model_inspect_file: path or out is NULL");
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     Onnx__ModelProto *m;
     *out = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);

@@ -1,4 +1,5 @@
 #include "ortqual/mask.h"
+#include "status/args-impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -129,7 +130,7 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_er
 oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
                         oq_err *err)
 {
-    if (!mask) return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask is NULL");
+    OQ_NEED(err, mask);
     oq_status st = check_shapes(mask, features, err);
     if (st) return st;
     /* Lengths land in lengths_out only once the whole batch is known good. */
@@ -148,7 +149,6 @@ static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t
     if (batch < 0 || seq_len < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "negative batch %" PRId64 " or length %" PRId64,
                           batch, seq_len);
-    if (batch > 0 && !lengths) return oq_err_set(err, OQ_ERR_INVALID_ARG, "lengths is NULL");
     char where[64];
     for (int64_t b = 0; b < batch; b++) {
         if (lengths[b] > seq_len)
@@ -171,13 +171,15 @@ static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t
 
 oq_status oq_mask_lengths_check(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_err *err)
 {
+    OQ_NEED_N(err, batch > 0, lengths);
     return lengths_in_range(lengths, batch, seq_len, 1, err);
 }
 
 oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, oq_dtype dtype,
                        oq_tensor **out, oq_err *err)
 {
-    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "out is NULL");
+    OQ_NEED(err, out);
+    OQ_NEED_N(err, batch > 0, lengths);
     *out = NULL;
     if (!oq_mask_dtype_ok(dtype))
         return oq_err_set(err, OQ_ERR_SHAPE, "mask dtype %s is not allowed", oq_dtype_name(dtype));
@@ -195,11 +197,12 @@ oq_status oq_mask_make(const int64_t *lengths, int64_t batch, int64_t seq_len, o
 oq_status oq_mask_sanitize(oq_tensor *features, const int64_t *lengths, oq_err *err)
 {
     char fs[96];
-    if (!features) return oq_err_set(err, OQ_ERR_INVALID_ARG, "features is NULL");
+    OQ_NEED(err, features);
     if (features->ndim < 2)
         return oq_err_set(err, OQ_ERR_SHAPE, "features must have rank >= 2 [batch, seq, ...], got %s",
                           oq_shape_str(features, fs, sizeof fs));
     int64_t B = features->shape[0], L = features->shape[1];
+    OQ_NEED_N(err, B > 0, lengths);
     oq_status st = lengths_in_range(lengths, B, L, 0, err);
     if (st) return st;
     size_t row = oq_dtype_size(features->dtype); /* bytes of one sequence position */

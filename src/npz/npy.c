@@ -258,7 +258,7 @@ oq_status oq_npy_parse(const void *buf, size_t n, const char *name_for_errors, o
                        oq_err *err)
 {
     OQ_NEED(err, out);
-    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npy_parse: buf is NULL");
+    OQ_NEED_N(err, n, buf);
     const char *who = name_for_errors ? name_for_errors : "<memory>";
     const unsigned char *b = buf;
     const char *text = NULL;

@@ -411,7 +411,7 @@ oq_status oq_npz_parse(const void *buf, size_t n, const char *name_for_errors, o
                        oq_err *err)
 {
     OQ_NEED(err, out);
-    if (n && !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npz_parse: buf is NULL");
+    OQ_NEED_N(err, n, buf);
     oq_npz *z = NULL;
     oq_status st = oq_npz_parse_plain(buf, n, name_for_errors, &z, err);
     if (st || z) {
@@ -745,13 +745,13 @@ oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tenso
                        oq_err *err)
 {
     OQ_NEED(err, path);
-    if (n && !tensors) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npz_write: tensors is NULL");
+    OQ_NEED_N(err, n, tensors);
     return npz_write(path, n, tensors, compress, overwrite, 0, err);
 }
 
 oq_status oq_npz_write_nosync(const char *path, size_t n, const oq_tensor *const *tensors, int compress, oq_err *err)
 {
     OQ_NEED(err, path);
-    if (n && !tensors) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_npz_write_nosync: tensors is NULL");
+    OQ_NEED_N(err, n, tensors);
     return npz_write(path, n, tensors, compress, 1, 1, err);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnxruntime_c_api.h"
+#include "status/args-impl.h"
 
 /* The API version that introduced Session_GetEpGraphAssignmentInfo. */
 #define ASSIGNMENT_API 24
@@ -41,7 +42,8 @@ static oq_status add_subgraph(oq_placement *p, const OrtApi *api, const OrtEpAss
 
 oq_status oq_placement_add_assignment(oq_placement *p, const oq_session *s, oq_err *err)
 {
-    if (!p || !s) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL placement or session");
+    OQ_NEED(err, p);
+    OQ_NEED(err, s);
     const oq_runtime *rt = oq_session_runtime(s);
     if (oq_runtime_api_version(rt) < ASSIGNMENT_API)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,

@@ -7,6 +7,7 @@
 
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 /* The names ORT's profile uses, so both sources read alike. */
 static const char *elem_name(int32_t t)
@@ -90,7 +91,9 @@ static bool fill(const Onnx__GraphProto *g, char **names, size_t n, oq_placed_te
 oq_status oq_placement_add_model_bytes(oq_placement *p, const void *buf, size_t len,
                                       const char *what, oq_err *err)
 {
-    if (!p || !buf) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL model");
+    OQ_NEED(err, p);
+    OQ_NEED_N(err, len, buf);
+    if (!what) what = "model";
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
     if (!m || !m->graph) {
         if (m) onnx__model_proto__free_unpacked(m, NULL);
@@ -116,7 +119,8 @@ oq_status oq_placement_add_model_bytes(oq_placement *p, const void *buf, size_t 
 
 oq_status oq_placement_add_model(oq_placement *p, const char *model_path, oq_err *err)
 {
-    if (!p || !model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL model path");
+    OQ_NEED(err, p);
+    OQ_NEED(err, model_path);
     unsigned char *buf;
     size_t len;
     oq_status st = oq_read_file(model_path, &buf, &len, err);

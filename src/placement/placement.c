@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 const char *oq_node_place_name(oq_node_place p)
 {
@@ -22,7 +23,7 @@ const char *oq_node_place_name(oq_node_place p)
 
 oq_status oq_placement_create(oq_placement **out, oq_err *err)
 {
-    if (!out) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: out is NULL");
+    OQ_NEED(err, out);
     *out = calloc(1, sizeof **out);
     return *out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "placement: out of memory");
 }
@@ -207,7 +208,8 @@ static const char *node_ep(const oq_placed_node *n)
 
 oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err)
 {
-    if (!p || !r) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement check: NULL argument");
+    OQ_NEED(err, p);
+    OQ_NEED(err, r);
     memset(r, 0, sizeof *r);
     r->strict = flags & OQ_PLACEMENT_STRICT;
     strv fail = {0}, note = {0};

@@ -8,6 +8,7 @@
 
 #include "core/core-impl.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 #define KERNEL_SUFFIX "_kernel_time"
 
@@ -98,7 +99,8 @@ static oq_status add_event(oq_placement *p, json_t *ev, size_t idx, const char *
 oq_status oq_placement_add_profile_text(oq_placement *p, const char *text, size_t len,
                                         const char *what, oq_err *err)
 {
-    if (!p || !text) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL profile");
+    OQ_NEED(err, p);
+    OQ_NEED_N(err, len, text);
     if (!what) what = "profile";
     json_error_t je;
     json_t *root = json_loadb(text, len, 0, &je);
@@ -119,7 +121,8 @@ oq_status oq_placement_add_profile_text(oq_placement *p, const char *text, size_
 
 oq_status oq_placement_add_profile(oq_placement *p, const char *path, oq_err *err)
 {
-    if (!p || !path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "placement: NULL profile path");
+    OQ_NEED(err, p);
+    OQ_NEED(err, path);
     unsigned char *buf;
     size_t n;
     oq_status st = oq_read_file(path, &buf, &n, err);

@@ -9,6 +9,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
 #include "plot/figures-impl.h"
+#include "status/args-impl.h"
 
 /* ---- Small helpers ---------------------------------------------------------- */
 
@@ -119,6 +120,8 @@ static oq_status finish(oq_figures *fl, oq_status st, const char *name, oq_figur
 oq_status oq_figures_from_tables(oq_csv *const *tables, size_t nt, const oq_plot_options *opt, oq_figures **out,
                                  oq_err *err)
 {
+    OQ_NEED_N(err, nt, tables);
+    OQ_NEED(err, out);
     *out = NULL;
     if (!nt) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no summary to plot");
     oq_status st = check_stat(stat_column(opt), err);
@@ -171,6 +174,9 @@ oq_status oq_figures_from_summary_json(const json_t *summary, const char *name, 
 oq_status oq_figures_from_summary(const char *json, size_t n, const char *name, const oq_plot_options *opt,
                                   oq_figures **out, oq_err *err)
 {
+    OQ_NEED_N(err, n, json);
+    OQ_NEED(err, name);
+    OQ_NEED(err, out);
     *out = NULL;
     json_t *doc = oq_json_parse(json, n, name, err);
     if (!doc) return OQ_ERR_FORMAT;
@@ -183,14 +189,17 @@ oq_status oq_figures_from_summary(const char *json, size_t n, const char *name, 
 
 void oq_plot_files_clear(oq_plot_files *f)
 {
+    if (!f) return;
     for (size_t i = 0; i < f->n; i++) free(f->paths[i]);
     free(f->paths);
     f->paths = NULL;
     f->n = 0;
 }
 
-oq_status oq_figures_write(const oq_figures *fl, const oq_plot_options *opt, oq_plot_files *written, oq_err *err)
+oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written, oq_err *err)
 {
+    OQ_NEED(err, f);
+    OQ_NEED(err, written);
     static const oq_plot_format fmts[] = {OQ_PLOT_PNG, OQ_PLOT_SVG};
     written->paths = NULL;
     written->n = 0;
@@ -203,14 +212,14 @@ oq_status oq_figures_write(const oq_figures *fl, const oq_plot_options *opt, oq_
     /* "dir/" and "dir" name the same files: the printed paths get one slash */
     int dirlen = (int)strlen(opt->outdir);
     while (dirlen > 0 && opt->outdir[dirlen - 1] == '/') dirlen--;
-    for (size_t i = 0; !st && i < fl->n; i++)
+    for (size_t i = 0; !st && i < f->n; i++)
         for (size_t k = 0; !st && k < 2; k++) {
             if (!(formats & fmts[k])) continue;
-            size_t n = (size_t)dirlen + strlen(fl->items[i].name) + 8;
+            size_t n = (size_t)dirlen + strlen(f->items[i].name) + 8;
             char *path = malloc(n);
             if (!path) return OQ_NOMEM(err);
-            snprintf(path, n, "%.*s/%s.%s", dirlen, opt->outdir, fl->items[i].name, oq_plot_format_ext(fmts[k]));
-            st = oq_plot_render(&fl->items[i].spec, fmts[k], path, err);
+            snprintf(path, n, "%.*s/%s.%s", dirlen, opt->outdir, f->items[i].name, oq_plot_format_ext(fmts[k]));
+            st = oq_plot_render(&f->items[i].spec, fmts[k], path, err);
             if (!st && oq_strv_push(&written->paths, &written->n, path)) st = OQ_NOMEM(err);
             free(path);
         }
@@ -220,6 +229,8 @@ oq_status oq_figures_write(const oq_figures *fl, const oq_plot_options *opt, oq_
 oq_status oq_plot_summaries(oq_csv *const *tables, size_t nt, const oq_plot_options *opt, oq_plot_files *written,
                             oq_err *err)
 {
+    OQ_NEED_N(err, nt, tables);
+    OQ_NEED(err, written);
     written->paths = NULL;
     written->n = 0;
     if (!opt || !opt->outdir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no output directory given");

@@ -19,6 +19,7 @@
 
 #include "ortqual/fileio.h"
 #include "plot/plot-impl.h"
+#include "status/args-impl.h"
 
 #define MAX_SERIES 64
 
@@ -400,6 +401,9 @@ static oq_status check_spec(const oq_plot_spec *sp, const char *what, oq_err *er
 
 oq_status oq_plot_svg(const oq_plot_spec *spec, char **svg, size_t *n, oq_err *err)
 {
+    OQ_NEED(err, spec);
+    OQ_NEED(err, svg);
+    OQ_NEED(err, n);
     *svg = NULL;
     *n = 0;
     oq_status st = check_spec(spec, spec->title ? spec->title : "figure", err);
@@ -416,6 +420,8 @@ oq_status oq_plot_svg(const oq_plot_spec *spec, char **svg, size_t *n, oq_err *e
 
 oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format fmt, const char *path, oq_err *err)
 {
+    OQ_NEED(err, spec);
+    OQ_NEED(err, path);
     if (fmt != OQ_PLOT_PNG && fmt != OQ_PLOT_SVG)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: unknown plot format %d", path, (int)fmt);
     oq_status st = check_spec(spec, path, err);

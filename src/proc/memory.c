@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ortqual/proc.h"
+#include "status/args-impl.h"
 
 /* Resident pages are the second field of /proc/self/statm. pread at offset 0
  * makes the kernel regenerate the text, so one descriptor serves every sample. */
@@ -52,6 +53,8 @@ oq_status oq_proc_peak_reset(oq_err *err)
 
 oq_status oq_proc_memory(uint64_t *rss, uint64_t *vmhwm, oq_err *err)
 {
+    OQ_NEED(err, rss);
+    OQ_NEED(err, vmhwm);
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "/proc/self/statm: cannot open");
     int bad = statm_rss(fd, rss);
@@ -88,6 +91,7 @@ static void *sampler_main(void *arg)
 
 oq_status oq_mem_sampler_start(unsigned period_us, oq_mem_sampler **out, oq_err *err)
 {
+    OQ_NEED(err, out);
     *out = NULL;
     if (period_us == 0) return oq_err_set(err, OQ_ERR_INVALID_ARG, "memory sampling period 0");
     oq_mem_sampler *m = calloc(1, sizeof *m);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "ortqual/proc.h"
+#include "status/args-impl.h"
 
 /* nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 fills it (NVML 11.6+). */
 typedef struct nvml_process_info {
@@ -70,6 +71,7 @@ static oq_status query(const struct nvml *n, uint64_t *bytes, oq_err *err)
 
 oq_status oq_nvml_process_memory(uint64_t *bytes, oq_err *err)
 {
+    OQ_NEED(err, bytes);
     void *dl = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!dl) return oq_err_set(err, OQ_ERR_NOT_FOUND, "libnvidia-ml.so.1 not found");
     struct nvml n = {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/core-impl.h"
+#include "status/args-impl.h"
 
 /* Keeps the last `cap` bytes written. */
 struct tail {
@@ -233,6 +234,9 @@ static oq_status run_child(const child_task *t, double timeout_s, size_t tail_by
 oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
                             const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
 {
+    OQ_NEED(err, argv);
+    OQ_NEED(err, argv[0]);
+    OQ_NEED(err, res);
     child_task t = {.argv = argv};
     return run_child(&t, timeout_s, tail_bytes, echo, w, res, err);
 }
@@ -240,6 +244,8 @@ oq_status oq_proc_run_watch(char *const argv[], double timeout_s, size_t tail_by
 oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double timeout_s, size_t tail_bytes, int echo,
                              const oq_proc_watch *w, oq_proc_result *res, oq_err *err)
 {
+    OQ_NEED(err, fn);
+    OQ_NEED(err, res);
     child_task t = {.fn = fn, .ctx = ctx};
     return run_child(&t, timeout_s, tail_bytes, echo, w, res, err);
 }
@@ -247,6 +253,10 @@ oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double timeout_s, 
 oq_status oq_proc_start_bg(char *const argv[], int (*fn)(void *ctx), void *ctx, const char *stderr_path,
                            oq_proc_bg *bg, oq_err *err)
 {
+    if (!fn) OQ_NEED(err, argv);
+    if (!fn) OQ_NEED(err, argv[0]);
+    OQ_NEED(err, stderr_path);
+    OQ_NEED(err, bg);
     memset(bg, 0, sizeof *bg);
     child_task t = {.argv = argv, .fn = fn, .ctx = ctx};
     int errfd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -284,6 +294,8 @@ static char *file_tail(const char *path, size_t tail_bytes)
 oq_status oq_proc_wait_bg(oq_proc_bg *bg, double timeout_s, size_t tail_bytes, const volatile int *stop,
                           oq_proc_result *res, oq_err *err)
 {
+    OQ_NEED(err, bg);
+    OQ_NEED(err, res);
     memset(res, 0, sizeof *res);
     if (bg->pid <= 0) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no background child to wait for");
     double deadline = timeout_s > 0 ? bg->start + timeout_s : 0;
@@ -327,11 +339,15 @@ int oq_proc_single_threaded(void)
 oq_status oq_proc_run(char *const argv[], double timeout_s, size_t tail_bytes, int echo,
                       oq_proc_result *res, oq_err *err)
 {
+    OQ_NEED(err, argv);
+    OQ_NEED(err, argv[0]);
+    OQ_NEED(err, res);
     return oq_proc_run_watch(argv, timeout_s, tail_bytes, echo, NULL, res, err);
 }
 
 void oq_proc_result_clear(oq_proc_result *res)
 {
+    if (!res) return;
     free(res->stderr_tail);
     memset(res, 0, sizeof *res);
 }

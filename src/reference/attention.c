@@ -18,6 +18,7 @@
 
 void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs)
 {
+    if (!attrs) return;
     memset(attrs, 0, sizeof *attrs);
     attrs->scale = NAN;
 }

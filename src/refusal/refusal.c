@@ -10,6 +10,7 @@
 
 #include "core/core-impl.h"
 #include "ortqual/inspect.h"
+#include "status/args-impl.h"
 
 /* What a pattern fills; strings built here are handed to the oq_refusal at the end. */
 typedef struct expl {
@@ -349,6 +350,8 @@ static char *take(expl *x, oq_dynbuf *b)
 
 oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err *err)
 {
+    OQ_NEED(err, f);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     if (f->message && !(out->raw = strdup(f->message))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     expl x = {.f = f, .ep = f->ep ? f->ep : "CPUExecutionProvider"};
@@ -372,6 +375,7 @@ oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err 
 
 void oq_refusal_clear(oq_refusal *r)
 {
+    if (!r) return;
     free(r->id);
     free(r->node);
     free(r->inputs);

@@ -10,6 +10,7 @@
 
 #include "ortqual/fileio.h"
 #include "report/report-impl.h"
+#include "status/args-impl.h"
 
 /* One test case, collected first so the suite's counts can be written before it. */
 typedef struct tcase {
@@ -471,15 +472,24 @@ oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, siz
 
 oq_status oq_junit_xml(const char *json, size_t n, const char *name, char **xml, size_t *xml_n, oq_err *err)
 {
+    OQ_NEED_N(err, n, json);
+    OQ_NEED(err, name);
+    OQ_NEED(err, xml);
+    OQ_NEED(err, xml_n);
     return oq_render_text(oq_junit_xml_json, json, n, name, xml, xml_n, err);
 }
 
 oq_status oq_junit_write(const char *json, size_t n, const char *name, const char *path, oq_err *err)
 {
+    OQ_NEED_N(err, n, json);
+    OQ_NEED(err, name);
+    OQ_NEED(err, path);
     return oq_render_write(oq_junit_xml_json, json, n, name, path, err);
 }
 
 oq_status oq_junit_write_summary(const char *summary_path, const char *path, oq_err *err)
 {
+    OQ_NEED(err, summary_path);
+    OQ_NEED(err, path);
     return oq_render_file(oq_junit_xml_json, summary_path, path, err);
 }

@@ -6,6 +6,7 @@
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "report/report-impl.h"
+#include "status/args-impl.h"
 
 oq_report_kind oq_report_kind_of(const json_t *doc)
 {
@@ -72,6 +73,10 @@ oq_status oq_report_html_json(const json_t *summary, const char *name, char **ht
 
 oq_status oq_report_html(const char *json, size_t n, const char *name, char **html, size_t *html_n, oq_err *err)
 {
+    OQ_NEED_N(err, n, json);
+    OQ_NEED(err, name);
+    OQ_NEED(err, html);
+    OQ_NEED(err, html_n);
     return oq_render_text(oq_report_html_json, json, n, name, html, html_n, err);
 }
 
@@ -116,6 +121,7 @@ oq_status oq_report_write_counted(const char *dir, oq_vd *d, oq_err *err)
 
 oq_status oq_report_write_dir(const char *dir, oq_err *err)
 {
+    OQ_NEED(err, dir);
     size_t len = strlen(dir) + 32;
     char *in = malloc(len), *out = malloc(len);
     oq_err e = {0};

@@ -429,7 +429,7 @@ oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *input
                          size_t *n_outputs, oq_tensor ***outputs, oq_err *err)
 {
     OQ_NEED(err, s);
-    if (n_inputs && !inputs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_session_run: inputs is NULL");
+    OQ_NEED_N(err, n_inputs, inputs);
     OQ_NEED(err, n_outputs);
     OQ_NEED(err, outputs);
     *n_outputs = 0;

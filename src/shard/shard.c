@@ -1,5 +1,6 @@
 /* How a plan is split: names and the "I/N" text (ortqual/shard.h). */
 #include "ortqual/shard.h"
+#include "status/args-impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +16,8 @@ int oq_shard_by_parse(const char *s)
 
 oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err)
 {
+    OQ_NEED(err, text);
+    OQ_NEED(err, spec);
     char *end;
     errno = 0;
     long i = isdigit((unsigned char)text[0]) ? strtol(text, &end, 10) : -1;
@@ -28,7 +31,13 @@ oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *err)
 
 void oq_shard_range(int32_t count, int32_t index, size_t items, size_t *lo, size_t *hi)
 {
-    OQ_ASSERT(count > 0 && index >= 0 && index < count);
+    if (!lo || !hi) return;
+    if (count <= 0) { /* not sharded: every item */
+        *lo = 0;
+        *hi = items;
+        return;
+    }
+    OQ_ASSERT(index >= 0 && index < count);
     *lo = items * (size_t)index / (size_t)count;
     *hi = items * (size_t)(index + 1) / (size_t)count;
 }

@@ -16,6 +16,7 @@
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
+#include "status/args-impl.h"
 
 #define SUBMIT_TIMEOUT_S 120.0
 
@@ -128,6 +129,7 @@ static oq_status check_job(const oq_slurm_job *j, oq_err *err)
 
 oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err)
 {
+    OQ_NEED(err, j);
     oq_status st = check_job(j, err);
     if (st) return st;
     char *text = NULL;
@@ -143,6 +145,8 @@ oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err)
 
 oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err)
 {
+    OQ_NEED(err, j);
+    OQ_NEED(err, s);
     oq_status st = check_job(j, err);
     if (st) return st;
     char dir[3100];
@@ -264,6 +268,9 @@ static oq_status record(const oq_slurm_job *j, const oq_slurm_ids *ids, oq_err *
 
 oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_slurm_ids *ids, oq_err *err)
 {
+    OQ_NEED(err, j);
+    OQ_NEED(err, s);
+    OQ_NEED(err, ids);
     memset(ids, 0, sizeof *ids);
     oq_status st = sbatch(j, s->shards, NULL, ids->array, sizeof ids->array, err);
     if (st) return st;
@@ -281,11 +288,18 @@ oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_s
 
 void oq_slurm_shard_log(const char *outdir, const char *array, int32_t i, char *buf, size_t n)
 {
+    if (!buf || !n) return;
+    if (!outdir || !array) { /* nothing to name */
+        *buf = '\0';
+        return;
+    }
     snprintf(buf, n, "%s/slurm/shard-%s_%d.out", outdir, array, (int)i);
 }
 
 oq_status oq_slurm_jobs_read(const char *outdir, oq_slurm_ids *ids, oq_err *err)
 {
+    OQ_NEED(err, outdir);
+    OQ_NEED(err, ids);
     memset(ids, 0, sizeof *ids);
     char path[4200];
     snprintf(path, sizeof path, "%s/slurm/jobs.json", outdir);
@@ -313,6 +327,7 @@ static void env_into(const char *name, char *buf, size_t n)
 
 void oq_slurm_task_current(oq_slurm_task *t)
 {
+    if (!t) return;
     env_into("SLURM_JOB_ID", t->job_id, sizeof t->job_id);
     env_into("SLURM_ARRAY_JOB_ID", t->array_job_id, sizeof t->array_job_id);
     env_into("SLURM_ARRAY_TASK_ID", t->array_task_id, sizeof t->array_task_id);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ortqual/stats.h"
+#include "status/args-impl.h"
 
 double oq_percentile_sorted(const double *sorted, size_t n, double p)
 {
@@ -25,6 +26,8 @@ static int cmp_double(const void *a, const void *b)
 oq_status oq_stats_compute(const double *samples, size_t n, oq_stats *out,
                                  oq_err *err)
 {
+    OQ_NEED_N(err, n, samples);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     if (n == 0) return oq_err_set(err, OQ_ERR_INVALID_ARG, "statistics of zero samples");
     for (size_t i = 0; i < n; i++)

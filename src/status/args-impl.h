@@ -11,4 +11,10 @@
         if (!(p)) return oq_err_set((err), OQ_ERR_INVALID_ARG, "%s: %s is NULL", __func__, #p); \
     } while (0)
 
+/* An array of n entries: NULL is fine only when n is 0. */
+#define OQ_NEED_N(err, n, p)                                                                   \
+    do {                                                                                       \
+        if ((n) && !(p)) return oq_err_set((err), OQ_ERR_INVALID_ARG, "%s: %s is NULL", __func__, #p); \
+    } while (0)
+
 #endif

@@ -116,6 +116,7 @@ oq_status oq_tensor_create(oq_tensor **out, oq_dtype dtype, int32_t ndim, const 
                            const char *name, oq_err *err)
 {
     OQ_NEED(err, out);
+    OQ_NEED_N(err, ndim > 0, shape);
     oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
     if (st) return st;
     size_t bytes = oq_tensor_nbytes(*out);
@@ -140,6 +141,7 @@ oq_status oq_tensor_wrap(oq_tensor **out, oq_dtype dtype, int32_t ndim, const in
                          void *data, const char *name, oq_err *err)
 {
     OQ_NEED(err, out);
+    OQ_NEED_N(err, ndim > 0, shape);
     oq_status st = tensor_alloc(out, dtype, ndim, shape, name, err);
     if (st) return st;
     /* a borrowed NULL would be read by the first use of the tensor, far from here */
@@ -215,6 +217,7 @@ size_t oq_tensor_nbytes(const oq_tensor *t)
 
 void oq_tensor_normalize_bools(oq_tensor *t)
 {
+    if (!t) return;
     if (t->dtype != OQ_DTYPE_BOOL) return;
     unsigned char *v = t->data;
     size_t n = oq_tensor_nbytes(t);
@@ -307,6 +310,7 @@ double oq_tensor_get_f64(const oq_tensor *t, int64_t i)
 
 void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v)
 {
+    if (!t) return;
     void *p = t->data;
     switch (t->dtype) {
     case OQ_DTYPE_FLOAT32: ((float *)p)[i] = (float)v; return;

@@ -9,6 +9,7 @@
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "tensor/tensor-impl.h"
+#include "status/args-impl.h"
 
 /* "tensor 'name'" for messages. */
 static const char *label(const Onnx__TensorProto *p, char *buf, size_t cap)
@@ -183,6 +184,8 @@ oq_status oq_tensorproto_from_proto(const Onnx__TensorProto *p, oq_tensor **out,
 oq_status oq_tensorproto_parse(const void *buf, size_t n, const char *name_for_errors,
                                oq_tensor **out, oq_err *err)
 {
+    OQ_NEED_N(err, n, buf);
+    OQ_NEED(err, out);
     const char *who = name_for_errors ? name_for_errors : "<memory>";
     Onnx__TensorProto *p = onnx__tensor_proto__unpack(NULL, n, buf);
     if (!p)
@@ -195,6 +198,8 @@ oq_status oq_tensorproto_parse(const void *buf, size_t n, const char *name_for_e
 
 oq_status oq_tensorproto_read(const char *path, oq_tensor **out, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
     unsigned char *buf;
     size_t n;
     oq_status st = oq_read_file(path, &buf, &n, err);
@@ -263,6 +268,9 @@ void oq_tensorproto_proto_free(Onnx__TensorProto *p)
 oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size_t *n,
                                    oq_err *err)
 {
+    OQ_NEED(err, t);
+    OQ_NEED(err, buf);
+    OQ_NEED(err, n);
     Onnx__TensorProto view;
     void *owned;
     oq_status st = oq_tensorproto_view(t, &view, &owned, err);
@@ -283,6 +291,8 @@ oq_status oq_tensorproto_serialize(const oq_tensor *t, unsigned char **buf, size
 
 oq_status oq_tensorproto_write(const char *path, const oq_tensor *t, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, t);
     unsigned char *buf;
     size_t n;
     oq_status st = oq_tensorproto_serialize(t, &buf, &n, err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "validate/validate-impl.h"
+#include "status/args-impl.h"
 
 static double median_of(const oq_batch_result *b) { return b->timed && !isnan(b->median_s) ? b->median_s : 0; }
 
@@ -151,6 +152,9 @@ static oq_status check_shards(const oq_validate_summary *s, const oq_estimate_op
 oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,
                                oq_err *err)
 {
+    OQ_NEED(err, measured);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     if (o->events < 1 || o->workers < 1 || o->configs < 0 || o->configs == 1 || o->shards < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want events >= 1, workers >= 1, configurations >= 2");
@@ -166,6 +170,7 @@ oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_est
 
 void oq_estimate_clear(oq_estimate *e)
 {
+    if (!e) return;
     free(e->configs);
     memset(e, 0, sizeof *e);
 }

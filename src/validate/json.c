@@ -14,6 +14,7 @@
 #include "ortqual/fileio.h"
 #include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
+#include "status/args-impl.h"
 
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err)
 {
@@ -1267,6 +1268,8 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
 
 oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err)
 {
+    OQ_NEED(err, path);
+    OQ_NEED(err, summary);
     *summary = NULL;
     oq_validate_summary *s = calloc(1, sizeof *s);
     if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -1490,9 +1493,11 @@ static oq_status shard_plan_back(const json_t *j, oq_shard_plan *p, oq_err *err)
     return shard_plan_check(j, p, err);
 }
 
-oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *p, oq_err *err)
+oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *err)
 {
-    memset(p, 0, sizeof *p);
+    OQ_NEED(err, outdir);
+    OQ_NEED(err, plan);
+    memset(plan, 0, sizeof *plan);
     char path[4096];
     snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
     if (access(path, F_OK) != 0)
@@ -1500,9 +1505,9 @@ oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *p, oq_err *err)
                           "%s not found: prepare the shards first (validate or replay with --prepare-shards N "
                           "instead of --shard, or 'ortqual slurm')", path);
     json_t *j = load(path, err);
-    oq_status st = j ? shard_plan_back(j, p, err) : OQ_ERR_FORMAT;
+    oq_status st = j ? shard_plan_back(j, plan, err) : OQ_ERR_FORMAT;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
-    if (st) oq_shard_plan_clear(p);
+    if (st) oq_shard_plan_clear(plan);
     return st;
 }

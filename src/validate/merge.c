@@ -12,6 +12,7 @@
 
 #include "ortqual/fileio.h"
 #include "validate/validate-impl.h"
+#include "status/args-impl.h"
 
 typedef struct merge_ctx {
     const char *outdir;
@@ -541,6 +542,8 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,
                             oq_err *err)
 {
+    OQ_NEED(err, outdir);
+    OQ_NEED(err, summary);
     *summary = NULL;
     merge_ctx m = {.outdir = outdir};
     oq_status st = oq_shard_plan_read(outdir, &m.plan, err);

@@ -14,6 +14,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
+#include "status/args-impl.h"
 
 /* ---- the signature ------------------------------------------------------------------ */
 
@@ -416,6 +417,8 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
 oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                    const char *const *expected, size_t n, const char *tolerances, oq_err *err)
 {
+    OQ_NEED(err, model_path);
+    OQ_NEED_N(err, n, paths);
     oq_validate_opts o;
     oq_validate_opts_default(&o);
     o.kind = OQ_MODEL_USER;

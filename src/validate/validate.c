@@ -20,9 +20,11 @@
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
+#include "status/args-impl.h"
 
 void oq_validate_opts_default(oq_validate_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->kind = OQ_MODEL_ENCODER;
     oq_encoder_config_default(&o->encoder);
@@ -1210,6 +1212,8 @@ static void ctx_clear(run_ctx *c)
 
 oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
 {
+    if (!o_in) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: o is NULL", __func__);
+    OQ_NEED(err, summary);
     *summary = NULL;
     oq_validate_opts shard_opts;
     char shard_dir[4096];

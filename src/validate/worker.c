@@ -16,6 +16,7 @@
 #include "ortqual/runtime.h"
 #include "ortqual/stats.h"
 #include "validate/validate-impl.h"
+#include "status/args-impl.h"
 
 typedef struct worker {
     const oq_validate_plan *plan;
@@ -701,5 +702,6 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
 
 oq_status oq_validate_worker(const char *plan_path, oq_err *err)
 {
+    OQ_NEED(err, plan_path);
     return oq_validate_worker_hooked(plan_path, NULL, NULL, err);
 }

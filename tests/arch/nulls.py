@@ -6,12 +6,17 @@ usage: nulls.py INCLUDE_DIR HEADER...   (HEADER: "tensor.h", ...; the C text goe
 
 Each function `OQ_API oq_status f(...)` of the headers named is called twice: every argument
 zero (a NULL pointer, 0, a zeroed struct) with an oq_err, and again with no oq_err (once, for
-a function that takes none). The
+a function that takes none). Each `OQ_API void f(...)` (a *_free, a *_clear, a setter) is called
+once so: NULL is a no-op there, as for free(); a noreturn function is left out. The
 program prints one line per problem and exits 1 when there is one:
   CRASH f (h.h): a signal killed the child (a NULL dereferenced);
   NOMSG f (h.h): a failing status with an empty message;
-  NULLMSG f (h.h): a message that prints a NULL string as "(null)".
-A status of OQ_OK is not a problem: zero may be a valid argument (an empty list).
+  NULLMSG f (h.h): a message that prints a NULL string as "(null)";
+  BADNAME f (h.h): a message "... is NULL" that is not "f: ARGUMENT is NULL" with ARGUMENT
+                   one of f's parameters as the header names them (or a part of one:
+                   "argv[0]", "opts->roots"), the message quoted.
+A status of OQ_OK is not a problem: zero may be a valid argument (an empty list), and nor is
+another message: a zero refused for its value.
 """
 import os
 import re
@@ -20,8 +25,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exports import strip, top_level_statements  # noqa: E402
 
-DECL = re.compile(r"^OQ_API oq_status (\w+)\s*\((.*)\)\s*$")
-FN_PTR = re.compile(r"^(.*)\(\s*\*\s*\w+\s*\)(.*)$")
+DECL = re.compile(r"^OQ_API (oq_status|void) (\w+)\s*\((.*)\)\s*$")
+FN_PTR = re.compile(r"^(.*)\(\s*\*\s*(\w+)\s*\)(.*)$")
 PARAM = re.compile(r"^(.*?)(\w+)\s*((?:\[[^\]]*\])*)$")
 
 
@@ -43,7 +48,7 @@ def zero_arg(param, err):
     """The C expression of a zero argument for one parameter."""
     fp = FN_PTR.match(param)
     if fp:
-        return "(%s(*)%s){0}" % (fp.group(1), fp.group(2))
+        return "(%s(*)%s){0}" % (fp.group(1), fp.group(3))
     m = PARAM.match(param)
     if not m:
         raise SystemExit("nulls.py: cannot read parameter '%s'" % param)
@@ -53,13 +58,18 @@ def zero_arg(param, err):
     return "(%s){0}" % typ
 
 
+def param_name(param):
+    fp = FN_PTR.match(param)
+    return fp.group(2) if fp else PARAM.match(param).group(2)
+
+
 def functions(include_dir, headers):
     for h in headers:
         text = open(os.path.join(include_dir, "ortqual", h), encoding="utf-8").read()
         for stmt in top_level_statements(strip(text)):
             m = DECL.match(stmt.split("__attribute__")[0].strip())
-            if m and "..." not in m.group(2):
-                yield h, m.group(1), split_params(m.group(2))
+            if m and "..." not in m.group(3) and "noreturn" not in stmt:
+                yield h, m.group(1) == "void", m.group(2), split_params(m.group(3))
 
 
 def main():
@@ -71,12 +81,30 @@ def main():
     out += ["#include <ortqual/%s>" % h for h in headers]
     out += [
         "static int bad;",
-        "/* a child's status: 0 fine, 1 no message, 2 a \"(null)\" in it */",
-        "static int judge(oq_status st, const oq_err *e)",
+        "/* \"fn: ARG is NULL\", ARG one of params (NULL-terminated) or a part of one */",
+        "static int names_arg(const char *msg, const char *fn, const char *const *params)",
+        "{",
+        "    size_t n = strlen(fn);",
+        "    if (strncmp(msg, fn, n) || strncmp(msg + n, \": \", 2)) return 0;",
+        "    const char *arg = msg + n + 2;",
+        "    for (size_t i = 0; params[i]; i++) {",
+        "        size_t k = strlen(params[i]);",
+        "        if (strncmp(arg, params[i], k)) continue;",
+        "        if (!strcmp(arg + k, \" is NULL\") || arg[k] == '[' || !strncmp(arg + k, \"->\", 2)) return 1;",
+        "    }",
+        "    return 0;",
+        "}",
+        "/* a child's status: 0 fine, 1 no message, 2 a \"(null)\" in it, 3 a NULL misnamed */",
+        "static int judge(oq_status st, const oq_err *e, const char *fn, const char *h,",
+        "                 const char *const *params)",
         "{",
         "    if (!e || st == OQ_OK) return 0;",
         "    if (!e->msg[0]) return 1;",
-        "    return strstr(e->msg, \"(null)\") ? 2 : 0;",
+        "    if (strstr(e->msg, \"(null)\")) return 2;",
+        "    if (!strstr(e->msg, \" is NULL\") || names_arg(e->msg, fn, params)) return 0;",
+        "    printf(\"BADNAME %s (%s): '%s'\\n\", fn, h, e->msg);",
+        "    fflush(stdout);",
+        "    return 3;",
         "}",
         "static void reap(pid_t p, const char *fn, const char *h)",
         "{",
@@ -85,21 +113,32 @@ def main():
         "    if (WIFSIGNALED(ws)) { printf(\"CRASH %s (%s): signal %d\\n\", fn, h, WTERMSIG(ws)); bad++; }",
         "    else if (WEXITSTATUS(ws) == 1) { printf(\"NOMSG %s (%s)\\n\", fn, h); bad++; }",
         "    else if (WEXITSTATUS(ws) == 2) { printf(\"NULLMSG %s (%s)\\n\", fn, h); bad++; }",
+        "    else if (WEXITSTATUS(ws) == 3) bad++; /* the child said which */",
         "}",
         "int main(void)",
         "{",
         "    int n = 0;",
     ]
-    for h, fn, params in functions(include_dir, headers):
+    for h, void, fn, params in functions(include_dir, headers):
+        if void:
+            args = ", ".join(zero_arg(p, "NULL") for p in params)
+            out += [
+                "    fflush(stdout);",
+                "    { pid_t p = fork(); if (p == 0) { %s(%s); _exit(0); }" % (fn, args),
+                "      reap(p, \"%s\", \"%s\"); n++; }" % (fn, h),
+            ]
+            continue
         # without an oq_err (the graph builder's sticky calls) only a crash is a problem
         has_err = any(zero_arg(p, "&err") == "&err" for p in params)
+        names = "".join('"%s", ' % param_name(p) for p in params)
         for err in ("&err", "NULL") if has_err else ("NULL",):
             args = ", ".join(zero_arg(p, err) for p in params)
             out += [
                 "    fflush(stdout);",
                 "    { pid_t p = fork(); if (p == 0) { oq_err err; memset(&err, 0, sizeof err);",
+                "        static const char *const params[] = {%sNULL};" % names,
                 "        oq_err *e = %s; oq_status st = %s(%s);" % (err, fn, args),
-                "        (void)e; _exit(judge(st, e)); }",
+                "        (void)e; _exit(judge(st, e, \"%s\", \"%s\", params)); }" % (fn, h),
                 "      reap(p, \"%s\", \"%s\"); n++; }" % (fn, h),
             ]
     out += ["    printf(\"%d calls, %d problems\\n\", n, bad);", "    return bad != 0;", "}"]

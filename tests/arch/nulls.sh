@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The headers a C program embeds ortqual with answer NULL and zero arguments with a status and a
-# message, never a crash (tests/arch/nulls.py calls each of their status-returning functions so,
-# in a child process); and the check bites: a function that dereferences its argument is caught.
+# Every public header answers NULL and zero arguments with a status and a message naming the
+# function and the argument, never a crash, and its void functions take NULL as free() does
+# (tests/arch/nulls.py calls each of their functions so, in a child process); and the check
+# bites: a function that dereferences its argument is caught.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
 GEN="$OQ_SOURCE_DIR/tests/arch/nulls.py"
 INC="$OQ_SOURCE_DIR/include"
 [ -f "$OQ_LIB" ] || fail "no library at $OQ_LIB"
-# the headers status.h's NULL rule covers (keep the two lists the same)
-HEADERS="runtime.h tensor.h npz.h graph.h export.h reference.h inspect.h compare.h mask.h fileio.h"
+# status.h's NULL rule covers every public header: a new one is checked as it comes
+HEADERS=$(cd "$INC/ortqual" && ls -- *.h)
+[ "$(wc -w <<<"$HEADERS")" -ge 30 ] || fail "public headers not found in $INC/ortqual: $HEADERS"
 # a sanitized libortqual needs the sanitizer runtimes in the program too
 SAN=""
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && SAN="-fsanitize=address,undefined"
@@ -35,7 +37,7 @@ run_check() {
 run_check "$INC" "" $HEADERS || fail "NULL arguments:
 $(grep -v ' calls, ' "$T/out.txt")"
 tail -n 1 "$T/out.txt"
-grep -q "CRASH\|NOMSG\|NULLMSG" "$T/out.txt" && fail "problems listed, exit 0: $(cat "$T/out.txt")"
+grep -q "CRASH\|NOMSG\|NULLMSG\|BADNAME" "$T/out.txt" && fail "problems listed, exit 0: $(cat "$T/out.txt")"
 
 # the check bites: a header of one function that reads its argument, built beside the library
 mkdir -p "$T/inc/ortqual"
@@ -45,6 +47,8 @@ cat > "$T/inc/ortqual/probe.h" <<'H'
 OQ_API oq_status oq_probe_length(const char *s, size_t *n, oq_err *err);
 OQ_API oq_status oq_probe_quiet(const char *s, oq_err *err);
 OQ_API oq_status oq_probe_null(const char *s, oq_err *err);
+OQ_API oq_status oq_probe_misnamed(const char *text, oq_err *err);
+OQ_API void oq_probe_clear(size_t *n);
 H
 cat > "$T/probe.c" <<'C'
 #include <string.h>
@@ -52,9 +56,14 @@ cat > "$T/probe.c" <<'C'
 oq_status oq_probe_length(const char *s, size_t *n, oq_err *err) { (void)err; *n = strlen(s); return OQ_OK; }
 oq_status oq_probe_quiet(const char *s, oq_err *err) { (void)s; (void)err; return OQ_ERR_INVALID_ARG; }
 oq_status oq_probe_null(const char *s, oq_err *err) { return oq_err_set(err, OQ_ERR_IO, "%s: cannot open", s ? s : "(null)"); }
+oq_status oq_probe_misnamed(const char *text, oq_err *err) { (void)text; return oq_err_set(err, OQ_ERR_INVALID_ARG, "probe: text or err is NULL"); }
+void oq_probe_clear(size_t *n) { *n = 0; }
 C
 if run_check "$T/inc" "$T/probe.c" probe.h; then fail "the probes passed: $(cat "$T/out.txt")"; fi
 grep -q "CRASH oq_probe_length (probe.h): signal" "$T/out.txt" || fail "a NULL dereference not caught: $(cat "$T/out.txt")"
 grep -q "NOMSG oq_probe_quiet" "$T/out.txt" || fail "a status without a message not caught: $(cat "$T/out.txt")"
 grep -q "NULLMSG oq_probe_null" "$T/out.txt" || fail "a '(null)' message not caught: $(cat "$T/out.txt")"
-echo "nulls: the check catches a crash, a status without a message and a '(null)' in one"
+grep -q "BADNAME oq_probe_misnamed (probe.h): 'probe: text or err is NULL'" "$T/out.txt" ||
+    fail "a NULL not named 'FUNCTION: ARGUMENT is NULL' not caught: $(cat "$T/out.txt")"
+grep -q "CRASH oq_probe_clear (probe.h): signal" "$T/out.txt" || fail "a void function reading NULL not caught: $(cat "$T/out.txt")"
+echo "nulls: the check catches a crash (a status or a void function), a status without a message, a '(null)' in one and a NULL misnamed"

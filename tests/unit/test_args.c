@@ -12,12 +12,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ortqual/bench.h"
+#include "ortqual/csv.h"
+#include "ortqual/dispatch.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
+#include "ortqual/plot.h"
+#include "ortqual/proc.h"
 #include "ortqual/reference.h"
 #include "ortqual/runtime.h"
+#include "ortqual/shard.h"
+#include "ortqual/stats.h"
 #include "ortqual/tensor.h"
+#include "ortqual/validate.h"
 
 #define assert_refused(call, text)                                                  \
     do {                                                                            \
@@ -110,12 +118,59 @@ static void test_model_arguments(void **state)
     assert_refused(oq_session_run(NULL, 0, NULL, NULL, NULL, err), "oq_session_run: s is NULL");
 }
 
+/* The tool's headers under the same rule: an array of n > 0 entries that is NULL, an out
+ * pointer, a part of an argument (argv[0]); void functions take NULL as free() does. */
+static void test_tool_arguments(void **state)
+{
+    (void)state;
+    oq_csv *t = NULL;
+    assert_refused(oq_csv_parse(NULL, 5, "t.csv", &t, err), "oq_csv_parse: text is NULL");
+    assert_refused(oq_csv_parse("a\n1\n", 4, NULL, &t, err), "oq_csv_parse: name is NULL");
+    assert_int_equal(oq_csv_parse("a\n1\n", 4, "t.csv", &t, NULL), OQ_OK);
+    double v = 0;
+    assert_refused(oq_csv_get_double(t, 0, 0, NULL, err), "oq_csv_get_double: out is NULL");
+    assert_refused(oq_csv_require(t, "a", NULL, err), "oq_csv_require: col is NULL");
+    assert_int_equal(oq_csv_get_double(t, 0, 0, &v, NULL), OQ_OK);
+    oq_csv_free(t);
+    oq_csv_write_str(NULL, "x"); /* a writer that failed to open: nothing */
+    oq_csv_write_int(NULL, 1);
+    assert_refused(oq_csv_end_row(NULL, err), "oq_csv_end_row: w is NULL");
+    oq_stats st;
+    assert_refused(oq_stats_compute(NULL, 3, &st, err), "oq_stats_compute: samples is NULL");
+    char *argv[] = {NULL};
+    oq_proc_result res;
+    assert_refused(oq_proc_run(argv, 0, 64, 0, &res, err), "oq_proc_run: argv[0] is NULL");
+    assert_refused(oq_proc_run(NULL, 0, 64, 0, &res, err), "oq_proc_run: argv is NULL");
+    oq_proc_result_clear(NULL);
+    oq_dispatch_parser *p = NULL;
+    assert_refused(oq_dispatch_parse_text(NULL, 3, &p, err), "oq_dispatch_parse_text: text is NULL");
+    assert_refused(oq_dispatch_expect_add(NULL, "flash", err), "oq_dispatch_expect_add: e is NULL");
+    oq_bench_dim dim;
+    assert_refused(oq_bench_dim_parse(NULL, &dim, err), "oq_bench_dim_parse: text is NULL");
+    assert_refused(oq_bench_runner_time(NULL, 3, NULL, err), "oq_bench_runner_time: r is NULL");
+    oq_plot_files written;
+    assert_refused(oq_figures_write(NULL, NULL, &written, err), "oq_figures_write: f is NULL");
+    oq_plot_files_clear(NULL);
+    oq_shard_plan plan;
+    assert_refused(oq_shard_plan_read(NULL, &plan, err), "oq_shard_plan_read: outdir is NULL");
+    assert_refused(oq_validate_summary_read("summary.json", NULL, err), "oq_validate_summary_read: summary is NULL");
+    oq_validate_opts_default(NULL);
+    oq_bench_opts_default(NULL);
+    /* count 0 is "not sharded" (oq_shard_spec): every item; it aborted */
+    size_t lo = 7, hi = 7;
+    oq_shard_range(0, 0, 5, &lo, &hi);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 5);
+    oq_shard_range(2, 1, 5, NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_arguments),
         cmocka_unit_test(test_npz_arguments),
         cmocka_unit_test(test_model_arguments),
+        cmocka_unit_test(test_tool_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -458,7 +458,7 @@ static void test_dispatch_mode(void **state)
     free(errt);
     oq_dispatch_parser_free(parser);
     assert_int_equal(oq_capture_begin_dispatch(&g_cap, OQ_CAPTURE_STDOUT, NULL, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "capture: parser is NULL");
+    assert_string_equal(err.msg, "oq_capture_begin_dispatch: parser is NULL");
 }
 
 static void test_bad_arguments(void **state)
@@ -466,9 +466,9 @@ static void test_bad_arguments(void **state)
     (void)state;
     oq_err err = {0};
     assert_int_equal(oq_capture_begin(NULL, OQ_CAPTURE_STDOUT, sink, NULL, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "capture: out is NULL");
+    assert_string_equal(err.msg, "oq_capture_begin: out is NULL");
     assert_int_equal(oq_capture_begin(&g_cap, OQ_CAPTURE_STDOUT, NULL, NULL, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "capture: sink is NULL");
+    assert_string_equal(err.msg, "oq_capture_begin: sink is NULL");
     assert_int_equal(oq_capture_begin(&g_cap, OQ_CAPTURE_QUIET, sink, NULL, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "flags 0x4"));
     assert_int_equal(oq_capture_begin(&g_cap, 0x11, sink, NULL, &err), OQ_ERR_INVALID_ARG);
@@ -496,7 +496,7 @@ static void test_dispatch_env(void **state)
     unsetenv(OQ_DISPATCH_ENV_VAR);
 
     assert_int_equal(oq_dispatch_env_enable(NULL, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "dispatch env: saved is NULL");
+    assert_string_equal(err.msg, "oq_dispatch_env_enable: saved is NULL");
 }
 
 int main(void)
