@@ -141,8 +141,10 @@ typedef struct oq_mag_hist {
 typedef struct oq_compare_opts {
     oq_tolerance tol;
     const int64_t *lengths; /* NULL: every element is valid; else one per batch entry */
-    int32_t batch_axis;     /* default 0 */
-    int32_t seq_axis;       /* default 1 */
+    int32_t batch_axis;     /* default 0: the axis `lengths` has one entry per index of */
+    int32_t seq_axis;       /* default 1: the axis an event's length runs along. Both must be
+                               distinct axes of the output (0..rank-1), lengths or not, except
+                               on an output of rank < 2 without lengths */
     int check_padding;      /* OQ_PADDING_ZERO (default), OQ_PADDING_AS_REFERENCE or OQ_PADDING_REPORT */
     int32_t worst_k;        /* how many worst elements to keep, 0..OQ_COMPARE_MAX_WORST; default 5 */
 } oq_compare_opts;
@@ -191,9 +193,9 @@ typedef struct oq_compare_result {
 
 /* Compare `out` with `ref`. Fills *res completely (no allocation; nothing to free).
  * Errors: OQ_ERR_SHAPE when shapes differ (both named) or a dtype is unknown;
- * OQ_ERR_INVALID_ARG for bad axes, worst_k or tolerances; OQ_ERR_MASK when a
- * length is outside 0..L (naming the event). A failed comparison is NOT an
- * error: it returns OQ_OK with res->passed == 0. */
+ * OQ_ERR_INVALID_ARG for bad axes (naming the axis and the rank), worst_k or
+ * tolerances; OQ_ERR_MASK when a length is outside 0..L (naming the event). A failed
+ * comparison is NOT an error: it returns OQ_OK with res->passed == 0. */
 OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                     oq_compare_result *res, oq_err *err);
 

@@ -36,6 +36,28 @@ static const char *tensor_label(const oq_tensor *t)
     return t->name && *t->name ? t->name : "(unnamed)";
 }
 
+/* The batch and sequence axes are axes of the output, lengths or not (a wrong axis found only
+ * once lengths come would hide until then); an output of rank < 2 has no such pair, and only
+ * lengths need one (the default axes 0 and 1 stay usable on vectors and scalars). */
+static oq_status check_axes(const oq_tensor *out, const oq_compare_opts *o, oq_err *err)
+{
+    char a[128];
+    if (!o->lengths && out->ndim < 2) return OQ_OK;
+    const int32_t axis[2] = {o->batch_axis, o->seq_axis};
+    static const char *const what[2] = {"batch axis", "sequence axis"};
+    for (int i = 0; i < 2; i++)
+        if (axis[i] < 0 || axis[i] >= out->ndim)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "output '%s' shape %s: %s %d is outside 0..%d (rank %d)",
+                              tensor_label(out), oq_shape_str(out, a, sizeof a), what[i], (int)axis[i],
+                              (int)out->ndim - 1, (int)out->ndim);
+    if (o->batch_axis == o->seq_axis)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "output '%s' shape %s: batch axis %d and sequence axis %d must be distinct axes",
+                          tensor_label(out), oq_shape_str(out, a, sizeof a), (int)o->batch_axis,
+                          (int)o->seq_axis);
+    return OQ_OK;
+}
+
 static oq_status check_args(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *o,
                             oq_err *err)
 {
@@ -56,13 +78,8 @@ static oq_status check_args(const oq_tensor *out, const oq_tensor *ref, const oq
     if (o->worst_k < 0 || o->worst_k > OQ_COMPARE_MAX_WORST)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "worst_k %d outside 0..%d", (int)o->worst_k,
                           OQ_COMPARE_MAX_WORST);
-    if (!o->lengths) return OQ_OK;
-    if (o->batch_axis < 0 || o->batch_axis >= out->ndim || o->seq_axis < 0 || o->seq_axis >= out->ndim ||
-        o->batch_axis == o->seq_axis)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "output '%s' shape %s: batch axis %d and sequence axis %d must be distinct axes",
-                          tensor_label(out), oq_shape_str(out, a, sizeof a), (int)o->batch_axis,
-                          (int)o->seq_axis);
+    oq_status st = check_axes(out, o, err);
+    if (st || !o->lengths) return st;
     int64_t L = out->shape[o->seq_axis];
     for (int64_t i = 0; i < out->shape[o->batch_axis]; i++)
         if (o->lengths[i] < 0 || o->lengths[i] > L)

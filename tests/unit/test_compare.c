@@ -305,6 +305,35 @@ static void test_bad_arguments(void **state)
     o = masked_opts();
     o.seq_axis = 3;
     assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "sequence axis 3 is outside 0..2 (rank 3)");
+    /* without lengths too: it was accepted, and the mistake surfaced only once lengths came */
+    o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    o.seq_axis = 3;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "output 'out_cls' shape [2,6,3]: sequence axis 3 is outside 0..2 (rank 3)");
+    o.seq_axis = -1;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "sequence axis -1 is outside 0..2 (rank 3)");
+    o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    o.batch_axis = 5;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "batch axis 5 is outside 0..2 (rank 3)");
+    o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    o.seq_axis = 0;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "must be distinct");
+    /* a vector has no batch and sequence axes: the default ones are not looked at, unless
+     * lengths need them */
+    int64_t six[1] = {6};
+    oq_tensor *vo = tensor(OQ_DTYPE_FLOAT32, 1, six, "score"), *vr = tensor(OQ_DTYPE_FLOAT64, 1, six, "ref");
+    o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    assert_int_equal(oq_compare_tensors(vo, vr, &o, &r, &err), OQ_OK);
+    assert_true(r.passed);
+    o.lengths = LENGTHS;
+    assert_int_equal(oq_compare_tensors(vo, vr, &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "output 'score' shape [6]: sequence axis 1 is outside 0..0 (rank 1)");
+    oq_tensor_free(vo);
+    oq_tensor_free(vr);
     o = masked_opts();
     o.worst_k = OQ_COMPARE_MAX_WORST + 1;
     assert_int_equal(oq_compare_tensors(out, ref, &o, &r, &err), OQ_ERR_INVALID_ARG);
