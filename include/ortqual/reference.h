@@ -62,9 +62,6 @@ extern "C" {
  * reference cache) are never taken for this one's. */
 #define OQ_REFERENCE_NUMERICS 3
 
-#ifdef __cplusplus
-#endif
-
 /* The node's attributes. Fill with oq_ref_attention_attrs_default, then override. */
 typedef struct oq_ref_attention_attrs {
     int is_causal;              /* 0 or 1 (default 0) */
