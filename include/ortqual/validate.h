@@ -465,6 +465,11 @@ typedef struct oq_validate_summary {
  * outdir/shards/<index>/ (*summary: its part, with summary->shard set). */
 OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);
 OQ_API void oq_validate_summary_free(oq_validate_summary *s);
+/* --tolerance text (NULL or "": nothing to check) as validate reads it, and (mi not NULL) against
+ * the model's outputs: a malformed override, or one for an output the model does not have, is
+ * OQ_ERR_INVALID_ARG ("--tolerance: ..."), as validate and replay refuse it. */
+struct oq_model_info;
+OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const struct oq_model_info *mi, oq_err *err);
 /* The check every --inputs batch of validate and replay passes before any model runs, for
  * other commands (convert): each of paths[0..n) read, a member per input of the model at
  * `model_path` (by the input's name; also "features"/"mask" for those inputs) of its dtype,
@@ -478,11 +483,6 @@ OQ_API void oq_validate_summary_free(oq_validate_summary *s);
  * and `mask` alone; `tolerances` (may be NULL) as oq_validate_check_tolerances checks them
  * against the model's outputs. Errors name the file and member (OQ_ERR_SHAPE, OQ_ERR_MASK, OQ_ERR_FORMAT,
  * OQ_ERR_NOT_FOUND, ...) or the model (OQ_ERR_IO, OQ_ERR_FORMAT, OQ_ERR_INVALID_ARG). */
-/* --tolerance text (NULL or "": nothing to check) as validate reads it, and (mi not NULL) against
- * the model's outputs: a malformed override, or one for an output the model does not have, is
- * OQ_ERR_INVALID_ARG ("--tolerance: ..."), as validate and replay refuse it. */
-struct oq_model_info;
-OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const struct oq_model_info *mi, oq_err *err);
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                           const char *const *expected, size_t n, const char *tolerances,
                                           oq_err *err);
