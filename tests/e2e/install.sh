@@ -46,6 +46,38 @@ add_executable(use_static "$T/use.c")
 target_link_libraries(use_static ortqual::ortqual_static)
 CM
 cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_C_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" > "$T/cm.log" 2>&1 || fail "cmake configure: $(tail -5 "$T/cm.log")"
+# find_package(ortqual) leaves the caller's own ZLIB_* and PNG_* alone: its dependencies are
+# found under private names (pkg_check_modules(ZLIB) set ZLIB_LIBRARIES to 'z', FindZLIB's
+# path gone, and PNG_LIBRARIES to libpng's bare name)
+mkdir -p "$T/vars"
+cat > "$T/vars/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(vars C)
+find_package(ZLIB REQUIRED)
+find_package(PNG REQUIRED)
+# every ZLIB_* and PNG_* variable and its value, one "NAME=VALUE" a line
+function(ours out)
+  get_cmake_property(names VARIABLES)
+  set(lines "")
+  foreach(n IN LISTS names)
+    if(n MATCHES "^(ZLIB|PNG)_")
+      string(APPEND lines "${n}=${${n}}\n")
+    endif()
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+ours(before)
+find_package(ortqual REQUIRED)
+ours(after)
+file(WRITE "${CMAKE_BINARY_DIR}/before.txt" "${before}")
+file(WRITE "${CMAKE_BINARY_DIR}/after.txt" "${after}")
+CM
+cmake -S "$T/vars" -B "$T/vars/b" -DCMAKE_PREFIX_PATH="$T/prefix" > "$T/vars.log" 2>&1 ||
+  fail "cmake configure of a project that finds ZLIB and PNG itself: $(tail -5 "$T/vars.log")"
+grep -q '^ZLIB_LIBRARIES=/' "$T/vars/b/before.txt" || fail "FindZLIB gave no library path: $(cat "$T/vars/b/before.txt")"
+diff "$T/vars/b/before.txt" "$T/vars/b/after.txt" > "$T/vars.diff" ||
+  fail "find_package(ortqual) changed the caller's ZLIB_*/PNG_* variables (< before, > after):
+$(cat "$T/vars.diff")"
 cmake --build "$T/cm/b" > "$T/cmb.log" 2>&1 || fail "cmake build: $(tail -5 "$T/cmb.log")"
 LD_LIBRARY_PATH="$T/prefix/lib" "$T/cm/b/use" | grep -q "ORT 1.29.0" || fail "CMake program"
 "$T/cm/b/use_static" | grep -q "ORT 1.29.0" || fail "CMake program linked with ortqual::ortqual_static"
