@@ -26,13 +26,16 @@ oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char
 
 void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so)
 {
-    static const char *keys[] = {OQ_PLACEMENT_SESSION_CONFIG};
-    static const char *vals[] = {"1"};
     c->sdpa_kernel = 0;
     for (size_t i = 0; i < so->n_ep_options; i++)
         if (!strcmp(so->ep_option_keys[i], "sdpa_kernel"))
             c->sdpa_kernel = (uint32_t)strtoul(so->ep_option_values[i], NULL, 0);
-    if (!c->placement_on) return;
+}
+
+void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so)
+{
+    static const char *keys[] = {OQ_PLACEMENT_SESSION_CONFIG};
+    static const char *vals[] = {"1"};
     so->profile_prefix = c->profile_prefix;
     so->n_session_configs = 1;
     so->session_config_keys = keys;
@@ -212,20 +215,21 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
     oq_node_infos_free(ni, n_ni);
 }
 
-static void placement_finish(const oq_validate_plan *plan, oq_session *s, int *verdict, char *reason, size_t rn,
-                             oq_placement_result *p)
+static void placement_finish(const oq_validate_plan *plan, oq_session *s, const char *why, int *verdict, char *reason,
+                             size_t rn, oq_placement_result *p)
 {
     oq_err e = {0};
-    char *profile = oq_session_end_profiling(s);
+    char *profile = s ? oq_session_end_profiling(s) : NULL;
     *verdict = 1;
     p->recorded = 1;
     p->required = plan->placement.require;
     if (oq_placement_create(&p->placement, &e)) {
         p->error = strdup(e.msg);
     } else {
-        if (oq_placement_add_assignment(p->placement, s, &e))
+        if (!s) oq_strv_push(&p->witness_errors, &p->n_witness_errors, why && *why ? why : "no profiled session");
+        if (s && oq_placement_add_assignment(p->placement, s, &e))
             oq_strv_push(&p->witness_errors, &p->n_witness_errors, e.msg);
-        if (!profile || oq_placement_add_profile(p->placement, profile, &e))
+        if (s && (!profile || oq_placement_add_profile(p->placement, profile, &e)))
             oq_strv_push(&p->witness_errors, &p->n_witness_errors, profile ? e.msg : "ORT wrote no profile");
         oq_placement_check(p->placement, plan->placement.strict ? OQ_PLACEMENT_STRICT : 0, &p->report, &e);
         if (plan->placement.require && !p->report.passed) {
@@ -238,13 +242,17 @@ static void placement_finish(const oq_validate_plan *plan, oq_session *s, int *v
     free(profile);
 }
 
-void oq_wcheck_finish(oq_wcheck *c, const oq_validate_plan *plan, oq_session *s, oq_config_result *r,
-                      int *verdict, char *reason, size_t rn)
+void oq_wcheck_finish(oq_wcheck *c, const oq_validate_plan *plan, oq_wcheck_profiled profiled, void *ctx,
+                      oq_config_result *r, int *verdict, char *reason, size_t rn)
 {
     int vd = 1, vp = 1;
-    char rd[512] = "", rp[512] = "";
+    char rd[512] = "", rp[512] = "", why[512] = "";
     if (c->dispatch_on) dispatch_finish(c, plan, &vd, rd, sizeof rd, &r->dispatch);
-    if (c->placement_on && s) placement_finish(plan, s, &vp, rp, sizeof rp, &r->placement);
+    if (c->placement_on) { /* after the capture ended: the profiled session's lines are not the run's */
+        oq_session *s = profiled(ctx, why, sizeof why);
+        placement_finish(plan, s, why, &vp, rp, sizeof rp, &r->placement);
+        oq_session_free(s);
+    }
     snprintf(reason, rn, "%s%s%s", rd, *rd && *rp ? "; " : "", rp);
     *verdict = vd == 0 || vp == 0 ? 0 : vd;
     oq_dispatch_parser_free(c->parser); /* capture and environment were ended by dispatch_finish */

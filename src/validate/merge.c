@@ -266,18 +266,8 @@ static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
            copy_strv(&d->advice, &d->n_advice, f->advice, f->n_advice, 1);
 }
 
-/* The items of `into` (nodes, execution providers) matched by `key` with those of `from` get
- * their runs and time added. */
-#define ADD_RUNS(into, n_into, from, n_from, key)                                  \
-    for (size_t i_ = 0; i_ < (n_from); i_++)                                       \
-        for (size_t j_ = 0; j_ < (n_into); j_++)                                   \
-            if (!strcmp((into)[j_].key, (from)[i_].key)) {                         \
-                (into)[j_].runs += (from)[i_].runs;                                \
-                (into)[j_].us += (from)[i_].us;                                    \
-                break;                                                             \
-            }
-
-/* Runs and time per node and per execution provider add up; a failure anywhere fails. */
+/* The profile is the first batch's (a profiled session of its own over it, checks.c): the
+ * first shard's, as an unsharded run has it (summed over shards it was k batches' calls). */
 static int merge_placement(oq_placement_result *p, oq_placement_result *f)
 {
     if (!f->recorded) return 1;
@@ -290,11 +280,6 @@ static int merge_placement(oq_placement_result *p, oq_placement_result *f)
     if (f->error && !p->error) {
         p->error = f->error;
         f->error = NULL;
-    }
-    oq_placement *to = p->placement, *from = f->placement;
-    if (to && from) {
-        ADD_RUNS(to->nodes, to->n_nodes, from->nodes, from->n_nodes, name);
-        ADD_RUNS(to->eps, to->n_eps, from->eps, from->n_eps, ep);
     }
     p->report.passed = p->report.passed && f->report.passed;
     return copy_strv(&p->report.failures, &p->report.n_failures, f->report.failures, f->report.n_failures, 1) &&

@@ -307,10 +307,18 @@ oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char
 /* Adds what the checks need to the session options, and notes the sdpa_kernel
  * they carry (the user's, the configuration's or a --prove-teeth rerun's). */
 void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so);
-/* Fills r->dispatch and r->placement; *verdict 1 pass, 0 fail, -1 unverified (a skip), with
- * the reason in `reason`. Releases what oq_wcheck_begin acquired. */
-void oq_wcheck_finish(oq_wcheck *c, const oq_validate_plan *plan, oq_session *s, oq_config_result *r,
-                      int *verdict, char *reason, size_t rn);
+/* Adds ORT's profiler and its EP assignment record to the options of the session the placement
+ * is read from: one of its own, never the timed one (ORT's profiler keeps every event of every
+ * call in memory and slows each call). */
+void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so);
+/* Makes the session the placement is read from, its calls made (NULL, with `why`, when it
+ * cannot be made); the caller of oq_wcheck_finish frees nothing: the checks free it. */
+typedef oq_session *(*oq_wcheck_profiled)(void *ctx, char *why, size_t n);
+/* Fills r->dispatch and r->placement (from the session `profiled` makes, once the routing lines'
+ * capture ended); *verdict 1 pass, 0 fail, -1 unverified (a skip), with the reason in `reason`.
+ * Releases what oq_wcheck_begin acquired. */
+void oq_wcheck_finish(oq_wcheck *c, const oq_validate_plan *plan, oq_wcheck_profiled profiled, void *ctx,
+                      oq_config_result *r, int *verdict, char *reason, size_t rn);
 /* Releases what oq_wcheck_begin acquired when the checks cannot finish. */
 void oq_wcheck_abort(oq_wcheck *c);
 

@@ -20,6 +20,11 @@ assert [x["onnxruntime"]["version"] for x in c] == ["1.29.0", "1.30.0"], [x.get(
 assert len(c[1]["batches"]) == 2 and all(b["median_s"] > 0 for b in c[1]["batches"])
 eps = c[1]["placement"]["eps"]
 assert eps[0]["ep"] == "CPUExecutionProvider" and eps[0]["nodes"] > 10, eps
+# ORT's profile comes from a session of its own over the first batch's calls (first, 1 warm-up,
+# 2 repeats), not from the timed one: it was every call of every batch (2 batches: 8 runs per
+# node), the profiler slowing each and holding its events in memory (~1 MB per batch)
+assert eps[0]["runs"] == eps[0]["nodes"] * 4, eps
+assert all(b["calls"] == 4 for b in c[1]["batches"]), c[1]["batches"]
 PY
 grep -q "profile: CPUExecutionProvider" "$T/r.out" || fail "no profile summary printed"
 

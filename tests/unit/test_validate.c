@@ -326,7 +326,7 @@ static void worker_dispatch_check(void **state)
     oq_config_result r = {0};
     int verdict = 1;
     char reason[512];
-    oq_wcheck_finish(&c, &plan, NULL, &r, &verdict, reason, sizeof reason);
+    oq_wcheck_finish(&c, &plan, NULL, NULL, &r, &verdict, reason, sizeof reason);
     assert_true(r.dispatch.recorded && r.dispatch.checked);
     assert_false(r.dispatch.passed);
     assert_int_equal(r.dispatch.log.n_records, 1);
@@ -344,7 +344,7 @@ static void worker_dispatch_check(void **state)
     assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
     assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
     verdict = 0;
-    oq_wcheck_finish(&c, &plan, NULL, &r, &verdict, reason, sizeof reason);
+    oq_wcheck_finish(&c, &plan, NULL, NULL, &r, &verdict, reason, sizeof reason);
     assert_true(r.dispatch.recorded);
     assert_false(r.dispatch.checked);
     assert_int_equal(verdict, 1);
@@ -775,7 +775,8 @@ static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
 
 /* The merge of typed results: per-batch figures moved by index, dispatch records and failures
  * concatenated with their MATH count summed (and so written as dispatch.math_failures), advice
- * once, placement runs and costs added, memory the largest; the verdict one run would give. */
+ * once, costs added, placement the first shard's (its profile is the first batch's), memory the
+ * largest; the verdict one run would give. */
 static void merge_sums_what_shards_measured(void **state)
 {
     (void)state;
@@ -835,8 +836,9 @@ static void merge_sums_what_shards_measured(void **state)
     assert_int_equal(r->cost.vmhwm_bytes, one.cost.vmhwm_bytes);
     const oq_placement *p = r->placement.placement, *p1 = one.placement.placement;
     assert_int_equal(p->n_eps, p1->n_eps);
-    for (size_t k = 0; k < p->n_eps; k++) assert_int_equal(p->eps[k].runs, 2 * p1->eps[k].runs);
-    assert_int_equal(p->nodes[0].runs, 2 * p1->nodes[0].runs);
+    /* the profile is the first batch's, as an unsharded run's: the first shard's (not summed) */
+    for (size_t k = 0; k < p->n_eps; k++) assert_int_equal(p->eps[k].runs, p1->eps[k].runs);
+    assert_int_equal(p->nodes[0].runs, p1->nodes[0].runs);
     assert_int_equal(r->n_shards, 2);
     assert_int_equal(r->shards[1].index, 1);
     assert_int_equal(m->exit_status, 1);
