@@ -59,9 +59,14 @@ oq_status oq_refcache_dir_ready(const char *dir, oq_err *err)
     if (sb.st_uid != geteuid())
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: owned by another user (uid %u)", dir,
                           (unsigned)sb.st_uid);
-    if ((sb.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0)
-        return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot make it private (0700): %s", dir,
-                          strerror(errno));
+    /* private: group and others lose their bits, the owner's stay the user's (a cache made
+     * read-only, 0500, is read and not written to: it was made 0700). On a read-only file
+     * system nothing of ours can be stored there for others to read: it is used as it is (it
+     * was refused, exit 2, unless it happened to be 0700). */
+    mode_t mode = sb.st_mode & 0777;
+    if ((mode & 077) && chmod(dir, mode & 0700) != 0 && errno != EROFS)
+        return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot make it private (0%o): %s", dir,
+                          (unsigned)(mode & 0700), strerror(errno));
     return OQ_OK;
 }
 

@@ -150,6 +150,22 @@ must 0 "reference: 3 of 3 batches from cache" "$T/c3.log" $ORTQUAL validate --ou
 ! grep -q "ignored and recomputed" "$T/c3.log" || fail "concurrent runs left a bad entry: $(grep recomputed "$T/c3.log")"
 ! ls "$T/shared" | grep -q '\.tmp\.' || fail "temporary files left in the cache"
 
+# a cache made read-only by its owner stays read-only: made private (0500), never writable (it
+# was made 0700); its entries are read. On a read-only file system (a shared cache mounted
+# read-only) it is used as it is (it was refused, exit 2: "cannot make it private")
+mkdir "$T/ro" && cp "$C"/* "$T/ro/" && chmod 555 "$T/ro"
+must 0 "reference: 3 of 3 batches from cache" "$T/ro.log" $ORTQUAL validate --outdir "$T/ro-run" "${small[@]}" \
+  --cache-dir "$T/ro" --configs ref:encoder:fp64,cpu:attention24:fp32
+[ "$(stat -c %a "$T/ro")" = 500 ] || fail "the read-only cache was made $(stat -c %a "$T/ro")"
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+  chmod 755 "$T/ro"
+  must 0 "reference: 3 of 3 batches from cache" "$T/rofs.log" unshare -m sh -c \
+    'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$T/ro" \
+    $ORTQUAL validate --outdir "$T/rofs-run" "${small[@]}" --cache-dir "$T/ro" --configs ref:encoder:fp64,cpu:attention24:fp32
+else
+  echo "skip: the read-only file system case needs root and mount namespaces"
+fi
+
 # a cache directory that is not ours is refused before anything is written
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   mkdir "$T/theirs"
