@@ -50,16 +50,16 @@ static oq_status write_inputs(const char *path, size_t n, const oq_tensor **t, c
     return st;
 }
 
-/* Where batch `index`'s inputs go: outdir/inputs_NNN.npz. */
-static void inputs_path(const char *outdir, size_t index, char *path, size_t n)
+/* Where batch `index` of `n_batches` goes: outdir/inputs_NNN.npz, numbered with the run's digits. */
+static void inputs_path(const char *outdir, size_t index, size_t n_batches, char *path, size_t n)
 {
-    snprintf(path, n, "%s/inputs_%03zu.npz", outdir, index);
+    snprintf(path, n, "%s/inputs_%0*zu.npz", outdir, oq_batch_digits(n_batches), index);
 }
 
 /* Writes inputs_NNN.npz (every model input by its name, then event_indices and lengths); its
  * SHA-256 into sha. Nothing allocated here outlives the call. */
-static oq_status write_batch_file(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
-                                  char sha[65], oq_err *err)
+static oq_status write_batch_file(const char *outdir, size_t index, size_t n_batches, const oq_batch_inputs *in,
+                                  const int64_t *event_idx, char sha[65], oq_err *err)
 {
     int64_t b = in->batch;
     oq_tensor *lens = NULL, *idx = NULL;
@@ -75,7 +75,7 @@ static oq_status write_batch_file(const char *outdir, size_t index, const oq_bat
         if (!is_input(in, "event_indices")) t[n++] = idx;
         if (!is_input(in, "lengths")) t[n++] = lens;
         char path[4096];
-        inputs_path(outdir, index, path, sizeof path);
+        inputs_path(outdir, index, n_batches, path, sizeof path);
         st = write_inputs(path, n, t, sha, err);
     }
     free(t);
@@ -86,12 +86,12 @@ static oq_status write_batch_file(const char *outdir, size_t index, const oq_bat
 
 /* The batch's file written and the batch recorded in `bi`, also when writing failed (so that
  * undoing the preparation removes it). */
-static oq_status write_batch(const char *outdir, size_t index, const oq_batch_inputs *in, const int64_t *event_idx,
-                             oq_batch_info *bi, oq_err *err)
+static oq_status write_batch(const char *outdir, size_t index, size_t n_batches, const oq_batch_inputs *in,
+                             const int64_t *event_idx, oq_batch_info *bi, oq_err *err)
 {
     char sha[65], path[4096];
-    oq_status st = write_batch_file(outdir, index, in, event_idx, sha, err);
-    inputs_path(outdir, index, path, sizeof path);
+    oq_status st = write_batch_file(outdir, index, n_batches, in, event_idx, sha, err);
+    inputs_path(outdir, index, n_batches, path, sizeof path);
     oq_status rs = record_batch(bi, index, path, in->batch, in->seq, in->lengths, event_idx, err);
     if (!st) st = rs;
     if (!st) memcpy(bi->sha256, sha, sizeof sha);
@@ -195,6 +195,7 @@ typedef struct generation {
     pthread_mutex_t lock;
     int64_t failed; /* the lowest batch that failed; the batch count while none did */
     oq_err err;     /* its error */
+    int64_t n;      /* the batches */
 } generation;
 
 /* At most this many threads make batches: the files' directory serialises their creation
@@ -212,7 +213,7 @@ static void generate_one(void *ctx, int64_t k, int thread)
     int64_t *idx = g->event_idx + k * g->batch_size, *lengths = g->lengths + k * g->batch_size;
     oq_status st = generated_inputs(g->sig, g->ev, k, g->seed, idx, &in, &e);
     if (st) oq_err_prefix(&e, "batch %lld: ", (long long)k);
-    else st = write_batch_file(g->o->outdir, (size_t)k, &in, idx, bi->sha256, &e);
+    else st = write_batch_file(g->o->outdir, (size_t)k, (size_t)g->n, &in, idx, bi->sha256, &e);
     if (!st) {
         bi->batch_size = in.batch;
         bi->padded_length = in.seq;
@@ -236,7 +237,7 @@ static oq_status record_made(const generation *g, int64_t nb, oq_err *err)
         oq_batch_info *bi = &g->slots[k];
         if (!*bi->sha256) continue;
         char path[4096];
-        inputs_path(g->o->outdir, (size_t)k, path, sizeof path);
+        inputs_path(g->o->outdir, (size_t)k, (size_t)nb, path, sizeof path);
         st = record_batch(bi, (size_t)k, path, bi->batch_size, bi->padded_length, g->lengths + k * g->batch_size,
                           g->event_idx + k * g->batch_size, err);
     }
@@ -254,7 +255,7 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
     size_t per = (size_t)(nb ? nb : 1) * (size_t)eo.batch_size;
     generation g = {o, sig, ev, eo.seed, eo.batch_size, calloc(nb ? (size_t)nb : 1, sizeof *g.slots),
                     calloc(per, sizeof *g.lengths), calloc(per, sizeof *g.event_idx), PTHREAD_MUTEX_INITIALIZER,
-                    nb, {0}};
+                    nb, {0}, nb};
     oq_ref_team *team = NULL;
     int threads = oq_ref_threads(o->threads, nb);
     if (threads > GENERATION_THREADS) threads = GENERATION_THREADS;
@@ -303,7 +304,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
                           "--expected: %s is paired with %s (files are matched in order; their numbers differ)",
                           src, o->input_files[k]);
     char path[4096];
-    snprintf(path, sizeof path, "%s/expected_%03zu.npz", o->outdir, k);
+    snprintf(path, sizeof path, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
     if (!(bi->expected = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return oq_signature_expected(sig, in, src, path, err);
 }
@@ -327,7 +328,7 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
         idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
     *next_event += b;
     oq_npz_free(z);
-    if (!st) st = write_batch(o->outdir, k, &in, idx, bi, err);
+    if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, bi, err);
     if (!st && expected) st = expected_batch(o, sig, k, &in, bi, err);
     free(idx);
     oq_batch_inputs_clear(&in);

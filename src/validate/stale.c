@@ -5,33 +5,48 @@
  * other files stay. */
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "validate/validate-impl.h"
 
-/* The batch index of a per-batch file the tool writes (inputs_NNN.npz, expected_NNN.npz,
- * outputs_<tag>_NNN.npz), else -1. */
-static long batch_file_index(const char *name)
+int oq_batch_digits(size_t n_batches)
 {
-    size_t n = strlen(name);
-    int is_inputs = !strncmp(name, "inputs_", 7) && n == 14;
-    int is_expected = !strncmp(name, "expected_", 9) && n == 16;
-    int is_outputs = !strncmp(name, "outputs_", 8) && n > 16 && name[n - 8] == '_';
-    if (!(is_inputs || is_expected || is_outputs) || strcmp(name + n - 4, ".npz")) return -1;
-    const char *d = name + n - 7;
-    for (int i = 0; i < 3; i++)
-        if (d[i] < '0' || d[i] > '9') return -1;
-    return (d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0');
+    int d = 3;
+    for (size_t last = n_batches ? n_batches - 1 : 0; last >= 1000; last /= 10) d++;
+    return d;
+}
+
+/* The batch index of a per-batch file the tool writes (inputs_NNN.npz, expected_NNN.npz,
+ * outputs_<tag>_NNN.npz: 3 digits or more), else -1; its digits in *digits. */
+static long batch_file_index(const char *name, int *digits)
+{
+    size_t n = strlen(name), d = 0;
+    if (n < 8 || strcmp(name + n - 4, ".npz")) return -1;
+    while (d < n - 4 && d < 18 && name[n - 5 - d] >= '0' && name[n - 5 - d] <= '9') d++;
+    const char *num = name + n - 4 - d, *head = num - 1;
+    if (d < 3 || head < name || *head != '_') return -1;
+    size_t h = (size_t)(head - name);
+    int is_inputs = h == 6 && !strncmp(name, "inputs_", 7);
+    int is_expected = h == 8 && !strncmp(name, "expected_", 9);
+    int is_outputs = h > 8 && !strncmp(name, "outputs_", 8);
+    if (!(is_inputs || is_expected || is_outputs)) return -1;
+    *digits = (int)d;
+    return strtol(num, NULL, 10);
 }
 
 /* Every saved output goes (this run writes its own again, under its configurations' names);
- * inputs and expected outputs from batch n_batches on (those below are written over). */
+ * inputs and expected outputs go unless this run writes them over: from batch n_batches on, and
+ * every one numbered with other digits (a run of 5,000 batches left inputs_1000.npz to
+ * inputs_4999.npz behind a rerun of 10: only 3-digit names were recognised). */
 static int stale_batch_file(const char *name, size_t n_batches)
 {
-    long index = batch_file_index(name);
-    return index >= 0 && (!strncmp(name, "outputs_", 8) || (size_t)index >= n_batches);
+    int digits = 0;
+    long index = batch_file_index(name, &digits);
+    return index >= 0 && (!strncmp(name, "outputs_", 8) || (size_t)index >= n_batches ||
+                          digits != oq_batch_digits(n_batches));
 }
 
 static int ends_with(const char *name, const char *tail)

@@ -432,6 +432,10 @@ void oq_validate_judge(oq_validate_summary *s, int allow_skip);
  * outputs, its inputs and expected outputs from batch n_batches on, its exported models and its
  * figures removed (stale.c); this run writes the rest over. */
 void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
+/* The digits of a run's per-batch file numbers (inputs_NNN.npz, expected_NNN.npz,
+ * outputs_<tag>_NNN.npz): 3, or as many as its last batch's index needs, so that names sort as
+ * their batches do (a glob 'DIR/inputs_*.npz' gives batch 1000 after batch 999, not after 100). */
+int oq_batch_digits(size_t n_batches);
 /* outdir/validate.csv and the figures in outdir/plots removed: a run whose summary.json could
  * not be written leaves no tables that stand for it. */
 void oq_validate_drop_tables(const char *outdir);

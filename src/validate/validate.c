@@ -133,7 +133,8 @@ static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
     int ok = f != NULL;
     for (size_t i = 0; ok && i < c->s->n_batches; i++) {
         const oq_batch_info *bi = &c->s->batches[i];
-        snprintf(save, sizeof save, "%s/outputs_%s_%03lld.npz", c->o->outdir, tag, (long long)bi->index);
+        snprintf(save, sizeof save, "%s/outputs_%s_%0*lld.npz", c->o->outdir, tag, oq_batch_digits(c->s->n_batches),
+                 (long long)bi->index);
         oq_plan_batch b = {bi->index, bi->inputs, bi->expected, c->o->save_outputs ? save : NULL,
                            *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
         ok = oq_plan_batch_put(f, &b);

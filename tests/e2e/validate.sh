@@ -111,6 +111,23 @@ left=$(cd "$T/pass" && LC_ALL=C ls | tr '\n' ' ')
 [ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt report.html summary.json validate.csv " ] ||
   fail "after replay --force: $left"
 
+# 3d. a run of more than 1000 batches numbers every file with 4 digits, so that 'DIR/inputs_*.npz'
+# gives them in batch order (inputs_1000.npz came after inputs_100.npz: a replay of the glob
+# renumbered the batches); a --force rerun of fewer batches removes them all (a 4-digit name was
+# not recognised: inputs_1000.npz stayed for the next glob to pick up)
+$ORTQUAL validate --outdir "$T/many" --num-events 1001 --batch-size 1 --max-len 8 --length-policy "uniform 2 8" \
+  --repeat 1 --warmup 0 --no-plots --progress never --save-outputs --configs ref:encoder:fp64,cpu:attention24:fp32 \
+  > "$T/many.out" 2>&1 || fail "1001 batches: $(tail -3 "$T/many.out")"
+names=$(cd "$T/many" && LC_ALL=C ls inputs_*.npz | sed -n '1p;101p;1001p' | tr '\n' ' ')
+[ "$names" = "inputs_0000.npz inputs_0100.npz inputs_1000.npz " ] || fail "1001 batches named: $names"
+[ "$(cd "$T/many" && ls outputs_01_*_1000.npz)" = outputs_01_cpu_attention24_fp32_1000.npz ] ||
+  fail "saved outputs named: $(cd "$T/many" && ls outputs_01_* | tail -1)"
+$ORTQUAL validate --outdir "$T/many" --force --num-events 2 --batch-size 1 --max-len 8 --length-policy "uniform 2 8" \
+  --repeat 1 --warmup 0 --no-plots --progress never --configs ref:encoder:fp64,cpu:attention24:fp32 > /dev/null 2>&1 ||
+  fail "--force rerun of 2 batches"
+left=$(cd "$T/many" && LC_ALL=C ls | grep -E '^(inputs|outputs)_' | tr '\n' ' ')
+[ "$left" = "inputs_000.npz inputs_001.npz " ] || fail "after a --force rerun of 2 batches: $(echo "$left" | cut -c1-200)"
+
 # 3c. outputs that are not files are refused before any work, and left as they were; two runs
 # started together without --outdir get a folder each
 mkfifo "$T/junit.fifo"
