@@ -314,6 +314,22 @@ int oq_cli_progress_option(const oq_opt *o, const char *arg);
 void oq_cli_progress_line(void *ctx, const char *line);
 /* The per-batch callback (oq_validate_opts.on_batch). */
 void oq_cli_progress_batch(void *ctx, const struct oq_validate_progress *p);
+/* The time left of a run whose configurations each run every batch, from its progress reports
+ * (cli_eta.c): the configuration running at its own pace since its first report, the ones after
+ * it at the pace of the configurations under test measured so far (the reference, always first,
+ * is not one of them: read from the cache it reports every batch at once), else at the running
+ * one's. Zero-initialised. */
+typedef struct oq_cli_eta {
+    int started;
+    size_t config;                /* the configuration the marks are of */
+    double t0, t_last;            /* its first and last report */
+    size_t done0, done_last;      /* batches done at those */
+    double tested_s;              /* configurations under test that ended: seconds and batches */
+    size_t tested_batches;        /* between their first and last reports */
+} oq_cli_eta;
+/* A report at time t (seconds, any origin): seconds left, or -1 while no pace is measured
+ * (a configuration's first report). A report of an earlier configuration is not counted. */
+double oq_cli_eta_update(oq_cli_eta *e, size_t config, size_t n_configs, size_t done, size_t n_batches, double t);
 /* One row per configuration (per-batch median and p90 latency), its reason when it did not
  * pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const char *outdir);

@@ -63,6 +63,7 @@ struct oq_cli_progress {
     int tty;
     double start, last;
     int line_open; /* an updating line is on the terminal */
+    oq_cli_eta eta;
 };
 
 int oq_cli_progress_option(const oq_opt *o, const char *arg)
@@ -101,17 +102,19 @@ void oq_cli_progress_batch(void *ctx, const oq_validate_progress *b)
 {
     struct oq_cli_progress *p = ctx;
     double t = now_s(), elapsed = t - p->start;
+    /* every report measures the pace, shown or not */
+    double left = oq_cli_eta_update(&p->eta, b->config, b->n_configs, b->batches_done, b->n_batches, t);
     if (p->mode == OQ_CLI_PROGRESS_NEVER || (p->mode == OQ_CLI_PROGRESS_AUTO && elapsed < QUIET_S)) return;
     if (!p->tty && p->mode == OQ_CLI_PROGRESS_AUTO && t - p->last < PLAIN_EVERY_S && b->batches_done < b->n_batches)
         return;
-    /* Every configuration runs every batch: the work done so far in batches, of all. */
-    double total = (double)b->n_configs * (double)b->n_batches;
-    double done = (double)b->config * (double)b->n_batches + (double)b->batches_done;
-    char el[32], eta[32];
+    char el[32], eta[40] = "";
     duration(el, sizeof el, elapsed);
-    duration(eta, sizeof eta, done > 0 ? elapsed * (total - done) / done : 0);
+    if (left >= 0) { /* none until a pace is measured */
+        memcpy(eta, "  ETA ", 7);
+        duration(eta + 6, sizeof eta - 6, left);
+    }
     if (p->tty) fputs("\r\033[K", stderr);
-    fprintf(stderr, "[%zu/%zu] %s  batch %zu/%zu  elapsed %s  ETA %s%s", b->config + 1, b->n_configs, b->config_name,
+    fprintf(stderr, "[%zu/%zu] %s  batch %zu/%zu  elapsed %s%s%s", b->config + 1, b->n_configs, b->config_name,
             b->batches_done, b->n_batches, el, eta, p->tty ? "" : "\n");
     fflush(stderr);
     p->line_open = p->tty;
@@ -379,7 +382,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     int ready = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
     if (ready) return ready;
     catch_interruption(o);
-    struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0};
+    struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0, {0}};
     o->self_exe = self;
     o->on_worker_fork = oq_cli_crash_backtrace;
     /* the non-skippable mode can be switched on from the environment too (the library reads none) */
