@@ -107,6 +107,7 @@ static const char style[] =
     /* only passed is green: a runtime error and a run where nothing was compared have their own colours */
     "header.verdict.passed{background:var(--ok)}header.verdict.failed{background:var(--bad)}"
     "header.verdict.error{background:var(--err)}header.verdict.untested{background:var(--skip)}"
+    "header.verdict.interrupted{background:var(--bad)}"
     "header.verdict h1{margin:0;font-size:26px}header.verdict p{margin:4px 0 0;font-size:15px}"
     "nav{margin:0 0 8px}nav a{margin-right:14px;color:#0b57a4}"
     "section{background:#fff;border:1px solid var(--line);border-radius:6px;padding:12px 18px;margin:14px 0}"
@@ -136,7 +137,7 @@ static const char style[] =
 
 const char *oq_html_verdict_class(const char *verdict)
 {
-    static const char *const known[] = {"passed", "failed", "error", "untested"};
+    static const char *const known[] = {"passed", "failed", "error", "untested", "interrupted"};
     for (size_t i = 0; verdict && i < sizeof known / sizeof *known; i++)
         if (!strcmp(verdict, known[i])) return known[i];
     return "failed"; /* a word this version does not know is never shown as a pass */
@@ -145,7 +146,11 @@ const char *oq_html_verdict_class(const char *verdict)
 const char *oq_html_verdict_word(const char *verdict)
 {
     const char *v = oq_html_verdict_class(verdict);
-    return !strcmp(v, "passed") ? "PASSED" : !strcmp(v, "error") ? "ERROR" : !strcmp(v, "untested") ? "NOT TESTED" : "FAILED";
+    return !strcmp(v, "passed")        ? "PASSED"
+           : !strcmp(v, "error")       ? "ERROR"
+           : !strcmp(v, "untested")    ? "NOT TESTED"
+           : !strcmp(v, "interrupted") ? "INTERRUPTED" /* validate, replay: a signal stopped the run */
+                                       : "FAILED";
 }
 
 void oq_html_begin(oq_sb *b, const char *title, const char *verdict)

@@ -620,9 +620,22 @@ static void test_report_verdicts(void **state)
         free(html);
         json_decref(doc);
     }
-    /* green is the passed banner's alone: no other verdict's rule uses the passing colour */
-    json_t *doc = load(FIX "validate/untested.json");
+    /* a run stopped by a signal: INTERRUPTED, as the tool printed and summary.json says (the page
+     * said FAILED, data-verdict "failed": a verdict it did not know) */
+    json_t *doc = load(FIX "validate/fail.json");
+    json_object_set_new(doc, "verdict", json_string("interrupted"));
+    json_object_set_new(doc, "verdict_reason", json_string("interrupted by SIGINT while cpu:model:fp32 ran (1 of 2 batches done)"));
     char *html = html_of(doc);
+    assert_non_null(strstr(html, "<header class=\"verdict interrupted\" id=\"verdict\" data-verdict=\"interrupted\">"));
+    assert_non_null(strstr(html, "<title>INTERRUPTED: "));
+    assert_non_null(strstr(html, "ortqual validate: INTERRUPTED</h1>"));
+    assert_non_null(strstr(html, "header.verdict.interrupted{background:var(--bad)}"));
+    assert_non_null(strstr(html, "<p id=\"verdict-reason\">interrupted by SIGINT while cpu:model:fp32 ran"));
+    free(html);
+    json_decref(doc);
+    /* green is the passed banner's alone: no other verdict's rule uses the passing colour */
+    doc = load(FIX "validate/untested.json");
+    html = html_of(doc);
     assert_non_null(strstr(html, "header.verdict.untested{background:var(--skip)}"));
     assert_non_null(strstr(html, "header.verdict.error{background:var(--err)}"));
     assert_int_equal(count(html, "{background:var(--ok)}"), 1);
