@@ -289,8 +289,24 @@ static void batch_line(void *ctx, const char *line)
     if (sscanf(line, "%zu %zu", &done, &total) == 2) batch_done(ctx, done, total);
 }
 
-/* What a child worker's end says into `run`; its result read into `r` unless it crashed. */
-static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *result_path, oq_config_result *r)
+/* Batches a stopped worker finished: the records it appended (each flushed as its batch
+ * ended), which its progress lines (a few a second, worker.c) may trail. */
+static size_t records_done(const char *result_path, size_t reported)
+{
+    char path[4096];
+    oq_batch_records_path(result_path, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    for (int ch; f && (ch = getc_unlocked(f)) != EOF;) n += ch == '\n';
+    if (f) fclose(f);
+    return n > reported ? n : reported;
+}
+
+/* What a child worker's end says into `run`; its result read into `r` unless it crashed. A
+ * timeout says how far it got (a worker that hung at its first batch and one that needed a few
+ * more seconds for its last ones read alike). */
+static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *result_path, const batch_watch *bw,
+                         oq_config_result *r)
 {
     char last[1200];
     run->ran = 1;
@@ -299,7 +315,10 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     run->seconds = pr->seconds;
     run->stderr_tail = strdup(pr->stderr_tail);
     int crashed = pr->signaled || pr->timed_out || pr->exit_code != 0;
-    if (crashed) failed_result(r, "worker %s%s", run->ended, last_line(pr->stderr_tail, last, sizeof last));
+    char done[96] = "";
+    if (pr->timed_out)
+        snprintf(done, sizeof done, " with %zu of %zu batches done", records_done(result_path, bw->done), bw->total);
+    if (crashed) failed_result(r, "worker %s%s%s", run->ended, done, last_line(pr->stderr_tail, last, sizeof last));
     oq_proc_result_clear(pr);
     oq_err e = {0};
     if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
@@ -323,7 +342,7 @@ static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const 
     oq_proc_watch w = {OQ_PROGRESS_PREFIX, batch_line, o->on_worker ? worker_started : NULL, o->interrupt, bw};
     if (oq_worker_spawn(o, plan_path, c->plans[k].ort_lib, &w, &pr, &run->forked, &e))
         return failed_result(r, "%s", e.msg);
-    worker_ended(run, &pr, result_path, r);
+    worker_ended(run, &pr, result_path, bw, r);
 }
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
@@ -533,19 +552,6 @@ static void note_interruption(const run_ctx *c, const char *config, size_t done,
     snprintf(in->config, sizeof in->config, "%s", config);
     in->batches_done = done;
     in->n_batches = total;
-}
-
-/* Batches a stopped worker finished: the records it appended (each flushed as its batch
- * ended), which its progress lines (a few a second, worker.c) may trail. */
-static size_t records_done(const char *result_path, size_t reported)
-{
-    char path[4096];
-    oq_batch_records_path(result_path, path, sizeof path);
-    FILE *f = fopen(path, "r");
-    size_t n = 0;
-    for (int ch; f && (ch = getc_unlocked(f)) != EOF;) n += ch == '\n';
-    if (f) fclose(f);
-    return n > reported ? n : reported;
 }
 
 /* The configuration running when the signal came: not a result (its worker was stopped). */
@@ -759,7 +765,7 @@ static oq_status finish_reference(run_ctx *c, bg_reference *bg, int *ref_ok, oq_
     oq_err e = {0};
     struct stat sb;
     if (oq_proc_wait_bg(&bg->proc, c->o->timeout_s, 4096, c->o->interrupt, &pr, &e)) failed_result(&got, "%s", e.msg);
-    else worker_ended(&r->worker, &pr, c->plans[0].result, &got);
+    else worker_ended(&r->worker, &pr, c->plans[0].result, &bw, &got);
     if (got.status == OQ_VERDICT_PASSED && stat(c->plans[0].result, &sb) == 0)
         r->worker.seconds = (double)(sb.st_mtim.tv_sec - bg->started.tv_sec) +
                             (double)(sb.st_mtim.tv_nsec - bg->started.tv_nsec) * 1e-9;
