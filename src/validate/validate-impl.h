@@ -436,6 +436,10 @@ void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
  * outputs_<tag>_NNN.npz): 3, or as many as its last batch's index needs, so that names sort as
  * their batches do (a glob 'DIR/inputs_*.npz' gives batch 1000 after batch 999, not after 100). */
 int oq_batch_digits(size_t n_batches);
+/* The writer's temporaries (NAME.tmp.XXXXXX) left in the output folder by a worker stopped while
+ * it wrote a file (a saved output: SIGINT, SIGTERM, a --timeout's SIGKILL), removed: the run
+ * owns the folder (a shard its own), so every such file is this run's, half written. */
+void oq_validate_drop_temps(const char *outdir);
 /* outdir/validate.csv and the figures in outdir/plots removed: a run whose summary.json could
  * not be written leaves no tables that stand for it. */
 void oq_validate_drop_tables(const char *outdir);

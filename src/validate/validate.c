@@ -1247,6 +1247,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
     if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);
     if (*c.workdir) oq_remove_tree(c.workdir);
+    if (*c.workdir && !o->shard.prepare) oq_validate_drop_temps(o->outdir);
     ctx_clear(&c);
     if (st) oq_validate_summary_free(c.s);
     else *summary = c.s;

@@ -142,4 +142,21 @@ wait $pid || rc=$?
 [ "$(json "$T/late/summary.json" '(d["verdict"], d["exit_status"], d["verdict_reason"], [c["status"] for c in d["configs"]])')" = \
   "('interrupted', 130, 'interrupted by SIGINT after every configuration had ended', ['passed', 'passed'])" ] ||
     fail "late SIGINT: summary: $(json "$T/late/summary.json" '(d["verdict"], d["exit_status"], d.get("verdict_reason"))')"
+
+# 6. a signal while a worker writes a saved output (held between writing its temporary and
+# renaming it): the half-written temporary does not stay in the output folder (it did:
+# outputs_01_cpu_attention24_fp32_001.npz.tmp.XXXXXX beside the summary)
+rm -f "$T/late.mark"
+OQ_SLOW_RENAME=_fp32_001.npz OQ_SLOW_RENAME_MARK="$T/save.mark" LD_PRELOAD="$PRE" \
+    $ORTQUAL validate --num-events 4 --batch-size 2 --repeat 1 --no-plots --no-cache --save-outputs \
+    --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/save" >"$T/save.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do [ -e "$T/save.mark" ] && break; sleep 0.1; done
+[ -e "$T/save.mark" ] || { kill -9 $pid; fail "save: the output was never renamed: $(cat "$T/save.log")"; }
+ls "$T/save" | grep -q '_fp32_001\.npz\.tmp\.' || { kill -9 $pid; fail "save: no temporary while it was held"; }
+kill -INT $pid
+rc=0
+wait $pid || rc=$?
+[ "$rc" -eq 130 ] || fail "save SIGINT: exit $rc, expected 130: $(tail -5 "$T/save.log")"
+! ls -a "$T/save" | grep '\.tmp\.' || fail "a half-written temporary stayed in the output folder"
 echo "interruption: ok"
