@@ -883,17 +883,10 @@ static void exact_io(const char *path)
     for (int k = 0; k < 4; k++) oq_tensor_free(t[k]);
 }
 
-/* Integer outputs are compared exactly: the page says "exact" where a float output has its
- * tolerance and lists the elements that differ; the JUnit failure says they differ. */
-static void test_report_exact(void **state)
+/* validate, in this process: `model` on ORT CPU against the outputs saved in `io`, into `out`;
+ * the run must fail (the tests' models differ from their saved outputs on purpose). */
+static void validate_failing(const char *model, const char *io, const char *out)
 {
-    (void)state;
-    char *dir = temp_dir("exact_in"), *out = temp_dir("exact_out"), model[512], io[512], summary[512];
-    snprintf(model, sizeof model, "%s/m.onnx", dir);
-    snprintf(io, sizeof io, "%s/io.npz", dir);
-    snprintf(summary, sizeof summary, "%s/summary.json", out);
-    exact_model(model);
-    exact_io(io);
     oq_config cfg[2];
     assert_int_equal(oq_config_parse("expected", &cfg[0], NULL), OQ_OK);
     assert_int_equal(oq_config_parse("cpu:model:fp32", &cfg[1], NULL), OQ_OK);
@@ -916,6 +909,20 @@ static void test_report_exact(void **state)
     if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
     assert_string_equal(oq_run_verdict_name(s->verdict), "failed");
     oq_validate_summary_free(s);
+}
+
+/* Integer outputs are compared exactly: the page says "exact" where a float output has its
+ * tolerance and lists the elements that differ; the JUnit failure says they differ. */
+static void test_report_exact(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("exact_in"), *out = temp_dir("exact_out"), model[512], io[512], summary[512];
+    snprintf(model, sizeof model, "%s/m.onnx", dir);
+    snprintf(io, sizeof io, "%s/io.npz", dir);
+    snprintf(summary, sizeof summary, "%s/summary.json", out);
+    exact_model(model);
+    exact_io(io);
+    validate_failing(model, io, out);
     json_t *doc = load(summary);
     char *html = html_of(doc);
     assert_non_null(strstr(html, "data-verdict=\"failed\""));
@@ -985,28 +992,7 @@ static void test_report_nonfinite(void **state)
     snprintf(io, sizeof io, "%s/io.npz", dir);
     nonfinite_model(model);
     nonfinite_io(io);
-    oq_config cfg[2];
-    assert_int_equal(oq_config_parse("expected", &cfg[0], NULL), OQ_OK);
-    assert_int_equal(oq_config_parse("cpu:model:fp32", &cfg[1], NULL), OQ_OK);
-    const char *files[] = {io};
-    oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.kind = OQ_MODEL_USER;
-    o.model_path = model;
-    o.input_files = files;
-    o.n_input_files = 1;
-    o.configs = cfg;
-    o.n_configs = 2;
-    o.repeat = 1;
-    o.isolate = 0;
-    o.plots = 0;
-    o.ort_lib = OQ_ORT_LIB;
-    o.outdir = out;
-    oq_validate_summary *s = NULL;
-    oq_err err = {0};
-    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
-    assert_string_equal(oq_run_verdict_name(s->verdict), "failed");
-    oq_validate_summary_free(s);
+    validate_failing(model, io, out);
     char *csv;
     size_t n;
     snprintf(path, sizeof path, "%s/validate.csv", out);
