@@ -1,6 +1,5 @@
 /* Human output shared by validate and replay: progress, the verdict table, the reports. */
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "ortqual/validate.h"
 
 #include "cli.h"
+#include "compare/compare-impl.h"
 
 int oq_cli_padding(const oq_opt *o, const char *arg)
 {
@@ -183,19 +183,16 @@ static void config_row(const oq_config_result *c)
 {
     double worst = -1, med, p90, first;
     const char *worst_out = "-";
-    for (size_t j = 0; j < c->n_outputs; j++) { /* each output over every batch */
+    for (size_t j = 0; j < c->n_outputs; j++) { /* each output over every batch: nan, inf, then the largest */
         const oq_compare_result *r = &c->outputs[j].all;
-        /* max_abs is over the finite pairs: a NaN or Inf on either side outranks any of them */
-        double m = r->nan_count || r->ref_nan_count ? INFINITY
-                   : r->inf_count || r->ref_inf_count ? DBL_MAX
-                   : isfinite(r->max_abs) ? r->max_abs : 0;
-        if (m > worst) worst = m, worst_out = r->name;
+        double m = oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count,
+                                            isfinite(r->max_abs) ? r->max_abs : 0);
+        if (oq_compare_max_abs_worse(m, worst)) worst = m, worst_out = r->name;
     }
     med = c->totals.median_p50_s * 1e3, p90 = c->totals.median_p90_s * 1e3, first = c->totals.first_call_s * 1e3;
     if (!c->totals.n) med = p90 = first = NAN; /* no batch ran (not run, crashed): nothing timed, not 0 ms */
     char err_s[32] = "-", m_s[32], p_s[32], f_s[32];
-    if (worst >= 0) snprintf(err_s, sizeof err_s, "%.3g", worst);
-    if (isinf(worst) || worst == DBL_MAX) snprintf(err_s, sizeof err_s, isinf(worst) ? "nan" : "inf");
+    if (!(worst < 0)) snprintf(err_s, sizeof err_s, "%.3g", worst); /* "nan", "inf" as printf writes them */
     ms(m_s, sizeof m_s, med);
     ms(p_s, sizeof p_s, p90);
     ms(f_s, sizeof f_s, first);
