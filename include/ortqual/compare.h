@@ -153,6 +153,13 @@ typedef struct oq_compare_opts {
  * padding checked, 5 worst elements. */
 OQ_API oq_compare_opts oq_compare_opts_default(oq_dtype precision);
 
+/* The largest |error| as the tables, validate.csv and JUnit show it: NaN when a valid element
+ * is NaN on either side, +Inf when one is infinite, else max_abs, which is taken over the finite
+ * pairs only (0 for an output of Infs, that failed on every element). */
+OQ_API double oq_compare_max_abs_shown(int64_t nan, int64_t inf, int64_t ref_nan, int64_t ref_inf, double max_abs);
+/* Whether shown max |error| `a` is worse than `b`: NaN, then +Inf, then the larger. */
+OQ_API int oq_compare_max_abs_worse(double a, double b);
+
 /* One element: flat index, coordinates, values and differences. */
 typedef struct oq_compare_elem {
     int64_t index;

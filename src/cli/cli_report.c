@@ -15,7 +15,7 @@
 #include "ortqual/validate.h"
 
 #include "cli.h"
-#include "compare/compare-impl.h"
+#include "ortqual/compare.h"
 
 int oq_cli_padding(const oq_opt *o, const char *arg)
 {

@@ -25,11 +25,5 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, o
 oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                      oq_compare_result *res, oq_err *err);
 
-/* The largest |error| as the tables, validate.csv and JUnit show it: NaN when a valid element
- * is NaN on either side, +Inf when one is infinite, else max_abs, which is taken over the finite
- * pairs only (0 for an output of Infs, that failed on every element). */
-double oq_compare_max_abs_shown(int64_t nan, int64_t inf, int64_t ref_nan, int64_t ref_inf, double max_abs);
-/* Whether shown max |error| `a` is worse than `b`: NaN, then +Inf, then the larger. */
-int oq_compare_max_abs_worse(double a, double b);
 
 #endif
