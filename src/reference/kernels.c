@@ -420,42 +420,69 @@ static int64_t full_panels(const oq_ref_block *b, int64_t j0, int64_t C)
  * in registers (K broadcast from memory inside the FMAs: no separate
  * broadcasts), its weights one exp for all rows, and its products with V
  * another 16 FMAs into the outputs, also in registers; the rows' maxima and
- * minima stay in lanes (no reductions), and keys are weighed two at a time, a
- * step ahead of their products, so the exp's latency hides behind them. On a
- * core whose FMA units take one 512-bit FMA per cycle (Zen 4) it takes 41-43
- * cycles per key at D = Dv = 16, near the 40 of its FMAs (16 + 16 + 8 for the
- * exp); the kernel above, a row per accumulator pair, 48-50. */
+ * minima stay in lanes (no reductions), and keys are weighed in place,
+ * LANE_AHEAD keys ahead of their products, so the exp's latency hides behind
+ * them. On a core whose FMA units take one 512-bit FMA per cycle (Zen 4) it
+ * took 41-43 cycles per key at D = Dv = 16, near the 40 of its FMAs (16 + 16 +
+ * 8 for the exp); the kernel above, a row per accumulator pair, 48-50. On Zen 5
+ * (two a cycle: 20 cycles' worth) 24-25 with one group of 8 keys a step and
+ * keys weighed a step ahead, 22-22.5 as now (docs/reference.md). */
 _Static_assert(ROWS == 8 && OQ_REF_ATTEND_SCRATCH >= 8 * OQ_REF_CHUNK,
                "a block's rows fill a vector's lanes; a chunk of their scores fits the scratch");
 
+/* a[u] = the scores of a panel's 16 keys (p: [D][16], D <= 16) for the lanes'
+ * rows (q[d]: column d of the rows). Two groups of 8 keys at once: 16 chains of
+ * FMAs give the FMA units slack for the chains' latency, which 8 chains (4
+ * cycles each, two FMAs a cycle) only just fill. */
+OQ_INLINE void panel_scores(const v8d q[16], int64_t D, const double *p, v8d a[16])
+{
+#pragma GCC unroll 16
+    for (int u = 0; u < 16; u++) a[u] = splat8(0.0);
+#pragma GCC unroll 16
+    for (int d = 0; d < 16; d++)
+        if (d < D)
+#pragma GCC unroll 16
+            for (int u = 0; u < 16; u++) a[u] += q[d] * splat8(p[d * OQ_REF_KEYS + u]);
+}
+
+/* hi, lo (lanes) raised and lowered to the maxima and minima of a[0 .. m). A
+ * whole panel goes through a chain that starts from a[0], so that no register
+ * has to hold the running range across the panel's FMAs (q and a fill them). */
+OQ_INLINE void panel_range(const v8d a[16], int m, double *hi, double *lo)
+{
+    if (m == 16) {
+        v8d mx = a[0], mn = a[0];
+#pragma GCC unroll 16
+        for (int u = 1; u < 16; u++) mx = max8(a[u], mx), mn = min8(a[u], mn);
+        store8(hi, max8(mx, load8(hi)));
+        store8(lo, min8(mn, load8(lo)));
+        return;
+    }
+    v8d mx = load8(hi), mn = load8(lo);
+#pragma GCC unroll 16
+    for (int u = 0; u < 16; u++)
+        if (u < m) mx = max8(a[u], mx), mn = min8(a[u], mn);
+    store8(hi, mx);
+    store8(lo, mn);
+}
+
 /* Scores of a chunk's keys 0 .. n (kp: its first key's panel, D <= 16
- * columns) for the lanes' rows qt[d*8 + r]: st[j*8 + r]. The lanes' maxima and
- * minima over those keys are merged into hi and lo. */
+ * columns) for the lanes' rows qt[d*8 + r]: st[j*8 + r] for j < round_up(n,
+ * 16). The lanes' maxima and minima over keys < n are merged into hi and lo. */
 OQ_CLONES
 static void lane_scores(const double *qt, int64_t D, const double *kp, int64_t n, double *st,
                         double *hi, double *lo)
 {
-    v8d q[16], mx = load8(hi), mn = load8(lo);
+    v8d q[16];
 #pragma GCC unroll 16
     for (int d = 0; d < 16; d++) q[d] = load8(qt + d * 8);
-    for (int64_t j = 0; j < n; j += 8) {
-        const double *p = kp + j / OQ_REF_KEYS * D * OQ_REF_KEYS + j % OQ_REF_KEYS;
-        v8d a[8];
-#pragma GCC unroll 8
-        for (int u = 0; u < 8; u++) a[u] = splat8(0.0);
+    for (int64_t j = 0; j < n; j += OQ_REF_KEYS, kp += D * OQ_REF_KEYS) {
+        v8d a[16];
+        panel_scores(q, D, kp, a);
 #pragma GCC unroll 16
-        for (int d = 0; d < 16; d++)
-            if (d < D)
-#pragma GCC unroll 8
-                for (int u = 0; u < 8; u++) a[u] += q[d] * splat8(p[d * OQ_REF_KEYS + u]);
-#pragma GCC unroll 8
-        for (int u = 0; u < 8; u++) {
-            store8(st + (j + u) * 8, a[u]);
-            if (j + u < n) mx = max8(a[u], mx), mn = min8(a[u], mn);
-        }
+        for (int u = 0; u < 16; u++) store8(st + (j + u) * 8, a[u]);
+        panel_range(a, n - j < 16 ? (int)(n - j) : 16, hi, lo);
     }
-    store8(hi, mx);
-    store8(lo, mn);
 }
 
 /* acc[c] += w v[c], c < 16. */
@@ -465,40 +492,54 @@ OQ_INLINE void lane_times_v(v8d w, const double *v, v8d acc[16])
     for (int c = 0; c < 16; c++) acc[c] += w * splat8(v[c]);
 }
 
+/* Key j's weights (flush as weights8) in place of its scores st[j*8 ..]. */
+OQ_INLINE v8d lane_weigh(double *st, int64_t j, v8d m, int flush)
+{
+    const v8d w = weights8(load8(st + j * 8), m, flush);
+    store8(st + j * 8, w);
+    return w;
+}
+
+/* How many keys ahead of their products the weights are computed: the exp's
+ * chain of dependent operations (~45 cycles) then runs beside the FMAs of the
+ * keys between; a step ahead (2 keys, ~24 cycles of FMAs) left it exposed. */
+#define LANE_AHEAD 8
+
 /* o[c*8 + r] += sum_{j < n} w[j][r] v[j][c] (c < 16; vp: rows of 16), in key
- * order, with w[j] = 2^(st[j] - shift) (flush as weights8); l[r] += the sum of
- * the even keys' weights, then of the odd keys'. Two keys a step, weighed a
- * step ahead of their products. */
-OQ_INLINE void lane_products(const double *st, int64_t n, const double *shift, int flush,
+ * order, with w[j] = 2^(st[j] - shift) (flush as weights8), which replace the
+ * scores in st; l[r] += the sum of the even keys' weights, then of the odd
+ * keys'. Weights are computed LANE_AHEAD keys before their products. */
+OQ_INLINE void lane_products(double *st, int64_t n, const double *shift, int flush,
                              const double *vp, double *o, double *l)
 {
     const v8d m = load8(shift);
-    v8d acc[16], sum0 = load8(l), sum1 = splat8(0.0), w0 = weights8(load8(st), m, flush);
-    v8d w1 = n > 1 ? weights8(load8(st + 8), m, flush) : w0;
+    v8d acc[16], sum0 = load8(l), sum1 = splat8(0.0);
+    const int64_t ahead = n < LANE_AHEAD ? n : LANE_AHEAD;
+    for (int64_t j = 0; j < ahead; j++) {
+        const v8d w = lane_weigh(st, j, m, flush);
+        if (j & 1) sum1 += w; else sum0 += w;
+    }
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) acc[c] = load8(o + c * 8);
     int64_t j = 0;
-    for (; j + 2 <= n; j += 2) {
-        v8d next0 = w0, next1 = w1;
-        if (j + 2 < n) next0 = weights8(load8(st + (j + 2) * 8), m, flush);
-        if (j + 3 < n) next1 = weights8(load8(st + (j + 3) * 8), m, flush);
-        sum0 += w0;
-        sum1 += w1;
-        lane_times_v(w0, vp + j * OQ_REF_COLS, acc);
-        lane_times_v(w1, vp + (j + 1) * OQ_REF_COLS, acc);
-        w0 = next0, w1 = next1;
+    for (; j + LANE_AHEAD + 2 <= n; j += 2) {
+        sum0 += lane_weigh(st, j + LANE_AHEAD, m, flush);
+        sum1 += lane_weigh(st, j + LANE_AHEAD + 1, m, flush);
+        lane_times_v(load8(st + j * 8), vp + j * OQ_REF_COLS, acc);
+        lane_times_v(load8(st + j * 8 + 8), vp + (j + 1) * OQ_REF_COLS, acc);
     }
-    if (j < n) {
-        sum0 += w0;
-        lane_times_v(w0, vp + j * OQ_REF_COLS, acc);
+    for (int64_t k = j + LANE_AHEAD; k < n; k++) {
+        const v8d w = lane_weigh(st, k, m, flush);
+        if (k & 1) sum1 += w; else sum0 += w;
     }
+    for (; j < n; j++) lane_times_v(load8(st + j * 8), vp + j * OQ_REF_COLS, acc);
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) store8(o + c * 8, acc[c]);
     store8(l, sum0 + sum1);
 }
 
 OQ_CLONES
-static void lane_weighted(const double *st, int64_t n, const double *shift, int flush,
+static void lane_weighted(double *st, int64_t n, const double *shift, int flush,
                           const double *vp, double *o, double *l)
 {
     if (flush)

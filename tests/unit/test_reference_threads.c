@@ -200,22 +200,37 @@ static void test_attention_long_rows_match_two_pass(void **state)
 /* The same without a mask, through the kernel that keeps a block's rows in the
  * lanes of a vector (D and Dv <= 16): scores rising along the keys, a row whose
  * scores span more than float64's exp range (weights flushed to 0), one whose
- * query has a NaN, and 19 rows (a block of 3). */
-static void test_attention_lanes_match_two_pass(void **state)
+ * query has a NaN, one whose scores are all below -1022, and 19 rows (a block
+ * of 3); T keys, head size D. */
+static void lanes_case(int64_t T, int64_t D, int64_t Dv)
 {
-    (void)state;
-    const int64_t qs[4] = {1, 2, 19, 16}, ks[4] = {1, 2, 700, 16}, vs[4] = {1, 2, 700, 11};
+    const int64_t qs[4] = {1, 2, 19, D}, ks[4] = {1, 2, T, D}, vs[4] = {1, 2, T, Dv};
     oq_tensor *q = rand_t(OQ_DTYPE_FLOAT64, 4, qs, 1), *k = rand_t(OQ_DTYPE_FLOAT64, 4, ks, 1),
               *v = rand_t(OQ_DTYPE_FLOAT64, 4, vs, 1);
     double *kd = k->data, *qd = q->data;
-    for (int64_t j = 0; j < 2 * 700; j++) kd[j * 16] += 0.02 * (double)(j % 700);
+    for (int64_t j = 0; j < 2 * T; j++) kd[j * D] = 1.0 + 0.02 * (double)(j % T);
     for (int64_t h = 0; h < 2; h++) {
-        for (int64_t d = 0; d < 16; d++) qd[(h * 19 + 12) * 16 + d] *= 3000; /* span > 1022 */
-        qd[(h * 19 + 7) * 16 + 3] = NAN;
+        for (int64_t d = 0; d < D; d++) qd[(h * 19 + 12) * D + d] *= 3000; /* span > 1022 */
+        qd[(h * 19 + 7) * D + D / 2] = NAN;
+        /* Every score far below 0 (the padding keys' score): a maximum taken
+         * over the padding too would flush every weight. */
+        for (int64_t d = 0; d < D; d++) qd[(h * 19 + 4) * D + d] = d ? 0.0 : -3000.0;
     }
     match_two_pass(&(oq_ref_attention_inputs){.q = q, .k = k, .v = v}, 7);
     oq_tensor *ts[] = {q, k, v};
     for (int i = 0; i < 3; i++) oq_tensor_free(ts[i]);
+}
+
+/* Three chunks, the last ending inside a panel of 16 keys; head sizes below 16
+ * (some FMAs of a panel skipped); chunks shorter than the keys the weights run
+ * ahead of their products (9) and than one group of 8 (5). */
+static void test_attention_lanes_match_two_pass(void **state)
+{
+    (void)state;
+    lanes_case(700, 16, 11);
+    lanes_case(300, 9, 16);
+    lanes_case(9, 16, 3);
+    lanes_case(5, 7, 7);
 }
 
 /* Encoder: events of 300, 17 and 129 valid elements (several 48-row tiles, key
