@@ -60,7 +60,7 @@ expect 0 "skipped +node_softmax: not attention: softmax over axis 2 of 4 \(the q
     --inputs "$F/wrong_axis/io.npz" --expected "$F/wrong_axis/io.npz"
 expect 0 "ai.onnx +Softmax +1" $ORTQUAL inspect "$T/wrong.onnx"
 # --flash on it: no Attention computes in float16, so the check holds it to float32's tolerance
-# (it was judged at fp16's rtol 1e-2, atol 1e-3, a hundred times looser than anything in it needs)
+# (it was judged at fp16's rtol 1e-2, atol 1e-3 then, a hundred times looser than anything in it needs)
 $ORTQUAL convert "$F/wrong_axis/wrong_axis_op18.onnx" -o "$T/wrong16.onnx" --flash --inputs "$F/wrong_axis/io.npz" \
     --expected "$F/wrong_axis/io.npz" >"$T/wrong16.out" 2>&1
 if [ "$(grep -c 'vs .*PASS.*(rtol=0.0001 atol=1e-05)$' "$T/wrong16.out")" = 2 ] && ! grep -q "rtol=0.01" "$T/wrong16.out"; then
