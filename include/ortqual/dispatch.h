@@ -87,7 +87,8 @@ typedef struct oq_dispatch_record {
     const char *dtype;       /* "fp16", "bf16" or "fp32"; "" if not printed */
     const char *kernel_name; /* exactly as printed after "SdpaKernel=" */
     oq_sdpa_kernel kernel;        /* kernel_name parsed; OQ_SDPA_UNKNOWN keeps the raw name above */
-    uint64_t line;           /* 1-based line number in the text fed to the parser */
+    uint64_t line;           /* 1-based line number, in the text fed to the parser, of the first */
+    uint64_t count;          /* routing lines with these four values (ORT prints one per node per Run) */
 } oq_dispatch_record;
 
 typedef struct oq_dispatch_option {
@@ -104,7 +105,10 @@ typedef struct oq_dispatch_options {
     uint64_t line;
 } oq_dispatch_options;
 
-/* Everything parsed so far, in input order. Owned by the parser. */
+/* Everything parsed so far: one record per distinct (op, node, dtype, kernel
+ * name), in the order of their first lines, with the number of lines (so that a
+ * long run's log stays the size of its model); the option lines in input order.
+ * Owned by the parser. */
 typedef struct oq_dispatch_log {
     oq_dispatch_record *records;
     size_t n_records;
@@ -168,7 +172,7 @@ OQ_API oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec,
 
 typedef struct oq_dispatch_report {
     int passed;         /* 1 only if at least one record was checked and nothing failed */
-    size_t n_records;   /* routing lines checked (all of them) */
+    size_t n_records;   /* routing lines checked (all of them: the records' counts) */
     size_t n_failures;
     char **failures;    /* owned; e.g. "attn0: expected FLASH_ATTENTION, got MATH (line 7)" */
     size_t n_math_failures; /* of those, records whose kernel was MATH: the fallback a fast

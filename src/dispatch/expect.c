@@ -182,9 +182,10 @@ oq_status oq_dispatch_check(const oq_dispatch_expect *e, const oq_dispatch_log *
     OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     oq_status st = OQ_OK;
-    out->n_records = log->n_records;
-    for (size_t i = 0; i < log->n_records && st == OQ_OK; i++)
+    for (size_t i = 0; i < log->n_records && st == OQ_OK; i++) {
+        out->n_records += log->records[i].count;
         st = check_record(e, &log->records[i], out, err);
+    }
     for (size_t i = 0; i < e->n && st == OQ_OK; i++) {
         const char *node = e->rules[i].node;
         if (node && rule_node_first(e, i) && !node_seen(log, node))

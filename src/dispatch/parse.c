@@ -31,16 +31,18 @@ oq_status oq_dispatch_parser_create(oq_dispatch_parser **out, oq_err *err)
     return OQ_OK;
 }
 
+static void record_strings_free(const oq_dispatch_record *r)
+{
+    free((char *)r->op);
+    free((char *)r->node);
+    free((char *)r->dtype);
+    free((char *)r->kernel_name);
+}
+
 void oq_dispatch_log_clear(oq_dispatch_log *log)
 {
     if (!log) return;
-    for (size_t i = 0; i < log->n_records; i++) {
-        oq_dispatch_record *r = &log->records[i];
-        free((char *)r->op);
-        free((char *)r->node);
-        free((char *)r->dtype);
-        free((char *)r->kernel_name);
-    }
+    for (size_t i = 0; i < log->n_records; i++) record_strings_free(&log->records[i]);
     for (size_t i = 0; i < log->n_options; i++) {
         for (size_t j = 0; j < log->options[i].n_opts; j++) free((char *)log->options[i].opts[j].name);
         free(log->options[i].opts);
@@ -66,6 +68,7 @@ oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src,
         if (ok) {
             r->kernel = s->kernel;
             r->line = s->line;
+            r->count = s->count;
         }
     }
     for (size_t i = 0; ok && i < src->n_options; i++) {
@@ -175,11 +178,25 @@ static int is_name_char(char c)
     return isalnum((unsigned char)c) || c == '_';
 }
 
-static oq_status add_record(oq_dispatch_parser *p, const oq_dispatch_record *r, oq_err *err)
+static int same_route(const oq_dispatch_record *a, const oq_dispatch_record *b)
 {
+    return !strcmp(a->node, b->node) && !strcmp(a->kernel_name, b->kernel_name) &&
+           !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
+}
+
+/* r (its strings handed over) counted into the record of its route, or appended. */
+static oq_status add_record(oq_dispatch_parser *p, oq_dispatch_record *r, oq_err *err)
+{
+    for (size_t i = p->log.n_records; i-- > 0;)
+        if (same_route(&p->log.records[i], r)) {
+            p->log.records[i].count++;
+            record_strings_free(r);
+            return OQ_OK;
+        }
     oq_dispatch_record *slot = OQ_PUSH(p->log.records, p->log.n_records);
     if (!slot) return NOMEM(err);
     *slot = *r;
+    slot->count = 1;
     return OQ_OK;
 }
 
@@ -206,10 +223,7 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
     r.kernel_name = dup_range(s + kname, kend - kname);
     r.line = p->line;
     if (!r.op || !r.node || !r.dtype || !r.kernel_name) {
-        free((char *)r.op);
-        free((char *)r.node);
-        free((char *)r.dtype);
-        free((char *)r.kernel_name);
+        record_strings_free(&r);
         return NOMEM(err);
     }
     r.kernel = oq_sdpa_kernel_from_name(r.kernel_name);
@@ -217,12 +231,7 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
     if (r.kernel != OQ_SDPA_UNKNOWN && strcmp(r.kernel_name, oq_sdpa_kernel_name(r.kernel)) != 0)
         r.kernel = OQ_SDPA_UNKNOWN;
     oq_status st = add_record(p, &r, err);
-    if (st != OQ_OK) {
-        free((char *)r.op);
-        free((char *)r.node);
-        free((char *)r.dtype);
-        free((char *)r.kernel_name);
-    }
+    if (st != OQ_OK) record_strings_free(&r);
     return st;
 }
 

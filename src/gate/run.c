@@ -195,8 +195,11 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
     if (st != OQ_OK) return st;
     const oq_dispatch_log *log = oq_dispatch_parser_log(p);
     const oq_test_summary *sum = oq_summary_scanner_last(sc->scanner);
-    r->dispatch_records = log->n_records;
-    for (size_t i = 0; i < log->n_records; i++) r->kernel_counts[log->records[i].kernel]++;
+    r->dispatch_records = 0;
+    for (size_t i = 0; i < log->n_records; i++) {
+        r->dispatch_records += log->records[i].count;
+        r->kernel_counts[log->records[i].kernel] += log->records[i].count;
+    }
     if (sum && (st = copy_summary(&r->summary, sum, err)) != OQ_OK) return st;
     oq_gate_outcome o = {r->exit_code, r->signal, sum, log, r->timed_out ? g->o.timeout_s : 0};
     return oq_gate_judge(&o, g->o.allow_skip, g->expect, &r->j, err);

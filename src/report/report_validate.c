@@ -49,7 +49,8 @@ static void td_padding(oq_sb *b, long long judged, long long reported)
     oq_sb_puts(b, "</td>");
 }
 
-/* Distinct (node, op, dtype, kernel) records: ORT prints a routing line per node per Run. */
+/* Distinct (node, kernel, dtype) routes and their lines (ORT prints one per node per Run;
+ * a record counts the lines of its route, and differs from another by its op too). */
 typedef struct route {
     const json_t *rec;
     int lines;
@@ -66,8 +67,9 @@ static size_t routes_of(const json_t *recs, route *out, size_t cap)
                 !strcmp(oq_j_str(out[k].rec, "kernel", ""), oq_j_str(r, "kernel", "")) &&
                 !strcmp(oq_j_str(out[k].rec, "dtype", ""), oq_j_str(r, "dtype", "")))
                 break;
-        if (k < n) out[k].lines++;
-        else if (n < cap) out[n++] = (route){r, 1};
+        const int lines = json_is_integer(json_object_get(r, "count")) ? (int)oq_j_int(r, "count") : 1;
+        if (k < n) out[k].lines += lines;
+        else if (n < cap) out[n++] = (route){r, lines};
     }
     return n;
 }

@@ -365,8 +365,9 @@ static json_t *dispatch_json(const oq_dispatch_result *d)
     json_t *records = json_array(), *options = json_array();
     for (size_t i = 0; i < d->log.n_records; i++) {
         const oq_dispatch_record *r = &d->log.records[i];
-        json_array_append_new(records, json_pack("{s:s, s:s, s:s, s:s, s:I}", "node", r->node, "op", r->op, "dtype",
-                                                 r->dtype, "kernel", r->kernel_name, "line", (json_int_t)r->line));
+        json_array_append_new(records, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "node", r->node, "op", r->op,
+                                                 "dtype", r->dtype, "kernel", r->kernel_name, "line",
+                                                 (json_int_t)r->line, "count", (json_int_t)r->count));
     }
     for (size_t i = 0; i < d->log.n_options; i++) {
         json_t *o = json_object();
@@ -394,6 +395,8 @@ static int record_back(const json_t *jr, oq_dispatch_log *log)
     r->dtype = dup_of(jr, "dtype", &ok);
     r->kernel_name = dup_of(jr, "kernel", &ok);
     r->line = (uint64_t)json_integer_value(json_object_get(jr, "line"));
+    const json_t *count = json_object_get(jr, "count");
+    r->count = count ? (uint64_t)json_integer_value(count) : 1; /* summaries before counts: a line each */
     ok = ok && r->node && r->op && r->dtype && r->kernel_name;
     r->kernel = ok ? oq_sdpa_kernel_from_name(r->kernel_name) : OQ_SDPA_UNKNOWN;
     return ok;

@@ -242,6 +242,18 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
 
 /* Every routing line and every failure, as one run would list them (shard order is batch
  * order), and so the count of failures on MATH adds up; advice is per node: once. */
+/* The record of d's log with r's route (node, kernel, op, dtype), or NULL. */
+static oq_dispatch_record *route_in(oq_dispatch_log *d, const oq_dispatch_record *r)
+{
+    for (size_t i = 0; i < d->n_records; i++) {
+        oq_dispatch_record *x = &d->records[i];
+        if (!strcmp(x->node, r->node) && !strcmp(x->kernel_name, r->kernel_name) && !strcmp(x->op, r->op) &&
+            !strcmp(x->dtype, r->dtype))
+            return x;
+    }
+    return NULL;
+}
+
 static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
 {
     if (!f->recorded) return 1;
@@ -251,9 +263,14 @@ static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
         *f = t;
         return 1;
     }
+    /* Shards' lines of one route add up: the merged log stays the size of the model. */
     for (size_t i = 0; i < f->log.n_records; i++) {
-        oq_dispatch_record *r = OQ_PUSH(d->log.records, d->log.n_records);
-        if (!r) return 0;
+        oq_dispatch_record *r = route_in(&d->log, &f->log.records[i]);
+        if (r) {
+            r->count += f->log.records[i].count;
+            continue;
+        }
+        if (!(r = OQ_PUSH(d->log.records, d->log.n_records))) return 0;
         *r = f->log.records[i];
         memset(&f->log.records[i], 0, sizeof f->log.records[i]);
     }

@@ -97,6 +97,49 @@ static void fields_and_line_numbers(void **state)
     oq_dispatch_parser_free(p);
 }
 
+/* ORT prints a line per node per Run: a long run's lines of one route (node, kernel,
+ * op, dtype) are one record that counts them, so the log stays the size of the model
+ * (it held every line: ~70,000 records for 5,000 GPU batches). A route differing in
+ * any of the four is a record of its own; line is its first line; checks count lines. */
+static void repeated_routes_are_counted(void **state)
+{
+    (void)state;
+    oq_dispatch_parser *p = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_dispatch_parser_create(&p, &err), OQ_OK);
+    const char *lines[] = {ROUTE("attn0", "FLASH_ATTENTION"), ROUTE("attn1", "FLASH_ATTENTION"),
+                           ROUTE("attn0", "MATH"),
+                           "Operator=Attention Node=attn0 DataType=fp32 SdpaKernel=FLASH_ATTENTION\n",
+                           "Operator=MultiHeadAttention Node=attn0 DataType=fp16 SdpaKernel=FLASH_ATTENTION\n"};
+    for (int run = 0; run < 1000; run++)
+        for (int k = 0; k < (run == 500 ? 5 : 2); k++)
+            assert_int_equal(oq_dispatch_parser_feed(p, lines[k], strlen(lines[k]), &err), OQ_OK);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_records, 5);
+    assert_int_equal(log->records[0].count, 1000);
+    assert_int_equal(log->records[0].line, 1);
+    assert_int_equal(log->records[1].count, 1000);
+    assert_int_equal(log->records[1].line, 2);
+    for (int k = 2; k < 5; k++) assert_int_equal(log->records[k].count, 1);
+    assert_int_equal(log->records[2].line, 1003);
+    assert_int_equal(log->records[2].kernel, OQ_SDPA_MATH);
+    oq_dispatch_log copy;
+    assert_int_equal(oq_dispatch_log_copy(&copy, log, &err), OQ_OK);
+    assert_int_equal(copy.records[1].count, 1000);
+    oq_dispatch_log_clear(&copy);
+    oq_dispatch_expect *e = NULL;
+    assert_int_equal(oq_dispatch_expect_create(&e, &err), OQ_OK);
+    assert_int_equal(oq_dispatch_expect_add(e, "flash", &err), OQ_OK);
+    oq_dispatch_report r;
+    assert_int_equal(oq_dispatch_check(e, log, &r, &err), OQ_OK);
+    assert_int_equal(r.n_records, 2003); /* lines checked */
+    assert_int_equal(r.n_failures, 1);   /* the MATH route, once */
+    assert_string_equal(r.failures[0], "attn0: expected FLASH_ATTENTION, got MATH (line 1003)");
+    oq_dispatch_report_clear(&r);
+    oq_dispatch_expect_free(e);
+    oq_dispatch_parser_free(p);
+}
+
 static void bare_token_is_a_record(void **state)
 {
     (void)state;
@@ -320,6 +363,7 @@ int main(void)
         cmocka_unit_test(every_kernel_name_parses),
         cmocka_unit_test(unknown_kernel_keeps_raw_name),
         cmocka_unit_test(fields_and_line_numbers),
+        cmocka_unit_test(repeated_routes_are_counted),
         cmocka_unit_test(bare_token_is_a_record),
         cmocka_unit_test(interleaved_output_passes_through),
         cmocka_unit_test(split_across_chunks_and_crlf),
