@@ -113,6 +113,13 @@ static json_t *refusal_json(const oq_refusal *x)
     return j;
 }
 
+/* JSON cannot hold NaN/Inf: "nan", "inf", "-inf", as validate's summary writes them (a bare
+ * json_real(NaN) is NULL, and the member silently went missing). */
+static json_t *value_json(double v)
+{
+    return isnan(v) ? json_string("nan") : isinf(v) ? json_string(v > 0 ? "inf" : "-inf") : json_real(v);
+}
+
 static json_t *result_json(const oq_conformance_result *r)
 {
     json_t *o = json_pack("{s:s, s:s, s:s}", "name", r->name, "verdict", verdict_word(r->verdict),
@@ -123,9 +130,9 @@ static json_t *result_json(const oq_conformance_result *r)
         json_object_set_new(o, "output", json_integer(r->output));
         json_object_set_new(o, "output_name", json_string(r->output_name));
         json_object_set_new(o, "worst_index", coord);
-        json_object_set_new(o, "got", json_real(r->got));
-        json_object_set_new(o, "expected", json_real(r->expected));
-        json_object_set_new(o, "abs_diff", json_real(r->abs_diff));
+        json_object_set_new(o, "got", value_json(r->got));
+        json_object_set_new(o, "expected", value_json(r->expected));
+        json_object_set_new(o, "abs_diff", value_json(r->abs_diff));
     }
     return o;
 }

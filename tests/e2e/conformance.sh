@@ -58,6 +58,11 @@ rc=0
 grep -q '^FAIL test_attention_4d: output 0 (Y) worst element \[1,2,3,7\] got .* expected 4 ' "$T/out2" ||
     { cat "$T/out2"; fail "corrupted output: FAIL line"; }
 [ "$(tail -n 1 "$T/out2")" = "0 passed, 1 failed, 0 skipped" ] || fail "corrupted closing line"
+# The same element NaN: the JSON keeps got/expected/abs_diff, NaN as "nan" (they went missing)
+printf '\x00\x00\xc0\x7f' | dd of="$pb" bs=1 seek=$((size - 4)) conv=notrunc status=none
+"$ORTQUAL" conformance --json "$T/test_attention_4d" >"$T/nan.json" && fail "NaN expected: exit 0"
+grep -q '"expected": "nan"' "$T/nan.json" && grep -q '"abs_diff": "nan"' "$T/nan.json" &&
+    grep -Eq '"got": -?[0-9]' "$T/nan.json" || { cat "$T/nan.json"; fail "--json: NaN values missing"; }
 
 # A data set with one file more than the model has outputs (or inputs) was made for another
 # model: FAIL, not a PASS on the files the model happens to read.
