@@ -325,18 +325,6 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
     return st;
 }
 
-oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)
-{
-    unsigned char *buf;
-    size_t n;
-    *out = NULL;
-    oq_status st = oq_read_file(path, &buf, &n, err);
-    if (st) return st;
-    *out = onnx__model_proto__unpack(NULL, n, buf);
-    free(buf);
-    return OQ_OK;
-}
-
 oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
 {
     OQ_NEED(err, path);

@@ -10,8 +10,10 @@
 #include "onnx.pb-c.h"
 #include "ortqual/inspect.h"
 
-/* The file `path` read and unpacked; *out NULL (and OQ_OK) when protobuf-c cannot parse it.
- * Errors: those of oq_read_file. Free with onnx__model_proto__free_unpacked. */
+/* The file `path` read and unpacked for inspection (lean.c): the raw_data of its graph's large
+ * initializers (above 64 KiB) is not read, their raw_data.len kept with raw_data.data NULL.
+ * *out NULL (and OQ_OK) when protobuf-c cannot parse it. Errors: those of oq_read_file. Free
+ * with onnx__model_proto__free_unpacked. */
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err);
 
 /* oq_model_inspect_bytes of a parsed model (`m` NULL: a parse failure, reported as such). */

@@ -236,6 +236,69 @@ static void test_bad_files(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/m.onnx"));
 }
 
+/* A file's inspection does not read its weights (lean.c): the initializers above 64 KiB
+ * keep their byte counts without data, the small ones (shape constants) their bytes, and
+ * what inspection reports is what the whole model in memory gives. A truncated file still
+ * fails as not a model. */
+static void test_file_without_weights(void **state)
+{
+    (void)state;
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.width = 256; /* 256 x 256 float32 projections: 256 KiB each */
+    c.ffn_width = 512;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    oq_encoder_export x = {OQ_ATTN_ATTENTION24, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+    oq_graph *g;
+    assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+    oq_encoder_weights_free(w);
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    char path[] = "/tmp/oq_test_lean_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+    oq_graph_free(g);
+
+    Onnx__ModelProto *m = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_model_proto_read(path, &m, &err), OQ_OK);
+    assert_non_null(m);
+    size_t big = 0, small = 0;
+    for (size_t i = 0; i < m->graph->n_initializer; i++) {
+        const Onnx__TensorProto *t = m->graph->initializer[i];
+        if (t->raw_data.len > 65536) {
+            assert_null(t->raw_data.data);
+            big++;
+        } else if (t->raw_data.len) {
+            assert_non_null(t->raw_data.data);
+            small++;
+        }
+    }
+    assert_true(big >= 4 && small >= 1);
+    onnx__model_proto__free_unpacked(m, NULL);
+
+    oq_model_info *lean = NULL, *whole = NULL;
+    assert_int_equal(oq_model_inspect_file(path, &lean, &err), OQ_OK);
+    assert_int_equal(oq_model_inspect_bytes(buf, n, path, &whole, &err), OQ_OK);
+    char *a = oq_model_info_json(lean), *b = oq_model_info_json(whole);
+    assert_true(lean->initializer_bytes > 1000000); /* the weights are counted, unread */
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    oq_model_info_free(lean);
+    oq_model_info_free(whole);
+
+    assert_int_equal(truncate(path, (off_t)(n - 100)), 0);
+    assert_int_equal(oq_model_inspect_file(path, &lean, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "protobuf parse failed"));
+    unlink(path);
+    free(buf);
+}
+
 /* An attention24 sdpa model written to a fresh file named after the template `path`. */
 static void write_attention24(char *path, oq_mask_form mask)
 {
@@ -392,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_file_without_weights),
         cmocka_unit_test(test_fixture_chains),
         cmocka_unit_test(test_gqa_chain_not_fusable),
         cmocka_unit_test(test_absent_strings),
