@@ -36,6 +36,7 @@ typedef struct emptied {
 } emptied;
 
 typedef struct lean {
+    size_t keep;        /* raw_data of at most this many bytes is copied */
     size_t n_init;      /* initializers of the graph seen so far */
     emptied *emptied;
     size_t n_emptied;
@@ -74,7 +75,7 @@ static int copy_delimited(uint64_t tag, const uint8_t *start, const uint8_t *bod
     const int inner = at == AT_MODEL && field == MODEL_GRAPH       ? AT_GRAPH
                       : at == AT_GRAPH && field == GRAPH_INITIALIZER ? AT_TENSOR
                                                                      : -1;
-    if (at == AT_TENSOR && field == TENSOR_RAW_DATA && len > LEAN_RAW) {
+    if (at == AT_TENSOR && field == TENSOR_RAW_DATA && len > l->keep) {
         emptied *e = OQ_PUSH(l->emptied, l->n_emptied);
         if (!e) return 0;
         *e = (emptied){l->n_init, len};
@@ -131,13 +132,12 @@ static void restore_counts(Onnx__ModelProto *m, const lean *l)
     }
 }
 
-/* The mapped file's lean copy unpacked: 1 with *out set (NULL: protobuf-c's parse failed),
- * 0 when the copy was not made (then the plain read decides). */
-static int unpack_lean(const uint8_t *map, size_t n, Onnx__ModelProto **out)
+int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out)
 {
-    lean l = {0};
+    lean l = {.keep = keep};
     oq_dynbuf copy = {0};
-    int ok = copy_message(map, map + n, AT_MODEL, &copy, &l);
+    *out = NULL;
+    int ok = copy_message(buf, buf + n, AT_MODEL, &copy, &l);
     if (ok) {
         *out = onnx__model_proto__unpack(NULL, copy.len, (const uint8_t *)(copy.buf ? copy.buf : ""));
         restore_counts(*out, &l);
@@ -154,7 +154,7 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > LEAN_RAW) {
         void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        int done = map != MAP_FAILED && unpack_lean(map, (size_t)sb.st_size, out);
+        int done = map != MAP_FAILED && oq_model_unpack_lean(map, (size_t)sb.st_size, LEAN_RAW, out);
         if (map != MAP_FAILED) munmap(map, (size_t)sb.st_size);
         if (done) {
             close(fd);

@@ -6,6 +6,7 @@
 #define ORTQUAL_INSPECT_MODEL_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "onnx.pb-c.h"
 #include "ortqual/inspect.h"
@@ -15,6 +16,12 @@
  * *out NULL (and OQ_OK) when protobuf-c cannot parse it. Errors: those of oq_read_file. Free
  * with onnx__model_proto__free_unpacked. */
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err);
+
+/* buf .. buf+n unpacked with the raw_data of graph initializers above `keep` bytes left out
+ * (raw_data.len kept, raw_data.data NULL): 1 with *out set (NULL when protobuf-c cannot parse
+ * it), 0 when the wire format is beyond this copy (a group, a truncated field: unpack it whole
+ * to report that). */
+int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out);
 
 /* oq_model_inspect_bytes of a parsed model (`m` NULL: a parse failure, reported as such). */
 oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err);
