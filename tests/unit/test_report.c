@@ -499,6 +499,28 @@ static void test_report_math_failures(void **state)
     json_decref(doc);
 }
 
+/* A summary's dispatch records count their routing lines (one record per node and kernel since
+ * 2026-12-04): the page shows each route's lines as the count, not as one line per record. */
+static void test_report_counted_routes(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/h200-placement.json");
+    json_t *cfg = NULL, *c;
+    size_t i;
+    json_array_foreach(json_object_get(doc, "configs"), i, c) if (json_object_get(c, "dispatch")) cfg = c;
+    assert_non_null(cfg);
+    json_object_set_new(json_object_get(cfg, "dispatch"), "records",
+                        json_pack("[{s:s, s:s, s:s, s:s, s:i, s:i}, {s:s, s:s, s:s, s:s, s:i, s:i}]", "node",
+                                  "blocks.0.attn", "op", "Attention", "dtype", "fp16", "kernel", "FLASH_ATTENTION",
+                                  "line", 3, "count", 21000, "node", "blocks.1.attn", "op", "Attention", "dtype",
+                                  "fp16", "kernel", "FLASH_ATTENTION", "line", 4, "count", 21000));
+    char *html = html_of(doc);
+    assert_non_null(strstr(html, "<td>blocks.1.attn</td><td>Attention</td><td>fp16</td><td>FLASH_ATTENTION</td>"
+                                 "<td class=\"n\">21000</td>"));
+    free(html);
+    json_decref(doc);
+}
+
 /* Names from models and files are text, never markup: in the page, the figures and the XML. */
 static void test_hostile_names(void **state)
 {
@@ -1236,6 +1258,7 @@ int main(void)
         cmocka_unit_test(test_report_html),
         cmocka_unit_test(test_report_text_api),
         cmocka_unit_test(test_report_math_failures),
+        cmocka_unit_test(test_report_counted_routes),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_report_dir_errors),
         cmocka_unit_test(test_junit),
