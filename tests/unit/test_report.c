@@ -473,14 +473,21 @@ static void test_report_text_api(void **state)
 
 /* A failed kernel expectation says how many failures ran MATH (the fallback it guards against),
  * and so does a --prove-teeth rerun; without the count (older summaries) nothing is claimed. */
-static void test_report_math_failures(void **state)
+/* The configuration of `doc` with a dispatch record (the last). */
+static json_t *dispatch_config(json_t *doc)
 {
-    (void)state;
-    json_t *doc = load(FIX "validate/h200-placement.json");
     json_t *cfg = NULL, *c;
     size_t i;
     json_array_foreach(json_object_get(doc, "configs"), i, c) if (json_object_get(c, "dispatch")) cfg = c;
     assert_non_null(cfg);
+    return cfg;
+}
+
+static void test_report_math_failures(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/h200-placement.json");
+    json_t *cfg = dispatch_config(doc);
     json_t *d = json_object_get(cfg, "dispatch");
     json_object_set_new(d, "passed", json_false());
     json_object_set_new(d, "failures", json_pack("[s, s]", "blocks.0.attn: got MATH, expected FLASH_ATTENTION",
@@ -505,10 +512,7 @@ static void test_report_counted_routes(void **state)
 {
     (void)state;
     json_t *doc = load(FIX "validate/h200-placement.json");
-    json_t *cfg = NULL, *c;
-    size_t i;
-    json_array_foreach(json_object_get(doc, "configs"), i, c) if (json_object_get(c, "dispatch")) cfg = c;
-    assert_non_null(cfg);
+    json_t *cfg = dispatch_config(doc);
     json_object_set_new(json_object_get(cfg, "dispatch"), "records",
                         json_pack("[{s:s, s:s, s:s, s:s, s:i, s:i}, {s:s, s:s, s:s, s:s, s:i, s:i}]", "node",
                                   "blocks.0.attn", "op", "Attention", "dtype", "fp16", "kernel", "FLASH_ATTENTION",
