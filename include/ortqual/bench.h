@@ -69,7 +69,7 @@ OQ_API oq_status oq_bench_runner_create(oq_session *s, size_t n_inputs, oq_tenso
                                         oq_io_binding io, oq_bench_runner **out, oq_err *err);
 OQ_API void oq_bench_runner_free(oq_bench_runner *r);
 
-/* The binding in use (never OQ_IO_AUTO). */
+/* The binding in use (never OQ_IO_AUTO; OQ_IO_AUTO for a NULL runner). */
 OQ_API oq_io_binding oq_bench_runner_io(const oq_bench_runner *r);
 
 /* One untimed Run (outputs released). */
@@ -342,7 +342,7 @@ typedef struct oq_bench_rows {
     oq_bench_row *rows;
 } oq_bench_rows;
 
-/* Total number of rows a sweep will produce (for progress: "[k/total]"). */
+/* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */
 OQ_API size_t oq_bench_row_count(const oq_bench_opts *o);
 
 /* Called before each row starts (row->status not yet set, `index` 0-based)

@@ -88,7 +88,8 @@ OQ_API void oq_tolerances_free(oq_tolerances *t);
  * A spec without OUTPUT changes the default; a spec for an output starts from
  * the default as it is now (or from that output's earlier override). */
 OQ_API oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);
-/* The tolerance for `output` (its override, else the default). NULL gives the default. */
+/* The tolerance for `output` (its override, else the default). NULL gives the default; a NULL
+ * `t` a zeroed tolerance. */
 OQ_API oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output);
 /* Every per-output override names one of the model's `n` outputs: an override of an output
  * the model lacks would be ignored, so it is refused (OQ_ERR_INVALID_ARG, naming it and
@@ -209,7 +210,8 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
 /* One line for people, e.g.
  * "out_cls: PASS valid=1200 max_abs=3.1e-06 max_rel=2.2e-05 rms=8.0e-07 rel_l2=1.1e-06
  *  over_tol=0 nan=0 inf=0 pad_nonzero=0 (rtol=1e-04 atol=1e-05)"
- * and on failure the reasons and the worst element with its coordinates. Returns buf. */
+ * and on failure the reasons and the worst element with its coordinates. Returns buf ("" in it
+ * for a NULL res). */
 OQ_API char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
 
 #ifdef __cplusplus

@@ -74,12 +74,13 @@ OQ_API int oq_precision_is_reduced(oq_precision p);
  * kernel choice, and on cuda use_tf32 from the precision (fp32 -> "0", tf32 -> "1").
  * The caller's own keys win, except that force_sdpa_kernel >= 0 (a --prove-teeth rerun)
  * replaces any sdpa_kernel. keys/values hold n entries and must have room for 2 more;
- * `buf` (16 bytes or more) keeps the sdpa_kernel text. Returns the new count. */
+ * `buf` (16 bytes or more) keeps the sdpa_kernel text. Returns the new count (n, nothing added, when
+ * c, keys, values or buf is NULL). */
 OQ_API size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
                                    const char **values, size_t n, char *buf, size_t bufn);
 
 /* Non-zero when the configuration runs through ONNX Runtime (not the C reference, not the
- * expected outputs). */
+ * expected outputs). These three answer 0 for a NULL configuration. */
 OQ_API int oq_config_uses_ort(const oq_config *c);
 /* Non-zero for the `expected` configuration. */
 OQ_API int oq_config_is_expected(const oq_config *c);

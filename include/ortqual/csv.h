@@ -167,7 +167,8 @@ OQ_API oq_status oq_csv_parse(const char *text, size_t n, const char *name, oq_c
 OQ_API oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err);
 OQ_API void oq_csv_free(oq_csv *t);
 
-/* The name given when reading (path or `name`). Owned by the table. */
+/* The name given when reading (path or `name`). Owned by the table. For a NULL table the
+ * name and colname are NULL and the counts and line 0. */
 OQ_API const char *oq_csv_name(const oq_csv *t);
 OQ_API size_t oq_csv_nrows(const oq_csv *t);  /* data rows, header excluded */
 OQ_API size_t oq_csv_ncols(const oq_csv *t);
@@ -175,16 +176,17 @@ OQ_API const char *oq_csv_colname(const oq_csv *t, size_t col);
 /* Line of the file (1-based) where data row `row` starts, for messages. */
 OQ_API size_t oq_csv_line(const oq_csv *t, size_t row);
 
-/* Index of the column named `name`: 1 and *col set when present, 0 when not. */
+/* Index of the column named `name`: 1 and *col set when present (col may be NULL), 0 when
+ * not or for a NULL table or name. */
 OQ_API int oq_csv_find(const oq_csv *t, const char *name, size_t *col);
 /* Like oq_csv_find but a missing column is an OQ_ERR_FORMAT error naming the
  * column and the file. */
 OQ_API oq_status oq_csv_require(const oq_csv *t, const char *name, size_t *col, oq_err *err);
 
-/* Raw field text (never NULL; "" when empty). Owned by the table. Row and
- * column must be in range (checked with OQ_ASSERT). */
+/* Raw field text (never NULL; "" when empty, and for a NULL table). Owned by the table. Row
+ * and column must be in range (checked with OQ_ASSERT). */
 OQ_API const char *oq_csv_get(const oq_csv *t, size_t row, size_t col);
-/* 1 when the field is empty or only blanks. */
+/* 1 when the field is empty or only blanks (and for a NULL table). */
 OQ_API int oq_csv_is_empty(const oq_csv *t, size_t row, size_t col);
 /* Typed getters. Leading and trailing blanks are ignored. An empty field or
  * text that is not entirely a number is OQ_ERR_FORMAT, with a message

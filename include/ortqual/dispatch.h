@@ -68,7 +68,7 @@ OQ_API const char *oq_sdpa_kernel_name(oq_sdpa_kernel k);
 /* The kernel for an ORT name or a short alias, case-insensitive: every ORT
  * name, and the name without "_ATTENTION" (flash, efficient, trt_fused,
  * cudnn_flash, trt_flash, trt_cross, trt_causal, lean, decoder), plus "cudnn"
- * for CUDNN_FLASH_ATTENTION. OQ_SDPA_UNKNOWN when it is none of these. */
+ * for CUDNN_FLASH_ATTENTION. OQ_SDPA_UNKNOWN when it is none of these, or NULL. */
 OQ_API oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name);
 
 /* The bit of the CUDA provider option `sdpa_kernel` that enables kernel `k`
@@ -146,7 +146,7 @@ OQ_API oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_lo
  * goes with oq_dispatch_parser_free. */
 OQ_API void oq_dispatch_log_clear(oq_dispatch_log *log);
 
-/* What was parsed so far; valid until the next feed/finish/free. */
+/* What was parsed so far; valid until the next feed/finish/free. NULL for a NULL parser. */
 OQ_API const oq_dispatch_log *oq_dispatch_parser_log(const oq_dispatch_parser *p);
 
 /* Convenience: parse a whole text into a new parser (fed and finished);

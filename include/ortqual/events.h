@@ -67,10 +67,11 @@ typedef struct oq_rng {
 
 /* Start stream `stream` of `seed`. */
 OQ_API void oq_rng_seed(oq_rng *r, uint64_t seed, uint64_t stream);
+/* The next 64 random bits; 0 for a NULL generator. */
 OQ_API uint64_t oq_rng_next(oq_rng *r);
-/* Uniform on the integers lo..hi (lo <= hi), without modulo bias. */
+/* Uniform on the integers lo..hi (lo <= hi), without modulo bias; lo for a NULL generator. */
 OQ_API int64_t oq_rng_uniform_int(oq_rng *r, int64_t lo, int64_t hi);
-/* Standard normal (Box-Muller). */
+/* Standard normal (Box-Muller); 0 for a NULL generator. */
 OQ_API double oq_rng_normal(oq_rng *r);
 
 typedef enum oq_length_policy {
@@ -114,6 +115,7 @@ typedef struct oq_events oq_events;
 OQ_API oq_status oq_events_create(const oq_events_opts *opts, oq_events **out, oq_err *err);
 OQ_API void oq_events_free(oq_events *ev);
 
+/* For a NULL ev the counts are 0 and the lengths NULL. */
 OQ_API int64_t oq_events_count(const oq_events *ev);
 /* Length of every event, num_events entries, owned by ev. */
 OQ_API const int64_t *oq_events_lengths(const oq_events *ev);

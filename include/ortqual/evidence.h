@@ -39,7 +39,7 @@ typedef enum oq_lib_group {
 } oq_lib_group;
 #define OQ_LIB_NGROUPS 6
 OQ_API const char *oq_lib_group_name(oq_lib_group g); /* "ort", "cuda-runtime", "cublas", "cudnn", "driver", "other" */
-/* Group of a library by its file name (directories are ignored). */
+/* Group of a library by its file name (directories are ignored); OQ_LIB_OTHER for NULL. */
 OQ_API oq_lib_group oq_lib_classify(const char *path);
 
 typedef struct oq_loaded_lib {
@@ -131,7 +131,8 @@ OQ_API void oq_shadow_report_free(oq_shadow_report *r);
 OQ_API oq_status oq_shadow_pin(const oq_shadow_report *r, size_t override, char **preload, char **ldpath,
                                oq_err *err);
 
-/* Compare dotted versions numerically ("9.14.0" < "9.19.0"; "13" < "13.0.1"). */
+/* Compare dotted versions numerically ("9.14.0" < "9.19.0"; "13" < "13.0.1"); NULL compares as
+ * "unknown", which sorts first. */
 OQ_API int oq_version_cmp(const char *a, const char *b);
 
 /* ---- working directory ---------------------------------------------------------- */
@@ -180,7 +181,7 @@ OQ_API oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opt
                                      oq_err *err);
 OQ_API void oq_evidence_free(oq_evidence *ev);
 /* The evidence as a JSON object text (stable keys, 2-space indent), malloc'ed;
- * NULL on allocation failure. */
+ * NULL on allocation failure or for a NULL ev. */
 OQ_API char *oq_evidence_to_json(const oq_evidence *ev);
 
 #ifdef __cplusplus

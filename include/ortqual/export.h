@@ -150,7 +150,7 @@ OQ_API oq_status oq_encoder_weights_random(const oq_encoder_config *c, uint64_t 
  * (they usually mean a mismatched file). */
 OQ_API oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_t n,
                                                  int32_t heads, oq_encoder_weights **out, oq_err *err);
-/* Look up one weight by name; NULL if absent. */
+/* Look up one weight by name; NULL if absent (or w or name is NULL). */
 OQ_API const oq_tensor *oq_encoder_weight(const oq_encoder_weights *w, const char *name);
 OQ_API void oq_encoder_weights_free(oq_encoder_weights *w);
 /* Weights from an .npz (names in docs/export.md; the shapes give the sizes, `heads` is

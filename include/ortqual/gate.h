@@ -83,7 +83,7 @@ OQ_API void oq_summary_scanner_free(oq_summary_scanner *s);
 /* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. */
 OQ_API oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
                                          uint64_t line_no, oq_err *err);
-/* The last summary so far, or NULL. Owned by the scanner. */
+/* The last summary so far, or NULL (also for a NULL scanner). Owned by the scanner. */
 OQ_API const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s);
 /* Convenience: scan a whole text (lines numbered from 1). */
 OQ_API oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
@@ -179,6 +179,7 @@ OQ_API oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err 
 /* Remove the private folder (unless keep) and free everything. */
 OQ_API void oq_gate_free(oq_gate *g);
 
+/* For a NULL g the paths are NULL, the counts 0 and the lists NULL. */
 OQ_API const char *oq_gate_dir(const oq_gate *g);
 OQ_API const char *oq_gate_log_path(const oq_gate *g);
 OQ_API const char *oq_gate_command_path(const oq_gate *g); /* argv[0] resolved */
@@ -196,7 +197,7 @@ OQ_API void oq_gate_result_clear(oq_gate_result *r);
 
 /* The verdict document as JSON text ("tool": "ortqual gate"; malloc'ed, the caller frees
  * it): what oq_gate_write_verdict writes and oq_junit_write (report.h) reads. NULL: out of
- * memory. */
+ * memory, or g or r NULL. */
 OQ_API char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r);
 /* The document of a command that could not even be prepared: verdict "error". */
 OQ_API char *oq_gate_error_verdict_text(char *const *argv, const char *message);

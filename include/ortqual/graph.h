@@ -167,7 +167,7 @@ OQ_API oq_status oq_graph_serialize(const oq_graph *g, uint8_t **buf, size_t *le
 /* Serialize and write atomically; without `overwrite` an existing file is an error. */
 OQ_API oq_status oq_graph_write(const oq_graph *g, const char *path, int overwrite, oq_err *err);
 
-/* Counts, for callers and tests. */
+/* Counts, for callers and tests; 0 for a NULL graph. */
 OQ_API size_t oq_graph_node_count(const oq_graph *g);
 OQ_API size_t oq_graph_initializer_count(const oq_graph *g);
 

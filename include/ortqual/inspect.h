@@ -94,7 +94,8 @@ OQ_API void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size);
  * "complex64"... also for the types oq_dtype does not hold; never NULL. */
 OQ_API const char *oq_elem_type_name(int32_t elem_type);
 
-/* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure. */
+/* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure or for a
+ * NULL mi. */
 OQ_API char *oq_model_info_json(const oq_model_info *mi);
 
 /* One node of a model and what the model declares about the values it reads and writes
@@ -122,7 +123,7 @@ typedef struct oq_node_info {
 OQ_API oq_status oq_model_find_nodes(const char *path, const char *name, const char *op_type,
                                      oq_node_info **nodes, size_t *n, oq_err *err);
 OQ_API void oq_node_infos_free(oq_node_info *nodes, size_t n);
-/* The integer attribute `name` of a node, or `def` when it has none. */
+/* The integer attribute `name` of a node, or `def` when it has none (or node or name is NULL). */
 OQ_API int64_t oq_node_info_attr_int(const oq_node_info *node, const char *name, int64_t def);
 
 #ifdef __cplusplus

@@ -157,6 +157,7 @@ typedef enum oq_summary_kind {
     OQ_SUMMARY_VALIDATE
 } oq_summary_kind;
 
+/* The kind of a summary table by its columns; OQ_SUMMARY_UNKNOWN for a NULL table. */
 OQ_API oq_summary_kind oq_summary_detect(const oq_csv *t);
 
 typedef struct oq_plot_options {
@@ -211,6 +212,7 @@ OQ_API oq_status oq_figures_from_summary(const char *json, size_t n, const char 
 /* Bench tables (validate.csv is refused: its figures need summary.json's histograms). */
 OQ_API oq_status oq_figures_from_tables(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
                                         oq_figures **out, oq_err *err);
+/* The figures, i < count; NULL past the end, and 0 and NULL for a NULL f. */
 OQ_API size_t oq_figures_count(const oq_figures *f);
 OQ_API const char *oq_figures_name(const oq_figures *f, size_t i);
 OQ_API const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i);

@@ -92,7 +92,8 @@ OQ_API int oq_proc_single_threaded(void);
 
 OQ_API void oq_proc_result_clear(oq_proc_result *res);
 
-/* "exit 3", "signal 11 (Segmentation fault)", "timed out after 30 s" into buf. */
+/* "exit 3", "signal 11 (Segmentation fault)", "timed out after 30 s" into buf; returns buf ("" in
+ * it for a NULL res). */
 OQ_API const char *oq_proc_describe(const oq_proc_result *res, char *buf, size_t n);
 
 /* ---- memory of this process ------------------------------------------------ */

@@ -151,7 +151,7 @@ OQ_API oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads,
 OQ_API void oq_encoder_ref_free(oq_encoder_ref *r);
 /* The most threads a run of `r` uses: its `threads`, or for 0 every core this
  * process may run on now (a small batch, with fewer tiles, uses fewer; inside
- * an OpenMP parallel region, 1). */
+ * an OpenMP parallel region, 1). 0 for a NULL r. */
 OQ_API int oq_encoder_ref_threads(const oq_encoder_ref *r);
 
 /* features: [B, L, F], any float dtype; mask: [B, L], any dtype mask.h accepts,

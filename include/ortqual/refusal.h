@@ -66,7 +66,8 @@ typedef struct oq_refusal {
 OQ_API oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err *err);
 OQ_API void oq_refusal_clear(oq_refusal *r);
 
-/* One line: "[id] node 'attn0' (Attention); inputs ...: why ... Fix: ..." into buf. */
+/* One line: "[id] node 'attn0' (Attention); inputs ...: why ... Fix: ..." into buf; returns buf
+ * ("" in it for a NULL r). */
 OQ_API char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n);
 
 #ifdef __cplusplus

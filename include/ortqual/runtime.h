@@ -73,14 +73,15 @@ OQ_API oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err
 /* Release the OrtEnv and unload the library. Free every session first. NULL is fine. */
 OQ_API void oq_runtime_free(oq_runtime *rt);
 
-/* Strings below are owned by the runtime and live as long as it. */
+/* Strings below are owned by the runtime and live as long as it. A NULL rt gives NULL (the
+ * build info "") and API version 0. */
 OQ_API const char *oq_runtime_version(const oq_runtime *rt);    /* "1.29.0" */
 OQ_API const char *oq_runtime_lib_path(const oq_runtime *rt);   /* resolved real path of the .so */
 OQ_API int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API version, e.g. 29 */
 OQ_API const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
 /* The ORT objects behind a runtime, for library code that calls ORT directly
  * (the bench runner's IoBinding): the API table and the one OrtEnv. Owned by the
- * runtime; valid while it lives. */
+ * runtime; valid while it lives. NULL for a NULL rt. */
 OQ_API const struct OrtApi *oq_runtime_api(const oq_runtime *rt);
 struct OrtEnv;
 OQ_API struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt);
@@ -117,12 +118,12 @@ OQ_API void oq_strv_free(char **v, size_t n);
  * otherwise. Errors: OQ_ERR_NOT_FOUND (no file), OQ_ERR_UNSUPPORTED (API < 22),
  * OQ_ERR_RUNTIME (ORT refused it, its message included). */
 OQ_API oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err);
-/* The path registered under `name`, or NULL. */
+/* The path registered under `name`, or NULL (also for a NULL rt or name). */
 OQ_API const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name);
 
 /* Default plugin library for an EP short name, beside the core library
  * ("cuda" -> DIR/libonnxruntime_providers_cuda.so, "foo" -> DIR/libonnxruntime_providers_foo.so).
- * Malloc'ed; NULL on allocation failure. */
+ * Malloc'ed; NULL on allocation failure or for a NULL rt or name. */
 OQ_API char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name);
 
 /* Whether the CUDA execution provider may find a device on this host, from files under `root`
@@ -215,7 +216,7 @@ OQ_API oq_status oq_session_create(oq_runtime *rt, const char *model_path, const
                                    oq_err *err);
 OQ_API void oq_session_free(oq_session *s);
 
-/* Model inputs and outputs, in model order; names owned by the session. */
+/* Model inputs and outputs, in model order; names owned by the session (a NULL s has none). */
 OQ_API size_t oq_session_input_count(const oq_session *s);
 OQ_API const char *oq_session_input_name(const oq_session *s, size_t i);
 OQ_API size_t oq_session_output_count(const oq_session *s);
@@ -226,13 +227,13 @@ OQ_API oq_dtype oq_session_input_dtype(const oq_session *s, size_t i);
 OQ_API int oq_session_input_rank(const oq_session *s, size_t i);
 OQ_API oq_dtype oq_session_output_dtype(const oq_session *s, size_t i);
 /* The EP the session was asked to use ("CPUExecutionProvider", "CUDAExecutionProvider", ...)
- * and how it was attached ("default", "plugin", "legacy"). */
+ * and how it was attached ("default", "plugin", "legacy"); NULL for a NULL s. */
 OQ_API const char *oq_session_ep(const oq_session *s);
 OQ_API const char *oq_session_ep_attach(const oq_session *s);
 
 /* The ORT objects behind a session, for library code that calls ORT directly
  * (placement's Session_GetEpGraphAssignmentInfo). Owned by the session and its
- * runtime; valid while the session lives. */
+ * runtime; valid while the session lives. NULL for a NULL s. */
 struct OrtSession;
 OQ_API struct OrtSession *oq_session_ort(const oq_session *s);
 OQ_API oq_runtime *oq_session_runtime(const oq_session *s);
@@ -250,7 +251,7 @@ OQ_API oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const
                                 size_t *n_outputs, oq_tensor ***outputs, oq_err *err);
 
 /* Ends profiling and returns the profile file path (malloc'ed), or NULL when
- * profiling was off (or ORT failed to write it). */
+ * profiling was off (or ORT failed to write it, or s is NULL). */
 OQ_API char *oq_session_end_profiling(oq_session *s);
 
 #ifdef __cplusplus

@@ -46,7 +46,7 @@ typedef struct oq_shard_spec {
     int prepare;    /* step 1: prepare D/shards/plan.json and run nothing */
 } oq_shard_spec;
 
-/* "batch" | "config"; parse returns -1 for anything else. */
+/* "batch" | "config"; parse returns -1 for anything else (NULL too). */
 OQ_API const char *oq_shard_by_name(oq_shard_by by);
 OQ_API int oq_shard_by_parse(const char *s);
 /* "I/N" into index and count (0 <= I < N); OQ_ERR_INVALID_ARG naming the text otherwise. */

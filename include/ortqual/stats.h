@@ -26,7 +26,8 @@ typedef struct oq_stats {
 /* Percentile p (0..100) of `sorted` (ascending, n >= 1) by linear
  * interpolation between closest ranks: rank h = (n - 1) * p / 100, value
  * x[floor h] + (h - floor h) * (x[floor h + 1] - x[floor h]) -- numpy's
- * default ("linear"), so results can be checked against numpy.percentile. */
+ * default ("linear"), so results can be checked against numpy.percentile. NaN for a NULL
+ * `sorted`. */
 OQ_API double oq_percentile_sorted(const double *sorted, size_t n, double p);
 
 /* Statistics of n >= 1 samples (any order; the array is not modified).

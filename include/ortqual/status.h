@@ -11,8 +11,11 @@
  * OQ_ERR_INVALID_ARG, "FUNCTION: ARGUMENT is NULL", ARGUMENT named as the
  * header names it (the graph builder's calls record it in the builder), never
  * a crash. A void function (oq_*_free, oq_*_clear, oq_*_default, a setter)
- * given NULL does nothing, as free() does. tests/arch/nulls.sh holds every
- * header to both. Getters that cannot fail take NULL where their header says so.
+ * given NULL does nothing, as free() does. A function returning a value (a
+ * getter, a count, a name) given a NULL object returns its "nothing": NULL, or
+ * "" where its header promises a string; 0 for a count; -1 where -1 already
+ * means none; an enum's unknown value; NaN for a value read; a zeroed struct.
+ * Each header says which. tests/arch/nulls.sh holds every header to all three.
  *
  *     oq_err err = {0};
  *     if (oq_npz_read("in.npz", &npz, &err) != OQ_OK)

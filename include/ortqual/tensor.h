@@ -74,6 +74,7 @@ OQ_API void oq_tensors_free(oq_tensor **t, size_t n);
 /* The first of `n` tensors named `name`, or NULL. */
 OQ_API const oq_tensor *oq_tensors_find(const oq_tensor *const *t, size_t n, const char *name);
 
+/* Elements and bytes of `t`; 0 for a NULL tensor. */
 OQ_API int64_t oq_tensor_numel(const oq_tensor *t);
 OQ_API size_t oq_tensor_nbytes(const oq_tensor *t);
 /* ONNX and numpy bools are the bytes 0 and 1. A bool tensor just read gets any
@@ -83,12 +84,12 @@ OQ_API void oq_tensor_normalize_bools(oq_tensor *t);
  * non-zero bytes a normalized copy, returned in *owned too (NULL otherwise) for
  * the caller to free. */
 OQ_API oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err);
-/* "[2,3,4]" into buf; returns buf. */
+/* "[2,3,4]" into buf; returns buf ("" in it for a NULL tensor). */
 OQ_API char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
 /* The same for any dims (a shape or an element's coordinates). */
 OQ_API char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n);
 
-/* Element access as double, any numeric or bool dtype. */
+/* Element access as double, any numeric or bool dtype (get: NaN for a NULL tensor). */
 OQ_API double oq_tensor_get_f64(const oq_tensor *t, int64_t i);
 OQ_API void oq_tensor_set_f64(oq_tensor *t, int64_t i, double v);
 /* New tensor of dtype `to` with every element converted (float->int truncates). */

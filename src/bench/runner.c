@@ -263,7 +263,7 @@ void oq_bench_runner_free(oq_bench_runner *r)
     free(r);
 }
 
-oq_io_binding oq_bench_runner_io(const oq_bench_runner *r) { return r->io; }
+oq_io_binding oq_bench_runner_io(const oq_bench_runner *r) { return r ? r->io : OQ_IO_AUTO; }
 
 static void release_outputs(oq_bench_runner *r)
 {

@@ -53,6 +53,7 @@ static size_t count_bits(unsigned x) { return (size_t)__builtin_popcount(x); }
 
 size_t oq_bench_row_count(const oq_bench_opts *o)
 {
+    if (!o) return 0;
     if (o->model_path) return oq_bench_point_count(o);
     size_t n_ref = 0;
     for (size_t i = 0; i < o->n_variants; i++) n_ref += is_ref(&o->variants[i]);

@@ -530,7 +530,11 @@ static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
 
 char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
 {
-    if (!n) return buf;
+    if (!n || !buf) return buf;
+    if (!r) {
+        buf[0] = '\0';
+        return buf;
+    }
     size_t used = 0;
     buf[0] = '\0';
     append(buf, n, &used, "%s%s%s valid=%" PRId64 "/%" PRId64, r->name, r->name[0] ? ": " : "",

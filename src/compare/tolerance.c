@@ -264,6 +264,7 @@ oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err)
 
 oq_tolerance oq_tolerances_get(const oq_tolerances *t, const char *output)
 {
+    if (!t) return (oq_tolerance){0};
     const struct override *o = find_override(t, output);
     return o ? o->tol : t->base;
 }

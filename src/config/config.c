@@ -20,8 +20,11 @@ const char *oq_precision_name(oq_precision p) { return prec_names[p]; }
 const char *oq_kernel_name(oq_kernel k) { return kernel_names[k]; }
 int oq_kernel_sdpa_mask(oq_kernel k) { return (int)oq_dispatch_kernel_mask(kernel_sdpa[k]); }
 const char *oq_kernel_ort_name(oq_kernel k) { return k == OQ_KERNEL_AUTO ? NULL : oq_sdpa_kernel_name(kernel_sdpa[k]); }
-int oq_config_is_expected(const oq_config *c) { return c->repr == OQ_REPR_EXPECTED; }
-int oq_config_uses_ort(const oq_config *c) { return strcmp(c->runtime, "ref") != 0 && !oq_config_is_expected(c); }
+int oq_config_is_expected(const oq_config *c) { return c && c->repr == OQ_REPR_EXPECTED; }
+int oq_config_uses_ort(const oq_config *c)
+{
+    return c && strcmp(c->runtime, "ref") != 0 && !oq_config_is_expected(c);
+}
 int oq_config_on_ep(const oq_config *c) { return oq_config_uses_ort(c) && strcmp(c->runtime, "cpu") != 0; }
 int oq_precision_is_reduced(oq_precision p) { return p == OQ_PREC_FP16 || p == OQ_PREC_TF32; }
 
@@ -141,6 +144,7 @@ static long find_key(const char *const *keys, size_t n, const char *key)
 size_t oq_config_ep_options(const oq_config *c, int force_sdpa_kernel, const char **keys,
                             const char **values, size_t n, char *buf, size_t bufn)
 {
+    if (!c || !keys || !values || !buf) return n;
     long at = find_key(keys, n, "sdpa_kernel");
     if (force_sdpa_kernel >= 0 || (c->kernel != OQ_KERNEL_AUTO && at < 0)) {
         snprintf(buf, bufn, "%d", force_sdpa_kernel >= 0 ? force_sdpa_kernel : oq_kernel_sdpa_mask(c->kernel));

@@ -394,6 +394,7 @@ static json_t *compare_json(const oq_compare_result *r)
 
 char *oq_convert_report_json(const oq_convert_report *r)
 {
+    if (!r) return NULL;
     json_t *steps = json_array(), *checks = json_array();
     for (size_t i = 0; i < r->n_steps; i++)
         json_array_append_new(steps, json_pack("{s:s, s:s, s:s, s:s}", "pass", r->steps[i].pass, "node",

@@ -464,18 +464,20 @@ oq_status oq_csv_read_json(const char *path, oq_csv **out, oq_err *err)
 
 /* ---- Access ------------------------------------------------------------- */
 
-const char *oq_csv_name(const oq_csv *t) { return t->name; }
-size_t oq_csv_nrows(const oq_csv *t) { return t->nrows; }
-size_t oq_csv_ncols(const oq_csv *t) { return t->ncols; }
+const char *oq_csv_name(const oq_csv *t) { return t ? t->name : NULL; }
+size_t oq_csv_nrows(const oq_csv *t) { return t ? t->nrows : 0; }
+size_t oq_csv_ncols(const oq_csv *t) { return t ? t->ncols : 0; }
 
 const char *oq_csv_colname(const oq_csv *t, size_t col)
 {
+    if (!t) return NULL;
     OQ_ASSERT(col < t->ncols);
     return t->text.buf + t->off[col];
 }
 
 size_t oq_csv_line(const oq_csv *t, size_t row)
 {
+    if (!t) return 0;
     OQ_ASSERT(row < t->nrows);
     return t->lines[row];
 }
@@ -487,9 +489,9 @@ void oq_csv_where(const oq_csv *t, size_t row, char *buf, size_t n)
 
 int oq_csv_find(const oq_csv *t, const char *name, size_t *col)
 {
-    for (size_t c = 0; c < t->ncols; c++)
+    for (size_t c = 0; t && name && c < t->ncols; c++)
         if (!strcmp(t->text.buf + t->off[c], name)) {
-            *col = c;
+            if (col) *col = c;
             return 1;
         }
     return 0;
@@ -506,6 +508,7 @@ oq_status oq_csv_require(const oq_csv *t, const char *name, size_t *col, oq_err 
 
 const char *oq_csv_get(const oq_csv *t, size_t row, size_t col)
 {
+    if (!t) return "";
     OQ_ASSERT(row < t->nrows && col < t->ncols);
     return t->text.buf + t->off[(row + 1) * t->ncols + col];
 }

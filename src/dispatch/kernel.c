@@ -29,6 +29,7 @@ const char *oq_sdpa_kernel_name(oq_sdpa_kernel k)
 
 oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name)
 {
+    if (!name) return OQ_SDPA_UNKNOWN;
     if (!strcasecmp(name, "cudnn")) return OQ_SDPA_CUDNN_FLASH_ATTENTION;
     for (int k = 1; k < OQ_SDPA_COUNT_; k++)
         if (!strcasecmp(name, KERNELS[k].name) || !strcasecmp(name, KERNELS[k].alias))

@@ -107,7 +107,7 @@ void oq_dispatch_parser_set_passthrough(oq_dispatch_parser *p, oq_dispatch_passt
 
 const oq_dispatch_log *oq_dispatch_parser_log(const oq_dispatch_parser *p)
 {
-    return &p->log;
+    return p ? &p->log : NULL;
 }
 
 /* Length of the escape sequence at s[0] == ESC: CSI (ESC [ params final),

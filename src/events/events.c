@@ -219,12 +219,13 @@ void oq_events_free(oq_events *ev)
     free(ev);
 }
 
-int64_t oq_events_count(const oq_events *ev) { return ev->opts.num_events; }
+int64_t oq_events_count(const oq_events *ev) { return ev ? ev->opts.num_events : 0; }
 
-const int64_t *oq_events_lengths(const oq_events *ev) { return ev->lengths; }
+const int64_t *oq_events_lengths(const oq_events *ev) { return ev ? ev->lengths : NULL; }
 
 int64_t oq_events_batch_count(const oq_events *ev)
 {
+    if (!ev) return 0;
     return (ev->opts.num_events + ev->opts.batch_size - 1) / ev->opts.batch_size;
 }
 

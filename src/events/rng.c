@@ -31,6 +31,7 @@ void oq_rng_seed(oq_rng *r, uint64_t seed, uint64_t stream)
 
 uint64_t oq_rng_next(oq_rng *r)
 {
+    if (!r) return 0;
     uint64_t *s = r->s;
     const uint64_t result = rotl(s[1] * 5, 7) * 9;
     const uint64_t t = s[1] << 17;
@@ -45,6 +46,7 @@ uint64_t oq_rng_next(oq_rng *r)
 
 int64_t oq_rng_uniform_int(oq_rng *r, int64_t lo, int64_t hi)
 {
+    if (!r) return lo;
     uint64_t range = (uint64_t)hi - (uint64_t)lo + 1u;
     if (range == 0) return (int64_t)oq_rng_next(r); /* the whole int64 range */
     /* 2^64 mod range draws at the bottom would favour small residues: reject them. */
@@ -57,6 +59,7 @@ int64_t oq_rng_uniform_int(oq_rng *r, int64_t lo, int64_t hi)
 
 double oq_rng_normal(oq_rng *r)
 {
+    if (!r) return 0.0;
     if (r->has_spare) {
         r->has_spare = 0;
         return r->spare;

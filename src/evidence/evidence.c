@@ -241,7 +241,7 @@ json_t *oq_evidence_json(const oq_evidence *ev)
 
 char *oq_evidence_to_json(const oq_evidence *ev)
 {
-    json_t *j = oq_evidence_json(ev);
+    json_t *j = ev ? oq_evidence_json(ev) : NULL;
     if (!j) return NULL;
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(j);

@@ -27,6 +27,7 @@ static int starts(const char *s, const char *prefix)
 
 oq_lib_group oq_lib_classify(const char *path)
 {
+    if (!path) return OQ_LIB_OTHER;
     const char *slash = strrchr(path, '/');
     const char *b = slash ? slash + 1 : path;
     static const char *const cuda_rt[] = {"libcudart", "libnvrtc", "libnvJitLink", "libcufft",

@@ -17,6 +17,8 @@
 
 int oq_version_cmp(const char *a, const char *b)
 {
+    if (!a) a = "unknown";
+    if (!b) b = "unknown";
     int ua = !strcmp(a, "unknown"), ub = !strcmp(b, "unknown");
     if (ua || ub) return ua == ub ? 0 : (ua ? -1 : 1); /* unknown sorts first */
     while (*a && *b) {

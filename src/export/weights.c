@@ -285,7 +285,7 @@ oq_status oq_encoder_weights_from_tensors(const oq_tensor *const *tensors, size_
 
 const oq_tensor *oq_encoder_weight(const oq_encoder_weights *w, const char *name)
 {
-    return oq_tensors_find((const oq_tensor *const *)w->t, w->n, name);
+    return w ? oq_tensors_find((const oq_tensor *const *)w->t, w->n, name) : NULL;
 }
 
 void oq_encoder_weights_free(oq_encoder_weights *w)

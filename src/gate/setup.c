@@ -411,18 +411,18 @@ void oq_gate_free(oq_gate *g)
     free(g);
 }
 
-const char *oq_gate_dir(const oq_gate *g) { return g->dir; }
-const char *oq_gate_log_path(const oq_gate *g) { return g->log_path; }
-const char *oq_gate_command_path(const oq_gate *g) { return g->cmd_path; }
+const char *oq_gate_dir(const oq_gate *g) { return g ? g->dir : NULL; }
+const char *oq_gate_log_path(const oq_gate *g) { return g ? g->log_path : NULL; }
+const char *oq_gate_command_path(const oq_gate *g) { return g ? g->cmd_path : NULL; }
 
 size_t oq_gate_env_changes(const oq_gate *g, const char *const **changes)
 {
-    *changes = (const char *const *)g->changes.v;
-    return g->changes.n;
+    if (changes) *changes = g ? (const char *const *)g->changes.v : NULL;
+    return g ? g->changes.n : 0;
 }
 
 size_t oq_gate_notes(const oq_gate *g, const char *const **notes)
 {
-    *notes = (const char *const *)g->notes.v;
-    return g->notes.n;
+    if (notes) *notes = g ? (const char *const *)g->notes.v : NULL;
+    return g ? g->notes.n : 0;
 }

@@ -63,7 +63,7 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
 
 const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s)
 {
-    return s->last.runner == OQ_RUNNER_NONE ? NULL : &s->last;
+    return !s || s->last.runner == OQ_RUNNER_NONE ? NULL : &s->last;
 }
 
 static oq_status add_reason(oq_skip_reason **list, size_t *n, const char *text, int64_t count,

@@ -141,7 +141,10 @@ static char *text_of(json_t *root)
     return s;
 }
 
-char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r) { return text_of(verdict_json(g, r)); }
+char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r)
+{
+    return g && r ? text_of(verdict_json(g, r)) : NULL;
+}
 
 char *oq_gate_error_verdict_text(char *const *argv, const char *message)
 {

@@ -594,10 +594,10 @@ oq_status oq_graph_write(const oq_graph *g, const char *path, int overwrite, oq_
 
 size_t oq_graph_node_count(const oq_graph *g)
 {
-    return g->nodes.n;
+    return g ? g->nodes.n : 0;
 }
 
 size_t oq_graph_initializer_count(const oq_graph *g)
 {
-    return g->inits.n;
+    return g ? g->inits.n : 0;
 }

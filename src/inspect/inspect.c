@@ -421,6 +421,7 @@ static json_t *strv_json(char *const *v, size_t n)
 
 char *oq_model_info_json(const oq_model_info *mi)
 {
+    if (!mi) return NULL;
     json_t *opsets = json_array(), *ops = json_array(), *att = json_array();
     for (size_t i = 0; i < mi->n_opsets; i++)
         json_array_append_new(opsets, json_pack("{s:o, s:I}", "domain", oq_json_text(mi->opsets[i].domain),

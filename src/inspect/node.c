@@ -213,6 +213,7 @@ void oq_node_infos_free(oq_node_info *nodes, size_t n)
 
 int64_t oq_node_info_attr_int(const oq_node_info *node, const char *name, int64_t def)
 {
+    if (!node || !name) return def;
     size_t len = strlen(name);
     for (size_t i = 0; i < node->n_attrs; i++)
         if (!strncmp(node->attrs[i], name, len) && node->attrs[i][len] == '=')

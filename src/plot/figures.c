@@ -84,8 +84,11 @@ oq_status oq_figures_add(oq_figures *fl, const char *name, const oq_plot_spec *s
 /* ---- Sets ---------------------------------------------------------------- */
 
 size_t oq_figures_count(const oq_figures *f) { return f ? f->n : 0; }
-const char *oq_figures_name(const oq_figures *f, size_t i) { return i < f->n ? f->items[i].name : NULL; }
-const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i) { return i < f->n ? &f->items[i].spec : NULL; }
+const char *oq_figures_name(const oq_figures *f, size_t i) { return f && i < f->n ? f->items[i].name : NULL; }
+const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i)
+{
+    return f && i < f->n ? &f->items[i].spec : NULL;
+}
 
 void oq_figures_free(oq_figures *f)
 {

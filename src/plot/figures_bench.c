@@ -32,6 +32,7 @@ static oq_status get_opt(const oq_csv *t, size_t row, size_t col, double *v, oq_
 oq_summary_kind oq_summary_detect(const oq_csv *t)
 {
     size_t c;
+    if (!t) return OQ_SUMMARY_UNKNOWN;
     if (oq_csv_find(t, "variant", &c) && oq_csv_find(t, "status", &c) && oq_csv_find(t, "seq_len", &c))
         return OQ_SUMMARY_BENCH;
     if (oq_csv_find(t, "config", &c) && oq_csv_find(t, "output", &c) &&

@@ -354,6 +354,10 @@ void oq_proc_result_clear(oq_proc_result *res)
 
 const char *oq_proc_describe(const oq_proc_result *res, char *buf, size_t n)
 {
+    if (!res || !buf) {
+        if (buf && n) buf[0] = '\0';
+        return buf;
+    }
     if (res->timed_out)
         snprintf(buf, n, "timed out after %.0f s (killed)", res->seconds);
     else if (res->signaled)

@@ -157,6 +157,7 @@ oq_status oq_encoder_ref_create(const oq_encoder_weights *w, int threads, oq_enc
 
 int oq_encoder_ref_threads(const oq_encoder_ref *r)
 {
+    if (!r) return 0;
     return oq_ref_threads(r->threads, INT64_MAX);
 }
 

@@ -387,7 +387,11 @@ void oq_refusal_clear(oq_refusal *r)
 
 char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n)
 {
-    if (!n) return buf;
+    if (!n || !buf) return buf;
+    if (!r) {
+        buf[0] = '\0';
+        return buf;
+    }
     if (!r->id) {
         snprintf(buf, n, "%s", r->raw ? r->raw : "");
         return buf;

@@ -172,6 +172,7 @@ static const char *reg_name(const char *name)
 
 const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name)
 {
+    if (!rt || !name) return NULL;
     name = reg_name(name);
     for (size_t i = 0; i < rt->n_ep_libs; i++)
         if (!strcmp(rt->ep_libs[i].name, name)) return rt->ep_libs[i].path;
@@ -180,6 +181,7 @@ const char *oq_runtime_registered_ep(const oq_runtime *rt, const char *name)
 
 char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name)
 {
+    if (!rt || !name) return NULL;
     const char *slash = strrchr(rt->lib_path, '/');
     int dir_len = slash ? (int)(slash - rt->lib_path) : 1;
     const char *dir = slash ? rt->lib_path : ".";

@@ -329,12 +329,12 @@ void oq_runtime_free(oq_runtime *rt)
     free(rt);
 }
 
-const char *oq_runtime_version(const oq_runtime *rt) { return rt->version; }
-const char *oq_runtime_lib_path(const oq_runtime *rt) { return rt->lib_path; }
-int oq_runtime_api_version(const oq_runtime *rt) { return rt->api_version; }
-const char *oq_runtime_build_info(const oq_runtime *rt) { return rt->build_info; }
-const struct OrtApi *oq_runtime_api(const oq_runtime *rt) { return rt->api; }
-struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt) { return rt->env; }
+const char *oq_runtime_version(const oq_runtime *rt) { return rt ? rt->version : NULL; }
+const char *oq_runtime_lib_path(const oq_runtime *rt) { return rt ? rt->lib_path : NULL; }
+int oq_runtime_api_version(const oq_runtime *rt) { return rt ? rt->api_version : 0; }
+const char *oq_runtime_build_info(const oq_runtime *rt) { return rt ? rt->build_info : ""; }
+const struct OrtApi *oq_runtime_api(const oq_runtime *rt) { return rt ? rt->api : NULL; }
+struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt) { return rt ? rt->env : NULL; }
 
 void oq_strv_free(char **v, size_t n)
 {

@@ -267,29 +267,29 @@ void oq_session_free(oq_session *s)
     free(s);
 }
 
-size_t oq_session_input_count(const oq_session *s) { return s->n_in; }
-size_t oq_session_output_count(const oq_session *s) { return s->n_out; }
+size_t oq_session_input_count(const oq_session *s) { return s ? s->n_in : 0; }
+size_t oq_session_output_count(const oq_session *s) { return s ? s->n_out : 0; }
 const char *oq_session_input_name(const oq_session *s, size_t i)
 {
-    return i < s->n_in ? s->in[i].name : NULL;
+    return s && i < s->n_in ? s->in[i].name : NULL;
 }
 const char *oq_session_output_name(const oq_session *s, size_t i)
 {
-    return i < s->n_out ? s->out[i].name : NULL;
+    return s && i < s->n_out ? s->out[i].name : NULL;
 }
 oq_dtype oq_session_input_dtype(const oq_session *s, size_t i)
 {
-    return i < s->n_in ? s->in[i].dtype : OQ_DTYPE_UNDEFINED;
+    return s && i < s->n_in ? s->in[i].dtype : OQ_DTYPE_UNDEFINED;
 }
-int oq_session_input_rank(const oq_session *s, size_t i) { return i < s->n_in ? s->in[i].rank : -1; }
+int oq_session_input_rank(const oq_session *s, size_t i) { return s && i < s->n_in ? s->in[i].rank : -1; }
 oq_dtype oq_session_output_dtype(const oq_session *s, size_t i)
 {
-    return i < s->n_out ? s->out[i].dtype : OQ_DTYPE_UNDEFINED;
+    return s && i < s->n_out ? s->out[i].dtype : OQ_DTYPE_UNDEFINED;
 }
-const char *oq_session_ep(const oq_session *s) { return s->ep; }
-const char *oq_session_ep_attach(const oq_session *s) { return s->attach; }
-struct OrtSession *oq_session_ort(const oq_session *s) { return s->sess; }
-oq_runtime *oq_session_runtime(const oq_session *s) { return s->rt; }
+const char *oq_session_ep(const oq_session *s) { return s ? s->ep : NULL; }
+const char *oq_session_ep_attach(const oq_session *s) { return s ? s->attach : NULL; }
+struct OrtSession *oq_session_ort(const oq_session *s) { return s ? s->sess : NULL; }
+oq_runtime *oq_session_runtime(const oq_session *s) { return s ? s->rt : NULL; }
 
 /* ---- run ------------------------------------------------------------------------ */
 
@@ -457,7 +457,7 @@ oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *input
 
 char *oq_session_end_profiling(oq_session *s)
 {
-    if (!s->profiling) return NULL;
+    if (!s || !s->profiling) return NULL;
     s->profiling = 0;
     const OrtApi *api = s->rt->api;
     OrtAllocator *alloc = NULL;

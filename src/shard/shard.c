@@ -11,6 +11,7 @@ const char *oq_shard_by_name(oq_shard_by by) { return by == OQ_SHARD_BY_CONFIG ?
 
 int oq_shard_by_parse(const char *s)
 {
+    if (!s) return -1;
     return !strcmp(s, "batch") ? OQ_SHARD_BY_BATCH : !strcmp(s, "config") ? OQ_SHARD_BY_CONFIG : -1;
 }
 

@@ -8,6 +8,7 @@
 
 double oq_percentile_sorted(const double *sorted, size_t n, double p)
 {
+    if (!sorted) return NAN;
     OQ_ASSERT(n >= 1);
     if (p <= 0) return sorted[0];
     if (p >= 100) return sorted[n - 1];

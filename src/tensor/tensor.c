@@ -202,6 +202,7 @@ int64_t oq_tensor_numel(const oq_tensor *t)
 {
     /* shapes are checked when tensors are made; a 0 ends the product before any
      * other dimension can overflow it */
+    if (!t) return 0;
     uint64_t n = 1;
     for (int32_t i = 0; i < t->ndim; i++) {
         if (!t->shape[i]) return 0;
@@ -212,7 +213,7 @@ int64_t oq_tensor_numel(const oq_tensor *t)
 
 size_t oq_tensor_nbytes(const oq_tensor *t)
 {
-    return (size_t)oq_tensor_numel(t) * oq_dtype_size(t->dtype);
+    return t ? (size_t)oq_tensor_numel(t) * oq_dtype_size(t->dtype) : 0;
 }
 
 void oq_tensor_normalize_bools(oq_tensor *t)
@@ -252,7 +253,14 @@ char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n)
     return buf;
 }
 
-char *oq_shape_str(const oq_tensor *t, char *buf, size_t n) { return oq_dims_str(t->shape, t->ndim, buf, n); }
+char *oq_shape_str(const oq_tensor *t, char *buf, size_t n)
+{
+    if (!t || !buf) {
+        if (buf && n) buf[0] = '\0';
+        return buf;
+    }
+    return oq_dims_str(t->shape, t->ndim, buf, n);
+}
 
 uint16_t oq_f32_to_f16_bits(float f)
 {
@@ -288,6 +296,7 @@ float oq_bf16_bits_to_f32(uint16_t b)
 
 double oq_tensor_get_f64(const oq_tensor *t, int64_t i)
 {
+    if (!t) return NAN;
     const void *p = t->data;
     switch (t->dtype) {
     case OQ_DTYPE_FLOAT32: return ((const float *)p)[i];

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""A C program that calls every status-returning function of some public headers with NULL
-and zero arguments (all of them at once), each in a child process.
+"""A C program that calls every function of some public headers with NULL and zero arguments
+(all of them at once), each in a child process.
 
 usage: nulls.py INCLUDE_DIR HEADER...   (HEADER: "tensor.h", ...; the C text goes to stdout)
 
 Each function `OQ_API oq_status f(...)` of the headers named is called twice: every argument
 zero (a NULL pointer, 0, a zeroed struct) with an oq_err, and again with no oq_err (once, for
 a function that takes none). Each `OQ_API void f(...)` (a *_free, a *_clear, a setter) is called
-once so: NULL is a no-op there, as for free(); a noreturn function is left out. The
-program prints one line per problem and exits 1 when there is one:
-  CRASH f (h.h): a signal killed the child (a NULL dereferenced);
+once so: NULL is a no-op there, as for free(). Each function that returns a value (a name, a
+count, a getter's pointer, a struct) is called once so too, and only a crash is a problem
+there: it has no oq_err, and its "nothing" (NULL, 0, -1, a zeroed struct) is its header's to
+say. A noreturn function is left out. The program prints one line per problem and exits 1
+when there is one:
+  CRASH f (h.h): a signal killed the child (a NULL dereferenced, or UBSan aborting);
   NOMSG f (h.h): a failing status with an empty message;
   NULLMSG f (h.h): a message that prints a NULL string as "(null)";
   BADNAME f (h.h): a message "... is NULL" that is not "f: ARGUMENT is NULL" with ARGUMENT
@@ -25,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exports import strip, top_level_statements  # noqa: E402
 
-DECL = re.compile(r"^OQ_API (oq_status|void) (\w+)\s*\((.*)\)\s*$")
+DECL = re.compile(r"^OQ_API (.*?)\b(\w+)\s*\((.*)\)\s*$")
 FN_PTR = re.compile(r"^(.*)\(\s*\*\s*(\w+)\s*\)(.*)$")
 PARAM = re.compile(r"^(.*?)(\w+)\s*((?:\[[^\]]*\])*)$")
 
@@ -69,7 +72,9 @@ def functions(include_dir, headers):
         for stmt in top_level_statements(strip(text)):
             m = DECL.match(stmt.split("__attribute__")[0].strip())
             if m and "..." not in m.group(3) and "noreturn" not in stmt:
-                yield h, m.group(1) == "void", m.group(2), split_params(m.group(3))
+                ret = " ".join(m.group(1).split())
+                kind = ret if ret in ("oq_status", "void") else "value"
+                yield h, kind, m.group(2), split_params(m.group(3))
 
 
 def main():
@@ -117,15 +122,18 @@ def main():
         "}",
         "int main(void)",
         "{",
-        "    int n = 0;",
+        "    int n = 0, values = 0;",
     ]
-    for h, void, fn, params in functions(include_dir, headers):
-        if void:
+    for h, kind, fn, params in functions(include_dir, headers):
+        if kind != "oq_status":
+            # a void function or one returning a value: only a crash is a problem
             args = ", ".join(zero_arg(p, "NULL") for p in params)
+            call = "%s(%s)" % (fn, args) if kind == "void" else "(void)%s(%s)" % (fn, args)
+            count = " values++;" if kind == "value" else ""
             out += [
                 "    fflush(stdout);",
-                "    { pid_t p = fork(); if (p == 0) { %s(%s); _exit(0); }" % (fn, args),
-                "      reap(p, \"%s\", \"%s\"); n++; }" % (fn, h),
+                "    { pid_t p = fork(); if (p == 0) { %s; _exit(0); }" % call,
+                "      reap(p, \"%s\", \"%s\"); n++;%s }" % (fn, h, count),
             ]
             continue
         # without an oq_err (the graph builder's sticky calls) only a crash is a problem
@@ -141,7 +149,8 @@ def main():
                 "        (void)e; _exit(judge(st, e, \"%s\", \"%s\", params)); }" % (fn, h),
                 "      reap(p, \"%s\", \"%s\"); n++; }" % (fn, h),
             ]
-    out += ["    printf(\"%d calls, %d problems\\n\", n, bad);", "    return bad != 0;", "}"]
+    out += ["    printf(\"%d calls (%d to functions returning a value), %d problems\\n\", n, values, bad);",
+            "    return bad != 0;", "}"]
     print("\n".join(out))
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every public header answers NULL and zero arguments with a status and a message naming the
-# function and the argument, never a crash, and its void functions take NULL as free() does
-# (tests/arch/nulls.py calls each of their functions so, in a child process); and the check
-# bites: a function that dereferences its argument is caught.
+# function and the argument, never a crash, its void functions take NULL as free() does, and
+# its functions returning a value (a getter, a count, a name) return one (tests/arch/nulls.py
+# calls each of their functions so, in a child process); and the check bites: a function that
+# dereferences its argument is caught.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
@@ -35,7 +36,7 @@ run_check() {
 
 # shellcheck disable=SC2086
 run_check "$INC" "" $HEADERS || fail "NULL arguments:
-$(grep -v ' calls, ' "$T/out.txt")"
+$(grep -v ' calls (' "$T/out.txt")"
 tail -n 1 "$T/out.txt"
 grep -q "CRASH\|NOMSG\|NULLMSG\|BADNAME" "$T/out.txt" && fail "problems listed, exit 0: $(cat "$T/out.txt")"
 
@@ -49,6 +50,7 @@ OQ_API oq_status oq_probe_quiet(const char *s, oq_err *err);
 OQ_API oq_status oq_probe_null(const char *s, oq_err *err);
 OQ_API oq_status oq_probe_misnamed(const char *text, oq_err *err);
 OQ_API void oq_probe_clear(size_t *n);
+OQ_API size_t oq_probe_size(const char *s);
 H
 cat > "$T/probe.c" <<'C'
 #include <string.h>
@@ -58,6 +60,7 @@ oq_status oq_probe_quiet(const char *s, oq_err *err) { (void)s; (void)err; retur
 oq_status oq_probe_null(const char *s, oq_err *err) { return oq_err_set(err, OQ_ERR_IO, "%s: cannot open", s ? s : "(null)"); }
 oq_status oq_probe_misnamed(const char *text, oq_err *err) { (void)text; return oq_err_set(err, OQ_ERR_INVALID_ARG, "probe: text or err is NULL"); }
 void oq_probe_clear(size_t *n) { *n = 0; }
+size_t oq_probe_size(const char *s) { return strlen(s); }
 C
 if run_check "$T/inc" "$T/probe.c" probe.h; then fail "the probes passed: $(cat "$T/out.txt")"; fi
 grep -q "CRASH oq_probe_length (probe.h): signal" "$T/out.txt" || fail "a NULL dereference not caught: $(cat "$T/out.txt")"
@@ -66,4 +69,8 @@ grep -q "NULLMSG oq_probe_null" "$T/out.txt" || fail "a '(null)' message not cau
 grep -q "BADNAME oq_probe_misnamed (probe.h): 'probe: text or err is NULL'" "$T/out.txt" ||
     fail "a NULL not named 'FUNCTION: ARGUMENT is NULL' not caught: $(cat "$T/out.txt")"
 grep -q "CRASH oq_probe_clear (probe.h): signal" "$T/out.txt" || fail "a void function reading NULL not caught: $(cat "$T/out.txt")"
-echo "nulls: the check catches a crash (a status or a void function), a status without a message, a '(null)' in one and a NULL misnamed"
+grep -q "CRASH oq_probe_size (probe.h): signal" "$T/out.txt" ||
+    fail "a function returning a value reading NULL not caught: $(cat "$T/out.txt")"
+grep -q " calls (1 to functions returning a value), " "$T/out.txt" ||
+    fail "the probe returning a value not counted: $(cat "$T/out.txt")"
+echo "nulls: the check catches a crash (a status, a void function or one returning a value), a status without a message, a '(null)' in one and a NULL misnamed"
