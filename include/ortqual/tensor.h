@@ -86,7 +86,8 @@ OQ_API void oq_tensor_normalize_bools(oq_tensor *t);
 OQ_API oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void **owned, oq_err *err);
 /* "[2,3,4]" into buf; returns buf ("" in it for a NULL tensor). */
 OQ_API char *oq_shape_str(const oq_tensor *t, char *buf, size_t n);
-/* The same for any dims (a shape or an element's coordinates). */
+/* The same for any dims (a shape or an element's coordinates); NULL dims print as "[]", a NULL
+ * buffer is returned untouched. */
 OQ_API char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n);
 
 /* Element access as double, any numeric or bool dtype (get: NaN for a NULL tensor). */

@@ -246,6 +246,8 @@ oq_status oq_tensor_canonical_bytes(const oq_tensor *t, const void **bytes, void
 
 char *oq_dims_str(const int64_t *dims, int32_t ndim, char *buf, size_t n)
 {
+    if (!buf || !n) return buf;
+    if (!dims) ndim = 0; /* "[]": no dims to print */
     size_t used = (size_t)snprintf(buf, n, "[");
     for (int32_t i = 0; i < ndim && used < n; i++)
         used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)dims[i]);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "ortqual/tensor.h"
 
 static void test_dynbuf_grows_and_keeps_text(void **state)
 {
@@ -166,6 +167,23 @@ static void test_sha256_hex_at(void **state)
     assert_false(oq_sha256_hex_at(hex));
 }
 
+/* Dims as text, cut to the buffer; NULL dims are "[]" whatever ndim says, a NULL or empty
+ * buffer is left alone (NULL dims with ndim 2 read through NULL). */
+static void test_dims_str(void **state)
+{
+    (void)state;
+    char buf[16];
+    const int64_t d[3] = {2, 30, 4};
+    assert_string_equal(oq_dims_str(d, 3, buf, sizeof buf), "[2,30,4]");
+    assert_string_equal(oq_dims_str(d, 0, buf, sizeof buf), "[]");
+    assert_string_equal(oq_dims_str(NULL, 2, buf, sizeof buf), "[]");
+    assert_string_equal(oq_dims_str(d, 3, buf, 5), "[2,3");
+    assert_null(oq_dims_str(d, 3, NULL, 8));
+    buf[0] = 'x';
+    assert_ptr_equal(oq_dims_str(d, 3, buf, 0), buf);
+    assert_int_equal(buf[0], 'x');
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_crc32_is_zlibs),
         cmocka_unit_test(test_sha256_hex_at),
+        cmocka_unit_test(test_dims_str),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
