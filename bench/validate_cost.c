@@ -48,6 +48,7 @@ static double num(const json_t *o, const char *k) { return json_number_value(jso
  * the CPU time of every process of the run. */
 typedef struct run_cost {
     double ratio, rest, cpu_user, cpu_sys;
+    int measured; /* the run wrote its summary: the numbers above are its */
 } run_cost;
 
 static double tv_s(struct timeval t) { return (double)t.tv_sec + (double)t.tv_usec / 1e6; }
@@ -275,6 +276,7 @@ static int run(const char *tool, const char *self, const char *cache, char **ext
     printf("%s: %s, verdict %s\n", title, oq_proc_describe(&pr, how, sizeof how),
            s ? json_string_value(json_object_get(s, "verdict")) : "(no summary)");
     int ok = 0;
+    rc->measured = s != NULL;
     if (s) {
         breakdown(s, pr.seconds, rc);
         ok = memory(s, self);
@@ -297,6 +299,13 @@ int main(int argc, char **argv)
     snprintf(tool, sizeof tool, "%s/../ortqual", dirname(dir));
     if (argc > 3 && !strcmp(argv[1], "--bare")) return bare(argc - 2, argv + 2);
     if (argc == 5 && !strcmp(argv[1], "--demo")) return demo_rounds(atoi(argv[2]), (const char *[2]){argv[3], argv[4]});
+    /* an option is never the tool: "--help" ran as the tool, exit 127, and the rest read "met" */
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        const int help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+        fprintf(help ? stdout : stderr, "usage: validate_cost [path/to/ortqual]   (default: %s)\n"
+                                        "       validate_cost --demo ROUNDS TOOL_A TOOL_B\n", tool);
+        return help ? 0 : 2;
+    }
     const char *t = argc > 1 ? argv[1] : tool;
     char cache[] = "/tmp/oq_validate_cost_cache_XXXXXX"; /* cold at the start: nothing of another run */
     if (!mkdtemp(cache)) return perror("mkdtemp"), 2;
@@ -309,10 +318,13 @@ int main(int argc, char **argv)
     run(t, self, cache, demo, "demo (ortqual validate, as make run)", &demo_cost);
     double load[3] = {0, 0, 0};
     if (getloadavg(load, 3) < 1) load[0] = -1;
-    printf("demo rest %.2f s against the target <= %.1f s: %s (CPU of all its processes %.2f s; load average %.2f on"
-           " %ld CPUs: on a shared machine the wall time includes waiting)\n",
-           demo_cost.rest, REST_TARGET_S, demo_cost.rest <= REST_TARGET_S ? "met" : "NOT met",
-           demo_cost.cpu_user + demo_cost.cpu_sys, load[0], sysconf(_SC_NPROCESSORS_ONLN));
+    if (!demo_cost.measured)
+        printf("demo rest: not measured (the demo wrote no summary), against the target <= %.1f s: NO\n", REST_TARGET_S);
+    else
+        printf("demo rest %.2f s against the target <= %.1f s: %s (CPU of all its processes %.2f s; load average %.2f on"
+               " %ld CPUs: on a shared machine the wall time includes waiting)\n",
+               demo_cost.rest, REST_TARGET_S, demo_cost.rest <= REST_TARGET_S ? "met" : "NOT met",
+               demo_cost.cpu_user + demo_cost.cpu_sys, load[0], sysconf(_SC_NPROCESSORS_ONLN));
     int ok = run(t, self, cache, large, "large events (16 events up to 2048 elements, batches of 4)", &cost);
     ok &= run(t, self, cache, again, "large events again, one new configuration (cpu:attention23:fp32)", &cost);
     printf("second validation of the same inputs: wall / ORT run time of the configuration under test %.2f "
@@ -320,5 +332,5 @@ int main(int argc, char **argv)
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", cache);
     if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", cache);
-    return ok ? 0 : 1;
+    return ok && demo_cost.measured ? 0 : 1;
 }

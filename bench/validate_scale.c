@@ -223,6 +223,14 @@ int main(int argc, char **argv)
         argc -= 2;
         argv += 2;
     }
+    /* "--help" or one size alone ran the whole default benchmark (the argument ignored) */
+    if (argc == 2 || argc > 4 || (argc > 1 && argv[1][0] == '-') || (argc > 2 && (atol(argv[1]) < 1 || atol(argv[2]) < 1))) {
+        const int help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+        fprintf(help ? stdout : stderr,
+                "usage: validate_scale [--batch-size N] [--rounds R] [SMALL LARGE] [path/to/ortqual]\n"
+                "       (default: batches of 3, 3 rounds, 1000 and 100000 events, the ortqual beside this program)\n");
+        return help ? 0 : 2;
+    }
     if (atol(batch) < 1) return fprintf(stderr, "validate_scale: --batch-size %s: not a positive count\n", batch), 2;
     if (rounds < 1 || rounds > MAX_ROUNDS)
         return fprintf(stderr, "validate_scale: --rounds %d: want 1..%d\n", rounds, MAX_ROUNDS), 2;
