@@ -4,8 +4,8 @@
  * and sizes, the values of small ones such as shape constants), never the bytes of its
  * weights. A plain read and unpack copied them twice: a 300 MB model cost ~1.2 s and 600 MB
  * of fresh memory each time, and validate inspects a user's model several times (in the
- * parent and in every worker). Here the file is mapped and its protobuf copied with the
- * raw_data of every graph initializer larger than LEAN_RAW emptied; after the unpack those
+ * parent and in every worker). Here the file is read (pread, never mapped) and its protobuf
+ * copied with the raw_data of every graph initializer larger than LEAN_RAW emptied; after the unpack those
  * initializers get their byte counts back (raw_data.len, with raw_data.data NULL), which is
  * what inspection reads: tensor_bytes counts them, and their elements read as unknown.
  * Anything the copy does not understand (a group, a truncated field) falls back to the plain
@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,11 +42,57 @@ typedef struct lean {
     int nested_graph;   /* more than one graph field: indices would not match, give up */
 } lean;
 
-static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* The bytes being copied: a buffer, or a file read with pread (never mapped: a file
+ * truncated under a mapping faults with SIGBUS, a short read is only a failed copy). */
+typedef struct src {
+    const uint8_t *mem; /* the whole input, or NULL: read fd */
+    int fd;
+    uint64_t size;
+    uint8_t *win; /* a window of the file, for tags and lengths */
+    uint64_t win_off;
+    size_t win_len;
+} src;
+
+#define WIN 65536
+
+static int src_byte(src *s, uint64_t off, uint8_t *b)
+{
+    if (off >= s->size) return 0;
+    if (s->mem) {
+        *b = s->mem[off];
+        return 1;
+    }
+    if (off < s->win_off || off >= s->win_off + s->win_len) {
+        ssize_t n = pread(s->fd, s->win, WIN, (off_t)off);
+        if (n <= 0) return 0; /* the file shrank */
+        s->win_off = off;
+        s->win_len = (size_t)n;
+    }
+    *b = s->win[off - s->win_off];
+    return 1;
+}
+
+/* Bytes off .. off+len of the input appended to out; 0 when the file ended first. */
+static int src_copy(src *s, uint64_t off, uint64_t len, oq_dynbuf *out)
+{
+    if (len > s->size - off) return 0;
+    if (s->mem) return oq_dynbuf_addn(out, s->mem + off, (size_t)len) == OQ_OK;
+    for (uint64_t done = 0; done < len;) {
+        size_t want = len - done < WIN ? (size_t)(len - done) : WIN;
+        ssize_t n = pread(s->fd, s->win, want, (off_t)(off + done));
+        s->win_len = 0; /* the window now holds these bytes, not its offset's */
+        if (n <= 0 || oq_dynbuf_addn(out, s->win, (size_t)n) != OQ_OK) return 0;
+        done += (uint64_t)n;
+    }
+    return 1;
+}
+
+static int varint(src *s, uint64_t *p, uint64_t end, uint64_t *v)
 {
     *v = 0;
     for (int shift = 0; *p < end && shift < 64; shift += 7) {
-        const uint8_t b = *(*p)++;
+        uint8_t b;
+        if (!src_byte(s, (*p)++, &b)) return 0;
         *v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) return 1;
     }
@@ -65,10 +110,10 @@ static int put_varint(oq_dynbuf *out, uint64_t v)
     return oq_dynbuf_addn(out, b, n) == OQ_OK;
 }
 
-static int copy_message(const uint8_t *p, const uint8_t *end, int at, oq_dynbuf *out, lean *l);
+static int copy_message(src *s, uint64_t p, uint64_t end, int at, oq_dynbuf *out, lean *l);
 
 /* A length-delimited field of the message at level `at`: copied, recursed into, or emptied. */
-static int copy_delimited(uint64_t tag, const uint8_t *start, const uint8_t *body, size_t len, int at,
+static int copy_delimited(src *s, uint64_t tag, uint64_t start, uint64_t body, uint64_t len, int at,
                           oq_dynbuf *out, lean *l)
 {
     const int field = (int)(tag >> 3);
@@ -78,43 +123,43 @@ static int copy_delimited(uint64_t tag, const uint8_t *start, const uint8_t *bod
     if (at == AT_TENSOR && field == TENSOR_RAW_DATA && len > l->keep) {
         emptied *e = OQ_PUSH(l->emptied, l->n_emptied);
         if (!e) return 0;
-        *e = (emptied){l->n_init, len};
+        *e = (emptied){l->n_init, (size_t)len};
         return put_varint(out, tag) && put_varint(out, 0);
     }
-    if (inner < 0) return oq_dynbuf_addn(out, start, (size_t)(body - start) + len) == OQ_OK;
+    if (inner < 0) return src_copy(s, start, body - start + len, out);
     if (inner == AT_GRAPH && l->nested_graph++) return 0;
     oq_dynbuf sub = {0};
-    int ok = copy_message(body, body + len, inner, &sub, l) && put_varint(out, tag) && put_varint(out, sub.len) &&
-             oq_dynbuf_addn(out, sub.buf ? sub.buf : "", sub.len) == OQ_OK;
+    int ok = copy_message(s, body, body + len, inner, &sub, l) && put_varint(out, tag) &&
+             put_varint(out, sub.len) && oq_dynbuf_addn(out, sub.buf ? sub.buf : "", sub.len) == OQ_OK;
     free(sub.buf);
     if (inner == AT_TENSOR) l->n_init++;
     return ok;
 }
 
 /* The fields of one message, p .. end, into out; 0 for what this copy does not handle. */
-static int copy_message(const uint8_t *p, const uint8_t *end, int at, oq_dynbuf *out, lean *l)
+static int copy_message(src *s, uint64_t p, uint64_t end, int at, oq_dynbuf *out, lean *l)
 {
     while (p < end) {
-        const uint8_t *start = p;
+        const uint64_t start = p;
         uint64_t tag, v;
-        if (!varint(&p, end, &tag)) return 0;
+        if (!varint(s, &p, end, &tag)) return 0;
         switch (tag & 7) {
         case 0:
-            if (!varint(&p, end, &v)) return 0;
+            if (!varint(s, &p, end, &v)) return 0;
             break;
         case 1:
         case 5:
-            if ((size_t)(end - p) < ((tag & 7) == 1 ? 8u : 4u)) return 0;
+            if (end - p < ((tag & 7) == 1 ? 8u : 4u)) return 0;
             p += (tag & 7) == 1 ? 8 : 4;
             break;
         case 2:
-            if (!varint(&p, end, &v) || v > (uint64_t)(end - p)) return 0;
-            if (!copy_delimited(tag, start, p, (size_t)v, at, out, l)) return 0;
+            if (!varint(s, &p, end, &v) || v > end - p) return 0;
+            if (!copy_delimited(s, tag, start, p, v, at, out, l)) return 0;
             p += v;
             continue;
         default: return 0; /* groups: not in onnx.proto */
         }
-        if (oq_dynbuf_addn(out, start, (size_t)(p - start)) != OQ_OK) return 0;
+        if (!src_copy(s, start, p - start, out)) return 0;
     }
     return 1;
 }
@@ -132,12 +177,14 @@ static void restore_counts(Onnx__ModelProto *m, const lean *l)
     }
 }
 
-int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out)
+/* The lean copy of s unpacked into *out (NULL when protobuf-c rejects it); 0 when the copy
+ * failed (a field it does not handle, or a file that ended early). */
+static int unpack_src(src *s, size_t keep, Onnx__ModelProto **out)
 {
     lean l = {.keep = keep};
     oq_dynbuf copy = {0};
     *out = NULL;
-    int ok = copy_message(buf, buf + n, AT_MODEL, &copy, &l);
+    int ok = copy_message(s, 0, s->size, AT_MODEL, &copy, &l);
     if (ok) {
         *out = onnx__model_proto__unpack(NULL, copy.len, (const uint8_t *)(copy.buf ? copy.buf : ""));
         restore_counts(*out, &l);
@@ -147,15 +194,21 @@ int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelP
     return ok;
 }
 
+int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out)
+{
+    src s = {.mem = buf ? buf : (const uint8_t *)"", .size = buf ? n : 0};
+    return unpack_src(&s, keep, out);
+}
+
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > LEAN_RAW) {
-        void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        int done = map != MAP_FAILED && oq_model_unpack_lean(map, (size_t)sb.st_size, LEAN_RAW, out);
-        if (map != MAP_FAILED) munmap(map, (size_t)sb.st_size);
+        src s = {.fd = fd, .size = (uint64_t)sb.st_size, .win = malloc(WIN)};
+        int done = s.win && unpack_src(&s, LEAN_RAW, out);
+        free(s.win);
         if (done) {
             close(fd);
             return OQ_OK;

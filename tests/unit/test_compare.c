@@ -846,6 +846,29 @@ static void test_fast_path_bit_identical(void **state)
     assert_true(fast_trials > 200);
 }
 
+/* docs/contract.md's preset table says what oq_tolerance_preset gives: its rows
+ * "| `fp16` | 1e-2 | 2e-3 | ..." (the fp16 row kept atol 1e-3 when the preset became 2e-3). */
+static void test_contract_table_matches_presets(void **state)
+{
+    (void)state;
+    FILE *f = fopen(OQ_SOURCE_DIR "/docs/contract.md", "r");
+    assert_non_null(f);
+    char line[4096];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[32];
+        double rtol, atol;
+        if (sscanf(line, "| `%31[a-z0-9]` | %lf | %lf |", name, &rtol, &atol) != 3) continue;
+        oq_tolerance t;
+        assert_int_equal(oq_tolerance_preset(name, &t, NULL), OQ_OK);
+        if (t.rtol != rtol || t.atol != atol)
+            fail_msg("docs/contract.md: %s rtol %g atol %g, the preset %g %g", name, rtol, atol, t.rtol, t.atol);
+        rows++;
+    }
+    fclose(f);
+    assert_true(rows >= 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -866,6 +889,7 @@ int main(void)
         cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_histograms),
         cmocka_unit_test(test_fast_path_bit_identical),
+        cmocka_unit_test(test_contract_table_matches_presets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -299,6 +301,60 @@ static void test_file_without_weights(void **state)
     free(buf);
 }
 
+/* Bytes this program's fstat adds to a regular file's size: the file seen as it was before
+ * it shrank (cp over a model truncates it while another process inspects it). */
+static off_t fstat_extra;
+
+int fstat(int fd, struct stat *st)
+{
+    int r = (int)syscall(SYS_fstat, fd, st);
+    if (r == 0 && S_ISREG(st->st_mode)) st->st_size += fstat_extra;
+    return r;
+}
+
+/* A model file that is shorter than its fstat said is read to its end and inspected, or
+ * refused with an error: never a SIGBUS (a mapped file faults on the pages past its end;
+ * lean.c read the model through mmap). */
+static void test_file_shrunk_after_fstat(void **state)
+{
+    (void)state;
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.width = 256;
+    c.ffn_width = 512;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    oq_encoder_export x = {OQ_ATTN_ATTENTION24, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+    oq_graph *g;
+    assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+    oq_encoder_weights_free(w);
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    oq_graph_free(g);
+    char path[] = "/tmp/oq_test_shrunk_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+
+    oq_model_info *mi = NULL, *whole = NULL;
+    oq_err err = {0};
+    fstat_extra = 4 << 20;
+    oq_status st = oq_model_inspect_file(path, &mi, &err);
+    fstat_extra = 0;
+    assert_int_equal(st, OQ_OK);
+    assert_int_equal(oq_model_inspect_bytes(buf, n, path, &whole, &err), OQ_OK);
+    char *a = oq_model_info_json(mi), *b = oq_model_info_json(whole);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    oq_model_info_free(mi);
+    oq_model_info_free(whole);
+    unlink(path);
+    free(buf);
+}
+
 /* An attention24 sdpa model written to a fresh file named after the template `path`. */
 static void write_attention24(char *path, oq_mask_form mask)
 {
@@ -456,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_file_without_weights),
+        cmocka_unit_test(test_file_shrunk_after_fstat),
         cmocka_unit_test(test_fixture_chains),
         cmocka_unit_test(test_gqa_chain_not_fusable),
         cmocka_unit_test(test_absent_strings),
