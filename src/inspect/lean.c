@@ -55,6 +55,17 @@ typedef struct src {
 
 #define WIN 65536
 
+/* The window holds off (read there when it does not); 0 when the file ended first. */
+static int src_window(src *s, uint64_t off)
+{
+    if (off >= s->win_off && off < s->win_off + s->win_len) return 1;
+    ssize_t n = pread(s->fd, s->win, WIN, (off_t)off);
+    if (n <= 0) return 0; /* the file shrank */
+    s->win_off = off;
+    s->win_len = (size_t)n;
+    return 1;
+}
+
 static int src_byte(src *s, uint64_t off, uint8_t *b)
 {
     if (off >= s->size) return 0;
@@ -62,27 +73,24 @@ static int src_byte(src *s, uint64_t off, uint8_t *b)
         *b = s->mem[off];
         return 1;
     }
-    if (off < s->win_off || off >= s->win_off + s->win_len) {
-        ssize_t n = pread(s->fd, s->win, WIN, (off_t)off);
-        if (n <= 0) return 0; /* the file shrank */
-        s->win_off = off;
-        s->win_len = (size_t)n;
-    }
+    if (!src_window(s, off)) return 0;
     *b = s->win[off - s->win_off];
     return 1;
 }
 
-/* Bytes off .. off+len of the input appended to out; 0 when the file ended first. */
+/* Bytes off .. off+len of the input appended to out; 0 when the file ended first. Through the
+ * window, so that a graph of many small fields costs a read per 64 KiB, not one per field. */
 static int src_copy(src *s, uint64_t off, uint64_t len, oq_dynbuf *out)
 {
     if (len > s->size - off) return 0;
     if (s->mem) return oq_dynbuf_addn(out, s->mem + off, (size_t)len) == OQ_OK;
-    for (uint64_t done = 0; done < len;) {
-        size_t want = len - done < WIN ? (size_t)(len - done) : WIN;
-        ssize_t n = pread(s->fd, s->win, want, (off_t)(off + done));
-        s->win_len = 0; /* the window now holds these bytes, not its offset's */
-        if (n <= 0 || oq_dynbuf_addn(out, s->win, (size_t)n) != OQ_OK) return 0;
-        done += (uint64_t)n;
+    while (len) {
+        if (!src_window(s, off)) return 0;
+        const uint64_t here = s->win_off + s->win_len - off;
+        const size_t n = (size_t)(len < here ? len : here);
+        if (oq_dynbuf_addn(out, s->win + (off - s->win_off), n) != OQ_OK) return 0;
+        off += n;
+        len -= n;
     }
     return 1;
 }
