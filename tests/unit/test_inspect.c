@@ -238,16 +238,13 @@ static void test_bad_files(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/m.onnx"));
 }
 
-/* A file's inspection does not read its weights (lean.c): the initializers above 64 KiB
- * keep their byte counts without data, the small ones (shape constants) their bytes, and
- * what inspection reports is what the whole model in memory gives. A truncated file still
- * fails as not a model. */
-static void test_file_without_weights(void **state)
+/* An attention24 encoder of width 256 serialized (*n bytes, the caller frees): its
+ * projections, 256 x 256 float32, are initializers of 256 KiB each. */
+static uint8_t *wide_encoder_bytes(size_t *n)
 {
-    (void)state;
     oq_encoder_config c;
     oq_encoder_config_default(&c);
-    c.width = 256; /* 256 x 256 float32 projections: 256 KiB each */
+    c.width = 256;
     c.ffn_width = 512;
     oq_encoder_weights *w;
     assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
@@ -256,14 +253,25 @@ static void test_file_without_weights(void **state)
     assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
     oq_encoder_weights_free(w);
     uint8_t *buf;
+    assert_int_equal(oq_graph_serialize(g, &buf, n, NULL), OQ_OK);
+    oq_graph_free(g);
+    return buf;
+}
+
+/* A file's inspection does not read its weights (lean.c): the initializers above 64 KiB
+ * keep their byte counts without data, the small ones (shape constants) their bytes, and
+ * what inspection reports is what the whole model in memory gives. A truncated file still
+ * fails as not a model. */
+static void test_file_without_weights(void **state)
+{
+    (void)state;
     size_t n;
-    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    uint8_t *buf = wide_encoder_bytes(&n);
     char path[] = "/tmp/oq_test_lean_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, buf, n), (ssize_t)n);
     close(fd);
-    oq_graph_free(g);
 
     Onnx__ModelProto *m = NULL;
     oq_err err = {0};
@@ -318,20 +326,8 @@ int fstat(int fd, struct stat *st)
 static void test_file_shrunk_after_fstat(void **state)
 {
     (void)state;
-    oq_encoder_config c;
-    oq_encoder_config_default(&c);
-    c.width = 256;
-    c.ffn_width = 512;
-    oq_encoder_weights *w;
-    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
-    oq_encoder_export x = {OQ_ATTN_ATTENTION24, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
-    oq_graph *g;
-    assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
-    oq_encoder_weights_free(w);
-    uint8_t *buf;
     size_t n;
-    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
-    oq_graph_free(g);
+    uint8_t *buf = wide_encoder_bytes(&n);
     char path[] = "/tmp/oq_test_shrunk_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
