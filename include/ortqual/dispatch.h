@@ -140,6 +140,12 @@ OQ_API oq_status oq_dispatch_parser_feed(oq_dispatch_parser *p, const void *buf,
 /* Parse a last line that has no terminator. Feeding may continue afterwards. */
 OQ_API oq_status oq_dispatch_parser_finish(oq_dispatch_parser *p, oq_err *err);
 
+/* src's records counted into dst by route (node, kernel, op, dtype), as the parser counts
+ * lines: a route dst has adds src's count, a new one is appended (with its line number, which
+ * is src's). The records' strings move to dst; src keeps emptied records (clear it as usual);
+ * its option lines are not taken. OQ_ERR_NOMEM leaves the records not yet taken in src. */
+OQ_API oq_status oq_dispatch_log_merge(oq_dispatch_log *dst, oq_dispatch_log *src, oq_err *err);
+
 /* A copy of `src` the caller owns (release it with oq_dispatch_log_clear). OQ_ERR_NOMEM. */
 OQ_API oq_status oq_dispatch_log_copy(oq_dispatch_log *dst, const oq_dispatch_log *src, oq_err *err);
 /* Release the records and options of a log the caller owns (a copy); a parser's own log

@@ -184,20 +184,33 @@ static int same_route(const oq_dispatch_record *a, const oq_dispatch_record *b)
            !strcmp(a->op, b->op) && !strcmp(a->dtype, b->dtype);
 }
 
-/* r (its strings handed over) counted into the record of its route, or appended. */
-static oq_status add_record(oq_dispatch_parser *p, oq_dispatch_record *r, oq_err *err)
+/* r (its strings handed over, its count lines) counted into the record of its route in
+ * log, or appended; on OQ_ERR_NOMEM r is left to the caller. */
+static oq_status add_record(oq_dispatch_log *log, oq_dispatch_record *r, oq_err *err)
 {
-    for (size_t i = p->log.n_records; i-- > 0;)
-        if (same_route(&p->log.records[i], r)) {
-            p->log.records[i].count++;
+    for (size_t i = log->n_records; i-- > 0;)
+        if (same_route(&log->records[i], r)) {
+            log->records[i].count += r->count;
             record_strings_free(r);
             return OQ_OK;
         }
-    oq_dispatch_record *slot = OQ_PUSH(p->log.records, p->log.n_records);
+    oq_dispatch_record *slot = OQ_PUSH(log->records, log->n_records);
     if (!slot) return NOMEM(err);
     *slot = *r;
-    slot->count = 1;
     return OQ_OK;
+}
+
+oq_status oq_dispatch_log_merge(oq_dispatch_log *dst, oq_dispatch_log *src, oq_err *err)
+{
+    OQ_NEED(err, dst);
+    OQ_NEED(err, src);
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < src->n_records; i++) {
+        oq_dispatch_record r = src->records[i];
+        st = add_record(dst, &r, err);
+        if (!st) memset(&src->records[i], 0, sizeof src->records[i]); /* its strings moved or freed */
+    }
+    return st;
 }
 
 /* Parse the routing text s[start..k) "Operator=X Node=Y DataType=Z " and the
@@ -222,6 +235,7 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
     r.dtype = dtype_at < k ? dup_range(s + dtype_at + 10, k - dtype_at - 10) : dup_range("", 0);
     r.kernel_name = dup_range(s + kname, kend - kname);
     r.line = p->line;
+    r.count = 1;
     if (!r.op || !r.node || !r.dtype || !r.kernel_name) {
         record_strings_free(&r);
         return NOMEM(err);
@@ -230,7 +244,7 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
     /* An alias ("flash") is not what ORT prints: only exact names count. */
     if (r.kernel != OQ_SDPA_UNKNOWN && strcmp(r.kernel_name, oq_sdpa_kernel_name(r.kernel)) != 0)
         r.kernel = OQ_SDPA_UNKNOWN;
-    oq_status st = add_record(p, &r, err);
+    oq_status st = add_record(&p->log, &r, err);
     if (st != OQ_OK) record_strings_free(&r);
     return st;
 }

@@ -243,18 +243,6 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
 
 /* Every routing line and every failure, as one run would list them (shard order is batch
  * order), and so the count of failures on MATH adds up; advice is per node: once. */
-/* The record of d's log with r's route (node, kernel, op, dtype), or NULL. */
-static oq_dispatch_record *route_in(oq_dispatch_log *d, const oq_dispatch_record *r)
-{
-    for (size_t i = 0; i < d->n_records; i++) {
-        oq_dispatch_record *x = &d->records[i];
-        if (!strcmp(x->node, r->node) && !strcmp(x->kernel_name, r->kernel_name) && !strcmp(x->op, r->op) &&
-            !strcmp(x->dtype, r->dtype))
-            return x;
-    }
-    return NULL;
-}
-
 /* The length of a dispatch failure without its " (line N)": a shard's own line number. */
 static size_t failure_key_len(const char *s)
 {
@@ -291,16 +279,7 @@ static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
         return 1;
     }
     /* Shards' lines of one route add up: the merged log stays the size of the model. */
-    for (size_t i = 0; i < f->log.n_records; i++) {
-        oq_dispatch_record *r = route_in(&d->log, &f->log.records[i]);
-        if (r) {
-            r->count += f->log.records[i].count;
-            continue;
-        }
-        if (!(r = OQ_PUSH(d->log.records, d->log.n_records))) return 0;
-        *r = f->log.records[i];
-        memset(&f->log.records[i], 0, sizeof f->log.records[i]);
-    }
+    if (oq_dispatch_log_merge(&d->log, &f->log, NULL)) return 0;
     if (f->checked) {
         d->passed = d->checked ? d->passed && f->passed : f->passed;
         d->checked = 1;

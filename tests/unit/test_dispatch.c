@@ -126,6 +126,20 @@ static void repeated_routes_are_counted(void **state)
     oq_dispatch_log copy;
     assert_int_equal(oq_dispatch_log_copy(&copy, log, &err), OQ_OK);
     assert_int_equal(copy.records[1].count, 1000);
+    /* a second log (another shard's) counted in by route: counts add, new routes append */
+    oq_dispatch_parser *q = parse(ROUTE("attn1", "FLASH_ATTENTION") ROUTE("attn9", "MATH"));
+    oq_dispatch_log other;
+    assert_int_equal(oq_dispatch_log_copy(&other, oq_dispatch_parser_log(q), &err), OQ_OK);
+    oq_dispatch_parser_free(q);
+    assert_int_equal(oq_dispatch_log_merge(&copy, &other, &err), OQ_OK);
+    assert_int_equal(copy.n_records, 6);
+    assert_int_equal(copy.records[1].count, 1001);
+    assert_string_equal(copy.records[5].node, "attn9");
+    assert_int_equal(copy.records[5].count, 1);
+    assert_null(other.records[0].node); /* moved or freed: clearing other frees nothing twice */
+    oq_dispatch_log_clear(&other);
+    assert_int_equal(oq_dispatch_log_merge(NULL, &copy, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "dst is NULL"));
     oq_dispatch_log_clear(&copy);
     oq_dispatch_expect *e = NULL;
     assert_int_equal(oq_dispatch_expect_create(&e, &err), OQ_OK);
