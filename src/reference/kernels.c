@@ -580,7 +580,7 @@ OQ_INLINE int lane_shift(double *m, const double *hi, const double *lo, double *
 /* oq_ref_attend for a block that lanes_fit: st holds a chunk's scores (8 per key). */
 OQ_INLINE void attend_lanes(const oq_ref_block *b, double *st, double *out)
 {
-    double qt[16 * 8] = {0}, o[16 * 8] = {0}, l[8] = {0}, m[8], hi[8], lo[8], shift[8];
+    _Alignas(64) double qt[16 * 8] = {0}, o[16 * 8] = {0}, l[8] = {0}, m[8], hi[8], lo[8], shift[8];
     for (int r = 0; r < 8; r++) {
         const double *qr = b->q + (r < b->rows ? r : b->rows - 1) * b->ldq;
         for (int64_t d = 0; d < b->D; d++) qt[d * 8 + r] = qr[d];

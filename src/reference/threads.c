@@ -41,6 +41,11 @@ oq_status oq_ref_threads_check(int threads, const char *what, oq_err *err)
 double *oq_ref_alloc(int64_t n)
 {
     size_t bytes = sizeof(double) * (size_t)(n > 0 ? n : 1);
-    if (bytes < HUGE_PAGE / 2) return malloc(bytes);
+    if (bytes < HUGE_PAGE / 2) {
+        /* Cache-line aligned: the kernels' 64-byte vector loads and stores of
+         * scratch would each touch two lines at malloc's 16 (~4% of a call). */
+        void *p;
+        return posix_memalign(&p, 64, (bytes + 63) / 64 * 64) ? NULL : p;
+    }
     return oq_alloc_huge((bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
 }
