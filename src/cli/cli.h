@@ -234,6 +234,8 @@ int oq_cli_runtime_check(const struct oq_cli_runtime *cr);
  * OQ_EXIT_RUNTIME (ORT or an EP library cannot be loaded) or OQ_EXIT_USAGE
  * (bad --ep-option); OQ_EXIT_OK with *rt set otherwise. */
 int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt);
+/* oq_cli_runtime_open without the option checks: ORT loaded, every --ep-lib registered. */
+int oq_cli_runtime_load(const struct oq_cli_runtime *cr, oq_runtime **rt);
 /* Register every --ep-lib into `rt`; the first failure is returned in err. */
 oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *rt, oq_err *err);
 /* Set so->ep, so->ep_lib and the provider options from `cr` (other fields untouched).
@@ -242,6 +244,9 @@ void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opt
 /* Whether a CUDA execution provider runs here: the --ep-lib named one, or the library beside
  * the core one where the device files show an NVIDIA GPU, registers and offers a device. */
 int oq_cli_cuda_available(const struct oq_cli_runtime *cr);
+/* The same asked of a runtime already loaded (its --ep-libs registered): the CUDA EP library is
+ * registered into it if needed, so a caller that goes on to use CUDA does not load ORT twice. */
+int oq_cli_cuda_on(const struct oq_cli_runtime *cr, oq_runtime *rt);
 void oq_cli_runtime_clear(struct oq_cli_runtime *cr);
 
 /* ---- sharding options shared by validate and replay (src/cli/cli_shard.c) ----------

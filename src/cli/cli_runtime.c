@@ -131,11 +131,9 @@ oq_status oq_cli_runtime_register(const struct oq_cli_runtime *cr, oq_runtime *r
     return OQ_OK;
 }
 
-int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt)
+int oq_cli_runtime_load(const struct oq_cli_runtime *cr, oq_runtime **rt)
 {
     *rt = NULL;
-    int rc = oq_cli_runtime_check(cr);
-    if (rc) return rc;
     oq_err err = {0};
     oq_runtime *r = NULL;
     if (oq_runtime_load(cr->ort_lib, &r, &err) != OQ_OK ||
@@ -146,6 +144,13 @@ int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt)
     }
     *rt = r;
     return OQ_EXIT_OK;
+}
+
+int oq_cli_runtime_open(const struct oq_cli_runtime *cr, oq_runtime **rt)
+{
+    *rt = NULL;
+    int rc = oq_cli_runtime_check(cr);
+    return rc ? rc : oq_cli_runtime_load(cr, rt);
 }
 
 void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opts *so)
@@ -192,23 +197,31 @@ static int names_cuda_lib(const struct oq_cli_runtime *cr)
  * there is no NVIDIA GPU, the library beside the core one is not even loaded: a parent that loaded
  * an EP library re-executes its workers instead of forking them (~0.05 s more each). One named
  * with --ep-lib is tried all the same. */
-int oq_cli_cuda_available(const struct oq_cli_runtime *cr)
+int oq_cli_cuda_on(const struct oq_cli_runtime *cr, oq_runtime *rt)
 {
-    if (!names_cuda_lib(cr) && !oq_cuda_device_possible(device_root())) return 0;
-    oq_runtime *rt;
+    if (!rt || (!names_cuda_lib(cr) && !oq_cuda_device_possible(device_root()))) return 0;
     oq_err e = {0};
-    if (oq_runtime_load(cr->ort_lib, &rt, &e)) return 0;
-    int found = 0;
-    if (oq_cli_runtime_register(cr, rt, &e) == OQ_OK && !oq_runtime_registered_ep(rt, "cuda")) {
+    if (!oq_runtime_registered_ep(rt, "cuda")) {
         char *lib = oq_runtime_default_ep_lib(rt, "cuda");
         if (lib && access(lib, R_OK) == 0) oq_runtime_register_ep(rt, "cuda", lib, &e);
         free(lib);
     }
     oq_ep_device *d = NULL;
     size_t n = 0;
+    int found = 0;
     if (oq_runtime_ep_devices(rt, &d, &n, &e) == OQ_OK)
         for (size_t i = 0; i < n; i++) found |= !strcmp(d[i].ep_name, "CUDAExecutionProvider");
     oq_ep_devices_free(d, n);
+    return found;
+}
+
+int oq_cli_cuda_available(const struct oq_cli_runtime *cr)
+{
+    if (!names_cuda_lib(cr) && !oq_cuda_device_possible(device_root())) return 0;
+    oq_runtime *rt;
+    oq_err e = {0};
+    if (oq_runtime_load(cr->ort_lib, &rt, &e)) return 0;
+    const int found = oq_cli_runtime_register(cr, rt, &e) == OQ_OK && oq_cli_cuda_on(cr, rt);
     oq_runtime_free(rt);
     return found;
 }

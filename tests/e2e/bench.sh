@@ -16,6 +16,19 @@ expect 0 "--variants cpu:decomposed:fp32,cpu:attention24:fp32 \(the default here
 got=$("$PY" -c 'import json,sys; print(sorted({r["variant"] for r in json.load(open(sys.argv[1]))["results"] if r["status"] == "ok"}))' "$T/d/summary.json")
 [ "$got" = "['cpu:attention24:fp32', 'cpu:decomposed:fp32']" ] && ok "default variants ran" || bad "default variants: $got"
 
+# 0b. The default variants are asked of the runtime the sweep then uses: ORT is loaded once. A GPU's
+# device node makes bench look for CUDA (none_ep beside the core library: loads, offers no device);
+# the probe loaded ORT, and the CUDA EP, a second time (~0.11 s a start on the H200).
+mkdir -p "$T/ortshim" "$T/gpu/dev"
+touch "$T/gpu/dev/nvidia0"
+cp "$OQ_BINARY_DIR/tests/libort_count.so" "$T/ortshim/libonnxruntime.so"
+cp "$OQ_BINARY_DIR/tests/libnone_ep.so" "$T/ortshim/libonnxruntime_providers_cuda.so"
+expect 0 "--variants cpu:decomposed:fp32,cpu:attention24:fp32 \(the default here\)" env ORT_COUNT_LOG="$T/loads" \
+    ORT_COUNT_REAL="$OQ_ORT_LIB" ORTQUAL_ORT_LIB="$T/ortshim/libonnxruntime.so" ORTQUAL_TEST_DEVICE_ROOT="$T/gpu" \
+    "$Q" bench "${COMMON[@]}" --seq-lens 32 --modes masked --outdir "$T/d1"
+loads=$(wc -l <"$T/loads")
+[ "$loads" -eq 1 ] && ok "default variants: ORT loaded once" || bad "default variants: ORT loaded $loads times"
+
 # 1. Two variants (the reference and ORT CPU), 2 lengths, both modes: 8 rows.
 expect 0 "wrote $T/a/summary.json" "$Q" bench --variants ref,cpu:attention24:fp32 "${COMMON[@]}" --outdir "$T/a"
 HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,inter_op_threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,profile_node_ms,profile_kernel_ms,dims,seq_dim,error'
