@@ -206,6 +206,12 @@ for op in 18; do
 done
 fi
 
+# 14. bench's start: the default variants (CUDA asked of the runtime the sweep uses) against the
+#     same four variants named (the probe once loaded ORT and the CUDA EP a second time)
+if want bench-start; then
+step bench-start 300 bash scripts/bench-start.sh "$B" "$W/bench-start" $E
+fi
+
 cat "$OUT/steps.txt"
 # the device returns few files: one archive of everything
 tar -czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
