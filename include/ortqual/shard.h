@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define OQ_SHARD_PLAN_SCHEMA "ortqual.shards/1"
+#define OQ_SHARD_PLAN_SCHEMA "ortqual.shards/2"
 
 typedef enum oq_shard_by { OQ_SHARD_BY_BATCH = 0, OQ_SHARD_BY_CONFIG } oq_shard_by;
 

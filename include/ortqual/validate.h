@@ -496,20 +496,28 @@ OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
 /* ---- sharded runs (ortqual/shard.h) ---- */
 
-/* A prepared split: outdir/shards/plan.json (schema "ortqual.shards/1"). */
+/* A prepared split: outdir/shards/plan.json (schema "ortqual.shards/2") and the two files it
+ * names beside it, which hold everything that grows with the batches and are read a line or a
+ * block at a time: reading a plan costs no memory per batch. */
 typedef struct oq_shard_plan {
     char hash[65];                /* the plan's identity (oq_validate_summary.plan_hash) */
-    char *description;            /* and what it names (JSON text) */
+    char *description_path;       /* what it names: canonical JSON text whose SHA-256 is hash
+                                     (shards/plan_description.json) */
     int32_t count;                /* N */
     oq_shard_by by;
     size_t n_configs;
     char **configs;               /* their names, the reference first */
     size_t n_batches;
-    oq_batch_info *batches;       /* every batch, with the SHA-256 of its file */
+    char *batches_path;           /* every batch, a JSON line each, with the SHA-256 of its file
+                                     (shards/plan_batches.jsonl) */
+    char batches_sha256[65];      /* of that file */
+    int64_t padded_length;        /* the longest batch's */
+    int64_t first_batch_size, first_padded_length; /* batch 0's (--static exports its shape) */
     char prepared[32], host[256]; /* when and where */
 } oq_shard_plan;
 /* OQ_ERR_NOT_FOUND when outdir/shards/plan.json does not exist (nothing was prepared there),
- * OQ_ERR_FORMAT when it is not a plan or its parts disagree. */
+ * OQ_ERR_FORMAT when it is not a plan, its parts disagree, a file it names is not the one
+ * prepared, or it was prepared by an older ortqual (schema ortqual.shards/1: prepare again). */
 OQ_API oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *err);
 OQ_API void oq_shard_plan_clear(oq_shard_plan *plan);
 

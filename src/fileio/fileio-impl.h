@@ -62,14 +62,20 @@ oq_status oq_jsonl_each(const char *path, oq_jsonl_fn fn, void *ctx, oq_err *err
  * to fn (which may keep it with json_incref); the rest returned as a document in which those
  * arrays are empty. With OQ_JSON_SCAN_PLAN_BATCHES in flags, plan.description.batches (every
  * batch by SHA-256) goes the same way (which OQ_JSON_PLAN_BATCHES): for readers that never
- * check the plan's hash (the report), not for the merge, which does. fn's error stops the walk.
+ * check the plan's hash against the description (the report, the merge: it compares each
+ * shard's hash with the prepared plan's, whose description it copies). fn's error stops the walk.
  * NULL on error (OQ_ERR_NOT_FOUND: unreadable, OQ_ERR_FORMAT: not JSON). Memory: the document
  * without the records, and one record. */
 #define OQ_JSON_SCAN_PLAN_BATCHES 1u
 /* With OQ_JSON_SCAN_RUN_BATCHES_ONLY, the configurations' records are walked over (checked
  * for balance), never parsed nor given to fn: a second pass that needs only the run's. */
 #define OQ_JSON_SCAN_RUN_BATCHES_ONLY 2u
+/* With OQ_JSON_SCAN_SHARD_BATCHES, a shard's summary's shard.batches (its batch indices) are
+ * walked over, never parsed nor given to fn (which OQ_JSON_SHARD_BATCHES): for the merge, which
+ * takes them from the plan. */
+#define OQ_JSON_SCAN_SHARD_BATCHES 4u
 #define OQ_JSON_PLAN_BATCHES (-3L)
+#define OQ_JSON_SHARD_BATCHES (-4L)
 typedef oq_status (*oq_json_record_fn)(void *ctx, long which, json_t *record, oq_err *err);
 json_t *oq_json_scan_file(const char *path, unsigned flags, oq_json_record_fn fn, void *ctx, oq_err *err);
 /* The same from an open stream (`name` in messages). */

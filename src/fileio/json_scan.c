@@ -67,12 +67,15 @@ static oq_status string_rest(scan *s, oq_dynbuf *out, char *key)
 #define NOT_RECORDS (-100)
 
 /* Where the array opening now is: -1 the top-level "batches", K configs[K].batches,
- * OQ_JSON_PLAN_BATCHES plan.description.batches (when asked for), else NOT_RECORDS. */
+ * OQ_JSON_PLAN_BATCHES plan.description.batches and OQ_JSON_SHARD_BATCHES shard.batches (when
+ * asked for), else NOT_RECORDS. */
 static long records_of(const scan *s)
 {
     const frame *f = &s->st[s->depth - 1];
     if (f->type != '{' || strcmp(f->key, "batches")) return NOT_RECORDS;
     if (s->depth == 1) return -1;
+    if (s->depth == 2 && (s->flags & OQ_JSON_SCAN_SHARD_BATCHES) && !strcmp(s->st[0].key, "shard"))
+        return OQ_JSON_SHARD_BATCHES;
     if (s->depth == 3 && !strcmp(s->st[0].key, "configs") && s->st[1].type == '[') return s->st[1].index;
     if (s->depth == 3 && (s->flags & OQ_JSON_SCAN_PLAN_BATCHES) && !strcmp(s->st[0].key, "plan") &&
         s->st[1].type == '{' && !strcmp(s->st[1].key, "description"))
@@ -86,7 +89,8 @@ static oq_status record(scan *s, long which, int first, int *last)
 {
     long line0 = s->line; /* the record's text starts on this line of the file */
     oq_dynbuf_reset(&s->rec);
-    int skip = which >= 0 && (s->flags & OQ_JSON_SCAN_RUN_BATCHES_ONLY), depth = 0, c;
+    int skip = (which >= 0 && (s->flags & OQ_JSON_SCAN_RUN_BATCHES_ONLY)) || which == OQ_JSON_SHARD_BATCHES;
+    int depth = 0, c;
     oq_dynbuf *out = skip ? NULL : &s->rec;
     int empty = 1;
     for (;;) {

@@ -1196,8 +1196,9 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     char list[4200], desc[4200];
     snprintf(list, sizeof list, "%s/batch_list.jsonl", dir);
     snprintf(desc, sizeof desc, "%s/plan_description.json", dir);
-    FILE *f = fopen(list, "w"), *d = fopen(desc, "w");
-    int ok = f && d && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
+    /* (a run's description is on file already: oq_plan_identify wrote it) */
+    FILE *f = fopen(list, "w"), *d = s->plan_description ? fopen(desc, "w") : NULL;
+    int ok = f && (d || !s->plan_description) && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
         ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]), RECORD_FLAGS);
@@ -1295,7 +1296,7 @@ typedef struct spill {
 static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
 {
     spill *sp = ctx;
-    if (which < 0) return OQ_OK; /* the batch list: the merge takes the plan's */
+    if (which < 0) return OQ_OK; /* the batch list, the description's: the merge takes the plan's */
     while (sp->n <= (size_t)which) {
         FILE **f = OQ_PUSH(sp->files, sp->n);
         char **p = f ? realloc(sp->paths, sp->n * sizeof *sp->paths) : NULL;
@@ -1323,7 +1324,10 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
     *summary = NULL;
     spill sp = {.prefix = prefix};
     oq_validate_summary *s = calloc(1, sizeof *s);
-    json_t *j = s ? oq_json_scan_file(path, 0, spill_record, &sp, err) : NULL;
+    /* the description's batch list and the shard's batch indices are the plan's: skipped */
+    json_t *j = s ? oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES | OQ_JSON_SCAN_SHARD_BATCHES, spill_record, &sp,
+                                      err)
+                  : NULL;
     oq_status st = !s ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : j ? summary_back(j, s, err) : err->status;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
@@ -1374,9 +1378,35 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
 }
 
 /* The description's text as json_dumps(COMPACT | SORT_KEYS) writes it, the batch list written
- * entry by entry rather than built as a tree of every batch ("batches" sorts first). */
-char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
-                          const char *weights_sha256, const oq_batch_info *all, size_t n_all)
+ * and hashed entry by entry ("batches" sorts first), never held: a plan of 10^5 batches is
+ * ~10 MB of text. */
+static void desc_put(oq_plan_desc *d, const char *text, size_t n)
+{
+    oq_sha256_update(&d->h, text, n);
+    d->ok = d->ok && fwrite(text, 1, n, d->f) == n;
+}
+
+int oq_plan_desc_begin(oq_plan_desc *d, const char *path)
+{
+    memset(d, 0, sizeof *d);
+    oq_sha256_init(&d->h);
+    d->f = fopen(path, "w");
+    d->ok = d->f != NULL;
+    if (d->ok) desc_put(d, "{\"batches\":[", 12);
+    return d->ok;
+}
+
+void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256)
+{
+    char entry[160];
+    int n = snprintf(entry, sizeof entry, "%s{\"index\":%lld,\"sha256\":\"%s\"}", d->n++ ? "," : "", (long long)index,
+                     sha256);
+    if (d->f) desc_put(d, entry, n > 0 && (size_t)n < sizeof entry ? (size_t)n : 0);
+}
+
+oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
+                           char (*model_sha256)[65], const char *weights_sha256, const char *path, char hash[65],
+                           oq_err *err)
 {
     json_t *configs = json_array(), *required = json_array();
     for (size_t k = 0; k < o->n_configs; k++)
@@ -1386,16 +1416,16 @@ char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *pla
                              "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);
     char *tail = rest ? json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(rest);
-    oq_dynbuf b = {0};
-    int ok = tail && !oq_dynbuf_add(&b, "{\"batches\":[");
-    for (size_t i = 0; ok && i < n_all; i++)
-        ok = !oq_dynbuf_addf(&b, "%s{\"index\":%lld,\"sha256\":\"%s\"}", i ? "," : "", (long long)all[i].index,
-                             all[i].sha256);
-    ok = ok && !oq_dynbuf_addf(&b, "],%s", tail + 1); /* tail's "{" dropped: its keys follow */
+    if (tail && d->f) {
+        desc_put(d, "],", 2);
+        desc_put(d, tail + 1, strlen(tail + 1)); /* tail's "{" dropped: its keys follow */
+    }
+    int ok = tail && d->f && d->ok;
     free(tail);
-    if (ok) return oq_dynbuf_take(&b, NULL);
-    oq_dynbuf_clear(&b);
-    return NULL;
+    if (d->f) ok = fclose(d->f) == 0 && ok;
+    d->f = NULL;
+    oq_sha256_hex(&d->h, hash);
+    return ok ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: the plan's description cannot be written", path);
 }
 
 /* Appends `key` to the list "a, b" in buf unless it is there. */
@@ -1418,9 +1448,10 @@ static void differing_keys(const json_t *a, const json_t *b, char *buf, size_t n
     json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) note_key(buf, n, key);
 }
 
-void oq_plan_difference(const char *a, const char *b, char *buf, size_t n)
+/* (read whole: only when two plans differ, to say how) */
+void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n)
 {
-    json_t *ja = json_loads(a ? a : "{}", 0, NULL), *jb = json_loads(b ? b : "{}", 0, NULL);
+    json_t *ja = json_load_file(a_path, 0, NULL), *jb = json_load_file(b_path, 0, NULL);
     const json_t *ca = json_object_get(ja, "configs"), *cb = json_object_get(jb, "configs");
     buf[0] = 0;
     if (!json_equal(json_object_get(ja, "batches"), json_object_get(jb, "batches"))) note_key(buf, n, "batches");
@@ -1432,42 +1463,58 @@ void oq_plan_difference(const char *a, const char *b, char *buf, size_t n)
     json_decref(jb);
 }
 
+/* Each shard's part, for people (the split is recomputed): its batches as a range, so the
+ * file does not grow with them. */
 static json_t *assignment_json(const oq_shard_plan *p)
 {
     json_t *a = json_array();
     for (int32_t i = 0; i < p->count; i++) {
         oq_shard_part part = oq_shard_part_of(p->count, p->by, p->n_batches, p->n_configs, i);
-        json_t *b = json_array(), *c = json_array();
-        for (size_t k = part.batch_lo; k < part.batch_hi; k++) json_array_append_new(b, json_integer((json_int_t)k));
+        json_t *c = json_array();
         for (size_t k = 0; k < p->n_configs; k++)
             if (oq_shard_part_config(&part, k) >= 0) json_array_append_new(c, json_integer((json_int_t)k));
-        json_array_append_new(a, json_pack("{s:i, s:o, s:o}", "index", i, "batches", b, "configs", c));
+        json_array_append_new(a, json_pack("{s:i, s:I, s:I, s:o}", "index", i, "first_batch", (json_int_t)part.batch_lo,
+                                           "batches", (json_int_t)(part.batch_hi - part.batch_lo), "configs", c));
     }
     return a;
 }
 
+/* A file beside plan.json, by its name there. */
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "";
+}
+
 oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err)
 {
-    json_t *batches = json_array();
-    for (size_t i = 0; i < p->n_batches; i++) json_array_append_new(batches, batch_info_json(&p->batches[i]));
+    json_t *batches = json_pack("{s:s, s:I, s:s, s:I, s:{s:I, s:I}}", "file", base_name(p->batches_path), "count",
+                                (json_int_t)p->n_batches, "sha256", p->batches_sha256, "padded_length",
+                                (json_int_t)p->padded_length, "first", "batch_size", (json_int_t)p->first_batch_size,
+                                "padded_length", (json_int_t)p->first_padded_length);
     return write_new(path,
-                     json_pack("{s:s, s:o, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}}", "schema", OQ_SHARD_PLAN_SCHEMA,
-                               "plan", plan_id_json(p->hash, p->description), "shards", p->count, "shard_by",
-                               oq_shard_by_name(p->by), "assignment", assignment_json(p), "configs",
-                               strv_json(p->configs, p->n_configs), "batches", batches, "prepared", "time",
-                               p->prepared, "host", p->host),
+                     json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}}", "schema",
+                               OQ_SHARD_PLAN_SCHEMA, "plan", "hash", p->hash, "description",
+                               base_name(p->description_path), "shards", p->count, "shard_by", oq_shard_by_name(p->by),
+                               "assignment", assignment_json(p), "configs", strv_json(p->configs, p->n_configs),
+                               "batches", batches, "prepared", "time", p->prepared, "host", p->host),
                      err);
 }
 
-/* What plan.json says must hold together: a known split, the hash of its description, and
- * the assignment that split gives (it is written for people; the split is recomputed). */
+/* What plan.json says must hold together: a known split, the description and batch list it
+ * names (their SHA-256, each file read a block at a time), and the assignment that split
+ * gives (it is written for people; the split is recomputed). */
 static oq_status shard_plan_check(const json_t *j, const oq_shard_plan *p, oq_err *err)
 {
     char hex[65];
-    oq_sha256_buf(p->description ? p->description : "", p->description ? strlen(p->description) : 0, hex);
-    if (p->count < 1 || p->count > 100000 || !p->n_configs || !p->description || strcmp(hex, p->hash) != 0)
-        return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan: no shards, configurations, or a description "
-                                              "matching its hash");
+    if (p->count < 1 || p->count > 100000 || !p->n_configs)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan: no shards or configurations");
+    if (oq_sha256_file(p->description_path, hex, err) || strcmp(hex, p->hash) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s is not the description of plan %.16s (missing or changed since the "
+                                              "shards were prepared)", p->description_path, p->hash);
+    if (oq_sha256_file(p->batches_path, hex, err) || strcmp(hex, p->batches_sha256) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s is not the prepared batch list (missing or changed since the shards "
+                                              "were prepared)", p->batches_path);
     json_t *want = assignment_json(p);
     int same = json_equal(want, json_object_get(j, "assignment"));
     json_decref(want);
@@ -1478,22 +1525,85 @@ static oq_status shard_plan_check(const json_t *j, const oq_shard_plan *p, oq_er
     return OQ_OK;
 }
 
-static oq_status shard_plan_back(const json_t *j, oq_shard_plan *p, oq_err *err)
+/* dir/NAME for a file plan.json names; NULL when the name is not a plain file name there. */
+static char *beside(const char *dir, const char *name)
 {
-    if (strcmp(str_of(j, "schema") ? str_of(j, "schema") : "", OQ_SHARD_PLAN_SCHEMA) != 0)
+    char *path = NULL;
+    if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) return NULL;
+    return asprintf(&path, "%s/%s", dir, name) < 0 ? NULL : path;
+}
+
+static oq_status shard_plan_back(const json_t *j, const char *dir, oq_shard_plan *p, oq_err *err)
+{
+    const char *schema = str_of(j, "schema") ? str_of(j, "schema") : "";
+    if (!strcmp(schema, "ortqual.shards/1"))
+        return oq_err_set(err, OQ_ERR_FORMAT, "prepared by an older ortqual (schema ortqual.shards/1, every batch in "
+                                              "one file): prepare the shards again (--prepare-shards N --force)");
+    if (strcmp(schema, OQ_SHARD_PLAN_SCHEMA) != 0)
         return oq_err_set(err, OQ_ERR_FORMAT, "not a shard plan (schema %s)", OQ_SHARD_PLAN_SCHEMA);
     p->count = (int32_t)json_integer_value(json_object_get(j, "shards"));
     int by = str_of(j, "shard_by") ? oq_shard_by_parse(str_of(j, "shard_by")) : -1;
     p->by = by < 0 ? OQ_SHARD_BY_BATCH : (oq_shard_by)by;
-    const json_t *prepared = json_object_get(j, "prepared");
+    const json_t *prepared = json_object_get(j, "prepared"), *plan = json_object_get(j, "plan"),
+                 *batches = json_object_get(j, "batches"), *first = json_object_get(batches, "first");
     copy_of(prepared, "time", p->prepared, sizeof p->prepared);
     copy_of(prepared, "host", p->host, sizeof p->host);
-    if (!plan_id_back(json_object_get(j, "plan"), p->hash, &p->description) ||
-        !strv_back(json_object_get(j, "configs"), &p->configs, &p->n_configs) ||
-        !batch_infos_back(json_object_get(j, "batches"), &p->batches, &p->n_batches))
+    copy_of(plan, "hash", p->hash, sizeof p->hash);
+    copy_of(batches, "sha256", p->batches_sha256, sizeof p->batches_sha256);
+    json_int_t n = json_integer_value(json_object_get(batches, "count"));
+    p->n_batches = n > 0 ? (size_t)n : 0;
+    p->padded_length = json_integer_value(json_object_get(batches, "padded_length"));
+    p->first_batch_size = json_integer_value(json_object_get(first, "batch_size"));
+    p->first_padded_length = json_integer_value(json_object_get(first, "padded_length"));
+    if (!(p->description_path = beside(dir, str_of(plan, "description"))) ||
+        !(p->batches_path = beside(dir, str_of(batches, "file"))) ||
+        !strv_back(json_object_get(j, "configs"), &p->configs, &p->n_configs))
         return oq_err_set(err, OQ_ERR_FORMAT, "its plan, configurations or batches cannot be read");
     if (by < 0) return oq_err_set(err, OQ_ERR_FORMAT, "shard_by is neither batch nor config");
     return shard_plan_check(j, p, err);
+}
+
+int oq_batch_info_put(FILE *f, const oq_batch_info *b) { return oq_jsonl_put(f, batch_info_json(b), RECORD_FLAGS); }
+
+/* One line of a plan's batch list: it must be batch i; to fn when in [lo, hi). */
+static oq_status plan_batch_line(const oq_shard_plan *p, const char *line, size_t len, size_t i, size_t lo, size_t hi,
+                                 oq_batch_info_fn fn, void *ctx, oq_err *err)
+{
+    if (i >= p->n_batches)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: more than the %zu batches of the plan", p->batches_path, p->n_batches);
+    if (i < lo || i >= hi) return OQ_OK;
+    json_t *j = json_loadb(line, len, 0, NULL);
+    oq_batch_info b = {0};
+    oq_status st = j && batch_info_back(j, &b) && b.index == (int64_t)i
+                       ? fn(ctx, &b, err)
+                       : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not batch %zu of the plan", p->batches_path, i + 1, i);
+    oq_batch_info_clear(&b);
+    json_decref(j);
+    return st;
+}
+
+oq_status oq_shard_plan_batches_each(const oq_shard_plan *p, size_t lo, size_t hi, oq_batch_info_fn fn, void *ctx,
+                                     oq_err *err)
+{
+    FILE *in = fopen(p->batches_path, "r");
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", p->batches_path, strerror(errno));
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    char *line = NULL, hex[65];
+    size_t cap = 0, i = 0;
+    oq_status st = OQ_OK;
+    for (ssize_t len; !st && (len = getline(&line, &cap, in)) > 0; i++) {
+        oq_sha256_update(&h, line, (size_t)len);
+        st = plan_batch_line(p, line, (size_t)len, i, lo, hi, fn, ctx, err);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", p->batches_path);
+    free(line);
+    fclose(in);
+    oq_sha256_hex(&h, hex);
+    if (!st && (i != p->n_batches || strcmp(hex, p->batches_sha256) != 0))
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: changed since the shards were prepared (%zu of %zu batches, or "
+                                            "another SHA-256)", p->batches_path, i, p->n_batches);
+    return st;
 }
 
 oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *err)
@@ -1508,7 +1618,9 @@ oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *er
                           "%s not found: prepare the shards first (validate or replay with --prepare-shards N "
                           "instead of --shard, or 'ortqual slurm')", path);
     json_t *j = load(path, err);
-    oq_status st = j ? shard_plan_back(j, plan, err) : OQ_ERR_FORMAT;
+    snprintf(path, sizeof path, "%s/shards", outdir);
+    oq_status st = j ? shard_plan_back(j, path, plan, err) : OQ_ERR_FORMAT;
+    snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
     if (st) oq_shard_plan_clear(plan);

@@ -22,6 +22,7 @@ typedef struct merge_ctx {
                                     records spilled to a file (NULL: none) */
     size_t *n_records;
     char **merged;               /* per configuration of the merge: its records' file */
+    oq_batch_brief *brief;       /* every batch's index and valid size (validate.csv's rows) */
     char work[4096];             /* where those files are (removed after) */
     oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
     oq_validate_summary *s;      /* the merged summary */
@@ -510,13 +511,27 @@ static oq_status frame(merge_ctx *m, oq_err *err)
         if (sh->mask_input && !(s->mask_input = strdup(sh->mask_input))) return nomem(err);
     }
     memcpy(s->plan_hash, m->plan.hash, sizeof s->plan_hash);
-    s->plan_description = m->plan.description;
-    s->batches = m->plan.batches;
-    s->n_batches = m->plan.n_batches;
-    m->plan.description = NULL;
-    m->plan.batches = NULL;
-    m->plan.n_batches = 0;
     return OQ_OK;
+}
+
+static oq_status brief_batch(void *ctx, const oq_batch_info *b, oq_err *err)
+{
+    (void)err;
+    oq_batch_brief **at = ctx;
+    *(*at)++ = (oq_batch_brief){b->index, b->valid_size};
+    return OQ_OK;
+}
+
+/* The batch list and the description are the plan's files, copied into the summary as they
+ * are; only each batch's index and valid size are kept (16 bytes). */
+static oq_status plan_batches(merge_ctx *m, oq_spilled *sp, oq_err *err)
+{
+    if (!(m->brief = calloc(m->plan.n_batches + 1, sizeof *m->brief))) return nomem(err);
+    oq_batch_brief *at = m->brief;
+    oq_status st = oq_shard_plan_batches_each(&m->plan, 0, m->plan.n_batches, brief_batch, &at, err);
+    *sp = (oq_spilled){.batch_list = m->plan.batches_path, .brief = m->brief, .n_brief = m->plan.n_batches,
+                       .description = m->plan.description_path, .records = m->merged};
+    return st;
 }
 
 /* The verdict one unsharded run would give; a shard that did not report fails it. */
@@ -536,8 +551,9 @@ static void judge(oq_validate_summary *s, int allow_skip)
 static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
-    oq_spilled sp = {.records = m->merged};
-    oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, NULL, err);
+    oq_spilled sp;
+    oq_status st = plan_batches(m, &sp, err);
+    if (!st) st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     if (!st) st = oq_summary_write(m->s, &sp, path, err);
     /* tables and figures without the summary they belong to would read as a merged run */
@@ -585,6 +601,7 @@ oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_va
     free(m.records);
     free(m.n_records);
     free(m.merged);
+    free(m.brief);
     oq_shard_plan_clear(&m.plan);
     if (st) oq_validate_summary_free(m.s);
     else *summary = m.s;

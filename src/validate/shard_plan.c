@@ -1,6 +1,7 @@
 /* Plans and shards: what names a validation plan, how it is split, and what a shard checks
  * before it runs its part (ortqual/shard.h). The JSON of plan.json and started.json is
  * written and read in json.c. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,27 +63,42 @@ static oq_status model_hashes(const oq_validate_plan *plans, size_t n, char (*sh
     return OQ_OK;
 }
 
-oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_batch_info *all,
-                           size_t n_all, const char *weights_path, oq_validate_summary *s, oq_err *err)
+/* The prepared plan's batches into the description, a line at a time. */
+static oq_status desc_batch(void *ctx, const oq_batch_info *b, oq_err *err)
+{
+    (void)err;
+    oq_plan_desc_batch(ctx, b->index, b->sha256);
+    return OQ_OK;
+}
+
+oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
+                           const char *weights_path, oq_validate_summary *s, const char *desc_path, oq_err *err)
 {
     char(*model_sha)[65] = calloc(o->n_configs ? o->n_configs : 1, sizeof *model_sha);
     char weights_sha[65] = "";
     if (!model_sha) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = weights_path ? oq_sha256_file(weights_path, weights_sha, err) : OQ_OK;
     if (!st) st = model_hashes(plans, o->n_configs, model_sha, err);
-    if (!st && !(s->plan_description = oq_plan_description(o, plans, model_sha, weights_sha, all, n_all)))
-        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) oq_sha256_buf(s->plan_description, strlen(s->plan_description), s->plan_hash);
+    oq_plan_desc d;
+    if (!st && !oq_plan_desc_begin(&d, desc_path))
+        st = oq_err_set(err, OQ_ERR_IO, "%s: the plan's description cannot be written", desc_path);
+    else if (!st && plan)
+        st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, &d, err);
+    for (size_t i = 0; !st && !plan && i < s->n_batches; i++) oq_plan_desc_batch(&d, s->batches[i].index, s->batches[i].sha256);
+    if (d.f) { /* ended also after an error: the file is closed */
+        oq_status end = oq_plan_desc_end(&d, o, plans, model_sha, weights_sha, desc_path, s->plan_hash, err);
+        if (!st) st = end;
+    }
     free(model_sha);
     return st;
 }
 
-oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *root,
-                                  oq_err *err)
+oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *desc_path,
+                                  const char *root, oq_err *err)
 {
     if (!strcmp(plan->hash, s->plan_hash)) return OQ_OK;
     char diff[512];
-    oq_plan_difference(plan->description, s->plan_description, diff, sizeof diff);
+    oq_plan_difference(plan->description_path, desc_path, diff, sizeof diff);
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
                       "this shard's options make another plan than %s/shards/plan.json (they differ in: %s); "
                       "run every shard with the options the shards were prepared with",
@@ -122,27 +138,70 @@ oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_e
     return OQ_OK;
 }
 
-oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, oq_err *err)
+/* shards/plan_batches.jsonl from s->batches, a line each, with what plan.json says of them. */
+static oq_status write_batch_list(const oq_validate_summary *s, oq_shard_plan *p, oq_err *err)
+{
+    FILE *f = fopen(p->batches_path, "w");
+    int ok = f != NULL;
+    for (size_t i = 0; ok && i < s->n_batches; i++) {
+        const oq_batch_info *b = &s->batches[i];
+        ok = oq_batch_info_put(f, b);
+        if (b->padded_length > p->padded_length) p->padded_length = b->padded_length;
+    }
+    if (f) ok = fclose(f) == 0 && ok;
+    if (!ok) return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", p->batches_path);
+    if (s->n_batches) {
+        p->first_batch_size = s->batches[0].batch_size;
+        p->first_padded_length = s->batches[0].padded_length;
+    }
+    return oq_sha256_file(p->batches_path, p->batches_sha256, err);
+}
+
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, const char *desc_path,
+                                oq_err *err)
 {
     char **names = calloc(o->n_configs ? o->n_configs : 1, sizeof *names);
     if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t k = 0; k < o->n_configs; k++) names[k] = (char *)o->configs[k].name;
-    /* borrowed from o and s: written, never released */
-    oq_shard_plan p = {.description = s->plan_description, .count = o->shard.count, .by = o->shard.by,
-                       .n_configs = o->n_configs, .configs = names, .n_batches = s->n_batches,
-                       .batches = s->batches};
+    char path[4096], desc[4200], list[4200];
+    snprintf(desc, sizeof desc, "%s/shards/plan_description.json", o->outdir);
+    snprintf(list, sizeof list, "%s/shards/plan_batches.jsonl", o->outdir);
+    /* names borrowed from o: written, never released */
+    oq_shard_plan p = {.description_path = desc, .count = o->shard.count, .by = o->shard.by,
+                       .n_configs = o->n_configs, .configs = names, .n_batches = s->n_batches, .batches_path = list};
     memcpy(p.hash, s->plan_hash, sizeof p.hash);
     oq_iso_time(p.prepared, sizeof p.prepared);
     gethostname(p.host, sizeof p.host - 1);
-    char path[4096];
     oq_status st = oq_mkdir_in(o->outdir, "shards", err);
+    if (!st && rename(desc_path, desc) != 0)
+        st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", desc_path, desc, strerror(errno));
+    if (!st) st = write_batch_list(s, &p, err);
     plan_path(o->outdir, path, sizeof path);
-    if (!st) st = oq_shard_plan_write(&p, path, err);
+    if (!st) st = oq_shard_plan_write(&p, path, err); /* last: its presence says the plan is whole */
     free(names);
     return st;
 }
 
 /* ---- step 2: one shard -------------------------------------------------------------- */
+
+typedef struct shard_batches {
+    const oq_validate_opts *o;
+    oq_validate_summary *s;
+} shard_batches;
+
+/* One of this shard's batches: its file checked against the plan, then copied into s. */
+static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
+{
+    shard_batches *sb = ctx;
+    char hex[65];
+    if (oq_sha256_file(b->inputs, hex, err)) return oq_err_prefix(err, "shard %d: ", (int)sb->o->shard.index);
+    if (strcmp(hex, b->sha256) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: SHA-256 %.12s... is not the prepared %.12s... (changed since "
+                                              "the shards were prepared)", b->inputs, hex, b->sha256);
+    oq_batch_info *mine = OQ_PUSH(sb->s->batches, sb->s->n_batches);
+    if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    return oq_batch_info_copy(mine, b, err);
+}
 
 oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
                         oq_err *err)
@@ -154,18 +213,8 @@ oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_pl
                           root, (int)plan->count, oq_shard_by_name(plan->by), (int)o->shard.count,
                           oq_shard_by_name(o->shard.by));
     oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
-    for (size_t i = part.batch_lo; i < part.batch_hi; i++) {
-        const oq_batch_info *b = &plan->batches[i];
-        char hex[65];
-        if (oq_sha256_file(b->inputs, hex, err)) return oq_err_prefix(err, "shard %d: ", (int)o->shard.index);
-        if (strcmp(hex, b->sha256) != 0)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: SHA-256 %.12s... is not the prepared %.12s... (changed since "
-                                                  "the shards were prepared)", b->inputs, hex, b->sha256);
-        oq_batch_info *mine = OQ_PUSH(s->batches, s->n_batches);
-        if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        if ((st = oq_batch_info_copy(mine, b, err))) return st;
-    }
-    return OQ_OK;
+    shard_batches sb = {o, s};
+    return oq_shard_plan_batches_each(plan, part.batch_lo, part.batch_hi, own_batch, &sb, err);
 }
 
 /* Who runs this shard, where and since when: also what a merge reports when it never ends. */

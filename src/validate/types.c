@@ -192,10 +192,9 @@ void oq_merge_info_clear(oq_merge_info *m)
 void oq_shard_plan_clear(oq_shard_plan *p)
 {
     if (!p) return;
-    free(p->description);
+    free(p->description_path);
+    free(p->batches_path);
     strv_clear(&p->configs, &p->n_configs);
-    for (size_t i = 0; i < p->n_batches; i++) oq_batch_info_clear(&p->batches[i]);
-    free(p->batches);
     memset(p, 0, sizeof *p);
 }
 

@@ -157,7 +157,8 @@ typedef oq_status (*oq_batch_fn)(void *ctx, const oq_batch_result *b, json_t *re
 oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_err *err);
 /* summary.json read with its configurations' batch records moved one at a time into
  * "<prefix>K.jsonl" (configuration K; (*records)[K], NULL: it had none, *n_records entries,
- * freed by the caller): the summary holds no batch record and no batch list. */
+ * freed by the caller): the summary holds no batch record, no batch list, no batch in its
+ * plan_description and no shard.batches (a merge takes those from the plan). */
 oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
                                            char ***records, size_t *n_records, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
@@ -397,29 +398,51 @@ oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
  * reference (by configuration). */
 oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_err *err);
 /* A shard's start: the prepared plan of `root`, and this shard's batches (each file checked
- * against its SHA-256) copied into s. */
+ * against its SHA-256) copied into s; the plan's batch list is read a line at a time. */
 oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
                         oq_err *err);
-/* The plan's identity into s->plan_hash and s->plan_description: every configuration's worker
- * plan with its model and weights files by SHA-256, the batches `all` by theirs, and the
- * orchestrator's rules (--require, --prove-teeth, --save-outputs). */
-oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_batch_info *all,
-                           size_t n_all, const char *weights_path, oq_validate_summary *s, oq_err *err);
-/* A shard's identity against the prepared one: OQ_ERR_INVALID_ARG naming what differs. */
-oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *root,
-                                  oq_err *err);
-/* The prepare step's record: outdir/shards/plan.json from the prepared summary. */
-oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, oq_err *err);
+/* The plan's identity: its description written to the file `desc_path` (never held whole) and
+ * its SHA-256 into s->plan_hash: every configuration's worker plan with its model and weights
+ * files by SHA-256, the batches by theirs (the prepared plan's list when `plan` is given, else
+ * s->batches), and the orchestrator's rules (--require, --prove-teeth, --save-outputs). */
+oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
+                           const char *weights_path, oq_validate_summary *s, const char *desc_path, oq_err *err);
+/* A shard's identity (its description in the file `desc_path`) against the prepared one:
+ * OQ_ERR_INVALID_ARG naming what differs. */
+oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *desc_path,
+                                  const char *root, oq_err *err);
+/* The prepare step's record: outdir/shards/plan.json, the batch list beside it from s->batches
+ * and the description moved there from `desc_path`. */
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, const char *desc_path,
+                                oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
 
 /* JSON of the sharded files (json.c). The description's text is canonical (compact, keys
- * sorted), so its SHA-256 names it. */
-char *oq_plan_description(const oq_validate_opts *o, const oq_validate_plan *plans, char (*model_sha256)[65],
-                          const char *weights_sha256, const oq_batch_info *all, size_t n_all);
-/* The names of the parts in which two descriptions differ ("repeat, model"). */
-void oq_plan_difference(const char *a, const char *b, char *buf, size_t n);
+ * sorted), so its SHA-256 names it; it is written as it is hashed, a batch at a time:
+ * oq_plan_desc_begin, oq_plan_desc_batch for each batch in order, oq_plan_desc_end. */
+typedef struct oq_plan_desc {
+    FILE *f;
+    oq_sha256 h;
+    size_t n;  /* batches written */
+    int ok;    /* 0 once a write failed */
+} oq_plan_desc;
+int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
+void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256);
+oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
+                           char (*model_sha256)[65], const char *weights_sha256, const char *path, char hash[65],
+                           oq_err *err);
+/* The names of the parts in which two descriptions (files) differ ("repeat, model"). */
+void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
+/* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */
 oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err);
+/* A batch list on file: each batch a JSON line, as summary.json lists it. */
+int oq_batch_info_put(FILE *f, const oq_batch_info *b);
+/* Each batch of a plan's list in [lo, hi) to fn (borrowed), the whole file read a line at a
+ * time and checked against the plan (its count, order and SHA-256). */
+typedef oq_status (*oq_batch_info_fn)(void *ctx, const oq_batch_info *b, oq_err *err);
+oq_status oq_shard_plan_batches_each(const oq_shard_plan *p, size_t lo, size_t hi, oq_batch_info_fn fn, void *ctx,
+                                     oq_err *err);
 oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *err);
 oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err);
 

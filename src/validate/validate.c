@@ -59,8 +59,9 @@ typedef struct run_ctx {
     char workdir[2048];
     oq_validate_summary *s;
     oq_shard_plan shard_plan;   /* a shard run: the prepared plan */
-    const oq_batch_info *all;   /* every batch of the plan (a shard runs some of them) */
-    size_t n_all;
+    size_t n_all;               /* every batch of the plan (a shard runs some of them) */
+    int64_t padded_length;      /* the plan's longest batch's */
+    int64_t first_bl[2];        /* the plan's first batch's size and padded length */
     oq_encoder_weights *weights;
     char weights_path[4096];
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
@@ -144,8 +145,7 @@ static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
     if (ok && !oq_config_is_expected(&c->o->configs[0])) ok = copy_str(&p->ref_stream, path);
     if (f) ok = fclose(f) == 0 && ok;
     p->n_batches = c->s->n_batches;
-    for (size_t i = 0; i < c->n_all; i++)
-        if (c->all[i].padded_length > p->padded_length) p->padded_length = c->all[i].padded_length;
+    p->padded_length = c->padded_length;
     return ok;
 }
 
@@ -426,8 +426,8 @@ static oq_status export_models(run_ctx *c, oq_err *err)
     const oq_validate_opts *o = c->o;
     int64_t static_bl[2] = {0, 0};
     if (o->static_shapes && c->n_all) {
-        static_bl[0] = c->all[0].batch_size;
-        static_bl[1] = c->all[0].padded_length;
+        static_bl[0] = c->first_bl[0];
+        static_bl[1] = c->first_bl[1];
     }
     for (size_t k = 0; k < o->n_configs; k++) {
         const oq_config *cfg = &o->configs[k];
@@ -1109,27 +1109,39 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     const oq_validate_opts *o = c->o;
     if (oq_shard_is_run(o)) {
         oq_status st = oq_shard_load(o, c->root, &c->shard_plan, c->s, err);
-        c->all = c->shard_plan.batches;
         c->n_all = c->shard_plan.n_batches;
+        c->padded_length = c->shard_plan.padded_length;
+        c->first_bl[0] = c->shard_plan.first_batch_size;
+        c->first_bl[1] = c->shard_plan.first_padded_length;
         return st;
     }
     int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
     oq_status st = oq_validate_prepare_batches(o, &c->sig, expected, c->s, err);
-    c->all = c->s->batches;
     c->n_all = c->s->n_batches;
+    for (size_t i = 0; i < c->n_all; i++)
+        if (c->s->batches[i].padded_length > c->padded_length) c->padded_length = c->s->batches[i].padded_length;
+    if (c->n_all) {
+        c->first_bl[0] = c->s->batches[0].batch_size;
+        c->first_bl[1] = c->s->batches[0].padded_length;
+    }
     if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
     if (!st) oq_validate_clear_stale(o, c->n_all);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
     return st;
 }
 
-/* The plan's identity; a shard checks it against the prepared plan and records its start. */
+/* The plan's identity, its description on file (the summary copies it from there); a shard
+ * checks it against the prepared plan and records its start. */
 static oq_status identify(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    oq_status st = oq_plan_identify(o, c->plans, c->all, c->n_all, c->weights ? c->weights_path : NULL, c->s, err);
+    char desc[4200];
+    snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
+    oq_status st = oq_plan_identify(o, c->plans, oq_shard_is_run(o) ? &c->shard_plan : NULL,
+                                    c->weights ? c->weights_path : NULL, c->s, desc, err);
+    if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
-    st = oq_shard_check_identity(&c->shard_plan, c->s, c->root, err);
+    st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
     if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
     if (!st)
         progress(o, "shard %d of %d (by %s): %zu of %zu batches, %zu of %zu configurations", (int)o->shard.index,
@@ -1169,7 +1181,6 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
 static oq_status spill(run_ctx *c, oq_err *err)
 {
     oq_status st = oq_spill_batches(c->s, c->workdir, &c->sp, err);
-    if (c->all && !oq_shard_is_run(c->o)) c->all = NULL, c->n_all = 0; /* they were the summary's */
     malloc_trim(0); /* their pages handed back: what runs next would otherwise sit on top of them */
     return st;
 }
@@ -1241,7 +1252,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = export_models(&c, err);
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
-    if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, err);
+    if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, c.sp.description, err);
     if (!st) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);

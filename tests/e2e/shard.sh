@@ -55,6 +55,12 @@ V=(validate --no-cache --num-events 7 --batch-size 2 --repeat 1
 must 0 "verdict: PASSED" "$T/u.log" $ORTQUAL "${V[@]}" --outdir "$T/U"
 must 0 "prepared 3 shards by batch" "$T/p.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 3
 [ ! -e "$T/P/summary.json" ] && [ ! -e "$T/P/shards/0" ] || fail "prepare ran something: $(ls "$T/P" "$T/P/shards")"
+# plan.json does not grow with the batches: they are in plan_batches.jsonl, a line each, read a
+# line at a time (and the description, every batch by SHA-256, in plan_description.json)
+[ "$(json "$T/P/shards/plan.json" '(d["schema"], d["batches"]["file"], d["batches"]["count"], d["plan"]["description"], "inputs" in open(sys.argv[1]).read())')" = \
+  "('ortqual.shards/2', 'plan_batches.jsonl', 4, 'plan_description.json', False)" ] ||
+    fail "plan.json names its batches: $(cat "$T/P/shards/plan.json")"
+[ "$(wc -l < "$T/P/shards/plan_batches.jsonl")" = 4 ] || fail "plan_batches.jsonl: $(cat "$T/P/shards/plan_batches.jsonl")"
 cmp -s "$T/U/inputs_002.npz" "$T/P/inputs_002.npz" || fail "the same batch written twice differs (npz not reproducible)"
 for i in 0 1 2; do
     must 0 "shard $i of 3 done" "$T/p$i.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard $i/3
@@ -239,4 +245,12 @@ must 2 "need --outdir" "$T/e7.log" $ORTQUAL "${V[@]}" --shard 0/3
 must 2 "exclude each other" "$T/e8.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard 0/3 --prepare-shards 3
 must 2 "--shard-by needs --shard or --prepare-shards" "$T/e9.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard-by config
 must 2 "shards/plan.json not found" "$T/e10.log" $ORTQUAL merge "$T/U"
+# a plan prepared by an older ortqual (every batch in plan.json) is refused in one line, as is a
+# batch list changed since it was prepared
+mkdir -p "$T/old/shards" && echo '{"schema": "ortqual.shards/1", "batches": []}' > "$T/old/shards/plan.json"
+must 2 "prepared by an older ortqual \(schema ortqual.shards/1, every batch in one file\): prepare the shards again" \
+    "$T/e11.log" $ORTQUAL merge "$T/old"
+[ "$(wc -l < "$T/e11.log")" = 1 ] || fail "the old plan's refusal is not one line: $(cat "$T/e11.log")"
+cp -r "$T/P" "$T/L" && sed -i '1s/"index": 0/"index":0/' "$T/L/shards/plan_batches.jsonl"
+must 2 "plan_batches.jsonl is not the prepared batch list" "$T/e12.log" $ORTQUAL merge "$T/L"
 echo "shard e2e: all checks passed"

@@ -777,6 +777,32 @@ static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
     oq_validate_summary_free(s);
 }
 
+/* plan.json and the two files beside it that hold its description and its batches 0 and 1. */
+static void write_plan(const char *dir, oq_shard_plan *plan)
+{
+    char path[600], *desc;
+    plan_identity(plan->hash, &desc);
+    snprintf(path, sizeof path, "%s/shards", dir);
+    assert_int_equal(oq_mkdirs(path, NULL), OQ_OK);
+    assert_true(asprintf(&plan->description_path, "%s/shards/plan_description.json", dir) > 0);
+    assert_true(asprintf(&plan->batches_path, "%s/shards/plan_batches.jsonl", dir) > 0);
+    assert_int_equal(oq_write_file_atomic(plan->description_path, desc, strlen(desc), 1, NULL), OQ_OK);
+    FILE *f = fopen(plan->batches_path, "w");
+    assert_non_null(f);
+    for (int64_t i = 0; i < 2; i++) {
+        oq_batch_info b = {0};
+        fill_batch_info(&b, i);
+        assert_true(oq_batch_info_put(f, &b));
+        oq_batch_info_clear(&b);
+    }
+    assert_int_equal(fclose(f), 0);
+    plan->n_batches = 2;
+    assert_int_equal(oq_sha256_file(plan->batches_path, plan->batches_sha256, NULL), OQ_OK);
+    snprintf(path, sizeof path, "%s/shards/plan.json", dir);
+    assert_int_equal(oq_shard_plan_write(plan, path, NULL), OQ_OK);
+    free(desc);
+}
+
 /* The merge of typed results: per-batch figures moved by index, dispatch records of one route
  * counted together, a route's failure in several shards listed and counted as MATH once (as
  * one run gives it: it was listed and counted per shard), advice
@@ -787,16 +813,9 @@ static void merge_sums_what_shards_measured(void **state)
     (void)state;
     char *dir = temp_dir("merge"), shards[512];
     oq_shard_plan plan = {.count = 2, .by = OQ_SHARD_BY_BATCH, .prepared = "t", .host = "h"};
-    plan_identity(plan.hash, &plan.description);
     oq_strv_push(&plan.configs, &plan.n_configs, "ref:encoder:fp64");
     oq_strv_push(&plan.configs, &plan.n_configs, "cuda:attention24:fp16:flash");
-    plan.batches = calloc(2, sizeof *plan.batches);
-    fill_batch_info(&plan.batches[plan.n_batches++], 0);
-    fill_batch_info(&plan.batches[plan.n_batches++], 1);
-    snprintf(shards, sizeof shards, "%s/shards", dir);
-    assert_int_equal(oq_mkdirs(shards, NULL), OQ_OK);
-    snprintf(shards, sizeof shards, "%s/shards/plan.json", dir);
-    assert_int_equal(oq_shard_plan_write(&plan, shards, NULL), OQ_OK);
+    write_plan(dir, &plan);
     write_shard(dir, 0, &plan);
     write_shard(dir, 1, &plan);
     oq_config_result one;
@@ -806,7 +825,7 @@ static void merge_sums_what_shards_measured(void **state)
     oq_err err = {0};
     assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
     assert_int_equal(m->n_configs, 2);
-    assert_int_equal(m->n_batches, 2);
+    assert_int_equal(m->n_batches, 0); /* the plan's list, copied from its file */
     assert_int_equal(m->merged.n_reported, 2);
     assert_int_equal(m->merged.n_problems, 0);
     assert_string_equal(m->start, "2026-12-02T18:00:00Z");
@@ -821,6 +840,9 @@ static void merge_sums_what_shards_measured(void **state)
     oq_validate_summary *back;
     snprintf(shards, sizeof shards, "%s/summary.json", dir);
     assert_int_equal(oq_validate_summary_read(shards, &back, &err), OQ_OK);
+    assert_int_equal(back->n_batches, 2);
+    assert_string_equal(back->batches[1].sha256, "0000000000000000000000000000000000000000000000000000000000000008");
+    assert_string_equal(back->plan_description, "{\"batches\":[],\"configs\":[],\"run\":{}}");
     assert_int_equal(back->configs[0].n_batches, 2);
     assert_int_equal(back->configs[1].n_batches, 2);
     assert_int_equal(back->configs[1].batches[0].index, 0);
@@ -866,6 +888,19 @@ static void merge_sums_what_shards_measured(void **state)
     assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "refusing to merge shards of different plans"));
     assert_int_equal(access(path, F_OK), -1);
+    /* a batch list changed since it was prepared, and a plan of the old schema, which held
+     * every batch in plan.json: refused in one line */
+    FILE *f = fopen(plan.batches_path, "a");
+    assert_non_null(f);
+    fputs("{}\n", f);
+    fclose(f);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "plan_batches.jsonl is not the prepared batch list"));
+    snprintf(shards, sizeof shards, "%s/shards/plan.json", dir);
+    assert_int_equal(oq_write_file_atomic(shards, "{\"schema\": \"ortqual.shards/1\"}", 30, 1, NULL), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "prepared by an older ortqual (schema ortqual.shards/1"));
+    assert_null(strchr(err.msg, '\n'));
     oq_config_result_clear(&one);
     oq_shard_plan_clear(&plan);
     char cmd[600];
