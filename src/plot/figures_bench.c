@@ -341,7 +341,7 @@ static oq_status bench_metric_figure(oq_figures *fl, const group *g, const bench
                                      metric_fn m, oq_err *err)
 {
     oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .logx = 1, .logy = 1, .xlabel = g->xlabel, .ylabel = ylabel};
-    oq_plot_series *s;
+    oq_plot_series *s = NULL; /* set on success; -O3 cannot see that */
     oq_status st = series_by_variant(&fl->mem, g, bd, m, &s, &sp.nseries, err);
     if (st || (st = length_ticks(&fl->mem, g, &sp, err))) return st;
     sp.series = s;

@@ -108,7 +108,7 @@ static oq_status resolve_qkv(attn_ctx *c, const oq_ref_attention_attrs *a,
     if (v->shape[seq_ax] != c->Lkv)
         return dim_mismatch(err, "kv sequence length", "V", seq_ax, v->shape[seq_ax], "K",
                             seq_ax, c->Lkv);
-    int64_t dk, dv_;
+    int64_t dk = 0, dv_ = 0; /* split_hidden sets both on success; -O3 cannot see that */
     if (c->three_d) {
         c->Hq = a->q_num_heads;
         c->Hkv = a->kv_num_heads;

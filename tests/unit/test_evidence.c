@@ -39,7 +39,7 @@ static void mklink(const char *dir, const char *target, const char *name)
 static void mkdir_p(const char *path)
 {
     char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s", path) >= sizeof tmp) fail_msg("path too long: %s", path);
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
