@@ -443,6 +443,9 @@ typedef struct oq_validate_summary {
     int plotted;                  /* plots were drawn (or tried): plots and plot_error are set */
     size_t n_plots;
     char **plots;                 /* the files written */
+    unsigned plot_kinds;          /* what they show: bit 1u << k for each oq_figure_kind k among
+                                     them (plot.h; 0 in a summary read back: summary.json lists
+                                     the files only) */
     char *plot_error;             /* why drawing stopped, NULL when it did not */
     int report_written;           /* report.html is beside summary.json (else the caller may
                                      write it from summary.json: `ortqual report`) */
