@@ -564,7 +564,8 @@ OQ_API oq_status oq_validate_estimate(const oq_validate_summary *measured, const
                                       oq_estimate *out, oq_err *err);
 OQ_API void oq_estimate_clear(oq_estimate *e);
 
-/* Default demo configurations that can run with what `has_cuda` says. */
+/* Default demo configurations that can run with what `has_cuda` says, at most `cap` into out;
+ * returns how many (0 for a NULL out). */
 OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
 #ifdef __cplusplus
