@@ -88,7 +88,8 @@ OQ_API oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq
 OQ_API oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
                                         oq_err *err);
 OQ_API void oq_model_info_free(oq_model_info *mi);
-/* "a, b, c": the names of io[0 .. n) into buf (cut short to fit), for messages. */
+/* "a, b, c": the names of io[0 .. n) into buf (cut short to fit), for messages; "" for a NULL
+ * io, and nothing written to a NULL buf. */
 OQ_API void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size);
 /* The name of an ONNX element type (oq_io_info.elem_type): "float32", "string",
  * "complex64"... also for the types oq_dtype does not hold; never NULL. */

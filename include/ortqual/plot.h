@@ -169,10 +169,27 @@ typedef struct oq_plot_options {
     const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p99_ms" */
 } oq_plot_options;
 
-/* Paths of the files written (owned; release with oq_plot_files_clear). */
+/* What a standard figure shows. Its file name says it too, but cannot be parsed back: an
+ * output named "vs_ref_x" has the figure error_vs_ref_x, which reads as error_vs_ref_ of "x". */
+typedef enum oq_figure_kind {
+    OQ_FIGURE_UNKNOWN,            /* a NULL set, or past its end */
+    OQ_FIGURE_ERROR,              /* validate: error_<output> */
+    OQ_FIGURE_ERROR_VS_REF,       /* validate: error_vs_ref_<output> */
+    OQ_FIGURE_RUNTIME_VALID_SIZE, /* validate: runtime_valid_size */
+    OQ_FIGURE_PLACEMENT,          /* validate: placement */
+    OQ_FIGURE_RUNTIME,            /* bench: runtime[_G] */
+    OQ_FIGURE_MEMORY,             /* bench: memory[_G] */
+    OQ_FIGURE_GPU_MEMORY,         /* bench: gpu_memory[_G] */
+    OQ_FIGURE_SPEEDUP,            /* bench: speedup[_G] */
+    OQ_FIGURE_ERROR_VS_RUNTIME    /* bench: error_vs_runtime */
+} oq_figure_kind;
+
+/* Paths of the files written (owned; release with oq_plot_files_clear), and what each shows:
+ * kinds[i] is the kind of the figure paths[i] draws. */
 typedef struct oq_plot_files {
     char **paths;
     size_t n;
+    oq_figure_kind *kinds;
 } oq_plot_files;
 OQ_API void oq_plot_files_clear(oq_plot_files *f);
 
@@ -212,10 +229,15 @@ OQ_API oq_status oq_figures_from_summary(const char *json, size_t n, const char 
 /* Bench tables (validate.csv is refused: its figures need summary.json's histograms). */
 OQ_API oq_status oq_figures_from_tables(oq_csv *const *tables, size_t ntables, const oq_plot_options *opt,
                                         oq_figures **out, oq_err *err);
-/* The figures, i < count; NULL past the end, and 0 and NULL for a NULL f. */
+/* The figures, i < count; NULL (OQ_FIGURE_UNKNOWN) past the end, and 0 and NULL for a NULL f.
+ * A figure's kind and the model output it is about (error_ and error_vs_ref_ figures: the
+ * output as the summary names it, not made file-safe; NULL for the others) are recorded
+ * when it is made: read them here, never from the name. */
 OQ_API size_t oq_figures_count(const oq_figures *f);
 OQ_API const char *oq_figures_name(const oq_figures *f, size_t i);
 OQ_API const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i);
+OQ_API oq_figure_kind oq_figures_kind(const oq_figures *f, size_t i);
+OQ_API const char *oq_figures_output(const oq_figures *f, size_t i);
 /* Render every figure into opt->outdir in opt->formats, as <name>.<ext>. On error
  * `written` still lists the files written before it. */
 OQ_API oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written,

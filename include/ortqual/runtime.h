@@ -87,7 +87,8 @@ struct OrtEnv;
 OQ_API struct OrtEnv *oq_runtime_ort_env(const oq_runtime *rt);
 /* Turn an OrtStatus of `rt`'s API into an oq_err ("<what>: <ORT message>", on one
  * line) and release it: OQ_ERR_UNSUPPORTED for ORT's NOT_IMPLEMENTED (no kernel on
- * that provider), OQ_ERR_RUNTIME otherwise. OQ_OK when `st` is NULL. */
+ * that provider), OQ_ERR_RUNTIME otherwise. OQ_OK when `st` is NULL; OQ_ERR_INVALID_ARG
+ * for a NULL rt with a status (which then cannot be released). */
 struct OrtStatus;
 OQ_API oq_status oq_ort_status(const oq_runtime *rt, struct OrtStatus *st, oq_err *err, const char *what);
 

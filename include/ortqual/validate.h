@@ -443,6 +443,9 @@ typedef struct oq_validate_summary {
     int plotted;                  /* plots were drawn (or tried): plots and plot_error are set */
     size_t n_plots;
     char **plots;                 /* the files written */
+    unsigned plot_kinds;          /* what they show: bit 1u << k for each oq_figure_kind k among
+                                     them (plot.h; 0 in a summary read back: summary.json lists
+                                     the files only) */
     char *plot_error;             /* why drawing stopped, NULL when it did not */
     int report_written;           /* report.html is beside summary.json (else the caller may
                                      write it from summary.json: `ortqual report`) */
@@ -569,7 +572,8 @@ OQ_API oq_status oq_validate_estimate(const oq_validate_summary *measured, const
                                       oq_estimate *out, oq_err *err);
 OQ_API void oq_estimate_clear(oq_estimate *e);
 
-/* Default demo configurations that can run with what `has_cuda` says. */
+/* Default demo configurations that can run with what `has_cuda` says, at most `cap` into out;
+ * returns how many (0 for a NULL out). */
 OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
 #ifdef __cplusplus

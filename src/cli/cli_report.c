@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
+#include "ortqual/plot.h"
 #include "ortqual/report.h"
 #include "ortqual/stats.h"
 #include "ortqual/validate.h"
@@ -211,19 +212,21 @@ static void config_row(const oq_config_result *c)
     print_advice(&c->dispatch);
 }
 
-/* What the drawn figures show, from their names (error_X, error_vs_ref_X, runtime_valid_size):
- * a run that compared nothing draws only the latency. */
+/* What the drawn figures show, from the kinds recorded as they were drawn (a name cannot say:
+ * error_vs_ref_x is the error distribution of an output "vs_ref_x" as well as error against
+ * |reference| of "x"): a run that compared nothing draws only the latency. */
 static void plot_kinds(const oq_validate_summary *s, char *buf, size_t n)
 {
-    int dist = 0, vs_ref = 0, latency = 0;
-    for (size_t i = 0; i < s->n_plots; i++) {
-        const char *slash = strrchr(s->plots[i], '/'), *name = slash ? slash + 1 : s->plots[i];
-        if (!strncmp(name, "error_vs_ref_", 13)) vs_ref = 1;
-        else if (!strncmp(name, "error_", 6)) dist = 1;
-        else if (!strncmp(name, "runtime_", 8)) latency = 1;
-    }
-    snprintf(buf, n, "%s%s%s%s%s", dist ? "error distributions" : "", dist && (vs_ref || latency) ? ", " : "",
-             vs_ref ? "error against |reference|" : "", vs_ref && latency ? ", " : "", latency ? "latency" : "");
+    static const struct {
+        oq_figure_kind kind;
+        const char *what;
+    } kinds[] = {{OQ_FIGURE_ERROR, "error distributions"}, {OQ_FIGURE_ERROR_VS_REF, "error against |reference|"},
+                 {OQ_FIGURE_RUNTIME_VALID_SIZE, "latency"}, {OQ_FIGURE_PLACEMENT, "placement"}};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && len < n; i++)
+        if (s->plot_kinds & (1u << kinds[i].kind))
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", kinds[i].what);
 }
 
 void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir)

@@ -582,6 +582,7 @@ oq_status oq_graph_serialize(const oq_graph *g, uint8_t **buf, size_t *len, oq_e
 
 oq_status oq_graph_write(const oq_graph *g, const char *path, int overwrite, oq_err *err)
 {
+    OQ_NEED(err, g); /* here, not as serialize's message behind the path */
     OQ_NEED(err, path);
     uint8_t *buf;
     size_t len;

@@ -357,7 +357,9 @@ const char *oq_elem_type_name(int32_t t)
 void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size)
 {
     size_t used = 0;
+    if (!buf) return;
     if (size) buf[0] = 0;
+    if (!io) return; /* names nothing, whatever n says */
     for (size_t i = 0; i < n && used < size; i++)
         used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", io[i].name);
 }

@@ -14,6 +14,8 @@ struct oq_figures {
     oq_arena mem;
     struct oq_named_figure {
         const char *name; /* file name without extension */
+        oq_figure_kind kind;
+        const char *output; /* error_ and error_vs_ref_: the model output; else NULL */
         oq_plot_spec spec;
     } *items;
     size_t n;
@@ -21,9 +23,11 @@ struct oq_figures {
 
 #define OQ_NOMEM(err) oq_err_set(err, OQ_ERR_NOMEM, "out of memory")
 
-/* Add a figure (the spec is copied; its arrays must live in fl->mem). A figure with
- * nothing drawable is skipped, not failed (e.g. every error exactly 0). */
-oq_status oq_figures_add(oq_figures *fl, const char *name, const oq_plot_spec *spec, oq_err *err);
+/* Add a figure of a kind (about `output`, NULL when not a per-output one; both strings must
+ * live in fl->mem or be static; the spec is copied, its arrays must live in fl->mem). A
+ * figure with nothing drawable is skipped, not failed (e.g. every error exactly 0). */
+oq_status oq_figures_add(oq_figures *fl, oq_figure_kind kind, const char *output, const char *name,
+                         const oq_plot_spec *spec, oq_err *err);
 
 /* "cuda:attention24:fp16" -> "cuda_attention24_fp16" (file names). */
 char *oq_file_safe(oq_arena *a, const char *s);

@@ -65,7 +65,8 @@ static int name_taken(const oq_figures *fl, const char *name)
     return 0;
 }
 
-oq_status oq_figures_add(oq_figures *fl, const char *name, const oq_plot_spec *spec, oq_err *err)
+oq_status oq_figures_add(oq_figures *fl, oq_figure_kind kind, const char *output, const char *name,
+                         const oq_plot_spec *spec, oq_err *err)
 {
     if (!name) return OQ_NOMEM(err);
     if (!spec_drawable(spec)) return OQ_OK;
@@ -77,6 +78,8 @@ oq_status oq_figures_add(oq_figures *fl, const char *name, const oq_plot_spec *s
     struct oq_named_figure *f = OQ_PUSH(fl->items, fl->n);
     if (!f) return OQ_NOMEM(err);
     f->name = name;
+    f->kind = kind;
+    f->output = output;
     f->spec = *spec;
     return OQ_OK;
 }
@@ -89,6 +92,9 @@ const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i)
 {
     return f && i < f->n ? &f->items[i].spec : NULL;
 }
+
+oq_figure_kind oq_figures_kind(const oq_figures *f, size_t i) { return f && i < f->n ? f->items[i].kind : OQ_FIGURE_UNKNOWN; }
+const char *oq_figures_output(const oq_figures *f, size_t i) { return f && i < f->n ? f->items[i].output : NULL; }
 
 void oq_figures_free(oq_figures *f)
 {
@@ -195,7 +201,9 @@ void oq_plot_files_clear(oq_plot_files *f)
     if (!f) return;
     for (size_t i = 0; i < f->n; i++) free(f->paths[i]);
     free(f->paths);
+    free(f->kinds);
     f->paths = NULL;
+    f->kinds = NULL;
     f->n = 0;
 }
 
@@ -204,8 +212,7 @@ oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_p
     OQ_NEED(err, f);
     OQ_NEED(err, written);
     static const oq_plot_format fmts[] = {OQ_PLOT_PNG, OQ_PLOT_SVG};
-    written->paths = NULL;
-    written->n = 0;
+    *written = (oq_plot_files){0};
     if (!opt || !opt->outdir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no output directory given");
     unsigned formats = opt->formats ? opt->formats : OQ_PLOT_PNG | OQ_PLOT_SVG;
     oq_status st = OQ_OK;
@@ -223,7 +230,11 @@ oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_p
             if (!path) return OQ_NOMEM(err);
             snprintf(path, n, "%.*s/%s.%s", dirlen, opt->outdir, f->items[i].name, oq_plot_format_ext(fmts[k]));
             st = oq_plot_render(&f->items[i].spec, fmts[k], path, err);
-            if (!st && oq_strv_push(&written->paths, &written->n, path)) st = OQ_NOMEM(err);
+            /* kinds grows first (as long as paths: the same count), so a path listed has its kind */
+            size_t nk = written->n;
+            oq_figure_kind *kind = st ? NULL : OQ_PUSH(written->kinds, nk);
+            if (kind) *kind = f->items[i].kind;
+            if (!st && (!kind || oq_strv_push(&written->paths, &written->n, path))) st = OQ_NOMEM(err);
             free(path);
         }
     return st;
@@ -234,8 +245,7 @@ oq_status oq_plot_summaries(oq_csv *const *tables, size_t nt, const oq_plot_opti
 {
     OQ_NEED_N(err, nt, tables);
     OQ_NEED(err, written);
-    written->paths = NULL;
-    written->n = 0;
+    *written = (oq_plot_files){0};
     if (!opt || !opt->outdir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no output directory given");
     oq_figures *fl = NULL;
     oq_status st = oq_figures_from_tables(tables, nt, opt, &fl, err);

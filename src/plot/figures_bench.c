@@ -325,10 +325,11 @@ static oq_status length_ticks(oq_arena *a, const group *g, oq_plot_spec *sp, oq_
     return OQ_OK;
 }
 
-static oq_status add_if_drawable(oq_figures *fl, const char *name, const oq_plot_spec *sp, oq_err *err)
+static oq_status add_if_drawable(oq_figures *fl, oq_figure_kind kind, const char *name, const oq_plot_spec *sp,
+                                 oq_err *err)
 {
     if (!name || !sp->title) return OQ_NOMEM(err);
-    return oq_figures_add(fl, name, sp, err);
+    return oq_figures_add(fl, kind, NULL, name, sp, err);
 }
 
 static const char *stat_name(const char *stat)
@@ -337,8 +338,8 @@ static const char *stat_name(const char *stat)
 }
 
 static oq_status bench_metric_figure(oq_figures *fl, const group *g, const bench_data *bd,
-                                     const char *base, const char *what, const char *ylabel,
-                                     metric_fn m, oq_err *err)
+                                     oq_figure_kind kind, const char *base, const char *what,
+                                     const char *ylabel, metric_fn m, oq_err *err)
 {
     oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .logx = 1, .logy = 1, .xlabel = g->xlabel, .ylabel = ylabel};
     oq_plot_series *s = NULL; /* set on success; -O3 cannot see that */
@@ -347,7 +348,7 @@ static oq_status bench_metric_figure(oq_figures *fl, const group *g, const bench
     sp.series = s;
     sp.title = what;
     sp.subtitle = g->shape;
-    return add_if_drawable(fl, oq_arena_printf(&fl->mem, "%s%s", base, g->suffix), &sp, err);
+    return add_if_drawable(fl, kind, oq_arena_printf(&fl->mem, "%s%s", base, g->suffix), &sp, err);
 }
 
 /* Time of the baseline at length L in group g, NaN when not measured. */
@@ -381,7 +382,7 @@ static oq_status bench_speedup_figure(oq_figures *fl, const group *g, const benc
     sp.title = oq_arena_printf(&fl->mem, "Speed-up over %s (%s time)", baseline, stat_name(bd->stat));
     sp.subtitle = g->shape;
     if (!sp.ylabel) return OQ_NOMEM(err);
-    return add_if_drawable(fl, oq_arena_printf(&fl->mem, "speedup%s", g->suffix), &sp, err);
+    return add_if_drawable(fl, OQ_FIGURE_SPEEDUP, oq_arena_printf(&fl->mem, "speedup%s", g->suffix), &sp, err);
 }
 
 /* Batch size and masking change the cost of a row as much as the variant: in the
@@ -473,7 +474,7 @@ static oq_status bench_error_figure(oq_figures *fl, const bench_data *bd, oq_err
     sp.nseries = out;
     sp.title = "Error against runtime, all shapes";
     oq_status st = error_legend(fl, bd, &k, &sp, err);
-    return st ? st : add_if_drawable(fl, "error_vs_runtime", &sp, err);
+    return st ? st : add_if_drawable(fl, OQ_FIGURE_ERROR_VS_RUNTIME, "error_vs_runtime", &sp, err);
 }
 
 /* Suffix and title text of a group; only what varies goes into the suffix. */
@@ -524,11 +525,11 @@ static oq_status bench_figures(oq_figures *fl, const bench_data *bd, const char 
         while (i1 < bd->n && same_group(&bd->rows[i0], &bd->rows[i1])) i1++;
         group g = {&bd->rows[i0], i1 - i0, NULL, NULL, NULL};
         oq_status st = describe_group(&fl->mem, &g, bd, err);
-        if (st || (st = bench_metric_figure(fl, &g, bd, "runtime", g.rows[0].heads < 0 ? mtitle : ttitle, tlabel,
+        if (st || (st = bench_metric_figure(fl, &g, bd, OQ_FIGURE_RUNTIME, "runtime", g.rows[0].heads < 0 ? mtitle : ttitle, tlabel,
                                             m_time, err)) ||
-            (st = bench_metric_figure(fl, &g, bd, "memory", "Peak resident memory (process)",
+            (st = bench_metric_figure(fl, &g, bd, OQ_FIGURE_MEMORY, "memory", "Peak resident memory (process)",
                                       "peak RSS (MiB)", m_rss, err)) ||
-            (st = bench_metric_figure(fl, &g, bd, "gpu_memory", "Peak GPU memory (process)",
+            (st = bench_metric_figure(fl, &g, bd, OQ_FIGURE_GPU_MEMORY, "gpu_memory", "Peak GPU memory (process)",
                                       "peak GPU memory (MiB)", m_gpu, err)) ||
             (st = bench_speedup_figure(fl, &g, bd, baseline, err)))
             return st;

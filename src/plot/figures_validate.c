@@ -226,7 +226,10 @@ static oq_status error_figure(oq_figures *fl, const json_t *configs, const char 
                        .ylabel = "elements"};
     sp.title = oq_arena_printf(&fl->mem, "|error| of output '%s' over all valid elements", output);
     sp.subtitle = "summed over every batch; elements whose error is exactly 0 or not finite are counted in the label";
-    return oq_figures_add(fl, oq_arena_printf(&fl->mem, "error_%s", oq_file_safe(&fl->mem, output)), &sp, err);
+    const char *out = oq_arena_strdup(&fl->mem, output); /* the set outlives the document */
+    if (!out) return OQ_NOMEM(err);
+    return oq_figures_add(fl, OQ_FIGURE_ERROR, out, oq_arena_printf(&fl->mem, "error_%s", oq_file_safe(&fl->mem, output)), &sp,
+                          err);
 }
 
 /* ---- error_vs_ref_<output> -------------------------------------------------------- */
@@ -298,7 +301,10 @@ static oq_status magnitude_figure(oq_figures *fl, const json_t *configs, const c
                        .ylabel = "|error|"};
     sp.title = oq_arena_printf(&fl->mem, "Error of output '%s' against the magnitude of the reference", output);
     sp.subtitle = "points above the dashed line are elements failing |error| <= atol + rtol\xc2\xb7|reference|";
-    return oq_figures_add(fl, oq_arena_printf(&fl->mem, "error_vs_ref_%s", oq_file_safe(&fl->mem, output)), &sp, err);
+    const char *out = oq_arena_strdup(&fl->mem, output); /* the set outlives the document */
+    if (!out) return OQ_NOMEM(err);
+    return oq_figures_add(fl, OQ_FIGURE_ERROR_VS_REF, out, oq_arena_printf(&fl->mem, "error_vs_ref_%s", oq_file_safe(&fl->mem, output)), &sp,
+                          err);
 }
 
 /* ---- runtime_valid_size ----------------------------------------------------------- */
@@ -401,7 +407,7 @@ static oq_status runtime_figure(oq_figures *fl, const json_t *summary, oq_err *e
                                   "default, shows its one call)",
                                   total ? oq_arena_printf(&fl->mem, " (an evenly spaced sample of %lld)", total) : "",
                                   repeat, warmup);
-    return oq_figures_add(fl, "runtime_valid_size", &sp, err);
+    return oq_figures_add(fl, OQ_FIGURE_RUNTIME_VALID_SIZE, NULL, "runtime_valid_size", &sp, err);
 }
 
 /* ---- placement ------------------------------------------------------------------------- */
@@ -480,7 +486,7 @@ static oq_status placement_figure(oq_figures *fl, const json_t *configs, oq_err 
                        .subtitle = "graph nodes by where they ran (ORT's assignment and profile); kernels from "
                                    "ORT's routing lines, one per attention node",
                        .xlabel = "graph nodes"};
-    return oq_figures_add(fl, "placement", &sp, err);
+    return oq_figures_add(fl, OQ_FIGURE_PLACEMENT, NULL, "placement", &sp, err);
 }
 
 oq_status oq_figures_validate(oq_figures *fl, const json_t *summary, const char *name, oq_err *err)

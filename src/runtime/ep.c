@@ -201,6 +201,7 @@ int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
 
 oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err)
 {
+    OQ_NEED(err, rt);
     if (!name || !*name || !path || !*path)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "EP library registration needs a name and a path");
     name = reg_name(name);

@@ -84,6 +84,8 @@ const char *oq_runtime_log_line(const oq_runtime *rt, size_t i)
 oq_status oq_ort_status(const oq_runtime *rt, OrtStatus *st, oq_err *err, const char *what)
 {
     if (!st) return OQ_OK;
+    OQ_NEED(err, rt); /* st cannot be read nor released without its API: it leaks */
+    if (!what) what = "ONNX Runtime";
     const char *msg = rt->api->GetErrorMessage(st);
     /* ORT messages sometimes span lines; errors here are one line. */
     char flat[OQ_ERR_MSG_MAX];

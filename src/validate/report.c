@@ -147,7 +147,10 @@ static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *s
     if (!st) st = oq_figures_from_summary_json(doc, "summary.json", &po, &figs, &e);
     if (!st) st = oq_figures_write(figs, &po, &files, &e);
     s->plotted = 1;
-    for (size_t i = 0; i < files.n; i++) oq_strv_push(&s->plots, &s->n_plots, files.paths[i]);
+    for (size_t i = 0; i < files.n; i++) {
+        oq_strv_push(&s->plots, &s->n_plots, files.paths[i]);
+        s->plot_kinds |= 1u << files.kinds[i];
+    }
     if (st) s->plot_error = strdup(e.msg);
     oq_plot_files_clear(&files);
     oq_figures_free(figs);

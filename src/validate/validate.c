@@ -47,6 +47,7 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
                                        "cuda:attention24:fp16:flash", "cuda:attention24:fp16:efficient",
                                        "cuda:attention24:fp16:math"};
     size_t n = 0;
+    if (!out) return 0; /* no room: cap counts nothing */
     for (size_t i = 0; i < sizeof cpu / sizeof *cpu && n < cap; i++) oq_config_parse(cpu[i], &out[n++], NULL);
     for (size_t i = 0; has_cuda && i < sizeof cuda / sizeof *cuda && n < cap; i++)
         oq_config_parse(cuda[i], &out[n++], NULL);

@@ -10,9 +10,25 @@ a function that takes none). Each `OQ_API void f(...)` (a *_free, a *_clear, a s
 once so: NULL is a no-op there, as for free(). Each function that returns a value (a name, a
 count, a getter's pointer, a struct) is called once so too, and only a crash is a problem
 there: it has no oq_err, and its "nothing" (NULL, 0, -1, a zeroed struct) is its header's to
-say. A noreturn function is left out. The program prints one line per problem and exits 1
-when there is one:
+say. A noreturn function is left out.
+
+All-zero arguments miss a function that checks its object only after using another argument
+(a buffer of n > 0 bytes, an index, a name). So each function whose first pointer parameter (the
+object: not a string, not an oq_err) is called once more with that object NULL and the others
+real: non-NULL pointers to zeroed buffers of 64 KiB, "x" for a string, an array of "x" strings
+for a string list, 64 for a buffer's size that follows its pointer, 2 for other integers, 1 for
+an enum or a floating-point value, a zeroed struct passed by value, NULL for a callback, &err for
+the oq_err. A status-returning or void one is judged as above; one returning a value must also
+return its header's answer for a NULL object: EXPECT below where the header says more than the
+rule (NULL for a pointer, 0 for an integer or an enum, NaN for a floating-point value). The
+child runs in the current directory (strings "x" may be paths: run it in a scratch one) and
+is stopped by SIGALRM after 30 s.
+
+The program prints one line per problem and exits 1 when there is one:
   CRASH f (h.h): a signal killed the child (a NULL dereferenced, or UBSan aborting);
+  CRASH f (h.h, NULL obj): the same, with the object `obj` NULL and the other arguments real;
+  WRONG f (h.h, NULL obj): a value other than the header's answer for a NULL object (the
+                   expected one quoted as a C expression of the result `ret` and the arguments);
   NOMSG f (h.h): a failing status with an empty message;
   NULLMSG f (h.h): a message that prints a NULL string as "(null)";
   BADNAME f (h.h): a message "... is NULL" that is not "f: ARGUMENT is NULL" with ARGUMENT
@@ -29,6 +45,30 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exports import strip, top_level_statements  # noqa: E402
 
 DECL = re.compile(r"^OQ_API (.*?)\b(\w+)\s*\((.*)\)\s*$")
+ENUM = re.compile(r"typedef\s+enum\b[^{;]*\{[^}]*\}\s*(\w+)\s*;")
+INTS = {"size_t", "int", "unsigned", "unsigned int", "long", "long long", "int8_t", "int16_t", "int32_t",
+        "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "ssize_t", "_Bool", "bool"}
+FLOATS = {"double", "float"}
+SIZE_NAMES = {"n", "bufn", "cap", "size", "len", "nbytes", "buflen"}
+
+# What a function returning a value answers for a NULL object, as its header says, where that is
+# not the rule (NULL, 0, NaN): a C expression of the result `ret` and the arguments by name.
+EXPECT = {
+    "oq_compare_result_str": "ret == buf && !buf[0]",
+    "oq_proc_describe": "ret == buf && !buf[0]",
+    "oq_refusal_str": "ret == buf && !buf[0]",
+    "oq_shape_str": "ret == buf && !buf[0]",
+    "oq_dims_str": "ret == buf && !strcmp(buf, \"[]\")",
+    "oq_config_ep_options": "ret == n",
+    "oq_csv_get": "ret && !ret[0]",
+    "oq_csv_is_empty": "ret == 1",
+    "oq_runtime_build_info": "ret && !ret[0]",
+    "oq_rng_uniform_int": "ret == lo",
+    "oq_rng_normal": "ret == 0",
+    "oq_node_info_attr_int": "ret == def",
+    "oq_tolerances_get": "ret.rtol == 0 && ret.atol == 0",
+    "oq_session_input_rank": "ret == -1",
+}
 FN_PTR = re.compile(r"^(.*)\(\s*\*\s*(\w+)\s*\)(.*)$")
 PARAM = re.compile(r"^(.*?)(\w+)\s*((?:\[[^\]]*\])*)$")
 
@@ -61,6 +101,76 @@ def zero_arg(param, err):
     return "(%s){0}" % typ
 
 
+def base_type(param):
+    """A parameter's type as written, an array parameter as its pointer; None for a callback."""
+    if FN_PTR.match(param):
+        return None
+    m = PARAM.match(param)
+    return " ".join((m.group(1).strip() + (" *" if m.group(3) else "")).split())
+
+
+def is_string_type(typ):
+    """char in any form: a string, a buffer, a list of strings (bytes, unsigned char, are data)."""
+    return typ is not None and re.search(r"(?<!signed )\bchar\b", typ) is not None
+
+
+def object_index(params):
+    """The first pointer parameter when it is the object (not a string, not the oq_err), else None."""
+    for i, p in enumerate(params):
+        typ = base_type(p)
+        if typ is None or "*" not in typ:
+            continue
+        if typ.replace(" ", "") == "oq_err*" or is_string_type(typ):
+            return None
+        return i
+    return None
+
+
+def real_decl(params, i, obj, enums, err):
+    """The declaration of argument i for the call with the object NULL and the others real."""
+    p = params[i]
+    fp = FN_PTR.match(p)
+    if fp:
+        return "%s(*%s)%s = 0;" % (fp.group(1), fp.group(2), fp.group(3))
+    name, typ = param_name(p), base_type(p)
+    flat = typ.replace(" ", "")
+    if flat == "oq_err*":
+        val = err
+    elif i == obj:
+        val = "0"
+    elif "*" in typ:
+        stars = typ.count("*")
+        if flat in ("constchar*", "charconst*"):
+            val = '"x"'
+        elif is_string_type(typ) and stars == 2:
+            val = "(%s)strs" % typ  # a list of strings: 64 of "x", then NULL
+        else:
+            val = "(%s)zb[%d]" % (typ, i)
+    elif typ in INTS or typ.replace("const ", "") in INTS:
+        prev = base_type(params[i - 1]) if i else None
+        val = "64" if name in SIZE_NAMES and prev and "*" in prev else "2"
+    elif typ in FLOATS:
+        val = "1.0"
+    elif typ in enums:
+        val = "(%s)1" % typ
+    else:
+        val = "(%s){0}" % typ  # a struct by value: zeroed
+    return "%s %s = %s;" % (typ, name, val)
+
+
+def expectation(fn, ret, enums):
+    """The C condition on `ret` a NULL object must give (EXPECT, else the rule by type)."""
+    if fn in EXPECT:
+        return EXPECT[fn]
+    if "*" in ret:
+        return "ret == NULL"
+    if ret in INTS or ret in enums:
+        return "ret == 0"
+    if ret in FLOATS:
+        return "ret != ret"
+    raise SystemExit("nulls.py: %s returns %s: say in EXPECT what it answers for a NULL object" % (fn, ret))
+
+
 def param_name(param):
     fp = FN_PTR.match(param)
     return fp.group(2) if fp else PARAM.match(param).group(2)
@@ -74,13 +184,54 @@ def functions(include_dir, headers):
             if m and "..." not in m.group(3) and "noreturn" not in stmt:
                 ret = " ".join(m.group(1).split())
                 kind = ret if ret in ("oq_status", "void") else "value"
-                yield h, kind, m.group(2), split_params(m.group(3))
+                yield h, kind, ret, m.group(2), split_params(m.group(3))
+
+
+def enum_types(include_dir):
+    """Every enum typedef of the public headers (an enum argument gets a value, not a struct's)."""
+    d = os.path.join(include_dir, "ortqual")
+    names = set()
+    for h in os.listdir(d):
+        if h.endswith(".h"):
+            names.update(ENUM.findall(strip(open(os.path.join(d, h), encoding="utf-8").read())))
+    return names
+
+
+def object_call(h, kind, ret, fn, params, obj, enums):
+    """The C lines of one call with the object NULL and the other arguments real, in a child."""
+    where = "%s, NULL %s" % (h, param_name(params[obj]))
+    has_err = any(base_type(p) == "oq_err *" for p in params)
+    err = "&oqe" if has_err else "NULL"
+    decls = " ".join(real_decl(params, i, obj, enums, err) for i in range(len(params)))
+    args = ", ".join(param_name(p) for p in params)
+    clash = {"ret", "pst", "pnames", "oqe", "zb", "strs"} & {param_name(p) for p in params}
+    if clash:
+        raise SystemExit("nulls.py: %s: a parameter named %s: rename the probe's own" % (fn, clash.pop()))
+    lines = ["    fflush(stdout);",
+             "    { pid_t p = fork(); if (p == 0) { oq_err oqe; memset(&oqe, 0, sizeof oqe); (void)oqe; alarm(30);",
+             "        %s" % decls]
+    if kind == "oq_status":
+        names = "".join('"%s", ' % param_name(p) for p in params)
+        lines += ["        static const char *const pnames[] = {%sNULL};" % names,
+                  "        oq_status pst = %s(%s);" % (fn, args),
+                  "        _exit(judge(pst, %s, \"%s\", \"%s\", pnames)); }" % (err, fn, where)]
+    elif kind == "void":
+        lines += ["        %s(%s); _exit(0); }" % (fn, args)]
+    else:
+        cond = expectation(fn, ret, enums)
+        lines += ["        %s ret = %s(%s);" % (ret, fn, args),
+                  "        if (%s) _exit(0);" % cond,
+                  "        printf(\"WRONG %s (%s): not its answer for a NULL object: %s\\n\"); fflush(stdout); _exit(4); }"
+                  % (fn, where, cond.replace("\\", "\\\\").replace('"', '\\"'))]
+    lines += ["      reap(p, \"%s\", \"%s\"); n++; objects++;%s }" % (fn, where, " values++;" if kind == "value" else "")]
+    return lines
 
 
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
     include_dir, headers = sys.argv[1], sys.argv[2:]
+    enums = enum_types(include_dir)
     out = ["#include <stdio.h>", "#include <string.h>", "#include <sys/wait.h>",
            "#include <unistd.h>"]
     out += ["#include <ortqual/%s>" % h for h in headers]
@@ -118,13 +269,21 @@ def main():
         "    if (WIFSIGNALED(ws)) { printf(\"CRASH %s (%s): signal %d\\n\", fn, h, WTERMSIG(ws)); bad++; }",
         "    else if (WEXITSTATUS(ws) == 1) { printf(\"NOMSG %s (%s)\\n\", fn, h); bad++; }",
         "    else if (WEXITSTATUS(ws) == 2) { printf(\"NULLMSG %s (%s)\\n\", fn, h); bad++; }",
-        "    else if (WEXITSTATUS(ws) == 3) bad++; /* the child said which */",
+        "    else if (WEXITSTATUS(ws) == 3 || WEXITSTATUS(ws) == 4) bad++; /* the child said which */",
         "}",
+        "/* the real arguments: zeroed buffers, one per parameter, and a list of strings */",
+        "static _Alignas(64) unsigned char zb[16][65536];",
+        "static const char *strs[65] = {" + ", ".join(['"x"'] * 64) + ", NULL};",
         "int main(void)",
         "{",
-        "    int n = 0, values = 0;",
+        "    int n = 0, values = 0, objects = 0;",
+        "    (void)zb; (void)strs;",
     ]
-    for h, kind, fn, params in functions(include_dir, headers):
+    for h, kind, ret, fn, params in functions(include_dir, headers):
+        obj = object_index(params)
+        others = [p for i, p in enumerate(params) if i != obj and base_type(p) != "oq_err *"]
+        if obj is not None and (others or kind == "value"):
+            out += object_call(h, kind, ret, fn, params, obj, enums)
         if kind != "oq_status":
             # a void function or one returning a value: only a crash is a problem
             args = ", ".join(zero_arg(p, "NULL") for p in params)
@@ -149,7 +308,8 @@ def main():
                 "        (void)e; _exit(judge(st, e, \"%s\", \"%s\", params)); }" % (fn, h),
                 "      reap(p, \"%s\", \"%s\"); n++; }" % (fn, h),
             ]
-    out += ["    printf(\"%d calls (%d to functions returning a value), %d problems\\n\", n, values, bad);",
+    out += ["    printf(\"%d calls (%d to functions returning a value, %d with a NULL object and real arguments), \"",
+            "           \"%d problems\\n\", n, values, objects, bad);",
             "    return bad != 0;", "}"]
     print("\n".join(out))
 

@@ -234,6 +234,15 @@ static void test_bench_figures(void **state)
     assert_true(has_file(&files, dir, "speedup_unmasked.svg"));
     assert_true(has_file(&files, dir, "error_vs_runtime.svg"));
     assert_int_equal(dir_entries(dir), 7);
+    /* each file's kind as drawn: runtime_ and memory_ twice, speedup_ twice, error_vs_runtime */
+    int kinds[OQ_FIGURE_ERROR_VS_RUNTIME + 1] = {0};
+    for (size_t i = 0; i < files.n; i++) kinds[files.kinds[i]]++;
+    assert_int_equal(kinds[OQ_FIGURE_RUNTIME], 2);
+    assert_int_equal(kinds[OQ_FIGURE_MEMORY], 2);
+    assert_int_equal(kinds[OQ_FIGURE_SPEEDUP], 2);
+    assert_int_equal(kinds[OQ_FIGURE_ERROR_VS_RUNTIME], 1);
+    assert_non_null(strstr(files.paths[files.n - 1], "error_vs_runtime"));
+    assert_int_equal(files.kinds[files.n - 1], OQ_FIGURE_ERROR_VS_RUNTIME);
     char path[512];
     snprintf(path, sizeof path, "%s/speedup_masked.svg", dir);
     char *text = slurp(path);

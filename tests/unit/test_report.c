@@ -161,6 +161,34 @@ static void test_figure_names_unique(void **state)
         }
         assert_int_equal(titled[0], 2);
         assert_int_equal(titled[1], 2);
+        /* what each shows is recorded as it is made, never read back from the name:
+         * error_vs_ref_cls is the distribution of "vs_ref_cls" here, not "cls" against |ref| */
+        int shown[2][2] = {{0, 0}, {0, 0}};
+        for (size_t i = 0; i < n; i++) {
+            oq_figure_kind kind = oq_figures_kind(f, i);
+            const char *out = oq_figures_output(f, i);
+            if (kind == OQ_FIGURE_RUNTIME_VALID_SIZE) {
+                assert_null(out);
+                continue;
+            }
+            assert_true(kind == OQ_FIGURE_ERROR || kind == OQ_FIGURE_ERROR_VS_REF);
+            assert_non_null(out);
+            size_t k = strcmp(out, pairs[p][0]) != 0;
+            assert_string_equal(out, pairs[p][k]); /* as the summary names it, not file-safe */
+            shown[k][kind == OQ_FIGURE_ERROR_VS_REF]++;
+            assert_true(strstr(oq_figures_spec(f, i)->title, out) != NULL);
+        }
+        for (size_t k = 0; k < 2; k++) {
+            assert_int_equal(shown[k][0], 1);
+            assert_int_equal(shown[k][1], 1);
+        }
+        if (p == 1) {
+            assert_int_equal(oq_figures_kind(f, 0), OQ_FIGURE_ERROR);
+            assert_string_equal(oq_figures_output(f, 0), "cls");
+            assert_true(has_figure(f, "error_vs_ref_cls"));
+        }
+        assert_int_equal(oq_figures_kind(f, n), OQ_FIGURE_UNKNOWN);
+        assert_null(oq_figures_output(f, n));
         if (p == 0) {
             assert_true(has_figure(f, "error_a_b") && has_figure(f, "error_a_b_2"));
             assert_true(has_figure(f, "error_vs_ref_a_b") && has_figure(f, "error_vs_ref_a_b_2"));
