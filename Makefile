@@ -1,7 +1,8 @@
 # ortqual: the README's two commands are `make run` and `make test`.
 #   make run      install what is missing, build, run the main job (report in ortqual-out/)
-#   make test     install what is missing, build three times (plain, ASan+UBSan, clang libFuzzer),
-#                 run the suite in the first two, replay and briefly fuzz every harness in the third
+#   make test     install what is missing, build four times (plain, ASan+UBSan, clang libFuzzer,
+#                 Release), run the suite in the first two, replay and briefly fuzz every harness in
+#                 the third; the fourth only compiles (-O3 warns where -O2 does not, and -Werror)
 #   make fuzz     build the libFuzzer harnesses (build-fuzz/) and fuzz each for FUZZ_SECONDS
 #   make build    just build (build/ortqual)
 #   make install PREFIX=/usr/local
@@ -16,6 +17,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_RELEASE ?= build-release
 # make fuzz: seconds per harness; make test: seconds per harness in its fuzz/run tests
 FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 20
@@ -23,7 +25,7 @@ ORT_ROOT ?=
 CMAKE_ORT := $(if $(ORT_ROOT),-DORT_ROOT=$(abspath $(ORT_ROOT)),)
 OUTDIR ?= ortqual-out/demo
 
-.PHONY: all deps build run test test-plain test-asan test-fuzz fuzz fuzz-build install clean bench
+.PHONY: all deps build run test test-plain test-asan test-fuzz test-release fuzz fuzz-build install clean bench
 all: build
 
 deps:
@@ -37,7 +39,7 @@ run: build
 	./$(BUILD)/ortqual validate --outdir $(OUTDIR) --force $(if $(filter 1,$(ORTQUAL_GPU)),--gpu)
 
 test: deps
-	$(MAKE) --no-print-directory test-plain test-asan test-fuzz
+	$(MAKE) --no-print-directory test-plain test-asan test-fuzz test-release
 
 test-plain:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ORT) >/dev/null
@@ -51,6 +53,11 @@ test-asan:
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
+
+# A user's `cmake -DCMAKE_BUILD_TYPE=Release` build: compiled only, for -O3's own warnings.
+test-release:
+	@cmake -S . -B $(BUILD_RELEASE) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ORT) >/dev/null
+	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
 # The harnesses under clang with libFuzzer, ASan and UBSan (docs/reliability.md).
 fuzz-build: deps
@@ -80,4 +87,4 @@ bench: build
 	@ls $(BUILD)/bench/
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_RELEASE)
