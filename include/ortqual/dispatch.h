@@ -23,7 +23,7 @@
  *     oq_dispatch_expect_add(e, "flash", NULL);       // every node: FLASH_ATTENTION
  *     oq_dispatch_expect_add(e, "attn3=math", NULL);  // except attn3
  *     oq_dispatch_report r;
- *     oq_dispatch_check(e, log, &r, NULL);            // r.passed, r.failures[i]
+ *     oq_dispatch_check(e, log, &r, NULL);            // r.passed, r.failures[i], r.failed[i]
  *
  * The parser strips ANSI escape sequences, accepts CRLF, joins lines split
  * across chunks, and finds routing text even when other output shares the
@@ -176,11 +176,59 @@ OQ_API void oq_dispatch_expect_free(oq_dispatch_expect *e);
  * neither a known name/alias nor an upper-case name. */
 OQ_API oq_status oq_dispatch_expect_add(oq_dispatch_expect *e, const char *spec, oq_err *err);
 
+/* What one failure is, as fields: its text is for readers, these are for programs (the shard
+ * merge counts a failure several shards give once by them, never by its wording). */
+typedef enum oq_dispatch_failure_kind {
+    OQ_DISPATCH_FAILURE_TEXT = 0,  /* only its text is known: read from a summary written before
+                                      failures had fields, in a wording not recognised */
+    OQ_DISPATCH_FAILURE_KERNEL,    /* a route ran a kernel its node's rules do not allow */
+    OQ_DISPATCH_FAILURE_UNOBSERVED, /* a node with its own rule printed no routing line */
+    OQ_DISPATCH_FAILURE_NO_ROUTING, /* the log holds no routing line at all */
+    OQ_DISPATCH_FAILURE_KIND_COUNT_ /* number of values, not a kind */
+} oq_dispatch_failure_kind;
+
+/* "kernel", "unobserved", "no_routing"; "text" for OQ_DISPATCH_FAILURE_TEXT and any other
+ * value. Never NULL. */
+OQ_API const char *oq_dispatch_failure_kind_name(oq_dispatch_failure_kind k);
+/* The kind of a name above; OQ_DISPATCH_FAILURE_TEXT for any other name, or NULL. */
+OQ_API oq_dispatch_failure_kind oq_dispatch_failure_kind_from_name(const char *name);
+
+/* One failure's route (the record's four values, as the log keys routes) and its first line.
+ * Strings are owned, NUL-terminated and never NULL ("" when the kind has none). */
+typedef struct oq_dispatch_failure {
+    oq_dispatch_failure_kind kind;
+    char *node;      /* KERNEL: the record's node ("" unnamed); UNOBSERVED: the rule's node */
+    char *op;        /* KERNEL: the record's op */
+    char *dtype;     /* KERNEL: the record's dtype */
+    char *kernel;    /* KERNEL: the kernel it ran, as printed after "SdpaKernel=" */
+    char *expected;  /* KERNEL, UNOBSERVED: "FLASH_ATTENTION or EFFICIENT_ATTENTION" */
+    uint64_t line;   /* KERNEL: the record's first line (the text's "(line N)"); else 0 */
+} oq_dispatch_failure;
+
+/* Are a and b the same failure: the same kind and the same route (node, kernel, op, dtype;
+ * UNOBSERVED: node), line and expectation aside? 0 for NULL and for OQ_DISPATCH_FAILURE_TEXT,
+ * which has no fields to tell (compare the texts). */
+OQ_API int oq_dispatch_failure_same(const oq_dispatch_failure *a, const oq_dispatch_failure *b);
+/* dst (its old content ignored) becomes a copy of src; OQ_ERR_NOMEM leaves dst cleared. */
+OQ_API oq_status oq_dispatch_failure_copy(oq_dispatch_failure *dst, const oq_dispatch_failure *src,
+                                          oq_err *err);
+OQ_API void oq_dispatch_failure_clear(oq_dispatch_failure *f);
+/* The fields of a failure known only by its text, as oq_dispatch_check words it (a summary
+ * written before failures had fields): "NODE: expected K, got X (line N)" is a KERNEL failure
+ * when `log` has a record whose first line is N and whose node (or unnamed label) and kernel
+ * are the text's, and takes that record's route; the "not observed" and "no SdpaKernel= line"
+ * wordings are UNOBSERVED (its expected "": the text does not say) and NO_ROUTING; any other
+ * text is OQ_DISPATCH_FAILURE_TEXT.
+ * `log` may be NULL (no KERNEL failure is then recognised). OQ_ERR_NOMEM. */
+OQ_API oq_status oq_dispatch_failure_from_text(const char *text, const oq_dispatch_log *log,
+                                               oq_dispatch_failure *out, oq_err *err);
+
 typedef struct oq_dispatch_report {
     int passed;         /* 1 only if at least one record was checked and nothing failed */
     size_t n_records;   /* routing lines checked (all of them: the records' counts) */
     size_t n_failures;
     char **failures;    /* owned; e.g. "attn0: expected FLASH_ATTENTION, got MATH (line 7)" */
+    oq_dispatch_failure *failed; /* owned; failed[i] is failures[i] as fields */
     size_t n_math_failures; /* of those, records whose kernel was MATH: the fallback a fast
                                path would hide (what a --prove-teeth rerun must produce) */
 } oq_dispatch_report;

@@ -263,7 +263,9 @@ typedef struct oq_dispatch_result {
     int checked;                  /* an expectation was judged: passed and failures say how */
     int passed;
     size_t n_failures;
-    char **failures;              /* one line each, naming the node */
+    char **failures;              /* one line each, naming the node (for readers) */
+    oq_dispatch_failure *failed;  /* failed[i] is failures[i] as fields (for programs: the shard
+                                     merge counts a route's failure once by them) */
     size_t n_math_failures;       /* of those, nodes that ran MATH: what --prove-teeth must see */
     size_t n_advice;
     char **advice;                /* why a node missed the expected kernel (advice.h) */

@@ -201,7 +201,7 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
         d->checked = 1;
         d->passed = r.passed;
         d->n_math_failures = r.n_math_failures;
-        for (size_t i = 0; i < r.n_failures; i++) oq_strv_push(&d->failures, &d->n_failures, r.failures[i]);
+        oq_dispatch_failures_add(d, r.failures, r.failed, r.n_failures);
         if (!r.passed) {
             *verdict = plan->dispatch.require ? 0 : -1;
             snprintf(reason, rn, "dispatch: %s%s", r.n_failures ? r.failures[0] : "no routing line observed",

@@ -360,6 +360,25 @@ static int batch_back(const json_t *jb, oq_batch_result *b)
     return 1;
 }
 
+/* Each failure's fields, beside its text in "failures" (NULL when out of memory). */
+static json_t *failed_json(const oq_dispatch_result *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < d->n_failures; i++) {
+        oq_dispatch_failure f;
+        if (oq_dispatch_failure_get(d, i, &f)) {
+            json_decref(a);
+            return NULL;
+        }
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "kind",
+                                           oq_dispatch_failure_kind_name(f.kind), "node", f.node, "op", f.op,
+                                           "dtype", f.dtype, "kernel", f.kernel, "expected", f.expected, "line",
+                                           (json_int_t)f.line));
+        oq_dispatch_failure_clear(&f);
+    }
+    return a;
+}
+
 static json_t *dispatch_json(const oq_dispatch_result *d)
 {
     json_t *records = json_array(), *options = json_array();
@@ -378,6 +397,7 @@ static json_t *dispatch_json(const oq_dispatch_result *d)
     json_t *jd = json_pack("{s:o, s:o}", "records", records, "options", options);
     if (d->checked) {
         json_object_set_new(jd, "failures", strv_json(d->failures, d->n_failures));
+        json_object_set_new(jd, "failed", failed_json(d));
         json_object_set_new(jd, "passed", json_boolean(d->passed));
         json_object_set_new(jd, "math_failures", json_integer((json_int_t)d->n_math_failures));
     }
@@ -416,6 +436,34 @@ static int options_back(const json_t *jo, oq_dispatch_log *log)
     return 1;
 }
 
+/* One entry of "failed"; a field it lacks reads as "". */
+static int failed_back(const json_t *jf, oq_dispatch_failure *f)
+{
+    const oq_dispatch_failure view = {oq_dispatch_failure_kind_from_name(str_of(jf, "kind")), (char *)str_of(jf, "node"),
+                                      (char *)str_of(jf, "op"), (char *)str_of(jf, "dtype"),
+                                      (char *)str_of(jf, "kernel"), (char *)str_of(jf, "expected"),
+                                      (uint64_t)json_integer_value(json_object_get(jf, "line"))};
+    return oq_dispatch_failure_copy(f, &view, NULL) == OQ_OK;
+}
+
+/* "failures" with their fields: from "failed", one entry a failure, or, in a summary written
+ * before it (2026-12), recovered from each text and the routing records read before. */
+static int failures_back(const json_t *jd, oq_dispatch_result *d)
+{
+    const json_t *texts = json_object_get(jd, "failures"), *failed = json_object_get(jd, "failed");
+    if (failed && json_array_size(failed) != json_array_size(texts)) return 0;
+    int ok = 1;
+    for (size_t i = 0; ok && i < json_array_size(texts); i++) {
+        const char *text = json_string_value(json_array_get(texts, i));
+        oq_dispatch_failure f;
+        ok = failed ? failed_back(json_array_get(failed, i), &f)
+                    : oq_dispatch_failure_from_text(text ? text : "", &d->log, &f, NULL) == OQ_OK;
+        ok = ok && oq_dispatch_failure_add(d, text ? text : "", &f) == OQ_OK;
+        oq_dispatch_failure_clear(&f);
+    }
+    return ok;
+}
+
 static int dispatch_back(const json_t *jd, oq_dispatch_result *d)
 {
     d->recorded = jd != NULL;
@@ -428,8 +476,7 @@ static int dispatch_back(const json_t *jd, oq_dispatch_result *d)
     d->checked = json_object_get(jd, "passed") != NULL;
     d->passed = json_is_true(json_object_get(jd, "passed"));
     d->n_math_failures = (size_t)json_integer_value(json_object_get(jd, "math_failures"));
-    return ok && strv_back(json_object_get(jd, "failures"), &d->failures, &d->n_failures) &&
-           strv_back(json_object_get(jd, "advice"), &d->advice, &d->n_advice);
+    return ok && failures_back(jd, d) && strv_back(json_object_get(jd, "advice"), &d->advice, &d->n_advice);
 }
 
 static json_t *placement_json(const oq_placement_result *p)

@@ -244,28 +244,30 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
 
 /* Every routing line and every failure, as one run would list them (shard order is batch
  * order), and so the count of failures on MATH adds up; advice is per node: once. */
-/* The length of a dispatch failure without its " (line N)": a shard's own line number. */
-static size_t failure_key_len(const char *s)
+/* Is f's failure i one d lists already? By its fields (a route failing in several shards is one
+ * failure, as in one run; its line is each shard's own), never by its wording; a failure known
+ * only by its text (an older summary, a wording not recognised) by the whole text. */
+static int failure_listed(const oq_dispatch_result *d, const oq_dispatch_result *f, size_t i)
 {
-    const char *at = NULL;
-    for (const char *p = strstr(s, " (line "); p; p = strstr(p + 1, " (line ")) at = p;
-    return at ? (size_t)(at - s) : strlen(s);
+    for (size_t j = 0; j < d->n_failures; j++) {
+        const oq_dispatch_failure *a = &d->failed[j], *b = &f->failed[i];
+        if (a->kind == OQ_DISPATCH_FAILURE_TEXT && b->kind == OQ_DISPATCH_FAILURE_TEXT
+                ? !strcmp(d->failures[j], f->failures[i])
+                : oq_dispatch_failure_same(a, b))
+            return 1;
+    }
+    return 0;
 }
 
-/* f's failures not already in d (a route failing in several shards is one failure, as in one
- * run: expect.c words it "NODE: expected K, got MATH (line N)", N each shard's own), with
- * the MATH ones among them counted. */
+/* f's failures not already in d, with the MATH ones among them counted (the first shard's
+ * text and line kept: the first line of the route in batch order). */
 static int merge_failures(oq_dispatch_result *d, const oq_dispatch_result *f)
 {
     for (size_t i = 0; i < f->n_failures; i++) {
-        const char *s = f->failures[i];
-        const size_t k = failure_key_len(s);
-        int seen = 0;
-        for (size_t j = 0; !seen && j < d->n_failures; j++)
-            seen = failure_key_len(d->failures[j]) == k && !strncmp(d->failures[j], s, k);
-        if (seen) continue;
-        if (oq_strv_push(&d->failures, &d->n_failures, s)) return 0;
-        d->n_math_failures += k >= 10 && !strncmp(s + k - 10, ", got MATH", 10);
+        if (failure_listed(d, f, i)) continue;
+        if (oq_dispatch_failure_add(d, f->failures[i], &f->failed[i])) return 0;
+        const oq_dispatch_failure *a = &f->failed[i];
+        d->n_math_failures += a->kind == OQ_DISPATCH_FAILURE_KERNEL && oq_sdpa_kernel_from_name(a->kernel) == OQ_SDPA_MATH;
     }
     return 1;
 }

@@ -75,6 +75,8 @@ oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *m
 void oq_dispatch_result_clear(oq_dispatch_result *d)
 {
     oq_dispatch_log_clear(&d->log);
+    for (size_t i = 0; d->failed && i < d->n_failures; i++) oq_dispatch_failure_clear(&d->failed[i]);
+    free(d->failed);
     strv_clear(&d->failures, &d->n_failures);
     strv_clear(&d->advice, &d->n_advice);
     memset(d, 0, sizeof *d);
@@ -94,10 +96,40 @@ oq_status oq_dispatch_result_copy(oq_dispatch_result *dst, const oq_dispatch_res
     dst->checked = src->checked;
     dst->passed = src->passed;
     dst->n_math_failures = src->n_math_failures;
-    int ok = oq_dispatch_log_copy(&dst->log, &src->log, NULL) == OQ_OK &&
-             copy_strv(&dst->failures, &dst->n_failures, src->failures, src->n_failures) &&
-             copy_strv(&dst->advice, &dst->n_advice, src->advice, src->n_advice);
+    int ok = oq_dispatch_log_copy(&dst->log, &src->log, NULL) == OQ_OK;
+    for (size_t i = 0; ok && i < src->n_failures; i++) {
+        oq_dispatch_failure f;
+        ok = oq_dispatch_failure_get(src, i, &f) == OQ_OK && oq_dispatch_failure_add(dst, src->failures[i], &f) == OQ_OK;
+        oq_dispatch_failure_clear(&f);
+    }
+    ok = ok && copy_strv(&dst->advice, &dst->n_advice, src->advice, src->n_advice);
     return ok ? OQ_OK : OQ_ERR_NOMEM;
+}
+
+oq_status oq_dispatch_failure_add(oq_dispatch_result *d, const char *text, const oq_dispatch_failure *f)
+{
+    size_t n = d->n_failures; /* failed[] grows beside failures[] */
+    oq_dispatch_failure *slot = OQ_PUSH(d->failed, n);
+    if (!slot || oq_dispatch_failure_copy(slot, f, NULL) != OQ_OK) return OQ_ERR_NOMEM;
+    if (oq_strv_push(&d->failures, &d->n_failures, text)) {
+        oq_dispatch_failure_clear(slot); /* past n_failures: zeroed, as an unused entry is */
+        return OQ_ERR_NOMEM;
+    }
+    return OQ_OK;
+}
+
+oq_status oq_dispatch_failures_add(oq_dispatch_result *d, char *const *texts, const oq_dispatch_failure *failed,
+                                   size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (oq_dispatch_failure_add(d, texts[i], &failed[i]) != OQ_OK) return OQ_ERR_NOMEM;
+    return OQ_OK;
+}
+
+oq_status oq_dispatch_failure_get(const oq_dispatch_result *d, size_t i, oq_dispatch_failure *out)
+{
+    return d->failed ? oq_dispatch_failure_copy(out, &d->failed[i], NULL)
+                     : oq_dispatch_failure_from_text(d->failures[i], &d->log, out, NULL);
 }
 
 static void placement_result_clear(oq_placement_result *p)

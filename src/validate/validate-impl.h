@@ -171,6 +171,14 @@ oq_status oq_json_write(const char *path, const json_t *j, oq_err *err);
 
 void oq_config_result_clear(oq_config_result *r);
 void oq_dispatch_result_clear(oq_dispatch_result *d);
+/* A failure's text and a copy of its fields appended to d, failures[] and failed[] kept the
+ * same length; OQ_ERR_NOMEM leaves d as it was. _failures_add: n of them. */
+oq_status oq_dispatch_failure_add(oq_dispatch_result *d, const char *text, const oq_dispatch_failure *f);
+oq_status oq_dispatch_failures_add(oq_dispatch_result *d, char *const *texts, const oq_dispatch_failure *failed,
+                                   size_t n);
+/* A copy of failure i's fields; from its text and d's log when d has no failed[] (a result
+ * built by hand, with its texts only). OQ_ERR_NOMEM. */
+oq_status oq_dispatch_failure_get(const oq_dispatch_result *d, size_t i, oq_dispatch_failure *out);
 /* Copy `src` into `dst` (cleared first); OQ_ERR_NOMEM. */
 oq_status oq_dispatch_result_copy(oq_dispatch_result *dst, const oq_dispatch_result *src);
 void oq_batch_info_clear(oq_batch_info *b);

@@ -371,6 +371,105 @@ static void raw_upper_kernel_and_bad_specs(void **state)
     oq_dispatch_expect_free(e);
 }
 
+static void assert_failure(const oq_dispatch_failure *f, oq_dispatch_failure_kind kind, const char *node,
+                           const char *op, const char *dtype, const char *kernel, const char *expected, uint64_t line)
+{
+    assert_int_equal(f->kind, kind);
+    assert_string_equal(f->node, node);
+    assert_string_equal(f->op, op);
+    assert_string_equal(f->dtype, dtype);
+    assert_string_equal(f->kernel, kernel);
+    assert_string_equal(f->expected, expected);
+    assert_int_equal(f->line, line);
+}
+
+/* Each failure carries its route and first line as fields, beside its text: a node whose name
+ * holds " (line 3)" and a route told from another only by its dtype (texts alike but for the
+ * line) keep theirs. */
+static void failures_carry_their_routes(void **state)
+{
+    (void)state;
+    const char *specs[] = {"flash", "x (line 3)=flash", "gone (line 4)=cudnn", NULL};
+    const char *text = "Operator=Attention Node=attn0 DataType=fp16 SdpaKernel=MATH\n"
+                       "Operator=Attention Node=attn0 DataType=bf16 SdpaKernel=MATH\n"
+                       "Operator=MultiHeadAttention Node=x (line 3) DataType=fp16 SdpaKernel=EFFICIENT_ATTENTION\n"
+                       "Operator=Attention DataType=fp32 SdpaKernel=MATH\n";
+    oq_dispatch_report r = check(text, specs);
+    assert_int_equal(r.n_failures, 5);
+    assert_non_null(r.failed);
+    assert_string_equal(r.failures[0], "attn0: expected FLASH_ATTENTION, got MATH (line 1)");
+    assert_string_equal(r.failures[1], "attn0: expected FLASH_ATTENTION, got MATH (line 2)");
+    assert_failure(&r.failed[0], OQ_DISPATCH_FAILURE_KERNEL, "attn0", "Attention", "fp16", "MATH", "FLASH_ATTENTION", 1);
+    assert_failure(&r.failed[1], OQ_DISPATCH_FAILURE_KERNEL, "attn0", "Attention", "bf16", "MATH", "FLASH_ATTENTION", 2);
+    assert_failure(&r.failed[2], OQ_DISPATCH_FAILURE_KERNEL, "x (line 3)", "MultiHeadAttention", "fp16",
+                   "EFFICIENT_ATTENTION", "FLASH_ATTENTION", 3);
+    assert_failure(&r.failed[3], OQ_DISPATCH_FAILURE_KERNEL, "", "Attention", "fp32", "MATH", "FLASH_ATTENTION", 4);
+    assert_failure(&r.failed[4], OQ_DISPATCH_FAILURE_UNOBSERVED, "gone (line 4)", "", "", "", "CUDNN_FLASH_ATTENTION", 0);
+    assert_false(oq_dispatch_failure_same(&r.failed[0], &r.failed[1])); /* two routes */
+    assert_true(oq_dispatch_failure_same(&r.failed[2], &r.failed[2]));
+    oq_dispatch_failure other;
+    assert_int_equal(oq_dispatch_failure_copy(&other, &r.failed[0], NULL), OQ_OK);
+    other.line = 9; /* the same route in another shard's log */
+    assert_true(oq_dispatch_failure_same(&r.failed[0], &other));
+    oq_dispatch_failure_clear(&other);
+    oq_dispatch_report_clear(&r);
+
+    const char *none[] = {NULL};
+    r = check("", none);
+    assert_int_equal(r.n_failures, 1);
+    assert_failure(&r.failed[0], OQ_DISPATCH_FAILURE_NO_ROUTING, "", "", "", "", "", 0);
+    oq_dispatch_report_clear(&r);
+}
+
+/* A summary written before failures had fields: each text read back into the fields the check
+ * gave it, its route taken from the log's record of its line (the node is never cut out of the
+ * words); a text of another wording is TEXT, never the same failure as another. */
+static void failures_read_back_from_text(void **state)
+{
+    (void)state;
+    const char *specs[] = {"flash", "gone (line 4)=cudnn", NULL};
+    const char *text = "Operator=Attention Node=attn0 DataType=fp16 SdpaKernel=MATH\n"
+                       "Operator=Attention Node=attn0 DataType=bf16 SdpaKernel=MATH\n"
+                       "Operator=Attention Node=x (line 3): expected y, got MATH (line 1) DataType=fp16 SdpaKernel=MATH\n"
+                       "Operator=Attention DataType=fp32 SdpaKernel=LEAN_ATTENTION\n";
+    oq_dispatch_parser *p = parse(text);
+    oq_dispatch_expect *e;
+    assert_int_equal(oq_dispatch_expect_create(&e, NULL), OQ_OK);
+    for (const char **sp = specs; *sp; sp++) assert_int_equal(oq_dispatch_expect_add(e, *sp, NULL), OQ_OK);
+    oq_dispatch_report r;
+    assert_int_equal(oq_dispatch_check(e, oq_dispatch_parser_log(p), &r, NULL), OQ_OK);
+    assert_int_equal(r.n_failures, 5);
+    for (size_t i = 0; i < r.n_failures; i++) {
+        oq_dispatch_failure f;
+        assert_int_equal(oq_dispatch_failure_from_text(r.failures[i], oq_dispatch_parser_log(p), &f, NULL), OQ_OK);
+        int unobserved = r.failed[i].kind == OQ_DISPATCH_FAILURE_UNOBSERVED; /* its text does not say what */
+        assert_failure(&f, r.failed[i].kind, r.failed[i].node, r.failed[i].op, r.failed[i].dtype, r.failed[i].kernel,
+                       unobserved ? "" : r.failed[i].expected, r.failed[i].line);
+        oq_dispatch_failure_clear(&f);
+    }
+    oq_dispatch_failure f;
+    /* without the log, or with a line no record has, a KERNEL text is not recognised */
+    assert_int_equal(oq_dispatch_failure_from_text(r.failures[0], NULL, &f, NULL), OQ_OK);
+    assert_int_equal(f.kind, OQ_DISPATCH_FAILURE_TEXT);
+    assert_false(oq_dispatch_failure_same(&f, &f));
+    oq_dispatch_failure_clear(&f);
+    assert_int_equal(oq_dispatch_failure_from_text("attn0: expected FLASH_ATTENTION, got MATH (line 7)",
+                                                   oq_dispatch_parser_log(p), &f, NULL), OQ_OK);
+    assert_int_equal(f.kind, OQ_DISPATCH_FAILURE_TEXT);
+    oq_dispatch_failure_clear(&f);
+    /* the wording of line 2 does not name line 1's route */
+    assert_int_equal(oq_dispatch_failure_from_text("attn0: expected FLASH_ATTENTION, got FLASH_ATTENTION (line 1)",
+                                                   oq_dispatch_parser_log(p), &f, NULL), OQ_OK);
+    assert_int_equal(f.kind, OQ_DISPATCH_FAILURE_TEXT);
+    oq_dispatch_failure_clear(&f);
+    assert_string_equal(oq_dispatch_failure_kind_name(OQ_DISPATCH_FAILURE_UNOBSERVED), "unobserved");
+    assert_int_equal(oq_dispatch_failure_kind_from_name("no_routing"), OQ_DISPATCH_FAILURE_NO_ROUTING);
+    assert_int_equal(oq_dispatch_failure_kind_from_name("nonsense"), OQ_DISPATCH_FAILURE_TEXT);
+    oq_dispatch_report_clear(&r);
+    oq_dispatch_expect_free(e);
+    oq_dispatch_parser_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +487,8 @@ int main(void)
         cmocka_unit_test(no_record_is_never_a_pass),
         cmocka_unit_test(per_node_rules),
         cmocka_unit_test(raw_upper_kernel_and_bad_specs),
+        cmocka_unit_test(failures_carry_their_routes),
+        cmocka_unit_test(failures_read_back_from_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

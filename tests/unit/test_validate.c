@@ -230,7 +230,9 @@ static void fill_result(oq_config_result *r)
     oq_dispatch_parser_free(p);
     r->dispatch.recorded = r->dispatch.checked = 1;
     r->dispatch.n_math_failures = 1;
-    oq_strv_push(&r->dispatch.failures, &r->dispatch.n_failures, "attn0: expected FLASH_ATTENTION, got MATH (line 2)");
+    const oq_dispatch_failure fail = {OQ_DISPATCH_FAILURE_KERNEL, "attn0", "Attention", "fp16", "MATH", "FLASH_ATTENTION", 2};
+    assert_int_equal(oq_dispatch_failure_add(&r->dispatch, "attn0: expected FLASH_ATTENTION, got MATH (line 2)", &fail),
+                     OQ_OK);
     oq_strv_push(&r->dispatch.advice, &r->dispatch.n_advice, "attn0 ran MATH: bool masks route to MATH");
     r->placement.recorded = 1;
     assert_int_equal(oq_placement_create(&r->placement.placement, NULL), OQ_OK);
@@ -749,7 +751,38 @@ static void batch_records_stay_small(void **state)
 
 /* Shard i of 2 by batch ran batch i: the reference and the cuda configuration of fill_result
  * (MATH where FLASH was expected, placement from a real profile). */
+/* d's failures as the worker's check gives them for `routing` under the rules `specs`. */
+static void check_into(oq_dispatch_result *d, const char *routing, const char *const *specs)
+{
+    oq_dispatch_parser *p;
+    oq_dispatch_expect *e;
+    oq_dispatch_report rep;
+    oq_dispatch_result_clear(d);
+    assert_int_equal(oq_dispatch_parse_text(routing, strlen(routing), &p, NULL), OQ_OK);
+    assert_int_equal(oq_dispatch_expect_create(&e, NULL), OQ_OK);
+    for (; *specs; specs++) assert_int_equal(oq_dispatch_expect_add(e, *specs, NULL), OQ_OK);
+    assert_int_equal(oq_dispatch_check(e, oq_dispatch_parser_log(p), &rep, NULL), OQ_OK);
+    assert_int_equal(oq_dispatch_log_copy(&d->log, oq_dispatch_parser_log(p), NULL), OQ_OK);
+    d->recorded = d->checked = 1;
+    d->passed = rep.passed;
+    d->n_math_failures = rep.n_math_failures;
+    assert_int_equal(oq_dispatch_failures_add(d, rep.failures, rep.failed, rep.n_failures), OQ_OK);
+    oq_dispatch_report_clear(&rep);
+    oq_dispatch_expect_free(e);
+    oq_dispatch_parser_free(p);
+}
+
+static void write_shard_routed(const char *root, int32_t i, const oq_shard_plan *plan, const char *routing,
+                               const char *const *specs);
+
 static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
+{
+    write_shard_routed(root, i, plan, NULL, NULL);
+}
+
+/* As write_shard, with the cuda configuration's dispatch checked from `routing` (NULL: fill_result's). */
+static void write_shard_routed(const char *root, int32_t i, const oq_shard_plan *plan, const char *routing,
+                               const char *const *specs)
 {
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/shards/%d", root, (int)i);
@@ -771,7 +804,9 @@ static void write_shard(const char *root, int32_t i, const oq_shard_plan *plan)
     if (i) { /* the same route's failure, at the line of this shard's own log */
         free(r->dispatch.failures[0]);
         r->dispatch.failures[0] = strdup("attn0: expected FLASH_ATTENTION, got MATH (line 9)");
+        r->dispatch.failed[0].line = r->dispatch.log.records[0].line = 9;
     }
+    if (routing) check_into(&r->dispatch, routing, specs);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     assert_int_equal(oq_summary_write(s, NULL, path, NULL), OQ_OK);
     oq_validate_summary_free(s);
@@ -906,6 +941,90 @@ static void merge_sums_what_shards_measured(void **state)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+/* The merge counts a failure several shards give once by its route, never by its text: two
+ * routes whose texts differ only in " (line N)" (attn0 in fp16 and in bf16) stay two, and so do
+ * two unobserved nodes whose names differ only after a " (line " in them; the same route in
+ * both shards is one. (It compared the texts with their last " (line " cut off.) */
+static void merge_tells_routes_by_fields(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("merge_routes"), path[600];
+    oq_shard_plan plan = {.count = 2, .by = OQ_SHARD_BY_BATCH, .prepared = "t", .host = "h"};
+    oq_strv_push(&plan.configs, &plan.n_configs, "ref:encoder:fp64");
+    oq_strv_push(&plan.configs, &plan.n_configs, "cuda:attention24:fp16:flash");
+    write_plan(dir, &plan);
+    const char *specs0[] = {"flash", "a (line 3)=flash", NULL}, *specs1[] = {"flash", "a (line 4)=flash", NULL};
+    write_shard_routed(dir, 0, &plan,
+                       "Operator=Attention Node=attn0 DataType=fp16 SdpaKernel=MATH\n"
+                       "Operator=Attention Node=attn1 DataType=fp16 SdpaKernel=MATH\n", specs0);
+    write_shard_routed(dir, 1, &plan,
+                       "text\nOperator=Attention Node=attn1 DataType=fp16 SdpaKernel=MATH\n"
+                       "Operator=Attention Node=attn0 DataType=bf16 SdpaKernel=MATH\n", specs1);
+    oq_validate_summary *m;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    const oq_dispatch_result *d = &m->configs[1].dispatch;
+    assert_int_equal(d->n_failures, 5); /* attn0 fp16, attn1, a (line 3), attn0 bf16, a (line 4) */
+    assert_int_equal(d->n_math_failures, 3);
+    assert_string_equal(d->failures[0], "attn0: expected FLASH_ATTENTION, got MATH (line 1)");
+    assert_string_equal(d->failures[3], "attn0: expected FLASH_ATTENTION, got MATH (line 3)");
+    assert_string_equal(d->failed[3].dtype, "bf16");
+    assert_string_equal(d->failed[1].node, "attn1");
+    assert_int_equal(d->failed[1].line, 2); /* the first shard's line of the route */
+    assert_string_equal(d->failed[4].node, "a (line 4)");
+    oq_validate_summary_free(m);
+    /* summary.json holds the fields beside the texts */
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    assert_int_equal(oq_validate_summary_read(path, &m, &err), OQ_OK);
+    d = &m->configs[1].dispatch;
+    assert_int_equal(d->n_failures, 5);
+    assert_int_equal(d->failed[3].kind, OQ_DISPATCH_FAILURE_KERNEL);
+    assert_string_equal(d->failed[3].dtype, "bf16");
+    assert_int_equal(d->failed[4].kind, OQ_DISPATCH_FAILURE_UNOBSERVED);
+    oq_validate_summary_free(m);
+    oq_shard_plan_clear(&plan);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+/* A summary written before failures had fields ("failures" texts only) is read with each
+ * failure's fields recovered from its text and the routing records, so the merge of such
+ * shards still counts a route once; "failed" of another length than "failures" is refused. */
+static void failures_without_fields_read_back(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("old_failures"), *path = path_in(dir, "result.json");
+    oq_config_result a, b;
+    fill_result(&a);
+    const char *specs[] = {"flash", "a (line 3)=flash", NULL};
+    check_into(&a.dispatch, "Operator=Attention Node=x (line 1) DataType=fp16 SdpaKernel=MATH\n", specs);
+    assert_int_equal(oq_config_result_write(&a, path, NULL), OQ_OK);
+    json_t *j = json_load_file(path, 0, NULL);
+    json_t *jd = json_object_get(j, "dispatch");
+    assert_non_null(json_object_get(jd, "failed"));
+    json_object_del(jd, "failed");
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    assert_int_equal(oq_config_result_read(path, &b, NULL), OQ_OK);
+    assert_int_equal(b.dispatch.n_failures, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(b.dispatch.failed[i].kind, a.dispatch.failed[i].kind);
+        assert_string_equal(b.dispatch.failed[i].node, a.dispatch.failed[i].node);
+        assert_string_equal(b.dispatch.failed[i].dtype, a.dispatch.failed[i].dtype);
+        assert_int_equal(b.dispatch.failed[i].line, a.dispatch.failed[i].line);
+    }
+    assert_string_equal(b.dispatch.failed[0].node, "x (line 1)");
+    assert_string_equal(b.dispatch.failed[0].expected, "FLASH_ATTENTION");
+    oq_config_result_clear(&b);
+    json_object_set_new(jd, "failed", json_array());
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    assert_int_not_equal(oq_config_result_read(path, &b, NULL), OQ_OK);
+    json_decref(j);
+    oq_config_result_clear(&a);
+    oq_remove_tree(dir);
+    free(path);
     free(dir);
 }
 
@@ -1151,6 +1270,8 @@ int main(void)
         cmocka_unit_test(finite_inputs),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
+        cmocka_unit_test(merge_tells_routes_by_fields),
+        cmocka_unit_test(failures_without_fields_read_back),
         cmocka_unit_test(refstream_checks_each_frame),
         cmocka_unit_test(refstream_named_file_must_be_the_one_read),
         cmocka_unit_test(refstream_reader_waits_for_writer),
