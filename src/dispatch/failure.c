@@ -1,5 +1,6 @@
 /* A dispatch failure as fields (ortqual/dispatch.h): what programs compare, not its text. */
 #include "ortqual/dispatch.h"
+#include "dispatch/dispatch-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,4 +57,12 @@ oq_status oq_dispatch_failure_copy(oq_dispatch_failure *dst, const oq_dispatch_f
         return OQ_OK;
     oq_dispatch_failure_clear(dst);
     return oq_err_set(err, OQ_ERR_NOMEM, "dispatch failure: out of memory");
+}
+
+json_t *oq_dispatch_failure_json(const oq_dispatch_failure *f)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "kind", oq_dispatch_failure_kind_name(f->kind), "node",
+                     f->node ? f->node : "", "op", f->op ? f->op : "", "dtype", f->dtype ? f->dtype : "", "kernel",
+                     f->kernel ? f->kernel : "", "expected", f->expected ? f->expected : "", "line",
+                     (json_int_t)f->line);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/dispatch-impl.h"
 #include "fileio/fileio-impl.h"
 #include "gate/gate-impl.h"
 #include "ortqual/fileio.h"
@@ -48,11 +49,14 @@ static json_t *dispatch_json(const oq_gate *g, const oq_gate_result *r)
         if (r->kernel_counts[k])
             json_object_set_new(kernels, oq_sdpa_kernel_name((oq_sdpa_kernel)k),
                                 json_integer((json_int_t)r->kernel_counts[k]));
-    return json_pack("{sosIsosbso}", "required",
+    json_t *failed = json_array();
+    for (size_t i = 0; r->j.dispatch.failed && i < r->j.dispatch.n_failures; i++)
+        json_array_append_new(failed, oq_dispatch_failure_json(&r->j.dispatch.failed[i]));
+    return json_pack("{sosIsosbsoso}", "required",
                      str_array((char *const *)g->o.require_dispatch, g->o.n_require_dispatch),
                      "records", (json_int_t)r->dispatch_records, "kernels", kernels, "passed",
                      r->j.dispatch.passed,
-                     "failures", str_array(r->j.dispatch.failures, r->j.dispatch.n_failures));
+                     "failures", str_array(r->j.dispatch.failures, r->j.dispatch.n_failures), "failed", failed);
 }
 
 static json_t *env_json(const oq_gate *g)

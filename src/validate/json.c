@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "dispatch/dispatch-impl.h"
 #include "ortqual/fileio.h"
 #include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
@@ -370,10 +371,7 @@ static json_t *failed_json(const oq_dispatch_result *d)
             json_decref(a);
             return NULL;
         }
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "kind",
-                                           oq_dispatch_failure_kind_name(f.kind), "node", f.node, "op", f.op,
-                                           "dtype", f.dtype, "kernel", f.kernel, "expected", f.expected, "line",
-                                           (json_int_t)f.line));
+        json_array_append_new(a, oq_dispatch_failure_json(&f));
         oq_dispatch_failure_clear(&f);
     }
     return a;

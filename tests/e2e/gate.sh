@@ -151,8 +151,12 @@ printer no_route 0 '1 passed in 0.1s\n'
 gate 0 --require-dispatch FLASH_ATTENTION --verdict "$W/v.json" -- "$W/bin/flash_all" && expect "2 routing lines checked"
 [ "$(json "v['dispatch']['kernels']['FLASH_ATTENTION']")" = 2 ] || fail "verdict kernel counts"
 [ "$(json "v['environment']['ORT_ENABLE_ATTENTION_KERNEL_DEBUG_INFO']")" = 1 ] || fail "debug-info variable not set"
-gate 1 --require-dispatch FLASH_ATTENTION -- "$W/bin/one_math" &&
+gate 1 --require-dispatch FLASH_ATTENTION --verdict "$W/v.json" -- "$W/bin/one_math" &&
     expect "dispatch: attn1: expected FLASH_ATTENTION, got MATH (line 3)"
+# the verdict carries each failure's route as fields, as summary.json does
+[ "$(json "[(f['kind'], f['node'], f['op'], f['dtype'], f['kernel'], f['expected'], f['line']) for f in v['dispatch']['failed']]")" = \
+  "[('kernel', 'attn1', 'Attention', 'fp16', 'MATH', 'FLASH_ATTENTION', 3)]" ] ||
+    fail "verdict failed fields: $(json "v['dispatch'].get('failed')")"
 gate 1 --require-dispatch FLASH_ATTENTION -- "$W/bin/no_route" && expect "dispatch: no SdpaKernel= line"
 gate 0 --require-dispatch flash --require-dispatch attn1=math -- "$W/bin/one_math"
 gate 1 --require-dispatch flash --require-dispatch attn9=flash -- "$W/bin/flash_all" && expect "attn9: not observed"
