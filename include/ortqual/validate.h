@@ -463,8 +463,8 @@ typedef struct oq_validate_summary {
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json.
  * With o->shard.prepare nothing runs: the batches are written and checked, the ONNX files
- * exported, outdir/shards/plan.json written, and *summary holds the batches and the plan's
- * identity (no configurations). With o->shard.count alone the run is shard o->shard.index of
+ * exported, outdir/shards/plan.json written, and *summary holds the plan's identity (no
+ * configurations; the batches are in the plan's files, never held). With o->shard.count alone the run is shard o->shard.index of
  * the prepared plan: it checks that o makes the same plan (OQ_ERR_INVALID_ARG naming what
  * differs) and that its batch files are the prepared ones (OQ_ERR_FORMAT), and writes into
  * outdir/shards/<index>/ (*summary: its part, with summary->shard set). */

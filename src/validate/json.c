@@ -1610,6 +1610,25 @@ static oq_status shard_plan_back(const json_t *j, const char *dir, oq_shard_plan
 
 int oq_batch_info_put(FILE *f, const oq_batch_info *b) { return oq_jsonl_put(f, batch_info_json(b), RECORD_FLAGS); }
 
+oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *err)
+{
+    if (k->keep_brief && !(k->n & (k->n + 1))) { /* grown at 2^m - 1: amortised, no count up front */
+        oq_batch_brief *v = realloc(k->brief, 2 * (k->n + 1) * sizeof *v);
+        if (!v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        k->brief = v;
+    }
+    if (!oq_batch_info_put(k->list, b)) return oq_err_set(err, OQ_ERR_IO, "the batch list cannot be written");
+    if (k->keep_brief) k->brief[k->n] = (oq_batch_brief){b->index, b->valid_size};
+    if (k->desc) oq_plan_desc_batch(k->desc, b->index, b->sha256);
+    if (!k->n) {
+        k->first_bl[0] = b->batch_size;
+        k->first_bl[1] = b->padded_length;
+    }
+    if (b->padded_length > k->padded_length) k->padded_length = b->padded_length;
+    k->n++;
+    return OQ_OK;
+}
+
 /* One line of a plan's batch list: it must be batch i; to fn when in [lo, hi). */
 static oq_status plan_batch_line(const oq_shard_plan *p, const char *line, size_t len, size_t i, size_t lo, size_t hi,
                                  oq_batch_info_fn fn, void *ctx, oq_err *err)
@@ -1648,6 +1667,26 @@ oq_status oq_shard_plan_batches_each(const oq_shard_plan *p, size_t lo, size_t h
     if (!st && (i != p->n_batches || strcmp(hex, p->batches_sha256) != 0))
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s: changed since the shards were prepared (%zu of %zu batches, or "
                                             "another SHA-256)", p->batches_path, i, p->n_batches);
+    return st;
+}
+
+oq_status oq_batch_list_each(const char *path, oq_batch_info_fn fn, void *ctx, oq_err *err)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, i = 0;
+    oq_status st = OQ_OK;
+    for (ssize_t len; !st && (len = getline(&line, &cap, in)) > 0; i++) {
+        json_t *j = json_loadb(line, (size_t)len, 0, NULL);
+        oq_batch_info b = {0};
+        st = j && batch_info_back(j, &b) ? fn(ctx, &b, err) : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", path, i + 1);
+        oq_batch_info_clear(&b);
+        json_decref(j);
+    }
+    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
+    free(line);
+    fclose(in);
     return st;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ortqual/fileio.h"
 #include "ortqual/inspect.h"
@@ -13,22 +14,6 @@
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
 #include "validate/validate-impl.h"
-
-/* The batch as the summary records it, into `bi`; lengths and event indices copied. */
-static oq_status record_batch(oq_batch_info *bi, size_t index, const char *path, int64_t b, int64_t l,
-                              const int64_t *lengths, const int64_t *event_idx, oq_err *err)
-{
-    size_t bytes = (b ? (size_t)b : 1) * sizeof(int64_t);
-    if (!(bi->inputs = strdup(path)) || !(bi->lengths = malloc(bytes)) || !(bi->event_indices = malloc(bytes)))
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    bi->index = (int64_t)index;
-    bi->batch_size = b;
-    bi->padded_length = l;
-    for (int64_t i = 0; i < b; i++) bi->lengths[i] = lengths ? lengths[i] : l; /* no mask: every element */
-    memcpy(bi->event_indices, event_idx, (size_t)b * sizeof *event_idx);
-    for (int64_t i = 0; i < b; i++) bi->valid_size += bi->lengths[i];
-    return OQ_OK;
-}
 
 /* 1 when a model input is called `name` (the bookkeeping members then stay out of the file). */
 static int is_input(const oq_batch_inputs *in, const char *name)
@@ -84,18 +69,16 @@ static oq_status write_batch_file(const char *outdir, size_t index, size_t n_bat
     return st;
 }
 
-/* The batch's file written and the batch recorded in `bi`, also when writing failed (so that
- * undoing the preparation removes it). */
+/* The batch's file written and the batch described in `bi`, which borrows `path` (of 4096),
+ * the batch's lengths (`lengths`, batch entries) and event_idx. */
 static oq_status write_batch(const char *outdir, size_t index, size_t n_batches, const oq_batch_inputs *in,
-                             const int64_t *event_idx, oq_batch_info *bi, oq_err *err)
+                             int64_t *event_idx, int64_t *lengths, char *path, oq_batch_info *bi, oq_err *err)
 {
-    char sha[65], path[4096];
-    oq_status st = write_batch_file(outdir, index, n_batches, in, event_idx, sha, err);
-    inputs_path(outdir, index, n_batches, path, sizeof path);
-    oq_status rs = record_batch(bi, index, path, in->batch, in->seq, in->lengths, event_idx, err);
-    if (!st) st = rs;
-    if (!st) memcpy(bi->sha256, sha, sizeof sha);
-    return st;
+    inputs_path(outdir, index, n_batches, path, 4096);
+    *bi = (oq_batch_info){.index = (int64_t)index, .inputs = path, .batch_size = in->batch,
+                          .padded_length = in->seq, .lengths = lengths, .event_indices = event_idx};
+    for (int64_t i = 0; i < in->batch; i++) bi->valid_size += lengths[i] = in->lengths ? in->lengths[i] : in->seq;
+    return write_batch_file(outdir, index, n_batches, in, event_idx, bi->sha256, err);
 }
 
 /* ---- generated events --------------------------------------------------------------- */
@@ -177,21 +160,21 @@ static oq_events_opts events_for(const oq_validate_opts *o, const oq_signature *
     return e;
 }
 
-/* The generated batches, shared among threads: each batch is seeded by its own index, so
- * which thread makes it changes none of its bytes. A thread writes the batch's file and its
- * fixed-size facts (slot fields, and its lengths and event indices in the flat arrays); the
- * batch list's own allocations are made after the join, on this thread: a thread's malloc
- * arena keeps what it freed, and batch records left between its buffers grew the run's resident
- * memory with the batches. The first failure (by batch) is the one reported; the threads are
- * joined before any worker is forked. */
+/* The generated batches, made by threads a window at a time: each batch is seeded by its own
+ * index, so which thread makes it changes none of its bytes. A thread writes the batch's file
+ * and its fixed-size facts (its window slot: the SHA-256, sizes, lengths and event indices);
+ * this thread then puts the window's batches into the sink in order, so that what the run keeps
+ * does not grow with the batches. The first failure (by batch) is the one reported; the
+ * threads are joined before any worker is forked. */
 typedef struct generation {
     const oq_validate_opts *o;
     const oq_signature *sig;
     const oq_events *ev;
     uint64_t seed;
     int64_t batch_size;
-    oq_batch_info *slots;
-    int64_t *lengths, *event_idx; /* batch_size per batch */
+    int64_t base;                 /* the window's first batch */
+    oq_batch_info *slots;         /* GENERATION_WINDOW */
+    int64_t *lengths, *event_idx; /* batch_size per slot */
     pthread_mutex_t lock;
     int64_t failed; /* the lowest batch that failed; the batch count while none did */
     oq_err err;     /* its error */
@@ -201,16 +184,19 @@ typedef struct generation {
 /* At most this many threads make batches: the files' directory serialises their creation
  * anyway, and each thread keeps a malloc arena. */
 #define GENERATION_THREADS 4
+/* Batches made between two hand-overs to the sink: enough to keep the threads busy. */
+#define GENERATION_WINDOW 256
 
-static void generate_one(void *ctx, int64_t k, int thread)
+static void generate_one(void *ctx, int64_t j, int thread)
 {
     (void)thread;
     generation *g = ctx;
+    int64_t k = g->base + j;
     if (k > __atomic_load_n(&g->failed, __ATOMIC_RELAXED)) return;
     oq_err e = {0};
     oq_batch_inputs in = {0};
-    oq_batch_info *bi = &g->slots[k];
-    int64_t *idx = g->event_idx + k * g->batch_size, *lengths = g->lengths + k * g->batch_size;
+    oq_batch_info *bi = &g->slots[j];
+    int64_t *idx = g->event_idx + j * g->batch_size, *lengths = g->lengths + j * g->batch_size;
     oq_status st = generated_inputs(g->sig, g->ev, k, g->seed, idx, &in, &e);
     if (st) oq_err_prefix(&e, "batch %lld: ", (long long)k);
     else st = write_batch_file(g->o->outdir, (size_t)k, (size_t)g->n, &in, idx, bi->sha256, &e);
@@ -229,22 +215,30 @@ static void generate_one(void *ctx, int64_t k, int thread)
     pthread_mutex_unlock(&g->lock);
 }
 
-/* The made batches recorded (a slot whose file was not made keeps no name: nothing to undo). */
-static oq_status record_made(const generation *g, int64_t nb, oq_err *err)
+/* The window's batches into the sink, in order; after a failure, its files removed instead
+ * (a slot whose file was not made has no SHA-256: nothing to remove). */
+static oq_status window_done(generation *g, int64_t m, oq_batch_sink *k, oq_err *err)
 {
-    oq_status st = OQ_OK;
-    for (int64_t k = 0; !st && k < nb; k++) {
-        oq_batch_info *bi = &g->slots[k];
-        if (!*bi->sha256) continue;
+    oq_status st = g->failed < g->n ? g->err.status : OQ_OK;
+    if (st) *err = g->err;
+    for (int64_t j = 0; j < m; j++) {
+        oq_batch_info *bi = &g->slots[j];
         char path[4096];
-        inputs_path(g->o->outdir, (size_t)k, (size_t)nb, path, sizeof path);
-        st = record_batch(bi, (size_t)k, path, bi->batch_size, bi->padded_length, g->lengths + k * g->batch_size,
-                          g->event_idx + k * g->batch_size, err);
+        inputs_path(g->o->outdir, (size_t)(g->base + j), (size_t)g->n, path, sizeof path);
+        if (!st) {
+            bi->index = g->base + j;
+            bi->inputs = path;
+            bi->lengths = g->lengths + j * g->batch_size;
+            bi->event_indices = g->event_idx + j * g->batch_size;
+            for (int64_t i = 0; i < bi->batch_size; i++) bi->valid_size += bi->lengths[i];
+            if (!(st = oq_batch_sink_put(k, bi, err))) continue;
+        }
+        if (*bi->sha256) unlink(path); /* not put: the caller removes only those put */
     }
     return st;
 }
 
-static oq_status generated_batches(const oq_validate_opts *o, const oq_signature *sig, oq_validate_summary *s,
+static oq_status generated_batches(const oq_validate_opts *o, const oq_signature *sig, oq_batch_sink *k,
                                    oq_err *err)
 {
     oq_events *ev;
@@ -252,8 +246,9 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
     oq_status st = oq_events_create(&eo, &ev, err);
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
-    size_t per = (size_t)(nb ? nb : 1) * (size_t)eo.batch_size;
-    generation g = {o, sig, ev, eo.seed, eo.batch_size, calloc(nb ? (size_t)nb : 1, sizeof *g.slots),
+    k->planned = (size_t)nb;
+    size_t per = (size_t)GENERATION_WINDOW * (size_t)eo.batch_size;
+    generation g = {o, sig, ev, eo.seed, eo.batch_size, 0, calloc(GENERATION_WINDOW, sizeof *g.slots),
                     calloc(per, sizeof *g.lengths), calloc(per, sizeof *g.event_idx), PTHREAD_MUTEX_INITIALIZER,
                     nb, {0}, nb};
     oq_ref_team *team = NULL;
@@ -261,18 +256,13 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
     if (threads > GENERATION_THREADS) threads = GENERATION_THREADS;
     if (!g.slots || !g.lengths || !g.event_idx || oq_ref_team_create(threads, &team, err))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) {
-        oq_ref_team_run(team, nb, generate_one, &g);
-        oq_ref_team_free(team); /* joined: one thread again */
-        st = record_made(&g, nb, err);
-        s->batches = g.slots; /* every slot, made or not: undoing the preparation removes what was */
-        s->n_batches = (size_t)nb;
-        g.slots = NULL;
-        if (!st && g.failed < nb) {
-            *err = g.err;
-            st = err->status;
-        }
+    for (; !st && g.base < nb; g.base += GENERATION_WINDOW) {
+        int64_t m = nb - g.base < GENERATION_WINDOW ? nb - g.base : GENERATION_WINDOW;
+        memset(g.slots, 0, (size_t)m * sizeof *g.slots);
+        oq_ref_team_run(team, m, generate_one, &g);
+        st = window_done(&g, m, k, err);
     }
+    oq_ref_team_free(team); /* joined: one thread again */
     free(g.slots);
     free(g.lengths);
     free(g.event_idx);
@@ -294,8 +284,13 @@ static long batch_number(const char *path)
 
 /* The expected outputs of batch k: the --expected file paired with its inputs, or the inputs
  * file itself; written to outdir/expected_NNN.npz. */
+static void expected_path(const oq_validate_opts *o, size_t k, char *path, size_t n)
+{
+    snprintf(path, n, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
+}
+
 static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_batch_inputs *in,
-                                oq_batch_info *bi, oq_err *err)
+                                oq_batch_info *bi, char *path, oq_err *err)
 {
     const char *src = o->n_expected_files ? o->expected_files[k] : o->input_files[k];
     long a = batch_number(o->input_files[k]), b = batch_number(src);
@@ -303,15 +298,15 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "--expected: %s is paired with %s (files are matched in order; their numbers differ)",
                           src, o->input_files[k]);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
-    if (!(bi->expected = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    expected_path(o, k, path, 4096);
+    bi->expected = path;
     return oq_signature_expected(sig, in, src, path, err);
 }
 
-/* Saved batches keep their event indices when they carry them. */
+/* Saved batches keep their event indices when they carry them. The batch is put into the
+ * sink, or its files are removed. */
 static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
-                              int64_t *next_event, oq_validate_summary *s, oq_err *err)
+                              int64_t *next_event, oq_batch_sink *sink, oq_err *err)
 {
     const char *path = o->input_files[k];
     oq_batch_inputs in;
@@ -321,34 +316,52 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     const oq_tensor *saved = NULL;
     if (!is_input(&in, "event_indices") && oq_npz_read(path, &z, NULL) == OQ_OK) saved = oq_npz_get(z, "event_indices");
     int64_t b = in.batch;
-    int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx);
-    oq_batch_info *bi = OQ_PUSH(s->batches, s->n_batches);
-    if (!idx || !bi) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx), *lengths = calloc(b ? (size_t)b : 1, sizeof *lengths);
+    if (!idx || !lengths) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; idx && i < b; i++)
         idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
     *next_event += b;
     oq_npz_free(z);
-    if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, bi, err);
-    if (!st && expected) st = expected_batch(o, sig, k, &in, bi, err);
+    char inputs[4096] = "", exp[4096] = "";
+    oq_batch_info bi = {0};
+    if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, lengths, inputs, &bi, err);
+    if (!st && expected) st = expected_batch(o, sig, k, &in, &bi, exp, err);
+    if (!st) st = oq_batch_sink_put(sink, &bi, err);
+    if (st && *inputs) unlink(inputs);
+    if (st && *exp) unlink(exp);
     free(idx);
+    free(lengths);
     oq_batch_inputs_clear(&in);
     return st;
 }
 
 oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const oq_signature *sig, int expected,
-                                      oq_validate_summary *s, oq_err *err)
+                                      oq_batch_sink *k, oq_err *err)
 {
-    if (!o->n_input_files) return generated_batches(o, sig, s, err);
+    if (!o->n_input_files) return generated_batches(o, sig, k, err);
     if (o->n_expected_files && o->n_expected_files != o->n_input_files)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "--expected: %zu files for %zu --inputs files (they are matched batch by batch, in order)",
                           o->n_expected_files, o->n_input_files);
     int64_t next = 0;
-    for (size_t k = 0; k < o->n_input_files; k++) {
-        oq_status st = loaded_batch(o, sig, expected, k, &next, s, err);
+    k->planned = o->n_input_files;
+    for (size_t i = 0; i < o->n_input_files; i++) {
+        oq_status st = loaded_batch(o, sig, expected, i, &next, k, err);
         if (st) return st;
     }
     return OQ_OK;
+}
+
+void oq_validate_unprepare(const oq_validate_opts *o, int expected, const oq_batch_sink *k)
+{
+    char path[4096];
+    for (size_t i = 0; i < k->n; i++) {
+        inputs_path(o->outdir, i, k->planned, path, sizeof path);
+        unlink(path);
+        if (!expected) continue;
+        expected_path(o, i, path, sizeof path);
+        unlink(path);
+    }
 }
 
 /* ---- models ------------------------------------------------------------------------ */

@@ -72,21 +72,21 @@ static oq_status desc_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 }
 
 oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
-                           const char *weights_path, oq_validate_summary *s, const char *desc_path, oq_err *err)
+                           const char *weights_path, oq_plan_desc *d, oq_validate_summary *s, const char *desc_path,
+                           oq_err *err)
 {
     char(*model_sha)[65] = calloc(o->n_configs ? o->n_configs : 1, sizeof *model_sha);
     char weights_sha[65] = "";
-    if (!model_sha) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_status st = weights_path ? oq_sha256_file(weights_path, weights_sha, err) : OQ_OK;
+    oq_status st = model_sha ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && weights_path) st = oq_sha256_file(weights_path, weights_sha, err);
     if (!st) st = model_hashes(plans, o->n_configs, model_sha, err);
-    oq_plan_desc d;
-    if (!st && !oq_plan_desc_begin(&d, desc_path))
+    if (!st && plan && !oq_plan_desc_begin(d, desc_path))
         st = oq_err_set(err, OQ_ERR_IO, "%s: the plan's description cannot be written", desc_path);
     else if (!st && plan)
-        st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, &d, err);
-    for (size_t i = 0; !st && !plan && i < s->n_batches; i++) oq_plan_desc_batch(&d, s->batches[i].index, s->batches[i].sha256);
-    if (d.f) { /* ended also after an error: the file is closed */
-        oq_status end = oq_plan_desc_end(&d, o, plans, model_sha, weights_sha, desc_path, s->plan_hash, err);
+        st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, d, err);
+    if (d->f) { /* ended also after an error: the file is closed */
+        oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, model_sha, weights_sha, desc_path, s->plan_hash, err);
+        if (d->f) fclose(d->f), d->f = NULL;
         if (!st) st = end;
     }
     free(model_sha);
@@ -138,44 +138,29 @@ oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_e
     return OQ_OK;
 }
 
-/* shards/plan_batches.jsonl from s->batches, a line each, with what plan.json says of them. */
-static oq_status write_batch_list(const oq_validate_summary *s, oq_shard_plan *p, oq_err *err)
-{
-    FILE *f = fopen(p->batches_path, "w");
-    int ok = f != NULL;
-    for (size_t i = 0; ok && i < s->n_batches; i++) {
-        const oq_batch_info *b = &s->batches[i];
-        ok = oq_batch_info_put(f, b);
-        if (b->padded_length > p->padded_length) p->padded_length = b->padded_length;
-    }
-    if (f) ok = fclose(f) == 0 && ok;
-    if (!ok) return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", p->batches_path);
-    if (s->n_batches) {
-        p->first_batch_size = s->batches[0].batch_size;
-        p->first_padded_length = s->batches[0].padded_length;
-    }
-    return oq_sha256_file(p->batches_path, p->batches_sha256, err);
-}
-
-oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, const char *desc_path,
-                                oq_err *err)
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
+                                const char *desc_path, const char *plan_hash, oq_err *err)
 {
     char **names = calloc(o->n_configs ? o->n_configs : 1, sizeof *names);
     if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (size_t k = 0; k < o->n_configs; k++) names[k] = (char *)o->configs[k].name;
-    char path[4096], desc[4200], list[4200];
+    for (size_t i = 0; i < o->n_configs; i++) names[i] = (char *)o->configs[i].name;
+    char path[4096], desc[4200], batches[4200];
     snprintf(desc, sizeof desc, "%s/shards/plan_description.json", o->outdir);
-    snprintf(list, sizeof list, "%s/shards/plan_batches.jsonl", o->outdir);
+    snprintf(batches, sizeof batches, "%s/shards/plan_batches.jsonl", o->outdir);
     /* names borrowed from o: written, never released */
     oq_shard_plan p = {.description_path = desc, .count = o->shard.count, .by = o->shard.by,
-                       .n_configs = o->n_configs, .configs = names, .n_batches = s->n_batches, .batches_path = list};
-    memcpy(p.hash, s->plan_hash, sizeof p.hash);
+                       .n_configs = o->n_configs, .configs = names, .n_batches = k->n, .batches_path = batches,
+                       .padded_length = k->padded_length, .first_batch_size = k->first_bl[0],
+                       .first_padded_length = k->first_bl[1]};
+    memcpy(p.hash, plan_hash, sizeof p.hash);
     oq_iso_time(p.prepared, sizeof p.prepared);
     gethostname(p.host, sizeof p.host - 1);
     oq_status st = oq_mkdir_in(o->outdir, "shards", err);
     if (!st && rename(desc_path, desc) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", desc_path, desc, strerror(errno));
-    if (!st) st = write_batch_list(s, &p, err);
+    if (!st && rename(list, batches) != 0)
+        st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", list, batches, strerror(errno));
+    if (!st) st = oq_sha256_file(batches, p.batches_sha256, err);
     plan_path(o->outdir, path, sizeof path);
     if (!st) st = oq_shard_plan_write(&p, path, err); /* last: its presence says the plan is whole */
     free(names);

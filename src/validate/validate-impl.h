@@ -335,11 +335,30 @@ void oq_wcheck_abort(oq_wcheck *c);
 
 /* The export format of a representation (decomposed for anything not attention23/24). */
 oq_attn_format oq_repr_attn_format(oq_repr r);
-/* Generated or saved batches, each checked and written as inputs_NNN.npz; with `expected`,
- * the expected outputs beside them as expected_NNN.npz. */
+/* Where prepared batches go, one at a time and in order, as each is made: the batch list's
+ * line, the plan description's entry (hashed as written), and a few numbers; nothing per batch
+ * is held but the brief, and that only when asked (a run's validate.csv rows; not a prepare
+ * step's). A plan of 10^6 events in batches of 3 held as oq_batch_info cost ~0.3 KB a batch. */
+struct oq_plan_desc;
+typedef struct oq_batch_sink {
+    FILE *list;                   /* the batch list, a JSON line each (oq_batch_info_put) */
+    struct oq_plan_desc *desc;    /* begun by the caller; its batches part written here */
+    int keep_brief;
+    oq_batch_brief *brief;        /* n entries when kept */
+    size_t n;                     /* batches put */
+    size_t planned;               /* the batches to be made (numbering their files) */
+    int64_t padded_length;        /* the longest batch's */
+    int64_t first_bl[2];          /* batch 0's size and padded length */
+} oq_batch_sink;
+oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *err);
+/* Generated or saved batches, each checked and written as inputs_NNN.npz (with `expected`,
+ * the expected outputs beside them as expected_NNN.npz) and put into the sink in order; on an
+ * error the files of batches not put are removed, those put (k->n) left to the caller. */
 struct oq_signature;
 oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const struct oq_signature *sig, int expected,
-                                      oq_validate_summary *s, oq_err *err);
+                                      oq_batch_sink *k, oq_err *err);
+/* The files of the batches put into k, removed (a run that stops before any model ran). */
+void oq_validate_unprepare(const oq_validate_opts *o, int expected, const oq_batch_sink *k);
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
                                  size_t n, oq_err *err);
@@ -412,17 +431,20 @@ oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_pl
 /* The plan's identity: its description written to the file `desc_path` (never held whole) and
  * its SHA-256 into s->plan_hash: every configuration's worker plan with its model and weights
  * files by SHA-256, the batches by theirs (the prepared plan's list when `plan` is given, else
- * s->batches), and the orchestrator's rules (--require, --prove-teeth, --save-outputs). */
+ * already in `d`, begun on desc_path and fed as the batches were made), and the orchestrator's
+ * rules (--require, --prove-teeth, --save-outputs). `d` is ended (its file closed) in any case. */
+struct oq_plan_desc;
 oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
-                           const char *weights_path, oq_validate_summary *s, const char *desc_path, oq_err *err);
+                           const char *weights_path, struct oq_plan_desc *d, oq_validate_summary *s,
+                           const char *desc_path, oq_err *err);
 /* A shard's identity (its description in the file `desc_path`) against the prepared one:
  * OQ_ERR_INVALID_ARG naming what differs. */
 oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *desc_path,
                                   const char *root, oq_err *err);
-/* The prepare step's record: outdir/shards/plan.json, the batch list beside it from s->batches
- * and the description moved there from `desc_path`. */
-oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_validate_summary *s, const char *desc_path,
-                                oq_err *err);
+/* The prepare step's record: outdir/shards/plan.json, the batch list (the file `list`, the
+ * sink's, closed) and the description (`desc_path`) moved beside it. */
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
+                                const char *desc_path, const char *plan_hash, oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
 
@@ -451,6 +473,8 @@ int oq_batch_info_put(FILE *f, const oq_batch_info *b);
 typedef oq_status (*oq_batch_info_fn)(void *ctx, const oq_batch_info *b, oq_err *err);
 oq_status oq_shard_plan_batches_each(const oq_shard_plan *p, size_t lo, size_t hi, oq_batch_info_fn fn, void *ctx,
                                      oq_err *err);
+/* Each batch of a batch list file (oq_batch_info_put's lines) to fn (borrowed), in order. */
+oq_status oq_batch_list_each(const char *path, oq_batch_info_fn fn, void *ctx, oq_err *err);
 oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *err);
 oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err);
 

@@ -72,6 +72,8 @@ typedef struct run_ctx {
     oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
                                    description, each configuration's batch records (read one
                                    record at a time, never held) */
+    oq_batch_sink sink;         /* not a shard: the batches as prepared, on file from the start */
+    oq_plan_desc desc;          /* its description, begun before the batches are made */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -124,30 +126,53 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
            copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options);
 }
 
+/* The batches this run holds (a shard: its own). */
+static size_t run_n_batches(const run_ctx *c) { return oq_shard_is_run(c->o) ? c->s->n_batches : c->sink.n; }
+
+/* Each batch this run holds, in order: a shard's own from the summary, else the batch list
+ * the prepare step wrote (read a line at a time: the run holds no batch list). */
+static oq_status run_batches_each(const run_ctx *c, oq_batch_info_fn fn, void *ctx, oq_err *err)
+{
+    if (!oq_shard_is_run(c->o)) return oq_batch_list_each(c->sp.batch_list, fn, ctx, err);
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < c->s->n_batches; i++) st = fn(ctx, &c->s->batches[i], err);
+    return st;
+}
+
+typedef struct plan_lines {
+    const run_ctx *c;
+    const char *tag;
+    FILE *f;
+} plan_lines;
+
+static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
+{
+    plan_lines *pl = ctx;
+    char save[4096];
+    snprintf(save, sizeof save, "%s/outputs_%s_%0*lld.npz", pl->c->o->outdir, pl->tag,
+             oq_batch_digits(run_n_batches(pl->c)), (long long)bi->index);
+    oq_plan_batch b = {bi->index, bi->inputs, bi->expected, pl->c->o->save_outputs ? save : NULL,
+                       *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
+    return oq_plan_batch_put(pl->f, &b) ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "a plan's batches cannot be written");
+}
+
 /* The batches this run holds (a shard: its own), named by their index in the plan, written to
  * the plan's batches file a line each; the longest padded length is the plan's, as dispatch
  * advice of an unsharded run sees it. */
-static int plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p)
+static oq_status plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p, oq_err *err)
 {
-    char path[4096], save[4096];
+    char path[4096];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
-    FILE *f = copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL;
-    int ok = f != NULL;
-    for (size_t i = 0; ok && i < c->s->n_batches; i++) {
-        const oq_batch_info *bi = &c->s->batches[i];
-        snprintf(save, sizeof save, "%s/outputs_%s_%0*lld.npz", c->o->outdir, tag, oq_batch_digits(c->s->n_batches),
-                 (long long)bi->index);
-        oq_plan_batch b = {bi->index, bi->inputs, bi->expected, c->o->save_outputs ? save : NULL,
-                           *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
-        ok = oq_plan_batch_put(f, &b);
-    }
+    plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL};
+    oq_status st = pl.f ? run_batches_each(c, plan_line, &pl, err) : oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
     /* the reference's outputs reach the others in one file, unless they are the user's */
     snprintf(path, sizeof path, "%s/reference_outputs.bin", c->workdir);
-    if (ok && !oq_config_is_expected(&c->o->configs[0])) ok = copy_str(&p->ref_stream, path);
-    if (f) ok = fclose(f) == 0 && ok;
-    p->n_batches = c->s->n_batches;
+    if (!st && !oq_config_is_expected(&c->o->configs[0]) && !copy_str(&p->ref_stream, path))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (pl.f && fclose(pl.f) != 0 && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", p->batches_file);
+    p->n_batches = run_n_batches(c);
     p->padded_length = c->padded_length;
-    return ok;
+    return st;
 }
 
 /* The padding rule: ortqual's exports zero their padding by construction; a user's model is
@@ -189,7 +214,8 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
-    int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) && plan_batches(c, tag, p) &&
+    if (!st) st = plan_batches(c, tag, p, err);
+    int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) &&
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
              (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
              copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path) &&
@@ -708,6 +734,11 @@ static int leaves_a_core(const oq_validate_opts *o)
     return oq_config_on_ep(&o->configs[1]) || (o->threads > 0 && o->threads < oq_ref_threads(0, INT64_MAX));
 }
 
+static oq_status cached_batch(void *ctx, const oq_batch_info *b, oq_err *err)
+{
+    return oq_refcache_has(ctx, b->sha256) ? OQ_OK : oq_err_set(err, OQ_ERR_NOT_FOUND, "batch %lld: not cached", (long long)b->index);
+}
+
 /* Whether the reference's worker runs at the same time as configuration 1's: only when it has
  * nothing to compute (every batch's outputs are in the cache: it reads, verifies and passes
  * them on) and a core to itself, so that configuration's timings share the machine with that
@@ -721,8 +752,8 @@ static int reference_overlaps(const run_ctx *c)
         return 0;
     oq_refcache cache;
     if (oq_refcache_open(&c->plans[0], &cache, NULL)) return 0;
-    int all = cache.enabled && c->s->n_batches > 0;
-    for (size_t i = 0; all && i < c->s->n_batches; i++) all = oq_refcache_has(&cache, c->s->batches[i].sha256);
+    oq_err e = {0};
+    int all = cache.enabled && run_n_batches(c) > 0 && run_batches_each(c, cached_batch, &cache, &e) == OQ_OK;
     oq_refcache_close(&cache);
     return all;
 }
@@ -1089,15 +1120,15 @@ static void record_error(const run_ctx *c, const oq_err *e)
     oq_error_record_write(path, e, NULL);
 }
 
+/* The reference is the user's saved outputs: prepare writes them beside the inputs. */
+static int expects(const oq_validate_opts *o) { return o->n_configs && oq_config_is_expected(&o->configs[0]); }
+
 /* A run that stops before any model ran leaves an error record and nothing else (a shard's
  * batches are the prepared ones, shared with the other shards: they stay, and so does the
  * user's model). */
 static void undo_prepare(run_ctx *c, const oq_err *e)
 {
-    for (size_t i = 0; !oq_shard_is_run(c->o) && i < c->s->n_batches; i++) {
-        if (c->s->batches[i].inputs) unlink(c->s->batches[i].inputs); /* NULL: not made */
-        if (c->s->batches[i].expected) unlink(c->s->batches[i].expected);
-    }
+    if (!oq_shard_is_run(c->o)) oq_validate_unprepare(c->o, expects(c->o), &c->sink);
     if (*c->weights_path) unlink(c->weights_path);
     for (size_t k = 0; c->o->kind != OQ_MODEL_USER && k < c->o->n_configs; k++)
         if (c->models[k]) unlink(c->models[k]);
@@ -1116,15 +1147,19 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
         c->first_bl[1] = c->shard_plan.first_padded_length;
         return st;
     }
-    int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
-    oq_status st = oq_validate_prepare_batches(o, &c->sig, expected, c->s, err);
-    c->n_all = c->s->n_batches;
-    for (size_t i = 0; i < c->n_all; i++)
-        if (c->s->batches[i].padded_length > c->padded_length) c->padded_length = c->s->batches[i].padded_length;
-    if (c->n_all) {
-        c->first_bl[0] = c->s->batches[0].batch_size;
-        c->first_bl[1] = c->s->batches[0].padded_length;
-    }
+    /* streamed: each batch's list line and description entry written as it is made */
+    char list[4200], desc[4200];
+    snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
+    snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
+    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .desc = &c->desc, .keep_brief = !o->shard.prepare};
+    oq_status st = c->sink.list && oq_plan_desc_begin(&c->desc, desc) && (c->sp.batch_list = strdup(list))
+                       ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: the batch list cannot be written", c->workdir);
+    if (!st) st = oq_validate_prepare_batches(o, &c->sig, expects(o), &c->sink, err);
+    if (c->sink.list && fclose(c->sink.list) != 0 && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", list);
+    c->sink.list = NULL;
+    c->n_all = c->sink.n;
+    c->padded_length = c->sink.padded_length;
+    memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
     if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
     if (!st) oq_validate_clear_stale(o, c->n_all);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
@@ -1139,7 +1174,7 @@ static oq_status identify(run_ctx *c, oq_err *err)
     char desc[4200];
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
     oq_status st = oq_plan_identify(o, c->plans, oq_shard_is_run(o) ? &c->shard_plan : NULL,
-                                    c->weights ? c->weights_path : NULL, c->s, desc, err);
+                                    c->weights ? c->weights_path : NULL, &c->desc, c->s, desc, err);
     if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
     st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
@@ -1181,6 +1216,12 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
  * run's memory does not grow with its batches (the summary returned holds neither). */
 static oq_status spill(run_ctx *c, oq_err *err)
 {
+    if (!oq_shard_is_run(c->o)) { /* prepared here: on file from the start, the brief kept */
+        c->sp.brief = c->sink.brief;
+        c->sp.n_brief = c->sink.n;
+        c->sink.brief = NULL;
+        return OQ_OK;
+    }
     oq_status st = oq_spill_batches(c->s, c->workdir, &c->sp, err);
     malloc_trim(0); /* their pages handed back: what runs next would otherwise sit on top of them */
     return st;
@@ -1222,6 +1263,8 @@ static void ctx_clear(run_ctx *c)
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
     for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
     oq_spilled_clear(&c->sp, c->o->n_configs);
+    if (c->desc.f) fclose(c->desc.f);
+    free(c->sink.brief);
     free(c->models);
     free(c->plans);
     oq_shard_plan_clear(&c->shard_plan);
@@ -1253,8 +1296,9 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = export_models(&c, err);
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
-    if (!st && o->shard.prepare) st = oq_shard_plan_prepare(o, c.s, c.sp.description, err);
-    if (!st) c.overlap = reference_overlaps(&c);
+    if (!st && o->shard.prepare)
+        st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
+    if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
     if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);

@@ -79,6 +79,18 @@ set -e
 [ $rc -eq 2 ] || fail "broken mask: exit $rc, expected 2"
 grep -q "event 1" "$T/broken.out" && grep -q "position 9" "$T/broken.out" || fail "broken mask message: $(cat "$T/broken.out")"
 [ "$(ls -A "$T/broken")" = "error.json" ] || fail "broken mask left: $(ls -A "$T/broken")"
+# after good batches (each written and listed as it was made): theirs removed too
+$PY - "$T/fine.npz" <<'PY'
+import sys, numpy as np
+m = np.zeros((2, 16), np.float32); m[0, :10] = 1; m[1, :6] = 1
+np.savez(sys.argv[1], features=np.random.default_rng(0).normal(size=(2, 16, 8)).astype(np.float32) * m[..., None], mask=m)
+PY
+set +e
+$ORTQUAL validate --outdir "$T/broken2" --inputs "$T/fine.npz" "$T/fine.npz" "$T/holes.npz" > "$T/broken2.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "position 9" "$T/broken2.out" || fail "broken third batch: exit $rc: $(cat "$T/broken2.out")"
+[ "$(ls -A "$T/broken2")" = "error.json" ] || fail "broken third batch left: $(ls -A "$T/broken2")"
 # a later run into that folder passes, and the refusal's record does not stay beside its summary
 $ORTQUAL validate --outdir "$T/broken" --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 \
   > /dev/null 2>&1 || fail "a run into a refusal's folder failed"
