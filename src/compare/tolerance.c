@@ -15,16 +15,18 @@
  *   rounded at least once; attention kernels accumulate in fp32 but round the
  *   probabilities and outputs to fp16, so each layer adds a few u. rtol 1e-2
  *   (~10 eps) allows a handful of roundings per layer over a few layers. atol
- *   2e-3 (two eps at the O(1) scale of normalized intermediates) judges the
+ *   4e-3 (four eps at the O(1) scale of normalized intermediates) judges the
  *   outputs near zero, whose error those intermediates set: the largest of
- *   millions of such errors lies far out in their tail, and one eps (1e-3)
- *   failed correct fp16 runs on one element in millions (the demo encoder at
- *   20,000 events: 1.18e-3 at 5.5 times the rms error; the MLPF-size encoder on
- *   an H200's flash, efficient and math kernels: 1.5-1.7e-3, rms 1.6e-4), while
- *   a bf16 computation (8 times fp16's error) or a wrong mask fails it by far.
+ *   N such errors grows with N, slowly. One eps (1e-3) failed correct runs on one
+ *   element in millions (the demo encoder at 20,000 events: 1.18e-3), two eps
+ *   (2e-3) on one in 2.2e8 (the demo encoder at 10^6 events on an H200: 2.20e-3,
+ *   14 times the rms error, where CUDA's flash and efficient kernels and ORT's
+ *   CPU float16 path, three implementations, all erred on that element by
+ *   2.20-2.35e-3), while a bf16 computation (8 times fp16's error: its largest
+ *   over a batch ~1e-2) or a wrong mask fails it by far.
  *
  * bf16 (u = 3.9e-3, eps 7.8e-3): the fp16 argument with bf16's 8-bit
- *   mantissa: rtol 8e-2 (~10 eps), atol 1.6e-2 (two eps).
+ *   mantissa: rtol 8e-2 (~10 eps), atol 3.2e-2 (four eps).
  *
  * fp64 (u = 1.1e-16): two float64 implementations differ only in summation
  *   order, ~sqrt(L) * u * depth ~ 1e-13. rtol 1e-9 / atol 1e-12 leave room for
@@ -58,8 +60,8 @@ static const struct {
 } presets[] = {
     {"fp64", {1e-9, 1e-12}},
     {"fp32", {1e-4, 1e-5}},
-    {"fp16", {1e-2, 2e-3}},
-    {"bf16", {8e-2, 1.6e-2}},
+    {"fp16", {1e-2, 4e-3}},
+    {"bf16", {8e-2, 3.2e-2}},
     {"onnx", {1e-3, 1e-7}},
     {"tf32", {1e-2, 5e-3}},
 };
