@@ -158,6 +158,9 @@ typedef struct oq_validate_opts {
     /* per-batch progress (may be NULL; gets progress_ctx): isolated workers report each batch
      * on a side channel of their stderr, in-process ones directly */
     void (*on_batch)(void *ctx, const oq_validate_progress *p);
+    /* progress of the inputs' preparation before any model runs (may be NULL; gets
+     * progress_ctx): after each batch is checked and written, how many are of how many */
+    void (*on_prepare)(void *ctx, size_t batches_done, size_t n_batches);
     /* interruption (may be NULL): the caller's SIGINT/SIGTERM handler sets *interrupt to the
      * signal's number (a sig_atomic_t: an int on Linux) and passes the signal on to the process
      * group on_worker last named (0: none runs; gets progress_ctx). The run then stops: the configuration running is recorded

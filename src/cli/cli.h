@@ -319,6 +319,9 @@ int oq_cli_progress_option(const oq_opt *o, const char *arg);
 void oq_cli_progress_line(void *ctx, const char *line);
 /* The per-batch callback (oq_validate_opts.on_batch). */
 void oq_cli_progress_batch(void *ctx, const struct oq_validate_progress *p);
+/* The preparation's callback (oq_validate_opts.on_prepare): "preparing inputs  batch N/M
+ * elapsed ..  ETA ..", paced as the batches' line. */
+void oq_cli_progress_prepare(void *ctx, size_t done, size_t n);
 /* The time left of a run whose configurations each run every batch, from its progress reports
  * (cli_eta.c): the configuration running at its own pace since its first report, the ones after
  * it at the pace of the configurations under test measured so far (the reference, always first,

@@ -99,27 +99,54 @@ static void duration(char *buf, size_t n, double s)
     else snprintf(buf, n, "%.0f h %02.0f min", floor(s / 3600), fmod(floor(s / 60), 60));
 }
 
-void oq_cli_progress_batch(void *ctx, const oq_validate_progress *b)
+/* Whether a report at time t is shown: never, not in the first seconds (auto), at most every
+ * `gap` seconds, and off a terminal (auto) only every few seconds; the last always. */
+static int progress_due(const struct oq_cli_progress *p, double t, int last_one, double gap)
 {
-    struct oq_cli_progress *p = ctx;
-    double t = now_s(), elapsed = t - p->start;
-    /* every report measures the pace, shown or not */
-    double left = oq_cli_eta_update(&p->eta, b->config, b->n_configs, b->batches_done, b->n_batches, t);
-    if (p->mode == OQ_CLI_PROGRESS_NEVER || (p->mode == OQ_CLI_PROGRESS_AUTO && elapsed < QUIET_S)) return;
-    if (!p->tty && p->mode == OQ_CLI_PROGRESS_AUTO && t - p->last < PLAIN_EVERY_S && b->batches_done < b->n_batches)
-        return;
+    if (p->mode == OQ_CLI_PROGRESS_NEVER || (p->mode == OQ_CLI_PROGRESS_AUTO && t - p->start < QUIET_S)) return 0;
+    if (last_one) return 1;
+    if (!p->tty && p->mode == OQ_CLI_PROGRESS_AUTO) return t - p->last >= PLAIN_EVERY_S;
+    return t - p->last >= gap;
+}
+
+/* "WHAT  batch N/M  elapsed E[  ETA L]" (L < 0: none yet), over the open line on a terminal. */
+static void progress_show(struct oq_cli_progress *p, double t, const char *what, size_t done, size_t n, double left)
+{
     char el[32], eta[40] = "";
-    duration(el, sizeof el, elapsed);
+    duration(el, sizeof el, t - p->start);
     if (left >= 0) { /* none until a pace is measured */
         memcpy(eta, "  ETA ", 7);
         duration(eta + 6, sizeof eta - 6, left);
     }
     if (p->tty) fputs("\r\033[K", stderr);
-    fprintf(stderr, "[%zu/%zu] %s  batch %zu/%zu  elapsed %s%s%s", b->config + 1, b->n_configs, b->config_name,
-            b->batches_done, b->n_batches, el, eta, p->tty ? "" : "\n");
+    fprintf(stderr, "%s  batch %zu/%zu  elapsed %s%s%s", what, done, n, el, eta, p->tty ? "" : "\n");
     fflush(stderr);
     p->line_open = p->tty;
     p->last = t;
+}
+
+void oq_cli_progress_batch(void *ctx, const oq_validate_progress *b)
+{
+    struct oq_cli_progress *p = ctx;
+    double t = now_s();
+    /* every report measures the pace, shown or not */
+    double left = oq_cli_eta_update(&p->eta, b->config, b->n_configs, b->batches_done, b->n_batches, t);
+    /* a worker reports up to ten times a second: each shown on a terminal */
+    if (!progress_due(p, t, b->batches_done >= b->n_batches, 0)) return;
+    char what[300];
+    snprintf(what, sizeof what, "[%zu/%zu] %s", b->config + 1, b->n_configs, b->config_name);
+    progress_show(p, t, what, b->batches_done, b->n_batches, left);
+}
+
+void oq_cli_progress_prepare(void *ctx, size_t done, size_t n)
+{
+    struct oq_cli_progress *p = ctx;
+    double t = now_s();
+    /* a batch can take microseconds: ten updates a second on a terminal, a line a second off one */
+    if (!progress_due(p, t, done >= n, p->tty ? 0.1 : 1.0)) return;
+    /* the preparation's own pace: it starts with the run */
+    double left = done && t - p->start >= 1.0 ? (t - p->start) / (double)done * (double)(n - done) : -1;
+    progress_show(p, t, "preparing inputs", done, n, left);
 }
 
 /* Why a node missed its kernel and what reaches it: the first explanation, as
@@ -391,6 +418,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     o->progress = oq_cli_progress_line;
     o->progress_ctx = &prog;
     o->on_batch = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_batch;
+    o->on_prepare = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_prepare;
     o->ort_lib = cr->ort_lib;
     o->n_ep_libs = cr->n_ep_libs;
     o->ep_lib_names = (const char *const *)cr->ep_lib_names;

@@ -1626,6 +1626,7 @@ oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *er
     }
     if (b->padded_length > k->padded_length) k->padded_length = b->padded_length;
     k->n++;
+    if (k->on_put) k->on_put(k->put_ctx, k->n, k->planned);
     return OQ_OK;
 }
 

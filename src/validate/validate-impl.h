@@ -349,6 +349,8 @@ typedef struct oq_batch_sink {
     size_t planned;               /* the batches to be made (numbering their files) */
     int64_t padded_length;        /* the longest batch's */
     int64_t first_bl[2];          /* batch 0's size and padded length */
+    void (*on_put)(void *ctx, size_t n, size_t planned); /* after each put (may be NULL) */
+    void *put_ctx;
 } oq_batch_sink;
 oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *err);
 /* Generated or saved batches, each checked and written as inputs_NNN.npz (with `expected`,

@@ -1151,7 +1151,8 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     char list[4200], desc[4200];
     snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
-    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .desc = &c->desc, .keep_brief = !o->shard.prepare};
+    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .desc = &c->desc, .keep_brief = !o->shard.prepare,
+                              .on_put = o->on_prepare, .put_ctx = o->progress_ctx};
     oq_status st = c->sink.list && oq_plan_desc_begin(&c->desc, desc) && (c->sp.batch_list = strdup(list))
                        ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: the batch list cannot be written", c->workdir);
     if (!st) st = oq_validate_prepare_batches(o, &c->sig, expects(o), &c->sink, err);

@@ -13,6 +13,9 @@ $ORTQUAL validate --outdir "$T/plain" "${args[@]}" --progress always >"$T/plain.
   fail "plain run: $(cat "$T/plain.err")"
 grep -Eq '^\[2/2\] cpu:decomposed:fp32  batch 2/2  elapsed [0-9]+ s  ETA 0 s$' "$T/plain.err" ||
   fail "no per-batch progress line: $(cat "$T/plain.err")"
+# the inputs' preparation reports too (a million events take a minute before any model runs)
+grep -Eq '^preparing inputs  batch 2/2  elapsed [0-9]+ s' "$T/plain.err" ||
+  fail "no progress line of the preparation: $(cat "$T/plain.err")"
 grep -q $'\r' "$T/plain.err" && fail "carriage returns on a pipe"
 grep -q "$ESC" "$T/plain.out" "$T/plain.err" && fail "escape codes on a pipe"
 head -1 "$T/plain.out" | grep -q "median ms     p90 ms   first ms" || fail "table header: $(head -1 "$T/plain.out")"
@@ -34,7 +37,7 @@ PY
 
 # 2. never: no progress at all
 $ORTQUAL validate --outdir "$T/never" "${args[@]}" --progress never >/dev/null 2>"$T/never.err" || fail "never run"
-grep -q "batch 1/2" "$T/never.err" && fail "--progress never printed progress"
+grep -q "batch [12]/2" "$T/never.err" && fail "--progress never printed progress"
 # a word it does not know: a usage error naming the value, before anything runs
 rc=0; $ORTQUAL validate --outdir "$T/bad" "${args[@]}" --progress sometimes >/dev/null 2>"$T/bad.err" || rc=$?
 [ "$rc" = 2 ] || fail "--progress sometimes exited $rc"
