@@ -1671,24 +1671,26 @@ oq_status oq_shard_plan_batches_each(const oq_shard_plan *p, size_t lo, size_t h
     return st;
 }
 
+typedef struct batch_lines {
+    const char *path;
+    oq_batch_info_fn fn;
+    void *ctx;
+} batch_lines;
+
+static oq_status batch_list_line(void *ctx, json_t *j, size_t i, oq_err *err)
+{
+    const batch_lines *bl = ctx;
+    oq_batch_info b = {0};
+    oq_status st = batch_info_back(j, &b) ? bl->fn(bl->ctx, &b, err)
+                                          : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", bl->path, i + 1);
+    oq_batch_info_clear(&b);
+    return st;
+}
+
 oq_status oq_batch_list_each(const char *path, oq_batch_info_fn fn, void *ctx, oq_err *err)
 {
-    FILE *in = fopen(path, "r");
-    if (!in) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, i = 0;
-    oq_status st = OQ_OK;
-    for (ssize_t len; !st && (len = getline(&line, &cap, in)) > 0; i++) {
-        json_t *j = json_loadb(line, (size_t)len, 0, NULL);
-        oq_batch_info b = {0};
-        st = j && batch_info_back(j, &b) ? fn(ctx, &b, err) : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", path, i + 1);
-        oq_batch_info_clear(&b);
-        json_decref(j);
-    }
-    if (!st && ferror(in)) st = oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
-    free(line);
-    fclose(in);
-    return st;
+    batch_lines bl = {path, fn, ctx};
+    return oq_jsonl_each(path, batch_list_line, &bl, err);
 }
 
 oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *err)
