@@ -20,22 +20,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "spawn.h"
+
 #define TARGET 1.10
 
 /* argv run with stdout and stderr to `log`; its peak RSS in KiB (-1: it failed). */
 static long peak_kib(char *const argv[], const char *log)
 {
-    fflush(stdout); /* the child would print what is buffered again */
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(127);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status;
     struct rusage ru;
-    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ru.ru_maxrss : -1;
+    return bench_spawn(argv, log, 1, &ru) == 0 ? ru.ru_maxrss : -1;
 }
 
 typedef struct steps {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "bare.h"
+#include "spawn.h"
 #include "ortqual/npz.h"
 #include "ortqual/runtime.h"
 #include "ortqual/stats.h"
@@ -48,22 +49,14 @@ static double cpu_of(const struct rusage *ru)
  * *peak_kib the largest peak RSS of it and the children it waited for. */
 static int spawn(char **argv, const char *out, double *wall, double *cpu, long *peak_kib)
 {
-    fflush(stdout); /* the child's freopen must not write our buffered lines again */
     double t0 = now();
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (out && !freopen(out, "w", stdout)) _exit(127);
-        if (!freopen("/dev/null", "w", stderr)) _exit(127);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
     struct rusage ru;
-    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return -1;
+    int rc = bench_spawn(argv, out, 0, &ru);
+    if (rc < 0) return -1;
     *wall = now() - t0;
     *peak_kib = ru.ru_maxrss;
     *cpu = cpu_of(&ru);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return rc;
 }
 
 /* The bare loop: every batch (DIR/inputs_*.npz, globbed here: thousands of paths on the
