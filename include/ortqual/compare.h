@@ -59,7 +59,7 @@ typedef struct oq_tolerance {
     double atol;
 } oq_tolerance;
 
-/* Named presets (the reasoning is in compare.c and docs/contract.md):
+/* Named presets (the reasoning is in src/compare/tolerance.c and docs/contract.md):
  *   "fp64"  rtol 1e-9, atol 1e-12      "fp32"  rtol 1e-4, atol 1e-5
  *   "fp16"  rtol 1e-2, atol 4e-3       "bf16"  rtol 8e-2, atol 3.2e-2
  *   "onnx"  rtol 1e-3, atol 1e-7 (what the ONNX backend node tests use)

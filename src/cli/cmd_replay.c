@@ -136,7 +136,7 @@ static int run(struct replay_args *a, int argc, char **argv)
         {OQ_OPTK_LIST, "expected", 0, "PATTERN...", "the saved outputs, one .npz per --inputs file in the same\n"
                                                     "order (implies --reference expected)",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
-        OQ_OPT_STRING("precision", "fp32|fp16", &a->precision, "tolerance preset for the replayed outputs (fp32)"),
+        OQ_OPT_STRING("precision", "fp32|fp16|tf32", &a->precision, "tolerance preset for the replayed outputs (fp32; tf32: --ep cuda)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "per-output override 'out:rtol=..,atol=..' (an output the model does\n"
                     "not have is refused); repeatable"),
