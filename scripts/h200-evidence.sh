@@ -115,7 +115,8 @@ FX=${FIXTURES:-tests/fixtures/torch}
 # CONVERT_CASES="fixture:opset:features:mask ..." runs a subset
 for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18:features:mask \
             mlpf_like:23:features:mask hand_attention:18:x:mask decoder_lm:18:input_ids:attention_mask \
-            decoder_lm:23:input_ids:attention_mask}; do
+            decoder_lm:23:input_ids:attention_mask llama_like:18:input_ids:attention_mask \
+            llama_like:23:input_ids:attention_mask}; do
   IFS=: read -r fx op feat mask <<<"$case"
   src="$FX/$fx/${fx}_op$op.onnx"; conv="$W/${fx}_op${op}_fast.onnx"; id="$fx-op$op"
   batches="--inputs $FX/$fx/inputs_000.npz --inputs $FX/$fx/inputs_001.npz"
@@ -130,7 +131,7 @@ for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:
   for which in export fast; do
     model=$src; prec=fp32
     [ $which = fast ] && model=$conv && prec=fp16
-    [ $which = export ] && [ $op = 23 ] && [ $fx != decoder_lm ] && continue
+    [ $which = export ] && [ $op = 23 ] && [ $fx != decoder_lm ] && [ $fx != llama_like ] && continue
     step convert-latency-$id-$which 300 $B replay $E --reference-ort-lib "$ORT/libonnxruntime.so" --ep cuda \
       --model "$model" --features $feat --mask $mask $batches --precision $prec --warmup 3 --repeat 50 \
       --outdir "$W/lat-$id-$which"
@@ -150,10 +151,10 @@ fi
 
 # 10. real models: the PyTorch fixtures on CUDA against PyTorch's own outputs. --require-full-gpu judges
 #     only the CUDA configuration (the expected reference and cpu record placement as evidence);
-#     --require makes a CUDA skip a failure. Expected: exit 0 for every op18 export and decoder_lm
-#     op23; exit 3 with the refusal explained for the tx_encoder/mlpf_like op23 exports.
+#     --require makes a CUDA skip a failure. Expected: exit 0 for every op18 export, decoder_lm
+#     and llama_like op23; exit 3 with the refusal explained for the tx_encoder/mlpf_like op23 exports.
 if want realmodels; then
-for fx in tx_encoder mlpf_like decoder_lm hand_attention wrong_axis; do
+for fx in tx_encoder mlpf_like decoder_lm hand_attention wrong_axis llama_like; do
   step "realmodels-$fx" 120 $B validate $E --no-plots --model "$FX/$fx/${fx}_op18.onnx" --inputs "$FX/$fx/inputs_*.npz" \
     --expected "$FX/$fx/outputs_*.npz" --configs expected,cpu:model:fp32,cuda:model:fp32 --require-full-gpu \
     --require cuda:model:fp32 --profile --outdir "$W/rm_$fx"
@@ -163,6 +164,10 @@ step realmodels-decoder-op23 120 $B validate $E --no-plots --model "$FX/decoder_
   --inputs "$FX/decoder_lm/io.npz" --configs expected,cuda:model:fp32 --require-full-gpu --require cuda:model:fp32 \
   --outdir "$W/rm_dec23"
 cp "$W/rm_dec23/summary.json" "$OUT/realmodels-decoder-op23-summary.json"
+step realmodels-llama-op23 120 $B validate $E --no-plots --model "$FX/llama_like/llama_like_op23.onnx" \
+  --inputs "$FX/llama_like/inputs_*.npz" --expected "$FX/llama_like/outputs_*.npz" --configs expected,cuda:model:fp32 \
+  --require-full-gpu --require cuda:model:fp32 --outdir "$W/rm_llama23"
+cp "$W/rm_llama23/summary.json" "$OUT/realmodels-llama-op23-summary.json"
 for fx in tx_encoder mlpf_like; do
   step "realmodels-refused-$fx-op23" 120 $B validate $E --no-plots --model "$FX/$fx/${fx}_op23.onnx" \
     --inputs "$FX/$fx/io.npz" --configs expected,cuda:model:fp32 --outdir "$W/rm_ref_$fx"

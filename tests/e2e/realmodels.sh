@@ -29,9 +29,9 @@ EOF
 }
 
 # 1. validate: each export against io.npz (inputs and PyTorch's outputs in one file)
-for spec in tx_encoder:out mlpf_like:cls,reg decoder_lm:logits,hidden hand_attention:y wrong_axis:y; do
+for spec in tx_encoder:out mlpf_like:cls,reg decoder_lm:logits,hidden hand_attention:y wrong_axis:y llama_like:logits; do
     fx=${spec%%:*} outs=${spec#*:}
-    for m in "$F/$fx/${fx}"_op18.onnx $([ "$fx" = decoder_lm ] && echo "$F/$fx/${fx}_op23.onnx"); do
+    for m in "$F/$fx/${fx}"_op18.onnx $(case $fx in decoder_lm | llama_like) echo "$F/$fx/${fx}_op23.onnx" ;; esac); do
         tag=$(basename "$m" .onnx)
         expect 0 "verdict: PASSED" "$Q" validate --model "$m" --inputs "$F/$fx/io.npz" --configs expected,cpu:model:fp32 \
             --outdir "$T/v_$tag" "${V[@]}"
@@ -43,7 +43,7 @@ done
     ok "decoder_lm: attention_mask taken as the mask (input_ids is rank 2 too)" || bad "decoder_lm mask"
 
 # 2. replay: two batches of different shapes against the parallel outputs_NNN.npz
-for fx in tx_encoder mlpf_like decoder_lm hand_attention wrong_axis; do
+for fx in tx_encoder mlpf_like decoder_lm hand_attention wrong_axis llama_like; do
     expect 0 "verdict: PASSED \(1 passed" "$Q" replay --model "$F/$fx/${fx}_op18.onnx" --inputs "$F/$fx/inputs_*.npz" \
         --expected "$F/$fx/outputs_*.npz" --ep cpu --repeat 1 --outdir "$T/r_$fx" --force
 done

@@ -174,8 +174,9 @@ static void convert_fixture(const char *fixture, int opset, int n_attention, int
         assert_true(r->checks[i].vs_expected.num_valid > 0);
         assert_true(r->checks[i].vs_expected.num_valid < r->checks[i].vs_expected.num_elements); /* padding left out */
     }
-    /* ORT refuses the opset-23 broadcast key-padding mask: the lowered original was the reference */
-    int refused = opset == 23 && strcmp(fixture, "decoder_lm");
+    /* ORT refuses the opset-23 broadcast key-padding mask [B,1,1,L]: the lowered original was the
+     * reference; the causal masks [B,1,L,L] of decoder_lm and llama_like it runs */
+    int refused = opset == 23 && strcmp(fixture, "decoder_lm") && strcmp(fixture, "llama_like");
     assert_int_equal(!strncmp(r->reference, "original, lowered", 17), refused);
     oq_model_info *mi;
     assert_int_equal(oq_model_inspect_file(out, &mi, NULL), OQ_OK);
@@ -231,6 +232,16 @@ static void test_decoder_causal_padding(void **state)
     (void)state;
     convert_fixture("decoder_lm", 18, 1, 1, "attention_mask");
     convert_fixture("decoder_lm", 23, 1, 1, "attention_mask");
+}
+
+/* Grouped-query attention as Hugging Face writes it (K and V of 2 heads repeated for 4 query
+ * heads by Expand + Reshape before the product), rotary embeddings, causal + key padding: the
+ * repeated K and V are ordinary 4-head inputs, so the chain fuses like any other. */
+static void test_llama_like(void **state)
+{
+    (void)state;
+    convert_fixture("llama_like", 18, 1, 1, "attention_mask");
+    convert_fixture("llama_like", 23, 1, 1, "attention_mask");
 }
 
 /* Why the converter never writes is_causal = 1 with nonpad_kv_seqlen for a padded
@@ -1013,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_tx_encoder),
         cmocka_unit_test(test_mlpf_like),
         cmocka_unit_test(test_hand_attention),
+        cmocka_unit_test(test_llama_like),
         cmocka_unit_test(test_decoder_causal_padding),
         cmocka_unit_test(test_ort_causal_nonpad_is_bottom_right),
         cmocka_unit_test(test_wrong_axis_not_fused),
