@@ -15,4 +15,31 @@ expect 0 "cpu:decomposed:fp32: passed" $Q validate --batch-size 2147483648 --num
 /usr/bin/python3 -c 'import json,sys; b=json.load(open("big/summary.json"))["batches"]; sys.exit(not (len(b) == 1 and b[0]["batch_size"] == 3))' &&
     ok "one batch of 3 events" || bad "big/summary.json: batches $(/usr/bin/python3 -c 'import json; print(json.load(open("big/summary.json"))["batches"])')"
 
+# 2. report (and --junit) on a validate summary.json without its "configs" array, or one whose
+#    verdict says passed while no configuration under test passed: refused, one line, the old
+#    report.html kept (it was drawn as a green PASSED, "0 under test", and the JUnit had 0 tests)
+$Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 --repeat 1 --warmup 0 \
+    --no-plots --no-cache --outdir run >/dev/null 2>&1 || bad "validate run: exit $?"
+edit() { # edit DIR PYTHON: a copy of run/ as DIR, its summary.json changed by PYTHON (on j)
+    cp -r run "$1"
+    /usr/bin/python3 - "$1/summary.json" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(j, open(sys.argv[1], "w"))
+PY
+}
+edit noconfigs 'del j["configs"]'
+edit strconfigs 'j["configs"] = "x"'
+edit nopass 'j["configs"][1]["status"] = "skipped"'
+for d in noconfigs strconfigs; do
+    cp $d/report.html $d.before
+    expect 2 "^ortqual report: $d/summary.json: no \"configs\" array$" $Q report $d
+    expect 2 "^ortqual report: $d/summary.json: no \"configs\" array$" $Q report $d --junit $d.xml
+    cmp -s $d.before $d/report.html && ok "$d/report.html kept" || bad "$d/report.html rewritten"
+    [ ! -e $d.xml ] && ok "$d.xml not made" || bad "$d.xml made"
+done
+expect 2 "^ortqual report: nopass/summary.json: verdict 'passed', but no configuration under test passed$" $Q report nopass
+expect 0 "run/report.html" $Q report run
+
 report
