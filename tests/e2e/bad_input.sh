@@ -42,4 +42,22 @@ done
 expect 2 "^ortqual report: nopass/summary.json: verdict 'passed', but no configuration under test passed$" $Q report nopass
 expect 0 "run/report.html" $Q report run
 
+# 3. merge of a shard whose summary.json lists its configurations in another order: refused,
+#    one line, nothing merged (results are merged by position: the reference took the
+#    configuration's outputs, the configuration kept half its batches, and the merge passed)
+S=(validate --num-events 4 --batch-size 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 --repeat 1
+   --warmup 0 --no-plots --no-cache --outdir sh)
+$Q "${S[@]}" --prepare-shards 2 >/dev/null 2>&1 && $Q "${S[@]}" --shard 0/2 >/dev/null 2>&1 &&
+    $Q "${S[@]}" --shard 1/2 >/dev/null 2>&1 || bad "sharded run: exit $?"
+/usr/bin/python3 - sh/shards/1/summary.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["configs"].reverse()
+json.dump(j, open(sys.argv[1], "w"))
+PY
+expect 2 "^ortqual merge: sh/shards/1/summary.json: configuration 1 is cpu:decomposed:fp32, but the plan's is ref:encoder:fp64 there$" \
+    $Q merge sh --no-plots
+[ ! -e sh/summary.json ] && [ ! -e sh/report.html ] && [ ! -e sh/validate.csv ] && ok "nothing merged into sh/" ||
+    bad "sh/ holds: $(ls sh)"
+
 report
