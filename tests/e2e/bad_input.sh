@@ -60,4 +60,42 @@ expect 2 "^ortqual merge: sh/shards/1/summary.json: configuration 1 is cpu:decom
 [ ! -e sh/summary.json ] && [ ! -e sh/report.html ] && [ ! -e sh/validate.csv ] && ok "nothing merged into sh/" ||
     bad "sh/ holds: $(ls sh)"
 
+# one_line CODE PATTERN CMD...: exit CODE with one line of output, matching PATTERN
+one_line() {
+    local code=$1 pat=$2 out rc
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
+        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
+}
+# only_error_json DIR: the refused run left error.json and nothing else
+only_error_json() {
+    local left
+    left=$(cd "$1" 2>/dev/null && ls -A | tr '\n' ' ')
+    [ "$left" = "error.json " ] && ok "$1 holds only error.json" || bad "$1 holds '$left', expected error.json only"
+}
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
+# expected_npz OUT MEMBER...: $FX/outputs_000.npz's members, renamed OLD=NEW or kept
+expected_npz() {
+    /usr/bin/python3 - "$FX/outputs_000.npz" "$@" <<'PY'
+import sys, zipfile
+src, out, pairs = sys.argv[1], sys.argv[2], dict(a.split("=") for a in sys.argv[3:])
+with zipfile.ZipFile(src) as z, zipfile.ZipFile(out, "w") as o:
+    for m in z.namelist():
+        o.writestr(pairs.get(m[:-4], m[:-4]) + ".npy", z.read(m))
+PY
+}
+
+# 4. validate --expected with a member that is no output nor input of the model (an output's
+#    name misspelt beside the right one): refused, naming it (it was dropped, silently)
+expected_npz extra.npz reg=reg
+/usr/bin/python3 -c 'import zipfile,sys; z=zipfile.ZipFile("extra.npz","a"); z.writestr("rgs.npy", zipfile.ZipFile(sys.argv[1]).read("reg.npy"))' "$FX/outputs_000.npz"
+one_line 2 "^ortqual validate: extra.npz: member 'rgs' is neither an output nor an input of the model$" \
+    $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_000.npz" --expected extra.npz \
+    --configs expected,cpu:model:fp32 --outdir vx
+only_error_json vx
+expect 0 "cpu:model:fp32: passed" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" \
+    --configs expected,cpu:model:fp32 --no-plots --outdir vio
+
 report
