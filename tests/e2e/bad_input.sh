@@ -98,4 +98,22 @@ only_error_json vx
 expect 0 "cpu:model:fp32: passed" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" \
     --configs expected,cpu:model:fp32 --no-plots --outdir vio
 
+# 5. validate --model without --configs: an input error is the one line said (the note of the
+#    default --configs came first: two lines); a run that goes on still says it first
+expected_npz short.npz
+/usr/bin/python3 - short.npz <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1]); cls = z.read("cls.npy"); z.close()
+with zipfile.ZipFile(sys.argv[1], "w") as o:
+    o.writestr("cls.npy", cls)
+PY
+one_line 2 "^ortqual validate: short.npz: no member 'reg' for the model's output reg" \
+    env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_000.npz" \
+    --expected short.npz --outdir vs
+only_error_json vs
+out=$(ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" --no-plots \
+      --outdir vd 2>&1)
+[ $? = 0 ] && [ "$(head -1 <<<"$out")" = "ortqual validate: --configs expected,cpu:model:fp32 (--model's default here)" ] &&
+    ok "the default --configs said first" || bad "validate --model without --configs: $out"
+
 report
