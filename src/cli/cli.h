@@ -356,6 +356,9 @@ struct oq_cli_run_output {
     int json;          /* print summary.json instead of the table */
     const char *junit; /* --junit FILE, or NULL */
     int progress;      /* OQ_CLI_PROGRESS_* */
+    /* lines said once the inputs are accepted (before the run's first line), so that an input
+     * error is the one line said */
+    char note[1024];
 };
 /* Fill the runtime and progress parts of `o`, run the validation, write report.html (and the
  * JUnit XML), print the table (or the summary JSON) and return the exit status. */

@@ -65,6 +65,7 @@ struct oq_cli_progress {
     double start, last;
     int line_open; /* an updating line is on the terminal */
     oq_cli_eta eta;
+    const char *note; /* oq_cli_run_output's, until said */
 };
 
 int oq_cli_progress_option(const oq_opt *o, const char *arg)
@@ -89,6 +90,8 @@ void oq_cli_progress_line(void *ctx, const char *line)
 {
     struct oq_cli_progress *p = ctx;
     if (p) progress_clear(p);
+    if (p && p->note) fputs(p->note, stderr);
+    if (p) p->note = NULL;
     fprintf(stderr, "%s\n", line);
 }
 
@@ -409,7 +412,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     int ready = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
     if (ready) return ready;
     catch_interruption(o);
-    struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0, {0}};
+    struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0, {0}, *out->note ? out->note : NULL};
     o->self_exe = self;
     o->on_worker_fork = oq_cli_crash_backtrace;
     /* the non-skippable mode can be switched on from the environment too (the library reads none) */
@@ -430,6 +433,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     oq_err e = {0};
     oq_status st = oq_validate_run(o, &summary, &e);
     progress_clear(&prog);
+    if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
         return oq_cli_exit_of(st);

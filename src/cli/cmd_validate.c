@@ -414,8 +414,9 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
     const char *prec = reduced ? "fp16" : "fp32"; /* judged at its own rounding */
     snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:%s%s%s", expected ? "expected," : "",
              prec, cuda ? ",cuda:model:" : "", cuda ? prec : "");
-    fprintf(stderr, "ortqual validate: --configs %s (--model's default here%s%s%s)\n", a->default_configs,
-            reduced ? "; Attention '" : "", reduced ? node : "", reduced ? "' computes in reduced precision" : "");
+    snprintf(a->out.note, sizeof a->out.note, "ortqual validate: --configs %s (--model's default here%s%s%s)\n",
+             a->default_configs, reduced ? "; Attention '" : "", reduced ? node : "",
+             reduced ? "' computes in reduced precision" : "");
     a->configs_text = a->default_configs;
     return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
 }
@@ -434,15 +435,17 @@ static int choose_configs(struct args *a, oq_dtype reduced, const char *node)
 }
 
 /* Such a model misses float32 tolerances by its own rounding: say so before a :fp32
- * configuration fails on it. */
-static void note_reduced_attention(const struct args *a, oq_dtype d, const char *node)
+ * configuration fails on it (once the inputs are accepted, with the other notes). */
+static void note_reduced_attention(struct args *a, oq_dtype d, const char *node)
 {
     for (size_t c = 0; d && c < a->o.n_configs; c++) {
         const oq_config *k = &a->configs[c];
+        size_t used = strlen(a->out.note);
         if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
-            fprintf(stderr, "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged "
-                    "with %s tolerances: use %s:model:fp16 for the float16 ones\n", a->o.model_path,
-                    oq_dtype_name(d), node, k->name, oq_precision_name(k->precision), k->runtime);
+            snprintf(a->out.note + used, sizeof a->out.note - used,
+                     "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged with %s "
+                     "tolerances: use %s:model:fp16 for the float16 ones\n", a->o.model_path, oq_dtype_name(d), node,
+                     k->name, oq_precision_name(k->precision), k->runtime);
     }
 }
 

@@ -458,7 +458,9 @@ oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, siz
     oq_sb_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     oq_status st;
     switch (oq_report_kind_of(doc)) {
-    case OQ_REPORT_VALIDATE: st = junit_validate(&b, doc); break;
+    case OQ_REPORT_VALIDATE:
+        if (!(st = oq_report_validate_check(doc, name, err))) st = junit_validate(&b, doc);
+        break;
     case OQ_REPORT_CONFORMANCE: st = junit_conformance(&b, doc); break;
     case OQ_REPORT_GATE: st = junit_gate(&b, doc); break;
     default:

@@ -157,6 +157,9 @@ int oq_vd_padding_judged(const json_t *o);
 double oq_vd_max_abs(const json_t *o);
 
 /* Kind writers. */
+/* A validate summary the report can stand on: its "configs" an array, and a "passed" verdict with a
+ * configuration under test that passed. */
+oq_status oq_report_validate_check(const json_t *summary, const char *name, oq_err *err);
 oq_status oq_report_validate(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
 /* The same with the batch records counted already (d), the document's own left unread. */
 oq_status oq_report_validate_vd(oq_sb *b, const json_t *summary, const oq_vd *d, const char *name, oq_err *err);

@@ -711,6 +711,18 @@ static void detail_line(char *out, size_t cap, const json_t *s, counts n, const 
              d->n_batches == 1 ? "" : "es", events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
 }
 
+oq_status oq_report_validate_check(const json_t *s, const char *name, oq_err *err)
+{
+    const json_t *configs = json_object_get(s, "configs");
+    if (!json_is_array(configs)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"configs\" array", name);
+    /* a pass needs a configuration under test that passed (oq_validate_judge): a summary that
+     * says passed without one was drawn as a green PASSED, "0 under test" */
+    char names[8];
+    if (!strcmp(oq_j_str(s, "verdict", ""), "passed") && !counts_of(configs, names, sizeof names, "").passed)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: verdict 'passed', but no configuration under test passed", name);
+    return OQ_OK;
+}
+
 oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err *err)
 {
     oq_vd d;
@@ -722,7 +734,8 @@ oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err
 
 oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const char *name, oq_err *err)
 {
-    (void)err;
+    oq_status st = oq_report_validate_check(s, name, err);
+    if (st) return st;
     const json_t *configs = json_object_get(s, "configs");
     const json_t *ev = json_object_get(s, "evidence"), *cmd = json_object_get(ev, "command");
     const char *sub = json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "validate";

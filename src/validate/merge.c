@@ -110,6 +110,17 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
     if (s->n_configs != want)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: %zu configurations, but shard %d of the plan runs %zu", path,
                           s->n_configs, (int)i, want);
+    /* results are merged by position: one in another place (configurations reordered) went into
+     * another configuration's verdict, and the merge passed */
+    for (size_t k = 0; k < m->plan.n_configs; k++) {
+        long pos = oq_shard_part_config(&part, k);
+        oq_config c;
+        if (pos < 0) continue;
+        const char *want_name = oq_config_parse(m->plan.configs[k], &c, NULL) ? m->plan.configs[k] : c.name;
+        if (strcmp(s->configs[pos].config.name, want_name) != 0)
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path,
+                              pos + 1, s->configs[pos].config.name, want_name);
+    }
     return OQ_OK;
 }
 

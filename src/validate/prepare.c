@@ -171,10 +171,10 @@ typedef struct generation {
     const oq_signature *sig;
     const oq_events *ev;
     uint64_t seed;
-    int64_t batch_size;
+    int64_t stride; /* the events one slot holds: --batch-size, at most --num-events */
     int64_t base;                 /* the window's first batch */
     oq_batch_info *slots;         /* GENERATION_WINDOW */
-    int64_t *lengths, *event_idx; /* batch_size per slot */
+    int64_t *lengths, *event_idx; /* stride per slot */
     pthread_mutex_t lock;
     int64_t failed; /* the lowest batch that failed; the batch count while none did */
     oq_err err;     /* its error */
@@ -196,7 +196,7 @@ static void generate_one(void *ctx, int64_t j, int thread)
     oq_err e = {0};
     oq_batch_inputs in = {0};
     oq_batch_info *bi = &g->slots[j];
-    int64_t *idx = g->event_idx + j * g->batch_size, *lengths = g->lengths + j * g->batch_size;
+    int64_t *idx = g->event_idx + j * g->stride, *lengths = g->lengths + j * g->stride;
     oq_status st = generated_inputs(g->sig, g->ev, k, g->seed, idx, &in, &e);
     if (st) oq_err_prefix(&e, "batch %lld: ", (long long)k);
     else st = write_batch_file(g->o->outdir, (size_t)k, (size_t)g->n, &in, idx, bi->sha256, &e);
@@ -228,8 +228,8 @@ static oq_status window_done(generation *g, int64_t m, oq_batch_sink *k, oq_err 
         if (!st) {
             bi->index = g->base + j;
             bi->inputs = path;
-            bi->lengths = g->lengths + j * g->batch_size;
-            bi->event_indices = g->event_idx + j * g->batch_size;
+            bi->lengths = g->lengths + j * g->stride;
+            bi->event_indices = g->event_idx + j * g->stride;
             for (int64_t i = 0; i < bi->batch_size; i++) bi->valid_size += bi->lengths[i];
             if (!(st = oq_batch_sink_put(k, bi, err))) continue;
         }
@@ -247,8 +247,11 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
     k->planned = (size_t)nb;
-    size_t per = (size_t)GENERATION_WINDOW * (size_t)eo.batch_size;
-    generation g = {o, sig, ev, eo.seed, eo.batch_size, 0, calloc(GENERATION_WINDOW, sizeof *g.slots),
+    /* a slot holds one batch's events: no more than the run has (--batch-size 2^31 with
+     * --num-events 4 asked for 2^39 slots' worth of lengths: "out of memory", exit 3) */
+    int64_t stride = eo.batch_size < eo.num_events ? eo.batch_size : eo.num_events;
+    size_t per = (size_t)GENERATION_WINDOW * (size_t)stride;
+    generation g = {o, sig, ev, eo.seed, stride, 0, calloc(GENERATION_WINDOW, sizeof *g.slots),
                     calloc(per, sizeof *g.lengths), calloc(per, sizeof *g.event_idx), PTHREAD_MUTEX_INITIALIZER,
                     nb, {0}, nb};
     oq_ref_team *team = NULL;

@@ -445,6 +445,13 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
 
 /* ---- the expected outputs ------------------------------------------------------------ */
 
+static const oq_io_info *find_io(const oq_io_info *io, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp(io[i].name, name)) return &io[i];
+    return NULL;
+}
+
 /* When the outputs were looked for in DIR/inputs_X.npz and DIR/outputs_X.npz exists (the
  * layout validate --save-outputs and the fixtures use), the hint names the option that reads it. */
 static void outputs_beside_hint(const char *path, char *hint, size_t n)
@@ -492,6 +499,16 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
         untyped.elem_type = 0; /* float32 from PyTorch for a float16 output is fine: compared as numbers */
         if (!st) st = check_declared(&untyped, t[n - 1], path, "expected", in, err);
     }
+    /* a member that is no output, input or batch member of ortqual's is most likely an output's
+     * name misspelt: it was dropped, and that output never compared (bench --expected refuses
+     * it); said after a missing output, which names what is wanted */
+    for (size_t i = 0; !st && i < z->count; i++) {
+        const char *name = z->tensors[i]->name;
+        if (name && !find_io(mi->outputs, mi->n_outputs, name) && !find_io(mi->inputs, mi->n_inputs, name) &&
+            strcmp(name, "event_indices") && strcmp(name, "lengths"))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' is neither an output nor an input of the model",
+                            path, name);
+    }
     for (size_t i = n_dims; i < in->n_dims; i++) {
         free(in->dim_names[i]);
         free(in->dim_where[i]);
@@ -504,13 +521,6 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
 }
 
 /* ---- the mask's axes in an output ---------------------------------------------------- */
-
-static const oq_io_info *find_io(const oq_io_info *io, size_t n, const char *name)
-{
-    for (size_t i = 0; name && i < n; i++)
-        if (!strcmp(io[i].name, name)) return &io[i];
-    return NULL;
-}
 
 int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const oq_tensor *out, int64_t batch,
                         int64_t seq, int32_t *batch_axis, int32_t *seq_axis)

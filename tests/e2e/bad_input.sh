@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Bad input from a user's side (the bad-input audit): each case names what is wrong in one
+# line, exits non-zero and leaves no half-written output; or, where the input is fine after
+# all, runs as it should.
+set -uo pipefail
+: "${ORTQUAL:?}"
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+cd "$T"
+
+# 1. a --batch-size above --num-events makes one batch of every event (the generation window
+#    was sized by --batch-size: 2^31 asked for 4 TiB, "out of memory", exit 3)
+expect 0 "cpu:decomposed:fp32: passed" $Q validate --batch-size 2147483648 --num-events 3 --max-len 8 \
+    --configs ref:encoder:fp64,cpu:decomposed:fp32 --repeat 1 --warmup 0 --no-plots --no-cache --outdir big
+/usr/bin/python3 -c 'import json,sys; b=json.load(open("big/summary.json"))["batches"]; sys.exit(not (len(b) == 1 and b[0]["batch_size"] == 3))' &&
+    ok "one batch of 3 events" || bad "big/summary.json: batches $(/usr/bin/python3 -c 'import json; print(json.load(open("big/summary.json"))["batches"])')"
+
+# 2. report (and --junit) on a validate summary.json without its "configs" array, or one whose
+#    verdict says passed while no configuration under test passed: refused, one line, the old
+#    report.html kept (it was drawn as a green PASSED, "0 under test", and the JUnit had 0 tests)
+$Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 --repeat 1 --warmup 0 \
+    --no-plots --no-cache --outdir run >/dev/null 2>&1 || bad "validate run: exit $?"
+edit() { # edit DIR PYTHON: a copy of run/ as DIR, its summary.json changed by PYTHON (on j)
+    cp -r run "$1"
+    /usr/bin/python3 - "$1/summary.json" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(j, open(sys.argv[1], "w"))
+PY
+}
+edit noconfigs 'del j["configs"]'
+edit strconfigs 'j["configs"] = "x"'
+edit nopass 'j["configs"][1]["status"] = "skipped"'
+for d in noconfigs strconfigs; do
+    cp $d/report.html $d.before
+    expect 2 "^ortqual report: $d/summary.json: no \"configs\" array$" $Q report $d
+    expect 2 "^ortqual report: $d/summary.json: no \"configs\" array$" $Q report $d --junit $d.xml
+    cmp -s $d.before $d/report.html && ok "$d/report.html kept" || bad "$d/report.html rewritten"
+    [ ! -e $d.xml ] && ok "$d.xml not made" || bad "$d.xml made"
+done
+expect 2 "^ortqual report: nopass/summary.json: verdict 'passed', but no configuration under test passed$" $Q report nopass
+expect 0 "run/report.html" $Q report run
+
+# 3. merge of a shard whose summary.json lists its configurations in another order: refused,
+#    one line, nothing merged (results are merged by position: the reference took the
+#    configuration's outputs, the configuration kept half its batches, and the merge passed)
+S=(validate --num-events 4 --batch-size 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 --repeat 1
+   --warmup 0 --no-plots --no-cache --outdir sh)
+$Q "${S[@]}" --prepare-shards 2 >/dev/null 2>&1 && $Q "${S[@]}" --shard 0/2 >/dev/null 2>&1 &&
+    $Q "${S[@]}" --shard 1/2 >/dev/null 2>&1 || bad "sharded run: exit $?"
+/usr/bin/python3 - sh/shards/1/summary.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["configs"].reverse()
+json.dump(j, open(sys.argv[1], "w"))
+PY
+expect 2 "^ortqual merge: sh/shards/1/summary.json: configuration 1 is cpu:decomposed:fp32, but the plan's is ref:encoder:fp64 there$" \
+    $Q merge sh --no-plots
+[ ! -e sh/summary.json ] && [ ! -e sh/report.html ] && [ ! -e sh/validate.csv ] && ok "nothing merged into sh/" ||
+    bad "sh/ holds: $(ls sh)"
+
+# one_line CODE PATTERN CMD...: exit CODE with one line of output, matching PATTERN
+one_line() {
+    local code=$1 pat=$2 out rc
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
+        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
+}
+# only_error_json DIR: the refused run left error.json and nothing else
+only_error_json() {
+    local left
+    left=$(cd "$1" 2>/dev/null && ls -A | tr '\n' ' ')
+    [ "$left" = "error.json " ] && ok "$1 holds only error.json" || bad "$1 holds '$left', expected error.json only"
+}
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
+# expected_npz OUT MEMBER...: $FX/outputs_000.npz's members, renamed OLD=NEW or kept
+expected_npz() {
+    /usr/bin/python3 - "$FX/outputs_000.npz" "$@" <<'PY'
+import sys, zipfile
+src, out, pairs = sys.argv[1], sys.argv[2], dict(a.split("=") for a in sys.argv[3:])
+with zipfile.ZipFile(src) as z, zipfile.ZipFile(out, "w") as o:
+    for m in z.namelist():
+        o.writestr(pairs.get(m[:-4], m[:-4]) + ".npy", z.read(m))
+PY
+}
+
+# 4. validate --expected with a member that is no output nor input of the model (an output's
+#    name misspelt beside the right one): refused, naming it (it was dropped, silently)
+expected_npz extra.npz reg=reg
+/usr/bin/python3 -c 'import zipfile,sys; z=zipfile.ZipFile("extra.npz","a"); z.writestr("rgs.npy", zipfile.ZipFile(sys.argv[1]).read("reg.npy"))' "$FX/outputs_000.npz"
+one_line 2 "^ortqual validate: extra.npz: member 'rgs' is neither an output nor an input of the model$" \
+    $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_000.npz" --expected extra.npz \
+    --configs expected,cpu:model:fp32 --outdir vx
+only_error_json vx
+expect 0 "cpu:model:fp32: passed" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" \
+    --configs expected,cpu:model:fp32 --no-plots --outdir vio
+
+# 5. validate --model without --configs: an input error is the one line said (the note of the
+#    default --configs came first: two lines); a run that goes on still says it first
+expected_npz short.npz
+/usr/bin/python3 - short.npz <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1]); cls = z.read("cls.npy"); z.close()
+with zipfile.ZipFile(sys.argv[1], "w") as o:
+    o.writestr("cls.npy", cls)
+PY
+one_line 2 "^ortqual validate: short.npz: no member 'reg' for the model's output reg" \
+    env ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_000.npz" \
+    --expected short.npz --outdir vs
+only_error_json vs
+out=$(ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" --no-plots \
+      --outdir vd 2>&1)
+[ $? = 0 ] && [ "$(head -1 <<<"$out")" = "ortqual validate: --configs expected,cpu:model:fp32 (--model's default here)" ] &&
+    ok "the default --configs said first" || bad "validate --model without --configs: $out"
+
+report
