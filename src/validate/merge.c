@@ -94,6 +94,25 @@ static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
 }
 
 /* A summary from another plan or another split is refused: merging it would mix results. */
+/* A configuration under test that passed on a shard compared outputs there, and each passed:
+ * one with no outputs would leave its part out of the merged counts unseen, and one with a
+ * failed output would pass the merged run with that failure in it. */
+static oq_status check_passed_outputs(const oq_validate_summary *s, const char *path, oq_err *err)
+{
+    for (size_t k = 0; k < s->n_configs; k++) {
+        const oq_config_result *r = &s->configs[k];
+        if (r->is_reference || r->status != OQ_VERDICT_PASSED) continue;
+        if (!r->n_outputs)
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but lists no compared output: refusing to merge a "
+                              "summary that contradicts itself", path, r->config.name);
+        for (size_t j = 0; j < r->n_outputs; j++)
+            if (!r->outputs[j].all.passed)
+                return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but its output '%s' failed: refusing to merge a "
+                                  "summary that contradicts itself", path, r->config.name, r->outputs[j].all.name);
+    }
+    return OQ_OK;
+}
+
 static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_summary *s, const char *path,
                              oq_err *err)
 {
@@ -121,7 +140,7 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path,
                               pos + 1, s->configs[pos].config.name, want_name);
     }
-    return OQ_OK;
+    return check_passed_outputs(s, path, err);
 }
 
 /* A shard stopped by a signal wrote a summary that says where; its results are not merged

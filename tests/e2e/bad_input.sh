@@ -49,6 +49,7 @@ S=(validate --num-events 4 --batch-size 2 --max-len 8 --configs ref:encoder:fp64
    --warmup 0 --no-plots --no-cache --outdir sh)
 $Q "${S[@]}" --prepare-shards 2 >/dev/null 2>&1 && $Q "${S[@]}" --shard 0/2 >/dev/null 2>&1 &&
     $Q "${S[@]}" --shard 1/2 >/dev/null 2>&1 || bad "sharded run: exit $?"
+cp sh/shards/1/summary.json shard1.json
 /usr/bin/python3 - sh/shards/1/summary.json <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -59,6 +60,27 @@ expect 2 "^ortqual merge: sh/shards/1/summary.json: configuration 1 is cpu:decom
     $Q merge sh --no-plots
 [ ! -e sh/summary.json ] && [ ! -e sh/report.html ] && [ ! -e sh/validate.csv ] && ok "nothing merged into sh/" ||
     bad "sh/ holds: $(ls sh)"
+
+# 3b. merge of a shard whose configuration passed while its summary lists an output that failed,
+#     or no output at all: refused as a contradiction (the merged run passed with the failed
+#     output in it; with none, that shard's part was left out of the merged counts unseen)
+for case in "failed:but its output 'reg' failed" "none:but lists no compared output"; do
+    kind=${case%%:*}
+    /usr/bin/python3 - shard1.json sh/shards/1/summary.json "$kind" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); c = j["configs"][1]
+if sys.argv[3] == "failed":
+    c["outputs"][1]["passed"] = False
+else:
+    c["outputs"] = []
+json.dump(j, open(sys.argv[2], "w"))
+PY
+    expect 2 "^ortqual merge: sh/shards/1/summary.json: cpu:decomposed:fp32 passed, ${case#*:}: refusing to merge a summary that contradicts itself$" \
+        $Q merge sh --no-plots
+    [ ! -e sh/summary.json ] && ok "$kind: nothing merged" || bad "$kind: sh/summary.json written"
+done
+cp shard1.json sh/shards/1/summary.json
+expect 0 "verdict: PASSED" $Q merge sh --no-plots
 
 # one_line CODE PATTERN CMD...: exit CODE with one line of output, matching PATTERN
 one_line() {
