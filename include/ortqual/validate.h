@@ -105,6 +105,8 @@ typedef struct oq_validate_opts {
                                  what the others need; that one call is its time) */
     int threads;              /* the C reference's threads and ORT's intra-op threads of every
                                  configuration; 0: the reference on every core, ORT's default */
+    oq_graph_opt graph_opt;   /* ORT's graph optimization level of every ORT configuration
+                                 (OQ_GRAPH_OPT_DEFAULT: ORT's own, every optimization) */
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
@@ -336,6 +338,8 @@ typedef struct oq_config_result {
     char *model_file;             /* the ONNX file it ran; NULL for the C reference */
     int threads;                  /* the C reference: the most threads a call used; ORT: its
                                      intra-op threads (0: ORT's default) */
+    oq_graph_opt graph_opt;       /* ORT: the graph optimization level its session was made
+                                     with (OQ_GRAPH_OPT_DEFAULT: ORT's own) */
     oq_worker_run worker;
     int reported;                 /* the worker wrote a result: what follows is set */
     oq_batch_totals totals;       /* over its batch records */

@@ -158,6 +158,13 @@ void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
 /* --repeat and --warmup: one range wherever a run times calls (validate, replay). */
 #define OQ_CLI_REPEAT_OPT(p) OQ_OPT_NUMBER("repeat", "N", (p), 1, INT32_MAX, "timed calls per batch after the first call (5)")
 #define OQ_CLI_WARMUP_OPT(p) OQ_OPT_NUMBER("warmup", "N", (p), 0, INT32_MAX, "untimed calls before them (1)")
+/* --graph-opt-level N (bench, validate, replay): ORT's number -1, 0, 1, 2 or 99 into the
+ * oq_graph_opt at o->ctx. */
+int oq_cli_graph_opt_option(const oq_opt *o, const char *arg);
+#define OQ_CLI_GRAPH_OPT_OPT(p, what)                                                              \
+    OQ_OPT_CALLBACK("graph-opt-level", "N", oq_cli_graph_opt_option, (p),                         \
+                    "ORT's graph optimizations" what ":\n-1 ORT's default (all), 0 off, 1 basic,\n" \
+                    "2 extended, 99 all (default -1)")
 /* --timeout of a worker (validate, replay): one range, so 0 is not "no limit" in one of them. */
 #define OQ_CLI_TIMEOUT_OPT(p, what) OQ_OPT_NUMBER("timeout", "S", (p), 1, 1LL << 40, what ", in seconds (300)")
 

@@ -97,6 +97,20 @@ void oq_cli_usage(FILE *fp, const oq_cli_command *c)
 
 /* ---- values ------------------------------------------------------------------------ */
 
+int oq_cli_graph_opt_option(const oq_opt *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    int g = end != arg && !*end && !errno && v >= -1 && v <= 99 ? oq_graph_opt_from_level((int)v) : -1;
+    if (g < 0) {
+        oq_cli_error("--graph-opt-level '%s': want -1, 0, 1, 2 or 99", arg);
+        return -1;
+    }
+    *(oq_graph_opt *)o->ctx = (oq_graph_opt)g;
+    return 0;
+}
+
 int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;

@@ -249,19 +249,6 @@ static int set_io(const oq_opt *opt, const char *s)
     return 0;
 }
 
-static int set_opt_level(const oq_opt *opt, const char *s)
-{
-    oq_bench_opts *o = opt->ctx;
-    int64_t v;
-    if (oq_cli_parse_int("bench", "--graph-opt-level", s, -1, INT64_MAX, &v)) return -1;
-    if (v > 99 || oq_graph_opt_from_level((int)v) < 0) {
-        fprintf(stderr, "ortqual bench: --graph-opt-level '%s': want -1, 0, 1, 2 or 99\n", s);
-        return -1;
-    }
-    o->graph_opt = (oq_graph_opt)oq_graph_opt_from_level((int)v);
-    return 0;
-}
-
 static int set_mem_ms(const oq_opt *opt, const char *s)
 {
     oq_bench_opts *o = opt->ctx;
@@ -547,8 +534,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, 4096,
                       "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"
                       "mode, the only one that uses them (default 0: sequential)"),
-        OQ_OPT_CALLBACK("graph-opt-level", "N", set_opt_level, o,
-                        "-1 ORT default, 0 off, 1 basic, 2 extended, 99 all (default -1)"),
+        OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, ""),
         OQ_OPT_CALLBACK("io-binding", "B", set_io, o,
                         "auto | host | device (default auto: device on GPU EPs, host on\n"
                         "CPU). device: inputs copied once to the EP's memory and\n"

@@ -144,6 +144,7 @@ static int run(struct replay_args *a, int argc, char **argv)
                       "ORT library of the CPU reference run (default: --ort-lib, else the\n"
                       "usual search: $ORTQUAL_ORT_LIB, then the bundled copy)"),
         OQ_CLI_PADDING_OPT(o),
+        OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, " of both sessions"),
         OQ_OPT_LIST("require", "CONFIG", &a->required,
                     "a skip of CONFIG (e.g. cuda:model:fp32 with no CUDA here) is a failure"),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a replay that compared nothing (provider skipped) exits 0"),

@@ -571,6 +571,7 @@ static int run(struct args *a, int argc, char **argv)
                       "threads of the float64 reference, and ORT's intra-op threads of\n"
                       "every configuration (0: the reference on every core, ORT's default);\n"
                       "generated events are made on up to 4 of them"),
+        OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, " of every ORT configuration"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"
                     "model does not have is refused); without 'OUTPUT:' the default; repeatable"),

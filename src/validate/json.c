@@ -36,6 +36,14 @@ static char *dup_of(const json_t *o, const char *key, int *ok)
     return d;
 }
 
+/* o["graph_opt_level"], ORT's number, as oq_graph_opt; absent or unknown: ORT's default. */
+static oq_graph_opt graph_opt_back(const json_t *o)
+{
+    const json_t *v = json_object_get(o, "graph_opt_level");
+    int g = json_is_integer(v) ? oq_graph_opt_from_level((int)json_integer_value(v)) : -1;
+    return g < 0 ? OQ_GRAPH_OPT_DEFAULT : (oq_graph_opt)g;
+}
+
 static void set_str(json_t *o, const char *key, const char *s)
 {
     if (s) json_object_set_new(o, key, json_string(s));
@@ -137,6 +145,8 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->progress) json_object_set_new(j, "progress", json_true());
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     json_object_set_new(j, "threads", json_integer(p->threads));
+    if (p->graph_opt != OQ_GRAPH_OPT_DEFAULT)
+        json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(p->graph_opt)));
     set_str(j, "cache_dir", p->cache_dir);
     set_str(j, "ref_stream", p->ref_stream);
     if (p->is_reference && p->ref_stream_fd >= 0) json_object_set_new(j, "ref_stream_fd", json_integer(p->ref_stream_fd));
@@ -213,6 +223,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));
     p->warmup = (int)json_integer_value(json_object_get(j, "warmup"));
     p->threads = (int)json_integer_value(json_object_get(j, "threads"));
+    p->graph_opt = graph_opt_back(j);
     p->tolerances = dup_of(j, "tolerances", &ok);
     p->padded_length = json_integer_value(json_object_get(j, "padded_length"));
     int form = str_of(j, "mask_form") ? oq_mask_form_parse(str_of(j, "mask_form")) : OQ_MASK_AUTO;
@@ -688,6 +699,8 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
         json_object_set_new(j, "threads", json_integer(r->threads));
+        if (r->graph_opt != OQ_GRAPH_OPT_DEFAULT)
+            json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(r->graph_opt)));
         char m[48];
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();
@@ -772,6 +785,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
     r->reported = json_object_get(j, "batches") != NULL;
     r->threads = (int)json_integer_value(json_object_get(j, "threads"));
+    r->graph_opt = graph_opt_back(j);
     ok = ok && batches_back(json_object_get(j, "batches"), r) && outputs_back(j, r);
     const json_t *ort = json_object_get(j, "onnxruntime");
     r->ort_version = dup_of(ort, "version", &ok);

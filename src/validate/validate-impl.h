@@ -47,6 +47,7 @@ typedef struct oq_validate_plan {
     char *batches_file;              /* the batches, an oq_plan_batch a line (oq_plan_batch_put) */
     int repeat, warmup;              /* 0 and 0: one call per batch (the reference) */
     int threads;                     /* the C reference's threads, ORT's intra-op threads */
+    oq_graph_opt graph_opt;          /* ORT's graph optimization level */
     char *tolerances;                /* "out:rtol=..,atol=..;..." or NULL */
     int64_t padded_length;           /* the longest batch's L (for dispatch advice) */
     oq_mask_form mask_form;          /* how the exported attention excludes padded keys, as

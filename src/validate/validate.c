@@ -194,6 +194,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->repeat = once ? 0 : o->repeat;
     p->warmup = once ? 0 : o->warmup;
     p->threads = o->threads;
+    p->graph_opt = o->graph_opt;
     p->padding = padding_rule(o);
     oq_status st = OQ_OK;
     const oq_model_info *mi = c->sig.mi;

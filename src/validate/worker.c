@@ -414,7 +414,7 @@ static oq_status create_session(worker *w, int profiled, oq_session **s, oq_err 
     char kernel[16];
     n = oq_config_ep_options(&p->config, p->dispatch.force_sdpa_kernel, keys, vals, n, kernel, sizeof kernel);
     oq_session_opts so = {.ep = p->config.runtime, .n_ep_options = n, .ep_option_keys = keys, .ep_option_values = vals,
-                          .intra_op_threads = p->threads};
+                          .intra_op_threads = p->threads, .graph_opt = p->graph_opt};
     oq_wcheck_session_opts(&w->chk, &so);
     if (profiled) oq_wcheck_placement_opts(&w->chk, &so);
     oq_status st = oq_session_create(w->rt, p->model, NULL, 0, &so, s, err);
@@ -429,6 +429,7 @@ static oq_status open_session(worker *w, oq_err *err)
     oq_status st = open_runtime(w, err);
     if (st) return st;
     w->r->threads = p->threads;
+    w->r->graph_opt = p->graph_opt;
     st = oq_wcheck_begin(&w->chk, p, w->workdir, err); /* a failed capture stops here */
     if (!st) {
         double t0 = oq_now_s();

@@ -273,4 +273,21 @@ $ORTQUAL validate --outdir "$T/vsref" --weights "$T/wx.npz" --num-events 2 --bat
   fail "output vs_ref_x: figures $(ls "$T/vsref/plots")"
 grep -qx "plots: 6 files in $T/vsref/plots/ (error distributions, error against |reference|, latency)" "$T/vsref.out" ||
   fail "output vs_ref_x: plots line: $(grep plots "$T/vsref.out")"
+# 10. --graph-opt-level reaches every ORT configuration's session and is recorded: with ORT's
+#     optimizations off the profile holds every node of the decomposed model (its fusions
+#     make fewer by default); replay takes it too; a level ORT has not is a usage error
+G=(--configs ref:encoder:fp64,cpu:decomposed:fp32 --profile --num-events 3 --repeat 1 --no-plots --no-cache)
+$ORTQUAL validate "${G[@]}" --graph-opt-level 0 --outdir "$T/g0" > /dev/null 2>&1 || fail "--graph-opt-level 0 exited $?"
+$ORTQUAL validate "${G[@]}" --outdir "$T/gd" > /dev/null 2>&1 || fail "default level exited $?"
+nodes() { json "$1/summary.json" '(d["configs"][1].get("graph_opt_level"), d["configs"][1]["placement"]["eps"][0]["nodes"])'; }
+read -r l0 n0 < <(nodes "$T/g0" | tr -d '(),')
+read -r ld nd < <(nodes "$T/gd" | tr -d '(),')
+[ "$l0" = 0 ] && [ "$ld" = None ] && [ "$n0" -gt "$nd" ] ||
+  fail "--graph-opt-level 0: level $l0 with $n0 profiled nodes, default $ld with $nd"
+$ORTQUAL replay --model "$T/g0/encoder_decomposed_fp32.onnx" --inputs "$T/g0/inputs_000.npz" --graph-opt-level 1 \
+  --repeat 1 --outdir "$T/gr" > /dev/null 2>&1 || fail "replay --graph-opt-level 1 exited $?"
+[ "$(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')" = "[1, 1]" ] ||
+  fail "replay levels: $(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')"
+out=$($ORTQUAL validate --graph-opt-level 3 --outdir "$T/g3" 2>&1) && fail "--graph-opt-level 3 accepted"
+[ "$out" = "ortqual validate: --graph-opt-level '3': want -1, 0, 1, 2 or 99" ] || fail "--graph-opt-level 3: $out"
 echo "validate e2e: all checks passed"
