@@ -330,6 +330,17 @@ static size_t records_done(const char *result_path, size_t reported)
     return n > reported ? n : reported;
 }
 
+/* A crash inside ONNX Runtime with its extended optimizations on (its default) may be one of
+ * them: ORT 1.29's CUDA EP dies on a position embedding Gather(table, Range(0, L)) unless they
+ * are off (docs/real-models.md). */
+static const char *optimizer_hint(const oq_proc_result *pr, const char *site, oq_graph_opt g)
+{
+    int extended = g == OQ_GRAPH_OPT_DEFAULT || g == OQ_GRAPH_OPT_EXTENDED || g == OQ_GRAPH_OPT_ALL;
+    return pr->signaled && extended && strstr(site, " in libonnxruntime")
+               ? " (if --graph-opt-level 1 runs it, one of ORT's extended graph optimizations is at fault)"
+               : "";
+}
+
 /* What a child worker's end says into `run`; its result read into `r` unless it crashed. A
  * timeout says how far it got (a worker that hung at its first batch and one that needed a few
  * more seconds for its last ones read alike). */
@@ -346,7 +357,10 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     char done[96] = "";
     if (pr->timed_out)
         snprintf(done, sizeof done, " with %zu of %zu batches done", records_done(result_path, bw->done), bw->total);
-    if (crashed) failed_result(r, "worker %s%s%s", run->ended, done, last_line(pr->stderr_tail, last, sizeof last));
+    if (crashed) {
+        const char *said = last_line(pr->stderr_tail, last, sizeof last); /* before the hint reads it */
+        failed_result(r, "worker %s%s%s%s", run->ended, done, said, optimizer_hint(pr, said, bw->o->graph_opt));
+    }
     oq_proc_result_clear(pr);
     oq_err e = {0};
     if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");

@@ -178,6 +178,7 @@ static void test_fixture_chains(void **state)
         {"hand_attention/hand_attention_op18.onnx", 1, "; fusable: scale 0.353553, Where mask, IsNaN guard"},
         {"decoder_lm/decoder_lm_op18.onnx", 1, "; fusable: scale 0.353553, additive mask, IsNaN guard, K^T by reshapes"},
         {"llama_like/llama_like_op18.onnx", 1, "; fusable: scale 0.353553, additive mask, IsNaN guard, K^T by reshapes"},
+        {"bert_like/bert_like_op18.onnx", 2, "; fusable: scale 0.353553, additive mask"},
         {"wrong_axis/wrong_axis_op18.onnx", 1,
          "; not attention: softmax over axis 2 of 4 (the query axis), not over the keys (the last axis)"},
     };
