@@ -209,6 +209,14 @@ static const char *row_status(const oq_config_result *c)
     return c->is_reference && c->status == OQ_VERDICT_PASSED ? "reference" : oq_verdict_name(c->status);
 }
 
+/* ", graph optimizations LEVEL" when --graph-opt-level chose them (a result's evidence). */
+static const char *graph_opt_note(oq_graph_opt g)
+{
+    static const char *const names[] = {"", ", graph optimizations off (level 0)", ", graph optimizations basic (level 1)",
+                                        ", graph optimizations extended (level 2)", ", graph optimizations all (level 99)"};
+    return (unsigned)g < sizeof names / sizeof *names ? names[g] : "";
+}
+
 /* The worst output of a configuration across batches, and its timing. */
 static void config_row(const oq_config_result *c)
 {
@@ -230,7 +238,7 @@ static void config_row(const oq_config_result *c)
     printf("%-34s ", c->config.name);
     print_status(stdout, row_status(c), 9);
     printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, worst_out, err_s, m_s, p_s, f_s);
-    if (c->ort_version) printf("    ONNX Runtime %s (%s)\n", c->ort_version, c->ort_library);
+    if (c->ort_version) printf("    ONNX Runtime %s (%s)%s\n", c->ort_version, c->ort_library, graph_opt_note(c->graph_opt));
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)
         printf("    profile: %-24s %4lld nodes %10.3f ms\n", p->eps[k].ep, (long long)p->eps[k].nodes,
