@@ -373,6 +373,9 @@ struct oq_validate_opts;
 /* In a worker: a crash prints its signal and a backtrace to stderr before the process dies of
  * it (skipped under AddressSanitizer, whose report says more). */
 void oq_cli_crash_backtrace(void);
+/* The same for a command that runs ONNX Runtime in its own process (bench): "WHO: crashed
+ * with signal ..." and then `after` (a line, NULL: none). Both strings must outlive it. */
+void oq_cli_crash_report(const char *who, const char *after);
 /* DIR/report.html from DIR/summary.json (a failure is said, not fatal) and the JUnit XML
  * asked for (NULL: none; a failure is OQ_EXIT_RUNTIME: CI reads it). */
 int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written, const char *junit);

@@ -717,6 +717,13 @@ int cmd_bench(int argc, char **argv)
     c->o.profile_dir = c->profile_dir;
     c->o.model_ep = c->cr.ep;
     oq_runtime *rt = NULL;
+    /* ORT runs in this process: its crash says where, and (its extended optimizations on)
+     * how to tell one of them at fault */
+    int extended = c->o.graph_opt != OQ_GRAPH_OPT_DISABLE && c->o.graph_opt != OQ_GRAPH_OPT_BASIC;
+    oq_cli_crash_report("ortqual bench", extended ? "ortqual bench: a crash inside ONNX Runtime (a frame above in "
+                                                    "libonnxruntime*) may be one of its extended graph optimizations: "
+                                                    "see whether --graph-opt-level 1 runs it\n"
+                                                  : NULL);
     c->o.ready = ready_to_run;
     c->o.ready_ctx = c;
     rc = open_runtime(c, &rt);

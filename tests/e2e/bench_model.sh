@@ -130,4 +130,20 @@ expect 2 "--sweep needs --model" "$Q" bench --variants ref --sweep seq=8
 expect 2 "--ep is for --model" "$Q" bench --variants ref --ep cpu
 expect 0 "a model of yours" "$Q" bench --help
 
+# 7. ORT runs in bench's own process: a crash there says so, with its backtrace and, with ORT's
+#    extended optimizations on (its default), how to tell one of them at fault; nothing written
+#    (not under AddressSanitizer, whose own report replaces the backtrace)
+CRASH=(bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --dim batch=1 --dim seq=8 --ep segvep
+       --ep-lib "segvep=$OQ_BINARY_DIR/tests/libsegv_ep.so" --iters 1)
+if ! grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt"; then
+    "$Q" "${CRASH[@]}" --outdir "$T/crash" > "$T/crash.out" 2>&1
+    rc=$?
+    [ $rc = 139 ] && grep -q '^ortqual bench: crashed with signal 11 (SEGV); backtrace' "$T/crash.out" &&
+        grep -q "^ortqual bench: a crash inside ONNX Runtime .* see whether --graph-opt-level 1 runs it$" "$T/crash.out" &&
+        [ ! -e "$T/crash/summary.json" ] && ok "a crash in bench: signal, backtrace, the hint" || bad "crash: rc $rc: $(cat "$T/crash.out")"
+    "$Q" "${CRASH[@]}" --graph-opt-level 1 --outdir "$T/crash1" > "$T/crash1.out" 2>&1
+    grep -q '^ortqual bench: crashed with signal 11' "$T/crash1.out" && ! grep -q "graph-opt-level" "$T/crash1.out" &&
+        ok "--graph-opt-level 1: no hint" || bad "crash at level 1: $(cat "$T/crash1.out")"
+fi
+
 report
