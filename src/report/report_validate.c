@@ -354,6 +354,9 @@ static void worker_lines(oq_sb *b, const json_t *c)
         oq_sb_puts(b, "</code>");
         if (json_is_number(json_object_get(c, "session_create_s")))
             oq_sb_printf(b, ", session created in %.3f s", oq_j_num(c, "session_create_s"));
+        if (json_is_integer(json_object_get(c, "graph_opt_level"))) /* --graph-opt-level chose it */
+            oq_sb_printf(b, ", ORT's graph optimizations at level %lld",
+                         (long long)json_integer_value(json_object_get(c, "graph_opt_level")));
         oq_sb_puts(b, "</p>\n");
     }
 }

@@ -280,6 +280,8 @@ G=(--configs ref:encoder:fp64,cpu:decomposed:fp32 --profile --num-events 3 --rep
 $ORTQUAL validate "${G[@]}" --graph-opt-level 0 --outdir "$T/g0" > "$T/g0.out" 2>&1 || fail "--graph-opt-level 0 exited $?"
 grep -Eq '^    ONNX Runtime [0-9.]+ \(.*\), graph optimizations off \(level 0\)$' "$T/g0.out" ||
   fail "the table does not say the level: $(grep 'ONNX Runtime' "$T/g0.out")"
+$ORTQUAL report "$T/g0" > /dev/null 2>&1 && grep -q "ORT's graph optimizations at level 0" "$T/g0/report.html" ||
+  fail "report.html does not say the level"
 $ORTQUAL validate "${G[@]}" --outdir "$T/gd" > /dev/null 2>&1 || fail "default level exited $?"
 nodes() { json "$1/summary.json" '(d["configs"][1].get("graph_opt_level"), d["configs"][1]["placement"]["eps"][0]["nodes"])'; }
 read -r l0 n0 < <(nodes "$T/g0" | tr -d '(),')
