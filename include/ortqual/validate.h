@@ -153,6 +153,9 @@ typedef struct oq_validate_opts {
     const char *const *ep_lib_names, *const *ep_lib_paths;
     size_t n_ep_options;
     const char *const *ep_option_keys, *const *ep_option_values;
+    size_t n_session_configs;      /* ORT session config entries (AddSessionConfigEntry) of every
+                                      ORT configuration, e.g. optimization.disable_specified_optimizers */
+    const char *const *session_config_keys, *const *session_config_values;
 
     /* progress lines for people (may be NULL) */
     void (*progress)(void *ctx, const char *line);

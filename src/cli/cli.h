@@ -194,6 +194,8 @@ struct oq_cli_runtime {
     char **ep_lib_names, **ep_lib_paths;
     size_t n_options;     /* --ep-option KEY=VALUE, repeatable */
     char **option_keys, **option_values;
+    size_t n_session_configs; /* --session-config KEY=VALUE, repeatable (validate, replay) */
+    char **session_config_keys, **session_config_values;
     int given;            /* any of the four options was given */
 };
 
@@ -202,6 +204,12 @@ struct oq_cli_runtime {
 int oq_cli_runtime_string(const oq_opt *o, const char *arg);
 int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg);
 int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
+int oq_cli_runtime_session_config(const oq_opt *o, const char *arg);
+/* --session-config KEY=VALUE into the struct oq_cli_runtime *cr. */
+#define OQ_CLI_SESSION_CONFIG_OPT(cr)                                                                \
+    OQ_OPT_CALLBACK("session-config", "KEY=VAL", oq_cli_runtime_session_config, (cr),                 \
+                    "ORT session config entry of every ORT session (repeatable), e.g.\n"            \
+                    "optimization.disable_specified_optimizers=GatherToSliceFusion")
 
 #define OQ_CLI_ORT_LIB_HELP                                                                  \
     "libonnxruntime.so to load: a path, or a bare name for a file in the\ncurrent folder, "   \

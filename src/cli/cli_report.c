@@ -437,6 +437,9 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     o->n_ep_options = cr->n_options;
     o->ep_option_keys = (const char *const *)cr->option_keys;
     o->ep_option_values = (const char *const *)cr->option_values;
+    o->n_session_configs = cr->n_session_configs;
+    o->session_config_keys = (const char *const *)cr->session_config_keys;
+    o->session_config_values = (const char *const *)cr->session_config_values;
     oq_validate_summary *summary = NULL;
     oq_err e = {0};
     oq_status st = oq_validate_run(o, &summary, &e);

@@ -78,6 +78,14 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg)
     return push_pair(&cr->option_keys, &cr->option_values, &cr->n_options, k, v);
 }
 
+int oq_cli_runtime_session_config(const oq_opt *o, const char *arg)
+{
+    struct oq_cli_runtime *cr = o->ctx;
+    char *k = NULL, *v = NULL;
+    if (split_pair(arg, "session-config", &k, &v)) return -1;
+    return push_pair(&cr->session_config_keys, &cr->session_config_values, &cr->n_session_configs, k, v);
+}
+
 int oq_cli_check_lib(const char *opt, const char *path)
 {
     oq_err e = {0};
@@ -174,8 +182,14 @@ void oq_cli_runtime_clear(struct oq_cli_runtime *cr)
     }
     free(cr->ep_lib_names);
     free(cr->ep_lib_paths);
+    for (size_t i = 0; i < cr->n_session_configs; i++) {
+        free(cr->session_config_keys[i]);
+        free(cr->session_config_values[i]);
+    }
     free(cr->option_keys);
     free(cr->option_values);
+    free(cr->session_config_keys);
+    free(cr->session_config_values);
     memset(cr, 0, sizeof *cr);
 }
 

@@ -171,6 +171,7 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_CLI_SHARD_OPTS(&a->shard),
         OQ_OPT_GROUP("runtime:"),
         OQ_CLI_RUNTIME_OPTS(&a->cr),
+        OQ_CLI_SESSION_CONFIG_OPT(&a->cr),
         OQ_OPT_END};
     const oq_cli_command c = {"replay", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);

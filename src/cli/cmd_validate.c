@@ -617,6 +617,7 @@ static int run(struct args *a, int argc, char **argv)
         {OQ_OPTK_STRING, "worker", 0, "PLAN", NULL, &a->worker, 0, 0, 0, NULL, NULL, OQ_OPT_HIDDEN},
         OQ_OPT_GROUP("runtime:"),
         OQ_CLI_RUNTIME_OPTS_PER_CONFIG(&a->cr),
+        OQ_CLI_SESSION_CONFIG_OPT(&a->cr),
         OQ_OPT_END};
     const oq_cli_command c = {"validate", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);

@@ -32,12 +32,11 @@ void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so)
             c->sdpa_kernel = (uint32_t)strtoul(so->ep_option_values[i], NULL, 0);
 }
 
-void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so)
+void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so, const char **keys, const char **vals)
 {
-    static const char *keys[] = {OQ_PLACEMENT_SESSION_CONFIG};
-    static const char *vals[] = {"1"};
     so->profile_prefix = c->profile_prefix;
-    so->n_session_configs = 1;
+    keys[so->n_session_configs] = OQ_PLACEMENT_SESSION_CONFIG;
+    vals[so->n_session_configs++] = "1";
     so->session_config_keys = keys;
     so->session_config_values = vals;
 }

@@ -125,6 +125,9 @@ static json_t *plan_json(const oq_validate_plan *p)
                                 "ep_options",
                                 pairs_json(p->ep_option_keys, p->ep_option_values, p->n_ep_options));
     set_str(runtime, "ort_lib", p->ort_lib);
+    if (p->n_session_configs)
+        json_object_set_new(runtime, "session_configs",
+                            pairs_json(p->session_config_keys, p->session_config_values, p->n_session_configs));
     json_t *dispatch = json_pack("{s:b, s:b, s:o, s:i}", "enable", p->dispatch.enable, "require", p->dispatch.require,
                                  "expect", strv_json(p->dispatch.expect, p->dispatch.n_expect),
                                  "force_sdpa_kernel", p->dispatch.force_sdpa_kernel);
@@ -232,7 +235,9 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     const json_t *pl = json_object_get(j, "placement");
     p->ort_lib = dup_of(rt, "ort_lib", &ok);
     ok = ok && pairs_back(json_object_get(rt, "ep_libs"), &p->ep_lib_names, &p->ep_lib_paths, &p->n_ep_libs) &&
-         pairs_back(json_object_get(rt, "ep_options"), &p->ep_option_keys, &p->ep_option_values, &p->n_ep_options);
+         pairs_back(json_object_get(rt, "ep_options"), &p->ep_option_keys, &p->ep_option_values, &p->n_ep_options) &&
+         pairs_back(json_object_get(rt, "session_configs"), &p->session_config_keys, &p->session_config_values,
+                    &p->n_session_configs);
     p->dispatch.enable = json_is_true(json_object_get(d, "enable"));
     p->dispatch.require = json_is_true(json_object_get(d, "require"));
     ok = ok && strv_back(json_object_get(d, "expect"), &p->dispatch.expect, &p->dispatch.n_expect);

@@ -54,6 +54,9 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     k = p->n_ep_options;
     strv_clear(&p->ep_option_keys, &k);
     strv_clear(&p->ep_option_values, &p->n_ep_options);
+    k = p->n_session_configs;
+    strv_clear(&p->session_config_keys, &k);
+    strv_clear(&p->session_config_values, &p->n_session_configs);
     strv_clear(&p->dispatch.expect, &p->dispatch.n_expect);
     free(p->result);
     free(p->cache_dir);

@@ -57,6 +57,8 @@ typedef struct oq_validate_plan {
     char **ep_lib_names, **ep_lib_paths;
     size_t n_ep_options;
     char **ep_option_keys, **ep_option_values;
+    size_t n_session_configs;        /* ORT session config entries */
+    char **session_config_keys, **session_config_values;
     struct {
         int enable;                  /* capture ORT's routing lines (an EP configuration) */
         int require;                 /* an unverified expectation fails instead of skipping */
@@ -318,9 +320,10 @@ oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char
  * they carry (the user's, the configuration's or a --prove-teeth rerun's). */
 void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so);
 /* Adds ORT's profiler and its EP assignment record to the options of the session the placement
- * is read from: one of its own, never the timed one (ORT's profiler keeps every event of every
+ * is read from (the record's session config entry after so's n_session_configs in keys and
+ * vals, which have room for it): one of its own, never the timed one (ORT's profiler keeps every event of every
  * call in memory and slows each call). */
-void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so);
+void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so, const char **keys, const char **vals);
 /* Makes the session the placement is read from, its calls made (NULL, with `why`, when it
  * cannot be made); the caller of oq_wcheck_finish frees nothing: the checks free it. */
 typedef oq_session *(*oq_wcheck_profiled)(void *ctx, char *why, size_t n);

@@ -119,11 +119,13 @@ static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan 
     /* reference_ort_lib "" means the default search (ORTQUAL_ORT_LIB, then the bundled copy) */
     const char *lib = is_ref && o->reference_ort_lib ? (*o->reference_ort_lib ? o->reference_ort_lib : NULL)
                                                       : o->ort_lib;
-    size_t k = 0, m = 0; /* paths and values grow beside names and keys */
+    size_t k = 0, m = 0, v = 0; /* paths and values grow beside names and keys */
     return copy_str(&p->ort_lib, lib) && copy_strv(&p->ep_lib_paths, &k, o->ep_lib_paths, o->n_ep_libs) &&
            copy_strv(&p->ep_lib_names, &p->n_ep_libs, o->ep_lib_names, o->n_ep_libs) &&
            copy_strv(&p->ep_option_values, &m, o->ep_option_values, o->n_ep_options) &&
-           copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options);
+           copy_strv(&p->ep_option_keys, &p->n_ep_options, o->ep_option_keys, o->n_ep_options) &&
+           copy_strv(&p->session_config_values, &v, o->session_config_values, o->n_session_configs) &&
+           copy_strv(&p->session_config_keys, &p->n_session_configs, o->session_config_keys, o->n_session_configs);
 }
 
 /* The batches this run holds (a shard: its own). */

@@ -400,12 +400,20 @@ static oq_status create_session(worker *w, int profiled, oq_session **s, oq_err 
 {
     const oq_validate_plan *p = w->plan;
     /* the user's options are the provider's, not CPU's; room for 2 the configuration adds */
-    size_t n = oq_config_on_ep(&p->config) ? p->n_ep_options : 0;
+    size_t n = oq_config_on_ep(&p->config) ? p->n_ep_options : 0, nc = p->n_session_configs;
     const char **keys = calloc(n + 3, sizeof *keys), **vals = calloc(n + 3, sizeof *vals);
-    if (!keys || !vals) {
+    /* the user's session config entries, and room for the placement check's one */
+    const char **ckeys = calloc(nc + 1, sizeof *ckeys), **cvals = calloc(nc + 1, sizeof *cvals);
+    if (!keys || !vals || !ckeys || !cvals) {
         free(keys);
         free(vals);
+        free(ckeys);
+        free(cvals);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nc; i++) {
+        ckeys[i] = p->session_config_keys[i];
+        cvals[i] = p->session_config_values[i];
     }
     for (size_t i = 0; i < n; i++) {
         keys[i] = p->ep_option_keys[i];
@@ -414,12 +422,15 @@ static oq_status create_session(worker *w, int profiled, oq_session **s, oq_err 
     char kernel[16];
     n = oq_config_ep_options(&p->config, p->dispatch.force_sdpa_kernel, keys, vals, n, kernel, sizeof kernel);
     oq_session_opts so = {.ep = p->config.runtime, .n_ep_options = n, .ep_option_keys = keys, .ep_option_values = vals,
-                          .intra_op_threads = p->threads, .graph_opt = p->graph_opt};
+                          .intra_op_threads = p->threads, .graph_opt = p->graph_opt, .n_session_configs = nc,
+                          .session_config_keys = ckeys, .session_config_values = cvals};
     oq_wcheck_session_opts(&w->chk, &so);
-    if (profiled) oq_wcheck_placement_opts(&w->chk, &so);
+    if (profiled) oq_wcheck_placement_opts(&w->chk, &so, ckeys, cvals);
     oq_status st = oq_session_create(w->rt, p->model, NULL, 0, &so, s, err);
     free(keys);
     free(vals);
+    free(ckeys);
+    free(cvals);
     return st;
 }
 

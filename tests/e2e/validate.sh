@@ -292,6 +292,17 @@ $ORTQUAL replay --model "$T/g0/encoder_decomposed_fp32.onnx" --inputs "$T/g0/inp
   --repeat 1 --outdir "$T/gr" > /dev/null 2>&1 || fail "replay --graph-opt-level 1 exited $?"
 [ "$(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')" = "[1, 1]" ] ||
   fail "replay levels: $(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')"
+# --session-config reaches the sessions too (and the plan): with ORT's SkipLayerNormFusion
+# disabled alone the default level keeps every LayerNormalization, which it fuses otherwise
+$ORTQUAL validate "${G[@]}" --session-config optimization.disable_specified_optimizers=SkipLayerNormFusion \
+  --outdir "$T/gs" > /dev/null 2>&1 || fail "--session-config exited $?"
+skip_ln() { json "$1/summary.json" 'sum(n["op"] == "SkipLayerNormalization" for n in d["configs"][1]["placement"]["nodes"] if n.get("runs"))'; }
+[ "$(skip_ln "$T/gd")" -ge 1 ] && [ "$(skip_ln "$T/gs")" = 0 ] ||
+  fail "--session-config: SkipLayerNormalization nodes $(skip_ln "$T/gd") by default, $(skip_ln "$T/gs") with the fusion disabled"
+[ "$(json "$T/gs/summary.json" 'd["plan"]["description"]["configs"][1]["runtime"]["session_configs"]')" = \
+  "[['optimization.disable_specified_optimizers', 'SkipLayerNormFusion']]" ] || fail "--session-config not in the plan"
+out=$($ORTQUAL validate --session-config nokey --outdir "$T/gk" 2>&1) && fail "--session-config nokey accepted"
+[ "$out" = "ortqual validate: --session-config 'nokey': want KEY=VALUE" ] || fail "--session-config nokey: $out"
 out=$($ORTQUAL validate --graph-opt-level 3 --outdir "$T/g3" 2>&1) && fail "--graph-opt-level 3 accepted"
 [ "$out" = "ortqual validate: --graph-opt-level '3': want -1, 0, 1, 2 or 99" ] || fail "--graph-opt-level 3: $out"
 echo "validate e2e: all checks passed"
