@@ -333,13 +333,14 @@ static size_t records_done(const char *result_path, size_t reported)
 }
 
 /* A crash inside ONNX Runtime with its extended optimizations on (its default) may be one of
- * them: ORT 1.29's CUDA EP dies on a position embedding Gather(table, Range(0, L)) unless they
- * are off (docs/real-models.md). */
+ * them: ORT 1.29's CUDA EP dies on a position embedding Gather(table, Range(0, L)) once its
+ * GatherToSliceFusion made it a Slice (docs/real-models.md). */
 static const char *optimizer_hint(const oq_proc_result *pr, const char *site, oq_graph_opt g)
 {
     int extended = g == OQ_GRAPH_OPT_DEFAULT || g == OQ_GRAPH_OPT_EXTENDED || g == OQ_GRAPH_OPT_ALL;
     return pr->signaled && extended && strstr(site, " in libonnxruntime")
-               ? " (if --graph-opt-level 1 runs it, one of ORT's extended graph optimizations is at fault)"
+               ? " (if --graph-opt-level 1 runs it, one of ORT's extended graph optimizations is at fault; "
+                 "--session-config optimization.disable_specified_optimizers=NAME turns one off alone)"
                : "";
 }
 

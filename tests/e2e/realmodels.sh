@@ -218,7 +218,7 @@ cp "$OQ_BINARY_DIR/tests/libsegv_ep.so" "$T/libonnxruntime_providers_segv.so"
 ORTSEGV=(--configs ref:encoder:fp64,segvep:decomposed:fp32 --ep-lib "segvep=$T/libonnxruntime_providers_segv.so"
          --num-events 2 --repeat 1 --no-plots --force)
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" || {
-    expect 1 "in libonnxruntime_providers_segv.so\(.*\): segv_ep: .segvep. dies of SIGSEGV on purpose \(if --graph-opt-level 1 runs it, one of ORT.s extended graph optimizations is at fault\)" \
+    expect 1 "in libonnxruntime_providers_segv.so\(.*\): segv_ep: .segvep. dies of SIGSEGV on purpose \(if --graph-opt-level 1 runs it, one of ORT.s extended graph optimizations is at fault; --session-config optimization.disable_specified_optimizers=NAME turns one off alone\)" \
         "$Q" validate --outdir "$T/s3" "${ORTSEGV[@]}"
     "$Q" validate --outdir "$T/s4" "${ORTSEGV[@]}" --graph-opt-level 1 > "$T/s4.out" 2>&1
     grep -q "worker killed by signal 11 (Segmentation fault) in libonnxruntime_providers_segv.so" "$T/s4.out" &&
