@@ -203,6 +203,8 @@ typedef struct oq_bench_opts {
     int threads;                 /* ORT intra-op threads and the reference's threads; 0 = ORT
                                     default, the reference on every core */
     oq_graph_opt graph_opt;      /* as oq_session_opts */
+    size_t n_session_configs;    /* ORT session config entries of every ORT session */
+    const char *const *session_config_keys, *const *session_config_values;
     size_t warmup;               /* untimed runs after the first run */
     size_t iters;                /* timed runs, >= 1 */
     size_t ref_iters;            /* timed runs of a `ref` variant (0: iters). The reference

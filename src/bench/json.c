@@ -193,6 +193,10 @@ static oq_status run_opts_json(const oq_bench_opts *o, json_t *j, size_t keys, j
     set_int(j, "threads", o->threads);
     set_int(j, "inter_op_threads", o->inter_op_threads);
     set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
+    json_t *sc = json_array(); /* [[key, value]] of --session-config, [] when none */
+    for (size_t i = 0; sc && i < o->n_session_configs; i++)
+        json_array_append_new(sc, json_pack("[s,s]", o->session_config_keys[i], o->session_config_values[i]));
+    json_object_set_new(j, "session_configs", sc);
     set_int(j, "warmup", (int64_t)o->warmup);
     set_int(j, "iters", (int64_t)o->iters);
     json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
@@ -225,7 +229,7 @@ static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
     set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));
     json_object_set_new(j, "reference", json_boolean(o->reference));
     json_object_set_new(j, "variants", variant_list(o));
-    return run_opts_json(o, j, 23, out, err);
+    return run_opts_json(o, j, 24, out, err);
 }
 
 static json_t *dims_json(const oq_bench_dim *d, size_t n, int list)
@@ -265,7 +269,7 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     json_object_set_new(j, "int_range", json_pack("[I,I]", (json_int_t)o->int_lo, (json_int_t)o->int_hi));
     set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
     json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
-    return run_opts_json(o, j, 22, out, err);
+    return run_opts_json(o, j, 23, out, err);
 }
 
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is

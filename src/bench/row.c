@@ -60,6 +60,9 @@ oq_status oq_bench_session_opts(const oq_bench_opts *o, const oq_bench_variant *
     vs->so.intra_op_threads = o->threads;
     vs->so.inter_op_threads = o->inter_op_threads;
     vs->so.graph_opt = o->graph_opt;
+    vs->so.n_session_configs = o->n_session_configs;
+    vs->so.session_config_keys = o->session_config_keys;
+    vs->so.session_config_values = o->session_config_values;
     if (!strcmp(v->runtime, "cpu")) return OQ_OK; /* config.h refuses kernels on cpu */
     if (o->n_ep_options + 2 > sizeof vs->keys / sizeof *vs->keys)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "too many provider options");

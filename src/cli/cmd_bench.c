@@ -535,6 +535,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
                       "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"
                       "mode, the only one that uses them (default 0: sequential)"),
         OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, ""),
+        OQ_CLI_SESSION_CONFIG_OPT(&c->cr),
         OQ_OPT_CALLBACK("io-binding", "B", set_io, o,
                         "auto | host | device (default auto: device on GPU EPs, host on\n"
                         "CPU). device: inputs copied once to the EP's memory and\n"
@@ -722,7 +723,9 @@ int cmd_bench(int argc, char **argv)
     int extended = c->o.graph_opt != OQ_GRAPH_OPT_DISABLE && c->o.graph_opt != OQ_GRAPH_OPT_BASIC;
     oq_cli_crash_report("ortqual bench", extended ? "ortqual bench: a crash inside ONNX Runtime (a frame above in "
                                                     "libonnxruntime*) may be one of its extended graph optimizations: "
-                                                    "see whether --graph-opt-level 1 runs it\n"
+                                                    "see whether --graph-opt-level 1 runs it (--session-config "
+                                                    "optimization.disable_specified_optimizers=NAME turns one off "
+                                                    "alone)\n"
                                                   : NULL);
     c->o.ready = ready_to_run;
     c->o.ready_ctx = c;
@@ -732,6 +735,9 @@ int cmd_bench(int argc, char **argv)
         c->o.n_ep_options = c->cr.n_options;
         c->o.ep_option_keys = (const char *const *)c->cr.option_keys;
         c->o.ep_option_values = (const char *const *)c->cr.option_values;
+        c->o.n_session_configs = c->cr.n_session_configs;
+        c->o.session_config_keys = (const char *const *)c->cr.session_config_keys;
+        c->o.session_config_values = (const char *const *)c->cr.session_config_values;
         rc = run_bench(c, rt, argc, argv);
     }
     oq_runtime_free(rt);

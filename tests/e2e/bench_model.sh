@@ -139,11 +139,33 @@ if ! grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt"; then
     "$Q" "${CRASH[@]}" --outdir "$T/crash" > "$T/crash.out" 2>&1
     rc=$?
     [ $rc = 139 ] && grep -q '^ortqual bench: crashed with signal 11 (SEGV); backtrace' "$T/crash.out" &&
-        grep -q "^ortqual bench: a crash inside ONNX Runtime .* see whether --graph-opt-level 1 runs it$" "$T/crash.out" &&
+        grep -q "^ortqual bench: a crash inside ONNX Runtime .* see whether --graph-opt-level 1 runs it (--session-config optimization.disable_specified_optimizers=NAME turns one off alone)$" "$T/crash.out" &&
         [ ! -e "$T/crash/summary.json" ] && ok "a crash in bench: signal, backtrace, the hint" || bad "crash: rc $rc: $(cat "$T/crash.out")"
     "$Q" "${CRASH[@]}" --graph-opt-level 1 --outdir "$T/crash1" > "$T/crash1.out" 2>&1
     grep -q '^ortqual bench: crashed with signal 11' "$T/crash1.out" && ! grep -q "graph-opt-level" "$T/crash1.out" &&
         ok "--graph-opt-level 1: no hint" || bad "crash at level 1: $(cat "$T/crash1.out")"
 fi
+
+# 8. --session-config reaches the sessions (the profiled one included): with ORT's
+#    SkipLayerNormFusion disabled alone, the demo's decomposed encoder profiles no
+#    SkipLayerNormalization node, which the default level makes; the summary records the entries
+"$Q" validate --configs ref:encoder:fp64,cpu:decomposed:fp32 --num-events 2 --repeat 1 --no-plots --no-cache \
+    --outdir "$T/enc" > /dev/null 2>&1 || bad "the demo's encoder export"
+skip_ln() {
+    "$Q" bench --model "$T/enc/encoder_decomposed_fp32.onnx" --dim batch=1 --dim seq=16 --iters 2 --profile-runs 1 \
+        --quiet --outdir "$T/$1" "${@:2}" > /dev/null 2>&1 || { echo "exit $?"; return; }
+    "$PY" - "$T/$1/summary.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = json.load(open(d["results"][0]["profile"]["file"]))
+print(sum(e.get("cat") == "Node" and e.get("args", {}).get("op_name") == "SkipLayerNormalization" for e in p),
+      d["config"]["session_configs"])
+PY
+}
+on=$(skip_ln sc_default) off=$(skip_ln sc_off --session-config optimization.disable_specified_optimizers=SkipLayerNormFusion)
+[[ "$on" == [1-9]*" []" ]] && [ "$off" = "0 [['optimization.disable_specified_optimizers', 'SkipLayerNormFusion']]" ] &&
+    ok "--session-config: SkipLayerNormalization nodes '$on' by default, '$off' with the fusion off" ||
+    bad "--session-config: '$on' by default, '$off' with SkipLayerNormFusion disabled"
+expect 2 "--session-config 'x': want KEY=VALUE" "$Q" bench --model "$T/enc/encoder_decomposed_fp32.onnx" --session-config x
 
 report
