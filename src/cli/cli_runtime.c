@@ -170,26 +170,22 @@ void oq_cli_runtime_session_opts(const struct oq_cli_runtime *cr, oq_session_opt
     so->ep_option_values = (const char *const *)cr->option_values;
 }
 
+/* The n strings of both parallel arrays, and the arrays. */
+static void free_pairs(char **keys, char **vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(keys[i]);
+        free(vals[i]);
+    }
+    free(keys);
+    free(vals);
+}
+
 void oq_cli_runtime_clear(struct oq_cli_runtime *cr)
 {
-    for (size_t i = 0; i < cr->n_ep_libs; i++) {
-        free(cr->ep_lib_names[i]);
-        free(cr->ep_lib_paths[i]);
-    }
-    for (size_t i = 0; i < cr->n_options; i++) {
-        free(cr->option_keys[i]);
-        free(cr->option_values[i]);
-    }
-    free(cr->ep_lib_names);
-    free(cr->ep_lib_paths);
-    for (size_t i = 0; i < cr->n_session_configs; i++) {
-        free(cr->session_config_keys[i]);
-        free(cr->session_config_values[i]);
-    }
-    free(cr->option_keys);
-    free(cr->option_values);
-    free(cr->session_config_keys);
-    free(cr->session_config_values);
+    free_pairs(cr->ep_lib_names, cr->ep_lib_paths, cr->n_ep_libs);
+    free_pairs(cr->option_keys, cr->option_values, cr->n_options);
+    free_pairs(cr->session_config_keys, cr->session_config_values, cr->n_session_configs);
     memset(cr, 0, sizeof *cr);
 }
 

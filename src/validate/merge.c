@@ -93,7 +93,6 @@ static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
     return add_problem(m, i, OQ_SHARD_MISSING, err, "never started: no %s%s", dir, hint);
 }
 
-/* A summary from another plan or another split is refused: merging it would mix results. */
 /* A configuration under test that passed on a shard compared outputs there, and each passed:
  * one with no outputs would leave its part out of the merged counts unseen, and one with a
  * failed output would pass the merged run with that failure in it. */
@@ -113,6 +112,7 @@ static oq_status check_passed_outputs(const oq_validate_summary *s, const char *
     return OQ_OK;
 }
 
+/* A summary from another plan or another split is refused: merging it would mix results. */
 static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_summary *s, const char *path,
                              oq_err *err)
 {
