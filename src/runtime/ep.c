@@ -195,6 +195,15 @@ char *oq_runtime_default_ep_lib(const oq_runtime *rt, const char *name)
     return out;
 }
 
+/* The dynamic loader's words in an ORT message ("PATH: cannot open shared object file:
+ * ..."), or NULL: a library that an EP needs is missing on this host. */
+static const char *missing_library(const char *msg)
+{
+    if (!strstr(msg, "cannot open shared object file")) return NULL;
+    const char *w = strstr(msg, "with error: ");
+    return w ? w + strlen("with error: ") : msg;
+}
+
 static int g_ep_loaded;
 
 int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
@@ -226,7 +235,7 @@ oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *p
                                  err, what);
     /* A library the EP needs is missing (libcuda.so.1 on a host without the NVIDIA driver,
      * libcudart without the CUDA runtime): the EP is not available here, like a missing EP. */
-    if (st && err && strstr(err->msg, "cannot open shared object file"))
+    if (st && err && missing_library(err->msg))
         return err->status = OQ_ERR_NOT_FOUND;
     if (st) return st;
     char *n = strdup(name), *p = strdup(path);
@@ -410,6 +419,26 @@ static oq_status attach_cuda_legacy(oq_runtime *rt, OrtSessionOptions *so, const
     return st;
 }
 
+/* CUDA through the core library. Builds that list CUDAExecutionProvider without shipping
+ * its provider libraries (onnxruntime-node's, a GPU wheel's core copied alone) fail here
+ * in the dynamic loader: the EP is not available, as when no EP library is found. */
+static oq_status attach_legacy(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *o,
+                               const char *plugin_msg, const char **attach, oq_err *err)
+{
+    oq_err lerr = {0};
+    *attach = "legacy";
+    oq_status st = attach_cuda_legacy(rt, so, o, &lerr);
+    if (!st) return OQ_OK;
+    const char *lib = missing_library(lerr.msg);
+    if (!lib) return oq_err_set(err, st, "%s", lerr.msg);
+    int n = (int)strlen(lib);
+    while (n > 0 && lib[n - 1] == ' ') n--;
+    return oq_err_set(err, OQ_ERR_NOT_FOUND,
+                      "EP '%s' is not available: %s, and ONNX Runtime %s lists CUDAExecutionProvider "
+                      "but cannot load its provider libraries (%.*s)",
+                      o->ep, plugin_msg, rt->version, n, lib);
+}
+
 oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_opts *o,
                        const char **ep_full, const char **attach, oq_err *err)
 {
@@ -431,10 +460,8 @@ oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_o
         *attach = "plugin";
         return OQ_OK;
     }
-    if (is_cuda(o->ep) && provider_compiled_in(rt, "CUDAExecutionProvider")) {
-        *attach = "legacy";
-        return attach_cuda_legacy(rt, so, o, err);
-    }
+    if (is_cuda(o->ep) && provider_compiled_in(rt, "CUDAExecutionProvider"))
+        return attach_legacy(rt, so, o, perr.msg, attach, err);
     if (st != OQ_ERR_NOT_FOUND) return oq_err_set(err, st, "%s", perr.msg);
     return oq_err_set(err, OQ_ERR_NOT_FOUND, "EP '%s' is not available: %s%s", o->ep, perr.msg,
                       is_cuda(o->ep) ? ", and CUDAExecutionProvider is not compiled into the core library"

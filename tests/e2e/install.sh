@@ -122,11 +122,11 @@ CM
 cmake -S "$T/cxx" -B "$T/cxx/b" -DCMAKE_PREFIX_PATH="$T/prefix" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" > "$T/cxx.log" 2>&1 ||
   fail "cmake configure of a C++ project: $(grep -m3 -A3 'CMake Error' "$T/cxx.log")"
 cmake --build "$T/cxx/b" > "$T/cxxb.log" 2>&1 || fail "cmake build of a C++ project: $(tail -5 "$T/cxxb.log")"
-LD_LIBRARY_PATH="$T/prefix/lib" "$T/cxx/b/use" | grep -q "ORT 1.29.0" || fail "C++ program"
+env -u ORTQUAL_ORT_LIB LD_LIBRARY_PATH="$T/prefix/lib" "$T/cxx/b/use" | grep -q "ORT 1.29.0" || fail "C++ program"
 # through pkg-config the headers are not system headers: warnings of their macros show there
 g++ -std=c++11 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags ortqual) -c "$T/cxx/use.cpp" -o "$T/cxx/use.o" \
   2> "$T/cxx_pc.log" || fail "C++ with pkg-config's flags: $(grep -m2 'error' "$T/cxx_pc.log")"
-"$T/cxx/b/use_static" | grep -q "ORT 1.29.0" || fail "C++ program linked with ortqual::ortqual_static"
+env -u ORTQUAL_ORT_LIB "$T/cxx/b/use_static" | grep -q "ORT 1.29.0" || fail "C++ program linked with ortqual::ortqual_static"
 # the installed tool finds the runtime installed beside it, with no environment
 env -u ORTQUAL_ORT_LIB "$T/prefix/bin/ortqual" --version | grep -q "$T/prefix/lib/ortqual/libonnxruntime.so" ||
   fail "installed tool does not use its own ORT: $("$T/prefix/bin/ortqual" --version)"

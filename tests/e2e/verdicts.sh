@@ -35,6 +35,14 @@ expect 0 "verdict: NOT TESTED" "$Q" replay "${REPLAY[@]}" --ep cuda --allow-skip
 expect 1 "verdict: FAILED" "$Q" replay "${REPLAY[@]}" --ep cuda --require cuda:model:fp32 --outdir "$T/r3"
 [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["configs"][1].get("required"))' "$T/r3/summary.json")" = True ] &&
     ok "replay --require: the skip marked required" || bad "replay --require"
+# an ORT that lists CUDAExecutionProvider without its provider libraries (onnxruntime-node's
+# 1.30 core): the dynamic loader refuses them, and that is a missing EP (skipped), not a
+# runtime error with ORT's raw words (exit 3)
+ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+expect 1 "cuda:model:fp32 skipped: EP 'cuda' is not available: .*ONNX Runtime 1.30.0 lists CUDAExecutionProvider but cannot load its provider libraries \(.*libonnxruntime_providers_shared.so: cannot open shared object file" \
+    "$Q" replay "${REPLAY[@]}" --ort-lib "$ORT130" --ep cuda --outdir "$T/r130"
+expect 1 "no variant under test ran" "$Q" bench --ort-lib "$ORT130" --variants cuda:attention24:fp16 --seq-lens 16 \
+    --modes masked --num-heads 2 --head-dim 8 --iters 1 --warmup 0 --quiet --outdir "$T/b130"
 # --require naming no configuration of the run never failed it: --model's default leaves cuda out
 # where CUDA does not run, so `--require cuda:model:fp32` passed green with no CUDA (exit 0); now a
 # usage error before any work. A canonical spelling with the kernel (":auto") still counts.
