@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     oq_convert_report *r = NULL;
     uint8_t *conv = NULL;
     size_t conv_n = 0;
-    oq_status st = cv_convert_bytes(data + 2, size - 2, "fuzz.onnx", &o, &r, &conv, &conv_n, &err);
+    oq_status st = cv_convert_bytes(data + 2, size - 2, "fuzz.onnx", NULL, &o, &r, &conv, &conv_n, &err);
     if (r) free(oq_convert_report_json(r));
     oq_convert_report_free(r);
     if (st == OQ_OK) {

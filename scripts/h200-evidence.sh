@@ -126,6 +126,7 @@ for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:
   step convert-$id 120 $B convert "$src" -o "$conv" --force --flash \
     $batches --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" --ort-lib "$ORT/libonnxruntime.so"
   cp "$conv" "$OUT/"
+  [ ! -f "$conv.data" ] || cp "$conv.data" "$OUT/" # an export with external data converts to two files
   step convert-flash-$id 300 $B validate $E --no-plots --model "$conv" --features $feat --mask $mask $batches \
     --expected "$FX/$fx/outputs_000.npz" --expected "$FX/$fx/outputs_001.npz" \
     --configs expected,cpu:model:fp16,cuda:model:fp16 --expect-kernel flash --require-dispatch --prove-teeth \

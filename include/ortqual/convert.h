@@ -159,6 +159,7 @@ typedef struct oq_convert_report {
     int checked;              /* the check ran to the end */
     int passed;               /* ... and every comparison passed */
     char *failure;            /* the first failing output and element, or NULL */
+    char *external_data;      /* written beside the model: OUT.onnx.data, or NULL (weights inside) */
 } oq_convert_report;
 
 /* What the passes would do to `path`, node by node; nothing is run or written. *out is

@@ -74,6 +74,8 @@ typedef struct oq_model_info {
     oq_io_info *inputs, *outputs;     /* graph inputs exclude initializers */
     size_t n_initializers;
     uint64_t initializer_bytes;       /* embedded data only */
+    uint64_t external_bytes;          /* in external-data files (their "length" entries) */
+    size_t n_external;                /* initializers whose data is in such a file */
     size_t n_nodes;
     size_t n_ops;
     oq_op_count *ops;                 /* by domain then op_type */

@@ -50,8 +50,11 @@ static void print_text(FILE *f, const char *path, const oq_model_info *mi)
     for (size_t i = 0; i < mi->n_opsets; i++)
         fprintf(f, " %s=%lld", *mi->opsets[i].domain ? mi->opsets[i].domain : "ai.onnx",
                (long long)mi->opsets[i].version);
-    fprintf(f, "\ninitializers %zu (%llu bytes)\nnodes        %zu\n", mi->n_initializers,
-           (unsigned long long)mi->initializer_bytes, mi->n_nodes);
+    fprintf(f, "\ninitializers %zu (%llu bytes", mi->n_initializers, (unsigned long long)mi->initializer_bytes);
+    if (mi->n_external) /* torch.onnx.export's default: the weights beside the model */
+        fprintf(f, " inside; %zu in external data, %llu bytes", mi->n_external,
+                (unsigned long long)mi->external_bytes);
+    fprintf(f, ")\nnodes        %zu\n", mi->n_nodes);
     fprintf(f, "io:\n");
     print_io(f, "input", mi->inputs, mi->n_inputs);
     print_io(f, "output", mi->outputs, mi->n_outputs);

@@ -229,6 +229,14 @@ static oq_status open_session(oq_runtime *rt, cv_model *m, oq_session **s, oq_er
     if (st) return st;
     oq_session_opts so = {0};
     so.intra_op_threads = 1;
+    /* a model in memory has no folder: its external data is found through this entry */
+    static const char *const key[] = {"session.model_external_initializers_file_folder_path"};
+    const char *const val[] = {m->dir};
+    if (cv_ext_count(m)) {
+        so.n_session_configs = 1;
+        so.session_config_keys = key;
+        so.session_config_values = val;
+    }
     st = oq_session_create(rt, NULL, buf, len, &so, s, err);
     free(buf);
     return st;

@@ -43,9 +43,13 @@ typedef struct cv_model {
     oq_gview *view;
     oq_symctx *sym;
     int oom;
+    char *dir;                  /* the input's folder, where its external data is (or NULL) */
 } cv_model;
 
-oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model **out, oq_err *err);
+/* `dir`: the folder external data locations are relative to; NULL for a model in memory,
+ * where an initializer with external data is refused. */
+oq_status cv_model_load(const void *buf, size_t len, const char *name, const char *dir, cv_model **out,
+                        oq_err *err);
 void cv_model_free(cv_model *m);
 /* A deep copy (for the check's reference: the original, lowered). */
 oq_status cv_model_clone(const cv_model *m, cv_model **out, oq_err *err);
@@ -108,13 +112,30 @@ void cv_set_meta(cv_model *m, const char *key, const char *value);
 oq_status cv_serialize(cv_model *m, uint8_t **buf, size_t *len, oq_err *err);
 oq_status cv_oom(cv_model *m, oq_err *err);
 
+/* ---- external data (extdata.c) ---- */
+int cv_ext_is(const Onnx__TensorProto *t);
+/* Checks every external initializer (location inside `dir`, its bytes there) and reads the
+ * small ones into the model. */
+oq_status cv_ext_load(cv_model *m, const char *dir, oq_err *err);
+size_t cv_ext_count(const cv_model *m);
+/* OUT.onnx's data file, "OUT.onnx.data" (malloc'ed). */
+char *cv_ext_data_path(const char *out_path);
+/* The external initializers copied into cv_ext_data_path(out_path), atomically, and pointed
+ * there (relative to the output's folder). */
+oq_status cv_ext_write(cv_model *m, const char *out_path, int overwrite, oq_err *err);
+/* Initializer i as an owned tensor of the same name, type and shape: holding `raw`, or
+ * pointing at external data. NULL on OOM. */
+Onnx__TensorProto *cv_init_replace(cv_model *m, size_t i, const void *raw, size_t raw_len);
+Onnx__TensorProto *cv_init_external(cv_model *m, size_t i, const char *location, int64_t offset, int64_t length);
+
 /* ---- the plan ------------------------------------------------------------------------ */
 
 /* oq_convert_plan_bytes, and with `conv` the converted model serialized (what
  * oq_convert_file writes after its check; caller frees): the in-memory conversion
  * the fuzz harness drives, no file and no ORT. */
-oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
-                           oq_convert_report **out, uint8_t **conv, size_t *conv_n, oq_err *err);
+oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const char *dir,
+                           const oq_convert_opts *o, oq_convert_report **out, uint8_t **conv, size_t *conv_n,
+                           oq_err *err);
 
 /* Free what a report holds (not the struct itself). */
 void cv_report_clear(oq_convert_report *r);

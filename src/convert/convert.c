@@ -61,6 +61,7 @@ void cv_report_clear(oq_convert_report *r)
     free(r->contract_input);
     free(r->reference);
     free(r->failure);
+    free(r->external_data);
     memset(r, 0, sizeof *r);
 }
 
@@ -292,13 +293,14 @@ static oq_status refusals(const cv_ctx *c, const char *name, oq_err *err)
                       name, c->r->refused, c->r->refused == 1 ? " was" : "s were");
 }
 
-oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const oq_convert_opts *o,
-                           oq_convert_report **out, uint8_t **conv, size_t *conv_n, oq_err *err)
+oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const char *dir,
+                           const oq_convert_opts *o, oq_convert_report **out, uint8_t **conv, size_t *conv_n,
+                           oq_err *err)
 {
     *out = NULL;
     oq_status st = check_opts(o, err);
     cv_model *m = NULL;
-    if (!st) st = cv_model_load(buf, len, name, &m, err);
+    if (!st) st = cv_model_load(buf, len, name, dir, &m, err);
     if (!st) st = new_report(name, out, err); /* none for a model that cannot be read */
     cv_ctx c = {o, *out, NULL, NULL, 0};
     if (!st) st = run_passes(&c, m, 0, err);
@@ -316,7 +318,15 @@ oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, c
     OQ_NEED(err, name);
     OQ_NEED(err, o);
     OQ_NEED(err, out);
-    return cv_convert_bytes(buf, len, name, o, out, NULL, NULL, err);
+    return cv_convert_bytes(buf, len, name, NULL, o, out, NULL, NULL, err);
+}
+
+/* The folder of `path` (malloc'ed): where its external data locations start. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *d = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    return d;
 }
 
 oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out, oq_err *err)
@@ -327,25 +337,57 @@ oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert
     unsigned char *buf;
     size_t n;
     *out = NULL;
+    char *dir = dir_of(path);
+    if (!dir) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_read_file(path, &buf, &n, err);
-    if (st) return st;
-    st = oq_convert_plan_bytes(buf, n, path, o, out, err);
+    if (!st) st = cv_convert_bytes(buf, n, path, dir, o, out, NULL, NULL, err);
     free(buf);
+    free(dir);
     return st;
 }
 
 /* The model the check runs: the written one, or for bfloat16 attention (no CPU kernel) the
  * same conversion with the attention rounded to bfloat16 but computed in float32. */
-static oq_status check_model(cv_ctx *c, const void *buf, size_t n, const char *name, cv_model **out, oq_err *err)
+static oq_status check_model(cv_ctx *c, const void *buf, size_t n, const char *name, const char *dir, cv_model **out,
+                             oq_err *err)
 {
     oq_convert_report scratch = {0};
     cv_ctx e = {c->o, &scratch, NULL, NULL, 0};
-    oq_status st = cv_model_load(buf, n, name, out, err);
+    oq_status st = cv_model_load(buf, n, name, dir, out, err);
     if (!st) st = run_passes(&e, *out, 1, err);
     cv_step(c->r, "check", "", "note", "ORT CPU has no bfloat16 Attention kernel: the check runs the same "
             "conversion with Q, K, V and the output rounded to bfloat16 and the attention computed in float32");
     ctx_clear(&e);
     cv_report_clear(&scratch);
+    return st;
+}
+
+/* OUT.onnx (and with external data OUT.onnx.data, first: the model names it) put in place. */
+static oq_status write_converted(cv_model *m, const char *out_path, int overwrite, oq_err *err)
+{
+    uint8_t *conv = NULL;
+    size_t conv_n = 0;
+    int ext = cv_ext_count(m) > 0;
+    oq_status st = ext ? cv_ext_write(m, out_path, overwrite, err) : OQ_OK;
+    if (!st) st = cv_serialize(m, &conv, &conv_n, err);
+    if (!st) st = oq_write_file_atomic(out_path, conv, conv_n, overwrite, err);
+    if (st && ext) { /* no data file without its model */
+        char *data = cv_ext_data_path(out_path);
+        if (data) unlink(data);
+        free(data);
+    }
+    free(conv);
+    return st;
+}
+
+/* Both outputs checked before the work, not after it. */
+static oq_status check_outputs(const cv_model *m, const char *out_path, int overwrite, oq_err *err)
+{
+    oq_status st = oq_check_output_path(out_path, overwrite, err);
+    if (st || !cv_ext_count(m)) return st;
+    char *data = cv_ext_data_path(out_path);
+    st = data ? oq_check_output_path(data, overwrite, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    free(data);
     return st;
 }
 
@@ -357,30 +399,31 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     OQ_NEED(err, o);
     OQ_NEED(err, out);
     unsigned char *buf = NULL;
-    uint8_t *conv = NULL;
-    size_t n = 0, conv_n = 0;
+    size_t n = 0;
     cv_model *orig = NULL, *m = NULL, *checked = NULL;
+    char *dir = dir_of(in_path);
     *out = NULL;
-    oq_status st = check_opts(o, err);
+    oq_status st = dir ? check_opts(o, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st && !o->runtime) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "convert: a runtime is needed for the check");
-    if (!st) st = oq_check_output_path(out_path, overwrite, err); /* before the work, not after it */
     if (!st) st = oq_read_file(in_path, &buf, &n, err);
-    if (!st) st = cv_model_load(buf, n, in_path, &orig, err);
-    if (!st) st = cv_model_load(buf, n, in_path, &m, err);
+    if (!st) st = cv_model_load(buf, n, in_path, dir, &orig, err);
+    if (!st) st = check_outputs(orig, out_path, overwrite, err);
+    if (!st) st = cv_model_load(buf, n, in_path, dir, &m, err);
     if (!st) st = new_report(in_path, out, err); /* none for a model that cannot be read */
     cv_ctx c = {o, *out, NULL, NULL, 0};
     if (!st) st = run_passes(&c, m, 0, err);
     if (!st) st = refusals(&c, in_path, err);
-    if (!st) st = cv_serialize(m, &conv, &conv_n, err);
-    if (!st && o->attention_dtype == OQ_DTYPE_BFLOAT16) st = check_model(&c, buf, n, in_path, &checked, err);
+    if (!st && o->attention_dtype == OQ_DTYPE_BFLOAT16) st = check_model(&c, buf, n, in_path, dir, &checked, err);
     if (!st) st = cv_check(&c, orig, checked ? checked : m, err);
-    if (!st) st = oq_write_file_atomic(out_path, conv, conv_n, overwrite, err);
+    if (!st) st = write_converted(m, out_path, overwrite, err);
+    if (!st && cv_ext_count(m) && !((*out)->external_data = cv_ext_data_path(out_path)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     ctx_clear(&c);
     cv_model_free(checked);
     cv_model_free(m);
     cv_model_free(orig);
-    free(conv);
     free(buf);
+    free(dir);
     return st;
 }
 
@@ -417,6 +460,7 @@ char *oq_convert_report_json(const oq_convert_report *r)
     if (!root) return NULL;
     json_object_set_new(root, "reference", r->reference ? json_string(r->reference) : json_null());
     json_object_set_new(root, "failure", r->failure ? json_string(r->failure) : json_null());
+    json_object_set_new(root, "external_data", r->external_data ? json_string(r->external_data) : json_null());
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return s;

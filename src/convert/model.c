@@ -173,7 +173,8 @@ static int has_field0(const ProtobufCMessage *msg)
     return 0;
 }
 
-oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model **out, oq_err *err)
+oq_status cv_model_load(const void *buf, size_t len, const char *name, const char *dir, cv_model **out,
+                        oq_err *err)
 {
     char why_buf[96];
     *out = NULL;
@@ -194,16 +195,6 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
         onnx__model_proto__free_unpacked(pm, NULL);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
     }
-    for (size_t i = 0; i < pm->graph->n_initializer; i++)
-        if (pm->graph->initializer[i]->has_data_location &&
-            pm->graph->initializer[i]->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-            /* an input this tool cannot read (exit 2), not a rewrite refused (exit 1) */
-            oq_status st = oq_err_set(err, OQ_ERR_INVALID_ARG,
-                                      "%s: initializer '%s' has external data; convert needs the weights "
-                                      "inside the .onnx file", name, pm->graph->initializer[i]->name);
-            onnx__model_proto__free_unpacked(pm, NULL);
-            return st;
-        }
     cv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->name = strdup(name))) {
         free(m);
@@ -222,6 +213,12 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, cv_model 
     if (m->oom) {
         cv_model_free(m);
         return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
+    }
+    /* an input this tool cannot read is exit 2 (INVALID_ARG, FORMAT, IO), not a rewrite refused */
+    oq_status st = cv_ext_load(m, dir, err);
+    if (st) {
+        cv_model_free(m);
+        return st;
     }
     *out = m;
     return OQ_OK;
@@ -243,6 +240,7 @@ void cv_model_free(cv_model *m)
     names_free(&m->nodes_named);
     onnx__model_proto__free_unpacked(m->orig, NULL);
     free(m->name);
+    free(m->dir);
     free(m);
 }
 
@@ -253,7 +251,7 @@ oq_status cv_model_clone(const cv_model *m, cv_model **out, oq_err *err)
     *out = NULL;
     oq_status st = cv_serialize((cv_model *)m, &buf, &len, err);
     if (st) return st;
-    st = cv_model_load(buf, len, m->name, out, err);
+    st = cv_model_load(buf, len, m->name, m->dir, out, err);
     free(buf);
     if (!st) (*out)->opset_in = m->opset_in;
     return st;
@@ -518,6 +516,50 @@ static const char *add_init(cv_model *m, const char *hint, int32_t elem_type, si
     vec_push(m, &m->inits, t);
     cv_touch(m);
     return name;
+}
+
+Onnx__TensorProto *cv_init_replace(cv_model *m, size_t i, const void *raw, size_t raw_len)
+{
+    const Onnx__TensorProto *old = m->inits.v[i];
+    Onnx__TensorProto *t = tensor_new(m, old->name, old->data_type, old->n_dims, old->dims, raw, raw_len);
+    if (!t || !vec_push(m, &m->owned_inits, t)) {
+        if (t) onnx__tensor_proto__free_unpacked(t, NULL);
+        return NULL;
+    }
+    m->inits.v[i] = t;
+    cv_touch(m);
+    return t;
+}
+
+static Onnx__StringStringEntryProto *entry_new(cv_model *m, const char *key, const char *value)
+{
+    Onnx__StringStringEntryProto *e = xmalloc(m, sizeof *e);
+    if (!e) return NULL;
+    onnx__string_string_entry_proto__init(e);
+    e->key = xstrdup(m, key);
+    e->value = xstrdup(m, value);
+    return e;
+}
+
+Onnx__TensorProto *cv_init_external(cv_model *m, size_t i, const char *location, int64_t offset, int64_t length)
+{
+    Onnx__TensorProto *t = cv_init_replace(m, i, "", 0);
+    if (!t) return NULL;
+    char off[24], len[24];
+    snprintf(off, sizeof off, "%lld", (long long)offset);
+    snprintf(len, sizeof len, "%lld", (long long)length);
+    t->has_raw_data = 0;
+    t->has_data_location = 1;
+    t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    t->external_data = xmalloc(m, 3 * sizeof *t->external_data);
+    if (!t->external_data) return NULL;
+    t->external_data[0] = entry_new(m, "location", location);
+    t->external_data[1] = entry_new(m, "offset", off);
+    t->external_data[2] = entry_new(m, "length", len);
+    t->n_external_data = 3;
+    for (int k = 0; k < 3; k++)
+        if (!t->external_data[k]) t->n_external_data = (size_t)k, m->oom = 1;
+    return m->oom ? NULL : t;
 }
 
 const char *cv_const_i64(cv_model *m, const char *hint, size_t n, const int64_t *v, int scalar)

@@ -296,10 +296,15 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
     for (size_t i = 0; !c.oom && i < g->n_output; i++) io_info(&c, g->output[i], &mi->outputs[mi->n_outputs++]);
     mi->n_initializers = g->n_initializer;
     for (size_t i = 0; i < g->n_initializer; i++) {
-        mi->initializer_bytes += tensor_bytes(g->initializer[i]);
-        if (g->initializer[i]->has_data_location &&
-            g->initializer[i]->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-            add_warning(&c, mi, dupf(&c, "initializers with external data (not counted in bytes)"));
+        const Onnx__TensorProto *t = g->initializer[i];
+        if (!t->has_data_location || t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+            mi->initializer_bytes += tensor_bytes(t);
+            continue;
+        }
+        mi->n_external++;
+        for (size_t k = 0; k < t->n_external_data; k++)
+            if (t->external_data[k]->key && !strcmp(t->external_data[k]->key, "length") && t->external_data[k]->value)
+                mi->external_bytes += strtoull(t->external_data[k]->value, NULL, 10);
     }
     mi->n_nodes = g->n_node;
     for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, i);
@@ -447,6 +452,9 @@ char *oq_model_info_json(const oq_model_info *mi)
         (json_int_t)mi->initializer_bytes, "nodes", (json_int_t)mi->n_nodes, "operators", ops,
         "attention", att, "warnings", strv_json(mi->warnings, mi->n_warnings));
     if (!root) return NULL;
+    json_t *inits = json_object_get(root, "initializers");
+    json_object_set_new(inits, "external", json_integer((json_int_t)mi->n_external));
+    json_object_set_new(inits, "external_bytes", json_integer((json_int_t)mi->external_bytes));
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return s;

@@ -554,49 +554,6 @@ static void attention_model(oq_dtype t, uint8_t **buf, size_t *len)
     oq_graph_free(g);
 }
 
-/* Weights in an external-data file are an input convert cannot read (a usage error, exit 2),
- * not a rewrite it refused (exit 1, "check failed or refused"). */
-static void test_external_data_refused(void **state)
-{
-    (void)state;
-    oq_opset ops[] = {{"", 23}};
-    oq_graph *g;
-    assert_int_equal(oq_graph_create(ops, 1, "ext", &g, NULL), OQ_OK);
-    oq_dim d[] = {OQ_DIM(1), OQ_DIM(4)};
-    const int64_t shape[2] = {1, 4};
-    oq_tensor *w;
-    assert_int_equal(oq_tensor_create(&w, OQ_DTYPE_FLOAT32, 2, shape, "w", NULL), OQ_OK);
-    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 2, d);
-    const char *wn = oq_graph_add_initializer(g, w, "w");
-    const char *y = oq_graph_op(g, "Add", 2, (const char *[]){"x", wn}, 0, NULL);
-    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 2, d);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(oq_graph_serialize(g, &buf, &len, NULL), OQ_OK);
-    oq_graph_free(g);
-    oq_tensor_free(w);
-    Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
-    assert_non_null(pm);
-    free(buf);
-    assert_int_equal(pm->graph->n_initializer, 1);
-    pm->graph->initializer[0]->has_data_location = 1;
-    pm->graph->initializer[0]->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    buf = malloc(onnx__model_proto__get_packed_size(pm));
-    assert_non_null(buf);
-    len = onnx__model_proto__pack(pm, buf);
-    onnx__model_proto__free_unpacked(pm, NULL);
-    oq_convert_opts o;
-    oq_convert_opts_default(&o);
-    o.passes = OQ_CONVERT_FUSE;
-    oq_convert_report *r;
-    oq_err err = {0};
-    assert_int_equal(oq_convert_plan_bytes(buf, len, "ext.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "ext.onnx: initializer 'w' has external data; convert needs the weights inside the "
-                                 ".onnx file");
-    oq_convert_report_free(r);
-    free(buf);
-}
-
 /* Models the fuzzer made (fuzz/regressions/convert/): each pass refuses what it cannot
  * rewrite, naming why, instead of failing as "out of memory" (or worse). */
 static void test_hostile_models(void **state)
@@ -1048,7 +1005,6 @@ int main(void)
         cmocka_unit_test(test_inverted_mask_refused),
         cmocka_unit_test(test_opset_changed_operator),
         cmocka_unit_test(test_hostile_models),
-        cmocka_unit_test(test_external_data_refused),
         cmocka_unit_test(test_expand_mask),
         cmocka_unit_test(test_bf16_lower_and_contract),
         cmocka_unit_test(test_own_export),

@@ -1,0 +1,242 @@
+/* Weights in an external-data file (TensorProto.external_data: location, offset, length),
+ * as torch.onnx.export writes them by default (model.onnx beside model.onnx.data).
+ *
+ * The passes never edit weights, so the large ones stay where they are: the check runs them
+ * from the input's folder (ORT's session.model_external_initializers_file_folder_path), and
+ * the converted model gets its own copy, OUT.onnx.data, written beside it. Small ones (shapes,
+ * scales, axes: values a pass may read) are read into the model. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "convert/convert-impl.h"
+#include "ortqual/fileio.h"
+
+/* What is read into the model rather than copied: every constant a pass reads is far smaller. */
+#define CV_EXT_INLINE_MAX 4096
+/* Where each copied tensor starts in OUT.onnx.data: a page, so that ORT can map it. */
+#define CV_EXT_ALIGN 4096
+
+typedef struct ext_ref {
+    const char *location;
+    int64_t offset, length;
+} ext_ref;
+
+int cv_ext_is(const Onnx__TensorProto *t)
+{
+    return t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+/* Bytes of one element of an ONNX data type; 0 where it is not a whole number of bytes. */
+static int64_t elem_bytes(int32_t type)
+{
+    switch (type) {
+    case 2: case 3: case 9: case 17: case 18: case 19: case 20: return 1; /* uint8 int8 bool float8s */
+    case 4: case 5: case 10: case 16: return 2;                           /* (u)int16 float16 bfloat16 */
+    case 1: case 6: case 12: return 4;                                    /* float (u)int32 */
+    case 7: case 11: case 13: case 14: return 8;                          /* (u)int64 double complex64 */
+    case 15: return 16;                                                   /* complex128 */
+    default: return 0;
+    }
+}
+
+static int64_t tensor_bytes(const Onnx__TensorProto *t)
+{
+    int64_t n = elem_bytes(t->data_type);
+    for (size_t i = 0; n > 0 && i < t->n_dims; i++)
+        n = t->dims[i] < 0 || (t->dims[i] && n > INT64_MAX / t->dims[i]) ? -1 : n * t->dims[i];
+    return n;
+}
+
+static int parse_i64(const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = s && *s ? strtoll(s, &end, 10) : -1;
+    if (!s || !*s || *end || errno || x < 0) return 0;
+    *v = x;
+    return 1;
+}
+
+/* ORT refuses a location outside the model's folder; so does convert, before any work. */
+static int location_ok(const char *loc)
+{
+    if (!loc || !*loc || loc[0] == '/') return 0;
+    for (const char *p = loc; p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, "..", 2) && (p[2] == '/' || !p[2])) return 0;
+    return 1;
+}
+
+static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *r, oq_err *err)
+{
+    const char *off = NULL, *len = NULL;
+    *r = (ext_ref){NULL, 0, tensor_bytes(t)};
+    for (size_t i = 0; i < t->n_external_data; i++) {
+        const char *k = t->external_data[i]->key, *v = t->external_data[i]->value;
+        if (!k) continue;
+        if (!strcmp(k, "location")) r->location = v;
+        else if (!strcmp(k, "offset")) off = v;
+        else if (!strcmp(k, "length")) len = v;
+    }
+    const char *who = t->name ? t->name : "";
+    if (!location_ok(r->location))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%s' is not a path "
+                          "inside the model's folder", m->name, who, r->location ? r->location : "");
+    if (off && !parse_i64(off, &r->offset))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data offset '%s' is not a "
+                          "byte count", m->name, who, off);
+    int64_t want = r->length;
+    if (len && !parse_i64(len, &r->length))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length '%s' is not a "
+                          "byte count", m->name, who, len);
+    if (r->length < 0)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: initializer '%s': external data of data type %d "
+                          "needs a length", m->name, who, (int)t->data_type);
+    if (want >= 0 && r->length != want)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length %lld, its type "
+                          "and shape need %lld", m->name, who, (long long)r->length, (long long)want);
+    return OQ_OK;
+}
+
+/* dir/location opened, with the tensor's bytes inside it. */
+static oq_status open_ref(const cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, int *fd,
+                          oq_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", m->dir, r->location);
+    struct stat sb;
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': external data %s: %s", m->name,
+                                  t->name ? t->name : "", path, *fd < 0 ? strerror(errno) : "not a regular file");
+        if (*fd >= 0) close(*fd);
+        *fd = -1;
+        return st;
+    }
+    if (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset) {
+        close(*fd);
+        *fd = -1;
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data %s holds %lld bytes, the "
+                          "tensor needs bytes %lld..%lld", m->name, t->name ? t->name : "", path,
+                          (long long)sb.st_size, (long long)r->offset, (long long)(r->offset + r->length));
+    }
+    return OQ_OK;
+}
+
+static int pread_all(int fd, void *buf, size_t n, int64_t off)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + (int64_t)got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+/* Initializer i read into the model (a small one). */
+static oq_status read_in(cv_model *m, size_t i, const ext_ref *r, oq_err *err)
+{
+    const Onnx__TensorProto *t = m->inits.v[i];
+    int fd;
+    oq_status st = open_ref(m, t, r, &fd, err);
+    if (st) return st;
+    unsigned char buf[CV_EXT_INLINE_MAX];
+    int bad = pread_all(fd, buf, (size_t)r->length, r->offset);
+    close(fd);
+    if (bad)
+        return oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': reading external data %s/%s failed", m->name,
+                          t->name ? t->name : "", m->dir, r->location);
+    Onnx__TensorProto *in = cv_init_replace(m, i, buf, (size_t)r->length);
+    return in ? OQ_OK : cv_oom(m, err);
+}
+
+oq_status cv_ext_load(cv_model *m, const char *dir, oq_err *err)
+{
+    for (size_t i = 0; i < m->inits.n; i++) {
+        const Onnx__TensorProto *t = m->inits.v[i];
+        if (!cv_ext_is(t)) continue;
+        if (!dir) /* a model in memory: nothing to resolve the location against */
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: initializer '%s' has external data, which needs the "
+                              "model's path", m->name, t->name ? t->name : "");
+        if (!m->dir && !(m->dir = strdup(dir))) return cv_oom(m, err);
+        ext_ref r;
+        oq_status st = ref_of(m, t, &r, err);
+        if (!st && r.length <= CV_EXT_INLINE_MAX) st = read_in(m, i, &r, err);
+        else if (!st) {
+            int fd;
+            st = open_ref(m, t, &r, &fd, err); /* there and long enough: checked before the work */
+            if (!st) close(fd);
+        }
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+size_t cv_ext_count(const cv_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->inits.n; i++) n += (size_t)cv_ext_is(m->inits.v[i]);
+    return n;
+}
+
+char *cv_ext_data_path(const char *out_path)
+{
+    size_t n = strlen(out_path) + sizeof ".data";
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s.data", out_path);
+    return p;
+}
+
+/* The tensor's bytes appended to `out` at `*at` (aligned), from its source file. */
+static oq_status copy_ref(const cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, FILE *out,
+                          int64_t *at, const char *out_path, oq_err *err)
+{
+    static const char zeros[CV_EXT_ALIGN];
+    int64_t pad = (CV_EXT_ALIGN - *at % CV_EXT_ALIGN) % CV_EXT_ALIGN;
+    if (pad && fwrite(zeros, 1, (size_t)pad, out) != (size_t)pad)
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", out_path, strerror(errno));
+    *at += pad;
+    int fd;
+    oq_status st = open_ref(m, t, r, &fd, err);
+    if (st) return st;
+    char buf[1 << 16];
+    for (int64_t done = 0; !st && done < r->length;) {
+        size_t k = r->length - done < (int64_t)sizeof buf ? (size_t)(r->length - done) : sizeof buf;
+        if (pread_all(fd, buf, k, r->offset + done))
+            st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': reading external data %s/%s failed", m->name,
+                            t->name ? t->name : "", m->dir, r->location);
+        else if (fwrite(buf, 1, k, out) != k)
+            st = oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", out_path, strerror(errno));
+        done += (int64_t)k;
+    }
+    close(fd);
+    return st;
+}
+
+oq_status cv_ext_write(cv_model *m, const char *out_path, int overwrite, oq_err *err)
+{
+    char *data = cv_ext_data_path(out_path);
+    if (!data) return cv_oom(m, err);
+    const char *slash = strrchr(data, '/'), *base = slash ? slash + 1 : data;
+    oq_atomic_file af;
+    oq_status st = oq_atomic_open(&af, data, overwrite, err);
+    int64_t at = 0;
+    for (size_t i = 0; !st && i < m->inits.n; i++) {
+        const Onnx__TensorProto *t = m->inits.v[i];
+        ext_ref r;
+        if (!cv_ext_is(t)) continue;
+        st = ref_of(m, t, &r, err);
+        if (!st) st = copy_ref(m, t, &r, af.fp, &at, data, err);
+        if (!st && !cv_init_external(m, i, base, at, r.length)) st = cv_oom(m, err);
+        at += r.length;
+    }
+    if (st) oq_atomic_abort(&af);
+    else st = oq_atomic_commit(&af, err);
+    free(data);
+    return st;
+}

@@ -1,0 +1,279 @@
+/* convert with the weights in an external-data file (torch.onnx.export's default): the
+ * conversion reads the small tensors in, copies the large ones to OUT.onnx.data (each at a
+ * page), checks on ORT with the input's folder, and refuses locations and files that do
+ * not hold the tensor, naming file and tensor, before any work. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "onnx.pb-c.h"
+#include "ortqual/convert.h"
+#include "ortqual/fileio.h"
+#include "ortqual/inspect.h"
+#include "ortqual/npz.h"
+
+#define TESTUTIL_RUNTIME_FIXTURE
+#include "testutil.h"
+
+#define LLAMA OQ_SOURCE_DIR "/tests/fixtures/torch/llama_like/"
+
+static Onnx__ModelProto *read_model(const char *path)
+{
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    assert_non_null(m);
+    return m;
+}
+
+static void write_model(const Onnx__ModelProto *m, const char *path)
+{
+    size_t n = onnx__model_proto__get_packed_size(m);
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(m, buf);
+    assert_int_equal(oq_write_file_atomic(path, buf, n, 1, NULL), OQ_OK);
+    free(buf);
+}
+
+static Onnx__StringStringEntryProto *entry(const char *k, const char *v)
+{
+    Onnx__StringStringEntryProto *e = malloc(sizeof *e);
+    onnx__string_string_entry_proto__init(e);
+    e->key = strdup(k);
+    e->value = strdup(v);
+    return e;
+}
+
+/* `src` saved as dir/model.onnx with every initializer's raw data in dir/model.onnx.data, one
+ * after another (as onnx.save_model(..., save_as_external_data=True, size_threshold=0) does;
+ * torch leaves the smallest inside). Returns the data file's size. */
+static long externalize(const char *src, const char *dir)
+{
+    char path[512], data[512];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    snprintf(data, sizeof data, "%s/model.onnx.data", dir);
+    Onnx__ModelProto *m = read_model(src);
+    FILE *f = fopen(data, "wb");
+    assert_non_null(f);
+    long at = 0;
+    for (size_t i = 0; i < m->graph->n_initializer; i++) {
+        Onnx__TensorProto *t = m->graph->initializer[i];
+        if (!t->has_raw_data) continue;
+        assert_int_equal(fwrite(t->raw_data.data, 1, t->raw_data.len, f), t->raw_data.len);
+        char off[32], len[32];
+        snprintf(off, sizeof off, "%ld", at);
+        snprintf(len, sizeof len, "%zu", t->raw_data.len);
+        at += (long)t->raw_data.len;
+        free(t->raw_data.data);
+        t->raw_data.data = NULL;
+        t->raw_data.len = 0;
+        t->has_raw_data = 0;
+        t->has_data_location = 1;
+        t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+        t->external_data = malloc(3 * sizeof *t->external_data);
+        t->external_data[0] = entry("location", "model.onnx.data");
+        t->external_data[1] = entry("offset", off);
+        t->external_data[2] = entry("length", len);
+        t->n_external_data = 3;
+    }
+    assert_int_equal(fclose(f), 0);
+    write_model(m, path);
+    onnx__model_proto__free_unpacked(m, NULL);
+    return at;
+}
+
+static const char *ext_value(const Onnx__TensorProto *t, const char *key)
+{
+    for (size_t i = 0; i < t->n_external_data; i++)
+        if (!strcmp(t->external_data[i]->key, key)) return t->external_data[i]->value;
+    return NULL;
+}
+
+static const Onnx__TensorProto *find_init(const Onnx__ModelProto *m, const char *name)
+{
+    for (size_t i = 0; i < m->graph->n_initializer; i++)
+        if (!strcmp(m->graph->initializer[i]->name, name)) return m->graph->initializer[i];
+    return NULL;
+}
+
+/* Each weight of the converted model, inside it or in OUT.onnx.data, holds the bytes it had
+ * in the export; the copied ones start at a page. Returns how many were copied. */
+static int weights_kept(const char *orig_path, const char *out, const char *data)
+{
+    Onnx__ModelProto *o = read_model(orig_path), *c = read_model(out);
+    unsigned char *d;
+    size_t dn;
+    assert_int_equal(oq_read_file(data, &d, &dn, NULL), OQ_OK);
+    int copied = 0;
+    for (size_t i = 0; i < o->graph->n_initializer; i++) {
+        const Onnx__TensorProto *w = o->graph->initializer[i], *t = find_init(c, w->name);
+        if (!t) continue; /* a constant a pass removed */
+        if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+            assert_string_equal(ext_value(t, "location"), "fast.onnx.data");
+            long off = atol(ext_value(t, "offset")), len = atol(ext_value(t, "length"));
+            assert_int_equal(off % 4096, 0);
+            assert_int_equal((size_t)len, w->raw_data.len);
+            assert_true(len > 4096); /* the small ones are read in */
+            assert_true((size_t)(off + len) <= dn);
+            assert_memory_equal(d + off, w->raw_data.data, (size_t)len);
+            copied++;
+        } else {
+            assert_int_equal(t->raw_data.len, w->raw_data.len);
+            if (w->raw_data.len) assert_memory_equal(t->raw_data.data, w->raw_data.data, w->raw_data.len);
+        }
+    }
+    free(d);
+    onnx__model_proto__free_unpacked(o, NULL);
+    onnx__model_proto__free_unpacked(c, NULL);
+    return copied;
+}
+
+static oq_convert_opts flash_opts(oq_npz **in, oq_npz **out)
+{
+    assert_int_equal(oq_npz_read(LLAMA "inputs_000.npz", &in[0], NULL), OQ_OK);
+    assert_int_equal(oq_npz_read(LLAMA "outputs_000.npz", &out[0], NULL), OQ_OK);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    o.runtime = rt;
+    o.n_batches = 1;
+    o.inputs = (const oq_npz *const *)in;
+    o.expected = (const oq_npz *const *)out;
+    return o;
+}
+
+/* Every weight outside the model, the small ones too (ORT itself cannot load that export:
+ * shape inference wants its constants inside): converted, checked against PyTorch, and the
+ * output is a model and its own data file. */
+static void test_converts(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata"), in[512], out[512], data[512];
+    long bytes = externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(in, sizeof in, "%s/model.onnx", dir);
+    oq_model_info *mi; /* inspect counts the weights outside as such */
+    assert_int_equal(oq_model_inspect_file(in, &mi, NULL), OQ_OK);
+    assert_int_equal(mi->n_external, mi->n_initializers);
+    assert_int_equal(mi->external_bytes, bytes);
+    assert_int_equal(mi->initializer_bytes, 0);
+    oq_model_info_free(mi);
+    char *odir = temp_dir("extdata_out"); /* another folder: the data file goes with the model */
+    snprintf(out, sizeof out, "%s/fast.onnx", odir);
+    snprintf(data, sizeof data, "%s/fast.onnx.data", odir);
+    oq_npz *bi[1], *bo[1];
+    oq_convert_opts o = flash_opts(bi, bo);
+    oq_convert_report *r = NULL;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r->checked && r->passed && r->fused == 1);
+    assert_string_equal(r->external_data, data);
+    assert_true(weights_kept(LLAMA "llama_like_op18.onnx", out, data) >= 3);
+    oq_convert_report_free(r);
+    /* the data file is an output like the model: kept unless overwriting */
+    unlink(out);
+    assert_int_equal(oq_convert_file(in, out, 0, &o, &r, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "fast.onnx.data: exists (not overwritten)"));
+    assert_null(r);
+    assert_int_equal(access(out, F_OK), -1);
+    oq_npz_free(bi[0]);
+    oq_npz_free(bo[0]);
+    remove_dir(odir);
+    remove_dir(dir);
+}
+
+/* The model with one initializer's external data entries replaced, planned: the error. */
+static oq_status plan_with(const char *dir, const char *loc, const char *off, const char *len, int truncate_to,
+                           oq_err *err)
+{
+    char path[512], data[512];
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    snprintf(data, sizeof data, "%s/model.onnx.data", dir);
+    Onnx__ModelProto *m = read_model(path);
+    Onnx__TensorProto *t = m->graph->initializer[0];
+    const char *v[3] = {loc, off, len};
+    for (int k = 0; k < 3; k++)
+        if (v[k]) {
+            free(t->external_data[k]->value);
+            t->external_data[k]->value = strdup(v[k]);
+        }
+    write_model(m, path);
+    onnx__model_proto__free_unpacked(m, NULL);
+    if (truncate_to >= 0) assert_int_equal(truncate(data, truncate_to), 0);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    oq_convert_report *r = NULL;
+    oq_status st = oq_convert_plan(path, &o, &r, err);
+    assert_null(r);
+    return st;
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_bad");
+    oq_err err = {0};
+    const char *w = "n1"; /* the export's first initializer, float32 [32] */
+    char want[512];
+    assert_int_equal(plan_with(dir, "../model.onnx.data", NULL, NULL, -1, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s/model.onnx: initializer '%s': external data location '../model.onnx.data' is "
+             "not a path inside the model's folder", dir, w);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(plan_with(dir, "/etc/passwd", NULL, NULL, -1, &err), OQ_ERR_FORMAT);
+    assert_int_equal(plan_with(dir, "gone.data", NULL, NULL, -1, &err), OQ_ERR_IO);
+    snprintf(want, sizeof want, "%s/model.onnx: initializer '%s': external data %s/gone.data: No such file or "
+             "directory", dir, w, dir);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(plan_with(dir, NULL, "12x", NULL, -1, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "external data offset '12x' is not a byte count"));
+    assert_int_equal(plan_with(dir, NULL, NULL, "8", -1, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "external data length 8, its type and shape need 128"));
+    assert_int_equal(plan_with(dir, NULL, NULL, NULL, 100, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s/model.onnx: initializer '%s': external data %s/model.onnx.data holds 100 "
+             "bytes, the tensor needs bytes 0..128", dir, w, dir);
+    assert_string_equal(err.msg, want);
+    remove_dir(dir);
+}
+
+/* A model in memory has no folder to find its weights in. */
+static void test_bytes_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_mem"), path[512];
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    oq_convert_report *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_plan_bytes(buf, n, "ext.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "ext.onnx: initializer 'n1' has external data, which needs the model's path");
+    assert_null(r);
+    free(buf);
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_converts),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_bytes_refused),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
