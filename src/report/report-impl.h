@@ -163,6 +163,9 @@ oq_status oq_report_validate_check(const json_t *summary, const char *name, oq_e
 oq_status oq_report_validate(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
 /* The same with the batch records counted already (d), the document's own left unread. */
 oq_status oq_report_validate_vd(oq_sb *b, const json_t *summary, const oq_vd *d, const char *name, oq_err *err);
+/* A bench summary the report can stand on (bench_check.c): rows, each key with the JSON type
+ * ortqual bench writes; else OQ_ERR_FORMAT "NAME: results[3].stats_ms.p50: want a number ...". */
+oq_status oq_report_bench_check(const json_t *summary, const char *name, oq_err *err);
 oq_status oq_report_bench(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
 oq_status oq_report_conformance(oq_sb *b, const json_t *summary, const char *name, oq_err *err);
 

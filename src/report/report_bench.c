@@ -118,7 +118,8 @@ static void options_section(oq_sb *b, const json_t *config)
 
 oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *err)
 {
-    (void)err;
+    oq_status bad = oq_report_bench_check(s, name, err);
+    if (bad) return bad;
     const json_t *results = json_object_get(s, "results"), *sys = json_object_get(s, "system");
     int reference = !json_is_false(json_object_get(json_object_get(s, "config"), "reference"));
     long long ok = 0, failed = 0, other = 0, tested = 0;

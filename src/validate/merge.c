@@ -33,6 +33,7 @@ typedef struct entry {
     int32_t shard;
     oq_config_result *r;
     const char *records; /* its batch records (NULL: none) */
+    oq_verdict status;   /* r's status as the merge counts it (dispatch_cleared) */
 } entry;
 
 static oq_shard_part part_of(const merge_ctx *m, int32_t i)
@@ -189,7 +190,8 @@ static size_t entries_of(const merge_ctx *m, size_t k, entry *out, int *incomple
         long pos = oq_shard_part_config(&part, k);
         if (pos < 0) continue;
         if (m->shard[i])
-            out[n++] = (entry){i, &m->shard[i]->configs[pos], (size_t)pos < m->n_records[i] ? m->records[i][pos] : NULL};
+            out[n++] = (entry){i, &m->shard[i]->configs[pos], (size_t)pos < m->n_records[i] ? m->records[i][pos] : NULL,
+                               m->shard[i]->configs[pos].status};
         /* by configuration every shard ran the reference on every batch: one report is whole */
         else *incomplete |= k > 0 || m->plan.by == OQ_SHARD_BY_BATCH;
     }
@@ -256,8 +258,9 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
         c.next = (int64_t)part.batch_lo;
         c.failed = -1;
         if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
-        /* (e[0]'s result was moved to out: its status is in out->shards) */
-        if (st || out->shards[i].status != OQ_VERDICT_PASSED) continue;
+        /* (e[0]'s result was moved to out: its status is in out->shards); a merged pass stands
+         * on every shard's records */
+        if (st || (out->shards[i].status != OQ_VERDICT_PASSED && out->status != OQ_VERDICT_PASSED)) continue;
         if (c.next != (int64_t)part.batch_hi)
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch records are not "
                             "the shard's batches %zu..%zu, each once in order: refusing to merge an incomplete shard",
@@ -300,6 +303,38 @@ static int merge_failures(oq_dispatch_result *d, const oq_dispatch_result *f)
         d->n_math_failures += a->kind == OQ_DISPATCH_FAILURE_KERNEL && oq_sdpa_kernel_from_name(a->kernel) == OQ_SDPA_MATH;
     }
     return 1;
+}
+
+/* Does `log` (every shard's routing lines) answer failure f? A node one shard never saw is
+ * observed when another shard saw it: its kernel there was checked, in that shard (a wrong one
+ * is that shard's KERNEL failure, kept). A shard with no routing line at all proved nothing
+ * about any batch of its own: that failure stays. */
+static int observed_elsewhere(const oq_dispatch_failure *f, const oq_dispatch_log *log)
+{
+    if (f->kind != OQ_DISPATCH_FAILURE_UNOBSERVED) return 0;
+    for (size_t i = 0; i < log->n_records; i++)
+        if (!strcmp(log->records[i].node, f->node)) return 1;
+    return 0;
+}
+
+/* The merged check judged on every shard's lines, as one run judges its whole log: "not
+ * observed" failures of nodes another shard observed are dropped. */
+static void observed_across(oq_dispatch_result *d)
+{
+    if (!d->checked || !d->failed) return;
+    size_t kept = 0;
+    for (size_t i = 0; i < d->n_failures; i++) {
+        if (observed_elsewhere(&d->failed[i], &d->log)) {
+            free(d->failures[i]);
+            oq_dispatch_failure_clear(&d->failed[i]);
+            continue;
+        }
+        d->failures[kept] = d->failures[i];
+        d->failed[kept++] = d->failed[i];
+    }
+    for (size_t i = kept; i < d->n_failures; i++) memset(&d->failed[i], 0, sizeof d->failed[i]);
+    d->n_failures = kept;
+    d->passed = !kept && d->log.n_records > 0; /* oq_dispatch_check's rule */
 }
 
 static int merge_dispatch(oq_dispatch_result *d, oq_dispatch_result *f)
@@ -372,6 +407,42 @@ static void merge_costs(oq_config_result *into, oq_config_result *from)
     w->seconds = seconds;
 }
 
+/* Did shard result r fail (or skip, the check not required) only because its dispatch check
+ * missed nodes that `seen` (every shard's routing lines) holds? Its comparisons passed, its
+ * placement did, and each of its dispatch failures is a node observed in another shard: one
+ * unsharded run over the same batches would have passed it. */
+static int dispatch_cleared(const oq_config_result *r, const oq_dispatch_log *seen)
+{
+    const oq_dispatch_result *d = &r->dispatch;
+    if ((r->status != OQ_VERDICT_FAILED && r->status != OQ_VERDICT_SKIPPED) || !r->reported || !d->checked ||
+        d->passed || !d->n_failures || !d->failed || !r->n_outputs)
+        return 0;
+    if (r->placement.recorded && r->placement.required && !r->placement.report.passed) return 0;
+    for (size_t j = 0; j < r->n_outputs; j++)
+        if (!r->outputs[j].all.passed) return 0;
+    for (size_t j = 0; j < d->n_failures; j++)
+        if (!observed_elsewhere(&d->failed[j], seen)) return 0;
+    return 1;
+}
+
+/* Each entry's status as the merge counts it: passed where dispatch_cleared says so. `seen`
+ * is built from copies: the shards' logs move into the merged result later. */
+static int clear_dispatch_only(entry *e, size_t n)
+{
+    oq_dispatch_log seen = {0};
+    int ok = 1;
+    for (size_t i = 0; ok && i < n; i++) {
+        oq_dispatch_log copy = {0};
+        ok = oq_dispatch_log_copy(&copy, &e[i].r->dispatch.log, NULL) == OQ_OK &&
+             oq_dispatch_log_merge(&seen, &copy, NULL) == OQ_OK;
+        oq_dispatch_log_clear(&copy);
+    }
+    for (size_t i = 0; ok && i < n; i++)
+        if (dispatch_cleared(e[i].r, &seen)) e[i].status = OQ_VERDICT_PASSED;
+    oq_dispatch_log_clear(&seen);
+    return ok;
+}
+
 /* As one run would have ended: a failure fails, then not-run, then all skipped or all
  * passed; passed on some shards and skipped on others is an incomplete matrix: failed. */
 static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
@@ -380,22 +451,24 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
     const oq_config_result *why = e[0].r;
     int found = 0;
     *reason = NULL;
-    *v = why->status;
+    *v = e[0].status;
     for (size_t o = 0; o < 2 && !found; o++)
         for (size_t i = 0; i < n && !found; i++)
-            if ((found = e[i].r->status == order[o])) {
+            if ((found = e[i].status == order[o])) {
                 *v = order[o];
                 why = e[i].r;
             }
     for (size_t i = 1; !found && i < n; i++)
-        if (e[i].r->status != e[0].r->status) {
+        if (e[i].status != e[0].status) {
             *v = OQ_VERDICT_FAILED;
             if (asprintf(reason, "%s on shard %d (%s) but %s on shard %d: the matrix is incomplete",
-                         oq_verdict_name(e[i].r->status), (int)e[i].shard, e[i].r->reason ? e[i].r->reason : "",
-                         oq_verdict_name(e[0].r->status), (int)e[0].shard) < 0)
+                         oq_verdict_name(e[i].status), (int)e[i].shard, e[i].r->reason ? e[i].r->reason : "",
+                         oq_verdict_name(e[0].status), (int)e[0].shard) < 0)
                 *reason = NULL;
             return *reason != NULL;
         }
+    /* passed: no reason (a shard cleared by the others' lines keeps its own in its summary) */
+    if (*v == OQ_VERDICT_PASSED) return 1;
     return !why->reason || (*reason = strdup(why->reason)) != NULL;
 }
 
@@ -406,7 +479,7 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
     oq_verdict v;
     char *reason = NULL;
     oq_config_shard *per = calloc(n, sizeof *per);
-    if (!per || !merged_status(e, n, &v, &reason)) {
+    if (!per || !clear_dispatch_only(e, n) || !merged_status(e, n, &v, &reason)) {
         free(per);
         return nomem(err);
     }
@@ -414,6 +487,7 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
         per[i] = (oq_config_shard){e[i].shard, e[i].r->status, e[i].r->worker.ran, e[i].r->worker.seconds,
                                    e[i].r->session_tried, e[i].r->session_create_s};
     *out = *e[0].r;
+    out->required &= e[0].status != OQ_VERDICT_PASSED; /* a skip made a failure, cleared */
     memset(e[0].r, 0, sizeof *e[0].r);
     int ok = 1;
     for (size_t i = 1; ok && i < n; i++) {
@@ -421,13 +495,15 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
         ok = merge_outputs(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
              merge_placement(&out->placement, &f->placement);
         merge_costs(out, f);
-        if (f->teeth.ran && !f->teeth.proved && (!out->teeth.ran || out->teeth.proved)) {
+        /* a shard whose check failed never reran with MATH forced: another's rerun stands */
+        if (f->teeth.ran && (!out->teeth.ran || (!f->teeth.proved && out->teeth.proved))) {
             oq_teeth_result t = out->teeth;
             out->teeth = f->teeth;
             f->teeth = t;
         }
-        out->required |= f->required;
+        out->required |= f->required && e[i].status != OQ_VERDICT_PASSED;
     }
+    observed_across(&out->dispatch);
     out->status = v;
     free(out->reason);
     out->reason = reason;

@@ -138,4 +138,42 @@ out=$(ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op1
 [ $? = 0 ] && [ "$(head -1 <<<"$out")" = "ortqual validate: --configs expected,cpu:model:fp32 (--model's default here)" ] &&
     ok "the default --configs said first" || bad "validate --model without --configs: $out"
 
+
+# 6. report of a bench summary.json whose rows have keys of the wrong JSON type, a key the page
+#    needs missing, a status bench never writes, an ok row without its median, or no row at all:
+#    refused in one line naming the file and the key, exit 2, report.html untouched and nothing
+#    else left in the folder (the page was drawn with "?", 0 and dashes where the values did not
+#    parse, exit 0; no rows drew an empty table)
+$Q bench --variants ref,cpu:decomposed:fp32 --seq-lens 32,64 --batch-sizes 1 --iters 2 --warmup 0 --ref-iters 1 \
+    --outdir bench --quiet >/dev/null 2>&1 || bad "bench run: exit $?"
+bench_case() { # bench_case DIR PYTHON MESSAGE: a copy of bench/ with its summary.json edited
+    rm -rf "$1" && cp -r bench "$1"
+    /usr/bin/python3 - "$1/summary.json" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(j, open(sys.argv[1], "w"))
+PY
+    local before
+    before=$(cd "$1" && ls -A | tr '\n' ' ')
+    cp "$1/report.html" "$1.before"
+    one_line 2 "^ortqual report: $1/summary.json: $3\$" $Q report "$1"
+    cmp -s "$1.before" "$1/report.html" && [ "$(cd "$1" && ls -A | tr '\n' ' ')" = "$before" ] &&
+        ok "$1: report.html kept, nothing else written" || bad "$1: holds $(cd "$1" && ls -A | tr '\n' ' ')"
+}
+bench_case b_str 'j["results"][3]["stats_ms"]["p50"] = "0.5"' \
+    'results\[3\]\.stats_ms\.p50: want a number or null, got a string'
+bench_case b_obj 'j["results"][1]["batch"] = {"n": 1}' 'results\[1\]\.batch: want a whole number, got an object'
+bench_case b_nostatus 'del j["results"][2]["status"]' 'results\[2\]\.status: missing'
+bench_case b_status 'j["results"][0]["status"] = "great"' \
+    "results\\[0\\]\\.status: want ok, skipped, unsupported, oom or failed, got 'great'"
+bench_case b_null 'j["results"][1]["stats_ms"]["p50"] = None' \
+    'results\[1\]\.stats_ms\.p50: want a number \(the row is ok: it was timed\)'
+bench_case b_mem 'j["results"][0]["memory"]["peak_rss_bytes"] = [1]' \
+    'results\[0\]\.memory\.peak_rss_bytes: want a number or null, got an array'
+bench_case b_row 'j["results"][2] = 7' 'results\[2\]: want an object, got a whole number'
+bench_case b_config 'j["config"] = "x"' 'config: want an object, got a string'
+bench_case b_empty 'j["results"] = []' '"results" has no rows: not a sweep ortqual bench wrote'
+expect 0 "^bench/report.html$" $Q report bench
+
 report
