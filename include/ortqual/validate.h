@@ -529,6 +529,7 @@ typedef struct oq_shard_plan {
     int64_t padded_length;        /* the longest batch's */
     int64_t first_batch_size, first_padded_length; /* batch 0's (--static exports its shape) */
     char prepared[32], host[256]; /* when and where */
+    int prove_teeth;              /* --prove-teeth: a merged dispatch pass needs a shard's proof */
 } oq_shard_plan;
 /* OQ_ERR_NOT_FOUND when outdir/shards/plan.json does not exist (nothing was prepared there),
  * OQ_ERR_FORMAT when it is not a plan, its parts disagree, a file it names is not the one

@@ -1557,11 +1557,12 @@ oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *
                                 (json_int_t)p->padded_length, "first", "batch_size", (json_int_t)p->first_batch_size,
                                 "padded_length", (json_int_t)p->first_padded_length);
     return write_new(path,
-                     json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}}", "schema",
+                     json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}, s:{s:b}}", "schema",
                                OQ_SHARD_PLAN_SCHEMA, "plan", "hash", p->hash, "description",
                                base_name(p->description_path), "shards", p->count, "shard_by", oq_shard_by_name(p->by),
                                "assignment", assignment_json(p), "configs", strv_json(p->configs, p->n_configs),
-                               "batches", batches, "prepared", "time", p->prepared, "host", p->host),
+                               "batches", batches, "prepared", "time", p->prepared, "host", p->host, "run",
+                               "prove_teeth", p->prove_teeth),
                      err);
 }
 
@@ -1619,6 +1620,7 @@ static oq_status shard_plan_back(const json_t *j, const char *dir, oq_shard_plan
     p->padded_length = json_integer_value(json_object_get(batches, "padded_length"));
     p->first_batch_size = json_integer_value(json_object_get(first, "batch_size"));
     p->first_padded_length = json_integer_value(json_object_get(first, "padded_length"));
+    p->prove_teeth = json_is_true(json_object_get(json_object_get(j, "run"), "prove_teeth"));
     if (!(p->description_path = beside(dir, str_of(plan, "description"))) ||
         !(p->batches_path = beside(dir, str_of(batches, "file"))) ||
         !strv_back(json_object_get(j, "configs"), &p->configs, &p->n_configs))

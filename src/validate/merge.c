@@ -504,6 +504,17 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
         out->required |= f->required && e[i].status != OQ_VERDICT_PASSED;
     }
     observed_across(&out->dispatch);
+    /* shards whose own check failed (cleared by the others' lines) never reran with MATH forced:
+     * when none did, --prove-teeth has no proof, as an unsharded run would have one */
+    if (m->plan.prove_teeth && v == OQ_VERDICT_PASSED && !out->is_reference && out->dispatch.checked &&
+        !out->teeth.ran) {
+        v = OQ_VERDICT_FAILED;
+        free(reason);
+        reason = strdup("--prove-teeth: no shard reran with MATH forced (each shard's own dispatch check failed on "
+                        "a node only another shard observed), so the check was never seen to fail; validate "
+                        "unsharded for the proof");
+        ok = ok && reason;
+    }
     out->status = v;
     free(out->reason);
     out->reason = reason;

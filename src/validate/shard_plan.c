@@ -151,7 +151,7 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
     oq_shard_plan p = {.description_path = desc, .count = o->shard.count, .by = o->shard.by,
                        .n_configs = o->n_configs, .configs = names, .n_batches = k->n, .batches_path = batches,
                        .padded_length = k->padded_length, .first_batch_size = k->first_bl[0],
-                       .first_padded_length = k->first_bl[1]};
+                       .first_padded_length = k->first_bl[1], .prove_teeth = o->prove_teeth};
     memcpy(p.hash, plan_hash, sizeof p.hash);
     oq_iso_time(p.prepared, sizeof p.prepared);
     gethostname(p.host, sizeof p.host - 1);

@@ -100,4 +100,26 @@ merged 1 failed false "$UNOBS" "attn1 unobserved on both shards: failed"
 routes - attn0=FLASH_ATTENTION,attn1=FLASH_ATTENTION 1
 merged 1 failed false "$NOLINE" "no routing line on shard 0: failed"
 
+# --prove-teeth (plan.json's run.prove_teeth, set here: --prove-teeth needs a GPU configuration):
+# each shard missed the node the other saw, so each failed its own check and none reran with MATH
+# forced. The dispatch check passes merged, but nothing proved it can fail: not green.
+$PY - run/shards/plan.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["run"] = {"prove_teeth": True}; json.dump(j, open(sys.argv[1], "w"))
+PY
+routes attn0=FLASH_ATTENTION attn1=FLASH_ATTENTION 1
+merged 1 failed true "" "--prove-teeth, no shard's check passed: failed"
+grep -q "no shard reran with MATH forced" run/summary.json && ok "the reason names the missing proof" ||
+    bad "no --prove-teeth reason: $(grep -o '"reason": "[^"]*"' run/summary.json | head -3)"
+# ... and with shard 1's rerun on record (its own check passed: it saw both nodes), the proof stands
+routes attn0=FLASH_ATTENTION attn0=FLASH_ATTENTION,attn1=FLASH_ATTENTION 1
+$PY - run/shards/1/summary.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["configs"][1]["teeth"] = {"rerun_status": "failed", "proved": True,
+                            "verdict": "the check failed with MATH forced, as it must"}
+json.dump(j, open(sys.argv[1], "w"))
+PY
+merged 0 passed true "" "--prove-teeth, proved on shard 1: passed"
+
 report
