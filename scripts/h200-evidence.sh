@@ -142,6 +142,16 @@ for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:
     cp "$W/lat-$id-$which/summary.json" "$OUT/convert-latency-$id-$which-summary.json"
   done
 done
+# llama_like op18 with its weights beside it (tests/fixtures/external, as torch.onnx.export saves
+# by default): converted to a pair (fast.onnx + fast.onnx.data), then on FLASH as above
+LL=$FX/llama_like; bl="--inputs $LL/inputs_000.npz --inputs $LL/inputs_001.npz"
+el="--expected $LL/outputs_000.npz --expected $LL/outputs_001.npz"
+step convert-external-llama_like 120 $B convert tests/fixtures/external/llama_like_op18.onnx -o "$W/llama_ext_fast.onnx" \
+  --force --flash $bl $el --ort-lib "$ORT/libonnxruntime.so"
+step convert-flash-external-llama_like 300 $B validate $E --no-plots --model "$W/llama_ext_fast.onnx" --features input_ids \
+  --mask attention_mask $bl $el --configs expected,cpu:model:fp16,cuda:model:fp16 --expect-kernel flash \
+  --require-dispatch --prove-teeth --require-full-gpu --outdir "$W/flash-ext"
+cp "$W/flash-ext/summary.json" "$OUT/convert-flash-external-llama_like-summary.json" 2>/dev/null || true
 # the same mlpf_like conversion with its heads of 12 kept (--no-pad-head-size): expected to FAIL
 # with MATH on CUDA, the advice naming the head size and the padding that reaches flash
 FX_M=$FX/mlpf_like; b2="--inputs $FX_M/inputs_000.npz --inputs $FX_M/inputs_001.npz"

@@ -268,4 +268,25 @@ help=$($ORTQUAL convert --help)
 if grep -q "no pass changes" <<<"$help" || ! head -12 <<<"$help" | grep -q -- "--pad-head-size pads it"; then
     bad "convert --help: the head size paragraph does not name --pad-head-size"
 else ok "convert --help names --pad-head-size for the head size"; fi
+# weights beside the model (torch.onnx.export's default; tests/fixtures/external): converted to a
+# pair, OUT.onnx naming OUT.onnx.data by its file name, in another folder than the input's; the
+# pair validates against PyTorch's outputs; an existing data file is an output not overwritten
+X="$OQ_SOURCE_DIR/tests/fixtures/external"; L="$F/llama_like"
+mkdir -p "$T/ext"
+expect 0 "^initializers 33 \(549 bytes inside; 9 in external data, 53248 bytes\)" $ORTQUAL inspect "$X/llama_like_op18.onnx"
+expect 0 "written: $T/ext/fast.onnx \(weights in $T/ext/fast.onnx.data\)" $ORTQUAL convert "$X/llama_like_op18.onnx" \
+    -o "$T/ext/fast.onnx" --flash --inputs "$L/inputs_000.npz" --expected "$L/outputs_000.npz"
+[ -s "$T/ext/fast.onnx.data" ] && ok "fast.onnx.data written" || bad "no fast.onnx.data"
+structure "$T/ext/fast.onnx" 1 1 && ok "external: 1 Attention-24 node, causal" || bad "external structure"
+expect 0 "verdict: PASSED" $ORTQUAL validate --model "$T/ext/fast.onnx" --inputs "$L/inputs_*.npz" \
+    --expected "$L/outputs_*.npz" --no-plots --outdir "$T/ext/v"
+rm "$T/ext/fast.onnx"
+expect 2 "fast.onnx.data: exists \(not overwritten\)" $ORTQUAL convert "$X/llama_like_op18.onnx" -o "$T/ext/fast.onnx" --flash
+[ ! -e "$T/ext/fast.onnx" ] && ok "nothing written beside an existing data file" || bad "fast.onnx written"
+# a data file that does not hold the tensors: refused before any work, naming file and tensor
+cp "$X/llama_like_op18.onnx" "$T/ext/short.onnx"; head -c 1000 "$X/llama_like_op18.onnx.data" > "$T/ext/llama_like_op18.onnx.data"
+expect 2 "short.onnx: initializer '[^']+': external data $T/ext/llama_like_op18.onnx.data holds 1000 bytes, the tensor needs bytes" \
+    $ORTQUAL convert "$T/ext/short.onnx" -o "$T/ext/s.onnx" --flash
+[ ! -e "$T/ext/s.onnx" ] && [ ! -e "$T/ext/s.onnx.data" ] && ok "nothing written for a short data file" || bad "s.onnx written"
+
 report
