@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/compare.h"
 #include "ortqual/conformance.h"
 #include "ortqual/evidence.h"
 #include "ortqual/fileio.h"
@@ -55,13 +56,18 @@ static const char foot[] =
     "  ortqual conformance --outdir conf-ref --junit conf-ref/junit.xml\n"
     "  ortqual conformance tests/data/onnx-backend/attention/test_attention_4d_causal\n";
 
-/* --rtol, --atol: a number >= 0 into the double at ctx. */
+/* --rtol, --atol: a number >= 0 into the double at ctx, one a test can fail (compare.h). */
 static int set_tol(const oq_opt *opt, const char *s)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0 && isfinite(v))) {
         fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, s);
+        return -1;
+    }
+    oq_err e = {0};
+    if (oq_tolerance_check_value(opt->name, v, &e)) {
+        fprintf(stderr, "ortqual conformance: --%s %s: %s\n", opt->name, s, e.msg);
         return -1;
     }
     *(double *)opt->ctx = v;

@@ -136,6 +136,12 @@ rc=0
 for tol in "--rtol inf" "--atol inf" "--rtol -inf" "--atol nan"; do
     must 2 "wants a finite number >= 0" "$T/tol.log" "$ORTQUAL" conformance $tol "$CONF/test_attention_4d"
 done
+# a tolerance that cannot fail passed every test (a false green): refused before any test runs
+must 2 "^ortqual conformance: --rtol 1: rtol 1 is 1 or more: an output of zeros would pass" "$T/tol.log" \
+    "$ORTQUAL" conformance --rtol 1 "$CONF/test_attention_4d"
+must 2 "^ortqual conformance: --atol 1e308: atol 1e\+308 is float32's largest value" "$T/tol.log" \
+    "$ORTQUAL" conformance --atol 1e308 "$CONF/test_attention_4d"
+grep -q '^PASS' "$T/tol.log" && fail "a refused --atol still ran the tests"
 "$ORTQUAL" conformance --help | grep -q 'usage: ortqual conformance' || fail "--help"
 
 # The outputs are checked before any test runs: an earlier run's folder needs --force (exit 2),
