@@ -96,6 +96,14 @@ expect 2 "'cpu:decomposed:fp32' is listed twice \(items 2 and 3\)" \
     $Q validate --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:decomposed:fp32 --outdir cf1
 expect 2 "'expected' is listed twice \(items 1 and 3\)" \
     $Q validate --model "$M" --inputs "$FX/io.npz" --configs expected,cpu:model:fp32,expected --outdir cf1
+# ... under another spelling of the same provider too (ORT runs CPU and CPUExecutionProvider as
+#    cpu: the reference ran again under that name and PASSED)
+expect 2 "^ortqual validate: --configs: 'cpu:model:fp32' is listed twice \(items 1 and 2\)$" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --configs cpu:model:fp32,CPU:model:fp32 --outdir cf1
+expect 2 "'cpu:model:fp32' is listed twice \(items 2 and 3\)" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --configs expected,CPUExecutionProvider:model:fp32,Cpu:model:fp32 --outdir cf1
+expect 2 "^ortqual bench: --variants: 'cpu:attention24:fp32' is listed twice \(items 1 and 2\)$" \
+    $Q bench --variants cpu:attention24:fp32,CPU:attention24:fp32 --outdir cf1
 absent cf1
 expect 1 "verdict: NOT TESTED.*only the reference ran|only the reference ran" \
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64 --outdir cf2
