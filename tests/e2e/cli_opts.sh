@@ -177,7 +177,7 @@ expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --mo
 /usr/bin/python3 -c 'import numpy as np; np.savez("l0.npz", features=np.zeros((2, 0, 8), np.float32), mask=np.zeros((2, 0), bool))' ||
     bad "cannot write l0.npz"
 expect 2 "l0\.npz: mask 'mask': event 0: empty event: the mask has no positions \(length 0; each event needs at least one valid element\)$" \
-    $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cpu:model:fp16 --outdir m0
+    $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cuda:model:fp32 --outdir m0
 only_error m0
 
 # 11. an empty string option ("$UNSET") is a usage error naming the option, before any work (an

@@ -34,6 +34,15 @@ expect 2 "tolerance 'reg:atol=1e308': atol 1e\+308 is float32's largest value \(
 expect 2 "rtol 2 is 1 or more" "$Q" bench --model "$F/hand_attention/hand_attention_op18.onnx" \
     --inputs "$F/hand_attention/io.npz" --expected "$F/hand_attention/io.npz" --tolerance y:rtol=2 --iters 1 --warmup 0 \
     --quiet --outdir "$T/bt1"
+# validate --model: fp32 and fp16 of one runtime run the same session (the file as it is; the
+# precision is only the tolerance): the reference compared with itself gave PASSED, and it was
+# the example the tool gave when nothing else could be compared; now refused
+H=(--model "$F/hand_attention/hand_attention_op18.onnx" --inputs "$F/hand_attention/io.npz")
+expect 2 "^ortqual validate: --configs: 'cpu:model:fp16' runs what the reference 'cpu:model:fp32' runs \(items 1 and 2\)" \
+    "$Q" validate "${H[@]}" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm1" "${V[@]}"
+[ ! -e "$T/vm1" ] && ok "nothing made for a reference compared with itself" || bad "$T/vm1 made"
+expect 0 "verdict: PASSED \(2 passed" "$Q" validate "${H[@]}" --configs expected,cpu:model:fp32,cpu:model:fp16 \
+    --outdir "$T/vm2" "${V[@]}"
 # validate: a reference that cannot run is a runtime error
 expect 3 "could not run: the reference cannot run: ref:sdpa needs input 'query'" "$Q" validate --configs ref:sdpa:fp64,cpu:decomposed:fp32 \
     --outdir "$T/v5" "${V[@]}"
