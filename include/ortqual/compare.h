@@ -75,9 +75,16 @@ OQ_API oq_tolerance oq_tolerance_for_dtype(oq_dtype precision);
  * comma list of rtol=X and atol=Y ("rtol=1e-3,atol=1e-4"; either may be absent
  * and then keeps its value in *tol). OUTPUT is everything before the last ':'
  * (so "out_cls:rtol=1e-3" and "block:0:fp16" both work); it is copied to
- * `name` (cap bytes, "" when absent). Values must be finite and >= 0.
+ * `name` (cap bytes, "" when absent). Values must pass oq_tolerance_check_value.
  * Errors (OQ_ERR_INVALID_ARG) quote the spec and the offending part. */
 OQ_API oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err);
+
+/* A tolerance value a comparison can fail, OQ_OK; else OQ_ERR_INVALID_ARG saying why. `key`
+ * is "rtol" or "atol" (another is refused). Finite and >= 0, and a check that can fail: rtol
+ * below 1 (with rtol >= 1 an output of zeros passes against any reference) and atol below
+ * float32's largest value, 3.4e38 (no float32 output is that far from a value near zero: only
+ * NaN and Inf would fail it). oq_tolerance_parse applies it to each value it reads. */
+OQ_API oq_status oq_tolerance_check_value(const char *key, double v, oq_err *err);
 
 /* A default tolerance plus per-output overrides, looked up by output name. */
 typedef struct oq_tolerances oq_tolerances;

@@ -1,6 +1,8 @@
 /* Validation configurations: "<runtime>:<representation>:<precision>[:<kernel>]".
  *
- *   runtime         ref (the C reference), cpu, cuda, or the name of a plugin EP
+ *   runtime         ref (the C reference), cpu, cuda, or the name of a plugin EP; CPU, Cuda,
+ *                   CPUExecutionProvider, ... (what ORT takes for cpu and cuda) are named cpu
+ *                   and cuda
  *   representation  encoder | sdpa        (the C reference's own forward pass; runtime ref only)
  *                   decomposed | attention23 | attention24   (exported by ortqual)
  *                   model                 (the user's --model file as it is)

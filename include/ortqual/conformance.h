@@ -54,7 +54,8 @@ OQ_API void oq_conformance_opts_default(oq_conformance_opts *o);
 typedef enum oq_conformance_verdict {
     OQ_CONFORMANCE_PASS = 0,
     OQ_CONFORMANCE_FAIL,  /* an output differs, or the test could not be run (detail says why) */
-    OQ_CONFORMANCE_SKIP,  /* not applicable to this runner (detail says why) */
+    OQ_CONFORMANCE_SKIP,  /* not applicable to this runner, or nothing to compare: every output
+                             empty or NaN in both (detail says why) */
     OQ_CONFORMANCE_UNSUPPORTED /* the runner has no kernel for it (ORT status 9); detail: ORT's reason */
 } oq_conformance_verdict;
 

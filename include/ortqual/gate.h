@@ -75,7 +75,8 @@ typedef struct oq_test_summary {
 
 /* Reads a log line by line and keeps the LAST summary found, with the skip
  * reasons of its run: pytest's "SKIPPED [N] where: why" lines printed since the
- * previous summary, cmocka's and ctest's skip lists printed after it. */
+ * previous summary, cmocka's and ctest's skip lists printed after it; and the first
+ * earlier summary that reported a failure. */
 typedef struct oq_summary_scanner oq_summary_scanner;
 
 OQ_API oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err);
@@ -85,6 +86,9 @@ OQ_API oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line
                                          uint64_t line_no, oq_err *err);
 /* The last summary so far, or NULL (also for a NULL scanner). Owned by the scanner. */
 OQ_API const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s);
+/* The first summary before the last that reported failures or errors (a suite whose failure
+ * the command ignored, `pytest a || true; pytest b`), or NULL. Owned by the scanner. */
+OQ_API const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner *s);
 /* Convenience: scan a whole text (lines numbered from 1). */
 OQ_API oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
                                       oq_err *err);
@@ -104,6 +108,7 @@ typedef struct oq_gate_outcome {
     const oq_test_summary *summary; /* NULL: none found */
     const oq_dispatch_log *dispatch; /* the routing lines of the log */
     double timed_out_s; /* > 0: killed by the gate's timeout after this many seconds */
+    const oq_test_summary *failed_before; /* NULL, or an earlier summary with failures */
 } oq_gate_outcome;
 
 typedef struct oq_gate_judgement {

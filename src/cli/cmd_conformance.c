@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/compare.h"
 #include "ortqual/conformance.h"
 #include "ortqual/evidence.h"
 #include "ortqual/fileio.h"
@@ -28,16 +29,17 @@ static const char head[] =
     "\n"
     "Outputs must satisfy numpy's allclose: |got - expected| <= atol + rtol*|expected|,\n"
     "where NaN matches only NaN. Tests whose model is not a single Attention node (the\n"
-    "*_expanded function bodies) are skipped as not applicable.\n"
+    "*_expanded function bodies) are skipped as not applicable, and so are tests with\n"
+    "nothing to compare (every output empty, or NaN in both).\n"
     "\n"
     "With --ep (or any runtime option), the models run through ONNX Runtime on that\n"
     "execution provider instead of the reference, the *_expanded ones included: the\n"
     "expected outputs are ONNX's, so this checks the runtime, not ortqual.\n"
     "\n"
     "Prints one line per test: PASS name, FAIL name: reason (the worst element when\n"
-    "an output differs), SKIP name: reason (not applicable), or UNSUPPORTED name:\n"
-    "reason (ORT answered with its NOT_IMPLEMENTED status: no kernel for that op,\n"
-    "type or mode on the provider). Then 'N passed, M failed, K skipped', K counting the\n"
+    "an output differs), SKIP name: reason (not applicable, or nothing to compare), or\n"
+    "UNSUPPORTED name: reason (ORT answered with its NOT_IMPLEMENTED status: no kernel\n"
+    "for that op, type or mode on the provider). Then 'N passed, M failed, K skipped', K counting the\n"
     "unsupported ones too, with '(U unsupported)' after it when there are any.\n"
     "When ONNX Runtime refuses a test's model in a way ortqual knows (refusal.h), the lines\n"
     "after it name the node and its inputs, say why and give the fix.\n"
@@ -54,13 +56,18 @@ static const char foot[] =
     "  ortqual conformance --outdir conf-ref --junit conf-ref/junit.xml\n"
     "  ortqual conformance tests/data/onnx-backend/attention/test_attention_4d_causal\n";
 
-/* --rtol, --atol: a number >= 0 into the double at ctx. */
+/* --rtol, --atol: a number >= 0 into the double at ctx, one a test can fail (compare.h). */
 static int set_tol(const oq_opt *opt, const char *s)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0 && isfinite(v))) {
         fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, s);
+        return -1;
+    }
+    oq_err e = {0};
+    if (oq_tolerance_check_value(opt->name, v, &e)) {
+        fprintf(stderr, "ortqual conformance: --%s %s: %s\n", opt->name, s, e.msg);
         return -1;
     }
     *(double *)opt->ctx = v;

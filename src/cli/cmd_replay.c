@@ -53,7 +53,7 @@ static void note_self_comparison(const struct replay_args *a, const char *ref)
 {
     const char *lib = a->cr.ort_lib, *ref_lib = a->o.reference_ort_lib;
     int same_lib = !ref_lib || (lib && !strcmp(lib, ref_lib));
-    if (!strcmp(ref, "cpu") && (!a->cr.ep || !strcmp(a->cr.ep, "cpu")) && same_lib)
+    if (!strcmp(ref, "cpu") && !strcmp(a->configs[1].runtime, "cpu") && same_lib) /* --ep CPU too */
         fprintf(stderr, "ortqual replay: note: the cpu provider against ORT CPU of the same ORT library "
                         "compares ORT with itself (a determinism check); --ep cuda (or a plugin EP), "
                         "--reference-ort-lib OTHER.so or --expected make it a comparison\n");

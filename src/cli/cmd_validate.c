@@ -140,8 +140,17 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
 
 /* ---- after the options ------------------------------------------------------------- */
 
-/* Item n (from 1) of --configs into configs[n - 1]: not empty (a stray comma), and not one
- * listed before (the reference compared with itself passes, and proves nothing). */
+/* Do a and b run the same session? --model runs its file as it is: on one runtime with one kernel,
+ * fp32 and fp16 change the tolerance only (on cuda both set use_tf32=0; tf32 is another run). */
+static int same_model_run(const oq_config *a, const oq_config *b)
+{
+    return a->repr == OQ_REPR_MODEL && b->repr == OQ_REPR_MODEL && !strcmp(a->runtime, b->runtime) &&
+           a->kernel == b->kernel && (a->precision == OQ_PREC_TF32) == (b->precision == OQ_PREC_TF32);
+}
+
+/* Item n (from 1) of --configs into configs[n - 1]: not empty (a stray comma), not one listed
+ * before, and not one that runs what the reference runs (the reference compared with itself
+ * passes, and proves nothing). */
 static int parse_config_item(void *ctx, const char *item, size_t n)
 {
     struct args *a = ctx;
@@ -157,6 +166,15 @@ static int parse_config_item(void *ctx, const char *item, size_t n)
                     a->configs[i].name, i + 1, n);
             return -1;
         }
+    if (n > 1 && same_model_run(&a->configs[0], &a->configs[n - 1])) {
+        fprintf(stderr,
+                "ortqual validate: --configs: '%s' runs what the reference '%s' runs (items 1 and %zu): --model "
+                "runs the file as it is, and %s or %s changes only the tolerance; compared with itself it passes "
+                "and proves nothing (judge it against saved outputs: expected,%s)\n",
+                a->configs[n - 1].name, a->configs[0].name, n, oq_precision_name(a->configs[0].precision),
+                oq_precision_name(a->configs[n - 1].precision), a->configs[n - 1].name);
+        return -1;
+    }
     return 0;
 }
 
@@ -408,7 +426,8 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
         outputs_beside_hint(a, hint, sizeof hint);
         fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
                         "(members named like the model's outputs in --inputs, or --expected) and no CUDA "
-                        "execution provider; e.g. --configs cpu:model:fp32,cpu:model:fp16%s\n", hint);
+                        "execution provider; save the model's outputs beside its inputs (e.g. PyTorch's) and "
+                        "judge against them: --configs expected,cpu:model:fp32%s\n", hint);
         return OQ_EXIT_USAGE;
     }
     const char *prec = reduced ? "fp16" : "fp32"; /* judged at its own rounding */

@@ -46,6 +46,7 @@
 #include "ortqual/compare.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,24 @@ oq_status oq_tolerance_preset(const char *name, oq_tolerance *out, oq_err *err)
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "unknown tolerance preset '%s' (known: %s)", name, known);
 }
 
+oq_status oq_tolerance_check_value(const char *key, double v, oq_err *err)
+{
+    OQ_NEED(err, key);
+    int rtol = !strcmp(key, "rtol");
+    if (!rtol && strcmp(key, "atol"))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance key '%s': want rtol or atol", key);
+    if (!isfinite(v) || v < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %g is not a finite number >= 0", key, v);
+    /* a tolerance that cannot fail judges nothing: its green would be a false one */
+    if (rtol && v >= 1)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "rtol %g is 1 or more: an output of zeros would pass against "
+                          "any reference (a check that cannot tell a result from nothing)", v);
+    if (!rtol && v >= FLT_MAX)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "atol %g is float32's largest value (3.4e38) or more: only NaN "
+                          "and Inf could fail it (a check that cannot fail)", v);
+    return OQ_OK;
+}
+
 /* "rtol=1e-3,atol=1e-4" into *tol; `spec` is only for messages. */
 static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *tol, oq_err *err)
 {
@@ -134,6 +153,11 @@ static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *t
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "tolerance '%s': %.*s value '%s' is not a finite number >= 0", spec,
                               (int)klen, p, num);
+        oq_status st = oq_tolerance_check_value(dst == &t.rtol ? "rtol" : "atol", v, err);
+        if (st) {
+            oq_err_prefix(err, "tolerance '%s': ", spec);
+            return st;
+        }
         *dst = v;
         if (!p[n]) break;
         p += n + 1;

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const repr_names[] = {"encoder", "sdpa", "decomposed", "attention23",
                                          "attention24", "model", "expected"};
@@ -105,7 +106,13 @@ oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
                           text);
     if (strlen(f[0]) >= sizeof out->runtime)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': runtime name too long", text);
-    strcpy(out->runtime, f[0]);
+    /* ORT's CPU and CUDA providers under any spelling the runtime takes for them (runtime/ep.c),
+     * named as one: 'CPU:model:fp32' beside 'cpu:model:fp32' ran the reference again under
+     * another name and passed, proving nothing */
+    const char *runtime = !strcasecmp(f[0], "cpu") || !strcmp(f[0], "CPUExecutionProvider")    ? "cpu"
+                          : !strcasecmp(f[0], "cuda") || !strcmp(f[0], "CUDAExecutionProvider") ? "cuda"
+                                                                                                 : f[0];
+    strcpy(out->runtime, runtime);
     int r = lookup(f[1], repr_names, COUNT(repr_names));
     int p = lookup(f[2], prec_names, COUNT(prec_names));
     int k = n == 4 ? lookup(f[3], kernel_names, COUNT(kernel_names)) : 0;

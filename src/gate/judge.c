@@ -101,6 +101,12 @@ oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
     if (st == OQ_OK && !o->summary) st = reason(out, err, "no test summary found in the log");
     if (st == OQ_OK && o->summary) st = judge_counts(o->summary, out, err);
     if (st == OQ_OK && o->summary) st = judge_skips(o->summary, allow_skip ? &re : NULL, out, err);
+    /* a later summary does not undo an earlier run's failures (the exit status would have said
+     * so, had the command not dropped it) */
+    if (st == OQ_OK && o->failed_before)
+        st = reason(out, err, "an earlier run failed (%s summary at line %llu: %s); the last summary does not undo it",
+                    oq_runner_name(o->failed_before->runner), (unsigned long long)o->failed_before->line,
+                    o->failed_before->text);
     if (st == OQ_OK && expect) st = judge_dispatch(o, expect, out, err);
     if (allow_skip) regfree(&re);
     if (st != OQ_OK) {

@@ -12,6 +12,8 @@
 
 struct oq_summary_scanner {
     oq_test_summary last;   /* runner == NONE until a summary is seen */
+    oq_test_summary failed_before; /* the first summary a later one replaced that reported a
+                                      failure or an error (runner == NONE: none) */
     oq_skip_reason *pending; /* pytest -rs reasons since the previous summary */
     size_t n_pending;
     size_t cmocka_skip_list; /* cmocka skip names still to come after its header */
@@ -56,6 +58,7 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
 {
     if (!s) return;
     summary_clear(&s->last);
+    summary_clear(&s->failed_before);
     free_reasons(s->pending, s->n_pending);
     oq_dynbuf_clear(&s->line);
     free(s);
@@ -64,6 +67,11 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
 const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s)
 {
     return !s || s->last.runner == OQ_RUNNER_NONE ? NULL : &s->last;
+}
+
+const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner *s)
+{
+    return !s || s->failed_before.runner == OQ_RUNNER_NONE ? NULL : &s->failed_before;
 }
 
 static oq_status add_reason(oq_skip_reason **list, size_t *n, const char *text, int64_t count,
@@ -258,7 +266,9 @@ static int parse_plain(const char *line, oq_test_summary *t)
     return 1;
 }
 
-/* A new summary replaces the last one and takes the pending pytest reasons. */
+/* A new summary replaces the last one and takes the pending pytest reasons. The first one
+ * replaced that reported a failure is kept: `pytest a || true; pytest b` ends with b's summary,
+ * and a's failures must not go unseen. */
 static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_t line_no,
                               oq_err *err)
 {
@@ -269,6 +279,10 @@ static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_
     t->n_skips = s->n_pending;
     s->pending = NULL;
     s->n_pending = 0;
+    if (s->failed_before.runner == OQ_RUNNER_NONE && (s->last.failed > 0 || s->last.errors > 0)) {
+        s->failed_before = s->last;
+        memset(&s->last, 0, sizeof s->last);
+    }
     summary_clear(&s->last);
     s->last = *t;
     s->cmocka_skip_list = 0;

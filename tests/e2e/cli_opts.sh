@@ -96,6 +96,14 @@ expect 2 "'cpu:decomposed:fp32' is listed twice \(items 2 and 3\)" \
     $Q validate --configs ref:encoder:fp64,cpu:decomposed:fp32,cpu:decomposed:fp32 --outdir cf1
 expect 2 "'expected' is listed twice \(items 1 and 3\)" \
     $Q validate --model "$M" --inputs "$FX/io.npz" --configs expected,cpu:model:fp32,expected --outdir cf1
+# ... under another spelling of the same provider too (ORT runs CPU and CPUExecutionProvider as
+#    cpu: the reference ran again under that name and PASSED)
+expect 2 "^ortqual validate: --configs: 'cpu:model:fp32' is listed twice \(items 1 and 2\)$" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --configs cpu:model:fp32,CPU:model:fp32 --outdir cf1
+expect 2 "'cpu:model:fp32' is listed twice \(items 2 and 3\)" \
+    $Q validate --model "$M" --inputs "$FX/io.npz" --configs expected,CPUExecutionProvider:model:fp32,Cpu:model:fp32 --outdir cf1
+expect 2 "^ortqual bench: --variants: 'cpu:attention24:fp32' is listed twice \(items 1 and 2\)$" \
+    $Q bench --variants cpu:attention24:fp32,CPU:attention24:fp32 --outdir cf1
 absent cf1
 expect 1 "verdict: NOT TESTED.*only the reference ran|only the reference ran" \
     $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64 --outdir cf2
@@ -169,7 +177,7 @@ expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --mo
 /usr/bin/python3 -c 'import numpy as np; np.savez("l0.npz", features=np.zeros((2, 0, 8), np.float32), mask=np.zeros((2, 0), bool))' ||
     bad "cannot write l0.npz"
 expect 2 "l0\.npz: mask 'mask': event 0: empty event: the mask has no positions \(length 0; each event needs at least one valid element\)$" \
-    $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cpu:model:fp16 --outdir m0
+    $Q validate --model "$M" --inputs l0.npz --configs cpu:model:fp32,cuda:model:fp32 --outdir m0
 only_error m0
 
 # 11. an empty string option ("$UNSET") is a usage error naming the option, before any work (an

@@ -75,6 +75,46 @@ cp "$T/extra_in/test_data_set_0/input_0.pb" "$T/extra_in/test_data_set_0/input_3
 must 1 "^FAIL extra_in: .*/input_3.pb: the model has 3 inputs, the data set more" "$T/extra2" \
     "$ORTQUAL" conformance "$T/extra_in"
 
+# A test that compares nothing is not a PASS (it was one): outputs of no element, or NaN both in
+# the expected values and in the result (NaN matches NaN), agree whatever ran. Q and Y are
+# rewritten as TensorProtos (dims, FLOAT, name, raw_data) encoded here by hand.
+pb() { # FILE NAME VALUE D0 D1 D2 D3: a float tensor of that shape, every element VALUE
+    /usr/bin/python3 - "$@" <<'EOF'
+import struct, sys
+path, name, value, dims = sys.argv[1], sys.argv[2], float(sys.argv[3]), [int(d) for d in sys.argv[4:]]
+def varint(v):
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | 0x80 if v else b)
+        if not v: return bytes(out)
+n = 1
+for d in dims: n *= d
+raw = struct.pack("<%df" % n, *([value] * n))
+msg = b"".join(b"\x08" + varint(d) for d in dims) + b"\x10\x01"
+msg += b"\x42" + varint(len(name)) + name.encode() + b"\x4a" + varint(len(raw)) + raw
+open(path, "wb").write(msg)
+EOF
+}
+for c in zero nan; do
+    cp -r "$CONF/test_attention_4d" "$T/$c" && chmod -R u+w "$T/$c"
+done
+pb "$T/zero/test_data_set_0/input_0.pb" Q 0 2 3 0 8
+pb "$T/zero/test_data_set_0/output_0.pb" Y 0 2 3 0 8
+pb "$T/nan/test_data_set_0/input_0.pb" Q nan 2 3 4 8
+pb "$T/nan/test_data_set_0/output_0.pb" Y nan 2 3 4 8
+for c in zero nan; do
+    must 1 "^SKIP $c: nothing to compare: every output is empty, or NaN both in the expected values and in the result" \
+        "$T/$c.log" "$ORTQUAL" conformance "$T/$c"
+    grep -q "no test passed (1 run, all skipped or unsupported)" "$T/$c.log" || fail "$c: $(cat "$T/$c.log")"
+done
+if [ -n "${OQ_ORT_LIB:-}" ]; then
+    must 1 "^SKIP nan: nothing to compare" "$T/nan_ort.log" "$ORTQUAL" conformance --ep cpu --ort-lib "$OQ_ORT_LIB" "$T/nan"
+fi
+# beside a test that compared values, the run passes and names the one that could not
+"$ORTQUAL" conformance "$CONF/test_attention_4d" "$T/nan" >"$T/mixed" || fail "a PASS beside a SKIP: $(cat "$T/mixed")"
+[ "$(tail -n 1 "$T/mixed")" = "1 passed, 0 failed, 1 skipped" ] || fail "mixed closing line: $(tail -n 1 "$T/mixed")"
+
 # A run where nothing passed is not green: one skipped test exits 1 saying so; --allow-skip accepts it.
 rc=0
 "$ORTQUAL" conformance "$CONF/test_attention_4d_expanded" >"$T/skip.out" 2>"$T/skip.err" || rc=$?
@@ -96,6 +136,12 @@ rc=0
 for tol in "--rtol inf" "--atol inf" "--rtol -inf" "--atol nan"; do
     must 2 "wants a finite number >= 0" "$T/tol.log" "$ORTQUAL" conformance $tol "$CONF/test_attention_4d"
 done
+# a tolerance that cannot fail passed every test (a false green): refused before any test runs
+must 2 "^ortqual conformance: --rtol 1: rtol 1 is 1 or more: an output of zeros would pass" "$T/tol.log" \
+    "$ORTQUAL" conformance --rtol 1 "$CONF/test_attention_4d"
+must 2 "^ortqual conformance: --atol 1e308: atol 1e\+308 is float32's largest value" "$T/tol.log" \
+    "$ORTQUAL" conformance --atol 1e308 "$CONF/test_attention_4d"
+grep -q '^PASS' "$T/tol.log" && fail "a refused --atol still ran the tests"
 "$ORTQUAL" conformance --help | grep -q 'usage: ortqual conformance' || fail "--help"
 
 # The outputs are checked before any test runs: an earlier run's folder needs --force (exit 2),

@@ -81,12 +81,12 @@ expect 2 "holes.npz: mask 'mask': event 1: hole at position 11" $ORTQUAL convert
     -o "$T/h.onnx" --fuse --mask-to-seqlen --inputs "$T/holes.npz"
 [ ! -e "$T/h.onnx" ] && ok "nothing written for holes" || bad "a model was written for inputs with holes"
 expect 2 "event 1: hole at position 11" $ORTQUAL validate --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
-    --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vh" --force
+    --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/vh" --force
 expect 2 "event 1: hole at position 11" $ORTQUAL replay --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
     --ep cpu --outdir "$T/rh" --force
 expect 2 "--mask 'features', but the model's ortqual.mask_contract names input 'mask'" $ORTQUAL validate \
     --model "$T/mlpf_like_18.onnx" --inputs "$F/mlpf_like/inputs_000.npz" --mask features \
-    --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vc" --force
+    --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/vc" --force
 
 # the check bites: a changed PyTorch value fails naming output and element; nothing is written
 $PY - "$F/hand_attention/io.npz" "$T/bad_io.npz" <<'PY'
@@ -187,7 +187,7 @@ for case in "shape:member 'features' has shape \[3,56,5\]; the model's 'features
     refused "^ortqual convert: $T/$name.npz: ${case#*:}" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/in.onnx" --flash \
         --inputs "$T/$name.npz"
     expect 2 "$name.npz: ${case#*:}" $ORTQUAL validate --model "$TX/tx_encoder_op18.onnx" --inputs "$T/$name.npz" \
-        --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/v-$name"
+        --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/v-$name"
 done
 [ ! -e "$T/in.onnx" ] && ok "nothing written for refused inputs" || bad "in.onnx written for refused inputs"
 
@@ -249,7 +249,7 @@ refused "input 'features' is rank 3" $ORTQUAL convert "$TX/tx_encoder_op18.onnx"
 refused "--mask 'nosuch': the model has no such input \(inputs: features, mask\)" \
     $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/m.onnx" --flash --mask nosuch
 expect 2 "input 'features' is rank 3" $ORTQUAL validate --model "$TX/tx_encoder_op18.onnx" --inputs "$TX/inputs_000.npz" \
-    --mask features --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm"
+    --mask features --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/vm"
 
 # --inputs and --expected as validate and replay take them: a quoted glob, or several files
 expect 0 "batch 1 vs expected .*PASS" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/glob.onnx" --flash \

@@ -22,7 +22,7 @@ mkfifo out.fifo
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-plots)
 $Q "${V[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir B >B.log 2>&1 || fail "base run: $(tail -3 B.log)"
 M=B/encoder_attention24_fp32.onnx
-U=(validate --model "$M" --configs cpu:model:fp32,cpu:model:fp16 --repeat 1 --no-plots)
+U=(validate --model "$M" --configs cpu:model:fp32,cuda:model:fp32 --repeat 1 --no-plots)
 $PY - B/inputs_000.npz <<'PY' || fail "cannot write the bad inputs"
 import sys, numpy as np
 z = dict(np.load(sys.argv[1]))

@@ -168,7 +168,7 @@ expect 2 "--expected: 1 files for 2 --inputs files" "$Q" validate "${MLPF[@]}" -
     --expected "$F/mlpf_like/outputs_000.npz" --outdir "$T/e3" "${V[@]}"
 expect 2 "outputs_001.npz is paired with .*inputs_000.npz" "$Q" validate "${MLPF[@]}" --inputs "$F/mlpf_like/inputs_000.npz" \
     --expected "$F/mlpf_like/outputs_001.npz" --outdir "$T/e4" "${V[@]}"
-LM=(--model "$F/decoder_lm/decoder_lm_op18.onnx" --configs cpu:model:fp32,cpu:model:fp16)
+LM=(--model "$F/decoder_lm/decoder_lm_op18.onnx" --configs cpu:model:fp32,cuda:model:fp32)
 expect 2 "dimension 'seq' is 56 in member 'input_ids' \[3,56\] but 24 in member 'attention_mask' \[3,24\]" \
     "$Q" validate "${LM[@]}" --inputs "$T/seq.npz" --outdir "$T/e5" "${V[@]}"
 expect 2 "member 'attention_mask' is int32 \[3,56\]; the model's 'attention_mask' is int64 \[batch,seq\]" \
@@ -178,7 +178,7 @@ expect 2 "the 'expected' configuration compares against saved outputs: it needs 
 expect 2 "generated events cannot make the model's input 'input_ids'" "$Q" validate "${LM[@]}" --outdir "$T/e8" "${V[@]}"
 "$Q" export encoder --static 3,56 -o "$T/static.onnx" >/dev/null 2>&1
 expect 2 "batch 0: generated events: input 'features' has shape \[3,88,8\]; the model's 'features' is \[3,56,8\] \(axis 1 fixed to 56\)" \
-    "$Q" validate --model "$T/static.onnx" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/e9" "${V[@]}"
+    "$Q" validate --model "$T/static.onnx" --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/e9" "${V[@]}"
 
 # 7. requirements judge GPU configurations only: the CPU one's placement is evidence, not a failure;
 #    asked for where no configuration could be judged, they are a usage error

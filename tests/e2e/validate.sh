@@ -104,7 +104,7 @@ import sys, numpy as np
 z = np.load(sys.argv[1]); np.savez(sys.argv[2], features=z["features"][:0], mask=z["mask"][:0])
 PY
 must 2 "zero.npz: the batch has 0 events \(member 'mask' is \[0,56\]\)" "$T/zero.out" $ORTQUAL validate \
-  --model "$TX/tx_encoder_op18.onnx" --inputs "$T/zero.npz" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/zero"
+  --model "$TX/tx_encoder_op18.onnx" --inputs "$T/zero.npz" --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/zero"
 must 2 "zero.npz: the batch has 0 events" "$T/zero-replay.out" $ORTQUAL replay --model "$TX/tx_encoder_op18.onnx" \
   --inputs "$T/zero.npz" --ep cpu --outdir "$T/zero-replay"
 

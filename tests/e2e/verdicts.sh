@@ -24,6 +24,25 @@ expect 1 "no configuration under test ran \(noep:attention24:fp32 skipped" \
 $PY -c 'import sys, numpy as np; np.savez(sys.argv[1], features=np.zeros((0, 8, 8), np.float32), mask=np.zeros((0, 8), np.float32))' "$T/empty.npz"
 expect 2 "empty.npz: the batch has 0 events \(member 'mask' is \[0,8\]\)" \
     "$Q" validate --inputs "$T/empty.npz" --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir "$T/v4" "${V[@]}"
+# validate, replay, bench: a tolerance that cannot fail passed every output (exit 0, PASSED);
+# now refused before any model runs
+expect 2 "tolerance 'rtol=1e308,atol=1e308': rtol 1e\+308 is 1 or more: an output of zeros would pass against any reference" \
+    "$Q" validate --configs ref:encoder:fp64,cpu:decomposed:fp32 --tolerance rtol=1e308,atol=1e308 --outdir "$T/vt1" "${V[@]}"
+expect 2 "tolerance 'reg:atol=1e308': atol 1e\+308 is float32's largest value \(3.4e38\) or more" \
+    "$Q" validate --configs ref:encoder:fp64,cpu:decomposed:fp32 --tolerance reg:atol=1e308 --outdir "$T/vt2" "${V[@]}"
+[ ! -e "$T/vt1/summary.json" ] && ok "nothing ran under a tolerance that cannot fail" || bad "$T/vt1 ran"
+expect 2 "rtol 2 is 1 or more" "$Q" bench --model "$F/hand_attention/hand_attention_op18.onnx" \
+    --inputs "$F/hand_attention/io.npz" --expected "$F/hand_attention/io.npz" --tolerance y:rtol=2 --iters 1 --warmup 0 \
+    --quiet --outdir "$T/bt1"
+# validate --model: fp32 and fp16 of one runtime run the same session (the file as it is; the
+# precision is only the tolerance): the reference compared with itself gave PASSED, and it was
+# the example the tool gave when nothing else could be compared; now refused
+H=(--model "$F/hand_attention/hand_attention_op18.onnx" --inputs "$F/hand_attention/io.npz")
+expect 2 "^ortqual validate: --configs: 'cpu:model:fp16' runs what the reference 'cpu:model:fp32' runs \(items 1 and 2\)" \
+    "$Q" validate "${H[@]}" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm1" "${V[@]}"
+[ ! -e "$T/vm1" ] && ok "nothing made for a reference compared with itself" || bad "$T/vm1 made"
+expect 0 "verdict: PASSED \(2 passed" "$Q" validate "${H[@]}" --configs expected,cpu:model:fp32,cpu:model:fp16 \
+    --outdir "$T/vm2" "${V[@]}"
 # validate: a reference that cannot run is a runtime error
 expect 3 "could not run: the reference cannot run: ref:sdpa needs input 'query'" "$Q" validate --configs ref:sdpa:fp64,cpu:decomposed:fp32 \
     --outdir "$T/v5" "${V[@]}"

@@ -471,8 +471,19 @@ static void test_tolerance_parse(void **state)
     expect_parse_error("out:", "nothing after the output name");
     expect_parse_error(":rtol=1", "empty output name");
     expect_parse_error("out:fp8", "tolerance 'out:fp8': unknown tolerance preset 'fp8'");
-    expect_parse_error("out:rtol=1,rtol=2", "tolerance 'out:rtol=1,rtol=2': rtol given twice"); /* the last won */
-    expect_parse_error("atol=1,rtol=1,atol=0", "atol given twice");
+    expect_parse_error("out:rtol=0.1,rtol=0.2", "tolerance 'out:rtol=0.1,rtol=0.2': rtol given twice"); /* the last won */
+    expect_parse_error("atol=1,rtol=0.1,atol=0", "atol given twice");
+    /* a tolerance that cannot fail (it passed every output: a false green) */
+    expect_parse_error("rtol=1", "tolerance 'rtol=1': rtol 1 is 1 or more: an output of zeros would pass");
+    expect_parse_error("out:rtol=1e308,atol=0", "rtol 1e+308 is 1 or more");
+    expect_parse_error("out:atol=1e308", "tolerance 'out:atol=1e308': atol 1e+308 is float32's largest value");
+    assert_int_equal(oq_tolerance_parse("rtol=0.999,atol=1e38", name, sizeof name, &t, NULL), OQ_OK);
+    oq_err e = {0};
+    assert_int_equal(oq_tolerance_check_value("rtol", 1.0, &e), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerance_check_value("atol", 3.5e38, &e), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerance_check_value("atol", NAN, &e), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerance_check_value("tol", 0.0, &e), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerance_check_value("atol", 0.0, &e), OQ_OK);
     char tiny[4];
     oq_err err = {0};
     assert_int_equal(oq_tolerance_parse("long_name:fp32", tiny, sizeof tiny, &t, &err), OQ_ERR_INVALID_ARG);
@@ -499,7 +510,7 @@ static void test_tolerance_table(void **state)
     assert_true(u.rtol == 1e-3 && u.atol == 1e-5);
     assert_int_equal(oq_tolerances_add(t, "", &err), OQ_ERR_INVALID_ARG);
     assert_has(err.msg, "no spec given");
-    assert_int_equal(oq_tolerances_add(t, "out_x:rtol=1;bogus", &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerances_add(t, "out_x:rtol=0.5;bogus", &err), OQ_ERR_INVALID_ARG);
     assert_has(err.msg, "'bogus'");
     oq_tolerances_free(t);
     oq_tolerance bad = {-1, 0};

@@ -190,7 +190,7 @@ static void last_summary_wins_with_its_reasons(void **state)
 static oq_gate_judgement judge(const char *log, int code, const char *allow)
 {
     oq_summary_scanner *s = scan(log);
-    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL};
+    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL, 0, oq_summary_scanner_failed_before(s)};
     oq_gate_judgement j;
     oq_err err = {0};
     assert_int_equal(oq_gate_judge(&o, allow, NULL, &j, &err), OQ_OK);
@@ -225,6 +225,15 @@ static void rules(void **state)
     assert_verdict("==== 3 passed in 0.1s ====\n", 2, NULL, OQ_GATE_FAIL, "exit status 2");
     assert_verdict("5 passed, 1 failed\n", 0, NULL, OQ_GATE_FAIL, "1 failed"); /* `|| true` */
     assert_verdict("==== 1 passed, 1 error in 0.1s ====\n", 0, NULL, OQ_GATE_FAIL, "1 errors");
+    /* `pytest a || true; pytest b`: b's summary is the last, a's failures still fail (they
+     * passed: the last summary alone was judged) */
+    assert_verdict("= 1 failed, 2 passed in 0.1s =\n= 4 passed in 0.1s =\n", 0, NULL, OQ_GATE_FAIL,
+                   "an earlier run failed (pytest summary at line 1: = 1 failed, 2 passed in 0.1s =); "
+                   "the last summary does not undo it");
+    assert_verdict("1 passed, 0 failed\n==== 1 error in 0.1s ====\n3 passed, 0 failed\n", 0, NULL, OQ_GATE_FAIL,
+                   "an earlier run failed (pytest summary at line 2: ==== 1 error in 0.1s ====); "
+                   "the last summary does not undo it");
+    assert_verdict("2 passed, 0 failed\n3 passed, 0 failed\n", 0, NULL, OQ_GATE_PASS, NULL);
     const char *skip_log = "SKIPPED [1] test_x.py:12: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n";
     assert_verdict(skip_log, 0, NULL, OQ_GATE_FAIL,
                    "skipped (no --allow-skip given): [1] test_x.py:12: needs CUDA");

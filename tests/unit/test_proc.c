@@ -157,6 +157,21 @@ static void test_config_parse(void **state)
     assert_int_equal(oq_config_parse("ref:encoder:fp64", &c, &err), OQ_OK);
     assert_string_equal(c.name, "ref:encoder:fp64");
     assert_false(oq_config_uses_ort(&c));
+    /* the spellings ORT takes for its CPU and CUDA providers name one configuration (the
+     * reference ran again as 'CPU:model:fp32' and passed against itself) */
+    static const struct { const char *text, *name; } same[] = {
+        {"CPU:model:fp32", "cpu:model:fp32"},
+        {"CPUExecutionProvider:decomposed:fp16", "cpu:decomposed:fp16"},
+        {"Cuda:attention24:tf32", "cuda:attention24:tf32"},
+        {"CUDAExecutionProvider:attention24:fp16:flash", "cuda:attention24:fp16:flash"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        assert_int_equal(oq_config_parse(same[i].text, &c, &err), OQ_OK);
+        assert_string_equal(c.name, same[i].name);
+    }
+    assert_true(oq_config_on_ep(&c)); /* cuda */
+    assert_int_equal(oq_config_parse("CPU:attention24:fp32", &c, &err), OQ_OK);
+    assert_false(oq_config_on_ep(&c)); /* judged as cpu, not as a plugin EP named CPU */
 
     static const struct { const char *text, *needle; } bad[] = {
         {"cpu:attention25:fp32", "unknown representation 'attention25'"},
