@@ -76,6 +76,8 @@ typedef struct oq_model_info {
     uint64_t initializer_bytes;       /* embedded data only */
     uint64_t external_bytes;          /* in external-data files (their "length" entries) */
     size_t n_external;                /* initializers whose data is in such a file */
+    size_t n_external_files;
+    char **external_files;            /* those files, as the model names them (relative to its folder) */
     size_t n_nodes;
     size_t n_ops;
     oq_op_count *ops;                 /* by domain then op_type */

@@ -111,15 +111,16 @@ static int cmp_ops(const void *a, const void *b)
     return r ? r : strcmp(x->op_type, y->op_type);
 }
 
-static void add_warning(ctx *c, oq_model_info *mi, char *w)
+/* w (owned) appended to v[0 .. *n) unless an equal string is there. */
+static void push_unique(ctx *c, char ***v, size_t *n, char *w)
 {
     if (!w) return;
-    for (size_t i = 0; i < mi->n_warnings; i++)
-        if (!strcmp(mi->warnings[i], w)) {
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*v)[i], w)) {
             free(w);
             return;
         }
-    char **slot = OQ_PUSH(mi->warnings, mi->n_warnings);
+    char **slot = OQ_PUSH(*v, *n);
     if (!slot) {
         free(w);
         c->oom = 1;
@@ -127,6 +128,8 @@ static void add_warning(ctx *c, oq_model_info *mi, char *w)
     }
     *slot = w;
 }
+
+static void add_warning(ctx *c, oq_model_info *mi, char *w) { push_unique(c, &mi->warnings, &mi->n_warnings, w); }
 
 static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
 {
@@ -302,9 +305,12 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
             continue;
         }
         mi->n_external++;
-        for (size_t k = 0; k < t->n_external_data; k++)
-            if (t->external_data[k]->key && !strcmp(t->external_data[k]->key, "length") && t->external_data[k]->value)
-                mi->external_bytes += strtoull(t->external_data[k]->value, NULL, 10);
+        for (size_t k = 0; k < t->n_external_data; k++) {
+            const char *key = t->external_data[k]->key, *v = t->external_data[k]->value;
+            if (key && v && !strcmp(key, "length")) mi->external_bytes += strtoull(v, NULL, 10);
+            if (key && v && !strcmp(key, "location"))
+                push_unique(&c, &mi->external_files, &mi->n_external_files, dupf(&c, "%s", v));
+        }
     }
     mi->n_nodes = g->n_node;
     for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, i);
@@ -398,6 +404,8 @@ void oq_model_info_free(oq_model_info *mi)
     free(mi->attention);
     for (size_t i = 0; i < mi->n_warnings; i++) free(mi->warnings[i]);
     free(mi->warnings);
+    for (size_t i = 0; i < mi->n_external_files; i++) free(mi->external_files[i]);
+    free(mi->external_files);
     free(mi);
 }
 
@@ -455,6 +463,7 @@ char *oq_model_info_json(const oq_model_info *mi)
     json_t *inits = json_object_get(root, "initializers");
     json_object_set_new(inits, "external", json_integer((json_int_t)mi->n_external));
     json_object_set_new(inits, "external_bytes", json_integer((json_int_t)mi->external_bytes));
+    json_object_set_new(inits, "external_files", strv_json(mi->external_files, mi->n_external_files));
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return s;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
+#include "ortqual/inspect.h"
 #include "validate/validate-impl.h"
 
 const char *oq_shard_state_name(oq_shard_state s)
@@ -50,7 +51,38 @@ const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opt
 
 /* ---- the plan's identity ------------------------------------------------------------- */
 
-/* The SHA-256 of every configuration's model file (each distinct file read once). */
+/* A model's identity: its file's SHA-256, or with weights in external-data files (ORT reads
+ * them from the model's folder; torch.onnx.export's default), the SHA-256 of that and of each
+ * such file's: a shard whose weights differ is not running the plan. A model that cannot be
+ * parsed has its file's alone (validate refuses it later, naming it). */
+static oq_status model_identity(const char *path, char sha[65], oq_err *err)
+{
+    oq_status st = oq_sha256_file(path, sha, err);
+    oq_model_info *mi = NULL;
+    if (st || oq_model_inspect_file(path, &mi, NULL) || !mi->n_external_files) {
+        oq_model_info_free(mi);
+        return st;
+    }
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 1;
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, sha, 64);
+    for (size_t i = 0; !st && i < mi->n_external_files; i++) {
+        char file[4096], fsha[65];
+        snprintf(file, sizeof file, "%.*s/%s", dir_len, slash ? path : ".", mi->external_files[i]);
+        st = oq_sha256_file(file, fsha, err);
+        if (st) oq_err_prefix(err, "%s: external data: ", path);
+        oq_sha256_update(&h, "\n", 1);
+        oq_sha256_update(&h, mi->external_files[i], strlen(mi->external_files[i]));
+        oq_sha256_update(&h, fsha, 64);
+    }
+    oq_sha256_hex(&h, sha);
+    oq_model_info_free(mi);
+    return st;
+}
+
+/* The identity of every configuration's model (each distinct file read once). */
 static oq_status model_hashes(const oq_validate_plan *plans, size_t n, char (*sha)[65], oq_err *err)
 {
     for (size_t k = 0; k < n; k++) {
@@ -58,7 +90,7 @@ static oq_status model_hashes(const oq_validate_plan *plans, size_t n, char (*sh
         size_t i = 0;
         while (i < k && !(plans[i].model && !strcmp(plans[i].model, plans[k].model))) i++;
         if (i < k) memcpy(sha[k], sha[i], sizeof sha[k]);
-        else if (oq_sha256_file(plans[k].model, sha[k], err)) return oq_err_prefix(err, "config %s: ", plans[k].config.name);
+        else if (model_identity(plans[k].model, sha[k], err)) return oq_err_prefix(err, "config %s: ", plans[k].config.name);
     }
     return OQ_OK;
 }

@@ -253,4 +253,15 @@ must 2 "prepared by an older ortqual \(schema ortqual.shards/1, every batch in o
 [ "$(wc -l < "$T/e11.log")" = 1 ] || fail "the old plan's refusal is not one line: $(cat "$T/e11.log")"
 cp -r "$T/P" "$T/L" && sed -i '1s/"index": 0/"index":0/' "$T/L/shards/plan_batches.jsonl"
 must 2 "plan_batches.jsonl is not the prepared batch list" "$T/e12.log" $ORTQUAL merge "$T/L"
+# a model whose weights are in an external-data file: the file is part of the plan's identity, so
+# a shard run with other weights (the same .onnx) is refused, not merged as the plan's
+mkdir -p "$T/X" && cp "$OQ_SOURCE_DIR"/tests/fixtures/external/llama_like_op18.onnx* "$T/X/"
+LL="$OQ_SOURCE_DIR/tests/fixtures/torch/llama_like"
+XV=(validate --model "$T/X/llama_like_op18.onnx" --inputs "$LL/inputs_00[01].npz" --expected "$LL/outputs_00[01].npz"
+    --configs expected,cpu:model:fp32 --no-plots --outdir "$T/XS")
+must 0 "prepared 2 shards" "$T/x.log" $ORTQUAL "${XV[@]}" --prepare-shards 2
+must 0 "shard 0 of 2" "$T/x0.log" $ORTQUAL "${XV[@]}" --shard 0/2
+printf '\x01' | dd of="$T/X/llama_like_op18.onnx.data" bs=1 seek=20000 conv=notrunc status=none
+must 2 "this shard's options make another plan than .*XS/shards/plan.json \(they differ in: .*model" "$T/x1.log" \
+    $ORTQUAL "${XV[@]}" --shard 1/2
 echo "shard e2e: all checks passed"
