@@ -16,7 +16,9 @@
 #include "convert/convert-impl.h"
 #include "ortqual/fileio.h"
 
-/* What is read into the model rather than copied: every constant a pass reads is far smaller. */
+/* What is read into the model rather than copied: the scalars, shapes and axes a pass reads.
+ * A larger constant left outside reads as unknown to the passes (gview's readers skip external
+ * data), so a rewrite that needed its values is refused or left, never made on a guess. */
 #define CV_EXT_INLINE_MAX 4096
 /* Where each copied tensor starts in OUT.onnx.data: a page, so that ORT can map it. */
 #define CV_EXT_ALIGN 4096
