@@ -19,7 +19,7 @@ static const char head[] =
 "On ORT's CUDA EP flash attention runs only for an ONNX Attention-24 node with fp16 Q/K/V\n"
 "and the padding given as nonpad_kv_seqlen. torch.onnx.export never writes that: at opsets\n"
 "17-20 it writes decomposed chains (MatMul, Mul, Add/Where, Softmax, MatMul), at opset 23\n"
-"an Attention with a bool attn_mask [B,1,1,L] that ORT 1.29/1.30 refuse to run. The passes\n"
+"an Attention with a bool attn_mask [B,1,1,L] that ORT 1.29-1.31 refuse to run. The passes\n"
 "rewrite one into the other; each can be chosen alone. Flash also needs a head size that\n"
 "is a multiple of 8 (at most 256): --pad-head-size pads it (on by default with\n"
 "--attention-dtype and --flash); a head size left as it is gets a \"cuda note\" line naming\n"

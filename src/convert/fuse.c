@@ -61,7 +61,7 @@ static const char *attn_mask(cv_model *m, const oq_sdpa_match *f, const char *q)
     return cast;
 }
 
-/* ORT 1.29/1.30 require attn_mask's query axis to be Q's length: say so when the fused
+/* ORT 1.29-1.31 require attn_mask's query axis to be Q's length: say so when the fused
  * node keeps a mask that broadcasts over the queries and no mask pass follows. */
 static void broadcast_note(cv_ctx *c, cv_model *m, const Onnx__NodeProto *a, const char *mask)
 {
@@ -70,7 +70,7 @@ static void broadcast_note(cv_ctx *c, cv_model *m, const Onnx__NodeProto *a, con
     int r = oq_sym_shape(cv_sym(m), mask, d, OQ_SYM_MAX_RANK);
     if (r >= 2 && oq_symdim_eq(d[r - 2], oq_symdim_const(1)))
         cv_step(c->r, "fuse", a->name, "note", "attn_mask '%s' broadcasts over the queries: valid ONNX, refused by "
-                "ONNX Runtime 1.29/1.30 (inconsistent q_sequence_length); add --expand-mask or --mask-to-seqlen", mask);
+                "ONNX Runtime 1.29-1.31 (inconsistent q_sequence_length); add --expand-mask or --mask-to-seqlen", mask);
 }
 
 static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
