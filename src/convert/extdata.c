@@ -111,7 +111,7 @@ static oq_status open_ref(const cv_model *m, const Onnx__TensorProto *t, const e
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", m->dir, r->location);
     struct stat sb;
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO named there must not block us */
     if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': external data %s: %s", m->name,
                                   t->name ? t->name : "", path, *fd < 0 ? strerror(errno) : "not a regular file");

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -235,6 +236,11 @@ static void test_refused(void **state)
     snprintf(want, sizeof want, "%s/model.onnx: initializer '%s': external data %s/gone.data: No such file or "
              "directory", dir, w, dir);
     assert_string_equal(err.msg, want);
+    char fifo[512]; /* opened without blocking, then refused */
+    snprintf(fifo, sizeof fifo, "%s/pipe.data", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(plan_with(dir, "pipe.data", NULL, NULL, -1, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "pipe.data: not a regular file"));
     assert_int_equal(plan_with(dir, NULL, "12x", NULL, -1, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "external data offset '12x' is not a byte count"));
     assert_int_equal(plan_with(dir, NULL, NULL, "8", -1, &err), OQ_ERR_FORMAT);
