@@ -268,6 +268,39 @@ static void missing_opset_import(expl *x)
     put(x, &x->fix, "add an opset_import entry for '%s' (with the version its operators need)", domain);
 }
 
+/* An initializer's external-data file is not where the model says (copied without it). */
+static void external_data_missing(expl *x)
+{
+    char tensor[256], path[1024];
+    text_after(x->f->message, "failed for initializer: ", '.', tensor, sizeof tensor);
+    text_after(x->f->message, "does not exist: \"", '"', path, sizeof path);
+    put(x, &x->why,
+        "initializer '%s' keeps its data in an external-data file, %s, which is not there (the model was "
+        "copied or moved without the file saved beside it; torch.onnx.export writes MODEL.onnx.data)",
+        tensor, *path ? path : "(path not given)");
+    put(x, &x->fix,
+        "put the data file beside the model under the name the model records (`ortqual inspect --json MODEL` "
+        "lists it under initializers.external_files), or save the model with its weights inside");
+}
+
+/* Shape inference reads constants (axes, shapes) only from inside the model. */
+static void external_data_constants(expl *x)
+{
+    char tensor[256], name[256], op[64];
+    text_after(x->f->message, "raw data for tensor: ", '\n', tensor, sizeof tensor);
+    if (text_after(x->f->message, "Node (", ')', name, sizeof name) &&
+        text_after(x->f->message, "Op (", ')', op, sizeof op))
+        name_node(x, name, op);
+    put(x, &x->why,
+        "constant '%s', which shape inference reads, is stored in the external-data file; ONNX Runtime reads "
+        "such constants only from inside the model (a model saved with every tensor outside, e.g. "
+        "onnx.save_model(..., save_as_external_data=True, size_threshold=0))",
+        tensor);
+    put(x, &x->fix,
+        "save the model again with its small tensors inside (onnx.save_model(..., size_threshold=1024), onnx's "
+        "default), or convert it with `ortqual convert`, which reads tensors up to 4 KiB into the model");
+}
+
 /* A process killed by SIGSEGV while a GPU provider ran a model whose Attention inputs have no
  * declared shape: the crash seen on ORT 1.29's CUDA EP. Any other crash is left unexplained. */
 static int crash_no_shapes_applies(const expl *x)
@@ -328,6 +361,8 @@ static const pattern table[] = {
     {"ir-too-new", "Unsupported model IR version: ", NULL, ir_too_new},
     {"unregistered-op", " is not a registered function/op", NULL, unregistered_op},
     {"missing-opset-import", "No opset import for domain '", NULL, missing_opset_import},
+    {"external-data-missing", "External data path does not exist", NULL, external_data_missing},
+    {"external-data-constants", "Cannot parse data from external tensors", NULL, external_data_constants},
     {"crash-attention-no-shapes", NULL, crash_no_shapes_applies, crash_no_shapes},
 };
 

@@ -19,6 +19,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
+#include "ortqual/refusal.h"
 
 #define TESTUTIL_RUNTIME_FIXTURE
 #include "testutil.h"
@@ -274,12 +275,50 @@ static void test_bytes_refused(void **state)
     remove_dir(dir);
 }
 
+/* ORT's own refusals of such models, explained: every tensor outside (shape inference cannot
+ * read its constants), then tests/fixtures/external's model copied without its data file. */
+static void test_ort_refusals_explained(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_ort"), path[512], data[512];
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    snprintf(data, sizeof data, "%s/model.onnx.data", dir);
+    const char *ids[] = {"external-data-constants", "external-data-missing"};
+    const char *why[] = {"which shape inference reads, is stored in the external-data file",
+                         "keeps its data in an external-data file"};
+    for (int k = 0; k < 2; k++) {
+        if (k) {
+            unsigned char *buf;
+            size_t n;
+            assert_int_equal(oq_read_file(OQ_SOURCE_DIR "/tests/fixtures/external/llama_like_op18.onnx", &buf, &n,
+                                          NULL), OQ_OK);
+            assert_int_equal(oq_write_file_atomic(path, buf, n, 1, NULL), OQ_OK);
+            free(buf);
+            snprintf(data, sizeof data, "%s/llama_like_op18.onnx.data", dir); /* the name it records */
+        }
+        oq_session *s = NULL;
+        oq_err e = {0};
+        assert_int_not_equal(oq_session_create(rt, path, NULL, 0, NULL, &s, &e), OQ_OK);
+        oq_refusal_facts f = {.message = e.msg, .model = path};
+        oq_refusal r;
+        assert_int_equal(oq_refusal_explain(&f, &r, NULL), OQ_OK);
+        if (!r.id || strcmp(r.id, ids[k])) fail_msg("%s: explained as %s", e.msg, r.id ? r.id : "nothing");
+        assert_non_null(strstr(r.why, why[k]));
+        if (k) assert_non_null(strstr(r.why, data));
+        else assert_non_null(strstr(r.node, "(ReduceMean)"));
+        oq_refusal_clear(&r);
+    }
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_converts),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_bytes_refused),
+        cmocka_unit_test(test_ort_refusals_explained),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
