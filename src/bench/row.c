@@ -10,6 +10,7 @@
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/fileio.h"
+#include "ortqual/refusal.h"
 #include "status/args-impl.h"
 
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v)
@@ -48,6 +49,24 @@ void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 {
     row->status = oq_bench_classify(st, e->msg);
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
+}
+
+/* A failed row of a model file whose ORT message a refusal pattern knows: the explanation, as
+ * validate prints it, in place of the raw message (which follows it, as far as it fits). */
+static void explain_refusal(oq_bench_row *row, const char *model, const char *ep)
+{
+    oq_refusal_facts f = {.message = row->error, .model = model, .ep = ep};
+    oq_refusal r;
+    if (oq_refusal_explain(&f, &r, NULL) || !r.id) {
+        oq_refusal_clear(&r);
+        return;
+    }
+    char raw[sizeof row->error];
+    snprintf(raw, sizeof raw, "%s", row->error);
+    int n = snprintf(row->error, sizeof row->error, "refused by ONNX Runtime [%s]%s%s: %s; fix: %s (ONNX Runtime: %s)",
+                     r.id, r.node ? " at node " : "", r.node ? r.node : "", r.why ? r.why : "", r.fix ? r.fix : "", raw);
+    if (n >= (int)sizeof row->error) memcpy(row->error + sizeof row->error - 5, "...)", 5); /* ORT's tail cut */
+    oq_refusal_clear(&r);
 }
 
 /* Session options for a variant: the user's EP library and options for
@@ -288,6 +307,7 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_session_free(s);
     if (!st && o->profile_runs) st = profile_runs(rt, o, m, vs.so, index, row, &e);
     if (st) oq_bench_row_fail(row, st, &e);
+    if (st && m->path) explain_refusal(row, m->path, vs.so.ep);
 }
 
 /* A variant that ran but is wrong (over its dtype's tolerance, non-finite, padded rows not 0)

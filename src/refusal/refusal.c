@@ -272,7 +272,10 @@ static void missing_opset_import(expl *x)
 static void external_data_missing(expl *x)
 {
     char tensor[256], path[1024];
-    text_after(x->f->message, "failed for initializer: ", '.', tensor, sizeof tensor);
+    /* "... failed for initializer: tok.weight. Error: ..." (names have dots) */
+    text_after(x->f->message, "failed for initializer: ", '\n', tensor, sizeof tensor);
+    char *end = strstr(tensor, ". Error");
+    if (end) *end = 0;
     text_after(x->f->message, "does not exist: \"", '"', path, sizeof path);
     put(x, &x->why,
         "initializer '%s' keeps its data in an external-data file, %s, which is not there (the model was "

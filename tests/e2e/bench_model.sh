@@ -168,4 +168,14 @@ on=$(skip_ln sc_default) off=$(skip_ln sc_off --session-config optimization.disa
     bad "--session-config: '$on' by default, '$off' with SkipLayerNormFusion disabled"
 expect 2 "--session-config 'x': want KEY=VALUE" "$Q" bench --model "$T/enc/encoder_decomposed_fp32.onnx" --session-config x
 
+# 9. ORT's refusal of a user's model is explained in the row, as validate explains it: the
+#    opset-23 export's broadcast mask, and a model copied without its external-data file
+expect 1 "failed +refused by ONNX Runtime \[attn-mask-query-broadcast\] at node 'node_scaled_dot_product_attention' \(Attention\): .*fix: .*convert" \
+    "$Q" bench --model "$F/tx_encoder/tx_encoder_op23.onnx" --inputs "$F/tx_encoder/inputs_000.npz" --iters 2 --outdir "$T/ref23"
+mkdir -p "$T/nodata" && cp "$OQ_SOURCE_DIR/tests/fixtures/external/llama_like_op18.onnx" "$T/nodata/"
+expect 1 "refused by ONNX Runtime \[external-data-missing\]: initializer 'tok.weight' keeps its data in an external-data file, $T/nodata/llama_like_op18.onnx.data, which is not there" \
+    "$Q" bench --model "$T/nodata/llama_like_op18.onnx" --inputs "$F/llama_like/inputs_000.npz" --iters 2 --outdir "$T/nodata/b"
+grep -q '"error": "refused by ONNX Runtime \[external-data-missing\]' "$T/nodata/b/summary.json" &&
+    ok "summary.json's error is the explanation" || bad "summary.json's error: $(grep -o '"error": "[^"]*' "$T/nodata/b/summary.json")"
+
 report
