@@ -23,7 +23,9 @@ static const char head[] =
 "rewrite one into the other; each can be chosen alone. Flash also needs a head size that\n"
 "is a multiple of 8 (at most 256): --pad-head-size pads it (on by default with\n"
 "--attention-dtype and --flash); a head size left as it is gets a \"cuda note\" line naming\n"
-"each Attention node that will miss flash for it, with the fix.\n";
+"each Attention node that will miss flash for it, with the fix.\n"
+"A model whose weights are in an external-data file (torch.onnx.export's default,\n"
+"model.onnx beside model.onnx.data) converts to a pair: OUT.onnx and OUT.onnx.data.\n";
 
 static const char foot[] =
 "\n"
