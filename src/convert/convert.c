@@ -325,8 +325,7 @@ oq_status oq_convert_plan_bytes(const void *buf, size_t len, const char *name, c
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    char *d = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    return d;
+    return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 }
 
 oq_status oq_convert_plan(const char *path, const oq_convert_opts *o, oq_convert_report **out, oq_err *err)

@@ -13,6 +13,7 @@
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "ortqual/runtime.h"
 #include "status/args-impl.h"
 
 /* Every optional string of an ONNX protobuf is NULL when absent. */
@@ -130,6 +131,16 @@ static void push_unique(ctx *c, char ***v, size_t *n, char *w)
 }
 
 static void add_warning(ctx *c, oq_model_info *mi, char *w) { push_unique(c, &mi->warnings, &mi->n_warnings, w); }
+
+/* t's external-data file (its "location"), appended to v unless there already. */
+static void external_file(ctx *c, const Onnx__TensorProto *t, char ***v, size_t *n)
+{
+    if (!t->has_data_location || t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) return;
+    for (size_t k = 0; k < t->n_external_data; k++) {
+        const char *key = t->external_data[k]->key, *loc = t->external_data[k]->value;
+        if (key && loc && !strcmp(key, "location")) push_unique(c, v, n, dupf(c, "%s", loc));
+    }
+}
 
 static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
 {
@@ -308,9 +319,8 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
         for (size_t k = 0; k < t->n_external_data; k++) {
             const char *key = t->external_data[k]->key, *v = t->external_data[k]->value;
             if (key && v && !strcmp(key, "length")) mi->external_bytes += strtoull(v, NULL, 10);
-            if (key && v && !strcmp(key, "location"))
-                push_unique(&c, &mi->external_files, &mi->n_external_files, dupf(&c, "%s", v));
         }
+        external_file(&c, t, &mi->external_files, &mi->n_external_files);
     }
     mi->n_nodes = g->n_node;
     for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, i);
@@ -346,6 +356,26 @@ oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *e
     if (!st) st = oq_model_inspect_proto(m, path, out, err);
     if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;
+}
+
+oq_status oq_model_external_files(const char *path, char ***files, size_t *n, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, files);
+    OQ_NEED(err, n);
+    Onnx__ModelProto *m;
+    ctx c = {0};
+    *files = NULL;
+    *n = 0;
+    oq_status st = oq_model_proto_read(path, &m, err);
+    if (st || !m) return st ? st : oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
+    for (size_t i = 0; m->graph && i < m->graph->n_initializer; i++) external_file(&c, m->graph->initializer[i], files, n);
+    onnx__model_proto__free_unpacked(m, NULL);
+    if (!c.oom) return OQ_OK;
+    oq_strv_free(*files, *n);
+    *files = NULL;
+    *n = 0;
+    return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
 }
 
 static void free_io(oq_io_info *io)

@@ -58,9 +58,10 @@ const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opt
 static oq_status model_identity(const char *path, char sha[65], oq_err *err)
 {
     oq_status st = oq_sha256_file(path, sha, err);
-    oq_model_info *mi = NULL;
-    if (st || oq_model_inspect_file(path, &mi, NULL) || !mi->n_external_files) {
-        oq_model_info_free(mi);
+    char **files = NULL;
+    size_t n = 0;
+    if (st || oq_model_external_files(path, &files, &n, NULL) || !n) {
+        oq_strv_free(files, n);
         return st;
     }
     const char *slash = strrchr(path, '/');
@@ -68,17 +69,17 @@ static oq_status model_identity(const char *path, char sha[65], oq_err *err)
     oq_sha256 h;
     oq_sha256_init(&h);
     oq_sha256_update(&h, sha, 64);
-    for (size_t i = 0; !st && i < mi->n_external_files; i++) {
+    for (size_t i = 0; !st && i < n; i++) {
         char file[4096], fsha[65];
-        snprintf(file, sizeof file, "%.*s/%s", dir_len, slash ? path : ".", mi->external_files[i]);
+        snprintf(file, sizeof file, "%.*s/%s", dir_len, slash ? path : ".", files[i]);
         st = oq_sha256_file(file, fsha, err);
         if (st) oq_err_prefix(err, "%s: external data: ", path);
         oq_sha256_update(&h, "\n", 1);
-        oq_sha256_update(&h, mi->external_files[i], strlen(mi->external_files[i]));
+        oq_sha256_update(&h, files[i], strlen(files[i]));
         oq_sha256_update(&h, fsha, 64);
     }
     oq_sha256_hex(&h, sha);
-    oq_model_info_free(mi);
+    oq_strv_free(files, n);
     return st;
 }
 

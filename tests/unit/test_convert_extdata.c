@@ -20,6 +20,7 @@
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
 #include "ortqual/refusal.h"
+#include "ortqual/runtime.h"
 
 #define TESTUTIL_RUNTIME_FIXTURE
 #include "testutil.h"
@@ -168,7 +169,14 @@ static void test_converts(void **state)
     assert_int_equal(mi->n_external, mi->n_initializers);
     assert_int_equal(mi->external_bytes, bytes);
     assert_int_equal(mi->initializer_bytes, 0);
+    assert_int_equal(mi->n_external_files, 1);
     oq_model_info_free(mi);
+    char **files; /* the same without the rest of an inspection (a shard plan's identity) */
+    size_t nf;
+    assert_int_equal(oq_model_external_files(in, &files, &nf, NULL), OQ_OK);
+    assert_int_equal(nf, 1);
+    assert_string_equal(files[0], "model.onnx.data");
+    oq_strv_free(files, nf);
     char *odir = temp_dir("extdata_out"); /* another folder: the data file goes with the model */
     snprintf(out, sizeof out, "%s/fast.onnx", odir);
     snprintf(data, sizeof data, "%s/fast.onnx.data", odir);
