@@ -18,6 +18,7 @@
 #include "inspect/symdim-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/convert.h"
+#include "ortqual/fileio.h"
 
 typedef struct cv_vec { /* grown with OQ_PUSH only */
     void **v;
@@ -120,9 +121,9 @@ oq_status cv_ext_load(cv_model *m, const char *dir, oq_err *err);
 size_t cv_ext_count(const cv_model *m);
 /* OUT.onnx's data file, "OUT.onnx.data" (malloc'ed). */
 char *cv_ext_data_path(const char *out_path);
-/* The external initializers copied into cv_ext_data_path(out_path), atomically, and pointed
- * there (relative to the output's folder). */
-oq_status cv_ext_write(cv_model *m, const char *out_path, int overwrite, oq_err *err);
+/* The external initializers copied into `af` (open on cv_ext_data_path(OUT)) and pointed at
+ * it by its file name (relative to the output's folder); the caller commits or aborts af. */
+oq_status cv_ext_write(cv_model *m, oq_atomic_file *af, oq_err *err);
 /* Initializer i as an owned tensor of the same name, type and shape: holding `raw`, or
  * pointing at external data. NULL on OOM. */
 Onnx__TensorProto *cv_init_replace(cv_model *m, size_t i, const void *raw, size_t raw_len);

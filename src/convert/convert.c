@@ -1,4 +1,5 @@
 /* ortqual convert: the passes in order, the opset, the check, the write. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -361,20 +362,42 @@ static oq_status check_model(cv_ctx *c, const void *buf, size_t n, const char *n
     return st;
 }
 
-/* OUT.onnx (and with external data OUT.onnx.data, first: the model names it) put in place. */
+/* A temporary output's bytes flushed and synced: a full disk is found while nothing is
+ * replaced yet, and only the rename is left to its commit. */
+static oq_status staged(oq_atomic_file *af, oq_err *err)
+{
+    if (fflush(af->fp) || fsync(fileno(af->fp)))
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", af->path, strerror(errno));
+    return OQ_OK;
+}
+
+/* OUT.onnx (and with external data OUT.onnx.data, first: the model names it) put in place.
+ * Both are written whole before either replaces anything: converted in place, OUT.onnx.data
+ * may be the input's own weights, which a model that then failed to write would lose. */
 static oq_status write_converted(cv_model *m, const char *out_path, int overwrite, oq_err *err)
 {
     uint8_t *conv = NULL;
     size_t conv_n = 0;
-    int ext = cv_ext_count(m) > 0;
-    oq_status st = ext ? cv_ext_write(m, out_path, overwrite, err) : OQ_OK;
+    int ext = cv_ext_count(m) > 0, placed = 0;
+    char *data_path = ext ? cv_ext_data_path(out_path) : NULL;
+    oq_atomic_file data = {0}, model = {0};
+    oq_status st = ext && !data_path ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
+    if (!st && ext) st = oq_atomic_open(&data, data_path, overwrite, err);
+    if (!st && ext) st = cv_ext_write(m, &data, err);
+    if (!st && ext) st = staged(&data, err);
     if (!st) st = cv_serialize(m, &conv, &conv_n, err);
-    if (!st) st = oq_write_file_atomic(out_path, conv, conv_n, overwrite, err);
-    if (st && ext) { /* no data file without its model */
-        char *data = cv_ext_data_path(out_path);
-        if (data) unlink(data);
-        free(data);
+    if (!st) st = oq_atomic_open(&model, out_path, overwrite, err);
+    if (!st && fwrite(conv, 1, conv_n, model.fp) != conv_n)
+        st = oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", out_path, strerror(errno));
+    if (!st) st = staged(&model, err);
+    if (!st && ext && !(st = oq_atomic_commit(&data, err))) placed = 1;
+    if (!st) st = oq_atomic_commit(&model, err);
+    if (st) {
+        oq_atomic_abort(&data);
+        oq_atomic_abort(&model);
+        if (placed) unlink(data_path); /* no data file without its model */
     }
+    free(data_path);
     free(conv);
     return st;
 }

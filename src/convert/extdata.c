@@ -33,33 +33,52 @@ int cv_ext_is(const Onnx__TensorProto *t)
     return t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
 }
 
-/* Bytes of one element of an ONNX data type; 0 where it is not a whole number of bytes. */
-static int64_t elem_bytes(int32_t type)
+/* Bits of one element of an ONNX data type; 0 where it has no fixed size (string, undefined,
+ * a type this build does not know). */
+static int elem_bits(int32_t type)
 {
     switch (type) {
-    case 2: case 3: case 9: case 17: case 18: case 19: case 20: return 1; /* uint8 int8 bool float8s */
-    case 4: case 5: case 10: case 16: return 2;                           /* (u)int16 float16 bfloat16 */
-    case 1: case 6: case 12: return 4;                                    /* float (u)int32 */
-    case 7: case 11: case 13: case 14: return 8;                          /* (u)int64 double complex64 */
-    case 15: return 16;                                                   /* complex128 */
+    case 21: case 22: case 23: return 4;                                           /* (u)int4 float4e2m1 */
+    case 2: case 3: case 9: case 17: case 18: case 19: case 20: case 24: return 8; /* uint8 int8 bool float8s */
+    case 4: case 5: case 10: case 16: return 16;                                   /* (u)int16 float16 bfloat16 */
+    case 1: case 6: case 12: return 32;                                            /* float (u)int32 */
+    case 7: case 11: case 13: case 14: return 64;                                  /* (u)int64 double complex64 */
+    case 15: return 128;                                                           /* complex128 */
     default: return 0;
     }
 }
 
-static int64_t tensor_bytes(const Onnx__TensorProto *t)
+/* The bytes a tensor's type and shape need (4-bit types packed two to a byte, as ONNX stores
+ * them); an oq_status with the message where no count exists: a type without a fixed size (a
+ * string tensor has no raw bytes to put outside), a negative or overflowing shape. */
+static oq_status tensor_bytes(const cv_model *m, const Onnx__TensorProto *t, int64_t *bytes, oq_err *err)
 {
-    int64_t n = elem_bytes(t->data_type);
-    for (size_t i = 0; n > 0 && i < t->n_dims; i++)
-        n = t->dims[i] < 0 || (t->dims[i] && n > INT64_MAX / t->dims[i]) ? -1 : n * t->dims[i];
-    return n;
+    const char *who = t->name ? t->name : "";
+    int bits = elem_bits(t->data_type);
+    if (!bits)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': data type %d has no fixed element size, so it "
+                          "cannot be stored in external data", m->name, who, (int)t->data_type);
+    int64_t n = 1;
+    for (size_t i = 0; i < t->n_dims; i++) {
+        if (t->dims[i] < 0)
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': dimension %zu is %lld", m->name, who, i,
+                              (long long)t->dims[i]);
+        if (t->dims[i] && n > INT64_MAX / 16 / t->dims[i]) /* 16: complex128's bytes, the largest */
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': its shape holds more than 2^59 elements",
+                              m->name, who);
+        n *= t->dims[i];
+    }
+    *bytes = bits == 4 ? (n + 1) / 2 : n * (bits / 8);
+    return OQ_OK;
 }
 
+/* A byte count as ORT reads one: decimal digits alone (ORT refuses "+0" and " 0"). */
 static int parse_i64(const char *s, int64_t *v)
 {
-    char *end;
+    if (!s || !*s || strspn(s, "0123456789") != strlen(s)) return 0;
     errno = 0;
-    long long x = s && *s ? strtoll(s, &end, 10) : -1;
-    if (!s || !*s || *end || errno || x < 0) return 0;
+    long long x = strtoll(s, NULL, 10);
+    if (errno) return 0;
     *v = x;
     return 1;
 }
@@ -73,18 +92,29 @@ static int location_ok(const char *loc)
     return 1;
 }
 
+/* The keys of an external_data entry ORT reads; any other key ORT refuses ("model format
+ * error!"), after the work here, so it is refused before it. */
+static int key_known(const char *k)
+{
+    return !strcmp(k, "location") || !strcmp(k, "offset") || !strcmp(k, "length") || !strcmp(k, "checksum") ||
+           !strncmp(k, "prepacked", 9);
+}
+
 static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *r, oq_err *err)
 {
-    const char *off = NULL, *len = NULL;
-    *r = (ext_ref){NULL, 0, tensor_bytes(t)};
-    for (size_t i = 0; i < t->n_external_data; i++) {
+    const char *off = NULL, *len = NULL, *who = t->name ? t->name : "";
+    *r = (ext_ref){NULL, 0, 0};
+    oq_status st = tensor_bytes(m, t, &r->length, err);
+    if (st) return st;
+    for (size_t i = 0; i < t->n_external_data; i++) { /* a key given twice: the last, as ORT reads it */
         const char *k = t->external_data[i]->key, *v = t->external_data[i]->value;
-        if (!k) continue;
+        if (!k || !key_known(k))
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data key '%s' is none of "
+                              "location, offset, length, checksum", m->name, who, k ? k : "");
         if (!strcmp(k, "location")) r->location = v;
         else if (!strcmp(k, "offset")) off = v;
         else if (!strcmp(k, "length")) len = v;
     }
-    const char *who = t->name ? t->name : "";
     if (!location_ok(r->location))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%s' is not a path "
                           "inside the model's folder", m->name, who, r->location ? r->location : "");
@@ -95,36 +125,57 @@ static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *
     if (len && !parse_i64(len, &r->length))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length '%s' is not a "
                           "byte count", m->name, who, len);
-    if (r->length < 0)
-        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: initializer '%s': external data of data type %d "
-                          "needs a length", m->name, who, (int)t->data_type);
-    if (want >= 0 && r->length != want)
+    if (r->length != want)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length %lld, its type "
                           "and shape need %lld", m->name, who, (long long)r->length, (long long)want);
     return OQ_OK;
+}
+
+/* Whether the file `path` names, its symbolic links followed, lies inside the folder `dir`:
+ * ORT resolves them and refuses one that leads out ("External data path escapes model
+ * directory"), so a link cannot bring in bytes from elsewhere either. */
+static int inside_dir(const char *dir, const char *path)
+{
+    char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;
+    size_t n = d ? strlen(d) : 0;
+    int in = f && !strncmp(f, d, n) && (f[n] == '/' || (n == 1 && d[0] == '/'));
+    free(d);
+    free(f);
+    return in;
 }
 
 /* dir/location opened, with the tensor's bytes inside it. */
 static oq_status open_ref(const cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, int *fd,
                           oq_err *err)
 {
+    const char *who = t->name ? t->name : "";
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", m->dir, r->location);
+    *fd = -1;
+    if (snprintf(path, sizeof path, "%s/%s", m->dir, r->location) >= (int)sizeof path)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%.64s...' is too long",
+                          m->name, who, r->location);
     struct stat sb;
     *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO named there must not block us */
     if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': external data %s: %s", m->name,
-                                  t->name ? t->name : "", path, *fd < 0 ? strerror(errno) : "not a regular file");
+        oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': external data %s: %s", m->name, who, path,
+                                  *fd < 0 ? strerror(errno) : "not a regular file");
         if (*fd >= 0) close(*fd);
         *fd = -1;
         return st;
+    }
+    if (!inside_dir(m->dir, path)) {
+        close(*fd);
+        *fd = -1;
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%s' leads out of the "
+                          "model's folder through a symbolic link (ORT refuses it)", m->name, who, r->location);
     }
     if (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset) {
         close(*fd);
         *fd = -1;
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data %s holds %lld bytes, the "
-                          "tensor needs bytes %lld..%lld", m->name, t->name ? t->name : "", path,
-                          (long long)sb.st_size, (long long)r->offset, (long long)(r->offset + r->length));
+                          "tensor needs bytes %lld..%llu", m->name, who, path, (long long)sb.st_size,
+                          (long long)r->offset, /* both at most INT64_MAX: their sum fits unsigned */
+                          (unsigned long long)r->offset + (unsigned long long)r->length);
     }
     return OQ_OK;
 }
@@ -220,25 +271,19 @@ static oq_status copy_ref(const cv_model *m, const Onnx__TensorProto *t, const e
     return st;
 }
 
-oq_status cv_ext_write(cv_model *m, const char *out_path, int overwrite, oq_err *err)
+oq_status cv_ext_write(cv_model *m, oq_atomic_file *af, oq_err *err)
 {
-    char *data = cv_ext_data_path(out_path);
-    if (!data) return cv_oom(m, err);
-    const char *slash = strrchr(data, '/'), *base = slash ? slash + 1 : data;
-    oq_atomic_file af;
-    oq_status st = oq_atomic_open(&af, data, overwrite, err);
+    const char *slash = strrchr(af->path, '/'), *base = slash ? slash + 1 : af->path;
+    oq_status st = OQ_OK;
     int64_t at = 0;
     for (size_t i = 0; !st && i < m->inits.n; i++) {
         const Onnx__TensorProto *t = m->inits.v[i];
         ext_ref r;
         if (!cv_ext_is(t)) continue;
         st = ref_of(m, t, &r, err);
-        if (!st) st = copy_ref(m, t, &r, af.fp, &at, data, err);
+        if (!st) st = copy_ref(m, t, &r, af->fp, &at, af->path, err);
         if (!st && !cv_init_external(m, i, base, at, r.length)) st = cv_oom(m, err);
         at += r.length;
     }
-    if (st) oq_atomic_abort(&af);
-    else st = oq_atomic_commit(&af, err);
-    free(data);
     return st;
 }

@@ -1,9 +1,12 @@
 /* SHA-256 (FIPS 180-4), to name files and plans by their content. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <threads.h>
+#include <unistd.h>
 
 #include "core/core-impl.h"
 
@@ -160,8 +163,20 @@ int oq_sha256_hex_at(const char *s)
 
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* without blocking, and a regular file only: a FIFO would wait for a writer and a device
+     * (/dev/zero) has no end; an external-data location of a model may name either */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat sb;
+    if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return oq_err_set(err, OQ_ERR_IO, "%s: not a regular file", path);
+    }
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        close(fd);
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
     oq_sha256 s;
     oq_sha256_init(&s);
     unsigned char buf[1 << 16];

@@ -54,4 +54,27 @@ for s in $(sizes 8 "$(kb figs)"); do
     grep -q "No space left" plot.log && midway=1
 done
 [ "$midway" -eq 1 ] || fail "no disk size ran out of space while plotting"
+
+# ---- convert in place, weights beside the model ----------------------------------------
+# OUT.onnx.data is then the input's own data file: a disk that runs out on either output leaves
+# the input pair as it was (both are written whole before either is put in place), and no
+# temporary file behind.
+X="$OQ_SOURCE_DIR/tests/fixtures/external"; L="$OQ_SOURCE_DIR/tests/fixtures/torch/llama_like"
+M=llama_like_op18.onnx
+base=$(kb "$X/$M" "$X/$M.data")
+midway=0
+for s in $(sizes "$base" $((base * 2 + 64))); do
+    remount "$s"
+    cp "$X/$M" "$X/$M.data" disk/ 2>/dev/null || continue
+    rc=0
+    $Q convert "disk/$M" -o "disk/$M" --force --flash --inputs "$L/inputs_000.npz" \
+        --expected "$L/outputs_000.npz" >conv.log 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] && continue
+    [ "$rc" -eq 3 ] || fail "convert in place on a ${s}k disk: exit $rc, expected 3: $(tail -3 conv.log)"
+    cmp -s "disk/$M" "$X/$M" && cmp -s "disk/$M.data" "$X/$M.data" ||
+        fail "convert in place on a ${s}k disk ($(head -1 conv.log)) changed its input: $(ls -l disk)"
+    [ "$(ls disk)" = "$(printf '%s\n' "$M" "$M.data")" ] || fail "convert on a ${s}k disk left: $(ls disk)"
+    grep -q "$M: write failed" conv.log && midway=1
+done
+[ "$midway" -eq 1 ] || fail "no disk size ran out of space at the converted model, after its data file"
 echo "ok"

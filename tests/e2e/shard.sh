@@ -264,4 +264,11 @@ must 0 "shard 0 of 2" "$T/x0.log" $ORTQUAL "${XV[@]}" --shard 0/2
 printf '\x01' | dd of="$T/X/llama_like_op18.onnx.data" bs=1 seek=20000 conv=notrunc status=none
 must 2 "this shard's options make another plan than .*XS/shards/plan.json \(they differ in: .*model" "$T/x1.log" \
     $ORTQUAL "${XV[@]}" --shard 1/2
+# an external-data location naming a FIFO: the plan's identity (every run has one) refuses it by
+# name instead of waiting for a writer forever (which SIGTERM did not end; KILL ends it here)
+mkdir -p "$T/F" && cp "$OQ_SOURCE_DIR/tests/fixtures/external/llama_like_op18.onnx" "$T/F/"
+mkfifo "$T/F/llama_like_op18.onnx.data"
+must 2 "external data: .*/F/llama_like_op18.onnx.data: not a regular file" "$T/f.log" timeout -s KILL 60 \
+    $ORTQUAL validate --model "$T/F/llama_like_op18.onnx" --inputs "$LL/inputs_000.npz" \
+    --expected "$LL/outputs_000.npz" --configs expected,cpu:model:fp32 --no-plots --outdir "$T/FS"
 echo "shard e2e: all checks passed"

@@ -261,6 +261,75 @@ static void test_refused(void **state)
     remove_dir(dir);
 }
 
+/* The model with its first initializer (n1, float32 [32], 128 bytes at offset 0) edited by
+ * `edit`, planned: the status, err holding the message. */
+static oq_status plan_edited(const char *dir, void (*edit)(Onnx__TensorProto *), oq_err *err)
+{
+    char path[512];
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    Onnx__ModelProto *m = read_model(path);
+    edit(m->graph->initializer[0]);
+    write_model(m, path);
+    onnx__model_proto__free_unpacked(m, NULL);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    oq_convert_report *r = NULL;
+    oq_status st = oq_convert_plan(path, &o, &r, err);
+    oq_convert_report_free(r);
+    return st;
+}
+
+static void key_unknown(Onnx__TensorProto *t)
+{
+    free(t->external_data[2]->key);
+    t->external_data[2]->key = strdup("size");
+}
+static void dim_negative(Onnx__TensorProto *t) { t->dims[0] = -32; }
+static void type_string(Onnx__TensorProto *t) { t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__STRING; }
+static void type_int4(Onnx__TensorProto *t) /* 256 int4 elements: 128 bytes, two to a byte */
+{
+    t->data_type = 22;
+    t->dims[0] = 256;
+}
+
+/* What ORT refuses is refused before any work with the tensor named, not run into ORT's
+ * message after it: a byte count with a sign or spaces, a key ORT does not know, a negative
+ * dimension, a type without a fixed size, a symbolic link out of the folder; an offset near
+ * INT64_MAX is a file too short (its end is not computed in int64_t). */
+static void test_refused_as_ort(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_ort_rules"), want[512];
+    oq_err err = {0};
+    assert_int_equal(plan_with(dir, NULL, "+0", NULL, -1, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "initializer 'n1': external data offset '+0' is not a byte count"));
+    assert_int_equal(plan_with(dir, NULL, NULL, " 128", -1, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "external data length ' 128' is not a byte count"));
+    assert_int_equal(plan_with(dir, NULL, "9223372036854775807", NULL, -1, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "the tensor needs bytes 9223372036854775807..9223372036854775935"));
+    assert_int_equal(plan_edited(dir, key_unknown, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "initializer 'n1': external data key 'size' is none of location, offset, length, "
+                           "checksum"));
+    assert_int_equal(plan_edited(dir, dim_negative, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "initializer 'n1': dimension 0 is -32"));
+    assert_int_equal(plan_edited(dir, type_string, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "initializer 'n1': data type 8 has no fixed element size"));
+    assert_int_equal(plan_edited(dir, type_int4, &err), OQ_OK); /* 4-bit types: (n + 1) / 2 bytes */
+    char *outside = temp_dir("extdata_outside"), src[512], link[512];
+    snprintf(src, sizeof src, "%s/model.onnx.data", dir);
+    snprintf(link, sizeof link, "%s/model.onnx.data", outside);
+    assert_int_equal(rename(src, link), 0);
+    assert_int_equal(symlink(link, src), 0); /* dir/model.onnx.data -> outside/model.onnx.data */
+    assert_int_equal(plan_with(dir, NULL, NULL, NULL, -1, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s/model.onnx: initializer 'n1': external data location 'model.onnx.data' leads "
+             "out of the model's folder through a symbolic link (ORT refuses it)", dir);
+    assert_string_equal(err.msg, want);
+    remove_dir(outside);
+    remove_dir(dir);
+}
+
 /* A model in memory has no folder to find its weights in. */
 static void test_bytes_refused(void **state)
 {
@@ -325,6 +394,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_converts),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_refused_as_ort),
         cmocka_unit_test(test_bytes_refused),
         cmocka_unit_test(test_ort_refusals_explained),
     };
