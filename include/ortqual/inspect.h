@@ -90,8 +90,8 @@ typedef struct oq_model_info {
 /* Inspect a file / a buffer (`name` labels error messages). */
 OQ_API oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err);
 /* The external-data files `path`'s initializers name (their "location", relative to the model's
- * folder), each once, without the rest of an inspection; none is OQ_OK with *n 0. Free with
- * oq_strv_free. */
+ * folder), each once, without the rest of an inspection; none is OQ_OK with *n 0. Free each
+ * string and the array (oq_strv_free, runtime.h, does). */
 OQ_API oq_status oq_model_external_files(const char *path, char ***files, size_t *n, oq_err *err);
 OQ_API oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
                                         oq_err *err);

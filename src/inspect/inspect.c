@@ -13,7 +13,6 @@
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
-#include "ortqual/runtime.h"
 #include "status/args-impl.h"
 
 /* Every optional string of an ONNX protobuf is NULL when absent. */
@@ -372,7 +371,8 @@ oq_status oq_model_external_files(const char *path, char ***files, size_t *n, oq
     for (size_t i = 0; m->graph && i < m->graph->n_initializer; i++) external_file(&c, m->graph->initializer[i], files, n);
     onnx__model_proto__free_unpacked(m, NULL);
     if (!c.oom) return OQ_OK;
-    oq_strv_free(*files, *n);
+    for (size_t i = 0; i < *n; i++) free((*files)[i]); /* oq_strv_free is the runtime layer's */
+    free(*files);
     *files = NULL;
     *n = 0;
     return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
