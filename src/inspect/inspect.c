@@ -131,6 +131,16 @@ static void push_unique(ctx *c, char ***v, size_t *n, char *w)
 
 static void add_warning(ctx *c, oq_model_info *mi, char *w) { push_unique(c, &mi->warnings, &mi->n_warnings, w); }
 
+/* t's external "length" as ORT reads it (the last one given), 0 when none is a byte count. */
+static uint64_t external_length(const Onnx__TensorProto *t)
+{
+    const char *len = NULL;
+    for (size_t k = 0; k < t->n_external_data; k++)
+        if (t->external_data[k]->key && !strcmp(t->external_data[k]->key, "length")) len = t->external_data[k]->value;
+    if (!len || !*len || strspn(len, "0123456789") != strlen(len) || strlen(len) > 19) return 0;
+    return strtoull(len, NULL, 10);
+}
+
 /* t's external-data file (its "location"), appended to v unless there already. */
 static void external_file(ctx *c, const Onnx__TensorProto *t, char ***v, size_t *n)
 {
@@ -315,10 +325,7 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
             continue;
         }
         mi->n_external++;
-        for (size_t k = 0; k < t->n_external_data; k++) {
-            const char *key = t->external_data[k]->key, *v = t->external_data[k]->value;
-            if (key && v && !strcmp(key, "length")) mi->external_bytes += strtoull(v, NULL, 10);
-        }
+        mi->external_bytes += external_length(t);
         external_file(&c, t, &mi->external_files, &mi->n_external_files);
     }
     mi->n_nodes = g->n_node;

@@ -389,6 +389,27 @@ static void test_ort_refusals_explained(void **state)
     remove_dir(dir);
 }
 
+/* inspect adds each tensor's length as ORT reads it: one that is not a byte count adds nothing
+ * (it wrapped to 2^64 - 5). */
+static void test_inspect_lengths(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_len"), path[512];
+    long bytes = externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    Onnx__ModelProto *m = read_model(path);
+    Onnx__TensorProto *t = m->graph->initializer[0]; /* n1: 128 bytes */
+    free(t->external_data[2]->value);
+    t->external_data[2]->value = strdup("-5");
+    write_model(m, path);
+    onnx__model_proto__free_unpacked(m, NULL);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(path, &mi, NULL), OQ_OK);
+    assert_int_equal(mi->external_bytes, bytes - 128);
+    oq_model_info_free(mi);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_refused_as_ort),
         cmocka_unit_test(test_bytes_refused),
         cmocka_unit_test(test_ort_refusals_explained),
+        cmocka_unit_test(test_inspect_lengths),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
