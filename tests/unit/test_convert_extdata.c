@@ -201,6 +201,17 @@ static void test_converts(void **state)
     remove_dir(dir);
 }
 
+/* `path` planned with --flash's passes: the status; *r the report (NULL for a model that
+ * cannot be read). */
+static oq_status plan_flash(const char *path, oq_convert_report **r, oq_err *err)
+{
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    *r = NULL;
+    return oq_convert_plan(path, &o, r, err);
+}
+
 /* The model with one initializer's external data entries replaced, planned: the error. */
 static oq_status plan_with(const char *dir, const char *loc, const char *off, const char *len, int truncate_to,
                            oq_err *err)
@@ -220,11 +231,8 @@ static oq_status plan_with(const char *dir, const char *loc, const char *off, co
     write_model(m, path);
     onnx__model_proto__free_unpacked(m, NULL);
     if (truncate_to >= 0) assert_int_equal(truncate(data, truncate_to), 0);
-    oq_convert_opts o;
-    oq_convert_opts_default(&o);
-    oq_convert_opts_flash(&o);
-    oq_convert_report *r = NULL;
-    oq_status st = oq_convert_plan(path, &o, &r, err);
+    oq_convert_report *r;
+    oq_status st = plan_flash(path, &r, err);
     assert_null(r);
     return st;
 }
@@ -272,11 +280,8 @@ static oq_status plan_edited(const char *dir, void (*edit)(Onnx__TensorProto *),
     edit(m->graph->initializer[0]);
     write_model(m, path);
     onnx__model_proto__free_unpacked(m, NULL);
-    oq_convert_opts o;
-    oq_convert_opts_default(&o);
-    oq_convert_opts_flash(&o);
-    oq_convert_report *r = NULL;
-    oq_status st = oq_convert_plan(path, &o, &r, err);
+    oq_convert_report *r;
+    oq_status st = plan_flash(path, &r, err);
     oq_convert_report_free(r);
     return st;
 }
