@@ -368,6 +368,7 @@ static oq_status staged(oq_atomic_file *af, oq_err *err)
 {
     if (fflush(af->fp) || fsync(fileno(af->fp)))
         return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", af->path, strerror(errno));
+    af->no_sync = 1; /* synced here: the commit has only the rename left, not a second fsync */
     return OQ_OK;
 }
 
