@@ -10,6 +10,7 @@
 #ifndef ORTQUAL_REFERENCE_IMPL_H
 #define ORTQUAL_REFERENCE_IMPL_H
 
+#include <sched.h>
 #include <stdint.h>
 
 #include "ortqual/status.h"
@@ -40,6 +41,10 @@ oq_status oq_ref_team_create(int threads, oq_ref_team **out, oq_err *err);
 int oq_ref_team_size(const oq_ref_team *t);
 void oq_ref_team_run(oq_ref_team *t, int64_t tasks, oq_ref_task_fn fn, void *ctx);
 void oq_ref_team_free(oq_ref_team *t);
+/* The CPU the team's worker i (1 ..) starts on, before it may run on any of
+ * `allowed`: the allowed CPUs after the creator's (`me`) in turn, the creator's
+ * last; -1 when `me` is unknown (< 0) or not allowed, or only one CPU is. */
+int oq_ref_start_cpu(const cpu_set_t *allowed, int me, int i);
 
 /* A buffer for `n` doubles (at least one), freed with free(). Buffers of a
  * MiB or more are 2 MiB aligned and asked to sit on transparent huge pages

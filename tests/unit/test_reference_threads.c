@@ -4,12 +4,16 @@
  * two-pass float64 computation, the kernels (exp, matrix tiles) against libm
  * and plain loops, and the thread-count rules. */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <omp.h>
@@ -400,6 +404,74 @@ static void test_gemm_tiles_against_loops(void **state)
     for (int i = 0; i < 4; i++) oq_tensor_free(ts[i]);
 }
 
+static cpu_set_t cpus(const int *c, int n)
+{
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    for (int i = 0; i < n; i++) CPU_SET(c[i], &s);
+    return s;
+}
+
+/* Workers start on the allowed CPUs after the creator's, in turn, the creator's last. */
+static void test_team_start_cpu(void **state)
+{
+    (void)state;
+    const int two[] = {0, 1}, three[] = {2, 5, 7};
+    cpu_set_t s = cpus(two, 2);
+    assert_int_equal(oq_ref_start_cpu(&s, 0, 1), 1);
+    assert_int_equal(oq_ref_start_cpu(&s, 1, 1), 0);
+    assert_int_equal(oq_ref_start_cpu(&s, 0, 2), 0);
+    s = cpus(three, 3);
+    assert_int_equal(oq_ref_start_cpu(&s, 5, 1), 7);
+    assert_int_equal(oq_ref_start_cpu(&s, 5, 2), 2);
+    assert_int_equal(oq_ref_start_cpu(&s, 5, 3), 5);
+    assert_int_equal(oq_ref_start_cpu(&s, 7, 1), 2);
+    assert_int_equal(oq_ref_start_cpu(&s, 2, 4), 5);
+    /* unknown or foreign creator CPU, one CPU only: no placement */
+    assert_int_equal(oq_ref_start_cpu(&s, -1, 1), -1);
+    assert_int_equal(oq_ref_start_cpu(&s, 3, 1), -1);
+    s = cpus(three, 1);
+    assert_int_equal(oq_ref_start_cpu(&s, 2, 1), -1);
+}
+
+typedef struct {
+    cpu_set_t allowed;
+    _Atomic int worker_tasks, narrowed;
+} team_probe;
+
+/* A task that takes a while (so the worker, started ~0.3 ms late, gets some)
+ * and records whether a worker runs with fewer CPUs than its creator may use. */
+static void probe_task(void *ctx, int64_t task, int thread)
+{
+    (void)task;
+    team_probe *p = ctx;
+    if (thread > 0) {
+        cpu_set_t now;
+        assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof now, &now), 0);
+        if (!CPU_EQUAL(&now, &p->allowed)) p->narrowed++;
+        p->worker_tasks++;
+    }
+    const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+}
+
+/* A worker started on a CPU of its own is then let go to every allowed CPU:
+ * pinned, it would stay on one however busy that CPU became. */
+static void test_team_workers_widen(void **state)
+{
+    (void)state;
+    team_probe p = {0};
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof p.allowed, &p.allowed), 0);
+    if (CPU_COUNT(&p.allowed) < 2) skip();
+    oq_ref_team *t = NULL;
+    assert_int_equal(oq_ref_team_create(2, &t, NULL), OQ_OK);
+    assert_int_equal(oq_ref_team_size(t), 2);
+    oq_ref_team_run(t, 50, probe_task, &p);
+    oq_ref_team_free(t);
+    assert_true(p.worker_tasks > 0);
+    assert_int_equal(p.narrowed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_thread_rules),
         cmocka_unit_test(test_exp_against_libm),
         cmocka_unit_test(test_gemm_tiles_against_loops),
+        cmocka_unit_test(test_team_start_cpu),
+        cmocka_unit_test(test_team_workers_widen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
