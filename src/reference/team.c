@@ -152,21 +152,23 @@ int oq_ref_start_cpu(const cpu_set_t *allowed, int me, int i)
     return order[(mine + i) % n];
 }
 
-/* Start worker i, on its own CPU where oq_ref_start_cpu names one; 0 on success. */
+/* Start worker i, on its own CPU where oq_ref_start_cpu names one (a CPU that
+ * cannot be had, e.g. a cpuset changed meanwhile, only loses the placement);
+ * 0 on success. */
 static int start_worker(oq_ref_team *t, int i, worker_arg *arg, pthread_t *thread)
 {
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr)) return -1;
     const int cpu = t->placed ? oq_ref_start_cpu(&t->allowed, sched_getcpu(), i) : -1;
-    if (cpu >= 0) {
+    pthread_attr_t attr;
+    if (cpu >= 0 && !pthread_attr_init(&attr)) {
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(cpu, &one);
-        pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        int rc = pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        if (!rc) rc = pthread_create(thread, &attr, worker, arg);
+        pthread_attr_destroy(&attr);
+        if (!rc) return 0;
     }
-    const int rc = pthread_create(thread, &attr, worker, arg);
-    pthread_attr_destroy(&attr);
-    return rc;
+    return pthread_create(thread, NULL, worker, arg);
 }
 
 oq_status oq_ref_team_create(int threads, oq_ref_team **out, oq_err *err)
