@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "core/core-impl.h"
 #include "inspect/gview-impl.h"
@@ -30,6 +31,12 @@ typedef struct cv_names { /* open addressing set of owned strings */
     size_t n, cap;
 } cv_names;
 
+/* An external-data file as convert first opened it: dir/location, and its stat. */
+typedef struct cv_ext_file {
+    char *path;
+    struct stat st;
+} cv_ext_file;
+
 typedef struct cv_model {
     Onnx__ModelProto *orig;
     char *name;                 /* for messages: the input path */
@@ -45,6 +52,8 @@ typedef struct cv_model {
     oq_symctx *sym;
     int oom;
     char *dir;                  /* the input's folder, where its external data is (or NULL) */
+    cv_ext_file *ext_files;     /* each data file as first opened: a change to it is refused */
+    size_t n_ext_files;
 } cv_model;
 
 /* `dir`: the folder external data locations are relative to; NULL for a model in memory,
@@ -115,14 +124,19 @@ oq_status cv_oom(cv_model *m, oq_err *err);
 
 /* ---- external data (extdata.c) ---- */
 int cv_ext_is(const Onnx__TensorProto *t);
-/* Checks every external initializer (location inside `dir`, its bytes there) and reads the
- * small ones into the model. */
+/* Checks every external initializer (location inside `dir`, its bytes there), reads the
+ * small ones into the model and records each data file as it is (m->ext_files). */
 oq_status cv_ext_load(cv_model *m, const char *dir, oq_err *err);
+/* `later`'s data files are as `first` recorded them (the same input loaded twice): otherwise
+ * OQ_ERR_IO "... changed while convert ran; nothing written". */
+oq_status cv_ext_same(const cv_model *first, const cv_model *later, oq_err *err);
 size_t cv_ext_count(const cv_model *m);
 /* OUT.onnx's data file, "OUT.onnx.data" (malloc'ed). */
 char *cv_ext_data_path(const char *out_path);
 /* The external initializers copied into `af` (open on cv_ext_data_path(OUT)) and pointed at
- * it by its file name (relative to the output's folder); the caller commits or aborts af. */
+ * it by its file name (relative to the output's folder); the caller commits or aborts af.
+ * A data file that is no longer as cv_ext_load recorded it, at the end of a tensor's copy (the
+ * file read and the file its path names), is OQ_ERR_IO: the check may have run other bytes. */
 oq_status cv_ext_write(cv_model *m, oq_atomic_file *af, oq_err *err);
 /* Initializer i as an owned tensor of the same name, type and shape: holding `raw`, or
  * pointing at external data. NULL on OOM. */

@@ -432,6 +432,7 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     if (!st) st = cv_model_load(buf, n, in_path, dir, &orig, err);
     if (!st) st = check_outputs(orig, out_path, overwrite, err);
     if (!st) st = cv_model_load(buf, n, in_path, dir, &m, err);
+    if (!st) st = cv_ext_same(orig, m, err); /* the data files as first seen, through the copy */
     if (!st) st = new_report(in_path, out, err); /* none for a model that cannot be read */
     cv_ctx c = {o, *out, NULL, NULL, 0};
     if (!st) st = run_passes(&c, m, 0, err);

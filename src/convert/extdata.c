@@ -22,6 +22,8 @@
 #define CV_EXT_INLINE_MAX 4096
 /* Where each copied tensor starts in OUT.onnx.data: a page, so that ORT can map it. */
 #define CV_EXT_ALIGN 4096
+/* dir/location's room, NUL included. */
+#define CV_EXT_PATH 4096
 
 typedef struct ext_ref {
     const char *location;
@@ -125,6 +127,8 @@ static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *
     if (len && !parse_i64(len, &r->length))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length '%s' is not a "
                           "byte count", m->name, who, len);
+    if (r->length == 0) /* ORT takes 0 as not given and reads the bytes the type and shape need */
+        r->length = want;
     if (r->length != want)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length %lld, its type "
                           "and shape need %lld", m->name, who, (long long)r->length, (long long)want);
@@ -144,14 +148,62 @@ static int inside_dir(const char *dir, const char *path)
     return in;
 }
 
-/* dir/location opened, with the tensor's bytes inside it. */
-static oq_status open_ref(const cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, int *fd,
+/* The same file, unchanged: a rewrite in place moves its mtime (or, set back, its ctime), a
+ * replacement its inode. One within the file system's clock tick of the first look, of the
+ * same size, is not seen. */
+static int same_stat(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static const cv_ext_file *file_of(const cv_model *m, const char *path)
+{
+    for (size_t i = 0; i < m->n_ext_files; i++)
+        if (!strcmp(m->ext_files[i].path, path)) return &m->ext_files[i];
+    return NULL;
+}
+
+static oq_status changed(const cv_model *m, const char *path, oq_err *err)
+{
+    return oq_err_set(err, OQ_ERR_IO, "%s: external data %s changed while convert ran; nothing written", m->name,
+                      path);
+}
+
+/* `sb` (NULL: no stat of it) is data file `path` as first seen, or is recorded as that: the
+ * check reads the file and the copy reads it again later, so between them it must not change. */
+static oq_status seen(cv_model *m, const char *path, const struct stat *sb, oq_err *err)
+{
+    const cv_ext_file *f = file_of(m, path);
+    if (f) return sb && same_stat(&f->st, sb) ? OQ_OK : changed(m, path, err);
+    if (!sb) return changed(m, path, err);
+    char *p = strdup(path);
+    cv_ext_file *slot = p ? OQ_PUSH(m->ext_files, m->n_ext_files) : NULL;
+    if (!slot) {
+        free(p);
+        return cv_oom(m, err);
+    }
+    *slot = (cv_ext_file){p, *sb};
+    return OQ_OK;
+}
+
+oq_status cv_ext_same(const cv_model *first, const cv_model *later, oq_err *err)
+{
+    for (size_t i = 0; i < later->n_ext_files; i++) {
+        const cv_ext_file *f = file_of(first, later->ext_files[i].path);
+        if (!f || !same_stat(&f->st, &later->ext_files[i].st)) return changed(first, later->ext_files[i].path, err);
+    }
+    return OQ_OK;
+}
+
+/* dir/location (into path[CV_EXT_PATH]) opened, with the tensor's bytes inside it, and as first seen. */
+static oq_status open_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, int *fd, char *path,
                           oq_err *err)
 {
     const char *who = t->name ? t->name : "";
-    char path[4096];
     *fd = -1;
-    if (snprintf(path, sizeof path, "%s/%s", m->dir, r->location) >= (int)sizeof path)
+    if (snprintf(path, CV_EXT_PATH, "%s/%s", m->dir, r->location) >= CV_EXT_PATH)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%.64s...' is too long",
                           m->name, who, r->location);
     struct stat sb;
@@ -169,15 +221,17 @@ static oq_status open_ref(const cv_model *m, const Onnx__TensorProto *t, const e
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%s' leads out of the "
                           "model's folder through a symbolic link (ORT refuses it)", m->name, who, r->location);
     }
-    if (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset) {
+    oq_status st = seen(m, path, &sb, err); /* first: a file cut short since is a change, not a short file */
+    if (!st && (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset))
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data %s holds %lld bytes, the "
+                        "tensor needs bytes %lld..%llu", m->name, who, path, (long long)sb.st_size,
+                        (long long)r->offset, /* both at most INT64_MAX: their sum fits unsigned */
+                        (unsigned long long)r->offset + (unsigned long long)r->length);
+    if (st) {
         close(*fd);
         *fd = -1;
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data %s holds %lld bytes, the "
-                          "tensor needs bytes %lld..%llu", m->name, who, path, (long long)sb.st_size,
-                          (long long)r->offset, /* both at most INT64_MAX: their sum fits unsigned */
-                          (unsigned long long)r->offset + (unsigned long long)r->length);
     }
-    return OQ_OK;
+    return st;
 }
 
 static int pread_all(int fd, void *buf, size_t n, int64_t off)
@@ -196,7 +250,8 @@ static oq_status read_in(cv_model *m, size_t i, const ext_ref *r, oq_err *err)
 {
     const Onnx__TensorProto *t = m->inits.v[i];
     int fd;
-    oq_status st = open_ref(m, t, r, &fd, err);
+    char path[CV_EXT_PATH];
+    oq_status st = open_ref(m, t, r, &fd, path, err);
     if (st) return st;
     unsigned char buf[CV_EXT_INLINE_MAX];
     int bad = pread_all(fd, buf, (size_t)r->length, r->offset);
@@ -222,7 +277,8 @@ oq_status cv_ext_load(cv_model *m, const char *dir, oq_err *err)
         if (!st && r.length <= CV_EXT_INLINE_MAX) st = read_in(m, i, &r, err);
         else if (!st) {
             int fd;
-            st = open_ref(m, t, &r, &fd, err); /* there and long enough: checked before the work */
+            char path[CV_EXT_PATH];
+            st = open_ref(m, t, &r, &fd, path, err); /* there and long enough: checked before the work */
             if (!st) close(fd);
         }
         if (st) return st;
@@ -245,9 +301,18 @@ char *cv_ext_data_path(const char *out_path)
     return p;
 }
 
+/* After a copy from `fd`: the file read, and the one its path names now, are both the file
+ * as first seen. */
+static oq_status still_seen(cv_model *m, int fd, const char *path, oq_err *err)
+{
+    struct stat a, b;
+    oq_status st = seen(m, path, fstat(fd, &a) ? NULL : &a, err);
+    return st ? st : seen(m, path, stat(path, &b) ? NULL : &b, err);
+}
+
 /* The tensor's bytes appended to `out` at `*at` (aligned), from its source file. */
-static oq_status copy_ref(const cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, FILE *out,
-                          int64_t *at, const char *out_path, oq_err *err)
+static oq_status copy_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, FILE *out, int64_t *at,
+                          const char *out_path, oq_err *err)
 {
     static const char zeros[CV_EXT_ALIGN];
     int64_t pad = (CV_EXT_ALIGN - *at % CV_EXT_ALIGN) % CV_EXT_ALIGN;
@@ -255,18 +320,22 @@ static oq_status copy_ref(const cv_model *m, const Onnx__TensorProto *t, const e
         return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", out_path, strerror(errno));
     *at += pad;
     int fd;
-    oq_status st = open_ref(m, t, r, &fd, err);
+    char path[CV_EXT_PATH];
+    oq_status st = open_ref(m, t, r, &fd, path, err);
     if (st) return st;
     char buf[1 << 16];
     for (int64_t done = 0; !st && done < r->length;) {
         size_t k = r->length - done < (int64_t)sizeof buf ? (size_t)(r->length - done) : sizeof buf;
-        if (pread_all(fd, buf, k, r->offset + done))
-            st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': reading external data %s/%s failed", m->name,
-                            t->name ? t->name : "", m->dir, r->location);
-        else if (fwrite(buf, 1, k, out) != k)
+        if (pread_all(fd, buf, k, r->offset + done)) {
+            st = still_seen(m, fd, path, err); /* cut short meanwhile: said as such */
+            if (!st)
+                st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': reading external data %s/%s failed",
+                                m->name, t->name ? t->name : "", m->dir, r->location);
+        } else if (fwrite(buf, 1, k, out) != k)
             st = oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", out_path, strerror(errno));
         done += (int64_t)k;
     }
+    if (!st) st = still_seen(m, fd, path, err);
     close(fd);
     return st;
 }

@@ -241,6 +241,8 @@ void cv_model_free(cv_model *m)
     onnx__model_proto__free_unpacked(m->orig, NULL);
     free(m->name);
     free(m->dir);
+    for (size_t i = 0; i < m->n_ext_files; i++) free(m->ext_files[i].path);
+    free(m->ext_files);
     free(m);
 }
 

@@ -2,6 +2,7 @@
  * conversion reads the small tensors in, copies the large ones to OUT.onnx.data (each at a
  * page), checks on ORT with the input's folder, and refuses locations and files that do
  * not hold the tensor, naming file and tensor, before any work. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "convert/convert-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
@@ -59,8 +61,9 @@ static Onnx__StringStringEntryProto *entry(const char *k, const char *v)
 
 /* `src` saved as dir/model.onnx with every initializer's raw data in dir/model.onnx.data, one
  * after another (as onnx.save_model(..., save_as_external_data=True, size_threshold=0) does;
- * torch leaves the smallest inside). Returns the data file's size. */
-static long externalize(const char *src, const char *dir)
+ * torch leaves the smallest inside), each "length" `len_as` (NULL: its byte count). Returns the
+ * data file's size. */
+static long externalize_len(const char *src, const char *dir, const char *len_as)
 {
     char path[512], data[512];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
@@ -86,7 +89,7 @@ static long externalize(const char *src, const char *dir)
         t->external_data = malloc(3 * sizeof *t->external_data);
         t->external_data[0] = entry("location", "model.onnx.data");
         t->external_data[1] = entry("offset", off);
-        t->external_data[2] = entry("length", len);
+        t->external_data[2] = entry("length", len_as ? len_as : len);
         t->n_external_data = 3;
     }
     assert_int_equal(fclose(f), 0);
@@ -94,6 +97,8 @@ static long externalize(const char *src, const char *dir)
     onnx__model_proto__free_unpacked(m, NULL);
     return at;
 }
+
+static long externalize(const char *src, const char *dir) { return externalize_len(src, dir, NULL); }
 
 static const char *ext_value(const Onnx__TensorProto *t, const char *key)
 {
@@ -415,6 +420,112 @@ static void test_inspect_lengths(void **state)
     remove_dir(dir);
 }
 
+/* A "length" of 0 is ORT's "not given" (its GetExternalDataInfo takes 0 or the exact count and
+ * reads the bytes the type and shape need): every tensor so written converts, the check runs it
+ * on ORT, and the output gives each tensor its length; a data file too short is still refused. */
+static void test_length_zero(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_len0"), *odir = temp_dir("extdata_len0_out"), in[512], out[512], data[512];
+    char want[1200];
+    externalize_len(LLAMA "llama_like_op18.onnx", dir, "0");
+    snprintf(in, sizeof in, "%s/model.onnx", dir);
+    snprintf(out, sizeof out, "%s/fast.onnx", odir);
+    snprintf(data, sizeof data, "%s/fast.onnx.data", odir);
+    oq_npz *bi[1], *bo[1];
+    oq_convert_opts o = flash_opts(bi, bo);
+    oq_convert_report *r = NULL;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r->checked && r->passed && r->fused == 1);
+    assert_true(weights_kept(LLAMA "llama_like_op18.onnx", out, data) >= 3); /* lengths as the export's */
+    oq_convert_report_free(r);
+    oq_npz_free(bi[0]);
+    oq_npz_free(bo[0]);
+    snprintf(data, sizeof data, "%s/model.onnx.data", dir);
+    assert_int_equal(truncate(data, 100), 0);
+    assert_int_equal(plan_flash(in, &r, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s: initializer 'n1': external data %s holds 100 bytes, the tensor needs bytes "
+             "0..128", in, data);
+    assert_string_equal(err.msg, want);
+    remove_dir(odir);
+    remove_dir(dir);
+}
+
+/* The data file `path` changed the k-th way: rewritten in place (same size, a later mtime: a
+ * rewrite within the clock's tick may keep it), replaced by a rename, grown. */
+static void change_data(const char *path, int k)
+{
+    char tmp[600];
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    buf[n - 1] ^= 0xff;
+    if (k == 0) {
+        struct stat sb;
+        int fd = open(path, O_WRONLY);
+        assert_true(fd >= 0 && fstat(fd, &sb) == 0);
+        assert_int_equal(pwrite(fd, buf + n - 1, 1, (off_t)n - 1), 1);
+        sb.st_mtim.tv_sec++;
+        const struct timespec ts[2] = {{0, UTIME_OMIT}, sb.st_mtim};
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+    } else if (k == 1) {
+        snprintf(tmp, sizeof tmp, "%s.new", path);
+        assert_int_equal(oq_write_file_atomic(tmp, buf, n, 1, NULL), OQ_OK);
+        assert_int_equal(rename(tmp, path), 0);
+    } else {
+        FILE *f = fopen(path, "ab");
+        assert_non_null(f);
+        assert_int_equal(fputc(0, f), 0);
+        assert_int_equal(fclose(f), 0);
+    }
+    free(buf);
+}
+
+/* The data file changed after convert checked it and before its bytes were copied (another
+ * process rewriting it): the copy is refused, naming the file, and nothing is left. Driven
+ * through convert's own steps (cv_model_load checks each file and records it, cv_ext_write
+ * copies; cv_ext_same compares the input's two loads), the change made between them, each of
+ * the three ways. */
+static void test_changed_before_copy(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 3; k++) {
+        char *dir = temp_dir("extdata_changed"), *odir = temp_dir("extdata_changed_out"), in[512], data[512];
+        char out[512], want[1200];
+        externalize(LLAMA "llama_like_op18.onnx", dir);
+        snprintf(in, sizeof in, "%s/model.onnx", dir);
+        snprintf(data, sizeof data, "%s/model.onnx.data", dir);
+        snprintf(out, sizeof out, "%s/fast.onnx.data", odir);
+        unsigned char *buf;
+        size_t n;
+        assert_int_equal(oq_read_file(in, &buf, &n, NULL), OQ_OK);
+        cv_model *m = NULL;
+        oq_err err = {0};
+        assert_int_equal(cv_model_load(buf, n, in, dir, &m, &err), OQ_OK);
+        change_data(data, k);
+        oq_atomic_file af = {0};
+        assert_int_equal(oq_atomic_open(&af, out, 0, &err), OQ_OK);
+        oq_status st = cv_ext_write(m, &af, &err);
+        oq_atomic_abort(&af);
+        if (st != OQ_ERR_IO) fail_msg("change %d: copied (status %d)", k, (int)st);
+        snprintf(want, sizeof want, "%s: external data %s changed while convert ran; nothing written", in, data);
+        assert_string_equal(err.msg, want);
+        assert_int_equal(dir_entries(odir), 0);
+        cv_model *again = NULL; /* convert loads the input twice: a change between the loads too */
+        assert_int_equal(cv_model_load(buf, n, in, dir, &again, &err), OQ_OK);
+        assert_int_equal(cv_ext_same(m, again, &err), OQ_ERR_IO);
+        assert_string_equal(err.msg, want);
+        assert_int_equal(cv_ext_same(again, again, &err), OQ_OK);
+        cv_model_free(again);
+        cv_model_free(m);
+        free(buf);
+        remove_dir(odir);
+        remove_dir(dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +535,8 @@ int main(void)
         cmocka_unit_test(test_bytes_refused),
         cmocka_unit_test(test_ort_refusals_explained),
         cmocka_unit_test(test_inspect_lengths),
+        cmocka_unit_test(test_length_zero),
+        cmocka_unit_test(test_changed_before_copy),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
