@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
+#include "ortqual/tensor.h"
 #include "status/args-impl.h"
 
 /* Every optional string of an ONNX protobuf is NULL when absent. */
@@ -131,14 +133,30 @@ static void push_unique(ctx *c, char ***v, size_t *n, char *w)
 
 static void add_warning(ctx *c, oq_model_info *mi, char *w) { push_unique(c, &mi->warnings, &mi->n_warnings, w); }
 
-/* t's external "length" as ORT reads it (the last one given), 0 when none is a byte count. */
+/* The bytes of t's type and shape, 0 when unknown (a type without a whole byte
+ * size, a negative or overflowing dimension). */
+static uint64_t shape_bytes(const Onnx__TensorProto *t)
+{
+    uint64_t n = oq_dtype_size((oq_dtype)t->data_type);
+    for (size_t i = 0; n && i < t->n_dims; i++) {
+        if (t->dims[i] < 0 || (t->dims[i] && n > UINT64_MAX / (uint64_t)t->dims[i])) return 0;
+        n *= (uint64_t)t->dims[i];
+    }
+    return n;
+}
+
+/* t's external bytes as ORT reads them: its "length" (the last one given), its
+ * type and shape's where that is absent or 0 ("not given" to ORT), none where
+ * it is not a byte count (ORT refuses it). */
 static uint64_t external_length(const Onnx__TensorProto *t)
 {
     const char *len = NULL;
     for (size_t k = 0; k < t->n_external_data; k++)
         if (t->external_data[k]->key && !strcmp(t->external_data[k]->key, "length")) len = t->external_data[k]->value;
-    if (!len || !*len || strspn(len, "0123456789") != strlen(len) || strlen(len) > 19) return 0;
-    return strtoull(len, NULL, 10);
+    if (!len) return shape_bytes(t);
+    if (!*len || strspn(len, "0123456789") != strlen(len) || strlen(len) > 19) return 0;
+    const uint64_t n = strtoull(len, NULL, 10);
+    return n ? n : shape_bytes(t);
 }
 
 /* t's external-data file (its "location"), appended to v unless there already. */

@@ -417,6 +417,18 @@ static void test_inspect_lengths(void **state)
     assert_int_equal(oq_model_inspect_file(path, &mi, NULL), OQ_OK);
     assert_int_equal(mi->external_bytes, bytes - 128);
     oq_model_info_free(mi);
+    /* absent, or 0 ("not given" to ORT): the bytes its type and shape need */
+    m = read_model(path);
+    t = m->graph->initializer[0];
+    free(t->external_data[2]->value);
+    t->external_data[2]->value = strdup("0");
+    free(m->graph->initializer[1]->external_data[2]->key);
+    m->graph->initializer[1]->external_data[2]->key = strdup("checksum");
+    write_model(m, path);
+    onnx__model_proto__free_unpacked(m, NULL);
+    assert_int_equal(oq_model_inspect_file(path, &mi, NULL), OQ_OK);
+    assert_int_equal(mi->external_bytes, bytes);
+    oq_model_info_free(mi);
     remove_dir(dir);
 }
 
