@@ -66,8 +66,10 @@ typedef struct oq_refusal {
 OQ_API oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err *err);
 OQ_API void oq_refusal_clear(oq_refusal *r);
 
-/* One line: "[id] node 'attn0' (Attention); inputs ...: why ... Fix: ..." into buf; returns buf
- * ("" in it for a NULL r). */
+/* One line, as bench --model writes a refused row's error: "refused by ONNX Runtime [id] at node
+ * 'attn0' (Attention); inputs ...: why ... Fix: ... (ONNX Runtime: raw)", or the raw message
+ * alone when no pattern matched; line breaks made spaces, a line cut at n ends "...". Into buf;
+ * returns buf ("" in it for a NULL r). */
 OQ_API char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n);
 
 #ifdef __cplusplus

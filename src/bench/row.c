@@ -51,21 +51,13 @@ void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
 }
 
-/* A failed row of a model file whose ORT message a refusal pattern knows: the explanation, as
- * validate prints it, in place of the raw message (which follows it, as far as it fits). */
+/* A failed row of a model file whose ORT message a refusal pattern knows: the library's line
+ * (the explanation, then ORT's message) in place of the raw message, as validate explains it. */
 static void explain_refusal(oq_bench_row *row, const char *model, const char *ep)
 {
     oq_refusal_facts f = {.message = row->error, .model = model, .ep = ep};
     oq_refusal r;
-    if (oq_refusal_explain(&f, &r, NULL) || !r.id) {
-        oq_refusal_clear(&r);
-        return;
-    }
-    char raw[sizeof row->error];
-    snprintf(raw, sizeof raw, "%s", row->error);
-    int n = snprintf(row->error, sizeof row->error, "refused by ONNX Runtime [%s]%s%s: %s; fix: %s (ONNX Runtime: %s)",
-                     r.id, r.node ? " at node " : "", r.node ? r.node : "", r.why ? r.why : "", r.fix ? r.fix : "", raw);
-    if (n >= (int)sizeof row->error) memcpy(row->error + sizeof row->error - 5, "...)", 5); /* ORT's tail cut */
+    if (!oq_refusal_explain(&f, &r, NULL) && r.id) oq_refusal_str(&r, row->error, sizeof row->error);
     oq_refusal_clear(&r);
 }
 

@@ -423,6 +423,16 @@ void oq_refusal_clear(oq_refusal *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The line as one line whatever the message held (ORT's can span lines, a caller's too), and
+ * a line cut at the buffer's end says so. */
+static char *one_line(char *buf, size_t n, int len)
+{
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    if (len >= 0 && (size_t)len >= n && n > 3) memcpy(buf + n - 4, "...", 4);
+    return buf;
+}
+
 char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n)
 {
     if (!n || !buf) return buf;
@@ -430,11 +440,11 @@ char *oq_refusal_str(const oq_refusal *r, char *buf, size_t n)
         buf[0] = '\0';
         return buf;
     }
-    if (!r->id) {
-        snprintf(buf, n, "%s", r->raw ? r->raw : "");
-        return buf;
-    }
-    snprintf(buf, n, "[%s]%s%s%s%s: %s. Fix: %s", r->id, r->node ? " node " : "", r->node ? r->node : "",
-             r->inputs ? "; inputs " : "", r->inputs ? r->inputs : "", r->why ? r->why : "", r->fix ? r->fix : "");
-    return buf;
+    const char *raw = r->raw ? r->raw : "";
+    if (!r->id) return one_line(buf, n, snprintf(buf, n, "%s", raw));
+    int len = snprintf(buf, n, "refused by ONNX Runtime [%s]%s%s%s%s: %s. Fix: %s%s%s%s", r->id,
+                       r->node ? " at node " : "", r->node ? r->node : "", r->inputs ? "; inputs " : "",
+                       r->inputs ? r->inputs : "", r->why ? r->why : "", r->fix ? r->fix : "",
+                       r->raw ? " (ONNX Runtime: " : "", raw, r->raw ? ")" : "");
+    return one_line(buf, n, len);
 }

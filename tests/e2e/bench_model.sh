@@ -168,14 +168,27 @@ on=$(skip_ln sc_default) off=$(skip_ln sc_off --session-config optimization.disa
     bad "--session-config: '$on' by default, '$off' with SkipLayerNormFusion disabled"
 expect 2 "--session-config 'x': want KEY=VALUE" "$Q" bench --model "$T/enc/encoder_decomposed_fp32.onnx" --session-config x
 
-# 9. ORT's refusal of a user's model is explained in the row, as validate explains it: the
+# 9. ORT's refusal of a user's model is explained in the row in the library's line
+#    (oq_refusal_str: validate's headline, the inputs, why, the fix, then ORT's message): the
 #    opset-23 export's broadcast mask, and a model copied without its external-data file
-expect 1 "failed +refused by ONNX Runtime \[attn-mask-query-broadcast\] at node 'node_scaled_dot_product_attention' \(Attention\): .*fix: .*convert" \
+expect 1 "failed +refused by ONNX Runtime \[attn-mask-query-broadcast\] at node 'node_scaled_dot_product_attention' \(Attention\); inputs Q .*: .*\. Fix: .*convert.* \(ONNX Runtime: Run: Non-zero status code returned while running Attention node" \
     "$Q" bench --model "$F/tx_encoder/tx_encoder_op23.onnx" --inputs "$F/tx_encoder/inputs_000.npz" --iters 2 --outdir "$T/ref23"
 mkdir -p "$T/nodata" && cp "$OQ_SOURCE_DIR/tests/fixtures/external/llama_like_op18.onnx" "$T/nodata/"
-expect 1 "refused by ONNX Runtime \[external-data-missing\]: initializer 'tok.weight' keeps its data in an external-data file, $T/nodata/llama_like_op18.onnx.data, which is not there" \
+expect 1 "refused by ONNX Runtime \[external-data-missing\]: initializer 'tok.weight' keeps its data in an external-data file, $T/nodata/llama_like_op18.onnx.data, which is not there.*\. Fix: .* \(ONNX Runtime: .*External data path does not exist" \
     "$Q" bench --model "$T/nodata/llama_like_op18.onnx" --inputs "$F/llama_like/inputs_000.npz" --iters 2 --outdir "$T/nodata/b"
-grep -q '"error": "refused by ONNX Runtime \[external-data-missing\]' "$T/nodata/b/summary.json" &&
-    ok "summary.json's error is the explanation" || bad "summary.json's error: $(grep -o '"error": "[^"]*' "$T/nodata/b/summary.json")"
+# summary.json's and summary.csv's error: that line, the same in both, one line
+if "$PY" - "$T/ref23" "$T/nodata/b" <<'PY'; then ok "summary.json's and summary.csv's error is the explanation, one line"; else bad "the refusal in summary.json/summary.csv"; fi
+import csv, json, sys
+for d, head, raw in ((sys.argv[1], "[attn-mask-query-broadcast] at node 'node_scaled_dot_product_attention' (Attention); inputs Q",
+                      "Run: Non-zero status code returned while running Attention node"),
+                     (sys.argv[2], "[external-data-missing]: initializer 'tok.weight'", "External data path does not exist")):
+    e = json.load(open(d + "/summary.json"))["results"][0]["error"]
+    lines = open(d + "/summary.csv").read().splitlines()
+    assert len(lines) == 2, lines
+    assert list(csv.DictReader(lines))[0]["error"] == e, d
+    assert e.startswith("refused by ONNX Runtime " + head) and ". Fix: " in e, e
+    assert raw in e.split(" (ONNX Runtime: ", 1)[1], e
+    assert "\n" not in e and "\r" not in e, e
+PY
 
 report

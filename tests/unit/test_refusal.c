@@ -124,8 +124,12 @@ static void mask_query_broadcast(void **state)
     assert_has(r.fix, "`ortqual convert --expand-mask`");
     assert_has(r.fix, "`ortqual convert --mask-to-seqlen --opset 24`");
     assert_string_equal(r.raw, e.msg); /* ORT's message kept as it was */
-    char line[4096];
-    assert_has(oq_refusal_str(&r, line, sizeof line), "[attn-mask-query-broadcast] node 'attn0' (Attention); inputs Q");
+    char line[4096], tail[2048];
+    assert_has(oq_refusal_str(&r, line, sizeof line),
+               "refused by ONNX Runtime [attn-mask-query-broadcast] at node 'attn0' (Attention); inputs Q");
+    assert_has(line, ". Fix: expand the mask");
+    snprintf(tail, sizeof tail, " (ONNX Runtime: %s)", e.msg); /* ORT's message last, whole */
+    assert_string_equal(line + strlen(line) - strlen(tail), tail);
     oq_refusal_clear(&r);
     /* without the model the message alone still explains, naming no input */
     explain(e.msg, NULL, NULL, 0, &r);
@@ -328,6 +332,26 @@ static void crash_without_shapes(void **state)
     oq_refusal_clear(&r);
 }
 
+/* The line is one line whatever the message held, and a line cut at the buffer says so. */
+static void str_one_line(void **state)
+{
+    (void)state;
+    oq_refusal r;
+    explain("Could not find an implementation for Elu(22) node with name 'n0'\r\nsecond line\n", NULL, NULL, 0, &r);
+    assert_string_equal(r.id, "no-kernel");
+    assert_non_null(strchr(r.raw, '\n')); /* raw stays as given */
+    char line[4096], cut[48];
+    oq_refusal_str(&r, line, sizeof line);
+    assert_null(strpbrk(line, "\r\n"));
+    assert_has(line, "(ONNX Runtime: Could not find an implementation for Elu(22) node with name 'n0'  second line )");
+    assert_string_equal(oq_refusal_str(&r, cut, sizeof cut), "refused by ONNX Runtime [no-kernel] at node ...");
+    oq_refusal_clear(&r);
+    explain("Run: two\nlines", NULL, NULL, 0, &r);
+    assert_null(r.id);
+    assert_string_equal(oq_refusal_str(&r, line, sizeof line), "Run: two lines");
+    oq_refusal_clear(&r);
+}
+
 static int setup(void **state)
 {
     dir = temp_dir("refusal");
@@ -347,6 +371,7 @@ int main(void)
         cmocka_unit_test(mask_total_length),    cmocka_unit_test(no_kernel),
         cmocka_unit_test(opset_and_ir_too_new), cmocka_unit_test(custom_domains),
         cmocka_unit_test(output_mode_recorded_on_h200), cmocka_unit_test(crash_without_shapes),
+        cmocka_unit_test(str_one_line),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
