@@ -160,6 +160,25 @@ static oq_convert_opts flash_opts(oq_npz **in, oq_npz **out)
     return o;
 }
 
+/* in converted with --flash's passes into odir/fast.onnx and fast.onnx.data (out, data: their
+ * paths, 512 bytes), checked on ORT against PyTorch's outputs, every weight kept. */
+static void convert_into(const char *in, const char *odir, char *out, char *data)
+{
+    snprintf(out, 512, "%s/fast.onnx", odir);
+    snprintf(data, 512, "%s/fast.onnx.data", odir);
+    oq_npz *bi[1], *bo[1];
+    oq_convert_opts o = flash_opts(bi, bo);
+    oq_convert_report *r = NULL;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r->checked && r->passed && r->fused == 1);
+    assert_string_equal(r->external_data, data);
+    assert_true(weights_kept(LLAMA "llama_like_op18.onnx", out, data) >= 3);
+    oq_convert_report_free(r);
+    oq_npz_free(bi[0]);
+    oq_npz_free(bo[0]);
+}
+
 /* Every weight outside the model, the small ones too (ORT itself cannot load that export:
  * shape inference wants its constants inside): converted, checked against PyTorch, and the
  * output is a model and its own data file. */
@@ -183,19 +202,13 @@ static void test_converts(void **state)
     assert_string_equal(files[0], "model.onnx.data");
     oq_strv_free(files, nf);
     char *odir = temp_dir("extdata_out"); /* another folder: the data file goes with the model */
-    snprintf(out, sizeof out, "%s/fast.onnx", odir);
-    snprintf(data, sizeof data, "%s/fast.onnx.data", odir);
+    convert_into(in, odir, out, data);
+    /* the data file is an output like the model: kept unless overwriting */
+    unlink(out);
     oq_npz *bi[1], *bo[1];
     oq_convert_opts o = flash_opts(bi, bo);
     oq_convert_report *r = NULL;
     oq_err err = {0};
-    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
-    assert_true(r->checked && r->passed && r->fused == 1);
-    assert_string_equal(r->external_data, data);
-    assert_true(weights_kept(LLAMA "llama_like_op18.onnx", out, data) >= 3);
-    oq_convert_report_free(r);
-    /* the data file is an output like the model: kept unless overwriting */
-    unlink(out);
     assert_int_equal(oq_convert_file(in, out, 0, &o, &r, &err), OQ_ERR_IO);
     assert_non_null(strstr(err.msg, "fast.onnx.data: exists (not overwritten)"));
     assert_null(r);
@@ -442,18 +455,9 @@ static void test_length_zero(void **state)
     char want[1200];
     externalize_len(LLAMA "llama_like_op18.onnx", dir, "0");
     snprintf(in, sizeof in, "%s/model.onnx", dir);
-    snprintf(out, sizeof out, "%s/fast.onnx", odir);
-    snprintf(data, sizeof data, "%s/fast.onnx.data", odir);
-    oq_npz *bi[1], *bo[1];
-    oq_convert_opts o = flash_opts(bi, bo);
+    convert_into(in, odir, out, data); /* the output's lengths as the export's */
     oq_convert_report *r = NULL;
     oq_err err = {0};
-    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
-    assert_true(r->checked && r->passed && r->fused == 1);
-    assert_true(weights_kept(LLAMA "llama_like_op18.onnx", out, data) >= 3); /* lengths as the export's */
-    oq_convert_report_free(r);
-    oq_npz_free(bi[0]);
-    oq_npz_free(bo[0]);
     snprintf(data, sizeof data, "%s/model.onnx.data", dir);
     assert_int_equal(truncate(data, 100), 0);
     assert_int_equal(plan_flash(in, &r, &err), OQ_ERR_FORMAT);
