@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "convert/convert-impl.h"
+#include "inspect/model-impl.h"
 #include "ortqual/fileio.h"
 
 /* What is read into the model rather than copied: the scalars, shapes and axes a pass reads.
@@ -35,28 +36,13 @@ int cv_ext_is(const Onnx__TensorProto *t)
     return t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
 }
 
-/* Bits of one element of an ONNX data type; 0 where it has no fixed size (string, undefined,
- * a type this build does not know). */
-static int elem_bits(int32_t type)
-{
-    switch (type) {
-    case 21: case 22: case 23: return 4;                                           /* (u)int4 float4e2m1 */
-    case 2: case 3: case 9: case 17: case 18: case 19: case 20: case 24: return 8; /* uint8 int8 bool float8s */
-    case 4: case 5: case 10: case 16: return 16;                                   /* (u)int16 float16 bfloat16 */
-    case 1: case 6: case 12: return 32;                                            /* float (u)int32 */
-    case 7: case 11: case 13: case 14: return 64;                                  /* (u)int64 double complex64 */
-    case 15: return 128;                                                           /* complex128 */
-    default: return 0;
-    }
-}
-
 /* The bytes a tensor's type and shape need (4-bit types packed two to a byte, as ONNX stores
  * them); an oq_status with the message where no count exists: a type without a fixed size (a
  * string tensor has no raw bytes to put outside), a negative or overflowing shape. */
 static oq_status tensor_bytes(const cv_model *m, const Onnx__TensorProto *t, int64_t *bytes, oq_err *err)
 {
     const char *who = t->name ? t->name : "";
-    int bits = elem_bits(t->data_type);
+    int bits = oq_onnx_elem_bits(t->data_type);
     if (!bits)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': data type %d has no fixed element size, so it "
                           "cannot be stored in external data", m->name, who, (int)t->data_type);

@@ -14,7 +14,6 @@
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
-#include "ortqual/tensor.h"
 #include "status/args-impl.h"
 
 /* Every optional string of an ONNX protobuf is NULL when absent. */
@@ -133,16 +132,30 @@ static void push_unique(ctx *c, char ***v, size_t *n, char *w)
 
 static void add_warning(ctx *c, oq_model_info *mi, char *w) { push_unique(c, &mi->warnings, &mi->n_warnings, w); }
 
-/* The bytes of t's type and shape, 0 when unknown (a type without a whole byte
- * size, a negative or overflowing dimension). */
+int oq_onnx_elem_bits(int32_t type)
+{
+    switch (type) {
+    case 21: case 22: case 23: return 4;                                           /* (u)int4 float4e2m1 */
+    case 2: case 3: case 9: case 17: case 18: case 19: case 20: case 24: return 8; /* uint8 int8 bool float8s */
+    case 4: case 5: case 10: case 16: return 16;                                   /* (u)int16 float16 bfloat16 */
+    case 1: case 6: case 12: return 32;                                            /* float (u)int32 */
+    case 7: case 11: case 13: case 14: return 64;                                  /* (u)int64 double complex64 */
+    case 15: return 128;                                                           /* complex128 */
+    default: return 0;
+    }
+}
+
+/* The bytes of t's type and shape (4-bit types two to a byte, as ONNX stores them), 0 when
+ * unknown (a type without a fixed size, a negative or overflowing dimension). */
 static uint64_t shape_bytes(const Onnx__TensorProto *t)
 {
-    uint64_t n = oq_dtype_size((oq_dtype)t->data_type);
+    const int bits = oq_onnx_elem_bits(t->data_type);
+    uint64_t n = bits ? 1 : 0;
     for (size_t i = 0; n && i < t->n_dims; i++) {
-        if (t->dims[i] < 0 || (t->dims[i] && n > UINT64_MAX / (uint64_t)t->dims[i])) return 0;
+        if (t->dims[i] < 0 || (t->dims[i] && n > UINT64_MAX / 16 / (uint64_t)t->dims[i])) return 0;
         n *= (uint64_t)t->dims[i];
     }
-    return n;
+    return bits == 4 ? (n + 1) / 2 : n * (uint64_t)(bits / 8);
 }
 
 /* t's external bytes as ORT reads them: its "length" (the last one given), its

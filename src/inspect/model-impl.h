@@ -31,4 +31,8 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
 oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model_info **mi, oq_node_info **nodes,
                                  size_t *n, oq_err *err);
 
+/* Bits of one element of an ONNX data type (TensorProto.DataType); 0 where it has no fixed
+ * size (string, undefined, a type this build does not know). */
+int oq_onnx_elem_bits(int32_t type);
+
 #endif
