@@ -594,9 +594,13 @@ OQ_INLINE void attend_lanes(const oq_ref_block *b, double *st, double *out)
         const int flush = lane_shift(m, hi, lo, l, o, shift);
         lane_weighted(st, n, shift, flush, b->vp + j0 * OQ_REF_COLS, o, l);
     }
+    /* Divided a vector (the block's rows) at a time: 16 divisions instead of 128 (~1% of a
+     * call at L = 1024), each lane rounded as the scalar one would be. */
+    const v8d lv = load8(l), none = splat8(0.0);
+    for (int c = 0; c < OQ_REF_COLS; c++)
+        store8(o + c * 8, select8(lv == none, none, load8(o + c * 8) / lv));
     for (int r = 0; r < b->rows; r++)
-        for (int c = 0; c < OQ_REF_COLS; c++)
-            out[r * OQ_REF_COLS + c] = l[r] == 0.0 ? 0.0 : o[c * 8 + r] / l[r];
+        for (int c = 0; c < OQ_REF_COLS; c++) out[r * OQ_REF_COLS + c] = o[c * 8 + r];
 }
 
 OQ_CLONES
