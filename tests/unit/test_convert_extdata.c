@@ -146,13 +146,20 @@ static int weights_kept(const char *orig_path, const char *out, const char *data
     return copied;
 }
 
+/* --flash's passes, no check. */
+static oq_convert_opts flash_plan_opts(void)
+{
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    return o;
+}
+
 static oq_convert_opts flash_opts(oq_npz **in, oq_npz **out)
 {
     assert_int_equal(oq_npz_read(LLAMA "inputs_000.npz", &in[0], NULL), OQ_OK);
     assert_int_equal(oq_npz_read(LLAMA "outputs_000.npz", &out[0], NULL), OQ_OK);
-    oq_convert_opts o;
-    oq_convert_opts_default(&o);
-    oq_convert_opts_flash(&o);
+    oq_convert_opts o = flash_plan_opts();
     o.runtime = rt;
     o.n_batches = 1;
     o.inputs = (const oq_npz *const *)in;
@@ -223,9 +230,7 @@ static void test_converts(void **state)
  * cannot be read). */
 static oq_status plan_flash(const char *path, oq_convert_report **r, oq_err *err)
 {
-    oq_convert_opts o;
-    oq_convert_opts_default(&o);
-    oq_convert_opts_flash(&o);
+    oq_convert_opts o = flash_plan_opts();
     *r = NULL;
     return oq_convert_plan(path, &o, r, err);
 }
@@ -363,9 +368,7 @@ static void test_bytes_refused(void **state)
     unsigned char *buf;
     size_t n;
     assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
-    oq_convert_opts o;
-    oq_convert_opts_default(&o);
-    oq_convert_opts_flash(&o);
+    oq_convert_opts o = flash_plan_opts();
     oq_convert_report *r = NULL;
     oq_err err = {0};
     assert_int_equal(oq_convert_plan_bytes(buf, n, "ext.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
