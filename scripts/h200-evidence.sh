@@ -21,7 +21,7 @@ step() { # step NAME TIMEOUT CMD...: run, log to OUT/NAME.txt, record the exit c
   timeout "$t" "$@" > "$OUT/$name.txt" 2>&1
   echo "$name $?" >> "$OUT/steps.txt"
 }
-want() { [ -z "${STEPS:-}" ] || case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { [ -z "${STEPS:-}" ] && return 0; case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 torch_site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
 
 # 1. doctor: the CUDA EP device, the H200, loaded CUDA/cuDNN libraries, both cuDNN copies
@@ -116,7 +116,8 @@ FX=${FIXTURES:-tests/fixtures/torch}
 for case in ${CONVERT_CASES:-tx_encoder:18:features:mask tx_encoder:23:features:mask mlpf_like:18:features:mask \
             mlpf_like:23:features:mask hand_attention:18:x:mask decoder_lm:18:input_ids:attention_mask \
             decoder_lm:23:input_ids:attention_mask llama_like:18:input_ids:attention_mask \
-            llama_like:23:input_ids:attention_mask bert_like:18:input_ids:attention_mask}; do
+            llama_like:23:input_ids:attention_mask bert_like:18:input_ids:attention_mask \
+            llama_like_ext:18:input_ids:attention_mask}; do
   IFS=: read -r fx op feat mask <<<"$case"
   # position embeddings Gather(table, Range(0, L)) crash ORT 1.29's CUDA EP once its
   # GatherToSliceFusion made them a Slice (the realmodels section shows it): off for these

@@ -153,6 +153,28 @@ static void assert_attention_inputs_typed(const char *path)
     onnx__model_proto__free_unpacked(m, NULL);
 }
 
+/* An export with weights outside it converts to a pair: OUT.onnx and OUT.onnx.data beside it,
+ * holding weights the model names; one with its weights inside stays one file. */
+static void assert_external_kept(const char *in, const char *out, const oq_convert_report *r)
+{
+    oq_model_info *a, *b;
+    assert_int_equal(oq_model_inspect_file(in, &a, NULL), OQ_OK);
+    assert_int_equal(oq_model_inspect_file(out, &b, NULL), OQ_OK);
+    if (a->n_external) {
+        char data[520];
+        snprintf(data, sizeof data, "%s.data", out);
+        assert_non_null(r->external_data);
+        assert_string_equal(r->external_data, data);
+        assert_true(b->n_external > 0 && b->n_external_files == 1);
+        assert_int_equal(access(data, R_OK), 0);
+    } else {
+        assert_null(r->external_data);
+        assert_int_equal(b->n_external, 0);
+    }
+    oq_model_info_free(a);
+    oq_model_info_free(b);
+}
+
 /* Convert one fixture export the done-when way and check what was written. */
 static void convert_fixture(const char *fixture, int opset, int n_attention, int causal, const char *mask)
 {
@@ -168,6 +190,7 @@ static void convert_fixture(const char *fixture, int opset, int n_attention, int
     oq_status st = oq_convert_file(in, out, 0, &o, &r, &err);
     if (st) fail_msg("%s: %s", in, err.msg);
     assert_true(r->checked && r->passed);
+    assert_external_kept(in, out, r);
     int two_outputs = !strcmp(fixture, "mlpf_like") || !strcmp(fixture, "decoder_lm") || !strcmp(fixture, "bert_like");
     assert_int_equal(r->n_checks, 2 * (two_outputs ? 2 : 1));
     for (size_t i = 0; i < r->n_checks; i++) {
@@ -238,9 +261,6 @@ static void test_decoder_causal_padding(void **state)
     convert_fixture("decoder_lm", 23, 1, 1, "attention_mask");
 }
 
-/* Grouped-query attention as Hugging Face writes it (K and V of 2 heads repeated for 4 query
- * heads by Expand + Reshape before the product), rotary embeddings, causal + key padding: the
- * repeated K and V are ordinary 4-head inputs, so the chain fuses like any other. */
 /* BERT as Hugging Face writes it: the extended mask (1 - mask) * finfo.min added to the
  * scores is the key padding of attention_mask (nonpad_kv_seqlen), and an output without the
  * sequence axis (the pooler's) is compared whole. */
@@ -250,11 +270,16 @@ static void test_bert_like(void **state)
     convert_fixture("bert_like", 18, 2, 0, "attention_mask");
 }
 
+/* Grouped-query attention as Hugging Face writes it (K and V of 2 heads repeated for 4 query
+ * heads by Expand + Reshape before the product), rotary embeddings, causal + key padding: the
+ * repeated K and V are ordinary 4-head inputs, so the chain fuses like any other. llama_like_ext
+ * is the same block as torch.onnx.export writes it by default, its weights in a file beside it. */
 static void test_llama_like(void **state)
 {
     (void)state;
     convert_fixture("llama_like", 18, 1, 1, "attention_mask");
     convert_fixture("llama_like", 23, 1, 1, "attention_mask");
+    convert_fixture("llama_like_ext", 18, 1, 1, "attention_mask");
 }
 
 /* Why the converter never writes is_causal = 1 with nonpad_kv_seqlen for a padded
