@@ -60,7 +60,7 @@ extern "C" {
 /* The version of the references' numerics (Attention and the encoder): bumped whenever a change
  * can alter one bit of their outputs, so that outputs stored by an earlier version (validate's
  * reference cache) are never taken for this one's. */
-#define OQ_REFERENCE_NUMERICS 3
+#define OQ_REFERENCE_NUMERICS 4
 
 /* The node's attributes. Fill with oq_ref_attention_attrs_default, then override. */
 typedef struct oq_ref_attention_attrs {

@@ -41,6 +41,7 @@ typedef struct attn_ctx {
     const oq_ref_attention_inputs *in;
     int64_t kp_size, vp_size; /* doubles per kv head of kp and vp */
     double *kp;  /* [B,Hkv] packed keys (oq_ref_pack_keys) */
+    double *kmax; /* [B,Hkv,D] their oq_ref_keys_bound */
     double *vp;  /* [B,Hkv] packed values (oq_ref_pack_values) */
     double *scratch;     /* per thread: 16 kv rows while loading; then scores, outputs, qk rows */
     int64_t per_thread;  /* doubles of scratch per thread */
@@ -278,6 +279,7 @@ static void load_kv(void *ctx, int64_t bh, int thread)
             load_kv_row(c, c->in->past_value, c->in->v, c->Dv, b, h, t0 + t, r + t * c->Dv);
         oq_ref_pack_values(r, c->Dv, n, c->Dv, c->T, vp + t0 * OQ_REF_COLS);
     }
+    oq_ref_keys_bound(kp, c->T, c->D, c->kmax + bh * c->D);
 }
 
 /* present = concat(past, new) along the sequence axis, bytes copied as they are. */
@@ -351,7 +353,8 @@ static void attend_rows(const attn_ctx *c, int64_t b, int64_t h, int64_t i0, int
     const block_ctx x = {c, b, h, i0};
     oq_ref_block blk = {
         .q = q, .ldq = c->D, .rows = rows,
-        .kp = c->kp + (b * c->Hkv + kvh) * c->kp_size, .vp = c->vp + (b * c->Hkv + kvh) * c->vp_size,
+        .kp = c->kp + (b * c->Hkv + kvh) * c->kp_size, .kmax = c->kmax + (b * c->Hkv + kvh) * c->D,
+        .vp = c->vp + (b * c->Hkv + kvh) * c->vp_size,
         .D = c->D, .T = c->T, .Dv = c->Dv,
         .bias = has_bias(c) ? bias_chunk : NULL, .ctx = &x};
     for (int r = 0; r < rows; r++) blk.end[r] = key_end(c, b, i0 + r);
@@ -423,7 +426,8 @@ static oq_status compute(attn_ctx *c, oq_ref_team *team, oq_err *err)
     c->kp = oq_ref_alloc(c->B * c->Hkv * c->kp_size);
     c->vp = oq_ref_alloc(c->B * c->Hkv * c->vp_size);
     c->scratch = oq_ref_alloc(n * c->per_thread);
-    if (!c->kp || !c->vp || !c->scratch)
+    c->kmax = oq_ref_alloc(c->B * c->Hkv * c->D);
+    if (!c->kp || !c->vp || !c->scratch || !c->kmax)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory converting Attention inputs to float64");
     oq_ref_team_run(team, c->B * c->Hkv, load_kv, c);
     oq_ref_team_run(team, c->B * c->Hq * ((c->Lq + ROWS - 1) / ROWS), row_block, c);
@@ -463,6 +467,7 @@ static void ctx_clear(attn_ctx *c)
     free(c->kp);
     free(c->vp);
     free(c->scratch);
+    free(c->kmax);
     free(c->key_end);
     free(c->causal_off);
 }

@@ -31,7 +31,7 @@ typedef struct grown {
 } grown;
 
 /* The working buffers of a run (see fwd for what each holds). */
-enum { WK_X, WK_H, WK_A, WK_QKV, WK_O, WK_F, WK_Y, WK_KP, WK_VP, WK_SCRATCH, WK_COUNT };
+enum { WK_X, WK_H, WK_A, WK_QKV, WK_O, WK_F, WK_Y, WK_KP, WK_KMAX, WK_VP, WK_SCRATCH, WK_COUNT };
 
 struct oq_encoder_ref {
     oq_encoder_config cfg;
@@ -54,8 +54,9 @@ typedef struct fwd {
     int64_t *blk0;     /* [B+1] first attention block of each event */
     /* Stacked rows: x [N,F] features, h [N,W] the residual stream, a [N,W] a
      * LayerNorm's output, qkv [N,3W], o [N,W] attention, f [N,FF] feed-forward
-     * hidden, y [N, sum K] the heads; kp, vp packed K and V per (event, head). */
-    double *x, *h, *a, *qkv, *o, *f, *y, *kp, *vp;
+     * hidden, y [N, sum K] the heads; kp, vp packed K and V per (event, head), kmax
+     * [B, heads, head_dim] the bound of each head's keys (oq_ref_keys_bound). */
+    double *x, *h, *a, *qkv, *o, *f, *y, *kp, *kmax, *vp;
     double *scratch;   /* per thread: attention scores and outputs */
     size_t per_thread;
     int64_t ld_acc;    /* round_up(head_dim, 16): a row of packed V, of attention output */
@@ -240,8 +241,9 @@ static void pack_heads(void *p, int64_t bh, int thread)
     double *rows = f->qkv + f->row0[b] * W3 + h * dh;
     for (int64_t i = 0; i < n; i++)
         for (int64_t d = 0; d < dh; d++) rows[i * W3 + d] *= scale;
-    oq_ref_pack_keys(rows + W, W3, n, dh,
-                     f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh);
+    double *kp = f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh;
+    oq_ref_pack_keys(rows + W, W3, n, dh, kp);
+    oq_ref_keys_bound(kp, n, dh, f->kmax + bh * dh);
     oq_ref_pack_values(rows + 2 * W, W3, n, dh, n, f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc);
 }
 
@@ -261,6 +263,7 @@ static void attention(void *p, int64_t t, int thread)
         .q = f->qkv + (f->row0[b] + i0) * W3 + h * dh, .ldq = W3,
         .rows = (int)(n - i0 < OQ_REF_ROWS ? n - i0 : OQ_REF_ROWS),
         .kp = f->kp + f->kv0[b] * dh + h * oq_ref_round_up(n, OQ_REF_KEYS) * dh,
+        .kmax = f->kmax + (b * H + h) * dh,
         .vp = f->vp + f->kv0[b] * f->ld_acc + h * n * f->ld_acc, .D = dh, .T = n, .Dv = dh};
     for (int r = 0; r < OQ_REF_ROWS; r++) blk.end[r] = n;
     oq_ref_attend(&blk, scratch, out);
@@ -349,9 +352,10 @@ static int fwd_alloc(oq_encoder_ref *r, fwd *f, int nt)
     f->qkv = buf(r, WK_QKV, N, 3 * W), f->o = buf(r, WK_O, N, W), f->f = buf(r, WK_F, N, ff);
     f->y = buf(r, WK_Y, N, r->heads.m);
     f->kp = buf(r, WK_KP, f->kv0[f->B], dh), f->vp = buf(r, WK_VP, f->kv0[f->B], f->ld_acc);
+    f->kmax = buf(r, WK_KMAX, f->B * c->heads, dh);
     f->scratch = buf(r, WK_SCRATCH, nt, (int64_t)f->per_thread);
-    return f->x && f->h && f->a && f->qkv && f->o && f->f && f->y && f->kp && f->vp && f->scratch
-               ? 0 : -1;
+    return f->x && f->h && f->a && f->qkv && f->o && f->f && f->y && f->kp && f->kmax && f->vp &&
+                   f->scratch ? 0 : -1;
 }
 
 static oq_status check_inputs(const oq_encoder_config *c, const oq_tensor *features,

@@ -40,6 +40,21 @@ void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double
     pack16(k, T, ldk, D, 1, D * 16, kp);
 }
 
+void oq_ref_keys_bound(const double *kp, int64_t T, int64_t D, double *kmax)
+{
+    int finite = 1;
+    for (int64_t d = 0; d < D; d++) kmax[d] = 0.0;
+    for (int64_t p = 0; p < oq_ref_round_up(T, 16) / 16; p++)
+        for (int64_t d = 0; d < D; d++)
+            for (int c = 0; c < 16; c++) {
+                const double a = fabs(kp[(p * D + d) * 16 + c]);
+                finite &= a < INFINITY; /* NaN too */
+                kmax[d] = a > kmax[d] ? a : kmax[d];
+            }
+    if (!finite)
+        for (int64_t d = 0; d < D; d++) kmax[d] = INFINITY;
+}
+
 void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, int64_t S, double *vp)
 {
     pack16(v, Dv, 1, T, ldv, S * 16, vp);
@@ -245,6 +260,15 @@ OQ_INLINE v8d weights8(v8d s, v8d m, int flush)
     const v8d x = s - m, t = x + splat8(SHIFT);
     const v8d w = exp2_reduced(t, x - (t - splat8(SHIFT)));
     return flush ? flush_below(x, -1022.0, w) : w;
+}
+
+/* 2^(s - m) for m a multiple of 1/8 below 2^45, given as c = SHIFT - m (exact), and
+ * s - m >= -1022: t = s + c rounds s - m to a multiple of 1/8 once, and r = s - (t - c)
+ * is exact (t - c is the multiple of 1/8 nearest to s). */
+OQ_INLINE v8d weights8_fixed(v8d s, v8d c)
+{
+    const v8d t = s + c;
+    return exp2_reduced(t, s - (t - c));
 }
 
 /* The largest of s[0 .. end) (NaNs ignored), -inf if none: four independent
@@ -468,10 +492,10 @@ OQ_INLINE void panel_range(const v8d a[16], int m, double *hi, double *lo)
 
 /* Scores of a chunk's keys 0 .. n (kp: its first key's panel, D <= 16
  * columns) for the lanes' rows qt[d*8 + r]: st[j*8 + r] for j < round_up(n,
- * 16). The lanes' maxima and minima over keys < n are merged into hi and lo. */
-OQ_CLONES
-static void lane_scores(const double *qt, int64_t D, const double *kp, int64_t n, double *st,
-                        double *hi, double *lo)
+ * 16). With `range`, the lanes' maxima and minima over keys < n are merged
+ * into hi and lo. */
+OQ_INLINE void lane_scores_in(const double *qt, int64_t D, const double *kp, int64_t n, double *st,
+                              int range, double *hi, double *lo)
 {
     v8d q[16];
 #pragma GCC unroll 16
@@ -481,8 +505,19 @@ static void lane_scores(const double *qt, int64_t D, const double *kp, int64_t n
         panel_scores(q, D, kp, a);
 #pragma GCC unroll 16
         for (int u = 0; u < 16; u++) store8(st + (j + u) * 8, a[u]);
-        panel_range(a, n - j < 16 ? (int)(n - j) : 16, hi, lo);
+        if (range) panel_range(a, n - j < 16 ? (int)(n - j) : 16, hi, lo);
     }
+}
+
+/* lane_scores_in, with the range when hi and lo are given. */
+OQ_CLONES
+static void lane_scores(const double *qt, int64_t D, const double *kp, int64_t n, double *st,
+                        double *hi, double *lo)
+{
+    if (hi)
+        lane_scores_in(qt, D, kp, n, st, 1, hi, lo);
+    else
+        lane_scores_in(qt, D, kp, n, st, 0, NULL, NULL);
 }
 
 /* acc[c] += w v[c], c < 16. */
@@ -492,10 +527,16 @@ OQ_INLINE void lane_times_v(v8d w, const double *v, v8d acc[16])
     for (int c = 0; c < 16; c++) acc[c] += w * splat8(v[c]);
 }
 
-/* Key j's weights (flush as weights8) in place of its scores st[j*8 ..]. */
-OQ_INLINE v8d lane_weigh(double *st, int64_t j, v8d m, int flush)
+/* How a chunk's weights are made from its scores: 2^(s - m) with m the running
+ * maximum, exact (no weight can fall below 2^-1022) or flushed (weights8), or
+ * with m a fixed bound given as SHIFT - m (weights8_fixed). */
+enum { WEIGH_EXACT, WEIGH_FLUSH, WEIGH_FIXED };
+
+/* Key j's weights in place of its scores st[j*8 ..]. */
+OQ_INLINE v8d lane_weigh(double *st, int64_t j, v8d m, int how)
 {
-    const v8d w = weights8(load8(st + j * 8), m, flush);
+    const v8d s = load8(st + j * 8);
+    const v8d w = how == WEIGH_FIXED ? weights8_fixed(s, m) : weights8(s, m, how == WEIGH_FLUSH);
     store8(st + j * 8, w);
     return w;
 }
@@ -506,30 +547,30 @@ OQ_INLINE v8d lane_weigh(double *st, int64_t j, v8d m, int flush)
 #define LANE_AHEAD 8
 
 /* o[c*8 + r] += sum_{j < n} w[j][r] v[j][c] (c < 16; vp: rows of 16), in key
- * order, with w[j] = 2^(st[j] - shift) (flush as weights8), which replace the
+ * order, with w[j] made from st[j] and shift as `how` says, which replace the
  * scores in st; l[r] += the sum of the even keys' weights, then of the odd
  * keys'. Weights are computed LANE_AHEAD keys before their products. */
-OQ_INLINE void lane_products(double *st, int64_t n, const double *shift, int flush,
+OQ_INLINE void lane_products(double *st, int64_t n, const double *shift, int how,
                              const double *vp, double *o, double *l)
 {
     const v8d m = load8(shift);
     v8d acc[16], sum0 = load8(l), sum1 = splat8(0.0);
     const int64_t ahead = n < LANE_AHEAD ? n : LANE_AHEAD;
     for (int64_t j = 0; j < ahead; j++) {
-        const v8d w = lane_weigh(st, j, m, flush);
+        const v8d w = lane_weigh(st, j, m, how);
         if (j & 1) sum1 += w; else sum0 += w;
     }
 #pragma GCC unroll 16
     for (int c = 0; c < 16; c++) acc[c] = load8(o + c * 8);
     int64_t j = 0;
     for (; j + LANE_AHEAD + 2 <= n; j += 2) {
-        sum0 += lane_weigh(st, j + LANE_AHEAD, m, flush);
-        sum1 += lane_weigh(st, j + LANE_AHEAD + 1, m, flush);
+        sum0 += lane_weigh(st, j + LANE_AHEAD, m, how);
+        sum1 += lane_weigh(st, j + LANE_AHEAD + 1, m, how);
         lane_times_v(load8(st + j * 8), vp + j * OQ_REF_COLS, acc);
         lane_times_v(load8(st + j * 8 + 8), vp + (j + 1) * OQ_REF_COLS, acc);
     }
     for (int64_t k = j + LANE_AHEAD; k < n; k++) {
-        const v8d w = lane_weigh(st, k, m, flush);
+        const v8d w = lane_weigh(st, k, m, how);
         if (k & 1) sum1 += w; else sum0 += w;
     }
     for (; j < n; j++) lane_times_v(load8(st + j * 8), vp + j * OQ_REF_COLS, acc);
@@ -539,13 +580,15 @@ OQ_INLINE void lane_products(double *st, int64_t n, const double *shift, int flu
 }
 
 OQ_CLONES
-static void lane_weighted(double *st, int64_t n, const double *shift, int flush,
-                          const double *vp, double *o, double *l)
+static void lane_weighted(double *st, int64_t n, const double *shift, int how, const double *vp,
+                          double *o, double *l)
 {
-    if (flush)
-        lane_products(st, n, shift, 1, vp, o, l);
+    if (how == WEIGH_FIXED)
+        lane_products(st, n, shift, WEIGH_FIXED, vp, o, l);
+    else if (how == WEIGH_FLUSH)
+        lane_products(st, n, shift, WEIGH_FLUSH, vp, o, l);
     else
-        lane_products(st, n, shift, 0, vp, o, l);
+        lane_products(st, n, shift, WEIGH_EXACT, vp, o, l);
 }
 
 /* Whether the block can go through the lanes: see above. */
@@ -577,30 +620,83 @@ OQ_INLINE int lane_shift(double *m, const double *hi, const double *lo, double *
     return flush;
 }
 
-/* oq_ref_attend for a block that lanes_fit: st holds a chunk's scores (8 per key). */
-OQ_INLINE void attend_lanes(const oq_ref_block *b, double *st, double *out)
+/* A fixed shift per lane instead of the running maximum: B = Σ_d |q_d| kmax[d]
+ * bounds the row's every score from above and -B from below, so with B <= 500
+ * (rounded up to a multiple of 1/8) every weight 2^(s - B) lies in [2^-1000, 1]:
+ * no maximum to track, no rescaling, nothing to flush (the result equals the
+ * running maximum's to rounding: the softmax does not depend on the shift).
+ * c[r] = SHIFT - B for the lanes returned (a bit each), which have such a bound. */
+OQ_INLINE int lanes_bound(const oq_ref_block *b, const double *qt, double *c)
 {
-    _Alignas(64) double qt[16 * 8] = {0}, o[16 * 8] = {0}, l[8] = {0}, m[8], hi[8], lo[8], shift[8];
+    if (!b->kmax) return 0;
+    int good = 0;
     for (int r = 0; r < 8; r++) {
-        const double *qr = b->q + (r < b->rows ? r : b->rows - 1) * b->ldq;
-        for (int64_t d = 0; d < b->D; d++) qt[d * 8 + r] = qr[d];
-        m[r] = hi[r] = -INFINITY;
+        double B = 0.0;
+        for (int64_t d = 0; d < b->D; d++) B += fabs(qt[d * 8 + r]) * b->kmax[d];
+        B = ceil(B * 8.0) / 8.0; /* NaN or +inf when a query or key is not finite */
+        c[r] = SHIFT - (B <= 500.0 ? B : 0.0);
+        good |= (B <= 500.0) << r;
     }
+    return good;
+}
+
+/* The block's lanes over every chunk, shifted by c (lanes_bound). */
+OQ_INLINE void lanes_fixed(const oq_ref_block *b, const double *qt, const double *c, double *st,
+                           double *o, double *l)
+{
+    const int64_t end = b->end[0];
+    for (int64_t j0 = 0; j0 < end; j0 += OQ_REF_CHUNK) {
+        const int64_t n = end - j0 < OQ_REF_CHUNK ? end - j0 : OQ_REF_CHUNK;
+        lane_scores(qt, b->D, b->kp + j0 * b->D, n, st, NULL, NULL);
+        lane_weighted(st, n, c, WEIGH_FIXED, b->vp + j0 * OQ_REF_COLS, o, l);
+    }
+}
+
+/* The block's lanes over every chunk, shifted by the running maximum. */
+OQ_INLINE void lanes_running(const oq_ref_block *b, const double *qt, double *st, double *o,
+                             double *l)
+{
+    _Alignas(64) double m[8], hi[8], lo[8], shift[8];
+    for (int r = 0; r < 8; r++) m[r] = hi[r] = -INFINITY;
     const int64_t end = b->end[0];
     for (int64_t j0 = 0; j0 < end; j0 += OQ_REF_CHUNK) {
         const int64_t n = end - j0 < OQ_REF_CHUNK ? end - j0 : OQ_REF_CHUNK;
         for (int r = 0; r < 8; r++) lo[r] = INFINITY;
         lane_scores(qt, b->D, b->kp + j0 * b->D, n, st, hi, lo);
         const int flush = lane_shift(m, hi, lo, l, o, shift);
-        lane_weighted(st, n, shift, flush, b->vp + j0 * OQ_REF_COLS, o, l);
+        lane_weighted(st, n, shift, flush ? WEIGH_FLUSH : WEIGH_EXACT, b->vp + j0 * OQ_REF_COLS, o, l);
+    }
+}
+
+/* oq_ref_attend for a block that lanes_fit: st holds a chunk's scores (8 per
+ * key). Each lane takes the fixed shift when it has one, else the running
+ * maximum, so a row's values do not depend on the rows beside it. */
+OQ_INLINE void attend_lanes(const oq_ref_block *b, double *st, double *out)
+{
+    _Alignas(64) double qt[16 * 8] = {0}, o[16 * 8] = {0}, l[8] = {0}, c[8];
+    for (int r = 0; r < 8; r++) {
+        const double *qr = b->q + (r < b->rows ? r : b->rows - 1) * b->ldq;
+        for (int64_t d = 0; d < b->D; d++) qt[d * 8 + r] = qr[d];
+    }
+    const int good = lanes_bound(b, qt, c);
+    if (good) lanes_fixed(b, qt, c, st, o, l);
+    if (good == 0) lanes_running(b, qt, st, o, l);
+    if (good && good != 0xff) {
+        _Alignas(64) double o2[16 * 8] = {0}, l2[8] = {0};
+        lanes_running(b, qt, st, o2, l2);
+        for (int r = 0; r < 8; r++) {
+            if (good >> r & 1) continue;
+            l[r] = l2[r];
+            for (int k = 0; k < 16; k++) o[k * 8 + r] = o2[k * 8 + r];
+        }
     }
     /* Divided a vector (the block's rows) at a time: 16 divisions instead of 128 (~1% of a
      * call at L = 1024), each lane rounded as the scalar one would be. */
     const v8d lv = load8(l), none = splat8(0.0);
-    for (int c = 0; c < OQ_REF_COLS; c++)
-        store8(o + c * 8, select8(lv == none, none, load8(o + c * 8) / lv));
+    for (int k = 0; k < OQ_REF_COLS; k++)
+        store8(o + k * 8, select8(lv == none, none, load8(o + k * 8) / lv));
     for (int r = 0; r < b->rows; r++)
-        for (int c = 0; c < OQ_REF_COLS; c++) out[r * OQ_REF_COLS + c] = o[c * 8 + r];
+        for (int k = 0; k < OQ_REF_COLS; k++) out[r * OQ_REF_COLS + k] = o[k * 8 + r];
 }
 
 OQ_CLONES

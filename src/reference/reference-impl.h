@@ -95,6 +95,10 @@ static inline int64_t oq_ref_round_up(int64_t x, int64_t m)
 /* Pack key rows: kp[(j/16)*D*16 + d*16 + j%16] = k[j*ldk + d] for j < T, 0 for
  * T <= j < round_up(T, 16). kp holds round_up(T, 16) * D doubles. */
 void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double *kp);
+/* kmax[d] = max_j |k[j][d]| over T packed keys (kp as above), every kmax[d] +inf
+ * if any key holds a NaN or an infinity: with it, Σ_d |q_d| kmax[d] bounds every
+ * score of a query q, which lets a block skip the running maximum (oq_ref_block). */
+void oq_ref_keys_bound(const double *kp, int64_t T, int64_t D, double *kmax);
 /* Pack value rows: vp[c*S*16 + j*16 + d%16] with c = d/16, for j < T and d < Dv
  * (0 up to the strip's end): strips of 16 columns, S >= T rows apart. For all rows
  * (S = T), vp holds T * round_up(Dv, 16) doubles; rows j0.. of such strips are
@@ -123,6 +127,7 @@ typedef struct oq_ref_block {
     int64_t ldq;
     int rows;            /* 1..OQ_REF_ROWS */
     const double *kp;    /* packed keys (oq_ref_pack_keys), D columns */
+    const double *kmax;  /* their oq_ref_keys_bound, or NULL */
     const double *vp;    /* packed values (oq_ref_pack_values), T rows, Dv columns */
     int64_t D, T, Dv;
     int64_t end[OQ_REF_ROWS]; /* row r attends keys j < end[r] (<= T) only */

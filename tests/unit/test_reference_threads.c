@@ -237,6 +237,38 @@ static void test_attention_lanes_match_two_pass(void **state)
     lanes_case(5, 7, 7);
 }
 
+/* Y of the rows of `q` (4-D, B = H = 1, float64) against k and v. */
+static oq_tensor *attend(oq_tensor *q, oq_tensor *k, oq_tensor *v)
+{
+    oq_ref_attention_attrs a;
+    oq_ref_attention_attrs_default(&a);
+    oq_ref_attention_outputs out = {0};
+    assert_int_equal(oq_ref_attention(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = v}, 1, &out,
+                                      NULL), OQ_OK);
+    return out.y;
+}
+
+/* The lanes kernel shifts each row by a bound of its scores when the bound is small (no
+ * running maximum) and by the running maximum otherwise; a row's bits must not depend on
+ * which its neighbours in the block of 8 take: rows 0, 2 .. 7 alike beside a row 1 of
+ * ordinary queries and beside one whose bound is far too large for a fixed shift. */
+static void test_attention_lanes_row_alone(void **state)
+{
+    (void)state;
+    const int64_t qs[4] = {1, 1, 8, 16}, ks[4] = {1, 1, 300, 16};
+    oq_tensor *q = rand_t(OQ_DTYPE_FLOAT64, 4, qs, 1), *k = rand_t(OQ_DTYPE_FLOAT64, 4, ks, 1),
+              *v = rand_t(OQ_DTYPE_FLOAT64, 4, ks, 1);
+    oq_tensor *plain = attend(q, k, v);
+    for (int d = 0; d < 16; d++) ((double *)q->data)[16 + d] *= 400; /* row 1's bound ~ 1000 */
+    oq_tensor *beside = attend(q, k, v);
+    const double *a = plain->data, *b = beside->data;
+    for (int r = 0; r < 8; r++)
+        if (r != 1 && memcmp(a + r * 16, b + r * 16, 16 * sizeof *a))
+            fail_msg("row %d changed with row 1's queries", r);
+    oq_tensor *ts[] = {q, k, v, plain, beside};
+    for (int i = 0; i < 5; i++) oq_tensor_free(ts[i]);
+}
+
 /* Encoder: events of 300, 17 and 129 valid elements (several 48-row tiles, key
  * chunks and attention blocks), head size 10; every thread count gives the
  * bits of one thread. */
@@ -479,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_attention_threads_3d_seqlen),
         cmocka_unit_test(test_attention_long_rows_match_two_pass),
         cmocka_unit_test(test_attention_lanes_match_two_pass),
+        cmocka_unit_test(test_attention_lanes_row_alone),
         cmocka_unit_test(test_encoder_threads_bit_identical),
         cmocka_unit_test(test_thread_rules),
         cmocka_unit_test(test_exp_against_libm),
