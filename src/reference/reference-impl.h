@@ -80,7 +80,8 @@ void oq_ref_mask_add(const oq_ref_mask *m, int64_t b, int64_t h, int64_t i, int6
  * zero-padded past Dv), so that every kernel reads memory in order. Keys are
  * visited in chunks of OQ_REF_CHUNK (from key 0, whatever the rows), whose
  * scores stay in the L1 cache: the softmax is computed online, rescaling the
- * running sums when a chunk raises a row's maximum. */
+ * running sums when a chunk raises a row's maximum (the lanes kernel shifts a
+ * row by a bound of its scores instead where the keys' bound allows one). */
 #define OQ_REF_ROWS 8
 #define OQ_REF_KEYS 16
 #define OQ_REF_COLS 16
