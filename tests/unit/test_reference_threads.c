@@ -269,6 +269,47 @@ static void test_attention_lanes_row_alone(void **state)
     for (int i = 0; i < 5; i++) oq_tensor_free(ts[i]);
 }
 
+/* The lanes kernel on one block, its keys' bound given (kmax) or not (NULL): out, 8 rows of 16. */
+static void lanes_block(const double *q, const double *kp, const double *kmax, const double *vp,
+                        int64_t T, double *out)
+{
+    oq_ref_block b = {.q = q, .ldq = 16, .rows = 8, .kp = kp, .kmax = kmax, .vp = vp, .D = 16, .T = T,
+                      .Dv = 16};
+    for (int r = 0; r < 8; r++) b.end[r] = T;
+    double *scratch = oq_ref_alloc(OQ_REF_ATTEND_SCRATCH);
+    assert_non_null(scratch);
+    oq_ref_attend(&b, scratch, out);
+    free(scratch);
+}
+
+/* With the keys' bound the kernel takes the fixed shift: its bits differ from the running
+ * maximum's (the rounding differs) and its values agree with them to 1e-13. Fails if the
+ * bound stops reaching the kernel or the kernel stops using it. */
+static void test_attention_lanes_fixed_shift_taken(void **state)
+{
+    (void)state;
+    const int64_t T = 300;
+    double q[8 * 16], *k = malloc(sizeof *k * T * 16), *v = malloc(sizeof *v * T * 16), kmax[16];
+    double *kp = oq_ref_alloc(oq_ref_round_up(T, 16) * 16), *vp = oq_ref_alloc(T * 16);
+    assert_true(k && v && kp && vp);
+    for (int i = 0; i < 8 * 16; i++) q[i] = uniform() * 0.25 * OQ_REF_LOG2E;
+    for (int64_t i = 0; i < T * 16; i++) k[i] = uniform(), v[i] = uniform();
+    oq_ref_pack_keys(k, 16, T, 16, kp);
+    oq_ref_pack_values(v, 16, T, 16, T, vp);
+    oq_ref_keys_bound(kp, T, 16, kmax);
+    double fixed[8 * 16], running[8 * 16];
+    lanes_block(q, kp, kmax, vp, T, fixed);
+    lanes_block(q, kp, NULL, vp, T, running);
+    int differ = 0;
+    for (int i = 0; i < 8 * 16; i++) {
+        differ |= fixed[i] != running[i];
+        if (!(fabs(fixed[i] - running[i]) <= 1e-13 * fmax(1.0, fabs(running[i]))))
+            fail_msg("output %d: fixed shift %.17g, running maximum %.17g", i, fixed[i], running[i]);
+    }
+    assert_true(differ);
+    free(k), free(v), free(kp), free(vp);
+}
+
 /* Encoder: events of 300, 17 and 129 valid elements (several 48-row tiles, key
  * chunks and attention blocks), head size 10; every thread count gives the
  * bits of one thread. */
@@ -512,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_attention_long_rows_match_two_pass),
         cmocka_unit_test(test_attention_lanes_match_two_pass),
         cmocka_unit_test(test_attention_lanes_row_alone),
+        cmocka_unit_test(test_attention_lanes_fixed_shift_taken),
         cmocka_unit_test(test_encoder_threads_bit_identical),
         cmocka_unit_test(test_thread_rules),
         cmocka_unit_test(test_exp_against_libm),
