@@ -40,21 +40,6 @@ void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double
     pack16(k, T, ldk, D, 1, D * 16, kp);
 }
 
-void oq_ref_keys_bound(const double *kp, int64_t T, int64_t D, double *kmax)
-{
-    int finite = 1;
-    for (int64_t d = 0; d < D; d++) kmax[d] = 0.0;
-    for (int64_t p = 0; p < oq_ref_round_up(T, 16) / 16; p++)
-        for (int64_t d = 0; d < D; d++)
-            for (int c = 0; c < 16; c++) {
-                const double a = fabs(kp[(p * D + d) * 16 + c]);
-                finite &= a < INFINITY; /* NaN too */
-                kmax[d] = a > kmax[d] ? a : kmax[d];
-            }
-    if (!finite)
-        for (int64_t d = 0; d < D; d++) kmax[d] = INFINITY;
-}
-
 void oq_ref_pack_values(const double *v, int64_t ldv, int64_t T, int64_t Dv, int64_t S, double *vp)
 {
     pack16(v, Dv, 1, T, ldv, S * 16, vp);
@@ -128,6 +113,31 @@ OQ_INLINE double hmax8(v8d m)
 {
     for (int step = 0; step < 3; step++) m = max8(m, swap8(m, step));
     return m[0];
+}
+
+/* Panel by panel (D <= 16: a column's running maxima stay in a register), then
+ * across the lanes. A key that is not finite (NaN too) makes every column +inf:
+ * the magnitudes' sum, NaN or inf then, says so (or overflows on keys near
+ * DBL_MAX / T, which only costs the bound). Heads above 16 never take the lanes
+ * kernel, the bound's only user: +inf, unread. */
+OQ_CLONES
+void oq_ref_keys_bound(const double *kp, int64_t T, int64_t D, double *kmax)
+{
+    const v8u magnitude = (v8u)splat8(0.0) | 0x7fffffffffffffffull;
+    v8d m[16], sum = splat8(0.0);
+#pragma GCC unroll 16
+    for (int d = 0; d < 16; d++) m[d] = splat8(0.0);
+    for (int64_t p = 0; D <= 16 && p < oq_ref_round_up(T, 16) / 16; p++)
+#pragma GCC unroll 16
+        for (int d = 0; d < 16; d++)
+            if (d < D) {
+                const double *c = kp + (p * D + d) * 16;
+                const v8d a = (v8d)((v8u)load8(c) & magnitude), b = (v8d)((v8u)load8(c + 8) & magnitude);
+                sum += a + b;
+                m[d] = max8(max8(a, b), m[d]);
+            }
+    const int finite = D <= 16 && hsum8(sum) < INFINITY;
+    for (int64_t d = 0; d < D; d++) kmax[d] = finite ? hmax8(m[d]) : INFINITY;
 }
 
 OQ_INLINE v8d min8(v8d a, v8d b)

@@ -99,7 +99,7 @@ void oq_ref_pack_keys(const double *k, int64_t ldk, int64_t T, int64_t D, double
 /* kmax[d] = max_j |k[j][d]| over T packed keys (kp as above), every kmax[d] +inf
  * if any key holds a NaN or an infinity: with it, Σ_d |q_d| kmax[d] bounds every
  * score of a query q, which lets a block skip the running maximum (oq_ref_block). */
-void oq_ref_keys_bound(const double *kp, int64_t T, int64_t D, double *kmax);
+OQ_REF_HIDDEN void oq_ref_keys_bound(const double *kp, int64_t T, int64_t D, double *kmax);
 /* Pack value rows: vp[c*S*16 + j*16 + d%16] with c = d/16, for j < T and d < Dv
  * (0 up to the strip's end): strips of 16 columns, S >= T rows apart. For all rows
  * (S = T), vp holds T * round_up(Dv, 16) doubles; rows j0.. of such strips are
