@@ -10,7 +10,8 @@
 # (bench/pytorch_sdpa.py). scripts/same_clock.py joins them:
 #   wall   per synchronized call (ORT: CLOCK_MONOTONIC around Run + SynchronizeBoundOutputs;
 #          PyTorch: perf_counter around the call + torch.cuda.synchronize())
-#   kernel GPU kernel time per call (ORT: its profile's GPU kernel events; PyTorch: torch.profiler)
+#   kernel GPU kernel time per call (ORT: CUPTI's kernel records of the profiled runs, bench --cupti
+#          with the toolkit's libcupti; PyTorch: torch.profiler, which reads CUPTI too)
 #
 # Expects (as scripts/h200-evidence.sh): ORT with the CUDA EP unpacked in $ORT (default /tmp/ort;
 # docs/gpu.md), the tool built by scripts/gpu-build.sh in $GPU_BUILD (default .gpu-build),
@@ -43,7 +44,7 @@ for k in flash:1 efficient:2 math:16; do
     name=${k%%:*}
     step "ort-$name" 600 "$B" bench "${E[@]}" --model "$OUT/sdpa_fp16.onnx" --ep cuda --ep-option "sdpa_kernel=${k#*:}" \
         --dim batch=1 --sweep "seq=$LENS" --io-binding device --warmup 3 --iters "$ITERS" \
-        --profile-runs "$PROFILE_RUNS" --outdir "$OUT/ort-$name" --force
+        --profile-runs "$PROFILE_RUNS" --cupti --outdir "$OUT/ort-$name" --force
 done
 step pytorch 600 env -u LD_LIBRARY_PATH python3 "$here/bench/pytorch_sdpa.py" --seq-lens "$LENS" --batch 1 --heads 8 \
     --head-dim 64 --warmup 3 --iters "$ITERS" --profile-iters "$PROFILE_RUNS" --json "$OUT/pytorch-sdpa.json"

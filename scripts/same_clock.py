@@ -2,8 +2,10 @@
 """Join `ortqual bench --model` runs and bench/pytorch_sdpa.py's JSON into one table, same clock
 on both sides: per backend and length L, wall time per synchronized call (ORT: CLOCK_MONOTONIC
 around Run with device I/O binding and SynchronizeBoundOutputs; PyTorch: perf_counter around the
-call and torch.cuda.synchronize()) and GPU kernel time (ORT: the GPU kernel events of its profile,
---profile-runs; PyTorch: the CUDA kernels torch.profiler records). Writes OUT/same-clock.csv and
+call and torch.cuda.synchronize()) and GPU kernel time (ORT: CUPTI's kernel records of its
+profiled runs, `bench --profile-runs N --cupti`, or the GPU kernel events of its profile, which
+only ORT builds with CUDA profiling write; PyTorch: the CUDA kernels torch.profiler records, also
+through CUPTI). Writes OUT/same-clock.csv and
 OUT/same-clock.md. Python 3 standard library only.
 
 usage: same_clock.py --ort flash=ORT_FLASH/summary.json --ort efficient=... --ort math=... \\
@@ -24,7 +26,7 @@ import sys
 
 COLUMNS = ["backend", "seq_len", "batch", "heads", "head_dim",
            "ort_wall_p50_ms", "torch_wall_p50_ms", "wall_ratio",
-           "ort_kernel_ms", "torch_kernel_ms", "kernel_ratio",
+           "ort_kernel_ms", "torch_kernel_ms", "kernel_ratio", "ort_kernel_source",
            "ort_node_ms", "torch_event_ms", "ort_kernel_seen", "note"]
 ORT_KERNEL_NAMES = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION", "math": "MATH",
                     "cudnn": "CUDNN_FLASH_ATTENTION"}
@@ -93,7 +95,7 @@ def ratio(a, b):
 def ort_side(o, backend):
     """Wall p50, GPU kernel time, node time and the kernel ORT's routing lines named."""
     if o is None:
-        return None, None, None, "", "no ORT row"
+        return None, None, None, None, "", "no ORT row"
     r = o["row"]
     notes = []
     if r["status"] != "ok":
@@ -106,13 +108,13 @@ def ort_side(o, backend):
     elif prof and kernel is None and r.get("device") == "cpu":
         notes.append("ORT on CPU: no GPU kernels; ort_node_ms is its nodes' compute time")
     elif prof and kernel is None:
-        notes.append("ORT's profile has no GPU kernel events (a build without CUDA profiling); "
-                     "ort_node_ms is host time per node, not GPU time")
+        notes.append("ORT's profile has no GPU kernel events (a build without CUDA profiling; "
+                     "bench --cupti measures them); ort_node_ms is host time per node, not GPU time")
     seen = r.get("kernel_observed") or ""
     want = ORT_KERNEL_NAMES.get(backend)
     if seen and want and any(k != want for k in seen.split("+")):
         notes.append(f"ORT ran {seen}, not {want}")
-    return wall, kernel, node, seen, "; ".join(notes)
+    return wall, kernel, prof.get("kernel_source"), node, seen, "; ".join(notes)
 
 
 def torch_side(t):
@@ -131,12 +133,12 @@ def join(ort, torch, backends):
             if o and t:
                 check_shape(o, t, f"{b} L={L}")
             shape = o["shape"] if o else [t["batch"], t["heads"], L, t["head_dim"]]
-            ow, ok_, on, seen, onote = ort_side(o, b)
+            ow, ok_, osrc, on, seen, onote = ort_side(o, b)
             tw, tk, te, tnote = torch_side(t)
             out.append({"backend": b, "seq_len": L, "batch": shape[0], "heads": shape[1], "head_dim": shape[3],
                         "ort_wall_p50_ms": ow, "torch_wall_p50_ms": tw, "wall_ratio": ratio(ow, tw),
                         "ort_kernel_ms": ok_, "torch_kernel_ms": tk, "kernel_ratio": ratio(ok_, tk),
-                        "ort_node_ms": on, "torch_event_ms": te, "ort_kernel_seen": seen,
+                        "ort_kernel_source": osrc, "ort_node_ms": on, "torch_event_ms": te, "ort_kernel_seen": seen,
                         "note": "; ".join(n for n in (onote, tnote) if n)})
     return out
 
@@ -180,8 +182,9 @@ def header(args, tdoc, ort):
                  f"torch {tdoc.get('torch')}, CUDA {tdoc.get('cuda')}, cuDNN {tdoc.get('cudnn')}, "
                  f"{tdoc.get('device')}.\n")
     lines.append("Wall: per synchronized call, p50 (ORT: Run with device I/O binding + SynchronizeBoundOutputs; "
-                 "PyTorch: call + torch.cuda.synchronize()). Kernel: GPU kernel time per call (ORT: its profile's "
-                 "GPU kernel events; PyTorch: torch.profiler CUDA kernels). Ratios are ORT / PyTorch.\n")
+                 "PyTorch: call + torch.cuda.synchronize()). Kernel: GPU kernel time per call (ORT: "
+                 "ort_kernel_source, CUPTI's kernel records or its profile's GPU kernel events; PyTorch: "
+                 "torch.profiler's CUDA kernels, from CUPTI). Ratios are ORT / PyTorch.\n")
     lines.append("Inputs: " + ", ".join(f"{b}={p}" for b, p in args.ort) + f"; {args.torch}\n")
     return "\n".join(lines)
 

@@ -169,9 +169,11 @@ typedef struct oq_bench_profile {
     double node_ms;      /* the nodes' "<node>_kernel_time" events summed over a run: on
                             CPU the compute; on a GPU EP the host side of each node
                             (launches), not GPU time */
-    double kernel_ms;    /* GPU kernel events (category "Kernel", written by ORT builds
-                            with CUDA profiling) summed over a run: GPU time */
-    size_t kernel_events; /* GPU kernel events per run (median) */
+    double kernel_ms;    /* GPU kernel time summed over a run: from kernel_source */
+    size_t kernel_events; /* GPU kernels per run (median) */
+    const char *kernel_source; /* "ort-profile": ORT's GPU kernel events (category "Kernel",
+                            written by ORT builds with CUDA profiling); "cupti": CUPTI's
+                            kernel records (oq_bench_opts.cupti); NULL: none seen */
     char path[1024];     /* the profile file, kept */
 } oq_bench_profile;
 
@@ -226,6 +228,9 @@ typedef struct oq_bench_opts {
     size_t profile_runs;         /* > 0: after the timed loop, that many runs of each ORT row
                                     in a profiled session of its own (oq_bench_profile) */
     const char *profile_dir;     /* where the profiles are written (made when needed) */
+    oq_cupti *cupti;             /* non-NULL: the profiled runs' GPU kernel time comes from
+                                    this CUPTI collector (proc.h), enabled around them only,
+                                    not from ORT's profile */
 
     /* A model of the user's (bench --model): when model_path is set the sweep runs that
      * file as it is, once per point of `sweeps` (every combination, the first sweep

@@ -123,6 +123,26 @@ OQ_API uint64_t oq_mem_sampler_stop(oq_mem_sampler *m);
  * library, no GPU, or this process not listed) with the reason otherwise. */
 OQ_API oq_status oq_nvml_process_memory(uint64_t *bytes, oq_err *err);
 
+/* GPU kernel time from CUPTI's activity API (libcupti from the CUDA toolkit,
+ * dlopen'ed: `lib`, or NULL for libcupti.so[.13|.12] on the loader's path):
+ * the time of every kernel any GPU of this process ran while enabled, as
+ * torch.profiler measures it, whichever library launched it. CUPTI takes one
+ * set of callbacks per process, so one collector at a time (a second create
+ * is OQ_ERR_INVALID_ARG); it also conflicts with an ORT built with CUDA
+ * profiling, which uses CUPTI itself. Errors: OQ_ERR_NOT_FOUND (no library,
+ * or not CUPTI), OQ_ERR_RUNTIME (a CUPTI call failed: its message). */
+typedef struct oq_cupti oq_cupti;
+OQ_API oq_status oq_cupti_create(const char *lib, oq_cupti **out, oq_err *err);
+/* Start (on) or stop collecting: enabled, CUPTI serializes nothing but adds a
+ * record per kernel, so keep it off around timed loops. */
+OQ_API oq_status oq_cupti_enable(oq_cupti *c, int on, oq_err *err);
+/* The kernels that ended since the last take (or create): their summed
+ * duration and count, after a forced flush. The GPU work must have been
+ * synchronized: a kernel record without an end time, or records CUPTI
+ * dropped, is OQ_ERR_RUNTIME (the sums are then incomplete). */
+OQ_API oq_status oq_cupti_take(oq_cupti *c, double *kernel_ms, size_t *kernels, oq_err *err);
+OQ_API void oq_cupti_free(oq_cupti *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -116,6 +116,7 @@ static oq_status summarize(const json_t *events, size_t last, const char *path, 
         out->node_ms = median_of(tail, last, offsetof(run_acc, node_us), 1e-3);
         out->kernel_ms = kernels > 0 ? median_of(tail, last, offsetof(run_acc, kernel_us), 1e-3) : NAN;
         out->kernel_events = kernels > 0 ? (size_t)kernels : 0;
+        out->kernel_source = kernels > 0 ? "ort-profile" : NULL;
         snprintf(out->path, sizeof out->path, "%s", path);
     }
     free(r);

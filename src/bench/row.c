@@ -1,6 +1,7 @@
 /* One ORT row of a sweep, whatever the model: session, first run, warm-up, timed
  * loop, memory, ORT's profile. The attention sweep and bench --model both use it. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,39 @@ static oq_status timed(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_mo
 
 /* ---- ORT's profile of more runs, in a session of its own ---------------------------- */
 
+/* Per profiled run, the GPU kernels CUPTI saw: their time (ms) and number. */
+typedef struct cupti_runs {
+    oq_cupti *c;
+    double *ms, *count;
+} cupti_runs;
+
+/* One Run; with CUPTI, its kernels (the runner synchronizes the outputs first). */
+static oq_status profiled_run(oq_bench_runner *r, cupti_runs *cr, size_t slot, oq_err *err)
+{
+    oq_status st = oq_bench_runner_run(r, err);
+    double ms = 0;
+    size_t n = 0;
+    if (!st && cr->c) st = oq_cupti_take(cr->c, &ms, &n, err);
+    if (!st && cr->c && slot != SIZE_MAX) cr->ms[slot] = ms, cr->count[slot] = (double)n;
+    return st;
+}
+
+static double median(const double *v, size_t n)
+{
+    oq_stats s;
+    return oq_stats_compute(v, n, &s, NULL) == OQ_OK ? s.p50 : NAN;
+}
+
+/* The median over the profiled runs of CUPTI's kernel time, in place of the profile's;
+ * none (NAN) where it saw no kernel (a CPU row). */
+static void cupti_summary(const cupti_runs *cr, size_t runs, oq_bench_profile *p)
+{
+    double n = median(cr->count, runs);
+    p->kernel_events = n > 0 ? (size_t)n : 0;
+    p->kernel_ms = n > 0 ? median(cr->ms, runs) : NAN;
+    p->kernel_source = n > 0 ? "cupti" : NULL;
+}
+
 static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, oq_session_opts so,
                               size_t index, oq_bench_row *row, oq_err *err)
 {
@@ -234,16 +268,29 @@ static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_b
     so.profile_prefix = prefix;
     oq_session *s = NULL;
     oq_bench_runner *r = NULL;
+    cupti_runs cr = {o->cupti, calloc(o->profile_runs, sizeof *cr.ms), calloc(o->profile_runs, sizeof *cr.count)};
+    if (!st && (!cr.ms || !cr.count)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && cr.c) st = oq_cupti_enable(cr.c, 1, err);
     if (!st) st = new_session(rt, m, &so, &s, err);
     if (!st) st = oq_bench_runner_create(s, m->n_in, m->in, o->io_binding, &r, err);
-    size_t runs = 1 + o->warmup + o->profile_runs;
-    for (size_t i = 0; !st && i < runs; i++) st = oq_bench_runner_run(r, err);
+    double ms;
+    size_t n, skip = 1 + o->warmup;
+    if (!st && cr.c) st = oq_cupti_take(cr.c, &ms, &n, err); /* the session's own kernels */
+    for (size_t i = 0; !st && i < skip + o->profile_runs; i++)
+        st = profiled_run(r, &cr, i < skip ? SIZE_MAX : i - skip, err);
+    if (cr.c) {
+        oq_status off = oq_cupti_enable(cr.c, 0, st ? NULL : err);
+        st = st ? st : off;
+    }
     oq_bench_runner_free(r);
     char *path = s ? oq_session_end_profiling(s) : NULL;
     oq_session_free(s);
     if (!st && !path) st = oq_err_set(err, OQ_ERR_RUNTIME, "ORT wrote no profile for prefix %s", prefix);
     if (!st) st = oq_bench_profile_read(path, o->profile_runs, &row->profile, err);
+    if (!st && cr.c) cupti_summary(&cr, o->profile_runs, &row->profile);
     free(path);
+    free(cr.ms);
+    free(cr.count);
     if (st) oq_err_prefix(err, "profile: ");
     return st;
 }

@@ -80,6 +80,8 @@ typedef struct cli_state {
     char profile_dir[4096];
     const char *default_variants; /* the --variants taken by default, noted once all is checked */
     struct oq_cli_runtime cr;
+    int cupti;                  /* --cupti */
+    const char *cupti_lib;      /* --cupti-lib */
 } cli_state;
 
 /* Remember the first option of one mode, to refuse it in the other. */
@@ -549,6 +551,12 @@ static int parse_args(cli_state *c, int argc, char **argv)
                       "after the timed loop, N more runs of each ORT row in a\n"
                       "profiled session of its own: per run, ORT's node and GPU\n"
                       "kernel time (OUTDIR/profiles/; default 0: none)"),
+        OQ_OPT_FLAG("cupti", &c->cupti,
+                    "the profiled runs' GPU kernel time from CUPTI (the CUDA\n"
+                    "toolkit's libcupti.so, on LD_LIBRARY_PATH), as torch.profiler\n"
+                    "measures it: for ORT builds without CUDA profiling, whose\n"
+                    "profile has no GPU kernel events (needs --profile-runs)"),
+        OQ_OPT_STRING("cupti-lib", "PATH", &c->cupti_lib, "--cupti with this libcupti.so"),
         OQ_OPT_GROUP("output:"),
         OQ_OPT_STRING("outdir", "DIR", &c->outdir,
                       "where summary.json, summary.csv and report.html go (default\n"
@@ -576,6 +584,11 @@ static int parse_args(cli_state *c, int argc, char **argv)
     o->input_shapes = c->shapes;
     o->dims = c->dims;
     o->sweeps = c->sweeps;
+    c->cupti |= c->cupti_lib != NULL;
+    if (c->cupti && !o->profile_runs) {
+        fprintf(stderr, "ortqual bench: --cupti times the profiled runs: give --profile-runs N\n");
+        return -1;
+    }
     return check_mode(c);
 }
 
@@ -695,6 +708,16 @@ static int open_runtime(cli_state *c, oq_runtime **rt)
     return oq_cli_runtime_check(&cr);
 }
 
+/* CUPTI's callbacks go in before ORT loads CUDA; collection is enabled around the profiled
+ * runs only. */
+static int open_cupti(cli_state *c)
+{
+    oq_err err = {0};
+    if (!c->cupti || !oq_cupti_create(c->cupti_lib, &c->o.cupti, &err)) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual bench: --cupti: %s\n", err.msg);
+    return OQ_EXIT_RUNTIME; /* as an ORT or EP library that cannot be loaded */
+}
+
 static void state_clear(cli_state *c)
 {
     oq_cli_runtime_clear(&c->cr);
@@ -729,7 +752,8 @@ int cmd_bench(int argc, char **argv)
                                                   : NULL);
     c->o.ready = ready_to_run;
     c->o.ready_ctx = c;
-    rc = open_runtime(c, &rt);
+    rc = open_cupti(c);
+    if (!rc) rc = open_runtime(c, &rt);
     if (!rc) {
         c->o.ep_lib = NULL; /* a registered --ep-lib is found by the runtime */
         c->o.n_ep_options = c->cr.n_options;
@@ -741,6 +765,7 @@ int cmd_bench(int argc, char **argv)
         rc = run_bench(c, rt, argc, argv);
     }
     oq_runtime_free(rt);
+    oq_cupti_free(c->o.cupti);
     state_clear(c);
     free(c);
     return rc;

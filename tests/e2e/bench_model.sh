@@ -101,6 +101,37 @@ for r, c in zip(res, rows):
     assert r["inter_op_threads"] == 1 and c["inter_op_threads"] == "1"
 EOF
 
+# 4b. --cupti: the profiled runs' GPU kernel time from CUPTI (tests/fixtures/modules/fake_cupti.c
+#     stands in: 3 kernels of 1000, 2500 and 500 ns and a memcpy at every flush), enabled around
+#     the profiled runs only; sums CUPTI cannot complete fail the row (exit 1); a CUPTI that
+#     cannot be had is one line and exit 3, nothing written.
+FAKE=(--cupti-lib "$OQ_BINARY_DIR/tests/libfake_cupti.so")
+FAKE_CUPTI_KERNELS=1000,2500,500 expect 0 "batch=1 seq=32 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 \
+    --sweep seq=32 --profile-runs 3 "${FAKE[@]}" "${FAST[@]}" --outdir "$T/cu"
+if "$PY" - "$T/cu" <<'EOF'; then ok "CUPTI's kernels per profiled run"; else bad "cupti"; fi
+import csv, json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/summary.json"))["results"][0]
+c = list(csv.DictReader(open(d + "/summary.csv")))[0]
+p = r["profile"]
+assert p["runs"] == 3 and p["kernel_source"] == "cupti" and p["kernel_events"] == 3, p
+assert abs(p["kernel_ms"] - 0.004) < 1e-12 and float(c["profile_kernel_ms"]) == p["kernel_ms"], (p, c)
+EOF
+expect 0 "batch=1 seq=32 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --sweep seq=32 --profile-runs 2 \
+    "${FAKE[@]}" "${FAST[@]}" --outdir "$T/cu0"
+if "$PY" - "$T/cu0" <<'EOF'; then ok "no kernel seen: kernel_ms null, no source"; else bad "cupti without kernels"; fi
+import json, sys
+p = json.load(open(sys.argv[1] + "/summary.json"))["results"][0]["profile"]
+assert p["kernel_ms"] is None and p["kernel_source"] is None and p["kernel_events"] == 0, p
+EOF
+FAKE_CUPTI_KERNELS=1000 FAKE_CUPTI_UNFINISHED=1 expect 1 "failed .*profile: .*1 kernel records without an end time" "$Q" bench --model "$T/enc.onnx" \
+    --dim batch=1 --sweep seq=32 --profile-runs 2 "${FAKE[@]}" "${FAST[@]}" --outdir "$T/cu3"
+expect 3 "--cupti: /nonexistent/libcupti.so: cannot load CUPTI" "$Q" bench --model "$T/enc.onnx" --dim batch=1 \
+    --sweep seq=32 --profile-runs 2 --cupti-lib /nonexistent/libcupti.so "${FAST[@]}" --outdir "$T/cu1"
+expect 2 "--cupti times the profiled runs: give --profile-runs N" "$Q" bench --model "$T/enc.onnx" --dim batch=1 \
+    --sweep seq=32 --cupti "${FAST[@]}" --outdir "$T/cu2"
+[ ! -e "$T/cu1" ] && [ ! -e "$T/cu2" ] && ok "nothing written on refusal" || bad "refused --cupti runs wrote output"
+
 # 5. A provider that is not here: skipped, which is not green.
 expect 1 "no variant under test ran" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --dim seq=8 --ep cuda \
     "${FAST[@]}" --outdir "$T/e"

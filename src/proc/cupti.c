@@ -1,0 +1,205 @@
+/* GPU kernel time through CUPTI's activity API, dlopen'ed (no link to the CUDA toolkit):
+ * what torch.profiler reads, for ORT builds whose profile has no GPU kernel events. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ortqual/proc.h"
+#include "status/args-impl.h"
+
+/* The part of CUPTI's ABI used here (cupti_activity.h): the two kernel kinds, the forced
+ * flush, and the kernel record's start and end (ns), at the same offsets in every
+ * CUpti_ActivityKernel4..10 (checked against CUPTI 13.0.1's headers on the H200 host:
+ * start 16, end 24). A record's kind is its first 32 bits. */
+enum { KIND_KERNEL = 3, KIND_CONCURRENT_KERNEL = 10, FLUSH_FORCED = 1 };
+enum { REC_START = 16, REC_END = 24, REC_MIN = 32 };
+#define BUFFER_BYTES (4u << 20)
+#define RECORD_ALIGN 8
+
+typedef void (*request_fn)(uint8_t **buf, size_t *size, size_t *max_records);
+typedef void (*complete_fn)(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid);
+typedef int (*register_fn)(request_fn, complete_fn);
+typedef int (*kind_fn)(int kind);
+typedef int (*flush_fn)(uint32_t flag);
+typedef int (*next_fn)(uint8_t *buf, size_t valid, void **record);
+typedef int (*dropped_fn)(void *ctx, uint32_t stream, size_t *dropped);
+typedef int (*result_fn)(int result, const char **text);
+
+struct oq_cupti {
+    void *dl;
+    char lib[512];
+    register_fn reg;
+    kind_fn enable, disable;
+    flush_fn flush;
+    next_fn next;
+    dropped_fn dropped;
+    result_fn result;
+    int enabled;
+    /* filled by the completion callback under `lock` */
+    pthread_mutex_t lock;
+    double kernel_ns;
+    size_t kernels, unfinished, lost;
+};
+
+/* CUPTI's buffer callbacks carry no user pointer, and CUPTI takes one set of them per
+ * process: the one collector is reached through this. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static oq_cupti *g_active;
+
+static void on_request(uint8_t **buf, size_t *size, size_t *max_records)
+{
+    void *p = NULL;
+    *buf = posix_memalign(&p, RECORD_ALIGN, BUFFER_BYTES) ? NULL : p;
+    *size = *buf ? BUFFER_BYTES : 0;
+    *max_records = 0; /* as many as fit */
+}
+
+static uint64_t u64_at(const uint8_t *rec, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, rec + off, sizeof v);
+    return v;
+}
+
+static void add_records(oq_cupti *c, uint8_t *buf, size_t valid)
+{
+    void *rec = NULL;
+    while (c->next(buf, valid, &rec) == 0) {
+        int32_t kind;
+        memcpy(&kind, rec, sizeof kind);
+        if (kind != KIND_KERNEL && kind != KIND_CONCURRENT_KERNEL) continue;
+        uint64_t start = u64_at(rec, REC_START), end = u64_at(rec, REC_END);
+        if (!start || end < start) { /* CUPTI_TIMESTAMP_UNKNOWN (0): the kernel had not ended */
+            c->unfinished++;
+            continue;
+        }
+        c->kernel_ns += (double)(end - start);
+        c->kernels++;
+    }
+}
+
+static void on_complete(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
+{
+    (void)size;
+    pthread_mutex_lock(&g_lock);
+    oq_cupti *c = g_active;
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        add_records(c, buf, valid);
+        size_t lost = 0;
+        if (c->dropped && c->dropped(ctx, stream, &lost) == 0) c->lost += lost;
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(buf);
+}
+
+static oq_status cupti_fail(const oq_cupti *c, int rc, const char *call, oq_err *err)
+{
+    const char *text = NULL;
+    if (c->result) c->result(rc, &text);
+    return oq_err_set(err, OQ_ERR_RUNTIME, "%s: %s failed: %s (%d)", c->lib, call, text ? text : "CUPTI error", rc);
+}
+
+/* The library: `lib` as given, else libcupti.so or a versioned name on the loader's path. */
+static oq_status load(oq_cupti *c, const char *lib, oq_err *err)
+{
+    static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
+    for (size_t i = 0; !c->dl && i < (lib ? 1 : sizeof names / sizeof *names); i++) {
+        snprintf(c->lib, sizeof c->lib, "%s", lib ? lib : names[i]);
+        c->dl = dlopen(c->lib, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!c->dl)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND,
+                          lib ? "%s: cannot load CUPTI: %s"
+                              : "CUPTI not found (%s: %s); it comes with the CUDA toolkit "
+                                "(targets/x86_64-linux/lib): put its folder on LD_LIBRARY_PATH or name the library",
+                          lib ? lib : "libcupti.so", dlerror());
+    c->reg = (register_fn)dlsym(c->dl, "cuptiActivityRegisterCallbacks");
+    c->enable = (kind_fn)dlsym(c->dl, "cuptiActivityEnable");
+    c->disable = (kind_fn)dlsym(c->dl, "cuptiActivityDisable");
+    c->flush = (flush_fn)dlsym(c->dl, "cuptiActivityFlushAll");
+    c->next = (next_fn)dlsym(c->dl, "cuptiActivityGetNextRecord");
+    c->dropped = (dropped_fn)dlsym(c->dl, "cuptiActivityGetNumDroppedRecords");
+    c->result = (result_fn)dlsym(c->dl, "cuptiGetResultString");
+    if (!c->reg || !c->enable || !c->disable || !c->flush || !c->next)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s is not CUPTI: it lacks the activity API (cuptiActivity*)",
+                          c->lib);
+    return OQ_OK;
+}
+
+oq_status oq_cupti_create(const char *lib, oq_cupti **out, oq_err *err)
+{
+    OQ_NEED(err, out);
+    *out = NULL;
+    oq_cupti *c = calloc(1, sizeof *c);
+    if (!c) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&c->lock, NULL);
+    oq_status st = load(c, lib, err);
+    pthread_mutex_lock(&g_lock);
+    if (!st && g_active) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "one CUPTI collector at a time in a process");
+    int rc = st ? 0 : c->reg(on_request, on_complete);
+    if (rc) st = cupti_fail(c, rc, "cuptiActivityRegisterCallbacks", err);
+    if (!st) g_active = c;
+    pthread_mutex_unlock(&g_lock);
+    if (st) {
+        /* CUPTI, once loaded into a process with CUDA, is not unloaded (see oq_cupti_free) */
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return st;
+    }
+    *out = c;
+    return OQ_OK;
+}
+
+oq_status oq_cupti_enable(oq_cupti *c, int on, oq_err *err)
+{
+    OQ_NEED(err, c);
+    if (!on == !c->enabled) return OQ_OK;
+    int rc = on ? c->enable(KIND_CONCURRENT_KERNEL) : c->disable(KIND_CONCURRENT_KERNEL);
+    if (rc) return cupti_fail(c, rc, on ? "cuptiActivityEnable(CONCURRENT_KERNEL)" : "cuptiActivityDisable", err);
+    c->enabled = on;
+    if (!on && (rc = c->flush(FLUSH_FORCED))) return cupti_fail(c, rc, "cuptiActivityFlushAll", err);
+    return OQ_OK;
+}
+
+oq_status oq_cupti_take(oq_cupti *c, double *kernel_ms, size_t *kernels, oq_err *err)
+{
+    OQ_NEED(err, c);
+    OQ_NEED(err, kernel_ms);
+    OQ_NEED(err, kernels);
+    int rc = c->flush(FLUSH_FORCED);
+    if (rc) return cupti_fail(c, rc, "cuptiActivityFlushAll", err);
+    pthread_mutex_lock(&c->lock);
+    size_t unfinished = c->unfinished, lost = c->lost;
+    *kernel_ms = c->kernel_ns * 1e-6;
+    *kernels = c->kernels;
+    c->kernel_ns = 0;
+    c->kernels = c->unfinished = c->lost = 0;
+    pthread_mutex_unlock(&c->lock);
+    if (lost)
+        return oq_err_set(err, OQ_ERR_RUNTIME, "%s: CUPTI dropped %zu activity records (buffers full)", c->lib, lost);
+    if (unfinished)
+        return oq_err_set(err, OQ_ERR_RUNTIME,
+                          "%s: %zu kernel records without an end time (the GPU work was not synchronized)",
+                          c->lib, unfinished);
+    return OQ_OK;
+}
+
+void oq_cupti_free(oq_cupti *c)
+{
+    if (!c) return;
+    oq_err e = {0};
+    oq_cupti_enable(c, 0, &e);
+    c->flush(FLUSH_FORCED);
+    pthread_mutex_lock(&g_lock);
+    if (g_active == c) g_active = NULL;
+    pthread_mutex_unlock(&g_lock);
+    /* Not dlclose'd: CUPTI hooks the CUDA driver of a process for good; unloading it
+     * under a live context is not something NVIDIA supports. */
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
