@@ -16,7 +16,7 @@
  * start 16, end 24). A record's kind is its first 32 bits. */
 enum { KIND_KERNEL = 3, KIND_CONCURRENT_KERNEL = 10, FLUSH_FORCED = 1 };
 enum { REC_START = 16, REC_END = 24, REC_MIN = 32 };
-#define BUFFER_BYTES (4u << 20)
+#define BUFFER_BYTES (1u << 20) /* ~5000 kernel records */
 #define RECORD_ALIGN 8
 
 typedef void (*request_fn)(uint8_t **buf, size_t *size, size_t *max_records);
@@ -49,12 +49,32 @@ struct oq_cupti {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static oq_cupti *g_active;
 
+/* Buffers handed back by the completion callback, for the next request: CUPTI asks for one
+ * inside a kernel launch after every flush, and a fresh 1 MiB (mmap, first-touch page faults)
+ * there cost ~2 ms of host time per profiled Run on the H200 host. */
+#define POOL_MAX 4
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_pool[POOL_MAX];
+static int g_pooled;
+
 static void on_request(uint8_t **buf, size_t *size, size_t *max_records)
 {
     void *p = NULL;
-    *buf = posix_memalign(&p, RECORD_ALIGN, BUFFER_BYTES) ? NULL : p;
-    *size = *buf ? BUFFER_BYTES : 0;
+    pthread_mutex_lock(&g_pool_lock);
+    if (g_pooled) p = g_pool[--g_pooled];
+    pthread_mutex_unlock(&g_pool_lock);
+    if (!p && !posix_memalign(&p, RECORD_ALIGN, BUFFER_BYTES)) memset(p, 0, BUFFER_BYTES);
+    *buf = p;
+    *size = p ? BUFFER_BYTES : 0;
     *max_records = 0; /* as many as fit */
+}
+
+static void give_back(void *buf)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    if (g_pooled < POOL_MAX) g_pool[g_pooled++] = buf, buf = NULL;
+    pthread_mutex_unlock(&g_pool_lock);
+    free(buf);
 }
 
 static uint64_t u64_at(const uint8_t *rec, size_t off)
@@ -94,7 +114,7 @@ static void on_complete(void *ctx, uint32_t stream, uint8_t *buf, size_t size, s
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&g_lock);
-    free(buf);
+    give_back(buf);
 }
 
 static oq_status cupti_fail(const oq_cupti *c, int rc, const char *call, oq_err *err)
@@ -200,6 +220,9 @@ void oq_cupti_free(oq_cupti *c)
     pthread_mutex_unlock(&g_lock);
     /* Not dlclose'd: CUPTI hooks the CUDA driver of a process for good; unloading it
      * under a live context is not something NVIDIA supports. */
+    pthread_mutex_lock(&g_pool_lock);
+    while (g_pooled) free(g_pool[--g_pooled]);
+    pthread_mutex_unlock(&g_pool_lock);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
