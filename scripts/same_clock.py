@@ -28,6 +28,9 @@ COLUMNS = ["backend", "seq_len", "batch", "heads", "head_dim",
            "ort_wall_p50_ms", "torch_wall_p50_ms", "wall_ratio",
            "ort_kernel_ms", "torch_kernel_ms", "kernel_ratio", "ort_kernel_source",
            "ort_node_ms", "torch_event_ms", "ort_kernel_seen", "note"]
+# the GPU kernels' names on each side (CUPTI's, PyTorch's profiler's): in the CSV only, too wide
+# for the Markdown table
+CSV_ONLY = ["ort_gpu_kernels", "torch_gpu_kernels"]
 ORT_KERNEL_NAMES = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION", "math": "MATH",
                     "cudnn": "CUDNN_FLASH_ATTENTION"}
 
@@ -95,7 +98,7 @@ def ratio(a, b):
 def ort_side(o, backend):
     """Wall p50, GPU kernel time, node time and the kernel ORT's routing lines named."""
     if o is None:
-        return None, None, None, None, "", "no ORT row"
+        return None, None, None, [], None, "", "no ORT row"
     r = o["row"]
     notes = []
     if r["status"] != "ok":
@@ -114,15 +117,16 @@ def ort_side(o, backend):
     want = ORT_KERNEL_NAMES.get(backend)
     if seen and want and any(k != want for k in seen.split("+")):
         notes.append(f"ORT ran {seen}, not {want}")
-    return wall, kernel, prof.get("kernel_source"), node, seen, "; ".join(notes)
+    return wall, kernel, prof.get("kernel_source"), prof.get("kernel_names") or [], node, seen, "; ".join(notes)
 
 
 def torch_side(t):
     if t is None:
-        return None, None, None, "no PyTorch row"
+        return None, None, None, [], "no PyTorch row"
     if t["status"] != "ok":
-        return None, None, None, f"PyTorch error: {t.get('error') or ''}"
-    return t["wall_ms"]["p50"], t["kernel_ms"]["per_call"], t["event_ms"]["p50"], ""
+        return None, None, None, [], f"PyTorch error: {t.get('error') or ''}"
+    k = t["kernel_ms"]
+    return t["wall_ms"]["p50"], k["per_call"], t["event_ms"]["p50"], k.get("kernels") or [], ""
 
 
 def join(ort, torch, backends):
@@ -133,12 +137,13 @@ def join(ort, torch, backends):
             if o and t:
                 check_shape(o, t, f"{b} L={L}")
             shape = o["shape"] if o else [t["batch"], t["heads"], L, t["head_dim"]]
-            ow, ok_, osrc, on, seen, onote = ort_side(o, b)
-            tw, tk, te, tnote = torch_side(t)
+            ow, ok_, osrc, onames, on, seen, onote = ort_side(o, b)
+            tw, tk, te, tnames, tnote = torch_side(t)
             out.append({"backend": b, "seq_len": L, "batch": shape[0], "heads": shape[1], "head_dim": shape[3],
                         "ort_wall_p50_ms": ow, "torch_wall_p50_ms": tw, "wall_ratio": ratio(ow, tw),
                         "ort_kernel_ms": ok_, "torch_kernel_ms": tk, "kernel_ratio": ratio(ok_, tk),
-                        "ort_kernel_source": osrc, "ort_node_ms": on, "torch_event_ms": te, "ort_kernel_seen": seen,
+                        "ort_kernel_source": osrc, "ort_gpu_kernels": "; ".join(onames),
+                        "torch_gpu_kernels": "; ".join(tnames), "ort_node_ms": on, "torch_event_ms": te, "ort_kernel_seen": seen,
                         "note": "; ".join(n for n in (onote, tnote) if n)})
     return out
 
@@ -155,9 +160,9 @@ def write_csv(path, rows):
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(COLUMNS)
+        w.writerow(COLUMNS + CSV_ONLY)
         for r in rows:
-            w.writerow(["" if r[c] is None else r[c] for c in COLUMNS])
+            w.writerow(["" if r[c] is None else r[c] for c in COLUMNS + CSV_ONLY])
     os.replace(tmp, path)
 
 

@@ -174,6 +174,8 @@ typedef struct oq_bench_profile {
     const char *kernel_source; /* "ort-profile": ORT's GPU kernel events (category "Kernel",
                             written by ORT builds with CUDA profiling); "cupti": CUPTI's
                             kernel records (oq_bench_opts.cupti); NULL: none seen */
+    size_t n_kernel_names; /* "cupti": the distinct kernels of the profiled runs, */
+    char kernel_names[OQ_CUPTI_MAX_NAMES][OQ_CUPTI_NAME_MAX]; /* in the order first seen */
     char path[1024];     /* the profile file, kept */
 } oq_bench_profile;
 

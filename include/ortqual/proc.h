@@ -141,6 +141,14 @@ OQ_API oq_status oq_cupti_enable(oq_cupti *c, int on, oq_err *err);
  * synchronized: a kernel record without an end time, or records CUPTI
  * dropped, is OQ_ERR_RUNTIME (the sums are then incomplete). */
 OQ_API oq_status oq_cupti_take(oq_cupti *c, double *kernel_ms, size_t *kernels, oq_err *err);
+/* The distinct names of the last take's kernels, in the order first seen
+ * (demangled where the process has libstdc++'s demangler, cut to
+ * OQ_CUPTI_NAME_MAX - 1 bytes, the first OQ_CUPTI_MAX_NAMES kept): up to
+ * `max` pointers into `c`, valid until its next take; returns how many there
+ * are. */
+#define OQ_CUPTI_MAX_NAMES 16
+#define OQ_CUPTI_NAME_MAX 256
+OQ_API size_t oq_cupti_kernel_names(const oq_cupti *c, const char **names, size_t max);
 OQ_API void oq_cupti_free(oq_cupti *c);
 
 #ifdef __cplusplus

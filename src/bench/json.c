@@ -74,10 +74,13 @@ static void set_int(json_t *o, const char *k, int64_t v) { json_object_set_new(o
 static json_t *profile_json(const oq_bench_profile *p)
 {
     if (!p->runs) return json_null();
-    return json_pack("{s:I,s:o,s:o,s:o,s:I,s:o,s:s}", "runs", (json_int_t)p->runs, "run_ms", num_or_null(p->run_ms),
+    json_t *names = json_array();
+    for (size_t i = 0; names && i < p->n_kernel_names; i++) json_array_append_new(names, json_string(p->kernel_names[i]));
+    return json_pack("{s:I,s:o,s:o,s:o,s:I,s:o,s:o,s:s}", "runs", (json_int_t)p->runs, "run_ms", num_or_null(p->run_ms),
                      "node_ms", num_or_null(p->node_ms), "kernel_ms", num_or_null(p->kernel_ms), "kernel_events",
                      (json_int_t)p->kernel_events, "kernel_source",
-                     p->kernel_source ? json_string(p->kernel_source) : json_null(), "file", p->path);
+                     p->kernel_source ? json_string(p->kernel_source) : json_null(), "kernel_names", names, "file",
+                     p->path);
 }
 
 static json_t *shape_json(const int64_t *shape, int32_t ndim)

@@ -226,11 +226,26 @@ static oq_status timed(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_mo
 
 /* ---- ORT's profile of more runs, in a session of its own ---------------------------- */
 
-/* Per profiled run, the GPU kernels CUPTI saw: their time (ms) and number. */
+/* Per profiled run, the GPU kernels CUPTI saw: their time (ms) and number; and the names
+ * over all of them (p). */
 typedef struct cupti_runs {
     oq_cupti *c;
     double *ms, *count;
+    oq_bench_profile *p;
 } cupti_runs;
+
+static void merge_names(cupti_runs *cr)
+{
+    const char *names[OQ_CUPTI_MAX_NAMES];
+    size_t n = oq_cupti_kernel_names(cr->c, names, OQ_CUPTI_MAX_NAMES);
+    oq_bench_profile *p = cr->p;
+    for (size_t i = 0; i < n && i < OQ_CUPTI_MAX_NAMES; i++) {
+        size_t k = 0;
+        while (k < p->n_kernel_names && strcmp(p->kernel_names[k], names[i])) k++;
+        if (k == p->n_kernel_names && k < OQ_CUPTI_MAX_NAMES)
+            snprintf(p->kernel_names[p->n_kernel_names++], OQ_CUPTI_NAME_MAX, "%s", names[i]);
+    }
+}
 
 /* One Run; with CUPTI, its kernels (the runner synchronizes the outputs first). */
 static oq_status profiled_run(oq_bench_runner *r, cupti_runs *cr, size_t slot, oq_err *err)
@@ -239,8 +254,11 @@ static oq_status profiled_run(oq_bench_runner *r, cupti_runs *cr, size_t slot, o
     double ms = 0;
     size_t n = 0;
     if (!st && cr->c) st = oq_cupti_take(cr->c, &ms, &n, err);
-    if (!st && cr->c && slot != SIZE_MAX) cr->ms[slot] = ms, cr->count[slot] = (double)n;
-    return st;
+    if (st || !cr->c || slot == SIZE_MAX) return st;
+    cr->ms[slot] = ms;
+    cr->count[slot] = (double)n;
+    merge_names(cr);
+    return OQ_OK;
 }
 
 static double median(const double *v, size_t n)
@@ -249,14 +267,19 @@ static double median(const double *v, size_t n)
     return oq_stats_compute(v, n, &s, NULL) == OQ_OK ? s.p50 : NAN;
 }
 
-/* The median over the profiled runs of CUPTI's kernel time, in place of the profile's;
- * none (NAN) where it saw no kernel (a CPU row). */
+/* The median over the profiled runs of CUPTI's kernel time, in place of the profile's. Where
+ * CUPTI saw no kernel (a CPU row; or an ORT built with CUDA profiling took CUPTI's callbacks
+ * over) the profile's own kernel events, if any, stay. */
 static void cupti_summary(const cupti_runs *cr, size_t runs, oq_bench_profile *p)
 {
     double n = median(cr->count, runs);
-    p->kernel_events = n > 0 ? (size_t)n : 0;
-    p->kernel_ms = n > 0 ? median(cr->ms, runs) : NAN;
-    p->kernel_source = n > 0 ? "cupti" : NULL;
+    if (!(n > 0)) {
+        p->n_kernel_names = 0;
+        return;
+    }
+    p->kernel_events = (size_t)n;
+    p->kernel_ms = median(cr->ms, runs);
+    p->kernel_source = "cupti";
 }
 
 static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, oq_session_opts so,
@@ -268,7 +291,9 @@ static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_b
     so.profile_prefix = prefix;
     oq_session *s = NULL;
     oq_bench_runner *r = NULL;
-    cupti_runs cr = {o->cupti, calloc(o->profile_runs, sizeof *cr.ms), calloc(o->profile_runs, sizeof *cr.count)};
+    cupti_runs cr = {o->cupti, calloc(o->profile_runs, sizeof *cr.ms), calloc(o->profile_runs, sizeof *cr.count),
+                     &row->profile};
+    row->profile.n_kernel_names = 0;
     if (!st && (!cr.ms || !cr.count)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st && cr.c) st = oq_cupti_enable(cr.c, 1, err);
     if (!st) st = new_session(rt, m, &so, &s, err);

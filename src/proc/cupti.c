@@ -11,11 +11,12 @@
 #include "status/args-impl.h"
 
 /* The part of CUPTI's ABI used here (cupti_activity.h): the two kernel kinds, the forced
- * flush, and the kernel record's start and end (ns), at the same offsets in every
- * CUpti_ActivityKernel4..10 (checked against CUPTI 13.0.1's headers on the H200 host:
- * start 16, end 24). A record's kind is its first 32 bits. */
+ * flush, and the kernel record's start and end (ns) and name (a C string CUPTI owns), at
+ * the same offsets in every CUpti_ActivityKernel4..10 (checked against CUPTI 13.0.1's
+ * headers on the H200 host: start 16, end 24, name 104). A record's kind is its first 32
+ * bits. */
 enum { KIND_KERNEL = 3, KIND_CONCURRENT_KERNEL = 10, FLUSH_FORCED = 1 };
-enum { REC_START = 16, REC_END = 24, REC_MIN = 32 };
+enum { REC_START = 16, REC_END = 24, REC_NAME = 104 };
 #define BUFFER_BYTES (1u << 20) /* ~5000 kernel records */
 #define RECORD_ALIGN 8
 
@@ -42,6 +43,10 @@ struct oq_cupti {
     pthread_mutex_t lock;
     double kernel_ns;
     size_t kernels, unfinished, lost;
+    size_t n_names;               /* distinct kernel names since the last take */
+    char names[OQ_CUPTI_MAX_NAMES][OQ_CUPTI_NAME_MAX];
+    size_t n_taken;               /* those of the last take's interval */
+    char taken[OQ_CUPTI_MAX_NAMES][OQ_CUPTI_NAME_MAX];
 };
 
 /* CUPTI's buffer callbacks carry no user pointer, and CUPTI takes one set of them per
@@ -84,6 +89,38 @@ static uint64_t u64_at(const uint8_t *rec, size_t off)
     return v;
 }
 
+typedef char *(*demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+
+/* libstdc++'s demangler where the process has libstdc++ loaded (ORT brings it, in a
+ * namespace of its own: dlopen'ed RTLD_LOCAL, so RTLD_DEFAULT does not see it). */
+static demangle_fn find_demangler(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    return h ? (demangle_fn)dlsym(h, "__cxa_demangle") : NULL;
+}
+
+/* The kernel's name as nvcc mangled it, demangled where possible, cut to
+ * OQ_CUPTI_NAME_MAX - 1 bytes. */
+static void copy_name(char *dst, const char *name)
+{
+    static demangle_fn demangle;
+    static int looked;
+    if (!looked) demangle = find_demangler(), looked = 1;
+    int status = -1;
+    char *plain = demangle && !strncmp(name, "_Z", 2) ? demangle(name, NULL, NULL, &status) : NULL;
+    snprintf(dst, OQ_CUPTI_NAME_MAX, "%s", plain && !status ? plain : name);
+    free(plain);
+}
+
+static void add_name(oq_cupti *c, const char *name)
+{
+    char n[OQ_CUPTI_NAME_MAX];
+    copy_name(n, name ? name : "?");
+    for (size_t i = 0; i < c->n_names; i++)
+        if (!strcmp(c->names[i], n)) return;
+    if (c->n_names < OQ_CUPTI_MAX_NAMES) memcpy(c->names[c->n_names++], n, sizeof n);
+}
+
 static void add_records(oq_cupti *c, uint8_t *buf, size_t valid)
 {
     void *rec = NULL;
@@ -98,6 +135,9 @@ static void add_records(oq_cupti *c, uint8_t *buf, size_t valid)
         }
         c->kernel_ns += (double)(end - start);
         c->kernels++;
+        const char *name;
+        memcpy(&name, (const uint8_t *)rec + REC_NAME, sizeof name);
+        add_name(c, name);
     }
 }
 
@@ -199,6 +239,9 @@ oq_status oq_cupti_take(oq_cupti *c, double *kernel_ms, size_t *kernels, oq_err 
     *kernels = c->kernels;
     c->kernel_ns = 0;
     c->kernels = c->unfinished = c->lost = 0;
+    memcpy(c->taken, c->names, c->n_names * sizeof *c->names);
+    c->n_taken = c->n_names;
+    c->n_names = 0;
     pthread_mutex_unlock(&c->lock);
     if (lost)
         return oq_err_set(err, OQ_ERR_RUNTIME, "%s: CUPTI dropped %zu activity records (buffers full)", c->lib, lost);
@@ -207,6 +250,13 @@ oq_status oq_cupti_take(oq_cupti *c, double *kernel_ms, size_t *kernels, oq_err 
                           "%s: %zu kernel records without an end time (the GPU work was not synchronized)",
                           c->lib, unfinished);
     return OQ_OK;
+}
+
+size_t oq_cupti_kernel_names(const oq_cupti *c, const char **names, size_t max)
+{
+    size_t n = c ? c->n_taken : 0;
+    for (size_t i = 0; names && i < n && i < max; i++) names[i] = c->taken[i];
+    return n;
 }
 
 void oq_cupti_free(oq_cupti *c)

@@ -112,7 +112,7 @@ static const field accuracy_fields[] = {{"max_abs_err", W_NUM, 1, 0}, {"max_rel_
 static const field profile_fields[] = {{"runs", W_INT, 0, 0},      {"run_ms", W_NUM, 1, 0},
                                        {"node_ms", W_NUM, 1, 0},   {"kernel_ms", W_NUM, 1, 0},
                                        {"kernel_events", W_INT, 0, 0}, {"kernel_source", W_STR, 1, 0},
-                                       {"file", W_STR, 0, 0}};
+                                       {"kernel_names", W_ARR, 0, 0}, {"file", W_STR, 0, 0}};
 
 #define N_OF(a) (sizeof a / sizeof *a)
 

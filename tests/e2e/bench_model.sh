@@ -116,6 +116,7 @@ c = list(csv.DictReader(open(d + "/summary.csv")))[0]
 p = r["profile"]
 assert p["runs"] == 3 and p["kernel_source"] == "cupti" and p["kernel_events"] == 3, p
 assert abs(p["kernel_ms"] - 0.004) < 1e-12 and float(c["profile_kernel_ms"]) == p["kernel_ms"], (p, c)
+assert sorted(p["kernel_names"]) == ["fake::flash_kernel()", "plain_kernel"], p  # demangled
 EOF
 expect 0 "batch=1 seq=32 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --sweep seq=32 --profile-runs 2 \
     "${FAKE[@]}" "${FAST[@]}" --outdir "$T/cu0"
@@ -123,6 +124,7 @@ if "$PY" - "$T/cu0" <<'EOF'; then ok "no kernel seen: kernel_ms null, no source"
 import json, sys
 p = json.load(open(sys.argv[1] + "/summary.json"))["results"][0]["profile"]
 assert p["kernel_ms"] is None and p["kernel_source"] is None and p["kernel_events"] == 0, p
+assert p["kernel_names"] == [], p
 EOF
 FAKE_CUPTI_KERNELS=1000 FAKE_CUPTI_UNFINISHED=1 expect 1 "failed .*profile: .*1 kernel records without an end time" "$Q" bench --model "$T/enc.onnx" \
     --dim batch=1 --sweep seq=32 --profile-runs 2 "${FAKE[@]}" "${FAST[@]}" --outdir "$T/cu3"

@@ -46,6 +46,7 @@ for r in rows:
         assert abs(float(r["ort_node_ms"]) - o["profile"]["node_ms"]) < 1e-12
         if b == "flash":  # CUPTI's kernels
             assert float(r["ort_kernel_ms"]) == o["profile"]["kernel_ms"] == 0.005 and r["ort_kernel_source"] == "cupti", r
+            assert sorted(r["ort_gpu_kernels"].split("; ")) == ["fake::flash_kernel()", "plain_kernel"], r
             assert "no GPU kernels" not in r["note"], r
         else:
             assert r["ort_kernel_ms"] == "" and "ORT on CPU: no GPU kernels" in r["note"], r  # node events only
@@ -56,6 +57,7 @@ for r in rows:
         assert float(r["torch_wall_p50_ms"]) == t["wall_ms"]["p50"]
         assert float(r["torch_kernel_ms"]) == t["kernel_ms"]["per_call"]
         assert float(r["torch_event_ms"]) == t["event_ms"]["p50"]
+        assert r["torch_gpu_kernels"] == "; ".join(t["kernel_ms"].get("kernels") or []), r
     if o and t and t["status"] == "ok":
         assert abs(float(r["wall_ratio"]) - o["stats_ms"]["p50"] / t["wall_ms"]["p50"]) < 1e-12
         if b == "flash":
