@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "ortqual/proc.h"
 #include "status/args-impl.h"
@@ -44,6 +46,7 @@ struct oq_cupti {
     double kernel_ns;
     size_t kernels, unfinished, lost;
     size_t n_names;               /* distinct kernel names since the last take */
+    const char *name_ptrs[OQ_CUPTI_MAX_NAMES];
     char names[OQ_CUPTI_MAX_NAMES][OQ_CUPTI_NAME_MAX];
     size_t n_taken;               /* those of the last take's interval */
     char taken[OQ_CUPTI_MAX_NAMES][OQ_CUPTI_NAME_MAX];
@@ -112,13 +115,40 @@ static void copy_name(char *dst, const char *name)
     free(plain);
 }
 
+/* The C string at `p` (CUPTI's memory) into buf, or "?" where it cannot be read: read
+ * through process_vm_readv, which answers EFAULT for an address that is not mapped where
+ * a plain read would crash the process, so that a record layout other than the one
+ * above (a future CUPTI) costs the names, not the run. */
+static const char *safe_name(const char *p, char *buf, size_t size)
+{
+    struct iovec local = {buf, size - 1}, remote = {(void *)p, size - 1};
+    ssize_t n = p ? process_vm_readv(getpid(), &local, 1, &remote, 1, 0) : -1;
+    if (n <= 0) { /* the first bytes may sit before an unmapped page: one at a time */
+        for (n = 0; p && (size_t)n < size - 1; n++) {
+            local.iov_base = buf + n, local.iov_len = 1;
+            remote.iov_base = (void *)(p + n), remote.iov_len = 1;
+            if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1 || !buf[n]) break;
+        }
+    }
+    buf[n > 0 ? n : 0] = 0;
+    for (ssize_t i = 0; i < n && buf[i]; i++)
+        if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] > 0x7e) return "?";
+    return n > 0 && buf[0] ? buf : "?";
+}
+
+/* CUPTI gives every record of one kernel the same name pointer: a pointer seen in this
+ * interval is that name again, and only a new one is read and demangled. */
 static void add_name(oq_cupti *c, const char *name)
 {
-    char n[OQ_CUPTI_NAME_MAX];
-    copy_name(n, name ? name : "?");
+    if (c->n_names == OQ_CUPTI_MAX_NAMES) return;
+    for (size_t i = 0; i < c->n_names; i++)
+        if (c->name_ptrs[i] == name) return;
+    char n[OQ_CUPTI_NAME_MAX], raw[OQ_CUPTI_NAME_MAX];
+    copy_name(n, safe_name(name, raw, sizeof raw));
     for (size_t i = 0; i < c->n_names; i++)
         if (!strcmp(c->names[i], n)) return;
-    if (c->n_names < OQ_CUPTI_MAX_NAMES) memcpy(c->names[c->n_names++], n, sizeof n);
+    c->name_ptrs[c->n_names] = name;
+    memcpy(c->names[c->n_names++], n, sizeof n);
 }
 
 static void add_records(oq_cupti *c, uint8_t *buf, size_t valid)

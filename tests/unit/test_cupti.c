@@ -21,6 +21,7 @@ static int reset_env(void **state)
     unsetenv("FAKE_CUPTI_UNFINISHED");
     unsetenv("FAKE_CUPTI_DROPPED");
     unsetenv("FAKE_CUPTI_FAIL_ENABLE");
+    unsetenv("FAKE_CUPTI_BAD_NAMES");
     return 0;
 }
 
@@ -59,6 +60,25 @@ static void test_kernels_summed_per_take(void **state)
     assert_int_equal(oq_cupti_enable(c, 0, &err), OQ_OK);
     assert_int_equal(oq_cupti_take(c, &ms, &n, &err), OQ_OK);
     assert_int_equal(n, 0);
+    oq_cupti_free(c);
+}
+
+/* A name pointer into nothing (a record layout read wrong) is "?", not a crash. */
+static void test_unreadable_name(void **state)
+{
+    (void)state;
+    setenv("FAKE_CUPTI_KERNELS", "1000,2000", 1);
+    setenv("FAKE_CUPTI_BAD_NAMES", "1", 1);
+    oq_cupti *c = open_fake();
+    oq_err err = {0};
+    double ms;
+    size_t n;
+    const char *names[4];
+    assert_int_equal(oq_cupti_enable(c, 1, &err), OQ_OK);
+    assert_int_equal(oq_cupti_take(c, &ms, &n, &err), OQ_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(oq_cupti_kernel_names(c, names, 4), 1);
+    assert_string_equal(names[0], "?");
     oq_cupti_free(c);
 }
 
@@ -121,6 +141,7 @@ int main(void)
     if (!dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_kernels_summed_per_take, reset_env),
+        cmocka_unit_test_setup(test_unreadable_name, reset_env),
         cmocka_unit_test_setup(test_one_collector_at_a_time, reset_env),
         cmocka_unit_test_setup(test_incomplete_sums_refused, reset_env),
         cmocka_unit_test_setup(test_failures_named, reset_env),
