@@ -273,13 +273,31 @@ static double median(const double *v, size_t n)
 static void cupti_summary(const cupti_runs *cr, size_t runs, oq_bench_profile *p)
 {
     double n = median(cr->count, runs);
-    if (!(n > 0)) {
-        p->n_kernel_names = 0;
-        return;
-    }
+    if (!(n > 0)) return;
     p->kernel_events = (size_t)n;
     p->kernel_ms = median(cr->ms, runs);
     p->kernel_source = "cupti";
+}
+
+/* CUPTI collecting from before the profiled session's creation, whose own kernels are
+ * then dropped by the first take. */
+static oq_status cupti_begin(cupti_runs *cr, const oq_bench_opts *o, oq_bench_row *row, oq_err *err)
+{
+    *cr = (cupti_runs){o->cupti, NULL, NULL, &row->profile};
+    row->profile.n_kernel_names = 0;
+    if (!cr->c) return OQ_OK;
+    cr->ms = calloc(o->profile_runs, sizeof *cr->ms);
+    cr->count = calloc(o->profile_runs, sizeof *cr->count);
+    if (!cr->ms || !cr->count) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    return oq_cupti_enable(cr->c, 1, err);
+}
+
+/* Collection off (its error counts only when nothing failed before). */
+static oq_status cupti_end(cupti_runs *cr, oq_status st, oq_err *err)
+{
+    if (!cr->c) return st;
+    oq_status off = oq_cupti_enable(cr->c, 0, st ? NULL : err);
+    return st ? st : off;
 }
 
 static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, oq_session_opts so,
@@ -291,22 +309,16 @@ static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_b
     so.profile_prefix = prefix;
     oq_session *s = NULL;
     oq_bench_runner *r = NULL;
-    cupti_runs cr = {o->cupti, calloc(o->profile_runs, sizeof *cr.ms), calloc(o->profile_runs, sizeof *cr.count),
-                     &row->profile};
-    row->profile.n_kernel_names = 0;
-    if (!st && (!cr.ms || !cr.count)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st && cr.c) st = oq_cupti_enable(cr.c, 1, err);
+    cupti_runs cr = {0};
+    if (!st) st = cupti_begin(&cr, o, row, err);
     if (!st) st = new_session(rt, m, &so, &s, err);
     if (!st) st = oq_bench_runner_create(s, m->n_in, m->in, o->io_binding, &r, err);
     double ms;
     size_t n, skip = 1 + o->warmup;
-    if (!st && cr.c) st = oq_cupti_take(cr.c, &ms, &n, err); /* the session's own kernels */
+    if (!st && cr.c) st = oq_cupti_take(cr.c, &ms, &n, err);
     for (size_t i = 0; !st && i < skip + o->profile_runs; i++)
         st = profiled_run(r, &cr, i < skip ? SIZE_MAX : i - skip, err);
-    if (cr.c) {
-        oq_status off = oq_cupti_enable(cr.c, 0, st ? NULL : err);
-        st = st ? st : off;
-    }
+    st = cupti_end(&cr, st, err);
     oq_bench_runner_free(r);
     char *path = s ? oq_session_end_profiling(s) : NULL;
     oq_session_free(s);
