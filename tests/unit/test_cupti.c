@@ -33,6 +33,16 @@ static oq_cupti *open_fake(void)
     return c;
 }
 
+/* The stand-in handing out `kernels` (durations in ns) at every flush, collecting. */
+static oq_cupti *enabled_fake(const char *kernels)
+{
+    setenv("FAKE_CUPTI_KERNELS", kernels, 1);
+    oq_cupti *c = open_fake();
+    oq_err err = {0};
+    assert_int_equal(oq_cupti_enable(c, 1, &err), OQ_OK);
+    return c;
+}
+
 static void test_kernels_summed_per_take(void **state)
 {
     (void)state;
@@ -67,14 +77,12 @@ static void test_kernels_summed_per_take(void **state)
 static void test_unreadable_name(void **state)
 {
     (void)state;
-    setenv("FAKE_CUPTI_KERNELS", "1000,2000", 1);
     setenv("FAKE_CUPTI_BAD_NAMES", "1", 1);
-    oq_cupti *c = open_fake();
+    oq_cupti *c = enabled_fake("1000,2000");
     oq_err err = {0};
     double ms;
     size_t n;
     const char *names[4];
-    assert_int_equal(oq_cupti_enable(c, 1, &err), OQ_OK);
     assert_int_equal(oq_cupti_take(c, &ms, &n, &err), OQ_OK);
     assert_int_equal(n, 2);
     assert_int_equal(oq_cupti_kernel_names(c, names, 4), 1);
@@ -98,13 +106,11 @@ static void test_one_collector_at_a_time(void **state)
 static void test_incomplete_sums_refused(void **state)
 {
     (void)state;
-    setenv("FAKE_CUPTI_KERNELS", "1000", 1);
     setenv("FAKE_CUPTI_UNFINISHED", "1", 1);
-    oq_cupti *c = open_fake();
+    oq_cupti *c = enabled_fake("1000");
     oq_err err = {0};
     double ms;
     size_t n;
-    assert_int_equal(oq_cupti_enable(c, 1, &err), OQ_OK);
     assert_int_equal(oq_cupti_take(c, &ms, &n, &err), OQ_ERR_RUNTIME);
     assert_non_null(strstr(err.msg, "1 kernel records without an end time"));
     unsetenv("FAKE_CUPTI_UNFINISHED");
