@@ -107,6 +107,46 @@ static void model_rows_table(oq_sb *b, const json_t *results)
                   "creation apart); error against the outputs given with --expected.</p>\n</section>\n");
 }
 
+/* The profiled runs (--profile-runs), where a row has them: ORT's own times and the GPU
+ * kernels' (docs/bench.md), with the kernels' names where CUPTI gave them. */
+static void profile_section(oq_sb *b, const json_t *results)
+{
+    size_t i, any = 0;
+    json_t *r;
+    json_array_foreach(results, i, r) any += json_is_object(json_object_get(r, "profile"));
+    if (!any) return;
+    oq_sb_puts(b, "<section id=\"profile\">\n<h2>Profiled runs</h2>\n<table><tr><th>variant</th><th>row</th>"
+                  "<th>runs</th><th>Run ms (ORT)</th><th>node ms</th><th>GPU kernel ms</th><th>kernels</th>"
+                  "<th>from</th><th>GPU kernels</th></tr>\n");
+    json_array_foreach(results, i, r) {
+        const json_t *p = json_object_get(r, "profile");
+        if (!json_is_object(p)) continue;
+        char row[512];
+        point_text(json_object_get(r, "dims"), row, sizeof row);
+        if (!*row) snprintf(row, sizeof row, "B=%lld L=%lld", oq_j_int(r, "batch"), oq_j_int(r, "seq_len"));
+        oq_sb_puts(b, "<tr>");
+        oq_html_td(b, oq_j_str(r, "variant", "?"));
+        oq_html_td(b, row);
+        oq_sb_printf(b, "<td class=\"n\">%lld</td>", oq_j_int(p, "runs"));
+        cell_num(b, json_object_get(p, "run_ms"), 1);
+        cell_num(b, json_object_get(p, "node_ms"), 1);
+        cell_num(b, json_object_get(p, "kernel_ms"), 1);
+        oq_sb_printf(b, "<td class=\"n\">%lld</td>", oq_j_int(p, "kernel_events"));
+        oq_html_td(b, oq_j_str(p, "kernel_source", "\xe2\x80\x93"));
+        oq_sb_puts(b, "<td>");
+        size_t k;
+        json_t *name;
+        json_array_foreach(json_object_get(p, "kernel_names"), k, name) {
+            if (k) oq_sb_puts(b, "<br>");
+            oq_sb_esc(b, json_string_value(name) ? json_string_value(name) : "?");
+        }
+        oq_sb_puts(b, "</td></tr>\n");
+    }
+    oq_sb_puts(b, "</table>\n<p class=\"muted\">Medians over the profiled runs, a session of their own after the "
+                  "timed loop. node ms: ORT's node events (on a GPU, host time); GPU kernel ms: from ORT's profile "
+                  "(builds with CUDA profiling) or CUPTI (<code>--cupti</code>).</p>\n</section>\n");
+}
+
 static void options_section(oq_sb *b, const json_t *config)
 {
     oq_sb_puts(b, "<section id=\"options\">\n<h2>Options</h2>\n<pre>");
@@ -152,6 +192,7 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
     if (!strcmp(oq_j_str(s, "mode", "attention"), "model")) model_rows_table(b, results);
     else rows_table(b, results);
+    profile_section(b, results);
     oq_html_figures(b, s, name);
     options_section(b, json_object_get(s, "config"));
     oq_html_environment(b, json_object_get(sys, "evidence"), NULL);

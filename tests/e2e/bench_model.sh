@@ -117,7 +117,11 @@ p = r["profile"]
 assert p["runs"] == 3 and p["kernel_source"] == "cupti" and p["kernel_events"] == 3, p
 assert abs(p["kernel_ms"] - 0.004) < 1e-12 and float(c["profile_kernel_ms"]) == p["kernel_ms"], (p, c)
 assert sorted(p["kernel_names"]) == ["fake::flash_kernel()", "plain_kernel"], p  # demangled
+html = open(d + "/report.html").read()  # the profiled runs in the report
+sec = html[html.index('<section id="profile">'):]
+assert "<td>cupti</td>" in sec and "fake::flash_kernel()" in sec and "plain_kernel" in sec, sec[:2000]
 EOF
+if ! grep -q 'id="profile"' "$T/a/report.html"; then ok "no profiled runs, no such section"; else bad "profile section without a profile"; fi
 expect 0 "batch=1 seq=32 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --sweep seq=32 --profile-runs 2 \
     "${FAKE[@]}" "${FAST[@]}" --outdir "$T/cu0"
 if "$PY" - "$T/cu0" <<'EOF'; then ok "no kernel seen: kernel_ms null, no source"; else bad "cupti without kernels"; fi
