@@ -83,6 +83,8 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
 oq_status oq_bench_profile_parse(const char *text, size_t len, const char *path, size_t last_runs,
                                  oq_bench_profile *out, oq_err *err);
 oq_status oq_bench_profile_read(const char *path, size_t last_runs, oq_bench_profile *out, oq_err *err);
+/* The median of v[0..n) (NAN when n is 0 or a value is not finite): the profiled runs' summaries. */
+double oq_bench_median(const double *v, size_t n);
 
 /* ---- bench --model (shape.c, fill.c, model.c) ----------------------------------------- */
 

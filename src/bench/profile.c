@@ -94,10 +94,15 @@ static double median_of(const run_acc *r, size_t n, size_t field_offset, double 
     double *v = malloc(n * sizeof *v);
     if (!v) return NAN;
     for (size_t k = 0; k < n; k++) v[k] = *(const double *)((const char *)&r[k] + field_offset) * scale;
-    oq_stats s;
-    double m = oq_stats_compute(v, n, &s, NULL) == OQ_OK ? s.p50 : NAN;
+    double m = oq_bench_median(v, n);
     free(v);
     return m;
+}
+
+double oq_bench_median(const double *v, size_t n)
+{
+    oq_stats s;
+    return oq_stats_compute(v, n, &s, NULL) == OQ_OK ? s.p50 : NAN;
 }
 
 static oq_status summarize(const json_t *events, size_t last, const char *path, oq_bench_profile *out, oq_err *err)

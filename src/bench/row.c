@@ -261,21 +261,15 @@ static oq_status profiled_run(oq_bench_runner *r, cupti_runs *cr, size_t slot, o
     return OQ_OK;
 }
 
-static double median(const double *v, size_t n)
-{
-    oq_stats s;
-    return oq_stats_compute(v, n, &s, NULL) == OQ_OK ? s.p50 : NAN;
-}
-
 /* The median over the profiled runs of CUPTI's kernel time, in place of the profile's. Where
  * CUPTI saw no kernel (a CPU row; or an ORT built with CUDA profiling took CUPTI's callbacks
  * over) the profile's own kernel events, if any, stay. */
 static void cupti_summary(const cupti_runs *cr, size_t runs, oq_bench_profile *p)
 {
-    double n = median(cr->count, runs);
+    double n = oq_bench_median(cr->count, runs);
     if (!(n > 0)) return;
     p->kernel_events = (size_t)n;
-    p->kernel_ms = median(cr->ms, runs);
+    p->kernel_ms = oq_bench_median(cr->ms, runs);
     p->kernel_source = "cupti";
 }
 

@@ -293,8 +293,7 @@ void oq_cupti_free(oq_cupti *c)
 {
     if (!c) return;
     oq_err e = {0};
-    oq_cupti_enable(c, 0, &e);
-    c->flush(FLUSH_FORCED);
+    oq_cupti_enable(c, 0, &e); /* flushes what was collected */
     pthread_mutex_lock(&g_lock);
     if (g_active == c) g_active = NULL;
     pthread_mutex_unlock(&g_lock);
