@@ -14,9 +14,10 @@
 
 /* The part of CUPTI's ABI used here (cupti_activity.h): the two kernel kinds, the forced
  * flush, and the kernel record's start and end (ns) and name (a C string CUPTI owns), at
- * the same offsets in every CUpti_ActivityKernel4..10 (checked against CUPTI 13.0.1's
- * headers on the H200 host: start 16, end 24, name 104). A record's kind is its first 32
- * bits. */
+ * the same offsets in every CUpti_ActivityKernel4..10: start 16, end 24, name 104, read
+ * from CUPTI 13.0.1's headers on the H200 host for records 4..9, and for record 10 (what
+ * CUDA 13 delivers) from its layout as cudarc's bindings of that header give it; the name
+ * not yet read off a real record. A record's kind is its first 32 bits. */
 enum { KIND_KERNEL = 3, KIND_CONCURRENT_KERNEL = 10, FLUSH_FORCED = 1 };
 enum { REC_START = 16, REC_END = 24, REC_NAME = 104 };
 #define BUFFER_BYTES (1u << 20) /* ~5000 kernel records */
