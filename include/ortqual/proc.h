@@ -150,6 +150,10 @@ OQ_API oq_status oq_cupti_take(oq_cupti *c, double *kernel_ms, size_t *kernels, 
 #define OQ_CUPTI_NAME_MAX 256
 OQ_API size_t oq_cupti_kernel_names(const oq_cupti *c, const char **names, size_t max);
 OQ_API void oq_cupti_free(oq_cupti *c);
+/* Whether CUPTI can be loaded (`lib`, or as oq_cupti_create finds it), for a report:
+ * the file the loader took in `path` and cuptiGetVersion's answer in *version (0 if
+ * none), without registering anything. Errors as oq_cupti_create's load. */
+OQ_API oq_status oq_cupti_probe(const char *lib, char *path, size_t path_len, uint32_t *version, oq_err *err);
 
 #ifdef __cplusplus
 }

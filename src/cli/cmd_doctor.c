@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "ortqual/evidence.h"
 #include "ortqual/graph.h"
+#include "ortqual/proc.h"
 
 const char cmd_doctor_summary[] =
     "check ONNX Runtime, execution providers, GPU, libraries and environment";
@@ -43,6 +44,14 @@ typedef struct ep_try {
     char msg[OQ_ERR_MSG_MAX];
 } ep_try;
 
+/* Whether bench --cupti could time GPU kernels here: the CUPTI the loader finds. */
+typedef struct cupti_check {
+    int found;
+    char path[512];
+    uint32_t version; /* cuptiGetVersion, 0 if unknown */
+    char msg[OQ_ERR_MSG_MAX];
+} cupti_check;
+
 typedef struct doctor {
     struct oq_cli_runtime cr;
     int json;
@@ -52,6 +61,8 @@ typedef struct doctor {
     size_t n_tries;
     char problems[8][OQ_ERR_MSG_MAX];
     size_t n_problems;
+    const char *cupti_lib; /* --cupti-lib */
+    cupti_check cupti;
 } doctor;
 
 static void problem(doctor *d, const char *msg)
@@ -187,6 +198,19 @@ static void run_sessions(doctor *d)
 
 /* ---- text report ------------------------------------------------------------------- */
 
+/* A CUPTI the user named (--cupti-lib) must load; the loader's own is only reported. */
+static void check_cupti(doctor *d)
+{
+    oq_err err = {0};
+    cupti_check *c = &d->cupti;
+    c->found = oq_cupti_probe(d->cupti_lib, c->path, sizeof c->path, &c->version, &err) == OQ_OK;
+    if (c->found)
+        snprintf(c->msg, sizeof c->msg, "bench --profile-runs N --cupti can time GPU kernels");
+    else
+        snprintf(c->msg, sizeof c->msg, "%s", err.msg);
+    if (!c->found && d->cupti_lib) problem(d, err.msg);
+}
+
 static void print_ort(const oq_evidence *ev)
 {
     printf("ONNX Runtime\n  version     %s (C API %d)\n  library     %s\n  build       %s\n  providers  ",
@@ -215,7 +239,7 @@ static void print_sessions(const doctor *d)
     }
 }
 
-static void print_gpu(const oq_gpu_facts *g)
+static void print_gpu(const oq_gpu_facts *g, const cupti_check *c)
 {
     printf("\nGPU\n  NVML         %s\n  CUDA driver  %s", g->nvml_status, g->cuda_status);
     if (g->cuda_driver_version)
@@ -228,6 +252,12 @@ static void print_gpu(const oq_gpu_facts *g)
                x->sm_count, *x->pci_bus_id ? x->pci_bus_id : "?");
     }
     if (!g->n_gpus) printf("  gpus         none\n");
+    if (c->found && c->version)
+        printf("  CUPTI        %s (API version %u): %s\n", c->path, (unsigned)c->version, c->msg);
+    else if (c->found)
+        printf("  CUPTI        %s: %s\n", c->path, c->msg);
+    else
+        printf("  CUPTI        unavailable: %s\n", c->msg);
 }
 
 static void print_libs(const oq_evidence *ev)
@@ -358,7 +388,7 @@ static void print_text(const doctor *d, const oq_evidence *ev)
     printf("ortqual %s doctor\n\n", ORTQUAL_VERSION);
     print_ort(ev);
     print_sessions(d);
-    print_gpu(ev->gpu);
+    print_gpu(ev->gpu, &d->cupti);
     printf("\nHost\n  name   %s\n  kernel %s\n  cpu    %s (%d online)\n", ev->host.hostname,
            ev->host.kernel, ev->host.cpu_model, ev->host.n_cpus);
     print_libs(ev);
@@ -381,19 +411,25 @@ static int print_json(const doctor *d, const oq_evidence *ev)
                                                   t->ok, "required", t->required, "message", t->msg));
     }
     for (size_t i = 0; i < d->n_problems; i++) json_array_append_new(problems, json_string(d->problems[i]));
+    const cupti_check *c = &d->cupti;
+    json_t *cupti = json_pack("{s:b, s:o, s:o, s:s}", "found", c->found, "library",
+                              c->found ? json_string(c->path) : json_null(), "version",
+                              c->version ? json_integer(c->version) : json_null(), "message", c->msg);
     json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "tool", "name", "ortqual",
                              "version", ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems",
                              problems, "sessions", sessions, "telemetry", telemetry_json());
     char *text = oq_evidence_to_json(ev);
     json_t *evj = text ? json_loads(text, 0, NULL) : NULL;
     free(text);
-    if (!root || !evj || json_object_update(root, evj) != 0) {
+    if (!root || !cupti || !evj || json_object_update(root, evj) != 0) {
         json_decref(root);
+        json_decref(cupti);
         json_decref(evj);
         fprintf(stderr, "ortqual doctor: out of memory\n");
         return OQ_EXIT_RUNTIME;
     }
     json_decref(evj);
+    json_object_set_new(root, "cupti", cupti);
     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     printf("\n");
     json_decref(root);
@@ -412,6 +448,9 @@ static int parse(doctor *d, int argc, char **argv)
         OQ_OPT_LIST("search-root", "DIR", &d->roots,
                     "look for CUDA library copies under DIR (4 levels deep)\n"
                     "instead of the loader's directories (repeatable)"),
+        OQ_OPT_STRING("cupti-lib", "PATH", &d->cupti_lib,
+                      "check this libcupti.so (bench --cupti-lib) instead of the one\n"
+                      "the loader finds; one that does not load is a problem"),
         OQ_OPT_FLAG("json", &d->json, "machine-readable report on stdout"),
         OQ_OPT_END};
     const oq_cli_command c = {"doctor", head, foot, opts};
@@ -451,6 +490,7 @@ static int run(doctor *d)
         fprintf(stderr, "ortqual doctor: collecting evidence: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
+    check_cupti(d); /* after the evidence, whose loaded libraries are those a run would use */
     if (d->json && print_json(d, ev) && !rc) rc = OQ_EXIT_RUNTIME;
     if (!d->json) print_text(d, ev);
     oq_evidence_free(ev);

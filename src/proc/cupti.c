@@ -1,6 +1,7 @@
 /* GPU kernel time through CUPTI's activity API, dlopen'ed (no link to the CUDA toolkit):
  * what torch.profiler reads, for ORT builds whose profile has no GPU kernel events. */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,10 +15,9 @@
 
 /* The part of CUPTI's ABI used here (cupti_activity.h): the two kernel kinds, the forced
  * flush, and the kernel record's start and end (ns) and name (a C string CUPTI owns), at
- * the same offsets in every CUpti_ActivityKernel4..10: start 16, end 24, name 104, read
- * from CUPTI 13.0.1's headers on the H200 host for records 4..9, and for record 10 (what
- * CUDA 13 delivers) from its layout as cudarc's bindings of that header give it; the name
- * not yet read off a real record. A record's kind is its first 32 bits. */
+ * the same offsets in every CUpti_ActivityKernel4..10 (offsetof against CUPTI 13.0.1's
+ * cupti_activity.h: start 16, end 24, name 104; CUDA 13 delivers record 10). A record's kind
+ * is its first 32 bits. */
 enum { KIND_KERNEL = 3, KIND_CONCURRENT_KERNEL = 10, FLUSH_FORCED = 1 };
 enum { REC_START = 16, REC_END = 24, REC_NAME = 104 };
 #define BUFFER_BYTES (1u << 20) /* ~5000 kernel records */
@@ -220,6 +220,28 @@ static oq_status load(oq_cupti *c, const char *lib, oq_err *err)
         return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s is not CUPTI: it lacks the activity API (cuptiActivity*)",
                           c->lib);
     return OQ_OK;
+}
+
+typedef int (*version_fn)(uint32_t *version);
+
+oq_status oq_cupti_probe(const char *lib, char *path, size_t path_len, uint32_t *version, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, version);
+    *version = 0;
+    oq_cupti *c = calloc(1, sizeof *c);
+    if (!c) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = load(c, lib, err);
+    struct link_map *lm = NULL;
+    if (!st && dlinfo(c->dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name[0])
+        snprintf(path, path_len, "%s", lm->l_name);
+    else
+        snprintf(path, path_len, "%s", c->lib);
+    version_fn get = st ? NULL : (version_fn)dlsym(c->dl, "cuptiGetVersion");
+    if (get && get(version) != 0) *version = 0;
+    /* The handle stays open: CUPTI is not unloaded from a process that may have CUDA (see oq_cupti_free). */
+    free(c);
+    return st;
 }
 
 oq_status oq_cupti_create(const char *lib, oq_cupti **out, oq_err *err)

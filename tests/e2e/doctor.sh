@@ -99,6 +99,22 @@ mkdir "$tmp/ww" && chmod 0777 "$tmp/ww" && touch "$tmp/ww/sitecustomize.py"
 grep -q "WARNING: world-writable" "$tmp/ww.txt" || fail "no world-writable warning"
 grep -q "contains sitecustomize.py" "$tmp/ww.txt" || fail "no sitecustomize warning"
 
+# CUPTI (bench --cupti's kernel timer): the library named, the file loaded and its API version
+# (CUPTI's stand-in answers 130001); one that does not load, or is not CUPTI, is a problem.
+FAKE="$OQ_BINARY_DIR/tests/libfake_cupti.so"
+expect 0 "CUPTI        $FAKE (API version 130001): bench --profile-runs N --cupti can time GPU kernels" \
+    "$ORTQUAL" doctor --cupti-lib "$FAKE"
+"$ORTQUAL" doctor --json --cupti-lib "$FAKE" >"$tmp/c.json" || fail "doctor --json --cupti-lib exited $?"
+$PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["cupti"]; assert c["found"] is True and c["library"] == sys.argv[2] and c["version"] == 130001, c' \
+    "$tmp/c.json" "$FAKE" || fail "doctor --json cupti: $(head -c 300 "$tmp/c.json")"
+expect 1 "CUPTI        unavailable: $tmp/none.so: cannot load CUPTI" "$ORTQUAL" doctor --cupti-lib "$tmp/none.so"
+expect 1 "libnone_ep.so is not CUPTI: it lacks the activity API" "$ORTQUAL" doctor --cupti-lib "$OQ_BINARY_DIR/tests/libnone_ep.so"
+"$ORTQUAL" doctor --json --cupti-lib "$tmp/none.so" >"$tmp/n.json"
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cupti"]; assert c["found"] is False and c["library"] is None and c["version"] is None and "cannot load CUPTI" in c["message"] and not d["healthy"], d' \
+    "$tmp/n.json" || fail "doctor --json missing cupti: $(head -c 300 "$tmp/n.json")"
+# Without --cupti-lib, a CUPTI the loader cannot find is reported, not a problem.
+grep -q "^  CUPTI        " "$tmp/d.txt" || fail "doctor text lacks the CUPTI line"
+
 # --version names the ORT it loads, or why it cannot.
 expect 0 "ONNX Runtime 1.29.0 (C API 29)" "$ORTQUAL" --version
 expect 0 "ONNX Runtime: not loaded (cannot load ONNX Runtime; tried: /nope.so" "$ORTQUAL" --version --ort-lib /nope.so
