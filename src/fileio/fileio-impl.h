@@ -12,6 +12,11 @@
 
 /* `j` dumped with jansson's `flags` plus a final newline, written atomically
  * (replacing `path`). OQ_ERR_NOMEM when it cannot be serialized (or j is NULL). */
+/* OQ_ERR_OUTPUT "PATH: write failed: <saved_errno's text>" (EIO's for 0): a file of the
+ * tool's own (a run's work files included) could not be written: a full disk or a
+ * read-only folder, the system's failure (exit 3), never the input's. */
+oq_status oq_err_write(oq_err *err, const char *path, int saved_errno);
+
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */
 oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t flags, oq_err *err);

@@ -125,6 +125,11 @@ static oq_status atomic_place(oq_atomic_file *af, oq_err *err)
     return OQ_OK;
 }
 
+oq_status oq_err_write(oq_err *err, const char *path, int saved_errno)
+{
+    return oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(saved_errno ? saved_errno : EIO));
+}
+
 oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
 {
     OQ_NEED(err, af);
@@ -134,7 +139,7 @@ oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err)
     bad |= fclose(af->fp);
     af->fp = NULL;
     if (bad) {
-        oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", af->path, strerror(saved));
+        oq_err_write(err, af->path, saved);
         oq_atomic_abort(af);
         return OQ_ERR_OUTPUT;
     }
@@ -169,7 +174,7 @@ static oq_status write_tmp(oq_atomic_file *af, const char *path, const void *buf
     int saved = errno;
     bad |= close(fd) != 0;
     if (!bad) return OQ_OK;
-    oq_err_set(err, OQ_ERR_OUTPUT, "%s: write failed: %s", path, strerror(saved));
+    oq_err_write(err, path, saved);
     oq_atomic_abort(af);
     return OQ_ERR_OUTPUT;
 }

@@ -1203,8 +1203,6 @@ static int put_marked(FILE *f, const char *text, const char *p, const oq_validat
     return ok;
 }
 
-/* The document without its batches, then each marker replaced by its records; the plan's
- * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
 /* A file's bytes copied. */
 static int put_file(FILE *f, const char *path)
 {
@@ -1219,6 +1217,8 @@ static int put_file(FILE *f, const char *path)
     return ok;
 }
 
+/* The document without its batches, then each marker replaced by its records; the plan's
+ * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
 static int summary_stream(FILE *f, const oq_validate_summary *s, const oq_spilled *sp)
 {
     json_t *j = summary_json(s, 1);
@@ -1248,8 +1248,13 @@ oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, c
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, 1, err);
     if (st) return st;
+    errno = 0;
     if (!summary_stream(af.fp, s, sp)) {
+        /* a full disk shows as the stream's error (the batch records are copied unbuffered
+         * past the buffer): an output that cannot be written, not an unreadable input */
+        const int e = errno, wrote = ferror(af.fp);
         oq_atomic_abort(&af);
+        if (wrote) return oq_err_write(err, path, e);
         return oq_err_set(err, OQ_ERR_IO, "%s: out of memory, or a batch record unreadable", path);
     }
     return oq_atomic_commit(&af, err);
@@ -1270,8 +1275,9 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
     if (f) ok = fclose(f) == 0 && ok;
     if (d) ok = fclose(d) == 0 && ok;
-    if (!ok || !(sp->batch_list = strdup(list)) || (s->plan_description && !(sp->description = strdup(desc))))
-        return oq_err_set(err, OQ_ERR_IO, "%s: the batch list cannot be written", dir);
+    if (!ok) return oq_err_write(err, list, errno);
+    if (!(sp->batch_list = strdup(list)) || (s->plan_description && !(sp->description = strdup(desc))))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     sp->n_brief = s->n_batches;
     for (size_t i = 0; i < s->n_batches; i++) oq_batch_info_clear(&s->batches[i]);
     free(s->batches);
@@ -1375,10 +1381,9 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
         char path[4200];
         snprintf(path, sizeof path, "%s%ld.jsonl", sp->prefix, which);
         if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        if (!(sp->files[which] = fopen(path, "w"))) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+        if (!(sp->files[which] = fopen(path, "w"))) return oq_err_write(err, path, errno);
     }
-    if (!oq_jsonl_put(sp->files[which], json_incref(rec), RECORD_FLAGS))
-        return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp->paths[which]);
+    if (!oq_jsonl_put(sp->files[which], json_incref(rec), RECORD_FLAGS)) return oq_err_write(err, sp->paths[which], errno);
     return OQ_OK;
 }
 
@@ -1396,7 +1401,7 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
     for (size_t i = 0; i < sp.n; i++)
-        if (sp.files[i] && fclose(sp.files[i]) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", sp.paths[i]);
+        if (sp.files[i] && fclose(sp.files[i]) && !st) st = oq_err_write(err, sp.paths[i], errno);
     free(sp.files);
     *records = sp.paths;
     *n_records = sp.n;
@@ -1489,7 +1494,7 @@ oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_
     if (d->f) ok = fclose(d->f) == 0 && ok;
     d->f = NULL;
     oq_sha256_hex(&d->h, hash);
-    return ok ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: the plan's description cannot be written", path);
+    return ok ? OQ_OK : oq_err_write(err, path, errno);
 }
 
 /* Appends `key` to the list "a, b" in buf unless it is there. */

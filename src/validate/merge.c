@@ -250,7 +250,7 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
                                oq_err *err)
 {
     concat c = {.out = fopen(path, "w"), .last = -1};
-    if (!c.out) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!c.out) return oq_err_write(err, path, errno);
     oq_totals_begin(&c.totals);
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < n; i++) {
@@ -270,7 +270,7 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
                             "comparison: refusing to merge a summary that contradicts itself", m->outdir,
                             (int)e[i].shard, out->config.name, (long long)c.failed);
     }
-    if (fclose(c.out) && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
+    if (fclose(c.out) && !st) st = oq_err_write(err, path, errno);
     oq_totals_end(&c.totals, &out->totals);
     return st;
 }

@@ -114,7 +114,7 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
     if (!st && weights_path) st = oq_sha256_file(weights_path, weights_sha, err);
     if (!st) st = model_hashes(plans, o->n_configs, model_sha, err);
     if (!st && plan && !oq_plan_desc_begin(d, desc_path))
-        st = oq_err_set(err, OQ_ERR_IO, "%s: the plan's description cannot be written", desc_path);
+        st = oq_err_write(err, desc_path, errno);
     else if (!st && plan)
         st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, d, err);
     if (d->f) { /* ended also after an error: the file is closed */

@@ -145,6 +145,7 @@ typedef struct plan_lines {
     const run_ctx *c;
     const char *tag;
     FILE *f;
+    const char *path;
 } plan_lines;
 
 static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
@@ -155,7 +156,7 @@ static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
              oq_batch_digits(run_n_batches(pl->c)), (long long)bi->index);
     oq_plan_batch b = {bi->index, bi->inputs, bi->expected, pl->c->o->save_outputs ? save : NULL,
                        *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
-    return oq_plan_batch_put(pl->f, &b) ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "a plan's batches cannot be written");
+    return oq_plan_batch_put(pl->f, &b) ? OQ_OK : oq_err_write(err, pl->path, errno);
 }
 
 /* The batches this run holds (a shard: its own), named by their index in the plan, written to
@@ -165,13 +166,14 @@ static oq_status plan_batches(const run_ctx *c, const char *tag, oq_validate_pla
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
-    plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL};
-    oq_status st = pl.f ? run_batches_each(c, plan_line, &pl, err) : oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL, p->batches_file};
+    oq_status st = pl.f ? run_batches_each(c, plan_line, &pl, err)
+               : p->batches_file ? oq_err_write(err, path, errno) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     /* the reference's outputs reach the others in one file, unless they are the user's */
     snprintf(path, sizeof path, "%s/reference_outputs.bin", c->workdir);
     if (!st && !oq_config_is_expected(&c->o->configs[0]) && !copy_str(&p->ref_stream, path))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (pl.f && fclose(pl.f) != 0 && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", p->batches_file);
+    if (pl.f && fclose(pl.f) != 0 && !st) st = oq_err_write(err, p->batches_file, errno);
     p->n_batches = run_n_batches(c);
     p->padded_length = c->padded_length;
     return st;
@@ -532,13 +534,13 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
     char path[4096];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
     FILE *f = fopen(path, "w");
-    if (!f) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!f) return oq_err_write(err, path, errno);
     int ok = 1;
     for (size_t i = 0; ok && i < c->sp.n_brief; i++)
         ok = oq_batch_record_put(f, &(oq_batch_result){.index = c->sp.brief[i].index});
     ok = fclose(f) == 0 && ok;
     r->totals = (oq_batch_totals){.n = c->sp.n_brief, .first_call_s = NAN, .median_p50_s = NAN, .median_p90_s = NAN};
-    if (!ok) return oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", path);
+    if (!ok) return oq_err_write(err, path, errno);
     return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
@@ -1171,10 +1173,12 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
     c->sink = (oq_batch_sink){.list = fopen(list, "w"), .desc = &c->desc, .keep_brief = !o->shard.prepare,
                               .on_put = o->on_prepare, .put_ctx = o->progress_ctx};
-    oq_status st = c->sink.list && oq_plan_desc_begin(&c->desc, desc) && (c->sp.batch_list = strdup(list))
-                       ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: the batch list cannot be written", c->workdir);
+    oq_status st = !c->sink.list                        ? oq_err_write(err, list, errno)
+                   : !oq_plan_desc_begin(&c->desc, desc) ? oq_err_write(err, desc, errno)
+                   : !(c->sp.batch_list = strdup(list))  ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory")
+                                                         : OQ_OK;
     if (!st) st = oq_validate_prepare_batches(o, &c->sig, expects(o), &c->sink, err);
-    if (c->sink.list && fclose(c->sink.list) != 0 && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be written", list);
+    if (c->sink.list && fclose(c->sink.list) != 0 && !st) st = oq_err_write(err, list, errno);
     c->sink.list = NULL;
     c->n_all = c->sink.n;
     c->padded_length = c->sink.padded_length;

@@ -321,9 +321,12 @@ static oq_status compute_batch(worker *w, const oq_plan_batch *pb, const batch_m
 static oq_status put_record(worker *w, oq_batch_result *b, oq_status st, oq_err *err)
 {
     int ok = oq_batch_record_put(w->records, b) && fflush(w->records) == 0;
+    const int e = errno;
     free(b->outputs);
     if (st || ok) return st;
-    return oq_err_set(err, OQ_ERR_IO, "%s: the batch records cannot be written", w->plan->result);
+    char path[4096];
+    oq_batch_records_path(w->plan->result, path, sizeof path);
+    return oq_err_write(err, path, e);
 }
 
 /* A cached reference's batch whose inputs the orchestrator hashed as it wrote them: its entry
@@ -569,7 +572,7 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char path[4096];
     oq_batch_records_path(plan->result, path, sizeof path);
-    if (!st && !(w->records = fopen(path, "w"))) st = oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!st && !(w->records = fopen(path, "w"))) st = oq_err_write(err, path, errno);
     if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
     if (!st) st = oq_tolerances_create(base, &w->tols, err);
     if (!st && plan->tolerances && *plan->tolerances) st = oq_tolerances_add(w->tols, plan->tolerances, err);

@@ -38,6 +38,23 @@ for s in $(sizes "$base" "$full"); do
 done
 [ "$midway" -eq 1 ] || fail "no disk size between ${base}k and ${full}k ran out at summary.json"
 
+# ---- validate ---------------------------------------------------------------------------
+# A full disk is an output that cannot be written (exit 3, "write failed"), also where the
+# summary's batch records are copied in: once "out of memory" and exit 2, an input's status.
+H="$OQ_SOURCE_DIR/tests/fixtures/torch/hand_attention"
+VA=(validate --model "$H/hand_attention_op18.onnx" --inputs "$H/io.npz" --progress never --no-plots)
+must 0 "PASSED" v.log $Q "${VA[@]}" --outdir vfull
+midway=0
+for s in $(sizes 8 $(($(kb vfull) + 32))); do
+    remount "$s"
+    rc=0
+    $Q "${VA[@]}" --outdir disk/v >v.log 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] && continue
+    [ "$rc" -eq 3 ] || fail "validate on a ${s}k disk: exit $rc, expected 3: $(tail -3 v.log)"
+    grep -q "summary.json: write failed: No space left on device" v.log && midway=1
+done
+[ "$midway" -eq 1 ] || fail "no disk size between 8k and $(kb vfull)k ran out at summary.json"
+
 # ---- plot -------------------------------------------------------------------------------
 bench="$OQ_SOURCE_DIR/tests/fixtures/bench/summary.csv"
 must 0 "runtime_masked.png" plot.log $Q plot "$bench" --out figs
