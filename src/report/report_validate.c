@@ -714,15 +714,33 @@ static void detail_line(char *out, size_t cap, const json_t *s, counts n, const 
              d->n_batches == 1 ? "" : "es", events, valid, oq_j_str(s, "start", "?"), oq_j_str(s, "end", "?"));
 }
 
+/* Configurations under test that passed on at least one batch: what a pass stands on. */
+static long long passed_on_batches(const json_t *configs)
+{
+    long long n = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c)
+        n += !is_reference(c) && !strcmp(oq_j_str(c, "status", ""), "passed") &&
+             json_array_size(json_object_get(c, "batches")) > 0;
+    return n;
+}
+
 oq_status oq_report_validate_check(const json_t *s, const char *name, oq_err *err)
 {
     const json_t *configs = json_object_get(s, "configs");
     if (!json_is_array(configs)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"configs\" array", name);
-    /* a pass needs a configuration under test that passed (oq_validate_judge): a summary that
-     * says passed without one was drawn as a green PASSED, "0 under test" */
+    /* a pass needs a configuration under test that passed (oq_validate_judge) on batches it
+     * was compared on: a summary that says passed without one was drawn as a green PASSED,
+     * "0 under test", or "0 batches" with a JUnit of zero tests */
     char names[8];
-    if (!strcmp(oq_j_str(s, "verdict", ""), "passed") && !counts_of(configs, names, sizeof names, "").passed)
+    if (strcmp(oq_j_str(s, "verdict", ""), "passed")) return OQ_OK;
+    if (!counts_of(configs, names, sizeof names, "").passed)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: verdict 'passed', but no configuration under test passed", name);
+    if (!passed_on_batches(configs))
+        return oq_err_set(err, OQ_ERR_FORMAT,
+                          "%s: verdict 'passed', but no configuration under test that passed has a batch: "
+                          "nothing was compared", name);
     return OQ_OK;
 }
 

@@ -40,6 +40,13 @@ for d in noconfigs strconfigs; do
     [ ! -e $d.xml ] && ok "$d.xml not made" || bad "$d.xml made"
 done
 expect 2 "^ortqual report: nopass/summary.json: verdict 'passed', but no configuration under test passed$" $Q report nopass
+# ... or whose passed configuration has no batch: nothing was compared (it was a green page and a
+# JUnit of zero tests)
+edit nobatch 'j["configs"][1]["batches"] = []'
+cp nobatch/report.html nobatch.before
+expect 2 "^ortqual report: nobatch/summary.json: verdict 'passed', but no configuration under test that passed has a batch: nothing was compared$" \
+    $Q report nobatch --junit nobatch.xml
+cmp -s nobatch.before nobatch/report.html && [ ! -e nobatch.xml ] && ok "nobatch: nothing written" || bad "nobatch: written"
 expect 0 "run/report.html" $Q report run
 
 # 3. merge of a shard whose summary.json lists its configurations in another order: refused,
