@@ -90,10 +90,11 @@ OQ_API oq_status oq_conformance_ort_runner(void *ctx, const char *model_path,
                                            oq_tensor **outputs, oq_err *err);
 
 /* Expand `dir` into test directories: `dir` itself when it holds model.onnx,
- * else its subdirectories that hold one, sorted by name. `*tests` is a
- * NULL-terminated array the caller frees with oq_conformance_list_free.
- * Errors: OQ_ERR_NOT_FOUND when `dir` is neither (the message names it),
- * OQ_ERR_IO. */
+ * else its subdirectories, sorted by name, each of which must hold one (hidden
+ * ones, named .*, and files are left out). `*tests` is a NULL-terminated array
+ * the caller frees with oq_conformance_list_free.
+ * Errors: OQ_ERR_NOT_FOUND when `dir` is neither, or when a subdirectory holds
+ * no model.onnx (the message names it), OQ_ERR_IO. */
 OQ_API oq_status oq_conformance_list(const char *dir, char ***tests, size_t *n, oq_err *err);
 OQ_API void oq_conformance_list_free(char **tests);
 

@@ -543,9 +543,16 @@ OQ_API void oq_shard_plan_clear(oq_shard_plan *plan);
  * set them. A shard that did not report is listed in summary->merged.problems and fails
  * the verdict: a missing shard is never a pass. OQ_ERR_NOT_FOUND when outdir/shards/plan.json
  * does not exist; OQ_ERR_FORMAT when a shard's summary belongs to another plan or another
- * split (nothing is written then). */
+ * split (nothing is written then). On any error the outputs of an earlier merge are removed
+ * (oq_validate_merge_drop). */
 OQ_API oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,
                                    oq_err *err);
+/* For a merge that stops without writing: the files a merge writes into outdir (summary.json,
+ * report.html, validate.csv, the figures in plots/ and the folder when left empty) removed, so
+ * that an earlier merge's verdict does not stand for shards that were just refused; only where
+ * outdir/shards/plan.json exists (elsewhere they are not a merge's). "; the earlier merge's
+ * summary.json, ... removed" is appended to err->msg when anything went. */
+OQ_API void oq_validate_merge_drop(const char *outdir, oq_err *err);
 
 /* ---- estimates for larger plans (docs/scale-out.md) ---- */
 

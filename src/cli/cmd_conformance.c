@@ -1,4 +1,5 @@
 /* ortqual conformance: run ONNX backend node tests against the Attention reference. */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +24,8 @@ static const char head[] =
     "Run ONNX backend node tests (model.onnx + test_data_set_*/input_N.pb, output_N.pb)\n"
     "against ortqual's float64 reference of the ONNX Attention operator (opsets 23, 24).\n"
     "Each DIR is a test directory, or a directory of test directories (one level,\n"
-    "sorted). Without DIR: $OQ_CONFORMANCE_DIR, else the set shipped with ortqual (the\n"
+    "sorted; every subdirectory not named .* must be a test, and each test is reached\n"
+    "once). Without DIR: $OQ_CONFORMANCE_DIR, else the set shipped with ortqual (the\n"
     "ONNX v1.22.0 Attention tests: tests/data/onnx-backend/attention in the source tree,\n"
     "<prefix>/share/ortqual/onnx-backend/attention once installed).\n"
     "\n"
@@ -46,7 +48,8 @@ static const char head[] =
     "A run in which no test passed (every test skipped or unsupported) is not a pass:\n"
     "exit 1 saying so, unless --allow-skip (docs/verdicts.md).\n"
     "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
-    "unsupported), 2 on bad usage (e.g. a DIR with no model.onnx).\n";
+    "unsupported), 2 on bad usage (e.g. a DIR or subdirectory with no model.onnx, or a\n"
+    "test given twice).\n";
 
 static const char foot[] =
     "\n"
@@ -169,6 +172,44 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
         free(tests); /* the strings moved into *all */
     }
     return 1;
+}
+
+typedef struct resolved {
+    char *real; /* realpath of the test */
+    size_t at;  /* its place in the list */
+} resolved;
+
+static int by_real(const void *a, const void *b)
+{
+    const resolved *x = a, *y = b;
+    int c = strcmp(x->real, y->real);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* A test reached twice (given twice, as a DIR and one of its tests, or through a link) ran and
+ * counted twice: refused, naming it. Returns 1 when each test is reached once. */
+static int each_once(char **tests, size_t n)
+{
+    resolved *r = calloc(n + 1, sizeof *r);
+    int ok = r != NULL;
+    if (!ok) fprintf(stderr, "ortqual conformance: out of memory\n");
+    for (size_t i = 0; ok && i < n; i++) {
+        r[i].at = i;
+        if (!(r[i].real = realpath(tests[i], NULL))) {
+            fprintf(stderr, "ortqual conformance: %s: %s\n", tests[i], strerror(errno));
+            ok = 0;
+        }
+    }
+    if (ok) qsort(r, n, sizeof *r, by_real);
+    for (size_t i = 1; ok && i < n; i++) {
+        if (strcmp(r[i - 1].real, r[i].real)) continue;
+        fprintf(stderr, "ortqual conformance: %s: the same test as %s, reached twice (each test runs once)\n",
+                tests[r[i].at], tests[r[i - 1].at]);
+        ok = 0;
+    }
+    for (size_t i = 0; r && i < n; i++) free(r[i].real);
+    free(r);
+    return ok;
 }
 
 /* How results are printed, judged and written. */
@@ -409,7 +450,7 @@ int cmd_conformance(int argc, char **argv)
             return OQ_EXIT_USAGE;
         }
     }
-    rc = collect(n_dirs, dirs, &tests, &n) ? check_outputs(&f) : OQ_EXIT_USAGE;
+    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f) : OQ_EXIT_USAGE;
     if (!rc) rc = cr.given ? run_with_ort(&cr, tests, n, &opts, &f) : run_all(tests, n, &opts, &f, NULL, NULL);
     oq_conformance_list_free(tests);
     oq_cli_runtime_clear(&cr);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 #include "ortqual/validate.h"
 
 const char cmd_merge_summary[] = "merge the shards of a sharded validation into one summary and verdict";
@@ -18,7 +19,10 @@ static const char head[] =
 "\n"
 "A shard that never started, stopped with an error or was killed (no summary) is named with its\n"
 "index and what is known of it, and fails the merge: a missing shard is never a pass. Shards of\n"
-"another plan (other options or inputs than DIR/shards/plan.json) are refused.\n";
+"another plan (other options or inputs than DIR/shards/plan.json) are refused.\n"
+"A merge that stops without writing (refused, or failed) removes an earlier merge's\n"
+"DIR/summary.json, report.html, validate.csv and plots/ figures, and says so: they would\n"
+"still give the verdict of shards just refused.\n";
 
 static const char foot[] =
 "\n"
@@ -72,11 +76,17 @@ int cmd_merge(int argc, char **argv)
         return OQ_EXIT_USAGE;
     }
     const char *dir = argv[first];
-    /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
-     * summary and report were written */
-    if ((rc = oq_cli_output_ready("merge", "--junit", junit, NULL))) return rc;
     oq_validate_summary *s;
     oq_err e = {0};
+    /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
+     * summary and report were written; refused as the merge refuses, the earlier merge's
+     * outputs removed (oq_validate_merge_drop) */
+    if (junit && oq_check_output_path(junit, 1, &e)) {
+        oq_err_prefix(&e, "--junit: ");
+        oq_validate_merge_drop(dir, &e);
+        fprintf(stderr, "ortqual merge: %s\n", e.msg);
+        return oq_cli_exit_of(e.status);
+    }
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
         fprintf(stderr, "ortqual merge: %s\n", e.msg);

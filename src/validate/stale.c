@@ -2,7 +2,7 @@
  * so that the folder holds one run (a glob 'DIR/inputs_*.npz' must not pick up the earlier run's
  * last batches, nor DIR/plots its figures). Only names the tool writes, only where the earlier
  * run's summary.json says the folder is a run's, and never a file this run reads: a user's
- * other files stay. */
+ * other files stay. A merge that stops takes an earlier merge's outputs the same way. */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -81,19 +81,22 @@ static int read_by_run(const char *path, const oq_validate_opts *o)
     return read;
 }
 
-static void remove_matching(const char *dir, const oq_validate_opts *o, size_t n_batches, int figures)
+/* Returns how many files went. */
+static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_batches, int figures)
 {
     DIR *d = opendir(dir);
     char path[4352];
+    int removed = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         const char *name = e->d_name;
         int stale = figures ? ends_with(name, ".png") || ends_with(name, ".svg")
                             : stale_batch_file(name, n_batches) || exported_model(name, o);
         if (!stale) continue;
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (!read_by_run(path, o)) unlink(path);
+        removed += !read_by_run(path, o) && unlink(path) == 0;
     }
     if (d) closedir(d);
+    return removed;
 }
 
 void oq_validate_drop_tables(const char *outdir)
@@ -103,6 +106,38 @@ void oq_validate_drop_tables(const char *outdir)
     unlink(path);
     snprintf(path, sizeof path, "%s/plots", outdir);
     remove_matching(path, NULL, 0, 1);
+}
+
+/* NAME added to the list `said` of what went. */
+static void say(char *said, size_t n, const char *name)
+{
+    size_t len = strlen(said);
+    snprintf(said + len, n - len, "%s%s", len ? ", " : "", name);
+}
+
+static void drop_named(const char *outdir, const char *name, char *said, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", outdir, name);
+    if (unlink(path) == 0) say(said, n, name);
+}
+
+void oq_validate_merge_drop(const char *outdir, oq_err *err)
+{
+    char path[4096], said[96] = "", tail[160];
+    if (!outdir) return;
+    snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
+    if (access(path, F_OK) != 0) return; /* not prepared: no merge writes there, its files are another run's */
+    drop_named(outdir, "summary.json", said, sizeof said); /* the verdict first */
+    drop_named(outdir, "report.html", said, sizeof said);
+    drop_named(outdir, "validate.csv", said, sizeof said);
+    snprintf(path, sizeof path, "%s/plots", outdir);
+    int figures = remove_matching(path, NULL, 0, 1);
+    if (rmdir(path) == 0 || figures) say(said, sizeof said, "plots/");
+    if (!*said || !err) return;
+    snprintf(tail, sizeof tail, "; the earlier merge's %s removed", said);
+    size_t at = strnlen(err->msg, sizeof err->msg), most = sizeof err->msg - strlen(tail) - 1;
+    memcpy(err->msg + (at < most ? at : most), tail, strlen(tail) + 1); /* whole, however long the reason */
 }
 
 void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches)

@@ -127,6 +127,30 @@ mkdir "$T/empty"
 rc=0
 "$ORTQUAL" conformance "$T/empty" 2>"$T/err3" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "$T/empty: no model.onnx" "$T/err3" || fail "empty dir: exit $rc"
+# A directory of tests holds tests only: a subdirectory without model.onnx was left out and the
+# run passed without it. Named, exit 2, before anything runs or is written; hidden entries and
+# files beside the tests are not tests.
+mkdir "$T/set" && cp -r "$CONF/test_attention_4d_causal" "$T/set/t1" && cp -r "$CONF/test_attention_4d_causal" "$T/set/t2"
+chmod -R u+w "$T/set" && rm "$T/set/t2/model.onnx"
+must 2 "^ortqual conformance: $T/set/t2: not a test \(no model.onnx\); every directory in $T/set must be one$" \
+    "$T/set.log" "$ORTQUAL" conformance --outdir "$T/set.out" --junit "$T/set.xml" "$T/set"
+[ "$(wc -l <"$T/set.log")" = 1 ] && [ ! -e "$T/set.out" ] && [ ! -e "$T/set.xml" ] ||
+    fail "a refused directory of tests: $(cat "$T/set.log"), wrote: $(ls -d "$T"/set.* 2>&1)"
+must 2 "t2: not a test" "$T/set.log" "$ORTQUAL" conformance --json "$T/set"
+grep -q '^[{P]' "$T/set.log" && fail "--json printed for a refused directory: $(cat "$T/set.log")"
+rm -r "$T/set/t2" && mkdir "$T/set/.git" && touch "$T/set/README.md"
+"$ORTQUAL" conformance "$T/set" >"$T/set.log" 2>&1 && [ "$(tail -n 1 "$T/set.log")" = "1 passed, 0 failed, 0 skipped" ] ||
+    fail "hidden entries and files beside the tests: $(cat "$T/set.log")"
+# A test reached twice (given twice, as a directory and one of its tests, through a link) ran and
+# counted twice: named, exit 2, nothing written.
+for twice in "$T/set/t1 $T/set/t1" "$T/set/t1/ $T/set"; do
+    must 2 "^ortqual conformance: .*: the same test as .*, reached twice" "$T/twice.log" \
+        "$ORTQUAL" conformance --outdir "$T/twice.out" $twice
+    [ "$(wc -l <"$T/twice.log")" = 1 ] && [ ! -e "$T/twice.out" ] || fail "reached twice ($twice): $(cat "$T/twice.log")"
+done
+ln -s t1 "$T/set/t1-link"
+must 2 "^ortqual conformance: $T/set/t1-link: the same test as $T/set/t1, reached twice" "$T/twice.log" \
+    "$ORTQUAL" conformance "$T/set"
 rc=0
 "$ORTQUAL" conformance --bogus "$CONF" 2>"$T/err4" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "'--bogus'" "$T/err4" || fail "unknown option: exit $rc"

@@ -150,15 +150,26 @@ for i in 0 1; do must 0 "shard $i of 2" "$T/r$i.log" $ORTQUAL "${R[@]}" --outdir
 must 0 "verdict: PASSED" "$T/rm.log" $ORTQUAL merge --no-plots "$T/RS"
 same "$T/R/summary.json" "$T/RS/summary.json" || fail "merged replay differs from the unsharded replay"
 
-# 7. a shard of another plan (the replay's) is refused and nothing is written
-cp -r "$T/P" "$T/W" && rm -rf "$T/W/shards/0" "$T/W/summary.json" && cp -r "$T/RS/shards/0" "$T/W/shards/0"
-must 2 "shard 0 .* ran plan .*refusing to merge shards of different plans" "$T/w.log" $ORTQUAL merge "$T/W"
+# 7. a shard of another plan (the replay's) is refused and nothing is written; the earlier merge's
+# outputs go (its summary said "passed" for shards just refused), said in the one line, and
+# nothing else in DIR: a file of the user's, in DIR or in plots/, stays
+merged='(summary.json|report.html|validate.csv|plots)'
+cp -r "$T/P" "$T/W" && rm -rf "$T/W/shards/0" && cp -r "$T/RS/shards/0" "$T/W/shards/0"
+touch "$T/W/notes.txt" "$T/W/plots/notes.txt"
+must 2 "shard 0 .* ran plan .*refusing to merge shards of different plans; the earlier merge's summary.json, report.html, validate.csv, plots/ removed$" \
+    "$T/w.log" $ORTQUAL merge "$T/W"
+[ "$(wc -l <"$T/w.log")" = 1 ] || fail "a refused merge said more than one line: $(cat "$T/w.log")"
+[ "$(ls "$T/W" | grep -v '^notes.txt$' | grep -Ev "^$merged$")" = "$(ls "$T/P" | grep -Ev "^$merged$")" ] &&
+    [ -e "$T/W/notes.txt" ] && [ "$(ls "$T/W/plots")" = notes.txt ] && [ ! -e "$T/W/summary.json" ] ||
+    fail "a refused merge left (or took): $(ls "$T/W" "$T/W/plots")"
+must 2 "refusing to merge shards of different plans$" "$T/w.log" $ORTQUAL merge "$T/W"
 [ ! -e "$T/W/summary.json" ] || fail "a refused merge wrote a summary"
-# a --junit that cannot be written is refused before the merge writes anything
-rm -rf "$T/W" && cp -r "$T/P" "$T/W" && rm -rf "$T/W/summary.json" "$T/W/report.html" "$T/W/validate.csv" "$T/W/plots"
-must 2 "--junit: .*W/shards: is a directory" "$T/w.log" $ORTQUAL merge --junit "$T/W/shards" "$T/W"
-[ "$(ls "$T/W")" = "$(ls "$T/P" | grep -Ev '^(summary.json|report.html|validate.csv|plots)$')" ] ||
-    fail "a merge with an unusable --junit wrote: $(ls "$T/W")"
+# a --junit that cannot be written is refused before the merge writes anything, as the merge refuses
+rm -rf "$T/W" && cp -r "$T/P" "$T/W"
+must 2 "--junit: .*W/shards: is a directory.*; the earlier merge's summary.json, report.html, validate.csv, plots/ removed$" \
+    "$T/w.log" $ORTQUAL merge --junit "$T/W/shards" "$T/W"
+[ "$(ls "$T/W")" = "$(ls "$T/P" | grep -Ev "^$merged$")" ] ||
+    fail "a merge with an unusable --junit wrote or left: $(ls "$T/W")"
 # a shard whose summary passed without its batch records (none, one of two, one twice) would pass
 # the batches it lacks unchecked: refused, naming the file, and nothing is written
 for cut in '[]' 'c["batches"][:1]' '[c["batches"][0]] * 2'; do
@@ -245,6 +256,9 @@ must 2 "need --outdir" "$T/e7.log" $ORTQUAL "${V[@]}" --shard 0/3
 must 2 "exclude each other" "$T/e8.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard 0/3 --prepare-shards 3
 must 2 "--shard-by needs --shard or --prepare-shards" "$T/e9.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard-by config
 must 2 "shards/plan.json not found" "$T/e10.log" $ORTQUAL merge "$T/U"
+# (an unsharded run's folder: its summary is no merge's, and stays)
+[ -s "$T/U/summary.json" ] && [ -s "$T/U/report.html" ] && ! grep -q removed "$T/e10.log" ||
+    fail "a refused merge of an unsharded run's folder took its files: $(ls "$T/U"; cat "$T/e10.log")"
 # a plan prepared by an older ortqual (every batch in plan.json) is refused in one line, as is a
 # batch list changed since it was prepared
 mkdir -p "$T/old/shards" && echo '{"schema": "ortqual.shards/1", "batches": []}' > "$T/old/shards/plan.json"

@@ -916,13 +916,16 @@ static void merge_sums_what_shards_measured(void **state)
     assert_int_equal(m->merged.count, 2);
     oq_validate_summary_free(m);
 
-    /* a shard of another plan is refused and nothing is written */
-    remove(path);
+    /* a shard of another plan is refused and nothing is written; the earlier merge's outputs go,
+     * said in the message (its summary gave the verdict of shards just refused) */
     plan.hash[0] = plan.hash[0] == '0' ? '1' : '0';
     write_shard(dir, 1, &plan);
     assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
-    assert_non_null(strstr(err.msg, "refusing to merge shards of different plans"));
+    assert_non_null(strstr(err.msg, "refusing to merge shards of different plans; the earlier merge's summary.json, "
+                                    "validate.csv removed"));
     assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_null(strstr(err.msg, "removed")); /* nothing left to remove */
     /* a batch list changed since it was prepared, and a plan of the old schema, which held
      * every batch in plan.json: refused in one line */
     FILE *f = fopen(plan.batches_path, "a");
