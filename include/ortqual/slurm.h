@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ortqual/shard.h"
 #include "ortqual/status.h"
@@ -59,15 +60,23 @@ typedef struct oq_slurm_ids {
 } oq_slurm_ids;
 
 /* Writes both scripts (atomically). OQ_ERR_INVALID_ARG for a value that cannot go into an
- * #SBATCH line (whitespace or a newline), naming it. */
+ * #SBATCH line (whitespace or a newline), or one sbatch reads as a number or a time that is not
+ * in sbatch's form (time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED;
+ * gpus_per_task: [TYPE:]N[,...]; cpus_per_task: N >= 1; mem, merge_mem: N[K|M|G|T]), naming it. */
 OQ_API oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err);
 /* What oq_slurm_write would refuse, found without writing anything: for a caller that has
  * work to do (the prepare step) before it writes the scripts. */
 OQ_API oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err);
+/* `s` in single quotes for the shell (a quote in it closed, escaped and reopened), to fp: the
+ * scripts' command lines, and a command printed for pasting. */
+OQ_API void oq_slurm_quote(FILE *fp, const char *s);
 
 /* Submits the array, then the merge with --dependency=afterany:<array>, and records both
- * ids and the log paths in D/slurm/jobs.json. OQ_ERR_RUNTIME with sbatch's own message when
- * it refuses (or cannot be run); the array is cancelled again when the merge is refused. */
+ * ids and the log paths in D/slurm/jobs.json. The id is read from sbatch's --parsable answer
+ * or, from a wrapper that drops --parsable, from its "Submitted batch job ID" line.
+ * OQ_ERR_RUNTIME with sbatch's own message when it refuses (or cannot be run), OQ_ERR_FORMAT
+ * quoting its answer when it exits 0 with no job id; the array is cancelled again when the
+ * merge's submission fails either way. */
 OQ_API oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_slurm_ids *ids,
                                 oq_err *err);
 

@@ -143,10 +143,12 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
     }
     printf("prepared: %zu batches in %d shards by %s, plan %.16s (%s/shards/plan.json)\n", p.n_batches,
            (int)j->shards, oq_shard_by_name(j->by), p.hash, j->outdir);
-    if (!ids) {
-        printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n"
-               "  array=$(sbatch --parsable %s) && sbatch --dependency=afterany:$array %s\n",
-               s->shards, s->merge, s->shards, s->merge);
+    if (!ids) { /* a command to paste: its paths quoted for the shell */
+        printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n  array=$(sbatch --parsable ", s->shards, s->merge);
+        oq_slurm_quote(stdout, s->shards);
+        fputs(") && sbatch --dependency=afterany:$array ", stdout);
+        oq_slurm_quote(stdout, s->merge);
+        putchar('\n');
     } else {
         printf("scripts: %s, %s\n"
                "submitted: array job %s (shards 0-%d, logs %s/slurm/shard-%s_<I>.out)\n"

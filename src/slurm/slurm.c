@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +22,9 @@
 
 #define SUBMIT_TIMEOUT_S 120.0
 
-/* An #SBATCH line takes one word: no whitespace, nothing that would end the line. */
+/* An #SBATCH line takes one word: no whitespace, nothing that would end the line. sbatch reads
+ * quotes, backslashes and '#' (a comment) in it: those are escaped, so a path holding one
+ * (an outdir "s'3") means what it says. */
 static oq_status directive(FILE *fp, const char *opt, const char *value, oq_err *err)
 {
     if (!value) return OQ_OK;
@@ -29,13 +33,18 @@ static oq_status directive(FILE *fp, const char *opt, const char *value, oq_err 
         if (isspace((unsigned char)*p))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': whitespace cannot go into an #SBATCH line", name, value);
     if (!*value) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: empty value", name);
-    fprintf(fp, "#SBATCH %s%s%s\n", opt, *opt ? "=" : "", value);
+    fprintf(fp, "#SBATCH %s%s", opt, *opt ? "=" : "");
+    for (const char *p = value; *p; p++) {
+        if (strchr("'\"\\#", *p)) fputc('\\', fp);
+        fputc(*p, fp);
+    }
+    fputc('\n', fp);
     return OQ_OK;
 }
 
-/* 'text' for the shell, with embedded quotes closed and reopened. */
-static void quoted(FILE *fp, const char *s)
+void oq_slurm_quote(FILE *fp, const char *s)
 {
+    if (!fp || !s) return;
     fputc('\'', fp);
     for (; *s; s++) {
         if (*s == '\'') fputs("'\\''", fp);
@@ -58,13 +67,16 @@ static oq_status common_directives(FILE *fp, const oq_slurm_job *j, const char *
 
 static oq_status shards_script(FILE *fp, const oq_slurm_job *j, oq_err *err)
 {
-    char name[256], array[64], log[4200];
+    char name[256], array[64], log[4200], self[4200];
     snprintf(name, sizeof name, "%s-shards", j->job_name ? j->job_name : "ortqual");
     snprintf(array, sizeof array, "0-%d", (int)j->shards - 1);
     snprintf(log, sizeof log, "%s/slurm/shard-%%A_%%a.out", j->outdir);
+    snprintf(self, sizeof self, "%s/slurm/shards.sbatch", j->outdir);
     fprintf(fp, "#!/bin/bash\n# Written by ortqual slurm: task I runs shard I of %d of the plan in %s/shards/plan.json.\n"
-                "# Rerun one shard: sbatch --array=I %s/slurm/shards.sbatch\n",
-            (int)j->shards, j->outdir, j->outdir);
+                "# Rerun one shard: sbatch --array=I ",
+            (int)j->shards, j->outdir);
+    oq_slurm_quote(fp, self);
+    fputc('\n', fp);
     oq_status st = directive(fp, "--job-name", name, err);
     if (!st) st = directive(fp, "--array", array, err);
     if (!st) st = directive(fp, "--output", log, err);
@@ -75,10 +87,10 @@ static oq_status shards_script(FILE *fp, const oq_slurm_job *j, oq_err *err)
     if (!st) st = directive(fp, "--mem", j->mem, err);
     if (st) return st;
     fputs("exec ", fp);
-    quoted(fp, j->self_exe);
-    for (int i = 0; i < j->argc; i++) fputc(' ', fp), quoted(fp, j->argv[i]);
+    oq_slurm_quote(fp, j->self_exe);
+    for (int i = 0; i < j->argc; i++) fputc(' ', fp), oq_slurm_quote(fp, j->argv[i]);
     fputs(" --outdir ", fp);
-    quoted(fp, j->outdir);
+    oq_slurm_quote(fp, j->outdir);
     fprintf(fp, " --shard \"$SLURM_ARRAY_TASK_ID/%d\" --shard-by %s\n", (int)j->shards, oq_shard_by_name(j->by));
     return OQ_OK;
 }
@@ -96,9 +108,9 @@ static oq_status merge_script(FILE *fp, const oq_slurm_job *j, oq_err *err)
     if (!st) st = directive(fp, "--mem", j->merge_mem, err);
     if (st) return st;
     fputs("exec ", fp);
-    quoted(fp, j->self_exe);
+    oq_slurm_quote(fp, j->self_exe);
     fputs(" merge ", fp);
-    quoted(fp, j->outdir);
+    oq_slurm_quote(fp, j->outdir);
     fputc('\n', fp);
     return OQ_OK;
 }
@@ -117,6 +129,83 @@ static oq_status write_script(const char *path, oq_status (*body)(FILE *, const 
     return oq_atomic_commit(&af, err);
 }
 
+/* ---- values sbatch reads as numbers or times: refused here, before the prepare step, rather
+ * than by sbatch after it ------------------------------------------------------------------ */
+
+static size_t digits(const char *s)
+{
+    return strspn(s, "0123456789");
+}
+
+/* The `len` characters at s are a count of 1 to INT_MAX (sbatch's limit). */
+static int count_of(const char *s, size_t len)
+{
+    if (!len || digits(s) != len) return 0;
+    long long v = strtoll(s, NULL, 10);
+    return v >= 1 && v <= INT_MAX;
+}
+
+static int is_count(const char *s)
+{
+    return count_of(s, strlen(s));
+}
+
+/* [TYPE:]N, or several in a comma-separated list. */
+static int is_gpus(const char *s)
+{
+    for (;;) {
+        size_t len = strcspn(s, ","), type = strcspn(s, ":,");
+        const char *n = s[type] == ':' ? s + type + 1 : s;
+        if ((s[type] == ':' && !type) || !count_of(n, (size_t)(s + len - n))) return 0;
+        if (!s[len]) return 1;
+        s += len + 1;
+    }
+}
+
+/* Megabytes, or with a K, M, G or T suffix; 0 is sbatch's "all of the node's memory". */
+static int is_mem(const char *s)
+{
+    size_t k = digits(s);
+    errno = 0;
+    strtoll(s, NULL, 10); /* ERANGE: beyond what sbatch reads */
+    return k && errno != ERANGE && (!s[k] || (strchr("KMGTkmgt", s[k]) && !s[k + 1]));
+}
+
+/* Minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S (0: no limit), or UNLIMITED (INFINITE). */
+static int is_time(const char *s)
+{
+    if (!strcasecmp(s, "UNLIMITED") || !strcasecmp(s, "INFINITE")) return 1;
+    size_t k = digits(s);
+    if (k && s[k] == '-') s += k + 1;
+    for (int part = 0; part < 3; part++) { /* up to three ':'-separated numbers after the days */
+        k = digits(s);
+        if (!k || (s[k] && s[k] != ':')) return 0;
+        if (!s[k]) return 1;
+        s += k + 1;
+    }
+    return 0;
+}
+
+static oq_status check_values(const oq_slurm_job *j, oq_err *err)
+{
+    static const char mem[] = "megabytes, or a size with a K, M, G or T suffix, e.g. 8G";
+    const struct {
+        const char *opt, *value;
+        int (*ok)(const char *);
+        const char *want;
+    } v[] = {
+        {"--time", j->time, is_time, "minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED"},
+        {"--gpus-per-task", j->gpus_per_task, is_gpus, "[TYPE:]N with N a positive integer, e.g. 1 or h100:2"},
+        {"--cpus-per-task", j->cpus_per_task, is_count, "a positive integer"},
+        {"--mem", j->mem, is_mem, mem},
+        {"--merge-mem", j->merge_mem, is_mem, mem},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        if (v[i].value && !v[i].ok(v[i].value))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': want %s", v[i].opt, v[i].value, v[i].want);
+    return OQ_OK;
+}
+
 static oq_status check_job(const oq_slurm_job *j, oq_err *err)
 {
     if (j->shards < 1 || !j->argc || !j->outdir || *j->outdir != '/' || !j->workdir || *j->workdir != '/' ||
@@ -124,7 +213,7 @@ static oq_status check_job(const oq_slurm_job *j, oq_err *err)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "slurm job: want N >= 1 shards, a command, and absolute outdir, "
                                                    "workdir and tool paths");
     if (strlen(j->outdir) > 3000) return oq_err_set(err, OQ_ERR_INVALID_ARG, "slurm job: outdir path too long");
-    return OQ_OK;
+    return check_values(j, err);
 }
 
 oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err)
@@ -205,29 +294,62 @@ static oq_status capture(char *const argv[], char *out, size_t n, int *status, o
     return OQ_OK;
 }
 
-/* The last line of `text` without its newline, for messages. */
-static const char *last_line(char *text)
+/* `text` without the white space at its end. */
+static char *trimmed(char *text)
 {
     size_t n = strlen(text);
     while (n && isspace((unsigned char)text[n - 1])) text[--n] = 0;
-    char *nl = strrchr(text, '\n');
+    return text;
+}
+
+/* The last line of `text`, for messages. */
+static const char *last_line(char *text)
+{
+    char *nl = strrchr(trimmed(text), '\n');
     return nl ? nl + 1 : text;
 }
 
-/* sbatch --parsable prints "<id>" or "<id>;<cluster>" on a line of its own (warnings may come
- * before it); the last such line wins. */
+/* `text` on one line, for a message: its line breaks shown as "\n". */
+static const char *one_line(const char *text, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (; *text && k + 3 < n; text++) {
+        if (*text == '\n') buf[k++] = '\\', buf[k++] = 'n';
+        else buf[k++] = *text;
+    }
+    buf[k] = 0;
+    return buf;
+}
+
+/* The id in one line of sbatch's answer, `len` digits at the pointer returned, or NULL. With
+ * --parsable the line is "ID" or "ID;CLUSTER"; a site's wrapper may drop --parsable and print
+ * sbatch's classic line, "Submitted batch job ID" (" on cluster CLUSTER"). */
+static const char *line_id(const char *line, size_t end, size_t *len)
+{
+    static const char classic[] = "Submitted batch job ", on[] = " on cluster ";
+    int is_classic = !strncmp(line, classic, sizeof classic - 1);
+    const char *id = is_classic ? line + sizeof classic - 1 : line, *rest = id + digits(id);
+    *len = (size_t)(rest - id);
+    if (!*len) return NULL;
+    if (rest == line + end) return id;
+    if (is_classic) return !strncmp(rest, on, sizeof on - 1) && rest + sizeof on - 1 < line + end ? id : NULL;
+    return *rest == ';' ? id : NULL;
+}
+
+/* The job id in sbatch's answer: a line of its own (warnings may come before it); the last such
+ * line wins. */
 static int parse_id(const char *text, char *id, size_t n)
 {
     int found = 0;
     for (const char *s = text; *s;) {
-        size_t len = strspn(s, "0123456789");
-        if (len && len < n && (s[len] == ';' || s[len] == '\n' || !s[len])) {
-            snprintf(id, n, "%.*s", (int)len, s);
+        size_t end = strcspn(s, "\n"), len;
+        const char *d = line_id(s, end, &len);
+        if (d && len < n) {
+            snprintf(id, n, "%.*s", (int)len, d);
             found = 1;
         }
-        const char *nl = strchr(s, '\n');
-        if (!nl) break;
-        s = nl + 1;
+        if (!s[end]) break;
+        s += end + 1;
     }
     return found;
 }
@@ -242,9 +364,14 @@ static oq_status sbatch(const oq_slurm_job *j, const char *script, const char *d
     int status = 0;
     oq_status st = capture(argv, out, sizeof out, &status, err);
     if (st) return st;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !parse_id(out, id, n))
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return oq_err_set(err, OQ_ERR_RUNTIME, "%s %s: %s", argv[0], script,
                           *last_line(out) ? last_line(out) : "failed without a message");
+    if (!parse_id(out, id, n)) {
+        char shown[512];
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s %s exited 0 but printed no job id: '%s'", argv[0], script,
+                          one_line(trimmed(out), shown, sizeof shown));
+    }
     return OQ_OK;
 }
 
@@ -281,7 +408,9 @@ oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_s
         int status;
         oq_err ignored = {0};
         capture(argv, out, sizeof out, &status, &ignored);
-        return oq_err_prefix(err, "the merge job was refused (array %s cancelled): ", ids->array);
+        const char *what = st == OQ_ERR_FORMAT ? "submitting the merge job failed" : "the merge job was refused";
+        oq_err_prefix(err, "%s (array %s cancelled): ", what, ids->array);
+        return st;
     }
     return record(j, ids, err);
 }

@@ -5,7 +5,9 @@
 #      run field by field;
 #   2. a second run, 2 shards by configuration, in which one hangs and is cancelled while it runs:
 #      the merge job fails and names that shard;
-#   3. what the scripts pass to sbatch, and refusals that submit nothing.
+#   3. what the scripts pass to sbatch, and refusals that submit nothing;
+#   4. sbatch answers other than --parsable's (fake sbatch wrappers), and the printed submit command
+#      pasted into a shell, with an outdir holding a quote and a '#'.
 # Nothing is skipped: a cluster that cannot start fails the test, with the daemons' logs.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -134,4 +136,76 @@ np.savez('$T/left.npz', features=np.zeros((2, 8, 8), np.float32), mask=m)"
 must 2 "nothing submitted" "$T/b4.log" $ORTQUAL slurm --shards 2 --outdir "$T/B4" -- validate --inputs "$T/left.npz"
 must 2 "left.npz: .*event 1" "$T/b5.log" $ORTQUAL slurm --shards 2 --outdir "$T/B5" -- validate --inputs "$T/left.npz"
 [ "$(squeue -h | wc -l)" = "$jobs_before" ] || fail "a refused submission left jobs: $(squeue)"
+# values sbatch reads as numbers or times are refused before anything is written
+must 2 "^ortqual slurm: --cpus-per-task '-3': want a positive integer$" "$T/b7.log" \
+    $ORTQUAL slurm --shards 2 --outdir "$T/B7" --cpus-per-task -3 --no-submit -- "${V[@]}"
+for bad in "--mem lots" "--merge-mem 1.5G" "--time 1h" "--time 1:2:3:4" "--gpus-per-task h100:" "--gpus-per-task 0"; do
+    read -r opt value <<<"$bad"
+    must 2 "^ortqual slurm: $opt '$value': want " "$T/b7.log" \
+        $ORTQUAL slurm --shards 2 --outdir "$T/B7" "$opt" "$value" --no-submit -- "${V[@]}"
+done
+[ ! -e "$T/B7" ] || fail "a refused sbatch value left: $(ls -R "$T/B7")"
+must 0 "prepared: " "$T/b7.log" $ORTQUAL slurm --shards 2 --outdir "$T/B7" --no-submit --time 1-12:30 --mem 512m \
+    --merge-mem 2g --gpus-per-task h100:1,a100:2 --cpus-per-task 8 -- "${V[@]}"
+grep -qx -- "#SBATCH --time=1-12:30" "$T/B7/slurm/shards.sbatch" || fail "shards.sbatch: $(cat "$T/B7/slurm/shards.sbatch")"
+
+# 4. sbatch wrappers (--sbatch) that answer otherwise than `sbatch --parsable`
+t4=$SECONDS
+mkdir "$T/bin"
+# a site wrapper that drops --parsable: the real sbatch's classic "Submitted batch job N"
+cat >"$T/bin/sbatch-classic" <<'EOF'
+#!/bin/bash
+args=(); for a in "$@"; do [ "$a" = --parsable ] || args+=("$a"); done
+exec sbatch "${args[@]}"
+EOF
+# the array goes to the real sbatch; the merge's answer holds no id
+cat >"$T/bin/sbatch-noid" <<'EOF'
+#!/bin/bash
+case " $* " in *" --dependency="*) echo "queued, thanks"; exit 0 ;; esac
+exec sbatch "$@"
+EOF
+# no id in the array's answer: a number that is not all digits is none
+cat >"$T/bin/sbatch-42x" <<'EOF'
+#!/bin/bash
+echo "Submitted batch job 42x"
+EOF
+chmod +x "$T"/bin/sbatch-*
+$ORTQUAL slurm --shards 2 --outdir "$T/C" --sbatch "$T/bin/sbatch-classic" --job-name classic --json -- "${V[@]}" \
+    >"$T/c.json" 2>"$T/c.err" || fail "classic sbatch answer: exit $?: $(cat "$T/c.err")"
+A=$(json "$T/c.json" 'd["array_job_id"]')
+M=$(json "$T/c.json" 'd["merge_job_id"]')
+scontrol show job -o "$A" | grep -q "JobName=classic-shards " && scontrol show job -o "$M" | grep -q "JobName=classic-merge " ||
+    fail "classic sbatch answer: ids $A, $M: $(scontrol show job -o "$A" "$M")"
+scancel "$A" "$M"
+must 3 "^ortqual slurm: submitting the merge job failed \(array [0-9]+ cancelled\): $T/bin/sbatch-noid $T/NI/slurm/merge.sbatch exited 0 but printed no job id: 'queued, thanks'$" \
+    "$T/ni.log" $ORTQUAL slurm --shards 2 --outdir "$T/NI" --sbatch "$T/bin/sbatch-noid" -- "${V[@]}"
+A=$(grep -o 'array [0-9]* cancelled' "$T/ni.log" | cut -d' ' -f2)
+wait_ended "$A"
+[ "$(state "$A" | sort -u)" = CANCELLED ] || fail "array $A after a merge without an id: $(state "$A" | tr '\n' ' ')"
+must 3 "^ortqual slurm: $T/bin/sbatch-42x $T/NX/slurm/shards.sbatch exited 0 but printed no job id: 'Submitted batch job 42x'" \
+    "$T/nx.log" $ORTQUAL slurm --shards 2 --outdir "$T/NX" --sbatch "$T/bin/sbatch-42x" -- "${V[@]}"
+# the command --no-submit prints, pasted into a shell, submits the scripts (an sbatch in front of
+# the real one records its arguments); the outdir holds a quote and a '#', sbatch's own syntax
+# in #SBATCH lines
+Q="$T/q'4#5"
+must 0 "submit with:" "$T/q.log" $ORTQUAL slurm --shards 1 --outdir "$Q" --no-submit -- "${V[@]}"
+cat >"$T/bin/sbatch" <<'EOF'
+#!/bin/bash
+printf '%s\n' "$@" >>"$ARGS"
+exec "$SBATCH" "$@"
+EOF
+chmod +x "$T/bin/sbatch"
+real=$(command -v sbatch)
+M=$(export PATH="$T/bin:$PATH" ARGS="$T/args" SBATCH="$real"; eval "$(grep -A1 '^submit with:$' "$T/q.log" | tail -1)") ||
+    fail "the printed submit command fails in a shell: $(cat "$T/q.log")"
+M=${M##* }
+A=$(sed -n 's/^--dependency=afterany://p' "$T/args")
+[ "$(sed 3d "$T/args")" = "--parsable
+$Q/slurm/shards.sbatch
+$Q/slurm/merge.sbatch" ] && [[ "$A" =~ ^[0-9]+$ && "$M" =~ ^[0-9]+$ ]] ||
+    fail "the printed submit command gave sbatch: $(cat "$T/args"), then '$M'"
+wait_ended "$A" "$M"
+[ -s "$Q/slurm/shard-${A}_0.out" ] && grep -q "verdict: PASSED" "$Q/slurm/merge-$M.out" ||
+    fail "outdir $Q: $(state "$A") $(state "$M"): $(ls "$Q/slurm")"
+echo "the sbatch wrappers and the quoted outdir took $((SECONDS - t4)) s"
 echo "slurm e2e: $((SECONDS - t0)) s"

@@ -214,14 +214,65 @@ static void test_slurm_scripts(void **state)
     assert_non_null(strstr(text, "#SBATCH --partition=gpu\n"));
     assert_null(strstr(text, "--gpus"));
     assert_non_null(strstr(text, "' merge '"));
+    assert_non_null(strstr(slurp(s.shards), "# Rerun one shard: sbatch --array=I '"));
+    j.workdir = "/tmp/it's#1";
+    assert_int_equal(oq_slurm_write(&j, &s, NULL), OQ_OK);
+    assert_non_null(strstr(slurp(s.merge), "\n#SBATCH --chdir=/tmp/it\\'s\\#1\n"));
+    j.workdir = "/tmp";
     oq_err err = {0};
-    j.time = "1 hour";
+    j.account = "a b";
     assert_int_equal(oq_slurm_write(&j, &s, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "--time '1 hour': whitespace"));
-    j.time = NULL;
+    assert_non_null(strstr(err.msg, "--account 'a b': whitespace"));
+    j.account = NULL;
     j.outdir = "relative";
     assert_int_equal(oq_slurm_write(&j, &s, &err), OQ_ERR_INVALID_ARG);
     remove_dir(dir);
+}
+
+/* Values sbatch reads as numbers or times, in the forms its manual gives, and nothing else. */
+static void test_slurm_values(void **state)
+{
+    (void)state;
+    const char *argv[] = {"validate"};
+    oq_slurm_job j = {.outdir = "/d", .workdir = "/tmp", .self_exe = "/opt/bin/ortqual", .argc = 1, .argv = argv,
+                      .shards = 2};
+    const char *times[] = {"0", "90", "10:30", "02:00:00", "1-0", "1-12:30", "2-00:00:00", "unlimited"};
+    const char *bad_times[] = {"1h", "", "1:2:3:4", "1-2-3", "1-", ":5", "5:", "-1", "1-2:3:4:5"};
+    const char *gpus[] = {"1", "h100:2", "h100:1,a100:2"}, *bad_gpus[] = {"0", "h100:", ":1", "a:b:1", "1,", "x"};
+    const char *mems[] = {"0", "512", "512m", "8G", "1t", "64K"}, *bad_mems[] = {"lots", "-3", "1.5G", "8GB", "G"};
+    oq_err err = {0};
+    for (size_t i = 0; i < sizeof times / sizeof *times; i++) {
+        j.time = times[i];
+        assert_int_equal(oq_slurm_check(&j, &err), OQ_OK);
+    }
+    for (size_t i = 0; i < sizeof bad_times / sizeof *bad_times; i++) {
+        j.time = bad_times[i];
+        assert_int_equal(oq_slurm_check(&j, &err), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "--time '"));
+    }
+    j.time = NULL;
+    for (size_t i = 0; i < sizeof gpus / sizeof *gpus; i++) {
+        j.gpus_per_task = gpus[i];
+        assert_int_equal(oq_slurm_check(&j, &err), OQ_OK);
+    }
+    for (size_t i = 0; i < sizeof bad_gpus / sizeof *bad_gpus; i++) {
+        j.gpus_per_task = bad_gpus[i];
+        assert_int_equal(oq_slurm_check(&j, &err), OQ_ERR_INVALID_ARG);
+    }
+    j.gpus_per_task = NULL;
+    for (size_t i = 0; i < sizeof mems / sizeof *mems; i++) {
+        j.merge_mem = mems[i];
+        assert_int_equal(oq_slurm_check(&j, &err), OQ_OK);
+    }
+    for (size_t i = 0; i < sizeof bad_mems / sizeof *bad_mems; i++) {
+        j.merge_mem = bad_mems[i];
+        assert_int_equal(oq_slurm_check(&j, &err), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "--merge-mem '"));
+    }
+    j.merge_mem = NULL;
+    j.cpus_per_task = "2147483648";
+    assert_int_equal(oq_slurm_check(&j, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "--cpus-per-task '2147483648': want a positive integer");
 }
 
 int main(void)
@@ -231,7 +282,7 @@ int main(void)
         cmocka_unit_test(test_sha256_paths_agree), cmocka_unit_test(test_sha256_file),
         cmocka_unit_test(test_npz_reproducible), cmocka_unit_test(test_shard_parse),
         cmocka_unit_test(test_slurm_scripts), cmocka_unit_test(test_shard_range),
-        cmocka_unit_test(test_slurm_task),
+        cmocka_unit_test(test_slurm_task), cmocka_unit_test(test_slurm_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
