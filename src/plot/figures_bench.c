@@ -43,6 +43,13 @@ oq_summary_kind oq_summary_detect(const oq_csv *t)
 
 /* ---- Bench -------------------------------------------------------------- */
 
+/* One named dimension of a `bench --model` row's point ("seq=128"). */
+typedef struct row_dim {
+    const char *name;
+    long long value;
+    int follows_x; /* varies only with the x dimension: no figure of its own */
+} row_dim;
+
 typedef struct bench_row {
     const oq_csv *t;
     size_t row;
@@ -50,9 +57,12 @@ typedef struct bench_row {
     const char *name;            /* the variant column as written */
     const char *shapes, *io;     /* "" when the column is absent */
     const char *seq_dim;         /* bench --model: what seq_len is ("" otherwise) */
+    const char *xdim;            /* bench --model: the dimension on the x axis; NULL for attention rows */
+    row_dim *dims;               /* bench --model: every dimension of the point, a batch among them */
+    size_t ndims;
     int masked;
-    int by_batch;                /* bench --model that swept no length (seq_len 0): x is the batch */
     long long batch, seq_len;
+    long long x;                 /* seq_len, or the value of xdim */
     long long heads, head_dim, kv_heads, threads; /* -1 when absent or empty (a model's rows) */
     double ms, rss, gpu, err;    /* NaN when empty */
 } bench_row;
@@ -66,7 +76,7 @@ typedef struct bench_data {
 
 enum { BC_VARIANT, BC_MASKED, BC_BATCH, BC_SEQ, BC_HEADS, BC_HDIM, BC_STAT, BC_RSS, BC_GPU, BC_ERR, BC_N };
 /* Columns that may be missing (older files, JSON records without them). */
-enum { BO_KV, BO_THREADS, BO_SHAPES, BO_IO, BO_SEQ_DIM, BO_N };
+enum { BO_KV, BO_THREADS, BO_SHAPES, BO_IO, BO_SEQ_DIM, BO_DIMS, BO_N };
 
 static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, long long *v, oq_err *err)
 {
@@ -75,17 +85,76 @@ static oq_status get_opt_int(const oq_csv *t, size_t row, const size_t *col, lon
 }
 
 /* A batch or length that is not positive is a malformed summary, never a point to drop
- * silently (a log axis could not show it). */
+ * silently (a log axis could not show it); a model's row has length 0 when it has none. */
 static oq_status check_sizes(const oq_csv *t, size_t r, const bench_row *b, const char *stat, oq_err *err)
 {
-    const char *bad = b->batch <= 0 ? "batch" : b->seq_len <= 0 ? "seq_len" : NULL;
+    int model = b->heads < 0;
+    const char *bad = b->batch <= 0 ? "batch" : b->seq_len < (model ? 0 : 1) ? "seq_len" : NULL;
+    int timed = isfinite(b->ms) && b->ms > 0;
     char w[4200];
-    if (bad || !isfinite(b->ms)) where(w, sizeof w, t, r);
+    if (bad || !timed) where(w, sizeof w, t, r);
     if (bad)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %lld is not a positive size", w, bad,
                           b->batch <= 0 ? b->batch : b->seq_len);
-    /* a time of an ok row that is NaN or infinite is no measurement: said, not dropped unseen */
-    if (!isfinite(b->ms)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %g is not a time", w, stat, b->ms);
+    /* a time of an ok row that is NaN, infinite, negative or 0 is no measurement (bench's clock
+     * counts nanoseconds, no run takes none): said, not dropped unseen or divided into 1.0x */
+    if (!timed)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: column '%s': %g is not a time%s", w, stat, b->ms,
+                          isfinite(b->ms) ? " (a measured time is > 0 ms)" : "");
+    return OQ_OK;
+}
+
+static int is_batch_name(const char *s) { return !strcmp(s, "batch") || !strcmp(s, "batch_size"); }
+
+static row_dim *find_dim(const bench_row *b, const char *name)
+{
+    for (size_t i = 0; i < b->ndims; i++)
+        if (!strcmp(b->dims[i].name, name)) return &b->dims[i];
+    return NULL;
+}
+
+static row_dim *batch_dim(const bench_row *b)
+{
+    for (size_t i = 0; i < b->ndims; i++)
+        if (is_batch_name(b->dims[i].name)) return &b->dims[i];
+    return NULL;
+}
+
+/* The dims column ("batch=2;seq=128") into b->dims, with room for two more. */
+static oq_status parse_dims(oq_arena *a, const oq_csv *t, size_t r, const char *text, bench_row *b, oq_err *err)
+{
+    size_t n = 2 + (*text != 0);
+    for (const char *p = text; *p; p++) n += *p == ';';
+    if (!(b->dims = oq_arena_alloc(a, n * sizeof *b->dims))) return OQ_NOMEM(err);
+    for (const char *p = text; *p;) {
+        const char *end = p + strcspn(p, ";"), *eq = memchr(p, '=', (size_t)(end - p));
+        char *stop = NULL;
+        long long v = eq && eq > p ? strtoll(eq + 1, &stop, 10) : 0;
+        if (v <= 0 || stop != end) {
+            char w[4200];
+            where(w, sizeof w, t, r);
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: column 'dims': '%.*s' is not NAME=SIZE", w, (int)(end - p), p);
+        }
+        row_dim *d = &b->dims[b->ndims++];
+        if (!(d->name = oq_arena_printf(a, "%.*s", (int)(eq - p), p))) return OQ_NOMEM(err);
+        d->value = v;
+        p = *end ? end + 1 : end;
+    }
+    return OQ_OK;
+}
+
+/* A model's row keeps its batch among its dimensions ("batch" when the model leaves it unnamed);
+ * a file without the dims column gives its batch and seq_len. */
+static oq_status model_dims(oq_arena *a, const oq_csv *t, size_t r, const size_t *col, bench_row *b, oq_err *err)
+{
+    const char *text = col ? oq_csv_get(t, r, *col) : "";
+    oq_status st = parse_dims(a, t, r, text, b, err);
+    if (st) return st;
+    if (!*text && b->seq_len > 0) b->dims[b->ndims++] = (row_dim){*b->seq_dim ? b->seq_dim : "seq_len", b->seq_len};
+    if (batch_dim(b)) return OQ_OK;
+    memmove(b->dims + 1, b->dims, b->ndims * sizeof *b->dims);
+    b->dims[0] = (row_dim){"batch", b->batch};
+    b->ndims++;
     return OQ_OK;
 }
 
@@ -134,13 +203,77 @@ static oq_status bench_read_row(oq_arena *a, const oq_csv *t, size_t r, const si
         (st = oq_csv_get_double(t, r, col[BC_STAT], &b->ms, err)) ||
         (st = get_opt(t, r, col[BC_RSS], &b->rss, err)) ||
         (st = get_opt(t, r, col[BC_GPU], &b->gpu, err)) ||
-        (st = get_opt(t, r, col[BC_ERR], &b->err, err)))
+        (st = get_opt(t, r, col[BC_ERR], &b->err, err)) ||
+        (st = check_sizes(t, r, b, oq_csv_colname(t, col[BC_STAT]), err)))
         return st;
-    if (b->heads < 0 && b->seq_len == 0 && b->batch > 0) { /* a model's row: "0 when none" (bench.md) */
-        b->by_batch = 1;
-        b->seq_len = b->batch;
+    b->x = b->seq_len;
+    return b->heads < 0 ? model_dims(a, t, r, opt[BO_DIMS], b, err) : OQ_OK;
+}
+
+/* A dimension varies when two rows that have it give it different values. */
+static int dim_varies(const bench_row *rows, size_t n, const char *name)
+{
+    const row_dim *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const row_dim *d = find_dim(&rows[i], name);
+        if (d && first && d->value != first->value) return 1;
+        if (d && !first) first = d;
     }
-    return check_sizes(t, r, b, oq_csv_colname(t, col[BC_STAT]), err);
+    return 0;
+}
+
+/* The x axis of one summary's model rows is the dimension its sweep varied (a fixed --dim seq
+ * beside --sweep batch is no x axis): bench's seq_dim when it varies, else the last other one
+ * that does, else the batch; the others then make a figure per value. A summary that varied
+ * none (one point) keeps bench's seq_dim, else its batch. */
+static const char *model_xdim(const bench_row *rows, size_t n, const bench_row *r0)
+{
+    const char *seq = *r0->seq_dim && find_dim(r0, r0->seq_dim) ? r0->seq_dim : NULL;
+    const char *batch = batch_dim(r0)->name, *other = NULL;
+    if (seq && dim_varies(rows, n, seq)) return seq;
+    for (size_t i = 0; i < r0->ndims; i++)
+        if (!is_batch_name(r0->dims[i].name) && dim_varies(rows, n, r0->dims[i].name)) other = r0->dims[i].name;
+    if (other) return other;
+    return dim_varies(rows, n, batch) || !seq ? batch : seq;
+}
+
+/* A dimension that varies, but never between rows of one x, is x under another name
+ * (--shape features=2,n,8 --sweep n=8,16 sets the model's seq to n too). */
+static int follows(const bench_row *rows, size_t n, const char *xdim, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++) {
+            const row_dim *xi = find_dim(&rows[i], xdim), *xj = find_dim(&rows[j], xdim);
+            const row_dim *di = find_dim(&rows[i], name), *dj = find_dim(&rows[j], name);
+            if (xi && xj && di && dj && xi->value == xj->value && di->value != dj->value) return 0;
+        }
+    return dim_varies(rows, n, name);
+}
+
+/* Rows [0, n) are one summary's: their model rows get x from the dimension it swept. */
+static void model_axes(bench_row *rows, size_t n)
+{
+    size_t i0 = 0;
+    while (i0 < n && !rows[i0].dims) i0++;
+    if (i0 == n) return;
+    const bench_row *r0 = &rows[i0];
+    const char *xdim = model_xdim(rows, n, r0);
+    for (size_t k = 0; k < r0->ndims; k++) {
+        const char *name = r0->dims[k].name;
+        if (!strcmp(name, xdim) || !follows(rows, n, xdim, name)) continue;
+        for (size_t i = i0; i < n; i++) {
+            row_dim *d = find_dim(&rows[i], name);
+            if (d) d->follows_x = 1;
+        }
+    }
+    for (size_t i = i0; i < n; i++) {
+        bench_row *b = &rows[i];
+        if (!b->dims) continue;
+        const row_dim *d = find_dim(b, xdim);
+        if (!d) d = batch_dim(b); /* a row of another point's dimensions (files pasted together) */
+        b->xdim = d->name;
+        b->x = d->value;
+    }
 }
 
 /* A sweep over export shapes or I/O binding has one row per setting for the
@@ -175,7 +308,7 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
 {
     const char *names[BC_N] = {"variant", "masked", "batch", "seq_len", "heads", "head_dim",
                                bd->stat, "peak_rss_mb", "peak_gpu_mb", "max_abs_err"};
-    static const char *const opt_names[BO_N] = {"kv_heads", "threads", "shapes", "io_binding", "seq_dim"};
+    static const char *const opt_names[BO_N] = {"kv_heads", "threads", "shapes", "io_binding", "seq_dim", "dims"};
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) total += oq_csv_nrows(tables[i]);
     bd->rows = calloc(total ? total : 1, sizeof *bd->rows);
@@ -188,6 +321,7 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
         for (size_t c = 0; c < BC_N; c++)
             if ((st = oq_csv_require(t, names[c], &col[c], err))) return st;
         for (size_t c = 0; c < BO_N; c++) opt[c] = oq_csv_find(t, opt_names[c], &ocol[c]) ? &ocol[c] : NULL;
+        size_t n0 = bd->n;
         for (size_t r = 0; r < oq_csv_nrows(t); r++) {
             if (!row_ok(t, r)) continue;
             oq_status rs = bench_read_row(a, t, r, col, opt, &bd->rows[bd->n], err);
@@ -196,18 +330,32 @@ static oq_status bench_load(oq_arena *a, bench_data *bd, oq_csv *const *tables, 
             if (rs) return rs;
             bd->n++;
         }
+        model_axes(&bd->rows[n0], bd->n - n0);
     }
     return bench_labels(a, bd, err);
 }
 
 static int cmp_ll(long long a, long long b) { return (a > b) - (a < b); }
 
-/* Rows of one group share everything that shapes the problem except L (or the batch, when
- * that is what the rows are drawn against). */
+/* Model rows: the x dimension, then every other dimension in order (a figure per value). */
+static int cmp_dims(const bench_row *a, const bench_row *b)
+{
+    int c = strcmp(a->xdim, b->xdim);
+    for (size_t i = 0, j = 0; !c; i++, j++) {
+        while (i < a->ndims && (a->dims[i].name == a->xdim || a->dims[i].follows_x)) i++;
+        while (j < b->ndims && (b->dims[j].name == b->xdim || b->dims[j].follows_x)) j++;
+        if (i == a->ndims || j == b->ndims) return cmp_ll(i < a->ndims, j < b->ndims);
+        if (!(c = strcmp(a->dims[i].name, b->dims[j].name))) c = cmp_ll(a->dims[i].value, b->dims[j].value);
+    }
+    return c;
+}
+
+/* Rows of one group share everything that shapes the problem except x (L, or the dimension a
+ * model's sweep varied). */
 static int cmp_group(const bench_row *a, const bench_row *b)
 {
     int c;
-    if ((c = cmp_ll(a->by_batch, b->by_batch)) || (!a->by_batch && (c = cmp_ll(a->batch, b->batch))) ||
+    if ((c = cmp_ll(!a->xdim, !b->xdim)) || (c = a->xdim ? cmp_dims(a, b) : cmp_ll(a->batch, b->batch)) ||
         (c = cmp_ll(a->masked, b->masked)) ||
         (c = cmp_ll(a->heads, b->heads)) || (c = cmp_ll(a->kv_heads, b->kv_heads)) ||
         (c = cmp_ll(a->head_dim, b->head_dim)) || (c = cmp_ll(a->threads, b->threads)))
@@ -230,7 +378,7 @@ static int cmp_rows(const void *pa, const void *pb)
     int g = cmp_group(a->r, b->r);
     if (g) return g;
     if (a->vrank != b->vrank) return a->vrank - b->vrank;
-    return cmp_ll(a->r->seq_len, b->r->seq_len);
+    return cmp_ll(a->r->x, b->r->x);
 }
 
 static oq_status bench_sort(bench_data *bd, oq_err *err)
@@ -251,7 +399,7 @@ static oq_status bench_sort(bench_data *bd, oq_err *err)
     /* After sorting, a duplicate (same group, variant and length) sits next to its twin. */
     for (size_t i = 1; i < bd->n; i++) {
         const bench_row *a = &bd->rows[i - 1], *b = &bd->rows[i];
-        if (same_group(a, b) && !strcmp(a->variant, b->variant) && a->seq_len == b->seq_len) {
+        if (same_group(a, b) && !strcmp(a->variant, b->variant) && a->x == b->x) {
             char wa[4200], wb[4200];
             where(wa, sizeof wa, a->t, a->row);
             where(wb, sizeof wb, b->t, b->row);
@@ -277,7 +425,7 @@ static double m_time(const bench_row *r) { return r->ms; }
 static double m_rss(const bench_row *r) { return r->rss; }
 static double m_gpu(const bench_row *r) { return r->gpu; }
 
-/* One series per variant present in the group: x = seq_len, y = metric. */
+/* One series per variant present in the group: x = the row's x, y = metric. */
 static oq_status series_by_variant(oq_arena *a, const group *g, const bench_data *bd, metric_fn y,
                                    oq_plot_series **out, size_t *nout, oq_err *err)
 {
@@ -293,7 +441,7 @@ static oq_status series_by_variant(oq_arena *a, const group *g, const bench_data
         size_t k = 0;
         for (size_t i = 0; i < g->n; i++)
             if (!strcmp(g->rows[i].variant, bd->variants.v[v])) {
-                x[k] = (double)g->rows[i].seq_len;
+                x[k] = (double)g->rows[i].x;
                 yy[k++] = y(&g->rows[i]);
             }
         s[ns++] = (oq_plot_series){bd->variants.v[v], cnt, x, yy, (int)v + 1};
@@ -310,7 +458,7 @@ static oq_status length_ticks(oq_arena *a, const group *g, oq_plot_spec *sp, oq_
     if (!t) return OQ_NOMEM(err);
     size_t n = 0;
     for (size_t i = 0; i < g->n; i++) {
-        double L = (double)g->rows[i].seq_len;
+        double L = (double)g->rows[i].x;
         size_t k = 0;
         while (k < n && t[k] < L) k++;
         if (k < n && t[k] == L) continue;
@@ -351,11 +499,11 @@ static oq_status bench_metric_figure(oq_figures *fl, const group *g, const bench
     return add_if_drawable(fl, kind, oq_arena_printf(&fl->mem, "%s%s", base, g->suffix), &sp, err);
 }
 
-/* Time of the baseline at length L in group g, NaN when not measured. */
-static double baseline_at(const group *g, const char *baseline, long long L)
+/* Time of the baseline at x in group g, NaN when not measured. */
+static double baseline_at(const group *g, const char *baseline, long long x)
 {
     for (size_t i = 0; i < g->n; i++)
-        if (g->rows[i].seq_len == L && !strcmp(g->rows[i].variant, baseline)) return g->rows[i].ms;
+        if (g->rows[i].x == x && !strcmp(g->rows[i].variant, baseline)) return g->rows[i].ms;
     return NAN;
 }
 
@@ -477,6 +625,34 @@ static oq_status bench_error_figure(oq_figures *fl, const bench_data *bd, oq_err
     return st ? st : add_if_drawable(fl, OQ_FIGURE_ERROR_VS_RUNTIME, "error_vs_runtime", &sp, err);
 }
 
+/* A model group's dimensions other than x: "_b4_n8" (those that vary over all rows) and
+ * "batch 4, n 8, " (all of them), so a figure per value says which it is. */
+static oq_status model_dims_text(oq_arena *a, const bench_data *bd, const bench_row *r, const char **sfx,
+                                 const char **text, oq_err *err)
+{
+    char s[256] = "", t[512] = "";
+    for (size_t i = 0; i < r->ndims; i++) {
+        const row_dim *d = &r->dims[i];
+        if (d->name == r->xdim || d->follows_x) continue;
+        int batch = is_batch_name(d->name);
+        const char *safe = batch ? "b" : oq_file_safe(a, d->name);
+        if (!safe) return OQ_NOMEM(err);
+        if (dim_varies(bd->rows, bd->n, d->name))
+            snprintf(s + strlen(s), sizeof s - strlen(s), "_%s%lld", safe, d->value);
+        snprintf(t + strlen(t), sizeof t - strlen(t), "%s %lld, ", batch ? "batch" : d->name, d->value);
+    }
+    *sfx = oq_arena_strdup(a, s);
+    *text = oq_arena_strdup(a, t);
+    return *sfx && *text ? OQ_OK : OQ_NOMEM(err);
+}
+
+static const char *xlabel(oq_arena *a, const bench_row *r)
+{
+    if (!r->xdim) return "sequence length L (tokens)";
+    if (is_batch_name(r->xdim)) return oq_arena_printf(a, "batch size (dimension '%s')", r->xdim);
+    return oq_arena_printf(a, "dimension '%s'", r->xdim);
+}
+
 /* Suffix and title text of a group; only what varies goes into the suffix. */
 static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_err *err)
 {
@@ -492,7 +668,10 @@ static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_
         vt |= o->threads != r0->threads;
     }
     char sfx[6][32] = {"", "", "", "", "", ""}, kv[32] = "", th[32] = "";
-    if (vb && !r->by_batch) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
+    const char *dsfx = "", *dims = "";
+    oq_status st = r->xdim ? model_dims_text(a, bd, r, &dsfx, &dims, err) : OQ_OK;
+    if (st) return st;
+    if (vb && !r->xdim) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
     if (vm) snprintf(sfx[1], sizeof sfx[1], "_%s", r->masked ? "masked" : "unmasked");
     if (vh) snprintf(sfx[2], sizeof sfx[2], "_h%lld", r->heads);
     if (vkv) snprintf(sfx[3], sizeof sfx[3], "_kv%lld", r->kv_heads);
@@ -500,17 +679,13 @@ static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_
     if (vt) snprintf(sfx[5], sizeof sfx[5], "_t%lld", r->threads);
     if (r->kv_heads >= 0 && r->kv_heads != r->heads) snprintf(kv, sizeof kv, ", %lld kv heads", r->kv_heads);
     if (r->threads > 0) snprintf(th, sizeof th, ", %lld thread%s", r->threads, r->threads > 1 ? "s" : "");
-    g->suffix = oq_arena_printf(a, "%s%s%s%s%s%s", sfx[0], sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
-    if (r->by_batch) /* the batch is the x axis */
-        g->shape = oq_arena_printf(a, "%s%s", r->masked ? "masked" : "unmasked", th);
-    else if (r->heads < 0) /* a model's rows: no attention shape */
-        g->shape = oq_arena_printf(a, "batch %lld, %s%s", r->batch, r->masked ? "masked" : "unmasked", th);
+    g->suffix = oq_arena_printf(a, "%s%s%s%s%s%s%s", sfx[0], dsfx, sfx[1], sfx[2], sfx[3], sfx[4], sfx[5]);
+    if (r->xdim) /* a model's rows: no attention shape */
+        g->shape = oq_arena_printf(a, "%s%s%s", dims, r->masked ? "masked" : "unmasked", th);
     else
         g->shape = oq_arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
                                    r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
-    g->xlabel = r->by_batch    ? "batch size (no length dimension swept)"
-                : *r->seq_dim ? oq_arena_printf(a, "dimension '%s'", r->seq_dim)
-                              : "sequence length L (tokens)";
+    g->xlabel = xlabel(a, r);
     return g->suffix && g->shape && g->xlabel ? OQ_OK : OQ_NOMEM(err);
 }
 
@@ -525,7 +700,7 @@ static oq_status bench_figures(oq_figures *fl, const bench_data *bd, const char 
         while (i1 < bd->n && same_group(&bd->rows[i0], &bd->rows[i1])) i1++;
         group g = {&bd->rows[i0], i1 - i0, NULL, NULL, NULL};
         oq_status st = describe_group(&fl->mem, &g, bd, err);
-        if (st || (st = bench_metric_figure(fl, &g, bd, OQ_FIGURE_RUNTIME, "runtime", g.rows[0].heads < 0 ? mtitle : ttitle, tlabel,
+        if (st || (st = bench_metric_figure(fl, &g, bd, OQ_FIGURE_RUNTIME, "runtime", g.rows[0].xdim ? mtitle : ttitle, tlabel,
                                             m_time, err)) ||
             (st = bench_metric_figure(fl, &g, bd, OQ_FIGURE_MEMORY, "memory", "Peak resident memory (process)",
                                       "peak RSS (MiB)", m_rss, err)) ||

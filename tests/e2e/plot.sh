@@ -109,6 +109,12 @@ awk -F, -v OFS=, -v c="$p50c" 'NR == 4 { $c = "nan" } 1' "$bench" >"$T/nantime.c
 expect_usage "nantime.csv:4: column 'p50_ms': nan is not a time" "$T/nantime.csv"
 awk -F, -v OFS=, -v c="$p50c" 'NR == 4 { $c = "1e400" } 1' "$bench" >"$T/inftime.csv"
 expect_usage "inftime.csv:4: column 'p50_ms': inf is not a time" "$T/inftime.csv"
+# and one that is negative or 0: every p50 -1 was exit 0, the runtime figures dropped (log axis)
+# and every speed-up a flat 1.0x from (-1)/(-1)
+awk -F, -v OFS=, -v c="$p50c" 'NR > 1 { $c = -1 } 1' "$bench" >"$T/negtime.csv"
+expect_usage "negtime.csv:2: column 'p50_ms': -1 is not a time (a measured time is > 0 ms)" "$T/negtime.csv"
+awk -F, -v OFS=, -v c="$p50c" 'NR == 4 { $c = 0 } 1' "$bench" >"$T/zerotime.csv"
+expect_usage "zerotime.csv:4: column 'p50_ms': 0 is not a time" "$T/zerotime.csv"
 expect_usage "cannot open" "$T/missing.csv"
 expect_usage 'bad.json: no "results" array of records' "$T/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
@@ -160,6 +166,28 @@ done
   || fail "two models: $(cat "$T/err")"
 grep -q "mlpf_like: cpu:model:fp32" "$T/two/runtime.svg" && grep -q "tx_encoder: cpu:model:fp32" "$T/two/runtime.svg" \
   || fail "two models: series not named after their runs"
+
+# bench --model's x axis is the dimension its sweep varied: --dim seq=16 --sweep batch=1,2,4 is one
+# figure against the batch (it was a one-point figure per batch, each at seq 16); two swept
+# dimensions are a figure per batch against seq, its subtitle naming the batch
+model_figs() { # model_figs NAME BENCH-ARGS...: bench --model tx_encoder, plot it as SVG, list the files
+  name=$1; shift
+  "$ORTQUAL" bench --model "$TF/tx_encoder/tx_encoder_op18.onnx" "$@" --iters 2 --warmup 0 --threads 1 --quiet \
+    --outdir "$T/$name" >/dev/null 2>"$T/err" || fail "bench --model $*: $(cat "$T/err")"
+  "$ORTQUAL" plot "$T/$name" --out "$T/$name/fig" --format svg >"$T/out" 2>"$T/err" \
+    || fail "plot $name: $(cat "$T/err")"
+  figs=$(ls "$T/$name/fig" | tr '\n' ' ')
+}
+model_figs bsweep --dim seq=16 --sweep batch=1,2,4
+[ "$figs" = "memory.svg runtime.svg " ] || fail "batch sweep: figures $figs"
+grep -q 'data-label="cpu:model:fp32" data-points="3"' "$T/bsweep/fig/runtime.svg" &&
+  grep -q "batch size (dimension &#39;batch&#39;)" "$T/bsweep/fig/runtime.svg" &&
+  grep -q ">seq 16, masked, 1 thread<" "$T/bsweep/fig/runtime.svg" || fail "batch sweep: not one line against the batch"
+model_figs grid --sweep batch=1,2 --sweep seq=8,16
+[ "$figs" = "memory_b1.svg memory_b2.svg runtime_b1.svg runtime_b2.svg " ] || fail "batch x seq sweep: figures $figs"
+fig=$T/grid/fig/runtime_b2.svg
+grep -q 'data-points="2"' "$fig" && grep -q "dimension &#39;seq&#39;" "$fig" && grep -q ">batch 2, masked, 1 thread<" "$fig" \
+  || fail "batch x seq sweep: runtime_b2 is not seq at batch 2"
 
 "$ORTQUAL" plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "no input: expected exit 2"
 "$ORTQUAL" plot --help | grep -q -- "--baseline VARIANT" || fail "--help lacks --baseline"

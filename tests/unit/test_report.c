@@ -341,7 +341,7 @@ static void test_bench_model_batch_sweep(void **state)
     json_t *doc = json_pack("{s:s, s:s, s:o}", "tool", "ortqual bench", "mode", "model", "results", rows);
     oq_figures *f = figures_of(doc, NULL);
     const oq_plot_spec *sp = figure(f, "runtime");
-    assert_string_equal(sp->xlabel, "batch size (no length dimension swept)");
+    assert_string_equal(sp->xlabel, "batch size (dimension 'batch')");
     assert_string_equal(sp->subtitle, "unmasked");
     const oq_plot_series *s = series(sp, "cpu:model:fp32");
     assert_int_equal(s->n, 3);
@@ -360,6 +360,95 @@ static void test_bench_model_batch_sweep(void **state)
     assert_int_equal(oq_figures_from_summary_json(doc, "fixture", NULL, &g, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "column 'seq_len': 0 is not a positive size"));
     json_decref(doc);
+}
+
+/* A bench --model record of one point: dims as summary.csv writes them ("seq=16;batch=2"). */
+static json_t *model_record(const char *dims, long long batch, long long seq_len, const char *seq_dim, double ms)
+{
+    return json_pack("{s:s, s:s, s:b, s:I, s:I, s:n, s:n, s:f, s:f, s:n, s:n, s:s, s:s}", "variant", "cpu:model:fp32",
+                     "status", "ok", "masked", 0, "batch", (json_int_t)batch, "seq_len", (json_int_t)seq_len, "heads",
+                     "head_dim", "p50_ms", ms, "peak_rss_mb", 30.0, "peak_gpu_mb", "max_abs_err", "dims", dims,
+                     "seq_dim", seq_dim);
+}
+
+static oq_figures *model_figures(json_t *rows)
+{
+    json_t *doc = json_pack("{s:s, s:s, s:o}", "tool", "ortqual bench", "mode", "model", "results", rows);
+    oq_figures *f = figures_of(doc, NULL);
+    json_decref(doc);
+    return f;
+}
+
+/* The figure's one series has the points (x[k], 0.1 x[k]). */
+static void expect_line(const oq_plot_spec *sp, size_t n, const double *x)
+{
+    const oq_plot_series *s = series(sp, "cpu:model:fp32");
+    assert_int_equal(s->n, n);
+    for (size_t k = 0; k < n; k++) assert_true(s->x[k] == x[k] && s->y[k] == 0.1 * x[k]);
+}
+
+/* bench --model --dim seq=16 --sweep batch=1,2,4: seq_len is the fixed 16 on every row (seq_dim
+ * "seq"), yet the batch is what varied: one figure against it (it was a single-point figure per
+ * batch, drawn at seq 16). */
+static void test_bench_model_fixed_seq_batch_sweep(void **state)
+{
+    (void)state;
+    json_t *rows = json_array();
+    char dims[64];
+    for (int b = 1; b <= 4; b *= 2) {
+        snprintf(dims, sizeof dims, "seq=16;batch=%d", b);
+        json_array_append_new(rows, model_record(dims, b, 16, "seq", 0.1 * b));
+    }
+    oq_figures *f = model_figures(rows);
+    const oq_plot_spec *sp = figure(f, "runtime");
+    assert_string_equal(sp->xlabel, "batch size (dimension 'batch')");
+    assert_string_equal(sp->subtitle, "seq 16, unmasked");
+    expect_line(sp, 3, (const double[]){1, 2, 4});
+    assert_false(has_figure(f, "runtime_b1"));
+    oq_figures_free(f);
+    /* a dims item that is no NAME=SIZE is named, not guessed at */
+    json_t *doc = json_pack("{s:s, s:[o]}", "mode", "model", "results", model_record("seq=16;batch", 1, 16, "seq", 1));
+    oq_err err = {0};
+    assert_int_equal(oq_figures_from_summary_json(doc, "fixture", NULL, &f, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "column 'dims': 'batch' is not NAME=SIZE"));
+    json_decref(doc);
+}
+
+/* --sweep batch=1,2 --sweep seq=8,16: against seq, a figure per batch that says which; and a
+ * dimension of another name (--shape x=2,n,8 --sweep n=8,16, the model's seq following n). */
+static void test_bench_model_two_dims(void **state)
+{
+    (void)state;
+    json_t *rows = json_array();
+    char dims[64];
+    for (int b = 1; b <= 2; b++)
+        for (int L = 8; L <= 16; L *= 2) {
+            snprintf(dims, sizeof dims, "batch=%d;seq=%d", b, L);
+            json_array_append_new(rows, model_record(dims, b, L, "seq", 0.1 * L));
+        }
+    oq_figures *f = model_figures(rows);
+    for (int b = 1; b <= 2; b++) {
+        char name[32], sub[64];
+        snprintf(name, sizeof name, "runtime_b%d", b);
+        snprintf(sub, sizeof sub, "batch %d, unmasked", b);
+        const oq_plot_spec *sp = figure(f, name);
+        assert_string_equal(sp->xlabel, "dimension 'seq'");
+        assert_string_equal(sp->subtitle, sub);
+        expect_line(sp, 2, (const double[]){8, 16});
+    }
+    assert_false(has_figure(f, "runtime"));
+    oq_figures_free(f);
+    rows = json_array();
+    for (int n = 8; n <= 16; n *= 2) {
+        snprintf(dims, sizeof dims, "n=%d;batch=2;seq=%d", n, n);
+        json_array_append_new(rows, model_record(dims, 2, n, "n", 0.1 * n));
+    }
+    f = model_figures(rows);
+    const oq_plot_spec *sp = figure(f, "runtime");
+    assert_string_equal(sp->xlabel, "dimension 'n'");
+    assert_string_equal(sp->subtitle, "batch 2, unmasked");
+    expect_line(sp, 2, (const double[]){8, 16});
+    oq_figures_free(f);
 }
 
 static void test_bench_summary_figures(void **state)
@@ -1288,6 +1377,8 @@ int main(void)
         cmocka_unit_test(test_placement_figure),
         cmocka_unit_test(test_bench_summary_figures),
         cmocka_unit_test(test_bench_model_batch_sweep),
+        cmocka_unit_test(test_bench_model_fixed_seq_batch_sweep),
+        cmocka_unit_test(test_bench_model_two_dims),
         cmocka_unit_test(test_report_html),
         cmocka_unit_test(test_report_text_api),
         cmocka_unit_test(test_report_math_failures),
