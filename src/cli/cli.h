@@ -141,12 +141,27 @@ typedef struct oq_cli_command {
                                OQ_CLI_OPERANDS_LAST (options end at the first operand) */
     const char *bad_option; /* how it says an option is unknown or lacks its value ("%s" is
                                the option); NULL: "unknown option '%s'" */
+    oq_cli_list *given;     /* NULL, or where the names of the options given go, each once, in
+                               the order first given: what a default's value cannot tell */
 } oq_cli_command;
 
 /* Parse argv[1..]. Returns 0 when every option was taken (*operands, may be NULL: the index
  * of the first operand), 1 after --help printed the usage (exit 0), -1 after an error was
  * printed (exit OQ_EXIT_USAGE). A command without operands refuses any. */
 int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands);
+/* Whether option `name` (without "--") is among those oq_cli_parse put into c->given. */
+int oq_cli_given(const oq_cli_list *given, const char *name);
+/* Two options that contradict each other: given together, whichever won, the other was dropped
+ * without a word. */
+typedef struct oq_cli_pair {
+    const char *a, *b, *why; /* why: after "--a and --b ", e.g. "are alternatives: ..." */
+} oq_cli_pair;
+/* The first of the n pairs whose options were both given: "ortqual CMD: --a and --b why" and -1. */
+int oq_cli_refuse_pairs(const oq_cli_list *given, const oq_cli_pair *pairs, size_t n);
+/* --mask and --no-mask (validate, replay). */
+#define OQ_CLI_MASK_PAIR                                                                          \
+    {"mask", "no-mask", "contradict: --mask names the input the mask contract checks, --no-mask "  \
+                        "says there is none; give one"}
 /* c->head, the options, c->foot. */
 void oq_cli_usage(FILE *fp, const oq_cli_command *c);
 /* A one-line error on stderr, "ortqual CMD: ..." with the command oq_cli_parse parsed last

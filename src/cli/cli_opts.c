@@ -220,6 +220,36 @@ static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, cha
 
 /* ---- parsing ----------------------------------------------------------------------- */
 
+int oq_cli_given(const oq_cli_list *given, const char *name)
+{
+    for (size_t i = 0; i < given->n; i++)
+        if (!strcmp(given->v[i], name)) return 1;
+    return 0;
+}
+
+int oq_cli_refuse_pairs(const oq_cli_list *given, const oq_cli_pair *pairs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (oq_cli_given(given, pairs[i].a) && oq_cli_given(given, pairs[i].b)) {
+            oq_cli_error("--%s and --%s %s", pairs[i].a, pairs[i].b, pairs[i].why);
+            return -1;
+        }
+    return 0;
+}
+
+/* o's name into c->given, once: room for every option of the table (n). */
+static int note_given(const oq_cli_command *c, const oq_opt *o, size_t n)
+{
+    oq_cli_list *l = c->given;
+    if (!l || oq_cli_given(l, o->name)) return 0;
+    if (!l->v && !(l->v = calloc(n, sizeof *l->v))) {
+        fprintf(stderr, "ortqual %s: out of memory\n", c->name);
+        return -1;
+    }
+    l->v[l->n++] = o->name;
+    return 0;
+}
+
 static size_t count(const oq_opt *opts)
 {
     size_t n = 0;
@@ -293,7 +323,7 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         } else if (ch == ':' || ch == '?' || !o) {
             bad_option(c, argv[optind - 1], ch == ':');
             rc = -1;
-        } else if (take(c->name, o, optarg, argc, argv)) {
+        } else if (take(c->name, o, optarg, argc, argv) || note_given(c, o, n)) {
             rc = -1;
         }
     }

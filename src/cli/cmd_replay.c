@@ -38,6 +38,7 @@ struct replay_args {
     struct oq_cli_runtime cr;
     struct oq_cli_shard shard;
     oq_cli_list patterns, expect, tolerances, expected, required;
+    oq_cli_list given; /* the options given (oq_cli_command.given) */
     glob_t files, expected_files;
     int globbed, expected_globbed;
     struct oq_cli_run_output out;
@@ -48,15 +49,17 @@ struct replay_args {
 };
 
 /* ORT's CPU provider against ORT's CPU provider of the same library is a determinism check,
- * not a comparison of two implementations: say so, and what makes it one. */
-static void note_self_comparison(const struct replay_args *a, const char *ref)
+ * not a comparison of two implementations: say so, and what makes it one (once the inputs are
+ * accepted: an error found first is the one line said). */
+static void note_self_comparison(struct replay_args *a, const char *ref)
 {
     const char *lib = a->cr.ort_lib, *ref_lib = a->o.reference_ort_lib;
     int same_lib = !ref_lib || (lib && !strcmp(lib, ref_lib));
     if (!strcmp(ref, "cpu") && !strcmp(a->configs[1].runtime, "cpu") && same_lib) /* --ep CPU too */
-        fprintf(stderr, "ortqual replay: note: the cpu provider against ORT CPU of the same ORT library "
-                        "compares ORT with itself (a determinism check); --ep cuda (or a plugin EP), "
-                        "--reference-ort-lib OTHER.so or --expected make it a comparison\n");
+        snprintf(a->out.note, sizeof a->out.note,
+                 "ortqual replay: note: the cpu provider against ORT CPU of the same ORT library compares ORT with "
+                 "itself (a determinism check); --ep cuda (or a plugin EP), --reference-ort-lib OTHER.so or "
+                 "--expected make it a comparison\n");
 }
 
 /* configs[0] = the reference (ORT CPU, or the saved outputs), configs[1] = the replayed provider. */
@@ -70,9 +73,17 @@ static int make_configs(struct replay_args *a)
         fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);
         return -1;
     }
-    if (!strcmp(ref, "expected") && a->o.reference_ort_lib) { /* it would be ignored: no ORT reference runs */
-        fprintf(stderr, "ortqual replay: --reference-ort-lib: the reference is the saved outputs "
-                        "(--reference expected), no ORT CPU run; leave it out, or judge against ORT CPU\n");
+    if (!strcmp(ref, "cpu") && a->expected.n) { /* one reference: the files would be dropped */
+        fprintf(stderr, "ortqual replay: --expected and --reference cpu are alternatives: the saved outputs are "
+                        "the reference, or ORT on CPU is; give one\n");
+        return -1;
+    }
+    const char *unused = a->o.reference_ort_lib  ? "--reference-ort-lib"
+                         : a->o.repeat_reference ? "--repeat-reference"
+                                                 : NULL;
+    if (!strcmp(ref, "expected") && unused) { /* it would be ignored: no ORT reference runs */
+        fprintf(stderr, "ortqual replay: %s: the reference is the saved outputs (--reference expected), no ORT CPU "
+                        "run; leave it out, or judge against ORT CPU\n", unused);
         return -1;
     }
     if (oq_config_parse(strcmp(ref, "cpu") ? "expected" : "cpu:model:fp32", &a->configs[0], &e)) return -1;
@@ -134,7 +145,8 @@ static int run(struct replay_args *a, int argc, char **argv)
                       "what the replay is judged against: ORT on CPU (default), or the\n"
                       "outputs saved with the inputs (members named like the model's outputs)"),
         {OQ_OPTK_LIST, "expected", 0, "PATTERN...", "the saved outputs, one .npz per --inputs file in the same\n"
-                                                    "order (implies --reference expected)",
+                                                    "order (implies --reference expected; --reference cpu with\n"
+                                                    "them is refused)",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         OQ_OPT_STRING("precision", "fp32|fp16|tf32", &a->precision, "tolerance preset for the replayed outputs (fp32; tf32: --ep cuda)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
@@ -173,11 +185,12 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_CLI_RUNTIME_OPTS(&a->cr),
         OQ_CLI_SESSION_CONFIG_OPT(&a->cr),
         OQ_OPT_END};
-    const oq_cli_command c = {"replay", head, foot, opts};
+    const oq_cli_command c = {"replay", head, foot, opts, 0, NULL, &a->given};
+    const oq_cli_pair contradictions[] = {OQ_CLI_MASK_PAIR};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) ||
-        oq_cli_check_lib("--reference-ort-lib", a->o.reference_ort_lib) ||
+    if (oq_cli_refuse_pairs(&a->given, contradictions, 1) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) ||
+        oq_cli_check_ep_libs(&a->cr) || oq_cli_check_lib("--reference-ort-lib", a->o.reference_ort_lib) ||
         oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
@@ -204,6 +217,7 @@ int cmd_replay(int argc, char **argv)
     oq_cli_list_clear(&a.required);
     oq_cli_list_clear(&a.expect);
     oq_cli_list_clear(&a.tolerances);
+    oq_cli_list_clear(&a.given);
     free(a.tolerance_text);
     oq_cli_runtime_clear(&a.cr);
     return rc;

@@ -26,6 +26,8 @@ static const char head[] =
 "the inputs' own .npz named like the model's outputs, or the --expected files.\n"
 "PASSED needs a configuration under test that ran and was compared (docs/verdicts.md);\n"
 "ONNX Runtime's refusals of a valid model are explained with the node, its inputs and the fix.\n"
+"An option the run would not use (--num-events with --inputs, --width with --model, --mask\n"
+"with ortqual's models) or two that contradict each other are refused (docs/usage.md).\n"
 "With no options: the built-in demo (a seeded encoder, 8 events, CPU configurations, and\n"
 "CUDA ones when a CUDA execution provider is available).\n";
 
@@ -60,6 +62,7 @@ struct args {
     struct oq_cli_shard shard;
     oq_config *configs;
     oq_cli_list inputs, required, expect, tolerances, expected;
+    oq_cli_list given; /* the options given (oq_cli_command.given) */
     glob_t files, expected_files;
     int globbed, expected_globbed;
     char *tolerance_text;
@@ -136,6 +139,153 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
     }
     o->mask_form = (oq_mask_form)m;
     return 0;
+}
+
+/* ---- options this run would ignore ------------------------------------------------- */
+
+/* Options given together that contradict each other. */
+static const oq_cli_pair contradictions[] = {
+    {"model", "export", "are alternatives: --model runs your file as it is, --export builds ortqual's model; "
+                        "give one"},
+    OQ_CLI_MASK_PAIR,
+    {"cache-dir", "no-cache", "contradict: --no-cache neither reads nor stores the reference's outputs; give one"},
+};
+
+/* A run as bits, one of each kind: where its events come from, which model runs, and whether
+ * --weights gives the encoder's weights (else they are drawn from --weights-seed). */
+enum {
+    RUN_GENERATED = 1, RUN_FILES = 2,
+    RUN_ENCODER = 4, RUN_SDPA = 8, RUN_USER = 16,
+    RUN_SEEDED = 32, RUN_WEIGHTS = 64,
+    ANY_EVENTS = RUN_GENERATED | RUN_FILES,
+    ANY_MODEL = RUN_ENCODER | RUN_SDPA | RUN_USER,
+    ANY_WEIGHTS = RUN_SEEDED | RUN_WEIGHTS
+};
+
+/* Options a run has no use for (the part of the run each reaches is not there): a rule refuses
+ * its options in every run whose bits are all among its `runs`, saying "--OPT why". */
+static const struct unused_rule {
+    const char *opts[8];
+    unsigned runs;
+    const char *why;
+} unused_rules[] = {
+    {{"num-events", "batch-size", "length-policy", "max-len", "pad-bin-size", "seed"},
+     RUN_FILES | ANY_MODEL | ANY_WEIGHTS, "shapes generated events; with --inputs the files give the events"},
+    {{"num-features"}, RUN_FILES | RUN_USER | ANY_WEIGHTS,
+     "sizes generated events' features; with --inputs the files give the events"},
+    {{"static"}, RUN_FILES | RUN_USER | ANY_WEIGHTS,
+     "exports ortqual's models with static shapes and pads generated events to one shape; with "
+     "--model and --inputs there is neither"},
+    {{"width", "layers", "ffn-width", "weights-seed", "elu", "mask-form"}, ANY_EVENTS | RUN_USER | ANY_WEIGHTS,
+     "belongs to ortqual's exported models; --model runs your file as it is"},
+    {{"heads"}, ANY_EVENTS | RUN_USER | RUN_SEEDED,
+     "sets the heads of ortqual's models (with --model, those of --weights for ref:encoder:fp64); "
+     "--model runs your file as it is"},
+    {{"width", "layers", "ffn-width", "weights-seed", "elu", "num-features", "weights"},
+     ANY_EVENTS | RUN_SDPA | ANY_WEIGHTS, "belongs to ortqual's encoder, not to the sdpa model (--export sdpa)"},
+    {{"head-dim", "kv-heads"}, ANY_EVENTS | RUN_ENCODER | RUN_USER | ANY_WEIGHTS,
+     "shapes ortqual's sdpa model, which runs only with --export sdpa"},
+    {{"width", "layers", "ffn-width", "weights-seed", "num-features"}, ANY_EVENTS | RUN_ENCODER | RUN_WEIGHTS,
+     "sizes ortqual's encoder or seeds its weights; --weights takes the sizes and the weights from the file"},
+    {{"mask", "no-mask"}, ANY_EVENTS | RUN_ENCODER | RUN_SDPA | ANY_WEIGHTS,
+     "is about the inputs of a --model; ortqual's models' mask is their input 'mask', always checked"},
+};
+
+static unsigned run_bits(const struct args *a)
+{
+    unsigned model = a->o.kind == OQ_MODEL_USER ? RUN_USER : a->o.kind == OQ_MODEL_SDPA ? RUN_SDPA : RUN_ENCODER;
+    return (a->inputs.n ? RUN_FILES : RUN_GENERATED) | model | (a->o.weights_path ? RUN_WEIGHTS : RUN_SEEDED);
+}
+
+static const struct unused_rule *unused_rule_of(unsigned run, const char *opt)
+{
+    for (size_t k = 0; k < sizeof unused_rules / sizeof *unused_rules; k++) {
+        const struct unused_rule *r = &unused_rules[k];
+        for (size_t i = 0; (r->runs & run) == run && r->opts[i]; i++)
+            if (!strcmp(r->opts[i], opt)) return r;
+    }
+    return NULL;
+}
+
+/* The first option given that this run would ignore, or two that contradict each other: said,
+ * -1. A value equal to the default counts: it was asked for all the same. */
+static int refuse_ignored(const struct args *a)
+{
+    if (oq_cli_refuse_pairs(&a->given, contradictions, sizeof contradictions / sizeof *contradictions)) return -1;
+    unsigned run = run_bits(a);
+    for (size_t i = 0; i < a->given.n; i++) {
+        const struct unused_rule *r = unused_rule_of(run, a->given.v[i]);
+        if (!r) continue;
+        fprintf(stderr, "ortqual validate: --%s %s\n", a->given.v[i], r->why);
+        return -1;
+    }
+    return 0;
+}
+
+/* With --model, --weights are those of ref:encoder:fp64 (what --model was exported with): a run
+ * without it reads them for nothing. Known once the configurations are. */
+static int refuse_unread_weights(const struct args *a)
+{
+    if (a->o.kind != OQ_MODEL_USER || !a->o.weights_path) return 0;
+    for (size_t i = 0; i < a->o.n_configs; i++)
+        if (a->configs[i].repr == OQ_REPR_ENCODER) return 0;
+    fprintf(stderr, "ortqual validate: --weights: with --model only ref:encoder:fp64 reads them, and no "
+                    "configuration is ref:encoder:fp64\n");
+    return -1;
+}
+
+/* The input generated events' features feed: --features, else the first rank-3 float input
+ * (as the run chooses it); NULL: none. */
+static const oq_io_info *features_input(const struct args *a, const oq_model_info *mi)
+{
+    for (size_t i = 0; i < mi->n_inputs; i++) {
+        const oq_io_info *io = &mi->inputs[i];
+        if (a->o.features_name ? !strcmp(io->name, a->o.features_name)
+                               : io->rank == 3 && oq_dtype_is_float((oq_dtype)io->elem_type))
+            return io;
+    }
+    return NULL;
+}
+
+/* The width a [B, L, F] input fixes; 0 when F is symbolic. */
+static long long fixed_width(const oq_io_info *io)
+{
+    char *end;
+    long long f = io->rank == 3 ? strtoll(io->dims[2], &end, 10) : 0;
+    return f > 0 && end != io->dims[2] && !*end ? f : 0;
+}
+
+/* --num-features F with generated events for a model of yours: the events feed its features
+ * input and take the width that input fixes, so F counts only where it leaves the width open. */
+static int refuse_fixed_features(const struct args *a)
+{
+    oq_model_info *mi = NULL;
+    oq_err e = {0};
+    if (a->o.kind != OQ_MODEL_USER || a->inputs.n || !oq_cli_given(&a->given, "num-features") ||
+        oq_model_inspect_file(a->o.model_path, &mi, &e))
+        return 0; /* a model that cannot be read is said by the run */
+    const oq_io_info *f = features_input(a, mi);
+    long long width = f ? fixed_width(f) : 0, want = a->o.events.num_features;
+    /* a --features that names no input is the run's to say */
+    int none = !f && !a->o.features_name, other = width && width != want;
+    if (none)
+        fprintf(stderr, "ortqual validate: --num-features sizes generated events' features, and %s has no input "
+                        "they feed (a rank-3 float one, or --features NAME)\n", a->o.model_path);
+    if (other)
+        fprintf(stderr, "ortqual validate: --num-features %lld: %s's input '%s' fixes %lld features, and generated "
+                        "events take that width\n", want, a->o.model_path, f->name, width);
+    oq_model_info_free(mi);
+    return none || other ? -1 : 0;
+}
+
+/* --repeat-reference times the reference: 'expected', the saved outputs, runs nothing to time.
+ * Known once the configurations are (--model's default may begin with it). */
+static int refuse_untimed_reference(const struct args *a)
+{
+    if (!a->o.repeat_reference || !a->o.n_configs || !oq_config_is_expected(&a->configs[0])) return 0;
+    fprintf(stderr, "ortqual validate: --repeat-reference times the reference, and the reference 'expected' (the "
+                    "saved outputs) runs nothing to time\n");
+    return -1;
 }
 
 /* ---- after the options ------------------------------------------------------------- */
@@ -472,10 +622,12 @@ static int run_validate(struct args *a, char *self)
 {
     char node[256];
     /* a mistyped --configs is said before a model of yours (maybe gigabytes) is read */
-    if (a->configs_text && parse_configs(a)) return OQ_EXIT_USAGE;
+    if ((a->configs_text && parse_configs(a)) || refuse_unread_weights(a) || refuse_fixed_features(a))
+        return OQ_EXIT_USAGE;
     oq_dtype reduced = reduced_attention(a, node, sizeof node); /* one search: defaults, fp32 note */
     int rc = choose_configs(a, reduced, node);
     if (rc) return rc;
+    if (refuse_untimed_reference(a)) return OQ_EXIT_USAGE;
     note_reduced_attention(a, reduced, node);
     a->o.configs = a->configs;
     rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
@@ -502,7 +654,7 @@ static void set_defaults(struct args *a)
 
 static void args_clear(struct args *a)
 {
-    oq_cli_list *lists[] = {&a->inputs, &a->required, &a->expect, &a->tolerances, &a->expected};
+    oq_cli_list *lists[] = {&a->inputs, &a->required, &a->expect, &a->tolerances, &a->expected, &a->given};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) oq_cli_list_clear(lists[i]);
     oq_cli_runtime_clear(&a->cr);
     if (a->globbed) globfree(&a->files);
@@ -545,7 +697,7 @@ static int run(struct args *a, int argc, char **argv)
                         "how exported attention excludes padded keys (auto:\n"
                         "additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
                         "bool builds a boolean attn_mask, the form that routes to MATH on CUDA)"),
-        OQ_OPT_GROUP("events:"),
+        OQ_OPT_GROUP("events (--inputs, else generated as the options after --expected say):"),
         {OQ_OPTK_LIST, "inputs", 0, "FILE...", "saved batches (.npz, a member per model input): every file after it\n"
                                                "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL,
          OQ_OPT_MANY},
@@ -638,7 +790,7 @@ static int run(struct args *a, int argc, char **argv)
         OQ_CLI_RUNTIME_OPTS_PER_CONFIG(&a->cr),
         OQ_CLI_SESSION_CONFIG_OPT(&a->cr),
         OQ_OPT_END};
-    const oq_cli_command c = {"validate", head, foot, opts};
+    const oq_cli_command c = {"validate", head, foot, opts, 0, NULL, &a->given};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (a->worker) {
@@ -653,7 +805,8 @@ static int run(struct args *a, int argc, char **argv)
                         "ref:encoder:fp64,cuda:attention24:fp16)\n");
         return OQ_EXIT_USAGE;
     }
-    if (oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) || oq_cli_shard_check(&a->shard, a->o.outdir))
+    if (refuse_ignored(a) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) ||
+        oq_cli_shard_check(&a->shard, a->o.outdir))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
     if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */

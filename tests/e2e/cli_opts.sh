@@ -188,4 +188,85 @@ expect 2 "^ortqual replay: --junit: an empty value \(want FILE\)$" $Q replay --m
 expect 2 "^ortqual bench: --outdir: an empty value \(want DIR\)$" $Q bench --outdir ""
 absent e1
 
+# 12. options the run would ignore, and options that contradict each other, are refused with one
+#     line naming them, before any work. refused PATTERN DIR CMD...: exit 2, PATTERN the one line
+#     said (no note before it), DIR not made
+refused() {
+    local pat=$1 d=$2 out rc
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne 2 ] || [ "$(wc -l <<<"$out")" -ne 1 ] || ! grep -qE -- "$pat" <<<"$out"; then
+        bad "$* -> exit $rc, expected 2 and one line /$pat/: $out"
+    else
+        ok "$* -> refused"
+    fi
+    absent "$d"
+}
+HA="$OQ_SOURCE_DIR/tests/fixtures/torch/hand_attention"
+HM="$HA/hand_attention_op18.onnx"
+# --model and --export: whichever came last won (a --model that does not exist, thrown away for
+# the built-in encoder, PASSED)
+for pair in "--model /nonexistent.onnx --export encoder" "--export sdpa --model $HM"; do
+    refused "^ortqual validate: --model and --export are alternatives: " me1 \
+        $Q validate $pair --num-events 3 --no-cache --no-plots --progress never --outdir me1
+done
+# options that shape generated events, with --inputs (the file's batch ran, PASSED, as if asked
+# for 500 events of length 16), a value equal to the default included (it was asked for)
+G=(--repeat 1 --warmup 0 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32)
+expect 0 "verdict: PASSED" $Q validate --num-events 8 --batch-size 8 "${G[@]}" --outdir gen8
+for opt in "--num-events 500" "--batch-size 64" "--max-len 16" "--length-policy fixed" "--pad-bin-size 8" "--seed 7"; do
+    refused "^ortqual validate: ${opt%% *} shapes generated events; with --inputs the files give the events$" ig1 \
+        $Q validate --inputs gen8/inputs_000.npz $opt "${G[@]}" --outdir ig1
+done
+# the encoder's options with --inputs still shape the exported encoder
+expect 0 "verdict: PASSED" $Q validate --inputs gen8/inputs_000.npz --width 16 --layers 1 --num-features 8 "${G[@]}" --outdir ig2
+# a --model runs as it is: the options of ortqual's models (and of generated events, with
+# --inputs) have nothing to act on
+for opt in "--num-events 5" "--seed 3" "--num-features 16" "--width 64" "--layers 1" "--weights-seed 2" "--elu op" \
+    "--mask-form bool" "--static" "--heads 4" "--head-dim 8" "--kv-heads 1"; do
+    refused "^ortqual validate: ${opt%% *} [a-z]" ig3 $Q validate --model "$HM" --inputs "$HA/io.npz" $opt --outdir ig3
+done
+refused "^ortqual validate: --width belongs to ortqual's exported models; --model runs your file as it is$" ig3 \
+    $Q validate --model "$HM" --inputs "$HA/io.npz" --width 64 --outdir ig3
+# ... and generated events for it take the width its features input fixes
+refused "^ortqual validate: --num-features 8: .*hand_attention_op18\.onnx's input 'x' fixes 16 features" ig3 \
+    $Q validate --model "$HM" --num-features 8 --num-events 3 --configs cpu:model:fp32,cuda:model:fp32 --outdir ig3
+expect 0 "verdict: NOT TESTED" $Q validate --model "$HM" --num-features 16 --num-events 3 --configs cpu:model:fp32 \
+    --allow-skip --no-plots --outdir ig4
+# --weights: with --model, only ref:encoder:fp64 reads them; with ortqual's encoder they give its
+# sizes; the sdpa model has none
+$Q export encoder --seed 1 --save-weights w1.npz -o enc.onnx >/dev/null || bad "export encoder"
+refused "^ortqual validate: --weights: with --model only ref:encoder:fp64 reads them" ig3 \
+    $Q validate --model enc.onnx --weights w1.npz --heads 4 --num-events 3 --outdir ig3
+refused "^ortqual validate: --width sizes ortqual's encoder or seeds its weights; --weights takes" ig3 \
+    $Q validate --weights w1.npz --width 32 --outdir ig3
+for opt in "--weights w1.npz" "--width 16" "--num-features 4" "--elu op"; do
+    refused "^ortqual validate: ${opt%% *} belongs to ortqual's encoder, not to the sdpa model" ig3 \
+        $Q validate --export sdpa $opt --outdir ig3
+done
+refused "^ortqual validate: --head-dim shapes ortqual's sdpa model" ig3 $Q validate --head-dim 8 --outdir ig3
+refused "^ortqual validate: --mask is about the inputs of a --model" ig3 $Q validate --mask mask --outdir ig3
+refused "^ortqual validate: --no-mask is about the inputs of a --model" ig3 $Q validate --export sdpa --no-mask --outdir ig3
+# the reference 'expected' runs nothing to time
+refused "^ortqual validate: --repeat-reference times the reference, and the reference 'expected'" ig3 \
+    $Q validate --model "$HM" --inputs "$HA/io.npz" --repeat-reference --outdir ig3
+refused "^ortqual replay: --repeat-reference: the reference is the saved outputs" ig3 \
+    $Q replay --model "$HM" --inputs "$HA/inputs_000.npz" --expected "$HA/outputs_000.npz" --repeat-reference --outdir ig3
+# --mask NAME with --no-mask (the contract was dropped, PASSED), either order; --cache-dir with --no-cache
+MN="^ortqual (validate|replay): --mask and --no-mask contradict: "
+for cmd in validate replay; do
+    refused "$MN" mn1 $Q $cmd --model "$HM" --inputs "$HA/io.npz" --mask mask --no-mask --outdir mn1
+    refused "$MN" mn1 $Q $cmd --model "$HM" --inputs "$HA/io.npz" --no-mask --mask mask --outdir mn1
+done
+refused "^ortqual validate: --cache-dir and --no-cache contradict: " mn1 $Q validate --no-cache --cache-dir c --outdir mn1
+# replay: --expected with --reference cpu is refused in replay's words, with no note before it (it
+# said "note: ... --expected make it a comparison", then validate's "--expected files need the
+# 'expected' configuration first")
+refused "^ortqual replay: --expected and --reference cpu are alternatives: " rr1 \
+    $Q replay --model "$HM" --inputs "$HA/inputs_000.npz" --expected "$HA/outputs_000.npz" --reference cpu \
+    --progress never --outdir rr1
+expect 0 "verdict: PASSED.*reference expected" $Q replay --model "$HM" --inputs "$HA/inputs_000.npz" \
+    --expected "$HA/outputs_000.npz" --reference expected --outdir rr2
+
 report

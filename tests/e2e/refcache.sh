@@ -129,11 +129,15 @@ must 0 PASSED "$T/w.log" $ORTQUAL validate --outdir "$T/w" "${small[@]}" --weigh
   --configs ref:encoder:fp64,cpu:attention24:fp32
 cached "$T/w" 0 || fail "other weights took cached outputs"
 
-# --no-cache: the cache is neither read nor made
-must 0 PASSED "$T/n.log" $ORTQUAL validate --outdir "$T/n" "${small[@]}" --no-cache --cache-dir "$T/none" \
+# --no-cache: the cache is neither read nor made (the default one, here $T/none/ortqual/reference);
+# with --cache-dir, which it would ignore, it is refused
+must 0 PASSED "$T/n.log" env XDG_CACHE_HOME="$T/none" $ORTQUAL validate --outdir "$T/n" "${small[@]}" --no-cache \
   --configs ref:encoder:fp64,cpu:attention24:fp32
 cached "$T/n" 0 || fail "--no-cache read the cache"
 [ ! -e "$T/none" ] || fail "--no-cache made a cache directory"
+must 2 "^ortqual validate: --cache-dir and --no-cache contradict" "$T/n2.log" $ORTQUAL validate --outdir "$T/n2" \
+  "${small[@]}" --no-cache --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
+[ ! -e "$T/n2" ] || fail "--cache-dir with --no-cache made its outdir"
 # the default is the XDG cache directory
 must 0 PASSED "$T/x.log" $ORTQUAL validate --outdir "$T/x" "${small[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32
 ls "$XDG_CACHE_HOME"/ortqual/reference/*.json >/dev/null 2>&1 || fail "nothing stored under \$XDG_CACHE_HOME/ortqual/reference"

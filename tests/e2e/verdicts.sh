@@ -8,7 +8,8 @@ PY=/usr/bin/python3
 Q="$ORTQUAL"
 F="$OQ_SOURCE_DIR/tests/fixtures/torch"
 CONF="$OQ_SOURCE_DIR/tests/data/onnx-backend/attention"
-V=(--num-events 2 --repeat 1 --no-plots --force)
+S=(--repeat 1 --no-plots --force)  # saved batches (--inputs): their files give the events
+V=(--num-events 2 "${S[@]}")
 
 # validate: only the reference ran
 expect 1 "only the reference ran: no configuration under test was compared \(the first is the reference; add one after it, e.g. --configs ref:encoder:fp64,cpu:attention24:fp32\)" \
@@ -23,7 +24,7 @@ expect 1 "no configuration under test ran \(noep:attention24:fp32 skipped" \
 # it is refused with the other input errors before any model runs
 $PY -c 'import sys, numpy as np; np.savez(sys.argv[1], features=np.zeros((0, 8, 8), np.float32), mask=np.zeros((0, 8), np.float32))' "$T/empty.npz"
 expect 2 "empty.npz: the batch has 0 events \(member 'mask' is \[0,8\]\)" \
-    "$Q" validate --inputs "$T/empty.npz" --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir "$T/v4" "${V[@]}"
+    "$Q" validate --inputs "$T/empty.npz" --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir "$T/v4" "${S[@]}"
 # validate, replay, bench: a tolerance that cannot fail passed every output (exit 0, PASSED);
 # now refused before any model runs
 expect 2 "tolerance 'rtol=1e308,atol=1e308': rtol 1e\+308 is 1 or more: an output of zeros would pass against any reference" \
@@ -39,10 +40,10 @@ expect 2 "rtol 2 is 1 or more" "$Q" bench --model "$F/hand_attention/hand_attent
 # the example the tool gave when nothing else could be compared; now refused
 H=(--model "$F/hand_attention/hand_attention_op18.onnx" --inputs "$F/hand_attention/io.npz")
 expect 2 "^ortqual validate: --configs: 'cpu:model:fp16' runs what the reference 'cpu:model:fp32' runs \(items 1 and 2\)" \
-    "$Q" validate "${H[@]}" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm1" "${V[@]}"
+    "$Q" validate "${H[@]}" --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm1" "${S[@]}"
 [ ! -e "$T/vm1" ] && ok "nothing made for a reference compared with itself" || bad "$T/vm1 made"
 expect 0 "verdict: PASSED \(2 passed" "$Q" validate "${H[@]}" --configs expected,cpu:model:fp32,cpu:model:fp16 \
-    --outdir "$T/vm2" "${V[@]}"
+    --outdir "$T/vm2" "${S[@]}"
 # validate: a reference that cannot run is a runtime error
 expect 3 "could not run: the reference cannot run: ref:sdpa needs input 'query'" "$Q" validate --configs ref:sdpa:fp64,cpu:decomposed:fp32 \
     --outdir "$T/v5" "${V[@]}"
@@ -67,7 +68,7 @@ expect 1 "no variant under test ran" "$Q" bench --ort-lib "$ORT130" --variants c
 # usage error before any work. A canonical spelling with the kernel (":auto") still counts.
 expect 2 "^ortqual validate: --require 'cuda:model:fp32': not a configuration of this run \(expected, cpu:model:fp32\)" \
     "$Q" validate --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" \
-    --require cuda:model:fp32 --outdir "$T/rq1" "${V[@]}"
+    --require cuda:model:fp32 --outdir "$T/rq1" "${S[@]}"
 [ ! -e "$T/rq1" ] && ok "nothing made for an unknown --require" || bad "$T/rq1 made"
 expect 2 "^ortqual replay: --require 'cuda:model:fp16': not a configuration of this run" \
     "$Q" replay "${REPLAY[@]}" --ep cuda --require cuda:model:fp16 --allow-skip --outdir "$T/rq2"
