@@ -62,6 +62,9 @@ printer last_wins 0 '5 passed, 0 failed\n==== 2 skipped in 0.1s ====\n'
 gate 1 -- "$W/bin/last_wins" && expect "zero tests passed"
 printer earlier_failed 0 '==== 1 failed, 2 passed in 0.1s ====\n5 passed, 0 failed\n' # pytest a || true; b
 gate 1 -- "$W/bin/earlier_failed" && expect "an earlier run failed (pytest summary at line 1: ==== 1 failed, 2 passed in 0.1s ====)"
+# a NUL ends a line (it hid the rest of it: the failing last summary was missed, a pass)
+printer nul_line 0 '=== 3 passed in 0.1s ===\nabc\0=== 1 failed, 2 passed in 0.1s ===\n'
+gate 1 -- "$W/bin/nul_line" && expect "pytest summary (line 2): 2 passed, 1 failed" && expect "  - 1 failed"
 
 # a real C test program (cmocka) built from nothing but cc, if a compiler is here
 if command -v cc >/dev/null; then

@@ -186,6 +186,26 @@ static void last_summary_wins_with_its_reasons(void **state)
     oq_summary_scanner_free(s);
 }
 
+/* A NUL ends a line as a newline does, under the same line number: the text after it is seen
+ * (in C strings it was not: a failing last summary went unseen). */
+static void nul_ends_a_line(void **state)
+{
+    (void)state;
+    static const char log[] = "=== 3 passed in 0.1s ===\n"
+                              "SKIPPED [1] t.py:1: x\0\0SKIPPED [2] t.py:2: y\n"
+                              "abc\0=== 1 failed, 2 passed, 3 skipped in 0.1s ===\n";
+    oq_summary_scanner *s = NULL;
+    assert_int_equal(oq_summary_scan_text(log, sizeof log - 1, &s, NULL), OQ_OK);
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_non_null(t);
+    assert_int_equal(t->failed, 1);
+    assert_int_equal(t->line, 3); /* the log's line: its newlines */
+    assert_string_equal(t->text, "=== 1 failed, 2 passed, 3 skipped in 0.1s ===");
+    assert_int_equal(t->n_skips, 2);
+    assert_string_equal(t->skips[1].text, "t.py:2: y");
+    oq_summary_scanner_free(s);
+}
+
 /* Judge `log` with exit code `code`; returns the judgement (caller clears). */
 static oq_gate_judgement judge(const char *log, int code, const char *allow)
 {
@@ -425,6 +445,7 @@ int main(void)
         cmocka_unit_test(cmocka_variants),
         cmocka_unit_test(plain_variants),
         cmocka_unit_test(last_summary_wins_with_its_reasons),
+        cmocka_unit_test(nul_ends_a_line),
         cmocka_unit_test(rules),
         cmocka_unit_test(dispatch_rule),
         cmocka_unit_test(log_refuses_symlink_and_existing),
