@@ -83,6 +83,15 @@ if command -v ctest >/dev/null; then
     gate 1 -- /bin/sh -c "cd '$W/no_ctest' && ctest; echo 'unit: 2 passed, 0 failed'" &&
         expect "an earlier run ran no tests (ctest summary at line " && expect ": No tests were found!!!)"
 fi
+# text that is not UTF-8 (the log, an argument) is in the verdict as U+FFFD, never dropped, and
+# U+FFFF (UTF-8, no XML character) too in the JUnit XML, which stays well-formed
+gate 1 --verdict "$W/v.json" --junit "$W/j.xml" -- /bin/sh -c \
+    "printf 'SKIPPED [1] a.py:3: x \\377\nSKIPPED [1] a.py:4: y \\357\\277\\277\n=== 1 passed, 2 skipped in 0.1s ===\n'" $'arg\377z'
+[ "$(json "ascii((v['reasons'], v['summary']['skip_reasons'][0], v['command'][-1]))")" = \
+  "(['skipped (no --allow-skip given): [1] a.py:3: x \\ufffd', 'skipped (no --allow-skip given): [1] a.py:4: y \\uffff'], {'reason': 'a.py:3: x \\ufffd', 'count': 1}, 'arg\\ufffdz')" ] ||
+    fail "text that is not UTF-8 lost from the verdict: $(json "ascii((v['reasons'], v['summary'], v['command']))")"
+$PY -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$W/j.xml" || fail "JUnit XML not well-formed"
+grep -q "a.py:4: y $(printf '\357\277\275')" "$W/j.xml" || fail "JUnit XML lacks U+FFFF as U+FFFD"
 
 # a real C test program (cmocka) built from nothing but cc, if a compiler is here
 if command -v cc >/dev/null; then
