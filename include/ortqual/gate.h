@@ -17,7 +17,8 @@
  *   - reads the runner's closing summary (pytest, ctest, cmocka, or a plain
  *     "N passed, N failed" line; the last one in the log) and fails on a
  *     non-zero exit, pytest's exit 5, no summary, failures or errors, zero
- *     passed, or any skip whose reason --allow-skip does not match;
+ *     passed, or any skip whose reason --allow-skip does not match; and on an
+ *     earlier summary that failed, ran no test or skipped what is not allowed;
  *   - optionally requires every SdpaKernel= routing line to name an allowed
  *     kernel (ortqual/dispatch.h), with at least one line present.
  *
@@ -75,13 +76,15 @@ typedef struct oq_test_summary {
 
 /* Reads a log line by line and keeps the LAST summary found, with the skip
  * reasons of its run: pytest's "SKIPPED [N] where: why" lines printed since the
- * previous summary, cmocka's and ctest's skip lists printed after it; and the first
- * earlier summary that reported a failure. */
+ * previous summary, cmocka's and ctest's skip lists printed after it; the first
+ * earlier summary that reported a failure; and every other earlier one that ran no
+ * test or reported skips. */
 typedef struct oq_summary_scanner oq_summary_scanner;
 
 OQ_API oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err);
 OQ_API void oq_summary_scanner_free(oq_summary_scanner *s);
-/* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. */
+/* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. A NUL in it ends
+ * a line there as a newline would (the text after it is read as a line of the same number). */
 OQ_API oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
                                          uint64_t line_no, oq_err *err);
 /* The last summary so far, or NULL (also for a NULL scanner). Owned by the scanner. */
@@ -89,6 +92,10 @@ OQ_API const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *
 /* The first summary before the last that reported failures or errors (a suite whose failure
  * the command ignored, `pytest a || true; pytest b`), or NULL. Owned by the scanner. */
 OQ_API const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner *s);
+/* The other summaries before the last that ran no test (oq_gate_judge's rule: no test passed,
+ * failed, errored, xfailed or xpassed) or reported skips, in log order: their number (0 for a
+ * NULL scanner) and, in *list (list may be NULL), the array, owned by the scanner. */
+OQ_API size_t oq_summary_scanner_earlier(const oq_summary_scanner *s, const oq_test_summary **list);
 /* Convenience: scan a whole text (lines numbered from 1). */
 OQ_API oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
                                       oq_err *err);
@@ -109,6 +116,8 @@ typedef struct oq_gate_outcome {
     const oq_dispatch_log *dispatch; /* the routing lines of the log */
     double timed_out_s; /* > 0: killed by the gate's timeout after this many seconds */
     const oq_test_summary *failed_before; /* NULL, or an earlier summary with failures */
+    const oq_test_summary *earlier; /* earlier summaries that ran no test or skipped some */
+    size_t n_earlier;               /* (oq_summary_scanner_earlier) */
 } oq_gate_outcome;
 
 typedef struct oq_gate_judgement {
@@ -122,6 +131,8 @@ typedef struct oq_gate_judgement {
 /* Apply every rule to an outcome. `allow_skip` is a POSIX extended regular
  * expression searched in each skip reason (NULL: no skip is allowed); a skip
  * with no visible reason is never allowed (pytest prints reasons with -rs).
+ * An earlier summary that failed or ran no test fails the gate, and its skips
+ * are judged as the last summary's are.
  * `expect` (nullable) turns on the dispatch requirement.
  * OQ_ERR_INVALID_ARG when `allow_skip` does not compile. */
 OQ_API oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,

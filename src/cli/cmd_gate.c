@@ -38,7 +38,9 @@ static const char head[] =
 "    pytest's \"no tests collected\"); CMD was killed by a signal; no summary is\n"
 "    found; anything failed or errored; zero tests passed; any skip's reason is\n"
 "    not matched by --allow-skip. pytest prints skip reasons only with -rs:\n"
-"    a skip without a visible reason is never allowed.\n";
+"    a skip without a visible reason is never allowed. A summary before the\n"
+"    last that failed, ran no test or skipped what --allow-skip does not allow\n"
+"    FAILS it too: the later one does not undo it.\n";
 
 static const char foot[] =
 "\n"

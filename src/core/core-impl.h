@@ -121,4 +121,15 @@ void oq_sha256_blocks_portable(uint32_t h[8], const unsigned char *p, size_t n);
 uint32_t oq_crc32(uint32_t crc, const void *data, size_t n);
 uint32_t oq_crc32_portable(uint32_t crc, const void *data, size_t n);
 
+/* ---- UTF-8 (src/core/utf8.c) ------------------------------------------------------ */
+
+/* U+FFFD, what stands for each byte of outside text that is not UTF-8. */
+#define OQ_UTF8_REPLACEMENT "\xEF\xBF\xBD"
+/* The length of the valid UTF-8 sequence at p (at most rem bytes, rem > 0); 0 when none
+ * starts there (a stray byte, an overlong form, a surrogate, past U+10FFFF, cut short). */
+size_t oq_utf8_len(const unsigned char *p, size_t rem);
+/* A copy of s (caller frees) in which each byte that starts no valid sequence is U+FFFD:
+ * nothing is dropped, and the result is valid UTF-8. NULL when out of memory. */
+char *oq_utf8_lossy(const char *s);
+
 #endif

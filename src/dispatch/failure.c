@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "status/args-impl.h"
 
 static const char *const KIND_NAMES[OQ_DISPATCH_FAILURE_KIND_COUNT_] = {"text", "kernel", "unobserved",
@@ -59,10 +60,20 @@ oq_status oq_dispatch_failure_copy(oq_dispatch_failure *dst, const oq_dispatch_f
     return oq_err_set(err, OQ_ERR_NOMEM, "dispatch failure: out of memory");
 }
 
+/* A name from the log as a JSON string (NULL: ""): the log need not be UTF-8, and jansson
+ * refuses a string that is not (a pack given its NULL fails whole). fileio's oq_json_text is
+ * of this layer, out of reach. */
+static json_t *log_text(const char *s)
+{
+    char *u = oq_utf8_lossy(s ? s : "");
+    json_t *j = u ? json_string(u) : NULL;
+    free(u);
+    return j;
+}
+
 json_t *oq_dispatch_failure_json(const oq_dispatch_failure *f)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "kind", oq_dispatch_failure_kind_name(f->kind), "node",
-                     f->node ? f->node : "", "op", f->op ? f->op : "", "dtype", f->dtype ? f->dtype : "", "kernel",
-                     f->kernel ? f->kernel : "", "expected", f->expected ? f->expected : "", "line",
-                     (json_int_t)f->line);
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:I}", "kind", oq_dispatch_failure_kind_name(f->kind), "node",
+                     log_text(f->node), "op", log_text(f->op), "dtype", log_text(f->dtype), "kernel",
+                     log_text(f->kernel), "expected", log_text(f->expected), "line", (json_int_t)f->line);
 }

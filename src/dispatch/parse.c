@@ -250,12 +250,13 @@ static oq_status parse_record(oq_dispatch_parser *p, const char *s, size_t start
 }
 
 /* Where the routing text that ends with the key at k begins: the last
- * "Operator=" at a word boundary in [from, k), else the key itself. */
+ * "Operator=" at a word boundary in [from, k), else the key itself. A NUL
+ * before it is a boundary: the summary scanner reads a NUL as a line break. */
 static size_t record_start(const char *s, size_t from, size_t k)
 {
     size_t start = k;
     for (size_t i = find(s, from, k, "Operator="); i < k; i = find(s, i + 1, k, "Operator="))
-        if (i == 0 || isspace((unsigned char)s[i - 1])) start = i;
+        if (i == 0 || isspace((unsigned char)s[i - 1]) || s[i - 1] == '\0') start = i;
     return start;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 
@@ -37,32 +38,12 @@ json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
     return doc;
 }
 
-/* The length of the valid UTF-8 sequence at p (at most rem bytes), 0 when there is none. */
-static size_t utf8_len(const unsigned char *p, size_t rem)
-{
-    static const unsigned char lo[5] = {0x80, 0xA0, 0x80, 0x90, 0x80}, hi[5] = {0xBF, 0xBF, 0x9F, 0xBF, 0x8F};
-    unsigned char c = p[0];
-    if (c < 0x80) return 1;
-    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    int k = c == 0xE0 ? 1 : c == 0xED ? 2 : c == 0xF0 ? 3 : c == 0xF4 ? 4 : 0; /* second byte's range */
-    if (!n || n > rem || p[1] < lo[k] || p[1] > hi[k]) return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
 json_t *oq_json_text(const char *s)
 {
     json_t *j = json_string(s ? s : "");
     if (j || !s) return j;
-    size_t n = strlen(s), w = 0;
-    char *b = malloc(3 * n + 1);
-    for (size_t i = 0; b && i < n;) {
-        size_t k = utf8_len((const unsigned char *)s + i, n - i);
-        if (k) memcpy(b + w, s + i, k), w += k, i += k;
-        else memcpy(b + w, "\xEF\xBF\xBD", 3), w += 3, i++; /* U+FFFD for each stray byte */
-    }
-    if (b) b[w] = '\0', j = json_string(b);
+    char *b = oq_utf8_lossy(s);
+    j = b ? json_string(b) : NULL;
     free(b);
     return j;
 }

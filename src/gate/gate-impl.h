@@ -27,6 +27,9 @@ struct oq_gate {
 };
 
 oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err);
+/* Whether a summary ran no test: "no tests ran", or nothing passed, failed, errored,
+ * xfailed or xpassed (skips and deselections are no run). */
+int oq_test_summary_ran_none(const oq_test_summary *t);
 void gate_strv_clear(gate_strv *s);
 
 #endif

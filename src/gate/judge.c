@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "gate/gate-impl.h"
 #include "status/args-impl.h"
 
 static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
@@ -47,9 +48,10 @@ static oq_status judge_counts(const oq_test_summary *s, oq_gate_judgement *j, oq
 }
 
 /* Every skip needs a reason the regex matches; skips with no printed reason
- * are never allowed, whatever the regex (it could match the empty string). */
-static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, oq_gate_judgement *j,
-                             oq_err *err)
+ * are never allowed, whatever the regex (it could match the empty string). Each
+ * reason starts with `where` ("" for the last summary). */
+static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, const char *where,
+                             oq_gate_judgement *j, oq_err *err)
 {
     if (s->skipped <= 0) return OQ_OK;
     oq_status st = OQ_OK;
@@ -58,17 +60,38 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, oq_
         const oq_skip_reason *r = &s->skips[i];
         explained = r->count > INT64_MAX - explained ? INT64_MAX : explained + r->count;
         if (!allow)
-            st = reason(j, err, "skipped (no --allow-skip given): [%lld] %s", (long long)r->count,
-                        r->text);
+            st = reason(j, err, "%sskipped (no --allow-skip given): [%lld] %s", where,
+                        (long long)r->count, r->text);
         else if (regexec(allow, r->text, 0, NULL, 0) != 0)
-            st = reason(j, err, "skip not allowed by --allow-skip: [%lld] %s", (long long)r->count,
-                        r->text);
+            st = reason(j, err, "%sskip not allowed by --allow-skip: [%lld] %s", where,
+                        (long long)r->count, r->text);
     }
     if (st == OQ_OK && s->skipped > explained)
         st = reason(j, err,
-                    "%lld of %lld skips have no visible reason (for pytest add -rs so each "
+                    "%s%lld of %lld skips have no visible reason (for pytest add -rs so each "
                     "skip prints one); a skip without a reason is never allowed",
-                    (long long)(s->skipped - explained), (long long)s->skipped);
+                    where, (long long)(s->skipped - explained), (long long)s->skipped);
+    return st;
+}
+
+/* A later summary does not undo an earlier run that ran nothing or skipped what the last
+ * summary's rules would not allow (`pytest gpu/ || true; pytest cpu/`: the first may have
+ * skipped everything). */
+static oq_status judge_earlier(const oq_test_summary *s, const regex_t *allow, oq_gate_judgement *j,
+                               oq_err *err)
+{
+    const char *runner = oq_runner_name(s->runner);
+    unsigned long long line = (unsigned long long)s->line;
+    oq_status st = OQ_OK;
+    if (oq_test_summary_ran_none(s))
+        st = reason(j, err, "an earlier run ran no tests (%s summary at line %llu: %s); the last summary "
+                            "does not undo it", runner, line, s->text);
+    if (st != OQ_OK || s->skipped <= 0) return st;
+    char *where;
+    if (asprintf(&where, "in an earlier run (%s summary at line %llu: %s): ", runner, line, s->text) < 0)
+        return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    st = judge_skips(s, allow, where, j, err);
+    free(where);
     return st;
 }
 
@@ -100,13 +123,15 @@ oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
     oq_status st = judge_exit(o, out, err);
     if (st == OQ_OK && !o->summary) st = reason(out, err, "no test summary found in the log");
     if (st == OQ_OK && o->summary) st = judge_counts(o->summary, out, err);
-    if (st == OQ_OK && o->summary) st = judge_skips(o->summary, allow_skip ? &re : NULL, out, err);
+    if (st == OQ_OK && o->summary) st = judge_skips(o->summary, allow_skip ? &re : NULL, "", out, err);
     /* a later summary does not undo an earlier run's failures (the exit status would have said
      * so, had the command not dropped it) */
     if (st == OQ_OK && o->failed_before)
         st = reason(out, err, "an earlier run failed (%s summary at line %llu: %s); the last summary does not undo it",
                     oq_runner_name(o->failed_before->runner), (unsigned long long)o->failed_before->line,
                     o->failed_before->text);
+    for (size_t i = 0; st == OQ_OK && o->earlier && i < o->n_earlier; i++)
+        st = judge_earlier(&o->earlier[i], allow_skip ? &re : NULL, out, err);
     if (st == OQ_OK && expect) st = judge_dispatch(o, expect, out, err);
     if (allow_skip) regfree(&re);
     if (st != OQ_OK) {

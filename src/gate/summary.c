@@ -8,12 +8,15 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "gate/gate-impl.h"
 #include "status/args-impl.h"
 
 struct oq_summary_scanner {
     oq_test_summary last;   /* runner == NONE until a summary is seen */
     oq_test_summary failed_before; /* the first summary a later one replaced that reported a
                                       failure or an error (runner == NONE: none) */
+    oq_test_summary *earlier; /* every other one replaced that ran no test or skipped some */
+    size_t n_earlier;
     oq_skip_reason *pending; /* pytest -rs reasons since the previous summary */
     size_t n_pending;
     size_t cmocka_skip_list; /* cmocka skip names still to come after its header */
@@ -59,6 +62,8 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
     if (!s) return;
     summary_clear(&s->last);
     summary_clear(&s->failed_before);
+    for (size_t i = 0; i < s->n_earlier; i++) summary_clear(&s->earlier[i]);
+    free(s->earlier);
     free_reasons(s->pending, s->n_pending);
     oq_dynbuf_clear(&s->line);
     free(s);
@@ -72,6 +77,18 @@ const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s)
 const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner *s)
 {
     return !s || s->failed_before.runner == OQ_RUNNER_NONE ? NULL : &s->failed_before;
+}
+
+size_t oq_summary_scanner_earlier(const oq_summary_scanner *s, const oq_test_summary **list)
+{
+    if (list) *list = s ? s->earlier : NULL;
+    return s ? s->n_earlier : 0;
+}
+
+int oq_test_summary_ran_none(const oq_test_summary *t)
+{
+    return t->no_tests_ran ||
+           (t->passed <= 0 && t->failed <= 0 && t->errors <= 0 && t->xfailed <= 0 && t->xpassed <= 0);
 }
 
 static oq_status add_reason(oq_skip_reason **list, size_t *n, const char *text, int64_t count,
@@ -228,6 +245,15 @@ static int parse_ctest(const char *line, oq_test_summary *t)
     return 1;
 }
 
+/* "No tests were found!!!": ctest ran nothing (and exits 0 unless --no-tests=error). */
+static int parse_ctest_none(const char *line, oq_test_summary *t)
+{
+    if (strncmp(line, "No tests were found", 19) || line[19 + strspn(line + 19, "!")] != '\0') return 0;
+    memset(t, 0, sizeof *t);
+    t->runner = OQ_RUNNER_CTEST;
+    return 1;
+}
+
 /* "[  PASSED  ] 5 test(s)." */
 static int parse_cmocka(const char *line, oq_test_summary *t)
 {
@@ -266,12 +292,33 @@ static int parse_plain(const char *line, oq_test_summary *t)
     return 1;
 }
 
-/* A new summary replaces the last one and takes the pending pytest reasons. The first one
- * replaced that reported a failure is kept: `pytest a || true; pytest b` ends with b's summary,
- * and a's failures must not go unseen. */
+/* The last summary, about to be replaced, kept where it still says something:
+ * `pytest a || true; pytest b` ends with b's summary, and a's failures, a run of nothing or
+ * a's skips must not go unseen. The first one with a failure or an error is failed_before;
+ * every other one that ran no test or skipped some is kept for the judge (which alone knows
+ * --allow-skip). */
+static oq_status keep_replaced(oq_summary_scanner *s, oq_err *err)
+{
+    oq_test_summary *l = &s->last, *keep;
+    if (l->runner == OQ_RUNNER_NONE) return OQ_OK;
+    if (s->failed_before.runner == OQ_RUNNER_NONE && (l->failed > 0 || l->errors > 0))
+        keep = &s->failed_before;
+    else if (oq_test_summary_ran_none(l) || l->skipped > 0)
+        keep = OQ_PUSH(s->earlier, s->n_earlier);
+    else
+        return OQ_OK;
+    if (!keep) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    *keep = *l;
+    memset(l, 0, sizeof *l);
+    return OQ_OK;
+}
+
+/* A new summary replaces the last one and takes the pending pytest reasons. */
 static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_t line_no,
                               oq_err *err)
 {
+    oq_status st = keep_replaced(s, err);
+    if (st != OQ_OK) return st;
     t->text = strdup(s->line.buf);
     if (!t->text) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
     t->line = line_no;
@@ -279,10 +326,6 @@ static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_
     t->n_skips = s->n_pending;
     s->pending = NULL;
     s->n_pending = 0;
-    if (s->failed_before.runner == OQ_RUNNER_NONE && (s->last.failed > 0 || s->last.errors > 0)) {
-        s->failed_before = s->last;
-        memset(&s->last, 0, sizeof s->last);
-    }
     summary_clear(&s->last);
     s->last = *t;
     s->cmocka_skip_list = 0;
@@ -353,11 +396,10 @@ static int pytest_skip(const char *line, int64_t *count, const char **reason)
     return 1;
 }
 
-oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
-                                  uint64_t line_no, oq_err *err)
+/* One line with no NUL in it. */
+static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, uint64_t line_no,
+                           oq_err *err)
 {
-    OQ_NEED(err, s);
-    OQ_NEED_N(err, n, line);
     oq_status st = clean_line(s, line, n, err);
     if (st != OQ_OK) return st;
     int used;
@@ -369,9 +411,29 @@ oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_
         return add_reason(&s->pending, &s->n_pending, reason, count, err);
     const char *p = skip_blanks(s->line.buf);
     oq_test_summary t;
-    if (parse_pytest(p, &t) || parse_ctest(p, &t) || parse_cmocka(p, &t) || parse_plain(p, &t))
+    if (parse_pytest(p, &t) || parse_ctest(p, &t) || parse_ctest_none(p, &t) || parse_cmocka(p, &t) ||
+        parse_plain(p, &t))
         return take_summary(s, &t, line_no, err);
     return OQ_OK;
+}
+
+/* A NUL ends a line as a newline does, keeping the line's number (the log's lines are its
+ * newlines). Runners never print one: it comes from a test's raw bytes, and what follows it is
+ * text of its own (a terminal shows nothing for the NUL). As an ordinary byte it would glue the
+ * runner's next line onto that noise, where no summary is recognised, and in C strings it hid
+ * the rest of the line: a failing last summary went unseen and the gate passed. */
+oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
+                                  uint64_t line_no, oq_err *err)
+{
+    OQ_NEED(err, s);
+    OQ_NEED_N(err, n, line);
+    oq_status st = OQ_OK;
+    for (const char *nul; st == OQ_OK && n > 0 && (nul = memchr(line, '\0', n));) {
+        st = scan_line(s, line, (size_t)(nul - line), line_no, err);
+        n -= (size_t)(nul - line) + 1;
+        line = nul + 1;
+    }
+    return st == OQ_OK ? scan_line(s, line, n, line_no, err) : st;
 }
 
 oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "dispatch/dispatch-impl.h"
 #include "fileio/fileio-impl.h"
 #include "gate/gate-impl.h"
@@ -14,10 +15,12 @@ static const char *verdict_name(oq_gate_verdict v)
     return v == OQ_GATE_PASS ? "pass" : v == OQ_GATE_FAIL ? "fail" : "error";
 }
 
+/* Text from outside (the log, the command line, paths) goes in through oq_json_text: json_string
+ * refuses what is not UTF-8, and an element or pack given its NULL silently goes missing. */
 static json_t *str_array(char *const *v, size_t n)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, oq_json_text(v[i]));
     return a;
 }
 
@@ -35,9 +38,9 @@ static json_t *summary_json(const oq_test_summary *s)
     if (s->runner == OQ_RUNNER_NONE) return json_null();
     json_t *skips = json_array();
     for (size_t i = 0; i < s->n_skips; i++)
-        json_array_append_new(skips, json_pack("{sssI}", "reason", s->skips[i].text, "count",
+        json_array_append_new(skips, json_pack("{sosI}", "reason", oq_json_text(s->skips[i].text), "count",
                                                (json_int_t)s->skips[i].count));
-    return json_pack("{sIsssbso}", "line", (json_int_t)s->line, "text", s->text, "no_tests_ran",
+    return json_pack("{sIsosbso}", "line", (json_int_t)s->line, "text", oq_json_text(s->text), "no_tests_ran",
                      s->no_tests_ran, "skip_reasons", skips);
 }
 
@@ -64,8 +67,9 @@ static json_t *env_json(const oq_gate *g)
     json_t *o = json_object();
     for (size_t i = 0; i < g->changes.n; i++) {
         const char *kv = g->changes.v[i], *eq = strchr(kv, '=');
-        char *name = strndup(kv, (size_t)(eq - kv));
-        if (name) json_object_set_new(o, name, json_string(eq + 1));
+        char *name = strndup(kv, (size_t)(eq - kv)), *key = name ? oq_utf8_lossy(name) : NULL;
+        if (key) json_object_set_new(o, key, oq_json_text(eq + 1));
+        free(key);
         free(name);
     }
     return o;
@@ -79,21 +83,21 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&g->started));
     const oq_test_summary *s = &r->summary;
     json_t *root = json_pack(
-        "{ss ss ss so so ss so so ss so so so so}", "tool", "ortqual gate", "ortqual_version",
+        "{ss ss ss so so so so so ss so so so so}", "tool", "ortqual gate", "ortqual_version",
         ORTQUAL_VERSION, "verdict", verdict_name(r->j.verdict), "reasons",
         str_array(r->j.reasons, r->j.n_reasons), "command", str_array(g->o.argv, argc),
-        "command_path", g->cmd_path, "exit_code",
+        "command_path", oq_json_text(g->cmd_path), "exit_code",
         r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), "signal",
         r->signal ? json_integer(r->signal) : json_null(), "runner",
         oq_runner_name(s->runner), "counts", counts_json(s), "summary", summary_json(s),
-        "allow_skip", g->o.allow_skip ? json_string(g->o.allow_skip) : json_null(), "dispatch",
+        "allow_skip", g->o.allow_skip ? oq_json_text(g->o.allow_skip) : json_null(), "dispatch",
         dispatch_json(g, r));
     json_object_set_new(root, "pinned_libraries", str_array(g->pins.v, g->pins.n));
     json_object_set_new(root, "environment", env_json(g));
     json_object_set_new(root, "notes", str_array(g->notes.v, g->notes.n));
-    json_object_set_new(root, "directory", json_string(g->dir));
+    json_object_set_new(root, "directory", oq_json_text(g->dir));
     json_object_set_new(root, "kept", json_boolean(g->o.keep));
-    json_object_set_new(root, "log", json_string(g->log_path));
+    json_object_set_new(root, "log", oq_json_text(g->log_path));
     json_object_set_new(root, "log_bytes", json_integer((json_int_t)r->log_bytes));
     json_object_set_new(root, "started_utc", json_string(started));
     json_object_set_new(root, "duration_s", json_real(r->duration_s));
@@ -120,7 +124,7 @@ static json_t *error_verdict_json(char *const *argv, const char *message)
     size_t argc = 0;
     while (argv && argv[argc]) argc++;
     json_t *reasons = json_array();
-    json_array_append_new(reasons, json_string(message));
+    json_array_append_new(reasons, oq_json_text(message));
     return json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version", ORTQUAL_VERSION, "verdict",
                      "error", "reasons", reasons, "command", str_array(argv, argc));
 }

@@ -49,8 +49,9 @@ oq_status oq_plot_draw(const oq_plot_spec *spec, int width, int height, oq_canva
 /* The figure's size: its own, else 1100 x 700 (faceted: taller per panel). */
 void oq_plot_size(const oq_plot_spec *spec, int *width, int *height);
 
-/* Text and attribute values of XML (SVG, HTML): the five specials escaped, control
- * characters (not allowed in XML 1.0) dropped. NULL adds nothing. OQ_ERR_NOMEM. */
+/* Text and attribute values of XML (SVG, HTML, JUnit): the five specials escaped, control
+ * characters (not allowed in XML 1.0) dropped, each byte that is not UTF-8 and U+FFFE/U+FFFF
+ * written as U+FFFD. NULL adds nothing. OQ_ERR_NOMEM. */
 oq_status oq_xml_add(oq_dynbuf *b, const char *s);
 
 /* SVG canvas writing into memory. */

@@ -31,19 +31,42 @@ static void printf_(oq_svg *s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* One ASCII character as XML text: C0 controls but tab and newline are dropped (no XML 1.0
+ * document may hold them, not even as references). */
+static oq_status xml_ascii(oq_dynbuf *b, const char *p)
+{
+    switch (*p) {
+    case '&': return oq_dynbuf_add(b, "&amp;");
+    case '<': return oq_dynbuf_add(b, "&lt;");
+    case '>': return oq_dynbuf_add(b, "&gt;");
+    case '"': return oq_dynbuf_add(b, "&quot;");
+    case '\'': return oq_dynbuf_add(b, "&#39;");
+    default: return *p >= 0x20 || *p == '\t' || *p == '\n' ? oq_dynbuf_addn(b, p, 1) : OQ_OK;
+    }
+}
+
+/* U+FFFE and U+FFFF: valid UTF-8, yet no XML character. */
+static int xml_nonchar(const unsigned char *p, size_t k)
+{
+    return k == 3 && p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBE;
+}
+
+/* Text from outside need not be UTF-8: a byte that starts no valid sequence becomes U+FFFD, as
+ * does a non-character, so the document stays well-formed and nothing is dropped unseen. */
 oq_status oq_xml_add(oq_dynbuf *b, const char *t)
 {
+    size_t n = t ? strlen(t) : 0;
     oq_status st = OQ_OK;
-    for (const char *p = t; !st && p && *p; p++) {
-        unsigned char ch = (unsigned char)*p;
-        switch (ch) {
-        case '&': st = oq_dynbuf_add(b, "&amp;"); break;
-        case '<': st = oq_dynbuf_add(b, "&lt;"); break;
-        case '>': st = oq_dynbuf_add(b, "&gt;"); break;
-        case '"': st = oq_dynbuf_add(b, "&quot;"); break;
-        case '\'': st = oq_dynbuf_add(b, "&#39;"); break;
-        default:
-            if (ch >= 0x20 || ch == '\t' || ch == '\n') st = oq_dynbuf_addn(b, p, 1);
+    for (size_t i = 0, k; !st && i < n; i += k) {
+        const unsigned char *p = (const unsigned char *)t + i;
+        k = oq_utf8_len(p, n - i);
+        if (k == 1) {
+            st = xml_ascii(b, t + i);
+        } else if (k && !xml_nonchar(p, k)) {
+            st = oq_dynbuf_addn(b, t + i, k);
+        } else {
+            st = oq_dynbuf_add(b, OQ_UTF8_REPLACEMENT);
+            k = k ? k : 1; /* one U+FFFD per stray byte */
         }
     }
     return st;

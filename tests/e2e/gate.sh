@@ -62,6 +62,36 @@ printer last_wins 0 '5 passed, 0 failed\n==== 2 skipped in 0.1s ====\n'
 gate 1 -- "$W/bin/last_wins" && expect "zero tests passed"
 printer earlier_failed 0 '==== 1 failed, 2 passed in 0.1s ====\n5 passed, 0 failed\n' # pytest a || true; b
 gate 1 -- "$W/bin/earlier_failed" && expect "an earlier run failed (pytest summary at line 1: ==== 1 failed, 2 passed in 0.1s ====)"
+# a NUL ends a line (it hid the rest of it: the failing last summary was missed, a pass)
+printer nul_line 0 '=== 3 passed in 0.1s ===\nabc\0=== 1 failed, 2 passed in 0.1s ===\n'
+gate 1 -- "$W/bin/nul_line" && expect "pytest summary (line 2): 2 passed, 1 failed" && expect "  - 1 failed"
+# an earlier run of nothing, or with skips, is not undone by a later pass
+printer earlier_none 0 '=== no tests ran in 0.1s ===\n=== 2 passed in 0.1s ===\n'
+gate 1 -- "$W/bin/earlier_none" &&
+    expect "an earlier run ran no tests (pytest summary at line 1: === no tests ran in 0.1s ===); the last summary does not undo it"
+printer earlier_plain_skips 0 'gpu: 0 passed, 0 failed, 3 skipped\nunit: 2 passed, 0 failed\n'
+gate 1 --allow-skip . -- "$W/bin/earlier_plain_skips" &&
+    expect "in an earlier run (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped): 3 of 3 skips have no visible reason"
+printer earlier_skip 0 'SKIPPED [1] g.py:1: needs CUDA\n=== 1 passed, 1 skipped in 0.1s ===\nunit: 2 passed, 0 failed\n'
+gate 1 -- "$W/bin/earlier_skip" &&
+    expect "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): skipped (no --allow-skip given): [1] g.py:1: needs CUDA"
+gate 1 --allow-skip bf16 -- "$W/bin/earlier_skip" && expect "skip not allowed by --allow-skip: [1] g.py:1: needs CUDA"
+gate 0 --allow-skip 'needs CUDA$' -- "$W/bin/earlier_skip"
+# a real ctest that finds no tests (it exits 0), before a passing suite
+if command -v ctest >/dev/null; then
+    mkdir -p "$W/no_ctest" && : >"$W/no_ctest/CTestTestfile.cmake"
+    gate 1 -- /bin/sh -c "cd '$W/no_ctest' && ctest; echo 'unit: 2 passed, 0 failed'" &&
+        expect "an earlier run ran no tests (ctest summary at line " && expect ": No tests were found!!!)"
+fi
+# text that is not UTF-8 (the log, an argument) is in the verdict as U+FFFD, never dropped, and
+# U+FFFF (UTF-8, no XML character) too in the JUnit XML, which stays well-formed
+gate 1 --verdict "$W/v.json" --junit "$W/j.xml" -- /bin/sh -c \
+    "printf 'SKIPPED [1] a.py:3: x \\377\nSKIPPED [1] a.py:4: y \\357\\277\\277\n=== 1 passed, 2 skipped in 0.1s ===\n'" $'arg\377z'
+[ "$(json "ascii((v['reasons'], v['summary']['skip_reasons'][0], v['command'][-1]))")" = \
+  "(['skipped (no --allow-skip given): [1] a.py:3: x \\ufffd', 'skipped (no --allow-skip given): [1] a.py:4: y \\uffff'], {'reason': 'a.py:3: x \\ufffd', 'count': 1}, 'arg\\ufffdz')" ] ||
+    fail "text that is not UTF-8 lost from the verdict: $(json "ascii((v['reasons'], v['summary'], v['command']))")"
+$PY -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$W/j.xml" || fail "JUnit XML not well-formed"
+grep -q "a.py:4: y $(printf '\357\277\275')" "$W/j.xml" || fail "JUnit XML lacks U+FFFF as U+FFFD"
 
 # a real C test program (cmocka) built from nothing but cc, if a compiler is here
 if command -v cc >/dev/null; then

@@ -166,6 +166,20 @@ static void bare_token_is_a_record(void **state)
     oq_dispatch_parser_free(p);
 }
 
+/* After a NUL (a test's raw bytes) a route is whole, as after a line break. */
+static void nul_before_a_route(void **state)
+{
+    (void)state;
+    static const char text[] = "abc\0Operator=Attention Node=attn1 DataType=fp16 SdpaKernel=MATH\n";
+    oq_dispatch_parser *p = NULL;
+    assert_int_equal(oq_dispatch_parse_text(text, sizeof text - 1, &p, NULL), OQ_OK);
+    const oq_dispatch_log *log = oq_dispatch_parser_log(p);
+    assert_int_equal(log->n_records, 1);
+    assert_string_equal(log->records[0].op, "Attention");
+    assert_string_equal(log->records[0].node, "attn1");
+    oq_dispatch_parser_free(p);
+}
+
 static void interleaved_output_passes_through(void **state)
 {
     (void)state;
@@ -478,6 +492,7 @@ int main(void)
         cmocka_unit_test(fields_and_line_numbers),
         cmocka_unit_test(repeated_routes_are_counted),
         cmocka_unit_test(bare_token_is_a_record),
+        cmocka_unit_test(nul_before_a_route),
         cmocka_unit_test(interleaved_output_passes_through),
         cmocka_unit_test(split_across_chunks_and_crlf),
         cmocka_unit_test(options_line),

@@ -186,11 +186,32 @@ static void last_summary_wins_with_its_reasons(void **state)
     oq_summary_scanner_free(s);
 }
 
+/* A NUL ends a line as a newline does, under the same line number: the text after it is seen
+ * (in C strings it was not: a failing last summary went unseen). */
+static void nul_ends_a_line(void **state)
+{
+    (void)state;
+    static const char log[] = "=== 3 passed in 0.1s ===\n"
+                              "SKIPPED [1] t.py:1: x\0\0SKIPPED [2] t.py:2: y\n"
+                              "abc\0=== 1 failed, 2 passed, 3 skipped in 0.1s ===\n";
+    oq_summary_scanner *s = NULL;
+    assert_int_equal(oq_summary_scan_text(log, sizeof log - 1, &s, NULL), OQ_OK);
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_non_null(t);
+    assert_int_equal(t->failed, 1);
+    assert_int_equal(t->line, 3); /* the log's line: its newlines */
+    assert_string_equal(t->text, "=== 1 failed, 2 passed, 3 skipped in 0.1s ===");
+    assert_int_equal(t->n_skips, 2);
+    assert_string_equal(t->skips[1].text, "t.py:2: y");
+    oq_summary_scanner_free(s);
+}
+
 /* Judge `log` with exit code `code`; returns the judgement (caller clears). */
 static oq_gate_judgement judge(const char *log, int code, const char *allow)
 {
     oq_summary_scanner *s = scan(log);
-    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL, 0, oq_summary_scanner_failed_before(s)};
+    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL, 0, oq_summary_scanner_failed_before(s), NULL, 0};
+    o.n_earlier = oq_summary_scanner_earlier(s, &o.earlier);
     oq_gate_judgement j;
     oq_err err = {0};
     assert_int_equal(oq_gate_judge(&o, allow, NULL, &j, &err), OQ_OK);
@@ -234,6 +255,47 @@ static void rules(void **state)
                    "an earlier run failed (pytest summary at line 2: ==== 1 error in 0.1s ====); "
                    "the last summary does not undo it");
     assert_verdict("2 passed, 0 failed\n3 passed, 0 failed\n", 0, NULL, OQ_GATE_PASS, NULL);
+    /* nor an earlier run of nothing, whatever the runner said it with */
+    assert_verdict("=== no tests ran in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0, NULL, OQ_GATE_FAIL,
+                   "an earlier run ran no tests (pytest summary at line 1: === no tests ran in 0.1s ===); "
+                   "the last summary does not undo it");
+    assert_verdict("0 passed, 0 failed\n2 passed, 0 failed\n", 0, NULL, OQ_GATE_FAIL,
+                   "an earlier run ran no tests (plain summary at line 1: 0 passed, 0 failed); "
+                   "the last summary does not undo it");
+    assert_verdict("Test project /b\nNo tests were found!!!\n2 passed, 0 failed\n", 0, NULL, OQ_GATE_FAIL,
+                   "an earlier run ran no tests (ctest summary at line 2: No tests were found!!!); "
+                   "the last summary does not undo it");
+    assert_verdict("No tests were found!!!\n", 0, NULL, OQ_GATE_FAIL,
+                   "zero tests passed (ctest summary at line 1: No tests were found!!!)");
+    /* even when its skips are allowed: a run of skips alone fails as the last summary would */
+    assert_verdict("SKIPPED [3] g.py:1: needs CUDA\n=== 3 skipped in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0,
+                   "needs CUDA", OQ_GATE_FAIL,
+                   "an earlier run ran no tests (pytest summary at line 2: === 3 skipped in 0.1s ===); "
+                   "the last summary does not undo it");
+    /* nor an earlier run's skips: judged by the last summary's rules */
+    assert_verdict("gpu: 0 passed, 0 failed, 3 skipped\nunit: 2 passed, 0 failed\n", 0, ".*", OQ_GATE_FAIL,
+                   "an earlier run ran no tests (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped); "
+                   "the last summary does not undo it");
+    const char *earlier_skip = "SKIPPED [1] g.py:1: needs CUDA\n=== 1 passed, 1 skipped in 0.1s ===\n"
+                               "unit: 2 passed, 0 failed\n";
+    assert_verdict(earlier_skip, 0, NULL, OQ_GATE_FAIL,
+                   "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): "
+                   "skipped (no --allow-skip given): [1] g.py:1: needs CUDA");
+    assert_verdict(earlier_skip, 0, "needs bf16", OQ_GATE_FAIL,
+                   "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): "
+                   "skip not allowed by --allow-skip: [1] g.py:1: needs CUDA");
+    assert_verdict(earlier_skip, 0, "needs CUDA$", OQ_GATE_PASS, NULL);
+    assert_verdict("=== 1 passed, 2 skipped in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0, ".*", OQ_GATE_FAIL,
+                   "in an earlier run (pytest summary at line 1: === 1 passed, 2 skipped in 0.1s ===): "
+                   "2 of 2 skips have no visible reason (for pytest add -rs so each skip prints one); a skip "
+                   "without a reason is never allowed");
+    /* every earlier one counts, in log order, not only the first */
+    oq_gate_judgement j2 = judge("1 passed, 0 failed, 1 skipped\n1 passed, 0 failed\n0 passed, 0 failed\n"
+                                 "2 passed, 0 failed\n", 0, NULL);
+    assert_int_equal(j2.n_reasons, 2);
+    assert_non_null(strstr(j2.reasons[0], "in an earlier run (plain summary at line 1: "));
+    assert_non_null(strstr(j2.reasons[1], "an earlier run ran no tests (plain summary at line 3: "));
+    oq_gate_judgement_clear(&j2);
     const char *skip_log = "SKIPPED [1] test_x.py:12: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n";
     assert_verdict(skip_log, 0, NULL, OQ_GATE_FAIL,
                    "skipped (no --allow-skip given): [1] test_x.py:12: needs CUDA");
@@ -425,6 +487,7 @@ int main(void)
         cmocka_unit_test(cmocka_variants),
         cmocka_unit_test(plain_variants),
         cmocka_unit_test(last_summary_wins_with_its_reasons),
+        cmocka_unit_test(nul_ends_a_line),
         cmocka_unit_test(rules),
         cmocka_unit_test(dispatch_rule),
         cmocka_unit_test(log_refuses_symlink_and_existing),

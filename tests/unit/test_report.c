@@ -1367,6 +1367,28 @@ static void test_junit_gate_long_reasons(void **state)
     json_decref(doc);
 }
 
+/* XML text from outside need not be UTF-8 nor XML characters: a stray byte and a cut sequence
+ * (one U+FFFD per byte) and U+FFFE (valid UTF-8, no XML character) become U+FFFD, a control
+ * character goes; the rest is kept. The bytes were copied as they came: no XML parser read it. */
+static void test_xml_text_not_utf8(void **state)
+{
+    (void)state;
+    oq_sb b = {0};
+    oq_sb_esc(&b, "a\xff" "b \xef\xbf\xbe \xc3\xbc\x01 \xe2\x82 <&>");
+    size_t n;
+    char *x = oq_sb_take(&b, &n);
+    assert_string_equal(x, "a\xef\xbf\xbd" "b \xef\xbf\xbd \xc3\xbc \xef\xbf\xbd\xef\xbf\xbd &lt;&amp;&gt;");
+    free(x);
+    /* a gate verdict's reason as the JUnit failure: U+FFFF is valid JSON, and no XML */
+    json_t *doc = json_pack("{s:s, s:s, s:[s], s:[s], s:s}", "tool", "ortqual gate", "verdict", "fail", "reasons",
+                            "skipped: [1] t.py:1: \xef\xbf\xbf", "command", "/x/run", "runner", "pytest");
+    char *xml = xml_of(doc);
+    assert_null(strstr(xml, "\xef\xbf\xbf"));
+    assert_non_null(strstr(xml, "message=\"skipped: [1] t.py:1: \xef\xbf\xbd\""));
+    free(xml);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1391,6 +1413,7 @@ int main(void)
         cmocka_unit_test(test_report_padding),
         cmocka_unit_test(test_junit_verdicts),
         cmocka_unit_test(test_junit_gate_long_reasons),
+        cmocka_unit_test(test_xml_text_not_utf8),
         cmocka_unit_test(test_report_exact),
         cmocka_unit_test(test_report_nonfinite),
         cmocka_unit_test(test_report_many_batches),
