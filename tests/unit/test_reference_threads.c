@@ -512,20 +512,23 @@ typedef struct {
     _Atomic int worker_tasks, narrowed;
 } team_probe;
 
-/* A task that takes a while (so the worker, started ~0.3 ms late, gets some)
- * and records whether a worker runs with fewer CPUs than its creator may use. */
+/* A task that records whether a worker runs with fewer CPUs than its creator
+ * may use. The creator's tasks last until a worker has taken one (10 s at most):
+ * on a loaded machine a worker can start after 50 tasks of 1 ms are done. */
 static void probe_task(void *ctx, int64_t task, int thread)
 {
     (void)task;
     team_probe *p = ctx;
+    const struct timespec ms = {0, 1000000};
     if (thread > 0) {
         cpu_set_t now;
         assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof now, &now), 0);
         if (!CPU_EQUAL(&now, &p->allowed)) p->narrowed++;
         p->worker_tasks++;
+        nanosleep(&ms, NULL);
+        return;
     }
-    const struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
+    for (int i = 0; i < 10000 && !p->worker_tasks; i++) nanosleep(&ms, NULL);
 }
 
 /* A worker started on a CPU of its own is then let go to every allowed CPU:
