@@ -70,8 +70,8 @@ static oq_status default_model(args *a, oq_err *err)
     oq_encoder_weights_free(w);
     a->o.model_path = a->tmp_model;
     if (!st && !a->o.n_dims) {
-        oq_bench_dim_parse("batch=4", &a->dims[a->o.n_dims++], err);
-        oq_bench_dim_parse("seq=256", &a->dims[a->o.n_dims++], err);
+        oq_bench_dim_parse_one("batch=4", &a->dims[a->o.n_dims++], err);
+        oq_bench_dim_parse_one("seq=256", &a->dims[a->o.n_dims++], err);
     }
     return st;
 }
@@ -90,7 +90,7 @@ static int parse(args *a, int argc, char **argv)
         if ((ch == 'd' && a->o.n_dims == MAX_ARGS) || (ch == 's' && a->o.n_input_shapes == MAX_ARGS)) ch = '?';
         switch (ch) {
         case 'M': a->o.model_path = optarg; break;
-        case 'd': st = oq_bench_dim_parse(optarg, &a->dims[a->o.n_dims++], &err); break;
+        case 'd': st = oq_bench_dim_parse_one(optarg, &a->dims[a->o.n_dims++], &err); break;
         case 's': st = oq_bench_shape_parse(optarg, &a->shapes[a->o.n_input_shapes++], &err); break;
         case 'i': a->o.inputs_path = optarg; break;
         case 'b': a->blocks = atoi(optarg); break;

@@ -118,8 +118,11 @@ typedef struct oq_bench_dim {
     int64_t values[OQ_BENCH_MAX_VALUES];
 } oq_bench_dim;
 
-/* Parse "NAME=V1,V2,..." (a single value for --dim). OQ_ERR_INVALID_ARG quotes the text. */
+/* Parse "NAME=V1,V2,..." (--sweep). OQ_ERR_INVALID_ARG quotes the text. */
 OQ_API oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err);
+/* Parse "NAME=V", one value (--dim): oq_bench_dim_parse's errors, "want NAME=V", and a list
+ * refused ("one value (a sweep is --sweep)"). */
+OQ_API oq_status oq_bench_dim_parse_one(const char *text, oq_bench_dim *out, oq_err *err);
 
 /* One input's shape (--shape INPUT=d0,d1,...): each entry a size >= 0, or the
  * name of a dimension given with --dim or --sweep (then dims[i] is -1). */
@@ -156,7 +159,8 @@ typedef struct oq_bench_output_check {
     char name[OQ_BENCH_NAME_MAX];
     double max_abs_err, max_rel_err;
     double rtol, atol;
-    int64_t over_tol, nan_count, inf_count;
+    int64_t over_tol, nan_count, inf_count;       /* nan_count, inf_count: in the output */
+    int64_t expected_nan_count, expected_inf_count; /* in the expected values */
     int passed;
 } oq_bench_output_check;
 
@@ -329,9 +333,10 @@ typedef struct oq_bench_row {
     char gpu_mem_note[160];       /* why gpu_mem is absent */
     size_t n_alloc_stats;
     oq_kv *alloc_stats;           /* owned (AllocatorGetStats) */
-    double max_abs_err;           /* valid elements vs the reference; NAN when not compared */
+    double max_abs_err;           /* valid elements vs the reference; NAN when not compared, and
+                                     (--model) NaN or +Inf when such values were compared */
     double max_rel_err;
-    int64_t nan_count, inf_count, pad_nonzero; /* -1 when not compared */
+    int64_t nan_count, inf_count, pad_nonzero; /* -1 when not compared; --model: both sides */
     double rtol, atol;            /* the attention sweep's tolerance (its dtype's preset) */
     int64_t over_tol;             /* valid elements over it; -1 when not compared */
     int inter_op_threads;

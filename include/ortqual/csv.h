@@ -65,8 +65,10 @@ extern "C" {
  *   vmhwm_mb        VmHWM of the process (lifetime peak RSS), MiB
  *   peak_gpu_mb     peak GPU memory of the process (NVML), MiB; empty when not measured
  *   max_abs_err     max |output - float64 reference| over valid elements (bench --model: the
- *                   largest over the outputs compared with --expected); empty if not compared
- *   nan_count       number of non-finite output elements
+ *                   worst over the outputs compared with --expected, empty (NaN) or inf when a
+ *                   NaN or Inf was compared); empty if not compared
+ *   nan_count       NaN elements of the output (bench --model: of the outputs and of the
+ *                   --expected values they were compared with)
  *   profile_node_ms, profile_kernel_ms
  *                   with --profile-runs: per run, ORT's node events and GPU kernel events
  *                   summed (medians); empty when not profiled or no such events

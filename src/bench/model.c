@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/bench-impl.h"
+#include "compare/compare-impl.h"
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
@@ -80,8 +81,14 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is not an output of %s", m->expected->path,
                               name, model_path);
     }
-    for (size_t k = 0; k < m->mi->n_outputs; k++)
-        if (oq_npz_get(m->expected, m->mi->outputs[k].name)) return OQ_OK;
+    size_t named = 0;
+    for (size_t k = 0; !st && k < m->mi->n_outputs; k++) {
+        const oq_io_info *io = &m->mi->outputs[k];
+        const oq_tensor *t = oq_npz_get(m->expected, io->name);
+        named += t != NULL;
+        if (t) st = oq_compare_check_kind(t, io->name, (oq_dtype)io->elem_type, m->expected->path, err);
+    }
+    if (st || named) return st;
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an output of the model", m->expected->path);
 }
 
@@ -110,12 +117,19 @@ static oq_status check_expected_shapes(const model_sweep *m, oq_err *err)
     return st;
 }
 
-static oq_status check_tolerances(const char *specs, oq_err *err)
+/* Each --tolerance parses, and one for an output names an output of the model: another would
+ * be ignored while the user believes it applied. */
+static oq_status check_tolerances(const char *specs, const oq_model_info *mi, oq_err *err)
 {
     oq_tolerances *t = NULL;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
+    const char **names = calloc(mi->n_outputs ? mi->n_outputs : 1, sizeof *names);
+    oq_status st = names ? oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err)
+                         : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) st = oq_tolerances_add(t, specs, err);
+    for (size_t k = 0; !st && k < mi->n_outputs; k++) names[k] = mi->outputs[k].name;
+    if (!st) st = oq_tolerances_check_outputs(t, names, mi->n_outputs, err);
     oq_tolerances_free(t);
+    free(names);
     return st;
 }
 
@@ -132,6 +146,8 @@ static oq_status check_model_opts(const oq_bench_opts *o, oq_err *err)
     if (o->expected_path && (!o->inputs_path || o->n_sweeps))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "--expected compares outputs of the inputs they came from: it needs --inputs and no --sweep");
+    if (o->tolerances && !o->expected_path)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--tolerance needs --expected (without it nothing is compared)");
     return OQ_OK;
 }
 
@@ -159,7 +175,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st && m->inputs) st = check_inputs(m, err);
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
-    if (!st && o->tolerances) st = check_tolerances(o->tolerances, err);
+    if (!st && o->tolerances) st = check_tolerances(o->tolerances, m->mi, err);
     if (!st) st = model_variant(o, m->mi, &m->variant, err);
     m->n_points = oq_bench_point_count(o);
     if (!st && !(m->points = calloc(m->n_points ? m->n_points : 1, sizeof *m->points)))
@@ -227,28 +243,35 @@ typedef struct expect_ctx {
 static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq_tensor *want,
                              oq_bench_output_check *chk, oq_err *err)
 {
+    /* the output's precision sets the tolerance: a file saved as float64 holds no more of it */
     oq_tolerances *tols = NULL;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(want->dtype), &tols, err);
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(out->dtype), &tols, err);
     if (!st && c->o->tolerances) st = oq_tolerances_add(tols, c->o->tolerances, err);
-    oq_compare_opts co = oq_compare_opts_default(want->dtype);
+    oq_compare_opts co = oq_compare_opts_default(out->dtype);
     if (!st) co.tol = oq_tolerances_get(tols, out->name);
     oq_tolerances_free(tols);
     oq_compare_result res;
     if (!st) st = oq_compare_tensors(out, want, &co, &res, err);
     if (st) return st;
     snprintf(chk->name, sizeof chk->name, "%s", out->name);
-    chk->max_abs_err = res.max_abs;
-    chk->max_rel_err = res.max_rel;
+    /* a NaN or Inf on either side is no distance: the error is NaN or Inf, not that of the
+     * finite pairs (0 against an expected file of NaNs) */
+    chk->max_abs_err = oq_compare_max_abs_shown(res.nan_count, res.inf_count, res.ref_nan_count, res.ref_inf_count,
+                                                res.max_abs);
+    chk->max_rel_err = isfinite(chk->max_abs_err) ? res.max_rel : chk->max_abs_err;
     chk->rtol = co.tol.rtol;
     chk->atol = co.tol.atol;
     chk->over_tol = res.over_tol;
     chk->nan_count = res.nan_count;
     chk->inf_count = res.inf_count;
+    chk->expected_nan_count = res.ref_nan_count;
+    chk->expected_inf_count = res.ref_inf_count;
     chk->passed = res.passed;
     return OQ_OK;
 }
 
-/* Record each output's errors; the row's max_abs_err is the largest. */
+/* Record each output's errors; the row's max_abs_err is the worst (NaN, then Inf, then the
+ * largest), its NaN and Inf counts those of both sides. */
 static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
 {
     const expect_ctx *c = ctx;
@@ -264,25 +287,45 @@ static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **out
         oq_status st = compare_one(c, outs[i], want, chk, err);
         if (st) return st;
         row->n_outputs++;
-        row->max_abs_err = fmax(row->max_abs_err, chk->max_abs_err);
-        row->max_rel_err = fmax(row->max_rel_err, chk->max_rel_err);
-        row->nan_count += chk->nan_count;
-        row->inf_count += chk->inf_count;
+        if (oq_compare_max_abs_worse(chk->max_abs_err, row->max_abs_err)) row->max_abs_err = chk->max_abs_err;
+        if (oq_compare_max_abs_worse(chk->max_rel_err, row->max_rel_err)) row->max_rel_err = chk->max_rel_err;
+        row->nan_count += chk->nan_count + chk->expected_nan_count;
+        row->inf_count += chk->inf_count + chk->expected_inf_count;
     }
     return OQ_OK;
 }
 
-/* Over tolerance fails the row (its timings stay). */
+/* "3 NaN, 1 Inf in WHERE" after what buf holds (joined with " and "); nothing for no such value. */
+static void nonfinite_text(char *buf, size_t n, int64_t nan, int64_t inf, const char *where)
+{
+    size_t used = strlen(buf);
+    if ((!nan && !inf) || used >= n) return;
+    char nan_text[32] = "", inf_text[32] = "";
+    if (nan) snprintf(nan_text, sizeof nan_text, "%lld NaN", (long long)nan);
+    if (inf) snprintf(inf_text, sizeof inf_text, "%lld Inf", (long long)inf);
+    snprintf(buf + used, n - used, "%s%s%s%s in %s", used ? " and " : "", nan_text, nan && inf ? ", " : "", inf_text,
+             where);
+}
+
+/* Over tolerance fails the row (its timings stay); the message names the non-finite values,
+ * which have no error to give. */
 static void judge_outputs(oq_bench_row *row, const char *expected_path)
 {
     for (size_t i = 0; row->status == OQ_BENCH_OK && i < row->n_outputs; i++) {
         const oq_bench_output_check *c = &row->outputs[i];
         if (c->passed) continue;
         row->status = OQ_BENCH_FAILED;
-        snprintf(row->error, sizeof row->error,
-                 "output '%s': max abs err %.3g against %s, %lld elements over tolerance (rtol %g, atol %g)%s",
-                 c->name, c->max_abs_err, expected_path, (long long)c->over_tol, c->rtol, c->atol,
-                 c->nan_count || c->inf_count ? ", non-finite values" : "");
+        char what[640] = ""; /* the rest of the line keeps its room in row->error */
+        nonfinite_text(what, sizeof what, c->nan_count, c->inf_count, "the output");
+        nonfinite_text(what, sizeof what, c->expected_nan_count, c->expected_inf_count, expected_path);
+        if (*what)
+            snprintf(row->error, sizeof row->error,
+                     "output '%s': non-finite values: %s; %lld elements over tolerance (rtol %g, atol %g)", c->name,
+                     what, (long long)c->over_tol, c->rtol, c->atol);
+        else
+            snprintf(row->error, sizeof row->error,
+                     "output '%s': max abs err %.3g against %s, %lld elements over tolerance (rtol %g, atol %g)",
+                     c->name, c->max_abs_err, expected_path, (long long)c->over_tol, c->rtol, c->atol);
     }
 }
 

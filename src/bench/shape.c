@@ -31,14 +31,15 @@ static int64_t size_value(const char *s)
 }
 
 /* "NAME=V1,V2,...": the name copied into `name`, the comma list into buf for strtok_r (a list
- * longer than buf is an error, not silently cut). */
-static oq_status split_list(const char *text, const char *what, char *name, char *buf, size_t n, oq_err *err)
+ * longer than buf is an error, not silently cut). `values` is what the option takes after the
+ * '=' ("V1,V2,...", "V"), for the message. */
+static oq_status split_list(const char *text, const char *what, const char *values, char *name, char *buf, size_t n,
+                            oq_err *err)
 {
     const char *eq = text ? strchr(text, '=') : NULL;
     size_t len = eq ? (size_t)(eq - text) : 0;
     if (!eq || !len || len >= OQ_BENCH_NAME_MAX)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': want NAME=%s", what, text ? text : "",
-                          strcmp(what, "--shape") ? "V1,V2,..." : "d0,d1,...");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': want NAME=%s", what, text ? text : "", values);
     memcpy(name, text, len);
     name[len] = '\0';
     if ((size_t)snprintf(buf, n, "%s", eq + 1) >= n)
@@ -47,13 +48,11 @@ static oq_status split_list(const char *text, const char *what, char *name, char
     return OQ_OK;
 }
 
-oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
+static oq_status dim_parse(const char *text, const char *values, oq_bench_dim *out, oq_err *err)
 {
-    OQ_NEED(err, text);
-    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char buf[1024];
-    oq_status st = split_list(text, "dimension", out->name, buf, sizeof buf, err);
+    oq_status st = split_list(text, "dimension", values, out->name, buf, sizeof buf, err);
     if (st) return st;
     if (!valid_name(out->name))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a name", text, out->name);
@@ -79,13 +78,30 @@ oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
     return OQ_OK;
 }
 
+oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err)
+{
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
+    return dim_parse(text, "V1,V2,...", out, err);
+}
+
+oq_status oq_bench_dim_parse_one(const char *text, oq_bench_dim *out, oq_err *err)
+{
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
+    oq_status st = dim_parse(text, "V", out, err);
+    if (!st && out->n_values != 1)
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': one value (a sweep is --sweep)", text);
+    return st;
+}
+
 oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *err)
 {
     OQ_NEED(err, text);
     OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char buf[1024];
-    oq_status st = split_list(text, "--shape", out->input, buf, sizeof buf, err);
+    oq_status st = split_list(text, "--shape", "d0,d1,...", out->input, buf, sizeof buf, err);
     if (st) return st;
     char *rest = *buf ? buf : NULL; /* "x=": no item (a scalar's shape) */
     for (char *tok; (tok = strsep(&rest, ","));) {

@@ -61,6 +61,25 @@ size_t oq_bench_row_count(const oq_bench_opts *o)
     return o->n_batch_sizes * o->n_seq_lens * count_bits(o->modes & 3u) * per_shape;
 }
 
+/* The query [B,H,L,D] float32 is the largest tensor a group makes (key and value have G <= H
+ * heads, the mask is [B,L]): one whose size overflows is refused, naming the option, the value
+ * and the tensor, before anything runs (a size that only cannot be allocated is an oom row). */
+static oq_status check_sizes(const oq_bench_opts *o, oq_err *err)
+{
+    for (size_t i = 0; i < o->n_batch_sizes; i++)
+        for (size_t k = 0; k < o->n_seq_lens; k++) {
+            int64_t b = o->batch_sizes[i], l = o->seq_lens[k], bytes;
+            if (!__builtin_mul_overflow(b, (int64_t)o->heads, &bytes) && !__builtin_mul_overflow(bytes, l, &bytes) &&
+                !__builtin_mul_overflow(bytes, (int64_t)o->head_dim * 4, &bytes))
+                continue;
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "--seq-lens %lld (--batch-sizes %lld): the query [%lld,%d,%lld,%d] float32: its size "
+                              "overflows 2^63 bytes",
+                              (long long)l, (long long)b, (long long)b, o->heads, (long long)l, o->head_dim);
+        }
+    return OQ_OK;
+}
+
 static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
 {
     if (!o->n_batch_sizes || !o->n_seq_lens || !o->n_variants)
@@ -86,7 +105,7 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
     if (o->threads < 0) return oq_err_set(err, OQ_ERR_INVALID_ARG, "threads must be >= 0");
     if (o->n_variants > OQ_BENCH_MAX_VARIANTS)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "more than %d variants", OQ_BENCH_MAX_VARIANTS);
-    return OQ_OK;
+    return check_sizes(o, err);
 }
 
 /* ---- inputs of one (batch, length, mode) group --------------------------------- */

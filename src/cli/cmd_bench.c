@@ -288,10 +288,9 @@ static int set_model_arg(const oq_opt *opt, const char *s)
         return -1;
     }
     oq_err err = {0};
-    oq_status st = shape ? oq_bench_shape_parse(s, &c->shapes[*n], &err)
-                         : oq_bench_dim_parse(s, sweep ? &c->sweeps[*n] : &c->dims[*n], &err);
-    if (!st && !shape && !sweep && c->dims[*n].n_values != 1)
-        st = oq_err_set(&err, OQ_ERR_INVALID_ARG, "'%s': one value (a sweep is --sweep)", s);
+    oq_status st = shape   ? oq_bench_shape_parse(s, &c->shapes[*n], &err)
+                   : sweep ? oq_bench_dim_parse(s, &c->sweeps[*n], &err)
+                           : oq_bench_dim_parse_one(s, &c->dims[*n], &err);
     if (st) {
         fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, err.msg);
         return -1;
@@ -510,14 +509,17 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "one row per value (repeatable: every combination, the first\n"
                         "varying slowest), e.g. --sweep seq=512,1024,2048"),
         OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
-                        "generated integer inputs (ids) uniform in LO..HI (default 0,1)"),
+                        "generated integer inputs uniform in LO..HI, both included\n"
+                        "(default 0,1); ids of a vocabulary of V: 0,V-1"),
         OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
                       "outputs of --inputs to compare the first run with (max abs\n"
-                      "error per output; one over tolerance fails the row; one\n"
-                      "of another shape than the model's for --inputs: exit 2)"),
+                      "error per output; one over tolerance, or a NaN, fails the row;\n"
+                      "one of another shape than the model's for --inputs, or of\n"
+                      "another kind (int32 for a float32 output): exit 2)"),
         OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
                     "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"
-                    "fp16...), repeatable (default: each output's dtype preset)"),
+                    "fp16...), repeatable (default: the preset of each output's\n"
+                    "dtype, the model's, not the file's)"),
         OQ_OPT_GROUP("inputs (both):"),
         OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,
                         "event lengths of masked batches and generated masks: fixed (no\n"
@@ -606,38 +608,6 @@ static size_t count_tested(const cli_state *c, const oq_bench_rows *rows, int *f
     return tested;
 }
 
-/* Usage and input errors of the sweep (bad option values, files that do not fit). */
-static int sweep_exit(oq_status st)
-{
-    return st == OQ_ERR_INVALID_ARG || st == OQ_ERR_IO || st == OQ_ERR_FORMAT || st == OQ_ERR_SHAPE ||
-                   st == OQ_ERR_NOT_FOUND
-               ? OQ_EXIT_USAGE
-               : OQ_EXIT_RUNTIME;
-}
-
-/* The table is printed first: a summary that cannot be written still leaves the results on
- * the screen. */
-static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows, int argc, char **argv)
-{
-    oq_err err = {0};
-    char csv[4096], json[4096];
-    snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
-    snprintf(json, sizeof json, "%s/summary.json", c->outdir);
-    if (c->o.model_path) print_model_table(rows);
-    else print_table(rows);
-    fflush(stdout);
-    if (oq_mkdirs(c->outdir, &err) != OQ_OK ||
-        oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err) != OQ_OK ||
-        oq_bench_rows_write_csv(rows, csv, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return OQ_EXIT_RUNTIME;
-    }
-    printf("wrote %s and %s\n", json, csv);
-    if (oq_report_write_dir(c->outdir, &err)) fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
-    else printf("report: %s/report.html\n", c->outdir);
-    return OQ_EXIT_OK;
-}
-
 /* An earlier run's profiles (profile_*.json, the names bench gives them) go with --force: a run
  * without --profile-runs would leave them beside its summary as if they were its own. */
 static void forget_profiles(const char *dir)
@@ -652,6 +622,60 @@ static void forget_profiles(const char *dir)
     }
     if (d) closedir(d);
     rmdir(dir); /* when nothing else is in it */
+}
+
+/* A run whose outputs cannot all be written leaves none of them: its profiles go, and once its
+ * summary.json is in place (a later file failed), the set's files too: a summary.csv or
+ * report.html there then is an earlier run's (--force), which no longer has its summary.json. */
+static void drop_outputs(const cli_state *c, int summary_placed)
+{
+    static const char *const set[] = {"summary.json", "summary.csv", "report.html"};
+    char path[4200];
+    for (size_t i = 0; summary_placed && i < sizeof set / sizeof *set; i++) {
+        snprintf(path, sizeof path, "%s/%s", c->outdir, set[i]);
+        unlink(path);
+    }
+    forget_profiles(c->profile_dir);
+}
+
+/* report.html, read off the summary, is a diagnostic (as validate's): a failure is said, not
+ * fatal, and an earlier run's (--force) is not left to pass for this run's. */
+static void write_report(const cli_state *c)
+{
+    oq_err err = {0};
+    char path[4200];
+    if (!oq_report_write_dir(c->outdir, &err)) {
+        printf("report: %s/report.html\n", c->outdir);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/report.html", c->outdir);
+    unlink(path);
+    fprintf(stderr, "ortqual bench: report.html not written: %s\n", err.msg);
+}
+
+/* The table is printed first: a summary that cannot be written still leaves the results on
+ * the screen. */
+static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows, int argc, char **argv)
+{
+    oq_err err = {0};
+    char csv[4096], json[4096];
+    snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
+    snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (c->o.model_path) print_model_table(rows);
+    else print_table(rows);
+    fflush(stdout);
+    oq_status st = oq_mkdirs(c->outdir, &err);
+    if (!st) st = oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err);
+    int placed = !st;
+    if (!st) st = oq_bench_rows_write_csv(rows, csv, &err);
+    if (st) {
+        drop_outputs(c, placed);
+        fprintf(stderr, "ortqual bench: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
+    }
+    printf("wrote %s and %s\n", json, csv);
+    write_report(c);
+    return OQ_EXIT_OK;
 }
 
 /* Called by the sweep once its options and inputs are checked, before its first row (its work
@@ -675,7 +699,7 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
     if (st) {
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return sweep_exit(st);
+        return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
     }
     int rc = write_outputs(c, rt, rows, argc, argv), failed = 0;
     size_t tested = count_tested(c, rows, &failed);

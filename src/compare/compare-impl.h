@@ -20,6 +20,13 @@ oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, 
  * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
 
+/* Saved values `ref` of a model's output `name`, declared `output_type` (0: unknown, anything
+ * fits), are of its kind: floats for a float output, integers or bools for another. Compared as
+ * numbers, a file of the other kind is the wrong file, not an error to measure: OQ_ERR_SHAPE
+ * "PATH: expected 'NAME' is int32; the model's output is float32" (validate, convert, bench). */
+oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype output_type, const char *path,
+                                oq_err *err);
+
 /* oq_compare_tensors without its float32-against-float64 fast path: every element through
  * the generic loop, which the fast path must match bit for bit (tests/unit/test_compare.c). */
 oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,

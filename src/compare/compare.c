@@ -497,6 +497,14 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
     return compare_tensors(out, ref, opts, res, 1, err);
 }
 
+oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype output_type, const char *path,
+                                oq_err *err)
+{
+    if (!output_type || !oq_dtype_is_float(ref->dtype) == !oq_dtype_is_float(output_type)) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_SHAPE, "%s: expected '%s' is %s; the model's output is %s", path, name,
+                      oq_dtype_name(ref->dtype), oq_dtype_name(output_type));
+}
+
 oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                      oq_compare_result *res, oq_err *err)
 {

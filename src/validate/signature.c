@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "compare/compare-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/export.h"
 #include "ortqual/mask.h"
@@ -492,9 +493,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
         }
         if ((st = oq_npz_take(z, io->name, &t[n], err))) break;
         n++;
-        if (!oq_dtype_is_float(t[n - 1]->dtype) != !oq_dtype_is_float((oq_dtype)io->elem_type) && io->elem_type)
-            st = oq_err_set(err, OQ_ERR_SHAPE, "%s: expected '%s' is %s; the model's output is %s", path, io->name,
-                            oq_dtype_name(t[n - 1]->dtype), oq_dtype_name((oq_dtype)io->elem_type));
+        st = oq_compare_check_kind(t[n - 1], io->name, (oq_dtype)io->elem_type, path, err);
         oq_io_info untyped = *io;
         untyped.elem_type = 0; /* float32 from PyTorch for a float16 output is fine: compared as numbers */
         if (!st) st = check_declared(&untyped, t[n - 1], path, "expected", in, err);

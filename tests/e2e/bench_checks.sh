@@ -53,6 +53,9 @@ expect 2 "^ortqual bench: --sweep: dimension 'seq=4,,8': item 2 is empty$" "$Q" 
 expect 2 "^ortqual bench: --dim: dimension 'batch=0': size 0: want >= 1$" "$Q" bench "${MODEL[@]}" --dim batch=0 --sweep seq=8 --outdir "$T/d1"
 expect 2 "^ortqual bench: --shape: --shape 'features=0,8,17': size 0 \(axis 0\)" "$Q" bench "${MODEL[@]}" --shape features=0,8,17 --outdir "$T/d1"
 expect 2 "^ortqual bench: --shape: --shape 'features=1,,17': item 2 is empty" "$Q" bench "${MODEL[@]}" --shape features=1,,17 --outdir "$T/d1"
+# a length whose query tensor overflows 2^63 bytes names the option, the value and the tensor
+expect 2 "^ortqual bench: --seq-lens 4611686018427387904 \(--batch-sizes 1\): the query \[1,2,4611686018427387904,8\] float32: its size overflows 2\^63 bytes$" \
+    "$Q" bench "${TINY[@]}" --seq-lens 4611686018427387904 --modes unmasked --outdir "$T/d1"
 expect 2 "^ortqual plot: --format 'png,,svg': item 2 is empty$" "$Q" plot "$T/oom/summary.json" --format png,,svg --out "$T/d1"
 # 4. A file option given twice is refused (the last one won silently).
 D="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"

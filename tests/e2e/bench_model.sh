@@ -84,6 +84,62 @@ expect 0 "batch=3 seq=56 +ok" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.
 expect 2 "typo.npz: tensor 'outt' is not an output of" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" \
     --inputs "$T/typo.npz" --expected "$T/typo.npz" "${FAST[@]}" --outdir "$T/c4"
 
+# 3b. --expected judged by the model's outputs: the tolerance is the output's dtype preset
+#     (float32 here) whatever dtype the file was saved in, a file of another kind (integers for a
+#     float output) or a layout the reader cannot take is an input error (exit 2, nothing
+#     written), and a NaN on either side is counted and named, never "max abs err 0".
+TX=(--model "$F/tx_encoder/tx_encoder_op18.onnx" "${FAST[@]}")
+IO="$F/tx_encoder/io.npz"
+"$PY" - "$IO" "$T" <<'EOF' || bad "cannot write the --expected variants"
+import numpy as np, sys
+z, t = dict(np.load(sys.argv[1])), sys.argv[2]
+out = z["out"]
+np.savez(t + "/f64.npz", out=out.astype(np.float64))
+np.savez(t + "/i32.npz", out=out.astype(np.int32))
+np.savez(t + "/c64.npz", out=out.astype(np.complex64))
+np.savez(t + "/allnan.npz", out=np.full_like(out, np.nan))
+np.savez(t + "/be.npz", **dict(z, features=z["features"].astype(">f4")))
+np.savez(t + "/fortran.npz", **dict(z, features=np.asfortranarray(z["features"])))
+f = z["features"].copy()
+f[0, 0, 0] = np.nan
+np.savez(t + "/nanin.npz", **dict(z, features=f))
+EOF
+expect 0 "batch=3 seq=56 +ok" "$Q" bench "${TX[@]}" --inputs "$IO" --expected "$T/f64.npz" --outdir "$T/x64"
+if "$PY" - "$T/x64/summary.json" <<'EOF'; then ok "float64 --expected of a float32 output: the fp32 preset"; else bad "float64 --expected"; fi
+import json, sys
+o = json.load(open(sys.argv[1]))["results"][0]["outputs"][0]
+assert o["passed"] and o["rtol"] == 1e-4 and o["atol"] == 1e-5, o
+EOF
+xbad() { # xbad PATTERN ARGS...: exit 2, the message, nothing written
+    local pat=$1
+    shift
+    expect 2 "$pat" "$Q" bench "${TX[@]}" "$@" --outdir "$T/xu"
+    if [ -e "$T/xu" ]; then bad "$* wrote $T/xu"; rm -rf "$T/xu"; fi
+}
+xbad "^ortqual bench: $T/i32.npz: expected 'out' is int32; the model's output is float32$" --inputs "$IO" --expected "$T/i32.npz"
+xbad "^ortqual bench: $T/be.npz: member 'features': big-endian dtype '>f4' is not supported" --inputs "$T/be.npz"
+xbad "^ortqual bench: $T/fortran.npz: member 'features': Fortran-order arrays are not supported" --inputs "$T/fortran.npz"
+xbad "^ortqual bench: $T/c64.npz: member 'out': unsupported dtype '<c8'" --inputs "$IO" --expected "$T/c64.npz"
+xbad "^ortqual bench: --tolerance needs --expected" --inputs "$IO" --tolerance fp16
+xbad "^ortqual bench: tolerance for output 'nosuch': the model has no such output \(its outputs: out\)$" --inputs "$IO" \
+    --expected "$IO" --tolerance nosuch:rtol=0.9,atol=1
+expect 1 "failed .*output 'out': non-finite values: 504 NaN in $T/allnan.npz; 504 elements over tolerance" \
+    "$Q" bench "${TX[@]}" --inputs "$IO" --expected "$T/allnan.npz" --outdir "$T/xnan"
+expect 1 "failed .*output 'out': non-finite values: [0-9]+ NaN in the output; [0-9]+ elements over tolerance" \
+    "$Q" bench "${TX[@]}" --inputs "$T/nanin.npz" --expected "$IO" --outdir "$T/xnanin"
+if "$PY" - "$T/xnan" "$T/xnanin" <<'EOF'; then ok "NaN on either side: counted, max abs err null"; else bad "NaN reported as a number"; fi
+import csv, json, sys
+for d, out_nan, exp_nan in ((sys.argv[1], 0, 504), (sys.argv[2], None, 0)):
+    r = json.load(open(d + "/summary.json"))["results"][0]
+    c = list(csv.DictReader(open(d + "/summary.csv")))[0]
+    o, a = r["outputs"][0], r["accuracy"]
+    assert r["status"] == "failed" and not o["passed"], r
+    assert o["max_abs_err"] is None and a["max_abs_err"] is None and c["max_abs_err"] == "", (o, a, c)
+    assert o["expected_nan_count"] == exp_nan and (out_nan is None or o["nan_count"] == out_nan), o
+    assert o["nan_count"] + o["expected_nan_count"] > 0, o
+    assert a["nan_count"] == o["nan_count"] + o["expected_nan_count"] == int(c["nan_count"]), (a, c)
+EOF
+
 # 4. A model `ortqual export` wrote, with ORT's profile of 2 more runs per point.
 "$Q" export encoder --format attention24 -o "$T/enc.onnx" >/dev/null || bad "export encoder"
 expect 0 "batch=1 seq=64 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --sweep seq=32,64 --profile-runs 2 \
@@ -163,6 +219,7 @@ usage "--num-heads belongs to the attention sweep" --dim batch=1 --dim seq=8 --n
 usage "--int-range '3,1': LO > HI" --int-range 3,1
 usage "input 'features' \[4,4611686018427387904,17\] float32: its size overflows" --dim batch=4 --dim seq=4611686018427387904
 usage "/nonexistent.npz" --inputs /nonexistent.npz
+usage "^ortqual bench: --dim: dimension 'seq': want NAME=V$" --dim batch=2 --dim seq
 expect 2 "--sweep needs --model" "$Q" bench --variants ref --sweep seq=8
 expect 2 "--ep is for --model" "$Q" bench --variants ref --ep cpu
 expect 0 "a model of yours" "$Q" bench --help

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A full disk part-way through `merge` or `plot`: exit 3, and none of the files that call wrote
-# is left behind (no validate.csv or figures without their summary.json, no partial figure set).
+# A full disk part-way through `merge`, `validate`, `bench` or `plot`: exit 3, and none of the files
+# that call wrote is left behind (no validate.csv or figures without their summary.json, no
+# summary.json without its summary.csv, no partial figure set).
 # The disk is a real tmpfs in a private mount namespace (as exit_codes.sh), mounted at a series
 # of sizes so that one of them runs out in the middle of the outputs.
 set -uo pipefail
@@ -54,6 +55,30 @@ for s in $(sizes 8 $(($(kb vfull) + 32))); do
     grep -q "summary.json: write failed: No space left on device" v.log && midway=1
 done
 [ "$midway" -eq 1 ] || fail "no disk size between 8k and $(kb vfull)k ran out at summary.json"
+
+# ---- bench ------------------------------------------------------------------------------
+# summary.json and summary.csv are one set: a disk that runs out at summary.csv takes this run's
+# summary.json away again (left behind, it made a rerun refuse: "summary.json exists"); report.html,
+# read off them, is a diagnostic (said, not fatal, as in validate). Every page count up to the set.
+TX="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder/tx_encoder_op18.onnx"
+BA=(bench --model "$TX" --dim batch=1 --dim seq=8 --iters 2 --warmup 0 --quiet)
+must 0 "wrote" b.log $Q "${BA[@]}" --outdir bfull
+midway=0
+for s in $(seq 4 4 $(($(kb bfull) + 8))); do
+    remount "$s"
+    rc=0
+    $Q "${BA[@]}" --outdir disk/b >b.log 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        [ -s disk/b/summary.json ] && [ -s disk/b/summary.csv ] || fail "bench on a ${s}k disk: exit 0 without its set: $(ls disk/b)"
+        [ -e disk/b/report.html ] || grep -q "report.html not written" b.log || fail "bench on a ${s}k disk: no report.html, not said"
+        continue
+    fi
+    [ "$rc" -eq 3 ] || fail "bench on a ${s}k disk: exit $rc, expected 3: $(tail -3 b.log)"
+    left=$(ls -A disk/b 2>/dev/null)
+    [ -z "$left" ] || fail "bench on a ${s}k disk ($(tail -1 b.log)) left: $left"
+    grep -q "summary.csv: write failed: No space left on device" b.log && midway=1
+done
+[ "$midway" -eq 1 ] || fail "no disk size up to $(kb bfull)k ran out at summary.csv, after summary.json"
 
 # ---- plot -------------------------------------------------------------------------------
 bench="$OQ_SOURCE_DIR/tests/fixtures/bench/summary.csv"

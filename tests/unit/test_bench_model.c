@@ -71,6 +71,13 @@ static void test_dim_and_shape_parse(void **state)
     assert_non_null(strstr(err.msg, "8 is listed twice (items 1 and 2)"));
     assert_int_equal(oq_bench_dim_parse("batch=0", &d, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "size 0"));
+    /* --dim: one value, and its own syntax in the message */
+    assert_int_equal(oq_bench_dim_parse_one("batch=4", &d, &err), OQ_OK);
+    assert_int_equal(d.values[0], 4);
+    assert_int_equal(oq_bench_dim_parse_one("seq", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "dimension 'seq': want NAME=V");
+    assert_int_equal(oq_bench_dim_parse_one("seq=4,8", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "dimension 'seq=4,8': one value (a sweep is --sweep)");
 }
 
 /* ---- the shapes of a point ------------------------------------------------------------ */
