@@ -27,7 +27,7 @@
  *     if (oq_gate_create(&o, &g, &err) != OQ_OK) ...       // usage or system error
  *     printf("log: %s\n", oq_gate_log_path(g));
  *     oq_gate_result r;
- *     oq_gate_run(g, &r, &err);                            // r.verdict
+ *     oq_gate_run(g, &r, &err);                            // r.j.verdict
  *     oq_gate_write_verdict(g, &r, "verdict.json", &err);
  *     oq_gate_result_clear(&r);
  *     oq_gate_free(g);                                     // removes the folder unless keep

@@ -16,7 +16,7 @@
  * before running the model, exactly as the validation tools do:
  *
  *     int64_t lengths[B];
- *     oq_err err = {0};
+ *     oq_err err = OQ_ERR_INIT;
  *     if (oq_mask_check(mask, features, lengths, &err) != OQ_OK) {
  *         fprintf(stderr, "bad input: %s\n", err.msg);   // "event 3: hole at position 17 ..."
  *         return -1;

@@ -5,7 +5,7 @@
  * offers, up to the one of the headers ortqual was built with) and creates
  * one OrtEnv. Several runtimes (say ORT 1.29 and 1.30) can live side by side.
  *
- *     oq_err err = {0};
+ *     oq_err err = OQ_ERR_INIT;
  *     oq_runtime *rt;
  *     if (oq_runtime_load(NULL, &rt, &err) != OQ_OK) { puts(err.msg); return; }
  *     oq_session_opts so = {0};            // CPU, ORT defaults

@@ -17,7 +17,7 @@
  * means none; an enum's unknown value; NaN for a value read; a zeroed struct.
  * Each header says which. tests/arch/nulls.sh holds every header to all three.
  *
- *     oq_err err = {0};
+ *     oq_err err = OQ_ERR_INIT;
  *     if (oq_npz_read("in.npz", &npz, &err) != OQ_OK)
  *         fprintf(stderr, "ortqual: %s\n", err.msg);
  */
@@ -60,6 +60,10 @@ typedef struct oq_err {
     oq_status status;
     char msg[OQ_ERR_MSG_MAX];
 } oq_err;
+
+/* An empty oq_err, in C and in C++ (where `= {0}` is refused: an int is no
+ * oq_status): `oq_err err = OQ_ERR_INIT;`. */
+#define OQ_ERR_INIT {OQ_OK, {0}}
 
 /* Short, stable name of a status ("ok", "io error", ...). Never NULL. */
 OQ_API const char *oq_status_str(oq_status s);

@@ -20,9 +20,15 @@
  * by oq_validate_run with o.shard set, and merged by oq_validate_merge into the summary one
  * unsharded run would have written.
  *
+ *     oq_err err = OQ_ERR_INIT;
+ *     oq_config cfg[2];   // the reference first; without one, the verdict is "untested"
+ *     if (oq_config_parse("ref:encoder:fp64", &cfg[0], &err) ||
+ *         oq_config_parse("cpu:attention24:fp32", &cfg[1], &err)) ...
  *     oq_validate_opts o;
  *     oq_validate_opts_default(&o);
- *     o.outdir = "out"; o.self_exe = "/usr/bin/ortqual";
+ *     o.configs = cfg; o.n_configs = 2;
+ *     o.outdir = "out";
+ *     o.self_exe = "/usr/local/bin/ortqual"; // the installed tool: workers run it (or o.isolate = 0)
  *     oq_validate_summary *s;
  *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
  *         for (size_t i = 0; i < s->n_configs; i++)
@@ -138,7 +144,8 @@ typedef struct oq_validate_opts {
     /* isolation */
     int isolate;
     double timeout_s;
-    const char *self_exe;     /* the ortqual binary to re-execute as worker */
+    const char *self_exe;     /* the ortqual binary to re-execute as worker: must be executable
+                                 when isolate is on (checked first: OQ_ERR_INVALID_ARG) */
     /* Isolated workers are forked from this process without exec where that is safe (one
      * thread, no execution-provider library loaded here, the same ORT library): this is called
      * first in such a child (may be NULL): the tool installs the crash handler there that its

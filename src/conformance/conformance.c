@@ -433,8 +433,9 @@ static void judge(const char *test_dir, const Onnx__ModelProto *m, const char *m
 oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opts *opts,
                                   oq_conformance_result *res, oq_err *err)
 {
-    if (!test_dir || !opts || !res)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "conformance test needs a directory and options");
+    OQ_NEED(err, test_dir);
+    OQ_NEED(err, opts);
+    OQ_NEED(err, res);
     memset(res, 0, sizeof *res);
     res->output = -1;
     size_t len = strlen(test_dir);

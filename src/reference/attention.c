@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "reference/reference-impl.h"
+#include "status/args-impl.h"
 
 void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs)
 {
@@ -475,8 +476,12 @@ static void ctx_clear(attn_ctx *c)
 oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_attention_inputs *in,
                            int threads, oq_ref_attention_outputs *out, oq_err *err)
 {
-    if (!attrs || !in || !out || !in->q || !in->k || !in->v)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "Attention needs attrs, outputs and Q, K, V");
+    OQ_NEED(err, attrs);
+    OQ_NEED(err, in);
+    OQ_NEED(err, out);
+    OQ_NEED(err, in->q);
+    OQ_NEED(err, in->k);
+    OQ_NEED(err, in->v);
     out->y = out->present_key = out->present_value = out->qk_matmul_output = NULL;
     attn_ctx c = {.in = in};
     oq_status st;

@@ -211,8 +211,10 @@ int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
 oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err)
 {
     OQ_NEED(err, rt);
-    if (!name || !*name || !path || !*path)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "EP library registration needs a name and a path");
+    OQ_NEED(err, name);
+    OQ_NEED(err, path);
+    if (!*name || !*path)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: the EP's %s is empty", __func__, *name ? "path" : "name");
     name = reg_name(name);
     const char *have = oq_runtime_registered_ep(rt, name);
     if (have) {

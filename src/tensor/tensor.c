@@ -134,6 +134,7 @@ oq_status oq_tensor_header(oq_tensor **out, oq_dtype dtype, int32_t ndim, const 
                            const char *name, oq_err *err)
 {
     OQ_NEED(err, out);
+    OQ_NEED_N(err, ndim > 0, shape);
     return tensor_alloc(out, dtype, ndim, shape, name, err);
 }
 

@@ -1281,6 +1281,21 @@ static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
     return oq_refcache_dir_ready(o->cache_dir, err);
 }
 
+/* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
+ * threads): a self_exe that cannot run would fail every configuration, and only after the
+ * inputs were prepared. */
+static oq_status check_self_exe(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->isolate || o->shard.prepare) return OQ_OK;
+    if (!o->self_exe)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "oq_validate_run: o->self_exe is NULL (isolated workers run the ortqual tool; or set isolate = 0)");
+    if (access(o->self_exe, X_OK) != 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "self_exe %s: cannot run it: %s (isolated workers run the ortqual tool)",
+                          o->self_exe, strerror(errno));
+    return OQ_OK;
+}
+
 static void ctx_clear(run_ctx *c)
 {
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
@@ -1313,7 +1328,8 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
-    oq_status st = check_cache(o, err);
+    oq_status st = check_self_exe(o, err);
+    if (!st) st = check_cache(o, err);
     if (!st) st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
     if (!st) st = export_models(&c, err);

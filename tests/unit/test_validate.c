@@ -1250,6 +1250,35 @@ static oq_verdict run_swapped(const char *dir, int swap, char *reason, size_t n)
 /* A configuration is compared with the reference's outputs of the very inputs it ran on:
  * passed as run, an error naming the inputs when they changed in between (without the check
  * it would be judged on outputs of other inputs). */
+/* Isolated workers run the tool (wherever forking is not safe): a self_exe that cannot
+ * run is refused before anything is made, not a failure of every configuration later. */
+static void self_exe_checked_first(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq_selfexe_XXXXXX", out[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/out", dir);
+    oq_config cfg[2];
+    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
+    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.outdir = out;
+    o.self_exe = "/nonexistent/ortqual";
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "self_exe /nonexistent/ortqual: cannot run it: No such file or directory"));
+    o.self_exe = NULL;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "o->self_exe is NULL"));
+    assert_null(s);
+    assert_int_equal(access(out, F_OK), -1); /* nothing made */
+    rmdir(dir);
+}
+
 static void worker_sees_the_reference_inputs(void **state)
 {
     (void)state;
@@ -1279,6 +1308,7 @@ int main(void)
         cmocka_unit_test(refstream_named_file_must_be_the_one_read),
         cmocka_unit_test(refstream_reader_waits_for_writer),
         cmocka_unit_test(worker_sees_the_reference_inputs),
+        cmocka_unit_test(self_exe_checked_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
