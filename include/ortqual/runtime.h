@@ -54,15 +54,20 @@ typedef struct oq_runtime oq_runtime;
  *   1. $ORTQUAL_ORT_LIB when set (then nothing else is tried: an explicit choice);
  *   2. <libdir>/ortqual/libonnxruntime.so, where <libdir> holds the libortqual.so this
  *      program runs (what make install lays out: a program linked against an installed
- *      libortqual finds the runtime installed with it, wherever it was built);
- *   3. beside the running executable (/proc/self/exe's dir D):
- *      D/../third_party/onnxruntime/lib/libonnxruntime.so (build tree),
- *      D/../lib/ortqual/libonnxruntime.so and D/../lib64/ortqual/... (make install),
+ *      libortqual.so finds the runtime installed with it, wherever it was built);
+ *   3. ortqual's own programs only (the tool, its tests and benchmarks; never yours, where
+ *      a folder near the executable may be anyone's to fill): beside the running executable
+ *      (/proc/self/exe's dir D): D/../third_party/onnxruntime/lib/libonnxruntime.so (build
+ *      tree), D/../lib/ortqual/libonnxruntime.so and D/../lib64/ortqual/... (make install),
  *      D/../../third_party/onnxruntime/lib/libonnxruntime.so (tests and benchmarks);
  *   4. PREFIX/lib/ortqual/libonnxruntime.so of the prefix the build was configured for
- *      (CMAKE_INSTALL_PREFIX; `make install PREFIX=...` configures it): a program linked
- *      with the installed libortqual.a finds the runtime installed with it;
+ *      (CMAKE_INSTALL_PREFIX; `make install PREFIX=...` configures it);
  *   5. the ORT_ROOT the library was built against.
+ * A program linked with libortqual.a has no libortqual.so to look beside and cannot learn
+ * where the archive was installed: it finds the runtime installed with it only when the build
+ * was configured with the prefix it was installed into (`cmake --install --prefix` elsewhere
+ * does not move 4); otherwise set $ORTQUAL_ORT_LIB or pass `path`. When it finds nothing, its
+ * error ends with that advice.
  * ORT 1.29+ starts Microsoft's 1DS telemetry client when the OrtEnv is created, which
  * leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
  * the environment before this call to stop it (the ortqual tool does, unless it is set).

@@ -32,6 +32,10 @@ oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_o
  * code may have run, and a CUDA EP's driver state and threads do not survive a fork. */
 int oq_runtime_ep_loaded(void);
 
+/* Lets oq_runtime_load(NULL) look for ORT in the project's layout around the executable
+ * (build tree, make install): called by ownlayout.c, which only ortqual's own programs link. */
+void oq_runtime_own_layout(void);
+
 /* Drops the process-wide ORT log lines: a worker forked from a process that logged starts
  * with none, as an exec'd one does. */
 void oq_runtime_log_reset(void);

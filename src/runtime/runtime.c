@@ -1,6 +1,7 @@
 /* Loading libonnxruntime with dlopen, API negotiation, the OrtEnv and its log. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -168,15 +169,32 @@ static void add_candidate(char out[][PATH_MAX], size_t *k, const char *dir, cons
     (*k)++;
 }
 
-/* The directory of the file that holds this code: libortqual.so for a program linked
- * against the shared library, the executable itself when linked statically. */
-static int own_dir(char *dir, size_t n)
+/* Set by ortqual's own programs (ownlayout.c): only they look for ORT in the project's layout
+ * around their executable. For any other program a folder near it may be anyone's: /tmp/a/b/app
+ * would load a planted /tmp/third_party/onnxruntime/lib/libonnxruntime.so. */
+static int g_own_layout;
+
+void oq_runtime_own_layout(void)
+{
+    g_own_layout = 1;
+}
+
+/* The file that holds this code as the dynamic loader names it: libortqual.so's path, or ""
+ * when libortqual.a was linked into the executable (the main program's link map has no name). */
+static const char *own_file(void)
 {
     Dl_info info;
+    struct link_map *map = NULL;
+    if (!dladdr1((void *)(uintptr_t)oq_runtime_load, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return NULL;
+    return map->l_name;
+}
+
+/* The directory of `file` (resolved), or 0. */
+static int dir_of(const char *file, char *dir, size_t n)
+{
     char buf[PATH_MAX];
-    if (!dladdr((void *)(uintptr_t)oq_runtime_load, &info) || !info.dli_fname ||
-        !realpath(info.dli_fname, buf))
-        return 0;
+    if (!file || !*file || !realpath(file, buf)) return 0;
     char *slash = strrchr(buf, '/');
     if (!slash) return 0;
     *slash = '\0';
@@ -184,7 +202,8 @@ static int own_dir(char *dir, size_t n)
     return 1;
 }
 
-/* Candidate paths beside libortqual.so and the executable; returns how many were written. */
+/* Candidate paths beside libortqual.so and, for ortqual's own programs, the executable;
+ * returns how many were written. */
 static size_t local_candidates(char out[][PATH_MAX], size_t max)
 {
     static const char *const rel[] = {
@@ -195,20 +214,13 @@ static size_t local_candidates(char out[][PATH_MAX], size_t max)
         "../../third_party/onnxruntime/lib/libonnxruntime.so",
     };
     size_t k = 0;
-    char lib[PATH_MAX], exe[PATH_MAX];
-    int have_lib = own_dir(lib, sizeof lib);
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    int have_exe = n > 0;
-    if (have_exe) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-    }
+    char dir[PATH_MAX];
     /* make install puts ORT in <libdir>/ortqual, beside an installed libortqual.so */
-    if (have_lib && (!have_exe || strcmp(lib, exe)) && k < max)
-        add_candidate(out, &k, lib, "ortqual/libonnxruntime.so");
-    for (size_t i = 0; have_exe && i < sizeof rel / sizeof rel[0] && k < max; i++)
-        add_candidate(out, &k, exe, rel[i]);
+    if (dir_of(own_file(), dir, sizeof dir))
+        add_candidate(out, &k, dir, "ortqual/libonnxruntime.so");
+    if (!g_own_layout || !dir_of("/proc/self/exe", dir, sizeof dir)) return k;
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0] && k < max; i++)
+        add_candidate(out, &k, dir, rel[i]);
     return k;
 }
 
@@ -233,6 +245,17 @@ static void *search_open(const char *path, get_api_base_fn *fn, attempts *a)
         if (dl) return dl;
     }
     return NULL;
+}
+
+/* libortqual.a cannot learn where it was installed: a program linked with it searched only the
+ * prefix the build was configured for and ORT_ROOT, so its failure says how to point elsewhere. */
+static const char *static_hint(const char *path)
+{
+    const char *env = getenv("ORTQUAL_ORT_LIB");
+    const char *file = own_file();
+    if (path || (env && *env) || g_own_layout || !file || *file) return "";
+    return "; a statically linked libortqual looks only under the prefix it was configured for: "
+           "set ORTQUAL_ORT_LIB or pass a path";
 }
 
 /* ---- API negotiation -------------------------------------------------------- */
@@ -293,8 +316,8 @@ oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
     get_api_base_fn fn = NULL;
     void *dl = search_open(path, &fn, &a);
     if (!dl)
-        return oq_err_set(err, OQ_ERR_NOT_FOUND, "cannot load ONNX Runtime; tried: %s",
-                          a.len ? a.text : "(no candidate path)");
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "cannot load ONNX Runtime; tried: %s%s",
+                          a.len ? a.text : "(no candidate path)", static_hint(path));
     oq_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) {
         dlclose(dl);

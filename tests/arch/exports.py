@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The exported API of libortqual.so is the documented one.
+"""The exported API of libortqual.so and libortqual.a is the documented one.
 
 usage: exports.py LIB INCLUDE_DIR [NM_OUTPUT]
 
-Lists the dynamic symbols LIB defines (`nm -D --defined-only`, or the text of
-NM_OUTPUT when given, to check the checker) and the declarations of
-INCLUDE_DIR/ortqual/*.h, then fails on:
+Lists the dynamic symbols LIB defines (`nm -D --defined-only`), or for an
+archive (*.a) its global definitions (`nm -g --defined-only`: what a program
+linked with it can clash with), or the text of NM_OUTPUT when given, to check
+the checker; and the declarations of INCLUDE_DIR/ortqual/*.h, then fails on:
   - a symbol the library exports that no public header declares with OQ_API;
   - a declaration marked OQ_API that the library does not export;
   - a function declared in a public header without OQ_API (documented, but
@@ -89,7 +90,8 @@ def exported_symbols(lib, nm_output):
     if nm_output:
         text = open(nm_output, encoding="utf-8").read()
     else:
-        text = subprocess.run(["nm", "-D", "--defined-only", lib], check=True,
+        which = "-g" if lib.endswith(".a") else "-D"
+        text = subprocess.run(["nm", which, "--defined-only", lib], check=True,
                               capture_output=True, text=True).stdout
     names = set()
     for line in text.splitlines():

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # libortqual.so exports exactly what include/ortqual/ declares with OQ_API (tests/arch/exports.py),
-# and the check bites: an extra export, a missing one and an unmarked declaration each fail.
+# libortqual.a defines no other global symbol (a program's own cv_model_load or onnx.pb-c.c
+# would clash with it), and the check bites: an extra export, a missing one, an unmarked
+# declaration and the library's objects archived as compiled each fail.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
@@ -11,12 +13,16 @@ INC="$OQ_SOURCE_DIR/include"
 out=$($PY "$CHECK" "$OQ_LIB" "$INC") || fail "exported API differs from the headers:
 $out"
 echo "$out"
+[ -f "$OQ_ARCHIVE" ] || fail "no archive at $OQ_ARCHIVE"
+out=$($PY "$CHECK" "$OQ_ARCHIVE" "$INC") || fail "libortqual.a defines globals beyond the API:
+$out"
+echo "libortqual.a: $out"
 
 nm -D --defined-only "$OQ_LIB" > "$T/nm.txt"
-# bites NAME PATTERN NM_FILE INCLUDE_DIR: the check must fail with PATTERN
+# bites NAME PATTERN NM_FILE INCLUDE_DIR [LIB]: the check must fail with PATTERN
 bites() {
     local what=$1 pattern=$2
-    if out=$($PY "$CHECK" "$OQ_LIB" "$4" "$3"); then fail "$what: not caught"; fi
+    if out=$($PY "$CHECK" "${5:-$OQ_LIB}" "$4" ${3:+"$3"}); then fail "$what: not caught"; fi
     grep -q -- "$pattern" <<<"$out" || fail "$what: message lacks '$pattern': $out"
 }
 { cat "$T/nm.txt"; echo "0000000000001000 T gate_strv_push"; } > "$T/extra.txt"
@@ -28,4 +34,9 @@ bites "a declared function not exported" "oq_status_str: declared OQ_API in stat
 cp -r "$INC" "$T/inc"
 sed -i 's/^OQ_API const char \*oq_status_str/const char *oq_status_str/' "$T/inc/ortqual/status.h"
 bites "a declaration without OQ_API" "oq_status_str: declared in status.h without OQ_API" "$T/nm.txt" "$T/inc"
-echo "exports: the check catches an extra export, a missing one and an unmarked declaration"
+# ortqual's own programs link the objects archived as compiled (the tests call internal functions):
+# every internal helper and the generated protobuf code are global there
+for name in cv_model_load gate_strv_push onnx__tensor_proto__descriptor; do
+    bites "$name global in an archive" "$name: exported by libortqual_internal.a" "" "$INC" "$OQ_ARCHIVE_INTERNAL"
+done
+echo "exports: the check catches an extra export, a missing one, an unmarked declaration and internal globals of an archive"
