@@ -220,6 +220,10 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
  * and on failure the reasons and the worst element with its coordinates. Returns buf ("" in it
  * for a NULL res). */
 OQ_API char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
+/* The same line with the reference's NaN and Inf counted under `side` (NULL: "REFERENCE"), for
+ * a reference that is something else to the reader: "EXPECTED" for saved outputs. max_abs is
+ * printed as oq_compare_max_abs_shown gives it (nan or inf where non-finite values failed it). */
+OQ_API char *oq_compare_result_str_vs(const oq_compare_result *res, const char *side, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* ortqual convert IN.onnx -o OUT.onnx [passes]: rewrite a PyTorch export into the form ORT
  * runs fast (fused Attention-24, nonpad_kv_seqlen, fp16 attention), checked before written. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ struct convert_args {
     struct oq_cli_runtime cr;
     const char *in, *out, *dtype;
     int flash, fuse, seqlen, expand, lower, elu, pad_head;
-    oq_cli_list inputs, expected, tolerances;
+    oq_cli_list inputs, expected, tolerances, given;
     glob_t files, expected_files; /* --inputs and --expected, expanded */
     int globbed, expected_globbed;
     char *tolerance_text;
@@ -85,6 +86,17 @@ static int check_tolerances(const char *text)
     return -1;
 }
 
+/* --plan writes nothing and runs no check: an output or check option beside it would be dropped. */
+static const oq_cli_pair plan_pairs[] = {
+    {"plan", "output", "contradict: --plan writes nothing (leave out --plan to convert, check and write)"},
+    {"plan", "force", "contradict: --plan writes nothing, so there is nothing to overwrite"},
+    {"plan", "inputs", "contradict: --plan runs no check, so no batch would be read"},
+    {"plan", "expected", "contradict: --plan runs no check, so no output would be compared"},
+    {"plan", "tolerance", "contradict: --plan runs no check, so no tolerance would apply"},
+    {"plan", "seed", "contradict: --plan runs no check, so no input would be generated"},
+    {"plan", "ort-lib", "contradict: --plan runs no check, so ONNX Runtime is not loaded"},
+};
+
 /* The flags and strings of the table into the library's options. */
 static int check_args(struct convert_args *a)
 {
@@ -103,13 +115,14 @@ static int check_args(struct convert_args *a)
     if (oq_cli_glob_inputs("convert", &a->inputs, &a->files, &a->globbed) ||
         oq_cli_glob_inputs("convert", &a->expected, &a->expected_files, &a->expected_globbed))
         return -1;
+    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text) || check_tolerances(a->tolerance_text)) return -1;
+    a->o.tolerances = a->tolerance_text;
+    if (oq_cli_refuse_pairs(&a->given, plan_pairs, sizeof plan_pairs / sizeof *plan_pairs)) return -1;
     size_t n_in = a->globbed ? a->files.gl_pathc : 0, n_ex = a->expected_globbed ? a->expected_files.gl_pathc : 0;
     if (n_ex && n_ex != n_in) {
         fprintf(stderr, "ortqual convert: %zu --expected files for %zu --inputs: give one per batch\n", n_ex, n_in);
         return -1;
     }
-    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text) || check_tolerances(a->tolerance_text)) return -1;
-    a->o.tolerances = a->tolerance_text;
     return 0;
 }
 
@@ -169,7 +182,8 @@ static int parse(struct convert_args *a, int argc, char **argv)
                       "the output ai.onnx opset (default: the lowest the passes need, 23 for\n"
                       "Attention, 24 for nonpad_kv_seqlen); refused, naming the operator,\n"
                       "when an operator of the model changed meaning between the opsets"),
-        OQ_OPT_FLAG("plan", &a->plan, "print what would change, node by node; run and write nothing"),
+        OQ_OPT_FLAG("plan", &a->plan, "print what would change, node by node; run and write nothing\n"
+                                      "(so no -o, --force or check option beside it)"),
         OQ_OPT_FLAG("allow-refused", &o->allow_refused, "write even when a requested rewrite was refused somewhere"),
         OQ_OPT_GROUP("check (every conversion is checked before it is written: the original and the converted\n"
                      "model run on ORT CPU and every output is compared on the valid elements; when ORT refuses\n"
@@ -198,7 +212,7 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_FLAG("force", &a->force, "overwrite an existing OUT.onnx"),
         OQ_OPT_FLAG("json", &a->json, "the report as JSON on stdout"),
         OQ_OPT_END};
-    const oq_cli_command c = {"convert", head, foot, opts, OQ_CLI_OPERANDS};
+    const oq_cli_command c = {"convert", head, foot, opts, OQ_CLI_OPERANDS, NULL, &a->given};
     int first = argc;
     int rc = oq_cli_parse(&c, argc, argv, &first);
     if (rc) return rc;
@@ -236,8 +250,12 @@ static void print_report(const struct convert_args *a, const oq_convert_report *
         const oq_convert_check *c = &r->checks[i];
         printf("  batch %zu vs reference  %s\n", c->batch, oq_compare_result_str(&c->vs_reference, line, sizeof line));
         if (c->has_expected) {
-            printf("  batch %zu vs expected   %s\n", c->batch, oq_compare_result_str(&c->vs_expected, line, sizeof line));
-            printf("  batch %zu (reference vs expected, for scale: max_abs=%.3g)\n", c->batch, c->ref_vs_expected.max_abs);
+            const oq_compare_result *x = &c->ref_vs_expected;
+            printf("  batch %zu vs expected   %s\n", c->batch,
+                   oq_compare_result_str_vs(&c->vs_expected, "EXPECTED", line, sizeof line));
+            printf("  batch %zu (reference vs expected, for scale: max_abs=%.3g)\n", c->batch, /* nan, not -nan */
+                   fabs(oq_compare_max_abs_shown(x->nan_count, x->inf_count, x->ref_nan_count, x->ref_inf_count,
+                                                 x->max_abs)));
         }
     }
 }
@@ -330,7 +348,8 @@ static int run_convert(struct convert_args *a, oq_convert_report **r, oq_status 
 
 /* The model, --mask, every --inputs batch, its --expected outputs and the --tolerance names
  * checked as validate checks its own (exit 2, naming the file and member) before anything is
- * printed, read or run; then plan, or convert. */
+ * printed, read or run; then plan, or convert. A usage or input error the passes find (an --opset
+ * below what they wrote) prints no plan either: the report is printed only after the work. */
 static int convert(struct convert_args *a)
 {
     oq_err err = {0};
@@ -344,6 +363,10 @@ static int convert(struct convert_args *a)
     if (st) rc = oq_cli_exit_of(st);
     else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
     else rc = run_convert(a, &r, &st, &err);
+    if (rc == OQ_EXIT_USAGE) { /* found late (an --opset the rewrites need more than): still the only output */
+        oq_convert_report_free(r);
+        r = NULL;
+    }
     print_result(a, r, st, &err, rc);
     oq_convert_report_free(r);
     return rc;
@@ -361,6 +384,7 @@ int cmd_convert(int argc, char **argv)
     oq_cli_list_clear(&a.inputs);
     oq_cli_list_clear(&a.expected);
     oq_cli_list_clear(&a.tolerances);
+    oq_cli_list_clear(&a.given);
     free(a.tolerance_text);
     oq_cli_runtime_clear(&a.cr);
     return rc;

@@ -538,6 +538,11 @@ static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
 
 char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
 {
+    return oq_compare_result_str_vs(r, NULL, buf, n);
+}
+
+char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, char *buf, size_t n)
+{
     if (!n || !buf) return buf;
     if (!r) {
         buf[0] = '\0';
@@ -547,12 +552,16 @@ char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
     buf[0] = '\0';
     append(buf, n, &used, "%s%s%s valid=%" PRId64 "/%" PRId64, r->name, r->name[0] ? ": " : "",
            r->passed ? "PASS" : "FAIL", r->num_valid, r->num_elements);
-    append(buf, n, &used, " max_abs=%.3g max_rel=%.3g mean_abs=%.3g rms=%.3g rel_l2=%.3g", r->max_abs,
+    /* a max_abs over the finite elements alone (0 when none is) would read like a pass */
+    double max_abs =
+        oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count, r->max_abs);
+    append(buf, n, &used, " max_abs=%.3g max_rel=%.3g mean_abs=%.3g rms=%.3g rel_l2=%.3g", plain_nan(max_abs),
            r->max_rel, r->mean_abs, r->rms, r->rel_l2);
     append(buf, n, &used, " over_tol=%" PRId64 " nan=%" PRId64 " inf=%" PRId64, r->over_tol, r->nan_count,
            r->inf_count);
     if (r->ref_nan_count || r->ref_inf_count)
-        append(buf, n, &used, " REFERENCE nan=%" PRId64 " inf=%" PRId64, r->ref_nan_count, r->ref_inf_count);
+        append(buf, n, &used, " %s nan=%" PRId64 " inf=%" PRId64, side ? side : "REFERENCE", r->ref_nan_count,
+               r->ref_inf_count);
     if (r->masked) append(buf, n, &used, " pad_nonzero=%" PRId64 "/%" PRId64 "%s", r->pad_nonzero, r->num_padded,
                           r->padding_checked ? ""
                           : r->padding_rule == OQ_PADDING_REPORT ? " (reported, not judged)"

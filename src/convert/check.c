@@ -65,14 +65,37 @@ static double uniform(oq_rng *s)
     return (double)(oq_rng_next(s) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
+/* A dimension's name, NULL for a fixed or unknown one: dim_param shares a union with dim_value
+ * (a fixed 4 read as a name is the pointer 4), so it is read only under its value_case. */
+static const char *dim_name(const Onnx__TensorShapeProto__Dimension *d)
+{
+    return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
+}
+
+/* Two declared dimensions that are the same size: the same name, or the same fixed value. */
+static int same_dim(const Onnx__TensorShapeProto__Dimension *a, const Onnx__TensorShapeProto__Dimension *b)
+{
+    if (a->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+        return b->value_case == a->value_case && a->dim_value == b->dim_value;
+    return dim_name(a) && dim_name(b) && !strcmp(dim_name(a), dim_name(b));
+}
+
+/* Whether a value declared `t` is laid out [B, L, ...] like the mask declared `mt`. */
+static int mask_layout(const Onnx__TypeProto__Tensor *t, const Onnx__TypeProto__Tensor *mt)
+{
+    return t && t->shape && t->shape->n_dim >= 2 && mt && mt->shape && mt->shape->n_dim == 2 &&
+           same_dim(t->shape->dim[0], mt->shape->dim[0]) && same_dim(t->shape->dim[1], mt->shape->dim[1]);
+}
+
 /* The size a generated batch gives a dimension. */
 static int64_t dim_value(const Onnx__TensorShapeProto__Dimension *d, const char *bsym, const char *lsym, int64_t B,
                          int64_t L, int64_t other)
 {
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) return d->dim_value;
-    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !d->dim_param) return -1;
-    if (bsym && !strcmp(d->dim_param, bsym)) return B;
-    if (lsym && !strcmp(d->dim_param, lsym)) return L;
+    const char *name = dim_name(d);
+    if (!name) return -1;
+    if (bsym && !strcmp(name, bsym)) return B;
+    if (lsym && !strcmp(name, lsym)) return L;
     return other;
 }
 
@@ -94,8 +117,8 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
 {
     const Onnx__TypeProto__Tensor *t = input_type(vi);
     const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
-    const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? mt->shape->dim[0]->dim_param : NULL;
-    const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? mt->shape->dim[1]->dim_param : NULL;
+    const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? dim_name(mt->shape->dim[0]) : NULL;
+    const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? dim_name(mt->shape->dim[1]) : NULL;
     if (!t || !t->shape || t->shape->n_dim > OQ_MAX_DIMS)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s' has no tensor shape to generate values for: give --inputs", vi->name);
     int64_t shape[OQ_MAX_DIMS];
@@ -108,6 +131,8 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     }
     oq_dtype dt = (oq_dtype)t->elem_type;
     if (k->mask && !strcmp(vi->name, k->mask)) {
+        if (r != 2) /* the library's caller may name any input: no [B, L] to make */
+            return oq_err_set(err, OQ_ERR_SHAPE, "mask input '%s' is rank %d, not [B, L]", vi->name, (int)r);
         oq_status st = oq_mask_make(len, shape[0], shape[1], dt, out, err);
         if (!st) st = oq_tensor_set_name(*out, vi->name, err);
         return st;
@@ -119,8 +144,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
     if (st) return st;
     /* [B, L, ...] inputs are zero on padding, as exporters' sanitized inputs are */
-    int padded = r >= 2 && bsym && lsym && t->shape->dim[0]->dim_param && t->shape->dim[1]->dim_param &&
-                 !strcmp(t->shape->dim[0]->dim_param, bsym) && !strcmp(t->shape->dim[1]->dim_param, lsym);
+    int padded = mask_layout(t, mt);
     int64_t inner = 1, n = oq_tensor_numel(*out);
     for (int32_t i = 2; i < r; i++) inner *= shape[i];
     for (int64_t i = 0; i < n; i++) {
@@ -143,6 +167,9 @@ static oq_status generate(checker *k, oq_err *err)
         const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
         if (mt && mt->shape && mt->shape->n_dim == 2) { /* a fixed mask shape wins */
             int64_t fb = dim_value(mt->shape->dim[0], NULL, NULL, 0, 0, B), fl = dim_value(mt->shape->dim[1], NULL, NULL, 0, 0, L);
+            if (!fb || !fl) /* no event, or no position to make a valid prefix of */
+                return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: mask input '%s' has a dimension fixed to 0: "
+                                  "give --inputs", k->ref->name, k->mask);
             B = fb > 0 ? fb : B;
             L = fl > 0 ? fl : L;
         }
@@ -315,22 +342,23 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
 
 /* ---- comparing ------------------------------------------------------------------------- */
 
+/* Whether the first two dimensions of `t` are declared, each a size or a name. */
+static int leading_declared(const Onnx__TypeProto__Tensor *t)
+{
+    for (size_t i = 0; i < 2; i++)
+        if (!t || !t->shape || t->shape->n_dim < 2 ||
+            (t->shape->dim[i]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+             !dim_name(t->shape->dim[i])))
+            return 0;
+    return 1;
+}
+
 /* Is output `name` laid out [B, L, ...] like the mask (declared dims, else the runtime shape)? */
 static int per_position(checker *k, const char *name, const oq_tensor *t, const batch *b)
 {
     const Onnx__TypeProto__Tensor *ot = input_type(oq_gview_value_info(k->v, name));
     const Onnx__TypeProto__Tensor *mt = input_type(oq_gview_value_info(k->v, k->mask));
-    if (ot && ot->shape && ot->shape->n_dim >= 2 && mt && mt->shape && mt->shape->n_dim == 2) {
-        int same = 1;
-        for (int i = 0; i < 2; i++) {
-            const Onnx__TensorShapeProto__Dimension *a = ot->shape->dim[i], *m = mt->shape->dim[i];
-            same &= a->value_case == m->value_case &&
-                    (a->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
-                         ? a->dim_param && m->dim_param && !strcmp(a->dim_param, m->dim_param)
-                         : a->dim_value == m->dim_value);
-        }
-        return same;
-    }
+    if (leading_declared(ot) && leading_declared(mt) && mt->shape->n_dim == 2) return mask_layout(ot, mt);
     const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)b->in, b->n_in, k->mask);
     return t->ndim >= 2 && m && t->shape[0] == m->shape[0] && t->shape[1] == m->shape[1];
 }
@@ -361,11 +389,12 @@ static oq_status compare(const oq_tensor *got, const oq_tensor *want, oq_compare
     return st;
 }
 
-static void note_failure(checker *k, size_t bi, const char *what, const oq_compare_result *res)
+/* `side`: what the reference of `res` is to the reader (NULL: the reference model). */
+static void note_failure(checker *k, size_t bi, const char *what, const char *side, const oq_compare_result *res)
 {
     if (k->c->r->failure) return;
     char line[900];
-    oq_compare_result_str(res, line, sizeof line);
+    oq_compare_result_str_vs(res, side, line, sizeof line);
     if (asprintf(&k->c->r->failure, "%s, output '%s' %s: %s", k->b[bi].label, res->name, what, line) < 0)
         k->c->r->failure = NULL;
 }
@@ -388,7 +417,7 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
             r->n_checks--;
             return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
         }
-        if (!ck->vs_reference.passed) note_failure(k, bi, "differs from the reference", &ck->vs_reference);
+        if (!ck->vs_reference.passed) note_failure(k, bi, "differs from the reference", NULL, &ck->vs_reference);
         const oq_tensor *want = b->expected ? oq_npz_get(b->expected, name) : NULL;
         if (b->expected && !want)
             return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no member '%s' for the model output of that name",
@@ -398,7 +427,7 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
         st = compare(conv[i], want, &o, &ck->vs_expected, err);
         if (!st) st = compare(ref[i], want, &o, &ck->ref_vs_expected, err);
         if (st) return oq_err_prefix(err, "%s: expected output '%s': ", b->expected->path ? b->expected->path : "", name);
-        if (!ck->vs_expected.passed) note_failure(k, bi, "differs from the expected outputs", &ck->vs_expected);
+        if (!ck->vs_expected.passed) note_failure(k, bi, "differs from the expected outputs", "EXPECTED", &ck->vs_expected);
     }
     return OQ_OK;
 }
@@ -438,10 +467,10 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     checker k = {.c = c, .ref = reference, .v = cv_view(reference)};
     if (!k.v) return cv_oom(reference, err);
     k.mask = find_mask(&k);
-    /* the attention dtype's tolerance only where some Attention computes in it: a model the
-     * passes left in float32 (no attention found) is held to float32's */
-    oq_dtype prec = o->attention_dtype && c->reduced ? o->attention_dtype : OQ_DTYPE_FLOAT32;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(prec), &k.tol, err);
+    /* the attention dtype's tolerance only where some Attention of the output computes in it,
+     * asked for or not (a model converted before): one the passes left in float32 is held to
+     * float32's */
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(c->computes_in), &k.tol, err);
     if (!st && o->tolerances) st = oq_tolerances_add(k.tol, o->tolerances, err);
     if (!st) st = o->n_batches ? given(&k, err) : generate(&k, err);
     if (!st) st = lengths(&k, err);

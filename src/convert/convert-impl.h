@@ -189,6 +189,7 @@ typedef struct cv_ctx {
     char **contract_nodes;      /* ... and the nodes it concerns (malloc'ed) */
     size_t n_contract;
     size_t reduced;             /* Attention nodes computing in --attention-dtype after its pass */
+    oq_dtype computes_in;       /* the output's attention: float32, float16 or bfloat16 (its tolerance) */
 } cv_ctx;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
@@ -216,6 +217,23 @@ static oq_status inherit_contract(cv_ctx *c, cv_model *m, oq_err *err)
     return OQ_OK;
 }
 
+/* The dtype the output's attention computes in, the least precise where several: each
+ * Attention's Q (a model converted before keeps its float16), or --attention-dtype's where its
+ * pass cast nodes that --lower then turned into standard ops. */
+static oq_dtype computes_in(const cv_ctx *c, cv_model *m)
+{
+    oq_dtype d = c->reduced ? c->o->attention_dtype : OQ_DTYPE_FLOAT32;
+    for (size_t i = 0; i < m->nodes.n; i++) {
+        const Onnx__NodeProto *n = m->nodes.v[i];
+        int r;
+        cv_dim dims[OQ_SYM_MAX_RANK];
+        if (!oq_node_is(n, "Attention") || !n->n_input) continue;
+        oq_dtype q = (oq_dtype)cv_type_of(m, n->input[0], &r, dims);
+        if (q == OQ_DTYPE_BFLOAT16 || (q == OQ_DTYPE_FLOAT16 && d != OQ_DTYPE_BFLOAT16)) d = q;
+    }
+    return d;
+}
+
 /* Head padding runs when asked, and by default with a float16/bfloat16 attention dtype (the
  * flash target) unless the attention is lowered to standard ops anyway. */
 static int pad_head(const oq_convert_opts *o)
@@ -270,6 +288,7 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (pruned) cv_step(c->r, "prune", "", "removed", "%zu nodes nothing reads any more", pruned);
     attention_shapes(c, m);
     head_size_notes(c, m);
+    c->computes_in = computes_in(c, m);
     st = cv_toposort(m, err);
     if (!st) record_contract(c, m);
     if (!st && m->oom) st = cv_oom(m, err);
@@ -403,13 +422,54 @@ static oq_status write_converted(cv_model *m, const char *out_path, int overwrit
     return st;
 }
 
-/* Both outputs checked before the work, not after it. */
-static oq_status check_outputs(const cv_model *m, const char *out_path, int overwrite, oq_err *err)
+static int same_file(const struct stat *a, const struct stat *b)
 {
-    oq_status st = oq_check_output_path(out_path, overwrite, err);
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Whether paths `a` and `b` name one directory entry (one name in one folder): what a
+ * conversion in place replaces. */
+static int same_entry(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    char *da = dir_of(a), *db = dir_of(b);
+    struct stat x, y;
+    int same = da && db && !strcmp(sa ? sa + 1 : a, sb ? sb + 1 : b) && !stat(da, &x) && !stat(db, &y) &&
+               same_file(&x, &y);
+    free(da);
+    free(db);
+    return same;
+}
+
+/* Output `path` is no file the input reads: the rename would put new bytes under the input
+ * (its data files as first opened, whatever path led there; with `model`, its model too).
+ * Converted in place, the output pair replaces the input pair instead, and the check is not
+ * made. */
+static oq_status spares_input(const cv_model *orig, const char *in_path, const char *out_path, const char *path,
+                              int model, oq_err *err)
+{
+    struct stat sb, in;
+    if (stat(path, &sb) != 0 || same_entry(in_path, out_path)) return OQ_OK;
+    if (model && !stat(in_path, &in) && same_file(&in, &sb))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s is the input model; nothing written (choose another -o)", path);
+    for (size_t i = 0; i < orig->n_ext_files; i++)
+        if (same_file(&orig->ext_files[i].st, &sb))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s is the input's external data file; writing over it "
+                              "would change the weights %s reads: choose another -o, or convert in place "
+                              "(-o %s --force)", path, in_path, in_path);
+    return OQ_OK;
+}
+
+/* Both outputs checked before the work, not after it. */
+static oq_status check_outputs(const cv_model *m, const char *in_path, const char *out_path, int overwrite,
+                               oq_err *err)
+{
+    oq_status st = spares_input(m, in_path, out_path, out_path, 0, err);
+    if (!st) st = oq_check_output_path(out_path, overwrite, err);
     if (st || !cv_ext_count(m)) return st;
     char *data = cv_ext_data_path(out_path);
-    st = data ? oq_check_output_path(data, overwrite, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    st = data ? spares_input(m, in_path, out_path, data, 1, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = oq_check_output_path(data, overwrite, err);
     free(data);
     return st;
 }
@@ -430,7 +490,7 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     if (!st && !o->runtime) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "convert: a runtime is needed for the check");
     if (!st) st = oq_read_file(in_path, &buf, &n, err);
     if (!st) st = cv_model_load(buf, n, in_path, dir, &orig, err);
-    if (!st) st = check_outputs(orig, out_path, overwrite, err);
+    if (!st) st = check_outputs(orig, in_path, out_path, overwrite, err);
     if (!st) st = cv_model_load(buf, n, in_path, dir, &m, err);
     if (!st) st = cv_ext_same(orig, m, err); /* the data files as first seen, through the copy */
     if (!st) st = new_report(in_path, out, err); /* none for a model that cannot be read */

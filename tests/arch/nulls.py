@@ -55,6 +55,7 @@ SIZE_NAMES = {"n", "bufn", "cap", "size", "len", "nbytes", "buflen"}
 # not the rule (NULL, 0, NaN): a C expression of the result `ret` and the arguments by name.
 EXPECT = {
     "oq_compare_result_str": "ret == buf && !buf[0]",
+    "oq_compare_result_str_vs": "ret == buf && !buf[0]",
     "oq_proc_describe": "ret == buf && !buf[0]",
     "oq_refusal_str": "ret == buf && !buf[0]",
     "oq_shape_str": "ret == buf && !buf[0]",

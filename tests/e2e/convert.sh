@@ -125,6 +125,23 @@ if grep -q "head size" <<<"$plan"; then
     bad "head-size note for tx_encoder (head size 8)"
 else ok "no head-size note for tx_encoder (head size 8)"; fi
 
+# without --inputs the check generates two batches: ortqual's own exports have fixed dimensions
+# beside named ones (the heads, the head size; every one with --static), whose dim_value was read
+# as a dim_param string (exit 139, nothing said). Every format, dynamic and static, converts;
+# a fixed [2, 16] batch keeps its shape, and inputs laid out like the mask are zero on padding
+for fmt in decomposed attention23 attention24; do
+    for shape in dynamic 2,16; do
+        st=(); [ "$shape" = dynamic ] || st=(--static "$shape")
+        $ORTQUAL export sdpa --format "$fmt" "${st[@]}" -o "$T/sdpa.onnx" --force >/dev/null
+        for pass in --flash --lower; do
+            expect 0 "generated inputs" $ORTQUAL convert "$T/sdpa.onnx" -o "$T/sdpa_out.onnx" --force $pass
+        done
+    done
+done
+$ORTQUAL export sdpa --format decomposed --layout 3 --static 2,16 -o "$T/sdpa3.onnx" --force >/dev/null
+expect 0 "batch 1 vs reference +output: PASS valid=1536/2048 .* pad_nonzero=0/512 \(rtol" \
+    $ORTQUAL convert "$T/sdpa3.onnx" -o "$T/sdpa3_out.onnx" --flash
+
 # --fuse alone keeps the broadcast mask (valid ONNX): ORT refuses that, so the check fails and says what helps
 expect 0 "broadcasts over the queries: valid ONNX, refused by ONNX Runtime .* add --expand-mask or --mask-to-seqlen" \
     $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" --plan --fuse
@@ -133,11 +150,41 @@ expect 1 "ORT CPU cannot run the converted model: node 'attention': inconsistent
 expect 0 "written: " $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fuse_expand.onnx" --fuse --expand-mask
 
 # usage and input errors
+refused() { # refused PATTERN CMD...: exit 2 with PATTERN on stderr, nothing on stdout
+    local pat=$1 rc
+    shift
+    "$@" >"$T/refused.out" 2>"$T/refused.err"
+    rc=$?
+    if [ "$rc" -ne 2 ] || ! grep -qE -- "$pat" "$T/refused.err" || [ -s "$T/refused.out" ]; then
+        bad "$* -> exit $rc, expected 2 and /$pat/ alone: $(cat "$T/refused.out" "$T/refused.err")"
+    else ok "$* -> 2: $(cat "$T/refused.err")"; fi
+}
 expect 2 "--opset '12': want a whole number in 13..24" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --fuse --opset 12
 expect 2 "opset 23 is below the 24 that nonpad_kv_seqlen needs \(--mask-to-seqlen writes it: raise --opset to 24" \
     $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --flash --opset 23
 expect 2 "opset 18 is below the 23 that Attention needs \(raise --opset or leave it out\)" \
     $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --fuse --opset 18
+# found after the passes ran, it is still the only output: no plan on stdout before it (7 lines
+# were), with --plan too; --json gives just the model, the status and the error
+refused "opset 17 is below the 24 that nonpad_kv_seqlen needs" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" \
+    -o "$T/o.onnx" --flash --opset 17
+refused "opset 23 is below the 24" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --opset 23
+$ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --opset 23 --json >"$T/late.json" 2>/dev/null
+rc=$?
+if [ "$rc" = 2 ] && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(d) == ["error", "exit_status", "model"] and d["exit_status"] == 2 and "opset 23" in d["error"], d' "$T/late.json"; then
+    ok "--json on a late usage error: no steps, the status and the error"
+else bad "--json on a late usage error: exit $rc: $(cat "$T/late.json")"; fi
+# --plan writes nothing and checks nothing: an output or check option beside it would be dropped
+for opt in "-o $T/p.onnx:output" "--force:force" "--inputs $F/tx_encoder/inputs_000.npz:inputs" \
+           "--expected $F/tx_encoder/outputs_000.npz:expected" "--tolerance fp16:tolerance" "--seed 2:seed" \
+           "--ort-lib /nonexistent.so:ort-lib"; do
+    refused "^ortqual convert: --plan and --${opt##*:} contradict: --plan " \
+        $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash ${opt%:*}
+done
+[ ! -e "$T/p.onnx" ] && ok "--plan -o: nothing written" || bad "--plan -o wrote p.onnx"
 [ ! -e "$T/o.onnx" ] && ok "opset refusals write nothing" || bad "o.onnx written"
 expect 2 "-o OUT.onnx is required" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --fuse
 expect 2 "fp16 or bf16" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --attention-dtype fp8
@@ -167,15 +214,6 @@ np.savez(d + "/fortran.npz", features=np.asfortranarray(f), mask=m)
 np.savez(d + "/bigend.npz", features=f.astype(">f4"), mask=m)
 np.savez(d + "/zero.npz", features=f[:0], mask=m[:0])
 PY
-refused() { # refused PATTERN CMD...: exit 2 with PATTERN on stderr, nothing on stdout
-    local pat=$1 rc
-    shift
-    "$@" >"$T/refused.out" 2>"$T/refused.err"
-    rc=$?
-    if [ "$rc" -ne 2 ] || ! grep -qE -- "$pat" "$T/refused.err" || [ -s "$T/refused.out" ]; then
-        bad "$* -> exit $rc, expected 2 and /$pat/ alone: $(cat "$T/refused.out" "$T/refused.err")"
-    else ok "$* -> 2: $(cat "$T/refused.err")"; fi
-}
 for case in "shape:member 'features' has shape \[3,56,5\]; the model's 'features' is \[batch,seq,8\] \(axis 2 fixed to 8\)" \
             "f64:member 'features' is float64 \[3,56,8\]; the model's 'features' is float32" \
             "i64mask:member 'mask' is int64 \[3,56\]; the model's 'mask' is bool" \
@@ -288,5 +326,61 @@ cp "$X/llama_like_op18.onnx" "$T/ext/short.onnx"; head -c 1000 "$X/llama_like_op
 expect 2 "short.onnx: initializer '[^']+': external data $T/ext/llama_like_op18.onnx.data holds 1000 bytes, the tensor needs bytes" \
     $ORTQUAL convert "$T/ext/short.onnx" -o "$T/ext/s.onnx" --flash
 [ ! -e "$T/ext/s.onnx" ] && [ ! -e "$T/ext/s.onnx.data" ] && ok "nothing written for a short data file" || bad "s.onnx written"
+
+# a non-in-place conversion whose OUT.onnx.data is the input's data file (its location renamed to
+# it, or an -o chosen beside it) would write the new weights under the input: refused, exit 2,
+# even with --force, and the input pair still converts; converting in place replaces the pair
+mkdir -p "$T/dup" "$T/dup2" "$T/inplace"
+$PY - "$X/llama_like_op18.onnx" "$T/dup/llama_like_op18.onnx" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(d.replace(b"llama_like_op18.onnx.data", b"llama_like_op19.onnx.data"))
+PY
+cp "$X/llama_like_op18.onnx.data" "$T/dup/llama_like_op19.onnx.data"
+refused "^ortqual convert: $T/dup/llama_like_op19.onnx.data is the input's external data file; writing over it" \
+    $ORTQUAL convert "$T/dup/llama_like_op18.onnx" -o "$T/dup/llama_like_op19.onnx" --force --flash
+cp "$X/llama_like_op18.onnx" "$T/dup2/m.onnx"; cp "$X/llama_like_op18.onnx.data" "$T/dup2/"
+refused "^ortqual convert: $T/dup2/llama_like_op18.onnx.data is the input's external data file" \
+    $ORTQUAL convert "$T/dup2/m.onnx" -o "$T/dup2/llama_like_op18.onnx" --force --flash
+refused "^ortqual convert: $T/dup2/llama_like_op18.onnx.data is the input's external data file" \
+    $ORTQUAL convert "$T/dup2/m.onnx" -o "$T/dup2/llama_like_op18.onnx.data" --force --flash
+# (nor may OUT.onnx.data be the input model itself, here named m.onnx.data)
+cp "$X/llama_like_op18.onnx" "$T/dup2/m.onnx.data"
+refused "^ortqual convert: $T/dup2/m.onnx.data is the input model; nothing written" \
+    $ORTQUAL convert "$T/dup2/m.onnx.data" -o "$T/dup2/m.onnx" --force --flash
+cmp -s "$T/dup2/m.onnx.data" "$X/llama_like_op18.onnx" && ok "the input model is not written over" ||
+    bad "the input model m.onnx.data changed"
+if cmp -s "$T/dup/llama_like_op19.onnx.data" "$X/llama_like_op18.onnx.data" &&
+    cmp -s "$T/dup2/llama_like_op18.onnx.data" "$X/llama_like_op18.onnx.data" &&
+    [ ! -e "$T/dup/llama_like_op19.onnx" ] && [ ! -e "$T/dup2/llama_like_op18.onnx" ]; then
+    ok "the input's data file is not written over"
+else bad "the input's data file changed, or a model was written: $(ls "$T/dup" "$T/dup2")"; fi
+expect 0 "written: $T/dup/o.onnx" $ORTQUAL convert "$T/dup/llama_like_op18.onnx" -o "$T/dup/o.onnx" --flash \
+    --inputs "$L/inputs_000.npz" --expected "$L/outputs_000.npz"
+cp "$X/llama_like_op18.onnx" "$X/llama_like_op18.onnx.data" "$T/inplace/"
+expect 0 "written: $T/inplace/llama_like_op18.onnx \(weights in $T/inplace/llama_like_op18.onnx.data\)" \
+    $ORTQUAL convert "$T/inplace/llama_like_op18.onnx" -o "$T/inplace/llama_like_op18.onnx" --force --flash
+
+# a model whose Attention computes in float16 already (an earlier --flash) is judged at fp16's
+# tolerance when converted again, asked for float16 or not (--fuse alone failed it at fp32's)
+mkdir -p "$T/again"
+expect 0 "written: " $ORTQUAL convert "$X/llama_like_op18.onnx" -o "$T/again/f16.onnx" --flash \
+    --inputs "$L/inputs_000.npz" --expected "$L/outputs_000.npz"
+expect 0 "batch 0 vs expected +logits: PASS .*\(rtol=0.01 atol=0.004\)" $ORTQUAL convert "$T/again/f16.onnx" \
+    -o "$T/again/fused.onnx" --fuse --inputs "$L/inputs_000.npz" --expected "$L/outputs_000.npz"
+
+# NaN in --expected: the side that holds it is named, and max_abs is not the 0 of no finite pair
+$PY - "$TX/outputs_000.npz" "$T/ex_nan.npz" <<'PY'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); z["out"] = np.full_like(z["out"], np.nan); np.savez(sys.argv[2], **z)
+PY
+$ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/nan.onnx" --fuse --mask-to-seqlen --inputs "$TX/inputs_000.npz" \
+    --expected "$T/ex_nan.npz" >"$T/nan.out" 2>"$T/nan.err"
+rc=$?
+if [ "$rc" = 1 ] && grep -qE "vs expected +out: FAIL valid=264/504 max_abs=nan .* EXPECTED nan=264 inf=0" "$T/nan.out" &&
+    grep -q "for scale: max_abs=nan" "$T/nan.out" && grep -q "EXPECTED nan=264" "$T/nan.err" &&
+    ! grep -q "REFERENCE nan" "$T/nan.out" "$T/nan.err"; then
+    ok "NaN in --expected: EXPECTED nan=264, max_abs=nan"
+else bad "NaN in --expected: exit $rc: $(cat "$T/nan.out" "$T/nan.err")"; fi
 
 report
