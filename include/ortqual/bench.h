@@ -196,6 +196,11 @@ OQ_API oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out,
 #define OQ_BENCH_MAX_VARIANTS 32
 
 enum oq_bench_mode_bits { OQ_BENCH_MASKED = 1, OQ_BENCH_UNMASKED = 2 };
+/* Options of generated inputs a caller set (oq_bench_opts.given). */
+enum oq_bench_given_bits {
+    OQ_BENCH_GIVEN_SEED = 1, OQ_BENCH_GIVEN_INT_RANGE = 2, OQ_BENCH_GIVEN_LENGTH_POLICY = 4,
+    OQ_BENCH_GIVEN_MASK_FRACTION = 8
+};
 enum oq_bench_shape_bits { OQ_BENCH_DYNAMIC = 1, OQ_BENCH_STATIC = 2 };
 
 typedef struct oq_bench_opts {
@@ -264,6 +269,11 @@ typedef struct oq_bench_opts {
     size_t n_sweeps;
     const oq_bench_dim *sweeps;
     int64_t int_lo, int_hi;
+    /* OQ_BENCH_GIVEN_* bits: which of seed, int_lo/int_hi, length_policy and mask_fraction the
+     * caller set (a value equal to the default counts). With model_path, one that no generated
+     * input of the model uses (all come from inputs_path, none is an integer or a mask input...)
+     * is an error: it would be ignored while the caller believes it applied. */
+    unsigned given;
     /* Called once by oq_bench_sweep when the options, and for model_path the model, the npz
      * files and every point's inputs, are checked, before the first row (NULL: none): where a
      * caller checks its own outputs after the inputs and before hours of work. Its error

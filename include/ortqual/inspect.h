@@ -71,7 +71,13 @@ typedef struct oq_model_info {
     size_t n_opsets;
     oq_opset_info *opsets;
     size_t n_inputs, n_outputs;
-    oq_io_info *inputs, *outputs;     /* graph inputs exclude initializers */
+    oq_io_info *inputs, *outputs;     /* inputs: those a run must feed (ONNX Runtime's inputs) */
+    /* Graph inputs an initializer of the same name backs (ONNX IR >= 4): the initializer is a
+     * default a caller may override (ONNX Runtime's overridable initializers). A run need not
+     * feed them; ortqual's runs feed none. Below IR 4 every initializer is listed as an input
+     * and none is overridable: those are not inputs, and are left out. */
+    size_t n_default_inputs;
+    oq_io_info *default_inputs;
     size_t n_initializers;
     uint64_t initializer_bytes;       /* embedded data only */
     uint64_t external_bytes;          /* in external-data files (their "length" entries) */
@@ -96,6 +102,8 @@ OQ_API oq_status oq_model_external_files(const char *path, char ***files, size_t
 OQ_API oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq_model_info **out,
                                         oq_err *err);
 OQ_API void oq_model_info_free(oq_model_info *mi);
+/* The input of mi->default_inputs called `name`, or NULL (also for a NULL mi or name). */
+OQ_API const oq_io_info *oq_model_default_input(const oq_model_info *mi, const char *name);
 /* "a, b, c": the names of io[0 .. n) into buf (cut short to fit), for messages; "" for a NULL
  * io, and nothing written to a NULL buf. */
 OQ_API void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size);

@@ -567,7 +567,7 @@ typedef struct oq_estimate_opts {
     int64_t events;        /* E, events of the larger plan */
     int32_t configs;       /* K, configurations with the reference (0: as measured) */
     int32_t workers;       /* G, tasks running at once (nodes x GPUs per node) */
-    int32_t shards;        /* N (0: G, one wave) */
+    int32_t shards;        /* N (0: G, one wave, but at most one shard per batch) */
     int repeat, warmup;    /* timed and warm-up calls per batch (-1: as measured) */
     const char *only;      /* model the others on measured configurations whose name starts
                               with this (e.g. "cuda:"); NULL: all measured */
@@ -584,8 +584,9 @@ typedef struct oq_estimate {
     oq_estimate_config *configs;  /* owned */
     int64_t measured_events;
     int32_t n_total_configs;      /* K */
+    int64_t batches;              /* ceil(E / b), b the measured batch size */
     int32_t shards, waves;        /* N, ceil(N / G) */
-    int64_t events_per_shard;     /* ceil(E / N) */
+    int64_t events_per_shard;     /* those of the largest shard: whole batches */
     double shard_fixed_s, shard_events_s, shard_s; /* one task: fixed + per-event parts */
     double wall_s;                /* waves x shard_s (queue waits, prepare and merge apart) */
     double worker_hours;          /* N x shard_s, in hours */

@@ -75,7 +75,7 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
         const char *name = m->expected->tensors[i]->name;
         size_t k = 0;
         while (k < m->mi->n_outputs && strcmp(m->mi->outputs[k].name, name)) k++;
-        int is_input = 0;
+        int is_input = oq_model_default_input(m->mi, name) != NULL;
         for (size_t j = 0; j < m->mi->n_inputs; j++) is_input |= !strcmp(m->mi->inputs[j].name, name);
         if (k == m->mi->n_outputs && !is_input && !batch_member(name))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is not an output of %s", m->expected->path,
@@ -90,6 +90,24 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
     }
     if (st || named) return st;
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an output of the model", m->expected->path);
+}
+
+/* An input with a default (the initializer of its name) runs with it: bench feeds the inputs
+ * ONNX Runtime lists, those without one, so a tensor or a --shape for it would be ignored. */
+static oq_status check_defaults(const oq_bench_opts *o, const model_sweep *m, oq_err *err)
+{
+    static const char why[] = "has a default (the initializer of its name), which ortqual runs the model with";
+    for (size_t i = 0; i < m->mi->n_default_inputs; i++) {
+        const char *name = m->mi->default_inputs[i].name;
+        if (m->inputs && oq_npz_get(m->inputs, name))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s': the model's input '%s' %s: it feeds only "
+                              "inputs without one", m->inputs->path, name, name, why);
+        for (size_t k = 0; k < o->n_input_shapes; k++)
+            if (!strcmp(o->input_shapes[k].input, name))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the model's input '%s' %s: it generates "
+                                  "only inputs without one", name, name, why);
+    }
+    return OQ_OK;
 }
 
 /* An --inputs file must give at least one model input: else it is the wrong file. */
@@ -151,6 +169,62 @@ static oq_status check_model_opts(const oq_bench_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* Options that shape generated inputs only, and the fills (oq_bench_input_info.fill) that use
+ * each: given for a run that generates no such input, they would be ignored. */
+static const struct generated_opt {
+    unsigned bit;
+    const char *name, *fills[3], *none;
+} generated_opts[] = {
+    {OQ_BENCH_GIVEN_SEED, "seed", {"uniform", "integers", "mask"}, "no generated input takes random values"},
+    {OQ_BENCH_GIVEN_INT_RANGE, "int-range", {"integers"}, "no generated input is an integer one"},
+    {OQ_BENCH_GIVEN_LENGTH_POLICY, "length-policy", {"mask"},
+     "no generated input is a mask (named like one, of rank 2 [batch, length])"},
+    {OQ_BENCH_GIVEN_MASK_FRACTION, "mask-fraction", {"mask"},
+     "no generated input is a mask (named like one, of rank 2 [batch, length])"},
+};
+
+static int fills_any(const oq_bench_point *p, const struct generated_opt *g)
+{
+    for (size_t i = 0; i < p->n_inputs; i++)
+        for (size_t k = 0; k < sizeof g->fills / sizeof *g->fills && g->fills[k]; k++)
+            if (!strcmp(p->inputs[i].fill, g->fills[k])) return 1;
+    return 0;
+}
+
+/* "x uniform, mask ones": the generated inputs of p and their fills; 0 when there are none. */
+static size_t generated_text(const oq_bench_point *p, char *buf, size_t n)
+{
+    size_t count = 0, used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->n_inputs && used < n; i++)
+        if (strcmp(p->inputs[i].source, "npz"))
+            used += (size_t)snprintf(buf + used, n - used, "%s%s %s", count++ ? ", " : "", p->inputs[i].name,
+                                     p->inputs[i].fill);
+    return count;
+}
+
+/* Each option of generated inputs given for a run that generates none it reaches (the first
+ * point says for all: every point takes its inputs from the same places). */
+static oq_status check_generated_opts(const oq_bench_opts *o, const model_sweep *m, oq_err *err)
+{
+    const oq_bench_point *p = &m->points[0];
+    char list[512];
+    size_t n = generated_text(p, list, sizeof list);
+    for (size_t i = 0; i < sizeof generated_opts / sizeof *generated_opts; i++) {
+        const struct generated_opt *g = &generated_opts[i];
+        if (!(o->given & g->bit) || fills_any(p, g)) continue;
+        if (!n && p->n_inputs)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--%s: every input of the model comes from %s: nothing is "
+                              "generated, so it would be ignored", g->name, o->inputs_path);
+        if (!n)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--%s: the model has no inputs to generate, so it would be "
+                              "ignored", g->name);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--%s: %s (generated: %s), so it would be ignored", g->name,
+                          g->none, list);
+    }
+    return OQ_OK;
+}
+
 /* "<ep>:model:fp32", or fp16 when the model's first floating input or output is float16. */
 static oq_status model_variant(const oq_bench_opts *o, const oq_model_info *mi, oq_bench_variant *v, oq_err *err)
 {
@@ -172,6 +246,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     oq_status st = check_model_opts(o, err);
     if (!st) st = oq_model_inspect_file(o->model_path, &m->mi, err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
+    if (!st) st = check_defaults(o, m, err);
     if (!st && m->inputs) st = check_inputs(m, err);
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
@@ -185,6 +260,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
         for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
             st = check_int_range(o, &m->points[p].inputs[i], err);
     }
+    if (!st) st = check_generated_opts(o, m, err);
     if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
     if (st) sweep_clear(m);
     return st;

@@ -345,16 +345,26 @@ static oq_status check_names(const oq_io_info *ins, size_t n_ins, const oq_npz *
     return OQ_OK;
 }
 
-/* Every --dim and --sweep name must be used: by a model dimension or a --shape entry. */
-static oq_status check_used(const oq_io_info *ins, size_t n_ins, const oq_bench_opts *o, const char *name,
-                            const char *opt, oq_err *err)
+/* Every --dim and --sweep name must be used: by a dimension of an input the run generates or a
+ * --shape entry. An npz tensor's shape gives its own dimensions: one that only such tensors
+ * have would be ignored (or contradict the file). */
+static oq_status check_used(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
+                            const char *name, const char *opt, oq_err *err)
 {
+    const char *given = NULL; /* an npz tensor that has the dimension */
     for (size_t i = 0; i < n_ins; i++)
-        for (int32_t a = 0; a < ins[i].rank; a++)
-            if (!strcmp(ins[i].dims[a], name)) return OQ_OK;
+        for (int32_t a = 0; a < ins[i].rank; a++) {
+            if (strcmp(ins[i].dims[a], name)) continue;
+            if (!npz || !oq_npz_get(npz, ins[i].name)) return OQ_OK;
+            if (!given) given = ins[i].name;
+        }
     for (size_t i = 0; i < o->n_input_shapes; i++)
         for (int32_t a = 0; a < o->input_shapes[i].ndim; a++)
             if (!strcmp(o->input_shapes[i].dim_names[a], name)) return OQ_OK;
+    if (given)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s: every input with dimension '%s' comes from %s (such as "
+                          "'%s'), whose shape gives it: no generated input takes it, so it would be ignored", opt,
+                          name, name, npz->path, given);
     char list[512] = "";
     for (size_t i = 0; i < n_ins; i++)
         for (int32_t a = 0; a < ins[i].rank; a++)
@@ -413,9 +423,9 @@ oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_n
 {
     memset(out, 0, sizeof *out);
     oq_status st = check_names(ins, n_ins, npz, o, err);
-    for (size_t i = 0; !st && i < o->n_dims; i++) st = check_used(ins, n_ins, o, o->dims[i].name, "--dim", err);
+    for (size_t i = 0; !st && i < o->n_dims; i++) st = check_used(ins, n_ins, npz, o, o->dims[i].name, "--dim", err);
     for (size_t i = 0; !st && i < o->n_sweeps; i++)
-        st = check_used(ins, n_ins, o, o->sweeps[i].name, "--sweep", err);
+        st = check_used(ins, n_ins, npz, o, o->sweeps[i].name, "--sweep", err);
     dim_env e;
     if (!st) st = env_start(o, p, &e, err);
     out->inputs = st ? NULL : calloc(n_ins ? n_ins : 1, sizeof *out->inputs);

@@ -76,6 +76,7 @@ typedef struct cli_state {
     oq_bench_shape shapes[MAX_MODEL_ARGS];
     oq_bench_dim dims[MAX_MODEL_ARGS], sweeps[MAX_MODEL_ARGS];
     oq_cli_list tolerances;
+    oq_cli_list given;          /* the options given (oq_cli_command.given) */
     char *tolerance_text;
     char profile_dir[4096];
     const char *default_variants; /* the --variants taken by default, noted once all is checked */
@@ -469,6 +470,22 @@ static int check_mode(cli_state *c)
     return 0;
 }
 
+/* Which options of generated inputs were given: with --model, the sweep refuses those no
+ * generated input uses (a default's value cannot tell). --mask-fraction sets the padding that
+ * --length-policy fixed never has: refused with it, in either mode. */
+static int note_generated_opts(cli_state *c)
+{
+    static const struct { const char *name; unsigned bit; } opts[] = {
+        {"seed", OQ_BENCH_GIVEN_SEED}, {"int-range", OQ_BENCH_GIVEN_INT_RANGE},
+        {"length-policy", OQ_BENCH_GIVEN_LENGTH_POLICY}, {"mask-fraction", OQ_BENCH_GIVEN_MASK_FRACTION}};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        if (oq_cli_given(&c->given, opts[i].name)) c->o.given |= opts[i].bit;
+    if (!(c->o.given & OQ_BENCH_GIVEN_MASK_FRACTION) || c->o.length_policy != OQ_LENGTH_FIXED) return 0;
+    fprintf(stderr, "ortqual bench: --mask-fraction: --length-policy fixed pads nothing (every row is valid to its "
+                    "end), so it would be ignored\n");
+    return -1;
+}
+
 static int parse_args(cli_state *c, int argc, char **argv)
 {
     oq_bench_opts *o = &c->o;
@@ -578,9 +595,10 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         OQ_CLI_EP_OPTION_HELP "\n(the attention sweep: for every variant on cuda or\n"
                         "a plugin EP)"),
         OQ_OPT_END};
-    const oq_cli_command cmd = {"bench", head, foot, opts, 0, "unknown or incomplete option '%s'"};
+    const oq_cli_command cmd = {"bench", head, foot, opts, 0, "unknown or incomplete option '%s'", &c->given};
     int rc = oq_cli_parse(&cmd, argc, argv, NULL);
     if (rc) return rc;
+    if (note_generated_opts(c)) return -1;
     if (oq_cli_list_join(&c->tolerances, ";", &c->tolerance_text)) return -1;
     o->tolerances = c->tolerance_text;
     o->input_shapes = c->shapes;
@@ -746,6 +764,7 @@ static void state_clear(cli_state *c)
 {
     oq_cli_runtime_clear(&c->cr);
     oq_cli_list_clear(&c->tolerances);
+    oq_cli_list_clear(&c->given);
     free(c->tolerance_text);
 }
 

@@ -30,10 +30,11 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
     for (size_t i = 0; i < e->n_configs; i++)
         json_array_append_new(configs, json_pack("{s:s, s:f, s:f}", "name", e->configs[i].name, "fixed_s",
                                                  e->configs[i].fixed_s, "per_event_s", e->configs[i].per_event_s));
-    json_t *j = json_pack("{s:I, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
+    json_t *j = json_pack("{s:I, s:o, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
                           (json_int_t)e->measured_events, "configs", configs, "events", (json_int_t)o->events,
-                          "total_configs", e->n_total_configs, "workers", o->workers, "shards", e->shards, "waves",
-                          e->waves, "events_per_shard", (json_int_t)e->events_per_shard, "shard_fixed_s",
+                          "batches", (json_int_t)e->batches, "total_configs", e->n_total_configs, "workers",
+                          o->workers, "shards", e->shards, "waves", e->waves, "events_per_shard",
+                          (json_int_t)e->events_per_shard, "shard_fixed_s",
                           e->shard_fixed_s, "shard_events_s", e->shard_events_s, "shard_s", e->shard_s, "wall_s",
                           e->wall_s, "worker_hours", e->worker_hours);
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -41,21 +42,42 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
     json_decref(j);
 }
 
+/* A time in the unit that fits it: 90 s read "0.0 worker-hours" in hours. */
+static const char *duration(double s, char *buf, size_t n)
+{
+    double v = s >= 3600 ? s / 3600 : s >= 60 ? s / 60 : s;
+    snprintf(buf, n, v < 10 ? "%.3g %s" : "%.1f %s", v, s >= 3600 ? "h" : s >= 60 ? "min" : "s");
+    return buf;
+}
+
+/* "50 shards by batch on 50 workers (1 wave)"; a default capped at the batches says so. */
+static void print_shards(const oq_estimate *e, const oq_estimate_opts *o)
+{
+    if (!o->shards && e->shards < o->workers)
+        printf("       %d shards (one per batch; --workers %d leaves %d idle)", (int)e->shards, (int)o->workers,
+               (int)(o->workers - e->shards));
+    else
+        printf("       %d shards by batch on %d workers (%d wave%s)", (int)e->shards, (int)o->workers, (int)e->waves,
+               e->waves > 1 ? "s" : "");
+    printf(", %lld events per shard\n", (long long)e->events_per_shard);
+}
+
 static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const char *path)
 {
+    char fixed[32], events[32], shard[32], wall[32], total[32];
     printf("measured in %s (%lld events):\n%-34s %12s %16s\n", path, (long long)e->measured_events, "configuration",
            "fixed (s)", "per event (ms)");
     for (size_t i = 0; i < e->n_configs; i++)
         printf("%-34s %12.3f %16.4f\n", e->configs[i].name, e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
-    printf("\nmodel: %lld events x %d configurations (the reference and %d like the mean of the %zu above),\n"
-           "       %d shards by batch on %d workers (%d wave%s), %lld events per shard\n"
-           "one shard: %.1f s fixed + %.1f s for its events = %.1f s (%.2f h)\n"
-           "wall: %.1f s (%.2f h), plus queue waits, the prepare step and the merge\n"
-           "worker time: %.1f worker-hours\n",
-           (long long)o->events, (int)e->n_total_configs, (int)e->n_total_configs - 1, e->n_configs - 1,
-           (int)e->shards, (int)o->workers, (int)e->waves, e->waves > 1 ? "s" : "", (long long)e->events_per_shard,
-           e->shard_fixed_s, e->shard_events_s, e->shard_s, e->shard_s / 3600, e->wall_s, e->wall_s / 3600,
-           e->worker_hours);
+    printf("\nmodel: %lld events x %d configurations (the reference and %d like the mean of the %zu above),\n",
+           (long long)o->events, (int)e->n_total_configs, (int)e->n_total_configs - 1, e->n_configs - 1);
+    print_shards(e, o);
+    printf("one shard: %s fixed + %s for its events = %s\n"
+           "wall: %s, plus queue waits, the prepare step and the merge\n"
+           "worker time: %s (%d shards x %s)\n",
+           duration(e->shard_fixed_s, fixed, sizeof fixed), duration(e->shard_events_s, events, sizeof events),
+           duration(e->shard_s, shard, sizeof shard), duration(e->wall_s, wall, sizeof wall),
+           duration(e->worker_hours * 3600, total, sizeof total), (int)e->shards, shard);
 }
 
 int cmd_estimate(int argc, char **argv)
@@ -71,7 +93,9 @@ int cmd_estimate(int argc, char **argv)
                       "configurations with the reference (default: as measured); the\n"
                       "K-1 others cost like the mean of the measured ones"),
         OQ_OPT_STRING("only", "PREFIX", &o.only, "take that mean over measured configurations named PREFIX...\n(e.g. cuda:)"),
-        OQ_OPT_NUMBER("shards", "N", &o.shards, 1, 1 << 30, "(default G: one wave)"),
+        OQ_OPT_NUMBER("shards", "N", &o.shards, 1, 1 << 30,
+                      "(default G: one wave; at most one shard per batch of the\n"
+                      "measured batch size)"),
         OQ_OPT_NUMBER("repeat", "R", &o.repeat, 0, 1 << 30, "timed calls per batch of the larger plan (default: as measured)"),
         OQ_OPT_NUMBER("warmup", "W", &o.warmup, 0, 1 << 30, "warm-up calls per batch (default: as measured)"),
         OQ_OPT_FLAG("json", &json, "the estimate as JSON"),

@@ -13,9 +13,10 @@ static const char head[] =
     "usage: ortqual inspect [--json] MODEL.onnx\n"
     "\n"
     "Print the IR version, producer, opset imports, inputs and outputs (symbolic dims\n"
-    "by name), initializer count and bytes, operator counts by domain, and every\n"
-    "attention node: ONNX Attention (with attributes and connected inputs such as\n"
-    "attn_mask or nonpad_kv_seqlen), com.microsoft MultiHeadAttention /\n"
+    "by name; an input an initializer of its name backs is marked: that is its default,\n"
+    "and a caller need not feed it), initializer count and bytes, operator counts by\n"
+    "domain, and every attention node: ONNX Attention (with attributes and connected\n"
+    "inputs such as attn_mask or nonpad_kv_seqlen), com.microsoft MultiHeadAttention /\n"
     "GroupQueryAttention, and decomposed MatMul -> ... -> Softmax -> MatMul chains.\n"
     "Custom operator domains are reported as warnings.\n";
 
@@ -26,18 +27,19 @@ static const char foot[] =
     "example:\n"
     "  ortqual export sdpa --format attention24 -o a24.onnx && ortqual inspect a24.onnx\n";
 
-static void print_io(FILE *f, const char *what, const oq_io_info *io, size_t n)
+/* `note` ends each line ("" for none). */
+static void print_io(FILE *f, const char *what, const oq_io_info *io, size_t n, const char *note)
 {
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "  %-7s %-12s %-8s ", what, io[i].name, oq_elem_type_name(io[i].elem_type));
         if (io[i].rank < 0) { /* "[?]" would read as one unknown axis */
-            fprintf(f, "(no shape: any rank)\n");
+            fprintf(f, "(no shape: any rank)%s\n", note);
             continue;
         }
         fputc('[', f);
         for (int32_t d = 0; io[i].dims && d < io[i].rank; d++)
             fprintf(f, "%s%s", d ? ", " : "", io[i].dims[d]);
-        fprintf(f, "]\n");
+        fprintf(f, "]%s\n", note);
     }
 }
 
@@ -56,8 +58,9 @@ static void print_text(FILE *f, const char *path, const oq_model_info *mi)
                 (unsigned long long)mi->external_bytes);
     fprintf(f, ")\nnodes        %zu\n", mi->n_nodes);
     fprintf(f, "io:\n");
-    print_io(f, "input", mi->inputs, mi->n_inputs);
-    print_io(f, "output", mi->outputs, mi->n_outputs);
+    print_io(f, "input", mi->inputs, mi->n_inputs, "");
+    print_io(f, "input", mi->default_inputs, mi->n_default_inputs, "  default: the initializer of its name");
+    print_io(f, "output", mi->outputs, mi->n_outputs, "");
     fprintf(f, "operators:\n");
     for (size_t i = 0; i < mi->n_ops; i++)
         fprintf(f, "  %-14s %-24s %lld\n", *mi->ops[i].domain ? mi->ops[i].domain : "ai.onnx",

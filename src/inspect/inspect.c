@@ -82,6 +82,17 @@ static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
     }
 }
 
+/* A graph input with an initializer of its name has a default (IR >= 4); below IR 4 every
+ * initializer is listed as an input, and none is one. */
+static void take_input(ctx *c, oq_model_info *mi, int64_t ir_version, const Onnx__ValueInfoProto *vi)
+{
+    int init = 0;
+    for (size_t k = 0; k < c->g->n_initializer && !init; k++)
+        init = c->g->initializer[k]->name && vi->name && !strcmp(c->g->initializer[k]->name, vi->name);
+    if (!init) io_info(c, vi, &mi->inputs[mi->n_inputs++]);
+    else if (ir_version >= 4) io_info(c, vi, &mi->default_inputs[mi->n_default_inputs++]);
+}
+
 static uint64_t tensor_bytes(const Onnx__TensorProto *t)
 {
     if (t->has_raw_data) return t->raw_data.len;
@@ -334,19 +345,14 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
     mi->doc_string = dup0(&c, m->doc_string);
     mi->opsets = calloc(m->n_opset_import, sizeof *mi->opsets);
     mi->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *mi->inputs);
+    mi->default_inputs = calloc(g->n_input ? g->n_input : 1, sizeof *mi->default_inputs);
     mi->outputs = calloc(g->n_output ? g->n_output : 1, sizeof *mi->outputs);
-    if (!mi->opsets || !mi->inputs || !mi->outputs) c.oom = 1;
+    if (!mi->opsets || !mi->inputs || !mi->default_inputs || !mi->outputs) c.oom = 1;
     for (size_t i = 0; !c.oom && i < m->n_opset_import; i++) {
         mi->opsets[mi->n_opsets].domain = dup0(&c, m->opset_import[i]->domain);
         mi->opsets[mi->n_opsets++].version = m->opset_import[i]->version;
     }
-    for (size_t i = 0; !c.oom && i < g->n_input; i++) {
-        int init = 0; /* old exporters list initializers as inputs too */
-        for (size_t k = 0; k < g->n_initializer && !init; k++)
-            init = g->initializer[k]->name && g->input[i]->name &&
-                   !strcmp(g->initializer[k]->name, g->input[i]->name);
-        if (!init) io_info(&c, g->input[i], &mi->inputs[mi->n_inputs++]);
-    }
+    for (size_t i = 0; !c.oom && i < g->n_input; i++) take_input(&c, mi, m->ir_version, g->input[i]);
     for (size_t i = 0; !c.oom && i < g->n_output; i++) io_info(&c, g->output[i], &mi->outputs[mi->n_outputs++]);
     mi->n_initializers = g->n_initializer;
     for (size_t i = 0; i < g->n_initializer; i++) {
@@ -433,6 +439,13 @@ const char *oq_elem_type_name(int32_t t)
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an element type beyond float4e2m1";
 }
 
+const oq_io_info *oq_model_default_input(const oq_model_info *mi, const char *name)
+{
+    for (size_t i = 0; mi && name && i < mi->n_default_inputs; i++)
+        if (!strcmp(mi->default_inputs[i].name, name)) return &mi->default_inputs[i];
+    return NULL;
+}
+
 void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size)
 {
     size_t used = 0;
@@ -452,8 +465,10 @@ void oq_model_info_free(oq_model_info *mi)
     for (size_t i = 0; i < mi->n_opsets; i++) free(mi->opsets[i].domain);
     free(mi->opsets);
     for (size_t i = 0; i < mi->n_inputs; i++) free_io(&mi->inputs[i]);
+    for (size_t i = 0; i < mi->n_default_inputs; i++) free_io(&mi->default_inputs[i]);
     for (size_t i = 0; i < mi->n_outputs; i++) free_io(&mi->outputs[i]);
     free(mi->inputs);
+    free(mi->default_inputs);
     free(mi->outputs);
     for (size_t i = 0; i < mi->n_ops; i++) {
         free(mi->ops[i].domain);
@@ -477,20 +492,34 @@ void oq_model_info_free(oq_model_info *mi)
     free(mi);
 }
 
+static json_t *io_entry(const oq_io_info *io)
+{
+    json_t *dims = json_array();
+    for (int32_t d = 0; io->dims && d < io->rank; d++) {
+        char *end;
+        long long v = strtoll(io->dims[d], &end, 10);
+        json_array_append_new(dims, *end || end == io->dims[d] ? oq_json_text(io->dims[d]) : json_integer(v));
+    }
+    return json_pack("{s:o, s:i, s:o}", "name", oq_json_text(io->name), "elem_type", (int)io->elem_type, "dims",
+                     io->rank < 0 ? (json_decref(dims), json_null()) : dims);
+}
+
 static json_t *io_json(const oq_io_info *io, size_t n)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *dims = json_array();
-        for (int32_t d = 0; io[i].dims && d < io[i].rank; d++) {
-            char *end;
-            long long v = strtoll(io[i].dims[d], &end, 10);
-            json_array_append_new(dims, *end || end == io[i].dims[d] ? oq_json_text(io[i].dims[d])
-                                                                     : json_integer(v));
-        }
-        json_array_append_new(arr, json_pack("{s:o, s:i, s:o}", "name", oq_json_text(io[i].name), "elem_type",
-                                             (int)io[i].elem_type, "dims",
-                                             io[i].rank < 0 ? (json_decref(dims), json_null()) : dims));
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, io_entry(&io[i]));
+    return arr;
+}
+
+/* Every input, each with its "default": null (to be fed), or "initializer". */
+static json_t *inputs_json(const oq_model_info *mi)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < mi->n_inputs + mi->n_default_inputs; i++) {
+        int dflt = i >= mi->n_inputs;
+        json_t *e = io_entry(dflt ? &mi->default_inputs[i - mi->n_inputs] : &mi->inputs[i]);
+        json_object_set_new(e, "default", dflt ? json_string("initializer") : json_null());
+        json_array_append_new(arr, e);
     }
     return arr;
 }
@@ -523,7 +552,7 @@ char *oq_model_info_json(const oq_model_info *mi)
         "{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "ir_version",
         (json_int_t)mi->ir_version, "producer_name", oq_json_text(mi->producer_name), "producer_version",
         oq_json_text(mi->producer_version), "doc_string", oq_json_text(mi->doc_string), "opsets", opsets, "inputs",
-        io_json(mi->inputs, mi->n_inputs), "outputs", io_json(mi->outputs, mi->n_outputs),
+        inputs_json(mi), "outputs", io_json(mi->outputs, mi->n_outputs),
         "initializers", "count", (json_int_t)mi->n_initializers, "bytes",
         (json_int_t)mi->initializer_bytes, "nodes", (json_int_t)mi->n_nodes, "operators", ops,
         "attention", att, "warnings", strv_json(mi->warnings, mi->n_warnings));

@@ -112,9 +112,9 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
 /* The events of the largest shard: shards run whole batches of b (the measured batch size), so
  * the largest has ceil(ceil(E / b) / N) of them (E/N rounded up undercounts: 10 events in
  * batches of 2 over 4 shards give one shard 4 events, not 3). */
-static int64_t largest_shard(int64_t events, int64_t b, int64_t shards)
+static int64_t largest_shard(int64_t events, int64_t b, int64_t batches, int64_t shards)
 {
-    int64_t batches = (events - 1) / b + 1, most = (batches - 1) / shards + 1; /* no overflow near INT64_MAX */
+    int64_t most = (batches - 1) / shards + 1;
     return most > events / b ? events : most * b;
 }
 
@@ -128,9 +128,11 @@ static void model(const oq_estimate_opts *o, int64_t b, oq_estimate *e)
     int32_t k = o->configs > 0 ? o->configs : (int32_t)e->n_configs;
     double others = (double)(k - 1) / (double)m;
     e->n_total_configs = k;
-    e->shards = o->shards > 0 ? o->shards : o->workers;
+    e->batches = (o->events - 1) / b + 1; /* no overflow near INT64_MAX */
+    /* by default one wave, but no shard without a batch: the workers beyond them stay idle */
+    e->shards = o->shards > 0 ? o->shards : (int32_t)(e->batches < o->workers ? e->batches : o->workers);
     e->waves = (e->shards + o->workers - 1) / o->workers;
-    e->events_per_shard = largest_shard(o->events, b, e->shards);
+    e->events_per_shard = largest_shard(o->events, b, e->batches, e->shards);
     e->shard_fixed_s = e->configs[0].fixed_s + others * fixed;
     e->shard_events_s = (double)e->events_per_shard * (e->configs[0].per_event_s + others * per_event);
     e->shard_s = e->shard_fixed_s + e->shard_events_s;

@@ -82,6 +82,10 @@ static oq_status named_input(const oq_model_info *mi, const char *path, const ch
     char names[512];
     if ((*index = find_input(mi, name)) >= 0) return OQ_OK;
     oq_io_names(mi->inputs, mi->n_inputs, names, sizeof names);
+    if (oq_model_default_input(mi, name))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': that input has a default (the initializer of its "
+                          "name), which ortqual runs the model with; it feeds only inputs without one (%s)", path,
+                          what, name, names);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path, what,
                       name, names);
 }
@@ -345,6 +349,19 @@ static oq_status check_finite(const oq_batch_inputs *in, const char *path, oq_er
     return OQ_OK;
 }
 
+/* A member for an input with a default (the initializer of its name) would be ignored: validate
+ * and convert feed the inputs ONNX Runtime lists, those without one. */
+static oq_status no_default_members(const oq_model_info *mi, const oq_npz *z, const char *path, oq_err *err)
+{
+    for (size_t i = 0; i < mi->n_default_inputs; i++)
+        if (oq_npz_get(z, mi->default_inputs[i].name))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s': the model's input '%s' has a default (the "
+                              "initializer of its name), which ortqual runs the model with: it feeds only inputs "
+                              "without one",
+                              path, mi->default_inputs[i].name, mi->default_inputs[i].name);
+    return OQ_OK;
+}
+
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     memset(in, 0, sizeof *in);
@@ -352,7 +369,8 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
     oq_status st = oq_npz_read(path, &z, err);
     if (st) return st;
     const oq_model_info *mi = sig->mi;
-    if (!(in->t = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *in->t)))
+    st = no_default_members(mi, z, path, err);
+    if (!st && !(in->t = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *in->t)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < mi->n_inputs; i++) {
         const char *member = member_for(sig, z, i);
@@ -504,7 +522,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
     for (size_t i = 0; !st && i < z->count; i++) {
         const char *name = z->tensors[i]->name;
         if (name && !find_io(mi->outputs, mi->n_outputs, name) && !find_io(mi->inputs, mi->n_inputs, name) &&
-            strcmp(name, "event_indices") && strcmp(name, "lengths"))
+            !oq_model_default_input(mi, name) && strcmp(name, "event_indices") && strcmp(name, "lengths"))
             st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' is neither an output nor an input of the model",
                             path, name);
     }

@@ -224,6 +224,42 @@ expect 2 "--sweep needs --model" "$Q" bench --variants ref --sweep seq=8
 expect 2 "--ep is for --model" "$Q" bench --variants ref --ep cpu
 expect 0 "a model of yours" "$Q" bench --help
 
+# 6b. Options that shape generated inputs only, given where the run generates no input they reach,
+#     would be ignored (the run exited 0): each refused, one line naming it, nothing written. Given
+#     counts, not the value (--seed 12345 is the default). With every input from --inputs, the
+#     file's shapes give the dimensions: --dim and --sweep have nothing to set either.
+TX=(--model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz")
+for opt in "--seed 5" "--seed 12345" "--length-policy fixed" "--mask-fraction 0.1" "--int-range 0,3" \
+    "--dim batch=3" "--sweep seq=56"; do
+    out=$("$Q" bench "${TX[@]}" $opt "${FAST[@]}" --outdir "$T/g" 2>&1)
+    rc=$?
+    if [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && [ ! -e "$T/g" ] &&
+        grep -qE "^ortqual bench: ${opt%%[ =]*}( [a-z]+)?: every input .*comes from $F/tx_encoder/io.npz.*, so it would be ignored$" <<<"$out"; then
+        ok "--inputs gives every input: $opt refused"
+    else
+        bad "--inputs gives every input, $opt: exit $rc: $out"
+        rm -rf "$T/g"
+    fi
+done
+# the features from the file, the mask generated: --seed and the mask's options reach the mask
+# (--length-policy fixed: every element valid); --int-range reaches no input (none is integer)
+"$PY" -c 'import numpy as np, sys; np.savez(sys.argv[2], features=np.load(sys.argv[1])["features"])' \
+    "$F/tx_encoder/io.npz" "$T/features.npz" || bad "cannot write features.npz"
+expect 0 "batch=3 seq=56 +ok" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$T/features.npz" \
+    --seed 5 --length-policy fixed --dim batch=3 "${FAST[@]}" --outdir "$T/g2"
+if "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; assert r["valid_tokens"] == 3 * 56 and not r["masked"], r' \
+    "$T/g2/summary.json" 2>/dev/null; then ok "a generated mask takes --length-policy"; else bad "the generated mask"; fi
+expect 2 "^ortqual bench: --int-range: no generated input is an integer one \(generated: mask mask\), so it would be ignored$" \
+    "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$T/features.npz" --int-range 0,4 "${FAST[@]}" \
+    --outdir "$T/g3"
+usage "^ortqual bench: --int-range: no generated input is an integer one \(generated: features uniform, mask mask\)" \
+    --dim batch=1 --dim seq=8 --int-range 0,4
+# --mask-fraction sets the padding --length-policy fixed never has (either mode)
+usage "^ortqual bench: --mask-fraction: --length-policy fixed pads nothing" --dim batch=1 --dim seq=8 \
+    --length-policy fixed --mask-fraction 0.1
+expect 2 "^ortqual bench: --mask-fraction: --length-policy fixed pads nothing" "$Q" bench --variants ref \
+    --length-policy fixed --mask-fraction 0.1 --outdir "$T/g4"
+
 # 7. ORT runs in bench's own process: a crash there says so, with its backtrace and, with ORT's
 #    extended optimizations on (its default), how to tell one of them at fault; nothing written
 #    (not under AddressSanitizer, whose own report replaces the backtrace)

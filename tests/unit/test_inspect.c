@@ -471,6 +471,39 @@ static void test_absent_strings(void **state)
     oq_model_info_free(mi);
 }
 
+#define FIXTURES OQ_SOURCE_DIR "/tests/fixtures/onnx/"
+
+/* A graph input that is also an initializer (IR >= 4) has a default, which a caller may
+ * override: it is an input, listed apart from those to feed and marked in the JSON (it was
+ * left out as an initializer). Below IR 4 every initializer is listed as an input, and none is
+ * one. tests/fixtures/onnx/make_default_input.py writes both files. */
+static void test_inputs_with_a_default(void **state)
+{
+    (void)state;
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    if (oq_model_inspect_file(FIXTURES "default_input.onnx", &mi, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(mi->n_inputs, 1);
+    assert_string_equal(mi->inputs[0].name, "x");
+    assert_int_equal(mi->n_default_inputs, 1);
+    assert_string_equal(mi->default_inputs[0].name, "w");
+    assert_int_equal(mi->default_inputs[0].rank, 1);
+    assert_string_equal(mi->default_inputs[0].dims[0], "4");
+    assert_ptr_equal(oq_model_default_input(mi, "w"), &mi->default_inputs[0]);
+    assert_null(oq_model_default_input(mi, "x"));
+    assert_null(oq_model_default_input(NULL, "w"));
+    char *json = oq_model_info_json(mi);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"default\": null"));
+    assert_non_null(strstr(json, "\"default\": \"initializer\""));
+    free(json);
+    oq_model_info_free(mi);
+    if (oq_model_inspect_file(FIXTURES "default_input_ir3.onnx", &mi, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(mi->n_inputs, 1);
+    assert_int_equal(mi->n_default_inputs, 0);
+    oq_model_info_free(mi);
+}
+
 /* Chains whose nodes lack inputs (fuzz/regressions/inspect/matcher-*, each read past a
  * node's inputs before the fix): the matcher says why they are not fusable. */
 static void test_matcher_missing_inputs(void **state)
@@ -515,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_gqa_chain_not_fusable),
         cmocka_unit_test(test_absent_strings),
         cmocka_unit_test(test_matcher_missing_inputs),
+        cmocka_unit_test(test_inputs_with_a_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1291,6 +1291,40 @@ static void worker_sees_the_reference_inputs(void **state)
     free(dir);
 }
 
+/* The default --shards (G, one wave) is capped at the batches E events make: 10 events in the
+ * demo's batches of 3 are 4 batches, so 10 workers run 4 shards, and what follows (events per
+ * shard, waves, worker time) is of those 4 (it modelled 10 shards of 3 events). */
+static void estimate_default_shards_capped_at_batches(void **state)
+{
+    (void)state;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_summary_read(OQ_SOURCE_DIR "/docs/evidence/h200/validate-demo-summary.json", &s, &err),
+                     OQ_OK);
+    oq_estimate_opts o = {.events = 10, .workers = 10, .repeat = -1, .warmup = -1};
+    oq_estimate e;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_OK);
+    assert_int_equal(e.batches, 4);
+    assert_int_equal(e.shards, 4);
+    assert_int_equal(e.waves, 1);
+    assert_int_equal(e.events_per_shard, 3);
+    assert_true(fabs(e.worker_hours - 4 * e.shard_s / 3600) <= 1e-12);
+    oq_estimate_clear(&e);
+    /* more batches than workers: one wave of G shards, as before; an explicit N stays N */
+    o.events = 100;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_OK);
+    assert_int_equal(e.batches, 34);
+    assert_int_equal(e.shards, 10);
+    assert_int_equal(e.events_per_shard, 12);
+    oq_estimate_clear(&e);
+    o.shards = 20;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_OK);
+    assert_int_equal(e.shards, 20);
+    assert_int_equal(e.waves, 2);
+    oq_estimate_clear(&e);
+    oq_validate_summary_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1309,6 +1343,7 @@ int main(void)
         cmocka_unit_test(refstream_reader_waits_for_writer),
         cmocka_unit_test(worker_sees_the_reference_inputs),
         cmocka_unit_test(self_exe_checked_first),
+        cmocka_unit_test(estimate_default_shards_capped_at_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

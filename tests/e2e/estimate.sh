@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# ortqual estimate on the H200 demo's summary (docs/evidence/h200): what it prints for plans
+# smaller and larger than the probe. The modelled arithmetic is checked on a real sharded run in
+# shard.sh (section 9); here, the shards it models and the units it prints them in.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+Q="$ORTQUAL"
+S="$OQ_SOURCE_DIR/docs/evidence/h200/validate-demo-summary.json"
+
+# 1. the default --shards (--workers) is capped at the batches: 10 events in the demo's batches
+#    of 3 are 4 batches, modelled as 4 shards of (at most) 3 events, and the output says why
+#    (it modelled 10 shards, 6 of them without a batch); --shards 5 is still refused
+expect 0 "^       4 shards \(one per batch; --workers 10 leaves 6 idle\), 3 events per shard$" \
+    "$Q" estimate "$S" --events 10 --workers 10
+"$Q" estimate "$S" --events 10 --workers 10 --json >"$T/e.json" 2>&1 || bad "estimate --json: $(cat "$T/e.json")"
+if "$PY" - "$T/e.json" <<'EOF'; then ok "--json: 4 batches, 4 shards, worker time of 4"; else bad "--json: $(cat "$T/e.json")"; fi
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert (e["batches"], e["shards"], e["waves"], e["workers"], e["events_per_shard"]) == (4, 4, 1, 10, 3), e
+assert abs(e["worker_hours"] - 4 * e["shard_s"] / 3600) <= 1e-9 * e["worker_hours"], e
+EOF
+expect 2 "--shards 5: above the 4 batches of 10 events" "$Q" estimate "$S" --events 10 --workers 10 --shards 5
+expect 0 "^       10 shards by batch on 10 workers \(1 wave\), 12 events per shard$" \
+    "$Q" estimate "$S" --events 100 --workers 10
+
+# 2. times in the unit that fits them: a small plan's worker time was "0.0 worker-hours"
+out=$("$Q" estimate "$S" --events 10 --workers 10 2>&1 | sed -n '/^model:/,$p')
+if grep -qE "^worker time: [0-9.]+ s \(4 shards x [0-9.]+ s\)$" <<<"$out" && ! grep -qE " 0\.0+ |0\.00 h" <<<"$out"; then
+    ok "a small plan's times in seconds"
+else
+    bad "a small plan's times: $out"
+fi
+expect 0 "^one shard: 13.8 s fixed \+ 11.5 min for its events = 11.7 min$" \
+    "$Q" estimate "$S" --events 1000000 --configs 20 --workers 50 --only cuda: --repeat 1 --warmup 1
+expect 0 "^worker time: 9.75 h \(50 shards x 11.7 min\)$" \
+    "$Q" estimate "$S" --events 1000000 --configs 20 --workers 50 --only cuda: --repeat 1 --warmup 1
+
+report
