@@ -92,8 +92,9 @@ OQ_API const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *
 /* The first summary before the last that reported failures or errors (a suite whose failure
  * the command ignored, `pytest a || true; pytest b`), or NULL. Owned by the scanner. */
 OQ_API const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner *s);
-/* The other summaries before the last that ran no test (oq_gate_judge's rule: no test passed,
- * failed, errored, xfailed or xpassed) or reported skips, in log order: their number (0 for a
+/* The other summaries before the last that ran no test (no test passed, failed, errored,
+ * xfailed or xpassed: looser than the last summary's rule, none passed, which an earlier
+ * failure already meets) or reported skips, in log order: their number (0 for a
  * NULL scanner) and, in *list (list may be NULL), the array, owned by the scanner. */
 OQ_API size_t oq_summary_scanner_earlier(const oq_summary_scanner *s, const oq_test_summary **list);
 /* Convenience: scan a whole text (lines numbered from 1). */

@@ -144,8 +144,9 @@ typedef struct oq_validate_opts {
     /* isolation */
     int isolate;
     double timeout_s;
-    const char *self_exe;     /* the ortqual binary to re-execute as worker: must be executable
-                                 when isolate is on (checked first: OQ_ERR_INVALID_ARG) */
+    const char *self_exe;     /* the ortqual binary to re-execute as worker: one that cannot run
+                                 is refused first (OQ_ERR_INVALID_ARG); NULL only where every
+                                 worker can be forked (see below), else those fail */
     /* Isolated workers are forked from this process without exec where that is safe (one
      * thread, no execution-provider library loaded here, the same ORT library): this is called
      * first in such a child (may be NULL): the tool installs the crash handler there that its

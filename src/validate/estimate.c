@@ -118,6 +118,12 @@ static int64_t largest_shard(int64_t events, int64_t b, int64_t batches, int64_t
     return most > events / b ? events : most * b;
 }
 
+/* The batches E events make at batch size b (no overflow near INT64_MAX). */
+static int64_t batches_of(int64_t events, int64_t b)
+{
+    return (events - 1) / b + 1;
+}
+
 /* K configurations: the reference as measured, the K-1 others like the mean of those measured;
  * b, the measured batch size. */
 static void model(const oq_estimate_opts *o, int64_t b, oq_estimate *e)
@@ -128,7 +134,7 @@ static void model(const oq_estimate_opts *o, int64_t b, oq_estimate *e)
     int32_t k = o->configs > 0 ? o->configs : (int32_t)e->n_configs;
     double others = (double)(k - 1) / (double)m;
     e->n_total_configs = k;
-    e->batches = (o->events - 1) / b + 1; /* no overflow near INT64_MAX */
+    e->batches = batches_of(o->events, b);
     /* by default one wave, but no shard without a batch: the workers beyond them stay idle */
     e->shards = o->shards > 0 ? o->shards : (int32_t)(e->batches < o->workers ? e->batches : o->workers);
     e->waves = (e->shards + o->workers - 1) / o->workers;
@@ -145,10 +151,10 @@ static void model(const oq_estimate_opts *o, int64_t b, oq_estimate *e)
 static oq_status check_shards(const oq_validate_summary *s, const oq_estimate_opts *o, oq_err *err)
 {
     int64_t b = s->n_batches ? s->batches[0].batch_size : 0;
-    if (o->shards <= 0 || b < 1 || o->shards <= (o->events - 1) / b + 1) return OQ_OK;
+    if (o->shards <= 0 || b < 1 || o->shards <= batches_of(o->events, b)) return OQ_OK;
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shards %d: above the %lld batches of %lld events in batches of %lld "
                       "(the measured batch size): a shard runs whole batches", (int)o->shards,
-                      (long long)((o->events - 1) / b + 1), (long long)o->events, (long long)b);
+                      (long long)batches_of(o->events, b), (long long)o->events, (long long)b);
 }
 
 oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,

@@ -1266,16 +1266,20 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     snprintf(list, sizeof list, "%s/batch_list.jsonl", dir);
     snprintf(desc, sizeof desc, "%s/plan_description.json", dir);
     /* (a run's description is on file already: oq_plan_identify wrote it) */
-    FILE *f = fopen(list, "w"), *d = s->plan_description ? fopen(desc, "w") : NULL;
-    int ok = f && (d || !s->plan_description) && (sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief)) != NULL;
+    if (!(sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    /* each file's failure named with its own errno: a full disk shows at its fputs or fclose */
+    FILE *f = fopen(list, "w");
+    int ok = f != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
         ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]), RECORD_FLAGS);
     }
-    if (ok && s->plan_description) ok = fputs(s->plan_description, d) >= 0;
     if (f) ok = fclose(f) == 0 && ok;
-    if (d) ok = fclose(d) == 0 && ok;
     if (!ok) return oq_err_write(err, list, errno);
+    FILE *d = s->plan_description ? fopen(desc, "w") : NULL;
+    ok = d ? fputs(s->plan_description, d) >= 0 : !s->plan_description;
+    if (d) ok = fclose(d) == 0 && ok;
+    if (!ok) return oq_err_write(err, desc, errno);
     if (!(sp->batch_list = strdup(list)) || (s->plan_description && !(sp->description = strdup(desc))))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     sp->n_brief = s->n_batches;
@@ -1489,11 +1493,13 @@ oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_
         desc_put(d, "],", 2);
         desc_put(d, tail + 1, strlen(tail + 1)); /* tail's "{" dropped: its keys follow */
     }
-    int ok = tail && d->f && d->ok;
+    const int made = tail != NULL;
+    int ok = d->f && d->ok;
     free(tail);
     if (d->f) ok = fclose(d->f) == 0 && ok;
     d->f = NULL;
     oq_sha256_hex(&d->h, hash);
+    if (!made) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return ok ? OQ_OK : oq_err_write(err, path, errno);
 }
 

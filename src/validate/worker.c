@@ -321,9 +321,10 @@ static oq_status compute_batch(worker *w, const oq_plan_batch *pb, const batch_m
 static oq_status put_record(worker *w, oq_batch_result *b, oq_status st, oq_err *err)
 {
     int ok = oq_batch_record_put(w->records, b) && fflush(w->records) == 0;
-    const int e = errno;
+    const int e = errno, wrote = ferror(w->records);
     free(b->outputs);
     if (st || ok) return st;
+    if (!wrote) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory writing a batch record"); /* the JSON's */
     char path[4096];
     oq_batch_records_path(w->plan->result, path, sizeof path);
     return oq_err_write(err, path, e);
