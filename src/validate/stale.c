@@ -99,18 +99,10 @@ static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_
     return removed;
 }
 
-void oq_validate_drop_tables(const char *outdir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/validate.csv", outdir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/plots", outdir);
-    remove_matching(path, NULL, 0, 1);
-}
-
-/* NAME added to the list `said` of what went. */
+/* NAME added to the list `said` of what went (said may be NULL). */
 static void say(char *said, size_t n, const char *name)
 {
+    if (!said) return;
     size_t len = strlen(said);
     snprintf(said + len, n - len, "%s%s", len ? ", " : "", name);
 }
@@ -122,6 +114,22 @@ static void drop_named(const char *outdir, const char *name, char *said, size_t 
     if (unlink(path) == 0) say(said, n, name);
 }
 
+/* validate.csv and the figures of plots/ (the folder too where that empties it and `rmdir_plots`),
+ * what a summary's tables stand beside; what went is said in `said`. */
+static void drop_tables_said(const char *outdir, int rmdir_plots, char *said, size_t n)
+{
+    char path[4096];
+    drop_named(outdir, "validate.csv", said, n);
+    snprintf(path, sizeof path, "%s/plots", outdir);
+    int figures = remove_matching(path, NULL, 0, 1);
+    if ((rmdir_plots && rmdir(path) == 0) || figures) say(said, n, "plots/");
+}
+
+void oq_validate_drop_tables(const char *outdir)
+{
+    drop_tables_said(outdir, 0, NULL, 0);
+}
+
 void oq_validate_merge_drop(const char *outdir, oq_err *err)
 {
     char path[4096], said[96] = "", tail[160];
@@ -130,10 +138,7 @@ void oq_validate_merge_drop(const char *outdir, oq_err *err)
     if (access(path, F_OK) != 0) return; /* not prepared: no merge writes there, its files are another run's */
     drop_named(outdir, "summary.json", said, sizeof said); /* the verdict first */
     drop_named(outdir, "report.html", said, sizeof said);
-    drop_named(outdir, "validate.csv", said, sizeof said);
-    snprintf(path, sizeof path, "%s/plots", outdir);
-    int figures = remove_matching(path, NULL, 0, 1);
-    if (rmdir(path) == 0 || figures) say(said, sizeof said, "plots/");
+    drop_tables_said(outdir, 1, said, sizeof said);
     if (!*said || !err) return;
     snprintf(tail, sizeof tail, "; the earlier merge's %s removed", said);
     size_t at = strnlen(err->msg, sizeof err->msg), most = sizeof err->msg - strlen(tail) - 1;
