@@ -99,6 +99,10 @@ typedef struct oq_validate_opts {
      * none: the input files' own members named like the model's outputs */
     size_t n_expected_files;
     const char *const *expected_files;
+    /* events.num_features: 0 (the default) takes the width the model's features input fixes,
+     * 8 where it leaves F open; a width asked counts only there: with OQ_MODEL_USER, a model
+     * whose features input fixes another width, or that has none, is refused
+     * (OQ_ERR_INVALID_ARG) */
     oq_events_opts events;
 
     /* configurations; configs[0] is the reference */

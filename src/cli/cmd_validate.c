@@ -234,50 +234,6 @@ static int refuse_unread_weights(const struct args *a)
     return -1;
 }
 
-/* The input generated events' features feed: --features, else the first rank-3 float input
- * (as the run chooses it); NULL: none. */
-static const oq_io_info *features_input(const struct args *a, const oq_model_info *mi)
-{
-    for (size_t i = 0; i < mi->n_inputs; i++) {
-        const oq_io_info *io = &mi->inputs[i];
-        if (a->o.features_name ? !strcmp(io->name, a->o.features_name)
-                               : io->rank == 3 && oq_dtype_is_float((oq_dtype)io->elem_type))
-            return io;
-    }
-    return NULL;
-}
-
-/* The width a [B, L, F] input fixes; 0 when F is symbolic. */
-static long long fixed_width(const oq_io_info *io)
-{
-    char *end;
-    long long f = io->rank == 3 ? strtoll(io->dims[2], &end, 10) : 0;
-    return f > 0 && end != io->dims[2] && !*end ? f : 0;
-}
-
-/* --num-features F with generated events for a model of yours: the events feed its features
- * input and take the width that input fixes, so F counts only where it leaves the width open. */
-static int refuse_fixed_features(const struct args *a)
-{
-    oq_model_info *mi = NULL;
-    oq_err e = {0};
-    if (a->o.kind != OQ_MODEL_USER || a->inputs.n || !oq_cli_given(&a->given, "num-features") ||
-        oq_model_inspect_file(a->o.model_path, &mi, &e))
-        return 0; /* a model that cannot be read is said by the run */
-    const oq_io_info *f = features_input(a, mi);
-    long long width = f ? fixed_width(f) : 0, want = a->o.events.num_features;
-    /* a --features that names no input is the run's to say */
-    int none = !f && !a->o.features_name, other = width && width != want;
-    if (none)
-        fprintf(stderr, "ortqual validate: --num-features sizes generated events' features, and %s has no input "
-                        "they feed (a rank-3 float one, or --features NAME)\n", a->o.model_path);
-    if (other)
-        fprintf(stderr, "ortqual validate: --num-features %lld: %s's input '%s' fixes %lld features, and generated "
-                        "events take that width\n", want, a->o.model_path, f->name, width);
-    oq_model_info_free(mi);
-    return none || other ? -1 : 0;
-}
-
 /* --repeat-reference times the reference: 'expected', the saved outputs, runs nothing to time.
  * Known once the configurations are (--model's default may begin with it). */
 static int refuse_untimed_reference(const struct args *a)
@@ -622,7 +578,7 @@ static int run_validate(struct args *a, char *self)
 {
     char node[256];
     /* a mistyped --configs is said before a model of yours (maybe gigabytes) is read */
-    if ((a->configs_text && parse_configs(a)) || refuse_unread_weights(a) || refuse_fixed_features(a))
+    if ((a->configs_text && parse_configs(a)) || refuse_unread_weights(a))
         return OQ_EXIT_USAGE;
     oq_dtype reduced = reduced_attention(a, node, sizeof node); /* one search: defaults, fp32 note */
     int rc = choose_configs(a, reduced, node);
@@ -643,7 +599,6 @@ static void set_defaults(struct args *a)
     a->cuda = -1;
     /* the demo: 8 events of a realistic spread of lengths, in batches of 3 (the last smaller) */
     a->o.encoder.features = 8;
-    a->o.events.num_features = 8;
     a->o.events.num_events = 8;
     a->o.events.batch_size = 3;
     a->o.events.max_len = 0; /* --max-len, else DEFAULT_MAX_LEN (resolve_lengths) */

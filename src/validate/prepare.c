@@ -149,15 +149,36 @@ static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, 
     return st;
 }
 
-/* The events' features take the width the model fixes, when it fixes one. */
-static oq_events_opts events_for(const oq_validate_opts *o, const oq_signature *sig)
+/* The features' width where nothing fixes it and none was asked: the demo encoder's (the tool's
+ * --num-features default). */
+#define OPEN_WIDTH 8
+
+/* The width a [B, L, F] input fixes; 0 when F is symbolic. */
+static int64_t fixed_width(const oq_io_info *io)
 {
-    oq_events_opts e = o->events;
-    const oq_io_info *f = sig->features >= 0 ? &sig->mi->inputs[sig->features] : NULL;
     char *end;
-    long long width = f && f->rank == 3 ? strtoll(f->dims[2], &end, 10) : 0;
-    if (f && f->rank == 3 && end != f->dims[2] && !*end && width > 0) e.num_features = width;
-    return e;
+    long long f = io->rank == 3 ? strtoll(io->dims[2], &end, 10) : 0;
+    return f > 0 && end != io->dims[2] && !*end ? f : 0;
+}
+
+/* The events' features take the width the model fixes, when it fixes one. A width asked for a
+ * model of yours (events.num_features, not 0) counts only where its features input leaves F open:
+ * where it fixes another, or there is no such input, the events could not have it. */
+static oq_status events_for(const oq_validate_opts *o, const oq_signature *sig, oq_events_opts *e, oq_err *err)
+{
+    *e = o->events;
+    const oq_io_info *f = sig->features >= 0 ? &sig->mi->inputs[sig->features] : NULL;
+    int64_t width = f ? fixed_width(f) : 0, asked = o->events.num_features;
+    int user_asked = o->kind == OQ_MODEL_USER && asked;
+    if (user_asked && !f) /* a --features that names no input was refused with the signature */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--num-features sizes generated events' features, and %s has no "
+                          "input they feed (a rank-3 float one, or --features NAME)", o->model_path);
+    if (user_asked && width && width != asked)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--num-features %lld: %s's input '%s' fixes %lld features, and "
+                          "generated events take that width", (long long)asked, o->model_path, f->name,
+                          (long long)width);
+    e->num_features = width ? width : asked ? asked : OPEN_WIDTH;
+    return OQ_OK;
 }
 
 /* The generated batches, made by threads a window at a time: each batch is seeded by its own
@@ -242,8 +263,9 @@ static oq_status generated_batches(const oq_validate_opts *o, const oq_signature
                                    oq_err *err)
 {
     oq_events *ev;
-    oq_events_opts eo = events_for(o, sig);
-    oq_status st = oq_events_create(&eo, &ev, err);
+    oq_events_opts eo;
+    oq_status st = events_for(o, sig, &eo, err);
+    if (!st) st = oq_events_create(&eo, &ev, err);
     if (st) return st;
     int64_t nb = oq_events_batch_count(ev);
     k->planned = (size_t)nb;

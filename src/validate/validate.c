@@ -31,6 +31,7 @@ void oq_validate_opts_default(oq_validate_opts *o)
     oq_sdpa_config_default(&o->sdpa);
     o->weights_seed = 1;
     o->events = oq_events_opts_default();
+    o->events.num_features = 0; /* none asked: the model's width */
     o->repeat = 5;
     o->warmup = 1;
     o->isolate = 1;

@@ -189,11 +189,11 @@ expect 2 "^ortqual bench: --outdir: an empty value \(want DIR\)$" $Q bench --out
 absent e1
 
 # 12. options the run would ignore, and options that contradict each other, are refused with one
-#     line naming them, before any work. refused PATTERN DIR CMD...: exit 2, PATTERN the one line
-#     said (no note before it), DIR not made
-refused() {
-    local pat=$1 d=$2 out rc
-    shift 2
+#     line naming them, before any work. said_once PATTERN CMD...: exit 2, PATTERN the one line
+#     said (no note before it); refused PATTERN DIR CMD...: that, and DIR not made
+said_once() {
+    local pat=$1 out rc
+    shift
     out=$("$@" 2>&1)
     rc=$?
     if [ "$rc" -ne 2 ] || [ "$(wc -l <<<"$out")" -ne 1 ] || ! grep -qE -- "$pat" <<<"$out"; then
@@ -201,6 +201,11 @@ refused() {
     else
         ok "$* -> refused"
     fi
+}
+refused() {
+    local pat=$1 d=$2
+    shift 2
+    said_once "$pat" "$@"
     absent "$d"
 }
 HA="$OQ_SOURCE_DIR/tests/fixtures/torch/hand_attention"
@@ -229,9 +234,15 @@ for opt in "--num-events 5" "--seed 3" "--num-features 16" "--width 64" "--layer
 done
 refused "^ortqual validate: --width belongs to ortqual's exported models; --model runs your file as it is$" ig3 \
     $Q validate --model "$HM" --inputs "$HA/io.npz" --width 64 --outdir ig3
-# ... and generated events for it take the width its features input fixes
-refused "^ortqual validate: --num-features 8: .*hand_attention_op18\.onnx's input 'x' fixes 16 features" ig3 \
-    $Q validate --model "$HM" --num-features 8 --num-events 3 --configs cpu:model:fp32,cuda:model:fp32 --outdir ig3
+# ... and generated events for it take the width its features input fixes: the library refuses
+# another (it reads the model once, where it makes the events: the run's error.json is left)
+said_once "^ortqual validate: --num-features 8: .*hand_attention_op18\.onnx's input 'x' fixes 16 features, and generated events take that width$" \
+    $Q validate --model "$HM" --num-features 8 --num-events 3 --configs cpu:model:fp32,cuda:model:fp32 --outdir nf1
+only_error nf1
+LM="$OQ_SOURCE_DIR/tests/fixtures/torch/decoder_lm/decoder_lm_op18.onnx"
+said_once "^ortqual validate: --num-features sizes generated events' features, and .*decoder_lm_op18\.onnx has no input they feed" \
+    $Q validate --model "$LM" --num-features 4 --configs cpu:model:fp32,cuda:model:fp32 --outdir nf2
+only_error nf2
 expect 0 "verdict: NOT TESTED" $Q validate --model "$HM" --num-features 16 --num-events 3 --configs cpu:model:fp32 \
     --allow-skip --no-plots --outdir ig4
 # --weights: with --model, only ref:encoder:fp64 reads them; with ortqual's encoder they give its

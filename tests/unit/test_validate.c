@@ -611,6 +611,94 @@ static void finite_inputs(void **state)
     free(io);
 }
 
+/* ---- generated events for a model of yours ------------------------------------------------ */
+
+/* features [batch, seq, F] (F fixed, or named where `f` is 0) and a mask; the output is the
+ * features. */
+static void features_model(const char *path, int64_t f)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "width", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")};
+    const oq_dim blf[] = {bl[0], bl[1], f ? OQ_DIM(f) : OQ_DIM_SYM("f")};
+    oq_graph_add_input(g, "features", OQ_DTYPE_FLOAT32, 3, blf);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, bl);
+    const char *y = oq_graph_op(g, "Identity", 1, (const char *[]){"features"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 3, blf);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* oq_validate_run of `model` on generated events with events.num_features `asked` (0: none
+ * asked) into dir/out; the width of the features written into *width (0 when refused). */
+static oq_status run_generated(const char *dir, const char *model, int64_t asked, int64_t *width, oq_err *err)
+{
+    oq_config cfg;
+    oq_config_parse("cpu:model:fp32", &cfg, NULL);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.events.num_events = 2;
+    o.events.num_features = asked;
+    o.configs = &cfg;
+    o.n_configs = 1;
+    o.repeat = 1;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    char out[512], inputs[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    o.outdir = out;
+    oq_validate_summary *s = NULL;
+    oq_status st = oq_validate_run(&o, &s, err);
+    oq_validate_summary_free(s);
+    snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", out);
+    oq_npz *z = NULL;
+    const oq_tensor *x = !st && oq_npz_read(inputs, &z, NULL) == OQ_OK ? oq_npz_get(z, "features") : NULL;
+    *width = x ? x->shape[2] : 0;
+    oq_npz_free(z);
+    oq_remove_tree(out);
+    return st;
+}
+
+/* The events take the width the model fixes; a width asked of the library (not only of the
+ * tool) counts only where the model leaves it open, and is refused where it fixes another or
+ * has no input the features feed, in the tool's words. */
+static void generated_features_width(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("width");
+    char *fixed = path_in(dir, "fixed.onnx"), *open = path_in(dir, "open.onnx"), *none = path_in(dir, "none.onnx");
+    features_model(fixed, 3);
+    features_model(open, 0);
+    signature_model(none); /* ids, a mask, a cache: no rank-3 float input */
+    oq_err err = {0};
+    int64_t width;
+    char want[OQ_ERR_MSG_MAX];
+    assert_int_equal(run_generated(dir, fixed, 5, &width, &err), OQ_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "--num-features 5: %s's input 'features' fixes 3 features, and generated events "
+             "take that width", fixed);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(run_generated(dir, none, 5, &width, &err), OQ_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "--num-features sizes generated events' features, and %s has no input they feed "
+             "(a rank-3 float one, or --features NAME)", none);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(run_generated(dir, fixed, 3, &width, &err), OQ_OK);
+    assert_int_equal(width, 3);
+    assert_int_equal(run_generated(dir, fixed, 0, &width, &err), OQ_OK);
+    assert_int_equal(width, 3);
+    assert_int_equal(run_generated(dir, open, 5, &width, &err), OQ_OK);
+    assert_int_equal(width, 5);
+    assert_int_equal(run_generated(dir, open, 0, &width, &err), OQ_OK);
+    assert_int_equal(width, 8);
+    free(fixed);
+    free(open);
+    free(none);
+    remove_dir(dir);
+}
+
 /* ---- summaries of sharded runs ---------------------------------------------------------- */
 
 static void fill_batch_info(oq_batch_info *b, int64_t index)
@@ -1331,6 +1419,7 @@ int main(void)
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
         cmocka_unit_test(finite_inputs),
+        cmocka_unit_test(generated_features_width),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
         cmocka_unit_test(merge_tells_routes_by_fields),
