@@ -7,6 +7,7 @@
 
 #include "bench/bench-impl.h"
 #include "compare/compare-impl.h"
+#include "inspect/inspect-impl.h"
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
@@ -96,18 +97,16 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
  * ONNX Runtime lists, those without one, so a tensor or a --shape for it would be ignored. */
 static oq_status check_defaults(const oq_bench_opts *o, const model_sweep *m, oq_err *err)
 {
-    static const char why[] = "has a default (the initializer of its name), which ortqual runs the model with";
-    for (size_t i = 0; i < m->mi->n_default_inputs; i++) {
-        const char *name = m->mi->default_inputs[i].name;
-        if (m->inputs && oq_npz_get(m->inputs, name))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s': the model's input '%s' %s: it feeds only "
-                              "inputs without one", m->inputs->path, name, name, why);
-        for (size_t k = 0; k < o->n_input_shapes; k++)
-            if (!strcmp(o->input_shapes[k].input, name))
-                return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the model's input '%s' %s: it generates "
-                                  "only inputs without one", name, name, why);
+    oq_status st = m->inputs ? oq_model_refuse_default_inputs(m->mi, (const oq_tensor *const *)m->inputs->tensors,
+                                                              m->inputs->count, m->inputs->path, "tensor", err)
+                             : OQ_OK;
+    for (size_t k = 0; !st && k < o->n_input_shapes; k++) {
+        const char *name = o->input_shapes[k].input;
+        if (oq_model_default_input(m->mi, name))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the model's input '%s' " OQ_DEFAULT_INPUT_WHY
+                            ": it generates only inputs without one", name, name);
     }
-    return OQ_OK;
+    return st;
 }
 
 /* An --inputs file must give at least one model input: else it is the wrong file. */
@@ -139,14 +138,10 @@ static oq_status check_expected_shapes(const model_sweep *m, oq_err *err)
  * be ignored while the user believes it applied. */
 static oq_status check_tolerances(const char *specs, const oq_model_info *mi, oq_err *err)
 {
-    oq_tolerances *t = NULL;
     const char **names = calloc(mi->n_outputs ? mi->n_outputs : 1, sizeof *names);
-    oq_status st = names ? oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err)
-                         : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) st = oq_tolerances_add(t, specs, err);
-    for (size_t k = 0; !st && k < mi->n_outputs; k++) names[k] = mi->outputs[k].name;
-    if (!st) st = oq_tolerances_check_outputs(t, names, mi->n_outputs, err);
-    oq_tolerances_free(t);
+    if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < mi->n_outputs; k++) names[k] = mi->outputs[k].name;
+    oq_status st = oq_tolerances_check_specs(specs, names, mi->n_outputs, err);
     free(names);
     return st;
 }

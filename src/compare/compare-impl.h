@@ -27,6 +27,12 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, o
 oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype output_type, const char *path,
                                 oq_err *err);
 
+/* --tolerance SPECS (oq_tolerances_add's form) as a run will read them: a value it would refuse
+ * is refused now, and so is an override of an output not among `outputs` (n names), which would
+ * be ignored (a typo judged at the default). `outputs` NULL: not known yet, the specs are only
+ * parsed. NULL or "" specs: OQ_OK. (validate, bench) */
+oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, size_t n, oq_err *err);
+
 /* oq_compare_tensors without its float32-against-float64 fast path: every element through
  * the generic loop, which the fast path must match bit for bit (tests/unit/test_compare.c). */
 oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare-impl.h"
 #include "core/core-impl.h"
 #include "status/args-impl.h"
 
@@ -316,4 +317,16 @@ oq_status oq_tolerances_check_outputs(const oq_tolerances *t, const char *const 
                           t->items[i].name, n ? "its outputs: " : "it has no outputs", list);
     }
     return OQ_OK;
+}
+
+oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, size_t n, oq_err *err)
+{
+    if (!specs || !*specs) return OQ_OK;
+    oq_tolerances *t;
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
+    if (st) return st;
+    st = oq_tolerances_add(t, specs, err);
+    if (!st && outputs) st = oq_tolerances_check_outputs(t, outputs, n, err);
+    oq_tolerances_free(t);
+    return st;
 }

@@ -10,6 +10,7 @@
 
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
@@ -444,6 +445,18 @@ const oq_io_info *oq_model_default_input(const oq_model_info *mi, const char *na
     for (size_t i = 0; mi && name && i < mi->n_default_inputs; i++)
         if (!strcmp(mi->default_inputs[i].name, name)) return &mi->default_inputs[i];
     return NULL;
+}
+
+oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tensor *const *t, size_t n,
+                                         const char *path, const char *what, oq_err *err)
+{
+    for (size_t i = 0; i < mi->n_default_inputs; i++) {
+        const char *name = mi->default_inputs[i].name;
+        if (oq_tensors_find(t, n, name))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model's input '%s' " OQ_DEFAULT_INPUT_WHY
+                              ": it feeds only inputs without one", path, what, name, name);
+    }
+    return OQ_OK;
 }
 
 void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "inspect/inspect-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/export.h"
 #include "ortqual/mask.h"
@@ -83,9 +84,8 @@ static oq_status named_input(const oq_model_info *mi, const char *path, const ch
     if ((*index = find_input(mi, name)) >= 0) return OQ_OK;
     oq_io_names(mi->inputs, mi->n_inputs, names, sizeof names);
     if (oq_model_default_input(mi, name))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': that input has a default (the initializer of its "
-                          "name), which ortqual runs the model with; it feeds only inputs without one (%s)", path,
-                          what, name, names);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': that input " OQ_DEFAULT_INPUT_WHY "; it feeds only "
+                          "inputs without one (%s)", path, what, name, names);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path, what,
                       name, names);
 }
@@ -349,19 +349,6 @@ static oq_status check_finite(const oq_batch_inputs *in, const char *path, oq_er
     return OQ_OK;
 }
 
-/* A member for an input with a default (the initializer of its name) would be ignored: validate
- * and convert feed the inputs ONNX Runtime lists, those without one. */
-static oq_status no_default_members(const oq_model_info *mi, const oq_npz *z, const char *path, oq_err *err)
-{
-    for (size_t i = 0; i < mi->n_default_inputs; i++)
-        if (oq_npz_get(z, mi->default_inputs[i].name))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s': the model's input '%s' has a default (the "
-                              "initializer of its name), which ortqual runs the model with: it feeds only inputs "
-                              "without one",
-                              path, mi->default_inputs[i].name, mi->default_inputs[i].name);
-    return OQ_OK;
-}
-
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     memset(in, 0, sizeof *in);
@@ -369,7 +356,7 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
     oq_status st = oq_npz_read(path, &z, err);
     if (st) return st;
     const oq_model_info *mi = sig->mi;
-    st = no_default_members(mi, z, path, err);
+    st = oq_model_refuse_default_inputs(mi, (const oq_tensor *const *)z->tensors, z->count, path, "member", err);
     if (!st && !(in->t = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *in->t)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < mi->n_inputs; i++) {

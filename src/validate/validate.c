@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compare/compare-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
@@ -1028,17 +1029,11 @@ static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, 
  * otherwise be ignored (a typo silently judged at the default). */
 oq_status oq_validate_check_tolerances(const char *text, const oq_model_info *mi, oq_err *err)
 {
-    if (!text || !*text) return OQ_OK;
-    oq_tolerances *t;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32), &t, err);
-    if (st) return st;
-    st = oq_tolerances_add(t, text, err);
     const char **names = mi ? calloc(mi->n_outputs + 1, sizeof *names) : NULL;
-    if (!st && mi && !names) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (mi && !names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; names && i < mi->n_outputs; i++) names[i] = mi->outputs[i].name;
-    if (!st && names) st = oq_tolerances_check_outputs(t, names, mi->n_outputs, err);
+    oq_status st = oq_tolerances_check_specs(text, names, mi ? mi->n_outputs : 0, err);
     free(names);
-    oq_tolerances_free(t);
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
 }
 

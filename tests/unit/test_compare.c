@@ -544,6 +544,23 @@ static void test_tolerance_unknown_output(void **state)
     oq_tolerances_free(t);
 }
 
+/* --tolerance as validate and bench check it before a run: parsed, each override of an output
+ * the model has (outputs not known yet: parsed only), nothing given is nothing to check. */
+static void test_tolerance_specs(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    const char *outputs[] = {"cls", "reg"};
+    assert_int_equal(oq_tolerances_check_specs("rtol=1e-3;reg:fp16", outputs, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs("clss:rtol=0.5", outputs, 2, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "tolerance for output 'clss': the model has no such output (its outputs: cls, reg)");
+    assert_int_equal(oq_tolerances_check_specs("clss:rtol=0.5", NULL, 0, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs("cls:rtol=nan", NULL, 0, &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "tolerance 'cls:rtol=nan': rtol value 'nan' is not a finite number");
+    assert_int_equal(oq_tolerances_check_specs("", outputs, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs(NULL, outputs, 2, &err), OQ_OK);
+}
+
 static void test_json(void **state)
 {
     (void)state;
@@ -902,6 +919,7 @@ int main(void)
         cmocka_unit_test(test_tolerance_parse),
         cmocka_unit_test(test_tolerance_table),
         cmocka_unit_test(test_tolerance_unknown_output),
+        cmocka_unit_test(test_tolerance_specs),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_histograms),

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/export.h"
 #include "ortqual/inspect.h"
@@ -492,6 +493,18 @@ static void test_inputs_with_a_default(void **state)
     assert_ptr_equal(oq_model_default_input(mi, "w"), &mi->default_inputs[0]);
     assert_null(oq_model_default_input(mi, "x"));
     assert_null(oq_model_default_input(NULL, "w"));
+    /* a file's tensor for it is refused (validate's batches, bench's inputs), one for x is not */
+    oq_tensor *t[2] = {NULL, NULL};
+    assert_int_equal(oq_tensor_create(&t[0], OQ_DTYPE_FLOAT32, 0, NULL, "x", NULL), OQ_OK);
+    assert_int_equal(oq_tensor_create(&t[1], OQ_DTYPE_FLOAT32, 0, NULL, "w", NULL), OQ_OK);
+    assert_int_equal(oq_model_refuse_default_inputs(mi, (const oq_tensor *const *)t, 1, "io.npz", "member", &err),
+                     OQ_OK);
+    assert_int_equal(oq_model_refuse_default_inputs(mi, (const oq_tensor *const *)t, 2, "io.npz", "member", &err),
+                     OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "io.npz: member 'w': the model's input 'w' has a default (the initializer of its "
+                        "name), which ortqual runs the model with: it feeds only inputs without one");
+    oq_tensor_free(t[0]);
+    oq_tensor_free(t[1]);
     char *json = oq_model_info_json(mi);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"default\": null"));

@@ -1,0 +1,19 @@
+/* Internals of src/inspect shared across the library (never installed). */
+#ifndef ORTQUAL_INSPECT_IMPL_H
+#define ORTQUAL_INSPECT_IMPL_H
+
+#include "ortqual/inspect.h"
+#include "ortqual/tensor.h"
+
+/* What every refusal of a value for an input with a default says of that input. */
+#define OQ_DEFAULT_INPUT_WHY "has a default (the initializer of its name), which ortqual runs the model with"
+
+/* A tensor of `t` (n, read from `path`) for an input with a default would be ignored: ortqual's
+ * runs feed the inputs ONNX Runtime lists, those without one. The first of mi's default inputs
+ * that `t` holds is refused, OQ_ERR_INVALID_ARG "PATH: WHAT 'w': the model's input 'w' has a
+ * default ...: it feeds only inputs without one" (`what`: "member" for validate's batches,
+ * "tensor" for bench's inputs). */
+oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tensor *const *t, size_t n,
+                                         const char *path, const char *what, oq_err *err);
+
+#endif
