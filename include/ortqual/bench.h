@@ -272,7 +272,8 @@ typedef struct oq_bench_opts {
     /* OQ_BENCH_GIVEN_* bits: which of seed, int_lo/int_hi, length_policy and mask_fraction the
      * caller set (a value equal to the default counts). With model_path, one that no generated
      * input of the model uses (all come from inputs_path, none is an integer or a mask input...)
-     * is an error: it would be ignored while the caller believes it applied. */
+     * is an error: it would be ignored while the caller believes it applied. Without it, so
+     * is length_policy or mask_fraction when modes has no OQ_BENCH_MASKED (no mask is made). */
     unsigned given;
     /* Called once by oq_bench_sweep when the options, and for model_path the model, the npz
      * files and every point's inputs, are checked, before the first row (NULL: none): where a

@@ -73,6 +73,11 @@ OQ_API oq_status oq_mkdirs(const char *path, oq_err *err);
  * opening it with O_NOFOLLOW below parent's descriptor): what a tool writes below its output
  * folder stays in it, whatever was planted there. */
 OQ_API oq_status oq_mkdir_in(const char *parent, const char *name, oq_err *err);
+/* A copy of `s` that is valid UTF-8, for the documents that must be (JSON, XML, HTML): each byte
+ * that starts no valid UTF-8 sequence becomes U+FFFD, so a path (bytes, on Linux) or a message
+ * that names one is shown as near as it can be, never refused. Malloc'ed; NULL for NULL or when
+ * out of memory. */
+OQ_API char *oq_text_utf8(const char *s);
 
 #ifdef __cplusplus
 }

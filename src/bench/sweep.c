@@ -94,6 +94,12 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
                               (long long)o->seq_lens[i]);
     if (!(o->modes & 3u)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no mode (masked/unmasked)");
     if (!(o->shapes & 3u)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no export shapes");
+    /* Lengths are those of masked batches only: asked for with none, they would be ignored. */
+    unsigned lengths = o->given & (OQ_BENCH_GIVEN_LENGTH_POLICY | OQ_BENCH_GIVEN_MASK_FRACTION);
+    if (lengths && !(o->modes & OQ_BENCH_MASKED))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "--%s shapes the padding of masked batches; --modes unmasked makes none, so it would be "
+                          "ignored", lengths & OQ_BENCH_GIVEN_LENGTH_POLICY ? "length-policy" : "mask-fraction");
     if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)",
                           o->mask_fraction);

@@ -49,6 +49,11 @@ char *oq_cli_data_path(const char *rel);
  * anything else is returned as it is. */
 const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 
+/* A JSON string of `s` (NULL: JSON null) for text from outside (a path, a message naming
+ * one), kept when it is not UTF-8: each byte that starts no valid sequence becomes U+FFFD
+ * (oq_text_utf8). NULL only when out of memory. */
+struct json_t;
+struct json_t *oq_cli_json_text(const char *s);
 
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);

@@ -540,11 +540,13 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_GROUP("inputs (both):"),
         OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,
                         "event lengths of masked batches and generated masks: fixed (no\n"
-                        "padding), balanced, uniform or fraction (default fraction)"),
+                        "padding), balanced, uniform or fraction (default fraction);\n"
+                        "refused with --modes unmasked, which makes no mask"),
         OQ_OPT_CALLBACK("mask-fraction", "F", set_fraction, o,
                         "mean share of padding in masks, [0,1) (default 0.25):\n"
                         "fraction: every event round((1-F)L) long; balanced/uniform:\n"
-                        "lengths from round((1-2F)L) (>= 1) to L"),
+                        "lengths from round((1-2F)L) (>= 1) to L; refused with\n"
+                        "--length-policy fixed or --modes unmasked (no padding)"),
         OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)"),
         OQ_OPT_GROUP("timing:"),
         OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT64_MAX, "untimed runs after the first run (default 3)"),

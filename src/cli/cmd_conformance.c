@@ -116,10 +116,10 @@ static void print_refusal(const oq_refusal *x)
 static json_t *refusal_json(const oq_refusal *x)
 {
     json_t *j = json_pack("{s:s}", "pattern", x->id);
-    if (x->node) json_object_set_new(j, "node", json_string(x->node));
-    if (x->inputs) json_object_set_new(j, "inputs", json_string(x->inputs));
-    if (x->why) json_object_set_new(j, "why", json_string(x->why));
-    if (x->fix) json_object_set_new(j, "fix", json_string(x->fix));
+    if (x->node) json_object_set_new(j, "node", oq_cli_json_text(x->node));
+    if (x->inputs) json_object_set_new(j, "inputs", oq_cli_json_text(x->inputs));
+    if (x->why) json_object_set_new(j, "why", oq_cli_json_text(x->why));
+    if (x->fix) json_object_set_new(j, "fix", oq_cli_json_text(x->fix));
     return j;
 }
 
@@ -132,13 +132,14 @@ static json_t *value_json(double v)
 
 static json_t *result_json(const oq_conformance_result *r)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s}", "name", r->name, "verdict", verdict_word(r->verdict),
-                          "detail", r->detail);
+    /* the name is the test's folder's and the detail may name a file: neither need be UTF-8 */
+    json_t *o = json_pack("{s:o, s:s, s:o}", "name", oq_cli_json_text(r->name), "verdict",
+                          verdict_word(r->verdict), "detail", oq_cli_json_text(r->detail));
     if (r->output >= 0) {
         json_t *coord = json_array();
         for (int32_t i = 0; i < r->ndim; i++) json_array_append_new(coord, json_integer(r->coord[i]));
         json_object_set_new(o, "output", json_integer(r->output));
-        json_object_set_new(o, "output_name", json_string(r->output_name));
+        json_object_set_new(o, "output_name", oq_cli_json_text(r->output_name));
         json_object_set_new(o, "worst_index", coord);
         json_object_set_new(o, "got", value_json(r->got));
         json_object_set_new(o, "expected", value_json(r->expected));
@@ -242,7 +243,7 @@ static json_t *evidence_json(oq_runtime *rt)
 static json_t *argv_json(int argc, char **argv)
 {
     json_t *a = json_array();
-    for (int i = 0; i < argc; i++) json_array_append_new(a, json_string(argv[i]));
+    for (int i = 0; a && i < argc; i++) json_array_append_new(a, oq_cli_json_text(argv[i]));
     return a;
 }
 
@@ -263,7 +264,7 @@ static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_confo
     json_object_set_new(doc, "tool", json_string("ortqual conformance"));
     json_object_set_new(doc, "created", json_string(when));
     json_object_set_new(doc, "command", argv_json(f->argc, f->argv));
-    if (getcwd(cwd, sizeof cwd)) json_object_set_new(doc, "cwd", json_string(cwd));
+    if (getcwd(cwd, sizeof cwd)) json_object_set_new(doc, "cwd", oq_cli_json_text(cwd));
     json_object_set_new(doc, "runner", json_string(rt ? "onnxruntime" : "reference"));
     json_object_set_new(doc, "tolerance", json_pack("{s:f, s:f}", "rtol", opts->rtol, "atol", opts->atol));
     json_object_set_new(doc, "strict", json_boolean(f->strict));
@@ -272,8 +273,9 @@ static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_confo
     if (none_passed) json_object_set_new(doc, "reason", json_string("no test passed (all skipped or unsupported)"));
     if (rt) {
         json_object_set_new(doc, "ep", json_string(ep ? ep : "cpu"));
-        json_object_set_new(doc, "onnxruntime", json_pack("{s:s, s:s, s:s}", "version", oq_runtime_version(rt), "library",
-                                                          oq_runtime_lib_path(rt), "build_info", oq_runtime_build_info(rt)));
+        json_object_set_new(doc, "onnxruntime", json_pack("{s:s, s:o, s:s}", "version", oq_runtime_version(rt), "library",
+                                                          oq_cli_json_text(oq_runtime_lib_path(rt)), "build_info",
+                                                          oq_runtime_build_info(rt)));
         json_object_set_new(doc, "evidence", evidence_json(rt));
     }
     return doc;

@@ -287,15 +287,14 @@ static void free_all(oq_npz **z, size_t n)
 static void print_json(const struct convert_args *a, const oq_convert_report *r, const oq_err *err, int rc)
 {
     char *s = r ? oq_convert_report_json(r) : NULL;
-    json_t *j = s ? json_loads(s, 0, NULL) : r ? NULL : json_pack("{s:s?}", "model", a->in);
+    json_t *j = s ? json_loads(s, 0, NULL) : r ? NULL : json_pack("{s:o}", "model", oq_cli_json_text(a->in));
     free(s);
     if (!j) {
         fprintf(stderr, "ortqual convert: out of memory\n");
         return;
     }
-    json_t *msg = rc ? json_string(err->msg) : json_null();
     json_object_set_new(j, "exit_status", json_integer(rc));
-    json_object_set_new(j, "error", msg ? msg : json_string("(the message is not UTF-8: see stderr)"));
+    json_object_set_new(j, "error", oq_cli_json_text(rc ? err->msg : NULL));
     char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (out) printf("%s\n", out);
     free(out);

@@ -378,9 +378,9 @@ static void print_telemetry(void)
 static json_t *telemetry_json(void)
 {
     telemetry_state t = telemetry_scan();
-    return json_pack("{s:s?, s:b, s:s, s:I, s:I}", "ORT_DISABLE_TELEMETRY", t.setting, "off",
-                     telemetry_off(&t), "log_dir", t.dir, "stale_empty_mat_debug_logs", (json_int_t)t.stale_empty,
-                     "nonempty_mat_debug_logs", (json_int_t)t.stale_other);
+    return json_pack("{s:o, s:b, s:o, s:I, s:I}", "ORT_DISABLE_TELEMETRY", oq_cli_json_text(t.setting), "off",
+                     telemetry_off(&t), "log_dir", oq_cli_json_text(t.dir), "stale_empty_mat_debug_logs",
+                     (json_int_t)t.stale_empty, "nonempty_mat_debug_logs", (json_int_t)t.stale_other);
 }
 
 static void print_text(const doctor *d, const oq_evidence *ev)
@@ -401,23 +401,33 @@ static void print_text(const doctor *d, const oq_evidence *ev)
 
 /* ---- JSON report -------------------------------------------------------------------- */
 
+/* Names, paths and messages naming them (--ep, --ep-lib, --cupti-lib, what was found) need not
+ * be UTF-8: oq_cli_json_text keeps them where jansson's "s" would fail the whole document. */
+static json_t *sessions_json(const doctor *d)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < d->n_tries; i++) {
+        const ep_try *t = &d->tries[i];
+        json_array_append_new(a, json_pack("{s:o, s:o, s:s, s:b, s:b, s:o}", "ep", oq_cli_json_text(t->ep),
+                                           "ep_name", oq_cli_json_text(t->ep_full), "attach", t->attach, "ok", t->ok,
+                                           "required", t->required, "message", oq_cli_json_text(t->msg)));
+    }
+    return a;
+}
+
 static int print_json(const doctor *d, const oq_evidence *ev)
 {
-    json_t *sessions = json_array(), *problems = json_array();
-    for (size_t i = 0; i < d->n_tries; i++) {
-        const ep_try *t = &d->tries[i];
-        json_array_append_new(sessions, json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "ep", t->ep,
-                                                  "ep_name", t->ep_full, "attach", t->attach, "ok",
-                                                  t->ok, "required", t->required, "message", t->msg));
-    }
-    for (size_t i = 0; i < d->n_problems; i++) json_array_append_new(problems, json_string(d->problems[i]));
+    json_t *problems = json_array();
+    for (size_t i = 0; problems && i < d->n_problems; i++)
+        json_array_append_new(problems, oq_cli_json_text(d->problems[i]));
     const cupti_check *c = &d->cupti;
-    json_t *cupti = json_pack("{s:b, s:o, s:o, s:s}", "found", c->found, "library",
-                              c->found ? json_string(c->path) : json_null(), "version",
-                              c->version ? json_integer(c->version) : json_null(), "message", c->msg);
+    json_t *cupti = json_pack("{s:b, s:o, s:o, s:o}", "found", c->found, "library",
+                              oq_cli_json_text(c->found ? c->path : NULL), "version",
+                              c->version ? json_integer(c->version) : json_null(), "message",
+                              oq_cli_json_text(c->msg));
     json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "tool", "name", "ortqual",
                              "version", ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems",
-                             problems, "sessions", sessions, "telemetry", telemetry_json());
+                             problems, "sessions", sessions_json(d), "telemetry", telemetry_json());
     char *text = oq_evidence_to_json(ev);
     json_t *evj = text ? json_loads(text, 0, NULL) : NULL;
     free(text);

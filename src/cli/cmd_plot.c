@@ -79,7 +79,7 @@ static void print_files(const oq_plot_files *f, int json)
         return;
     }
     json_t *arr = json_array();
-    for (size_t i = 0; i < f->n; i++) json_array_append_new(arr, json_string(f->paths[i]));
+    for (size_t i = 0; arr && i < f->n; i++) json_array_append_new(arr, oq_cli_json_text(f->paths[i]));
     json_t *root = json_pack("{s:o}", "files", arr);
     char *text = json_dumps(root, JSON_INDENT(2));
     if (text) printf("%s\n", text);

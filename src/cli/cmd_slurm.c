@@ -118,10 +118,11 @@ static void print_json(const struct slurm_args *a, const oq_shard_plan *p, const
                        const oq_slurm_ids *ids)
 {
     const oq_slurm_job *j = &a->job;
-    json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:{s:s, s:s}, s:s?, s:s?}", "outdir", j->outdir, "plan_hash", p->hash,
-                          "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "scripts", "shards", s->shards,
-                          "merge", s->merge, "array_job_id", ids ? ids->array : NULL, "merge_job_id",
-                          ids ? ids->merge : NULL);
+    /* the folder is the user's and need not be UTF-8, nor the scripts' paths in it */
+    json_t *o = json_pack("{s:o, s:s, s:i, s:s, s:{s:o, s:o}, s:s?, s:s?}", "outdir", oq_cli_json_text(j->outdir),
+                          "plan_hash", p->hash, "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "scripts",
+                          "shards", oq_cli_json_text(s->shards), "merge", oq_cli_json_text(s->merge),
+                          "array_job_id", ids ? ids->array : NULL, "merge_job_id", ids ? ids->merge : NULL);
     json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(o);

@@ -10,6 +10,7 @@
 
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/advice.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
@@ -519,14 +520,21 @@ static json_t *compare_json(const oq_compare_result *r)
     return oq_compare_result_to_json(r, &j, NULL) ? json_null() : j;
 }
 
+/* The model's path, its names and the messages that quote them need not be UTF-8: oq_json_text
+ * keeps them, where jansson's "s" fails the document. */
+static json_t *text_or_null(const char *s)
+{
+    return s ? oq_json_text(s) : json_null();
+}
+
 char *oq_convert_report_json(const oq_convert_report *r)
 {
     if (!r) return NULL;
     json_t *steps = json_array(), *checks = json_array();
     for (size_t i = 0; i < r->n_steps; i++)
-        json_array_append_new(steps, json_pack("{s:s, s:s, s:s, s:s}", "pass", r->steps[i].pass, "node",
-                                               r->steps[i].node, "action", r->steps[i].action, "detail",
-                                               r->steps[i].detail));
+        json_array_append_new(steps, json_pack("{s:s, s:o, s:s, s:o}", "pass", r->steps[i].pass, "node",
+                                               oq_json_text(r->steps[i].node), "action", r->steps[i].action,
+                                               "detail", oq_json_text(r->steps[i].detail)));
     for (size_t i = 0; i < r->n_checks; i++) {
         const oq_convert_check *c = &r->checks[i];
         json_t *jc = json_pack("{s:I, s:o}", "batch", (json_int_t)c->batch, "vs_reference", compare_json(&c->vs_reference));
@@ -536,15 +544,15 @@ char *oq_convert_report_json(const oq_convert_report *r)
         }
         json_array_append_new(checks, jc);
     }
-    json_t *root = json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "model", r->model, "opset_in",
-                             (json_int_t)r->opset_in, "opset_out", (json_int_t)r->opset_out, "fused",
+    json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "model", oq_json_text(r->model),
+                             "opset_in", (json_int_t)r->opset_in, "opset_out", (json_int_t)r->opset_out, "fused",
                              (json_int_t)r->fused, "refused", (json_int_t)r->refused, "steps", steps, "checks", checks,
                              "generated_inputs", r->generated_inputs, "checked", r->checked, "passed", r->passed,
-                             "contract_input", r->contract_input ? json_string(r->contract_input) : json_null());
+                             "contract_input", text_or_null(r->contract_input));
     if (!root) return NULL;
-    json_object_set_new(root, "reference", r->reference ? json_string(r->reference) : json_null());
-    json_object_set_new(root, "failure", r->failure ? json_string(r->failure) : json_null());
-    json_object_set_new(root, "external_data", r->external_data ? json_string(r->external_data) : json_null());
+    json_object_set_new(root, "reference", text_or_null(r->reference));
+    json_object_set_new(root, "failure", text_or_null(r->failure));
+    json_object_set_new(root, "external_data", text_or_null(r->external_data));
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return s;

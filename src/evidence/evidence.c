@@ -6,6 +6,7 @@
 
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
+#include "fileio/fileio-impl.h"
 #include "status/args-impl.h"
 
 static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
@@ -102,18 +103,28 @@ void oq_evidence_free(oq_evidence *ev)
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
+/* Every string below comes from outside (paths, the environment, ORT, NVML) and need not be
+ * UTF-8: oq_json_text keeps it (U+FFFD for bad bytes), where jansson's "s" fails the document. */
+static json_t *text_or_null(const char *s)
+{
+    return s ? oq_json_text(s) : json_null();
+}
+
 static json_t *str_array(char *const *v, size_t n)
 {
     json_t *a = json_array();
-    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_string(v[i]));
+    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, oq_json_text(v[i]));
     return a;
 }
 
 static json_t *kv_object(const oq_kv *kv, size_t n)
 {
     json_t *o = json_object();
-    for (size_t i = 0; o && i < n; i++)
-        json_object_set_new(o, kv[i].key, kv[i].value ? json_string(kv[i].value) : json_null());
+    for (size_t i = 0; o && i < n; i++) {
+        char *key = oq_utf8_lossy(kv[i].key);
+        if (key) json_object_set_new(o, key, text_or_null(kv[i].value));
+        free(key);
+    }
     return o;
 }
 
@@ -123,9 +134,9 @@ static json_t *ep_devices_json(const oq_evidence *ev)
     for (size_t i = 0; a && i < ev->n_ep_devices; i++) {
         const oq_ep_device *d = &ev->ep_devices[i];
         json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "ep_name", d->ep_name,
-                         "ep_vendor", d->ep_vendor, "hw_type", oq_hw_type_name(d->hw_type),
-                         "hw_vendor", d->hw_vendor, "vendor_id", (json_int_t)d->vendor_id,
+            a, json_pack("{s:o, s:o, s:s, s:o, s:I, s:I, s:o, s:o}", "ep_name", oq_json_text(d->ep_name),
+                         "ep_vendor", oq_json_text(d->ep_vendor), "hw_type", oq_hw_type_name(d->hw_type),
+                         "hw_vendor", oq_json_text(d->hw_vendor), "vendor_id", (json_int_t)d->vendor_id,
                          "device_id", (json_int_t)d->device_id, "hw_metadata",
                          kv_object(d->hw_meta, d->n_hw_meta), "ep_metadata",
                          kv_object(d->ep_meta, d->n_ep_meta)));
@@ -136,9 +147,9 @@ static json_t *ep_devices_json(const oq_evidence *ev)
 static json_t *ort_json(const oq_evidence *ev)
 {
     if (!ev->ort_version) return json_null();
-    return json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "version", ev->ort_version,
-                     "api_version", ev->ort_api_version, "lib_path", ev->ort_lib_path,
-                     "build_info", ev->ort_build_info, "providers",
+    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o}", "version", oq_json_text(ev->ort_version),
+                     "api_version", ev->ort_api_version, "lib_path", oq_json_text(ev->ort_lib_path),
+                     "build_info", oq_json_text(ev->ort_build_info), "providers",
                      str_array(ev->providers, ev->n_providers), "ep_devices", ep_devices_json(ev),
                      "log", str_array(ev->ort_log, ev->n_ort_log));
 }
@@ -151,14 +162,14 @@ static json_t *gpu_json(const oq_gpu_facts *g)
         char cc[32];
         snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
         json_array_append_new(
-            gpus, json_pack("{s:i, s:s, s:s, s:I, s:s?, s:i}", "index", d->index, "name", d->name,
-                            "pci_bus_id", d->pci_bus_id, "memory_total", (json_int_t)d->memory_total,
-                            "compute_capability", d->cc_major < 0 ? NULL : cc, "sm_count",
-                            d->sm_count));
+            gpus, json_pack("{s:i, s:o, s:o, s:I, s:s?, s:i}", "index", d->index, "name", oq_json_text(d->name),
+                            "pci_bus_id", oq_json_text(d->pci_bus_id), "memory_total",
+                            (json_int_t)d->memory_total, "compute_capability", d->cc_major < 0 ? NULL : cc,
+                            "sm_count", d->sm_count));
     }
-    return json_pack("{s:s, s:s, s:s, s:i, s:o}", "nvml_status", g->nvml_status, "cuda_status",
-                     g->cuda_status, "driver_version", g->driver_version, "cuda_driver_version",
-                     g->cuda_driver_version, "gpus", gpus);
+    return json_pack("{s:o, s:o, s:o, s:i, s:o}", "nvml_status", oq_json_text(g->nvml_status), "cuda_status",
+                     oq_json_text(g->cuda_status), "driver_version", oq_json_text(g->driver_version),
+                     "cuda_driver_version", g->cuda_driver_version, "gpus", gpus);
 }
 
 static json_t *libs_json(const oq_evidence *ev)
@@ -167,7 +178,7 @@ static json_t *libs_json(const oq_evidence *ev)
     for (int g = 0; o && g < OQ_LIB_NGROUPS; g++) {
         json_t *a = json_array();
         for (size_t i = 0; a && i < ev->n_libs; i++)
-            if ((int)ev->libs[i].group == g) json_array_append_new(a, json_string(ev->libs[i].path));
+            if ((int)ev->libs[i].group == g) json_array_append_new(a, oq_json_text(ev->libs[i].path));
         json_object_set_new(o, oq_lib_group_name((oq_lib_group)g), a);
     }
     return o;
@@ -177,9 +188,18 @@ static json_t *pin_json(const oq_shadow_report *r, size_t override)
 {
     char *pre = NULL, *ld = NULL;
     if (oq_shadow_pin(r, override, &pre, &ld, NULL)) return json_null();
-    json_t *o = json_pack("{s:s, s:s}", "preload", pre, "library_path", ld);
+    json_t *o = json_pack("{s:o, s:o}", "preload", oq_json_text(pre), "library_path", oq_json_text(ld));
     free(pre);
     free(ld);
+    return o;
+}
+
+/* {"version", "dir"} of a copy, into `o` (NULL: a new object). */
+static json_t *version_dir(json_t *o, const oq_lib_copy *cp)
+{
+    if (!o) o = json_object();
+    json_object_set_new(o, "version", oq_json_text(cp->version));
+    json_object_set_new(o, "dir", oq_json_text(cp->dir));
     return o;
 }
 
@@ -192,23 +212,17 @@ static json_t *conflicts_json(const oq_shadow_report *r)
         for (size_t i = 0; i < r->n_copies; i++) {
             const oq_lib_copy *cp = &r->copies[i];
             if (strcmp(cp->product, r->conflicts[c])) continue;
-            json_array_append_new(versions, json_pack("{s:s, s:s}", "version", cp->version, "dir", cp->dir));
+            json_array_append_new(versions, version_dir(NULL, cp));
             if (cp->loaded && json_is_null(loaded)) {
                 json_decref(loaded);
-                loaded = json_string(cp->version);
+                loaded = oq_json_text(cp->version);
             }
-            if (i != r->chosen[c]) {
-                json_t *alt = pin_json(r, i);
-                json_object_set_new(alt, "version", json_string(cp->version));
-                json_object_set_new(alt, "dir", json_string(cp->dir));
-                json_array_append_new(alts, alt);
-            }
+            if (i != r->chosen[c]) json_array_append_new(alts, version_dir(pin_json(r, i), cp));
         }
-        const oq_lib_copy *ch = &r->copies[r->chosen[c]];
         json_array_append_new(
-            a, json_pack("{s:s, s:o, s:o, s:{s:s, s:s}, s:o}", "product", r->conflicts[c], "versions",
-                         versions, "loaded_version", loaded, "chosen", "version", ch->version, "dir",
-                         ch->dir, "alternatives", alts));
+            a, json_pack("{s:o, s:o, s:o, s:o, s:o}", "product", oq_json_text(r->conflicts[c]), "versions",
+                         versions, "loaded_version", loaded, "chosen", version_dir(NULL, &r->copies[r->chosen[c]]),
+                         "alternatives", alts));
     }
     return a;
 }
@@ -219,9 +233,9 @@ static json_t *shadow_json(const oq_shadow_report *r)
     for (size_t i = 0; copies && i < r->n_copies; i++) {
         const oq_lib_copy *c = &r->copies[i];
         json_array_append_new(
-            copies, json_pack("{s:s, s:s, s:s, s:b, s:s?, s:o}", "product", c->product, "version",
-                              c->version, "dir", c->dir, "loaded", c->loaded, "main_file",
-                              c->main_file, "files", str_array(c->files, c->n_files)));
+            copies, json_pack("{s:o, s:o, s:o, s:b, s:o, s:o}", "product", oq_json_text(c->product), "version",
+                              oq_json_text(c->version), "dir", oq_json_text(c->dir), "loaded", c->loaded,
+                              "main_file", text_or_null(c->main_file), "files", str_array(c->files, c->n_files)));
     }
     return json_pack("{s:o, s:o, s:o, s:o}", "roots", str_array(r->roots, r->n_roots), "copies",
                      copies, "conflicts", conflicts_json(r), "pin",
@@ -230,13 +244,14 @@ static json_t *shadow_json(const oq_shadow_report *r)
 
 json_t *oq_evidence_json(const oq_evidence *ev)
 {
-    return json_pack("{s:o, s:o, s:{s:s, s:s, s:s, s:i}, s:o, s:o, s:o, s:{s:s?, s:b, s:b, s:o}}",
+    return json_pack("{s:o, s:o, s:{s:o, s:o, s:o, s:i}, s:o, s:o, s:o, s:{s:o, s:b, s:b, s:o}}",
                      "ort", ort_json(ev), "ort_env", kv_object(ev->ort_env, ev->n_ort_env), "host",
-                     "hostname", ev->host.hostname, "kernel", ev->host.kernel, "cpu_model",
-                     ev->host.cpu_model, "cpus", ev->host.n_cpus, "gpu", gpu_json(ev->gpu),
-                     "libraries", libs_json(ev), "shadowing", ev->shadow ? shadow_json(ev->shadow) : json_null(), "cwd",
-                     "path", ev->cwd.path, "world_writable", ev->cwd.world_writable, "sticky",
-                     ev->cwd.sticky, "hazards", str_array(ev->cwd.hazards, ev->cwd.n_hazards));
+                     "hostname", oq_json_text(ev->host.hostname), "kernel", oq_json_text(ev->host.kernel),
+                     "cpu_model", oq_json_text(ev->host.cpu_model), "cpus", ev->host.n_cpus, "gpu",
+                     gpu_json(ev->gpu), "libraries", libs_json(ev), "shadowing",
+                     ev->shadow ? shadow_json(ev->shadow) : json_null(), "cwd", "path", text_or_null(ev->cwd.path),
+                     "world_writable", ev->cwd.world_writable, "sticky", ev->cwd.sticky, "hazards",
+                     str_array(ev->cwd.hazards, ev->cwd.n_hazards));
 }
 
 char *oq_evidence_to_json(const oq_evidence *ev)

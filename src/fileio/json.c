@@ -1,5 +1,5 @@
 /* JSON documents written as files (one writer for summaries, plans and verdicts) and read
- * from text. */
+ * from text; outside text (paths, messages) made UTF-8 for them. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +36,11 @@ json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err)
     json_t *doc = json_loadb(text, n, 0, &je);
     if (!doc) oq_err_set(err, OQ_ERR_FORMAT, "%s:%d: not valid JSON: %s", name, je.line, je.text);
     return doc;
+}
+
+char *oq_text_utf8(const char *s)
+{
+    return s ? oq_utf8_lossy(s) : NULL;
 }
 
 json_t *oq_json_text(const char *s)

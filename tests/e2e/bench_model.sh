@@ -259,6 +259,23 @@ usage "^ortqual bench: --mask-fraction: --length-policy fixed pads nothing" --di
     --length-policy fixed --mask-fraction 0.1
 expect 2 "^ortqual bench: --mask-fraction: --length-policy fixed pads nothing" "$Q" bench --variants ref \
     --length-policy fixed --mask-fraction 0.1 --outdir "$T/g4"
+# the attention sweep's lengths are those of its masked batches: --modes unmasked makes none, and
+# ran without them (exit 0); masked and both take them
+SW=(bench --variants ref --seq-lens 8 --iters 1 --warmup 0 --quiet --allow-skip)
+for opt in "--length-policy uniform" "--length-policy fraction" "--mask-fraction 0.1" "--mask-fraction 0.25"; do
+    out=$("$Q" "${SW[@]}" --modes unmasked $opt --outdir "$T/g5" 2>&1)
+    rc=$?
+    if [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && [ ! -e "$T/g5" ] &&
+        grep -qx "ortqual bench: ${opt%% *} shapes the padding of masked batches; --modes unmasked makes none, so it would be ignored" <<<"$out"; then
+        ok "--modes unmasked: $opt refused"
+    else
+        bad "--modes unmasked, $opt: exit $rc: $out"
+        rm -rf "$T/g5"
+    fi
+done
+for modes in masked both; do
+    expect 0 "wrote " "$Q" "${SW[@]}" --modes $modes --length-policy uniform --mask-fraction 0.3 --outdir "$T/g6$modes"
+done
 
 # 7. ORT runs in bench's own process: a crash there says so, with its backtrace and, with ORT's
 #    extended optimizations on (its default), how to tell one of them at fault; nothing written

@@ -29,6 +29,22 @@ grep -q '^SKIP test_attention_4d_expanded: function body of standard ops' "$T/ou
 "$ORTQUAL" conformance --json "$CONF/test_attention_4d_causal" >"$T/json"
 grep -q '"verdict": "PASS"' "$T/json" || fail "--json verdict"
 grep -q '"passed": 1' "$T/json" || fail "--json count"
+# A test folder, an --outdir and a working folder whose names are not UTF-8 (byte 0xff): the
+# JSON has them with U+FFFD (jansson refused such text: the test, the command line, the folder
+# and the evidence silently went missing).
+u8="$T/$(printf 'c\xff')"
+mkdir "$u8" && cp -r "$CONF/test_attention_4d_causal" "$u8/$(printf 't\xff')"
+(cd "$u8" && "$ORTQUAL" conformance --json "$u8" >"$T/u8.json") || fail "--json, a test folder not UTF-8: exit $?"
+(cd "$u8" && "$ORTQUAL" conformance --outdir "$u8/out" --ort-lib "$OQ_ORT_LIB" "$u8/$(printf 't\xff')" >/dev/null) ||
+    fail "--outdir not UTF-8: exit $?"
+/usr/bin/python3 - "$T/u8.json" "$u8/out/summary.json" "$T" <<'PYEOF' || fail "conformance JSON, paths not UTF-8"
+import json, sys
+d, s, u8 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3] + "/c\ufffd"
+assert d["passed"] == 1 and [t["name"] for t in d["tests"]] == ["t\ufffd"], d
+assert s["passed"] == 1 and [t["name"] for t in s["tests"]] == ["t\ufffd"], s["tests"]
+assert s["command"][1:3] == ["--outdir", u8 + "/out"] and s["command"][-1] == u8 + "/t\ufffd", s["command"]
+assert s["cwd"] == u8 and s["evidence"]["cwd"]["path"] == u8, s.get("evidence")
+PYEOF
 
 # --ep cpu: ONNX Runtime runs the models instead, the expanded function body included.
 if [ -n "${OQ_ORT_LIB:-}" ]; then

@@ -278,6 +278,23 @@ assert d["exit_status"] == 1 and "inconsistent q_sequence_length" in d["error"] 
     ok "--json on a failed check: exit_status 1, the error and the failure"
 else bad "--json on a failed check: exit $rc: $(cat "$T/fail.json")"; fi
 expect 0 '"exit_status": 0,' $ORTQUAL convert "$TX/tx_encoder_op18.onnx" --plan --fuse --json
+# a model path that is not UTF-8 (byte 0xff): --json shows it with U+FFFD, in the report and in
+# the error, where jansson refused it and convert said "out of memory"
+bad8="$T/$(printf 'm\xff')"
+mkdir "$bad8" && cp "$TX/tx_encoder_op18.onnx" "$bad8/"
+$ORTQUAL convert "$bad8/tx_encoder_op18.onnx" --plan --fuse --json >"$T/u8.json" 2>"$T/u8.err"
+rc=$?
+$ORTQUAL convert "$bad8/none.onnx" --plan --fuse --json >"$T/u8none.json" 2>/dev/null
+rc2=$?
+if [ "$rc" = 0 ] && [ "$rc2" = 2 ] && $PY -c '
+import json, sys
+u8 = sys.argv[3] + "/m\ufffd"
+d, e = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert d["model"] == u8 + "/tx_encoder_op18.onnx" and d["fused"] == 2 and d["exit_status"] == 0, d
+assert e["model"] == u8 + "/none.onnx" and e["exit_status"] == 2 and e["error"].startswith(u8 + "/none.onnx: "), e
+' "$T/u8.json" "$T/u8none.json" "$T"; then
+    ok "--json with a model path that is not UTF-8: shown with U+FFFD"
+else bad "--json with a model path that is not UTF-8: exit $rc, $rc2: $(head -c 300 "$T/u8.json") $(cat "$T/u8.err")"; fi
 
 # --mask must name a [B, L] mask input, as validate says
 refused "tx_encoder_op18.onnx: input 'features' is rank 3; the mask contract is about a \[B, L\] mask$" \

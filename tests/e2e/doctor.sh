@@ -115,6 +115,35 @@ $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cupti"]; assert c[
 # Without --cupti-lib, a CUPTI the loader cannot find is reported, not a problem.
 grep -q "^  CUPTI        " "$tmp/d.txt" || fail "doctor text lacks the CUPTI line"
 
+# Paths that are not UTF-8 (byte 0xff; Linux paths are bytes): --json still writes its document,
+# each such byte shown as U+FFFD, where jansson refused the text and doctor said "out of memory".
+bad="$tmp/$(printf 'b\xff')"
+mkdir -p "$bad/root/cuda"
+ln -s "$FAKE" "$bad/libcupti.so"
+cp "$(readlink -f "$OQ_ORT_LIB")" "$bad/libonnxruntime.so" # a copy: the runtime names the file it loaded
+touch "$bad/root/cuda/libcudnn.so.9.14.0"
+TMPDIR="$bad" "$ORTQUAL" doctor --json --ort-lib "$bad/libonnxruntime.so" --cupti-lib "$bad/libcupti.so" \
+    --search-root "$bad/root" >"$tmp/u.json" 2>"$tmp/u.err" || fail "doctor --json, paths not UTF-8: exit $?, $(head -c 300 "$tmp/u.err")"
+$PY - "$tmp/u.json" "$tmp" <<'PYEOF' || fail "doctor --json, paths not UTF-8: $(head -c 300 "$tmp/u.json")"
+import json, sys
+d, u8 = json.load(open(sys.argv[1])), sys.argv[2] + "/b\ufffd"
+assert d["ort"]["lib_path"] == u8 + "/libonnxruntime.so", d["ort"]
+assert d["cupti"]["found"] and d["cupti"]["library"] == u8 + "/libcupti.so", d["cupti"]
+assert d["shadowing"]["roots"] == [u8 + "/root"], d["shadowing"]
+assert [c["dir"] for c in d["shadowing"]["copies"]] == [u8 + "/root/cuda"], d["shadowing"]
+assert d["telemetry"]["log_dir"] == u8, d["telemetry"]
+PYEOF
+"$ORTQUAL" doctor --json --cupti-lib "$bad/none.so" --ep-lib "cuda=$bad/none_ep.so" >"$tmp/u2.json" 2>"$tmp/u2.err"
+[ $? -eq 1 ] || fail "doctor --json, missing libraries not UTF-8: exit not 1, $(head -c 300 "$tmp/u2.err")"
+$PY - "$tmp/u2.json" "$tmp" <<'PYEOF' || fail "doctor --json, missing libraries not UTF-8: $(head -c 300 "$tmp/u2.json")"
+import json, sys
+d, u8 = json.load(open(sys.argv[1])), sys.argv[2] + "/b\ufffd"
+assert not d["healthy"] and len(d["problems"]) == 2, d["problems"]
+assert all(u8 + "/none" in p for p in d["problems"]), d["problems"]
+assert u8 + "/none_ep.so" in d["sessions"][1]["message"], d["sessions"]
+assert u8 + "/none.so" in d["cupti"]["message"], d["cupti"]
+PYEOF
+
 # --version names the ORT it loads, or why it cannot.
 expect 0 "ONNX Runtime 1.29.0 (C API 29)" "$ORTQUAL" --version
 expect 0 "ONNX Runtime: not loaded (cannot load ONNX Runtime; tried: /nope.so" "$ORTQUAL" --version --ort-lib /nope.so

@@ -35,6 +35,11 @@ ls "$T/b" | grep -q tmp && fail "temporary files left: $(ls "$T/b")"
 ls "$T/c" | grep -q '\.png$' && fail "--format svg wrote PNG files"
 grep -q '"files"' "$T/out" || fail "--json output: $(cat "$T/out")"
 grep -q "Speed-up over ref (mean time)" "$T/c/speedup_masked.svg" || fail "baseline/stat not applied"
+# a folder whose path is not UTF-8 (byte 0xff): --json lists every file, that byte as U+FFFD
+# (jansson refused such a string, and the list silently lost it)
+"$ORTQUAL" plot "$bench" --out "$T/$(printf 'u\xff')" --format svg --json >"$T/u8" || fail "plot --json, --out not UTF-8: exit $?"
+/usr/bin/python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["files"]; assert len(f) == 7 and all(p.startswith(sys.argv[2] + "/u\ufffd/") for p in f), f' \
+  "$T/u8" "$T" || fail "plot --json, --out not UTF-8: $(cat "$T/u8")"
 
 # --- bench summary.json (results records, extra keys ignored) ---------------
 "$ORTQUAL" plot "$OQ_SOURCE_DIR/tests/fixtures/bench/summary.json" --out "$T/j" --format svg >"$T/out" \

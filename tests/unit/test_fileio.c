@@ -270,6 +270,26 @@ static void test_install_concurrent(void **state)
     remove_dir(dir);
 }
 
+/* oq_text_utf8: paths are bytes; what a JSON or XML document gets of one is valid UTF-8, each
+ * byte that starts no valid sequence one U+FFFD, the rest kept as they are. */
+static void test_text_utf8(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *out; } cases[] = {
+        {"/tmp/plain", "/tmp/plain"},
+        {"/tmp/b\xff/lib.so", "/tmp/b\xEF\xBF\xBD/lib.so"},
+        {"caf\xc3\xa9 \xe2\x82", "caf\xc3\xa9 \xEF\xBF\xBD\xEF\xBF\xBD"}, /* a sequence cut short */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = oq_text_utf8(cases[i].in);
+        assert_non_null(t);
+        assert_string_equal(t, cases[i].out);
+        free(t);
+    }
+    assert_null(oq_text_utf8(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_replace_same_bytes),
         cmocka_unit_test(test_install_file),
         cmocka_unit_test(test_install_concurrent),
+        cmocka_unit_test(test_text_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
