@@ -529,7 +529,7 @@ static char **records_of(const run_ctx *c, const oq_config_result *r) { return &
  * records (an index each) go to a records file like a worker's. */
 static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *err)
 {
-    r->status = OQ_VERDICT_PASSED;
+    r->status = OQ_VERDICT_REFERENCE;
     r->reported = 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
@@ -569,10 +569,10 @@ static void explain_refusal(oq_config_result *r)
                      r->refusal.node ? r->refusal.node : "");
 }
 
-/* The reference only runs: anything but passing is a runtime error, and nothing is compared. */
+/* The reference only runs: anything but running is a runtime error, and nothing is compared. */
 static void reference_outcome(oq_config_result *r, int *ref_ok)
 {
-    if (r->status == OQ_VERDICT_PASSED) return;
+    if (r->status == OQ_VERDICT_REFERENCE) return;
     *ref_ok = 0;
     if (r->status == OQ_VERDICT_ERROR && r->refusal.id) return;
     r->status = OQ_VERDICT_ERROR;
@@ -709,9 +709,8 @@ static oq_status config_done(run_ctx *c, size_t k, oq_config_result *r, oq_confi
         if (interrupted(o)) return interrupt_config(c, r, plan->result, bw);
     }
     if (k == 0) reference_outcome(r, ref_ok);
-    /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name,
-             r->is_reference && r->status == OQ_VERDICT_PASSED ? "ran (reference)" : oq_verdict_name(r->status),
+             r->status == OQ_VERDICT_REFERENCE ? "ran (reference)" : oq_verdict_name(r->status),
              r->reason ? ": " : "", r->reason ? r->reason : "");
     return OQ_OK;
 }
@@ -818,11 +817,11 @@ static oq_status finish_reference(run_ctx *c, bg_reference *bg, int *ref_ok, oq_
     struct stat sb;
     if (oq_proc_wait_bg(&bg->proc, c->o->timeout_s, 4096, c->o->interrupt, &pr, &e)) failed_result(&got, "%s", e.msg);
     else worker_ended(&r->worker, &pr, c->plans[0].result, &bw, &got);
-    if (got.status == OQ_VERDICT_PASSED && stat(c->plans[0].result, &sb) == 0)
+    if (got.status == OQ_VERDICT_REFERENCE && stat(c->plans[0].result, &sb) == 0)
         r->worker.seconds = (double)(sb.st_mtim.tv_sec - bg->started.tv_sec) +
                             (double)(sb.st_mtim.tv_nsec - bg->started.tv_nsec) * 1e-9;
     /* a reference that had finished when the signal came is a result like any other */
-    int stopped = interrupted(c->o) && got.status != OQ_VERDICT_PASSED;
+    int stopped = interrupted(c->o) && got.status != OQ_VERDICT_REFERENCE;
     return config_done(c, 0, r, &got, plan_path, &bw, stopped, ref_ok, err);
 }
 
