@@ -387,8 +387,14 @@ static oq_status junit_conformance(oq_sb *b, const json_t *doc)
     }
     int any_bad = 0;
     for (size_t k = 0; k < s.n; k++) any_bad |= s.c[k].kind == TC_FAILURE || s.c[k].kind == TC_ERROR;
-    if (!any_bad && !strcmp(oq_j_str(doc, "verdict", "passed"), "failed")) /* e.g. nothing passed */
-        add_case(&s, "ortqual.conformance", "verdict", 0, TC_FAILURE, "verdict", oq_j_str(doc, "reason", "failed"), NULL);
+    /* nothing passed (all skipped, the provider absent): a failing case, skipped when --allow-skip
+     * accepted it (exit 0), as validate's run_case */
+    const char *v = oq_j_str(doc, "verdict", "passed");
+    int accepted = !strcmp(v, "untested") && json_is_integer(json_object_get(doc, "exit_status")) &&
+                   !oq_j_int(doc, "exit_status");
+    if (!any_bad && strcmp(v, "passed"))
+        add_case(&s, "ortqual.conformance", "verdict", 0, accepted ? TC_SKIPPED : TC_FAILURE, v,
+                 oq_j_str(doc, "reason", v), NULL);
     totals all = {0, 0, 0, 0, 0};
     oq_sb body = {0};
     const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "onnxruntime",
