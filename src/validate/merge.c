@@ -162,6 +162,19 @@ static oq_status interrupted_shard(merge_ctx *m, int32_t i, oq_err *err)
     return st;
 }
 
+/* A shard's folder holds one outcome: a summary, or the error that stopped it. Both (an
+ * ortqual before 2026-12-05 recorded a refused rerun beside the finished result, or a hand)
+ * cannot say which is the shard's latest. */
+static oq_status one_outcome(const char *dir, oq_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/error.json", dir);
+    if (access(path, F_OK) != 0) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s holds both summary.json and error.json: two outcomes of the shard, "
+                      "and no telling which is its latest; run the shard again (--force), or remove the one that is "
+                      "not its latest", dir);
+}
+
 static oq_status read_shards(merge_ctx *m, oq_err *err)
 {
     for (int32_t i = 0; i < m->plan.count; i++) {
@@ -170,9 +183,10 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         snprintf(path, sizeof path, "%s/summary.json", dir);
         char prefix[4200];
         snprintf(prefix, sizeof prefix, "%s/shard%d_", m->work, (int)i);
-        oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read_spilled(path, prefix, &m->shard[i],
-                                                                                   &m->records[i], &m->n_records[i], err)
-                                                : diagnose(m, i, dir, err);
+        int reported = access(path, F_OK) == 0;
+        oq_status st = reported ? one_outcome(dir, err) : diagnose(m, i, dir, err);
+        if (!st && reported)
+            st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
         if (st) return st;

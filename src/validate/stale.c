@@ -145,11 +145,21 @@ void oq_validate_merge_drop(const char *outdir, oq_err *err)
     memcpy(err->msg + (at < most ? at : most), tail, strlen(tail) + 1); /* whole, however long the reason */
 }
 
+int oq_validate_forget_result(const char *outdir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/summary.json", outdir);
+    int was_run = access(path, F_OK) == 0;
+    drop_named(outdir, "summary.json", NULL, 0); /* the verdict first */
+    drop_named(outdir, "report.html", NULL, 0);
+    drop_named(outdir, "validate.csv", NULL, 0);
+    drop_named(outdir, "error.json", NULL, 0);
+    return was_run;
+}
+
 void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    if (!o->overwrite || oq_shard_is_run(o) || access(path, F_OK) != 0) return;
     remove_matching(o->outdir, o, n_batches, 0);
     /* the encoder's weights: a run of another model writes none (a replay's folder kept them) */
     snprintf(path, sizeof path, "%s/weights.npz", o->outdir);
