@@ -499,6 +499,8 @@ void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
  * of another run than its latest (docs/scale-out.md). Returns 1 when the folder held a run's
  * (its summary.json). */
 int oq_validate_forget_result(const char *outdir);
+/* `tail` appended to err's message whole (the reason cut short where both do not fit). */
+void oq_validate_err_tail(oq_err *err, const char *tail);
 /* The digits of a run's per-batch file numbers (inputs_NNN.npz, expected_NNN.npz,
  * outputs_<tag>_NNN.npz): 3, or as many as its last batch's index needs, so that names sort as
  * their batches do (a glob 'DIR/inputs_*.npz' gives batch 1000 after batch 999, not after 100). */

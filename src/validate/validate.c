@@ -1188,11 +1188,9 @@ static void undo_prepare(run_ctx *c, oq_err *e)
         record_error(c, e);
         return;
     }
-    if (!e) return;
-    char tail[160];
+    char tail[4200];
     snprintf(tail, sizeof tail, "; the earlier result in %s is left as it was", c->o->outdir);
-    size_t at = strnlen(e->msg, sizeof e->msg), most = sizeof e->msg - strlen(tail) - 1;
-    memcpy(e->msg + (at < most ? at : most), tail, strlen(tail) + 1);
+    oq_validate_err_tail(e, tail);
 }
 
 /* The batches: prepared here, or (a shard) taken from the prepared plan. */
