@@ -46,9 +46,8 @@ static const char head[] =
     "When ONNX Runtime refuses a test's model in a way ortqual knows (refusal.h), the lines\n"
     "after it name the node and its inputs, say why and give the fix.\n"
     "A run in which no test passed (every test skipped or unsupported) is not a pass:\n"
-    "exit 1 saying so, unless --allow-skip (docs/verdicts.md). An --ep provider not\n"
-    "available here (no library, no device) is found before any test: every test is\n"
-    "skipped with that reason and one line says NOT TESTED (exit 1, or 0 with --allow-skip).\n"
+    "exit 1 saying so, unless --allow-skip (docs/verdicts.md); so is an --ep provider\n"
+    "not available here, found before any test (every test skipped with the reason).\n"
     "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
     "unsupported), 2 on bad usage (e.g. a DIR or subdirectory with no model.onnx, or a\n"
     "test given twice).\n";
