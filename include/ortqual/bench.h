@@ -365,6 +365,11 @@ typedef struct oq_bench_row {
 typedef struct oq_bench_rows {
     size_t n;
     oq_bench_row *rows;
+    /* The float64 reference, computed per shape only where a row needed it (a variant that ran,
+     * for its accuracy; a `ref` row): the shapes it was computed for and the time it took, all
+     * attempts (0, 0: none needed, e.g. every variant skipped or --no-reference). */
+    size_t reference_shapes;
+    double reference_ms;
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */

@@ -220,6 +220,12 @@ typedef struct oq_session oq_session;
 OQ_API oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *model_bytes,
                                    size_t model_len, const oq_session_opts *opts, oq_session **out,
                                    oq_err *err);
+/* Whether sessions with `opts` can have their execution provider, asked once before a suite of
+ * models on it: the EP is attached to session options as oq_session_create attaches it, and let
+ * go. OQ_OK: it attaches; OQ_ERR_NOT_FOUND: not available here, with the reason
+ * oq_session_create would give every model (no library at PATH, no device); other errors as
+ * there (a bad option, ORT refusing the library). */
+OQ_API oq_status oq_session_ep_check(oq_runtime *rt, const oq_session_opts *opts, oq_err *err);
 OQ_API void oq_session_free(oq_session *s);
 
 /* Model inputs and outputs, in model order; names owned by the session (a NULL s has none). */

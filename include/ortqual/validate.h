@@ -200,10 +200,12 @@ typedef enum oq_verdict {
     OQ_VERDICT_FAILED,
     OQ_VERDICT_SKIPPED, /* it cannot run here (no provider library, no device) */
     OQ_VERDICT_NOT_RUN, /* the reference did not run, so nothing was compared */
-    OQ_VERDICT_ERROR    /* a runtime error: ONNX Runtime refused the model (refusal says why),
+    OQ_VERDICT_ERROR,   /* a runtime error: ONNX Runtime refused the model (refusal says why),
                            or the reference could not run */
+    OQ_VERDICT_REFERENCE /* the reference ran (or, `expected`, was read): it judged nothing, so it
+                            is neither passed nor failed, and a count of passes never counts it */
 } oq_verdict;
-/* "passed", "failed", "skipped", "not-run", "error" (the words of summary.json). */
+/* "passed", "failed", "skipped", "not-run", "error", "reference" (the words of summary.json). */
 OQ_API const char *oq_verdict_name(oq_verdict v);
 
 /* One batch as the orchestrator wrote it (inputs_NNN.npz). */

@@ -18,6 +18,7 @@ typedef struct oq_bench_group {
     oq_tensor *ref64[4];   /* the reference's inputs: q, k, v as float64, nonpad_kv_seqlen */
     oq_tensor *ref_out;    /* float64 reference output, NULL when not computed */
     double ref_ms;         /* wall time of the call that computed ref_out */
+    int ref_tried;         /* its computation was attempted (ref_out NULL: it failed) */
 } oq_bench_group;
 
 /* The float64 reference output for the group's inputs (ONNX Attention with

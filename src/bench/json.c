@@ -327,6 +327,10 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
         json_decref(results);
         return st;
     }
+    /* what the float64 reference cost: computed only for shapes where a row needed it */
+    if (!model)
+        json_object_set_new(doc, "reference_computed", json_pack("{s:I, s:f}", "shapes", (json_int_t)rows->reference_shapes,
+                                                                 "ms", rows->reference_ms));
     st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
     json_decref(doc);
     return st;

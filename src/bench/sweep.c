@@ -219,12 +219,63 @@ oq_bench_status oq_bench_classify(oq_status st, const char *msg)
     return OQ_BENCH_FAILED;
 }
 
+/* ---- the sweep's state -------------------------------------------------------------- */
+
+typedef struct sweep_ctx {
+    oq_runtime *rt;
+    const oq_bench_opts *o;
+    oq_bench_progress_fn progress;
+    void *user;
+    oq_bench_rows *rows;
+    size_t total;
+    oq_status group_st; /* the group's inputs could not be made (out of memory): every row of it */
+    oq_err group_err;   /* says so, and the sweep goes on */
+} sweep_ctx;
+
+/* Compute the group's reference output once (the accuracy baseline), counted in the rows. */
+static oq_status group_reference(sweep_ctx *c, oq_bench_group *g, oq_err *err)
+{
+    if (g->ref_out) return OQ_OK;
+    g->ref_tried = 1;
+    double t0 = oq_now_s();
+    oq_status st = oq_bench_reference(g, c->o->threads, &g->ref_out, err);
+    g->ref_ms = 1e3 * (oq_now_s() - t0);
+    c->rows->reference_shapes += !st;
+    c->rows->reference_ms += g->ref_ms;
+    return st;
+}
+
+/* The group's reference when the first variant that ran needs it: a shape whose variants were
+ * all skipped (no CUDA here) computes none, which at L=16384 is most of such a sweep's time. Its
+ * computation is not the row's: taken out of the row's peak (noted before it, reset after), and
+ * the output it keeps for the rows after is in this row's baseline as in theirs. Returns whether
+ * there is a reference to compare with (one that failed leaves the rows without accuracy). */
+static int lazy_reference(sweep_ctx *c, oq_bench_group *g, oq_bench_row *row)
+{
+    if (g->ref_out || g->ref_tried || !c->o->reference) return g->ref_out != NULL;
+    uint64_t before = 0, after = 0, hwm = 0;
+    oq_bench_row_peak_note(row);
+    oq_proc_memory(&before, &hwm, NULL);
+    oq_err e = {0};
+    group_reference(c, g, &e);
+    oq_proc_memory(&after, &hwm, NULL);
+    if (row->vmhwm_row) oq_proc_peak_reset(NULL);
+    if (row->rss_before >= 0) row->rss_before += (int64_t)after - (int64_t)before;
+    return g->ref_out != NULL;
+}
+
+typedef struct accuracy_ctx {
+    sweep_ctx *c;
+    oq_bench_group *g;
+} accuracy_ctx;
+
 /* Compare a variant's first output with the reference on valid elements (m->check). */
 static oq_status row_accuracy(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
 {
     (void)err;
-    const oq_bench_group *g = ctx;
-    if (!g->ref_out || !n_out) return OQ_OK;
+    const accuracy_ctx *a = ctx;
+    const oq_bench_group *g = a->g;
+    if (!n_out || !lazy_reference(a->c, a->g, row)) return OQ_OK;
     oq_compare_opts co = oq_compare_opts_default(oq_precision_is_reduced(row->variant.precision)
                                                      ? OQ_DTYPE_FLOAT16
                                                      : OQ_DTYPE_FLOAT32);
@@ -258,21 +309,12 @@ static oq_status finish_stats(oq_bench_row *row, oq_err *err)
 
 static size_t ref_iters(const oq_bench_opts *o) { return o->ref_iters ? o->ref_iters : o->iters; }
 
-/* Compute the group's reference output once (the accuracy baseline). */
-static oq_status group_reference(const oq_bench_opts *o, oq_bench_group *g, oq_err *err)
+static void run_ref_row(sweep_ctx *c, oq_bench_group *g, oq_bench_row *row)
 {
-    if (g->ref_out) return OQ_OK;
-    double t0 = oq_now_s();
-    oq_status st = oq_bench_reference(g, o->threads, &g->ref_out, err);
-    g->ref_ms = 1e3 * (oq_now_s() - t0);
-    return st;
-}
-
-static void run_ref_row(const oq_bench_opts *o, oq_bench_group *g, oq_bench_row *row)
-{
+    const oq_bench_opts *o = c->o;
     oq_err e = {0};
     oq_bench_row_peak_begin(row); /* the reference's first run counts when this row computes it */
-    oq_status st = group_reference(o, g, &e);
+    oq_status st = group_reference(c, g, &e);
     if (st) {
         oq_bench_row_fail(row, st, &e);
         return;
@@ -327,9 +369,9 @@ static oq_status export_model(const oq_bench_opts *o, const oq_bench_variant *v,
     return st;
 }
 
-static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, oq_bench_group *g, int static_shapes,
-                        size_t index, oq_bench_row *row)
+static void run_ort_row(sweep_ctx *c, oq_bench_group *g, int static_shapes, size_t index, oq_bench_row *row)
 {
+    const oq_bench_opts *o = c->o;
     oq_err e = {0};
     uint8_t *model = NULL;
     size_t len = 0;
@@ -338,25 +380,15 @@ static void run_ort_row(oq_runtime *rt, const oq_bench_opts *o, oq_bench_group *
         oq_bench_row_fail(row, st == OQ_ERR_INVALID_ARG ? OQ_ERR_UNSUPPORTED : st, &e); /* no such model */
         return;
     }
+    accuracy_ctx a = {c, g};
     oq_bench_model m = {.bytes = model, .len = len, .n_in = g->n_in, .in = g->in, .check = row_accuracy,
-                        .check_ctx = g};
-    oq_bench_run_ort_row(rt, o, &m, index, row);
+                        .check_ctx = &a};
+    oq_bench_run_ort_row(c->rt, o, &m, index, row);
     oq_bench_row_judge_accuracy(row);
     free(model);
 }
 
 /* ---- the sweep ------------------------------------------------------------------- */
-
-typedef struct sweep_ctx {
-    oq_runtime *rt;
-    const oq_bench_opts *o;
-    oq_bench_progress_fn progress;
-    void *user;
-    oq_bench_rows *rows;
-    size_t total;
-    oq_status group_st; /* the group's inputs could not be made (out of memory): every row of it */
-    oq_err group_err;   /* says so, and the sweep goes on */
-} sweep_ctx;
 
 static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant *v,
                         int static_shapes, oq_err *err)
@@ -371,9 +403,9 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
     if (c->group_st)
         oq_bench_row_fail(row, c->group_st, &c->group_err);
     else if (is_ref(v))
-        run_ref_row(c->o, g, row);
+        run_ref_row(c, g, row);
     else
-        run_ort_row(c->rt, c->o, g, static_shapes, c->rows->n - 1, row);
+        run_ort_row(c, g, static_shapes, c->rows->n - 1, row);
     if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 1);
     return OQ_OK;
 }
@@ -381,11 +413,6 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
 static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
 {
     const oq_bench_opts *o = c->o;
-    /* The reference first, when wanted: every ORT row compares against it. */
-    if (o->reference && !c->group_st) {
-        oq_err e = {0};
-        if (group_reference(o, g, &e) != OQ_OK) g->ref_out = NULL;
-    }
     int first_pass = 1;
     for (int shp = 0; shp < 2; shp++) {
         if (!(o->shapes & (1u << shp))) continue;

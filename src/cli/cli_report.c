@@ -202,13 +202,6 @@ static void ms(char *buf, size_t n, double v)
     else snprintf(buf, n, v < 10 ? "%.3f" : v < 1000 ? "%.1f" : "%.0f", v);
 }
 
-/* The reference is not judged: a reference that ran is shown as `reference`, never as a
- * (green) pass, as report.html does; one that could not run keeps its error. */
-static const char *row_status(const oq_config_result *c)
-{
-    return c->is_reference && c->status == OQ_VERDICT_PASSED ? "reference" : oq_verdict_name(c->status);
-}
-
 /* ", graph optimizations LEVEL" when --graph-opt-level chose them (a result's evidence). */
 static const char *graph_opt_note(oq_graph_opt g)
 {
@@ -236,7 +229,7 @@ static void config_row(const oq_config_result *c)
     ms(p_s, sizeof p_s, p90);
     ms(f_s, sizeof f_s, first);
     printf("%-34s ", c->config.name);
-    print_status(stdout, row_status(c), 9);
+    print_status(stdout, oq_verdict_name(c->status), 9);
     printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, worst_out, err_s, m_s, p_s, f_s);
     if (c->ort_version) printf("    ONNX Runtime %s (%s)%s\n", c->ort_version, c->ort_library, graph_opt_note(c->graph_opt));
     const oq_placement *p = c->placement.placement;
@@ -271,7 +264,7 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
 {
     printf("%-34s %-9s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
            "max|err|", "median ms", "p90 ms", "first ms");
-    int counts[5] = {0};
+    int counts[OQ_VERDICT_REFERENCE + 1] = {0};
     const oq_config_result *ref = NULL;
     for (size_t i = 0; i < s->n_configs; i++) {
         config_row(&s->configs[i]);
@@ -294,8 +287,8 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
            counts[OQ_VERDICT_SKIPPED]);
     if (counts[OQ_VERDICT_ERROR]) printf(", %d runtime error%s", counts[OQ_VERDICT_ERROR], counts[OQ_VERDICT_ERROR] > 1 ? "s" : "");
     if (counts[OQ_VERDICT_NOT_RUN]) printf(", %d not run", counts[OQ_VERDICT_NOT_RUN]);
-    if (ref) printf("; reference %s%s%s", ref->config.name, ref->status == OQ_VERDICT_PASSED ? "" : ": ",
-                    ref->status == OQ_VERDICT_PASSED ? "" : oq_verdict_name(ref->status));
+    if (ref) printf("; reference %s%s%s", ref->config.name, ref->status == OQ_VERDICT_REFERENCE ? "" : ": ",
+                    ref->status == OQ_VERDICT_REFERENCE ? "" : oq_verdict_name(ref->status));
     printf("); details in %s/summary.json\n", outdir);
     if (s->verdict_reason) printf("%s%s\n", s->verdict_reason,
                                   s->verdict == OQ_RUN_UNTESTED ? s->exit_status ? " (--allow-skip accepts that)"

@@ -46,7 +46,8 @@ static const char head[] =
     "When ONNX Runtime refuses a test's model in a way ortqual knows (refusal.h), the lines\n"
     "after it name the node and its inputs, say why and give the fix.\n"
     "A run in which no test passed (every test skipped or unsupported) is not a pass:\n"
-    "exit 1 saying so, unless --allow-skip (docs/verdicts.md).\n"
+    "exit 1 saying so, unless --allow-skip (docs/verdicts.md); so is an --ep provider\n"
+    "not available here, found before any test (every test skipped with the reason).\n"
     "Exit status 0 when nothing failed, 1 when a test failed (or, with --strict, was\n"
     "unsupported), 2 on bad usage (e.g. a DIR or subdirectory with no model.onnx, or a\n"
     "test given twice).\n";
@@ -222,6 +223,7 @@ typedef struct report_flags {
     const char *outdir; /* summary.json and report.html go here */
     const char *junit;  /* JUnit XML path */
     const char *ep;     /* ORT's name of the provider the tests run on (refusals are explained for it) */
+    const char *absent; /* why the provider is not available here (NULL: it is): no test runs */
     int argc;
     char **argv;
 } report_flags;
@@ -252,7 +254,7 @@ static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_confo
                            const report_flags *f, oq_runtime *rt, const char *ep)
 {
     size_t failed = counts[OQ_CONFORMANCE_FAIL] + (f->strict ? counts[OQ_CONFORMANCE_UNSUPPORTED] : 0);
-    int none_passed = !failed && !counts[OQ_CONFORMANCE_PASS] && !f->allow_skip; /* nothing compared */
+    int untested = !failed && !counts[OQ_CONFORMANCE_PASS]; /* nothing compared: never green */
     char when[32], cwd[4096];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -268,9 +270,11 @@ static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_confo
     json_object_set_new(doc, "runner", json_string(rt ? "onnxruntime" : "reference"));
     json_object_set_new(doc, "tolerance", json_pack("{s:f, s:f}", "rtol", opts->rtol, "atol", opts->atol));
     json_object_set_new(doc, "strict", json_boolean(f->strict));
-    json_object_set_new(doc, "verdict", json_string(failed || none_passed ? "failed" : "passed"));
-    json_object_set_new(doc, "exit_status", json_integer(failed || none_passed ? 1 : 0));
-    if (none_passed) json_object_set_new(doc, "reason", json_string("no test passed (all skipped or unsupported)"));
+    json_object_set_new(doc, "verdict", json_string(failed ? "failed" : untested ? "untested" : "passed"));
+    json_object_set_new(doc, "exit_status", json_integer(failed || (untested && !f->allow_skip) ? 1 : 0));
+    if (untested)
+        json_object_set_new(doc, "reason", f->absent ? json_pack("s+", "no test ran: ", f->absent)
+                                                     : json_string("no test passed (all skipped or unsupported)"));
     if (rt) {
         json_object_set_new(doc, "ep", json_string(ep ? ep : "cpu"));
         json_object_set_new(doc, "onnxruntime", json_pack("{s:s, s:o, s:s}", "version", oq_runtime_version(rt), "library",
@@ -304,6 +308,21 @@ static int write_outputs(const json_t *doc, const report_flags *f)
     return OQ_EXIT_RUNTIME;
 }
 
+/* A test that cannot run on a provider absent here: a SKIP with the reason, as validate skips a
+ * configuration whose provider is absent. */
+static void skipped_test(const char *test_dir, const char *absent, oq_conformance_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->output = -1;
+    size_t len = strlen(test_dir);
+    while (len > 1 && test_dir[len - 1] == '/') len--;
+    const char *base = test_dir + len;
+    while (base > test_dir && base[-1] != '/') base--;
+    snprintf(r->name, sizeof r->name, "%.*s", (int)(test_dir + len - base), base);
+    r->verdict = OQ_CONFORMANCE_SKIP;
+    snprintf(r->detail, sizeof r->detail, "not run: %s", absent);
+}
+
 /* Runs every test, prints the lines (or JSON) and the closing line; returns the exit status. */
 static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, const report_flags *f, oq_runtime *rt,
                    const char *ep)
@@ -314,7 +333,8 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     for (size_t i = 0; i < n; i++) {
         oq_conformance_result r;
         oq_err err = {0};
-        if (oq_conformance_run_test(tests[i], opts, &r, &err)) {
+        if (f->absent) skipped_test(tests[i], f->absent, &r);
+        else if (oq_conformance_run_test(tests[i], opts, &r, &err)) {
             fprintf(stderr, "ortqual conformance: %s\n", err.msg);
             rc = OQ_EXIT_RUNTIME;
             break;
@@ -329,7 +349,7 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
         }
         if (!f->json && r.verdict == OQ_CONFORMANCE_PASS) {
             printf("PASS %s\n", r.name);
-        } else if (!f->json) {
+        } else if (!f->json && !f->absent) { /* one line below says why none ran */
             printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
             print_refusal(&x);
         }
@@ -348,6 +368,11 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     json_decref(doc);
     if (rc != OQ_EXIT_OK) return rc;
     int failed = counts[OQ_CONFORMANCE_FAIL] || (f->strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
+    if (f->absent) {
+        fprintf(stderr, "ortqual conformance: NOT TESTED: no test ran (%zu skipped): %s%s\n", n, f->absent,
+                f->allow_skip ? " (accepted by --allow-skip)" : "; --allow-skip accepts that");
+        return f->allow_skip ? OQ_EXIT_OK : OQ_EXIT_FAIL;
+    }
     if (!failed && !counts[OQ_CONFORMANCE_PASS] && !f->allow_skip) {
         /* nothing under test ran and was compared: never green */
         fprintf(stderr, "ortqual conformance: no test passed (%zu run, all skipped or unsupported); "
@@ -369,7 +394,9 @@ static int check_outputs(const report_flags *f)
     return oq_cli_output_ready("conformance", "--junit", f->junit, f->outdir);
 }
 
-/* With runtime options: load ORT once and run every test through it. */
+/* With runtime options: load ORT once and run every test through it. A provider that is not
+ * available here (no library, no device) is found once, before any test: every test is then
+ * skipped with that reason, and the run is not tested. */
 static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
                         oq_conformance_opts *opts, const report_flags *f)
 {
@@ -383,6 +410,8 @@ static int run_with_ort(const struct oq_cli_runtime *cr, char **tests, size_t n,
     opts->runner_ctx = &ort;
     report_flags g = *f;
     g.ep = oq_ep_full_name(cr->ep ? cr->ep : "cpu");
+    oq_err absent = {0};
+    if (oq_session_ep_check(rt, &so, &absent) == OQ_ERR_NOT_FOUND) g.absent = absent.msg;
     rc = run_all(tests, n, opts, &g, rt, cr->ep);
     oq_runtime_free(rt);
     return rc;
@@ -432,7 +461,7 @@ int cmd_conformance(int argc, char **argv)
     oq_conformance_opts opts;
     oq_conformance_opts_default(&opts);
     struct oq_cli_runtime cr = {0};
-    report_flags f = {0, 0, 0, 0, NULL, NULL, NULL, argc, argv};
+    report_flags f = {0, 0, 0, 0, NULL, NULL, NULL, NULL, argc, argv};
     int first = argc;
     int rc = parse_args(argc, argv, &opts, &f, &cr, &first);
     if (rc) {

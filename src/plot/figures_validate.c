@@ -18,11 +18,12 @@ static const char *jstr(const json_t *o, const char *k, const char *dflt)
 static double jnum(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 static long long jint(const json_t *o, const char *k) { return (long long)json_integer_value(json_object_get(o, k)); }
 
-/* Did a configuration fail qualification (rather than pass or be skipped)? */
+/* Did a configuration fail qualification (rather than pass, be skipped, or be the reference that
+ * ran)? */
 static int config_failed(const json_t *c)
 {
     const char *s = jstr(c, "status", "failed");
-    return strcmp(s, "passed") && strcmp(s, "skipped");
+    return strcmp(s, "passed") && strcmp(s, "skipped") && strcmp(s, "reference");
 }
 
 /* ---- One output of one configuration, summed over its batches ------------------ */

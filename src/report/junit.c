@@ -240,16 +240,14 @@ static int suite_bad(const suite *s)
 
 static void config_cases(suite *s, const json_t *cfg, const char *cls)
 {
-    const char *status = oq_j_str(cfg, "status", "failed"), *reason = oq_j_str(cfg, "reason", "");
+    const char *status = oq_vd_status(cfg), *reason = oq_j_str(cfg, "reason", "");
     if (!strcmp(status, "skipped") || !strcmp(status, "not-run")) { /* not-run: the reference's error says why */
         add_case(s, cls, "run", 0, TC_SKIPPED, NULL, *reason ? reason : status, NULL);
         return;
     }
     /* a reference that ran (or, `expected`, was read) judged nothing: a passing case of it
      * would count as a test passed where nothing was compared (only an error of it is a case) */
-    if (!strcmp(status, "passed") &&
-        (json_is_true(json_object_get(cfg, "reference")) || !strcmp(oq_j_str(cfg, "runtime", ""), "expected")))
-        return;
+    if (!strcmp(status, "reference")) return;
     batch_cases(s, cfg, cls);
     check_case(s, cls, "dispatch", json_object_get(cfg, "dispatch"));
     const json_t *placement = json_object_get(cfg, "placement");
@@ -330,7 +328,7 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
         char cls[320];
         snprintf(cls, sizeof cls, "%s.%s", pkg, name);
         config_cases(&s, cfg, cls);
-        const char *props[] = {"status", oq_j_str(cfg, "status", "?"), "reason", oq_j_str(cfg, "reason", ""),
+        const char *props[] = {"status", oq_vd_status(cfg), "reason", oq_j_str(cfg, "reason", ""),
                                "onnxruntime", oq_j_str(json_object_get(cfg, "onnxruntime"), "version", ""), NULL};
         write_suite(&body, &s, name, i, *stamp ? stamp : NULL, host, props, &all);
         nomem |= s.nomem;
@@ -389,8 +387,14 @@ static oq_status junit_conformance(oq_sb *b, const json_t *doc)
     }
     int any_bad = 0;
     for (size_t k = 0; k < s.n; k++) any_bad |= s.c[k].kind == TC_FAILURE || s.c[k].kind == TC_ERROR;
-    if (!any_bad && !strcmp(oq_j_str(doc, "verdict", "passed"), "failed")) /* e.g. nothing passed */
-        add_case(&s, "ortqual.conformance", "verdict", 0, TC_FAILURE, "verdict", oq_j_str(doc, "reason", "failed"), NULL);
+    /* nothing passed (all skipped, the provider absent): a failing case, skipped when --allow-skip
+     * accepted it (exit 0), as validate's run_case */
+    const char *v = oq_j_str(doc, "verdict", "passed");
+    int accepted = !strcmp(v, "untested") && json_is_integer(json_object_get(doc, "exit_status")) &&
+                   !oq_j_int(doc, "exit_status");
+    if (!any_bad && strcmp(v, "passed"))
+        add_case(&s, "ortqual.conformance", "verdict", 0, accepted ? TC_SKIPPED : TC_FAILURE, v,
+                 oq_j_str(doc, "reason", v), NULL);
     totals all = {0, 0, 0, 0, 0};
     oq_sb body = {0};
     const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "onnxruntime",

@@ -151,6 +151,9 @@ void oq_vd_clear(oq_vd *d);
 /* The batch list's entry of that index (NULL: not kept). */
 const json_t *oq_vd_info(const oq_vd *d, long long index);
 int oq_vd_batch_ran(const json_t *bt);
+/* A configuration's status: "reference" for a reference that ran (a summary written before that
+ * word said "passed" for it: never shown or counted as a pass), else its own ("failed": none). */
+const char *oq_vd_status(const json_t *cfg);
 int oq_vd_padding_judged(const json_t *o);
 /* An output record's max |error| as shown (oq_compare_max_abs_shown): NaN or +Inf when a valid
  * element on either side was. */

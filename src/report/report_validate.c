@@ -135,7 +135,7 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
     size_t i;
     json_t *c;
     json_array_foreach(configs, i, c) {
-        const char *st = oq_j_str(c, "status", "failed"), *cls = status_class(st);
+        const char *st = oq_vd_status(c), *cls = status_class(st);
         int ref = is_reference(c);
         const oq_vd_config *w = &d->configs[i];
         size_t ran = is_expected(c) ? d->n_batches : w->ran; /* expected: the saved outputs of every batch */
@@ -147,7 +147,7 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
                                                : " <span class=\"muted\">(reference)</span>");
         oq_sb_puts(b, "</td>");
         /* the reference is not judged: it ran (or was read), or it is the error that stopped the run */
-        oq_html_td_status(b, ref && !strcmp(st, "passed") ? "reference" : st);
+        oq_html_td_status(b, st);
         oq_sb_printf(b, "<td class=\"n\">%zu</td>", ran);
         oq_html_td(b, w->worst_output ? w->worst_output : "\xe2\x80\x93");
         if (w->worst_output) td_err(b, w->worst_abs);
@@ -367,13 +367,13 @@ static void config_details(oq_sb *b, const json_t *configs, const oq_vd *d)
     size_t i;
     json_t *c;
     json_array_foreach(configs, i, c) {
-        const char *st = oq_j_str(c, "status", "failed"), *cls = status_class(st);
+        const char *st = oq_vd_status(c), *cls = status_class(st);
         oq_sb_printf(b, "<details id=\"cfg-%zu\" class=\"config%s%s\"%s data-status=\"", i, cls ? " " : "", cls ? cls : "",
                      cls ? " open" : "");
         oq_sb_esc(b, st);
         oq_sb_puts(b, "\"><summary>");
         if (!is_reference(c)) oq_sb_escf(b, "%s: %s", oq_j_str(c, "name", "?"), st);
-        else if (!strcmp(st, "passed"))
+        else if (!strcmp(st, "reference"))
             oq_sb_escf(b, "%s: reference%s", oq_j_str(c, "name", "?"), is_expected(c) ? " (the saved outputs)" : "");
         else oq_sb_escf(b, "%s: %s (reference)", oq_j_str(c, "name", "?"), st);
         oq_sb_puts(b, "</summary>\n");
@@ -680,7 +680,7 @@ static counts counts_of(const json_t *configs, char *names, size_t cap, const ch
     size_t i;
     json_t *c;
     json_array_foreach(configs, i, c) {
-        const char *st = oq_j_str(c, "status", "failed");
+        const char *st = oq_vd_status(c);
         if (!strcmp(st, named) && strlen(names) + 80 < cap)
             snprintf(names + strlen(names), cap - strlen(names), "%s%s", *names ? ", " : "", oq_j_str(c, "name", "?"));
         if (is_reference(c)) continue;
@@ -707,7 +707,7 @@ static void detail_line(char *out, size_t cap, const json_t *s, counts n, const 
     char r[320] = "no reference";
     if (ref)
         snprintf(r, sizeof r, "reference %s%s", oq_j_str(ref, "name", "?"),
-                 is_expected(ref) ? " (the saved outputs)" : strcmp(oq_j_str(ref, "status", ""), "passed") ? " (did not run)" : "");
+                 is_expected(ref) ? " (the saved outputs)" : strcmp(oq_vd_status(ref), "reference") ? " (did not run)" : "");
     snprintf(out, cap, "%s \xc2\xb7 %lld under test: %lld passed, %lld failed, %lld skipped, %lld runtime error%s, %lld not "
              "run \xc2\xb7 %zu batch%s, %lld events, %lld valid tokens \xc2\xb7 %s to %s", r, under, n.passed, n.failed,
              n.skipped, n.error, n.error == 1 ? "" : "s", n.not_run, d->n_batches,

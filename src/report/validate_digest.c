@@ -18,6 +18,12 @@ int oq_vd_batch_ran(const json_t *bt)
     return json_is_number(json_object_get(bt, "first_call_s")) || json_array_size(json_object_get(bt, "outputs"));
 }
 
+const char *oq_vd_status(const json_t *cfg)
+{
+    const char *st = oq_j_str(cfg, "status", "failed");
+    return json_is_true(json_object_get(cfg, "reference")) && !strcmp(st, "passed") ? "reference" : st;
+}
+
 /* Padding of one output record: judged (must be zero) unless the summary says it was only
  * reported; summaries written before the rule existed judged every padded element. */
 int oq_vd_padding_judged(const json_t *o)

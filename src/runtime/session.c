@@ -249,6 +249,18 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
     return OQ_OK;
 }
 
+oq_status oq_session_ep_check(oq_runtime *rt, const oq_session_opts *opts, oq_err *err)
+{
+    if (!rt) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no runtime given");
+    static const oq_session_opts defaults = {0};
+    OrtSessionOptions *so = NULL;
+    const char *ep_full, *attach;
+    oq_status st = oq_ort_status(rt, rt->api->CreateSessionOptions(&so), err, "CreateSessionOptions");
+    if (!st) st = oq_ep_attach(rt, so, opts ? opts : &defaults, &ep_full, &attach, err);
+    if (so) rt->api->ReleaseSessionOptions(so);
+    return st;
+}
+
 static void io_free(io_info *io, size_t n)
 {
     if (!io) return;

@@ -633,7 +633,7 @@ static json_t *teeth_json(const oq_teeth_result *t)
 
 static int verdict_back(const char *s, oq_verdict *v)
 {
-    for (int k = OQ_VERDICT_PASSED; k <= OQ_VERDICT_ERROR; k++)
+    for (int k = OQ_VERDICT_PASSED; k <= OQ_VERDICT_REFERENCE; k++)
         if (s && !strcmp(s, oq_verdict_name((oq_verdict)k))) {
             *v = (oq_verdict)k;
             return 1;
@@ -783,6 +783,11 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
         return oq_err_set(err, OQ_ERR_FORMAT, "config %s: no status", r->config.name);
     int ok = 1;
     r->is_reference = json_is_true(json_object_get(j, "reference"));
+    /* a summary written before the reference had a status of its own said "passed" for it */
+    if (r->is_reference && r->status == OQ_VERDICT_PASSED) r->status = OQ_VERDICT_REFERENCE;
+    if (!r->is_reference && r->status == OQ_VERDICT_REFERENCE)
+        return oq_err_set(err, OQ_ERR_FORMAT, "config %s: status 'reference', but it is not the reference",
+                          r->config.name);
     r->reason = dup_of(j, "reason", &ok);
     r->cache_warning = dup_of(j, "cache_warning", &ok);
     r->required = json_is_true(json_object_get(j, "required"));

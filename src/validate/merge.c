@@ -43,6 +43,9 @@ static oq_shard_part part_of(const merge_ctx *m, int32_t i)
 
 static oq_status nomem(oq_err *err) { return oq_err_set(err, OQ_ERR_NOMEM, "out of memory merging shards"); }
 
+/* Ran with nothing failed: a configuration under test that passed, or the reference that ran. */
+static int ran_clean(oq_verdict v) { return v == OQ_VERDICT_PASSED || v == OQ_VERDICT_REFERENCE; }
+
 /* ---- the shards that reported, and why the others did not ------------------------------ */
 
 /* " (SLURM task 12_3, log D/slurm/shard-12_3.out)" when `ortqual slurm` submitted the shards. */
@@ -159,6 +162,19 @@ static oq_status interrupted_shard(merge_ctx *m, int32_t i, oq_err *err)
     return st;
 }
 
+/* A shard's folder holds one outcome: a summary, or the error that stopped it. Both (an
+ * ortqual before 2026-12-05 recorded a refused rerun beside the finished result, or a hand)
+ * cannot say which is the shard's latest. */
+static oq_status one_outcome(const char *dir, oq_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/error.json", dir);
+    if (access(path, F_OK) != 0) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s holds both summary.json and error.json: two outcomes of the shard, "
+                      "and no telling which is its latest; run the shard again (--force), or remove the one that is "
+                      "not its latest", dir);
+}
+
 static oq_status read_shards(merge_ctx *m, oq_err *err)
 {
     for (int32_t i = 0; i < m->plan.count; i++) {
@@ -167,9 +183,10 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         snprintf(path, sizeof path, "%s/summary.json", dir);
         char prefix[4200];
         snprintf(prefix, sizeof prefix, "%s/shard%d_", m->work, (int)i);
-        oq_status st = access(path, F_OK) == 0 ? oq_validate_summary_read_spilled(path, prefix, &m->shard[i],
-                                                                                   &m->records[i], &m->n_records[i], err)
-                                                : diagnose(m, i, dir, err);
+        int reported = access(path, F_OK) == 0;
+        oq_status st = reported ? one_outcome(dir, err) : diagnose(m, i, dir, err);
+        if (!st && reported)
+            st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
         if (st) return st;
@@ -260,7 +277,7 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
         if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
         /* (e[0]'s result was moved to out: its status is in out->shards); a merged pass stands
          * on every shard's records */
-        if (st || (out->shards[i].status != OQ_VERDICT_PASSED && out->status != OQ_VERDICT_PASSED)) continue;
+        if (st || (!ran_clean(out->shards[i].status) && !ran_clean(out->status))) continue;
         if (c.next != (int64_t)part.batch_hi)
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch records are not "
                             "the shard's batches %zu..%zu, each once in order: refusing to merge an incomplete shard",
@@ -468,7 +485,7 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
             return *reason != NULL;
         }
     /* passed: no reason (a shard cleared by the others' lines keeps its own in its summary) */
-    if (*v == OQ_VERDICT_PASSED) return 1;
+    if (ran_clean(*v)) return 1;
     return !why->reason || (*reason = strdup(why->reason)) != NULL;
 }
 
@@ -521,7 +538,7 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
     out->shards = per;
     out->n_shards = n;
     if (!ok) return nomem(err);
-    return out->reported || v == OQ_VERDICT_PASSED ? merge_records(m, e, n, records, out, err) : OQ_OK;
+    return out->reported || ran_clean(v) ? merge_records(m, e, n, records, out, err) : OQ_OK;
 }
 
 /* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
@@ -580,7 +597,7 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         }
         /* judged on what the shards reported: a missing shard is reported as such, not as a
          * reference that did not pass */
-        if (k == 0) ref_ok = n && r->status == OQ_VERDICT_PASSED;
+        if (k == 0) ref_ok = n && r->status == OQ_VERDICT_REFERENCE;
         if (k > 0 && !ref_ok) not_run(r);
         else if (incomplete) mark_incomplete(m, r, k);
     }

@@ -141,15 +141,33 @@ void oq_validate_merge_drop(const char *outdir, oq_err *err)
     drop_tables_said(outdir, 1, said, sizeof said);
     if (!*said || !err) return;
     snprintf(tail, sizeof tail, "; the earlier merge's %s removed", said);
-    size_t at = strnlen(err->msg, sizeof err->msg), most = sizeof err->msg - strlen(tail) - 1;
-    memcpy(err->msg + (at < most ? at : most), tail, strlen(tail) + 1); /* whole, however long the reason */
+    oq_validate_err_tail(err, tail);
+}
+
+void oq_validate_err_tail(oq_err *err, const char *tail)
+{
+    if (!err) return;
+    size_t n = strnlen(tail, sizeof err->msg - 1), at = strnlen(err->msg, sizeof err->msg);
+    size_t most = sizeof err->msg - 1 - n, from = at < most ? at : most; /* whole, however long the reason */
+    memcpy(err->msg + from, tail, n);
+    err->msg[from + n] = '\0';
+}
+
+int oq_validate_forget_result(const char *outdir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/summary.json", outdir);
+    drop_named(outdir, "error.json", NULL, 0);
+    if (access(path, F_OK) != 0) return 0; /* not a run's folder: a user's files of these names stay */
+    drop_named(outdir, "summary.json", NULL, 0); /* the verdict first */
+    drop_named(outdir, "report.html", NULL, 0);
+    drop_named(outdir, "validate.csv", NULL, 0);
+    return 1;
 }
 
 void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    if (!o->overwrite || oq_shard_is_run(o) || access(path, F_OK) != 0) return;
     remove_matching(o->outdir, o, n_batches, 0);
     /* the encoder's weights: a run of another model writes none (a replay's folder kept them) */
     snprintf(path, sizeof path, "%s/weights.npz", o->outdir);

@@ -10,7 +10,7 @@
 
 const char *oq_verdict_name(oq_verdict v)
 {
-    static const char *const names[] = {"passed", "failed", "skipped", "not-run", "error"};
+    static const char *const names[] = {"passed", "failed", "skipped", "not-run", "error", "reference"};
     OQ_ASSERT((unsigned)v < sizeof names / sizeof *names);
     return names[v];
 }

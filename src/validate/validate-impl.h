@@ -489,10 +489,18 @@ void oq_iso_time(char *buf, size_t n);
 /* s->verdict, verdict_reason, n_tested and exit_status from the configurations' results
  * (docs/verdicts.md); allow_skip: a run that compared nothing under test exits 0. */
 void oq_validate_judge(oq_validate_summary *s, int allow_skip);
-/* --force into an earlier run's folder (its summary.json there), not a shard: that run's saved
- * outputs, its inputs and expected outputs from batch n_batches on, its exported models and its
- * figures removed (stale.c); this run writes the rest over. */
+/* --force into an earlier run's folder (its summary.json was there: oq_validate_forget_result),
+ * not a shard: that run's saved outputs, its inputs and expected outputs from batch n_batches on,
+ * its exported models and its figures removed (stale.c); this run writes the rest over. */
 void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
+/* A run past its checks, about to write its first file (a shard: past its plan check, before
+ * started.json), replaces the folder's earlier outcome: its summary.json (first), report.html,
+ * validate.csv and an earlier refusal's error.json go, so that the folder never holds the outcome
+ * of another run than its latest (docs/scale-out.md). Returns 1 when the folder held a run's
+ * (its summary.json). */
+int oq_validate_forget_result(const char *outdir);
+/* `tail` appended to err's message whole (the reason cut short where both do not fit). */
+void oq_validate_err_tail(oq_err *err, const char *tail);
 /* The digits of a run's per-batch file numbers (inputs_NNN.npz, expected_NNN.npz,
  * outputs_<tag>_NNN.npz): 3, or as many as its last batch's index needs, so that names sort as
  * their batches do (a glob 'DIR/inputs_*.npz' gives batch 1000 after batch 999, not after 100). */

@@ -71,6 +71,7 @@ typedef struct run_ctx {
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
     int overlap;                /* the reference runs beside configuration 1 (reference_overlaps) */
+    int replaces_run;           /* not a shard: the folder held an earlier run's result (--force) */
     oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
                                    description, each configuration's batch records (read one
                                    record at a time, never held) */
@@ -90,14 +91,31 @@ static void progress(const oq_validate_opts *o, const char *fmt, ...)
     o->progress(o->progress_ctx, line);
 }
 
-static oq_status prepare_weights(run_ctx *c, oq_err *err)
+/* Where the files a run makes before its last check go: a shard's wait in the work folder until
+ * its plan is found to be the prepared one (unstage), so that a shard run refused leaves the
+ * shard's earlier result as it was; an unsharded run's go to its folder at once. */
+static const oq_validate_opts *staged(const run_ctx *c, oq_validate_opts *copy)
+{
+    if (!oq_shard_is_run(c->o)) return c->o;
+    *copy = *c->o;
+    copy->outdir = c->workdir;
+    return copy;
+}
+
+static oq_status make_weights(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    oq_status st = o->weights_path
-                       ? oq_encoder_weights_load(o->weights_path, o->encoder.heads, &c->weights, err)
-                       : oq_encoder_weights_random(&o->encoder, o->weights_seed, &c->weights, err);
-    if (st) return st;
-    snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", o->outdir);
+    if (o->kind != OQ_MODEL_ENCODER && !o->weights_path) return OQ_OK;
+    return o->weights_path ? oq_encoder_weights_load(o->weights_path, o->encoder.heads, &c->weights, err)
+                           : oq_encoder_weights_random(&o->encoder, o->weights_seed, &c->weights, err);
+}
+
+/* On file once every check before the batches passed: the run's first write. */
+static oq_status save_weights(run_ctx *c, oq_err *err)
+{
+    oq_validate_opts copy;
+    if (!c->weights) return OQ_OK;
+    snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", staged(c, &copy)->outdir);
     return oq_encoder_weights_save(c->weights, c->weights_path, 1, err);
 }
 
@@ -472,7 +490,8 @@ static const char *exported_model(const run_ctx *c, size_t k)
  * any model runs: the plan names them by content, and a shard exports what it will run. */
 static oq_status export_models(run_ctx *c, oq_err *err)
 {
-    const oq_validate_opts *o = c->o;
+    oq_validate_opts copy;
+    const oq_validate_opts *o = staged(c, &copy);
     int64_t static_bl[2] = {0, 0};
     if (o->static_shapes && c->n_all) {
         static_bl[0] = c->first_bl[0];
@@ -531,7 +550,7 @@ static char **records_of(const run_ctx *c, const oq_config_result *r) { return &
  * records (an index each) go to a records file like a worker's. */
 static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *err)
 {
-    r->status = OQ_VERDICT_PASSED;
+    r->status = OQ_VERDICT_REFERENCE;
     r->reported = 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
@@ -571,10 +590,10 @@ static void explain_refusal(oq_config_result *r)
                      r->refusal.node ? r->refusal.node : "");
 }
 
-/* The reference only runs: anything but passing is a runtime error, and nothing is compared. */
+/* The reference only runs: anything but running is a runtime error, and nothing is compared. */
 static void reference_outcome(oq_config_result *r, int *ref_ok)
 {
-    if (r->status == OQ_VERDICT_PASSED) return;
+    if (r->status == OQ_VERDICT_REFERENCE) return;
     *ref_ok = 0;
     if (r->status == OQ_VERDICT_ERROR && r->refusal.id) return;
     r->status = OQ_VERDICT_ERROR;
@@ -711,9 +730,8 @@ static oq_status config_done(run_ctx *c, size_t k, oq_config_result *r, oq_confi
         if (interrupted(o)) return interrupt_config(c, r, plan->result, bw);
     }
     if (k == 0) reference_outcome(r, ref_ok);
-    /* the reference is not judged: one that ran is "reference", not "passed" (as the table) */
     progress(o, "[%zu/%zu] %s: %s%s%s", k + 1, o->n_configs, r->config.name,
-             r->is_reference && r->status == OQ_VERDICT_PASSED ? "ran (reference)" : oq_verdict_name(r->status),
+             r->status == OQ_VERDICT_REFERENCE ? "ran (reference)" : oq_verdict_name(r->status),
              r->reason ? ": " : "", r->reason ? r->reason : "");
     return OQ_OK;
 }
@@ -820,11 +838,11 @@ static oq_status finish_reference(run_ctx *c, bg_reference *bg, int *ref_ok, oq_
     struct stat sb;
     if (oq_proc_wait_bg(&bg->proc, c->o->timeout_s, 4096, c->o->interrupt, &pr, &e)) failed_result(&got, "%s", e.msg);
     else worker_ended(&r->worker, &pr, c->plans[0].result, &bw, &got);
-    if (got.status == OQ_VERDICT_PASSED && stat(c->plans[0].result, &sb) == 0)
+    if (got.status == OQ_VERDICT_REFERENCE && stat(c->plans[0].result, &sb) == 0)
         r->worker.seconds = (double)(sb.st_mtim.tv_sec - bg->started.tv_sec) +
                             (double)(sb.st_mtim.tv_nsec - bg->started.tv_nsec) * 1e-9;
     /* a reference that had finished when the signal came is a result like any other */
-    int stopped = interrupted(c->o) && got.status != OQ_VERDICT_PASSED;
+    int stopped = interrupted(c->o) && got.status != OQ_VERDICT_REFERENCE;
     return config_done(c, 0, r, &got, plan_path, &bw, stopped, ref_ok, err);
 }
 
@@ -1108,12 +1126,16 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
     if (!st) st = check_ort_libs(o, err);
-    if (!st && (o->kind == OQ_MODEL_ENCODER || o->weights_path)) st = prepare_weights(c, err);
+    if (!st) st = make_weights(c, err);
     char contract[256];
     if (!st) st = contract_mask(o, contract, sizeof contract, err);
     if (!st) st = oq_signature_make(o, c->weights, *contract ? contract : NULL, &c->sig, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
-    return st ? st : record_signature(c, err);
+    if (!st) st = record_signature(c, err);
+    /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
+     * earlier result (a shard's waits for its plan check: unstage) */
+    if (!st && !oq_shard_is_run(o)) c->replaces_run = oq_validate_forget_result(o->outdir);
+    return st ? st : save_weights(c, err);
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -1139,16 +1161,32 @@ static void record_error(const run_ctx *c, const oq_err *e)
 /* The reference is the user's saved outputs: prepare writes them beside the inputs. */
 static int expects(const oq_validate_opts *o) { return o->n_configs && oq_config_is_expected(&o->configs[0]); }
 
+/* The folder still holds an earlier run's result (--force): this run stopped before its first
+ * write, which replaces it (a shard's, after its plan check), so it wrote nothing there. */
+static int earlier_result_kept(const run_ctx *c)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
+    return access(path, F_OK) == 0;
+}
+
 /* A run that stops before any model ran leaves an error record and nothing else (a shard's
  * batches are the prepared ones, shared with the other shards: they stay, and so does the
- * user's model). */
-static void undo_prepare(run_ctx *c, const oq_err *e)
+ * user's model); an earlier result it did not replace stays alone, the refusal said on the
+ * caller's error only (an error.json beside it would be a second outcome: docs/scale-out.md). */
+static void undo_prepare(run_ctx *c, oq_err *e)
 {
     if (!oq_shard_is_run(c->o)) oq_validate_unprepare(c->o, expects(c->o), &c->sink);
     if (*c->weights_path) unlink(c->weights_path);
     for (size_t k = 0; c->o->kind != OQ_MODEL_USER && k < c->o->n_configs; k++)
         if (c->models[k]) unlink(c->models[k]);
-    record_error(c, e);
+    if (!earlier_result_kept(c)) {
+        record_error(c, e);
+        return;
+    }
+    char tail[4200];
+    snprintf(tail, sizeof tail, "; the earlier result in %s is left as it was", c->o->outdir);
+    oq_validate_err_tail(e, tail);
 }
 
 /* The batches: prepared here, or (a shard) taken from the prepared plan. */
@@ -1180,8 +1218,51 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     c->padded_length = c->sink.padded_length;
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
     if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
-    if (!st) oq_validate_clear_stale(o, c->n_all);
+    if (!st && c->replaces_run) oq_validate_clear_stale(o, c->n_all);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
+    return st;
+}
+
+/* A staged file (the work folder's) moved into the run's folder; *path is where it is now. */
+static oq_status move_in(const run_ctx *c, char **path, oq_err *err)
+{
+    size_t wl = strlen(c->workdir);
+    if (!*path || strncmp(*path, c->workdir, wl) || (*path)[wl] != '/') return OQ_OK; /* a user's model */
+    char *to = NULL;
+    if (asprintf(&to, "%s%s", c->o->outdir, *path + wl) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    /* configurations of one representation and precision share a file: moved by the first */
+    if (rename(*path, to) != 0 && (errno != ENOENT || access(to, F_OK) != 0)) {
+        oq_status st = oq_err_write(err, to, errno);
+        free(to);
+        return st;
+    }
+    free(*path);
+    *path = to;
+    return OQ_OK;
+}
+
+/* A shard run past its plan check: the shard's earlier result goes (stale.c) and the weights and
+ * models it staged move in, the plans naming them there. */
+static oq_status unstage(run_ctx *c, oq_err *err)
+{
+    oq_validate_forget_result(c->o->outdir);
+    char *weights = *c->weights_path ? strdup(c->weights_path) : NULL;
+    oq_status st = *c->weights_path && !weights ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
+    if (!st) st = move_in(c, &weights, err);
+    if (!st && weights) snprintf(c->weights_path, sizeof c->weights_path, "%s", weights);
+    free(weights);
+    for (size_t k = 0; !st && k < c->o->n_configs; k++) {
+        oq_validate_plan *p = &c->plans[k];
+        st = move_in(c, &c->models[k], err);
+        if (!st && p->model && c->models[k] && strcmp(p->model, c->models[k])) {
+            free(p->model);
+            if (!(p->model = strdup(c->models[k]))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+        if (!st && p->weights) {
+            free(p->weights);
+            if (!(p->weights = strdup(c->weights_path))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+    }
     return st;
 }
 
@@ -1197,6 +1278,7 @@ static oq_status identify(run_ctx *c, oq_err *err)
     if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
     st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
+    if (!st) st = unstage(c, err);
     if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
     if (!st)
         progress(o, "shard %d of %d (by %s): %zu of %zu batches, %zu of %zu configurations", (int)o->shard.index,

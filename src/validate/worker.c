@@ -544,6 +544,8 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
     if (!st && verdict != 1 && r->status == OQ_VERDICT_PASSED)
         r->status = verdict == 0 ? OQ_VERDICT_FAILED : OQ_VERDICT_SKIPPED;
     if (!st && verdict != 1 && !r->reason) oq_result_reason(r, "%s", reason);
+    /* the reference compared nothing: it ran, which is no pass (docs/verdicts.md) */
+    if (r->status == OQ_VERDICT_PASSED && w->plan->is_reference) r->status = OQ_VERDICT_REFERENCE;
     if (st) oq_result_reason(r, "%s", e->msg);
 }
 

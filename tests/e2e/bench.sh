@@ -85,6 +85,22 @@ for c in rows:
         assert c["status"] == "ok" and float(c["p50_ms"]) > 0, c
 EOF
 
+# 2b. The float64 reference is computed for a shape only when a variant of it ran and needs it:
+#     a sweep whose variants are all skipped (CUDA absent: none_ep offers no device) computes none
+#     (it took 50 s at L=16384 on a CPU host for 8 skipped rows); beside a variant that ran, one
+#     per shape, and that row has its accuracy.
+expect 1 "no variant under test ran" "$Q" bench --variants cuda:attention24:fp16:flash,cuda:attention24:fp16:math \
+    --ep-lib "cuda=$OQ_BINARY_DIR/tests/libnone_ep.so" --seq-lens 32,64 --num-heads 2 --head-dim 8 --iters 2 \
+    --outdir "$T/sk"
+if "$PY" - "$T/sk/summary.json" "$T/b/summary.json" <<'EOF'; then ok "reference computed only where a variant ran"; else bad "reference work of skipped variants"; fi
+import json, sys
+sk, b = (json.load(open(p)) for p in sys.argv[1:])
+assert {r["status"] for r in sk["results"]} == {"skipped"} and len(sk["results"]) == 8, sk["results"]
+assert sk["config"]["reference"] and sk["reference_computed"] == {"shapes": 0, "ms": 0.0}, sk["reference_computed"]
+assert b["reference_computed"]["shapes"] == 1 and b["reference_computed"]["ms"] > 0, b["reference_computed"]
+assert all(r["accuracy"]["max_abs_err"] < 1e-4 for r in b["results"] if r["status"] == "ok"), b["results"]
+EOF
+
 # 3. Device binding on CPU memory runs the IoBinding path with the same numbers.
 expect 0 "wrote" "$Q" bench --variants cpu:decomposed:fp32 --seq-lens 32 --modes unmasked --num-heads 2 \
     --head-dim 8 --iters 2 --io-binding device --outdir "$T/c"

@@ -138,6 +138,43 @@ rc=0
     fail "all-skipped run: exit $rc, $(cat "$T/skip.err")"
 "$ORTQUAL" conformance --allow-skip "$CONF/test_attention_4d_expanded" >/dev/null || fail "--allow-skip"
 
+# A provider that is not available here is found once, before any test: one line says why, the
+# run is NOT TESTED (exit 1; --allow-skip: 0), and the outputs say every test was skipped with the
+# reason (it printed a FAIL line per test and "0 passed, N failed"). none_ep loads and offers no
+# device, so the CUDA EP it stands for is absent on every host; ORT's own CUDA EP too where
+# its library is not beside the core one (this CPU host).
+NONE_EP="$OQ_BINARY_DIR/tests/libnone_ep.so"
+n_all=$((n_base + n_exp))
+why="EP 'cuda' is not available: EP library $NONE_EP is registered but reports no CUDAExecutionProvider device"
+rc=0
+"$ORTQUAL" conformance --ep cuda --ep-lib "cuda=$NONE_EP" --outdir "$T/absent" --junit "$T/absent.xml" "$CONF" \
+    >"$T/absent.out" 2>"$T/absent.err" || rc=$?
+[ "$rc" -eq 1 ] && [ "$(cat "$T/absent.out")" = "0 passed, 0 failed, $n_all skipped" ] &&
+    [ "$(wc -l <"$T/absent.err")" = 1 ] &&
+    grep -qF "ortqual conformance: NOT TESTED: no test ran ($n_all skipped): $why" "$T/absent.err" ||
+    fail "an absent provider: exit $rc: $(head -3 "$T/absent.out" "$T/absent.err")"
+/usr/bin/python3 - "$T/absent/summary.json" "$T/absent.xml" "$why" "$n_all" <<'PY' || fail "an absent provider's outputs"
+import json, sys, xml.etree.ElementTree as ET
+d, why, n = json.load(open(sys.argv[1])), sys.argv[3], int(sys.argv[4])
+assert (d["verdict"], d["exit_status"], d["passed"], d["failed"], d["skipped"]) == ("untested", 1, 0, 0, n), d
+assert d["reason"].startswith("no test ran: " + why), d["reason"]
+assert len(d["tests"]) == n and all(t["verdict"] == "SKIP" and t["detail"].startswith("not run: " + why) for t in d["tests"])
+suite = ET.parse(sys.argv[2]).getroot().find("testsuite")
+cases = suite.findall("testcase")
+assert (suite.get("skipped"), suite.get("failures")) == (str(n), "1"), suite.attrib
+assert all(c.find("skipped").text.startswith("not run: " + why) for c in cases[:-1])
+assert cases[-1].get("name") == "verdict" and cases[-1].find("failure").get("type") == "untested", ET.tostring(cases[-1])
+PY
+"$ORTQUAL" conformance --ep cuda --ep-lib "cuda=$NONE_EP" --allow-skip --outdir "$T/absent2" "$CONF/test_attention_4d" \
+    >/dev/null 2>"$T/absent2.err" || fail "an absent provider with --allow-skip: $(cat "$T/absent2.err")"
+grep -q "(accepted by --allow-skip)" "$T/absent2.err" && grep -q '"verdict": "untested"' "$T/absent2/summary.json" ||
+    fail "--allow-skip: $(cat "$T/absent2.err")"
+if [ -n "${OQ_ORT_LIB:-}" ] && [ ! -e "$(dirname "$(readlink -f "$OQ_ORT_LIB")")/libonnxruntime_providers_cuda.so" ]; then
+    must 1 "^ortqual conformance: NOT TESTED: no test ran \(1 skipped\): EP 'cuda' is not available: no EP library at" \
+        "$T/cuda.log" "$ORTQUAL" conformance --ep cuda --ort-lib "$OQ_ORT_LIB" "$CONF/test_attention_4d"
+    grep -q '^FAIL' "$T/cuda.log" && fail "--ep cuda without CUDA: $(cat "$T/cuda.log")"
+fi
+
 # Usage errors exit 2 and name the problem.
 mkdir "$T/empty"
 rc=0
@@ -182,7 +219,8 @@ must 2 "^ortqual conformance: --rtol 1: rtol 1 is 1 or more: an output of zeros 
 must 2 "^ortqual conformance: --atol 1e308: atol 1e\+308 is float32's largest value" "$T/tol.log" \
     "$ORTQUAL" conformance --atol 1e308 "$CONF/test_attention_4d"
 grep -q '^PASS' "$T/tol.log" && fail "a refused --atol still ran the tests"
-"$ORTQUAL" conformance --help | grep -q 'usage: ortqual conformance' || fail "--help"
+# (read whole: grep -q leaving early would end a help of more than one write with SIGPIPE)
+"$ORTQUAL" conformance --help > "$T/help" && grep -q 'usage: ortqual conformance' "$T/help" || fail "--help"
 
 # The outputs are checked before any test runs: an earlier run's folder needs --force (exit 2),
 # an unwritable folder or --junit is exit 3, an empty --junit exit 2.

@@ -118,6 +118,29 @@ must 2 "differ in: repeat" "$T/f1.log" $ORTQUAL "${V[@]}" --repeat 2 --outdir "$
 must 1 "shard 1 of 3 failed: stopped before running: .*differ in: repeat" "$T/f.log" $ORTQUAL merge --no-plots "$T/F"
 shards_page "$T/F" "1:failed"
 
+# 4b. a refused rerun of a finished shard (--force, other options) writes nothing into it: the
+#     shard keeps its one outcome, no error.json beside its summary (it was there, the models and
+#     weights it read deleted, and the merge passed over it), the prepared files untouched; the
+#     refusal is said on stderr. A rerun that passes its check replaces the earlier result.
+cp -r "$T/P" "$T/RR" && rm -f "$T/RR/summary.json"
+tree_sums() { (cd "$1" && find . -type f | sort | xargs md5sum); }
+tree_sums "$T/RR" > "$T/r.before"
+must 2 "differ in: repeat\); .*; the earlier result in $T/RR/shards/1 is left as it was" "$T/r1.log" \
+    $ORTQUAL "${V[@]}" --repeat 2 --outdir "$T/RR" --shard 1/3 --force
+must 2 "differ in: .*model.*left as it was" "$T/r2.log" $ORTQUAL "${V[@]}" --mask-form bool --outdir "$T/RR" --shard 1/3 --force
+[ "$(ls -A "$T/RR/shards/1" | tr '\n' ' ')" = "encoder_attention24_fp32.onnx encoder_decomposed_fp32.onnx report.html started.json summary.json validate.csv weights.npz " ] ||
+    fail "a refused rerun changed the shard's folder: $(ls -A "$T/RR/shards/1")"
+tree_sums "$T/RR" | diff "$T/r.before" - >&2 || fail "a refused rerun changed files of the plan or the shard"
+must 0 "merged 3 shards .*0 did not report" "$T/rm.log" $ORTQUAL merge --no-plots "$T/RR"
+must 0 "shard 1 of 3 done" "$T/r3.log" $ORTQUAL "${V[@]}" --outdir "$T/RR" --shard 1/3 --force
+[ ! -e "$T/RR/shards/1/error.json" ] && [ ! -e "$T/RR/shards/1/.work" ] &&
+    [ "$(json "$T/RR/shards/1/summary.json" '[c.get("model_file", "") for c in d["configs"]]')" = \
+      "['', '$T/RR/shards/1/encoder_decomposed_fp32.onnx', '$T/RR/shards/1/encoder_attention24_fp32.onnx']" ] ||
+    fail "a rerun's models: $(ls -A "$T/RR/shards/1")"
+# a folder holding both outcomes (an earlier ortqual's refused rerun, a hand) is not merged
+cp "$T/F/shards/1/error.json" "$T/RR/shards/1/error.json"
+must 2 "shards/1 holds both summary.json and error.json: two outcomes" "$T/rb.log" $ORTQUAL merge --no-plots "$T/RR"
+
 # 5. a shard killed while it runs (its configuration hangs): started, no summary, named
 K=(validate --num-events 2 --batch-size 2 --repeat 1 --ep-lib "hangep=$OQ_BINARY_DIR/tests/libhang_ep.so"
    --configs ref:encoder:fp64,cpu:attention24:fp32,hangep:attention24:fp32)
@@ -139,7 +162,7 @@ exec 2>&3 3>&-
 must 1 "shard 1 of 2 unfinished: started on .* and wrote no summary: killed" "$T/km.log" $ORTQUAL merge --no-plots "$T/K"
 shards_page "$T/K" "1:unfinished"
 [ "$(json "$T/K/summary.json" '[(c["name"], c["status"]) for c in d["configs"]]')" = \
-  "[('ref:encoder:fp64', 'passed'), ('cpu:attention24:fp32', 'passed'), ('hangep:attention24:fp32', 'failed')]" ] ||
+  "[('ref:encoder:fp64', 'reference'), ('cpu:attention24:fp32', 'passed'), ('hangep:attention24:fp32', 'failed')]" ] ||
     fail "killed shard: $(json "$T/K/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')"
 
 # 6. replay shards the same way

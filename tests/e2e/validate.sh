@@ -13,6 +13,14 @@ $ORTQUAL validate --outdir "$T/pass" --num-events 5 --batch-size 2 --repeat 2 \
 grep -q "verdict: PASSED (2 passed, 0 failed, 0 skipped; reference ref:encoder:fp64)" "$T/pass.out" || fail "no PASSED verdict: $(cat "$T/pass.out")"
 [ "$(json "$T/pass/summary.json" '(d["verdict"], len(d["batches"]), d["schema"])')" = "('passed', 3, 'ortqual.validate/1')" ] ||
   fail "summary: $(json "$T/pass/summary.json" 'd["verdict"], len(d["batches"])')"
+# the reference ran and judged nothing: its status is "reference" in summary.json, the JUnit XML and
+# report.html, never "passed", so a count of "passed" is the configurations under test that passed
+[ "$(json "$T/pass/summary.json" '([c["status"] for c in d["configs"]], [c["status"] for c in d["configs"]].count("passed") == d["tested"])')" = \
+  "(['reference', 'passed', 'passed'], True)" ] || fail "statuses: $(json "$T/pass/summary.json" '[c["status"] for c in d["configs"]]')"
+$ORTQUAL report "$T/pass" --junit "$T/pass.xml" > /dev/null || fail "report --junit"
+[ "$(grep -c '<property name="status" value="passed"/>' "$T/pass.xml")" = 2 ] &&
+  grep -q '<property name="status" value="reference"/>' "$T/pass.xml" &&
+  grep -q 'data-status="reference"' "$T/pass/report.html" || fail "JUnit or report.html: the reference's status"
 ls "$T/pass"/encoder_decomposed_fp32.onnx "$T/pass"/encoder_attention24_fp32.onnx "$T/pass"/weights.npz >/dev/null
 [ ! -e "$T/pass/.work" ] || fail "work directory left behind"
 # the reference ran once per batch (its outputs are what is needed), on every core this process
@@ -95,6 +103,18 @@ set -e
 $ORTQUAL validate --outdir "$T/broken" --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 \
   > /dev/null 2>&1 || fail "a run into a refusal's folder failed"
 [ ! -e "$T/broken/error.json" ] || fail "the earlier refusal's error.json stayed beside summary.json"
+# --force into that run's folder: a run refused by its checks (before its first write) leaves the
+# folder as it was, with no error.json beside the summary (it was written there, and the weights
+# and model the summary names deleted); one refused once it wrote (a batch broken) replaces the
+# earlier outcome: error.json alone says what the folder holds, no earlier summary beside it
+(cd "$T/broken" && find . -type f | sort | xargs md5sum) > "$T/broken.md5"
+must 2 "no such output .*; the earlier result in $T/broken is left as it was" "$T/kept.out" $ORTQUAL validate \
+  --outdir "$T/broken" --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 --force --tolerance otu:rtol=1e-3
+(cd "$T/broken" && md5sum --quiet -c "$T/broken.md5") || fail "a refused --force run changed the earlier run's files"
+[ "$(ls -A "$T/broken" | grep -c -e error.json -e '^\.work')" = 0 ] || fail "a refused --force run left: $(ls -A "$T/broken")"
+must 2 "position 9" "$T/replaced.out" $ORTQUAL validate --outdir "$T/broken" --inputs "$T/holes.npz" --force
+[ -e "$T/broken/error.json" ] && [ ! -e "$T/broken/summary.json" ] && [ ! -e "$T/broken/report.html" ] &&
+  [ ! -e "$T/broken/validate.csv" ] || fail "a --force run refused after writing left: $(ls -A "$T/broken")"
 
 # 3a. a batch of no events: refused with the others before any model runs (ORT's own error was a
 # Reshape of 0 elements, exit 3, after "1 batches checked")
@@ -169,7 +189,7 @@ $ORTQUAL validate --outdir "$T/crash" --num-events 2 --repeat 1 \
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "crash: exit $rc, expected 1"
-[ "$(json "$T/crash/summary.json" '[c["status"] for c in d["configs"]]')" = "['passed', 'failed', 'passed']" ] ||
+[ "$(json "$T/crash/summary.json" '[c["status"] for c in d["configs"]]')" = "['reference', 'failed', 'passed']" ] ||
   fail "crash statuses: $(json "$T/crash/summary.json" '[c["status"] for c in d["configs"]]')"
 tail_text=$(json "$T/crash/summary.json" 'd["configs"][1]["worker"]["stderr_tail"]')
 [[ "$tail_text" == *"aborts on purpose"* ]] || fail "no stderr tail: $tail_text"
@@ -184,7 +204,7 @@ grep -q "signal 6" "$T/crash.out" || fail "signal not reported"
 $ORTQUAL validate --outdir "$T/epparent" --num-events 2 --repeat 1 --no-plots \
   --ep-lib "cuda=$OQ_BINARY_DIR/tests/libnone_ep.so" > "$T/epparent.out" 2>&1 || fail "EP in the parent: $(tail -3 "$T/epparent.out")"
 [ "$(json "$T/epparent/summary.json" 'sorted(set((c["status"], c["worker"]["start"]) for c in d["configs"]))')" = \
-  "[('passed', 'exec')]" ] ||
+  "[('passed', 'exec'), ('reference', 'exec')]" ] ||
   fail "EP in the parent: $(json "$T/epparent/summary.json" '[(c["name"], c["status"], c["worker"]["start"]) for c in d["configs"]]')"
 
 # 4c. the CUDA EP library beside the core one (ORTQUAL_GPU=1 installs it) on a host whose device files
@@ -230,7 +250,7 @@ set -e
 $ORTQUAL validate --outdir "$T/opts" --num-events 2 --repeat 1 --no-plots --ep-option sdpa_kernel=1 \
   --configs ref:encoder:fp64,cpu:attention24:fp32,cuda:attention24:fp16:flash > "$T/opts.out" 2>&1 ||
   fail "options with a cuda configuration: exit $?: $(cat "$T/opts.out")"
-[ "$(json "$T/opts/summary.json" '[c["status"] for c in d["configs"]][:2]')" = "['passed', 'passed']" ] ||
+[ "$(json "$T/opts/summary.json" '[c["status"] for c in d["configs"]][:2]')" = "['reference', 'passed']" ] ||
   fail "options: $(json "$T/opts/summary.json" '[(c["status"], c.get("reason")) for c in d["configs"]]')"
 set +e
 $ORTQUAL validate --outdir "$T/opts2" --num-events 2 --ep-option sdpa_kernel=1 \

@@ -82,6 +82,7 @@ static void reference_beside_when_cached(void **state)
     assert_true(usable_cores() >= 2);
     s = run_cached(dir, "warm", 0, 1, NULL);
     assert_string_equal(s->configs[0].worker.beside, "cpu:attention24:fp32");
+    assert_int_equal(s->configs[0].status, OQ_VERDICT_REFERENCE);
     assert_int_equal(s->configs[1].status, OQ_VERDICT_PASSED);
     assert_int_equal(s->verdict, OQ_RUN_PASSED);
     oq_validate_summary_free(s);

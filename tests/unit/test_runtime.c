@@ -479,6 +479,13 @@ static void test_ep_cuda_unavailable(void **state)
     assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_NOT_FOUND);
     assert_non_null(strstr(err.msg, "libonnxruntime_providers_cuda.so"));
     assert_non_null(strstr(err.msg, "not compiled"));
+    /* asked once without a model (a suite on one EP), the same answer; CPU is always there */
+    char msg[sizeof err.msg];
+    snprintf(msg, sizeof msg, "%s", err.msg);
+    assert_int_equal(oq_session_ep_check(rt, &so, &err), OQ_ERR_NOT_FOUND);
+    assert_string_equal(err.msg, msg);
+    assert_int_equal(oq_session_ep_check(rt, &(oq_session_opts){.ep = "cpu"}, &err), OQ_OK);
+    assert_int_equal(oq_session_ep_check(rt, NULL, &err), OQ_OK);
     so.ep_lib = "/nonexistent/libcuda_ep.so";
     assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_NOT_FOUND);
     assert_non_null(strstr(err.msg, "/nonexistent/libcuda_ep.so"));

@@ -720,7 +720,7 @@ static void fill_reference(oq_config_result *r, int64_t batch)
     memset(r, 0, sizeof *r);
     assert_int_equal(oq_config_parse("ref:encoder:fp64", &r->config, NULL), OQ_OK);
     r->is_reference = 1;
-    r->status = OQ_VERDICT_PASSED;
+    r->status = OQ_VERDICT_REFERENCE;
     r->reported = 1;
     oq_batch_result *b = OQ_PUSH(r->batches, r->n_batches);
     b->index = batch;
@@ -809,6 +809,31 @@ static void summary_round_trip(void **state)
     free(p1);
     free(p2);
     free(dir);
+}
+
+/* The reference that ran is "reference", never "passed" (a program counting passes counted it);
+ * a summary written before the word, its reference "passed", reads as the reference; a
+ * configuration under test that says "reference" is refused. */
+static void reference_has_its_own_status(void **state)
+{
+    (void)state;
+    assert_string_equal(oq_verdict_name(OQ_VERDICT_REFERENCE), "reference");
+    oq_config_result r, back;
+    fill_reference(&r, 0);
+    json_t *j = oq_config_result_to_json(&r);
+    assert_string_equal(json_string_value(json_object_get(j, "status")), "reference");
+    json_object_set_new(j, "status", json_string("passed"));
+    oq_err err = {0};
+    assert_int_equal(oq_config_result_from_json(j, &back, &err), OQ_OK);
+    assert_int_equal(back.status, OQ_VERDICT_REFERENCE);
+    oq_config_result_clear(&back);
+    json_object_set_new(j, "status", json_string("reference"));
+    json_object_set_new(j, "reference", json_false());
+    assert_int_equal(oq_config_result_from_json(j, &back, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "status 'reference', but it is not the reference"));
+    oq_config_result_clear(&back);
+    json_decref(j);
+    oq_config_result_clear(&r);
 }
 
 /* What a run keeps per batch stays a few numbers (issue 17: memory must not grow by a
@@ -954,7 +979,7 @@ static void merge_sums_what_shards_measured(void **state)
     assert_string_equal(m->start, "2026-12-02T18:00:00Z");
     assert_string_equal(m->end, "2026-12-02T18:01:30Z");
     const oq_config_result *ref = &m->configs[0], *r = &m->configs[1];
-    assert_int_equal(ref->status, OQ_VERDICT_PASSED);
+    assert_int_equal(ref->status, OQ_VERDICT_REFERENCE); /* ran, judged nothing: never a pass */
     /* the records go from the shards' summaries to the merged one through files, counted */
     assert_int_equal(ref->n_batches, 0);
     assert_int_equal(ref->totals.n, 2);
@@ -1416,6 +1441,7 @@ int main(void)
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(result_round_trip),
         cmocka_unit_test(batch_records_stay_small),
+        cmocka_unit_test(reference_has_its_own_status),
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
         cmocka_unit_test(finite_inputs),
