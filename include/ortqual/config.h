@@ -19,6 +19,8 @@
 #ifndef ORTQUAL_CONFIG_H
 #define ORTQUAL_CONFIG_H
 
+#include <stddef.h>
+
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -59,6 +61,12 @@ typedef struct oq_config {
 
 /* Parse and check one configuration; errors name the field and list the choices. */
 OQ_API oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
+
+/* The i-th configuration oq_config_parse accepts on the runtimes named above (ref, cpu, cuda;
+ * a plugin EP takes what cpu takes), its kernel auto: every runtime, representation and
+ * precision of the parser's own tables that it accepts, in their order, then `expected`. 1 with
+ * *out filled while i is below their number, else 0 (0 for a NULL out). */
+OQ_API int oq_config_known(size_t i, oq_config *out);
 
 OQ_API const char *oq_repr_name(oq_repr r);
 OQ_API const char *oq_precision_name(oq_precision p);

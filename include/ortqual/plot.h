@@ -13,7 +13,12 @@
  *
  * Every figure has a title, axis labels, a grid, and a legend below the plot
  * with one entry per series (colour, marker and, for lines, line style), laid
- * out in as many columns as fit. On log axes points that are not positive
+ * out in as many columns as fit. A title, subtitle, legend entry, panel label or bar note
+ * wider than its room wraps onto further lines (at the last space, or after the last '-', '/',
+ * ':', ',' or '_', that fits), and a figure of automatic height grows by the lines of its
+ * titles, panel labels and bar notes. A log axis has labels near both ends (1, 1.5, 2, 3, 5,
+ * 7 per decade where the span asks for them; else its range is widened to the next tick).
+ * On log axes points that are not positive
  * cannot be drawn; they are left out and the series' legend entry says so when
  * none remain. Non-finite values are left out too.
  *
@@ -115,7 +120,8 @@ typedef struct oq_plot_spec {
     double ref_y;        /* ... e.g. speed-up 1 */
     const double *xticks;  /* major ticks on x (e.g. the measured lengths); NULL: automatic */
     size_t nxticks;
-    int width, height;   /* pixels; 0 gives 1100 x 700 (faceted: 1100 x (200 + 140 per panel)) */
+    int width, height;   /* pixels; 0 gives 1100 x 700 (faceted: 1100 x (200 + 140 per panel)),
+                            taller by the lines of text that wrapped */
     size_t npanels;      /* > 0: faceted, series[i].panel in 1..npanels */
     const oq_plot_legend *legend; /* NULL: one entry per series (faceted: none) */
     size_t nlegend;

@@ -495,7 +495,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "comma list of RUNTIME:REPR:PRECISION[:KERNEL], e.g.\n"
                         "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
                         "C reference (float64). REPR: decomposed|attention23|attention24;\n"
-                        "PRECISION fp32|fp16; KERNEL auto|flash|efficient|cudnn|math\n"
+                        "PRECISION fp32|fp16|tf32 (cuda); KERNEL auto|flash|efficient|cudnn|math\n"
                         "(default: cpu:decomposed:fp32,cpu:attention24:fp32, and\n"
                         "cuda:attention24:fp16:flash,cuda:attention24:fp32 where CUDA runs)"),
         OQ_OPT_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),

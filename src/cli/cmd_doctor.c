@@ -198,14 +198,19 @@ static void run_sessions(doctor *d)
 
 /* ---- text report ------------------------------------------------------------------- */
 
-/* A CUPTI the user named (--cupti-lib) must load; the loader's own is only reported. */
-static void check_cupti(doctor *d)
+/* A CUPTI the user named (--cupti-lib) must load; the loader's own is only reported. One that
+ * loads times nothing without the CUDA driver and a GPU (`g`): it said it could. */
+static void check_cupti(doctor *d, const oq_gpu_facts *g)
 {
     oq_err err = {0};
     cupti_check *c = &d->cupti;
     c->found = oq_cupti_probe(d->cupti_lib, c->path, sizeof c->path, &c->version, &err) == OQ_OK;
+    int driver = g && g->cuda_status && !strcmp(g->cuda_status, "ok");
     if (c->found)
-        snprintf(c->msg, sizeof c->msg, "bench --profile-runs N --cupti can time GPU kernels");
+        snprintf(c->msg, sizeof c->msg, "%s",
+                 !driver      ? "found, but no CUDA driver here: nothing to time"
+                 : !g->n_gpus ? "found, but no GPU here: nothing to time"
+                              : "bench --profile-runs N --cupti can time GPU kernels");
     else
         snprintf(c->msg, sizeof c->msg, "%s", err.msg);
     if (!c->found && d->cupti_lib) problem(d, err.msg);
@@ -500,7 +505,7 @@ static int run(doctor *d)
         fprintf(stderr, "ortqual doctor: collecting evidence: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    check_cupti(d); /* after the evidence, whose loaded libraries are those a run would use */
+    check_cupti(d, ev->gpu); /* after the evidence, whose loaded libraries are those a run would use */
     if (d->json && print_json(d, ev) && !rc) rc = OQ_EXIT_RUNTIME;
     if (!d->json) print_text(d, ev);
     oq_evidence_free(ev);

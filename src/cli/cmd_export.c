@@ -62,6 +62,7 @@ struct common_opts {
     int force;
     const char *mask_arg; /* --mask as given (NULL: not given) */
     int unmasked;         /* --unmasked (sdpa) */
+    int no_mask;          /* the model may have no mask input: --mask none (sdpa) */
 };
 
 /* `v`, the parse of `arg` into one of a fixed set (< 0: none of them), saying which values
@@ -72,10 +73,40 @@ static int choice(int v, const char *opt, const char *arg, const char *choices)
     return v;
 }
 
+/* Values of --format and --mask, named by the library's tables, for the help ("a | b | c") and
+ * the error ("a, b or c") alike: the help listed four masks where the parser took five. */
+enum { CHOICES_HELP, CHOICES_ERROR };
+static const char *format_name(int v) { return oq_attn_format_name((oq_attn_format)v); }
+static const char *mask_name(int v) { return oq_mask_form_name((oq_mask_form)v); }
+
+/* The names of lo..hi but `skip` (-1: none; below hi) into buf. */
+static const char *choices(char *buf, size_t n, const char *(*name)(int), int lo, int hi, int skip, int style)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int v = lo; v <= hi && used < n; v++) {
+        if (v == skip) continue;
+        const char *sep = !used ? "" : style == CHOICES_HELP ? " | " : v == hi ? " or " : ", ";
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", sep, name(v));
+    }
+    return buf;
+}
+
+static const char *mask_choices(char *buf, size_t n, int no_mask, int style)
+{
+    return choices(buf, n, mask_name, OQ_MASK_AUTO, OQ_MASK_SEQLEN, no_mask ? -1 : OQ_MASK_NONE, style);
+}
+
+static const char *format_choices(char *buf, size_t n, int style)
+{
+    return choices(buf, n, format_name, OQ_ATTN_DECOMPOSED, OQ_ATTN_ATTENTION24, -1, style);
+}
+
 static int set_format(const oq_opt *opt, const char *arg)
 {
     struct common_opts *o = opt->ctx;
-    int v = choice(oq_attn_format_parse(arg), opt->name, arg, "decomposed, attention23 or attention24");
+    char list[128];
+    int v = choice(oq_attn_format_parse(arg), opt->name, arg, format_choices(list, sizeof list, CHOICES_ERROR));
     if (v >= 0) o->format = (oq_attn_format)v;
     return v < 0 ? -1 : 0;
 }
@@ -83,7 +114,10 @@ static int set_format(const oq_opt *opt, const char *arg)
 static int set_mask(const oq_opt *opt, const char *arg)
 {
     struct common_opts *o = opt->ctx;
-    int v = choice(oq_mask_form_parse(arg), opt->name, arg, "auto, none, additive, bool or seqlen");
+    char list[128];
+    int v = oq_mask_form_parse(arg);
+    /* the encoder always takes a mask: none is the library's to refuse, with the reason */
+    choice(v, opt->name, arg, mask_choices(list, sizeof list, o->no_mask, CHOICES_ERROR));
     if (v >= 0) o->mask = (oq_mask_form)v;
     if (v >= 0) o->mask_arg = arg;
     return v < 0 ? -1 : 0;
@@ -154,12 +188,25 @@ static int set_size(const oq_opt *opt, const char *arg)
 
 #define SIZE_OPT(n, a, field, lo, flag, h) {OQ_OPTK_CALLBACK, (n), 0, (a), (h), (field), 0, (lo), 0, set_size, (flag)}
 
-#define COMMON_OPTS(o)                                                                                \
-    OQ_OPT_CALLBACK("format", "F", set_format, (o), "decomposed | attention23 | attention24 (default decomposed)"), \
-    OQ_OPT_CALLBACK("mask", "M", set_mask, (o),                                                         \
-                    "auto | additive | bool | seqlen (default auto: additive for\n"                     \
-                    "decomposed and attention23, seqlen for attention24); bool builds\n"               \
-                    "a boolean attn_mask, the form that routes to MATH on CUDA"),                      \
+/* The help of --format and --mask, their values from the library's tables. */
+struct common_help {
+    char format[160], mask[384];
+};
+
+static void common_help(struct common_help *h, int no_mask)
+{
+    char list[128];
+    snprintf(h->format, sizeof h->format, "%s (default decomposed)", format_choices(list, sizeof list, CHOICES_HELP));
+    snprintf(h->mask, sizeof h->mask, "%s (default auto:\nadditive for decomposed and attention23, seqlen for\n%s",
+             mask_choices(list, sizeof list, no_mask, CHOICES_HELP),
+             no_mask ? "attention24); none: no mask input (as --unmasked); bool\nbuilds a boolean attn_mask, the form "
+                       "that routes to MATH\non CUDA"
+                     : "attention24); bool builds a boolean attn_mask, the form\nthat routes to MATH on CUDA");
+}
+
+#define COMMON_OPTS(o, h)                                                                             \
+    OQ_OPT_CALLBACK("format", "F", set_format, (o), (h)->format),                                      \
+    OQ_OPT_CALLBACK("mask", "M", set_mask, (o), (h)->mask),                                            \
     OQ_OPT_CALLBACK("attention-dtype", "T", set_dtype, (o),                                             \
                     "float32 | float16 (default float32): float16 casts around the\n"                  \
                     "attention only, public inputs and outputs stay float32"),                         \
@@ -209,7 +256,9 @@ static int export_sdpa(int argc, char **argv)
 {
     oq_sdpa_config c;
     oq_sdpa_config_default(&c);
-    struct common_opts o = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0, NULL, 0};
+    struct common_opts o = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0, NULL, 0, .no_mask = 1};
+    struct common_help help;
+    common_help(&help, o.no_mask);
     int32_t kv = 0;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
@@ -224,7 +273,7 @@ static int export_sdpa(int argc, char **argv)
                         "float32 | float16 (default float32): float16 inputs and output\n"
                         "(with --attention-dtype float16 and --mask none: the attention\n"
                         "alone, no Cast, as PyTorch's fp16 SDPA is timed)"),
-        COMMON_OPTS(&o),
+        COMMON_OPTS(&o, &help),
         OQ_OPT_END};
     int rc = parse("export sdpa", sdpa_head, sdpa_foot, opts, argc, argv, &o);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
@@ -281,6 +330,8 @@ static int export_encoder(int argc, char **argv)
     oq_encoder_config c;
     oq_encoder_config_default(&c);
     struct common_opts o = {OQ_ATTN_DECOMPOSED, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0, NULL, 0};
+    struct common_help help;
+    common_help(&help, o.no_mask);
     const char *weights = NULL, *save = NULL;
     uint64_t seed = 0;
     int shape_opts = 0, elu_op = 0;
@@ -304,7 +355,7 @@ static int export_encoder(int argc, char **argv)
                         "ELU from standard ops (default), or the ONNX Elu operator,\n"
                         "which ORT 1.29 runs on CPU inside a CUDA session (Elu-22\n"
                         "has no CUDA kernel): the case --require-full-gpu catches"),
-        COMMON_OPTS(&o),
+        COMMON_OPTS(&o, &help),
         OQ_OPT_END};
     int rc = parse("export encoder", encoder_head, encoder_foot, opts, argc, argv, &o);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;

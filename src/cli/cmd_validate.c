@@ -380,20 +380,43 @@ static int finish_args(struct args *a)
     return 0;
 }
 
+/* What a configuration needs of the command line, NULL for nothing: the reference's sdpa model
+ * is built by --export sdpa, a model of yours comes with --model. */
+static const char *config_needs(const oq_config *c)
+{
+    if (oq_config_is_expected(c)) return "--model FILE and the outputs saved with its --inputs (or --expected)";
+    if (c->repr == OQ_REPR_MODEL) return "--model FILE";
+    if (c->repr == OQ_REPR_SDPA) return "--export sdpa";
+    return NULL;
+}
+
+static json_t *list_json(int cuda, const char *no_cuda, const oq_config *defaults, size_t nd)
+{
+    json_t *arr = json_array(), *kernels = json_array(), *def = json_array();
+    oq_config c;
+    for (size_t i = 0; oq_config_known(i, &c); i++) {
+        int gpu = !strcmp(c.runtime, "cuda"), here = cuda || !gpu;
+        json_t *needs = json_array();
+        if (gpu) json_array_append_new(needs, json_string("a CUDA execution provider with a device"));
+        if (config_needs(&c)) json_array_append_new(needs, json_string(config_needs(&c)));
+        json_array_append_new(arr, json_pack("{s:s,s:b,s:s?,s:o}", "name", c.name, "possible", here, "why_not",
+                                             here ? NULL : no_cuda, "needs", needs));
+    }
+    for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) json_array_append_new(kernels, json_string(oq_kernel_name(k)));
+    for (size_t i = 0; i < nd; i++) json_array_append_new(def, json_string(defaults[i].name));
+    return json_pack("{s:o,s:o,s:o}", "configs", arr, "kernels", kernels, "default", def);
+}
+
+/* Every configuration the parser takes (oq_config_known), whether it runs here and what it
+ * needs, the kernels of cuda ones and the default run's. */
 static int list_configs(const struct args *a)
 {
-    oq_config all[16];
+    oq_config defaults[16];
     int cuda = oq_cli_cuda_available(&a->cr);
-    size_t n = oq_validate_demo_configs(1, all, 16);
+    size_t nd = oq_validate_demo_configs(cuda, defaults, 16);
     const char *no_cuda = "no CUDA execution provider with a device (see 'ortqual doctor')";
     if (a->out.json) { /* --json asks for JSON on stdout: the list, not its text (it printed text) */
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++) {
-            int here = cuda || strcmp(all[i].runtime, "cuda");
-            json_array_append_new(arr, json_pack("{s:s,s:b,s:s?}", "name", all[i].name, "possible", here,
-                                                 "why_not", here ? NULL : no_cuda));
-        }
-        json_t *root = json_pack("{s:o}", "configs", arr);
+        json_t *root = list_json(cuda, no_cuda, defaults, nd);
         char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
         if (text) printf("%s\n", text);
         free(text);
@@ -401,14 +424,18 @@ static int list_configs(const struct args *a)
         return text ? OQ_EXIT_OK : OQ_EXIT_RUNTIME;
     }
     printf("configurations (runtime:representation:precision[:kernel]):\n");
-    for (size_t i = 0; i < n; i++) {
-        int is_cuda = !strcmp(all[i].runtime, "cuda");
-        printf("  %-34s %s%s\n", all[i].name, is_cuda && !cuda ? "not here: " : "possible here",
-               is_cuda && !cuda ? no_cuda : "");
+    oq_config c;
+    for (size_t i = 0; oq_config_known(i, &c); i++) {
+        int here = cuda || strcmp(c.runtime, "cuda");
+        const char *needs = config_needs(&c);
+        printf("  %-34s %s%s%s%s\n", c.name, here ? "possible here" : "not here: ", here ? "" : no_cuda,
+               needs ? (here ? " with " : "; needs ") : "", needs ? needs : "");
     }
-    printf("representations decomposed|attention23|attention24 take fp32 or fp16; ref takes encoder|sdpa:fp64;\n"
-           "--model files run as <runtime>:model:fp32, against 'expected' (the outputs saved with\n"
-           "--inputs or --expected) or another configuration. Kernels apply to cuda only.\n");
+    printf("kernels (cuda only, a fourth field, e.g. cuda:attention24:fp16:flash):");
+    for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) printf(" %s", oq_kernel_name(k));
+    printf("\ndefault run here:");
+    for (size_t i = 0; i < nd; i++) printf("%s %s", i ? "," : "", defaults[i].name);
+    printf(" (with --export sdpa the reference is ref:sdpa:fp64)\n");
     return OQ_EXIT_OK;
 }
 
@@ -682,7 +709,7 @@ static int run(struct args *a, int argc, char **argv)
                       "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"
                       "(or --expected), and cuda:model:fp32 where CUDA runs (fp16 tolerances when\n"
                       "its attention computes in float16 or bfloat16)"),
-        OQ_OPT_FLAG("list-configs", &a->list, "print the configurations possible here and why others are not"),
+        OQ_OPT_FLAG("list-configs", &a->list, "print every configuration, whether it runs here and what it needs"),
         OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
         OQ_OPT_FLAG("gpu", &a->gpu,
                     "CUDA is required: every cuda configuration (the demo's included) must\n"

@@ -141,6 +141,22 @@ oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
     return OQ_OK;
 }
 
+int oq_config_known(size_t i, oq_config *out)
+{
+    static const char *const runtimes[] = {"ref", "cpu", "cuda"};
+    char text[OQ_CONFIG_NAME_MAX];
+    size_t k = 0;
+    if (!out) return 0;
+    /* what the parser accepts, tried field by field: a list kept apart would miss a choice */
+    for (int t = 0; t < COUNT(runtimes); t++)
+        for (int r = 0; r < COUNT(repr_names); r++)
+            for (int p = 0; p < COUNT(prec_names); p++) {
+                snprintf(text, sizeof text, "%s:%s:%s", runtimes[t], repr_names[r], prec_names[p]);
+                if (oq_config_parse(text, out, NULL) == OQ_OK && k++ == i) return 1;
+            }
+    return k == i && oq_config_parse("expected", out, NULL) == OQ_OK;
+}
+
 static long find_key(const char *const *keys, size_t n, const char *key)
 {
     for (size_t i = 0; i < n; i++)

@@ -50,6 +50,9 @@ static double char_em(unsigned c)
     return 0.6;
 }
 
+/* DejaVu Sans Bold runs ~12% wider than Book. */
+#define BOLD_WIDTH 1.12
+
 double oq_text_width(const char *s, double size, int flags)
 {
     double w = 0, scale = 1;
@@ -65,9 +68,54 @@ double oq_text_width(const char *s, double size, int flags)
             continue;
         }
         if ((*p & 0xC0) == 0x80) continue; /* UTF-8 continuation byte */
-        w += char_em(*p) * scale * (bold ? 1.06 : 1.0);
+        w += char_em(*p) * scale * (bold ? BOLD_WIDTH : 1.0);
     }
     return w * size;
+}
+
+/* ---- Text that wraps ------------------------------------------------------- */
+
+#define MARGIN 16.0 /* the least room between the figure's edge and its text */
+/* Wrapped lines are measured this much wider: PNG text (cairo's hinted DejaVu) runs up to 2%
+ * wider than the metrics above, the SVG's as wide. */
+#define WRAP_SLACK 1.03
+
+/* Bytes of the first line of `s` that fits `width` px: up to the last space, or after the last
+ * '-', '/', ':', ',' or '_' (paths, configuration names), that fits; a word without either is cut
+ * between characters. At least one character, under `cap` bytes. */
+static size_t line_bytes(const char *s, double size, int flags, double width, size_t cap)
+{
+    double w = 0, scale = WRAP_SLACK * size * (flags & OQ_TEXT_BOLD ? BOLD_WIDTH : 1.0);
+    size_t brk = 0;
+    for (size_t i = 0; s[i]; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((ch & 0xC0) == 0x80) continue; /* UTF-8 continuation byte */
+        if (ch == ' ') brk = i;
+        w += char_em(ch) * scale;
+        if (i && (w > width || i + 4 >= cap)) return brk ? brk : i;
+        if (strchr("-/:,_", ch)) brk = i + 1;
+    }
+    return strlen(s);
+}
+
+/* `s` in lines no wider than `width` px, `lh` apart, the first centred on y; drawn when c is
+ * not NULL (a canvas draws what it is given, however wide). Returns the number of lines. */
+static size_t text_lines(oq_canvas *c, const char *s, double x, double y, double width, double lh, double size,
+                         int anchor, int flags, oq_rgb col)
+{
+    char line[512];
+    size_t n = 0;
+    s = s ? s : "";
+    /* what fits as measured stays one line: the slack is for where a longer text breaks */
+    int one = oq_text_width(s, size, flags) <= width && strlen(s) < sizeof line;
+    for (; *s; n++) {
+        size_t k = one ? strlen(s) : line_bytes(s, size, flags, width, sizeof line);
+        memcpy(line, s, k);
+        line[k] = 0;
+        if (c) c->text(c, x, y + (double)n * lh, line, size, anchor, flags, col);
+        for (s += k; *s == ' '; s++) {}
+    }
+    return n;
 }
 
 /* ---- Axes and ticks ------------------------------------------------------- */
@@ -131,65 +179,112 @@ static void ticks_uniform(ticks *t)
     for (size_t i = 0; sci && i < t->n; i++) tick_label(t->v[i], 0, 1, t->lab[i], sizeof t->lab[0]);
 }
 
-/* Labels fit when, side by side (x) or stacked (y), they leave room between them. */
-static int ticks_fit(const ticks *t, int is_x, double len)
+/* Room a label takes along its axis: its width and a gap side by side (x), a line stacked (y). */
+static double tick_room(const ticks *t, size_t i, int is_x)
+{
+    return is_x ? oq_text_width(t->lab[i], FS_TICK, OQ_TEXT_MARKUP) + 14 : 22;
+}
+
+/* Labels fit when they leave room between them, in all (`len` px of axis) and between
+ * neighbours, which a log axis or uneven mantissas (1, 1.5, 2, 3) do not space evenly. */
+static int ticks_fit(const ticks *t, const axis *a, int is_x, double len)
 {
     if (t->n > 8) return 0;
-    double need = 0;
-    for (size_t i = 0; i < t->n; i++) need += is_x ? oq_text_width(t->lab[i], FS_TICK, OQ_TEXT_MARKUP) + 14 : 22;
+    double need = 0, px_per_world = len / (a->hi - a->lo);
+    for (size_t i = 0; i < t->n; i++) {
+        need += tick_room(t, i, is_x);
+        if (!i) continue;
+        double gap = (to_world(t->v[i], a->log) - to_world(t->v[i - 1], a->log)) * px_per_world;
+        if (gap < (tick_room(t, i, is_x) + tick_room(t, i - 1, is_x)) / 2) return 0;
+    }
     return need <= len;
 }
 
-/* Linear: the smallest step of 1, 2 or 5 x 10^k whose labels fit. */
+/* Steps of 1, 2 or 5 x 10^k, the smallest whose labels fit (on a log axis, steps of its values). */
 static void ticks_linear(const axis *a, int is_x, double len, ticks *t)
 {
-    double mag = pow(10, floor(log10(a->hi - a->lo)) - 2);
+    double lo = a->log ? pow(10, a->lo) : a->lo, hi = a->log ? pow(10, a->hi) : a->hi;
+    double mag = pow(10, floor(log10(hi - lo)) - 2);
     static const double mult[] = {1, 2, 5};
     for (int k = 0; k < 15; k++) {
         double step = mult[k % 3] * mag * pow(10, k / 3);
         t->n = 0;
-        for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9; v += step) {
+        for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
             double q = round(v / step) * step; /* avoid 0.30000000000000004 */
             ticks_add(t, fabs(q) < step * 1e-9 ? 0 : q, 0);
             if (t->n == MAX_TICKS) break;
         }
         ticks_uniform(t);
-        if (t->n < MAX_TICKS && ticks_fit(t, is_x, len)) return;
+        if (t->n < MAX_TICKS && ticks_fit(t, a, is_x, len)) return;
     }
 }
 
-/* Log: the densest of 1..9, 1-2-3-5-7, 1-2-5, 1-3 per decade, then every k-th
- * decade, whose labels fit. */
-static void ticks_log(const axis *a, int is_x, double len, ticks *t)
+/* Log-axis tick candidates, densest first: mantissas per decade, then every k-th decade. 1.5
+ * splits the widest step of 1-2-3-5-7: an axis that ends between 1 and 2 (a speed-up up to 1.4)
+ * had no label above 1. */
+static const double mantissas[][9] = {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1.5, 2, 3, 5, 7}, {1, 2, 3, 5, 7}, {1, 2, 5}, {1, 3}};
+static const size_t nmantissas[] = {9, 6, 5, 3, 2};
+#define NSETS (sizeof nmantissas / sizeof *nmantissas)
+#define NCANDIDATES (NSETS + 39) /* every 1st .. 39th decade */
+/* The most of a log axis, at either end, left without a label. */
+#define TICK_COVER 0.15
+
+/* Candidate c's ticks in [lo, hi] (world); 0 when there are more than MAX_TICKS. */
+static int log_candidate(size_t c, double lo, double hi, ticks *t)
 {
-    static const double sets[][9] = {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 5, 7}, {1, 2, 5}, {1, 3}};
-    static const size_t sizes[] = {9, 5, 3, 2};
-    for (size_t s = 0; s < 4; s++) {
-        t->n = 0;
-        int full = 0;
-        for (double e = floor(a->lo); e <= ceil(a->hi) && !full; e++)
-            for (size_t m = 0; m < sizes[s]; m++) {
-                double v = sets[s][m] * pow(10, e), w = log10(v);
-                if (w < a->lo - 1e-9 || w > a->hi + 1e-9) continue;
-                full = t->n == MAX_TICKS;
-                ticks_add(t, v, 0);
-            }
-        ticks_uniform(t);
-        if (!full && t->n >= 2 && ticks_fit(t, is_x, len)) return;
+    t->n = 0;
+    long every = c < NSETS ? 1 : (long)(c - NSETS + 1);
+    for (double e = floor(lo); e <= ceil(hi); e++) {
+        if ((long)e % every) continue;
+        for (size_t m = 0; m < (c < NSETS ? nmantissas[c] : 1); m++) {
+            double v = (c < NSETS ? mantissas[c][m] : 1) * pow(10, e), w = log10(v);
+            if (w < lo - 1e-9 || w > hi + 1e-9) continue;
+            if (t->n == MAX_TICKS) return 0;
+            ticks_add(t, v, 0);
+        }
     }
-    /* Less than a decade with at most one 1..9 mark in it: linear steps of the values. */
-    if (a->hi - a->lo < 1) {
-        axis lin = {0, pow(10, a->lo), pow(10, a->hi)};
-        ticks_linear(&lin, is_x, len, t);
-        return;
+    ticks_uniform(t);
+    return 1;
+}
+
+static int log_fits(size_t c, const axis *a, int is_x, double len, ticks *t)
+{
+    return log_candidate(c, a->lo, a->hi, t) && t->n >= 2 && ticks_fit(t, a, is_x, len);
+}
+
+static int log_covers(const ticks *t, const axis *a)
+{
+    double most = TICK_COVER * (a->hi - a->lo);
+    return log10(t->v[0]) - a->lo <= most && a->hi - log10(t->v[t->n - 1]) <= most;
+}
+
+/* Candidate c's tick next to the tick at world position w, below it (dir < 0) or above. */
+static double log_next(size_t c, double w, int dir)
+{
+    double period = c < NSETS ? 1 : (double)(c - NSETS + 1);
+    ticks t;
+    if (!log_candidate(c, dir < 0 ? w - period : w, dir < 0 ? w : w + period, &t) || t.n < 2) return w;
+    return log10(t.v[dir < 0 ? t.n - 2 : 1]);
+}
+
+/* The densest candidate whose labels fit and reach both ends of the axis, widened to its next
+ * tick at an end left without a label where that still fits; else, under a decade, steps of the
+ * values. */
+static void ticks_log(axis *a, int is_x, double len, ticks *t)
+{
+    for (size_t c = 0; c < NCANDIDATES; c++) {
+        if (!log_fits(c, a, is_x, len, t)) continue;
+        if (log_covers(t, a)) return;
+        axis w = *a;
+        double most = TICK_COVER * (a->hi - a->lo), first = log10(t->v[0]), last = log10(t->v[t->n - 1]);
+        if (first - a->lo > most) w.lo = log_next(c, first, -1);
+        if (a->hi - last > most) w.hi = log_next(c, last, 1);
+        if (log_fits(c, &w, is_x, len, t)) {
+            *a = w;
+            return;
+        }
     }
-    for (int every = 1; every < 40; every++) {
-        t->n = 0;
-        for (double e = ceil(a->lo - 1e-9); e <= a->hi + 1e-9; e++)
-            if (((long)e % every) == 0) ticks_add(t, pow(10, e), 0);
-        ticks_uniform(t);
-        if (t->n && ticks_fit(t, is_x, len)) return;
-    }
+    if (a->hi - a->lo < 1) ticks_linear(a, is_x, len, t);
 }
 
 /* Caller's ticks: every k-th of those in range, the smallest k that fits. */
@@ -201,7 +296,7 @@ static void ticks_given(const axis *a, const double *v, size_t n, double len, ti
             double w = to_world(v[i], a->log);
             if (drawable(v[i], a->log) && w >= a->lo - 1e-9 && w <= a->hi + 1e-9) ticks_add(t, v[i], 1);
         }
-        if (ticks_fit(t, 1, len)) return;
+        if (ticks_fit(t, a, 1, len)) return;
     }
 }
 
@@ -233,6 +328,7 @@ typedef struct fig {
     int binned; /* bars from x edges */
     int W, H;
     box plot;   /* whole plot area (all panels) */
+    double strip; /* faceted: the label strip above each panel */
 } fig;
 
 static void fig_free(fig *f)
@@ -501,13 +597,14 @@ typedef struct lentry {
     oq_legend_kind kind;
     oq_rgb col;
     int marker, dash, failed;
+    size_t lines; /* of text, wrapped to the column */
     char text[320];
 } lentry;
 
 typedef struct legend {
     lentry e[MAX_SERIES];
     size_t n, cols, rows;
-    double colw;
+    double colw, textw; /* a column, and the text in it */
 } legend;
 
 static void legend_entries(const fig *f, legend *lg)
@@ -547,23 +644,43 @@ static void legend_entries(const fig *f, legend *lg)
 }
 
 #define LEGEND_ROW 20.0
+#define LEGEND_LINE 16.0 /* each further line of a wrapped entry */
 #define LEGEND_SWATCH 30.0
 
-/* Columns as many as fit the width, rows as needed. */
+static int legend_flags(const lentry *e) { return e->failed ? OQ_TEXT_BOLD : 0; }
+
+/* Columns as many as fit the width, rows as needed; an entry wider than the width wraps. */
 static void legend_layout(legend *lg, double width)
 {
     lg->cols = lg->rows = 0;
     if (!lg->n) return;
     double w = 0;
     for (size_t i = 0; i < lg->n; i++)
-        w = fmax(w, LEGEND_SWATCH + 6 + oq_text_width(lg->e[i].text, FS_LEGEND, lg->e[i].failed ? OQ_TEXT_BOLD : 0) + 18);
+        w = fmax(w, LEGEND_SWATCH + 6 + oq_text_width(lg->e[i].text, FS_LEGEND, legend_flags(&lg->e[i])) + 18);
     lg->colw = fmin(w, width);
+    lg->textw = lg->colw - LEGEND_SWATCH - 6; /* the gap to the next column is the slack */
     lg->cols = (size_t)fmax(1, floor(width / lg->colw));
     if (lg->cols > lg->n) lg->cols = lg->n;
     lg->rows = (lg->n + lg->cols - 1) / lg->cols;
+    for (size_t i = 0; i < lg->n; i++)
+        lg->e[i].lines = text_lines(NULL, lg->e[i].text, 0, 0, lg->textw, 0, FS_LEGEND, 0, legend_flags(&lg->e[i]), FG);
 }
 
-static double legend_height(const legend *lg) { return lg->rows ? lg->rows * LEGEND_ROW + 8 : 0; }
+/* Row r is as tall as its entry with the most lines. */
+static double legend_row(const legend *lg, size_t r)
+{
+    size_t most = 1;
+    for (size_t i = r * lg->cols; i < lg->n && i < (r + 1) * lg->cols; i++)
+        if (lg->e[i].lines > most) most = lg->e[i].lines;
+    return LEGEND_ROW + (double)(most - 1) * LEGEND_LINE;
+}
+
+static double legend_height(const legend *lg)
+{
+    double h = 0;
+    for (size_t r = 0; r < lg->rows; r++) h += legend_row(lg, r);
+    return lg->rows ? h + 8 : 0;
+}
 
 static void legend_swatch(oq_canvas *c, const lentry *e, double x, double y)
 {
@@ -595,18 +712,20 @@ static void draw_legend(const fig *f, const legend *lg, double x0, double y0)
     oq_canvas *c = f->c;
     for (size_t i = 0; i < lg->n; i++) {
         const lentry *e = &lg->e[i];
-        double x = x0 + (double)(i % lg->cols) * lg->colw, y = y0 + ((double)(i / lg->cols) + 0.5) * LEGEND_ROW;
+        if (i && i % lg->cols == 0) y0 += legend_row(lg, i / lg->cols - 1);
+        double x = x0 + (double)(i % lg->cols) * lg->colw, y = y0 + LEGEND_ROW / 2;
         c->group_begin(c, "legend", e->text, -1);
         legend_swatch(c, e, x, y);
-        c->text(c, x + LEGEND_SWATCH + 6, y, e->text, FS_LEGEND, OQ_ANCHOR_START, e->failed ? OQ_TEXT_BOLD : 0,
-                e->failed ? RED : FG);
+        text_lines(c, e->text, x + LEGEND_SWATCH + 6, y, lg->textw, LEGEND_LINE, FS_LEGEND, OQ_ANCHOR_START,
+                   legend_flags(e), e->failed ? RED : FG);
         c->group_end(c);
     }
 }
 
 /* ---- Panels ------------------------------------------------------------------- */
 
-#define PANEL_STRIP 22.0
+#define PANEL_STRIP 22.0 /* a label strip of one line */
+#define PANEL_LINE 16.0  /* each further line of a label */
 #define PANEL_GAP 8.0
 
 static size_t npanels(const oq_plot_spec *sp) { return sp->npanels ? sp->npanels : 1; }
@@ -616,23 +735,55 @@ static box panel_box(const fig *f, size_t p)
 {
     const oq_plot_spec *sp = f->sp;
     if (!sp->npanels) return f->plot;
-    double n = (double)sp->npanels, h = (f->plot.y1 - f->plot.y0 - n * PANEL_STRIP - (n - 1) * PANEL_GAP) / n;
-    double y0 = f->plot.y0 + (double)p * (h + PANEL_STRIP + PANEL_GAP) + PANEL_STRIP;
+    double n = (double)sp->npanels, h = (f->plot.y1 - f->plot.y0 - n * f->strip - (n - 1) * PANEL_GAP) / n;
+    double y0 = f->plot.y0 + (double)p * (h + f->strip + PANEL_GAP) + f->strip;
     return (box){f->plot.x0, y0, f->plot.x1, y0 + h};
 }
 
-static size_t panel_of(const fig *f, size_t i)
+static size_t panel_of(const oq_plot_spec *sp, size_t i)
 {
-    int p = f->sp->series[i].panel;
-    return f->sp->npanels && p >= 1 && (size_t)p <= f->sp->npanels ? (size_t)(p - 1) : 0;
+    int p = sp->series[i].panel;
+    return sp->npanels && p >= 1 && (size_t)p <= sp->npanels ? (size_t)(p - 1) : 0;
 }
 
-/* A panel stands for its first series (the one it is labelled with). */
+/* A panel stands for its first series (the one it is labelled with); NULL: none. */
+static const oq_plot_series *panel_series(const oq_plot_spec *sp, size_t p)
+{
+    for (size_t i = 0; i < sp->nseries; i++)
+        if (panel_of(sp, i) == p) return &sp->series[i];
+    return NULL;
+}
+
 static int panel_failed(const fig *f, size_t p)
 {
-    for (size_t i = 0; i < f->sp->nseries; i++)
-        if (panel_of(f, i) == p) return f->sp->series[i].failed;
-    return 0;
+    const oq_plot_series *s = panel_series(f->sp, p);
+    return s && s->failed;
+}
+
+/* Panel p's label, its series' label and note, in lines of `width` px, the last just above the
+ * panel `b`; drawn when c is not NULL. Returns the number of lines. */
+static size_t panel_label(const oq_plot_spec *sp, size_t p, const box *b, double width, oq_canvas *c)
+{
+    const oq_plot_series *s = panel_series(sp, p);
+    if (!s) return 0;
+    char text[512];
+    snprintf(text, sizeof text, "%s%s%s", label_of(s), s->note && *s->note ? "   " : "", s->note ? s->note : "");
+    size_t n = text_lines(NULL, text, 0, 0, width, 0, FS_PANEL, 0, OQ_TEXT_BOLD, FG);
+    if (c && n)
+        text_lines(c, text, b->x0, b->y0 - PANEL_STRIP / 2 - (double)(n - 1) * PANEL_LINE, width, PANEL_LINE, FS_PANEL,
+                   OQ_ANCHOR_START, OQ_TEXT_BOLD, s->failed ? RED : FG);
+    return n;
+}
+
+/* The strip above every panel, as tall as the label with the most lines at `width` px. */
+static double panel_strip(const oq_plot_spec *sp, double width)
+{
+    size_t most = 1;
+    for (size_t p = 0; p < sp->npanels; p++) {
+        size_t n = panel_label(sp, p, NULL, width, NULL);
+        if (n > most) most = n;
+    }
+    return PANEL_STRIP + (double)(most - 1) * PANEL_LINE;
 }
 
 static void draw_grid(const fig *f, const box *b, const ticks *tx, const ticks *ty)
@@ -710,7 +861,7 @@ static void draw_one_series(const fig *f, size_t i)
     const oq_plot_series *s = &sp->series[i];
     const pseries *p = &f->s[i];
     oq_canvas *c = f->c;
-    box b = panel_box(f, panel_of(f, i));
+    box b = panel_box(f, panel_of(f->sp, i));
     size_t k = style_index(s->style, i);
     oq_rgb col = s->dashed && s->style <= 0 ? GREY : color_of(k);
     c->group_begin(c, "series", p->label, f->binned ? count_bars(p) : (long)p->n);
@@ -740,36 +891,50 @@ static void draw_one_series(const fig *f, size_t i)
     c->group_end(c);
 }
 
-static void draw_panel_label(const fig *f, size_t p, const box *b)
-{
-    for (size_t i = 0; i < f->sp->nseries; i++) {
-        if (panel_of(f, i) != p) continue;
-        const oq_plot_series *s = &f->sp->series[i];
-        char text[512];
-        snprintf(text, sizeof text, "%s%s%s", label_of(s), s->note && *s->note ? "   " : "", s->note ? s->note : "");
-        f->c->text(f->c, b->x0, b->y0 - PANEL_STRIP / 2, text, FS_PANEL, OQ_ANCHOR_START,
-                   OQ_TEXT_BOLD, s->failed ? RED : FG);
-        return;
-    }
-}
-
 /* ---- Whole figures --------------------------------------------------------------- */
 
-static void draw_titles(const fig *f)
+#define TITLE_LINE 25.0
+#define SUB_LINE 18.0
+#define HBAR_LINE 15.0
+/* A plot's left edge with its usual y tick labels, to size a figure before its layout. */
+#define PLOT_X0_USUAL 90.0
+
+/* The title's lines from y = 22 and the subtitle's below them, no wider than the figure less
+ * its margins; drawn when c is not NULL. Returns the height they take (64 for a line of each,
+ * 44 for a title alone). */
+static double titles(const oq_plot_spec *sp, double W, oq_canvas *c)
 {
-    const oq_plot_spec *sp = f->sp;
-    f->c->text(f->c, f->W / 2.0, 22, sp->title ? sp->title : "", FS_TITLE, OQ_ANCHOR_MIDDLE, 0, FG);
-    if (sp->subtitle && *sp->subtitle) f->c->text(f->c, f->W / 2.0, 46, sp->subtitle, FS_SUB, OQ_ANCHOR_MIDDLE, 0, GREY);
+    double width = W - 2 * MARGIN, y = 22;
+    size_t nt = text_lines(c, sp->title, W / 2, y, width, TITLE_LINE, FS_TITLE, OQ_ANCHOR_MIDDLE, 0, FG);
+    if (nt > 1) y += (double)(nt - 1) * TITLE_LINE;
+    size_t ns = text_lines(c, sp->subtitle, W / 2, y + 24, width, SUB_LINE, FS_SUB, OQ_ANCHOR_MIDDLE, 0, GREY);
+    return ns ? y + 24 + (double)(ns - 1) * SUB_LINE + 18 : y + 22;
 }
 
-static double title_height(const oq_plot_spec *sp) { return sp->subtitle && *sp->subtitle ? 64 : 44; }
-
-static void y_ticks_for(const fig *f, double len, ticks *t)
+static void y_ticks_for(fig *f, double len, ticks *t)
 {
     if (f->ay.log)
         ticks_log(&f->ay, 0, len, t);
     else
         ticks_linear(&f->ay, 0, len, t);
+}
+
+/* The y ticks set the plot's left edge, the edge the lines of the panels' labels, those lines
+ * the strips above the panels, and the strips the panels' height the ticks fit: laid out again
+ * until the strip stays. */
+static void layout_y(fig *f, ticks *ty)
+{
+    axis data = f->ay;
+    f->strip = PANEL_STRIP;
+    for (int round = 0; round < 3; round++) {
+        f->ay = data;
+        box b0 = panel_box(f, 0);
+        y_ticks_for(f, b0.y1 - b0.y0, ty);
+        f->plot.x0 = 14 + 22 + widest_tick(ty) + 10;
+        double strip = f->sp->npanels ? panel_strip(f->sp, f->plot.x1 - f->plot.x0) : PANEL_STRIP;
+        if (strip == f->strip) return;
+        f->strip = strip;
+    }
 }
 
 static void draw_xy(fig *f)
@@ -779,13 +944,10 @@ static void draw_xy(fig *f)
     legend lg;
     legend_entries(f, &lg);
     legend_layout(&lg, f->W - 40.0);
-    double top = title_height(sp), bottom = f->H - (22 + 24 + legend_height(&lg) + 10);
-    f->plot = (box){0, top + (sp->npanels ? 0 : 6), 0, bottom};
-    box b0 = panel_box(f, 0);
+    double top = titles(sp, f->W, NULL), bottom = f->H - (22 + 24 + legend_height(&lg) + 10);
+    f->plot = (box){0, top + (sp->npanels ? 0 : 6), f->W - 24.0, bottom};
     ticks ty = {0}, tx = {0};
-    y_ticks_for(f, b0.y1 - b0.y0, &ty);
-    f->plot.x0 = 14 + 22 + widest_tick(&ty) + 10;
-    f->plot.x1 = f->W - 24.0;
+    layout_y(f, &ty);
     double xlen = f->plot.x1 - f->plot.x0;
     if (sp->xticks && sp->nxticks)
         ticks_given(&f->ax, sp->xticks, sp->nxticks, xlen, &tx);
@@ -800,16 +962,16 @@ static void draw_xy(fig *f)
         if (failed) rect(c, b.x0, b.y0, b.x1, b.y1, RED_BG, 1.0);
         draw_grid(f, &b, &tx, &ty);
         for (size_t i = 0; i < sp->nseries; i++)
-            if (panel_of(f, i) == p) draw_band(f, &b, &sp->series[i], sp->series[i].failed ? RED : GREY);
+            if (panel_of(sp, i) == p) draw_band(f, &b, &sp->series[i], sp->series[i].failed ? RED : GREY);
         if (sp->has_ref_y && drawable(sp->ref_y, sp->logy)) {
             double y = px_y(f, &b, to_world(sp->ref_y, sp->logy));
             seg(c, b.x0, y, b.x1, y, GREY, 1.5, OQ_DASH_DASHED);
         }
         for (size_t i = 0; i < sp->nseries; i++)
-            if (panel_of(f, i) == p) draw_one_series(f, i);
+            if (panel_of(sp, i) == p) draw_one_series(f, i);
         frame(c, &b, failed ? RED : FG, failed ? 2.0 : 1.2);
         draw_tick_marks(f, &b, &tx, &ty);
-        if (sp->npanels) draw_panel_label(f, p, &b);
+        if (sp->npanels) panel_label(sp, p, &b, b.x1 - b.x0, c);
     }
     for (size_t i = 0; i < tx.n; i++)
         c->text(c, px_x(f, &f->plot, to_world(tx.v[i], f->ax.log)), f->plot.y1 + 13, tx.lab[i], FS_TICK,
@@ -818,8 +980,41 @@ static void draw_xy(fig *f)
             OQ_ANCHOR_MIDDLE, 0, FG);
     const char *yl = sp->ylabel ? sp->ylabel : sp->kind == OQ_PLOT_HISTOGRAM ? "count" : "";
     c->text(c, 22, (f->plot.y0 + f->plot.y1) / 2, yl, FS_LABEL, OQ_ANCHOR_MIDDLE, OQ_TEXT_VERTICAL, FG);
-    draw_titles(f);
+    titles(sp, f->W, c);
     draw_legend(f, &lg, 20, f->plot.y1 + 52);
+}
+
+/* Room for the texts beside the bars: the widest, at most 0.4 of the figure with its margins. */
+static double hbar_room(const char *const *text, size_t n, int flags, double W)
+{
+    double w = 0;
+    for (size_t r = 0; text && r < n; r++)
+        if (text[r]) w = fmax(w, oq_text_width(text[r], FS_TICK, flags));
+    return fmin(w, W * 0.4 - 8 - MARGIN);
+}
+
+/* `s` in lines of `width` px centred on ymid; drawn when c is not NULL. Returns the lines. */
+static size_t hbar_text(oq_canvas *c, const char *s, double x, double ymid, double width, int anchor, int flags,
+                        oq_rgb col)
+{
+    size_t n = text_lines(NULL, s, 0, 0, width, 0, FS_TICK, 0, flags, col);
+    if (c && n) text_lines(c, s, x, ymid - (double)(n - 1) * HBAR_LINE / 2, width, HBAR_LINE, FS_TICK, anchor, flags, col);
+    return n;
+}
+
+/* The lines of the row that takes the most: its label's or its note's. */
+static size_t hbar_lines(const oq_plot_spec *sp, double W)
+{
+    double lroom = hbar_room(sp->categories, sp->ncategories, OQ_TEXT_BOLD, W);
+    double nroom = hbar_room(sp->category_notes, sp->ncategories, 0, W);
+    size_t most = 1;
+    for (size_t r = 0; r < sp->ncategories; r++) {
+        size_t nl = hbar_text(NULL, sp->categories[r], 0, 0, lroom, 0, OQ_TEXT_BOLD, FG);
+        size_t nn = sp->category_notes ? hbar_text(NULL, sp->category_notes[r], 0, 0, nroom, 0, 0, FG) : 0;
+        if (nl > most) most = nl;
+        if (nn > most) most = nn;
+    }
+    return most;
 }
 
 /* Horizontal stacked bars, one row per category. */
@@ -831,17 +1026,16 @@ static void draw_hbars(fig *f)
     legend lg;
     legend_entries(f, &lg);
     legend_layout(&lg, f->W - 40.0);
-    double lw = 0, nw = 0, total = 0;
+    double total = 0;
     for (size_t r = 0; r < nc; r++) {
-        lw = fmax(lw, oq_text_width(sp->categories[r], FS_TICK, OQ_TEXT_BOLD));
-        if (sp->category_notes && sp->category_notes[r]) nw = fmax(nw, oq_text_width(sp->category_notes[r], FS_TICK, 0));
         double sum = 0;
         for (size_t i = 0; i < sp->nseries; i++)
             if (isfinite(sp->series[i].y[r]) && sp->series[i].y[r] > 0) sum += sp->series[i].y[r];
         total = fmax(total, sum);
     }
+    double lroom = hbar_room(sp->categories, nc, OQ_TEXT_BOLD, f->W), nroom = hbar_room(sp->category_notes, nc, 0, f->W);
     f->ax = (axis){0, 0, total > 0 ? total * 1.05 : 1};
-    f->plot = (box){fmin(14 + lw + 10, f->W * 0.4), title_height(sp) + 6, f->W - fmin(nw + 24, f->W * 0.4),
+    f->plot = (box){lroom + 8 + MARGIN, titles(sp, f->W, NULL) + 6, f->W - (nroom > 0 ? nroom + 8 + MARGIN : 24),
                     f->H - (22 + 24 + legend_height(&lg) + 10)};
     ticks tx = {0};
     ticks_linear(&f->ax, 1, f->plot.x1 - f->plot.x0, &tx);
@@ -867,31 +1061,36 @@ static void draw_hbars(fig *f)
     }
     for (size_t r = 0; r < nc; r++) {
         double y = f->plot.y0 + rowh * ((double)r + 0.5);
-        int failed = sp->category_failed && sp->category_failed[r];
-        c->text(c, f->plot.x0 - 8, y, sp->categories[r], FS_TICK, OQ_ANCHOR_END, OQ_TEXT_BOLD, failed ? RED : FG);
+        oq_rgb col = sp->category_failed && sp->category_failed[r] ? RED : FG;
+        hbar_text(c, sp->categories[r], f->plot.x0 - 8, y, lroom, OQ_ANCHOR_END, OQ_TEXT_BOLD, col);
         if (sp->category_notes && sp->category_notes[r])
-            c->text(c, f->plot.x1 + 8, y, sp->category_notes[r], FS_TICK, OQ_ANCHOR_START, 0, failed ? RED : FG);
+            hbar_text(c, sp->category_notes[r], f->plot.x1 + 8, y, nroom, OQ_ANCHOR_START, 0, col);
     }
     frame(c, &f->plot, FG, 1.2);
     for (size_t i = 0; i < tx.n; i++)
         c->text(c, px_x(f, &f->plot, tx.v[i]), f->plot.y1 + 13, tx.lab[i], FS_TICK, OQ_ANCHOR_MIDDLE, OQ_TEXT_MARKUP, FG);
     c->text(c, (f->plot.x0 + f->plot.x1) / 2, f->plot.y1 + 36, sp->xlabel ? sp->xlabel : "", FS_LABEL,
             OQ_ANCHOR_MIDDLE, 0, FG);
-    draw_titles(f);
+    titles(sp, f->W, c);
     draw_legend(f, &lg, 20, f->plot.y1 + 52);
 }
 
 void oq_plot_size(const oq_plot_spec *spec, int *width, int *height)
 {
     *width = spec->width > 0 ? spec->width : 1100;
-    if (spec->height > 0)
+    if (spec->height > 0) {
         *height = spec->height;
-    else if (spec->npanels)
-        *height = 200 + 140 * (int)spec->npanels;
+        return;
+    }
+    /* taller by the lines that wrapped: titles, panel labels, bar labels */
+    double W = *width, h = titles(spec, W, NULL) - (spec->subtitle && *spec->subtitle ? 64 : 44);
+    if (spec->npanels)
+        h += 200 + (double)spec->npanels * (140 + panel_strip(spec, W - 24 - PLOT_X0_USUAL) - PANEL_STRIP);
     else if (spec->kind == OQ_PLOT_HBARS)
-        *height = 180 + 44 * (int)spec->ncategories;
+        h += 180 + (double)spec->ncategories * fmax(44, (double)hbar_lines(spec, W) * HBAR_LINE + 14);
     else
-        *height = 700;
+        h += 700;
+    *height = (int)ceil(h);
 }
 
 oq_status oq_plot_draw(const oq_plot_spec *spec, int width, int height, oq_canvas *c, oq_err *err)

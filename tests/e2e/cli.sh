@@ -60,6 +60,13 @@ set -e
 [ "$(json "$T/req/summary.json" 'd["configs"][1].get("required")')" = True ] || fail "not marked required"
 # --list-configs --json: the list as JSON on stdout, nothing else (it printed the text)
 (cd "$T" && "$ORTQUAL" validate --list-configs --json > "$T/lc.json") || fail "--list-configs --json exited $?"
-[ "$(json "$T/lc.json" '[c["name"] for c in d["configs"] if c["possible"]][:2]')" = "['ref:encoder:fp64', 'cpu:decomposed:fp32']" ] ||
+[ "$(json "$T/lc.json" '[c["name"] for c in d["configs"] if c["possible"]][0]')" = "ref:encoder:fp64" ] ||
     fail "--list-configs --json: $(head -3 "$T/lc.json")"
+# ... every configuration the parser takes, with what it needs: the fp16 ones of every
+# representation and ref:sdpa:fp64 (--export sdpa) were missing
+[ "$(json "$T/lc.json" '[(c["name"], c["needs"]) for c in d["configs"] if c["name"] in ("cpu:decomposed:fp16", "cpu:attention23:fp16", "ref:sdpa:fp64")]')" = \
+    "[('ref:sdpa:fp64', ['--export sdpa']), ('cpu:decomposed:fp16', []), ('cpu:attention23:fp16', [])]" ] ||
+    fail "--list-configs --json misses configurations: $(json "$T/lc.json" '[c["name"] for c in d["configs"]]')"
+(cd "$T" && "$ORTQUAL" validate --list-configs > "$T/lc.txt") || fail "--list-configs exited $?"
+grep -Eq '^  ref:sdpa:fp64 +possible here with --export sdpa$' "$T/lc.txt" || fail "--list-configs: $(cat "$T/lc.txt")"
 echo "cli e2e: help CMD, --length-policy as written, --inputs FILE..., no silent caps"

@@ -102,11 +102,18 @@ grep -q "contains sitecustomize.py" "$tmp/ww.txt" || fail "no sitecustomize warn
 # CUPTI (bench --cupti's kernel timer): the library named, the file loaded and its API version
 # (CUPTI's stand-in answers 130001); one that does not load, or is not CUPTI, is a problem.
 FAKE="$OQ_BINARY_DIR/tests/libfake_cupti.so"
-expect 0 "CUPTI        $FAKE (API version 130001): bench --profile-runs N --cupti can time GPU kernels" \
-    "$ORTQUAL" doctor --cupti-lib "$FAKE"
+expect 0 "CUPTI        $FAKE (API version 130001): " "$ORTQUAL" doctor --cupti-lib "$FAKE"
 "$ORTQUAL" doctor --json --cupti-lib "$FAKE" >"$tmp/c.json" || fail "doctor --json --cupti-lib exited $?"
 $PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["cupti"]; assert c["found"] is True and c["library"] == sys.argv[2] and c["version"] == 130001, c' \
     "$tmp/c.json" "$FAKE" || fail "doctor --json cupti: $(head -c 300 "$tmp/c.json")"
+# Found without the CUDA driver, it times nothing and says so (it said it could time GPU kernels);
+# where a driver is, what it says depends on the GPUs
+if [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["gpu"]["cuda_status"])' "$tmp/c.json")" != ok ]; then
+    expect 0 "CUPTI        $FAKE (API version 130001): found, but no CUDA driver here: nothing to time" \
+        "$ORTQUAL" doctor --cupti-lib "$FAKE"
+    $PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["cupti"]; assert c["message"] == "found, but no CUDA driver here: nothing to time", c' \
+        "$tmp/c.json" || fail "doctor --json cupti without a driver: $(head -c 300 "$tmp/c.json")"
+fi
 expect 1 "CUPTI        unavailable: $tmp/none.so: cannot load CUPTI" "$ORTQUAL" doctor --cupti-lib "$tmp/none.so"
 expect 1 "libnone_ep.so is not CUPTI: it lacks the activity API" "$ORTQUAL" doctor --cupti-lib "$OQ_BINARY_DIR/tests/libnone_ep.so"
 "$ORTQUAL" doctor --json --cupti-lib "$tmp/none.so" >"$tmp/n.json"

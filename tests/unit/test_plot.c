@@ -17,6 +17,7 @@
 
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
+#include "plot/plot-impl.h"
 #include "testutil.h"
 
 static char *slurp(const char *path)
@@ -391,6 +392,215 @@ static void test_svg_text_and_points(void **state)
     free(svg);
 }
 
+
+/* ---- Text that must fit ---- */
+
+/* A canvas that checks each text it is given, as the layout measures it: inside the figure,
+ * and clear of every other text. */
+typedef struct fit_canvas {
+    oq_canvas base;
+    double W, H;
+    struct {
+        double x0, x1, y0, y1;
+        char s[64];
+    } box[1024];
+    size_t n;
+    char bad[512];
+} fit_canvas;
+
+static void fit_nop_line(oq_canvas *c, const double *x, const double *y, size_t n, oq_rgb col, double w, int dash)
+{
+    (void)c, (void)x, (void)y, (void)n, (void)col, (void)w, (void)dash;
+}
+static void fit_nop_fill(oq_canvas *c, const double *x, const double *y, size_t n, oq_rgb col, double a)
+{
+    (void)c, (void)x, (void)y, (void)n, (void)col, (void)a;
+}
+static void fit_nop_group(oq_canvas *c, const char *cls, const char *label, long n)
+{
+    (void)c, (void)cls, (void)label, (void)n;
+}
+static void fit_nop(oq_canvas *c) { (void)c; }
+
+static void fit_text(oq_canvas *c, double x, double y, const char *s, double size, int anchor, int flags, oq_rgb col)
+{
+    (void)col;
+    fit_canvas *f = (fit_canvas *)c;
+    double w = oq_text_width(s, size, flags), start = anchor == OQ_ANCHOR_START ? 0 : anchor == OQ_ANCHOR_MIDDLE ? w / 2 : w;
+    int vertical = flags & OQ_TEXT_VERTICAL;
+    double x0 = vertical ? x - size / 2 : x - start, x1 = vertical ? x + size / 2 : x - start + w;
+    double y0 = vertical ? y - w + start : y - size / 2, y1 = vertical ? y + start : y + size / 2;
+    if (f->bad[0]) return;
+    if (x0 < 0 || x1 > f->W || y0 < 0 || y1 > f->H)
+        snprintf(f->bad, sizeof f->bad, "'%s' at [%.0f, %.0f] x [%.0f, %.0f] leaves the %.0f x %.0f figure", s, x0, x1,
+                 y0, y1, f->W, f->H);
+    for (size_t i = 0; !f->bad[0] && i < f->n; i++)
+        if (x0 < f->box[i].x1 - 1 && f->box[i].x0 + 1 < x1 && y0 < f->box[i].y1 - 1 && f->box[i].y0 + 1 < y1)
+            snprintf(f->bad, sizeof f->bad, "'%s' overlaps '%s'", s, f->box[i].s);
+    assert_true(f->n < sizeof f->box / sizeof f->box[0]);
+    f->box[f->n].x0 = x0, f->box[f->n].x1 = x1, f->box[f->n].y0 = y0, f->box[f->n].y1 = y1;
+    snprintf(f->box[f->n++].s, sizeof f->box[0].s, "%s", s);
+}
+
+/* Every text of the figure inside it and clear of the others, at the size it is made. */
+static void assert_text_fits(const oq_plot_spec *sp, const char *what)
+{
+    int W, H;
+    oq_plot_size(sp, &W, &H);
+    fit_canvas *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->base = (oq_canvas){fit_nop_line, fit_nop_fill, fit_text, fit_nop_group, fit_nop, fit_nop, fit_nop, 0};
+    f->W = W, f->H = H;
+    oq_err err = {0};
+    if (oq_plot_draw(sp, W, H, &f->base, &err)) fail_msg("%s: %s", what, err.msg);
+    if (f->bad[0]) fail_msg("%s: %s", what, f->bad);
+    free(f);
+}
+
+static const char long_note[] =
+    "not compared: error: refused by ONNX Runtime [attn-mask-query-broadcast] at node "
+    "'node_scaled_dot_product_attention' (Attention): the mask reaches the Attention node as [B, 1, 1, L] "
+    "where this execution provider takes [B, 1, L, L] only";
+
+/* Titles, subtitles, legends, panel labels and bar notes longer than the figure is wide wrap:
+ * the subtitle of runtime_valid_size (~190 characters at 14 px in 1100 px) was cut on both sides. */
+static void test_long_text_wraps(void **state)
+{
+    (void)state;
+    static const char sub[] =
+        "one point per batch (an evenly spaced sample of 100000): the median of 5 timed calls after 1 warm-up; the "
+        "first call is timed apart (a configuration without repeated calls, as the reference by default, shows its "
+        "one call)";
+    oq_plot_series s[3];
+    oq_plot_spec sp = lines_spec(s);
+    s[1].label = "runs/2024-06-01/cuda-h200-nightly-with-a-long-folder-name/summary.json: cuda:attention24:fp16:flash "
+                 "(static shapes, device I/O) against the reference computed on another host";
+    sp.subtitle = sub;
+    sp.title = "Speed-up over runs/2024-06-01/cpu-baseline-with-a-long-folder-name/summary.json: cpu:decomposed:fp32 "
+               "(median time)";
+    assert_text_fits(&sp, "lines");
+    int W, H;
+    oq_plot_size(&sp, &W, &H);
+    assert_true(H > 700); /* room made for the extra lines, not taken from the plot */
+
+    /* The SVG's subtitle: several <text> lines, each as measured within the viewBox. */
+    char *svg;
+    size_t n;
+    oq_err err = {0};
+    assert_int_equal(oq_plot_svg(&sp, &svg, &n, &err), OQ_OK);
+    size_t lines = 0;
+    for (const char *p = svg; (p = strstr(p, "font-size=\"14\" text-anchor=\"middle\" fill=\"#6e6e6e\">")); lines++) {
+        p = strchr(p, '>') + 1;
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(strchr(p, '<') - p), p);
+        assert_true(oq_text_width(line, 14, 0) <= W - 2 * 16);
+    }
+    assert_true(lines >= 2);
+    free(svg);
+
+    /* Faceted: a panel's label and note wrap in the strip above it. */
+    static const double ex[] = {1e-7, 1e-6, 1e-5}, ey[] = {3, 10};
+    oq_plot_series p[2] = {{"cuda:attention24:fp16:flash", 2, ex, ey, 1, .panel = 1, .note = long_note, .failed = 1},
+                           {"cpu:attention24:fp32", 2, ex, ey, 2, .panel = 2, .note = "PASSED"}};
+    oq_plot_spec fs = {.kind = OQ_PLOT_BINNED, .title = "errors", .xlabel = "|error|", .ylabel = "elements",
+                       .logx = 1, .logy = 1, .series = p, .nseries = 2, .npanels = 2};
+    assert_text_fits(&fs, "panels");
+
+    /* Bars: a category's note wraps beside its bar. */
+    static const double nodes[] = {12, 40};
+    const char *cats[] = {"cuda:attention24:fp16", "cuda:attention24:fp16:a-kernel-choice-with-a-long-name-that-goes-on"};
+    const char *notes[] = {long_note, "kernels: FLASH_ATTENTION on 2 nodes"};
+    oq_plot_series b = {"on the device EP", 2, NULL, nodes, 1};
+    oq_plot_spec hs = {.kind = OQ_PLOT_HBARS, .title = "placement", .xlabel = "graph nodes", .series = &b,
+                       .nseries = 1, .categories = cats, .category_notes = notes, .ncategories = 2};
+    assert_text_fits(&hs, "bars");
+}
+
+/* Every standard figure of the fixtures' summaries: text inside the figure, none over another. */
+static void test_figures_text_fits(void **state)
+{
+    (void)state;
+    static const char *const summaries[] = {"validate/pass.json", "validate/fail.json", "validate/padding.json",
+                                            "validate/h200-placement.json"};
+    oq_err err = {0};
+    for (size_t k = 0; k < sizeof summaries / sizeof *summaries; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s", OQ_SOURCE_DIR, summaries[k]);
+        unsigned char *text;
+        size_t n;
+        assert_int_equal(oq_read_file(path, &text, &n, &err), OQ_OK);
+        oq_figures *f;
+        if (oq_figures_from_summary((const char *)text, n, path, NULL, &f, &err)) fail_msg("%s", err.msg);
+        for (size_t i = 0; i < oq_figures_count(f); i++) assert_text_fits(oq_figures_spec(f, i), oq_figures_name(f, i));
+        oq_figures_free(f);
+        free(text);
+    }
+    oq_csv *t;
+    assert_int_equal(oq_csv_read(OQ_SOURCE_DIR "/tests/fixtures/bench/summary.csv", &t, &err), OQ_OK);
+    oq_figures *f;
+    oq_plot_options opt = {.baseline = "ref"};
+    assert_int_equal(oq_figures_from_tables(&t, 1, &opt, &f, &err), OQ_OK);
+    for (size_t i = 0; i < oq_figures_count(f); i++) assert_text_fits(oq_figures_spec(f, i), oq_figures_name(f, i));
+    oq_figures_free(f);
+    oq_csv_free(t);
+}
+
+/* ---- Log axes ---- */
+
+/* The values of a tick label: "0.5", "10<tspan ...>-6</tspan>", "2×10<tspan ...>-7</tspan>". */
+static double label_value(const char *p)
+{
+    char *end;
+    double m = 1;
+    if (strncmp(p, "10<tspan", 8)) {
+        m = strtod(p, &end);
+        if (strncmp(end, "\xc3\x97", 2)) return m;
+        p = end + 2;
+    }
+    return m * pow(10, strtod(strchr(p, '>') + 1, NULL));
+}
+
+/* The y tick labels, bottom to top, of a figure of one series (x, y) on log axes. */
+static size_t y_labels(const double *x, const double *y, size_t n, double *v, size_t cap)
+{
+    oq_plot_series s = {"s", n, x, y, 0};
+    oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .title = "t", .xlabel = "x", .ylabel = "y", .logx = 1, .logy = 1,
+                       .series = &s, .nseries = 1};
+    char *svg;
+    size_t len, k = 0;
+    oq_err err = {0};
+    assert_int_equal(oq_plot_svg(&sp, &svg, &len, &err), OQ_OK);
+    for (const char *p = svg; k < cap && (p = strstr(p, "text-anchor=\"end\">")); k++) {
+        p += strlen("text-anchor=\"end\">");
+        v[k] = label_value(p);
+    }
+    free(svg);
+    return k;
+}
+
+/* A speed-up up to 1.4 had labels 0.2 .. 1 only: the top third of the axis had no scale. A log
+ * axis labels both ends of its range, whatever the range. */
+static void test_log_ticks_cover(void **state)
+{
+    (void)state;
+    static const double L3[] = {256, 1024, 4096}, speedup[] = {0.15, 1.15, 1.4};
+    double v[32];
+    size_t n = y_labels(L3, speedup, 3, v, 32);
+    assert_true(n >= 2);
+    assert_true(v[n - 1] > 1.0); /* a label above 1 */
+
+    static const double lows[] = {1e-7, 0.013, 0.15, 0.3, 0.9, 3, 25.6, 700};
+    static const double spans[] = {1.3, 2, 2.8, 5, 9.3, 40, 300, 1e4, 1e8};
+    for (size_t i = 0; i < sizeof lows / sizeof *lows; i++)
+        for (size_t j = 0; j < sizeof spans / sizeof *spans; j++) {
+            double lo = lows[i], hi = lo * spans[j], ys[3] = {lo, sqrt(lo * hi), hi};
+            n = y_labels(L3, ys, 3, v, 32);
+            double span = log10(hi / lo); /* the axis: this and a margin */
+            if (n < 2 || log10(hi / v[n - 1]) > 0.2 * span || log10(v[0] / lo) > 0.2 * span)
+                fail_msg("y %g .. %g: %zu labels, %g .. %g", lo, hi, n, n ? v[0] : 0, n ? v[n - 1] : 0);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +614,9 @@ int main(void)
         cmocka_unit_test(test_bench_settings),
         cmocka_unit_test(test_validate_csv_refused),
         cmocka_unit_test(test_svg_text_and_points),
+        cmocka_unit_test(test_long_text_wraps),
+        cmocka_unit_test(test_figures_text_fits),
+        cmocka_unit_test(test_log_ticks_cover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,46 @@ static void test_config_parse(void **state)
     }
 }
 
+/* The list of configurations (validate --list-configs) is the parser's: every entry parses to
+ * itself, and every runtime, representation and precision the parser accepts is listed (it
+ * missed cpu:decomposed:fp16, cpu:attention23:fp16 and ref:sdpa:fp64). */
+static void test_config_known(void **state)
+{
+    (void)state;
+    oq_config c, back, known[64];
+    size_t n = 0;
+    for (; oq_config_known(n, &c); n++) {
+        assert_true(n < 64);
+        assert_int_equal(oq_config_parse(c.name, &back, NULL), OQ_OK);
+        assert_string_equal(back.name, c.name);
+        known[n] = c;
+    }
+    static const char *const runtimes[] = {"ref", "cpu", "cuda", "CPU", "Cuda"};
+    for (size_t t = 0; t < sizeof runtimes / sizeof *runtimes; t++)
+        for (int r = OQ_REPR_ENCODER; r <= OQ_REPR_EXPECTED; r++)
+            for (int p = OQ_PREC_FP64; p <= OQ_PREC_TF32; p++)
+                for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) {
+                    char text[96];
+                    snprintf(text, sizeof text, "%s:%s:%s:%s", runtimes[t], oq_repr_name((oq_repr)r),
+                             oq_precision_name((oq_precision)p), oq_kernel_name((oq_kernel)k));
+                    if (oq_config_parse(text, &c, NULL)) continue;
+                    size_t i = 0;
+                    while (i < n && !(!strcmp(known[i].runtime, c.runtime) && known[i].repr == c.repr &&
+                                      known[i].precision == c.precision))
+                        i++;
+                    if (i == n) fail_msg("%s parses but is not listed", text);
+                }
+    for (const char *const *w = (const char *const[]){"cpu:decomposed:fp16", "cpu:attention23:fp16", "ref:sdpa:fp64",
+                                                       "expected", NULL};
+         *w; w++) {
+        size_t i = 0;
+        while (i < n && strcmp(known[i].name, *w)) i++;
+        if (i == n) fail_msg("%s is not listed", *w);
+    }
+    assert_int_equal(oq_config_known(n, &c), 0);
+    assert_int_equal(oq_config_known(0, NULL), 0);
+}
+
 static void test_config_ep_options(void **state)
 {
     (void)state;
@@ -289,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_signal_reported),
         cmocka_unit_test(test_timeout_kills),
         cmocka_unit_test(test_config_parse),
+        cmocka_unit_test(test_config_known),
         cmocka_unit_test(test_config_ep_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
