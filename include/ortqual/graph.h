@@ -47,25 +47,34 @@ typedef struct oq_opset {
     int64_t version;
 } oq_opset;
 
-/* One dimension of a graph input or output: symbolic when `param` is non-NULL. */
+/* One dimension of a graph input or output: symbolic when `param` is non-NULL. `denotation`
+ * (NULL: none) is ONNX's dimension denotation, what the axis is (DimensionDenotation.md in the
+ * ONNX repository), e.g. OQ_DENOTATION_BATCH: a fixed size says nothing of that, a name may. */
 typedef struct oq_dim {
     int64_t value;
     const char *param;
+    const char *denotation;
 } oq_dim;
+/* ONNX's standard denotations of a batch axis and of a time (sequence) axis. */
+#define OQ_DENOTATION_BATCH "DATA_BATCH"
+#define OQ_DENOTATION_TIME "DATA_TIME"
 #ifdef __cplusplus
 /* C++ has no compound literals: there the macros below make their values with these. */
-inline oq_dim oq_dim_cxx_(int64_t v, const char *param)
+inline oq_dim oq_dim_cxx_(int64_t v, const char *param, const char *denotation = NULL)
 {
     oq_dim d;
     d.value = v;
     d.param = param;
+    d.denotation = denotation;
     return d;
 }
 #define OQ_DIM(v) oq_dim_cxx_((v), NULL)
 #define OQ_DIM_SYM(s) oq_dim_cxx_(0, (s))
+#define OQ_DIM_DENOTED(v, den) oq_dim_cxx_((v), NULL, (den))
 #else
-#define OQ_DIM(v) ((oq_dim){(v), NULL})
-#define OQ_DIM_SYM(s) ((oq_dim){0, (s)})
+#define OQ_DIM(v) ((oq_dim){(v), NULL, NULL})
+#define OQ_DIM_SYM(s) ((oq_dim){0, (s), NULL})
+#define OQ_DIM_DENOTED(v, den) ((oq_dim){(v), NULL, (den)})
 #endif
 
 typedef enum oq_attr_type {

@@ -42,6 +42,8 @@ typedef struct oq_io_info {
     int32_t elem_type;  /* onnx TensorProto data type (oq_dtype values), 0 if not a tensor */
     int32_t rank;       /* -1 when the model gives no shape */
     char **dims;        /* rank strings: "7", "batch", or "?" for an unnamed unknown dim */
+    char **denotations; /* rank entries, each dim's ONNX denotation ("DATA_BATCH", "DATA_TIME",
+                           ...: graph.h) or NULL; NULL when no dim has one */
 } oq_io_info;
 
 typedef struct oq_opset_info {

@@ -73,6 +73,19 @@ typedef struct oq_validate_progress {
     size_t batches_done, n_batches; /* of this configuration */
 } oq_validate_progress;
 
+/* The sequence axis of one output, said by the caller (the tool's --seq-axis OUTPUT=AXIS) where
+ * the model's declaration does not say it. Without one, an output's mask axes are the ones its
+ * declared names share with the mask input's, else those denoted DATA_BATCH and DATA_TIME
+ * (graph.h), else axis 0 of the batch's size B and the one later axis of its padded length L;
+ * two or more such axes are refused (OQ_ERR_INVALID_ARG naming them) rather than guessed. */
+#define OQ_SEQ_AXIS_NONE (-1)
+typedef struct oq_seq_axis {
+    const char *output;       /* the model output's name */
+    int32_t axis;             /* the axis the mask's lengths run along (not the batch axis: the
+                                 one the declared names or DATA_BATCH say, else 0), of size L;
+                                 OQ_SEQ_AXIS_NONE: not per element, every element valid */
+} oq_seq_axis;
+
 typedef struct oq_validate_opts {
     oq_model_kind kind;
     /* OQ_MODEL_USER: any named inputs, read by name from each .npz. The mask contract applies
@@ -118,6 +131,10 @@ typedef struct oq_validate_opts {
     oq_graph_opt graph_opt;   /* ORT's graph optimization level of every ORT configuration
                                  (OQ_GRAPH_OPT_DEFAULT: ORT's own, every optimization) */
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
+    size_t n_seq_axes;        /* outputs whose sequence axis the caller says; one that is not
+                                 an output of the model, a repeated output, an axis beyond the
+                                 declared rank or the batch axis is refused before anything runs */
+    const oq_seq_axis *seq_axes;
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
     int allow_skip;           /* a run in which nothing under test was compared exits 0 */

@@ -337,6 +337,20 @@ int oq_cli_padding(const oq_opt *o, const char *arg);
                     "padded elements of masked outputs: zero (must be exactly 0), report\n"         \
                     "(counted, not judged), auto (zero for ortqual's exports; for --model,\n"       \
                     "zero where the reference is exactly 0 on every padded element)")
+/* --seq-axis OUTPUT=AXIS|none (validate, replay), repeatable, into the struct oq_cli_seq_axes
+ * at ctx (oq_validate_opts.seq_axes): read here, checked against the model by the library. */
+struct oq_cli_seq_axes {
+    size_t n;
+    struct oq_seq_axis *v; /* the output names malloc'ed */
+};
+int oq_cli_seq_axis(const oq_opt *o, const char *arg);
+void oq_cli_seq_axes_clear(struct oq_cli_seq_axes *s);
+#define OQ_CLI_SEQ_AXIS_OPT(s)                                                                      \
+    OQ_OPT_CALLBACK("seq-axis", "OUTPUT=AXIS", oq_cli_seq_axis, (s),                                \
+                    "the axis of OUTPUT that the mask's lengths run along (repeatable),\n"         \
+                    "where the model's dim names or denotations do not say it and two\n"          \
+                    "axes have the padded length; none: OUTPUT is not per position,\n"           \
+                    "every element valid (docs/real-models.md)")
 struct oq_validate_summary;
 struct oq_validate_progress;
 /* Colour only for a terminal, and never when NO_COLOR is set (and not empty). */

@@ -31,6 +31,36 @@ int oq_cli_padding(const oq_opt *o, const char *arg)
     return -1;
 }
 
+/* The last '=' splits: an output's name may hold one, an axis never does. */
+int oq_cli_seq_axis(const oq_opt *o, const char *arg)
+{
+    struct oq_cli_seq_axes *s = o->ctx;
+    const char *eq = strrchr(arg, '=');
+    char *end = NULL;
+    long axis = eq && strcmp(eq + 1, "none") ? strtol(eq + 1, &end, 10) : OQ_SEQ_AXIS_NONE;
+    if (!eq || eq == arg || (end && (end == eq + 1 || *end || axis < 0 || axis > INT32_MAX || eq[1] == '-'))) {
+        oq_cli_error("--seq-axis '%s': want OUTPUT=AXIS (an axis number from 0, or none)", arg);
+        return -1;
+    }
+    char *name = strndup(arg, (size_t)(eq - arg));
+    oq_seq_axis *v = name ? realloc(s->v, (s->n + 1) * sizeof *v) : NULL;
+    if (!v) {
+        free(name);
+        oq_cli_error("out of memory");
+        return -1;
+    }
+    s->v = v;
+    s->v[s->n++] = (oq_seq_axis){name, (int32_t)axis};
+    return 0;
+}
+
+void oq_cli_seq_axes_clear(struct oq_cli_seq_axes *s)
+{
+    for (size_t i = 0; i < s->n; i++) free((char *)s->v[i].output);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
 int oq_cli_color(FILE *fp)
 {
     const char *no = getenv("NO_COLOR"); /* https://no-color.org: set and not empty */

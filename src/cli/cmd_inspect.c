@@ -37,8 +37,10 @@ static void print_io(FILE *f, const char *what, const oq_io_info *io, size_t n, 
             continue;
         }
         fputc('[', f);
-        for (int32_t d = 0; io[i].dims && d < io[i].rank; d++)
+        for (int32_t d = 0; io[i].dims && d < io[i].rank; d++) {
             fprintf(f, "%s%s", d ? ", " : "", io[i].dims[d]);
+            if (io[i].denotations && io[i].denotations[d]) fprintf(f, " (%s)", io[i].denotations[d]);
+        }
         fprintf(f, "]%s\n", note);
     }
 }

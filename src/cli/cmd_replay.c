@@ -44,6 +44,7 @@ struct replay_args {
     struct oq_cli_run_output out;
     const char *precision, *reference;
     char *tolerance_text;
+    struct oq_cli_seq_axes seq_axes;
     char outdir[512];
     oq_config configs[2];
 };
@@ -118,6 +119,8 @@ static int check_args(struct replay_args *a)
     a->o.expect_kernel = a->expect.v;
     a->o.n_expect_kernel = a->expect.n;
     a->o.tolerances = a->tolerance_text;
+    a->o.seq_axes = a->seq_axes.v;
+    a->o.n_seq_axes = a->seq_axes.n;
     a->o.profile = 1;
     a->o.plots = 0;
     if (!a->o.outdir) {
@@ -156,6 +159,7 @@ static int run(struct replay_args *a, int argc, char **argv)
                       "ORT library of the CPU reference run (default: --ort-lib, else the\n"
                       "usual search: $ORTQUAL_ORT_LIB, then the bundled copy)"),
         OQ_CLI_PADDING_OPT(o),
+        OQ_CLI_SEQ_AXIS_OPT(&a->seq_axes),
         OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, " of both sessions"),
         OQ_OPT_LIST("require", "CONFIG", &a->required,
                     "a skip of CONFIG (e.g. cuda:model:fp32 with no CUDA here) is a failure"),
@@ -217,6 +221,7 @@ int cmd_replay(int argc, char **argv)
     oq_cli_list_clear(&a.required);
     oq_cli_list_clear(&a.expect);
     oq_cli_list_clear(&a.tolerances);
+    oq_cli_seq_axes_clear(&a.seq_axes);
     oq_cli_list_clear(&a.given);
     free(a.tolerance_text);
     oq_cli_runtime_clear(&a.cr);

@@ -49,6 +49,7 @@ static const char foot[] =
 "  ortqual validate --model torch.onnx --inputs io.npz          # expected,cpu:model:fp32 (+ cuda)\n"
 "  ortqual validate --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' \\\n"
 "      --configs cpu:model:fp32,cuda:model:fp32 --require-full-gpu --tolerance logits:rtol=1e-3\n"
+"  ortqual validate --model static.onnx --inputs io.npz --seq-axis y=2   # y [2,4,4,2]: heads = length\n"
 "  ortqual validate --outdir runs/ci --junit runs/ci/junit.xml --progress never\n"
 "  ortqual validate --num-events 12 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m1 \\\n"
 "      --prepare-shards 4                    # 4 batches of 3: one per shard; then each shard:\n"
@@ -66,6 +67,7 @@ struct args {
     glob_t files, expected_files;
     int globbed, expected_globbed;
     char *tolerance_text;
+    struct oq_cli_seq_axes seq_axes;
     const char **required_all; /* --require and, with --gpu, every cuda configuration */
     char policy[256];
     const char *configs_text, *worker;
@@ -377,6 +379,8 @@ static int finish_args(struct args *a)
     if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
     default_cache_dir(a);
     a->o.tolerances = a->tolerance_text;
+    a->o.seq_axes = a->seq_axes.v;
+    a->o.n_seq_axes = a->seq_axes.n;
     return 0;
 }
 
@@ -642,6 +646,7 @@ static void args_clear(struct args *a)
     if (a->globbed) globfree(&a->files);
     if (a->expected_globbed) globfree(&a->expected_files);
     free(a->tolerance_text);
+    oq_cli_seq_axes_clear(&a->seq_axes);
     free(a->required_all);
     free(a->configs);
 }
@@ -729,6 +734,7 @@ static int run(struct args *a, int argc, char **argv)
                     "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"
                     "model does not have is refused); without 'OUTPUT:' the default; repeatable"),
         OQ_CLI_PADDING_OPT(o),
+        OQ_CLI_SEQ_AXIS_OPT(&a->seq_axes),
         OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
         OQ_OPT_GROUP("output:"),
         OQ_OPT_STRING("outdir", "DIR", &o->outdir,

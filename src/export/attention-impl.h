@@ -50,6 +50,12 @@ const char *oq_attn_zero_padding(oq_attn_builder *b, const char *x, int rank3);
 /* One-paragraph description of the attention for the model doc string. */
 void oq_attn_describe(const oq_attn_builder *b, char *buf, size_t n);
 
+/* The batch and sequence axes of every input and output: named "batch" and "seq", or of the
+ * fixed size given (> 0) with ONNX's denotation of the axis, so that a reader of a static
+ * model (validate's mask axes) is told what the sizes do not say. */
+oq_dim oq_export_batch_dim(int64_t fixed);
+oq_dim oq_export_seq_dim(int64_t fixed);
+
 /* Checks shared by sdpa and encoder: representation, dtype, static shape,
  * mask form vs format; messages name the CLI option. */
 oq_status oq_export_check_common(oq_attn_format f, oq_mask_form m, oq_dtype dt, int64_t sb,

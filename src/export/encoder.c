@@ -99,8 +99,7 @@ oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export
     oq_graph *g;
     if ((s = oq_graph_create(ops, 1, "ortqual_encoder", &g, err))) return s;
 
-    oq_dim bd = x->static_batch ? OQ_DIM(x->static_batch) : OQ_DIM_SYM("batch");
-    oq_dim ld = x->static_seq ? OQ_DIM(x->static_seq) : OQ_DIM_SYM("seq");
+    oq_dim bd = oq_export_batch_dim(x->static_batch), ld = oq_export_seq_dim(x->static_seq);
     oq_graph_add_input(g, "features", OQ_DTYPE_FLOAT32, 3, (oq_dim[]){bd, ld, OQ_DIM(c->features)});
     oq_graph_add_input(g, "mask", OQ_DTYPE_FLOAT32, 2, (oq_dim[]){bd, ld});
     oq_attn_builder b = {

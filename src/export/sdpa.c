@@ -19,6 +19,16 @@ void oq_sdpa_config_default(oq_sdpa_config *c)
     c->attention_dtype = OQ_DTYPE_FLOAT32;
 }
 
+oq_dim oq_export_batch_dim(int64_t fixed)
+{
+    return fixed ? OQ_DIM_DENOTED(fixed, OQ_DENOTATION_BATCH) : OQ_DIM_SYM("batch");
+}
+
+oq_dim oq_export_seq_dim(int64_t fixed)
+{
+    return fixed ? OQ_DIM_DENOTED(fixed, OQ_DENOTATION_TIME) : OQ_DIM_SYM("seq");
+}
+
 oq_status oq_export_check_common(oq_attn_format f, oq_mask_form m, oq_dtype dt, int64_t sb,
                                  int64_t sl, oq_err *err)
 {
@@ -68,8 +78,7 @@ oq_status oq_sdpa_config_check(const oq_sdpa_config *c, oq_err *err)
 
 static void io_dims(const oq_sdpa_config *c, int32_t heads, oq_dim *d)
 {
-    oq_dim bd = c->static_batch ? OQ_DIM(c->static_batch) : OQ_DIM_SYM("batch");
-    oq_dim ld = c->static_seq ? OQ_DIM(c->static_seq) : OQ_DIM_SYM("seq");
+    oq_dim bd = oq_export_batch_dim(c->static_batch), ld = oq_export_seq_dim(c->static_seq);
     if (c->layout == 3) {
         d[0] = bd;
         d[1] = ld;
@@ -105,8 +114,7 @@ oq_status oq_export_sdpa(const oq_sdpa_config *c, oq_graph **out, oq_err *err)
         .dtype = c->attention_dtype, .io_dtype = io, .heads = c->heads, .kv_heads = c->kv_heads,
         .head_dim = c->head_dim, .layout = c->layout};
     if (b.mask != OQ_MASK_NONE) {
-        oq_dim md[2] = {c->static_batch ? OQ_DIM(c->static_batch) : OQ_DIM_SYM("batch"),
-                        c->static_seq ? OQ_DIM(c->static_seq) : OQ_DIM_SYM("seq")};
+        oq_dim md[2] = {oq_export_batch_dim(c->static_batch), oq_export_seq_dim(c->static_seq)};
         oq_graph_add_input(g, "mask", OQ_DTYPE_FLOAT32, 2, md);
         b.mask_in = "mask";
     }

@@ -291,6 +291,7 @@ static Onnx__ValueInfoProto *value_info(oq_graph *g, const char *name, oq_dtype 
             d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
             d->dim_value = dims[i].value;
         }
+        if (dims[i].denotation && !(d->denotation = gstrdup(g, dims[i].denotation))) return NULL;
         dv[i] = d;
     }
     sh->n_dim = ndim > 0 ? (size_t)ndim : 0;

@@ -55,6 +55,20 @@ static int is_default_domain(const char *d)
     return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
+/* What each dim is, where the model says it (validate reads DATA_BATCH and DATA_TIME). */
+static void io_denotations(ctx *c, const Onnx__TensorShapeProto *sh, oq_io_info *io)
+{
+    int any = 0;
+    for (size_t i = 0; i < sh->n_dim; i++) any |= sh->dim[i]->denotation && *sh->dim[i]->denotation;
+    if (!any) return;
+    if (!(io->denotations = calloc(sh->n_dim, sizeof *io->denotations))) {
+        c->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < sh->n_dim; i++)
+        if (sh->dim[i]->denotation && *sh->dim[i]->denotation) io->denotations[i] = dup0(c, sh->dim[i]->denotation);
+}
+
 static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
 {
     io->name = dup0(c, vi->name);
@@ -81,6 +95,7 @@ static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
         else
             io->dims[i] = dup0(c, "?");
     }
+    io_denotations(c, sh, io);
 }
 
 /* A graph input with an initializer of its name has a default (IR >= 4); below IR 4 every
@@ -428,6 +443,8 @@ static void free_io(oq_io_info *io)
     free(io->name);
     for (int32_t i = 0; io->dims && i < io->rank; i++) free(io->dims[i]);
     free(io->dims);
+    for (int32_t i = 0; io->denotations && i < io->rank; i++) free(io->denotations[i]);
+    free(io->denotations);
 }
 
 const char *oq_elem_type_name(int32_t t)
@@ -513,8 +530,14 @@ static json_t *io_entry(const oq_io_info *io)
         long long v = strtoll(io->dims[d], &end, 10);
         json_array_append_new(dims, *end || end == io->dims[d] ? oq_json_text(io->dims[d]) : json_integer(v));
     }
-    return json_pack("{s:o, s:i, s:o}", "name", oq_json_text(io->name), "elem_type", (int)io->elem_type, "dims",
-                     io->rank < 0 ? (json_decref(dims), json_null()) : dims);
+    json_t *j = json_pack("{s:o, s:i, s:o}", "name", oq_json_text(io->name), "elem_type", (int)io->elem_type, "dims",
+                          io->rank < 0 ? (json_decref(dims), json_null()) : dims);
+    if (!j || !io->denotations) return j;
+    json_t *den = json_array();
+    for (int32_t d = 0; d < io->rank; d++)
+        json_array_append_new(den, io->denotations[d] ? oq_json_text(io->denotations[d]) : json_null());
+    json_object_set_new(j, "denotations", den);
+    return j;
 }
 
 static json_t *io_json(const oq_io_info *io, size_t n)

@@ -145,6 +145,7 @@ static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, 
     oq_tensor_free(x);
     oq_tensor_free(m);
     if (!st) st = oq_signature_check(sig, in, "generated events", err);
+    if (!st) st = oq_signature_mask_axes(sig, in, NULL, err);
     if (st) oq_batch_inputs_clear(in);
     return st;
 }
@@ -351,6 +352,7 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     oq_batch_info bi = {0};
     if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, lengths, inputs, &bi, err);
     if (!st && expected) st = expected_batch(o, sig, k, &in, &bi, exp, err);
+    if (!st) st = oq_signature_mask_axes(sig, &in, *exp ? exp : NULL, err);
     if (!st) st = oq_batch_sink_put(sink, &bi, err);
     if (st && *inputs) unlink(inputs);
     if (st && *exp) unlink(exp);

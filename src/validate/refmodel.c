@@ -50,10 +50,12 @@ oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq
     return OQ_OK;
 }
 
+int32_t oq_ref_model_seq_axis(int32_t ndim) { return ndim == 4 ? 2 : 1; }
+
 /* Padded query rows of y are exact zeros, as the exported sdpa model makes them. */
 static void zero_padded_queries(oq_tensor *y, const int64_t *lengths)
 {
-    int32_t seq_axis = y->ndim == 4 ? 2 : 1;
+    int32_t seq_axis = oq_ref_model_seq_axis(y->ndim);
     int64_t inner = 1;
     for (int32_t d = seq_axis + 1; d < y->ndim; d++) inner *= y->shape[d];
     int64_t L = y->shape[seq_axis], mid = y->ndim == 4 ? y->shape[1] : 1;

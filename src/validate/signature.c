@@ -125,9 +125,13 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
     const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
+    sig->label = path;
+    sig->seq_axes = o->seq_axes;
+    sig->n_seq_axes = o->n_seq_axes;
     oq_status st = o->kind == OQ_MODEL_USER ? oq_model_inspect_file(o->model_path, &sig->mi, err)
                                             : export_signature(o, w, &sig->mi, err);
     if (!st) st = choose_mask(o, path, contract, sig, err);
+    if (!st) st = oq_seq_axes_check(sig, err);
     if (st) oq_signature_clear(sig);
     return st;
 }
@@ -524,37 +528,50 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
     return st;
 }
 
-/* ---- the mask's axes in an output ---------------------------------------------------- */
+/* ---- the mask's axes in each output, told before any model runs ---------------------- */
 
-int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const oq_tensor *out, int64_t batch,
-                        int64_t seq, int32_t *batch_axis, int32_t *seq_axis)
+/* The declared shape of `io` with the batch's sizes for its names; 0 when a size is unknown
+ * until the model runs ("?", a name the inputs did not bind, no shape). */
+static int declared_shape(const oq_io_info *io, const oq_batch_inputs *in, int64_t *shape)
 {
-    const oq_io_info *m = mi ? find_io(mi->inputs, mi->n_inputs, mask_input) : NULL;
-    const oq_io_info *o = mi ? find_io(mi->outputs, mi->n_outputs, out->name) : NULL;
-    if (m && o && m->rank == 2 && o->rank == out->ndim && declared_size(m->dims[0]) == -1 &&
-        declared_size(m->dims[1]) == -1) {
-        /* the names say it: the output axes called like the mask's two */
-        int32_t b = -1, s = -1;
-        for (int32_t d = 0; d < o->rank; d++) {
-            if (b < 0 && !strcmp(o->dims[d], m->dims[0])) b = d;
-            else if (s < 0 && !strcmp(o->dims[d], m->dims[1])) s = d;
-        }
-        int named = 0;
-        for (int32_t d = 0; d < o->rank; d++) named |= declared_size(o->dims[d]) == -1;
-        if (b >= 0 && s >= 0) {
-            *batch_axis = b;
-            *seq_axis = s;
-            return 1;
-        }
-        if (named) return 0; /* named axes, none of them the sequence: not a per-element output */
+    if (io->rank < 0 || io->rank > OQ_MAX_DIMS) return 0;
+    for (int32_t d = 0; d < io->rank; d++) {
+        int64_t size = declared_size(io->dims[d]);
+        shape[d] = size == -1 ? bound(in, io->dims[d], NULL) : size;
+        if (shape[d] < 0) return 0;
     }
-    /* sizes: B first, then the first later axis of size L */
-    if (out->ndim < 2 || out->shape[0] != batch) return 0;
-    for (int32_t d = 1; d < out->ndim; d++)
-        if (out->shape[d] == seq) {
-            *batch_axis = 0;
-            *seq_axis = d;
-            return 1;
+    return 1;
+}
+
+/* The output's shape from the checked expected outputs (NULL: none). */
+static int expected_shape(const oq_npz *z, const char *name, int32_t *ndim, int64_t *shape)
+{
+    const oq_tensor *t = z ? oq_npz_get(z, name) : NULL;
+    if (!t) return 0;
+    *ndim = t->ndim;
+    memcpy(shape, t->shape, sizeof *shape * (size_t)t->ndim);
+    return 1;
+}
+
+oq_status oq_signature_mask_axes(const oq_signature *sig, const oq_batch_inputs *in, const char *expected,
+                                 oq_err *err)
+{
+    if (sig->mask < 0) return OQ_OK; /* no mask: every element is valid */
+    const oq_model_info *mi = sig->mi;
+    oq_axes_rule r = {sig->label, mi, mi->inputs[sig->mask].name, sig->n_seq_axes, sig->seq_axes, in->batch, in->seq};
+    oq_npz *z = NULL;
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < mi->n_outputs; i++) {
+        const oq_io_info *io = &mi->outputs[i];
+        int64_t shape[OQ_MAX_DIMS];
+        int32_t ndim = io->rank;
+        if (!declared_shape(io, in, shape)) {
+            if (expected && !z && (st = oq_npz_read(expected, &z, err))) break; /* read once, when needed */
+            if (!expected_shape(z, io->name, &ndim, shape)) continue;       /* its worker tells */
         }
-    return 0;
+        oq_mask_axes a;
+        st = oq_output_mask_axes(&r, io->name, ndim, shape, &a, err);
+    }
+    oq_npz_free(z);
+    return st;
 }

@@ -47,6 +47,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     free(p->mask_member);
     free(p->batches_file);
     free(p->tolerances);
+    oq_seq_axes_clear(&p->seq_axes, &p->n_seq_axes);
     free(p->ort_lib);
     size_t k = p->n_ep_libs;
     strv_clear(&p->ep_lib_names, &k);
@@ -73,6 +74,28 @@ oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *m
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     return OQ_OK;
+}
+
+int oq_seq_axes_copy(oq_seq_axis **v, size_t *n, const oq_seq_axis *src, size_t n_src)
+{
+    for (size_t i = 0; i < n_src; i++) {
+        char *name = strdup(src[i].output);
+        oq_seq_axis *a = name ? OQ_PUSH(*v, *n) : NULL;
+        if (!a) {
+            free(name);
+            return 0;
+        }
+        *a = (oq_seq_axis){name, src[i].axis};
+    }
+    return 1;
+}
+
+void oq_seq_axes_clear(oq_seq_axis **v, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++) free((char *)(*v)[i].output);
+    free(*v);
+    *v = NULL;
+    *n = 0;
 }
 
 void oq_dispatch_result_clear(oq_dispatch_result *d)

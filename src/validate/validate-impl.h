@@ -49,6 +49,8 @@ typedef struct oq_validate_plan {
     int threads;                     /* the C reference's threads, ORT's intra-op threads */
     oq_graph_opt graph_opt;          /* ORT's graph optimization level */
     char *tolerances;                /* "out:rtol=..,atol=..;..." or NULL */
+    size_t n_seq_axes;               /* the caller's --seq-axis (the output names owned) */
+    oq_seq_axis *seq_axes;
     int64_t padded_length;           /* the longest batch's L (for dispatch advice) */
     oq_mask_form mask_form;          /* how the exported attention excludes padded keys, as
                                         export resolved it; AUTO when ortqual did not export */
@@ -108,6 +110,9 @@ oq_status oq_worker_probe_ort(const char *lib, oq_err *err);
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);
 oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *member, oq_err *err);
+/* src[0..n_src) appended to *v (their output names copied); 0 when out of memory. */
+int oq_seq_axes_copy(oq_seq_axis **v, size_t *n, const oq_seq_axis *src, size_t n_src);
+void oq_seq_axes_clear(oq_seq_axis **v, size_t *n);
 
 /* ---- JSON: the one place plans and results are written and read (json.c) ---------- */
 
@@ -225,6 +230,9 @@ int oq_ref_model_threads_of(const oq_validate_plan *plan);
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);
+/* The axis a reference output's positions run along, as ortqual's exports lay them out: 2 of
+ * [B, H, L, D], else 1 ([B, L, C]). */
+int32_t oq_ref_model_seq_axis(int32_t ndim);
 
 /* ---- the reference cache (refcache.c) ------------------------------------------------ */
 
@@ -376,6 +384,9 @@ typedef struct oq_signature {
     oq_model_info *mi;   /* inputs and outputs as the model declares them */
     int mask;            /* index into mi->inputs of the mask, -1: no mask */
     int features;        /* the input generated events' features feed, -1: none */
+    const char *label;   /* the model in messages: its path, or "the exported model" */
+    size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
+    const oq_seq_axis *seq_axes;
 } oq_signature;
 
 /* The signature of the run's model: the user's file, or one of ortqual's exports. `contract`:
@@ -405,10 +416,40 @@ oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const
  * is NULL (a check alone). */
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path,
                                 const char *out, oq_err *err);
-/* The axes of output `out` that are the mask's batch and sequence axes (declared names
- * first, then sizes B and L); 0 when the output has none (every element is then valid). */
-int oq_output_mask_axes(const oq_model_info *mi, const char *mask_input, const oq_tensor *out, int64_t batch,
-                        int64_t seq, int32_t *batch_axis, int32_t *seq_axis);
+/* What tells the mask's axes in an output: the model's declarations (mi NULL: the sizes
+ * alone), its mask input, the caller's --seq-axis, and the batch's size B and padded length L. */
+typedef struct oq_axes_rule {
+    const char *model;             /* names the model in messages */
+    const oq_model_info *mi;
+    const char *mask_input;
+    size_t n_seq_axes;
+    const oq_seq_axis *seq_axes;
+    int64_t batch, seq;
+} oq_axes_rule;
+/* Where the mask's lengths apply in one output; masked 0: nowhere, every element is valid. */
+typedef struct oq_mask_axes {
+    int masked;
+    int32_t batch, seq;
+} oq_mask_axes;
+/* The mask's axes in output `name` of shape[0..ndim): the caller's --seq-axis for it, else the
+ * axes named like the mask's two (an output with named axes, none of them the sequence, has
+ * none), else those denoted DATA_BATCH (else axis 0) and DATA_TIME of sizes B and L, else axis 0
+ * of size B and the one later axis of size L. Never a guess: two candidate sequence axes, or a
+ * --seq-axis axis out of the shape, the batch axis or not of size L, is OQ_ERR_INVALID_ARG
+ * naming the model, the output, its shape, the axes and the fix. */
+oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                              oq_mask_axes *axes, oq_err *err);
+/* The caller's --seq-axis (sig->seq_axes) against the model: each names an output, once, of a
+ * model with a mask, and an axis of its declared rank other than its batch axis; else
+ * OQ_ERR_INVALID_ARG ("--seq-axis y=5: ...") before anything runs. */
+oq_status oq_seq_axes_check(const oq_signature *sig, oq_err *err);
+/* Before any model runs: each output's mask axes told for this batch from its declared shape,
+ * its named sizes bound by the batch (an output declared with a size unknown until it runs
+ * from the outputs in `expected`, the batch's checked .npz, when not NULL; else its worker tells
+ * them), so that an output whose axes cannot be told is refused as an input error, never judged
+ * on the wrong elements. */
+oq_status oq_signature_mask_axes(const oq_signature *sig, const oq_batch_inputs *in, const char *expected,
+                                 oq_err *err);
 
 /* ---- sharded runs (shard_plan.c; merge.c is oq_validate_merge) ----------------------- */
 

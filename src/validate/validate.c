@@ -242,6 +242,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     if (!st) st = plan_batches(c, tag, p, err);
     int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) &&
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
+             oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, o->seq_axes, o->n_seq_axes) &&
              (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
              copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path) &&
              (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)); /* timed: it runs */

@@ -172,6 +172,29 @@ static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const bat
     return read_npz(pb->ref, ref, NULL, err);
 }
 
+/* The mask's lengths on output `o` where it has the mask's axes. An output whose axes were
+ * not known before the run (a size declared "?") and cannot be told is an error, as it would
+ * have been before the run: never compared on the wrong elements. */
+static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tensor *o, oq_compare_opts *co,
+                           oq_err *err)
+{
+    const oq_validate_plan *p = w->plan;
+    oq_axes_rule r = {p->model ? p->model : p->config.name, w->mi, bm->input, p->n_seq_axes, p->seq_axes,
+                      bm->batch, bm->seq};
+    oq_seq_axis own = {o->name, oq_ref_model_seq_axis(o->ndim)};
+    if (w->ref) { /* a C reference under test has no model file: it lays out its outputs as the exports */
+        r.n_seq_axes = 1;
+        r.seq_axes = &own;
+    }
+    oq_mask_axes a;
+    oq_status st = oq_output_mask_axes(&r, o->name, o->ndim, o->shape, &a, err);
+    if (st || !a.masked) return st;
+    co->batch_axis = a.batch;
+    co->seq_axis = a.seq;
+    co->lengths = bm->lengths;
+    return OQ_OK;
+}
+
 /* Compares every reference output with ours; the first failure gives the reason. An output
  * is compared on its valid elements when it has the mask's batch and sequence axes. */
 static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor **outs, size_t n_out,
@@ -192,9 +215,7 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
         oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
         co.tol = oq_tolerances_get(w->tols, r->name);
         co.check_padding = w->plan->padding;
-        if (bm->lengths &&
-            oq_output_mask_axes(w->mi, bm->input, o, bm->batch, bm->seq, &co.batch_axis, &co.seq_axis))
-            co.lengths = bm->lengths;
+        if (bm->lengths && (st = mask_axes(w, bm, o, &co, err))) break;
         oq_compare_result *res = w->cmp; /* one batch's: kept as a few numbers and aggregated */
         oq_err ce = {0};
         if (oq_compare_tensors(o, r, &co, res, &ce)) {

@@ -125,6 +125,19 @@ static void test_sdpa_static_dims_and_bool_mask(void **state)
     oq_model_info *mi = inspect_graph(g);
     assert_string_equal(mi->inputs[0].dims[0], "2");
     assert_string_equal(mi->inputs[0].dims[2], "33");
+    /* the fixed sizes say what they are: batch and time (the heads and head size say nothing) */
+    const oq_io_info *out = &mi->outputs[0], *mask = &mi->inputs[3];
+    assert_string_equal(mask->name, "mask");
+    assert_string_equal(mask->denotations[0], "DATA_BATCH");
+    assert_string_equal(mask->denotations[1], "DATA_TIME");
+    assert_string_equal(out->denotations[0], "DATA_BATCH");
+    assert_null(out->denotations[1]);
+    assert_string_equal(out->denotations[2], "DATA_TIME");
+    assert_null(out->denotations[3]);
+    char *json = oq_model_info_json(mi);
+    assert_non_null(strstr(json, "\"denotations\""));
+    assert_non_null(strstr(json, "\"DATA_TIME\""));
+    free(json);
     assert_int_equal(mi->n_attention, 1);
     assert_non_null(strstr(mi->attention[0].detail, "-> Where ->"));
     oq_model_info_free(mi);

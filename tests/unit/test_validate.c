@@ -56,6 +56,8 @@ static void fill_plan(oq_validate_plan *p, const char *batches_file)
     p->kv_heads = 2;
     p->threads = 6;
     p->tolerances = strdup("cls:rtol=1e-3");
+    const oq_seq_axis said[] = {{"y", 2}, {"pooled", OQ_SEQ_AXIS_NONE}};
+    assert_true(oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, said, 2));
     p->padded_length = 96;
     p->mask_form = OQ_MASK_SEQLEN;
     p->ort_lib = strdup("/ort/libonnxruntime.so");
@@ -117,6 +119,11 @@ static void plan_round_trip(void **state)
     assert_int_equal(b.kv_heads, 2);
     assert_int_equal(b.threads, 6);
     assert_string_equal(b.tolerances, a.tolerances);
+    assert_int_equal(b.n_seq_axes, 2);
+    assert_string_equal(b.seq_axes[0].output, "y");
+    assert_int_equal(b.seq_axes[0].axis, 2);
+    assert_string_equal(b.seq_axes[1].output, "pooled");
+    assert_int_equal(b.seq_axes[1].axis, OQ_SEQ_AXIS_NONE);
     assert_int_equal(b.padded_length, 96);
     assert_int_equal(b.mask_form, OQ_MASK_SEQLEN); /* an enum again, not a string to compare */
     assert_string_equal(b.ort_lib, a.ort_lib);
@@ -526,6 +533,238 @@ static void any_signature(void **state)
     free(model);
     free(io);
     free(bad);
+}
+
+/* ---- the mask's axes in an output ------------------------------------------------------- */
+
+typedef struct axes_out {
+    const char *name;
+    int32_t rank;
+    oq_dim dims[4];
+} axes_out;
+
+/* A model of input `mask` declared `md` and the outputs `outs` as declared there, inspected. */
+static oq_model_info *axes_model(const oq_dim *md, const axes_out *outs, size_t n)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "axes", &g, NULL), OQ_OK);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_FLOAT32, 2, md);
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, -1, NULL);
+    for (size_t i = 0; i < n; i++)
+        oq_graph_add_output(g, "x", outs[i].name, OQ_DTYPE_FLOAT32, outs[i].rank, outs[i].dims);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_graph_serialize(g, &buf, &len, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_model_info *mi = NULL;
+    assert_int_equal(oq_model_inspect_bytes(buf, len, "axes.onnx", &mi, NULL), OQ_OK);
+    free(buf);
+    return mi;
+}
+
+/* The axes of `name` shaped `shape` in a batch of B = 2 events padded to L = 4 (B, L given). */
+static oq_status axes_of(const oq_model_info *mi, const oq_seq_axis *said, size_t n_said, const char *name,
+                         int32_t ndim, const int64_t *shape, int64_t b, int64_t l, oq_mask_axes *a, oq_err *err)
+{
+    oq_axes_rule r = {"axes.onnx", mi, "mask", n_said, said, b, l};
+    return oq_output_mask_axes(&r, name, ndim, shape, a, err);
+}
+
+#define ASSERT_AXES(a, b_, s_) assert_true((a).masked && (a).batch == (b_) && (a).seq == (s_))
+
+/* Sizes alone (static shapes, no names, no denotations): axis 0 of size B and the one later
+ * axis of size L; two such axes (the heads of [B,H,L,D] with H = L) are refused naming the axes
+ * and the fix, never guessed; the caller's --seq-axis says which, checked against the shape. */
+static void mask_axes_by_sizes(void **state)
+{
+    (void)state;
+    const axes_out outs[] = {{"y", 4, {OQ_DIM(2), OQ_DIM(4), OQ_DIM(4), OQ_DIM(2)}},
+                             {"h", 3, {OQ_DIM(2), OQ_DIM(4), OQ_DIM(8)}}};
+    oq_model_info *mi = axes_model((oq_dim[]){OQ_DIM(2), OQ_DIM(4)}, outs, 2);
+    oq_mask_axes a;
+    oq_err err = {0};
+    const int64_t y[] = {2, 4, 4, 2}, h[] = {2, 4, 8}, sq[] = {4, 4, 4}, three[] = {2, 4, 4, 4}, other[] = {3, 4, 8};
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, h, 2, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 0, 1);
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, other, 2, 4, &a, &err), OQ_OK); /* axis 0 is not B */
+    assert_false(a.masked);
+    assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,4,2]: axes 1 and 2 both have the mask's padded "
+                                 "length 4 and the model names neither: say which with --seq-axis y=1 or y=2, or "
+                                 "export with named dynamic axes (or the sequence axis denoted DATA_TIME)");
+    assert_int_equal(axes_of(NULL, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG); /* no model read */
+    assert_int_equal(axes_of(mi, NULL, 0, "z", 4, three, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "axes 1, 2 and 3 all have the mask's padded length 4 and the model names none "
+                                    "of them: say which with --seq-axis z=1, z=2 or z=3"));
+    /* B = L: axis 0 is the batch by the rule, the sequence one of the later axes */
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, (int64_t[]){4, 4, 8}, 4, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 0, 1);
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, sq, 4, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "output 'h' shape [4,4,4]: axes 1 and 2 both have"));
+
+    /* the caller says it: that axis, or none; an axis that is not of size L, the batch axis or
+     * beyond the shape is refused */
+    const oq_seq_axis two = {"y", 2}, none = {"y", OQ_SEQ_AXIS_NONE}, one = {"y", 1};
+    assert_int_equal(axes_of(mi, &two, 1, "y", 4, y, 2, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 0, 2);
+    assert_int_equal(axes_of(mi, &none, 1, "y", 4, y, 2, 4, &a, &err), OQ_OK);
+    assert_false(a.masked);
+    assert_int_equal(axes_of(mi, &two, 1, "y", 4, (int64_t[]){2, 4, 3, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,3,2]: --seq-axis y=2: axis 2 has size 3, not the "
+                                 "mask's padded length 4");
+    assert_int_equal(axes_of(mi, &two, 1, "y", 2, (int64_t[]){2, 4}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "--seq-axis y=2: it has 2 axes"));
+    assert_int_equal(axes_of(mi, &one, 1, "y", 4, (int64_t[]){3, 4, 4, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "its batch axis 0 has size 3, not the batch's 2 events"));
+    oq_model_info_free(mi);
+}
+
+/* Declared names first: the sdpa layout [batch,H,seq,D] is told by them whatever the sizes;
+ * named axes without the sequence (a cache) are not masked; two axes named like the mask's
+ * sequence are refused. Denotations next: DATA_BATCH and DATA_TIME say it for static shapes,
+ * a DATA_TIME axis of another length is not the mask's, two of length L are refused. */
+static void mask_axes_by_declaration(void **state)
+{
+    (void)state;
+    const oq_dim bd = OQ_DIM_SYM("batch"), ld = OQ_DIM_SYM("seq");
+    const axes_out named[] = {{"y", 4, {bd, OQ_DIM(4), ld, OQ_DIM(2)}},
+                              {"cache", 4, {bd, OQ_DIM(4), OQ_DIM_SYM("past"), OQ_DIM(2)}},
+                              {"scores", 3, {bd, ld, ld}}};
+    oq_model_info *mi = axes_model((oq_dim[]){bd, ld}, named, 3);
+    oq_mask_axes a;
+    oq_err err = {0};
+    const int64_t y[] = {2, 4, 4, 2}, sq[] = {2, 4, 4};
+    assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 0, 2);
+    assert_int_equal(axes_of(mi, NULL, 0, "cache", 4, y, 2, 4, &a, &err), OQ_OK);
+    assert_false(a.masked);
+    assert_int_equal(axes_of(mi, NULL, 0, "scores", 3, sq, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "output 'scores' shape [2,4,4]: axes 1 and 2 are both named 'seq' like the "
+                                    "mask's sequence axis: say which with --seq-axis scores=1 or scores=2"));
+    oq_model_info_free(mi);
+
+    const oq_dim b2 = OQ_DIM_DENOTED(2, OQ_DENOTATION_BATCH), l4 = OQ_DIM_DENOTED(4, OQ_DENOTATION_TIME);
+    const axes_out denoted[] = {{"y", 4, {b2, OQ_DIM(4), l4, OQ_DIM(2)}},
+                                {"t", 3, {b2, OQ_DIM(4), OQ_DIM_DENOTED(3, OQ_DENOTATION_TIME)}},
+                                {"two", 3, {b2, l4, l4}}};
+    mi = axes_model((oq_dim[]){b2, l4}, denoted, 3);
+    assert_string_equal(mi->outputs[0].denotations[0], OQ_DENOTATION_BATCH); /* inspect reads them */
+    assert_null(mi->outputs[0].denotations[1]);
+    assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 0, 2);
+    assert_int_equal(axes_of(mi, NULL, 0, "t", 3, (int64_t[]){2, 4, 3}, 2, 4, &a, &err), OQ_OK);
+    assert_false(a.masked); /* axis 1 has size L, but the model says what it is: not time */
+    assert_int_equal(axes_of(mi, NULL, 0, "two", 3, sq, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "axes 1 and 2 are both denoted DATA_TIME with the mask's padded length 4"));
+    oq_model_info_free(mi);
+}
+
+/* --seq-axis against the model before anything runs: an output it has, once, of a model with
+ * a mask, an axis of its rank other than the batch axis. */
+static void seq_axes_checked_against_the_model(void **state)
+{
+    (void)state;
+    const axes_out outs[] = {{"y", 4, {OQ_DIM(2), OQ_DIM(4), OQ_DIM(4), OQ_DIM(2)}},
+                             {"any", -1, {OQ_DIM(0)}}};
+    oq_model_info *mi = axes_model((oq_dim[]){OQ_DIM(2), OQ_DIM(4)}, outs, 2);
+    const struct {
+        oq_seq_axis said[2];
+        size_t n;
+        int mask;
+        const char *msg; /* NULL: taken */
+    } cases[] = {
+        {{{"y", 2}, {"any", 5}}, 2, 0, NULL},
+        {{{"y", OQ_SEQ_AXIS_NONE}}, 1, 0, NULL},
+        {{{"z", 2}}, 1, 0, "--seq-axis z=2: axes.onnx has no output 'z' (its outputs: y, any)"},
+        {{{"y", 4}}, 1, 0, "--seq-axis y=4: output 'y' has 4 axes (0 to 3)"},
+        {{{"y", 0}}, 1, 0, "--seq-axis y=0: that is the batch axis of output 'y' (axis 0: the model names or "
+                           "denotes no other)"},
+        {{{"y", -3}}, 1, 0, "--seq-axis y=-3: an axis is a number from 0, or none"},
+        {{{"y", 2}, {"y", 1}}, 2, 0, "--seq-axis: output 'y' is given twice"},
+        {{{"y", 2}}, 1, -1, "--seq-axis y=2: the model has no mask input (or --no-mask): every element of every "
+                            "output is valid"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        oq_signature sig = {mi, cases[i].mask, -1, "axes.onnx", cases[i].n, cases[i].said};
+        oq_err err = {0};
+        oq_status st = oq_seq_axes_check(&sig, &err);
+        if (!cases[i].msg) {
+            assert_int_equal(st, OQ_OK);
+            continue;
+        }
+        assert_int_equal(st, OQ_ERR_INVALID_ARG);
+        assert_string_equal(err.msg, cases[i].msg);
+    }
+    oq_signature none = {mi, 0, -1, "axes.onnx", 1, NULL}; /* a library caller's count without its array */
+    oq_err err = {0};
+    assert_int_equal(oq_seq_axes_check(&none, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "--seq-axis: 1 given, but seq_axes is NULL");
+    oq_model_info_free(mi);
+}
+
+/* An output declared without a shape is told by its worker from the shape it gets: ambiguous
+ * there, the configuration is an error naming the axes, never a comparison on the wrong ones
+ * (replay against ORT on CPU: no expected outputs give its shape before the run). */
+static void worker_refuses_ambiguous_axes(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("axes"), *model = path_in(dir, "y.onnx"), *io = path_in(dir, "io.npz");
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "axes", &g, NULL), OQ_OK);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_FLOAT32, 2, (oq_dim[]){OQ_DIM(2), OQ_DIM(4)});
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 4, (oq_dim[]){OQ_DIM(2), OQ_DIM(4), OQ_DIM(4), OQ_DIM(2)});
+    oq_graph_add_output(g, "x", "y", OQ_DTYPE_FLOAT32, -1, NULL);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    const int64_t ms[] = {2, 4}, xs[] = {2, 4, 4, 2};
+    oq_tensor *t[2] = {tensor_of("mask", OQ_DTYPE_FLOAT32, 2, ms), tensor_of("x", OQ_DTYPE_FLOAT32, 4, xs)};
+    for (int64_t i = 0; i < 8; i++) oq_tensor_set_f64(t[0], i, i % 4 < 3 - i / 4);
+    assert_int_equal(oq_npz_write(io, 2, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(t[0]);
+    oq_tensor_free(t[1]);
+
+    oq_config cfg[2];
+    oq_config_parse("cpu:model:fp32", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    const char *files[] = {io};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.input_files = files;
+    o.n_input_files = 1;
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.repeat = 1;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    char *outdir = path_in(dir, "out");
+    o.outdir = outdir;
+    oq_validate_summary *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    assert_int_equal(s->configs[1].status, OQ_VERDICT_ERROR);
+    assert_int_not_equal(s->verdict, OQ_RUN_PASSED);
+    assert_non_null(strstr(s->configs[1].reason, "output 'y' shape [2,4,4,2]: axes 1 and 2 both have"));
+    oq_validate_summary_free(s);
+    /* said: compared on the valid elements of axis 2 */
+    const oq_seq_axis said = {"y", 2};
+    o.seq_axes = &said;
+    o.n_seq_axes = 1;
+    o.overwrite = 1;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    if (s->verdict != OQ_RUN_PASSED) fail_msg("%s: %s", oq_run_verdict_name(s->verdict), s->verdict_reason);
+    oq_validate_summary_free(s);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+    free(model);
+    free(io);
+    free(outdir);
 }
 
 /* ---- finite inputs ------------------------------------------------------------------------ */
@@ -1444,6 +1683,10 @@ int main(void)
         cmocka_unit_test(reference_has_its_own_status),
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
+        cmocka_unit_test(mask_axes_by_sizes),
+        cmocka_unit_test(mask_axes_by_declaration),
+        cmocka_unit_test(seq_axes_checked_against_the_model),
+        cmocka_unit_test(worker_refuses_ambiguous_axes),
         cmocka_unit_test(finite_inputs),
         cmocka_unit_test(generated_features_width),
         cmocka_unit_test(summary_round_trip),

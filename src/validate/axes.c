@@ -1,0 +1,230 @@
+/* The mask's axes in an output: the axis its lengths run along, as the caller says it
+ * (--seq-axis), else as the model's declared names, its denotations or the sizes say it.
+ * Two axes that could be it are refused, never guessed between: masking the wrong one sets
+ * valid elements apart as padding, where a wrong value is reported and not judged. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ortqual/graph.h"
+#include "validate/validate-impl.h"
+
+/* The sequence axes an output could have: axis[0..n). */
+typedef struct cands {
+    int32_t axis[OQ_MAX_DIMS];
+    int n;
+} cands;
+
+static const oq_io_info *io_named(const oq_io_info *io, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp(io[i].name, name)) return &io[i];
+    return NULL;
+}
+
+/* A declared dim that is a name (not a size, not "?"). */
+static int is_name(const char *d)
+{
+    return *d && strcmp(d, "?") && strspn(d, "0123456789") != strlen(d);
+}
+
+static int denoted(const oq_io_info *io, int32_t d, const char *what)
+{
+    return io->denotations && io->denotations[d] && !strcmp(io->denotations[d], what);
+}
+
+/* The mask's two dims are names, which the output's may share. */
+static int mask_named(const oq_io_info *m)
+{
+    return m && m->rank == 2 && is_name(m->dims[0]) && is_name(m->dims[1]);
+}
+
+/* The batch axis the declaration says (named like the mask's first dim, else denoted
+ * DATA_BATCH), -1 when it says none. */
+static int32_t declared_batch(const oq_io_info *o, const oq_io_info *m)
+{
+    for (int32_t d = 0; o && mask_named(m) && d < o->rank; d++)
+        if (!strcmp(o->dims[d], m->dims[0])) return d;
+    for (int32_t d = 0; o && d < o->rank; d++)
+        if (denoted(o, d, OQ_DENOTATION_BATCH)) return d;
+    return -1;
+}
+
+/* "1 and 2", "1, 2 and 3"; with `prefix` before each ("y=1 or y=2"), joined by `last`. */
+static void axes_list(const cands *c, const char *prefix, const char *last, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < c->n && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s%d", i == 0 ? "" : i == c->n - 1 ? last : ", ", prefix,
+                                 (int)c->axis[i]);
+}
+
+/* "MODEL: output 'y' shape [2,4,4,2]: " */
+static void where(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape, char *buf, size_t n)
+{
+    char dims[256];
+    snprintf(buf, n, "%s: output '%s' shape %s: ", r->model, name, oq_dims_str(shape, ndim, dims, sizeof dims));
+}
+
+/* `how` says what the axes share ("are " before "both" when `are`); `fix` ends the message
+ * after the --seq-axis that says which. */
+static oq_status ambiguous(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                           const cands *c, int are, const char *how, const char *fix, oq_err *err)
+{
+    char at[600], axes[128], said[1200], pre[300];
+    where(r, name, ndim, shape, at, sizeof at);
+    axes_list(c, "", " and ", axes, sizeof axes);
+    snprintf(pre, sizeof pre, "%s=", name);
+    axes_list(c, pre, " or ", said, sizeof said);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s%s %s: say which with --seq-axis %s%s", at, axes,
+                      are ? "are " : "", c->n == 2 ? "both" : "all", how, said, fix);
+}
+
+static oq_status decide(const cands *c, int32_t batch, oq_mask_axes *a)
+{
+    if (c->n == 1) *a = (oq_mask_axes){1, batch, c->axis[0]};
+    return OQ_OK;
+}
+
+/* --seq-axis NAME=AXIS: checked against the shape, never bent to fit it. */
+static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const oq_io_info *o, const oq_io_info *m,
+                           const char *name, int32_t ndim, const int64_t *shape, oq_mask_axes *a, oq_err *err)
+{
+    if (said->axis == OQ_SEQ_AXIS_NONE) return OQ_OK;
+    int32_t b = declared_batch(o, m), s = said->axis;
+    b = b < 0 ? 0 : b;
+    char at[600];
+    where(r, name, ndim, shape, at, sizeof at);
+    if (s < 0 || s >= ndim)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: it has %d axes", at, name, (int)s, (int)ndim);
+    if (s == b)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: axis %d is its batch axis", at, name, (int)s,
+                          (int)s);
+    if (shape[s] != r->seq)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: axis %d has size %lld, not the mask's padded "
+                          "length %lld", at, name, (int)s, (int)s, (long long)shape[s], (long long)r->seq);
+    if (shape[b] != r->batch)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: its batch axis %d has size %lld, not the "
+                          "batch's %lld events", at, name, (int)s, (int)b, (long long)shape[b], (long long)r->batch);
+    *a = (oq_mask_axes){1, b, s};
+    return OQ_OK;
+}
+
+/* The axes named like the mask's; *decided 0 when the output names no axis at all (the next
+ * rule says), else an output whose named axes include no sequence axis has none. */
+static oq_status by_names(const oq_axes_rule *r, const oq_io_info *o, const oq_io_info *m, const char *name,
+                          int32_t ndim, const int64_t *shape, oq_mask_axes *a, int *decided, oq_err *err)
+{
+    int32_t b = -1;
+    cands c = {.n = 0};
+    int named = 0;
+    for (int32_t d = 0; d < ndim; d++) {
+        named |= is_name(o->dims[d]);
+        if (b < 0 && !strcmp(o->dims[d], m->dims[0])) b = d;
+        else if (!strcmp(o->dims[d], m->dims[1])) c.axis[c.n++] = d;
+    }
+    *decided = named;
+    if (!named || b < 0) return OQ_OK;
+    char how[300];
+    snprintf(how, sizeof how, "named '%s' like the mask's sequence axis", m->dims[1]);
+    return c.n > 1 ? ambiguous(r, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
+}
+
+/* The axes denoted DATA_BATCH (else axis 0) and DATA_TIME, of the batch's sizes; *decided 0
+ * when the output denotes neither (the sizes say then). */
+static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, const char *name, int32_t ndim,
+                                const int64_t *shape, oq_mask_axes *a, int *decided, oq_err *err)
+{
+    int32_t b = declared_batch(o, NULL);
+    cands c = {.n = 0};
+    int time = 0;
+    for (int32_t d = 0; d < ndim; d++) {
+        if (!denoted(o, d, OQ_DENOTATION_TIME)) continue;
+        time = 1;
+        if (d != (b < 0 ? 0 : b) && shape[d] == r->seq) c.axis[c.n++] = d; /* another length's is not the mask's */
+    }
+    *decided = b >= 0 || time;
+    b = b < 0 ? 0 : b;
+    if (!*decided || shape[b] != r->batch) return OQ_OK;
+    char how[300];
+    snprintf(how, sizeof how, "denoted %s with the mask's padded length %lld", OQ_DENOTATION_TIME,
+             (long long)r->seq);
+    return c.n > 1 ? ambiguous(r, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
+}
+
+/* Axis 0 of size B, then the one later axis of size L. */
+static oq_status by_sizes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                          oq_mask_axes *a, oq_err *err)
+{
+    cands c = {.n = 0};
+    if (shape[0] != r->batch) return OQ_OK;
+    for (int32_t d = 1; d < ndim; d++)
+        if (shape[d] == r->seq) c.axis[c.n++] = d;
+    char how[300];
+    snprintf(how, sizeof how, "have the mask's padded length %lld and the model names %s", (long long)r->seq,
+             c.n == 2 ? "neither" : "none of them");
+    return c.n > 1 ? ambiguous(r, name, ndim, shape, &c, 0, how,
+                                       ", or export with named dynamic axes (or the sequence axis denoted DATA_TIME)", err)
+                   : decide(&c, 0, a);
+}
+
+oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                              oq_mask_axes *a, oq_err *err)
+{
+    *a = (oq_mask_axes){0, 0, 0};
+    const oq_model_info *mi = r->mi;
+    const oq_io_info *o = mi ? io_named(mi->outputs, mi->n_outputs, name) : NULL;
+    const oq_io_info *m = mi ? io_named(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
+    if (o && o->rank != ndim) o = NULL; /* a declaration the output does not have says nothing */
+    for (size_t i = 0; i < r->n_seq_axes; i++)
+        if (!strcmp(r->seq_axes[i].output, name)) return by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
+    if (ndim < 2 || ndim > OQ_MAX_DIMS) return OQ_OK;
+    int decided = 0;
+    oq_status st = o && mask_named(m) ? by_names(r, o, m, name, ndim, shape, a, &decided, err) : OQ_OK;
+    if (!st && !decided && o) st = by_denotations(r, o, name, ndim, shape, a, &decided, err);
+    return st || decided ? st : by_sizes(r, name, ndim, shape, a, err);
+}
+
+/* One --seq-axis against the model's declaration of its output `o` (NULL: none such). */
+static oq_status caller_axis_ok(const oq_signature *sig, const oq_seq_axis *a, const oq_io_info *o, oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    char names[512], axis[32];
+    snprintf(axis, sizeof axis, a->axis == OQ_SEQ_AXIS_NONE ? "none" : "%d", (int)a->axis);
+    oq_io_names(mi->outputs, mi->n_outputs, names, sizeof names);
+    if (!o)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: %s has no output '%s' (its outputs: %s)", a->output,
+                          axis, sig->label, a->output, names);
+    if (sig->mask < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: the model has no mask input (or --no-mask): "
+                          "every element of every output is valid", a->output, axis);
+    if (a->axis == OQ_SEQ_AXIS_NONE) return OQ_OK;
+    if (a->axis < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: an axis is a number from 0, or none", a->output,
+                          axis);
+    if (o->rank >= 0 && a->axis >= o->rank)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: output '%s' has %d axes (0 to %d)", a->output,
+                          axis, a->output, (int)o->rank, (int)o->rank - 1);
+    int32_t b = declared_batch(o, &mi->inputs[sig->mask]);
+    if (a->axis == (b < 0 ? 0 : b))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: that is the batch axis of output '%s'%s",
+                          a->output, axis, a->output, b < 0 ? " (axis 0: the model names or denotes no other)" : "");
+    return OQ_OK;
+}
+
+oq_status oq_seq_axes_check(const oq_signature *sig, oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    if (sig->n_seq_axes && !sig->seq_axes)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: %zu given, but seq_axes is NULL", sig->n_seq_axes);
+    for (size_t i = 0; i < sig->n_seq_axes; i++) {
+        const oq_seq_axis *a = &sig->seq_axes[i];
+        if (!a->output) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: entry %zu names no output", i);
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(sig->seq_axes[k].output, a->output))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: output '%s' is given twice", a->output);
+        oq_status st = caller_axis_ok(sig, a, io_named(mi->outputs, mi->n_outputs, a->output), err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}

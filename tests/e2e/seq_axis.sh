@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The mask's axes in a static output whose heads equal the padded length ([B,H,L,D] with H = L
+# = 4): ortqual's own static export says which axis is the sequence (ONNX denotations), so a wrong
+# valid element fails and the export's own run passes; the same model without denotations is
+# refused (exit 2, one line naming the axes and the fix) instead of having its heads axis masked
+# (a wrong valid value was "reported, not judged": PASSED); --seq-axis says which, and a bad one
+# is refused in one line.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q="$ORTQUAL"
+PY=/usr/bin/python3
+cd "$T" || exit 1
+
+# one_line CODE PATTERN CMD...: exit CODE with one line of output, matching PATTERN
+one_line() {
+    local code=$1 pat=$2 out rc
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
+        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
+}
+# only_error_json DIR: the refused run left error.json and nothing else
+only_error_json() {
+    local left
+    left=$(cd "$1" 2>/dev/null && ls -A | tr '\n' ' ')
+    [ "$left" = "error.json " ] && ok "$1 holds only error.json" || bad "$1 holds '$left', expected error.json only"
+}
+
+# in.npz: query, key, value [2,4,4,2] and mask [2,4] (lengths 3 and 2); OUT.npz: the exact
+# attention, plus DELTA at [0,3,0,1] (head 3, position 0 of event 0: valid) when given
+make_io() {
+    $PY - "$@" <<'PY'
+import math, struct, sys, zipfile
+out, delta = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+B, H, L, D, lens = 2, 4, 4, 2, (3, 2)
+def npy(shape, vals):
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join("%d," % s for s in shape)
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + struct.pack("<%df" % len(vals), *vals)
+f32 = lambda x: struct.unpack("<f", struct.pack("<f", x))[0]
+q, k, v = ([f32(math.sin(s * 7.1 + i * 1.3)) for i in range(B * H * L * D)] for s in (1, 2, 3))
+at = lambda t, b, h, l, d: t[((b * H + h) * L + l) * D + d]
+y = []
+for b in range(B):
+    for h in range(H):
+        for i in range(L):
+            if i >= lens[b]:
+                y += [0.0] * D
+                continue
+            s = [sum(at(q, b, h, i, d) * at(k, b, h, j, d) for d in range(D)) / math.sqrt(D) for j in range(lens[b])]
+            e = [math.exp(x - max(s)) for x in s]
+            y += [sum(e[j] / sum(e) * at(v, b, h, j, d) for j in range(lens[b])) for d in range(D)]
+y[((0 * H + 3) * L + 0) * D + 1] += delta
+with zipfile.ZipFile("in.npz", "w") as z:
+    for n, t in (("query", q), ("key", k), ("value", v)):
+        z.writestr(n + ".npy", npy((B, H, L, D), t))
+    z.writestr("mask.npy", npy((B, L), [1.0 if l < lens[b] else 0.0 for b in range(B) for l in range(L)]))
+with zipfile.ZipFile(out, "w") as z:
+    z.writestr("output.npy", npy((B, H, L, D), y))
+PY
+}
+make_io bad.npz 0.5 && make_io exact.npz || fail "writing the inputs"
+"$Q" export sdpa --format decomposed --heads 4 --head-dim 2 --static 2,4 -o st2.onnx >/dev/null || fail "export"
+$PY "$OQ_SOURCE_DIR/tests/e2e/lib/strip_denotations.py" st2.onnx plain.onnx || fail "strip_denotations"
+FAILS="output output: FAIL valid=40/64 .*worst \[0,3,0,1\] got 0.131"
+
+# 1. ortqual's static export: the axes as its denotations say them (inspect shows them), so the
+#    +0.5 at a valid element fails validate and replay (both said PASSED), the exact values pass
+expect 0 "output +output +float32 +\[2 \(DATA_BATCH\), 4, 4 \(DATA_TIME\), 2\]" "$Q" inspect st2.onnx
+expect 1 "$FAILS" "$Q" validate --model st2.onnx --inputs in.npz --expected bad.npz --outdir v_bad --no-plots
+expect 1 "$FAILS" "$Q" replay --model st2.onnx --inputs in.npz --expected bad.npz --outdir r_bad
+expect 0 "verdict: PASSED" "$Q" validate --model st2.onnx --inputs in.npz --expected exact.npz --outdir v_ok --no-plots
+
+# 2. and its own static run judges its own output right (pad_nonzero on the heads axis: FAILED)
+expect 0 "verdict: PASSED" "$Q" validate --export sdpa --static --configs ref:sdpa:fp64,cpu:decomposed:fp32 \
+    --heads 4 --head-dim 2 --max-len 4 --pad-bin-size 4 --length-policy 'uniform 1 4' --num-events 2 --batch-size 2 \
+    --no-cache --no-plots --outdir static
+
+# 3. the same model without denotations: sizes alone cannot tell the heads from the sequence,
+#    refused before anything runs, naming the axes and the fix (validate and replay, with the
+#    expected outputs or against ORT on CPU)
+AMBIGUOUS="^ortqual (validate|replay): plain.onnx: output 'output' shape \[2,4,4,2\]: axes 1 and 2 both have the mask's padded length 4 and the model names neither: say which with --seq-axis output=1 or output=2, or export with named dynamic axes"
+one_line 2 "$AMBIGUOUS" "$Q" validate --model plain.onnx --inputs in.npz --expected bad.npz --outdir p_v --no-plots
+only_error_json p_v
+one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --expected bad.npz --outdir p_r
+only_error_json p_r
+one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --outdir p_cpu
+
+# 4. --seq-axis says which: the wrong value fails, the exact ones pass; none: every element valid
+expect 1 "$FAILS" "$Q" validate --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2 \
+    --outdir s_bad --no-plots
+expect 1 "$FAILS" "$Q" replay --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2 --outdir s_rbad
+expect 0 "verdict: PASSED" "$Q" validate --model plain.onnx --inputs in.npz --expected exact.npz --seq-axis output=2 \
+    --outdir s_ok --no-plots
+expect 0 "verdict: PASSED" "$Q" replay --model plain.onnx --inputs in.npz --expected exact.npz --seq-axis output=2 \
+    --outdir s_rok
+expect 1 "output output: FAIL valid=64/64 .*no padding \(every element valid\)" "$Q" validate --model plain.onnx \
+    --inputs in.npz --expected bad.npz --seq-axis output=none --outdir s_none --no-plots
+
+# 5. a --seq-axis that cannot be: refused in one line before anything runs
+V=(validate --model plain.onnx --inputs in.npz --expected exact.npz --no-plots)
+one_line 2 "^ortqual validate: --seq-axis y=2: plain.onnx has no output 'y' \(its outputs: output\)$" \
+    "$Q" "${V[@]}" --seq-axis y=2 --outdir o1
+only_error_json o1
+one_line 2 "^ortqual validate: --seq-axis output=4: output 'output' has 4 axes \(0 to 3\)$" \
+    "$Q" "${V[@]}" --seq-axis output=4 --outdir o2
+one_line 2 "^ortqual validate: --seq-axis output=0: that is the batch axis of output 'output'" \
+    "$Q" "${V[@]}" --seq-axis output=0 --outdir o3
+one_line 2 "^ortqual validate: --seq-axis: output 'output' is given twice$" \
+    "$Q" "${V[@]}" --seq-axis output=2 --seq-axis output=none --outdir o4
+one_line 2 "^ortqual validate: --seq-axis output=2: the model has no mask input \(or --no-mask\)" \
+    "$Q" "${V[@]}" --seq-axis output=2 --no-mask --outdir o5
+for arg in output=x output= =2 output=-1 output; do
+    one_line 2 "^ortqual replay: --seq-axis '$arg': want OUTPUT=AXIS \(an axis number from 0, or none\)$" \
+        "$Q" replay --model plain.onnx --inputs in.npz --seq-axis "$arg" --outdir o6
+done
+[ ! -e o6 ] && ok "a malformed --seq-axis made no folder" || bad "o6 was made"
+one_line 2 "^ortqual validate: plain.onnx: output 'output' shape \[2,4,4,2\]: --seq-axis output=3: axis 3 has size 2, not the mask's padded length 4$" \
+    "$Q" "${V[@]}" --seq-axis output=3 --outdir o7
+only_error_json o7
+report
