@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 
 static const struct oq_cli_cmd commands[] = {
 #include "cmds.inc"
@@ -147,6 +148,9 @@ static int finish(int rc)
 int main(int argc, char **argv)
 {
     hold_std_fds();
+    /* Ctrl-C or SIGTERM while a file is written (export, convert, plot ...) leaves no
+     * "<file>.tmp.XXXXXX"; validate and gate put their own handlers over these */
+    oq_atomic_catch_signals();
     /* ORT 1.29+ starts Microsoft's 1DS telemetry client when its environment is created:
      * it leaves an empty /tmp/mat-debug-<pid>.log per process (hundreds in a long validation,
      * one per worker) and tries to upload. Off unless the user set the variable; workers

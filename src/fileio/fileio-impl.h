@@ -17,6 +17,13 @@
  * read-only folder, the system's failure (exit 3), never the input's. */
 oq_status oq_err_write(oq_err *err, const char *path, int saved_errno);
 
+/* A temporary file of this process ("<path>.tmp.XXXXXX", made) held from when it is made until
+ * it was renamed into place or removed (released: the exact name held), for
+ * oq_atomic_remove_temporaries (temps.c). oq_atomic_* hold theirs; a writer of its own (the
+ * PNG figures) holds its own. */
+void oq_temp_hold(const char *tmp);
+void oq_temp_release(const char *tmp);
+
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */
 oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t flags, oq_err *err);
