@@ -516,6 +516,9 @@ void oq_remove_tree(const char *dir);
  * `totals`, each spilled configuration's r->totals counted in the same pass; with `vd`
  * (report-impl.h, its configurations s's), each record counted for report.html too. */
 struct oq_vd;
+/* with_plots: none, drawn in this process (validate --no-isolate), or in a child of it
+ * (oq_plot_options.isolate: an abort there is the plots' failure, not the run's end) */
+enum { OQ_PLOTS_NONE, OQ_PLOTS_HERE, OQ_PLOTS_ISOLATED };
 oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
                                    int totals, struct oq_vd *vd, oq_err *err);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */

@@ -1224,7 +1224,8 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     char path[4096];
     oq_vd vd;
     int counted = oq_vd_init(&vd, s->n_configs);
-    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, counted ? &vd : NULL, err);
+    int plots = !c->o->plots ? OQ_PLOTS_NONE : c->o->isolate ? OQ_PLOTS_ISOLATED : OQ_PLOTS_HERE;
+    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, plots, 1, counted ? &vd : NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
     judge_late_interruption(c); /* (the tables and plots take a while) */
     if (!st) st = oq_summary_write(s, &c->sp, path, err);

@@ -33,7 +33,11 @@ held() {
     kill -"$sig" $pid
     wait $pid || rc=$?
     local left
-    left=$(find "$dir" -name '*.tmp.*')
+    for _ in $(seq 50); do # a figure's own process ends by the SIGTERM its parent's end sends it
+        left=$(find "$dir" -name '*.tmp.*')
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
     if [ -z "$tmp" ]; then bad "$* (SIG$sig): no temporary while held"
     elif [ "$rc" -ne "$code" ]; then bad "$* (SIG$sig): exit $rc, expected $code: $(tail -3 "$dir.log")"
     elif [ -n "$left" ]; then bad "$* (SIG$sig): left $left"
@@ -45,6 +49,11 @@ held INT 130 ex /big.onnx export encoder --width 64 --layers 2 -o ex/big.onnx
 held HUP 129 ex /big.onnx export encoder --width 64 --layers 2 -o ex/big.onnx
 held TERM 143 conv /c.onnx convert "$F/mlpf_like/mlpf_like_op23.onnx" -o conv/c.onnx --expand-mask
 held INT 130 conv /c.onnx convert "$F/mlpf_like/mlpf_like_op23.onnx" -o conv/c.onnx --expand-mask
+# the figures are drawn in a child process: it removes its own temporary when the parent ends
+$Q validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 4 --batch-size 2 --repeat 1 --no-cache \
+    --no-plots --progress never --outdir v >v.log 2>&1 || fail "validate: $(tail -3 v.log)"
+held TERM 143 figs /error_cls.png plot v/summary.json --out figs
+held INT 130 figs /error_cls.png plot v/summary.json --out figs
 
 # a signal that was ignored when ortqual started (nohup) stays ignored: the file is written
 rm -f mark
