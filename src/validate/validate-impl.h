@@ -346,6 +346,7 @@ oq_attn_format oq_repr_attn_format(oq_repr r);
 struct oq_plan_desc;
 typedef struct oq_batch_sink {
     FILE *list;                   /* the batch list, a JSON line each (oq_batch_info_put) */
+    const char *list_path;        /* its path, for messages */
     struct oq_plan_desc *desc;    /* begun by the caller; its batches part written here */
     int keep_brief;
     oq_batch_brief *brief;        /* n entries when kept */

@@ -1171,7 +1171,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     char list[4200], desc[4200];
     snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
-    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .desc = &c->desc, .keep_brief = !o->shard.prepare,
+    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
                               .on_put = o->on_prepare, .put_ctx = o->progress_ctx};
     oq_status st = !c->sink.list                        ? oq_err_write(err, list, errno)
                    : !oq_plan_desc_begin(&c->desc, desc) ? oq_err_write(err, desc, errno)
@@ -1180,6 +1180,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     if (!st) st = oq_validate_prepare_batches(o, &c->sig, expects(o), &c->sink, err);
     if (c->sink.list && fclose(c->sink.list) != 0 && !st) st = oq_err_write(err, list, errno);
     c->sink.list = NULL;
+    c->sink.list_path = NULL; /* (a buffer of this function) */
     c->n_all = c->sink.n;
     c->padded_length = c->sink.padded_length;
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
