@@ -3,6 +3,7 @@
 #ifndef ORTQUAL_VALIDATE_IMPL_H
 #define ORTQUAL_VALIDATE_IMPL_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -17,6 +18,10 @@
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
+
+/* A file's path below the run's folder: a folder path the system takes (PATH_MAX with its 0)
+ * and a name of ours after it. Never cut: oq_check_outdir refused a folder that leaves no room. */
+#define OQ_PATH_BUF (PATH_MAX + 256)
 
 /* ---- the plan (types.c) ------------------------------------------------------------ */
 
