@@ -35,6 +35,17 @@ OQ_API oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwr
 OQ_API oq_status oq_atomic_commit(oq_atomic_file *af, oq_err *err);
 OQ_API void oq_atomic_abort(oq_atomic_file *af);
 
+/* Removes the temporary file of every write of this process (oq_atomic_*, oq_write_file_*, the
+ * figures of plot.h, ...) not yet renamed into place or removed: what a signal that ends the
+ * process would leave half-written. Async-signal-safe: for a program's own SIGINT or SIGTERM
+ * handler, before the program ends by the signal. Files of other processes, a forked parent's
+ * included, are never touched. */
+OQ_API void oq_atomic_remove_temporaries(void);
+/* For a program without handlers of its own: SIGINT, SIGTERM and SIGHUP (each unless ignored)
+ * call oq_atomic_remove_temporaries and then end the process by the signal, as its default
+ * action would (the exit status a shell reports, 130 or 143, is the same). */
+OQ_API void oq_atomic_catch_signals(void);
+
 /* Checks, before any work, that `path` can be written by oq_atomic_open/commit: not empty, not
  * a directory, device, FIFO or socket (OQ_ERR_INVALID_ARG), not existing unless `overwrite`
  * (OQ_ERR_IO), its folder exists (OQ_ERR_INVALID_ARG) and is writable (OQ_ERR_OUTPUT: a
@@ -44,7 +55,9 @@ OQ_API oq_status oq_check_output_path(const char *path, int overwrite, oq_err *e
  * exists and is not a directory" otherwise): a file there is the user's mistake, not a failure
  * to write ("Not a directory" when making it). An empty dir is OQ_OK (nothing to check). */
 OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
-/* Checks, before any work, the output folder `dir` of a run (DIR/summary.json is a run's): it, and
+/* Checks, before any work, the output folder `dir` of a run (DIR/summary.json is a run's): its path
+ * leaves room below it for the files a run writes within PATH_MAX ("path too long",
+ * OQ_ERR_INVALID_ARG); it, and
  * each folder above it that is there, is a folder ("X: exists and is not a directory",
  * OQ_ERR_INVALID_ARG); without `force` it is new, empty or holds only a file named `ignore` (may
  * be NULL) (OQ_ERR_IO: an earlier run's summary.json, or the first other entry, named); it, or

@@ -173,6 +173,14 @@ typedef struct oq_plot_options {
                               ("ref:sdpa:fp64") or a runtime naming one variant ("ref");
                               NULL: the first variant read */
     const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p99_ms" */
+    /* oq_figures_write draws in a child process (forked, where this process runs one thread:
+     * elsewhere here, as with 0): PLplot's cairo driver lays text out with pango, whose GLib
+     * ends the process when it cannot start a thread (a small `ulimit -v`; g_error cannot be
+     * caught). Such an end, or a time limit of 300 s, is OQ_ERR_RUNTIME naming the signal and
+     * the child's last line of stderr; a failed write is the child's own error. On any failure
+     * the figures and temporaries it left are removed (written empty), and outdir too when it
+     * made it: a figure set is whole or absent. */
+    int isolate;
 } oq_plot_options;
 
 /* What a standard figure shows. Its file name says it too, but cannot be parsed back: an
@@ -245,7 +253,7 @@ OQ_API const oq_plot_spec *oq_figures_spec(const oq_figures *f, size_t i);
 OQ_API oq_figure_kind oq_figures_kind(const oq_figures *f, size_t i);
 OQ_API const char *oq_figures_output(const oq_figures *f, size_t i);
 /* Render every figure into opt->outdir in opt->formats, as <name>.<ext>. On error
- * `written` still lists the files written before it. */
+ * `written` still lists the files written before it (isolated: none, they were removed). */
 OQ_API oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written,
                                   oq_err *err);
 OQ_API void oq_figures_free(oq_figures *f);

@@ -479,7 +479,11 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     snprintf(path, sizeof path, o->shard.prepare ? "%s/shards/plan.json" : "%s/summary.json", dir);
     int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, summary->report_written, out->junit);
     if (!rc) rc = summary->exit_status;
-    if (!rc && caught_signal) rc = 128 + caught_signal; /* came while the reports were written */
+    /* A signal the summary does not record came once its verdict was fixed (as summary.json was
+     * written, or report.html after it): the run's record is whole and is what merge, report and
+     * CI read, so its verdict stands, and the exit status is that verdict's; said, not hidden. */
+    int late = caught_signal && !summary->interrupted.signal && !o->shard.prepare;
+    if (!rc && caught_signal && o->shard.prepare) rc = 128 + caught_signal; /* a plan has no verdict to stand */
     if (out->json) {
         if (print_file(path)) rc = OQ_EXIT_RUNTIME;
     } else if (o->shard.prepare) {
@@ -490,6 +494,9 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
             printf("shard %d of %d done; when all have ended: ortqual merge %s\n", (int)o->shard.index,
                    (int)o->shard.count, o->outdir);
     }
+    if (late)
+        fprintf(out->json ? stderr : stdout, "interrupted by SIG%s after the summary was written (verdict stands)\n",
+                sigabbrev_np(caught_signal) ? sigabbrev_np(caught_signal) : "?");
     oq_validate_summary_free(summary);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ typedef struct ep_try {
 /* Whether bench --cupti could time GPU kernels here: the CUPTI the loader finds. */
 typedef struct cupti_check {
     int found;
-    char path[512];
+    char path[PATH_MAX];
     uint32_t version; /* cuptiGetVersion, 0 if unknown */
     char msg[OQ_ERR_MSG_MAX];
 } cupti_check;

@@ -208,7 +208,7 @@ static int set_stat(const oq_opt *o, const char *arg)
 
 int cmd_plot(int argc, char **argv)
 {
-    oq_plot_options opt = {0};
+    oq_plot_options opt = {.isolate = 1}; /* a GLib abort in the drawing is this command's error */
     int json = 0, first = argc;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),

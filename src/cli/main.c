@@ -1,13 +1,17 @@
 /* ortqual: the command-line tool. One cmd_<name>.c per subcommand; the table
  * of subcommands is generated at build time from those files (cmds.inc), so
  * adding a subcommand means adding one file. */
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/fileio.h"
 
 static const struct oq_cli_cmd commands[] = {
 #include "cmds.inc"
@@ -45,6 +49,18 @@ static int apply_cuda_dir(void)
     }
     setenv("ORTQUAL_ORT_LIB", path, 1);
     return 0;
+}
+
+/* A closed fd 0, 1 or 2 would be the next file opened: the table meant for stdout would go into
+ * an output file. Each is held by /dev/null opened read-only, where a write fails (EBADF) as it
+ * did on the closed descriptor, and close_stdout says so. */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd <= STDERR_FILENO; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int held = open("/dev/null", O_RDONLY); /* the lowest free descriptor: fd itself */
+        if (held >= 0 && held != fd) dup2(held, fd), close(held);
+    }
 }
 
 /* argv[0] names the subcommand (or --version). */
@@ -88,12 +104,42 @@ static int help(int argc, char **argv)
 #define OQ_FAST_EXIT 1
 #endif
 
+/* Why an earlier write to stdout failed when the last flush cannot tell: glibc drops a buffer
+ * whose write failed (fflush(NULL) before a fork), and its errno with it. A write of nothing
+ * asks the descriptor again (closed: EBADF; /dev/full: ENOSPC); a file system left without a
+ * free block is ENOSPC too. */
+static int stdout_errno(void)
+{
+    errno = 0;
+    if (write(STDOUT_FILENO, "", 0) < 0) return errno;
+    struct statvfs v;
+    return fstatvfs(STDOUT_FILENO, &v) == 0 && v.f_bavail == 0 ? ENOSPC : EIO;
+}
+
+/* Standard output checked once everything was printed, as git and curl do: a table or JSON that
+ * never arrived (a full disk, a closed descriptor) must not exit 0. The first failure's status
+ * stands. A reader that went away (EPIPE, where SIGPIPE is ignored; at its default the process
+ * ends by it, silently, as any filter under `| head -1`) stopped reading on purpose, as git
+ * takes it. fd 1 closed with nothing written is no failure either (EBADF from fclose alone). */
+static int close_stdout(int rc)
+{
+    errno = 0;
+    int flushed = fflush(stdout) == 0, saved = errno;
+    int bad = !flushed || ferror(stdout);
+    if (bad && flushed) saved = stdout_errno();
+    if (!bad && fclose(stdout) != 0 && errno != EBADF) bad = 1, saved = errno;
+    if (!bad || saved == EPIPE) return rc;
+    fprintf(stderr, "ortqual: stdout: write failed: %s\n", strerror(saved ? saved : EIO));
+    return rc ? rc : OQ_EXIT_RUNTIME;
+}
+
 /* A command that returned has written its files and freed what it held: ONNX Runtime's static
  * destructors at exit (~0.03 s in a process that loaded it, bench/validate_cost) are waste, so
  * the process ends at once, its output flushed. Sanitizer builds exit as usual: LeakSanitizer
  * checks at exit. */
 static int finish(int rc)
 {
+    rc = close_stdout(rc);
     if (!OQ_FAST_EXIT) return rc;
     fflush(NULL);
     _exit(rc);
@@ -101,6 +147,10 @@ static int finish(int rc)
 
 int main(int argc, char **argv)
 {
+    hold_std_fds();
+    /* Ctrl-C or SIGTERM while a file is written (export, convert, plot ...) leaves no
+     * "<file>.tmp.XXXXXX"; validate and gate put their own handlers over these */
+    oq_atomic_catch_signals();
     /* ORT 1.29+ starts Microsoft's 1DS telemetry client when its environment is created:
      * it leaves an empty /tmp/mat-debug-<pid>.log per process (hundreds in a long validation,
      * one per worker) and tries to upload. Off unless the user set the variable; workers
@@ -120,7 +170,7 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || (!strcmp(name, "help") && argc == 2)) {
         usage(stdout);
-        return 0;
+        return finish(0);
     }
     if (!strcmp(name, "help")) return finish(help(argc - 2, argv + 2));
     return finish(run_command(argc - 1, argv + 1));

@@ -17,6 +17,13 @@
  * read-only folder, the system's failure (exit 3), never the input's. */
 oq_status oq_err_write(oq_err *err, const char *path, int saved_errno);
 
+/* A temporary file of this process ("<path>.tmp.XXXXXX", made) held from when it is made until
+ * it was renamed into place or removed (released: the exact name held), for
+ * oq_atomic_remove_temporaries (temps.c). oq_atomic_* hold theirs; a writer of its own (the
+ * PNG figures) holds its own. */
+void oq_temp_hold(const char *tmp);
+void oq_temp_release(const char *tmp);
+
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */
 oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t flags, oq_err *err);
@@ -49,6 +56,14 @@ int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
 /* A JSON string of s (NULL: ""), kept when s is not UTF-8 (jansson refuses it, and a pack
  * with it fails whole): each byte that starts no valid sequence becomes U+FFFD. NULL on OOM. */
 json_t *oq_json_text(const char *s);
+/* A path in a document ortqual reads back (a worker's plan, the batch list, a result), byte for
+ * byte: obj[key] is the path when it is UTF-8. A path need not be (Linux takes any bytes but
+ * '/' and 0) and JSON must: then obj[key] shows it for people (oq_json_text) and
+ * obj["<key>_hex"] holds its bytes. 0 on OOM; a NULL path sets nothing. */
+int oq_json_set_path(json_t *obj, const char *key, const char *path);
+/* The path oq_json_set_path set, malloc'ed; NULL when obj has no string under key (or a
+ * "<key>_hex" that is not hex), and when out of memory, which also clears *ok. */
+char *oq_json_path_dup(const json_t *obj, const char *key, int *ok);
 /* `n` bytes of JSON text parsed; NULL with OQ_ERR_FORMAT "<name>:<line>: not valid JSON: ..."
  * when they are not JSON. */
 json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);

@@ -14,6 +14,7 @@
 
 static void atomic_reset(oq_atomic_file *af)
 {
+    if (af->tmp) oq_temp_release(af->tmp);
     free(af->path);
     free(af->tmp);
     memset(af, 0, sizeof *af);
@@ -64,6 +65,7 @@ static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq
         atomic_reset(af);
         return -1;
     }
+    oq_temp_hold(af->tmp);
     fchmod(fd, 0644); /* mkstemp makes 0600 */
     return fd;
 }

@@ -53,6 +53,63 @@ json_t *oq_json_text(const char *s)
     return j;
 }
 
+/* ---- paths, byte for byte ---------------------------------------------------------------- */
+
+/* "<key>_hex" into buf; 0 when the key does not fit (keys are short names of ours). */
+static int hex_key(char *buf, size_t n, const char *key)
+{
+    return snprintf(buf, n, "%s_hex", key) < (int)n;
+}
+
+int oq_json_set_path(json_t *obj, const char *key, const char *path)
+{
+    if (!path) return 1;
+    json_t *exact = json_string(path);
+    if (exact) return json_object_set_new(obj, key, exact) == 0;
+    char hk[64];
+    size_t n = strlen(path);
+    char *hex = malloc(2 * n + 1);
+    for (size_t i = 0; hex && i < n; i++) snprintf(hex + 2 * i, 3, "%02x", (unsigned char)path[i]);
+    if (hex) hex[2 * n] = '\0';
+    int ok = hex && hex_key(hk, sizeof hk, key) && json_object_set_new(obj, key, oq_json_text(path)) == 0 &&
+             json_object_set_new(obj, hk, json_string(hex)) == 0;
+    free(hex);
+    return ok;
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The bytes of a "<key>_hex" value; NULL when it is not even-length hex of bytes other than 0. */
+static char *unhex(const char *hex)
+{
+    size_t n = strlen(hex);
+    char *b = n % 2 ? NULL : malloc(n / 2 + 1);
+    for (size_t i = 0; b && i < n / 2; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0 || !(hi | lo)) {
+            free(b);
+            return NULL;
+        }
+        b[i] = (char)(hi << 4 | lo);
+    }
+    if (b) b[n / 2] = '\0';
+    return b;
+}
+
+char *oq_json_path_dup(const json_t *obj, const char *key, int *ok)
+{
+    char hk[64];
+    const char *hex = hex_key(hk, sizeof hk, key) ? json_string_value(json_object_get(obj, hk)) : NULL;
+    const char *s = json_string_value(json_object_get(obj, key));
+    if (!s) return NULL;
+    char *p = hex ? unhex(hex) : strdup(s);
+    if (!p && !hex) *ok = 0; /* (bad hex: as if there were no path, which its reader refuses) */
+    return p;
+}
+
 /* ---- JSON lines: one compact document per line (records streamed between processes) ---- */
 
 int oq_jsonl_put(FILE *f, json_t *j, size_t flags)

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +75,18 @@ static oq_status check_writable(const char *dir, oq_err *err)
                  : oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create directory: %s", dir, strerror(errno));
 }
 
+/* Room a run needs below its folder: a name of its own (a figure named after a model output, with
+ * a temporary's ".tmp.XXXXXX") a level or two down (.work/, shards/I/). */
+#define OUTDIR_ROOM 320
+
 oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err)
 {
     if (!dir || !*dir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output folder is empty");
+    size_t n = strlen(dir);
+    if (n >= PATH_MAX - OUTDIR_ROOM) /* found before the work, not at its first file */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s: path too long: %zu bytes, and a run writes files up to %d bytes below its folder: "
+                          "the system takes paths of at most %d bytes", dir, n, OUTDIR_ROOM, PATH_MAX - 1);
     oq_status st = oq_check_outdir_kind(dir, err);
     if (!st && !force) st = check_empty(dir, ignore, err);
     return st ? st : check_writable(dir, err);

@@ -29,6 +29,16 @@ struct oq_figures {
 oq_status oq_figures_add(oq_figures *fl, oq_figure_kind kind, const char *output, const char *name,
                          const oq_plot_spec *spec, oq_err *err);
 
+/* The formats in the order every figure is written, the ones opt asks for (both by default),
+ * and the file of a figure (malloc'ed; NULL on OOM). */
+extern const oq_plot_format oq_figure_fmts[2];
+unsigned oq_figure_formats(const oq_plot_options *opt);
+char *oq_figure_path(const char *outdir, const char *name, oq_plot_format fmt);
+/* oq_figures_write in this process, and in a child process (contained.c); opt->outdir set. */
+oq_status oq_figures_write_here(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written, oq_err *err);
+oq_status oq_figures_write_isolated(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written,
+                                    oq_err *err);
+
 /* "cuda:attention24:fp16" -> "cuda_attention24_fp16" (file names). */
 char *oq_file_safe(oq_arena *a, const char *s);
 

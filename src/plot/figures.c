@@ -8,8 +8,11 @@
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
+#include "ortqual/proc.h"
 #include "plot/figures-impl.h"
 #include "status/args-impl.h"
+
+const oq_plot_format oq_figure_fmts[2] = {OQ_PLOT_PNG, OQ_PLOT_SVG};
 
 /* ---- Small helpers ---------------------------------------------------------- */
 
@@ -207,29 +210,33 @@ void oq_plot_files_clear(oq_plot_files *f)
     f->n = 0;
 }
 
-oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written, oq_err *err)
+char *oq_figure_path(const char *outdir, const char *name, oq_plot_format fmt)
 {
-    OQ_NEED(err, f);
-    OQ_NEED(err, written);
-    static const oq_plot_format fmts[] = {OQ_PLOT_PNG, OQ_PLOT_SVG};
-    *written = (oq_plot_files){0};
-    if (!opt || !opt->outdir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no output directory given");
-    unsigned formats = opt->formats ? opt->formats : OQ_PLOT_PNG | OQ_PLOT_SVG;
+    /* "dir/" and "dir" name the same files: the printed paths get one slash */
+    int dirlen = (int)strlen(outdir);
+    while (dirlen > 0 && outdir[dirlen - 1] == '/') dirlen--;
+    char *path = NULL;
+    return asprintf(&path, "%.*s/%s.%s", dirlen, outdir, name, oq_plot_format_ext(fmt)) < 0 ? NULL : path;
+}
+
+unsigned oq_figure_formats(const oq_plot_options *opt)
+{
+    return opt->formats ? opt->formats : OQ_PLOT_PNG | OQ_PLOT_SVG;
+}
+
+oq_status oq_figures_write_here(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written, oq_err *err)
+{
+    unsigned formats = oq_figure_formats(opt);
     oq_status st = OQ_OK;
     for (size_t k = 0; !st && k < 2; k++)
-        if (formats & fmts[k]) st = oq_plot_check_driver(fmts[k], err);
+        if (formats & oq_figure_fmts[k]) st = oq_plot_check_driver(oq_figure_fmts[k], err);
     if (!st) st = oq_mkdirs(opt->outdir, err);
-    /* "dir/" and "dir" name the same files: the printed paths get one slash */
-    int dirlen = (int)strlen(opt->outdir);
-    while (dirlen > 0 && opt->outdir[dirlen - 1] == '/') dirlen--;
     for (size_t i = 0; !st && i < f->n; i++)
         for (size_t k = 0; !st && k < 2; k++) {
-            if (!(formats & fmts[k])) continue;
-            size_t n = (size_t)dirlen + strlen(f->items[i].name) + 8;
-            char *path = malloc(n);
+            if (!(formats & oq_figure_fmts[k])) continue;
+            char *path = oq_figure_path(opt->outdir, f->items[i].name, oq_figure_fmts[k]);
             if (!path) return OQ_NOMEM(err);
-            snprintf(path, n, "%.*s/%s.%s", dirlen, opt->outdir, f->items[i].name, oq_plot_format_ext(fmts[k]));
-            st = oq_plot_render(&f->items[i].spec, fmts[k], path, err);
+            st = oq_plot_render(&f->items[i].spec, oq_figure_fmts[k], path, err);
             /* kinds grows first (as long as paths: the same count), so a path listed has its kind */
             size_t nk = written->n;
             oq_figure_kind *kind = st ? NULL : OQ_PUSH(written->kinds, nk);
@@ -238,6 +245,17 @@ oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_p
             free(path);
         }
     return st;
+}
+
+oq_status oq_figures_write(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written, oq_err *err)
+{
+    OQ_NEED(err, f);
+    OQ_NEED(err, written);
+    *written = (oq_plot_files){0};
+    if (!opt || !opt->outdir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no output directory given");
+    /* a fork copies no lock another thread holds only where there is no other thread */
+    if (opt->isolate && oq_proc_single_threaded()) return oq_figures_write_isolated(f, opt, written, err);
+    return oq_figures_write_here(f, opt, written, err);
 }
 
 oq_status oq_plot_summaries(oq_csv *const *tables, size_t nt, const oq_plot_options *opt, oq_plot_files *written,

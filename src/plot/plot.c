@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "plot/plot-impl.h"
 #include "status/args-impl.h"
@@ -357,6 +358,7 @@ static oq_status plplot_png(const oq_plot_spec *spec, int width, int height, con
     }
     snprintf(tmp, n, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp); /* also proves the directory is writable before anything is drawn */
+    if (fd >= 0) oq_temp_hold(tmp);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
     oq_status st = f ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     if (fd >= 0 && !f) close(fd);
@@ -368,6 +370,7 @@ static oq_status plplot_png(const oq_plot_spec *spec, int width, int height, con
     if (!st && rename(tmp, path) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
     if (st && fd >= 0) unlink(tmp);
+    if (fd >= 0) oq_temp_release(tmp);
     free(tmp);
     free(px);
     return st;

@@ -1,6 +1,7 @@
 /* GPU kernel time through CUPTI's activity API, dlopen'ed (no link to the CUDA toolkit):
  * what torch.profiler reads, for ORT builds whose profile has no GPU kernel events. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -34,7 +35,7 @@ typedef int (*result_fn)(int result, const char **text);
 
 struct oq_cupti {
     void *dl;
-    char lib[512];
+    char lib[PATH_MAX];
     register_fn reg;
     kind_fn enable, disable;
     flush_fn flush;

@@ -2,6 +2,7 @@
  * (refusal.h), each read with the model for the node and its inputs. */
 #include "ortqual/refusal.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -271,7 +272,7 @@ static void missing_opset_import(expl *x)
 /* An initializer's external-data file is not where the model says (copied without it). */
 static void external_data_missing(expl *x)
 {
-    char tensor[256], path[1024];
+    char tensor[256], path[PATH_MAX];
     /* "... failed for initializer: tok.weight. Error: ..." (names have dots) */
     text_after(x->f->message, "failed for initializer: ", '\n', tensor, sizeof tensor);
     char *end = strstr(tensor, ". Error");

@@ -24,13 +24,55 @@ const char *oq_status_str(oq_status s)
     return "unknown status";
 }
 
+/* What is kept of a word too long for a message: its head and its tail (a path's file name). */
+enum { KEEP_HEAD = 200, KEEP_TAIL = 60 };
+
+/* The longest run of text without a space in msg, when it is longer than what elide keeps. */
+static char *longest_word(char *msg, size_t *len)
+{
+    char *best = NULL;
+    *len = KEEP_HEAD + KEEP_TAIL + 3;
+    for (char *p = msg; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n > *len) best = p, *len = n;
+        p += n + (p[n] != 0);
+    }
+    return best;
+}
+
+/* msg (malloc'ed, the whole text) into the message buffer. A text too long for it (a path of
+ * 3000 bytes, say) loses the middle of its longest words, "head...tail", not its end, where
+ * the reason is: never a path cut off mid-way with the reason gone. */
+static void fit(char *dst, size_t cap, char *msg)
+{
+    size_t n = strlen(msg), len;
+    for (char *w; n >= cap && (w = longest_word(msg, &len));) {
+        memcpy(w + KEEP_HEAD, "...", 3);
+        memmove(w + KEEP_HEAD + 3, w + len - KEEP_TAIL, strlen(w + len - KEEP_TAIL) + 1);
+        n = strlen(msg);
+    }
+    snprintf(dst, cap, "%s", msg);
+}
+
+/* The message formatted whole, then fitted; cut at the end only when memory runs out. */
+static void set_msg(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    char *whole = NULL;
+    if (vasprintf(&whole, fmt, again) >= 0) fit(dst, cap, whole);
+    else vsnprintf(dst, cap, fmt, ap);
+    va_end(again);
+    free(whole);
+}
+
 oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         err->status = s;
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        set_msg(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
     }
     return s;
@@ -39,14 +81,13 @@ oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
 oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
 {
     if (!err) return OQ_OK;
-    char old[OQ_ERR_MSG_MAX];
-    memcpy(old, err->msg, sizeof old);
+    char prefix[OQ_ERR_MSG_MAX], *whole = NULL;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    set_msg(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof err->msg) /* then as much of the old text as fits */
-        snprintf(err->msg + n, sizeof err->msg - (size_t)n, "%s", old);
+    if (asprintf(&whole, "%s%s", prefix, err->msg) >= 0) fit(err->msg, sizeof err->msg, whole);
+    free(whole); /* (out of memory: the old message stays) */
     return err->status;
 }
 

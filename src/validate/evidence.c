@@ -15,9 +15,9 @@ static json_t *runtime_evidence(const oq_validate_opts *o)
 {
     oq_runtime *rt;
     oq_err e = {0};
-    if (oq_runtime_load(o->ort_lib, &rt, &e)) return json_pack("{s:s}", "error", e.msg);
-    json_t *j = json_pack("{s:s, s:s, s:i, s:s}", "version", oq_runtime_version(rt), "library",
-                          oq_runtime_lib_path(rt), "api_version", oq_runtime_api_version(rt),
+    if (oq_runtime_load(o->ort_lib, &rt, &e)) return json_pack("{s:o}", "error", oq_json_text(e.msg));
+    json_t *j = json_pack("{s:s, s:o, s:i, s:s}", "version", oq_runtime_version(rt), "library",
+                          oq_json_text(oq_runtime_lib_path(rt)), "api_version", oq_runtime_api_version(rt),
                           "build_info", oq_runtime_build_info(rt));
     oq_runtime_free(rt);
     return j;
@@ -30,7 +30,7 @@ static json_t *env_evidence(void)
     json_t *j = json_object();
     if (oq_ort_env_capture(&kv, &n, NULL) != OQ_OK) return j;
     for (size_t i = 0; i < n; i++)
-        json_object_set_new(j, kv[i].key, kv[i].value ? json_string(kv[i].value) : json_null());
+        json_object_set_new(j, kv[i].key, kv[i].value ? oq_json_text(kv[i].value) : json_null());
     oq_kvs_free(kv, n);
     return j;
 }
@@ -43,11 +43,12 @@ char *oq_validate_evidence(const oq_validate_opts *o)
     gethostname(host, sizeof host - 1);
     if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
     json_t *argv = json_array();
-    for (int i = 0; i < o->argc; i++) json_array_append_new(argv, json_string(o->argv[i]));
-    json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:s, s:o}", "tool_version", ORTQUAL_VERSION,
+    /* the command line and folder for people: a path that is not UTF-8 shown with U+FFFD */
+    for (int i = 0; i < o->argc; i++) json_array_append_new(argv, oq_json_text(o->argv[i]));
+    json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:o, s:o}", "tool_version", ORTQUAL_VERSION,
                           "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host", "name",
                           host, "system", u.sysname, "release", u.release, "machine", u.machine, "command", argv,
-                          "cwd", cwd, "system", oq_evidence_collect_json(NULL, NULL));
+                          "cwd", oq_json_text(cwd), "system", oq_evidence_collect_json(NULL, NULL));
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     return text;

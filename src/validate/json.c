@@ -44,15 +44,23 @@ static oq_graph_opt graph_opt_back(const json_t *o)
     return g < 0 ? OQ_GRAPH_OPT_DEFAULT : (oq_graph_opt)g;
 }
 
+/* Text for people (a reason, a message naming a file): kept when it is not UTF-8, as U+FFFD
+ * where it is not (jansson would drop it, and fail a pack whole). */
 static void set_str(json_t *o, const char *key, const char *s)
 {
-    if (s) json_object_set_new(o, key, json_string(s));
+    if (s) json_object_set_new(o, key, oq_json_text(s));
+}
+
+/* A path ortqual reads back, byte for byte (oq_json_set_path); *ok cleared on OOM. */
+static void set_path(json_t *o, const char *key, const char *path, int *ok)
+{
+    if (!oq_json_set_path(o, key, path)) *ok = 0;
 }
 
 static json_t *strv_json(char *const *v, size_t n)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, oq_json_text(v[i]));
     return a;
 }
 
@@ -65,22 +73,32 @@ static int strv_back(const json_t *a, char ***v, size_t *n)
     return 1;
 }
 
-/* [[a, b], ...] from two parallel arrays, and back. */
+/* [[a, b], ...] from two parallel arrays, and back; a b that is a path and not UTF-8 (an
+ * --ep-lib) is [a, b for people, {"b_hex": its bytes}] (oq_json_set_path). */
 static json_t *pairs_json(char *const *a, char *const *b, size_t n)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(arr, json_pack("[s,s]", a[i], b[i]));
+    for (size_t i = 0; i < n; i++) {
+        json_t *pair = json_pack("[o,o]", oq_json_text(a[i]), oq_json_text(b[i])), *exact = json_object();
+        if (exact && oq_json_set_path(exact, "b", b[i]) && json_object_get(exact, "b_hex"))
+            json_array_append(pair, exact);
+        json_decref(exact);
+        json_array_append_new(arr, pair);
+    }
     return arr;
 }
 
 static int pairs_back(const json_t *arr, char ***a, char ***b, size_t *n)
 {
     for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *p = json_array_get(arr, i);
+        const json_t *p = json_array_get(arr, i), *exact = json_array_get(p, 2);
         const char *x = json_string_value(json_array_get(p, 0)), *y = json_string_value(json_array_get(p, 1));
+        int ok = 1;
+        char *bytes = exact ? oq_json_path_dup(exact, "b", &ok) : NULL;
         size_t k = *n; /* b grows beside a */
-        if (!x || !y) return 0;
-        if (oq_strv_push(b, &k, y) || oq_strv_push(a, n, x)) return 0;
+        int pushed = x && y && (!exact || bytes) && !oq_strv_push(b, &k, bytes ? bytes : y) && !oq_strv_push(a, n, x);
+        free(bytes);
+        if (!pushed) return 0;
     }
     return 1;
 }
@@ -143,24 +161,25 @@ static json_t *plan_json(const oq_validate_plan *p)
     json_t *runtime = json_pack("{s:o, s:o}", "ep_libs", pairs_json(p->ep_lib_names, p->ep_lib_paths, p->n_ep_libs),
                                 "ep_options",
                                 pairs_json(p->ep_option_keys, p->ep_option_values, p->n_ep_options));
-    set_str(runtime, "ort_lib", p->ort_lib);
     if (p->n_session_configs)
         json_object_set_new(runtime, "session_configs",
                             pairs_json(p->session_config_keys, p->session_config_values, p->n_session_configs));
     json_t *dispatch = json_pack("{s:b, s:b, s:o, s:i}", "enable", p->dispatch.enable, "require", p->dispatch.require,
                                  "expect", strv_json(p->dispatch.expect, p->dispatch.n_expect),
                                  "force_sdpa_kernel", p->dispatch.force_sdpa_kernel);
-    json_t *j = json_pack("{s:s, s:b, s:o, s:o, s:i, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}, s:s}", "config",
+    json_t *j = json_pack("{s:s, s:b, s:o, s:o, s:i, s:i, s:i, s:I, s:o, s:o, s:{s:b, s:b, s:b}}", "config",
                           p->config.name, "is_reference", p->is_reference, "inputs", inputs, "n_batches", json_integer((json_int_t)p->n_batches),
                           "repeat", p->repeat, "warmup", p->warmup, "padding", p->padding, "padded_length",
                           (json_int_t)p->padded_length, "runtime", runtime, "dispatch", dispatch, "placement",
                           "enable", p->placement.enable, "require", p->placement.require, "strict",
-                          p->placement.strict, "result", p->result);
-    if (!j) return NULL;
-    set_str(j, "batches_file", p->batches_file);
+                          p->placement.strict);
+    int ok = j != NULL;
+    if (!ok) return NULL;
+    set_path(j, "result", p->result, &ok);
+    set_path(j, "batches_file", p->batches_file, &ok);
     set_str(j, "mask_member", p->mask_member);
-    set_str(j, "model", p->model);
-    set_str(j, "weights", p->weights);
+    set_path(j, "model", p->model, &ok);
+    set_path(j, "weights", p->weights, &ok);
     if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
     if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
     set_str(j, "tolerances", p->tolerances);
@@ -170,10 +189,13 @@ static json_t *plan_json(const oq_validate_plan *p)
     json_object_set_new(j, "threads", json_integer(p->threads));
     if (p->graph_opt != OQ_GRAPH_OPT_DEFAULT)
         json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(p->graph_opt)));
-    set_str(j, "cache_dir", p->cache_dir);
-    set_str(j, "ref_stream", p->ref_stream);
+    set_path(j, "cache_dir", p->cache_dir, &ok);
+    set_path(j, "ref_stream", p->ref_stream, &ok);
     if (p->is_reference && p->ref_stream_fd >= 0) json_object_set_new(j, "ref_stream_fd", json_integer(p->ref_stream_fd));
-    return j;
+    set_path(runtime, "ort_lib", p->ort_lib, &ok);
+    if (ok) return j;
+    json_decref(j);
+    return NULL;
 }
 
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err)
@@ -183,25 +205,37 @@ oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err
 
 int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 {
-    json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
-    set_str(j, "ref", b->ref);
-    set_str(j, "save", b->save);
+    json_t *j = json_pack("{s:I}", "index", (json_int_t)b->index);
+    int ok = j != NULL;
+    set_path(j, "inputs", b->inputs, &ok);
+    set_path(j, "ref", b->ref, &ok);
+    set_path(j, "save", b->save, &ok);
     set_str(j, "sha256", b->sha256);
     if (j && b->batch_size > 0) json_object_set_new(j, "batch_size", json_integer(b->batch_size));
-    return oq_jsonl_put(f, j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!ok) json_decref(j);
+    return oq_jsonl_put(f, ok ? j : NULL, JSON_COMPACT | JSON_PRESERVE_ORDER);
 }
 
-/* A line of the batches file as a batch (its strings borrowed from j). */
+/* A line of the batches file as a batch (its paths owned, released by plan_batch_clear; the
+ * SHA-256 borrowed from j). */
 static int plan_batch_back(const json_t *j, oq_plan_batch *b)
 {
+    int ok = 1;
     b->index = json_integer_value(json_object_get(j, "index"));
-    b->inputs = (char *)str_of(j, "inputs");
-    b->ref = (char *)str_of(j, "ref");
-    b->save = (char *)str_of(j, "save");
+    b->inputs = oq_json_path_dup(j, "inputs", &ok);
+    b->ref = oq_json_path_dup(j, "ref", &ok);
+    b->save = oq_json_path_dup(j, "save", &ok);
     b->sha256 = (char *)str_of(j, "sha256");
     b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
-    return json_is_integer(json_object_get(j, "index")) && b->inputs &&
+    return ok && json_is_integer(json_object_get(j, "index")) && b->inputs &&
            (!b->sha256 || (oq_sha256_hex_at(b->sha256) && !b->sha256[64]));
+}
+
+static void plan_batch_clear(oq_plan_batch *b)
+{
+    free(b->inputs);
+    free(b->ref);
+    free(b->save);
 }
 
 typedef struct plan_lines {
@@ -214,8 +248,10 @@ static oq_status plan_line(void *ctx, json_t *j, size_t i, oq_err *err)
 {
     const plan_lines *pl = ctx;
     oq_plan_batch b;
-    if (!plan_batch_back(j, &b)) return oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", pl->path, i + 1);
-    return pl->fn(pl->ctx, &b, i, err);
+    oq_status st = plan_batch_back(j, &b) ? pl->fn(pl->ctx, &b, i, err)
+                                          : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", pl->path, i + 1);
+    plan_batch_clear(&b);
+    return st;
 }
 
 oq_status oq_plan_batches_each(const oq_validate_plan *p, oq_plan_batch_fn fn, void *ctx, oq_err *err)
@@ -231,8 +267,8 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     if (st) return st;
     int ok = 1;
     p->is_reference = json_is_true(json_object_get(j, "is_reference"));
-    p->model = dup_of(j, "model", &ok);
-    p->weights = dup_of(j, "weights", &ok);
+    p->model = oq_json_path_dup(j, "model", &ok);
+    p->weights = oq_json_path_dup(j, "weights", &ok);
     p->heads = (int32_t)json_integer_value(json_object_get(j, "heads"));
     p->kv_heads = (int32_t)json_integer_value(json_object_get(j, "kv_heads"));
     p->padding = (int)json_integer_value(json_object_get(j, "padding"));
@@ -242,7 +278,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
         if (ok && oq_plan_add_input(p, name, json_string_value(member) ? json_string_value(member) : "", NULL)) ok = 0;
     p->mask_member = dup_of(j, "mask_member", &ok);
     p->n_batches = (size_t)json_integer_value(json_object_get(j, "n_batches"));
-    p->batches_file = dup_of(j, "batches_file", &ok);
+    p->batches_file = oq_json_path_dup(j, "batches_file", &ok);
     p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));
     p->warmup = (int)json_integer_value(json_object_get(j, "warmup"));
     p->threads = (int)json_integer_value(json_object_get(j, "threads"));
@@ -254,7 +290,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->mask_form = form < 0 ? OQ_MASK_AUTO : (oq_mask_form)form;
     const json_t *rt = json_object_get(j, "runtime"), *d = json_object_get(j, "dispatch");
     const json_t *pl = json_object_get(j, "placement");
-    p->ort_lib = dup_of(rt, "ort_lib", &ok);
+    p->ort_lib = oq_json_path_dup(rt, "ort_lib", &ok);
     ok = ok && pairs_back(json_object_get(rt, "ep_libs"), &p->ep_lib_names, &p->ep_lib_paths, &p->n_ep_libs) &&
          pairs_back(json_object_get(rt, "ep_options"), &p->ep_option_keys, &p->ep_option_values, &p->n_ep_options) &&
          pairs_back(json_object_get(rt, "session_configs"), &p->session_config_keys, &p->session_config_values,
@@ -266,10 +302,10 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->placement.enable = json_is_true(json_object_get(pl, "enable"));
     p->placement.require = json_is_true(json_object_get(pl, "require"));
     p->placement.strict = json_is_true(json_object_get(pl, "strict"));
-    p->result = dup_of(j, "result", &ok);
+    p->result = oq_json_path_dup(j, "result", &ok);
     p->progress = json_is_true(json_object_get(j, "progress"));
-    p->cache_dir = dup_of(j, "cache_dir", &ok);
-    p->ref_stream = dup_of(j, "ref_stream", &ok);
+    p->cache_dir = oq_json_path_dup(j, "cache_dir", &ok);
+    p->ref_stream = oq_json_path_dup(j, "ref_stream", &ok);
     const json_t *fd = json_object_get(j, "ref_stream_fd");
     p->ref_stream_fd = json_is_integer(fd) ? (int)json_integer_value(fd) : -1;
     if (!ok) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -516,7 +552,7 @@ static int dispatch_back(const json_t *jd, oq_dispatch_result *d)
 
 static json_t *placement_json(const oq_placement_result *p)
 {
-    if (p->error) return json_pack("{s:s}", "error", p->error);
+    if (p->error) return json_pack("{s:o}", "error", oq_json_text(p->error));
     json_t *j = oq_placement_to_json(p->placement, &p->report);
     if (j) json_object_set_new(j, "witness_errors", strv_json(p->witness_errors, p->n_witness_errors));
     if (j) json_object_set_new(j, "required", json_boolean(p->required));
@@ -536,8 +572,8 @@ static int placement_back(const json_t *jp, oq_placement_result *p)
 
 static json_t *worker_json(const oq_worker_run *w)
 {
-    json_t *j = json_pack("{s:s, s:s, s:f, s:s}", "start", w->forked ? "fork" : "exec", "ended", w->ended,
-                          "seconds", w->seconds, "stderr_tail", w->stderr_tail ? w->stderr_tail : "");
+    json_t *j = json_pack("{s:s, s:s, s:f, s:o}", "start", w->forked ? "fork" : "exec", "ended", w->ended,
+                          "seconds", w->seconds, "stderr_tail", oq_json_text(w->stderr_tail));
     if (j && w->signal) json_object_set_new(j, "signal", json_integer(w->signal));
     if (j && *w->beside) json_object_set_new(j, "beside", json_string(w->beside));
     return j;
@@ -720,7 +756,8 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
                           oq_repr_name(c->repr), "precision", oq_precision_name(c->precision), "kernel",
                           oq_kernel_name(c->kernel), "reference", r->is_reference);
     if (!j) return NULL;
-    set_str(j, "model_file", r->model_file);
+    int ok = 1;
+    set_path(j, "model_file", r->model_file, &ok);
     if (r->worker.ran) json_object_set_new(j, "worker", worker_json(&r->worker));
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
@@ -737,8 +774,8 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
         json_object_set_new(j, "batches", batches);
     }
     if (r->ort_version)
-        json_object_set_new(j, "onnxruntime", json_pack("{s:s, s:s, s:i}", "version", r->ort_version, "library",
-                                                        r->ort_library ? r->ort_library : "", "api_version",
+        json_object_set_new(j, "onnxruntime", json_pack("{s:s, s:o, s:i}", "version", r->ort_version, "library",
+                                                        oq_json_text(r->ort_library), "api_version",
                                                         r->ort_api_version));
     if (r->session_tried) {
         json_object_set_new(j, "session_create_s", json_real(r->session_create_s));
@@ -755,7 +792,9 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     if (r->teeth.ran) json_object_set_new(j, "teeth", teeth_json(&r->teeth));
     if (r->refusal.raw || r->refusal.id) json_object_set_new(j, "refusal", refusal_json(&r->refusal));
     if (r->n_shards) json_object_set_new(j, "shards", config_shards_json(r->shards, r->n_shards));
-    return j;
+    if (ok) return j;
+    json_decref(j);
+    return NULL;
 }
 
 static int batches_back(const json_t *a, oq_config_result *r)
@@ -812,7 +851,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     r->reason = dup_of(j, "reason", &ok);
     r->cache_warning = dup_of(j, "cache_warning", &ok);
     r->required = json_is_true(json_object_get(j, "required"));
-    r->model_file = dup_of(j, "model_file", &ok);
+    r->model_file = oq_json_path_dup(j, "model_file", &ok);
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
     r->reported = json_object_get(j, "batches") != NULL;
     r->threads = (int)json_integer_value(json_object_get(j, "threads"));
@@ -902,15 +941,19 @@ static int64_t *ints_back(const json_t *a, size_t *n, int *ok)
 
 static json_t *batch_info_json(const oq_batch_info *b)
 {
-    json_t *j = json_pack("{s:I, s:s}", "index", (json_int_t)b->index, "inputs", b->inputs);
+    json_t *j = json_pack("{s:I}", "index", (json_int_t)b->index);
+    int ok = j != NULL;
+    set_path(j, "inputs", b->inputs, &ok);
     if (*b->sha256) json_object_set_new(j, "sha256", json_string(b->sha256));
     json_object_set_new(j, "batch_size", json_integer(b->batch_size));
     json_object_set_new(j, "padded_length", json_integer(b->padded_length));
     json_object_set_new(j, "lengths", ints_json(b->lengths, b->batch_size));
     json_object_set_new(j, "event_indices", ints_json(b->event_indices, b->batch_size));
     json_object_set_new(j, "valid_size", json_integer(b->valid_size));
-    set_str(j, "expected", b->expected);
-    return j;
+    set_path(j, "expected", b->expected, &ok);
+    if (ok) return j;
+    json_decref(j);
+    return NULL;
 }
 
 static int batch_info_back(const json_t *j, oq_batch_info *b)
@@ -918,14 +961,14 @@ static int batch_info_back(const json_t *j, oq_batch_info *b)
     int ok = 1;
     size_t n_len, n_idx;
     b->index = json_integer_value(json_object_get(j, "index"));
-    b->inputs = dup_of(j, "inputs", &ok);
+    b->inputs = oq_json_path_dup(j, "inputs", &ok);
     snprintf(b->sha256, sizeof b->sha256, "%s", str_of(j, "sha256") ? str_of(j, "sha256") : "");
     b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
     b->padded_length = json_integer_value(json_object_get(j, "padded_length"));
     b->lengths = ints_back(json_object_get(j, "lengths"), &n_len, &ok);
     b->event_indices = ints_back(json_object_get(j, "event_indices"), &n_idx, &ok);
     b->valid_size = json_integer_value(json_object_get(j, "valid_size"));
-    if (str_of(j, "expected") && !(b->expected = strdup(str_of(j, "expected")))) ok = 0;
+    b->expected = oq_json_path_dup(j, "expected", &ok);
     return ok && b->inputs && b->batch_size >= 0 && n_len == (size_t)b->batch_size && n_idx == n_len;
 }
 
@@ -1442,8 +1485,8 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
 
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
 {
-    return write_new(path, json_pack("{s:s, s:s, s:s}", "schema", OQ_VALIDATE_SCHEMA, "status",
-                                     oq_status_str(e->status), "error", e->msg), err);
+    return write_new(path, json_pack("{s:s, s:s, s:o}", "schema", OQ_VALIDATE_SCHEMA, "status",
+                                     oq_status_str(e->status), "error", oq_json_text(e->msg)), err);
 }
 
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err)
@@ -1459,18 +1502,29 @@ oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *er
 
 /* A worker plan without where its files are: model and weights by SHA-256, the batches and
  * the result file left out (the description lists the batches once). */
+/* A path set by set_path gone, its bytes too. */
+static void del_path(json_t *j, const char *key)
+{
+    char hk[64];
+    json_object_del(j, key);
+    snprintf(hk, sizeof hk, "%s_hex", key);
+    json_object_del(j, hk);
+}
+
 static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256, const char *weights_sha256)
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
-    json_object_del(j, "batches_file"); /* the batches are named by content below */
+    del_path(j, "batches_file"); /* the batches are named by content below */
     json_object_del(j, "n_batches");
     json_object_del(j, "padded_length"); /* the batches' */
-    json_object_del(j, "result");
+    del_path(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
-    json_object_del(j, "cache_dir"); /* where outputs are cached changes none of them */
-    json_object_del(j, "ref_stream"); /* nor the run's scratch file that carries them */
+    del_path(j, "cache_dir"); /* where outputs are cached changes none of them */
+    del_path(j, "ref_stream"); /* nor the run's scratch file that carries them */
     json_object_del(j, "ref_stream_fd");
+    del_path(j, "model");
+    del_path(j, "weights");
     if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;
@@ -1675,7 +1729,8 @@ oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *er
         if (!v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         k->brief = v;
     }
-    if (!oq_batch_info_put(k->list, b)) return oq_err_set(err, OQ_ERR_IO, "the batch list cannot be written");
+    if (!oq_batch_info_put(k->list, b))
+        return ferror(k->list) ? oq_err_write(err, k->list_path, errno) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (k->keep_brief) k->brief[k->n] = (oq_batch_brief){b->index, b->valid_size};
     if (k->desc) oq_plan_desc_batch(k->desc, b->index, b->sha256);
     if (!k->n) {

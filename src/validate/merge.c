@@ -689,7 +689,7 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
     char path[4096];
     oq_spilled sp;
     oq_status st = plan_batches(m, &sp, err);
-    if (!st) st = oq_validate_write_tables(m->outdir, m->s, &sp, plots, 0, NULL, err);
+    if (!st) st = oq_validate_write_tables(m->outdir, m->s, &sp, plots ? OQ_PLOTS_ISOLATED : OQ_PLOTS_NONE, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }

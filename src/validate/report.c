@@ -128,12 +128,12 @@ static oq_status write_csv(const char *path, oq_validate_summary *s, const oq_sp
  * They are drawn from the summary document itself (its error histograms), as `ortqual plot
  * summary.json` draws them, with each configuration's sample of its batch records (their
  * number never matters to memory). */
-static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *samples)
+static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *samples, int isolate)
 {
     oq_err e = {0};
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/plots", outdir);
-    oq_plot_options po = {.outdir = dir};
+    oq_plot_options po = {.outdir = dir, .isolate = isolate};
     oq_plot_files files = {0};
     oq_figures *figs = NULL;
     json_t *doc = oq_summary_to_json_for_plots(s);
@@ -168,7 +168,7 @@ oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, c
     for (size_t i = 0; !st && i < n; i++)
         if (!oq_batch_sample_init(&samples[i])) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) st = write_csv(path, s, sp, samples, totals, vd, err);
-    if (!st && with_plots) plots(outdir, s, samples);
+    if (!st && with_plots) plots(outdir, s, samples, with_plots == OQ_PLOTS_ISOLATED);
     for (size_t i = 0; samples && i < n; i++) json_decref(samples[i].kept);
     free(samples);
     return st;

@@ -3,6 +3,7 @@
 #ifndef ORTQUAL_VALIDATE_IMPL_H
 #define ORTQUAL_VALIDATE_IMPL_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -17,6 +18,10 @@
 #include "ortqual/runtime.h"
 #include "ortqual/status.h"
 #include "ortqual/validate.h"
+
+/* A file's path below the run's folder: a folder path the system takes (PATH_MAX with its 0)
+ * and a name of ours after it. Never cut: oq_check_outdir refused a folder that leaves no room. */
+#define OQ_PATH_BUF (PATH_MAX + 256)
 
 /* ---- the plan (types.c) ------------------------------------------------------------ */
 
@@ -354,6 +359,7 @@ oq_attn_format oq_repr_attn_format(oq_repr r);
 struct oq_plan_desc;
 typedef struct oq_batch_sink {
     FILE *list;                   /* the batch list, a JSON line each (oq_batch_info_put) */
+    const char *list_path;        /* its path, for messages */
     struct oq_plan_desc *desc;    /* begun by the caller; its batches part written here */
     int keep_brief;
     oq_batch_brief *brief;        /* n entries when kept */
@@ -565,6 +571,9 @@ void oq_remove_tree(const char *dir);
  * `totals`, each spilled configuration's r->totals counted in the same pass; with `vd`
  * (report-impl.h, its configurations s's), each record counted for report.html too. */
 struct oq_vd;
+/* with_plots: none, drawn in this process (validate --no-isolate), or in a child of it
+ * (oq_plot_options.isolate: an abort there is the plots' failure, not the run's end) */
+enum { OQ_PLOTS_NONE, OQ_PLOTS_HERE, OQ_PLOTS_ISOLATED };
 oq_status oq_validate_write_tables(const char *outdir, oq_validate_summary *s, const oq_spilled *sp, int with_plots,
                                    int totals, struct oq_vd *vd, oq_err *err);
 /* Versions, devices, environment, host, command line: JSON text (NULL on OOM). */

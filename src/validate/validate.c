@@ -59,7 +59,7 @@ size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap)
 typedef struct run_ctx {
     const oq_validate_opts *o;  /* a shard's writes into root/shards/I */
     const char *root;           /* the output directory asked for */
-    char workdir[2048];
+    char workdir[PATH_MAX];
     oq_validate_summary *s;
     oq_shard_plan shard_plan;   /* a shard run: the prepared plan */
     size_t n_all;               /* every batch of the plan (a shard runs some of them) */
@@ -184,7 +184,7 @@ static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
  * advice of an unsharded run sees it. */
 static oq_status plan_batches(const run_ctx *c, const char *tag, oq_validate_plan *p, oq_err *err)
 {
-    char path[4096];
+    char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
     plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL, p->batches_file};
     oq_status st = pl.f ? run_batches_each(c, plan_line, &pl, err)
@@ -346,7 +346,7 @@ static void batch_line(void *ctx, const char *line)
  * ended), which its progress lines (a few a second, worker.c) may trail. */
 static size_t records_done(const char *result_path, size_t reported)
 {
-    char path[4096];
+    char path[OQ_PATH_BUF];
     oq_batch_records_path(result_path, path, sizeof path);
     FILE *f = fopen(path, "r");
     size_t n = 0;
@@ -501,7 +501,7 @@ static oq_status export_models(run_ctx *c, oq_err *err)
     for (size_t k = 0; k < o->n_configs; k++) {
         const oq_config *cfg = &o->configs[k];
         const char *same = exported_model(c, k);
-        char path[4096];
+        char path[OQ_PATH_BUF];
         if (!oq_config_uses_ort(cfg)) continue;
         if (same) snprintf(path, sizeof path, "%s", same);
         else if (oq_validate_model_file(o, c->weights, cfg, static_bl, path, sizeof path, err))
@@ -523,7 +523,7 @@ static void config_tag(const oq_config *cfg, size_t k, char *tag, size_t n)
 static oq_status make_plans(run_ctx *c, oq_err *err)
 {
     for (size_t k = 0; k < c->o->n_configs; k++) {
-        char tag[OQ_CONFIG_NAME_MAX + 32], result_path[4096];
+        char tag[OQ_CONFIG_NAME_MAX + 32], result_path[OQ_PATH_BUF];
         config_tag(&c->o->configs[k], k, tag, sizeof tag);
         snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
         oq_status st = make_plan(c, &c->o->configs[k], k == 0, c->models[k], tag, result_path, &c->plans[k], err);
@@ -553,7 +553,7 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
 {
     r->status = OQ_VERDICT_REFERENCE;
     r->reported = 1;
-    char path[4096];
+    char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
     FILE *f = fopen(path, "w");
     if (!f) return oq_err_write(err, path, errno);
@@ -571,7 +571,7 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
  * records. */
 static oq_status take_records(const run_ctx *c, const char *result_path, oq_config_result *r, oq_err *err)
 {
-    char path[4096];
+    char path[OQ_PATH_BUF];
     oq_batch_records_path(result_path, path, sizeof path);
     if (!r->reported || access(path, F_OK) != 0) return OQ_OK;
     return (*records_of(c, r) = strdup(path)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -750,7 +750,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
         progress(o, "[%zu/%zu] %s: the saved outputs (expected_NNN.npz)", k + 1, o->n_configs, r->config.name);
         return expected_result(c, r, err);
     }
-    char plan_path[4096];
+    char plan_path[OQ_PATH_BUF];
     plan_path_of(c, k, plan_path, sizeof plan_path);
     if (c->models[k] && !(r->model_file = strdup(c->models[k]))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     int stream_fd;
@@ -812,7 +812,7 @@ static oq_status start_reference(run_ctx *c, bg_reference *bg, oq_err *err)
     const oq_validate_opts *o = c->o;
     oq_config_result *r = config_slot(c, 0);
     snprintf(r->worker.beside, sizeof r->worker.beside, "%s", o->configs[1].name);
-    char plan_path[4096], stderr_path[4200];
+    char plan_path[OQ_PATH_BUF], stderr_path[OQ_PATH_BUF + 8];
     plan_path_of(c, 0, plan_path, sizeof plan_path);
     snprintf(stderr_path, sizeof stderr_path, "%s.stderr", plan_path);
     c->plans[0].progress = 0; /* its lines would only fill its stderr file */
@@ -831,7 +831,7 @@ static oq_status start_reference(run_ctx *c, bg_reference *bg, oq_err *err)
 static oq_status finish_reference(run_ctx *c, bg_reference *bg, int *ref_ok, oq_err *err)
 {
     oq_config_result *r = &c->s->configs[0], got = {0};
-    char plan_path[4096];
+    char plan_path[OQ_PATH_BUF];
     plan_path_of(c, 0, plan_path, sizeof plan_path);
     batch_watch bw = {c->o, 0, 0, c->sp.n_brief};
     oq_proc_result pr;
@@ -1065,7 +1065,7 @@ static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature 
 /* An earlier refusal's error.json goes once this run may write: its outcome replaces it. */
 static oq_status forget_refusal(const oq_validate_opts *o)
 {
-    char path[4096];
+    char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/error.json", o->outdir);
     unlink(path);
     return OQ_OK;
@@ -1154,7 +1154,7 @@ void oq_remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | F
 /* outdir/error.json: why the run stopped (when the disk still takes it). */
 static void record_error(const run_ctx *c, const oq_err *e)
 {
-    char path[4096];
+    char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
     oq_error_record_write(path, e, NULL);
 }
@@ -1203,10 +1203,10 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
         return st;
     }
     /* streamed: each batch's list line and description entry written as it is made */
-    char list[4200], desc[4200];
+    char list[OQ_PATH_BUF], desc[OQ_PATH_BUF];
     snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
-    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .desc = &c->desc, .keep_brief = !o->shard.prepare,
+    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
                               .on_put = o->on_prepare, .put_ctx = o->progress_ctx};
     oq_status st = !c->sink.list                        ? oq_err_write(err, list, errno)
                    : !oq_plan_desc_begin(&c->desc, desc) ? oq_err_write(err, desc, errno)
@@ -1215,6 +1215,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     if (!st) st = oq_validate_prepare_batches(o, &c->sig, expects(o), &c->sink, err);
     if (c->sink.list && fclose(c->sink.list) != 0 && !st) st = oq_err_write(err, list, errno);
     c->sink.list = NULL;
+    c->sink.list_path = NULL; /* (a buffer of this function) */
     c->n_all = c->sink.n;
     c->padded_length = c->sink.padded_length;
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
@@ -1272,7 +1273,7 @@ static oq_status unstage(run_ctx *c, oq_err *err)
 static oq_status identify(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
-    char desc[4200];
+    char desc[OQ_PATH_BUF];
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
     oq_status st = oq_plan_identify(o, c->plans, oq_shard_is_run(o) ? &c->shard_plan : NULL,
                                     c->weights ? c->weights_path : NULL, &c->desc, c->s, desc, err);
@@ -1300,10 +1301,11 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
     judge_late_interruption(c);
-    char path[4096];
+    char path[OQ_PATH_BUF];
     oq_vd vd;
     int counted = oq_vd_init(&vd, s->n_configs);
-    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, c->o->plots, 1, counted ? &vd : NULL, err);
+    int plots = !c->o->plots ? OQ_PLOTS_NONE : c->o->isolate ? OQ_PLOTS_ISOLATED : OQ_PLOTS_HERE;
+    oq_status st = oq_validate_write_tables(c->o->outdir, s, &c->sp, plots, 1, counted ? &vd : NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
     judge_late_interruption(c); /* (the tables and plots take a while) */
     if (!st) st = oq_summary_write(s, &c->sp, path, err);

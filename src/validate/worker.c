@@ -31,7 +31,7 @@ typedef struct worker {
     oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
     FILE *records;          /* each batch's record, appended as it finishes (not kept) */
-    char workdir[2048];
+    char workdir[PATH_MAX];
     int all_passed;
     int64_t calls; /* of the model or the reference, all counted */
     /* where the worker's time went, for bench/validate_cost */
@@ -346,7 +346,7 @@ static oq_status put_record(worker *w, oq_batch_result *b, oq_status st, oq_err 
     free(b->outputs);
     if (st || ok) return st;
     if (!wrote) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory writing a batch record"); /* the JSON's */
-    char path[4096];
+    char path[OQ_PATH_BUF];
     oq_batch_records_path(w->plan->result, path, sizeof path);
     return oq_err_write(err, path, e);
 }
@@ -594,7 +594,7 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     oq_dtype prec = oq_precision_is_reduced(plan->config.precision) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     oq_tolerance base = oq_tolerance_for_dtype(prec);
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    char path[4096];
+    char path[OQ_PATH_BUF];
     oq_batch_records_path(plan->result, path, sizeof path);
     if (!st && !(w->records = fopen(path, "w"))) st = oq_err_write(err, path, errno);
     if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);

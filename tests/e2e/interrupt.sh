@@ -159,4 +159,26 @@ rc=0
 wait $pid || rc=$?
 [ "$rc" -eq 130 ] || fail "save SIGINT: exit $rc, expected 130: $(tail -5 "$T/save.log")"
 ! ls -a "$T/save" | grep '\.tmp\.' || fail "a half-written temporary stayed in the output folder"
+# 7. a signal as summary.json is put in place (its verdict already fixed) and one as report.html
+# is: the summary's verdict stands and is the exit status, and the run says it was interrupted
+# (it exited 143 while summary.json said passed, and stdout ended "verdict: PASSED")
+for file in summary.json report.html; do
+    rm -f "$T/stand.mark"
+    OQ_SLOW_RENAME=/$file OQ_SLOW_RENAME_MARK="$T/stand.mark" LD_PRELOAD="$PRE" \
+        $ORTQUAL validate --num-events 4 --batch-size 2 --repeat 1 --no-plots --no-cache \
+        --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/stand-$file" >"$T/stand.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do [ -e "$T/stand.mark" ] && break; sleep 0.1; done
+    [ -e "$T/stand.mark" ] || { kill -9 $pid; fail "stand: $file never written: $(cat "$T/stand.log")"; }
+    kill -TERM $pid
+    rc=0
+    wait $pid || rc=$?
+    [ "$rc" -eq 0 ] || fail "SIGTERM at $file: exit $rc, expected 0 (the verdict): $(tail -5 "$T/stand.log")"
+    [ "$(json "$T/stand-$file/summary.json" '(d["verdict"], d["exit_status"])')" = "('passed', 0)" ] ||
+        fail "SIGTERM at $file: summary: $(json "$T/stand-$file/summary.json" '(d["verdict"], d["exit_status"])')"
+    [ "$(tail -2 "$T/stand.log" | head -1 | cut -c1-16)" = "verdict: PASSED " ] &&
+        [ "$(tail -1 "$T/stand.log")" = "interrupted by SIGTERM after the summary was written (verdict stands)" ] ||
+        fail "SIGTERM at $file: the run's last lines: $(tail -2 "$T/stand.log")"
+    [ -s "$T/stand-$file/report.html" ] || fail "SIGTERM at $file: no report.html"
+done
 echo "interruption: ok"

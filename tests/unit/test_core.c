@@ -1,5 +1,5 @@
 /* The growable buffers every other folder builds on, and the CRC-32 every .npz is checked
- * with (src/core/core-impl.h). */
+ * with (src/core/core-impl.h); the error messages of status.h, which everything fills. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,33 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "ortqual/status.h"
 #include "ortqual/tensor.h"
+
+/* A message longer than its buffer (a 3000-byte path) keeps the head and tail of the path and
+ * the whole reason after it, also when prefixed; short ones are as formatted. */
+static void test_err_long_path(void **state)
+{
+    (void)state;
+    char path[3001];
+    memset(path, 'd', 3000);
+    path[0] = 'A', path[2999] = 'Z', path[3000] = 0;
+    oq_err e = {0};
+    assert_int_equal(oq_err_set(&e, OQ_ERR_OUTPUT, "%s: cannot create: %s", path, "File name too long"), OQ_ERR_OUTPUT);
+    assert_true(strlen(e.msg) < sizeof e.msg - 1);
+    assert_non_null(strstr(e.msg, ": cannot create: File name too long"));
+    assert_int_equal(e.msg[0], 'A');
+    assert_non_null(strstr(e.msg, "d...d"));
+    assert_non_null(strstr(e.msg, "dZ: cannot create"));
+    oq_err_prefix(&e, "%s: ", path);
+    assert_int_equal(e.msg[0], 'A');
+    assert_non_null(strstr(e.msg, "dZ: A"));
+    assert_non_null(strstr(e.msg, ": cannot create: File name too long"));
+    oq_err_set(&e, OQ_ERR_IO, "%s: short", "a/b");
+    assert_string_equal(e.msg, "a/b: short");
+    oq_err_prefix(&e, "%s: ", "x.npz");
+    assert_string_equal(e.msg, "x.npz: a/b: short");
+}
 
 static void test_dynbuf_grows_and_keeps_text(void **state)
 {
@@ -187,6 +213,7 @@ static void test_dims_str(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_err_long_path),
         cmocka_unit_test(test_dynbuf_grows_and_keeps_text),
         cmocka_unit_test(test_dynbuf_bytes_space_truncate),
         cmocka_unit_test(test_dynbuf_max_refuses_and_keeps),

@@ -290,6 +290,43 @@ static void test_text_utf8(void **state)
     assert_null(oq_text_utf8(NULL));
 }
 
+/* The temporaries a signal handler removes: those of this process still open (two at once),
+ * never one put in place or aborted, never a forked parent's. */
+static void test_remove_temporaries(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("temps"), a[512], b[512], c[512];
+    snprintf(a, sizeof a, "%s/a.npz", dir);
+    snprintf(b, sizeof b, "%s/b.npz", dir);
+    snprintf(c, sizeof c, "%s/c.npz", dir);
+    oq_atomic_file fa, fb, fc;
+    assert_int_equal(oq_atomic_open(&fa, a, 1, NULL), OQ_OK);
+    assert_int_equal(oq_atomic_open(&fb, b, 1, NULL), OQ_OK);
+    assert_int_equal(oq_atomic_open(&fc, c, 1, NULL), OQ_OK);
+    fputs("whole", fc.fp);
+    assert_int_equal(oq_atomic_commit(&fc, NULL), OQ_OK);
+    char keep_b[512];
+    snprintf(keep_b, sizeof keep_b, "%s", fb.tmp);
+    oq_atomic_abort(&fb);
+    assert_int_equal(dir_entries(dir), 2); /* a's temporary, c */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (!pid) {
+        oq_atomic_remove_temporaries(); /* a child's: the parent's a stays */
+        _exit(0);
+    }
+    int status;
+    assert_true(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    assert_int_equal(access(fa.tmp, F_OK), 0);
+    oq_atomic_remove_temporaries();
+    assert_int_equal(access(fa.tmp, F_OK), -1);
+    assert_int_equal(access(keep_b, F_OK), -1);
+    assert_holds(c, "whole");
+    assert_int_equal(dir_entries(dir), 1);
+    oq_atomic_abort(&fa);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_install_file),
         cmocka_unit_test(test_install_concurrent),
         cmocka_unit_test(test_text_utf8),
+        cmocka_unit_test(test_remove_temporaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

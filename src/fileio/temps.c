@@ -1,0 +1,102 @@
+/* The temporary files this process is writing ("<path>.tmp.XXXXXX" until renamed into place),
+ * held where a signal handler can remove them: a Ctrl-C or a batch system's SIGTERM in the
+ * middle of writing a 50 MB model left the half-written temporary behind.
+ *
+ * A handler may interrupt any thread anywhere (holding malloc's lock, half-way through a write
+ * here), so it takes no lock and allocates nothing: the list is a stack of slots that are never
+ * freed, only taken, filled, published and given back, each under a sequence number that is odd
+ * while its name is being written (a seqlock: the handler copies the name and keeps the copy only
+ * when the number did not move). A slot holds its own copy of the name (the writer's string is
+ * freed while a handler may read it), PATH_MAX bytes: no longer name can be created. Its pid says
+ * whose it is: a forked child inherits its parent's slots and must not remove the parent's files. */
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio/fileio-impl.h"
+#include "ortqual/fileio.h"
+
+enum { SLOT_FREE, SLOT_LIVE, SLOT_TAKEN };
+
+typedef struct temp_slot {
+    struct temp_slot *next; /* set before the slot is pushed, never changed */
+    atomic_int state;
+    atomic_uint seq;        /* odd while path and pid are written */
+    pid_t pid;
+    char path[PATH_MAX];
+} temp_slot;
+
+static _Atomic(temp_slot *) slots;
+
+/* A free slot taken (SLOT_TAKEN), or a new one pushed; NULL when out of memory. */
+static temp_slot *slot_take(void)
+{
+    for (temp_slot *s = atomic_load(&slots); s; s = s->next) {
+        int free_state = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&s->state, &free_state, SLOT_TAKEN)) return s;
+    }
+    temp_slot *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    atomic_init(&s->state, SLOT_TAKEN);
+    s->next = atomic_load(&slots);
+    while (!atomic_compare_exchange_weak(&slots, &s->next, s)) {}
+    return s;
+}
+
+void oq_temp_hold(const char *tmp)
+{
+    size_t n = strlen(tmp);
+    temp_slot *s = n < PATH_MAX ? slot_take() : NULL;
+    if (!s) return; /* not removed on a signal: no worse than before */
+    atomic_fetch_add(&s->seq, 1);
+    memcpy(s->path, tmp, n + 1);
+    s->pid = getpid();
+    atomic_fetch_add(&s->seq, 1);
+    atomic_store(&s->state, SLOT_LIVE);
+}
+
+void oq_temp_release(const char *tmp)
+{
+    pid_t me = getpid();
+    for (temp_slot *s = atomic_load(&slots); s; s = s->next)
+        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && !strcmp(s->path, tmp)) {
+            atomic_store(&s->state, SLOT_FREE);
+            return;
+        }
+}
+
+void oq_atomic_remove_temporaries(void)
+{
+    pid_t me = getpid();
+    char path[PATH_MAX];
+    for (temp_slot *s = atomic_load(&slots); s; s = s->next) {
+        unsigned before = atomic_load(&s->seq);
+        if (atomic_load(&s->state) != SLOT_LIVE || (before & 1) || s->pid != me) continue;
+        memcpy(path, s->path, sizeof path);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load(&s->seq) == before && memchr(path, 0, sizeof path)) unlink(path);
+    }
+}
+
+/* The temporaries removed, then the process ends by the signal, as its default action would
+ * have ended it (SA_RESETHAND put the default back, SA_NODEFER lets it through at once). */
+static void remove_and_raise(int sig)
+{
+    oq_atomic_remove_temporaries();
+    raise(sig);
+}
+
+void oq_atomic_catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = remove_and_raise, .sa_flags = SA_RESETHAND | SA_NODEFER};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        /* one ignored (nohup, a background job of a script) stays ignored: it ends nothing */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+    }
+}
