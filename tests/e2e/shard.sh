@@ -142,8 +142,9 @@ shards_page "$T/K" "1:unfinished"
   "[('ref:encoder:fp64', 'passed'), ('cpu:attention24:fp32', 'passed'), ('hangep:attention24:fp32', 'failed')]" ] ||
     fail "killed shard: $(json "$T/K/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')"
 
-# 6. replay shards the same way
-R=(replay --model "$T/U/encoder_attention24_fp32.onnx" --inputs "$T/U/inputs_00[01].npz" --repeat 1)
+# 6. replay shards the same way (against ORT 1.30's CPU: against its own, refused)
+R=(replay --model "$T/U/encoder_attention24_fp32.onnx" --inputs "$T/U/inputs_00[01].npz" --repeat 1
+   --reference-ort-lib "$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1")
 must 0 "PASSED" "$T/r.log" $ORTQUAL "${R[@]}" --outdir "$T/R"
 must 0 "prepared 2 shards" "$T/rp.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --prepare-shards 2
 for i in 0 1; do must 0 "shard $i of 2" "$T/r$i.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --shard $i/2; done

@@ -4,6 +4,8 @@
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
+# replay's reference: ORT CPU of another build (against its own ORT a CPU replay is refused)
+ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
 json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # 1. passing run: summary, inputs and models written, numpy reads the inputs
@@ -106,7 +108,7 @@ PY
 must 2 "zero.npz: the batch has 0 events \(member 'mask' is \[0,56\]\)" "$T/zero.out" $ORTQUAL validate \
   --model "$TX/tx_encoder_op18.onnx" --inputs "$T/zero.npz" --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/zero"
 must 2 "zero.npz: the batch has 0 events" "$T/zero-replay.out" $ORTQUAL replay --model "$TX/tx_encoder_op18.onnx" \
-  --inputs "$T/zero.npz" --ep cpu --outdir "$T/zero-replay"
+  --inputs "$T/zero.npz" --ep cpu --reference-ort-lib "$ORT130" --outdir "$T/zero-replay"
 
 # 3b. --force into an earlier run's folder: the earlier run's files this run does not write go
 # (batches 1 and 2 of the 3, the decomposed model), the user's own file stays
@@ -118,7 +120,7 @@ left=$(cd "$T/pass" && LC_ALL=C ls inputs_*.npz encoder_*.onnx notes.txt | tr '\
 # a replay of that folder's model into it: the encoder's weights.npz (the replay reads none) and
 # the figures go, and plots/ with them (replay draws none: an empty plots/ and the weights stayed)
 $ORTQUAL replay --model "$T/pass/encoder_attention24_fp32.onnx" --inputs "$T/pass/inputs_000.npz" \
-  --outdir "$T/pass" --force > /dev/null 2>&1 || fail "replay --force into a validate run's folder failed"
+  --reference-ort-lib "$ORT130" --outdir "$T/pass" --force > /dev/null 2>&1 || fail "replay --force into a validate run's folder failed"
 left=$(cd "$T/pass" && LC_ALL=C ls | tr '\n' ' ')
 [ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt report.html summary.json validate.csv " ] ||
   fail "after replay --force: $left"
@@ -289,7 +291,7 @@ read -r ld nd < <(nodes "$T/gd" | tr -d '(),')
 [ "$l0" = 0 ] && [ "$ld" = None ] && [ "$n0" -gt "$nd" ] ||
   fail "--graph-opt-level 0: level $l0 with $n0 profiled nodes, default $ld with $nd"
 $ORTQUAL replay --model "$T/g0/encoder_decomposed_fp32.onnx" --inputs "$T/g0/inputs_000.npz" --graph-opt-level 1 \
-  --repeat 1 --outdir "$T/gr" > /dev/null 2>&1 || fail "replay --graph-opt-level 1 exited $?"
+  --reference-ort-lib "$ORT130" --repeat 1 --outdir "$T/gr" > /dev/null 2>&1 || fail "replay --graph-opt-level 1 exited $?"
 [ "$(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')" = "[1, 1]" ] ||
   fail "replay levels: $(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')"
 # --session-config reaches the sessions too (and the plan): with ORT's SkipLayerNormFusion
