@@ -1,5 +1,6 @@
 /* Mask-aware comparison of an output with its reference (see compare.h). */
 #include "compare/compare-impl.h"
+#include "core/core-impl.h"
 #include "status/args-impl.h"
 
 #include <float.h>
@@ -555,8 +556,14 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
     /* a max_abs over the finite elements alone (0 when none is) would read like a pass */
     double max_abs =
         oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count, r->max_abs);
-    append(buf, n, &used, " max_abs=%.3g max_rel=%.3g mean_abs=%.3g rms=%.3g rel_l2=%.3g", plain_nan(max_abs),
-           r->max_rel, r->mean_abs, r->rms, r->rel_l2);
+    /* a failed output's max_abs and max_rel read back above atol and rtol however close they are
+     * (3 digits printed a max_rel over rtol 0.10008144378662108 as 0.1) */
+    int judged = !r->passed && !r->exact;
+    char ma[32], mr[32];
+    oq_real_over_str(max_abs, judged ? r->tol.atol : INFINITY, 3, ma, sizeof ma);
+    oq_real_over_str(r->max_rel, judged ? r->tol.rtol : INFINITY, 3, mr, sizeof mr);
+    append(buf, n, &used, " max_abs=%s max_rel=%s mean_abs=%.3g rms=%.3g rel_l2=%.3g", ma, mr, r->mean_abs, r->rms,
+           r->rel_l2);
     append(buf, n, &used, " over_tol=%" PRId64 " nan=%" PRId64 " inf=%" PRId64, r->over_tol, r->nan_count,
            r->inf_count);
     if (r->ref_nan_count || r->ref_inf_count)
@@ -568,12 +575,19 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
                                                                  : " (not judged: the reference is not zero there)");
     else append(buf, n, &used, " no padding (every element valid)");
     if (r->exact) append(buf, n, &used, " (exact)");
-    else append(buf, n, &used, " (rtol=%.3g atol=%.3g)", r->tol.rtol, r->tol.atol);
+    else {
+        char rt[32], at[32]; /* as given: 0.10008144378662108, not 0.1 */
+        append(buf, n, &used, " (rtol=%s atol=%s)", oq_real_str(r->tol.rtol, 6, rt, sizeof rt),
+               oq_real_str(r->tol.atol, 6, at, sizeof at));
+    }
     char c[160];
     if (!r->passed && r->worst_count) {
-        oq_dims_str(r->worst[0].coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%.3g", c, plain_nan(r->worst[0].got),
-               plain_nan(r->worst[0].expected), plain_nan(r->worst[0].abs_diff));
+        const oq_compare_elem *w = &r->worst[0];
+        char d[32]; /* above its own bound, atol + rtol * |expected|, however close */
+        oq_dims_str(w->coord, r->ndim, c, sizeof c);
+        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%s", c, plain_nan(w->got), plain_nan(w->expected),
+               oq_real_over_str(w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, 3, d,
+                                sizeof d));
     }
     if (r->padding_checked && r->pad_nonzero) {
         oq_dims_str(r->first_pad_nonzero.coord, r->ndim, c, sizeof c);
