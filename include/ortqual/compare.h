@@ -187,6 +187,9 @@ typedef struct oq_compare_result {
     int64_t num_valid;    /* elements compared */
     int64_t num_padded;   /* elements on padding */
     double max_abs, max_rel, mean_abs, rms, rel_l2;
+    double sum_abs, sum_sq, sum_ref_sq; /* |d|, d^2 and ref^2 summed over the same pairs: the
+                                           mean_abs, rms and rel_l2 of several comparisons taken
+                                           together come from these */
     int64_t over_tol;
     int64_t nan_count, inf_count;         /* in the valid output */
     int64_t ref_nan_count, ref_inf_count; /* in the valid reference: a reference error */

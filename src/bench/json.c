@@ -327,7 +327,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
         json_decref(results);
         return st;
     }
-    st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
+    st = oq_json_write_file(path, doc, JSON_INDENT(1), err);
     json_decref(doc);
     return st;
 }

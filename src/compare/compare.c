@@ -275,13 +275,21 @@ static void visit_padded(oq_compare_result *r, const oq_tensor *out, const oq_te
     if (!isfinite(g)) r->pad_nonfinite++;
 }
 
+double oq_rel_l2_of(double sum_sq, double sum_ref_sq)
+{
+    return sum_ref_sq > 0 ? sqrt(sum_sq / sum_ref_sq) : sum_sq > 0 ? INFINITY : 0.0;
+}
+
 static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_opts *o)
 {
     if (s->finite) {
         r->mean_abs = s->abs / (double)s->finite;
         r->rms = sqrt(s->sq / (double)s->finite);
     }
-    r->rel_l2 = s->ref_sq > 0 ? sqrt(s->sq / s->ref_sq) : s->sq > 0 ? INFINITY : 0.0;
+    r->rel_l2 = oq_rel_l2_of(s->sq, s->ref_sq);
+    r->sum_abs = s->abs;
+    r->sum_sq = s->sq;
+    r->sum_ref_sq = s->ref_sq;
     r->padding_rule = o->check_padding;
     r->padding_checked = o->check_padding == OQ_PADDING_ZERO ||
                          (o->check_padding == OQ_PADDING_AS_REFERENCE && r->ref_pad_nonzero == 0);
@@ -788,6 +796,19 @@ static int mag_hist_back(const json_t *h, oq_mag_hist *m)
            ints_back(json_object_get(h, "over_tolerance"), first, m->over_tol + 1, OQ_HIST_BINS);
 }
 
+/* The record holds no sums: rebuilt from its means over the n finite pairs its histogram
+ * counts, sum d^2 = n rms^2 and sum ref^2 = sum d^2 / rel_l2^2 (up to rounding; a record
+ * without error cannot tell its ||ref||: 0). */
+static void sums_of_means(oq_compare_result *r)
+{
+    const oq_log_hist *h = &r->err_hist;
+    double n = (double)(h->zero + h->below + h->above);
+    for (int i = 0; i < OQ_HIST_BINS; i++) n += (double)h->bins[i];
+    r->sum_abs = r->mean_abs * n;
+    r->sum_sq = r->rms * r->rms * n;
+    r->sum_ref_sq = r->rel_l2 > 0 && isfinite(r->rel_l2) ? r->sum_sq / (r->rel_l2 * r->rel_l2) : 0.0;
+}
+
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -837,5 +858,6 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
     if (!err_hist_back(json_object_get(j, "error_histogram"), &r->err_hist) ||
         !mag_hist_back(json_object_get(j, "error_by_magnitude"), &r->by_ref))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: histogram bins other than this build's, or out of range", r->name);
+    sums_of_means(r);
     return OQ_OK;
 }

@@ -307,4 +307,28 @@ out=$($ORTQUAL validate --session-config nokey --outdir "$T/gk" 2>&1) && fail "-
 [ "$out" = "ortqual validate: --session-config 'nokey': want KEY=VALUE" ] || fail "--session-config nokey: $out"
 out=$($ORTQUAL validate --graph-opt-level 3 --outdir "$T/g3" 2>&1) && fail "--graph-opt-level 3 accepted"
 [ "$out" = "ortqual validate: --graph-opt-level '3': want -1, 0, 1, 2 or 99" ] || fail "--graph-opt-level 3: $out"
+
+# 11. a failure at the edge of its tolerance says why, everywhere it is told: rtol a hair under the
+#     measured max_rel (it printed "max_rel=0.00313 ... (rtol=0.00313 atol=0)", and summary.json held
+#     rtol to 10 digits): the tolerance as given, to its last digit, and max_rel above it
+E=(--configs ref:encoder:fp64,cpu:decomposed:fp32 --num-events 4 --repeat 1 --no-plots)
+$ORTQUAL validate "${E[@]}" --outdir "$T/e0" > /dev/null 2>&1 || fail "edge: the first run exited $?"
+rtol=$($PY -c 'import json,sys; o=json.load(open(sys.argv[1]))["configs"][1]["outputs"][0]; print(repr(o["max_rel"] * (1 - 1e-12)))' "$T/e0/summary.json")
+set +e
+$ORTQUAL validate "${E[@]}" --tolerance "cls:rtol=$rtol,atol=0" --junit "$T/e1.xml" --outdir "$T/e1" > "$T/e1.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "edge: exit $rc: $(tail -3 "$T/e1.out")"
+$PY - "$rtol" "$T/e1.out" "$T/e1/summary.json" "$T/e1.xml" "$T/e1/report.html" <<'PY' || fail "edge failure not told: $(grep -m1 'output cls: FAIL' "$T/e1.out")"
+import json, re, sys
+rtol, out, summary, junit, page = float(sys.argv[1]), *(open(p).read() for p in sys.argv[2:])
+line = next(l for l in out.splitlines() if "output cls: FAIL" in l)
+assert float(re.search(r"\(rtol=([^ ]+) atol=0\)", line).group(1)) == rtol, line
+assert float(re.search(r" max_rel=([^ ]+)", line).group(1)) > rtol, line
+c = json.loads(summary)["configs"][1]
+assert c["outputs"][0]["tolerance"]["rtol"] == rtol, c["outputs"][0]["tolerance"]
+assert all(x["tolerance"]["rtol"] == rtol for b in c["batches"] for x in b["outputs"] if x["output"] == "cls")
+assert f"rtol {sys.argv[1]}, atol 0" in junit, "JUnit"
+assert f'<td class="tol">{sys.argv[1]}, 0</td>' in page, "report.html"
+PY
 echo "validate e2e: all checks passed"
