@@ -187,6 +187,9 @@ typedef struct oq_compare_result {
     int64_t num_valid;    /* elements compared */
     int64_t num_padded;   /* elements on padding */
     double max_abs, max_rel, mean_abs, rms, rel_l2;
+    double sum_abs, sum_sq, sum_ref_sq; /* |d|, d^2 and ref^2 summed over the same pairs: the
+                                           mean_abs, rms and rel_l2 of several comparisons taken
+                                           together come from these */
     int64_t over_tol;
     int64_t nan_count, inf_count;         /* in the valid output */
     int64_t ref_nan_count, ref_inf_count; /* in the valid reference: a reference error */
@@ -216,9 +219,11 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
 
 /* One line for people, e.g.
  * "out_cls: PASS valid=1200 max_abs=3.1e-06 max_rel=2.2e-05 rms=8.0e-07 rel_l2=1.1e-06
- *  over_tol=0 nan=0 inf=0 pad_nonzero=0 (rtol=1e-04 atol=1e-05)"
- * and on failure the reasons and the worst element with its coordinates. Returns buf ("" in it
- * for a NULL res). */
+ *  over_tol=0 nan=0 inf=0 pad_nonzero=0 (rtol=0.0001 atol=1e-05)"
+ * and on failure the reasons and the worst element with its coordinates. The tolerance is
+ * printed as given, in the fewest digits that read back to it; a failed output's max_abs,
+ * max_rel and worst |d| with 3 digits, or as many more as show each above its bound (atol,
+ * rtol, the element's atol + rtol |expected|). Returns buf ("" in it for a NULL res). */
 OQ_API char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
 /* The same line with the reference's NaN and Inf counted under `side` (NULL: "REFERENCE"), for
  * a reference that is something else to the reader: "EXPECTED" for saved outputs. max_abs is

@@ -52,6 +52,7 @@
 #include "ortqual/runtime.h"
 #include "ortqual/shard.h"
 #include "ortqual/slurm.h"
+#include "ortqual/stats.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -253,18 +254,21 @@ typedef struct oq_batch_output {
 } oq_batch_output;
 
 /* One output over every batch a configuration compared: in `all`, counts and histograms
- * summed, maxima (max_abs, max_rel, rel_l2, max_abs_ref) the largest, mean_abs and rms over
- * every finite valid element, the worst elements the largest of all batches (worst_batch: the
- * batch of each), first_pad_nonzero the first batch's, shape the first batch's; passed when
- * every batch passed. */
+ * summed, maxima (max_abs, max_rel, max_abs_ref) the largest, mean_abs, rms and rel_l2
+ * (||d||_2 / ||ref||_2) over every finite valid element of every batch, the worst elements the
+ * largest of all batches (worst_batch: the batch of each), first_pad_nonzero the first batch's,
+ * shape the first batch's; passed when every batch passed. */
 typedef struct oq_output_result {
-    oq_compare_result all;
+    oq_compare_result all;        /* all.sum_*: the exact sums' values */
     int64_t worst_batch[OQ_COMPARE_MAX_WORST];
     int64_t first_pad_nonzero_batch;
     int64_t n_batches;            /* batches that compared it */
-    double sum_abs, sum_sq;       /* |d| and d^2 summed over the finite valid elements: mean_abs
-                                     and rms come from these, so a merge of shards gives the
-                                     unsharded run's numbers */
+    oq_fsum sum_abs, sum_sq, sum_ref_sq; /* |d|, d^2 and ref^2 over the finite valid elements,
+                                     exact: mean_abs, rms and rel_l2 come from these, so a merge
+                                     of shards gives the unsharded run's numbers to the bit */
+    int sums_known;               /* 0: read from a summary.json without sums.ref_sq (written
+                                     before 2026-12-05, when rel_l2 was the largest batch's):
+                                     `all` holds what it said, and it cannot be merged */
 } oq_output_result;
 
 /* One batch as one configuration ran it. */

@@ -331,7 +331,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
     if (!model)
         json_object_set_new(doc, "reference_computed", json_pack("{s:I, s:f}", "shapes", (json_int_t)rows->reference_shapes,
                                                                  "ms", rows->reference_ms));
-    st = oq_json_write_file(path, doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10), err);
+    st = oq_json_write_file(path, doc, JSON_INDENT(1), err);
     json_decref(doc);
     return st;
 }

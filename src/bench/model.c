@@ -7,6 +7,7 @@
 
 #include "bench/bench-impl.h"
 #include "compare/compare-impl.h"
+#include "core/core-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
@@ -389,14 +390,19 @@ static void judge_outputs(oq_bench_row *row, const char *expected_path)
         char what[640] = ""; /* the rest of the line keeps its room in row->error */
         nonfinite_text(what, sizeof what, c->nan_count, c->inf_count, "the output");
         nonfinite_text(what, sizeof what, c->expected_nan_count, c->expected_inf_count, expected_path);
+        /* the tolerance as given, and the error above atol however close (both printed 0.000977) */
+        char rt[32], at[32], err[32];
+        oq_real_str(c->rtol, 6, rt, sizeof rt);
+        oq_real_str(c->atol, 6, at, sizeof at);
         if (*what)
             snprintf(row->error, sizeof row->error,
-                     "output '%s': non-finite values: %s; %lld elements over tolerance (rtol %g, atol %g)", c->name,
-                     what, (long long)c->over_tol, c->rtol, c->atol);
+                     "output '%s': non-finite values: %s; %lld elements over tolerance (rtol %s, atol %s)", c->name,
+                     what, (long long)c->over_tol, rt, at);
         else
             snprintf(row->error, sizeof row->error,
-                     "output '%s': max abs err %.3g against %s, %lld elements over tolerance (rtol %g, atol %g)",
-                     c->name, c->max_abs_err, expected_path, (long long)c->over_tol, c->rtol, c->atol);
+                     "output '%s': max abs err %s against %s, %lld elements over tolerance (rtol %s, atol %s)",
+                     c->name, oq_real_over_str(c->max_abs_err, c->atol, 3, err, sizeof err), expected_path,
+                     (long long)c->over_tol, rt, at);
     }
 }
 

@@ -388,9 +388,12 @@ void oq_bench_row_judge_accuracy(oq_bench_row *row)
         (row->over_tol == 0 && row->nan_count == 0 && row->inf_count == 0 && row->pad_nonzero == 0))
         return;
     row->status = OQ_BENCH_FAILED;
+    /* the tolerance as given, and the error above atol however close (both printed 0.000977) */
+    char err[32], rt[32], at[32];
     snprintf(row->error, sizeof row->error,
-             "wrong output: max abs err %.3g against the float64 reference, %lld elements over tolerance "
-             "(rtol %g, atol %g), %lld NaN, %lld Inf, %lld padded elements not 0",
-             row->max_abs_err, (long long)row->over_tol, row->rtol, row->atol, (long long)row->nan_count,
-             (long long)row->inf_count, (long long)row->pad_nonzero);
+             "wrong output: max abs err %s against the float64 reference, %lld elements over tolerance "
+             "(rtol %s, atol %s), %lld NaN, %lld Inf, %lld padded elements not 0",
+             oq_real_over_str(row->max_abs_err, row->atol, 3, err, sizeof err), (long long)row->over_tol,
+             oq_real_str(row->rtol, 6, rt, sizeof rt), oq_real_str(row->atol, 6, at, sizeof at),
+             (long long)row->nan_count, (long long)row->inf_count, (long long)row->pad_nonzero);
 }

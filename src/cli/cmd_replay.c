@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/proc.h"
+#include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 
 const char cmd_replay_summary[] = "replay saved inputs on a provider (or another ORT build) against ORT CPU";
@@ -20,6 +22,9 @@ static const char head[] =
 "and the repeated calls, and summarizes ORT's profile (nodes and time per execution\n"
 "provider). Both runs use --ort-lib; --reference-ort-lib runs the CPU reference on another\n"
 "ORT build (e.g. 1.29 against 1.30), so one set of inputs compares two runtime versions.\n"
+"--ep cpu against ORT CPU of the same build (the same file, or a copy) runs one session twice,\n"
+"whatever --precision says (on cpu it is only the tolerance): refused, exit 2; give --expected,\n"
+"--reference-ort-lib OTHER.so, or --ep cuda or a plugin EP.\n"
 "PASSED needs the replayed configuration to have run and been compared (docs/verdicts.md).\n";
 
 static const char foot[] =
@@ -31,7 +36,9 @@ static const char foot[] =
 "examples:\n"
 "  ortqual replay --model out/encoder_attention24_fp16.onnx --inputs 'out/inputs_*.npz' \\\n"
 "      --ep cuda --ep-lib cuda=/opt/ort/libonnxruntime_providers_cuda.so --precision fp16\n"
-"  ortqual replay --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' --ep cpu\n";
+"  ortqual replay --model torch.onnx --inputs 'inputs_*.npz' --expected 'outputs_*.npz' --ep cpu\n"
+"  ortqual replay --model out/encoder_attention24_fp32.onnx --inputs 'out/inputs_*.npz' \\\n"
+"      --ort-lib ort-1.30/libonnxruntime.so --reference-ort-lib ort-1.29/libonnxruntime.so\n";
 
 struct replay_args {
     oq_validate_opts o;
@@ -49,18 +56,83 @@ struct replay_args {
     oq_config configs[2];
 };
 
-/* ORT's CPU provider against ORT's CPU provider of the same library is a determinism check,
- * not a comparison of two implementations: say so, and what makes it one (once the inputs are
- * accepted: an error found first is the one line said). */
-static void note_self_comparison(struct replay_args *a, const char *ref)
+/* The child of ort_file: load ORT `lib` (NULL: the search) and say, last, which file it was. */
+static int say_ort_file(void *lib)
 {
-    const char *lib = a->cr.ort_lib, *ref_lib = a->o.reference_ort_lib;
-    int same_lib = !ref_lib || (lib && !strcmp(lib, ref_lib));
-    if (!strcmp(ref, "cpu") && !strcmp(a->configs[1].runtime, "cpu") && same_lib) /* --ep CPU too */
-        snprintf(a->out.note, sizeof a->out.note,
-                 "ortqual replay: note: the cpu provider against ORT CPU of the same ORT library compares ORT with "
-                 "itself (a determinism check); --ep cuda (or a plugin EP), --reference-ort-lib OTHER.so or "
-                 "--expected make it a comparison\n");
+    oq_runtime *rt = NULL;
+    if (oq_runtime_load(lib, &rt, NULL)) return 1;
+    fprintf(stderr, "\n%s\n", oq_runtime_lib_path(rt));
+    oq_runtime_free(rt);
+    return 0;
+}
+
+/* The real file ORT `lib` loads (NULL: the search: $ORTQUAL_ORT_LIB, then the bundled copy; a
+ * bare name is the dynamic loader's to find), learned by loading it in a child: this process
+ * loads no ORT before its workers, and never two builds. 0 with `out` "" when it does not load
+ * (the run says why, exit 3). */
+static int ort_file(const char *lib, char *out, size_t n)
+{
+    oq_proc_result res = {0};
+    out[0] = '\0';
+    void *ctx = (void *)(lib && *lib ? lib : NULL);
+    if (!oq_proc_fork_watch(say_ort_file, ctx, 60, 4096, 0, NULL, &res, NULL) && !res.signaled && !res.timed_out &&
+        !res.exit_code && res.stderr_tail) {
+        char *end = res.stderr_tail + strlen(res.stderr_tail);
+        while (end > res.stderr_tail && end[-1] == '\n') *--end = '\0';
+        char *line = strrchr(res.stderr_tail, '\n');
+        snprintf(out, n, "%s", line ? line + 1 : res.stderr_tail);
+    }
+    oq_proc_result_clear(&res);
+    return *out != '\0';
+}
+
+/* Whether two files hold the same bytes (a copy of one ORT build is that build). */
+static int same_bytes(const char *p, const char *q)
+{
+    FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
+    int same = a && b;
+    char x[16384], y[16384];
+    for (size_t n; same && (n = fread(x, 1, sizeof x, a)) > 0;) same = fread(y, 1, n, b) == n && !memcmp(x, y, n);
+    same = same && !ferror(a) && fgetc(b) == EOF;
+    if (a) fclose(a);
+    if (b) fclose(b);
+    return same;
+}
+
+/* Into why: how the reference's ORT is the replay's own ("" when it is another build, or a
+ * library that does not load). */
+static void same_ort(const struct replay_args *a, char *why, size_t n)
+{
+    char lib[4096], ref[4096];
+    why[0] = '\0';
+    if (!a->o.reference_ort_lib) {
+        snprintf(why, n, "one ORT library on both sides");
+        return;
+    }
+    if (!ort_file(a->cr.ort_lib, lib, sizeof lib) || !ort_file(a->o.reference_ort_lib, ref, sizeof ref)) return;
+    if (!strcmp(lib, ref))
+        snprintf(why, n, "--reference-ort-lib %s is the library the replay loads, %s", a->o.reference_ort_lib, lib);
+    else if (same_bytes(lib, ref))
+        snprintf(why, n, "--reference-ort-lib %s is a copy of the library the replay loads, %s", a->o.reference_ort_lib,
+                 lib);
+}
+
+/* ORT's CPU provider judged against ORT's CPU provider of the same build runs one session twice
+ * (on cpu --precision and --tolerance change only the tolerance, and the session options are
+ * both sessions'): it passes and proves nothing, as validate's cpu:model:fp32,CPU:model:fp32 would.
+ * Refused, with what makes it a comparison. */
+static int refuse_self_comparison(const struct replay_args *a)
+{
+    char why[9000];
+    if (oq_config_is_expected(&a->configs[0]) || strcmp(a->configs[1].runtime, "cpu")) return 0;
+    same_ort(a, why, sizeof why);
+    if (!*why) return 0;
+    fprintf(stderr,
+            "ortqual replay: --ep cpu judged against ORT CPU of the same build compares ORT with itself (%s): it "
+            "passes and proves nothing (on cpu --precision and --tolerance change only the tolerance); judge it "
+            "against saved outputs (--expected, e.g. PyTorch's), ORT CPU of another build (--reference-ort-lib), or "
+            "replay on --ep cuda or a plugin EP\n", why);
+    return -1;
 }
 
 /* configs[0] = the reference (ORT CPU, or the saved outputs), configs[1] = the replayed provider. */
@@ -95,7 +167,6 @@ static int make_configs(struct replay_args *a)
     }
     a->o.configs = a->configs;
     a->o.n_configs = 2;
-    note_self_comparison(a, ref);
     return 0;
 }
 
@@ -195,7 +266,8 @@ static int run(struct replay_args *a, int argc, char **argv)
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (oq_cli_refuse_pairs(&a->given, contradictions, 1) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) ||
         oq_cli_check_ep_libs(&a->cr) || oq_cli_check_lib("--reference-ort-lib", a->o.reference_ort_lib) ||
-        oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr))
+        oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr) ||
+        refuse_self_comparison(a))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
     char *self = realpath("/proc/self/exe", NULL);

@@ -15,7 +15,9 @@
  *                          "above": {...}}
  * where "counts"[i] is bin first + i. */
 oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, oq_err *err);
-/* The result back from that JSON (what a validation worker reported), histograms included.
+/* The result back from that JSON (what a validation worker reported), histograms included;
+ * the sums, which the record does not hold, rebuilt from its means (sum_ref_sq from rel_l2: 0
+ * when it is 0).
  * OQ_ERR_FORMAT when `j` is not such a record, or its histograms use other bins than
  * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
@@ -32,6 +34,10 @@ oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype
  * be ignored (a typo judged at the default). `outputs` NULL: not known yet, the specs are only
  * parsed. NULL or "" specs: OQ_OK. (validate, bench) */
 oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, size_t n, oq_err *err);
+
+/* rel_l2 from its sums, sqrt(sum d^2 / sum ref^2): 0 when both are 0, +inf when only the
+ * reference's is (compare.h), for one comparison or for several taken together. */
+double oq_rel_l2_of(double sum_sq, double sum_ref_sq);
 
 /* oq_compare_tensors without its float32-against-float64 fast path: every element through
  * the generic loop, which the fast path must match bit for bit (tests/unit/test_compare.c). */

@@ -1,5 +1,6 @@
 /* Mask-aware comparison of an output with its reference (see compare.h). */
 #include "compare/compare-impl.h"
+#include "core/core-impl.h"
 #include "status/args-impl.h"
 
 #include <float.h>
@@ -274,13 +275,21 @@ static void visit_padded(oq_compare_result *r, const oq_tensor *out, const oq_te
     if (!isfinite(g)) r->pad_nonfinite++;
 }
 
+double oq_rel_l2_of(double sum_sq, double sum_ref_sq)
+{
+    return sum_ref_sq > 0 ? sqrt(sum_sq / sum_ref_sq) : sum_sq > 0 ? INFINITY : 0.0;
+}
+
 static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_opts *o)
 {
     if (s->finite) {
         r->mean_abs = s->abs / (double)s->finite;
         r->rms = sqrt(s->sq / (double)s->finite);
     }
-    r->rel_l2 = s->ref_sq > 0 ? sqrt(s->sq / s->ref_sq) : s->sq > 0 ? INFINITY : 0.0;
+    r->rel_l2 = oq_rel_l2_of(s->sq, s->ref_sq);
+    r->sum_abs = s->abs;
+    r->sum_sq = s->sq;
+    r->sum_ref_sq = s->ref_sq;
     r->padding_rule = o->check_padding;
     r->padding_checked = o->check_padding == OQ_PADDING_ZERO ||
                          (o->check_padding == OQ_PADDING_AS_REFERENCE && r->ref_pad_nonzero == 0);
@@ -555,8 +564,14 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
     /* a max_abs over the finite elements alone (0 when none is) would read like a pass */
     double max_abs =
         oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count, r->max_abs);
-    append(buf, n, &used, " max_abs=%.3g max_rel=%.3g mean_abs=%.3g rms=%.3g rel_l2=%.3g", plain_nan(max_abs),
-           r->max_rel, r->mean_abs, r->rms, r->rel_l2);
+    /* a failed output's max_abs and max_rel read back above atol and rtol however close they are
+     * (3 digits printed a max_rel over rtol 0.10008144378662108 as 0.1) */
+    int judged = !r->passed && !r->exact;
+    char ma[32], mr[32];
+    oq_real_over_str(max_abs, judged ? r->tol.atol : INFINITY, 3, ma, sizeof ma);
+    oq_real_over_str(r->max_rel, judged ? r->tol.rtol : INFINITY, 3, mr, sizeof mr);
+    append(buf, n, &used, " max_abs=%s max_rel=%s mean_abs=%.3g rms=%.3g rel_l2=%.3g", ma, mr, r->mean_abs, r->rms,
+           r->rel_l2);
     append(buf, n, &used, " over_tol=%" PRId64 " nan=%" PRId64 " inf=%" PRId64, r->over_tol, r->nan_count,
            r->inf_count);
     if (r->ref_nan_count || r->ref_inf_count)
@@ -568,12 +583,19 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
                                                                  : " (not judged: the reference is not zero there)");
     else append(buf, n, &used, " no padding (every element valid)");
     if (r->exact) append(buf, n, &used, " (exact)");
-    else append(buf, n, &used, " (rtol=%.3g atol=%.3g)", r->tol.rtol, r->tol.atol);
+    else {
+        char rt[32], at[32]; /* as given: 0.10008144378662108, not 0.1 */
+        append(buf, n, &used, " (rtol=%s atol=%s)", oq_real_str(r->tol.rtol, 6, rt, sizeof rt),
+               oq_real_str(r->tol.atol, 6, at, sizeof at));
+    }
     char c[160];
     if (!r->passed && r->worst_count) {
-        oq_dims_str(r->worst[0].coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%.3g", c, plain_nan(r->worst[0].got),
-               plain_nan(r->worst[0].expected), plain_nan(r->worst[0].abs_diff));
+        const oq_compare_elem *w = &r->worst[0];
+        char d[32]; /* above its own bound, atol + rtol * |expected|, however close */
+        oq_dims_str(w->coord, r->ndim, c, sizeof c);
+        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%s", c, plain_nan(w->got), plain_nan(w->expected),
+               oq_real_over_str(w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, 3, d,
+                                sizeof d));
     }
     if (r->padding_checked && r->pad_nonzero) {
         oq_dims_str(r->first_pad_nonzero.coord, r->ndim, c, sizeof c);
@@ -774,6 +796,19 @@ static int mag_hist_back(const json_t *h, oq_mag_hist *m)
            ints_back(json_object_get(h, "over_tolerance"), first, m->over_tol + 1, OQ_HIST_BINS);
 }
 
+/* The record holds no sums: rebuilt from its means over the n finite pairs its histogram
+ * counts, sum d^2 = n rms^2 and sum ref^2 = sum d^2 / rel_l2^2 (up to rounding; a record
+ * without error cannot tell its ||ref||: 0). */
+static void sums_of_means(oq_compare_result *r)
+{
+    const oq_log_hist *h = &r->err_hist;
+    double n = (double)(h->zero + h->below + h->above);
+    for (int i = 0; i < OQ_HIST_BINS; i++) n += (double)h->bins[i];
+    r->sum_abs = r->mean_abs * n;
+    r->sum_sq = r->rms * r->rms * n;
+    r->sum_ref_sq = r->rel_l2 > 0 && isfinite(r->rel_l2) ? r->sum_sq / (r->rel_l2 * r->rel_l2) : 0.0;
+}
+
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -823,5 +858,6 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
     if (!err_hist_back(json_object_get(j, "error_histogram"), &r->err_hist) ||
         !mag_hist_back(json_object_get(j, "error_by_magnitude"), &r->by_ref))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: histogram bins other than this build's, or out of range", r->name);
+    sums_of_means(r);
     return OQ_OK;
 }

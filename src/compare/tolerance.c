@@ -105,15 +105,17 @@ oq_status oq_tolerance_check_value(const char *key, double v, oq_err *err)
     int rtol = !strcmp(key, "rtol");
     if (!rtol && strcmp(key, "atol"))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance key '%s': want rtol or atol", key);
+    char t[32]; /* the value as given (%g printed 0.9999999 as 1, "1 is 1 or more") */
+    oq_real_str(v, 6, t, sizeof t);
     if (!isfinite(v) || v < 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %g is not a finite number >= 0", key, v);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is not a finite number >= 0", key, t);
     /* a tolerance that cannot fail judges nothing: its green would be a false one */
     if (rtol && v >= 1)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "rtol %g is 1 or more: an output of zeros would pass against "
-                          "any reference (a check that cannot tell a result from nothing)", v);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "rtol %s is 1 or more: an output of zeros would pass against "
+                          "any reference (a check that cannot tell a result from nothing)", t);
     if (!rtol && v >= FLT_MAX)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "atol %g is float32's largest value (3.4e38) or more: only NaN "
-                          "and Inf could fail it (a check that cannot fail)", v);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "atol %s is float32's largest value (3.4e38) or more: only NaN "
+                          "and Inf could fail it (a check that cannot fail)", t);
     return OQ_OK;
 }
 

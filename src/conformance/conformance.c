@@ -135,6 +135,20 @@ static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const ch
     va_end(ap);
 }
 
+/* The digits, 3 or more, at which d reads above its bound when it is above it (at 3 both were
+ * 0.000977 for |diff| 0.0009765625 against 0.0009765624). */
+static int digits_apart(double d, double bound)
+{
+    char a[32], b[32];
+    int p = 3;
+    for (; p < 17 && d > bound; p++) {
+        snprintf(a, sizeof a, "%.*g", p, d);
+        snprintf(b, sizeof b, "%.*g", p, bound);
+        if (strtod(a, NULL) > strtod(b, NULL)) break;
+    }
+    return p;
+}
+
 /* allclose with the worst element: returns 1 when every element passes. *compared counts the
  * elements that held a value to compare (not NaN in both). */
 static int compare_output(const oq_tensor *got, const oq_tensor *exp, double rtol, double atol,
@@ -185,9 +199,11 @@ static int compare_output(const oq_tensor *got, const oq_tensor *exp, double rto
     r->expected = oq_tensor_get_f64(exp, worst);
     r->abs_diff = fabs(r->got - r->expected);
     oq_dims_str(r->coord, r->ndim, gs, sizeof gs);
+    double bound = atol + rtol * fabs(r->expected);
+    int p = digits_apart(r->abs_diff, bound);
     verdict(r, OQ_CONFORMANCE_FAIL,
-            "output %d (%s) worst element %s got %.9g expected %.9g (|diff| %.3g, tolerance %.3g)",
-            index, name, gs, r->got, r->expected, r->abs_diff, atol + rtol * fabs(r->expected));
+            "output %d (%s) worst element %s got %.9g expected %.9g (|diff| %.*g, tolerance %.*g)",
+            index, name, gs, r->got, r->expected, p, r->abs_diff, p, bound);
     return 0;
 }
 

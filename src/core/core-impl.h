@@ -132,4 +132,18 @@ size_t oq_utf8_len(const unsigned char *p, size_t rem);
  * nothing is dropped, and the result is valid UTF-8. NULL when out of memory. */
 char *oq_utf8_lossy(const char *s);
 
+/* ---- reals as text (src/core/real.c) ---------------------------------------------- */
+
+/* Printed digits a reader can read back: v in the fewest "%.Ng" digits that strtod reads back
+ * as exactly v, trying N from `digits` up to 17 ("nan", "inf", "-inf" for the others). %g drops
+ * trailing zeros, so any `digits` up to 15 gives a value that needs fewer its fewest; `digits`
+ * sets the form, fixed or exponent, as %.{digits}g would choose it (6: what %g prints; 10:
+ * jansson's JSON_REAL_PRECISION(10)). A tolerance of 0.10008144378662108 is printed so, not
+ * as 0.1, which hid why an output at max_rel 0.1000814438 failed. Returns buf. */
+char *oq_real_str(double v, int digits, char *buf, size_t n);
+/* v with `digits` significant digits, or as many more as it takes to read back above `bound`
+ * when v is above it: a metric over its bound never prints at or below it (max_abs 0.00097656
+ * against atol 0.0009765624 read as 0.000977 against 0.000977). Returns buf. */
+char *oq_real_over_str(double v, double bound, int digits, char *buf, size_t n);
+
 #endif

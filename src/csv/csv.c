@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,23 +261,6 @@ static int is_scalar(const json_t *v)
     return !json_is_object(v) && !json_is_array(v);
 }
 
-/* Shortest "%.Ng" text that reads back as exactly `v`. */
-static void format_double(char *buf, size_t n, double v)
-{
-    if (isnan(v)) {
-        snprintf(buf, n, "nan");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(buf, n, v > 0 ? "inf" : "-inf");
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return;
-    }
-}
-
 static void json_scalar_text(const json_t *v, char *buf, size_t n, const char **text)
 {
     *text = buf;
@@ -287,7 +269,7 @@ static void json_scalar_text(const json_t *v, char *buf, size_t n, const char **
     } else if (json_is_integer(v)) {
         snprintf(buf, n, "%lld", (long long)json_integer_value(v));
     } else if (json_is_real(v)) {
-        format_double(buf, n, json_real_value(v));
+        oq_real_str(json_real_value(v), 15, buf, n);
     } else if (json_is_true(v)) {
         snprintf(buf, n, "1");
     } else if (json_is_false(v)) {
@@ -658,8 +640,7 @@ void oq_csv_write_empty(oq_csv_writer *w) { write_field(w, ""); }
 void oq_csv_write_double(oq_csv_writer *w, double v)
 {
     char buf[64];
-    format_double(buf, sizeof buf, v);
-    write_field(w, buf);
+    write_field(w, oq_real_str(v, 15, buf, sizeof buf));
 }
 
 void oq_csv_write_int(oq_csv_writer *w, long long v)

@@ -10,7 +10,20 @@
 
 #include "ortqual/status.h"
 
-/* `j` dumped with jansson's `flags` plus a final newline, written atomically
+/* Every real ortqual writes in JSON reads back as the double it was: jansson writes all of a
+ * document's reals at one precision, and 10 digits lost a tolerance of 0.10008144378662108
+ * (0.1000814438) while 17 write 1e-5 as 1.0000000000000001e-5. oq_json_real writes v in the
+ * fewest digits that read back exactly, from 10 (so a value that fits 10 digits is written as
+ * JSON_REAL_PRECISION(10) wrote it), in jansson's form; oq_json_real_form puts a "%g" text in
+ * that form (".0" after an integer's digits, the exponent without "+" and leading zeros:
+ * "1e-05" -> "1e-5") in place. Both return their buffer (room for 48 bytes). */
+char *oq_json_real(double v, char *buf, size_t n);
+char *oq_json_real_form(char *t);
+/* json_dumps with each real as oq_json_real writes it (jansson's JSON_REAL_PRECISION in
+ * `flags` is overridden); NULL when j is NULL or out of memory. The writers below use it. */
+char *oq_json_dumps(const json_t *j, size_t flags);
+
+/* `j` dumped as oq_json_dumps dumps it, plus a final newline, written atomically
  * (replacing `path`). OQ_ERR_NOMEM when it cannot be serialized (or j is NULL). */
 /* OQ_ERR_OUTPUT "PATH: write failed: <saved_errno's text>" (EIO's for 0): a file of the
  * tool's own (a run's work files included) could not be written: a full disk or a
@@ -69,7 +82,7 @@ char *oq_json_path_dup(const json_t *obj, const char *key, int *ok);
 json_t *oq_json_parse(const char *text, size_t n, const char *name, oq_err *err);
 
 /* JSON lines (one document per line), the records streamed between processes:
- * oq_jsonl_put writes j as a line with jansson's dump `flags` (any indentation dropped: one
+ * oq_jsonl_put writes j as a line as oq_json_dumps dumps it with `flags` (any indentation dropped: one
  * line) and releases it (0: j NULL or a write error);
  * oq_jsonl_each gives fn every line parsed, with its 0-based number (fn borrows it), and
  * stops at fn's error, a line that is not JSON (OQ_ERR_FORMAT, naming PATH:LINE) or a read error. */

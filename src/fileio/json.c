@@ -9,9 +9,72 @@
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 
+/* ---- reals that read back ------------------------------------------------------------- */
+
+char *oq_json_real_form(char *t)
+{
+    char *e = strchr(t, 'e');
+    if (!e && !strchr(t, '.')) strcat(t, ".0");
+    if (e) {
+        char *from = e + 1, *to = e + 1;
+        if (*from == '+') from++;
+        else if (*from == '-') from++, to++;
+        while (*from == '0' && from[1]) from++;
+        memmove(to, from, strlen(from) + 1);
+    }
+    return t;
+}
+
+char *oq_json_real(double v, char *buf, size_t n)
+{
+    return oq_json_real_form(oq_real_str(v, 10, buf, n));
+}
+
+/* The length of the token of JSON text at r: a string with its quotes and escapes, a number,
+ * else one character. */
+static size_t token_len(const char *r)
+{
+    size_t k = 1;
+    if (*r == '"') {
+        while (r[k] && r[k] != '"') k += r[k] == '\\' && r[k + 1] ? 2 : 1;
+        return k + (r[k] != '\0');
+    }
+    return *r == '-' || (*r >= '0' && *r <= '9') ? strspn(r, "0123456789+-.eE") : k;
+}
+
+/* The dump `text`, made at 17 digits, with each real as oq_json_real writes it (a form at 10
+ * digits can be a character longer: "1.234567891e10" for "12345678910.0"); strings, integers
+ * and the rest as they are. NULL when out of memory. */
+static char *shorten_reals(const char *text)
+{
+    oq_dynbuf b = {0};
+    int ok = 1;
+    for (const char *r = text; ok && *r;) {
+        size_t k = token_len(r);
+        int real = (*r == '-' || (*r >= '0' && *r <= '9')) && k < 40 &&
+                   (memchr(r, '.', k) || memchr(r, 'e', k) || memchr(r, 'E', k));
+        char t[48];
+        ok = !(real ? oq_dynbuf_add(&b, oq_json_real(strtod(r, NULL), t, sizeof t)) : oq_dynbuf_addn(&b, r, k));
+        r += k;
+    }
+    char *out = ok ? oq_dynbuf_take(&b, NULL) : NULL;
+    oq_dynbuf_clear(&b);
+    return out;
+}
+
+char *oq_json_dumps(const json_t *j, size_t flags)
+{
+    char *text = j ? json_dumps(j, (flags & ~(size_t)JSON_REAL_PRECISION(0x1f)) | JSON_REAL_PRECISION(17)) : NULL;
+    char *out = text ? shorten_reals(text) : NULL;
+    free(text);
+    return out;
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
 static oq_status json_write(const char *path, const json_t *j, size_t flags, int no_sync, oq_err *err)
 {
-    char *text = j ? json_dumps(j, flags) : NULL;
+    char *text = oq_json_dumps(j, flags);
     if (!text) return oq_err_set(err, OQ_ERR_NOMEM, "%s: cannot serialize JSON", path);
     size_t n = strlen(text);
     text[n] = '\n'; /* json_dumps leaves room for the terminator; reuse it for a newline */
@@ -114,7 +177,9 @@ char *oq_json_path_dup(const json_t *obj, const char *key, int *ok)
 
 int oq_jsonl_put(FILE *f, json_t *j, size_t flags)
 {
-    int ok = j && json_dumpf(j, f, flags & ~(size_t)JSON_INDENT(0x1f)) == 0 && fputc('\n', f) != EOF;
+    char *text = oq_json_dumps(j, flags & ~(size_t)JSON_INDENT(0x1f));
+    int ok = text && fputs(text, f) != EOF && fputc('\n', f) != EOF;
+    free(text);
     json_decref(j);
     return ok;
 }

@@ -149,8 +149,11 @@ static char *verdict_note(oq_arena *a, const json_t *cfg, const out_sum *s)
     if (s->exact) /* integers and bools: equal or not */
         return oq_arena_printf(a, "%s \xc2\xb7 max |error| %.3g \xc2\xb7 %lld of %lld differ%s \xc2\xb7 exact",
                                s->passed ? "PASSED" : "FAILED", s->max_abs, s->over, s->valid, extra);
-    return oq_arena_printf(a, "%s \xc2\xb7 max |error| %.3g \xc2\xb7 %lld of %lld over tolerance%s \xc2\xb7 rtol %g, atol %g",
-                           s->passed ? "PASSED" : "FAILED", s->max_abs, s->over, s->valid, extra, s->rtol, s->atol);
+    char e[32], rt[32], at[32]; /* the error read above atol however close; the tolerance as given */
+    oq_real_over_str(s->max_abs, s->passed ? INFINITY : s->atol, 3, e, sizeof e);
+    return oq_arena_printf(a, "%s \xc2\xb7 max |error| %s \xc2\xb7 %lld of %lld over tolerance%s \xc2\xb7 rtol %s, atol %s",
+                           s->passed ? "PASSED" : "FAILED", e, s->over, s->valid, extra,
+                           oq_real_str(s->rtol, 6, rt, sizeof rt), oq_real_str(s->atol, 6, at, sizeof at));
 }
 
 /* Outputs in first-seen order over every configuration's batches. */

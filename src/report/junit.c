@@ -154,9 +154,12 @@ static void worst_value(oq_sb *m, const json_t *v)
 static void output_failure(oq_sb *m, const json_t *o)
 {
     int exact = json_is_true(json_object_get(o, "exact"));
+    const json_t *tol = json_object_get(o, "tolerance");
+    char e[32], rt[32], at[32]; /* the error read above atol however close; the tolerance as given */
     oq_sb_printf(m, "output %s: ", oq_j_str(o, "output", oq_j_str(o, "name", "?")));
-    oq_sb_printf(m, "%lld of %lld valid elements %s, max |error| %.4g", oq_j_int(o, "over_tolerance"),
-                 oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance", oq_vd_max_abs(o));
+    oq_sb_printf(m, "%lld of %lld valid elements %s, max |error| %s", oq_j_int(o, "over_tolerance"),
+                 oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance",
+                 oq_real_over_str(oq_vd_max_abs(o), exact ? INFINITY : oq_j_num(tol, "atol"), 4, e, sizeof e));
     const json_t *w = json_array_get(json_object_get(o, "worst"), 0);
     if (w) {
         oq_sb_puts(m, " at [");
@@ -173,9 +176,9 @@ static void output_failure(oq_sb *m, const json_t *o)
     const json_t *pad = json_object_get(o, "padding");
     if (oq_j_int(pad, "nonzero") && !json_is_false(json_object_get(pad, "checked"))) /* judged, not only reported */
         oq_sb_printf(m, ", %lld padding values not 0", oq_j_int(pad, "nonzero"));
-    const json_t *tol = json_object_get(o, "tolerance");
     if (exact) oq_sb_puts(m, "; compared exactly");
-    else oq_sb_printf(m, "; rtol %g, atol %g", oq_j_num(tol, "rtol"), oq_j_num(tol, "atol"));
+    else oq_sb_printf(m, "; rtol %s, atol %s", oq_real_str(oq_j_num(tol, "rtol"), 6, rt, sizeof rt),
+                      oq_real_str(oq_j_num(tol, "atol"), 6, at, sizeof at));
 }
 
 static void batch_cases(suite *s, const json_t *cfg, const char *cls)

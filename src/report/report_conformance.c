@@ -58,9 +58,11 @@ oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_
         snprintf(runner, sizeof runner, "ortqual's float64 reference");
     snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "reason", "no test passed (all skipped or unsupported)"),
              oq_j_int(s, "exit_status") ? "" : " (accepted by --allow-skip)");
+    char rt[32], at[32]; /* as given: 0.10008144378662108, not 0.100081 */
     snprintf(detail, sizeof detail, "%lld passed, %lld failed, %lld skipped (%lld unsupported) \xc2\xb7 %s \xc2\xb7 "
-             "rtol %g, atol %g%s \xc2\xb7 %s", oq_j_int(s, "passed"), oq_j_int(s, "failed"), oq_j_int(s, "skipped"),
-             oq_j_int(s, "unsupported"), runner, oq_j_num(tol, "rtol"), oq_j_num(tol, "atol"),
+             "rtol %s, atol %s%s \xc2\xb7 %s", oq_j_int(s, "passed"), oq_j_int(s, "failed"), oq_j_int(s, "skipped"),
+             oq_j_int(s, "unsupported"), runner, oq_real_str(oq_j_num(tol, "rtol"), 6, rt, sizeof rt),
+             oq_real_str(oq_j_num(tol, "atol"), 6, at, sizeof at),
              json_is_true(json_object_get(s, "strict")) ? ", strict" : "", oq_j_str(s, "created", "?"));
     oq_html_begin(b, name, verdict);
     oq_html_verdict(b, "ortqual conformance", verdict, NULL, strcmp(verdict, "untested") ? NULL : reason, detail);

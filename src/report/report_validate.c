@@ -20,19 +20,32 @@ static int is_reference(const json_t *cfg) { return json_is_true(json_object_get
 /* `expected`: the saved outputs are the reference; nothing runs for it. */
 static int is_expected(const json_t *cfg) { return !strcmp(oq_j_str(cfg, "runtime", ""), "expected"); }
 
-static void td_num(oq_sb *b, double v)
+/* v as oq_html_num shows it, unless it is over `bound` (a failed output's tolerance) and
+ * that would not show it: then with the digits that do (0.000977 against atol 0.0009765624). */
+static void num_over(oq_sb *b, double v, double bound)
+{
+    char t[32];
+    int digits = fabs(v) >= 1e5 || fabs(v) < 1e-3 ? 3 : 4; /* oq_html_num's */
+    if (isfinite(v) && v > bound) oq_sb_puts(b, oq_real_over_str(v, bound, digits, t, sizeof t));
+    else oq_html_num(b, v);
+}
+
+/* A number, or a dash for none (NaN); over `bound` as num_over shows it (INFINITY: no bound). */
+static void td_num_over(oq_sb *b, double v, double bound)
 {
     oq_sb_puts(b, "<td class=\"n\">");
     if (isnan(v)) oq_sb_puts(b, "&ndash;");
-    else oq_html_num(b, v);
+    else num_over(b, v, bound);
     oq_sb_puts(b, "</td>");
 }
 
+static void td_num(oq_sb *b, double v) { td_num_over(b, v, INFINITY); }
+
 /* A max |error|: NaN and Inf are what a valid element held (oq_vd_max_abs), shown as such. */
-static void td_err(oq_sb *b, double v)
+static void td_err(oq_sb *b, double v, double bound)
 {
     oq_sb_printf(b, "<td class=\"n%s\">", isfinite(v) ? "" : " reason");
-    oq_html_num(b, v);
+    num_over(b, v, bound);
     oq_sb_puts(b, "</td>");
 }
 
@@ -150,7 +163,7 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
         oq_html_td_status(b, st);
         oq_sb_printf(b, "<td class=\"n\">%zu</td>", ran);
         oq_html_td(b, w->worst_output ? w->worst_output : "\xe2\x80\x93");
-        if (w->worst_output) td_err(b, w->worst_abs);
+        if (w->worst_output) td_err(b, w->worst_abs, INFINITY);
         else td_num(b, NAN);
         if (w->worst_output) {
             td_int(b, w->over, 1);
@@ -226,18 +239,24 @@ static void td_output_padding(oq_sb *b, const json_t *o)
 static void output_cells(oq_sb *b, const json_t *o, int passed)
 {
     int exact = json_is_true(json_object_get(o, "exact"));
+    const json_t *tol = json_object_get(o, "tolerance");
+    /* a failed output's max |error| and max_rel read above atol and rtol however close */
+    double atol = passed || exact ? INFINITY : oq_j_num(tol, "atol"), rtol = passed ? INFINITY : oq_j_num(tol, "rtol");
     oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_html_td_status(b, passed ? "passed" : "failed");
-    td_err(b, oq_vd_max_abs(o));
-    td_num(b, exact ? NAN : oq_j_num(o, "max_rel"));
+    td_err(b, oq_vd_max_abs(o), atol);
+    td_num_over(b, exact ? NAN : oq_j_num(o, "max_rel"), rtol);
     td_num(b, exact ? NAN : oq_j_num(o, "rms"));
     oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",
                  oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));
     oq_sb_printf(b, "<td class=\"n\">%lld / %lld</td>", oq_j_int(o, "nan"), oq_j_int(o, "inf"));
     td_output_padding(b, o);
     if (exact) oq_sb_puts(b, "<td class=\"tol exact\">exact (equal values)</td></tr>\n");
-    else oq_sb_printf(b, "<td class=\"tol\">%g, %g</td></tr>\n", oq_j_num(json_object_get(o, "tolerance"), "rtol"),
-                      oq_j_num(json_object_get(o, "tolerance"), "atol"));
+    else {
+        char rt[32], at[32]; /* as given: 0.10008144378662108, not 0.100081 */
+        oq_sb_printf(b, "<td class=\"tol\">%s, %s</td></tr>\n", oq_real_str(oq_j_num(tol, "rtol"), 6, rt, sizeof rt),
+                     oq_real_str(oq_j_num(tol, "atol"), 6, at, sizeof at));
+    }
 }
 
 /* The cells a batch's rows share: index, events, valid tokens, padded length, timing. */

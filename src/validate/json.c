@@ -19,7 +19,7 @@
 
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err)
 {
-    return oq_json_write_file(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), err);
+    return oq_json_write_file(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
 }
 
 static const char *str_of(const json_t *o, const char *key)
@@ -116,7 +116,7 @@ static oq_status write_new(const char *path, json_t *j, oq_err *err)
 /* The same for the scratch files of .work/ (plans, results): renamed into place, not synced. */
 static oq_status write_scratch(const char *path, json_t *j, oq_err *err)
 {
-    oq_status st = j ? oq_json_write_file_nosync(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), err)
+    oq_status st = j ? oq_json_write_file_nosync(path, j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err)
                      : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
     json_decref(j);
     return st;
@@ -374,6 +374,39 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
                                                               : OQ_PADDING_ZERO;
 }
 
+/* An exact sum as its parts, smallest first, each a C99 hex float (exact); a non-finite sum
+ * as its value, "inf" or "nan". */
+static json_t *fsum_json(const oq_fsum *s)
+{
+    json_t *a = json_array();
+    char t[40];
+    for (int32_t i = 0; s->special == 0.0 && i < s->n; i++) {
+        snprintf(t, sizeof t, "%a", s->part[i]);
+        json_array_append_new(a, json_string(t));
+    }
+    if (s->special != 0.0)
+        json_array_append_new(a, json_string(isnan(s->special) ? "nan" : s->special > 0 ? "inf" : "-inf"));
+    return a;
+}
+
+/* An exact sum back from its parts (or from the one hex float of a summary written before
+ * 2026-12-05, then exact only to a double); 0 when there is none. */
+static int fsum_back(const json_t *j, oq_fsum *s)
+{
+    memset(s, 0, sizeof *s);
+    if (json_is_string(j)) {
+        oq_fsum_add(s, strtod(json_string_value(j), NULL));
+        return 1;
+    }
+    size_t i;
+    const json_t *p;
+    json_array_foreach(j, i, p) {
+        if (!json_is_string(p)) return 0;
+        oq_fsum_add(s, strtod(json_string_value(p), NULL));
+    }
+    return json_is_array(j);
+}
+
 /* A configuration's output over its batches: a comparison record (compare-impl.h) with the
  * batch of each worst element and of the first non-zero padding, and how many batches. */
 static json_t *output_result_json(const oq_output_result *r)
@@ -382,11 +415,10 @@ static json_t *output_result_json(const oq_output_result *r)
     if (oq_compare_result_to_json(&r->all, &j, NULL)) return NULL;
     json_object_set_new(j, "output", json_string(r->all.name));
     json_object_set_new(j, "batches", json_integer(r->n_batches));
-    /* exact (C99 hex floats): a merge of shards adds these, not 10-digit means */
-    char a[40], q[40];
-    snprintf(a, sizeof a, "%a", r->sum_abs);
-    snprintf(q, sizeof q, "%a", r->sum_sq);
-    json_object_set_new(j, "sums", json_pack("{s:s, s:s}", "abs", a, "sq", q));
+    /* exact: a merge of shards adds these, and gets the unsharded run's mean_abs, rms and rel_l2 */
+    if (r->sums_known)
+        json_object_set_new(j, "sums", json_pack("{s:o, s:o, s:o}", "abs", fsum_json(&r->sum_abs), "sq",
+                                                 fsum_json(&r->sum_sq), "ref_sq", fsum_json(&r->sum_ref_sq)));
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(j, "worst"), i, e) json_object_set_new(e, "batch", json_integer(r->worst_batch[i]));
@@ -403,9 +435,14 @@ static int output_result_back(const json_t *j, oq_output_result *r)
     if (name) snprintf(r->all.name, sizeof r->all.name, "%s", name);
     r->n_batches = json_integer_value(json_object_get(j, "batches"));
     const json_t *sums = json_object_get(j, "sums");
-    const char *a = str_of(sums, "abs"), *q = str_of(sums, "sq");
-    r->sum_abs = a ? strtod(a, NULL) : 0;
-    r->sum_sq = q ? strtod(q, NULL) : 0;
+    r->sums_known = fsum_back(json_object_get(sums, "abs"), &r->sum_abs) &&
+                    fsum_back(json_object_get(sums, "sq"), &r->sum_sq) &&
+                    fsum_back(json_object_get(sums, "ref_sq"), &r->sum_ref_sq);
+    if (r->sums_known) {
+        r->all.sum_abs = oq_fsum_value(&r->sum_abs);
+        r->all.sum_sq = oq_fsum_value(&r->sum_sq);
+        r->all.sum_ref_sq = oq_fsum_value(&r->sum_ref_sq);
+    }
     for (int32_t i = 0; i < r->all.worst_count; i++)
         r->worst_batch[i] = json_integer_value(json_object_get(json_array_get(json_object_get(j, "worst"), (size_t)i), "batch"));
     r->first_pad_nonzero_batch =
@@ -830,6 +867,7 @@ static int outputs_back(const json_t *cfg, oq_config_result *r)
         }
     }
     free(c);
+    for (size_t j = 0; j < r->n_outputs; j++) r->outputs[j].sums_known = 0; /* rebuilt from means */
     return ok;
 }
 
@@ -895,10 +933,10 @@ oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *e
 
 void oq_batch_records_path(const char *result, char *buf, size_t n) { snprintf(buf, n, "%sl", result); }
 
-/* A record line as summary.json holds it (its reals to 10 digits, ", " and ": " between
- * members; record.c writes the configurations' records so): the summary copies the line as
- * it is, without parsing it again. */
-#define RECORD_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+/* A record line as summary.json holds it (its reals as oq_json_dumps writes them, ", " and
+ * ": " between members; record.c writes the configurations' records so): the summary copies
+ * the line as it is, without parsing it again. */
+#define RECORD_FLAGS JSON_PRESERVE_ORDER
 
 typedef struct record_lines {
     oq_batch_fn fn;
@@ -1193,13 +1231,13 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
     return j;
 }
 
-#define SUMMARY_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+#define SUMMARY_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
 
 /* One record at indentation `pad` (after a ",\n" unless it is the first), on one line as the
  * record lines are. */
 static int put_record(FILE *f, json_t *j, int pad, size_t i)
 {
-    char *text = j ? json_dumps(j, RECORD_FLAGS) : NULL;
+    char *text = oq_json_dumps(j, RECORD_FLAGS);
     json_decref(j);
     if (!text) return 0;
     int ok = fprintf(f, "%s%*s%s", i ? ",\n" : "[\n", pad + 2, "", text) >= 0;
@@ -1291,7 +1329,7 @@ static int put_file(FILE *f, const char *path)
 static int summary_stream(FILE *f, const oq_validate_summary *s, const oq_spilled *sp)
 {
     json_t *j = summary_json(s, 1);
-    char *text = j ? json_dumps(j, SUMMARY_FLAGS) : NULL;
+    char *text = oq_json_dumps(j, SUMMARY_FLAGS);
     json_decref(j);
     if (!text) return 0;
     static const char plan_mark[] = "\"description\": \"\\u0001oq-plan\"";

@@ -116,6 +116,21 @@ static oq_status check_passed_outputs(const oq_validate_summary *s, const char *
     return OQ_OK;
 }
 
+/* Every output carries its exact sums: a summary written before they included sums.ref_sq
+ * (2026-12-05) cannot give the run's rel_l2 over all batches (its rel_l2 was its largest
+ * batch's), and mixed with newer shards its numbers would mean another thing. */
+static oq_status check_sums(const oq_validate_summary *s, const char *path, oq_err *err)
+{
+    for (size_t k = 0; k < s->n_configs; k++)
+        for (size_t j = 0; j < s->configs[k].n_outputs; j++)
+            if (!s->configs[k].outputs[j].sums_known)
+                return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s, output '%s': no exact sums (sums.abs, sq, ref_sq): "
+                                  "written by an ortqual before 2026-12-05, whose rel_l2 was the largest batch's; "
+                                  "run the shard again with this one", path, s->configs[k].config.name,
+                                  s->configs[k].outputs[j].all.name);
+    return OQ_OK;
+}
+
 /* A summary from another plan or another split is refused: merging it would mix results. */
 static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_summary *s, const char *path,
                              oq_err *err)
@@ -144,7 +159,8 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path,
                               pos + 1, s->configs[pos].config.name, want_name);
     }
-    return check_passed_outputs(s, path, err);
+    oq_status st = check_passed_outputs(s, path, err);
+    return st ? st : check_sums(s, path, err);
 }
 
 /* A shard stopped by a signal wrote a summary that says where; its results are not merged

@@ -1,9 +1,10 @@
 /* A batch record as one line of JSON, written as text: a worker writes one per batch, and
  * building it as jansson values to dump them again cost ~50 µs of a small batch's ~0.5 ms.
  * The line is the one place a record's keys are written (docs/summary-schema.md): what
- * summary.json holds as it is (reals to 10 digits as jansson writes JSON_REAL_PRECISION(10),
- * ", " and ": " between members), and what oq_batch_record_json parses when a record is
- * wanted as a value. */
+ * summary.json holds as it is (metrics and times to 10 significant digits, tolerances exact,
+ * in the form oq_json_dumps writes, ", " and ": " between members: a line parsed and dumped
+ * again is the same text), and what oq_batch_record_json parses when a record is wanted as a
+ * value. */
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -31,22 +32,21 @@ __attribute__((format(printf, 2, 3))) static void addf(line *l, const char *fmt,
     va_end(ap);
 }
 
-/* A finite double as jansson writes it: "%.10g", then ".0" when it would read back as an
- * integer, and the exponent without "+" and leading zeros ("1e-05" -> "1e-5"). */
+/* A finite measurement (a metric, a time) to 10 significant digits, the bulk of a large run's
+ * summary, in oq_json_dumps's form: "%.10g", ".0" after an integer's digits, "1e-5". */
 static void put_real(line *b, double v)
 {
-    char t[40];
+    char t[48];
     snprintf(t, sizeof t, "%.10g", v);
-    char *e = strchr(t, 'e');
-    if (!e && !strchr(t, '.')) strcat(t, ".0");
-    if (e) {
-        char *from = e + 1, *to = e + 1;
-        if (*from == '+') from++;
-        else if (*from == '-') from++, to++;
-        while (*from == '0' && from[1]) from++;
-        memmove(to, from, strlen(from) + 1);
-    }
-    add(b, t);
+    add(b, oq_json_real_form(t));
+}
+
+/* A tolerance as it was given, every digit that reads back to it (at 10 digits 0.10008144378662108
+ * was 0.1000814438, and no reader could tell why an output at that edge failed). */
+static void put_exact(line *b, double v)
+{
+    char t[48];
+    add(b, oq_json_real(v, t, sizeof t));
 }
 
 /* A comparison metric: a number, or "nan", "inf", "-inf" (JSON has none). */
@@ -107,9 +107,9 @@ static int put_output(line *b, const oq_batch_output *o)
     add(b, ", \"passed\": ");
     put_bool(b, o->passed);
     add(b, ", \"tolerance\": {\"rtol\": ");
-    put_real(b, o->tol.rtol);
+    put_exact(b, o->tol.rtol);
     add(b, ", \"atol\": ");
-    put_real(b, o->tol.atol);
+    put_exact(b, o->tol.atol);
     add(b, "}, \"num_valid\": ");
     put_int(b, o->num_valid);
     const char *keys[] = {"max_abs", "max_rel", "mean_abs", "rms", "rel_l2"};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare-impl.h"
 #include "ortqual/stats.h"
 #include "validate/validate-impl.h"
 
@@ -353,14 +354,22 @@ static void merge_hists(oq_compare_result *a, const oq_compare_result *b)
 /* The larger (a NaN, which no finite metric is, loses as in the per-batch rows). */
 static double max_of(double a, double b) { return fmax(a, b); }
 
-/* mean_abs and rms over the finite elements of both, from the sums. */
-static void merge_means(oq_output_result *into, const oq_output_result *from, int64_t n)
+/* mean_abs, rms and rel_l2 over the finite elements of both, from the exact sums: the same
+ * doubles whichever batches or shards were added first. */
+static void merge_sums(oq_output_result *into, const oq_output_result *from, int64_t n)
 {
-    into->sum_abs += from->sum_abs;
-    into->sum_sq += from->sum_sq;
+    oq_fsum_merge(&into->sum_abs, &from->sum_abs);
+    oq_fsum_merge(&into->sum_sq, &from->sum_sq);
+    oq_fsum_merge(&into->sum_ref_sq, &from->sum_ref_sq);
+    into->sums_known = into->sums_known && from->sums_known;
+    oq_compare_result *a = &into->all;
+    a->sum_abs = oq_fsum_value(&into->sum_abs);
+    a->sum_sq = oq_fsum_value(&into->sum_sq);
+    a->sum_ref_sq = oq_fsum_value(&into->sum_ref_sq);
+    a->rel_l2 = oq_rel_l2_of(a->sum_sq, a->sum_ref_sq);
     if (!n) return;
-    into->all.mean_abs = into->sum_abs / (double)n;
-    into->all.rms = sqrt(into->sum_sq / (double)n);
+    a->mean_abs = a->sum_abs / (double)n;
+    a->rms = sqrt(a->sum_sq / (double)n);
 }
 
 void oq_output_result_merge(oq_output_result *into, const oq_output_result *from)
@@ -371,7 +380,7 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
         *into = *from;
         return;
     }
-    merge_means(into, from, finite_count(&a->err_hist) + finite_count(&b->err_hist));
+    merge_sums(into, from, finite_count(&a->err_hist) + finite_count(&b->err_hist));
     merge_worst(into, from);
     merge_hists(a, b);
     if (!a->pad_nonzero && b->pad_nonzero) {
@@ -395,7 +404,6 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
     a->pad_nonfinite += b->pad_nonfinite;
     a->max_abs = max_of(a->max_abs, b->max_abs);
     a->max_rel = max_of(a->max_rel, b->max_rel);
-    a->rel_l2 = max_of(a->rel_l2, b->rel_l2);
     a->max_abs_ref = fmax(a->max_abs_ref, b->max_abs_ref);
     into->n_batches += from->n_batches;
 }
@@ -422,9 +430,10 @@ oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_
     for (int i = 0; i < OQ_COMPARE_MAX_WORST; i++) one->worst_batch[i] = batch;
     one->first_pad_nonzero_batch = batch;
     one->n_batches = 1;
-    double fin = (double)finite_count(&r->err_hist);
-    one->sum_abs = fin ? r->mean_abs * fin : 0;
-    one->sum_sq = fin ? r->rms * r->rms * fin : 0;
+    one->sums_known = 1;
+    oq_fsum_add(&one->sum_abs, r->sum_abs);
+    oq_fsum_add(&one->sum_sq, r->sum_sq);
+    oq_fsum_add(&one->sum_ref_sq, r->sum_ref_sq);
     oq_status st = oq_output_results_add(v, n, one, err);
     free(one);
     return st;

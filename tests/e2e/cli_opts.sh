@@ -23,7 +23,7 @@ expect 2 "--tolerance: tolerance for output 'otu': the model has no such output 
     $Q validate --model "$M" --inputs "$FX/io.npz" --tolerance otu:rtol=0.5 --no-plots --outdir tol1
 only_error tol1
 expect 2 "output 'otu': the model has no such output \(its outputs: out\)" \
-    $Q replay --model "$M" --inputs "$FX/io.npz" --tolerance otu:rtol=0.5 --outdir tol2
+    $Q replay --model "$M" --inputs "$FX/io.npz" --reference expected --tolerance otu:rtol=0.5 --outdir tol2
 only_error tol2
 expect 2 "output 'clss': the model has no such output \(its outputs: cls, reg\)" \
     $Q validate --num-events 2 --repeat 1 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 \
@@ -111,15 +111,17 @@ expect 1 "only the reference ran.*e.g. --configs expected,cpu:model:fp32\)" $Q v
 
 # 7. a named ORT library is checked before any work: not there (or not a file) is a usage error
 #    with nothing made; there but not loadable a runtime error leaving only error.json (replay
-#    copied the inputs, wrote a report and summary.json, then exited 3)
+#    copied the inputs, wrote a report and summary.json, then exited 3); --ort-lib alone is judged
+#    against the saved outputs (against ORT CPU of itself it would be refused: section 8)
 echo "not a library" > junk.so
 for opt in --ort-lib --reference-ort-lib; do
+    ref=(); [ $opt = --ort-lib ] && ref=(--reference expected)
     expect 2 "^ortqual replay: $opt /no/such\.so: cannot open: No such file or directory$" \
         $Q replay --model "$M" --inputs "$FX/io.npz" $opt /no/such.so --outdir lib1
     expect 2 "^ortqual replay: $opt $T: is a directory, not a regular file$" \
         $Q replay --model "$M" --inputs "$FX/io.npz" $opt "$T" --outdir lib1
     expect 3 "ortqual replay: $opt: cannot load ONNX Runtime; tried: \./junk\.so" \
-        $Q replay --model "$M" --inputs "$FX/io.npz" $opt ./junk.so --outdir "lib2$opt"
+        $Q replay --model "$M" --inputs "$FX/io.npz" "${ref[@]}" $opt ./junk.so --outdir "lib2$opt"
     only_error "lib2$opt"
 done
 expect 2 "^ortqual validate: --ort-lib /no/such\.so: cannot open" $Q validate --ort-lib /no/such.so --outdir lib1
@@ -133,7 +135,7 @@ expect 3 "^ortqual validate: cannot load ONNX Runtime; tried: \./junk\.so .*ORTQ
     env ORTQUAL_ORT_LIB=./junk.so $Q validate --num-events 2 --no-plots --configs ref:encoder:fp64,cpu:decomposed:fp32 --outdir lib5
 only_error lib5
 expect 3 "^ortqual replay: cannot load ONNX Runtime; tried: /no/such\.so" \
-    env ORTQUAL_ORT_LIB=/no/such.so $Q replay --model "$M" --inputs "$FX/io.npz" --outdir lib6
+    env ORTQUAL_ORT_LIB=/no/such.so $Q replay --model "$M" --inputs "$FX/io.npz" --reference expected --outdir lib6
 only_error lib6
 # so is an --ep-lib path (its configurations were skipped after the batches were made)
 expect 2 "^ortqual validate: --ep-lib /no/such_ep\.so: cannot open: No such file or directory$" \
@@ -151,7 +153,7 @@ expect 2 "^ortqual validate: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\
 expect 2 "^ortqual validate: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
     env ORTQUAL_REQUIRE_DISPATCH=1 $Q validate --num-events 2 --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir rd1
 expect 2 "^ortqual replay: --require-dispatch \(or ORTQUAL_REQUIRE_DISPATCH=1\) $RD" \
-    $Q replay --model "$M" --inputs "$FX/io.npz" --require-dispatch --outdir rd1
+    $Q replay --model "$M" --inputs "$FX/io.npz" --reference expected --require-dispatch --outdir rd1
 absent rd1
 
 # 8. an --ep that is neither cpu, cuda nor given an --ep-lib (a typo) is refused with the known
@@ -170,7 +172,8 @@ expect 2 "^ortqual conformance: --ep 'cdua': not a known execution provider" $Q 
 echo mine > afile
 expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate --outdir afile
 expect 2 "^ortqual validate: afile: exists and is not a directory$" $Q validate --outdir afile/sub --force
-expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --model "$M" --inputs "$FX/io.npz" --outdir afile/
+expect 2 "^ortqual replay: afile: exists and is not a directory$" $Q replay --model "$M" --inputs "$FX/io.npz" \
+    --reference expected --outdir afile/
 [ "$(cat afile)" = mine ] && ok "afile untouched" || bad "afile changed"
 
 # 10. a mask of length 0 is an empty event, said without a range "0..-1"

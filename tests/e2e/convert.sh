@@ -44,15 +44,15 @@ plan_pads() { $ORTQUAL convert "$@" --plan --fuse --mask-to-seqlen --attention-d
 [ "$(plan_pads "$F/tx_encoder/tx_encoder_op18.onnx")" = 0 ] && ok "tx_encoder: heads of 8 not padded" || bad "tx_encoder padded"
 
 # the opset-23 export: ORT refuses it as exported (a runtime error, explained), and runs it once
-# the mask spans the queries
+# the mask spans the queries, matching PyTorch's outputs
 expect 3 "refused by ONNX Runtime \[attn-mask-query-broadcast\]" $ORTQUAL replay --model "$F/mlpf_like/mlpf_like_op23.onnx" --inputs "$F/mlpf_like/inputs_000.npz" \
-    --ep cpu --outdir "$T/r23" --force
+    --expected "$F/mlpf_like/outputs_000.npz" --ep cpu --outdir "$T/r23" --force
 expect 0 "reference = original, lowered \(ORT refused it: node 'node_scaled_dot_product_attention': inconsistent q_sequence_length" \
     $ORTQUAL convert "$F/mlpf_like/mlpf_like_op23.onnx" -o "$T/expanded.onnx" --expand-mask
 expect 0 "verdict: PASSED" $ORTQUAL replay --model "$T/expanded.onnx" --inputs "$F/mlpf_like/inputs_000.npz" \
-    --ep cpu --outdir "$T/rx" --force
+    --expected "$F/mlpf_like/outputs_000.npz" --ep cpu --outdir "$T/rx" --force
 expect 0 "verdict: PASSED" $ORTQUAL replay --model "$T/mlpf_like_23.onnx" --inputs "$F/mlpf_like/inputs_001.npz" \
-    --ep cpu --precision fp16 --outdir "$T/rs" --force
+    --expected "$F/mlpf_like/outputs_001.npz" --ep cpu --precision fp16 --outdir "$T/rs" --force
 
 # a softmax over the query axis is not attention: left alone, and the model still matches PyTorch
 expect 0 "skipped +node_softmax: not attention: softmax over axis 2 of 4 \(the query axis\)" \
@@ -83,7 +83,7 @@ expect 2 "holes.npz: mask 'mask': event 1: hole at position 11" $ORTQUAL convert
 expect 2 "event 1: hole at position 11" $ORTQUAL validate --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
     --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/vh" --force
 expect 2 "event 1: hole at position 11" $ORTQUAL replay --model "$T/mlpf_like_18.onnx" --inputs "$T/holes.npz" \
-    --ep cpu --outdir "$T/rh" --force
+    --expected "$F/mlpf_like/outputs_000.npz" --ep cpu --outdir "$T/rh" --force
 expect 2 "--mask 'features', but the model's ortqual.mask_contract names input 'mask'" $ORTQUAL validate \
     --model "$T/mlpf_like_18.onnx" --inputs "$F/mlpf_like/inputs_000.npz" --mask features \
     --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/vc" --force

@@ -22,6 +22,8 @@ mkfifo out.fifo
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-plots)
 $Q "${V[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir B >B.log 2>&1 || fail "base run: $(tail -3 B.log)"
 M=B/encoder_attention24_fp32.onnx
+# replay's reference: ORT CPU of another build (against its own it would be refused)
+R130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
 U=(validate --model "$M" --configs cpu:model:fp32,cuda:model:fp32 --repeat 1 --no-plots)
 $PY - B/inputs_000.npz <<'PY' || fail "cannot write the bad inputs"
 import sys, numpy as np
@@ -84,10 +86,11 @@ TABLE=$(cat <<EOF
 3 | --ort-lib: cannot load ONNX Runtime; tried: ./f5.npz | error:v3p | $Q ${V[*]} --configs ref:encoder:fp64,cpu:attention24:fp32 --ort-lib ./f5.npz --outdir v3p
 2 | --reference-ort-lib $T/no-such-libonnxruntime.so: cannot open | absent:r3 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $T/no-such-libonnxruntime.so --outdir r3
 3 | --reference-ort-lib: cannot load ONNX Runtime; tried: ./f5.npz | error:r3b | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib ./f5.npz --outdir r3b
-0 | verdict: PASSED                                   | summary:r0 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --outdir r0
+0 | verdict: PASSED                                   | summary:r0 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $R130 --outdir r0
+2 | compares ORT with itself                          | absent:r1 | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --outdir r1
 2 | --model and --inputs are required                 | -          | $Q replay --inputs B/inputs_000.npz
-2 | nan.npz: input 'features': event 1 position 0    | error:r2 | $Q replay --model $M --inputs nan.npz --repeat 1 --outdir r2
-3 | ro/r: cannot create directory: Read-only file system | absent:ro/r | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --outdir ro/r
+2 | nan.npz: input 'features': event 1 position 0    | error:r2 | $Q replay --model $M --inputs nan.npz --repeat 1 --reference-ort-lib $R130 --outdir r2
+3 | ro/r: cannot create directory: Read-only file system | absent:ro/r | $Q replay --model $M --inputs B/inputs_000.npz --repeat 1 --reference-ort-lib $R130 --outdir ro/r
 0 | B/report.html                                     | -          | $Q report B
 2 | summary.json                                      | -          | $Q report victim
 3 | ro/junit.xml                                      | -          | $Q report B --junit ro/junit.xml

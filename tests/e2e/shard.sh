@@ -85,6 +85,40 @@ mkdir "$T/X" && mv "$T/X.json" "$T/X/summary.json"
 ! same "$T/P/summary.json" "$T/X/summary.json" >"$T/x.log" && grep -q 'configs\[2\].batches\[3\].outputs\[1\].max_abs' "$T/x.log" ||
     fail "same_summary.py missed a changed figure: $(cat "$T/x.log")"
 
+# an output's rel_l2 is ||d|| / ||ref|| over every valid element of every batch, as mean_abs and
+# rms are (it was the largest batch's): recomputed here from the batches' own numbers (sum d^2 =
+# rms^2 n, sum ref^2 = sum d^2 / rel_l2^2), and the merged shards hold the same exact sums
+# (same above compares rel_l2 to the bit; the sums' parts may differ by grouping, not their value)
+$PY - "$T/U/summary.json" "$T/P/summary.json" <<'PY' || fail "rel_l2 over all batches"
+import json, math, sys
+u, p = (json.load(open(a)) for a in sys.argv[1:3])
+def value(parts): return math.fsum(float.fromhex(x) for x in parts)
+for k, c in enumerate(u["configs"][1:], 1):
+    for j, o in enumerate(c["outputs"]):
+        rows = [x for b in c["batches"] for x in b["outputs"] if x["output"] == o["output"]]
+        sq = sum(x["rms"] ** 2 * x["num_valid"] for x in rows)
+        want = math.sqrt(sq / sum(x["rms"] ** 2 * x["num_valid"] / x["rel_l2"] ** 2 for x in rows))
+        assert abs(o["rel_l2"] - want) <= 1e-8 * want, (c["name"], o["output"], o["rel_l2"], want)
+        assert o["rel_l2"] < max(x["rel_l2"] for x in rows), (c["name"], o["output"], "the largest batch's")
+        assert o["rel_l2"] == math.sqrt(value(o["sums"]["sq"]) / value(o["sums"]["ref_sq"])), o
+        m = p["configs"][k]["outputs"][j]["sums"]
+        assert all(value(m[s]) == value(o["sums"][s]) for s in ("abs", "sq", "ref_sq")), (m, o["sums"])
+PY
+# a shard's summary from before the exact sums (its outputs' rel_l2 the largest batch's, no
+# sums.ref_sq) is refused: merged, its numbers would mean another thing than the others'
+cp -r "$T/P" "$T/O" && rm -f "$T/O/summary.json"
+$PY - "$T/O/shards/1/summary.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["configs"]:
+    for o in c["outputs"]:
+        o["sums"] = {"abs": o["sums"]["abs"][-1], "sq": o["sums"]["sq"][-1]}  # as written before
+json.dump(d, open(sys.argv[1], "w"))
+PY
+must 2 "shards/1/summary.json: cpu:decomposed:fp32, output 'cls': no exact sums \(sums.abs, sq, ref_sq\): written by an ortqual before 2026-12-05, whose rel_l2 was the largest batch's; run the shard again with this one" \
+    "$T/o.log" $ORTQUAL merge --no-plots "$T/O"
+[ ! -e "$T/O/summary.json" ] || fail "a merge of a shard without exact sums wrote a summary"
+
 # 2. by configuration: each shard runs the reference and one other configuration
 must 0 "prepared 2 shards by config" "$T/c.log" $ORTQUAL "${V[@]}" --outdir "$T/C" --prepare-shards 2 --shard-by config
 for i in 0 1; do must 0 "shard $i of 2" "$T/c$i.log" $ORTQUAL "${V[@]}" --outdir "$T/C" --shard $i/2 --shard-by config; done
@@ -165,8 +199,9 @@ shards_page "$T/K" "1:unfinished"
   "[('ref:encoder:fp64', 'reference'), ('cpu:attention24:fp32', 'passed'), ('hangep:attention24:fp32', 'failed')]" ] ||
     fail "killed shard: $(json "$T/K/summary.json" '[(c["name"], c["status"], c.get("reason")) for c in d["configs"]]')"
 
-# 6. replay shards the same way
-R=(replay --model "$T/U/encoder_attention24_fp32.onnx" --inputs "$T/U/inputs_00[01].npz" --repeat 1)
+# 6. replay shards the same way (against ORT 1.30's CPU: against its own, refused)
+R=(replay --model "$T/U/encoder_attention24_fp32.onnx" --inputs "$T/U/inputs_00[01].npz" --repeat 1
+   --reference-ort-lib "$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1")
 must 0 "PASSED" "$T/r.log" $ORTQUAL "${R[@]}" --outdir "$T/R"
 must 0 "prepared 2 shards" "$T/rp.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --prepare-shards 2
 for i in 0 1; do must 0 "shard $i of 2" "$T/r$i.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --shard $i/2; done

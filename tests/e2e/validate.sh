@@ -4,6 +4,8 @@
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
+# replay's reference: ORT CPU of another build (against its own ORT a CPU replay is refused)
+ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
 json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # 1. passing run: summary, inputs and models written, numpy reads the inputs
@@ -126,7 +128,7 @@ PY
 must 2 "zero.npz: the batch has 0 events \(member 'mask' is \[0,56\]\)" "$T/zero.out" $ORTQUAL validate \
   --model "$TX/tx_encoder_op18.onnx" --inputs "$T/zero.npz" --configs cpu:model:fp32,cuda:model:fp32 --outdir "$T/zero"
 must 2 "zero.npz: the batch has 0 events" "$T/zero-replay.out" $ORTQUAL replay --model "$TX/tx_encoder_op18.onnx" \
-  --inputs "$T/zero.npz" --ep cpu --outdir "$T/zero-replay"
+  --inputs "$T/zero.npz" --ep cpu --reference-ort-lib "$ORT130" --outdir "$T/zero-replay"
 
 # 3b. --force into an earlier run's folder: the earlier run's files this run does not write go
 # (batches 1 and 2 of the 3, the decomposed model), the user's own file stays
@@ -138,7 +140,7 @@ left=$(cd "$T/pass" && LC_ALL=C ls inputs_*.npz encoder_*.onnx notes.txt | tr '\
 # a replay of that folder's model into it: the encoder's weights.npz (the replay reads none) and
 # the figures go, and plots/ with them (replay draws none: an empty plots/ and the weights stayed)
 $ORTQUAL replay --model "$T/pass/encoder_attention24_fp32.onnx" --inputs "$T/pass/inputs_000.npz" \
-  --outdir "$T/pass" --force > /dev/null 2>&1 || fail "replay --force into a validate run's folder failed"
+  --reference-ort-lib "$ORT130" --outdir "$T/pass" --force > /dev/null 2>&1 || fail "replay --force into a validate run's folder failed"
 left=$(cd "$T/pass" && LC_ALL=C ls | tr '\n' ' ')
 [ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt report.html summary.json validate.csv " ] ||
   fail "after replay --force: $left"
@@ -309,7 +311,7 @@ read -r ld nd < <(nodes "$T/gd" | tr -d '(),')
 [ "$l0" = 0 ] && [ "$ld" = None ] && [ "$n0" -gt "$nd" ] ||
   fail "--graph-opt-level 0: level $l0 with $n0 profiled nodes, default $ld with $nd"
 $ORTQUAL replay --model "$T/g0/encoder_decomposed_fp32.onnx" --inputs "$T/g0/inputs_000.npz" --graph-opt-level 1 \
-  --repeat 1 --outdir "$T/gr" > /dev/null 2>&1 || fail "replay --graph-opt-level 1 exited $?"
+  --reference-ort-lib "$ORT130" --repeat 1 --outdir "$T/gr" > /dev/null 2>&1 || fail "replay --graph-opt-level 1 exited $?"
 [ "$(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')" = "[1, 1]" ] ||
   fail "replay levels: $(json "$T/gr/summary.json" '[c.get("graph_opt_level") for c in d["configs"]]')"
 # --session-config reaches the sessions too (and the plan): with ORT's SkipLayerNormFusion
@@ -325,4 +327,28 @@ out=$($ORTQUAL validate --session-config nokey --outdir "$T/gk" 2>&1) && fail "-
 [ "$out" = "ortqual validate: --session-config 'nokey': want KEY=VALUE" ] || fail "--session-config nokey: $out"
 out=$($ORTQUAL validate --graph-opt-level 3 --outdir "$T/g3" 2>&1) && fail "--graph-opt-level 3 accepted"
 [ "$out" = "ortqual validate: --graph-opt-level '3': want -1, 0, 1, 2 or 99" ] || fail "--graph-opt-level 3: $out"
+
+# 11. a failure at the edge of its tolerance says why, everywhere it is told: rtol a hair under the
+#     measured max_rel (it printed "max_rel=0.00313 ... (rtol=0.00313 atol=0)", and summary.json held
+#     rtol to 10 digits): the tolerance as given, to its last digit, and max_rel above it
+E=(--configs ref:encoder:fp64,cpu:decomposed:fp32 --num-events 4 --repeat 1 --no-plots)
+$ORTQUAL validate "${E[@]}" --outdir "$T/e0" > /dev/null 2>&1 || fail "edge: the first run exited $?"
+rtol=$($PY -c 'import json,sys; o=json.load(open(sys.argv[1]))["configs"][1]["outputs"][0]; print(repr(o["max_rel"] * (1 - 1e-12)))' "$T/e0/summary.json")
+set +e
+$ORTQUAL validate "${E[@]}" --tolerance "cls:rtol=$rtol,atol=0" --junit "$T/e1.xml" --outdir "$T/e1" > "$T/e1.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "edge: exit $rc: $(tail -3 "$T/e1.out")"
+$PY - "$rtol" "$T/e1.out" "$T/e1/summary.json" "$T/e1.xml" "$T/e1/report.html" <<'PY' || fail "edge failure not told: $(grep -m1 'output cls: FAIL' "$T/e1.out")"
+import json, re, sys
+rtol, out, summary, junit, page = float(sys.argv[1]), *(open(p).read() for p in sys.argv[2:])
+line = next(l for l in out.splitlines() if "output cls: FAIL" in l)
+assert float(re.search(r"\(rtol=([^ ]+) atol=0\)", line).group(1)) == rtol, line
+assert float(re.search(r" max_rel=([^ ]+)", line).group(1)) > rtol, line
+c = json.loads(summary)["configs"][1]
+assert c["outputs"][0]["tolerance"]["rtol"] == rtol, c["outputs"][0]["tolerance"]
+assert all(x["tolerance"]["rtol"] == rtol for b in c["batches"] for x in b["outputs"] if x["output"] == "cls")
+assert f"rtol {sys.argv[1]}, atol 0" in junit, "JUnit"
+assert f'<td class="tol">{sys.argv[1]}, 0</td>' in page, "report.html"
+PY
 echo "validate e2e: all checks passed"

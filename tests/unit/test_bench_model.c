@@ -457,6 +457,19 @@ static void test_expected_outputs_judged(void **state)
     assert_int_equal(r->status, OQ_BENCH_FAILED);
     assert_non_null(strstr(r->error, "output 'y': max abs err 0.01"));
     assert_int_equal(r->n_samples, 3);
+    /* at the edge, atol one step under the error, the message shows why it failed: atol as
+     * given and the error above it ("max abs err 0.01 ... atol 0.01") */
+    double atol = nextafter(rows->rows[0].outputs[0].max_abs_err, 0.0);
+    oq_bench_rows_free(rows);
+    char spec[64];
+    snprintf(spec, sizeof spec, "y:rtol=0,atol=%.17g", atol);
+    rows = run_model(path, spec);
+    r = &rows->rows[0];
+    assert_int_equal(r->status, OQ_BENCH_FAILED);
+    const char *at = strstr(r->error, "atol "), *e = strstr(r->error, "max abs err ");
+    assert_true(at && e);
+    assert_true(strtod(at + 5, NULL) == atol);
+    assert_true(strtod(e + 12, NULL) > atol);
     oq_bench_rows_free(rows);
     /* a tolerance that admits it passes */
     rows = run_model(path, "y:atol=0.02");

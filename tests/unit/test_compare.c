@@ -277,6 +277,60 @@ static void test_worst_k_and_axes(void **state)
     oq_tensor_free(ref);
 }
 
+/* The number after `key` in line, read back. */
+static double number_after(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    if (!p) fail_msg("'%s' lacks '%s'", line, key);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* A failure at the edge of its tolerance says why: the tolerance as given (rtol
+ * 0.10008144378662108 printed "rtol=0.1", atol 0.0009765624 "atol=0.000977"), and max_rel,
+ * max_abs and the worst |d| read above their bounds however close ("max_rel=0.1"). */
+static void test_edge_failure_readable(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {1, 2};
+    oq_tensor *out = tensor(OQ_DTYPE_FLOAT64, 2, shape, "y"), *ref = tensor(OQ_DTYPE_FLOAT64, 2, shape, "r");
+    oq_tensor_set_f64(ref, 0, 1.0);
+    oq_tensor_set_f64(ref, 1, 1.0);
+    oq_tensor_set_f64(out, 0, 1.10008144378662108);
+    oq_tensor_set_f64(out, 1, 1.0);
+    oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT64);
+    oq_compare_result r;
+    char line[512];
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    double d = r.max_abs;
+    /* rtol one step under the error, atol 0 */
+    o.tol = (oq_tolerance){nextafter(d, 0.0), 0.0};
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_false(r.passed);
+    oq_compare_result_str(&r, line, sizeof line);
+    assert_true(number_after(line, "(rtol=") == o.tol.rtol);
+    assert_has(line, " atol=0)");
+    assert_true(number_after(line, " max_rel=") > o.tol.rtol);
+    assert_true(number_after(line, "|d|=") > o.tol.rtol);
+    /* atol one step under it, rtol 0 */
+    oq_tensor_set_f64(out, 0, 1.0009765625);
+    o.tol = (oq_tolerance){0.0, 0.0};
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    o.tol.atol = nextafter(r.max_abs, 0.0);
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_false(r.passed);
+    oq_compare_result_str(&r, line, sizeof line);
+    assert_true(number_after(line, " atol=") == o.tol.atol);
+    assert_true(number_after(line, " max_abs=") > o.tol.atol);
+    assert_true(number_after(line, "|d|=") > o.tol.atol);
+    /* a passing line keeps 3 digits */
+    o.tol.atol = 0.01;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_has(oq_compare_result_str(&r, line, sizeof line), "max_abs=0.000977 ");
+    assert_has(line, "(rtol=0 atol=0.01)");
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -912,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_padding_checked_apart),
         cmocka_unit_test(test_metrics_numerically),
         cmocka_unit_test(test_worst_k_and_axes),
+        cmocka_unit_test(test_edge_failure_readable),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_integers_exact),
         cmocka_unit_test(test_padding_as_reference),

@@ -1,10 +1,12 @@
-/* The growable buffers every other folder builds on, and the CRC-32 every .npz is checked
- * with (src/core/core-impl.h); the error messages of status.h, which everything fills. */
+/* The growable buffers every other folder builds on, the CRC-32 every .npz is checked with,
+ * and reals printed so that they read back (src/core/core-impl.h); the error messages of
+ * status.h, which everything fills. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +212,54 @@ static void test_dims_str(void **state)
     assert_int_equal(buf[0], 'x');
 }
 
+/* The fewest digits that read back as the same double, in the form %.{digits}g chooses; a
+ * tolerance like 0.10008144378662108 keeps all of its digits (%.3g and %g said 0.1, 0.100081). */
+static void test_real_str_reads_back(void **state)
+{
+    (void)state;
+    char buf[40];
+    assert_string_equal(oq_real_str(0.10008144378662108, 6, buf, sizeof buf), "0.10008144378662108");
+    assert_string_equal(oq_real_str(0.0009765624, 6, buf, sizeof buf), "0.0009765624");
+    assert_string_equal(oq_real_str(1e-4, 6, buf, sizeof buf), "0.0001");
+    assert_string_equal(oq_real_str(1e-5, 6, buf, sizeof buf), "1e-05");
+    assert_string_equal(oq_real_str(0.0, 6, buf, sizeof buf), "0");
+    assert_string_equal(oq_real_str(123000.0, 6, buf, sizeof buf), "123000");
+    assert_string_equal(oq_real_str(123000.0, 1, buf, sizeof buf), "1.23e+05");
+    assert_string_equal(oq_real_str(NAN, 6, buf, sizeof buf), "nan");
+    assert_string_equal(oq_real_str(-INFINITY, 6, buf, sizeof buf), "-inf");
+    unsigned seed = 7;
+    for (int i = 0; i < 2000; i++) {
+        double v = ((double)rand_r(&seed) / RAND_MAX - 0.5) * pow(10, rand_r(&seed) % 80 - 40);
+        oq_real_str(v, 1, buf, sizeof buf);
+        assert_true(strtod(buf, NULL) == v);
+        char shorter[320]; /* and one digit fewer does not (room for any %g, as the compiler asks) */
+        int digits = 0, leading = 1; /* significant: from the first digit other than 0 */
+        for (const char *c = buf; *c && *c != 'e'; c++) {
+            leading = leading && (*c < '1' || *c > '9');
+            digits += !leading && *c >= '0' && *c <= '9';
+        }
+        snprintf(shorter, sizeof shorter, "%.*g", digits - 1, v);
+        if (digits > 1) assert_true(strtod(shorter, NULL) != v);
+    }
+}
+
+/* A value over its bound reads back over it (0.000977 against atol 0.0009765624 does; 0.1
+ * against rtol 0.10008144378662108 did not); at or under its bound, or with none, 3 digits. */
+static void test_real_over_str(void **state)
+{
+    (void)state;
+    char buf[40];
+    double rtol = 0.10008144378662108, above = nextafter(rtol, 1.0);
+    assert_true(strtod(oq_real_over_str(above, rtol, 3, buf, sizeof buf), NULL) > rtol);
+    assert_string_equal(buf, "0.1001"); /* 0.1001 > 0.10008144378662108: enough */
+    assert_string_equal(oq_real_over_str(0.1000815, rtol, 3, buf, sizeof buf), "0.1001");
+    assert_string_equal(oq_real_over_str(0.0009765625, 0.0009765624, 3, buf, sizeof buf), "0.000977");
+    assert_string_equal(oq_real_over_str(rtol, rtol, 3, buf, sizeof buf), "0.1");
+    assert_string_equal(oq_real_over_str(above, INFINITY, 3, buf, sizeof buf), "0.1");
+    assert_string_equal(oq_real_over_str(NAN, 0.0, 3, buf, sizeof buf), "nan");
+    assert_string_equal(oq_real_over_str(INFINITY, 0.0, 3, buf, sizeof buf), "inf");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +273,8 @@ int main(void)
         cmocka_unit_test(test_crc32_is_zlibs),
         cmocka_unit_test(test_sha256_hex_at),
         cmocka_unit_test(test_dims_str),
+        cmocka_unit_test(test_real_str_reads_back),
+        cmocka_unit_test(test_real_over_str),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,9 +327,31 @@ static void test_remove_temporaries(void **state)
     remove_dir(dir);
 }
 
+/* Every real a JSON writer writes reads back as its double, in the fewest digits from
+ * jansson's 10-digit form: 1e-5 stays "1e-5" (17 digits wrote 1.0000000000000001e-5), a
+ * tolerance of 0.10008144378662108 keeps its digits (10 wrote 0.1000814438); integers and
+ * strings that look like numbers stay as they are. */
+static void test_json_reals_read_back(void **state)
+{
+    (void)state;
+    json_t *j = json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:s, s:[f]}", "a", 1e-5, "b", 0.1, "rtol",
+                          0.10008144378662108, "big", 12345678910.0, "neg", -2.5e-300, "n", (json_int_t)42, "s",
+                          "1.00000000000000001e-5 \"0.30000000000000004\"", "v", 0.1 + 0.2);
+    char *text = oq_json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(3));
+    assert_string_equal(text, "{\"a\":1e-5,\"b\":0.1,\"rtol\":0.10008144378662108,\"big\":1.234567891e10,"
+                              "\"neg\":-2.5e-300,\"n\":42,\"s\":\"1.00000000000000001e-5 \\\"0.30000000000000004\\\"\","
+                              "\"v\":[0.30000000000000004]}");
+    json_t *back = json_loads(text, 0, NULL);
+    assert_true(json_equal(j, back));
+    free(text);
+    json_decref(back);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_reals_read_back),
         cmocka_unit_test(test_not_regular_files),
         cmocka_unit_test(test_output_not_regular),
         cmocka_unit_test(test_size_limit),

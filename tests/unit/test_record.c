@@ -13,7 +13,7 @@
 #include "testutil.h"
 #include "validate/validate-impl.h"
 
-#define FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+#define FLAGS JSON_PRESERVE_ORDER
 
 /* The record's line, without its newline (the caller frees it). */
 static char *line_of(const oq_batch_result *b)
@@ -64,6 +64,10 @@ static void known_lines(void **state)
                     "1e20, \"rms\": \"nan\", \"rel_l2\": \"-inf\", \"over_tolerance\": 0, \"nan\": 0, \"inf\": 0, "
                     "\"reference_nonfinite\": {\"nan\": 0, \"inf\": 0}, \"padding\": {\"checked\": true, \"padded\": 4, "
                     "\"nonzero\": 0, \"masked\": true, \"rule\": \"zero\", \"reference_nonzero\": 0}}], \"passed\": true}");
+    o.tol = (oq_tolerance){0.10008144378662108, 0.0009765624};
+    char *tight = line_of(&b);
+    assert_non_null(strstr(tight, "\"tolerance\": {\"rtol\": 0.10008144378662108, \"atol\": 0.0009765624}"));
+    free(tight);
     oq_batch_result cached = {.index = 0, .reference_cached = 1};
     assert_line(&cached, "{\"index\": 0, \"reference_cached\": true}");
 }
@@ -95,6 +99,8 @@ static oq_batch_result random_record(unsigned *seed, oq_batch_output *outs)
         o->rms = pick(seed);
         o->rel_l2 = pick(seed);
         o->passed = rand_r(seed) % 2;
+        o->tol.rtol = (double)rand_r(seed) / RAND_MAX * pow(10, -(rand_r(seed) % 12)); /* up to 17 digits */
+        o->tol.atol = rand_r(seed) % 2 ? 1e-5 : (double)rand_r(seed) / RAND_MAX;
         o->has_worst = !o->passed && rand_r(seed) % 2; /* a failed output's largest error, as the worker keeps it */
         o->ndim = rand_r(seed) % 4;
         for (int d = 0; d < o->ndim; d++) o->worst.coord[d] = rand_r(seed) % 100;
@@ -105,8 +111,9 @@ static oq_batch_result random_record(unsigned *seed, oq_batch_output *outs)
     return b;
 }
 
-/* Read back as jansson reads it and written again, every line is the same text: its numbers
- * and strings are in jansson's own form. */
+/* Read back as jansson reads it and written again as summary.json's writer writes (oq_json_dumps),
+ * every line is the same text: its numbers and strings are in that form; and a tolerance reads
+ * back as the very double it was (10 digits wrote 0.10008144378662108 as 0.1000814438). */
 static void lines_are_jansson_lines(void **state)
 {
     (void)state;
@@ -118,8 +125,13 @@ static void lines_are_jansson_lines(void **state)
         assert_non_null(line);
         json_t *j = json_loads(line, 0, NULL);
         assert_non_null(j);
-        char *again = json_dumps(j, FLAGS);
+        char *again = oq_json_dumps(j, FLAGS);
         assert_string_equal(again, line);
+        for (size_t i = 0; b.compared && i < b.n_outputs; i++) {
+            const json_t *tol = json_object_get(json_array_get(json_object_get(j, "outputs"), i), "tolerance");
+            assert_true(json_real_value(json_object_get(tol, "rtol")) == outs[i].tol.rtol);
+            assert_true(json_real_value(json_object_get(tol, "atol")) == outs[i].tol.atol);
+        }
         json_t *k = oq_batch_record_json(&b);
         assert_true(json_equal(j, k));
         free(again);

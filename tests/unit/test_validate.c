@@ -173,6 +173,7 @@ static void fill_compare(oq_compare_result *c, const char *name, int bad)
     int64_t len = 3;
     oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
     co.lengths = &len;
+    co.tol.rtol = 1.0008144378662108e-4; /* more digits than 10: they must survive every file */
     assert_int_equal(oq_compare_tensors(out, ref, &co, c, NULL), OQ_OK);
     oq_tensor_free(out);
     oq_tensor_free(ref);
@@ -303,6 +304,12 @@ static void result_round_trip(void **state)
     assert_int_equal(b.outputs[0].n_batches, 1);
     assert_int_equal(b.outputs[0].worst_batch[0], 0);
     assert_true(b.outputs[0].all.err_hist.zero > 0);
+    /* the exact sums and what comes from them, and the tolerance to its last digit */
+    assert_true(b.outputs[0].sums_known);
+    assert_true(oq_fsum_value(&b.outputs[0].sum_ref_sq) == oq_fsum_value(&a.outputs[0].sum_ref_sq));
+    assert_true(b.outputs[0].all.rel_l2 == a.outputs[0].all.rel_l2 && b.outputs[0].all.rms == a.outputs[0].all.rms);
+    assert_true(b.outputs[0].all.tol.rtol == 1.0008144378662108e-4);
+    assert_true(b.batches[0].outputs[0].tol.rtol == 1.0008144378662108e-4);
     assert_int_equal(b.cost.max_batch_bytes, 4096);
     free(ja);
     free(jb);
@@ -312,6 +319,68 @@ static void result_round_trip(void **state)
     rmdir(dir);
     free(path);
     free(dir);
+}
+
+/* Batch i of outputs_over_batches (4 elements of ref_all and out_all), compared alone. */
+static void batch_compare(oq_compare_result *c, int i, const double *ref_all, double *out_all)
+{
+    int64_t shape[2] = {1, 4};
+    oq_tensor *out, *ref;
+    assert_int_equal(oq_tensor_wrap(&out, OQ_DTYPE_FLOAT64, 2, shape, out_all + 4 * i, "y", NULL), OQ_OK);
+    assert_int_equal(oq_tensor_wrap(&ref, OQ_DTYPE_FLOAT64, 2, shape, (void *)(ref_all + 4 * i), "y", NULL), OQ_OK);
+    oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT64);
+    assert_int_equal(oq_compare_tensors(out, ref, &co, c, NULL), OQ_OK);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
+/* An output's numbers over its batches are those of one comparison of all of them: rel_l2 is
+ * ||d|| / ||ref|| over every element (it was the largest batch's: 0.37 here, where a batch of
+ * references 1000 times smaller errs as much as the others, against 4.8e-4 over all), mean_abs
+ * and rms too; and the same double whatever the grouping: batch by batch as a worker adds them,
+ * or two shards' aggregates merged. */
+static void outputs_over_batches(void **state)
+{
+    (void)state;
+    enum { B = 3 };
+    const double scale[B] = {1.0, 1e-3, 1.0};
+    double ref[4 * B], out[4 * B];
+    for (int i = 0; i < 4 * B; i++) {
+        ref[i] = scale[i / 4] * (1 + i % 4);
+        out[i] = ref[i] + (i % 4 == 1 ? 1e-3 * (1 + i / 4) : 0.0);
+    }
+    oq_compare_result *c = malloc(sizeof *c), *whole = malloc(sizeof *whole);
+    oq_output_result *by_batch = NULL, *first = NULL, *rest = NULL;
+    size_t n_by_batch = 0, n_first = 0, n_rest = 0;
+    double largest = 0;
+    for (int i = 0; i < B; i++) {
+        batch_compare(c, i, ref, out);
+        largest = fmax(largest, c->rel_l2);
+        assert_int_equal(oq_output_results_add_batch(&by_batch, &n_by_batch, c, i, NULL), OQ_OK);
+        if (i == 0) assert_int_equal(oq_output_results_add_batch(&first, &n_first, c, i, NULL), OQ_OK);
+        else assert_int_equal(oq_output_results_add_batch(&rest, &n_rest, c, i, NULL), OQ_OK);
+    }
+    int64_t shape[2] = {1, 4 * B};
+    oq_tensor *o, *r;
+    assert_int_equal(oq_tensor_wrap(&o, OQ_DTYPE_FLOAT64, 2, shape, out, "y", NULL), OQ_OK);
+    assert_int_equal(oq_tensor_wrap(&r, OQ_DTYPE_FLOAT64, 2, shape, ref, "y", NULL), OQ_OK);
+    oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT64);
+    assert_int_equal(oq_compare_tensors(o, r, &co, whole, NULL), OQ_OK);
+    const oq_compare_result *all = &by_batch[0].all;
+    assert_true(fabs(all->rel_l2 - whole->rel_l2) <= 1e-15 * whole->rel_l2);
+    assert_true(fabs(all->rms - whole->rms) <= 1e-15 * whole->rms);
+    assert_true(fabs(all->mean_abs - whole->mean_abs) <= 1e-15 * whole->mean_abs);
+    assert_true(largest > 100 * all->rel_l2);
+    oq_output_result_merge(&first[0], &rest[0]); /* shards 0 and 1-2 merged */
+    assert_true(first[0].all.rel_l2 == all->rel_l2 && first[0].all.rms == all->rms &&
+                first[0].all.mean_abs == all->mean_abs);
+    oq_tensor_free(o);
+    oq_tensor_free(r);
+    free(by_batch);
+    free(first);
+    free(rest);
+    free(c);
+    free(whole);
 }
 
 /* The worker's dispatch proof without a GPU: a routing line written to the captured fd 1,
@@ -1679,6 +1748,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(result_round_trip),
+        cmocka_unit_test(outputs_over_batches),
         cmocka_unit_test(batch_records_stay_small),
         cmocka_unit_test(reference_has_its_own_status),
         cmocka_unit_test(worker_dispatch_check),

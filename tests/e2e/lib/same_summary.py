@@ -8,8 +8,9 @@ import re
 import sys
 
 # keys whose values are timings, places or the split itself, never results
-# ("sums": an output's exact sums over its batches, whose last bit depends on the order the
-# shards were added in; the mean_abs and rms made from them are compared)
+# ("sums": an output's exact sums over its batches, as parts whose split depends on the order
+# the shards were added in, never their value; the mean_abs, rms and rel_l2 made from them are
+# compared, to the bit)
 IGNORED = {"start", "end", "evidence", "worker", "cost", "session_create_s", "first_call_s",
            "median_s", "us", "seconds", "shards", "shard", "line", "sums"}
 
