@@ -85,7 +85,9 @@ one_line 2 "$AMBIGUOUS" "$Q" validate --model plain.onnx --inputs in.npz --expec
 only_error_json p_v
 one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --expected bad.npz --outdir p_r
 only_error_json p_r
-one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --outdir p_cpu
+# against ORT CPU of another build (one build on both sides is refused as no comparison)
+ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --ort-lib "$ORT130" --reference-ort-lib "$OQ_ORT_LIB" --outdir p_cpu
 
 # 4. --seq-axis says which: the wrong value fails, the exact ones pass; none: every element valid
 expect 1 "$FAILS" "$Q" validate --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2 \
