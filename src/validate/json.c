@@ -1087,6 +1087,14 @@ json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
     return summary_json(s, 2);
 }
 
+/* The reference cache the run used, or none and why. */
+static json_t *cache_json(const oq_validate_summary *s)
+{
+    json_t *j = json_pack("{s:o}", "dir", s->cache_dir ? oq_json_text(s->cache_dir) : json_null());
+    if (!s->cache_dir) set_str(j, "off", s->cache_off);
+    return j;
+}
+
 /* marks 1: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration
  * K's); 2: every "batches" array empty (oq_summary_to_json_for_plots). */
 static json_t *summary_json(const oq_validate_summary *s, int marks)
@@ -1108,6 +1116,7 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
     if (*s->plan_hash)
         json_object_set_new(j, "plan", marks == 1 ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
                                                   : plan_id_json(s->plan_hash, s->plan_description));
+    json_object_set_new(j, "reference_cache", cache_json(s));
     json_object_set_new(j, "batches", batches);
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
@@ -1335,6 +1344,9 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     const json_t *mi = json_object_get(j, "model_inputs");
     ok = strv_back(json_object_get(mi, "names"), &s->input_names, &s->n_input_names);
     s->mask_input = dup_of(mi, "mask", &ok);
+    const json_t *cache = json_object_get(j, "reference_cache");
+    s->cache_dir = dup_of(cache, "dir", &ok);
+    s->cache_off = dup_of(cache, "off", &ok);
     s->verdict_reason = dup_of(j, "verdict_reason", &ok);
     s->plotted = json_object_get(j, "plots") != NULL;
     ok = ok && strv_back(json_object_get(j, "plots"), &s->plots, &s->n_plots);

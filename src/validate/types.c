@@ -246,6 +246,8 @@ void oq_validate_summary_free(oq_validate_summary *s)
     free(s->configs);
     strv_clear(&s->input_names, &s->n_input_names);
     free(s->mask_input);
+    free(s->cache_dir);
+    free(s->cache_off);
     free(s->verdict_reason);
     strv_clear(&s->plots, &s->n_plots);
     free(s->plot_error);

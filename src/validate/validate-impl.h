@@ -231,7 +231,7 @@ void oq_ref_model_free(oq_ref_model *m);
 /* A reference's outputs stored per batch by content: a batch's key text names the reference
  * and its numerics' version (OQ_REFERENCE_NUMERICS), its weights' SHA-256, the options that
  * change its outputs and the batch's inputs file's SHA-256; its record holds that text, and
- * KEY, its SHA-256, names the record. */
+ * KEY, its SHA-256, names the record and the outputs' file. */
 typedef struct oq_refcache {
     int enabled;
     char dir[4096];
@@ -255,7 +255,8 @@ int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 /* The cached outputs of the batch of these inputs (its size `batch`, 0: unknown), verified:
  * their .npz bytes (malloc'ed), and the file and its identity (oq_refstream_put_file passes
  * them on by name); hit->npz NULL on a miss. A bad entry (corrupt, other tensors, a record for
- * other inputs) is a miss with `warning` saying why; it is never used. */
+ * other inputs, a file that cannot be read or is not a regular file) is a miss with `warning`
+ * saying why; it is never used. */
 typedef struct oq_refcache_hit {
     unsigned char *npz; /* NULL: a miss or a bad entry */
     size_t n;

@@ -1281,6 +1281,22 @@ static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
     return oq_refcache_dir_ready(o->cache_dir, err);
 }
 
+/* Which reference cache the run uses, or why none, for summary.json. A C reference without one
+ * says so (every batch is computed, and stored for no later run): a miss nobody is told about. */
+static oq_status note_cache(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
+    int c_ref = ref && !oq_config_uses_ort(ref) && !oq_config_is_expected(ref);
+    const char *off = !c_ref ? "only a C reference (ref:*) is cached"
+                      : o->repeat_reference ? "--repeat-reference: the reference is timed, so every batch runs"
+                      : !o->cache_dir ? (o->cache_off ? o->cache_off : "no cache directory given")
+                                      : NULL;
+    if (off && c_ref && !o->repeat_reference && !o->shard.prepare) progress(o, "reference cache: off (%s)", off);
+    char **field = off ? &c->s->cache_off : &c->s->cache_dir;
+    return (*field = strdup(off ? off : o->cache_dir)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
  * threads): a self_exe that cannot run would fail every configuration, and only after the
  * inputs were prepared. (NULL is a caller's who relies on the fork: see self_exe.) */
@@ -1332,6 +1348,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = export_models(&c, err);
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
+    if (!st) st = note_cache(&c, err); /* once the inputs are accepted: a usage error is one line */
     if (!st && o->shard.prepare)
         st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
     if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
