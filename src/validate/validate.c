@@ -1297,6 +1297,51 @@ static oq_status note_cache(run_ctx *c, oq_err *err)
     return (*field = strdup(off ? off : o->cache_dir)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
+/* A file of a list, where it is in the list (for the same file named twice). */
+typedef struct listed_file {
+    uint64_t dev, ino;
+    size_t at;
+} listed_file;
+
+static int by_file(const void *a, const void *b)
+{
+    const listed_file *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* No file twice in the list `what` (by device and inode: a link or another spelling of a path is
+ * the same file); `why` says what it would do. Sorted, not compared pairwise: 10^5 batches. A
+ * file that cannot be read is left to its reader's message. */
+static oq_status listed_once(const char *what, const char *const *paths, size_t n, const char *why, oq_err *err)
+{
+    listed_file *v = n ? malloc(n * sizeof *v) : NULL;
+    if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb) == 0) v[m++] = (listed_file){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, i};
+    }
+    qsort(v, m, sizeof *v, by_file);
+    oq_status st = OQ_OK;
+    for (size_t i = 1; !st && i < m; i++)
+        if (v[i].dev == v[i - 1].dev && v[i].ino == v[i - 1].ino)
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: files %zu and %zu are the same file (%s and %s): %s", what,
+                            v[i - 1].at + 1, v[i].at + 1, paths[v[i - 1].at], paths[v[i].at], why);
+    free(v);
+    return st;
+}
+
+static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
+{
+    oq_status st = listed_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
+    if (!st)
+        st = listed_once("--expected", o->expected_files, o->n_expected_files,
+                         "a batch would be judged against another batch's outputs", err);
+    return st;
+}
+
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
  * threads): a self_exe that cannot run would fail every configuration, and only after the
  * inputs were prepared. (NULL is a caller's who relies on the fork: see self_exe.) */
@@ -1342,6 +1387,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
     oq_status st = check_self_exe(o, err);
+    if (!st) st = check_lists(o, err);
     if (!st) st = check_cache(o, err);
     if (!st) st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
