@@ -364,6 +364,9 @@ typedef struct oq_bench_row {
 typedef struct oq_bench_rows {
     size_t n;
     oq_bench_row *rows;
+    char model_sha256[65];  /* model_path's identity: the SHA-256 of the file every row ran (read
+                               once), or with external-data files that of it and of each file;
+                               "" for the attention sweep, or when an external file was unreadable */
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */

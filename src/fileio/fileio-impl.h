@@ -49,6 +49,8 @@ oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_f
  * there is none of its files, and is refused ("PATH: is a symbolic link, ..."), not followed. */
 oq_status oq_read_own_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err);
 int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
+/* The identity of the file at `path` now (stat: a link followed); -1 with errno when there is none. */
+int oq_file_id_at(const char *path, oq_file_id *id);
 
 /* A JSON string of s (NULL: ""), kept when s is not UTF-8 (jansson refuses it, and a pack
  * with it fails whole): each byte that starts no valid sequence becomes U+FFFD. NULL on OOM. */

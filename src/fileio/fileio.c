@@ -251,6 +251,14 @@ int oq_file_id_same(const oq_file_id *a, const oq_file_id *b)
            a->ctime_ns == b->ctime_ns;
 }
 
+int oq_file_id_at(const char *path, oq_file_id *id)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return -1;
+    file_id_of(&sb, id);
+    return 0;
+}
+
 oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err)
 {
     OQ_NEED(err, path);

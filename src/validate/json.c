@@ -141,6 +141,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     set_str(j, "batches_file", p->batches_file);
     set_str(j, "mask_member", p->mask_member);
     set_str(j, "model", p->model);
+    set_str(j, "model_sha256", p->model_sha256);
     set_str(j, "weights", p->weights);
     if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
     if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
@@ -212,6 +213,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     int ok = 1;
     p->is_reference = json_is_true(json_object_get(j, "is_reference"));
     p->model = dup_of(j, "model", &ok);
+    p->model_sha256 = dup_of(j, "model_sha256", &ok);
     p->weights = dup_of(j, "weights", &ok);
     p->heads = (int32_t)json_integer_value(json_object_get(j, "heads"));
     p->kv_heads = (int32_t)json_integer_value(json_object_get(j, "kv_heads"));
@@ -1445,7 +1447,7 @@ oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *er
 
 /* A worker plan without where its files are: model and weights by SHA-256, the batches and
  * the result file left out (the description lists the batches once). */
-static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256, const char *weights_sha256)
+static json_t *identity_json(const oq_validate_plan *p, const char *weights_sha256)
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
@@ -1457,7 +1459,8 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "cache_dir"); /* where outputs are cached changes none of them */
     json_object_del(j, "ref_stream"); /* nor the run's scratch file that carries them */
     json_object_del(j, "ref_stream_fd");
-    if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
+    json_object_del(j, "model_sha256"); /* it is "model" here */
+    if (p->model) json_object_set_new(j, "model", json_string(p->model_sha256 ? p->model_sha256 : ""));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;
 }
@@ -1490,12 +1493,11 @@ void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256)
 }
 
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
-                           char (*model_sha256)[65], const char *weights_sha256, const char *path, char hash[65],
-                           oq_err *err)
+                           const char *weights_sha256, const char *path, char hash[65], oq_err *err)
 {
     json_t *configs = json_array(), *required = json_array();
     for (size_t k = 0; k < o->n_configs; k++)
-        json_array_append_new(configs, identity_json(&plans[k], model_sha256[k], weights_sha256));
+        json_array_append_new(configs, identity_json(&plans[k], weights_sha256));
     for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
     json_t *rest = json_pack("{s:o, s:{s:o, s:b, s:b}}", "configs", configs, "run", "required", required,
                              "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);

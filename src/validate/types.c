@@ -40,6 +40,7 @@ static void strv_clear(char ***v, size_t *n)
 void oq_validate_plan_clear(oq_validate_plan *p)
 {
     free(p->model);
+    free(p->model_sha256);
     free(p->weights);
     size_t n = p->n_inputs; /* the members grow beside the names */
     strv_clear(&p->input_members, &n);

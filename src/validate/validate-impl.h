@@ -36,7 +36,10 @@ typedef struct oq_plan_batch {
 typedef struct oq_validate_plan {
     oq_config config;
     int is_reference;
-    char *model;                     /* the ONNX file (ORT configurations), else NULL */
+    char *model;                     /* the ONNX file (ORT configurations), else NULL ... */
+    char *model_sha256;              /* ... and its identity when the plan was made
+                                        (oq_model_identity): the worker runs it only if the
+                                        bytes it reads are that model (NULL: not checked) */
     char *weights;                   /* ref:encoder: the encoder weights .npz ... */
     int32_t heads, kv_heads;         /* ... and their head count; ref:sdpa: its heads */
     size_t n_inputs;                 /* model input name <- member of inputs_NNN.npz */
@@ -315,6 +318,8 @@ typedef struct oq_wcheck {
     oq_capture *cap;
     char profile_prefix[2048];
     uint32_t sdpa_kernel; /* the session's effective sdpa_kernel (0: ORT's choice), for advice */
+    const unsigned char *model; /* the bytes the session was made from (NULL: none), whose */
+    size_t model_n;             /* attention nodes the expectations name (not the file's now) */
 } oq_wcheck;
 oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char *workdir, oq_err *err);
 /* Adds what the checks need to the session options, and notes the sdpa_kernel
@@ -467,8 +472,7 @@ typedef struct oq_plan_desc {
 int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
 void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
-                           char (*model_sha256)[65], const char *weights_sha256, const char *path, char hash[65],
-                           oq_err *err);
+                           const char *weights_sha256, const char *path, char hash[65], oq_err *err);
 /* The names of the parts in which two descriptions (files) differ ("repeat, model"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */

@@ -17,6 +17,7 @@
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
+#include "inspect/modelfile-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -498,6 +499,21 @@ static void config_tag(const oq_config *cfg, size_t k, char *tag, size_t n)
     snprintf(tag, n, "%02u_%s", (unsigned)(k % 100), name);
 }
 
+/* Plan k's model by its identity (each distinct file hashed once): what its worker checks the
+ * bytes it reads against, and what the plan's description names. */
+static oq_status model_identity(run_ctx *c, size_t k, oq_err *err)
+{
+    oq_validate_plan *p = &c->plans[k];
+    if (!p->model) return OQ_OK;
+    char sha[65];
+    for (size_t i = 0; i < k; i++)
+        if (c->plans[i].model && !strcmp(c->plans[i].model, p->model))
+            return copy_str(&p->model_sha256, c->plans[i].model_sha256) ? OQ_OK
+                                                                        : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (oq_model_identity(p->model, sha, err)) return oq_err_prefix(err, "config %s: ", p->config.name);
+    return copy_str(&p->model_sha256, sha) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
 static oq_status make_plans(run_ctx *c, oq_err *err)
 {
     for (size_t k = 0; k < c->o->n_configs; k++) {
@@ -505,6 +521,7 @@ static oq_status make_plans(run_ctx *c, oq_err *err)
         config_tag(&c->o->configs[k], k, tag, sizeof tag);
         snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
         oq_status st = make_plan(c, &c->o->configs[k], k == 0, c->models[k], tag, result_path, &c->plans[k], err);
+        if (!st) st = model_identity(c, k, err);
         if (st) return st;
     }
     return OQ_OK;
