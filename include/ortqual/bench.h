@@ -370,6 +370,9 @@ typedef struct oq_bench_rows {
      * attempts (0, 0: none needed, e.g. every variant skipped or --no-reference). */
     size_t reference_shapes;
     double reference_ms;
+    char model_sha256[65];  /* model_path's identity: the SHA-256 of the file every row ran (read
+                               once), or with external-data files that of it and of each file;
+                               "" for the attention sweep, or when an external file was unreadable */
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */

@@ -212,9 +212,12 @@ typedef struct oq_session_opts {
 typedef struct oq_session oq_session;
 
 /* Create a session from a file (`model_path`) or from memory (`model_bytes`,
- * `model_len`): exactly one. `opts` may be NULL (CPU, ORT defaults).
+ * `model_len`). Both: the bytes are the model, read from that file by the caller (so that the
+ * session runs exactly the bytes it hashed, whatever the file holds by then); the path names it
+ * in messages, and ORT looks for its external-data files in the path's folder, as for the file
+ * itself. `opts` may be NULL (CPU, ORT defaults).
  * The runtime must outlive the session.
- * Errors: OQ_ERR_INVALID_ARG (both/neither model, bad option), OQ_ERR_NOT_FOUND
+ * Errors: OQ_ERR_INVALID_ARG (no model, bad option), OQ_ERR_NOT_FOUND
  * (EP not available, with the reason: no library at PATH, no device),
  * OQ_ERR_RUNTIME (ORT's message, prefixed with the model path). */
 OQ_API oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *model_bytes,

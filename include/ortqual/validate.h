@@ -145,6 +145,8 @@ typedef struct oq_validate_opts {
                                  content there (made 0700; another user's is refused); NULL:
                                  no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
                                  reference (~/.cache/...); the library reads no environment */
+    const char *cache_off;    /* with cache_dir NULL, why there is none ("--no-cache"; NULL:
+                                 none given): a progress line and summary.json say it */
 
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
@@ -481,6 +483,10 @@ typedef struct oq_validate_summary {
     char **input_names;           /* the model's inputs, as read from each batch's .npz */
     size_t n_input_names;
     char *mask_input;             /* the input the mask contract applied to, NULL: none */
+    char *cache_dir;              /* the reference cache the reference read and stored, NULL:
+                                     none, and then cache_off says why (cache_dir NULL, the
+                                     reference not a C reference, --repeat-reference) */
+    char *cache_off;
     oq_run_verdict verdict;
     char *verdict_reason;         /* one line when the verdict is not PASSED */
     size_t n_tested;              /* configurations under test that passed and compared */

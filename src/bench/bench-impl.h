@@ -57,8 +57,9 @@ typedef struct oq_bench_session {
 oq_status oq_bench_session_opts(const oq_bench_opts *o, const oq_bench_variant *v, oq_bench_session *vs,
                                 oq_err *err);
 
-/* What a row runs: a model file (path) or bytes, its inputs, and what checks the
- * first run's outputs (NULL: nothing; an error fails the row). */
+/* What a row runs: a model's bytes (with `path`, the file they were read from) or a model file
+ * (path alone), its inputs, and what checks the first run's outputs (NULL: nothing; an error
+ * fails the row). */
 typedef struct oq_bench_model {
     const char *path;
     const uint8_t *bytes;

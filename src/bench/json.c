@@ -309,6 +309,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
     int model = o->model_path != NULL;
     json_t *opts = NULL, *results = json_array();
     oq_status st = model ? model_opts_json(o, &opts, err) : opts_json(o, &opts, err);
+    if (!st && *rows->model_sha256) json_object_set_new(opts, "model_sha256", json_string(rows->model_sha256));
     for (size_t i = 0; !st && i < rows->n; i++) {
         json_t *r = NULL;
         if (!(st = row_json(&rows->rows[i], model, &r, err))) json_array_append_new(results, r);

@@ -9,13 +9,15 @@
 #include "compare/compare-impl.h"
 #include "core/core-impl.h"
 #include "inspect/inspect-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
 #include "status/args-impl.h"
 
 typedef struct model_sweep {
-    oq_model_info *mi;
+    oq_model_file file; /* read once: the inspection and every session are of these bytes */
+    oq_model_info *mi;  /* file's */
     oq_npz *inputs, *expected;
     oq_bench_variant variant;
     size_t n_points;
@@ -34,7 +36,7 @@ static void sweep_clear(model_sweep *m)
     free(m->points);
     oq_npz_free(m->inputs);
     oq_npz_free(m->expected);
-    oq_model_info_free(m->mi);
+    oq_model_file_clear(&m->file);
     memset(m, 0, sizeof *m);
 }
 
@@ -236,11 +238,21 @@ static oq_status model_variant(const oq_bench_opts *o, const oq_model_info *mi, 
     return oq_config_parse(text, v, err);
 }
 
+/* The model read once: the file may change while the sweep runs (a session per sample with
+ * --include-session read it again each time), and its rows are of the bytes inspected. */
+static oq_status read_model(const char *path, model_sweep *m, oq_err *err)
+{
+    oq_status st = oq_model_file_read(path, &m->file, err);
+    if (!st && !m->file.mi) return oq_err_set(err, m->file.inspected.status, "%s", m->file.inspected.msg);
+    m->mi = m->file.mi;
+    return st;
+}
+
 static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     memset(m, 0, sizeof *m);
     oq_status st = check_model_opts(o, err);
-    if (!st) st = oq_model_inspect_file(o->model_path, &m->mi, err);
+    if (!st) st = read_model(o->model_path, m, err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
     if (!st) st = check_defaults(o, m, err);
     if (!st && m->inputs) st = check_inputs(m, err);
@@ -420,7 +432,8 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
     row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, &masked);
     row->masked = masked;
     expect_ctx ec = {c->o, m->expected};
-    oq_bench_model bm = {.path = c->o->model_path, .n_in = m->points[p].n_inputs, .in = in,
+    oq_bench_model bm = {.path = c->o->model_path, .bytes = m->file.bytes, .len = m->file.n,
+                         .n_in = m->points[p].n_inputs, .in = in,
                          .check = check_expected_outputs, .check_ctx = &ec};
     oq_bench_run_ort_row(c->rt, c->o, &bm, p, row);
     judge_outputs(row, c->o->expected_path);
@@ -465,6 +478,8 @@ oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_
         if (!st) run_point(&c, p, row);
         if (!st && progress) progress(user, p, m.n_points, row, 1);
     }
+    if (!st) st = oq_model_file_unchanged(&m.file, NULL, err); /* ORT read its external data each session */
+    if (rows) snprintf(rows->model_sha256, sizeof rows->model_sha256, "%s", m.file.sha256);
     sweep_clear(&m);
     if (st) {
         oq_bench_rows_free(rows);

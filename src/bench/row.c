@@ -149,7 +149,7 @@ static void watch_end(dispatch_watch *w, char *out, size_t n)
 static oq_status new_session(oq_runtime *rt, const oq_bench_model *m, const oq_session_opts *so, oq_session **s,
                              oq_err *err)
 {
-    return oq_session_create(rt, m->path, m->path ? NULL : m->bytes, m->path ? 0 : m->len, so, s, err);
+    return oq_session_create(rt, m->path, m->bytes, m->len, so, s, err);
 }
 
 /* --include-session: each sample is a new session plus its first Run. */

@@ -315,7 +315,7 @@ static int parse_configs(struct args *a)
 }
 
 /* The reference cache: --cache-dir, else the XDG cache directory (an absolute
- * $XDG_CACHE_HOME, else ~/.cache); --no-cache or no home: none. */
+ * $XDG_CACHE_HOME, else ~/.cache); --no-cache or no home: none, and why (the run says it). */
 static void default_cache_dir(struct args *a)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -324,6 +324,9 @@ static void default_cache_dir(struct args *a)
     else if (xdg && *xdg == '/') snprintf(a->cache_dir, sizeof a->cache_dir, "%s/ortqual/reference", xdg);
     else if (home && *home == '/') snprintf(a->cache_dir, sizeof a->cache_dir, "%s/.cache/ortqual/reference", home);
     if (!a->no_cache && *a->cache_dir) a->o.cache_dir = a->cache_dir;
+    else if (a->no_cache) a->o.cache_off = "--no-cache";
+    else if ((!xdg || !*xdg) && (!home || !*home)) a->o.cache_off = "HOME and XDG_CACHE_HOME unset; use --cache-dir";
+    else a->o.cache_off = "neither HOME nor XDG_CACHE_HOME is an absolute path; use --cache-dir";
 }
 
 /* --max-len is the longest event: the default policy draws up to it (uniform 5..L), and a

@@ -50,8 +50,9 @@ oq_status oq_json_write_file_nosync(const char *path, const json_t *j, size_t fl
 oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 /* oq_write_file_nosync for a file others may be reading, shared by concurrent writers of the
  * same bytes (the reference cache): a file already holding them is kept, its inode untouched
- * (a reader that took its identity still finds it); one of other bytes is replaced, atomically.
- * A reader sees the whole old file or the whole new one, never part of one. */
+ * (a reader that took its identity still finds it); one of other bytes, or anything else but a
+ * folder (a FIFO, a link: the folder is the library's own), is replaced, atomically. A reader
+ * sees the whole old file or the whole new one, never part of one. */
 oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 
 
@@ -64,7 +65,12 @@ typedef struct oq_file_id {
 /* oq_read_file, and *id (may be NULL) the identity of the file the bytes came from (fstat of
  * the descriptor read). */
 oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err);
+/* The same for a file the library made itself (a reference cache's entry): a symbolic link
+ * there is none of its files, and is refused ("PATH: is a symbolic link, ..."), not followed. */
+oq_status oq_read_own_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err);
 int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
+/* The identity of the file at `path` now (stat: a link followed); -1 with errno when there is none. */
+int oq_file_id_at(const char *path, oq_file_id *id);
 
 /* A JSON string of s (NULL: ""), kept when s is not UTF-8 (jansson refuses it, and a pack
  * with it fails whole): each byte that starts no valid sequence becomes U+FFFD. NULL on OOM. */

@@ -44,12 +44,14 @@ static int output_kind_ok(const char *path, oq_err *err)
     return 0;
 }
 
-/* The temporary file beside `path` (0644: results are meant to be shared); its descriptor. */
-static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, oq_err *err)
+/* The temporary file beside `path` (0644: results are meant to be shared); its descriptor.
+ * `any_kind`: whatever is at `path` may be replaced (a folder of the library's own, where a FIFO
+ * is debris, not the user's output). */
+static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, int any_kind, oq_err *err)
 {
     memset(af, 0, sizeof *af);
     if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty"), -1;
-    if (!output_kind_ok(path, err)) return -1;
+    if (!any_kind && !output_kind_ok(path, err)) return -1;
     size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
     af->path = strdup(path);
     af->tmp = malloc(n);
@@ -87,7 +89,7 @@ oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
     /* the temporary file the write will make, made and removed: access(2) says yes to root on
      * /proc, and knows nothing of quotas or ACLs */
     oq_atomic_file af;
-    int fd = atomic_create(&af, path, overwrite, err);
+    int fd = atomic_create(&af, path, overwrite, 0, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     close(fd);
     oq_atomic_abort(&af);
@@ -98,7 +100,7 @@ oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq
 {
     OQ_NEED(err, af);
     OQ_NEED(err, path);
-    int fd = atomic_create(af, path, overwrite, err);
+    int fd = atomic_create(af, path, overwrite, 0, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     af->fp = fdopen(fd, "wb");
     if (!af->fp) {
@@ -160,9 +162,9 @@ void oq_atomic_abort(oq_atomic_file *af)
  * buffer, whose set-up and chunking cost a per-batch file more system calls than its content);
  * af aborted on error. */
 static oq_status write_tmp(oq_atomic_file *af, const char *path, const void *buf, size_t n, int overwrite,
-                           int no_sync, oq_err *err)
+                           int no_sync, int any_kind, oq_err *err)
 {
-    int fd = atomic_create(af, path, overwrite, err);
+    int fd = atomic_create(af, path, overwrite, any_kind, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     const char *p = buf;
     int bad = 0;
@@ -184,7 +186,7 @@ static oq_status write_tmp(oq_atomic_file *af, const char *path, const void *buf
 static oq_status write_whole(const char *path, const void *buf, size_t n, int overwrite, int no_sync, oq_err *err)
 {
     oq_atomic_file af;
-    oq_status st = write_tmp(&af, path, buf, n, overwrite, no_sync, err);
+    oq_status st = write_tmp(&af, path, buf, n, overwrite, no_sync, 0, err);
     return st ? st : atomic_place(&af, err);
 }
 
@@ -251,6 +253,14 @@ int oq_file_id_same(const oq_file_id *a, const oq_file_id *b)
            a->ctime_ns == b->ctime_ns;
 }
 
+int oq_file_id_at(const char *path, oq_file_id *id)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return -1;
+    file_id_of(&sb, id);
+    return 0;
+}
+
 oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err *err)
 {
     OQ_NEED(err, path);
@@ -259,13 +269,13 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
     return oq_read_file_id(path, buf, n, NULL, err);
 }
 
-oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
+/* The whole file at `path` opened with `flags` added (O_NOFOLLOW: a link is refused). */
+static oq_status read_whole(const char *path, int flags, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
 {
-    OQ_NEED(err, path);
-    OQ_NEED(err, buf);
-    OQ_NEED(err, n);
     /* O_NONBLOCK: opening a FIFO does not wait for a writer before it is refused */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+    if (fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW))
+        return oq_err_set(err, OQ_ERR_IO, "%s: is a symbolic link, not a regular file", path);
     if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     oq_status st = fstat(fd, &sb) != 0
@@ -288,10 +298,24 @@ oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_f
     return OQ_OK;
 }
 
-/* 1 when `path` is a regular file (not through a link) of exactly these n bytes. */
+oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, buf);
+    OQ_NEED(err, n);
+    return read_whole(path, 0, buf, n, id, err);
+}
+
+oq_status oq_read_own_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
+{
+    return read_whole(path, O_NOFOLLOW, buf, n, id, err);
+}
+
+/* 1 when `path` is a regular file (not through a link) of exactly these n bytes. O_NONBLOCK: a
+ * FIFO put there is not waited on (it was, until the worker's time limit), it is replaced. */
 static int holds(const char *path, const void *buf, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return 0;
     struct stat st;
     int same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == (uint64_t)n;
@@ -331,7 +355,7 @@ static int place_new(const char *tmp, const char *path)
  * same bytes replace a bad file once, never one another's. */
 static int replace_other(const char *tmp, const char *path, const void *buf, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) flock(fd, LOCK_EX); /* not there or a link: nothing to wait for */
     int rc = holds(path, buf, n) ? unlink(tmp) : rename(tmp, path), saved = errno;
     if (fd >= 0) close(fd);
@@ -343,7 +367,7 @@ oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq
 {
     if (holds(path, buf, n)) return OQ_OK;
     oq_atomic_file af;
-    oq_status st = write_tmp(&af, path, buf, n, 1, 1, err);
+    oq_status st = write_tmp(&af, path, buf, n, 1, 1, 1, err);
     if (st) return st;
     int rc = place_new(af.tmp, path);
     if (rc != 0 && errno == EEXIST) rc = replace_other(af.tmp, path, buf, n);

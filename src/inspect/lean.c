@@ -208,6 +208,13 @@ int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelP
     return unpack_src(&s, keep, out);
 }
 
+Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n)
+{
+    Onnx__ModelProto *m = NULL;
+    if (n > LEAN_RAW && oq_model_unpack_lean(buf, n, LEAN_RAW, &m)) return m;
+    return onnx__model_proto__unpack(NULL, n, buf);
+}
+
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)
 {
     *out = NULL;

@@ -23,6 +23,10 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
  * to report that). */
 int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out);
 
+/* buf .. buf+n unpacked for inspection as oq_model_proto_read unpacks a file (lean when the
+ * copy can be made, else whole); NULL when protobuf-c cannot parse it. */
+Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n);
+
 /* oq_model_inspect_bytes of a parsed model (`m` NULL: a parse failure, reported as such). */
 oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err);
 
@@ -30,6 +34,9 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
  * read and one parse. On error all three outputs are empty. Errors as oq_model_inspect_file. */
 oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model_info **mi, oq_node_info **nodes,
                                  size_t *n, oq_err *err);
+/* The same of a model in memory (`name` in messages): the bytes a session was made from. */
+oq_status oq_model_inspect_nodes_bytes(const void *buf, size_t len, const char *name, const char *op_type,
+                                       oq_model_info **mi, oq_node_info **nodes, size_t *n, oq_err *err);
 
 /* Bits of one element of an ONNX data type (TensorProto.DataType); 0 where it has no fixed
  * size (string, undefined, a type this build does not know). */

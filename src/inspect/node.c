@@ -169,6 +169,20 @@ oq_status oq_model_find_nodes(const char *path, const char *name, const char *op
     return st;
 }
 
+/* Both views of the unpacked model m (freed here; NULL: a parse failure, reported). */
+static oq_status inspect_nodes(Onnx__ModelProto *m, const char *name, const char *op_type, oq_model_info **mi,
+                               oq_node_info **nodes, size_t *n, oq_err *err)
+{
+    oq_status st = oq_model_inspect_proto(m, name, mi, err);
+    if (!st && collect(m->graph, NULL, op_type, nodes, n)) st = nodes_oom(name, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    if (st) {
+        oq_model_info_free(*mi);
+        *mi = NULL;
+    }
+    return st;
+}
+
 oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model_info **mi, oq_node_info **nodes,
                                  size_t *n, oq_err *err)
 {
@@ -177,14 +191,16 @@ oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model
     Onnx__ModelProto *m;
     *mi = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);
-    if (!st) st = oq_model_inspect_proto(m, path, mi, err);
-    if (!st && collect(m->graph, NULL, op_type, nodes, n)) st = nodes_oom(path, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
-    if (st) {
-        oq_model_info_free(*mi);
-        *mi = NULL;
-    }
-    return st;
+    return st ? st : inspect_nodes(m, path, op_type, mi, nodes, n, err);
+}
+
+oq_status oq_model_inspect_nodes_bytes(const void *buf, size_t len, const char *name, const char *op_type,
+                                       oq_model_info **mi, oq_node_info **nodes, size_t *n, oq_err *err)
+{
+    *nodes = NULL;
+    *n = 0;
+    *mi = NULL;
+    return inspect_nodes(oq_model_unpack_inspect(buf, len), name, op_type, mi, nodes, n, err);
 }
 
 static void io_clear(oq_io_info *io, size_t n)

@@ -201,13 +201,24 @@ static oq_status query_model(oq_session *s, oq_err *err)
 
 /* ---- create / free -------------------------------------------------------------- */
 
+/* A session made of the bytes read from `path` finds their external-data files where a session
+ * of `path` would: in its folder. */
+static oq_status model_folder(oq_runtime *rt, OrtSessionOptions *so, const char *path, oq_err *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    return oq_ort_status(rt, rt->api->AddSessionConfigEntry(so, "session.model_external_initializers_file_folder_path", dir),
+                         err, "the model's folder for its external data");
+}
+
 static oq_status create_session(oq_session *s, const char *model_path, const void *bytes,
                                 size_t len, OrtSessionOptions *so, oq_err *err)
 {
     const OrtApi *api = s->rt->api;
-    OrtStatus *st = model_path
-        ? api->CreateSession(s->rt->env, model_path, so, &s->sess)
-        : api->CreateSessionFromArray(s->rt->env, bytes, len, so, &s->sess);
+    OrtStatus *st = bytes
+        ? api->CreateSessionFromArray(s->rt->env, bytes, len, so, &s->sess)
+        : api->CreateSession(s->rt->env, model_path, so, &s->sess);
     char what[512];
     snprintf(what, sizeof what, "%s", model_path ? model_path : "in-memory model");
     return oq_ort_status(s->rt, st, err, what);
@@ -220,9 +231,8 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
     OQ_NEED(err, out);
     *out = NULL;
     if (!rt) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no runtime given");
-    if (!model_path == !model_bytes)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "give exactly one of a model path and model bytes");
+    if (!model_path && !model_bytes)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "give a model path or model bytes");
     if (model_bytes && !model_len)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "in-memory model is empty");
     static const oq_session_opts defaults = {0};
@@ -233,6 +243,7 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
     s->rt = rt;
     OrtSessionOptions *so = NULL;
     oq_status st = oq_ort_status(rt, rt->api->CreateSessionOptions(&so), err, "CreateSessionOptions");
+    if (!st && model_path && model_bytes) st = model_folder(rt, so, model_path, err); /* the caller's may follow */
     if (!st) st = build_options(rt, opts, so, s, err);
     if (!st) st = create_session(s, model_path, model_bytes, model_len, so, err);
     if (so) rt->api->ReleaseSessionOptions(so);

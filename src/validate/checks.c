@@ -180,7 +180,8 @@ static void dispatch_finish(oq_wcheck *c, const oq_validate_plan *plan, int *ver
     oq_model_info *mi = NULL;
     oq_node_info *ni = NULL; /* the model parsed once for the attention nodes and the advice */
     size_t n_ni = 0;
-    oq_model_inspect_nodes(plan->model ? plan->model : "", "Attention", &mi, &ni, &n_ni, NULL);
+    if (c->model) oq_model_inspect_nodes_bytes(c->model, c->model_n, plan->model, "Attention", &mi, &ni, &n_ni, NULL);
+    else oq_model_inspect_nodes(plan->model ? plan->model : "", "Attention", &mi, &ni, &n_ni, NULL);
     const char *nodes[256];
     size_t n = attention_nodes(mi, nodes, 256);
     /* the reference's routing lines are evidence: its kernel choice is not an expectation */

@@ -179,6 +179,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     set_path(j, "batches_file", p->batches_file, &ok);
     set_str(j, "mask_member", p->mask_member);
     set_path(j, "model", p->model, &ok);
+    set_str(j, "model_sha256", p->model_sha256);
     set_path(j, "weights", p->weights, &ok);
     if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
     if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
@@ -268,6 +269,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     int ok = 1;
     p->is_reference = json_is_true(json_object_get(j, "is_reference"));
     p->model = oq_json_path_dup(j, "model", &ok);
+    p->model_sha256 = dup_of(j, "model_sha256", &ok);
     p->weights = oq_json_path_dup(j, "weights", &ok);
     p->heads = (int32_t)json_integer_value(json_object_get(j, "heads"));
     p->kv_heads = (int32_t)json_integer_value(json_object_get(j, "kv_heads"));
@@ -1194,6 +1196,14 @@ json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
     return summary_json(s, 2);
 }
 
+/* The reference cache the run used, or none and why. */
+static json_t *cache_json(const oq_validate_summary *s)
+{
+    json_t *j = json_pack("{s:o}", "dir", s->cache_dir ? oq_json_text(s->cache_dir) : json_null());
+    if (!s->cache_dir) set_str(j, "off", s->cache_off);
+    return j;
+}
+
 /* marks 1: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration
  * K's); 2: every "batches" array empty (oq_summary_to_json_for_plots). */
 static json_t *summary_json(const oq_validate_summary *s, int marks)
@@ -1215,6 +1225,7 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
     if (*s->plan_hash)
         json_object_set_new(j, "plan", marks == 1 ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
                                                   : plan_id_json(s->plan_hash, s->plan_description));
+    json_object_set_new(j, "reference_cache", cache_json(s));
     json_object_set_new(j, "batches", batches);
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
@@ -1442,6 +1453,9 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     const json_t *mi = json_object_get(j, "model_inputs");
     ok = strv_back(json_object_get(mi, "names"), &s->input_names, &s->n_input_names);
     s->mask_input = dup_of(mi, "mask", &ok);
+    const json_t *cache = json_object_get(j, "reference_cache");
+    s->cache_dir = dup_of(cache, "dir", &ok);
+    s->cache_off = dup_of(cache, "off", &ok);
     s->verdict_reason = dup_of(j, "verdict_reason", &ok);
     s->plotted = json_object_get(j, "plots") != NULL;
     ok = ok && strv_back(json_object_get(j, "plots"), &s->plots, &s->n_plots);
@@ -1549,7 +1563,7 @@ static void del_path(json_t *j, const char *key)
     json_object_del(j, hk);
 }
 
-static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256, const char *weights_sha256)
+static json_t *identity_json(const oq_validate_plan *p, const char *weights_sha256)
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
@@ -1563,7 +1577,8 @@ static json_t *identity_json(const oq_validate_plan *p, const char *model_sha256
     json_object_del(j, "ref_stream_fd");
     del_path(j, "model");
     del_path(j, "weights");
-    if (p->model) json_object_set_new(j, "model", json_string(model_sha256));
+    json_object_del(j, "model_sha256"); /* it is "model" here */
+    if (p->model) json_object_set_new(j, "model", json_string(p->model_sha256 ? p->model_sha256 : ""));
     if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
     return j;
 }
@@ -1596,12 +1611,11 @@ void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256)
 }
 
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
-                           char (*model_sha256)[65], const char *weights_sha256, const char *path, char hash[65],
-                           oq_err *err)
+                           const char *weights_sha256, const char *path, char hash[65], oq_err *err)
 {
     json_t *configs = json_array(), *required = json_array();
     for (size_t k = 0; k < o->n_configs; k++)
-        json_array_append_new(configs, identity_json(&plans[k], model_sha256[k], weights_sha256));
+        json_array_append_new(configs, identity_json(&plans[k], weights_sha256));
     for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
     json_t *rest = json_pack("{s:o, s:{s:o, s:b, s:b}}", "configs", configs, "run", "required", required,
                              "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);

@@ -645,8 +645,17 @@ static oq_status merge_block(merge_ctx *m, oq_err *err)
     return OQ_OK;
 }
 
-/* The span of the shards that reported (ISO-8601 sorts as text), their first evidence and model
- * inputs, the plan's identity and batches. */
+/* A shard's reference cache (each shard's is its own host's: the first one's is kept, as its
+ * evidence is); 0: out of memory. */
+static int take_cache(oq_validate_summary *s, const oq_validate_summary *sh)
+{
+    s->cache_dir = sh->cache_dir ? strdup(sh->cache_dir) : NULL;
+    s->cache_off = sh->cache_off ? strdup(sh->cache_off) : NULL;
+    return (!sh->cache_dir || s->cache_dir) && (!sh->cache_off || s->cache_off);
+}
+
+/* The span of the shards that reported (ISO-8601 sorts as text), their first evidence, reference
+ * cache and model inputs, the plan's identity and batches. */
 static oq_status frame(merge_ctx *m, oq_err *err)
 {
     oq_validate_summary *s = m->s;
@@ -657,6 +666,7 @@ static oq_status frame(merge_ctx *m, oq_err *err)
         if (strcmp(sh->end, s->end) > 0) snprintf(s->end, sizeof s->end, "%s", sh->end);
         if (!s->evidence_json && sh->evidence_json && !(s->evidence_json = strdup(sh->evidence_json)))
             return nomem(err);
+        if (!s->cache_dir && !s->cache_off && !take_cache(s, sh)) return nomem(err);
         if (s->n_input_names || !sh->n_input_names) continue;
         for (size_t k = 0; k < sh->n_input_names; k++)
             if (oq_strv_push(&s->input_names, &s->n_input_names, sh->input_names[k])) return nomem(err);

@@ -2,18 +2,20 @@
  * validation of the same inputs (a new ORT build, provider or option) reads them instead of
  * recomputing them.
  *
- * An entry is two files in the cache directory: KEY.json, written last, names the outputs'
- * file by its SHA-256 and lists its tensors; SHA.npz holds them. KEY is the SHA-256 of the
- * batch's key text, everything the outputs depend on (cache_key_text, then the batch's inputs
- * file's SHA-256), and the record holds that text: a record under another batch's KEY (copied,
- * synced or renamed there) is refused, never taken for that batch's. Both files are written to
- * a temporary file in the directory and put in place whole; one already there with the same
- * bytes is kept as it is (a concurrent run writing the same entry writes the same bytes), so a
- * file another worker verified is never replaced under it. Nothing read is trusted: the
- * outputs' file must hash to its name and hold exactly the tensors the record lists, with the
- * batch's size. A hit reaches the run's other workers by name (refstream.c), with the identity
- * of the file that was read and checked: a reader refuses another file in its place, or the
- * same changed. */
+ * An entry is two files in the cache directory: KEY.json, written last, gives the outputs'
+ * SHA-256 and lists their tensors; KEY.npz holds them. KEY is the SHA-256 of the batch's key
+ * text, everything the outputs depend on (cache_key_text, then the batch's inputs file's
+ * SHA-256), and the record holds that text: a record under another batch's KEY (copied, synced
+ * or renamed there) is refused, never taken for that batch's. The outputs' file is named by the
+ * same KEY, so a record cannot name another batch's outputs (an edited one did, and its file
+ * verified). Both files are written to a temporary file in the directory and put in place
+ * whole; one already there with the same bytes is kept as it is (a concurrent run writing the
+ * same entry writes the same bytes), so a file another worker verified is never replaced under
+ * it. Nothing read is trusted: each file is read only when it is a regular file (a FIFO is not
+ * waited on, a symbolic link not followed), the outputs must hash to the SHA-256 the record
+ * gives and hold exactly the tensors it lists, with the batch's size. A hit reaches the run's
+ * other workers by name (refstream.c), with the identity of the file that was read and checked:
+ * a reader refuses another file in its place, or the same changed. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -29,9 +31,10 @@
 #include "ortqual/reference.h"
 #include "validate/validate-impl.h"
 
-/* 2: the record's key holds the batch's inputs (1's did not: a record was any same-shaped
- * batch's). KEY hashes the schema: an older entry is not found, never misread. */
-#define CACHE_SCHEMA "ortqual.refcache/2"
+/* 3: the outputs' file is KEY.npz (2's was named by its SHA-256, which a record could name for
+ * any batch); 2: the record's key holds the batch's inputs (1's did not: a record was any
+ * same-shaped batch's). KEY hashes the schema: an older entry is not found, never misread. */
+#define CACHE_SCHEMA "ortqual.refcache/3"
 
 /* The directory: made 0700 when absent; a symlink must be this user's, and so must the
  * directory it leads to (another user's could be swapped under us or read our outputs). */
@@ -294,26 +297,40 @@ static int record_fits(const oq_refcache *c, const batch_key *k, const char *tex
     return record_keyed(c, k, *rec, why, wn) && outputs_listed(z, json_object_get(*rec, "outputs"), why, wn);
 }
 
+/* The outputs' file does not hash to what the record gives: a record of another batch (renamed
+ * or copied here) is said to be one, else the file is corrupt or the record edited. */
+static void outputs_mismatch(const oq_refcache *c, const batch_key *k, const char *text, size_t n, json_t **rec,
+                             char *why, size_t wn)
+{
+    if (!*rec) *rec = json_loadb(text, n, 0, NULL);
+    if (*rec && !record_keyed(c, k, *rec, why, wn)) return;
+    snprintf(why, wn, "%s.npz: content does not match the SHA-256 its record gives (corrupt, or edited)", k->hex);
+}
+
 /* The entry's outputs file read and checked into hit (its name, bytes and identity); hit->npz
- * stays NULL on a miss (no record) or a bad entry (why says what is wrong). */
+ * stays NULL on a miss (no record) or a bad entry (why says what is wrong: a file that cannot
+ * be read as the reason it cannot). */
 static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, oq_refcache_hit *hit, char *why,
                        size_t wn)
 {
     char sha[65], file_sha[65], *path = hit->path;
     size_t pn = sizeof hit->path;
+    struct stat sb;
     snprintf(path, pn, "%s/%s.json", c->dir, k->hex);
-    if (access(path, F_OK) != 0) return;
+    if (lstat(path, &sb) != 0) return;
     unsigned char *text = NULL, *buf = NULL;
     size_t tn = 0, n = 0;
     json_t *rec = NULL;
     oq_npz *z = NULL;
     oq_err re = {0};
-    if (oq_read_file(path, &text, &tn, NULL) || !record_sha((const char *)text, tn, file_sha, &rec))
+    if (oq_read_own_file_id(path, &text, &tn, NULL, &re))
+        snprintf(why, wn, "%s", re.msg);
+    else if (!record_sha((const char *)text, tn, file_sha, &rec))
         snprintf(why, wn, "%s.json: not a cache record", k->hex);
-    else if (snprintf(path, pn, "%s/%s.npz", c->dir, file_sha), oq_read_file_id(path, &buf, &n, &hit->id, &re))
+    else if (snprintf(path, pn, "%s/%s.npz", c->dir, k->hex), oq_read_own_file_id(path, &buf, &n, &hit->id, &re))
         snprintf(why, wn, "%s", re.msg);
     else if (oq_sha256_buf(buf, n, sha), strcmp(sha, file_sha))
-        snprintf(why, wn, "%.64s.npz: content does not match its SHA-256 (corrupt)", file_sha);
+        outputs_mismatch(c, k, (const char *)text, tn, &rec, why, wn);
     else if (oq_npz_parse(buf, n, path, &z, &re))
         snprintf(why, wn, "%s", re.msg);
     else if (record_fits(c, k, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn)) {
@@ -356,7 +373,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     oq_status st = oq_npz_parse(npz, n, "reference outputs", &z, err);
     if (!st) {
         oq_sha256_buf(npz, n, sha);
-        snprintf(path, sizeof path, "%s/%s.npz", c->dir, sha);
+        snprintf(path, sizeof path, "%s/%s.npz", c->dir, k.hex);
         st = oq_install_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
     }
     json_t *rec = st ? NULL

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
-#include "ortqual/inspect.h"
 #include "validate/validate-impl.h"
 
 const char *oq_shard_state_name(oq_shard_state s)
@@ -51,51 +50,6 @@ const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opt
 
 /* ---- the plan's identity ------------------------------------------------------------- */
 
-/* A model's identity: its file's SHA-256, or with weights in external-data files (ORT reads
- * them from the model's folder; torch.onnx.export's default), the SHA-256 of that and of each
- * such file's: a shard whose weights differ is not running the plan. A model that cannot be
- * parsed has its file's alone (validate refuses it later, naming it). */
-static oq_status model_identity(const char *path, char sha[65], oq_err *err)
-{
-    oq_status st = oq_sha256_file(path, sha, err);
-    char **files = NULL;
-    size_t n = 0;
-    if (st || oq_model_external_files(path, &files, &n, NULL) || !n) {
-        oq_strv_free(files, n);
-        return st;
-    }
-    const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path) : 1;
-    oq_sha256 h;
-    oq_sha256_init(&h);
-    oq_sha256_update(&h, sha, 64);
-    for (size_t i = 0; !st && i < n; i++) {
-        char file[4096], fsha[65];
-        snprintf(file, sizeof file, "%.*s/%s", dir_len, slash ? path : ".", files[i]);
-        st = oq_sha256_file(file, fsha, err);
-        if (st) oq_err_prefix(err, "%s: external data: ", path);
-        oq_sha256_update(&h, "\n", 1);
-        oq_sha256_update(&h, files[i], strlen(files[i]));
-        oq_sha256_update(&h, fsha, 64);
-    }
-    oq_sha256_hex(&h, sha);
-    oq_strv_free(files, n);
-    return st;
-}
-
-/* The identity of every configuration's model (each distinct file read once). */
-static oq_status model_hashes(const oq_validate_plan *plans, size_t n, char (*sha)[65], oq_err *err)
-{
-    for (size_t k = 0; k < n; k++) {
-        if (!plans[k].model) continue;
-        size_t i = 0;
-        while (i < k && !(plans[i].model && !strcmp(plans[i].model, plans[k].model))) i++;
-        if (i < k) memcpy(sha[k], sha[i], sizeof sha[k]);
-        else if (model_identity(plans[k].model, sha[k], err)) return oq_err_prefix(err, "config %s: ", plans[k].config.name);
-    }
-    return OQ_OK;
-}
-
 /* The prepared plan's batches into the description, a line at a time. */
 static oq_status desc_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
@@ -108,21 +62,18 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
                            const char *weights_path, oq_plan_desc *d, oq_validate_summary *s, const char *desc_path,
                            oq_err *err)
 {
-    char(*model_sha)[65] = calloc(o->n_configs ? o->n_configs : 1, sizeof *model_sha);
     char weights_sha[65] = "";
-    oq_status st = model_sha ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st && weights_path) st = oq_sha256_file(weights_path, weights_sha, err);
-    if (!st) st = model_hashes(plans, o->n_configs, model_sha, err);
+    oq_status st = OQ_OK;
+    if (weights_path) st = oq_sha256_file(weights_path, weights_sha, err);
     if (!st && plan && !oq_plan_desc_begin(d, desc_path))
         st = oq_err_write(err, desc_path, errno);
     else if (!st && plan)
         st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, d, err);
     if (d->f) { /* ended also after an error: the file is closed */
-        oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, model_sha, weights_sha, desc_path, s->plan_hash, err);
+        oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, weights_sha, desc_path, s->plan_hash, err);
         if (d->f) fclose(d->f), d->f = NULL;
         if (!st) st = end;
     }
-    free(model_sha);
     return st;
 }
 

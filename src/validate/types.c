@@ -41,6 +41,7 @@ static void strv_clear(char ***v, size_t *n)
 void oq_validate_plan_clear(oq_validate_plan *p)
 {
     free(p->model);
+    free(p->model_sha256);
     free(p->weights);
     size_t n = p->n_inputs; /* the members grow beside the names */
     strv_clear(&p->input_members, &n);
@@ -270,6 +271,8 @@ void oq_validate_summary_free(oq_validate_summary *s)
     free(s->configs);
     strv_clear(&s->input_names, &s->n_input_names);
     free(s->mask_input);
+    free(s->cache_dir);
+    free(s->cache_off);
     free(s->verdict_reason);
     strv_clear(&s->plots, &s->n_plots);
     free(s->plot_error);

@@ -41,7 +41,10 @@ typedef struct oq_plan_batch {
 typedef struct oq_validate_plan {
     oq_config config;
     int is_reference;
-    char *model;                     /* the ONNX file (ORT configurations), else NULL */
+    char *model;                     /* the ONNX file (ORT configurations), else NULL ... */
+    char *model_sha256;              /* ... and its identity when the plan was made
+                                        (oq_model_identity): the worker runs it only if the
+                                        bytes it reads are that model (NULL: not checked) */
     char *weights;                   /* ref:encoder: the encoder weights .npz ... */
     int32_t heads, kv_heads;         /* ... and their head count; ref:sdpa: its heads */
     size_t n_inputs;                 /* model input name <- member of inputs_NNN.npz */
@@ -244,7 +247,7 @@ int32_t oq_ref_model_seq_axis(int32_t ndim);
 /* A reference's outputs stored per batch by content: a batch's key text names the reference
  * and its numerics' version (OQ_REFERENCE_NUMERICS), its weights' SHA-256, the options that
  * change its outputs and the batch's inputs file's SHA-256; its record holds that text, and
- * KEY, its SHA-256, names the record. */
+ * KEY, its SHA-256, names the record and the outputs' file. */
 typedef struct oq_refcache {
     int enabled;
     char dir[4096];
@@ -268,7 +271,8 @@ int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 /* The cached outputs of the batch of these inputs (its size `batch`, 0: unknown), verified:
  * their .npz bytes (malloc'ed), and the file and its identity (oq_refstream_put_file passes
  * them on by name); hit->npz NULL on a miss. A bad entry (corrupt, other tensors, a record for
- * other inputs) is a miss with `warning` saying why; it is never used. */
+ * other inputs, a file that cannot be read or is not a regular file) is a miss with `warning`
+ * saying why; it is never used. */
 typedef struct oq_refcache_hit {
     unsigned char *npz; /* NULL: a miss or a bad entry */
     size_t n;
@@ -327,6 +331,8 @@ typedef struct oq_wcheck {
     oq_capture *cap;
     char profile_prefix[2048];
     uint32_t sdpa_kernel; /* the session's effective sdpa_kernel (0: ORT's choice), for advice */
+    const unsigned char *model; /* the bytes the session was made from (NULL: none), whose */
+    size_t model_n;             /* attention nodes the expectations name (not the file's now) */
 } oq_wcheck;
 oq_status oq_wcheck_begin(oq_wcheck *c, const oq_validate_plan *plan, const char *workdir, oq_err *err);
 /* Adds what the checks need to the session options, and notes the sdpa_kernel
@@ -513,8 +519,7 @@ typedef struct oq_plan_desc {
 int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
 void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
-                           char (*model_sha256)[65], const char *weights_sha256, const char *path, char hash[65],
-                           oq_err *err);
+                           const char *weights_sha256, const char *path, char hash[65], oq_err *err);
 /* The names of the parts in which two descriptions (files) differ ("repeat, model"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */

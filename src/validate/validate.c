@@ -18,6 +18,7 @@
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
+#include "inspect/modelfile-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -520,6 +521,21 @@ static void config_tag(const oq_config *cfg, size_t k, char *tag, size_t n)
     snprintf(tag, n, "%02u_%s", (unsigned)(k % 100), name);
 }
 
+/* Plan k's model by its identity (each distinct file hashed once): what its worker checks the
+ * bytes it reads against, and what the plan's description names. */
+static oq_status model_identity(run_ctx *c, size_t k, oq_err *err)
+{
+    oq_validate_plan *p = &c->plans[k];
+    if (!p->model) return OQ_OK;
+    char sha[65];
+    for (size_t i = 0; i < k; i++)
+        if (c->plans[i].model && !strcmp(c->plans[i].model, p->model))
+            return copy_str(&p->model_sha256, c->plans[i].model_sha256) ? OQ_OK
+                                                                        : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (oq_model_identity(p->model, sha, err)) return oq_err_prefix(err, "config %s: ", p->config.name);
+    return copy_str(&p->model_sha256, sha) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
 static oq_status make_plans(run_ctx *c, oq_err *err)
 {
     for (size_t k = 0; k < c->o->n_configs; k++) {
@@ -527,6 +543,7 @@ static oq_status make_plans(run_ctx *c, oq_err *err)
         config_tag(&c->o->configs[k], k, tag, sizeof tag);
         snprintf(result_path, sizeof result_path, "%s/result_%s.json", c->workdir, tag);
         oq_status st = make_plan(c, &c->o->configs[k], k == 0, c->models[k], tag, result_path, &c->plans[k], err);
+        if (!st) st = model_identity(c, k, err);
         if (st) return st;
     }
     return OQ_OK;
@@ -1362,6 +1379,67 @@ static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
     return oq_refcache_dir_ready(o->cache_dir, err);
 }
 
+/* Which reference cache the run uses, or why none, for summary.json. A C reference without one
+ * says so (every batch is computed, and stored for no later run): a miss nobody is told about. */
+static oq_status note_cache(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
+    int c_ref = ref && !oq_config_uses_ort(ref) && !oq_config_is_expected(ref);
+    const char *off = !c_ref ? "only a C reference (ref:*) is cached"
+                      : o->repeat_reference ? "--repeat-reference: the reference is timed, so every batch runs"
+                      : !o->cache_dir ? (o->cache_off ? o->cache_off : "no cache directory given")
+                                      : NULL;
+    if (off && c_ref && !o->repeat_reference && !o->shard.prepare) progress(o, "reference cache: off (%s)", off);
+    char **field = off ? &c->s->cache_off : &c->s->cache_dir;
+    return (*field = strdup(off ? off : o->cache_dir)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+/* A file of a list, where it is in the list (for the same file named twice). */
+typedef struct listed_file {
+    uint64_t dev, ino;
+    size_t at;
+} listed_file;
+
+static int by_file(const void *a, const void *b)
+{
+    const listed_file *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* No file twice in the list `what` (by device and inode: a link or another spelling of a path is
+ * the same file); `why` says what it would do. Sorted, not compared pairwise: 10^5 batches. A
+ * file that cannot be read is left to its reader's message. */
+static oq_status listed_once(const char *what, const char *const *paths, size_t n, const char *why, oq_err *err)
+{
+    listed_file *v = n ? malloc(n * sizeof *v) : NULL;
+    if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb) == 0) v[m++] = (listed_file){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, i};
+    }
+    qsort(v, m, sizeof *v, by_file);
+    oq_status st = OQ_OK;
+    for (size_t i = 1; !st && i < m; i++)
+        if (v[i].dev == v[i - 1].dev && v[i].ino == v[i - 1].ino)
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: files %zu and %zu are the same file (%s and %s): %s", what,
+                            v[i - 1].at + 1, v[i].at + 1, paths[v[i - 1].at], paths[v[i].at], why);
+    free(v);
+    return st;
+}
+
+static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
+{
+    oq_status st = listed_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
+    if (!st)
+        st = listed_once("--expected", o->expected_files, o->n_expected_files,
+                         "a batch would be judged against another batch's outputs", err);
+    return st;
+}
+
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
  * threads): a self_exe that cannot run would fail every configuration, and only after the
  * inputs were prepared. (NULL is a caller's who relies on the fork: see self_exe.) */
@@ -1407,12 +1485,14 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
     oq_status st = check_self_exe(o, err);
+    if (!st) st = check_lists(o, err);
     if (!st) st = check_cache(o, err);
     if (!st) st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
     if (!st) st = export_models(&c, err);
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
+    if (!st) st = note_cache(&c, err); /* once the inputs are accepted: a usage error is one line */
     if (!st && o->shard.prepare)
         st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
     if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);

@@ -7,6 +7,7 @@
 
 #include "compare/compare-impl.h"
 #include "evidence/evidence-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
 #include "ortqual/fileio.h"
@@ -28,7 +29,8 @@ typedef struct worker {
     oq_refcache cache; /* the reference's outputs by content (a C reference only) */
     oq_refstream refs; /* the reference's outputs: written by its worker, read by the others */
     oq_tolerances *tols;
-    oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
+    oq_model_file model; /* the ONNX file, read once: every session is made from these bytes */
+    const oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
     FILE *records;          /* each batch's record, appended as it finishes (not kept) */
     char workdir[PATH_MAX];
@@ -451,7 +453,12 @@ static oq_status create_session(worker *w, int profiled, oq_session **s, oq_err 
                           .session_config_keys = ckeys, .session_config_values = cvals};
     oq_wcheck_session_opts(&w->chk, &so);
     if (profiled) oq_wcheck_placement_opts(&w->chk, &so, ckeys, cvals);
-    oq_status st = oq_session_create(w->rt, p->model, NULL, 0, &so, s, err);
+    oq_status st = oq_session_create(w->rt, p->model, w->model.bytes, w->model.n, &so, s, err);
+    /* ORT read the external-data files while it made the session: they must be the hashed ones */
+    if (!st && (st = oq_model_file_unchanged(&w->model, p->model_sha256, err))) {
+        oq_session_free(*s);
+        *s = NULL;
+    }
     free(keys);
     free(vals);
     free(ckeys);
@@ -467,6 +474,8 @@ static oq_status open_session(worker *w, oq_err *err)
     w->r->threads = p->threads;
     w->r->graph_opt = p->graph_opt;
     st = oq_wcheck_begin(&w->chk, p, w->workdir, err); /* a failed capture stops here */
+    w->chk.model = w->model.bytes;
+    w->chk.model_n = w->model.n;
     if (!st) {
         double t0 = oq_now_s();
         st = create_session(w, 0, &w->sess, err);
@@ -610,7 +619,7 @@ static void worker_clear(worker *w)
     oq_ref_model_free(w->ref);
     oq_runtime_free(w->rt);
     oq_tolerances_free(w->tols);
-    oq_model_info_free(w->mi);
+    oq_model_file_clear(&w->model);
     oq_refcache_close(&w->cache);
     oq_refstream_close(&w->refs, NULL);
     if (w->records) fclose(w->records);
@@ -763,6 +772,17 @@ static oq_status run_batches(worker *w, batch_hook *h, oq_err *err)
     return st;
 }
 
+/* The plan's model read once and checked against the plan's SHA-256: the file may have been
+ * replaced since the plan was made (a run of the bytes at the path then ran another model
+ * under the plan's name). Its inspection gives the outputs' mask axes (without it, sizes). */
+static oq_status open_model(worker *w, oq_err *err)
+{
+    oq_status st = oq_model_file_read(w->plan->model, &w->model, err);
+    if (!st) st = oq_model_file_unchanged(&w->model, w->plan->model_sha256, err);
+    w->mi = w->model.mi;
+    return st;
+}
+
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
                                     void *ctx, oq_err *err)
 {
@@ -781,7 +801,7 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     oq_proc_memory(&rss_start, &hwm, NULL);
     st = worker_init(&w, &plan, &r, &e);
     w.rss_start = rss_start;
-    if (!st && plan.model && oq_model_inspect_file(plan.model, &w.mi, NULL)) w.mi = NULL; /* sizes decide then */
+    if (!st && plan.model) st = open_model(&w, &e);
     if (!st) st = oq_refcache_open(&plan, &w.cache, &e);
     if (!st && plan.ref_stream) st = oq_refstream_open(&w.refs, plan.ref_stream, plan.is_reference, plan.ref_stream_fd, &e);
     if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
@@ -789,6 +809,7 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
     batch_hook hook = {&w, on_batch, ctx, NULL};
     if (!st) st = run_batches(&w, &hook, &e);
+    if (!st && plan.model) st = oq_model_file_unchanged(&w.model, plan.model_sha256, &e); /* ORT may map them */
     oq_status closed = oq_refstream_close(&w.refs, st ? NULL : &e); /* the reference's last writes */
     if (!st) st = closed;
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */

@@ -183,4 +183,20 @@ bench_case b_config 'j["config"] = "x"' 'config: want an object, got a string'
 bench_case b_empty 'j["results"] = []' '"results" has no rows: not a sweep ortqual bench wrote'
 expect 0 "^bench/report.html$" $Q report bench
 
+# 7. the same file twice among --inputs (another spelling of its path, a link to it: the same
+#    device and inode), or among --expected: refused in one line naming both positions, nothing
+#    made (every event of that file was counted twice, or a batch judged against another's outputs)
+cp "$FX/io.npz" io2.npz && ln -s "$FX/io.npz" same.npz
+one_line 2 "^ortqual validate: --inputs: files 1 and 3 are the same file \(.*/io.npz and same.npz\): its events would count twice$" \
+    $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" io2.npz same.npz \
+    --configs expected,cpu:model:fp32 --outdir twice1
+cp "$FX/io.npz" ex.npz
+one_line 2 "^ortqual validate: --expected: files 1 and 2 are the same file \(ex.npz and \./ex.npz\): a batch would be judged against another batch's outputs$" \
+    $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" io2.npz --expected ex.npz ./ex.npz \
+    --configs expected,cpu:model:fp32 --outdir twice2
+one_line 2 "^ortqual replay: --inputs: files 1 and 2 are the same file \(.*/inputs_001.npz and .*/\.\./mlpf_like/inputs_001.npz\)" \
+    $Q replay --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_001.npz" "$FX/../mlpf_like/inputs_001.npz" \
+    --ep cpu --outdir twice3
+for d in twice1 twice2 twice3; do [ ! -e $d ] && ok "$d not made" || bad "$d made: $(ls -A $d)"; done
+
 report

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # validate's reference cache: a second run takes the reference's outputs from the cache (the same
-# bytes), a corrupt entry is detected and recomputed, two batches' swapped records are refused, a
-# re-hashed entry with a wrong value fails the configuration compared with it, --no-cache neither
-# reads nor writes, two runs at once on one cache both pass, and a cache directory that is not
+# bytes), a corrupt entry is detected and recomputed, two batches' swapped records are refused, as
+# is a record edited to name another batch's outputs and a FIFO in an entry's place (not waited
+# on), a re-hashed entry with a wrong value fails the configuration compared with it, --no-cache
+# neither reads nor writes, summary.json says which cache was used or why none (and a run without
+# a home says so), two runs at once on one cache both pass, and a cache directory that is not
 # ours is refused.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -89,6 +91,48 @@ PY
 must 0 "reference: 3 of 3 batches from cache" "$T/s3.log" $ORTQUAL validate --outdir "$T/s3" "${fixed[@]}" \
   --cache-dir "$T/sw" --configs ref:encoder:fp64,cpu:attention24:fp32
 
+# batch 0's record edited to give batch 1's outputs' SHA-256 (same shapes: with the outputs' file
+# named by that SHA-256 it was trusted, and the configuration was judged against batch 1's
+# outputs, FAILED): the outputs' file is the key's, so the record no longer names another's
+cp -r "$T/sw" "$T/pt"
+$PY - "$T/s1/summary.json" "$T/pt" <<'PY' || fail "could not point batch 0's record at batch 1's outputs"
+import glob, json, os, sys
+s = json.load(open(sys.argv[1]))
+rec = {}
+for path in glob.glob(os.path.join(sys.argv[2], "*.json")):
+    r = json.load(open(path))
+    rec[r["key"].splitlines()[-1].split()[1]] = (path, r)
+(p0, r0), (p1, r1) = (rec[s["batches"][i]["sha256"]] for i in (0, 1))
+r0["sha256"] = r1["sha256"]
+json.dump(r0, open(p0, "w"))
+PY
+must 0 PASSED "$T/pt.log" $ORTQUAL validate --outdir "$T/pt-run" "${fixed[@]}" --cache-dir "$T/pt" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+grep -q "reference: 2 of 3 batches from cache" "$T/pt.log" || fail "the edited record's batch was not recomputed: $(cat "$T/pt.log")"
+grep -q "ignored and recomputed: .*content does not match the SHA-256 its record gives" "$T/pt.log" ||
+  fail "no warning for the record naming another batch's outputs"
+
+# a FIFO in an entry's place (its record, its outputs): refused without waiting for a writer (the
+# worker waited until --timeout), the batch recomputed, and the FIFO replaced by the entry
+for ext in json npz; do
+  cp -r "$T/sw" "$T/ff-$ext"
+  f=$(ls "$T/ff-$ext"/*.$ext | head -1)
+  rm "$f" && mkfifo "$f"
+  must 0 PASSED "$T/ff-$ext.log" timeout -s KILL 60 $ORTQUAL validate --outdir "$T/ff-$ext-run" "${fixed[@]}" \
+    --timeout 30 --cache-dir "$T/ff-$ext" --configs ref:encoder:fp64,cpu:attention24:fp32
+  grep -q "ignored and recomputed: .*$(basename "$f"): is a FIFO (named pipe), not a regular file" "$T/ff-$ext.log" ||
+    fail "no warning for the FIFO $(basename "$f"): $(cat "$T/ff-$ext.log")"
+  [ -f "$f" ] && [ ! -p "$f" ] || fail "the FIFO $(basename "$f") was not replaced by the entry"
+done
+# an entry that cannot be read (EACCES): the same warning, naming why
+if [ "$(id -u)" != 0 ]; then
+  cp -r "$T/sw" "$T/ea" && chmod 000 "$(ls "$T/ea"/*.json | head -1)"
+  must 0 "ignored and recomputed: .*json: cannot open: Permission denied" "$T/ea.log" $ORTQUAL validate \
+    --outdir "$T/ea-run" "${fixed[@]}" --cache-dir "$T/ea" --configs ref:encoder:fp64,cpu:attention24:fp32
+else
+  echo "skip: an unreadable entry needs a user that permissions bind (not root)"
+fi
+
 # an entry whose outputs were changed and re-hashed (it verifies): the batch is still compared
 # against what the cache holds, and the wrong value fails the run. The ORT worker reads the
 # entry itself (a link, no copy), so this also checks that link.
@@ -100,16 +144,16 @@ import numpy as np
 d = sys.argv[1]
 for rec_path in sorted(glob.glob(os.path.join(d, "*.json"))):
     rec = json.load(open(rec_path))
-    z = np.load(os.path.join(d, rec["sha256"] + ".npz"))
+    npz_path = rec_path[:-len(".json")] + ".npz"  # KEY.npz beside KEY.json
+    z = np.load(npz_path)
     arrays = {k: z[k].copy() for k in z.files}
     first = rec["outputs"][0]["name"]
     arrays[first].reshape(-1)[0] += 0.5  # event 0, position 0: a valid element
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     data = buf.getvalue()
-    sha = hashlib.sha256(data).hexdigest()
-    open(os.path.join(d, sha + ".npz"), "wb").write(data)
-    rec["sha256"] = sha
+    open(npz_path, "wb").write(data)
+    rec["sha256"] = hashlib.sha256(data).hexdigest()
     json.dump(rec, open(rec_path, "w"))
 PY
 must 1 "FAILED" "$T/t.log" $ORTQUAL validate --outdir "$T/t" "${small[@]}" --cache-dir "$tam" \
@@ -138,6 +182,20 @@ cached "$T/n" 0 || fail "--no-cache read the cache"
 must 2 "^ortqual validate: --cache-dir and --no-cache contradict" "$T/n2.log" $ORTQUAL validate --outdir "$T/n2" \
   "${small[@]}" --no-cache --cache-dir "$C" --configs ref:encoder:fp64,cpu:attention24:fp32
 [ ! -e "$T/n2" ] || fail "--cache-dir with --no-cache made its outdir"
+# summary.json names the cache used, or says why there was none; with no home to find the default
+# in, a note says the cache is off (every batch was computed, and stored for no later run)
+cache_rec() { $PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["reference_cache"], sort_keys=True))' "$1/summary.json"; }
+[ "$(cache_rec "$T/n")" = '{"dir": null, "off": "--no-cache"}' ] || fail "--no-cache recorded as $(cache_rec "$T/n")"
+[ "$(cache_rec "$T/1")" = "{\"dir\": \"$C\"}" ] || fail "--cache-dir recorded as $(cache_rec "$T/1")"
+must 0 "^reference cache: off \(HOME and XDG_CACHE_HOME unset; use --cache-dir\)$" "$T/h.log" env -u HOME -u XDG_CACHE_HOME \
+  $ORTQUAL validate --outdir "$T/h" "${small[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32
+[ "$(cache_rec "$T/h")" = '{"dir": null, "off": "HOME and XDG_CACHE_HOME unset; use --cache-dir"}' ] ||
+  fail "no home recorded as $(cache_rec "$T/h")"
+must 0 PASSED "$T/h2.log" $ORTQUAL validate --outdir "$T/h2" "${small[@]}" --cache-dir "$C" \
+  --configs cpu:attention24:fp32,cpu:decomposed:fp32
+[ "$(cache_rec "$T/h2")" = '{"dir": null, "off": "only a C reference (ref:*) is cached"}' ] ||
+  fail "an ORT reference recorded as $(cache_rec "$T/h2")"
+! grep -q "reference cache: off" "$T/h2.log" || fail "an ORT reference got the cache-off note"
 # the default is the XDG cache directory
 must 0 PASSED "$T/x.log" $ORTQUAL validate --outdir "$T/x" "${small[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32
 ls "$XDG_CACHE_HOME"/ortqual/reference/*.json >/dev/null 2>&1 || fail "nothing stored under \$XDG_CACHE_HOME/ortqual/reference"

@@ -95,8 +95,9 @@ import sys, numpy as np
 m = np.zeros((2, 16), np.float32); m[0, :10] = 1; m[1, :6] = 1
 np.savez(sys.argv[1], features=np.random.default_rng(0).normal(size=(2, 16, 8)).astype(np.float32) * m[..., None], mask=m)
 PY
+cp "$T/fine.npz" "$T/fine2.npz" # two files: one file twice is refused before anything is written
 set +e
-$ORTQUAL validate --outdir "$T/broken2" --inputs "$T/fine.npz" "$T/fine.npz" "$T/holes.npz" > "$T/broken2.out" 2>&1
+$ORTQUAL validate --outdir "$T/broken2" --inputs "$T/fine.npz" "$T/fine2.npz" "$T/holes.npz" > "$T/broken2.out" 2>&1
 rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "position 9" "$T/broken2.out" || fail "broken third batch: exit $rc: $(cat "$T/broken2.out")"

@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "bench/bench-impl.h"
+#include "core/core-impl.h"
+#include "ortqual/fileio.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
 #include "ortqual/npz.h"
@@ -480,6 +482,83 @@ static void test_expected_outputs_judged(void **state)
     oq_npz_free(z);
 }
 
+/* The model is read once: its inspection and every session of the sweep (here a session per
+ * sample) are of those bytes, whatever the file holds once the row has begun (it read the path
+ * again for each session); summary.json names them by SHA-256. A data file of it written during
+ * the sweep fails the sweep, naming it. */
+typedef struct rewrite {
+    const char *path;
+    int flip; /* 0: the file replaced by other bytes; 1: one byte of it flipped */
+    int done;
+} rewrite;
+
+static void rewrite_before_row(void *user, size_t index, size_t total, const oq_bench_row *row, int done)
+{
+    (void)index, (void)total, (void)row;
+    rewrite *w = user;
+    if (done || w->done) return;
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(w->path, &buf, &n, NULL), OQ_OK);
+    if (w->flip) buf[20000] ^= 1;
+    assert_int_equal(oq_write_file_atomic(w->path, w->flip ? (void *)buf : "not a model", w->flip ? n : 11, 1, NULL),
+                     OQ_OK);
+    free(buf);
+    w->done = 1;
+}
+
+/* `src`'s file (and its data file, `data`) copied into dir; the copy's path in `path`. */
+static void copy_model(const char *dir, const char *src, const char *name, int data, char *path, size_t pn)
+{
+    char from[600], to[700];
+    for (int k = 0; k <= data; k++) {
+        snprintf(from, sizeof from, "%s%s%s", src, name, k ? ".data" : "");
+        snprintf(to, sizeof to, "%s/%s%s", dir, name, k ? ".data" : "");
+        unsigned char *buf = NULL;
+        size_t n = 0;
+        assert_int_equal(oq_read_file(from, &buf, &n, NULL), OQ_OK);
+        assert_int_equal(oq_write_file_atomic(to, buf, n, 1, NULL), OQ_OK);
+        free(buf);
+    }
+    snprintf(path, pn, "%s/%s", dir, name);
+}
+
+static void test_model_read_once(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bench_once"), model[600], data[700], sha[65];
+    copy_model(dir, FX, "hand_attention_op18.onnx", 0, model, sizeof model);
+    oq_err err = {0};
+    assert_int_equal(oq_sha256_file(model, sha, &err), OQ_OK);
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    o.model_path = model;
+    o.inputs_path = FX "io.npz";
+    o.iters = 3;
+    o.warmup = 0;
+    o.threads = 1;
+    o.mem_sample_us = 0;
+    o.include_session = 1;
+    rewrite w = {model, 0, 0};
+    oq_bench_rows *rows = NULL;
+    if (oq_bench_sweep(rt, &o, rewrite_before_row, &w, &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+    assert_true(w.done);
+    if (rows->rows[0].status != OQ_BENCH_OK) fail_msg("the row ran the file as it was then: %s", rows->rows[0].error);
+    assert_string_equal(rows->model_sha256, sha);
+    oq_bench_rows_free(rows);
+
+    copy_model(dir, OQ_SOURCE_DIR "/tests/fixtures/external/", "llama_like_op18.onnx", 1, model, sizeof model);
+    snprintf(data, sizeof data, "%s.data", model);
+    o.model_path = model;
+    o.inputs_path = OQ_SOURCE_DIR "/tests/fixtures/torch/llama_like/inputs_000.npz";
+    o.include_session = 0;
+    w = (rewrite){data, 1, 0};
+    assert_int_equal(oq_bench_sweep(rt, &o, rewrite_before_row, &w, &rows, &err), OQ_ERR_RUNTIME);
+    if (!strstr(err.msg, "llama_like_op18.onnx: changed during the run (sha256 ") || !strstr(err.msg, data))
+        fail_msg("%s", err.msg);
+    remove_dir(dir);
+}
+
 /* A row's vmhwm is its own peak, not the process's: 256 MiB touched and released before the
  * row stay out of it (where the kernel lets VmHWM be reset). */
 static void test_vmhwm_is_the_rows_peak(void **state)
@@ -515,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_generated_inputs),
         cmocka_unit_test(test_profile_per_run),
         cmocka_unit_test(test_expected_outputs_judged),
+        cmocka_unit_test(test_model_read_once),
         cmocka_unit_test(test_vmhwm_is_the_rows_peak),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,7 +1,9 @@
 /* The reference cache's records (src/validate/refcache.c): one in the layout oq_refcache_put
  * writes is read without a parse, and must say exactly what a parse would; any other is parsed
  * and judged as before. A record holds its batch's key: under another batch's KEY it is
- * refused. An entry stored again keeps its files. */
+ * refused, and it cannot name another batch's outputs (their file is named by the key). An
+ * entry stored again keeps its files; a FIFO or a link in an entry's place is refused without
+ * waiting on it, and replaced when the entry is stored. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "core/core-impl.h"
@@ -112,8 +116,8 @@ static void put_and_get(fixture *f, const char *inputs_sha, const unsigned char 
     assert_int_equal(hit.n, n);
     assert_memory_equal(hit.npz, npz, n);
     char path[4400];
-    snprintf(path, sizeof path, "%s/%s.npz", f->dir, sha);
-    assert_string_equal(hit.path, path); /* the file read, by name */
+    snprintf(path, sizeof path, "%s/%s.npz", f->dir, key);
+    assert_string_equal(hit.path, path); /* the file read, by name: the key's */
     free(hit.npz);
 }
 
@@ -215,7 +219,7 @@ static void test_edited_records(void **state)
     check_edited(f, sha_of('0'), "\"name\": \"cls\"", "\"name\": \"renamed\"", 1, "not the tensors its record lists");
     check_edited(f, sha_of('1'), "\"dtype\": \"float64\"", "\"dtype\": \"float32\"", 0, "not the tensors its record lists");
     check_edited(f, sha_of('2'), "    8,", "    9,", 0, "not the tensors its record lists");
-    check_edited(f, sha_of('3'), "refcache/2\",\n \"sha256\"", "refcache/1\",\n \"sha256\"", 0, "not a cache record");
+    check_edited(f, sha_of('3'), "refcache/3\",\n \"sha256\"", "refcache/2\",\n \"sha256\"", 0, "not a cache record");
     check_edited(f, sha_of('4'), "\n ]\n}", "\n ]\n", 0, "not a cache record");
     check_edited(f, sha_of('5'), "weights -", "weights 0", 0, "its record is for another reference");
 }
@@ -286,19 +290,91 @@ static oq_file_id id_of(const char *path)
 static void test_put_again_keeps_files(void **state)
 {
     fixture *f = *state;
-    char record[4400], npz_path[4400], sha[65];
+    char record[4400], npz_path[4400], key[65];
     size_t n;
     oq_err e = {0};
     unsigned char *npz = valued_npz(1, &n);
     put_and_get(f, sha_of('e'), npz, n, 3, 1, record, sizeof record);
-    oq_sha256_buf(npz, n, sha);
-    snprintf(npz_path, sizeof npz_path, "%s/%s.npz", f->dir, sha);
+    oq_refcache_key(&f->c, sha_of('e'), key);
+    snprintf(npz_path, sizeof npz_path, "%s/%s.npz", f->dir, key);
     oq_file_id rec_id = id_of(record), npz_id = id_of(npz_path);
     assert_int_equal(oq_refcache_put(&f->c, sha_of('e'), npz, n, &e), OQ_OK);
     oq_file_id rec_now = id_of(record), npz_now = id_of(npz_path);
     assert_true(oq_file_id_same(&rec_id, &rec_now));
     assert_true(oq_file_id_same(&npz_id, &npz_now));
     free(npz);
+}
+
+/* Batch a's record edited to give batch b's outputs' SHA-256 (schema 2 named the outputs' file
+ * by it: the record then took b's outputs, which verified, and a's configuration was judged
+ * against them): a's file is a's key's, which does not hash to it. */
+static void test_record_cannot_name_other_outputs(void **state)
+{
+    fixture *f = *state;
+    char ra[4400], rb[4400], sha_a[65], sha_b[65], warning[1400];
+    size_t na, nb, tn;
+    unsigned char *za = valued_npz(1, &na), *zb = valued_npz(2, &nb);
+    put_and_get(f, sha_of('a'), za, na, 3, 1, ra, sizeof ra);
+    put_and_get(f, sha_of('b'), zb, nb, 3, 1, rb, sizeof rb);
+    oq_sha256_buf(za, na, sha_a);
+    oq_sha256_buf(zb, nb, sha_b);
+    unsigned char *text = NULL;
+    oq_err e = {0};
+    assert_int_equal(oq_read_file(ra, &text, &tn, &e), OQ_OK);
+    char edited[8192];
+    const char *at = strstr((const char *)text, sha_a);
+    assert_non_null(at);
+    snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - (const char *)text), (const char *)text, sha_b, at + 64);
+    assert_int_equal(oq_replace_file_nosync(ra, edited, strlen(edited), &e), OQ_OK);
+    oq_refcache_hit hit;
+    oq_refcache_get(&f->c, sha_of('a'), 3, &hit, warning, sizeof warning);
+    assert_null(hit.npz);
+    if (!strstr(warning, "content does not match the SHA-256 its record gives"))
+        fail_msg("warning '%s' does not refuse a record naming other outputs", warning);
+    free(text);
+    free(za);
+    free(zb);
+}
+
+/* A FIFO or a symbolic link where an entry's file goes (the link here to a good copy of it): a
+ * warning, never a wait on the FIFO nor a file read through the link; storing the entry again
+ * replaces them. */
+static void check_planted(fixture *f, char inputs, const char *ext, int fifo)
+{
+    char record[4400], path[4400], copy[4500], key[65], warning[1400];
+    size_t n;
+    oq_err e = {0};
+    unsigned char *npz = valued_npz(1, &n);
+    put_and_get(f, sha_of(inputs), npz, n, 3, 1, record, sizeof record);
+    oq_refcache_key(&f->c, sha_of(inputs), key);
+    snprintf(path, sizeof path, "%s/%s.%s", f->dir, key, ext);
+    snprintf(copy, sizeof copy, "%s.copy", path);
+    assert_int_equal(rename(path, copy), 0);
+    assert_int_equal(fifo ? mkfifo(path, 0600) : symlink(copy, path), 0);
+    oq_refcache_hit hit;
+    oq_refcache_get(&f->c, sha_of(inputs), 3, &hit, warning, sizeof warning);
+    assert_null(hit.npz);
+    const char *why = fifo ? "is a FIFO (named pipe), not a regular file" : "is a symbolic link, not a regular file";
+    if (!strstr(warning, path) || !strstr(warning, why)) fail_msg("warning '%s' lacks '%s: %s'", warning, path, why);
+    assert_int_equal(oq_refcache_put(&f->c, sha_of(inputs), npz, n, &e), OQ_OK);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode));
+    oq_refcache_get(&f->c, sha_of(inputs), 3, &hit, warning, sizeof warning);
+    assert_string_equal(warning, "");
+    assert_non_null(hit.npz);
+    free(hit.npz);
+    unlink(copy);
+    free(npz);
+}
+
+static void test_planted_files_refused(void **state)
+{
+    fixture *f = *state;
+    check_planted(f, 'a', "json", 1);
+    check_planted(f, 'b', "npz", 1);
+    check_planted(f, 'c', "json", 0);
+    check_planted(f, 'd', "npz", 0);
 }
 
 int main(void)
@@ -309,6 +385,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_edited_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swapped_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_again_keeps_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_cannot_name_other_outputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_planted_files_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

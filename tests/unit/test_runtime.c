@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/runtime.h"
 #include "runtime/tinymodel-impl.h"
@@ -405,13 +406,42 @@ static void test_session_create_errors(void **state)
                      OQ_ERR_RUNTIME);
     assert_non_null(strstr(err.msg, "/nonexistent/model.onnx"));
     assert_int_equal(oq_session_create(rt, NULL, NULL, 0, NULL, &s, &err), OQ_ERR_INVALID_ARG);
-    assert_int_equal(oq_session_create(rt, "x.onnx", "x", 1, NULL, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_session_create(rt, "x.onnx", "x", 1, NULL, &s, &err), OQ_ERR_RUNTIME);
+    assert_non_null(strstr(err.msg, "x.onnx")); /* the bytes are the model; the path names them */
     assert_int_equal(oq_session_create(rt, NULL, "not a model", 11, NULL, &s, &err), OQ_ERR_RUNTIME);
     assert_non_null(strstr(err.msg, "in-memory model"));
     oq_session_opts bad_level = {.graph_opt = (oq_graph_opt)7};
     assert_int_equal(oq_session_create(rt, NULL, "x", 1, &bad_level, &s, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "level 7"));
     assert_null(s);
+}
+
+/* A model's bytes with the path they were read from: the session is made of the bytes, not of
+ * what the file holds by then, and ORT finds their external-data file in the path's folder
+ * (without the path it looks in the current folder, and does not find it). */
+static void test_session_bytes_of_a_path(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bytes_path"), model[512], data[512];
+    snprintf(model, sizeof model, "%s/llama_like_op18.onnx", dir);
+    snprintf(data, sizeof data, "%s/llama_like_op18.onnx.data", dir);
+    unsigned char *bytes = NULL, *ext = NULL;
+    size_t n = 0, n_ext = 0;
+    oq_err err = {0};
+    assert_int_equal(oq_read_file(OQ_SOURCE_DIR "/tests/fixtures/external/llama_like_op18.onnx", &bytes, &n, &err), OQ_OK);
+    assert_int_equal(oq_read_file(OQ_SOURCE_DIR "/tests/fixtures/external/llama_like_op18.onnx.data", &ext, &n_ext, &err),
+                     OQ_OK);
+    assert_int_equal(oq_write_file_atomic(data, ext, n_ext, 1, &err), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(model, "not a model", 11, 1, &err), OQ_OK); /* replaced since it was read */
+    oq_session *s = NULL;
+    assert_int_equal(oq_session_create(rt, model, bytes, n, NULL, &s, &err), OQ_OK);
+    assert_int_equal(oq_session_input_count(s), 2);
+    oq_session_free(s);
+    assert_int_not_equal(oq_session_create(rt, NULL, bytes, n, NULL, &s, &err), OQ_OK);
+    assert_null(s);
+    free(bytes);
+    free(ext);
+    remove_dir(dir);
 }
 
 /* ---- execution providers ------------------------------------------------------ */
@@ -630,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_session_input_errors),
         cmocka_unit_test(test_session_ort_error_is_runtime),
         cmocka_unit_test(test_session_create_errors),
+        cmocka_unit_test(test_session_bytes_of_a_path),
         cmocka_unit_test(test_ep_unknown_option_rejected),
         cmocka_unit_test(test_ep_option_values),
         cmocka_unit_test(test_ep_cuda_unavailable),

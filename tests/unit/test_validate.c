@@ -1671,6 +1671,140 @@ static oq_verdict run_swapped(const char *dir, int swap, char *reason, size_t n)
 /* A configuration is compared with the reference's outputs of the very inputs it ran on:
  * passed as run, an error naming the inputs when they changed in between (without the check
  * it would be judged on outputs of other inputs). */
+/* The model a configuration runs, replaced once the reference has run: the plan names the
+ * attention24 export by its SHA-256, and the decomposed export's bytes (the same function: it
+ * would pass) are put in its place. Its worker reads the file once and runs it only if it is
+ * the plan's; before, it ran whatever was at the path under the plan's name. */
+typedef struct swap_model {
+    const char *outdir;
+    int swapped;
+} swap_model;
+
+static void swap_model_after_reference(void *ctx, const oq_validate_progress *p)
+{
+    swap_model *x = ctx;
+    if (x->swapped || p->config != 0 || p->batches_done != p->n_batches) return;
+    char from[600], to[600], tmp[700];
+    snprintf(from, sizeof from, "%s/encoder_decomposed_fp32.onnx", x->outdir);
+    snprintf(to, sizeof to, "%s/encoder_attention24_fp32.onnx", x->outdir);
+    snprintf(tmp, sizeof tmp, "%s.new", to);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(from, &buf, &n, NULL), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(tmp, buf, n, 1, NULL), OQ_OK);
+    assert_int_equal(rename(tmp, to), 0); /* cp good.onnx m.onnx.new && mv m.onnx.new m.onnx */
+    free(buf);
+    x->swapped = 1;
+}
+
+static void worker_runs_the_planned_model(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("modelswap"), outdir[600];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    oq_config cfg[3];
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, outdir);
+    oq_config_parse("cpu:decomposed:fp32", &cfg[2], NULL);
+    o.n_configs = 3;
+    o.isolate = 0;
+    swap_model x = {outdir, 0};
+    o.on_batch = swap_model_after_reference;
+    o.progress_ctx = &x;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    assert_true(x.swapped);
+    const char *reason = s->configs[1].reason ? s->configs[1].reason : "";
+    if (s->configs[1].status != OQ_VERDICT_ERROR || !strstr(reason, "encoder_attention24_fp32.onnx: changed during the run (sha256 "))
+        fail_msg("the replaced model ran as the plan's: %s, %s", oq_verdict_name(s->configs[1].status), reason);
+    assert_int_equal(s->configs[2].status, OQ_VERDICT_PASSED);
+    assert_int_equal(s->exit_status, 3);
+    oq_validate_summary_free(s);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+/* A model whose weights are in an external-data file, that file rewritten (one byte) while the
+ * configuration runs its batches: ORT read it when the session was made, and may map it; the
+ * worker tells, instead of reporting what it ran under the plan's SHA-256. */
+typedef struct touch_data {
+    const char *data;
+    int touched;
+} touch_data;
+
+static void touch_data_during_run(void *ctx, const oq_validate_progress *p)
+{
+    touch_data *x = ctx;
+    if (x->touched || p->config != 1 || p->batches_done != 1) return;
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(x->data, &buf, &n, NULL), OQ_OK);
+    buf[20000] ^= 1;
+    assert_int_equal(oq_write_file_atomic(x->data, buf, n, 1, NULL), OQ_OK);
+    free(buf);
+    x->touched = 1;
+}
+
+static oq_verdict run_external(const char *dir, int touch, char *reason, size_t rn)
+{
+    char model[600], data[700], outdir[600];
+    snprintf(model, sizeof model, "%s/llama_like_op18.onnx", dir);
+    snprintf(data, sizeof data, "%s.data", model);
+    snprintf(outdir, sizeof outdir, "%s/out%d", dir, touch);
+    const char *ext = OQ_SOURCE_DIR "/tests/fixtures/external/llama_like_op18.onnx";
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_read_file(ext, &buf, &n, NULL), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(model, buf, n, 1, NULL), OQ_OK);
+    free(buf);
+    assert_int_equal(oq_read_file(OQ_SOURCE_DIR "/tests/fixtures/external/llama_like_op18.onnx.data", &buf, &n, NULL),
+                     OQ_OK);
+    assert_int_equal(oq_write_file_atomic(data, buf, n, 1, NULL), OQ_OK);
+    free(buf);
+#define LL OQ_SOURCE_DIR "/tests/fixtures/torch/llama_like/"
+    const char *inputs[] = {LL "inputs_000.npz", LL "inputs_001.npz"};
+    const char *expected[] = {LL "outputs_000.npz", LL "outputs_001.npz"};
+#undef LL
+    oq_config cfg[2];
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, outdir);
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.input_files = inputs;
+    o.n_input_files = 2;
+    o.expected_files = expected;
+    o.n_expected_files = 2;
+    o.isolate = 0;
+    touch_data x = {data, 0};
+    o.on_batch = touch ? touch_data_during_run : NULL;
+    o.progress_ctx = &x;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(x.touched, touch);
+    snprintf(reason, rn, "%s", s->configs[1].reason ? s->configs[1].reason : "");
+    oq_verdict v = s->configs[1].status;
+    oq_validate_summary_free(s);
+    oq_remove_tree(outdir);
+    return v;
+}
+
+static void worker_sees_external_data_change(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extswap"), reason[OQ_ERR_MSG_MAX + 64];
+    assert_int_equal(run_external(dir, 0, reason, sizeof reason), OQ_VERDICT_PASSED);
+    assert_int_equal(run_external(dir, 1, reason, sizeof reason), OQ_VERDICT_ERROR);
+    if (!strstr(reason, "llama_like_op18.onnx: changed during the run (sha256 ") ||
+        !strstr(reason, "its external data") || !strstr(reason, "llama_like_op18.onnx.data changed"))
+        fail_msg("reason: %s", reason);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 /* Isolated workers run the tool (wherever forking is not safe): a self_exe that cannot
  * run is refused before anything is made, not a failure of every configuration later. */
 static void self_exe_checked_first(void **state)
@@ -1767,6 +1901,8 @@ int main(void)
         cmocka_unit_test(refstream_named_file_must_be_the_one_read),
         cmocka_unit_test(refstream_reader_waits_for_writer),
         cmocka_unit_test(worker_sees_the_reference_inputs),
+        cmocka_unit_test(worker_runs_the_planned_model),
+        cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
     };
