@@ -196,7 +196,8 @@ one_line 2 "^ortqual validate: --expected: files 1 and 2 are the same file \(ex.
     --configs expected,cpu:model:fp32 --outdir twice2
 one_line 2 "^ortqual replay: --inputs: files 1 and 2 are the same file \(.*/inputs_001.npz and .*/\.\./mlpf_like/inputs_001.npz\)" \
     $Q replay --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_001.npz" "$FX/../mlpf_like/inputs_001.npz" \
-    --ep cpu --outdir twice3
+    --ep cpu --ort-lib "$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1" --reference-ort-lib "$OQ_ORT_LIB" \
+    --outdir twice3
 for d in twice1 twice2 twice3; do [ ! -e $d ] && ok "$d not made" || bad "$d made: $(ls -A $d)"; done
 
 report
