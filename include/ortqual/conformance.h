@@ -105,6 +105,11 @@ OQ_API void oq_conformance_list_free(char **tests);
 OQ_API oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opts *opts,
                                          oq_conformance_result *res, oq_err *err);
 
+/* `res` cleared and named after its test folder (its last component), no output yet: what
+ * oq_conformance_run_test starts from, and a caller's SKIP of a test it does not run (NULL
+ * `res`: nothing). */
+OQ_API void oq_conformance_result_init(oq_conformance_result *res, const char *test_dir);
+
 #ifdef __cplusplus
 }
 #endif

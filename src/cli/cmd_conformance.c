@@ -312,13 +312,7 @@ static int write_outputs(const json_t *doc, const report_flags *f)
  * configuration whose provider is absent. */
 static void skipped_test(const char *test_dir, const char *absent, oq_conformance_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->output = -1;
-    size_t len = strlen(test_dir);
-    while (len > 1 && test_dir[len - 1] == '/') len--;
-    const char *base = test_dir + len;
-    while (base > test_dir && base[-1] != '/') base--;
-    snprintf(r->name, sizeof r->name, "%.*s", (int)(test_dir + len - base), base);
+    oq_conformance_result_init(r, test_dir);
     r->verdict = OQ_CONFORMANCE_SKIP;
     snprintf(r->detail, sizeof r->detail, "not run: %s", absent);
 }

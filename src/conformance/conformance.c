@@ -446,20 +446,29 @@ static void judge(const char *test_dir, const Onnx__ModelProto *m, const char *m
     oq_conformance_list_free(sets);
 }
 
+void oq_conformance_result_init(oq_conformance_result *res, const char *test_dir)
+{
+    if (!res) return;
+    memset(res, 0, sizeof *res);
+    res->output = -1;
+    if (!test_dir) return;
+    size_t len = strlen(test_dir);
+    while (len > 1 && test_dir[len - 1] == '/') len--;
+    const char *base = test_dir + len;
+    while (base > test_dir && base[-1] != '/') base--;
+    snprintf(res->name, sizeof res->name, "%.*s", (int)(test_dir + len - base), base);
+}
+
 oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opts *opts,
                                   oq_conformance_result *res, oq_err *err)
 {
     OQ_NEED(err, test_dir);
     OQ_NEED(err, opts);
     OQ_NEED(err, res);
-    memset(res, 0, sizeof *res);
-    res->output = -1;
+    oq_conformance_result_init(res, test_dir);
+
     size_t len = strlen(test_dir);
     while (len > 1 && test_dir[len - 1] == '/') len--;
-    const char *base = test_dir + len;
-    while (base > test_dir && base[-1] != '/') base--;
-    snprintf(res->name, sizeof res->name, "%.*s", (int)(test_dir + len - base), base);
-
     char model_path[4096];
     snprintf(model_path, sizeof model_path, "%.*s/model.onnx", (int)len, test_dir);
     unsigned char *buf = NULL;
