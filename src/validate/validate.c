@@ -1130,6 +1130,49 @@ static oq_status check_ort_libs(const oq_validate_opts *o, oq_err *err)
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--reference-ort-lib: ");
 }
 
+/* Whether file `path`'s directory entry, or the file it resolves to, is in folder `dir`
+ * (`dir_id`: its stat): a run writes inputs_NNN.npz, models and weights there by rename and,
+ * replacing an earlier run, removes their earlier copies. */
+static int file_in_dir(const char *path, const struct stat *dir_id)
+{
+    char parent[OQ_PATH_BUF], *real = realpath(path, NULL);
+    struct stat st;
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (slash) *(slash == parent ? slash + 1 : slash) = 0;
+    int in = stat(slash ? parent : ".", &st) == 0 && st.st_dev == dir_id->st_dev && st.st_ino == dir_id->st_ino;
+    if (!in && real) {
+        char *rs = strrchr(real, '/');
+        if (rs) *(rs == real ? rs + 1 : rs) = 0;
+        in = stat(real, &st) == 0 && st.st_dev == dir_id->st_dev && st.st_ino == dir_id->st_ino;
+    }
+    free(real);
+    return in;
+}
+
+/* The files the run reads stay outside its output folder: written over there (inputs_000.npz
+ * is a name the run writes), or removed as an earlier run's with --force, they would be lost. */
+static oq_status check_inputs_outside(const oq_validate_opts *o, oq_err *err)
+{
+    struct stat d;
+    if (stat(o->outdir, &d) != 0 || !S_ISDIR(d.st_mode)) return OQ_OK; /* made by this run */
+    const char *what[4] = {"--model", "--weights", "--inputs", "--expected"};
+    const char *one[2] = {o->model_path, o->weights_path};
+    for (int k = 0; k < 2; k++)
+        if (one[k] && file_in_dir(one[k], &d))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is in the output folder %s, which the run writes "
+                              "and clears: give another --outdir", what[k], one[k], o->outdir);
+    for (int k = 0; k < 2; k++) {
+        size_t n = k ? o->n_expected_files : o->n_input_files;
+        const char *const *f = k ? o->expected_files : o->input_files;
+        for (size_t i = 0; i < n; i++)
+            if (file_in_dir(f[i], &d))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is in the output folder %s, which the run "
+                                  "writes and clears: give another --outdir", what[2 + k], f[i], o->outdir);
+    }
+    return OQ_OK;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -1141,6 +1184,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_check_outdir_kind(c->root, err);
     if (!st) st = oq_shard_setup(o, err);
+    if (!st) st = check_inputs_outside(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
     if (!st) st = check_ort_libs(o, err);

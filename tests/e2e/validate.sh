@@ -140,7 +140,15 @@ left=$(cd "$T/pass" && LC_ALL=C ls inputs_*.npz encoder_*.onnx notes.txt | tr '\
 [ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt " ] || fail "after --force: $left"
 # a replay of that folder's model into it: the encoder's weights.npz (the replay reads none) and
 # the figures go, and plots/ with them (replay draws none: an empty plots/ and the weights stayed)
-$ORTQUAL replay --model "$T/pass/encoder_attention24_fp32.onnx" --inputs "$T/pass/inputs_000.npz" \
+# (the files it reads may not be in that folder: it writes and clears them; refused, untouched)
+before=$(cd "$T/pass" && LC_ALL=C ls -l --time-style=+%s.%N | tr '\n' ' ')
+out=$($ORTQUAL replay --model "$T/pass/encoder_attention24_fp32.onnx" --inputs "$T/pass/inputs_000.npz" \
+  --reference-ort-lib "$ORT130" --outdir "$T/pass" --force 2>&1) && fail "replay of the folder's own files into it ran"
+case "$out" in *"--model $T/pass/encoder_attention24_fp32.onnx is in the output folder $T/pass, which the run writes and clears: give another --outdir") ;;
+  *) fail "replay into the folder of its inputs: $out" ;; esac
+[ "$(cd "$T/pass" && LC_ALL=C ls -l --time-style=+%s.%N | tr '\n' ' ')" = "$before" ] || fail "refused replay touched $T/pass"
+mkdir "$T/pass-src" && cp "$T/pass/encoder_attention24_fp32.onnx" "$T/pass/inputs_000.npz" "$T/pass-src/"
+$ORTQUAL replay --model "$T/pass-src/encoder_attention24_fp32.onnx" --inputs "$T/pass-src/inputs_000.npz" \
   --reference-ort-lib "$ORT130" --outdir "$T/pass" --force > /dev/null 2>&1 || fail "replay --force into a validate run's folder failed"
 left=$(cd "$T/pass" && LC_ALL=C ls | tr '\n' ' ')
 [ "$left" = "encoder_attention24_fp32.onnx inputs_000.npz notes.txt report.html summary.json validate.csv " ] ||
