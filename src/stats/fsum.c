@@ -29,6 +29,11 @@ void oq_fsum_add(oq_fsum *s, double x)
             y = t;
         }
         double hi = x + y, lo = y - (hi - x); /* hi + lo == x + y exactly */
+        if (!isfinite(hi)) { /* past the largest double: lo would be inf, inf - inf NaN later */
+            s->special += hi;
+            s->n = 0;
+            return;
+        }
         if (lo != 0.0) s->part[i++] = lo;
         x = hi;
     }

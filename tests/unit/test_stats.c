@@ -31,6 +31,24 @@ static void exact_where_doubles_are_not(void **state)
     assert_true(oq_fsum_value(&z) == 0.0);
 }
 
+/* Finite terms whose sum passes the largest double: +inf, and still +inf after more terms and
+ * after a merge (an overflowed part kept as a term gave inf - inf = NaN). */
+static void overflow_stays_inf(void **state)
+{
+    (void)state;
+    oq_fsum s = {0}, m = {0};
+    oq_fsum_add(&s, 1.5);
+    oq_fsum_add(&s, 1e308);
+    oq_fsum_add(&s, 1e308);
+    assert_true(isinf(oq_fsum_value(&s)) && oq_fsum_value(&s) > 0);
+    oq_fsum_add(&s, 1.0);
+    oq_fsum_add(&s, 1e308);
+    assert_true(isinf(oq_fsum_value(&s)) && oq_fsum_value(&s) > 0);
+    oq_fsum_add(&m, 2.0);
+    oq_fsum_merge(&m, &s);
+    assert_true(isinf(oq_fsum_value(&m)) && oq_fsum_value(&m) > 0);
+}
+
 /* Squares of errors of many magnitudes, added in two orders and in two groupings merged: the
  * same double each time (a plain double sum differs in its last bits). */
 static void same_whatever_the_order(void **state)
@@ -83,6 +101,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_where_doubles_are_not),
         cmocka_unit_test(same_whatever_the_order),
+        cmocka_unit_test(overflow_stays_inf),
         cmocka_unit_test(edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
