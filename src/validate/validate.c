@@ -1465,7 +1465,7 @@ static oq_status listed_once(const char *what, const char *const *paths, size_t 
         struct stat sb;
         if (stat(paths[i], &sb) == 0) v[m++] = (listed_file){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, i};
     }
-    qsort(v, m, sizeof *v, by_file);
+    if (m > 1) qsort(v, m, sizeof *v, by_file); /* v is NULL when n is 0 */
     oq_status st = OQ_OK;
     for (size_t i = 1; !st && i < m; i++)
         if (v[i].dev == v[i - 1].dev && v[i].ino == v[i - 1].ino)
