@@ -814,8 +814,9 @@ static void test_contract_enforced_by_validate(void **state)
     o.n_input_files = 1;
     o.configs = cfg;
     o.n_configs = 2;
-    o.outdir = dir;
-    o.overwrite = 1; /* the folder holds this test's model and batch */
+    char outdir[600];
+    snprintf(outdir, sizeof outdir, "%s/out", dir); /* the model and batch stay outside it */
+    o.outdir = outdir;
     o.isolate = 0;
     o.plots = 0;
     o.ort_lib = OQ_ORT_LIB;
