@@ -147,7 +147,8 @@ void oq_validate_merge_drop(const char *outdir, oq_err *err)
 void oq_validate_err_tail(oq_err *err, const char *tail)
 {
     if (!err) return;
-    size_t n = strnlen(tail, sizeof err->msg - 1), at = strnlen(err->msg, sizeof err->msg);
+    size_t n = strlen(tail), at = strnlen(err->msg, sizeof err->msg);
+    if (n > sizeof err->msg - 1) n = sizeof err->msg - 1;
     size_t most = sizeof err->msg - 1 - n, from = at < most ? at : most; /* whole, however long the reason */
     memcpy(err->msg + from, tail, n);
     err->msg[from + n] = '\0';
