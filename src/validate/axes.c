@@ -14,13 +14,6 @@ typedef struct cands {
     int n;
 } cands;
 
-static const oq_io_info *io_named(const oq_io_info *io, size_t n, const char *name)
-{
-    for (size_t i = 0; name && i < n; i++)
-        if (!strcmp(io[i].name, name)) return &io[i];
-    return NULL;
-}
-
 /* A declared dim that is a name (not a size, not "?"). */
 static int is_name(const char *d)
 {
@@ -173,8 +166,8 @@ oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t n
 {
     *a = (oq_mask_axes){0, 0, 0};
     const oq_model_info *mi = r->mi;
-    const oq_io_info *o = mi ? io_named(mi->outputs, mi->n_outputs, name) : NULL;
-    const oq_io_info *m = mi ? io_named(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
+    const oq_io_info *o = mi ? oq_find_io(mi->outputs, mi->n_outputs, name) : NULL;
+    const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
     if (o && o->rank != ndim) o = NULL; /* a declaration the output does not have says nothing */
     for (size_t i = 0; i < r->n_seq_axes; i++)
         if (!strcmp(r->seq_axes[i].output, name)) return by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
@@ -223,7 +216,7 @@ oq_status oq_seq_axes_check(const oq_signature *sig, oq_err *err)
         for (size_t k = 0; k < i; k++)
             if (!strcmp(sig->seq_axes[k].output, a->output))
                 return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: output '%s' is given twice", a->output);
-        oq_status st = caller_axis_ok(sig, a, io_named(mi->outputs, mi->n_outputs, a->output), err);
+        oq_status st = caller_axis_ok(sig, a, oq_find_io(mi->outputs, mi->n_outputs, a->output), err);
         if (st) return st;
     }
     return OQ_OK;

@@ -455,7 +455,7 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
 
 /* ---- the expected outputs ------------------------------------------------------------ */
 
-static const oq_io_info *find_io(const oq_io_info *io, size_t n, const char *name)
+const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name)
 {
     for (size_t i = 0; name && i < n; i++)
         if (!strcmp(io[i].name, name)) return &io[i];
@@ -512,7 +512,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
      * it); said after a missing output, which names what is wanted */
     for (size_t i = 0; !st && i < z->count; i++) {
         const char *name = z->tensors[i]->name;
-        if (name && !find_io(mi->outputs, mi->n_outputs, name) && !find_io(mi->inputs, mi->n_inputs, name) &&
+        if (name && !oq_find_io(mi->outputs, mi->n_outputs, name) && !oq_find_io(mi->inputs, mi->n_inputs, name) &&
             !oq_model_default_input(mi, name) && strcmp(name, "event_indices") && strcmp(name, "lengths"))
             st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' is neither an output nor an input of the model",
                             path, name);

@@ -401,6 +401,9 @@ typedef struct oq_signature {
     const oq_seq_axis *seq_axes;
 } oq_signature;
 
+/* The input or output of that name among io[0..n) (NULL name or none: NULL). */
+const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name);
+
 /* The signature of the run's model: the user's file, or one of ortqual's exports. `contract`:
  * the mask input a converted model's metadata names (it wins over --mask and detection). */
 oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
