@@ -157,6 +157,20 @@ typedef struct oq_compare_opts {
     int32_t worst_k;        /* how many worst elements to keep, 0..OQ_COMPARE_MAX_WORST; default 5 */
 } oq_compare_opts;
 
+/* The sequence axis of one output, said by the caller (the --seq-axis OUTPUT=AXIS of validate,
+ * replay and convert) where the model's declaration does not say it. Without one, an output's
+ * mask axes are the ones its declared names share with the mask input's, else those denoted
+ * DATA_BATCH and DATA_TIME (ONNX's dimension denotations), else axis 0 of the batch's size B
+ * and the one later axis of its padded length L; two or more such axes are refused
+ * (OQ_ERR_INVALID_ARG naming them) rather than guessed. */
+#define OQ_SEQ_AXIS_NONE (-1)
+typedef struct oq_seq_axis {
+    const char *output;       /* the model output's name */
+    int32_t axis;             /* the axis the mask's lengths run along (not the batch axis: the
+                                 one the declared names or DATA_BATCH say, else 0), of size L;
+                                 OQ_SEQ_AXIS_NONE: not per element, every element valid */
+} oq_seq_axis;
+
 /* Defaults: the precision's tolerance preset, no lengths, axes 0 and 1,
  * padding checked, 5 worst elements. */
 OQ_API oq_compare_opts oq_compare_opts_default(oq_dtype precision);

@@ -40,7 +40,11 @@
  * Every conversion is checked before it is written: the original and the
  * converted model run on ORT CPU over the given input batches (or generated ones
  * with a valid-prefix mask) and every output is compared on the valid elements
- * (the mask's valid positions; all elements for outputs that are not [B, L, ...]).
+ * (the mask's valid positions along the output's batch and sequence axes, told as validate
+ * tells them: seq_axes, the declared dim names, the DATA_BATCH/DATA_TIME denotations, else
+ * the sizes; all elements for an output without them). An output with two axes that could be
+ * the sequence (heads as many as the padded length) is refused, OQ_ERR_INVALID_ARG naming the
+ * model, the output and the axes, never compared on a guess.
  * When ORT refuses the original (the opset-23 broadcast mask), its lowered form
  * is the reference. Expected outputs (PyTorch's), when given, are compared too.
  * A conversion that changes an output beyond tolerance is not written.
@@ -117,6 +121,10 @@ typedef struct oq_convert_opts {
     const char *tolerances;   /* oq_tolerances_add specs over the default, which follows the
                                  attention dtype (fp32, fp16 or bf16 preset); NULL: default */
     uint64_t seed;            /* generated inputs */
+    size_t n_seq_axes;        /* the caller's sequence axes of outputs (compare.h), where the
+                                 model's dim names or denotations do not tell them; each checked
+                                 against the model, as validate checks its --seq-axis */
+    const oq_seq_axis *seq_axes;
 } oq_convert_opts;
 
 OQ_API void oq_convert_opts_default(oq_convert_opts *o);

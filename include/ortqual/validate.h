@@ -74,19 +74,6 @@ typedef struct oq_validate_progress {
     size_t batches_done, n_batches; /* of this configuration */
 } oq_validate_progress;
 
-/* The sequence axis of one output, said by the caller (the tool's --seq-axis OUTPUT=AXIS) where
- * the model's declaration does not say it. Without one, an output's mask axes are the ones its
- * declared names share with the mask input's, else those denoted DATA_BATCH and DATA_TIME
- * (graph.h), else axis 0 of the batch's size B and the one later axis of its padded length L;
- * two or more such axes are refused (OQ_ERR_INVALID_ARG naming them) rather than guessed. */
-#define OQ_SEQ_AXIS_NONE (-1)
-typedef struct oq_seq_axis {
-    const char *output;       /* the model output's name */
-    int32_t axis;             /* the axis the mask's lengths run along (not the batch axis: the
-                                 one the declared names or DATA_BATCH say, else 0), of size L;
-                                 OQ_SEQ_AXIS_NONE: not per element, every element valid */
-} oq_seq_axis;
-
 typedef struct oq_validate_opts {
     oq_model_kind kind;
     /* OQ_MODEL_USER: any named inputs, read by name from each .npz. The mask contract applies

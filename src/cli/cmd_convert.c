@@ -52,6 +52,7 @@ struct convert_args {
     glob_t files, expected_files; /* --inputs and --expected, expanded */
     int globbed, expected_globbed;
     char *tolerance_text;
+    struct oq_cli_seq_axes seq_axes;
     int plan, force, json;
     int said; /* the error is on stderr already (ORT could not be loaded) */
 };
@@ -94,6 +95,7 @@ static const oq_cli_pair plan_pairs[] = {
     {"plan", "expected", "contradict: --plan runs no check, so no output would be compared"},
     {"plan", "tolerance", "contradict: --plan runs no check, so no tolerance would apply"},
     {"plan", "seed", "contradict: --plan runs no check, so no input would be generated"},
+    {"plan", "seq-axis", "contradict: --plan runs no check, so no output would be compared"},
     {"plan", "ort-lib", "contradict: --plan runs no check, so ONNX Runtime is not loaded"},
 };
 
@@ -117,6 +119,8 @@ static int check_args(struct convert_args *a)
         return -1;
     if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text) || check_tolerances(a->tolerance_text)) return -1;
     a->o.tolerances = a->tolerance_text;
+    a->o.seq_axes = a->seq_axes.v;
+    a->o.n_seq_axes = a->seq_axes.n;
     if (oq_cli_refuse_pairs(&a->given, plan_pairs, sizeof plan_pairs / sizeof *plan_pairs)) return -1;
     size_t n_in = a->globbed ? a->files.gl_pathc : 0, n_ex = a->expected_globbed ? a->expected_files.gl_pathc : 0;
     if (n_ex && n_ex != n_in) {
@@ -205,6 +209,7 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "'rtol=..,atol=..', a preset (fp32, fp16, bf16) or 'OUT:SPEC';\n"
                     "repeatable (default: the preset of the attention dtype)"),
+        OQ_CLI_SEQ_AXIS_OPT(&a->seq_axes),
         OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "generated inputs (1)"),
         OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &a->cr, OQ_CLI_ORT_LIB_HELP),
         OQ_OPT_GROUP("output:"),
@@ -384,6 +389,7 @@ int cmd_convert(int argc, char **argv)
     oq_cli_list_clear(&a.tolerances);
     oq_cli_list_clear(&a.given);
     free(a.tolerance_text);
+    oq_cli_seq_axes_clear(&a.seq_axes);
     oq_cli_runtime_clear(&a.cr);
     return rc;
 }

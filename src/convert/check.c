@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "axes/axes-impl.h"
 #include "convert/convert-impl.h"
+#include "inspect/model-impl.h"
 #include "ortqual/events.h"
 #include "ortqual/mask.h"
 
@@ -25,6 +27,7 @@ typedef struct checker {
     cv_ctx *c;
     cv_model *ref;
     const oq_gview *v;  /* of the reference */
+    oq_model_info *mi;  /* the reference's inputs and outputs as declared: where the mask's axes are */
     const char *mask;   /* the mask input, or NULL */
     batch b[64];
     size_t nb;
@@ -72,21 +75,6 @@ static const char *dim_name(const Onnx__TensorShapeProto__Dimension *d)
     return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
 }
 
-/* Two declared dimensions that are the same size: the same name, or the same fixed value. */
-static int same_dim(const Onnx__TensorShapeProto__Dimension *a, const Onnx__TensorShapeProto__Dimension *b)
-{
-    if (a->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-        return b->value_case == a->value_case && a->dim_value == b->dim_value;
-    return dim_name(a) && dim_name(b) && !strcmp(dim_name(a), dim_name(b));
-}
-
-/* Whether a value declared `t` is laid out [B, L, ...] like the mask declared `mt`. */
-static int mask_layout(const Onnx__TypeProto__Tensor *t, const Onnx__TypeProto__Tensor *mt)
-{
-    return t && t->shape && t->shape->n_dim >= 2 && mt && mt->shape && mt->shape->n_dim == 2 &&
-           same_dim(t->shape->dim[0], mt->shape->dim[0]) && same_dim(t->shape->dim[1], mt->shape->dim[1]);
-}
-
 /* The size a generated batch gives a dimension. */
 static int64_t dim_value(const Onnx__TensorShapeProto__Dimension *d, const char *bsym, const char *lsym, int64_t B,
                          int64_t L, int64_t other)
@@ -110,6 +98,14 @@ static int64_t gather_rows(checker *k, const char *input)
         if (t && t->n_dims >= 1 && oq_node_attr_int(c, "axis", 0) == 0) return t->dims[0];
     }
     return -1;
+}
+
+/* The elements between neighbours along `axis` of a C-order shape[0..r). */
+static int64_t stride(const int64_t *shape, int32_t r, int32_t axis)
+{
+    int64_t s = 1;
+    for (int32_t d = axis + 1; d < r; d++) s *= shape[d];
+    return s;
 }
 
 static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int64_t *len, int64_t B, int64_t L,
@@ -143,14 +139,16 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
                           "give --inputs", oq_dtype_name(dt), vi->name);
     oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
     if (st) return st;
-    /* [B, L, ...] inputs are zero on padding, as exporters' sanitized inputs are */
-    int padded = mask_layout(t, mt);
-    int64_t inner = 1, n = oq_tensor_numel(*out);
-    for (int32_t i = 2; i < r; i++) inner *= shape[i];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t b = r >= 2 ? i / (shape[1] * inner) : 0, l = r >= 2 ? (i / inner) % shape[1] : 0;
+    /* inputs with the mask's axes (the rule outputs are judged by) are zero on padding, as
+     * exporters' sanitized inputs are; one whose axes the rule cannot tell stays whole */
+    oq_axes_rule ar = {k->ref->name, k->mi, k->mask, 0, NULL, B, L};
+    oq_mask_axes a;
+    int padded = len && oq_input_mask_axes(&ar, vi->name, r, shape, &a);
+    int64_t bstride = padded ? stride(shape, r, a.batch) : 1, sstride = padded ? stride(shape, r, a.seq) : 1;
+    for (int64_t i = 0, n = oq_tensor_numel(*out); i < n; i++) {
         double x = rows > 0 ? (double)oq_rng_uniform_int(rng, 0, rows - 1) : uniform(rng) + uniform(rng) + uniform(rng);
-        oq_tensor_set_f64(*out, i, padded && l >= len[b] ? 0 : x);
+        int pad = padded && (i / sstride) % shape[a.seq] >= len[(i / bstride) % shape[a.batch]];
+        oq_tensor_set_f64(*out, i, pad ? 0 : x);
     }
     return OQ_OK;
 }
@@ -342,34 +340,24 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
 
 /* ---- comparing ------------------------------------------------------------------------- */
 
-/* Whether the first two dimensions of `t` are declared, each a size or a name. */
-static int leading_declared(const Onnx__TypeProto__Tensor *t)
+/* The mask's lengths on the reference's output `t` along its batch and sequence axes, told
+ * as validate tells them (the caller's --seq-axis, the declared names, the denotations, the
+ * sizes); an output with two candidate sequence axes is refused, never judged on a guess.
+ * Its padding must be zero where the reference's is. */
+static oq_status mask_axes(checker *k, const oq_tensor *t, const batch *b, oq_compare_opts *o, oq_err *err)
 {
-    for (size_t i = 0; i < 2; i++)
-        if (!t || !t->shape || t->shape->n_dim < 2 ||
-            (t->shape->dim[i]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-             !dim_name(t->shape->dim[i])))
-            return 0;
-    return 1;
-}
-
-/* Is output `name` laid out [B, L, ...] like the mask (declared dims, else the runtime shape)? */
-static int per_position(checker *k, const char *name, const oq_tensor *t, const batch *b)
-{
-    const Onnx__TypeProto__Tensor *ot = input_type(oq_gview_value_info(k->v, name));
-    const Onnx__TypeProto__Tensor *mt = input_type(oq_gview_value_info(k->v, k->mask));
-    if (leading_declared(ot) && leading_declared(mt) && mt->shape->n_dim == 2) return mask_layout(ot, mt);
     const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)b->in, b->n_in, k->mask);
-    return t->ndim >= 2 && m && t->shape[0] == m->shape[0] && t->shape[1] == m->shape[1];
-}
-
-static int padding_zero(const oq_tensor *t, const int64_t *len)
-{
-    int64_t inner = 1;
-    for (int32_t i = 2; i < t->ndim; i++) inner *= t->shape[i];
-    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++)
-        if ((i / inner) % t->shape[1] >= len[i / (t->shape[1] * inner)] && oq_tensor_get_f64(t, i) != 0) return 0;
-    return 1;
+    if (!b->lengths || !m) return OQ_OK;
+    const oq_convert_opts *co = k->c->o;
+    oq_axes_rule r = {k->ref->name, k->mi, k->mask, co->n_seq_axes, co->seq_axes, m->shape[0], m->shape[1]};
+    oq_mask_axes a;
+    oq_status st = oq_output_mask_axes(&r, t->name, t->ndim, t->shape, &a, err);
+    if (st || !a.masked) return st;
+    o->lengths = b->lengths;
+    o->batch_axis = a.batch;
+    o->seq_axis = a.seq;
+    o->check_padding = OQ_PADDING_AS_REFERENCE;
+    return OQ_OK;
 }
 
 /* Compare any two tensors: floats with the tolerance, others exactly (as float64). */
@@ -404,15 +392,15 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
     oq_convert_report *r = k->c->r;
     const batch *b = &k->b[bi];
     for (size_t i = 0; i < n_out; i++) {
-        oq_convert_check *ck = OQ_PUSH(r->checks, r->n_checks);
-        if (!ck) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        ck->batch = bi;
         const char *name = ref[i]->name;
         oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
         o.tol = oq_tolerances_get(k->tol, name);
-        o.lengths = b->lengths && per_position(k, name, ref[i], b) ? b->lengths : NULL;
-        o.check_padding = o.lengths && padding_zero(ref[i], o.lengths);
-        oq_status st = compare(conv[i], ref[i], &o, &ck->vs_reference, err);
+        oq_status st = mask_axes(k, ref[i], b, &o, err);
+        if (st) return st;
+        oq_convert_check *ck = OQ_PUSH(r->checks, r->n_checks);
+        if (!ck) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        ck->batch = bi;
+        st = compare(conv[i], ref[i], &o, &ck->vs_reference, err);
         if (st) {
             r->n_checks--;
             return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
@@ -424,6 +412,8 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
                               b->expected->path ? b->expected->path : "expected outputs", name);
         if (!want) continue;
         ck->has_expected = 1;
+        /* PyTorch's padding is judged where the reference's was: zero */
+        o.check_padding = ck->vs_reference.padding_checked ? OQ_PADDING_ZERO : OQ_PADDING_REPORT;
         st = compare(conv[i], want, &o, &ck->vs_expected, err);
         if (!st) st = compare(ref[i], want, &o, &ck->ref_vs_expected, err);
         if (st) return oq_err_prefix(err, "%s: expected output '%s': ", b->expected->path ? b->expected->path : "", name);
@@ -467,10 +457,12 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     checker k = {.c = c, .ref = reference, .v = cv_view(reference)};
     if (!k.v) return cv_oom(reference, err);
     k.mask = find_mask(&k);
+    oq_status st = oq_model_inspect_proto(reference->orig, reference->name, &k.mi, err);
+    if (!st) st = oq_seq_axes_check_model(reference->name, k.mi, k.mask, o->seq_axes, o->n_seq_axes, err);
     /* the attention dtype's tolerance only where some Attention of the output computes in it,
      * asked for or not (a model converted before): one the passes left in float32 is held to
      * float32's */
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(c->computes_in), &k.tol, err);
+    if (!st) st = oq_tolerances_create(oq_tolerance_for_dtype(c->computes_in), &k.tol, err);
     if (!st && o->tolerances) st = oq_tolerances_add(k.tol, o->tolerances, err);
     if (!st) st = o->n_batches ? given(&k, err) : generate(&k, err);
     if (!st) st = lengths(&k, err);
@@ -495,6 +487,7 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     oq_session_free(conv);
     oq_session_free(ref);
     oq_tolerances_free(k.tol);
+    oq_model_info_free(k.mi);
     free_batches(&k);
     return st;
 }

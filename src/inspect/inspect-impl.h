@@ -16,4 +16,7 @@
 oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tensor *const *t, size_t n,
                                          const char *path, const char *what, oq_err *err);
 
+/* The input or output of that name among io[0..n) (NULL name or none: NULL). */
+const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name);
+
 #endif

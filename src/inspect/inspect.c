@@ -476,6 +476,13 @@ oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tenso
     return OQ_OK;
 }
 
+const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp(io[i].name, name)) return &io[i];
+    return NULL;
+}
+
 void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size)
 {
     size_t used = 0;

@@ -131,7 +131,9 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
     oq_status st = o->kind == OQ_MODEL_USER ? oq_model_inspect_file(o->model_path, &sig->mi, err)
                                             : export_signature(o, w, &sig->mi, err);
     if (!st) st = choose_mask(o, path, contract, sig, err);
-    if (!st) st = oq_seq_axes_check(sig, err);
+    if (!st)
+        st = oq_seq_axes_check_model(path, sig->mi, sig->mask >= 0 ? sig->mi->inputs[sig->mask].name : NULL,
+                                     sig->seq_axes, sig->n_seq_axes, err);
     if (st) oq_signature_clear(sig);
     return st;
 }
@@ -454,13 +456,6 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
 }
 
 /* ---- the expected outputs ------------------------------------------------------------ */
-
-const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name)
-{
-    for (size_t i = 0; name && i < n; i++)
-        if (!strcmp(io[i].name, name)) return &io[i];
-    return NULL;
-}
 
 /* When the outputs were looked for in DIR/inputs_X.npz and DIR/outputs_X.npz exists (the
  * layout validate --save-outputs and the fixtures use), the hint names the option that reads it. */

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "axes/axes-impl.h"
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
 #include "ortqual/capture.h"
@@ -401,8 +402,6 @@ typedef struct oq_signature {
     const oq_seq_axis *seq_axes;
 } oq_signature;
 
-/* The input or output of that name among io[0..n) (NULL name or none: NULL). */
-const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name);
 
 /* The signature of the run's model: the user's file, or one of ortqual's exports. `contract`:
  * the mask input a converted model's metadata names (it wins over --mask and detection). */
@@ -431,33 +430,6 @@ oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const
  * is NULL (a check alone). */
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path,
                                 const char *out, oq_err *err);
-/* What tells the mask's axes in an output: the model's declarations (mi NULL: the sizes
- * alone), its mask input, the caller's --seq-axis, and the batch's size B and padded length L. */
-typedef struct oq_axes_rule {
-    const char *model;             /* names the model in messages */
-    const oq_model_info *mi;
-    const char *mask_input;
-    size_t n_seq_axes;
-    const oq_seq_axis *seq_axes;
-    int64_t batch, seq;
-} oq_axes_rule;
-/* Where the mask's lengths apply in one output; masked 0: nowhere, every element is valid. */
-typedef struct oq_mask_axes {
-    int masked;
-    int32_t batch, seq;
-} oq_mask_axes;
-/* The mask's axes in output `name` of shape[0..ndim): the caller's --seq-axis for it, else the
- * axes named like the mask's two (an output with named axes, none of them the sequence, has
- * none), else those denoted DATA_BATCH (else axis 0) and DATA_TIME of sizes B and L, else axis 0
- * of size B and the one later axis of size L. Never a guess: two candidate sequence axes, or a
- * --seq-axis axis out of the shape, the batch axis or not of size L, is OQ_ERR_INVALID_ARG
- * naming the model, the output, its shape, the axes and the fix. */
-oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
-                              oq_mask_axes *axes, oq_err *err);
-/* The caller's --seq-axis (sig->seq_axes) against the model: each names an output, once, of a
- * model with a mask, and an axis of its declared rank other than its batch axis; else
- * OQ_ERR_INVALID_ARG ("--seq-axis y=5: ...") before anything runs. */
-oq_status oq_seq_axes_check(const oq_signature *sig, oq_err *err);
 /* Before any model runs: each output's mask axes told for this batch from its declared shape,
  * its named sizes bound by the batch (an output declared with a size unknown until it runs
  * from the outputs in `expected`, the batch's checked .npz, when not NULL; else its worker tells

@@ -4,7 +4,7 @@
 # valid element fails and the export's own run passes; the same model without denotations is
 # refused (exit 2, one line naming the axes and the fix) instead of having its heads axis masked
 # (a wrong valid value was "reported, not judged": PASSED); --seq-axis says which, and a bad one
-# is refused in one line.
+# is refused in one line. convert's own check tells the axes by the same rule (6).
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q="$ORTQUAL"
@@ -121,4 +121,22 @@ done
 one_line 2 "^ortqual validate: plain.onnx: output 'output' shape \[2,4,4,2\]: --seq-axis output=3: axis 3 has size 2, not the mask's padded length 4$" \
     "$Q" "${V[@]}" --seq-axis output=3 --outdir o7
 only_error_json o7
+
+# 6. convert's own check tells the axes by the same rule. It took axis 1 (the heads, of the
+#    fixed size 4 like the mask's) for the sequence: the +0.5 was set apart as padding, and the
+#    conversion PASSED and was written
+CFAIL="in.npz, output 'output' differs from the expected outputs: output: FAIL valid=40/64 .*worst \[0,3,0,1\]"
+C=(--flash --inputs in.npz --expected)
+expect 1 "$CFAIL" "$Q" convert st2.onnx -o c_bad.onnx "${C[@]}" bad.npz
+[ ! -e c_bad.onnx ] && ok "a failed check wrote nothing" || bad "c_bad.onnx was written"
+expect 0 "written: c_ok.onnx" "$Q" convert st2.onnx -o c_ok.onnx "${C[@]}" exact.npz
+one_line 2 "^ortqual convert: plain.onnx: output 'output' shape \[2,4,4,2\]: axes 1 and 2 both have the mask's padded length 4 and the model names neither: say which with --seq-axis output=1 or output=2" \
+    "$Q" convert plain.onnx -o c_amb.onnx "${C[@]}" bad.npz
+[ ! -e c_amb.onnx ] && ok "a refused check wrote nothing" || bad "c_amb.onnx was written"
+expect 1 "$CFAIL" "$Q" convert plain.onnx -o c_sbad.onnx --seq-axis output=2 "${C[@]}" bad.npz
+expect 0 "written: c_sok.onnx" "$Q" convert plain.onnx -o c_sok.onnx --seq-axis output=2 "${C[@]}" exact.npz
+one_line 2 "^ortqual convert: --seq-axis y=2: plain.onnx has no output 'y' \(its outputs: output\)$" \
+    "$Q" convert plain.onnx -o c_y.onnx --seq-axis y=2 "${C[@]}" exact.npz
+one_line 2 "^ortqual convert: --seq-axis '=2': want OUTPUT=AXIS" "$Q" convert plain.onnx -o c_y.onnx --seq-axis =2
+one_line 2 "^ortqual convert: --plan and --seq-axis contradict" "$Q" convert plain.onnx --flash --plan --seq-axis output=2
 report

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "convert/convert-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/convert.h"
 #include "ortqual/export.h"
@@ -993,6 +994,97 @@ static void test_head_size_one_reading(void **state)
     remove_dir(dir);
 }
 
+/* x [2,16,32] -> y [2,16,16,2], 16 heads of 2 (y[b,h,l,d] = x[b,l,2h+d]), mask [2,16], all
+ * static: the heads have the padded length. `wrong`: y + 1 at [1,12,3,0], a valid element
+ * (event 1 is 8 long of 16, position 3) on head 12, which a check that took the heads for the
+ * sequence would set apart as padding. `denoted`: y's axes 0 and 2 are DATA_BATCH, DATA_TIME. */
+static cv_model *heads_model(int wrong, int denoted, uint8_t **bytes, size_t *n)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "heads", &g, NULL), OQ_OK);
+    oq_dim dx[] = {OQ_DIM(2), OQ_DIM(16), OQ_DIM(32)}, dm[] = {OQ_DIM(2), OQ_DIM(16)};
+    oq_dim dy[] = {denoted ? OQ_DIM_DENOTED(2, OQ_DENOTATION_BATCH) : OQ_DIM(2), OQ_DIM(16),
+                   denoted ? OQ_DIM_DENOTED(16, OQ_DENOTATION_TIME) : OQ_DIM(16), OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, dx);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, dm);
+    static const int64_t s4[] = {2, 16, 16, 2}, p0213[] = {0, 2, 1, 3};
+    oq_attr t[] = {OQ_ATTR_IS("perm", 4, p0213)};
+    const char *r = oq_graph_op(g, "Reshape", 2, (const char *[]){"x", oq_graph_const_i64(g, "s", 4, s4)}, 0, NULL);
+    const char *y = oq_graph_op(g, "Transpose", 1, &r, 1, t);
+    if (wrong) {
+        oq_tensor *d;
+        assert_int_equal(oq_tensor_create(&d, OQ_DTYPE_FLOAT32, 4, s4, "delta", NULL), OQ_OK);
+        ((float *)d->data)[((1 * 16 + 12) * 16 + 3) * 2] = 1;
+        y = oq_graph_op(g, "Add", 2, (const char *[]){y, oq_graph_add_initializer(g, d, "delta")}, 0, NULL);
+        oq_tensor_free(d);
+    }
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 4, dy);
+    assert_int_equal(oq_graph_serialize(g, bytes, n, NULL), OQ_OK);
+    oq_graph_free(g);
+    cv_model *m;
+    assert_int_equal(cv_model_load(*bytes, *n, "heads.onnx", NULL, &m, NULL), OQ_OK);
+    return m;
+}
+
+/* convert's check of the heads model against its `wrong` twin on generated batches. */
+static oq_status check_heads(int wrong, int denoted, const oq_seq_axis *said, size_t n_said, oq_convert_report *r,
+                             oq_err *err)
+{
+    uint8_t *b1, *b2;
+    size_t n1, n2;
+    cv_model *ref = heads_model(0, denoted, &b1, &n1), *conv = heads_model(wrong, denoted, &b2, &n2);
+    oq_convert_opts o = fast_opts(NULL);
+    o.seq_axes = said;
+    o.n_seq_axes = n_said;
+    memset(r, 0, sizeof *r);
+    cv_ctx c = {.o = &o, .r = r, .computes_in = OQ_DTYPE_FLOAT32};
+    oq_status st = cv_check(&c, ref, conv, err);
+    cv_model_free(ref);
+    cv_model_free(conv);
+    free(b1);
+    free(b2);
+    return st;
+}
+
+/* An output whose heads have the padded length: its sequence axis is the one its denotations
+ * say, else the caller's --seq-axis; by the sizes alone it is refused, never guessed. A wrong
+ * value at a valid position of a head numbered past the event's length is found (the check
+ * that took axis 1 for the sequence passed it). */
+static void test_check_heads_like_length(void **state)
+{
+    (void)state;
+    oq_convert_report r = {0};
+    oq_err err = {0};
+    assert_int_equal(check_heads(1, 1, NULL, 0, &r, &err), OQ_ERR_CHECK_FAILED);
+    if (!r.failure || !strstr(r.failure, "output 'y'") || !strstr(r.failure, "[1,12,3,0]"))
+        fail_msg("%s", r.failure ? r.failure : err.msg);
+    cv_report_clear(&r);
+    assert_int_equal(check_heads(0, 1, NULL, 0, &r, &err), OQ_OK);
+    assert_true(r.checked && r.passed);
+    cv_report_clear(&r);
+
+    assert_int_equal(check_heads(1, 0, NULL, 0, &r, &err), OQ_ERR_INVALID_ARG);
+    if (!strstr(err.msg, "heads.onnx: output 'y' shape [2,16,16,2]: axes 1 and 2") ||
+        !strstr(err.msg, "--seq-axis y=1 or y=2"))
+        fail_msg("%s", err.msg);
+    assert_false(r.checked);
+    cv_report_clear(&r);
+    const oq_seq_axis seq2 = {"y", 2}, batch = {"y", 0}, other = {"z", 2};
+    assert_int_equal(check_heads(1, 0, &seq2, 1, &r, &err), OQ_ERR_CHECK_FAILED);
+    if (!r.failure || !strstr(r.failure, "[1,12,3,0]")) fail_msg("%s", r.failure ? r.failure : err.msg);
+    cv_report_clear(&r);
+    assert_int_equal(check_heads(0, 0, &seq2, 1, &r, &err), OQ_OK);
+    assert_true(r.checked && r.passed);
+    cv_report_clear(&r);
+    assert_int_equal(check_heads(1, 0, &batch, 1, &r, &err), OQ_ERR_INVALID_ARG);
+    if (!strstr(err.msg, "--seq-axis y=0: that is the batch axis of output 'y'")) fail_msg("%s", err.msg);
+    cv_report_clear(&r);
+    assert_int_equal(check_heads(1, 0, &other, 1, &r, &err), OQ_ERR_INVALID_ARG);
+    if (!strstr(err.msg, "has no output 'z'")) fail_msg("%s", err.msg);
+    cv_report_clear(&r);
+}
+
 /* The preset adds its passes and fills the dtype and opset only where none was chosen. */
 static void test_opts_flash(void **state)
 {
@@ -1026,6 +1118,7 @@ int main(void)
         cmocka_unit_test(test_ort_causal_nonpad_is_bottom_right),
         cmocka_unit_test(test_wrong_axis_not_fused),
         cmocka_unit_test(test_check_bites),
+        cmocka_unit_test(test_check_heads_like_length),
         cmocka_unit_test(test_holes_refused),
         cmocka_unit_test(test_tiny_without_value_info),
         cmocka_unit_test(test_inverted_mask_refused),

@@ -755,9 +755,9 @@ static void seq_axes_checked_against_the_model(void **state)
                             "output is valid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        oq_signature sig = {mi, cases[i].mask, -1, "axes.onnx", cases[i].n, cases[i].said};
         oq_err err = {0};
-        oq_status st = oq_seq_axes_check(&sig, &err);
+        oq_status st = oq_seq_axes_check_model("axes.onnx", mi, cases[i].mask < 0 ? NULL : mi->inputs[cases[i].mask].name,
+                                               cases[i].said, cases[i].n, &err);
         if (!cases[i].msg) {
             assert_int_equal(st, OQ_OK);
             continue;
@@ -765,9 +765,8 @@ static void seq_axes_checked_against_the_model(void **state)
         assert_int_equal(st, OQ_ERR_INVALID_ARG);
         assert_string_equal(err.msg, cases[i].msg);
     }
-    oq_signature none = {mi, 0, -1, "axes.onnx", 1, NULL}; /* a library caller's count without its array */
-    oq_err err = {0};
-    assert_int_equal(oq_seq_axes_check(&none, &err), OQ_ERR_INVALID_ARG);
+    oq_err err = {0}; /* a library caller's count without its array */
+    assert_int_equal(oq_seq_axes_check_model("axes.onnx", mi, mi->inputs[0].name, NULL, 1, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "--seq-axis: 1 given, but seq_axes is NULL");
     oq_model_info_free(mi);
 }

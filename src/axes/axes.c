@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "axes/axes-impl.h"
 #include "ortqual/graph.h"
-#include "validate/validate-impl.h"
+#include "ortqual/tensor.h"
 
 /* The sequence axes an output could have: axis[0..n). */
 typedef struct cands {
@@ -161,16 +162,12 @@ static oq_status by_sizes(const oq_axes_rule *r, const char *name, int32_t ndim,
                    : decide(&c, 0, a);
 }
 
-oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
-                              oq_mask_axes *a, oq_err *err)
+/* The declared rules, then the sizes, for a value declared `o` (NULL: nothing declared). */
+static oq_status told(const oq_axes_rule *r, const oq_io_info *o, const char *name, int32_t ndim,
+                      const int64_t *shape, oq_mask_axes *a, oq_err *err)
 {
-    *a = (oq_mask_axes){0, 0, 0};
     const oq_model_info *mi = r->mi;
-    const oq_io_info *o = mi ? oq_find_io(mi->outputs, mi->n_outputs, name) : NULL;
     const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
-    if (o && o->rank != ndim) o = NULL; /* a declaration the output does not have says nothing */
-    for (size_t i = 0; i < r->n_seq_axes; i++)
-        if (!strcmp(r->seq_axes[i].output, name)) return by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
     if (ndim < 2 || ndim > OQ_MAX_DIMS) return OQ_OK;
     int decided = 0;
     oq_status st = o && mask_named(m) ? by_names(r, o, m, name, ndim, shape, a, &decided, err) : OQ_OK;
@@ -178,17 +175,46 @@ oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t n
     return st || decided ? st : by_sizes(r, name, ndim, shape, a, err);
 }
 
-/* One --seq-axis against the model's declaration of its output `o` (NULL: none such). */
-static oq_status caller_axis_ok(const oq_signature *sig, const oq_seq_axis *a, const oq_io_info *o, oq_err *err)
+/* A declaration the value does not have (another rank) says nothing. */
+static const oq_io_info *declared(const oq_io_info *io, size_t n, const char *name, int32_t ndim)
 {
-    const oq_model_info *mi = sig->mi;
+    const oq_io_info *o = oq_find_io(io, n, name);
+    return o && o->rank == ndim ? o : NULL;
+}
+
+oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                              oq_mask_axes *a, oq_err *err)
+{
+    *a = (oq_mask_axes){0, 0, 0};
+    const oq_model_info *mi = r->mi;
+    const oq_io_info *o = mi ? declared(mi->outputs, mi->n_outputs, name, ndim) : NULL;
+    for (size_t i = 0; i < r->n_seq_axes; i++)
+        if (!strcmp(r->seq_axes[i].output, name)) {
+            const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
+            return by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
+        }
+    return told(r, o, name, ndim, shape, a, err);
+}
+
+int oq_input_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                       oq_mask_axes *a)
+{
+    *a = (oq_mask_axes){0, 0, 0};
+    const oq_io_info *o = r->mi ? declared(r->mi->inputs, r->mi->n_inputs, name, ndim) : NULL;
+    return !told(r, o, name, ndim, shape, a, NULL) && a->masked; /* two axes: no message, left whole */
+}
+
+/* One --seq-axis against the model's declaration of its output `o` (NULL: none such). */
+static oq_status caller_axis_ok(const char *label, const oq_model_info *mi, const oq_io_info *mask,
+                                const oq_seq_axis *a, const oq_io_info *o, oq_err *err)
+{
     char names[512], axis[32];
     snprintf(axis, sizeof axis, a->axis == OQ_SEQ_AXIS_NONE ? "none" : "%d", (int)a->axis);
     oq_io_names(mi->outputs, mi->n_outputs, names, sizeof names);
     if (!o)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: %s has no output '%s' (its outputs: %s)", a->output,
-                          axis, sig->label, a->output, names);
-    if (sig->mask < 0)
+                          axis, label, a->output, names);
+    if (!mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: the model has no mask input (or --no-mask): "
                           "every element of every output is valid", a->output, axis);
     if (a->axis == OQ_SEQ_AXIS_NONE) return OQ_OK;
@@ -198,25 +224,25 @@ static oq_status caller_axis_ok(const oq_signature *sig, const oq_seq_axis *a, c
     if (o->rank >= 0 && a->axis >= o->rank)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: output '%s' has %d axes (0 to %d)", a->output,
                           axis, a->output, (int)o->rank, (int)o->rank - 1);
-    int32_t b = declared_batch(o, &mi->inputs[sig->mask]);
+    int32_t b = declared_batch(o, mask);
     if (a->axis == (b < 0 ? 0 : b))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: that is the batch axis of output '%s'%s",
                           a->output, axis, a->output, b < 0 ? " (axis 0: the model names or denotes no other)" : "");
     return OQ_OK;
 }
 
-oq_status oq_seq_axes_check(const oq_signature *sig, oq_err *err)
+oq_status oq_seq_axes_check_model(const char *label, const oq_model_info *mi, const char *mask_input,
+                                  const oq_seq_axis *seq_axes, size_t n, oq_err *err)
 {
-    const oq_model_info *mi = sig->mi;
-    if (sig->n_seq_axes && !sig->seq_axes)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: %zu given, but seq_axes is NULL", sig->n_seq_axes);
-    for (size_t i = 0; i < sig->n_seq_axes; i++) {
-        const oq_seq_axis *a = &sig->seq_axes[i];
+    if (n && !seq_axes) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: %zu given, but seq_axes is NULL", n);
+    const oq_io_info *mask = mask_input ? oq_find_io(mi->inputs, mi->n_inputs, mask_input) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const oq_seq_axis *a = &seq_axes[i];
         if (!a->output) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: entry %zu names no output", i);
         for (size_t k = 0; k < i; k++)
-            if (!strcmp(sig->seq_axes[k].output, a->output))
+            if (!strcmp(seq_axes[k].output, a->output))
                 return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: output '%s' is given twice", a->output);
-        oq_status st = caller_axis_ok(sig, a, oq_find_io(mi->outputs, mi->n_outputs, a->output), err);
+        oq_status st = caller_axis_ok(label, mi, mask, a, oq_find_io(mi->outputs, mi->n_outputs, a->output), err);
         if (st) return st;
     }
     return OQ_OK;

@@ -1,0 +1,48 @@
+/* The mask's axes in a model's values: which axis of an output (or input) the mask's lengths
+ * run along, one rule for every comparison that sets padding apart (validate, replay and
+ * convert's check). Internal to the library (never installed). */
+#ifndef ORTQUAL_AXES_IMPL_H
+#define ORTQUAL_AXES_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inspect/inspect-impl.h"
+#include "ortqual/compare.h"
+#include "ortqual/status.h"
+
+/* What tells the mask's axes in an output: the model's declarations (mi NULL: the sizes
+ * alone), its mask input, the caller's --seq-axis, and the batch's size B and padded length L. */
+typedef struct oq_axes_rule {
+    const char *model;             /* names the model in messages */
+    const oq_model_info *mi;
+    const char *mask_input;
+    size_t n_seq_axes;
+    const oq_seq_axis *seq_axes;
+    int64_t batch, seq;
+} oq_axes_rule;
+/* Where the mask's lengths apply in one output; masked 0: nowhere, every element is valid. */
+typedef struct oq_mask_axes {
+    int masked;
+    int32_t batch, seq;
+} oq_mask_axes;
+/* The mask's axes in output `name` of shape[0..ndim): the caller's --seq-axis for it, else the
+ * axes named like the mask's two (an output with named axes, none of them the sequence, has
+ * none), else those denoted DATA_BATCH (else axis 0) and DATA_TIME of sizes B and L, else axis 0
+ * of size B and the one later axis of size L. Never a guess: two candidate sequence axes, or a
+ * --seq-axis axis out of the shape, the batch axis or not of size L, is OQ_ERR_INVALID_ARG
+ * naming the model, the output, its shape, the axes and the fix. */
+oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                              oq_mask_axes *axes, oq_err *err);
+/* The same rule for input `name` (no --seq-axis names an input): 1 with *axes where it tells
+ * one sequence axis, 0 where it tells none or two (the caller then leaves the input whole). */
+int oq_input_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
+                       oq_mask_axes *axes);
+/* The caller's --seq-axis seq_axes[0..n) against model `label`'s declaration `mi` with mask
+ * input `mask_input` (NULL: the model has none): each names an output, once, of a model with a
+ * mask, and an axis of its declared rank other than its batch axis; else OQ_ERR_INVALID_ARG
+ * ("--seq-axis y=5: ...") before anything runs. */
+oq_status oq_seq_axes_check_model(const char *label, const oq_model_info *mi, const char *mask_input,
+                                  const oq_seq_axis *seq_axes, size_t n, oq_err *err);
+
+#endif
