@@ -1,7 +1,8 @@
 /* The mask's axes in an output: the axis its lengths run along, as the caller says it
  * (--seq-axis), else as the model's declared names, its denotations or the sizes say it.
  * Two axes that could be it are refused, never guessed between: masking the wrong one sets
- * valid elements apart as padding, where a wrong value is reported and not judged. */
+ * valid elements apart as padding, where a wrong value is reported and not judged. One rule
+ * for validate, replay and convert's check (which also zeroes generated inputs' padding by it). */
 #include <stdio.h>
 #include <string.h>
 

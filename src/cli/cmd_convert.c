@@ -41,7 +41,8 @@ static const char foot[] =
 "  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
 "  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n"
 "  ortqual convert mlpf_op18.onnx -o fast.onnx --flash\n"
-"      # heads of 12: 'pad-head-size rewritten ... head size 12 -> 16' in the report\n";
+"      # heads of 12: 'pad-head-size rewritten ... head size 12 -> 16' in the report\n"
+"  ortqual convert static.onnx -o fast.onnx --flash --seq-axis y=2   # y [2,4,4,2]: heads = length\n";
 
 struct convert_args {
     oq_convert_opts o;
