@@ -116,12 +116,18 @@ static void progress_clear(struct oq_cli_progress *p)
     p->line_open = 0;
 }
 
+/* The note held back until the run goes on (an input error is then the one line said). */
+static void note_flush(struct oq_cli_progress *p)
+{
+    if (p->note) fputs(p->note, stderr);
+    p->note = NULL;
+}
+
 void oq_cli_progress_line(void *ctx, const char *line)
 {
     struct oq_cli_progress *p = ctx;
     if (p) progress_clear(p);
-    if (p && p->note) fputs(p->note, stderr);
-    if (p) p->note = NULL;
+    if (p) note_flush(p);
     fprintf(stderr, "%s\n", line);
 }
 
@@ -152,6 +158,7 @@ static void progress_show(struct oq_cli_progress *p, double t, const char *what,
         duration(eta + 6, sizeof eta - 6, left);
     }
     if (p->tty) fputs("\r\033[K", stderr);
+    note_flush(p); /* said before any progress, as before the first configuration's line */
     fprintf(stderr, "%s  batch %zu/%zu  elapsed %s%s%s", what, done, n, el, eta, p->tty ? "" : "\n");
     fflush(stderr);
     p->line_open = p->tty;

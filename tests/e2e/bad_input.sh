@@ -144,6 +144,12 @@ out=$(ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op1
       --outdir vd 2>&1)
 [ $? = 0 ] && [ "$(head -1 <<<"$out")" = "ortqual validate: --configs expected,cpu:model:fp32 (--model's default here)" ] &&
     ok "the default --configs said first" || bad "validate --model without --configs: $out"
+# the same when the preparation's progress is shown (a slow host shows it after a few seconds)
+out=$(ORTQUAL_TEST_DEVICE_ROOT="$T/nodev" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" --no-plots \
+      --progress always --outdir vdp 2>&1)
+[ $? = 0 ] && [ "$(head -1 <<<"$out")" = "ortqual validate: --configs expected,cpu:model:fp32 (--model's default here)" ] &&
+    ok "the default --configs said before the preparation's progress" ||
+    bad "validate --model --progress always without --configs: $out"
 
 
 # 6. report of a bench summary.json whose rows have keys of the wrong JSON type, a key the page
