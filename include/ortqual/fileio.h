@@ -79,9 +79,6 @@ OQ_API oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_out
 /* Releases the lock and removes its file (and the folder, when this lock made it and it is left
  * empty). NULL is a no-op. */
 OQ_API void oq_outdir_lock_free(oq_outdir_lock *lock);
-/* Whether `name` is the name of a lock file of oq_outdir_lock_create (".ortqual*.lock"): not a
- * file of a run nor of the user's, never "in the way" of a run. */
-OQ_API int oq_outdir_lock_name(const char *name);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
                                       oq_err *err);

@@ -33,6 +33,14 @@ oq_status oq_check_outdir_kind(const char *dir, oq_err *err)
     }
 }
 
+/* A lock file of oq_outdir_lock_create (".ortqual*.lock"): neither a run's file nor the user's,
+ * never in the way. */
+static int lock_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 13 && !strncmp(name, ".ortqual", 8) && !strcmp(name + n - 5, ".lock");
+}
+
 /* An earlier run's summary.json, or any other entry than `ignore`, is in the way without --force. */
 static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
 {
@@ -42,7 +50,7 @@ static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
     DIR *d = opendir(dir);
     for (struct dirent *e; d && !*other && (e = readdir(d));)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (!ignore || strcmp(e->d_name, ignore)) &&
-            !oq_outdir_lock_name(e->d_name))
+            !lock_name(e->d_name))
             snprintf(other, sizeof other, "%s", e->d_name);
     if (d) closedir(d);
     if (*other)
@@ -105,11 +113,6 @@ struct oq_outdir_lock {
     size_t made_from;    /* the length of the first folder of dir this lock made; 0: none */
 };
 
-int oq_outdir_lock_name(const char *name)
-{
-    size_t n = strlen(name);
-    return n >= 13 && !strncmp(name, ".ortqual", 8) && !strcmp(name + n - 5, ".lock");
-}
 
 /* The length of the shortest prefix of `dir` (at a '/' or its end) that is not there; 0 when
  * dir is there. */

@@ -14,7 +14,8 @@ Q=${ORTQUAL:?}
 cd "$T"
 trap 'cd /; umount "$T/ro/plots" 2>/dev/null; rm -rf "$T"' EXIT
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --progress never --configs ref:encoder:fp64,cpu:attention24:fp32)
-listing() { (cd "$1" && find . | LC_ALL=C sort | xargs -d '\n' stat -c '%n %s %Y'); }
+# every name, and each file's size and time (a folder's time moves with a probe or lock file made and removed)
+listing() { (cd "$1" && find . -printf '%p %y %s %TT\n' | sed 's/ d [0-9]* [0-9:.]*$/ d/' | LC_ALL=C sort); }
 
 # ---- a run holding the folder --------------------------------------------------------------
 $Q validate --num-events 8 --batch-size 2 --repeat 1 --no-plots --save-outputs \
