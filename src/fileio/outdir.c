@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,43 @@ struct oq_outdir_lock {
     char path[4096];     /* the lock file */
     char dir[4096];      /* the folder */
     size_t made_from;    /* the length of the first folder of dir this lock made; 0: none */
+    oq_outdir_lock *next; /* in `held` */
 };
+
+/* The locks this process holds. A forked child (a worker forked without exec) shares each lock's
+ * open file, and with it the flock: a worker that outlived a killed run would keep the folder
+ * locked. The child closes them (the parent's lock stays: its descriptor is still open) and
+ * forgets them, so that it never removes a lock file that is its parent's. */
+static oq_outdir_lock *held;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_in_child(void)
+{
+    for (oq_outdir_lock *l = held; l; l = l->next) {
+        close(l->fd);
+        l->fd = -1;
+    }
+    held = NULL;
+    pthread_mutex_init(&held_mu, NULL); /* a copy of one held by another thread would stay held */
+}
+
+static void atfork_register(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+
+static void hold(oq_outdir_lock *lk, int on)
+{
+    pthread_once(&atfork_once, atfork_register);
+    pthread_mutex_lock(&held_mu);
+    oq_outdir_lock **p = &held;
+    while (*p && *p != lk) p = &(*p)->next;
+    if (on && !*p) {
+        lk->next = held;
+        held = lk;
+    } else if (!on && *p) {
+        *p = lk->next;
+    }
+    pthread_mutex_unlock(&held_mu);
+}
 
 
 /* The length of the shortest prefix of `dir` (at a '/' or its end) that is not there; 0 when
@@ -209,6 +246,7 @@ oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_loc
     if (*dir && strlen(lk->path) < PATH_MAX && !oq_check_outdir_kind(dir, &ignored) && !oq_mkdirs(dir, &ignored))
         for (int tries = 0; tries < 100 && !(got = lock_try(lk, &st, err));) tries++;
     if (got == 1) {
+        hold(lk, 1);
         *lock = lk;
         return OQ_OK;
     }
@@ -219,6 +257,7 @@ oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_loc
 void oq_outdir_lock_free(oq_outdir_lock *lk)
 {
     if (!lk) return;
+    hold(lk, 0);
     if (lk->fd >= 0) {
         unlink(lk->path); /* before the release: a run that opens it meanwhile finds it gone (lock_try) */
         close(lk->fd);
