@@ -150,7 +150,6 @@ static void hold(oq_outdir_lock *lk, int on)
     pthread_mutex_unlock(&held_mu);
 }
 
-
 /* The length of the shortest prefix of `dir` (at a '/' or its end) that is not there; 0 when
  * dir is there. */
 static size_t first_missing(const char *dir)
