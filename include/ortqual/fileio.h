@@ -63,6 +63,22 @@ OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
  * be NULL) (OQ_ERR_IO: an earlier run's summary.json, or the first other entry, named); it, or
  * the nearest folder above it that is there, takes a file (OQ_ERR_OUTPUT: read-only). */
 OQ_API oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err);
+/* One run at a time in an output folder: an exclusive flock(2) on DIR/NAME (NULL:
+ * OQ_OUTDIR_LOCK; a shard of a prepared split takes its own, ".ortqual.shard-I.lock"), which
+ * holds the holder's pid. The kernel drops the lock when its process ends, however (a SIGKILL
+ * included): a lock file left behind holds nobody, and the next run takes it. The folder is made
+ * when missing (and removed again by oq_outdir_lock_free when left empty). Errors: OQ_ERR_IO
+ * "DIR: in use by another ortqual run (pid N, holding DIR/NAME): ..." when held (exit 2);
+ * OQ_ERR_INVALID_ARG when the lock file is a symbolic link or not a regular file; OQ_ERR_OUTPUT
+ * when no descriptor is left (EMFILE, ENFILE). A folder that cannot be made or written, or a
+ * file system without flock (ENOLCK, EOPNOTSUPP), gives OQ_OK and *lock NULL: the run goes on
+ * unlocked and its own checks say what is wrong with the folder. */
+#define OQ_OUTDIR_LOCK ".ortqual.lock"
+typedef struct oq_outdir_lock oq_outdir_lock;
+OQ_API oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_lock **lock, oq_err *err);
+/* Releases the lock and removes its file (and the folder, when this lock made it and it is left
+ * empty). NULL is a no-op. */
+OQ_API void oq_outdir_lock_free(oq_outdir_lock *lock);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,
                                       oq_err *err);

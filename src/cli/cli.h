@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ortqual/fileio.h"
 #include "ortqual/runtime.h"
 #include "ortqual/shard.h"
 
@@ -394,6 +395,12 @@ void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const
  * one that matches nothing stays as it is, so reading it names the file). -1 after an error
  * was printed; free *g with globfree when `*globbed` was set. */
 int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed);
+/* Takes `dir` for this command (oq_outdir_lock_create, lock file `name`, NULL: the folder's),
+ * once the descriptors a run needs are there (a soft limit below them raised): 0 (*lock NULL
+ * where the folder cannot be locked: its own checks follow), else the message printed ("ortqual
+ * CMD: DIR: in use by another ortqual run (pid N, ...)", exit 2; too few descriptors, exit 3) and
+ * the exit status. Release with oq_outdir_lock_free. */
+int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf, made (empty) here; "-2", "-3", ... added
  * when a run of the same second has it. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);

@@ -444,11 +444,9 @@ int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, cons
     return oq_cli_exit_of(e.status);
 }
 
-int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
-                          const char *self, const struct oq_cli_run_output *out)
+static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
+                          const struct oq_cli_run_output *out)
 {
-    int ready = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
-    if (ready) return ready;
     catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0, {0}, *out->note ? out->note : NULL};
     o->self_exe = self;
@@ -505,5 +503,20 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
         fprintf(out->json ? stderr : stdout, "interrupted by SIG%s after the summary was written (verdict stands)\n",
                 sigabbrev_np(caught_signal) ? sigabbrev_np(caught_signal) : "?");
     oq_validate_summary_free(summary);
+    return rc;
+}
+
+int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
+                          const char *self, const struct oq_cli_run_output *out)
+{
+    int rc = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
+    if (rc) return rc;
+    /* the shards of one split run at once, each in its own shards/I: each takes its own lock */
+    char name[64] = OQ_OUTDIR_LOCK;
+    if (o->shard.count && !o->shard.prepare) snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
+    oq_outdir_lock *lock = NULL;
+    rc = oq_cli_outdir_lock(cmd, o->outdir, name, &lock);
+    if (!rc) rc = run_validation(cmd, o, cr, self, out);
+    oq_outdir_lock_free(lock);
     return rc;
 }

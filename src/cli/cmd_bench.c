@@ -71,6 +71,7 @@ typedef struct cli_state {
     int64_t batch_sizes[MAX_LIST], seq_lens[MAX_LIST];
     const char *outdir;
     int kv_given, quiet, allow_skip, force;
+    oq_outdir_lock *lock;       /* the output folder, held from the sweep's start */
     const char *attention_opt;  /* the first attention-sweep option given (not with --model) */
     const char *model_opt;      /* the first option that needs --model */
     oq_bench_shape shapes[MAX_MODEL_ARGS];
@@ -704,7 +705,8 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
 static oq_status ready_to_run(void *ctx, oq_err *err)
 {
     cli_state *c = ctx;
-    oq_status st = oq_check_outdir(c->outdir, c->force, NULL, err);
+    oq_status st = oq_outdir_lock_create(c->outdir, NULL, &c->lock, err);
+    if (!st) st = oq_check_outdir(c->outdir, c->force, NULL, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--outdir: ");
     if (c->force) forget_profiles(c->profile_dir);
     note_default_variants(c);
@@ -811,6 +813,7 @@ int cmd_bench(int argc, char **argv)
     }
     oq_runtime_free(rt);
     oq_cupti_free(c->o.cupti);
+    oq_outdir_lock_free(c->lock);
     state_clear(c);
     free(c);
     return rc;

@@ -55,6 +55,32 @@ static int print(const char *dir, const oq_validate_summary *s, int json, int rc
     return rc ? rc : s->exit_status;
 }
 
+/* The merge of DIR, held by this command. */
+static int merge(const char *dir, int json, int plots, int allow_skip, const char *junit)
+{
+    oq_validate_summary *s;
+    oq_err e = {0};
+    int rc;
+    /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
+     * summary and report were written; refused as the merge refuses, the earlier merge's
+     * outputs removed (oq_validate_merge_drop) */
+    if (junit && oq_check_output_path(junit, 1, &e)) {
+        oq_err_prefix(&e, "--junit: ");
+        oq_validate_merge_drop(dir, &e);
+        fprintf(stderr, "ortqual merge: %s\n", e.msg);
+        return oq_cli_exit_of(e.status);
+    }
+    oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
+    if (st) {
+        fprintf(stderr, "ortqual merge: %s\n", e.msg);
+        return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
+                                                                                           : OQ_EXIT_RUNTIME;
+    }
+    rc = print(dir, s, json, oq_cli_write_reports("merge", dir, 0, junit));
+    oq_validate_summary_free(s);
+    return rc;
+}
+
 int cmd_merge(int argc, char **argv)
 {
     int json = 0, plots = 1, allow_skip = 0, first;
@@ -75,25 +101,9 @@ int cmd_merge(int argc, char **argv)
         fprintf(stderr, "ortqual merge: want one directory (see 'ortqual merge --help')\n");
         return OQ_EXIT_USAGE;
     }
-    const char *dir = argv[first];
-    oq_validate_summary *s;
-    oq_err e = {0};
-    /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
-     * summary and report were written; refused as the merge refuses, the earlier merge's
-     * outputs removed (oq_validate_merge_drop) */
-    if (junit && oq_check_output_path(junit, 1, &e)) {
-        oq_err_prefix(&e, "--junit: ");
-        oq_validate_merge_drop(dir, &e);
-        fprintf(stderr, "ortqual merge: %s\n", e.msg);
-        return oq_cli_exit_of(e.status);
-    }
-    oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
-    if (st) {
-        fprintf(stderr, "ortqual merge: %s\n", e.msg);
-        return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
-                                                                                           : OQ_EXIT_RUNTIME;
-    }
-    rc = print(dir, s, json, oq_cli_write_reports("merge", dir, 0, junit));
-    oq_validate_summary_free(s);
+    oq_outdir_lock *lock = NULL;
+    rc = oq_cli_outdir_lock("merge", argv[first], NULL, &lock);
+    if (!rc) rc = merge(argv[first], json, plots, allow_skip, junit);
+    oq_outdir_lock_free(lock);
     return rc;
 }

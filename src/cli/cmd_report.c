@@ -109,8 +109,12 @@ int cmd_report(int argc, char **argv)
         oq_err err = {0};
         char buf[4096];
         const char *dir = run_dir(argv[i], buf, sizeof buf);
-        oq_status st = oq_report_write_dir(dir, &err);
-        if (st == OQ_ERR_FORMAT && junit) continue; /* a gate verdict has JUnit but no page */
+        oq_outdir_lock *lock = NULL;
+        int busy = oq_cli_outdir_lock("report", dir, NULL, &lock); /* not while a run writes there */
+        oq_status st = busy ? OQ_OK : oq_report_write_dir(dir, &err);
+        oq_outdir_lock_free(lock);
+        if (busy && !rc) rc = busy;
+        if (busy || (st == OQ_ERR_FORMAT && junit)) continue; /* a gate verdict has JUnit but no page */
         if (st) {
             fprintf(stderr, "ortqual report: %s\n", err.msg);
             if (!rc) rc = oq_cli_exit_of(st);

@@ -409,19 +409,24 @@ oq_status oq_mkdir_in(const char *parent, const char *name, oq_err *err)
     int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pfd < 0) return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open directory: %s", parent, strerror(errno));
     oq_status st = OQ_OK;
-    if (mkdirat(pfd, name, 0755) != 0 && errno != EEXIST) {
+    int made = mkdirat(pfd, name, 0755) == 0;
+    if (!made && errno != EEXIST) {
         st = oq_err_set(err, OQ_ERR_OUTPUT, "%s/%s: cannot create directory: %s", parent, name, strerror(errno));
     } else {
-        int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), saved = errno;
         struct stat sb;
         if (fd >= 0) close(fd);
         else if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
             st = oq_err_set(err, OQ_ERR_INVALID_ARG,
                             "%s/%s: is a symbolic link: ortqual does not write through links in an output folder "
                             "(remove it)", parent, name);
-        else
+        else if (saved == ENOTDIR)
             st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s/%s: cannot use as a directory: %s", parent, name,
-                            strerror(errno));
+                            strerror(saved));
+        else /* the system's (no descriptor left: EMFILE): the folder just made goes again */
+            st = oq_err_set(err, OQ_ERR_OUTPUT, "%s/%s: cannot open directory: %s%s", parent, name, strerror(saved),
+                            saved == EMFILE ? " (EMFILE: raise ulimit -n)" : "");
+        if (fd < 0 && made) unlinkat(pfd, name, AT_REMOVEDIR);
     }
     close(pfd);
     return st;

@@ -3,12 +3,18 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "status/args-impl.h"
 
 oq_status oq_check_outdir_kind(const char *dir, oq_err *err)
 {
@@ -28,6 +34,14 @@ oq_status oq_check_outdir_kind(const char *dir, oq_err *err)
     }
 }
 
+/* A lock file of oq_outdir_lock_create (".ortqual*.lock"): neither a run's file nor the user's,
+ * never in the way. */
+static int lock_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 13 && !strncmp(name, ".ortqual", 8) && !strcmp(name + n - 5, ".lock");
+}
+
 /* An earlier run's summary.json, or any other entry than `ignore`, is in the way without --force. */
 static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
 {
@@ -36,7 +50,8 @@ static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
     if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
     DIR *d = opendir(dir);
     for (struct dirent *e; d && !*other && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (!ignore || strcmp(e->d_name, ignore)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (!ignore || strcmp(e->d_name, ignore)) &&
+            !lock_name(e->d_name))
             snprintf(other, sizeof other, "%s", e->d_name);
     if (d) closedir(d);
     if (*other)
@@ -90,4 +105,168 @@ oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err
     oq_status st = oq_check_outdir_kind(dir, err);
     if (!st && !force) st = check_empty(dir, ignore, err);
     return st ? st : check_writable(dir, err);
+}
+
+struct oq_outdir_lock {
+    int fd;
+    char path[4096];     /* the lock file */
+    char dir[4096];      /* the folder */
+    size_t made_from;    /* the length of the first folder of dir this lock made; 0: none */
+    oq_outdir_lock *next; /* in `held` */
+};
+
+/* The locks this process holds. A forked child (a worker forked without exec) shares each lock's
+ * open file, and with it the flock: a worker that outlived a killed run would keep the folder
+ * locked. The child closes them (the parent's lock stays: its descriptor is still open) and
+ * forgets them, so that it never removes a lock file that is its parent's. */
+static oq_outdir_lock *held;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_in_child(void)
+{
+    for (oq_outdir_lock *l = held; l; l = l->next) {
+        close(l->fd);
+        l->fd = -1;
+    }
+    held = NULL;
+    pthread_mutex_init(&held_mu, NULL); /* a copy of one held by another thread would stay held */
+}
+
+static void atfork_register(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+
+static void hold(oq_outdir_lock *lk, int on)
+{
+    pthread_once(&atfork_once, atfork_register);
+    pthread_mutex_lock(&held_mu);
+    oq_outdir_lock **p = &held;
+    while (*p && *p != lk) p = &(*p)->next;
+    if (on && !*p) {
+        lk->next = held;
+        held = lk;
+    } else if (!on && *p) {
+        *p = lk->next;
+    }
+    pthread_mutex_unlock(&held_mu);
+}
+
+/* The length of the shortest prefix of `dir` (at a '/' or its end) that is not there; 0 when
+ * dir is there. */
+static size_t first_missing(const char *dir)
+{
+    char path[4096];
+    struct stat sb;
+    size_t n = strlen(dir);
+    for (size_t i = 1; i <= n && i < sizeof path; i++) {
+        if (i < n && dir[i] != '/') continue;
+        snprintf(path, sizeof path, "%.*s", (int)i, dir);
+        if (stat(path, &sb) != 0) return i;
+    }
+    return 0;
+}
+
+/* The pid a holder wrote into its lock file (just after taking it: read again for a moment
+ * while the file is still empty); 0 when none can be read. */
+static long holder_pid(int fd)
+{
+    char buf[32];
+    for (int tries = 0; tries < 200; tries++) {
+        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        if (n > 0) {
+            buf[n] = 0;
+            return strtol(buf, NULL, 10);
+        }
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return 0;
+}
+
+static oq_status lock_busy(const oq_outdir_lock *lk, int fd, oq_err *err)
+{
+    long pid = holder_pid(fd);
+    char who[64] = "";
+    if (pid > 0) snprintf(who, sizeof who, "pid %ld, ", pid);
+    return oq_err_set(err, OQ_ERR_IO, "%s: in use by another ortqual run (%sholding %s): wait for it to end or give "
+                      "another --outdir", lk->dir, who, lk->path);
+}
+
+/* One try at the lock file: 1 taken (lk->fd set), 0 gone in the meantime (its holder released
+ * it: try again), -1 an error (in *st) or no lock to be had here (*st OQ_OK). */
+static int lock_try(oq_outdir_lock *lk, oq_status *st, oq_err *err)
+{
+    int fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat a, b;
+    *st = OQ_OK;
+    if (fd < 0 && errno == ELOOP)
+        *st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: is a symbolic link: ortqual does not write through links "
+                         "in an output folder (remove it)", lk->path);
+    else if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+        *st = oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open: %s (%s: no file descriptor is left: raise ulimit -n)",
+                         lk->path, strerror(errno), errno == EMFILE ? "EMFILE" : "ENFILE");
+    if (fd < 0) return -1; /* a folder that cannot be written: the run's checks say so */
+    if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode)) {
+        close(fd);
+        *st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: not a regular file: it is ortqual's lock file (remove it)",
+                         lk->path);
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) *st = lock_busy(lk, fd, err);
+        close(fd); /* else a file system without locks: the run goes on unlocked */
+        return -1;
+    }
+    /* taken; the holder before may have removed the file as this one opened it */
+    if (stat(lk->path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        close(fd);
+        return 0;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    ssize_t wrote = ftruncate(fd, 0) == 0 ? pwrite(fd, pid, (size_t)n, 0) : -1;
+    (void)wrote; /* on a full disk the pid goes unsaid; the lock holds all the same */
+    lk->fd = fd;
+    return 1;
+}
+
+oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_lock **lock, oq_err *err)
+{
+    OQ_NEED(err, dir);
+    OQ_NEED(err, lock);
+    *lock = NULL;
+    oq_outdir_lock *lk = calloc(1, sizeof *lk);
+    if (!lk) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    lk->fd = -1;
+    snprintf(lk->dir, sizeof lk->dir, "%s", dir);
+    snprintf(lk->path, sizeof lk->path, "%s/%s", dir, name ? name : OQ_OUTDIR_LOCK);
+    lk->made_from = first_missing(dir);
+    oq_err ignored = OQ_ERR_INIT;
+    oq_status st = OQ_OK;
+    int got = 0;
+    if (*dir && strlen(lk->path) < PATH_MAX && !oq_check_outdir_kind(dir, &ignored) && !oq_mkdirs(dir, &ignored))
+        for (int tries = 0; tries < 100 && !(got = lock_try(lk, &st, err));) tries++;
+    if (got == 1) {
+        hold(lk, 1);
+        *lock = lk;
+        return OQ_OK;
+    }
+    oq_outdir_lock_free(lk); /* the folder it made goes */
+    return st;
+}
+
+void oq_outdir_lock_free(oq_outdir_lock *lk)
+{
+    if (!lk) return;
+    hold(lk, 0);
+    if (lk->fd >= 0) {
+        unlink(lk->path); /* before the release: a run that opens it meanwhile finds it gone (lock_try) */
+        close(lk->fd);
+    }
+    /* the folders it made, from the deepest up, while they are empty */
+    size_t len = strlen(lk->dir);
+    for (size_t n = len; lk->made_from && n >= lk->made_from; n--) {
+        if (n < len && lk->dir[n] != '/') continue;
+        lk->dir[n] = 0;
+        if (rmdir(lk->dir) != 0) break;
+    }
+    free(lk);
 }

@@ -5,6 +5,7 @@
  * other files stay. A merge that stops takes an earlier merge's outputs the same way. */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,35 @@ void oq_validate_err_tail(oq_err *err, const char *tail)
     err->msg[from + n] = '\0';
 }
 
+/* A JUnit XML file of validate or replay (--junit DIR/NAME.xml: its name is the user's, its
+ * first lines are the tool's), a regular file. */
+static int run_junit(const char *dir, const char *name)
+{
+    char path[4352], head[160] = "";
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!ends_with(name, ".xml") || lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
+    if (f) fclose(f);
+    head[n] = 0;
+    return strstr(head, "\n<testsuites name=\"ortqual validate\"") || strstr(head, "\n<testsuites name=\"ortqual replay\"");
+}
+
+/* The earlier run's JUnit XML in its folder: a --force run without --junit (or with another
+ * name) would leave it, green or red, for a CI to read beside this run's summary. */
+static void drop_run_junit(const char *outdir)
+{
+    DIR *d = opendir(outdir);
+    char path[4352];
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!run_junit(outdir, e->d_name)) continue;
+        snprintf(path, sizeof path, "%s/%s", outdir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+}
+
 int oq_validate_forget_result(const char *outdir)
 {
     char path[4096];
@@ -163,6 +193,40 @@ int oq_validate_forget_result(const char *outdir)
     drop_named(outdir, "summary.json", NULL, 0); /* the verdict first */
     drop_named(outdir, "report.html", NULL, 0);
     drop_named(outdir, "validate.csv", NULL, 0);
+    drop_run_junit(outdir);
+    return 1;
+}
+
+oq_status oq_validate_check_clearable(const char *outdir, oq_err *err)
+{
+    char plots[4096], probe[4200];
+    snprintf(plots, sizeof plots, "%s/plots", outdir);
+    DIR *d = opendir(plots);
+    int figures = 0;
+    for (struct dirent *e; d && !figures && (e = readdir(d));)
+        figures = ends_with(e->d_name, ".png") || ends_with(e->d_name, ".svg");
+    if (d) closedir(d);
+    if (!figures) return OQ_OK;
+    /* a file made and removed: access(2) says yes to root on a read-only mount */
+    snprintf(probe, sizeof probe, "%s/.ortqual-probe.XXXXXX", plots);
+    int fd = mkstemp(probe);
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+        return OQ_OK;
+    }
+    return oq_err_set(err, OQ_ERR_OUTPUT, "%s: the earlier run's figures cannot be removed: %s (--force replaces "
+                      "every file of the earlier run: make the folder writable, or give another --outdir)",
+                      plots, strerror(errno));
+}
+
+int oq_validate_drop_left_work(const char *outdir)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/.work", outdir);
+    if (lstat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0; /* a link there is refused where it is made */
+    oq_remove_tree(path);
     return 1;
 }
 

@@ -526,6 +526,14 @@ void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
  * of another run than its latest (docs/scale-out.md). Returns 1 when the folder held a run's
  * (its summary.json). */
 int oq_validate_forget_result(const char *outdir);
+/* --force into an earlier run's folder: the files of that run it will remove can be removed
+ * (OQ_ERR_OUTPUT "DIR/plots: the earlier run's figures cannot be removed: ..." where plots/ is
+ * read-only), checked before anything is, so that a refused run leaves that run as it was. */
+oq_status oq_validate_check_clearable(const char *outdir, oq_err *err);
+/* A run killed (SIGKILL, a crash) in outdir left its work folder, and no summary.json: the work
+ * folder is removed and 1 returned (the folder's files are then that run's, cleared as an
+ * earlier result's are); 0 when there is none. */
+int oq_validate_drop_left_work(const char *outdir);
 /* `tail` appended to err's message whole (the reason cut short where both do not fit). */
 void oq_validate_err_tail(oq_err *err, const char *tail);
 /* The digits of a run's per-batch file numbers (inputs_NNN.npz, expected_NNN.npz,

@@ -73,6 +73,7 @@ typedef struct run_ctx {
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
     int overlap;                /* the reference runs beside configuration 1 (reference_overlaps) */
     int replaces_run;           /* not a shard: the folder held an earlier run's result (--force) */
+    int left_by_killed;         /* not a shard: ... or the work folder of a run killed there */
     oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
                                    description, each configuration's batch records (read one
                                    record at a time, never held) */
@@ -1093,6 +1094,7 @@ static oq_status forget_refusal(const oq_validate_opts *o)
 static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
 {
     oq_status st = oq_check_outdir(o->outdir, o->overwrite, "error.json", err);
+    if (!st && o->overwrite) st = oq_validate_check_clearable(o->outdir, err);
     return st ? st : forget_refusal(o);
 }
 
@@ -1109,6 +1111,8 @@ static oq_status make_dirs(run_ctx *c, oq_err *err)
         st = oq_mkdir_in(c->root, "shards", err);
         if (!st) st = oq_mkdir_in(shards, index, err);
     }
+    /* a killed run's (--force: without it the folder was refused): its files are an earlier run's */
+    if (!st && o->overwrite && !oq_shard_is_run(o)) c->left_by_killed = oq_validate_drop_left_work(o->outdir);
     if (!st) st = oq_mkdir_in(o->outdir, ".work", err);
     if (!st) snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
     return st;
@@ -1196,7 +1200,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = record_signature(c, err);
     /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
      * earlier result (a shard's waits for its plan check: unstage) */
-    if (!st && !oq_shard_is_run(o)) c->replaces_run = oq_validate_forget_result(o->outdir);
+    if (!st && !oq_shard_is_run(o)) c->replaces_run = oq_validate_forget_result(o->outdir) || c->left_by_killed;
     return st ? st : save_weights(c, err);
 }
 

@@ -348,6 +348,44 @@ static void test_json_reals_read_back(void **state)
     json_decref(j);
 }
 
+/* One holder at a time, the second told the first's pid; the folders the lock made go with it;
+ * a lock file left by a killed run holds nobody; a link in its place is refused. */
+static void test_outdir_lock(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("lock"), out[512], sub[512], path[600], want[64];
+    snprintf(sub, sizeof sub, "%s/runs", dir);
+    snprintf(out, sizeof out, "%s/runs/a", dir);
+    oq_outdir_lock *a = NULL, *b = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_outdir_lock_create(out, NULL, &a, &err), OQ_OK);
+    assert_non_null(a);
+    assert_int_equal(oq_outdir_lock_create(out, NULL, &b, &err), OQ_ERR_IO); /* flock: per open file */
+    assert_null(b);
+    snprintf(want, sizeof want, "in use by another ortqual run (pid %ld, holding ", (long)getpid());
+    if (!strstr(err.msg, out) || !strstr(err.msg, want)) fail_msg("got '%s'", err.msg);
+    assert_int_equal(access(out, F_OK), 0); /* the refused one made nothing: it removes nothing */
+    oq_outdir_lock_free(a);
+    assert_int_not_equal(access(sub, F_OK), 0); /* made by the lock, left empty: gone */
+
+    assert_int_equal(mkdir(sub, 0755), 0);
+    snprintf(path, sizeof path, "%s/%s", sub, OQ_OUTDIR_LOCK);
+    put(path, "99999\n"); /* a killed holder's */
+    assert_int_equal(oq_outdir_lock_create(sub, NULL, &a, &err), OQ_OK);
+    snprintf(want, sizeof want, "%ld\n", (long)getpid());
+    assert_holds(path, want);
+    oq_outdir_lock_free(a);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(access(sub, F_OK), 0); /* not made by it: stays */
+
+    assert_int_equal(symlink("/tmp/victim", path), 0);
+    assert_int_equal(oq_outdir_lock_create(sub, NULL, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "is a symbolic link"));
+    unlink(path);
+    rmdir(sub);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_install_concurrent),
         cmocka_unit_test(test_text_utf8),
         cmocka_unit_test(test_remove_temporaries),
+        cmocka_unit_test(test_outdir_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,36 @@
+/* An output folder written by one command at a time, and the descriptors a run needs. */
+#include <stdio.h>
+#include <sys/resource.h>
+
+#include "cli.h"
+
+/* File descriptors a run holds at once (its pipes to a worker, a batch, a figure, the lock): the
+ * demo's validate stopped half-way at 6 ("Too many open files") and ran at 8; twice that leaves
+ * room. Found before the folder is touched, not in the middle of a run. */
+#define NEED_FDS 16
+
+/* A soft limit below NEED_FDS is raised towards the hard one; a hard one below is refused. */
+static int check_descriptors(const char *cmd)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= NEED_FDS) return 0;
+    if (r.rlim_max == RLIM_INFINITY || r.rlim_max >= NEED_FDS) {
+        r.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max > 1024 ? 1024 : r.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &r) == 0) return 0;
+    }
+    fprintf(stderr, "ortqual %s: too few file descriptors (EMFILE): the limit of open files is %llu (ulimit -n) "
+                    "and a run needs %d\n", cmd, (unsigned long long)r.rlim_cur, NEED_FDS);
+    return OQ_EXIT_RUNTIME;
+}
+
+int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock)
+{
+    *lock = NULL;
+    int rc = check_descriptors(cmd);
+    if (rc) return rc;
+    oq_err e = OQ_ERR_INIT;
+    oq_status st = oq_outdir_lock_create(dir, name, lock, &e);
+    if (!st) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
+    return oq_cli_exit_of(st);
+}
