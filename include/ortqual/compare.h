@@ -76,7 +76,9 @@ OQ_API oq_tolerance oq_tolerance_for_dtype(oq_dtype precision);
  * and then keeps its value in *tol). OUTPUT is everything before the last ':'
  * (so "out_cls:rtol=1e-3" and "block:0:fp16" both work); it is copied to
  * `name` (cap bytes, "" when absent). Values must pass oq_tolerance_check_value.
- * Errors (OQ_ERR_INVALID_ARG) quote the spec and the offending part. */
+ * Spaces around the name, the body, keys and values are not part of them
+ * ("out_reg : rtol = 1e-3" is "out_reg:rtol=1e-3"); spaces inside a name are.
+ * Errors (OQ_ERR_INVALID_ARG) quote the spec (without those spaces) and the offending part. */
 OQ_API oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err);
 
 /* A tolerance value a comparison can fail, OQ_OK; else OQ_ERR_INVALID_ARG saying why. `key`
@@ -91,7 +93,8 @@ typedef struct oq_tolerances oq_tolerances;
 
 OQ_API oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *err);
 OQ_API void oq_tolerances_free(oq_tolerances *t);
-/* Apply one or more specs separated by ';' ("rtol=1e-3;out_reg:fp16").
+/* Apply one or more specs separated by ';' ("rtol=1e-3;out_reg:fp16"; spaces around
+ * each, as "fp16; out_reg:fp32", are not part of it: oq_tolerance_parse).
  * A spec without OUTPUT changes the default; a spec for an output starts from
  * the default as it is now (or from that output's earlier override). */
 OQ_API oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);

@@ -259,7 +259,8 @@ OQ_API oq_runtime *oq_session_runtime(const oq_session *s);
  * Input data is borrowed for the call.
  * Outputs: every model output, in model order, as new owned tensors named after
  * the output; *outputs is malloc'ed (free with oq_tensors_free).
- * Errors: OQ_ERR_SHAPE naming the tensor (unknown/missing/duplicate name,
+ * Errors: OQ_ERR_INVALID_ARG for a NULL entry in `inputs` ("input tensor J is
+ * NULL"), OQ_ERR_SHAPE naming the tensor (unknown/missing/duplicate name,
  * wrong dtype, wrong rank, a fixed dimension that differs), OQ_ERR_UNSUPPORTED
  * (an output of a dtype above not in the list), OQ_ERR_RUNTIME (ORT's message). */
 OQ_API oq_status oq_session_run(oq_session *s, size_t n_inputs, oq_tensor *const *inputs,

@@ -65,11 +65,27 @@ typedef struct oq_err {
  * oq_status): `oq_err err = OQ_ERR_INIT;`. */
 #define OQ_ERR_INIT {OQ_OK, {0}}
 
-/* Short, stable name of a status ("ok", "io error", ...). Never NULL. */
+/* Short, stable name of a status, as the table below says (also the "status" of the tool's
+ * error.json); "unknown status" for a value not in it. Never NULL.
+ *   OQ_OK               "ok"
+ *   OQ_ERR_INVALID_ARG  "invalid argument"
+ *   OQ_ERR_IO           "i/o error"
+ *   OQ_ERR_FORMAT       "malformed input"
+ *   OQ_ERR_SHAPE        "shape mismatch"
+ *   OQ_ERR_MASK         "mask contract violated"
+ *   OQ_ERR_NOMEM        "out of memory"
+ *   OQ_ERR_UNSUPPORTED  "unsupported"
+ *   OQ_ERR_RUNTIME      "runtime error"
+ *   OQ_ERR_NOT_FOUND    "not found"
+ *   OQ_ERR_CHECK_FAILED "check failed"
+ *   OQ_ERR_OUTPUT       "cannot write output" */
 OQ_API const char *oq_status_str(oq_status s);
 
 /* Fill `err` (if non-NULL) with status and a printf-style message; returns `s`
- * so callers can write `return oq_err_set(err, OQ_ERR_IO, "...", ...)`. */
+ * so callers can write `return oq_err_set(err, OQ_ERR_IO, "...", ...)`. The
+ * message is one line: a control character in it (a newline in a path or a
+ * tensor name, an escape sequence) is written as \xNN (a C1 control, UTF-8
+ * "\xC2\x9B" say, as \x9b); other bytes are kept. oq_err_prefix does the same. */
 OQ_API oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
            __attribute__((format(printf, 3, 4)));
 

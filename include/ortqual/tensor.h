@@ -54,7 +54,11 @@ OQ_API const char *oq_dtype_name(oq_dtype t);
 OQ_API size_t oq_dtype_size(oq_dtype t);
 /* Non-zero for the floating-point dtypes: float32, float64, float16, bfloat16. */
 OQ_API int oq_dtype_is_float(oq_dtype t);
-/* Parse "float32"/"fp32"/"f4"... into a dtype; OQ_DTYPE_UNDEFINED if unknown. */
+/* A dtype from its name, exactly one of these (lower case): "float32" "fp32" "float",
+ * "float16" "fp16" "half", "bfloat16" "bf16", "float64" "fp64" "double", "int64",
+ * "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool".
+ * OQ_DTYPE_UNDEFINED for anything else (NULL too), numpy's codes included (f4, <f4, i8):
+ * i8 is int64 to numpy and int8 to most readers, a guess no tolerance should rest on. */
 OQ_API oq_dtype oq_dtype_parse(const char *s);
 
 /* Zero-filled tensor. `name` may be NULL. */

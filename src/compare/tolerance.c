@@ -169,12 +169,30 @@ static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *t
     return OQ_OK;
 }
 
-oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err)
+/* Whether the space at s[i] (of n bytes) is padding: at either end, or beside a separator. */
+static int padding_at(const char *s, size_t i, size_t n)
 {
-    OQ_NEED(err, spec);
-    OQ_NEED(err, name);
-    OQ_NEED(err, tol);
-    if (!cap) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: cap is 0 (no room for the name)", __func__);
+    size_t a = i, b = i;
+    while (a > 0 && s[a - 1] == ' ') a--;
+    while (b < n && s[b] == ' ') b++;
+    return a == 0 || b == n || strchr(";:,=", s[a - 1]) || strchr(";:,=", s[b]);
+}
+
+/* `spec` without the spaces around its items, names, keys and values ("fp16; out_reg : fp32"
+ * is "fp16;out_reg:fp32"), malloc'ed; NULL when out of memory. Kept, a space there named an
+ * output " out_reg" that none has: its override was silently never used. */
+static char *unpadded(const char *spec)
+{
+    size_t n = strlen(spec), w = 0;
+    char *out = malloc(n + 1);
+    for (size_t i = 0; out && i < n; i++)
+        if (spec[i] != ' ' || !padding_at(spec, i, n)) out[w++] = spec[i];
+    if (out) out[w] = '\0';
+    return out;
+}
+
+static oq_status parse_spec(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err)
+{
     const char *colon = strrchr(spec, ':');
     const char *body = colon ? colon + 1 : spec;
     size_t nlen = colon ? (size_t)(colon - spec) : 0;
@@ -197,6 +215,19 @@ oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolera
     memcpy(name, spec, nlen);
     name[nlen] = '\0';
     return OQ_OK;
+}
+
+oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolerance *tol, oq_err *err)
+{
+    OQ_NEED(err, spec);
+    OQ_NEED(err, name);
+    OQ_NEED(err, tol);
+    if (!cap) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: cap is 0 (no room for the name)", __func__);
+    char *s = unpadded(spec);
+    if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = parse_spec(s, name, cap, tol, err);
+    free(s);
+    return st;
 }
 
 struct override {
@@ -278,7 +309,7 @@ oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err)
 {
     OQ_NEED(err, t);
     OQ_NEED(err, specs);
-    char *copy = strdup(specs);
+    char *copy = unpadded(specs);
     if (!copy) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = OQ_OK;
     char *save = NULL;

@@ -3,6 +3,7 @@
 #include "ortqual/npz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static oq_status add_tensor(oq_npz *z, char *key, const unsigned char *buf, size
  * is read here straight from its bytes: libzip (below) costs about 10 us more a small archive
  * (its allocations, and mktime, hence tzset, for every entry's time). Anything not plain,
  * compressed, ZIP64 or corrupt, is left to libzip, so it reads as before, with libzip's
- * messages; the checks here only decide that. A plain archive's members are then checked as
+ * messages (and those of the header comparison below); the checks here only decide that. A plain archive's members are then checked as
  * libzip's are (names, CRC, .npy bytes), with the same messages. Fields are 16- and 32-bit
  * values, summed in 64 bits: no sum overflows. */
 
@@ -267,15 +268,199 @@ static oq_status check_sizes(const zip_stat_t *sb, uint64_t archive, const char 
     return OQ_OK;
 }
 
+/* ---- local headers against the central directory ---- */
+
+/* libzip takes a member's name, method, CRC and sizes from the central directory and reads
+ * its local header only for where the data start, so a corrupt archive whose two headers
+ * disagree was read, its tensor under the central name (Python's zipfile refuses it: "File
+ * name in directory 'x.npy' and header b'a.npy' differ"). The directory is walked here, as
+ * libzip walks it, and each entry's local header compared; an archive this walk cannot follow
+ * (no end record at its end, entries that are not the ones libzip lists) is left to libzip. */
+
+#define ZIP64_END_SIG 0x06064b50u
+#define ZIP64_EXTRA 0x0001u
+#define FIELD_MAX 0xffffffffu /* a 32-bit size or offset whose value is in the ZIP64 field */
+
+/* The archive's bytes: a buffer, or a file read at offsets. */
+typedef struct zip_bytes {
+    const unsigned char *buf; /* NULL: read from fd */
+    int fd;
+    uint64_t size;
+} zip_bytes;
+
+static int bytes_at(const zip_bytes *zb, uint64_t at, size_t len, unsigned char *dst)
+{
+    if (at > zb->size || zb->size - at < len) return 0;
+    if (zb->buf) {
+        memcpy(dst, zb->buf + at, len);
+        return 1;
+    }
+    return pread(zb->fd, dst, len, (off_t)at) == (ssize_t)len;
+}
+
+static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+/* A header's name and extra field (each at most 65535 bytes), read after its fixed part. */
+typedef struct zip_tail {
+    unsigned char name[0xffff], extra[0xffff];
+    size_t name_len, extra_len;
+} zip_tail;
+
+static int tail_at(const zip_bytes *zb, uint64_t at, size_t name_len, size_t extra_len, zip_tail *t)
+{
+    t->name_len = name_len;
+    t->extra_len = extra_len;
+    return bytes_at(zb, at, name_len, t->name) && bytes_at(zb, at + name_len, extra_len, t->extra);
+}
+
+/* The ZIP64 values of an extra field for the 32-bit fields that say FIELD_MAX, in the order
+ * the format gives them (size, compressed size, local header offset). */
+static void zip64_values(const zip_tail *t, uint64_t *v[], size_t n)
+{
+    for (size_t at = 0; at + 4 <= t->extra_len;) {
+        uint32_t id = get16(t->extra + at), len = get16(t->extra + at + 2);
+        if (at + 4 + len > t->extra_len) return;
+        for (size_t i = 0, k = 0; id == ZIP64_EXTRA && i < n; i++)
+            if (*v[i] == FIELD_MAX && (k + 1) * 8 <= len) *v[i] = get64(t->extra + at + 4 + 8 * k++);
+        at += 4 + len;
+    }
+}
+
+/* The central directory as the end record (or its ZIP64 record) at the archive's end places
+ * it: 0 when there is none this walk can follow. */
+static int central_dir(const zip_bytes *zb, uint64_t *at, uint64_t *count)
+{
+    unsigned char e[END_RECORD], loc[ZIP64_LOCATOR], e64[56];
+    uint64_t low = zb->size >= END_RECORD + 0xffff ? zb->size - END_RECORD - 0xffff : 0;
+    for (uint64_t pos = zb->size >= END_RECORD ? zb->size - END_RECORD + 1 : 0; pos-- > low;) {
+        if (!bytes_at(zb, pos, END_RECORD, e) || get32(e) != END_SIG) continue;
+        if (pos + END_RECORD + get16(e + 20) != zb->size) continue; /* a signature in a comment */
+        *at = get32(e + 16);
+        *count = get16(e + 10);
+        if (pos < ZIP64_LOCATOR || !bytes_at(zb, pos - ZIP64_LOCATOR, ZIP64_LOCATOR, loc) ||
+            get32(loc) != ZIP64_LOCATOR_SIG)
+            return 1;
+        if (!bytes_at(zb, get64(loc + 8), sizeof e64, e64) || get32(e64) != ZIP64_END_SIG) return 0;
+        *at = get64(e64 + 48);
+        *count = get64(e64 + 32);
+        return 1;
+    }
+    return 0;
+}
+
+/* A field's value in the central directory and in the local header, which differ. */
+static oq_status field_differs(const char *who, const char *member, const char *field, uint64_t central,
+                               uint64_t local, oq_err *err)
+{
+    return oq_err_set(err, OQ_ERR_FORMAT,
+                      "%s: member '%s': %s %llu in the central directory but %llu in its local header: a "
+                      "corrupt archive", who, member, field, (unsigned long long)central, (unsigned long long)local);
+}
+
+/* Central entry `c` (entry i, its name and extra in *ct) against the local header at its offset. */
+static oq_status entry_agrees(const zip_bytes *zb, const char *who, uint64_t i, const unsigned char *c,
+                              zip_tail *ct, zip_tail *lt, oq_err *err)
+{
+    uint64_t size = get32(c + 24), comp = get32(c + 20), local = get32(c + 42);
+    zip64_values(ct, (uint64_t *[]){&size, &comp, &local}, 3);
+    unsigned char l[LOCAL_HEADER];
+    if (!bytes_at(zb, local, LOCAL_HEADER, l) || get32(l) != LOCAL_SIG ||
+        !tail_at(zb, local + LOCAL_HEADER, get16(l + 26), get16(l + 28), lt))
+        return OQ_OK; /* libzip says what is wrong there */
+    char *name = strndup((const char *)ct->name, ct->name_len);
+    if (!name) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    uint64_t lsize = get32(l + 22), lcomp = get32(l + 18);
+    zip64_values(lt, (uint64_t *[]){&lsize, &lcomp}, 2);
+    /* behind the descriptor flag, the local CRC and sizes may be zeros (they follow the data) */
+    int later = (get16(l + 6) & FLAG_DESCRIPTOR) && !get32(l + 14) && !lsize && !lcomp;
+    if (lt->name_len != ct->name_len || memcmp(lt->name, ct->name, ct->name_len))
+        st = oq_err_set(err, OQ_ERR_FORMAT,
+                        "%s: member '%s' (entry %llu) is named '%.*s' in its local header: a corrupt archive",
+                        who, name, (unsigned long long)i, (int)lt->name_len, (const char *)lt->name);
+    else if (get16(c + 10) != get16(l + 8))
+        st = field_differs(who, name, "compression method", get16(c + 10), get16(l + 8), err);
+    else if (!later && get32(c + 16) != get32(l + 14))
+        st = oq_err_set(err, OQ_ERR_FORMAT,
+                        "%s: member '%s': CRC %08x in the central directory but %08x in its local header: a "
+                        "corrupt archive", who, name, get32(c + 16), get32(l + 14));
+    else if (!later && (size != lsize || comp != lcomp))
+        st = field_differs(who, name, size != lsize ? "size" : "compressed size", size != lsize ? size : comp,
+                           size != lsize ? lsize : lcomp, err);
+    free(name);
+    return st;
+}
+
+/* The entries libzip lists are the directory this walk found: its count, its names in order. */
+static int same_entry(zip_t *za, zip_uint64_t i, const zip_tail *ct)
+{
+    const char *name = zip_get_name(za, i, ZIP_FL_ENC_RAW);
+    return name && strlen(name) == ct->name_len && !memcmp(name, ct->name, ct->name_len);
+}
+
+/* What a member's read needs to compare its headers: the archive's bytes, where each of
+ * libzip's entries is in the central directory (`at` NULL: the walk could not follow it, and
+ * nothing is compared), room for two headers' names and extra fields. */
+typedef struct zip_walk {
+    const zip_bytes *zb;
+    uint64_t *at;
+    zip_tail *t;
+} zip_walk;
+
+static void walk_free(zip_walk *w)
+{
+    free(w->at);
+    free(w->t);
+}
+
+/* The directory walked: w->at filled when it holds the entries libzip lists. */
+static oq_status walk_directory(zip_t *za, const zip_bytes *zb, zip_walk *w, oq_err *err)
+{
+    *w = (zip_walk){zb, NULL, NULL};
+    uint64_t at, count;
+    zip_int64_t listed = zip_get_num_entries(za, 0);
+    if (!central_dir(zb, &at, &count) || listed <= 0 || count != (uint64_t)listed) return OQ_OK;
+    w->t = malloc(2 * sizeof *w->t);
+    w->at = calloc((size_t)count, sizeof *w->at);
+    if (!w->t || !w->at) {
+        walk_free(w);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    unsigned char c[CENTRAL_HEADER];
+    for (uint64_t i = 0; i < count; i++) {
+        if (!bytes_at(zb, at, CENTRAL_HEADER, c) || get32(c) != CENTRAL_SIG ||
+            !tail_at(zb, at + CENTRAL_HEADER, get16(c + 28), get16(c + 30), &w->t[0]) || !same_entry(za, i, &w->t[0])) {
+            free(w->at); /* not the directory libzip read: it judges alone */
+            w->at = NULL;
+            return OQ_OK;
+        }
+        w->at[i] = at;
+        at += CENTRAL_HEADER + get16(c + 28) + get16(c + 30) + get16(c + 32);
+    }
+    return OQ_OK;
+}
+
+/* Entry i's local header says what its central entry says. */
+static oq_status member_agrees(const zip_walk *w, zip_uint64_t i, const char *who, oq_err *err)
+{
+    unsigned char c[CENTRAL_HEADER];
+    if (!w->at || !bytes_at(w->zb, w->at[i], CENTRAL_HEADER, c) ||
+        !tail_at(w->zb, w->at[i] + CENTRAL_HEADER, get16(c + 28), get16(c + 30), &w->t[0]))
+        return OQ_OK;
+    return entry_agrees(w->zb, who, i, c, &w->t[0], &w->t[1], err);
+}
+
 /* Read a whole member, checking its CRC (libzip does at the end of the stream). */
-static oq_status member_bytes(zip_t *za, zip_uint64_t i, uint64_t archive, const char *who,
+static oq_status member_bytes(zip_t *za, zip_uint64_t i, const zip_walk *w, const char *who,
                               const char *key, unsigned char **buf, size_t *n, oq_err *err)
 {
+    uint64_t archive = w->zb->size;
     zip_stat_t sb;
     if (zip_stat_index(za, i, 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s': cannot stat: %s", who, key,
                           zip_strerror(za));
     oq_status st = check_sizes(&sb, archive, who, key, err);
+    if (!st) st = member_agrees(w, i, who, err);
     if (st) return st;
     unsigned char *b = malloc(sb.size ? sb.size : 1);
     if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "%s: member '%s': out of memory", who, key);
@@ -303,7 +488,7 @@ static oq_status member_bytes(zip_t *za, zip_uint64_t i, uint64_t archive, const
     return OQ_OK;
 }
 
-static oq_status read_member(zip_t *za, zip_uint64_t i, uint64_t archive, oq_npz *z, oq_err *err)
+static oq_status read_member(zip_t *za, zip_uint64_t i, const zip_walk *w, oq_npz *z, oq_err *err)
 {
     const char *member = zip_get_name(za, i, 0);
     if (!member) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s", z->path, zip_strerror(za));
@@ -312,7 +497,7 @@ static oq_status read_member(zip_t *za, zip_uint64_t i, uint64_t archive, oq_npz
     if (st) return st;
     unsigned char *buf = NULL;
     size_t n = 0;
-    if ((st = member_bytes(za, i, archive, z->path, key, &buf, &n, err))) {
+    if ((st = member_bytes(za, i, w, z->path, key, &buf, &n, err))) {
         free(key);
         return st;
     }
@@ -321,14 +506,17 @@ static oq_status read_member(zip_t *za, zip_uint64_t i, uint64_t archive, oq_npz
     return st;
 }
 
-/* `archive`: the archive's size in bytes, which bounds what its members can hold. */
-static oq_status read_archive(zip_t *za, uint64_t archive, const char *who, oq_npz **out,
-                              oq_err *err)
+/* `zb`: the archive's bytes, whose size bounds what its members can hold. */
+static oq_status read_archive(zip_t *za, const zip_bytes *zb, const char *who, oq_npz **out, oq_err *err)
 {
     zip_int64_t count = zip_get_num_entries(za, 0);
     oq_npz *z = NULL;
-    oq_status st = npz_new(who, count > 0 ? (size_t)count : 0, &z, err);
-    for (zip_int64_t i = 0; !st && i < count; i++) st = read_member(za, (zip_uint64_t)i, archive, z, err);
+    zip_walk w;
+    oq_status st = walk_directory(za, zb, &w, err);
+    if (st) return st;
+    st = npz_new(who, count > 0 ? (size_t)count : 0, &z, err);
+    for (zip_int64_t i = 0; !st && i < count; i++) st = read_member(za, (zip_uint64_t)i, &w, z, err);
+    walk_free(&w);
     if (st) {
         oq_npz_free(z);
         return st;
@@ -359,7 +547,10 @@ oq_status oq_npz_read_libzip(const char *path, oq_npz **out, oq_err *err)
         zip_error_init_with_code(&ze, code);
         return open_failed(path, &ze, err);
     }
-    st = read_archive(za, size, path, out, err);
+    zip_bytes zb = {NULL, open(path, O_RDONLY | O_CLOEXEC), size};
+    st = zb.fd < 0 ? oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno))
+                   : read_archive(za, &zb, path, out, err);
+    if (zb.fd >= 0) close(zb.fd);
     zip_discard(za);
     return st;
 }
@@ -368,6 +559,10 @@ oq_status oq_npz_parse_libzip(const void *buf, size_t n, const char *name_for_er
                               oq_err *err)
 {
     const char *who = name_for_errors ? name_for_errors : "<memory>";
+    /* a zip holds at least its 22-byte end record, and libzip reads nothing as an archive of
+     * no members: a body cut to nothing (a failed copy or transfer) was reported later as
+     * lacking the first tensor asked for */
+    if (n == 0) return oq_err_set(err, OQ_ERR_FORMAT, "%s: empty file (0 bytes), not an .npz (zip) archive", who);
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *src = zip_source_buffer_create(buf, n, 0, &ze);
@@ -377,7 +572,7 @@ oq_status oq_npz_parse_libzip(const void *buf, size_t n, const char *name_for_er
         return open_failed(who, &ze, err);
     }
     zip_error_fini(&ze);
-    oq_status st = read_archive(za, n, who, out, err);
+    oq_status st = read_archive(za, &(zip_bytes){buf, -1, n}, who, out, err);
     zip_discard(za);
     return st;
 }
@@ -395,9 +590,6 @@ oq_status oq_npz_read(const char *path, oq_npz **out, oq_err *err)
     uint64_t size = 0;
     oq_status st = oq_check_regular_file(path, &size, err);
     if (st) return st;
-    /* a zip holds at least its 22-byte end record; read as no members, a file cut to nothing
-     * (a failed copy) was reported as lacking the first tensor asked for */
-    if (size == 0) return oq_err_set(err, OQ_ERR_FORMAT, "%s: empty file (0 bytes), not an .npz (zip) archive", path);
     if (size > NPZ_WHOLE_MAX) return oq_npz_read_libzip(path, out, err);
     unsigned char *buf = NULL;
     size_t n = 0;

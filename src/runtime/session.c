@@ -322,9 +322,9 @@ static oq_status match_inputs(const oq_session *s, size_t n, oq_tensor *const *i
 {
     for (size_t i = 0; i < s->n_in; i++) order[i] = SIZE_MAX;
     for (size_t j = 0; j < n; j++) {
-        const char *name = inputs[j] ? inputs[j]->name : NULL;
-        if (!name)
-            return oq_err_set(err, OQ_ERR_SHAPE, "input tensor %zu has no name", j);
+        if (!inputs[j]) return oq_err_set(err, OQ_ERR_INVALID_ARG, "input tensor %zu is NULL", j);
+        const char *name = inputs[j]->name;
+        if (!name) return oq_err_set(err, OQ_ERR_SHAPE, "input tensor %zu has no name", j);
         size_t i = 0;
         while (i < s->n_in && strcmp(s->in[i].name, name)) i++;
         if (i == s->n_in)

@@ -54,16 +54,49 @@ static void fit(char *dst, size_t cap, char *msg)
     snprintf(dst, cap, "%s", msg);
 }
 
-/* The message formatted whole, then fitted; cut at the end only when memory runs out. */
+/* A control character (C0, DEL, or C1 as UTF-8 "\xC2\x80".."\xC2\x9F") at p: its length, else 0. */
+static size_t control_at(const unsigned char *p)
+{
+    if (*p < 0x20 || *p == 0x7F) return 1;
+    return p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F ? 2 : 0;
+}
+
+/* msg with its control characters shown as \xNN (a C1 one by its second byte, as `ortqual
+ * inspect` shows them), malloc'ed; NULL when out of memory. A path, a tensor or a member name
+ * may hold a newline, and a message is one line: a log that records it gets one record. Line
+ * ends that end it (a quoted stderr line's) are dropped, not shown. */
+static char *one_line(const char *msg)
+{
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) n--;
+    char *out = malloc(4 * n + 1), *w = out;
+    for (const unsigned char *p = (const unsigned char *)msg, *end = p + n; out && p < end;) {
+        size_t k = control_at(p);
+        if (k) w += sprintf(w, "\\x%02x", p[k - 1]);
+        else *w++ = (char)*p;
+        p += k ? k : 1;
+    }
+    if (out) *w = 0;
+    return out;
+}
+
+/* The message formatted whole, made one line, then fitted; cut at the end (its control
+ * characters blanked) only when memory runs out. */
 static void set_msg(char *dst, size_t cap, const char *fmt, va_list ap)
 {
     va_list again;
     va_copy(again, ap);
-    char *whole = NULL;
-    if (vasprintf(&whole, fmt, again) >= 0) fit(dst, cap, whole);
-    else vsnprintf(dst, cap, fmt, ap);
+    char *whole = NULL, *line = NULL;
+    if (vasprintf(&whole, fmt, again) >= 0 && (line = one_line(whole))) {
+        fit(dst, cap, line);
+    } else {
+        vsnprintf(dst, cap, fmt, ap);
+        for (char *p = dst; *p; p++)
+            if (control_at((unsigned char *)p)) *p = ' ';
+    }
     va_end(again);
     free(whole);
+    free(line);
 }
 
 oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)

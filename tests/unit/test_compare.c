@@ -577,6 +577,32 @@ static void test_tolerance_table(void **state)
     assert_int_equal(oq_tolerances_create(bad, &t, &err), OQ_ERR_INVALID_ARG);
 }
 
+/* Spaces around a list's items, names, keys and values are not part of them: " out_reg" was
+ * stored as an output name no model has, so the override was silently never applied. */
+static void test_tolerance_spaces(void **state)
+{
+    (void)state;
+    oq_tolerances *t = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_tolerances_create(oq_tolerance_for_dtype(OQ_DTYPE_FLOAT16), &t, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_add(t, " fp16; out_reg:fp32 ;  my out : rtol = 1e-3 , atol= 2e-6 ;", &err), OQ_OK);
+    oq_tolerance r = oq_tolerances_get(t, "out_reg");
+    assert_true(r.rtol == 1e-4 && r.atol == 1e-5);
+    oq_tolerance m = oq_tolerances_get(t, "my out"); /* a space inside a name is kept */
+    assert_true(m.rtol == 1e-3 && m.atol == 2e-6);
+    const char *outputs[] = {"out_reg", "my out"};
+    assert_int_equal(oq_tolerances_check_outputs(t, outputs, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_add(t, " ; ", &err), OQ_ERR_INVALID_ARG);
+    assert_has(err.msg, "no spec given");
+    oq_tolerances_free(t);
+    char name[64];
+    oq_tolerance one = {0.5, 0.5};
+    assert_int_equal(oq_tolerance_parse(" cls : bf16 ", name, sizeof name, &one, &err), OQ_OK);
+    assert_string_equal(name, "cls");
+    assert_true(one.rtol == 8e-2 && one.atol == 3.2e-2);
+    expect_parse_error("out: rtol = x", "tolerance 'out:rtol=x': rtol value 'x'");
+}
+
 /* An override of an output the model lacks is refused, naming it and the outputs there are
  * (it would otherwise be ignored: a typo judged at the default). */
 static void test_tolerance_unknown_output(void **state)
@@ -973,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_tolerance_parse),
         cmocka_unit_test(test_tolerance_table),
+        cmocka_unit_test(test_tolerance_spaces),
         cmocka_unit_test(test_tolerance_unknown_output),
         cmocka_unit_test(test_tolerance_specs),
         cmocka_unit_test(test_json),

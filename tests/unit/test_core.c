@@ -15,6 +15,27 @@
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
+/* The comment just above `decl` in include/ortqual/<header>, malloc'ed: what the header
+ * promises about it. */
+static char *header_comment(const char *header, const char *decl)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/include/ortqual/%s", OQ_SOURCE_DIR, header);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *d = strstr(text, decl);
+    if (!d) fail_msg("%s: no '%s'", header, decl);
+    *d = 0;
+    char *open = NULL;
+    for (char *c = strstr(text, "/*"); c; c = strstr(c + 2, "/*")) open = c;
+    assert_non_null(open);
+    return strdup(open);
+}
+
 /* A message longer than its buffer (a 3000-byte path) keeps the head and tail of the path and
  * the whole reason after it, also when prefixed; short ones are as formatted. */
 static void test_err_long_path(void **state)
@@ -38,6 +59,102 @@ static void test_err_long_path(void **state)
     assert_string_equal(e.msg, "a/b: short");
     oq_err_prefix(&e, "%s: ", "x.npz");
     assert_string_equal(e.msg, "x.npz: a/b: short");
+}
+
+/* A message is one line whatever the path holds: control characters as \xNN (a newline let
+ * anyone who names a file forge a record in a log of messages), other bytes as they are. */
+static void test_err_one_line(void **state)
+{
+    (void)state;
+    oq_err e = {0};
+    oq_err_set(&e, OQ_ERR_IO, "%s: cannot open", "/tmp/c\nd\r\t\x1b[31m\x7f.npz");
+    assert_string_equal(e.msg, "/tmp/c\\x0ad\\x0d\\x09\\x1b[31m\\x7f.npz: cannot open");
+    oq_err_prefix(&e, "member '%s': ", "a\nb");
+    assert_string_equal(e.msg, "member 'a\\x0ab': /tmp/c\\x0ad\\x0d\\x09\\x1b[31m\\x7f.npz: cannot open");
+    /* C1 controls in UTF-8 (U+009B is CSI) escaped; other UTF-8 and bytes that are not kept */
+    oq_err_set(&e, OQ_ERR_IO, "%s", "\xc2\x9b" "1m \xc3\xa9 \xff \xc2");
+    assert_string_equal(e.msg, "\\x9b" "1m \xc3\xa9 \xff \xc2");
+    /* a quoted line's own end is not shown */
+    oq_err_set(&e, OQ_ERR_RUNTIME, "worker: %s", "cannot load\r\n");
+    assert_string_equal(e.msg, "worker: cannot load");
+    /* and a long one still keeps its reason */
+    char path[3001];
+    memset(path, '\n', 3000);
+    path[3000] = 0;
+    oq_err_set(&e, OQ_ERR_IO, "%s: gone", path);
+    assert_null(strchr(e.msg, '\n'));
+    assert_non_null(strstr(e.msg, "\\x0a: gone"));
+}
+
+/* The names status.h lists are the names oq_status_str gives (it said "io error"). */
+static void test_status_names_as_documented(void **state)
+{
+    (void)state;
+    static const struct {
+        oq_status s;
+        const char *id;
+    } all[] = {{OQ_OK, "OQ_OK"},
+               {OQ_ERR_INVALID_ARG, "OQ_ERR_INVALID_ARG"},
+               {OQ_ERR_IO, "OQ_ERR_IO"},
+               {OQ_ERR_FORMAT, "OQ_ERR_FORMAT"},
+               {OQ_ERR_SHAPE, "OQ_ERR_SHAPE"},
+               {OQ_ERR_MASK, "OQ_ERR_MASK"},
+               {OQ_ERR_NOMEM, "OQ_ERR_NOMEM"},
+               {OQ_ERR_UNSUPPORTED, "OQ_ERR_UNSUPPORTED"},
+               {OQ_ERR_RUNTIME, "OQ_ERR_RUNTIME"},
+               {OQ_ERR_NOT_FOUND, "OQ_ERR_NOT_FOUND"},
+               {OQ_ERR_CHECK_FAILED, "OQ_ERR_CHECK_FAILED"},
+               {OQ_ERR_OUTPUT, "OQ_ERR_OUTPUT"}};
+    char *h = header_comment("status.h", "OQ_API const char *oq_status_str(");
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, " %s ", all[i].id);
+        const char *row = strstr(h, want);
+        if (!row) fail_msg("status.h does not list %s", all[i].id);
+        const char *q = strchr(row, '"'), *end = q ? strchr(q + 1, '"') : NULL;
+        assert_non_null(end);
+        const char *got = oq_status_str(all[i].s);
+        if (strlen(got) != (size_t)(end - q - 1) || strncmp(got, q + 1, (size_t)(end - q - 1)))
+            fail_msg("%s: status.h says \"%.*s\", oq_status_str \"%s\"", all[i].id, (int)(end - q - 1), q + 1, got);
+    }
+    assert_string_equal(oq_status_str((oq_status)99), "unknown status");
+    free(h);
+}
+
+/* Every spelling tensor.h documents parses (it listed "f4", which never did), to the dtype
+ * whose name it was given with; numpy's codes do not. */
+static void test_dtype_spellings_as_documented(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        oq_dtype t;
+    } spell[] = {{"float32", OQ_DTYPE_FLOAT32}, {"fp32", OQ_DTYPE_FLOAT32},    {"float", OQ_DTYPE_FLOAT32},
+                 {"float16", OQ_DTYPE_FLOAT16}, {"fp16", OQ_DTYPE_FLOAT16},    {"half", OQ_DTYPE_FLOAT16},
+                 {"bfloat16", OQ_DTYPE_BFLOAT16}, {"bf16", OQ_DTYPE_BFLOAT16}, {"float64", OQ_DTYPE_FLOAT64},
+                 {"fp64", OQ_DTYPE_FLOAT64},    {"double", OQ_DTYPE_FLOAT64},  {"int64", OQ_DTYPE_INT64},
+                 {"int32", OQ_DTYPE_INT32},     {"int16", OQ_DTYPE_INT16},     {"int8", OQ_DTYPE_INT8},
+                 {"uint64", OQ_DTYPE_UINT64},   {"uint32", OQ_DTYPE_UINT32},   {"uint16", OQ_DTYPE_UINT16},
+                 {"uint8", OQ_DTYPE_UINT8},     {"bool", OQ_DTYPE_BOOL}};
+    enum { N = sizeof spell / sizeof spell[0] };
+    for (size_t i = 0; i < N; i++) assert_int_equal(oq_dtype_parse(spell[i].s), spell[i].t);
+    /* the header's list is this list: each quoted spelling in it, and as many */
+    char *h = header_comment("tensor.h", "OQ_API oq_dtype oq_dtype_parse(");
+    size_t quoted = 0;
+    for (const char *q = strchr(h, '"'); q; q = strchr(q + 1, '"')) {
+        const char *end = strchr(q + 1, '"');
+        assert_non_null(end);
+        char word[32];
+        snprintf(word, sizeof word, "%.*s", (int)(end - q - 1), q + 1);
+        if (oq_dtype_parse(word) == OQ_DTYPE_UNDEFINED) fail_msg("tensor.h lists \"%s\": it does not parse", word);
+        quoted++;
+        q = end;
+    }
+    assert_int_equal(quoted, N);
+    free(h);
+    static const char *const not[] = {"f4", "<f4", "f2", "f8", "i8", "b1", "FP32", " fp32", ""};
+    for (size_t i = 0; i < sizeof not / sizeof not[0]; i++) assert_int_equal(oq_dtype_parse(not[i]), OQ_DTYPE_UNDEFINED);
+    assert_int_equal(oq_dtype_parse(NULL), OQ_DTYPE_UNDEFINED);
 }
 
 static void test_dynbuf_grows_and_keeps_text(void **state)
@@ -264,6 +381,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_err_long_path),
+        cmocka_unit_test(test_err_one_line),
+        cmocka_unit_test(test_status_names_as_documented),
+        cmocka_unit_test(test_dtype_spellings_as_documented),
         cmocka_unit_test(test_dynbuf_grows_and_keeps_text),
         cmocka_unit_test(test_dynbuf_bytes_space_truncate),
         cmocka_unit_test(test_dynbuf_max_refuses_and_keeps),

@@ -14,7 +14,9 @@
 
 #include "npz_values.h"
 #include "ortqual/fileio.h"
+#include "ortqual/inspect.h"
 #include "ortqual/npz.h"
+#include "ortqual/runtime.h"
 
 #define FIXTURES OQ_SOURCE_DIR "/tests/fixtures/numpy/"
 
@@ -566,6 +568,40 @@ static void test_mutated_inputs_never_crash(void **state)
     }
 }
 
+/* A message is one line whatever the path holds: a newline in a file's name came out raw (the
+ * qualifying service's log got a second, forged record), here and in the other readers. */
+static void expect_one_line(const char *what, oq_status st, const oq_err *e, const char *shown)
+{
+    if (st == OQ_OK) fail_msg("%s: accepted", what);
+    if (strchr(e->msg, '\n') || !strstr(e->msg, shown)) fail_msg("%s: '%s' (want '%s' in one line)", what, e->msg, shown);
+}
+
+static void test_newline_in_path_one_line(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq_npz_nl_XXXXXX", path[128], shown[128], nodir[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c\nd.npz", dir);
+    snprintf(shown, sizeof shown, "%s/c\\x0ad.npz: ", dir);
+    snprintf(nodir, sizeof nodir, "%s/no\ndir/x.npz", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("junk", f);
+    fclose(f);
+    oq_err e = {0};
+    oq_npz *z = NULL;
+    expect_one_line("oq_npz_read", oq_npz_read(path, &z, &e), &e, shown);
+    oq_tensor *t = npz_make(OQ_DTYPE_FLOAT32, 1, (int64_t[]){2}, "a\nb");
+    expect_one_line("oq_npz_write", oq_npz_write(nodir, 1, (const oq_tensor *const *)&t, 0, 1, &e), &e, "no\\x0adir");
+    oq_model_info *mi = NULL;
+    expect_one_line("oq_model_inspect_file", oq_model_inspect_file(path, &mi, &e), &e, "c\\x0ad.npz");
+    oq_runtime *rt = NULL;
+    expect_one_line("oq_runtime_load", oq_runtime_load(path, &rt, &e), &e, "c\\x0ad.npz");
+    oq_tensor_free(t);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_bool_bytes_written_as_0_or_1),
         cmocka_unit_test(test_npz_roundtrip_stored_and_compressed),
         cmocka_unit_test(test_npz_write_refusals_and_overwrite),
+        cmocka_unit_test(test_newline_in_path_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -239,6 +239,8 @@ static uint32_t get32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint32_t get16le(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+
 /* The last central entry before the end record at `e`. */
 static size_t last_central(const unsigned char *b, size_t e)
 {
@@ -420,6 +422,129 @@ static void test_every_bit_flipped(void **state)
     free(orig);
 }
 
+/* No bytes is no archive, from memory as from a file (libzip read it as one of no members: a
+ * body lost in transfer passed, and the first tensor asked for was then "no member"). */
+static void test_empty_buffer_refused(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    oq_npz *z = NULL;
+    unsigned char none[1] = {0};
+    assert_int_equal(oq_npz_parse(none, 0, "body.npz", &z, &err), OQ_ERR_FORMAT);
+    assert_null(z);
+    assert_string_equal(err.msg, "body.npz: empty file (0 bytes), not an .npz (zip) archive");
+    assert_int_equal(oq_npz_parse(NULL, 0, NULL, &z, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "<memory>: empty file (0 bytes), not an .npz (zip) archive");
+    char dir[] = "/tmp/oq_npz_empty_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/empty0.npz", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    char want[128];
+    snprintf(want, sizeof want, "%s: empty file (0 bytes), not an .npz (zip) archive", path);
+    assert_int_equal(oq_npz_read(path, &z, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, want);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* `b` (n bytes) refused as oq_npz_parse and, written to a file, as libzip's file path reads
+ * it (archives above 64 MiB): the same message, `want` after the name. */
+static void expect_corrupt(const unsigned char *b, size_t n, const char *want)
+{
+    oq_err err = {0};
+    oq_npz *z = NULL;
+    assert_int_equal(oq_npz_parse(b, n, "m", &z, &err), OQ_ERR_FORMAT);
+    assert_null(z);
+    if (strncmp(err.msg, "m: ", 3) || strcmp(err.msg + 3, want)) fail_msg("got '%s', want 'm: %s'", err.msg, want);
+    char dir[] = "/tmp/oq_npz_corrupt_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c.npz", dir);
+    if (oq_write_file_atomic(path, b, n, 1, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(oq_npz_read_libzip(path, &z, &err), OQ_ERR_FORMAT);
+    assert_null(z);
+    char whole[600];
+    snprintf(whole, sizeof whole, "%s: %s", path, want);
+    assert_string_equal(err.msg, whole);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A central directory that disagrees with a local header is a corrupt archive: libzip read it,
+ * the tensor under the central directory's name (Python's zipfile refuses it). */
+static void test_headers_disagree(void **state)
+{
+    (void)state;
+    for (int compress = 0; compress <= 1; compress++) { /* plain, and deflated (libzip's alone) */
+        oq_tensor *ts[2] = {npz_make(OQ_DTYPE_FLOAT32, 2, (int64_t[]){2, 3}, "x"),
+                            npz_make(OQ_DTYPE_BOOL, 1, (int64_t[]){4}, "mask")};
+        unsigned char *orig = NULL, *b = NULL;
+        size_t n = 0;
+        oq_err err = {0};
+        if (oq_npz_bytes(2, (const oq_tensor *const *)ts, compress, "m", &orig, &n, &err)) fail_msg("%s", err.msg);
+        b = malloc(n);
+        size_t l = LOCAL(orig, n), c = CENTRAL(orig, n);
+        size_t l2 = l + 30 + get16le(orig + l + 26) + get16le(orig + l + 28) + get32(orig + l + 18);
+        size_t c2 = c + 46 + get16le(orig + c + 28) + get16le(orig + c + 30) + get16le(orig + c + 32);
+        uint32_t crc = get32(orig + c + 16);
+#define AGAIN() memcpy(b, orig, n)
+        AGAIN();
+        b[c + 46] = '!'; /* the first central name, x.npy */
+        expect_corrupt(b, n, "member '!.npy' (entry 0) is named 'x.npy' in its local header: a corrupt archive");
+        AGAIN();
+        b[l2 + 30 + 1] = 'A'; /* the second local name, mask.npy */
+        expect_corrupt(b, n, "member 'mask.npy' (entry 1) is named 'mAsk.npy' in its local header: a corrupt archive");
+        AGAIN();
+        b[c2 + 46 + 1] = '\n'; /* m\nsk.npy: a control character, shown escaped */
+        expect_corrupt(b, n, "member 'm\\x0ask.npy' (entry 1) is named 'mask.npy' in its local header: a corrupt archive");
+        AGAIN();
+        put16(b + l + 8, compress ? 0 : 8);
+        expect_corrupt(b, n, compress ? "member 'x.npy': compression method 8 in the central directory but 0 in its "
+                                        "local header: a corrupt archive"
+                                      : "member 'x.npy': compression method 0 in the central directory but 8 in its "
+                                        "local header: a corrupt archive");
+        AGAIN();
+        put32(b + l + 14, crc ^ 1);
+        char want[200];
+        snprintf(want, sizeof want, "member 'x.npy': CRC %08x in the central directory but %08x in its local header: "
+                 "a corrupt archive", crc, crc ^ 1);
+        expect_corrupt(b, n, want);
+        AGAIN();
+        put32(b + l + 22, get32(orig + l + 22) + 1);
+        snprintf(want, sizeof want, "member 'x.npy': size %u in the central directory but %u in its local header: "
+                 "a corrupt archive", get32(orig + l + 22), get32(orig + l + 22) + 1);
+        expect_corrupt(b, n, want);
+        /* every byte of every central name changed: refused, never read under another name */
+        for (size_t at = c; at < n - 22; at = at + 46 + get16le(orig + at + 28) + get16le(orig + at + 30) +
+                                              get16le(orig + at + 32))
+            for (size_t k = 0; k < get16le(orig + at + 28); k++) {
+                AGAIN();
+                b[at + 46 + k] ^= 0x40;
+                oq_npz *z = NULL;
+                if (oq_npz_parse(b, n, "m", &z, &err) != OQ_ERR_FORMAT)
+                    fail_msg("central name byte %zu changed: read as '%s'", k, z && z->count ? z->tensors[0]->name : "?");
+            }
+#undef AGAIN
+        free(b);
+        free(orig);
+        oq_tensor_free(ts[0]);
+        oq_tensor_free(ts[1]);
+    }
+    /* numpy's archives, a ZIP64 one and a deflated one among them, still agree with themselves */
+    static const char *const ok[] = {"savez.npz", "savez_compressed.npz", "zip64.npz"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, FIXTURES "%s", ok[i]);
+        oq_err err = {0};
+        oq_npz *z = NULL;
+        if (oq_npz_read_libzip(path, &z, &err)) fail_msg("%s", err.msg);
+        oq_npz_free(z);
+        if (oq_npz_read(path, &z, &err)) fail_msg("%s", err.msg);
+        oq_npz_free(z);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +558,8 @@ int main(void)
         cmocka_unit_test(test_comments),
         cmocka_unit_test(test_end_record_inside_data),
         cmocka_unit_test(test_every_bit_flipped),
+        cmocka_unit_test(test_empty_buffer_refused),
+        cmocka_unit_test(test_headers_disagree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

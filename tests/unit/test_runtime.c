@@ -366,6 +366,11 @@ static void test_session_input_errors(void **state)
     assert_int_equal(run_expect(s, 2, in7, &err), OQ_ERR_SHAPE);
     assert_non_null(strstr(err.msg, "no name"));
 
+    /* a NULL entry is the caller's mistake (status.h), not a shape */
+    oq_tensor *in8[2] = {a, NULL};
+    assert_int_equal(run_expect(s, 2, in8, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "input tensor 1 is NULL");
+
     oq_tensor *ts[] = {a, b, wrong, rank1, badshape, unnamed, b64};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) oq_tensor_free(ts[i]);
     oq_session_free(s);
