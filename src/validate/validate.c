@@ -124,14 +124,8 @@ static oq_status save_weights(run_ctx *c, oq_err *err)
     oq_validate_opts copy;
     if (!c->weights) return OQ_OK;
     snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", staged(c, &copy)->outdir);
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    oq_status st = oq_npz_bytes(c->weights->n, (const oq_tensor *const *)c->weights->t, 0, c->weights_path, &buf,
-                                &n, err);
-    if (!st) oq_sha256_buf(buf, n, c->weights_sha256);
-    if (!st) st = oq_write_file_atomic(c->weights_path, buf, n, 1, err);
-    free(buf);
-    return st;
+    return oq_npz_write_sha256(c->weights_path, c->weights->n, (const oq_tensor *const *)c->weights->t, 0, 1,
+                               c->weights_sha256, err);
 }
 
 /* ---- the plan of one configuration ------------------------------------------------------ */
