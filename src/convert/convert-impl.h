@@ -222,4 +222,11 @@ oq_status cv_opset_check(cv_model *m, int64_t target, oq_err *err);
  * beyond tolerance, OQ_ERR_RUNTIME when a model cannot run. */
 oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *err);
 
+/* ---- the contract, read back ----------------------------------------------------------- */
+
+/* oq_convert_read_contract of a model's bytes (`path` names it in messages): a caller that
+ * reads the file once for more than the contract (validate) parses it from those bytes. */
+oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,
+                                 oq_err *err);
+
 #endif

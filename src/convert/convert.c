@@ -11,6 +11,7 @@
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/model-impl.h"
 #include "ortqual/advice.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
@@ -560,19 +561,13 @@ char *oq_convert_report_json(const oq_convert_report *r)
 
 /* ---- the contract, read back ------------------------------------------------------------- */
 
-oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err)
+/* The contract in m's metadata (m NULL: a parse failure, reported as such). */
+static oq_status contract_of(const Onnx__ModelProto *m, const char *path, int *has, char *input, size_t cap,
+                             oq_err *err)
 {
-    OQ_NEED(err, path);
-    OQ_NEED(err, has);
-    OQ_NEED_N(err, cap, input);
-    unsigned char *buf;
-    size_t n;
+    oq_status st = OQ_OK;
     *has = 0;
     if (cap) *input = 0;
-    oq_status st = oq_read_file(path, &buf, &n, err);
-    if (st) return st;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
-    free(buf);
     if (!m) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
     for (size_t i = 0; !st && i < m->n_metadata_props; i++) {
         const Onnx__StringStringEntryProto *e = m->metadata_props[i];
@@ -589,6 +584,30 @@ oq_status oq_convert_read_contract(const char *path, int *has, char *input, size
         }
         json_decref(j);
     }
-    onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}
+
+oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, has);
+    OQ_NEED_N(err, cap, input);
+    unsigned char *buf;
+    size_t n;
+    *has = 0;
+    if (cap) *input = 0;
+    oq_status st = oq_read_file(path, &buf, &n, err);
+    if (st) return st;
+    st = oq_convert_contract_of(buf, n, path, has, input, cap, err);
+    free(buf);
+    return st;
+}
+
+oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,
+                                 oq_err *err)
+{
+    Onnx__ModelProto *m = oq_model_unpack_inspect((const uint8_t *)buf, n); /* metadata only: the weights are not copied */
+    oq_status st = contract_of(m, path, has, input, cap, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

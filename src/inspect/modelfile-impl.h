@@ -33,13 +33,10 @@ typedef struct oq_model_file {
  * files hashed. OQ_ERR_IO: the model cannot be read (not a regular file included: a FIFO is not
  * waited on); an external file that cannot be read leaves the identity unknown. */
 oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err);
-/* The model is still the one `planned` (a SHA-256 as oq_model_identity gives it; NULL: m's own,
+/* The model is still the one `planned` (a SHA-256 as m->sha256 holds it; NULL: m's own,
  * known or not): m's identity is it, and no external file changed since it was hashed.
  * OQ_ERR_RUNTIME "PATH: changed during the run (sha256 X in the plan, Y now)" otherwise. */
 oq_status oq_model_file_unchanged(const oq_model_file *m, const char *planned, oq_err *err);
 void oq_model_file_clear(oq_model_file *m);
-
-/* The identity alone, the files hashed as they are read (never held whole: the orchestrator's). */
-oq_status oq_model_identity(const char *path, char sha[65], oq_err *err);
 
 #endif

@@ -48,21 +48,6 @@ static oq_status identity_of(const char *path, const char own[65], char *const *
     return st;
 }
 
-oq_status oq_model_identity(const char *path, char sha[65], oq_err *err)
-{
-    char own[65];
-    oq_status st = oq_sha256_file(path, own, err);
-    if (st) return st;
-    char **files = NULL;
-    size_t n = 0;
-    /* a model that does not parse has its file's alone (validate refuses it later, naming it) */
-    if (oq_model_external_files(path, &files, &n, NULL)) n = 0;
-    st = identity_of(path, own, files, n, sha, err);
-    for (size_t i = 0; i < n; i++) free(files[i]);
-    free(files);
-    return st;
-}
-
 /* The external files' identities taken before they are hashed: a change while or after they
  * are hashed moves a file's change time (or its inode, renamed over), which the check sees. */
 static oq_status take_ext_ids(oq_model_file *m, oq_err *err)

@@ -15,6 +15,11 @@
 oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, const char *who, unsigned char **buf,
                        size_t *len, oq_err *err);
 
+/* oq_npz_write, and the SHA-256 of the bytes written (hashed as they are written: a caller that
+ * names the file by its content need not read it back). */
+oq_status oq_npz_write_sha256(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
+                              char sha[65], oq_err *err);
+
 /* oq_npz_parse's fast path, the same arguments: a plain archive (one disk, no ZIP64, every
  * member stored, headers that agree, all inside `buf`) read straight from `buf`, each member's
  * CRC checked. Anything else sets *out to NULL and returns OQ_OK: libzip's to read. */

@@ -743,7 +743,8 @@ static oq_status archive_in_memory(size_t n, const oq_tensor *const *tensors, in
 }
 
 /* Copy the finished archive from `mem` into an atomic output file. */
-static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite, int no_sync, oq_err *err)
+static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite, int no_sync, oq_sha256 *h,
+                              oq_err *err)
 {
     oq_atomic_file af;
     oq_status st = oq_atomic_open(&af, path, overwrite, err);
@@ -760,6 +761,7 @@ static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite
     int bad = 0;
     while ((r = zip_source_read(mem, chunk, 1 << 16)) > 0) {
         bad |= fwrite(chunk, 1, (size_t)r, af.fp) != (size_t)r;
+        if (h) oq_sha256_update(h, chunk, (size_t)r);
     }
     zip_source_close(mem);
     free(chunk);
@@ -771,19 +773,21 @@ static oq_status save_archive(zip_source_t *mem, const char *path, int overwrite
     return oq_atomic_commit(&af, err);
 }
 
+/* h (may be NULL): the archive's bytes hashed as they are written. */
 static oq_status npz_write(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
-                           int no_sync, oq_err *err)
+                           int no_sync, oq_sha256 *h, oq_err *err)
 {
     oq_status st = check_names(path, n, tensors, err);
     if (st) return st;
     if (!overwrite && access(path, F_OK) == 0)
         return oq_err_set(err, OQ_ERR_IO, "%s: exists (not overwritten)", path);
+    if (n == 0 && h) oq_sha256_update(h, EMPTY_ZIP, sizeof EMPTY_ZIP);
     if (n == 0) /* libzip writes nothing for an empty archive; numpy.savez() writes this */
         return no_sync ? oq_write_file_nosync(path, EMPTY_ZIP, sizeof EMPTY_ZIP, err)
                        : oq_write_file_atomic(path, EMPTY_ZIP, sizeof EMPTY_ZIP, overwrite, err);
     zip_source_t *mem = NULL;
     st = archive_in_memory(n, tensors, compress, path, &mem, err);
-    if (!st) st = save_archive(mem, path, overwrite, no_sync, err);
+    if (!st) st = save_archive(mem, path, overwrite, no_sync, h, err);
     zip_source_free(mem);
     return st;
 }
@@ -938,12 +942,22 @@ oq_status oq_npz_write(const char *path, size_t n, const oq_tensor *const *tenso
 {
     OQ_NEED(err, path);
     OQ_NEED_N(err, n, tensors);
-    return npz_write(path, n, tensors, compress, overwrite, 0, err);
+    return npz_write(path, n, tensors, compress, overwrite, 0, NULL, err);
+}
+
+oq_status oq_npz_write_sha256(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
+                              char sha[65], oq_err *err)
+{
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_status st = npz_write(path, n, tensors, compress, overwrite, 0, &h, err);
+    oq_sha256_hex(&h, sha);
+    return st;
 }
 
 oq_status oq_npz_write_nosync(const char *path, size_t n, const oq_tensor *const *tensors, int compress, oq_err *err)
 {
     OQ_NEED(err, path);
     OQ_NEED_N(err, n, tensors);
-    return npz_write(path, n, tensors, compress, 1, 1, err);
+    return npz_write(path, n, tensors, compress, 1, 1, NULL, err);
 }

@@ -181,6 +181,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     set_path(j, "model", p->model, &ok);
     set_str(j, "model_sha256", p->model_sha256);
     set_path(j, "weights", p->weights, &ok);
+    set_str(j, "weights_sha256", p->weights_sha256);
     if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
     if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
     set_str(j, "tolerances", p->tolerances);
@@ -271,6 +272,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->model = oq_json_path_dup(j, "model", &ok);
     p->model_sha256 = dup_of(j, "model_sha256", &ok);
     p->weights = oq_json_path_dup(j, "weights", &ok);
+    p->weights_sha256 = dup_of(j, "weights_sha256", &ok);
     p->heads = (int32_t)json_integer_value(json_object_get(j, "heads"));
     p->kv_heads = (int32_t)json_integer_value(json_object_get(j, "kv_heads"));
     p->padding = (int)json_integer_value(json_object_get(j, "padding"));
@@ -1563,7 +1565,7 @@ static void del_path(json_t *j, const char *key)
     json_object_del(j, hk);
 }
 
-static json_t *identity_json(const oq_validate_plan *p, const char *weights_sha256)
+static json_t *identity_json(const oq_validate_plan *p)
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
@@ -1578,8 +1580,9 @@ static json_t *identity_json(const oq_validate_plan *p, const char *weights_sha2
     del_path(j, "model");
     del_path(j, "weights");
     json_object_del(j, "model_sha256"); /* it is "model" here */
+    json_object_del(j, "weights_sha256"); /* and this "weights" */
     if (p->model) json_object_set_new(j, "model", json_string(p->model_sha256 ? p->model_sha256 : ""));
-    if (p->weights) json_object_set_new(j, "weights", json_string(weights_sha256));
+    if (p->weights) json_object_set_new(j, "weights", json_string(p->weights_sha256 ? p->weights_sha256 : ""));
     return j;
 }
 
@@ -1611,11 +1614,11 @@ void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256)
 }
 
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
-                           const char *weights_sha256, const char *path, char hash[65], oq_err *err)
+                           const char *path, char hash[65], oq_err *err)
 {
     json_t *configs = json_array(), *required = json_array();
     for (size_t k = 0; k < o->n_configs; k++)
-        json_array_append_new(configs, identity_json(&plans[k], weights_sha256));
+        json_array_append_new(configs, identity_json(&plans[k]));
     for (size_t i = 0; i < o->n_required; i++) json_array_append_new(required, json_string(o->required[i]));
     json_t *rest = json_pack("{s:o, s:{s:o, s:b, s:b}}", "configs", configs, "run", "required", required,
                              "prove_teeth", o->prove_teeth, "save_outputs", o->save_outputs);

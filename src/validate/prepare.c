@@ -399,12 +399,27 @@ oq_attn_format oq_repr_attn_format(oq_repr r)
            : r == OQ_REPR_ATTENTION24 ? OQ_ATTN_ATTENTION24 : OQ_ATTN_DECOMPOSED;
 }
 
+/* The model's bytes written, hashed as written: the plans name the exports by them, and the
+ * file is never read back for it. */
+static oq_status write_model(const oq_graph *g, const char *path, char sha[65], oq_err *err)
+{
+    uint8_t *buf;
+    size_t len;
+    oq_status st = oq_graph_serialize(g, &buf, &len, err);
+    if (st) return oq_err_prefix(err, "%s: ", path);
+    oq_sha256_buf(buf, len, sha);
+    st = oq_write_file_atomic(path, buf, len, 1, err);
+    free(buf);
+    return st;
+}
+
 /* Exports the ONNX file of one configuration; it depends only on the representation and
  * precision, so run_config calls this once for each pair. */
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
-                                 size_t n, oq_err *err)
+                                 size_t n, char sha[65], oq_err *err)
 {
+    *sha = 0;
     if (o->kind == OQ_MODEL_USER) {
         snprintf(path, n, "%s", o->model_path);
         return OQ_OK;
@@ -431,7 +446,7 @@ oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_wei
         s.static_seq = static_bl[1];
         st = oq_export_sdpa(&s, &g, err);
     }
-    if (!st) st = oq_graph_write(g, path, 1, err);
+    if (!st) st = write_model(g, path, sha, err);
     oq_graph_free(g);
     return st;
 }

@@ -78,8 +78,12 @@ oq_status oq_refcache_dir_ready(const char *dir, oq_err *err)
  * Threads do not: the C reference is bit-identical on any count. */
 static char *cache_key_text(const oq_validate_plan *p, oq_err *err)
 {
-    char weights[65] = "-";
-    if (p->weights && oq_sha256_file(p->weights, weights, err)) return NULL;
+    /* the weights by the plan's SHA-256: the reference runs them only if its bytes are those */
+    const char *weights = p->weights ? p->weights_sha256 : "-";
+    if (!weights) {
+        oq_err_set(err, OQ_ERR_INVALID_ARG, "plan of %s: weights %s without their sha256", p->config.name, p->weights);
+        return NULL;
+    }
     oq_dynbuf b = {0};
     int bad = oq_dynbuf_addf(&b, "%s\nreference %s numerics %d\nweights %s\nheads %d kv_heads %d\nmask %s\n",
                              CACHE_SCHEMA, p->config.name, OQ_REFERENCE_NUMERICS, weights, (int)p->heads,

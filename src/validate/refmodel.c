@@ -1,10 +1,13 @@
 /* The C references behind ref:encoder:fp64 and ref:sdpa:fp64, as models the worker can run: one
  * reference object per worker (weights converted and packed once, working memory kept between
  * batches). */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/mask.h"
 #include "ortqual/reference.h"
 #include "ortqual/runtime.h"
@@ -18,11 +21,36 @@ struct oq_ref_model {
     int threads;                 /* ref:sdpa: threads per run, 0 = every core */
 };
 
+/* The plan's weights, run only if they are the bytes the plan names: the orchestrator hashed what
+ * it wrote, and the file may have been replaced since (the reference cache keys outputs by that
+ * SHA-256: other weights would be cached under it). The file is hashed as it streams, then read
+ * (libzip streams a large one member by member), and must be the same file (device, inode, size,
+ * change time) after the read as before the hash. Read twice by design: read whole, hashed and
+ * parsed from memory, a 302 MB file cost ~1.5 s more CPU on the dev VM than these two passes (a
+ * third 302 MB of fresh pages, the buffer's, beside the parsed tensors' and the weights'). */
+static oq_status planned_weights(const oq_validate_plan *plan, oq_encoder_weights **w, oq_err *err)
+{
+    const char *path = plan->weights;
+    if (!path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
+    if (!plan->weights_sha256) return oq_encoder_weights_load(path, plan->heads, w, err);
+    oq_file_id before, after;
+    char sha[65];
+    if (oq_file_id_at(path, &before) != 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    oq_status st = oq_sha256_file(path, sha, err);
+    if (!st && strcmp(sha, plan->weights_sha256))
+        return oq_err_set(err, OQ_ERR_RUNTIME, "%s: changed during the run (sha256 %s in the plan, %s now)", path,
+                          plan->weights_sha256, sha);
+    if (!st) st = oq_encoder_weights_load(path, plan->heads, w, err);
+    if (st || (oq_file_id_at(path, &after) == 0 && oq_file_id_same(&before, &after))) return st;
+    oq_encoder_weights_free(*w);
+    return oq_err_set(err, OQ_ERR_RUNTIME, "%s: changed during the run: written or replaced while it was read (sha256 "
+                      "%s in the plan)", path, plan->weights_sha256);
+}
+
 static oq_status open_encoder(oq_ref_model *m, const oq_validate_plan *plan, oq_err *err)
 {
-    if (!plan->weights) return oq_err_set(err, OQ_ERR_INVALID_ARG, "ref:encoder needs the encoder weights");
     oq_encoder_weights *w;
-    oq_status st = oq_encoder_weights_load(plan->weights, plan->heads, &w, err);
+    oq_status st = planned_weights(plan, &w, err);
     if (st) return st;
     m->n_outputs = (size_t)w->cfg.n_outputs;
     st = oq_encoder_ref_create(w, plan->threads, &m->encoder, err); /* keeps no pointer into w */

@@ -59,18 +59,15 @@ static oq_status desc_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 }
 
 oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
-                           const char *weights_path, oq_plan_desc *d, oq_validate_summary *s, const char *desc_path,
-                           oq_err *err)
+                           oq_plan_desc *d, oq_validate_summary *s, const char *desc_path, oq_err *err)
 {
-    char weights_sha[65] = "";
     oq_status st = OQ_OK;
-    if (weights_path) st = oq_sha256_file(weights_path, weights_sha, err);
-    if (!st && plan && !oq_plan_desc_begin(d, desc_path))
+    if (plan && !oq_plan_desc_begin(d, desc_path))
         st = oq_err_write(err, desc_path, errno);
     else if (!st && plan)
         st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, d, err);
     if (d->f) { /* ended also after an error: the file is closed */
-        oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, weights_sha, desc_path, s->plan_hash, err);
+        oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, desc_path, s->plan_hash, err);
         if (d->f) fclose(d->f), d->f = NULL;
         if (!st) st = end;
     }

@@ -119,8 +119,8 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     return st;
 }
 
-oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
-                            oq_signature *sig, oq_err *err)
+oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
+                            const char *contract, oq_signature *sig, oq_err *err)
 {
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
@@ -128,8 +128,13 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
     sig->label = path;
     sig->seq_axes = o->seq_axes;
     sig->n_seq_axes = o->n_seq_axes;
-    oq_status st = o->kind == OQ_MODEL_USER ? oq_model_inspect_file(o->model_path, &sig->mi, err)
-                                            : export_signature(o, w, &sig->mi, err);
+    oq_status st = OQ_OK;
+    if (o->kind == OQ_MODEL_USER) {
+        sig->mi = *user_mi;
+        *user_mi = NULL;
+    } else {
+        st = export_signature(o, w, &sig->mi, err);
+    }
     if (!st) st = choose_mask(o, path, contract, sig, err);
     if (!st)
         st = oq_seq_axes_check_model(path, sig->mi, sig->mask >= 0 ? sig->mi->inputs[sig->mask].name : NULL,
@@ -439,9 +444,11 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
     char contract[256];
     int has = 0;
     oq_signature sig;
+    oq_model_info *mi = NULL;
     oq_status st = oq_convert_read_contract(model_path, &has, contract, sizeof contract, err);
+    if (!st) st = oq_model_inspect_file(model_path, &mi, err);
+    if (!st) st = oq_signature_make(&o, NULL, &mi, has ? contract : NULL, &sig, err);
     if (st) return st;
-    if ((st = oq_signature_make(&o, NULL, has ? contract : NULL, &sig, err))) return st;
     st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
     if (!st) st = oq_validate_check_tolerances(tolerances, sig.mi, err);
     for (size_t i = 0; !st && i < n; i++) {

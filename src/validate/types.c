@@ -43,6 +43,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     free(p->model);
     free(p->model_sha256);
     free(p->weights);
+    free(p->weights_sha256);
     size_t n = p->n_inputs; /* the members grow beside the names */
     strv_clear(&p->input_members, &n);
     strv_clear(&p->input_names, &p->n_inputs);

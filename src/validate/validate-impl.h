@@ -44,9 +44,12 @@ typedef struct oq_validate_plan {
     int is_reference;
     char *model;                     /* the ONNX file (ORT configurations), else NULL ... */
     char *model_sha256;              /* ... and its identity when the plan was made
-                                        (oq_model_identity): the worker runs it only if the
+                                        (oq_model_file_read): the worker runs it only if the
                                         bytes it reads are that model (NULL: not checked) */
     char *weights;                   /* ref:encoder: the encoder weights .npz ... */
+    char *weights_sha256;            /* ... its SHA-256, of the bytes the orchestrator wrote (the
+                                        cache's key; the reference runs them only if the bytes it
+                                        reads are those) ... */
     int32_t heads, kv_heads;         /* ... and their head count; ref:sdpa: its heads */
     size_t n_inputs;                 /* model input name <- member of inputs_NNN.npz */
     char **input_names, **input_members;
@@ -386,9 +389,11 @@ oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const struct oq
                                       oq_batch_sink *k, oq_err *err);
 /* The files of the batches put into k, removed (a run that stops before any model ran). */
 void oq_validate_unprepare(const oq_validate_opts *o, int expected, const oq_batch_sink *k);
+/* Its ONNX file's path into `path`, exported there (`sha`: the SHA-256 of the bytes written) or
+ * the user's (`sha` "": the run read it for its signature). */
 oq_status oq_validate_model_file(const oq_validate_opts *o, const oq_encoder_weights *w,
                                  const oq_config *c, const int64_t *static_bl, char *path,
-                                 size_t n, oq_err *err);
+                                 size_t n, char sha[65], oq_err *err);
 
 /* ---- the model's inputs and outputs (signature.c) ---------------------------------- */
 
@@ -403,10 +408,12 @@ typedef struct oq_signature {
 } oq_signature;
 
 
-/* The signature of the run's model: the user's file, or one of ortqual's exports. `contract`:
- * the mask input a converted model's metadata names (it wins over --mask and detection). */
-oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, const char *contract,
-                            oq_signature *sig, oq_err *err);
+/* The signature of the run's model: the user's file as inspected (`*user_mi`, moved into the
+ * signature: NULL after; validate takes it from the one read of the file that also gives the
+ * plan's SHA-256), or one of ortqual's exports (`user_mi` unused). `contract`: the mask input a
+ * converted model's metadata names (it wins over --mask and detection). */
+oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
+                            const char *contract, oq_signature *sig, oq_err *err);
 void oq_signature_clear(oq_signature *sig);
 /* Every input of one batch, read by name from `path` (the features and mask inputs also from
  * members "features" and "mask"), each checked against the model's type, rank and fixed
@@ -469,8 +476,7 @@ oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_pl
  * rules (--require, --prove-teeth, --save-outputs). `d` is ended (its file closed) in any case. */
 struct oq_plan_desc;
 oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
-                           const char *weights_path, struct oq_plan_desc *d, oq_validate_summary *s,
-                           const char *desc_path, oq_err *err);
+                           struct oq_plan_desc *d, oq_validate_summary *s, const char *desc_path, oq_err *err);
 /* A shard's identity (its description in the file `desc_path`) against the prepared one:
  * OQ_ERR_INVALID_ARG naming what differs. */
 oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *desc_path,
@@ -494,7 +500,7 @@ typedef struct oq_plan_desc {
 int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
 void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
-                           const char *weights_sha256, const char *path, char hash[65], oq_err *err);
+                           const char *path, char hash[65], oq_err *err);
 /* The names of the parts in which two descriptions (files) differ ("repeat, model"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */

@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "convert/convert-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
 #include "inspect/modelfile-impl.h"
+#include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -68,8 +70,12 @@ typedef struct run_ctx {
     int64_t first_bl[2];        /* the plan's first batch's size and padded length */
     oq_encoder_weights *weights;
     char weights_path[4096];
+    char weights_sha256[65];    /* of the bytes written at weights_path */
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
-    char **models;              /* per configuration: its ONNX file (NULL: the C reference) */
+    char user_sha256[65];       /* the user's model's identity, "" when a data file was unread ... */
+    oq_err user_unhashed;       /* ... and why */
+    char **models;              /* per configuration: its ONNX file (NULL: the C reference) ... */
+    char (*exported_sha256)[65]; /* ... and, exported, the SHA-256 of the bytes written */
     oq_validate_plan *plans;    /* per configuration: what its worker runs */
     int overlap;                /* the reference runs beside configuration 1 (reference_overlaps) */
     int replaces_run;           /* not a shard: the folder held an earlier run's result (--force) */
@@ -112,13 +118,15 @@ static oq_status make_weights(run_ctx *c, oq_err *err)
                            : oq_encoder_weights_random(&o->encoder, o->weights_seed, &c->weights, err);
 }
 
-/* On file once every check before the batches passed: the run's first write. */
+/* On file once every check before the batches passed: the run's first write. Hashed as
+ * written: the plans name the weights by those bytes, never read back. */
 static oq_status save_weights(run_ctx *c, oq_err *err)
 {
     oq_validate_opts copy;
     if (!c->weights) return OQ_OK;
     snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", staged(c, &copy)->outdir);
-    return oq_encoder_weights_save(c->weights, c->weights_path, 1, err);
+    return oq_npz_write_sha256(c->weights_path, c->weights->n, (const oq_tensor *const *)c->weights->t, 0, 1,
+                               c->weights_sha256, err);
 }
 
 /* ---- the plan of one configuration ------------------------------------------------------ */
@@ -246,7 +254,8 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
              oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, o->seq_axes, o->n_seq_axes) &&
              (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
-             copy_str(&p->weights, c->weights ? c->weights_path : NULL) && copy_str(&p->result, result_path) &&
+             copy_str(&p->weights, c->weights ? c->weights_path : NULL) &&
+             copy_str(&p->weights_sha256, c->weights ? c->weights_sha256 : NULL) && copy_str(&p->result, result_path) &&
              (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)); /* timed: it runs */
     if (!ok) {
         oq_validate_plan_clear(p);
@@ -478,15 +487,15 @@ static oq_status check_required(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
-/* The ONNX file an earlier configuration of the same representation and precision
- * exported (the file depends on nothing else), or NULL. */
-static const char *exported_model(const run_ctx *c, size_t k)
+/* The earlier configuration of the same representation and precision that exported the ONNX
+ * file configuration k runs (the file depends on nothing else), or k. */
+static size_t exported_by(const run_ctx *c, size_t k)
 {
     const oq_config *cfg = &c->o->configs[k];
     for (size_t i = 0; i < k; i++)
         if (c->models[i] && c->o->configs[i].repr == cfg->repr && c->o->configs[i].precision == cfg->precision)
-            return c->models[i];
-    return NULL;
+            return i;
+    return k;
 }
 
 /* Every configuration's ONNX file, exported once per representation and precision before
@@ -502,11 +511,13 @@ static oq_status export_models(run_ctx *c, oq_err *err)
     }
     for (size_t k = 0; k < o->n_configs; k++) {
         const oq_config *cfg = &o->configs[k];
-        const char *same = exported_model(c, k);
+        const size_t same = exported_by(c, k);
         char path[OQ_PATH_BUF];
         if (!oq_config_uses_ort(cfg)) continue;
-        if (same) snprintf(path, sizeof path, "%s", same);
-        else if (oq_validate_model_file(o, c->weights, cfg, static_bl, path, sizeof path, err))
+        if (same < k) {
+            snprintf(path, sizeof path, "%s", c->models[same]);
+            memcpy(c->exported_sha256[k], c->exported_sha256[same], sizeof c->exported_sha256[k]);
+        } else if (oq_validate_model_file(o, c->weights, cfg, static_bl, path, sizeof path, c->exported_sha256[k], err))
             return oq_err_prefix(err, "config %s: ", cfg->name);
         if (!(c->models[k] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
@@ -522,18 +533,18 @@ static void config_tag(const oq_config *cfg, size_t k, char *tag, size_t n)
     snprintf(tag, n, "%02u_%s", (unsigned)(k % 100), name);
 }
 
-/* Plan k's model by its identity (each distinct file hashed once): what its worker checks the
- * bytes it reads against, and what the plan's description names. */
+/* Plan k's model by its identity, never read again for it: an export's of the bytes written, the
+ * user's of the one read that gave its signature. What its worker checks the bytes it reads
+ * against, and what the plan's description names. */
 static oq_status model_identity(run_ctx *c, size_t k, oq_err *err)
 {
     oq_validate_plan *p = &c->plans[k];
     if (!p->model) return OQ_OK;
-    char sha[65];
-    for (size_t i = 0; i < k; i++)
-        if (c->plans[i].model && !strcmp(c->plans[i].model, p->model))
-            return copy_str(&p->model_sha256, c->plans[i].model_sha256) ? OQ_OK
-                                                                        : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (oq_model_identity(p->model, sha, err)) return oq_err_prefix(err, "config %s: ", p->config.name);
+    const char *sha = c->o->kind == OQ_MODEL_USER ? c->user_sha256 : c->exported_sha256[k];
+    if (!*sha) { /* an external-data file could not be read */
+        oq_err_set(err, c->user_unhashed.status, "%s", c->user_unhashed.msg);
+        return oq_err_prefix(err, "config %s: ", p->config.name);
+    }
     return copy_str(&p->model_sha256, sha) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
@@ -1042,13 +1053,12 @@ static oq_status record_signature(run_ctx *c, oq_err *err)
  * and says so in its metadata (OQ_CONVERT_CONTRACT_KEY): the input it names is the mask,
  * whatever detection would pick, so that every batch's check covers the tensor that input
  * gets. A --mask naming another input, or --no-mask, contradicts the model and is refused. */
-static oq_status contract_mask(const oq_validate_opts *o, char *mask, size_t n, oq_err *err)
+static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m, char *mask, size_t n, oq_err *err)
 {
     int has;
     char input[256];
     *mask = 0;
-    if (o->kind != OQ_MODEL_USER) return OQ_OK;
-    oq_status st = oq_convert_read_contract(o->model_path, &has, input, sizeof input, err);
+    oq_status st = oq_convert_contract_of(m->bytes, m->n, o->model_path, &has, input, sizeof input, err);
     if (st || !has) return st;
     if ((o->mask_name && strcmp(o->mask_name, input)) || o->no_mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -1177,6 +1187,26 @@ static oq_status check_inputs_outside(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* The run's model and its signature. The user's file is read once: the contract in its
+ * metadata, its inputs and outputs, and its identity (what every worker checks the bytes it
+ * reads against) all come from those bytes, which are let go before any worker starts. */
+static oq_status model_signature(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    if (o->kind != OQ_MODEL_USER) return oq_signature_make(o, c->weights, NULL, NULL, &c->sig, err);
+    oq_model_file m;
+    char contract[256];
+    oq_status st = oq_model_file_read(o->model_path, &m, err);
+    if (st) return st;
+    st = contract_mask(o, &m, contract, sizeof contract, err);
+    if (!st && !m.mi) st = oq_err_set(err, m.inspected.status, "%s", m.inspected.msg);
+    if (!st) st = oq_signature_make(o, c->weights, &m.mi, *contract ? contract : NULL, &c->sig, err);
+    memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
+    c->user_unhashed = m.unhashed;
+    oq_model_file_clear(&m);
+    return st;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -1193,9 +1223,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = make_dirs(c, err);
     if (!st) st = check_ort_libs(o, err);
     if (!st) st = make_weights(c, err);
-    char contract[256];
-    if (!st) st = contract_mask(o, contract, sizeof contract, err);
-    if (!st) st = oq_signature_make(o, c->weights, *contract ? contract : NULL, &c->sig, err);
+    if (!st) st = model_signature(c, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
     if (!st) st = record_signature(c, err);
     /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
@@ -1340,8 +1368,8 @@ static oq_status identify(run_ctx *c, oq_err *err)
     const oq_validate_opts *o = c->o;
     char desc[OQ_PATH_BUF];
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
-    oq_status st = oq_plan_identify(o, c->plans, oq_shard_is_run(o) ? &c->shard_plan : NULL,
-                                    c->weights ? c->weights_path : NULL, &c->desc, c->s, desc, err);
+    oq_status st = oq_plan_identify(o, c->plans, oq_shard_is_run(o) ? &c->shard_plan : NULL, &c->desc, c->s, desc,
+                                    err);
     if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
     st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
@@ -1508,6 +1536,7 @@ static void ctx_clear(run_ctx *c)
     if (c->desc.f) fclose(c->desc.f);
     free(c->sink.brief);
     free(c->models);
+    free(c->exported_sha256);
     free(c->plans);
     oq_shard_plan_clear(&c->shard_plan);
     oq_encoder_weights_free(c->weights);
@@ -1524,9 +1553,10 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
     size_t n = o->n_configs ? o->n_configs : 1;
     run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
-                 .plans = calloc(n, sizeof *c.plans), .sp.records = calloc(n, sizeof *c.sp.records)};
+                 .exported_sha256 = calloc(n, sizeof *c.exported_sha256), .plans = calloc(n, sizeof *c.plans),
+                 .sp.records = calloc(n, sizeof *c.sp.records)};
     if (c.s) c.s->configs = calloc(n, sizeof *c.s->configs);
-    if (!c.s || !c.s->configs || !c.models || !c.plans || !c.sp.records) {
+    if (!c.s || !c.s->configs || !c.models || !c.exported_sha256 || !c.plans || !c.sp.records) {
         oq_validate_summary_free(c.s);
         ctx_clear(&c);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

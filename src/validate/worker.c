@@ -29,8 +29,8 @@ typedef struct worker {
     oq_refcache cache; /* the reference's outputs by content (a C reference only) */
     oq_refstream refs; /* the reference's outputs: written by its worker, read by the others */
     oq_tolerances *tols;
-    oq_model_file model; /* the ONNX file, read once: every session is made from these bytes */
-    const oq_model_info *mi; /* the model's declared outputs and mask, for the mask's axes */
+    oq_model_file model; /* the ONNX file, read once: every session is made from these bytes; its
+                            inspection (model.mi) gives the outputs' mask axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
     FILE *records;          /* each batch's record, appended as it finishes (not kept) */
     char workdir[PATH_MAX];
@@ -181,7 +181,7 @@ static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tenso
                            oq_err *err)
 {
     const oq_validate_plan *p = w->plan;
-    oq_axes_rule r = {p->model ? p->model : p->config.name, w->mi, bm->input, p->n_seq_axes, p->seq_axes,
+    oq_axes_rule r = {p->model ? p->model : p->config.name, w->model.mi, bm->input, p->n_seq_axes, p->seq_axes,
                       bm->batch, bm->seq};
     oq_seq_axis own = {o->name, oq_ref_model_seq_axis(o->ndim)};
     if (w->ref) { /* a C reference under test has no model file: it lays out its outputs as the exports */
@@ -779,7 +779,6 @@ static oq_status open_model(worker *w, oq_err *err)
 {
     oq_status st = oq_model_file_read(w->plan->model, &w->model, err);
     if (!st) st = oq_model_file_unchanged(&w->model, w->plan->model_sha256, err);
-    w->mi = w->model.mi;
     return st;
 }
 

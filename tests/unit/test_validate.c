@@ -898,7 +898,9 @@ static void finite_inputs(void **state)
     o.model_path = model;
     oq_signature sig;
     oq_err err = {0};
-    assert_int_equal(oq_signature_make(&o, NULL, NULL, &sig, &err), OQ_OK);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(model, &mi, &err), OQ_OK);
+    assert_int_equal(oq_signature_make(&o, NULL, &mi, NULL, &sig, &err), OQ_OK);
     char msg[1100], want[1100];
     read_finite(&sig, io, -1, 0, 0, msg, sizeof msg);
     assert_string_equal(msg, "");
@@ -1724,6 +1726,53 @@ static void worker_runs_the_planned_model(void **state)
     free(dir);
 }
 
+/* The encoder's weights, replaced once the reference (an export run on ORT) has run: the plan
+ * names weights.npz by the SHA-256 of the bytes the orchestrator wrote, and the C reference under
+ * test reads the file once and runs it only if it is those bytes. Before, it ran whatever was at
+ * the path (here: failed on other weights; the cached reference keyed its outputs by the file's
+ * hash taken before it read the file again). */
+static void swap_weights_after_reference(void *ctx, const oq_validate_progress *p)
+{
+    swap_model *x = ctx;
+    if (x->swapped || p->config != 0 || p->batches_done != p->n_batches) return;
+    char to[600], tmp[700];
+    snprintf(to, sizeof to, "%s/weights.npz", x->outdir);
+    snprintf(tmp, sizeof tmp, "%s.new", to);
+    oq_npz *z;
+    assert_int_equal(oq_npz_read(to, &z, NULL), OQ_OK);
+    ((float *)z->tensors[0]->data)[0] += 1.0f;
+    assert_int_equal(oq_npz_write(tmp, z->count, (const oq_tensor *const *)z->tensors, 0, 1, NULL), OQ_OK);
+    assert_int_equal(rename(tmp, to), 0);
+    oq_npz_free(z);
+    x->swapped = 1;
+}
+
+static void reference_runs_the_planned_weights(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("weightswap"), outdir[600];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    oq_config cfg[2];
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, outdir);
+    oq_config_parse("cpu:decomposed:fp32", &cfg[0], NULL);
+    oq_config_parse("ref:encoder:fp64", &cfg[1], NULL);
+    o.isolate = 0;
+    swap_model x = {outdir, 0};
+    o.on_batch = swap_weights_after_reference;
+    o.progress_ctx = &x;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    assert_true(x.swapped);
+    const char *reason = s->configs[1].reason ? s->configs[1].reason : "";
+    if (s->configs[1].status != OQ_VERDICT_ERROR || !strstr(reason, "weights.npz: changed during the run (sha256 "))
+        fail_msg("the replaced weights ran as the plan's: %s, %s", oq_verdict_name(s->configs[1].status), reason);
+    oq_validate_summary_free(s);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 /* A model whose weights are in an external-data file, that file rewritten (one byte) while the
  * configuration runs its batches: ORT read it when the session was made, and may map it; the
  * worker tells, instead of reporting what it ran under the plan's SHA-256. */
@@ -1901,6 +1950,7 @@ int main(void)
         cmocka_unit_test(refstream_reader_waits_for_writer),
         cmocka_unit_test(worker_sees_the_reference_inputs),
         cmocka_unit_test(worker_runs_the_planned_model),
+        cmocka_unit_test(reference_runs_the_planned_weights),
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
