@@ -28,7 +28,8 @@
  *     oq_validate_opts_default(&o);
  *     o.configs = cfg; o.n_configs = 2;
  *     o.outdir = "out";
- *     o.self_exe = "/usr/local/bin/ortqual"; // the installed tool: workers run it (or o.isolate = 0)
+ *     o.self_exe = "/usr/local/bin/ortqual"; // the installed tool: workers run it (or o.isolate = 0);
+ *                                            // needed wherever this process has other threads
  *     oq_validate_summary *s;
  *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
  *         for (size_t i = 0; i < s->n_configs; i++)
@@ -156,8 +157,11 @@ typedef struct oq_validate_opts {
     int isolate;
     double timeout_s;
     const char *self_exe;     /* the ortqual binary to re-execute as worker: one that cannot run
-                                 is refused first (OQ_ERR_INVALID_ARG); NULL only where every
-                                 worker can be forked (see below), else those fail */
+                                 is refused first (OQ_ERR_INVALID_ARG). NULL only where every
+                                 worker can be forked (see below): a caller with other threads
+                                 (any service) is refused up front (OQ_ERR_INVALID_ARG), and a
+                                 worker that cannot be forked later fails with the same advice:
+                                 set it to the installed tool, or isolate = 0 */
     /* Isolated workers are forked from this process without exec where that is safe (one
      * thread, no execution-provider library loaded here, the same ORT library): this is called
      * first in such a child (may be NULL): the tool installs the crash handler there that its

@@ -91,7 +91,7 @@ oq_status oq_export_encoder(const oq_encoder_weights *w, const oq_encoder_export
     oq_status s = oq_encoder_config_check(c, err);
     if (s) return s;
     if (oq_mask_form_resolve(x->format, x->mask) == OQ_MASK_NONE)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--mask none: the encoder always takes a mask");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask none: the encoder always takes a mask");
     oq_dtype adt = x->attention_dtype ? x->attention_dtype : OQ_DTYPE_FLOAT32;
     if ((s = oq_export_check_common(x->format, x->mask, adt, x->static_batch, x->static_seq, err)))
         return s;

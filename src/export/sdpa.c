@@ -33,21 +33,21 @@ oq_status oq_export_check_common(oq_attn_format f, oq_mask_form m, oq_dtype dt, 
                                  int64_t sl, oq_err *err)
 {
     if (f < OQ_ATTN_DECOMPOSED || f > OQ_ATTN_ATTENTION24)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--format: unknown representation %d", (int)f);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "format: unknown representation %d", (int)f);
     if (dt != OQ_DTYPE_FLOAT32 && dt != OQ_DTYPE_FLOAT16)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--attention-dtype %s: only float32 and float16 are supported",
+                          "attention_dtype %s: only float32 and float16 are supported",
                           oq_dtype_name(dt));
     if ((sb == 0) != (sl == 0) || sb < 0 || sl < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--static %lld,%lld: batch and length must both be positive",
+                          "static_batch %lld, static_seq %lld: both positive (static) or both 0 (dynamic)",
                           (long long)sb, (long long)sl);
     oq_mask_form r = oq_mask_form_resolve(f, m);
     if (r == OQ_MASK_SEQLEN && f != OQ_ATTN_ATTENTION24)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--mask seqlen needs --format attention24 (nonpad_kv_seqlen is an opset-24 input)");
+                          "mask seqlen needs format attention24 (nonpad_kv_seqlen is an opset-24 input)");
     if (r < OQ_MASK_NONE || r > OQ_MASK_SEQLEN)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--mask: unknown form %d", (int)m);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask: unknown form %d", (int)m);
     return OQ_OK;
 }
 
@@ -56,22 +56,22 @@ oq_status oq_sdpa_config_check(const oq_sdpa_config *c, oq_err *err)
     OQ_NEED(err, c);
     if (c->heads < 1 || c->kv_heads < 1 || c->head_dim < 1)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--heads %d, --kv-heads %d, --head-dim %d: all must be positive",
+                          "heads %d, kv_heads %d, head_dim %d: all must be positive",
                           (int)c->heads, (int)c->kv_heads, (int)c->head_dim);
     if (c->heads % c->kv_heads)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--kv-heads %d does not divide --heads %d",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "kv_heads %d does not divide heads %d",
                           (int)c->kv_heads, (int)c->heads);
     if (c->layout != 3 && c->layout != 4)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--layout %d: use 3 ([B,L,H*D]) or 4 ([B,H,L,D])",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "layout %d: use 3 ([B,L,H*D]) or 4 ([B,H,L,D])",
                           (int)c->layout);
     oq_dtype io = c->io_dtype ? c->io_dtype : OQ_DTYPE_FLOAT32;
     if (io != OQ_DTYPE_FLOAT32 && io != OQ_DTYPE_FLOAT16)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--io-dtype %s: only float32 and float16 are supported",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "io_dtype %s: only float32 and float16 are supported",
                           oq_dtype_name(io));
     if (io == OQ_DTYPE_FLOAT16 &&
         (c->attention_dtype != OQ_DTYPE_FLOAT16 || oq_mask_form_resolve(c->format, c->mask) != OQ_MASK_NONE))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--io-dtype float16 needs --attention-dtype float16 and --mask none (unmasked)");
+                          "io_dtype float16 needs attention_dtype float16 and mask none (unmasked)");
     return oq_export_check_common(c->format, c->mask, c->attention_dtype, c->static_batch,
                                   c->static_seq, err);
 }

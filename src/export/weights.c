@@ -41,12 +41,12 @@ oq_status oq_encoder_config_check(const oq_encoder_config *c, oq_err *err)
     if (c->features < 1 || c->width < 1 || c->heads < 1 || c->layers < 0 ||
         (c->layers > 0 && c->ffn_width < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--features %d, --width %d, --heads %d, --layers %d, --ffn-width %d: "
+                          "features %d, width %d, heads %d, layers %d, ffn_width %d: "
                           "sizes must be positive (layers >= 0)",
                           (int)c->features, (int)c->width, (int)c->heads, (int)c->layers,
                           (int)c->ffn_width);
     if (c->width % c->heads)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--heads %d does not divide --width %d",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "heads %d does not divide width %d",
                           (int)c->heads, (int)c->width);
     if (c->n_outputs < 1 || c->n_outputs > OQ_ENCODER_MAX_OUTPUTS)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "the encoder needs 1 to %d output heads, not %d",

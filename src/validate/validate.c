@@ -1517,11 +1517,17 @@ static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
 }
 
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
- * threads): a self_exe that cannot run would fail every configuration, and only after the
- * inputs were prepared. (NULL is a caller's who relies on the fork: see self_exe.) */
+ * threads): a self_exe that cannot run, or none where no worker can be forked, would fail
+ * every configuration, and only after the inputs were prepared. (NULL is a caller's who relies
+ * on the fork: see self_exe.) */
 static oq_status check_self_exe(const oq_validate_opts *o, oq_err *err)
 {
-    if (!o->isolate || o->shard.prepare || !o->self_exe) return OQ_OK;
+    if (!o->isolate || o->shard.prepare) return OQ_OK;
+    if (!o->self_exe && !oq_proc_single_threaded())
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "isolated workers cannot be forked from a process with "
+                          "other threads, and self_exe is NULL: set self_exe to the ortqual tool (the "
+                          "workers run it), or isolate = 0");
+    if (!o->self_exe) return OQ_OK;
     if (access(o->self_exe, X_OK) != 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "self_exe %s: cannot run it: %s (isolated workers run the ortqual tool)",
                           o->self_exe, strerror(errno));

@@ -46,21 +46,21 @@ expect 2 "--save-weights $T/same.onnx and -o $T/./same.onnx name the same file" 
     "$Q" export encoder --save-weights "$T/same.onnx" -o "$T/./same.onnx"
 [ -e "$T/same.onnx" ] && bad "a refused export left $T/same.onnx" || ok "nothing written"
 expect 2 "name the same file" "$Q" export encoder --save-weights "$T/m1.onnx" -o "$T/m1.onnx" --force
-expect 2 "weights: heads.reg.bias|--heads 5 does not divide --width 32" \
+expect 2 "weights: heads.reg.bias|heads 5 does not divide width 32" \
     "$Q" export encoder --weights "$T/w.npz" --heads 5 -o "$T/m5.onnx"
 expect 2 "drop --features" "$Q" export encoder --weights "$T/w.npz" --width 16 -o "$T/m6.onnx"
 expect 2 "cannot open|No such file" "$Q" export encoder --weights "$T/none.npz" -o "$T/m7.onnx"
 
 # Bad options: one line, exit 2.
-expect 2 "--kv-heads 3 does not divide --heads 4" "$Q" export sdpa --kv-heads 3 -o "$T/x.onnx"
-expect 2 "--heads 5 does not divide --width 32" "$Q" export encoder --heads 5 -o "$T/x.onnx"
+expect 2 "kv_heads 3 does not divide heads 4" "$Q" export sdpa --kv-heads 3 -o "$T/x.onnx"
+expect 2 "heads 5 does not divide width 32" "$Q" export encoder --heads 5 -o "$T/x.onnx"
 expect 2 "--static '2': expected B,L" "$Q" export sdpa --static 2 -o "$T/x.onnx"
 expect 2 "--static \(length\) '0'" "$Q" export sdpa --static 2,0 -o "$T/x.onnx"
 expect 2 "--static \(batch\) 'x'" "$Q" export sdpa --static x,3 -o "$T/x.onnx"
-expect 2 "--mask seqlen needs --format attention24" "$Q" export sdpa --mask seqlen -o "$T/x.onnx"
+expect 2 "mask seqlen needs format attention24" "$Q" export sdpa --mask seqlen -o "$T/x.onnx"
 expect 2 "--format 'attention22'" "$Q" export sdpa --format attention22 -o "$T/x.onnx"
 expect 2 "--attention-dtype 'int8'" "$Q" export sdpa --attention-dtype int8 -o "$T/x.onnx"
-expect 2 "--layout 5" "$Q" export sdpa --layout 5 -o "$T/x.onnx"
+expect 2 "layout 5: use 3" "$Q" export sdpa --layout 5 -o "$T/x.onnx"
 expect 2 "--heads '-1'" "$Q" export sdpa --heads -1 -o "$T/x.onnx"
 expect 2 "the encoder always takes a mask" "$Q" export encoder --mask none -o "$T/x.onnx"
 expect 2 "unknown or incomplete option '--bogus'" "$Q" export sdpa --bogus -o "$T/x.onnx"

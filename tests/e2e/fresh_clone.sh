@@ -52,8 +52,8 @@ out=$(cd / && env -u ORTQUAL_ORT_LIB -u LD_LIBRARY_PATH ORT_DISABLE_TELEMETRY=1 
 [ "$out" = "ORT 1.29.0 from $T/prefix/lib/ortqual/libonnxruntime.so" ] || fail "consumer loaded: $out"
 # linked with libortqual.a, elsewhere (no libortqual.so to look beside): the configured prefix's ORT
 mkdir "$T/elsewhere"
-gcc -std=c17 "$T/use.c" -o "$T/elsewhere/use_static" -I"$T/prefix/include" "$T/prefix/lib/libortqual.a" \
-    $(PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig" pkg-config --static --libs ortqual) || fail "static consumer build"
+gcc -std=c17 "$T/use.c" -o "$T/elsewhere/use_static" \
+    $(PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig" pkg-config --cflags --libs ortqual-static) || fail "static consumer build"
 out=$(cd / && env -u ORTQUAL_ORT_LIB -u LD_LIBRARY_PATH ORT_DISABLE_TELEMETRY=1 "$T/elsewhere/use_static") ||
     fail "static consumer with the build tree gone: $out"
 [ "$out" = "ORT 1.29.0 from $T/prefix/lib/ortqual/libonnxruntime.so" ] || fail "static consumer loaded: $out"

@@ -35,6 +35,55 @@ gcc -std=c17 $SAN "$T/use.c" -o "$T/use_pc" $(pkg-config --cflags --libs ortqual
   fail "pkg-config build"
 "$T/use_pc" > "$T/pc.out" || fail "pkg-config program: $(cat "$T/pc.out")"
 grep -q "event 0" "$T/pc.out" && grep -q "ORT 1.29.0" "$T/pc.out" || fail "pkg-config program output: $(cat "$T/pc.out")"
+# --cflags is ortqual's include folder alone: the dependencies' (-I/usr/include/plplot, which holds
+# nn.h, csa.h, pdf.h) hid a consumer's own headers of those names; --static --libs still lists them
+for pc in ortqual ortqual-static; do
+  read -r -a flags <<< "$(pkg-config --cflags $pc)"
+  [ ${#flags[@]} -eq 1 ] && [ "${flags[0]#-I}" -ef "$T/prefix/include" ] ||
+    fail "pkg-config --cflags $pc is more than ortqual's include folder: ${flags[*]}"
+done
+for l in -lortqual -lprotobuf-c -lzip -ljansson -lplplot -lpng16 -lz -fopenmp; do
+  pkg-config --static --libs ortqual | tr ' ' '\n' | grep -qx -- "$l" ||
+    fail "pkg-config --static --libs ortqual lacks $l: $(pkg-config --static --libs ortqual)"
+done
+mkdir -p "$T/nnapp/include"
+echo '#define APP_NN 1' > "$T/nnapp/include/nn.h"
+cat > "$T/nnapp/main.c" <<'C'
+#include <nn.h>
+#include <ortqual/status.h>
+#ifndef APP_NN
+#error another nn.h than the project's
+#endif
+int main(void) { return oq_status_str(OQ_OK) ? 0 : 1; }
+C
+gcc -std=c17 $SAN $(pkg-config --cflags ortqual) -I"$T/nnapp/include" "$T/nnapp/main.c" -o "$T/nnapp/app" \
+  $(pkg-config --libs ortqual) 2> "$T/nnapp.log" || fail "a project with its own nn.h: $(head -3 "$T/nnapp.log")"
+# the static library through pkg-config: ortqual-static (-lortqual takes the shared one)
+gcc -std=c17 $SAN "$T/use.c" -o "$T/use_pc_static" $(pkg-config --cflags --libs ortqual-static) ||
+  fail "pkg-config ortqual-static build"
+readelf -d "$T/use_pc_static" | grep -q 'NEEDED.*libortqual' && fail "pkg-config ortqual-static linked libortqual.so"
+env -u ORTQUAL_ORT_LIB "$T/use_pc_static" > "$T/pcs.out" && grep -q "ORT 1.29.0" "$T/pcs.out" ||
+  fail "program linked with pkg-config's ortqual-static: $(cat "$T/pcs.out")"
+# Debian's multiarch libdir (PREFIX=/usr gives lib/x86_64-linux-gnu, pkgconfig one level deeper):
+# the .pc file's way up to the prefix follows it (it went up two, to <prefix>/lib)
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$OQ_BINARY_DIR/CMakeCache.txt"; }
+cmake -S "$OQ_SOURCE_DIR" -B "$T/multiarch-cfg" -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib/x86_64-linux-gnu \
+  -DORT_ROOT="$(cache ORT_ROOT)" -DONNX_PROTO="$(cache ONNX_PROTO)" -DCMAKE_C_COMPILER="$(cache CMAKE_C_COMPILER)" \
+  -DORTQUAL_TESTS=OFF -DORTQUAL_BENCH=OFF > "$T/multiarch-cfg.log" 2>&1 || fail "configure with a multiarch libdir: $(tail -5 "$T/multiarch-cfg.log")"
+M="$T/usr"; ML="$M/lib/x86_64-linux-gnu"
+mkdir -p "$ML/pkgconfig"
+cp -a "$T/prefix/include" "$M/"
+cp -a "$T/prefix/lib/"libortqual* "$ML/"
+cp "$T/multiarch-cfg/"ortqual*.pc "$ML/pkgconfig/"
+for pc in ortqual ortqual-static; do
+  [ "$(PKG_CONFIG_PATH="$ML/pkgconfig" pkg-config --variable=libdir $pc)" -ef "$ML" ] ||
+    fail "$pc.pc in $ML/pkgconfig: libdir $(PKG_CONFIG_PATH="$ML/pkgconfig" pkg-config --variable=libdir $pc), not $ML"
+  [ "$(PKG_CONFIG_PATH="$ML/pkgconfig" pkg-config --variable=includedir $pc)" -ef "$M/include" ] ||
+    fail "$pc.pc in $ML/pkgconfig: includedir $(PKG_CONFIG_PATH="$ML/pkgconfig" pkg-config --variable=includedir $pc), not $M/include"
+done
+gcc -std=c17 $SAN "$T/use.c" -o "$T/use_multiarch" $(PKG_CONFIG_PATH="$ML/pkgconfig" pkg-config --cflags --libs ortqual) \
+  -Wl,-rpath,"$ML" || fail "pkg-config build against the multiarch layout"
+"$T/use_multiarch" | grep -q "ORT 1.29.0" || fail "program linked against the multiarch layout"
 mkdir -p "$T/cm"
 cat > "$T/cm/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.20)
