@@ -1578,12 +1578,12 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
     if (!st) st = note_cache(&c, err); /* once the inputs are accepted: a usage error is one line */
-    if (!st && o->shard.prepare)
-        st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
-    if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
-    if (!st && interrupted(o)) /* (during preparation's later steps, or a plan's) */
+    if (!st && interrupted(o)) /* during preparation's later steps (models, identities) */
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while preparing (the batches were written)",
                         sig_abbrev((int)*o->interrupt));
+    if (!st && o->shard.prepare) /* (a signal after this: the CLI's, the plan stands whole) */
+        st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
+    if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir && interrupted(o)) oq_validate_err_tail(err, ": nothing ran, and what preparation wrote was removed");
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
