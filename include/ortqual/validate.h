@@ -478,6 +478,11 @@ typedef struct oq_validate_summary {
                                      none, and then cache_off says why (cache_dir NULL, the
                                      reference not a C reference, --repeat-reference) */
     char *cache_off;
+    char **requirements;          /* the requirements asked (--require-full-gpu, --strict-placement,
+                                     --expect-kernel, --prove-teeth, --require-dispatch): they judge
+                                     configurations under test on a GPU provider, and where such a
+                                     configuration is listed and none ran, the run is untested */
+    size_t n_requirements;
     oq_run_verdict verdict;
     char *verdict_reason;         /* one line when the verdict is not PASSED */
     size_t n_tested;              /* configurations under test that passed and compared */
@@ -602,6 +607,7 @@ typedef struct oq_estimate_config {
     char name[OQ_CONFIG_NAME_MAX];
     double fixed_s;        /* once per task: process, runtime, session, first-call warm-up */
     double per_event_s;    /* every further event: its batch's calls, comparison and I/O */
+    int read_only;         /* the reference `expected`: saved outputs, read, not run (0 s) */
 } oq_estimate_config;
 
 typedef struct oq_estimate {

@@ -475,7 +475,7 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
         fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
-        return oq_cli_exit_of(st);
+        return caught_signal ? 128 + caught_signal : oq_cli_exit_of(st); /* stopped while preparing */
     }
     char dir[4096], path[4200];
     /* a shard's files are in DIR/shards/I; the prepare step's answer is DIR/shards/plan.json */

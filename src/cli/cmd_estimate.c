@@ -28,8 +28,9 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
 {
     json_t *configs = json_array();
     for (size_t i = 0; i < e->n_configs; i++)
-        json_array_append_new(configs, json_pack("{s:s, s:f, s:f}", "name", e->configs[i].name, "fixed_s",
-                                                 e->configs[i].fixed_s, "per_event_s", e->configs[i].per_event_s));
+        json_array_append_new(configs, json_pack("{s:s, s:f, s:f, s:b}", "name", e->configs[i].name, "fixed_s",
+                                                 e->configs[i].fixed_s, "per_event_s", e->configs[i].per_event_s,
+                                                 "read_only", e->configs[i].read_only));
     json_t *j = json_pack("{s:I, s:o, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
                           (json_int_t)e->measured_events, "configs", configs, "events", (json_int_t)o->events,
                           "batches", (json_int_t)e->batches, "total_configs", e->n_total_configs, "workers",
@@ -68,7 +69,13 @@ static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const ch
     printf("measured in %s (%lld events):\n%-34s %12s %16s\n", path, (long long)e->measured_events, "configuration",
            "fixed (s)", "per event (ms)");
     for (size_t i = 0; i < e->n_configs; i++)
-        printf("%-34s %12.3f %16.4f\n", e->configs[i].name, e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
+        if (e->configs[i].read_only)
+            printf("%-34s %12s %16s\n", e->configs[i].name, "0 (read)", "0 (read)");
+        else
+            printf("%-34s %12.3f %16.4f\n", e->configs[i].name, e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
+    if (e->n_configs && e->configs[0].read_only)
+        printf("(the reference '%s' is saved outputs: read, not run, it costs nothing here; the time that made "
+               "them is not modelled)\n", e->configs[0].name);
     printf("\nmodel: %lld events x %d configurations (the reference and %d like the mean of the %zu above),\n",
            (long long)o->events, (int)e->n_total_configs, (int)e->n_total_configs - 1, e->n_configs - 1);
     print_shards(e, o);

@@ -138,9 +138,19 @@ static int refuse_self_comparison(const struct replay_args *a)
 /* configs[0] = the reference (ORT CPU, or the saved outputs), configs[1] = the replayed provider. */
 static int make_configs(struct replay_args *a)
 {
-    char text[128];
+    char text[128], node[256];
     oq_err e = {0};
-    const char *prec = a->precision ? a->precision : "fp32";
+    /* as validate's --model default: a model computing attention in float16 is judged at its rounding */
+    oq_dtype reduced = oq_cli_reduced_attention(a->o.model_path, node, sizeof node);
+    const char *prec = a->precision ? a->precision : reduced ? "fp16" : "fp32";
+    if (reduced && !a->precision)
+        snprintf(a->out.note, sizeof a->out.note,
+                 "ortqual replay: --precision fp16 (the default here, as validate's: Attention '%s' computes in %s)\n",
+                 node, oq_dtype_name(reduced));
+    else if (reduced && strcmp(prec, "fp16"))
+        snprintf(a->out.note, sizeof a->out.note,
+                 "ortqual replay: note: Attention '%s' computes in %s; --precision %s judges it with %s tolerances: "
+                 "--precision fp16 for the float16 ones\n", node, oq_dtype_name(reduced), prec, prec);
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
         fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);

@@ -487,17 +487,8 @@ static int require_cuda(struct args *a)
  * --attention-dtype`), UNDEFINED for none; `node` gets the first such Attention node's name. */
 static oq_dtype reduced_attention(const struct args *a, char *node, size_t n)
 {
-    oq_node_info *nodes = NULL;
-    size_t cnt = 0;
-    if (a->o.kind != OQ_MODEL_USER || oq_model_find_nodes(a->o.model_path, NULL, "Attention", &nodes, &cnt, NULL))
-        return OQ_DTYPE_UNDEFINED;
-    oq_attention_facts f = {0};
-    for (size_t i = 0; i < cnt && f.dtype != OQ_DTYPE_FLOAT16 && f.dtype != OQ_DTYPE_BFLOAT16; i++)
-        oq_attention_facts_from_node(&nodes[i], 0, &f);
-    oq_dtype d = f.dtype == OQ_DTYPE_FLOAT16 || f.dtype == OQ_DTYPE_BFLOAT16 ? f.dtype : OQ_DTYPE_UNDEFINED;
-    snprintf(node, n, "%s", f.node ? f.node : "?");
-    oq_node_infos_free(nodes, cnt);
-    return d;
+    node[0] = '\0';
+    return a->o.kind == OQ_MODEL_USER ? oq_cli_reduced_attention(a->o.model_path, node, n) : OQ_DTYPE_UNDEFINED;
 }
 
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with

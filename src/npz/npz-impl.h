@@ -19,6 +19,14 @@ oq_status oq_npz_bytes(size_t n, const oq_tensor *const *tensors, int compress, 
  * names the file by its content need not read it back). */
 oq_status oq_npz_write_sha256(const char *path, size_t n, const oq_tensor *const *tensors, int compress, int overwrite,
                               char sha[65], oq_err *err);
+/* The archive's comment (the end record's; numpy and libzip ignore it) set to `comment` on an
+ * archive of oq_npz_bytes (which writes none): *buf grown. What saved outputs record of their
+ * producer (validate --save-outputs). OQ_ERR_FORMAT when *buf ends in no end record without a
+ * comment, OQ_ERR_INVALID_ARG for a comment over 65535 bytes. */
+oq_status oq_npz_set_comment(unsigned char **buf, size_t *len, const char *comment, oq_err *err);
+/* The comment of the archive at `path` (malloc'ed into *comment; NULL when it has none, or the
+ * file is no archive, which its reader says). OQ_ERR_IO when the file cannot be read. */
+oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err);
 
 /* oq_npz_parse's fast path, the same arguments: a plain archive (one disk, no ZIP64, every
  * member stored, headers that agree, all inside `buf`) read straight from `buf`, each member's

@@ -961,3 +961,52 @@ oq_status oq_npz_write_nosync(const char *path, size_t n, const oq_tensor *const
     OQ_NEED_N(err, n, tensors);
     return npz_write(path, n, tensors, compress, 1, 1, NULL, err);
 }
+
+/* ---- the archive's comment --------------------------------------------------------------- */
+
+oq_status oq_npz_set_comment(unsigned char **buf, size_t *len, const char *comment, oq_err *err)
+{
+    size_t n = *len, c = strlen(comment);
+    if (c > 0xffff) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an archive comment is 65535 bytes at most");
+    if (n < END_RECORD || get32(*buf + n - END_RECORD) != END_SIG || get16(*buf + n - 2))
+        return oq_err_set(err, OQ_ERR_FORMAT, "not an archive ending in an end record without a comment");
+    unsigned char *b = realloc(*buf, n + c);
+    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    b[n - 2] = (unsigned char)(c & 0xff);
+    b[n - 1] = (unsigned char)(c >> 8);
+    memcpy(b + n, comment, c);
+    *buf = b;
+    *len = n + c;
+    return OQ_OK;
+}
+
+oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err)
+{
+    *comment = NULL;
+    enum { TAIL = END_RECORD + 0xffff };
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = f ? malloc(TAIL) : NULL;
+    long size = f && !fseek(f, 0, SEEK_END) ? ftell(f) : -1;
+    size_t want = size < 0 ? 0 : (size_t)size < TAIL ? (size_t)size : TAIL;
+    int ok = b && size >= 0 && !fseek(f, size - (long)want, SEEK_SET) && fread(b, 1, want, f) == want;
+    int saved = errno;
+    if (f) fclose(f);
+    if (!ok) {
+        free(b);
+        return b || !f ? oq_err_set(err, OQ_ERR_IO, "%s: cannot read it: %s", path, strerror(saved))
+                       : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    /* the last end record whose comment ends the file, as plain_find_end reads it */
+    for (size_t at = want >= END_RECORD ? want - END_RECORD + 1 : 0; at-- > 0;) {
+        size_t c = get16(b + at + 20);
+        if (get32(b + at) != END_SIG || at + END_RECORD + c != want) continue;
+        if (c && (*comment = malloc(c + 1))) {
+            memcpy(*comment, b + at + END_RECORD, c);
+            (*comment)[c] = '\0';
+        }
+        ok = !c || *comment;
+        break;
+    }
+    free(b);
+    return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}

@@ -371,8 +371,10 @@ static void worker_lines(oq_sb *b, const json_t *c)
         oq_sb_puts(b, "<p>model <code>");
         oq_sb_esc(b, oq_j_str(c, "model_file", ""));
         oq_sb_puts(b, "</code>");
+        /* a skipped configuration's session was tried and refused (no provider here): none was made */
         if (json_is_number(json_object_get(c, "session_create_s")))
-            oq_sb_printf(b, ", session created in %.3f s", oq_j_num(c, "session_create_s"));
+            oq_sb_printf(b, ", session %s %.3f s", strcmp(oq_j_str(c, "status", ""), "skipped") ? "created in" : "refused after",
+                         oq_j_num(c, "session_create_s"));
         if (json_is_integer(json_object_get(c, "graph_opt_level"))) /* --graph-opt-level chose it */
             oq_sb_printf(b, ", ORT's graph optimizations at level %lld",
                          (long long)json_integer_value(json_object_get(c, "graph_opt_level")));
@@ -472,7 +474,7 @@ static void dispatch_block(oq_sb *b, const json_t *d, const json_t *teeth)
     }
 }
 
-static void placement_block(oq_sb *b, const json_t *p)
+static void placement_block(oq_sb *b, const json_t *cfg, const json_t *p)
 {
     oq_sb_puts(b, "<h4>Placement</h4>\n");
     const json_t *eps = json_object_get(p, "eps");
@@ -489,7 +491,11 @@ static void placement_block(oq_sb *b, const json_t *p)
         }
         oq_sb_puts(b, "</table>\n");
     }
-    if (json_is_false(json_object_get(p, "required")))
+    /* the reference and cpu configurations are never judged, whether it was asked for or not */
+    if (json_is_false(json_object_get(p, "required")) && (is_reference(cfg) || !strcmp(oq_j_str(cfg, "runtime", ""), "cpu")))
+        oq_sb_puts(b, "<p class=\"muted\">full-GPU check: not judged here (it judges configurations under test on a "
+                      "GPU execution provider): evidence only</p>\n");
+    else if (json_is_false(json_object_get(p, "required")))
         oq_sb_puts(b, "<p class=\"muted\">full-GPU check: not asked for (--require-full-gpu): evidence only</p>\n");
     else if (json_object_get(p, "passed"))
         oq_sb_printf(b, "<p>full-GPU check: <span class=\"status %s\">%s</span></p>\n",
@@ -532,7 +538,7 @@ static void evidence_section(oq_sb *b, const json_t *configs)
         any++;
         config_heading(b, c);
         if (d) dispatch_block(b, d, json_object_get(c, "teeth"));
-        if (p) placement_block(b, p);
+        if (p) placement_block(b, c, p);
     }
     if (!any)
         oq_sb_puts(b, "<p class=\"muted\">Not recorded: routing lines exist on GPU execution providers only, and "

@@ -10,15 +10,13 @@
 
 static double median_of(const oq_batch_result *b) { return b->timed && !isnan(b->median_s) ? b->median_s : 0; }
 
-/* The time batch b held the worker: the first call, then warm-up and timed calls at the
- * median (warm-up and repeat as measured, or as asked for the larger plan). A batch without
- * repeated calls (the reference runs once per batch by default) costs its one call. */
-static double batch_s(const oq_batch_result *b, const oq_estimate_opts *o)
-{
-    double w = o->warmup >= 0 ? o->warmup : b->warmup;
-    double r = o->repeat >= 0 ? o->repeat : b->repeat;
-    return b->first_call_s + (w + r) * median_of(b);
-}
+/* The time batch b held the worker: the first call, then warm-up and timed calls at the median,
+ * `w` and `r` of them. A batch without repeated calls (the reference runs once per batch by
+ * default) costs its one call. */
+static double batch_s(const oq_batch_result *b, double w, double r) { return b->first_call_s + (w + r) * median_of(b); }
+
+/* Warm-up and timed calls as asked for the larger plan (-1: as measured). */
+static double asked(int v, int measured) { return v >= 0 ? v : measured; }
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -38,39 +36,68 @@ static double tasks_of(const oq_config_result *c)
 /* A time that cannot be (negative, not finite) is a malformed summary, not a shorter plan. */
 static int bad_time(double t) { return !isnan(t) && !(t >= 0 && isfinite(t)); }
 
-/* One configuration: what one task pays once (process, runtime, session, the first batch's
- * warm-up beyond a typical first call) and what all its batches cost after that (divided by
- * the events by the caller). 0 when it timed no batch (skipped, not run). `all_batches`: each
- * of its tasks ran every batch (the reference of a split by configuration). */
-static int measure(const oq_config_result *c, const oq_estimate_opts *o, int all_batches, oq_estimate_config *out,
-                   oq_err *err)
+/* The events of batch `index` (its size in the summary's batch list). */
+static double events_of(const oq_validate_summary *s, int64_t index)
 {
-    size_t n = c->n_batches;
-    if (!n || !c->batches[0].timed) return 0;
-    for (size_t i = 0; i < n; i++)
+    if (index >= 0 && (size_t)index < s->n_batches && s->batches[index].index == index)
+        return (double)s->batches[index].batch_size;
+    for (size_t i = 0; i < s->n_batches; i++)
+        if (s->batches[i].index == index) return (double)s->batches[i].batch_size;
+    return 0;
+}
+
+static int time_checked(const oq_config_result *c, oq_err *err)
+{
+    for (size_t i = 0; i < c->n_batches; i++)
         if (bad_time(c->batches[i].first_call_s) || bad_time(c->batches[i].median_s)) {
             oq_err_set(err, OQ_ERR_FORMAT, "'%s', batch %lld: first_call_s %g, median_s %g: a time is negative or "
                        "not finite", c->config.name, (long long)c->batches[i].index, c->batches[i].first_call_s,
                        c->batches[i].median_s);
-            return -1;
+            return 0;
         }
-    double sum = 0, *firsts = calloc(n, sizeof *firsts);
+    return 1;
+}
+
+/* One configuration: what one task pays once (process, runtime, session, the first batch's
+ * warm-up beyond a typical first call) and what each event costs after that. Only the batches it
+ * timed count, their events only (a batch read from the reference cache ran nothing). The fixed
+ * part is what the worker spent beyond the calls it made (as measured: session creation and
+ * process start do not depend on the larger plan's calls), the per-event part the calls the
+ * larger plan makes (--warmup, --repeat). 0 when it timed no batch (skipped, not run).
+ * `all_batches`: each of its tasks ran every batch (the reference of a split by configuration). */
+static int measure(const oq_validate_summary *s, const oq_config_result *c, const oq_estimate_opts *o, int all_batches,
+                   oq_estimate_config *out, oq_err *err)
+{
+    size_t n = c->n_batches, m = 0;
+    if (!time_checked(c, err)) return -1;
+    double ran = 0, will = 0, events = 0, *firsts = calloc(n + 1, sizeof *firsts);
     if (!firsts) {
         oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        sum += batch_s(&c->batches[i], o);
-        firsts[i] = c->batches[i].first_call_s;
+        const oq_batch_result *b = &c->batches[i];
+        if (!b->timed) continue;
+        ran += batch_s(b, b->warmup, b->repeat);
+        will += batch_s(b, asked(o->warmup, b->warmup), asked(o->repeat, b->repeat));
+        events += events_of(s, b->index);
+        firsts[m++] = b->first_call_s;
     }
-    qsort(firsts + 1, n - 1, sizeof *firsts, cmp_double);
-    double cold = n > 1 ? fmax(0, firsts[0] - firsts[1 + (n - 1) / 2]) : 0;
+    if (m > 1) qsort(firsts + 1, m - 1, sizeof *firsts, cmp_double);
+    double cold = m > 1 ? fmax(0, firsts[0] - firsts[1 + (m - 1) / 2]) : 0;
     free(firsts);
-    double batches_s = sum + c->cost.compare_s + c->cost.io_s - cold;
+    if (!m || events <= 0) return 0;
+    double rest = c->cost.compare_s + c->cost.io_s - cold, tasks = tasks_of(c);
+    double fixed = (c->worker.seconds - (all_batches ? tasks : 1) * (ran + rest)) / tasks;
+    if (fixed < 0) {
+        oq_err_set(err, OQ_ERR_FORMAT, "'%s': its worker ran %g s, less than the %g s of its batches' calls, "
+                   "comparison and I/O: the summary's times do not add up", c->config.name, c->worker.seconds,
+                   (all_batches ? tasks : 1) * (ran + rest));
+        return -1;
+    }
     snprintf(out->name, sizeof out->name, "%s", c->config.name);
-    out->per_event_s = batches_s;
-    double tasks = tasks_of(c);
-    out->fixed_s = fmax(0, (c->worker.seconds - (all_batches ? tasks : 1) * batches_s) / tasks);
+    out->fixed_s = fixed;
+    out->per_event_s = (will + rest) / events;
     return 1;
 }
 
@@ -81,31 +108,54 @@ static double measured_events(const oq_validate_summary *s)
     return e;
 }
 
+/* What the reference's batches say about measuring it: the saved outputs (`expected`) cost
+ * nothing to run (read, not run: out is set, 1); one read from the reference cache ran nothing,
+ * and a reference timed on some batches only would be divided over too few (refused, -1); else 0. */
+static int reference_as_read(const oq_config_result *c, oq_estimate_config *out, oq_err *err)
+{
+    if (oq_config_is_expected(&c->config)) {
+        snprintf(out->name, sizeof out->name, "%s", c->config.name);
+        out->read_only = 1;
+        return 1;
+    }
+    size_t cached = 0;
+    for (size_t i = 0; i < c->n_batches; i++) cached += c->batches[i].reference_cached != 0;
+    if (!cached) return 0;
+    oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s': %zu of %zu batches were not timed (their outputs came from "
+               "the reference cache: measure with --no-cache)", c->config.name, cached, c->n_batches);
+    return -1;
+}
+
+/* A merge a shard is missing from holds part of the plan's batches: its times are not the plan's. */
+static oq_status complete(const oq_validate_summary *s, oq_err *err)
+{
+    const oq_merge_info *mi = &s->merged;
+    if (!mi->n_problems) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_FORMAT, "an incomplete merge: shard %d of %d %s, so its times are not those of "
+                      "the plan's batches (merge every shard, or estimate from one shard's summary)",
+                      (int)mi->problems[0].index, (int)mi->count, oq_shard_state_name(mi->problems[0].state));
+}
+
 static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
 {
     out->configs = calloc(s->n_configs + 1, sizeof *out->configs);
     if (!out->configs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    double events = measured_events(s);
-    for (size_t i = 0; i < s->n_configs; i++) {
+    oq_status st = complete(s, err);
+    for (size_t i = 0; !st && i < s->n_configs; i++) {
         const char *name = s->configs[i].config.name;
         if (i && o->only && strncmp(name, o->only, strlen(o->only)) != 0) continue;
         int all_batches = i == 0 && s->merged.count && s->merged.by == OQ_SHARD_BY_CONFIG;
-        int got = measure(&s->configs[i], o, all_batches, &out->configs[out->n_configs], err);
+        int got = i == 0 ? reference_as_read(&s->configs[0], &out->configs[0], err) : 0;
+        if (!got) got = measure(s, &s->configs[i], o, all_batches, &out->configs[out->n_configs], err);
         if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
-        if (!got) {
-            if (i == 0)
-                return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches%s", name,
-                                  s->configs[0].n_batches && s->configs[0].batches[0].reference_cached
-                                      ? " (its outputs came from the reference cache: measure with --no-cache)"
-                                      : "");
-            continue;
-        }
-        out->configs[out->n_configs++].per_event_s /= events;
+        if (!got && i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
+        out->n_configs += got;
     }
+    if (st) return st;
     if (out->n_configs < 2)
         return oq_err_set(err, OQ_ERR_FORMAT, "no timed configuration besides the reference%s%s", o->only ? " matches " : "",
                           o->only ? o->only : "");
-    out->measured_events = (int64_t)events;
+    out->measured_events = (int64_t)measured_events(s);
     return OQ_OK;
 }
 

@@ -597,6 +597,7 @@ static json_t *placement_json(const oq_placement_result *p)
     json_t *j = oq_placement_to_json(p->placement, &p->report);
     if (j) json_object_set_new(j, "witness_errors", strv_json(p->witness_errors, p->n_witness_errors));
     if (j) json_object_set_new(j, "required", json_boolean(p->required));
+    if (j && !p->required) json_object_del(j, "passed"); /* evidence only: no verdict to state */
     return j;
 }
 
@@ -1236,6 +1237,7 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);
     }
+    if (s->n_requirements) json_object_set_new(j, "requirements", strv_json(s->requirements, s->n_requirements));
     json_object_set_new(j, "verdict", json_string(oq_run_verdict_name(s->verdict)));
     set_str(j, "verdict_reason", s->verdict_reason);
     json_object_set_new(j, "exit_status", json_integer(s->exit_status));
@@ -1459,6 +1461,7 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     s->cache_dir = dup_of(cache, "dir", &ok);
     s->cache_off = dup_of(cache, "off", &ok);
     s->verdict_reason = dup_of(j, "verdict_reason", &ok);
+    ok = ok && strv_back(json_object_get(j, "requirements"), &s->requirements, &s->n_requirements);
     s->plotted = json_object_get(j, "plots") != NULL;
     ok = ok && strv_back(json_object_get(j, "plots"), &s->plots, &s->n_plots);
     s->plot_error = dup_of(j, "plot_error", &ok);
@@ -1795,6 +1798,10 @@ oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *er
     if (b->padded_length > k->padded_length) k->padded_length = b->padded_length;
     k->n++;
     if (k->on_put) k->on_put(k->put_ctx, k->n, k->planned);
+    /* at 10^6 batches preparation takes minutes: a Ctrl-C waited for all of them */
+    if (k->interrupt && *k->interrupt)
+        return oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while preparing inputs (%zu of %zu batches written)",
+                          sigabbrev_np(*k->interrupt) ? sigabbrev_np(*k->interrupt) : "?", k->n, k->planned);
     return OQ_OK;
 }
 

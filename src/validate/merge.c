@@ -667,6 +667,8 @@ static oq_status frame(merge_ctx *m, oq_err *err)
         if (!s->evidence_json && sh->evidence_json && !(s->evidence_json = strdup(sh->evidence_json)))
             return nomem(err);
         if (!s->cache_dir && !s->cache_off && !take_cache(s, sh)) return nomem(err);
+        for (size_t k = 0, had = s->n_requirements; !had && k < sh->n_requirements; k++) /* the plan's: each shard's */
+            if (oq_strv_push(&s->requirements, &s->n_requirements, sh->requirements[k])) return nomem(err);
         if (s->n_input_names || !sh->n_input_names) continue;
         for (size_t k = 0; k < sh->n_input_names; k++)
             if (oq_strv_push(&s->input_names, &s->n_input_names, sh->input_names[k])) return nomem(err);

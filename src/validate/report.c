@@ -68,7 +68,9 @@ static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t 
     if (x->bs && !oq_batch_sample_offer(x->bs, sampled))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (x->totals && !oq_totals_add(x->totals, b)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!b->timed && !b->n_outputs) return OQ_OK; /* `expected`: nothing ran, nothing to time */
+    /* `expected`: nothing ran, nothing to time; a batch the reference read from its cache keeps its
+     * row (the same plan gives the same rows whatever the cache held), its seconds empty */
+    if (!b->timed && !b->n_outputs && !b->reference_cached) return OQ_OK;
     /* the reference has no comparison: one row with the timing, error left empty */
     size_t n = b->n_outputs ? b->n_outputs : 1;
     for (size_t j = 0; j < n; j++) {
@@ -77,8 +79,13 @@ static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t 
         oq_csv_write_str(x->w, o ? o->name : "all");
         oq_csv_write_int(x->w, b->index);
         oq_csv_write_int(x->w, valid_size(x->s, x->sp, b->index));
-        oq_csv_write_double(x->w, b->timed ? b->first_call_s : 0);
-        oq_csv_write_double(x->w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
+        if (b->reference_cached) {
+            oq_csv_write_empty(x->w);
+            oq_csv_write_empty(x->w);
+        } else {
+            oq_csv_write_double(x->w, b->timed ? b->first_call_s : 0);
+            oq_csv_write_double(x->w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
+        }
         if (o) /* nan or inf when a valid element was: max_abs alone is over the finite pairs */
             oq_csv_write_double(x->w, oq_compare_max_abs_shown(o->nan_count, o->inf_count, o->ref_nan_count,
                                                                o->ref_inf_count, o->max_abs));

@@ -71,12 +71,13 @@ static int forked_main(void *ctx)
     return 0;
 }
 
-/* The probe's child: load `lib`, or say why not on stderr. */
+/* The probe's child: load `lib` and say, last, which file it was; or say why not on stderr. */
 static int probe_main(void *lib)
 {
     oq_runtime *rt = NULL;
     oq_err e = {0};
     if (oq_runtime_load(lib, &rt, &e) == OQ_OK) {
+        fprintf(stderr, "\n%s\n", oq_runtime_lib_path(rt));
         oq_runtime_free(rt);
         return 0;
     }
@@ -84,8 +85,18 @@ static int probe_main(void *lib)
     return WORKER_FAILED;
 }
 
-oq_status oq_worker_probe_ort(const char *lib, oq_err *err)
+/* The last line of the probe's output: the file it loaded. */
+static void loaded_file(char *tail, char *file, size_t n)
 {
+    char *end = tail + strlen(tail);
+    while (end > tail && end[-1] == '\n') *--end = '\0';
+    char *line = strrchr(tail, '\n');
+    snprintf(file, n, "%s", line ? line + 1 : tail);
+}
+
+oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err)
+{
+    if (file && n) file[0] = '\0';
     if (oq_runtime_ep_loaded() || !oq_proc_single_threaded()) return OQ_OK;
     if (lib && !*lib) lib = NULL;
     oq_proc_result res = {0};
@@ -95,6 +106,8 @@ oq_status oq_worker_probe_ort(const char *lib, oq_err *err)
         st = oq_err_set(err, OQ_ERR_RUNTIME, "%s", res.stderr_tail && *res.stderr_tail
                                                        ? res.stderr_tail
                                                        : oq_proc_describe(&res, how, sizeof how));
+    else if (!st && file && n && res.stderr_tail)
+        loaded_file(res.stderr_tail, file, n);
     oq_proc_result_clear(&res);
     return st;
 }

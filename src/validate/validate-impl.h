@@ -115,9 +115,20 @@ oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, c
 
 /* Whether the ORT library `lib` (NULL or "": the default search, $ORTQUAL_ORT_LIB first) loads,
  * tried in a forked child so that this process loads no other ORT than its own: OQ_ERR_RUNTIME
- * with the loader's reason when it does not. Not tried where a fork is unsafe (threads, an EP
- * library loaded): the workers then say it. */
-oq_status oq_worker_probe_ort(const char *lib, oq_err *err);
+ * with the loader's reason when it does not; else the real file it loaded into `file` (n bytes;
+ * may be NULL). Not tried where a fork is unsafe (threads, an EP library loaded): the workers
+ * then say it, and `file` is "". */
+oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err);
+
+/* Saved outputs' provenance (validate --save-outputs): the .npz archive's comment, "ortqual-outputs "
+ * and a JSON object of the configuration, provider, model SHA-256 and ONNX Runtime (version, real
+ * file) that made them (malloc'ed; NULL when out of memory). */
+char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library);
+/* An `expected` reference whose files say (oq_outputs_provenance) they were saved by a configuration
+ * under test's own session (the --model file, its provider, ORT loading `ort_file`, the real file or
+ * a copy): compared with them it compares ORT with itself, passes and proves nothing;
+ * OQ_ERR_INVALID_ARG naming the file and the configuration. `ort_file` "": not known, not judged. */
+oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err);
 
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);
@@ -379,6 +390,7 @@ typedef struct oq_batch_sink {
     int64_t first_bl[2];          /* batch 0's size and padded length */
     void (*on_put)(void *ctx, size_t n, size_t planned); /* after each put (may be NULL) */
     void *put_ctx;
+    const volatile int *interrupt; /* a signal caught (may be NULL): the put stops preparation */
 } oq_batch_sink;
 oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *err);
 /* Generated or saved batches, each checked and written as inputs_NNN.npz (with `expected`,

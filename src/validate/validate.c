@@ -928,8 +928,31 @@ static char *untested_reason(const oq_validate_summary *s)
     return rc < 0 ? NULL : text;
 }
 
+/* Requirements judge configurations under test on a GPU provider: where this summary lists such
+ * configurations (a shard by configuration may hold none) and none ran and compared, they judged
+ * nothing, and a green would claim kernels and placement nobody checked (docs/verdicts.md). NULL:
+ * they judged one, or none was asked for. */
+static char *unjudged_requirements(const oq_validate_summary *s)
+{
+    const oq_config_result *gpu = NULL;
+    for (size_t i = 0; s->n_requirements && i < s->n_configs; i++) {
+        const oq_config_result *r = &s->configs[i];
+        if (r->is_reference || !oq_config_on_ep(&r->config)) continue;
+        if (r->status == OQ_VERDICT_PASSED && compared_elements(r) > 0) return NULL;
+        if (!gpu) gpu = r;
+    }
+    if (!gpu) return NULL;
+    char names[512] = "", *text = NULL;
+    for (size_t i = 0, n = 0; i < s->n_requirements && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", s->requirements[i]);
+    if (asprintf(&text, "%s judged nothing: %s %s%s%s", names, gpu->config.name, oq_verdict_name(gpu->status),
+                 gpu->reason ? ": " : "", gpu->reason ? gpu->reason : "") < 0)
+        text = NULL;
+    return text;
+}
+
 /* The run's verdict (docs/verdicts.md): a failure, else a runtime error, else nothing under test
- * compared, else passed. */
+ * compared (or judged by the requirements asked), else passed. */
 void oq_validate_judge(oq_validate_summary *s, int allow_skip)
 {
     const oq_config_result *failed = NULL, *error = NULL; /* the first of each */
@@ -940,14 +963,15 @@ void oq_validate_judge(oq_validate_summary *s, int allow_skip)
         s->n_tested += !r->is_reference && r->status == OQ_VERDICT_PASSED && compared_elements(r) > 0;
     }
     const oq_config_result *first = failed ? failed : error;
-    s->verdict = failed ? OQ_RUN_FAILED : error ? OQ_RUN_ERROR : s->n_tested ? OQ_RUN_PASSED : OQ_RUN_UNTESTED;
+    char *unjudged = failed || error || !s->n_tested ? NULL : unjudged_requirements(s);
+    s->verdict = failed ? OQ_RUN_FAILED : error ? OQ_RUN_ERROR : s->n_tested && !unjudged ? OQ_RUN_PASSED : OQ_RUN_UNTESTED;
     s->exit_status = s->verdict == OQ_RUN_FAILED ? 1 : s->verdict == OQ_RUN_ERROR ? 3
                      : s->verdict == OQ_RUN_UNTESTED && !allow_skip ? 1 : 0;
     if (first && asprintf(&s->verdict_reason, "%s %s: %s", first->config.name,
                           first->status == OQ_VERDICT_FAILED ? "failed" : "could not run",
                           first->reason ? first->reason : "no reason given") < 0)
         s->verdict_reason = NULL;
-    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = untested_reason(s);
+    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = unjudged ? unjudged : untested_reason(s);
 }
 
 void oq_iso_time(char *buf, size_t n)
@@ -975,6 +999,19 @@ static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
                           "provider option '%s': no configuration runs on an execution provider that takes "
                           "options (ref and cpu take none)",
                           o->ep_option_keys[0]);
+    return OQ_OK;
+}
+
+/* The requirements asked, by option, into the summary (its verdict judges what they judged). */
+static oq_status list_requirements(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err)
+{
+    const int asked[] = {o->require_full_gpu, o->strict_placement, o->n_expect_kernel > 0, o->prove_teeth,
+                         o->require_dispatch};
+    static const char *const names[] = {"--require-full-gpu", "--strict-placement", "--expect-kernel",
+                                        "--prove-teeth", "--require-dispatch"};
+    for (size_t i = 0; i < sizeof asked / sizeof *asked; i++)
+        if (asked[i] && oq_strv_push(&s->requirements, &s->n_requirements, names[i]))
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return OQ_OK;
 }
 
@@ -1137,11 +1174,13 @@ static oq_status check_ort_libs(const oq_validate_opts *o, oq_err *err)
     int ref = o->n_configs && oq_config_uses_ort(&o->configs[0]), others = 0;
     for (size_t k = 1; k < o->n_configs; k++) others |= oq_config_uses_ort(&o->configs[k]);
     oq_status st = OQ_OK;
-    if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, err);
+    char file[OQ_PATH_BUF] = "";
+    if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, file, sizeof file, err);
     if (st && o->ort_lib) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--ort-lib: ");
     if (st) return st; /* the search's message names what it tried, and $ORTQUAL_ORT_LIB */
-    if (ref && o->reference_ort_lib) st = oq_worker_probe_ort(o->reference_ort_lib, err);
-    return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--reference-ort-lib: ");
+    if (ref && o->reference_ort_lib) st = oq_worker_probe_ort(o->reference_ort_lib, NULL, 0, err);
+    if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--reference-ort-lib: ");
+    return others ? oq_validate_saved_self(o, file, err) : OQ_OK; /* outputs saved by the others' own session */
 }
 
 /* Whether file `path`'s directory entry, or the file it resolves to, is in folder `dir`
@@ -1300,7 +1339,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
     c->sink = (oq_batch_sink){.list = fopen(list, "w"), .list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
-                              .on_put = o->on_prepare, .put_ctx = o->progress_ctx};
+                              .on_put = o->on_prepare, .put_ctx = o->progress_ctx, .interrupt = o->interrupt};
     oq_status st = !c->sink.list                        ? oq_err_write(err, list, errno)
                    : !oq_plan_desc_begin(&c->desc, desc) ? oq_err_write(err, desc, errno)
                    : !(c->sp.batch_list = strdup(list))  ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory")
@@ -1391,6 +1430,8 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     oq_validate_summary *s = c->s;
     oq_iso_time(s->end, sizeof s->end);
     s->evidence_json = oq_validate_evidence(c->o);
+    oq_status listed = list_requirements(c->o, s, err);
+    if (listed) return listed;
     oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
     judge_late_interruption(c);
@@ -1577,9 +1618,13 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     if (!st) st = make_plans(&c, err);
     if (!st) st = identify(&c, err);
     if (!st) st = note_cache(&c, err); /* once the inputs are accepted: a usage error is one line */
-    if (!st && o->shard.prepare)
+    if (!st && interrupted(o)) /* during preparation's later steps (models, identities) */
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while preparing (the batches were written)",
+                        sig_abbrev((int)*o->interrupt));
+    if (!st && o->shard.prepare) /* (a signal after this: the CLI's, the plan stands whole) */
         st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
     if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
+    if (st && *c.workdir && interrupted(o)) oq_validate_err_tail(err, ": nothing ran, and what preparation wrote was removed");
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
     if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);

@@ -306,6 +306,16 @@ static void to_cache(worker *w, const batch_mask *bm, const unsigned char *npz, 
     cache_warning(w, warning);
 }
 
+/* Saved outputs of ORT say which session made them (oq_outputs_provenance): judged against that
+ * very session later, they would compare ORT with itself. */
+static oq_status sign_outputs(worker *w, unsigned char **npz, size_t *n, oq_err *err)
+{
+    char *prov = oq_outputs_provenance(w->plan, w->r->ort_version, w->r->ort_library);
+    oq_status st = prov ? oq_npz_set_comment(npz, n, prov, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    free(prov);
+    return st;
+}
+
 /* What the batch's outputs are kept as: the reference's for the others (and its cache), the
  * saved ones; one .npz built once for all of them (members stored: a batch's floats barely
  * deflate, and inflating them cost every reader). Per batch: renamed, not synced. */
@@ -317,6 +327,7 @@ static oq_status keep_outputs(worker *w, const oq_plan_batch *pb, const batch_ma
     unsigned char *npz = NULL;
     size_t n = 0;
     oq_status st = oq_npz_bytes(n_out, (const oq_tensor *const *)out, 0, "outputs", &npz, &n, err);
+    if (!st && pb->save && w->r->ort_version) st = sign_outputs(w, &npz, &n, err);
     if (!st && ref) st = pass_on(w, pb, bm, npz, n, NULL, err);
     else if (!st) st = oq_replace_file_nosync(pb->save, npz, n, err);
     if (!st && ref && w->cache.enabled) to_cache(w, bm, npz, n);

@@ -31,9 +31,9 @@ if grep -qE "^worker time: [0-9.]+ s \(4 shards x [0-9.]+ s\)$" <<<"$out" && ! g
 else
     bad "a small plan's times: $out"
 fi
-expect 0 "^one shard: 13.8 s fixed \+ 11.5 min for its events = 11.7 min$" \
+expect 0 "^one shard: 13.6 s fixed \+ 11.5 min for its events = 11.7 min$" \
     "$Q" estimate "$S" --events 1000000 --configs 20 --workers 50 --only cuda: --repeat 1 --warmup 1
-expect 0 "^worker time: 9.75 h \(50 shards x 11.7 min\)$" \
+expect 0 "^worker time: 9.74 h \(50 shards x 11.7 min\)$" \
     "$Q" estimate "$S" --events 1000000 --configs 20 --workers 50 --only cuda: --repeat 1 --warmup 1
 
 report

@@ -181,4 +181,19 @@ for file in summary.json report.html; do
         fail "SIGTERM at $file: the run's last lines: $(tail -2 "$T/stand.log")"
     [ -s "$T/stand-$file/report.html" ] || fail "SIGTERM at $file: no report.html"
 done
+# 8. a signal while the inputs are prepared: at 10^6 batches preparation takes minutes, and a
+# Ctrl-C went on until every batch was written (379 s), then said "between configurations";
+# now preparation stops at the next batch, what it wrote goes, and error.json says where
+$ORTQUAL validate --no-cache --num-events 200000 --batch-size 1 --max-len 8 --repeat 1 --warmup 0 --no-plots \
+    --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/prep" >"$T/prep.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do compgen -G "$T/prep/inputs_*.npz" >/dev/null && break; sleep 0.1; done
+kill -INT $pid
+rc=0
+wait $pid || rc=$?
+[ "$rc" -eq 130 ] || fail "SIGINT while preparing: exit $rc, expected 130: $(tail -3 "$T/prep.log")"
+grep -q "^ortqual validate: interrupted by SIGINT while preparing inputs ([0-9]* of 200000 batches written): nothing ran, and what preparation wrote was removed$" "$T/prep.log" ||
+    fail "SIGINT while preparing: not said: $(tail -3 "$T/prep.log")"
+grep -q "interrupted by SIGINT while preparing inputs" "$T/prep/error.json" && [ ! -e "$T/prep/summary.json" ] &&
+    ! compgen -G "$T/prep/inputs_*.npz" >/dev/null || fail "SIGINT while preparing: left $(ls "$T/prep" | head -5)"
 echo "interruption: ok"

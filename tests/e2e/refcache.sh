@@ -40,6 +40,10 @@ for f in "$T"/1/outputs_00_ref_encoder_fp64_*.npz; do
   cmp -s "$f" "$T/2/$(basename "$f")" || fail "$(basename "$f"): the cached reference outputs differ"
 done
 grep -q "reference: 3 of 3 batches from cache" "$T/2/report.html" || fail "report.html does not say the cache gave the reference"
+# validate.csv keeps the reference's rows of cached batches (it had none: the same plan's CSV
+# changed shape with the cache), their seconds empty: nothing ran
+[ "$(grep -cE '^ref:encoder:fp64,all,[0-9]+,[0-9]+,,,$' "$T/2/validate.csv")" = 3 ] ||
+  fail "validate.csv: no reference rows for cached batches: $(head -5 "$T/2/validate.csv")"
 
 # a corrupt entry: detected, ignored with a warning, recomputed, then repaired
 npz=$(ls "$C"/*.npz | head -1)

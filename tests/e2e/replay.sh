@@ -36,7 +36,7 @@ grep -q '<testsuites name="ortqual replay" tests="[0-9]*" failures="0" errors="0
   fail "a passing replay's JUnit fails: $(grep -m3 -o '<failure type="[a-z]*"\|<testsuites [^>]*>' "$T/r.xml")"
 $PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["configs"]; assert [x["placement"]["required"] for x in c] == [False] * 2, c' \
   "$T/r/summary.json" || fail "placement not marked evidence only"
-grep -q "full-GPU check: not asked for" "$T/r/report.html" && ! grep -q "check failed" "$T/r/report.html" ||
+grep -q "full-GPU check: not judged here" "$T/r/report.html" && ! grep -q "check failed" "$T/r/report.html" ||
   fail "report.html judges the placement of a replay that did not ask for it"
 
 # --ep cpu against ORT CPU of the same build compares ORT with itself: it passes and proves
@@ -128,6 +128,42 @@ rc=$?
 set -e
 [ $rc -eq 1 ] && grep -Eq "^cpu:model:fp32 +failed +1 out +nan " "$T/nr.out" ||
   fail "NaN reference: exit $rc, row: $(grep -A1 '^configuration' "$T/nr.out")"
+
+# outputs ortqual saved (--save-outputs) from ORT CPU of this build, replayed on ORT CPU of this
+# build: ORT compared with itself passed (max|err| 0), as --reference cpu would, which is refused;
+# the saved files now say who made them (the archive's comment) and this is refused too
+M="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
+$ORTQUAL validate --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$M/inputs_001.npz" \
+  --expected "$M/outputs_000.npz" "$M/outputs_001.npz" --save-outputs --repeat 1 --no-plots --outdir "$T/so1" > "$T/so1.out" 2>&1 ||
+  fail "validate --save-outputs: $(cat "$T/so1.out")"
+mkdir "$T/so" && cp "$T"/so1/outputs_01_* "$T/so/"
+set +e
+$ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$M/inputs_001.npz" \
+  --expected "$T"/so/outputs_01_cpu_model_fp32_*.npz --outdir "$T/so2" > "$T/so2.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "outputs_01_cpu_model_fp32_000.npz: saved by 'cpu:model:fp32' (validate --save-outputs) running this --model on cpu with ORT 1.29" "$T/so2.out" &&
+  [ ! -e "$T/so2/summary.json" ] || fail "replay against its own saved outputs: exit $rc: $(cat "$T/so2.out")"
+$PY -c 'import sys, numpy as np; assert sorted(np.load(sys.argv[1]).keys()) == ["cls", "reg"]' "$T/so/outputs_01_cpu_model_fp32_000.npz" ||
+  fail "numpy cannot read the saved outputs with their provenance"
+# another build judged against them is a comparison: it runs
+$ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$M/inputs_001.npz" --ort-lib "$ORT130" \
+  --expected "$T"/so/outputs_01_cpu_model_fp32_*.npz --outdir "$T/so3" > "$T/so3.out" 2>&1 ||
+  fail "replay on ORT 1.30 against 1.29's saved outputs: $(cat "$T/so3.out")"
+
+# a model converted with --flash computes attention in float16: validate judges it with fp16
+# tolerances by default; replay used fp32 ones and FAILED the same model and outputs, saying nothing
+$ORTQUAL convert "$M/mlpf_like_op18.onnx" -o "$T/flash.onnx" --flash --inputs "$M/inputs_*.npz" \
+  --expected "$M/outputs_*.npz" > "$T/cv.out" 2>&1 || fail "convert --flash: $(cat "$T/cv.out")"
+$ORTQUAL replay --model "$T/flash.onnx" --inputs "$M/inputs_*.npz" --expected "$M/outputs_*.npz" --repeat 1 \
+  --outdir "$T/fl" > "$T/fl.out" 2>&1 || fail "replay of a --flash model: $(cat "$T/fl.out")"
+grep -q "ortqual replay: --precision fp16 (the default here, as validate's: Attention '.*' computes in float16)" "$T/fl.out" ||
+  fail "replay does not say why it judges fp16: $(cat "$T/fl.out")"
+set +e
+$ORTQUAL replay --model "$T/flash.onnx" --inputs "$M/inputs_*.npz" --expected "$M/outputs_*.npz" --repeat 1 \
+  --precision fp32 --outdir "$T/fl32" > "$T/fl32.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "note: Attention '.*' computes in float16; --precision fp32 judges it with fp32 tolerances" "$T/fl32.out" ||
+  fail "--precision fp32 on a float16 model: exit $rc, no hint: $(cat "$T/fl32.out")"
 
 set +e
 $ORTQUAL replay --inputs "$T/huge.npz" > "$T/u.out" 2>&1; rc=$?

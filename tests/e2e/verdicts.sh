@@ -20,6 +20,22 @@ expect 0 "accepted by --allow-skip" "$Q" validate --configs ref:encoder:fp64 --a
 # validate: the only configuration under test was skipped (no such execution provider here)
 expect 1 "no configuration under test ran \(noep:attention24:fp32 skipped" \
     "$Q" validate --configs ref:encoder:fp64,noep:attention24:fp32 --outdir "$T/v3" "${V[@]}"
+# validate: requirements that judged nothing (the only GPU configuration skipped) gave PASSED, exit 0,
+# while the CPU-only case is refused for that very reason; now NOT TESTED, with the reason
+RQ=(--configs ref:encoder:fp64,cpu:attention24:fp32,noep:attention24:fp32 --require-dispatch --require-full-gpu --prove-teeth)
+expect 1 "^--require-full-gpu, --prove-teeth, --require-dispatch judged nothing: noep:attention24:fp32 skipped" \
+    "$Q" validate "${RQ[@]}" --outdir "$T/vq1" "${V[@]}"
+expect 0 "verdict: NOT TESTED" "$Q" validate "${RQ[@]}" --allow-skip --outdir "$T/vq2" "${V[@]}"
+$PY - "$T/vq1/summary.json" <<'PYEOF' && ok "requirements recorded; placement of cpu is evidence, no verdict" || bad "vq1 summary"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "untested" and d["exit_status"] == 1 and d["tested"] == 1, d["verdict"]
+assert d["requirements"] == ["--require-full-gpu", "--prove-teeth", "--require-dispatch"], d.get("requirements")
+p = d["configs"][1]["placement"]
+assert p["required"] is False and "passed" not in p, p
+PYEOF
+grep -q "full-GPU check: not judged here" "$T/vq1/report.html" && ! grep -q "not asked for (--require-full-gpu)" "$T/vq1/report.html" &&
+    ok "report.html: cpu's full-GPU check not judged, not 'not asked for'" || bad "vq1 report.html placement wording"
 # validate: an empty batch never passes (issue 15: it used to; then it compared nothing, exit 1):
 # it is refused with the other input errors before any model runs
 $PY -c 'import sys, numpy as np; np.savez(sys.argv[1], features=np.zeros((0, 8, 8), np.float32), mask=np.zeros((0, 8), np.float32))' "$T/empty.npz"

@@ -1925,6 +1925,84 @@ static void estimate_default_shards_capped_at_batches(void **state)
     oq_validate_summary_free(s);
 }
 
+#define DEMO_SUMMARY OQ_SOURCE_DIR "/docs/evidence/h200/validate-demo-summary.json"
+
+/* The fixed (one-time) part is what the worker spent beyond the calls it made, as measured: the
+ * calls the larger plan makes (--repeat, --warmup) change the per-event part only. It changed
+ * with them, and went to 0 (clamped) where the subtraction was negative: the demo's reference
+ * read 0.009 s, then 0 with --repeat 50 --warmup 1. */
+static void estimate_fixed_from_measured_calls(void **state)
+{
+    (void)state;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_summary_read(DEMO_SUMMARY, &s, &err), OQ_OK);
+    oq_estimate_opts o = {.events = 1000000, .workers = 50, .configs = 20, .repeat = -1, .warmup = -1, .only = "cuda:"};
+    oq_estimate a, b;
+    assert_int_equal(oq_validate_estimate(s, &o, &a, &err), OQ_OK);
+    o.repeat = 50;
+    o.warmup = 1;
+    assert_int_equal(oq_validate_estimate(s, &o, &b, &err), OQ_OK);
+    assert_int_equal(a.n_configs, b.n_configs);
+    for (size_t i = 0; i < a.n_configs; i++) {
+        assert_true(a.configs[i].fixed_s > 0);
+        assert_true(fabs(a.configs[i].fixed_s - b.configs[i].fixed_s) <= 1e-12);
+    }
+    assert_true(b.configs[1].per_event_s > a.configs[1].per_event_s); /* more calls per batch */
+    oq_estimate_clear(&a);
+    oq_estimate_clear(&b);
+    oq_validate_summary_free(s);
+}
+
+/* A reference partly read from the reference cache, or a merge a shard is missing from, timed
+ * part of the plan's batches: their time was divided over every event (34x too fast). Refused. */
+static void estimate_refuses_partial_timings(void **state)
+{
+    (void)state;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_summary_read(DEMO_SUMMARY, &s, &err), OQ_OK);
+    oq_estimate_opts o = {.events = 1000, .workers = 2, .repeat = -1, .warmup = -1};
+    oq_estimate e;
+    oq_batch_result *b = &s->configs[0].batches[1];
+    b->reference_cached = 1;
+    b->timed = 0;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_ERR_FORMAT);
+    if (!strstr(err.msg, "1 of ") || !strstr(err.msg, "batches were not timed (their outputs came from the reference cache"))
+        fail_msg("%s", err.msg);
+    b->reference_cached = 0;
+    b->timed = 1;
+    oq_shard_problem p = {.index = 2, .state = OQ_SHARD_MISSING};
+    s->merged.count = 3;
+    s->merged.n_problems = 1;
+    s->merged.problems = &p;
+    err = (oq_err){0};
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "an incomplete merge: shard 2 of 3 missing"));
+    s->merged = (oq_merge_info){0};
+    oq_validate_summary_free(s);
+}
+
+/* The reference `expected` (saved outputs, e.g. PyTorch's) is read, not run: it costs nothing.
+ * Every such run was refused ("has no timed batches"), with nothing to do about it. */
+static void estimate_expected_reference_costs_nothing(void **state)
+{
+    (void)state;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_summary_read(DEMO_SUMMARY, &s, &err), OQ_OK);
+    assert_int_equal(oq_config_parse("expected", &s->configs[0].config, NULL), OQ_OK);
+    for (size_t i = 0; i < s->configs[0].n_batches; i++) s->configs[0].batches[i].timed = 0;
+    oq_estimate_opts o = {.events = 1000, .workers = 2, .repeat = -1, .warmup = -1};
+    oq_estimate e;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_OK);
+    assert_true(e.configs[0].read_only);
+    assert_true(e.configs[0].fixed_s == 0 && e.configs[0].per_event_s == 0);
+    assert_true(e.n_configs >= 2 && e.configs[1].per_event_s > 0);
+    oq_estimate_clear(&e);
+    oq_validate_summary_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1954,6 +2032,9 @@ int main(void)
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
+        cmocka_unit_test(estimate_fixed_from_measured_calls),
+        cmocka_unit_test(estimate_refuses_partial_timings),
+        cmocka_unit_test(estimate_expected_reference_costs_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,84 @@
+/* Saved outputs say who made them: `validate --save-outputs` writes, as each .npz archive's
+ * comment (numpy and libzip ignore it), the configuration, provider, model and ONNX Runtime that
+ * computed them. An `expected` reference made of such files, judged against the very session
+ * that saved them (the same model on the same provider and ORT build), compares ORT with itself:
+ * it passes with max|err| 0 and proves nothing, as replay's `--ep cpu` against ORT CPU of the same
+ * build does; it is refused the same way. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "inspect/modelfile-impl.h"
+#include "npz/npz-impl.h"
+#include "validate/validate-impl.h"
+
+#define PROVENANCE_MARK "ortqual-outputs "
+
+char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "config", p->config.name, "provider", p->config.runtime,
+                          "model_sha256", p->model_sha256, "ort_version", ort_version, "ort_library", ort_library);
+    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL, *text = NULL;
+    json_decref(j);
+    if (body && asprintf(&text, PROVENANCE_MARK "%s", body) < 0) text = NULL;
+    free(body);
+    return text;
+}
+
+/* Whether two files hold the same bytes (a copy of one ORT build is that build). */
+static int same_bytes(const char *p, const char *q)
+{
+    FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
+    int same = a && b;
+    char x[16384], y[16384];
+    for (size_t n; same && (n = fread(x, 1, sizeof x, a)) > 0;) same = fread(y, 1, n, b) == n && !memcmp(x, y, n);
+    same = same && !ferror(a) && fgetc(b) == EOF;
+    if (a) fclose(a);
+    if (b) fclose(b);
+    return same;
+}
+
+/* The configuration under test that runs the session which saved `prov` (NULL: none). */
+static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha,
+                                 const char *ort_file)
+{
+    const char *provider = json_string_value(json_object_get(prov, "provider"));
+    const char *sha = json_string_value(json_object_get(prov, "model_sha256"));
+    const char *lib = json_string_value(json_object_get(prov, "ort_library"));
+    if (!provider || !sha || !lib || strcmp(sha, model_sha) || (strcmp(lib, ort_file) && !same_bytes(lib, ort_file)))
+        return NULL;
+    for (size_t k = 1; k < o->n_configs; k++)
+        if (o->configs[k].repr == OQ_REPR_MODEL && !strcasecmp(o->configs[k].runtime, provider)) return &o->configs[k];
+    return NULL;
+}
+
+oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err)
+{
+    if (!*ort_file || !o->n_configs || !oq_config_is_expected(&o->configs[0]) || !o->model_path) return OQ_OK;
+    size_t n = o->n_expected_files ? o->n_expected_files : o->n_input_files;
+    const char *const *files = o->n_expected_files ? o->expected_files : o->input_files;
+    char model_sha[65] = "";
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < n; i++) {
+        char *comment = NULL;
+        st = oq_npz_comment_read(files[i], &comment, err);
+        json_t *prov = !st && comment && !strncmp(comment, PROVENANCE_MARK, strlen(PROVENANCE_MARK))
+                           ? json_loads(comment + strlen(PROVENANCE_MARK), 0, NULL)
+                           : NULL;
+        free(comment);
+        if (prov && !*model_sha) st = oq_model_identity(o->model_path, model_sha, err);
+        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, ort_file) : NULL;
+        const char *version = json_string_value(json_object_get(prov, "ort_version"));
+        if (c)
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG,
+                            "%s: saved by '%s' (validate --save-outputs) running this --model on %s with ORT %s (%s), "
+                            "the session '%s' runs: compared with its own outputs ORT is compared with itself, which "
+                            "passes and proves nothing (judge it against outputs of another build, provider or "
+                            "framework)",
+                            files[i], json_string_value(json_object_get(prov, "config")), c->runtime,
+                            version ? version : "?", ort_file, c->name);
+        json_decref(prov);
+    }
+    return st;
+}
