@@ -9,15 +9,40 @@
  * when the number did not move). A slot holds its own copy of the name (the writer's string is
  * freed while a handler may read it), PATH_MAX bytes: no longer name can be created. Its pid says
  * whose it is: a forked child inherits its parent's slots and must not remove the parent's files. */
+#include <ctype.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
+
+/* The one spelling of a temporary's name: "<path>" TEMP_MARK, then mkstemp's six characters. */
+#define TEMP_MARK ".tmp."
+#define TEMP_RANDOM "XXXXXX"
+#define TEMP_TAIL (sizeof TEMP_MARK - 1 + sizeof TEMP_RANDOM - 1)
+
+char *oq_temp_template(const char *path)
+{
+    size_t n = strlen(path) + TEMP_TAIL + 1;
+    char *tmp = malloc(n);
+    if (tmp) snprintf(tmp, n, "%s" TEMP_MARK TEMP_RANDOM, path);
+    return tmp;
+}
+
+int oq_temp_name_is(const char *name, const char *base)
+{
+    size_t n = strlen(name);
+    if (n <= TEMP_TAIL || strncmp(name + n - TEMP_TAIL, TEMP_MARK, sizeof TEMP_MARK - 1)) return 0;
+    if (base && (n - TEMP_TAIL != strlen(base) || strncmp(name, base, n - TEMP_TAIL))) return 0;
+    for (size_t i = n - (sizeof TEMP_RANDOM - 1); i < n; i++)
+        if (!isalnum((unsigned char)name[i])) return 0;
+    return 1;
+}
 
 enum { SLOT_FREE, SLOT_LIVE, SLOT_TAKEN };
 

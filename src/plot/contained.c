@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
 #include "plot/figures-impl.h"
@@ -86,15 +87,11 @@ static int changed(const figure_file *ff)
            now.st_ctim.tv_sec != ff->before.st_ctim.tv_sec || now.st_ctim.tv_nsec != ff->before.st_ctim.tv_nsec;
 }
 
-/* NAME.tmp.XXXXXX of one of the figures (their paths in dir/NAME form). */
+/* A temporary of one of the figures (their paths in dir/NAME form). */
 static int temp_of(const char *entry, const figure_file *ff, size_t n)
 {
-    size_t len = strlen(entry);
-    for (size_t i = 0; i < n; i++) {
-        const char *base = strrchr(ff[i].path, '/') + 1;
-        size_t b = strlen(base);
-        if (len == b + 11 && !strncmp(entry, base, b) && !strncmp(entry + b, ".tmp.", 5)) return 1;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (oq_temp_name_is(entry, strrchr(ff[i].path, '/') + 1)) return 1;
     return 0;
 }
 

@@ -327,6 +327,30 @@ static void test_remove_temporaries(void **state)
     remove_dir(dir);
 }
 
+/* The temporary's name, spelled in one place: the template a write makes, and the names that
+ * cleaners take for one (mkstemp's characters filled in, of the file named or of any). */
+static void test_temp_names(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("tname"), path[512];
+    snprintf(path, sizeof path, "%s/fig.png", dir);
+    oq_atomic_file af;
+    assert_int_equal(oq_atomic_open(&af, path, 1, NULL), OQ_OK);
+    const char *name = strrchr(af.tmp, '/') + 1;
+    assert_true(oq_temp_name_is(name, "fig.png"));
+    assert_true(oq_temp_name_is(name, NULL));
+    assert_false(oq_temp_name_is(name, "fig.pn"));
+    assert_false(oq_temp_name_is(name, "ig.png"));
+    assert_false(oq_temp_name_is("fig.png", NULL));
+    assert_false(oq_temp_name_is("fig.png.tmp.ab-cde", NULL));
+    char *t = oq_temp_template(path);
+    assert_int_equal(strlen(t), strlen(af.tmp));
+    assert_int_equal(strncmp(t, af.tmp, strlen(path)), 0);
+    free(t);
+    oq_atomic_abort(&af);
+    remove_dir(dir);
+}
+
 /* Every real a JSON writer writes reads back as its double, in the fewest digits from
  * jansson's 10-digit form: 1e-5 stays "1e-5" (17 digits wrote 1.0000000000000001e-5), a
  * tolerance of 0.10008144378662108 keeps its digits (10 wrote 0.1000814438); integers and
@@ -362,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_install_concurrent),
         cmocka_unit_test(test_text_utf8),
         cmocka_unit_test(test_remove_temporaries),
+        cmocka_unit_test(test_temp_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
