@@ -182,7 +182,7 @@ void oq_validate_drop_temps(const char *outdir)
     DIR *d = opendir(outdir);
     char path[4352];
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (!oq_temp_name_is(e->d_name, NULL)) continue;
+        if (!oq_temp_name_is(e->d_name, NULL, 0)) continue;
         snprintf(path, sizeof path, "%s/%s", outdir, e->d_name);
         unlink(path);
     }

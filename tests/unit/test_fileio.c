@@ -329,24 +329,31 @@ static void test_remove_temporaries(void **state)
 }
 
 /* The temporary's name, spelled in one place: the template a write makes, and the names that
- * cleaners take for one (mkstemp's characters filled in, of the file named or of any). */
+ * cleaners take for one (mkstemp's characters filled in): of the file named or of any, of the
+ * process named or of any. */
 static void test_temp_names(void **state)
 {
     (void)state;
-    char *dir = temp_dir("tname"), path[512];
+    char *dir = temp_dir("tname"), path[512], mine[64];
     snprintf(path, sizeof path, "%s/fig.png", dir);
     oq_atomic_file af;
     assert_int_equal(oq_atomic_open(&af, path, 1, NULL), OQ_OK);
     const char *name = strrchr(af.tmp, '/') + 1;
-    assert_true(oq_temp_name_is(name, "fig.png"));
-    assert_true(oq_temp_name_is(name, NULL));
-    assert_false(oq_temp_name_is(name, "fig.pn"));
-    assert_false(oq_temp_name_is(name, "ig.png"));
-    assert_false(oq_temp_name_is("fig.png", NULL));
-    assert_false(oq_temp_name_is("fig.png.tmp.ab-cde", NULL));
+    snprintf(mine, sizeof mine, "fig.png.tmp.%ld.", (long)getpid());
+    assert_int_equal(strncmp(name, mine, strlen(mine)), 0);
+    assert_true(oq_temp_name_is(name, "fig.png", getpid()));
+    assert_true(oq_temp_name_is(name, "fig.png", 0));
+    assert_true(oq_temp_name_is(name, NULL, 0));
+    assert_false(oq_temp_name_is(name, "fig.png", getpid() + 1)); /* another process's */
+    assert_false(oq_temp_name_is(name, "fig.pn", 0));
+    assert_false(oq_temp_name_is(name, "ig.png", 0));
+    assert_false(oq_temp_name_is("fig.png", NULL, 0));
+    assert_false(oq_temp_name_is("fig.png.tmp.AbC123", NULL, 0));   /* no pid */
+    assert_false(oq_temp_name_is("fig.png.tmp.12.ab-cde", NULL, 0)); /* not mkstemp's */
+    assert_true(oq_temp_name_is(".tmp.12.abcdef", "", 12));
     char *t = oq_temp_template(path);
     assert_int_equal(strlen(t), strlen(af.tmp));
-    assert_int_equal(strncmp(t, af.tmp, strlen(path)), 0);
+    assert_int_equal(strncmp(t, af.tmp, strlen(af.tmp) - 6), 0);
     free(t);
     oq_atomic_abort(&af);
     remove_dir(dir);
