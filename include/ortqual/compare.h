@@ -33,6 +33,7 @@
  *   rel_l2    ||d||_2 / ||ref||_2 (0 when both are 0, +inf when only ||ref|| is)
  *   over_tol  valid elements failing the allclose rule (non-finite ones included)
  *   worst     the K elements with the largest |d| (non-finite first), with coordinates
+ *   worst_failing  the failing element furthest over its bound atol + rtol |ref|
  *   err_hist  |d| of every valid finite element in fixed log-spaced bins (oq_log_hist)
  *   by_ref    per bin of |ref|: elements, max |d| and elements over tolerance, so the
  *             error can be read against the magnitude it is relative to
@@ -220,6 +221,10 @@ typedef struct oq_compare_result {
     oq_compare_elem first_pad_nonzero; /* meaningful when pad_nonzero > 0 */
     int32_t worst_count;
     oq_compare_elem worst[OQ_COMPARE_MAX_WORST]; /* largest |d| first */
+    /* The failing element furthest over its own bound (|d| - (atol + rtol |ref|) the largest;
+     * non-finite first; the earlier on ties), meaningful when over_tol > 0: the largest |d| may
+     * sit on a large |ref| within its bound while a smaller one fails. */
+    oq_compare_elem worst_failing;
     double max_abs_ref;    /* largest finite |ref| over valid elements */
     oq_log_hist err_hist;  /* |d| over valid elements where both values are finite */
     oq_mag_hist by_ref;    /* the same elements by |ref| */
@@ -237,7 +242,8 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
 /* One line for people, e.g.
  * "out_cls: PASS valid=1200 max_abs=3.1e-06 max_rel=2.2e-05 rms=8.0e-07 rel_l2=1.1e-06
  *  over_tol=0 nan=0 inf=0 pad_nonzero=0 (rtol=0.0001 atol=1e-05)"
- * and on failure the reasons and the worst element with its coordinates. The tolerance is
+ * and on failure the reasons and the worst failing element with its coordinates (worst_failing;
+ * worst[0] where no element failed the tolerance, e.g. only the padding did). The tolerance is
  * printed as given, in the fewest digits that read back to it; a failed output's max_abs,
  * max_rel and worst |d| with 3 digits, or as many more as show each above its bound (atol,
  * rtol, the element's atol + rtol |expected|). Returns buf ("" in it for a NULL res). */

@@ -1,6 +1,6 @@
 /* Atomic file output: nothing half-written is ever left at the final path.
  *
- * oq_atomic_open creates "<path>.tmp.XXXXXX" in the same directory (so the
+ * oq_atomic_open creates "<path>.tmp.<pid>.XXXXXX" in the same directory (so the
  * final rename stays on one filesystem); oq_atomic_commit flushes, fsyncs and
  * renames it over `path`; oq_atomic_abort closes and removes it. With
  * `overwrite == 0`, commit refuses to replace an existing file (checked at

@@ -144,8 +144,8 @@ OQ_API oq_status oq_plot_check_driver(oq_plot_format f, oq_err *err);
 
 /* Render `spec` in one format to `path`. Errors: OQ_ERR_INVALID_ARG (no
  * series, more than 64 series, nothing drawable, a bad spec), OQ_ERR_NOT_FOUND
- * (driver), OQ_ERR_IO (cannot create or rename the file), OQ_ERR_RUNTIME
- * (PLplot reported an error or wrote nothing). */
+ * (driver), OQ_ERR_OUTPUT (cannot create, write or rename the file: both formats are written as
+ * oq_atomic_* writes, fileio.h), OQ_ERR_RUNTIME (PLplot reported an error or wrote nothing). */
 OQ_API oq_status oq_plot_render(const oq_plot_spec *spec, oq_plot_format f, const char *path, oq_err *err);
 
 /* Render `spec` as an SVG document in memory: *svg is malloc'd and NUL-terminated (the

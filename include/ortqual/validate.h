@@ -538,6 +538,28 @@ OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const stru
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                           const char *const *expected, size_t n, const char *tolerances,
                                           oq_err *err);
+/* What makes the reference's ORT the others' (oq_self_comparison.same). */
+typedef enum oq_same_ort {
+    OQ_SAME_ORT_NONE = 0, /* another build, or a library that does not load (the run says why) */
+    OQ_SAME_ORT_ONE_LIB,  /* no reference_ort_lib: one library on both sides */
+    OQ_SAME_ORT_FILE,     /* reference_ort_lib loads the file ort_lib loads (another path, a link) */
+    OQ_SAME_ORT_COPY      /* reference_ort_lib is a copy of that file */
+} oq_same_ort;
+
+typedef struct oq_self_comparison {
+    size_t config;        /* the configuration under test (an index of o->configs, 1 or more) */
+    oq_same_ort same;
+    char lib[4096];       /* the real file ort_lib loads (OQ_SAME_ORT_FILE and _COPY), else "" */
+} oq_self_comparison;
+
+/* A configuration under test that runs what the reference (configs[0]) runs: both the --model
+ * file as it is on one runtime with one kernel (fp32 and fp16 change only the tolerance; tf32 is
+ * another run), on the same ORT (no reference_ort_lib, or one that loads ort_lib's real file or
+ * a copy of it, learned by loading each in a child). Compared with itself it passes and proves
+ * nothing: OQ_ERR_INVALID_ARG naming both, as oq_validate_run refuses it before anything is
+ * made; *found (may be NULL) says which and why, for a caller that words it in its own options
+ * (zeroed when there is none). OQ_OK when there is none. */
+OQ_API oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_comparison *found, oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ortqual/proc.h"
-#include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 
 const char cmd_replay_summary[] = "replay saved inputs on a provider (or another ORT build) against ORT CPU";
@@ -56,77 +54,20 @@ struct replay_args {
     oq_config configs[2];
 };
 
-/* The child of ort_file: load ORT `lib` (NULL: the search) and say, last, which file it was. */
-static int say_ort_file(void *lib)
-{
-    oq_runtime *rt = NULL;
-    if (oq_runtime_load(lib, &rt, NULL)) return 1;
-    fprintf(stderr, "\n%s\n", oq_runtime_lib_path(rt));
-    oq_runtime_free(rt);
-    return 0;
-}
-
-/* The real file ORT `lib` loads (NULL: the search: $ORTQUAL_ORT_LIB, then the bundled copy; a
- * bare name is the dynamic loader's to find), learned by loading it in a child: this process
- * loads no ORT before its workers, and never two builds. 0 with `out` "" when it does not load
- * (the run says why, exit 3). */
-static int ort_file(const char *lib, char *out, size_t n)
-{
-    oq_proc_result res = {0};
-    out[0] = '\0';
-    void *ctx = (void *)(lib && *lib ? lib : NULL);
-    if (!oq_proc_fork_watch(say_ort_file, ctx, 60, 4096, 0, NULL, &res, NULL) && !res.signaled && !res.timed_out &&
-        !res.exit_code && res.stderr_tail) {
-        char *end = res.stderr_tail + strlen(res.stderr_tail);
-        while (end > res.stderr_tail && end[-1] == '\n') *--end = '\0';
-        char *line = strrchr(res.stderr_tail, '\n');
-        snprintf(out, n, "%s", line ? line + 1 : res.stderr_tail);
-    }
-    oq_proc_result_clear(&res);
-    return *out != '\0';
-}
-
-/* Whether two files hold the same bytes (a copy of one ORT build is that build). */
-static int same_bytes(const char *p, const char *q)
-{
-    FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
-    int same = a && b;
-    char x[16384], y[16384];
-    for (size_t n; same && (n = fread(x, 1, sizeof x, a)) > 0;) same = fread(y, 1, n, b) == n && !memcmp(x, y, n);
-    same = same && !ferror(a) && fgetc(b) == EOF;
-    if (a) fclose(a);
-    if (b) fclose(b);
-    return same;
-}
-
-/* Into why: how the reference's ORT is the replay's own ("" when it is another build, or a
- * library that does not load). */
-static void same_ort(const struct replay_args *a, char *why, size_t n)
-{
-    char lib[4096], ref[4096];
-    why[0] = '\0';
-    if (!a->o.reference_ort_lib) {
-        snprintf(why, n, "one ORT library on both sides");
-        return;
-    }
-    if (!ort_file(a->cr.ort_lib, lib, sizeof lib) || !ort_file(a->o.reference_ort_lib, ref, sizeof ref)) return;
-    if (!strcmp(lib, ref))
-        snprintf(why, n, "--reference-ort-lib %s is the library the replay loads, %s", a->o.reference_ort_lib, lib);
-    else if (same_bytes(lib, ref))
-        snprintf(why, n, "--reference-ort-lib %s is a copy of the library the replay loads, %s", a->o.reference_ort_lib,
-                 lib);
-}
-
 /* ORT's CPU provider judged against ORT's CPU provider of the same build runs one session twice
  * (on cpu --precision and --tolerance change only the tolerance, and the session options are
  * both sessions'): it passes and proves nothing, as validate's cpu:model:fp32,CPU:model:fp32 would.
  * Refused, with what makes it a comparison. */
-static int refuse_self_comparison(const struct replay_args *a)
+static int refuse_self_comparison(struct replay_args *a)
 {
-    char why[9000];
-    if (oq_config_is_expected(&a->configs[0]) || strcmp(a->configs[1].runtime, "cpu")) return 0;
-    same_ort(a, why, sizeof why);
-    if (!*why) return 0;
+    oq_self_comparison f;
+    char why[sizeof f.lib + 600];
+    a->o.ort_lib = a->cr.ort_lib; /* as the run will have it */
+    if (!oq_validate_self_comparison(&a->o, &f, NULL)) return 0;
+    if (f.same == OQ_SAME_ORT_ONE_LIB) snprintf(why, sizeof why, "one ORT library on both sides");
+    else
+        snprintf(why, sizeof why, "--reference-ort-lib %s is %sthe library the replay loads, %s", a->o.reference_ort_lib,
+                 f.same == OQ_SAME_ORT_COPY ? "a copy of " : "", f.lib);
     fprintf(stderr,
             "ortqual replay: --ep cpu judged against ORT CPU of the same build compares ORT with itself (%s): it "
             "passes and proves nothing (on cpu --precision and --tolerance change only the tolerance); judge it "

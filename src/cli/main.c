@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 {
     hold_std_fds();
     /* Ctrl-C or SIGTERM while a file is written (export, convert, plot ...) leaves no
-     * "<file>.tmp.XXXXXX"; validate and gate put their own handlers over these */
+     * "<file>.tmp.<pid>.XXXXXX"; validate and gate put their own handlers over these */
     oq_atomic_catch_signals();
     /* ORT 1.29+ starts Microsoft's 1DS telemetry client when its environment is created:
      * it leaves an empty /tmp/mat-debug-<pid>.log per process (hundreds in a long validation,

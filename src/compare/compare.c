@@ -213,8 +213,20 @@ static void mag_add(oq_mag_hist *m, double ref_abs, double ad, int over)
 struct sums {
     double abs, sq, ref_sq;
     int64_t finite;
-    double tiny; /* tiny_of(out->dtype), once per comparison */
+    double tiny;    /* tiny_of(out->dtype), once per comparison */
+    double failing; /* worst_failing's excess over its bound; -1 while none failed */
 };
+
+/* A failing element (`excess` over its bound, > 0; +inf for a non-finite one) further over
+ * its bound than the one kept becomes worst_failing: rare, so out of the loop. */
+static __attribute__((noinline)) void note_failing(oq_compare_result *r, struct sums *s, const oq_tensor *out,
+                                                   int64_t i, double g, double e, double excess)
+{
+    if (!(excess > s->failing)) return;
+    s->failing = excess;
+    r->worst_failing = (oq_compare_elem){.index = i, .got = g, .expected = e, .abs_diff = fabs(g - e)};
+    unravel(out, i, r->worst_failing.coord);
+}
 
 /* Integers and bools are equal or not: of one dtype, their bytes (no rounding through double
  * for 64-bit values); of two, their values. */
@@ -243,13 +255,16 @@ static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, cons
         s->sq += d * d;
         s->ref_sq += e * e;
         s->finite++;
-        int over = r->exact ? differs : ad > o->tol.atol + o->tol.rtol * fabs(e);
+        double bound = r->exact ? 0 : o->tol.atol + o->tol.rtol * fabs(e);
+        int over = r->exact ? differs : ad > bound;
         r->over_tol += over;
+        if (over) note_failing(r, s, out, i, g, e, ad > bound ? ad - bound : DBL_MIN); /* int64 past 2^53 */
         if (fabs(e) > r->max_abs_ref) r->max_abs_ref = fabs(e);
         hist_add(&r->err_hist, ad);
         mag_add(&r->by_ref, fabs(e), ad, over);
     } else {
         r->over_tol++; /* NaN or Inf never passes */
+        note_failing(r, s, out, i, g, e, INFINITY);
     }
     /* an exact mismatch too small for a double (int64 beyond 2^53) still ranks above a match */
     double key = !finite ? INFINITY : differs && ad == 0 ? DBL_MIN : ad;
@@ -437,8 +452,10 @@ static void compare_f32_f64(oq_compare_result *r, struct sums *s, double *keys, 
             sum_sq += d * d;
             sum_ref_sq += e * e;
             finite++;
-            int over = ad > atol + rtol * ae;
+            double bound = atol + rtol * ae;
+            int over = ad > bound;
             over_tol += over;
+            if (__builtin_expect(over, 0)) note_failing(r, s, out, j, g, e, ad - bound);
             max_abs_ref = ae > max_abs_ref ? ae : max_abs_ref;
             err[bin_nonneg(ad) + 2 - (ad == 0)]++;
             int slot = bin_nonneg(ae) + 1; /* 0 for zero too, as in mag_add */
@@ -486,7 +503,7 @@ static oq_status compare_tensors(const oq_tensor *out, const oq_tensor *ref, con
     res->tol = res->exact ? (oq_tolerance){0, 0} : o.tol;
     res->num_elements = oq_tensor_numel(out);
 
-    struct sums s = {.tiny = tiny_of(out->dtype)};
+    struct sums s = {.tiny = tiny_of(out->dtype), .failing = -1.0};
     double keys[OQ_COMPARE_MAX_WORST];
     call_once(&hist_once, hist_edges_init); /* the histograms' edges, for bin_of */
     if (fast && out->dtype == OQ_DTYPE_FLOAT32 && ref->dtype == OQ_DTYPE_FLOAT64) /* never exact */
@@ -589,8 +606,9 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
                oq_real_str(r->tol.atol, 6, at, sizeof at));
     }
     char c[160];
-    if (!r->passed && r->worst_count) {
-        const oq_compare_elem *w = &r->worst[0];
+    if (!r->passed && (r->over_tol || r->worst_count)) {
+        /* the element that failed the most, not the largest |d|, which a large |ref| may allow */
+        const oq_compare_elem *w = r->over_tol ? &r->worst_failing : &r->worst[0];
         char d[32]; /* above its own bound, atol + rtol * |expected|, however close */
         oq_dims_str(w->coord, r->ndim, c, sizeof c);
         append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%s", c, plain_nan(w->got), plain_nan(w->expected),
@@ -715,6 +733,10 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
     if (j && (json_object_set_new(j, "max_abs_ref", json_real(r->max_abs_ref)) ||
               json_object_set_new(j, "error_histogram", err_hist_json(&r->err_hist)) ||
               json_object_set_new(j, "error_by_magnitude", mag_hist_json(&r->by_ref)))) {
+        json_decref(j);
+        j = NULL;
+    }
+    if (j && r->over_tol && json_object_set_new(j, "worst_failing", elem_json(r, &r->worst_failing))) {
         json_decref(j);
         j = NULL;
     }
@@ -854,6 +876,9 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
         elem_back(json_object_get(pad, "first_nonzero"), &r->first_pad_nonzero);
     r->worst_count = (int32_t)json_array_size(worst);
     for (int32_t i = 0; i < r->worst_count; i++) elem_back(json_array_get(worst, (size_t)i), &r->worst[i]);
+    const json_t *failing = json_object_get(j, "worst_failing");
+    if (json_is_object(failing)) elem_back(failing, &r->worst_failing);
+    else if (r->worst_count) r->worst_failing = r->worst[0]; /* a record from before it was kept */
     r->max_abs_ref = json_number_value(json_object_get(j, "max_abs_ref"));
     if (!err_hist_back(json_object_get(j, "error_histogram"), &r->err_hist) ||
         !mag_hist_back(json_object_get(j, "error_by_magnitude"), &r->by_ref))

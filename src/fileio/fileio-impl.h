@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ortqual/status.h"
 
@@ -30,10 +31,18 @@ char *oq_json_dumps(const json_t *j, size_t flags);
  * read-only folder, the system's failure (exit 3), never the input's. */
 oq_status oq_err_write(oq_err *err, const char *path, int saved_errno);
 
-/* A temporary file of this process ("<path>.tmp.XXXXXX", made) held from when it is made until
+/* The temporary file of a write of `path` by this process, as mkstemp's template
+ * ("<path>.tmp.<pid>.XXXXXX"): the one place that spells it (temps.c). malloc'd; NULL when out
+ * of memory. */
+char *oq_temp_template(const char *path);
+/* Whether folder entry `name` is such a temporary (mkstemp's characters filled in): of file
+ * `base` (a name without its folder; NULL: of any file), of process `pid` (0: of any). */
+int oq_temp_name_is(const char *name, const char *base, pid_t pid);
+
+/* A temporary file of this process (oq_temp_template's, made) held from when it is made until
  * it was renamed into place or removed (released: the exact name held), for
- * oq_atomic_remove_temporaries (temps.c). oq_atomic_* hold theirs; a writer of its own (the
- * PNG figures) holds its own. */
+ * oq_atomic_remove_temporaries (temps.c). Every writer's goes through oq_atomic_* (fileio.c),
+ * which holds it. */
 void oq_temp_hold(const char *tmp);
 void oq_temp_release(const char *tmp);
 

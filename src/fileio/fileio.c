@@ -52,15 +52,13 @@ static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, in
     memset(af, 0, sizeof *af);
     if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty"), -1;
     if (!any_kind && !output_kind_ok(path, err)) return -1;
-    size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
     af->path = strdup(path);
-    af->tmp = malloc(n);
+    af->tmp = oq_temp_template(path);
     af->overwrite = overwrite;
     if (!af->path || !af->tmp) {
         atomic_reset(af);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory"), -1;
     }
-    snprintf(af->tmp, n, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(af->tmp);
     if (fd < 0) {
         oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create: %s", path, strerror(errno));

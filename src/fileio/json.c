@@ -145,11 +145,13 @@ static int hex_digit(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* The bytes of a "<key>_hex" value; NULL when it is not even-length hex of bytes other than 0. */
-static char *unhex(const char *hex)
+/* The bytes of a "<key>_hex" value; NULL when it is not even-length hex of bytes other than 0,
+ * or when out of memory, which also clears *ok. */
+static char *unhex(const char *hex, int *ok)
 {
     size_t n = strlen(hex);
     char *b = n % 2 ? NULL : malloc(n / 2 + 1);
+    if (!b && n % 2 == 0) *ok = 0;
     for (size_t i = 0; b && i < n / 2; i++) {
         int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0 || !(hi | lo)) {
@@ -168,7 +170,7 @@ char *oq_json_path_dup(const json_t *obj, const char *key, int *ok)
     const char *hex = hex_key(hk, sizeof hk, key) ? json_string_value(json_object_get(obj, hk)) : NULL;
     const char *s = json_string_value(json_object_get(obj, key));
     if (!s) return NULL;
-    char *p = hex ? unhex(hex) : strdup(s);
+    char *p = hex ? unhex(hex, ok) : strdup(s);
     if (!p && !hex) *ok = 0; /* (bad hex: as if there were no path, which its reader refuses) */
     return p;
 }

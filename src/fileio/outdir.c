@@ -91,7 +91,7 @@ static oq_status check_writable(const char *dir, oq_err *err)
 }
 
 /* Room a run needs below its folder: a name of its own (a figure named after a model output, with
- * a temporary's ".tmp.XXXXXX") a level or two down (.work/, shards/I/). */
+ * a temporary's ".tmp.<pid>.XXXXXX") a level or two down (.work/, shards/I/). */
 #define OUTDIR_ROOM 320
 
 oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err)

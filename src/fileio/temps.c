@@ -1,4 +1,4 @@
-/* The temporary files this process is writing ("<path>.tmp.XXXXXX" until renamed into place),
+/* The temporary files this process is writing ("<path>.tmp.<pid>.XXXXXX" until renamed into place),
  * held where a signal handler can remove them: a Ctrl-C or a batch system's SIGTERM in the
  * middle of writing a 50 MB model left the half-written temporary behind.
  *
@@ -9,15 +9,48 @@
  * when the number did not move). A slot holds its own copy of the name (the writer's string is
  * freed while a handler may read it), PATH_MAX bytes: no longer name can be created. Its pid says
  * whose it is: a forked child inherits its parent's slots and must not remove the parent's files. */
+#include <ctype.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
+
+/* The one spelling of a temporary's name: "<path>" TEMP_MARK "<pid>.", then mkstemp's six
+ * characters. The pid says whose it is: a process that cleans up after another (the figures'
+ * child) removes that one's only, never those of another process writing in the same folder. */
+#define TEMP_MARK ".tmp."
+#define TEMP_RANDOM "XXXXXX"
+#define RANDOM_LEN (sizeof TEMP_RANDOM - 1)
+#define MARK_LEN (sizeof TEMP_MARK - 1)
+
+char *oq_temp_template(const char *path)
+{
+    size_t n = strlen(path) + MARK_LEN + 21 + RANDOM_LEN + 1;
+    char *tmp = malloc(n);
+    if (tmp) snprintf(tmp, n, "%s" TEMP_MARK "%ld." TEMP_RANDOM, path, (long)getpid());
+    return tmp;
+}
+
+int oq_temp_name_is(const char *name, const char *base, pid_t pid)
+{
+    size_t n = strlen(name);
+    if (n < MARK_LEN + 2 + RANDOM_LEN || name[n - RANDOM_LEN - 1] != '.') return 0;
+    for (size_t i = n - RANDOM_LEN; i < n; i++)
+        if (!isalnum((unsigned char)name[i])) return 0;
+    size_t digits = n - RANDOM_LEN - 1; /* the pid's digits end here */
+    size_t from = digits;
+    while (from > 0 && isdigit((unsigned char)name[from - 1])) from--;
+    if (from == digits || from < MARK_LEN || strncmp(name + from - MARK_LEN, TEMP_MARK, MARK_LEN)) return 0;
+    if (pid > 0 && strtol(name + from, NULL, 10) != (long)pid) return 0;
+    size_t b = from - MARK_LEN;
+    return !base || (strlen(base) == b && !strncmp(name, base, b));
+}
 
 enum { SLOT_FREE, SLOT_LIVE, SLOT_TAKEN };
 

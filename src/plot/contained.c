@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
 #include "plot/figures-impl.h"
@@ -86,26 +87,24 @@ static int changed(const figure_file *ff)
            now.st_ctim.tv_sec != ff->before.st_ctim.tv_sec || now.st_ctim.tv_nsec != ff->before.st_ctim.tv_nsec;
 }
 
-/* NAME.tmp.XXXXXX of one of the figures (their paths in dir/NAME form). */
-static int temp_of(const char *entry, const figure_file *ff, size_t n)
+/* A temporary of one of the figures (their paths in dir/NAME form) made by process `pid`. */
+static int temp_of(const char *entry, const figure_file *ff, size_t n, pid_t pid)
 {
-    size_t len = strlen(entry);
-    for (size_t i = 0; i < n; i++) {
-        const char *base = strrchr(ff[i].path, '/') + 1;
-        size_t b = strlen(base);
-        if (len == b + 11 && !strncmp(entry, base, b) && !strncmp(entry + b, ".tmp.", 5)) return 1;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (oq_temp_name_is(entry, strrchr(ff[i].path, '/') + 1, pid)) return 1;
     return 0;
 }
 
-/* What the child wrote goes: its figures, its temporaries, and outdir when it made it. */
-static void remove_left(const char *outdir, int dir_was, const figure_file *ff, size_t n)
+/* What the child (`child`: its pid, 0 when it did not start) wrote goes: its figures, its
+ * temporaries, and outdir when it made it. Another process's temporaries there stay: it may
+ * be writing the same figures in the same folder. */
+static void remove_left(const char *outdir, int dir_was, const figure_file *ff, size_t n, pid_t child)
 {
     for (size_t i = 0; i < n; i++)
         if (changed(&ff[i])) unlink(ff[i].path);
-    DIR *d = opendir(outdir);
+    DIR *d = child ? opendir(outdir) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (!temp_of(e->d_name, ff, n)) continue;
+        if (!temp_of(e->d_name, ff, n, child)) continue;
         char *path = NULL;
         if (asprintf(&path, "%s/%s", outdir, e->d_name) >= 0) unlink(path);
         free(path);
@@ -149,6 +148,12 @@ static oq_status list_written(const figure_file *ff, size_t n, oq_plot_files *wr
     return OQ_OK;
 }
 
+/* oq_proc_watch.on_start: the child's pid (its group's), kept when it starts. */
+static void note_child(void *ctx, int pgid)
+{
+    if (pgid) *(pid_t *)ctx = pgid;
+}
+
 oq_status oq_figures_write_isolated(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written,
                                     oq_err *err)
 {
@@ -159,12 +164,14 @@ oq_status oq_figures_write_isolated(const oq_figures *f, const oq_plot_options *
     int dir_was = stat(opt->outdir, &d) == 0;
     draw_job job = {f, opt, getpid()};
     oq_proc_result res = {0};
-    oq_status st = oq_proc_fork_watch(draw_child, &job, DRAW_TIMEOUT_S, 4096, 0, NULL, &res, err);
+    pid_t child = 0;
+    oq_proc_watch w = {.on_start = note_child, .ctx = &child};
+    oq_status st = oq_proc_fork_watch(draw_child, &job, DRAW_TIMEOUT_S, 4096, 0, &w, &res, err);
     if (!st) st = outcome(&res, err);
     if (!st) st = list_written(ff, n, written, err);
     if (st) {
         oq_plot_files_clear(written);
-        remove_left(opt->outdir, dir_was, ff, n);
+        remove_left(opt->outdir, dir_was, ff, n, child);
     }
     oq_proc_result_clear(&res);
     figure_files_free(ff, n);

@@ -4,7 +4,6 @@
 #include "ortqual/plot.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <plplot.h>
@@ -14,10 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "fileio/fileio-impl.h"
 #include "ortqual/fileio.h"
 #include "plot/plot-impl.h"
 #include "status/args-impl.h"
@@ -326,7 +322,7 @@ static oq_status png_write(FILE *f, const unsigned char *px, int W, int H, const
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
-        return oq_err_set(err, OQ_ERR_IO, "%s: cannot write the PNG: %s", path, msg);
+        return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot write the PNG: %s", path, msg);
     }
     png_init_io(png, f);
     png_set_compression_level(png, PNG_ZLIB_LEVEL);
@@ -347,31 +343,16 @@ static oq_status plplot_png(const oq_plot_spec *spec, int width, int height, con
 {
     if (!device_present(PNG_DEVICE))
         return oq_err_set(err, OQ_ERR_NOT_FOUND, "PLplot driver " PNG_DEVICE " not available: install plplot-driver-cairo");
-    size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *tmp = malloc(n);
     size_t bytes = (size_t)width * (size_t)height * BYTES_PER_PIXEL;
     unsigned char *px = malloc(bytes);
-    if (!tmp || !px) {
-        free(tmp);
-        free(px);
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    }
-    snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp); /* also proves the directory is writable before anything is drawn */
-    if (fd >= 0) oq_temp_hold(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
-    oq_status st = f ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-    if (fd >= 0 && !f) close(fd);
-    if (f) fchmod(fd, 0644);
+    if (!px) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_atomic_file af;
+    oq_status st = oq_atomic_open(&af, path, 1, err); /* also proves the folder writable before drawing */
     memset(px, 255, bytes); /* the white background */
     if (!st) st = plplot_draw(spec, width, height, px, path, err);
-    if (!st) st = png_write(f, px, width, height, path, err);
-    if (f && fclose(f) != 0 && !st) st = oq_err_set(err, OQ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    if (!st && rename(tmp, path) != 0)
-        st = oq_err_set(err, OQ_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (st && fd >= 0) unlink(tmp);
-    if (fd >= 0) oq_temp_release(tmp);
-    free(tmp);
+    if (!st) st = png_write(af.fp, px, width, height, path, err);
+    if (!st) st = oq_atomic_commit(&af, err);
+    else oq_atomic_abort(&af);
     free(px);
     return st;
 }

@@ -219,7 +219,7 @@ int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
 }
 
 /* A line of the batches file as a batch (its paths owned, released by plan_batch_clear; the
- * SHA-256 borrowed from j). */
+ * SHA-256 borrowed from j): 1, 0 when it is not one, -1 when out of memory (never "not a batch"). */
 static int plan_batch_back(const json_t *j, oq_plan_batch *b)
 {
     int ok = 1;
@@ -229,7 +229,8 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     b->save = oq_json_path_dup(j, "save", &ok);
     b->sha256 = (char *)str_of(j, "sha256");
     b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
-    return ok && json_is_integer(json_object_get(j, "index")) && b->inputs &&
+    if (!ok) return -1;
+    return json_is_integer(json_object_get(j, "index")) && b->inputs &&
            (!b->sha256 || (oq_sha256_hex_at(b->sha256) && !b->sha256[64]));
 }
 
@@ -250,8 +251,10 @@ static oq_status plan_line(void *ctx, json_t *j, size_t i, oq_err *err)
 {
     const plan_lines *pl = ctx;
     oq_plan_batch b;
-    oq_status st = plan_batch_back(j, &b) ? pl->fn(pl->ctx, &b, i, err)
-                                          : oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", pl->path, i + 1);
+    int back = plan_batch_back(j, &b);
+    oq_status st = back > 0    ? pl->fn(pl->ctx, &b, i, err)
+                   : back == 0 ? oq_err_set(err, OQ_ERR_FORMAT, "%s:%zu: not a batch", pl->path, i + 1)
+                               : oq_err_set(err, OQ_ERR_NOMEM, "%s:%zu: out of memory", pl->path, i + 1);
     plan_batch_clear(&b);
     return st;
 }

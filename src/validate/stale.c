@@ -3,7 +3,6 @@
  * last batches, nor DIR/plots its figures). Only names the tool writes, only where the earlier
  * run's summary.json says the folder is a run's, and never a file this run reads: a user's
  * other files stay. A merge that stops takes an earlier merge's outputs the same way. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -242,22 +241,12 @@ void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches)
     rmdir(path); /* when left empty; a run that draws makes it again */
 }
 
-/* NAME.tmp.XXXXXX: the temporary of a file the tool writes whole (fileio.c, plot.c). */
-static int writer_temp(const char *name)
-{
-    size_t n = strlen(name);
-    if (n <= 11 || strncmp(name + n - 11, ".tmp.", 5)) return 0;
-    for (size_t i = n - 6; i < n; i++)
-        if (!isalnum((unsigned char)name[i])) return 0;
-    return 1;
-}
-
 void oq_validate_drop_temps(const char *outdir)
 {
     DIR *d = opendir(outdir);
     char path[4352];
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (!writer_temp(e->d_name)) continue;
+        if (!oq_temp_name_is(e->d_name, NULL, 0)) continue;
         snprintf(path, sizeof path, "%s/%s", outdir, e->d_name);
         unlink(path);
     }

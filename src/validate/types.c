@@ -343,6 +343,14 @@ static void merge_worst(oq_output_result *a, const oq_output_result *b)
     a->all.worst_count = n;
 }
 
+/* How far worst_failing is over its bound (+inf for a non-finite one), to keep the furthest. */
+static double failing_excess(const oq_compare_result *r)
+{
+    const oq_compare_elem *e = &r->worst_failing;
+    if (!isfinite(e->got) || !isfinite(e->expected)) return INFINITY;
+    return e->abs_diff - (r->tol.atol + r->tol.rtol * fabs(e->expected));
+}
+
 static void merge_hists(oq_compare_result *a, const oq_compare_result *b)
 {
     a->err_hist.zero += b->err_hist.zero;
@@ -399,6 +407,7 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
     a->num_elements += b->num_elements;
     a->num_valid += b->num_valid;
     a->num_padded += b->num_padded;
+    if (b->over_tol && (!a->over_tol || failing_excess(b) > failing_excess(a))) a->worst_failing = b->worst_failing;
     a->over_tol += b->over_tol;
     a->nan_count += b->nan_count;
     a->inf_count += b->inf_count;

@@ -558,7 +558,7 @@ void oq_validate_err_tail(oq_err *err, const char *tail);
  * outputs_<tag>_NNN.npz): 3, or as many as its last batch's index needs, so that names sort as
  * their batches do (a glob 'DIR/inputs_*.npz' gives batch 1000 after batch 999, not after 100). */
 int oq_batch_digits(size_t n_batches);
-/* The writer's temporaries (NAME.tmp.XXXXXX) left in the output folder by a worker stopped while
+/* The writer's temporaries (NAME.tmp.<pid>.XXXXXX, any pid) left in the output folder by a worker stopped while
  * it wrote a file (a saved output: SIGINT, SIGTERM, a --timeout's SIGKILL), removed: the run
  * owns the folder (a shard its own), so every such file is this run's, half written. */
 void oq_validate_drop_temps(const char *outdir);

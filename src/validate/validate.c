@@ -1253,6 +1253,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_representations(o, err);
+    if (!st) st = oq_validate_self_comparison(o, NULL, err);
     if (!st) st = check_required(o, err);
     if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_check_outdir_kind(c->root, err);

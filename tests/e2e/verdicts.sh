@@ -60,6 +60,10 @@ expect 2 "^ortqual validate: --configs: 'cpu:model:fp16' runs what the reference
 [ ! -e "$T/vm1" ] && ok "nothing made for a reference compared with itself" || bad "$T/vm1 made"
 expect 0 "verdict: PASSED \(2 passed" "$Q" validate "${H[@]}" --configs expected,cpu:model:fp32,cpu:model:fp16 \
     --outdir "$T/vm2" "${S[@]}"
+# --expected files make the saved outputs the reference of such a list too: two comparisons with
+# them, none with itself (it was refused as the run compared with itself, before `expected` came first)
+expect 0 "verdict: PASSED \(2 passed" "$Q" validate "${H[@]}" --expected "$F/hand_attention/io.npz" \
+    --configs cpu:model:fp32,cpu:model:fp16 --outdir "$T/vm3" "${S[@]}"
 # validate: a reference that cannot run is a runtime error
 expect 3 "could not run: the reference cannot run: ref:sdpa needs input 'query'" "$Q" validate --configs ref:sdpa:fp64,cpu:decomposed:fp32 \
     --outdir "$T/v5" "${V[@]}"

@@ -103,6 +103,46 @@ static void test_one_perturbed_element(void **state)
     oq_tensor_free(ref);
 }
 
+/* The failure line names an element that failed: the largest |d| (5 on a reference of 100,
+ * within rtol 0.1's bound of 10) passes, while 0.5 on a reference of 1 (bound 0.1) fails; the
+ * line named the passing one as "worst". Both loops (float32 against float64, and the generic
+ * one), and through the JSON record. */
+static void test_line_names_a_failing_element(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {4};
+    const double want[] = {100.0, 1.0, 2.0, 3.0}, got[] = {105.0, 1.5, 2.0, 3.0};
+    oq_dtype dtypes[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT64};
+    for (int k = 0; k < 2; k++) {
+        oq_tensor *out = tensor(dtypes[k], 1, shape, "y"), *ref = tensor(OQ_DTYPE_FLOAT64, 1, shape, "y");
+        for (int64_t i = 0; i < 4; i++) {
+            oq_tensor_set_f64(out, i, got[i]);
+            oq_tensor_set_f64(ref, i, want[i]);
+        }
+        oq_compare_opts o = oq_compare_opts_default(dtypes[k]);
+        o.tol = (oq_tolerance){.rtol = 0.1, .atol = 0};
+        oq_compare_result r;
+        assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+        assert_false(r.passed);
+        assert_int_equal(r.over_tol, 1);
+        assert_int_equal(r.worst[0].index, 0); /* the largest |d| is still first there */
+        assert_int_equal(r.worst_failing.index, 1);
+        char line[512];
+        oq_compare_result_str(&r, line, sizeof line);
+        assert_has(line, "; worst [1] got 1.5 expected 1 |d|=0.5");
+        assert_null(strstr(line, "worst [0]"));
+        json_t *j;
+        oq_compare_result back;
+        assert_int_equal(oq_compare_result_to_json(&r, &j, NULL), OQ_OK);
+        assert_int_equal(oq_compare_result_from_json(j, &back, NULL), OQ_OK);
+        json_decref(j);
+        assert_int_equal(back.worst_failing.index, 1);
+        assert_int_equal(back.worst_failing.coord[0], 1);
+        oq_tensor_free(out);
+        oq_tensor_free(ref);
+    }
+}
+
 static void test_nan_and_inf_fail(void **state)
 {
     (void)state;
@@ -988,6 +1028,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_pass),
         cmocka_unit_test(test_one_perturbed_element),
+        cmocka_unit_test(test_line_names_a_failing_element),
         cmocka_unit_test(test_nan_and_inf_fail),
         cmocka_unit_test(test_padding_checked_apart),
         cmocka_unit_test(test_metrics_numerically),

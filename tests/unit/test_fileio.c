@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -327,6 +328,86 @@ static void test_remove_temporaries(void **state)
     remove_dir(dir);
 }
 
+/* The temporary's name, spelled in one place: the template a write makes, and the names that
+ * cleaners take for one (mkstemp's characters filled in): of the file named or of any, of the
+ * process named or of any. */
+static void test_temp_names(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("tname"), path[512], mine[64];
+    snprintf(path, sizeof path, "%s/fig.png", dir);
+    oq_atomic_file af;
+    assert_int_equal(oq_atomic_open(&af, path, 1, NULL), OQ_OK);
+    const char *name = strrchr(af.tmp, '/') + 1;
+    snprintf(mine, sizeof mine, "fig.png.tmp.%ld.", (long)getpid());
+    assert_int_equal(strncmp(name, mine, strlen(mine)), 0);
+    assert_true(oq_temp_name_is(name, "fig.png", getpid()));
+    assert_true(oq_temp_name_is(name, "fig.png", 0));
+    assert_true(oq_temp_name_is(name, NULL, 0));
+    assert_false(oq_temp_name_is(name, "fig.png", getpid() + 1)); /* another process's */
+    assert_false(oq_temp_name_is(name, "fig.pn", 0));
+    assert_false(oq_temp_name_is(name, "ig.png", 0));
+    assert_false(oq_temp_name_is("fig.png", NULL, 0));
+    assert_false(oq_temp_name_is("fig.png.tmp.AbC123", NULL, 0));   /* no pid */
+    assert_false(oq_temp_name_is("fig.png.tmp.12.ab-cde", NULL, 0)); /* not mkstemp's */
+    assert_true(oq_temp_name_is(".tmp.12.abcdef", "", 12));
+    char *t = oq_temp_template(path);
+    assert_int_equal(strlen(t), strlen(af.tmp));
+    assert_int_equal(strncmp(t, af.tmp, strlen(af.tmp) - 6), 0);
+    free(t);
+    oq_atomic_abort(&af);
+    remove_dir(dir);
+}
+
+/* The address space of this process now, in bytes (VmSize), 0 when unknown. */
+static size_t address_space(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %zu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024;
+}
+
+/* In a child: a "<key>_hex" path whose bytes cannot be allocated (an address-space limit just
+ * above what is in use) is out of memory (*ok cleared), not a missing path. */
+static int hex_path_out_of_memory(void)
+{
+    size_t n = (size_t)64 << 20;
+    char *hex = malloc(n + 1);
+    if (!hex) return 3;
+    memset(hex, 'a', n);
+    hex[n] = '\0';
+    json_t *obj = json_pack("{s:s, s:s}", "p", "x", "p_hex", hex);
+    free(hex);
+    struct rlimit lim = {address_space() + ((size_t)8 << 20), RLIM_INFINITY};
+    if (!obj || lim.rlim_cur <= (8u << 20) || setrlimit(RLIMIT_AS, &lim)) return 3;
+    int ok = 1;
+    char *p = oq_json_path_dup(obj, "p", &ok);
+    return p ? 2 : ok; /* 0: out of memory said */
+}
+
+static void test_json_path_out_of_memory(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan's allocator ends the process where malloc would return NULL */
+#endif
+    int ok = 1;
+    json_t *bad = json_pack("{s:s, s:s}", "p", "x", "p_hex", "abc"); /* odd: not hex, as if no path */
+    assert_null(oq_json_path_dup(bad, "p", &ok));
+    assert_int_equal(ok, 1);
+    json_decref(bad);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (!pid) _exit(hex_path_out_of_memory());
+    int status;
+    assert_true(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    if (WEXITSTATUS(status)) fail_msg("child: %d (1: out of memory reported as no path)", WEXITSTATUS(status));
+}
+
 /* Every real a JSON writer writes reads back as its double, in the fewest digits from
  * jansson's 10-digit form: 1e-5 stays "1e-5" (17 digits wrote 1.0000000000000001e-5), a
  * tolerance of 0.10008144378662108 keeps its digits (10 wrote 0.1000814438); integers and
@@ -401,6 +482,8 @@ int main(void)
         cmocka_unit_test(test_text_utf8),
         cmocka_unit_test(test_remove_temporaries),
         cmocka_unit_test(test_outdir_lock),
+        cmocka_unit_test(test_json_path_out_of_memory),
+        cmocka_unit_test(test_temp_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

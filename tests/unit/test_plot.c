@@ -144,7 +144,7 @@ static void test_render_errors(void **state)
 
     sp = lines_spec(s);
     assert_int_equal(oq_plot_render(&sp, (oq_plot_format)4, path, &err), OQ_ERR_INVALID_ARG);
-    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, "/nonexistent-dir/x.png", &err), OQ_ERR_IO);
+    assert_int_equal(oq_plot_render(&sp, OQ_PLOT_PNG, "/nonexistent-dir/x.png", &err), OQ_ERR_OUTPUT);
     assert_non_null(strstr(err.msg, "/nonexistent-dir/x.png: cannot create"));
     assert_int_equal(dir_entries(dir), 0);
     remove_dir(dir);

@@ -773,10 +773,14 @@ static void seq_axes_checked_against_the_model(void **state)
 
 /* An output declared without a shape is told by its worker from the shape it gets: ambiguous
  * there, the configuration is an error naming the axes, never a comparison on the wrong ones
- * (replay against ORT on CPU: no expected outputs give its shape before the run). */
+ * (replay against ORT on CPU: no expected outputs give its shape before the run). The reference
+ * runs on ORT 1.30 (scripts/deps.sh): on this ORT it would be the run under test again, which
+ * the library refuses. */
 static void worker_refuses_ambiguous_axes(void **state)
 {
     (void)state;
+    const char *ort130 = OQ_SOURCE_DIR "/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1";
+    if (access(ort130, R_OK)) fail_msg("ORT 1.30 missing at %s (scripts/deps.sh installs it)", ort130);
     char *dir = temp_dir("axes"), *model = path_in(dir, "y.onnx"), *io = path_in(dir, "io.npz");
     oq_opset ops[] = {{"", 18}};
     oq_graph *g;
@@ -806,9 +810,11 @@ static void worker_refuses_ambiguous_axes(void **state)
     o.configs = cfg;
     o.n_configs = 2;
     o.repeat = 1;
-    o.isolate = 0;
+    o.isolate = 1; /* the reference's build in its own process: never two in one */
     o.plots = 0;
     o.ort_lib = OQ_ORT_LIB;
+    o.reference_ort_lib = ort130;
+    o.self_exe = OQ_BINARY_DIR "/ortqual";
     char *outdir = path_in(dir, "out");
     o.outdir = outdir;
     oq_validate_summary *s = NULL;
@@ -1853,6 +1859,57 @@ static void worker_sees_external_data_change(void **state)
     free(dir);
 }
 
+/* A configuration that runs what the reference runs (the --model file as it is on one runtime
+ * and kernel: fp16 changes only the tolerance) on the same ORT passes and proves nothing: the
+ * library refuses it, for a library caller as for validate and replay (the tool refused it,
+ * oq_validate_run ran it and said PASSED); a copy of the library is the same ORT, and the saved
+ * outputs as the reference make it two comparisons. */
+static void self_comparison_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("selfcmp");
+    char out[600], copy[600], cmd[1400];
+    snprintf(out, sizeof out, "%s/out", dir);
+    oq_config cfg[3];
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, out);
+    oq_config_parse("cpu:model:fp32", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp16", &cfg[1], NULL);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = OQ_SOURCE_DIR "/tests/fixtures/torch/hand_attention/hand_attention_op18.onnx";
+    o.isolate = 0;
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_null(s);
+    if (!strstr(err.msg, "'cpu:model:fp16' runs what the reference 'cpu:model:fp32' runs (items 1 and 2): "))
+        fail_msg("%s", err.msg);
+    assert_int_equal(access(out, F_OK), -1); /* nothing made */
+    oq_self_comparison f;
+    assert_int_equal(oq_validate_self_comparison(&o, &f, NULL), OQ_ERR_INVALID_ARG);
+    assert_int_equal(f.config, 1);
+    assert_int_equal(f.same, OQ_SAME_ORT_ONE_LIB);
+    /* the reference on a copy of the library: the same build */
+    snprintf(copy, sizeof copy, "%s/copy.so", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", OQ_ORT_LIB, copy);
+    assert_int_equal(system(cmd), 0);
+    o.reference_ort_lib = copy;
+    assert_int_equal(oq_validate_self_comparison(&o, &f, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(f.same, OQ_SAME_ORT_COPY);
+    char *real = realpath(OQ_ORT_LIB, NULL);
+    assert_string_equal(f.lib, real);
+    free(real);
+    assert_non_null(strstr(err.msg, "a copy of the others'"));
+    /* two comparisons with the saved outputs: none with itself */
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[2], NULL);
+    o.n_configs = 3;
+    o.reference_ort_lib = NULL;
+    assert_int_equal(oq_validate_self_comparison(&o, &f, &err), OQ_OK);
+    assert_int_equal(f.same, OQ_SAME_ORT_NONE);
+    remove_dir(dir);
+}
+
 /* Isolated workers run the tool (wherever forking is not safe): a self_exe that cannot
  * run is refused before anything is made, not a failure of every configuration later. */
 static void self_exe_checked_first(void **state)
@@ -2031,6 +2088,7 @@ int main(void)
         cmocka_unit_test(reference_runs_the_planned_weights),
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
+        cmocka_unit_test(self_comparison_refused),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
         cmocka_unit_test(estimate_fixed_from_measured_calls),
         cmocka_unit_test(estimate_refuses_partial_timings),
