@@ -1513,11 +1513,11 @@ static oq_status content_once(const char *what, const char *const *paths, size_t
 static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
 {
     oq_status st = listed_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
-    if (!st && !oq_shard_is_run(o))
-        st = content_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
     if (!st)
         st = listed_once("--expected", o->expected_files, o->n_expected_files,
                          "a batch would be judged against another batch's outputs", err);
+    if (!st && !oq_shard_is_run(o))
+        st = content_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
     return st;
 }
 
