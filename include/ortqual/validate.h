@@ -229,6 +229,8 @@ typedef struct oq_batch_info {
     int64_t *event_indices;       /* batch_size entries */
     int64_t valid_size;           /* the sum of the lengths */
     char *expected;               /* expected_NNN.npz: the `expected` reference's outputs, or NULL */
+    char expected_sha256[65];     /* of that file ("" without one): the verdict rests on it as on
+                                     the inputs, so the plan names it by content too */
 } oq_batch_info;
 
 /* One output of one batch as compared: the numbers of its oq_compare_result, without the
@@ -379,6 +381,8 @@ typedef struct oq_config_result {
     size_t n_outputs;
     oq_output_result *outputs;    /* each output over all batches (worst elements, histograms) */
     char *ort_version, *ort_library; /* the ONNX Runtime the worker loaded (NULL: none) */
+    char ort_library_sha256[65];  /* a shard's: that file's content ("" unhashed), for the merge,
+                                     which refuses shards that ran different builds */
     int ort_api_version;
     int session_tried;            /* a session was created (or refused): the next two are set */
     double session_create_s;

@@ -818,10 +818,13 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
         json_object_set_new(j, "outputs", outputs);
         json_object_set_new(j, "batches", batches);
     }
-    if (r->ort_version)
-        json_object_set_new(j, "onnxruntime", json_pack("{s:s, s:o, s:i}", "version", r->ort_version, "library",
-                                                        oq_json_text(r->ort_library), "api_version",
-                                                        r->ort_api_version));
+    if (r->ort_version) {
+        json_t *ort = json_pack("{s:s, s:o, s:i}", "version", r->ort_version, "library", oq_json_text(r->ort_library),
+                                "api_version", r->ort_api_version);
+        if (ort && *r->ort_library_sha256)
+            json_object_set_new(ort, "library_sha256", json_string(r->ort_library_sha256));
+        json_object_set_new(j, "onnxruntime", ort);
+    }
     if (r->session_tried) {
         json_object_set_new(j, "session_create_s", json_real(r->session_create_s));
         json_object_set_new(j, "ep_devices", ep_devices_json(r->ep_devices, r->n_ep_devices));
@@ -906,6 +909,8 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     const json_t *ort = json_object_get(j, "onnxruntime");
     r->ort_version = dup_of(ort, "version", &ok);
     r->ort_library = dup_of(ort, "library", &ok);
+    snprintf(r->ort_library_sha256, sizeof r->ort_library_sha256, "%s",
+             str_of(ort, "library_sha256") ? str_of(ort, "library_sha256") : "");
     r->ort_api_version = (int)json_integer_value(json_object_get(ort, "api_version"));
     r->session_tried = json_object_get(j, "session_create_s") != NULL;
     r->session_create_s = json_number_value(json_object_get(j, "session_create_s"));
@@ -997,6 +1002,7 @@ static json_t *batch_info_json(const oq_batch_info *b)
     json_object_set_new(j, "event_indices", ints_json(b->event_indices, b->batch_size));
     json_object_set_new(j, "valid_size", json_integer(b->valid_size));
     set_path(j, "expected", b->expected, &ok);
+    if (*b->expected_sha256) json_object_set_new(j, "expected_sha256", json_string(b->expected_sha256));
     if (ok) return j;
     json_decref(j);
     return NULL;
@@ -1015,6 +1021,8 @@ static int batch_info_back(const json_t *j, oq_batch_info *b)
     b->event_indices = ints_back(json_object_get(j, "event_indices"), &n_idx, &ok);
     b->valid_size = json_integer_value(json_object_get(j, "valid_size"));
     b->expected = oq_json_path_dup(j, "expected", &ok);
+    snprintf(b->expected_sha256, sizeof b->expected_sha256, "%s",
+             str_of(j, "expected_sha256") ? str_of(j, "expected_sha256") : "");
     return ok && b->inputs && b->batch_size >= 0 && n_len == (size_t)b->batch_size && n_idx == n_len;
 }
 
@@ -1137,6 +1145,20 @@ static oq_run_verdict run_verdict_back(const char *word)
     for (int v = OQ_RUN_PASSED; v <= OQ_RUN_INTERRUPTED; v++)
         if (word && !strcmp(word, oq_run_verdict_name((oq_run_verdict)v))) return (oq_run_verdict)v;
     return OQ_RUN_FAILED;
+}
+
+static oq_status skip_record(void *ctx, long which, json_t *record, oq_err *err)
+{
+    (void)ctx, (void)which, (void)record, (void)err;
+    return OQ_OK;
+}
+
+int oq_summary_interrupted(const char *path)
+{
+    json_t *j = oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES | OQ_JSON_SCAN_SHARD_BATCHES, skip_record, NULL, NULL);
+    int v = j && run_verdict_back(str_of(j, "verdict")) == OQ_RUN_INTERRUPTED && str_of(j, "verdict");
+    json_decref(j);
+    return v;
 }
 
 static int merge_info_back(const json_t *j, oq_merge_info *m)
@@ -1611,11 +1633,12 @@ int oq_plan_desc_begin(oq_plan_desc *d, const char *path)
     return d->ok;
 }
 
-void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256)
+void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b)
 {
-    char entry[160];
-    int n = snprintf(entry, sizeof entry, "%s{\"index\":%lld,\"sha256\":\"%s\"}", d->n++ ? "," : "", (long long)index,
-                     sha256);
+    char entry[256], expected[96] = ""; /* keys sorted: "expected" first */
+    if (*b->expected_sha256) snprintf(expected, sizeof expected, "\"expected\":\"%s\",", b->expected_sha256);
+    int n = snprintf(entry, sizeof entry, "%s{%s\"index\":%lld,\"sha256\":\"%s\"}", d->n++ ? "," : "", expected,
+                     (long long)b->index, b->sha256);
     if (d->f) desc_put(d, entry, n > 0 && (size_t)n < sizeof entry ? (size_t)n : 0);
 }
 
@@ -1793,7 +1816,7 @@ oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *er
     if (!oq_batch_info_put(k->list, b))
         return ferror(k->list) ? oq_err_write(err, k->list_path, errno) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (k->keep_brief) k->brief[k->n] = (oq_batch_brief){b->index, b->valid_size};
-    if (k->desc) oq_plan_desc_batch(k->desc, b->index, b->sha256);
+    if (k->desc) oq_plan_desc_batch(k->desc, b);
     if (!k->n) {
         k->first_bl[0] = b->batch_size;
         k->first_bl[1] = b->padded_length;

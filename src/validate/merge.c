@@ -178,6 +178,44 @@ static oq_status interrupted_shard(merge_ctx *m, int32_t i, oq_err *err)
     return st;
 }
 
+/* shard i's result for configuration k of the plan (NULL: it did not run or report it). */
+static const oq_config_result *shard_config(const merge_ctx *m, int32_t i, size_t k)
+{
+    oq_shard_part part = part_of(m, i);
+    long pos = oq_shard_part_config(&part, k);
+    return m->shard[i] && pos >= 0 && (size_t)pos < m->shard[i]->n_configs ? &m->shard[i]->configs[pos] : NULL;
+}
+
+/* Two loads of ONNX Runtime are one build: the same file content (the same path where a summary
+ * predates the hash). */
+static int same_runtime(const oq_config_result *a, const oq_config_result *b)
+{
+    if (strcmp(a->ort_version, b->ort_version)) return 0;
+    if (*a->ort_library_sha256 && *b->ort_library_sha256) return !strcmp(a->ort_library_sha256, b->ort_library_sha256);
+    return a->ort_library && b->ort_library && !strcmp(a->ort_library, b->ort_library);
+}
+
+/* A configuration runs on one ONNX Runtime in every shard, as in one run: a shard whose node
+ * loaded another build (a module, $ORTQUAL_ORT_LIB, a link switched between tasks) would be
+ * merged into a summary that names the first shard's only. */
+static oq_status check_runtime(const merge_ctx *m, int32_t i, oq_err *err)
+{
+    for (size_t k = 0; k < m->plan.n_configs; k++) {
+        const oq_config_result *r = shard_config(m, i, k), *e = NULL;
+        if (!r || !r->ort_version) continue;
+        /* the first shard that loaded one: every later one was held to it */
+        int32_t j = 0;
+        for (; j < i && !((e = shard_config(m, j, k)) && e->ort_version); j++) {}
+        if (j == i || same_runtime(e, r)) continue;
+        return oq_err_set(err, OQ_ERR_FORMAT, "shard %d ran %s on ONNX Runtime %s (%s, SHA-256 %.12s), shard %d on %s "
+                          "(%s, SHA-256 %.12s): refusing to merge shards of different runtimes; run shard %d again "
+                          "where shard %d ran", (int)i, r->config.name, r->ort_version, r->ort_library,
+                          *r->ort_library_sha256 ? r->ort_library_sha256 : "?", (int)j, e->ort_version,
+                          e->ort_library, *e->ort_library_sha256 ? e->ort_library_sha256 : "?", (int)i, (int)j);
+    }
+    return OQ_OK;
+}
+
 /* A shard's folder holds one outcome: a summary, or the error that stopped it. Both (an
  * ortqual before 2026-12-05 recorded a refused rerun beside the finished result, or a hand)
  * cannot say which is the shard's latest. */
@@ -205,6 +243,7 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
             st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
+        if (!st && m->shard[i]) st = check_runtime(m, i, err);
         if (st) return st;
     }
     return OQ_OK;
@@ -521,6 +560,7 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
                                    e[i].r->session_tried, e[i].r->session_create_s};
     *out = *e[0].r;
     out->required &= e[0].status != OQ_VERDICT_PASSED; /* a skip made a failure, cleared */
+    out->ort_library_sha256[0] = '\0'; /* a shard's, for check_runtime: the merged summary is an unsharded run's */
     memset(e[0].r, 0, sizeof *e[0].r);
     int ok = 1;
     for (size_t i = 1; ok && i < n; i++) {

@@ -326,7 +326,8 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
                           src, o->input_files[k]);
     expected_path(o, k, path, 4096);
     bi->expected = path;
-    return oq_signature_expected(sig, in, src, path, err);
+    oq_status st = oq_signature_expected(sig, in, src, path, err);
+    return st ? st : oq_sha256_file(path, bi->expected_sha256, err);
 }
 
 /* Saved batches keep their event indices when they carry them. The batch is put into the

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
@@ -38,12 +39,31 @@ long oq_shard_part_config(const oq_shard_part *p, size_t k)
 
 int oq_shard_is_run(const oq_validate_opts *o) { return o->shard.count > 0 && !o->shard.prepare; }
 
+/* The shard's folder holds a run that never finished: started and no summary (killed, a node
+ * lost), or a summary of a run stopped by a signal (a time limit, scancel). The same command
+ * again is how such a shard is finished (docs/scale-out.md): it replaces that run's files as
+ * --force would; a finished shard's (passed or failed) needs --force. The dead run's work
+ * folder goes now: what it staged is no file of the new run's. */
+static int shard_unfinished(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    if (access(path, F_OK) == 0) return oq_summary_interrupted(path);
+    snprintf(path, sizeof path, "%s/started.json", dir);
+    if (access(path, F_OK) != 0) return 0;
+    snprintf(path, sizeof path, "%s/.work", dir);
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) oq_remove_tree(path); /* a link there is refused where it is made */
+    return 1;
+}
+
 const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n)
 {
     if (!oq_shard_is_run(o)) return o;
     *copy = *o;
     snprintf(dir, n, "%s/shards/%d", o->outdir, (int)o->shard.index);
     copy->outdir = dir;
+    copy->overwrite = o->overwrite || shard_unfinished(dir);
     copy->plots = 0; /* drawn once, by the merge */
     return copy;
 }
@@ -54,7 +74,7 @@ const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opt
 static oq_status desc_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     (void)err;
-    oq_plan_desc_batch(ctx, b->index, b->sha256);
+    oq_plan_desc_batch(ctx, b);
     return OQ_OK;
 }
 
@@ -107,10 +127,20 @@ oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
-oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_err *err)
+/* The batches the prepare step will make, known from the options: one per --inputs file, or
+ * the generated events in batches (the last one short). */
+static size_t planned_batches(const oq_validate_opts *o)
 {
-    size_t n = (size_t)o->shard.count, others = o->n_configs ? o->n_configs - 1 : 0;
-    if (o->shard.by == OQ_SHARD_BY_BATCH && n > n_batches)
+    const oq_events_opts *e = &o->events;
+    if (o->n_input_files) return o->n_input_files;
+    return e->num_events > 0 && e->batch_size > 0 ? (size_t)((e->num_events + e->batch_size - 1) / e->batch_size) : 0;
+}
+
+oq_status oq_shard_split_check(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->shard.prepare) return OQ_OK;
+    size_t n = (size_t)o->shard.count, others = o->n_configs ? o->n_configs - 1 : 0, n_batches = planned_batches(o);
+    if (o->shard.by == OQ_SHARD_BY_BATCH && n_batches && n > n_batches)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%zu shards by batch, but the plan has %zu batches", n, n_batches);
     if (o->shard.by == OQ_SHARD_BY_CONFIG && n > others)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -155,15 +185,30 @@ typedef struct shard_batches {
     oq_validate_summary *s;
 } shard_batches;
 
-/* One of this shard's batches: its file checked against the plan, then copied into s. */
+/* A prepared file the shard reads: the one the plan names by its SHA-256. */
+static oq_status prepared_file(const shard_batches *sb, const char *path, const char *sha256, oq_err *err)
+{
+    char hex[65];
+    if (oq_sha256_file(path, hex, err)) return oq_err_prefix(err, "shard %d: ", (int)sb->o->shard.index);
+    if (strcmp(hex, sha256) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: SHA-256 %.12s... is not the prepared %.12s... (changed since "
+                                              "the shards were prepared)", path, hex, sha256);
+    return OQ_OK;
+}
+
+/* One of this shard's batches: its files (inputs, and the saved outputs the `expected`
+ * reference is) checked against the plan, then copied into s. */
 static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     shard_batches *sb = ctx;
-    char hex[65];
-    if (oq_sha256_file(b->inputs, hex, err)) return oq_err_prefix(err, "shard %d: ", (int)sb->o->shard.index);
-    if (strcmp(hex, b->sha256) != 0)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: SHA-256 %.12s... is not the prepared %.12s... (changed since "
-                                              "the shards were prepared)", b->inputs, hex, b->sha256);
+    oq_status st = prepared_file(sb, b->inputs, b->sha256, err);
+    /* a plan prepared before the saved outputs were named by content cannot tell a swapped file */
+    if (!st && b->expected && !*b->expected_sha256)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: the prepared plan does not name it by SHA-256 (prepared by an "
+                                              "older ortqual): prepare the shards again (--prepare-shards N --force)",
+                          b->expected);
+    if (!st && b->expected) st = prepared_file(sb, b->expected, b->expected_sha256, err);
+    if (st) return st;
     oq_batch_info *mine = OQ_PUSH(sb->s->batches, sb->s->n_batches);
     if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return oq_batch_info_copy(mine, b, err);
@@ -206,4 +251,20 @@ oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, o
     char path[4096];
     snprintf(path, sizeof path, "%s/started.json", o->outdir);
     return oq_shard_info_write(i, path, err);
+}
+
+oq_status oq_shard_runtimes(oq_validate_summary *s, oq_err *err)
+{
+    for (size_t k = 0; k < s->n_configs; k++) {
+        oq_config_result *r = &s->configs[k];
+        if (!r->ort_library) continue;
+        const oq_config_result *same = NULL; /* one library, most often: hashed once */
+        for (size_t j = 0; !same && j < k; j++)
+            if (s->configs[j].ort_library && !strcmp(s->configs[j].ort_library, r->ort_library)) same = &s->configs[j];
+        oq_status st = OQ_OK;
+        if (same) memcpy(r->ort_library_sha256, same->ort_library_sha256, sizeof r->ort_library_sha256);
+        else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, err);
+        if (st) return st;
+    }
+    return OQ_OK;
 }

@@ -472,11 +472,13 @@ long oq_shard_part_config(const oq_shard_part *p, size_t k);
 int oq_shard_is_run(const oq_validate_opts *o);
 /* For a shard run, a copy of o writing into outdir/shards/I (dir holds the path); else o. */
 const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n);
+/* The summary.json at `path` is of a run stopped by a signal (read without its batch records). */
+int oq_summary_interrupted(const char *path);
 /* The prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
 oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
 /* The prepare step: N shards need N batches (by batch) or N configurations besides the
- * reference (by configuration). */
-oq_status oq_shard_split_check(const oq_validate_opts *o, size_t n_batches, oq_err *err);
+ * reference (by configuration); refused from the options, before any batch is made. */
+oq_status oq_shard_split_check(const oq_validate_opts *o, oq_err *err);
 /* A shard's start: the prepared plan of `root`, and this shard's batches (each file checked
  * against its SHA-256) copied into s; the plan's batch list is read a line at a time. */
 oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
@@ -497,6 +499,9 @@ oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_s
  * sink's, closed) and the description (`desc_path`) moved beside it. */
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
                                 const char *desc_path, const char *plan_hash, oq_err *err);
+/* The ORT library each configuration of a shard's run loaded, named by content
+ * (oq_config_result.ort_library_sha256): a path says nothing of a node's module or a switched link. */
+oq_status oq_shard_runtimes(oq_validate_summary *s, oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
 
@@ -510,7 +515,7 @@ typedef struct oq_plan_desc {
     int ok;    /* 0 once a write failed */
 } oq_plan_desc;
 int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
-void oq_plan_desc_batch(oq_plan_desc *d, int64_t index, const char *sha256);
+void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
                            const char *path, char hash[65], oq_err *err);
 /* The names of the parts in which two descriptions (files) differ ("repeat, model"). */

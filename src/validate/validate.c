@@ -1257,6 +1257,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_required(o, err);
     if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_check_outdir_kind(c->root, err);
+    if (!st) st = oq_shard_split_check(o, err); /* before --force removes the shards of an earlier plan */
     if (!st) st = oq_shard_setup(o, err);
     if (!st) st = check_inputs_outside(o, err);
     if (!st) st = check_outdir(o, err);
@@ -1352,7 +1353,6 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     c->n_all = c->sink.n;
     c->padded_length = c->sink.padded_length;
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
-    if (!st && o->shard.prepare) st = oq_shard_split_check(o, c->n_all, err);
     if (!st && c->replaces_run) oq_validate_clear_stale(o, c->n_all);
     if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
     return st;
@@ -1485,6 +1485,7 @@ static oq_status run_all(run_ctx *c, oq_err *err)
             if (interrupted(o)) not_reached(c, k);
             else st = run_config(c, k, &ref_ok, err);
         }
+    if (!st && oq_shard_is_run(o)) st = oq_shard_runtimes(c->s, err);
     return st ? st : write_outputs(c, err);
 }
 
@@ -1549,12 +1550,48 @@ static oq_status listed_once(const char *what, const char *const *paths, size_t 
     return st;
 }
 
+/* A file of a list by its content. */
+typedef struct hashed_file {
+    char sha256[65];
+    size_t at;
+} hashed_file;
+
+static int by_content(const void *a, const void *b)
+{
+    const hashed_file *x = a, *y = b;
+    int c = strcmp(x->sha256, y->sha256);
+    return c ? c : x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* No two files of the list with the same bytes: a copy (two runs' batch folders put together)
+ * is the same events as surely as a link is. A file that cannot be read is left to its reader. */
+static oq_status content_once(const char *what, const char *const *paths, size_t n, const char *why, oq_err *err)
+{
+    hashed_file *v = n ? malloc(n * sizeof *v) : NULL;
+    if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (oq_sha256_file(paths[i], v[m].sha256, NULL) == OQ_OK) v[m++].at = i;
+    if (m > 1) qsort(v, m, sizeof *v, by_content);
+    oq_status st = OQ_OK;
+    for (size_t i = 1; !st && i < m; i++)
+        if (!strcmp(v[i].sha256, v[i - 1].sha256))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: files %zu and %zu have the same content (%s and %s, "
+                            "SHA-256 %.12s...): %s", what, v[i - 1].at + 1, v[i].at + 1, paths[v[i - 1].at],
+                            paths[v[i].at], v[i].sha256, why);
+    free(v);
+    return st;
+}
+
+/* (a shard reads the prepared batches, checked when they were prepared) */
 static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
 {
     oq_status st = listed_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
     if (!st)
         st = listed_once("--expected", o->expected_files, o->n_expected_files,
                          "a batch would be judged against another batch's outputs", err);
+    if (!st && !oq_shard_is_run(o))
+        st = content_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
     return st;
 }
 

@@ -305,7 +305,7 @@ must 0 "wall" "$T/est4.log" $ORTQUAL estimate "$T/C1" --events 10 --workers 3   
 must 2 "prepared already" "$T/e1.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --prepare-shards 3
 must 2 "shards/plan.json not found: prepare the shards first" "$T/e2.log" $ORTQUAL "${V[@]}" --outdir "$T/none" --shard 0/2
 must 2 "5 shards by batch, but the plan has 4 batches" "$T/e3.log" $ORTQUAL "${V[@]}" --outdir "$T/e3" --prepare-shards 5
-[ "$(ls -A "$T/e3")" = "error.json" ] || fail "a refused prepare left: $(ls -A "$T/e3")"
+[ ! -e "$T/e3" ] || fail "a refused prepare left: $(ls -A "$T/e3")"   # (refused from the options)
 must 2 "3 shards by configuration, but the plan has 2 configurations besides the reference" "$T/e4.log" \
     $ORTQUAL "${V[@]}" --outdir "$T/e4" --prepare-shards 3 --shard-by config
 must 2 "prepared for 2 shards by batch, not 2 by config" "$T/e5.log" $ORTQUAL "${V[@]}" --outdir "$T/Z" --shard 1/2 --shard-by config

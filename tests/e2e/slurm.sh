@@ -4,7 +4,8 @@
 #   1. a 4-shard validation plus its merge, submitted by `ortqual slurm`, equals the unsharded
 #      run field by field;
 #   2. a second run, 2 shards by configuration, in which one hangs and is cancelled while it runs:
-#      the merge job fails and names that shard;
+#      the merge job fails and names that shard, and the shard resubmitted by the documented
+#      command runs again;
 #   3. what the scripts pass to sbatch, and refusals that submit nothing;
 #   4. sbatch answers other than --parsable's (fake sbatch wrappers), and the printed submit command
 #      pasted into a shell, with an outdir holding a quote and a '#'.
@@ -106,6 +107,18 @@ grep -qE "shard 1 of 2 interrupted: started on .* was interrupted by SIGTERM whi
 [ "$(json "$T/K/summary.json" '(d["verdict"], [(p["index"], p["state"]) for p in d["shards"]["problems"]], [c["status"] for c in d["configs"]])')" = \
   "('failed', [(1, 'interrupted')], ['reference', 'passed', 'failed'])" ] ||
     fail "merged summary after a kill: $(json "$T/K/summary.json" 'd["shards"]["problems"], [(c["name"], c["status"]) for c in d["configs"]]')"
+# the documented recovery (scale-out.md), the same script for one task: the interrupted shard runs
+# again (it was refused at once, "summary.json exists"); it hangs again here, so it is cancelled
+# once its hanging configuration runs
+A2=$(sbatch --parsable --array=1 "$T/K/slurm/shards.sbatch" | cut -d';' -f1)
+end=$((SECONDS + WAIT_S))
+until grep -qs "hangep:attention24:fp32 \.\.\." "$T/K/slurm/shard-${A2}_1.out"; do
+    ! ended "$A2" || fail "the resubmitted shard ended: $(cat "$T/K/slurm/shard-${A2}_1.out")"
+    [ $SECONDS -lt $end ] || fail "the resubmitted shard ${A2}_1 never ran: $(state "$A2")"
+    sleep 0.3
+done
+scancel "$A2"
+wait_ended "$A2"
 
 # 3. the sbatch options in the scripts (no GPU here: written, not submitted), and refusals
 $ORTQUAL slurm --shards 2 --outdir "$T/N" --no-submit --partition gpu --merge-partition cpu --merge-mem 4G --time 01:00:00 \
@@ -134,7 +147,7 @@ must 0 "prepared: 4 batches in 2 shards" "$T/b6.log" $ORTQUAL slurm --shards 2 -
 $PY -c "import numpy as np; m = np.zeros((2, 8), np.float32); m[0, :3] = 1; m[1, 2:5] = 1
 np.savez('$T/left.npz', features=np.zeros((2, 8, 8), np.float32), mask=m)"
 must 2 "nothing submitted" "$T/b4.log" $ORTQUAL slurm --shards 2 --outdir "$T/B4" -- validate --inputs "$T/left.npz"
-must 2 "left.npz: .*event 1" "$T/b5.log" $ORTQUAL slurm --shards 2 --outdir "$T/B5" -- validate --inputs "$T/left.npz"
+must 2 "left.npz: .*event 1" "$T/b5.log" $ORTQUAL slurm --shards 1 --outdir "$T/B5" -- validate --inputs "$T/left.npz"
 [ "$(squeue -h | wc -l)" = "$jobs_before" ] || fail "a refused submission left jobs: $(squeue)"
 # values sbatch reads as numbers or times are refused before anything is written
 must 2 "^ortqual slurm: --cpus-per-task '-3': want a positive integer$" "$T/b7.log" \

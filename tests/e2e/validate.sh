@@ -93,9 +93,9 @@ grep -q "event 1" "$T/broken.out" && grep -q "position 9" "$T/broken.out" || fai
 $PY - "$T/fine.npz" <<'PY'
 import sys, numpy as np
 m = np.zeros((2, 16), np.float32); m[0, :10] = 1; m[1, :6] = 1
-np.savez(sys.argv[1], features=np.random.default_rng(0).normal(size=(2, 16, 8)).astype(np.float32) * m[..., None], mask=m)
+for k, path in enumerate((sys.argv[1], sys.argv[1].replace("fine", "fine2"))):  # two files: other events
+    np.savez(path, features=np.random.default_rng(k).normal(size=(2, 16, 8)).astype(np.float32) * m[..., None], mask=m)
 PY
-cp "$T/fine.npz" "$T/fine2.npz" # two files: one file twice is refused before anything is written
 set +e
 $ORTQUAL validate --outdir "$T/broken2" --inputs "$T/fine.npz" "$T/fine2.npz" "$T/holes.npz" > "$T/broken2.out" 2>&1
 rc=$?

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# What a shard takes on trust, checked: the saved reference outputs it reads from the prepared
+# folder (a swapped one made a sharded run pass where the unsharded one failed), the ONNX
+# Runtime each shard loaded (a node with another build was merged silently), a copy of an
+# --inputs file (its events counted twice), a split larger than the batches (refused only after
+# all of them were written), and the documented rerun of a killed or interrupted shard.
+set -euo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+json() { $PY -c "import json,os,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+F="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
+ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+
+# 1. the saved outputs of batch 1 swapped after preparation: the shard that reads them refuses,
+#    by name (it ran, and passed, against the other file); they are part of the plan's identity
+E=(validate --model "$F/mlpf_like_op18.onnx" --inputs "$F/inputs_000.npz" "$F/inputs_001.npz"
+   --expected "$F/outputs_000.npz" "$F/outputs_001.npz" --configs expected,cpu:model:fp32 --no-plots --progress never)
+must 0 "prepared 2 shards" "$T/e.log" $ORTQUAL "${E[@]}" --outdir "$T/E" --prepare-shards 2
+[ "$(json "$T/E/shards/plan_description.json" '[("expected" in b) for b in d["batches"]]')" = "[True, True]" ] ||
+    fail "the plan does not name the saved outputs: $(head -c 400 "$T/E/shards/plan_description.json")"
+cp "$T/E/expected_000.npz" "$T/E/expected_001.npz"
+must 2 "E/expected_001.npz: SHA-256 .* is not the prepared .*changed since the shards were prepared" "$T/e1.log" \
+    $ORTQUAL "${E[@]}" --outdir "$T/E" --shard 1/2
+must 0 "shard 0 of 2 done" "$T/e0.log" $ORTQUAL "${E[@]}" --outdir "$T/E" --shard 0/2
+# (the unsharded run names them too: the same plan)
+must 0 "PASSED" "$T/eu.log" $ORTQUAL "${E[@]}" --outdir "$T/EU"
+[ "$(json "$T/EU/summary.json" 'd["plan"]["hash"]')" = "$(json "$T/E/shards/0/summary.json" 'd["plan"]["hash"]')" ] ||
+    fail "the unsharded run and its shard have different plans"
+
+# 2. a shard that loaded another ORT build ($ORTQUAL_ORT_LIB on its node; a link switched between
+#    tasks): the merge refuses, naming both shards and versions
+V=(validate --no-cache --num-events 4 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --no-plots --progress never
+   --configs ref:encoder:fp64,cpu:attention24:fp32)
+must 0 "prepared" "$T/o.log" $ORTQUAL "${V[@]}" --outdir "$T/O" --prepare-shards 2
+must 0 "shard 0 of 2 done" "$T/o0.log" $ORTQUAL "${V[@]}" --outdir "$T/O" --shard 0/2
+ORTQUAL_ORT_LIB="$ORT130" must 0 "shard 1 of 2 done" "$T/o1.log" $ORTQUAL "${V[@]}" --outdir "$T/O" --shard 1/2
+must 2 "shard 1 ran cpu:attention24:fp32 on ONNX Runtime 1.30.0 .*shard 0 on 1.29.0 .*refusing to merge shards of different runtimes" \
+    "$T/om.log" $ORTQUAL merge "$T/O"
+[ ! -e "$T/O/summary.json" ] || fail "a merge of shards of two runtimes wrote a summary"
+mkdir "$T/lib" && ln -s "$OQ_ORT_LIB" "$T/lib/libonnxruntime.so"
+must 0 "prepared" "$T/l.log" $ORTQUAL "${V[@]}" --ort-lib "$T/lib/libonnxruntime.so" --outdir "$T/L" --prepare-shards 2
+must 0 "done" "$T/l0.log" $ORTQUAL "${V[@]}" --ort-lib "$T/lib/libonnxruntime.so" --outdir "$T/L" --shard 0/2
+ln -sfn "$ORT130" "$T/lib/libonnxruntime.so"
+must 0 "done" "$T/l1.log" $ORTQUAL "${V[@]}" --ort-lib "$T/lib/libonnxruntime.so" --outdir "$T/L" --shard 1/2
+must 2 "shard 1 ran .* on ONNX Runtime 1.30.0 .*refusing to merge shards of different runtimes" "$T/lm.log" $ORTQUAL merge "$T/L"
+# the same build everywhere merges, each shard's library named by content
+ln -sfn "$OQ_ORT_LIB" "$T/lib/libonnxruntime.so"
+must 0 "done" "$T/l1.log" $ORTQUAL "${V[@]}" --ort-lib "$T/lib/libonnxruntime.so" --outdir "$T/L" --shard 1/2 --force
+must 0 "verdict: PASSED" "$T/lm.log" $ORTQUAL merge "$T/L"
+[ "$(json "$T/L/shards/1/summary.json" 'len(d["configs"][1]["onnxruntime"]["library_sha256"])')" = 64 ] ||
+    fail "a shard does not name its ORT library by content"
+
+# 3. a byte-identical copy of an --inputs file is the same events: refused, naming both
+cp "$T/O/inputs_000.npz" "$T/copy.npz"
+must 2 "--inputs: files 1 and 2 have the same content \($T/O/inputs_000.npz and $T/copy.npz, SHA-256" "$T/d.log" \
+    $ORTQUAL validate --no-cache --inputs "$T/O/inputs_000.npz" "$T/copy.npz" --configs ref:encoder:fp64,cpu:attention24:fp32 \
+    --outdir "$T/D"
+[ ! -e "$T/D/summary.json" ] || fail "a run of one batch twice wrote a summary"
+
+# 4. more shards than the options' batches: refused before a batch is made (it was refused once
+#    every batch had been written, checked and removed again: minutes at 10^6 events), the
+#    output folder never made
+must 2 "^ortqual validate: 5 shards by batch, but the plan has 4 batches$" "$T/n.log" \
+    $ORTQUAL validate --no-cache --num-events 7 --batch-size 2 --configs ref:encoder:fp64,cpu:attention24:fp32 \
+    --outdir "$T/N" --prepare-shards 5 --progress always
+[ ! -e "$T/N" ] && [ "$(wc -l < "$T/n.log")" = 1 ] || fail "the refused split prepared: $(cat "$T/n.log"; ls -A "$T/N")"
+must 2 "3 shards by batch, but the plan has 2 batches" "$T/n2.log" $ORTQUAL "${E[@]}" --outdir "$T/N2" --prepare-shards 3
+[ ! -e "$T/N2" ] || fail "the refused split prepared: $(ls -A "$T/N2")"
+
+# 5. a killed shard (SIGKILL: started, its .work left, no summary) and an interrupted one
+#    (SIGTERM: a summary that says so) are finished by the same command again, as the generated
+#    sbatch script runs it (docs/scale-out.md); a finished one still needs --force
+K=(validate --no-cache --num-events 600 --batch-size 1 --max-len 8 --repeat 1 --warmup 0 --no-plots
+   --configs ref:encoder:fp64,cpu:attention24:fp32)
+must 0 "prepared" "$T/k.log" $ORTQUAL slurm --no-submit --shards 2 --outdir "$T/K" -- "${K[@]}"
+# start_until I LOG: shard I runs until its configuration under test has begun; its pid in $pid
+start_until() {
+    $ORTQUAL "${K[@]}" --outdir "$T/K" --shard "$1/2" >"$2" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do
+        grep -q "cpu:attention24:fp32 \.\.\." "$2" && return 0
+        sleep 0.1
+    done
+    kill -9 $pid; fail "shard $1 never started its configuration: $(cat "$2")"
+}
+start_until 0 "$T/k0.log"
+kids=$(pgrep -P $pid || true)
+exec 3>&2 2>/dev/null
+kill -KILL $pid $kids
+wait $pid || true
+exec 2>&3 3>&-
+[ -e "$T/K/shards/0/started.json" ] && [ ! -e "$T/K/shards/0/summary.json" ] || fail "killed shard: $(ls -A "$T/K/shards/0")"
+start_until 1 "$T/k1.log"
+kill -TERM $pid
+wait $pid || true
+[ "$(json "$T/K/shards/1/summary.json" 'd["verdict"]')" = interrupted ] || fail "SIGTERM: $(tail -3 "$T/k1.log")"
+must 1 "shard 0 of 2 unfinished" "$T/km.log" $ORTQUAL merge "$T/K"
+for i in 0 1; do
+    must 0 "shard $i of 2 done" "$T/kr$i.log" env SLURM_ARRAY_TASK_ID=$i bash "$T/K/slurm/shards.sbatch"
+done
+[ ! -e "$T/K/shards/0/error.json" ] && [ ! -e "$T/K/shards/0/.work" ] || fail "the rerun left: $(ls -A "$T/K/shards/0")"
+must 0 "verdict: PASSED" "$T/km.log" $ORTQUAL merge "$T/K"
+must 2 "shards/1/summary.json exists \(use --force" "$T/kf.log" $ORTQUAL "${K[@]}" --outdir "$T/K" --shard 1/2
+# a rerun of an unfinished shard refused by its plan check: its error.json is the shard's record
+rm "$T/K/shards/0/summary.json" && cp "$T/K/shards/1/started.json" "$T/K/shards/0/started.json"
+must 2 "differ in: repeat" "$T/kx.log" $ORTQUAL "${K[@]}" --repeat 2 --outdir "$T/K" --shard 0/2
+[ -e "$T/K/shards/0/error.json" ] || fail "a refused rerun of an unfinished shard wrote no error.json: $(ls -A "$T/K/shards/0")"
+must 1 "shard 0 of 2 failed: stopped before running: .*differ in: repeat" "$T/kxm.log" $ORTQUAL merge "$T/K"
+echo "shard_trust e2e: all checks passed"
