@@ -53,6 +53,17 @@ static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, 
     return NULL;
 }
 
+/* The model's identity as a plan records it (its file's and its external files' SHA-256):
+ * read only when a saved-outputs comment is there to compare with. */
+static oq_status model_identity(const char *path, char sha[65], oq_err *err)
+{
+    oq_model_file m;
+    oq_status st = oq_model_file_read(path, &m, err);
+    if (!st) snprintf(sha, 65, "%s", m.sha256);
+    oq_model_file_clear(&m);
+    return st;
+}
+
 oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err)
 {
     if (!*ort_file || !o->n_configs || !oq_config_is_expected(&o->configs[0]) || !o->model_path) return OQ_OK;
@@ -67,7 +78,7 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
                            ? json_loads(comment + strlen(PROVENANCE_MARK), 0, NULL)
                            : NULL;
         free(comment);
-        if (prov && !*model_sha) st = oq_model_identity(o->model_path, model_sha, err);
+        if (prov && !*model_sha) st = model_identity(o->model_path, model_sha, err);
         const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, ort_file) : NULL;
         const char *version = json_string_value(json_object_get(prov, "ort_version"));
         if (c)
