@@ -80,6 +80,9 @@ oq_status oq_read_own_file_id(const char *path, unsigned char **buf, size_t *n, 
 int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
 /* The identity of the file at `path` now (stat: a link followed); -1 with errno when there is none. */
 int oq_file_id_at(const char *path, oq_file_id *id);
+/* Whether the files at p and q hold the same bytes (0 when either cannot be read): a copy of
+ * one ORT build is that build. */
+int oq_file_same_bytes(const char *p, const char *q);
 
 /* A JSON string of s (NULL: ""), kept when s is not UTF-8 (jansson refuses it, and a pack
  * with it fails whole): each byte that starts no valid sequence becomes U+FFFD. NULL on OOM. */

@@ -429,3 +429,15 @@ oq_status oq_mkdir_in(const char *parent, const char *name, oq_err *err)
     close(pfd);
     return st;
 }
+
+int oq_file_same_bytes(const char *p, const char *q)
+{
+    FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
+    int same = a && b;
+    char x[16384], y[16384];
+    for (size_t n; same && (n = fread(x, 1, sizeof x, a)) > 0;) same = fread(y, 1, n, b) == n && !memcmp(x, y, n);
+    same = same && !ferror(a) && fgetc(b) == EOF;
+    if (a) fclose(a);
+    if (b) fclose(b);
+    return same;
+}

@@ -26,19 +26,6 @@ char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, 
     return text;
 }
 
-/* Whether two files hold the same bytes (a copy of one ORT build is that build). */
-static int same_bytes(const char *p, const char *q)
-{
-    FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
-    int same = a && b;
-    char x[16384], y[16384];
-    for (size_t n; same && (n = fread(x, 1, sizeof x, a)) > 0;) same = fread(y, 1, n, b) == n && !memcmp(x, y, n);
-    same = same && !ferror(a) && fgetc(b) == EOF;
-    if (a) fclose(a);
-    if (b) fclose(b);
-    return same;
-}
-
 /* The configuration under test that runs the session which saved `prov` (NULL: none). */
 static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha,
                                  const char *ort_file)
@@ -46,7 +33,7 @@ static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, 
     const char *provider = json_string_value(json_object_get(prov, "provider"));
     const char *sha = json_string_value(json_object_get(prov, "model_sha256"));
     const char *lib = json_string_value(json_object_get(prov, "ort_library"));
-    if (!provider || !sha || !lib || strcmp(sha, model_sha) || (strcmp(lib, ort_file) && !same_bytes(lib, ort_file)))
+    if (!provider || !sha || !lib || strcmp(sha, model_sha) || (strcmp(lib, ort_file) && !oq_file_same_bytes(lib, ort_file)))
         return NULL;
     for (size_t k = 1; k < o->n_configs; k++)
         if (o->configs[k].repr == OQ_REPR_MODEL && !strcasecmp(o->configs[k].runtime, provider)) return &o->configs[k];

@@ -10,6 +10,8 @@
 #include "ortqual/runtime.h"
 #include "ortqual/validate.h"
 
+#include "fileio/fileio-impl.h"
+
 /* Do a and b run the same session? --model runs its file as it is: on one runtime with one kernel,
  * fp32 and fp16 change the tolerance only (on cuda both set use_tf32=0; tf32 is another run). */
 static int same_model_run(const oq_config *a, const oq_config *b)
@@ -48,19 +50,6 @@ static int ort_file(const char *lib, char *out, size_t n)
     return *out != '\0';
 }
 
-/* Whether two files hold the same bytes (a copy of one ORT build is that build). */
-static int same_bytes(const char *p, const char *q)
-{
-    FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
-    int same = a && b;
-    char x[16384], y[16384];
-    for (size_t n; same && (n = fread(x, 1, sizeof x, a)) > 0;) same = fread(y, 1, n, b) == n && !memcmp(x, y, n);
-    same = same && !ferror(a) && fgetc(b) == EOF;
-    if (a) fclose(a);
-    if (b) fclose(b);
-    return same;
-}
-
 /* How the reference's ORT is the others' (into f->same and f->lib). */
 static void same_ort(const oq_validate_opts *o, oq_self_comparison *f)
 {
@@ -73,7 +62,7 @@ static void same_ort(const oq_validate_opts *o, oq_self_comparison *f)
     }
     if (!ort_file(o->ort_lib, f->lib, sizeof f->lib) || !ort_file(o->reference_ort_lib, ref, sizeof ref)) return;
     if (!strcmp(f->lib, ref)) f->same = OQ_SAME_ORT_FILE;
-    else if (same_bytes(f->lib, ref)) f->same = OQ_SAME_ORT_COPY;
+    else if (oq_file_same_bytes(f->lib, ref)) f->same = OQ_SAME_ORT_COPY;
 }
 
 oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_comparison *found, oq_err *err)
