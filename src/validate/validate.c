@@ -124,7 +124,10 @@ static oq_status save_weights(run_ctx *c, oq_err *err)
 {
     oq_validate_opts copy;
     if (!c->weights) return OQ_OK;
-    snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", staged(c, &copy)->outdir);
+    const char *dir = staged(c, &copy)->outdir;
+    int n = snprintf(c->weights_path, sizeof c->weights_path, "%s/weights.npz", dir);
+    if (n < 0 || (size_t)n >= sizeof c->weights_path)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s/weights.npz: path too long", dir);
     return oq_npz_write_sha256(c->weights_path, c->weights->n, (const oq_tensor *const *)c->weights->t, 0, 1,
                                c->weights_sha256, err);
 }
