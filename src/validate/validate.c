@@ -1555,9 +1555,16 @@ static oq_status listed_once(const char *what, const char *const *paths, size_t 
 
 /* A file of a list by its content. */
 typedef struct hashed_file {
+    off_t size;
     char sha256[65];
     size_t at;
 } hashed_file;
+
+static int by_size(const void *a, const void *b)
+{
+    const hashed_file *x = a, *y = b;
+    return x->size < y->size ? -1 : x->size > y->size;
+}
 
 static int by_content(const void *a, const void *b)
 {
@@ -1572,9 +1579,17 @@ static oq_status content_once(const char *what, const char *const *paths, size_t
 {
     hashed_file *v = n ? malloc(n * sizeof *v) : NULL;
     if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    size_t m = 0;
+    size_t m = 0, k = 0;
+    struct stat sb;
     for (size_t i = 0; i < n; i++)
-        if (oq_sha256_file(paths[i], v[m].sha256, NULL) == OQ_OK) v[m++].at = i;
+        if (stat(paths[i], &sb) == 0) v[m++] = (hashed_file){.size = sb.st_size, .at = i};
+    if (m > 1) qsort(v, m, sizeof *v, by_size);
+    /* only a file whose size another has can be its copy: the others are not read */
+    for (size_t i = 0; i < m; i++)
+        if (((i > 0 && v[i - 1].size == v[i].size) || (i + 1 < m && v[i + 1].size == v[i].size)) &&
+            oq_sha256_file(paths[v[i].at], v[i].sha256, NULL) == OQ_OK)
+            v[k++] = v[i];
+    m = k;
     if (m > 1) qsort(v, m, sizeof *v, by_content);
     oq_status st = OQ_OK;
     for (size_t i = 1; !st && i < m; i++)
