@@ -1,6 +1,7 @@
 /* How long a larger plan takes, modelled from the per-batch costs a smaller run measured
  * (oq_validate_estimate in validate.h; the model is explained in docs/scale-out.md). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,46 +59,83 @@ static int time_checked(const oq_config_result *c, oq_err *err)
     return 1;
 }
 
-/* One configuration: what one task pays once (process, runtime, session, the first batch's
+/* Where the task that ran batch `index` stops: a merged summary split by batch holds its shards'
+ * records in shard order, each shard's batches a range of the plan's (the split is the plan's,
+ * oq_shard_part_of); in any other summary one task's records run to the end (a split by
+ * configuration kept the first shard's records of the reference every shard ran). */
+static size_t task_end(const oq_validate_summary *s, int64_t index)
+{
+    const oq_merge_info *mi = &s->merged;
+    for (int32_t i = 0; mi->by == OQ_SHARD_BY_BATCH && i < mi->count; i++) {
+        oq_shard_part p = oq_shard_part_of(mi->count, mi->by, s->n_batches, s->n_configs, i);
+        if ((size_t)index < p.batch_hi) return p.batch_hi;
+    }
+    return SIZE_MAX;
+}
+
+/* The first calls of c's timed batches: each task's first (its cold call: CUDA context, kernel
+ * selection) beyond a typical first call (the upper median of the others) is one-time. Their
+ * sum: one per task that ran it, so a merged summary's other shards' cold calls are not spread
+ * over the events (only the first batch's was: a 0.5 s first call gave a wall of 50 s in shard
+ * 0, of 300 s in shard 1). None without another batch to tell a typical call by. */
+static int sum_colds(const oq_validate_summary *s, const oq_config_result *c, double *colds, oq_err *err)
+{
+    size_t n = c->n_batches, n_others = 0, n_firsts = 0, end = 0;
+    double *t = calloc(n + 1, sizeof *t); /* the others from the front, the tasks' firsts from the back */
+    if (!t) {
+        oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const oq_batch_result *b = &c->batches[i];
+        if (!b->timed) continue;
+        if (b->index < 0 || (size_t)b->index < end) {
+            t[n_others++] = b->first_call_s;
+            continue;
+        }
+        t[n - ++n_firsts] = b->first_call_s;
+        end = task_end(s, b->index);
+    }
+    qsort(t, n_others, sizeof *t, cmp_double);
+    *colds = 0;
+    for (size_t i = 0; n_others && i < n_firsts; i++) *colds += fmax(0, t[n - 1 - i] - t[n_others / 2]);
+    free(t);
+    return 1;
+}
+
+/* One configuration: what one task pays once (process, runtime, session, its first batch's
  * warm-up beyond a typical first call) and what each event costs after that. Only the batches it
  * timed count, their events only (a batch read from the reference cache ran nothing). The fixed
  * part is what the worker spent beyond the calls it made (as measured: session creation and
  * process start do not depend on the larger plan's calls), the per-event part the calls the
- * larger plan makes (--warmup, --repeat). 0 when it timed no batch (skipped, not run).
- * `all_batches`: each of its tasks ran every batch (the reference of a split by configuration). */
+ * larger plan makes (--warmup, --repeat). A merged summary's worker and cost times are sums over
+ * the k tasks that ran it, each of which paid the fixed part once. 0 when it timed no batch
+ * (skipped, not run). `all_batches`: each of its tasks ran every batch, the records one task's
+ * (the reference of a split by configuration), so their calls and cold call count k times. */
 static int measure(const oq_validate_summary *s, const oq_config_result *c, const oq_estimate_opts *o, int all_batches,
                    oq_estimate_config *out, oq_err *err)
 {
-    size_t n = c->n_batches, m = 0;
-    if (!time_checked(c, err)) return -1;
-    double ran = 0, will = 0, events = 0, *firsts = calloc(n + 1, sizeof *firsts);
-    if (!firsts) {
-        oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
+    double ran = 0, will = 0, events = 0, colds = 0;
+    if (!time_checked(c, err) || !sum_colds(s, c, &colds, err)) return -1;
+    for (size_t i = 0; i < c->n_batches; i++) {
         const oq_batch_result *b = &c->batches[i];
         if (!b->timed) continue;
         ran += batch_s(b, b->warmup, b->repeat);
         will += batch_s(b, asked(o->warmup, b->warmup), asked(o->repeat, b->repeat));
         events += events_of(s, b->index);
-        firsts[m++] = b->first_call_s;
     }
-    if (m > 1) qsort(firsts + 1, m - 1, sizeof *firsts, cmp_double);
-    double cold = m > 1 ? fmax(0, firsts[0] - firsts[1 + (m - 1) / 2]) : 0;
-    free(firsts);
-    if (!m || events <= 0) return 0;
-    double rest = c->cost.compare_s + c->cost.io_s - cold, tasks = tasks_of(c);
-    double fixed = (c->worker.seconds - (all_batches ? tasks : 1) * (ran + rest)) / tasks;
+    if (events <= 0) return 0;
+    double tasks = tasks_of(c), runs = all_batches ? tasks : 1, cost = c->cost.compare_s + c->cost.io_s;
+    double calls = runs * (ran - colds) + cost; /* the tasks' calls, comparison and I/O, cold calls apart */
+    double fixed = (c->worker.seconds - calls) / tasks;
     if (fixed < 0) {
         oq_err_set(err, OQ_ERR_FORMAT, "'%s': its worker ran %g s, less than the %g s of its batches' calls, "
-                   "comparison and I/O: the summary's times do not add up", c->config.name, c->worker.seconds,
-                   (all_batches ? tasks : 1) * (ran + rest));
+                   "comparison and I/O: the summary's times do not add up", c->config.name, c->worker.seconds, calls);
         return -1;
     }
     snprintf(out->name, sizeof out->name, "%s", c->config.name);
     out->fixed_s = fixed;
-    out->per_event_s = (will + rest) / events;
+    out->per_event_s = (runs * (will - colds) + cost) / (runs * events);
     return 1;
 }
 

@@ -2060,6 +2060,100 @@ static void estimate_expected_reference_costs_nothing(void **state)
     oq_validate_summary_free(s);
 }
 
+/* A synthetic merged summary: 8 batches of 4 events, the reference and two configurations, each
+ * batch's first call 10 ms (`extra` s more on the batches listed), 3 timed calls of 2 ms after a
+ * warm-up; each of the 2 shards that ran a configuration spent 1 s once and `io` s of I/O. */
+enum { EST_BATCHES = 8, EST_CONFIGS = 3 };
+typedef struct est_summary {
+    oq_validate_summary s;
+    oq_batch_info batches[EST_BATCHES];
+    oq_config_result configs[EST_CONFIGS];
+    oq_batch_result records[EST_CONFIGS][EST_BATCHES];
+    oq_config_shard shards[EST_CONFIGS][2];
+} est_summary;
+
+static void est_build(est_summary *e, oq_shard_by by, const int *slow, size_t n_slow, double extra, double io)
+{
+    memset(e, 0, sizeof *e);
+    e->s = (oq_validate_summary){.n_batches = EST_BATCHES, .batches = e->batches, .n_configs = EST_CONFIGS,
+                                 .configs = e->configs, .merged = {.count = 2, .by = by}};
+    for (int i = 0; i < EST_BATCHES; i++) e->batches[i] = (oq_batch_info){.index = i, .batch_size = 4};
+    const char *names[EST_CONFIGS] = {"ref:encoder:fp64", "cpu:decomposed:fp32", "cpu:attention24:fp32"};
+    for (int k = 0; k < EST_CONFIGS; k++) {
+        oq_config_result *c = &e->configs[k];
+        assert_int_equal(oq_config_parse(names[k], &c->config, NULL), OQ_OK);
+        /* by configuration, shard k-1 alone ran configuration k; every shard the reference */
+        int tasks = by == OQ_SHARD_BY_CONFIG && k ? 1 : 2;
+        double calls = 0;
+        for (int i = 0; i < EST_BATCHES; i++) {
+            oq_batch_result *b = &e->records[k][i];
+            *b = (oq_batch_result){.index = i, .timed = 1, .first_call_s = 0.010, .repeat = 3, .warmup = 1,
+                                   .median_s = 0.002};
+            for (size_t j = 0; j < n_slow; j++) b->first_call_s += slow[j] == i ? extra : 0;
+            calls += b->first_call_s + 4 * b->median_s;
+        }
+        c->n_batches = EST_BATCHES;
+        c->batches = e->records[k];
+        c->n_shards = (size_t)tasks;
+        c->shards = e->shards[k];
+        for (int j = 0; j < tasks; j++) e->shards[k][j] = (oq_config_shard){.index = k && tasks == 1 ? k - 1 : j,
+                                                                            .worker_ran = 1};
+        int runs = by == OQ_SHARD_BY_CONFIG && !k ? tasks : 1; /* the records are one shard's */
+        c->cost = (oq_worker_cost){.recorded = 1, .io_s = tasks * io};
+        c->worker = (oq_worker_run){.ran = 1, .seconds = tasks * (1.0 + io) + runs * calls};
+    }
+}
+
+/* Each shard's first batch's cold call (CUDA context, kernel selection) is one-time: only the
+ * configuration's first batch's was, the other shards' spread over the events, so the same
+ * 0.5 s first call gave another estimate in shard 1 than in shard 0 (QA: 50 s or 300 s of wall). */
+static void estimate_each_shards_cold_call_is_one_time(void **state)
+{
+    (void)state;
+    oq_estimate_opts o = {.events = 1000000, .workers = 50, .repeat = -1, .warmup = -1};
+    oq_err err = {0};
+    est_summary *e = calloc(1, sizeof *e);
+    oq_estimate a, b, both;
+    const int first0 = 0, first1 = 4, firsts[2] = {0, 4}; /* 8 batches over 2 shards: 0..3, 4..7 */
+    est_build(e, OQ_SHARD_BY_BATCH, &first0, 1, 0.5, 0);
+    assert_int_equal(oq_validate_estimate(&e->s, &o, &a, &err), OQ_OK);
+    est_build(e, OQ_SHARD_BY_BATCH, &first1, 1, 0.5, 0);
+    assert_int_equal(oq_validate_estimate(&e->s, &o, &b, &err), OQ_OK);
+    est_build(e, OQ_SHARD_BY_BATCH, firsts, 2, 0.5, 0);
+    assert_int_equal(oq_validate_estimate(&e->s, &o, &both, &err), OQ_OK);
+    double per_event = (0.010 + 4 * 0.002) / 4;
+    for (size_t k = 0; k < EST_CONFIGS; k++) {
+        /* one cold call over two tasks: 0.25 s each; one in each shard: 0.5 s each */
+        assert_float_equal(a.configs[k].fixed_s, 1.25, 1e-9);
+        assert_float_equal(b.configs[k].fixed_s, 1.25, 1e-9);
+        assert_float_equal(both.configs[k].fixed_s, 1.5, 1e-9);
+        assert_float_equal(a.configs[k].per_event_s, per_event, 1e-12);
+        assert_float_equal(b.configs[k].per_event_s, per_event, 1e-12);
+        assert_float_equal(both.configs[k].per_event_s, per_event, 1e-12);
+    }
+    assert_float_equal(a.wall_s, b.wall_s, 1e-9);
+    oq_estimate_clear(&a);
+    oq_estimate_clear(&b);
+    oq_estimate_clear(&both);
+    /* a batch past a shard's first is no cold call: it is the plan's, per event */
+    const int later = 5;
+    est_build(e, OQ_SHARD_BY_BATCH, &later, 1, 0.5, 0);
+    assert_int_equal(oq_validate_estimate(&e->s, &o, &a, &err), OQ_OK);
+    assert_float_equal(a.configs[1].fixed_s, 1.0, 1e-9);
+    assert_float_equal(a.configs[1].per_event_s, per_event + 0.5 / 32, 1e-12);
+    oq_estimate_clear(&a);
+    /* split by configuration, every shard ran the reference's batches (the records are the first
+     * shard's): its cold call and its calls count once per shard, and its I/O, a sum over the
+     * shards, once (it was taken k times, the fixed part 0.1 s short) */
+    est_build(e, OQ_SHARD_BY_CONFIG, &first0, 1, 0.5, 0.1);
+    assert_int_equal(oq_validate_estimate(&e->s, &o, &a, &err), OQ_OK);
+    assert_float_equal(a.configs[0].fixed_s, 1.5, 1e-9);
+    assert_float_equal(a.configs[0].per_event_s, per_event + 0.1 / 32, 1e-12);
+    assert_float_equal(a.configs[1].fixed_s, 1.5, 1e-9);
+    oq_estimate_clear(&a);
+    free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2093,6 +2187,7 @@ int main(void)
         cmocka_unit_test(estimate_fixed_from_measured_calls),
         cmocka_unit_test(estimate_refuses_partial_timings),
         cmocka_unit_test(estimate_expected_reference_costs_nothing),
+        cmocka_unit_test(estimate_each_shards_cold_call_is_one_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
