@@ -546,7 +546,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_CALLBACK("mask-fraction", "F", set_fraction, o,
                         "mean share of padding in masks, [0,1) (default 0.25):\n"
                         "fraction: every event round((1-F)L) long; balanced/uniform:\n"
-                        "lengths from round((1-2F)L) (>= 1) to L; refused with\n"
+                        "lengths from round((1-2F)L) (>= 1) to L (balanced, batch 1:\n"
+                        "one event of their mean); refused with\n"
                         "--length-policy fixed or --modes unmasked (no padding)"),
         OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)"),
         OQ_OPT_GROUP("timing:"),

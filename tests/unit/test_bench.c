@@ -12,6 +12,7 @@
 
 #include "bench/bench-impl.h"
 #include "ortqual/bench.h"
+#include "ortqual/events.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 
@@ -348,6 +349,26 @@ static void test_judge_accuracy(void **state)
     assert_string_equal(row.error, "out of memory");
 }
 
+/* --mask-fraction F is the mean share of padding: balanced at batch size 1 made its one event L
+ * long (no padding in a row labelled masked, F silently ignored); now the spread's mean. */
+static void test_balanced_batch_of_one_is_padded(void **state)
+{
+    (void)state;
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    o.length_policy = OQ_LENGTH_BALANCED;
+    o.mask_fraction = 0.4;
+    oq_err err = OQ_ERR_INIT;
+    int64_t len[3];
+    assert_int_equal(oq_bench_event_lengths(&o, 1, 64, len, &err), OQ_OK);
+    assert_int_equal(len[0], 39); /* round((13 + 64) / 2): from round(0.2 x 64) = 13 to 64 */
+    assert_int_equal(oq_bench_event_lengths(&o, 3, 64, len, &err), OQ_OK);
+    assert_int_equal(len[0] + len[1] + len[2], 13 + 39 + 64); /* a batch of 3 spreads them, mean 39 */
+    o.mask_fraction = 0; /* no padding asked: none made */
+    assert_int_equal(oq_bench_event_lengths(&o, 1, 64, len, &err), OQ_OK);
+    assert_int_equal(len[0], 64);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_io_binding_names),
         cmocka_unit_test(test_classify_errors),
         cmocka_unit_test(test_judge_accuracy),
+        cmocka_unit_test(test_balanced_batch_of_one_is_padded),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
