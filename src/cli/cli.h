@@ -75,7 +75,8 @@ int oq_cli_version(int argc, char **argv);
  *     oq_cli_command c = {"cmd", head, foot, opts};
  *     int rc = oq_cli_parse(&c, argc, argv, NULL);   (1: --help printed, -1: error printed)
  *
- * --help and -h are added to every table. */
+ * --help and -h are added to every table. An option given twice takes its last value, a
+ * repeatable one (LIST, OQ_OPT_COMMA) every value given; the usage text says so (OQ_CLI_REPEATS). */
 typedef struct oq_opt oq_opt;
 /* A callback's value check: a one-line error on stderr naming the option and -1 when the
  * value is bad, 0 when it was taken. */
@@ -85,7 +86,8 @@ enum oq_opt_kind {
     OQ_OPTK_END = 0,
     OQ_OPTK_GROUP,    /* a heading in the usage text */
     OQ_OPTK_FLAG,     /* no argument: *(int *)ptr = ival */
-    OQ_OPTK_STRING,   /* *(const char **)ptr = the argument (the last one given wins) */
+    OQ_OPTK_STRING,   /* *(const char **)ptr = the argument (the last one given wins: every
+                         single-valued option is so, as in git; docs/usage.md) */
     OQ_OPTK_WORDS,    /* the argument and the numbers after it, joined with spaces into the
                          char buffer ptr of hi bytes: "--length-policy balanced 10 64" */
     OQ_OPTK_LIST,     /* repeatable: appended to the oq_cli_list ptr (room for them all) */
@@ -94,8 +96,11 @@ enum oq_opt_kind {
 };
 enum {
     OQ_OPT_HIDDEN = 1, /* taken, but not in the usage text */
-    OQ_OPT_MANY = 2    /* LIST: also every operand after the argument, up to the next option
+    OQ_OPT_MANY = 2,   /* LIST: also every operand after the argument, up to the next option
                           ("--inputs out/inputs_*.npz" as the shell expands it) */
+    OQ_OPT_COMMA = 4   /* STRING or CALLBACK taking a comma list: given again, it gets the lists
+                          given so far joined with ',' ("--variants a --variants b" is a,b; the
+                          last one alone, it silently dropped the first) */
 };
 enum { OQ_NUM_INT = 1, OQ_NUM_LONG, OQ_NUM_UNSIGNED, OQ_NUM_ULONG, OQ_NUM_DOUBLE };
 
@@ -135,6 +140,8 @@ int oq_cli_list_join(const oq_cli_list *l, const char *sep, char **out);
 #define OQ_OPT_LIST(n, a, l, h) {OQ_OPTK_LIST, (n), 0, (a), (h), (l)}
 #define OQ_OPT_NUMBER(n, a, p, lo, hi_, h) {OQ_OPTK_NUMBER, (n), 0, (a), (h), (p), OQ_NUM_TYPE(p), (lo), (hi_)}
 #define OQ_OPT_CALLBACK(n, a, f, c, h) {OQ_OPTK_CALLBACK, (n), 0, (a), (h), NULL, 0, 0, 0, (f), (c)}
+#define OQ_OPT_COMMA_STRING(n, a, p, h) {OQ_OPTK_STRING, (n), 0, (a), (h), (p), 0, 0, 0, NULL, NULL, OQ_OPT_COMMA}
+#define OQ_OPT_COMMA_CALLBACK(n, a, f, c, h) {OQ_OPTK_CALLBACK, (n), 0, (a), (h), NULL, 0, 0, 0, (f), (c), OQ_OPT_COMMA}
 
 enum { OQ_CLI_NO_OPERANDS = 0, OQ_CLI_OPERANDS, OQ_CLI_OPERANDS_LAST };
 

@@ -92,6 +92,9 @@ void oq_cli_usage(FILE *fp, const oq_cli_command *c)
 {
     fputs(c->head, fp);
     oq_cli_opts_help(fp, c->opts);
+    fputs("\nAn option given twice takes its last value (--iters 3 --iters 7: 7); a comma list\n"
+          "(--variants a --variants b: a,b) or a repeatable option keeps every value given.\n",
+          fp);
     fputs(c->foot, fp);
 }
 
@@ -179,6 +182,41 @@ static int no_files(const char *cmd, const oq_opt *o)
 static int is_option(const char *arg)
 {
     return arg[0] == '-' && arg[1] != '\0';
+}
+
+/* The joined texts of comma lists (OQ_OPT_COMMA) are kept to the end of the process: a STRING
+ * option's pointer, or what a callback took from its text, may outlive the parse. */
+static int keep_joined(char *s)
+{
+    static char **kept;
+    static size_t n_kept, cap;
+    if (n_kept == cap) {
+        size_t ncap = cap ? 2 * cap : 8;
+        char **k = realloc(kept, ncap * sizeof *k);
+        if (!k) return -1;
+        kept = k;
+        cap = ncap;
+    }
+    kept[n_kept++] = s;
+    return 0;
+}
+
+/* `arg`, or the comma list given before (*so_far, that option's in this parse; NULL: none) joined
+ * with it: a list option given twice adds up (the rule of docs/usage.md), where the last one
+ * alone silently dropped the first. NULL: out of memory. */
+static const char *comma_join(const char *cmd, const char **so_far, const char *arg)
+{
+    const char *prev = *so_far;
+    if (!prev || !arg || !*arg) return *so_far = arg;
+    size_t n = strlen(prev) + strlen(arg) + 2;
+    char *joined = malloc(n);
+    if (!joined || keep_joined(joined)) {
+        free(joined);
+        fprintf(stderr, "ortqual %s: out of memory\n", cmd);
+        return NULL;
+    }
+    snprintf(joined, n, "%s,%s", prev, arg);
+    return *so_far = joined;
 }
 
 static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
@@ -309,6 +347,12 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         fprintf(stderr, "ortqual %s: out of memory\n", c->name);
         return -1;
     }
+    const char **lists = calloc(n + 1, sizeof *lists); /* each comma list's text so far, by option */
+    if (!lists) {
+        free(lo);
+        fprintf(stderr, "ortqual %s: out of memory\n", c->name);
+        return -1;
+    }
     int ch, rc = 0;
     parsed_command = c->name;
     opterr = 0;
@@ -323,10 +367,13 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         } else if (ch == ':' || ch == '?' || !o) {
             bad_option(c, argv[optind - 1], ch == ':');
             rc = -1;
-        } else if (take(c->name, o, optarg, argc, argv) || note_given(c, o, n)) {
-            rc = -1;
+        } else {
+            const char *arg = o->flags & OQ_OPT_COMMA ? comma_join(c->name, &lists[o - c->opts], optarg) : optarg;
+            if (!arg && optarg) rc = -1;
+            else if (take(c->name, o, arg, argc, argv) || note_given(c, o, n)) rc = -1;
         }
     }
+    free(lists);
     free(lo);
     if (!rc && !c->operands && optind < argc) {
         fprintf(stderr, "ortqual %s: unexpected argument '%s' (see 'ortqual %s --help')\n", c->name, argv[optind],

@@ -441,6 +441,18 @@ static void print_model_table(const oq_bench_rows *rows)
 
 /* ---- main ----------------------------------------------------------------------------- */
 
+/* --ref-iters times the ref variant: with none listed (the default variants have none), it would
+ * be ignored (it was, and recorded as the run's ref_iters). */
+static int refuse_unused_ref_iters(const cli_state *c)
+{
+    if (!oq_cli_given(&c->given, "ref-iters")) return 0;
+    for (size_t i = 0; i < c->o.n_variants; i++)
+        if (!oq_config_uses_ort(&c->o.variants[i])) return 0;
+    fprintf(stderr, "ortqual bench: --ref-iters: no ref variant in --variants%s, so it would be ignored\n",
+            c->o.n_variants ? "" : " (the default lists none)");
+    return -1;
+}
+
 /* Options of one mode given in the other, missing --variants, --ep in the attention sweep. */
 static int check_mode(cli_state *c)
 {
@@ -468,7 +480,7 @@ static int check_mode(cli_state *c)
         return -1;
     }
     if (!c->kv_given) o->kv_heads = o->heads;
-    return 0;
+    return refuse_unused_ref_iters(c);
 }
 
 /* Which options of generated inputs were given: with --model, the sweep refuses those no
@@ -492,15 +504,15 @@ static int parse_args(cli_state *c, int argc, char **argv)
     oq_bench_opts *o = &c->o;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("attention sweep:"),
-        OQ_OPT_CALLBACK("variants", "LIST", set_variants, c,
+        OQ_OPT_COMMA_CALLBACK("variants", "LIST", set_variants, c,
                         "comma list of RUNTIME:REPR:PRECISION[:KERNEL], e.g.\n"
                         "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
                         "C reference (float64). REPR: decomposed|attention23|attention24;\n"
                         "PRECISION fp32|fp16|tf32 (cuda); KERNEL auto|flash|efficient|cudnn|math\n"
                         "(default: cpu:decomposed:fp32,cpu:attention24:fp32, and\n"
                         "cuda:attention24:fp16:flash,cuda:attention24:fp32 where CUDA runs)"),
-        OQ_OPT_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),
-        OQ_OPT_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"),
+        OQ_OPT_COMMA_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),
+        OQ_OPT_COMMA_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"),
         OQ_OPT_CALLBACK("modes", "M", set_pair_choice, c, "masked | unmasked | both (default both)"),
         OQ_OPT_CALLBACK("num-heads", "H", set_attention_number, c, "query heads (default 8)"),
         OQ_OPT_CALLBACK("kv-heads", "G", set_kv_heads, c, "key/value heads, divides H (default H)"),

@@ -217,7 +217,7 @@ int cmd_plot(int argc, char **argv)
                       "variant the speed-up is measured against: a series label, a\n"
                       "variant (ref:sdpa:fp64) or a runtime naming one variant (ref);\n"
                       "default: the first variant in the input"),
-        OQ_OPT_CALLBACK("format", "LIST", set_formats, &opt, "comma-separated formats: png, svg (default: png,svg)"),
+        OQ_OPT_COMMA_CALLBACK("format", "LIST", set_formats, &opt, "comma-separated formats: png, svg (default: png,svg)"),
         OQ_OPT_CALLBACK("stat", "NAME", set_stat, &opt, "bench time statistic: p50, mean, p90 or p99 (default: p50)"),
         OQ_OPT_FLAG("json", &json, "print {\"files\": [...]} instead of one path per line"),
         OQ_OPT_END};

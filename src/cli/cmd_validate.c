@@ -690,7 +690,7 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
         OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
         OQ_OPT_GROUP("configurations:"),
-        OQ_OPT_STRING("configs", "C1,C2,...",  &a->configs_text,
+        OQ_OPT_COMMA_STRING("configs", "C1,C2,...", &a->configs_text,
                       "<runtime>:<representation>:<precision>[:<kernel>], each once; the first\n"
                       "is the reference (or 'expected': the outputs saved with the inputs,\n"
                       "nothing runs)\n"
