@@ -172,7 +172,8 @@ typedef struct oq_plot_options {
     const char *baseline;  /* bench speed-up baseline: a series label, a variant
                               ("ref:sdpa:fp64") or a runtime naming one variant ("ref");
                               NULL: the first variant read */
-    const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p99_ms" */
+    const char *stat;      /* bench time column: "p50_ms" (NULL), "mean_ms", "p90_ms", "p95_ms",
+                              "p99_ms", "p999_ms" (p99.9), "max_ms" */
     /* oq_figures_write draws in a child process (forked, where this process runs one thread:
      * elsewhere here, as with 0): PLplot's cairo driver lays text out with pango, whose GLib
      * ends the process when it cannot start a thread (a small `ulimit -v`; g_error cannot be

@@ -42,7 +42,11 @@ static const char head[] =
     "\n"
     "Writes OUTDIR/summary.json (system, options, every row with raw samples),\n"
     "OUTDIR/summary.csv (one row per variant x shape or per point) and OUTDIR/report.html\n"
-    "(the rows, figures and environment in one page), and prints a table.\n";
+    "(the rows, figures and environment in one page), and prints a table.\n"
+    "\n"
+    "Each row's statistics are of its --iters timed runs (ms per batch): mean, sample std\n"
+    "(n-1; empty for one run), min, max and p50, p90, p95, p99, p99.9 by linear\n"
+    "interpolation between closest ranks (numpy's default); memory in MiB (2^20 bytes).\n";
 
 static const char foot[] =
     "  (attention sweep: --ep is refused, each variant names its runtime; --ep-lib and\n"

@@ -15,7 +15,7 @@ const char cmd_plot_summary[] = "draw PNG/SVG figures from bench or validate sum
 
 static const char head[] =
     "usage: ortqual plot INPUT... [--out DIR] [--baseline VARIANT] [--format png,svg]\n"
-    "                    [--stat p50|mean|p90|p99] [--json]\n"
+    "                    [--stat p50|mean|p90|p95|p99|p99.9|max] [--json]\n"
     "\n"
     "Draw the standard figures of summaries. Inputs are bench summary.csv or\n"
     "summary.json files (pooled: a CPU and a GPU sweep in one figure; only rows whose\n"
@@ -56,12 +56,12 @@ static int parse_formats(const char *s, unsigned *out)
     return oq_cli_each_item("plot", "--format", s, take_format, out);
 }
 
-/* "p50" -> "p50_ms"; NULL when not a statistic. */
+/* "p50" -> "p50_ms", "p99.9" -> "p999_ms" (the CSV's columns); NULL when not a statistic. */
 static const char *parse_stat(const char *s)
 {
-    static const char *const names[] = {"mean", "p50", "p90", "p99"};
-    static const char *const cols[] = {"mean_ms", "p50_ms", "p90_ms", "p99_ms"};
-    for (size_t i = 0; i < 4; i++)
+    static const char *const names[] = {"mean", "p50", "p90", "p95", "p99", "p99.9", "max"};
+    static const char *const cols[] = {"mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(s, names[i]) || !strcmp(s, cols[i])) return cols[i];
     return NULL;
 }
@@ -202,7 +202,7 @@ static int set_stat(const oq_opt *o, const char *arg)
 {
     oq_plot_options *opt = o->ctx;
     if ((opt->stat = parse_stat(arg))) return 0;
-    fprintf(stderr, "ortqual plot: --stat: unknown statistic '%s' (p50, mean, p90, p99)\n", arg);
+    fprintf(stderr, "ortqual plot: --stat: unknown statistic '%s' (p50, mean, p90, p95, p99, p99.9, max)\n", arg);
     return -1;
 }
 
@@ -218,7 +218,7 @@ int cmd_plot(int argc, char **argv)
                       "variant (ref:sdpa:fp64) or a runtime naming one variant (ref);\n"
                       "default: the first variant in the input"),
         OQ_OPT_COMMA_CALLBACK("format", "LIST", set_formats, &opt, "comma-separated formats: png, svg (default: png,svg)"),
-        OQ_OPT_CALLBACK("stat", "NAME", set_stat, &opt, "bench time statistic: p50, mean, p90 or p99 (default: p50)"),
+        OQ_OPT_CALLBACK("stat", "NAME", set_stat, &opt, "bench time statistic: p50 (default), mean, p90, p95,\np99, p99.9 or max (bench --help says how each is made)"),
         OQ_OPT_FLAG("json", &json, "print {\"files\": [...]} instead of one path per line"),
         OQ_OPT_END};
     const oq_cli_command c = {"plot", head, foot, opts, OQ_CLI_OPERANDS};

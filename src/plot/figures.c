@@ -111,10 +111,11 @@ static const char *stat_column(const oq_plot_options *opt) { return opt && opt->
 
 static oq_status check_stat(const char *stat, oq_err *err)
 {
-    static const char *const stats[] = {"mean_ms", "p50_ms", "p90_ms", "p99_ms"};
-    for (size_t i = 0; i < 4; i++)
+    static const char *const stats[] = {"mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
+    for (size_t i = 0; i < sizeof stats / sizeof *stats; i++)
         if (!strcmp(stat, stats[i])) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "unknown time statistic '%s' (mean_ms, p50_ms, p90_ms, p99_ms)", stat);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "unknown time statistic '%s' (mean_ms, p50_ms, p90_ms, p95_ms, p99_ms, p999_ms, max_ms)", stat);
 }
 
 /* A set of no figure is an error: the input had nothing to draw. */

@@ -158,17 +158,24 @@ static oq_status model_dims(oq_arena *a, const oq_csv *t, size_t r, const size_t
     return OQ_OK;
 }
 
+/* An input by the folder its summary is in ("runA"), else its file name; "" when unnamed. */
+static void input_label(const oq_csv *t, char *buf, size_t n)
+{
+    const char *name = oq_csv_name(t), *end = name ? strrchr(name, '/') : NULL, *start = end;
+    while (start && start > name && start[-1] != '/') start--;
+    if (!end || start == end) start = name, end = name ? name + strlen(name) : NULL; /* no folder: the file */
+    snprintf(buf, n, "%.*s", start ? (int)(end - start) : 0, start ? start : "");
+}
+
 /* With several inputs, a `bench --model` row ("cpu:model:fp32" for any model) is named after the
  * folder its summary is in ("runA: cpu:model:fp32"): two models' runs plot side by side instead of
  * clashing as two results of one variant. */
 static oq_status model_label(oq_arena *a, const oq_csv *t, bench_row *b, oq_err *err)
 {
-    const char *name = oq_csv_name(t), *end = name ? strrchr(name, '/') : NULL, *start = end;
-    while (start && start > name && start[-1] != '/') start--;
-    if (!end || start == end) start = name, end = name ? name + strlen(name) : NULL; /* no folder: the file */
-    if (!start) return OQ_OK;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%.*s: %s", (int)(end - start), start, b->variant);
+    char in[256], buf[512];
+    input_label(t, in, sizeof in);
+    if (!*in) return OQ_OK;
+    snprintf(buf, sizeof buf, "%s: %s", in, b->variant);
     char *label = oq_arena_strdup(a, buf);
     if (!label) return OQ_NOMEM(err);
     b->variant = label;
@@ -480,9 +487,14 @@ static oq_status add_if_drawable(oq_figures *fl, oq_figure_kind kind, const char
     return oq_figures_add(fl, kind, NULL, name, sp, err);
 }
 
+/* The statistic as titles name it: "p999_ms" is "p99.9". */
 static const char *stat_name(const char *stat)
 {
-    return !strcmp(stat, "mean_ms") ? "mean" : !strcmp(stat, "p50_ms") ? "median" : !strcmp(stat, "p90_ms") ? "p90" : "p99";
+    static const char *const cols[][2] = {{"mean_ms", "mean"}, {"p50_ms", "median"}, {"p90_ms", "p90"}, {"p95_ms", "p95"},
+                                          {"p99_ms", "p99"},   {"p999_ms", "p99.9"}, {"max_ms", "max"}};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        if (!strcmp(stat, cols[i][0])) return cols[i][1];
+    return stat; /* checked before (check_stat): not reached */
 }
 
 static oq_status bench_metric_figure(oq_figures *fl, const group *g, const bench_data *bd,
@@ -653,6 +665,23 @@ static const char *xlabel(oq_arena *a, const bench_row *r)
     return oq_arena_printf(a, "dimension '%s'", r->xdim);
 }
 
+/* With several inputs, a group drawn from one of them names it in its subtitle: two inputs'
+ * groups whose file names come out alike (two --model sweeps over other dimensions: runtime and
+ * runtime_2) had the same titles, told apart by the x axis alone. */
+static oq_status from_input(oq_arena *a, group *g, const bench_data *bd, oq_err *err)
+{
+    const oq_csv *t = g->rows[0].t;
+    int several = 0;
+    for (size_t i = 0; i < bd->n; i++) several |= bd->rows[i].t != t;
+    for (size_t i = 1; i < g->n; i++)
+        if (g->rows[i].t != t) return OQ_OK;
+    char in[256];
+    input_label(t, in, sizeof in);
+    if (!several || !*in) return OQ_OK;
+    g->shape = oq_arena_printf(a, "%s; from %s", g->shape, in);
+    return g->shape ? OQ_OK : OQ_NOMEM(err);
+}
+
 /* Suffix and title text of a group; only what varies goes into the suffix. */
 static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_err *err)
 {
@@ -686,7 +715,7 @@ static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_
         g->shape = oq_arena_printf(a, "batch %lld, %s, %lld heads%s, head dim %lld%s", r->batch,
                                    r->masked ? "masked" : "unmasked", r->heads, kv, r->head_dim, th);
     g->xlabel = xlabel(a, r);
-    return g->suffix && g->shape && g->xlabel ? OQ_OK : OQ_NOMEM(err);
+    return g->suffix && g->shape && g->xlabel ? from_input(a, g, bd, err) : OQ_NOMEM(err);
 }
 
 static oq_status bench_figures(oq_figures *fl, const bench_data *bd, const char *baseline, oq_err *err)
