@@ -7,44 +7,44 @@ set -uo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q=$ORTQUAL
 PY=/usr/bin/python3
-cd "$T"
+cd "$T" || exit 1
 TINY=(--num-heads 2 --head-dim 8 --iters 1 --warmup 0 --threads 1 --modes unmasked --quiet)
 # rows CSV: "variant seq_len" of each row, sorted, on one line
 rows() { "$PY" -c 'import csv,sys; print(" ".join(sorted(r["variant"]+"@"+r["seq_len"] for r in csv.DictReader(open(sys.argv[1])))))' "$1"; }
 
 # 1. comma lists add up: two --variants, two --seq-lens give every variant at every length
-expect 0 "wrote" $Q bench "${TINY[@]}" --variants cpu:attention24:fp32 --seq-lens 8 --variants cpu:decomposed:fp32 \
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --variants cpu:attention24:fp32 --seq-lens 8 --variants cpu:decomposed:fp32 \
     --seq-lens 16 --outdir v2
 got=$(rows v2/summary.csv)
 want="cpu:attention24:fp32@16 cpu:attention24:fp32@8 cpu:decomposed:fp32@16 cpu:decomposed:fp32@8"
 [ "$got" = "$want" ] && ok "--variants and --seq-lens twice: every item" || bad "rows: $got (want $want)"
 # an item in both lists is listed twice: refused, as within one list, naming its places
 expect 2 "^ortqual bench: --variants: 'cpu:decomposed:fp32' is listed twice \(items 1 and 2\)$" \
-    $Q bench "${TINY[@]}" --variants cpu:decomposed:fp32 --variants cpu:decomposed:fp32 --seq-lens 8 --outdir v3
+    "$Q" bench "${TINY[@]}" --variants cpu:decomposed:fp32 --variants cpu:decomposed:fp32 --seq-lens 8 --outdir v3
 [ ! -e v3 ] && ok "refused: v3 not made" || bad "refused, yet v3 made"
 # plot --format twice: both formats
-expect 0 "runtime.png" $Q plot v2 --format svg --format png --out f2
+expect 0 "runtime.png" "$Q" plot v2 --format svg --format png --out f2
 [ -s f2/runtime.svg ] && [ -s f2/runtime.png ] && ok "--format svg --format png: both" || bad "f2: $(ls f2)"
 # validate --configs twice: the reference from the first, the configuration from the second
-expect 0 "PASSED" $Q validate --num-events 2 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --no-plots --no-cache \
+expect 0 "PASSED" "$Q" validate --num-events 2 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --no-plots --no-cache \
     --configs ref:encoder:fp64 --configs cpu:decomposed:fp32 --progress never --outdir c2
 n=$("$PY" -c 'import json,sys; print(",".join(c["name"] for c in json.load(open(sys.argv[1]))["configs"]))' c2/summary.json)
 [ "$n" = "ref:encoder:fp64,cpu:decomposed:fp32" ] && ok "--configs twice: $n" || bad "--configs twice: $n"
 
 # 2. a single-valued option: the last value (git's convention), as the help says
-expect 0 "wrote" $Q bench "${TINY[@]}" --variants cpu:decomposed:fp32 --seq-lens 8 --iters 3 --iters 2 --outdir i2
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --variants cpu:decomposed:fp32 --seq-lens 8 --iters 3 --iters 2 --outdir i2
 it=$("$PY" -c 'import csv,sys; print(next(csv.DictReader(open(sys.argv[1])))["iters"])' i2/summary.csv)
 [ "$it" = 2 ] && ok "--iters 3 --iters 2: 2" || bad "--iters 3 --iters 2: $it"
 for cmd in bench validate plot estimate merge; do
-    expect 0 "^An option given twice takes its last value .*; a comma list$" $Q $cmd --help
+    expect 0 "^An option given twice takes its last value .*; a comma list$" "$Q" $cmd --help
 done
 
 # 3. --ref-iters times the ref variant: without one it would be ignored (and was recorded)
 expect 2 "^ortqual bench: --ref-iters: no ref variant in --variants, so it would be ignored$" \
-    $Q bench "${TINY[@]}" --variants cpu:decomposed:fp32 --seq-lens 8 --ref-iters 3 --outdir r1
+    "$Q" bench "${TINY[@]}" --variants cpu:decomposed:fp32 --seq-lens 8 --ref-iters 3 --outdir r1
 expect 2 "^ortqual bench: --ref-iters: no ref variant in --variants \(the default lists none\), so it would be ignored$" \
-    $Q bench "${TINY[@]}" --seq-lens 8 --ref-iters 3 --outdir r1
+    "$Q" bench "${TINY[@]}" --seq-lens 8 --ref-iters 3 --outdir r1
 [ ! -e r1 ] && ok "refused: r1 not made" || bad "refused, yet r1 made"
-expect 0 "wrote" $Q bench "${TINY[@]}" --variants ref,cpu:decomposed:fp32 --seq-lens 8 --ref-iters 2 --outdir r2
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --variants ref,cpu:decomposed:fp32 --seq-lens 8 --ref-iters 2 --outdir r2
 
 report
