@@ -28,7 +28,7 @@ cp -r "$src/tests/fixtures/torch/tx_encoder" . # relative paths: the page shows 
 "$ortqual" validate --outdir error --model tx_encoder/tx_encoder_op23.onnx --inputs tx_encoder/io.npz \
   --configs expected,cpu:model:fp32 --progress never >/dev/null 2>&1 || true
 "$ortqual" bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 --seq-lens 128,256,512 \
-  --batch-sizes 1,4 --iters 5 --ref-iters 2 --outdir bench --force --quiet >/dev/null 2>  --batch-sizes 1,4 --iters 5 --ref-iters 2 --outdir bench --quiet >/dev/null 2>&11
+  --batch-sizes 1,4 --iters 5 --ref-iters 2 --outdir bench --force --quiet >/dev/null 2>&1
 OQ_SHOT_HEIGHT=1700 /usr/bin/python3 "$src/tests/e2e/lib/cdp.py" shots demo/report.html failed/report.html \
   bench/report.html >/dev/null
 OQ_SHOT_HEIGHT=1000 /usr/bin/python3 "$src/tests/e2e/lib/cdp.py" shots error/report.html >/dev/null
