@@ -476,6 +476,16 @@ int oq_shard_is_run(const oq_validate_opts *o);
 const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n);
 /* The summary.json at `path` is of a run stopped by a signal (read without its batch records). */
 int oq_summary_interrupted(const char *path);
+/* One configuration's ONNX Runtime as a summary records it. */
+typedef struct oq_ort_record {
+    char *config, *version, *library;
+    char sha256[65]; /* "" when the summary has none */
+} oq_ort_record;
+/* The ONNX Runtime of each configuration that loaded one in the finished run whose summary.json
+ * is `path` (json.c, the batch records skipped); none (*n 0, OQ_OK) when the file is missing,
+ * unreadable or of an interrupted run. */
+oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *n, oq_err *err);
+void oq_ort_records_free(oq_ort_record *r, size_t n);
 /* The prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
 oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
 /* The prepare step: N shards need N batches (by batch) or N configurations besides the
@@ -501,9 +511,24 @@ oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_s
  * sink's, closed) and the description (`desc_path`) moved beside it. */
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
                                 const char *desc_path, const char *plan_hash, oq_err *err);
+/* An ORT library a shard's configurations load ([0]: --reference-ort-lib's, [1]: the others'),
+ * named by content at the shard's start, before any batch runs. */
+typedef struct oq_shard_ort {
+    char file[OQ_PATH_BUF]; /* its real file, as the probe loaded it ("": not known before a worker loads it) */
+    char sha256[65];        /* that file's ("" until hashed) */
+} oq_shard_ort;
+/* A shard's start: each known file of ort[2] hashed, and held to what every other shard of the
+ * plan in `root` that finished (its summary.json, not an interrupted one) recorded for the
+ * configurations this shard runs: another build is OQ_ERR_INVALID_ARG, one line naming the
+ * configuration, both shards, libraries and SHA-256 (the merge would refuse the two anyway,
+ * after this shard had spent its time). */
+oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan *plan, const char *root,
+                                  oq_shard_ort ort[2], oq_err *err);
 /* The ORT library each configuration of a shard's run loaded, named by content
- * (oq_config_result.ort_library_sha256): a path says nothing of a node's module or a switched link. */
-oq_status oq_shard_runtimes(oq_validate_summary *s, oq_err *err);
+ * (oq_config_result.ort_library_sha256): a path says nothing of a node's module or a switched link.
+ * The file hashed at the start (ort) keeps that hash; one a worker loaded instead (a link
+ * switched since) is hashed now. */
+oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
 
