@@ -1196,7 +1196,6 @@ oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < json_array_size(configs); i++) {
         const json_t *c = json_array_get(configs, i);
-        if (!json_object_get(c, "onnxruntime")) continue;
         oq_ort_record *r = OQ_PUSH(*out, *n);
         if (!r || !ort_record_back(c, r)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }

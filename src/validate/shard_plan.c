@@ -261,17 +261,31 @@ static const oq_shard_ort *ort_of(const oq_validate_opts *o, const oq_shard_ort 
     return k == 0 && o->reference_ort_lib ? &ort[0] : &ort[1];
 }
 
-/* This shard's configurations against shard j's record rec[0..n) of the same plan. */
-static oq_status held_to(const oq_validate_opts *o, const oq_shard_part *part, const oq_shard_ort ort[2], int32_t j,
-                         const oq_ort_record *rec, size_t n, oq_err *err)
+/* The configurations this shard runs on a library hashed at its start: 1 in want[k], the count returned. */
+static size_t to_hold(const oq_validate_opts *o, const oq_shard_part *part, const oq_shard_ort ort[2], char *want)
 {
+    size_t n = 0;
+    for (size_t k = 0; k < o->n_configs; k++) {
+        want[k] = oq_shard_part_config(part, k) >= 0 && oq_config_uses_ort(&o->configs[k]) && *ort_of(o, ort, k)->sha256;
+        n += (size_t)want[k];
+    }
+    return n;
+}
+
+/* This shard's configurations still wanted (want[k], *left of them) against shard j's records
+ * rec[0..n) of the same plan, by position as the merge pairs them (replay's reference and the
+ * configuration under test may share a name); one that shard j recorded is no longer wanted. */
+static oq_status held_to(const oq_validate_opts *o, const oq_shard_plan *plan, const oq_shard_ort ort[2], char *want,
+                         size_t *left, int32_t j, const oq_ort_record *rec, size_t n, oq_err *err)
+{
+    oq_shard_part theirs = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, j);
     for (size_t k = 0; k < o->n_configs; k++) {
         const oq_shard_ort *mine = ort_of(o, ort, k);
-        if (oq_shard_part_config(part, k) < 0 || !oq_config_uses_ort(&o->configs[k]) || !*mine->sha256) continue;
-        for (size_t i = 0; i < n; i++) {
-            const oq_ort_record *r = &rec[i];
-            if (!r->config || strcmp(r->config, o->configs[k].name) || !*r->sha256 || !strcmp(r->sha256, mine->sha256))
-                continue;
+        long pos = oq_shard_part_config(&theirs, k);
+        const oq_ort_record *r = pos >= 0 && (size_t)pos < n ? &rec[pos] : NULL;
+        if (want[k] && r && r->config && !strcmp(r->config, o->configs[k].name) && *r->sha256) {
+            want[k] = 0, (*left)--;
+            if (!strcmp(r->sha256, mine->sha256)) continue;
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "shard %d would run %s on the ONNX Runtime library %s (SHA-256 "
                               "%.12s), shard %d ran it on ONNX Runtime %s (%s, SHA-256 %.12s): another build, which "
                               "the merge refuses; run shard %d where shard %d ran, or shard %d again (--force) here",
@@ -294,16 +308,22 @@ oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan
             st = oq_sha256_file(ort[i].file, ort[i].sha256, err);
     }
     oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
-    for (int32_t j = 0; !st && j < plan->count; j++) {
+    char *want = st ? NULL : calloc(o->n_configs ? o->n_configs : 1, 1);
+    if (!st && !want) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    /* the first finished shard that ran a configuration is enough: one that differs from it
+     * cannot merge anyway (a shard's summary may be tens of MB) */
+    size_t left = want ? to_hold(o, &part, ort, want) : 0;
+    for (int32_t j = 0; !st && left && j < plan->count; j++) {
         if (j == o->shard.index) continue; /* its own earlier result is the one this run replaces */
         char path[OQ_PATH_BUF];
         snprintf(path, sizeof path, "%s/shards/%d/summary.json", root, (int)j);
         oq_ort_record *rec = NULL;
         size_t n = 0;
         st = oq_summary_ort_records(path, &rec, &n, err);
-        if (!st) st = held_to(o, &part, ort, j, rec, n, err);
+        if (!st) st = held_to(o, plan, ort, want, &left, j, rec, n, err);
         oq_ort_records_free(rec, n);
     }
+    free(want);
     return st;
 }
 

@@ -478,12 +478,12 @@ const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opt
 int oq_summary_interrupted(const char *path);
 /* One configuration's ONNX Runtime as a summary records it. */
 typedef struct oq_ort_record {
-    char *config, *version, *library;
-    char sha256[65]; /* "" when the summary has none */
+    char *config, *version, *library; /* version, library NULL: it loaded none */
+    char sha256[65];                  /* "" when the summary has none */
 } oq_ort_record;
-/* The ONNX Runtime of each configuration that loaded one in the finished run whose summary.json
- * is `path` (json.c, the batch records skipped); none (*n 0, OQ_OK) when the file is missing,
- * unreadable or of an interrupted run. */
+/* The ONNX Runtime of each configuration, in the summary's order, of the finished run whose
+ * summary.json is `path` (json.c, the batch records skipped); none (*n 0, OQ_OK) when the file
+ * is missing, unreadable or of an interrupted run. */
 oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *n, oq_err *err);
 void oq_ort_records_free(oq_ort_record *r, size_t n);
 /* The prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
