@@ -35,9 +35,12 @@ typedef struct oq_mask_axes {
 oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
                               oq_mask_axes *axes, oq_err *err);
 /* The same rule for input `name` (no --seq-axis names an input): 1 with *axes where it tells
- * one sequence axis, 0 where it tells none or two (the caller then leaves the input whole). */
+ * one sequence axis, 0 where it tells none or two (the caller then takes the input whole, padding
+ * included); `why` (NULL: not wanted) is then cleared, or where two axes could be it says which
+ * ("MODEL: input 'q' shape [2,4,4,8]: axes 1 and 2 both have the mask's padded length 4 and the
+ * model names neither"). */
 int oq_input_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
-                       oq_mask_axes *axes);
+                       oq_mask_axes *axes, oq_err *why);
 /* The caller's --seq-axis seq_axes[0..n) against model `label`'s declaration `mi` with mask
  * input `mask_input` (NULL: the model has none): each names an output, once, of a model with a
  * mask, and an axis of its declared rank other than its batch axis; else OQ_ERR_INVALID_ARG

@@ -54,23 +54,27 @@ static void axes_list(const cands *c, const char *prefix, const char *last, char
                                  (int)c->axis[i]);
 }
 
-/* "MODEL: output 'y' shape [2,4,4,2]: " */
-static void where(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape, char *buf, size_t n)
+/* "MODEL: output 'y' shape [2,4,4,2]: " (`kind` "output" or "input") */
+static void where(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim, const int64_t *shape,
+                  char *buf, size_t n)
 {
     char dims[256];
-    snprintf(buf, n, "%s: output '%s' shape %s: ", r->model, name, oq_dims_str(shape, ndim, dims, sizeof dims));
+    snprintf(buf, n, "%s: %s '%s' shape %s: ", r->model, kind, name, oq_dims_str(shape, ndim, dims, sizeof dims));
 }
 
-/* `how` says what the axes share ("are " before "both" when `are`); `fix` ends the message
- * after the --seq-axis that says which. */
-static oq_status ambiguous(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
-                           const cands *c, int are, const char *how, const char *fix, oq_err *err)
+/* `how` says what the axes share ("are " before "both" when `are`); an output's message ends
+ * with the --seq-axis that says which and `fix`, an input's (no --seq-axis names one) with `how`. */
+static oq_status ambiguous(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
+                           const int64_t *shape, const cands *c, int are, const char *how, const char *fix, oq_err *err)
 {
     char at[600], axes[128], said[1200], pre[300];
-    where(r, name, ndim, shape, at, sizeof at);
+    where(r, kind, name, ndim, shape, at, sizeof at);
     axes_list(c, "", " and ", axes, sizeof axes);
     snprintf(pre, sizeof pre, "%s=", name);
     axes_list(c, pre, " or ", said, sizeof said);
+    if (!strcmp(kind, "input"))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s%s %s", at, axes, are ? "are " : "",
+                          c->n == 2 ? "both" : "all", how);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s%s %s: say which with --seq-axis %s%s", at, axes,
                       are ? "are " : "", c->n == 2 ? "both" : "all", how, said, fix);
 }
@@ -89,7 +93,7 @@ static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const
     int32_t b = declared_batch(o, m), s = said->axis;
     b = b < 0 ? 0 : b;
     char at[600];
-    where(r, name, ndim, shape, at, sizeof at);
+    where(r, "output", name, ndim, shape, at, sizeof at);
     if (s < 0 || s >= ndim)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: it has %d axes", at, name, (int)s, (int)ndim);
     if (s == b)
@@ -107,8 +111,9 @@ static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const
 
 /* The axes named like the mask's; *decided 0 when the output names no axis at all (the next
  * rule says), else an output whose named axes include no sequence axis has none. */
-static oq_status by_names(const oq_axes_rule *r, const oq_io_info *o, const oq_io_info *m, const char *name,
-                          int32_t ndim, const int64_t *shape, oq_mask_axes *a, int *decided, oq_err *err)
+static oq_status by_names(const oq_axes_rule *r, const oq_io_info *o, const oq_io_info *m, const char *kind,
+                          const char *name, int32_t ndim, const int64_t *shape, oq_mask_axes *a, int *decided,
+                          oq_err *err)
 {
     int32_t b = -1;
     cands c = {.n = 0};
@@ -122,13 +127,13 @@ static oq_status by_names(const oq_axes_rule *r, const oq_io_info *o, const oq_i
     if (!named || b < 0) return OQ_OK;
     char how[300];
     snprintf(how, sizeof how, "named '%s' like the mask's sequence axis", m->dims[1]);
-    return c.n > 1 ? ambiguous(r, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
+    return c.n > 1 ? ambiguous(r, kind, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
 }
 
 /* The axes denoted DATA_BATCH (else axis 0) and DATA_TIME, of the batch's sizes; *decided 0
  * when the output denotes neither (the sizes say then). */
-static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, const char *name, int32_t ndim,
-                                const int64_t *shape, oq_mask_axes *a, int *decided, oq_err *err)
+static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, const char *kind, const char *name,
+                                int32_t ndim, const int64_t *shape, oq_mask_axes *a, int *decided, oq_err *err)
 {
     int32_t b = declared_batch(o, NULL);
     cands c = {.n = 0};
@@ -144,12 +149,12 @@ static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, cons
     char how[300];
     snprintf(how, sizeof how, "denoted %s with the mask's padded length %lld", OQ_DENOTATION_TIME,
              (long long)r->seq);
-    return c.n > 1 ? ambiguous(r, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
+    return c.n > 1 ? ambiguous(r, kind, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
 }
 
 /* Axis 0 of size B, then the one later axis of size L. */
-static oq_status by_sizes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
-                          oq_mask_axes *a, oq_err *err)
+static oq_status by_sizes(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
+                          const int64_t *shape, oq_mask_axes *a, oq_err *err)
 {
     cands c = {.n = 0};
     if (shape[0] != r->batch) return OQ_OK;
@@ -158,22 +163,22 @@ static oq_status by_sizes(const oq_axes_rule *r, const char *name, int32_t ndim,
     char how[300];
     snprintf(how, sizeof how, "have the mask's padded length %lld and the model names %s", (long long)r->seq,
              c.n == 2 ? "neither" : "none of them");
-    return c.n > 1 ? ambiguous(r, name, ndim, shape, &c, 0, how,
+    return c.n > 1 ? ambiguous(r, kind, name, ndim, shape, &c, 0, how,
                                        ", or export with named dynamic axes (or the sequence axis denoted DATA_TIME)", err)
                    : decide(&c, 0, a);
 }
 
 /* The declared rules, then the sizes, for a value declared `o` (NULL: nothing declared). */
-static oq_status told(const oq_axes_rule *r, const oq_io_info *o, const char *name, int32_t ndim,
+static oq_status told(const oq_axes_rule *r, const oq_io_info *o, const char *kind, const char *name, int32_t ndim,
                       const int64_t *shape, oq_mask_axes *a, oq_err *err)
 {
     const oq_model_info *mi = r->mi;
     const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
     if (ndim < 2 || ndim > OQ_MAX_DIMS) return OQ_OK;
     int decided = 0;
-    oq_status st = o && mask_named(m) ? by_names(r, o, m, name, ndim, shape, a, &decided, err) : OQ_OK;
-    if (!st && !decided && o) st = by_denotations(r, o, name, ndim, shape, a, &decided, err);
-    return st || decided ? st : by_sizes(r, name, ndim, shape, a, err);
+    oq_status st = o && mask_named(m) ? by_names(r, o, m, kind, name, ndim, shape, a, &decided, err) : OQ_OK;
+    if (!st && !decided && o) st = by_denotations(r, o, kind, name, ndim, shape, a, &decided, err);
+    return st || decided ? st : by_sizes(r, kind, name, ndim, shape, a, err);
 }
 
 /* A declaration the value does not have (another rank) says nothing. */
@@ -194,15 +199,16 @@ oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t n
             const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
             return by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
         }
-    return told(r, o, name, ndim, shape, a, err);
+    return told(r, o, "output", name, ndim, shape, a, err);
 }
 
 int oq_input_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
-                       oq_mask_axes *a)
+                       oq_mask_axes *a, oq_err *why)
 {
     *a = (oq_mask_axes){0, 0, 0};
+    if (why) why->status = OQ_OK, why->msg[0] = 0;
     const oq_io_info *o = r->mi ? declared(r->mi->inputs, r->mi->n_inputs, name, ndim) : NULL;
-    return !told(r, o, name, ndim, shape, a, NULL) && a->masked; /* two axes: no message, left whole */
+    return !told(r, o, "input", name, ndim, shape, a, why) && a->masked;
 }
 
 /* One --seq-axis against the model's declaration of its output `o` (NULL: none such). */

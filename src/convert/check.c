@@ -143,7 +143,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
      * exporters' sanitized inputs are; one whose axes the rule cannot tell stays whole */
     oq_axes_rule ar = {k->ref->name, k->mi, k->mask, 0, NULL, B, L};
     oq_mask_axes a;
-    int padded = len && oq_input_mask_axes(&ar, vi->name, r, shape, &a);
+    int padded = len && oq_input_mask_axes(&ar, vi->name, r, shape, &a, NULL);
     int64_t bstride = padded ? stride(shape, r, a.batch) : 1, sstride = padded ? stride(shape, r, a.seq) : 1;
     for (int64_t i = 0, n = oq_tensor_numel(*out); i < n; i++) {
         double x = rows > 0 ? (double)oq_rng_uniform_int(rng, 0, rows - 1) : uniform(rng) + uniform(rng) + uniform(rng);

@@ -1161,6 +1161,49 @@ int oq_summary_interrupted(const char *path)
     return v;
 }
 
+void oq_ort_records_free(oq_ort_record *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++) {
+        free(r[i].config);
+        free(r[i].version);
+        free(r[i].library);
+    }
+    free(r);
+}
+
+/* The ONNX Runtime configuration `c` of a summary names, as a record (0: out of memory). */
+static int ort_record_back(const json_t *c, oq_ort_record *r)
+{
+    const json_t *ort = json_object_get(c, "onnxruntime");
+    int ok = 1;
+    r->config = dup_of(c, "name", &ok);
+    r->version = dup_of(ort, "version", &ok);
+    r->library = dup_of(ort, "library", &ok);
+    snprintf(r->sha256, sizeof r->sha256, "%s", str_of(ort, "library_sha256") ? str_of(ort, "library_sha256") : "");
+    return ok;
+}
+
+oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *n, oq_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    json_t *j = oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES | OQ_JSON_SCAN_SHARD_BATCHES, skip_record, NULL, NULL);
+    if (!j || run_verdict_back(str_of(j, "verdict")) == OQ_RUN_INTERRUPTED || !str_of(j, "verdict")) {
+        json_decref(j); /* no finished run's record: nothing to hold a shard to */
+        return OQ_OK;
+    }
+    const json_t *configs = json_object_get(j, "configs");
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < json_array_size(configs); i++) {
+        const json_t *c = json_array_get(configs, i);
+        oq_ort_record *r = OQ_PUSH(*out, *n);
+        if (!r || !ort_record_back(c, r)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    json_decref(j);
+    if (st) oq_ort_records_free(*out, *n), *out = NULL, *n = 0;
+    return st;
+}
+
 static int merge_info_back(const json_t *j, oq_merge_info *m)
 {
     m->count = (int32_t)json_integer_value(json_object_get(j, "count"));

@@ -15,10 +15,12 @@
 
 #define PROVENANCE_MARK "ortqual-outputs "
 
-char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library)
+char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library,
+                            const char *ort_sha256)
 {
-    json_t *j = json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "config", p->config.name, "provider", p->config.runtime,
-                          "model_sha256", p->model_sha256, "ort_version", ort_version, "ort_library", ort_library);
+    json_t *j = json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "config", p->config.name, "provider",
+                          p->config.runtime, "model_sha256", p->model_sha256, "ort_version", ort_version,
+                          "ort_library", ort_library, "ort_library_sha256", ort_sha256);
     char *body = j ? json_dumps(j, JSON_COMPACT) : NULL, *text = NULL;
     json_decref(j);
     if (body && asprintf(&text, PROVENANCE_MARK "%s", body) < 0) text = NULL;
@@ -26,15 +28,31 @@ char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, 
     return text;
 }
 
-/* The configuration under test that runs the session which saved `prov` (NULL: none). */
-static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha,
-                                 const char *ort_file)
+/* Whether the ORT build that saved `prov` is the one loading `ort_file`: the same bytes, told by
+ * the SHA-256 the file records (`ort_sha`: ort_file's, hashed here once when still ""), whatever
+ * the path either had; a file saved before that was recorded (2026-12-05) by its path, or by the
+ * bytes of the file now at that path. */
+static oq_status same_build(const json_t *prov, const char *ort_file, char ort_sha[65], int *same, oq_err *err)
+{
+    const char *sha = json_string_value(json_object_get(prov, "ort_library_sha256"));
+    const char *lib = json_string_value(json_object_get(prov, "ort_library"));
+    *same = 0;
+    if (!sha) {
+        *same = lib && (!strcmp(lib, ort_file) || oq_file_same_bytes(lib, ort_file));
+        return OQ_OK;
+    }
+    oq_status st = *ort_sha ? OQ_OK : oq_sha256_file(ort_file, ort_sha, err);
+    *same = !st && !strcmp(sha, ort_sha);
+    return st;
+}
+
+/* The configuration under test that runs the session which saved `prov` (NULL: none): the same
+ * model (its files' SHA-256), provider and ORT build. */
+static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha, int same_ort)
 {
     const char *provider = json_string_value(json_object_get(prov, "provider"));
     const char *sha = json_string_value(json_object_get(prov, "model_sha256"));
-    const char *lib = json_string_value(json_object_get(prov, "ort_library"));
-    if (!provider || !sha || !lib || strcmp(sha, model_sha) || (strcmp(lib, ort_file) && !oq_file_same_bytes(lib, ort_file)))
-        return NULL;
+    if (!provider || !sha || strcmp(sha, model_sha) || !same_ort) return NULL;
     for (size_t k = 1; k < o->n_configs; k++)
         if (o->configs[k].repr == OQ_REPR_MODEL && !strcasecmp(o->configs[k].runtime, provider)) return &o->configs[k];
     return NULL;
@@ -56,7 +74,7 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
     if (!*ort_file || !o->n_configs || !oq_config_is_expected(&o->configs[0]) || !o->model_path) return OQ_OK;
     size_t n = o->n_expected_files ? o->n_expected_files : o->n_input_files;
     const char *const *files = o->n_expected_files ? o->expected_files : o->input_files;
-    char model_sha[65] = "";
+    char model_sha[65] = "", ort_sha[65] = "";
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < n; i++) {
         char *comment = NULL;
@@ -66,7 +84,9 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
                            : NULL;
         free(comment);
         if (prov && !*model_sha) st = model_identity(o->model_path, model_sha, err);
-        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, ort_file) : NULL;
+        int same = 0;
+        if (prov && !st) st = same_build(prov, ort_file, ort_sha, &same, err);
+        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, same) : NULL;
         const char *version = json_string_value(json_object_get(prov, "ort_version"));
         if (c)
             st = oq_err_set(err, OQ_ERR_INVALID_ARG,

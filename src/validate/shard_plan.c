@@ -253,16 +253,93 @@ oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, o
     return oq_shard_info_write(i, path, err);
 }
 
-oq_status oq_shard_runtimes(oq_validate_summary *s, oq_err *err)
+/* ---- the ONNX Runtime a shard loads ----------------------------------------------- */
+
+/* Which of ort[2] configuration k loads: --reference-ort-lib's for the reference, else the others'. */
+static const oq_shard_ort *ort_of(const oq_validate_opts *o, const oq_shard_ort ort[2], size_t k)
+{
+    return k == 0 && o->reference_ort_lib ? &ort[0] : &ort[1];
+}
+
+/* The configurations this shard runs on a library hashed at its start: 1 in want[k], the count returned. */
+static size_t to_hold(const oq_validate_opts *o, const oq_shard_part *part, const oq_shard_ort ort[2], char *want)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < o->n_configs; k++) {
+        want[k] = oq_shard_part_config(part, k) >= 0 && oq_config_uses_ort(&o->configs[k]) && *ort_of(o, ort, k)->sha256;
+        n += (size_t)want[k];
+    }
+    return n;
+}
+
+/* This shard's configurations still wanted (want[k], *left of them) against shard j's records
+ * rec[0..n) of the same plan, by position as the merge pairs them (replay's reference and the
+ * configuration under test may share a name); one that shard j recorded is no longer wanted. */
+static oq_status held_to(const oq_validate_opts *o, const oq_shard_plan *plan, const oq_shard_ort ort[2], char *want,
+                         size_t *left, int32_t j, const oq_ort_record *rec, size_t n, oq_err *err)
+{
+    oq_shard_part theirs = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, j);
+    for (size_t k = 0; k < o->n_configs; k++) {
+        const oq_shard_ort *mine = ort_of(o, ort, k);
+        long pos = oq_shard_part_config(&theirs, k);
+        const oq_ort_record *r = pos >= 0 && (size_t)pos < n ? &rec[pos] : NULL;
+        if (want[k] && r && r->config && !strcmp(r->config, o->configs[k].name) && *r->sha256) {
+            want[k] = 0, (*left)--;
+            if (!strcmp(r->sha256, mine->sha256)) continue;
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "shard %d would run %s on the ONNX Runtime library %s (SHA-256 "
+                              "%.12s), shard %d ran it on ONNX Runtime %s (%s, SHA-256 %.12s): another build, which "
+                              "the merge refuses; run shard %d where shard %d ran, or shard %d again (--force) here",
+                              (int)o->shard.index, o->configs[k].name, mine->file, mine->sha256, (int)j,
+                              r->version ? r->version : "?", r->library ? r->library : "?", r->sha256,
+                              (int)o->shard.index, (int)j, (int)j);
+        }
+    }
+    return OQ_OK;
+}
+
+oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan *plan, const char *root,
+                                  oq_shard_ort ort[2], oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (int i = 0; !st && i < 2; i++) {
+        if (i == 1 && *ort[0].sha256 && !strcmp(ort[0].file, ort[1].file)) /* one library: hashed once */
+            memcpy(ort[1].sha256, ort[0].sha256, sizeof ort[1].sha256);
+        else if (*ort[i].file)
+            st = oq_sha256_file(ort[i].file, ort[i].sha256, err);
+    }
+    oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
+    char *want = st ? NULL : calloc(o->n_configs ? o->n_configs : 1, 1);
+    if (!st && !want) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    /* the first finished shard that ran a configuration is enough: one that differs from it
+     * cannot merge anyway (a shard's summary may be tens of MB) */
+    size_t left = want ? to_hold(o, &part, ort, want) : 0;
+    for (int32_t j = 0; !st && left && j < plan->count; j++) {
+        if (j == o->shard.index) continue; /* its own earlier result is the one this run replaces */
+        char path[OQ_PATH_BUF];
+        snprintf(path, sizeof path, "%s/shards/%d/summary.json", root, (int)j);
+        oq_ort_record *rec = NULL;
+        size_t n = 0;
+        st = oq_summary_ort_records(path, &rec, &n, err);
+        if (!st) st = held_to(o, plan, ort, want, &left, j, rec, n, err);
+        oq_ort_records_free(rec, n);
+    }
+    free(want);
+    return st;
+}
+
+oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], oq_err *err)
 {
     for (size_t k = 0; k < s->n_configs; k++) {
         oq_config_result *r = &s->configs[k];
         if (!r->ort_library) continue;
-        const oq_config_result *same = NULL; /* one library, most often: hashed once */
-        for (size_t j = 0; !same && j < k; j++)
-            if (s->configs[j].ort_library && !strcmp(s->configs[j].ort_library, r->ort_library)) same = &s->configs[j];
+        const char *known = NULL; /* hashed at the start, or for an earlier configuration */
+        for (int i = 0; !known && i < 2; i++)
+            if (*ort[i].sha256 && !strcmp(ort[i].file, r->ort_library)) known = ort[i].sha256;
+        for (size_t j = 0; !known && j < k; j++)
+            if (s->configs[j].ort_library && !strcmp(s->configs[j].ort_library, r->ort_library))
+                known = s->configs[j].ort_library_sha256;
         oq_status st = OQ_OK;
-        if (same) memcpy(r->ort_library_sha256, same->ort_library_sha256, sizeof r->ort_library_sha256);
+        if (known) memcpy(r->ort_library_sha256, known, sizeof r->ort_library_sha256);
         else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, err);
         if (st) return st;
     }

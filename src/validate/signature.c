@@ -319,43 +319,85 @@ static int64_t first_non_finite(const oq_tensor *t, int64_t from, int64_t to)
     }
 }
 
-/* The message for element e of t; `inner` elements per (event, position) when per position. */
-static oq_status non_finite_error(const oq_tensor *t, int64_t e, int64_t inner, int64_t seq, const char *path,
+/* The first non-finite element of t at a valid position (-1: none), the mask's `lengths` running
+ * along axes `a`: where the sequence axis is the later one ([B, L, ...], [B, H, L, D]) a run of
+ * valid positions is contiguous, checked in one tight loop; else (a batch axis after it) each
+ * position's elements of one event are. */
+static int64_t first_valid_non_finite(const oq_tensor *t, oq_mask_axes a, const int64_t *lengths)
+{
+    int32_t hi = a.batch > a.seq ? a.batch : a.seq;
+    int64_t run = 1, per_b = 1, per_s = 1, B = t->shape[a.batch], L = t->shape[a.seq];
+    for (int32_t d = hi + 1; d < t->ndim; d++) run *= t->shape[d];
+    for (int32_t d = a.batch + 1; d <= hi; d++) per_b *= t->shape[d]; /* in runs */
+    for (int32_t d = a.seq + 1; d <= hi; d++) per_s *= t->shape[d];
+    int64_t runs = run > 0 ? oq_tensor_numel(t) / run : 0;
+    for (int64_t k = 0; k < runs;) {
+        int64_t p = k / per_s % L, len = lengths[k / per_b % B];
+        len = len < 0 ? 0 : len > L ? L : len;
+        int64_t step = a.seq < hi ? 1 : p < len ? len - p : L - p, e;
+        if (p < len && (e = first_non_finite(t, k * run, (k + step) * run)) >= 0) return e;
+        k += step;
+    }
+    return -1;
+}
+
+/* Element e of t as the event and position the axes `a` say, and its index among the other
+ * axes' elements of that (event, position), in C order. */
+static void event_position(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_t *event, int64_t *pos,
+                           int64_t *within)
+{
+    *within = 0;
+    for (int64_t d = t->ndim - 1, mul = 1; d >= 0; d--) {
+        int64_t i = e % t->shape[d];
+        e /= t->shape[d];
+        if (d == a.batch) *event = i;
+        else if (d == a.seq) *pos = i;
+        else *within += i * mul, mul *= t->shape[d];
+    }
+}
+
+/* The message for element e of t: by event and position where the axes `a` say them (masked),
+ * else by element, with `why` the positions could not be told (padding was read as well). */
+static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a, const oq_err *why, const char *path,
                                   oq_err *err)
 {
     double v = t->dtype == OQ_DTYPE_FLOAT32 ? ((const float *)t->data)[e]
                : t->dtype == OQ_DTYPE_FLOAT64 ? ((const double *)t->data)[e] : NAN;
     const char *what = isinf(v) ? v > 0 ? "inf" : "-inf" : t->dtype == OQ_DTYPE_FLOAT32 ||
                        t->dtype == OQ_DTYPE_FLOAT64 ? "NaN" : "NaN or inf";
-    if (inner > 0)
+    if (a.masked) {
+        int64_t event = 0, pos = 0, within = 0;
+        event_position(t, a, e, &event, &pos, &within);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': event %lld position %lld (element %lld of "
-                          "it) is %s: valid positions must be finite", path, t->name, (long long)(e / inner / seq),
-                          (long long)(e / inner % seq), (long long)(e % inner), what);
+                          "it) is %s: valid positions must be finite", path, t->name, (long long)event,
+                          (long long)pos, (long long)within, what);
+    }
+    if (why && *why->msg)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite (padding "
+                          "included, as its positions cannot be told: %s; name its axes like the mask's, or denote "
+                          "them DATA_BATCH and DATA_TIME)", path, t->name, (long long)e, what, why->msg);
     return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite", path,
                       t->name, (long long)e, what);
 }
 
 /* Every valid element of every floating-point input is finite: a NaN or an infinity there is
  * in the input, not in the model, and would make the reference "pass" with NaN outputs. Valid:
- * the positions inside each event's prefix for inputs shaped [B, L, ...] (one contiguous run
- * per event), all elsewhere. */
-static oq_status check_finite(const oq_batch_inputs *in, const char *path, oq_err *err)
+ * the positions inside each event's prefix, along the axes the rule of outputs tells for the
+ * input (src/axes/: its names, its denotations, the sizes; two candidates are not guessed
+ * between: masking the wrong axis skips valid elements); all elements of any other input. */
+static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in, const char *path, oq_err *err)
 {
+    const oq_model_info *mi = sig->mi;
+    oq_axes_rule r = {sig->label, mi, sig->mask >= 0 ? mi->inputs[sig->mask].name : NULL, 0, NULL, in->batch,
+                      in->seq};
     for (size_t i = 0; i < in->n; i++) {
         const oq_tensor *t = in->t[i];
-        int per_position = in->lengths && t->ndim >= 2 && t->shape[0] == in->batch && t->shape[1] == in->seq;
-        int64_t n = oq_tensor_numel(t), e = -1;
-        if (!per_position) {
-            if ((e = first_non_finite(t, 0, n)) >= 0) return non_finite_error(t, e, 0, 0, path, err);
-            continue;
-        }
-        int64_t cells = in->batch * in->seq, inner = cells > 0 ? n / cells : 0;
-        for (int64_t b = 0; inner > 0 && b < in->batch; b++) {
-            int64_t len = in->lengths[b] < 0 ? 0 : in->lengths[b] > in->seq ? in->seq : in->lengths[b];
-            int64_t from = b * in->seq * inner;
-            if ((e = first_non_finite(t, from, from + len * inner)) >= 0)
-                return non_finite_error(t, e, inner, in->seq, path, err);
-        }
+        if (!oq_dtype_is_float(t->dtype)) continue;
+        oq_mask_axes a = {0, 0, 0};
+        oq_err why = {0};
+        int masked = in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why);
+        int64_t e = masked ? first_valid_non_finite(t, a, in->lengths) : first_non_finite(t, 0, oq_tensor_numel(t));
+        if (e >= 0) return non_finite_error(t, e, a, &why, path, err);
     }
     return OQ_OK;
 }
@@ -387,7 +429,7 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
     }
     oq_npz_free(z);
     if (!st) st = batch_shape(sig, path, in, err);
-    if (!st) st = check_finite(in, path, err);
+    if (!st) st = check_finite(sig, in, path, err);
     if (st) oq_batch_inputs_clear(in);
     return st;
 }

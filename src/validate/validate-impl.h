@@ -122,12 +122,14 @@ oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err
 
 /* Saved outputs' provenance (validate --save-outputs): the .npz archive's comment, "ortqual-outputs "
  * and a JSON object of the configuration, provider, model SHA-256 and ONNX Runtime (version, real
- * file) that made them (malloc'ed; NULL when out of memory). */
-char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library);
+ * file, that file's SHA-256) that made them (malloc'ed; NULL when out of memory). */
+char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library,
+                            const char *ort_sha256);
 /* An `expected` reference whose files say (oq_outputs_provenance) they were saved by a configuration
- * under test's own session (the --model file, its provider, ORT loading `ort_file`, the real file or
- * a copy): compared with them it compares ORT with itself, passes and proves nothing;
- * OQ_ERR_INVALID_ARG naming the file and the configuration. `ort_file` "": not known, not judged. */
+ * under test's own session (the same --model files by SHA-256, its provider, and ORT of the bytes
+ * `ort_file` holds, at any path: docs/verdicts.md): compared with them it compares ORT with itself,
+ * passes and proves nothing; OQ_ERR_INVALID_ARG naming the file and the configuration. `ort_file`
+ * "": not known, not judged. */
 oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err);
 
 /* The plan's strings and arrays freed, the struct zeroed. */
@@ -474,6 +476,16 @@ int oq_shard_is_run(const oq_validate_opts *o);
 const oq_validate_opts *oq_shard_opts(const oq_validate_opts *o, oq_validate_opts *copy, char *dir, size_t n);
 /* The summary.json at `path` is of a run stopped by a signal (read without its batch records). */
 int oq_summary_interrupted(const char *path);
+/* One configuration's ONNX Runtime as a summary records it. */
+typedef struct oq_ort_record {
+    char *config, *version, *library; /* version, library NULL: it loaded none */
+    char sha256[65];                  /* "" when the summary has none */
+} oq_ort_record;
+/* The ONNX Runtime of each configuration, in the summary's order, of the finished run whose
+ * summary.json is `path` (json.c, the batch records skipped); none (*n 0, OQ_OK) when the file
+ * is missing, unreadable or of an interrupted run. */
+oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *n, oq_err *err);
+void oq_ort_records_free(oq_ort_record *r, size_t n);
 /* The prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
 oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
 /* The prepare step: N shards need N batches (by batch) or N configurations besides the
@@ -499,9 +511,24 @@ oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_s
  * sink's, closed) and the description (`desc_path`) moved beside it. */
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
                                 const char *desc_path, const char *plan_hash, oq_err *err);
+/* An ORT library a shard's configurations load ([0]: --reference-ort-lib's, [1]: the others'),
+ * named by content at the shard's start, before any batch runs. */
+typedef struct oq_shard_ort {
+    char file[OQ_PATH_BUF]; /* its real file, as the probe loaded it ("": not known before a worker loads it) */
+    char sha256[65];        /* that file's ("" until hashed) */
+} oq_shard_ort;
+/* A shard's start: each known file of ort[2] hashed, and held to what every other shard of the
+ * plan in `root` that finished (its summary.json, not an interrupted one) recorded for the
+ * configurations this shard runs: another build is OQ_ERR_INVALID_ARG, one line naming the
+ * configuration, both shards, libraries and SHA-256 (the merge would refuse the two anyway,
+ * after this shard had spent its time). */
+oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan *plan, const char *root,
+                                  oq_shard_ort ort[2], oq_err *err);
 /* The ORT library each configuration of a shard's run loaded, named by content
- * (oq_config_result.ort_library_sha256): a path says nothing of a node's module or a switched link. */
-oq_status oq_shard_runtimes(oq_validate_summary *s, oq_err *err);
+ * (oq_config_result.ort_library_sha256): a path says nothing of a node's module or a switched link.
+ * The file hashed at the start (ort) keeps that hash; one a worker loaded instead (a link
+ * switched since) is hashed now. */
+oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
 

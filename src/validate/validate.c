@@ -85,6 +85,7 @@ typedef struct run_ctx {
                                    record at a time, never held) */
     oq_batch_sink sink;         /* not a shard: the batches as prepared, on file from the start */
     oq_plan_desc desc;          /* its description, begun before the batches are made */
+    oq_shard_ort ort[2];        /* the ORT libraries the workers will load, as the probes found them */
 } run_ctx;
 
 static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1168,21 +1169,35 @@ static oq_status make_dirs(run_ctx *c, oq_err *err)
     return st;
 }
 
+/* Where no probe was tried (an EP library or threads in this process: a GPU host's parent), the
+ * real file ORT `lib` is, loaded here as a forked worker's parent loads it (spawn.c) and as the
+ * tool loaded it already to look for the CUDA EP: saved outputs are judged against it, and a
+ * shard names it by content at its start. */
+static void loaded_here(const char *lib, char *file, size_t n)
+{
+    oq_runtime *rt = NULL;
+    if (oq_runtime_load(lib, &rt, NULL) == OQ_OK) snprintf(file, n, "%s", oq_runtime_lib_path(rt));
+    oq_runtime_free(rt);
+}
+
 /* The ORT libraries the workers will load (--ort-lib, else the default search with
  * $ORTQUAL_ORT_LIB first; --reference-ort-lib) load: one that does not is a runtime error before
  * any batch is written (each worker met it after the batches were prepared and the reference had
  * run, and the run left a summary of configurations that could not run). */
-static oq_status check_ort_libs(const oq_validate_opts *o, oq_err *err)
+static oq_status check_ort_libs(run_ctx *c, oq_err *err)
 {
+    const oq_validate_opts *o = c->o;
     int ref = o->n_configs && oq_config_uses_ort(&o->configs[0]), others = 0;
     for (size_t k = 1; k < o->n_configs; k++) others |= oq_config_uses_ort(&o->configs[k]);
     oq_status st = OQ_OK;
-    char file[OQ_PATH_BUF] = "";
-    if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, file, sizeof file, err);
+    char *file = c->ort[1].file;
+    if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, file, sizeof c->ort[1].file, err);
     if (st && o->ort_lib) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--ort-lib: ");
     if (st) return st; /* the search's message names what it tried, and $ORTQUAL_ORT_LIB */
-    if (ref && o->reference_ort_lib) st = oq_worker_probe_ort(o->reference_ort_lib, NULL, 0, err);
+    if (ref && o->reference_ort_lib)
+        st = oq_worker_probe_ort(o->reference_ort_lib, c->ort[0].file, sizeof c->ort[0].file, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--reference-ort-lib: ");
+    if (!*file && (others || (ref && !o->reference_ort_lib))) loaded_here(o->ort_lib, file, sizeof c->ort[1].file);
     return others ? oq_validate_saved_self(o, file, err) : OQ_OK; /* outputs saved by the others' own session */
 }
 
@@ -1265,7 +1280,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_inputs_outside(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
-    if (!st) st = check_ort_libs(o, err);
+    if (!st) st = check_ort_libs(c, err);
     if (!st) st = make_weights(c, err);
     if (!st) st = model_signature(c, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
@@ -1416,6 +1431,7 @@ static oq_status identify(run_ctx *c, oq_err *err)
     if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
     st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
+    if (!st) st = oq_shard_runtimes_start(o, &c->shard_plan, c->root, c->ort, err);
     if (!st) st = unstage(c, err);
     if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
     if (!st)
@@ -1488,7 +1504,7 @@ static oq_status run_all(run_ctx *c, oq_err *err)
             if (interrupted(o)) not_reached(c, k);
             else st = run_config(c, k, &ref_ok, err);
         }
-    if (!st && oq_shard_is_run(o)) st = oq_shard_runtimes(c->s, err);
+    if (!st && oq_shard_is_run(o)) st = oq_shard_runtimes(c->s, c->ort, err);
     return st ? st : write_outputs(c, err);
 }
 

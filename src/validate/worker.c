@@ -44,6 +44,7 @@ typedef struct worker {
     int64_t max_batch_bytes;    /* largest batch's inputs + outputs */
     oq_tensor **probe;          /* the first batch's inputs, for the profiled session */
     size_t n_probe;
+    char ort_sha256[65];        /* the loaded ORT library's, for saved outputs ("": not yet hashed) */
 } worker;
 
 /* The batch's mask: its lengths (malloc'ed) and shape; no mask member, no lengths. */
@@ -307,10 +308,13 @@ static void to_cache(worker *w, const batch_mask *bm, const unsigned char *npz, 
 }
 
 /* Saved outputs of ORT say which session made them (oq_outputs_provenance): judged against that
- * very session later, they would compare ORT with itself. */
+ * very session later, they would compare ORT with itself. The library is named by its bytes
+ * (hashed once, at the first batch saved): a copy of it elsewhere is the same build. */
 static oq_status sign_outputs(worker *w, unsigned char **npz, size_t *n, oq_err *err)
 {
-    char *prov = oq_outputs_provenance(w->plan, w->r->ort_version, w->r->ort_library);
+    if (!*w->ort_sha256 && oq_sha256_file(w->r->ort_library, w->ort_sha256, err))
+        return oq_err_prefix(err, "the ONNX Runtime library, for the saved outputs' provenance: ");
+    char *prov = oq_outputs_provenance(w->plan, w->r->ort_version, w->r->ort_library, w->ort_sha256);
     oq_status st = prov ? oq_npz_set_comment(npz, n, prov, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     free(prov);
     return st;

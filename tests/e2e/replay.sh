@@ -145,6 +145,21 @@ set -e
   [ ! -e "$T/so2/summary.json" ] || fail "replay against its own saved outputs: exit $rc: $(cat "$T/so2.out")"
 $PY -c 'import sys, numpy as np; assert sorted(np.load(sys.argv[1]).keys()) == ["cls", "reg"]' "$T/so/outputs_01_cpu_model_fp32_000.npz" ||
   fail "numpy cannot read the saved outputs with their provenance"
+# the build is told by its bytes, not its path: outputs saved by a byte-identical copy of this
+# ORT library elsewhere, gone since (another host's, a module's), replayed on this one are ORT
+# compared with itself, refused the same way (they were compared and PASSED: the path differed
+# and no file was left there to compare bytes with)
+mkdir "$T/ortcopy" && cp "$(readlink -f "$OQ_ORT_LIB")" "$T/ortcopy/libonnxruntime.so.1"
+$ORTQUAL validate --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" --expected "$M/outputs_000.npz" \
+  --save-outputs --repeat 1 --no-plots --ort-lib "$T/ortcopy/libonnxruntime.so.1" --outdir "$T/sc1" > "$T/sc1.out" 2>&1 ||
+  fail "validate --save-outputs on a copy of ORT: $(cat "$T/sc1.out")"
+rm -r "$T/ortcopy"
+set +e
+$ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" \
+  --expected "$T"/sc1/outputs_01_cpu_model_fp32_000.npz --outdir "$T/sc2" > "$T/sc2.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "outputs_01_cpu_model_fp32_000.npz: saved by 'cpu:model:fp32' (validate --save-outputs) running this --model on cpu with ORT 1.29" "$T/sc2.out" &&
+  [ ! -e "$T/sc2/summary.json" ] || fail "replay against outputs saved by a copy of its ORT: exit $rc: $(cat "$T/sc2.out")"
 # another build judged against them is a comparison: it runs
 $ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$M/inputs_001.npz" --ort-lib "$ORT130" \
   --expected "$T"/so/outputs_01_cpu_model_fp32_*.npz --outdir "$T/so3" > "$T/so3.out" 2>&1 ||

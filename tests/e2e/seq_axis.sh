@@ -4,7 +4,8 @@
 # valid element fails and the export's own run passes; the same model without denotations is
 # refused (exit 2, one line naming the axes and the fix) instead of having its heads axis masked
 # (a wrong valid value was "reported, not judged": PASSED); --seq-axis says which, and a bad one
-# is refused in one line. convert's own check tells the axes by the same rule (6).
+# is refused in one line. convert's own check tells the axes by the same rule (6), and so does
+# the check that the inputs' valid positions are finite (7).
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q="$ORTQUAL"
@@ -139,4 +140,27 @@ one_line 2 "^ortqual convert: --seq-axis y=2: plain.onnx has no output 'y' \(its
     "$Q" convert plain.onnx -o c_y.onnx --seq-axis y=2 "${C[@]}" exact.npz
 one_line 2 "^ortqual convert: --seq-axis '=2': want OUTPUT=AXIS" "$Q" convert plain.onnx -o c_y.onnx --seq-axis =2
 one_line 2 "^ortqual convert: --plan and --seq-axis contradict" "$Q" convert plain.onnx --flash --plan --seq-axis output=2
+
+# 7. the inputs' finite check tells their mask axes by the same rule. It took axis 1 (the heads,
+#    of size L) for the sequence: a NaN at a valid position of head 2 (event 1 is 2 long: it read
+#    "positions" 0 and 1, which were heads 0 and 1) was not seen, and one in padding (event 0,
+#    head 1, position 3) was refused as "event 0 position 1". Without denotations every element
+#    is read (two candidate axes are not guessed between), and the message says why.
+$PY - <<'PY' || fail "writing the NaN inputs"
+import numpy as np
+z = dict(np.load("in.npz"))
+for name, at in (("nan_valid", (1, 2, 0, 1)), ("nan_pad", (0, 1, 3, 0))):
+    q = z["query"].copy()
+    q[at] = np.nan
+    np.savez(name + ".npz", **dict(z, query=q))
+PY
+NANV="^ortqual (validate|replay): nan_valid.npz: input 'query': event 1 position 0 \(element 5 of it\) is NaN: valid positions must be finite$"
+one_line 2 "$NANV" "$Q" validate --model st2.onnx --inputs nan_valid.npz --expected exact.npz --outdir n_v --no-plots
+only_error_json n_v
+one_line 2 "$NANV" "$Q" replay --model st2.onnx --inputs nan_valid.npz --expected exact.npz --outdir n_r
+one_line 2 "^ortqual convert: nan_valid.npz: input 'query': event 1 position 0 \(element 5 of it\)" \
+    "$Q" convert st2.onnx -o n_c.onnx --flash --inputs nan_valid.npz --expected exact.npz
+expect 0 "verdict: PASSED" "$Q" validate --model st2.onnx --inputs nan_pad.npz --expected exact.npz --outdir n_p --no-plots
+one_line 2 "^ortqual validate: nan_pad.npz: input 'query': element 14 is NaN: inputs must be finite \(padding included, as its positions cannot be told: plain.onnx: input 'query' shape \[2,4,4,2\]: axes 1 and 2 both have the mask's padded length 4 and the model names neither; name its axes like the mask's, or denote them DATA_BATCH and DATA_TIME\)$" \
+    "$Q" validate --model plain.onnx --inputs nan_pad.npz --expected exact.npz --seq-axis output=2 --outdir n_pp --no-plots
 report

@@ -926,6 +926,94 @@ static void finite_inputs(void **state)
     free(io);
 }
 
+/* mask [2, 4] and q [2, 4, 4, 2] (B, H, L, D with H = L), static, as `q` declares its four
+ * dims; the output is q. */
+static void heads_model(const char *path, const oq_dim *q)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "heads", &g, NULL), OQ_OK);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, (oq_dim[]){q[0], q[2]});
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, 4, q);
+    const char *y = oq_graph_op(g, "Identity", 1, (const char *[]){"q"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 4, q);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* What oq_signature_read_inputs says ("" when it accepts) of a batch of lengths 3 and 1 whose q
+ * holds NaN at [b, h, l, d] = at[0..4) (and whose padding is 0.5). */
+static void read_heads(const char *model, const char *path, const int64_t *at, char *msg, size_t n)
+{
+    const int64_t bl[] = {2, 4}, bhld[] = {2, 4, 4, 2};
+    oq_tensor *t[2] = {tensor_of("mask", OQ_DTYPE_BOOL, 2, bl), tensor_of("q", OQ_DTYPE_FLOAT32, 4, bhld)};
+    for (int64_t i = 0; i < 8; i++) oq_tensor_set_f64(t[0], i, i % 4 < (i < 4 ? 3 : 1));
+    for (int64_t i = 0; i < 32; i++) oq_tensor_set_f64(t[1], i, 0.5);
+    oq_tensor_set_f64(t[1], ((at[0] * 4 + at[1]) * 4 + at[2]) * 2 + at[3], NAN);
+    assert_int_equal(oq_npz_write(path, 2, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(t[0]);
+    oq_tensor_free(t[1]);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    oq_signature sig;
+    oq_err err = {0};
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(model, &mi, &err), OQ_OK);
+    assert_int_equal(oq_signature_make(&o, NULL, &mi, NULL, &sig, &err), OQ_OK);
+    oq_batch_inputs in;
+    oq_status st = oq_signature_read_inputs(&sig, path, &in, &err);
+    snprintf(msg, n, "%s", st ? err.msg : "");
+    if (!st) oq_batch_inputs_clear(&in);
+    oq_signature_clear(&sig);
+}
+
+/* An input [B, H, L, D] with H = L is checked along the axes the outputs' rule tells (src/axes/),
+ * never axis 1 because its size is L: denoted (or named) it is checked on its valid positions
+ * only, a NaN at a valid position of a later head included (axis 1 taken for the sequence
+ * skipped it: a false green) and one in padding accepted (it was a false red); static with
+ * nothing said, the two candidate axes are not guessed between: every element is checked, and
+ * the message says why padding was. */
+static void finite_inputs_heads(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("finite_heads");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    const int64_t valid_late_head[] = {1, 2, 0, 1}, padding[] = {0, 1, 3, 0};
+    char msg[1100], want[1100];
+    const oq_dim denoted[] = {OQ_DIM_DENOTED(2, OQ_DENOTATION_BATCH), OQ_DIM(4),
+                              OQ_DIM_DENOTED(4, OQ_DENOTATION_TIME), OQ_DIM(2)};
+    heads_model(model, denoted);
+    read_heads(model, io, valid_late_head, msg, sizeof msg);
+    snprintf(want, sizeof want, "%s: input 'q': event 1 position 0 (element 5 of it) is NaN: valid positions must be "
+             "finite", io);
+    assert_string_equal(msg, want);
+    read_heads(model, io, padding, msg, sizeof msg);
+    assert_string_equal(msg, "");
+
+    const oq_dim named[] = {OQ_DIM_SYM("batch"), OQ_DIM(4), OQ_DIM_SYM("seq"), OQ_DIM(2)};
+    heads_model(model, named);
+    read_heads(model, io, valid_late_head, msg, sizeof msg);
+    assert_string_equal(msg, want);
+    read_heads(model, io, padding, msg, sizeof msg);
+    assert_string_equal(msg, "");
+
+    const oq_dim sizes[] = {OQ_DIM(2), OQ_DIM(4), OQ_DIM(4), OQ_DIM(2)};
+    heads_model(model, sizes);
+    read_heads(model, io, valid_late_head, msg, sizeof msg);
+    snprintf(want, sizeof want, "%s: input 'q': element 49 is NaN: inputs must be finite (padding included, as its "
+             "positions cannot be told: %s: input 'q' shape [2,4,4,2]: axes 1 and 2 both have the mask's padded "
+             "length 4 and the model names neither; name its axes like the mask's, or denote them DATA_BATCH and "
+             "DATA_TIME)", io, model);
+    assert_string_equal(msg, want);
+    read_heads(model, io, padding, msg, sizeof msg);
+    assert_non_null(strstr(msg, "input 'q': element 14 is NaN: inputs must be finite (padding included"));
+    remove_dir(dir);
+    free(model);
+    free(io);
+}
+
 /* ---- generated events for a model of yours ------------------------------------------------ */
 
 /* features [batch, seq, F] (F fixed, or named where `f` is 0) and a mask; the output is the
@@ -2169,6 +2257,7 @@ int main(void)
         cmocka_unit_test(seq_axes_checked_against_the_model),
         cmocka_unit_test(worker_refuses_ambiguous_axes),
         cmocka_unit_test(finite_inputs),
+        cmocka_unit_test(finite_inputs_heads),
         cmocka_unit_test(generated_features_width),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
