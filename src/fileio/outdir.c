@@ -269,8 +269,6 @@ static int lock_try(oq_outdir_lock *lk, int last, oq_status *st, oq_err *err)
 
 static oq_status lock_create(const char *dir, const char *name, int shared, oq_outdir_lock **lock, oq_err *err)
 {
-    OQ_NEED(err, dir);
-    OQ_NEED(err, lock);
     *lock = NULL;
     oq_outdir_lock *lk = calloc(1, sizeof *lk);
     if (!lk) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -295,11 +293,15 @@ static oq_status lock_create(const char *dir, const char *name, int shared, oq_o
 
 oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_lock **lock, oq_err *err)
 {
+    OQ_NEED(err, dir);
+    OQ_NEED(err, lock);
     return lock_create(dir, name, 0, lock, err);
 }
 
 oq_status oq_outdir_lock_create_shared(const char *dir, oq_outdir_lock **lock, oq_err *err)
 {
+    OQ_NEED(err, dir);
+    OQ_NEED(err, lock);
     return lock_create(dir, NULL, 1, lock, err);
 }
 
