@@ -76,8 +76,15 @@ OQ_API oq_status oq_check_outdir(const char *dir, int force, const char *ignore,
 #define OQ_OUTDIR_LOCK ".ortqual.lock"
 typedef struct oq_outdir_lock oq_outdir_lock;
 OQ_API oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_lock **lock, oq_err *err);
-/* Releases the lock and removes its file (and the folder, when this lock made it and it is left
- * empty). NULL is a no-op. */
+/* The same lock on DIR/OQ_OUTDIR_LOCK taken shared (flock LOCK_SH): the shards of one split
+ * (`validate --shard I`) hold it together, each besides its own exclusive shard lock, so that a
+ * run that takes the folder whole (a plain or --force run, --prepare-shards, merge, report) is
+ * refused while any shard runs ("DIR: in use by the shards of a split run (holding DIR/NAME)"),
+ * and a shard while such a run holds it. Its file holds "shards" instead of a pid; the last shard
+ * to release it removes it. */
+OQ_API oq_status oq_outdir_lock_create_shared(const char *dir, oq_outdir_lock **lock, oq_err *err);
+/* Releases the lock and removes its file (a shared lock's only when no other holds it), and the
+ * folder, when this lock made it and it is left empty. NULL is a no-op. */
 OQ_API void oq_outdir_lock_free(oq_outdir_lock *lock);
 /* Write a whole buffer atomically. */
 OQ_API oq_status oq_write_file_atomic(const char *path, const void *buf, size_t n, int overwrite,

@@ -412,6 +412,12 @@ int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, 
  * CMD: DIR: in use by another ortqual run (pid N, ...)", exit 2; too few descriptors, exit 3) and
  * the exit status. Release with oq_outdir_lock_free. */
 int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock);
+/* The same, the folder's lock taken shared (oq_outdir_lock_create_shared): a shard's. */
+int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, oq_outdir_lock **lock);
+/* The descriptors a run needs (its pipes, batches, figures, lock): a soft limit below them is
+ * raised towards the hard one; 0, else "ortqual CMD: too few file descriptors (EMFILE): ..."
+ * printed and OQ_EXIT_RUNTIME. Before anything is opened or made. */
+int oq_cli_check_descriptors(const char *cmd);
 /* "ortqual-out/<prefix><YYYYmmdd-HHMMSS>" into buf, made (empty) here; "-2", "-3", ... added
  * when a run of the same second has it. */
 void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);

@@ -9,8 +9,7 @@
  * room. Found before the folder is touched, not in the middle of a run. */
 #define NEED_FDS 16
 
-/* A soft limit below NEED_FDS is raised towards the hard one; a hard one below is refused. */
-static int check_descriptors(const char *cmd)
+int oq_cli_check_descriptors(const char *cmd)
 {
     struct rlimit r;
     if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= NEED_FDS) return 0;
@@ -23,14 +22,24 @@ static int check_descriptors(const char *cmd)
     return OQ_EXIT_RUNTIME;
 }
 
-int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock)
+static int outdir_lock(const char *cmd, const char *dir, const char *name, int shared, oq_outdir_lock **lock)
 {
     *lock = NULL;
-    int rc = check_descriptors(cmd);
+    int rc = oq_cli_check_descriptors(cmd);
     if (rc) return rc;
     oq_err e = OQ_ERR_INIT;
-    oq_status st = oq_outdir_lock_create(dir, name, lock, &e);
+    oq_status st = shared ? oq_outdir_lock_create_shared(dir, lock, &e) : oq_outdir_lock_create(dir, name, lock, &e);
     if (!st) return OQ_EXIT_OK;
     fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
     return oq_cli_exit_of(st);
+}
+
+int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock)
+{
+    return outdir_lock(cmd, dir, name, 0, lock);
+}
+
+int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, oq_outdir_lock **lock)
+{
+    return outdir_lock(cmd, dir, NULL, 1, lock);
 }

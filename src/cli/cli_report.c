@@ -511,12 +511,17 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
 {
     int rc = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
     if (rc) return rc;
-    /* the shards of one split run at once, each in its own shards/I: each takes its own lock */
-    char name[64] = OQ_OUTDIR_LOCK;
-    if (o->shard.count && !o->shard.prepare) snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
-    oq_outdir_lock *lock = NULL;
-    rc = oq_cli_outdir_lock(cmd, o->outdir, name, &lock);
+    /* The shards of one split run at once, each in its own shards/I: each takes its own lock, and
+     * the folder's shared with the others, so that a run that clears or rewrites the folder whole
+     * (plain, --force, --prepare-shards, merge) is refused while any shard runs. */
+    int shard = o->shard.count && !o->shard.prepare;
+    char name[64];
+    snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
+    oq_outdir_lock *folder = NULL, *own = NULL;
+    rc = shard ? oq_cli_outdir_lock_shared(cmd, o->outdir, &folder) : oq_cli_outdir_lock(cmd, o->outdir, NULL, &folder);
+    if (!rc && shard) rc = oq_cli_outdir_lock(cmd, o->outdir, name, &own);
     if (!rc) rc = run_validation(cmd, o, cr, self, out);
-    oq_outdir_lock_free(lock);
+    oq_outdir_lock_free(own);
+    oq_outdir_lock_free(folder);
     return rc;
 }

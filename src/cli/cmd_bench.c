@@ -801,6 +801,12 @@ int cmd_bench(int argc, char **argv)
         free(c);
         return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     }
+    rc = oq_cli_check_descriptors("bench"); /* before ORT loads: it fails on a file it cannot open */
+    if (rc) {
+        state_clear(c);
+        free(c);
+        return rc;
+    }
     snprintf(c->profile_dir, sizeof c->profile_dir, "%s/profiles", c->outdir);
     c->o.profile_dir = c->profile_dir;
     c->o.model_ep = c->cr.ep;

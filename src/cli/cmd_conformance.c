@@ -376,10 +376,13 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
-/* --outdir and --junit before any test runs: new or empty unless --force, writable. */
-static int check_outputs(const report_flags *f)
+/* --outdir and --junit before any test runs: --outdir taken for this run (*lock), new or empty
+ * unless --force, writable. */
+static int check_outputs(const report_flags *f, oq_outdir_lock **lock)
 {
     oq_err err = {0};
+    int rc = f->outdir ? oq_cli_outdir_lock("conformance", f->outdir, NULL, lock) : OQ_EXIT_OK;
+    if (rc) return rc;
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
     if (st) {
         fprintf(stderr, "ortqual conformance: --outdir: %s\n", err.msg);
@@ -475,8 +478,10 @@ int cmd_conformance(int argc, char **argv)
             return OQ_EXIT_USAGE;
         }
     }
-    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f) : OQ_EXIT_USAGE;
+    oq_outdir_lock *lock = NULL;
+    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f, &lock) : OQ_EXIT_USAGE;
     if (!rc) rc = cr.given ? run_with_ort(&cr, tests, n, &opts, &f) : run_all(tests, n, &opts, &f, NULL, NULL);
+    oq_outdir_lock_free(lock);
     oq_conformance_list_free(tests);
     oq_cli_runtime_clear(&cr);
     free(dflt[0]);

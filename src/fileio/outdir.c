@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio/fileio-impl.h"
 #include "status/args-impl.h"
 
 oq_status oq_check_outdir_kind(const char *dir, oq_err *err)
@@ -42,18 +43,43 @@ static int lock_name(const char *name)
     return n >= 13 && !strncmp(name, ".ortqual", 8) && !strcmp(name + n - 5, ".lock");
 }
 
-/* An earlier run's summary.json, or any other entry than `ignore`, is in the way without --force. */
+/* What a run killed here (SIGKILL, a crash) leaves behind it, with no summary.json: its work
+ * folder (a real one: a link there is not the tool's), its batches and saved outputs, a
+ * temporary of an atomic write (its pid in the name). */
+static int left_by_run(const char *dir, const char *name)
+{
+    char path[4352];
+    struct stat sb;
+    size_t n = strlen(name);
+    int batch = n > 4 && !strcmp(name + n - 4, ".npz") &&
+                (!strncmp(name, "inputs_", 7) || !strncmp(name, "expected_", 9) || !strncmp(name, "outputs_", 8));
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int work = !strcmp(name, ".work") && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    return batch || work || oq_temp_name_is(name, NULL, 0);
+}
+
+/* An earlier run's summary.json, or any other entry than `ignore`, is in the way without --force;
+ * an interrupted run's leftovers are said as such (--force is what clears them), but not the
+ * batches of a prepared split (shards/plan.json), which wait for their shards. */
 static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
 {
-    char path[4096], other[256] = "";
+    char path[4096], other[256] = "", left[256] = "";
     snprintf(path, sizeof path, "%s/summary.json", dir);
     if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
+    snprintf(path, sizeof path, "%s/shards/plan.json", dir);
+    int split = access(path, F_OK) == 0;
     DIR *d = opendir(dir);
-    for (struct dirent *e; d && !*other && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (!ignore || strcmp(e->d_name, ignore)) &&
-            !lock_name(e->d_name))
-            snprintf(other, sizeof other, "%s", e->d_name);
+    for (struct dirent *e; d && !*left && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (ignore && !strcmp(e->d_name, ignore)) ||
+            lock_name(e->d_name))
+            continue;
+        if (!*other) snprintf(other, sizeof other, "%s", e->d_name);
+        if (!split && left_by_run(dir, e->d_name)) snprintf(left, sizeof left, "%s", e->d_name);
+    }
     if (d) closedir(d);
+    if (*left)
+        return oq_err_set(err, OQ_ERR_IO, "%s: an earlier run here was interrupted (it left '%s' and no summary.json): "
+                                          "--force clears what it left, or give another --outdir", dir, left);
     if (*other)
         return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: use "
                                           "--force to write into it, or another --outdir", dir, other);
@@ -109,6 +135,7 @@ oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err
 
 struct oq_outdir_lock {
     int fd;
+    int shared;          /* held with the shards of one split (oq_outdir_lock_create_shared) */
     char path[4096];     /* the lock file */
     char dir[4096];      /* the folder */
     size_t made_from;    /* the length of the first folder of dir this lock made; 0: none */
@@ -165,34 +192,37 @@ static size_t first_missing(const char *dir)
     return 0;
 }
 
-/* The pid a holder wrote into its lock file (just after taking it: read again for a moment
- * while the file is still empty); 0 when none can be read. */
-static long holder_pid(int fd)
+/* What a holder wrote into its lock file, its pid or SHARED_MARK (just after taking it: read
+ * again for a moment while the file is still empty); "" when nothing can be read. */
+#define SHARED_MARK "shards\n"
+static void holder_of(int fd, char *buf, size_t size)
 {
-    char buf[32];
+    *buf = 0;
     for (int tries = 0; tries < 200; tries++) {
-        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        ssize_t n = pread(fd, buf, size - 1, 0);
         if (n > 0) {
             buf[n] = 0;
-            return strtol(buf, NULL, 10);
+            return;
         }
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
-    return 0;
 }
 
-static oq_status lock_busy(const oq_outdir_lock *lk, int fd, oq_err *err)
+static oq_status lock_busy(const oq_outdir_lock *lk, const char *text, oq_err *err)
 {
-    long pid = holder_pid(fd);
     char who[64] = "";
+    if (!strcmp(text, SHARED_MARK))
+        return oq_err_set(err, OQ_ERR_IO, "%s: in use by the shards of a split run (holding %s): wait for them to end "
+                          "or give another --outdir", lk->dir, lk->path);
+    long pid = strtol(text, NULL, 10);
     if (pid > 0) snprintf(who, sizeof who, "pid %ld, ", pid);
     return oq_err_set(err, OQ_ERR_IO, "%s: in use by another ortqual run (%sholding %s): wait for it to end or give "
                       "another --outdir", lk->dir, who, lk->path);
 }
 
 /* One try at the lock file: 1 taken (lk->fd set), 0 gone in the meantime (its holder released
- * it: try again), -1 an error (in *st) or no lock to be had here (*st OQ_OK). */
-static int lock_try(oq_outdir_lock *lk, oq_status *st, oq_err *err)
+ * it: try again, unless `last`), -1 an error (in *st) or no lock to be had here (*st OQ_OK). */
+static int lock_try(oq_outdir_lock *lk, int last, oq_status *st, oq_err *err)
 {
     int fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     struct stat a, b;
@@ -210,9 +240,17 @@ static int lock_try(oq_outdir_lock *lk, oq_status *st, oq_err *err)
                          lk->path);
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK) *st = lock_busy(lk, fd, err);
-        close(fd); /* else a file system without locks: the run goes on unlocked */
+    if (flock(fd, (lk->shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        char text[32] = "";
+        if (busy) holder_of(fd, text, sizeof text);
+        close(fd); /* not busy: a file system without locks, the run goes on unlocked */
+        if (busy && lk->shared && !last && !strcmp(text, SHARED_MARK)) {
+            /* the last shard ending holds it whole for a moment, to remove it (oq_outdir_lock_free) */
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+            return 0;
+        }
+        if (busy) *st = lock_busy(lk, text, err);
         return -1;
     }
     /* taken; the holder before may have removed the file as this one opened it */
@@ -220,22 +258,22 @@ static int lock_try(oq_outdir_lock *lk, oq_status *st, oq_err *err)
         close(fd);
         return 0;
     }
+    /* the shards' holders all write the same mark: none writes over another's word */
     char pid[32];
-    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    int n = lk->shared ? snprintf(pid, sizeof pid, SHARED_MARK) : snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
     ssize_t wrote = ftruncate(fd, 0) == 0 ? pwrite(fd, pid, (size_t)n, 0) : -1;
     (void)wrote; /* on a full disk the pid goes unsaid; the lock holds all the same */
     lk->fd = fd;
     return 1;
 }
 
-oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_lock **lock, oq_err *err)
+static oq_status lock_create(const char *dir, const char *name, int shared, oq_outdir_lock **lock, oq_err *err)
 {
-    OQ_NEED(err, dir);
-    OQ_NEED(err, lock);
     *lock = NULL;
     oq_outdir_lock *lk = calloc(1, sizeof *lk);
     if (!lk) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     lk->fd = -1;
+    lk->shared = shared;
     snprintf(lk->dir, sizeof lk->dir, "%s", dir);
     snprintf(lk->path, sizeof lk->path, "%s/%s", dir, name ? name : OQ_OUTDIR_LOCK);
     lk->made_from = first_missing(dir);
@@ -243,7 +281,7 @@ oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_loc
     oq_status st = OQ_OK;
     int got = 0;
     if (*dir && strlen(lk->path) < PATH_MAX && !oq_check_outdir_kind(dir, &ignored) && !oq_mkdirs(dir, &ignored))
-        for (int tries = 0; tries < 100 && !(got = lock_try(lk, &st, err));) tries++;
+        for (int tries = 0; tries < 100 && !(got = lock_try(lk, tries == 99, &st, err));) tries++;
     if (got == 1) {
         hold(lk, 1);
         *lock = lk;
@@ -253,14 +291,29 @@ oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_loc
     return st;
 }
 
+oq_status oq_outdir_lock_create(const char *dir, const char *name, oq_outdir_lock **lock, oq_err *err)
+{
+    OQ_NEED(err, dir);
+    OQ_NEED(err, lock);
+    return lock_create(dir, name, 0, lock, err);
+}
+
+oq_status oq_outdir_lock_create_shared(const char *dir, oq_outdir_lock **lock, oq_err *err)
+{
+    OQ_NEED(err, dir);
+    OQ_NEED(err, lock);
+    return lock_create(dir, NULL, 1, lock, err);
+}
+
 void oq_outdir_lock_free(oq_outdir_lock *lk)
 {
     if (!lk) return;
     hold(lk, 0);
-    if (lk->fd >= 0) {
-        unlink(lk->path); /* before the release: a run that opens it meanwhile finds it gone (lock_try) */
-        close(lk->fd);
-    }
+    /* removed before the release: a run that opens it meanwhile finds it gone (lock_try). A shared
+     * one only by the last shard to end, the one that can take it whole: a file made anew while
+     * another shard holds the old one would let an exclusive run in beside that shard. */
+    if (lk->fd >= 0 && (!lk->shared || flock(lk->fd, LOCK_EX | LOCK_NB) == 0)) unlink(lk->path);
+    if (lk->fd >= 0) close(lk->fd);
     /* the folders it made, from the deepest up, while they are empty */
     size_t len = strlen(lk->dir);
     for (size_t n = len; lk->made_from && n >= lk->made_from; n--) {

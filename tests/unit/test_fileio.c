@@ -467,6 +467,78 @@ static void test_outdir_lock(void **state)
     remove_dir(dir);
 }
 
+/* The shards of a split hold the folder's lock together; a run that takes it whole is refused
+ * while any does, and a shard while such a run does; the last shard to end removes the file. */
+static void test_outdir_lock_shared(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("shared"), path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, OQ_OUTDIR_LOCK);
+    oq_outdir_lock *s1 = NULL, *s2 = NULL, *x = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_outdir_lock_create_shared(dir, &s1, &err), OQ_OK);
+    assert_int_equal(oq_outdir_lock_create_shared(dir, &s2, &err), OQ_OK);
+    assert_non_null(s1);
+    assert_non_null(s2);
+    assert_int_equal(oq_outdir_lock_create(dir, NULL, &x, &err), OQ_ERR_IO);
+    if (!strstr(err.msg, "in use by the shards of a split run (holding ")) fail_msg("got '%s'", err.msg);
+    oq_outdir_lock_free(s1);
+    assert_int_equal(access(path, F_OK), 0); /* s2 holds it still */
+    assert_int_equal(oq_outdir_lock_create(dir, NULL, &x, &err), OQ_ERR_IO);
+    oq_outdir_lock_free(s2);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(oq_outdir_lock_create(dir, NULL, &x, &err), OQ_OK);
+    assert_int_equal(oq_outdir_lock_create_shared(dir, &s1, &err), OQ_ERR_IO);
+    char want[64];
+    snprintf(want, sizeof want, "in use by another ortqual run (pid %ld, ", (long)getpid());
+    if (!strstr(err.msg, want)) fail_msg("got '%s'", err.msg);
+    oq_outdir_lock_free(x);
+    assert_int_not_equal(access(path, F_OK), 0);
+    remove_dir(dir);
+}
+
+/* Without --force, what a killed run left (no summary.json) is said to be that: an interrupted
+ * run that --force clears; another file, a link named .work, or the batches of a prepared split
+ * are "not empty". */
+static void test_outdir_interrupted(void **state)
+{
+    (void)state;
+    const char *left[] = {"inputs_003.npz", "outputs_cpu_attention24_fp32_000.npz", "validate.csv.tmp.4242.a1B2c3",
+                          ".work"};
+    for (size_t i = 0; i < sizeof left / sizeof *left; i++) {
+        char *dir = temp_dir("killed"), path[600], want[200];
+        oq_err err = {0};
+        snprintf(path, sizeof path, "%s/notes.txt", dir);
+        put(path, "mine");
+        snprintf(path, sizeof path, "%s/%s", dir, left[i]);
+        if (i == 3) assert_int_equal(mkdir(path, 0755), 0);
+        else put(path, "");
+        assert_int_equal(oq_check_outdir(dir, 0, NULL, &err), OQ_ERR_IO);
+        snprintf(want, sizeof want, ": an earlier run here was interrupted (it left '%s' and no summary.json): "
+                 "--force clears", left[i]);
+        if (!strstr(err.msg, want)) fail_msg("%s: got '%s'", left[i], err.msg);
+        assert_int_equal(oq_check_outdir(dir, 1, NULL, &err), OQ_OK);
+        if (i == 3) {
+            assert_int_equal(rmdir(path), 0);
+            assert_int_equal(symlink("/tmp", path), 0);
+            assert_int_equal(oq_check_outdir(dir, 0, NULL, &err), OQ_ERR_IO);
+            if (!strstr(err.msg, ": not empty (it holds '")) fail_msg("a link: got '%s'", err.msg);
+            unlink(path);
+        } else { /* a prepared split's batches wait for its shards: not a leftover */
+            snprintf(path, sizeof path, "%s/shards", dir);
+            assert_int_equal(mkdir(path, 0755), 0);
+            snprintf(path, sizeof path, "%s/shards/plan.json", dir);
+            put(path, "{}");
+            assert_int_equal(oq_check_outdir(dir, 0, NULL, &err), OQ_ERR_IO);
+            if (!strstr(err.msg, ": not empty (it holds '")) fail_msg("a split: got '%s'", err.msg);
+            unlink(path);
+            snprintf(path, sizeof path, "%s/shards", dir);
+            rmdir(path);
+        }
+        remove_dir(dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +554,8 @@ int main(void)
         cmocka_unit_test(test_text_utf8),
         cmocka_unit_test(test_remove_temporaries),
         cmocka_unit_test(test_outdir_lock),
+        cmocka_unit_test(test_outdir_lock_shared),
+        cmocka_unit_test(test_outdir_interrupted),
         cmocka_unit_test(test_json_path_out_of_memory),
         cmocka_unit_test(test_temp_names),
     };
