@@ -308,7 +308,7 @@ static int parse_cargo(const char *line, oq_test_summary *t)
                word, &passed, &failed, &ignored, &measured, &filtered, &used) != 6 ||
         used < 0 || (line[used] && !starts_with(line + used, "; finished in ")) ||
         (strcmp(word, "ok") && strcmp(word, "FAILED")) || passed < 0 || failed < 0 ||
-        ignored < 0 || filtered < 0 || passed + failed + ignored == 0)
+        ignored < 0 || filtered < 0 || (passed == 0 && failed == 0 && ignored == 0))
         return 0;
     memset(t, 0, sizeof *t);
     t->runner = OQ_RUNNER_CARGO;
@@ -320,7 +320,8 @@ static int parse_cargo(const char *line, oq_test_summary *t)
 }
 
 /* unittest's counts after its result word: "" or " (failures=1, errors=2, skipped=3,
- * expected failures=1, unexpected successes=1)". Unknown items make it no summary. */
+ * expected failures=1, unexpected successes=1)". An unknown item or one given twice makes it
+ * no summary. */
 static int unittest_counts(const char *p, oq_test_summary *t)
 {
     static const struct {
@@ -335,12 +336,14 @@ static int unittest_counts(const char *p, oq_test_summary *t)
     };
     if (!*p) return 1;
     if (!starts_with(p, " (")) return 0;
+    unsigned seen = 0;
     for (p += 2;;) {
         size_t i = 0;
         while (i < sizeof items / sizeof items[0] && !starts_with(p, items[i].w)) i++;
         int64_t v;
         const char *e = i < sizeof items / sizeof items[0] ? number(p + strlen(items[i].w), &v) : NULL;
-        if (!e) return 0;
+        if (!e || (seen & 1u << i)) return 0;
+        seen |= 1u << i;
         *(int64_t *)((char *)t + items[i].off) = v;
         if (!strcmp(e, ")")) return 1;
         if (!starts_with(e, ", ")) return 0;
@@ -356,9 +359,14 @@ static int parse_unittest(const char *line, int64_t ran, oq_test_summary *t)
     memset(t, 0, sizeof *t);
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (starts_with(line, words[i]) && unittest_counts(line + strlen(words[i]), t)) {
+            const int64_t taken[] = {t->failed, t->errors, t->skipped, t->xfailed, t->xpassed};
+            for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
+                if (taken[k] > ran) return 0; /* more than ran: no summary (nor an overflow) */
+                ran -= taken[k];
+            }
             t->runner = OQ_RUNNER_UNITTEST;
-            t->passed = ran - t->failed - t->errors - t->skipped - t->xfailed - t->xpassed;
-            return t->passed >= 0;
+            t->passed = ran;
+            return 1;
         }
     return 0;
 }

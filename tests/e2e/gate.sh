@@ -130,7 +130,7 @@ gate 1 -- "$W/bin/emit_pytest_then_go.log" && expect "a failing run at line 4 (g
 # a runner's summary alone is read for its counts and skip reasons (unittest -v)
 emit unittest_skip.log
 gate 1 -- "$W/bin/emit_unittest_skip.log" && expect "skipped (no --allow-skip given): [1] test_b (test_u.T.test_b): needs gpu"
-gate 0 --allow-skip 'needs gpu$' -- "$W/bin/emit_unittest_skip.log" && expect "unittest summary (line 7): 1 passed"
+gate 0 --allow-skip 'needs gpu$' -- "$W/bin/emit_unittest_skip.log" && expect "unittest summary (line 8): 1 passed"
 # a real cargo test, if cargo and its standard library are here (no dependencies: no network)
 if command -v cargo >/dev/null; then
     mkdir -p "$W/crt/src"

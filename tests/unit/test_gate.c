@@ -240,6 +240,9 @@ static void other_runners(void **state)
     /* not summaries: counts above N, unknown items, a result line without "Ran N tests" */
     assert_counts("Ran 3 tests in 0.1s\n\nOK (skipped=4)\n", none_of());
     assert_counts("Ran 3 tests in 0.1s\n\nOK (bogus=1)\n", none_of());
+    assert_counts("Ran 3 tests in 0.1s\n\nOK (skipped=1, skipped=1)\n", none_of());
+    assert_counts("Ran 9223372036854775807 tests in 0.1s\n\nFAILED (failures=9223372036854775807, "
+                  "errors=9223372036854775807)\n", none_of());
     assert_counts("OK\n", none_of());
     assert_counts("[  PASSED  ] 1 tests.\n", none_of());
     assert_counts("test result: maybe. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n", none_of());
