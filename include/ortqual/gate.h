@@ -14,11 +14,13 @@
  *   - prepends --pythonpath folders to PYTHONPATH, drops every PYTHONPATH
  *     entry that is the caller's directory, and pins libraries (LD_PRELOAD
  *     and their folders first in LD_LIBRARY_PATH, always together);
- *   - reads the runner's closing summary (pytest, ctest, cmocka, or a plain
- *     "N passed, N failed" line; the last one in the log) and fails on a
- *     non-zero exit, pytest's exit 5, no summary, failures or errors, zero
- *     passed, or any skip whose reason --allow-skip does not match; and on an
- *     earlier summary that failed, ran no test or skipped what is not allowed;
+ *   - reads the runner's closing summary (pytest, ctest, cmocka, GoogleTest,
+ *     cargo test, unittest, or a plain "N passed, N failed" line; the last one
+ *     in the log) and fails on a non-zero exit, pytest's exit 5, no summary,
+ *     failures or errors, zero passed, or any skip whose reason --allow-skip
+ *     does not match; on an earlier summary that failed, ran no test or
+ *     skipped what is not allowed; and on any runner's failure line (go test's
+ *     "--- FAIL:", TAP's "not ok", cargo's "test result: FAILED.", ...);
  *   - optionally requires every SdpaKernel= routing line to name an allowed
  *     kernel (ortqual/dispatch.h), with at least one line present.
  *
