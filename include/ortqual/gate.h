@@ -14,11 +14,13 @@
  *   - prepends --pythonpath folders to PYTHONPATH, drops every PYTHONPATH
  *     entry that is the caller's directory, and pins libraries (LD_PRELOAD
  *     and their folders first in LD_LIBRARY_PATH, always together);
- *   - reads the runner's closing summary (pytest, ctest, cmocka, or a plain
- *     "N passed, N failed" line; the last one in the log) and fails on a
- *     non-zero exit, pytest's exit 5, no summary, failures or errors, zero
- *     passed, or any skip whose reason --allow-skip does not match; and on an
- *     earlier summary that failed, ran no test or skipped what is not allowed;
+ *   - reads the runner's closing summary (pytest, ctest, cmocka, GoogleTest,
+ *     cargo test, unittest, or a plain "N passed, N failed" line; the last one
+ *     in the log) and fails on a non-zero exit, pytest's exit 5, no summary,
+ *     failures or errors, zero passed, or any skip whose reason --allow-skip
+ *     does not match; on an earlier summary that failed, ran no test or
+ *     skipped what is not allowed; and on any runner's failure line (go test's
+ *     "--- FAIL:", TAP's "not ok", cargo's "test result: FAILED.", ...);
  *   - optionally requires every SdpaKernel= routing line to name an allowed
  *     kernel (ortqual/dispatch.h), with at least one line present.
  *
@@ -52,10 +54,13 @@ typedef enum oq_runner {
     OQ_RUNNER_PYTEST, /* "==== 3 passed, 1 skipped in 0.12s ====", "no tests ran in 0.01s" */
     OQ_RUNNER_CTEST,  /* "75% tests passed, 1 tests failed out of 4" + "did not run" list */
     OQ_RUNNER_CMOCKA, /* "[  PASSED  ] 5 test(s)." + "[  FAILED  ]"/"[  SKIPPED ]" lists */
-    OQ_RUNNER_PLAIN   /* "[word:] N passed, N failed[, N skipped]" */
+    OQ_RUNNER_PLAIN,  /* "[word:] N passed, N failed[, N skipped]" */
+    OQ_RUNNER_CARGO,  /* "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; ..." */
+    OQ_RUNNER_GTEST,  /* GoogleTest: "[  PASSED  ] 5 tests." + lists as cmocka's */
+    OQ_RUNNER_UNITTEST /* Python unittest: "Ran 4 tests in 0.01s" then "OK (skipped=1)" */
 } oq_runner;
 
-/* "pytest", "ctest", "cmocka", "plain"; "none". Never NULL. */
+/* "pytest", "ctest", "cmocka", "plain", "cargo", "gtest", "unittest"; "none". Never NULL. */
 OQ_API const char *oq_runner_name(oq_runner r);
 
 typedef struct oq_skip_reason {
@@ -73,6 +78,17 @@ typedef struct oq_test_summary {
     oq_skip_reason *skips; /* the skip reasons printed for this run (owned) */
     size_t n_skips;
 } oq_test_summary;
+
+/* A line that a common runner prints only for a failing run, wherever it is in the log:
+ * cargo's "test result: FAILED.", go test's "--- FAIL: ", "FAIL\t" and "FAIL", TAP's
+ * "not ok" (but not "# TODO") and "Bail out!", unittest's "FAILED (failures=N...)",
+ * GoogleTest's and cmocka's "[  FAILED  ]"; each at the start of the line, as the runners
+ * print them. */
+typedef struct oq_failure_line {
+    const char *runner; /* "cargo", "go", "tap", "unittest", "gtest/cmocka" (static) */
+    uint64_t line;
+    char *text;         /* the line, colour codes stripped (owned) */
+} oq_failure_line;
 
 /* Reads a log line by line and keeps the LAST summary found, with the skip
  * reasons of its run: pytest's "SKIPPED [N] where: why" lines printed since the
@@ -97,6 +113,8 @@ OQ_API const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_
  * failure already meets) or reported skips, in log order: their number (0 for a
  * NULL scanner) and, in *list (list may be NULL), the array, owned by the scanner. */
 OQ_API size_t oq_summary_scanner_earlier(const oq_summary_scanner *s, const oq_test_summary **list);
+/* The first failure line in the log (oq_failure_line), or NULL. Owned by the scanner. */
+OQ_API const oq_failure_line *oq_summary_scanner_failure_line(const oq_summary_scanner *s);
 /* Convenience: scan a whole text (lines numbered from 1). */
 OQ_API oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,
                                       oq_err *err);
@@ -119,6 +137,9 @@ typedef struct oq_gate_outcome {
     const oq_test_summary *failed_before; /* NULL, or an earlier summary with failures */
     const oq_test_summary *earlier; /* earlier summaries that ran no test or skipped some */
     size_t n_earlier;               /* (oq_summary_scanner_earlier) */
+    /* NULL, or the first line in which a runner reported a failing run: it fails the
+     * gate whatever the summary and exit status say (a suite run after `|| true`) */
+    const oq_failure_line *failure_line;
 } oq_gate_outcome;
 
 typedef struct oq_gate_judgement {

@@ -33,14 +33,20 @@ static const char head[] =
 "    (\"3 passed, 1 skipped in 0.1s\", any mix of failed/errors/xfailed/xpassed/\n"
 "    deselected/warnings, \"no tests ran\"), ctest (\"75% tests passed, 1 tests\n"
 "    failed out of 4\" and its \"did not run\" list), cmocka (\"[  PASSED  ] 5\n"
-"    test(s).\" and its FAILED/SKIPPED lists), or a plain \"[word:] N passed, N\n"
-"    failed[, N skipped]\" line. It FAILS when: the exit status is not 0 (5 is\n"
-"    pytest's \"no tests collected\"); CMD was killed by a signal; no summary is\n"
-"    found; anything failed or errored; zero tests passed; any skip's reason is\n"
-"    not matched by --allow-skip. pytest prints skip reasons only with -rs:\n"
+"    test(s).\" and its FAILED/SKIPPED lists), GoogleTest (\"[  PASSED  ] 5\n"
+"    tests.\", the same lists), cargo test (\"test result: ok. 3 passed; ...\"),\n"
+"    Python unittest (\"Ran 4 tests ...\" then \"OK (skipped=1)\"), or a plain\n"
+"    \"[word:] N passed, N failed[, N skipped]\" line. It FAILS when: the exit\n"
+"    status is not 0 (5 is pytest's \"no tests collected\"); CMD was killed by\n"
+"    a signal; no summary is found; anything failed or errored; zero tests\n"
+"    passed (whatever --allow-skip allows); any skip's reason is not matched by\n"
+"    --allow-skip. pytest prints skip reasons only with -rs:\n"
 "    a skip without a visible reason is never allowed. A summary before the\n"
 "    last that failed, ran no test or skipped what --allow-skip does not allow\n"
-"    FAILS it too: the later one does not undo it.\n";
+"    FAILS it too: the later one does not undo it. So does a runner's failure\n"
+"    line anywhere in the log, at the start of a line: cargo's \"test result:\n"
+"    FAILED.\", go test's \"--- FAIL:\" and \"FAIL\", TAP's \"not ok\" (not # TODO)\n"
+"    and \"Bail out!\", unittest's \"FAILED (failures=N)\", \"[  FAILED  ]\".\n";
 
 static const char foot[] =
 "\n"
@@ -272,7 +278,9 @@ int cmd_gate(int argc, char **argv)
                     "allow skips whose reason matches this POSIX extended\n"
                     "regular expression (searched, not anchored). pytest's reason\n"
                     "is the text after \"SKIPPED [N] \" (e.g. \"test_x.py:12: needs\n"
-                    "CUDA\"); cmocka's the test name; ctest's \"name (Skipped)\".\n"
+                    "CUDA\"); cmocka's and GoogleTest's the test name; ctest's\n"
+                    "\"name (Skipped)\" or \"name (Disabled)\"; cargo's and\n"
+                    "unittest -v's \"name: why\".\n"
                     "Repeated: any of them. Default: no skip is allowed."),
         OQ_OPT_LIST("require-dispatch", "KERNEL|NODE=KERNEL", &disp,
                     "every SdpaKernel= routing line ORT prints must name an\n"

@@ -130,6 +130,13 @@ oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
         st = reason(out, err, "an earlier run failed (%s summary at line %llu: %s); the last summary does not undo it",
                     oq_runner_name(o->failed_before->runner), (unsigned long long)o->failed_before->line,
                     o->failed_before->text);
+    /* a runner's failure line fails whatever summary was used: a suite whose summary the gate
+     * reads no counts from (go test, TAP) or that came before another's, its exit status
+     * dropped by `|| true` */
+    if (st == OQ_OK && o->failure_line)
+        st = reason(out, err, "a failing run at line %llu (%s: %s); no other summary undoes it",
+                    (unsigned long long)o->failure_line->line, o->failure_line->runner,
+                    o->failure_line->text);
     for (size_t i = 0; st == OQ_OK && o->earlier && i < o->n_earlier; i++)
         st = judge_earlier(&o->earlier[i], allow_skip ? &re : NULL, out, err);
     if (st == OQ_OK && expect) st = judge_dispatch(o, expect, out, err);

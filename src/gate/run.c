@@ -202,7 +202,8 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
     }
     if (sum && (st = copy_summary(&r->summary, sum, err)) != OQ_OK) return st;
     oq_gate_outcome o = {r->exit_code, r->signal, sum, log, r->timed_out ? g->o.timeout_s : 0,
-                         oq_summary_scanner_failed_before(sc->scanner), NULL, 0};
+                         oq_summary_scanner_failed_before(sc->scanner), NULL, 0,
+                         oq_summary_scanner_failure_line(sc->scanner)};
     o.n_earlier = oq_summary_scanner_earlier(sc->scanner, &o.earlier);
     return oq_gate_judge(&o, g->o.allow_skip, g->expect, &r->j, err);
 }

@@ -329,7 +329,11 @@ static oq_status make_dir(oq_gate *g, oq_err *err)
     const char *parent = g->o.tmp_parent;
     if (!parent) parent = getenv("TMPDIR");
     if (!parent || !*parent) parent = "/tmp";
-    g->dir = cat3(parent, "/", "ortqual-gate-XXXXXX");
+    /* a relative TMPDIR would give CMD a relative PWD (POSIX: always absolute) */
+    char *abs_parent = parent[0] == '/' ? NULL : cat3(g->cwd, "/", parent);
+    if (parent[0] != '/' && !abs_parent) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    g->dir = cat3(abs_parent ? abs_parent : parent, "/", "ortqual-gate-XXXXXX");
+    free(abs_parent);
     if (!g->dir) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
     if (!mkdtemp(g->dir)) { /* mode 0700: nobody else can plant files in it */
         oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: cannot create a private folder: %s", parent,

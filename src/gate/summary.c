@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core-impl.h"
 #include "gate/gate-impl.h"
@@ -19,8 +20,10 @@ struct oq_summary_scanner {
     size_t n_earlier;
     oq_skip_reason *pending; /* pytest -rs reasons since the previous summary */
     size_t n_pending;
-    size_t cmocka_skip_list; /* cmocka skip names still to come after its header */
+    size_t cmocka_skip_list; /* cmocka/GoogleTest skip names still to come after its header */
     int ctest_not_run;       /* inside ctest's "The following tests did not run:" list */
+    int64_t unittest_ran;    /* -1, or N of unittest's "Ran N tests", whose result line is next */
+    oq_failure_line failure; /* the first failure line (text NULL: none yet) */
     oq_dynbuf line;          /* the current line, cleaned */
 };
 
@@ -31,6 +34,9 @@ const char *oq_runner_name(oq_runner r)
     case OQ_RUNNER_CTEST: return "ctest";
     case OQ_RUNNER_CMOCKA: return "cmocka";
     case OQ_RUNNER_PLAIN: return "plain";
+    case OQ_RUNNER_CARGO: return "cargo";
+    case OQ_RUNNER_GTEST: return "gtest";
+    case OQ_RUNNER_UNITTEST: return "unittest";
     case OQ_RUNNER_NONE: break;
     }
     return "none";
@@ -54,6 +60,7 @@ oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err)
     OQ_NEED(err, out);
     *out = calloc(1, sizeof **out);
     if (!*out) return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    (*out)->unittest_ran = -1;
     return OQ_OK;
 }
 
@@ -65,6 +72,7 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
     for (size_t i = 0; i < s->n_earlier; i++) summary_clear(&s->earlier[i]);
     free(s->earlier);
     free_reasons(s->pending, s->n_pending);
+    free(s->failure.text);
     oq_dynbuf_clear(&s->line);
     free(s);
 }
@@ -77,6 +85,11 @@ const oq_test_summary *oq_summary_scanner_last(const oq_summary_scanner *s)
 const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner *s)
 {
     return !s || s->failed_before.runner == OQ_RUNNER_NONE ? NULL : &s->failed_before;
+}
+
+const oq_failure_line *oq_summary_scanner_failure_line(const oq_summary_scanner *s)
+{
+    return s && s->failure.text ? &s->failure : NULL;
 }
 
 size_t oq_summary_scanner_earlier(const oq_summary_scanner *s, const oq_test_summary **list)
@@ -129,6 +142,17 @@ static const char *skip_blanks(const char *p)
 {
     while (isspace((unsigned char)*p)) p++;
     return p;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
 }
 
 /* "<digits>" at p: the value and the end, or NULL (also above INT64_MAX: no count). */
@@ -254,18 +278,159 @@ static int parse_ctest_none(const char *line, oq_test_summary *t)
     return 1;
 }
 
-/* "[  PASSED  ] 5 test(s)." */
+/* cmocka's "[  PASSED  ] 5 test(s)." or GoogleTest's "[  PASSED  ] 5 tests." ("1 test.") */
 static int parse_cmocka(const char *line, oq_test_summary *t)
 {
-    long long passed;
-    int used = -1;
-    if (sscanf(line, "[  PASSED  ] %lld test(s).%n", &passed, &used) != 1 || used < 0 ||
-        line[used] != '\0' || passed < 0)
-        return 0;
+    int64_t passed;
+    const char *e = starts_with(line, "[  PASSED  ] ") ? number(line + 13, &passed) : NULL;
+    oq_runner r = !e                      ? OQ_RUNNER_NONE
+                  : !strcmp(e, " test(s).") ? OQ_RUNNER_CMOCKA
+                  : !strcmp(e, passed == 1 ? " test." : " tests.") ? OQ_RUNNER_GTEST
+                                                                 : OQ_RUNNER_NONE;
+    if (r == OQ_RUNNER_NONE) return 0;
     memset(t, 0, sizeof *t);
-    t->runner = OQ_RUNNER_CMOCKA;
+    t->runner = r;
     t->passed = passed;
     return 1;
+}
+
+/* cargo's "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 2 filtered out;
+ * finished in 0.00s" (older: no "finished"). A test binary that ran nothing (the doc-tests of a
+ * crate without any, every binary a name filter matched nothing in) prints one with zero
+ * passed, failed and ignored: it is no summary, or the last binary's would hide the others. */
+static int parse_cargo(const char *line, oq_test_summary *t)
+{
+    char word[8];
+    long long passed, failed, ignored, measured, filtered;
+    int used = -1;
+    if (sscanf(line, "test result: %7[^.]. %lld passed; %lld failed; %lld ignored; %lld measured; "
+                     "%lld filtered out%n",
+               word, &passed, &failed, &ignored, &measured, &filtered, &used) != 6 ||
+        used < 0 || (line[used] && !starts_with(line + used, "; finished in ")) ||
+        (strcmp(word, "ok") && strcmp(word, "FAILED")) || passed < 0 || failed < 0 ||
+        ignored < 0 || filtered < 0 || (passed == 0 && failed == 0 && ignored == 0))
+        return 0;
+    memset(t, 0, sizeof *t);
+    t->runner = OQ_RUNNER_CARGO;
+    t->passed = passed;
+    t->failed = failed;
+    t->skipped = ignored;
+    t->deselected = filtered;
+    return 1;
+}
+
+/* unittest's counts after its result word: "" or " (failures=1, errors=2, skipped=3,
+ * expected failures=1, unexpected successes=1)". An unknown item or one given twice makes it
+ * no summary. */
+static int unittest_counts(const char *p, oq_test_summary *t)
+{
+    static const struct {
+        const char *w;
+        size_t off;
+    } items[] = {
+        {"failures=", offsetof(oq_test_summary, failed)},
+        {"errors=", offsetof(oq_test_summary, errors)},
+        {"skipped=", offsetof(oq_test_summary, skipped)},
+        {"expected failures=", offsetof(oq_test_summary, xfailed)},
+        {"unexpected successes=", offsetof(oq_test_summary, xpassed)},
+    };
+    if (!*p) return 1;
+    if (!starts_with(p, " (")) return 0;
+    unsigned seen = 0;
+    for (p += 2;;) {
+        size_t i = 0;
+        while (i < sizeof items / sizeof items[0] && !starts_with(p, items[i].w)) i++;
+        int64_t v;
+        const char *e = i < sizeof items / sizeof items[0] ? number(p + strlen(items[i].w), &v) : NULL;
+        if (!e || (seen & 1u << i)) return 0;
+        seen |= 1u << i;
+        *(int64_t *)((char *)t + items[i].off) = v;
+        if (!strcmp(e, ")")) return 1;
+        if (!starts_with(e, ", ")) return 0;
+        p = e + 2;
+    }
+}
+
+/* unittest's result line after "Ran N tests in 0.01s": "OK", "FAILED (failures=1)",
+ * "NO TESTS RAN" (Python 3.12), each optionally with counts. */
+static int parse_unittest(const char *line, int64_t ran, oq_test_summary *t)
+{
+    const char *words[] = {"OK", "FAILED", "NO TESTS RAN"};
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (starts_with(line, words[i]) && unittest_counts(line + strlen(words[i]), t)) {
+            const int64_t taken[] = {t->failed, t->errors, t->skipped, t->xfailed, t->xpassed};
+            for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
+                if (taken[k] > ran) return 0; /* more than ran: no summary (nor an overflow) */
+                ran -= taken[k];
+            }
+            t->runner = OQ_RUNNER_UNITTEST;
+            t->passed = ran;
+            return 1;
+        }
+    return 0;
+}
+
+/* "Ran 4 tests in 0.012s" ("Ran 1 test in"): N, or -1 */
+static int64_t unittest_ran(const char *line)
+{
+    int64_t n;
+    const char *e = starts_with(line, "Ran ") ? number(line + 4, &n) : NULL;
+    if (!e || !(starts_with(e, " tests in ") || starts_with(e, " test in "))) return -1;
+    return ends_with(e, "s") ? n : -1;
+}
+
+/* The runner whose failing run `line` (from its first column) reports, or NULL. */
+static const char *failure_runner(const char *line)
+{
+    oq_test_summary t;
+    if (starts_with(line, "test result: FAILED.")) return "cargo";
+    if (starts_with(line, "--- FAIL: ") || starts_with(line, "FAIL\t") || !strcmp(line, "FAIL"))
+        return "go";
+    if (starts_with(line, "Bail out!")) return "tap";
+    if (starts_with(line, "not ok") && (!line[6] || line[6] == ' ')) {
+        const char *d = strchr(line, '#'); /* "not ok 3 - x # TODO later": expected to fail */
+        return d && !strncasecmp(skip_blanks(d + 1), "todo", 4) ? NULL : "tap";
+    }
+    if (starts_with(line, "FAILED (") && unittest_counts(line + 6, &t)) return "unittest";
+    if (starts_with(line, "[  FAILED  ] ")) return "gtest/cmocka";
+    return NULL;
+}
+
+/* Keep the first failure line. */
+static oq_status note_failure(oq_summary_scanner *s, uint64_t line_no, oq_err *err)
+{
+    const char *runner = s->failure.text ? NULL : failure_runner(s->line.buf);
+    if (!runner) return OQ_OK;
+    if (!(s->failure.text = strdup(s->line.buf)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    s->failure.runner = runner;
+    s->failure.line = line_no;
+    return OQ_OK;
+}
+
+/* A skip reason printed before the summary: cargo's "test name ... ignored, why" and
+ * unittest -v's "test_x (m.T.test_x) ... skipped 'why'", as "name: why". */
+static oq_status other_skip(oq_summary_scanner *s, const char *line, oq_err *err)
+{
+    const char *sep = strstr(line, " ... "), *why = NULL;
+    if (!sep) return OQ_OK;
+    size_t name_n = (size_t)(sep - line);
+    if (starts_with(line, "test ") && starts_with(sep + 5, "ignored, ")) {
+        line += 5;
+        name_n -= 5;
+        why = sep + 14;
+    } else if (starts_with(sep + 5, "skipped '") && ends_with(sep, "'") && strlen(sep) > 15) {
+        why = sep + 14;
+    }
+    if (!why) return OQ_OK;
+    size_t why_n = strlen(why) - (why[-1] == '\'');
+    char *text;
+    if (asprintf(&text, "%.*s: %.*s", (int)name_n, line, (int)why_n, why) < 0)
+        return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
+    oq_status st = add_reason(&s->pending, &s->n_pending, text, 1, err);
+    free(text);
+    return st;
 }
 
 /* "[word:] N passed, N failed[, N skipped]" */
@@ -330,16 +495,19 @@ static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_
     s->last = *t;
     s->cmocka_skip_list = 0;
     s->ctest_not_run = 0;
+    s->unittest_ran = -1;
     return OQ_OK;
 }
 
 /* cmocka's "[  FAILED  ] [group: ]N test(s), listed below:" and the SKIPPED one,
- * printed after its PASSED line. */
-static int cmocka_count(const char *line, const char *tag, int64_t *v)
+ * printed after its PASSED line; GoogleTest's "N tests, listed below:" ("1 test, "). */
+static int cmocka_count(const char *line, const char *tag, oq_runner r, int64_t *v)
 {
     size_t n = strlen(tag);
     if (strncmp(line, tag, n)) return 0;
     const char *p = line + n, *e = number(p, v), *colon;
+    if (r == OQ_RUNNER_GTEST)
+        return e && !strcmp(e, *v == 1 ? " test, listed below:" : " tests, listed below:");
     if (!e && (colon = strstr(p, ": "))) e = number(colon + 2, v); /* newer: "group: N" */
     return e && !strcmp(e, " test(s), listed below:");
 }
@@ -351,16 +519,16 @@ static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
     const char *line = s->line.buf;
     int64_t v;
     *used = 1;
-    if (t->runner == OQ_RUNNER_CMOCKA) {
+    if (t->runner == OQ_RUNNER_CMOCKA || t->runner == OQ_RUNNER_GTEST) {
         if (s->cmocka_skip_list > 0 && !strncmp(line, "[  SKIPPED ] ", 13)) {
             s->cmocka_skip_list--;
             return add_reason(&t->skips, &t->n_skips, line + 13, 1, err);
         }
-        if (cmocka_count(line, "[  FAILED  ] ", &v)) {
+        if (cmocka_count(line, "[  FAILED  ] ", t->runner, &v)) {
             t->failed = v;
             return OQ_OK;
         }
-        if (cmocka_count(line, "[  SKIPPED ] ", &v)) {
+        if (cmocka_count(line, "[  SKIPPED ] ", t->runner, &v)) {
             t->skipped = v;
             s->cmocka_skip_list = (size_t)v;
             return OQ_OK;
@@ -371,13 +539,16 @@ static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
             s->ctest_not_run = 1;
             return OQ_OK;
         }
-        /* "\t  3 - name (Skipped)" or "(Disabled)" */
+        /* "\t  3 - name (Skipped)" or "(Disabled)". ctest's "out of N" counts a skipped
+         * test (as passed) but never a disabled one: only a skip comes off the passed. */
         const char *p = skip_blanks(line), *dash;
-        if (s->ctest_not_run && number(p, &v) && (dash = strstr(p, " - ")) &&
-            (strstr(dash, " (Skipped)") || strstr(dash, " (Disabled)"))) {
-            t->skipped++;
-            t->passed--;
-            return add_reason(&t->skips, &t->n_skips, dash + 3, 1, err);
+        if (s->ctest_not_run && number(p, &v) && (dash = strstr(p, " - "))) {
+            int skipped = ends_with(dash, " (Skipped)");
+            if (skipped || ends_with(dash, " (Disabled)")) {
+                t->skipped++;
+                t->passed -= skipped;
+                return add_reason(&t->skips, &t->n_skips, dash + 3, 1, err);
+            }
         }
         s->ctest_not_run = 0;
     }
@@ -401,20 +572,29 @@ static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, ui
                            oq_err *err)
 {
     oq_status st = clean_line(s, line, n, err);
+    if (st == OQ_OK) st = note_failure(s, line_no, err);
     if (st != OQ_OK) return st;
     int used;
     st = follow_up(s, &used, err);
     if (st != OQ_OK || used) return st;
-    int64_t count;
+    int64_t count, ran = s->unittest_ran;
     const char *reason;
+    oq_test_summary t;
+    if (ran >= 0 && s->line.len > 0) { /* unittest: the result line follows "Ran N tests" */
+        s->unittest_ran = -1;
+        if (parse_unittest(s->line.buf, ran, &t)) return take_summary(s, &t, line_no, err);
+    }
+    if ((count = unittest_ran(s->line.buf)) >= 0) {
+        s->unittest_ran = count;
+        return OQ_OK;
+    }
     if (pytest_skip(s->line.buf, &count, &reason))
         return add_reason(&s->pending, &s->n_pending, reason, count, err);
     const char *p = skip_blanks(s->line.buf);
-    oq_test_summary t;
     if (parse_pytest(p, &t) || parse_ctest(p, &t) || parse_ctest_none(p, &t) || parse_cmocka(p, &t) ||
-        parse_plain(p, &t))
+        parse_cargo(p, &t) || parse_plain(p, &t))
         return take_summary(s, &t, line_no, err);
-    return OQ_OK;
+    return other_skip(s, s->line.buf, err);
 }
 
 /* A NUL ends a line as a newline does, keeping the line's number (the log's lines are its

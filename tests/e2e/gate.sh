@@ -115,6 +115,61 @@ EOF
     fi
 fi
 
+# ---- other runners (QA ci #1) ------------------------------------------------
+# Logs of real runs (tests/fixtures/gate), printed with exit status 0 as `|| true` leaves it:
+# a failing suite after a passing one is never green, whatever summary is used
+FX="$OQ_SOURCE_DIR/tests/fixtures/gate"
+emit() { printf '#!/bin/sh\ncat %q\n' "$FX/$1" >"$W/bin/emit_$1"; chmod +x "$W/bin/emit_$1"; }
+for f in pytest_then_go pytest_then_tap pytest_then_unittest plain_then_gtest pytest_then_cargo cargo_captured_summary; do
+    emit "$f.log"
+    gate 1 --verdict "$W/v.json" -- "$W/bin/emit_$f.log" && expect "  - a failing run at line "
+done
+[ "$(json "(v['runner'], v['counts']['failed'])")" = "('cargo', 1)" ] ||
+    fail "cargo's 'test result: FAILED.' not the summary: $(json "v['summary']")"
+gate 1 -- "$W/bin/emit_pytest_then_go.log" && expect "a failing run at line 4 (go: --- FAIL: TestB (0.00s))"
+# a runner's summary alone is read for its counts and skip reasons (unittest -v)
+emit unittest_skip.log
+gate 1 -- "$W/bin/emit_unittest_skip.log" && expect "skipped (no --allow-skip given): [1] test_b (test_u.T.test_b): needs gpu"
+gate 0 --allow-skip 'needs gpu$' -- "$W/bin/emit_unittest_skip.log" && expect "unittest summary (line 8): 1 passed"
+# a real cargo test, if cargo and its standard library are here (no dependencies: no network)
+if command -v cargo >/dev/null; then
+    mkdir -p "$W/crt/src"
+    printf '[package]\nname = "crt"\nversion = "0.1.0"\nedition = "2021"\n' >"$W/crt/Cargo.toml"
+    printf '#[cfg(test)]\nmod tests {\n    #[test] fn ok() {}\n    #[test] fn bad() { assert_eq!(1, 2); }\n}\n' >"$W/crt/src/lib.rs"
+    if (cd "$W/crt" && cargo test --offline -q >/dev/null 2>&1; [ $? -eq 101 ]); then
+        gate 1 -- /bin/sh -c "echo '= 1 passed in 0.1s ='; cargo test --offline --manifest-path '$W/crt/Cargo.toml' || true" &&
+            expect "  - a failing run at line " && expect "(cargo: test result: FAILED. 1 passed; 1 failed;"
+    fi
+fi
+
+# ---- ctest's skipped and disabled tests (QA ci #2) ------------------------------
+# ctest's "out of N" counts a skipped test but never a disabled one: a passing run was read
+# as "zero tests passed"
+if command -v ctest >/dev/null; then
+    mkdir -p "$W/ct"
+    cat >"$W/ct/CTestTestfile.cmake" <<'EOF'
+add_test(a "/bin/true")
+add_test(gpu_c "/bin/sh" "-c" "exit 77")
+set_tests_properties(gpu_c PROPERTIES SKIP_RETURN_CODE 77)
+add_test(d "/bin/true")
+set_tests_properties(d PROPERTIES DISABLED TRUE)
+EOF
+    gate 0 --allow-skip ' \((Skipped|Disabled)\)$' --verdict "$W/v.json" -- ctest --test-dir "$W/ct" &&
+        expect "ctest summary (line "
+    [ "$(json "(v['counts']['passed'], v['counts']['skipped'])")" = "(1, 2)" ] ||
+        fail "ctest counts with a disabled test: $(json "v['counts']")"
+fi
+
+# ---- a relative TMPDIR (QA ci #7): CMD's PWD and the folder are still absolute ---
+mkdir -p "$W/caller/rel"
+# (python reads PWD as given: a shell would put its own in its place)
+(cd "$W/caller" && TMPDIR=rel "$ORTQUAL" gate --verdict "$W/v.json" -- $PY -c \
+    "import os; print('PWD=' + os.environ['PWD']); print('1 passed, 0 failed')") \
+    >"$W/out" 2>&1 || fail "relative TMPDIR run failed: $(cat "$W/out")"
+case "$(grep '^PWD=' "$W/out")" in "PWD=$(cd "$W/caller" && pwd -P)/rel/ortqual-gate-"*) ;;
+    *) fail "relative TMPDIR: $(grep '^PWD=' "$W/out") is not absolute" ;; esac
+case "$(json "v['directory']")" in /*) ;; *) fail "relative TMPDIR: verdict directory $(json "v['directory']")" ;; esac
+
 # ---- exit statuses, signals, usage -------------------------------------------
 printf '#!/bin/sh\necho "3 passed, 0 failed"\nkill -SEGV $$\n' >"$W/bin/crash"; chmod +x "$W/bin/crash"
 gate 1 -- "$W/bin/crash" && expect "killed by signal 11"

@@ -28,6 +28,8 @@ typedef struct expect_counts {
     int64_t passed, failed, skipped, errors, xfailed, xpassed, deselected, warnings;
 } expect_counts;
 
+static expect_counts none_of(void) { return (expect_counts){OQ_RUNNER_NONE, 0, 0, 0, 0, 0, 0, 0, 0}; }
+
 static void assert_counts(const char *text, expect_counts e)
 {
     oq_summary_scanner *s = scan(text);
@@ -131,6 +133,23 @@ static void ctest_variants(void **state)
     assert_int_equal(t->n_skips, 1);
     assert_string_equal(t->skips[0].text, "sk (Skipped)");
     oq_summary_scanner_free(s);
+    /* QA ci #2: as ctest 3.25 prints it; "out of 2" counts the skipped test (as passed) but
+     * never the disabled one, which came off the passed too: "zero tests passed" */
+    s = scan("3/3 Test #3: d ................................***Not Run (Disabled)   0.00 sec\n\n"
+             "100% tests passed, 0 tests failed out of 2\n\n"
+             "Total Test time (real) =   0.42 sec\n\n"
+             "The following tests did not run:\n"
+             "\t  2 - gpu_c (Skipped)\n"
+             "\t  3 - d (Disabled)\n");
+    t = oq_summary_scanner_last(s);
+    assert_int_equal(t->passed, 1);
+    assert_int_equal(t->skipped, 2);
+    assert_int_equal(t->n_skips, 2);
+    assert_string_equal(t->skips[1].text, "d (Disabled)");
+    oq_summary_scanner_free(s);
+    assert_counts("100% tests passed, 0 tests failed out of 2\n\nThe following tests did not run:\n"
+                  "\t  3 - d (Disabled)\n",
+                  (expect_counts){OQ_RUNNER_CTEST, 2, 0, 1, 0, 0, 0, 0, 0});
 }
 
 static void cmocka_variants(void **state)
@@ -163,6 +182,70 @@ static void plain_variants(void **state)
     assert_counts("tests: 3 passed, 2 failed, 1 skipped\n",
                   (expect_counts){OQ_RUNNER_PLAIN, 3, 2, 1, 0, 0, 0, 0, 0});
     assert_counts("  Summary: 0 passed, 0 failed\r\n", (expect_counts){OQ_RUNNER_PLAIN, 0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+/* The summaries of cargo test, GoogleTest and Python's unittest, so each can be gated alone. */
+static void other_runners(void **state)
+{
+    (void)state;
+    assert_counts("test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 2 filtered out; "
+                  "finished in 0.00s\n",
+                  (expect_counts){OQ_RUNNER_CARGO, 3, 0, 1, 0, 0, 0, 2, 0});
+    assert_counts("test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n",
+                  (expect_counts){OQ_RUNNER_CARGO, 1, 1, 0, 0, 0, 0, 0, 0});
+    /* a binary that ran nothing (doc-tests of a crate without any) does not hide the others */
+    assert_counts("test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+                  "   Doc-tests crt\n\nrunning 0 tests\n\n"
+                  "test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
+                  (expect_counts){OQ_RUNNER_CARGO, 3, 0, 0, 0, 0, 0, 0, 0});
+    oq_summary_scanner *s = scan("test tests::gpu ... ignored, needs gpu\ntest tests::a ... ok\n\n"
+                                 "test result: ok. 1 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; "
+                                 "finished in 0.00s\n");
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_int_equal(t->n_skips, 1);
+    assert_string_equal(t->skips[0].text, "tests::gpu: needs gpu");
+    oq_summary_scanner_free(s);
+
+    assert_counts("[==========] 1 test from 1 test suite ran. (0 ms total)\n[  PASSED  ] 1 test.\n",
+                  (expect_counts){OQ_RUNNER_GTEST, 1, 0, 0, 0, 0, 0, 0, 0});
+    s = scan("[  PASSED  ] 2 tests.\n[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] S.A\n"
+             "[  FAILED  ] 3 tests, listed below:\n[  FAILED  ] S.T\n");
+    t = oq_summary_scanner_last(s);
+    assert_int_equal(t->runner, OQ_RUNNER_GTEST);
+    assert_int_equal(t->passed, 2);
+    assert_int_equal(t->failed, 3);
+    assert_int_equal(t->skipped, 1);
+    assert_string_equal(t->skips[0].text, "S.A");
+    oq_summary_scanner_free(s);
+
+    /* unittest -v, as Python 3.11 prints it */
+    s = scan("test_a (test_u.T.test_a) ... ok\ntest_b (test_u.T.test_b) ... skipped 'needs gpu'\n"
+             "test_c (test_u.T.test_c) ... expected failure\n\n"
+             "----------------------------------------------------------------------\n"
+             "Ran 3 tests in 0.015s\n\nOK (skipped=1, expected failures=1)\n");
+    t = oq_summary_scanner_last(s);
+    assert_int_equal(t->runner, OQ_RUNNER_UNITTEST);
+    assert_int_equal(t->passed, 1);
+    assert_int_equal(t->skipped, 1);
+    assert_int_equal(t->xfailed, 1);
+    assert_int_equal(t->line, 8);
+    assert_int_equal(t->n_skips, 1);
+    assert_string_equal(t->skips[0].text, "test_b (test_u.T.test_b): needs gpu");
+    oq_summary_scanner_free(s);
+    assert_counts("Ran 1 test in 0.001s\n\nFAILED (failures=1, errors=1, unexpected successes=1)\n", none_of());
+    assert_counts("Ran 4 tests in 0.001s\n\nFAILED (failures=1, errors=1, unexpected successes=1)\n",
+                  (expect_counts){OQ_RUNNER_UNITTEST, 1, 1, 0, 1, 0, 1, 0, 0});
+    assert_counts("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n",
+                  (expect_counts){OQ_RUNNER_UNITTEST, 0, 0, 0, 0, 0, 0, 0, 0});
+    /* not summaries: counts above N, unknown items, a result line without "Ran N tests" */
+    assert_counts("Ran 3 tests in 0.1s\n\nOK (skipped=4)\n", none_of());
+    assert_counts("Ran 3 tests in 0.1s\n\nOK (bogus=1)\n", none_of());
+    assert_counts("Ran 3 tests in 0.1s\n\nOK (skipped=1, skipped=1)\n", none_of());
+    assert_counts("Ran 9223372036854775807 tests in 0.1s\n\nFAILED (failures=9223372036854775807, "
+                  "errors=9223372036854775807)\n", none_of());
+    assert_counts("OK\n", none_of());
+    assert_counts("[  PASSED  ] 1 tests.\n", none_of());
+    assert_counts("test result: maybe. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n", none_of());
 }
 
 static void last_summary_wins_with_its_reasons(void **state)
@@ -210,7 +293,8 @@ static void nul_ends_a_line(void **state)
 static oq_gate_judgement judge(const char *log, int code, const char *allow)
 {
     oq_summary_scanner *s = scan(log);
-    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL, 0, oq_summary_scanner_failed_before(s), NULL, 0};
+    oq_gate_outcome o = {code, 0, oq_summary_scanner_last(s), NULL, 0, oq_summary_scanner_failed_before(s), NULL, 0,
+                         oq_summary_scanner_failure_line(s)};
     o.n_earlier = oq_summary_scanner_earlier(s, &o.earlier);
     oq_gate_judgement j;
     oq_err err = {0};
@@ -323,6 +407,58 @@ static void rules(void **state)
     oq_err err = {0};
     assert_int_equal(oq_gate_judge(&killed, "(", NULL, &j, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "--allow-skip '(': "));
+}
+
+static int has_reason(const oq_gate_judgement *j, const char *text)
+{
+    for (size_t i = 0; i < j->n_reasons; i++)
+        if (!strcmp(j->reasons[i], text)) return 1;
+    return 0;
+}
+
+/* QA ci #1: with the exit status masked (`|| true`), a failing go test / cargo / TAP /
+ * unittest / GoogleTest run printed after a passing pytest or plain summary passed the gate,
+ * and so did a cargo test whose failing test printed "4 passed, 0 failed". */
+static void failure_lines_anywhere(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *log, *reason;
+    } cases[] = {
+        {"= 3 passed in 0.1s =\n--- FAIL: TestB (0.00s)\nFAIL\texample.com/m\t0.002s\n",
+         "a failing run at line 2 (go: --- FAIL: TestB (0.00s)); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\nFAIL\texample.com/m\t0.002s\n",
+         "a failing run at line 2 (go: FAIL\texample.com/m\t0.002s); no other summary undoes it"},
+        {"unit: 3 passed, 0 failed\nFAIL\n", "a failing run at line 2 (go: FAIL); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\n1..2\nok 1 - a\nnot ok 2 - b\n",
+         "a failing run at line 4 (tap: not ok 2 - b); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\n1..2\nBail out! no database\n",
+         "a failing run at line 3 (tap: Bail out! no database); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n",
+         "a failing run at line 4 (unittest: FAILED (failures=1)); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\n[  FAILED  ] S.T (0 ms)\n",
+         "a failing run at line 2 (gtest/cmocka: [  FAILED  ] S.T (0 ms)); no other summary undoes it"},
+        {"running 1 test\n---- b stdout ----\n4 passed, 0 failed\nthread panicked\n"
+         "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
+         "a failing run at line 5 (cargo: test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; "
+         "0 filtered out; finished in 0.00s); no other summary undoes it"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        oq_gate_judgement j = judge(cases[i].log, 0, NULL);
+        assert_int_equal(j.verdict, OQ_GATE_FAIL);
+        if (!has_reason(&j, cases[i].reason)) fail_msg("case %zu: no reason '%s'", i, cases[i].reason);
+        oq_gate_judgement_clear(&j);
+    }
+    /* only as the runners print them, from the line's start: a test's name, a quote in a
+     * passing test's output, a nested TAP subtest, a TODO test are no failure */
+    assert_verdict("t.py::test_not_ok PASSED\nt.py::test_FAIL PASSED\n"
+                   "log: test result: FAILED. 0 passed; 1 failed\n"
+                   "FAILED (failures=1) quoted in a message\n"
+                   "FAILED t.py::quoted\n"
+                   "not okay\n    not ok 1 - inner\nnot ok 3 - x # TODO later\nnot ok 4 # todo\n"
+                   "[  FAILED  ]x\nFAILURE\n--- FAIL\n"
+                   "= 2 passed in 0.1s =\n",
+                   0, NULL, OQ_GATE_PASS, NULL);
 }
 
 static void dispatch_rule(void **state)
@@ -478,6 +614,36 @@ static void hostile_environment(void **state)
     rmdir(dir);
 }
 
+/* QA ci #7: a relative TMPDIR gave the command a relative PWD (POSIX: always absolute). */
+static void relative_tmpdir(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oq-test-gate-rel-XXXXXX", real[PATH_MAX], here[PATH_MAX], want[PATH_MAX + 32];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(realpath(dir, real));
+    assert_non_null(getcwd(here, sizeof here));
+    assert_int_equal(chdir(real), 0);
+    assert_int_equal(mkdir("rel", 0700), 0);
+    char *argv[] = {"/bin/true", NULL};
+    oq_gate_options o = {.argv = argv, .tmp_parent = "rel"};
+    oq_gate *g = NULL;
+    oq_status st = oq_gate_create(&o, &g, NULL);
+    assert_int_equal(chdir(here), 0);
+    assert_int_equal(st, OQ_OK);
+    snprintf(want, sizeof want, "%s/rel/ortqual-gate-", real);
+    assert_memory_equal(oq_gate_dir(g), want, strlen(want));
+    snprintf(want, sizeof want, "PWD=%s", oq_gate_dir(g));
+    const char *const *v;
+    size_t n = oq_gate_env_changes(g, &v);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) found |= !strcmp(v[i], want);
+    assert_true(found);
+    oq_gate_free(g);
+    snprintf(want, sizeof want, "%s/rel", real);
+    assert_int_equal(rmdir(want), 0);
+    assert_int_equal(rmdir(real), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -486,6 +652,9 @@ int main(void)
         cmocka_unit_test(ctest_variants),
         cmocka_unit_test(cmocka_variants),
         cmocka_unit_test(plain_variants),
+        cmocka_unit_test(other_runners),
+        cmocka_unit_test(failure_lines_anywhere),
+        cmocka_unit_test(relative_tmpdir),
         cmocka_unit_test(last_summary_wins_with_its_reasons),
         cmocka_unit_test(nul_ends_a_line),
         cmocka_unit_test(rules),
