@@ -23,14 +23,12 @@
  * x86-64 with AVX-512 only; elsewhere it says so and exits 0 (nothing measured, nothing claimed). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
+#include "reference/reference-impl.h"
 #include "usage.h"
 
 #define USAGE "usage: fp_ports   (no arguments: measures one core and the reference kernel's bound)\n"
-
-#include "reference/reference-impl.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 

@@ -114,7 +114,7 @@ void oq_temp_release(const char *tmp)
 
 void oq_atomic_hold_output(const char *path, int dir)
 {
-    slot_hold(path, dir ? KIND_DIR : KIND_OUTPUT);
+    if (path) slot_hold(path, dir ? KIND_DIR : KIND_OUTPUT);
 }
 
 void oq_atomic_keep_outputs(void)
