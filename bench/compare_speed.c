@@ -26,6 +26,7 @@
 
 #include "ortqual/compare.h"
 #include "ortqual/events.h"
+#include "usage.h"
 
 #define ROUND_S 0.1
 #define MAX_ROUNDS 64
@@ -161,10 +162,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--vs") && i + 1 < argc) other = argv[++i];
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--raw")) raw = 1;
-        else {
-            fprintf(stderr, "usage: compare_speed [--vs OTHER] [--rounds R] [--raw]\n");
-            return 2;
-        }
+        else return bench_usage("usage: compare_speed [--vs OTHER] [--rounds R] [--raw]\n", bench_is_help(argv[i]));
     }
     if (rounds < 1 || rounds > MAX_ROUNDS) rounds = rounds < 1 ? 1 : MAX_ROUNDS;
     oq_rng r;

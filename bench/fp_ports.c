@@ -14,41 +14,66 @@
  * Then the kernel itself, timed beside: one block of 8 rows over 4096 keys (the best of 60
  * rounds), in cycles per key, and the share of the bound it reaches.
  *
+ * Every figure is the best of many short rounds of this thread's CPU time: one long wall-clock
+ * timing of the clock on a loaded host took every preemption (0.8 GHz on a >2 GHz EPYC) and so
+ * inflated every "per cycle" figure past what a core issues, and the kernel beat its "bound" by
+ * 3x. A rate above the issue width or a kernel faster than its bound still says the measurement
+ * was disturbed: the program then claims nothing and exits 1.
+ *
  * x86-64 with AVX-512 only; elsewhere it says so and exits 0 (nothing measured, nothing claimed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "reference/reference-impl.h"
+#include "usage.h"
+
+#define USAGE "usage: fp_ports   (no arguments: measures one core and the reference kernel's bound)\n"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
-#define ITERS 100000000L
+/* One round: short enough (~1 ms) to run between two preemptions on a loaded host. */
+#define ITERS 250000L
+#define ROUNDS 400
+/* No x86-64 core issues more 512-bit FMAs a cycle, nor more 512-bit vector operations (Zen 5:
+ * 2 FMA and 2 add pipes; Intel: 2 FMA ports), with a margin for the clock's own error. */
+#define MAX_FMA 2.2
+#define MAX_VEC 4.4
 
+/* This thread's CPU time: another process running on the core is not counted. */
 static double now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* One loop of `body` (ITERS times); returns seconds. */
+/* The best of ROUNDS loops of `body` (ITERS times each); its seconds in secs. */
 #define TIMED(body, ...)                                                                          \
     do {                                                                                          \
-        const double t0 = now();                                                                  \
-        __asm__ volatile("mov %0, %%rcx\n1:\n" body "dec %%rcx\njnz 1b\n" : : "r"(ITERS), __VA_ARGS__); \
-        secs = now() - t0;                                                                        \
+        secs = 1e30;                                                                              \
+        for (int round = 0; round < ROUNDS; round++) {                                            \
+            const double t0 = now();                                                              \
+            __asm__ volatile("mov %0, %%rcx\n1:\n" body "dec %%rcx\njnz 1b\n" : : "r"(ITERS), __VA_ARGS__); \
+            const double t = now() - t0;                                                          \
+            secs = t < secs ? t : secs;                                                           \
+        }                                                                                         \
     } while (0)
 
 static double buf[64] __attribute__((aligned(64)));
 
-/* GHz: 4 dependent integer additions a loop, one cycle each. */
+/* GHz: 4 dependent integer additions a loop, one cycle each; the best of ROUNDS rounds. */
 static double clock_ghz(void)
 {
-    long x = 0;
-    const double t0 = now();
-    for (long k = 0; k < ITERS * 4; k++) __asm__ volatile("add $1,%0\nadd $1,%0\nadd $1,%0\nadd $1,%0" : "+r"(x));
-    return (double)ITERS * 16 / (now() - t0) / 1e9;
+    double best = 1e30;
+    for (int round = 0; round < ROUNDS; round++) {
+        long x = 0;
+        const double t0 = now();
+        for (long k = 0; k < ITERS * 4; k++) __asm__ volatile("add $1,%0\nadd $1,%0\nadd $1,%0\nadd $1,%0" : "+r"(x));
+        const double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    return (double)ITERS * 16 / best / 1e9;
 }
 
 #define FMA(r) "vfmadd231pd %%zmm0, %%zmm1, %%zmm" #r "\n"
@@ -57,7 +82,8 @@ static double clock_ghz(void)
 #define ADD_B(off, r) "vaddpd " #off "(%1)%{1to8%}, %%zmm1, %%zmm" #r "\n"
 #define CLOBBERS "rcx", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "memory"
 
-/* Prints the rates and the kernel's bound per key of 8 rows; returns that bound in cycles. */
+/* Prints the rates and the kernel's bound per key of 8 rows; returns that bound in cycles, 0 when
+ * a rate is above what a core issues (said). */
 __attribute__((target("avx512f"))) static double measure(double ghz)
 {
     double secs, fma, fma_add, mem_ops;
@@ -83,6 +109,11 @@ __attribute__((target("avx512f"))) static double measure(double ghz)
            "weighted sums %.1f (16 + 8 FMAs): bound %.1f cycles, %.3f s at L=4096, 16 heads, head size 16\n"
            "(compare ref_vs_ort's 'reference, 1 thread')\n",
            scores, sums, scores + sums, (scores + sums) * keys / (ghz * 1e9));
+    if (fma > MAX_FMA || fma_add > MAX_VEC || mem_ops > MAX_VEC) {
+        printf("fp_ports: a rate above what a core issues (%.1f FMAs, %.1f operations a cycle): the clock "
+               "measurement was disturbed (a loaded or throttled host); nothing claimed\n", MAX_FMA, MAX_VEC);
+        return 0;
+    }
     return scores + sums;
 }
 
@@ -114,22 +145,28 @@ static double kernel_cycles(double ghz, int64_t T, int rounds)
     return best * ghz * 1e9 / (double)T;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) return bench_usage(USAGE, bench_is_help(argv[1]) && argc == 2);
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx512f")) {
         printf("fp_ports: this CPU has no AVX-512; nothing measured\n");
         return 0;
     }
-    const double ghz = clock_ghz(), bound = measure(ghz), got = kernel_cycles(ghz, 4096, 60);
+    const double ghz = clock_ghz(), bound = measure(ghz);
+    if (!bound) return 1;
+    const double got = kernel_cycles(ghz, 4096, 60);
     printf("the kernel, timed: %.1f cycles per key of 8 rows (a block over 4096 keys, best of 60 calls):\n"
            "%.0f%% of the bound\n", got, 100.0 * bound / got);
-    return 0;
+    if (got >= bound * 0.95) return 0;
+    printf("fp_ports: the kernel beat its bound: the clock measurement was disturbed; rerun on an idle host\n");
+    return 1;
 }
 
 #else
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) return bench_usage(USAGE, bench_is_help(argv[1]) && argc == 2);
     printf("fp_ports: x86-64 with GCC or Clang only; nothing measured\n");
     return 0;
 }

@@ -28,6 +28,11 @@
 #include "ortqual/bench.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
+#include "usage.h"
+
+#define USAGE "usage: model_overhead [--model M.onnx] [--dim NAME=V]... [--shape INPUT=d0,...]...\n"     \
+              "       [--inputs FILE.npz] [--blocks N] [--iters N] [--threads N]\n"                   \
+              "       [--inter-op-threads N] [--mem-sample-ms MS]\n"
 
 #define MAX_ARGS 16
 
@@ -82,7 +87,7 @@ static int parse(args *a, int argc, char **argv)
                                          {"shape", 1, NULL, 's'},   {"inputs", 1, NULL, 'i'},
                                          {"blocks", 1, NULL, 'b'},  {"iters", 1, NULL, 'n'},
                                          {"threads", 1, NULL, 't'}, {"inter-op-threads", 1, NULL, 'T'},
-                                         {"mem-sample-ms", 1, NULL, 'm'}, {0}};
+                                         {"mem-sample-ms", 1, NULL, 'm'}, {"help", 0, NULL, 'h'}, {0}};
     oq_err err = {0};
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -98,17 +103,17 @@ static int parse(args *a, int argc, char **argv)
         case 't': a->o.threads = atoi(optarg); break;
         case 'T': a->o.inter_op_threads = atoi(optarg); break;
         case 'm': a->o.mem_sample_us = (unsigned)(atoi(optarg) * 1000); break;
-        default:
-            fprintf(stderr, "usage: model_overhead [--model M.onnx] [--dim NAME=V]... [--shape INPUT=d0,...]...\n"
-                            "       [--inputs FILE.npz] [--blocks N] [--iters N] [--threads N]\n"
-                            "       [--inter-op-threads N] [--mem-sample-ms MS]\n");
-            return 2;
+        case 'h':
+            bench_usage(USAGE, 1);
+            return -1; /* done: exit 0 */
+        default: return bench_usage(USAGE, 0);
         }
         if (st) {
             fprintf(stderr, "model_overhead: %s\n", err.msg);
             return 2;
         }
     }
+    if (optind < argc) return bench_usage(USAGE, 0);
     if (a->blocks < 2 || a->o.iters < 1 || a->o.threads < 0 || a->o.inter_op_threads < 0) {
         fprintf(stderr, "model_overhead: --blocks >= 2, --iters >= 1, --threads >= 0\n");
         return 2;
@@ -275,7 +280,7 @@ int main(int argc, char **argv)
     a.blocks = 60;
     a.o.threads = 1;
     int rc = parse(&a, argc, argv);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc;
     oq_err err = {0};
     if (!a.o.model_path && default_model(&a, &err)) return die("export", &err);
     oq_runtime *rt = NULL;

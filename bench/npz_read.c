@@ -19,6 +19,7 @@
 #include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/npz.h"
+#include "usage.h"
 
 #define ROUNDS 5
 
@@ -140,11 +141,8 @@ static void bench_crc(size_t n, int iters)
 
 int main(int argc, char **argv)
 {
-    int iters = argc > 1 ? atoi(argv[1]) : 2000;
-    if (iters <= 0) {
-        fprintf(stderr, "usage: npz_read [ITERATIONS]\n");
-        return 2;
-    }
+    int iters = argc == 2 ? atoi(argv[1]) : 2000;
+    if (iters <= 0 || argc > 2) return bench_usage("usage: npz_read [ITERATIONS]\n", argc == 2 && bench_is_help(argv[1]));
     oq_tensor *inputs[2] = {filled(OQ_DTYPE_FLOAT32, 3, (int64_t[]){3, 88, 17}, "features"),
                             filled(OQ_DTYPE_BOOL, 2, (int64_t[]){3, 88}, "mask")};
     oq_tensor *outputs[1] = {filled(OQ_DTYPE_FLOAT64, 3, (int64_t[]){3, 88, 8}, "output")};

@@ -24,6 +24,9 @@
 #include "ortqual/events.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
+#include "usage.h"
+
+#define USAGE "usage: overhead [--blocks N] [--runs-per-block N] [--threads N] [--seq-len L] [--target-ms MS]\n"
 
 #define HEADS 8
 #define HEAD_DIM 64
@@ -170,7 +173,7 @@ int main(int argc, char **argv)
     double target_ms = 1.0;
     static const struct option opts[] = {{"blocks", 1, NULL, 'b'}, {"runs-per-block", 1, NULL, 'r'},
                                          {"threads", 1, NULL, 't'}, {"seq-len", 1, NULL, 'l'},
-                                         {"target-ms", 1, NULL, 'm'}, {0}};
+                                         {"target-ms", 1, NULL, 'm'}, {"help", 0, NULL, 'h'}, {0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
@@ -179,12 +182,10 @@ int main(int argc, char **argv)
         case 't': threads = atoi(optarg); break;
         case 'l': seq_len = atoll(optarg); break;
         case 'm': target_ms = atof(optarg); break;
-        default:
-            fprintf(stderr, "usage: overhead [--blocks N] [--runs-per-block N] [--threads N] "
-                            "[--seq-len L] [--target-ms MS]\n");
-            return 2;
+        default: return bench_usage(USAGE, ch == 'h');
         }
     }
+    if (optind < argc) return bench_usage(USAGE, 0);
     if (blocks < 2 || runs < 1 || threads < 0) {
         fprintf(stderr, "overhead: --blocks >= 2, --runs-per-block >= 1, --threads >= 0\n");
         return 2;

@@ -39,6 +39,9 @@
 #include "ortqual/graph.h"
 #include "ortqual/reference.h"
 #include "ortqual/runtime.h"
+#include "usage.h"
+
+#define USAGE "usage: ref_vs_ort [--threads N>=1] [--rounds 1..99] [attention[:L] | encoder | mlpf]...\n"
 
 enum { HEADS = 16, HEAD = 16, MAX_ROUNDS = 100 };
 
@@ -508,16 +511,14 @@ int main(int argc, char **argv)
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     opts o = {.threads = cores > 0 ? (int)cores : 1, .rounds = 5};
     int i = 1;
+    if (argc == 2 && bench_is_help(argv[1])) return bench_usage(USAGE, 1);
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
         if (!strcmp(argv[i], "--threads")) o.threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rounds")) o.rounds = atoi(argv[i + 1]);
         else break;
     }
-    if (o.threads < 1 || o.rounds < 1 || o.rounds >= MAX_ROUNDS || (i < argc && argv[i][0] == '-')) {
-        fprintf(stderr, "usage: ref_vs_ort [--threads N>=1] [--rounds 1..%d] "
-                        "[attention[:L] | encoder | mlpf]...\n", MAX_ROUNDS - 1);
-        return 2;
-    }
+    if (o.threads < 1 || o.rounds < 1 || o.rounds >= MAX_ROUNDS || (i < argc && argv[i][0] == '-'))
+        return bench_usage(USAGE, 0);
     oq_runtime *rt;
     oq_err err = {0};
     if (oq_runtime_load(NULL, &rt, &err)) die("load ORT", &err);

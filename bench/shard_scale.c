@@ -3,6 +3,8 @@
  *   build/bench/shard_scale [SMALL LARGE] [path/to/ortqual]      (default 1000 20000 batches)
  *   build/bench/shard_scale --prepare [SMALL LARGE] [path/to/ortqual]   (default 20000 200000)
  *
+ * The tool is by default the ortqual beside this program (build/ortqual), wherever it is run.
+ *
  * Prepares SMALL and then LARGE generated events in batches of one (the demo's encoder made
  * small: width 8, one layer; ref:encoder:fp64 and cpu:attention24:fp32, --repeat 1 --warmup 0,
  * 4 shards by batch), runs every shard and merges them (--no-plots). Prints each step's peak
@@ -13,6 +15,8 @@
  * 4.08, 2.11 and 5.9. --prepare measures the prepare step alone (no shard runs, so sizes of
  * 10^5 batches and more take seconds): before the batches were streamed to the plan's files as
  * they were made, it was 3.13 at 20000 / 200000 (19.1 -> 59.8 MiB). */
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,9 @@
 #include <unistd.h>
 
 #include "spawn.h"
+#include "usage.h"
+
+#define USAGE "usage: shard_scale [--prepare] [SMALL LARGE] [path/to/ortqual]   (SMALL >= 4 batches; default tool: %s)\n"
 
 #define TARGET 1.10
 
@@ -89,18 +96,38 @@ static int verdict(const char *name, long small, long large)
     return r <= TARGET;
 }
 
+/* The usage, the default tool named (exit 0 for --help, else 2). */
+static int usage(const char *tool, int help)
+{
+    fprintf(help ? stdout : stderr, USAGE, tool);
+    return help ? 0 : 2;
+}
+
+/* A number of batches: digits only ("--help" read as 0, then as the tool). */
+static long batches(const char *arg)
+{
+    char *end;
+    long n = strtol(arg, &end, 10);
+    return *arg && !*end ? n : -1;
+}
+
 int main(int argc, char **argv)
 {
+    char self[PATH_MAX], tool_beside[PATH_MAX + 16];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = 0;
+    snprintf(tool_beside, sizeof tool_beside, "%s/../ortqual", dirname(self));
     int prepare_only = argc > 1 && !strcmp(argv[1], "--prepare");
     if (prepare_only) argv++, argc--;
-    long small = argc > 2 ? atol(argv[1]) : prepare_only ? 20000 : 1000;
-    long large = argc > 2 ? atol(argv[2]) : prepare_only ? 200000 : 20000;
-    const char *tool = argc == 2 ? argv[1] : argc > 3 ? argv[3] : "build/ortqual";
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-') return usage(tool_beside, bench_is_help(argv[i]) && argc == 2 && !prepare_only);
+    if (argc > 4) return usage(tool_beside, 0);
+    long small = argc > 2 ? batches(argv[1]) : prepare_only ? 20000 : 1000;
+    long large = argc > 2 ? batches(argv[2]) : prepare_only ? 200000 : 20000;
+    const char *tool = argc == 2 ? argv[1] : argc > 3 ? argv[3] : tool_beside;
     char root[] = "/tmp/oq_shard_scale_XXXXXX";
-    if (small < 4 || large < small || !mkdtemp(root)) {
-        fprintf(stderr, "usage: shard_scale [--prepare] [SMALL LARGE] [path/to/ortqual] (SMALL >= 4 batches)\n");
-        return 2;
-    }
+    if (small < 4 || large < small) return usage(tool_beside, 0);
+    if (!mkdtemp(root)) return perror("shard_scale: mkdtemp"), 2;
     steps s, l;
     printf("shard_scale: %s, batches of one event, 4 shards by batch%s\n", tool, prepare_only ? ", prepared only" : "");
     int ok = measure(tool, root, small, prepare_only, &s) == 0 && measure(tool, root, large, prepare_only, &l) == 0;

@@ -37,7 +37,8 @@ OQ_API void oq_atomic_abort(oq_atomic_file *af);
 
 /* Removes the temporary file of every write of this process (oq_atomic_*, oq_write_file_*, the
  * figures of plot.h, ...) not yet renamed into place or removed: what a signal that ends the
- * process would leave half-written. Async-signal-safe: for a program's own SIGINT or SIGTERM
+ * process would leave half-written; and the outputs held by oq_atomic_hold_output (their files,
+ * then their folders when empty). Async-signal-safe: for a program's own SIGINT or SIGTERM
  * handler, before the program ends by the signal. Files of other processes, a forked parent's
  * included, are never touched. */
 OQ_API void oq_atomic_remove_temporaries(void);
@@ -45,6 +46,13 @@ OQ_API void oq_atomic_remove_temporaries(void);
  * call oq_atomic_remove_temporaries and then end the process by the signal, as its default
  * action would (the exit status a shell reports, 130 or 143, is the same). */
 OQ_API void oq_atomic_catch_signals(void);
+/* `path`, one file of a set of outputs not yet complete (a run's summary files, its profiles;
+ * held before it is put in place, an earlier run's file there goes too), or with `dir` a folder
+ * the set made: a signal that ends the process removes it as it removes the temporaries, so that
+ * the set is whole or absent, as a failed write leaves it. oq_atomic_keep_outputs: the set is
+ * complete, every output this process holds stays. */
+OQ_API void oq_atomic_hold_output(const char *path, int dir);
+OQ_API void oq_atomic_keep_outputs(void);
 
 /* Checks, before any work, that `path` can be written by oq_atomic_open/commit: not empty, not
  * a directory, device, FIFO or socket (OQ_ERR_INVALID_ARG), not existing unless `overwrite`

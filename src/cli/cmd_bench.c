@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,6 +369,9 @@ static void describe(const oq_bench_row *r, char *buf, size_t n)
 static void on_progress(void *user, size_t index, size_t total, const oq_bench_row *r, int done)
 {
     const progress *p = user;
+    /* a row's profile is this run's output from here on: an interrupted run removes it (no
+     * summary names it, and it would block the rerun into the same --outdir) */
+    if (done && r->profile.path[0]) oq_atomic_hold_output(r->profile.path, 0);
     if (p->quiet) return;
     char what[256];
     describe(r, what, sizeof what);
@@ -703,6 +707,13 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
     else print_table(rows);
     fflush(stdout);
     oq_status st = oq_mkdirs(c->outdir, &err);
+    /* a signal between two renames would leave this run's summary.json beside the previous
+     * run's summary.csv and report.html (--force): it removes the three, as a failed write does */
+    char report[4200];
+    snprintf(report, sizeof report, "%s/report.html", c->outdir);
+    oq_atomic_hold_output(json, 0);
+    oq_atomic_hold_output(csv, 0);
+    oq_atomic_hold_output(report, 0);
     if (!st) st = oq_bench_write_summary(rt, &c->o, rows, argc, argv, json, &err);
     int placed = !st;
     if (!st) st = oq_bench_rows_write_csv(rows, csv, &err);
@@ -726,6 +737,9 @@ static oq_status ready_to_run(void *ctx, oq_err *err)
     if (!st) st = oq_check_outdir(c->outdir, c->force, NULL, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--outdir: ");
     if (c->force) forget_profiles(c->profile_dir);
+    struct stat sb;
+    if (c->o.profile_runs && stat(c->profile_dir, &sb) != 0) /* this run makes it */
+        oq_atomic_hold_output(c->profile_dir, 1);
     note_default_variants(c);
     return OQ_OK;
 }
@@ -741,6 +755,7 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
         return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
     }
     int rc = write_outputs(c, rt, rows, argc, argv), failed = 0;
+    oq_atomic_keep_outputs(); /* the set whole, or removed by drop_outputs */
     size_t tested = count_tested(c, rows, &failed);
     oq_bench_rows_free(rows);
     if (rc) return rc;

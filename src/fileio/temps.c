@@ -8,7 +8,10 @@
  * while its name is being written (a seqlock: the handler copies the name and keeps the copy only
  * when the number did not move). A slot holds its own copy of the name (the writer's string is
  * freed while a handler may read it), PATH_MAX bytes: no longer name can be created. Its pid says
- * whose it is: a forked child inherits its parent's slots and must not remove the parent's files. */
+ * whose it is: a forked child inherits its parent's slots and must not remove the parent's files.
+ * The same slots hold the outputs of a set not yet complete (oq_atomic_hold_output): a signal
+ * between two renames of a run's files left the new summary.json beside the previous run's
+ * summary.csv. */
 #include <ctype.h>
 #include <limits.h>
 #include <signal.h>
@@ -53,12 +56,14 @@ int oq_temp_name_is(const char *name, const char *base, pid_t pid)
 }
 
 enum { SLOT_FREE, SLOT_LIVE, SLOT_TAKEN };
+enum { KIND_TEMP, KIND_OUTPUT, KIND_DIR };
 
 typedef struct temp_slot {
     struct temp_slot *next; /* set before the slot is pushed, never changed */
     atomic_int state;
-    atomic_uint seq;        /* odd while path and pid are written */
+    atomic_uint seq;        /* odd while path, pid and kind are written */
     pid_t pid;
+    int kind;
     char path[PATH_MAX];
 } temp_slot;
 
@@ -79,42 +84,71 @@ static temp_slot *slot_take(void)
     return s;
 }
 
-void oq_temp_hold(const char *tmp)
+static void slot_hold(const char *path, int kind)
 {
-    size_t n = strlen(tmp);
+    size_t n = strlen(path);
     temp_slot *s = n < PATH_MAX ? slot_take() : NULL;
     if (!s) return; /* not removed on a signal: no worse than before */
     atomic_fetch_add(&s->seq, 1);
-    memcpy(s->path, tmp, n + 1);
+    memcpy(s->path, path, n + 1);
     s->pid = getpid();
+    s->kind = kind;
     atomic_fetch_add(&s->seq, 1);
     atomic_store(&s->state, SLOT_LIVE);
+}
+
+void oq_temp_hold(const char *tmp)
+{
+    slot_hold(tmp, KIND_TEMP);
 }
 
 void oq_temp_release(const char *tmp)
 {
     pid_t me = getpid();
     for (temp_slot *s = atomic_load(&slots); s; s = s->next)
-        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && !strcmp(s->path, tmp)) {
+        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && s->kind == KIND_TEMP && !strcmp(s->path, tmp)) {
             atomic_store(&s->state, SLOT_FREE);
             return;
         }
 }
 
-void oq_atomic_remove_temporaries(void)
+void oq_atomic_hold_output(const char *path, int dir)
+{
+    if (path) slot_hold(path, dir ? KIND_DIR : KIND_OUTPUT);
+}
+
+void oq_atomic_keep_outputs(void)
+{
+    pid_t me = getpid();
+    for (temp_slot *s = atomic_load(&slots); s; s = s->next)
+        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && s->kind != KIND_TEMP)
+            atomic_store(&s->state, SLOT_FREE);
+}
+
+/* The files (dirs 0) or the folders (dirs 1, after their files: rmdir takes an empty one only). */
+static void remove_held(int dirs)
 {
     pid_t me = getpid();
     char path[PATH_MAX];
     for (temp_slot *s = atomic_load(&slots); s; s = s->next) {
         unsigned before = atomic_load(&s->seq);
         if (atomic_load(&s->state) != SLOT_LIVE || (before & 1) || s->pid != me) continue;
+        int kind = s->kind;
         memcpy(path, s->path, sizeof path);
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load(&s->seq) == before && memchr(path, 0, sizeof path)) unlink(path);
+        if (atomic_load(&s->seq) != before || !memchr(path, 0, sizeof path) || (kind == KIND_DIR) != dirs) continue;
+        if (dirs) rmdir(path);
+        else unlink(path);
     }
 }
 
-/* The temporaries removed, then the process ends by the signal, as its default action would
+void oq_atomic_remove_temporaries(void)
+{
+    remove_held(0);
+    remove_held(1);
+}
+
+/* The temporaries (and the held outputs) removed, then the process ends by the signal, as its default action would
  * have ended it (SA_RESETHAND put the default back, SA_NODEFER lets it through at once). */
 static void remove_and_raise(int sig)
 {

@@ -22,10 +22,21 @@
  * a library it calls (1, 127) is not taken for one. */
 #define STATUS_BASE 64
 
+/* A figure file as it was before the child ran: a file there then that is the same file now is
+ * not the child's. */
+typedef struct figure_file {
+    char *path;
+    oq_figure_kind kind;
+    int was;
+    struct stat before;
+} figure_file;
+
 typedef struct draw_job {
     const oq_figures *f;
     const oq_plot_options *opt;
     pid_t parent;
+    const figure_file *ff; /* the set's files */
+    size_t n;
 } draw_job;
 
 static int draw_child(void *ctx)
@@ -35,6 +46,9 @@ static int draw_child(void *ctx)
      * figure being written; SIGKILL would leave its temporary */
     oq_atomic_catch_signals();
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != j->parent) return 127;
+    /* that signal between two figures would leave this set's first figures beside an earlier
+     * set's others: the set's files go with the temporary */
+    for (size_t i = 0; i < j->n; i++) oq_atomic_hold_output(j->ff[i].path, 0);
     oq_plot_files files = {0};
     oq_err e = {0};
     oq_status st = oq_figures_write_here(j->f, j->opt, &files, &e);
@@ -69,15 +83,6 @@ static oq_status outcome(const oq_proc_result *r, oq_err *err)
     else snprintf(how, sizeof how, "ended with exit %d", r->exit_code);
     return oq_err_set(err, OQ_ERR_RUNTIME, "the process drawing the figures %s%s%s", how, *line ? ": " : "", line);
 }
-
-/* A figure file as it was before the child ran: a file there then that is the same file now is
- * not the child's. */
-typedef struct figure_file {
-    char *path;
-    oq_figure_kind kind;
-    int was;
-    struct stat before;
-} figure_file;
 
 static int changed(const figure_file *ff)
 {
@@ -162,7 +167,7 @@ oq_status oq_figures_write_isolated(const oq_figures *f, const oq_plot_options *
     if (!ff) return OQ_NOMEM(err);
     struct stat d;
     int dir_was = stat(opt->outdir, &d) == 0;
-    draw_job job = {f, opt, getpid()};
+    draw_job job = {f, opt, getpid(), ff, n};
     oq_proc_result res = {0};
     pid_t child = 0;
     oq_proc_watch w = {.on_start = note_child, .ctx = &child};

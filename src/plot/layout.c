@@ -267,6 +267,27 @@ static double log_next(size_t c, double w, int dir)
     return log10(t.v[dir < 0 ? t.n - 2 : 1]);
 }
 
+/* Steps of the values on a log axis under a decade, the axis widened by a step at an end they
+ * leave more than TICK_COVER of without a label (0.0937 .. 0.14 left 19% below its 0.1), as long
+ * as that takes (the step may grow with the axis). */
+static void ticks_log_linear(axis *a, int is_x, double len, ticks *t)
+{
+    ticks_linear(a, is_x, len, t);
+    for (int k = 0; k < 4 && t->n >= 2 && !log_covers(t, a); k++) {
+        axis w = *a;
+        double most = TICK_COVER * (a->hi - a->lo), step = t->v[1] - t->v[0];
+        double below = t->v[0] - step, above = t->v[t->n - 1] + step;
+        /* (a hair past the tick: 10^log10(0.09) is 0.09000000000000001, above it) */
+        if (log10(t->v[0]) - a->lo > most && below > 0) w.lo = log10(below) - 1e-9;
+        if (a->hi - log10(t->v[t->n - 1]) > most) w.hi = log10(above) + 1e-9;
+        ticks wt;
+        ticks_linear(&w, is_x, len, &wt);
+        if (wt.n < 2) return;
+        *a = w;
+        *t = wt;
+    }
+}
+
 /* The densest candidate whose labels fit and reach both ends of the axis, widened to its next
  * tick at an end left without a label where that still fits; else, under a decade, steps of the
  * values. */
@@ -284,7 +305,7 @@ static void ticks_log(axis *a, int is_x, double len, ticks *t)
             return;
         }
     }
-    if (a->hi - a->lo < 1) ticks_linear(a, is_x, len, t);
+    if (a->hi - a->lo < 1) ticks_log_linear(a, is_x, len, t);
 }
 
 /* Caller's ticks: every k-th of those in range, the smallest k that fits. */

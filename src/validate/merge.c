@@ -785,6 +785,9 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     if (!st) st = frame(&m, err);
     if (!st) {
         judge(m.s, allow_skip);
+        /* the earlier merge's files go before the first of this one's is put in place: a signal
+         * between two of them left this merge's validate.csv beside that one's summary.json */
+        oq_validate_merge_drop(outdir, NULL);
         st = write_merged(&m, plots, err);
     }
     for (int32_t i = 0; m.shard && i < m.plan.count; i++) oq_validate_summary_free(m.shard[i]);

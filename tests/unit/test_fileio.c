@@ -328,6 +328,43 @@ static void test_remove_temporaries(void **state)
     remove_dir(dir);
 }
 
+/* The outputs of a set not yet complete go with the temporaries: the files held, then the folder
+ * held when they leave it empty; never a forked parent's, never once kept. */
+static void test_remove_held_outputs(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("held"), sub[256], a[512], b[512], c[512];
+    snprintf(sub, sizeof sub, "%s/profiles", dir);
+    snprintf(a, sizeof a, "%s/summary.json", dir);
+    snprintf(b, sizeof b, "%s/profile_000.json", sub);
+    snprintf(c, sizeof c, "%s/kept.csv", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(oq_write_file_atomic(c, "c", 1, 1, NULL), OQ_OK);
+    oq_atomic_hold_output(c, 0);
+    oq_atomic_keep_outputs(); /* c's set complete */
+    oq_atomic_hold_output(sub, 1); /* before its file: the folder goes after it all the same */
+    assert_int_equal(oq_write_file_atomic(a, "a", 1, 1, NULL), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(b, "b", 1, 1, NULL), OQ_OK);
+    oq_atomic_hold_output(a, 0);
+    oq_atomic_hold_output(b, 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (!pid) {
+        oq_atomic_remove_temporaries(); /* a child's: the parent's stay */
+        _exit(0);
+    }
+    int status;
+    assert_true(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    assert_int_equal(access(a, F_OK), 0);
+    oq_atomic_remove_temporaries();
+    assert_int_equal(access(a, F_OK), -1);
+    assert_int_equal(access(b, F_OK), -1);
+    assert_int_equal(access(sub, F_OK), -1);
+    assert_holds(c, "c");
+    oq_atomic_keep_outputs();
+    remove_dir(dir);
+}
+
 /* The temporary's name, spelled in one place: the template a write makes, and the names that
  * cleaners take for one (mkstemp's characters filled in): of the file named or of any, of the
  * process named or of any. */
@@ -553,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_install_concurrent),
         cmocka_unit_test(test_text_utf8),
         cmocka_unit_test(test_remove_temporaries),
+        cmocka_unit_test(test_remove_held_outputs),
         cmocka_unit_test(test_outdir_lock),
         cmocka_unit_test(test_outdir_lock_shared),
         cmocka_unit_test(test_outdir_interrupted),

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A signal that ends a command while it puts its set of outputs into place leaves the whole set
+# or none of it, as a failed write does (docs/reliability.md, "Interruption"): bench's SIGINT
+# between the rename of summary.json and that of summary.csv left the new summary.json beside the
+# previous run's summary.csv and report.html (--force); one during a --profile-runs sweep left
+# the profiles of a run without a summary, and the same command rerun was refused. The placed
+# files are held where the signal handler removes them until the set is complete.
+# libslow_rename.so holds the command as it puts the file ending in SUFFIX into place.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q=$ORTQUAL
+PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
+TINY=(--num-heads 2 --head-dim 8 --iters 1 --warmup 0 --variants cpu:attention24:fp32 --quiet)
+cd "$T"
+
+# held SIG SUFFIX ARGS...: ortqual ARGS, held as it puts the file ending in SUFFIX into place,
+# gets SIG; its exit status in rc (-1: never held)
+held() {
+    local sig=$1 suffix=$2 pid
+    shift 2
+    rm -f mark
+    set -m # a background job of a script ignores SIGINT otherwise (and so would ortqual)
+    OQ_SLOW_RENAME=$suffix OQ_SLOW_RENAME_MARK="$T/mark" LD_PRELOAD="$PRE" $Q "$@" >held.log 2>&1 &
+    pid=$!
+    set +m
+    for _ in $(seq 600); do [ -e mark ] && break; sleep 0.1; done
+    rc=-1
+    if [ ! -e mark ]; then
+        kill -9 $pid
+        bad "$*: never held at $suffix: $(tail -3 held.log)"
+        return
+    fi
+    kill -"$sig" $pid
+    rc=0
+    wait $pid || rc=$?
+}
+
+# left DIR NAME...: those of the NAMEs that are in DIR
+left() {
+    local dir=$1 n out=""
+    shift
+    for n in "$@"; do [ -e "$dir/$n" ] && out="$out $n"; done
+    echo "${out# }"
+}
+
+# 1. bench --force over an earlier run, SIGINT once summary.json is in place: neither run's set
+"$Q" bench "${TINY[@]}" --seq-lens 8 --outdir s >s.log 2>&1 || bad "bench: $(tail -3 s.log)"
+held INT /summary.csv bench "${TINY[@]}" --seq-lens 16 --force --outdir s
+l=$(left s summary.json summary.csv report.html)
+if [ "$rc" -ne 130 ]; then bad "bench --force, SIGINT between the summaries: exit $rc: $(tail -3 held.log)"
+elif [ -n "$l" ]; then bad "bench --force, SIGINT between the summaries: left $l"
+else ok "bench --force, SIGINT between the summaries: 130, no summary of either run"; fi
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8 --outdir s # and the folder takes a run again
+held TERM /summary.csv bench "${TINY[@]}" --seq-lens 8 --outdir s2
+l=$(left s2 summary.json summary.csv report.html)
+[ "$rc" -eq 143 ] && [ -z "$l" ] && ok "bench, SIGTERM between the summaries: 143, none left" ||
+    bad "bench, SIGTERM between the summaries: exit $rc, left '$l'"
+
+# 2. bench --profile-runs, SIGINT after its profiles were written: they go, and profiles/ it made
+held INT /summary.json bench "${TINY[@]}" --seq-lens 8,16 --modes masked --profile-runs 1 --outdir pr
+l=$(find pr -name 'profile_*' 2>/dev/null)
+if [ "$rc" -ne 130 ]; then bad "bench --profile-runs, SIGINT: exit $rc: $(tail -3 held.log)"
+elif [ -n "$l" ] || [ -e pr/profiles ]; then bad "bench --profile-runs, SIGINT: left profiles: $l"
+else ok "bench --profile-runs, SIGINT: 130, its profiles and profiles/ removed"; fi
+expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8,16 --modes masked --profile-runs 1 --outdir pr
+[ "$(find pr/profiles -name 'profile_*.json' | wc -l)" -eq 2 ] && ok "the rerun's two profiles" ||
+    bad "the rerun's profiles: $(ls pr/profiles)"
+
+# 3. merge over an earlier merge, SIGINT as its summary.json goes into place (its validate.csv is
+#    there): the earlier merge's summary and report went first
+V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --no-plots --progress never
+   --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir m)
+{ "$Q" "${V[@]}" --prepare-shards 2 && "$Q" "${V[@]}" --shard 0/2 && "$Q" "${V[@]}" --shard 1/2 &&
+    "$Q" merge --no-plots m; } >m.log 2>&1 || bad "the shards and their merge: $(tail -3 m.log)"
+held INT /summary.json merge --no-plots m
+l=$(left m summary.json report.html)
+if [ "$rc" -ne 130 ]; then bad "merge, SIGINT at its summary: exit $rc: $(tail -3 held.log)"
+elif [ -n "$l" ]; then bad "merge, SIGINT at its summary: the earlier merge's $l beside this one's validate.csv"
+else ok "merge, SIGINT at its summary: 130, no earlier merge's summary beside its tables"; fi
+
+# 4. plot over earlier figures, SIGINT as its last figure goes into place (drawn in a child,
+#    which the parent's end sends SIGTERM): none of the set stays, new or earlier
+"$Q" merge --no-plots m >/dev/null 2>&1
+mapfile -t figs < <("$Q" plot m/summary.json --out figs 2>figs.log) # the paths, in the order written
+if [ "${#figs[@]}" -lt 2 ]; then bad "plot: no figure set to interrupt: ${figs[*]} $(tail -3 figs.log)"
+else
+    held INT "/$(basename "${figs[-1]}")" plot m/summary.json --out figs
+    for _ in $(seq 50); do # the child ends by the SIGTERM of its parent's end
+        l=$(find figs -type f)
+        [ -z "$l" ] && break
+        sleep 0.1
+    done
+    [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "plot, SIGINT at its last figure: 130, none of the set left" ||
+        bad "plot, SIGINT at its last figure: exit $rc, left $l"
+fi
+report
