@@ -157,6 +157,47 @@ static void plan_round_trip(void **state)
     free(dir);
 }
 
+/* A plan whose --ep-lib path is not UTF-8 carries its bytes as "b_hex"; a damaged one (odd
+ * length, not hex) is a format error naming the file and the key, not "out of memory". */
+static void plan_bad_hex_named(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("planhex"), *path = path_in(dir, "plan.json"), *batches = path_in(dir, "batches.jsonl");
+    oq_validate_plan a, b;
+    fill_plan(&a, batches);
+    free(a.ep_lib_paths[0]);
+    a.ep_lib_paths[0] = strdup("/ort/lib\xff.so"); /* not UTF-8: written with its bytes in hex */
+    oq_err err = {0};
+    assert_int_equal(oq_plan_write(&a, path, &err), OQ_OK);
+    assert_int_equal(oq_plan_read(path, &b, &err), OQ_OK);
+    assert_string_equal(b.ep_lib_paths[0], a.ep_lib_paths[0]);
+    oq_validate_plan_clear(&b);
+    static const char *const bad[][2] = {{"abc", "odd number"}, {"zz", "not lowercase hex"}, {"2f00", "00 byte"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = json_load_file(path, 0, NULL);
+        json_t *exact = json_array_get(json_array_get(json_object_get(json_object_get(j, "runtime"), "ep_libs"), 0), 2);
+        assert_non_null(json_object_get(exact, "b_hex"));
+        json_object_set_new(exact, "b_hex", json_string(bad[i][0]));
+        char *bad_path = path_in(dir, "bad.json");
+        assert_int_equal(json_dump_file(j, bad_path, 0), 0);
+        json_decref(j);
+        err.msg[0] = '\0';
+        assert_int_equal(oq_plan_read(bad_path, &b, &err), OQ_ERR_FORMAT);
+        assert_non_null(strstr(err.msg, bad_path));
+        assert_non_null(strstr(err.msg, "runtime.ep_libs[0].b_hex: malformed"));
+        assert_non_null(strstr(err.msg, bad[i][1]));
+        remove(bad_path);
+        free(bad_path);
+    }
+    oq_validate_plan_clear(&a);
+    remove(path);
+    remove(batches);
+    rmdir(dir);
+    free(batches);
+    free(path);
+    free(dir);
+}
+
 /* A real comparison of a [1, 4, 2] output with 3 valid rows; `bad`: an error at element 1
  * and a NaN on the padding. */
 static void fill_compare(oq_compare_result *c, const char *name, int bad)
@@ -2064,6 +2105,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_round_trip),
+        cmocka_unit_test(plan_bad_hex_named),
         cmocka_unit_test(result_round_trip),
         cmocka_unit_test(outputs_over_batches),
         cmocka_unit_test(batch_records_stay_small),
