@@ -391,10 +391,6 @@ double oq_cli_eta_update(oq_cli_eta *e, size_t config, size_t n_configs, size_t 
 /* One row per configuration (per-batch median and p90 latency), its reason when it did not
  * pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const char *outdir);
-/* The dtype the model's attention computes in when it is float16 or bfloat16 (validate's and
- * replay's default tolerance is then fp16), the first such Attention node's name into `node`;
- * OQ_DTYPE_UNDEFINED otherwise (and when the model cannot be read: the run says why). */
-oq_dtype oq_cli_reduced_attention(const char *model_path, char *node, size_t n);
 /* Every --inputs pattern of `cmd` expanded into *g, in order (a quoted glob is expanded here;
  * one that matches nothing stays as it is, so reading it names the file). -1 after an error
  * was printed; free *g with globfree when `*globbed` was set. */
