@@ -28,8 +28,8 @@
  *     oq_validate_opts_default(&o);
  *     o.configs = cfg; o.n_configs = 2;
  *     o.outdir = "out";
- *     o.self_exe = "/usr/local/bin/ortqual"; // the installed tool: workers run it (or o.isolate = 0);
- *                                            // needed wherever this process has other threads
+ *     // o.self_exe NULL: the tool installed with the library runs the workers where this
+ *     // process cannot fork them (other threads): oq_validate_find_tool; or o.isolate = 0
  *     oq_validate_summary *s;
  *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
  *         for (size_t i = 0; i < s->n_configs; i++)
@@ -158,9 +158,11 @@ typedef struct oq_validate_opts {
     int isolate;
     double timeout_s;
     const char *self_exe;     /* the ortqual binary to re-execute as worker: one that cannot run
-                                 is refused first (OQ_ERR_INVALID_ARG). NULL only where every
-                                 worker can be forked (see below): a caller with other threads
-                                 (any service) is refused up front (OQ_ERR_INVALID_ARG), and a
+                                 is refused first (OQ_ERR_INVALID_ARG). NULL: the tool installed
+                                 with this library (oq_validate_find_tool), where there is one;
+                                 else only where every worker can be forked (see below): a caller
+                                 with other threads (any service) is refused up front
+                                 (OQ_ERR_INVALID_ARG, naming where the tool was looked for), and a
                                  worker that cannot be forked later fails with the same advice:
                                  set it to the installed tool, or isolate = 0 */
     /* Isolated workers are forked from this process without exec where that is safe (one
@@ -577,6 +579,14 @@ OQ_API oq_status oq_validate_reduced_attention(const char *model_path, oq_dtype 
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);
+
+/* The ortqual tool installed with this library, into path[0..n): <bindir>/ortqual found from
+ * where libortqual.so lies (an install, moved or not: <libdir>/../bin/ortqual for lib/; the build
+ * tree: beside it), or for the static library the configured prefix's bindir. Taken only when it
+ * is an executable file whose `--version` says this library's version. oq_validate_run uses it
+ * when self_exe is NULL. OQ_ERR_NOT_FOUND naming each place looked at and why it was not taken;
+ * OQ_ERR_INVALID_ARG when n cannot hold it. */
+OQ_API oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
  * result file. Returns OQ_OK when the result was written (whatever it says). */
