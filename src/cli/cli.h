@@ -173,6 +173,10 @@ void oq_cli_usage(FILE *fp, const oq_cli_command *c);
 /* A one-line error on stderr, "ortqual CMD: ..." with the command oq_cli_parse parsed last
  * ("ortqual: ..." before any): for callbacks and checks shared by several commands. */
 void oq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A library message in the tool's terms: the API fields it names (seq_axes, no_mask,
+ * events.num_features) as the options that set them (--seq-axis, --no-mask, --num-features);
+ * into buf, or msg itself when nothing needs saying otherwise or buf is too small. */
+const char *oq_cli_terms(const char *msg, char *buf, size_t n);
 /* The option lines of a table (what oq_cli_usage prints between head and foot). */
 void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
 

@@ -1099,7 +1099,7 @@ static void test_check_heads_like_length(void **state)
 
     assert_int_equal(check_heads(1, 0, NULL, 0, &r, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, "heads.onnx: output 'y' shape [2,16,16,2]: axes 1 and 2") ||
-        !strstr(err.msg, "--seq-axis y=1 or y=2"))
+        !strstr(err.msg, "seq_axes y=1 or y=2"))
         fail_msg("%s", err.msg);
     assert_false(r.checked);
     cv_report_clear(&r);
@@ -1111,7 +1111,7 @@ static void test_check_heads_like_length(void **state)
     assert_true(r.checked && r.passed);
     cv_report_clear(&r);
     assert_int_equal(check_heads(1, 0, &batch, 1, &r, &err), OQ_ERR_INVALID_ARG);
-    if (!strstr(err.msg, "--seq-axis y=0: that is the batch axis of output 'y'")) fail_msg("%s", err.msg);
+    if (!strstr(err.msg, "seq_axes y=0: that is the batch axis of output 'y'")) fail_msg("%s", err.msg);
     cv_report_clear(&r);
     assert_int_equal(check_heads(1, 0, &other, 1, &r, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, "has no output 'z'")) fail_msg("%s", err.msg);

@@ -701,12 +701,12 @@ static void mask_axes_by_sizes(void **state)
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,4,2]: axes 1 and 2 both have the mask's padded "
-                                 "length 4 and the model names neither: say which with --seq-axis y=1 or y=2, or "
+                                 "length 4 and the model names neither: say which with seq_axes y=1 or y=2, or "
                                  "export with named dynamic axes (or the sequence axis denoted DATA_TIME)");
     assert_int_equal(axes_of(NULL, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG); /* no model read */
     assert_int_equal(axes_of(mi, NULL, 0, "z", 4, three, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "axes 1, 2 and 3 all have the mask's padded length 4 and the model names none "
-                                    "of them: say which with --seq-axis z=1, z=2 or z=3"));
+                                    "of them: say which with seq_axes z=1, z=2 or z=3"));
     /* B = L: axis 0 is the batch by the rule, the sequence one of the later axes */
     assert_int_equal(axes_of(mi, NULL, 0, "h", 3, (int64_t[]){4, 4, 8}, 4, 4, &a, &err), OQ_OK);
     ASSERT_AXES(a, 0, 1);
@@ -721,10 +721,10 @@ static void mask_axes_by_sizes(void **state)
     assert_int_equal(axes_of(mi, &none, 1, "y", 4, y, 2, 4, &a, &err), OQ_OK);
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, &two, 1, "y", 4, (int64_t[]){2, 4, 3, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,3,2]: --seq-axis y=2: axis 2 has size 3, not the "
+    assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,3,2]: seq_axes y=2: axis 2 has size 3, not the "
                                  "mask's padded length 4");
     assert_int_equal(axes_of(mi, &two, 1, "y", 2, (int64_t[]){2, 4}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "--seq-axis y=2: it has 2 axes"));
+    assert_non_null(strstr(err.msg, "seq_axes y=2: it has 2 axes"));
     assert_int_equal(axes_of(mi, &one, 1, "y", 4, (int64_t[]){3, 4, 4, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "its batch axis 0 has size 3, not the batch's 2 events"));
     oq_model_info_free(mi);
@@ -751,7 +751,7 @@ static void mask_axes_by_declaration(void **state)
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, NULL, 0, "scores", 3, sq, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "output 'scores' shape [2,4,4]: axes 1 and 2 are both named 'seq' like the "
-                                    "mask's sequence axis: say which with --seq-axis scores=1 or scores=2"));
+                                    "mask's sequence axis: say which with seq_axes scores=1 or scores=2"));
     oq_model_info_free(mi);
 
     const oq_dim b2 = OQ_DIM_DENOTED(2, OQ_DENOTATION_BATCH), l4 = OQ_DIM_DENOTED(4, OQ_DENOTATION_TIME);
@@ -770,7 +770,7 @@ static void mask_axes_by_declaration(void **state)
     oq_model_info_free(mi);
 }
 
-/* --seq-axis against the model before anything runs: an output it has, once, of a model with
+/* seq_axes against the model before anything runs: an output it has, once, of a model with
  * a mask, an axis of its rank other than the batch axis. */
 static void seq_axes_checked_against_the_model(void **state)
 {
@@ -786,13 +786,13 @@ static void seq_axes_checked_against_the_model(void **state)
     } cases[] = {
         {{{"y", 2}, {"any", 5}}, 2, 0, NULL},
         {{{"y", OQ_SEQ_AXIS_NONE}}, 1, 0, NULL},
-        {{{"z", 2}}, 1, 0, "--seq-axis z=2: axes.onnx has no output 'z' (its outputs: y, any)"},
-        {{{"y", 4}}, 1, 0, "--seq-axis y=4: output 'y' has 4 axes (0 to 3)"},
-        {{{"y", 0}}, 1, 0, "--seq-axis y=0: that is the batch axis of output 'y' (axis 0: the model names or "
+        {{{"z", 2}}, 1, 0, "seq_axes z=2: axes.onnx has no output 'z' (its outputs: y, any)"},
+        {{{"y", 4}}, 1, 0, "seq_axes y=4: output 'y' has 4 axes (0 to 3)"},
+        {{{"y", 0}}, 1, 0, "seq_axes y=0: that is the batch axis of output 'y' (axis 0: the model names or "
                            "denotes no other)"},
-        {{{"y", -3}}, 1, 0, "--seq-axis y=-3: an axis is a number from 0, or none"},
-        {{{"y", 2}, {"y", 1}}, 2, 0, "--seq-axis: output 'y' is given twice"},
-        {{{"y", 2}}, 1, -1, "--seq-axis y=2: the model has no mask input (or --no-mask): every element of every "
+        {{{"y", -3}}, 1, 0, "seq_axes y=-3: an axis is a number from 0, or none"},
+        {{{"y", 2}, {"y", 1}}, 2, 0, "seq_axes: output 'y' is given twice"},
+        {{{"y", 2}}, 1, -1, "seq_axes y=2: the model has no mask input (or no_mask): every element of every "
                             "output is valid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -805,10 +805,11 @@ static void seq_axes_checked_against_the_model(void **state)
         }
         assert_int_equal(st, OQ_ERR_INVALID_ARG);
         assert_string_equal(err.msg, cases[i].msg);
+        assert_null(strstr(err.msg, "--")); /* the API's fields, not the tool's options */
     }
     oq_err err = {0}; /* a library caller's count without its array */
     assert_int_equal(oq_seq_axes_check_model("axes.onnx", mi, mi->inputs[0].name, NULL, 1, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "--seq-axis: 1 given, but seq_axes is NULL");
+    assert_string_equal(err.msg, "n_seq_axes 1, but seq_axes is NULL");
     oq_model_info_free(mi);
 }
 
@@ -1034,12 +1035,12 @@ static void generated_features_width(void **state)
     int64_t width;
     char want[OQ_ERR_MSG_MAX];
     assert_int_equal(run_generated(dir, fixed, 5, &width, &err), OQ_ERR_INVALID_ARG);
-    snprintf(want, sizeof want, "--num-features 5: %s's input 'features' fixes 3 features, and generated events "
+    snprintf(want, sizeof want, "events.num_features 5: %s's input 'features' fixes 3 features, and generated events "
              "take that width", fixed);
     assert_string_equal(err.msg, want);
     assert_int_equal(run_generated(dir, none, 5, &width, &err), OQ_ERR_INVALID_ARG);
-    snprintf(want, sizeof want, "--num-features sizes generated events' features, and %s has no input they feed "
-             "(a rank-3 float one, or --features NAME)", none);
+    snprintf(want, sizeof want, "events.num_features sizes generated events' features, and %s has no input they feed "
+             "(a rank-3 float one, or features_name)", none);
     assert_string_equal(err.msg, want);
     assert_int_equal(run_generated(dir, fixed, 3, &width, &err), OQ_OK);
     assert_int_equal(width, 3);
