@@ -10,6 +10,11 @@
 static const char *const terms[][2] = {
     {"give input_files (or mask_name)", "give --inputs (or --mask)"},
     {"give input_files", "give --inputs"},
+    {"give inputs batches", "give --inputs"},
+    {"(give it in inputs_path)", "(give it in --inputs)"},
+    {"(overwrite it, or choose another output folder)", "(use --force or another --outdir)"},
+    {"overwrite to write into it, or choose another output folder", "use --force to write into it, or another --outdir"},
+    {"choose another output folder", "give another --outdir"},
     {" input_files (", " --inputs files ("},
     {"expected_files: ", "--expected: "},
     {"events.num_features ", "--num-features "},

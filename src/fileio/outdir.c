@@ -42,12 +42,12 @@ static int lock_name(const char *name)
     return n >= 13 && !strncmp(name, ".ortqual", 8) && !strcmp(name + n - 5, ".lock");
 }
 
-/* An earlier run's summary.json, or any other entry than `ignore`, is in the way without --force. */
+/* An earlier run's summary.json, or any other entry than `ignore`, is in the way unless forced. */
 static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
 {
     char path[4096], other[256] = "";
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
+    if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (overwrite it, or choose another output folder)", path);
     DIR *d = opendir(dir);
     for (struct dirent *e; d && !*other && (e = readdir(d));)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (!ignore || strcmp(e->d_name, ignore)) &&
@@ -55,8 +55,8 @@ static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
             snprintf(other, sizeof other, "%s", e->d_name);
     if (d) closedir(d);
     if (*other)
-        return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: use "
-                                          "--force to write into it, or another --outdir", dir, other);
+        return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: "
+                                          "overwrite to write into it, or choose another output folder", dir, other);
     return OQ_OK;
 }
 
@@ -186,8 +186,8 @@ static oq_status lock_busy(const oq_outdir_lock *lk, int fd, oq_err *err)
     long pid = holder_pid(fd);
     char who[64] = "";
     if (pid > 0) snprintf(who, sizeof who, "pid %ld, ", pid);
-    return oq_err_set(err, OQ_ERR_IO, "%s: in use by another ortqual run (%sholding %s): wait for it to end or give "
-                      "another --outdir", lk->dir, who, lk->path);
+    return oq_err_set(err, OQ_ERR_IO, "%s: in use by another ortqual run (%sholding %s): wait for it to end or "
+                      "choose another output folder", lk->dir, who, lk->path);
 }
 
 /* One try at the lock file: 1 taken (lk->fd set), 0 gone in the meantime (its holder released

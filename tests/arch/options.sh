@@ -32,8 +32,8 @@ bites "an option in the second of two joined literals" 'src/mask/mask.c:[0-9]*: 
     'printf "static const char *m = \"bad \"\n   \"(see --padded)\";\n" >> src/mask/mask.c'
 bites "an option after a %s" 'src/mask/mask.c:[0-9]*: "--seq-axis"' \
     'printf "static const char *m = \"%%s--seq-axis\";\n" >> src/mask/mask.c'
-bites "a file of the list to convert that names none any more" "src/bench/fill.c: names no option any more" \
-    'sed -i "s/--inputs/inputs/" src/bench/fill.c'
+bites "a file of the list to convert that names none any more" "src/gate/judge.c: names no option any more" \
+    'sed -i "s/--\([a-z]\)/\1/g" src/gate/judge.c'
 passes "a comment" 'printf "/* --lengths: a comment */\n" >> src/mask/mask.c'
 passes "advice naming the tool" 'printf "static const char *m = \"(\`ortqual convert --flash\`)\";\n" >> src/mask/mask.c'
 passes "the tool itself" 'printf "static const char *m = \"--lengths\";\n" >> src/cli/main.c'
