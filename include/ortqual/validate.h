@@ -28,8 +28,8 @@
  *     oq_validate_opts_default(&o);
  *     o.configs = cfg; o.n_configs = 2;
  *     o.outdir = "out";
- *     o.self_exe = "/usr/local/bin/ortqual"; // the installed tool: workers run it (or o.isolate = 0);
- *                                            // needed wherever this process has other threads
+ *     // o.self_exe NULL: the tool installed with the library runs the workers where this
+ *     // process cannot fork them (other threads): oq_validate_find_tool; or o.isolate = 0
  *     oq_validate_summary *s;
  *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
  *         for (size_t i = 0; i < s->n_configs; i++)
@@ -55,6 +55,7 @@
 #include "ortqual/slurm.h"
 #include "ortqual/stats.h"
 #include "ortqual/status.h"
+#include "ortqual/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -157,9 +158,11 @@ typedef struct oq_validate_opts {
     int isolate;
     double timeout_s;
     const char *self_exe;     /* the ortqual binary to re-execute as worker: one that cannot run
-                                 is refused first (OQ_ERR_INVALID_ARG). NULL only where every
-                                 worker can be forked (see below): a caller with other threads
-                                 (any service) is refused up front (OQ_ERR_INVALID_ARG), and a
+                                 is refused first (OQ_ERR_INVALID_ARG). NULL: the tool installed
+                                 with this library (oq_validate_find_tool), where there is one;
+                                 else only where every worker can be forked (see below): a caller
+                                 with other threads (any service) is refused up front
+                                 (OQ_ERR_INVALID_ARG, naming where the tool was looked for), and a
                                  worker that cannot be forked later fails with the same advice:
                                  set it to the installed tool, or isolate = 0 */
     /* Isolated workers are forked from this process without exec where that is safe (one
@@ -564,9 +567,26 @@ typedef struct oq_self_comparison {
  * made; *found (may be NULL) says which and why, for a caller that words it in its own options
  * (zeroed when there is none). OQ_OK when there is none. */
 OQ_API oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_comparison *found, oq_err *err);
+/* The float16 or bfloat16 in which the model at `model_path` computes attention: its first ONNX
+ * Attention node whose Q is of such a type (e.g. after `convert --attention-dtype`), else
+ * OQ_DTYPE_UNDEFINED in *dtype. Such a model misses float32 tolerances by its own rounding, so the
+ * tool judges it at precision fp16 by default (validate's default configurations, replay's
+ * precision): a caller choosing configurations for oq_validate_run gets the same by asking here.
+ * `node` (NULL or n 0: not wanted) gets that node's name ("?" when it has none), "" when there is
+ * none. Errors (OQ_ERR_IO, OQ_ERR_FORMAT, ...) name the model that cannot be read. */
+OQ_API oq_status oq_validate_reduced_attention(const char *model_path, oq_dtype *dtype, char *node, size_t n,
+                                               oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);
+
+/* The ortqual tool installed with this library, into path[0..n): <bindir>/ortqual found from
+ * where libortqual.so lies (an install, moved or not: <libdir>/../bin/ortqual for lib/; the build
+ * tree: beside it), or for the static library the configured prefix's bindir. Taken only when it
+ * is an executable file whose `--version` says this library's version. oq_validate_run uses it
+ * when self_exe is NULL. OQ_ERR_NOT_FOUND naming each place looked at and why it was not taken;
+ * OQ_ERR_INVALID_ARG when n cannot hold it. */
+OQ_API oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
  * result file. Returns OQ_OK when the result was written (whatever it says). */

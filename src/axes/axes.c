@@ -63,7 +63,7 @@ static void where(const oq_axes_rule *r, const char *kind, const char *name, int
 }
 
 /* `how` says what the axes share ("are " before "both" when `are`); an output's message ends
- * with the --seq-axis that says which and `fix`, an input's (no --seq-axis names one) with `how`. */
+ * with the seq_axes entry that says which and `fix`, an input's (no --seq-axis names one) with `how`. */
 static oq_status ambiguous(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
                            const int64_t *shape, const cands *c, int are, const char *how, const char *fix, oq_err *err)
 {
@@ -75,7 +75,7 @@ static oq_status ambiguous(const oq_axes_rule *r, const char *kind, const char *
     if (!strcmp(kind, "input"))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s%s %s", at, axes, are ? "are " : "",
                           c->n == 2 ? "both" : "all", how);
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s%s %s: say which with --seq-axis %s%s", at, axes,
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s%s %s: say which with seq_axes %s%s", at, axes,
                       are ? "are " : "", c->n == 2 ? "both" : "all", how, said, fix);
 }
 
@@ -95,15 +95,15 @@ static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const
     char at[600];
     where(r, "output", name, ndim, shape, at, sizeof at);
     if (s < 0 || s >= ndim)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: it has %d axes", at, name, (int)s, (int)ndim);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: it has %d axes", at, name, (int)s, (int)ndim);
     if (s == b)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: axis %d is its batch axis", at, name, (int)s,
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: axis %d is its batch axis", at, name, (int)s,
                           (int)s);
     if (shape[s] != r->seq)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: axis %d has size %lld, not the mask's padded "
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: axis %d has size %lld, not the mask's padded "
                           "length %lld", at, name, (int)s, (int)s, (long long)shape[s], (long long)r->seq);
     if (shape[b] != r->batch)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s--seq-axis %s=%d: its batch axis %d has size %lld, not the "
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: its batch axis %d has size %lld, not the "
                           "batch's %lld events", at, name, (int)s, (int)b, (long long)shape[b], (long long)r->batch);
     *a = (oq_mask_axes){1, b, s};
     return OQ_OK;
@@ -219,21 +219,21 @@ static oq_status caller_axis_ok(const char *label, const oq_model_info *mi, cons
     snprintf(axis, sizeof axis, a->axis == OQ_SEQ_AXIS_NONE ? "none" : "%d", (int)a->axis);
     oq_io_names(mi->outputs, mi->n_outputs, names, sizeof names);
     if (!o)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: %s has no output '%s' (its outputs: %s)", a->output,
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: %s has no output '%s' (its outputs: %s)", a->output,
                           axis, label, a->output, names);
     if (!mask)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: the model has no mask input (or --no-mask): "
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: the model has no mask input (or no_mask): "
                           "every element of every output is valid", a->output, axis);
     if (a->axis == OQ_SEQ_AXIS_NONE) return OQ_OK;
     if (a->axis < 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: an axis is a number from 0, or none", a->output,
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: an axis is a number from 0, or none", a->output,
                           axis);
     if (o->rank >= 0 && a->axis >= o->rank)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: output '%s' has %d axes (0 to %d)", a->output,
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: output '%s' has %d axes (0 to %d)", a->output,
                           axis, a->output, (int)o->rank, (int)o->rank - 1);
     int32_t b = declared_batch(o, mask);
     if (a->axis == (b < 0 ? 0 : b))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis %s=%s: that is the batch axis of output '%s'%s",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: that is the batch axis of output '%s'%s",
                           a->output, axis, a->output, b < 0 ? " (axis 0: the model names or denotes no other)" : "");
     return OQ_OK;
 }
@@ -241,14 +241,14 @@ static oq_status caller_axis_ok(const char *label, const oq_model_info *mi, cons
 oq_status oq_seq_axes_check_model(const char *label, const oq_model_info *mi, const char *mask_input,
                                   const oq_seq_axis *seq_axes, size_t n, oq_err *err)
 {
-    if (n && !seq_axes) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: %zu given, but seq_axes is NULL", n);
+    if (n && !seq_axes) return oq_err_set(err, OQ_ERR_INVALID_ARG, "n_seq_axes %zu, but seq_axes is NULL", n);
     const oq_io_info *mask = mask_input ? oq_find_io(mi->inputs, mi->n_inputs, mask_input) : NULL;
     for (size_t i = 0; i < n; i++) {
         const oq_seq_axis *a = &seq_axes[i];
-        if (!a->output) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: entry %zu names no output", i);
+        if (!a->output) return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes[%zu] names no output", i);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(seq_axes[k].output, a->output))
-                return oq_err_set(err, OQ_ERR_INVALID_ARG, "--seq-axis: output '%s' is given twice", a->output);
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes: output '%s' is given twice", a->output);
         oq_status st = caller_axis_ok(label, mi, mask, a, oq_find_io(mi->outputs, mi->n_outputs, a->output), err);
         if (st) return st;
     }

@@ -83,7 +83,7 @@ static oq_status make_one(const oq_bench_opts *o, const oq_npz *npz, const oq_be
 {
     if (!strcmp(in->source, "npz")) return oq_tensor_clone(oq_npz_get(npz, in->name), out, err);
     if (!oq_dtype_size(in->dtype))
-        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s': element type %d cannot be generated (give it in --inputs)",
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s': element type %d cannot be generated (give it in inputs_path)",
                           in->name, (int)in->dtype);
     oq_status st = oq_tensor_create(out, in->dtype, in->ndim, in->shape, in->name, err);
     int64_t valid = 0;

@@ -180,6 +180,10 @@ void oq_cli_usage(FILE *fp, const oq_cli_command *c);
 /* A one-line error on stderr, "ortqual CMD: ..." with the command oq_cli_parse parsed last
  * ("ortqual: ..." before any): for callbacks and checks shared by several commands. */
 void oq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A library message in the tool's terms: the API fields it names (seq_axes, no_mask,
+ * events.num_features) as the options that set them (--seq-axis, --no-mask, --num-features);
+ * into buf, or msg itself when nothing needs saying otherwise or buf is too small. */
+const char *oq_cli_terms(const char *msg, char *buf, size_t n);
 /* The option lines of a table (what oq_cli_usage prints between head and foot). */
 void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
 
@@ -398,10 +402,6 @@ double oq_cli_eta_update(oq_cli_eta *e, size_t config, size_t n_configs, size_t 
 /* One row per configuration (per-batch median and p90 latency), its reason when it did not
  * pass, and the verdict line. */
 void oq_cli_print_verdict_table(const struct oq_validate_summary *summary, const char *outdir);
-/* The dtype the model's attention computes in when it is float16 or bfloat16 (validate's and
- * replay's default tolerance is then fp16), the first such Attention node's name into `node`;
- * OQ_DTYPE_UNDEFINED otherwise (and when the model cannot be read: the run says why). */
-oq_dtype oq_cli_reduced_attention(const char *model_path, char *node, size_t n);
 /* Every --inputs pattern of `cmd` expanded into *g, in order (a quoted glob is expanded here;
  * one that matches nothing stays as it is, so reading it names the file). -1 after an error
  * was printed; free *g with globfree when `*globbed` was set. */

@@ -8,9 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ortqual/advice.h"
 #include "ortqual/fileio.h"
-#include "ortqual/inspect.h"
 
 #ifndef ORTQUAL_SOURCE_DIR
 #define ORTQUAL_SOURCE_DIR ""
@@ -47,22 +45,4 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n)
     if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode)) return arg;
     snprintf(buf, n, "%s%ssummary.json", arg, arg[0] && arg[strlen(arg) - 1] == '/' ? "" : "/");
     return buf;
-}
-
-/* A float16 or bfloat16 Attention node: such a model misses float32 tolerances by its own
- * rounding, so validate and replay judge it with fp16 ones by default. */
-oq_dtype oq_cli_reduced_attention(const char *model_path, char *node, size_t n)
-{
-    oq_node_info *nodes = NULL;
-    size_t cnt = 0;
-    if (n) node[0] = '\0';
-    if (oq_model_find_nodes(model_path, NULL, "Attention", &nodes, &cnt, NULL))
-        return OQ_DTYPE_UNDEFINED;
-    oq_attention_facts f = {0};
-    for (size_t i = 0; i < cnt && f.dtype != OQ_DTYPE_FLOAT16 && f.dtype != OQ_DTYPE_BFLOAT16; i++)
-        oq_attention_facts_from_node(&nodes[i], 0, &f);
-    oq_dtype d = f.dtype == OQ_DTYPE_FLOAT16 || f.dtype == OQ_DTYPE_BFLOAT16 ? f.dtype : OQ_DTYPE_UNDEFINED;
-    snprintf(node, n, "%s", f.node ? f.node : "?");
-    oq_node_infos_free(nodes, cnt);
-    return d;
 }

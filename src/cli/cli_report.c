@@ -474,7 +474,8 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
-        fprintf(stderr, "ortqual %s: %s\n", cmd, e.msg);
+        char said[sizeof e.msg + 256];
+        fprintf(stderr, "ortqual %s: %s\n", cmd, oq_cli_terms(e.msg, said, sizeof said));
         return caught_signal ? 128 + caught_signal : oq_cli_exit_of(st); /* stopped while preparing */
     }
     char dir[4096], path[4200];

@@ -751,7 +751,8 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     oq_bench_rows *rows = NULL;
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
     if (st) {
-        fprintf(stderr, "ortqual bench: %s\n", err.msg);
+        char said[sizeof err.msg + 256];
+        fprintf(stderr, "ortqual bench: %s\n", oq_cli_terms(err.msg, said, sizeof said));
         return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
     }
     int rc = write_outputs(c, rt, rows, argc, argv), failed = 0;

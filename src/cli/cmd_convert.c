@@ -312,7 +312,8 @@ static void print_result(const struct convert_args *a, const oq_convert_report *
 {
     if (a->json) print_json(a, r, err, rc);
     else if (r) print_report(a, r);
-    if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", err->msg);
+    char said[sizeof err->msg + 256];
+    if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(err->msg, said, sizeof said));
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
     else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", a->out, r->external_data);
     else if (!a->json) printf("written: %s\n", a->out);

@@ -82,7 +82,8 @@ static int make_configs(struct replay_args *a)
     char text[128], node[256];
     oq_err e = {0};
     /* as validate's --model default: a model computing attention in float16 is judged at its rounding */
-    oq_dtype reduced = oq_cli_reduced_attention(a->o.model_path, node, sizeof node);
+    oq_dtype reduced = OQ_DTYPE_UNDEFINED; /* a model that cannot be read: the run says why */
+    (void)oq_validate_reduced_attention(a->o.model_path, &reduced, node, sizeof node, NULL);
     const char *prec = a->precision ? a->precision : reduced ? "fp16" : "fp32";
     if (reduced && !a->precision)
         snprintf(a->out.note, sizeof a->out.note,

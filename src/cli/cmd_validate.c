@@ -480,8 +480,10 @@ static int require_cuda(struct args *a)
  * --attention-dtype`), UNDEFINED for none; `node` gets the first such Attention node's name. */
 static oq_dtype reduced_attention(const struct args *a, char *node, size_t n)
 {
+    oq_dtype d = OQ_DTYPE_UNDEFINED; /* a model that cannot be read: the run says why */
     node[0] = '\0';
-    return a->o.kind == OQ_MODEL_USER ? oq_cli_reduced_attention(a->o.model_path, node, n) : OQ_DTYPE_UNDEFINED;
+    if (a->o.kind == OQ_MODEL_USER) (void)oq_validate_reduced_attention(a->o.model_path, &d, node, n, NULL);
+    return d;
 }
 
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with

@@ -116,13 +116,13 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? dim_name(mt->shape->dim[0]) : NULL;
     const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? dim_name(mt->shape->dim[1]) : NULL;
     if (!t || !t->shape || t->shape->n_dim > OQ_MAX_DIMS)
-        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s' has no tensor shape to generate values for: give --inputs", vi->name);
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s' has no tensor shape to generate values for: give inputs batches", vi->name);
     int64_t shape[OQ_MAX_DIMS];
     int32_t r = (int32_t)t->shape->n_dim;
     for (int32_t i = 0; i < r; i++) {
         shape[i] = dim_value(t->shape->dim[i], bsym, lsym, B, L, other);
         if (shape[i] < 0)
-            return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s': dimension %d has no size or name: give --inputs",
+            return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s': dimension %d has no size or name: give inputs batches",
                               vi->name, (int)i);
     }
     oq_dtype dt = (oq_dtype)t->elem_type;
@@ -136,7 +136,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     int64_t rows = dt == OQ_DTYPE_INT64 || dt == OQ_DTYPE_INT32 ? gather_rows(k, vi->name) : 0;
     if (!oq_dtype_is_float(dt) && rows <= 0)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "cannot generate values for %s input '%s' (no table it indexes): "
-                          "give --inputs", oq_dtype_name(dt), vi->name);
+                          "give inputs batches", oq_dtype_name(dt), vi->name);
     oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
     if (st) return st;
     /* inputs with the mask's axes (the rule outputs are judged by) are zero on padding, as
@@ -167,7 +167,7 @@ static oq_status generate(checker *k, oq_err *err)
             int64_t fb = dim_value(mt->shape->dim[0], NULL, NULL, 0, 0, B), fl = dim_value(mt->shape->dim[1], NULL, NULL, 0, 0, L);
             if (!fb || !fl) /* no event, or no position to make a valid prefix of */
                 return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: mask input '%s' has a dimension fixed to 0: "
-                                  "give --inputs", k->ref->name, k->mask);
+                                  "give inputs batches", k->ref->name, k->mask);
             B = fb > 0 ? fb : B;
             L = fl > 0 ? fl : L;
         }

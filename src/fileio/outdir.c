@@ -58,14 +58,14 @@ static int left_by_run(const char *dir, const char *name)
     return batch || work || oq_temp_name_is(name, NULL, 0);
 }
 
-/* An earlier run's summary.json, or any other entry than `ignore`, is in the way without --force;
- * an interrupted run's leftovers are said as such (--force is what clears them), but not the
+/* An earlier run's summary.json, or any other entry than `ignore`, is in the way unless forced;
+ * an interrupted run's leftovers are said as such (forcing is what clears them), but not the
  * batches of a prepared split (shards/plan.json), which wait for their shards. */
 static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
 {
     char path[4096], other[256] = "", left[256] = "";
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (use --force or another --outdir)", path);
+    if (access(path, F_OK) == 0) return oq_err_set(err, OQ_ERR_IO, "%s exists (overwrite it, or choose another output folder)", path);
     snprintf(path, sizeof path, "%s/shards/plan.json", dir);
     int split = access(path, F_OK) == 0;
     DIR *d = opendir(dir);
@@ -79,10 +79,10 @@ static oq_status check_empty(const char *dir, const char *ignore, oq_err *err)
     if (d) closedir(d);
     if (*left)
         return oq_err_set(err, OQ_ERR_IO, "%s: an earlier run here was interrupted (it left '%s' and no summary.json): "
-                                          "--force clears what it left, or give another --outdir", dir, left);
+                                          "forcing clears what it left, or choose another output folder", dir, left);
     if (*other)
-        return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: use "
-                                          "--force to write into it, or another --outdir", dir, other);
+        return oq_err_set(err, OQ_ERR_IO, "%s: not empty (it holds '%s') and no earlier run's summary.json: "
+                                          "overwrite to write into it, or choose another output folder", dir, other);
     return OQ_OK;
 }
 
@@ -213,11 +213,11 @@ static oq_status lock_busy(const oq_outdir_lock *lk, const char *text, oq_err *e
     char who[64] = "";
     if (!strcmp(text, SHARED_MARK))
         return oq_err_set(err, OQ_ERR_IO, "%s: in use by the shards of a split run (holding %s): wait for them to end "
-                          "or give another --outdir", lk->dir, lk->path);
+                          "or choose another output folder", lk->dir, lk->path);
     long pid = strtol(text, NULL, 10);
     if (pid > 0) snprintf(who, sizeof who, "pid %ld, ", pid);
-    return oq_err_set(err, OQ_ERR_IO, "%s: in use by another ortqual run (%sholding %s): wait for it to end or give "
-                      "another --outdir", lk->dir, who, lk->path);
+    return oq_err_set(err, OQ_ERR_IO, "%s: in use by another ortqual run (%sholding %s): wait for it to end or "
+                      "choose another output folder", lk->dir, who, lk->path);
 }
 
 /* One try at the lock file: 1 taken (lk->fd set), 0 gone in the meantime (its holder released

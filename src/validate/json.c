@@ -88,19 +88,39 @@ static json_t *pairs_json(char *const *a, char *const *b, size_t n)
     return arr;
 }
 
-static int pairs_back(const json_t *arr, char ***a, char ***b, size_t *n)
+/* Why a "b_hex" value is not a path's bytes (oq_json_set_path writes them as pairs of 0-9a-f). */
+static const char *hex_flaw(const char *hex)
 {
+    if (!hex) return "missing (or not a string)";
+    if (strlen(hex) % 2) return "an odd number of digits";
+    for (size_t i = 0; hex[i]; i++)
+        if (!strchr("0123456789abcdef", hex[i])) return "not lowercase hex digits";
+    for (size_t i = 0; hex[i]; i += 2)
+        if (hex[i] == '0' && hex[i + 1] == '0') return "a 00 byte, which no path holds";
+    return "beside no 'b' string";
+}
+
+/* The pairs under runtime.<key>. A damaged plan (a pair that is not two strings, a "b_hex" that
+ * is not hex) is a format error naming the entry, not "out of memory". */
+static oq_status pairs_back(const json_t *rt, const char *key, char ***a, char ***b, size_t *n, oq_err *err)
+{
+    const json_t *arr = json_object_get(rt, key);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         const json_t *p = json_array_get(arr, i), *exact = json_array_get(p, 2);
         const char *x = json_string_value(json_array_get(p, 0)), *y = json_string_value(json_array_get(p, 1));
+        if (!x || !y) return oq_err_set(err, OQ_ERR_FORMAT, "runtime.%s[%zu]: malformed: not a pair of strings", key, i);
         int ok = 1;
         char *bytes = exact ? oq_json_path_dup(exact, "b", &ok) : NULL;
+        if (exact && !bytes && ok) {
+            const char *hex = json_string_value(json_object_get(exact, "b_hex"));
+            return oq_err_set(err, OQ_ERR_FORMAT, "runtime.%s[%zu].b_hex: malformed: %s", key, i, hex_flaw(hex));
+        }
         size_t k = *n; /* b grows beside a */
-        int pushed = x && y && (!exact || bytes) && !oq_strv_push(b, &k, bytes ? bytes : y) && !oq_strv_push(a, n, x);
+        int pushed = ok && !oq_strv_push(b, &k, bytes ? bytes : y) && !oq_strv_push(a, n, x);
         free(bytes);
-        if (!pushed) return 0;
+        if (!pushed) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    return 1;
+    return OQ_OK;
 }
 
 static double num_back(const json_t *j) { return json_is_number(j) ? json_number_value(j) : NAN; }
@@ -298,10 +318,12 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     const json_t *rt = json_object_get(j, "runtime"), *d = json_object_get(j, "dispatch");
     const json_t *pl = json_object_get(j, "placement");
     p->ort_lib = oq_json_path_dup(rt, "ort_lib", &ok);
-    ok = ok && pairs_back(json_object_get(rt, "ep_libs"), &p->ep_lib_names, &p->ep_lib_paths, &p->n_ep_libs) &&
-         pairs_back(json_object_get(rt, "ep_options"), &p->ep_option_keys, &p->ep_option_values, &p->n_ep_options) &&
-         pairs_back(json_object_get(rt, "session_configs"), &p->session_config_keys, &p->session_config_values,
-                    &p->n_session_configs);
+    st = pairs_back(rt, "ep_libs", &p->ep_lib_names, &p->ep_lib_paths, &p->n_ep_libs, err);
+    if (!st) st = pairs_back(rt, "ep_options", &p->ep_option_keys, &p->ep_option_values, &p->n_ep_options, err);
+    if (!st)
+        st = pairs_back(rt, "session_configs", &p->session_config_keys, &p->session_config_values,
+                        &p->n_session_configs, err);
+    if (st) return st;
     p->dispatch.enable = json_is_true(json_object_get(d, "enable"));
     p->dispatch.require = json_is_true(json_object_get(d, "require"));
     ok = ok && strv_back(json_object_get(d, "expect"), &p->dispatch.expect, &p->dispatch.n_expect);

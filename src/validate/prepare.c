@@ -107,7 +107,7 @@ static oq_status normal_input(const oq_signature *sig, size_t i, int64_t batch, 
     if (!ok)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "generated events cannot make the model's input '%s' (they make features [B,L,F], a mask "
-                          "[B,L] and float inputs whose axes are B, L or fixed): give --inputs",
+                          "[B,L] and float inputs whose axes are B, L or fixed): give input_files",
                           io->name);
     oq_status st = oq_tensor_create(out, (oq_dtype)io->elem_type, io->rank, shape, io->name, err);
     oq_rng r;
@@ -125,7 +125,7 @@ static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, 
     const oq_model_info *mi = sig->mi;
     oq_tensor *x = NULL, *m = NULL;
     oq_status st = sig->mask < 0 ? oq_err_set(err, OQ_ERR_INVALID_ARG,
-                                              "generated events need a mask input [B,L]: give --inputs (or --mask)")
+                                              "generated events need a mask input [B,L]: give input_files (or mask_name)")
                                  : oq_events_make_batch(ev, k, &x, &m, idx, err);
     if (!st && !(in->t = calloc(mi->n_inputs, sizeof *in->t))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) {
@@ -172,10 +172,10 @@ static oq_status events_for(const oq_validate_opts *o, const oq_signature *sig, 
     int64_t width = f ? fixed_width(f) : 0, asked = o->events.num_features;
     int user_asked = o->kind == OQ_MODEL_USER && asked;
     if (user_asked && !f) /* a --features that names no input was refused with the signature */
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--num-features sizes generated events' features, and %s has no "
-                          "input they feed (a rank-3 float one, or --features NAME)", o->model_path);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "events.num_features sizes generated events' features, and %s has no "
+                          "input they feed (a rank-3 float one, or features_name)", o->model_path);
     if (user_asked && width && width != asked)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--num-features %lld: %s's input '%s' fixes %lld features, and "
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "events.num_features %lld: %s's input '%s' fixes %lld features, and "
                           "generated events take that width", (long long)asked, o->model_path, f->name,
                           (long long)width);
     e->num_features = width ? width : asked ? asked : OPEN_WIDTH;
@@ -322,7 +322,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
     long a = batch_number(o->input_files[k]), b = batch_number(src);
     if (o->n_expected_files && a >= 0 && b >= 0 && a != b)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--expected: %s is paired with %s (files are matched in order; their numbers differ)",
+                          "expected_files: %s is paired with %s (files are matched in order; their numbers differ)",
                           src, o->input_files[k]);
     expected_path(o, k, path, 4096);
     bi->expected = path;
@@ -369,7 +369,7 @@ oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const oq_signat
     if (!o->n_input_files) return generated_batches(o, sig, k, err);
     if (o->n_expected_files && o->n_expected_files != o->n_input_files)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--expected: %zu files for %zu --inputs files (they are matched batch by batch, in order)",
+                          "expected_files: %zu files for %zu input_files (they are matched batch by batch, in order)",
                           o->n_expected_files, o->n_input_files);
     int64_t next = 0;
     k->planned = o->n_input_files;

@@ -1629,17 +1629,28 @@ static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
     return st;
 }
 
+/* self_exe NULL: the tool installed with this library, found once up front (a worker that cannot
+ * be forked later, after an EP library was loaded, needs it too); `why` says why none was taken. */
+static const oq_validate_opts *with_tool(const oq_validate_opts *o, oq_validate_opts *copy, char *tool, size_t n,
+                                         oq_err *why)
+{
+    if (!o->isolate || o->shard.prepare || o->self_exe || oq_validate_find_tool(tool, n, why)) return o;
+    *copy = *o;
+    copy->self_exe = tool;
+    return copy;
+}
+
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
  * threads): a self_exe that cannot run, or none where no worker can be forked, would fail
  * every configuration, and only after the inputs were prepared. (NULL is a caller's who relies
  * on the fork: see self_exe.) */
-static oq_status check_self_exe(const oq_validate_opts *o, oq_err *err)
+static oq_status check_self_exe(const oq_validate_opts *o, const oq_err *why, oq_err *err)
 {
     if (!o->isolate || o->shard.prepare) return OQ_OK;
     if (!o->self_exe && !oq_proc_single_threaded())
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "isolated workers cannot be forked from a process with "
-                          "other threads, and self_exe is NULL: set self_exe to the ortqual tool (the "
-                          "workers run it), or isolate = 0");
+                          "other threads, and self_exe is NULL (%s): set self_exe to the ortqual tool (the "
+                          "workers run it), or isolate = 0", why->msg);
     if (!o->self_exe) return OQ_OK;
     if (access(o->self_exe, X_OK) != 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "self_exe %s: cannot run it: %s (isolated workers run the ortqual tool)",
@@ -1670,6 +1681,10 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     oq_validate_opts shard_opts;
     char shard_dir[4096];
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
+    oq_validate_opts tool_opts;
+    char tool[PATH_MAX];
+    oq_err why = OQ_ERR_INIT;
+    o = with_tool(o, &tool_opts, tool, sizeof tool, &why);
     size_t n = o->n_configs ? o->n_configs : 1;
     run_ctx c = {.o = o, .root = o_in->outdir, .s = calloc(1, sizeof *c.s), .models = calloc(n, sizeof *c.models),
                  .exported_sha256 = calloc(n, sizeof *c.exported_sha256), .plans = calloc(n, sizeof *c.plans),
@@ -1681,7 +1696,7 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
-    oq_status st = check_self_exe(o, err);
+    oq_status st = check_self_exe(o, &why, err);
     if (!st) st = check_lists(o, err);
     if (!st) st = check_cache(o, err);
     if (!st) st = setup(&c, err);

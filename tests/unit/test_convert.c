@@ -658,6 +658,40 @@ static void test_expand_mask(void **state)
     remove_dir(dir);
 }
 
+/* The library finds a float16/bfloat16 Attention node as validate and replay do for their
+ * default precision: the converted model's, none in the float32 original, an error naming a
+ * file that is not a model. */
+static void test_reduced_attention_found(void **state)
+{
+    (void)state;
+    oq_convert_opts o = fast_opts(NULL);
+    o.attention_dtype = OQ_DTYPE_BFLOAT16;
+    char *dir = temp_dir("reduced");
+    char out[512], node[64];
+    snprintf(out, sizeof out, "%s/b.onnx", dir);
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(FIX "hand_attention/hand_attention_op18.onnx", out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    oq_convert_report_free(r);
+    oq_dtype d = OQ_DTYPE_UNDEFINED;
+    assert_int_equal(oq_validate_reduced_attention(out, &d, node, sizeof node, &err), OQ_OK);
+    assert_int_equal(d, OQ_DTYPE_BFLOAT16);
+    assert_true(node[0] && strcmp(node, "?"));
+    assert_int_equal(oq_validate_reduced_attention(out, &d, NULL, 0, &err), OQ_OK); /* the name unwanted */
+    assert_int_equal(d, OQ_DTYPE_BFLOAT16);
+    assert_int_equal(oq_validate_reduced_attention(FIX "hand_attention/hand_attention_op18.onnx", &d, node,
+                                                   sizeof node, &err), OQ_OK);
+    assert_int_equal(d, OQ_DTYPE_UNDEFINED);
+    assert_string_equal(node, "");
+    char junk[512];
+    snprintf(junk, sizeof junk, "%s/junk.onnx", dir);
+    assert_int_equal(oq_write_file_atomic(junk, "not a model", 11, 0, NULL), OQ_OK);
+    assert_int_not_equal(oq_validate_reduced_attention(junk, &d, node, sizeof node, &err), OQ_OK);
+    assert_non_null(strstr(err.msg, junk));
+    assert_int_equal(d, OQ_DTYPE_UNDEFINED);
+    remove_dir(dir);
+}
+
 /* bfloat16: no CPU kernel, so the check runs the conversion with bfloat16 rounding. */
 static void test_bf16_lower_and_contract(void **state)
 {
@@ -1065,7 +1099,7 @@ static void test_check_heads_like_length(void **state)
 
     assert_int_equal(check_heads(1, 0, NULL, 0, &r, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, "heads.onnx: output 'y' shape [2,16,16,2]: axes 1 and 2") ||
-        !strstr(err.msg, "--seq-axis y=1 or y=2"))
+        !strstr(err.msg, "seq_axes y=1 or y=2"))
         fail_msg("%s", err.msg);
     assert_false(r.checked);
     cv_report_clear(&r);
@@ -1077,7 +1111,7 @@ static void test_check_heads_like_length(void **state)
     assert_true(r.checked && r.passed);
     cv_report_clear(&r);
     assert_int_equal(check_heads(1, 0, &batch, 1, &r, &err), OQ_ERR_INVALID_ARG);
-    if (!strstr(err.msg, "--seq-axis y=0: that is the batch axis of output 'y'")) fail_msg("%s", err.msg);
+    if (!strstr(err.msg, "seq_axes y=0: that is the batch axis of output 'y'")) fail_msg("%s", err.msg);
     cv_report_clear(&r);
     assert_int_equal(check_heads(1, 0, &other, 1, &r, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, "has no output 'z'")) fail_msg("%s", err.msg);
@@ -1125,6 +1159,7 @@ int main(void)
         cmocka_unit_test(test_hostile_models),
         cmocka_unit_test(test_expand_mask),
         cmocka_unit_test(test_bf16_lower_and_contract),
+        cmocka_unit_test(test_reduced_attention_found),
         cmocka_unit_test(test_own_export),
         cmocka_unit_test(test_contract_malformed),
         cmocka_unit_test(test_contract_enforced_by_validate),

@@ -468,6 +468,27 @@ static void test_json_reals_read_back(void **state)
 
 /* One holder at a time, the second told the first's pid; the folders the lock made go with it;
  * a lock file left by a killed run holds nobody; a link in its place is refused. */
+/* An output folder in the way is refused in the library's terms: its caller has no --force or
+ * --outdir, it passes force (or overwrite) and a folder. */
+static void test_outdir_in_library_terms(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("outdir"), path[600];
+    oq_err err = {0};
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    put(path, "x\n");
+    assert_int_equal(oq_check_outdir(dir, 0, NULL, &err), OQ_ERR_IO);
+    if (!strstr(err.msg, "not empty (it holds 'notes.txt')") || !strstr(err.msg, "overwrite") || strstr(err.msg, "--"))
+        fail_msg("got '%s'", err.msg);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    put(path, "{}\n");
+    assert_int_equal(oq_check_outdir(dir, 0, NULL, &err), OQ_ERR_IO);
+    if (!strstr(err.msg, "summary.json exists (overwrite it, or choose another output folder)") || strstr(err.msg, "--"))
+        fail_msg("got '%s'", err.msg);
+    assert_int_equal(oq_check_outdir(dir, 1, NULL, &err), OQ_OK);
+    remove_dir(dir);
+}
+
 static void test_outdir_lock(void **state)
 {
     (void)state;
@@ -482,6 +503,7 @@ static void test_outdir_lock(void **state)
     assert_null(b);
     snprintf(want, sizeof want, "in use by another ortqual run (pid %ld, holding ", (long)getpid());
     if (!strstr(err.msg, out) || !strstr(err.msg, want)) fail_msg("got '%s'", err.msg);
+    assert_null(strstr(err.msg, "--")); /* a library caller has no --outdir */
     assert_int_equal(access(out, F_OK), 0); /* the refused one made nothing: it removes nothing */
     oq_outdir_lock_free(a);
     assert_int_not_equal(access(sub, F_OK), 0); /* made by the lock, left empty: gone */
@@ -552,7 +574,7 @@ static void test_outdir_interrupted(void **state)
         else put(path, "");
         assert_int_equal(oq_check_outdir(dir, 0, NULL, &err), OQ_ERR_IO);
         snprintf(want, sizeof want, ": an earlier run here was interrupted (it left '%s' and no summary.json): "
-                 "--force clears", left[i]);
+                 "forcing clears", left[i]);
         if (!strstr(err.msg, want)) fail_msg("%s: got '%s'", left[i], err.msg);
         assert_int_equal(oq_check_outdir(dir, 1, NULL, &err), OQ_OK);
         if (i == 3) {
@@ -594,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_outdir_lock),
         cmocka_unit_test(test_outdir_lock_shared),
         cmocka_unit_test(test_outdir_interrupted),
+        cmocka_unit_test(test_outdir_in_library_terms),
         cmocka_unit_test(test_json_path_out_of_memory),
         cmocka_unit_test(test_temp_names),
     };

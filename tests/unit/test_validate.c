@@ -157,6 +157,47 @@ static void plan_round_trip(void **state)
     free(dir);
 }
 
+/* A plan whose --ep-lib path is not UTF-8 carries its bytes as "b_hex"; a damaged one (odd
+ * length, not hex) is a format error naming the file and the key, not "out of memory". */
+static void plan_bad_hex_named(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("planhex"), *path = path_in(dir, "plan.json"), *batches = path_in(dir, "batches.jsonl");
+    oq_validate_plan a, b;
+    fill_plan(&a, batches);
+    free(a.ep_lib_paths[0]);
+    a.ep_lib_paths[0] = strdup("/ort/lib\xff.so"); /* not UTF-8: written with its bytes in hex */
+    oq_err err = {0};
+    assert_int_equal(oq_plan_write(&a, path, &err), OQ_OK);
+    assert_int_equal(oq_plan_read(path, &b, &err), OQ_OK);
+    assert_string_equal(b.ep_lib_paths[0], a.ep_lib_paths[0]);
+    oq_validate_plan_clear(&b);
+    static const char *const bad[][2] = {{"abc", "odd number"}, {"zz", "not lowercase hex"}, {"2f00", "00 byte"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = json_load_file(path, 0, NULL);
+        json_t *exact = json_array_get(json_array_get(json_object_get(json_object_get(j, "runtime"), "ep_libs"), 0), 2);
+        assert_non_null(json_object_get(exact, "b_hex"));
+        json_object_set_new(exact, "b_hex", json_string(bad[i][0]));
+        char *bad_path = path_in(dir, "bad.json");
+        assert_int_equal(json_dump_file(j, bad_path, 0), 0);
+        json_decref(j);
+        err.msg[0] = '\0';
+        assert_int_equal(oq_plan_read(bad_path, &b, &err), OQ_ERR_FORMAT);
+        assert_non_null(strstr(err.msg, bad_path));
+        assert_non_null(strstr(err.msg, "runtime.ep_libs[0].b_hex: malformed"));
+        assert_non_null(strstr(err.msg, bad[i][1]));
+        remove(bad_path);
+        free(bad_path);
+    }
+    oq_validate_plan_clear(&a);
+    remove(path);
+    remove(batches);
+    rmdir(dir);
+    free(batches);
+    free(path);
+    free(dir);
+}
+
 /* A real comparison of a [1, 4, 2] output with 3 valid rows; `bad`: an error at element 1
  * and a NaN on the padding. */
 static void fill_compare(oq_compare_result *c, const char *name, int bad)
@@ -660,12 +701,12 @@ static void mask_axes_by_sizes(void **state)
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,4,2]: axes 1 and 2 both have the mask's padded "
-                                 "length 4 and the model names neither: say which with --seq-axis y=1 or y=2, or "
+                                 "length 4 and the model names neither: say which with seq_axes y=1 or y=2, or "
                                  "export with named dynamic axes (or the sequence axis denoted DATA_TIME)");
     assert_int_equal(axes_of(NULL, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG); /* no model read */
     assert_int_equal(axes_of(mi, NULL, 0, "z", 4, three, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "axes 1, 2 and 3 all have the mask's padded length 4 and the model names none "
-                                    "of them: say which with --seq-axis z=1, z=2 or z=3"));
+                                    "of them: say which with seq_axes z=1, z=2 or z=3"));
     /* B = L: axis 0 is the batch by the rule, the sequence one of the later axes */
     assert_int_equal(axes_of(mi, NULL, 0, "h", 3, (int64_t[]){4, 4, 8}, 4, 4, &a, &err), OQ_OK);
     ASSERT_AXES(a, 0, 1);
@@ -680,10 +721,10 @@ static void mask_axes_by_sizes(void **state)
     assert_int_equal(axes_of(mi, &none, 1, "y", 4, y, 2, 4, &a, &err), OQ_OK);
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, &two, 1, "y", 4, (int64_t[]){2, 4, 3, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,3,2]: --seq-axis y=2: axis 2 has size 3, not the "
+    assert_string_equal(err.msg, "axes.onnx: output 'y' shape [2,4,3,2]: seq_axes y=2: axis 2 has size 3, not the "
                                  "mask's padded length 4");
     assert_int_equal(axes_of(mi, &two, 1, "y", 2, (int64_t[]){2, 4}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "--seq-axis y=2: it has 2 axes"));
+    assert_non_null(strstr(err.msg, "seq_axes y=2: it has 2 axes"));
     assert_int_equal(axes_of(mi, &one, 1, "y", 4, (int64_t[]){3, 4, 4, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "its batch axis 0 has size 3, not the batch's 2 events"));
     oq_model_info_free(mi);
@@ -710,7 +751,7 @@ static void mask_axes_by_declaration(void **state)
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, NULL, 0, "scores", 3, sq, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "output 'scores' shape [2,4,4]: axes 1 and 2 are both named 'seq' like the "
-                                    "mask's sequence axis: say which with --seq-axis scores=1 or scores=2"));
+                                    "mask's sequence axis: say which with seq_axes scores=1 or scores=2"));
     oq_model_info_free(mi);
 
     const oq_dim b2 = OQ_DIM_DENOTED(2, OQ_DENOTATION_BATCH), l4 = OQ_DIM_DENOTED(4, OQ_DENOTATION_TIME);
@@ -729,7 +770,7 @@ static void mask_axes_by_declaration(void **state)
     oq_model_info_free(mi);
 }
 
-/* --seq-axis against the model before anything runs: an output it has, once, of a model with
+/* seq_axes against the model before anything runs: an output it has, once, of a model with
  * a mask, an axis of its rank other than the batch axis. */
 static void seq_axes_checked_against_the_model(void **state)
 {
@@ -745,13 +786,13 @@ static void seq_axes_checked_against_the_model(void **state)
     } cases[] = {
         {{{"y", 2}, {"any", 5}}, 2, 0, NULL},
         {{{"y", OQ_SEQ_AXIS_NONE}}, 1, 0, NULL},
-        {{{"z", 2}}, 1, 0, "--seq-axis z=2: axes.onnx has no output 'z' (its outputs: y, any)"},
-        {{{"y", 4}}, 1, 0, "--seq-axis y=4: output 'y' has 4 axes (0 to 3)"},
-        {{{"y", 0}}, 1, 0, "--seq-axis y=0: that is the batch axis of output 'y' (axis 0: the model names or "
+        {{{"z", 2}}, 1, 0, "seq_axes z=2: axes.onnx has no output 'z' (its outputs: y, any)"},
+        {{{"y", 4}}, 1, 0, "seq_axes y=4: output 'y' has 4 axes (0 to 3)"},
+        {{{"y", 0}}, 1, 0, "seq_axes y=0: that is the batch axis of output 'y' (axis 0: the model names or "
                            "denotes no other)"},
-        {{{"y", -3}}, 1, 0, "--seq-axis y=-3: an axis is a number from 0, or none"},
-        {{{"y", 2}, {"y", 1}}, 2, 0, "--seq-axis: output 'y' is given twice"},
-        {{{"y", 2}}, 1, -1, "--seq-axis y=2: the model has no mask input (or --no-mask): every element of every "
+        {{{"y", -3}}, 1, 0, "seq_axes y=-3: an axis is a number from 0, or none"},
+        {{{"y", 2}, {"y", 1}}, 2, 0, "seq_axes: output 'y' is given twice"},
+        {{{"y", 2}}, 1, -1, "seq_axes y=2: the model has no mask input (or no_mask): every element of every "
                             "output is valid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -764,10 +805,11 @@ static void seq_axes_checked_against_the_model(void **state)
         }
         assert_int_equal(st, OQ_ERR_INVALID_ARG);
         assert_string_equal(err.msg, cases[i].msg);
+        assert_null(strstr(err.msg, "--")); /* the API's fields, not the tool's options */
     }
     oq_err err = {0}; /* a library caller's count without its array */
     assert_int_equal(oq_seq_axes_check_model("axes.onnx", mi, mi->inputs[0].name, NULL, 1, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "--seq-axis: 1 given, but seq_axes is NULL");
+    assert_string_equal(err.msg, "n_seq_axes 1, but seq_axes is NULL");
     oq_model_info_free(mi);
 }
 
@@ -1081,12 +1123,12 @@ static void generated_features_width(void **state)
     int64_t width;
     char want[OQ_ERR_MSG_MAX];
     assert_int_equal(run_generated(dir, fixed, 5, &width, &err), OQ_ERR_INVALID_ARG);
-    snprintf(want, sizeof want, "--num-features 5: %s's input 'features' fixes 3 features, and generated events "
+    snprintf(want, sizeof want, "events.num_features 5: %s's input 'features' fixes 3 features, and generated events "
              "take that width", fixed);
     assert_string_equal(err.msg, want);
     assert_int_equal(run_generated(dir, none, 5, &width, &err), OQ_ERR_INVALID_ARG);
-    snprintf(want, sizeof want, "--num-features sizes generated events' features, and %s has no input they feed "
-             "(a rank-3 float one, or --features NAME)", none);
+    snprintf(want, sizeof want, "events.num_features sizes generated events' features, and %s has no input they feed "
+             "(a rank-3 float one, or features_name)", none);
     assert_string_equal(err.msg, want);
     assert_int_equal(run_generated(dir, fixed, 3, &width, &err), OQ_OK);
     assert_int_equal(width, 3);
@@ -2246,6 +2288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_round_trip),
+        cmocka_unit_test(plan_bad_hex_named),
         cmocka_unit_test(result_round_trip),
         cmocka_unit_test(outputs_over_batches),
         cmocka_unit_test(batch_records_stay_small),
