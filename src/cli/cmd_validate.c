@@ -1,8 +1,10 @@
 /* ortqual validate: the main job. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -75,7 +77,7 @@ struct args {
     int list, gpu, no_cache;
     int cuda; /* a CUDA EP with a device here: -1 not asked yet (the probe loads ORT: asked once) */
     struct oq_cli_run_output out;
-    char outdir[512], cache_dir[4096];
+    char outdir[512], cache_dir[4096], cache_off[4400];
 };
 
 /* ---- options that set more than one field, or check a choice ------------------------ */
@@ -307,8 +309,31 @@ static int parse_configs(struct args *a)
     return a->o.n_configs ? refuse_self_comparison(a) : -1;
 }
 
+/* Why the default cache directory cannot be made, or NULL: it is there (the library checks
+ * whose it is), or the nearest folder above it that is there takes new folders. A home that
+ * is read-only or not there (a CI container's arbitrary uid, HOME=/nonexistent) turns the
+ * default cache off, as no home does; only a --cache-dir the user named is an error. */
+static const char *cache_unmakeable(struct args *a)
+{
+    char up[sizeof a->cache_dir];
+    snprintf(up, sizeof up, "%s", a->cache_dir);
+    struct stat sb;
+    while (stat(up, &sb) != 0) {
+        char *slash = strrchr(up, '/');
+        if ((errno != ENOENT && errno != ENOTDIR) || !slash || slash == up) return NULL; /* the library's message */
+        *slash = 0;
+    }
+    if (!strcmp(up, a->cache_dir)) return NULL;
+    int e = !S_ISDIR(sb.st_mode) ? ENOTDIR : access(up, W_OK | X_OK) != 0 ? errno : 0;
+    if (!e) return NULL;
+    snprintf(a->cache_off, sizeof a->cache_off, "the default directory %.2000s cannot be made, %.2000s: %s; use --cache-dir",
+             a->cache_dir, up, strerror(e));
+    return a->cache_off;
+}
+
 /* The reference cache: --cache-dir, else the XDG cache directory (an absolute
- * $XDG_CACHE_HOME, else ~/.cache); --no-cache or no home: none, and why (the run says it). */
+ * $XDG_CACHE_HOME, else ~/.cache); --no-cache, no home or a home where it cannot be
+ * made: none, and why (the run says it). */
 static void default_cache_dir(struct args *a)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -316,7 +341,8 @@ static void default_cache_dir(struct args *a)
     else if (a->o.cache_dir) return;
     else if (xdg && *xdg == '/') snprintf(a->cache_dir, sizeof a->cache_dir, "%s/ortqual/reference", xdg);
     else if (home && *home == '/') snprintf(a->cache_dir, sizeof a->cache_dir, "%s/.cache/ortqual/reference", home);
-    if (!a->no_cache && *a->cache_dir) a->o.cache_dir = a->cache_dir;
+    if (!a->no_cache && *a->cache_dir && (a->o.cache_off = cache_unmakeable(a))) a->o.cache_dir = NULL;
+    else if (!a->no_cache && *a->cache_dir) a->o.cache_dir = a->cache_dir;
     else if (a->no_cache) a->o.cache_off = "--no-cache";
     else if ((!xdg || !*xdg) && (!home || !*home)) a->o.cache_off = "HOME and XDG_CACHE_HOME unset; use --cache-dir";
     else a->o.cache_off = "neither HOME nor XDG_CACHE_HOME is an absolute path; use --cache-dir";

@@ -200,6 +200,31 @@ must 0 PASSED "$T/h2.log" $ORTQUAL validate --outdir "$T/h2" "${small[@]}" --cac
 [ "$(cache_rec "$T/h2")" = '{"dir": null, "off": "only a C reference (ref:*) is cached"}' ] ||
   fail "an ORT reference recorded as $(cache_rec "$T/h2")"
 ! grep -q "reference cache: off" "$T/h2.log" || fail "an ORT reference got the cache-off note"
+# a default cache that cannot be made (HOME a file, or read-only: a CI container's arbitrary uid
+# with HOME=/nonexistent) is off, with the reason, as no home is; a --cache-dir named there is an error
+: > "$T/homefile"
+must 0 "^reference cache: off \(the default directory $T/homefile/.cache/ortqual/reference cannot be made, $T/homefile: Not a directory; use --cache-dir\)$" \
+  "$T/hf.log" env -u XDG_CACHE_HOME HOME="$T/homefile" $ORTQUAL validate --outdir "$T/hf" "${small[@]}" \
+  --configs ref:encoder:fp64,cpu:attention24:fp32
+grep -q PASSED "$T/hf.log" || fail "a home where the cache cannot be made: $(tail -2 "$T/hf.log")"
+must 2 "cache directory $T/homefile/c: cannot create: Not a directory" "$T/hf2.log" env -u XDG_CACHE_HOME HOME="$T/homefile" $ORTQUAL validate \
+  --outdir "$T/hf2" "${small[@]}" --cache-dir "$T/homefile/c" --configs ref:encoder:fp64,cpu:attention24:fp32
+mkdir -p "$T/rohome"
+if [ "$(id -u)" != 0 ]; then
+  chmod 0500 "$T/rohome"
+  ro() { env -u XDG_CACHE_HOME HOME="$T/rohome" "$@"; }
+elif unshare -m true 2>/dev/null; then
+  ro() { unshare -m sh -c 'mount --bind -o ro "$0" "$0" && exec env -u XDG_CACHE_HOME HOME="$0" "$@"' "$T/rohome" "$@"; }
+else
+  ro() { return 99; }
+fi
+ro true && {
+  must 0 "^reference cache: off \(the default directory $T/rohome/.cache/ortqual/reference cannot be made, $T/rohome: (Read-only file system|Permission denied); use --cache-dir\)$" \
+    "$T/roh.log" ro $ORTQUAL validate --outdir "$T/roh" "${small[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32
+  [ ! -e "$T/rohome/.cache" ] || fail "a read-only home got a cache directory"
+}
+chmod 0700 "$T/rohome"
+
 # the default is the XDG cache directory
 must 0 PASSED "$T/x.log" $ORTQUAL validate --outdir "$T/x" "${small[@]}" --configs ref:encoder:fp64,cpu:attention24:fp32
 ls "$XDG_CACHE_HOME"/ortqual/reference/*.json >/dev/null 2>&1 || fail "nothing stored under \$XDG_CACHE_HOME/ortqual/reference"
