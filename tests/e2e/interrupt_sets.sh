@@ -87,7 +87,7 @@ if [ "${#figs[@]}" -lt 2 ]; then bad "plot: no figure set to interrupt: ${figs[*
 else
     held INT "/$(basename "${figs[-1]}")" plot m/summary.json --out figs
     for _ in $(seq 50); do # the child ends by the SIGTERM of its parent's end
-        l=$(find figs -type f)
+        l=$(find figs -type f ! -name ".ortqual*.lock") # the lock file may stay (the kernel dropped the lock)
         [ -z "$l" ] && break
         sleep 0.1
     done
