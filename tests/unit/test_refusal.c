@@ -275,7 +275,8 @@ static void output_mode_names(void **state)
     (void)state;
     static const char *const want[] = {"mode 0 (the scaled QK^T)", "mode 1 (QK^T after softcap, before the mask)",
                                        "mode 2 (QK^T after softcap and the mask)", "mode 3 (after softmax)"};
-    for (int m = 0; m < 4; m++) {
+    for (int k = 0; k < 4; k++) {
+        const int m = (k + 1) % 4; /* mode 1 first: the one named wrong ("after the mask and bias") */
         char msg[160];
         snprintf(msg, sizeof msg, "Only kNone and kQK output modes are supported in unified unfused attention. Mode: %d", m);
         oq_refusal r;
