@@ -1,5 +1,5 @@
 /* The reference: an independent C implementation of the ONNX Attention
- * operator (opsets 23 and 24), the numerical ground truth of ortqual.
+ * operator (Attention-23 and Attention-24), the numerical ground truth of ortqual.
  *
  * Every computation is carried out in float64 whatever the input dtype; the
  * outputs are rounded once, at the end, to the dtype of the matching input.
@@ -71,9 +71,15 @@ typedef struct oq_ref_attention_attrs {
     double scale;               /* NAN = default 1/sqrt(head_size) */
     double softcap;             /* <= 0 = off (default 0) */
     int64_t softmax_precision;  /* accepted and ignored: always float64 */
+    int64_t opset;              /* the ai.onnx opset the node's model imports (default 24):
+                                   below 23 there is no Attention operator (invalid); 23
+                                   refuses what only Attention-24 has (nonpad_kv_seqlen, a
+                                   mask shorter than the total kv length); above 24 is not
+                                   implemented */
 } oq_ref_attention_attrs;
 
-/* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap. */
+/* ONNX defaults: not causal, heads from the 4-D shapes, mode 0, default scale, no softcap;
+ * opset 24. */
 OQ_API void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs);
 
 /* Inputs, borrowed for the duration of the call. q, k, v are required; any
@@ -107,9 +113,12 @@ OQ_API void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out);
 
 /* Run Attention on `threads` threads (0 = every core this process may run on;
  * never more threads than blocks of work). Errors: OQ_ERR_INVALID_ARG (NULL
- * q/k/v, bad attribute value, negative threads), OQ_ERR_SHAPE (ranks, dims,
- * head counts or the mask do not fit together; the message names the tensor
- * and the axis), OQ_ERR_UNSUPPORTED (a dtype outside the ones above),
+ * q/k/v, bad attribute value, negative threads, an opset below 23, or
+ * nonpad_kv_seqlen at opset 23: an invalid model), OQ_ERR_SHAPE (ranks, dims,
+ * head counts or the mask do not fit together, a mask shorter than the total
+ * kv length at opset 23; the message names the tensor and the axis),
+ * OQ_ERR_UNSUPPORTED (a dtype outside the ones above, an opset above 24, a
+ * mask whose last axis of 1 would broadcast over the keys at opset 23),
  * OQ_ERR_NOMEM. */
 OQ_API oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs,
                                   const oq_ref_attention_inputs *in, int threads,

@@ -9,6 +9,12 @@
  *                              a key-padding mask [B,1,1,Lk] the spec broadcasts, ORT does not
  *   attn-mask-total-length     "inconsistent total_sequence_length": an Attention-24 mask
  *                              shorter than the keys, which the spec pads and ORT refuses
+ *   attn-mask-shape            either of the two above where the declared shapes show the
+ *                              model at fault (a mask longer than past + current keys, a
+ *                              shorter one at opset 23, a query axis neither 1 nor Lq): what
+ *                              does not fit. Where the shapes show the size ORT wants, no
+ *                              pattern (ORT's message alone); where they are symbolic, the
+ *                              departure is explained as holding if the mask is so
  *   attention-output-mode      "Only kNone and kQK output modes are supported in unified
  *                              unfused attention. Mode: N" (CUDA)
  *   no-kernel                  "Could not find an implementation for Elu(22) node with name

@@ -27,6 +27,7 @@ oq_status oq_bench_reference(oq_bench_group *g, int threads, oq_tensor **out, oq
     if (st) return st;
     oq_ref_attention_attrs attrs;
     oq_ref_attention_attrs_default(&attrs);
+    attrs.opset = 24; /* the function, read from no node: its key padding is Attention-24's input */
     oq_ref_attention_inputs in = {.q = g->ref64[0], .k = g->ref64[1], .v = g->ref64[2],
                                   .nonpad_kv_seqlen = g->ref64[3]};
     oq_ref_attention_outputs o = {0};

@@ -218,6 +218,16 @@ static const Onnx__NodeProto *single_attention_node(const Onnx__ModelProto *m)
     return std_domain && n->op_type && !strcmp(n->op_type, "Attention") ? n : NULL;
 }
 
+/* The ai.onnx opset the model imports, or -1 when it imports none. */
+static int64_t onnx_opset(const Onnx__ModelProto *m)
+{
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const char *d = m->opset_import[i]->domain;
+        if (!d || !d[0] || !strcmp(d, "ai.onnx")) return m->opset_import[i]->version;
+    }
+    return -1;
+}
+
 static oq_status node_attrs(const Onnx__NodeProto *n, oq_ref_attention_attrs *a, char *why,
                             size_t why_n)
 {
@@ -287,13 +297,18 @@ static int read_pbs(const char *set_dir, const char *kind, io_set *s, oq_conform
     return 1;
 }
 
-static oq_status run_reference(const Onnx__NodeProto *node, const io_set *in, io_set *out,
-                               oq_err *err)
+/* The node as the model's opset defines it: Attention-23 and -24 differ in what they accept. */
+static oq_status run_reference(const Onnx__ModelProto *m, const Onnx__NodeProto *node,
+                               const io_set *in, io_set *out, oq_err *err)
 {
     oq_ref_attention_attrs a;
     char why[256] = "";
     if (node_attrs(node, &a, why, sizeof why))
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s", why);
+    if ((a.opset = onnx_opset(m)) < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "invalid model: it imports no ai.onnx opset, so its Attention node is no "
+                          "operator");
     const oq_tensor *slot[7] = {0};
     for (size_t i = 0; i < in->n; i++) {
         if (in->slot[i] >= 7)
@@ -374,7 +389,7 @@ static int run_set(const char *model_path, const Onnx__ModelProto *m, const Onnx
         oq_status st = o->runner ? o->runner(o->runner_ctx, model_path, in.names,
                                              (const oq_tensor *const *)in.t, in.n, exp.names,
                                              exp.n, got.t, &e)
-                                 : run_reference(node, &in, &got, &e);
+                                 : run_reference(m, node, &in, &got, &e);
         if (st) {
             verdict(r, st == OQ_ERR_UNSUPPORTED ? OQ_CONFORMANCE_UNSUPPORTED : OQ_CONFORMANCE_FAIL,
                     "%s", e.msg);

@@ -22,6 +22,7 @@ void oq_ref_attention_attrs_default(oq_ref_attention_attrs *attrs)
     if (!attrs) return;
     memset(attrs, 0, sizeof *attrs);
     attrs->scale = NAN;
+    attrs->opset = 24;
 }
 
 void oq_ref_attention_outputs_clear(oq_ref_attention_outputs *out)
@@ -232,6 +233,38 @@ static oq_status check_attrs(const oq_ref_attention_attrs *a, oq_err *err)
     if (isnan(a->softcap) || isinf(a->softcap))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "Attention softcap must be finite (got %g)",
                           a->softcap);
+    if (a->opset < 23)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "invalid model: ai.onnx opset %lld has no Attention operator (Attention "
+                          "exists from opset 23 on)",
+                          (long long)a->opset);
+    if (a->opset > 24)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED,
+                          "Attention-%lld: the reference implements Attention-23 and -24 only",
+                          (long long)a->opset);
+    return OQ_OK;
+}
+
+/* What Attention-24 added, given to an Attention-23 node: the model is invalid (ONNX Runtime
+ * refuses it too), and computing it as 24 would pass a model no runtime runs. */
+static oq_status check_opset23(const attn_ctx *c, const oq_ref_attention_inputs *in, oq_err *err)
+{
+    if (in->nonpad_kv_seqlen)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "invalid model: Attention-23 has no input nonpad_kv_seqlen (input 6 is "
+                          "Attention-24's; the model imports opset 23)");
+    const oq_tensor *m = in->attn_mask;
+    const int64_t len = m && m->ndim >= 1 ? m->shape[m->ndim - 1] : c->T;
+    if (len == 1 && c->T > 1)
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED,
+                          "Attention-23 attn_mask last axis is 1, total kv length %lld: a mask "
+                          "broadcast over the keys is not implemented (Attention-24 would pad it)",
+                          (long long)c->T);
+    if (len < c->T)
+        return oq_err_set(err, OQ_ERR_SHAPE,
+                          "invalid model: Attention-23 attn_mask last axis is %lld, shorter than "
+                          "the total kv length %lld (a shorter mask is Attention-24's)",
+                          (long long)len, (long long)c->T);
     return OQ_OK;
 }
 
@@ -491,7 +524,8 @@ oq_status oq_ref_attention(const oq_ref_attention_attrs *attrs, const oq_ref_att
         return st;
     c.T = c.P + c.Lkv;
     const int64_t target[4] = {c.B, c.Hq, c.Lq, c.T};
-    if ((st = resolve_lengths(&c, attrs, in, err)) ||
+    if ((attrs->opset == 23 && (st = check_opset23(&c, in, err))) ||
+        (st = resolve_lengths(&c, attrs, in, err)) ||
         (st = oq_ref_mask_init(&c.mask, in->attn_mask, target, err)))
         goto done;
     c.mode = attrs->qk_matmul_output_mode;

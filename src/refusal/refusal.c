@@ -17,6 +17,7 @@
 typedef struct expl {
     const oq_refusal_facts *f;
     const char *ep;             /* f->ep or CPUExecutionProvider */
+    const char *id;             /* set by a pattern the shapes show to be another: its id */
     oq_dynbuf node, inputs, why, fix;
     int oom;
 } expl;
@@ -84,21 +85,37 @@ static void name_node(expl *x, const char *name, const char *op)
 }
 
 /* An Attention node: among those the message names (else all of them), the first that
- * `prefer` likes, else the first; its inputs `roles` described. */
+ * `prefer` likes, else the first (index into *nodes, -1 when there is none); named in x. */
+static long pick_attention(expl *x, const char *name, int (*prefer)(const oq_node_info *), oq_node_info **nodes,
+                           size_t *n)
+{
+    size_t pick = 0;
+    model_nodes(x, name, "Attention", nodes, n);
+    for (size_t k = 0; prefer && k < *n; k++)
+        if (prefer(&(*nodes)[k])) {
+            pick = k;
+            break;
+        }
+    name_node(x, *n ? (*nodes)[pick].name : name, "Attention");
+    return *n ? (long)pick : -1;
+}
+
+/* The node's inputs `roles` described, and how many such nodes there are. */
+static void describe_roles(expl *x, const oq_node_info *nodes, size_t n, long pick, const size_t *roles,
+                           const char *const *role_names, size_t n_roles)
+{
+    for (size_t r = 0; pick >= 0 && r < n_roles; r++) describe(x, &nodes[pick], roles[r], role_names[r]);
+    if (n > 1) put(x, &x->inputs, "%s(the model has %zu such Attention nodes)", x->inputs.len ? "; " : "", n);
+}
+
+/* An Attention node's inputs `roles` described (see pick_attention). */
 static void attention_inputs(expl *x, const char *name, int (*prefer)(const oq_node_info *), const size_t *roles,
                              const char *const *role_names, size_t n_roles)
 {
     oq_node_info *nodes;
-    size_t n, pick = 0;
-    model_nodes(x, name, "Attention", &nodes, &n);
-    for (size_t k = 0; prefer && k < n; k++)
-        if (prefer(&nodes[k])) {
-            pick = k;
-            break;
-        }
-    name_node(x, n ? nodes[pick].name : name, "Attention");
-    for (size_t r = 0; n && r < n_roles; r++) describe(x, &nodes[pick], roles[r], role_names[r]);
-    if (n > 1) put(x, &x->inputs, "%s(the model has %zu such Attention nodes)", x->inputs.len ? "; " : "", n);
+    size_t n;
+    long pick = pick_attention(x, name, prefer, &nodes, &n);
+    describe_roles(x, nodes, n, pick, roles, role_names, n_roles);
     oq_node_infos_free(nodes, n);
 }
 
@@ -110,53 +127,168 @@ static int has_broadcast_mask(const oq_node_info *n)
     return m && m->rank >= 2 && !strcmp(m->dims[m->rank - 2], "1");
 }
 
+/* Input i of the node, NULL when it is not connected. */
+static const oq_io_info *input_of(const oq_node_info *n, size_t i)
+{
+    return n && i < n->n_inputs && *n->inputs[i].name ? &n->inputs[i] : NULL;
+}
+
+/* The declared size of axis `axis` of io (negative: from the end), -1 when it is not a number. */
+static long long dim_value(const oq_io_info *io, int axis)
+{
+    if (!io || io->rank < 1) return -1;
+    if (axis < 0) axis += io->rank;
+    if (axis < 0 || axis >= io->rank) return -1;
+    char *end;
+    long long v = strtoll(io->dims[axis], &end, 10);
+    return *io->dims[axis] && !*end && v >= 0 ? v : -1;
+}
+
+/* The sequence length of Q or K (axis 1 of 3-D, 2 of 4-D), -1 when not declared. */
+static long long seq_len(const oq_io_info *io)
+{
+    return io && (io->rank == 3 || io->rank == 4) ? dim_value(io, io->rank == 3 ? 1 : 2) : -1;
+}
+
+/* The ai.onnx opset the model imports, -1 when unknown. */
+static long long model_opset(const expl *x)
+{
+    oq_model_info *mi;
+    long long v = -1;
+    if (!x->f->model || oq_model_inspect_file(x->f->model, &mi, NULL)) return -1;
+    for (size_t i = 0; i < mi->n_opsets; i++)
+        if (!*mi->opsets[i].domain || !strcmp(mi->opsets[i].domain, "ai.onnx")) v = mi->opsets[i].version;
+    oq_model_info_free(mi);
+    return v;
+}
+
 /* ---- the patterns ------------------------------------------------------------------- */
 
-/* A refusal about an Attention node's inputs: which inputs to show, which node to prefer, and
- * what to say. */
-typedef struct attention_pattern {
-    size_t n_roles;
-    size_t roles[3];
-    const char *role_names[3];
-    int (*prefer)(const oq_node_info *);
-    const char *why, *fix;
-} attention_pattern;
+/* Each pattern fills x and returns 1; 0 when the model contradicts it (ORT's message alone). */
 
-static void attention_refusal(expl *x, const attention_pattern *a)
+/* ORT refuses a mask whose query axis is not Lq. The spec broadcasts an axis of 1, so only a
+ * mask declared so is ORT's departure; any other size is invalid for ONNX too, and no
+ * expansion fixes it. */
+static int mask_query_broadcast(expl *x)
 {
+    static const size_t roles[] = {0, 3};
+    static const char *const role_names[] = {"Q", "attn_mask"};
     char name[256];
     text_after(x->f->message, "Name:'", '\'', name, sizeof name);
-    attention_inputs(x, name, a->prefer, a->roles, a->role_names, a->n_roles);
-    put(x, &x->why, "%s", a->why);
-    put(x, &x->fix, "%s", a->fix);
-}
-
-static void mask_query_broadcast(expl *x)
-{
-    static const attention_pattern a = {
-        2, {0, 3}, {"Q", "attn_mask"}, has_broadcast_mask,
-        "the ONNX Attention operator (opsets 23 and 24) broadcasts attn_mask over the query axis, so a key-padding "
+    oq_node_info *nodes;
+    size_t n;
+    long pick = pick_attention(x, name, has_broadcast_mask, &nodes, &n);
+    const oq_node_info *node = pick >= 0 ? &nodes[pick] : NULL;
+    const oq_io_info *m = input_of(node, 3);
+    const long long mq = dim_value(m, -2), lq = seq_len(input_of(node, 0));
+    const int fits = node && has_broadcast_mask(node), known = mq >= 0 && lq >= 0;
+    if (!fits && known && mq == lq) {
+        oq_node_infos_free(nodes, n);
+        return 0;
+    }
+    describe_roles(x, nodes, n, pick, roles, role_names, 2);
+    oq_node_infos_free(nodes, n);
+    if (!fits && known) {
+        x->id = "attn-mask-shape";
+        put(x, &x->why,
+            "the mask does not fit: attn_mask axis %d is %lld; Q's sequence length is %lld. The ONNX Attention "
+            "operator broadcasts that axis only from 1, so the model is invalid for ONNX as for ONNX Runtime",
+            m->rank - 2, mq, lq);
+        put(x, &x->fix, "give attn_mask axis %d the size 1 (one row for every query) or %lld (one row per query)",
+            m->rank - 2, lq);
+        return 1;
+    }
+    put(x, &x->why,
+        "%sthe ONNX Attention operator (opsets 23 and 24) broadcasts attn_mask over the query axis, so a key-padding "
         "mask [B,1,1,Lk] is valid; ONNX Runtime's CPU and CUDA kernels require the mask's second-to-last axis to "
         "equal Q's sequence length (attention_helper.h) and refuse it when the model runs",
+        fits ? "" : "if the mask's second-to-last axis is 1 (the declared shapes do not say; any size but 1 and Q's "
+                    "sequence length is invalid for ONNX too): ");
+    put(x, &x->fix,
         "expand the mask to [B,1,Lq,Lk] (`ortqual convert --expand-mask`), or pass the key padding as "
         "nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`); exporting at opset 18 (decomposed "
-        "attention) also runs"};
-    attention_refusal(x, &a);
+        "attention) also runs");
+    return 1;
 }
 
-static void mask_total_length(expl *x)
+/* The mask's last axis against T = past + current keys, as declared: -1 where unknown. */
+typedef struct mask_len {
+    long long len, past, keys, total;
+    int axis;
+} mask_len;
+
+static mask_len mask_length(const oq_node_info *node)
 {
-    static const attention_pattern a = {
-        3, {1, 3, 4}, {"K", "attn_mask", "past_key"}, has_mask,
-        "ONNX Attention-24 lets attn_mask's last axis be shorter than the total sequence length (past plus "
+    const oq_io_info *m = input_of(node, 3), *pk = input_of(node, 4);
+    mask_len r = {dim_value(m, -1), pk ? dim_value(pk, 2) : 0, seq_len(input_of(node, 1)), -1,
+                  m && m->rank > 0 ? m->rank - 1 : 0};
+    if (r.past >= 0 && r.keys >= 0) r.total = r.past + r.keys;
+    return r;
+}
+
+/* A mask whose declared shape is invalid at the model's opset: what does not fit. */
+static void mask_length_invalid(expl *x, const mask_len *l, long long opset)
+{
+    x->id = "attn-mask-shape";
+    if (l->len >= 0 && l->total >= 0)
+        put(x, &x->why, "the mask does not fit: attn_mask axis %d is %lld; T (past %lld + current keys %lld) is %lld. ",
+            l->axis, l->len, l->past, l->keys, l->total);
+    if (l->len > l->total && l->total >= 0) {
+        put(x, &x->why, "A mask longer than the total sequence length is invalid for every opset of Attention");
+        put(x, &x->fix, "give attn_mask's last axis the total sequence length %lld (past plus current keys)",
+            l->total);
+        return;
+    }
+    put(x, &x->why,
+        "The model imports opset %lld, whose Attention requires attn_mask's last axis to equal the total sequence "
+        "length (past plus current keys); only Attention-24 allows a shorter mask (padded with -inf), so ONNX "
+        "Runtime is right to refuse it",
+        opset);
+    if (l->total >= 0)
+        put(x, &x->fix, "make attn_mask's last axis %lld: pad a shorter mask (False for a bool mask, -inf for a "
+                        "float one)", l->total);
+    else
+        put(x, &x->fix, "make attn_mask's last axis the total sequence length: pad a shorter mask (False for a bool "
+                        "mask, -inf for a float one), cut a longer one");
+}
+
+/* ORT wants the mask's last axis equal to T. Attention-24 allows a shorter one: only that is
+ * ORT's departure; a longer mask, or a shorter one at opset 23, is the model's fault. */
+static int mask_total_length(expl *x)
+{
+    static const size_t roles[] = {1, 3, 4};
+    static const char *const role_names[] = {"K", "attn_mask", "past_key"};
+    char name[256];
+    text_after(x->f->message, "Name:'", '\'', name, sizeof name);
+    oq_node_info *nodes;
+    size_t n;
+    long pick = pick_attention(x, name, has_mask, &nodes, &n);
+    const mask_len l = mask_length(pick >= 0 ? &nodes[pick] : NULL);
+    const int known = l.len >= 0 && l.total >= 0;
+    const long long opset = model_opset(x);
+    if (known && l.len == l.total) {
+        oq_node_infos_free(nodes, n);
+        return 0;
+    }
+    describe_roles(x, nodes, n, pick, roles, role_names, 3);
+    oq_node_infos_free(nodes, n);
+    if ((known && l.len > l.total) || opset == 23) {
+        mask_length_invalid(x, &l, opset);
+        return 1;
+    }
+    put(x, &x->why,
+        "%sONNX Attention-24 lets attn_mask's last axis be shorter than the total sequence length (past plus "
         "current keys) and pads it with -inf; ONNX Runtime requires it to equal the total sequence length "
         "(attention_helper.h) and refuses the shorter mask",
+        known ? "" : "if the mask is shorter (the declared shapes do not say; a longer mask is invalid for every "
+                     "opset): ");
+    put(x, &x->fix,
         "pad the mask to the total sequence length before the node (False for a bool mask, -inf for a float "
-        "one), or pass the key padding as nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`)"};
-    attention_refusal(x, &a);
+        "one), or pass the key padding as nonpad_kv_seqlen (`ortqual convert --mask-to-seqlen --opset 24`)");
+    return 1;
 }
 
-static void output_mode(expl *x)
+static int output_mode(expl *x)
 {
     char name[256];
     text_after(x->f->message, "Name:'", '\'', name, sizeof name);
@@ -164,7 +296,9 @@ static void output_mode(expl *x)
     static const size_t roles[] = {0};
     static const char *const role_names[] = {"Q"};
     attention_inputs(x, name, NULL, roles, role_names, 1);
-    static const char *const modes[] = {"QK^T", "QK^T after the mask and bias", "after softcap", "after softmax"};
+    /* as the spec's qk_matmul_output_mode says (docs/reference.md) */
+    static const char *const modes[] = {"the scaled QK^T", "QK^T after softcap, before the mask",
+                                        "QK^T after softcap and the mask", "after softmax"};
     put(x, &x->why,
         "the node asks for qk_matmul_output in mode %lld (%s), which the ONNX spec defines; %s's unified "
         "unfused attention implements only modes 0 (QK^T) and none",
@@ -172,9 +306,10 @@ static void output_mode(expl *x)
     put(x, &x->fix,
         "set qk_matmul_output_mode to 0 or drop the qk_matmul_output output for this provider (compute what "
         "you need from Q and K outside the node), or run the node on a provider that implements the mode");
+    return 1;
 }
 
-static void no_kernel(expl *x)
+static int no_kernel(expl *x)
 {
     /* "Could not find an implementation for Elu(22) node with name 'n0'" */
     char op[128], name[256];
@@ -202,9 +337,10 @@ static void no_kernel(expl *x)
     if (!strcmp(op, "Elu"))
         put(x, &x->fix, "; Elu from opset 22 on has no CUDA kernel: `ortqual convert --decompose-elu` writes it "
                         "with standard operators");
+    return 1;
 }
 
-static void opset_too_new(expl *x)
+static int opset_too_new(expl *x)
 {
     long long opset = number_after(x->f->message, "Opset ");
     char domain[128];
@@ -217,9 +353,10 @@ static void opset_too_new(expl *x)
     put(x, &x->fix, "export at opset %lld or lower (torch.onnx.export(..., opset_version=%lld)), or use an ONNX "
                     "Runtime release that supports opset %lld",
         till, till, opset);
+    return 1;
 }
 
-static void ir_too_new(expl *x)
+static int ir_too_new(expl *x)
 {
     long long ir = number_after(x->f->message, "IR version: ");
     long long max = number_after(x->f->message, "max supported IR version: ");
@@ -229,9 +366,10 @@ static void ir_too_new(expl *x)
         "save the model with IR version %lld or lower (in Python: model.ir_version = %lld; onnx.save(...), valid "
         "when its opsets are ones that IR version covers), or use a newer ONNX Runtime",
         max, max);
+    return 1;
 }
 
-static void unregistered_op(expl *x)
+static int unregistered_op(expl *x)
 {
     char what[256], domain[256] = "", op[256] = "";
     const char *m = x->f->message;
@@ -256,9 +394,10 @@ static void unregistered_op(expl *x)
     put(x, &x->fix, "register the library that implements %s with the session (RegisterCustomOpsLibrary), or "
                     "replace the node by standard operators before export",
         op);
+    return 1;
 }
 
-static void missing_opset_import(expl *x)
+static int missing_opset_import(expl *x)
 {
     char domain[128], name[256];
     text_after(x->f->message, "No opset import for domain '", '\'', domain, sizeof domain);
@@ -267,10 +406,11 @@ static void missing_opset_import(expl *x)
                     "domain it uses in opset_import)",
         domain);
     put(x, &x->fix, "add an opset_import entry for '%s' (with the version its operators need)", domain);
+    return 1;
 }
 
 /* An initializer's external-data file is not where the model says (copied without it). */
-static void external_data_missing(expl *x)
+static int external_data_missing(expl *x)
 {
     char tensor[256], path[PATH_MAX];
     /* "... failed for initializer: tok.weight. Error: ..." (names have dots) */
@@ -285,10 +425,11 @@ static void external_data_missing(expl *x)
     put(x, &x->fix,
         "put the data file beside the model under the name the model records (`ortqual inspect --json MODEL` "
         "lists it under initializers.external_files), or save the model with its weights inside");
+    return 1;
 }
 
 /* Shape inference reads constants (axes, shapes) only from inside the model. */
-static void external_data_constants(expl *x)
+static int external_data_constants(expl *x)
 {
     char tensor[256], name[256], op[64];
     text_after(x->f->message, "raw data for tensor: ", '\n', tensor, sizeof tensor);
@@ -303,6 +444,7 @@ static void external_data_constants(expl *x)
     put(x, &x->fix,
         "save the model again with its small tensors inside (onnx.save_model(..., size_threshold=1024), onnx's "
         "default), or convert it with `ortqual convert`, which reads tensors up to 4 KiB into the model");
+    return 1;
 }
 
 /* A process killed by SIGSEGV while a GPU provider ran a model whose Attention inputs have no
@@ -321,7 +463,7 @@ static int crash_no_shapes_applies(const expl *x)
     return bare;
 }
 
-static void crash_no_shapes(expl *x)
+static int crash_no_shapes(expl *x)
 {
     oq_node_info *nodes;
     size_t n, bare = 0;
@@ -347,13 +489,14 @@ static void crash_no_shapes(expl *x)
         "declare the type and shape (rank at least, symbolic dimensions where known) of every tensor the "
         "Attention nodes read: keep the exporter's value_info when rewriting a model (`ortqual convert` writes "
         "one for every tensor it creates)");
+    return 1;
 }
 
 typedef struct pattern {
     const char *id;
     const char *needle;                  /* in ORT's message; NULL: `applies` decides */
     int (*applies)(const expl *x);
-    void (*explain)(expl *x);
+    int (*explain)(expl *x);             /* 0: the model says it is not this after all */
 } pattern;
 
 static const pattern table[] = {
@@ -398,8 +541,11 @@ oq_status oq_refusal_explain(const oq_refusal_facts *f, oq_refusal *out, oq_err 
         const pattern *p = &table[i];
         int hit = p->needle ? f->message && strstr(f->message, p->needle) : p->applies(&x);
         if (!hit) continue;
-        p->explain(&x);
-        if (!(out->id = strdup(p->id))) x.oom = 1;
+        if (!p->explain(&x)) {
+            expl_clear(&x); /* ORT's message alone */
+            break;
+        }
+        if (!(out->id = strdup(x.id ? x.id : p->id))) x.oom = 1;
         out->node = take(&x, &x.node);
         out->inputs = take(&x, &x.inputs);
         out->why = take(&x, &x.why);

@@ -113,6 +113,7 @@ static oq_status run_sdpa(const oq_ref_model *m, oq_tensor *const *inputs, size_
     if (!st) st = oq_mask_check(mask, NULL, seqlen->data, err);
     oq_ref_attention_attrs attrs;
     oq_ref_attention_attrs_default(&attrs);
+    attrs.opset = 24; /* the function, read from no node: its key padding is Attention-24's input */
     if (!st && qkv[0]->ndim == 3) {
         attrs.q_num_heads = m->heads;
         attrs.kv_num_heads = m->kv_heads;

@@ -329,6 +329,48 @@ static void test_shape_errors(void **state)
     for (int i = 0; i < 10; i++) oq_tensor_free(ts[i]);
 }
 
+/* The node is judged by its model's opset: no Attention before 23, nothing of Attention-24's
+ * (nonpad_kv_seqlen, a short mask) at 23, and no guess at a later version. */
+static void test_opset(void **state)
+{
+    (void)state;
+    const int64_t s4[4] = {2, 4, 3, 8}, k4[4] = {2, 4, 5, 8}, short_m[2] = {3, 4}, one_m[2] = {3, 1},
+                  full_m[2] = {3, 5}, n1[1] = {2};
+    oq_tensor *q = t64(4, s4, NULL), *k = t64(4, k4, NULL), *sm = t64(2, short_m, NULL),
+              *om = t64(2, one_m, NULL), *fm = t64(2, full_m, NULL), *n = NULL;
+    assert_int_equal(oq_tensor_create(&n, OQ_DTYPE_INT64, 1, n1, NULL, NULL), OQ_OK);
+    ((int64_t *)n->data)[0] = ((int64_t *)n->data)[1] = 5;
+    oq_ref_attention_attrs a = defaults();
+    assert_int_equal(a.opset, 24);
+    a.opset = 22;
+    expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k}, OQ_ERR_INVALID_ARG,
+                 "invalid model: ai.onnx opset 22 has no Attention operator");
+    a.opset = 25;
+    expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k}, OQ_ERR_UNSUPPORTED,
+                 "Attention-25: the reference implements Attention-23 and -24 only");
+    a.opset = 23;
+    expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k, .nonpad_kv_seqlen = n},
+                 OQ_ERR_INVALID_ARG, "Attention-23 has no input nonpad_kv_seqlen");
+    expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k, .attn_mask = sm}, OQ_ERR_SHAPE,
+                 "Attention-23 attn_mask last axis is 4, shorter than the total kv length 5");
+    expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k, .attn_mask = om}, OQ_ERR_UNSUPPORTED,
+                 "broadcast over the keys is not implemented");
+    /* what opset 23 has runs, and both forms run at 24 */
+    const oq_ref_attention_inputs ok23 = {.q = q, .k = k, .v = k, .attn_mask = fm};
+    const oq_ref_attention_inputs ok24[2] = {{.q = q, .k = k, .v = k, .nonpad_kv_seqlen = n},
+                                             {.q = q, .k = k, .v = k, .attn_mask = sm}};
+    oq_ref_attention_outputs out = {0};
+    assert_int_equal(run(&a, &ok23, &out, NULL), OQ_OK);
+    oq_ref_attention_outputs_clear(&out);
+    a.opset = 24;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(run(&a, &ok24[i], &out, NULL), OQ_OK);
+        oq_ref_attention_outputs_clear(&out);
+    }
+    oq_tensor *ts[] = {q, k, sm, om, fm, n};
+    for (int i = 0; i < 6; i++) oq_tensor_free(ts[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_float16_inputs),
         cmocka_unit_test(test_causal_external_cache),
         cmocka_unit_test(test_shape_errors),
+        cmocka_unit_test(test_opset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

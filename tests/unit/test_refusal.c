@@ -184,7 +184,107 @@ static void mask_total_length(void **state)
     assert_string_equal(r.id, "attn-mask-total-length");
     assert_string_equal(r.inputs, "K 'k' float32 [batch,2,seq,4]; attn_mask 'm' bool [batch,1,seq,mask_len]");
     assert_has(r.why, "Attention-24 lets attn_mask's last axis be shorter");
+    /* the symbolic lengths do not show the mask shorter: said so (a longer one would be invalid) */
+    assert_has(r.why, "if the mask is shorter (the declared shapes do not say");
     oq_refusal_clear(&r);
+}
+
+/* An Attention node attn0 at `opset` on float32 inputs of the given (numeric) 4-D shapes: q,
+ * k (and v), a float mask m, past_key and past_value when ps is given (with the present
+ * outputs ORT wants with them). Written to dir/file and run through ORT: returns its error. */
+static void refused_shapes(int64_t opset, const int64_t *qs, const int64_t *ks, const int64_t *ms,
+                           const int64_t *ps, const char *file, char *path, oq_err *e)
+{
+    oq_opset ops[] = {{"", opset}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const int64_t *shapes[] = {qs, ks, ks, ms, ps, ps};
+    const char *names[] = {"q", "k", "v", "m", "past_key", "past_value"};
+    const size_t n_in = ps ? 6 : 4;
+    oq_tensor *in[6];
+    for (size_t i = 0; i < n_in; i++) {
+        oq_dim d[4];
+        for (int a = 0; a < 4; a++) d[a] = OQ_DIM(shapes[i][a]);
+        oq_graph_add_input(g, names[i], OQ_DTYPE_FLOAT32, 4, d);
+        in[i] = zeros(names[i], OQ_DTYPE_FLOAT32, 4, shapes[i]);
+    }
+    const char *out[] = {"y", "present_key", "present_value"};
+    oq_graph_add_node(g, "Attention", NULL, "attn0", n_in, names, ps ? 3 : 1, out, 0, NULL);
+    const oq_dim dy[] = {OQ_DIM(qs[0]), OQ_DIM(qs[1]), OQ_DIM(qs[2]), OQ_DIM(qs[3])};
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, dy);
+    if (ps) {
+        const oq_dim dp[] = {OQ_DIM(ks[0]), OQ_DIM(ks[1]), OQ_DIM(ps[2] + ks[2]), OQ_DIM(ks[3])};
+        oq_graph_add_output(g, "present_key", "present_key", OQ_DTYPE_FLOAT32, 4, dp);
+        oq_graph_add_output(g, "present_value", "present_value", OQ_DTYPE_FLOAT32, 4, dp);
+    }
+    assert_int_equal(oq_graph_status(g, NULL), OQ_OK);
+    refused(g, file, 0, in, n_in, path, e);
+}
+
+/* The mask patterns explain ORT's departure only where the declared shapes show one: a mask
+ * longer than T, a short mask at opset 23 and a query axis neither 1 nor Lq are the model's
+ * fault, and no padding or expansion fixes them (the QA's longmask and qmask_bad). */
+static void mask_shapes_that_do_not_fit(void **state)
+{
+    (void)state;
+    const int64_t q[] = {2, 1, 3, 4}, k[] = {2, 1, 3, 4}, past[] = {2, 1, 2, 4}, longm[] = {2, 1, 3, 7},
+                  shortm[] = {2, 1, 3, 4}, k5[] = {2, 1, 5, 4}, qm[] = {2, 1, 2, 5};
+    char path[512];
+    oq_err e = {0};
+    oq_refusal r;
+    refused_shapes(23, q, k, longm, past, "longmask.onnx", path, &e);
+    explain(e.msg, path, NULL, 0, &r);
+    assert_string_equal(r.id, "attn-mask-shape");
+    assert_string_equal(r.inputs, "K 'k' float32 [2,1,3,4]; attn_mask 'm' float32 [2,1,3,7]; past_key 'past_key' "
+                                  "float32 [2,1,2,4]");
+    assert_has(r.why, "the mask does not fit: attn_mask axis 3 is 7; T (past 2 + current keys 3) is 5");
+    assert_has(r.why, "longer than the total sequence length is invalid for every opset");
+    assert_string_equal(r.fix, "give attn_mask's last axis the total sequence length 5 (past plus current keys)");
+    oq_refusal_clear(&r);
+
+    refused_shapes(23, q, k, shortm, past, "short23.onnx", path, &e);
+    explain(e.msg, path, NULL, 0, &r);
+    assert_string_equal(r.id, "attn-mask-shape");
+    assert_has(r.why, "attn_mask axis 3 is 4; T (past 2 + current keys 3) is 5");
+    assert_has(r.why, "The model imports opset 23");
+    assert_null(strstr(r.why, "lets attn_mask's last axis be shorter"));
+    assert_has(r.fix, "make attn_mask's last axis 5: pad a shorter mask");
+    oq_refusal_clear(&r);
+
+    refused_shapes(24, q, k, shortm, past, "short24.onnx", path, &e); /* the departure itself */
+    explain(e.msg, path, NULL, 0, &r);
+    assert_string_equal(r.id, "attn-mask-total-length");
+    assert_true(!strncmp(r.why, "ONNX Attention-24 lets attn_mask's last axis be shorter", 55));
+    oq_refusal_clear(&r);
+
+    refused_shapes(23, q, k5, qm, NULL, "qmask.onnx", path, &e);
+    assert_has(e.msg, "inconsistent q_sequence_length");
+    explain(e.msg, path, NULL, 0, &r);
+    assert_string_equal(r.id, "attn-mask-shape");
+    assert_string_equal(r.inputs, "Q 'q' float32 [2,1,3,4]; attn_mask 'm' float32 [2,1,2,5]");
+    assert_has(r.why, "the mask does not fit: attn_mask axis 2 is 2; Q's sequence length is 3");
+    assert_null(strstr(r.fix, "expand"));
+    char line[4096];
+    assert_has(oq_refusal_str(&r, line, sizeof line), "refused by ONNX Runtime [attn-mask-shape] at node 'attn0'");
+    oq_refusal_clear(&r);
+}
+
+/* qk_matmul_output modes as the spec names them: 1 is after softcap, before the mask. */
+static void output_mode_names(void **state)
+{
+    (void)state;
+    static const char *const want[] = {"mode 0 (the scaled QK^T)", "mode 1 (QK^T after softcap, before the mask)",
+                                       "mode 2 (QK^T after softcap and the mask)", "mode 3 (after softmax)"};
+    for (int k = 0; k < 4; k++) {
+        const int m = (k + 1) % 4; /* mode 1 first: the one named wrong ("after the mask and bias") */
+        char msg[160];
+        snprintf(msg, sizeof msg, "Only kNone and kQK output modes are supported in unified unfused attention. Mode: %d", m);
+        oq_refusal r;
+        explain(msg, NULL, "CUDAExecutionProvider", 0, &r);
+        assert_string_equal(r.id, "attention-output-mode");
+        assert_has(r.why, want[m]);
+        oq_refusal_clear(&r);
+    }
 }
 
 /* One node `op` named n0 in `domain`, x -> y of `dt` [3]. */
@@ -371,7 +471,8 @@ int main(void)
         cmocka_unit_test(mask_total_length),    cmocka_unit_test(no_kernel),
         cmocka_unit_test(opset_and_ir_too_new), cmocka_unit_test(custom_domains),
         cmocka_unit_test(output_mode_recorded_on_h200), cmocka_unit_test(crash_without_shapes),
-        cmocka_unit_test(str_one_line),
+        cmocka_unit_test(str_one_line), cmocka_unit_test(mask_shapes_that_do_not_fit),
+        cmocka_unit_test(output_mode_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
