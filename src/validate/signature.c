@@ -89,24 +89,26 @@ static oq_status refuse_guess(const char *path, const char *what, const char *na
 static oq_status detect_mask(oq_signature *sig, int named_only, const char *path, oq_err *err)
 {
     const oq_model_info *mi = sig->mi;
-    int found = -1, n_found = 0, other = -1, n_other = 0, padding = 0;
+    int found = -1, second = -1, n_found = 0, other = -1, n_other = 0, padding = 0;
     for (size_t i = 0; i < mi->n_inputs; i++) {
+        if (mi->inputs[i].rank != 2) continue;
         const char *name = mi->inputs[i].name, *why_not = not_padding(sig, i);
         int named = contains_mask(name), is_padding = !named_only && sig->uses && sig->uses[i] & OQ_USE_KEY_PADDING;
-        if (mi->inputs[i].rank != 2) continue;
         if (why_not && named && !*sig->not_mask)
             snprintf(sig->not_mask, sizeof sig->not_mask, "input '%s' is not taken as the padding mask: %s", name,
                      why_not);
         if (why_not) continue;
         if (!named && !is_padding) other = (int)i, n_other++;
-        else if (n_found++) found = -2;
+        else if (n_found++) second = second < 0 ? (int)i : second;
         else found = (int)i, padding = is_padding;
     }
     char what[640];
     if (n_found > 1 && !named_only) {
-        snprintf(what, sizeof what, "%d inputs may be the padding mask", n_found);
+        snprintf(what, sizeof what, "inputs '%s' and '%s'%s may each be the padding mask", mi->inputs[found].name,
+                 mi->inputs[second].name, n_found > 2 ? " (and more)" : "");
         return refuse_guess(path, what, "NAME", err);
     }
+    if (n_found > 1) found = -1; /* convert: none */
     if (!n_found && n_other == 1 && !named_only) {
         snprintf(what, sizeof what, "input '%s' is the only rank-2 input, and nothing in the model says whether it "
                  "is a padding mask", mi->inputs[other].name);

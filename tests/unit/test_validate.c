@@ -17,6 +17,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
+#include "inspect/inputuse-impl.h"
 #include "npz/npz-impl.h"
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
@@ -1009,6 +1010,23 @@ static void mask_detection(void **state)
              "it is a padding mask: name the [B, L] padding mask (--mask valid) or say there is none (--no-mask)",
              model);
     assert_string_equal(err.msg, want);
+    causal_model(model, OQ_DTYPE_BOOL, 0); /* two named like a mask: which one is not guessed */
+    oq_model_info *two;
+    assert_int_equal(oq_model_inspect_file(model, &two, &err), OQ_OK);
+    free(two->inputs[0].name);
+    two->inputs[0].name = strdup("q_mask");
+    two->inputs[0].rank = 2;
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    unsigned *none = calloc(4, sizeof *none);
+    none[0] = OQ_USE_KEY_PADDING; /* (read as one by its operator) */
+    assert_int_equal(oq_signature_make_used(&o, NULL, &two, &none, NULL, &sig, &err), OQ_ERR_INVALID_ARG);
+    free(none);
+    oq_model_info_free(two);
+    assert_non_null(strstr(err.msg, ": inputs 'q_mask' and 'attn_mask' may each be the padding mask: name the [B, L] "
+                                    "padding mask (--mask NAME) or say there is none (--no-mask)"));
     lone_model(model, "pad_mask", OQ_DTYPE_BOOL); /* named like one: taken, and said so */
     assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
     assert_int_equal(sig.mask, 0);
