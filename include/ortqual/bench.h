@@ -161,6 +161,7 @@ typedef struct oq_bench_output_check {
     double rtol, atol;
     int64_t over_tol, nan_count, inf_count;       /* nan_count, inf_count: in the output */
     int64_t expected_nan_count, expected_inf_count; /* in the expected values */
+    int64_t inf_matched; /* elements where the output is the expected infinity: equal, not counted above */
     int passed;
 } oq_bench_output_check;
 

@@ -159,6 +159,9 @@ typedef struct oq_compare_opts {
                                on an output of rank < 2 without lengths */
     int check_padding;      /* OQ_PADDING_ZERO (default), OQ_PADDING_AS_REFERENCE or OQ_PADDING_REPORT */
     int32_t worst_k;        /* how many worst elements to keep, 0..OQ_COMPARE_MAX_WORST; default 5 */
+    int inf_match;          /* 1: a valid element where output and reference are the same infinity
+                               matches (counted in inf_matched only): a masked attention score is
+                               -inf by definition. Default 0: every Inf fails (the pass rule) */
 } oq_compare_opts;
 
 /* The sequence axis of one output, said by the caller (the --seq-axis OUTPUT=AXIS of validate,
@@ -211,6 +214,7 @@ typedef struct oq_compare_result {
     int64_t over_tol;
     int64_t nan_count, inf_count;         /* in the valid output */
     int64_t ref_nan_count, ref_inf_count; /* in the valid reference: a reference error */
+    int64_t inf_matched;  /* with opts.inf_match: valid elements equal to the reference's infinity */
     int exact;            /* integers or bools: compared for equality (tol is 0) */
     int masked;           /* lengths applied: padded elements were set apart */
     int padding_rule;     /* check_padding as given */

@@ -79,8 +79,10 @@ typedef struct oq_validate_progress {
 typedef struct oq_validate_opts {
     oq_model_kind kind;
     /* OQ_MODEL_USER: any named inputs, read by name from each .npz. The mask contract applies
-     * to the input named mask_name, or detected (the one rank-2 input named like a mask, else
-     * the only rank-2 input); no_mask: none, every element valid. features_name is the input
+     * to the input named mask_name, or detected (the one rank-2 input named like a mask or
+     * read as a key-padding mask, never an Attention's attn_mask as it is nor a Gather's
+     * indices; a lone rank-2 input of no telling use is refused, docs/real-models.md); no_mask:
+     * none, every element valid. features_name is the input
      * that generated events (and a member "features") feed. */
     const char *model_path;
     const char *features_name, *mask_name;
@@ -535,7 +537,8 @@ OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const stru
  * rank and fixed sizes, the model's named sizes the same across members, at least one event,
  * finite values on the valid positions, and the mask's rows valid prefixes. The mask: the input
  * the model's OQ_CONVERT_CONTRACT_KEY names, else `mask` (which must be a [B, L] input of a
- * mask type), else the one rank-2 input named like a mask, else none. `expected` (NULL, or n
+ * mask type), else the one rank-2 input named like a mask (not an Attention's attn_mask as it
+ * is nor a Gather's indices), else none. `expected` (NULL, or n
  * paths paired with `paths`) are checked as validate checks its --expected files: a member per
  * model output, float for a float output and integer or bool for the others, of the declared
  * rank, fixed sizes and the batch's named sizes. n = 0 checks the model

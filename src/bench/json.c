@@ -103,13 +103,14 @@ static void model_json(json_t *o, const oq_bench_row *r)
     }
     for (size_t i = 0; i < r->n_outputs; i++) {
         const oq_bench_output_check *c = &r->outputs[i];
-        json_array_append_new(outs, json_pack("{s:s,s:o,s:o,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:b}", "output", c->name,
+        json_array_append_new(outs, json_pack("{s:s,s:o,s:o,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "output", c->name,
                                               "max_abs_err", num_or_null(c->max_abs_err), "max_rel_err",
                                               num_or_null(c->max_rel_err), "rtol", c->rtol, "atol", c->atol,
                                               "over_tol", (json_int_t)c->over_tol, "nan_count",
                                               (json_int_t)c->nan_count, "inf_count", (json_int_t)c->inf_count,
                                               "expected_nan_count", (json_int_t)c->expected_nan_count,
-                                              "expected_inf_count", (json_int_t)c->expected_inf_count, "passed",
+                                              "expected_inf_count", (json_int_t)c->expected_inf_count,
+                                              "inf_matched", (json_int_t)c->inf_matched, "passed",
                                               c->passed));
     }
     set_str(o, "seq_dim", r->seq_dim);

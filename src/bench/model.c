@@ -332,6 +332,7 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(out->dtype), &tols, err);
     if (!st && c->o->tolerances) st = oq_tolerances_add(tols, c->o->tolerances, err);
     oq_compare_opts co = oq_compare_opts_default(out->dtype);
+    co.inf_match = 1; /* as conformance judges: -inf where the expected file has it (masked scores) */
     if (!st) co.tol = oq_tolerances_get(tols, out->name);
     oq_tolerances_free(tols);
     oq_compare_result res;
@@ -350,6 +351,7 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     chk->inf_count = res.inf_count;
     chk->expected_nan_count = res.ref_nan_count;
     chk->expected_inf_count = res.ref_inf_count;
+    chk->inf_matched = res.inf_matched;
     chk->passed = res.passed;
     return OQ_OK;
 }

@@ -676,7 +676,8 @@ static int run(struct args *a, int argc, char **argv)
                         "scalars), each read from the .npz member of its name"),
         OQ_OPT_STRING("mask", "NAME", &o->mask_name,
                       "the input the mask contract applies to (default: the one rank-2\n"
-                      "input named like a mask, else the only rank-2 input)"),
+                      "input named like a mask that is no Attention attn_mask as it is\n"
+                      "nor token ids; a lone rank-2 input is refused, not guessed)"),
         OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
         OQ_OPT_STRING("features", "NAME", &o->features_name,
                       "the input generated events' features (or a member 'features') feed\n"

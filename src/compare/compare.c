@@ -241,6 +241,10 @@ static int exact_differs(const oq_tensor *out, const oq_tensor *ref, int64_t i, 
 static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, const oq_compare_opts *o,
                         const oq_tensor *out, int64_t i, double g, double e, int differs)
 {
+    if (o->inf_match && isinf(e) && g == e) {
+        r->inf_matched++;
+        return;
+    }
     double d = g - e, ad = fabs(d);
     int finite = isfinite(g) && isfinite(e);
     if (isnan(g)) r->nan_count++;

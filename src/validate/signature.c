@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/export.h"
@@ -63,17 +64,60 @@ static int contains_mask(const char *name)
     return 0;
 }
 
-/* The one rank-2 input named like a mask, else (unless `named_only`: convert's rule, where a
- * lone [B, L] input may be token ids) the only rank-2 input, else none. */
-static int detect_mask(const oq_model_info *mi, int named_only)
+/* Why input i is not a [B, L] padding mask, whatever its name (NULL: it may be one). */
+static const char *not_padding(const oq_signature *sig, size_t i)
 {
-    int named = -1, n_named = 0, any = -1, n_any = 0;
+    unsigned u = sig->uses ? sig->uses[i] : 0;
+    if (u & OQ_USE_ATTN_MASK_AS_IS)
+        return "it is an Attention node's attn_mask as it is, which ONNX broadcasts over batch and heads "
+               "([Lq, T]: its axis 0 is the query, not the batch)";
+    if (u & OQ_USE_INDICES) return "it is the indices of a Gather (token ids or positions)";
+    return NULL;
+}
+
+static oq_status refuse_guess(const char *path, const char *what, const char *name, oq_err *err)
+{
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s: name the [B, L] padding mask (--mask %s) or say there is "
+                      "none (--no-mask)", path, what, name);
+}
+
+/* Detection, without --mask or a contract: among the rank-2 inputs that may be a [B, L]
+ * padding mask (not_padding), the one whose operator says it is a key-padding mask or whose
+ * name contains "mask". Unless `named_only` (convert's rule: only the name counts, nothing is
+ * refused), two such, or none and a lone rank-2 input, are refused: the lone one was taken once,
+ * and token ids or an [Lq, T] mask taken as the padding mask left wrong values unjudged. */
+static oq_status detect_mask(oq_signature *sig, int named_only, const char *path, oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    int found = -1, second = -1, n_found = 0, other = -1, n_other = 0, padding = 0;
     for (size_t i = 0; i < mi->n_inputs; i++) {
         if (mi->inputs[i].rank != 2) continue;
-        any = (int)i, n_any++;
-        if (contains_mask(mi->inputs[i].name)) named = (int)i, n_named++;
+        const char *name = mi->inputs[i].name, *why_not = not_padding(sig, i);
+        int named = contains_mask(name), is_padding = !named_only && sig->uses && sig->uses[i] & OQ_USE_KEY_PADDING;
+        if (why_not && named && !*sig->not_mask)
+            snprintf(sig->not_mask, sizeof sig->not_mask, "input '%s' is not taken as the padding mask: %s", name,
+                     why_not);
+        if (why_not) continue;
+        if (!named && !is_padding) other = (int)i, n_other++;
+        else if (n_found++) second = second < 0 ? (int)i : second;
+        else found = (int)i, padding = is_padding;
     }
-    return n_named == 1 ? named : n_named == 0 && n_any == 1 && !named_only ? any : -1;
+    char what[640];
+    if (n_found > 1 && !named_only) {
+        snprintf(what, sizeof what, "inputs '%s' and '%s'%s may each be the padding mask", mi->inputs[found].name,
+                 mi->inputs[second].name, n_found > 2 ? " (and more)" : "");
+        return refuse_guess(path, what, "NAME", err);
+    }
+    if (n_found > 1) found = -1; /* convert: none */
+    if (!n_found && n_other == 1 && !named_only) {
+        snprintf(what, sizeof what, "input '%s' is the only rank-2 input, and nothing in the model says whether it "
+                 "is a padding mask", mi->inputs[other].name);
+        return refuse_guess(path, what, mi->inputs[other].name, err);
+    }
+    sig->mask = found >= 0 ? found : -1;
+    sig->mask_why = found < 0 ? NULL : padding ? "an attention operator reads it as its key-padding mask"
+                                               : "its name contains \"mask\"";
+    return OQ_OK;
 }
 
 /* The input an option (or the contract) names: its index, or the error naming the choices. */
@@ -110,7 +154,7 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     oq_status st = OQ_OK;
     if (o->kind != OQ_MODEL_USER) sig->mask = find_input(mi, "mask");
     else if (o->no_mask && !contract) sig->mask = -1;
-    else if (!named) sig->mask = detect_mask(mi, 0);
+    else if (!named) st = detect_mask(sig, 0, path, err);
     else st = named_input(mi, path, contract ? "the mask contract names" : "--mask", named, &sig->mask, err);
     if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (--no-mask: none)", err);
     if (!st && o->features_name) st = named_input(mi, path, "--features", o->features_name, &sig->features, err);
@@ -122,6 +166,12 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
 oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
                             const char *contract, oq_signature *sig, oq_err *err)
 {
+    return oq_signature_make_used(o, w, user_mi, NULL, contract, sig, err);
+}
+
+oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
+                                 unsigned **user_uses, const char *contract, oq_signature *sig, oq_err *err)
+{
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
     const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
@@ -132,6 +182,8 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
     if (o->kind == OQ_MODEL_USER) {
         sig->mi = *user_mi;
         *user_mi = NULL;
+        if (user_uses && *user_uses) sig->uses = *user_uses, *user_uses = NULL;
+        else st = oq_model_input_uses_file(o->model_path, sig->mi, &sig->uses, err);
     } else {
         st = export_signature(o, w, &sig->mi, err);
     }
@@ -146,6 +198,7 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
 void oq_signature_clear(oq_signature *sig)
 {
     oq_model_info_free(sig->mi);
+    free(sig->uses);
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
 }
@@ -259,6 +312,18 @@ static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
                       oq_shape_str(t, got, sizeof got));
 }
 
+/* A mask detection took whose values are not 0 or 1 (oq_mask_check's message) may be no padding
+ * mask at all: the message says it was taken, why, and how to decide. (A hole, left padding or
+ * an empty row is a mask's own fault, said as for a mask --mask names.) */
+static oq_status guessed_mask_error(const oq_signature *sig, const char *path, const char *name, oq_err *err)
+{
+    char was[OQ_ERR_MSG_MAX];
+    snprintf(was, sizeof was, "%s", err->msg);
+    return oq_err_set(err, err->status, "%s: mask '%s': %s (input '%s' was taken as the [B, L] padding mask because "
+                      "%s: --mask NAME names the mask, --no-mask says there is none)", path, name, was, name,
+                      sig->mask_why);
+}
+
 static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     if (sig->mask >= 0) {
@@ -272,6 +337,8 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
         if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         oq_status st = oq_mask_check(m, NULL, in->lengths, err);
+        if (st == OQ_ERR_MASK && sig->mask_why && err && strstr(err->msg, "is not 0 or 1"))
+            return guessed_mask_error(sig, path, m->name, err);
         return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
     }
     in->batch = in->seq = 1; /* no mask: B and L of the first input that has them */
@@ -319,11 +386,25 @@ static int64_t first_non_finite(const oq_tensor *t, int64_t from, int64_t to)
     }
 }
 
+/* The first element of [from, to) of t that its use does not allow, or -1. An additive
+ * attention mask (`additive`: OQ_USE_ADDITIVE, inspect/inputuse-impl.h) may hold -inf, the
+ * standard "never attend" (PyTorch's 0/-inf masks): ONNX Runtime and the spec take it; NaN and
+ * +inf never. */
+static int64_t first_refused(const oq_tensor *t, int additive, int64_t from, int64_t to)
+{
+    if (!additive) return first_non_finite(t, from, to);
+    for (int64_t e = from; e < to; e++) {
+        double v = oq_tensor_get_f64(t, e);
+        if (isnan(v) || v == INFINITY) return e;
+    }
+    return -1;
+}
+
 /* The first non-finite element of t at a valid position (-1: none), the mask's `lengths` running
  * along axes `a`: where the sequence axis is the later one ([B, L, ...], [B, H, L, D]) a run of
  * valid positions is contiguous, checked in one tight loop; else (a batch axis after it) each
  * position's elements of one event are. */
-static int64_t first_valid_non_finite(const oq_tensor *t, oq_mask_axes a, const int64_t *lengths)
+static int64_t first_valid_non_finite(const oq_tensor *t, int additive, oq_mask_axes a, const int64_t *lengths)
 {
     int32_t hi = a.batch > a.seq ? a.batch : a.seq;
     int64_t run = 1, per_b = 1, per_s = 1, B = t->shape[a.batch], L = t->shape[a.seq];
@@ -335,7 +416,7 @@ static int64_t first_valid_non_finite(const oq_tensor *t, oq_mask_axes a, const 
         int64_t p = k / per_s % L, len = lengths[k / per_b % B];
         len = len < 0 ? 0 : len > L ? L : len;
         int64_t step = a.seq < hi ? 1 : p < len ? len - p : L - p, e;
-        if (p < len && (e = first_non_finite(t, k * run, (k + step) * run)) >= 0) return e;
+        if (p < len && (e = first_refused(t, additive, k * run, (k + step) * run)) >= 0) return e;
         k += step;
     }
     return -1;
@@ -396,7 +477,9 @@ static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in
         oq_mask_axes a = {0, 0, 0};
         oq_err why = {0};
         int masked = in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why);
-        int64_t e = masked ? first_valid_non_finite(t, a, in->lengths) : first_non_finite(t, 0, oq_tensor_numel(t));
+        int additive = in->uses && (in->uses[i] & OQ_USE_ADDITIVE);
+        int64_t e = masked ? first_valid_non_finite(t, additive, a, in->lengths)
+                           : first_refused(t, additive, 0, oq_tensor_numel(t));
         if (e >= 0) return non_finite_error(t, e, a, &why, path, err);
     }
     return OQ_OK;
@@ -428,6 +511,7 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
         if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
     }
     oq_npz_free(z);
+    in->uses = sig->uses;
     if (!st) st = batch_shape(sig, path, in, err);
     if (!st) st = check_finite(sig, in, path, err);
     if (st) oq_batch_inputs_clear(in);
@@ -466,8 +550,9 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
 {
     if (contract) return OQ_OK; /* chosen, and checked, by oq_signature_make */
     if (!mask) {
-        sig->mask = detect_mask(sig->mi, 1);
-        return OQ_OK;
+        oq_status st = detect_mask(sig, 1, path, err);
+        sig->mask_why = NULL; /* convert has no --no-mask to offer */
+        return st;
     }
     oq_status st = named_input(sig->mi, path, "--mask", mask, &sig->mask, err);
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);

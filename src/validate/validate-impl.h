@@ -416,6 +416,10 @@ typedef struct oq_signature {
     oq_model_info *mi;   /* inputs and outputs as the model declares them */
     int mask;            /* index into mi->inputs of the mask, -1: no mask */
     int features;        /* the input generated events' features feed, -1: none */
+    const char *mask_why; /* why detection took the mask (messages name it, and how to decide);
+                            NULL: --mask, the contract or ortqual's own model named it */
+    char not_mask[320];  /* "": else why an input named like a mask is none (told by the run) */
+    unsigned *uses;      /* each input's OQ_USE_* bits (inspect/inputuse-impl.h); NULL: not known */
     const char *label;   /* the model in messages: its path, or "the exported model" */
     size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
     const oq_seq_axis *seq_axes;
@@ -428,6 +432,11 @@ typedef struct oq_signature {
  * converted model's metadata names (it wins over --mask and detection). */
 oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
                             const char *contract, oq_signature *sig, oq_err *err);
+/* As oq_signature_make, with the uses of the user's inputs (`*user_uses`, moved into the
+ * signature as *user_mi is: oq_model_input_uses_bytes of the bytes the run read; NULL or *NULL:
+ * oq_signature_make reads them from o->model_path). */
+oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
+                                 unsigned **user_uses, const char *contract, oq_signature *sig, oq_err *err);
 void oq_signature_clear(oq_signature *sig);
 /* Every input of one batch, read by name from `path` (the features and mask inputs also from
  * members "features" and "mask"), each checked against the model's type, rank and fixed
@@ -441,6 +450,7 @@ typedef struct oq_batch_inputs {
     size_t n_dims;       /* the named dimensions bound in this batch: name, size, where seen */
     char **dim_names, **dim_where;
     int64_t *dim_values;
+    const unsigned *uses; /* the signature's (borrowed): an additive mask may hold -inf */
 } oq_batch_inputs;
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err);
 void oq_batch_inputs_clear(oq_batch_inputs *in);

@@ -19,6 +19,7 @@
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
+#include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
@@ -1086,6 +1087,7 @@ static oq_status record_signature(run_ctx *c, oq_err *err)
             return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (c->sig.mask >= 0 && !(c->s->mask_input = strdup(mi->inputs[c->sig.mask].name)))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (c->sig.mask < 0 && *c->sig.not_mask) progress(c->o, "%s", c->sig.not_mask);
     if (c->sig.mask < 0) progress(c->o, "no mask input: every element of every output is valid (--mask NAME names one)");
     return OQ_OK;
 }
@@ -1257,7 +1259,10 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (st) return st;
     st = contract_mask(o, &m, contract, sizeof contract, err);
     if (!st && !m.mi) st = oq_err_set(err, m.inspected.status, "%s", m.inspected.msg);
-    if (!st) st = oq_signature_make(o, c->weights, &m.mi, *contract ? contract : NULL, &c->sig, err);
+    unsigned *uses = NULL;
+    if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, &uses, err);
+    if (!st) st = oq_signature_make_used(o, c->weights, &m.mi, &uses, *contract ? contract : NULL, &c->sig, err);
+    free(uses); /* (moved into the signature unless an error came first) */
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
     c->user_unhashed = m.unhashed;
     oq_model_file_clear(&m);
@@ -1372,7 +1377,9 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     c->padded_length = c->sink.padded_length;
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
     if (!st && c->replaces_run) oq_validate_clear_stale(o, c->n_all);
-    if (!st) progress(o, "%zu batches checked against the mask contract and written to %s", c->n_all, o->outdir);
+    if (!st)
+        progress(o, "%zu batches %s to %s", c->n_all,
+                 c->sig.mask >= 0 ? "checked against the mask contract and written" : "written", o->outdir);
     return st;
 }
 

@@ -140,6 +140,29 @@ for d, out_nan, exp_nan in ((sys.argv[1], 0, 504), (sys.argv[2], None, 0)):
     assert a["nan_count"] == o["nan_count"] + o["expected_nan_count"] == int(c["nan_count"]), (a, c)
 EOF
 
+# 3c. Equal infinities of the same sign compare equal (counted in inf_matched), as conformance
+#     judges them: an Attention's qk_matmul_output is -inf where an additive 0/-inf mask is (the
+#     row failed: "3 Inf in the output and 3 Inf in" the expected file); +inf against -inf still
+#     fails. The fixture: one Attention-23 node, mask float [2,4,3,5] of 0/0.5/-1/-inf, Y and qk
+#     from a float64 implementation of the spec.
+QK="$OQ_SOURCE_DIR/tests/fixtures/onnx/attention_qk_neginf"
+expect 0 "^- +ok " "$Q" bench --model "$QK.onnx" --inputs "$QK.npz" --expected "$QK.npz" "${FAST[@]}" --outdir "$T/qk"
+"$PY" - "$QK.npz" "$T/qkpos.npz" <<'EOF' || bad "cannot write the +inf variant"
+import numpy as np, sys
+z = dict(np.load(sys.argv[1]))
+qk = z["qk"].reshape(-1)
+qk[np.flatnonzero(np.isneginf(qk))[0]] = np.inf
+np.savez(sys.argv[2], **z)
+EOF
+expect 1 "output 'qk': non-finite values: 1 Inf in the output and 1 Inf in" "$Q" bench --model "$QK.onnx" \
+    --inputs "$QK.npz" --expected "$T/qkpos.npz" "${FAST[@]}" --outdir "$T/qkpos"
+if "$PY" - "$T/qk/summary.json" <<'EOF'; then ok "equal -inf: matched, passed"; else bad "equal -inf: $(cat "$T/qk/summary.json")"; fi
+import json, sys
+o = {x["output"]: x for x in json.load(open(sys.argv[1]))["results"][0]["outputs"]}
+assert o["qk"]["passed"] and o["qk"]["inf_matched"] == 3 and o["qk"]["inf_count"] == 0, o["qk"]
+assert o["Y"]["inf_matched"] == 0, o["Y"]
+EOF
+
 # 4. A model `ortqual export` wrote, with ORT's profile of 2 more runs per point.
 "$Q" export encoder --format attention24 -o "$T/enc.onnx" >/dev/null || bad "export encoder"
 expect 0 "batch=1 seq=64 +ok" "$Q" bench --model "$T/enc.onnx" --dim batch=1 --sweep seq=32,64 --profile-runs 2 \

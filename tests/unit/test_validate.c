@@ -17,6 +17,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
+#include "inspect/inputuse-impl.h"
 #include "npz/npz-impl.h"
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
@@ -1052,6 +1053,204 @@ static void finite_inputs_heads(void **state)
     read_heads(model, io, padding, msg, sizeof msg);
     assert_non_null(strstr(msg, "input 'q': element 14 is NaN: inputs must be finite (padding included"));
     remove_dir(dir);
+    free(model);
+    free(io);
+}
+
+/* ---- which input is the padding mask ------------------------------------------------------ */
+
+/* Q, K, V [4,2,4,8] into one Attention-23 whose attn_mask is the input `mask` of type `mt` and
+ * shape [4,4] (a causal mask: ONNX broadcasts it over batch and heads), or with `ids`, token
+ * ids [batch,seq] through a Gather beside it; Y out. */
+static void causal_model(const char *path, oq_dtype mt, int ids)
+{
+    oq_opset ops[] = {{"", 23}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "causal", &g, NULL), OQ_OK);
+    const oq_dim st[] = {OQ_DIM(4), OQ_DIM(2), OQ_DIM(4), OQ_DIM(8)}, ll[] = {OQ_DIM(4), OQ_DIM(4)};
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")}, ble[] = {bl[0], bl[1], OQ_DIM(8)};
+    const char *qkv[] = {"Q", "K", "V", "attn_mask"};
+    for (int i = 0; i < 3; i++) oq_graph_add_input(g, qkv[i], OQ_DTYPE_FLOAT32, 4, st);
+    oq_graph_add_input(g, "attn_mask", mt, 2, ll);
+    const char *y = oq_graph_op(g, "Attention", 4, qkv, 0, NULL);
+    oq_graph_add_output(g, y, "Y", OQ_DTYPE_FLOAT32, 4, st);
+    if (ids) {
+        const int64_t es[] = {10, 8};
+        oq_tensor *emb = tensor_of("emb", OQ_DTYPE_FLOAT32, 2, es);
+        oq_graph_add_input(g, "input_ids", OQ_DTYPE_INT64, 2, bl);
+        const char *e = oq_graph_add_initializer(g, emb, "emb");
+        const char *x = oq_graph_op(g, "Gather", 2, (const char *[]){e, "input_ids"}, 0, NULL);
+        oq_graph_add_output(g, x, "X", OQ_DTYPE_FLOAT32, 3, ble);
+        oq_tensor_free(emb);
+    }
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* One input `name` [batch,seq] of type `dt`, through Identity to the output `out` (a lone rank-2
+ * input whose use says nothing). */
+static void lone_model(const char *path, const char *name, oq_dtype dt)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "lone", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")};
+    oq_graph_add_input(g, name, dt, 2, bl);
+    oq_graph_add_output(g, oq_graph_op(g, "Identity", 1, &name, 0, NULL), "out", dt, 2, bl);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+static oq_status signature_of(const char *model, oq_signature *sig, oq_err *err)
+{
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(model, &mi, err), OQ_OK);
+    return oq_signature_make(&o, NULL, &mi, NULL, sig, err);
+}
+
+/* An Attention's [Lq, T] attn_mask (named like a mask) and token ids (the only other rank-2
+ * input) are not the [B, L] padding mask: both were taken for it, and the outputs' axes 0 and 2
+ * masked by the causal rows (a false green); a lone rank-2 input of no telling use is refused,
+ * not guessed. */
+static void mask_detection(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("maskdet");
+    char *model = path_in(dir, "m.onnx");
+    oq_signature sig;
+    oq_err err = {0};
+    causal_model(model, OQ_DTYPE_BOOL, 0);
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, -1);
+    assert_non_null(strstr(sig.not_mask, "input 'attn_mask' is not taken as the padding mask: it is an Attention "
+                                         "node's attn_mask as it is"));
+    oq_signature_clear(&sig);
+    causal_model(model, OQ_DTYPE_BOOL, 1);
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, -1);
+    oq_signature_clear(&sig);
+    lone_model(model, "valid", OQ_DTYPE_BOOL);
+    assert_int_equal(signature_of(model, &sig, &err), OQ_ERR_INVALID_ARG);
+    char want[1100];
+    snprintf(want, sizeof want, "%s: input 'valid' is the only rank-2 input, and nothing in the model says whether "
+             "it is a padding mask: name the [B, L] padding mask (--mask valid) or say there is none (--no-mask)",
+             model);
+    assert_string_equal(err.msg, want);
+    causal_model(model, OQ_DTYPE_BOOL, 0); /* two named like a mask: which one is not guessed */
+    oq_model_info *two;
+    assert_int_equal(oq_model_inspect_file(model, &two, &err), OQ_OK);
+    free(two->inputs[0].name);
+    two->inputs[0].name = strdup("q_mask");
+    two->inputs[0].rank = 2;
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    unsigned *none = calloc(4, sizeof *none);
+    none[0] = OQ_USE_KEY_PADDING; /* (read as one by its operator) */
+    assert_int_equal(oq_signature_make_used(&o, NULL, &two, &none, NULL, &sig, &err), OQ_ERR_INVALID_ARG);
+    free(none);
+    oq_model_info_free(two);
+    assert_non_null(strstr(err.msg, ": inputs 'q_mask' and 'attn_mask' may each be the padding mask: name the [B, L] "
+                                    "padding mask (--mask NAME) or say there is none (--no-mask)"));
+    lone_model(model, "pad_mask", OQ_DTYPE_BOOL); /* named like one: taken, and said so */
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, 0);
+    assert_string_equal(sig.mask_why, "its name contains \"mask\"");
+    oq_signature_clear(&sig);
+    remove_dir(dir);
+    free(model);
+}
+
+/* A guessed mask whose values break the contract: the message says it was guessed and how to
+ * decide (it read as a broken mask, about token ids or an Attention mask). */
+static void guessed_mask_says_so(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("guessed");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    lone_model(model, "pad_mask", OQ_DTYPE_INT64);
+    oq_signature sig;
+    oq_err err = {0};
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    const int64_t bl[] = {1, 3};
+    oq_tensor *t = tensor_of("pad_mask", OQ_DTYPE_INT64, 2, bl);
+    for (int64_t i = 0; i < 3; i++) oq_tensor_set_f64(t, i, 6);
+    assert_int_equal(oq_npz_write(io, 1, (const oq_tensor *const *)&t, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(t);
+    oq_batch_inputs in;
+    assert_int_not_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_OK);
+    char want[1100];
+    snprintf(want, sizeof want, "%s: mask 'pad_mask': event 0, position 0: mask value 6 is not 0 or 1 (input "
+             "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": --mask NAME names "
+             "the mask, --no-mask says there is none)", io);
+    assert_string_equal(err.msg, want);
+    oq_signature_clear(&sig);
+    remove_dir(dir);
+    free(model);
+    free(io);
+}
+
+/* The causal model's batch: Q, K random, V zero (Y is zero), attn_mask causal of type `mt`
+ * (float: 0 / -inf), Y zero but `bad` at event 0, positions 1..3 (where the causal rows, read
+ * as a padding mask, left nothing valid); `at` >= 0: `v` written at element `at` of the mask. */
+static void causal_io(const char *path, oq_dtype mt, double bad, int64_t at, double v)
+{
+    const int64_t st[] = {4, 2, 4, 8}, ll[] = {4, 4};
+    oq_tensor *t[5] = {tensor_of("Q", OQ_DTYPE_FLOAT32, 4, st), tensor_of("K", OQ_DTYPE_FLOAT32, 4, st),
+                       tensor_of("V", OQ_DTYPE_FLOAT32, 4, st), tensor_of("attn_mask", mt, 2, ll),
+                       tensor_of("Y", OQ_DTYPE_FLOAT32, 4, st)};
+    for (int64_t i = 0; i < 256; i++) {
+        oq_tensor_set_f64(t[0], i, 0.01 * (double)(i % 17));
+        oq_tensor_set_f64(t[1], i, -0.02 * (double)(i % 13));
+        oq_tensor_set_f64(t[4], i, i < 64 && i / 8 % 4 ? bad : 0); /* [0, h, 1..3, :] */
+    }
+    for (int64_t i = 0; i < 16; i++)
+        oq_tensor_set_f64(t[3], i, mt == OQ_DTYPE_BOOL ? i % 4 <= i / 4 : i % 4 <= i / 4 ? 0 : -INFINITY);
+    if (at >= 0) oq_tensor_set_f64(t[3], at, v);
+    assert_int_equal(oq_npz_write(path, 5, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int i = 0; i < 5; i++) oq_tensor_free(t[i]);
+}
+
+/* The QA's repro: Y wrong by 7 at event 0, positions 1..3 fails (it passed, the causal rows
+ * taken as the padding mask); and the same model with a float 0/-inf mask runs (-inf was
+ * refused as "inputs must be finite"), a correct Y passing, NaN and +inf still refused. */
+static void causal_mask_is_no_padding(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("causal");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    oq_validate_summary *s = NULL;
+    oq_err err = {0};
+    causal_model(model, OQ_DTYPE_BOOL, 0);
+    causal_io(io, OQ_DTYPE_BOOL, 7.0, -1, 0);
+    assert_int_equal(run_signature(dir, model, io, "bad", &s, &err), OQ_OK);
+    assert_int_equal(s->verdict, OQ_RUN_FAILED);
+    assert_null(s->mask_input);
+    oq_validate_summary_free(s);
+    causal_model(model, OQ_DTYPE_FLOAT32, 0);
+    causal_io(io, OQ_DTYPE_FLOAT32, 0, -1, 0);
+    if (run_signature(dir, model, io, "float", &s, &err)) fail_msg("%s", err.msg);
+    if (s->verdict != OQ_RUN_PASSED) fail_msg("%s: %s", oq_run_verdict_name(s->verdict), s->verdict_reason);
+    oq_validate_summary_free(s);
+    oq_signature sig;
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    const double refused[] = {NAN, INFINITY};
+    for (int k = 0; k < 2; k++) {
+        causal_io(io, OQ_DTYPE_FLOAT32, 0, 6, refused[k]);
+        oq_batch_inputs in;
+        assert_int_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_ERR_FORMAT);
+        assert_non_null(strstr(err.msg, k ? "input 'attn_mask': element 6 is inf" : "input 'attn_mask': element 6 is NaN"));
+    }
+    oq_signature_clear(&sig);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
     free(model);
     free(io);
 }
@@ -2301,6 +2500,9 @@ int main(void)
         cmocka_unit_test(worker_refuses_ambiguous_axes),
         cmocka_unit_test(finite_inputs),
         cmocka_unit_test(finite_inputs_heads),
+        cmocka_unit_test(mask_detection),
+        cmocka_unit_test(guessed_mask_says_so),
+        cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),

@@ -1,0 +1,37 @@
+/* What a model's inputs are used as, told by the nodes that read them: validate's mask
+ * detection must not take an Attention's [Lq, T] attn_mask or token ids for the [B, L]
+ * padding mask, and its finite check lets an additive mask hold -inf.
+ */
+#ifndef ORTQUAL_INSPECT_INPUTUSE_IMPL_H
+#define ORTQUAL_INSPECT_INPUTUSE_IMPL_H
+
+#include <stddef.h>
+
+#include "ortqual/inspect.h"
+#include "ortqual/status.h"
+
+/* Bits of an input's use. "Reaches": through Cast, CastLike, Identity, Not (its rank kept) or
+ * Unsqueeze, Reshape, Expand, Squeeze, Transpose (its rank changed). */
+enum {
+    /* an ONNX Attention's attn_mask (input 3), reached with its rank kept: as ONNX broadcasts
+     * it, a rank-2 one is [Lq, T] (axis 0 the query), never [B, L] */
+    OQ_USE_ATTN_MASK_AS_IS = 1u << 0,
+    /* added to the attention scores: a float attn_mask of ONNX Attention (input 3), the
+     * attention_bias of com.microsoft Attention or MultiHeadAttention (input 5), or an Add
+     * whose sum a Softmax reads (through Add, Sub, Mul, Div, Where, Cast, Identity, Reshape) */
+    OQ_USE_ADDITIVE = 1u << 1,
+    /* the indices of a Gather, GatherElements or GatherND (input 1): token ids, positions */
+    OQ_USE_INDICES = 1u << 2,
+    /* a key-padding mask by its operator's definition, reached with its rank kept:
+     * com.microsoft Attention's mask_index (input 3), MultiHeadAttention's key_padding_mask (4) */
+    OQ_USE_KEY_PADDING = 1u << 3,
+};
+
+/* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection), into
+ * *uses (mi->n_inputs entries, malloc'ed). Errors: OQ_ERR_FORMAT (no model), OQ_ERR_NOMEM. */
+oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
+                                    oq_err *err);
+/* The same of the model file `path` (read for inspection: its large weights not copied). */
+oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses, oq_err *err);
+
+#endif

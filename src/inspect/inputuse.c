@@ -1,0 +1,121 @@
+/* What each input of a model is used as: a walk from the input through the nodes that pass it
+ * on (casts, reshapes) to the operator inputs that tell (inputuse-impl.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect/gview-impl.h"
+#include "inspect/inputuse-impl.h"
+#include "inspect/model-impl.h"
+#include "ortqual/tensor.h"
+
+/* Node visits per input: a mask that feeds every layer of a deep model is still told after a
+ * few hundred, and a pathological graph (fan-out at every step) cannot make it run long. */
+#define WALK_BUDGET 4096
+
+typedef struct walk {
+    const oq_gview *v;
+    const Onnx__GraphProto *g;
+    unsigned uses;
+    int budget;
+} walk;
+
+static const char *const KEEP_RANK[] = {"Cast", "CastLike", "Identity", "Not", NULL};
+static const char *const CHANGE_RANK[] = {"Unsqueeze", "Reshape", "Expand", "Squeeze", "Transpose", NULL};
+/* what a decomposed attention's scores pass through between their MatMul and the Softmax */
+static const char *const SCORES[] = {"Add", "Sub", "Mul", "Div", "Where", "Cast", "Identity", "Reshape", NULL};
+
+static int is_one_of(const Onnx__NodeProto *n, const char *const *ops)
+{
+    for (; *ops; ops++)
+        if (oq_node_is(n, *ops)) return 1;
+    return 0;
+}
+
+static int is_ms(const Onnx__NodeProto *n, const char *op)
+{
+    return n->domain && !strcmp(n->domain, "com.microsoft") && n->op_type && !strcmp(n->op_type, op);
+}
+
+static int reaches_softmax(walk *w, const char *value)
+{
+    size_t n = oq_gview_consumer_count(w->v, value);
+    for (size_t i = 0; i < n && --w->budget > 0; i++) {
+        const Onnx__NodeProto *node = w->g->node[oq_gview_consumer(w->v, value, i)];
+        if (oq_node_is(node, "Softmax")) return 1;
+        if (is_one_of(node, SCORES) && node->n_output && reaches_softmax(w, node->output[0])) return 1;
+    }
+    return 0;
+}
+
+/* The use of input slot `slot` of `n`, reached by a value of type `dtype` (0: not known),
+ * its rank kept or not. */
+static unsigned slot_use(walk *w, const Onnx__NodeProto *n, size_t slot, int32_t dtype, int as_is)
+{
+    int is_float = dtype && oq_dtype_is_float((oq_dtype)dtype);
+    unsigned u = 0;
+    if (oq_node_is(n, "Attention") && slot == 3) u |= (as_is ? OQ_USE_ATTN_MASK_AS_IS : 0) | (is_float ? OQ_USE_ADDITIVE : 0);
+    if ((oq_node_is(n, "Gather") || oq_node_is(n, "GatherElements") || oq_node_is(n, "GatherND")) && slot == 1)
+        u |= OQ_USE_INDICES;
+    if (as_is && ((is_ms(n, "Attention") && slot == 3) || (is_ms(n, "MultiHeadAttention") && slot == 4)))
+        u |= OQ_USE_KEY_PADDING;
+    if (is_float && (is_ms(n, "Attention") || is_ms(n, "MultiHeadAttention")) && slot == 5) u |= OQ_USE_ADDITIVE;
+    if (is_float && oq_node_is(n, "Add") && n->n_output && reaches_softmax(w, n->output[0])) u |= OQ_USE_ADDITIVE;
+    return u;
+}
+
+static void walk_from(walk *w, const char *value, int32_t dtype, int as_is)
+{
+    size_t n_cons = oq_gview_consumer_count(w->v, value);
+    for (size_t i = 0; i < n_cons && --w->budget > 0; i++) {
+        const Onnx__NodeProto *n = w->g->node[oq_gview_consumer(w->v, value, i)];
+        for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
+            if (!strcmp(n->input[slot], value)) w->uses |= slot_use(w, n, slot, dtype, as_is);
+        if (!n->n_output || !n->n_input || strcmp(n->input[0], value)) continue; /* passed on as data only */
+        int32_t to = oq_node_is(n, "Cast") ? (int32_t)oq_node_attr_int(n, "to", 0)
+                     : oq_node_is(n, "CastLike") ? 0 : dtype;
+        if (is_one_of(n, KEEP_RANK)) walk_from(w, n->output[0], to, as_is);
+        else if (is_one_of(n, CHANGE_RANK)) walk_from(w, n->output[0], dtype, 0);
+    }
+}
+
+static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, unsigned **uses, oq_err *err)
+{
+    *uses = NULL;
+    if (!m || !m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "not an ONNX model");
+    int64_t opset = 0;
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain) opset = m->opset_import[i]->version;
+    oq_gview *v;
+    if (oq_gview_create(m->graph, opset, &v, err)) return OQ_ERR_NOMEM;
+    unsigned *u = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *u);
+    for (size_t i = 0; u && i < mi->n_inputs; i++) {
+        walk w = {v, m->graph, 0, WALK_BUDGET};
+        walk_from(&w, mi->inputs[i].name, mi->inputs[i].elem_type, 1);
+        u[i] = w.uses;
+    }
+    oq_gview_free(v);
+    if (!u) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    *uses = u;
+    return OQ_OK;
+}
+
+oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
+                                    oq_err *err)
+{
+    Onnx__ModelProto *m = oq_model_unpack_inspect(buf, n);
+    oq_status st = uses_of(m, mi, uses, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}
+
+oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses, oq_err *err)
+{
+    Onnx__ModelProto *m;
+    *uses = NULL;
+    oq_status st = oq_model_proto_read(path, &m, err);
+    if (st) return st;
+    st = uses_of(m, mi, uses, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    if (st == OQ_ERR_FORMAT) oq_err_prefix(err, "%s: ", path);
+    return st;
+}
