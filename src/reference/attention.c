@@ -258,7 +258,8 @@ static oq_status check_opset23(const attn_ctx *c, const oq_ref_attention_inputs 
     if (len == 1 && c->T > 1)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,
                           "Attention-23 attn_mask last axis is 1, total kv length %lld: a mask "
-                          "broadcast over the keys is not implemented (Attention-24 would pad it)",
+                          "broadcast over the keys is not judged: opset 23 does not say whether it "
+                          "broadcasts or pads (Attention-24 pads it)",
                           (long long)c->T);
     if (len < c->T)
         return oq_err_set(err, OQ_ERR_SHAPE,

@@ -354,7 +354,7 @@ static void test_opset(void **state)
     expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k, .attn_mask = sm}, OQ_ERR_SHAPE,
                  "Attention-23 attn_mask last axis is 4, shorter than the total kv length 5");
     expect_error(&a, &(oq_ref_attention_inputs){.q = q, .k = k, .v = k, .attn_mask = om}, OQ_ERR_UNSUPPORTED,
-                 "broadcast over the keys is not implemented");
+                 "broadcast over the keys is not judged");
     /* what opset 23 has runs, and both forms run at 24 */
     const oq_ref_attention_inputs ok23 = {.q = q, .k = k, .v = k, .attn_mask = fm};
     const oq_ref_attention_inputs ok24[2] = {{.q = q, .k = k, .v = k, .nonpad_kv_seqlen = n},
