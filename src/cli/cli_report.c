@@ -480,20 +480,25 @@ int oq_cli_clashes_outdir(const char *cmd, const char *opt, const char *path, co
         if (!fnmatch(made[k], name, 0) && oq_cli_same_file(path, mine)) {
             int n = (int)strlen(outdir);
             while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
-            fprintf(stderr, "ortqual %s: %s %s is %.*s's %s, which the run writes: give another %s\n", cmd, opt, path,
+            fprintf(stderr, "ortqual %s: %s %s is %.*s's %s: give another %s\n", cmd, opt, path,
                     n, outdir, name, opt);
             return OQ_EXIT_USAGE;
         }
     return OQ_EXIT_OK;
 }
 
+int oq_cli_junit_in_run(const char *cmd, const char *junit, const char *outdir)
+{
+    static const char *const made[] = {"summary.json", "validate.csv", "report.html", "error.json", "started.json",
+                                       "plots", "shards", "*.npz", "*.onnx", ".*"};
+    return oq_cli_clashes_outdir(cmd, "--junit", junit, outdir, made, sizeof made / sizeof *made);
+}
+
 /* --junit names neither a file the run reads nor one it writes in its output folder: renamed
  * over it, the JUnit XML would replace the model under test or the run's evidence. */
 static int junit_clash(const char *cmd, const char *junit, const oq_validate_opts *o)
 {
-    static const char *const made[] = {"summary.json", "validate.csv", "report.html", "error.json", "started.json",
-                                       "plots", "shards", "*.npz", "*.onnx", ".*"};
-    int rc = oq_cli_clashes_outdir(cmd, "--junit", junit, o->outdir, made, sizeof made / sizeof *made);
+    int rc = oq_cli_junit_in_run(cmd, junit, o->outdir);
     const char *one[2] = {o->model_path, o->weights_path}, *what[4] = {"--model", "--weights", "--inputs", "--expected"};
     for (int k = 0; !rc && k < 4; k++) {
         size_t n = k < 2 ? one[k] != NULL : k == 2 ? o->n_input_files : o->n_expected_files;

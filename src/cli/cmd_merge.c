@@ -60,7 +60,8 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
 {
     oq_validate_summary *s;
     oq_err e = {0};
-    int rc;
+    int rc = junit ? oq_cli_junit_in_run("merge", junit, dir) : OQ_EXIT_OK; /* DIR left as it is */
+    if (rc) return rc;
     /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
      * summary and report were written; refused as the merge refuses, the earlier merge's
      * outputs removed (oq_validate_merge_drop) */
