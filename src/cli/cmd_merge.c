@@ -60,8 +60,7 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
 {
     oq_validate_summary *s;
     oq_err e = {0};
-    int rc = junit ? oq_cli_junit_in_run("merge", junit, dir) : OQ_EXIT_OK; /* DIR left as it is */
-    if (rc) return rc;
+    int rc;
     /* before the merge: a --junit that cannot be written would otherwise fail after DIR's
      * summary and report were written; refused as the merge refuses, the earlier merge's
      * outputs removed (oq_validate_merge_drop) */
@@ -71,6 +70,7 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
         fprintf(stderr, "ortqual merge: %s\n", e.msg);
         return oq_cli_exit_of(e.status);
     }
+    if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
         fprintf(stderr, "ortqual merge: %s\n", e.msg);
