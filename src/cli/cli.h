@@ -342,6 +342,18 @@ int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_ite
  * fine when the run makes it (`outdir`, may be NULL). Prints "ortqual CMD: OPT: ..." and returns
  * the exit status; 0 when ready. */
 int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, const char *outdir);
+/* Whether paths a and b name one file: the same file (st_dev, st_ino) where both exist, else the
+ * same name in the same folder (one the run will make). */
+int oq_cli_same_file(const char *a, const char *b);
+/* An output file (OPT: PATH, may be NULL) that would be one the run reads or writes in `outdir`
+ * (may be NULL): its name matches one of `made` (fnmatch patterns) and it is in that folder. Prints
+ * "ortqual CMD: OPT PATH is OUTDIR's NAME: give another OPT" and returns
+ * OQ_EXIT_USAGE; 0 when it is not. */
+int oq_cli_clashes_outdir(const char *cmd, const char *opt, const char *path, const char *outdir,
+                          const char *const *made, size_t n_made);
+/* The same for --junit and a validation's output folder (validate, replay, merge): its
+ * summary.json, validate.csv, report.html, batches, models, ... */
+int oq_cli_junit_in_run(const char *cmd, const char *junit, const char *outdir);
 /* --padding auto|zero|report into the int at ctx (oq_validate_opts.padding). */
 int oq_cli_padding(const oq_opt *o, const char *arg);
 #define OQ_CLI_PADDING_OPT(opts)                                                                     \

@@ -1,5 +1,7 @@
 /* Human output shared by validate and replay: progress, the verdict table, the reports. */
 #include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -444,6 +446,73 @@ int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, cons
     return oq_cli_exit_of(e.status);
 }
 
+/* The folder of `path` into buf ("." for a bare name, "/" for one at the root), trailing slashes cut. */
+static void parent_of(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    snprintf(buf, n, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    size_t k = strlen(buf);
+    while (k > 1 && buf[k - 1] == '/') buf[--k] = 0;
+    if (!k) snprintf(buf, n, "/");
+}
+
+int oq_cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+    if (strcmp(na ? na + 1 : a, nb ? nb + 1 : b)) return 0;
+    char da[PATH_MAX], db[PATH_MAX];
+    parent_of(a, da, sizeof da);
+    parent_of(b, db, sizeof db);
+    if (stat(da, &sa) == 0 && stat(db, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return !strcmp(da, db); /* a folder the run will make */
+}
+
+int oq_cli_clashes_outdir(const char *cmd, const char *opt, const char *path, const char *outdir,
+                          const char *const *made, size_t n_made)
+{
+    if (!path || !outdir) return OQ_EXIT_OK;
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    char mine[PATH_MAX];
+    snprintf(mine, sizeof mine, "%s/%s", outdir, name);
+    for (size_t k = 0; k < n_made; k++)
+        if (!fnmatch(made[k], name, 0) && oq_cli_same_file(path, mine)) {
+            int n = (int)strlen(outdir);
+            while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
+            fprintf(stderr, "ortqual %s: %s %s is %.*s's %s: give another %s\n", cmd, opt, path,
+                    n, outdir, name, opt);
+            return OQ_EXIT_USAGE;
+        }
+    return OQ_EXIT_OK;
+}
+
+int oq_cli_junit_in_run(const char *cmd, const char *junit, const char *outdir)
+{
+    static const char *const made[] = {"summary.json", "validate.csv", "report.html", "error.json", "started.json",
+                                       "plots", "shards", "*.npz", "*.onnx", ".*"};
+    return oq_cli_clashes_outdir(cmd, "--junit", junit, outdir, made, sizeof made / sizeof *made);
+}
+
+/* --junit names neither a file the run reads nor one it writes in its output folder: renamed
+ * over it, the JUnit XML would replace the model under test or the run's evidence. */
+static int junit_clash(const char *cmd, const char *junit, const oq_validate_opts *o)
+{
+    int rc = oq_cli_junit_in_run(cmd, junit, o->outdir);
+    const char *one[2] = {o->model_path, o->weights_path}, *what[4] = {"--model", "--weights", "--inputs", "--expected"};
+    for (int k = 0; !rc && k < 4; k++) {
+        size_t n = k < 2 ? one[k] != NULL : k == 2 ? o->n_input_files : o->n_expected_files;
+        const char *const *f = k < 2 ? &one[k] : k == 2 ? o->input_files : o->expected_files;
+        for (size_t i = 0; !rc && i < n; i++)
+            if (oq_cli_same_file(junit, f[i])) {
+                fprintf(stderr, "ortqual %s: --junit %s is the %s file %s: give another --junit\n", cmd, junit,
+                        what[k], f[i]);
+                rc = OQ_EXIT_USAGE;
+            }
+    }
+    return rc;
+}
+
 static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
                           const struct oq_cli_run_output *out)
 {
@@ -510,7 +579,8 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
 int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out)
 {
-    int rc = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
+    int rc = out->junit ? junit_clash(cmd, out->junit, o) : OQ_EXIT_OK;
+    if (!rc) rc = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
     if (rc) return rc;
     /* The shards of one split run at once, each in its own shards/I: each takes its own lock, and
      * the folder's shared with the others, so that a run that clears or rewrites the folder whole

@@ -378,12 +378,14 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
-/* --outdir and --junit before any test runs: --outdir taken for this run (*lock), new or empty
- * unless --force, writable. */
+/* --outdir and --junit before any test runs: --junit not a file of --outdir's, --outdir taken for
+ * this run (*lock), new or empty unless --force, writable. */
 static int check_outputs(const report_flags *f, oq_outdir_lock **lock)
 {
+    static const char *const made[] = {"summary.json", "report.html", "error.json", ".*"};
     oq_err err = {0};
-    int rc = f->outdir ? oq_cli_outdir_lock("conformance", f->outdir, NULL, lock) : OQ_EXIT_OK;
+    int rc = oq_cli_clashes_outdir("conformance", "--junit", f->junit, f->outdir, made, sizeof made / sizeof *made);
+    if (!rc && f->outdir) rc = oq_cli_outdir_lock("conformance", f->outdir, NULL, lock);
     if (rc) return rc;
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
     if (st) {

@@ -188,13 +188,17 @@ static int write_outputs(const oq_gate *g, const oq_gate_result *r, const output
     return rc;
 }
 
-/* --verdict and --junit before CMD runs (it may take hours): an empty or invalid path is exit
- * 2, an unwritable folder exit 3. */
+/* --verdict and --junit before CMD runs (it may take hours): an empty or invalid path, or one
+ * file named twice, is exit 2, an unwritable folder exit 3. */
 static int check_outputs(const outputs *out)
 {
     const char *path[2] = {out->verdict, out->junit}, *name[2] = {"--verdict", "--junit"};
     int rc = OQ_EXIT_OK;
     for (int i = 0; !rc && i < 2; i++) rc = oq_cli_output_ready("gate", name[i], path[i], NULL);
+    if (!rc && out->verdict && out->junit && oq_cli_same_file(out->verdict, out->junit)) {
+        fprintf(stderr, "ortqual gate: --junit and --verdict name the same file %s: give two\n", out->junit);
+        rc = OQ_EXIT_USAGE; /* the second written would replace the first */
+    }
     return rc;
 }
 

@@ -70,6 +70,7 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
         fprintf(stderr, "ortqual merge: %s\n", e.msg);
         return oq_cli_exit_of(e.status);
     }
+    if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
         fprintf(stderr, "ortqual merge: %s\n", e.msg);

@@ -44,7 +44,9 @@ static int make_junit(const char *dir, const char *path, char **xml, size_t *xml
     oq_err err = {0};
     unsigned char *text = NULL;
     size_t n = 0;
-    int rc = oq_cli_output_ready("report", "--junit", path, NULL);
+    static const char *const made[] = {"summary.json", "report.html"}; /* read, written */
+    int rc = oq_cli_clashes_outdir("report", "--junit", path, dir, made, 2);
+    if (!rc) rc = oq_cli_output_ready("report", "--junit", path, NULL);
     if (rc) return rc;
     if (oq_read_file(in, &text, &n, &err) || oq_junit_xml((const char *)text, n, in, xml, xml_n, &err)) {
         fprintf(stderr, "ortqual report: %s\n", err.msg);

@@ -235,4 +235,8 @@ must 3 "^ortqual conformance: --outdir: $RO: cannot (create directory|write in)"
 grep -q '^PASS' "$T/o2" && fail "an unwritable --outdir still ran the tests"
 must 3 "^ortqual conformance: --junit: $J: cannot create" "$T/o3" "$ORTQUAL" conformance --junit "$J" "$one"
 must 2 "^ortqual conformance: --junit: an empty value .want FILE." "$T/o4" "$ORTQUAL" conformance --junit '' "$one"
+# --junit over the folder's own summary.json is refused before any test runs, the file kept
+must 2 "^ortqual conformance: --junit $T/c1/summary.json is $T/c1's summary.json: give another --junit$" \
+  "$T/o5" "$ORTQUAL" conformance --outdir "$T/c1" --force --junit "$T/c1/summary.json" "$one"
+[ "$(head -c1 "$T/c1/summary.json")" = "{" ] || fail "a refused --junit replaced summary.json"
 echo "conformance e2e ok ($n_base passed, $n_exp skipped)"

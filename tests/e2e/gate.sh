@@ -93,6 +93,11 @@ gate 1 --verdict "$W/v.json" --junit "$W/j.xml" -- /bin/sh -c \
 $PY -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$W/j.xml" || fail "JUnit XML not well-formed"
 grep -q "a.py:4: y $(printf '\357\277\275')" "$W/j.xml" || fail "JUnit XML lacks U+FFFF as U+FFFD"
 
+# --verdict and --junit naming one file (by two paths): refused before CMD runs, nothing written
+gate 2 --verdict "$W/same.json" --junit "$W/caller/../same.json" -- /bin/echo '1 passed, 0 failed' &&
+    expect "ortqual gate: --junit and --verdict name the same file $W/caller/../same.json: give two"
+[ ! -e "$W/same.json" ] || fail "--verdict F --junit F wrote $W/same.json"
+
 # a real C test program (cmocka) built from nothing but cc, if a compiler is here
 if command -v cc >/dev/null; then
     cat >"$W/cm.c" <<'EOF'

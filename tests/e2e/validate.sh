@@ -20,6 +20,10 @@ grep -q "verdict: PASSED (2 passed, 0 failed, 0 skipped; reference ref:encoder:f
 [ "$(json "$T/pass/summary.json" '([c["status"] for c in d["configs"]], [c["status"] for c in d["configs"]].count("passed") == d["tested"])')" = \
   "(['reference', 'passed', 'passed'], True)" ] || fail "statuses: $(json "$T/pass/summary.json" '[c["status"] for c in d["configs"]]')"
 $ORTQUAL report "$T/pass" --junit "$T/pass.xml" > /dev/null || fail "report --junit"
+must 2 "^ortqual report: --junit $T/pass/./summary.json is $T/pass's summary.json: give another --junit$" \
+  "$T/rj.out" $ORTQUAL report "$T/pass" --junit "$T/pass/./summary.json"
+must 2 "^ortqual merge: --junit $T/pass/validate.csv is $T/pass's validate.csv: give another --junit$" \
+  "$T/rj.out" $ORTQUAL merge "$T/pass" --junit "$T/pass/validate.csv"
 [ "$(grep -c '<property name="status" value="passed"/>' "$T/pass.xml")" = 2 ] &&
   grep -q '<property name="status" value="reference"/>' "$T/pass.xml" &&
   grep -q 'data-status="reference"' "$T/pass/report.html" || fail "JUnit or report.html: the reference's status"
@@ -182,6 +186,22 @@ set -e
 grep -q "junit.fifo: is a FIFO (named pipe); results are written to regular files only" "$T/fifo.out" ||
   fail "--junit FIFO message: $(cat "$T/fifo.out")"
 [ -p "$T/junit.fifo" ] && [ ! -e "$T/fifo" ] || fail "--junit FIFO: replaced, or the run went ahead"
+# --junit naming a file the run reads, or one it writes in its output folder (by any path), is
+# refused before any work: renamed over it, the XML would replace the model or the run's evidence
+M="$T/pass-src/encoder_attention24_fp32.onnx" I="$T/pass-src/inputs_000.npz"
+sums=$(sha256sum "$M" "$I" "$T/pass/summary.json")
+must 2 "^ortqual validate: --junit $M is the --model file $M: give another --junit$" "$T/jm.out" \
+  $ORTQUAL validate --model "$M" --inputs "$I" --configs cpu:model:fp32 --outdir "$T/jm" --junit "$M"
+must 2 "^ortqual validate: --junit $T/pass-src/./inputs_000.npz is the --inputs file $I: give another --junit$" \
+  "$T/jm.out" $ORTQUAL validate --model "$M" --inputs "$I" --configs cpu:model:fp32 --outdir "$T/jm" \
+  --junit "$T/pass-src/./inputs_000.npz"
+for f in summary.json validate.csv inputs_000.npz; do
+  must 2 "^ortqual validate: --junit $T/jm/$f is $T/jm's $f: give another --junit$" "$T/jm.out" \
+    $ORTQUAL validate --outdir "$T/jm/" --num-events 2 --junit "$T/jm/$f"
+done
+must 2 "is $T/pass's summary.json: give another --junit$" "$T/jm.out" \
+  $ORTQUAL validate --outdir "$T/pass" --force --num-events 2 --junit "$T/pass-src/../pass/summary.json"
+[ "$(sha256sum "$M" "$I" "$T/pass/summary.json")" = "$sums" ] && [ ! -e "$T/jm" ] || fail "a refused --junit touched a file"
 # --outdir with a trailing slash, not made yet, and --junit inside it: the run makes the folder
 $ORTQUAL validate --outdir "$T/slash/" --junit "$T/slash/j.xml" --num-events 2 \
   --configs ref:encoder:fp64,cpu:attention24:fp32 > "$T/slash.out" 2>&1 || fail "trailing slash: $(tail -2 "$T/slash.out")"
