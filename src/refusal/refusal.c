@@ -187,15 +187,16 @@ static int mask_query_broadcast(expl *x)
         return 0;
     }
     describe_roles(x, nodes, n, pick, roles, role_names, 2);
+    const int axis = m ? m->rank - 2 : 0; /* m lies in nodes */
     oq_node_infos_free(nodes, n);
     if (!fits && known) {
         x->id = "attn-mask-shape";
         put(x, &x->why,
             "the mask does not fit: attn_mask axis %d is %lld; Q's sequence length is %lld. The ONNX Attention "
             "operator broadcasts that axis only from 1, so the model is invalid for ONNX as for ONNX Runtime",
-            m->rank - 2, mq, lq);
+            axis, mq, lq);
         put(x, &x->fix, "give attn_mask axis %d the size 1 (one row for every query) or %lld (one row per query)",
-            m->rank - 2, lq);
+            axis, lq);
         return 1;
     }
     put(x, &x->why,

@@ -1145,6 +1145,7 @@ static void mask_detection(void **state)
     assert_int_equal(oq_model_inspect_file(model, &two, &err), OQ_OK);
     free(two->inputs[0].name);
     two->inputs[0].name = strdup("q_mask");
+    for (int32_t d = 2; d < two->inputs[0].rank; d++) free(two->inputs[0].dims[d]); /* freed by rank */
     two->inputs[0].rank = 2;
     oq_validate_opts o;
     oq_validate_opts_default(&o);
