@@ -355,8 +355,11 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
     }
     nomem |= run.nomem;
     suite_clear(&run);
-    oq_sb_printf(b, "<testsuites name=\"%s\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", top,
-                 all.tests, all.failures, all.errors, all.time);
+    /* command[0] comes from a summary.json a user may have edited: escaped as every field is */
+    oq_sb_puts(b, "<testsuites name=\"");
+    oq_sb_esc(b, top);
+    oq_sb_printf(b, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", all.tests, all.failures,
+                 all.errors, all.time);
     if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
     oq_sb_puts(b, "</testsuites>\n");
     b->failed |= body.failed | nomem;

@@ -6,6 +6,7 @@
 
 #include "compare/compare-impl.h"
 #include "ortqual/csv.h"
+#include "ortqual/fileio.h"
 #include "plot/figures-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -145,6 +146,7 @@ static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *s
     oq_figures *figs = NULL;
     json_t *doc = oq_summary_to_json_for_plots(s);
     oq_status st = doc ? OQ_OK : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = oq_mkdir_in(outdir, "plots", &e); /* never a link planted in the output folder */
     for (size_t i = 0; !st && i < s->n_configs; i++) {
         json_t *cfg = json_array_get(json_object_get(doc, "configs"), i);
         if (!json_object_get(cfg, "batches")) continue; /* no worker result */

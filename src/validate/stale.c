@@ -5,6 +5,7 @@
  * other files stay. A merge that stops takes an earlier merge's outputs the same way. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,10 +82,13 @@ static int read_by_run(const char *path, const oq_validate_opts *o)
     return read;
 }
 
-/* Returns how many files went. */
+/* Returns how many files went. A plots/ planted as a symbolic link is not followed (O_NOFOLLOW),
+ * and files go by name below the folder opened (unlinkat): a run never removes files elsewhere. */
 static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_batches, int figures)
 {
-    DIR *d = opendir(dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !d) close(fd);
     char path[4352];
     int removed = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
@@ -93,7 +97,7 @@ static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_
                             : stale_batch_file(name, n_batches) || exported_model(name, o);
         if (!stale) continue;
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        removed += !read_by_run(path, o) && unlink(path) == 0;
+        removed += !read_by_run(path, o) && unlinkat(dirfd(d), name, 0) == 0;
     }
     if (d) closedir(d);
     return removed;
@@ -199,7 +203,12 @@ int oq_validate_forget_result(const char *outdir)
 oq_status oq_validate_check_clearable(const char *outdir, oq_err *err)
 {
     char plots[4096], probe[4200];
+    struct stat sb;
     snprintf(plots, sizeof plots, "%s/plots", outdir);
+    if (lstat(plots, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s, where the run draws its figures (ortqual does not write "
+                          "through links in an output folder: remove it, or give another output folder)",
+                          plots, S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a folder");
     DIR *d = opendir(plots);
     int figures = 0;
     for (struct dirent *e; d && !figures && (e = readdir(d));)

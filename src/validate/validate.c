@@ -1148,6 +1148,13 @@ static oq_status check_outdir(const oq_validate_opts *o, oq_err *err)
 {
     oq_status st = oq_check_outdir(o->outdir, o->overwrite, "error.json", err);
     if (!st && o->overwrite) st = oq_validate_check_clearable(o->outdir, err);
+    /* the run's fixed outputs: a FIFO or folder planted there is refused now, not after the work */
+    static const char *const fixed[] = {"summary.json", "validate.csv", "report.html"};
+    char path[OQ_PATH_BUF];
+    for (size_t i = 0; !st && i < sizeof fixed / sizeof *fixed; i++) {
+        snprintf(path, sizeof path, "%s/%s", o->outdir, fixed[i]);
+        if (access(path, F_OK) == 0 || errno != ENOENT) st = oq_check_output_path(path, 1, err);
+    }
     return st ? st : forget_refusal(o);
 }
 

@@ -4,7 +4,9 @@
 # --force after a run killed by SIGKILL clears that run's batches; --force removes an earlier
 # run's JUnit XML (a user's other files stay) and is refused, before it touches the earlier run,
 # when that run's figures cannot be removed (a read-only plots/); too few file descriptors
-# (ulimit -n 4) is said as such (EMFILE, exit 3) before anything is made.
+# (ulimit -n 4) is said as such (EMFILE, exit 3) before anything is made; a plots/ planted as a
+# link is refused by validate --force and never written or cleared through by merge; a FIFO or a
+# folder at report.html/validate.csv is refused before the work.
 # The running run hangs in an EP library (libhang_ep.so, as interrupt.sh); the read-only plots/
 # is a bind mount in a private mount namespace (as exit_codes.sh).
 set -euo pipefail
@@ -63,6 +65,26 @@ before=$(listing ro)
 must 3 "^ortqual validate: ro/plots: the earlier run's figures cannot be removed: Read-only file system" ro2.log \
     $Q "${V[@]}" --outdir ro --force
 [ "$(listing ro)" = "$before" ] || fail "a refused --force changed the earlier run: $(diff <(echo "$before") <(listing ro))"
+
+# ---- links and nodes planted where a run writes: refused before the work, nothing outside -------
+mkdir elsewhere && echo keep >elsewhere/holiday.png && echo keep >elsewhere/logo.svg
+must 0 "verdict: PASSED" l.log $Q "${V[@]}" --outdir L
+rm -rf L/plots && ln -s "$T/elsewhere" L/plots
+must 2 "^ortqual validate: L/plots: a symbolic link, where the run draws its figures" l2.log $Q "${V[@]}" --outdir L --force
+[ "$(ls elsewhere)" = "$(printf 'holiday.png\nlogo.svg')" ] || fail "validate --force through a linked plots/: $(ls elsewhere)"
+# merge has no --force to check: its stale figures are removed below the folder, never through the link
+must 0 "" p.log $Q "${V[@]}" --outdir S --prepare-shards 2
+for i in 0 1; do must 0 "verdict: PASSED" s$i.log $Q "${V[@]}" --outdir S --shard $i/2; done
+ln -s "$T/elsewhere" S/plots
+must 0 "plots: not drawn: S/plots" m2.log $Q merge S
+[ "$(ls elsewhere)" = "$(printf 'holiday.png\nlogo.svg')" ] || fail "merge wrote or removed through a linked plots/: $(ls elsewhere)"
+mkdir FF && mkfifo FF/report.html && mkdir FF/validate.csv
+must 2 "^ortqual validate: FF/validate.csv: is a directory; results are written to regular files only" ff.log \
+    $Q "${V[@]}" --outdir FF --force
+rmdir FF/validate.csv
+must 2 "^ortqual validate: FF/report.html: is a FIFO \(named pipe\); results are written to regular files only" ff2.log \
+    $Q "${V[@]}" --outdir FF --force
+[ -p FF/report.html ] && [ "$(ls -A FF)" = report.html ] || fail "a refused run into FF left: $(ls -A FF)"
 
 # ---- no descriptors left ------------------------------------------------------------------
 rc=0

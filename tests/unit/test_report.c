@@ -1312,6 +1312,14 @@ static void test_junit(void **state)
     assert_null(strstr(xml, "classname=\"ortqual.validate.ref:encoder:fp64\""));
     assert_non_null(strstr(xml, "<testsuites name=\"ortqual validate\" tests=\"4\" failures=\"0\" errors=\"0\""));
     free(xml);
+    /* an edited command (evidence.command[0]) is escaped in the top element as everywhere */
+    json_t *cmd = json_object_get(json_object_get(doc, "evidence"), "command");
+    assert_non_null(cmd);
+    json_array_set_new(cmd, 0, json_string("validate\"><x y=\"&"));
+    assert_int_equal(oq_junit_xml_json(doc, "fixture", &xml, &n, &err), OQ_OK);
+    assert_null(strstr(xml, "<x y="));
+    assert_non_null(strstr(xml, "<testsuites name=\"ortqual validate&quot;&gt;&lt;x y=&quot;&amp;\" tests=\"4\""));
+    free(xml);
     json_decref(doc);
 
     doc = load(FIX "validate/fail.json");
