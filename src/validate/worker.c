@@ -29,6 +29,7 @@ typedef struct worker {
     oq_refcache cache; /* the reference's outputs by content (a C reference only) */
     oq_refstream refs; /* the reference's outputs: written by its worker, read by the others */
     oq_tolerances *tols;
+    oq_tolerance base_tol; /* the configuration's preset, before the user's --tolerance */
     oq_model_file model; /* the ONNX file, read once: every session is made from these bytes; its
                             inspection (model.mi) gives the outputs' mask axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
@@ -198,6 +199,30 @@ static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tenso
     return OQ_OK;
 }
 
+/* The largest |value| of a tensor (NaN and infinities left out: they fail on their own). */
+static double max_abs_of(const oq_tensor *t)
+{
+    double m = 0;
+    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++) {
+        double v = fabs(oq_tensor_get_f64(t, i));
+        if (isfinite(v) && v > m) m = v;
+    }
+    return m;
+}
+
+/* A user's atol (one that is not the configuration's preset) at or above every |expected| of the
+ * batch's valid elements, or every |value| of ours: zeros on either side would pass against the
+ * other, so the pass judges nothing (the rtol >= 1 rule of the tolerance parser, which cannot see
+ * the data). *largest gets the side's largest |value| that the atol covers. */
+static int user_atol_vacuous(const worker *w, const oq_compare_opts *co, const oq_compare_result *res,
+                             const oq_tensor *ours, double *largest)
+{
+    if (!res->passed || res->exact || res->num_valid == 0 || co->tol.atol == w->base_tol.atol) return 0;
+    double got = max_abs_of(ours); /* over padding too: never more than the valid elements' */
+    *largest = res->max_abs_ref > 0 && co->tol.atol >= res->max_abs_ref ? res->max_abs_ref : got;
+    return *largest > 0 && co->tol.atol >= *largest;
+}
+
 /* Compares every reference output with ours; the first failure gives the reason. An output
  * is compared on its valid elements when it has the mask's batch and sequence axes. */
 static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor **outs, size_t n_out,
@@ -226,6 +251,9 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
             else comparison_failed(w, b, r->name, ce.msg);
             continue;
         }
+        double largest = 0;
+        int vacuous = user_atol_vacuous(w, &co, res, o, &largest);
+        if (vacuous) res->passed = 0;
         oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
         if (!bo || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, err)) {
             st = bo ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -233,9 +261,15 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
         }
         oq_batch_output_of(res, bo);
         if (!res->passed && !w->r->reason) {
-            char line[512];
-            oq_result_reason(w->r, "batch %lld, output %s", (long long)b->index,
-                             oq_compare_result_str(res, line, sizeof line));
+            char line[512], at[32], mx[32];
+            if (vacuous)
+                oq_result_reason(w->r, "batch %lld, output %s: its atol %s is at least its largest |value| %s: zeros "
+                                 "would pass in its place (a tolerance that cannot fail: lower its atol)",
+                                 (long long)b->index, r->name, oq_real_str(co.tol.atol, 6, at, sizeof at),
+                                 (snprintf(mx, sizeof mx, "%.6g", largest), mx));
+            else
+                oq_result_reason(w->r, "batch %lld, output %s", (long long)b->index,
+                                 oq_compare_result_str(res, line, sizeof line));
         }
         b->passed &= res->passed;
     }
@@ -622,6 +656,7 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     oq_batch_records_path(plan->result, path, sizeof path);
     if (!st && !(w->records = fopen(path, "w"))) st = oq_err_write(err, path, errno);
     if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
+    w->base_tol = base;
     if (!st) st = oq_tolerances_create(base, &w->tols, err);
     if (!st && plan->tolerances && *plan->tolerances) st = oq_tolerances_add(w->tols, plan->tolerances, err);
     return st;

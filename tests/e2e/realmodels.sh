@@ -80,6 +80,16 @@ expect 1 "batch 0, output reg: FAIL .*worst \[1,20,2\]" "$Q" validate --model "$
 # ... and a per-output tolerance wide enough accepts it (the other output keeps fp32's)
 expect 0 "verdict: PASSED" "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$T/bad_io.npz" \
     --configs expected,cpu:model:fp32 --tolerance reg:atol=0.02 --outdir "$T/badtol" "${V[@]}"
+# ... but not an atol at or above every |value| of the output: zeros pass in its place, on either side
+$PY - "$F/mlpf_like/io.npz" "$T/zero_io.npz" <<'EOF'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); z["reg"] = np.zeros_like(z["reg"]); np.savez(sys.argv[2], **z)
+EOF
+for io in "$F/mlpf_like/io.npz" "$T/zero_io.npz"; do
+    expect 1 "batch 0, output reg: its atol 1e\\+30 is at least its largest \\|value\\| [0-9.e+-]+: zeros would pass" \
+        "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$io" --configs expected,cpu:model:fp32 \
+        --tolerance reg:atol=1e30 --outdir "$T/vacuous" "${V[@]}"
+done
 
 # ... and a reference with outputs the model does not have fails naming the missing one
 "$Q" export encoder --seed 1 --save-weights "$T/w.npz" -o "$T/enc.onnx" >/dev/null 2>&1
