@@ -303,6 +303,14 @@ static const char *member_for(const oq_signature *sig, const oq_npz *z, size_t i
     return name;
 }
 
+/* `name` is the "features" or "mask" member that feeds an input of another name (member_for). */
+static int alias_member(const oq_signature *sig, const oq_npz *z, const char *name)
+{
+    int feeds_features = sig->features >= 0 && !strcmp(member_for(sig, z, (size_t)sig->features), name);
+    int feeds_mask = sig->mask >= 0 && !strcmp(member_for(sig, z, (size_t)sig->mask), name);
+    return (!strcmp(name, "features") && feeds_features) || (!strcmp(name, "mask") && feeds_mask);
+}
+
 /* A batch of no events: ORT fails on it deep inside (a Reshape of 0 elements), or runs and
  * compares nothing; either way the file is wrong, and says so here. */
 static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
@@ -642,7 +650,8 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
     for (size_t i = 0; !st && i < z->count; i++) {
         const char *name = z->tensors[i]->name;
         if (name && !oq_find_io(mi->outputs, mi->n_outputs, name) && !oq_find_io(mi->inputs, mi->n_inputs, name) &&
-            !oq_model_default_input(mi, name) && strcmp(name, "event_indices") && strcmp(name, "lengths"))
+            !oq_model_default_input(mi, name) && strcmp(name, "event_indices") && strcmp(name, "lengths") &&
+            !alias_member(sig, z, name))
             st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' is neither an output nor an input of the model",
                             path, name);
     }

@@ -90,6 +90,17 @@ for io in "$F/mlpf_like/io.npz" "$T/zero_io.npz"; do
         "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$io" --configs expected,cpu:model:fp32 \
         --tolerance reg:atol=1e30 --outdir "$T/vacuous" "${V[@]}"
 done
+# an io.npz whose mask member is the documented alias `mask` feeds attention_mask, no stray member
+$PY - "$F/bert_like/io.npz" "$T/alias_io.npz" <<'EOF'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); z["mask"] = z.pop("attention_mask"); np.savez(sys.argv[2], **z)
+EOF
+expect 0 "verdict: PASSED" "$Q" validate --model "$F/bert_like/bert_like_op18.onnx" --inputs "$T/alias_io.npz" \
+    --outdir "$T/alias" "${V[@]}"
+/usr/bin/python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['configs'][1]['batches'][0]['outputs'][0]; \
+assert o['name'] == 'last_hidden_state' and o['padding']['masked'] and o['padding']['padded'] > 0, o" \
+    "$T/alias/summary.json" 2>/dev/null && ok "the alias member masked last_hidden_state" ||
+    bad "the alias member did not mask: $(head -c 300 "$T/alias/summary.json")"
 
 # ... and a reference with outputs the model does not have fails naming the missing one
 "$Q" export encoder --seed 1 --save-weights "$T/w.npz" -o "$T/enc.onnx" >/dev/null 2>&1
