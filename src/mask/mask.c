@@ -105,7 +105,9 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_er
         if (c == MASK_ONE && first_zero == 0)
             return oq_err_set(err, OQ_ERR_MASK,
                               "event %" PRId64 ": left padding: position 0 is 0 but position %" PRId64
-                              " is 1 (a valid row is ones first, then zeros)",
+                              " is 1 (a valid row is ones first, then zeros; zeros then ones is also a mask whose 1 "
+                              "marks padding, as PyTorch's key_padding_mask: the mask is read with 1 = valid, so "
+                              "save 1 - mask for such a model)",
                               b, p);
         if (c == MASK_ONE && first_zero > 0)
             return oq_err_set(err, OQ_ERR_MASK,

@@ -113,7 +113,8 @@ static void test_left_padding(void **state)
     (void)state;
     const double v[2 * 5] = {1, 1, 1, 0, 0, /**/ 0, 0, 1, 1, 1};
     oq_tensor *m = mask_of(OQ_DTYPE_INT64, 2, 5, v);
-    expect_refused(m, NULL, OQ_ERR_MASK, "event 1: left padding", "position 2 is 1", NULL);
+    expect_refused(m, NULL, OQ_ERR_MASK, "event 1: left padding", "position 2 is 1",
+                   "1 marks padding, as PyTorch's key_padding_mask");
     oq_tensor_free(m);
 }
 
