@@ -710,6 +710,13 @@ static void mark_live(const oq_gview *v, const cv_model *m, unsigned char *live,
     }
 }
 
+static int graph_input(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_input; i++)
+        if (!strcmp(g->input[i]->name, name)) return 1;
+    return 0;
+}
+
 size_t cv_prune(cv_model *m)
 {
     const oq_gview *v = cv_view(m);
@@ -736,7 +743,10 @@ size_t cv_prune(cv_model *m)
     size_t k = 0;
     for (size_t i = 0; i < m->inits.n; i++) {
         const char *name = ((Onnx__TensorProto *)m->inits.v[i])->name;
-        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name)) m->inits.v[k++] = m->inits.v[i];
+        /* an initializer that is also a graph input is that input's default (IR >= 4,
+         * keep_initializers_as_inputs): the input stays, so its default stays with it */
+        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name) || graph_input(g, name))
+            m->inits.v[k++] = m->inits.v[i];
     }
     m->inits.n = k;
     k = 0;

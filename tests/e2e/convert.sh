@@ -323,6 +323,11 @@ help=$($ORTQUAL convert --help)
 if grep -q "no pass changes" <<<"$help" || ! head -12 <<<"$help" | grep -q -- "--pad-head-size pads it"; then
     bad "convert --help: the head size paragraph does not name --pad-head-size"
 else ok "convert --help names --pad-head-size for the head size"; fi
+# initializers declared as graph inputs too (keep_initializers_as_inputs=True: inputs with a default):
+# prune keeps the defaults of inputs it keeps (it dropped them and ORT then wanted 'val_110' fed)
+/usr/bin/python3 "$OQ_SOURCE_DIR/tests/e2e/lib/inits_as_inputs.py" "$F/bert_like/bert_like_op18.onnx" "$T/kiai.onnx"
+expect 0 "written: $T/kiai_flash.onnx" $ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_flash.onnx" --flash \
+    --inputs "$F/bert_like/inputs_*.npz" --expected "$F/bert_like/outputs_*.npz"
 # weights beside the model (torch.onnx.export's default; tests/fixtures/external): converted to a
 # pair, OUT.onnx naming OUT.onnx.data by its file name, in another folder than the input's; the
 # pair validates against PyTorch's outputs; an existing data file is an output not overwritten

@@ -1,0 +1,69 @@
+"""inits_as_inputs.py IN.onnx OUT.onnx: the model with every initializer declared as a graph input
+too, as torch.onnx.export(..., keep_initializers_as_inputs=True) writes it (inputs with a default,
+IR >= 4); a protobuf rewrite with python3 alone (ModelProto.graph = 7, GraphProto.initializer = 5,
+GraphProto.input = 11; TensorProto.dims = 1, data_type = 2, name = 8)."""
+import sys
+
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
+        if c < 0x80: return v, i
+
+
+def enc(v):
+    out = bytearray()
+    while True:
+        c = v & 0x7F; v >>= 7
+        if v: out.append(c | 0x80)
+        else: out.append(c); return bytes(out)
+
+
+def fields(b):
+    """(field, wire type, value bytes or int, start, end) of each field of a message."""
+    i = 0
+    while i < len(b):
+        start = i
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0: v, i = varint(b, i)
+        elif wt == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif wt == 5: v = b[i:i + 4]; i += 4
+        elif wt == 1: v = b[i:i + 8]; i += 8
+        else: raise SystemExit("unexpected wire type %d" % wt)
+        yield f, wt, v, start, i
+
+
+def ld(f, payload):
+    return enc(f << 3 | 2) + enc(len(payload)) + payload
+
+
+def value_info(init):
+    name, elem, dims = b"", 1, []
+    for f, wt, v, _, _ in fields(init):
+        if f == 8: name = bytes(v)
+        elif f == 2: elem = v
+        elif f == 1 and wt == 0: dims.append(v)
+        elif f == 1:  # packed
+            j = 0
+            while j < len(v):
+                d, j = varint(v, j); dims.append(d)
+    shape = b"".join(ld(1, enc(1 << 3) + enc(d)) for d in dims)
+    tensor_type = enc(1 << 3) + enc(elem) + ld(2, shape)
+    return ld(1, name) + ld(2, ld(1, tensor_type))
+
+
+def main():
+    b = open(sys.argv[1], "rb").read()
+    out = bytearray()
+    for f, wt, v, s, e in fields(b):
+        if f != 7:
+            out += b[s:e]; continue
+        graph = bytes(v) + b"".join(ld(11, value_info(bytes(x))) for g, _, x, _, _ in fields(v) if g == 5)
+        out += ld(7, graph)
+    open(sys.argv[2], "wb").write(bytes(out))
+
+
+main()
