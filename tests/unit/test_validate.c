@@ -1137,7 +1137,7 @@ static void mask_detection(void **state)
     assert_int_equal(signature_of(model, &sig, &err), OQ_ERR_INVALID_ARG);
     char want[1100];
     snprintf(want, sizeof want, "%s: input 'valid' is the only rank-2 input, and nothing in the model says whether "
-             "it is a padding mask: name the [B, L] padding mask (--mask valid) or say there is none (--no-mask)",
+             "it is a padding mask: name the [B, L] padding mask (mask_name valid) or say there is none (no_mask)",
              model);
     assert_string_equal(err.msg, want);
     causal_model(model, OQ_DTYPE_BOOL, 0); /* two named like a mask: which one is not guessed */
@@ -1157,7 +1157,7 @@ static void mask_detection(void **state)
     free(none);
     oq_model_info_free(two);
     assert_non_null(strstr(err.msg, ": inputs 'q_mask' and 'attn_mask' may each be the padding mask: name the [B, L] "
-                                    "padding mask (--mask NAME) or say there is none (--no-mask)"));
+                                    "padding mask (mask_name NAME) or say there is none (no_mask)"));
     lone_model(model, "pad_mask", OQ_DTYPE_BOOL); /* named like one: taken, and said so */
     assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
     assert_int_equal(sig.mask, 0);
@@ -1187,8 +1187,8 @@ static void guessed_mask_says_so(void **state)
     assert_int_not_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_OK);
     char want[1100];
     snprintf(want, sizeof want, "%s: mask 'pad_mask': event 0, position 0: mask value 6 is not 0 or 1 (input "
-             "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": --mask NAME names "
-             "the mask, --no-mask says there is none)", io);
+             "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": mask_name names "
+             "the mask, no_mask says there is none)", io);
     assert_string_equal(err.msg, want);
     oq_signature_clear(&sig);
     remove_dir(dir);
@@ -1616,7 +1616,7 @@ static void merge_sums_what_shards_measured(void **state)
 
     oq_validate_summary *m;
     oq_err err = {0};
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_OK);
     assert_int_equal(m->n_configs, 2);
     assert_int_equal(m->n_batches, 0); /* the plan's list, copied from its file */
     assert_int_equal(m->merged.n_reported, 2);
@@ -1678,11 +1678,11 @@ static void merge_sums_what_shards_measured(void **state)
      * said in the message (its summary gave the verdict of shards just refused) */
     plan.hash[0] = plan.hash[0] == '0' ? '1' : '0';
     write_shard(dir, 1, &plan);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "refusing to merge shards of different plans; the earlier merge's summary.json, "
                                     "validate.csv removed"));
     assert_int_equal(access(path, F_OK), -1);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_null(strstr(err.msg, "removed")); /* nothing left to remove */
     /* a batch list changed since it was prepared, and a plan of the old schema, which held
      * every batch in plan.json: refused in one line */
@@ -1690,11 +1690,11 @@ static void merge_sums_what_shards_measured(void **state)
     assert_non_null(f);
     fputs("{}\n", f);
     fclose(f);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "plan_batches.jsonl is not the prepared batch list"));
     snprintf(shards, sizeof shards, "%s/shards/plan.json", dir);
     assert_int_equal(oq_write_file_atomic(shards, "{\"schema\": \"ortqual.shards/1\"}", 30, 1, NULL), OQ_OK);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "prepared by an older ortqual (schema ortqual.shards/1"));
     assert_null(strchr(err.msg, '\n'));
     oq_config_result_clear(&one);
@@ -1726,7 +1726,7 @@ static void merge_tells_routes_by_fields(void **state)
                        "Operator=Attention Node=attn0 DataType=bf16 SdpaKernel=MATH\n", specs1);
     oq_validate_summary *m;
     oq_err err = {0};
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_OK);
     const oq_dispatch_result *d = &m->configs[1].dispatch;
     assert_int_equal(d->n_failures, 5); /* attn0 fp16, attn1, a (line 3), attn0 bf16, a (line 4) */
     assert_int_equal(d->n_math_failures, 3);
