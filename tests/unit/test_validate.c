@@ -2194,6 +2194,60 @@ static void worker_sees_external_data_change(void **state)
  * library refuses it, for a library caller as for validate and replay (the tool refused it,
  * oq_validate_run ran it and said PASSED); a copy of the library is the same ORT, and the saved
  * outputs as the reference make it two comparisons. */
+/* A caller's words for the API's: brackets, so that a text that went through them shows. */
+static const char *bracketed(const char *text, char *buf, size_t n)
+{
+    snprintf(buf, n, "[%s]", text);
+    return buf;
+}
+
+static oq_validate_summary *run_worded(const char *outdir, size_t n_configs, oq_terms_fn terms)
+{
+    static oq_config cfg[2];
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, outdir);
+    oq_config_parse("noep:attention24:fp32", &cfg[1], NULL); /* no such provider: skipped */
+    o.n_configs = n_configs;
+    o.events.num_events = 2;
+    o.isolate = 0;
+    o.overwrite = 1;
+    o.repeat_reference = 1;
+    o.require_full_gpu = o.prove_teeth = n_configs > 1;
+    o.terms = terms;
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    return s;
+}
+
+/* What a run writes for people names the API's fields (a C caller has no --prove-teeth), unless
+ * opts.terms words them: the tool's summary.json says its options through it. */
+static void summary_texts_in_the_callers_terms(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("worded"), out[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    oq_validate_summary *s = run_worded(out, 2, NULL);
+    assert_int_equal(s->n_requirements, 2);
+    assert_string_equal(s->requirements[0], "require_full_gpu");
+    assert_string_equal(s->requirements[1], "prove_teeth");
+    assert_string_equal(s->cache_off, "repeat_reference: the reference is timed, so every batch runs");
+    oq_validate_summary_free(s);
+    s = run_worded(out, 2, bracketed);
+    assert_string_equal(s->requirements[0], "[require_full_gpu]");
+    assert_string_equal(s->requirements[1], "[prove_teeth]");
+    assert_string_equal(s->cache_off, "[repeat_reference: the reference is timed, so every batch runs]");
+    oq_validate_summary_free(s);
+    s = run_worded(out, 1, NULL);
+    if (!strstr(s->verdict_reason, "(the first is the reference; add one after it, e.g. configs ref:encoder:fp64,"))
+        fail_msg("%s", s->verdict_reason);
+    oq_validate_summary_free(s);
+    s = run_worded(out, 1, bracketed);
+    if (!strstr(s->verdict_reason, "; [add one after it, e.g. configs ]ref:encoder:fp64,")) fail_msg("%s", s->verdict_reason);
+    oq_validate_summary_free(s);
+    remove_dir(dir);
+}
+
 static void self_comparison_refused(void **state)
 {
     (void)state;
@@ -2518,6 +2572,7 @@ int main(void)
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
+        cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
         cmocka_unit_test(estimate_fixed_from_measured_calls),
         cmocka_unit_test(estimate_refuses_partial_timings),
