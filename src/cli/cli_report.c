@@ -128,9 +128,10 @@ static void note_flush(struct oq_cli_progress *p)
 void oq_cli_progress_line(void *ctx, const char *line)
 {
     struct oq_cli_progress *p = ctx;
+    char said[2048];
     if (p) progress_clear(p);
     if (p) note_flush(p);
-    fprintf(stderr, "%s\n", line);
+    fprintf(stderr, "%s\n", oq_cli_terms(line, said, sizeof said));
 }
 
 static void duration(char *buf, size_t n, double s)
@@ -525,6 +526,7 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (require && !strcmp(require, "1")) o->require_dispatch = 1;
     o->progress = oq_cli_progress_line;
     o->progress_ctx = &prog;
+    o->terms = oq_cli_terms; /* summary.json and report.html in the tool's options, as its errors */
     o->on_batch = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_batch;
     o->on_prepare = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_prepare;
     o->ort_lib = cr->ort_lib;

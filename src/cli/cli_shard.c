@@ -56,7 +56,8 @@ int oq_cli_print_prepared(const char *outdir)
     oq_shard_plan p;
     oq_err e = {0};
     if (oq_shard_plan_read(outdir, &p, &e)) {
-        fprintf(stderr, "ortqual: %s\n", e.msg);
+        char said[sizeof e.msg + 256];
+        fprintf(stderr, "ortqual: %s\n", oq_cli_terms(e.msg, said, sizeof said));
         return -1;
     }
     printf("prepared %d shards by %s in %s/shards/plan.json: %zu batches (checked against the mask contract),\n"

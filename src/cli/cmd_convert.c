@@ -84,7 +84,8 @@ static int check_tolerances(const char *text)
 {
     oq_err e = {0};
     if (!oq_validate_check_tolerances(text, NULL, &e)) return 0;
-    fprintf(stderr, "ortqual convert: %s\n", e.msg);
+    char said[sizeof e.msg + 256];
+    fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(e.msg, said, sizeof said));
     return -1;
 }
 

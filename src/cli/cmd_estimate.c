@@ -127,7 +127,8 @@ int cmd_estimate(int argc, char **argv)
     oq_status st = oq_validate_estimate(s, &o, &e, &err);
     oq_validate_summary_free(s);
     if (st) {
-        fprintf(stderr, "ortqual estimate: %s: %s\n", path, err.msg);
+        char said[sizeof err.msg + 256];
+        fprintf(stderr, "ortqual estimate: %s: %s\n", path, oq_cli_terms(err.msg, said, sizeof said));
         return OQ_EXIT_USAGE;
     }
     if (json) print_json(&e, &o);

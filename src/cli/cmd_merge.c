@@ -71,9 +71,10 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
         return oq_cli_exit_of(e.status);
     }
     if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
-    oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
+    oq_status st = oq_validate_merge(dir, plots, allow_skip, oq_cli_terms, &s, &e);
     if (st) {
-        fprintf(stderr, "ortqual merge: %s\n", e.msg);
+        char said[sizeof e.msg + 256];
+        fprintf(stderr, "ortqual merge: %s\n", oq_cli_terms(e.msg, said, sizeof said));
         return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
                                                                                            : OQ_EXIT_RUNTIME;
     }

@@ -134,7 +134,8 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
     oq_shard_plan p;
     oq_err e = {0};
     if (oq_shard_plan_read(j->outdir, &p, &e)) {
-        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        char said[sizeof e.msg + 256];
+        fprintf(stderr, "ortqual slurm: %s\n", oq_cli_terms(e.msg, said, sizeof said));
         return OQ_EXIT_RUNTIME;
     }
     if (a->json) {

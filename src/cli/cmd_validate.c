@@ -271,13 +271,14 @@ static int parse_config_item(void *ctx, const char *item, size_t n)
 }
 
 /* A configuration that runs what the reference runs: compared with itself it passes, and proves
- * nothing (the library's refusal, in --configs' words already). */
+ * nothing (the library's refusal, in the tool's words). */
 static int refuse_self_comparison(struct args *a)
 {
     oq_err e = OQ_ERR_INIT;
     a->o.configs = a->configs;
     if (!oq_validate_self_comparison(&a->o, NULL, &e)) return 0;
-    fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
+    char said[sizeof e.msg + 256];
+    fprintf(stderr, "ortqual validate: --configs: %s\n", oq_cli_terms(e.msg, said, sizeof said));
     return -1;
 }
 

@@ -160,7 +160,7 @@ static int reference_as_read(const oq_config_result *c, oq_estimate_config *out,
     for (size_t i = 0; i < c->n_batches; i++) cached += c->batches[i].reference_cached != 0;
     if (!cached) return 0;
     oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s': %zu of %zu batches were not timed (their outputs came from "
-               "the reference cache: measure with --no-cache)", c->config.name, cached, c->n_batches);
+               "the reference cache: measure with no cache_dir)", c->config.name, cached, c->n_batches);
     return -1;
 }
 
@@ -240,8 +240,8 @@ static oq_status check_shards(const oq_validate_summary *s, const oq_estimate_op
 {
     int64_t b = s->n_batches ? s->batches[0].batch_size : 0;
     if (o->shards <= 0 || b < 1 || o->shards <= batches_of(o->events, b)) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shards %d: above the %lld batches of %lld events in batches of %lld "
-                      "(the measured batch size): a shard runs whole batches", (int)o->shards,
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.shards %d: above the %lld batches of %lld events in batches of "
+                      "%lld (the measured batch size): a shard runs whole batches", (int)o->shards,
                       (long long)batches_of(o->events, b), (long long)o->events, (long long)b);
 }
 

@@ -1968,8 +1968,8 @@ oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *er
     snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
     if (access(path, F_OK) != 0)
         return oq_err_set(err, OQ_ERR_NOT_FOUND,
-                          "%s not found: prepare the shards first (validate or replay with --prepare-shards N "
-                          "instead of --shard, or 'ortqual slurm')", path);
+                          "%s not found: prepare the shards first (validate or replay with shard.prepare "
+                          "instead of shard.index, or 'ortqual slurm')", path);
     json_t *j = load(path, err);
     snprintf(path, sizeof path, "%s/shards", outdir);
     oq_status st = j ? shard_plan_back(j, path, plan, err) : OQ_ERR_FORMAT;

@@ -16,6 +16,7 @@
 
 typedef struct merge_ctx {
     const char *outdir;
+    oq_terms_fn terms;           /* the caller's words for its own reasons (NULL: the API's) */
     oq_shard_plan plan;          /* shards/plan.json */
     oq_validate_summary **shard; /* N summaries; NULL for a shard that did not report */
     char ***records;             /* per shard, per configuration of its summary: its batch
@@ -225,7 +226,7 @@ static oq_status one_outcome(const char *dir, oq_err *err)
     snprintf(path, sizeof path, "%s/error.json", dir);
     if (access(path, F_OK) != 0) return OQ_OK;
     return oq_err_set(err, OQ_ERR_FORMAT, "%s holds both summary.json and error.json: two outcomes of the shard, "
-                      "and no telling which is its latest; run the shard again (--force), or remove the one that is "
+                      "and no telling which is its latest; run the shard again (overwrite), or remove the one that is "
                       "not its latest", dir);
 }
 
@@ -578,14 +579,15 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
     }
     observed_across(&out->dispatch);
     /* shards whose own check failed (cleared by the others' lines) never reran with MATH forced:
-     * when none did, --prove-teeth has no proof, as an unsharded run would have one */
+     * when none did, prove_teeth has no proof, as an unsharded run would have one */
     if (m->plan.prove_teeth && v == OQ_VERDICT_PASSED && !out->is_reference && out->dispatch.checked &&
         !out->teeth.ran) {
         v = OQ_VERDICT_FAILED;
         free(reason);
-        reason = strdup("--prove-teeth: no shard reran with MATH forced (each shard's own dispatch check failed on "
-                        "a node only another shard observed), so the check was never seen to fail; validate "
-                        "unsharded for the proof");
+        char said[320];
+        reason = strdup(oq_termed(m->terms, "prove_teeth: no shard reran with MATH forced (each shard's own dispatch "
+                                  "check failed on a node only another shard observed), so the check was never seen "
+                                  "to fail; validate unsharded for the proof", said, sizeof said));
         ok = ok && reason;
     }
     out->status = v;
@@ -739,9 +741,9 @@ static oq_status plan_batches(merge_ctx *m, oq_spilled *sp, oq_err *err)
 }
 
 /* The verdict one unsharded run would give; a shard that did not report fails it. */
-static void judge(oq_validate_summary *s, int allow_skip)
+static void judge(oq_validate_summary *s, int allow_skip, oq_terms_fn terms)
 {
-    oq_validate_judge(s, allow_skip);
+    oq_validate_judge(s, allow_skip, terms);
     const oq_merge_info *mi = &s->merged;
     if (!mi->n_problems || s->verdict == OQ_RUN_FAILED) return;
     s->verdict = OQ_RUN_FAILED;
@@ -762,9 +764,10 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }
 
-static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary, oq_err *err)
+static oq_status merge(const char *outdir, int plots, int allow_skip, oq_terms_fn terms, oq_validate_summary **summary,
+                       oq_err *err)
 {
-    merge_ctx m = {.outdir = outdir};
+    merge_ctx m = {.outdir = outdir, .terms = terms};
     oq_status st = oq_shard_plan_read(outdir, &m.plan, err);
     if (st) return st;
     oq_slurm_jobs_read(outdir, &m.jobs, NULL); /* absent when the shards ran without `ortqual slurm` */
@@ -784,7 +787,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     if (!st) st = merge_configs(&m, err);
     if (!st) st = frame(&m, err);
     if (!st) {
-        judge(m.s, allow_skip);
+        judge(m.s, allow_skip, terms);
         /* the earlier merge's files go before the first of this one's is put in place: a signal
          * between two of them left this merge's validate.csv beside that one's summary.json */
         oq_validate_merge_drop(outdir, NULL);
@@ -808,13 +811,13 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     return st;
 }
 
-oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary,
-                            oq_err *err)
+oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_terms_fn terms,
+                            oq_validate_summary **summary, oq_err *err)
 {
     OQ_NEED(err, outdir);
     OQ_NEED(err, summary);
     *summary = NULL;
-    oq_status st = merge(outdir, plots, allow_skip, summary, err);
+    oq_status st = merge(outdir, plots, allow_skip, terms, summary, err);
     /* tables and figures without the summary they belong to, or an earlier merge's summary beside
      * shards this one refused, would read as a merged run (CI reads DIR/summary.json) */
     if (st) oq_validate_merge_drop(outdir, err);

@@ -90,10 +90,10 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
         const char *version = json_string_value(json_object_get(prov, "ort_version"));
         if (c)
             st = oq_err_set(err, OQ_ERR_INVALID_ARG,
-                            "%s: saved by '%s' (validate --save-outputs) running this --model on %s with ORT %s (%s), "
-                            "the session '%s' runs: compared with its own outputs ORT is compared with itself, which "
-                            "passes and proves nothing (judge it against outputs of another build, provider or "
-                            "framework)",
+                            "%s: saved by '%s' (validate with save_outputs) running this model_path on %s with ORT "
+                            "%s (%s), the session '%s' runs: compared with its own outputs ORT is compared with "
+                            "itself, which passes and proves nothing (judge it against outputs of another build, "
+                            "provider or framework)",
                             files[i], json_string_value(json_object_get(prov, "config")), c->runtime,
                             version ? version : "?", ort_file, c->name);
         json_decref(prov);

@@ -83,7 +83,7 @@ oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_compari
         snprintf(how, sizeof how, " on one ORT (the reference's library is %s %s)",
                  f.same == OQ_SAME_ORT_FILE ? "the others'," : "a copy of the others',", f.lib);
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                      "'%s' runs what the reference '%s' runs (items 1 and %zu)%s: --model runs the file as it is, "
+                      "'%s' runs what the reference '%s' runs (items 1 and %zu)%s: model_path runs the file as it is, "
                       "and %s or %s changes only the tolerance; compared with itself it passes and proves nothing "
                       "(judge it against saved outputs: expected,%s)",
                       c->name, ref->name, f.config + 1, how, oq_precision_name(ref->precision),

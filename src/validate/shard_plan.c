@@ -116,8 +116,9 @@ oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err)
     char path[4096];
     plan_path(o->outdir, path, sizeof path);
     if (access(path, F_OK) == 0 && !o->overwrite)
-        return oq_err_set(err, OQ_ERR_IO, "%s exists: these shards were prepared already (use --force to prepare "
-                                          "them again, which removes their results, or another --outdir)", path);
+        return oq_err_set(err, OQ_ERR_IO, "%s exists: these shards were prepared already (overwrite to prepare "
+                                          "them again, which removes their results, or choose another output "
+                                          "folder)", path);
     if (!o->overwrite) return OQ_OK;
     /* --force: an earlier plan's shard results and merged summary must not outlive it */
     snprintf(path, sizeof path, "%s/shards", o->outdir);
@@ -205,7 +206,7 @@ static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
     /* a plan prepared before the saved outputs were named by content cannot tell a swapped file */
     if (!st && b->expected && !*b->expected_sha256)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: the prepared plan does not name it by SHA-256 (prepared by an "
-                                              "older ortqual): prepare the shards again (--prepare-shards N --force)",
+                                              "older ortqual): prepare the shards again (shard.prepare with overwrite)",
                           b->expected);
     if (!st && b->expected) st = prepared_file(sb, b->expected, b->expected_sha256, err);
     if (st) return st;
@@ -288,7 +289,7 @@ static oq_status held_to(const oq_validate_opts *o, const oq_shard_plan *plan, c
             if (!strcmp(r->sha256, mine->sha256)) continue;
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "shard %d would run %s on the ONNX Runtime library %s (SHA-256 "
                               "%.12s), shard %d ran it on ONNX Runtime %s (%s, SHA-256 %.12s): another build, which "
-                              "the merge refuses; run shard %d where shard %d ran, or shard %d again (--force) here",
+                              "the merge refuses; run shard %d where shard %d ran, or shard %d again (overwrite) here",
                               (int)o->shard.index, o->configs[k].name, mine->file, mine->sha256, (int)j,
                               r->version ? r->version : "?", r->library ? r->library : "?", r->sha256,
                               (int)o->shard.index, (int)j, (int)j);

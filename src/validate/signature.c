@@ -77,8 +77,8 @@ static const char *not_padding(const oq_signature *sig, size_t i)
 
 static oq_status refuse_guess(const char *path, const char *what, const char *name, oq_err *err)
 {
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s: name the [B, L] padding mask (--mask %s) or say there is "
-                      "none (--no-mask)", path, what, name);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s: name the [B, L] padding mask (mask_name %s) or say there "
+                      "is none (no_mask)", path, what, name);
 }
 
 /* Detection, without --mask or a contract: among the rank-2 inputs that may be a [B, L]
@@ -155,9 +155,9 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     if (o->kind != OQ_MODEL_USER) sig->mask = find_input(mi, "mask");
     else if (o->no_mask && !contract) sig->mask = -1;
     else if (!named) st = detect_mask(sig, 0, path, err);
-    else st = named_input(mi, path, contract ? "the mask contract names" : "--mask", named, &sig->mask, err);
-    if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (--no-mask: none)", err);
-    if (!st && o->features_name) st = named_input(mi, path, "--features", o->features_name, &sig->features, err);
+    else st = named_input(mi, path, contract ? "the mask contract names" : "mask_name", named, &sig->mask, err);
+    if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (no_mask: none)", err);
+    if (!st && o->features_name) st = named_input(mi, path, "features_name", o->features_name, &sig->features, err);
     for (size_t i = 0; !st && !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;
     return st;
@@ -328,7 +328,7 @@ static oq_status guessed_mask_error(const oq_signature *sig, const char *path, c
     char was[OQ_ERR_MSG_MAX];
     snprintf(was, sizeof was, "%s", err->msg);
     return oq_err_set(err, err->status, "%s: mask '%s': %s (input '%s' was taken as the [B, L] padding mask because "
-                      "%s: --mask NAME names the mask, --no-mask says there is none)", path, name, was, name,
+                      "%s: mask_name names the mask, no_mask says there is none)", path, name, was, name,
                       sig->mask_why);
 }
 
@@ -562,7 +562,7 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
         sig->mask_why = NULL; /* convert has no --no-mask to offer */
         return st;
     }
-    oq_status st = named_input(sig->mi, path, "--mask", mask, &sig->mask, err);
+    oq_status st = named_input(sig->mi, path, "mask_input", mask, &sig->mask, err);
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
 }
 
@@ -610,7 +610,7 @@ static void outputs_beside_hint(const char *path, char *hint, size_t n)
         snprintf(sib, sizeof sib, "%.*soutputs_%s", (int)(base - path), path, base + 7) >= (int)sizeof sib)
         return;
     if (access(sib, F_OK)) return;
-    snprintf(hint, n, "; %s is beside it: pass --expected '%.*soutputs_*.npz'", sib, (int)(base - path), path);
+    snprintf(hint, n, "; %s is beside it: give expected_files '%.*soutputs_*.npz'", sib, (int)(base - path), path);
 }
 
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path, const char *out,

@@ -223,8 +223,9 @@ oq_status oq_validate_check_clearable(const char *outdir, oq_err *err)
         unlink(probe);
         return OQ_OK;
     }
-    return oq_err_set(err, OQ_ERR_OUTPUT, "%s: the earlier run's figures cannot be removed: %s (--force replaces "
-                      "every file of the earlier run: make the folder writable, or give another --outdir)",
+    return oq_err_set(err, OQ_ERR_OUTPUT, "%s: the earlier run's figures cannot be removed: %s (overwriting "
+                      "replaces every file of the earlier run: make the folder writable, or choose another output "
+                      "folder)",
                       plots, strerror(errno));
 }
 

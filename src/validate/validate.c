@@ -374,12 +374,15 @@ static size_t records_done(const char *result_path, size_t reported)
 /* A crash inside ONNX Runtime with its extended optimizations on (its default) may be one of
  * them: ORT 1.29's CUDA EP dies on a position embedding Gather(table, Range(0, L)) once its
  * GatherToSliceFusion made it a Slice (docs/real-models.md). */
-static const char *optimizer_hint(const oq_proc_result *pr, const char *site, oq_graph_opt g)
+static const char *optimizer_hint(const oq_validate_opts *o, const oq_proc_result *pr, const char *site, char *buf,
+                                  size_t n)
 {
+    oq_graph_opt g = o->graph_opt;
     int extended = g == OQ_GRAPH_OPT_DEFAULT || g == OQ_GRAPH_OPT_EXTENDED || g == OQ_GRAPH_OPT_ALL;
     return pr->signaled && extended && strstr(site, " in libonnxruntime")
-               ? " (if --graph-opt-level 1 runs it, one of ORT's extended graph optimizations is at fault; "
-                 "--session-config optimization.disable_specified_optimizers=NAME turns one off alone)"
+               ? oq_termed(o->terms, " (if graph_opt OQ_GRAPH_OPT_BASIC runs it, one of ORT's extended graph "
+                           "optimizations is at fault; a session config entry "
+                           "optimization.disable_specified_optimizers=NAME turns one off alone)", buf, n)
                : "";
 }
 
@@ -401,7 +404,8 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
         snprintf(done, sizeof done, " with %zu of %zu batches done", records_done(result_path, bw->done), bw->total);
     if (crashed) {
         const char *said = last_line(pr->stderr_tail, last, sizeof last); /* before the hint reads it */
-        failed_result(r, "worker %s%s%s%s", run->ended, done, said, optimizer_hint(pr, said, bw->o->graph_opt));
+        char hint[512];
+        failed_result(r, "worker %s%s%s%s", run->ended, done, said, optimizer_hint(bw->o, pr, said, hint, sizeof hint));
     }
     oq_proc_result_clear(pr);
     oq_err e = {0};
@@ -454,11 +458,13 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     oq_config_result_clear(&rerun);
     if (!t->proved) {
         r->status = OQ_VERDICT_FAILED;
-        oq_result_reason(r, "--prove-teeth: with MATH forced the dispatch check did not fail");
+        char said[160];
+        const char *why = "prove_teeth: with MATH forced the dispatch check did not fail";
+        oq_result_reason(r, "%s", oq_termed(c->o->terms, why, said, sizeof said));
     }
 }
 
-/* Whether a --require value names the configuration `name`, as written or in canonical form
+/* Whether a `required` entry names the configuration `name`, as written or in canonical form
  * ("cuda:attention24:fp16:auto"). */
 static int names_config(const char *required, const char *name)
 {
@@ -473,9 +479,9 @@ static int config_required(const oq_validate_opts *o, const char *name)
     return 0;
 }
 
-/* A --require that names no configuration of this run would never fail it: `--require
- * cuda:model:fp32` beside --model's default on a host without CUDA (which leaves cuda out), or a
- * typo, passed green without the configuration ever running. */
+/* A `required` entry that names no configuration of this run would never fail it: the tool's
+ * `--require cuda:model:fp32` beside --model's default on a host without CUDA (which leaves cuda
+ * out), or a typo, passed green without the configuration ever running. */
 static oq_status check_required(const oq_validate_opts *o, oq_err *err)
 {
     for (size_t i = 0; i < o->n_required; i++) {
@@ -486,7 +492,7 @@ static oq_status check_required(const oq_validate_opts *o, oq_err *err)
         for (size_t k = 0, used = 0; k < o->n_configs && used < sizeof names; k++)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", o->configs[k].name);
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--require '%s': not a configuration of this run (%s); a configuration must run to be "
+                          "required '%s': not a configuration of this run (%s); a configuration must run to be "
                           "required", o->required[i], names);
     }
     return OQ_OK;
@@ -916,7 +922,7 @@ static const char *companion(const oq_config *ref)
 }
 
 /* Why nothing under test was compared, in one line. */
-static char *untested_reason(const oq_validate_summary *s)
+static char *untested_reason(const oq_validate_summary *s, oq_terms_fn terms)
 {
     char *text = NULL;
     const oq_config_result *skipped = NULL;
@@ -924,9 +930,10 @@ static char *untested_reason(const oq_validate_summary *s)
         if (s->configs[i].status == OQ_VERDICT_SKIPPED) skipped = &s->configs[i];
     if (!s->n_configs) return strdup("no configuration was given");
     const oq_config *ref = &s->configs[0].config;
+    char said[96];
+    const char *add = oq_termed(terms, "add one after it, e.g. configs ", said, sizeof said);
     int rc = s->n_configs < 2 ? asprintf(&text, "only the reference ran: no configuration under test was compared "
-                                                "(the first is the reference; add one after it, e.g. --configs %s,%s)",
-                                         ref->name, companion(ref))
+                                                "(the first is the reference; %s%s,%s)", add, ref->name, companion(ref))
              : skipped ? asprintf(&text, "no configuration under test ran (%s skipped: %s)", skipped->config.name,
                                   skipped->reason ? skipped->reason : "no reason given")
                        : asprintf(&text, "no valid element was compared (every batch is empty, or every output has no elements)");
@@ -958,7 +965,7 @@ static char *unjudged_requirements(const oq_validate_summary *s)
 
 /* The run's verdict (docs/verdicts.md): a failure, else a runtime error, else nothing under test
  * compared (or judged by the requirements asked), else passed. */
-void oq_validate_judge(oq_validate_summary *s, int allow_skip)
+void oq_validate_judge(oq_validate_summary *s, int allow_skip, oq_terms_fn terms)
 {
     const oq_config_result *failed = NULL, *error = NULL; /* the first of each */
     for (size_t i = 0; i < s->n_configs; i++) {
@@ -976,7 +983,7 @@ void oq_validate_judge(oq_validate_summary *s, int allow_skip)
                           first->status == OQ_VERDICT_FAILED ? "failed" : "could not run",
                           first->reason ? first->reason : "no reason given") < 0)
         s->verdict_reason = NULL;
-    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = unjudged ? unjudged : untested_reason(s);
+    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = unjudged ? unjudged : untested_reason(s, terms);
 }
 
 void oq_iso_time(char *buf, size_t n)
@@ -1007,15 +1014,18 @@ static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
-/* The requirements asked, by option, into the summary (its verdict judges what they judged). */
+/* The requirements asked, by field in the caller's terms, into the summary (its verdict judges
+ * what they judged). */
 static oq_status list_requirements(const oq_validate_opts *o, oq_validate_summary *s, oq_err *err)
 {
     const int asked[] = {o->require_full_gpu, o->strict_placement, o->n_expect_kernel > 0, o->prove_teeth,
                          o->require_dispatch};
-    static const char *const names[] = {"--require-full-gpu", "--strict-placement", "--expect-kernel",
-                                        "--prove-teeth", "--require-dispatch"};
+    static const char *const names[] = {"require_full_gpu", "strict_placement", "expect_kernel", "prove_teeth",
+                                        "require_dispatch"};
+    char said[64];
     for (size_t i = 0; i < sizeof asked / sizeof *asked; i++)
-        if (asked[i] && oq_strv_push(&s->requirements, &s->n_requirements, names[i]))
+        if (asked[i] &&
+            oq_strv_push(&s->requirements, &s->n_requirements, oq_termed(o->terms, names[i], said, sizeof said)))
             return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return OQ_OK;
 }
@@ -1026,9 +1036,9 @@ static oq_status check_requirements(const oq_validate_opts *o, oq_err *err)
 {
     int judged = 0;
     for (size_t k = 1; k < o->n_configs; k++) judged |= oq_config_on_ep(&o->configs[k]);
-    const char *asked = o->require_full_gpu ? "--require-full-gpu" : o->strict_placement ? "--strict-placement"
-                        : o->n_expect_kernel ? "--expect-kernel" : o->prove_teeth ? "--prove-teeth"
-                        : o->require_dispatch ? "--require-dispatch (or ORTQUAL_REQUIRE_DISPATCH=1)" : NULL;
+    const char *asked = o->require_full_gpu ? "require_full_gpu" : o->strict_placement ? "strict_placement"
+                        : o->n_expect_kernel ? "expect_kernel" : o->prove_teeth ? "prove_teeth"
+                        : o->require_dispatch ? "require_dispatch" : NULL;
     if (asked && !judged)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s judges configurations under test on a GPU execution provider, and none is among "
@@ -1045,17 +1055,17 @@ static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "'expected' must be the first configuration (the reference)");
     int expected = o->n_configs && oq_config_is_expected(&o->configs[0]);
     if (o->n_expected_files && !expected)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--expected files need the 'expected' configuration first");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "expected_files need the 'expected' configuration first");
     if (expected && (o->kind != OQ_MODEL_USER || !o->n_input_files))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "the 'expected' configuration compares against saved outputs: it needs --model and the "
-                          "--inputs they belong to");
+                          "the 'expected' configuration compares against saved outputs: it needs model_path and the "
+                          "input_files they belong to");
     return OQ_OK;
 }
 
-/* A --model file runs as it is, whatever representation a configuration names: one naming
+/* A model_path file runs as it is, whatever representation a configuration names: one naming
  * decomposed/attention23/attention24 would be labelled (and reported) as a form that never ran;
- * 'model' without --model would be ortqual's decomposed export under another name. */
+ * 'model' without model_path would be ortqual's decomposed export under another name. */
 static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
 {
     int user = o->kind == OQ_MODEL_USER;
@@ -1063,16 +1073,16 @@ static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
         const oq_config *c = &o->configs[k];
         if (user && c->repr == OQ_REPR_ENCODER && !o->weights_path) /* else the reference fails after the run began */
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "config '%s' with --model needs --weights W.npz (the weights %s was exported with)",
+                              "config '%s' with model_path needs weights_path (the weights %s was exported with)",
                               c->name, o->model_path);
         if (!oq_config_uses_ort(c) || (c->repr == OQ_REPR_MODEL) == user) continue;
         if (user)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "config '%s': --model runs %s as it is, never ortqual's %s export: use %s:model:%s",
+                              "config '%s': model_path runs %s as it is, never ortqual's %s export: use %s:model:%s",
                               c->name, o->model_path, oq_repr_name(c->repr), c->runtime,
                               oq_precision_name(c->precision));
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "config '%s': representation 'model' is the file given with --model (without it: "
+                          "config '%s': representation 'model' is the file given with model_path (without it: "
                           "decomposed, attention23 or attention24)", c->name);
     }
     return OQ_OK;
@@ -1088,14 +1098,14 @@ static oq_status record_signature(run_ctx *c, oq_err *err)
     if (c->sig.mask >= 0 && !(c->s->mask_input = strdup(mi->inputs[c->sig.mask].name)))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (c->sig.mask < 0 && *c->sig.not_mask) progress(c->o, "%s", c->sig.not_mask);
-    if (c->sig.mask < 0) progress(c->o, "no mask input: every element of every output is valid (--mask NAME names one)");
+    if (c->sig.mask < 0) progress(c->o, "no mask input: every element of every output is valid (mask_name names one)");
     return OQ_OK;
 }
 
 /* A model written by `ortqual convert` may compute its function only for valid-prefix masks
  * and says so in its metadata (OQ_CONVERT_CONTRACT_KEY): the input it names is the mask,
  * whatever detection would pick, so that every batch's check covers the tensor that input
- * gets. A --mask naming another input, or --no-mask, contradicts the model and is refused. */
+ * gets. A mask_name naming another input, or no_mask, contradicts the model and is refused. */
 static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m, char *mask, size_t n, oq_err *err)
 {
     int has;
@@ -1106,7 +1116,7 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
     if ((o->mask_name && strcmp(o->mask_name, input)) || o->no_mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s: %s%s%s, but the model's %s names input '%s' as its mask (valid prefixes only)",
-                          o->model_path, o->no_mask ? "--no-mask" : "--mask '", o->no_mask ? "" : o->mask_name,
+                          o->model_path, o->no_mask ? "no_mask" : "mask_name '", o->no_mask ? "" : o->mask_name,
                           o->no_mask ? "" : "'", OQ_CONVERT_CONTRACT_KEY, input);
     snprintf(mask, n, "%s", input);
     progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
@@ -1114,7 +1124,7 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
     return OQ_OK;
 }
 
-/* --tolerance is read by each worker; a value it would refuse is refused before anything runs,
+/* The tolerances are read by each worker; a value it would refuse is refused before anything runs,
  * and so is an override of an output the model lacks (`mi`; NULL: not known yet), which would
  * otherwise be ignored (a typo silently judged at the default). */
 oq_status oq_validate_check_tolerances(const char *text, const oq_model_info *mi, oq_err *err)
@@ -1124,7 +1134,7 @@ oq_status oq_validate_check_tolerances(const char *text, const oq_model_info *mi
     for (size_t i = 0; names && i < mi->n_outputs; i++) names[i] = mi->outputs[i].name;
     oq_status st = oq_tolerances_check_specs(text, names, mi ? mi->n_outputs : 0, err);
     free(names);
-    return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "--tolerance: ");
+    return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "tolerances: ");
 }
 
 static oq_status check_tolerances(const oq_validate_opts *o, const oq_signature *sig, oq_err *err)
@@ -1201,11 +1211,11 @@ static oq_status check_ort_libs(run_ctx *c, oq_err *err)
     oq_status st = OQ_OK;
     char *file = c->ort[1].file;
     if (others || (ref && !o->reference_ort_lib)) st = oq_worker_probe_ort(o->ort_lib, file, sizeof c->ort[1].file, err);
-    if (st && o->ort_lib) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--ort-lib: ");
+    if (st && o->ort_lib) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "ort_lib: ");
     if (st) return st; /* the search's message names what it tried, and $ORTQUAL_ORT_LIB */
     if (ref && o->reference_ort_lib)
         st = oq_worker_probe_ort(o->reference_ort_lib, c->ort[0].file, sizeof c->ort[0].file, err);
-    if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--reference-ort-lib: ");
+    if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "reference_ort_lib: ");
     if (!*file && (others || (ref && !o->reference_ort_lib))) loaded_here(o->ort_lib, file, sizeof c->ort[1].file);
     return others ? oq_validate_saved_self(o, file, err) : OQ_OK; /* outputs saved by the others' own session */
 }
@@ -1236,19 +1246,19 @@ static oq_status check_inputs_outside(const oq_validate_opts *o, oq_err *err)
 {
     struct stat d;
     if (stat(o->outdir, &d) != 0 || !S_ISDIR(d.st_mode)) return OQ_OK; /* made by this run */
-    const char *what[4] = {"--model", "--weights", "--inputs", "--expected"};
+    const char *what[4] = {"model_path", "weights_path", "input_files", "expected_files"};
     const char *one[2] = {o->model_path, o->weights_path};
     for (int k = 0; k < 2; k++)
         if (one[k] && file_in_dir(one[k], &d))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is in the output folder %s, which the run writes "
-                              "and clears: give another --outdir", what[k], one[k], o->outdir);
+                              "and clears: choose another output folder", what[k], one[k], o->outdir);
     for (int k = 0; k < 2; k++) {
         size_t n = k ? o->n_expected_files : o->n_input_files;
         const char *const *f = k ? o->expected_files : o->input_files;
         for (size_t i = 0; i < n; i++)
             if (file_in_dir(f[i], &d))
                 return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is in the output folder %s, which the run "
-                                  "writes and clears: give another --outdir", what[2 + k], f[i], o->outdir);
+                                  "writes and clears: choose another output folder", what[2 + k], f[i], o->outdir);
     }
     return OQ_OK;
 }
@@ -1466,7 +1476,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     s->evidence_json = oq_validate_evidence(c->o);
     oq_status listed = list_requirements(c->o, s, err);
     if (listed) return listed;
-    oq_validate_judge(s, c->o->allow_skip);
+    oq_validate_judge(s, c->o->allow_skip, c->o->terms);
     judge_interruption(s);
     judge_late_interruption(c);
     char path[OQ_PATH_BUF];
@@ -1538,8 +1548,10 @@ static oq_status note_cache(run_ctx *c, oq_err *err)
     const oq_validate_opts *o = c->o;
     const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
     int c_ref = ref && !oq_config_uses_ort(ref) && !oq_config_is_expected(ref);
+    char timed[96];
     const char *off = !c_ref ? "only a C reference (ref:*) is cached"
-                      : o->repeat_reference ? "--repeat-reference: the reference is timed, so every batch runs"
+                      : o->repeat_reference ? oq_termed(o->terms, "repeat_reference: the reference is timed, so "
+                                                        "every batch runs", timed, sizeof timed)
                       : !o->cache_dir ? (o->cache_off ? o->cache_off : "no cache directory given")
                                       : NULL;
     if (off && c_ref && !o->repeat_reference && !o->shard.prepare) progress(o, "reference cache: off (%s)", off);
@@ -1634,12 +1646,12 @@ static oq_status content_once(const char *what, const char *const *paths, size_t
 /* (a shard reads the prepared batches, checked when they were prepared) */
 static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
 {
-    oq_status st = listed_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
+    oq_status st = listed_once("input_files", o->input_files, o->n_input_files, "its events would count twice", err);
     if (!st)
-        st = listed_once("--expected", o->expected_files, o->n_expected_files,
+        st = listed_once("expected_files", o->expected_files, o->n_expected_files,
                          "a batch would be judged against another batch's outputs", err);
     if (!st && !oq_shard_is_run(o))
-        st = content_once("--inputs", o->input_files, o->n_input_files, "its events would count twice", err);
+        st = content_once("input_files", o->input_files, o->n_input_files, "its events would count twice", err);
     return st;
 }
 

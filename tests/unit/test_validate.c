@@ -1137,7 +1137,7 @@ static void mask_detection(void **state)
     assert_int_equal(signature_of(model, &sig, &err), OQ_ERR_INVALID_ARG);
     char want[1100];
     snprintf(want, sizeof want, "%s: input 'valid' is the only rank-2 input, and nothing in the model says whether "
-             "it is a padding mask: name the [B, L] padding mask (--mask valid) or say there is none (--no-mask)",
+             "it is a padding mask: name the [B, L] padding mask (mask_name valid) or say there is none (no_mask)",
              model);
     assert_string_equal(err.msg, want);
     causal_model(model, OQ_DTYPE_BOOL, 0); /* two named like a mask: which one is not guessed */
@@ -1157,7 +1157,7 @@ static void mask_detection(void **state)
     free(none);
     oq_model_info_free(two);
     assert_non_null(strstr(err.msg, ": inputs 'q_mask' and 'attn_mask' may each be the padding mask: name the [B, L] "
-                                    "padding mask (--mask NAME) or say there is none (--no-mask)"));
+                                    "padding mask (mask_name NAME) or say there is none (no_mask)"));
     lone_model(model, "pad_mask", OQ_DTYPE_BOOL); /* named like one: taken, and said so */
     assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
     assert_int_equal(sig.mask, 0);
@@ -1187,8 +1187,8 @@ static void guessed_mask_says_so(void **state)
     assert_int_not_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_OK);
     char want[1100];
     snprintf(want, sizeof want, "%s: mask 'pad_mask': event 0, position 0: mask value 6 is not 0 or 1 (input "
-             "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": --mask NAME names "
-             "the mask, --no-mask says there is none)", io);
+             "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": mask_name names "
+             "the mask, no_mask says there is none)", io);
     assert_string_equal(err.msg, want);
     oq_signature_clear(&sig);
     remove_dir(dir);
@@ -1616,7 +1616,7 @@ static void merge_sums_what_shards_measured(void **state)
 
     oq_validate_summary *m;
     oq_err err = {0};
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_OK);
     assert_int_equal(m->n_configs, 2);
     assert_int_equal(m->n_batches, 0); /* the plan's list, copied from its file */
     assert_int_equal(m->merged.n_reported, 2);
@@ -1678,11 +1678,11 @@ static void merge_sums_what_shards_measured(void **state)
      * said in the message (its summary gave the verdict of shards just refused) */
     plan.hash[0] = plan.hash[0] == '0' ? '1' : '0';
     write_shard(dir, 1, &plan);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "refusing to merge shards of different plans; the earlier merge's summary.json, "
                                     "validate.csv removed"));
     assert_int_equal(access(path, F_OK), -1);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_null(strstr(err.msg, "removed")); /* nothing left to remove */
     /* a batch list changed since it was prepared, and a plan of the old schema, which held
      * every batch in plan.json: refused in one line */
@@ -1690,11 +1690,11 @@ static void merge_sums_what_shards_measured(void **state)
     assert_non_null(f);
     fputs("{}\n", f);
     fclose(f);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "plan_batches.jsonl is not the prepared batch list"));
     snprintf(shards, sizeof shards, "%s/shards/plan.json", dir);
     assert_int_equal(oq_write_file_atomic(shards, "{\"schema\": \"ortqual.shards/1\"}", 30, 1, NULL), OQ_OK);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "prepared by an older ortqual (schema ortqual.shards/1"));
     assert_null(strchr(err.msg, '\n'));
     oq_config_result_clear(&one);
@@ -1726,7 +1726,7 @@ static void merge_tells_routes_by_fields(void **state)
                        "Operator=Attention Node=attn0 DataType=bf16 SdpaKernel=MATH\n", specs1);
     oq_validate_summary *m;
     oq_err err = {0};
-    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_OK);
     const oq_dispatch_result *d = &m->configs[1].dispatch;
     assert_int_equal(d->n_failures, 5); /* attn0 fp16, attn1, a (line 3), attn0 bf16, a (line 4) */
     assert_int_equal(d->n_math_failures, 3);
@@ -2194,6 +2194,60 @@ static void worker_sees_external_data_change(void **state)
  * library refuses it, for a library caller as for validate and replay (the tool refused it,
  * oq_validate_run ran it and said PASSED); a copy of the library is the same ORT, and the saved
  * outputs as the reference make it two comparisons. */
+/* A caller's words for the API's: brackets, so that a text that went through them shows. */
+static const char *bracketed(const char *text, char *buf, size_t n)
+{
+    snprintf(buf, n, "[%s]", text);
+    return buf;
+}
+
+static oq_validate_summary *run_worded(const char *outdir, size_t n_configs, oq_terms_fn terms)
+{
+    static oq_config cfg[2];
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, outdir);
+    oq_config_parse("noep:attention24:fp32", &cfg[1], NULL); /* no such provider: skipped */
+    o.n_configs = n_configs;
+    o.events.num_events = 2;
+    o.isolate = 0;
+    o.overwrite = 1;
+    o.repeat_reference = 1;
+    o.require_full_gpu = o.prove_teeth = n_configs > 1;
+    o.terms = terms;
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    return s;
+}
+
+/* What a run writes for people names the API's fields (a C caller has no --prove-teeth), unless
+ * opts.terms words them: the tool's summary.json says its options through it. */
+static void summary_texts_in_the_callers_terms(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("worded"), out[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    oq_validate_summary *s = run_worded(out, 2, NULL);
+    assert_int_equal(s->n_requirements, 2);
+    assert_string_equal(s->requirements[0], "require_full_gpu");
+    assert_string_equal(s->requirements[1], "prove_teeth");
+    assert_string_equal(s->cache_off, "repeat_reference: the reference is timed, so every batch runs");
+    oq_validate_summary_free(s);
+    s = run_worded(out, 2, bracketed);
+    assert_string_equal(s->requirements[0], "[require_full_gpu]");
+    assert_string_equal(s->requirements[1], "[prove_teeth]");
+    assert_string_equal(s->cache_off, "[repeat_reference: the reference is timed, so every batch runs]");
+    oq_validate_summary_free(s);
+    s = run_worded(out, 1, NULL);
+    if (!strstr(s->verdict_reason, "(the first is the reference; add one after it, e.g. configs ref:encoder:fp64,"))
+        fail_msg("%s", s->verdict_reason);
+    oq_validate_summary_free(s);
+    s = run_worded(out, 1, bracketed);
+    if (!strstr(s->verdict_reason, "; [add one after it, e.g. configs ]ref:encoder:fp64,")) fail_msg("%s", s->verdict_reason);
+    oq_validate_summary_free(s);
+    remove_dir(dir);
+}
+
 static void self_comparison_refused(void **state)
 {
     (void)state;
@@ -2518,6 +2572,7 @@ int main(void)
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
+        cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
         cmocka_unit_test(estimate_fixed_from_measured_calls),
         cmocka_unit_test(estimate_refuses_partial_timings),
