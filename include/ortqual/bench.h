@@ -121,7 +121,7 @@ typedef struct oq_bench_dim {
 /* Parse "NAME=V1,V2,..." (--sweep). OQ_ERR_INVALID_ARG quotes the text. */
 OQ_API oq_status oq_bench_dim_parse(const char *text, oq_bench_dim *out, oq_err *err);
 /* Parse "NAME=V", one value (--dim): oq_bench_dim_parse's errors, "want NAME=V", and a list
- * refused ("one value (a sweep is --sweep)"). */
+ * refused ("one value (a sweep is opts.sweeps)"). */
 OQ_API oq_status oq_bench_dim_parse_one(const char *text, oq_bench_dim *out, oq_err *err);
 
 /* One input's shape (--shape INPUT=d0,d1,...): each entry a size >= 0, or the
@@ -294,7 +294,7 @@ OQ_API void oq_bench_opts_default(oq_bench_opts *o);
 /* The inputs bench --model runs at `point` of the sweep that o->model_path and the
  * model fields of `o` describe (the points in the order of oq_bench_sweep), in model
  * input order and named after the inputs; free with oq_tensors_free. Every check of
- * the sweep applies (OQ_ERR_INVALID_ARG names the option, input or axis; files:
+ * the sweep applies (OQ_ERR_INVALID_ARG names the field, input or axis; files:
  * OQ_ERR_IO, OQ_ERR_FORMAT). For C callers that time the same inputs themselves
  * (bench/model_overhead.c). */
 OQ_API oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs,

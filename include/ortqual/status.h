@@ -93,6 +93,16 @@ OQ_API oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
 OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
            __attribute__((format(printf, 2, 3)));
 
+/* The library's texts name the API's fields (opts.seq_axes), never a tool's options. A
+ * returned oq_err its caller rewords as it likes; the texts the library keeps in its results
+ * and writes into documents itself (a bench row's error, a gate reason, a convert step, advice,
+ * report.html) it rewords with this function, so that a tool whose users set options gives its
+ * own words (`ortqual` passes the one that says its options). fn returns `text`, or its
+ * rewording written into buf (n bytes, NUL-terminated); NULL (the default): the library's words.
+ * Process-wide: set it once, before the first other call. */
+typedef const char *(*oq_terms_fn)(const char *text, char *buf, size_t n);
+OQ_API void oq_set_terms(oq_terms_fn fn);
+
 /* Programmer errors (broken invariants, not bad input) abort with file/line. */
 #define OQ_ASSERT(x)                                                             \
     do {                                                                         \

@@ -69,10 +69,6 @@ typedef enum oq_model_kind {
     OQ_MODEL_USER         /* the user's --model file */
 } oq_model_kind;
 
-/* Rewords `text` in a caller's terms (a field's name as the option that sets it): into `buf`
- * (n bytes) and returns it, or returns `text` itself. */
-typedef const char *(*oq_terms_fn)(const char *text, char *buf, size_t n);
-
 /* Progress of a run as each batch of each configuration is done (oq_validate_opts.on_batch). */
 typedef struct oq_validate_progress {
     size_t config, n_configs;       /* the configuration running (0-based) and how many there are */
@@ -156,10 +152,6 @@ typedef struct oq_validate_opts {
     /* output */
     const char *outdir;
     int save_outputs, overwrite, plots;
-    /* The caller's words for the API's in what the run writes for people: the requirement
-     * names, reasons and notes of the summary (summary.json, report.html). NULL: the API's
-     * ("prove_teeth: ..."); the tool passes its options' ("--prove-teeth: ..."). */
-    oq_terms_fn terms;
 
     /* sharding (ortqual/shard.h): prepare the shards, or run one of them */
     oq_shard_spec shard;
@@ -497,7 +489,7 @@ typedef struct oq_validate_summary {
     char *cache_off;
     char **requirements;          /* the requirements asked (require_full_gpu, strict_placement,
                                      expect_kernel, prove_teeth, require_dispatch, in the run's
-                                     terms: the tool's say --require-full-gpu ...): they judge
+                                     oq_set_terms words: the tool says --require-full-gpu): they judge
                                      configurations under test on a GPU provider, and where such a
                                      configuration is listed and none ran, the run is untested */
     size_t n_requirements;
@@ -639,9 +631,9 @@ OQ_API void oq_shard_plan_clear(oq_shard_plan *plan);
  * the verdict: a missing shard is never a pass. OQ_ERR_NOT_FOUND when outdir/shards/plan.json
  * does not exist; OQ_ERR_FORMAT when a shard's summary belongs to another plan or another
  * split (nothing is written then). On any error the outputs of an earlier merge are removed
- * (oq_validate_merge_drop). `terms` words the merge's own reasons (as oq_validate_opts.terms;
- * NULL: the API's). */
-OQ_API oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_terms_fn terms,
+ * (oq_validate_merge_drop). The merge's own reasons are in the API's words, or the caller's
+ * through oq_set_terms (status.h). */
+OQ_API oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip,
                                    oq_validate_summary **summary, oq_err *err);
 /* For a merge that stops without writing: the files a merge writes into outdir (summary.json,
  * report.html, validate.csv, the figures in plots/ and the folder when left empty) removed, so

@@ -2,6 +2,7 @@
 #include "ortqual/advice.h"
 #include "ortqual/dispatch.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -180,6 +181,7 @@ static void head_remedy(text *fix, kid target, const oq_attention_facts *f)
 /* What to change, for the rules that fired. */
 static void remedies(unsigned rules, kid target, const oq_attention_facts *f, text *fix)
 {
+    char said[256]; /* a remedy in the caller's words (oq_set_terms) */
     if (rules & OQ_ADVICE_FORCED_MATH)
         clause(fix, "sdpa_kernel=16 forces MATH: use kernel auto (sdpa_kernel 0) or name a fused kernel");
     if (rules & OQ_ADVICE_KERNEL_DISABLED)
@@ -190,8 +192,8 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
             clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask: `ortqual convert "
                         "--mask-to-seqlen` rewrites a key-padding attn_mask so (Attention-24)");
         else if (f->opset >= 24) /* already attention24: the mask form is the choice */
-            clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
-                        "export's default, --mask-form seqlen)");
+            clause(fix, "%s", oq_terms("give padding as nonpad_kv_seqlen instead of an attn_mask (the "
+                                       "attention24 export's default, mask OQ_MASK_SEQLEN)", said, sizeof said));
         else
             clause(fix, "export as attention24 so that padding goes through nonpad_kv_seqlen, not "
                         "attn_mask (Attention-23 has no nonpad_kv_seqlen)");
@@ -199,8 +201,9 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
             clause(fix, "or pad the kv length to a multiple of 4");
     }
     if (rules & OQ_ADVICE_FP32_NO_FLASH)
-        clause(fix, f->user_model ? "compute attention in float16 (`ortqual convert --attention-dtype fp16`)"
-                                  : "compute attention in float16 (precision fp16, --attention-dtype float16)");
+        clause(fix, "%s", f->user_model ? "compute attention in float16 (`ortqual convert --attention-dtype fp16`)"
+                                        : oq_terms("compute attention in float16 (precision fp16, attention_dtype "
+                                                   "OQ_DTYPE_FLOAT16)", said, sizeof said));
     if (rules & OQ_ADVICE_CUDNN_DECODE_ONLY)
         clause(fix, "outside decoding steps use FLASH_ATTENTION (kernel flash)%s",
                f->mask == OQ_ATTN_MASK_NONPAD_KV_SEQLEN ? ""

@@ -51,7 +51,7 @@ static oq_status check_int_range(const oq_bench_opts *o, const oq_bench_input_in
     if (strcmp(in->fill, "integers")) return OQ_OK;
     for (size_t i = 0; i < sizeof range / sizeof *range; i++)
         if (range[i].t == in->dtype && ((double)o->int_lo < range[i].lo || (double)o->int_hi > range[i].hi))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--int-range %lld,%lld: input '%s' is %s (%.0f..%.0f)",
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.int_lo,int_hi %lld,%lld: input '%s' is %s (%.0f..%.0f)",
                               (long long)o->int_lo, (long long)o->int_hi, in->name, oq_dtype_name(in->dtype),
                               range[i].lo, range[i].hi);
     return OQ_OK;
@@ -106,7 +106,7 @@ static oq_status check_defaults(const oq_bench_opts *o, const model_sweep *m, oq
     for (size_t k = 0; !st && k < o->n_input_shapes; k++) {
         const char *name = o->input_shapes[k].input;
         if (oq_model_default_input(m->mi, name))
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the model's input '%s' " OQ_DEFAULT_INPUT_WHY
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.input_shapes %s: the model's input '%s' " OQ_DEFAULT_INPUT_WHY
                             ": it generates only inputs without one", name, name);
     }
     return st;
@@ -155,15 +155,16 @@ static oq_status check_model_opts(const oq_bench_opts *o, oq_err *err)
     if (o->threads < 0 || o->inter_op_threads < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "threads must be >= 0");
     if (o->int_lo > o->int_hi)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--int-range %lld,%lld: LO > HI", (long long)o->int_lo,
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.int_lo,int_hi %lld,%lld: LO > HI", (long long)o->int_lo,
                           (long long)o->int_hi);
     if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)", o->mask_fraction);
     if (o->expected_path && (!o->inputs_path || o->n_sweeps))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--expected compares outputs of the inputs they came from: it needs --inputs and no --sweep");
+                          "opts.expected_path compares outputs of the inputs they came from: it needs opts.inputs_path and "
+                          "no opts.sweeps");
     if (o->tolerances && !o->expected_path)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--tolerance needs --expected (without it nothing is compared)");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.tolerances needs opts.expected_path (without it nothing is compared)");
     return OQ_OK;
 }
 
@@ -309,7 +310,7 @@ static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, co
     row->inputs = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *row->inputs);
     row->samples_ms = calloc(o->iters, sizeof *row->samples_ms);
     if (!row->dims || !row->inputs || !row->samples_ms)
-        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for %lld timing samples (--iters)", (long long)o->iters);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for %lld timing samples (opts.iters)", (long long)o->iters);
     memcpy(row->dims, p->dims, p->n_dims * sizeof *p->dims);
     memcpy(row->inputs, p->inputs, p->n_inputs * sizeof *p->inputs);
     row->n_dims = p->n_dims;

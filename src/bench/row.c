@@ -13,6 +13,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/refusal.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v)
 {
@@ -49,7 +50,8 @@ void oq_bench_row_peak_note(oq_bench_row *row)
 void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 {
     row->status = oq_bench_classify(st, e->msg);
-    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st));
+    char said[sizeof row->error];
+    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? oq_terms(e->msg, said, sizeof said) : oq_status_str(st));
 }
 
 /* A failed row of a model file whose ORT message a refusal pattern knows: the library's line

@@ -172,7 +172,7 @@ static oq_status bind_device(oq_bench_runner *r, oq_err *err)
 {
     if (oq_runtime_api_version(r->rt) < 23)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,
-                          "--io-binding device needs ORT API 23 (ORT 1.23) or newer, this is %d",
+                          "io OQ_IO_DEVICE needs ORT API 23 (ORT 1.23) or newer, this is %d",
                           oq_runtime_api_version(r->rt));
     const OrtMemoryInfo **in_mem = calloc(r->n_in ? r->n_in : 1, sizeof *in_mem);
     const OrtMemoryInfo **out_mem = calloc(r->n_out ? r->n_out : 1, sizeof *out_mem);

@@ -91,7 +91,7 @@ oq_status oq_bench_dim_parse_one(const char *text, oq_bench_dim *out, oq_err *er
     OQ_NEED(err, out);
     oq_status st = dim_parse(text, "V", out, err);
     if (!st && out->n_values != 1)
-        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': one value (a sweep is --sweep)", text);
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': one value (a sweep is opts.sweeps)", text);
     return st;
 }
 
@@ -101,19 +101,19 @@ oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *er
     OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char buf[1024];
-    oq_status st = split_list(text, "--shape", "d0,d1,...", out->input, buf, sizeof buf, err);
+    oq_status st = split_list(text, "input shape", "d0,d1,...", out->input, buf, sizeof buf, err);
     if (st) return st;
     char *rest = *buf ? buf : NULL; /* "x=": no item (a scalar's shape) */
     for (char *tok; (tok = strsep(&rest, ","));) {
-        if (!*tok) return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': item %d is empty", text, out->ndim + 1);
+        if (!*tok) return oq_err_set(err, OQ_ERR_INVALID_ARG, "input shape '%s': item %d is empty", text, out->ndim + 1);
         if (out->ndim == OQ_MAX_DIMS)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': more than %d dimensions", text, OQ_MAX_DIMS);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "input shape '%s': more than %d dimensions", text, OQ_MAX_DIMS);
         int64_t v = size_value(tok);
         if (v == 0) /* nothing would be computed, and the row would say ok */
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape '%s': size 0 (axis %d): want >= 1", text, out->ndim);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "input shape '%s': size 0 (axis %d): want >= 1", text, out->ndim);
         if (v < 0 && (!valid_name(tok) || strlen(tok) >= OQ_BENCH_NAME_MAX))
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "--shape '%s': '%s' is neither a size nor a dimension name", text, tok);
+                              "input shape '%s': '%s' is neither a size nor a dimension name", text, tok);
         if (v < 0) snprintf(out->dim_names[out->ndim], OQ_BENCH_NAME_MAX, "%s", tok);
         out->dims[out->ndim++] = v;
     }
@@ -171,19 +171,19 @@ static oq_status env_start(const oq_bench_opts *o, size_t p, dim_env *e, oq_err 
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < o->n_dims; i++) {
         if (o->dims[i].n_values != 1)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--dim %s: one value (a sweep is --sweep)", o->dims[i].name);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.dims %s: one value (a sweep is opts.sweeps)", o->dims[i].name);
         if (env_find(e, o->dims[i].name) >= 0)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--dim %s given twice", o->dims[i].name);
-        st = env_bind(e, o->dims[i].name, o->dims[i].values[0], "--dim", err);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.dims %s given twice", o->dims[i].name);
+        st = env_bind(e, o->dims[i].name, o->dims[i].values[0], "opts.dims", err);
     }
     size_t stride = oq_bench_point_count(o);
     for (size_t i = 0; !st && i < o->n_sweeps; i++) {
         const oq_bench_dim *s = &o->sweeps[i];
         if (env_find(e, s->name) >= 0)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--sweep %s: the dimension is also given by %s", s->name,
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.sweeps %s: the dimension is also given by %s", s->name,
                               e->from[env_find(e, s->name)]);
         stride /= s->n_values;
-        st = env_bind(e, s->name, s->values[(p / stride) % s->n_values], "--sweep", err);
+        st = env_bind(e, s->name, s->values[(p / stride) % s->n_values], "opts.sweeps", err);
     }
     return st;
 }
@@ -237,8 +237,8 @@ static oq_status shape_sizes(const oq_bench_shape *s, const dim_env *e, int64_t 
         int i = env_find(e, s->dim_names[a]);
         if (i < 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "--shape %s: axis %d names dimension '%s', which has no value: give --dim %s=V or "
-                              "--sweep %s=V1,V2,...",
+                              "opts.input_shapes %s: axis %d names dimension '%s', which has no value: give opts.dims "
+                              "%s=V or opts.sweeps %s=V1,V2,...",
                               s->input, a, s->dim_names[a], s->dim_names[a], s->dim_names[a]);
         out[a] = e->v[i].value;
     }
@@ -279,7 +279,7 @@ static oq_status bind_given(const oq_io_info *ins, size_t n_ins, const oq_npz *n
             memcpy(r->shape, t->shape, sizeof r->shape);
             r->source = r->fill = "npz";
         } else if (s) {
-            snprintf(from, sizeof from, "--shape %s", s->input);
+            snprintf(from, sizeof from, "opts.input_shapes %s", s->input);
             r->ndim = s->ndim;
             st = shape_sizes(s, e, r->shape, err);
             r->source = "shape";
@@ -298,7 +298,7 @@ static oq_status fill_generated(const oq_io_info *in, const dim_env *e, oq_bench
     char decl[512];
     dims_text(in, decl, sizeof decl);
     if (in->rank < 0)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s': the model gives no shape: give --shape %s=d0,d1,...",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s': the model gives no shape: give opts.input_shapes %s=d0,d1,...",
                           in->name, in->name);
     r->ndim = in->rank;
     r->source = "generated";
@@ -310,12 +310,12 @@ static oq_status fill_generated(const oq_io_info *in, const dim_env *e, oq_bench
             r->shape[a] = e->v[i].value;
         } else if (dim_is_named(in->dims[a])) {
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "input '%s' %s, axis %d ('%s'): no value: give --dim %s=V, --sweep %s=V1,V2,... or "
-                              "--shape %s=...",
+                              "input '%s' %s, axis %d ('%s'): no value: give opts.dims %s=V, opts.sweeps %s=V1,V2,... "
+                              "or opts.input_shapes %s=...",
                               in->name, decl, a, in->dims[a], in->dims[a], in->dims[a], in->name);
         } else {
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "input '%s' %s, axis %d: unnamed dimension: give --shape %s=d0,d1,...", in->name,
+                              "input '%s' %s, axis %d: unnamed dimension: give opts.input_shapes %s=d0,d1,...", in->name,
                               decl, a, in->name);
         }
     }
@@ -333,13 +333,13 @@ static oq_status check_names(const oq_io_info *ins, size_t n_ins, const oq_npz *
             char list[512] = "";
             for (size_t j = 0; j < n_ins; j++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", ins[j].name);
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the model has no input '%s' (its inputs: %s)",
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.input_shapes %s: the model has no input '%s' (its inputs: %s)",
                               name, name, list);
         }
         if (shape_for(o, name) != &o->input_shapes[i])
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s given twice", name);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.input_shapes %s given twice", name);
         if (npz && oq_npz_get(npz, name))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--shape %s: the input is in %s, used as it is", name,
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.input_shapes %s: the input is in %s, used as it is", name,
                               npz->path);
     }
     return OQ_OK;
@@ -370,7 +370,7 @@ static oq_status check_used(const oq_io_info *ins, size_t n_ins, const oq_npz *n
         for (int32_t a = 0; a < ins[i].rank; a++)
             if (dim_is_named(ins[i].dims[a]) && !strstr(list, ins[i].dims[a]))
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "", ins[i].dims[a]);
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s: no model dimension and no --shape entry is named '%s' "
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s: no model dimension and no opts.input_shapes entry is named '%s' "
                       "(the model's named dimensions: %s)", opt, name, name, *list ? list : "none");
 }
 
@@ -423,9 +423,9 @@ oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_n
 {
     memset(out, 0, sizeof *out);
     oq_status st = check_names(ins, n_ins, npz, o, err);
-    for (size_t i = 0; !st && i < o->n_dims; i++) st = check_used(ins, n_ins, npz, o, o->dims[i].name, "--dim", err);
+    for (size_t i = 0; !st && i < o->n_dims; i++) st = check_used(ins, n_ins, npz, o, o->dims[i].name, "opts.dims", err);
     for (size_t i = 0; !st && i < o->n_sweeps; i++)
-        st = check_used(ins, n_ins, npz, o, o->sweeps[i].name, "--sweep", err);
+        st = check_used(ins, n_ins, npz, o, o->sweeps[i].name, "opts.sweeps", err);
     dim_env e;
     if (!st) st = env_start(o, p, &e, err);
     out->inputs = st ? NULL : calloc(n_ins ? n_ins : 1, sizeof *out->inputs);

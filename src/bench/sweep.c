@@ -73,7 +73,7 @@ static oq_status check_sizes(const oq_bench_opts *o, oq_err *err)
                 !__builtin_mul_overflow(bytes, (int64_t)o->head_dim * 4, &bytes))
                 continue;
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "--seq-lens %lld (--batch-sizes %lld): the query [%lld,%d,%lld,%d] float32: its size "
+                              "opts.seq_lens %lld (opts.batch_sizes %lld): the query [%lld,%d,%lld,%d] float32: its size "
                               "overflows 2^63 bytes",
                               (long long)l, (long long)b, (long long)b, o->heads, (long long)l, o->head_dim);
         }
@@ -98,8 +98,9 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
     unsigned lengths = o->given & (OQ_BENCH_GIVEN_LENGTH_POLICY | OQ_BENCH_GIVEN_MASK_FRACTION);
     if (lengths && !(o->modes & OQ_BENCH_MASKED))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "--%s shapes the padding of masked batches; --modes unmasked makes none, so it would be "
-                          "ignored", lengths & OQ_BENCH_GIVEN_LENGTH_POLICY ? "length-policy" : "mask-fraction");
+                          "opts.%s shapes the padding of masked batches; opts.modes without OQ_BENCH_MASKED makes "
+                          "none, so it would be ignored",
+                          lengths & OQ_BENCH_GIVEN_LENGTH_POLICY ? "length_policy" : "mask_fraction");
     if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)",
                           o->mask_fraction);
@@ -397,7 +398,7 @@ static oq_status do_row(sweep_ctx *c, oq_bench_group *g, const oq_bench_variant 
     row_init(row, c->o, v, g, static_shapes);
     size_t n = is_ref(v) ? ref_iters(c->o) : c->o->iters;
     row->samples_ms = calloc(n, sizeof *row->samples_ms);
-    if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for %zu timing samples (--iters)", n);
+    if (!row->samples_ms) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory for %zu timing samples (opts.iters)", n);
     c->rows->n++;
     if (c->progress) c->progress(c->user, c->rows->n - 1, c->total, row, 0);
     if (c->group_st)

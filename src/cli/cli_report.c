@@ -526,7 +526,6 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (require && !strcmp(require, "1")) o->require_dispatch = 1;
     o->progress = oq_cli_progress_line;
     o->progress_ctx = &prog;
-    o->terms = oq_cli_terms; /* summary.json and report.html in the tool's options, as its errors */
     o->on_batch = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_batch;
     o->on_prepare = out->progress == OQ_CLI_PROGRESS_NEVER ? NULL : oq_cli_progress_prepare;
     o->ort_lib = cr->ort_lib;

@@ -66,6 +66,50 @@ static const char *const terms[][2] = {
     {"(or no_mask)", "(or --no-mask)"},
     {"seq_axes ", "--seq-axis "},
     {"seq_axes:", "--seq-axis:"},
+    /* bench */
+    {"opts.int_lo,int_hi", "--int-range"},
+    {"opts.input_shapes", "--shape"},
+    {"input shape '", "--shape '"},
+    {"given in opts.expected_path", "given with --expected"},
+    {"opts.expected_path", "--expected"},
+    {"opts.inputs_path", "--inputs"},
+    {"opts.sweeps", "--sweep"},
+    {"opts.dims", "--dim"},
+    {"opts.tolerances", "--tolerance"},
+    {"opts.iters", "--iters"},
+    {"opts.seq_lens", "--seq-lens"},
+    {"opts.batch_sizes", "--batch-sizes"},
+    {"opts.length_policy", "--length-policy"},
+    {"opts.mask_fraction", "--mask-fraction"},
+    {"opts.modes without OQ_BENCH_MASKED", "--modes unmasked"},
+    {"io OQ_IO_DEVICE", "--io-binding device"},
+    {"opts.cupti", "--cupti"},
+    /* advice: the export's and the configuration's */
+    {"mask OQ_MASK_SEQLEN", "--mask-form seqlen"},
+    {"attention_dtype OQ_DTYPE_FLOAT16", "--attention-dtype float16"},
+    /* conformance */
+    {"runs with opts.runner", "runs with --ep"},
+    /* convert */
+    {"OQ_CONVERT_MASK_TO_SEQLEN", "--mask-to-seqlen"},
+    {"OQ_CONVERT_EXPAND_MASK", "--expand-mask"},
+    {"opts.opset to 24 or leave it 0", "--opset to 24 or leave it out"},
+    {"opts.opset or leave it 0", "--opset or leave it out"},
+    {"keep_head_size turns it off", "--no-pad-head-size turns it off"},
+    {"choose another out_path, or convert in place (out_path ", "choose another -o, or convert in place (-o "},
+    {" with overwrite)", " --force)"},
+    /* gate, and the allowed skips of validate, bench and conformance */
+    {"opts.allow_skip", "--allow-skip"},
+    {"allow_skip '", "--allow-skip '"},
+    {"opts.env '", "--env '"},
+    {"opts.pythonpath", "--pythonpath"},
+    {"opts.pin_libs", "--pin-lib"},
+    {"opts.require_dispatch", "--require-dispatch"},
+    /* placement and validate's report */
+    {"OQ_PLACEMENT_STRICT rejects them", "--strict-placement rejects them"},
+    {"opts.padding OQ_PADDING_REPORT", "--padding report"},
+    {"opts.prove_teeth", "--prove-teeth"},
+    {"opts.require_full_gpu", "--require-full-gpu"},
+    {"opts.profile", "--profile"},
 };
 
 /* A phrase starts a word: not inside a name or a path ("my_seq_axes ", "a.seq_axes "). */

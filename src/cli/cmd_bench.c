@@ -299,7 +299,8 @@ static int set_model_arg(const oq_opt *opt, const char *s)
                    : sweep ? oq_bench_dim_parse(s, &c->sweeps[*n], &err)
                            : oq_bench_dim_parse_one(s, &c->dims[*n], &err);
     if (st) {
-        fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, err.msg);
+        char said[sizeof err.msg + 256];
+        fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, oq_cli_terms(err.msg, said, sizeof said));
         return -1;
     }
     (*n)++;

@@ -301,7 +301,8 @@ static void print_json(const struct convert_args *a, const oq_convert_report *r,
         return;
     }
     json_object_set_new(j, "exit_status", json_integer(rc));
-    json_object_set_new(j, "error", oq_cli_json_text(rc ? err->msg : NULL));
+    char said[sizeof err->msg + 256]; /* the words of the text output's error line */
+    json_object_set_new(j, "error", oq_cli_json_text(rc ? oq_cli_terms(err->msg, said, sizeof said) : NULL));
     char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (out) printf("%s\n", out);
     free(out);

@@ -71,7 +71,7 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
         return oq_cli_exit_of(e.status);
     }
     if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
-    oq_status st = oq_validate_merge(dir, plots, allow_skip, oq_cli_terms, &s, &e);
+    oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
         char said[sizeof e.msg + 256];
         fprintf(stderr, "ortqual merge: %s\n", oq_cli_terms(e.msg, said, sizeof said));

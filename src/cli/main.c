@@ -148,6 +148,8 @@ static int finish(int rc)
 int main(int argc, char **argv)
 {
     hold_std_fds();
+    /* what the library keeps and writes itself (rows, reasons, report.html) says our options */
+    oq_set_terms(oq_cli_terms);
     /* Ctrl-C or SIGTERM while a file is written (export, convert, plot ...) leaves no
      * "<file>.tmp.<pid>.XXXXXX"; validate and gate put their own handlers over these */
     oq_atomic_catch_signals();

@@ -15,6 +15,7 @@
 #include "ortqual/reference.h"
 #include "ortqual/tensorproto.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 #define MAX_IO 16
 
@@ -133,6 +134,9 @@ static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const ch
     r->verdict = v;
     vsnprintf(r->detail, sizeof r->detail, fmt, ap);
     va_end(ap);
+    char said[sizeof r->detail]; /* in the caller's words (oq_set_terms) */
+    const char *t = oq_terms(r->detail, said, sizeof said);
+    if (t != r->detail) snprintf(r->detail, sizeof r->detail, "%s", t);
 }
 
 /* The digits, 3 or more, at which d reads above its bound when it is above it (at 3 both were
@@ -425,11 +429,11 @@ static void judge(const char *test_dir, const Onnx__ModelProto *m, const char *m
         if (len > 9 && !strcmp(r->name + len - 9, "_expanded"))
             verdict(r, OQ_CONFORMANCE_SKIP,
                     "function body of standard ops: not applicable to the operator reference; "
-                    "runs with --ep");
+                    "runs with opts.runner");
         else
             verdict(r, OQ_CONFORMANCE_SKIP,
                     "the graph is not a single Attention node: not applicable to the operator "
-                    "reference; runs with --ep");
+                    "reference; runs with opts.runner");
         return;
     }
     char **sets = NULL;

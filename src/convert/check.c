@@ -12,6 +12,7 @@
 #include "inspect/model-impl.h"
 #include "ortqual/events.h"
 #include "ortqual/mask.h"
+#include "status/terms-impl.h"
 
 /* One batch: the model inputs, the mask's lengths, the expected outputs (or NULL). */
 typedef struct batch {
@@ -432,11 +433,12 @@ static oq_status compare_all(checker *k, oq_session *ref, oq_session *conv, oq_e
         oq_err e = {0};
         if (run(conv, &k->b[bi], &n_conv, &b, &e)) {
             oq_tensors_free(a, n_ref);
-            char why[320];
+            char why[320], said[256];
             short_reason(e.msg, why, sizeof why);
             if (asprintf(&k->c->r->failure, "%s: ORT CPU cannot run the converted model: %s%s", k->b[bi].label, why,
                          strstr(why, "inconsistent q_sequence_length")
-                             ? " (its attn_mask broadcasts over the queries: add --expand-mask or --mask-to-seqlen)"
+                             ? oq_terms(" (its attn_mask broadcasts over the queries: add OQ_CONVERT_EXPAND_MASK or "
+                                        "OQ_CONVERT_MASK_TO_SEQLEN)", said, sizeof said)
                              : "") < 0)
                 k->c->r->failure = NULL;
             return OQ_ERR_CHECK_FAILED;

@@ -16,6 +16,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 /* The newest opset whose operator changes opset.c knows. */
 #define CV_OPSET_MAX 24
@@ -43,8 +44,11 @@ void cv_step(oq_convert_report *r, const char *pass, const char *node, const cha
     if (!s) return;
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&s->detail, fmt, ap) < 0) s->detail = NULL;
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    s->detail = text ? oq_terms_dup(text) : NULL; /* in the caller's words (oq_set_terms) */
+    free(text);
     s->pass = strdup(pass);
     s->node = strdup(node ? node : "");
     s->action = strdup(action);
@@ -268,9 +272,9 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (target < need)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opset %lld is below the %lld that %s needs (%s)", m->name,
                           (long long)target, (long long)need, why,
-                          need == 24 ? "--mask-to-seqlen writes it: raise --opset to 24 or leave it out; "
-                                       "at opset 23, --expand-mask instead"
-                                     : "raise --opset or leave it out");
+                          need == 24 ? "OQ_CONVERT_MASK_TO_SEQLEN writes it: raise opts.opset to 24 or leave it 0; "
+                                       "at opset 23, OQ_CONVERT_EXPAND_MASK instead"
+                                     : "raise opts.opset or leave it 0");
     if ((o->passes & OQ_CONVERT_DECOMPOSE_ELU) || (!o->keep_elu && target >= 22 && has_op(m, "Elu"))) {
         if (!(o->passes & OQ_CONVERT_DECOMPOSE_ELU))
             cv_step(c->r, "decompose-elu", "", "note", "on because the output opset is %lld: Elu-22 has no CUDA kernel "
@@ -457,8 +461,8 @@ static oq_status spares_input(const cv_model *orig, const char *in_path, const c
     for (size_t i = 0; i < orig->n_ext_files; i++)
         if (same_file(&orig->ext_files[i].st, &sb))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s is the input's external data file; writing over it "
-                              "would change the weights %s reads: choose another -o, or convert in place "
-                              "(-o %s --force)", path, in_path, in_path);
+                              "would change the weights %s reads: choose another out_path, or convert in place "
+                              "(out_path %s with overwrite)", path, in_path, in_path);
     return OQ_OK;
 }
 

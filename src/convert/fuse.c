@@ -70,7 +70,8 @@ static void broadcast_note(cv_ctx *c, cv_model *m, const Onnx__NodeProto *a, con
     int r = oq_sym_shape(cv_sym(m), mask, d, OQ_SYM_MAX_RANK);
     if (r >= 2 && oq_symdim_eq(d[r - 2], oq_symdim_const(1)))
         cv_step(c->r, "fuse", a->name, "note", "attn_mask '%s' broadcasts over the queries: valid ONNX, refused by "
-                "ONNX Runtime 1.29-1.31 (inconsistent q_sequence_length); add --expand-mask or --mask-to-seqlen", mask);
+                "ONNX Runtime 1.29-1.31 (inconsistent q_sequence_length); add OQ_CONVERT_EXPAND_MASK or "
+                "OQ_CONVERT_MASK_TO_SEQLEN", mask);
 }
 
 static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)

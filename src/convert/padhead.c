@@ -286,7 +286,7 @@ static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
             "need a multiple of 8%s%s", (long long)h.qk, (long long)target, h.qk_from, vs,
             pv ? ", V" : "", scale, had_scale ? "kept" : "set (the default would use the padded size)",
             target > FLASH_MAX_HEAD ? "; flash also needs at most 256: memory-efficient attention at best" : "",
-            asked ? "" : " (on by default with a float16/bfloat16 attention dtype; --no-pad-head-size turns it off)");
+            asked ? "" : " (on by default with a float16/bfloat16 attention dtype; keep_head_size turns it off)");
 }
 
 oq_status cv_pass_pad_head(cv_ctx *c, cv_model *m, int asked, oq_err *err)

@@ -10,6 +10,7 @@
 #include "core/core-impl.h"
 #include "gate/gate-impl.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -18,8 +19,13 @@ static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    oq_status st = oq_strv_vpushf(&j->reasons, &j->n_reasons, fmt, ap);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    char *said = text ? oq_terms_dup(text) : NULL; /* in the caller's words (oq_set_terms) */
+    oq_status st = said ? oq_strv_push(&j->reasons, &j->n_reasons, said) : OQ_ERR_NOMEM;
+    free(text);
+    free(said);
     return st ? oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory") : OQ_OK;
 }
 
@@ -60,10 +66,10 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, con
         const oq_skip_reason *r = &s->skips[i];
         explained = r->count > INT64_MAX - explained ? INT64_MAX : explained + r->count;
         if (!allow)
-            st = reason(j, err, "%sskipped (no --allow-skip given): [%lld] %s", where,
+            st = reason(j, err, "%sskipped (no opts.allow_skip given): [%lld] %s", where,
                         (long long)r->count, r->text);
         else if (regexec(allow, r->text, 0, NULL, 0) != 0)
-            st = reason(j, err, "%sskip not allowed by --allow-skip: [%lld] %s", where,
+            st = reason(j, err, "%sskip not allowed by opts.allow_skip: [%lld] %s", where,
                         (long long)r->count, r->text);
     }
     if (st == OQ_OK && s->skipped > explained)
@@ -118,7 +124,7 @@ oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
     if (rc != 0) {
         char msg[256];
         regerror(rc, &re, msg, sizeof msg);
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--allow-skip '%s': %s", allow_skip, msg);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "allow_skip '%s': %s", allow_skip, msg);
     }
     oq_status st = judge_exit(o, out, err);
     if (st == OQ_OK && !o->summary) st = reason(out, err, "no test summary found in the log");

@@ -104,7 +104,7 @@ static oq_status apply_env_options(oq_gate *g, oq_err *err)
     for (size_t i = 0; i < g->o.n_env; i++) {
         const char *kv = g->o.env[i], *eq = strchr(kv, '=');
         if (!eq || eq == kv)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "--env '%s': expected NAME=VALUE", kv);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.env '%s': expected NAME=VALUE", kv);
         char *name = strndup(kv, (size_t)(eq - kv));
         if (!name) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
         oq_status st = env_set(g, name, eq + 1, err);
@@ -181,7 +181,7 @@ static oq_status apply_pythonpath(oq_gate *g, oq_err *err)
         char real[PATH_MAX];
         struct stat sb;
         if (!realpath(g->o.pythonpath[i], real) || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode))
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "--pythonpath %s: not a folder",
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.pythonpath %s: not a folder",
                             g->o.pythonpath[i]);
         else
             st = python_entry(g, real, &list, err);
@@ -212,7 +212,7 @@ static oq_status pin_one(oq_gate *g, const char *lib, char **preload, char **dir
 {
     struct stat sb;
     if (stat(lib, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "--pin-lib %s: not a library file", lib);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.pin_libs %s: not a library file", lib);
     char *abs = lib[0] == '/' ? strdup(lib) : cat3(g->cwd, "/", lib);
     char *dir = abs ? strdup(abs) : NULL;
     if (!dir) {
@@ -257,7 +257,7 @@ static oq_status apply_dispatch(oq_gate *g, oq_err *err)
     oq_status st = oq_dispatch_expect_create(&g->expect, err);
     for (size_t i = 0; i < g->o.n_require_dispatch && st == OQ_OK; i++)
         st = oq_dispatch_expect_add(g->expect, g->o.require_dispatch[i], err);
-    if (st != OQ_OK) return oq_err_prefix(err, "--require-dispatch: ");
+    if (st != OQ_OK) return oq_err_prefix(err, "opts.require_dispatch: ");
     /* ORT prints routing lines only with this set before the session exists;
      * an explicit --env wins. */
     for (size_t i = 0; i < g->o.n_env; i++)

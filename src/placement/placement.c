@@ -9,6 +9,7 @@
 
 #include "core/core-impl.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 const char *oq_node_place_name(oq_node_place p)
 {
@@ -247,9 +248,12 @@ oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_repor
             break;
         }
     }
-    if (!r->strict && (r->n_cpu_shape || r->n_memcpy))
-        strv_addf(&note, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (--strict-placement rejects them)",
-                  r->n_cpu_shape, r->n_memcpy);
+    if (!r->strict && (r->n_cpu_shape || r->n_memcpy)) {
+        char text[160], said[256]; /* in the caller's words (oq_set_terms) */
+        snprintf(text, sizeof text, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (OQ_PLACEMENT_STRICT "
+                 "rejects them)", r->n_cpu_shape, r->n_memcpy);
+        strv_addf(&note, "%s", oq_terms(text, said, sizeof said));
+    }
     /* A profile without node events (profiling broken, no Run) must not let
      * assignment-only nodes, skipped as "never ran", pass by default. */
     if (r->n_device + r->n_memcpy + r->n_cpu_shape + r->n_cpu_compute == 0)

@@ -9,6 +9,7 @@
 #include "plot/figures-impl.h"
 #include "plot/plot-impl.h"
 #include "report/report-impl.h"
+#include "status/terms-impl.h"
 
 /* ---- Buffer ------------------------------------------------------------------ */
 
@@ -18,6 +19,12 @@ void oq_sb_put(oq_sb *b, const char *s, size_t n)
 }
 
 void oq_sb_puts(oq_sb *b, const char *s) { oq_sb_put(b, s, strlen(s)); }
+
+void oq_sb_puts_terms(oq_sb *b, const char *s)
+{
+    char said[2048];
+    oq_sb_puts(b, oq_terms(s, said, sizeof said));
+}
 
 void oq_sb_printf(oq_sb *b, const char *fmt, ...)
 {

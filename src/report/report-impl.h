@@ -22,6 +22,8 @@ typedef struct oq_sb {
 
 void oq_sb_put(oq_sb *b, const char *s, size_t n);
 void oq_sb_puts(oq_sb *b, const char *s);
+/* A fixed text of the report that names API fields, in the caller's words (oq_set_terms). */
+void oq_sb_puts_terms(oq_sb *b, const char *s);
 void oq_sb_printf(oq_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Text escaped for HTML/XML text and attribute values: & < > " ' become entities,
  * control characters other than tab and newline (not allowed in XML 1.0) are dropped.

@@ -103,8 +103,8 @@ static void model_rows_table(oq_sb *b, const json_t *results)
         oq_sb_puts(b, "</tr>\n");
         error_row(b, r, st, 15);
     }
-    oq_sb_puts(b, "</table>\n<p class=\"muted\">Times per run over the timed runs (the first run and session "
-                  "creation apart); error against the outputs given with --expected.</p>\n</section>\n");
+    oq_sb_puts_terms(b, "</table>\n<p class=\"muted\">Times per run over the timed runs (the first run and session "
+                        "creation apart); error against the outputs given in opts.expected_path.</p>\n</section>\n");
 }
 
 /* The profiled runs (--profile-runs), where a row has them: ORT's own times and the GPU
@@ -142,9 +142,9 @@ static void profile_section(oq_sb *b, const json_t *results)
         }
         oq_sb_puts(b, "</td></tr>\n");
     }
-    oq_sb_puts(b, "</table>\n<p class=\"muted\">Medians over the profiled runs, a session of their own after the "
-                  "timed loop. node ms: ORT's node events (on a GPU, host time); GPU kernel ms: from ORT's profile "
-                  "(builds with CUDA profiling) or CUPTI (<code>--cupti</code>).</p>\n</section>\n");
+    oq_sb_puts_terms(b, "</table>\n<p class=\"muted\">Medians over the profiled runs, a session of their own after "
+                        "the timed loop. node ms: ORT's node events (on a GPU, host time); GPU kernel ms: from ORT's "
+                        "profile (builds with CUDA profiling) or CUPTI (<code>opts.cupti</code>).</p>\n</section>\n");
 }
 
 static void options_section(oq_sb *b, const json_t *config)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "report/report-impl.h"
+#include "status/terms-impl.h"
 
 static void tests_table(oq_sb *b, const json_t *tests)
 {
@@ -51,13 +52,13 @@ oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_
     (void)err;
     const char *verdict = conformance_verdict(s);
     const json_t *ort = json_object_get(s, "onnxruntime"), *tol = json_object_get(s, "tolerance");
-    char runner[256], reason[256], detail[600];
+    char runner[256], reason[256], detail[600], said[64];
     if (ort)
         snprintf(runner, sizeof runner, "ONNX Runtime %s on %s", oq_j_str(ort, "version", "?"), oq_j_str(s, "ep", "cpu"));
     else
         snprintf(runner, sizeof runner, "ortqual's float64 reference");
     snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "reason", "no test passed (all skipped or unsupported)"),
-             oq_j_int(s, "exit_status") ? "" : " (accepted by --allow-skip)");
+             oq_j_int(s, "exit_status") ? "" : oq_terms(" (accepted by opts.allow_skip)", said, sizeof said));
     char rt[32], at[32]; /* as given: 0.10008144378662108, not 0.100081 */
     snprintf(detail, sizeof detail, "%lld passed, %lld failed, %lld skipped (%lld unsupported) \xc2\xb7 %s \xc2\xb7 "
              "rtol %s, atol %s%s \xc2\xb7 %s", oq_j_int(s, "passed"), oq_j_int(s, "failed"), oq_j_int(s, "skipped"),

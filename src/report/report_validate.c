@@ -8,6 +8,7 @@
 
 #include "ortqual/stats.h"
 #include "report/report-impl.h"
+#include "status/terms-impl.h"
 
 /* The tint of a configuration's row and details: a failure and a runtime error stand out. */
 static const char *status_class(const char *s)
@@ -188,11 +189,11 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
         }
         cache_row(b, c, w);
     }
-    oq_sb_puts(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
-                  "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "
-                  "Errors over valid elements only; integer and bool outputs are compared exactly. Padding: padded "
-                  "elements not exactly 0 where the padding is judged (red), and where it is reported, not judged "
-                  "(the reference is not zero there either, or --padding report).</p>\n</section>\n");
+    oq_sb_puts_terms(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
+                        "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "
+                        "Errors over valid elements only; integer and bool outputs are compared exactly. Padding: padded "
+                        "elements not exactly 0 where the padding is judged (red), and where it is reported, not judged "
+                        "(the reference is not zero there either, or opts.padding OQ_PADDING_REPORT).</p>\n</section>\n");
 }
 
 static void worst_elements(oq_sb *b, const json_t *o)
@@ -321,15 +322,15 @@ static void padding_notes(oq_sb *b, const oq_vd_config *vc)
 {
     size_t i;
     json_t *n;
+    char said[64];
     json_array_foreach(vc->notes, i, n) {
         if (i == 0) oq_sb_puts(b, "<ul class=\"padding-notes\">\n");
         oq_sb_puts(b, "<li class=\"padding-note\">");
         oq_sb_escf(b, "padding: %s has %lld of %lld padded elements non-zero (batch %lld), reported, not judged: %s",
                    oq_j_str(n, "output", "?"), oq_j_int(n, "nonzero"), oq_j_int(n, "padded"), oq_j_int(n, "batch"),
-                   !strcmp(oq_j_str(n, "rule", ""), "report") ? "--padding report"
-                                                               : "the reference is not zero there (a language model's "
-                                                                 "logits and hidden states are not), so the runtime "
-                                                                 "need not be either");
+                   !strcmp(oq_j_str(n, "rule", ""), "report") ? oq_terms("opts.padding OQ_PADDING_REPORT", said, sizeof said)
+                       : "the reference is not zero there (a language model's logits and hidden states are not), "
+                         "so the runtime need not be either");
         oq_sb_puts(b, "</li>\n");
     }
     if (json_array_size(vc->notes)) oq_sb_puts(b, "</ul>\n");
@@ -467,7 +468,7 @@ static void dispatch_block(oq_sb *b, const json_t *d, const json_t *teeth)
     }
     list_strings(b, json_object_get(d, "failures"), "reason");
     if (teeth) {
-        oq_sb_puts(b, "<p>--prove-teeth: ");
+        oq_sb_puts_terms(b, "<p>opts.prove_teeth: ");
         oq_sb_esc(b, oq_j_str(teeth, "verdict", ""));
         math_failures(b, json_object_get(teeth, "rerun_dispatch"));
         oq_sb_puts(b, "</p>\n");
@@ -496,7 +497,7 @@ static void placement_block(oq_sb *b, const json_t *cfg, const json_t *p)
         oq_sb_puts(b, "<p class=\"muted\">full-GPU check: not judged here (it judges configurations under test on a "
                       "GPU execution provider): evidence only</p>\n");
     else if (json_is_false(json_object_get(p, "required")))
-        oq_sb_puts(b, "<p class=\"muted\">full-GPU check: not asked for (--require-full-gpu): evidence only</p>\n");
+        oq_sb_puts_terms(b, "<p class=\"muted\">full-GPU check: not asked for (opts.require_full_gpu): evidence only</p>\n");
     else if (json_object_get(p, "passed"))
         oq_sb_printf(b, "<p>full-GPU check: <span class=\"status %s\">%s</span></p>\n",
                      json_is_true(json_object_get(p, "passed")) ? "passed" : "failed",
@@ -541,8 +542,8 @@ static void evidence_section(oq_sb *b, const json_t *configs)
         if (p) placement_block(b, c, p);
     }
     if (!any)
-        oq_sb_puts(b, "<p class=\"muted\">Not recorded: routing lines exist on GPU execution providers only, and "
-                      "placement is recorded with --require-full-gpu or --profile.</p>\n");
+        oq_sb_puts_terms(b, "<p class=\"muted\">Not recorded: routing lines exist on GPU execution providers only, "
+                            "and placement is recorded with opts.require_full_gpu or opts.profile.</p>\n");
     oq_sb_puts(b, "</section>\n");
 }
 
@@ -787,16 +788,16 @@ oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const
     const char *sub = json_string_value(json_array_get(cmd, 0)) ? json_string_value(json_array_get(cmd, 0)) : "validate";
     /* the verdict as written (a summary without one is not shown as a pass) */
     const char *verdict = oq_html_verdict_class(oq_j_str(s, "verdict", "failed"));
-    char tool[64], names[512] = "", reason[1024] = "", detail[768];
+    char tool[64], names[512] = "", reason[1024] = "", detail[768], said[64];
     counts n = counts_of(configs, names, sizeof names, verdict);
     detail_line(detail, sizeof detail, s, n, d);
     snprintf(tool, sizeof tool, "ortqual %s", sub);
     if (json_is_string(json_object_get(s, "verdict_reason")))
         snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "verdict_reason", ""),
-                 strcmp(verdict, "untested")                            ? ""
-                 : json_is_integer(json_object_get(s, "exit_status")) &&
-                         !oq_j_int(s, "exit_status")                    ? " (accepted by --allow-skip)"
-                                                                        : " (--allow-skip accepts that)");
+                 strcmp(verdict, "untested") ? ""
+                 : json_is_integer(json_object_get(s, "exit_status")) && !oq_j_int(s, "exit_status")
+                     ? oq_terms(" (accepted by opts.allow_skip)", said, sizeof said)
+                     : oq_terms(" (opts.allow_skip accepts that)", said, sizeof said));
     oq_html_begin(b, name, verdict);
     const json_t *shards = json_object_get(s, "shards");
     oq_html_verdict_open(b, tool, verdict, names, reason, detail);

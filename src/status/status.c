@@ -1,4 +1,5 @@
 #include "ortqual/status.h"
+#include "status/terms-impl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +123,27 @@ oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
     if (asprintf(&whole, "%s%s", prefix, err->msg) >= 0) fit(err->msg, sizeof err->msg, whole);
     free(whole); /* (out of memory: the old message stays) */
     return err->status;
+}
+
+/* Set by a tool at its start, read thereafter: no lock. */
+static oq_terms_fn terms;
+
+void oq_set_terms(oq_terms_fn fn)
+{
+    terms = fn;
+}
+
+const char *oq_terms(const char *text, char *buf, size_t n)
+{
+    return terms && text ? terms(text, buf, n) : text;
+}
+
+char *oq_terms_dup(const char *text)
+{
+    size_t n = strlen(text) + 512; /* room for longer words */
+    char *buf = malloc(n);
+    if (buf && oq_terms(text, buf, n) == text) memcpy(buf, text, strlen(text) + 1);
+    return buf;
 }
 
 void oq_abort_(const char *file, int line, const char *expr)

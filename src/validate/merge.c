@@ -13,10 +13,10 @@
 #include "ortqual/fileio.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 typedef struct merge_ctx {
     const char *outdir;
-    oq_terms_fn terms;           /* the caller's words for its own reasons (NULL: the API's) */
     oq_shard_plan plan;          /* shards/plan.json */
     oq_validate_summary **shard; /* N summaries; NULL for a shard that did not report */
     char ***records;             /* per shard, per configuration of its summary: its batch
@@ -585,7 +585,7 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
         v = OQ_VERDICT_FAILED;
         free(reason);
         char said[320];
-        reason = strdup(oq_termed(m->terms, "prove_teeth: no shard reran with MATH forced (each shard's own dispatch "
+        reason = strdup(oq_terms("prove_teeth: no shard reran with MATH forced (each shard's own dispatch "
                                   "check failed on a node only another shard observed), so the check was never seen "
                                   "to fail; validate unsharded for the proof", said, sizeof said));
         ok = ok && reason;
@@ -741,9 +741,9 @@ static oq_status plan_batches(merge_ctx *m, oq_spilled *sp, oq_err *err)
 }
 
 /* The verdict one unsharded run would give; a shard that did not report fails it. */
-static void judge(oq_validate_summary *s, int allow_skip, oq_terms_fn terms)
+static void judge(oq_validate_summary *s, int allow_skip)
 {
-    oq_validate_judge(s, allow_skip, terms);
+    oq_validate_judge(s, allow_skip);
     const oq_merge_info *mi = &s->merged;
     if (!mi->n_problems || s->verdict == OQ_RUN_FAILED) return;
     s->verdict = OQ_RUN_FAILED;
@@ -764,10 +764,9 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }
 
-static oq_status merge(const char *outdir, int plots, int allow_skip, oq_terms_fn terms, oq_validate_summary **summary,
-                       oq_err *err)
+static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary, oq_err *err)
 {
-    merge_ctx m = {.outdir = outdir, .terms = terms};
+    merge_ctx m = {.outdir = outdir};
     oq_status st = oq_shard_plan_read(outdir, &m.plan, err);
     if (st) return st;
     oq_slurm_jobs_read(outdir, &m.jobs, NULL); /* absent when the shards ran without `ortqual slurm` */
@@ -787,7 +786,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_terms_f
     if (!st) st = merge_configs(&m, err);
     if (!st) st = frame(&m, err);
     if (!st) {
-        judge(m.s, allow_skip, terms);
+        judge(m.s, allow_skip);
         /* the earlier merge's files go before the first of this one's is put in place: a signal
          * between two of them left this merge's validate.csv beside that one's summary.json */
         oq_validate_merge_drop(outdir, NULL);
@@ -811,13 +810,13 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_terms_f
     return st;
 }
 
-oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip, oq_terms_fn terms,
+oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip,
                             oq_validate_summary **summary, oq_err *err)
 {
     OQ_NEED(err, outdir);
     OQ_NEED(err, summary);
     *summary = NULL;
-    oq_status st = merge(outdir, plots, allow_skip, terms, summary, err);
+    oq_status st = merge(outdir, plots, allow_skip, summary, err);
     /* tables and figures without the summary they belong to, or an earlier merge's summary beside
      * shards this one refused, would read as a merged run (CI reads DIR/summary.json) */
     if (st) oq_validate_merge_drop(outdir, err);

@@ -199,11 +199,6 @@ void oq_config_result_clear(oq_config_result *r)
     memset(r, 0, sizeof *r);
 }
 
-const char *oq_termed(oq_terms_fn terms, const char *text, char *buf, size_t n)
-{
-    return terms ? terms(text, buf, n) : text;
-}
-
 void oq_result_reason(oq_config_result *r, const char *fmt, ...)
 {
     char *text = NULL;

@@ -227,8 +227,6 @@ oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output
 /* One batch's comparison added to the aggregate of its output in v. */
 oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
                                       oq_err *err);
-/* `text` in the caller's terms (oq_validate_opts.terms; NULL: the API's), into buf of n bytes. */
-const char *oq_termed(oq_terms_fn terms, const char *text, char *buf, size_t n);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Batch totals counted one record at a time (oq_batch_totals). */
@@ -578,7 +576,7 @@ void oq_iso_time(char *buf, size_t n);
 /* s->verdict, verdict_reason, n_tested and exit_status from the configurations' results
  * (docs/verdicts.md); allow_skip: a run that compared nothing under test exits 0; `terms` words
  * the advice of a run with nothing under test. */
-void oq_validate_judge(oq_validate_summary *s, int allow_skip, oq_terms_fn terms);
+void oq_validate_judge(oq_validate_summary *s, int allow_skip);
 /* --force into an earlier run's folder (its summary.json was there: oq_validate_forget_result),
  * not a shard: that run's saved outputs, its inputs and expected outputs from batch n_batches on,
  * its exported models and its figures removed (stale.c); this run writes the rest over. */

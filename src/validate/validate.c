@@ -26,6 +26,7 @@
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 void oq_validate_opts_default(oq_validate_opts *o)
 {
@@ -380,7 +381,7 @@ static const char *optimizer_hint(const oq_validate_opts *o, const oq_proc_resul
     oq_graph_opt g = o->graph_opt;
     int extended = g == OQ_GRAPH_OPT_DEFAULT || g == OQ_GRAPH_OPT_EXTENDED || g == OQ_GRAPH_OPT_ALL;
     return pr->signaled && extended && strstr(site, " in libonnxruntime")
-               ? oq_termed(o->terms, " (if graph_opt OQ_GRAPH_OPT_BASIC runs it, one of ORT's extended graph "
+               ? oq_terms(" (if graph_opt OQ_GRAPH_OPT_BASIC runs it, one of ORT's extended graph "
                            "optimizations is at fault; a session config entry "
                            "optimization.disable_specified_optimizers=NAME turns one off alone)", buf, n)
                : "";
@@ -460,7 +461,7 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
         r->status = OQ_VERDICT_FAILED;
         char said[160];
         const char *why = "prove_teeth: with MATH forced the dispatch check did not fail";
-        oq_result_reason(r, "%s", oq_termed(c->o->terms, why, said, sizeof said));
+        oq_result_reason(r, "%s", oq_terms(why, said, sizeof said));
     }
 }
 
@@ -922,7 +923,7 @@ static const char *companion(const oq_config *ref)
 }
 
 /* Why nothing under test was compared, in one line. */
-static char *untested_reason(const oq_validate_summary *s, oq_terms_fn terms)
+static char *untested_reason(const oq_validate_summary *s)
 {
     char *text = NULL;
     const oq_config_result *skipped = NULL;
@@ -931,7 +932,7 @@ static char *untested_reason(const oq_validate_summary *s, oq_terms_fn terms)
     if (!s->n_configs) return strdup("no configuration was given");
     const oq_config *ref = &s->configs[0].config;
     char said[96];
-    const char *add = oq_termed(terms, "add one after it, e.g. configs ", said, sizeof said);
+    const char *add = oq_terms("add one after it, e.g. configs ", said, sizeof said);
     int rc = s->n_configs < 2 ? asprintf(&text, "only the reference ran: no configuration under test was compared "
                                                 "(the first is the reference; %s%s,%s)", add, ref->name, companion(ref))
              : skipped ? asprintf(&text, "no configuration under test ran (%s skipped: %s)", skipped->config.name,
@@ -965,7 +966,7 @@ static char *unjudged_requirements(const oq_validate_summary *s)
 
 /* The run's verdict (docs/verdicts.md): a failure, else a runtime error, else nothing under test
  * compared (or judged by the requirements asked), else passed. */
-void oq_validate_judge(oq_validate_summary *s, int allow_skip, oq_terms_fn terms)
+void oq_validate_judge(oq_validate_summary *s, int allow_skip)
 {
     const oq_config_result *failed = NULL, *error = NULL; /* the first of each */
     for (size_t i = 0; i < s->n_configs; i++) {
@@ -983,7 +984,7 @@ void oq_validate_judge(oq_validate_summary *s, int allow_skip, oq_terms_fn terms
                           first->status == OQ_VERDICT_FAILED ? "failed" : "could not run",
                           first->reason ? first->reason : "no reason given") < 0)
         s->verdict_reason = NULL;
-    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = unjudged ? unjudged : untested_reason(s, terms);
+    if (s->verdict == OQ_RUN_UNTESTED) s->verdict_reason = unjudged ? unjudged : untested_reason(s);
 }
 
 void oq_iso_time(char *buf, size_t n)
@@ -1025,7 +1026,7 @@ static oq_status list_requirements(const oq_validate_opts *o, oq_validate_summar
     char said[64];
     for (size_t i = 0; i < sizeof asked / sizeof *asked; i++)
         if (asked[i] &&
-            oq_strv_push(&s->requirements, &s->n_requirements, oq_termed(o->terms, names[i], said, sizeof said)))
+            oq_strv_push(&s->requirements, &s->n_requirements, oq_terms(names[i], said, sizeof said)))
             return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return OQ_OK;
 }
@@ -1476,7 +1477,7 @@ static oq_status write_outputs(run_ctx *c, oq_err *err)
     s->evidence_json = oq_validate_evidence(c->o);
     oq_status listed = list_requirements(c->o, s, err);
     if (listed) return listed;
-    oq_validate_judge(s, c->o->allow_skip, c->o->terms);
+    oq_validate_judge(s, c->o->allow_skip);
     judge_interruption(s);
     judge_late_interruption(c);
     char path[OQ_PATH_BUF];
@@ -1550,7 +1551,7 @@ static oq_status note_cache(run_ctx *c, oq_err *err)
     int c_ref = ref && !oq_config_uses_ort(ref) && !oq_config_is_expected(ref);
     char timed[96];
     const char *off = !c_ref ? "only a C reference (ref:*) is cached"
-                      : o->repeat_reference ? oq_termed(o->terms, "repeat_reference: the reference is timed, so "
+                      : o->repeat_reference ? oq_terms("repeat_reference: the reference is timed, so "
                                                         "every batch runs", timed, sizeof timed)
                       : !o->cache_dir ? (o->cache_off ? o->cache_off : "no cache directory given")
                                       : NULL;

@@ -145,6 +145,8 @@ expect 0 "batch 1 vs reference +output: PASS valid=1536/2048 .* pad_nonzero=0/51
 # --fuse alone keeps the broadcast mask (valid ONNX): ORT refuses that, so the check fails and says what helps
 expect 0 "broadcasts over the queries: valid ONNX, refused by ONNX Runtime .* add --expand-mask or --mask-to-seqlen" \
     $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" --plan --fuse
+expect 0 '"detail": "attn_mask .* add --expand-mask or --mask-to-seqlen"' \
+    $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" --plan --fuse --json
 expect 1 "ORT CPU cannot run the converted model: node 'attention': inconsistent q_sequence_length.*--expand-mask" \
     $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fuse_only.onnx" --fuse
 expect 0 "written: " $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fuse_expand.onnx" --fuse --expand-mask
@@ -177,6 +179,15 @@ d = json.load(open(sys.argv[1]))
 assert sorted(d) == ["error", "exit_status", "model"] and d["exit_status"] == 2 and "opset 23" in d["error"], d' "$T/late.json"; then
     ok "--json on a late usage error: no steps, the status and the error"
 else bad "--json on a late usage error: exit $rc: $(cat "$T/late.json")"; fi
+# the error in --json is worded as on stderr: the tool's options, not the library's fields
+$ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --opset 23 2>"$T/late.err" >/dev/null
+if $PY -c '
+import json, sys
+said = open(sys.argv[2]).read().strip()
+error = json.load(open(sys.argv[1]))["error"]
+assert "ortqual convert: " + error == said and "raise --opset to 24" in error, (error, said)' "$T/late.json" "$T/late.err"; then
+    ok "--json's error is stderr's"
+else bad "--json's error is not stderr's: $(cat "$T/late.json" "$T/late.err")"; fi
 # --plan writes nothing and checks nothing: an output or check option beside it would be dropped
 for opt in "-o $T/p.onnx:output" "--force:force" "--inputs $F/tx_encoder/inputs_000.npz:inputs" \
            "--expected $F/tx_encoder/outputs_000.npz:expected" "--tolerance fp16:tolerance" "--seed 2:seed" \

@@ -54,7 +54,7 @@ static void test_bool_mask_odd_length(void **state)
     assert_has(a.text, "attn0 ran MATH: flash is never used when an attn_mask is given (here a bool mask)");
     assert_has(a.text, "multiple of 4 (here 1001)");
     assert_has(a.text, "To reach FLASH_ATTENTION: give padding as nonpad_kv_seqlen instead of an "
-                       "attn_mask (the attention24 export's default, --mask-form seqlen)");
+                       "attn_mask (the attention24 export's default, mask OQ_MASK_SEQLEN)");
     assert_has(a.text, "(configuration cuda:attention24:fp16:flash).");
     oq_advice_clear(&a);
     assert_null(a.text);
@@ -107,7 +107,7 @@ static void test_fp32_has_no_flash(void **state)
     oq_advice a = advise("EFFICIENT_ATTENTION", "flash", &f);
     assert_int_equal(a.rules, OQ_ADVICE_FP32_NO_FLASH);
     assert_has(a.text, "flash has no float32 kernel");
-    assert_has(a.text, "compute attention in float16 (precision fp16, --attention-dtype float16)");
+    assert_has(a.text, "compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)");
     assert_has(a.text, "(configuration cuda:attention24:fp16:flash)");
     oq_advice_clear(&a);
 }

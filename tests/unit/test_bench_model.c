@@ -64,7 +64,7 @@ static void test_dim_and_shape_parse(void **state)
     assert_int_equal(oq_bench_shape_parse("x=1,-2", &s, &err), OQ_ERR_INVALID_ARG);
     /* an empty item (a stray comma) and a size 0 are refused: nothing would be computed */
     assert_int_equal(oq_bench_shape_parse("x=1,,2", &s, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "item 2 is empty"));
+    assert_string_equal(err.msg, "input shape 'x=1,,2': item 2 is empty"); /* no --shape: the API's words */
     assert_int_equal(oq_bench_shape_parse("x=0,8", &s, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "size 0 (axis 0)"));
     assert_int_equal(oq_bench_dim_parse("seq=4,,8", &d, &err), OQ_ERR_INVALID_ARG);
@@ -79,7 +79,7 @@ static void test_dim_and_shape_parse(void **state)
     assert_int_equal(oq_bench_dim_parse_one("seq", &d, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "dimension 'seq': want NAME=V");
     assert_int_equal(oq_bench_dim_parse_one("seq=4,8", &d, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "dimension 'seq=4,8': one value (a sweep is --sweep)");
+    assert_string_equal(err.msg, "dimension 'seq=4,8': one value (a sweep is opts.sweeps)");
 }
 
 /* ---- the shapes of a point ------------------------------------------------------------ */
@@ -186,31 +186,31 @@ static void test_usage_errors_name_the_input_and_axis(void **state)
     expect_error(&o, NULL, "input 'features' [batch,seq,17], axis 1 ('seq'): no value");
     /* ids' second axis has no name: only --shape can give it */
     o = opts_with(0, NULL, 2, d, 0, NULL);
-    expect_error(&o, NULL, "input 'ids' [batch,?], axis 1: unnamed dimension: give --shape ids=");
+    expect_error(&o, NULL, "input 'ids' [batch,?], axis 1: unnamed dimension: give opts.input_shapes ids=");
     assert_int_equal(oq_bench_shape_parse("feature=2,4,17", &sh[0], &err), OQ_OK);
     o = opts_with(1, sh, 2, d, 0, NULL);
-    expect_error(&o, NULL, "--shape feature: the model has no input 'feature' (its inputs: features, mask, ids)");
+    expect_error(&o, NULL, "opts.input_shapes feature: the model has no input 'feature' (its inputs: features, mask, ids)");
     assert_int_equal(oq_bench_shape_parse("features=2,4", &sh[0], &err), OQ_OK);
     o = opts_with(1, sh, 0, NULL, 0, NULL);
-    expect_error(&o, NULL, "--shape features: 2 dimensions, the model's input 'features' has 3 [batch,seq,17]");
+    expect_error(&o, NULL, "opts.input_shapes features: 2 dimensions, the model's input 'features' has 3 [batch,seq,17]");
     assert_int_equal(oq_bench_shape_parse("features=2,4,16", &sh[0], &err), OQ_OK);
     expect_error(&o, NULL, "axis 2 is 16, the model's input 'features' has 17 there");
     /* two shapes that disagree on seq */
     assert_int_equal(oq_bench_shape_parse("features=2,4,17", &sh[0], &err), OQ_OK);
     assert_int_equal(oq_bench_shape_parse("mask=2,5", &sh[1], &err), OQ_OK);
     o = opts_with(2, sh, 0, NULL, 0, NULL);
-    expect_error(&o, NULL, "dimension 'seq' is 4 from --shape features but 5 from --shape mask");
+    expect_error(&o, NULL, "dimension 'seq' is 4 from opts.input_shapes features but 5 from opts.input_shapes mask");
     /* a --dim nothing uses, a --dim that is also swept */
     assert_int_equal(oq_bench_dim_parse("heads=3", &d[2], &err), OQ_OK);
     o = opts_with(0, NULL, 3, d, 0, NULL);
-    expect_error(&o, NULL, "--dim heads: no model dimension and no --shape entry is named 'heads' "
+    expect_error(&o, NULL, "opts.dims heads: no model dimension and no opts.input_shapes entry is named 'heads' "
                            "(the model's named dimensions: batch, seq)");
     o = opts_with(0, NULL, 2, d, 1, &d[1]);
-    expect_error(&o, NULL, "--sweep seq: the dimension is also given by --dim");
+    expect_error(&o, NULL, "opts.sweeps seq: the dimension is also given by opts.dims");
     /* a --shape entry naming a dimension without a value */
     assert_int_equal(oq_bench_shape_parse("features=2,L,17", &sh[0], &err), OQ_OK);
     o = opts_with(1, sh, 0, NULL, 0, NULL);
-    expect_error(&o, NULL, "--shape features: axis 1 names dimension 'L', which has no value");
+    expect_error(&o, NULL, "opts.input_shapes features: axis 1 names dimension 'L', which has no value");
 }
 
 /* An npz holding features [3, 5, 17]: it fixes batch and seq for the others. */
@@ -238,10 +238,10 @@ static void test_npz_inputs_as_they_are(void **state)
     oq_bench_dim sw;
     assert_int_equal(oq_bench_dim_parse("seq=8,16", &sw, &err), OQ_OK);
     o = opts_with(1, &sh, 0, NULL, 1, &sw);
-    expect_error(&o, &z, "dimension 'seq' is 8 from --sweep but 5 from in.npz: tensor 'features'");
+    expect_error(&o, &z, "dimension 'seq' is 8 from opts.sweeps but 5 from in.npz: tensor 'features'");
     assert_int_equal(oq_bench_shape_parse("features=3,5,17", &sh, &err), OQ_OK);
     o = opts_with(1, &sh, 0, NULL, 0, NULL);
-    expect_error(&o, &z, "--shape features: the input is in in.npz, used as it is");
+    expect_error(&o, &z, "opts.input_shapes features: the input is in in.npz, used as it is");
     ts[0] = bad;
     o = opts_with(0, NULL, 0, NULL, 0, NULL);
     expect_error(&o, &z, "in.npz: tensor 'features' is float64, the model's input wants float32");
@@ -308,7 +308,7 @@ static void test_empty_and_ungeneratable_inputs(void **state)
     const oq_io_info neg[] = {{"x", OQ_DTYPE_FLOAT32, 1, neg_dims}};
     o = opts_with(0, NULL, 0, NULL, 0, NULL);
     assert_int_equal(oq_bench_resolve_point(neg, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "input 'x' [-3], axis 0: unnamed dimension: give --shape x="));
+    assert_non_null(strstr(err.msg, "input 'x' [-3], axis 0: unnamed dimension: give opts.input_shapes x="));
 }
 
 /* ---- generated inputs -------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* The tool's words for the library's (src/cli/cli_terms.c): a library message names the API's
- * fields, and the tool says the options that set them, as it said them before. */
+ * fields, and the tool says the options that set them, as it said them before; the texts the
+ * library keeps itself take the tool's words through oq_set_terms, the library's own without it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ortqual/bench.h"
+#include "ortqual/gate.h"
 
 typedef struct said {
     const char *library, *tool;
@@ -98,7 +101,7 @@ static void mask_choices(void **state)
     check(cases, sizeof cases / sizeof *cases);
 }
 
-/* what the run writes into summary.json through opts.terms, as the tool wrote it */
+/* what the run writes into summary.json through oq_set_terms, as the tool wrote it */
 static void summary_texts(void **state)
 {
     (void)state;
@@ -168,6 +171,155 @@ static void words_only(void **state)
     check(cases, sizeof cases / sizeof *cases);
 }
 
+static void assert_says(const char *library, const char *tool)
+{
+    char buf[2048];
+    const char *got = oq_cli_terms(library, buf, sizeof buf);
+    if (strcmp(got, tool)) fail_msg("'%s'\n  became '%s'\n  wanted '%s'", library, got, tool);
+}
+
+/* Messages as the library words them now, and as the tool printed them before (what the e2e
+ * tests grep). */
+static void messages(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        /* bench */
+        {"opts.int_lo,int_hi 0,300: input 'ids' is int8 (-128..127)", "--int-range 0,300: input 'ids' is int8 (-128..127)"},
+        {"opts.int_lo,int_hi 5,1: LO > HI", "--int-range 5,1: LO > HI"},
+        {"opts.expected_path compares outputs of the inputs they came from: it needs opts.inputs_path and no "
+         "opts.sweeps",
+         "--expected compares outputs of the inputs they came from: it needs --inputs and no --sweep"},
+        {"opts.tolerances needs opts.expected_path (without it nothing is compared)",
+         "--tolerance needs --expected (without it nothing is compared)"},
+        {"out of memory for 20 timing samples (opts.iters)", "out of memory for 20 timing samples (--iters)"},
+        {"io OQ_IO_DEVICE needs ORT API 23 (ORT 1.23) or newer, this is 22",
+         "--io-binding device needs ORT API 23 (ORT 1.23) or newer, this is 22"},
+        {"input 'x' [batch,seq], axis 1 ('seq'): no value: give opts.dims seq=V, opts.sweeps seq=V1,V2,... or "
+         "opts.input_shapes x=...",
+         "input 'x' [batch,seq], axis 1 ('seq'): no value: give --dim seq=V, --sweep seq=V1,V2,... or --shape x=..."},
+        {"dimension 'seq' is 4 from opts.input_shapes features but 5 from opts.sweeps",
+         "dimension 'seq' is 4 from --shape features but 5 from --sweep"},
+        {"opts.dims heads: no model dimension and no opts.input_shapes entry is named 'heads'",
+         "--dim heads: no model dimension and no --shape entry is named 'heads'"},
+        {"opts.seq_lens 8 (opts.batch_sizes 2): the query [2,8,8,64] float32: its size overflows 2^63 bytes",
+         "--seq-lens 8 (--batch-sizes 2): the query [2,8,8,64] float32: its size overflows 2^63 bytes"},
+        {"opts.length_policy shapes the padding of masked batches; opts.modes without OQ_BENCH_MASKED makes none, "
+         "so it would be ignored",
+         "--length-policy shapes the padding of masked batches; --modes unmasked makes none, so it would be ignored"},
+        {"opts.mask_fraction shapes the padding", "--mask-fraction shapes the padding"},
+        /* advice */
+        {"give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 export's default, mask "
+         "OQ_MASK_SEQLEN)",
+         "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 export's default, --mask-form "
+         "seqlen)"},
+        {"compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)",
+         "compute attention in float16 (precision fp16, --attention-dtype float16)"},
+        /* conformance */
+        {"function body of standard ops: not applicable to the operator reference; runs with opts.runner",
+         "function body of standard ops: not applicable to the operator reference; runs with --ep"},
+        /* convert */
+        {"m.onnx: opset 23 is below the 24 that nonpad_kv_seqlen needs (OQ_CONVERT_MASK_TO_SEQLEN writes it: raise "
+         "opts.opset to 24 or leave it 0; at opset 23, OQ_CONVERT_EXPAND_MASK instead)",
+         "m.onnx: opset 23 is below the 24 that nonpad_kv_seqlen needs (--mask-to-seqlen writes it: raise --opset "
+         "to 24 or leave it out; at opset 23, --expand-mask instead)"},
+        {"m.onnx: opset 18 is below the 23 that Attention needs (raise opts.opset or leave it 0)",
+         "m.onnx: opset 18 is below the 23 that Attention needs (raise --opset or leave it out)"},
+        {"attn_mask 'm' broadcasts over the queries: valid ONNX, refused by ONNX Runtime 1.29-1.31 (inconsistent "
+         "q_sequence_length); add OQ_CONVERT_EXPAND_MASK or OQ_CONVERT_MASK_TO_SEQLEN",
+         "attn_mask 'm' broadcasts over the queries: valid ONNX, refused by ONNX Runtime 1.29-1.31 (inconsistent "
+         "q_sequence_length); add --expand-mask or --mask-to-seqlen"},
+        {"(on by default with a float16/bfloat16 attention dtype; keep_head_size turns it off)",
+         "(on by default with a float16/bfloat16 attention dtype; --no-pad-head-size turns it off)"},
+        {"o.onnx.data is the input's external data file; writing over it would change the weights i.onnx reads: "
+         "choose another out_path, or convert in place (out_path i.onnx with overwrite)",
+         "o.onnx.data is the input's external data file; writing over it would change the weights i.onnx reads: "
+         "choose another -o, or convert in place (-o i.onnx --force)"},
+        /* gate */
+        {"skipped (no opts.allow_skip given): [1] t.py:1: needs CUDA", "skipped (no --allow-skip given): [1] t.py:1: needs CUDA"},
+        {"skip not allowed by opts.allow_skip: [1] t.py:1: needs CUDA", "skip not allowed by --allow-skip: [1] t.py:1: needs CUDA"},
+        {"opts.pythonpath /x: not a folder", "--pythonpath /x: not a folder"},
+        {"opts.pin_libs /x.so: not a library file", "--pin-lib /x.so: not a library file"},
+        /* placement, reports */
+        {"allowed: 6 shape op(s) on CPU and 2 Memcpy node(s) (OQ_PLACEMENT_STRICT rejects them)",
+         "allowed: 6 shape op(s) on CPU and 2 Memcpy node(s) (--strict-placement rejects them)"},
+        {"error against the outputs given in opts.expected_path.</p>", "error against the outputs given with --expected.</p>"},
+        {"or CUPTI (<code>opts.cupti</code>).", "or CUPTI (<code>--cupti</code>)."},
+        {"(the reference is not zero there either, or opts.padding OQ_PADDING_REPORT).</p>",
+         "(the reference is not zero there either, or --padding report).</p>"},
+        {"<p>opts.prove_teeth: passed", "<p>--prove-teeth: passed"},
+        {"not asked for (opts.require_full_gpu): evidence only", "not asked for (--require-full-gpu): evidence only"},
+        {"placement is recorded with opts.require_full_gpu or opts.profile.</p>",
+         "placement is recorded with --require-full-gpu or --profile.</p>"},
+        {"no test ran (accepted by opts.allow_skip)", "no test ran (accepted by --allow-skip)"},
+        {"no test ran (opts.allow_skip accepts that)", "no test ran (--allow-skip accepts that)"},
+        /* inside a name or a path: not a field of the API */
+        {"input 'my_opts.dims' x.opts.iters /a/opts.cupti", "input 'my_opts.dims' x.opts.iters /a/opts.cupti"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) assert_says(cases[i][0], cases[i][1]);
+}
+
+/* The library's own messages, made by the library: the tool's as before. */
+static void library_messages(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    char worded[2048];
+    oq_bench_shape s;
+    oq_bench_dim d;
+    assert_int_equal(oq_bench_shape_parse("x=1,,2", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "--shape 'x=1,,2': item 2 is empty");
+    assert_int_equal(oq_bench_shape_parse("x", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "--shape 'x': want NAME=d0,d1,...");
+    assert_int_equal(oq_bench_dim_parse_one("seq=4,8", &d, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "dimension 'seq=4,8': one value (a sweep is --sweep)");
+    char *argv[] = {"true", NULL};
+    const char *bad_env[] = {"NOEQUALS"};
+    oq_gate *g = NULL;
+    oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "--env 'NOEQUALS': expected NAME=VALUE");
+    o = (oq_gate_options){.argv = argv, .allow_skip = "a("};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    if (strncmp(oq_cli_terms(err.msg, worded, sizeof worded), "--allow-skip 'a(': ", 19)) fail_msg("got '%s'", worded);
+    const char *spec[] = {"flashy"};
+    o = (oq_gate_options){.argv = argv, .require_dispatch = spec, .n_require_dispatch = 1};
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    if (strncmp(oq_cli_terms(err.msg, worded, sizeof worded), "--require-dispatch: 'flashy'", 28)) fail_msg("got '%s'", worded);
+}
+
+/* The first reason of a gate's judgement of a log with a skip no pattern allows. */
+static void skip_reason(char *buf, size_t n)
+{
+    const char *log = "SKIPPED [1] t.py:1: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n";
+    oq_summary_scanner *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_summary_scan_text(log, strlen(log), &s, &err), OQ_OK);
+    oq_gate_outcome o = {.summary = oq_summary_scanner_last(s)};
+    oq_gate_judgement j;
+    assert_int_equal(oq_gate_judge(&o, NULL, NULL, &j, &err), OQ_OK);
+    assert_true(j.n_reasons > 0);
+    snprintf(buf, n, "%s", j.reasons[0]);
+    oq_gate_judgement_clear(&j);
+    oq_summary_scanner_free(s);
+}
+
+/* A text the library keeps (a gate's reason, written into its verdict file by the library):
+ * the caller's words once it gave them, the library's before and after. */
+static void kept_texts(void **state)
+{
+    (void)state;
+    char reason[512];
+    skip_reason(reason, sizeof reason);
+    assert_string_equal(reason, "skipped (no opts.allow_skip given): [1] t.py:1: needs CUDA");
+    oq_set_terms(oq_cli_terms);
+    skip_reason(reason, sizeof reason);
+    oq_set_terms(NULL);
+    assert_string_equal(reason, "skipped (no --allow-skip given): [1] t.py:1: needs CUDA");
+    skip_reason(reason, sizeof reason);
+    assert_string_equal(reason, "skipped (no opts.allow_skip given): [1] t.py:1: needs CUDA");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +328,9 @@ int main(void)
         cmocka_unit_test(summary_texts),
         cmocka_unit_test(shard_texts),
         cmocka_unit_test(words_only),
+        cmocka_unit_test(messages),
+        cmocka_unit_test(library_messages),
+        cmocka_unit_test(kept_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,10 +364,10 @@ static void rules(void **state)
                                "unit: 2 passed, 0 failed\n";
     assert_verdict(earlier_skip, 0, NULL, OQ_GATE_FAIL,
                    "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): "
-                   "skipped (no --allow-skip given): [1] g.py:1: needs CUDA");
+                   "skipped (no opts.allow_skip given): [1] g.py:1: needs CUDA");
     assert_verdict(earlier_skip, 0, "needs bf16", OQ_GATE_FAIL,
                    "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): "
-                   "skip not allowed by --allow-skip: [1] g.py:1: needs CUDA");
+                   "skip not allowed by opts.allow_skip: [1] g.py:1: needs CUDA");
     assert_verdict(earlier_skip, 0, "needs CUDA$", OQ_GATE_PASS, NULL);
     assert_verdict("=== 1 passed, 2 skipped in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0, ".*", OQ_GATE_FAIL,
                    "in an earlier run (pytest summary at line 1: === 1 passed, 2 skipped in 0.1s ===): "
@@ -382,10 +382,10 @@ static void rules(void **state)
     oq_gate_judgement_clear(&j2);
     const char *skip_log = "SKIPPED [1] test_x.py:12: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n";
     assert_verdict(skip_log, 0, NULL, OQ_GATE_FAIL,
-                   "skipped (no --allow-skip given): [1] test_x.py:12: needs CUDA");
+                   "skipped (no opts.allow_skip given): [1] test_x.py:12: needs CUDA");
     assert_verdict(skip_log, 0, "needs CUDA$", OQ_GATE_PASS, NULL);
     assert_verdict(skip_log, 0, "needs bf16", OQ_GATE_FAIL,
-                   "skip not allowed by --allow-skip: [1] test_x.py:12: needs CUDA");
+                   "skip not allowed by opts.allow_skip: [1] test_x.py:12: needs CUDA");
     /* a skip count without reasons (pytest without -rs) is never allowed, even by ".*" */
     assert_verdict("==== 2 passed, 1 skipped in 0.1s ====\n", 0, ".*", OQ_GATE_FAIL,
                    "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
@@ -406,7 +406,7 @@ static void rules(void **state)
 
     oq_err err = {0};
     assert_int_equal(oq_gate_judge(&killed, "(", NULL, &j, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "--allow-skip '(': "));
+    assert_non_null(strstr(err.msg, "allow_skip '(': "));
 }
 
 static int has_reason(const oq_gate_judgement *j, const char *text)
@@ -541,16 +541,16 @@ static void create_rejects_bad_options(void **state)
     oq_err err = {0};
     oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "--env 'NOEQUALS': expected NAME=VALUE");
+    assert_string_equal(err.msg, "opts.env 'NOEQUALS': expected NAME=VALUE");
     o = (oq_gate_options){.argv = argv, .require_dispatch = bad_spec, .n_require_dispatch = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "--require-dispatch: 'flashy': 'flashy' is not a kernel"));
+    assert_non_null(strstr(err.msg, "opts.require_dispatch: 'flashy': 'flashy' is not a kernel"));
     o = (oq_gate_options){.argv = argv, .pin_libs = missing, .n_pin_libs = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "--pin-lib /nonexistent/libx.so: not a library file");
+    assert_string_equal(err.msg, "opts.pin_libs /nonexistent/libx.so: not a library file");
     o = (oq_gate_options){.argv = argv, .pythonpath = missing, .n_pythonpath = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(err.msg, "--pythonpath /nonexistent/libx.so: not a folder");
+    assert_string_equal(err.msg, "opts.pythonpath /nonexistent/libx.so: not a folder");
     o = (oq_gate_options){.argv = argv, .allow_skip = "a("};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
     char *nope[] = {"ortqual-no-such-command", NULL};

@@ -111,7 +111,7 @@ static void test_fixture_classified(void **state)
                             "shape arithmetic)");
     assert_int_equal(r.n_notes, 1);
     assert_string_equal(r.notes[0], "allowed: 6 shape op(s) on CPU and 2 Memcpy node(s) "
-                                    "(--strict-placement rejects them)");
+                                    "(OQ_PLACEMENT_STRICT rejects them)");
 
     json_t *j = oq_placement_to_json(p, &r);
     assert_non_null(j);

@@ -785,7 +785,7 @@ static void test_report_verdicts(void **state)
     assert_int_equal(count(html, "{background:var(--ok)}"), 1);
     assert_non_null(strstr(html, "header.verdict.passed{background:var(--ok)}"));
     assert_non_null(strstr(html, "only the reference ran: no configuration under test was compared"));
-    assert_non_null(strstr(html, "(--allow-skip accepts that)"));
+    assert_non_null(strstr(html, "(opts.allow_skip accepts that)"));
     /* the reference "passed" (it was read): shown as the reference, not as a green pass */
     assert_non_null(strstr(html, "<td class=\"status reference\">reference</td>"));
     assert_null(strstr(html, "class=\"status passed\""));
@@ -794,7 +794,7 @@ static void test_report_verdicts(void **state)
     json_object_set_new(doc, "exit_status", json_integer(0));
     html = html_of(doc);
     assert_non_null(strstr(html, "data-verdict=\"untested\""));
-    assert_non_null(strstr(html, "(accepted by --allow-skip)"));
+    assert_non_null(strstr(html, "(accepted by opts.allow_skip)"));
     free(html);
     /* a word this version does not know, or none at all: never green */
     json_object_set_new(doc, "verdict", json_string("fine"));

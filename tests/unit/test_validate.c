@@ -1616,7 +1616,7 @@ static void merge_sums_what_shards_measured(void **state)
 
     oq_validate_summary *m;
     oq_err err = {0};
-    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
     assert_int_equal(m->n_configs, 2);
     assert_int_equal(m->n_batches, 0); /* the plan's list, copied from its file */
     assert_int_equal(m->merged.n_reported, 2);
@@ -1678,11 +1678,11 @@ static void merge_sums_what_shards_measured(void **state)
      * said in the message (its summary gave the verdict of shards just refused) */
     plan.hash[0] = plan.hash[0] == '0' ? '1' : '0';
     write_shard(dir, 1, &plan);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "refusing to merge shards of different plans; the earlier merge's summary.json, "
                                     "validate.csv removed"));
     assert_int_equal(access(path, F_OK), -1);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
     assert_null(strstr(err.msg, "removed")); /* nothing left to remove */
     /* a batch list changed since it was prepared, and a plan of the old schema, which held
      * every batch in plan.json: refused in one line */
@@ -1690,11 +1690,11 @@ static void merge_sums_what_shards_measured(void **state)
     assert_non_null(f);
     fputs("{}\n", f);
     fclose(f);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "plan_batches.jsonl is not the prepared batch list"));
     snprintf(shards, sizeof shards, "%s/shards/plan.json", dir);
     assert_int_equal(oq_write_file_atomic(shards, "{\"schema\": \"ortqual.shards/1\"}", 30, 1, NULL), OQ_OK);
-    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "prepared by an older ortqual (schema ortqual.shards/1"));
     assert_null(strchr(err.msg, '\n'));
     oq_config_result_clear(&one);
@@ -1726,7 +1726,7 @@ static void merge_tells_routes_by_fields(void **state)
                        "Operator=Attention Node=attn0 DataType=bf16 SdpaKernel=MATH\n", specs1);
     oq_validate_summary *m;
     oq_err err = {0};
-    assert_int_equal(oq_validate_merge(dir, 0, 0, NULL, &m, &err), OQ_OK);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
     const oq_dispatch_result *d = &m->configs[1].dispatch;
     assert_int_equal(d->n_failures, 5); /* attn0 fp16, attn1, a (line 3), attn0 bf16, a (line 4) */
     assert_int_equal(d->n_math_failures, 3);
@@ -2213,15 +2213,17 @@ static oq_validate_summary *run_worded(const char *outdir, size_t n_configs, oq_
     o.overwrite = 1;
     o.repeat_reference = 1;
     o.require_full_gpu = o.prove_teeth = n_configs > 1;
-    o.terms = terms;
+    oq_set_terms(terms); /* process-wide: set back below */
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    oq_status st = oq_validate_run(&o, &s, &err);
+    oq_set_terms(NULL);
+    if (st) fail_msg("%s", err.msg);
     return s;
 }
 
 /* What a run writes for people names the API's fields (a C caller has no --prove-teeth), unless
- * opts.terms words them: the tool's summary.json says its options through it. */
+ * oq_set_terms words them: the tool's summary.json says its options through it. */
 static void summary_texts_in_the_callers_terms(void **state)
 {
     (void)state;
