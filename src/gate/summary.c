@@ -567,7 +567,7 @@ static int pytest_skip(const char *line, int64_t *count, const char **reason)
     return 1;
 }
 
-/* One line with no NUL in it. */
+/* One line with no NUL or carriage return in it. */
 static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, uint64_t line_no,
                            oq_err *err)
 {
@@ -597,23 +597,38 @@ static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, ui
     return other_skip(s, s->line.buf, err);
 }
 
-/* A NUL ends a line as a newline does, keeping the line's number (the log's lines are its
- * newlines). Runners never print one: it comes from a test's raw bytes, and what follows it is
- * text of its own (a terminal shows nothing for the NUL). As an ordinary byte it would glue the
- * runner's next line onto that noise, where no summary is recognised, and in C strings it hid
- * the rest of the line: a failing last summary went unseen and the gate passed. */
+/* A NUL or a carriage return ends a line as a newline does, keeping the line's number (the
+ * log's lines are its newlines). Runners never print a NUL: it comes from a test's raw bytes, and
+ * what follows it is text of its own (a terminal shows nothing for the NUL). A carriage return
+ * redraws the line: a progress line overwritten by pytest's summary ("..F\r=== 1 failed ..."), or
+ * half of a Windows-built runner's "\r\n". As ordinary bytes either glued the runner's next text
+ * onto the noise before it, where no summary or failure line is recognised: a failing summary
+ * went unseen and the gate passed. */
+static int line_break(char c)
+{
+    return c == '\0' || c == '\r';
+}
+
+/* An empty piece beside a carriage return is no line ("\r..." at the start, "\r\r"): only the
+ * line's own blank counts, which ends ctest's skip list. */
+static int no_line(const char *line, size_t start, size_t end, size_t n)
+{
+    return start == end && ((end < n && line[end] == '\r') || (start > 0 && line[start - 1] == '\r'));
+}
+
 oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
                                   uint64_t line_no, oq_err *err)
 {
     OQ_NEED(err, s);
     OQ_NEED_N(err, n, line);
+    if (n > 0 && line[n - 1] == '\n') n--;
+    if (n > 0 && line[n - 1] == '\r') n--; /* "\r\n" is one terminator */
     oq_status st = OQ_OK;
-    for (const char *nul; st == OQ_OK && n > 0 && (nul = memchr(line, '\0', n));) {
-        st = scan_line(s, line, (size_t)(nul - line), line_no, err);
-        n -= (size_t)(nul - line) + 1;
-        line = nul + 1;
+    for (size_t start = 0, end = 0; st == OQ_OK && end <= n; start = ++end) {
+        while (end < n && !line_break(line[end])) end++;
+        if (!no_line(line, start, end, n)) st = scan_line(s, line + start, end - start, line_no, err);
     }
-    return st == OQ_OK ? scan_line(s, line, n, line_no, err) : st;
+    return st;
 }
 
 oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,

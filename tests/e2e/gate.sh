@@ -65,6 +65,10 @@ gate 1 -- "$W/bin/earlier_failed" && expect "an earlier run failed (pytest summa
 # a NUL ends a line (it hid the rest of it: the failing last summary was missed, a pass)
 printer nul_line 0 '=== 3 passed in 0.1s ===\nabc\0=== 1 failed, 2 passed in 0.1s ===\n'
 gate 1 -- "$W/bin/nul_line" && expect "pytest summary (line 2): 2 passed, 1 failed" && expect "  - 1 failed"
+# a carriage return ends a line (a failing summary after a progress line's \r, the exit status
+# masked: the gate passed on the other summary)
+printer cr_line 0 '=== 3 passed in 0.1s ===\nt.py ..F [100%]\r=== 1 failed, 2 passed in 0.1s ===\r\n'
+gate 1 -- "$W/bin/cr_line" && expect "pytest summary (line 2): 2 passed, 1 failed" && expect "  - 1 failed"
 # an earlier run of nothing, or with skips, is not undone by a later pass
 printer earlier_none 0 '=== no tests ran in 0.1s ===\n=== 2 passed in 0.1s ===\n'
 gate 1 -- "$W/bin/earlier_none" &&
