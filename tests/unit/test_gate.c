@@ -422,6 +422,40 @@ static void rules(void **state)
                    "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
                    "one); a skip without a reason is never allowed");
 
+    /* the hint names what makes the runner that skipped print its reasons, not pytest's -rs */
+    static const struct {
+        const char *log, *reason;
+    } hints[] = {
+        {"Ran 2 tests in 0.1s\n\nOK (skipped=1)\n",
+         "1 of 1 skips have no visible reason (for unittest add -v so each skip prints one); "
+         "a skip without a reason is never allowed"},
+        {"test result: ok. 1 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n",
+         "1 of 1 skips have no visible reason (for cargo write #[ignore = \"why\"] and run without "
+         "-q so each ignored test prints one); a skip without a reason is never allowed"},
+        {"[  PASSED  ] 1 test.\n[  SKIPPED ] 1 test, listed below:\n",
+         "1 of 1 skips have no visible reason (GoogleTest names each skipped test after its "
+         "\"[  SKIPPED ] N tests, listed below:\" line: keep those lines in the log); a skip "
+         "without a reason is never allowed"},
+        {"[  PASSED  ] 1 test(s).\n[  SKIPPED ] 1 test(s), listed below:\n",
+         "1 of 1 skips have no visible reason (cmocka names each skipped test after its "
+         "\"[  SKIPPED ] N test(s), listed below:\" line: keep those lines in the log); a skip "
+         "without a reason is never allowed"},
+        {"1 passed, 0 failed, 1 skipped\n",
+         "1 of 1 skips have no visible reason (a plain summary prints none); a skip without a "
+         "reason is never allowed"},
+    };
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+        assert_verdict(hints[i].log, 0, ".*", OQ_GATE_FAIL, hints[i].reason);
+    /* ctest lists every skip it counts; a summary built by a caller may lack the list */
+    oq_test_summary ctest = {.runner = OQ_RUNNER_CTEST, .passed = 1, .skipped = 1, .text = "x"};
+    oq_gate_outcome with_ctest = {.summary = &ctest};
+    oq_gate_judgement jc;
+    assert_int_equal(oq_gate_judge(&with_ctest, ".*", NULL, &jc, NULL), OQ_OK);
+    assert_string_equal(jc.reasons[0], "1 of 1 skips have no visible reason (ctest names each skipped "
+                                       "test after \"The following tests did not run:\": keep that "
+                                       "list in the log); a skip without a reason is never allowed");
+    oq_gate_judgement_clear(&jc);
+
     /* issue 15: reasons whose counts add up past INT64_MAX (the sum overflowed) */
     assert_verdict("SKIPPED [9223372036854775807] t.py:1: needs CUDA\n"
                    "SKIPPED [9223372036854775807] t.py:2: needs CUDA\n"
