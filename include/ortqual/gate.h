@@ -99,8 +99,9 @@ typedef struct oq_summary_scanner oq_summary_scanner;
 
 OQ_API oq_status oq_summary_scanner_create(oq_summary_scanner **out, oq_err *err);
 OQ_API void oq_summary_scanner_free(oq_summary_scanner *s);
-/* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. A NUL in it ends
- * a line there as a newline would (the text after it is read as a line of the same number). */
+/* One line; a trailing "\n" or "\r\n" and ANSI colour codes are ignored. A NUL or a carriage
+ * return in it ends a line there as a newline would (the text after it is read as a line of the
+ * same number; an empty piece beside a carriage return is none). */
 OQ_API oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
                                          uint64_t line_no, oq_err *err);
 /* The last summary so far, or NULL (also for a NULL scanner). Owned by the scanner. */

@@ -40,13 +40,14 @@ static const char head[] =
 "    status is not 0 (5 is pytest's \"no tests collected\"); CMD was killed by\n"
 "    a signal; no summary is found; anything failed or errored; zero tests\n"
 "    passed (whatever --allow-skip allows); any skip's reason is not matched by\n"
-"    --allow-skip. pytest prints skip reasons only with -rs:\n"
-"    a skip without a visible reason is never allowed. A summary before the\n"
-"    last that failed, ran no test or skipped what --allow-skip does not allow\n"
-"    FAILS it too: the later one does not undo it. So does a runner's failure\n"
-"    line anywhere in the log, at the start of a line: cargo's \"test result:\n"
-"    FAILED.\", go test's \"--- FAIL:\" and \"FAIL\", TAP's \"not ok\" (not # TODO)\n"
-"    and \"Bail out!\", unittest's \"FAILED (failures=N)\", \"[  FAILED  ]\".\n";
+"    --allow-skip. pytest prints skip reasons only with -rs, unittest with -v,\n"
+"    cargo for #[ignore = \"why\"]: a skip without a visible reason is never\n"
+"    allowed. A summary before the last that failed, ran no test or skipped\n"
+"    what --allow-skip does not allow FAILS it too: the later one does not\n"
+"    undo it. So does a runner's failure line anywhere in the log, at the\n"
+"    start of a line: cargo's \"test result: FAILED.\", go test's \"--- FAIL:\"\n"
+"    and \"FAIL\", TAP's \"not ok\" (not # TODO) and \"Bail out!\", unittest's\n"
+"    \"FAILED (failures=N)\", \"[  FAILED  ]\". A carriage return ends a line.\n";
 
 static const char foot[] =
 "\n"

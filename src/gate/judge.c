@@ -53,6 +53,29 @@ static oq_status judge_counts(const oq_test_summary *s, oq_gate_judgement *j, oq
     return st;
 }
 
+/* What makes the runner that skipped print a reason for each skip, in its own terms. */
+static const char *skip_hint(oq_runner r)
+{
+    switch (r) {
+    case OQ_RUNNER_PYTEST: return "for pytest add -rs so each skip prints one";
+    case OQ_RUNNER_UNITTEST: return "for unittest add -v so each skip prints one";
+    case OQ_RUNNER_CARGO:
+        return "for cargo write #[ignore = \"why\"] and run without -q so each ignored test prints one";
+    case OQ_RUNNER_CTEST:
+        return "ctest names each skipped test after \"The following tests did not run:\": keep that "
+               "list in the log";
+    case OQ_RUNNER_GTEST:
+        return "GoogleTest names each skipped test after its \"[  SKIPPED ] N tests, listed below:\" "
+               "line: keep those lines in the log";
+    case OQ_RUNNER_CMOCKA:
+        return "cmocka names each skipped test after its \"[  SKIPPED ] N test(s), listed below:\" "
+               "line: keep those lines in the log";
+    case OQ_RUNNER_PLAIN: return "a plain summary prints none";
+    case OQ_RUNNER_NONE: break;
+    }
+    return "no runner was recognised";
+}
+
 /* Every skip needs a reason the regex matches; skips with no printed reason
  * are never allowed, whatever the regex (it could match the empty string). Each
  * reason starts with `where` ("" for the last summary). */
@@ -74,9 +97,10 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, con
     }
     if (st == OQ_OK && s->skipped > explained)
         st = reason(j, err,
-                    "%s%lld of %lld skips have no visible reason (for pytest add -rs so each "
-                    "skip prints one); a skip without a reason is never allowed",
-                    where, (long long)(s->skipped - explained), (long long)s->skipped);
+                    "%s%lld of %lld skips have no visible reason (%s); a skip without a reason "
+                    "is never allowed",
+                    where, (long long)(s->skipped - explained), (long long)s->skipped,
+                    skip_hint(s->runner));
     return st;
 }
 

@@ -167,36 +167,74 @@ static const char *number(const char *p, int64_t *v)
     return end;
 }
 
-/* pytest's counters, in the words it uses, each once per summary: a word seen
- * again (`seen` holds one bit per counter) makes the line no summary, and no
- * count is ever added to another. */
-static int pytest_item(oq_test_summary *t, unsigned *seen, int64_t v, const char *word, size_t n)
+#define AT(field) offsetof(oq_test_summary, field)
+
+static int64_t *count_at(oq_test_summary *t, size_t at)
 {
-    static const struct {
-        const char *w;
-        size_t off;
-    } items[] = {
-        {"passed", offsetof(oq_test_summary, passed)},
-        {"failed", offsetof(oq_test_summary, failed)},
-        {"skipped", offsetof(oq_test_summary, skipped)},
-        {"error", offsetof(oq_test_summary, errors)},
-        {"errors", offsetof(oq_test_summary, errors)},
-        {"xfailed", offsetof(oq_test_summary, xfailed)},
-        {"xpassed", offsetof(oq_test_summary, xpassed)},
-        {"deselected", offsetof(oq_test_summary, deselected)},
-        {"warning", offsetof(oq_test_summary, warnings)},
-        {"warnings", offsetof(oq_test_summary, warnings)},
-    };
-    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
-        if (strlen(items[i].w) == n && !strncmp(items[i].w, word, n)) {
-            unsigned bit = 1u << (items[i].off / sizeof(int64_t));
+    return (int64_t *)((char *)t + at);
+}
+
+/* A count and where it goes in oq_test_summary (AT(field)). */
+typedef struct field_count {
+    size_t at;
+    long long v;
+} field_count;
+
+/* Make t runner r's summary with these counts, the others zero. A negative count makes the
+ * line no summary: no runner counts below zero. */
+static int summary_of(oq_test_summary *t, oq_runner r, const field_count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].v < 0) return 0;
+    memset(t, 0, sizeof *t);
+    t->runner = r;
+    for (size_t i = 0; i < n; i++) *count_at(t, c[i].at) = c[i].v;
+    return 1;
+}
+
+#define SUMMARY_OF(t, r, ...) \
+    summary_of(t, r, (const field_count[]){__VA_ARGS__}, \
+               sizeof((const field_count[]){__VA_ARGS__}) / sizeof(field_count))
+
+/* A counter in a runner's own words ("errors", "skipped=") and where it goes. */
+typedef struct count_word {
+    const char *w;
+    size_t at;
+} count_word;
+
+/* Store v in the counter `word` (n bytes) names in `words`, each counter once per summary:
+ * an unknown word or a counter seen again (`seen` holds one bit per counter) makes the line
+ * no summary, and no count is ever added to another. */
+static int put_count(oq_test_summary *t, const count_word *words, size_t n_words, unsigned *seen,
+                     const char *word, size_t n, int64_t v)
+{
+    for (size_t i = 0; i < n_words; i++)
+        if (strlen(words[i].w) == n && !strncmp(words[i].w, word, n)) {
+            unsigned bit = 1u << (words[i].at / sizeof(int64_t));
             if (*seen & bit) return 0;
             *seen |= bit;
-            *(int64_t *)((char *)t + items[i].off) = v;
+            *count_at(t, words[i].at) = v;
             return 1;
         }
     return 0;
 }
+
+static const count_word pytest_words[] = {
+    {"passed", AT(passed)},   {"failed", AT(failed)},         {"skipped", AT(skipped)},
+    {"error", AT(errors)},    {"errors", AT(errors)},         {"xfailed", AT(xfailed)},
+    {"xpassed", AT(xpassed)}, {"deselected", AT(deselected)}, {"warning", AT(warnings)},
+    {"warnings", AT(warnings)},
+};
+
+static const count_word unittest_words[] = {
+    {"failures=", AT(failed)},
+    {"errors=", AT(errors)},
+    {"skipped=", AT(skipped)},
+    {"expected failures=", AT(xfailed)},
+    {"unexpected successes=", AT(xpassed)},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* " in 0.12s", " in 0.12s (0:00:00)" or " in 0.12 seconds" ending the line:
  * where it starts, or NULL. */
@@ -243,7 +281,7 @@ static int parse_pytest(const char *line, oq_test_summary *t)
             if (!w || *w != ' ') return 0;
             const char *we = ++w;
             while (we < in && isalpha((unsigned char)*we)) we++;
-            if (!pytest_item(t, &seen, v, w, (size_t)(we - w))) return 0;
+            if (!put_count(t, pytest_words, N_OF(pytest_words), &seen, w, (size_t)(we - w), v)) return 0;
             p = we;
         }
         if (p == in) break;
@@ -262,20 +300,15 @@ static int parse_ctest(const char *line, oq_test_summary *t)
     if (sscanf(line, "%d%% tests passed, %lld tests failed out of %lld%n", &pct, &failed, &total,
                &used) != 3 || used < 0 || line[used] != '\0' || failed < 0 || failed > total)
         return 0;
-    memset(t, 0, sizeof *t);
-    t->runner = OQ_RUNNER_CTEST;
-    t->failed = failed;
-    t->passed = total - failed; /* ctest counts skipped tests as passed; see the list */
-    return 1;
+    /* ctest counts skipped tests as passed; see the list */
+    return SUMMARY_OF(t, OQ_RUNNER_CTEST, {AT(failed), failed}, {AT(passed), total - failed});
 }
 
 /* "No tests were found!!!": ctest ran nothing (and exits 0 unless --no-tests=error). */
 static int parse_ctest_none(const char *line, oq_test_summary *t)
 {
     if (strncmp(line, "No tests were found", 19) || line[19 + strspn(line + 19, "!")] != '\0') return 0;
-    memset(t, 0, sizeof *t);
-    t->runner = OQ_RUNNER_CTEST;
-    return 1;
+    return summary_of(t, OQ_RUNNER_CTEST, NULL, 0);
 }
 
 /* cmocka's "[  PASSED  ] 5 test(s)." or GoogleTest's "[  PASSED  ] 5 tests." ("1 test.") */
@@ -287,11 +320,7 @@ static int parse_cmocka(const char *line, oq_test_summary *t)
                   : !strcmp(e, " test(s).") ? OQ_RUNNER_CMOCKA
                   : !strcmp(e, passed == 1 ? " test." : " tests.") ? OQ_RUNNER_GTEST
                                                                  : OQ_RUNNER_NONE;
-    if (r == OQ_RUNNER_NONE) return 0;
-    memset(t, 0, sizeof *t);
-    t->runner = r;
-    t->passed = passed;
-    return 1;
+    return r != OQ_RUNNER_NONE && SUMMARY_OF(t, r, {AT(passed), passed});
 }
 
 /* cargo's "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 2 filtered out;
@@ -307,16 +336,10 @@ static int parse_cargo(const char *line, oq_test_summary *t)
                      "%lld filtered out%n",
                word, &passed, &failed, &ignored, &measured, &filtered, &used) != 6 ||
         used < 0 || (line[used] && !starts_with(line + used, "; finished in ")) ||
-        (strcmp(word, "ok") && strcmp(word, "FAILED")) || passed < 0 || failed < 0 ||
-        ignored < 0 || filtered < 0 || (passed == 0 && failed == 0 && ignored == 0))
+        (strcmp(word, "ok") && strcmp(word, "FAILED")) || (passed == 0 && failed == 0 && ignored == 0))
         return 0;
-    memset(t, 0, sizeof *t);
-    t->runner = OQ_RUNNER_CARGO;
-    t->passed = passed;
-    t->failed = failed;
-    t->skipped = ignored;
-    t->deselected = filtered;
-    return 1;
+    return SUMMARY_OF(t, OQ_RUNNER_CARGO, {AT(passed), passed}, {AT(failed), failed},
+                      {AT(skipped), ignored}, {AT(deselected), filtered});
 }
 
 /* unittest's counts after its result word: "" or " (failures=1, errors=2, skipped=3,
@@ -324,27 +347,15 @@ static int parse_cargo(const char *line, oq_test_summary *t)
  * no summary. */
 static int unittest_counts(const char *p, oq_test_summary *t)
 {
-    static const struct {
-        const char *w;
-        size_t off;
-    } items[] = {
-        {"failures=", offsetof(oq_test_summary, failed)},
-        {"errors=", offsetof(oq_test_summary, errors)},
-        {"skipped=", offsetof(oq_test_summary, skipped)},
-        {"expected failures=", offsetof(oq_test_summary, xfailed)},
-        {"unexpected successes=", offsetof(oq_test_summary, xpassed)},
-    };
     if (!*p) return 1;
     if (!starts_with(p, " (")) return 0;
     unsigned seen = 0;
     for (p += 2;;) {
-        size_t i = 0;
-        while (i < sizeof items / sizeof items[0] && !starts_with(p, items[i].w)) i++;
+        const char *eq = strchr(p, '=');
         int64_t v;
-        const char *e = i < sizeof items / sizeof items[0] ? number(p + strlen(items[i].w), &v) : NULL;
-        if (!e || (seen & 1u << i)) return 0;
-        seen |= 1u << i;
-        *(int64_t *)((char *)t + items[i].off) = v;
+        const char *e = eq ? number(eq + 1, &v) : NULL;
+        if (!e || !put_count(t, unittest_words, N_OF(unittest_words), &seen, p, (size_t)(eq + 1 - p), v))
+            return 0;
         if (!strcmp(e, ")")) return 1;
         if (!starts_with(e, ", ")) return 0;
         p = e + 2;
@@ -357,10 +368,10 @@ static int parse_unittest(const char *line, int64_t ran, oq_test_summary *t)
 {
     const char *words[] = {"OK", "FAILED", "NO TESTS RAN"};
     memset(t, 0, sizeof *t);
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    for (size_t i = 0; i < N_OF(words); i++)
         if (starts_with(line, words[i]) && unittest_counts(line + strlen(words[i]), t)) {
             const int64_t taken[] = {t->failed, t->errors, t->skipped, t->xfailed, t->xpassed};
-            for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
+            for (size_t k = 0; k < N_OF(taken); k++) {
                 if (taken[k] > ran) return 0; /* more than ran: no summary (nor an overflow) */
                 ran -= taken[k];
             }
@@ -448,13 +459,8 @@ static int parse_plain(const char *line, oq_test_summary *t)
     if (p[used] && (sscanf(p + used, ", %lld skipped%n", &skipped, &used2) != 1 || used2 < 0 ||
                     p[used + used2] != '\0'))
         return 0;
-    if (passed < 0 || failed < 0 || skipped < 0) return 0; /* no runner counts below zero */
-    memset(t, 0, sizeof *t);
-    t->runner = OQ_RUNNER_PLAIN;
-    t->passed = passed;
-    t->failed = failed;
-    t->skipped = skipped;
-    return 1;
+    return SUMMARY_OF(t, OQ_RUNNER_PLAIN, {AT(passed), passed}, {AT(failed), failed},
+                      {AT(skipped), skipped});
 }
 
 /* The last summary, about to be replaced, kept where it still says something:
@@ -567,7 +573,18 @@ static int pytest_skip(const char *line, int64_t *count, const char **reason)
     return 1;
 }
 
-/* One line with no NUL in it. */
+/* A summary read from its line alone (unittest's needs the line before). */
+static int closing_summary(const char *line, oq_test_summary *t)
+{
+    static int (*const parsers[])(const char *, oq_test_summary *) = {
+        parse_pytest, parse_ctest, parse_ctest_none, parse_cmocka, parse_cargo, parse_plain,
+    };
+    for (size_t i = 0; i < N_OF(parsers); i++)
+        if (parsers[i](line, t)) return 1;
+    return 0;
+}
+
+/* One line with no NUL or carriage return in it. */
 static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, uint64_t line_no,
                            oq_err *err)
 {
@@ -590,30 +607,42 @@ static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, ui
     }
     if (pytest_skip(s->line.buf, &count, &reason))
         return add_reason(&s->pending, &s->n_pending, reason, count, err);
-    const char *p = skip_blanks(s->line.buf);
-    if (parse_pytest(p, &t) || parse_ctest(p, &t) || parse_ctest_none(p, &t) || parse_cmocka(p, &t) ||
-        parse_cargo(p, &t) || parse_plain(p, &t))
-        return take_summary(s, &t, line_no, err);
+    if (closing_summary(skip_blanks(s->line.buf), &t)) return take_summary(s, &t, line_no, err);
     return other_skip(s, s->line.buf, err);
 }
 
-/* A NUL ends a line as a newline does, keeping the line's number (the log's lines are its
- * newlines). Runners never print one: it comes from a test's raw bytes, and what follows it is
- * text of its own (a terminal shows nothing for the NUL). As an ordinary byte it would glue the
- * runner's next line onto that noise, where no summary is recognised, and in C strings it hid
- * the rest of the line: a failing last summary went unseen and the gate passed. */
+/* A NUL or a carriage return ends a line as a newline does, keeping the line's number (the
+ * log's lines are its newlines). Runners never print a NUL: it comes from a test's raw bytes, and
+ * what follows it is text of its own (a terminal shows nothing for the NUL). A carriage return
+ * redraws the line: a progress line overwritten by pytest's summary ("..F\r=== 1 failed ..."), or
+ * half of a Windows-built runner's "\r\n". As ordinary bytes either glued the runner's next text
+ * onto the noise before it, where no summary or failure line is recognised: a failing summary
+ * went unseen and the gate passed. */
+static int line_break(char c)
+{
+    return c == '\0' || c == '\r';
+}
+
+/* An empty piece beside a carriage return is no line ("\r..." at the start, "\r\r"): only the
+ * line's own blank counts, which ends ctest's skip list. */
+static int no_line(const char *line, size_t start, size_t end, size_t n)
+{
+    return start == end && ((end < n && line[end] == '\r') || (start > 0 && line[start - 1] == '\r'));
+}
+
 oq_status oq_summary_scanner_line(oq_summary_scanner *s, const char *line, size_t n,
                                   uint64_t line_no, oq_err *err)
 {
     OQ_NEED(err, s);
     OQ_NEED_N(err, n, line);
+    if (n > 0 && line[n - 1] == '\n') n--;
+    if (n > 0 && line[n - 1] == '\r') n--; /* "\r\n" is one terminator */
     oq_status st = OQ_OK;
-    for (const char *nul; st == OQ_OK && n > 0 && (nul = memchr(line, '\0', n));) {
-        st = scan_line(s, line, (size_t)(nul - line), line_no, err);
-        n -= (size_t)(nul - line) + 1;
-        line = nul + 1;
+    for (size_t start = 0, end = 0; st == OQ_OK && end <= n; start = ++end) {
+        while (end < n && !line_break(line[end])) end++;
+        if (!no_line(line, start, end, n)) st = scan_line(s, line + start, end - start, line_no, err);
     }
-    return st == OQ_OK ? scan_line(s, line, n, line_no, err) : st;
+    return st;
 }
 
 oq_status oq_summary_scan_text(const char *text, size_t n, oq_summary_scanner **out,

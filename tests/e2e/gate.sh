@@ -65,13 +65,17 @@ gate 1 -- "$W/bin/earlier_failed" && expect "an earlier run failed (pytest summa
 # a NUL ends a line (it hid the rest of it: the failing last summary was missed, a pass)
 printer nul_line 0 '=== 3 passed in 0.1s ===\nabc\0=== 1 failed, 2 passed in 0.1s ===\n'
 gate 1 -- "$W/bin/nul_line" && expect "pytest summary (line 2): 2 passed, 1 failed" && expect "  - 1 failed"
+# a carriage return ends a line (a failing summary after a progress line's \r, the exit status
+# masked: the gate passed on the other summary)
+printer cr_line 0 '=== 3 passed in 0.1s ===\nt.py ..F [100%]\r=== 1 failed, 2 passed in 0.1s ===\r\n'
+gate 1 -- "$W/bin/cr_line" && expect "pytest summary (line 2): 2 passed, 1 failed" && expect "  - 1 failed"
 # an earlier run of nothing, or with skips, is not undone by a later pass
 printer earlier_none 0 '=== no tests ran in 0.1s ===\n=== 2 passed in 0.1s ===\n'
 gate 1 -- "$W/bin/earlier_none" &&
     expect "an earlier run ran no tests (pytest summary at line 1: === no tests ran in 0.1s ===); the last summary does not undo it"
 printer earlier_plain_skips 0 'gpu: 0 passed, 0 failed, 3 skipped\nunit: 2 passed, 0 failed\n'
 gate 1 --allow-skip . -- "$W/bin/earlier_plain_skips" &&
-    expect "in an earlier run (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped): 3 of 3 skips have no visible reason"
+    expect "in an earlier run (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped): 3 of 3 skips have no visible reason (a plain summary prints none)"
 printer earlier_skip 0 'SKIPPED [1] g.py:1: needs CUDA\n=== 1 passed, 1 skipped in 0.1s ===\nunit: 2 passed, 0 failed\n'
 gate 1 -- "$W/bin/earlier_skip" &&
     expect "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): skipped (no --allow-skip given): [1] g.py:1: needs CUDA"
@@ -136,6 +140,11 @@ gate 1 -- "$W/bin/emit_pytest_then_go.log" && expect "a failing run at line 4 (g
 emit unittest_skip.log
 gate 1 -- "$W/bin/emit_unittest_skip.log" && expect "skipped (no --allow-skip given): [1] test_b (test_u.T.test_b): needs gpu"
 gate 0 --allow-skip 'needs gpu$' -- "$W/bin/emit_unittest_skip.log" && expect "unittest summary (line 8): 1 passed"
+# a real unittest run without -v prints no skip reasons: the hint is unittest's, not pytest's -rs
+mkdir -p "$W/ut" && printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self): pass\n    @unittest.skip("needs gpu")\n    def test_b(self): pass\n' >"$W/ut/test_u.py"
+gate 1 --allow-skip . -- $PY -m unittest discover -s "$W/ut" &&
+    expect "1 of 1 skips have no visible reason (for unittest add -v so each skip prints one)"
+gate 0 --allow-skip 'needs gpu$' -- $PY -m unittest discover -v -s "$W/ut"
 # a real cargo test, if cargo and its standard library are here (no dependencies: no network)
 if command -v cargo >/dev/null; then
     mkdir -p "$W/crt/src"
@@ -350,7 +359,7 @@ EOF
     gate 1 --allow-skip 'needs CUDA' -- $PYT "$T/test_mixed.py" && expect "skip not allowed by --allow-skip"
     gate 0 --allow-skip 'needs bf16$' -- $PYT "$T/test_mixed.py" && expect "pytest summary"
     gate 1 --allow-skip '.*' -- $PY -m pytest -p no:cacheprovider "$T/test_mixed.py" &&
-        expect "1 of 1 skips have no visible reason"
+        expect "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints one)"
     gate 0 -- $PYT "$T/test_ok.py" && expect "2 passed, 0 failed"
     cp "$T/test_ok.py" "$W/caller/test_rel.py" # a relative test path is named in a note
     gate 1 -- $PYT test_rel.py && expect "note: argument 'test_rel.py' names a path in the caller's directory"

@@ -289,6 +289,30 @@ static void nul_ends_a_line(void **state)
     oq_summary_scanner_free(s);
 }
 
+/* A carriage return ends a line as a newline does, under the same line number: a progress line
+ * redrawn before pytest's summary ("...\r=== 1 failed ..."), a runner's CRLF output. */
+static void carriage_return_ends_a_line(void **state)
+{
+    (void)state;
+    oq_summary_scanner *s = scan("=== 3 passed in 0.1s ===\n"
+                                 "\rt.py ..F [100%]\r\r=== 1 failed, 2 passed in 0.1s ===\n");
+    const oq_test_summary *t = oq_summary_scanner_last(s);
+    assert_non_null(t);
+    assert_int_equal(t->failed, 1);
+    assert_int_equal(t->line, 2);
+    assert_string_equal(t->text, "=== 1 failed, 2 passed in 0.1s ===");
+    oq_summary_scanner_free(s);
+    /* a Windows-built ctest: CRLF lines, the skip list still read to its end */
+    s = scan("100% tests passed, 0 tests failed out of 3\r\n\r\nThe following tests did not run:\r\n"
+             "\t  2 - gpu_a (Skipped)\r\n\t  3 - gpu_b (Skipped)\r\n\r\nTotal Test time (real) = 0.1 sec\r\n");
+    t = oq_summary_scanner_last(s);
+    assert_int_equal(t->passed, 1);
+    assert_int_equal(t->skipped, 2);
+    assert_int_equal(t->n_skips, 2);
+    assert_string_equal(t->skips[1].text, "gpu_b (Skipped)");
+    oq_summary_scanner_free(s);
+}
+
 /* Judge `log` with exit code `code`; returns the judgement (caller clears). */
 static oq_gate_judgement judge(const char *log, int code, const char *allow)
 {
@@ -339,6 +363,13 @@ static void rules(void **state)
                    "an earlier run failed (pytest summary at line 2: ==== 1 error in 0.1s ====); "
                    "the last summary does not undo it");
     assert_verdict("2 passed, 0 failed\n3 passed, 0 failed\n", 0, NULL, OQ_GATE_PASS, NULL);
+    /* a failing summary behind a carriage return, exit status masked: it passed (the progress
+     * text glued to it hid it, the other summary was judged alone) */
+    assert_verdict("= 3 passed in 0.1s =\nt.py ..F\r= 1 failed, 2 passed in 0.1s =\n", 0, NULL, OQ_GATE_FAIL,
+                   "1 failed");
+    assert_verdict("t.py ..F\r= 1 failed, 2 passed in 0.1s =\r\n= 4 passed in 0.1s =\r\n", 0, NULL, OQ_GATE_FAIL,
+                   "an earlier run failed (pytest summary at line 1: = 1 failed, 2 passed in 0.1s =); "
+                   "the last summary does not undo it");
     /* nor an earlier run of nothing, whatever the runner said it with */
     assert_verdict("=== no tests ran in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0, NULL, OQ_GATE_FAIL,
                    "an earlier run ran no tests (pytest summary at line 1: === no tests ran in 0.1s ===); "
@@ -391,6 +422,40 @@ static void rules(void **state)
                    "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
                    "one); a skip without a reason is never allowed");
 
+    /* the hint names what makes the runner that skipped print its reasons, not pytest's -rs */
+    static const struct {
+        const char *log, *reason;
+    } hints[] = {
+        {"Ran 2 tests in 0.1s\n\nOK (skipped=1)\n",
+         "1 of 1 skips have no visible reason (for unittest add -v so each skip prints one); "
+         "a skip without a reason is never allowed"},
+        {"test result: ok. 1 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n",
+         "1 of 1 skips have no visible reason (for cargo write #[ignore = \"why\"] and run without "
+         "-q so each ignored test prints one); a skip without a reason is never allowed"},
+        {"[  PASSED  ] 1 test.\n[  SKIPPED ] 1 test, listed below:\n",
+         "1 of 1 skips have no visible reason (GoogleTest names each skipped test after its "
+         "\"[  SKIPPED ] N tests, listed below:\" line: keep those lines in the log); a skip "
+         "without a reason is never allowed"},
+        {"[  PASSED  ] 1 test(s).\n[  SKIPPED ] 1 test(s), listed below:\n",
+         "1 of 1 skips have no visible reason (cmocka names each skipped test after its "
+         "\"[  SKIPPED ] N test(s), listed below:\" line: keep those lines in the log); a skip "
+         "without a reason is never allowed"},
+        {"1 passed, 0 failed, 1 skipped\n",
+         "1 of 1 skips have no visible reason (a plain summary prints none); a skip without a "
+         "reason is never allowed"},
+    };
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+        assert_verdict(hints[i].log, 0, ".*", OQ_GATE_FAIL, hints[i].reason);
+    /* ctest lists every skip it counts; a summary built by a caller may lack the list */
+    oq_test_summary ctest = {.runner = OQ_RUNNER_CTEST, .passed = 1, .skipped = 1, .text = "x"};
+    oq_gate_outcome with_ctest = {.summary = &ctest};
+    oq_gate_judgement jc;
+    assert_int_equal(oq_gate_judge(&with_ctest, ".*", NULL, &jc, NULL), OQ_OK);
+    assert_string_equal(jc.reasons[0], "1 of 1 skips have no visible reason (ctest names each skipped "
+                                       "test after \"The following tests did not run:\": keep that "
+                                       "list in the log); a skip without a reason is never allowed");
+    oq_gate_judgement_clear(&jc);
+
     /* issue 15: reasons whose counts add up past INT64_MAX (the sum overflowed) */
     assert_verdict("SKIPPED [9223372036854775807] t.py:1: needs CUDA\n"
                    "SKIPPED [9223372036854775807] t.py:2: needs CUDA\n"
@@ -432,6 +497,12 @@ static void failure_lines_anywhere(void **state)
         {"unit: 3 passed, 0 failed\nFAIL\n", "a failing run at line 2 (go: FAIL); no other summary undoes it"},
         {"= 3 passed in 0.1s =\n1..2\nok 1 - a\nnot ok 2 - b\n",
          "a failing run at line 4 (tap: not ok 2 - b); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\r\n1..2\r\nok 1 - a\rnot ok 2 - b\r\n",
+         "a failing run at line 3 (tap: not ok 2 - b); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\ntest a ... ok\rtest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; "
+         "0 filtered out\n",
+         "a failing run at line 2 (cargo: test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; "
+         "0 filtered out); no other summary undoes it"},
         {"= 3 passed in 0.1s =\n1..2\nBail out! no database\n",
          "a failing run at line 3 (tap: Bail out! no database); no other summary undoes it"},
         {"= 3 passed in 0.1s =\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n",
@@ -657,6 +728,7 @@ int main(void)
         cmocka_unit_test(relative_tmpdir),
         cmocka_unit_test(last_summary_wins_with_its_reasons),
         cmocka_unit_test(nul_ends_a_line),
+        cmocka_unit_test(carriage_return_ends_a_line),
         cmocka_unit_test(rules),
         cmocka_unit_test(dispatch_rule),
         cmocka_unit_test(log_refuses_symlink_and_existing),
