@@ -53,10 +53,12 @@ void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 }
 
 /* A failed row of a model file whose ORT message a refusal pattern knows: the library's line
- * (the explanation, then ORT's message) in place of the raw message, as validate explains it. */
-static void explain_refusal(oq_bench_row *row, const char *model, const char *ep)
+ * (the explanation, then ORT's message) in place of the raw message, as validate explains it;
+ * judged by the sizes the row fed (its --dim, --shape or npz), not by the declared ones. */
+static void explain_refusal(oq_bench_row *row, const oq_bench_model *m, const char *ep)
 {
-    oq_refusal_facts f = {.message = row->error, .model = model, .ep = ep};
+    oq_refusal_facts f = {.message = row->error, .model = m->path, .ep = ep,
+                          .inputs = (const oq_tensor *const *)m->in, .n_inputs = m->n_in};
     oq_refusal r;
     if (!oq_refusal_explain(&f, &r, NULL) && r.id) oq_refusal_str(&r, row->error, sizeof row->error);
     oq_refusal_clear(&r);
@@ -377,7 +379,7 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_session_free(s);
     if (!st && o->profile_runs) st = profile_runs(rt, o, m, vs.so, index, row, &e);
     if (st) oq_bench_row_fail(row, st, &e);
-    if (st && m->path) explain_refusal(row, m->path, vs.so.ep);
+    if (st && m->path) explain_refusal(row, m, vs.so.ep);
 }
 
 /* A variant that ran but is wrong (over its dtype's tolerance, non-finite, padded rows not 0)
