@@ -9,6 +9,7 @@
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q=$ORTQUAL
+PY=/usr/bin/python3
 PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
 TINY=(--num-heads 2 --head-dim 8 --iters 1 --warmup 0 --variants cpu:attention24:fp32 --quiet)
@@ -93,5 +94,18 @@ else
     done
     [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "plot, SIGINT at its last figure: 130, none of the set left" ||
         bad "plot, SIGINT at its last figure: exit $rc, left $l"
+fi
+# 5. validate --no-isolate draws its figures in its own process: SIGINT as its last figure goes
+#    into place ends it (its default handler) and none of the set stays, nor plots/, which it made
+NI=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --progress never --no-isolate
+    --configs ref:encoder:fp64,cpu:attention24:fp32)
+"$Q" "${NI[@]}" --outdir ni >ni.log 2>&1 || bad "validate --no-isolate: $(tail -3 ni.log)"
+last=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["plots"][-1])' ni/summary.json 2>/dev/null)
+if [ -z "$last" ] || [ "$(find ni/plots -type f | wc -l)" -lt 2 ]; then bad "validate --no-isolate: no figure set: $last"
+else
+    held INT "/$(basename "$last")" "${NI[@]}" --outdir ni2
+    l=$(find ni2/plots 2>/dev/null)
+    [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "validate --no-isolate, SIGINT at its last figure: 130, no figure and no plots/ left" ||
+        bad "validate --no-isolate, SIGINT at its last figure: exit $rc, left $l"
 fi
 report
