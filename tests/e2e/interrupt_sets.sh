@@ -68,6 +68,24 @@ expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8,16 --modes masked --profil
 [ "$(find pr/profiles -name 'profile_*.json' | wc -l)" -eq 2 ] && ok "the rerun's two profiles" ||
     bad "the rerun's profiles: $(ls pr/profiles)"
 
+# 2b. ... and SIGINT during the profiled runs: ORT made its profile (its own name) with the
+#     session and writes it at the end; it was left, empty, with profiles/
+set -m
+"$Q" bench "${TINY[@]}" --seq-lens 256 --profile-runs 100000 --outdir pr2 >pr2.log 2>&1 &
+pid=$!
+set +m
+for _ in $(seq 600); do [ -n "$(find pr2/profiles -name 'profile_*.json' 2>/dev/null)" ] && break; sleep 0.1; done
+if [ -z "$(find pr2/profiles -name 'profile_*.json' 2>/dev/null)" ]; then kill -9 $pid; bad "bench --profile-runs: no profile seen"
+else
+    sleep 0.5
+    kill -INT $pid
+    rc=0
+    wait $pid || rc=$?
+    l=$(find pr2 -name 'profile*' 2>/dev/null)
+    [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "bench --profile-runs, SIGINT during the profiled runs: 130, ORT's profile and profiles/ removed" ||
+        bad "bench --profile-runs, SIGINT during the profiled runs: exit $rc, left $l: $(tail -2 pr2.log)"
+fi
+
 # 3. merge over an earlier merge, SIGINT as its summary.json goes into place (its validate.csv is
 #    there): the earlier merge's summary and report went first
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --no-plots --progress never
