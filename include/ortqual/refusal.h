@@ -9,12 +9,14 @@
  *                              a key-padding mask [B,1,1,Lk] the spec broadcasts, ORT does not
  *   attn-mask-total-length     "inconsistent total_sequence_length": an Attention-24 mask
  *                              shorter than the keys, which the spec pads and ORT refuses
- *   attn-mask-shape            either of the two above where the declared shapes show the
- *                              model at fault (a mask longer than past + current keys, a
- *                              shorter one at opset 23, a query axis neither 1 nor Lq): what
- *                              does not fit. Where the shapes show the size ORT wants, no
- *                              pattern (ORT's message alone); where they are symbolic, the
- *                              departure is explained as holding if the mask is so
+ *   attn-mask-shape            either of the two above where the shapes show the model at
+ *                              fault (a mask longer than past + current keys, a shorter one
+ *                              at opset 23, a query axis neither 1 nor Lq): what does not
+ *                              fit. Where the shapes show the size ORT wants, no pattern
+ *                              (ORT's message alone); where they are symbolic and no fed
+ *                              input tells their size, the departure is explained as holding
+ *                              if the mask is so. The shapes are the declared ones, each
+ *                              symbolic dimension read through the inputs fed (`inputs`)
  *   attention-output-mode      "Only kNone and kQK output modes are supported in unified
  *                              unfused attention. Mode: N" (CUDA)
  *   no-kernel                  "Could not find an implementation for Elu(22) node with name
@@ -26,7 +28,8 @@
  *   crash-attention-no-shapes  a GPU process killed by SIGSEGV on a model whose Attention
  *                              inputs have no declared shape (seen on ORT 1.29's CUDA EP)
  *
- *     oq_refusal_facts f = {.message = err.msg, .model = "m.onnx", .ep = "CUDAExecutionProvider"};
+ *     oq_refusal_facts f = {.message = err.msg, .model = "m.onnx", .ep = "CUDAExecutionProvider",
+ *                           .inputs = fed, .n_inputs = n_fed};
  *     oq_refusal r;
  *     if (oq_refusal_explain(&f, &r, &err) == OQ_OK && r.id) {
  *         char line[2048];
@@ -42,6 +45,7 @@
 #include <stddef.h>
 
 #include "ortqual/status.h"
+#include "ortqual/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,13 +58,21 @@ typedef struct oq_refusal_facts {
     const char *ep;      /* ORT's name of the execution provider ("CUDAExecutionProvider");
                             NULL: CPUExecutionProvider */
     int signal;          /* the process running the model died of this signal; 0: it did not */
+    /* The graph inputs the refused run was fed (each named as the model's input), where the
+     * caller has them: ORT judged their real sizes, so a node input the run fed is taken as
+     * fed, and a symbolic dimension ("seq") at the size a fed input that the model declares
+     * with it had (ignored where two disagree). NULL: the declared shapes alone. Only the
+     * names and shapes are read. */
+    const oq_tensor *const *inputs;
+    size_t n_inputs;
 } oq_refusal_facts;
 
 /* An explanation; every string is owned by the struct (oq_refusal_clear). */
 typedef struct oq_refusal {
     char *id;            /* the pattern's name, NULL when no pattern matched */
     char *node;          /* "'attn0' (Attention)", NULL when the message names none */
-    char *inputs;        /* "Q 'q' float32 [batch,2,seq,4]; attn_mask 'm' bool [batch,1,1,seq]" or NULL */
+    char *inputs;        /* "Q 'q' float32 [batch,2,seq,4]; attn_mask 'm' bool [batch,1,1,seq]" or NULL;
+                            with fed inputs, a name's size after it: "[batch=2,2,seq=5,4]" */
     char *why;           /* the spec against the runtime, one or two sentences */
     char *fix;           /* what to change */
     char *raw;           /* the message as given (NULL when there was none) */

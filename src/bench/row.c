@@ -1,6 +1,9 @@
 /* One ORT row of a sweep, whatever the model: session, first run, warm-up, timed
  * loop, memory, ORT's profile. The attention sweep and bench --model both use it. */
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include "ortqual/dispatch.h"
 #include "ortqual/fileio.h"
 #include "ortqual/refusal.h"
+#include "ortqual/runtime.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
 
@@ -55,10 +59,12 @@ void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 }
 
 /* A failed row of a model file whose ORT message a refusal pattern knows: the library's line
- * (the explanation, then ORT's message) in place of the raw message, as validate explains it. */
-static void explain_refusal(oq_bench_row *row, const char *model, const char *ep)
+ * (the explanation, then ORT's message) in place of the raw message, as validate explains it;
+ * judged by the sizes the row fed (its --dim, --shape or npz), not by the declared ones. */
+static void explain_refusal(oq_bench_row *row, const oq_bench_model *m, const char *ep)
 {
-    oq_refusal_facts f = {.message = row->error, .model = model, .ep = ep};
+    oq_refusal_facts f = {.message = row->error, .model = m->path, .ep = ep,
+                          .inputs = (const oq_tensor *const *)m->in, .n_inputs = m->n_in};
     oq_refusal r;
     if (!oq_refusal_explain(&f, &r, NULL) && r.id) oq_refusal_str(&r, row->error, sizeof row->error);
     oq_refusal_clear(&r);
@@ -296,18 +302,64 @@ static oq_status cupti_end(cupti_runs *cr, oq_status st, oq_err *err)
     return st ? st : off;
 }
 
+/* The names in `dir` that begin with `base` and end ".json" (ORT's profiles of one prefix): into
+ * *names (hold 0), or each not among them held as an output (hold 1). */
+static void profile_names(const char *dir, const char *base, char ***names, size_t *n, int hold)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name), seen = 0;
+        if (strncmp(e->d_name, base, strlen(base)) || len < 5 || strcmp(e->d_name + len - 5, ".json")) continue;
+        if (!hold) {
+            oq_strv_push(names, n, e->d_name); /* out of memory: that file is taken for new */
+            continue;
+        }
+        while (seen < *n && strcmp((*names)[seen], e->d_name)) seen++;
+        char path[PATH_MAX];
+        if (seen == *n && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+            oq_atomic_hold_output(path, 0);
+    }
+    if (d) closedir(d);
+}
+
+/* ORT creates its profile (PREFIX_<date>_<time>.json, the name its own) when the session is made
+ * and writes it when profiling ends: held from its creation, so that a signal that ends the
+ * process during the profiled runs leaves no profile that no row names (it left an empty one).
+ * The signals wait while the session is made and its file found: no moment holds the file
+ * unheld. A file of that prefix there before is not this session's. */
+static oq_status profiled_session(oq_runtime *rt, const oq_bench_model *m, const oq_session_opts *so,
+                                  const char *dir, const char *base, oq_session **s, oq_err *err)
+{
+    char **before = NULL;
+    size_t n_before = 0;
+    profile_names(dir, base, &before, &n_before, 0);
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
+    oq_status st = new_session(rt, m, so, s, err);
+    profile_names(dir, base, &before, &n_before, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    oq_strv_free(before, n_before);
+    return st;
+}
+
 static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, oq_session_opts so,
                               size_t index, oq_bench_row *row, oq_err *err)
 {
-    char prefix[1024];
-    snprintf(prefix, sizeof prefix, "%s/profile_%03zu", o->profile_dir ? o->profile_dir : ".", index);
+    char prefix[1024], base[32];
+    const char *dir = o->profile_dir ? o->profile_dir : ".";
+    snprintf(prefix, sizeof prefix, "%s/profile_%03zu", dir, index);
+    snprintf(base, sizeof base, "profile_%03zu_", index);
     oq_status st = o->profile_dir ? oq_mkdirs(o->profile_dir, err) : OQ_OK;
     so.profile_prefix = prefix;
     oq_session *s = NULL;
     oq_bench_runner *r = NULL;
     cupti_runs cr = {0};
     if (!st) st = cupti_begin(&cr, o, row, err);
-    if (!st) st = new_session(rt, m, &so, &s, err);
+    if (!st) st = profiled_session(rt, m, &so, dir, base, &s, err);
     if (!st) st = oq_bench_runner_create(s, m->n_in, m->in, o->io_binding, &r, err);
     double ms;
     size_t n, skip = 1 + o->warmup;
@@ -379,7 +431,7 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_session_free(s);
     if (!st && o->profile_runs) st = profile_runs(rt, o, m, vs.so, index, row, &e);
     if (st) oq_bench_row_fail(row, st, &e);
-    if (st && m->path) explain_refusal(row, m->path, vs.so.ep);
+    if (st && m->path) explain_refusal(row, m, vs.so.ep);
 }
 
 /* A variant that ran but is wrong (over its dtype's tolerance, non-finite, padded rows not 0)

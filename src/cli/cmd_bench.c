@@ -370,9 +370,6 @@ static void describe(const oq_bench_row *r, char *buf, size_t n)
 static void on_progress(void *user, size_t index, size_t total, const oq_bench_row *r, int done)
 {
     const progress *p = user;
-    /* a row's profile is this run's output from here on: an interrupted run removes it (no
-     * summary names it, and it would block the rerun into the same --outdir) */
-    if (done && r->profile.path[0]) oq_atomic_hold_output(r->profile.path, 0);
     if (p->quiet) return;
     char what[256];
     describe(r, what, sizeof what);

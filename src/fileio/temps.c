@@ -112,6 +112,16 @@ void oq_temp_release(const char *tmp)
         }
 }
 
+void oq_output_release(const char *path)
+{
+    pid_t me = getpid();
+    for (temp_slot *s = atomic_load(&slots); s; s = s->next)
+        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && s->kind != KIND_TEMP && !strcmp(s->path, path)) {
+            atomic_store(&s->state, SLOT_FREE);
+            return;
+        }
+}
+
 void oq_atomic_hold_output(const char *path, int dir)
 {
     if (path) slot_hold(path, dir ? KIND_DIR : KIND_OUTPUT);

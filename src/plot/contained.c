@@ -35,8 +35,6 @@ typedef struct draw_job {
     const oq_figures *f;
     const oq_plot_options *opt;
     pid_t parent;
-    const figure_file *ff; /* the set's files */
-    size_t n;
 } draw_job;
 
 static int draw_child(void *ctx)
@@ -47,8 +45,7 @@ static int draw_child(void *ctx)
     oq_atomic_catch_signals();
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != j->parent) return 127;
     /* that signal between two figures would leave this set's first figures beside an earlier
-     * set's others: the set's files go with the temporary */
-    for (size_t i = 0; i < j->n; i++) oq_atomic_hold_output(j->ff[i].path, 0);
+     * set's others: the set's files go with the temporary (oq_figures_write_here holds them) */
     oq_plot_files files = {0};
     oq_err e = {0};
     oq_status st = oq_figures_write_here(j->f, j->opt, &files, &e);
@@ -167,7 +164,7 @@ oq_status oq_figures_write_isolated(const oq_figures *f, const oq_plot_options *
     if (!ff) return OQ_NOMEM(err);
     struct stat d;
     int dir_was = stat(opt->outdir, &d) == 0;
-    draw_job job = {f, opt, getpid(), ff, n};
+    draw_job job = {f, opt, getpid()};
     oq_proc_result res = {0};
     pid_t child = 0;
     oq_proc_watch w = {.on_start = note_child, .ctx = &child};

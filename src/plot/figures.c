@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "csv/csv-impl.h"
 #include "fileio/fileio-impl.h"
@@ -225,12 +226,36 @@ unsigned oq_figure_formats(const oq_plot_options *opt)
     return opt->formats ? opt->formats : OQ_PLOT_PNG | OQ_PLOT_SVG;
 }
 
+/* The set's files (and outdir when the set makes it) held (hold 1) where a signal that ends the
+ * process removes them, or let go once the set is whole (hold 0): drawn in this process (no
+ * isolation: validate --no-isolate, a process with threads), a Ctrl-C between two figures left
+ * the first ones without the others, and without the summary that names them. */
+static oq_status hold_set(const oq_figures *f, const oq_plot_options *opt, int hold, int dir_made, oq_err *err)
+{
+    unsigned formats = oq_figure_formats(opt);
+    if (dir_made && hold) oq_atomic_hold_output(opt->outdir, 1);
+    if (dir_made && !hold) oq_output_release(opt->outdir);
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t k = 0; k < 2; k++) {
+            if (!(formats & oq_figure_fmts[k])) continue;
+            char *path = oq_figure_path(opt->outdir, f->items[i].name, oq_figure_fmts[k]);
+            if (!path) return OQ_NOMEM(err);
+            if (hold) oq_atomic_hold_output(path, 0);
+            else oq_output_release(path);
+            free(path);
+        }
+    return OQ_OK;
+}
+
 oq_status oq_figures_write_here(const oq_figures *f, const oq_plot_options *opt, oq_plot_files *written, oq_err *err)
 {
     unsigned formats = oq_figure_formats(opt);
     oq_status st = OQ_OK;
     for (size_t k = 0; !st && k < 2; k++)
         if (formats & oq_figure_fmts[k]) st = oq_plot_check_driver(oq_figure_fmts[k], err);
+    struct stat d;
+    const int dir_made = stat(opt->outdir, &d) != 0;
+    if (!st) st = hold_set(f, opt, 1, dir_made, err);
     if (!st) st = oq_mkdirs(opt->outdir, err);
     for (size_t i = 0; !st && i < f->n; i++)
         for (size_t k = 0; !st && k < 2; k++) {
@@ -245,6 +270,7 @@ oq_status oq_figures_write_here(const oq_figures *f, const oq_plot_options *opt,
             if (!st && (!kind || oq_strv_push(&written->paths, &written->n, path))) st = OQ_NOMEM(err);
             free(path);
         }
+    hold_set(f, opt, 0, dir_made, NULL); /* whole, or failed as before: no signal removes it later */
     return st;
 }
 

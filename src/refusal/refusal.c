@@ -11,6 +11,7 @@
 
 #include "core/core-impl.h"
 #include "ortqual/inspect.h"
+#include "ortqual/tensor.h"
 #include "status/args-impl.h"
 
 /* What a pattern fills; strings built here are handed to the oq_refusal at the end. */
@@ -20,6 +21,8 @@ typedef struct expl {
     const char *id;             /* set by a pattern the shapes show to be another: its id */
     oq_dynbuf node, inputs, why, fix;
     int oom;
+    int inspected;              /* mi was asked for (NULL: the model could not be read) */
+    oq_model_info *mi;          /* the model's graph inputs and opsets, read once */
 } expl;
 
 static void put(expl *x, oq_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -52,19 +55,100 @@ static long long number_after(const char *msg, const char *prefix)
     return p ? strtoll(p + strlen(prefix), NULL, 10) : -1;
 }
 
-/* "role 'name' float32 [batch,4,seq,8]" or "... (no declared shape)". */
+/* The model inspected once (NULL when there is none or it cannot be read). */
+static const oq_model_info *model_info(expl *x)
+{
+    if (!x->inspected && x->f->model && oq_model_inspect_file(x->f->model, &x->mi, NULL)) x->mi = NULL;
+    x->inspected = 1;
+    return x->mi;
+}
+
+/* ---- the sizes the model ran with ------------------------------------------------------ */
+
+/* An input's sizes, -1 where unknown (rank -1: no shape). ORT checks the real sizes, so where
+ * the caller gave the inputs it fed (facts.inputs) a symbolic dimension is read through them:
+ * whether a mask is shorter or of the wrong query size often depends on a --dim or a batch. */
+typedef struct sizes {
+    int32_t rank;
+    long long d[OQ_MAX_DIMS];
+} sizes;
+
+/* The fed input called `name`, or NULL. */
+static const oq_tensor *fed(const expl *x, const char *name)
+{
+    for (size_t i = 0; x->f->inputs && i < x->f->n_inputs; i++) {
+        const oq_tensor *t = x->f->inputs[i];
+        if (t && t->name && !strcmp(t->name, name)) return t;
+    }
+    return NULL;
+}
+
+/* The size the symbolic dimension `sym` had in the fed inputs the model declares with it; -1
+ * when none has it, or two disagree (then it is not one size). */
+static long long symbol_size(expl *x, const char *sym)
+{
+    const oq_model_info *mi = x->f->inputs ? model_info(x) : NULL;
+    long long v = -1;
+    for (size_t i = 0; mi && i < mi->n_inputs; i++) {
+        const oq_io_info *io = &mi->inputs[i];
+        const oq_tensor *t = fed(x, io->name);
+        for (int32_t a = 0; t && t->ndim == io->rank && a < io->rank; a++) {
+            if (strcmp(io->dims[a], sym)) continue;
+            if (v >= 0 && v != t->shape[a]) return -1;
+            v = t->shape[a];
+        }
+    }
+    return v;
+}
+
+/* A declared dimension's size: its number, else the size its name had ("?": unknown). */
+static long long dim_size(expl *x, const char *dim)
+{
+    char *end;
+    long long v = strtoll(dim, &end, 10);
+    if (*dim && !*end) return v >= 0 ? v : -1;
+    return strcmp(dim, "?") ? symbol_size(x, dim) : -1;
+}
+
+/* io as fed when the node reads a fed graph input, else as declared, names read as fed. */
+static sizes sizes_of(expl *x, const oq_io_info *io)
+{
+    sizes s = {.rank = -1};
+    const oq_tensor *t = io ? fed(x, io->name) : NULL;
+    if (t && (io->rank < 0 || io->rank == t->ndim)) {
+        s.rank = t->ndim;
+        for (int32_t a = 0; a < t->ndim; a++) s.d[a] = t->shape[a];
+        return s;
+    }
+    if (!io || io->rank < 0 || io->rank > OQ_MAX_DIMS) return s;
+    s.rank = io->rank;
+    for (int32_t a = 0; a < io->rank; a++) s.d[a] = dim_size(x, io->dims[a]);
+    return s;
+}
+
+/* "role 'name' float32 [batch,4,seq,8]" or "... (no declared shape)"; a name with the size it
+ * had where the inputs fed are known ("seq=5"). */
 static void describe(expl *x, const oq_node_info *n, size_t i, const char *role)
 {
     if (i >= n->n_inputs || !*n->inputs[i].name) return;
     const oq_io_info *io = &n->inputs[i];
+    const sizes s = sizes_of(x, io);
     put(x, &x->inputs, "%s%s '%s'", x->inputs.len ? "; " : "", role, io->name);
     if (io->elem_type) put(x, &x->inputs, " %s", oq_elem_type_name(io->elem_type));
     if (io->rank < 0) {
         put(x, &x->inputs, " (no declared shape)");
+        for (int32_t d = 0; d < s.rank; d++) put(x, &x->inputs, "%s%lld%s", d ? "," : ", fed [", s.d[d],
+                                                 d + 1 == s.rank ? "]" : "");
         return;
     }
     put(x, &x->inputs, " [");
-    for (int32_t d = 0; d < io->rank; d++) put(x, &x->inputs, "%s%s", d ? "," : "", io->dims[d]);
+    for (int32_t d = 0; d < io->rank; d++) {
+        char *end;
+        (void)strtoll(io->dims[d], &end, 10);
+        const int named = !*io->dims[d] || *end;
+        put(x, &x->inputs, "%s%s", d ? "," : "", io->dims[d]);
+        if (named && s.rank == io->rank && s.d[d] >= 0) put(x, &x->inputs, "=%lld", s.d[d]);
+    }
     put(x, &x->inputs, "]");
 }
 
@@ -86,13 +170,13 @@ static void name_node(expl *x, const char *name, const char *op)
 
 /* An Attention node: among those the message names (else all of them), the first that
  * `prefer` likes, else the first (index into *nodes, -1 when there is none); named in x. */
-static long pick_attention(expl *x, const char *name, int (*prefer)(const oq_node_info *), oq_node_info **nodes,
-                           size_t *n)
+static long pick_attention(expl *x, const char *name, int (*prefer)(expl *, const oq_node_info *),
+                           oq_node_info **nodes, size_t *n)
 {
     size_t pick = 0;
     model_nodes(x, name, "Attention", nodes, n);
     for (size_t k = 0; prefer && k < *n; k++)
-        if (prefer(&(*nodes)[k])) {
+        if (prefer(x, &(*nodes)[k])) {
             pick = k;
             break;
         }
@@ -109,8 +193,8 @@ static void describe_roles(expl *x, const oq_node_info *nodes, size_t n, long pi
 }
 
 /* An Attention node's inputs `roles` described (see pick_attention). */
-static void attention_inputs(expl *x, const char *name, int (*prefer)(const oq_node_info *), const size_t *roles,
-                             const char *const *role_names, size_t n_roles)
+static void attention_inputs(expl *x, const char *name, int (*prefer)(expl *, const oq_node_info *),
+                             const size_t *roles, const char *const *role_names, size_t n_roles)
 {
     oq_node_info *nodes;
     size_t n;
@@ -119,46 +203,44 @@ static void attention_inputs(expl *x, const char *name, int (*prefer)(const oq_n
     oq_node_infos_free(nodes, n);
 }
 
-/* attn_mask (input 3) connected, and declared with 1 on the query axis when `broadcast`. */
-static int has_mask(const oq_node_info *n) { return n->n_inputs > 3 && *n->inputs[3].name; }
-static int has_broadcast_mask(const oq_node_info *n)
-{
-    const oq_io_info *m = has_mask(n) ? &n->inputs[3] : NULL;
-    return m && m->rank >= 2 && !strcmp(m->dims[m->rank - 2], "1");
-}
-
 /* Input i of the node, NULL when it is not connected. */
 static const oq_io_info *input_of(const oq_node_info *n, size_t i)
 {
     return n && i < n->n_inputs && *n->inputs[i].name ? &n->inputs[i] : NULL;
 }
 
-/* The declared size of axis `axis` of io (negative: from the end), -1 when it is not a number. */
-static long long dim_value(const oq_io_info *io, int axis)
+/* The size of axis `axis` of s (negative: from the end), -1 when unknown. */
+static long long size_at(const sizes *s, int axis)
 {
-    if (!io || io->rank < 1) return -1;
-    if (axis < 0) axis += io->rank;
-    if (axis < 0 || axis >= io->rank) return -1;
-    char *end;
-    long long v = strtoll(io->dims[axis], &end, 10);
-    return *io->dims[axis] && !*end && v >= 0 ? v : -1;
+    if (axis < 0) axis += s->rank;
+    return axis >= 0 && axis < s->rank ? s->d[axis] : -1;
 }
 
-/* The sequence length of Q or K (axis 1 of 3-D, 2 of 4-D), -1 when not declared. */
-static long long seq_len(const oq_io_info *io)
+/* The sequence length of Q or K (axis 1 of 3-D, 2 of 4-D), -1 when unknown. */
+static long long seq_len(const sizes *s)
 {
-    return io && (io->rank == 3 || io->rank == 4) ? dim_value(io, io->rank == 3 ? 1 : 2) : -1;
+    return s->rank == 3 || s->rank == 4 ? size_at(s, s->rank == 3 ? 1 : 2) : -1;
+}
+
+/* attn_mask (input 3) connected, and of size 1 on the query axis when `broadcast`. */
+static int has_mask(expl *x, const oq_node_info *n)
+{
+    (void)x;
+    return input_of(n, 3) != NULL;
+}
+static int has_broadcast_mask(expl *x, const oq_node_info *n)
+{
+    const sizes m = sizes_of(x, input_of(n, 3));
+    return m.rank >= 2 && size_at(&m, -2) == 1;
 }
 
 /* The ai.onnx opset the model imports, -1 when unknown. */
-static long long model_opset(const expl *x)
+static long long model_opset(expl *x)
 {
-    oq_model_info *mi;
+    const oq_model_info *mi = model_info(x);
     long long v = -1;
-    if (!x->f->model || oq_model_inspect_file(x->f->model, &mi, NULL)) return -1;
-    for (size_t i = 0; i < mi->n_opsets; i++)
+    for (size_t i = 0; mi && i < mi->n_opsets; i++)
         if (!*mi->opsets[i].domain || !strcmp(mi->opsets[i].domain, "ai.onnx")) v = mi->opsets[i].version;
-    oq_model_info_free(mi);
     return v;
 }
 
@@ -179,15 +261,15 @@ static int mask_query_broadcast(expl *x)
     size_t n;
     long pick = pick_attention(x, name, has_broadcast_mask, &nodes, &n);
     const oq_node_info *node = pick >= 0 ? &nodes[pick] : NULL;
-    const oq_io_info *m = input_of(node, 3);
-    const long long mq = dim_value(m, -2), lq = seq_len(input_of(node, 0));
-    const int fits = node && has_broadcast_mask(node), known = mq >= 0 && lq >= 0;
+    const sizes m = sizes_of(x, input_of(node, 3)), q = sizes_of(x, input_of(node, 0));
+    const long long mq = size_at(&m, -2), lq = seq_len(&q);
+    const int fits = mq == 1, known = mq >= 0 && lq >= 0;
     if (!fits && known && mq == lq) {
         oq_node_infos_free(nodes, n);
         return 0;
     }
     describe_roles(x, nodes, n, pick, roles, role_names, 2);
-    const int axis = m ? m->rank - 2 : 0; /* m lies in nodes */
+    const int axis = m.rank >= 2 ? m.rank - 2 : 0;
     oq_node_infos_free(nodes, n);
     if (!fits && known) {
         x->id = "attn-mask-shape";
@@ -212,17 +294,17 @@ static int mask_query_broadcast(expl *x)
     return 1;
 }
 
-/* The mask's last axis against T = past + current keys, as declared: -1 where unknown. */
+/* The mask's last axis against T = past + current keys (sizes_of): -1 where unknown. */
 typedef struct mask_len {
     long long len, past, keys, total;
     int axis;
 } mask_len;
 
-static mask_len mask_length(const oq_node_info *node)
+static mask_len mask_length(expl *x, const oq_node_info *node)
 {
-    const oq_io_info *m = input_of(node, 3), *pk = input_of(node, 4);
-    mask_len r = {dim_value(m, -1), pk ? dim_value(pk, 2) : 0, seq_len(input_of(node, 1)), -1,
-                  m && m->rank > 0 ? m->rank - 1 : 0};
+    const oq_io_info *pk = input_of(node, 4);
+    const sizes m = sizes_of(x, input_of(node, 3)), p = sizes_of(x, pk), k = sizes_of(x, input_of(node, 1));
+    mask_len r = {size_at(&m, -1), pk ? size_at(&p, 2) : 0, seq_len(&k), -1, m.rank > 0 ? m.rank - 1 : 0};
     if (r.past >= 0 && r.keys >= 0) r.total = r.past + r.keys;
     return r;
 }
@@ -264,7 +346,7 @@ static int mask_total_length(expl *x)
     oq_node_info *nodes;
     size_t n;
     long pick = pick_attention(x, name, has_mask, &nodes, &n);
-    const mask_len l = mask_length(pick >= 0 ? &nodes[pick] : NULL);
+    const mask_len l = mask_length(x, pick >= 0 ? &nodes[pick] : NULL);
     const int known = l.len >= 0 && l.total >= 0;
     const long long opset = model_opset(x);
     if (known && l.len == l.total) {
@@ -516,6 +598,8 @@ static const pattern table[] = {
 
 static void expl_clear(expl *x)
 {
+    oq_model_info_free(x->mi);
+    x->mi = NULL;
     oq_dynbuf_clear(&x->node);
     oq_dynbuf_clear(&x->inputs);
     oq_dynbuf_clear(&x->why);

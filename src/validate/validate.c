@@ -619,14 +619,17 @@ static oq_status take_records(const run_ctx *c, const char *result_path, oq_conf
 }
 
 /* ORT's message (or the crash) explained with the model; the reason names the pattern, the
- * raw message stays in refusal.raw. A crash is a runtime error only when a pattern knows it. */
+ * raw message stays in refusal.raw. A crash is a runtime error only when a pattern knows it.
+ * A batch's refusal comes explained by its worker, which knew the sizes it fed (explained
+ * again from the declared shapes, it could be told otherwise). */
 static void explain_refusal(oq_config_result *r)
 {
     int crashed = r->worker.signal != 0;
     if (r->status != OQ_VERDICT_ERROR && !(r->status == OQ_VERDICT_FAILED && crashed)) return;
     oq_refusal_facts f = {.message = r->reason, .model = r->model_file,
                           .ep = oq_ep_full_name(r->config.runtime), .signal = r->worker.signal};
-    if (oq_refusal_explain(&f, &r->refusal, NULL) || !r->refusal.id) return;
+    if (!r->refusal.raw && oq_refusal_explain(&f, &r->refusal, NULL)) return;
+    if (!r->refusal.id) return;
     r->status = OQ_VERDICT_ERROR;
     oq_result_reason(r, "refused by ONNX Runtime [%s]%s%s", r->refusal.id, r->refusal.node ? " at node " : "",
                      r->refusal.node ? r->refusal.node : "");

@@ -14,6 +14,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/proc.h"
+#include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
 #include "ortqual/stats.h"
 #include "validate/validate-impl.h"
@@ -113,6 +114,25 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
     return st;
 }
 
+/* A configuration that cannot run here (no provider library, no device) is a skip; ORT
+ * refusing the model (its NOT_IMPLEMENTED included: no kernel for an operator) is a runtime
+ * error, explained (explain_run, else the orchestrator). */
+static oq_verdict error_verdict(oq_status st)
+{
+    return st == OQ_ERR_NOT_FOUND ? OQ_VERDICT_SKIPPED : OQ_VERDICT_ERROR;
+}
+
+/* ORT's refusal of a batch explained here, by the sizes the batch fed it: whether a mask is
+ * too short or of the wrong query size may rest on a symbolic dimension. The orchestrator
+ * explains the rest (a refused session, a crash) from the model alone. */
+static void explain_run(worker *w, oq_tensor *const *in, size_t n_in, oq_status st, const oq_err *err)
+{
+    if (!w->sess || error_verdict(st) != OQ_VERDICT_ERROR || w->r->refusal.raw) return;
+    oq_refusal_facts f = {.message = err->msg, .model = w->plan->model, .ep = oq_ep_full_name(w->plan->config.runtime),
+                          .inputs = (const oq_tensor *const *)in, .n_inputs = n_in};
+    oq_refusal_explain(&f, &w->r->refusal, NULL); /* out of memory: no explanation, as before */
+}
+
 static oq_status run_once(worker *w, oq_tensor *const *in, size_t n_in, oq_tensor ***out,
                           size_t *n_out, double *secs, oq_err *err)
 {
@@ -121,6 +141,7 @@ static oq_status run_once(worker *w, oq_tensor *const *in, size_t n_in, oq_tenso
                        : oq_session_run(w->sess, n_in, in, n_out, out, err);
     *secs = oq_now_s() - t0;
     w->calls++;
+    if (st) explain_run(w, in, n_in, st, err);
     return st;
 }
 
@@ -592,14 +613,6 @@ static oq_status open_reference(worker *w, oq_err *err)
     oq_status st = oq_ref_model_open(w->plan, &w->ref, err);
     if (!st) w->r->threads = oq_ref_model_threads(w->ref);
     return st;
-}
-
-/* A configuration that cannot run here (no provider library, no device) is a skip; ORT
- * refusing the model (its NOT_IMPLEMENTED included: no kernel for an operator) is a runtime
- * error, explained by the orchestrator. */
-static oq_verdict error_verdict(oq_status st)
-{
-    return st == OQ_ERR_NOT_FOUND ? OQ_VERDICT_SKIPPED : OQ_VERDICT_ERROR;
 }
 
 /* The runtime's evidence. The libraries a CPU configuration loads are the parent's and ORT's:

@@ -9,6 +9,7 @@
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q=$ORTQUAL
+PY=/usr/bin/python3
 PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
 TINY=(--num-heads 2 --head-dim 8 --iters 1 --warmup 0 --variants cpu:attention24:fp32 --quiet)
@@ -67,6 +68,24 @@ expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8,16 --modes masked --profil
 [ "$(find pr/profiles -name 'profile_*.json' | wc -l)" -eq 2 ] && ok "the rerun's two profiles" ||
     bad "the rerun's profiles: $(ls pr/profiles)"
 
+# 2b. ... and SIGINT during the profiled runs: ORT made its profile (its own name) with the
+#     session and writes it at the end; it was left, empty, with profiles/
+set -m
+"$Q" bench "${TINY[@]}" --seq-lens 256 --profile-runs 100000 --outdir pr2 >pr2.log 2>&1 &
+pid=$!
+set +m
+for _ in $(seq 600); do [ -n "$(find pr2/profiles -name 'profile_*.json' 2>/dev/null)" ] && break; sleep 0.1; done
+if [ -z "$(find pr2/profiles -name 'profile_*.json' 2>/dev/null)" ]; then kill -9 $pid; bad "bench --profile-runs: no profile seen"
+else
+    sleep 0.5
+    kill -INT $pid
+    rc=0
+    wait $pid || rc=$?
+    l=$(find pr2 -name 'profile*' 2>/dev/null)
+    [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "bench --profile-runs, SIGINT during the profiled runs: 130, ORT's profile and profiles/ removed" ||
+        bad "bench --profile-runs, SIGINT during the profiled runs: exit $rc, left $l: $(tail -2 pr2.log)"
+fi
+
 # 3. merge over an earlier merge, SIGINT as its summary.json goes into place (its validate.csv is
 #    there): the earlier merge's summary and report went first
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --no-plots --progress never
@@ -93,5 +112,18 @@ else
     done
     [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "plot, SIGINT at its last figure: 130, none of the set left" ||
         bad "plot, SIGINT at its last figure: exit $rc, left $l"
+fi
+# 5. validate --no-isolate draws its figures in its own process: SIGINT as its last figure goes
+#    into place ends it (its default handler) and none of the set stays, nor plots/, which it made
+NI=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --progress never --no-isolate
+    --configs ref:encoder:fp64,cpu:attention24:fp32)
+"$Q" "${NI[@]}" --outdir ni >ni.log 2>&1 || bad "validate --no-isolate: $(tail -3 ni.log)"
+last=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["plots"][-1])' ni/summary.json 2>/dev/null)
+if [ -z "$last" ] || [ "$(find ni/plots -type f | wc -l)" -lt 2 ]; then bad "validate --no-isolate: no figure set: $last"
+else
+    held INT "/$(basename "$last")" "${NI[@]}" --outdir ni2
+    l=$(find ni2/plots 2>/dev/null)
+    [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "validate --no-isolate, SIGINT at its last figure: 130, no figure and no plots/ left" ||
+        bad "validate --no-isolate, SIGINT at its last figure: exit $rc, left $l"
 fi
 report

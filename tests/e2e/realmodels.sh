@@ -67,8 +67,9 @@ EOF
 "$Q" validate --model "$F/mlpf_like/mlpf_like_op23.onnx" --inputs "$F/mlpf_like/io.npz" --configs expected,cpu:model:fp32 \
     --outdir "$T/v23b" "${V[@]}" > "$T/v23b.out" 2>&1
 grep -q "    fix: expand the mask to \[B,1,Lq,Lk\] (\`ortqual convert --expand-mask\`)" "$T/v23b.out" &&
-    grep -Eq "    inputs: Q '[^']+' float32 \[batch,4,seq,12\]; attn_mask '[^']+' bool \[batch,1,1,seq\]" "$T/v23b.out" &&
-    ok "the node's inputs and the fix printed under the configuration" || bad "no fix line: $(cat "$T/v23b.out")"
+    grep -Eq "    inputs: Q '[^']+' float32 \[batch=3,4,seq=56,12\]; attn_mask '[^']+' bool \[batch=3,1,1,seq=56\]" "$T/v23b.out" &&
+    ok "the node's inputs (their names at the batch's sizes) and the fix printed under the configuration" ||
+    bad "no fix line: $(cat "$T/v23b.out")"
 
 # 4. a perturbed expected value fails, naming the output and the element
 $PY - "$F/mlpf_like/io.npz" "$T/bad_io.npz" <<'EOF'

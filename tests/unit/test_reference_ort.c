@@ -3,11 +3,12 @@
  * past/present, causal, bool and float masks of rank 2..4 with broadcast axes,
  * softcap, scale, opset-24 nonpad_kv_seqlen (with and without causal).
  *
- * Causal with a past is checked at every Lq, Lkv and P of a grid too: ORT 1.29 offsets the
- * diagonal by the past length as ONNX does, except for one query row (Lq = 1, a decode step)
- * over more than one new key, where it lets the query see every key (bottom-right alignment,
- * offset T - 1): that departure is left out of the random configurations and checked as
- * what it is, so that a release that fixes it is noticed (docs/reference.md).
+ * Causal with a past is checked at every Lq, Lkv and P of a grid too, 4-D and 3-D, without a
+ * mask and with a bool or an additive one: ORT 1.29 offsets the diagonal by the past length as
+ * ONNX does, except for one query row (Lq = 1, a decode step) over more than one new key, where
+ * it lets the query see every key (bottom-right alignment, offset T - 1; the mask still
+ * applies): that departure is left out of the random configurations and checked as what it is,
+ * so that a release that fixes it is noticed (docs/reference.md).
  *
  * Left out, because ORT refuses them (documented in docs/reference.md): masks broadcast
  * along the query axis and a past without present outputs. */
@@ -57,8 +58,26 @@ static oq_tensor *random_tensor(const char *name, oq_dtype dt, int32_t nd, const
     return t;
 }
 
+/* A mask over T keys on its last axis that hides keys 1, 4, 7, ... but never the last one, the
+ * same for every query: a query sees key 0 whatever its causal offset (no row all hidden), and
+ * the keys past the offset P that bottom-right alignment adds are not all hidden, so that the
+ * departure shows. Bool (true: seen), or additive (a value in [-0.5, 0.5), -inf hides). */
+static oq_tensor *grid_mask(oq_dtype dt, int32_t nd, const int64_t *shape)
+{
+    oq_tensor *t = NULL;
+    assert_int_equal(oq_tensor_create(&t, dt, nd, shape, "attn_mask", NULL), OQ_OK);
+    const int64_t T = shape[nd - 1];
+    for (int64_t i = 0; i < oq_tensor_numel(t); i++) {
+        const int64_t j = i % T;
+        const int hide = j % 3 == 1 && j != T - 1;
+        oq_tensor_set_f64(t, i, dt == OQ_DTYPE_BOOL ? !hide : hide ? -INFINITY : uniform() - 0.5);
+    }
+    return t;
+}
+
 typedef struct config {
     int three_d, causal, mask_kind, mask_rank, past, nonpad;
+    int keys_seen;          /* the mask hides keys 1, 4, 7, ... but never the last one (grid_mask) */
     int64_t B, Hq, Hkv, Lq, Lkv, P, D, Dv;
     double softcap, scale;
 } config;
@@ -193,8 +212,8 @@ static int run_config(oq_runtime *rt, int cfg, const config *cp, int ref_causal,
             ms[i] = full[4 - c.mask_rank + i];
             if (i < c.mask_rank - 2 && uniform() < 0.4) ms[i] = 1; /* broadcast batch/heads */
         }
-        in[3] = random_tensor("attn_mask", c.mask_kind == 1 ? OQ_DTYPE_BOOL : OQ_DTYPE_FLOAT32,
-                              c.mask_rank, ms, c.mask_kind);
+        const oq_dtype mt = c.mask_kind == 1 ? OQ_DTYPE_BOOL : OQ_DTYPE_FLOAT32;
+        in[3] = c.keys_seen ? grid_mask(mt, c.mask_rank, ms) : random_tensor("attn_mask", mt, c.mask_rank, ms, c.mask_kind);
     }
     if (c.past) {
         const int64_t pk[4] = {c.B, c.Hkv, c.P, c.D}, pv[4] = {c.B, c.Hkv, c.P, c.Dv};
@@ -260,21 +279,18 @@ static void test_reference_matches_ort_cpu(void **state)
     oq_runtime_free(rt);
 }
 
-/* Causal with a past, 4-D, no mask: P 1..4, Lq 1..5, Lkv 1..6 (the configuration's number is
- * 100 P + 10 Lq + Lkv). ORT agrees with ONNX (offset P) wherever it does not depart; where it
- * departs, its result is the reference's without causality (a query that sees all T keys)
- * and not the causal one. */
-static void test_causal_past_grid(void **state)
+/* One layout of the grid (see test_causal_past_grid): 4-D (0-2) or 3-D (3-5), no mask, a bool
+ * or an additive one. */
+static void causal_past_grid(oq_runtime *rt, int layout)
 {
-    (void)state;
-    oq_runtime *rt = load_ort();
     char why[256];
     for (int64_t P = 1; P <= 4; P++)
         for (int64_t Lq = 1; Lq <= 5; Lq++)
             for (int64_t Lkv = 1; Lkv <= 6; Lkv++) {
-                const config c = {.causal = 1, .past = 1, .B = 2, .Hq = 2, .Hkv = 1, .Lq = Lq, .Lkv = Lkv, .P = P,
-                                  .D = 4, .Dv = 3, .scale = NAN};
-                const int cfg = (int)(100 * P + 10 * Lq + Lkv);
+                const int cfg = (int)(1000 * layout + 100 * P + 10 * Lq + Lkv);
+                const config c = {.three_d = layout / 3, .mask_kind = layout % 3, .mask_rank = 2 + cfg % 3,
+                                  .keys_seen = 1, .causal = 1, .past = 1, .B = 2, .Hq = 2, .Hkv = 1, .Lq = Lq,
+                                  .Lkv = Lkv, .P = P, .D = 4, .Dv = 3, .scale = NAN};
                 if (!departs(&c)) {
                     if (!run_config(rt, cfg, &c, 1, why, sizeof why)) fail_msg("%s", why);
                     continue;
@@ -285,6 +301,19 @@ static void test_causal_past_grid(void **state)
                              cfg);
                 if (!run_config(rt, cfg, &c, 0, why, sizeof why)) fail_msg("departure not as documented: %s", why);
             }
+}
+
+/* Causal with a past: P 1..4, Lq 1..5, Lkv 1..6, on 4-D and 3-D inputs, without a mask, with
+ * a bool one and with an additive (float, -inf) one, of rank 2, 3 and 4 in turn (the
+ * configuration's number is 1000 (3 three_d + mask kind) + 100 P + 10 Lq + Lkv). ORT agrees
+ * with ONNX (offset P) wherever it does not depart; where it departs, its result is the
+ * reference's without causality (a query that sees all T keys, the mask still applied) and
+ * not the causal one: the same departure in every layout and with either mask. */
+static void test_causal_past_grid(void **state)
+{
+    (void)state;
+    oq_runtime *rt = load_ort();
+    for (int layout = 0; layout < 6; layout++) causal_past_grid(rt, layout);
     oq_runtime_free(rt);
 }
 

@@ -156,8 +156,6 @@ static void torch_export_op23(void **state)
     oq_tensor **out = NULL;
     assert_int_equal(oq_session_run(s, 2, in, &n_out, &out, &e), OQ_ERR_RUNTIME);
     oq_session_free(s);
-    oq_tensor_free(in[0]);
-    oq_tensor_free(in[1]);
     oq_refusal r;
     explain(e.msg, model, NULL, 0, &r);
     assert_string_equal(r.id, "attn-mask-query-broadcast");
@@ -167,6 +165,16 @@ static void torch_export_op23(void **state)
     /* the node ORT named, not its twin in the second block */
     assert_null(strstr(r.inputs, "such Attention nodes"));
     oq_refusal_clear(&r);
+    /* with the inputs fed, the node's tensors (inside the graph) read the names at their sizes */
+    oq_refusal_facts f = {.message = e.msg, .model = model, .inputs = (const oq_tensor *const *)in, .n_inputs = 2};
+    assert_int_equal(oq_refusal_explain(&f, &r, NULL), OQ_OK);
+    char want[64];
+    snprintf(want, sizeof want, " bool [batch=%lld,1,1,seq=%lld]", (long long)in[1]->shape[0],
+             (long long)in[1]->shape[1]);
+    assert_has(r.inputs, want);
+    oq_refusal_clear(&r);
+    oq_tensor_free(in[0]);
+    oq_tensor_free(in[1]);
 }
 
 static void mask_total_length(void **state)
@@ -266,6 +274,71 @@ static void mask_shapes_that_do_not_fit(void **state)
     assert_null(strstr(r.fix, "expand"));
     char line[4096];
     assert_has(oq_refusal_str(&r, line, sizeof line), "refused by ONNX Runtime [attn-mask-shape] at node 'attn0'");
+    oq_refusal_clear(&r);
+}
+
+/* ORT refuses a mask [batch,1,mq,mlen] of `opset` fed `mask_shape` (Q, K, V [2,2,5,4]); the
+ * explanation given the inputs fed (fed 1) or the declared shapes alone (fed 0). */
+static void explain_symbolic(int64_t opset, const int64_t *mask_shape, int fed, oq_refusal *r)
+{
+    const oq_dim dm[] = {{0, "batch"}, {1, NULL}, {0, "mq"}, {0, "mlen"}};
+    oq_tensor *in[4];
+    attention_inputs(in, mask_shape);
+    char path[512];
+    oq_err e = {0};
+    refused(attention_model(opset, dm, 1), "symbolic.onnx", 0, in, 4, path, &e);
+    attention_inputs(in, mask_shape);
+    oq_refusal_facts f = {.message = e.msg, .model = path, .inputs = (const oq_tensor *const *)in,
+                          .n_inputs = fed ? 4 : 0};
+    assert_int_equal(oq_refusal_explain(&f, r, NULL), OQ_OK);
+    for (size_t i = 0; i < 4; i++) oq_tensor_free(in[i]);
+}
+
+/* A model whose mask's sizes are all names: which pattern holds rests on the sizes it was fed
+ * (bench's --dim, a validate batch), as ORT's check did. Told by the declared names alone,
+ * each was the departure "if" the mask were so; a mask longer than the keys or of a query
+ * size neither 1 nor Lq was then given a fix (pad, expand) that cannot work. */
+static void sizes_fed_decide(void **state)
+{
+    (void)state;
+    const int64_t bcast[] = {2, 1, 1, 5}, q2[] = {2, 1, 2, 5}, shortm[] = {2, 1, 5, 3}, longm[] = {2, 1, 5, 7};
+    oq_refusal r;
+    explain_symbolic(24, bcast, 1, &r);
+    assert_string_equal(r.id, "attn-mask-query-broadcast");
+    assert_string_equal(r.inputs, "Q 'q' float32 [batch=2,2,seq=5,4]; attn_mask 'm' bool [batch=2,1,mq=1,mlen=5]");
+    assert_true(!strncmp(r.why, "the ONNX Attention operator", 27)); /* no "if": the sizes say */
+    oq_refusal_clear(&r);
+
+    explain_symbolic(24, q2, 1, &r);
+    assert_string_equal(r.id, "attn-mask-shape");
+    assert_has(r.why, "the mask does not fit: attn_mask axis 2 is 2; Q's sequence length is 5");
+    assert_null(strstr(r.fix, "expand"));
+    oq_refusal_clear(&r);
+    explain_symbolic(24, q2, 0, &r); /* the names alone: the departure, if the axis is 1 */
+    assert_string_equal(r.id, "attn-mask-query-broadcast");
+    assert_has(r.why, "if the mask's second-to-last axis is 1");
+    oq_refusal_clear(&r);
+
+    explain_symbolic(24, shortm, 1, &r);
+    assert_string_equal(r.id, "attn-mask-total-length");
+    assert_string_equal(r.inputs, "K 'k' float32 [batch=2,2,seq=5,4]; attn_mask 'm' bool [batch=2,1,mq=5,mlen=3]");
+    assert_true(!strncmp(r.why, "ONNX Attention-24 lets attn_mask's last axis be shorter", 55));
+    oq_refusal_clear(&r);
+
+    explain_symbolic(24, longm, 1, &r);
+    assert_string_equal(r.id, "attn-mask-shape");
+    assert_has(r.why, "the mask does not fit: attn_mask axis 3 is 7; T (past 0 + current keys 5) is 5");
+    assert_has(r.why, "longer than the total sequence length is invalid for every opset");
+    oq_refusal_clear(&r);
+    explain_symbolic(24, longm, 0, &r);
+    assert_string_equal(r.id, "attn-mask-total-length");
+    assert_has(r.why, "if the mask is shorter (the declared shapes do not say");
+    oq_refusal_clear(&r);
+
+    explain_symbolic(23, shortm, 1, &r); /* shorter, but at opset 23: the model's fault */
+    assert_string_equal(r.id, "attn-mask-shape");
+    assert_has(r.why, "attn_mask axis 3 is 3; T (past 0 + current keys 5) is 5");
+    assert_has(r.fix, "make attn_mask's last axis 5");
     oq_refusal_clear(&r);
 }
 
@@ -472,7 +545,7 @@ int main(void)
         cmocka_unit_test(opset_and_ir_too_new), cmocka_unit_test(custom_domains),
         cmocka_unit_test(output_mode_recorded_on_h200), cmocka_unit_test(crash_without_shapes),
         cmocka_unit_test(str_one_line), cmocka_unit_test(mask_shapes_that_do_not_fit),
-        cmocka_unit_test(output_mode_names),
+        cmocka_unit_test(output_mode_names),    cmocka_unit_test(sizes_fed_decide),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

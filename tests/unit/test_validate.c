@@ -646,6 +646,61 @@ static void any_signature(void **state)
     free(bad);
 }
 
+/* An Attention-24 model whose sizes are all names, q, k, v [batch,2,seq,4] and a float mask m
+ * [batch,1,seq,mlen]; its inputs fed with mlen 7 over 5 keys, and a y for `expected`. */
+static void symbolic_mask_files(const char *model, const char *io)
+{
+    oq_opset ops[] = {{"", 24}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const oq_dim qd[] = {OQ_DIM_SYM("batch"), OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)},
+                 md[] = {OQ_DIM_SYM("batch"), OQ_DIM(1), OQ_DIM_SYM("seq"), OQ_DIM_SYM("mlen")};
+    const char *in[] = {"q", "k", "v", "m"}, *out[] = {"y"};
+    for (int i = 0; i < 3; i++) oq_graph_add_input(g, in[i], OQ_DTYPE_FLOAT32, 4, qd);
+    oq_graph_add_input(g, "m", OQ_DTYPE_FLOAT32, 4, md);
+    oq_graph_add_node(g, "Attention", NULL, "attn0", 4, in, 1, out, 0, NULL);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, qd);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    const int64_t qs[] = {2, 2, 5, 4}, ms[] = {2, 1, 5, 7};
+    oq_tensor *t[5] = {tensor_of("q", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("k", OQ_DTYPE_FLOAT32, 4, qs),
+                       tensor_of("v", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("m", OQ_DTYPE_FLOAT32, 4, ms),
+                       tensor_of("y", OQ_DTYPE_FLOAT32, 4, qs)};
+    assert_int_equal(oq_npz_write(io, 5, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (size_t i = 0; i < 5; i++) oq_tensor_free(t[i]);
+}
+
+/* ORT's refusal of a batch is explained by the sizes the batch fed: the mask (mlen 7) is longer
+ * than the keys (seq 5), the model's fault. From the declared names alone the orchestrator
+ * called it ORT's departure "if the mask is shorter", with padding as the fix. */
+static void refusal_by_the_batch_sizes(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("refusal_sizes");
+    char *model = path_in(dir, "symbolic.onnx"), *io = path_in(dir, "io.npz");
+    symbolic_mask_files(model, io);
+    oq_validate_summary *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(run_signature(dir, model, io, "out", &s, &err), OQ_OK);
+    assert_int_equal(s->verdict, OQ_RUN_ERROR);
+    const oq_config_result *r = &s->configs[1];
+    assert_int_equal(r->status, OQ_VERDICT_ERROR);
+    if (!r->refusal.id || strcmp(r->refusal.id, "attn-mask-shape"))
+        fail_msg("%s: %s", r->refusal.id ? r->refusal.id : "(no pattern)", r->refusal.why ? r->refusal.why : "");
+    assert_string_equal(r->refusal.inputs, "K 'k' float32 [batch=2,2,seq=5,4]; attn_mask 'm' float32 "
+                                           "[batch=2,1,seq=5,mlen=7]");
+    assert_non_null(strstr(r->refusal.why, "attn_mask axis 3 is 7; T (past 0 + current keys 5) is 5"));
+    assert_non_null(strstr(r->refusal.raw, "inconsistent total_sequence_length"));
+    assert_non_null(strstr(r->reason, "refused by ONNX Runtime [attn-mask-shape] at node 'attn0' (Attention)"));
+    oq_validate_summary_free(s);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+    free(model);
+    free(io);
+}
+
 /* ---- the mask's axes in an output ------------------------------------------------------- */
 
 typedef struct axes_out {
@@ -2551,6 +2606,7 @@ int main(void)
         cmocka_unit_test(reference_has_its_own_status),
         cmocka_unit_test(worker_dispatch_check),
         cmocka_unit_test(any_signature),
+        cmocka_unit_test(refusal_by_the_batch_sizes),
         cmocka_unit_test(mask_axes_by_sizes),
         cmocka_unit_test(mask_axes_by_declaration),
         cmocka_unit_test(seq_axes_checked_against_the_model),
