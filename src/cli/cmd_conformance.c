@@ -378,13 +378,49 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
-/* --outdir and --junit before any test runs: --junit not a file of --outdir's, --outdir taken for
- * this run (*lock), new or empty unless --force, writable. */
-static int check_outputs(const report_flags *f, oq_outdir_lock **lock)
+/* The real path of the folder `path` goes into: of its nearest ancestor that exists (the
+ * folders below it would be made). NULL when out of memory or none resolves. */
+static char *real_folder_of(const char *path)
+{
+    char *up = strdup(path), *real = NULL;
+    for (char *slash; up && !real && (slash = strrchr(up, '/'));) {
+        slash[slash == up] = 0; /* "/x" is in "/" */
+        real = realpath(up, NULL);
+        if (slash == up) break;
+    }
+    if (up && !real && !strchr(up, '/')) real = realpath(".", NULL);
+    free(up);
+    return real;
+}
+
+/* --junit inside a test's folder (one of its files, or a new file beside them) is refused: renamed
+ * into place, the JUnit XML would replace the model or a tensor the next run reads. */
+static int junit_in_tests(const char *junit, char **tests, size_t n)
+{
+    char *folder = junit ? real_folder_of(junit) : NULL;
+    int rc = OQ_EXIT_OK;
+    for (size_t i = 0; folder && !rc && i < n; i++) {
+        char *test = realpath(tests[i], NULL);
+        size_t k = test ? strlen(test) : 0;
+        if (test && !strncmp(folder, test, k) && (folder[k] == '/' || !folder[k])) {
+            oq_cli_error("--junit %s is inside the test folder %s (its files are what the run reads): give another "
+                         "--junit", junit, tests[i]);
+            rc = OQ_EXIT_USAGE;
+        }
+        free(test);
+    }
+    free(folder);
+    return rc;
+}
+
+/* --outdir and --junit before any test runs: --junit not a file of --outdir's nor of a test's,
+ * --outdir taken for this run (*lock), new or empty unless --force, writable. */
+static int check_outputs(const report_flags *f, char **tests, size_t n, oq_outdir_lock **lock)
 {
     static const char *const made[] = {"summary.json", "report.html", "error.json", ".*"};
     oq_err err = {0};
     int rc = oq_cli_clashes_outdir("conformance", "--junit", f->junit, f->outdir, made, sizeof made / sizeof *made);
+    if (!rc) rc = junit_in_tests(f->junit, tests, n);
     if (!rc && f->outdir) rc = oq_cli_outdir_lock("conformance", f->outdir, NULL, lock);
     if (rc) return rc;
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
@@ -484,7 +520,7 @@ int cmd_conformance(int argc, char **argv)
         }
     }
     oq_outdir_lock *lock = NULL;
-    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f, &lock) : OQ_EXIT_USAGE;
+    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f, tests, n, &lock) : OQ_EXIT_USAGE;
     if (!rc) rc = cr.given ? run_with_ort(&cr, tests, n, &opts, &f) : run_all(tests, n, &opts, &f, NULL, NULL);
     oq_outdir_lock_free(lock);
     oq_conformance_list_free(tests);
