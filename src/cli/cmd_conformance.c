@@ -68,7 +68,7 @@ static int set_tol(const oq_opt *opt, const char *s)
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0 && isfinite(v))) {
-        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, s);
+        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, oq_cli_shown(s));
         return -1;
     }
     oq_err e = {0};
@@ -111,9 +111,9 @@ static void explain(const char *test_dir, const oq_conformance_result *r, const 
 static void print_refusal(const oq_refusal *x)
 {
     if (!x->id) return;
-    printf("    refused [%s]%s%s%s%s\n", x->id, x->node ? " at node " : "", x->node ? x->node : "",
-           x->inputs ? "; inputs " : "", x->inputs ? x->inputs : "");
-    printf("    why: %s\n    fix: %s\n", x->why ? x->why : "", x->fix ? x->fix : "");
+    printf("    refused [%s]%s%s%s%s\n", x->id, x->node ? " at node " : "", x->node ? oq_cli_shown(x->node) : "",
+           x->inputs ? "; inputs " : "", x->inputs ? oq_cli_shown(x->inputs) : "");
+    printf("    why: %s\n    fix: %s\n", x->why ? oq_cli_shown(x->why) : "", x->fix ? oq_cli_shown(x->fix) : "");
 }
 
 static json_t *refusal_json(const oq_refusal *x)
@@ -200,7 +200,7 @@ static int each_once(char **tests, size_t n)
     for (size_t i = 0; ok && i < n; i++) {
         r[i].at = i;
         if (!(r[i].real = realpath(tests[i], NULL))) {
-            fprintf(stderr, "ortqual conformance: %s: %s\n", tests[i], strerror(errno));
+            fprintf(stderr, "ortqual conformance: %s: %s\n", oq_cli_shown(tests[i]), strerror(errno));
             ok = 0;
         }
     }
@@ -208,7 +208,7 @@ static int each_once(char **tests, size_t n)
     for (size_t i = 1; ok && i < n; i++) {
         if (strcmp(r[i - 1].real, r[i].real)) continue;
         fprintf(stderr, "ortqual conformance: %s: the same test as %s, reached twice (each test runs once)\n",
-                tests[r[i].at], tests[r[i - 1].at]);
+                oq_cli_shown(tests[r[i].at]), oq_cli_shown(tests[r[i - 1].at]));
         ok = 0;
     }
     for (size_t i = 0; r && i < n; i++) free(r[i].real);
@@ -344,9 +344,9 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
             json_array_append_new(arr, jr);
         }
         if (!f->json && r.verdict == OQ_CONFORMANCE_PASS) {
-            printf("PASS %s\n", r.name);
+            printf("PASS %s\n", oq_cli_shown(r.name));
         } else if (!f->json && !f->absent) { /* one line below says why none ran */
-            printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
+            printf("%s %s: %s\n", verdict_word(r.verdict), oq_cli_shown(r.name), oq_cli_shown(r.detail));
             print_refusal(&x);
         }
         oq_refusal_clear(&x);
