@@ -836,16 +836,19 @@ static unsigned char *put32(unsigned char *p, uint32_t v)
 
 #define DOS_DATE_1980 ((1u << 5) | 1u) /* 1980-01-01: the same tensors give the same bytes */
 
-/* The UTF-8 flag (bit 11) of a member name, as numpy and libzip set it: for a name beyond ASCII.
- * Not for one that also holds a control byte other than tab, LF and CR, which numpy would flag:
- * libzip 1.7 then takes the name for CP437 and refuses the archive (ZIP_ER_INCONS); it writes
- * such a name unflagged, and so does this writer (both read it back as it was). */
+/* The UTF-8 flag (bit 11) of a member name, as numpy and libzip set it: for a UTF-8 name beyond
+ * ASCII. Not for one that also holds a control byte other than tab, LF and CR, which numpy would
+ * flag, nor for one that is not UTF-8: libzip 1.7 takes either for CP437 and refuses an archive
+ * that flags it (ZIP_ER_INCONS); it writes them unflagged, and so does this writer. */
 static int utf8_flag(const char *name)
 {
+    const unsigned char *p = (const unsigned char *)name;
+    size_t n = strlen(name);
     int high = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') return 0;
-        high |= *p >= 0x80;
+    for (size_t i = 0, k; i < n; i += k) {
+        if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || !(k = oq_utf8_len(p + i, n - i)))
+            return 0;
+        high |= p[i] >= 0x80;
     }
     return high;
 }

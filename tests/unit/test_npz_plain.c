@@ -643,6 +643,15 @@ static void test_member_names_as_numpy(void **state)
         free(b);
     }
     for (size_t i = 0; i < 5; i++) oq_tensor_free(ts[i]);
+    /* a name that is not UTF-8 is written unflagged (flagged, no reader here took the archive) and
+     * reads as CP437, as numpy reads it */
+    ts[0] = npz_make(OQ_DTYPE_FLOAT32, 1, (int64_t[]){3}, "v\xff");
+    if (oq_npz_bytes(1, (const oq_tensor *const *)ts, 0, "w", &b, &n, &err)) fail_msg("write: %s", err.msg);
+    if (oq_npz_parse(b, n, "m", &z, &err)) fail_msg("a name not UTF-8: %s", err.msg);
+    assert_string_equal(z->tensors[0]->name, "v\xc2\xa0"); /* CP437 0xff is U+00A0 */
+    oq_npz_free(z);
+    free(b);
+    oq_tensor_free(ts[0]);
     oq_tensor_free(t);
     free(npy);
 }
