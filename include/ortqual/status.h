@@ -89,6 +89,12 @@ OQ_API const char *oq_status_str(oq_status s);
 OQ_API oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
            __attribute__((format(printf, 3, 4)));
 
+/* `s` as a message shows it: each control character as \xNN, other bytes kept; for text made
+ * for people from names that come from outside (a folder's, a file's, a tensor's), so that an
+ * escape sequence in one does not reach the terminal nor a newline forge a line. Malloc'ed;
+ * NULL for NULL or when out of memory. */
+OQ_API char *oq_text_printable(const char *s);
+
 /* Prefix an existing message with more context ("file.npz: " + old message). */
 OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
            __attribute__((format(printf, 2, 3)));

@@ -56,6 +56,13 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 struct json_t;
 struct json_t *oq_cli_json_text(const char *s);
 
+/* `s` (a test folder's name, a path, a tensor's name: text from outside) for a line of text
+ * output: itself when it holds no control character, else a copy with each one as \xNN, as
+ * messages show them (oq_text_printable), so that "\033[2J" does not clear the terminal nor
+ * "\n" forge a line. A copy lasts until 8 more are made: enough for one printf's arguments,
+ * not to be kept. NULL for NULL. */
+const char *oq_cli_shown(const char *s);
+
 /* ortqual --version: tool version and the ORT version it loaded. */
 int oq_cli_version(int argc, char **argv);
 

@@ -17,7 +17,7 @@ int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_ite
     for (char *item; !rc && (item = strsep(&rest, ","));) {
         n++;
         if (!*item) { /* strtok skipped it: "4,,8" ran as "4,8" */
-            fprintf(stderr, "ortqual %s: %s '%s': item %zu is empty\n", cmd, opt, s, n);
+            fprintf(stderr, "ortqual %s: %s '%s': item %zu is empty\n", cmd, opt, oq_cli_shown(s), n);
             rc = -1;
         } else {
             rc = fn(ctx, item, n);

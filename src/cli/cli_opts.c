@@ -21,10 +21,14 @@ void oq_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "ortqual%s%s: ", parsed_command ? " " : "", parsed_command ? parsed_command : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *msg = NULL, *line = NULL;
+    if (vasprintf(&msg, fmt, ap) >= 0) line = oq_text_printable(msg); /* one line, as messages are */
+    else msg = NULL;
     va_end(ap);
+    fprintf(stderr, "ortqual%s%s: %s\n", parsed_command ? " " : "", parsed_command ? parsed_command : "",
+            line ? line : "out of memory");
+    free(msg);
+    free(line);
 }
 
 void oq_cli_list_clear(oq_cli_list *l)

@@ -131,7 +131,7 @@ void oq_cli_progress_line(void *ctx, const char *line)
     char said[2048];
     if (p) progress_clear(p);
     if (p) note_flush(p);
-    fprintf(stderr, "%s\n", oq_cli_terms(line, said, sizeof said));
+    fprintf(stderr, "%s\n", oq_cli_shown(oq_cli_terms(line, said, sizeof said)));
 }
 
 static void duration(char *buf, size_t n, double s)
@@ -162,7 +162,7 @@ static void progress_show(struct oq_cli_progress *p, double t, const char *what,
     }
     if (p->tty) fputs("\r\033[K", stderr);
     note_flush(p); /* said before any progress, as before the first configuration's line */
-    fprintf(stderr, "%s  batch %zu/%zu  elapsed %s%s%s", what, done, n, el, eta, p->tty ? "" : "\n");
+    fprintf(stderr, "%s  batch %zu/%zu  elapsed %s%s%s", oq_cli_shown(what), done, n, el, eta, p->tty ? "" : "\n");
     fflush(stderr);
     p->line_open = p->tty;
     p->last = t;
@@ -197,7 +197,7 @@ void oq_cli_progress_prepare(void *ctx, size_t done, size_t n)
 static void print_advice(const oq_dispatch_result *d)
 {
     if (!d->n_advice) return;
-    printf("    advice: %s", d->advice[0]);
+    printf("    advice: %s", oq_cli_shown(d->advice[0]));
     if (d->n_advice > 1) printf(" (%zu more in summary.json)", d->n_advice - 1);
     putchar('\n');
 }
@@ -206,9 +206,9 @@ static void print_advice(const oq_dispatch_result *d)
 static void print_refusal(const oq_refusal *r)
 {
     if (!r->id) return;
-    if (r->inputs) printf("    inputs: %s\n", r->inputs);
-    if (r->why) printf("    why: %s\n", r->why);
-    if (r->fix) printf("    fix: %s\n", r->fix);
+    if (r->inputs) printf("    inputs: %s\n", oq_cli_shown(r->inputs));
+    if (r->why) printf("    why: %s\n", oq_cli_shown(r->why));
+    if (r->fix) printf("    fix: %s\n", oq_cli_shown(r->fix));
     printf("    (ONNX Runtime's message: refusal.raw in summary.json)\n");
 }
 
@@ -223,7 +223,7 @@ static void print_padding_notes(const oq_config_result *c)
                        (o->padding_rule == OQ_PADDING_AS_REFERENCE && o->ref_pad_nonzero); /* in some batch */
         if (!o->masked || !o->pad_nonzero || !unjudged) continue;
         printf("    padding: %s has %lld of %lld padded elements non-zero (first in batch %lld), reported, not judged: %s\n",
-               o->name, (long long)o->pad_nonzero, (long long)o->num_padded, (long long)r->first_pad_nonzero_batch,
+               oq_cli_shown(o->name), (long long)o->pad_nonzero, (long long)o->num_padded, (long long)r->first_pad_nonzero_batch,
                o->padding_rule == OQ_PADDING_REPORT ? "--padding report" : "the reference is not zero there");
     }
 }
@@ -233,7 +233,7 @@ static void print_cache(const oq_config_result *c)
 {
     const oq_batch_totals *t = &c->totals;
     if (t->cached || c->cache_warning) printf("    reference: %zu of %zu batches from cache\n", t->cached, t->n);
-    if (c->cache_warning) printf("    warning: %s\n", c->cache_warning);
+    if (c->cache_warning) printf("    warning: %s\n", oq_cli_shown(c->cache_warning));
 }
 
 static void ms(char *buf, size_t n, double v)
@@ -268,15 +268,15 @@ static void config_row(const oq_config_result *c)
     ms(m_s, sizeof m_s, med);
     ms(p_s, sizeof p_s, p90);
     ms(f_s, sizeof f_s, first);
-    printf("%-34s ", c->config.name);
+    printf("%-34s ", oq_cli_shown(c->config.name));
     print_status(stdout, oq_verdict_name(c->status), 9);
-    printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, worst_out, err_s, m_s, p_s, f_s);
-    if (c->ort_version) printf("    ONNX Runtime %s (%s)%s\n", c->ort_version, c->ort_library, graph_opt_note(c->graph_opt));
+    printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, oq_cli_shown(worst_out), err_s, m_s, p_s, f_s);
+    if (c->ort_version) printf("    ONNX Runtime %s (%s)%s\n", oq_cli_shown(c->ort_version), oq_cli_shown(c->ort_library), graph_opt_note(c->graph_opt));
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)
-        printf("    profile: %-24s %4lld nodes %10.3f ms\n", p->eps[k].ep, (long long)p->eps[k].nodes,
+        printf("    profile: %-24s %4lld nodes %10.3f ms\n", oq_cli_shown(p->eps[k].ep), (long long)p->eps[k].nodes,
                p->eps[k].us / 1000.0);
-    if (c->reason) printf("    %s\n", c->reason);
+    if (c->reason) printf("    %s\n", oq_cli_shown(c->reason));
     print_cache(c);
     print_refusal(&c->refusal);
     print_padding_notes(c);
@@ -315,22 +315,22 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
     if (s->n_plots) {
         char kinds[96];
         plot_kinds(s, kinds, sizeof kinds);
-        printf("\nplots: %zu files in %s/plots/ (%s)", s->n_plots, outdir, kinds);
+        printf("\nplots: %zu files in %s/plots/ (%s)", s->n_plots, oq_cli_shown(outdir), kinds);
     }
-    if (s->plot_error) printf("\nplots: not drawn: %s", s->plot_error);
+    if (s->plot_error) printf("\nplots: not drawn: %s", oq_cli_shown(s->plot_error));
     else if (s->plotted && !s->n_plots) printf("\nplots: none: no output was compared and no batch was timed");
     printf("\n(latency per batch: median and p90 over batches of each batch's median call; first: batch 0's first call)");
-    printf("\nreport: %s/report.html\nverdict: ", outdir);
+    printf("\nreport: %s/report.html\nverdict: ", oq_cli_shown(outdir));
     static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED", "INTERRUPTED"};
     print_status(stdout, words[s->verdict], 0);
     printf(" (%d passed, %d failed, %d skipped", counts[OQ_VERDICT_PASSED], counts[OQ_VERDICT_FAILED],
            counts[OQ_VERDICT_SKIPPED]);
     if (counts[OQ_VERDICT_ERROR]) printf(", %d runtime error%s", counts[OQ_VERDICT_ERROR], counts[OQ_VERDICT_ERROR] > 1 ? "s" : "");
     if (counts[OQ_VERDICT_NOT_RUN]) printf(", %d not run", counts[OQ_VERDICT_NOT_RUN]);
-    if (ref) printf("; reference %s%s%s", ref->config.name, ref->status == OQ_VERDICT_REFERENCE ? "" : ": ",
+    if (ref) printf("; reference %s%s%s", oq_cli_shown(ref->config.name), ref->status == OQ_VERDICT_REFERENCE ? "" : ": ",
                     ref->status == OQ_VERDICT_REFERENCE ? "" : oq_verdict_name(ref->status));
-    printf("); details in %s/summary.json\n", outdir);
-    if (s->verdict_reason) printf("%s%s\n", s->verdict_reason,
+    printf("); details in %s/summary.json\n", oq_cli_shown(outdir));
+    if (s->verdict_reason) printf("%s%s\n", oq_cli_shown(s->verdict_reason),
                                   s->verdict == OQ_RUN_UNTESTED ? s->exit_status ? " (--allow-skip accepts that)"
                                                                                  : " (accepted by --allow-skip)"
                                                                 : "");
@@ -352,7 +352,7 @@ int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, 
 {
     for (size_t i = 0; i < patterns->n; i++) {
         if (glob(patterns->v[i], (*globbed ? GLOB_APPEND : 0) | GLOB_NOCHECK, NULL, g)) {
-            fprintf(stderr, "ortqual %s: --inputs '%s': cannot expand\n", cmd, patterns->v[i]);
+            fprintf(stderr, "ortqual %s: --inputs '%s': cannot expand\n", cmd, oq_cli_shown(patterns->v[i]));
             return -1;
         }
         *globbed = 1;
@@ -479,10 +479,12 @@ int oq_cli_clashes_outdir(const char *cmd, const char *opt, const char *path, co
     snprintf(mine, sizeof mine, "%s/%s", outdir, name);
     for (size_t k = 0; k < n_made; k++)
         if (!fnmatch(made[k], name, 0) && oq_cli_same_file(path, mine)) {
-            int n = (int)strlen(outdir);
+            char outdir_name[PATH_MAX];
+            size_t n = strlen(outdir);
             while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
-            fprintf(stderr, "ortqual %s: %s %s is %.*s's %s: give another %s\n", cmd, opt, path,
-                    n, outdir, name, opt);
+            snprintf(outdir_name, sizeof outdir_name, "%.*s", (int)n, outdir);
+            fprintf(stderr, "ortqual %s: %s %s is %s's %s: give another %s\n", cmd, opt, oq_cli_shown(path),
+                    oq_cli_shown(outdir_name), oq_cli_shown(name), opt);
             return OQ_EXIT_USAGE;
         }
     return OQ_EXIT_OK;
@@ -506,8 +508,8 @@ static int junit_clash(const char *cmd, const char *junit, const oq_validate_opt
         const char *const *f = k < 2 ? &one[k] : k == 2 ? o->input_files : o->expected_files;
         for (size_t i = 0; !rc && i < n; i++)
             if (oq_cli_same_file(junit, f[i])) {
-                fprintf(stderr, "ortqual %s: --junit %s is the %s file %s: give another --junit\n", cmd, junit,
-                        what[k], f[i]);
+                fprintf(stderr, "ortqual %s: --junit %s is the %s file %s: give another --junit\n", cmd,
+                        oq_cli_shown(junit), what[k], oq_cli_shown(f[i]));
                 rc = OQ_EXIT_USAGE;
             }
     }
@@ -568,7 +570,7 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
         oq_cli_print_verdict_table(summary, dir);
         if (o->shard.count)
             printf("shard %d of %d done; when all have ended: ortqual merge %s\n", (int)o->shard.index,
-                   (int)o->shard.count, o->outdir);
+                   (int)o->shard.count, oq_cli_shown(o->outdir));
     }
     if (late)
         fprintf(out->json ? stderr : stdout, "interrupted by SIG%s after the summary was written (verdict stands)\n",

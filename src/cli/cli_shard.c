@@ -64,8 +64,8 @@ int oq_cli_print_prepared(const char *outdir)
            "%zu configurations, plan %.16s\n"
            "next: the same command with --shard I/%d for I = 0..%d (anywhere that sees %s), then\n"
            "      ortqual merge %s\n",
-           (int)p.count, oq_shard_by_name(p.by), outdir, p.n_batches, p.n_configs, p.hash, (int)p.count,
-           (int)p.count - 1, outdir, outdir);
+           (int)p.count, oq_shard_by_name(p.by), oq_cli_shown(outdir), p.n_batches, p.n_configs, p.hash, (int)p.count,
+           (int)p.count - 1, oq_cli_shown(outdir), oq_cli_shown(outdir));
     oq_shard_plan_clear(&p);
     return 0;
 }

@@ -374,7 +374,7 @@ static void on_progress(void *user, size_t index, size_t total, const oq_bench_r
     char what[256];
     describe(r, what, sizeof what);
     if (!done) {
-        if (p->tty) fprintf(stderr, "\r\033[K[%zu/%zu] %s ...", index + 1, total, what);
+        if (p->tty) fprintf(stderr, "\r\033[K[%zu/%zu] %s ...", index + 1, total, oq_cli_shown(what));
         return;
     }
     char result[160];
@@ -383,9 +383,9 @@ static void on_progress(void *user, size_t index, size_t total, const oq_bench_r
     else
         snprintf(result, sizeof result, "%s", oq_bench_status_name(r->status));
     if (p->tty)
-        fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s", index + 1, total, what, result);
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s", index + 1, total, oq_cli_shown(what), result);
     else
-        fprintf(stderr, "[%zu/%zu] %s: %s\n", index + 1, total, what, result);
+        fprintf(stderr, "[%zu/%zu] %s: %s\n", index + 1, total, oq_cli_shown(what), result);
     if (p->tty && index + 1 == total) fputc('\n', stderr);
     fflush(stderr);
 }
@@ -404,7 +404,7 @@ static void print_table(const oq_bench_rows *rows)
            "kernel");
     for (size_t i = 0; i < rows->n; i++) {
         const oq_bench_row *r = &rows->rows[i];
-        printf("%-28s %-7s %-8s %4lld %6lld %-11s ", r->variant.name,
+        printf("%-28s %-7s %-8s %4lld %6lld %-11s ", oq_cli_shown(r->variant.name),
                r->static_shapes < 0 ? "-" : r->static_shapes ? "static" : "dynamic",
                r->masked ? "masked" : "unmasked", (long long)r->batch, (long long)r->seq_len,
                oq_bench_status_name(r->status));
@@ -414,9 +414,9 @@ static void print_table(const oq_bench_rows *rows)
             printf("%10.4g %10.4g %9s %9.1f %11s %s\n", r->stats.p50, r->stats.mean,
                    std_str(r->stats.std, std_text, sizeof std_text),
                    r->peak_rss >= 0 ? (double)r->peak_rss / 1048576.0 : NAN, err_text,
-                   r->kernel_observed[0] ? r->kernel_observed : "-");
+                   r->kernel_observed[0] ? oq_cli_shown(r->kernel_observed) : "-");
         else
-            printf("%s\n", r->error);
+            printf("%s\n", oq_cli_shown(r->error));
     }
 }
 
@@ -431,7 +431,7 @@ static void print_model_table(const oq_bench_rows *rows)
         for (size_t k = 0; k < r->n_dims; k++)
             snprintf(point + strlen(point), sizeof point - strlen(point), "%s%s=%lld", k ? " " : "",
                      r->dims[k].name, (long long)r->dims[k].value);
-        printf("%-32s %-8s ", *point ? point : "-", oq_bench_status_name(r->status));
+        printf("%-32s %-8s ", *point ? oq_cli_shown(point) : "-", oq_bench_status_name(r->status));
         if (r->n_samples) {
             const oq_stats *s = &r->stats;
             char std_text[32];
@@ -441,7 +441,7 @@ static void print_model_table(const oq_bench_rows *rows)
             if (isnan(r->max_abs_err)) printf("%10s", "-");
             else printf("%10.3g", r->max_abs_err);
         }
-        printf("%s%s\n", r->error[0] && r->n_samples ? "  " : "", r->error);
+        printf("%s%s\n", r->error[0] && r->n_samples ? "  " : "", oq_cli_shown(r->error));
     }
 }
 
@@ -685,7 +685,7 @@ static void write_report(const cli_state *c)
     oq_err err = {0};
     char path[4200];
     if (!oq_report_write_dir(c->outdir, &err)) {
-        printf("report: %s/report.html\n", c->outdir);
+        printf("report: %s/report.html\n", oq_cli_shown(c->outdir));
         return;
     }
     snprintf(path, sizeof path, "%s/report.html", c->outdir);
@@ -720,7 +720,7 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    printf("wrote %s and %s\n", json, csv);
+    printf("wrote %s and %s\n", oq_cli_shown(json), oq_cli_shown(csv));
     write_report(c);
     return OQ_EXIT_OK;
 }

@@ -68,7 +68,7 @@ static int set_tol(const oq_opt *opt, const char *s)
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0 && isfinite(v))) {
-        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, s);
+        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, oq_cli_shown(s));
         return -1;
     }
     oq_err e = {0};
@@ -111,9 +111,9 @@ static void explain(const char *test_dir, const oq_conformance_result *r, const 
 static void print_refusal(const oq_refusal *x)
 {
     if (!x->id) return;
-    printf("    refused [%s]%s%s%s%s\n", x->id, x->node ? " at node " : "", x->node ? x->node : "",
-           x->inputs ? "; inputs " : "", x->inputs ? x->inputs : "");
-    printf("    why: %s\n    fix: %s\n", x->why ? x->why : "", x->fix ? x->fix : "");
+    printf("    refused [%s]%s%s%s%s\n", x->id, x->node ? " at node " : "", x->node ? oq_cli_shown(x->node) : "",
+           x->inputs ? "; inputs " : "", x->inputs ? oq_cli_shown(x->inputs) : "");
+    printf("    why: %s\n    fix: %s\n", x->why ? oq_cli_shown(x->why) : "", x->fix ? oq_cli_shown(x->fix) : "");
 }
 
 static json_t *refusal_json(const oq_refusal *x)
@@ -200,7 +200,7 @@ static int each_once(char **tests, size_t n)
     for (size_t i = 0; ok && i < n; i++) {
         r[i].at = i;
         if (!(r[i].real = realpath(tests[i], NULL))) {
-            fprintf(stderr, "ortqual conformance: %s: %s\n", tests[i], strerror(errno));
+            fprintf(stderr, "ortqual conformance: %s: %s\n", oq_cli_shown(tests[i]), strerror(errno));
             ok = 0;
         }
     }
@@ -208,7 +208,7 @@ static int each_once(char **tests, size_t n)
     for (size_t i = 1; ok && i < n; i++) {
         if (strcmp(r[i - 1].real, r[i].real)) continue;
         fprintf(stderr, "ortqual conformance: %s: the same test as %s, reached twice (each test runs once)\n",
-                tests[r[i].at], tests[r[i - 1].at]);
+                oq_cli_shown(tests[r[i].at]), oq_cli_shown(tests[r[i - 1].at]));
         ok = 0;
     }
     for (size_t i = 0; r && i < n; i++) free(r[i].real);
@@ -344,9 +344,9 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
             json_array_append_new(arr, jr);
         }
         if (!f->json && r.verdict == OQ_CONFORMANCE_PASS) {
-            printf("PASS %s\n", r.name);
+            printf("PASS %s\n", oq_cli_shown(r.name));
         } else if (!f->json && !f->absent) { /* one line below says why none ran */
-            printf("%s %s: %s\n", verdict_word(r.verdict), r.name, r.detail);
+            printf("%s %s: %s\n", verdict_word(r.verdict), oq_cli_shown(r.name), oq_cli_shown(r.detail));
             print_refusal(&x);
         }
         oq_refusal_clear(&x);
@@ -378,13 +378,49 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     return failed ? OQ_EXIT_FAIL : OQ_EXIT_OK;
 }
 
-/* --outdir and --junit before any test runs: --junit not a file of --outdir's, --outdir taken for
- * this run (*lock), new or empty unless --force, writable. */
-static int check_outputs(const report_flags *f, oq_outdir_lock **lock)
+/* The real path of the folder `path` goes into: of its nearest ancestor that exists (the
+ * folders below it would be made). NULL when out of memory or none resolves. */
+static char *real_folder_of(const char *path)
+{
+    char *up = strdup(path), *real = NULL;
+    for (char *slash; up && !real && (slash = strrchr(up, '/'));) {
+        slash[slash == up] = 0; /* "/x" is in "/" */
+        real = realpath(up, NULL);
+        if (slash == up) break;
+    }
+    if (up && !real && !strchr(up, '/')) real = realpath(".", NULL);
+    free(up);
+    return real;
+}
+
+/* --junit inside a test's folder (one of its files, or a new file beside them) is refused: renamed
+ * into place, the JUnit XML would replace the model or a tensor the next run reads. */
+static int junit_in_tests(const char *junit, char **tests, size_t n)
+{
+    char *folder = junit ? real_folder_of(junit) : NULL;
+    int rc = OQ_EXIT_OK;
+    for (size_t i = 0; folder && !rc && i < n; i++) {
+        char *test = realpath(tests[i], NULL);
+        size_t k = test ? strlen(test) : 0;
+        if (test && !strncmp(folder, test, k) && (folder[k] == '/' || !folder[k])) {
+            oq_cli_error("--junit %s is inside the test folder %s (its files are what the run reads): give another "
+                         "--junit", junit, tests[i]);
+            rc = OQ_EXIT_USAGE;
+        }
+        free(test);
+    }
+    free(folder);
+    return rc;
+}
+
+/* --outdir and --junit before any test runs: --junit not a file of --outdir's nor of a test's,
+ * --outdir taken for this run (*lock), new or empty unless --force, writable. */
+static int check_outputs(const report_flags *f, char **tests, size_t n, oq_outdir_lock **lock)
 {
     static const char *const made[] = {"summary.json", "report.html", "error.json", ".*"};
     oq_err err = {0};
     int rc = oq_cli_clashes_outdir("conformance", "--junit", f->junit, f->outdir, made, sizeof made / sizeof *made);
+    if (!rc) rc = junit_in_tests(f->junit, tests, n);
     if (!rc && f->outdir) rc = oq_cli_outdir_lock("conformance", f->outdir, NULL, lock);
     if (rc) return rc;
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
@@ -484,7 +520,7 @@ int cmd_conformance(int argc, char **argv)
         }
     }
     oq_outdir_lock *lock = NULL;
-    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f, &lock) : OQ_EXIT_USAGE;
+    rc = collect(n_dirs, dirs, &tests, &n) && each_once(tests, n) ? check_outputs(&f, tests, n, &lock) : OQ_EXIT_USAGE;
     if (!rc) rc = cr.given ? run_with_ort(&cr, tests, n, &opts, &f) : run_all(tests, n, &opts, &f, NULL, NULL);
     oq_outdir_lock_free(lock);
     oq_conformance_list_free(tests);

@@ -243,23 +243,23 @@ static int exit_for(oq_status st)
 
 static void print_report(const struct convert_args *a, const oq_convert_report *r)
 {
-    printf("convert %s%s%s", a->in, a->out && !a->plan ? " -> " : "", a->out && !a->plan ? a->out : "");
+    printf("convert %s%s%s", oq_cli_shown(a->in), a->out && !a->plan ? " -> " : "", a->out && !a->plan ? oq_cli_shown(a->out) : "");
     if (r->opset_out) printf(" (opset %lld -> %lld)", (long long)r->opset_in, (long long)r->opset_out);
     printf("\n");
     for (size_t i = 0; i < r->n_steps; i++) {
         const oq_convert_step *s = &r->steps[i];
-        printf("  %-16s %-10s %s%s%s\n", s->pass, s->action, s->node, *s->node ? ": " : "", s->detail);
+        printf("  %-16s %-10s %s%s%s\n", s->pass, s->action, oq_cli_shown(s->node), *s->node ? ": " : "", oq_cli_shown(s->detail));
     }
     if (r->reference)
-        printf("check: reference = %s; %s inputs\n", r->reference, r->generated_inputs ? "generated" : "given");
+        printf("check: reference = %s; %s inputs\n", oq_cli_shown(r->reference), r->generated_inputs ? "generated" : "given");
     for (size_t i = 0; i < r->n_checks; i++) {
         char line[1024];
         const oq_convert_check *c = &r->checks[i];
-        printf("  batch %zu vs reference  %s\n", c->batch, oq_compare_result_str(&c->vs_reference, line, sizeof line));
+        printf("  batch %zu vs reference  %s\n", c->batch, oq_cli_shown(oq_compare_result_str(&c->vs_reference, line, sizeof line)));
         if (c->has_expected) {
             const oq_compare_result *x = &c->ref_vs_expected;
             printf("  batch %zu vs expected   %s\n", c->batch,
-                   oq_compare_result_str_vs(&c->vs_expected, "EXPECTED", line, sizeof line));
+                   oq_cli_shown(oq_compare_result_str_vs(&c->vs_expected, "EXPECTED", line, sizeof line)));
             printf("  batch %zu (reference vs expected, for scale: max_abs=%.3g)\n", c->batch,
                    oq_compare_max_abs_shown(x->nan_count, x->inf_count, x->ref_nan_count, x->ref_inf_count, x->max_abs));
         }
@@ -317,8 +317,8 @@ static void print_result(const struct convert_args *a, const oq_convert_report *
     char said[sizeof err->msg + 256];
     if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(err->msg, said, sizeof said));
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
-    else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", a->out, r->external_data);
-    else if (!a->json) printf("written: %s\n", a->out);
+    else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", oq_cli_shown(a->out), oq_cli_shown(r->external_data));
+    else if (!a->json) printf("written: %s\n", oq_cli_shown(a->out));
 }
 
 /* Read the batches, load ORT, convert, check and write. Returns the exit status; *st and

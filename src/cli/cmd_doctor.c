@@ -220,7 +220,7 @@ static void check_cupti(doctor *d, const oq_gpu_facts *g)
 static void print_ort(const oq_evidence *ev)
 {
     printf("ONNX Runtime\n  version     %s (C API %d)\n  library     %s\n  build       %s\n  providers  ",
-           ev->ort_version, ev->ort_api_version, ev->ort_lib_path, ev->ort_build_info);
+           ev->ort_version, ev->ort_api_version, oq_cli_shown(ev->ort_lib_path), ev->ort_build_info);
     for (size_t i = 0; i < ev->n_providers; i++) printf(" %s", ev->providers[i]);
     printf("\n\nEP devices\n");
     for (size_t i = 0; i < ev->n_ep_devices; i++) {
@@ -259,9 +259,9 @@ static void print_gpu(const oq_gpu_facts *g, const cupti_check *c)
     }
     if (!g->n_gpus) printf("  gpus         none\n");
     if (c->found && c->version)
-        printf("  CUPTI        %s (API version %u): %s\n", c->path, (unsigned)c->version, c->msg);
+        printf("  CUPTI        %s (API version %u): %s\n", oq_cli_shown(c->path), (unsigned)c->version, oq_cli_shown(c->msg));
     else if (c->found)
-        printf("  CUPTI        %s: %s\n", c->path, c->msg);
+        printf("  CUPTI        %s: %s\n", oq_cli_shown(c->path), oq_cli_shown(c->msg));
     else
         printf("  CUPTI        unavailable: %s\n", c->msg);
 }
@@ -274,7 +274,7 @@ static void print_libs(const oq_evidence *ev)
         for (size_t i = 0; i < ev->n_libs; i++) n += (int)ev->libs[i].group == g;
         printf("  %s (%zu)\n", oq_lib_group_name((oq_lib_group)g), n);
         for (size_t i = 0; i < ev->n_libs; i++)
-            if ((int)ev->libs[i].group == g) printf("    %s\n", ev->libs[i].path);
+            if ((int)ev->libs[i].group == g) printf("    %s\n", oq_cli_shown(ev->libs[i].path));
     }
 }
 
@@ -291,13 +291,13 @@ static void print_shadow(const oq_shadow_report *r)
     printf("\nCUDA library copies (%zu directories searched)\n", r->n_roots);
     for (size_t i = 0; i < r->n_copies; i++) {
         const oq_lib_copy *c = &r->copies[i];
-        printf("  %-7s %-12s %s%s\n", c->product, c->version, c->dir, c->loaded ? "  [loaded]" : "");
+        printf("  %-7s %-12s %s%s\n", c->product, c->version, oq_cli_shown(c->dir), c->loaded ? "  [loaded]" : "");
     }
     if (!r->n_copies) printf("  (none found)\n");
     for (size_t k = 0; k < r->n_conflicts; k++) {
         const oq_lib_copy *ch = &r->copies[r->chosen[k]];
         printf("  WARNING: %s present at several versions; %s %s is %s\n", r->conflicts[k],
-               ch->version, ch->dir, ch->loaded ? "the one loaded" : "the newest (none loaded)");
+               ch->version, oq_cli_shown(ch->dir), ch->loaded ? "the one loaded" : "the newest (none loaded)");
     }
     if (!r->n_conflicts) return;
     printf("  pin the chosen set:\n");
@@ -314,15 +314,15 @@ static void print_env_cwd(const oq_evidence *ev)
 {
     printf("\nORT environment\n");
     for (size_t i = 0; i < ev->n_ort_env; i++)
-        printf("  %-44s %s\n", ev->ort_env[i].key, ev->ort_env[i].value ? ev->ort_env[i].value : "unset");
+        printf("  %-44s %s\n", ev->ort_env[i].key, ev->ort_env[i].value ? oq_cli_shown(ev->ort_env[i].value) : "unset");
     if (ev->n_ort_log) printf("\nONNX Runtime log (warnings)\n");
-    for (size_t i = 0; i < ev->n_ort_log; i++) printf("  %s\n", ev->ort_log[i]);
-    printf("\nWorking directory %s\n", ev->cwd.path ? ev->cwd.path : "(unreadable)");
+    for (size_t i = 0; i < ev->n_ort_log; i++) printf("  %s\n", oq_cli_shown(ev->ort_log[i]));
+    printf("\nWorking directory %s\n", ev->cwd.path ? oq_cli_shown(ev->cwd.path) : "(unreadable)");
     if (ev->cwd.world_writable)
         printf("  WARNING: world-writable%s: others can plant files a run would load\n",
                ev->cwd.sticky ? " (sticky)" : "");
     for (size_t i = 0; i < ev->cwd.n_hazards; i++)
-        printf("  WARNING: contains %s, which a Python child process would execute\n", ev->cwd.hazards[i]);
+        printf("  WARNING: contains %s, which a Python child process would execute\n", oq_cli_shown(ev->cwd.hazards[i]));
     if (ev->cwd.path && !ev->cwd.world_writable && !ev->cwd.n_hazards) printf("  ok\n");
 }
 
@@ -402,7 +402,7 @@ static void print_text(const doctor *d, const oq_evidence *ev)
     print_env_cwd(ev);
     print_telemetry();
     printf("\n%s\n", d->n_problems ? "NOT HEALTHY:" : "healthy");
-    for (size_t i = 0; i < d->n_problems; i++) printf("  %s\n", d->problems[i]);
+    for (size_t i = 0; i < d->n_problems; i++) printf("  %s\n", oq_cli_shown(d->problems[i]));
 }
 
 /* ---- JSON report -------------------------------------------------------------------- */
@@ -477,7 +477,7 @@ static int parse(doctor *d, int argc, char **argv)
         struct stat sb;
         int found = stat(d->roots.v[i], &sb) == 0;
         if (!found || !S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "ortqual doctor: --search-root %s: %s\n", d->roots.v[i],
+            fprintf(stderr, "ortqual doctor: --search-root %s: %s\n", oq_cli_shown(d->roots.v[i]),
                     found ? "not a folder" : strerror(errno));
             return OQ_EXIT_USAGE;
         }

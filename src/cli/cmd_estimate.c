@@ -66,16 +66,16 @@ static void print_shards(const oq_estimate *e, const oq_estimate_opts *o)
 static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const char *path)
 {
     char fixed[32], events[32], shard[32], wall[32], total[32];
-    printf("measured in %s (%lld events):\n%-34s %12s %16s\n", path, (long long)e->measured_events, "configuration",
+    printf("measured in %s (%lld events):\n%-34s %12s %16s\n", oq_cli_shown(path), (long long)e->measured_events, "configuration",
            "fixed (s)", "per event (ms)");
     for (size_t i = 0; i < e->n_configs; i++)
         if (e->configs[i].read_only)
-            printf("%-34s %12s %16s\n", e->configs[i].name, "0 (read)", "0 (read)");
+            printf("%-34s %12s %16s\n", oq_cli_shown(e->configs[i].name), "0 (read)", "0 (read)");
         else
-            printf("%-34s %12.3f %16.4f\n", e->configs[i].name, e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
+            printf("%-34s %12.3f %16.4f\n", oq_cli_shown(e->configs[i].name), e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
     if (e->n_configs && e->configs[0].read_only)
         printf("(the reference '%s' is saved outputs: read, not run, it costs nothing here; the time that made "
-               "them is not modelled)\n", e->configs[0].name);
+               "them is not modelled)\n", oq_cli_shown(e->configs[0].name));
     printf("\nmodel: %lld events x %d configurations (the reference and %d like the mean of the %zu above),\n",
            (long long)o->events, (int)e->n_total_configs, (int)e->n_total_configs - 1, e->n_configs - 1);
     print_shards(e, o);

@@ -225,7 +225,7 @@ static int finish(oq_graph *g, const struct common_opts *o, const char *what)
                 s == OQ_ERR_IO && !o->force ? " (use --force to replace it)" : "");
         return oq_cli_exit_of(s);
     }
-    printf("wrote %s: %s, %s, %zu nodes\n", o->output, what, oq_attn_format_name(o->format), nodes);
+    printf("wrote %s: %s, %s, %zu nodes\n", oq_cli_shown(o->output), what, oq_attn_format_name(o->format), nodes);
     return OQ_EXIT_OK;
 }
 
@@ -365,13 +365,13 @@ static int export_encoder(int argc, char **argv)
         return OQ_EXIT_USAGE;
     }
     if (save && same_output(save, o.output)) {
-        fprintf(stderr, "ortqual export encoder: --save-weights %s and -o %s name the same file\n", save, o.output);
+        fprintf(stderr, "ortqual export encoder: --save-weights %s and -o %s name the same file\n", oq_cli_shown(save), oq_cli_shown(o.output));
         return OQ_EXIT_USAGE;
     }
     if (save && !o.force && access(o.output, F_OK) == 0) {
         /* Refuse before writing the weights, so a refusal leaves no half result. */
         fprintf(stderr, "ortqual export: %s: exists (not overwritten) (use --force to replace it)\n",
-                o.output);
+                oq_cli_shown(o.output));
         return OQ_EXIT_USAGE;
     }
     oq_err err = {0};

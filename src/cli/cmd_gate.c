@@ -119,11 +119,11 @@ static void print_setup(const oq_gate *g)
 {
     const char *const *v;
     size_t n = oq_gate_notes(g, &v);
-    for (size_t i = 0; i < n; i++) fprintf(stderr, "ortqual gate: note: %s\n", v[i]);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "ortqual gate: note: %s\n", oq_cli_shown(v[i]));
     n = oq_gate_env_changes(g, &v);
-    for (size_t i = 0; i < n; i++) fprintf(stderr, "ortqual gate: set %s\n", v[i]);
-    fprintf(stderr, "ortqual gate: running %s in %s\n", oq_gate_command_path(g), oq_gate_dir(g));
-    fprintf(stderr, "ortqual gate: log %s\n", oq_gate_log_path(g));
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "ortqual gate: set %s\n", oq_cli_shown(v[i]));
+    fprintf(stderr, "ortqual gate: running %s in %s\n", oq_cli_shown(oq_gate_command_path(g)), oq_cli_shown(oq_gate_dir(g)));
+    fprintf(stderr, "ortqual gate: log %s\n", oq_cli_shown(oq_gate_log_path(g)));
 }
 
 static void print_result(const oq_gate_result *r)
@@ -143,7 +143,7 @@ static void print_result(const oq_gate_result *r)
     else
         fprintf(stderr, "ortqual gate: %s (exit status %d%s, %.2f s)\n", word, r->exit_code,
                 r->signal ? ", killed by a signal" : "", r->duration_s);
-    for (size_t i = 0; i < r->j.n_reasons; i++) fprintf(stderr, "  - %s\n", r->j.reasons[i]);
+    for (size_t i = 0; i < r->j.n_reasons; i++) fprintf(stderr, "  - %s\n", oq_cli_shown(r->j.reasons[i]));
 }
 
 /* Where the verdict goes: JSON and JUnit XML files, either may be NULL. */
@@ -162,7 +162,7 @@ static int write_junit(char *doc, const char *path)
         fprintf(stderr, "ortqual gate: --junit: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    fprintf(stderr, "ortqual gate: JUnit XML %s\n", path);
+    fprintf(stderr, "ortqual gate: JUnit XML %s\n", oq_cli_shown(path));
     return OQ_EXIT_OK;
 }
 
@@ -183,7 +183,7 @@ static int write_outputs(const oq_gate *g, const oq_gate_result *r, const output
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
         rc = OQ_EXIT_RUNTIME;
     } else if (out->verdict) {
-        fprintf(stderr, "ortqual gate: verdict %s\n", out->verdict);
+        fprintf(stderr, "ortqual gate: verdict %s\n", oq_cli_shown(out->verdict));
     }
     if (out->junit && write_junit(oq_gate_verdict_text(g, r), out->junit)) rc = OQ_EXIT_RUNTIME;
     return rc;
@@ -197,7 +197,7 @@ static int check_outputs(const outputs *out)
     int rc = OQ_EXIT_OK;
     for (int i = 0; !rc && i < 2; i++) rc = oq_cli_output_ready("gate", name[i], path[i], NULL);
     if (!rc && out->verdict && out->junit && oq_cli_same_file(out->verdict, out->junit)) {
-        fprintf(stderr, "ortqual gate: --junit and --verdict name the same file %s: give two\n", out->junit);
+        fprintf(stderr, "ortqual gate: --junit and --verdict name the same file %s: give two\n", oq_cli_shown(out->junit));
         rc = OQ_EXIT_USAGE; /* the second written would replace the first */
     }
     return rc;
@@ -241,8 +241,8 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
     int rc = r.j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
              : r.j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;
     if (write_outputs(g, &r, out)) rc = OQ_EXIT_RUNTIME;
-    if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_gate_dir(g), oq_gate_log_path(g));
-    else fprintf(stderr, "ortqual gate: removed %s\n", oq_gate_dir(g));
+    if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_cli_shown(oq_gate_dir(g)), oq_cli_shown(oq_gate_log_path(g)));
+    else fprintf(stderr, "ortqual gate: removed %s\n", oq_cli_shown(oq_gate_dir(g)));
     if (caught) {
         fprintf(stderr, "ortqual gate: interrupted by signal %d (%s), passed on to the command\n",
                 (int)caught, strsignal(caught));

@@ -27,80 +27,58 @@ static const char foot[] =
     "example:\n"
     "  ortqual export sdpa --format attention24 -o a24.onnx && ortqual inspect a24.onnx\n";
 
+/* Names, producers and doc strings come from the file: each goes through oq_cli_shown, so an
+ * escape sequence in one does not reach the terminal nor a newline forge a line. */
+#define oq_cli_shown(s) oq_cli_shown(s)
+
 /* `note` ends each line ("" for none). */
-static void print_io(FILE *f, const char *what, const oq_io_info *io, size_t n, const char *note)
+static void print_io(const char *what, const oq_io_info *io, size_t n, const char *note)
 {
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "  %-7s %-12s %-8s ", what, io[i].name, oq_elem_type_name(io[i].elem_type));
+        printf("  %-7s %-12s %-8s ", what, oq_cli_shown(io[i].name), oq_elem_type_name(io[i].elem_type));
         if (io[i].rank < 0) { /* "[?]" would read as one unknown axis */
-            fprintf(f, "(no shape: any rank)%s\n", note);
+            printf("(no shape: any rank)%s\n", note);
             continue;
         }
-        fputc('[', f);
+        putchar('[');
         for (int32_t d = 0; io[i].dims && d < io[i].rank; d++) {
-            fprintf(f, "%s%s", d ? ", " : "", io[i].dims[d]);
-            if (io[i].denotations && io[i].denotations[d]) fprintf(f, " (%s)", io[i].denotations[d]);
+            printf("%s%s", d ? ", " : "", oq_cli_shown(io[i].dims[d]));
+            if (io[i].denotations && io[i].denotations[d]) printf(" (%s)", oq_cli_shown(io[i].denotations[d]));
         }
-        fprintf(f, "]%s\n", note);
+        printf("]%s\n", note);
     }
 }
 
-static void print_text(FILE *f, const char *path, const oq_model_info *mi)
+static void print_text(const char *path, const oq_model_info *mi)
 {
-    fprintf(f, "model        %s\n", path);
-    fprintf(f, "ir_version   %lld\n", (long long)mi->ir_version);
-    fprintf(f, "producer     %s %s\n", mi->producer_name, mi->producer_version);
-    fprintf(f, "opsets      ");
+    printf("model        %s\n", oq_cli_shown(path));
+    printf("ir_version   %lld\n", (long long)mi->ir_version);
+    printf("producer     %s %s\n", oq_cli_shown(mi->producer_name), oq_cli_shown(mi->producer_version));
+    printf("opsets      ");
     for (size_t i = 0; i < mi->n_opsets; i++)
-        fprintf(f, " %s=%lld", *mi->opsets[i].domain ? mi->opsets[i].domain : "ai.onnx",
+        printf(" %s=%lld", *mi->opsets[i].domain ? oq_cli_shown(mi->opsets[i].domain) : "ai.onnx",
                (long long)mi->opsets[i].version);
-    fprintf(f, "\ninitializers %zu (%llu bytes", mi->n_initializers, (unsigned long long)mi->initializer_bytes);
+    printf("\ninitializers %zu (%llu bytes", mi->n_initializers, (unsigned long long)mi->initializer_bytes);
     if (mi->n_external) /* torch.onnx.export's default: the weights beside the model */
-        fprintf(f, " inside; %zu in external data, %llu bytes", mi->n_external,
-                (unsigned long long)mi->external_bytes);
-    fprintf(f, ")\nnodes        %zu\n", mi->n_nodes);
-    fprintf(f, "io:\n");
-    print_io(f, "input", mi->inputs, mi->n_inputs, "");
-    print_io(f, "input", mi->default_inputs, mi->n_default_inputs, "  default: the initializer of its name");
-    print_io(f, "output", mi->outputs, mi->n_outputs, "");
-    fprintf(f, "operators:\n");
+        printf(" inside; %zu in external data, %llu bytes", mi->n_external, (unsigned long long)mi->external_bytes);
+    printf(")\nnodes        %zu\n", mi->n_nodes);
+    printf("io:\n");
+    print_io("input", mi->inputs, mi->n_inputs, "");
+    print_io("input", mi->default_inputs, mi->n_default_inputs, "  default: the initializer of its name");
+    print_io("output", mi->outputs, mi->n_outputs, "");
+    printf("operators:\n");
     for (size_t i = 0; i < mi->n_ops; i++)
-        fprintf(f, "  %-14s %-24s %lld\n", *mi->ops[i].domain ? mi->ops[i].domain : "ai.onnx",
-               mi->ops[i].op_type, (long long)mi->ops[i].count);
-    fprintf(f, "attention nodes: %zu\n", mi->n_attention);
+        printf("  %-14s %-24s %lld\n", *mi->ops[i].domain ? oq_cli_shown(mi->ops[i].domain) : "ai.onnx",
+               oq_cli_shown(mi->ops[i].op_type), (long long)mi->ops[i].count);
+    printf("attention nodes: %zu\n", mi->n_attention);
     for (size_t i = 0; i < mi->n_attention; i++) {
         const oq_attention_info *a = &mi->attention[i];
-        fprintf(f, "  %s%s%s '%s'", *a->domain ? a->domain : "", *a->domain ? "::" : "", a->kind, a->name);
-        for (size_t k = 0; k < a->n_attrs; k++) fprintf(f, " %s", a->attrs[k]);
-        fprintf(f, "\n      %s\n", a->detail);
+        printf("  %s%s%s '%s'", *a->domain ? oq_cli_shown(a->domain) : "", *a->domain ? "::" : "", oq_cli_shown(a->kind),
+               oq_cli_shown(a->name));
+        for (size_t k = 0; k < a->n_attrs; k++) printf(" %s", oq_cli_shown(a->attrs[k]));
+        printf("\n      %s\n", oq_cli_shown(a->detail));
     }
-    for (size_t i = 0; i < mi->n_warnings; i++) fprintf(f, "warning: %s\n", mi->warnings[i]);
-}
-
-/* The text with a model's control characters shown as \xNN: names, producers and doc strings
- * come from the file, and an escape sequence in them must not reach the terminal. */
-static void put_printable(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int c1 = c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F;
-        if (c1) printf("\\x%02x", (unsigned char)s[++i]); /* U+0080..U+009F: C1 controls (CSI) */
-        else if ((c < 0x20 && c != '\n') || c == 0x7F) printf("\\x%02x", c);
-        else putchar(c);
-    }
-}
-
-static int print_safely(const char *path, const oq_model_info *mi)
-{
-    char *text = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    if (!f) return -1;
-    print_text(f, path, mi);
-    if (fclose(f) != 0) return free(text), -1;
-    put_printable(text, n);
-    free(text);
-    return 0;
+    for (size_t i = 0; i < mi->n_warnings; i++) printf("warning: %s\n", oq_cli_shown(mi->warnings[i]));
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -131,10 +109,8 @@ int cmd_inspect(int argc, char **argv)
         }
         printf("%s\n", s);
         free(s);
-    } else if (print_safely(path, mi)) {
-        oq_model_info_free(mi);
-        fprintf(stderr, "ortqual inspect: out of memory\n");
-        return OQ_EXIT_RUNTIME;
+    } else {
+        print_text(path, mi);
     }
     oq_model_info_free(mi);
     return OQ_EXIT_OK;

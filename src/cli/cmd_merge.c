@@ -40,7 +40,7 @@ static int print(const char *dir, const oq_validate_summary *s, int json, int rc
         FILE *f = fopen(path, "r");
         int c;
         if (!f) {
-            fprintf(stderr, "ortqual merge: cannot read %s\n", path);
+            fprintf(stderr, "ortqual merge: cannot read %s\n", oq_cli_shown(path));
             return OQ_EXIT_RUNTIME;
         }
         while ((c = fgetc(f)) != EOF) putchar(c);
@@ -51,7 +51,7 @@ static int print(const char *dir, const oq_validate_summary *s, int json, int rc
     }
     for (size_t i = 0; i < m->n_problems; i++)
         fprintf(stderr, "ortqual merge: shard %d of %d %s: %s\n", (int)m->problems[i].index, (int)m->count,
-                oq_shard_state_name(m->problems[i].state), m->problems[i].detail);
+                oq_shard_state_name(m->problems[i].state), oq_cli_shown(m->problems[i].detail));
     return rc ? rc : s->exit_status;
 }
 

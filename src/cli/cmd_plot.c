@@ -44,7 +44,7 @@ static int take_format(void *ctx, const char *item, size_t k)
     if (!strcmp(item, "png")) *out |= OQ_PLOT_PNG;
     else if (!strcmp(item, "svg")) *out |= OQ_PLOT_SVG;
     else {
-        fprintf(stderr, "ortqual plot: --format: unknown format '%s' (png, svg)\n", item);
+        fprintf(stderr, "ortqual plot: --format: unknown format '%s' (png, svg)\n", oq_cli_shown(item));
         return -1;
     }
     return 0;
@@ -75,7 +75,7 @@ static int ends_with(const char *s, const char *suffix)
 static void print_files(const oq_plot_files *f, int json)
 {
     if (!json) {
-        for (size_t i = 0; i < f->n; i++) printf("%s\n", f->paths[i]);
+        for (size_t i = 0; i < f->n; i++) printf("%s\n", oq_cli_shown(f->paths[i]));
         return;
     }
     json_t *arr = json_array();
@@ -143,7 +143,7 @@ static int run_validate(const char *text, size_t len, char **inputs, size_t n, c
 {
     if (n > 1) {
         fprintf(stderr, "ortqual plot: %s is a validate summary: give it alone (its figures are per run)\n",
-                inputs[0]);
+                oq_cli_shown(inputs[0]));
         return OQ_EXIT_USAGE;
     }
     oq_err err = {0};
@@ -151,7 +151,7 @@ static int run_validate(const char *text, size_t len, char **inputs, size_t n, c
     oq_status st = oq_figures_from_summary(text, len, inputs[0], opt, &figs, &err);
     if (!st && !oq_figures_count(figs)) /* not an error: the run had nothing to show */
         fprintf(stderr, "ortqual plot: %s: nothing to draw: no output was compared and no batch was timed in this run\n",
-                inputs[0]);
+                oq_cli_shown(inputs[0]));
     return draw(figs, st, &err, opt, json);
 }
 

@@ -66,8 +66,8 @@ static int refuse_self_comparison(struct replay_args *a)
     if (!oq_validate_self_comparison(&a->o, &f, NULL)) return 0;
     if (f.same == OQ_SAME_ORT_ONE_LIB) snprintf(why, sizeof why, "one ORT library on both sides");
     else
-        snprintf(why, sizeof why, "--reference-ort-lib %s is %sthe library the replay loads, %s", a->o.reference_ort_lib,
-                 f.same == OQ_SAME_ORT_COPY ? "a copy of " : "", f.lib);
+        snprintf(why, sizeof why, "--reference-ort-lib %s is %sthe library the replay loads, %s",
+                 oq_cli_shown(a->o.reference_ort_lib), f.same == OQ_SAME_ORT_COPY ? "a copy of " : "", oq_cli_shown(f.lib));
     fprintf(stderr,
             "ortqual replay: --ep cpu judged against ORT CPU of the same build compares ORT with itself (%s): it "
             "passes and proves nothing (on cpu --precision and --tolerance change only the tolerance); judge it "
@@ -88,11 +88,11 @@ static int make_configs(struct replay_args *a)
     if (reduced && !a->precision)
         snprintf(a->out.note, sizeof a->out.note,
                  "ortqual replay: --precision fp16 (the default here, as validate's: Attention '%s' computes in %s)\n",
-                 node, oq_dtype_name(reduced));
+                 oq_cli_shown(node), oq_dtype_name(reduced));
     else if (reduced && strcmp(prec, "fp16"))
         snprintf(a->out.note, sizeof a->out.note,
                  "ortqual replay: note: Attention '%s' computes in %s; --precision %s judges it with %s tolerances: "
-                 "--precision fp16 for the float16 ones\n", node, oq_dtype_name(reduced), prec, prec);
+                 "--precision fp16 for the float16 ones\n", oq_cli_shown(node), oq_dtype_name(reduced), prec, prec);
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
         fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);

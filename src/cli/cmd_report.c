@@ -63,7 +63,7 @@ static int write_junit(const char *path, const char *xml, size_t n)
         fprintf(stderr, "ortqual report: --junit: %s\n", err.msg);
         return OQ_EXIT_RUNTIME;
     }
-    printf("%s\n", path);
+    printf("%s\n", oq_cli_shown(path));
     return OQ_EXIT_OK;
 }
 
@@ -122,7 +122,7 @@ int cmd_report(int argc, char **argv)
             if (!rc) rc = oq_cli_exit_of(st);
             continue;
         }
-        printf("%s/report.html\n", dir);
+        printf("%s/report.html\n", oq_cli_shown(dir));
     }
     if (!rc && junit) rc = write_junit(junit, xml, xml_n);
     free(xml);

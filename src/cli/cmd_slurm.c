@@ -144,9 +144,10 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
         return OQ_EXIT_OK;
     }
     printf("prepared: %zu batches in %d shards by %s, plan %.16s (%s/shards/plan.json)\n", p.n_batches,
-           (int)j->shards, oq_shard_by_name(j->by), p.hash, j->outdir);
+           (int)j->shards, oq_shard_by_name(j->by), p.hash, oq_cli_shown(j->outdir));
     if (!ids) { /* a command to paste: its paths quoted for the shell */
-        printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n  array=$(sbatch --parsable ", s->shards, s->merge);
+        printf("scripts: %s, %s (nothing submitted)\nsubmit with:\n  array=$(sbatch --parsable ", oq_cli_shown(s->shards),
+               oq_cli_shown(s->merge));
         oq_slurm_quote(stdout, s->shards);
         fputs(") && sbatch --dependency=afterany:$array ", stdout);
         oq_slurm_quote(stdout, s->merge);
@@ -156,8 +157,8 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
                "submitted: array job %s (shards 0-%d, logs %s/slurm/shard-%s_<I>.out)\n"
                "           merge job %s (after the array ends, log %s/slurm/merge-%s.out)\n"
                "follow with: squeue -j %s,%s; the verdict: %s/summary.json\n",
-               s->shards, s->merge, ids->array, (int)j->shards - 1, j->outdir, ids->array, ids->merge, j->outdir,
-               ids->merge, ids->array, ids->merge, j->outdir);
+               oq_cli_shown(s->shards), oq_cli_shown(s->merge), ids->array, (int)j->shards - 1, oq_cli_shown(j->outdir),
+               ids->array, ids->merge, oq_cli_shown(j->outdir), ids->merge, ids->array, ids->merge, oq_cli_shown(j->outdir));
     }
     oq_shard_plan_clear(&p);
     return OQ_EXIT_OK;

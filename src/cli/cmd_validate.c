@@ -540,7 +540,8 @@ static int inputs_hold_outputs(const struct args *a)
     if (held && !all)
         fprintf(stderr, "ortqual validate: %s holds the model's output '%s' but not '%s' (%zu of %zu outputs): "
                         "save every output with the inputs, or pass them as --expected, or choose --configs\n",
-                a->o.input_files[0], mi->outputs[have].name, mi->outputs[missing].name, held, mi->n_outputs);
+                oq_cli_shown(a->o.input_files[0]), oq_cli_shown(mi->outputs[have].name),
+                oq_cli_shown(mi->outputs[missing].name), held, mi->n_outputs);
     oq_npz_free(z);
     oq_model_info_free(mi);
     return held && !all ? -1 : all;
@@ -553,13 +554,14 @@ static void outputs_beside_hint(const struct args *a, char *hint, size_t n)
     hint[0] = 0;
     if (!a->o.n_input_files) return;
     const char *path = a->o.input_files[0], *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-    char sib[4096];
+    char sib[4096], pattern[4096];
     if (strncmp(base, "inputs_", 7) ||
         snprintf(sib, sizeof sib, "%.*soutputs_%s", (int)(base - path), path, base + 7) >= (int)sizeof sib ||
         access(sib, F_OK))
         return;
-    snprintf(hint, n, "; %s is beside %s: pass --expected '%.*soutputs_*.npz' to judge against it", sib, path,
-             (int)(base - path), path);
+    snprintf(pattern, sizeof pattern, "%.*soutputs_*.npz", (int)(base - path), path);
+    snprintf(hint, n, "; %s is beside %s: pass --expected '%s' to judge against it", oq_cli_shown(sib),
+             oq_cli_shown(path), oq_cli_shown(pattern));
 }
 
 /* --model without --configs: the saved outputs (when there are any) against ORT CPU, and CUDA
@@ -587,7 +589,7 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
     snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:%s%s%s", expected ? "expected," : "",
              prec, cuda ? ",cuda:model:" : "", cuda ? prec : "");
     snprintf(a->out.note, sizeof a->out.note, "ortqual validate: --configs %s (--model's default here%s%s%s)\n",
-             a->default_configs, reduced ? "; Attention '" : "", reduced ? node : "",
+             a->default_configs, reduced ? "; Attention '" : "", reduced ? oq_cli_shown(node) : "",
              reduced ? "' computes in reduced precision" : "");
     a->configs_text = a->default_configs;
     return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
@@ -616,7 +618,7 @@ static void note_reduced_attention(struct args *a, oq_dtype d, const char *node)
         if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
             snprintf(a->out.note + used, sizeof a->out.note - used,
                      "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged with %s "
-                     "tolerances: use %s:model:fp16 for the float16 ones\n", a->o.model_path, oq_dtype_name(d), node,
+                     "tolerances: use %s:model:fp16 for the float16 ones\n", oq_cli_shown(a->o.model_path), oq_dtype_name(d), oq_cli_shown(node),
                      k->name, oq_precision_name(k->precision), k->runtime);
     }
 }

@@ -44,7 +44,7 @@ static int apply_cuda_dir(void)
     char path[4096];
     snprintf(path, sizeof path, "%s/libonnxruntime.so", dir);
     if (access(path, R_OK) != 0) {
-        fprintf(stderr, "ortqual: ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so\n", dir);
+        fprintf(stderr, "ortqual: ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so\n", oq_cli_shown(dir));
         return OQ_EXIT_USAGE;
     }
     setenv("ORTQUAL_ORT_LIB", path, 1);
@@ -71,9 +71,9 @@ static int run_command(int argc, char **argv)
         if (!strcmp(argv[0], commands[i].name)) return commands[i].fn(argc, argv);
     /* options come after the command: one before it is no command's */
     if (argv[0][0] == '-')
-        fprintf(stderr, "ortqual: unknown option '%s' (options follow the command: 'ortqual CMD --help')\n", argv[0]);
+        fprintf(stderr, "ortqual: unknown option '%s' (options follow the command: 'ortqual CMD --help')\n", oq_cli_shown(argv[0]));
     else
-        fprintf(stderr, "ortqual: '%s' is not a command (see 'ortqual --help')\n", argv[0]);
+        fprintf(stderr, "ortqual: '%s' is not a command (see 'ortqual --help')\n", oq_cli_shown(argv[0]));
     return OQ_EXIT_USAGE;
 }
 

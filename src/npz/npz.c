@@ -134,11 +134,14 @@ static int plain_find_end(const unsigned char *b, size_t n, plain_dir *dir)
     }
 }
 
-/* Printable ASCII, as libzip gives it back (it converts other bytes from CP437 or refuses them). */
-static int plain_name(const unsigned char *p, size_t n)
+/* A member name taken as its bytes: valid UTF-8 without NUL, control bytes included. numpy
+ * (Python's zipfile) writes an ASCII name as it is and any other in UTF-8 with the flag (bit
+ * 11) set, and reads an ASCII name as it is: libzip alone would show a control byte as a
+ * CP437 glyph ("\x1b" as U+2190), and such a member would never match its tensor. */
+static int name_as_is(const unsigned char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i] < 0x20 || p[i] >= 0x7f) return 0;
+    for (size_t i = 0, k; i < n; i += k)
+        if (!p[i] || !(k = oq_utf8_len(p + i, n - i))) return 0;
     return 1;
 }
 
@@ -170,7 +173,7 @@ static int plain_local(const unsigned char *b, const plain_dir *dir, const unsig
 
 /* The central entry at *at (then moved past it) and its local header, when both are plain:
  * stored, not encrypted, no extra field (libzip reads ZIP64 sizes and Unicode names there), an
- * ASCII name the local header repeats, sizes and CRC that agree, all inside the archive. */
+ * as-is name the local header repeats, sizes and CRC that agree, all inside the archive. */
 static int plain_entry(const unsigned char *b, const plain_dir *dir, uint64_t *at, plain_member *m)
 {
     if (dir->end - *at < CENTRAL_HEADER) return 0;
@@ -179,7 +182,7 @@ static int plain_entry(const unsigned char *b, const plain_dir *dir, uint64_t *a
     uint64_t next = *at + CENTRAL_HEADER + name_len + get16(c + 32);
     if (get32(c) != CENTRAL_SIG || (get16(c + 8) & ~FLAGS_PLAIN) || get16(c + 10) != 0) return 0;
     if (get32(c + 20) != size || size == 0xffffffffu || get16(c + 30) || get16(c + 34)) return 0;
-    if (next > dir->end || !plain_name(c + CENTRAL_HEADER, name_len)) return 0;
+    if (next > dir->end || !name_as_is(c + CENTRAL_HEADER, name_len)) return 0;
     if (!plain_local(b, dir, c, get32(c + 42), size, &m->data)) return 0;
     m->name = (const char *)c + CENTRAL_HEADER;
     m->name_len = name_len;
@@ -490,7 +493,9 @@ static oq_status member_bytes(zip_t *za, zip_uint64_t i, const zip_walk *w, cons
 
 static oq_status read_member(zip_t *za, zip_uint64_t i, const zip_walk *w, oq_npz *z, oq_err *err)
 {
-    const char *member = zip_get_name(za, i, 0);
+    const char *member = zip_get_name(za, i, ZIP_FL_ENC_RAW);
+    /* other bytes (no flag, not UTF-8) are CP437's, as libzip converts them */
+    if (member && !name_as_is((const unsigned char *)member, strlen(member))) member = zip_get_name(za, i, 0);
     if (!member) return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s", z->path, zip_strerror(za));
     char *key;
     oq_status st = member_key(z, member, strlen(member), &key, err);
@@ -680,7 +685,8 @@ static oq_status add_member(zip_t *za, const oq_tensor *t, oq_npy_parts *p, int 
     zip_int64_t idx = -1;
     if (src && member) {
         snprintf(member, mlen, "%s" NPY_SUFFIX, t->name);
-        idx = zip_file_add(za, member, src, ZIP_FL_ENC_UTF_8);
+        idx = zip_file_add(za, member, src, 0); /* flagged as utf8_flag() below says; ENC_UTF_8 would
+                                                     refuse a name with a control byte */
     }
     free(member);
     if (idx < 0) {
@@ -830,14 +836,29 @@ static unsigned char *put32(unsigned char *p, uint32_t v)
 
 #define DOS_DATE_1980 ((1u << 5) | 1u) /* 1980-01-01: the same tensors give the same bytes */
 
+/* The UTF-8 flag (bit 11) of a member name, as numpy and libzip set it: for a UTF-8 name beyond
+ * ASCII. Not for one that also holds a control byte other than tab, LF and CR, which numpy would
+ * flag, nor for one that is not UTF-8: libzip 1.7 takes either for CP437 and refuses an archive
+ * that flags it (ZIP_ER_INCONS); it writes them unflagged, and so does this writer. */
+static int utf8_flag(const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    size_t n = strlen(name);
+    int high = 0;
+    for (size_t i = 0, k; i < n; i += k) {
+        if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || !(k = oq_utf8_len(p + i, n - i)))
+            return 0;
+        high |= p[i] >= 0x80;
+    }
+    return high;
+}
+
 /* One member's header fields, shared by its local and its central header (from "version
  * needed" on): stored, no time, the name's flag for UTF-8. */
 static unsigned char *member_fields(unsigned char *p, const char *name, uint32_t crc, uint32_t size)
 {
     size_t nl = strlen(name);
-    int utf8 = 0;
-    for (size_t i = 0; i < nl; i++) utf8 |= (unsigned char)name[i] >= 0x80;
-    p = put16(put16(put16(put16(put16(p, 20), utf8 ? 0x0800 : 0), 0), 0), DOS_DATE_1980);
+    p = put16(put16(put16(put16(put16(p, 20), utf8_flag(name) ? 0x0800 : 0), 0), 0), DOS_DATE_1980);
     return put16(put16(put32(put32(put32(p, crc), size), size), (unsigned)nl), 0);
 }
 

@@ -62,16 +62,12 @@ static size_t control_at(const unsigned char *p)
     return p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F ? 2 : 0;
 }
 
-/* msg with its control characters shown as \xNN (a C1 one by its second byte, as `ortqual
- * inspect` shows them), malloc'ed; NULL when out of memory. A path, a tensor or a member name
- * may hold a newline, and a message is one line: a log that records it gets one record. Line
- * ends that end it (a quoted stderr line's) are dropped, not shown. */
-static char *one_line(const char *msg)
+/* The first n bytes of s with their control characters shown as \xNN (a C1 one by its second
+ * byte, as `ortqual inspect` shows them), malloc'ed; NULL when out of memory. */
+static char *printable(const char *s, size_t n)
 {
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) n--;
     char *out = malloc(4 * n + 1), *w = out;
-    for (const unsigned char *p = (const unsigned char *)msg, *end = p + n; out && p < end;) {
+    for (const unsigned char *p = (const unsigned char *)s, *end = p + n; out && p < end;) {
         size_t k = control_at(p);
         if (k) w += sprintf(w, "\\x%02x", p[k - 1]);
         else *w++ = (char)*p;
@@ -79,6 +75,21 @@ static char *one_line(const char *msg)
     }
     if (out) *w = 0;
     return out;
+}
+
+char *oq_text_printable(const char *s)
+{
+    return s ? printable(s, strlen(s)) : NULL;
+}
+
+/* msg made printable: a path, a tensor or a member name may hold a newline, and a message is
+ * one line: a log that records it gets one record. Line ends that end it (a quoted stderr
+ * line's) are dropped, not shown. */
+static char *one_line(const char *msg)
+{
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) n--;
+    return printable(msg, n);
 }
 
 /* The message formatted whole, made one line, then fitted; cut at the end (its control

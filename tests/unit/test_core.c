@@ -86,6 +86,17 @@ static void test_err_one_line(void **state)
     assert_non_null(strstr(e.msg, "\\x0a: gone"));
 }
 
+/* A name for text output, escaped as messages are, its own final newline included (a folder
+ * named "t\n" is not "t"). */
+static void test_text_printable(void **state)
+{
+    (void)state;
+    char *s = oq_text_printable("t\x1b[2J \xc2\x9b \xc3\xa9\n");
+    assert_string_equal(s, "t\\x1b[2J \\x9b \xc3\xa9\\x0a");
+    free(s);
+    assert_null(oq_text_printable(NULL));
+}
+
 /* The names status.h lists are the names oq_status_str gives (it said "io error"). */
 static void test_status_names_as_documented(void **state)
 {
@@ -382,6 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_err_long_path),
         cmocka_unit_test(test_err_one_line),
+        cmocka_unit_test(test_text_printable),
         cmocka_unit_test(test_status_names_as_documented),
         cmocka_unit_test(test_dtype_spellings_as_documented),
         cmocka_unit_test(test_dynbuf_grows_and_keeps_text),

@@ -545,6 +545,117 @@ static void test_headers_disagree(void **state)
     }
 }
 
+/* An archive as Python's zipfile writes numpy.savez's (stored), by hand: members "<name>.npy"
+ * holding `npy`, each with the UTF-8 flag numpy gives it: set for a name beyond ASCII. */
+static unsigned char *savez_by_hand(const char *const *names, size_t k, const unsigned char *npy, size_t len,
+                                    size_t *n)
+{
+    size_t total = 22;
+    for (size_t i = 0; i < k; i++) total += 30 + 46 + 2 * (strlen(names[i]) + 4) + len;
+    unsigned char *b = calloc(1, total), *p = b;
+    uint32_t crc = (uint32_t)crc32(0, npy, (uInt)len), at[8];
+    assert_true(k <= 8);
+    for (int central = 0; central < 2; central++) {
+        unsigned char *start = p;
+        for (size_t i = 0; i < k; i++) {
+            size_t nl = strlen(names[i]) + 4, f = central ? 6 : 4, head = central ? 46 : 30;
+            unsigned flag = 0;
+            for (const char *c = names[i]; *c; c++) flag |= (unsigned char)*c >= 0x80 ? 0x800 : 0;
+            if (!central) at[i] = (uint32_t)(p - b);
+            put32(p, central ? 0x02014b50u : 0x04034b50u);
+            if (central) put16(p + 4, 20), put32(p + 42, at[i]);
+            put16(p + f, 20);
+            put16(p + f + 2, flag);
+            put16(p + f + 8, 0x21); /* 1980-01-01 */
+            put32(p + f + 10, crc);
+            put32(p + f + 14, (uint32_t)len);
+            put32(p + f + 18, (uint32_t)len);
+            put16(p + f + 22, (unsigned)nl);
+            memcpy(p + head, names[i], nl - 4);
+            memcpy(p + head + nl - 4, ".npy", 4);
+            p += head + nl;
+            if (!central) memcpy(p, npy, len), p += len;
+        }
+        if (central) {
+            put32(p, 0x06054b50u);
+            put16(p + 8, (unsigned)k);
+            put16(p + 10, (unsigned)k);
+            put32(p + 12, (uint32_t)(p - start));
+            put32(p + 16, (uint32_t)(start - b));
+        }
+    }
+    *n = total;
+    return b;
+}
+
+/* The names of `z` are `names`, in order. */
+static void assert_names(const oq_npz *z, const char *const *names, size_t k, const char *what)
+{
+    if (z->count != k) fail_msg("%s: %zu members, want %zu", what, z->count, k);
+    for (size_t i = 0; i < k; i++)
+        if (strcmp(z->tensors[i]->name, names[i])) fail_msg("%s: member %zu is named '%s'", what, i, z->tensors[i]->name);
+}
+
+/* Names with control bytes or beyond ASCII, as numpy writes them, read back as their bytes
+ * (libzip alone showed ESC as U+2190, a member that matched no tensor, and refused an archive
+ * whose flagged name holds one); ortqual's own archives, stored or deflated, read back equal. */
+static void test_member_names_as_numpy(void **state)
+{
+    (void)state;
+    const char *names[] = {"ctl\x1b[2J", "nl\nx", "\xc3\xa9t\xc3\xa9", "mix\xc3\xa9\x1b", "plain"};
+    oq_tensor *t = npz_make(OQ_DTYPE_FLOAT32, 1, (int64_t[]){3}, "t");
+    unsigned char *npy = NULL, *b = NULL;
+    size_t len = 0, n = 0;
+    oq_err err = {0};
+    assert_int_equal(oq_npy_serialize(t, &npy, &len, &err), OQ_OK);
+    b = savez_by_hand(names, 5, npy, len, &n);
+    oq_npz *z = NULL;
+    if (oq_npz_parse(b, n, "m", &z, &err)) fail_msg("numpy's names: %s", err.msg);
+    assert_names(z, names, 5, "numpy's names");
+    oq_npz_free(z);
+    free(b);
+    /* the same without the mixed name, through libzip (as a deflated or large archive is read) */
+    const char *four[] = {names[0], names[1], names[2], names[4]};
+    b = savez_by_hand(four, 4, npy, len, &n);
+    if (oq_npz_parse_libzip(b, n, "m", &z, &err)) fail_msg("libzip: %s", err.msg);
+    assert_names(z, four, 4, "libzip");
+    oq_npz_free(z);
+    free(b);
+    /* written here, stored (our writer) and deflated (libzip's): read back equal both ways */
+    oq_tensor *ts[5];
+    for (size_t i = 0; i < 5; i++) {
+        ts[i] = npz_make(OQ_DTYPE_FLOAT32, 1, (int64_t[]){3}, names[i]);
+    }
+    for (int compress = 0; compress < 2; compress++) {
+        if (oq_npz_bytes(5, (const oq_tensor *const *)ts, compress, "w", &b, &n, &err)) fail_msg("write: %s", err.msg);
+        if (oq_npz_parse(b, n, "m", &z, &err)) fail_msg("read back (compress %d): %s", compress, err.msg);
+        assert_names(z, names, 5, compress ? "deflated" : "stored");
+        oq_npz_free(z);
+        if (oq_npz_parse_libzip(b, n, "m", &z, &err)) fail_msg("libzip read back (compress %d): %s", compress, err.msg);
+        assert_names(z, names, 5, "libzip read back");
+        oq_npz_free(z);
+        /* numpy's flags: ASCII with controls unflagged, a name beyond ASCII flagged */
+        size_t c = CENTRAL(b, n);
+        assert_int_equal(get16le(b + c + 8) & 0x800, 0);
+        c += 46 + get16le(b + c + 28) + get16le(b + c + 30);
+        c += 46 + get16le(b + c + 28) + get16le(b + c + 30);
+        assert_int_equal(get16le(b + c + 8) & 0x800, 0x800);
+        free(b);
+    }
+    for (size_t i = 0; i < 5; i++) oq_tensor_free(ts[i]);
+    /* a name that is not UTF-8 is written unflagged (flagged, no reader here took the archive) and
+     * reads as CP437, as numpy reads it */
+    ts[0] = npz_make(OQ_DTYPE_FLOAT32, 1, (int64_t[]){3}, "v\xff");
+    if (oq_npz_bytes(1, (const oq_tensor *const *)ts, 0, "w", &b, &n, &err)) fail_msg("write: %s", err.msg);
+    if (oq_npz_parse(b, n, "m", &z, &err)) fail_msg("a name not UTF-8: %s", err.msg);
+    assert_string_equal(z->tensors[0]->name, "v\xc2\xa0"); /* CP437 0xff is U+00A0 */
+    oq_npz_free(z);
+    free(b);
+    oq_tensor_free(ts[0]);
+    oq_tensor_free(t);
+    free(npy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_every_bit_flipped),
         cmocka_unit_test(test_empty_buffer_refused),
         cmocka_unit_test(test_headers_disagree),
+        cmocka_unit_test(test_member_names_as_numpy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
