@@ -312,7 +312,10 @@ static oq_status caller_axis_ok(const char *label, const oq_model_info *mi, cons
     if (o->rank >= 0 && a->axis >= o->rank)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: output '%s' has %d axes (0 to %d)", a->output,
                           axis, a->output, (int)o->rank, (int)o->rank - 1);
-    if (a->batch_said && (a->batch < 0 || (o->rank >= 0 && a->batch >= o->rank)))
+    if (a->batch_said && a->batch < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s,batch=%d: an axis is a number from 0", a->output,
+                          axis, (int)a->batch);
+    if (a->batch_said && o->rank >= 0 && a->batch >= o->rank)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s,batch=%d: output '%s' has %d axes (0 to %d)",
                           a->output, axis, (int)a->batch, a->output, (int)o->rank, (int)o->rank - 1);
     if (a->batch_said && a->batch == a->axis)

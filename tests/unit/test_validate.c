@@ -57,8 +57,8 @@ static void fill_plan(oq_validate_plan *p, const char *batches_file)
     p->kv_heads = 2;
     p->threads = 6;
     p->tolerances = strdup("cls:rtol=1e-3");
-    const oq_seq_axis said[] = {{"y", 2}, {"pooled", OQ_SEQ_AXIS_NONE}};
-    assert_true(oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, said, 2));
+    const oq_seq_axis said[] = {{"y", 2}, {"pooled", OQ_SEQ_AXIS_NONE}, {"first", 0, 1, 1}};
+    assert_true(oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, said, 3));
     p->padded_length = 96;
     p->mask_form = OQ_MASK_SEQLEN;
     p->ort_lib = strdup("/ort/libonnxruntime.so");
@@ -120,11 +120,16 @@ static void plan_round_trip(void **state)
     assert_int_equal(b.kv_heads, 2);
     assert_int_equal(b.threads, 6);
     assert_string_equal(b.tolerances, a.tolerances);
-    assert_int_equal(b.n_seq_axes, 2);
+    assert_int_equal(b.n_seq_axes, 3);
     assert_string_equal(b.seq_axes[0].output, "y");
     assert_int_equal(b.seq_axes[0].axis, 2);
+    assert_false(b.seq_axes[0].batch_said);
     assert_string_equal(b.seq_axes[1].output, "pooled");
     assert_int_equal(b.seq_axes[1].axis, OQ_SEQ_AXIS_NONE);
+    assert_string_equal(b.seq_axes[2].output, "first"); /* a sequence-first output's batch axis kept */
+    assert_int_equal(b.seq_axes[2].axis, 0);
+    assert_true(b.seq_axes[2].batch_said);
+    assert_int_equal(b.seq_axes[2].batch, 1);
     assert_int_equal(b.padded_length, 96);
     assert_int_equal(b.mask_form, OQ_MASK_SEQLEN); /* an enum again, not a string to compare */
     assert_string_equal(b.ort_lib, a.ort_lib);
