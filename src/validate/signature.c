@@ -90,6 +90,9 @@ static const char *used_on_data(const oq_signature *sig, size_t i)
            "scores";
 }
 
+/* Detection's reason where nothing in the graph backs the name: every contract error says it. */
+static const char NAME_ONLY[] = "its name contains \"mask\"";
+
 static oq_status refuse_guess(const char *path, const char *what, const char *name, oq_err *err)
 {
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s: name the [B, L] padding mask (--mask %s) or say there is "
@@ -134,7 +137,7 @@ static oq_status detect_mask(oq_signature *sig, int named_only, const char *path
     sig->mask_why = found < 0 ? NULL : padding ? "an attention operator reads it as its key-padding mask"
                     : sig->uses && sig->uses[found] & OQ_USE_SCORES ? "its name contains \"mask\" and it flows "
                                                                      "into the attention scores"
-                                                                   : "its name contains \"mask\"";
+                                                                   : NAME_ONLY;
     return OQ_OK;
 }
 
@@ -330,9 +333,10 @@ static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
                       oq_shape_str(t, got, sizeof got));
 }
 
-/* A mask detection took whose values are not 0 or 1 (oq_mask_check's message) may be no padding
- * mask at all: the message says it was taken, why, and how to decide. (A hole, left padding or
- * an empty row is a mask's own fault, said as for a mask --mask names.) */
+/* A mask detection took whose values are not 0 or 1 (oq_mask_check's message), or any broken
+ * row of one taken by its name alone, may be no padding mask at all: the message says it was
+ * taken, why, and how to decide. (A hole, left padding or an empty row of a mask the graph uses
+ * as one is the mask's own fault, said as for a mask --mask names.) */
 static oq_status guessed_mask_error(const oq_signature *sig, const char *path, const char *name, oq_err *err)
 {
     char was[OQ_ERR_MSG_MAX];
@@ -375,7 +379,8 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
         if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         oq_status st = oq_mask_check(m, NULL, in->lengths, err);
-        if (st == OQ_ERR_MASK && sig->mask_why && err && strstr(err->msg, "is not 0 or 1"))
+        if (st == OQ_ERR_MASK && sig->mask_why && err &&
+            (sig->mask_why == NAME_ONLY || strstr(err->msg, "is not 0 or 1")))
             return guessed_mask_error(sig, path, m->name, err);
         return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
     }

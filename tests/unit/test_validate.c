@@ -1368,6 +1368,17 @@ static void guessed_mask_says_so(void **state)
              "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": --mask NAME names "
              "the mask, --no-mask says there is none)", io);
     assert_string_equal(err.msg, want);
+    /* taken by its name alone, a broken row says so too: the input may be no padding mask */
+    t = tensor_of("pad_mask", OQ_DTYPE_INT64, 2, bl);
+    oq_tensor_set_f64(t, 2, 1);
+    assert_int_equal(oq_npz_write(io, 1, (const oq_tensor *const *)&t, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(t);
+    assert_int_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_ERR_MASK);
+    snprintf(want, sizeof want, "%s: mask 'pad_mask': event 0: left padding: position 0 is 0 but position 2 is 1",
+             io);
+    if (strncmp(err.msg, want, strlen(want)) ||
+        !strstr(err.msg, "(input 'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\""))
+        fail_msg("%s", err.msg);
     oq_signature_clear(&sig);
     remove_dir(dir);
     free(model);
