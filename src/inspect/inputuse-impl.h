@@ -28,7 +28,8 @@ enum {
     /* "Flows": through the nodes that compute a mask or bias from it (FLOW in inputuse.c:
      * casts, shape changes, comparisons, logic and arithmetic), in any data input of theirs.
      * The attention scores: it flows to a Softmax's input or to an attention operator's mask or
-     * bias (what a [B, L] padding mask is made into: BERT's (1 - mask) * min added to them) */
+     * bias (what a [B, L] padding mask is made into: BERT's (1 - mask) * min added to them), or
+     * to an Attention-24's nonpad_kv_seqlen (the mask summed: its key lengths) */
     OQ_USE_SCORES = 1u << 4,
     /* the data: it flows to a MatMul, Gemm, Conv or Einsum, or an attention operator's query,
      * key or value, never through the scores (ViT's bool_masked_pos: a Where that puts the mask

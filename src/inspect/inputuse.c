@@ -83,18 +83,20 @@ static void walk_from(walk *w, const char *value, int32_t dtype, int as_is)
 static const char *const FLOW[] = {"Cast", "CastLike", "Identity", "Not", "Unsqueeze", "Reshape", "Expand", "Squeeze",
                                    "Transpose", "Add", "Sub", "Mul", "Div", "Neg", "Where", "Equal", "Less",
                                    "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Min", "Max",
-                                   "Clip", "Tile", "Slice", "Concat", NULL};
+                                   "Clip", "Tile", "Slice", "Concat", "ReduceSum", NULL};
 /* their inputs past the first are shapes, axes or repeats, never data that flows */
-static const char *const FLOW_DATA_ONLY[] = {"Unsqueeze", "Reshape", "Expand", "Squeeze", "Tile", "Slice", NULL};
+static const char *const FLOW_DATA_ONLY[] = {"Unsqueeze", "Reshape", "Expand", "Squeeze", "Tile", "Slice",
+                                             "ReduceSum", NULL};
 static const char *const DATA[] = {"MatMul", "Gemm", "Conv", "Einsum", NULL};
 
-/* The use the flow finds at input `slot` of `n`: the scores or the data (0: passed on, or neither). */
+/* The use the flow finds at input `slot` of `n`: the scores (or the key lengths an Attention-24
+ * takes instead of a mask: a [B, L] mask summed) or the data (0: passed on, or neither). */
 static unsigned flow_slot(const Onnx__NodeProto *n, size_t slot)
 {
     if (oq_node_is(n, "Softmax") && slot == 0) return OQ_USE_SCORES;
     if (is_one_of(n, DATA)) return OQ_USE_DATA;
     int onnx = oq_node_is(n, "Attention"), ms = is_ms(n, "Attention"), mha = is_ms(n, "MultiHeadAttention");
-    if ((onnx && slot == 3) || (ms && (slot == 3 || slot == 5)) || (mha && (slot == 4 || slot == 5)))
+    if ((onnx && (slot == 3 || slot == 6)) || (ms && (slot == 3 || slot == 5)) || (mha && (slot == 4 || slot == 5)))
         return OQ_USE_SCORES;
     if ((onnx && slot <= 2) || (ms && slot == 0) || (mha && slot <= 2)) return OQ_USE_DATA;
     return 0;

@@ -1270,10 +1270,39 @@ static void mim_model(const char *path, int scores)
     oq_tensor_free(tok);
 }
 
+/* features [batch,n,8] zeroed where the bool `mask` [batch,n] is 0, projected, and attended by
+ * an Attention-24 whose nonpad_kv_seqlen is the mask summed (ortqual's attention24 encoder). */
+static void seqlen_model(const char *path)
+{
+    oq_opset ops[] = {{"", 24}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "seqlen", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("n")}, ble[] = {bl[0], bl[1], OQ_DIM(8)};
+    oq_graph_add_input(g, "features", OQ_DTYPE_FLOAT32, 3, ble);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, bl);
+    const int64_t last[] = {-1}, one[] = {1}, ws[] = {8, 8};
+    oq_tensor *w = tensor_of("w", OQ_DTYPE_FLOAT32, 2, ws);
+    const oq_attr f32 = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32), i32 = OQ_ATTR_I("to", OQ_DTYPE_INT32);
+    const oq_attr heads[] = {OQ_ATTR_I("q_num_heads", 2), OQ_ATTR_I("kv_num_heads", 2)};
+    const char *m = oq_graph_op(g, "Cast", 1, (const char *[]){"mask"}, 1, &f32);
+    const char *m3 = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){m, oq_graph_const_i64(g, "ax", 1, last)}, 0, NULL);
+    const char *x = oq_graph_op(g, "Mul", 2, (const char *[]){"features", m3}, 0, NULL);
+    const char *y = oq_graph_op(g, "MatMul", 2, (const char *[]){x, oq_graph_add_initializer(g, w, "w")}, 0, NULL);
+    const char *mi = oq_graph_op(g, "Cast", 1, (const char *[]){"mask"}, 1, &i32);
+    const char *lens = oq_graph_op(g, "ReduceSum", 2, (const char *[]){mi, oq_graph_const_i64(g, "ax1", 1, one)}, 0,
+                                   NULL);
+    const char *o = oq_graph_op(g, "Attention", 7, (const char *[]){y, y, y, "", "", "", lens}, 2, heads);
+    oq_graph_add_output(g, o, "y", OQ_DTYPE_FLOAT32, 3, ble);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_tensor_free(w);
+}
+
 /* An input named like a mask that the graph uses on the data and never on attention scores is
  * not the padding mask: ViT's bool_masked_pos was taken by its name, and the patches after its
  * prefix of masked ones (all valid) set apart as padding, their wrong values "reported, not
- * judged" (a false PASSED). Beside a mask the scores get, that one is taken, and why is said. */
+ * judged" (a false PASSED). Beside a mask the scores get, that one is taken, and why is said;
+ * a mask that zeroes the data and is summed into an Attention-24's key lengths is one. */
 static void mask_named_but_on_data(void **state)
 {
     (void)state;
@@ -1291,6 +1320,10 @@ static void mask_named_but_on_data(void **state)
     assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
     assert_int_equal(sig.mask, 2);
     assert_string_equal(sig.mask_why, "its name contains \"mask\" and it flows into the attention scores");
+    oq_signature_clear(&sig);
+    seqlen_model(model); /* a padding mask that zeroes the data too: its sum is the keys' lengths */
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, 1);
     oq_signature_clear(&sig);
     remove_dir(dir);
     free(model);
