@@ -165,17 +165,23 @@ typedef struct oq_compare_opts {
 } oq_compare_opts;
 
 /* The sequence axis of one output, said by the caller (the --seq-axis OUTPUT=AXIS of validate,
- * replay and convert) where the model's declaration does not say it. Without one, an output's
- * mask axes are the ones its declared names share with the mask input's, else those denoted
- * DATA_BATCH and DATA_TIME (ONNX's dimension denotations), else axis 0 of the batch's size B
- * and the one later axis of its padded length L; two or more such axes are refused
- * (OQ_ERR_INVALID_ARG naming them) rather than guessed. */
+ * replay and convert, OUTPUT=AXIS,batch=AXIS with the batch axis) where the model's declaration
+ * does not say it. Without one, an output's mask axes are the ones its declared names share
+ * with the mask input's, else those denoted DATA_BATCH and DATA_TIME (ONNX's dimension
+ * denotations), else axis 0 of the batch's size B and the one later axis of its padded length L
+ * where nothing else could be read from the sizes: two such axes, B = L, a [B, L] output (as
+ * well a pooled [B, H] with H = L) or a model with two axes of size L in one input or output
+ * (L is also one of its widths) are refused (OQ_ERR_INVALID_ARG naming the output and the fix)
+ * rather than guessed. */
 #define OQ_SEQ_AXIS_NONE (-1)
 typedef struct oq_seq_axis {
     const char *output;       /* the model output's name */
-    int32_t axis;             /* the axis the mask's lengths run along (not the batch axis: the
-                                 one the declared names or DATA_BATCH say, else 0), of size L;
-                                 OQ_SEQ_AXIS_NONE: not per element, every element valid */
+    int32_t axis;             /* the axis the mask's lengths run along (not the batch axis), of
+                                 size L; OQ_SEQ_AXIS_NONE: not per element, every element valid */
+    int32_t batch;            /* with batch_said: the batch axis (of size B; a sequence-first
+                                 [L, B, E] output's 1); else the one the declared names or
+                                 DATA_BATCH say, else 0 */
+    int batch_said;
 } oq_seq_axis;
 
 /* Defaults: the precision's tolerance preset, no lengths, axes 0 and 1,

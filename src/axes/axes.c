@@ -4,6 +4,7 @@
  * valid elements apart as padding, where a wrong value is reported and not judged. One rule
  * for validate, replay and convert's check (which also zeroes generated inputs' padding by it). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "axes/axes-impl.h"
@@ -90,12 +91,15 @@ static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const
                            const char *name, int32_t ndim, const int64_t *shape, oq_mask_axes *a, oq_err *err)
 {
     if (said->axis == OQ_SEQ_AXIS_NONE) return OQ_OK;
-    int32_t b = declared_batch(o, m), s = said->axis;
+    int32_t b = said->batch_said ? said->batch : declared_batch(o, m), s = said->axis;
     b = b < 0 ? 0 : b;
     char at[600];
     where(r, "output", name, ndim, shape, at, sizeof at);
     if (s < 0 || s >= ndim)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: it has %d axes", at, name, (int)s, (int)ndim);
+    if (b >= ndim)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d,batch=%d: it has %d axes", at, name, (int)s,
+                          (int)b, (int)ndim);
     if (s == b)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: axis %d is its batch axis", at, name, (int)s,
                           (int)s);
@@ -152,7 +156,79 @@ static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, cons
     return c.n > 1 ? ambiguous(r, kind, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
 }
 
-/* Axis 0 of size B, then the one later axis of size L. */
+/* "[3,32,32]": the declared dims of `io` (rank >= 0). */
+static const char *declared_str(const oq_io_info *io, char *buf, size_t n)
+{
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int32_t d = 0; d < io->rank && used < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", d ? "," : "", io->dims[d]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+/* The first declared input or output other than `self` with two or more fixed axes past its
+ * first of size L: L is then also one of the model's widths (a static BERT's hidden size at
+ * that sequence length), which an axis of size L may as well be. NULL: none. */
+static const oq_io_info *width_like_length(const oq_axes_rule *r, const char *self)
+{
+    const oq_model_info *mi = r->mi;
+    for (size_t k = 0; mi && k < mi->n_inputs + mi->n_outputs; k++) {
+        const oq_io_info *io = k < mi->n_inputs ? &mi->inputs[k] : &mi->outputs[k - mi->n_inputs];
+        int n = 0;
+        for (int32_t d = 1; d < io->rank; d++) {
+            char *end;
+            long long v = strtoll(io->dims[d], &end, 10);
+            n += end != io->dims[d] && !*end && v == r->seq;
+        }
+        if (n >= 2 && strcmp(io->name, self)) return io;
+    }
+    return NULL;
+}
+
+/* B = L: axis 0 may as well be the sequence and a later one the batch (a sequence-first
+ * [L, B, E] output of nn.Transformer's default layout). */
+static oq_status batch_like_length(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
+                                   const int64_t *shape, const cands *c, oq_err *err)
+{
+    cands all = {.axis = {0}, .n = 1};
+    for (int i = 0; i < c->n; i++) all.axis[all.n++] = c->axis[i];
+    char at[600], axes[128], said[1200], pre[300], how[300];
+    where(r, kind, name, ndim, shape, at, sizeof at);
+    axes_list(&all, "", " and ", axes, sizeof axes);
+    snprintf(how, sizeof how, "%s size %lld, the batch's events and its padded length alike, and the model names "
+             "%s", all.n == 2 ? "both have" : "all have", (long long)r->seq, all.n == 2 ? "neither" : "none of them");
+    if (!strcmp(kind, "input")) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s", at, axes, how);
+    snprintf(pre, sizeof pre, "%s=", name);
+    axes_list(c, pre, " or ", said, sizeof said);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s: say which is the sequence with seq_axes %s (the batch "
+                      "on axis 0) or %s=0,batch=%d (sequence first), or export with named dynamic axes (or the axes "
+                      "denoted DATA_BATCH and DATA_TIME)", at, axes, how, said, name, (int)c->axis[0]);
+}
+
+/* One axis of size L, but the sizes cannot tell it is the sequence: a [B, L] output is as well
+ * a pooled [B, H] whose width H is L, and any axis may be a width the model shows is L (`w`). */
+static oq_status not_only_length(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
+                                 const int64_t *shape, int32_t axis, const oq_io_info *w, oq_err *err)
+{
+    char at[600], how[700], dims[256];
+    where(r, kind, name, ndim, shape, at, sizeof at);
+    if (w)
+        snprintf(how, sizeof how, "axis %d has the mask's padded length %lld, but so do two axes of %s '%s' %s: "
+                 "L is also one of the model's widths, and the model names neither", (int)axis, (long long)r->seq,
+                 oq_find_io(r->mi->inputs, r->mi->n_inputs, w->name) == w ? "input" : "output", w->name,
+                 declared_str(w, dims, sizeof dims));
+    else
+        snprintf(how, sizeof how, "axis %d has the mask's padded length %lld, but a [B, L] %s is as well a pooled "
+                 "[B, H] one whose width H is L, and the model names neither", (int)axis, (long long)r->seq, kind);
+    if (!strcmp(kind, "input")) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s", at, how);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s: say seq_axes %s=%d if it is per position, or %s=none, or "
+                      "export with named dynamic axes (or the sequence axis denoted DATA_TIME)", at, how, name,
+                      (int)axis, name);
+}
+
+/* Axis 0 of size B, then the one later axis of size L, where nothing else could be read from
+ * the sizes: two such axes, B = L, a [B, L] shape or a model with L among its widths are
+ * refused, as masking a width or the batch would set valid elements apart unjudged. */
 static oq_status by_sizes(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
                           const int64_t *shape, oq_mask_axes *a, oq_err *err)
 {
@@ -160,12 +236,17 @@ static oq_status by_sizes(const oq_axes_rule *r, const char *kind, const char *n
     if (shape[0] != r->batch) return OQ_OK;
     for (int32_t d = 1; d < ndim; d++)
         if (shape[d] == r->seq) c.axis[c.n++] = d;
+    if (!c.n) return OQ_OK;
+    if (r->batch == r->seq) return batch_like_length(r, kind, name, ndim, shape, &c, err);
     char how[300];
     snprintf(how, sizeof how, "have the mask's padded length %lld and the model names %s", (long long)r->seq,
              c.n == 2 ? "neither" : "none of them");
-    return c.n > 1 ? ambiguous(r, kind, name, ndim, shape, &c, 0, how,
-                                       ", or export with named dynamic axes (or the sequence axis denoted DATA_TIME)", err)
-                   : decide(&c, 0, a);
+    if (c.n > 1)
+        return ambiguous(r, kind, name, ndim, shape, &c, 0, how,
+                         ", or export with named dynamic axes (or the sequence axis denoted DATA_TIME)", err);
+    const oq_io_info *w = ndim == 2 ? NULL : width_like_length(r, name);
+    if (ndim == 2 || w) return not_only_length(r, kind, name, ndim, shape, c.axis[0], w, err);
+    return decide(&c, 0, a);
 }
 
 /* The declared rules, then the sizes, for a value declared `o` (NULL: nothing declared). */
@@ -231,10 +312,21 @@ static oq_status caller_axis_ok(const char *label, const oq_model_info *mi, cons
     if (o->rank >= 0 && a->axis >= o->rank)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: output '%s' has %d axes (0 to %d)", a->output,
                           axis, a->output, (int)o->rank, (int)o->rank - 1);
+    if (a->batch_said && a->batch < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s,batch=%d: an axis is a number from 0", a->output,
+                          axis, (int)a->batch);
+    if (a->batch_said && o->rank >= 0 && a->batch >= o->rank)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s,batch=%d: output '%s' has %d axes (0 to %d)",
+                          a->output, axis, (int)a->batch, a->output, (int)o->rank, (int)o->rank - 1);
+    if (a->batch_said && a->batch == a->axis)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s,batch=%d: the batch and sequence axes are one",
+                          a->output, axis, (int)a->batch);
     int32_t b = declared_batch(o, mask);
-    if (a->axis == (b < 0 ? 0 : b))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: that is the batch axis of output '%s'%s",
-                          a->output, axis, a->output, b < 0 ? " (axis 0: the model names or denotes no other)" : "");
+    if (!a->batch_said && a->axis == (b < 0 ? 0 : b))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: that is the batch axis of output '%s'%s%s%s%s",
+                          a->output, axis, a->output, b < 0 ? " (axis 0: the model names or denotes no other; "
+                          "a sequence-first output says its batch axis too: seq_axes " : "", b < 0 ? a->output : "",
+                          b < 0 ? "=0,batch=1" : "", b < 0 ? ")" : "");
     return OQ_OK;
 }
 

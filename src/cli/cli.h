@@ -368,7 +368,7 @@ int oq_cli_padding(const oq_opt *o, const char *arg);
                     "padded elements of masked outputs: zero (must be exactly 0), report\n"         \
                     "(counted, not judged), auto (zero for ortqual's exports; for --model,\n"       \
                     "zero where the reference is exactly 0 on every padded element)")
-/* --seq-axis OUTPUT=AXIS|none (validate, replay), repeatable, into the struct oq_cli_seq_axes
+/* --seq-axis OUTPUT=AXIS|none or OUTPUT=AXIS,batch=AXIS (validate, replay, convert), repeatable, into the struct oq_cli_seq_axes
  * at ctx (oq_validate_opts.seq_axes): read here, checked against the model by the library. */
 struct oq_cli_seq_axes {
     size_t n;
@@ -379,9 +379,10 @@ void oq_cli_seq_axes_clear(struct oq_cli_seq_axes *s);
 #define OQ_CLI_SEQ_AXIS_OPT(s)                                                                      \
     OQ_OPT_CALLBACK("seq-axis", "OUTPUT=AXIS", oq_cli_seq_axis, (s),                                \
                     "the axis of OUTPUT that the mask's lengths run along (repeatable),\n"         \
-                    "where the model's dim names or denotations do not say it and two\n"          \
-                    "axes have the padded length; none: OUTPUT is not per position,\n"           \
-                    "every element valid (docs/real-models.md)")
+                    "where the model's dim names or denotations do not say it and the\n"         \
+                    "sizes cannot; none: OUTPUT is not per position, every element\n"           \
+                    "valid; AXIS,batch=AXIS: the batch axis too (sequence first: 0,batch=1)\n"  \
+                    "(docs/real-models.md)")
 struct oq_validate_summary;
 struct oq_validate_progress;
 /* Colour only for a terminal, and never when NO_COLOR is set (and not empty). */

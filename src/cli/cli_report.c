@@ -33,18 +33,44 @@ int oq_cli_padding(const oq_opt *o, const char *arg)
     return -1;
 }
 
-/* The last '=' splits: an output's name may hold one, an axis never does. */
+/* An axis number of `s` (0..INT32_MAX, digits only), "none" where `none` is allowed. */
+static int axis_of(const char *s, int none, int32_t *axis)
+{
+    char *end = NULL;
+    if (none && !strcmp(s, "none")) return *axis = OQ_SEQ_AXIS_NONE, 1;
+    long v = *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+    if (v < 0 || v > INT32_MAX || *end) return 0;
+    *axis = (int32_t)v;
+    return 1;
+}
+
+/* OUTPUT=AXIS or OUTPUT=AXIS,batch=AXIS (a sequence-first output names its batch axis too).
+ * The last '=' splits: an output's name may hold one, an axis never does; ",batch=AXIS" at the
+ * end, after an '=', is the batch axis (an output named "x,batch" is still x,batch=1). */
 int oq_cli_seq_axis(const oq_opt *o, const char *arg)
 {
     struct oq_cli_seq_axes *s = o->ctx;
-    const char *eq = strrchr(arg, '=');
-    char *end = NULL;
-    long axis = eq && strcmp(eq + 1, "none") ? strtol(eq + 1, &end, 10) : OQ_SEQ_AXIS_NONE;
-    if (!eq || eq == arg || (end && (end == eq + 1 || *end || axis < 0 || axis > INT32_MAX || eq[1] == '-'))) {
-        oq_cli_error("--seq-axis '%s': want OUTPUT=AXIS (an axis number from 0, or none)", arg);
+    const char *eq = strrchr(arg, '='), *seq_eq = NULL;
+    oq_seq_axis a = {0};
+    int ok = eq && eq != arg;
+    if (ok && eq - arg > 6 && !strncmp(eq - 6, ",batch", 6)) { /* NAME=AXIS,batch=AXIS */
+        for (const char *p = arg; p < eq - 6; p++)
+            if (*p == '=') seq_eq = p;
+        a.batch_said = seq_eq != NULL;
+    }
+    if (a.batch_said) {
+        char *axis = strndup(seq_eq + 1, (size_t)(eq - 6 - seq_eq - 1));
+        ok = axis && seq_eq != arg && axis_of(axis, 0, &a.axis) && axis_of(eq + 1, 0, &a.batch);
+        free(axis);
+    } else if (ok) {
+        ok = axis_of(eq + 1, 1, &a.axis);
+    }
+    if (!ok) {
+        oq_cli_error("--seq-axis '%s': want OUTPUT=AXIS (an axis number from 0, or none), or OUTPUT=AXIS,batch=AXIS",
+                     arg);
         return -1;
     }
-    char *name = strndup(arg, (size_t)(eq - arg));
+    char *name = strndup(arg, (size_t)((seq_eq ? seq_eq : eq) - arg));
     oq_seq_axis *v = name ? realloc(s->v, (s->n + 1) * sizeof *v) : NULL;
     if (!v) {
         free(name);
@@ -52,7 +78,8 @@ int oq_cli_seq_axis(const oq_opt *o, const char *arg)
         return -1;
     }
     s->v = v;
-    s->v[s->n++] = (oq_seq_axis){name, (int32_t)axis};
+    a.output = name;
+    s->v[s->n++] = a;
     return 0;
 }
 

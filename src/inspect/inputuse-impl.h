@@ -25,6 +25,18 @@ enum {
     /* a key-padding mask by its operator's definition, reached with its rank kept:
      * com.microsoft Attention's mask_index (input 3), MultiHeadAttention's key_padding_mask (4) */
     OQ_USE_KEY_PADDING = 1u << 3,
+    /* "Flows": through the nodes that compute a mask or bias from it (FLOW in inputuse.c:
+     * casts, shape changes, comparisons, logic and arithmetic), in any data input of theirs.
+     * The attention scores: it flows to a Softmax's input or to an attention operator's mask or
+     * bias (what a [B, L] padding mask is made into: BERT's (1 - mask) * min added to them), or
+     * to an Attention-24's nonpad_kv_seqlen (the mask summed: its key lengths) */
+    OQ_USE_SCORES = 1u << 4,
+    /* the data: it flows to a MatMul, Gemm, Conv or Einsum, or an attention operator's query,
+     * key or value, never through the scores (ViT's bool_masked_pos: a Where that puts the mask
+     * token in place of the masked patches' embeddings) */
+    OQ_USE_DATA = 1u << 5,
+    /* the flow's walk ran out of its budget: what it did not find may still be there */
+    OQ_USE_FLOW_CUT = 1u << 6,
 };
 
 /* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection), into

@@ -78,6 +78,49 @@ static void walk_from(walk *w, const char *value, int32_t dtype, int as_is)
     }
 }
 
+/* What a mask or bias is computed through on its way to the scores (any input slot that
+ * FLOW_DATA_ONLY does not exclude), and the operators that consume data. */
+static const char *const FLOW[] = {"Cast", "CastLike", "Identity", "Not", "Unsqueeze", "Reshape", "Expand", "Squeeze",
+                                   "Transpose", "Add", "Sub", "Mul", "Div", "Neg", "Where", "Equal", "Less",
+                                   "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Min", "Max",
+                                   "Clip", "Tile", "Slice", "Concat", "ReduceSum", NULL};
+/* their inputs past the first are shapes, axes or repeats, never data that flows */
+static const char *const FLOW_DATA_ONLY[] = {"Unsqueeze", "Reshape", "Expand", "Squeeze", "Tile", "Slice",
+                                             "ReduceSum", NULL};
+static const char *const DATA[] = {"MatMul", "Gemm", "Conv", "Einsum", NULL};
+
+/* The use the flow finds at input `slot` of `n`: the scores (or the key lengths an Attention-24
+ * takes instead of a mask: a [B, L] mask summed) or the data (0: passed on, or neither). */
+static unsigned flow_slot(const Onnx__NodeProto *n, size_t slot)
+{
+    if (oq_node_is(n, "Softmax") && slot == 0) return OQ_USE_SCORES;
+    if (is_one_of(n, DATA)) return OQ_USE_DATA;
+    int onnx = oq_node_is(n, "Attention"), ms = is_ms(n, "Attention"), mha = is_ms(n, "MultiHeadAttention");
+    if ((onnx && (slot == 3 || slot == 6)) || (ms && (slot == 3 || slot == 5)) || (mha && (slot == 4 || slot == 5)))
+        return OQ_USE_SCORES;
+    if ((onnx && slot <= 2) || (ms && slot == 0) || (mha && slot <= 2)) return OQ_USE_DATA;
+    return 0;
+}
+
+static void flow_from(walk *w, const char *value)
+{
+    size_t n_cons = oq_gview_consumer_count(w->v, value);
+    for (size_t i = 0; i < n_cons; i++) {
+        if (--w->budget <= 0) {
+            w->uses |= OQ_USE_FLOW_CUT;
+            return;
+        }
+        const Onnx__NodeProto *n = w->g->node[oq_gview_consumer(w->v, value, i)];
+        int passes = 0;
+        for (size_t slot = 0; slot < n->n_input; slot++)
+            if (!strcmp(n->input[slot], value)) {
+                w->uses |= flow_slot(n, slot);
+                passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
+            }
+        if (passes && n->n_output) flow_from(w, n->output[0]);
+    }
+}
+
 static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, unsigned **uses, oq_err *err)
 {
     *uses = NULL;
@@ -91,7 +134,9 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, uns
     for (size_t i = 0; u && i < mi->n_inputs; i++) {
         walk w = {v, m->graph, 0, WALK_BUDGET};
         walk_from(&w, mi->inputs[i].name, mi->inputs[i].elem_type, 1);
-        u[i] = w.uses;
+        walk f = {v, m->graph, 0, WALK_BUDGET};
+        flow_from(&f, mi->inputs[i].name);
+        u[i] = w.uses | f.uses;
     }
     oq_gview_free(v);
     if (!u) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

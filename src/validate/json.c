@@ -154,20 +154,26 @@ static json_t *load(const char *path, oq_err *err)
 
 /* ---- the plan ------------------------------------------------------------------------ */
 
-/* --seq-axis as {"output": axis}, -1 (OQ_SEQ_AXIS_NONE) for none. */
-static json_t *seq_axes_json(const oq_seq_axis *a, size_t n)
+/* --seq-axis as {"output": axis}, -1 (OQ_SEQ_AXIS_NONE) for none; `batch` 1: the batch axes
+ * said with them, {"output": axis} of those that have one (NULL: none has). */
+static json_t *seq_axes_json(const oq_seq_axis *a, size_t n, int batch)
 {
     json_t *j = json_object();
-    for (size_t i = 0; i < n; i++) json_object_set_new(j, a[i].output, json_integer(a[i].axis));
+    for (size_t i = 0; i < n; i++)
+        if (!batch || a[i].batch_said)
+            json_object_set_new(j, a[i].output, json_integer(batch ? a[i].batch : a[i].axis));
+    if (batch && !json_object_size(j)) json_decref(j), j = NULL;
     return j;
 }
 
-static int seq_axes_back(const json_t *j, oq_seq_axis **v, size_t *n)
+/* The plan's seq_axes, with the batch axes said beside them (batch_axes: absent before them). */
+static int seq_axes_back(const json_t *j, const json_t *batches, oq_seq_axis **v, size_t *n)
 {
     const char *name;
     const json_t *axis;
     json_object_foreach((json_t *)j, name, axis) {
-        oq_seq_axis a = {name, (int32_t)json_integer_value(axis)};
+        const json_t *b = json_object_get(batches, name);
+        oq_seq_axis a = {name, (int32_t)json_integer_value(axis), (int32_t)json_integer_value(b), b != NULL};
         if (!oq_seq_axes_copy(v, n, &a, 1)) return 0;
     }
     return 1;
@@ -205,7 +211,9 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->heads) json_object_set_new(j, "heads", json_integer(p->heads));
     if (p->kv_heads) json_object_set_new(j, "kv_heads", json_integer(p->kv_heads));
     set_str(j, "tolerances", p->tolerances);
-    if (p->n_seq_axes) json_object_set_new(j, "seq_axes", seq_axes_json(p->seq_axes, p->n_seq_axes));
+    if (p->n_seq_axes) json_object_set_new(j, "seq_axes", seq_axes_json(p->seq_axes, p->n_seq_axes, 0));
+    json_t *batch_axes = p->n_seq_axes ? seq_axes_json(p->seq_axes, p->n_seq_axes, 1) : NULL;
+    if (batch_axes) json_object_set_new(j, "batch_axes", batch_axes);
     if (p->progress) json_object_set_new(j, "progress", json_true());
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     json_object_set_new(j, "threads", json_integer(p->threads));
@@ -311,7 +319,8 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->threads = (int)json_integer_value(json_object_get(j, "threads"));
     p->graph_opt = graph_opt_back(j);
     p->tolerances = dup_of(j, "tolerances", &ok);
-    ok = ok && seq_axes_back(json_object_get(j, "seq_axes"), &p->seq_axes, &p->n_seq_axes);
+    ok = ok && seq_axes_back(json_object_get(j, "seq_axes"), json_object_get(j, "batch_axes"), &p->seq_axes,
+                                &p->n_seq_axes);
     p->padded_length = json_integer_value(json_object_get(j, "padded_length"));
     int form = str_of(j, "mask_form") ? oq_mask_form_parse(str_of(j, "mask_form")) : OQ_MASK_AUTO;
     p->mask_form = form < 0 ? OQ_MASK_AUTO : (oq_mask_form)form;

@@ -58,7 +58,7 @@ static oq_status write_batch_file(const char *outdir, size_t index, size_t n_bat
         memcpy(idx->data, event_idx, (size_t)b * sizeof *event_idx);
         for (int64_t i = 0; i < b; i++) ((int64_t *)lens->data)[i] = in->lengths ? in->lengths[i] : in->seq;
         if (!is_input(in, "event_indices")) t[n++] = idx;
-        if (!is_input(in, "lengths")) t[n++] = lens;
+        if (!is_input(in, "lengths") && (in->lengths || in->seq)) t[n++] = lens; /* none where L is not known */
         char path[4096];
         inputs_path(outdir, index, n_batches, path, sizeof path);
         st = write_inputs(path, n, t, sha, err);

@@ -14,6 +14,7 @@
 #include "inspect/inspect-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/export.h"
+#include "ortqual/graph.h"
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
@@ -75,6 +76,23 @@ static const char *not_padding(const oq_signature *sig, size_t i)
     return NULL;
 }
 
+/* Why input i, named like a mask, is not the padding mask all the same (NULL: it may be one):
+ * the graph uses it on the model's data and never on attention scores, as ViT's bool_masked_pos
+ * (the patches the mask token replaces) is. Taken by its name, the positions past its prefix
+ * of ones were set apart as padding, unjudged. */
+static const char *used_on_data(const oq_signature *sig, size_t i)
+{
+    unsigned u = sig->uses ? sig->uses[i] : 0;
+    if (!(u & OQ_USE_DATA) || (u & (OQ_USE_SCORES | OQ_USE_KEY_PADDING | OQ_USE_ADDITIVE | OQ_USE_FLOW_CUT)))
+        return NULL;
+    return "the model uses it on its data (it flows into a MatMul, Gemm, Conv or an attention's query, key or "
+           "value, as ViT's bool_masked_pos selects the patches the mask token replaces) and never on attention "
+           "scores";
+}
+
+/* Detection's reason where nothing in the graph backs the name: every contract error says it. */
+static const char NAME_ONLY[] = "its name contains \"mask\"";
+
 static oq_status refuse_guess(const char *path, const char *what, const char *name, oq_err *err)
 {
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s: name the [B, L] padding mask (mask_name %s) or say there "
@@ -94,6 +112,7 @@ static oq_status detect_mask(oq_signature *sig, int named_only, const char *path
         if (mi->inputs[i].rank != 2) continue;
         const char *name = mi->inputs[i].name, *why_not = not_padding(sig, i);
         int named = contains_mask(name), is_padding = !named_only && sig->uses && sig->uses[i] & OQ_USE_KEY_PADDING;
+        if (!why_not && named && !is_padding) why_not = used_on_data(sig, i);
         if (why_not && named && !*sig->not_mask)
             snprintf(sig->not_mask, sizeof sig->not_mask, "input '%s' is not taken as the padding mask: %s", name,
                      why_not);
@@ -116,7 +135,9 @@ static oq_status detect_mask(oq_signature *sig, int named_only, const char *path
     }
     sig->mask = found >= 0 ? found : -1;
     sig->mask_why = found < 0 ? NULL : padding ? "an attention operator reads it as its key-padding mask"
-                                               : "its name contains \"mask\"";
+                    : sig->uses && sig->uses[found] & OQ_USE_SCORES ? "its name contains \"mask\" and it flows "
+                                                                     "into the attention scores"
+                                                                   : NAME_ONLY;
     return OQ_OK;
 }
 
@@ -320,9 +341,10 @@ static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
                       oq_shape_str(t, got, sizeof got));
 }
 
-/* A mask detection took whose values are not 0 or 1 (oq_mask_check's message) may be no padding
- * mask at all: the message says it was taken, why, and how to decide. (A hole, left padding or
- * an empty row is a mask's own fault, said as for a mask --mask names.) */
+/* A mask detection took whose values are not 0 or 1 (oq_mask_check's message), or any broken
+ * row of one taken by its name alone, may be no padding mask at all: the message says it was
+ * taken, why, and how to decide. (A hole, left padding or an empty row of a mask the graph uses
+ * as one is the mask's own fault, said as for a mask --mask names.) */
 static oq_status guessed_mask_error(const oq_signature *sig, const char *path, const char *name, oq_err *err)
 {
     char was[OQ_ERR_MSG_MAX];
@@ -330,6 +352,26 @@ static oq_status guessed_mask_error(const oq_signature *sig, const char *path, c
     return oq_err_set(err, err->status, "%s: mask '%s': %s (input '%s' was taken as the [B, L] padding mask because "
                       "%s: mask_name names the mask, no_mask says there is none)", path, name, was, name,
                       sig->mask_why);
+}
+
+/* Without a mask, the input whose axes say the batch and the sequence, and the sequence axis
+ * (axis 1 of the features [B, L, F] or of token ids [B, L], a Gather's indices; else the axis
+ * denoted DATA_TIME, the batch on axis 0); NULL where none says it: any other axis 1 may be
+ * anything (the heads of [B, H, L, D]), and the batch's padded length is then not known. */
+static const oq_tensor *unmasked_sequence(const oq_signature *sig, const oq_batch_inputs *in, int32_t *seq_axis)
+{
+    const oq_model_info *mi = sig->mi;
+    for (size_t i = 0; i < in->n; i++) {
+        const oq_tensor *t = in->t[i];
+        int ids = t->ndim == 2 && sig->uses && (sig->uses[i] & OQ_USE_INDICES) && !oq_dtype_is_float(t->dtype);
+        if (((int)i == sig->features && t->ndim == 3) || ids) return *seq_axis = 1, t;
+    }
+    for (size_t i = 0; i < in->n; i++) {
+        const oq_io_info *io = &mi->inputs[i];
+        for (int32_t d = 1; io->denotations && d < io->rank && d < in->t[i]->ndim; d++)
+            if (io->denotations[d] && !strcmp(io->denotations[d], OQ_DENOTATION_TIME)) return *seq_axis = d, in->t[i];
+    }
+    return NULL;
 }
 
 static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
@@ -345,18 +387,21 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
         if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         oq_status st = oq_mask_check(m, NULL, in->lengths, err);
-        if (st == OQ_ERR_MASK && sig->mask_why && err && strstr(err->msg, "is not 0 or 1"))
+        if (st == OQ_ERR_MASK && sig->mask_why && err &&
+            (sig->mask_why == NAME_ONLY || strstr(err->msg, "is not 0 or 1")))
             return guessed_mask_error(sig, path, m->name, err);
         return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
     }
-    in->batch = in->seq = 1; /* no mask: B and L of the first input that has them */
+    in->batch = 1, in->seq = 0; /* no mask: B of the first input that has one; L where an input tells it */
     for (size_t i = 0; i < in->n; i++)
         if (in->t[i]->ndim >= 1) {
             if (!in->t[i]->shape[0]) return no_events(in->t[i], path, err);
             in->batch = in->t[i]->shape[0];
-            in->seq = in->t[i]->ndim >= 2 ? in->t[i]->shape[1] : 1;
             break;
         }
+    int32_t seq_axis = -1;
+    const oq_tensor *t = unmasked_sequence(sig, in, &seq_axis);
+    if (t) in->batch = t->shape[0], in->seq = t->shape[seq_axis];
     return OQ_OK;
 }
 

@@ -88,7 +88,8 @@ int oq_seq_axes_copy(oq_seq_axis **v, size_t *n, const oq_seq_axis *src, size_t 
             free(name);
             return 0;
         }
-        *a = (oq_seq_axis){name, src[i].axis};
+        *a = src[i];
+        a->output = name;
     }
     return 1;
 }

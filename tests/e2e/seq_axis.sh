@@ -100,6 +100,11 @@ expect 0 "verdict: PASSED" "$Q" replay --model plain.onnx --inputs in.npz --expe
     --outdir s_rok
 expect 1 "output output: FAIL valid=64/64 .*no padding \(every element valid\)" "$Q" validate --model plain.onnx \
     --inputs in.npz --expected bad.npz --seq-axis output=none --outdir s_none --no-plots
+#    the batch axis said with it (what a sequence-first output needs: y=0,batch=1) reads the same
+expect 1 "$FAILS" "$Q" validate --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2,batch=0 \
+    --outdir s_batch --no-plots
+expect 1 "$FAILS" "$Q" replay --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2,batch=0 \
+    --outdir s_rbatch
 
 # 5. a --seq-axis that cannot be: refused in one line before anything runs
 V=(validate --model plain.onnx --inputs in.npz --expected exact.npz --no-plots)
@@ -114,8 +119,14 @@ one_line 2 "^ortqual validate: --seq-axis: output 'output' is given twice$" \
     "$Q" "${V[@]}" --seq-axis output=2 --seq-axis output=none --outdir o4
 one_line 2 "^ortqual validate: --seq-axis output=2: the model has no mask input \(or --no-mask\)" \
     "$Q" "${V[@]}" --seq-axis output=2 --no-mask --outdir o5
-for arg in output=x output= =2 output=-1 output; do
-    one_line 2 "^ortqual replay: --seq-axis '$arg': want OUTPUT=AXIS \(an axis number from 0, or none\)$" \
+one_line 2 "^ortqual validate: --seq-axis output=0,batch=0: the batch and sequence axes are one$" \
+    "$Q" "${V[@]}" --seq-axis output=0,batch=0 --outdir o8
+one_line 2 "^ortqual validate: --seq-axis output=2,batch=4: output 'output' has 4 axes \(0 to 3\)$" \
+    "$Q" "${V[@]}" --seq-axis output=2,batch=4 --outdir o9
+one_line 2 "^ortqual validate: plain.onnx: output 'output' shape \[2,4,4,2\]: --seq-axis output=2: its batch axis 1 has size 4, not the batch's 2 events$" \
+    "$Q" "${V[@]}" --seq-axis output=2,batch=1 --outdir o10
+for arg in output=x output= =2 output=-1 output output=2,batch=x output=none,batch=1 =2,batch=0 output=1,batch=-1; do
+    one_line 2 "^ortqual replay: --seq-axis '$arg': want OUTPUT=AXIS \(an axis number from 0, or none\), or OUTPUT=AXIS,batch=AXIS$" \
         "$Q" replay --model plain.onnx --inputs in.npz --seq-axis "$arg" --outdir o6
 done
 [ ! -e o6 ] && ok "a malformed --seq-axis made no folder" || bad "o6 was made"

@@ -57,8 +57,8 @@ static void fill_plan(oq_validate_plan *p, const char *batches_file)
     p->kv_heads = 2;
     p->threads = 6;
     p->tolerances = strdup("cls:rtol=1e-3");
-    const oq_seq_axis said[] = {{"y", 2}, {"pooled", OQ_SEQ_AXIS_NONE}};
-    assert_true(oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, said, 2));
+    const oq_seq_axis said[] = {{"y", 2}, {"pooled", OQ_SEQ_AXIS_NONE}, {"first", 0, 1, 1}};
+    assert_true(oq_seq_axes_copy(&p->seq_axes, &p->n_seq_axes, said, 3));
     p->padded_length = 96;
     p->mask_form = OQ_MASK_SEQLEN;
     p->ort_lib = strdup("/ort/libonnxruntime.so");
@@ -120,11 +120,16 @@ static void plan_round_trip(void **state)
     assert_int_equal(b.kv_heads, 2);
     assert_int_equal(b.threads, 6);
     assert_string_equal(b.tolerances, a.tolerances);
-    assert_int_equal(b.n_seq_axes, 2);
+    assert_int_equal(b.n_seq_axes, 3);
     assert_string_equal(b.seq_axes[0].output, "y");
     assert_int_equal(b.seq_axes[0].axis, 2);
+    assert_false(b.seq_axes[0].batch_said);
     assert_string_equal(b.seq_axes[1].output, "pooled");
     assert_int_equal(b.seq_axes[1].axis, OQ_SEQ_AXIS_NONE);
+    assert_string_equal(b.seq_axes[2].output, "first"); /* a sequence-first output's batch axis kept */
+    assert_int_equal(b.seq_axes[2].axis, 0);
+    assert_true(b.seq_axes[2].batch_said);
+    assert_int_equal(b.seq_axes[2].batch, 1);
     assert_int_equal(b.padded_length, 96);
     assert_int_equal(b.mask_form, OQ_MASK_SEQLEN); /* an enum again, not a string to compare */
     assert_string_equal(b.ort_lib, a.ort_lib);
@@ -740,7 +745,7 @@ static oq_status axes_of(const oq_model_info *mi, const oq_seq_axis *said, size_
 #define ASSERT_AXES(a, b_, s_) assert_true((a).masked && (a).batch == (b_) && (a).seq == (s_))
 
 /* Sizes alone (static shapes, no names, no denotations): axis 0 of size B and the one later
- * axis of size L; two such axes (the heads of [B,H,L,D] with H = L) are refused naming the axes
+ * axis of size L (where the sizes can tell: mask_axes_sizes_tell_nothing); two such axes (the heads of [B,H,L,D] with H = L) are refused naming the axes
  * and the fix, never guessed; the caller's --seq-axis says which, checked against the shape. */
 static void mask_axes_by_sizes(void **state)
 {
@@ -751,8 +756,8 @@ static void mask_axes_by_sizes(void **state)
     oq_mask_axes a;
     oq_err err = {0};
     const int64_t y[] = {2, 4, 4, 2}, h[] = {2, 4, 8}, sq[] = {4, 4, 4}, three[] = {2, 4, 4, 4}, other[] = {3, 4, 8};
-    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, h, 2, 4, &a, &err), OQ_OK);
-    ASSERT_AXES(a, 0, 1);
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, h, 2, 4, &a, &err), OQ_ERR_INVALID_ARG); /* y: L is a width */
+    assert_non_null(strstr(err.msg, "but so do two axes of output 'y' [2,4,4,2]"));
     assert_int_equal(axes_of(mi, NULL, 0, "h", 3, other, 2, 4, &a, &err), OQ_OK); /* axis 0 is not B */
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
@@ -763,11 +768,9 @@ static void mask_axes_by_sizes(void **state)
     assert_int_equal(axes_of(mi, NULL, 0, "z", 4, three, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "axes 1, 2 and 3 all have the mask's padded length 4 and the model names none "
                                     "of them: say which with seq_axes z=1, z=2 or z=3"));
-    /* B = L: axis 0 is the batch by the rule, the sequence one of the later axes */
-    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, (int64_t[]){4, 4, 8}, 4, 4, &a, &err), OQ_OK);
-    ASSERT_AXES(a, 0, 1);
+    /* B = L: axis 0 may as well be the sequence (sequence first), refused naming both readings */
     assert_int_equal(axes_of(mi, NULL, 0, "h", 3, sq, 4, 4, &a, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "output 'h' shape [4,4,4]: axes 1 and 2 both have"));
+    assert_non_null(strstr(err.msg, "output 'h' shape [4,4,4]: axes 0, 1 and 2 all have size 4"));
 
     /* the caller says it: that axis, or none; an axis that is not of size L, the batch axis or
      * beyond the shape is refused */
@@ -783,6 +786,62 @@ static void mask_axes_by_sizes(void **state)
     assert_non_null(strstr(err.msg, "seq_axes y=2: it has 2 axes"));
     assert_int_equal(axes_of(mi, &one, 1, "y", 4, (int64_t[]){3, 4, 4, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "its batch axis 0 has size 3, not the batch's 2 events"));
+    oq_model_info_free(mi);
+}
+
+/* Sizes that tell nothing are not guessed from: a pooled [B, H] output whose width H is the
+ * padded length L (a static BERT's pooler at hidden = seq) had its width masked, a
+ * sequence-first [L, B, E] output with B = L its batch axis read as the sequence, and an axis
+ * of size L in a model that shows L is also a width (two axes of it in another output) was
+ * taken for the sequence: each set valid elements apart as padding, where a wrong value was
+ * "reported, not judged" (a false PASSED). Each is refused naming the fix; the caller may say
+ * the batch axis too (sequence first). */
+static void mask_axes_sizes_tell_nothing(void **state)
+{
+    (void)state;
+    const axes_out outs[] = {{"h", 3, {OQ_DIM(2), OQ_DIM(4), OQ_DIM(8)}}, {"pooled", 2, {OQ_DIM(2), OQ_DIM(4)}}};
+    oq_model_info *mi = axes_model((oq_dim[]){OQ_DIM(2), OQ_DIM(4)}, outs, 2);
+    oq_mask_axes a;
+    oq_err err = {0};
+    const int64_t h[] = {2, 4, 8}, pooled[] = {2, 4}, sf[] = {4, 4, 8};
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, h, 2, 4, &a, &err), OQ_OK); /* [B, L, E]: told */
+    ASSERT_AXES(a, 0, 1);
+    assert_int_equal(axes_of(mi, NULL, 0, "pooled", 2, pooled, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "axes.onnx: output 'pooled' shape [2,4]: axis 1 has the mask's padded length 4, "
+                                 "but a [B, L] output is as well a pooled [B, H] one whose width H is L, and the model "
+                                 "names neither: say seq_axes pooled=1 if it is per position, or pooled=none, or "
+                                 "export with named dynamic axes (or the sequence axis denoted DATA_TIME)");
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, sf, 4, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "axes.onnx: output 'h' shape [4,4,8]: axes 0 and 1 both have size 4, the batch's "
+                                 "events and its padded length alike, and the model names neither: say which is the "
+                                 "sequence with seq_axes h=1 (the batch on axis 0) or h=0,batch=1 (sequence first), "
+                                 "or export with named dynamic axes (or the axes denoted DATA_BATCH and DATA_TIME)");
+    const oq_seq_axis first = {"h", 0, 1, 1}, one = {"pooled", 1}, none = {"pooled", OQ_SEQ_AXIS_NONE};
+    assert_int_equal(axes_of(mi, &first, 1, "h", 3, sf, 4, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 1, 0);
+    assert_int_equal(axes_of(mi, &first, 1, "h", 3, (int64_t[]){4, 3, 8}, 3, 4, &a, &err), OQ_OK); /* B != L */
+    ASSERT_AXES(a, 1, 0);
+    assert_int_equal(axes_of(mi, &one, 1, "pooled", 2, pooled, 2, 4, &a, &err), OQ_OK);
+    ASSERT_AXES(a, 0, 1);
+    assert_int_equal(axes_of(mi, &none, 1, "pooled", 2, pooled, 2, 4, &a, &err), OQ_OK);
+    assert_false(a.masked);
+    /* the input side tells none there (read whole), and says why */
+    oq_axes_rule r = {"axes.onnx", mi, "mask", 0, NULL, 2, 4};
+    assert_int_equal(oq_input_mask_axes(&r, "p", 2, pooled, &a, &err), 0);
+    assert_non_null(strstr(err.msg, "input 'p' shape [2,4]: axis 1 has the mask's padded length 4, but a [B, L] "
+                                    "input is as well a pooled [B, H] one"));
+    oq_model_info_free(mi);
+
+    const axes_out wide[] = {{"h", 3, {OQ_DIM(2), OQ_DIM(4), OQ_DIM(8)}},
+                             {"hidden", 3, {OQ_DIM(2), OQ_DIM(4), OQ_DIM(4)}}};
+    mi = axes_model((oq_dim[]){OQ_DIM(2), OQ_DIM(4)}, wide, 2);
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, h, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "axes.onnx: output 'h' shape [2,4,8]: axis 1 has the mask's padded length 4, but so "
+                                 "do two axes of output 'hidden' [2,4,4]: L is also one of the model's widths, and the "
+                                 "model names neither: say seq_axes h=1 if it is per position, or h=none, or export "
+                                 "with named dynamic axes (or the sequence axis denoted DATA_TIME)");
+    assert_int_equal(axes_of(mi, NULL, 0, "h", 3, (int64_t[]){2, 5, 8}, 2, 5, &a, &err), OQ_OK); /* L = 5 */
+    ASSERT_AXES(a, 0, 1);
     oq_model_info_free(mi);
 }
 
@@ -845,7 +904,11 @@ static void seq_axes_checked_against_the_model(void **state)
         {{{"z", 2}}, 1, 0, "seq_axes z=2: axes.onnx has no output 'z' (its outputs: y, any)"},
         {{{"y", 4}}, 1, 0, "seq_axes y=4: output 'y' has 4 axes (0 to 3)"},
         {{{"y", 0}}, 1, 0, "seq_axes y=0: that is the batch axis of output 'y' (axis 0: the model names or "
-                           "denotes no other)"},
+                           "denotes no other; a sequence-first output says its batch axis too: seq_axes "
+                           "y=0,batch=1)"},
+        {{{"y", 0, 1, 1}}, 1, 0, NULL},
+        {{{"y", 1, 1, 1}}, 1, 0, "seq_axes y=1,batch=1: the batch and sequence axes are one"},
+        {{{"y", 0, 4, 1}}, 1, 0, "seq_axes y=0,batch=4: output 'y' has 4 axes (0 to 3)"},
         {{{"y", -3}}, 1, 0, "seq_axes y=-3: an axis is a number from 0, or none"},
         {{{"y", 2}, {"y", 1}}, 2, 0, "seq_axes: output 'y' is given twice"},
         {{{"y", 2}}, 1, -1, "seq_axes y=2: the model has no mask input (or no_mask): every element of every "
@@ -1222,6 +1285,154 @@ static void mask_detection(void **state)
     free(model);
 }
 
+/* pixel_patches [batch,n,8] and bool_masked_pos [batch,n] of ViT's masked image modelling (the
+ * mask token in place of the masked patches, then a projection); with `scores`, a self-attention
+ * over them whose scores get BERT's additive mask from attention_mask [batch,n] int64:
+ * (1 - mask) * -1e4. */
+static void mim_model(const char *path, int scores)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "mim", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("n")}, ble[] = {bl[0], bl[1], OQ_DIM(8)};
+    oq_graph_add_input(g, "pixel_patches", OQ_DTYPE_FLOAT32, 3, ble);
+    oq_graph_add_input(g, "bool_masked_pos", OQ_DTYPE_BOOL, 2, bl);
+    const int64_t last[] = {-1}, second[] = {1}, ws[] = {8, 8}, ts[] = {8}, perm[] = {0, 2, 1};
+    oq_tensor *w = tensor_of("w", OQ_DTYPE_FLOAT32, 2, ws), *tok = tensor_of("mask_token", OQ_DTYPE_FLOAT32, 1, ts);
+    const char *wn = oq_graph_add_initializer(g, w, "w"), *tn = oq_graph_add_initializer(g, tok, "mask_token");
+    const char *m3 = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){"bool_masked_pos", oq_graph_const_i64(g, "ax", 1, last)},
+                                 0, NULL);
+    const char *x = oq_graph_op(g, "Where", 3, (const char *[]){m3, tn, "pixel_patches"}, 0, NULL);
+    const char *y = oq_graph_op(g, "MatMul", 2, (const char *[]){x, wn}, 0, NULL);
+    if (scores) {
+        oq_graph_add_input(g, "attention_mask", OQ_DTYPE_INT64, 2, bl);
+        const oq_attr to_float = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32), tr = OQ_ATTR_IS("perm", 3, perm);
+        const char *f = oq_graph_op(g, "Cast", 1, (const char *[]){"attention_mask"}, 1, &to_float);
+        const char *inv = oq_graph_op(g, "Sub", 2, (const char *[]){oq_graph_const_f32(g, "one", 1), f}, 0, NULL);
+        const char *bias = oq_graph_op(g, "Mul", 2, (const char *[]){inv, oq_graph_const_f32(g, "min", -1e4f)}, 0, NULL);
+        const char *b3 = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){bias, oq_graph_const_i64(g, "ax1", 1, second)},
+                                     0, NULL);
+        const char *kt = oq_graph_op(g, "Transpose", 1, &y, 1, &tr);
+        const char *sc = oq_graph_op(g, "MatMul", 2, (const char *[]){y, kt}, 0, NULL);
+        const char *p = oq_graph_op(g, "Softmax", 1, (const char *[]){oq_graph_op(g, "Add", 2, (const char *[]){sc, b3},
+                                                                                  0, NULL)}, 0, NULL);
+        y = oq_graph_op(g, "MatMul", 2, (const char *[]){p, y}, 0, NULL);
+    }
+    oq_graph_add_output(g, y, "last_hidden_state", OQ_DTYPE_FLOAT32, 3, ble);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_tensor_free(w);
+    oq_tensor_free(tok);
+}
+
+/* features [batch,n,8] zeroed where the bool `mask` [batch,n] is 0, projected, and attended by
+ * an Attention-24 whose nonpad_kv_seqlen is the mask summed (ortqual's attention24 encoder). */
+static void seqlen_model(const char *path)
+{
+    oq_opset ops[] = {{"", 24}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "seqlen", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("n")}, ble[] = {bl[0], bl[1], OQ_DIM(8)};
+    oq_graph_add_input(g, "features", OQ_DTYPE_FLOAT32, 3, ble);
+    oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, bl);
+    const int64_t last[] = {-1}, one[] = {1}, ws[] = {8, 8};
+    oq_tensor *w = tensor_of("w", OQ_DTYPE_FLOAT32, 2, ws);
+    const oq_attr f32 = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32), i32 = OQ_ATTR_I("to", OQ_DTYPE_INT32);
+    const oq_attr heads[] = {OQ_ATTR_I("q_num_heads", 2), OQ_ATTR_I("kv_num_heads", 2)};
+    const char *m = oq_graph_op(g, "Cast", 1, (const char *[]){"mask"}, 1, &f32);
+    const char *m3 = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){m, oq_graph_const_i64(g, "ax", 1, last)}, 0, NULL);
+    const char *x = oq_graph_op(g, "Mul", 2, (const char *[]){"features", m3}, 0, NULL);
+    const char *y = oq_graph_op(g, "MatMul", 2, (const char *[]){x, oq_graph_add_initializer(g, w, "w")}, 0, NULL);
+    const char *mi = oq_graph_op(g, "Cast", 1, (const char *[]){"mask"}, 1, &i32);
+    const char *lens = oq_graph_op(g, "ReduceSum", 2, (const char *[]){mi, oq_graph_const_i64(g, "ax1", 1, one)}, 0,
+                                   NULL);
+    const char *o = oq_graph_op(g, "Attention", 7, (const char *[]){y, y, y, "", "", "", lens}, 2, heads);
+    oq_graph_add_output(g, o, "y", OQ_DTYPE_FLOAT32, 3, ble);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_tensor_free(w);
+}
+
+/* An input named like a mask that the graph uses on the data and never on attention scores is
+ * not the padding mask: ViT's bool_masked_pos was taken by its name, and the patches after its
+ * prefix of masked ones (all valid) set apart as padding, their wrong values "reported, not
+ * judged" (a false PASSED). Beside a mask the scores get, that one is taken, and why is said;
+ * a mask that zeroes the data and is summed into an Attention-24's key lengths is one. */
+static void mask_named_but_on_data(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("mim");
+    char *model = path_in(dir, "m.onnx");
+    oq_signature sig;
+    oq_err err = {0};
+    mim_model(model, 0);
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, -1);
+    assert_non_null(strstr(sig.not_mask, "input 'bool_masked_pos' is not taken as the padding mask: the model uses it "
+                                         "on its data (it flows into a MatMul"));
+    oq_signature_clear(&sig);
+    mim_model(model, 1);
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, 2);
+    assert_string_equal(sig.mask_why, "its name contains \"mask\" and it flows into the attention scores");
+    oq_signature_clear(&sig);
+    seqlen_model(model); /* a padding mask that zeroes the data too: its sum is the keys' lengths */
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    assert_int_equal(sig.mask, 1);
+    oq_signature_clear(&sig);
+    remove_dir(dir);
+    free(model);
+}
+
+/* q [batch,2,seq,4] (heads on axis 1) before the features [batch,seq,3] when `features`, and
+ * lengths [batch]: no mask. */
+static void unmasked_model(const char *path, int features)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "nomask", &g, NULL), OQ_OK);
+    const oq_dim b = OQ_DIM_SYM("batch"), l = OQ_DIM_SYM("seq");
+    const oq_dim q[] = {b, OQ_DIM(2), l, OQ_DIM(4)}, f[] = {b, l, OQ_DIM(3)};
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, 4, q);
+    if (features) oq_graph_add_input(g, "features", OQ_DTYPE_FLOAT32, 3, f);
+    oq_graph_add_input(g, "lens", OQ_DTYPE_INT64, 1, &b);
+    oq_graph_add_output(g, oq_graph_op(g, "Identity", 1, (const char *[]){"q"}, 0, NULL), "y", OQ_DTYPE_FLOAT32, 4, q);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* Without a mask, a batch's padded length (summary.json's padded_length, lengths, valid_size
+ * and the lengths written beside the inputs) is the sequence an input tells (the features'
+ * axis 1), else not known (0): it was axis 1 of the first input, the heads of q [B,H,L,D]. */
+static void unmasked_padded_length(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("nomask");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    for (int features = 0; features < 2; features++) {
+        unmasked_model(model, features);
+        const int64_t qs[] = {3, 2, 5, 4}, fs[] = {3, 5, 3}, ls[] = {3};
+        oq_tensor *t[3] = {tensor_of("q", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("lens", OQ_DTYPE_INT64, 1, ls),
+                           tensor_of("features", OQ_DTYPE_FLOAT32, 3, fs)};
+        assert_int_equal(oq_npz_write(io, 2 + (size_t)features, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+        for (int i = 0; i < 3; i++) oq_tensor_free(t[i]);
+        oq_signature sig;
+        oq_err err = {0};
+        assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+        assert_int_equal(sig.mask, -1);
+        oq_batch_inputs in;
+        assert_int_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_OK);
+        assert_int_equal(in.batch, 3);
+        assert_int_equal(in.seq, features ? 5 : 0);
+        assert_null(in.lengths);
+        oq_batch_inputs_clear(&in);
+        oq_signature_clear(&sig);
+    }
+    remove_dir(dir);
+    free(model);
+    free(io);
+}
+
 /* A guessed mask whose values break the contract: the message says it was guessed and how to
  * decide (it read as a broken mask, about token ids or an Attention mask). */
 static void guessed_mask_says_so(void **state)
@@ -1245,6 +1456,17 @@ static void guessed_mask_says_so(void **state)
              "'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\": mask_name names "
              "the mask, no_mask says there is none)", io);
     assert_string_equal(err.msg, want);
+    /* taken by its name alone, a broken row says so too: the input may be no padding mask */
+    t = tensor_of("pad_mask", OQ_DTYPE_INT64, 2, bl);
+    oq_tensor_set_f64(t, 2, 1);
+    assert_int_equal(oq_npz_write(io, 1, (const oq_tensor *const *)&t, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(t);
+    assert_int_equal(oq_signature_read_inputs(&sig, io, &in, &err), OQ_ERR_MASK);
+    snprintf(want, sizeof want, "%s: mask 'pad_mask': event 0: left padding: position 0 is 0 but position 2 is 1",
+             io);
+    if (strncmp(err.msg, want, strlen(want)) ||
+        !strstr(err.msg, "(input 'pad_mask' was taken as the [B, L] padding mask because its name contains \"mask\""))
+        fail_msg("%s", err.msg);
     oq_signature_clear(&sig);
     remove_dir(dir);
     free(model);
@@ -2608,6 +2830,7 @@ int main(void)
         cmocka_unit_test(any_signature),
         cmocka_unit_test(refusal_by_the_batch_sizes),
         cmocka_unit_test(mask_axes_by_sizes),
+        cmocka_unit_test(mask_axes_sizes_tell_nothing),
         cmocka_unit_test(mask_axes_by_declaration),
         cmocka_unit_test(seq_axes_checked_against_the_model),
         cmocka_unit_test(worker_refuses_ambiguous_axes),
@@ -2615,6 +2838,8 @@ int main(void)
         cmocka_unit_test(finite_inputs_heads),
         cmocka_unit_test(mask_detection),
         cmocka_unit_test(guessed_mask_says_so),
+        cmocka_unit_test(mask_named_but_on_data),
+        cmocka_unit_test(unmasked_padded_length),
         cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),
         cmocka_unit_test(summary_round_trip),
