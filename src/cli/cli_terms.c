@@ -10,6 +10,8 @@
 static const char *const terms[][2] = {
     /* validate, replay, merge and estimate (src/validate/) */
     {"(mask_name names one)", "(--mask NAME names one)"},
+    {"(mask_name names another, no_mask says there is none)",
+     "(--mask NAME names another, --no-mask says there is none)"},
     {"(mask_name ", "(--mask "},
     {"mask_name names the mask, no_mask says there is none",
      "--mask NAME names the mask, --no-mask says there is none"},

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compare/compare-impl.h"
 #include "ortqual/csv.h"
-#include "ortqual/fileio.h"
 #include "plot/figures-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -136,6 +136,16 @@ static oq_status write_csv(const char *path, oq_validate_summary *s, const oq_sp
  * They are drawn from the summary document itself (its error histograms), as `ortqual plot
  * summary.json` draws them, with each configuration's sample of its batch records (their
  * number never matters to memory). */
+/* A plots/ planted as a symbolic link (or a file) is never drawn through; a folder there, or
+ * none, is the figure writer's (it makes the folder and removes it on a failure or signal). */
+static oq_status plots_folder_ok(const char *dir, oq_err *e)
+{
+    struct stat sb;
+    if (lstat(dir, &sb) != 0 || S_ISDIR(sb.st_mode)) return OQ_OK;
+    return oq_err_set(e, OQ_ERR_INVALID_ARG, "%s: %s: ortqual does not write through links in an output folder "
+                      "(remove it)", dir, S_ISLNK(sb.st_mode) ? "is a symbolic link" : "is not a folder");
+}
+
 static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *samples, int isolate)
 {
     oq_err e = {0};
@@ -146,7 +156,7 @@ static void plots(const char *outdir, oq_validate_summary *s, oq_batch_sample *s
     oq_figures *figs = NULL;
     json_t *doc = oq_summary_to_json_for_plots(s);
     oq_status st = doc ? OQ_OK : oq_err_set(&e, OQ_ERR_NOMEM, "out of memory");
-    if (!st) st = oq_mkdir_in(outdir, "plots", &e); /* never a link planted in the output folder */
+    if (!st) st = plots_folder_ok(dir, &e);
     for (size_t i = 0; !st && i < s->n_configs; i++) {
         json_t *cfg = json_array_get(json_object_get(doc, "configs"), i);
         if (!json_object_get(cfg, "batches")) continue; /* no worker result */

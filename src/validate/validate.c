@@ -1399,8 +1399,8 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
     if (!st && c->replaces_run) oq_validate_clear_stale(o, c->n_all);
     if (!st && c->sig.mask >= 0 && c->sig.mask_why) /* detection's choice, said where it can be checked */
-        progress(o, "mask: input '%s' taken as the [B, L] padding mask because %s (--mask NAME names another, "
-                 "--no-mask says there is none)", c->sig.mi->inputs[c->sig.mask].name, c->sig.mask_why);
+        progress(o, "mask: input '%s' taken as the [B, L] padding mask because %s (mask_name names another, "
+                 "no_mask says there is none)", c->sig.mi->inputs[c->sig.mask].name, c->sig.mask_why);
     if (!st)
         progress(o, "%zu batches %s to %s", c->n_all,
                  c->sig.mask >= 0 ? "checked against the mask contract and written" : "written", o->outdir);

@@ -865,7 +865,7 @@ static void test_contract_enforced_by_validate(void **state)
     o.mask_name = "pad"; /* what the model calls its mask is not the user's to contradict */
     o.overwrite = 1;
     assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
-    assert_non_null(strstr(err.msg, "--mask 'pad', but the model's " OQ_CONVERT_CONTRACT_KEY " names input 'mask'"));
+    assert_non_null(strstr(err.msg, "mask_name 'pad', but the model's " OQ_CONVERT_CONTRACT_KEY " names input 'mask'"));
     remove_dir(dir);
 }
 
