@@ -164,6 +164,8 @@ typedef struct oq_evidence {
     char **providers;
     size_t n_ep_devices;
     oq_ep_device *ep_devices;
+    char *ep_devices_unavailable; /* why the runtime could not be asked (its C API predates EP
+                                     devices), NULL when it was: none asked is not none found */
     size_t n_ort_env;
     oq_kv *ort_env;       /* oq_ort_env_capture */
     size_t n_ort_log;

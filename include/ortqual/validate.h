@@ -686,6 +686,14 @@ OQ_API void oq_estimate_clear(oq_estimate *e);
  * returns how many (0 for a NULL out). */
 OQ_API size_t oq_validate_demo_configs(int has_cuda, oq_config *out, size_t cap);
 
+/* Whether `rt` reads the ONNX files configuration `c` exports (their IR version and opset),
+ * asked of the runtime with a one-node model stamped as they are. OQ_OK: it does, or `c` exports
+ * nothing (ref, model, expected); OQ_ERR_UNSUPPORTED: it refuses them, the message naming the
+ * runtime's limit as a run's refusal explanation would ("ONNX Runtime 1.16.3 refuses attention24
+ * models (ONNX IR 12, opset 24): ... reads IR versions up to 9"); other errors as
+ * oq_session_create's. Says nothing of the EP, the kernels or the numbers. */
+OQ_API oq_status oq_validate_config_fits(oq_runtime *rt, const oq_config *c, oq_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,9 +58,11 @@ void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
     snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? oq_terms(e->msg, said, sizeof said) : oq_status_str(st));
 }
 
-/* A failed row of a model file whose ORT message a refusal pattern knows: the library's line
- * (the explanation, then ORT's message) in place of the raw message, as validate explains it;
- * judged by the sizes the row fed (its --dim, --shape or npz), not by the declared ones. */
+/* A failed row whose ORT message a refusal pattern knows: the library's line (the explanation,
+ * then ORT's message) in place of the raw message, as validate explains it; judged by the sizes
+ * the row fed (its dims, shapes or npz), not by the declared ones. A sweep's model has no file
+ * (path NULL): the patterns read from the message alone (an old ORT's IR or opset limit) say
+ * all, those that read the node's inputs say less. */
 static void explain_refusal(oq_bench_row *row, const oq_bench_model *m, const char *ep)
 {
     oq_refusal_facts f = {.message = row->error, .model = m->path, .ep = ep,
@@ -431,7 +433,7 @@ void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench
     oq_session_free(s);
     if (!st && o->profile_runs) st = profile_runs(rt, o, m, vs.so, index, row, &e);
     if (st) oq_bench_row_fail(row, st, &e);
-    if (st && m->path) explain_refusal(row, m, vs.so.ep);
+    if (st) explain_refusal(row, m, vs.so.ep);
 }
 
 /* A variant that ran but is wrong (over its dtype's tolerance, non-finite, padded rows not 0)

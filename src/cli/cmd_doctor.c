@@ -232,7 +232,8 @@ static void print_ort(const oq_evidence *ev)
         for (size_t k = 0; k < e->n_ep_meta; k++)
             printf("      ep.%s = %s\n", e->ep_meta[k].key, e->ep_meta[k].value);
     }
-    if (!ev->n_ep_devices) printf("  (none)\n");
+    if (ev->ep_devices_unavailable) printf("  not available: %s\n", ev->ep_devices_unavailable);
+    else if (!ev->n_ep_devices) printf("  (none)\n");
 }
 
 static void print_sessions(const doctor *d)

@@ -417,53 +417,104 @@ static const char *config_needs(const oq_config *c)
     return NULL;
 }
 
-static json_t *list_json(int cuda, const char *no_cuda, const oq_config *defaults, size_t nd)
+/* "Here" for --list-configs: the ORT named (or found), loaded once, and what it was asked. */
+struct here {
+    oq_runtime *rt;           /* NULL: not loaded, why in load */
+    oq_err load;
+    int cuda;
+    char fits[OQ_REPR_EXPECTED + 1][OQ_ERR_MSG_MAX]; /* per representation, once asked */
+    int asked[OQ_REPR_EXPECTED + 1];
+};
+
+/* Why configuration `c` cannot run here, NULL when it can: ORT must load and read the files the
+ * configuration exports (asked once per representation), and a cuda one needs the CUDA EP with a
+ * device. The reference and saved outputs need no ORT. */
+static const char *why_not(struct here *h, const oq_config *c)
 {
-    json_t *arr = json_array(), *kernels = json_array(), *def = json_array();
-    oq_config c;
-    for (size_t i = 0; oq_config_known(i, &c); i++) {
-        int gpu = !strcmp(c.runtime, "cuda"), here = cuda || !gpu;
-        json_t *needs = json_array();
-        if (gpu) json_array_append_new(needs, json_string("a CUDA execution provider with a device"));
-        if (config_needs(&c)) json_array_append_new(needs, json_string(config_needs(&c)));
-        json_array_append_new(arr, json_pack("{s:s,s:b,s:s?,s:o}", "name", c.name, "possible", here, "why_not",
-                                             here ? NULL : no_cuda, "needs", needs));
+    static const char no_cuda[] = "no CUDA execution provider with a device (see 'ortqual doctor')";
+    if (!strcmp(c->runtime, "ref") || c->repr == OQ_REPR_EXPECTED) return NULL;
+    if (!h->rt) return h->load.msg;
+    if (!strcmp(c->runtime, "cuda") && !h->cuda) return no_cuda;
+    if (!h->asked[c->repr]) {
+        oq_err e = {0};
+        h->asked[c->repr] = 1;
+        if (oq_validate_config_fits(h->rt, c, &e) != OQ_OK) snprintf(h->fits[c->repr], OQ_ERR_MSG_MAX, "%s", e.msg);
     }
-    for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) json_array_append_new(kernels, json_string(oq_kernel_name(k)));
-    for (size_t i = 0; i < nd; i++) json_array_append_new(def, json_string(defaults[i].name));
-    return json_pack("{s:o,s:o,s:o}", "configs", arr, "kernels", kernels, "default", def);
+    return h->fits[c->repr][0] ? h->fits[c->repr] : NULL;
 }
 
-/* Every configuration the parser takes (oq_config_known), whether it runs here and what it
- * needs, the kernels of cuda ones and the default run's. */
-static int list_configs(const struct args *a)
+static json_t *list_json(struct here *h, const oq_config *defaults, size_t nd)
 {
-    oq_config defaults[16];
-    int cuda = oq_cli_cuda_available(&a->cr);
-    size_t nd = oq_validate_demo_configs(cuda, defaults, 16);
-    const char *no_cuda = "no CUDA execution provider with a device (see 'ortqual doctor')";
-    if (a->out.json) { /* --json asks for JSON on stdout: the list, not its text (it printed text) */
-        json_t *root = list_json(cuda, no_cuda, defaults, nd);
-        char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
-        if (text) printf("%s\n", text);
-        free(text);
-        json_decref(root);
-        return text ? OQ_EXIT_OK : OQ_EXIT_RUNTIME;
+    json_t *arr = json_array(), *kernels = json_array(), *def = json_array(), *def_not = json_array();
+    oq_config c;
+    for (size_t i = 0; oq_config_known(i, &c); i++) {
+        const char *no = why_not(h, &c);
+        json_t *needs = json_array();
+        if (!strcmp(c.runtime, "cuda"))
+            json_array_append_new(needs, json_string("a CUDA execution provider with a device"));
+        if (config_needs(&c)) json_array_append_new(needs, json_string(config_needs(&c)));
+        json_array_append_new(arr, json_pack("{s:s,s:b,s:s?,s:o}", "name", c.name, "possible", !no, "why_not", no,
+                                             "needs", needs));
     }
+    for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) json_array_append_new(kernels, json_string(oq_kernel_name(k)));
+    for (size_t i = 0; i < nd; i++) {
+        json_array_append_new(def, json_string(defaults[i].name));
+        if (why_not(h, &defaults[i])) json_array_append_new(def_not, json_string(defaults[i].name));
+    }
+    json_t *ort = h->rt ? json_pack("{s:s,s:i,s:s}", "version", oq_runtime_version(h->rt), "api_version",
+                                    oq_runtime_api_version(h->rt), "library", oq_runtime_lib_path(h->rt))
+                        : json_null();
+    return json_pack("{s:o,s:s?,s:o,s:o,s:o,s:o}", "ort", ort, "ort_error", h->rt ? NULL : h->load.msg, "configs",
+                     arr, "kernels", kernels, "default", def, "default_not_here", def_not);
+}
+
+static void list_text(struct here *h, const oq_config *defaults, size_t nd)
+{
+    if (h->rt) printf("ONNX Runtime %s (C API %d) %s\n", oq_runtime_version(h->rt), oq_runtime_api_version(h->rt),
+                      oq_runtime_lib_path(h->rt));
+    else printf("ONNX Runtime: not loaded (%s)\n", h->load.msg);
     printf("configurations (runtime:representation:precision[:kernel]):\n");
     oq_config c;
     for (size_t i = 0; oq_config_known(i, &c); i++) {
-        int here = cuda || strcmp(c.runtime, "cuda");
-        const char *needs = config_needs(&c);
-        printf("  %-34s %s%s%s%s\n", c.name, here ? "possible here" : "not here: ", here ? "" : no_cuda,
-               needs ? (here ? " with " : "; needs ") : "", needs ? needs : "");
+        const char *no = why_not(h, &c), *needs = config_needs(&c);
+        printf("  %-34s %s%s%s%s\n", c.name, no ? "not here: " : "possible here", no ? no : "",
+               needs ? (no ? "; needs " : " with ") : "", needs ? needs : "");
     }
     printf("kernels (cuda only, a fourth field, e.g. cuda:attention24:fp16:flash):");
     for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) printf(" %s", oq_kernel_name(k));
     printf("\ndefault run here:");
     for (size_t i = 0; i < nd; i++) printf("%s %s", i ? "," : "", defaults[i].name);
     printf(" (with --export sdpa the reference is ref:sdpa:fp64)\n");
-    return OQ_EXIT_OK;
+    int n_not = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (why_not(h, &defaults[i]))
+            printf("%s %s", n_not++ ? "," : "of which cannot run here (see above):", defaults[i].name);
+    if (n_not) printf("\n");
+}
+
+/* Every configuration the parser takes (oq_config_known), whether it runs on the ORT named here
+ * and what it needs, the kernels of cuda ones and the default run's. */
+static int list_configs(const struct args *a)
+{
+    static struct here h; /* its per-representation messages are large */
+    oq_config defaults[16];
+    oq_err e = {0};
+    if (oq_runtime_load(a->cr.ort_lib, &h.rt, &h.load)) h.rt = NULL;
+    h.cuda = h.rt && oq_cli_runtime_register(&a->cr, h.rt, &e) == OQ_OK && oq_cli_cuda_on(&a->cr, h.rt);
+    size_t nd = oq_validate_demo_configs(h.cuda, defaults, 16);
+    int rc = OQ_EXIT_OK;
+    if (a->out.json) { /* --json asks for JSON on stdout: the list, not its text (it printed text) */
+        json_t *root = list_json(&h, defaults, nd);
+        char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+        if (text) printf("%s\n", text);
+        else rc = OQ_EXIT_RUNTIME;
+        free(text);
+        json_decref(root);
+    } else {
+        list_text(&h, defaults, nd);
+    }
+    oq_runtime_free(h.rt);
+    return rc;
 }
 
 static int cuda_here(struct args *a)

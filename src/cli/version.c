@@ -8,7 +8,7 @@ static const char head[] =
     "usage: ortqual --version [--ort-lib PATH]\n"
     "\n"
     "Print the ortqual version and the ONNX Runtime it loads (version, C API version,\n"
-    "library path), or why none could be loaded.\n";
+    "library path), or why none could be loaded: then, with --ort-lib, exit 3.\n";
 
 static const char foot[] = "\nexample: ortqual --version --ort-lib /opt/onnxruntime/lib/libonnxruntime.so\n";
 
@@ -27,6 +27,9 @@ int oq_cli_version(int argc, char **argv)
     oq_runtime *rt = NULL;
     if (oq_runtime_load(cr.ort_lib, &rt, &err) != OQ_OK) {
         printf("ONNX Runtime: not loaded (%s)\n", err.msg);
+        /* the library asked for is unusable: a deployment check must not pass. Without
+         * --ort-lib the tool's own version is still the answer asked for. */
+        if (cr.ort_lib) return OQ_EXIT_RUNTIME;
     } else {
         printf("ONNX Runtime %s (C API %d) %s\n", oq_runtime_version(rt), oq_runtime_api_version(rt),
                oq_runtime_lib_path(rt));

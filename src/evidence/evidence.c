@@ -19,8 +19,11 @@ static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_runtime_providers(rt, &ev->providers, &ev->n_providers, err);
     if (st) return st;
-    /* Old runtimes (API < 22) have no EP devices: not an error of the evidence. */
+    /* Old runtimes (API < 22) have no EP devices: not an error of the evidence, but said, so
+     * that it does not read as a runtime that was asked and found none. */
     st = oq_runtime_ep_devices(rt, &ev->ep_devices, &ev->n_ep_devices, err);
+    if (st == OQ_ERR_UNSUPPORTED && !(ev->ep_devices_unavailable = strdup(err->msg)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st && st != OQ_ERR_UNSUPPORTED) return st;
     size_t n = oq_runtime_log_count(rt);
     for (size_t i = 0; i < n; i++) {
@@ -91,6 +94,7 @@ void oq_evidence_free(oq_evidence *ev)
     free(ev->ort_build_info);
     oq_strv_free(ev->providers, ev->n_providers);
     oq_ep_devices_free(ev->ep_devices, ev->n_ep_devices);
+    free(ev->ep_devices_unavailable);
     oq_kvs_free(ev->ort_env, ev->n_ort_env);
     oq_strv_free(ev->ort_log, ev->n_ort_log);
     oq_host_clear(&ev->host);
@@ -130,6 +134,7 @@ static json_t *kv_object(const oq_kv *kv, size_t n)
 
 static json_t *ep_devices_json(const oq_evidence *ev)
 {
+    if (ev->ep_devices_unavailable) return json_null();
     json_t *a = json_array();
     for (size_t i = 0; a && i < ev->n_ep_devices; i++) {
         const oq_ep_device *d = &ev->ep_devices[i];
@@ -147,11 +152,12 @@ static json_t *ep_devices_json(const oq_evidence *ev)
 static json_t *ort_json(const oq_evidence *ev)
 {
     if (!ev->ort_version) return json_null();
-    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o}", "version", oq_json_text(ev->ort_version),
+    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "version", oq_json_text(ev->ort_version),
                      "api_version", ev->ort_api_version, "lib_path", oq_json_text(ev->ort_lib_path),
                      "build_info", oq_json_text(ev->ort_build_info), "providers",
                      str_array(ev->providers, ev->n_providers), "ep_devices", ep_devices_json(ev),
-                     "log", str_array(ev->ort_log, ev->n_ort_log));
+                     "ep_devices_unavailable", text_or_null(ev->ep_devices_unavailable), "log",
+                     str_array(ev->ort_log, ev->n_ort_log));
 }
 
 static json_t *gpu_json(const oq_gpu_facts *g)

@@ -36,6 +36,11 @@ int oq_runtime_ep_loaded(void);
  * (build tree, make install): called by ownlayout.c, which only ortqual's own programs link. */
 void oq_runtime_own_layout(void);
 
+/* 1 with the reason in `why` when `path` is an ELF file the dynamic loader must not be handed:
+ * of another class, byte order or machine than this process, or shorter than its loaded
+ * segments (dlopen would crash with SIGBUS on it). 0 for anything else, dlopen's to judge. */
+int oq_elf_unloadable(const char *path, char *why, size_t n);
+
 /* Drops the process-wide ORT log lines: a worker forked from a process that logged starts
  * with none, as an exec'd one does. */
 void oq_runtime_log_reset(void);

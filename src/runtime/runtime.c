@@ -145,6 +145,11 @@ static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
     if (!strchr(path, '/') && access(path, F_OK) == 0 &&
         (size_t)snprintf(local, sizeof local, "./%s", path) < sizeof local)
         open_as = local;
+    char why[256];
+    if (strchr(open_as, '/') && oq_elf_unloadable(open_as, why, sizeof why)) {
+        attempts_add(a, path, why);
+        return NULL;
+    }
     void *dl = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         attempts_add(a, path, dl_reason(open_as, dlerror()));

@@ -151,9 +151,10 @@ assert u8 + "/none_ep.so" in d["sessions"][1]["message"], d["sessions"]
 assert u8 + "/none.so" in d["cupti"]["message"], d["cupti"]
 PYEOF
 
-# --version names the ORT it loads, or why it cannot.
+# --version names the ORT it loads, or why it cannot: an --ort-lib that does not load is exit 3
+# (a deployment check must not pass), an $ORTQUAL_ORT_LIB or the search still answers the version.
 expect 0 "ONNX Runtime 1.29.0 (C API 29)" "$ORTQUAL" --version
-expect 0 "ONNX Runtime: not loaded (cannot load ONNX Runtime; tried: /nope.so" "$ORTQUAL" --version --ort-lib /nope.so
+expect 3 "ONNX Runtime: not loaded (cannot load ONNX Runtime; tried: /nope.so" "$ORTQUAL" --version --ort-lib /nope.so
 expect 0 "not loaded" env ORTQUAL_ORT_LIB=/nope.so "$ORTQUAL" --version
 expect 0 "usage: ortqual doctor" "$ORTQUAL" doctor --help
 

@@ -102,6 +102,67 @@ static void test_load_not_a_library(void **state)
     unlink(path);
 }
 
+/* A copy of the bundled library's first `len` bytes (all of it for 0) in `dir`, with `patch`
+ * (n_patch bytes) written at offset `at`. Returns the malloc'ed path. */
+static char *lib_copy(const char *dir, const char *name, long len, long at, const void *patch, size_t n_patch)
+{
+    FILE *in = fopen(OQ_ORT_LIB, "rb");
+    assert_non_null(in);
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    char buf[65536];
+    long done = 0;
+    for (size_t k; (len == 0 || done < len) && (k = fread(buf, 1, sizeof buf, in)) > 0; done += (long)k) {
+        if (len && done + (long)k > len) k = (size_t)(len - done);
+        assert_int_equal(fwrite(buf, 1, k, out), k);
+    }
+    if (patch) {
+        assert_int_equal(fseek(out, at, SEEK_SET), 0);
+        assert_int_equal(fwrite(patch, 1, n_patch, out), n_patch);
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    return path;
+}
+
+static void expect_refused(const char *path, const char *needle)
+{
+    oq_runtime *r = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_runtime_load(path, &r, &err), OQ_ERR_NOT_FOUND);
+    assert_null(r);
+    if (!strstr(err.msg, path) || !strstr(err.msg, needle)) fail_msg("%s: %s", needle, err.msg);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+/* The loader maps a truncated library's segments as declared and dies with SIGBUS: refused
+ * from its program headers before dlopen instead, as a library of another machine is (which
+ * the loader calls "No such file or directory"). */
+static void test_load_damaged_elf(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("elf");
+    char *p = lib_copy(dir, "half.so", 14000000, 0, NULL, 0);
+    expect_refused(p, "truncated or damaged: its ELF program headers map 28.");
+    free(p);
+    p = lib_copy(dir, "onemb.so", 1000000, 0, NULL, 0);
+    expect_refused(p, "the file has 1.0 MB");
+    free(p);
+#if defined(__x86_64__)
+    const uint16_t aarch64 = 183; /* e_machine, at byte 18 */
+    p = lib_copy(dir, "arm.so", 0, 18, &aarch64, sizeof aarch64);
+    expect_refused(p, "ELF for ARM aarch64, this process is x86-64");
+    free(p);
+#endif
+    const uint8_t class32 = 1;
+    p = lib_copy(dir, "elf32.so", 0, 4, &class32, 1);
+    expect_refused(p, "wrong ELF class");
+    free(p);
+    remove_dir(dir);
+}
+
 /* ---- sessions ----------------------------------------------------------------- */
 
 static oq_tensor *f32(const char *name, int32_t ndim, const int64_t *shape, const float *vals)
@@ -658,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_load_missing_path),
         cmocka_unit_test(test_load_foreign_library),
         cmocka_unit_test(test_load_not_a_library),
+        cmocka_unit_test(test_load_damaged_elf),
         cmocka_unit_test(test_session_add_numbers),
         cmocka_unit_test(test_session_from_file_and_options),
         cmocka_unit_test(test_session_undeclared_shape),

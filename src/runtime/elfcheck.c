@@ -1,0 +1,126 @@
+/* A look at a library's ELF headers before dlopen. The dynamic loader maps a truncated file's
+ * segments as they are declared and dies with SIGBUS on the first page past the end, and it
+ * says "No such file or directory" of an existing library built for another machine. */
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/runtime-impl.h"
+
+/* This process's machine; 0 leaves the machine unchecked on a host this table lacks. */
+#if defined(__x86_64__)
+#define OWN_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define OWN_MACHINE EM_AARCH64
+#elif defined(__powerpc64__)
+#define OWN_MACHINE EM_PPC64
+#elif defined(__s390x__)
+#define OWN_MACHINE EM_S390
+#elif defined(__riscv)
+#define OWN_MACHINE EM_RISCV
+#else
+#define OWN_MACHINE 0
+#endif
+
+static const char *machine_name(unsigned m)
+{
+    switch (m) {
+    case EM_X86_64: return "x86-64";
+    case EM_AARCH64: return "ARM aarch64";
+    case EM_386: return "Intel 80386";
+    case EM_ARM: return "ARM (32-bit)";
+    case EM_PPC64: return "PowerPC64";
+    case EM_S390: return "IBM S/390";
+    case EM_RISCV: return "RISC-V";
+    default: return NULL;
+    }
+}
+
+static void name_machine(unsigned m, char *buf, size_t n)
+{
+    const char *s = machine_name(m);
+    if (s) snprintf(buf, n, "%s", s);
+    else snprintf(buf, n, "machine %u", m);
+}
+
+static int own_byte_order(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+}
+
+/* Class, byte order and machine against this process's. */
+static int foreign(const ElfW(Ehdr) *eh, char *why, size_t n)
+{
+    const int own_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    if (eh->e_ident[EI_CLASS] != own_class) {
+        snprintf(why, n, "wrong ELF class: a %s-bit library, this process is %s-bit",
+                 eh->e_ident[EI_CLASS] == ELFCLASS64 ? "64" : "32", own_class == ELFCLASS64 ? "64" : "32");
+        return 1;
+    }
+    if (eh->e_ident[EI_DATA] != own_byte_order()) {
+        snprintf(why, n, "ELF of the other byte order than this process's");
+        return 1;
+    }
+    if (OWN_MACHINE && eh->e_machine != OWN_MACHINE) {
+        char theirs[32], ours[32];
+        name_machine(eh->e_machine, theirs, sizeof theirs);
+        name_machine(OWN_MACHINE, ours, sizeof ours);
+        snprintf(why, n, "ELF for %s, this process is %s", theirs, ours);
+        return 1;
+    }
+    return 0;
+}
+
+/* The end of the file's last loaded byte, from its program headers; 0 when they cannot be
+ * read (the dynamic loader then says what is wrong). */
+static uint64_t mapped_end(int fd, const ElfW(Ehdr) *eh, off_t size)
+{
+    if (eh->e_phentsize != sizeof(ElfW(Phdr))) return 0;
+    uint64_t end = (uint64_t)eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
+    if (end > (uint64_t)size) return end;
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        ElfW(Phdr) ph;
+        off_t at = (off_t)(eh->e_phoff + (uint64_t)i * sizeof ph);
+        if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph) return 0;
+        if (ph.p_type != PT_LOAD) continue;
+        uint64_t seg_end = (uint64_t)ph.p_offset + (uint64_t)ph.p_filesz;
+        if (seg_end > end) end = seg_end;
+    }
+    return end;
+}
+
+static void size_text(uint64_t bytes, char *buf, size_t n)
+{
+    if (bytes >= 1000000) snprintf(buf, n, "%.1f MB", (double)bytes / 1e6);
+    else snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
+}
+
+int oq_elf_unloadable(const char *path, char *why, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    ElfW(Ehdr) eh;
+    int bad = 0;
+    /* Not a regular file, or too short to be ELF, or not ELF: dlopen's own reason is clear. */
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+        !memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+        bad = foreign(&eh, why, n);
+        uint64_t end = bad ? 0 : mapped_end(fd, &eh, st.st_size);
+        if (end > (uint64_t)st.st_size) {
+            char want[32], have[32];
+            size_text(end, want, sizeof want);
+            size_text((uint64_t)st.st_size, have, sizeof have);
+            snprintf(why, n, "truncated or damaged: its ELF program headers map %s, the file has %s",
+                     want, have);
+            bad = 1;
+        }
+    }
+    close(fd);
+    return bad;
+}
