@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "inspect/model-impl.h"
 
 static void *vec_push(cv_model *m, cv_vec *v, void *p)
 {
@@ -178,6 +179,8 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, const cha
 {
     char why_buf[96];
     *out = NULL;
+    oq_status deep = oq_model_nesting_check(buf, len, name, err);
+    if (deep) return deep;
     Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
     if (!pm)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", name);
