@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/core-impl.h"
+#include "inspect/model-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "ortqual/reference.h"
@@ -497,8 +498,13 @@ oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opt
         verdict(res, OQ_CONFORMANCE_FAIL, "%s", e.msg);
         return OQ_OK;
     }
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    Onnx__ModelProto *m =
+        oq_model_nesting_check(buf, n, model_path, &e) ? NULL : onnx__model_proto__unpack(NULL, n, buf);
     free(buf);
+    if (e.status) {
+        verdict(res, OQ_CONFORMANCE_FAIL, "%s", e.msg);
+        return OQ_OK;
+    }
     if (!m) {
         verdict(res, OQ_CONFORMANCE_FAIL, "%s: not a valid ONNX ModelProto", model_path);
         return OQ_OK;

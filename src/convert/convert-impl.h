@@ -46,6 +46,7 @@ typedef struct cv_model {
     int64_t opset, opset_in;    /* default domain: now and as read */
     int64_t ir_version;
     cv_names values, nodes_named; /* names in use, for fresh names */
+    cv_names typed;             /* every name vinfo held (some since pruned): cv_set_type's index */
     /* a view of the current lists, rebuilt after edits */
     Onnx__GraphProto gshell;
     oq_gview *view;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "convert/convert-impl.h"
+#include "fileio/fileio-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/fileio.h"
 
@@ -71,15 +72,6 @@ static int parse_i64(const char *s, int64_t *v)
     return 1;
 }
 
-/* ORT refuses a location outside the model's folder; so does convert, before any work. */
-static int location_ok(const char *loc)
-{
-    if (!loc || !*loc || loc[0] == '/') return 0;
-    for (const char *p = loc; p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
-        if (!strncmp(p, "..", 2) && (p[2] == '/' || !p[2])) return 0;
-    return 1;
-}
-
 /* The keys of an external_data entry ORT reads; any other key ORT refuses ("model format
  * error!"), after the work here, so it is refused before it. */
 static int key_known(const char *k)
@@ -103,9 +95,8 @@ static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *
         else if (!strcmp(k, "offset")) off = v;
         else if (!strcmp(k, "length")) len = v;
     }
-    if (!location_ok(r->location))
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%s' is not a path "
-                          "inside the model's folder", m->name, who, r->location ? r->location : "");
+    st = oq_ext_location_check(NULL, r->location, err); /* before any work */
+    if (st) return oq_err_prefix(err, "%s: initializer '%s': ", m->name, who), st;
     if (off && !parse_i64(off, &r->offset))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data offset '%s' is not a "
                           "byte count", m->name, who, off);
@@ -119,19 +110,6 @@ static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length %lld, its type "
                           "and shape need %lld", m->name, who, (long long)r->length, (long long)want);
     return OQ_OK;
-}
-
-/* Whether the file `path` names, its symbolic links followed, lies inside the folder `dir`:
- * ORT resolves them and refuses one that leads out ("External data path escapes model
- * directory"), so a link cannot bring in bytes from elsewhere either. */
-static int inside_dir(const char *dir, const char *path)
-{
-    char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;
-    size_t n = d ? strlen(d) : 0;
-    int in = f && !strncmp(f, d, n) && (f[n] == '/' || (n == 1 && d[0] == '/'));
-    free(d);
-    free(f);
-    return in;
 }
 
 /* The same file, unchanged: a rewrite in place moves its mtime (or, set back, its ctime), a
@@ -201,11 +179,11 @@ static oq_status open_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref
         *fd = -1;
         return st;
     }
-    if (!inside_dir(m->dir, path)) {
+    oq_status out = oq_ext_location_check(m->dir, r->location, err);
+    if (out) {
         close(*fd);
         *fd = -1;
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%s' leads out of the "
-                          "model's folder through a symbolic link (ORT refuses it)", m->name, who, r->location);
+        return oq_err_prefix(err, "%s: initializer '%s': ", m->name, who), out;
     }
     oq_status st = seen(m, path, &sb, err); /* first: a file cut short since is a change, not a short file */
     if (!st && (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset))

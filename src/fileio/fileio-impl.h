@@ -68,6 +68,20 @@ oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq
 oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
 
 
+/* Whether external-data location `loc` of a model in folder `dir` may be read, checked before
+ * anything is opened, as ORT checks it: a relative path with no ".." part, and (dir non-NULL)
+ * the file dir/loc, where it exists, inside `dir` once its symbolic links are resolved (one
+ * absent is left to the open that follows to name). OQ_ERR_FORMAT "external data location 'LOC'
+ * is not a path inside the model's folder" or "... leads out of the model's folder through a
+ * symbolic link (ORT refuses it)" otherwise; the caller prefixes the model (and tensor). A
+ * model may come from anyone: its locations must not make the tool read (and publish a hash
+ * of) a file elsewhere. */
+oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err);
+
+/* fopen(path, "w") for a run's scratch file in its own work folder, never through a symbolic
+ * link planted at the name (O_NOFOLLOW: refused, ELOOP, errno kept) and closed on exec. */
+FILE *oq_fopen_scratch(const char *path);
+
 /* Which file a read read: another file in its place (renamed over it) or the same one written
  * since (its size or change time moved) is not the same. */
 typedef struct oq_file_id {

@@ -441,3 +441,51 @@ int oq_file_same_bytes(const char *p, const char *q)
     if (b) fclose(b);
     return same;
 }
+
+static int location_relative(const char *loc)
+{
+    if (!loc || !*loc || loc[0] == '/') return 0;
+    for (const char *p = loc; p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, "..", 2) && (p[2] == '/' || !p[2])) return 0;
+    return 1;
+}
+
+/* Whether `path`, its symbolic links followed, lies inside `dir`; -1 when `path` is absent. */
+static int inside_dir(const char *dir, const char *path)
+{
+    char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;
+    int absent = d && !f && errno == ENOENT;
+    size_t n = d ? strlen(d) : 0;
+    int in = f && !strncmp(f, d, n) && (f[n] == '/' || (n == 1 && d[0] == '/'));
+    free(d);
+    free(f);
+    return absent ? -1 : in;
+}
+
+oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err)
+{
+    if (!location_relative(loc))
+        return oq_err_set(err, OQ_ERR_FORMAT, "external data location '%s' is not a path inside the model's folder",
+                          loc ? loc : "");
+    if (!dir) return OQ_OK;
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, loc) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    int in = inside_dir(dir, path);
+    free(path);
+    if (!in)
+        return oq_err_set(err, OQ_ERR_FORMAT, "external data location '%s' leads out of the model's folder through "
+                          "a symbolic link (ORT refuses it)", loc);
+    return OQ_OK;
+}
+
+FILE *oq_fopen_scratch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (fd >= 0 && !f) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+    }
+    return f;
+}

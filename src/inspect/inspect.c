@@ -399,8 +399,10 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
 {
     OQ_NEED_N(err, n, buf);
     OQ_NEED(err, out);
+    oq_status st = oq_model_nesting_check(buf, n, name ? name : "the model", err);
+    if (st) return st;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
-    oq_status st = oq_model_inspect_proto(m, name ? name : "the model", out, err);
+    st = oq_model_inspect_proto(m, name ? name : "the model", out, err);
     if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

@@ -186,15 +186,18 @@ static void restore_counts(Onnx__ModelProto *m, const lean *l)
 }
 
 /* The lean copy of s unpacked into *out (NULL when protobuf-c rejects it); 0 when the copy
- * failed (a field it does not handle, or a file that ended early). */
-static int unpack_src(src *s, size_t keep, Onnx__ModelProto **out)
+ * failed (a field it does not handle, or a file that ended early); -1 when it nests too deep
+ * (err says so, naming `name`; the copy's nesting is the model's: only bytes were left out). */
+static int unpack_src(src *s, size_t keep, const char *name, oq_err *err, Onnx__ModelProto **out)
 {
     lean l = {.keep = keep};
     oq_dynbuf copy = {0};
     *out = NULL;
     int ok = copy_message(s, 0, s->size, AT_MODEL, &copy, &l);
-    if (ok) {
-        *out = onnx__model_proto__unpack(NULL, copy.len, (const uint8_t *)(copy.buf ? copy.buf : ""));
+    const uint8_t *bytes = (const uint8_t *)(copy.buf ? copy.buf : "");
+    if (ok && oq_model_nesting_check(bytes, copy.len, name, err)) ok = -1;
+    if (ok > 0) {
+        *out = onnx__model_proto__unpack(NULL, copy.len, bytes);
         restore_counts(*out, &l);
     }
     free(copy.buf);
@@ -205,14 +208,14 @@ static int unpack_src(src *s, size_t keep, Onnx__ModelProto **out)
 int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out)
 {
     src s = {.mem = buf ? buf : (const uint8_t *)"", .size = buf ? n : 0};
-    return unpack_src(&s, keep, out);
+    return unpack_src(&s, keep, "", NULL, out) != 0;
 }
 
 Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n)
 {
     Onnx__ModelProto *m = NULL;
     if (n > LEAN_RAW && oq_model_unpack_lean(buf, n, LEAN_RAW, &m)) return m;
-    return onnx__model_proto__unpack(NULL, n, buf);
+    return oq_model_unpack(buf, n);
 }
 
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)
@@ -222,11 +225,11 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > LEAN_RAW) {
         src s = {.fd = fd, .size = (uint64_t)sb.st_size, .win = malloc(WIN)};
-        int done = s.win && unpack_src(&s, LEAN_RAW, out);
+        int done = s.win ? unpack_src(&s, LEAN_RAW, path, err, out) : 0;
         free(s.win);
         if (done) {
             close(fd);
-            return OQ_OK;
+            return done > 0 ? OQ_OK : OQ_ERR_FORMAT;
         }
     }
     if (fd >= 0) close(fd);
@@ -234,7 +237,8 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
     size_t n;
     oq_status st = oq_read_file(path, &buf, &n, err);
     if (st) return st;
-    *out = onnx__model_proto__unpack(NULL, n, buf);
+    st = oq_model_nesting_check(buf, n, path, err);
+    if (!st) *out = onnx__model_proto__unpack(NULL, n, buf);
     free(buf);
-    return OQ_OK;
+    return st;
 }

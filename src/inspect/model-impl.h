@@ -27,6 +27,17 @@ int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelP
  * copy can be made, else whole); NULL when protobuf-c cannot parse it. */
 Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n);
 
+/* protobuf's default recursion limit, which ONNX Runtime parses models with: messages nested
+ * deeper are refused before protobuf-c, which recurses without a limit, unpacks them. */
+#define OQ_ONNX_NESTING_MAX 100
+/* buf .. buf+n, a ModelProto on the wire, nests its messages at most OQ_ONNX_NESTING_MAX deep
+ * (nesting.c); OQ_ERR_FORMAT "NAME: messages nested deeper than 100 levels ..." otherwise.
+ * Bytes malformed otherwise pass: the unpack says what is wrong with them. */
+oq_status oq_model_nesting_check(const uint8_t *buf, size_t n, const char *name, oq_err *err);
+/* onnx__model_proto__unpack of a model that passes that check; NULL otherwise too. Every
+ * unpack of a model from outside goes through it or the check. */
+Onnx__ModelProto *oq_model_unpack(const uint8_t *buf, size_t n);
+
 /* oq_model_inspect_bytes of a parsed model (`m` NULL: a parse failure, reported as such). */
 oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err);
 

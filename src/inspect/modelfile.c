@@ -19,6 +19,27 @@ static char *beside(const char *path, const char *name)
     return n < 0 ? NULL : p;
 }
 
+/* The folder of the model at `path` (malloc'd; NULL: out of memory). */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? strndup(path, slash > path ? (size_t)(slash - path) : 1) : strdup(".");
+}
+
+/* Every external-data location of the model at `path` may be read: checked before any is
+ * opened, as convert checks them (a location that leads out is read by ORT never, and here
+ * would be hashed into a published identity: an oracle for any file the user can read). */
+static oq_status locations_inside(const char *path, char *const *names, size_t n, oq_err *err)
+{
+    char *dir = n ? folder_of(path) : NULL;
+    if (n && !dir) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < n; i++)
+        if ((st = oq_ext_location_check(dir, names[i], err))) oq_err_prefix(err, "%s: ", path);
+    free(dir);
+    return st;
+}
+
 /* An external file's part of the identity: its name as the model gives it, and its SHA-256. */
 static void ext_add(oq_sha256 *h, const char *name, const char sha[65])
 {
@@ -54,6 +75,8 @@ static oq_status take_ext_ids(oq_model_file *m, oq_err *err)
 {
     size_t n = m->mi ? m->mi->n_external_files : 0;
     if (!n) return OQ_OK;
+    oq_status st = locations_inside(m->path, m->mi->external_files, n, err);
+    if (st) return st;
     m->ext_paths = calloc(n, sizeof *m->ext_paths);
     m->ext_ids = calloc(n, sizeof *m->ext_ids);
     if (!m->ext_paths || !m->ext_ids) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -72,6 +95,7 @@ oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
     memset(m, 0, sizeof *m);
     if (!(m->path = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_read_file(path, &m->bytes, &m->n, err);
+    if (!st) st = oq_model_nesting_check(m->bytes, m->n, path, err);
     Onnx__ModelProto *p = st ? NULL : oq_model_unpack_inspect(m->bytes, m->n);
     if (!st && oq_model_inspect_proto(p, path, &m->mi, &m->inspected)) m->mi = NULL;
     if (p) onnx__model_proto__free_unpacked(p, NULL);

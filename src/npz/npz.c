@@ -34,7 +34,7 @@ static oq_status npz_new(const char *who, size_t count, oq_npz **out, oq_err *er
 }
 
 /* The tensor's name for member `member` (`len` bytes): ".npy" stripped. Members that are not
- * .npy files, and a second member of the same name, are refused. */
+ * .npy files are refused (a second member of the same name: names_distinct, once all are read). */
 static oq_status member_key(const oq_npz *z, const char *member, size_t len, char **key, oq_err *err)
 {
     size_t sl = strlen(NPY_SUFFIX);
@@ -42,10 +42,64 @@ static oq_status member_key(const oq_npz *z, const char *member, size_t len, cha
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%.*s' is not a .npy file", z->path, (int)len,
                           member);
     if (!(*key = strndup(member, len - sl))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (oq_npz_get(z, *key)) {
-        oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' appears twice", z->path, *key);
-        free(*key);
-        return OQ_ERR_FORMAT;
+    return OQ_OK;
+}
+
+static int name_order(const void *a, const void *b)
+{
+    return strcmp((*(const oq_tensor *const *)a)->name, (*(const oq_tensor *const *)b)->name);
+}
+
+/* No two members of one name: sorted, once every member is read (a lookup per member, as
+ * before, made 65,535 members cost 2^31 comparisons). */
+static oq_status names_distinct(const oq_npz *z, oq_err *err)
+{
+    if (z->count < 2) return OQ_OK;
+    const oq_tensor **by_name = malloc(z->count * sizeof *by_name);
+    if (!by_name) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    memcpy(by_name, z->tensors, z->count * sizeof *by_name);
+    qsort(by_name, z->count, sizeof *by_name, name_order);
+    oq_status st = OQ_OK;
+    for (size_t i = 1; !st && i < z->count; i++)
+        if (!strcmp(by_name[i - 1]->name, by_name[i]->name))
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' appears twice", z->path, by_name[i]->name);
+    free(by_name);
+    return st;
+}
+
+/* Where a member lies in the archive: from its local header to its data's end. */
+typedef struct member_span {
+    uint64_t start, end;
+    const char *name; /* `name_len` bytes, ".npy" included */
+    size_t name_len, index;
+} member_span;
+
+static int span_order(const void *a, const void *b)
+{
+    const member_span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A member's name as its tensor is named, for messages. */
+static int key_len(const member_span *m)
+{
+    size_t sl = strlen(NPY_SUFFIX);
+    int npy = m->name_len > sl && !memcmp(m->name + m->name_len - sl, NPY_SUFFIX, sl);
+    return (int)(npy ? m->name_len - sl : m->name_len);
+}
+
+/* No member's bytes are another's (`s` sorted here). Members nested in one another (a member's
+ * data holding the next one's header and data, all agreeing) would hand out the same bytes as
+ * tensor after tensor: k members of an N-byte archive cost about k N / 2 bytes, past the bound
+ * docs/files.md gives. */
+static oq_status spans_apart(member_span *s, size_t n, const char *who, oq_err *err)
+{
+    qsort(s, n, sizeof *s, span_order);
+    for (size_t i = 1; i < n; i++) { /* those before i are apart and sorted: i-1 ends last */
+        if (s[i].start >= s[i - 1].end) continue;
+        const member_span *a = s[i].index > s[i - 1].index ? &s[i] : &s[i - 1], *b = a == &s[i] ? &s[i - 1] : &s[i];
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%.*s' overlaps member '%.*s' (a corrupt or crafted archive)",
+                          who, key_len(a), a->name, key_len(b), b->name);
     }
     return OQ_OK;
 }
@@ -101,6 +155,7 @@ typedef struct plain_dir {
 typedef struct plain_member {
     const char *name; /* `name_len` bytes, not NUL-terminated */
     size_t name_len;
+    uint64_t local;   /* its local header's offset */
     const unsigned char *data;
     size_t size;
     uint32_t crc;
@@ -186,6 +241,7 @@ static int plain_entry(const unsigned char *b, const plain_dir *dir, uint64_t *a
     if (!plain_local(b, dir, c, get32(c + 42), size, &m->data)) return 0;
     m->name = (const char *)c + CENTRAL_HEADER;
     m->name_len = name_len;
+    m->local = get32(c + 42);
     m->size = size;
     m->crc = get32(c + 16);
     *at = next;
@@ -200,6 +256,22 @@ static int plain_directory(const unsigned char *b, const plain_dir *dir)
     for (size_t i = 0; i < dir->count; i++)
         if (!plain_entry(b, dir, &at, &m)) return 0;
     return at == dir->end;
+}
+
+/* The members of a plain directory lie apart. */
+static oq_status plain_apart(const unsigned char *b, const plain_dir *dir, const char *who, oq_err *err)
+{
+    member_span *s = malloc((dir->count ? dir->count : 1) * sizeof *s);
+    if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    uint64_t at = dir->at;
+    plain_member m;
+    for (size_t i = 0; i < dir->count; i++) {
+        plain_entry(b, dir, &at, &m); /* plain: plain_directory said so */
+        s[i] = (member_span){m.local, (uint64_t)(m.data - b) + m.size, m.name, m.name_len, i};
+    }
+    oq_status st = spans_apart(s, dir->count, who, err);
+    free(s);
+    return st;
 }
 
 /* Checked in libzip's order: the name, then the CRC (libzip's message), then the .npy bytes.
@@ -225,13 +297,16 @@ oq_status oq_npz_parse_plain(const void *buf, size_t n, const char *name_for_err
     *out = NULL;
     if (!plain_find_end(b, n, &dir) || !plain_directory(b, &dir)) return OQ_OK;
     oq_npz *z = NULL;
-    oq_status st = npz_new(name_for_errors ? name_for_errors : "<memory>", dir.count, &z, err);
+    const char *who = name_for_errors ? name_for_errors : "<memory>";
+    oq_status st = plain_apart(b, &dir, who, err);
+    if (!st) st = npz_new(who, dir.count, &z, err);
     uint64_t at = dir.at;
     plain_member m;
     for (size_t i = 0; !st && i < dir.count; i++) {
-        plain_entry(b, &dir, &at, &m); /* plain: plain_directory said so */
+        plain_entry(b, &dir, &at, &m);
         st = plain_member_read(z, &m, err);
     }
+    if (!st) st = names_distinct(z, err);
     if (st) {
         oq_npz_free(z);
         return st;
@@ -416,8 +491,26 @@ static void walk_free(zip_walk *w)
     free(w->t);
 }
 
-/* The directory walked: w->at filled when it holds the entries libzip lists. */
-static oq_status walk_directory(zip_t *za, const zip_bytes *zb, zip_walk *w, oq_err *err)
+/* Central entry i (its fixed part `c`, its name and extra in *ct) as a span; 0 where its local
+ * header cannot be read or its data would end past the archive (check_sizes or libzip says
+ * what is wrong there). */
+static int entry_span(zip_t *za, const zip_bytes *zb, uint64_t i, const unsigned char *c, const zip_tail *ct,
+                      member_span *s)
+{
+    uint64_t size = get32(c + 24), comp = get32(c + 20), local = get32(c + 42);
+    zip64_values(ct, (uint64_t *[]){&size, &comp, &local}, 3);
+    unsigned char l[LOCAL_HEADER];
+    const char *name = zip_get_name(za, i, ZIP_FL_ENC_RAW);
+    if (!name || !bytes_at(zb, local, LOCAL_HEADER, l) || get32(l) != LOCAL_SIG) return 0;
+    uint64_t data = local + LOCAL_HEADER + get16(l + 26) + get16(l + 28);
+    if (data > zb->size || comp > zb->size - data) return 0;
+    *s = (member_span){local, data + comp, name, strlen(name), i};
+    return 1;
+}
+
+/* The directory walked: w->at filled when it holds the entries libzip lists, whose members
+ * must lie apart. */
+static oq_status walk_directory(zip_t *za, const zip_bytes *zb, zip_walk *w, const char *who, oq_err *err)
 {
     *w = (zip_walk){zb, NULL, NULL};
     uint64_t at, count;
@@ -425,22 +518,30 @@ static oq_status walk_directory(zip_t *za, const zip_bytes *zb, zip_walk *w, oq_
     if (!central_dir(zb, &at, &count) || listed <= 0 || count != (uint64_t)listed) return OQ_OK;
     w->t = malloc(2 * sizeof *w->t);
     w->at = calloc((size_t)count, sizeof *w->at);
-    if (!w->t || !w->at) {
+    member_span *s = malloc((size_t)count * sizeof *s);
+    if (!w->t || !w->at || !s) {
         walk_free(w);
+        free(s);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     unsigned char c[CENTRAL_HEADER];
+    size_t spans = 0;
     for (uint64_t i = 0; i < count; i++) {
         if (!bytes_at(zb, at, CENTRAL_HEADER, c) || get32(c) != CENTRAL_SIG ||
             !tail_at(zb, at + CENTRAL_HEADER, get16(c + 28), get16(c + 30), &w->t[0]) || !same_entry(za, i, &w->t[0])) {
             free(w->at); /* not the directory libzip read: it judges alone */
             w->at = NULL;
+            free(s);
             return OQ_OK;
         }
+        spans += entry_span(za, zb, i, c, &w->t[0], &s[spans]);
         w->at[i] = at;
         at += CENTRAL_HEADER + get16(c + 28) + get16(c + 30) + get16(c + 32);
     }
-    return OQ_OK;
+    oq_status st = spans_apart(s, spans, who, err);
+    free(s);
+    if (st) walk_free(w);
+    return st;
 }
 
 /* Entry i's local header says what its central entry says. */
@@ -517,10 +618,11 @@ static oq_status read_archive(zip_t *za, const zip_bytes *zb, const char *who, o
     zip_int64_t count = zip_get_num_entries(za, 0);
     oq_npz *z = NULL;
     zip_walk w;
-    oq_status st = walk_directory(za, zb, &w, err);
+    oq_status st = walk_directory(za, zb, &w, who, err);
     if (st) return st;
     st = npz_new(who, count > 0 ? (size_t)count : 0, &z, err);
     for (zip_int64_t i = 0; !st && i < count; i++) st = read_member(za, (zip_uint64_t)i, &w, z, err);
+    if (!st) st = names_distinct(z, err);
     walk_free(&w);
     if (st) {
         oq_npz_free(z);

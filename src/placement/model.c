@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect/model-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "status/args-impl.h"
@@ -94,6 +95,8 @@ oq_status oq_placement_add_model_bytes(oq_placement *p, const void *buf, size_t 
     OQ_NEED(err, p);
     OQ_NEED_N(err, len, buf);
     if (!what) what = "model";
+    oq_status deep = oq_model_nesting_check(buf, len, what, err);
+    if (deep) return deep;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
     if (!m || !m->graph) {
         if (m) onnx__model_proto__free_unpacked(m, NULL);

@@ -1489,7 +1489,7 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     /* (a run's description is on file already: oq_plan_identify wrote it) */
     if (!(sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     /* each file's failure named with its own errno: a full disk shows at its fputs or fclose */
-    FILE *f = fopen(list, "w");
+    FILE *f = oq_fopen_scratch(list);
     int ok = f != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
@@ -1497,7 +1497,7 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     }
     if (f) ok = fclose(f) == 0 && ok;
     if (!ok) return oq_err_write(err, list, errno);
-    FILE *d = s->plan_description ? fopen(desc, "w") : NULL;
+    FILE *d = s->plan_description ? oq_fopen_scratch(desc) : NULL;
     ok = d ? fputs(s->plan_description, d) >= 0 : !s->plan_description;
     if (d) ok = fclose(d) == 0 && ok;
     if (!ok) return oq_err_write(err, desc, errno);
@@ -1610,7 +1610,7 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
         char path[4200];
         snprintf(path, sizeof path, "%s%ld.jsonl", sp->prefix, which);
         if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        if (!(sp->files[which] = fopen(path, "w"))) return oq_err_write(err, path, errno);
+        if (!(sp->files[which] = oq_fopen_scratch(path))) return oq_err_write(err, path, errno);
     }
     if (!oq_jsonl_put(sp->files[which], json_incref(rec), RECORD_FLAGS)) return oq_err_write(err, sp->paths[which], errno);
     return OQ_OK;
@@ -1701,7 +1701,7 @@ int oq_plan_desc_begin(oq_plan_desc *d, const char *path)
 {
     memset(d, 0, sizeof *d);
     oq_sha256_init(&d->h);
-    d->f = fopen(path, "w");
+    d->f = oq_fopen_scratch(path);
     d->ok = d->f != NULL;
     if (d->ok) desc_put(d, "{\"batches\":[", 12);
     return d->ok;

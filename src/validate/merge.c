@@ -322,7 +322,7 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
 static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, const char *path, oq_config_result *out,
                                oq_err *err)
 {
-    concat c = {.out = fopen(path, "w"), .last = -1};
+    concat c = {.out = oq_fopen_scratch(path), .last = -1};
     if (!c.out) return oq_err_write(err, path, errno);
     oq_totals_begin(&c.totals);
     oq_status st = OQ_OK;

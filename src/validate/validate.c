@@ -202,7 +202,7 @@ static oq_status plan_batches(const run_ctx *c, const char *tag, oq_validate_pla
 {
     char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
-    plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? fopen(path, "w") : NULL, p->batches_file};
+    plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? oq_fopen_scratch(path) : NULL, p->batches_file};
     oq_status st = pl.f ? run_batches_each(c, plan_line, &pl, err)
                : p->batches_file ? oq_err_write(err, path, errno) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     /* the reference's outputs reach the others in one file, unless they are the user's */
@@ -596,7 +596,7 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
     r->reported = 1;
     char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
-    FILE *f = fopen(path, "w");
+    FILE *f = oq_fopen_scratch(path);
     if (!f) return oq_err_write(err, path, errno);
     int ok = 1;
     for (size_t i = 0; ok && i < c->sp.n_brief; i++)
@@ -1185,8 +1185,13 @@ static oq_status make_dirs(run_ctx *c, oq_err *err)
         st = oq_mkdir_in(c->root, "shards", err);
         if (!st) st = oq_mkdir_in(shards, index, err);
     }
-    /* a killed run's (--force: without it the folder was refused): its files are an earlier run's */
-    if (!st && o->overwrite && !oq_shard_is_run(o)) c->left_by_killed = oq_validate_drop_left_work(o->outdir);
+    /* a killed run's (--force: without it the folder was refused): its files are an earlier run's.
+     * A shard's goes too (its files are written by name, so links planted there would be written
+     * through), but is no earlier result of its own: that one stays until unstage */
+    if (!st && o->overwrite) {
+        int dropped = oq_validate_drop_left_work(o->outdir);
+        if (!oq_shard_is_run(o)) c->left_by_killed = dropped;
+    }
     if (!st) st = oq_mkdir_in(o->outdir, ".work", err);
     if (!st) snprintf(c->workdir, sizeof c->workdir, "%s/.work", o->outdir);
     return st;
@@ -1384,7 +1389,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     char list[OQ_PATH_BUF], desc[OQ_PATH_BUF];
     snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
-    c->sink = (oq_batch_sink){.list = fopen(list, "w"), .list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
+    c->sink = (oq_batch_sink){.list = oq_fopen_scratch(list), .list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
                               .on_put = o->on_prepare, .put_ctx = o->progress_ctx, .interrupt = o->interrupt};
     oq_status st = !c->sink.list                        ? oq_err_write(err, list, errno)
                    : !oq_plan_desc_begin(&c->desc, desc) ? oq_err_write(err, desc, errno)

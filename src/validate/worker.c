@@ -667,7 +667,7 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char path[OQ_PATH_BUF];
     oq_batch_records_path(plan->result, path, sizeof path);
-    if (!st && !(w->records = fopen(path, "w"))) st = oq_err_write(err, path, errno);
+    if (!st && !(w->records = oq_fopen_scratch(path))) st = oq_err_write(err, path, errno);
     if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
     w->base_tol = base;
     if (!st) st = oq_tolerances_create(base, &w->tols, err);

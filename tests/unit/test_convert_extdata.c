@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "convert/convert-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
@@ -358,6 +359,46 @@ static void test_refused_as_ort(void **state)
     remove_dir(dir);
 }
 
+/* A run reads the model as validate and bench do (oq_model_file_read): a location out of the
+ * model's folder, by "..", by an absolute path or through a symbolic link, is refused with
+ * convert's message before it is opened, never hashed into the model's published identity. */
+static void test_model_file_refuses_outside(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_run"), *outside = temp_dir("extdata_run_out"), path[512], src[512], link[512];
+    char want[1024];
+    oq_err err = {0};
+    oq_model_file mf;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    assert_int_equal(plan_with(dir, "../model.onnx.data", NULL, NULL, -1, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_model_file_read(path, &mf, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s: external data location '../model.onnx.data' is not a path inside the model's "
+             "folder", path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(plan_with(dir, "/etc/passwd", NULL, NULL, -1, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_model_file_read(path, &mf, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "external data location '/etc/passwd' is not a path inside"));
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(src, sizeof src, "%s/model.onnx.data", dir);
+    snprintf(link, sizeof link, "%s/model.onnx.data", outside);
+    assert_int_equal(rename(src, link), 0);
+    assert_int_equal(symlink(link, src), 0); /* dir/model.onnx.data -> outside/model.onnx.data */
+    assert_int_equal(oq_model_file_read(path, &mf, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s: external data location 'model.onnx.data' leads out of the model's folder "
+             "through a symbolic link (ORT refuses it)", path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(unlink(src), 0); /* absent: read, its identity left unknown (ORT names it) */
+    assert_int_equal(oq_model_file_read(path, &mf, &err), OQ_OK);
+    assert_string_equal(mf.sha256, "");
+    oq_model_file_clear(&mf);
+    assert_int_equal(rename(link, src), 0); /* back inside: hashed */
+    assert_int_equal(oq_model_file_read(path, &mf, &err), OQ_OK);
+    assert_int_equal(strlen(mf.sha256), 64);
+    oq_model_file_clear(&mf);
+    remove_dir(outside);
+    remove_dir(dir);
+}
+
 /* A model in memory has no folder to find its weights in. */
 static void test_bytes_refused(void **state)
 {
@@ -551,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_converts),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_refused_as_ort),
+        cmocka_unit_test(test_model_file_refuses_outside),
         cmocka_unit_test(test_bytes_refused),
         cmocka_unit_test(test_ort_refusals_explained),
         cmocka_unit_test(test_inspect_lengths),

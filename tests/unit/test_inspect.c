@@ -278,6 +278,70 @@ static uint8_t *wide_encoder_bytes(size_t *n)
  * keep their byte counts without data, the small ones (shape constants) their bytes, and
  * what inspection reports is what the whole model in memory gives. A truncated file still
  * fails as not a model. */
+/* A model whose graph holds a node whose attribute holds a graph ... `ifs` times over (as If
+ * nodes' then_branch do), with an ir_version: messages nested 1 + 3 ifs deep. Built outside in,
+ * each level's length known from the levels inside it. */
+static uint8_t *nested_model(size_t ifs, size_t *n)
+{
+    size_t levels = 1 + 3 * ifs, *len = calloc(levels, sizeof *len);
+    uint8_t *field = malloc(levels), *buf = malloc(2 + 6 * levels), *p = buf;
+    assert_true(len && field && buf);
+    field[0] = 7; /* ModelProto.graph, then GraphProto.node, NodeProto.attribute, AttributeProto.g */
+    for (size_t i = 1; i < levels; i++) field[i] = (uint8_t[]){1, 5, 6}[(i - 1) % 3];
+    for (size_t i = levels - 1; i-- > 0;) { /* the innermost graph is empty */
+        size_t v = len[i + 1], w = 1;
+        while (v >>= 7) w++;
+        len[i] = 1 + w + len[i + 1];
+    }
+    *p++ = 0x08, *p++ = 9; /* ir_version 9 */
+    for (size_t i = 0; i < levels; i++) {
+        *p++ = (uint8_t)(field[i] << 3 | 2);
+        for (size_t v = len[i]; ; v >>= 7) {
+            *p++ = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+            if (v < 0x80) break;
+        }
+    }
+    *n = (size_t)(p - buf);
+    free(len);
+    free(field);
+    return buf;
+}
+
+/* Subgraphs nested past protobuf's recursion limit (100: what ORT reads) are refused in one
+ * line before protobuf-c unpacks them: it recursed without a limit, and 3000 If levels (112 KB)
+ * overflowed the stack of every command (SIGSEGV). In memory, and from a file (its lean copy). */
+static void test_nesting_bounded(void **state)
+{
+    (void)state;
+    size_t n;
+    oq_err err = {0};
+    oq_model_info *mi = NULL;
+    uint8_t *buf = nested_model(33, &n); /* 100 levels: read */
+    oq_model_inspect_bytes(buf, n, "ok.onnx", &mi, &err);
+    assert_null(strstr(err.msg, "nested"));
+    oq_model_info_free(mi);
+    mi = NULL;
+    free(buf);
+    buf = nested_model(34, &n); /* 103 */
+    assert_int_equal(oq_model_inspect_bytes(buf, n, "deep.onnx", &mi, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "deep.onnx: messages nested deeper than 100 levels (subgraphs in subgraphs), the "
+                        "most protobuf, and so ONNX Runtime, reads");
+    assert_null(mi);
+    free(buf);
+    buf = nested_model(30000, &n); /* ~400 KB: the lean copy's path */
+    char path[] = "/tmp/oq_test_deep_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+    assert_int_equal(oq_model_inspect_file(path, &mi, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, ": messages nested deeper than 100 levels"));
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(oq_model_inspect_bytes(buf, n, "deep.onnx", &mi, &err), OQ_ERR_FORMAT);
+    unlink(path);
+    free(buf);
+}
+
 static void test_file_without_weights(void **state)
 {
     (void)state;
@@ -569,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_file_without_weights),
+        cmocka_unit_test(test_nesting_bounded),
         cmocka_unit_test(test_file_shrunk_after_fstat),
         cmocka_unit_test(test_fixture_chains),
         cmocka_unit_test(test_gqa_chain_not_fusable),

@@ -254,6 +254,8 @@ static void test_refusals_by_name(void **state)
                    "bad_member.npz: member 'a': unsupported dtype '<c8'");
     expect_refusal("bad_notnpy.npz", OQ_ERR_FORMAT, ": member 'readme.txt' is not a .npy file");
     expect_refusal("bad_duplicate.npz", OQ_ERR_FORMAT, ": member 'f32' appears twice");
+    expect_refusal("bad_overlap.npz", OQ_ERR_FORMAT,
+                   ": member 'm00001' overlaps member 'm00000' (a corrupt or crafted archive)");
     expect_refusal("bad_size.npz", OQ_ERR_FORMAT,
                    ": member 'f32': declared size 4294967040 is impossible");
     /* issue 15: the compressed size lies too; refused before 4 GiB are allocated */
