@@ -4,20 +4,7 @@ IR >= 4); a protobuf rewrite with python3 alone (ModelProto.graph = 7, GraphProt
 GraphProto.input = 11; TensorProto.dims = 1, data_type = 2, name = 8)."""
 import sys
 
-
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
-        if c < 0x80: return v, i
-
-
-def enc(v):
-    out = bytearray()
-    while True:
-        c = v & 0x7F; v >>= 7
-        if v: out.append(c | 0x80)
-        else: out.append(c); return bytes(out)
+from pbwire import enc, varint
 
 
 def fields(b):

@@ -3,25 +3,12 @@ inputs, outputs and value_info, as exporters other than ortqual write static sha
 rewrite of the path to TensorShapeProto.Dimension.denotation, field 3; python3 alone)."""
 import sys
 
+from pbwire import enc, varint
+
 # message -> {field: the message it holds}, from onnx.proto; Dimension drops field 3
 PATH = {"Model": {7: "Graph"}, "Graph": {11: "ValueInfo", 12: "ValueInfo", 13: "ValueInfo"},
         "ValueInfo": {2: "Type"}, "Type": {1: "TensorType"}, "TensorType": {2: "Shape"},
         "Shape": {1: "Dimension"}, "Dimension": {}}
-
-
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
-        if c < 0x80: return v, i
-
-
-def enc(v):
-    out = bytearray()
-    while True:
-        c = v & 0x7F; v >>= 7
-        if v: out.append(c | 0x80)
-        else: out.append(c); return bytes(out)
 
 
 def rewrite(b, msg):
