@@ -208,7 +208,7 @@ static int unpack_src(src *s, size_t keep, const char *name, oq_err *err, Onnx__
 int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out)
 {
     src s = {.mem = buf ? buf : (const uint8_t *)"", .size = buf ? n : 0};
-    return unpack_src(&s, keep, "", NULL, out) != 0;
+    return unpack_src(&s, keep, "", NULL, out) > 0; /* -1, nested too deep: the plain unpack refuses it */
 }
 
 Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n)

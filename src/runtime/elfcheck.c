@@ -88,7 +88,10 @@ static uint64_t mapped_end(int fd, const ElfW(Ehdr) *eh, off_t size)
         off_t at = (off_t)(eh->e_phoff + (uint64_t)i * sizeof ph);
         if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph) return 0;
         if (ph.p_type != PT_LOAD) continue;
-        uint64_t seg_end = (uint64_t)ph.p_offset + (uint64_t)ph.p_filesz;
+        /* a crafted offset and size must not wrap past 2^64 into a small end */
+        uint64_t seg_end = (uint64_t)ph.p_filesz > UINT64_MAX - (uint64_t)ph.p_offset
+                               ? UINT64_MAX
+                               : (uint64_t)ph.p_offset + (uint64_t)ph.p_filesz;
         if (seg_end > end) end = seg_end;
     }
     return end;

@@ -136,17 +136,19 @@ oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
     return err->status;
 }
 
-/* Set by a tool at its start, read thereafter: no lock. */
+/* Set by a tool at its start, read thereafter by any thread: atomic, so that a caller setting it
+ * late races nothing (it still should not). */
 static oq_terms_fn terms;
 
 void oq_set_terms(oq_terms_fn fn)
 {
-    terms = fn;
+    __atomic_store_n(&terms, fn, __ATOMIC_RELEASE);
 }
 
 const char *oq_terms(const char *text, char *buf, size_t n)
 {
-    return terms && text ? terms(text, buf, n) : text;
+    oq_terms_fn fn = __atomic_load_n(&terms, __ATOMIC_ACQUIRE);
+    return fn && text ? fn(text, buf, n) : text;
 }
 
 char *oq_terms_dup(const char *text)

@@ -173,6 +173,7 @@ static int seq_axes_back(const json_t *j, const json_t *batches, oq_seq_axis **v
     const json_t *axis;
     json_object_foreach((json_t *)j, name, axis) {
         const json_t *b = json_object_get(batches, name);
+        if (!json_is_integer(axis) || (b && !json_is_integer(b))) return 0; /* a malformed plan */
         oq_seq_axis a = {name, (int32_t)json_integer_value(axis), (int32_t)json_integer_value(b), b != NULL};
         if (!oq_seq_axes_copy(v, n, &a, 1)) return 0;
     }

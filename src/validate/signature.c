@@ -401,6 +401,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         }
     int32_t seq_axis = -1;
     const oq_tensor *t = unmasked_sequence(sig, in, &seq_axis);
+    if (t && !t->shape[0]) return no_events(t, path, err);
     if (t) in->batch = t->shape[0], in->seq = t->shape[seq_axis];
     return OQ_OK;
 }
