@@ -94,6 +94,8 @@ OQ_API oq_status oq_err_set(oq_err *err, oq_status s, const char *fmt, ...)
  * escape sequence in one does not reach the terminal nor a newline forge a line. Malloc'ed;
  * NULL for NULL or when out of memory. */
 OQ_API char *oq_text_printable(const char *s);
+/* Whether `s` holds a control character oq_text_printable would show as \xNN (0 for NULL). */
+OQ_API int oq_text_has_control(const char *s);
 
 /* Prefix an existing message with more context ("file.npz: " + old message). */
 OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)

@@ -11,6 +11,9 @@
 #include "ortqual/compare.h"
 #include "ortqual/status.h"
 
+/* "[batch,seq,17]": the declared dims of `io`, or "(no declared shape)"; into buf, returned. */
+char *oq_io_declared_str(const oq_io_info *io, char *buf, size_t n);
+
 /* What tells the mask's axes in an output: the model's declarations (mi NULL: the sizes
  * alone), its mask input, the caller's --seq-axis, and the batch's size B and padded length L. */
 typedef struct oq_axes_rule {

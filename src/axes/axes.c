@@ -156,9 +156,12 @@ static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, cons
     return c.n > 1 ? ambiguous(r, kind, name, ndim, shape, &c, 1, how, "", err) : decide(&c, b, a);
 }
 
-/* "[3,32,32]": the declared dims of `io` (rank >= 0). */
-static const char *declared_str(const oq_io_info *io, char *buf, size_t n)
+char *oq_io_declared_str(const oq_io_info *io, char *buf, size_t n)
 {
+    if (io->rank < 0) {
+        snprintf(buf, n, "(no declared shape)");
+        return buf;
+    }
     size_t used = (size_t)snprintf(buf, n, "[");
     for (int32_t d = 0; d < io->rank && used < n; d++)
         used += (size_t)snprintf(buf + used, n - used, "%s%s", d ? "," : "", io->dims[d]);
@@ -216,7 +219,7 @@ static oq_status not_only_length(const oq_axes_rule *r, const char *kind, const 
         snprintf(how, sizeof how, "axis %d has the mask's padded length %lld, but so do two axes of %s '%s' %s: "
                  "L is also one of the model's widths, and the model names neither", (int)axis, (long long)r->seq,
                  oq_find_io(r->mi->inputs, r->mi->n_inputs, w->name) == w ? "input" : "output", w->name,
-                 declared_str(w, dims, sizeof dims));
+                 oq_io_declared_str(w, dims, sizeof dims));
     else
         snprintf(how, sizeof how, "axis %d has the mask's padded length %lld, but a [B, L] %s is as well a pooled "
                  "[B, H] one whose width H is L, and the model names neither", (int)axis, (long long)r->seq, kind);

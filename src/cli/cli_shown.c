@@ -9,16 +9,9 @@ enum { SHOWN_KEPT = 8 };
 static char *shown[SHOWN_KEPT];
 static unsigned next_shown;
 
-static int has_control(const unsigned char *p)
-{
-    for (; *p; p++)
-        if (*p < 0x20 || *p == 0x7F || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) return 1;
-    return 0;
-}
-
 const char *oq_cli_shown(const char *s)
 {
-    if (!s || !has_control((const unsigned char *)s)) return s;
+    if (!s || !oq_text_has_control(s)) return s;
     char *copy = oq_text_printable(s);
     if (!copy) return "(a name not shown: out of memory)";
     free(shown[next_shown]);

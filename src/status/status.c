@@ -82,6 +82,13 @@ char *oq_text_printable(const char *s)
     return s ? printable(s, strlen(s)) : NULL;
 }
 
+int oq_text_has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+        if (control_at(p)) return 1;
+    return 0;
+}
+
 /* msg made printable: a path, a tensor or a member name may hold a newline, and a message is
  * one line: a log that records it gets one record. Line ends that end it (a quoted stderr
  * line's) are dropped, not shown. */

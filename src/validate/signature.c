@@ -234,20 +234,6 @@ static int64_t declared_size(const char *d)
     return end != d && !*end ? v : strcmp(d, "?") ? -1 : -2;
 }
 
-/* "[batch,seq,17]" of a declaration. */
-static char *declared_str(const oq_io_info *io, char *buf, size_t n)
-{
-    if (io->rank < 0) {
-        snprintf(buf, n, "(no declared shape)");
-        return buf;
-    }
-    size_t used = (size_t)snprintf(buf, n, "[");
-    for (int32_t d = 0; d < io->rank && used < n; d++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s", d ? "," : "", io->dims[d]);
-    if (used < n) snprintf(buf + used, n - used, "]");
-    return buf;
-}
-
 /* The value a named dimension took in this batch, or -1. */
 static int64_t bound(const oq_batch_inputs *in, const char *name, const char **where)
 {
@@ -283,7 +269,7 @@ static oq_status check_declared(const oq_io_info *io, const oq_tensor *t, const 
 {
     char got[128], want[256], here[384];
     oq_shape_str(t, got, sizeof got);
-    declared_str(io, want, sizeof want);
+    oq_io_declared_str(io, want, sizeof want);
     if (io->elem_type && (oq_dtype)io->elem_type != t->dtype)
         return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' is %s %s; the model's '%s' is %s %s", path, what, t->name,
                           oq_dtype_name(t->dtype), got, io->name,
@@ -556,7 +542,7 @@ oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq
             st = oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no member '%s' for the model's input %s %s %s", path, member,
                             mi->inputs[i].name,
                             mi->inputs[i].elem_type ? oq_dtype_name((oq_dtype)mi->inputs[i].elem_type) : "",
-                            declared_str(&mi->inputs[i], want, sizeof want));
+                            oq_io_declared_str(&mi->inputs[i], want, sizeof want));
             break;
         }
         if ((st = oq_npz_take(z, member, &in->t[i], err))) break;
@@ -680,7 +666,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
                             "%s: no member '%s' for the model's output %s %s %s (every output is compared with "
                             "its saved values)%s",
                             path, io->name, io->name, io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
-                            declared_str(io, want, sizeof want), hint);
+                            oq_io_declared_str(io, want, sizeof want), hint);
             break;
         }
         if ((st = oq_npz_take(z, io->name, &t[n], err))) break;
