@@ -105,9 +105,14 @@ OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
  * returned oq_err its caller rewords as it likes; the texts the library keeps in its results
  * and writes into documents itself (a bench row's error, a gate reason, a convert step, advice,
  * report.html) it rewords with this function, so that a tool whose users set options gives its
- * own words (`ortqual` passes the one that says its options). fn returns `text`, or its
- * rewording written into buf (n bytes, NUL-terminated); NULL (the default): the library's words.
- * Process-wide: set it once, before the first other call. */
+ * own words (`ortqual` passes the one that says its options). fn is given the library's own
+ * words only, never what came from outside (a log's line, a folder's or a node's name): a gate
+ * reason, a conformance detail and a convert step give it the runs of their format between the
+ * values (a '%' its rewording holds stays text); a bench row's error, made before, is given whole.
+ * fn returns `text`, or its rewording written into buf (n bytes, NUL-terminated); NULL (the
+ * default): the library's words. Process-wide: set it once, before the first other call; a
+ * validation worker process (oq_validate_worker) sets it back to NULL, and the run that reads
+ * its result gives its texts the caller's words. */
 typedef const char *(*oq_terms_fn)(const char *text, char *buf, size_t n);
 OQ_API void oq_set_terms(oq_terms_fn fn);
 

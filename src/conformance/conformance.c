@@ -130,14 +130,17 @@ static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const ch
     __attribute__((format(printf, 3, 4)));
 static void verdict(oq_conformance_result *r, oq_conformance_verdict v, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
+    va_copy(again, ap);
     r->verdict = v;
-    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    /* in the caller's words (oq_set_terms), a test's folder and file names as they are */
+    char *said = oq_terms_vformat(fmt, ap);
+    if (said) snprintf(r->detail, sizeof r->detail, "%s", said);
+    else vsnprintf(r->detail, sizeof r->detail, fmt, again); /* out of memory: the library's words */
+    free(said);
+    va_end(again);
     va_end(ap);
-    char said[sizeof r->detail]; /* in the caller's words (oq_set_terms) */
-    const char *t = oq_terms(r->detail, said, sizeof said);
-    if (t != r->detail) snprintf(r->detail, sizeof r->detail, "%s", t);
 }
 
 /* The digits, 3 or more, at which d reads above its bound when it is above it (at 3 both were

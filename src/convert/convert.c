@@ -44,11 +44,8 @@ void cv_step(oq_convert_report *r, const char *pass, const char *node, const cha
     if (!s) return;
     va_list ap;
     va_start(ap, fmt);
-    char *text = NULL;
-    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
+    s->detail = oq_terms_vformat(fmt, ap); /* in the caller's words (oq_set_terms), a node's name as it is */
     va_end(ap);
-    s->detail = text ? oq_terms_dup(text) : NULL; /* in the caller's words (oq_set_terms) */
-    free(text);
     s->pass = strdup(pass);
     s->node = strdup(node ? node : "");
     s->action = strdup(action);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "status/terms-impl.h"
 #include "ortqual/advice.h"
 
 #define PAD_ALIGN 8
@@ -281,12 +282,15 @@ static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
     char vs[96] = "";
     if (h.v_from) snprintf(vs, sizeof vs, "%s", h.v_from);
     else if (h.v != h.qk) snprintf(vs, sizeof vs, ", V's %lld -> %lld", (long long)h.v, (long long)target);
+    char said[160]; /* our words, passed as a value: in the caller's words here (oq_set_terms) */
+    const char *off = asked ? "" : oq_terms(" (on by default with a float16/bfloat16 attention dtype; "
+                                            "keep_head_size turns it off)", said, sizeof said);
     cv_step(c->r, PASS, own->name, "rewritten", "head size %lld -> %lld (from %s%s): Q, K%s zero-padded on "
             "the head axis, the output cut back (Split), scale %.6g %s. ORT's CUDA flash and memory-efficient attention "
             "need a multiple of 8%s%s", (long long)h.qk, (long long)target, h.qk_from, vs,
             pv ? ", V" : "", scale, had_scale ? "kept" : "set (the default would use the padded size)",
             target > FLASH_MAX_HEAD ? "; flash also needs at most 256: memory-efficient attention at best" : "",
-            asked ? "" : " (on by default with a float16/bfloat16 attention dtype; keep_head_size turns it off)");
+            off);
 }
 
 oq_status cv_pass_pad_head(cv_ctx *c, cv_model *m, int asked, oq_err *err)

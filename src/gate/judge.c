@@ -19,12 +19,9 @@ static oq_status reason(oq_gate_judgement *j, oq_err *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *text = NULL;
-    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
+    char *said = oq_terms_vformat(fmt, ap); /* in the caller's words (oq_set_terms), a log's lines as they are */
     va_end(ap);
-    char *said = text ? oq_terms_dup(text) : NULL; /* in the caller's words (oq_set_terms) */
     oq_status st = said ? oq_strv_push(&j->reasons, &j->n_reasons, said) : OQ_ERR_NOMEM;
-    free(text);
     free(said);
     return st ? oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory") : OQ_OK;
 }

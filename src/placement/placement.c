@@ -207,6 +207,29 @@ static const char *node_ep(const oq_placed_node *n)
     return n->ep_profiled ? n->ep_profiled : n->ep_assigned ? n->ep_assigned : "(unknown EP)";
 }
 
+/* The note on the shape ops and Memcpy nodes a placement that is not strict allows, in the
+ * library's words; 0 when there is none. */
+static int allowed_note(const oq_placement_report *r, char *buf, size_t n)
+{
+    if (r->strict || !(r->n_cpu_shape || r->n_memcpy)) return 0;
+    snprintf(buf, n, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (OQ_PLACEMENT_STRICT rejects them)",
+             r->n_cpu_shape, r->n_memcpy);
+    return 1;
+}
+
+void oq_placement_word_notes_(oq_placement_report *r)
+{
+    char text[160], said[256];
+    const char *t = allowed_note(r, text, sizeof text) ? oq_terms(text, said, sizeof said) : text;
+    for (size_t i = 0; t != text && i < r->n_notes; i++) {
+        char *worded = strcmp(r->notes[i], text) ? NULL : strdup(t); /* out of memory: the library's */
+        if (worded) {
+            free(r->notes[i]);
+            r->notes[i] = worded;
+        }
+    }
+}
+
 oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err)
 {
     OQ_NEED(err, p);
@@ -248,12 +271,8 @@ oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_repor
             break;
         }
     }
-    if (!r->strict && (r->n_cpu_shape || r->n_memcpy)) {
-        char text[160], said[256]; /* in the caller's words (oq_set_terms) */
-        snprintf(text, sizeof text, "allowed: %zu shape op(s) on CPU and %zu Memcpy node(s) (OQ_PLACEMENT_STRICT "
-                 "rejects them)", r->n_cpu_shape, r->n_memcpy);
-        strv_addf(&note, "%s", oq_terms(text, said, sizeof said));
-    }
+    char text[160], said[256]; /* in the caller's words (oq_set_terms) */
+    if (allowed_note(r, text, sizeof text)) strv_addf(&note, "%s", oq_terms(text, said, sizeof said));
     /* A profile without node events (profiling broken, no Run) must not let
      * assignment-only nodes, skipped as "never ran", pass by default. */
     if (r->n_device + r->n_memcpy + r->n_cpu_shape + r->n_cpu_compute == 0)

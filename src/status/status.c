@@ -158,12 +158,64 @@ const char *oq_terms(const char *text, char *buf, size_t n)
     return fn && text ? fn(text, buf, n) : text;
 }
 
-char *oq_terms_dup(const char *text)
+/* The length of the conversion at p ('%' and what follows it up to its letter). */
+static size_t conversion_len(const char *p)
 {
-    size_t n = strlen(text) + 512; /* room for longer words */
-    char *buf = malloc(n);
-    if (buf && oq_terms(text, buf, n) == text) memcpy(buf, text, strlen(text) + 1);
-    return buf;
+    size_t k = 1 + strspn(p + 1, "0123456789$-+ #'.*hlLqjzt");
+    return p[k] ? k + 1 : k;
+}
+
+/* The own words of a format, `run` (n bytes, its "%%" read as '%'), in fn's words into f,
+ * each '%' doubled again: a '%' a rewording brings is not read as a conversion. */
+static void put_words(FILE *f, oq_terms_fn fn, const char *run, size_t n)
+{
+    size_t cap = 2 * n + 512; /* room for longer words */
+    char *buf = n ? malloc(cap) : NULL;
+    const char *said = buf ? fn(run, buf, cap) : run;
+    for (; *said; said++) {
+        if (*said == '%') fputc('%', f);
+        fputc(*said, f);
+    }
+    free(buf);
+}
+
+/* fmt with its own words, the runs between its conversions, in fn's words and its conversions
+ * as they are: the values they put in (a path, a node's name, a log line) are never reworded.
+ * Malloc'ed; NULL when out of memory. */
+static char *worded_fmt(oq_terms_fn fn, const char *fmt)
+{
+    char *out = NULL, *run = malloc(strlen(fmt) + 1);
+    size_t size = 0, n = 0;
+    FILE *f = run ? open_memstream(&out, &size) : NULL;
+    for (const char *p = fmt; f;) {
+        if (*p && (*p != '%' || p[1] == '%')) {
+            run[n++] = *p;
+            p += *p == '%' ? 2 : 1;
+            continue;
+        }
+        run[n] = '\0';
+        put_words(f, fn, run, n);
+        n = 0;
+        if (!*p) break;
+        size_t k = conversion_len(p);
+        fwrite(p, 1, k, f);
+        p += k;
+    }
+    free(run);
+    if (f && fclose(f)) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+char *oq_terms_vformat(const char *fmt, va_list ap)
+{
+    oq_terms_fn fn = __atomic_load_n(&terms, __ATOMIC_ACQUIRE);
+    char *worded = fn ? worded_fmt(fn, fmt) : NULL, *text = NULL;
+    if ((!fn || worded) && vasprintf(&text, worded ? worded : fmt, ap) < 0) text = NULL;
+    free(worded);
+    return text;
 }
 
 void oq_abort_(const char *file, int line, const char *expr)

@@ -22,6 +22,7 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
+#include "placement/placement-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -411,6 +412,7 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     oq_proc_result_clear(pr);
     oq_err e = {0};
     if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
+    else if (!crashed && r->placement.recorded) oq_placement_word_notes_(&r->placement.report);
 }
 
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records

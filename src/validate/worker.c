@@ -875,5 +875,8 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
 oq_status oq_validate_worker(const char *plan_path, oq_err *err)
 {
     OQ_NEED(err, plan_path);
+    /* A worker process (the tool's, whatever words the tool speaks, or one forked) writes the
+     * library's words: the run that reads its result words them its caller's way (worker_ended). */
+    oq_set_terms(NULL);
     return oq_validate_worker_hooked(plan_path, NULL, NULL, err);
 }

@@ -239,4 +239,14 @@ must 2 "^ortqual conformance: --junit: an empty value .want FILE." "$T/o4" "$ORT
 must 2 "^ortqual conformance: --junit $T/c1/summary.json is $T/c1's summary.json: give another --junit$" \
   "$T/o5" "$ORTQUAL" conformance --outdir "$T/c1" --force --junit "$T/c1/summary.json" "$one"
 [ "$(head -c1 "$T/c1/summary.json")" = "{" ] || fail "a refused --junit replaced summary.json"
+# A detail's own words say the option; a test folder's path that holds an API field's words is
+# shown as it is (it was reworded with them: a path the user could not find)
+mkdir "$T/words" && cp -r "$CONF/test_attention_4d_expanded" "$T/words/"
+odd="$T/words/t (runs with opts.runner)"
+cp -r "$one" "$odd" && rm -r "$odd"/test_data_set_*
+rc=0
+"$ORTQUAL" conformance "$T/words" >"$T/words.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "a test with no data set: exit $rc, expected 1: $(cat "$T/words.out")"
+grep -qF "$odd: no test_data_set_* directory" "$T/words.out" || fail "the folder not as it is: $(cat "$T/words.out")"
+grep -q '^SKIP test_attention_4d_expanded: .*runs with --ep$' "$T/words.out" || fail "the library's words: $(cat "$T/words.out")"
 echo "conformance e2e ok ($n_base passed, $n_exp skipped)"

@@ -81,6 +81,9 @@ gate 1 -- "$W/bin/earlier_skip" &&
     expect "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): skipped (no --allow-skip given): [1] g.py:1: needs CUDA"
 gate 1 --allow-skip bf16 -- "$W/bin/earlier_skip" && expect "skip not allowed by --allow-skip: [1] g.py:1: needs CUDA"
 gate 0 --allow-skip 'needs CUDA$' -- "$W/bin/earlier_skip"
+# the gate's own words say the option; a log line that names an API field is quoted as it is
+printer api_words 0 'SKIPPED [1] t.py:2: set (opts.allow_skip) here\n=== 1 passed, 1 skipped in 0.1s ===\n'
+gate 1 -- "$W/bin/api_words" && expect "skipped (no --allow-skip given): [1] t.py:2: set (opts.allow_skip) here"
 # a real ctest that finds no tests (it exits 0), before a passing suite
 if command -v ctest >/dev/null; then
     mkdir -p "$W/no_ctest" && : >"$W/no_ctest/CTestTestfile.cmake"

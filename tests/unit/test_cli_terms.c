@@ -288,10 +288,9 @@ static void library_messages(void **state)
     if (strncmp(oq_cli_terms(err.msg, worded, sizeof worded), "--require-dispatch: 'flashy'", 28)) fail_msg("got '%s'", worded);
 }
 
-/* The first reason of a gate's judgement of a log with a skip no pattern allows. */
-static void skip_reason(char *buf, size_t n)
+/* The first reason of a gate's judgement of `log`. */
+static void log_reason(const char *log, char *buf, size_t n)
 {
-    const char *log = "SKIPPED [1] t.py:1: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n";
     oq_summary_scanner *s = NULL;
     oq_err err = {0};
     assert_int_equal(oq_summary_scan_text(log, strlen(log), &s, &err), OQ_OK);
@@ -302,6 +301,12 @@ static void skip_reason(char *buf, size_t n)
     snprintf(buf, n, "%s", j.reasons[0]);
     oq_gate_judgement_clear(&j);
     oq_summary_scanner_free(s);
+}
+
+/* The first reason of a gate's judgement of a log with a skip no pattern allows. */
+static void skip_reason(char *buf, size_t n)
+{
+    log_reason("SKIPPED [1] t.py:1: needs CUDA\n==== 2 passed, 1 skipped in 0.1s ====\n", buf, n);
 }
 
 /* A text the library keeps (a gate's reason, written into its verdict file by the library):
@@ -320,6 +325,33 @@ static void kept_texts(void **state)
     assert_string_equal(reason, "skipped (no opts.allow_skip given): [1] t.py:1: needs CUDA");
 }
 
+/* A caller's words that hold '%': text, never a conversion the values would be read for. */
+static const char *percent_terms(const char *text, char *buf, size_t n)
+{
+    const char *at = strstr(text, "opts.allow_skip");
+    if (!at) return text;
+    snprintf(buf, n, "%.*s%%s %%n 100%%%s", (int)(at - text), text, at + strlen("opts.allow_skip"));
+    return buf;
+}
+
+/* Only the library's own words are reworded: a log's line that names an API field is quoted as
+ * it is, and a caller's words that hold '%' are text. */
+static void own_words_only(void **state)
+{
+    (void)state;
+    const char *log = "SKIPPED [1] t.py:1: set (opts.allow_skip) or opts.iters %s\n"
+                      "==== 2 passed, 1 skipped in 0.1s ====\n";
+    char reason[512];
+    oq_set_terms(oq_cli_terms);
+    log_reason(log, reason, sizeof reason);
+    oq_set_terms(percent_terms);
+    char odd[512];
+    log_reason(log, odd, sizeof odd);
+    oq_set_terms(NULL);
+    assert_string_equal(reason, "skipped (no --allow-skip given): [1] t.py:1: set (opts.allow_skip) or opts.iters %s");
+    assert_string_equal(odd, "skipped (no %s %n 100% given): [1] t.py:1: set (opts.allow_skip) or opts.iters %s");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +363,7 @@ int main(void)
         cmocka_unit_test(messages),
         cmocka_unit_test(library_messages),
         cmocka_unit_test(kept_texts),
+        cmocka_unit_test(own_words_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
