@@ -1,6 +1,8 @@
 /* One ORT row of a sweep, whatever the model: session, first run, warm-up, timed
  * loop, memory, ORT's profile. The attention sweep and bench --model both use it. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 
 #include "bench/bench-impl.h"
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/fileio.h"
@@ -304,64 +307,83 @@ static oq_status cupti_end(cupti_runs *cr, oq_status st, oq_err *err)
     return st ? st : off;
 }
 
-/* The names in `dir` that begin with `base` and end ".json" (ORT's profiles of one prefix): into
- * *names (hold 0), or each not among them held as an output (hold 1). */
-static void profile_names(const char *dir, const char *base, char ***names, size_t *n, int hold)
+/* What ORT put in `scratch` (its profile) moved to `dir` and held as an output, its path into
+ * *moved (NULL: none there); then `scratch` removed. Held before the move, the file is in a held
+ * place at every moment, whichever thread a signal comes to (the session's own threads take
+ * them). */
+static oq_status profile_move(const char *scratch, const char *dir, char **moved, oq_err *err)
 {
-    DIR *d = opendir(dir);
+    oq_status st = OQ_OK;
+    DIR *d = opendir(scratch);
     for (struct dirent *e; d && (e = readdir(d));) {
-        size_t len = strlen(e->d_name), seen = 0;
-        if (strncmp(e->d_name, base, strlen(base)) || len < 5 || strcmp(e->d_name + len - 5, ".json")) continue;
-        if (!hold) {
-            oq_strv_push(names, n, e->d_name); /* out of memory: that file is taken for new */
+        char to[PATH_MAX];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (*moved || st) { /* ORT makes one */
+            unlinkat(dirfd(d), e->d_name, 0);
             continue;
         }
-        while (seen < *n && strcmp((*names)[seen], e->d_name)) seen++;
-        char path[PATH_MAX];
-        if (seen == *n && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-            oq_atomic_hold_output(path, 0);
+        if (snprintf(to, sizeof to, "%s/%s", dir, e->d_name) >= (int)sizeof to)
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s/%s: path too long", dir, e->d_name);
+        else if (oq_atomic_hold_output(to, 0), renameat(dirfd(d), e->d_name, AT_FDCWD, to)) {
+            st = oq_err_write(err, to, errno);
+            oq_output_release(to);
+        } else if (!(*moved = strdup(to))) {
+            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+        if (st) unlinkat(dirfd(d), e->d_name, 0);
     }
     if (d) closedir(d);
+    rmdir(scratch);
+    oq_output_release(scratch);
+    return st;
 }
 
-/* ORT creates its profile (PREFIX_<date>_<time>.json, the name its own) when the session is made
- * and writes it when profiling ends: held from its creation, so that a signal that ends the
- * process during the profiled runs leaves no profile that no row names (it left an empty one).
- * The signals wait while the session is made and its file found: no moment holds the file
- * unheld. A file of that prefix there before is not this session's. */
-static oq_status profiled_session(oq_runtime *rt, const oq_bench_model *m, const oq_session_opts *so,
-                                  const char *dir, const char *base, oq_session **s, oq_err *err)
+/* ORT names its profile (STEM_<date>_<time>.json) and creates it as the session is made, and
+ * writes it when profiling ends. The session is made with its prefix in a folder of our own,
+ * held: a signal while it is made (seconds for a big model) removes the folder and what ORT put
+ * in it. Made, the profile is moved to `dir` and held, so that a signal during the profiled runs
+ * leaves no profile that no row names (it left an empty one). The signals wait only while the
+ * folder is made and held (they waited for the whole making of the session: a Ctrl-C did
+ * nothing until it was made). ORT writes the moved file (its stream stays open); *path: its
+ * name in `dir`. */
+static oq_status profiled_session(oq_runtime *rt, const oq_bench_model *m, oq_session_opts so, const char *dir,
+                                  const char *stem, oq_session **s, char **path, oq_err *err)
 {
-    char **before = NULL;
-    size_t n_before = 0;
-    profile_names(dir, base, &before, &n_before, 0);
+    char scratch[PATH_MAX], prefix[PATH_MAX];
+    *path = NULL;
+    if (snprintf(scratch, sizeof scratch, "%s/.%s.XXXXXX", dir, stem) >= (int)sizeof scratch ||
+        snprintf(prefix, sizeof prefix, "%s/%s", scratch, stem) >= (int)sizeof prefix)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: path too long", dir);
     sigset_t stop, old;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop, &old);
-    oq_status st = new_session(rt, m, so, s, err);
-    profile_names(dir, base, &before, &n_before, 1);
+    int made = mkdtemp(scratch) != NULL, saved = errno;
+    if (made) oq_scratch_hold(scratch);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    oq_strv_free(before, n_before);
-    return st;
+    if (!made) return oq_err_write(err, scratch, saved);
+    memcpy(prefix, scratch, strlen(scratch)); /* the folder's name mkdtemp made of the template */
+    so.profile_prefix = prefix;
+    oq_status st = new_session(rt, m, &so, s, err);
+    oq_status moved = profile_move(scratch, dir, path, st ? NULL : err);
+    return st ? st : moved;
 }
 
 static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, oq_session_opts so,
                               size_t index, oq_bench_row *row, oq_err *err)
 {
-    char prefix[1024], base[32];
+    char stem[32];
     const char *dir = o->profile_dir ? o->profile_dir : ".";
-    snprintf(prefix, sizeof prefix, "%s/profile_%03zu", dir, index);
-    snprintf(base, sizeof base, "profile_%03zu_", index);
+    snprintf(stem, sizeof stem, "profile_%03zu", index);
     oq_status st = o->profile_dir ? oq_mkdirs(o->profile_dir, err) : OQ_OK;
-    so.profile_prefix = prefix;
     oq_session *s = NULL;
+    char *path = NULL;
     oq_bench_runner *r = NULL;
     cupti_runs cr = {0};
     if (!st) st = cupti_begin(&cr, o, row, err);
-    if (!st) st = profiled_session(rt, m, &so, dir, base, &s, err);
+    if (!st) st = profiled_session(rt, m, so, dir, stem, &s, &path, err);
     if (!st) st = oq_bench_runner_create(s, m->n_in, m->in, o->io_binding, &r, err);
     double ms;
     size_t n, skip = 1 + o->warmup;
@@ -370,11 +392,12 @@ static oq_status profile_runs(oq_runtime *rt, const oq_bench_opts *o, const oq_b
         st = profiled_run(r, &cr, i < skip ? SIZE_MAX : i - skip, err);
     st = cupti_end(&cr, st, err);
     oq_bench_runner_free(r);
-    char *path = s ? oq_session_end_profiling(s) : NULL;
+    char *ended = s ? oq_session_end_profiling(s) : NULL; /* ORT's name of it, before the move */
     oq_session_free(s);
-    if (!st && !path) st = oq_err_set(err, OQ_ERR_RUNTIME, "ORT wrote no profile for prefix %s", prefix);
+    if (!st && (!ended || !path)) st = oq_err_set(err, OQ_ERR_RUNTIME, "ORT wrote no profile for prefix %s/%s", dir, stem);
     if (!st) st = oq_bench_profile_read(path, o->profile_runs, &row->profile, err);
     if (!st && cr.c) cupti_summary(&cr, o->profile_runs, &row->profile);
+    free(ended);
     free(path);
     free(cr.ms);
     free(cr.count);

@@ -69,19 +69,13 @@ static double uniform(oq_rng *s)
     return (double)(oq_rng_next(s) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
-/* A dimension's name, NULL for a fixed or unknown one: dim_param shares a union with dim_value
- * (a fixed 4 read as a name is the pointer 4), so it is read only under its value_case. */
-static const char *dim_name(const Onnx__TensorShapeProto__Dimension *d)
-{
-    return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
-}
-
 /* The size a generated batch gives a dimension. */
 static int64_t dim_value(const Onnx__TensorShapeProto__Dimension *d, const char *bsym, const char *lsym, int64_t B,
                          int64_t L, int64_t other)
 {
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) return d->dim_value;
-    const char *name = dim_name(d);
+    int64_t size = oq_dim_size(d);
+    if (size >= 0) return size;
+    const char *name = oq_dim_param(d);
     if (!name) return -1;
     if (bsym && !strcmp(name, bsym)) return B;
     if (lsym && !strcmp(name, lsym)) return L;
@@ -114,8 +108,8 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
 {
     const Onnx__TypeProto__Tensor *t = input_type(vi);
     const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
-    const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? dim_name(mt->shape->dim[0]) : NULL;
-    const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? dim_name(mt->shape->dim[1]) : NULL;
+    const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? oq_dim_param(mt->shape->dim[0]) : NULL;
+    const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? oq_dim_param(mt->shape->dim[1]) : NULL;
     if (!t || !t->shape || t->shape->n_dim > OQ_MAX_DIMS)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s' has no tensor shape to generate values for: give inputs batches", vi->name);
     int64_t shape[OQ_MAX_DIMS];

@@ -619,9 +619,8 @@ int32_t cv_type_of(cv_model *m, const char *value, int *rank, cv_dim *dims)
     if (tt && tt->shape && tt->shape->n_dim <= OQ_SYM_MAX_RANK) {
         *rank = (int)tt->shape->n_dim;
         for (size_t i = 0; i < tt->shape->n_dim; i++) {
-            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-            dims[i].value = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? d->dim_value : -1;
-            dims[i].param = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
+            dims[i].value = oq_dim_size(tt->shape->dim[i]);
+            dims[i].param = oq_dim_param(tt->shape->dim[i]);
         }
     } else {
         const Onnx__TensorProto *t = oq_gview_initializer(v, value);

@@ -48,6 +48,9 @@ void oq_temp_release(const char *tmp);
 /* One output held by oq_atomic_hold_output (a file or a folder) let go alone: its set is
  * complete while other sets of the process are not (oq_atomic_keep_outputs lets go of all). */
 void oq_output_release(const char *path);
+/* A folder this process made for another to name files in (ORT names its profile), held as an
+ * output until released (oq_output_release): a signal removes its entries, then it. */
+void oq_scratch_hold(const char *dir);
 
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */

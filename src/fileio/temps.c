@@ -13,6 +13,8 @@
  * between two renames of a run's files left the new summary.json beside the previous run's
  * summary.csv. */
 #include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -56,7 +58,7 @@ int oq_temp_name_is(const char *name, const char *base, pid_t pid)
 }
 
 enum { SLOT_FREE, SLOT_LIVE, SLOT_TAKEN };
-enum { KIND_TEMP, KIND_OUTPUT, KIND_DIR };
+enum { KIND_TEMP, KIND_OUTPUT, KIND_DIR, KIND_SCRATCH };
 
 typedef struct temp_slot {
     struct temp_slot *next; /* set before the slot is pushed, never changed */
@@ -127,6 +129,11 @@ void oq_atomic_hold_output(const char *path, int dir)
     if (path) slot_hold(path, dir ? KIND_DIR : KIND_OUTPUT);
 }
 
+void oq_scratch_hold(const char *dir)
+{
+    slot_hold(dir, KIND_SCRATCH);
+}
+
 void oq_atomic_keep_outputs(void)
 {
     pid_t me = getpid();
@@ -135,7 +142,23 @@ void oq_atomic_keep_outputs(void)
             atomic_store(&s->state, SLOT_FREE);
 }
 
-/* The files (dirs 0) or the folders (dirs 1, after their files: rmdir takes an empty one only). */
+/* A scratch folder's entries (names another picked), then it: getdents64, as opendir allocates. */
+static void remove_scratch(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    _Alignas(struct dirent64) char buf[4096];
+    for (ssize_t n; (n = getdents64(fd, buf, sizeof buf)) > 0;)
+        for (ssize_t at = 0; at < n; at += ((struct dirent64 *)(buf + at))->d_reclen) {
+            const char *name = ((struct dirent64 *)(buf + at))->d_name;
+            if (strcmp(name, ".") && strcmp(name, "..")) unlinkat(fd, name, 0);
+        }
+    close(fd);
+    rmdir(path);
+}
+
+/* The files and scratch folders (dirs 0) or the folders (dirs 1, after their files: rmdir takes
+ * an empty one only). */
 static void remove_held(int dirs)
 {
     pid_t me = getpid();
@@ -148,6 +171,7 @@ static void remove_held(int dirs)
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load(&s->seq) != before || !memchr(path, 0, sizeof path) || (kind == KIND_DIR) != dirs) continue;
         if (dirs) rmdir(path);
+        else if (kind == KIND_SCRATCH) remove_scratch(path);
         else unlink(path);
     }
 }

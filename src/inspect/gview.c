@@ -1,10 +1,12 @@
 /* The graph index behind the attention matchers. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core-impl.h"
 #include "inspect/gview-impl.h"
+#include "inspect/model-impl.h"
 
 /* Everything known about one value name. */
 typedef struct value {
@@ -386,9 +388,8 @@ static int rank_depth(const oq_gview *v, const char *name, int depth, int *budge
     if (oq_node_is(p, "Transpose") && oq_node_attr_ints(p, "perm", &n)) return (int)n;
     if (oq_node_is(p, "Reshape") && p->n_input == 2) {
         const Onnx__TypeProto__Tensor *st = tensor_type(oq_gview_value_info(v, p->input[1]));
-        if (st && st->shape && st->shape->n_dim == 1 && st->shape->dim[0]->value_case ==
-                                                            ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-            return (int)st->shape->dim[0]->dim_value;
+        int64_t len = st && st->shape && st->shape->n_dim == 1 ? oq_dim_size(st->shape->dim[0]) : -1;
+        if (len >= 0 && len <= INT_MAX) return (int)len; /* a larger one is no rank: it read as one cut to int */
         int64_t s[16];
         return oq_gview_const_ints(v, p->input[1], s, 16, &n) ? (int)n : -1;
     }

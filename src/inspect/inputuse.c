@@ -8,16 +8,27 @@
 #include "inspect/model-impl.h"
 #include "ortqual/tensor.h"
 
-/* Node visits per input: a mask that feeds every layer of a deep model is still told after a
- * few hundred, and a pathological graph (fan-out at every step) cannot make it run long. */
+/* Node visits per input and question (what it reaches, what it flows to): a mask that feeds
+ * every layer of a deep model is still told after a few hundred, and a pathological graph
+ * (fan-out at every step) cannot make it run long. */
 #define WALK_BUDGET 4096
 
 typedef struct walk {
     const oq_gview *v;
     const Onnx__GraphProto *g;
     unsigned uses;
-    int budget;
+    int reach_budget; /* the visits left to `reaches` and `sum` (below) */
+    int flow_budget;  /* and to `flows` */
 } walk;
+
+/* What the route the walk took from the input to a value makes of that value. */
+typedef struct route {
+    int reaches;   /* it is the input passed on (inputuse-impl.h, "Reaches") */
+    int32_t dtype; /* while it reaches: its type (0: not known) */
+    int as_is;     /* while it reaches: its rank kept */
+    int sum;       /* a float Add's sum that the input reached, passed on through SCORES only since */
+    int flows;     /* the input flows here (FLOW) */
+} route;
 
 static const char *const KEEP_RANK[] = {"Cast", "CastLike", "Identity", "Not", NULL};
 static const char *const CHANGE_RANK[] = {"Unsqueeze", "Reshape", "Expand", "Squeeze", "Transpose", NULL};
@@ -36,46 +47,24 @@ static int is_ms(const Onnx__NodeProto *n, const char *op)
     return n->domain && !strcmp(n->domain, "com.microsoft") && n->op_type && !strcmp(n->op_type, op);
 }
 
-static int reaches_softmax(walk *w, const char *value)
+static int is_float(int32_t dtype)
 {
-    size_t n = oq_gview_consumer_count(w->v, value);
-    for (size_t i = 0; i < n && --w->budget > 0; i++) {
-        const Onnx__NodeProto *node = w->g->node[oq_gview_consumer(w->v, value, i)];
-        if (oq_node_is(node, "Softmax")) return 1;
-        if (is_one_of(node, SCORES) && node->n_output && reaches_softmax(w, node->output[0])) return 1;
-    }
-    return 0;
+    return dtype && oq_dtype_is_float((oq_dtype)dtype);
 }
 
 /* The use of input slot `slot` of `n`, reached by a value of type `dtype` (0: not known),
- * its rank kept or not. */
-static unsigned slot_use(walk *w, const Onnx__NodeProto *n, size_t slot, int32_t dtype, int as_is)
+ * its rank kept or not (a float Add's: its sum, `sum` below, is followed to a Softmax). */
+static unsigned slot_use(const Onnx__NodeProto *n, size_t slot, int32_t dtype, int as_is)
 {
-    int is_float = dtype && oq_dtype_is_float((oq_dtype)dtype);
     unsigned u = 0;
-    if (oq_node_is(n, "Attention") && slot == 3) u |= (as_is ? OQ_USE_ATTN_MASK_AS_IS : 0) | (is_float ? OQ_USE_ADDITIVE : 0);
+    if (oq_node_is(n, "Attention") && slot == 3)
+        u |= (as_is ? OQ_USE_ATTN_MASK_AS_IS : 0) | (is_float(dtype) ? OQ_USE_ADDITIVE : 0);
     if ((oq_node_is(n, "Gather") || oq_node_is(n, "GatherElements") || oq_node_is(n, "GatherND")) && slot == 1)
         u |= OQ_USE_INDICES;
     if (as_is && ((is_ms(n, "Attention") && slot == 3) || (is_ms(n, "MultiHeadAttention") && slot == 4)))
         u |= OQ_USE_KEY_PADDING;
-    if (is_float && (is_ms(n, "Attention") || is_ms(n, "MultiHeadAttention")) && slot == 5) u |= OQ_USE_ADDITIVE;
-    if (is_float && oq_node_is(n, "Add") && n->n_output && reaches_softmax(w, n->output[0])) u |= OQ_USE_ADDITIVE;
+    if (is_float(dtype) && (is_ms(n, "Attention") || is_ms(n, "MultiHeadAttention")) && slot == 5) u |= OQ_USE_ADDITIVE;
     return u;
-}
-
-static void walk_from(walk *w, const char *value, int32_t dtype, int as_is)
-{
-    size_t n_cons = oq_gview_consumer_count(w->v, value);
-    for (size_t i = 0; i < n_cons && --w->budget > 0; i++) {
-        const Onnx__NodeProto *n = w->g->node[oq_gview_consumer(w->v, value, i)];
-        for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
-            if (!strcmp(n->input[slot], value)) w->uses |= slot_use(w, n, slot, dtype, as_is);
-        if (!n->n_output || !n->n_input || strcmp(n->input[0], value)) continue; /* passed on as data only */
-        int32_t to = oq_node_is(n, "Cast") ? (int32_t)oq_node_attr_int(n, "to", 0)
-                     : oq_node_is(n, "CastLike") ? 0 : dtype;
-        if (is_one_of(n, KEEP_RANK)) walk_from(w, n->output[0], to, as_is);
-        else if (is_one_of(n, CHANGE_RANK)) walk_from(w, n->output[0], dtype, 0);
-    }
 }
 
 /* What a mask or bias is computed through on its way to the scores (any input slot that
@@ -102,22 +91,48 @@ static unsigned flow_slot(const Onnx__NodeProto *n, size_t slot)
     return 0;
 }
 
-static void flow_from(walk *w, const char *value)
+/* What `n`'s output is on the route `p` took to its input `value` (read at slots whose `passes`
+ * it says: the flow goes on through one of them). */
+static route route_on(const Onnx__NodeProto *n, const char *value, route p, int passes)
+{
+    route next = {0};
+    next.flows = p.flows && passes;
+    next.sum = (p.sum && is_one_of(n, SCORES)) || (p.reaches && is_float(p.dtype) && oq_node_is(n, "Add"));
+    if (!p.reaches || !n->n_input || strcmp(n->input[0], value)) return next; /* passed on as data only */
+    if (is_one_of(n, KEEP_RANK)) {
+        next.reaches = 1;
+        next.as_is = p.as_is;
+        next.dtype = oq_node_is(n, "Cast") ? (int32_t)oq_node_attr_int(n, "to", 0) : oq_node_is(n, "CastLike") ? 0 : p.dtype;
+    } else if (is_one_of(n, CHANGE_RANK)) {
+        next.reaches = 1;
+        next.dtype = p.dtype;
+    }
+    return next;
+}
+
+/* One walk from the input answers the three questions of inputuse-impl.h: what it reaches, the
+ * Softmax a float Add it reaches feeds, what it flows to; each of them with its own budget. */
+static void walk_from(walk *w, const char *value, route p)
 {
     size_t n_cons = oq_gview_consumer_count(w->v, value);
     for (size_t i = 0; i < n_cons; i++) {
-        if (--w->budget <= 0) {
+        if ((p.reaches || p.sum) && --w->reach_budget <= 0) p.reaches = p.sum = 0;
+        if (p.flows && --w->flow_budget <= 0) {
+            p.flows = 0;
             w->uses |= OQ_USE_FLOW_CUT;
-            return;
         }
+        if (!p.reaches && !p.sum && !p.flows) return;
         const Onnx__NodeProto *n = w->g->node[oq_gview_consumer(w->v, value, i)];
         int passes = 0;
-        for (size_t slot = 0; slot < n->n_input; slot++)
+        for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
             if (!strcmp(n->input[slot], value)) {
-                w->uses |= flow_slot(n, slot);
+                if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
+                if (p.flows) w->uses |= flow_slot(n, slot);
                 passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
             }
-        if (passes && n->n_output) flow_from(w, n->output[0]);
+        if (p.sum && oq_node_is(n, "Softmax")) w->uses |= OQ_USE_ADDITIVE;
+        route next = route_on(n, value, p, passes);
+        if (n->n_output && (next.reaches || next.sum || next.flows)) walk_from(w, n->output[0], next);
     }
 }
 
@@ -132,11 +147,9 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, uns
     if (oq_gview_create(m->graph, opset, &v, err)) return OQ_ERR_NOMEM;
     unsigned *u = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *u);
     for (size_t i = 0; u && i < mi->n_inputs; i++) {
-        walk w = {v, m->graph, 0, WALK_BUDGET};
-        walk_from(&w, mi->inputs[i].name, mi->inputs[i].elem_type, 1);
-        walk f = {v, m->graph, 0, WALK_BUDGET};
-        flow_from(&f, mi->inputs[i].name);
-        u[i] = w.uses | f.uses;
+        walk w = {v, m->graph, 0, WALK_BUDGET, WALK_BUDGET};
+        walk_from(&w, mi->inputs[i].name, (route){1, mi->inputs[i].elem_type, 1, 0, 1});
+        u[i] = w.uses;
     }
     oq_gview_free(v);
     if (!u) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -86,14 +86,9 @@ static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
         return;
     }
     for (size_t i = 0; i < sh->n_dim; i++) {
-        const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
-        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-            io->dims[i] = dupf(c, "%lld", (long long)d->dim_value);
-        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
-                 *d->dim_param)
-            io->dims[i] = dup0(c, d->dim_param);
-        else
-            io->dims[i] = dup0(c, "?");
+        int64_t size = oq_dim_size(sh->dim[i]);
+        const char *param = oq_dim_param(sh->dim[i]);
+        io->dims[i] = size >= 0 ? dupf(c, "%lld", (long long)size) : dup0(c, param && *param ? param : "?");
     }
     io_denotations(c, sh, io);
 }
@@ -170,6 +165,18 @@ int oq_onnx_elem_bits(int32_t type)
     case 15: return 128;                                                           /* complex128 */
     default: return 0;
     }
+}
+
+int64_t oq_dim_size(const Onnx__TensorShapeProto__Dimension *d)
+{
+    return d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0
+               ? d->dim_value
+               : -1;
+}
+
+const char *oq_dim_param(const Onnx__TensorShapeProto__Dimension *d)
+{
+    return d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
 }
 
 /* The bytes of t's type and shape (4-bit types two to a byte, as ONNX stores them), 0 when

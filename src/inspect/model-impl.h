@@ -53,4 +53,12 @@ oq_status oq_model_inspect_nodes_bytes(const void *buf, size_t len, const char *
  * size (string, undefined, a type this build does not know). */
 int oq_onnx_elem_bits(int32_t type);
 
+/* A declared dimension as a number: its dim_value, or -1 where it has none (`d` NULL, a
+ * dim_param, neither set) or a negative one (ONNX allows none; old exporters wrote -1 for a
+ * dynamic dimension, which read as text named it "-1", the same name at every axis). */
+int64_t oq_dim_size(const Onnx__TensorShapeProto__Dimension *d);
+/* Its dim_param ("" included), or NULL where it has none: dim_param shares a union with
+ * dim_value (a fixed 4 read as a name is the pointer 4), so it is read under its value_case. */
+const char *oq_dim_param(const Onnx__TensorShapeProto__Dimension *d);
+
 #endif

@@ -66,12 +66,9 @@ static void from_value_info(finder *f, const Onnx__ValueInfoProto *vi, oq_io_inf
     if (!sh || !(io->dims = dims_new(f, sh->n_dim))) return;
     io->rank = (int32_t)sh->n_dim;
     for (size_t i = 0; i < sh->n_dim; i++) {
-        const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
-        io->dims[i] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                          ? number(f, (long long)d->dim_value)
-                          : copy(f, d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param
-                                        ? d->dim_param
-                                        : "?");
+        int64_t size = oq_dim_size(sh->dim[i]);
+        const char *param = oq_dim_param(sh->dim[i]);
+        io->dims[i] = size >= 0 ? number(f, (long long)size) : copy(f, param ? param : "?");
     }
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "inspect/model-impl.h"
 #include "inspect/symdim-impl.h"
 
 struct oq_symctx {
@@ -127,11 +128,12 @@ int oq_sym_shape(oq_symctx *c, const char *value, oq_symdim *dims, int cap)
             continue;
         }
         const Onnx__TensorShapeProto__Dimension *d = tt && tt->shape ? tt->shape->dim[i] : NULL;
-        if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
-            dims[i] = oq_symdim_const(d->dim_value);
-        else if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
-                 *d->dim_param && !strchr(d->dim_param, '*'))
-            dims[i] = symbol(c, d->dim_param);
+        int64_t size = oq_dim_size(d);
+        const char *param = oq_dim_param(d);
+        if (size >= 0)
+            dims[i] = oq_symdim_const(size);
+        else if (param && *param && !strchr(param, '*'))
+            dims[i] = symbol(c, param);
         else {
             /* an expression ("4*batch") or nothing: a dimension of its own */
             snprintf(opaque, sizeof opaque, "%s#%d", value, i);

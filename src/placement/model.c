@@ -61,16 +61,7 @@ static bool lookup(const Onnx__GraphProto *g, const char *name, oq_placed_tensor
     t->ndim = ndim;
     if (ndim <= 0) return true;
     if (!(t->dims = malloc((size_t)ndim * sizeof *t->dims))) return false;
-    for (int32_t d = 0; d < ndim; d++) {
-        if (dims) {
-            t->dims[d] = dims[d];
-        } else {
-            const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
-            t->dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                             ? dim->dim_value
-                             : -1;
-        }
-    }
+    for (int32_t d = 0; d < ndim; d++) t->dims[d] = dims ? dims[d] : oq_dim_size(shape->dim[d]);
     return true;
 }
 

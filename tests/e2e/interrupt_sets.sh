@@ -86,6 +86,33 @@ else
         bad "bench --profile-runs, SIGINT during the profiled runs: exit $rc, left $l: $(tail -2 pr2.log)"
 fi
 
+# 2c. ... and SIGINT while the profiled session is made (seconds for a big model; libslow_session.so
+#     makes it take 60 s once ORT created the profile): the signals waited for the whole making,
+#     the command ended only after it; now at once, ORT's profile and the folder it went to removed
+cp "$OQ_BINARY_DIR/tests/libslow_session.so" "$T/libonnxruntime.so"
+set -m
+SLOW_ORT_REAL="$OQ_ORT_LIB" "$Q" bench "${TINY[@]}" --ort-lib "$T/libonnxruntime.so" --seq-lens 8 --profile-runs 1 \
+    --outdir pr3 >pr3.log 2>&1 &
+pid=$!
+set +m
+for _ in $(seq 600); do [ -n "$(find pr3 -name 'profile_*.json' 2>/dev/null)" ] && break; sleep 0.1; done
+if [ -z "$(find pr3 -name 'profile_*.json' 2>/dev/null)" ]; then kill -9 $pid; bad "bench --profile-runs, slow session: no profile seen: $(tail -2 pr3.log)"
+else
+    kill -INT $pid
+    for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done # 30 s of the 60
+    if kill -0 $pid 2>/dev/null; then
+        kill -9 $pid
+        wait $pid
+        bad "bench --profile-runs, SIGINT while the session is made: still running 30 s later"
+    else
+        rc=0
+        wait $pid || rc=$?
+        l=$(find pr3 -name '*profile*' 2>/dev/null)
+        [ "$rc" -eq 130 ] && [ -z "$l" ] && ok "bench --profile-runs, SIGINT while the session is made: 130 at once, ORT's profile and its folder removed" ||
+            bad "bench --profile-runs, SIGINT while the session is made: exit $rc, left $l: $(tail -2 pr3.log)"
+    fi
+fi
+
 # 3. merge over an earlier merge, SIGINT as its summary.json goes into place (its validate.csv is
 #    there): the earlier merge's summary and report went first
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --no-plots --progress never

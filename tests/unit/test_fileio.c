@@ -328,21 +328,29 @@ static void test_remove_temporaries(void **state)
     remove_dir(dir);
 }
 
-/* The outputs of a set not yet complete go with the temporaries: the files held, then the folder
- * held when they leave it empty; never a forked parent's, never once kept. */
+/* The outputs of a set not yet complete go with the temporaries: the files held, a scratch folder
+ * held with the files others named in it, then the folder held when they leave it empty; never a
+ * forked parent's, never once kept. */
 static void test_remove_held_outputs(void **state)
 {
     (void)state;
-    char *dir = temp_dir("held"), sub[256], a[512], b[512], c[512];
+    char *dir = temp_dir("held"), sub[256], a[512], b[512], c[512], scratch[512], in[600];
     snprintf(sub, sizeof sub, "%s/profiles", dir);
     snprintf(a, sizeof a, "%s/summary.json", dir);
     snprintf(b, sizeof b, "%s/profile_000.json", sub);
     snprintf(c, sizeof c, "%s/kept.csv", dir);
+    snprintf(scratch, sizeof scratch, "%s/.profile_001.XXXXXX", sub);
     assert_int_equal(mkdir(sub, 0755), 0);
+    assert_non_null(mkdtemp(scratch));
+    for (int i = 0; i < 300; i++) { /* more names than one read of the folder takes */
+        snprintf(in, sizeof in, "%s/profile_001_%03d_ORT's own name.json", scratch, i);
+        assert_int_equal(oq_write_file_atomic(in, "p", 1, 1, NULL), OQ_OK);
+    }
     assert_int_equal(oq_write_file_atomic(c, "c", 1, 1, NULL), OQ_OK);
     oq_atomic_hold_output(c, 0);
     oq_atomic_keep_outputs(); /* c's set complete */
     oq_atomic_hold_output(sub, 1); /* before its file: the folder goes after it all the same */
+    oq_scratch_hold(scratch);
     assert_int_equal(oq_write_file_atomic(a, "a", 1, 1, NULL), OQ_OK);
     assert_int_equal(oq_write_file_atomic(b, "b", 1, 1, NULL), OQ_OK);
     oq_atomic_hold_output(a, 0);
@@ -356,9 +364,11 @@ static void test_remove_held_outputs(void **state)
     int status;
     assert_true(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
     assert_int_equal(access(a, F_OK), 0);
+    assert_int_equal(access(in, F_OK), 0);
     oq_atomic_remove_temporaries();
     assert_int_equal(access(a, F_OK), -1);
     assert_int_equal(access(b, F_OK), -1);
+    assert_int_equal(access(scratch, F_OK), -1);
     assert_int_equal(access(sub, F_OK), -1);
     assert_holds(c, "c");
     oq_atomic_keep_outputs();

@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "inspect/gview-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/export.h"
@@ -622,6 +624,72 @@ static void test_matcher_missing_inputs(void **state)
     }
 }
 
+#define DIM_VALUE ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+#define DIM_PARAM ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+
+/* A declared dimension as a number (oq_dim_size) or a name (oq_dim_param), as every reader of
+ * shapes takes it: a negative dim_value (tf2onnx wrote -1 for a dynamic dimension) is none, and
+ * read as text it named the dimension "-1" at every axis (validate bound them to one size); a
+ * length above INT_MAX of a Reshape's shape was its rank cut to an int. */
+static void test_declared_dims(void **state)
+{
+    (void)state;
+    Onnx__TensorShapeProto__Dimension d[6], *dp[6];
+    for (size_t i = 0; i < 6; i++) onnx__tensor_shape_proto__dimension__init(&d[i]), dp[i] = &d[i];
+    d[0].value_case = DIM_VALUE, d[0].dim_value = -1;
+    d[1].value_case = DIM_PARAM, d[1].dim_param = "batch";
+    /* d[2]: neither set */
+    d[3].value_case = DIM_VALUE, d[3].dim_value = INT64_MAX;
+    d[4].value_case = DIM_PARAM, d[4].dim_param = "";
+    d[5].value_case = DIM_VALUE, d[5].dim_value = 4; /* shares a union with dim_param */
+    static const int64_t size[] = {-1, -1, -1, INT64_MAX, -1, 4};
+    static const char *const text[] = {"?", "batch", "?", "9223372036854775807", "?", "4"};
+    for (size_t i = 0; i < 6; i++) assert_int_equal(oq_dim_size(&d[i]), size[i]);
+    assert_int_equal(oq_dim_size(NULL), -1);
+    assert_null(oq_dim_param(NULL));
+    assert_null(oq_dim_param(&d[0]));
+    assert_string_equal(oq_dim_param(&d[1]), "batch");
+    assert_null(oq_dim_param(&d[2]));
+    assert_string_equal(oq_dim_param(&d[4]), "");
+    assert_null(oq_dim_param(&d[5]));
+
+    /* an input declared with them, and a Reshape to a shape of 2^32 + 3 elements: rank unknown */
+    Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT, sh1 = ONNX__TENSOR_SHAPE_PROTO__INIT;
+    Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT, tt1 = ONNX__TYPE_PROTO__TENSOR__INIT;
+    Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT, tp1 = ONNX__TYPE_PROTO__INIT;
+    Onnx__ValueInfoProto x = ONNX__VALUE_INFO_PROTO__INIT, s = ONNX__VALUE_INFO_PROTO__INIT, *in[] = {&x, &s};
+    Onnx__TensorShapeProto__Dimension len = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT, *lenp = &len;
+    len.value_case = DIM_VALUE, len.dim_value = (1ll << 32) + 3;
+    sh.n_dim = 6, sh.dim = dp, sh1.n_dim = 1, sh1.dim = &lenp;
+    tt.has_elem_type = tt1.has_elem_type = 1, tt.elem_type = 1, tt1.elem_type = 7, tt.shape = &sh, tt1.shape = &sh1;
+    tp.value_case = tp1.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, tp.tensor_type = &tt, tp1.tensor_type = &tt1;
+    x.name = "x", x.type = &tp, s.name = "s", s.type = &tp1;
+    char *rin[] = {"x", "s"}, *rout[] = {"y"};
+    Onnx__NodeProto reshape = ONNX__NODE_PROTO__INIT, *nodes[] = {&reshape};
+    reshape.op_type = "Reshape", reshape.n_input = 2, reshape.input = rin, reshape.n_output = 1, reshape.output = rout;
+    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+    g.name = "g", g.n_input = 2, g.input = in, g.n_node = 1, g.node = nodes;
+    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[] = {&op};
+    op.domain = "", op.has_version = 1, op.version = 17;
+    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+    m.has_ir_version = 1, m.ir_version = 8, m.graph = &g, m.n_opset_import = 1, m.opset_import = ops;
+    size_t n = onnx__model_proto__get_packed_size(&m);
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(&m, buf);
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    if (oq_model_inspect_bytes(buf, n, "dims.onnx", &mi, &err)) fail_msg("%s", err.msg);
+    free(buf);
+    assert_int_equal(mi->inputs[0].rank, 6);
+    for (size_t i = 0; i < 6; i++) assert_string_equal(mi->inputs[0].dims[i], text[i]);
+    oq_model_info_free(mi);
+    oq_gview *v = NULL;
+    assert_int_equal(oq_gview_create(&g, 17, &v, &err), OQ_OK);
+    assert_int_equal(oq_gview_rank(v, "y"), -1);
+    oq_gview_free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -640,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_absent_strings),
         cmocka_unit_test(test_matcher_missing_inputs),
         cmocka_unit_test(test_inputs_with_a_default),
+        cmocka_unit_test(test_declared_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
