@@ -48,6 +48,7 @@
 #include "ortqual/dispatch.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
+#include "ortqual/mask.h"
 #include "ortqual/placement.h"
 #include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
@@ -87,6 +88,11 @@ typedef struct oq_validate_opts {
     const char *model_path;
     const char *features_name, *mask_name;
     int no_mask;
+    /* which value of the mask marks a valid element (ortqual/mask.h): KEEP (the default) reads
+     * 1 as valid; PAD reads PyTorch's key_padding_mask, 1 = padding. The model is fed the mask
+     * as it is; only the contract's check and the lengths read it so. PAD needs OQ_MODEL_USER
+     * and a mask (not no_mask); generated events feed such a model their mask inverted. */
+    oq_mask_polarity mask_polarity;
     /* OQ_MODEL_ENCODER */
     oq_encoder_config encoder;
     const char *weights_path; /* NULL: random weights from weights_seed */

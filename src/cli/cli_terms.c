@@ -18,6 +18,7 @@ static const char *const terms[][2] = {
     {"mask_name '", "--mask '"},
     {"mask_input '", "--mask '"},
     {"(no_mask)", "(--no-mask)"},
+    {"mask_polarity ", "--mask-polarity "},
     {"(no_mask: none)", "(--no-mask: none)"},
     {"no_mask, but the model's", "--no-mask, but the model's"},
     {"features_name '", "--features '"},
