@@ -41,7 +41,16 @@ rows = [d[n + b * shape[1]:n + (b + 1) * shape[1]] for b in range(shape[0])]
 assert all(r[0] == 0 and sorted(r) == list(r) for r in rows), rows
 assert any(1 in r for r in rows), rows  # some padding, read as 1
 PY
-# 4. refused: no mask to read, ortqual's models, a value other than keep or pad
+# 4. bench --model counts a row's valid tokens as the mask's zeros (it counted the padding's ones)
+tokens() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['valid_tokens'])" "$1" 2>/dev/null; }
+expect 0 "report: bpad/report.html" "$Q" bench --model pad.onnx --inputs io_pad.npz --mask-polarity pad --iters 1 \
+    --warmup 0 --outdir bpad
+[ "$(tokens bpad/summary.json)" = "$b" ] && ok "bench: valid_tokens $b" || bad "bench: valid_tokens '$(tokens bpad/summary.json)', want $b"
+expect 2 "^ortqual bench: --mask-polarity pad: no input of the model is a mask \(named like one, of rank 2 \[batch, length\]\)" \
+    "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
+    --mask-polarity pad --iters 1 --outdir bx
+expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity pad --iters 1 --outdir by
+# 5. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
 expect 2 "--mask-polarity is about the inputs of a --model" \
