@@ -555,6 +555,11 @@ OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const stru
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                           const char *const *expected, size_t n, const char *tolerances,
                                           oq_err *err);
+/* The same, the mask read in `polarity` (ortqual/mask.h; oq_validate_check_inputs reads KEEP):
+ * PAD with no mask is refused (OQ_ERR_INVALID_ARG). */
+OQ_API oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                                                   const char *const *paths, const char *const *expected, size_t n,
+                                                   const char *tolerances, oq_err *err);
 /* What makes the reference's ORT the others' (oq_self_comparison.same). */
 typedef enum oq_same_ort {
     OQ_SAME_ORT_NONE = 0, /* another build, or a library that does not load (the run says why) */

@@ -17,6 +17,7 @@ static const char *const terms[][2] = {
      "--mask NAME names the mask, --no-mask says there is none"},
     {"mask_name '", "--mask '"},
     {"mask_input '", "--mask '"},
+    {"(mask_input names one)", "(--mask NAME names one)"},
     {"(no_mask)", "(--no-mask)"},
     {"mask_polarity ", "--mask-polarity "},
     {"(no_mask: none)", "(--no-mask: none)"},

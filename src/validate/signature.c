@@ -619,6 +619,14 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
 oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                    const char *const *expected, size_t n, const char *tolerances, oq_err *err)
 {
+    return oq_validate_check_inputs_polarity(model_path, mask, OQ_MASK_POLARITY_KEEP, paths, expected, n, tolerances,
+                                             err);
+}
+
+oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                                            const char *const *paths, const char *const *expected, size_t n,
+                                            const char *tolerances, oq_err *err)
+{
     OQ_NEED(err, model_path);
     OQ_NEED_N(err, n, paths);
     oq_validate_opts o;
@@ -635,6 +643,8 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
     if (!st) st = oq_signature_make(&o, NULL, &mi, has ? contract : NULL, &sig, err);
     if (st) return st;
     st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
+    o.mask_polarity = polarity; /* (after the mask is chosen: with none it is refused) */
+    if (!st) st = choose_polarity(&o, model_path, &sig, err);
     if (!st) st = oq_validate_check_tolerances(tolerances, sig.mi, err);
     for (size_t i = 0; !st && i < n; i++) {
         oq_batch_inputs in;

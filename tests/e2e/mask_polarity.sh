@@ -4,7 +4,8 @@
 # inputs with the mask inverted) validates and replays with its real padding: the same valid
 # elements as the fixture itself, its padding judged. Without the option the mask is refused as
 # left padding, naming the option (there was no way to read such a mask). Generated events feed
-# such a model their mask inverted. A polarity with no mask or ortqual's own models is refused.
+# such a model their mask inverted, as convert's check does; bench counts the zeros valid. A
+# polarity with no mask or ortqual's own models is refused.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q="$ORTQUAL"
@@ -50,7 +51,17 @@ expect 2 "^ortqual bench: --mask-polarity pad: no input of the model is a mask \
     "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
     --mask-polarity pad --iters 1 --outdir bx
 expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity pad --iters 1 --outdir by
-# 5. refused: no mask to read, ortqual's models, a value other than keep or pad
+# 5. convert's check reads the batches' mask so, and generates it so (it generated 1 = valid
+#    masks: the reference's fully padded rows were NaN, "differs from the reference", exit 1;
+#    valid counts elements of out [B, L, 3])
+expect 0 "batch 0 vs expected +out: PASS valid=$((b * 3))/" "$Q" convert pad.onnx -o c_in.onnx --fuse --expand-mask \
+    --mask-polarity pad --inputs io_pad.npz --expected io_pad.npz
+expect 0 "batch 1 vs reference +out: PASS" "$Q" convert pad.onnx -o c_gen.onnx --fuse --expand-mask --mask-polarity pad
+expect 2 "^ortqual convert: io_pad.npz: mask 'mask': event 0: left padding: .*--mask-polarity pad" \
+    "$Q" convert pad.onnx -o c_keep.onnx --fuse --expand-mask --inputs io_pad.npz
+expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
+    "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" -o c_none.onnx --fuse --mask-polarity pad
+# 6. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
 expect 2 "--mask-polarity is about the inputs of a --model" \
