@@ -76,7 +76,8 @@ static void fill_values(const oq_bench_opts *o, const oq_bench_input_info *in, s
 static int64_t valid_count(const oq_tensor *t, oq_mask_polarity pol)
 {
     int64_t c = 0;
-    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++) c += (oq_tensor_get_f64(t, i) != 0.0) != (pol == OQ_MASK_POLARITY_PAD);
+    const int pad = pol == OQ_MASK_POLARITY_PAD;
+    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++) c += (oq_tensor_get_f64(t, i) != 0.0) != pad;
     return c;
 }
 

@@ -1081,9 +1081,8 @@ static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
                               "config '%s' with model_path needs weights_path (the weights %s was exported with)",
                               c->name, o->model_path);
         if (c->repr == OQ_REPR_ENCODER && o->mask_polarity != OQ_MASK_POLARITY_KEEP) /* it reads 1 = valid */
-            return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "config '%s': ortqual's C encoder reads a 1 = valid mask, not mask_polarity %s",
-                              c->name, oq_mask_polarity_name(o->mask_polarity) ? oq_mask_polarity_name(o->mask_polarity) : "?");
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': ortqual's C encoder reads its mask with 1 = valid "
+                              "(mask_polarity keep): it cannot judge a model_path that reads 1 = padding", c->name);
         if (!oq_config_uses_ort(c) || (c->repr == OQ_REPR_MODEL) == user) continue;
         if (user)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,

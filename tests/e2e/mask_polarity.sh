@@ -66,6 +66,9 @@ expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says 
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
 expect 2 "--mask-polarity is about the inputs of a --model" \
     "$Q" validate --mask-polarity pad --no-plots --outdir x2
+expect 2 "config 'ref:encoder:fp64': ortqual's C encoder reads its mask with 1 = valid \(--mask-polarity keep\)" \
+    "$Q" validate --model pad.onnx --weights w.npz --heads 4 --inputs io_pad.npz --mask-polarity pad \
+    --configs ref:encoder:fp64,cpu:model:fp32 --no-plots --outdir x4
 expect 2 "--mask-polarity 'yes': want keep \(1 = valid\) or pad \(1 = padding\)" \
     "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity yes --outdir x3
 report
