@@ -154,10 +154,10 @@ int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out)
     return 0;
 }
 
-oq_status oq_mask_check_polarity(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
-                                 int64_t *lengths_out, oq_err *err)
+/* The check behind both entry points (each names itself in its NULL message). */
+static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
+                            int64_t *lengths_out, oq_err *err)
 {
-    OQ_NEED(err, mask);
     if (!oq_mask_polarity_name(polarity))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask polarity %d is neither keep nor pad", (int)polarity);
     oq_status st = check_shapes(mask, features, err);
@@ -172,10 +172,18 @@ oq_status oq_mask_check_polarity(const oq_tensor *mask, const oq_tensor *feature
     return st;
 }
 
+oq_status oq_mask_check_polarity(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
+                                 int64_t *lengths_out, oq_err *err)
+{
+    OQ_NEED(err, mask);
+    return check_mask(mask, features, polarity, lengths_out, err);
+}
+
 oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
                         oq_err *err)
 {
-    return oq_mask_check_polarity(mask, features, OQ_MASK_POLARITY_KEEP, lengths_out, err);
+    OQ_NEED(err, mask);
+    return check_mask(mask, features, OQ_MASK_POLARITY_KEEP, lengths_out, err);
 }
 
 static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t seq_len,

@@ -616,19 +616,11 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
 }
 
-oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
-                                   const char *const *expected, size_t n, const char *tolerances, oq_err *err)
+/* The check behind both entry points (each names itself in its NULL messages). */
+static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                              const char *const *paths, const char *const *expected, size_t n, const char *tolerances,
+                              oq_err *err)
 {
-    return oq_validate_check_inputs_polarity(model_path, mask, OQ_MASK_POLARITY_KEEP, paths, expected, n, tolerances,
-                                             err);
-}
-
-oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
-                                            const char *const *paths, const char *const *expected, size_t n,
-                                            const char *tolerances, oq_err *err)
-{
-    OQ_NEED(err, model_path);
-    OQ_NEED_N(err, n, paths);
     oq_validate_opts o;
     oq_validate_opts_default(&o);
     o.kind = OQ_MODEL_USER;
@@ -655,6 +647,23 @@ oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *
     }
     oq_signature_clear(&sig);
     return st;
+}
+
+oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
+                                   const char *const *expected, size_t n, const char *tolerances, oq_err *err)
+{
+    OQ_NEED(err, model_path);
+    OQ_NEED_N(err, n, paths);
+    return check_inputs(model_path, mask, OQ_MASK_POLARITY_KEEP, paths, expected, n, tolerances, err);
+}
+
+oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                                            const char *const *paths, const char *const *expected, size_t n,
+                                            const char *tolerances, oq_err *err)
+{
+    OQ_NEED(err, model_path);
+    OQ_NEED_N(err, n, paths);
+    return check_inputs(model_path, mask, polarity, paths, expected, n, tolerances, err);
 }
 
 /* ---- the expected outputs ------------------------------------------------------------ */
