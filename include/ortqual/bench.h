@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "ortqual/config.h"
+#include "ortqual/mask.h"
 #include "ortqual/proc.h"
 #include "ortqual/runtime.h"
 #include "ortqual/stats.h"
@@ -270,6 +271,11 @@ typedef struct oq_bench_opts {
     size_t n_sweeps;
     const oq_bench_dim *sweeps;
     int64_t int_lo, int_hi;
+    /* Which value of the mask-like input marks a valid element (ortqual/mask.h): KEEP (the
+     * default) or PAD (PyTorch's key_padding_mask, 1 = padding): a generated mask is then
+     * zeros (valid) then ones, and a row's valid_tokens count the mask's zeros. PAD needs
+     * model_path and a mask-like input (generated or from inputs_path). */
+    oq_mask_polarity mask_polarity;
     /* OQ_BENCH_GIVEN_* bits: which of seed, int_lo/int_hi, length_policy and mask_fraction the
      * caller set (a value equal to the default counts). With model_path, one that no generated
      * input of the model uses (all come from inputs_path, none is an integer or a mask input...)

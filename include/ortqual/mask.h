@@ -52,6 +52,27 @@ extern "C" {
 OQ_API oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
                                oq_err *err);
 
+/* Which value marks a valid element. ortqual's masks, ONNX Attention's bool attn_mask and the
+ * usual int attention_mask read 1 (true) as a valid element; PyTorch's key_padding_mask and
+ * src_key_padding_mask read 1 (true) as padding. The contract is the same either way (a valid
+ * prefix, then padding, at least one valid element); only the values are swapped. Which one a
+ * model reads is not decided from the values: a row 0 0 1 1 is a PAD mask of length 2 or a KEEP
+ * mask padded on the left, which the contract refuses. */
+typedef enum oq_mask_polarity {
+    OQ_MASK_POLARITY_KEEP = 0, /* 1 = valid, 0 = padding (the default) */
+    OQ_MASK_POLARITY_PAD       /* 1 = padding, 0 = valid */
+} oq_mask_polarity;
+
+/* "keep" or "pad"; NULL for another value. */
+OQ_API const char *oq_mask_polarity_name(oq_mask_polarity p);
+/* "keep" or "pad" into *out: 0, else -1 (*out untouched). */
+OQ_API int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out);
+
+/* oq_mask_check with the mask read in `polarity` (oq_mask_check reads KEEP). Messages name the
+ * values as the mask holds them ("left padding: position 0 is 1 but position 2 is 0"). */
+OQ_API oq_status oq_mask_check_polarity(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
+                                        int64_t *lengths_out, oq_err *err);
+
 /* 1 when oq_mask_check accepts masks of this dtype, else 0. */
 OQ_API int oq_mask_dtype_ok(oq_dtype dtype);
 

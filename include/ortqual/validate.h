@@ -48,6 +48,7 @@
 #include "ortqual/dispatch.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
+#include "ortqual/mask.h"
 #include "ortqual/placement.h"
 #include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
@@ -87,6 +88,11 @@ typedef struct oq_validate_opts {
     const char *model_path;
     const char *features_name, *mask_name;
     int no_mask;
+    /* which value of the mask marks a valid element (ortqual/mask.h): KEEP (the default) reads
+     * 1 as valid; PAD reads PyTorch's key_padding_mask, 1 = padding. The model is fed the mask
+     * as it is; only the contract's check and the lengths read it so. PAD needs OQ_MODEL_USER
+     * and a mask (not no_mask); generated events feed such a model their mask inverted. */
+    oq_mask_polarity mask_polarity;
     /* OQ_MODEL_ENCODER */
     oq_encoder_config encoder;
     const char *weights_path; /* NULL: random weights from weights_seed */
@@ -549,6 +555,11 @@ OQ_API oq_status oq_validate_check_tolerances(const char *tolerances, const stru
 OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
                                           const char *const *expected, size_t n, const char *tolerances,
                                           oq_err *err);
+/* The same, the mask read in `polarity` (ortqual/mask.h; oq_validate_check_inputs reads KEEP):
+ * PAD with no mask is refused (OQ_ERR_INVALID_ARG). */
+OQ_API oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                                                   const char *const *paths, const char *const *expected, size_t n,
+                                                   const char *tolerances, oq_err *err);
 /* What makes the reference's ORT the others' (oq_self_comparison.same). */
 typedef enum oq_same_ort {
     OQ_SAME_ORT_NONE = 0, /* another build, or a library that does not load (the run says why) */

@@ -119,7 +119,7 @@ oq_status oq_bench_make_inputs(const oq_bench_opts *o, const oq_npz *npz, const 
                                oq_err *err);
 /* Valid elements: the non-zero entries of the first [B, L] input named like a mask (*masked:
  * some are zero); -1 without such an input. */
-int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, int *masked);
+int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, oq_mask_polarity pol, int *masked);
 /* Event lengths of B rows of L as the attention sweep's masked batches make them
  * (length_policy, mask_fraction, seed). */
 oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths, oq_err *err);

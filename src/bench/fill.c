@@ -40,7 +40,8 @@ oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, i
 /* Uniform in [0, 1): the top 53 bits of the generator. */
 static double uniform01(oq_rng *r) { return (double)(oq_rng_next(r) >> 11) * 0x1.0p-53; }
 
-/* A valid prefix per row of [B, L], then zeros; the count of valid elements. */
+/* A valid prefix per row of [B, L], then padding (ones then zeros, or zeros then ones for a
+ * PAD mask); the count of valid elements. */
 static oq_status fill_mask(const oq_bench_opts *o, oq_tensor *t, int64_t *valid, oq_err *err)
 {
     int64_t B = t->shape[0], L = t->shape[1];
@@ -48,8 +49,9 @@ static oq_status fill_mask(const oq_bench_opts *o, oq_tensor *t, int64_t *valid,
     if (!len) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_bench_event_lengths(o, B, L, len, err);
     *valid = 0;
+    const double on = o->mask_polarity == OQ_MASK_POLARITY_PAD ? 0.0 : 1.0;
     for (int64_t b = 0; !st && b < B; b++) {
-        for (int64_t j = 0; j < L; j++) oq_tensor_set_f64(t, b * L + j, j < len[b] ? 1.0 : 0.0);
+        for (int64_t j = 0; j < L; j++) oq_tensor_set_f64(t, b * L + j, j < len[b] ? on : 1.0 - on);
         *valid += len[b];
     }
     free(len);
@@ -70,11 +72,12 @@ static void fill_values(const oq_bench_opts *o, const oq_bench_input_info *in, s
         for (int64_t i = 0; i < n; i++) oq_tensor_set_f64(t, i, 1.0);
 }
 
-/* Valid elements of a mask-like [B, L] input: its non-zero elements. */
-static int64_t nonzero(const oq_tensor *t)
+/* Valid elements of a mask-like [B, L] input: its non-zero elements, its zeros for a PAD mask. */
+static int64_t valid_count(const oq_tensor *t, oq_mask_polarity pol)
 {
     int64_t c = 0;
-    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++) c += oq_tensor_get_f64(t, i) != 0.0;
+    const int pad = pol == OQ_MASK_POLARITY_PAD;
+    for (int64_t i = 0, n = oq_tensor_numel(t); i < n; i++) c += (oq_tensor_get_f64(t, i) != 0.0) != pad;
     return c;
 }
 
@@ -112,12 +115,12 @@ oq_status oq_bench_make_inputs(const oq_bench_opts *o, const oq_npz *npz, const 
 }
 
 /* The first mask-like input ([B, L], named like a mask) gives the valid elements. */
-int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, int *masked)
+int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, oq_mask_polarity pol, int *masked)
 {
     *masked = 0;
     for (size_t i = 0; i < p->n_inputs; i++) {
         if (!oq_bench_named_mask(p->inputs[i].name) || p->inputs[i].ndim != 2) continue;
-        int64_t v = nonzero(in[i]);
+        int64_t v = valid_count(in[i], pol);
         *masked = v < oq_tensor_numel(in[i]);
         return v;
     }

@@ -224,6 +224,19 @@ static oq_status check_generated_opts(const oq_bench_opts *o, const model_sweep 
     return OQ_OK;
 }
 
+/* A PAD polarity reads a mask-like input [B, L] (generated or given): with none it would be
+ * ignored while the caller believes it applied. */
+static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p, oq_err *err)
+{
+    if (!oq_mask_polarity_name(o->mask_polarity))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
+    if (o->mask_polarity == OQ_MASK_POLARITY_KEEP) return OQ_OK;
+    for (size_t i = 0; i < p->n_inputs; i++)
+        if (oq_bench_named_mask(p->inputs[i].name) && p->inputs[i].ndim == 2) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s: no input of the model is a mask (named like one, of "
+                      "rank 2 [batch, length]), so it would be ignored", oq_mask_polarity_name(o->mask_polarity));
+}
+
 /* "<ep>:model:fp32", or fp16 when the model's first floating input or output is float16. */
 static oq_status model_variant(const oq_bench_opts *o, const oq_model_info *mi, oq_bench_variant *v, oq_err *err)
 {
@@ -270,6 +283,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
             st = check_int_range(o, &m->points[p].inputs[i], err);
     }
     if (!st) st = check_generated_opts(o, m, err);
+    if (!st) st = check_polarity(o, &m->points[0], err);
     if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
     if (st) sweep_clear(m);
     return st;
@@ -432,7 +446,7 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
         return;
     }
     int masked = 0;
-    row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, &masked);
+    row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, c->o->mask_polarity, &masked);
     row->masked = masked;
     expect_ctx ec = {c->o, m->expected};
     oq_bench_model bm = {.path = c->o->model_path, .bytes = m->file.bytes, .len = m->file.n,

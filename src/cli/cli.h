@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "ortqual/fileio.h"
+#include "ortqual/mask.h"
 #include "ortqual/runtime.h"
 #include "ortqual/shard.h"
 
@@ -197,6 +198,17 @@ void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
 /* --repeat and --warmup: one range wherever a run times calls (validate, replay). */
 #define OQ_CLI_REPEAT_OPT(p) OQ_OPT_NUMBER("repeat", "N", (p), 1, INT32_MAX, "timed calls per batch after the first call (5)")
 #define OQ_CLI_WARMUP_OPT(p) OQ_OPT_NUMBER("warmup", "N", (p), 0, INT32_MAX, "untimed calls before them (1)")
+/* --mask-polarity keep|pad (validate, replay, bench): which value of the mask marks a valid
+ * element, into the oq_mask_polarity at o->ctx. */
+int oq_cli_mask_polarity_option(const oq_opt *o, const char *arg);
+#define OQ_CLI_MASK_POLARITY_OPT(p)                                                                \
+    OQ_OPT_CALLBACK("mask-polarity", "keep|pad", oq_cli_mask_polarity_option, (p),                \
+                    "which mask value marks a valid element: keep, 1 (true) = valid\n"            \
+                    "(attention_mask; the default), or pad, 1 (true) = padding\n"                 \
+                    "(PyTorch's key_padding_mask, src_key_padding_mask)")
+#define OQ_CLI_MASK_POLARITY_PAIR                                                                 \
+    {"mask-polarity", "no-mask", "contradict: --mask-polarity says how to read the mask, --no-mask " \
+                                 "says there is none; give one"}
 /* --graph-opt-level N (bench, validate, replay): ORT's number -1, 0, 1, 2 or 99 into the
  * oq_graph_opt at o->ctx. */
 int oq_cli_graph_opt_option(const oq_opt *o, const char *arg);

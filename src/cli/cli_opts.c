@@ -104,6 +104,15 @@ void oq_cli_usage(FILE *fp, const oq_cli_command *c)
 
 /* ---- values ------------------------------------------------------------------------ */
 
+int oq_cli_mask_polarity_option(const oq_opt *o, const char *arg)
+{
+    if (oq_mask_polarity_parse(arg, o->ctx)) {
+        oq_cli_error("--mask-polarity '%s': want keep (1 = valid) or pad (1 = padding)", arg);
+        return -1;
+    }
+    return 0;
+}
+
 int oq_cli_graph_opt_option(const oq_opt *o, const char *arg)
 {
     char *end;

@@ -547,6 +547,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
                         "generated integer inputs uniform in LO..HI, both included\n"
                         "(default 0,1); ids of a vocabulary of V: 0,V-1"),
+        OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
         OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
                       "outputs of --inputs to compare the first run with (max abs\n"
                       "error per output; one over tolerance, or a NaN, fails the row;\n"

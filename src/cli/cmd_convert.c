@@ -208,6 +208,7 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_STRING("mask", "NAME", &o->mask_input,
                       "the [B, L] mask input, bool, int32/int64 or float (default: the\n"
                       "one the masks derive from; a model's recorded contract wins)"),
+        OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "'rtol=..,atol=..', a preset (fp32, fp16, bf16) or 'OUT:SPEC';\n"
                     "repeatable (default: the preset of the attention dtype)"),
@@ -365,8 +366,8 @@ static int convert(struct convert_args *a)
     const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
     const char *const *ex_paths = paths_of(&a->expected_files, a->expected_globbed, &n_ex);
     int rc;
-    oq_status st = oq_validate_check_inputs(a->in, a->o.mask_input, in_paths, n_ex ? ex_paths : NULL, n_in,
-                                            a->o.tolerances, &err);
+    oq_status st = oq_validate_check_inputs_polarity(a->in, a->o.mask_input, a->o.mask_polarity, in_paths,
+                                                     n_ex ? ex_paths : NULL, n_in, a->o.tolerances, &err);
     if (st) rc = oq_cli_exit_of(st);
     else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
     else rc = run_convert(a, &r, &st, &err);

@@ -164,6 +164,7 @@ static int run(struct replay_args *a, int argc, char **argv)
                       "input named like a mask that is no Attention attn_mask as it is\n"
                       "nor token ids; a lone rank-2 input is refused, not guessed)"),
         OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
+        OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
         OQ_OPT_STRING("features", "NAME", &o->features_name, "the input a member 'features' feeds (default: the rank-3 one)"),
         {OQ_OPTK_LIST, "inputs", 0, "PATTERN...", ".npz files: a quoted glob is expanded here, and every\n"
                                                   "file after it up to the next option is taken; repeatable",
@@ -214,10 +215,10 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_CLI_SESSION_CONFIG_OPT(&a->cr),
         OQ_OPT_END};
     const oq_cli_command c = {"replay", head, foot, opts, 0, NULL, &a->given};
-    const oq_cli_pair contradictions[] = {OQ_CLI_MASK_PAIR};
+    const oq_cli_pair contradictions[] = {OQ_CLI_MASK_PAIR, OQ_CLI_MASK_POLARITY_PAIR};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    if (oq_cli_refuse_pairs(&a->given, contradictions, 1) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) ||
+    if (oq_cli_refuse_pairs(&a->given, contradictions, 2) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) ||
         oq_cli_check_ep_libs(&a->cr) || oq_cli_check_lib("--reference-ort-lib", a->o.reference_ort_lib) ||
         oq_cli_shard_check(&a->shard, a->o.outdir) || check_args(a) || oq_cli_runtime_check(&a->cr) ||
         refuse_self_comparison(a))

@@ -152,6 +152,7 @@ static const oq_cli_pair contradictions[] = {
     {"model", "export", "are alternatives: --model runs your file as it is, --export builds ortqual's model; "
                         "give one"},
     OQ_CLI_MASK_PAIR,
+    OQ_CLI_MASK_POLARITY_PAIR,
     {"cache-dir", "no-cache", "contradict: --no-cache neither reads nor stores the reference's outputs; give one"},
 };
 
@@ -191,7 +192,7 @@ static const struct unused_rule {
      "shapes ortqual's sdpa model, which runs only with --export sdpa"},
     {{"width", "layers", "ffn-width", "weights-seed", "num-features"}, ANY_EVENTS | RUN_ENCODER | RUN_WEIGHTS,
      "sizes ortqual's encoder or seeds its weights; --weights takes the sizes and the weights from the file"},
-    {{"mask", "no-mask"}, ANY_EVENTS | RUN_ENCODER | RUN_SDPA | ANY_WEIGHTS,
+    {{"mask", "no-mask", "mask-polarity"}, ANY_EVENTS | RUN_ENCODER | RUN_SDPA | ANY_WEIGHTS,
      "is about the inputs of a --model; ortqual's models' mask is their input 'mask', always checked"},
 };
 
@@ -733,6 +734,7 @@ static int run(struct args *a, int argc, char **argv)
                       "input named like a mask that is no Attention attn_mask as it is\n"
                       "nor token ids; a lone rank-2 input is refused, not guessed)"),
         OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
+        OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
         OQ_OPT_STRING("features", "NAME", &o->features_name,
                       "the input generated events' features (or a member 'features') feed\n"
                       "(default: the rank-3 float one)"),

@@ -48,6 +48,11 @@ int oq_gview_rank(const oq_gview *v, const char *value);
 /* A constant whose elements are all equal (a scalar initializer or Constant,
  * Expand or ConstantOfShape of one, a Cast of one): 1 and its value, else 0. */
 int oq_gview_const_scalar(const oq_gview *v, const char *value, double *out);
+/* The graph input with a default (an initializer of its name: keep_initializers_as_inputs)
+ * that `value` is read from as oq_gview_const_scalar reads it (itself, or through Expand,
+ * Identity, Cast), else NULL. Such a "constant" is only the default of an input a caller may
+ * feed: a rewrite that folds its value would ignore the one fed. */
+const char *oq_gview_default_input(const oq_gview *v, const char *value);
 /* A constant int64/int32 tensor of at most `cap` elements (initializer or
  * Constant node): 1 with the values and count, else 0. */
 int oq_gview_const_ints(const oq_gview *v, const char *value, int64_t *out, size_t cap, size_t *n);

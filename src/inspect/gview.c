@@ -16,7 +16,7 @@ typedef struct value {
     size_t *cons;                     /* consuming node indices (one per input slot) */
     const Onnx__TensorProto *init;
     const Onnx__ValueInfoProto *vi;
-    int is_output;
+    int is_output, is_input;
 } value;
 
 struct oq_gview {
@@ -98,7 +98,7 @@ oq_status oq_gview_create(const Onnx__GraphProto *g, int64_t opset, oq_gview **o
     }
     for (size_t i = 0; i < g->n_input; i++) { /* inputs win over value_info */
         value *x = get(v, g->input[i]->name);
-        if (x) x->vi = g->input[i];
+        if (x) x->vi = g->input[i], x->is_input = 1;
     }
     for (size_t i = 0; i < g->n_output; i++) {
         value *x = get(v, g->output[i]->name);
@@ -338,6 +338,18 @@ static int const_scalar_depth(const oq_gview *v, const char *name, double *out, 
 int oq_gview_const_scalar(const oq_gview *v, const char *value_name, double *out)
 {
     return const_scalar_depth(v, value_name, out, 0);
+}
+
+const char *oq_gview_default_input(const oq_gview *v, const char *value_name)
+{
+    for (int depth = 0; depth <= 8; depth++) {
+        const value *x = find(v, value_name);
+        if (x && x->init && x->is_input) return x->name;
+        const Onnx__NodeProto *p = oq_gview_producer(v, value_name, NULL);
+        if (!(oq_node_is(p, "Expand") || oq_node_is(p, "Identity") || oq_node_is(p, "Cast")) || p->n_input < 1) return NULL;
+        value_name = p->input[0];
+    }
+    return NULL;
 }
 
 int oq_gview_const_ints(const oq_gview *v, const char *value_name, int64_t *out, size_t cap, size_t *n)

@@ -104,6 +104,20 @@ static int reaches(const oq_gview *v, const char *value, size_t target, int dept
     return 0;
 }
 
+/* A constant scalar a fused node may fix. An input with a default (keep_initializers_as_inputs)
+ * is none: a value fed for it would be ignored once folded. Its factor on Q or K stays a node
+ * that feeds the fused one; anywhere else the chain is refused, naming it (by_default). */
+static int fixed_scalar(const oq_gview *v, const char *value, double *out)
+{
+    return !oq_gview_default_input(v, value) && oq_gview_const_scalar(v, value, out);
+}
+
+static int by_default(oq_sdpa_match *m, const char *what, const char *input)
+{
+    return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s', a graph input with a default (the initializer of its name): "
+                  "a fused node would fix that value and ignore one fed for it", what, input);
+}
+
 /* The value under constant scalar Mul/Div nodes, their factors multiplied into *scale.
  * 0 when a factor is not positive and finite. */
 static int unscale(const oq_gview *v, const char **value, double *scale)
@@ -113,7 +127,7 @@ static int unscale(const oq_gview *v, const char **value, double *scale)
         int mul = oq_node_is(p, "Mul"), div = oq_node_is(p, "Div");
         if ((!mul && !div) || p->n_input != 2) return 1;
         double c;
-        int side = oq_gview_const_scalar(v, p->input[1], &c) ? 0 : mul && oq_gview_const_scalar(v, p->input[0], &c) ? 1 : -1;
+        int side = fixed_scalar(v, p->input[1], &c) ? 0 : mul && fixed_scalar(v, p->input[0], &c) ? 1 : -1;
         if (side < 0) return 1; /* not a constant factor: the base is this node's output */
         if (!(c > 0) || !isfinite(c)) return 0;
         *scale *= mul ? c : 1.0 / c;
@@ -196,6 +210,13 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
             if (reaches(v, p->input[i], m->score_mm, 0, &budget)) path = (int)i;
         if (path < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain could not be followed");
         double c;
+        const char *fed = NULL;
+        if ((oq_node_is(p, "Mul") || oq_node_is(p, "Div")) && p->n_input == 2 &&
+            (fed = oq_gview_default_input(v, p->input[1 - path])))
+            return by_default(m, "the scores are scaled by", fed);
+        if (oq_node_is(p, "Where") && p->n_input == 3 && path > 0 &&
+            (fed = oq_gview_default_input(v, p->input[path == 1 ? 2 : 1])))
+            return by_default(m, "masked scores are filled with", fed);
         if ((oq_node_is(p, "Mul") || oq_node_is(p, "Div")) && p->n_input == 2 &&
             oq_gview_const_scalar(v, p->input[1 - path], &c) && (path == 0 || oq_node_is(p, "Mul"))) {
             if (!(c > 0) || !isfinite(c))
@@ -238,6 +259,8 @@ static int prob_side(const oq_gview *v, oq_sdpa_match *m, const char *p_value, c
     const Onnx__NodeProto *w = oq_gview_producer(v, read, NULL);
     double z;
     const Onnx__NodeProto *nan = w && w->n_input == 3 ? oq_gview_producer(v, w->input[0], NULL) : NULL;
+    const char *fed = oq_node_is(w, "Where") && w->n_input == 3 ? oq_gview_default_input(v, w->input[1]) : NULL;
+    if (fed) return by_default(m, "the softmax's guard fills NaN rows with", fed);
     if (oq_node_is(w, "Where") && w->n_input == 3 && !strcmp(w->input[2], p_value) &&
         oq_gview_const_scalar(v, w->input[1], &z) && z == 0 && oq_node_is(nan, "IsNaN") && nan->n_input == 1 &&
         !strcmp(nan->input[0], p_value)) {

@@ -86,12 +86,25 @@ static const char *positions_str(int64_t L, char *buf, size_t n)
     return buf;
 }
 
-/* One row: ones, then zeros, at least one 1. Returns the length via *len. */
-static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_err *err)
+/* What the left-padding message adds: a KEEP row of padding then valid values reads as a PAD
+ * mask (PyTorch's key_padding_mask); a PAD row so, as a KEEP mask. */
+static const char *left_hint(oq_mask_polarity pol)
+{
+    return pol == OQ_MASK_POLARITY_PAD
+               ? "; the mask is read with 1 = padding (mask_polarity pad): a mask whose 1 marks a valid element "
+                 "is read with mask_polarity keep"
+               : "; zeros then ones is also a mask whose 1 marks padding, as PyTorch's key_padding_mask: the "
+                 "mask is read with 1 = valid, so read it with mask_polarity pad or save 1 - mask for such a model";
+}
+
+/* One row: valid values, then padding, at least one valid value. Returns the length via *len.
+ * `pol` swaps which of 0 and 1 is valid; messages name the values the mask holds. */
+static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity pol, int64_t *len, oq_err *err)
 {
     int64_t L = mask->shape[1];
     const int64_t base = b * L;
-    int64_t first_zero = -1; /* position where padding began, -1 while in the prefix */
+    const int pad = pol == OQ_MASK_POLARITY_PAD ? MASK_ONE : MASK_ZERO, valid = 1 - pad;
+    int64_t first_pad = -1; /* position where padding began, -1 while in the prefix */
     for (int64_t p = 0; p < L; p++) {
         int c = mask_class(mask, base + p);
         if (c == MASK_BAD) {
@@ -101,48 +114,76 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, int64_t *len, oq_er
                               "event %" PRId64 ", position %" PRId64 ": mask value %s is not 0 or 1",
                               b, p, v);
         }
-        if (c == MASK_ZERO && first_zero < 0) first_zero = p;
-        if (c == MASK_ONE && first_zero == 0)
+        if (c == pad && first_pad < 0) first_pad = p;
+        if (c == valid && first_pad == 0)
             return oq_err_set(err, OQ_ERR_MASK,
-                              "event %" PRId64 ": left padding: position 0 is 0 but position %" PRId64
-                              " is 1 (a valid row is ones first, then zeros; zeros then ones is also a mask whose 1 "
-                              "marks padding, as PyTorch's key_padding_mask: the mask is read with 1 = valid, so "
-                              "save 1 - mask for such a model)",
-                              b, p);
-        if (c == MASK_ONE && first_zero > 0)
+                              "event %" PRId64 ": left padding: position 0 is %d but position %" PRId64
+                              " is %d (a valid row is %ss first, then %ss%s)",
+                              b, pad, p, valid, valid ? "one" : "zero", pad ? "one" : "zero", left_hint(pol));
+        if (c == valid && first_pad > 0)
             return oq_err_set(err, OQ_ERR_MASK,
-                              "event %" PRId64 ": hole at position %" PRId64 " (0 at %" PRId64
-                              " followed by 1; a valid row is ones first, then zeros)",
-                              b, p, first_zero);
+                              "event %" PRId64 ": hole at position %" PRId64 " (%d at %" PRId64
+                              " followed by %d; a valid row is %ss first, then %ss)",
+                              b, p, pad, first_pad, valid, valid ? "one" : "zero", pad ? "one" : "zero");
     }
     if (L == 0) /* no position to be 0 at ("0..-1") */
         return oq_err_set(err, OQ_ERR_MASK,
                           "event %" PRId64 ": empty event: the mask has no positions (length 0; each event "
                           "needs at least one valid element)",
                           b);
-    if (first_zero == 0)
+    if (first_pad == 0)
         return oq_err_set(err, OQ_ERR_MASK,
-                          "event %" PRId64 ": empty event: the mask is 0 at every position 0..%" PRId64
-                          " (each event needs at least one valid element)",
-                          b, L - 1);
-    *len = first_zero < 0 ? L : first_zero;
+                          "event %" PRId64 ": empty event: the mask is %d at every position 0..%" PRId64
+                          " (each event needs at least one valid element%s)",
+                          b, pad, L - 1, pol == OQ_MASK_POLARITY_PAD ? "; read with 1 = padding: mask_polarity pad" : "");
+    *len = first_pad < 0 ? L : first_pad;
     return OQ_OK;
 }
 
-oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
-                        oq_err *err)
+const char *oq_mask_polarity_name(oq_mask_polarity p)
 {
-    OQ_NEED(err, mask);
+    return p == OQ_MASK_POLARITY_KEEP ? "keep" : p == OQ_MASK_POLARITY_PAD ? "pad" : NULL;
+}
+
+int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out)
+{
+    if (!s) return -1;
+    if (!strcmp(s, "keep")) *out = OQ_MASK_POLARITY_KEEP;
+    else if (!strcmp(s, "pad")) *out = OQ_MASK_POLARITY_PAD;
+    else return -1;
+    return 0;
+}
+
+/* The check behind both entry points (each names itself in its NULL message). */
+static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
+                            int64_t *lengths_out, oq_err *err)
+{
+    if (!oq_mask_polarity_name(polarity))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask polarity %d is neither keep nor pad", (int)polarity);
     oq_status st = check_shapes(mask, features, err);
     if (st) return st;
     /* Lengths land in lengths_out only once the whole batch is known good. */
     size_t B = (size_t)mask->shape[0];
     int64_t one, *len = lengths_out ? malloc(sizeof *len * (B ? B : 1)) : NULL;
     if (lengths_out && !len) return oq_err_set(err, OQ_ERR_NOMEM, "mask check: out of memory");
-    for (size_t b = 0; !st && b < B; b++) st = check_row(mask, (int64_t)b, len ? &len[b] : &one, err);
+    for (size_t b = 0; !st && b < B; b++) st = check_row(mask, (int64_t)b, polarity, len ? &len[b] : &one, err);
     if (!st && len) memcpy(lengths_out, len, sizeof *len * B);
     free(len);
     return st;
+}
+
+oq_status oq_mask_check_polarity(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
+                                 int64_t *lengths_out, oq_err *err)
+{
+    OQ_NEED(err, mask);
+    return check_mask(mask, features, polarity, lengths_out, err);
+}
+
+oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
+                        oq_err *err)
+{
+    OQ_NEED(err, mask);
+    return check_mask(mask, features, OQ_MASK_POLARITY_KEEP, lengths_out, err);
 }
 
 static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t seq_len,

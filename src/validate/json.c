@@ -205,6 +205,8 @@ static json_t *plan_json(const oq_validate_plan *p)
     set_path(j, "result", p->result, &ok);
     set_path(j, "batches_file", p->batches_file, &ok);
     set_str(j, "mask_member", p->mask_member);
+    if (p->mask_polarity != OQ_MASK_POLARITY_KEEP) /* (absent: keep, as plans before it) */
+        set_str(j, "mask_polarity", oq_mask_polarity_name(p->mask_polarity));
     set_path(j, "model", p->model, &ok);
     set_str(j, "model_sha256", p->model_sha256);
     set_path(j, "weights", p->weights, &ok);
@@ -313,6 +315,9 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     json_object_foreach((json_t *)json_object_get(j, "inputs"), name, member)
         if (ok && oq_plan_add_input(p, name, json_string_value(member) ? json_string_value(member) : "", NULL)) ok = 0;
     p->mask_member = dup_of(j, "mask_member", &ok);
+    const char *pol = json_string_value(json_object_get(j, "mask_polarity"));
+    if (pol && oq_mask_polarity_parse(pol, &p->mask_polarity))
+        return oq_err_set(err, OQ_ERR_FORMAT, "plan of %s: mask_polarity '%s' is neither keep nor pad", p->config.name, pol);
     p->n_batches = (size_t)json_integer_value(json_object_get(j, "n_batches"));
     p->batches_file = oq_json_path_dup(j, "batches_file", &ok);
     p->repeat = (int)json_integer_value(json_object_get(j, "repeat"));

@@ -116,6 +116,12 @@ static oq_status normal_input(const oq_signature *sig, size_t i, int64_t batch, 
     return st;
 }
 
+/* Events make a 1 = valid mask; a model that reads 1 = padding is fed it so. */
+static void invert_mask(oq_tensor *m)
+{
+    for (int64_t k = 0, n = oq_tensor_numel(m); k < n; k++) oq_tensor_set_f64(m, k, 1.0 - oq_tensor_get_f64(m, k));
+}
+
 /* One generated batch as the model's inputs: the events' features and mask, in the model's
  * dtypes, and seeded values for any other float input. */
 static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, int64_t k, uint64_t seed,
@@ -141,6 +147,7 @@ static oq_status generated_inputs(const oq_signature *sig, const oq_events *ev, 
                  : normal_input(sig, i, k, in->batch, in->seq, seed, &in->t[i], err);
         if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
         if (st) break;
+        if ((int)i == sig->mask && sig->polarity == OQ_MASK_POLARITY_PAD) invert_mask(in->t[i]);
     }
     oq_tensor_free(x);
     oq_tensor_free(m);

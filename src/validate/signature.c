@@ -167,6 +167,23 @@ static oq_status mask_input_ok(const oq_io_info *io, const char *path, const cha
     return OQ_OK;
 }
 
+/* A polarity other than KEEP reads the user's mask: ortqual's models read 1 = valid, and with no
+ * mask it would read nothing (said, not ignored: the user meant a mask to be read so). */
+static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq_signature *sig, oq_err *err)
+{
+    sig->polarity = o->mask_polarity;
+    if (!oq_mask_polarity_name(o->mask_polarity))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
+    if (o->mask_polarity == OQ_MASK_POLARITY_KEEP) return OQ_OK;
+    if (o->kind != OQ_MODEL_USER)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s reads the mask of a model_path file; ortqual's "
+                          "models read 1 = valid", oq_mask_polarity_name(o->mask_polarity));
+    if (sig->mask < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but no input is the mask (mask_name names "
+                          "one)", path, oq_mask_polarity_name(o->mask_polarity));
+    return OQ_OK;
+}
+
 static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
                              oq_err *err)
 {
@@ -178,6 +195,7 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     else if (!named) st = detect_mask(sig, 0, path, err);
     else st = named_input(mi, path, contract ? "the mask contract names" : "mask_name", named, &sig->mask, err);
     if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (no_mask: none)", err);
+    if (!st) st = choose_polarity(o, path, sig, err);
     if (!st && o->features_name) st = named_input(mi, path, "features_name", o->features_name, &sig->features, err);
     for (size_t i = 0; !st && !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;
@@ -372,7 +390,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         in->seq = m->shape[1];
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
         if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        oq_status st = oq_mask_check(m, NULL, in->lengths, err);
+        oq_status st = oq_mask_check_polarity(m, NULL, sig->polarity, in->lengths, err);
         if (st == OQ_ERR_MASK && sig->mask_why && err &&
             (sig->mask_why == NAME_ONLY || strstr(err->msg, "is not 0 or 1")))
             return guessed_mask_error(sig, path, m->name, err);
@@ -598,11 +616,11 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
 }
 
-oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
-                                   const char *const *expected, size_t n, const char *tolerances, oq_err *err)
+/* The check behind both entry points (each names itself in its NULL messages). */
+static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                              const char *const *paths, const char *const *expected, size_t n, const char *tolerances,
+                              oq_err *err)
 {
-    OQ_NEED(err, model_path);
-    OQ_NEED_N(err, n, paths);
     oq_validate_opts o;
     oq_validate_opts_default(&o);
     o.kind = OQ_MODEL_USER;
@@ -617,6 +635,8 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
     if (!st) st = oq_signature_make(&o, NULL, &mi, has ? contract : NULL, &sig, err);
     if (st) return st;
     st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
+    o.mask_polarity = polarity; /* (after the mask is chosen: with none it is refused) */
+    if (!st) st = choose_polarity(&o, model_path, &sig, err);
     if (!st) st = oq_validate_check_tolerances(tolerances, sig.mi, err);
     for (size_t i = 0; !st && i < n; i++) {
         oq_batch_inputs in;
@@ -627,6 +647,23 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
     }
     oq_signature_clear(&sig);
     return st;
+}
+
+oq_status oq_validate_check_inputs(const char *model_path, const char *mask, const char *const *paths,
+                                   const char *const *expected, size_t n, const char *tolerances, oq_err *err)
+{
+    OQ_NEED(err, model_path);
+    OQ_NEED_N(err, n, paths);
+    return check_inputs(model_path, mask, OQ_MASK_POLARITY_KEEP, paths, expected, n, tolerances, err);
+}
+
+oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
+                                            const char *const *paths, const char *const *expected, size_t n,
+                                            const char *tolerances, oq_err *err)
+{
+    OQ_NEED(err, model_path);
+    OQ_NEED_N(err, n, paths);
+    return check_inputs(model_path, mask, polarity, paths, expected, n, tolerances, err);
 }
 
 /* ---- the expected outputs ------------------------------------------------------------ */

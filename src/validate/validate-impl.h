@@ -54,6 +54,7 @@ typedef struct oq_validate_plan {
     size_t n_inputs;                 /* model input name <- member of inputs_NNN.npz */
     char **input_names, **input_members;
     char *mask_member;               /* the member the mask contract applies to; NULL: none */
+    oq_mask_polarity mask_polarity;  /* which of its values marks a valid element */
     int padding;                     /* OQ_PADDING_* for masked outputs */
     size_t n_batches;
     char *batches_file;              /* the batches, an oq_plan_batch a line (oq_plan_batch_put) */
@@ -420,6 +421,7 @@ typedef struct oq_signature {
                             NULL: --mask, the contract or ortqual's own model named it */
     char not_mask[320];  /* "": else why an input named like a mask is none (told by the run) */
     unsigned *uses;      /* each input's OQ_USE_* bits (inspect/inputuse-impl.h); NULL: not known */
+    oq_mask_polarity polarity; /* which value of the mask marks a valid element */
     const char *label;   /* the model in messages: its path, or "the exported model" */
     size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
     const oq_seq_axis *seq_axes;

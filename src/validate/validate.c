@@ -256,6 +256,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
+    p->mask_polarity = c->sig.polarity;
     if (!st) st = plan_batches(c, tag, p, err);
     int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) &&
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
@@ -1081,6 +1082,9 @@ static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "config '%s' with model_path needs weights_path (the weights %s was exported with)",
                               c->name, o->model_path);
+        if (c->repr == OQ_REPR_ENCODER && o->mask_polarity != OQ_MASK_POLARITY_KEEP) /* it reads 1 = valid */
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': ortqual's C encoder reads its mask with 1 = valid "
+                              "(mask_polarity keep): it cannot judge a model_path that reads 1 = padding", c->name);
         if (!oq_config_uses_ort(c) || (c->repr == OQ_REPR_MODEL) == user) continue;
         if (user)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,

@@ -102,7 +102,7 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
         bm->batch = mask->shape[0];
         bm->seq = mask->ndim > 1 ? mask->shape[1] : 0;
         bm->lengths = calloc(bm->batch ? (size_t)bm->batch : 1, sizeof *bm->lengths);
-        st = bm->lengths ? oq_mask_check(mask, NULL, bm->lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        st = bm->lengths ? oq_mask_check_polarity(mask, NULL, p->mask_polarity, bm->lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (st) oq_err_prefix(err, "%s: ", path);
     }
     oq_npz_free(z);

@@ -335,9 +335,15 @@ if grep -q "no pass changes" <<<"$help" || ! head -12 <<<"$help" | grep -q -- "-
     bad "convert --help: the head size paragraph does not name --pad-head-size"
 else ok "convert --help names --pad-head-size for the head size"; fi
 # initializers declared as graph inputs too (keep_initializers_as_inputs=True: inputs with a default):
-# prune keeps the defaults of inputs it keeps (it dropped them and ORT then wanted 'val_110' fed)
+# prune keeps the defaults of inputs it keeps (it dropped them and ORT then wanted 'val_110' fed);
+# fuse folds no default: the score divisor 'val_41' is an input a caller may feed, which a fused
+# node's scale attribute would ignore (it was folded and the chains fused), so those chains are
+# refused, naming it, and kept with --allow-refused
 /usr/bin/python3 "$OQ_SOURCE_DIR/tests/e2e/lib/inits_as_inputs.py" "$F/bert_like/bert_like_op18.onnx" "$T/kiai.onnx"
-expect 0 "written: $T/kiai_flash.onnx" $ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_flash.onnx" --flash \
+expect 1 "refused +node_softmax: the scores are scaled by 'val_41', a graph input with a default" \
+    $ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_fuse.onnx" --fuse
+[ ! -e "$T/kiai_fuse.onnx" ] && ok "kiai: nothing written with the fusion refused" || bad "kiai_fuse.onnx written"
+expect 0 "written: $T/kiai_flash.onnx" $ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_flash.onnx" --flash --allow-refused \
     --inputs "$F/bert_like/inputs_*.npz" --expected "$F/bert_like/outputs_*.npz"
 # weights beside the model (torch.onnx.export's default; tests/fixtures/external): converted to a
 # pair, OUT.onnx naming OUT.onnx.data by its file name, in another folder than the input's; the

@@ -355,8 +355,19 @@ static void test_generated_inputs(void **state)
     for (int64_t r = 0; r < 4; r++)
         for (int64_t j = 0; j < 32; j++) assert_int_equal(m[r * 32 + j], j < 24);
     int masked = 0;
-    assert_int_equal(oq_bench_valid_elements(&p, a, &masked), 4 * 24);
+    assert_int_equal(oq_bench_valid_elements(&p, a, OQ_MASK_POLARITY_KEEP, &masked), 4 * 24);
     assert_true(masked);
+    /* a PAD mask (PyTorch's key_padding_mask, 1 = padding): zeros then ones, its zeros valid */
+    o.mask_polarity = OQ_MASK_POLARITY_PAD;
+    oq_tensor **c = NULL;
+    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &c, &err), OQ_OK);
+    const uint8_t *pm = c[1]->data;
+    for (int64_t r = 0; r < 4; r++)
+        for (int64_t j = 0; j < 32; j++) assert_int_equal(pm[r * 32 + j], j >= 24);
+    assert_int_equal(oq_bench_valid_elements(&p, c, OQ_MASK_POLARITY_PAD, &masked), 4 * 24);
+    assert_true(masked);
+    oq_tensors_free(c, 3);
+    o.mask_polarity = OQ_MASK_POLARITY_KEEP;
     oq_tensors_free(b, 3);
     o.seed = 7; /* another seed, other values */
     assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &b, &err), OQ_OK);

@@ -118,6 +118,44 @@ static void test_left_padding(void **state)
     oq_tensor_free(m);
 }
 
+/* PyTorch's key_padding_mask: 1 (true) = padding. Read so, its rows give the lengths their
+ * zeros do; each violation names the values as the mask holds them; oq_mask_check (KEEP) refuses
+ * the same mask as left padding. */
+static void test_pad_polarity(void **state)
+{
+    (void)state;
+    const double v[3 * 5] = {0, 0, 0, 1, 1, /**/ 0, 0, 0, 0, 0, /**/ 0, 1, 1, 1, 1};
+    oq_tensor *m = mask_of(OQ_DTYPE_BOOL, 3, 5, v);
+    int64_t lengths[3] = {0};
+    oq_err err = {0};
+    assert_int_equal(oq_mask_check_polarity(m, NULL, OQ_MASK_POLARITY_PAD, lengths, &err), OQ_OK);
+    assert_int_equal(lengths[0], 3);
+    assert_int_equal(lengths[1], 5);
+    assert_int_equal(lengths[2], 1);
+    expect_refused(m, NULL, OQ_ERR_MASK, "event 0: left padding", "mask_polarity pad", NULL);
+    oq_tensor_free(m);
+    const struct { double v[4]; const char *n1, *n2; } bad[] = {
+        {{1, 0, 0, 0}, "event 0: left padding: position 0 is 1 but position 1 is 0", "(mask_polarity pad)"},
+        {{0, 1, 0, 1}, "event 0: hole at position 2 (1 at 1 followed by 0", "zeros first, then ones"},
+        {{1, 1, 1, 1}, "event 0: empty event: the mask is 1 at every position 0..3", "mask_polarity pad"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        m = mask_of(OQ_DTYPE_INT64, 1, 4, bad[i].v);
+        assert_int_equal(oq_mask_check_polarity(m, NULL, OQ_MASK_POLARITY_PAD, lengths, &err), OQ_ERR_MASK);
+        if (!strstr(err.msg, bad[i].n1) || !strstr(err.msg, bad[i].n2)) fail_msg("message '%s'", err.msg);
+        oq_tensor_free(m);
+    }
+    assert_int_equal(oq_mask_check_polarity(m = mask_of(OQ_DTYPE_INT64, 1, 4, bad[0].v), NULL, (oq_mask_polarity)7,
+                                            NULL, &err), OQ_ERR_INVALID_ARG);
+    oq_tensor_free(m);
+    oq_mask_polarity p = OQ_MASK_POLARITY_KEEP;
+    assert_int_equal(oq_mask_polarity_parse("pad", &p), 0);
+    assert_int_equal(p, OQ_MASK_POLARITY_PAD);
+    assert_string_equal(oq_mask_polarity_name(p), "pad");
+    assert_int_equal(oq_mask_polarity_parse("true", &p), -1);
+    assert_null(oq_mask_polarity_name((oq_mask_polarity)7));
+}
+
 static void test_empty_event(void **state)
 {
     (void)state;
@@ -294,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_make_round_trip),
         cmocka_unit_test(test_sanitize_zeroes_only_padding),
         cmocka_unit_test(test_sanitize_refuses_bad_lengths),
+        cmocka_unit_test(test_pad_polarity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

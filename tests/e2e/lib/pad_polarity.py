@@ -1,0 +1,60 @@
+"""pad_polarity.py model IN.onnx OUT.onnx INPUT | npz IN.npz OUT.npz MEMBER: a model whose bool
+INPUT marks padding with true (PyTorch's src_key_padding_mask), made from one that reads true as
+valid by a Not in front of every reader (GraphProto.node = 1; NodeProto input = 1, output = 2,
+name = 3, op_type = 4); and the inputs for it, the bool MEMBER of an .npz inverted. python3 alone."""
+import sys
+import zipfile
+
+from pbwire import enc, varint
+
+
+def fields(b):
+    i = 0
+    while i < len(b):
+        start = i
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0: v, i = varint(b, i)
+        elif wt == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif wt == 5: v = b[i:i + 4]; i += 4
+        elif wt == 1: v = b[i:i + 8]; i += 8
+        else: raise SystemExit("unexpected wire type %d" % wt)
+        yield f, wt, v, start, i
+
+
+def ld(f, payload):
+    return enc(f << 3 | 2) + enc(len(payload)) + payload
+
+
+def rewire(node, old, new):
+    return b"".join(ld(1, new) if f == 1 and bytes(v) == old else node[s:e] for f, _, v, s, e in fields(node))
+
+
+def model(src, dst, name):
+    name = name.encode(); keep = name + b"_keep"
+    b = open(src, "rb").read()
+    out = bytearray()
+    for f, _, v, s, e in fields(b):
+        if f != 7:
+            out += b[s:e]; continue
+        g = bytes(v)
+        graph = ld(1, ld(1, name) + ld(2, keep) + ld(3, b"pad_polarity_not") + ld(4, b"Not"))
+        graph += b"".join(ld(1, rewire(bytes(x), name, keep)) if gf == 1 else g[gs:ge]
+                          for gf, _, x, gs, ge in fields(g))
+        out += ld(7, graph)
+    open(dst, "wb").write(bytes(out))
+
+
+def npz(src, dst, member):
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
+        for info in zi.infolist():
+            d = zi.read(info)
+            if info.filename == member + ".npy":
+                n = 10 + int.from_bytes(d[8:10], "little") if d[6] == 1 else 12 + int.from_bytes(d[8:12], "little")
+                assert b"'|b1'" in d[:n], "member %s is not bool" % member
+                d = d[:n] + bytes(1 - x for x in d[n:])
+            zo.writestr(info.filename, d)
+
+
+{"model": model, "npz": npz}[sys.argv[1]](*sys.argv[2:5])

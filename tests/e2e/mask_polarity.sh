@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# --mask-polarity pad: a model whose bool mask marks padding with true (PyTorch's
+# src_key_padding_mask; here the tx_encoder fixture with a Not in front of its readers, fed its
+# inputs with the mask inverted) validates and replays with its real padding: the same valid
+# elements as the fixture itself, its padding judged. Without the option the mask is refused as
+# left padding, naming the option (there was no way to read such a mask). Generated events feed
+# such a model their mask inverted, as convert's check does; bench counts the zeros valid. A
+# polarity with no mask or ortqual's own models is refused.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+Q="$ORTQUAL"
+PY=/usr/bin/python3
+F="$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder"
+cd "$T" || exit 1
+
+$PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" model "$F/tx_encoder_op18.onnx" pad.onnx mask &&
+    $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" npz "$F/io.npz" io_pad.npz mask || fail "making the pad model"
+V=(--configs expected,cpu:model:fp32 --no-plots)
+valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches'][0]['valid_size'])" "$1" 2>/dev/null; }
+
+# 1. read with 1 = valid (the default), the padding mask is left padding: refused, naming the option
+expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \
+    "$Q" validate --model pad.onnx --inputs io_pad.npz --outdir keep "${V[@]}"
+# 2. read with 1 = padding: the fixture's valid elements, its padding judged
+expect 0 "verdict: PASSED" "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --outdir pad "${V[@]}"
+expect 0 "verdict: PASSED" "$Q" validate --model "$F/tx_encoder_op18.onnx" --inputs "$F/io.npz" --outdir orig "${V[@]}"
+a=$(valid pad/summary.json) b=$(valid orig/summary.json)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "pad: valid_size $a, as the fixture's" || bad "pad: valid_size '$a', the fixture's '$b'"
+[ "$($PY -c "import json; o=json.load(open('pad/summary.json'))['configs'][1]['batches'][0]['outputs'][0]['padding']; print(o['checked'] and o['padded'] > 0)")" = True ] &&
+    ok "pad: padding judged" || bad "pad: padding not judged"
+expect 0 "verdict: PASSED" "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity pad --reference expected --outdir rpad
+# 3. generated events feed the model a mask whose 1 is padding (position 0 of every event valid: 0)
+#    (the reference alone: the inputs are what is looked at)
+expect 0 "verdict: NOT TESTED" "$Q" validate --model pad.onnx --mask-polarity pad --num-events 4 --batch-size 2 \
+    --configs cpu:model:fp32 --allow-skip --no-plots --outdir gen
+$PY - gen/inputs_000.npz <<'PY' && ok "generated: the mask fed is 1 = padding" || bad "generated: the mask fed is not 1 = padding"
+import sys, zipfile
+d = zipfile.ZipFile(sys.argv[1]).read("mask.npy")
+n = 10 + int.from_bytes(d[8:10], "little")
+shape = eval(d[10:n].decode())["shape"]
+rows = [d[n + b * shape[1]:n + (b + 1) * shape[1]] for b in range(shape[0])]
+assert all(r[0] == 0 and sorted(r) == list(r) for r in rows), rows
+assert any(1 in r for r in rows), rows  # some padding, read as 1
+PY
+# 4. bench --model counts a row's valid tokens as the mask's zeros (it counted the padding's ones)
+tokens() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['valid_tokens'])" "$1" 2>/dev/null; }
+expect 0 "report: bpad/report.html" "$Q" bench --model pad.onnx --inputs io_pad.npz --mask-polarity pad --iters 1 \
+    --warmup 0 --outdir bpad
+[ "$(tokens bpad/summary.json)" = "$b" ] && ok "bench: valid_tokens $b" || bad "bench: valid_tokens '$(tokens bpad/summary.json)', want $b"
+expect 2 "^ortqual bench: --mask-polarity pad: no input of the model is a mask \(named like one, of rank 2 \[batch, length\]\)" \
+    "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
+    --mask-polarity pad --iters 1 --outdir bx
+expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity pad --iters 1 --outdir by
+# 5. convert's check reads the batches' mask so, and generates it so (it generated 1 = valid
+#    masks: the reference's fully padded rows were NaN, "differs from the reference", exit 1;
+#    valid counts elements of out [B, L, 3])
+expect 0 "batch 0 vs expected +out: PASS valid=$((b * 3))/" "$Q" convert pad.onnx -o c_in.onnx --fuse --expand-mask \
+    --mask-polarity pad --inputs io_pad.npz --expected io_pad.npz
+expect 0 "batch 1 vs reference +out: PASS" "$Q" convert pad.onnx -o c_gen.onnx --fuse --expand-mask --mask-polarity pad
+expect 2 "^ortqual convert: io_pad.npz: mask 'mask': event 0: left padding: .*--mask-polarity pad" \
+    "$Q" convert pad.onnx -o c_keep.onnx --fuse --expand-mask --inputs io_pad.npz
+expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
+    "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" -o c_none.onnx --fuse --mask-polarity pad
+# 6. refused: no mask to read, ortqual's models, a value other than keep or pad
+expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
+    "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
+expect 2 "--mask-polarity is about the inputs of a --model" \
+    "$Q" validate --mask-polarity pad --no-plots --outdir x2
+expect 2 "config 'ref:encoder:fp64': ortqual's C encoder reads its mask with 1 = valid \(--mask-polarity keep\)" \
+    "$Q" validate --model pad.onnx --weights w.npz --heads 4 --inputs io_pad.npz --mask-polarity pad \
+    --configs ref:encoder:fp64,cpu:model:fp32 --no-plots --outdir x4
+expect 2 "--mask-polarity 'yes': want keep \(1 = valid\) or pad \(1 = padding\)" \
+    "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity yes --outdir x3
+report
