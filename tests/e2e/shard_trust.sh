@@ -109,7 +109,8 @@ exec 3>&2 2>/dev/null
 kill -KILL $pid $kids
 wait $pid || true
 exec 2>&3 3>&-
-[ -e "$T/K/shards/0/started.json" ] && [ ! -e "$T/K/shards/0/summary.json" ] || fail "killed shard: $(ls -A "$T/K/shards/0")"
+[ -e "$T/K/shards/0/started.json" ] && [ -d "$T/K/shards/0/.work" ] && [ ! -e "$T/K/shards/0/summary.json" ] ||
+    fail "killed shard: $(ls -A "$T/K/shards/0" | tr "\n" " ")"
 start_until 1 "$T/k1.log"
 kill -TERM $pid
 wait $pid || true
