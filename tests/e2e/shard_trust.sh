@@ -84,15 +84,24 @@ must 2 "3 shards by batch, but the plan has 2 batches" "$T/n2.log" $ORTQUAL "${E
 K=(validate --no-cache --num-events 600 --batch-size 1 --max-len 8 --repeat 1 --warmup 0 --no-plots
    --configs ref:encoder:fp64,cpu:attention24:fp32)
 must 0 "prepared" "$T/k.log" $ORTQUAL slurm --no-submit --shards 2 --outdir "$T/K" -- "${K[@]}"
-# start_until I LOG: shard I runs until its configuration under test has begun; its pid in $pid
+# start_until I LOG: shard I runs until its configuration under test has run its batches, and
+# is held there (libslow_rename.so holds its worker as it puts its result into place, after
+# making the mark): the signal below lands in a shard that has started and not finished. Waiting
+# for the log's "cpu:attention24:fp32 ..." raced the shard: a loaded host let it write its summary
+# before the signal came (a full `ctest -j2` did once). Its pid in $pid.
+PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
 start_until() {
-    $ORTQUAL "${K[@]}" --outdir "$T/K" --shard "$1/2" >"$2" 2>&1 &
+    rm -f "$T/held"
+    OQ_SLOW_RENAME=/result_01_cpu_attention24_fp32.json OQ_SLOW_RENAME_MARK="$T/held" OQ_SLOW_RENAME_SECONDS=120 \
+        LD_PRELOAD="$PRE" $ORTQUAL "${K[@]}" --outdir "$T/K" --shard "$1/2" >"$2" 2>&1 &
     pid=$!
     for _ in $(seq 600); do
-        grep -q "cpu:attention24:fp32 \.\.\." "$2" && return 0
+        [ -e "$T/held" ] && return 0
         sleep 0.1
     done
-    kill -9 $pid; fail "shard $1 never started its configuration: $(cat "$2")"
+    kill -9 $pid $(pgrep -P $pid) 2>/dev/null || true
+    fail "shard $1 was never held in its configuration under test: $(ls -A "$T/K/shards/$1"; cat "$2")"
 }
 start_until 0 "$T/k0.log"
 kids=$(pgrep -P $pid || true)
@@ -100,7 +109,8 @@ exec 3>&2 2>/dev/null
 kill -KILL $pid $kids
 wait $pid || true
 exec 2>&3 3>&-
-[ -e "$T/K/shards/0/started.json" ] && [ ! -e "$T/K/shards/0/summary.json" ] || fail "killed shard: $(ls -A "$T/K/shards/0")"
+[ -e "$T/K/shards/0/started.json" ] && [ -d "$T/K/shards/0/.work" ] && [ ! -e "$T/K/shards/0/summary.json" ] ||
+    fail "killed shard: $(ls -A "$T/K/shards/0" | tr "\n" " ")"
 start_until 1 "$T/k1.log"
 kill -TERM $pid
 wait $pid || true
