@@ -269,7 +269,8 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
  * worst[0] where no element failed the tolerance, e.g. only the padding did). The tolerance is
  * printed as given, in the fewest digits that read back to it; a failed output's max_abs,
  * max_rel and worst |d| with 3 digits, or as many more as show each above its bound (atol,
- * rtol, the element's atol + rtol |expected|). Returns buf ("" in it for a NULL res). */
+ * rtol, the element's atol + rtol |expected|); an exact comparison's values (got_text,
+ * expected_text), max_abs and |d| in every digit. Returns buf ("" in it for a NULL res). */
 OQ_API char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
 /* The same line with the reference's NaN and Inf counted under `side` (NULL: "REFERENCE"), for
  * a reference that is something else to the reader: "EXPECTED" for saved outputs. max_abs is
