@@ -6,7 +6,11 @@
  * coordinate is >= its event's length is padding: it takes no part in the
  * error metrics and is checked separately to be exactly zero.
  * Integer and bool outputs (either side not a float) are compared exactly: every
- * valid element must be equal, whatever the tolerance says.
+ * valid element must be equal, whatever the tolerance says. Equal as integers, whatever the
+ * two widths (int64 2^53 + 1 differs from uint64 2^53, and uint64 2^63 from int64 -2^63; bool
+ * is 0 or 1); against a float side, equal when the float is that integer exactly (0.5, NaN, or
+ * 2^53 against int64 2^53 + 1 differ). |d| is the integers' difference, computed exactly and
+ * rounded once to a double: exact below 2^53, and never 0 for two values that differ.
  *
  *     oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
  *     o.lengths = lengths;                       // from oq_mask_check
@@ -195,6 +199,10 @@ OQ_API double oq_compare_max_abs_shown(int64_t nan, int64_t inf, int64_t ref_nan
 /* Whether shown max |error| `a` is worse than `b`: NaN, then +Inf, then the larger. */
 OQ_API int oq_compare_max_abs_worse(double a, double b);
 
+/* Room for an element's value as text in an exact comparison: "-9223372036854775808",
+ * "18446744073709551615" and a float side's fewest round-trip digits all fit. */
+#define OQ_EXACT_TEXT 32
+
 /* One element: flat index, coordinates, values and differences. */
 typedef struct oq_compare_elem {
     int64_t index;
@@ -202,6 +210,11 @@ typedef struct oq_compare_elem {
     double got;
     double expected;
     double abs_diff; /* NaN when either side is NaN */
+    /* An exact comparison's values as text, every digit ("123456789013"; a float side in the
+     * fewest digits that read back, "0.5"): got and expected are doubles, which round int64 and
+     * uint64 past 2^53. "" in a float comparison. */
+    char got_text[OQ_EXACT_TEXT];
+    char expected_text[OQ_EXACT_TEXT];
 } oq_compare_elem;
 
 typedef struct oq_compare_result {
@@ -256,7 +269,8 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
  * worst[0] where no element failed the tolerance, e.g. only the padding did). The tolerance is
  * printed as given, in the fewest digits that read back to it; a failed output's max_abs,
  * max_rel and worst |d| with 3 digits, or as many more as show each above its bound (atol,
- * rtol, the element's atol + rtol |expected|). Returns buf ("" in it for a NULL res). */
+ * rtol, the element's atol + rtol |expected|); an exact comparison's values (got_text,
+ * expected_text), max_abs and |d| in every digit. Returns buf ("" in it for a NULL res). */
 OQ_API char *oq_compare_result_str(const oq_compare_result *res, char *buf, size_t n);
 /* The same line with the reference's NaN and Inf counted under `side` (NULL: "REFERENCE"), for
  * a reference that is something else to the reader: "EXPECTED" for saved outputs. max_abs is

@@ -137,15 +137,21 @@ static oq_status check_expected_shapes(const model_sweep *m, oq_err *err)
     return st;
 }
 
-/* Each --tolerance parses, and one for an output names an output of the model: another would
- * be ignored while the user believes it applied. */
+/* Each --tolerance parses, and one for an output names a float output of the model: another
+ * (a name it lacks, an integer or bool output, compared exactly) would be ignored while the user
+ * believes it applied. */
 static oq_status check_tolerances(const char *specs, const oq_model_info *mi, oq_err *err)
 {
     const char **names = calloc(mi->n_outputs ? mi->n_outputs : 1, sizeof *names);
-    if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (size_t k = 0; k < mi->n_outputs; k++) names[k] = mi->outputs[k].name;
-    oq_status st = oq_tolerances_check_specs(specs, names, mi->n_outputs, err);
+    int32_t *types = calloc(mi->n_outputs ? mi->n_outputs : 1, sizeof *types);
+    oq_status st = names && types ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; !st && k < mi->n_outputs; k++) {
+        names[k] = mi->outputs[k].name;
+        types[k] = mi->outputs[k].elem_type;
+    }
+    if (!st) st = oq_tolerances_check_specs(specs, names, types, mi->n_outputs, err);
     free(names);
+    free(types);
     return st;
 }
 

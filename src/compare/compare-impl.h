@@ -22,6 +22,12 @@ oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, 
  * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
 
+/* A value of a comparison record's element (its "got" or "expected"): a number; "nan", "inf"
+ * or "-inf"; or an exact comparison's text, every digit of an integer, copied to `text` (n
+ * bytes; "" for the others; NULL: not wanted) and returned as the nearest double. Not a number
+ * nor a string: NaN. */
+double oq_compare_value_back(const json_t *j, char *text, size_t n);
+
 /* Saved values `ref` of a model's output `name`, declared `output_type` (0: unknown, anything
  * fits), are of its kind: floats for a float output, integers or bools for another. Compared as
  * numbers, a file of the other kind is the wrong file, not an error to measure: OQ_ERR_SHAPE
@@ -31,9 +37,11 @@ oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype
 
 /* --tolerance SPECS (oq_tolerances_add's form) as a run will read them: a value it would refuse
  * is refused now, and so is an override of an output not among `outputs` (n names), which would
- * be ignored (a typo judged at the default). `outputs` NULL: not known yet, the specs are only
- * parsed. NULL or "" specs: OQ_OK. (validate, bench) */
-oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, size_t n, oq_err *err);
+ * be ignored (a typo judged at the default), or of an integer or bool output (`types`: their
+ * element types, 0 unknown; NULL: not known), which is compared exactly. `outputs` NULL: not
+ * known yet, the specs are only parsed. NULL or "" specs: OQ_OK. (validate, bench) */
+oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, const int32_t *types, size_t n,
+                                    oq_err *err);
 
 /* rel_l2 from its sums, sqrt(sum d^2 / sum ref^2): 0 when both are 0, +inf when only the
  * reference's is (compare.h), for one comparison or for several taken together. */

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 
@@ -217,35 +218,87 @@ struct sums {
     double failing; /* worst_failing's excess over its bound; -1 while none failed */
 };
 
+/* An element of an exact comparison as an integer: a sign and a magnitude hold int64 and
+ * uint64 alike (a double rounds both past 2^53). A float side is one only when it is an
+ * integer of magnitude below 2^64; `ok` is 0 for another (0.5, NaN, 1e30). */
+typedef struct exact_int {
+    uint64_t mag;
+    int neg, ok;
+} exact_int;
+
+static exact_int exact_at(const oq_tensor *t, int64_t i)
+{
+    if (t->dtype == OQ_DTYPE_UINT64) return (exact_int){.mag = ((const uint64_t *)t->data)[i], .ok = 1};
+    if (t->dtype == OQ_DTYPE_INT64) {
+        int64_t v = ((const int64_t *)t->data)[i];
+        return (exact_int){.mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v, .neg = v < 0, .ok = 1};
+    }
+    double v = oq_tensor_get_f64(t, i); /* exact for the narrower integers and bool */
+    if (!(fabs(v) < 0x1p64) || v != trunc(v)) return (exact_int){0};
+    return (exact_int){.mag = (uint64_t)fabs(v), .neg = v < 0, .ok = 1};
+}
+
+/* |got - expected| of an exact comparison, 0 exactly when they are equal: the integers'
+ * difference, computed exactly and rounded once (exact below 2^53). A float side that is no
+ * integer in range differs: |g - e| as doubles, which are at least 1 apart where that rounds
+ * to 0 (an integer near 2^64 against a float from 2^64 up). */
+static double exact_abs_diff(exact_int a, exact_int b, double g, double e)
+{
+    if (!a.ok || !b.ok) {
+        double ad = fabs(g - e);
+        return ad > 0 || isnan(ad) ? ad : 1.0;
+    }
+    if (a.neg != b.neg) return (double)a.mag + (double)b.mag; /* one is not 0: neg is never -0 */
+    return (double)(a.mag > b.mag ? a.mag - b.mag : b.mag - a.mag);
+}
+
+/* An exact comparison's value as text: every digit of an integer, a float's fewest. */
+static void exact_text(exact_int v, double d, char *buf, size_t n)
+{
+    if (v.ok) snprintf(buf, n, "%s%" PRIu64, v.neg ? "-" : "", v.mag);
+    else oq_real_str(d, 6, buf, n);
+}
+
+/* Element i as the result keeps it: an exact comparison's values as text too. */
+static oq_compare_elem elem_of(const oq_compare_result *r, const oq_tensor *out, const oq_tensor *ref, int64_t i,
+                               double g, double e, double ad)
+{
+    oq_compare_elem el = {.index = i, .got = g, .expected = e, .abs_diff = ad};
+    unravel(out, i, el.coord);
+    if (r->exact) {
+        exact_text(exact_at(out, i), g, el.got_text, sizeof el.got_text);
+        exact_text(exact_at(ref, i), e, el.expected_text, sizeof el.expected_text);
+    }
+    return el;
+}
+
 /* A failing element (`excess` over its bound, > 0; +inf for a non-finite one) further over
  * its bound than the one kept becomes worst_failing: rare, so out of the loop. */
 static __attribute__((noinline)) void note_failing(oq_compare_result *r, struct sums *s, const oq_tensor *out,
-                                                   int64_t i, double g, double e, double excess)
+                                                   const oq_tensor *ref, int64_t i, double g, double e, double ad,
+                                                   double excess)
 {
     if (!(excess > s->failing)) return;
     s->failing = excess;
-    r->worst_failing = (oq_compare_elem){.index = i, .got = g, .expected = e, .abs_diff = fabs(g - e)};
-    unravel(out, i, r->worst_failing.coord);
+    r->worst_failing = elem_of(r, out, ref, i, g, e, ad);
 }
 
-/* Integers and bools are equal or not: of one dtype, their bytes (no rounding through double
- * for 64-bit values); of two, their values. */
-static int exact_differs(const oq_tensor *out, const oq_tensor *ref, int64_t i, double g, double e)
+/* An exact comparison's |d| (0: equal), or a float one's. */
+static double abs_diff_of(const oq_compare_result *r, const oq_tensor *out, const oq_tensor *ref, int64_t i,
+                          double g, double e)
 {
-    size_t es = oq_dtype_size(out->dtype);
-    if (out->dtype == ref->dtype && out->dtype != OQ_DTYPE_BOOL)
-        return memcmp((const char *)out->data + (size_t)i * es, (const char *)ref->data + (size_t)i * es, es) != 0;
-    return !(g == e);
+    return r->exact ? exact_abs_diff(exact_at(out, i), exact_at(ref, i), g, e) : fabs(g - e);
 }
 
 static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, const oq_compare_opts *o,
-                        const oq_tensor *out, int64_t i, double g, double e, int differs)
+                        const oq_tensor *out, const oq_tensor *ref, int64_t i, double g, double e)
 {
     if (o->inf_match && isinf(e) && g == e) {
         r->inf_matched++;
         return;
     }
-    double d = g - e, ad = fabs(d);
+    double ad = abs_diff_of(r, out, ref, i, g, e);
+    double d = r->exact ? ad : g - e; /* the sums take d^2 only */
     int finite = isfinite(g) && isfinite(e);
     if (isnan(g)) r->nan_count++;
     else if (isinf(g)) r->inf_count++;
@@ -260,21 +313,19 @@ static void visit_valid(oq_compare_result *r, struct sums *s, double *keys, cons
         s->ref_sq += e * e;
         s->finite++;
         double bound = r->exact ? 0 : o->tol.atol + o->tol.rtol * fabs(e);
-        int over = r->exact ? differs : ad > bound;
+        int over = ad > bound;
         r->over_tol += over;
-        if (over) note_failing(r, s, out, i, g, e, ad > bound ? ad - bound : DBL_MIN); /* int64 past 2^53 */
+        if (over) note_failing(r, s, out, ref, i, g, e, ad, ad - bound);
         if (fabs(e) > r->max_abs_ref) r->max_abs_ref = fabs(e);
         hist_add(&r->err_hist, ad);
         mag_add(&r->by_ref, fabs(e), ad, over);
     } else {
         r->over_tol++; /* NaN or Inf never passes */
-        note_failing(r, s, out, i, g, e, INFINITY);
+        note_failing(r, s, out, ref, i, g, e, ad, INFINITY);
     }
-    /* an exact mismatch too small for a double (int64 beyond 2^53) still ranks above a match */
-    double key = !finite ? INFINITY : differs && ad == 0 ? DBL_MIN : ad;
+    double key = !finite ? INFINITY : ad;
     if (o->worst_k && (r->worst_count < o->worst_k || key > keys[o->worst_k - 1])) {
-        oq_compare_elem el = {.index = i, .got = g, .expected = e, .abs_diff = ad};
-        unravel(out, i, el.coord);
+        oq_compare_elem el = elem_of(r, out, ref, i, g, e, ad);
         worst_insert(r, keys, o->worst_k, key, &el);
     }
 }
@@ -283,14 +334,7 @@ static void visit_padded(oq_compare_result *r, const oq_tensor *out, const oq_te
                          double g)
 {
     if (g == 0.0) return; /* -0.0 is zero too */
-    if (r->pad_nonzero++ == 0) {
-        oq_compare_elem *el = &r->first_pad_nonzero;
-        el->index = i;
-        el->got = g;
-        el->expected = oq_tensor_get_f64(ref, i);
-        el->abs_diff = fabs(g);
-        unravel(out, i, el->coord);
-    }
+    if (r->pad_nonzero++ == 0) r->first_pad_nonzero = elem_of(r, out, ref, i, g, oq_tensor_get_f64(ref, i), fabs(g));
     if (!isfinite(g)) r->pad_nonfinite++;
 }
 
@@ -377,7 +421,7 @@ static void compare_generic(oq_compare_result *res, struct sums *s, double *keys
         double e = value_at(ref, i);
         if (valid) {
             res->num_valid++;
-            visit_valid(res, s, keys, o, out, i, g, e, res->exact && exact_differs(out, ref, i, g, e));
+            visit_valid(res, s, keys, o, out, ref, i, g, e);
         } else {
             res->num_padded++;
             res->ref_pad_nonzero += e != 0.0;
@@ -396,9 +440,9 @@ static inline double worst_floor(const oq_compare_result *r, const double *keys,
 /* A valid element where a value is NaN or Inf: rare, so out of the loop. */
 static __attribute__((noinline)) void visit_nonfinite(oq_compare_result *r, struct sums *s, double *keys,
                                                       const oq_compare_opts *o, const oq_tensor *out,
-                                                      int64_t i, double g, double e)
+                                                      const oq_tensor *ref, int64_t i, double g, double e)
 {
-    visit_valid(r, s, keys, o, out, i, g, e, 0);
+    visit_valid(r, s, keys, o, out, ref, i, g, e);
 }
 
 /* A valid finite element above the worst list's floor: rare once the list is full. */
@@ -444,7 +488,7 @@ static void compare_f32_f64(oq_compare_result *r, struct sums *s, double *keys, 
             double g = gp[j], e = ep[j];
             double d = g - e, ad = fabs(d);
             if (__builtin_expect(!(ad <= DBL_MAX), 0)) {
-                visit_nonfinite(r, s, keys, o, out, j, g, e);
+                visit_nonfinite(r, s, keys, o, out, ref, j, g, e);
                 floor = worst_floor(r, keys, o->worst_k);
                 continue;
             }
@@ -459,7 +503,7 @@ static void compare_f32_f64(oq_compare_result *r, struct sums *s, double *keys, 
             double bound = atol + rtol * ae;
             int over = ad > bound;
             over_tol += over;
-            if (__builtin_expect(over, 0)) note_failing(r, s, out, j, g, e, ad - bound);
+            if (__builtin_expect(over, 0)) note_failing(r, s, out, ref, j, g, e, ad, ad - bound);
             max_abs_ref = ae > max_abs_ref ? ae : max_abs_ref;
             err[bin_nonneg(ad) + 2 - (ad == 0)]++;
             int slot = bin_nonneg(ae) + 1; /* 0 for zero too, as in mag_add */
@@ -566,6 +610,23 @@ static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
     if (k > 0) *used += (size_t)k;
 }
 
+/* An element's value in the line: an exact comparison's every digit, else 9 digits. */
+static const char *value_str(const char *text, double v, char *buf, size_t n)
+{
+    if (*text) return text;
+    snprintf(buf, n, "%.9g", plain_nan(v));
+    return buf;
+}
+
+/* An error in the line: an exact comparison's integer difference in full (3 digits read
+ * 123456789013 - 1 as 1.23e+11 - 1), else as oq_real_over_str. */
+static char *diff_str(const oq_compare_result *r, double v, double bound, char *buf, size_t n)
+{
+    if (r->exact && v == trunc(v) && fabs(v) < 0x1p64) snprintf(buf, n, "%.0f", v);
+    else oq_real_over_str(v, bound, 3, buf, n);
+    return buf;
+}
+
 char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
 {
     return oq_compare_result_str_vs(r, NULL, buf, n);
@@ -589,7 +650,7 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
      * (3 digits printed a max_rel over rtol 0.10008144378662108 as 0.1) */
     int judged = !r->passed && !r->exact;
     char ma[32], mr[32];
-    oq_real_over_str(max_abs, judged ? r->tol.atol : INFINITY, 3, ma, sizeof ma);
+    diff_str(r, max_abs, judged ? r->tol.atol : INFINITY, ma, sizeof ma);
     oq_real_over_str(r->max_rel, judged ? r->tol.rtol : INFINITY, 3, mr, sizeof mr);
     append(buf, n, &used, " max_abs=%s max_rel=%s mean_abs=%.3g rms=%.3g rel_l2=%.3g", ma, mr, r->mean_abs, r->rms,
            r->rel_l2);
@@ -613,15 +674,17 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
     if (!r->passed && (r->over_tol || r->worst_count)) {
         /* the element that failed the most, not the largest |d|, which a large |ref| may allow */
         const oq_compare_elem *w = r->over_tol ? &r->worst_failing : &r->worst[0];
-        char d[32]; /* above its own bound, atol + rtol * |expected|, however close */
+        char d[32], g[32], e[32]; /* |d| above its own bound, atol + rtol * |expected|, however close */
         oq_dims_str(w->coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; worst %s got %.9g expected %.9g |d|=%s", c, plain_nan(w->got), plain_nan(w->expected),
-               oq_real_over_str(w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, 3, d,
-                                sizeof d));
+        append(buf, n, &used, "; worst %s got %s expected %s |d|=%s", c, value_str(w->got_text, w->got, g, sizeof g),
+               value_str(w->expected_text, w->expected, e, sizeof e),
+               diff_str(r, w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, d, sizeof d));
     }
     if (r->padding_checked && r->pad_nonzero) {
-        oq_dims_str(r->first_pad_nonzero.coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; first non-zero padding %s = %.9g", c, plain_nan(r->first_pad_nonzero.got));
+        const oq_compare_elem *p = &r->first_pad_nonzero;
+        char g[32];
+        oq_dims_str(p->coord, r->ndim, c, sizeof c);
+        append(buf, n, &used, "; first non-zero padding %s = %s", c, value_str(p->got_text, p->got, g, sizeof g));
     }
     return buf;
 }
@@ -655,10 +718,27 @@ static json_t *coord_json(const oq_compare_result *r, const oq_compare_elem *e)
     return a;
 }
 
+/* A value of an element: an exact comparison's as its text, a string of digits (JSON readers
+ * such as JavaScript's and jq read a number as a double, which rounds int64 past 2^53, and
+ * jansson has no uint64 past 2^63), a float comparison's as a number. */
+static json_t *value_json(const char *text, double v)
+{
+    return *text ? json_string(text) : num(v);
+}
+
+/* An error: an exact comparison's integer difference as a JSON integer, every digit (a real is
+ * written with 10), a float one's as a number. */
+static json_t *error_json(const oq_compare_result *r, double v)
+{
+    if (r->exact && v == trunc(v) && fabs(v) < 0x1p63) return json_integer((json_int_t)v);
+    return num(v);
+}
+
 static json_t *elem_json(const oq_compare_result *r, const oq_compare_elem *e)
 {
     return json_pack("{s:o, s:I, s:o, s:o, s:o}", "coord", coord_json(r, e), "index", (json_int_t)e->index,
-                     "got", num(e->got), "expected", num(e->expected), "abs_diff", num(e->abs_diff));
+                     "got", value_json(e->got_text, e->got), "expected", value_json(e->expected_text, e->expected),
+                     "abs_diff", error_json(r, e->abs_diff));
 }
 
 /* [first, last] of the non-zero entries of a[0..n); first > last when all are zero. */
@@ -729,7 +809,7 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
         "name", r->name, "passed", r->passed, "shape", shape, "dtype", oq_dtype_name(r->out_dtype),
         "reference_dtype", oq_dtype_name(r->ref_dtype), "tolerance", "rtol", r->tol.rtol, "atol",
         r->tol.atol, "num_elements", (json_int_t)r->num_elements, "num_valid", (json_int_t)r->num_valid,
-        "max_abs", num(r->max_abs), "max_rel", num(r->max_rel), "mean_abs", num(r->mean_abs), "rms",
+        "max_abs", error_json(r, r->max_abs), "max_rel", num(r->max_rel), "mean_abs", num(r->mean_abs), "rms",
         num(r->rms), "rel_l2", num(r->rel_l2), "over_tolerance", (json_int_t)r->over_tol, "nan",
         (json_int_t)r->nan_count, "inf", (json_int_t)r->inf_count, "reference_nonfinite", "nan",
         (json_int_t)r->ref_nan_count, "inf", (json_int_t)r->ref_inf_count, "padding", padding, "worst",
@@ -752,11 +832,20 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
 
 /* ---- back from JSON ----------------------------------------------------------------- */
 
-static double num_back(const json_t *j)
+double oq_compare_value_back(const json_t *j, char *text, size_t n)
 {
     const char *s = json_string_value(j);
-    if (!s) return json_number_value(j);
-    return !strcmp(s, "nan") ? NAN : !strcmp(s, "-inf") ? -INFINITY : INFINITY;
+    if (text && n) *text = '\0';
+    if (!s) return json_is_number(j) ? json_number_value(j) : NAN;
+    if (!strcmp(s, "nan")) return NAN;
+    if (!strcmp(s, "inf") || !strcmp(s, "-inf")) return *s == '-' ? -INFINITY : INFINITY;
+    if (text && n) snprintf(text, n, "%s", s);
+    return strtod(s, NULL);
+}
+
+static double num_back(const json_t *j)
+{
+    return json_is_string(j) ? oq_compare_value_back(j, NULL, 0) : json_number_value(j);
 }
 
 static int64_t int_of(const json_t *o, const char *key) { return json_integer_value(json_object_get(o, key)); }
@@ -767,8 +856,8 @@ static void elem_back(const json_t *j, oq_compare_elem *e)
     for (size_t d = 0; d < json_array_size(coord) && d < OQ_MAX_DIMS; d++)
         e->coord[d] = json_integer_value(json_array_get(coord, d));
     e->index = int_of(j, "index");
-    e->got = num_back(json_object_get(j, "got"));
-    e->expected = num_back(json_object_get(j, "expected"));
+    e->got = oq_compare_value_back(json_object_get(j, "got"), e->got_text, sizeof e->got_text);
+    e->expected = oq_compare_value_back(json_object_get(j, "expected"), e->expected_text, sizeof e->expected_text);
     e->abs_diff = num_back(json_object_get(j, "abs_diff"));
 }
 

@@ -352,7 +352,22 @@ oq_status oq_tolerances_check_outputs(const oq_tolerances *t, const char *const 
     return OQ_OK;
 }
 
-oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, size_t n, oq_err *err)
+/* An override of an integer or bool output, which is compared exactly: it would be ignored. */
+static oq_status check_exact(const oq_tolerances *t, const char *const *outputs, const int32_t *types, size_t n,
+                             oq_err *err)
+{
+    for (size_t i = 0; i < t->n; i++)
+        for (size_t k = 0; k < n; k++)
+            if (outputs[k] && !strcmp(outputs[k], t->items[i].name) && types[k] && !oq_dtype_is_float((oq_dtype)types[k]))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                                  "tolerance for output '%s': it is %s, compared exactly (every valid element "
+                                  "equal), so a tolerance would be ignored",
+                                  outputs[k], oq_dtype_name((oq_dtype)types[k]));
+    return OQ_OK;
+}
+
+oq_status oq_tolerances_check_specs(const char *specs, const char *const *outputs, const int32_t *types, size_t n,
+                                    oq_err *err)
 {
     if (!specs || !*specs) return OQ_OK;
     oq_tolerances *t;
@@ -360,6 +375,7 @@ oq_status oq_tolerances_check_specs(const char *specs, const char *const *output
     if (st) return st;
     st = oq_tolerances_add(t, specs, err);
     if (!st && outputs) st = oq_tolerances_check_outputs(t, outputs, n, err);
+    if (!st && outputs && types) st = check_exact(t, outputs, types, n, err);
     oq_tolerances_free(t);
     return st;
 }

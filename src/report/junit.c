@@ -150,6 +150,15 @@ static void worst_value(oq_sb *m, const json_t *v)
     else oq_sb_printf(m, "%.9g", json_number_value(v));
 }
 
+/* A max |error|: an exact comparison's integer difference in every digit (4 read 123456789013 - 0
+ * as 1.235e+11), a float one's read above atol however close. */
+static char *error_str(double v, int exact, double atol, char *buf, size_t n)
+{
+    if (exact && v == trunc(v) && fabs(v) < 0x1p64) snprintf(buf, n, "%.0f", v);
+    else oq_real_over_str(v, exact ? INFINITY : atol, 4, buf, n);
+    return buf;
+}
+
 /* "output cls: 936 of 936 valid elements over tolerance, max |error| 0.05 at [0,43,5] ..." */
 static void output_failure(oq_sb *m, const json_t *o)
 {
@@ -159,7 +168,7 @@ static void output_failure(oq_sb *m, const json_t *o)
     oq_sb_printf(m, "output %s: ", oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_sb_printf(m, "%lld of %lld valid elements %s, max |error| %s", oq_j_int(o, "over_tolerance"),
                  oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance",
-                 oq_real_over_str(oq_vd_max_abs(o), exact ? INFINITY : oq_j_num(tol, "atol"), 4, e, sizeof e));
+                 error_str(oq_vd_max_abs(o), exact, oq_j_num(tol, "atol"), e, sizeof e));
     const json_t *w = json_array_get(json_object_get(o, "worst"), 0);
     if (w) {
         oq_sb_puts(m, " at [");

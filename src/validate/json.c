@@ -409,8 +409,9 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
     o->ndim = (int32_t)(json_array_size(coord) < OQ_MAX_DIMS ? json_array_size(coord) : OQ_MAX_DIMS);
     for (int32_t d = 0; o->has_worst && d < o->ndim; d++) o->worst.coord[d] = json_integer_value(json_array_get(coord, (size_t)d));
     o->worst.index = json_integer_value(json_object_get(w, "index"));
-    o->worst.got = metric_back(json_object_get(w, "got"));
-    o->worst.expected = metric_back(json_object_get(w, "expected"));
+    o->worst.got = oq_compare_value_back(json_object_get(w, "got"), o->worst.got_text, sizeof o->worst.got_text);
+    o->worst.expected =
+        oq_compare_value_back(json_object_get(w, "expected"), o->worst.expected_text, sizeof o->worst.expected_text);
     o->worst.abs_diff = metric_back(json_object_get(w, "abs_diff"));
     const char *rule = str_of(pad, "rule");
     o->padding_rule = rule && !strcmp(rule, "report")         ? OQ_PADDING_REPORT

@@ -77,6 +77,22 @@ static int put_string(line *b, const char *s)
     return text != NULL;
 }
 
+/* A value of an element: an exact comparison's text, every digit, as a string (as
+ * oq_compare_result_to_json writes it: a JSON number past 2^53 is rounded by most readers). */
+static void put_value(line *b, const char *text, double v)
+{
+    if (*text) put_string(b, text);
+    else put_metric(b, v);
+}
+
+/* An error: an exact comparison's |d| in every digit (an integer difference; 10 digits wrote
+ * 123456789013 - 0 as 123456789000), a float one's in 10. */
+static void put_error(line *b, const oq_batch_output *o, double v)
+{
+    if (o->exact && isfinite(v)) put_exact(b, v);
+    else put_metric(b, v);
+}
+
 static void put_worst(line *b, const oq_batch_output *o)
 {
     add(b, ", \"worst\": [{\"coord\": [");
@@ -87,11 +103,11 @@ static void put_worst(line *b, const oq_batch_output *o)
     add(b, "], \"index\": ");
     put_int(b, o->worst.index);
     add(b, ", \"got\": ");
-    put_metric(b, o->worst.got);
+    put_value(b, o->worst.got_text, o->worst.got);
     add(b, ", \"expected\": ");
-    put_metric(b, o->worst.expected);
+    put_value(b, o->worst.expected_text, o->worst.expected);
     add(b, ", \"abs_diff\": ");
-    put_metric(b, o->worst.abs_diff);
+    put_error(b, o, o->worst.abs_diff);
     add(b, "}]");
 }
 
@@ -116,7 +132,8 @@ static int put_output(line *b, const oq_batch_output *o)
     const double vals[] = {o->max_abs, o->max_rel, o->mean_abs, o->rms, o->rel_l2};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         addf(b, ", \"%s\": ", keys[i]);
-        put_metric(b, vals[i]);
+        if (i == 0) put_error(b, o, vals[i]);
+        else put_metric(b, vals[i]);
     }
     addf(b,
                    ", \"over_tolerance\": %lld, \"nan\": %lld, \"inf\": %lld, \"reference_nonfinite\": {\"nan\": %lld, "

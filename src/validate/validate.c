@@ -1136,14 +1136,24 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
 
 /* The tolerances are read by each worker; a value it would refuse is refused before anything runs,
  * and so is an override of an output the model lacks (`mi`; NULL: not known yet), which would
- * otherwise be ignored (a typo silently judged at the default). */
+ * otherwise be ignored (a typo silently judged at the default), or of an integer or bool output,
+ * which is compared exactly. */
 oq_status oq_validate_check_tolerances(const char *text, const oq_model_info *mi, oq_err *err)
 {
     const char **names = mi ? calloc(mi->n_outputs + 1, sizeof *names) : NULL;
-    if (mi && !names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; names && i < mi->n_outputs; i++) names[i] = mi->outputs[i].name;
-    oq_status st = oq_tolerances_check_specs(text, names, mi ? mi->n_outputs : 0, err);
+    int32_t *types = mi ? calloc(mi->n_outputs + 1, sizeof *types) : NULL;
+    if (mi && (!names || !types)) {
+        free(names);
+        free(types);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; names && i < mi->n_outputs; i++) {
+        names[i] = mi->outputs[i].name;
+        types[i] = mi->outputs[i].elem_type;
+    }
+    oq_status st = oq_tolerances_check_specs(text, names, types, mi ? mi->n_outputs : 0, err);
     free(names);
+    free(types);
     return st == OQ_ERR_NOMEM || !st ? st : oq_err_prefix(err, "tolerances: ");
 }
 

@@ -482,6 +482,111 @@ static void test_integers_exact(void **state)
     oq_tensor_free(ref);
 }
 
+/* A one-element comparison of `out` against `ref` (their dtypes), both [n]. */
+static oq_compare_result compare_vectors(oq_tensor *out, oq_tensor *ref)
+{
+    oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+    return r;
+}
+
+/* Integers of two widths are compared as integers, never through a double: int64 2^53 + 1
+ * against uint64 2^53 (the same double) differs, uint64 past INT64_MAX never wraps onto a
+ * negative int64, and an int64 against float64 equals it only where the float is that integer.
+ * Every digit of the values and of |d| is shown, in the line and in the JSON (strings). */
+static void test_integers_across_widths(void **state)
+{
+    (void)state;
+    int64_t two[1] = {2}, one[1] = {1};
+    oq_tensor *out = tensor(OQ_DTYPE_INT64, 1, two, "ids"), *ref = tensor(OQ_DTYPE_UINT64, 1, two, "ids");
+    ((int64_t *)out->data)[0] = (INT64_C(1) << 53) + 1;
+    ((uint64_t *)ref->data)[0] = UINT64_C(1) << 53;
+    ((int64_t *)out->data)[1] = ((uint64_t *)ref->data)[1] = 7;
+    oq_compare_result r = compare_vectors(out, ref);
+    assert_true(r.exact);
+    assert_false(r.passed);
+    assert_int_equal(r.over_tol, 1);
+    assert_true(r.max_abs == 1.0);
+    assert_string_equal(r.worst_failing.got_text, "9007199254740993");
+    assert_string_equal(r.worst_failing.expected_text, "9007199254740992");
+    char line[1024];
+    oq_compare_result_str(&r, line, sizeof line);
+    assert_has(line, "max_abs=1 ");
+    assert_has(line, "worst [0] got 9007199254740993 expected 9007199254740992 |d|=1");
+
+    /* -1 against UINT64_MAX and INT64_MIN against 2^63: the same bits, not the same values */
+    out = tensor(OQ_DTYPE_INT64, 1, two, "ids");
+    ref = tensor(OQ_DTYPE_UINT64, 1, two, "ids");
+    ((int64_t *)out->data)[0] = -1;
+    ((uint64_t *)ref->data)[0] = UINT64_MAX;
+    ((int64_t *)out->data)[1] = INT64_MIN;
+    ((uint64_t *)ref->data)[1] = UINT64_C(1) << 63;
+    r = compare_vectors(out, ref);
+    assert_false(r.passed);
+    assert_int_equal(r.over_tol, 2);
+    assert_true(r.max_abs >= 0x1p64);
+    assert_string_equal(r.worst[0].got_text, "-1");
+    assert_string_equal(r.worst[0].expected_text, "18446744073709551615");
+    assert_string_equal(r.worst[1].got_text, "-9223372036854775808");
+
+    /* int64 2^32 + 5 against int32 5: no truncation to the narrower width */
+    out = tensor(OQ_DTYPE_INT64, 1, one, "ids");
+    ref = tensor(OQ_DTYPE_INT32, 1, one, "ids");
+    ((int64_t *)out->data)[0] = (INT64_C(1) << 32) + 5;
+    ((int32_t *)ref->data)[0] = 5;
+    r = compare_vectors(out, ref);
+    assert_false(r.passed);
+    assert_true(r.max_abs == 0x1p32);
+
+    /* against float64: equal only to the same integer; 2^53 is not int64 2^53 + 1, 3.5 is not 3 */
+    int64_t three[1] = {3};
+    out = tensor(OQ_DTYPE_INT64, 1, three, "ids");
+    ref = tensor(OQ_DTYPE_FLOAT64, 1, three, "ids");
+    ((int64_t *)out->data)[0] = (INT64_C(1) << 53) + 1;
+    ((double *)ref->data)[0] = 0x1p53;
+    ((int64_t *)out->data)[1] = ((int64_t *)out->data)[2] = 3;
+    ((double *)ref->data)[1] = 3.0;
+    ((double *)ref->data)[2] = 3.5;
+    r = compare_vectors(out, ref);
+    assert_false(r.passed);
+    assert_int_equal(r.over_tol, 2);
+    assert_string_equal(r.worst[0].got_text, "9007199254740993");
+    assert_string_equal(r.worst[0].expected_text, "9007199254740992");
+    assert_true(r.worst[0].abs_diff == 1.0);
+    assert_string_equal(r.worst[1].expected_text, "3.5");
+    assert_true(r.worst[1].abs_diff == 0.5);
+}
+
+/* A failed comparison of 12-digit ids reads every digit: in the line (9 digits printed
+ * 123456789013 and 123456789012 alike), in the JSON record (strings of digits, max_abs an
+ * integer) and back from it. */
+static void test_integer_digits_shown(void **state)
+{
+    (void)state;
+    int64_t one[1] = {1};
+    oq_tensor *out = tensor(OQ_DTYPE_INT64, 1, one, "ids"), *ref = tensor(OQ_DTYPE_INT64, 1, one, "ids");
+    ((int64_t *)out->data)[0] = INT64_C(123456789013);
+    ((int64_t *)ref->data)[0] = INT64_C(123456789012);
+    oq_compare_result r = compare_vectors(out, ref), back;
+    char line[1024];
+    assert_has(oq_compare_result_str(&r, line, sizeof line), "got 123456789013 expected 123456789012 |d|=1");
+    json_t *j;
+    assert_int_equal(oq_compare_result_to_json(&r, &j, NULL), OQ_OK);
+    const json_t *w = json_array_get(json_object_get(j, "worst"), 0);
+    assert_string_equal(json_string_value(json_object_get(w, "got")), "123456789013");
+    assert_string_equal(json_string_value(json_object_get(w, "expected")), "123456789012");
+    assert_true(json_is_integer(json_object_get(j, "max_abs")));
+    assert_int_equal(oq_compare_result_from_json(j, &back, NULL), OQ_OK);
+    json_decref(j);
+    assert_string_equal(back.worst[0].got_text, "123456789013");
+    assert_string_equal(back.worst_failing.expected_text, "123456789012");
+    assert_true(back.worst[0].got == 123456789013.0 && back.max_abs == 1.0);
+    assert_has(oq_compare_result_str(&back, line, sizeof line), "got 123456789013 expected 123456789012 |d|=1");
+}
+
 /* OQ_PADDING_AS_REFERENCE judges the padding only where the reference is exactly zero on all
  * of it (the model zeroes its padding); a reference with values there (a language model's
  * logits) makes the padding reported, not judged. */
@@ -671,14 +776,20 @@ static void test_tolerance_specs(void **state)
     (void)state;
     oq_err err = {0};
     const char *outputs[] = {"cls", "reg"};
-    assert_int_equal(oq_tolerances_check_specs("rtol=1e-3;reg:fp16", outputs, 2, &err), OQ_OK);
-    assert_int_equal(oq_tolerances_check_specs("clss:rtol=0.5", outputs, 2, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerances_check_specs("rtol=1e-3;reg:fp16", outputs, NULL, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs("clss:rtol=0.5", outputs, NULL, 2, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "tolerance for output 'clss': the model has no such output (its outputs: cls, reg)");
-    assert_int_equal(oq_tolerances_check_specs("clss:rtol=0.5", NULL, 0, &err), OQ_OK);
-    assert_int_equal(oq_tolerances_check_specs("cls:rtol=nan", NULL, 0, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_tolerances_check_specs("clss:rtol=0.5", NULL, NULL, 0, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs("cls:rtol=nan", NULL, NULL, 0, &err), OQ_ERR_INVALID_ARG);
     assert_has(err.msg, "tolerance 'cls:rtol=nan': rtol value 'nan' is not a finite number");
-    assert_int_equal(oq_tolerances_check_specs("", outputs, 2, &err), OQ_OK);
-    assert_int_equal(oq_tolerances_check_specs(NULL, outputs, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs("", outputs, NULL, 2, &err), OQ_OK);
+    assert_int_equal(oq_tolerances_check_specs(NULL, outputs, NULL, 2, &err), OQ_OK);
+    /* an integer or bool output is compared exactly: its override would be ignored */
+    const int32_t types[] = {OQ_DTYPE_INT64, OQ_DTYPE_FLOAT32};
+    assert_int_equal(oq_tolerances_check_specs("cls:rtol=0.5,atol=1", outputs, types, 2, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "tolerance for output 'cls': it is int64, compared exactly (every valid element "
+                                 "equal), so a tolerance would be ignored");
+    assert_int_equal(oq_tolerances_check_specs("fp16;reg:fp16", outputs, types, 2, &err), OQ_OK);
 }
 
 static void test_json(void **state)
@@ -1036,6 +1147,8 @@ int main(void)
         cmocka_unit_test(test_edge_failure_readable),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_integers_exact),
+        cmocka_unit_test(test_integers_across_widths),
+        cmocka_unit_test(test_integer_digits_shown),
         cmocka_unit_test(test_padding_as_reference),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_tolerance_parse),
