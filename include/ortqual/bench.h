@@ -262,8 +262,9 @@ typedef struct oq_bench_opts {
     const char *model_ep;        /* the EP the model runs on: NULL or "cpu", "cuda", a plugin */
     const char *inputs_path;     /* .npz, or NULL */
     const char *expected_path;   /* .npz of outputs the first run must match, or NULL */
-    const char *tolerances;      /* oq_tolerances_add specs for `expected` (NULL: each
-                                    output's dtype preset) */
+    const char *tolerances;      /* oq_tolerances_add specs for `expected` (NULL: the preset
+                                    of the model's precision, oq_model_precision_of, else of
+                                    each output's dtype) */
     size_t n_input_shapes;
     const oq_bench_shape *input_shapes;
     size_t n_dims;
@@ -380,6 +381,9 @@ typedef struct oq_bench_rows {
     char model_sha256[65];  /* model_path's identity: the SHA-256 of the file every row ran (read
                                once), or with external-data files that of it and of each file;
                                "" for the attention sweep, or when an external file was unreadable */
+    char precision_why[512]; /* model_path's rows are <ep>:model:fp16, judged at float16's (bfloat16's)
+                                tolerances, because of this (oq_model_precision_of's reason: "Attention
+                                'a' computes in float16"); "" for fp32 and the attention sweep */
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "ortqual/status.h"
+#include "ortqual/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,11 @@ typedef struct oq_attention_info {
     size_t n_attrs;
     char **attrs;       /* "name=value" strings (ints/floats/strings/lists) */
     char *detail;       /* connected inputs, or the decomposed chain ("MatMul 'a' -> Mul -> ...") */
+    int32_t elem_type;  /* the element type it computes in (oq_dtype values), 0 when unknown: its
+                           first input's (Q) for an operator; for a decomposed chain the coarsest of
+                           its two products and its Softmax (bfloat16, then float16), else the
+                           Softmax's. Declared, or derived through the producers (ortqual's own
+                           exports declare no intermediates) */
 } oq_attention_info;
 
 typedef struct oq_model_info {
@@ -112,6 +118,28 @@ OQ_API void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size);
 /* The name of an ONNX element type (oq_io_info.elem_type): "float32", "string",
  * "complex64"... also for the types oq_dtype does not hold; never NULL. */
 OQ_API const char *oq_elem_type_name(int32_t elem_type);
+
+/* The precision a model of yours is judged at when no reference of ortqual's computes its
+ * outputs (validate's and replay's --model defaults, bench --model's rows and tolerances): a
+ * model whose attention computes in float16 or bfloat16 (an attention operator whose Q is of
+ * that type, as after `convert --flash`; a decomposed MatMul -> Softmax -> MatMul chain with a
+ * step of it: oq_attention_info.elem_type), or one with an output of that type, misses float32
+ * tolerances by its own rounding.
+ *
+ *     oq_model_precision p;
+ *     oq_model_precision_of(mi, &p);
+ *     if (p.dtype) printf("judged at fp16: %s\n", p.why);   // "Attention 'attn' computes in float16"
+ */
+typedef struct oq_model_precision {
+    oq_dtype dtype; /* OQ_DTYPE_FLOAT16 or OQ_DTYPE_BFLOAT16 (bfloat16 where both are), else
+                       OQ_DTYPE_UNDEFINED: float32 tolerances */
+    char why[512];  /* one line naming the first attention or output of that type: "Attention
+                       'attn' computes in float16", "decomposed attention (Softmax 'sm') computes
+                       in float16", "output 'y' is bfloat16"; "" for UNDEFINED */
+} oq_model_precision;
+
+/* The precision of the model `mi` describes (NULL mi: UNDEFINED). */
+OQ_API void oq_model_precision_of(const oq_model_info *mi, oq_model_precision *out);
 
 /* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure or for a
  * NULL mi. */

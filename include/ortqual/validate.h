@@ -582,15 +582,6 @@ typedef struct oq_self_comparison {
  * made; *found (may be NULL) says which and why, for a caller that words it in its own options
  * (zeroed when there is none). OQ_OK when there is none. */
 OQ_API oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_comparison *found, oq_err *err);
-/* The float16 or bfloat16 in which the model at `model_path` computes attention: its first ONNX
- * Attention node whose Q is of such a type (e.g. after `convert --attention-dtype`), else
- * OQ_DTYPE_UNDEFINED in *dtype. Such a model misses float32 tolerances by its own rounding, so the
- * tool judges it at precision fp16 by default (validate's default configurations, replay's
- * precision): a caller choosing configurations for oq_validate_run gets the same by asking here.
- * `node` (NULL or n 0: not wanted) gets that node's name ("?" when it has none), "" when there is
- * none. Errors (OQ_ERR_IO, OQ_ERR_FORMAT, ...) name the model that cannot be read. */
-OQ_API oq_status oq_validate_reduced_attention(const char *model_path, oq_dtype *dtype, char *node, size_t n,
-                                               oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);

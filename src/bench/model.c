@@ -19,6 +19,7 @@ typedef struct model_sweep {
     oq_model_file file; /* read once: the inspection and every session are of these bytes */
     oq_model_info *mi;  /* file's */
     oq_npz *inputs, *expected;
+    oq_model_precision precision; /* mi's: the variant's precision and the tolerances */
     oq_bench_variant variant;
     size_t n_points;
     oq_bench_point *points;
@@ -243,19 +244,14 @@ static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p,
                       "rank 2 [batch, length]), so it would be ignored", oq_mask_polarity_name(o->mask_polarity));
 }
 
-/* "<ep>:model:fp32", or fp16 when the model's first floating input or output is float16. */
-static oq_status model_variant(const oq_bench_opts *o, const oq_model_info *mi, oq_bench_variant *v, oq_err *err)
+/* "<ep>:model:fp32", or fp16 when the model computes in float16 or bfloat16 (its attention or
+ * an output: oq_model_precision_of, as validate's default). */
+static oq_status model_variant(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
-    const char *prec = "fp32";
-    for (size_t i = 0; i < mi->n_inputs + mi->n_outputs; i++) {
-        const oq_io_info *io = i < mi->n_inputs ? &mi->inputs[i] : &mi->outputs[i - mi->n_inputs];
-        if (!oq_dtype_is_float((oq_dtype)io->elem_type)) continue;
-        if (io->elem_type == OQ_DTYPE_FLOAT16) prec = "fp16";
-        break;
-    }
+    oq_model_precision_of(m->mi, &m->precision);
     char text[128];
-    snprintf(text, sizeof text, "%s:model:%s", o->model_ep ? o->model_ep : "cpu", prec);
-    return oq_config_parse(text, v, err);
+    snprintf(text, sizeof text, "%s:model:%s", o->model_ep ? o->model_ep : "cpu", m->precision.dtype ? "fp16" : "fp32");
+    return oq_config_parse(text, &m->variant, err);
 }
 
 /* The model read once: the file may change while the sweep runs (a session per sample with
@@ -279,7 +275,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
     if (!st && o->tolerances) st = check_tolerances(o->tolerances, m->mi, err);
-    if (!st) st = model_variant(o, m->mi, &m->variant, err);
+    if (!st) st = model_variant(o, m, err);
     m->n_points = oq_bench_point_count(o);
     if (!st && !(m->points = calloc(m->n_points ? m->n_points : 1, sizeof *m->points)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -343,14 +339,16 @@ static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, co
 typedef struct expect_ctx {
     const oq_bench_opts *o;
     const oq_npz *expected;
+    oq_dtype reduced; /* the model's precision: float16 or bfloat16, else UNDEFINED */
 } expect_ctx;
 
 static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq_tensor *want,
                              oq_bench_output_check *chk, oq_err *err)
 {
-    /* the output's precision sets the tolerance: a file saved as float64 holds no more of it */
+    /* the model's precision sets the tolerance, else the output's: a file saved as float64
+     * holds no more of it */
     oq_tolerances *tols = NULL;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(out->dtype), &tols, err);
+    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(c->reduced ? c->reduced : out->dtype), &tols, err);
     if (!st && c->o->tolerances) st = oq_tolerances_add(tols, c->o->tolerances, err);
     oq_compare_opts co = oq_compare_opts_default(out->dtype);
     co.inf_match = 1; /* as conformance judges: -inf where the expected file has it (masked scores) */
@@ -454,7 +452,7 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
     int masked = 0;
     row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, c->o->mask_polarity, &masked);
     row->masked = masked;
-    expect_ctx ec = {c->o, m->expected};
+    expect_ctx ec = {c->o, m->expected, m->precision.dtype};
     oq_bench_model bm = {.path = c->o->model_path, .bytes = m->file.bytes, .len = m->file.n,
                          .n_in = m->points[p].n_inputs, .in = in,
                          .check = check_expected_outputs, .check_ctx = &ec};
@@ -503,6 +501,7 @@ oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_
     }
     if (!st) st = oq_model_file_unchanged(&m.file, NULL, err); /* ORT read its external data each session */
     if (rows) snprintf(rows->model_sha256, sizeof rows->model_sha256, "%s", m.file.sha256);
+    if (rows) snprintf(rows->precision_why, sizeof rows->precision_why, "%s", m.precision.why);
     sweep_clear(&m);
     if (st) {
         oq_bench_rows_free(rows);

@@ -555,8 +555,9 @@ static int parse_args(cli_state *c, int argc, char **argv)
                       "another kind (int32 for a float32 output): exit 2)"),
         OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
                     "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"
-                    "fp16...), repeatable (default: the preset of each output's\n"
-                    "dtype, the model's, not the file's)"),
+                    "fp16...), repeatable (default: fp16's when the model computes in\n"
+                    "float16, its attention or an output: said; else the preset of\n"
+                    "each output's dtype, the model's, not the file's)"),
         OQ_OPT_GROUP("inputs (both):"),
         OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,
                         "event lengths of masked batches and generated masks: fixed (no\n"
@@ -705,6 +706,9 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
     if (c->o.model_path) print_model_table(rows);
     else print_table(rows);
     fflush(stdout);
+    if (*rows->precision_why && rows->n) /* as validate says its --model default */
+        fprintf(stderr, "ortqual bench: %s (--model's precision here: %s)\n", oq_cli_shown(rows->rows[0].variant.name),
+                oq_cli_shown(rows->precision_why));
     oq_status st = oq_mkdirs(c->outdir, &err);
     /* a signal between two renames would leave this run's summary.json beside the previous
      * run's summary.csv and report.html (--force): it removes the three, as a failed write does */

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ortqual/inspect.h"
 #include "ortqual/validate.h"
 
 const char cmd_replay_summary[] = "replay saved inputs on a provider (or another ORT build) against ORT CPU";
@@ -79,20 +80,21 @@ static int refuse_self_comparison(struct replay_args *a)
 /* configs[0] = the reference (ORT CPU, or the saved outputs), configs[1] = the replayed provider. */
 static int make_configs(struct replay_args *a)
 {
-    char text[128], node[256];
+    char text[128];
     oq_err e = {0};
-    /* as validate's --model default: a model computing attention in float16 is judged at its rounding */
-    oq_dtype reduced = OQ_DTYPE_UNDEFINED; /* a model that cannot be read: the run says why */
-    (void)oq_validate_reduced_attention(a->o.model_path, &reduced, node, sizeof node, NULL);
-    const char *prec = a->precision ? a->precision : reduced ? "fp16" : "fp32";
-    if (reduced && !a->precision)
+    /* as validate's --model default: a model computing in float16 is judged at its rounding */
+    oq_model_precision p = {0}; /* a model that cannot be read: the run says why */
+    oq_model_info *mi = NULL;
+    if (!oq_model_inspect_file(a->o.model_path, &mi, NULL)) oq_model_precision_of(mi, &p);
+    oq_model_info_free(mi);
+    const char *prec = a->precision ? a->precision : p.dtype ? "fp16" : "fp32";
+    if (p.dtype && !a->precision)
+        snprintf(a->out.note, sizeof a->out.note, "ortqual replay: --precision fp16 (the default here, as validate's: %s)\n",
+                 oq_cli_shown(p.why));
+    else if (p.dtype && strcmp(prec, "fp16"))
         snprintf(a->out.note, sizeof a->out.note,
-                 "ortqual replay: --precision fp16 (the default here, as validate's: Attention '%s' computes in %s)\n",
-                 oq_cli_shown(node), oq_dtype_name(reduced));
-    else if (reduced && strcmp(prec, "fp16"))
-        snprintf(a->out.note, sizeof a->out.note,
-                 "ortqual replay: note: Attention '%s' computes in %s; --precision %s judges it with %s tolerances: "
-                 "--precision fp16 for the float16 ones\n", oq_cli_shown(node), oq_dtype_name(reduced), prec, prec);
+                 "ortqual replay: note: %s; --precision %s judges it with %s tolerances: --precision fp16 for the "
+                 "float16 ones\n", oq_cli_shown(p.why), prec, prec);
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
         fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);

@@ -555,14 +555,14 @@ static int require_cuda(struct args *a)
     return OQ_EXIT_OK;
 }
 
-/* The float16/bfloat16 in which a model of yours computes attention (e.g. after `convert
- * --attention-dtype`), UNDEFINED for none; `node` gets the first such Attention node's name. */
-static oq_dtype reduced_attention(const struct args *a, char *node, size_t n)
+/* The precision a model of yours computes in (e.g. after `convert --flash`): float16 or
+ * bfloat16 chooses the :fp16 configurations by default, and is said before a :fp32 one. */
+static void model_precision(const struct args *a, oq_model_precision *p)
 {
-    oq_dtype d = OQ_DTYPE_UNDEFINED; /* a model that cannot be read: the run says why */
-    node[0] = '\0';
-    if (a->o.kind == OQ_MODEL_USER) (void)oq_validate_reduced_attention(a->o.model_path, &d, node, n, NULL);
-    return d;
+    oq_model_info *mi = NULL;
+    memset(p, 0, sizeof *p); /* a model that cannot be read: the run says why */
+    if (a->o.kind == OQ_MODEL_USER && !oq_model_inspect_file(a->o.model_path, &mi, NULL)) oq_model_precision_of(mi, p);
+    oq_model_info_free(mi);
 }
 
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with
@@ -618,7 +618,7 @@ static void outputs_beside_hint(const struct args *a, char *hint, size_t n)
 
 /* --model without --configs: the saved outputs (when there are any) against ORT CPU, and CUDA
  * where it runs; no saved outputs: CPU against CUDA; neither: nothing to compare, so ask. */
-static int model_default_configs(struct args *a, oq_dtype reduced, const char *node)
+static int model_default_configs(struct args *a, const oq_model_precision *p)
 {
     if (a->o.shard.count) { /* the shards may run on other hosts than the one that prepares them */
         fprintf(stderr, "ortqual validate: a sharded --model run needs --configs: the default depends on "
@@ -637,22 +637,21 @@ static int model_default_configs(struct args *a, oq_dtype reduced, const char *n
                         "judge against them: --configs expected,cpu:model:fp32%s\n", hint);
         return OQ_EXIT_USAGE;
     }
-    const char *prec = reduced ? "fp16" : "fp32"; /* judged at its own rounding */
+    const char *prec = p->dtype ? "fp16" : "fp32"; /* judged at its own rounding */
     snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:%s%s%s", expected ? "expected," : "",
              prec, cuda ? ",cuda:model:" : "", cuda ? prec : "");
-    snprintf(a->out.note, sizeof a->out.note, "ortqual validate: --configs %s (--model's default here%s%s%s)\n",
-             a->default_configs, reduced ? "; Attention '" : "", reduced ? oq_cli_shown(node) : "",
-             reduced ? "' computes in reduced precision" : "");
+    snprintf(a->out.note, sizeof a->out.note, "ortqual validate: --configs %s (--model's default here%s%s)\n",
+             a->default_configs, p->dtype ? ": " : "", oq_cli_shown(p->why));
     a->configs_text = a->default_configs;
     return parse_configs(a) ? OQ_EXIT_USAGE : OQ_EXIT_OK;
 }
 
-/* The demo's configurations, those of --configs, or --model's default (`reduced`, `node`: its
- * reduced-precision attention, from reduced_attention). */
-static int choose_configs(struct args *a, oq_dtype reduced, const char *node)
+/* The demo's configurations, those of --configs, or --model's default (`p`: the model's
+ * precision, from model_precision). */
+static int choose_configs(struct args *a, const oq_model_precision *p)
 {
     if (a->configs_text) return OQ_EXIT_OK; /* parsed before the model was read */
-    if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a, reduced, node);
+    if (a->o.kind == OQ_MODEL_USER) return model_default_configs(a, p);
     enum { DEMO_MAX = 16 };
     if (!(a->configs = calloc(DEMO_MAX, sizeof *a->configs))) return OQ_EXIT_RUNTIME;
     a->o.n_configs = oq_validate_demo_configs(cuda_here(a), a->configs, DEMO_MAX);
@@ -662,30 +661,30 @@ static int choose_configs(struct args *a, oq_dtype reduced, const char *node)
 
 /* Such a model misses float32 tolerances by its own rounding: say so before a :fp32
  * configuration fails on it (once the inputs are accepted, with the other notes). */
-static void note_reduced_attention(struct args *a, oq_dtype d, const char *node)
+static void note_reduced_precision(struct args *a, const oq_model_precision *p)
 {
-    for (size_t c = 0; d && c < a->o.n_configs; c++) {
+    for (size_t c = 0; p->dtype && c < a->o.n_configs; c++) {
         const oq_config *k = &a->configs[c];
         size_t used = strlen(a->out.note);
         if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
             snprintf(a->out.note + used, sizeof a->out.note - used,
-                     "ortqual validate: note: %s computes attention in %s (Attention '%s'); %s is judged with %s "
-                     "tolerances: use %s:model:fp16 for the float16 ones\n", oq_cli_shown(a->o.model_path), oq_dtype_name(d), oq_cli_shown(node),
-                     k->name, oq_precision_name(k->precision), k->runtime);
+                     "ortqual validate: note: %s: %s; %s is judged with %s tolerances: use %s:model:fp16 for the "
+                     "float16 ones\n", oq_cli_shown(a->o.model_path), oq_cli_shown(p->why), k->name,
+                     oq_precision_name(k->precision), k->runtime);
     }
 }
 
 static int run_validate(struct args *a, char *self)
 {
-    char node[256];
     /* a mistyped --configs is said before a model of yours (maybe gigabytes) is read */
     if ((a->configs_text && parse_configs(a)) || refuse_unread_weights(a))
         return OQ_EXIT_USAGE;
-    oq_dtype reduced = reduced_attention(a, node, sizeof node); /* one search: defaults, fp32 note */
-    int rc = choose_configs(a, reduced, node);
+    oq_model_precision prec;
+    model_precision(a, &prec); /* one reading: defaults, fp32 note */
+    int rc = choose_configs(a, &prec);
     if (rc) return rc;
     if (refuse_untimed_reference(a)) return OQ_EXIT_USAGE;
-    note_reduced_attention(a, reduced, node);
+    note_reduced_precision(a, &prec);
     a->o.configs = a->configs;
     rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
     if (rc) return rc;
@@ -784,8 +783,8 @@ static int run(struct args *a, int argc, char **argv)
                       "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
                       "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel). Default: the demo's;\n"
                       "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"
-                      "(or --expected), and cuda:model:fp32 where CUDA runs (fp16 tolerances when\n"
-                      "its attention computes in float16 or bfloat16)"),
+                      "(or --expected), and cuda:model:fp32 where CUDA runs (:fp16 when its\n"
+                      "attention or an output computes in float16 or bfloat16: said)"),
         OQ_OPT_FLAG("list-configs", &a->list, "print every configuration, whether it runs here and what it needs"),
         OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
         OQ_OPT_FLAG("gpu", &a->gpu,

@@ -41,6 +41,10 @@ const Onnx__ValueInfoProto *oq_gview_value_info(const oq_gview *v, const char *v
 /* Element type of `value` (onnx data type) from its declaration, an
  * initializer or a Constant node; 0 when unknown. */
 int32_t oq_gview_elem_type(const oq_gview *v, const char *value);
+/* Element type of `value` as computed: declared, else derived through its producers (a Cast's
+ * `to`; the input an op keeps the type of: MatMul's, Softmax's, elementwise arithmetic's,
+ * Where's values, Transpose's...); 0 when unknown. */
+int32_t oq_gview_elem_type_derived(const oq_gview *v, const char *value);
 /* Rank of `value`: declared, or derived from its producer (Transpose perm,
  * Reshape to a constant-length shape, Unsqueeze, elementwise ops); -1 when unknown. */
 int oq_gview_rank(const oq_gview *v, const char *value);

@@ -387,6 +387,35 @@ int32_t oq_gview_elem_type(const oq_gview *v, const char *value_name)
     return t ? t->data_type : 0;
 }
 
+/* The input whose element type a node's first output has, or NULL: a Cast's is its `to`. */
+static const char *type_source(const Onnx__NodeProto *p)
+{
+    static const char *const keep[] = {"MatMul", "Softmax", "LogSoftmax", "Mul", "Div", "Add", "Sub", "Pow", "Neg",
+                                       "Abs", "Exp", "Sqrt", "Reciprocal", "Relu", "Elu", "Gelu", "Erf", "Tanh",
+                                       "Sigmoid", "Min", "Max", "Identity", "Transpose", "Reshape", "Squeeze",
+                                       "Unsqueeze", "Expand", "Flatten", "Slice", "Concat", "Split", "Gather",
+                                       "LayerNormalization", "Dropout", "Attention", NULL};
+    if (oq_node_is(p, "Where")) return p->n_input == 3 ? p->input[1] : NULL;
+    for (const char *const *op = keep; *op; op++)
+        if (oq_node_is(p, *op)) return p->n_input ? p->input[0] : NULL;
+    return NULL;
+}
+
+int32_t oq_gview_elem_type_derived(const oq_gview *v, const char *value_name)
+{
+    /* exporters (ortqual's own among them) declare few intermediates: walk back to a declared
+     * value, a constant or a Cast, a bounded number of steps */
+    for (int depth = 0; value_name && depth < 64; depth++) {
+        int32_t t = oq_gview_elem_type(v, value_name);
+        if (t) return t;
+        const Onnx__NodeProto *p = oq_gview_producer(v, value_name, NULL);
+        if (!p) return 0;
+        if (oq_node_is(p, "Cast")) return (int32_t)oq_node_attr_int(p, "to", 0);
+        value_name = type_source(p);
+    }
+    return 0;
+}
+
 /* `budget` bounds the walk: a graph that shares values can make it exponential. */
 static int rank_depth(const oq_gview *v, const char *name, int depth, int *budget)
 {

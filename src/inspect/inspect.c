@@ -294,6 +294,28 @@ static char *decomposed_detail(ctx *c, const oq_sdpa_match *m)
     }
 }
 
+/* bfloat16 rounds more than float16, which rounds more than anything else a chain holds. */
+static int coarseness(int32_t t)
+{
+    return t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? 2 : t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+}
+
+/* A chain computes at the precision of its coarsest step: a float16 product rounds the scores
+ * even when the Softmax upcasts them. */
+static int32_t decomposed_type(const oq_gview *v, const oq_sdpa_match *m)
+{
+    const Onnx__GraphProto *g = oq_gview_graph(v);
+    const Onnx__NodeProto *s = g->node[m->softmax];
+    size_t steps[] = {m->score_mm, m->softmax, m->out_mm};
+    int32_t t = oq_gview_elem_type_derived(v, s->input[0]);
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        const Onnx__NodeProto *n = g->node[steps[i]];
+        int32_t o = n->n_output ? oq_gview_elem_type_derived(v, n->output[0]) : 0;
+        if (coarseness(o) > coarseness(t)) t = o;
+    }
+    return t;
+}
+
 static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
 {
     const Onnx__NodeProto *n = c->g->node[idx];
@@ -306,6 +328,7 @@ static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
     a->name = dup0(c, n->name);
     fill_attrs(c, a, n);
     a->detail = decomposed_detail(c, &m);
+    a->elem_type = decomposed_type(c->view, &m);
 }
 
 static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size_t idx)
@@ -336,6 +359,7 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
         a->name = dup0(c, n->name);
         fill_attrs(c, a, n);
         a->detail = onnx_attn ? onnx_attention_inputs(c, n) : dupf(c, "inputs: %zu", n->n_input);
+        a->elem_type = c->view && n->n_input ? oq_gview_elem_type_derived(c->view, n->input[0]) : 0;
     }
     find_decomposed(c, mi, idx);
 }
@@ -596,9 +620,11 @@ char *oq_model_info_json(const oq_model_info *mi)
                                              (json_int_t)mi->ops[i].count));
     for (size_t i = 0; i < mi->n_attention; i++) {
         const oq_attention_info *a = &mi->attention[i];
-        json_array_append_new(att, json_pack("{s:o, s:o, s:o, s:o, s:o}", "kind", oq_json_text(a->kind), "domain",
+        json_array_append_new(att, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "kind", oq_json_text(a->kind), "domain",
                                              oq_json_text(a->domain), "name", oq_json_text(a->name), "attributes",
-                                             strv_json(a->attrs, a->n_attrs), "detail", oq_json_text(a->detail)));
+                                             strv_json(a->attrs, a->n_attrs), "detail", oq_json_text(a->detail),
+                                             "dtype", a->elem_type ? json_string(oq_elem_type_name(a->elem_type))
+                                                                   : json_null()));
     }
     json_t *root = json_pack(
         "{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "ir_version",

@@ -152,7 +152,7 @@ expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)" "${NODEV
     --inputs "$F/mlpf_like/inputs_*.npz" --expected "$F/mlpf_like/outputs_*.npz" --outdir "$T/d2" "${V[@]}"
 # a model whose attention computes in float16 (convert --flash) is judged at fp16 tolerances by default
 "$Q" convert "$M18" -o "$T/flash18.onnx" --flash >/dev/null 2>&1 || bad "convert --flash mlpf_like"
-expect 0 "--configs expected,cpu:model:fp16 \(--model's default here; Attention 'attention' computes in reduced precision\)" \
+expect 0 "--configs expected,cpu:model:fp16 \(--model's default here: Attention 'attention' computes in float16\)" \
     "${NODEV[@]}" "$Q" validate --model "$T/flash18.onnx" --inputs "$F/mlpf_like/io.npz" --outdir "$T/d6" "${V[@]}"
 expect 2 "--model needs --configs here: no saved outputs to judge against .* and no CUDA execution provider.*; .*mlpf_like/outputs_000.npz is beside .*inputs_000.npz: pass --expected '.*mlpf_like/outputs_\*.npz'" \
     "${NODEV[@]}" "$Q" validate --model "$M18" --inputs "$F/mlpf_like/inputs_000.npz" --outdir "$T/d3" "${V[@]}"

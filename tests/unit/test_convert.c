@@ -658,40 +658,6 @@ static void test_expand_mask(void **state)
     remove_dir(dir);
 }
 
-/* The library finds a float16/bfloat16 Attention node as validate and replay do for their
- * default precision: the converted model's, none in the float32 original, an error naming a
- * file that is not a model. */
-static void test_reduced_attention_found(void **state)
-{
-    (void)state;
-    oq_convert_opts o = fast_opts(NULL);
-    o.attention_dtype = OQ_DTYPE_BFLOAT16;
-    char *dir = temp_dir("reduced");
-    char out[512], node[64];
-    snprintf(out, sizeof out, "%s/b.onnx", dir);
-    oq_convert_report *r;
-    oq_err err = {0};
-    if (oq_convert_file(FIX "hand_attention/hand_attention_op18.onnx", out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
-    oq_convert_report_free(r);
-    oq_dtype d = OQ_DTYPE_UNDEFINED;
-    assert_int_equal(oq_validate_reduced_attention(out, &d, node, sizeof node, &err), OQ_OK);
-    assert_int_equal(d, OQ_DTYPE_BFLOAT16);
-    assert_true(node[0] && strcmp(node, "?"));
-    assert_int_equal(oq_validate_reduced_attention(out, &d, NULL, 0, &err), OQ_OK); /* the name unwanted */
-    assert_int_equal(d, OQ_DTYPE_BFLOAT16);
-    assert_int_equal(oq_validate_reduced_attention(FIX "hand_attention/hand_attention_op18.onnx", &d, node,
-                                                   sizeof node, &err), OQ_OK);
-    assert_int_equal(d, OQ_DTYPE_UNDEFINED);
-    assert_string_equal(node, "");
-    char junk[512];
-    snprintf(junk, sizeof junk, "%s/junk.onnx", dir);
-    assert_int_equal(oq_write_file_atomic(junk, "not a model", 11, 0, NULL), OQ_OK);
-    assert_int_not_equal(oq_validate_reduced_attention(junk, &d, node, sizeof node, &err), OQ_OK);
-    assert_non_null(strstr(err.msg, junk));
-    assert_int_equal(d, OQ_DTYPE_UNDEFINED);
-    remove_dir(dir);
-}
-
 /* bfloat16: no CPU kernel, so the check runs the conversion with bfloat16 rounding. */
 static void test_bf16_lower_and_contract(void **state)
 {
@@ -1159,7 +1125,6 @@ int main(void)
         cmocka_unit_test(test_hostile_models),
         cmocka_unit_test(test_expand_mask),
         cmocka_unit_test(test_bf16_lower_and_contract),
-        cmocka_unit_test(test_reduced_attention_found),
         cmocka_unit_test(test_own_export),
         cmocka_unit_test(test_contract_malformed),
         cmocka_unit_test(test_contract_enforced_by_validate),
