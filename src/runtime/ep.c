@@ -207,14 +207,19 @@ static const char *missing_library(const char *msg)
 
 static int g_ep_loaded;
 
-/* The file an EP library `path` names, as ORT is handed it: a bare name is the one here (as
- * the check of it always read it) or else the dynamic loader's from LD_LIBRARY_PATH, with its
- * folder, so that the file checked is the file loaded; `path` itself otherwise. */
+/* The file an EP library `path` names, as ORT is handed it: ORT loads a relative path from its
+ * own folder, while ortqual checks `path` from the current one; a bare name is the file here (as
+ * the check always read it) or else the dynamic loader's from LD_LIBRARY_PATH. Made absolute
+ * from the current folder (into buf[n]), so that the file checked is the file loaded; `path`
+ * itself when absolute, or when there is no room. */
 static const char *ep_file(const char *path, char *buf, size_t n)
 {
-    if (strchr(path, '/')) return path;
-    if (access(path, F_OK) == 0) return (size_t)snprintf(buf, n, "./%s", path) < n ? buf : path;
-    return oq_lib_search(path, buf, n) ? buf : path;
+    char found[PATH_MAX], cwd[PATH_MAX];
+    const char *lib = path;
+    if (!strchr(path, '/') && access(path, F_OK) != 0 && oq_lib_search(path, found, sizeof found)) lib = found;
+    if (lib[0] == '/') return lib == found && (size_t)snprintf(buf, n, "%s", found) < n ? buf : path;
+    if (!getcwd(cwd, sizeof cwd) || (size_t)snprintf(buf, n, "%s/%s", cwd, lib) >= n) return path;
+    return buf;
 }
 
 int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
