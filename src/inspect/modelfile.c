@@ -39,10 +39,10 @@ static void ext_add(oq_sha256 *h, const char *name, const char sha[65])
  * descriptor oq_ext_open checked (a location that leads out is read by ORT never, and here
  * would be hashed into a published identity: an oracle for any file the user can read; a link
  * put there after a check of the path alone was read all the same); `file` names it in
- * messages. *id (may be NULL): which
- * file that was, taken before it is hashed: a change while or after it is hashed moves its
- * change time (or its inode, renamed over), which the check sees; zeroed when there is none.
- * OQ_ERR_FORMAT: the location leads out (the load fails); others: the file cannot be read. */
+ * messages. *id (may be NULL): which file that was, taken before it is hashed: a change while
+ * or after it is hashed moves its change time (or its inode, renamed over), which the check
+ * sees; zeroed when there is none. OQ_ERR_FORMAT: the location leads out (the load fails);
+ * others: the file cannot be read. */
 static oq_status ext_hash(const char *path, const char *dir, const char *name, const char *file, oq_file_id *id,
                           char sha[65], oq_err *err)
 {
@@ -76,8 +76,8 @@ static void identity_of(const char own[65], char *const *names, char (*shas)[65]
 }
 
 /* Every external file of m hashed (into shas[n]) with its identity and path kept: a location
- * that leads out fails the load; a file that cannot be read leaves the identity unknown (*m->unhashed
- * says why, the first one). */
+ * that leads out fails the load; a file that cannot be read leaves the identity unknown
+ * (m->unhashed says why, of the first). */
 static oq_status hash_ext(oq_model_file *m, char (*shas)[65], oq_err *err)
 {
     size_t n = m->mi ? m->mi->n_external_files : 0;
@@ -90,10 +90,11 @@ static oq_status hash_ext(oq_model_file *m, char (*shas)[65], oq_err *err)
     }
     oq_status st = OQ_OK;
     for (; !st && m->n_ext < n; m->n_ext++) {
-        const char *name = m->mi->external_files[m->n_ext];
-        if (!(m->ext_paths[m->n_ext] = beside(m->path, name))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        size_t i = m->n_ext;
+        const char *name = m->mi->external_files[i];
+        if (!(m->ext_paths[i] = beside(m->path, name))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         oq_err e = OQ_ERR_INIT;
-        oq_status h = st ? OQ_OK : ext_hash(m->path, dir, name, m->ext_paths[m->n_ext], &m->ext_ids[m->n_ext], shas[m->n_ext], &e);
+        oq_status h = st ? OQ_OK : ext_hash(m->path, dir, name, m->ext_paths[i], &m->ext_ids[i], shas[i], &e);
         if (h == OQ_ERR_FORMAT) st = oq_err_set(err, h, "%s", e.msg);
         else if (h && !m->unhashed.status) m->unhashed = e;
     }
