@@ -44,6 +44,7 @@
 
 #include <stddef.h>
 
+#include "ortqual/inspect.h"
 #include "ortqual/status.h"
 #include "ortqual/tensor.h"
 
@@ -65,6 +66,13 @@ typedef struct oq_refusal_facts {
      * names and shapes are read. */
     const oq_tensor *const *inputs;
     size_t n_inputs;
+    /* The model as the caller already holds it, where it does (a validate worker: the bytes its
+     * session was made from, and what inspect read of them): read in place of the file `model`
+     * names, which then only names it in messages. The file is not read again, and a file
+     * changed since cannot explain a run of the bytes before. NULL: the file. */
+    const void *model_bytes;
+    size_t model_n;
+    const oq_model_info *model_info; /* oq_model_inspect_bytes of them (NULL: inspected here) */
 } oq_refusal_facts;
 
 /* An explanation; every string is owned by the struct (oq_refusal_clear). */

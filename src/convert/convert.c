@@ -607,9 +607,9 @@ oq_status oq_convert_read_contract(const char *path, int *has, char *input, size
 oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,
                                  oq_err *err)
 {
-    oq_status st = oq_model_nesting_check(buf, n, path ? path : "the model", err);
+    Onnx__ModelProto *m; /* metadata only: the weights are not copied */
+    oq_status st = oq_model_unpack_checked(buf, n, path ? path : "the model", &m, err);
     if (st) return st;
-    Onnx__ModelProto *m = oq_model_unpack_inspect((const uint8_t *)buf, n); /* metadata only: the weights are not copied */
     st = contract_of(m, path, has, input, cap, err);
     if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;

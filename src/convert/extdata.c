@@ -171,19 +171,16 @@ static oq_status open_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data location '%.64s...' is too long",
                           m->name, who, r->location);
     struct stat sb;
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO named there must not block us */
+    oq_err e = OQ_ERR_INIT;
+    *fd = oq_ext_open(m->dir, r->location, &e); /* the file checked is the one read */
+    if (*fd < 0 && e.status != OQ_ERR_IO) /* a location out of the folder */
+        return oq_err_set(err, e.status, "%s: initializer '%s': %s", m->name, who, e.msg);
     if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': external data %s: %s", m->name, who, path,
                                   *fd < 0 ? strerror(errno) : "not a regular file");
         if (*fd >= 0) close(*fd);
         *fd = -1;
         return st;
-    }
-    oq_status out = oq_ext_location_check(m->dir, r->location, err);
-    if (out) {
-        close(*fd);
-        *fd = -1;
-        return oq_err_prefix(err, "%s: initializer '%s': ", m->name, who), out;
     }
     oq_status st = seen(m, path, &sb, err); /* first: a file cut short since is a change, not a short file */
     if (!st && (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset))

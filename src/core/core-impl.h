@@ -108,6 +108,8 @@ void oq_sha256_update(oq_sha256 *s, const void *data, size_t n);
 void oq_sha256_hex(oq_sha256 *s, char hex[65]); /* finishes s */
 void oq_sha256_buf(const void *data, size_t n, char hex[65]); /* the three at once */
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err);
+/* The same of the file open on fd (read with pread, from its start; `name` in messages). */
+oq_status oq_sha256_fd(int fd, const char *name, char hex[65], oq_err *err);
 /* Whether s starts with 64 lowercase hex digits, as oq_sha256_hex writes a digest; reads no
  * further than the first byte that is not one (a shorter string's NUL stops it). */
 int oq_sha256_hex_at(const char *s);

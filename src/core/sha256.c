@@ -161,30 +161,32 @@ int oq_sha256_hex_at(const char *s)
     return 1;
 }
 
+oq_status oq_sha256_fd(int fd, const char *name, char hex[65], oq_err *err)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return oq_err_set(err, OQ_ERR_IO, "%s: not a regular file", name);
+    oq_sha256 s;
+    oq_sha256_init(&s);
+    unsigned char buf[1 << 16];
+    for (off_t at = 0;;) { /* pread: the caller's descriptor keeps its offset */
+        ssize_t n = pread(fd, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return oq_err_set(err, OQ_ERR_IO, "%s: read error", name);
+        if (n == 0) break;
+        oq_sha256_update(&s, buf, (size_t)n);
+        at += n;
+    }
+    oq_sha256_hex(&s, hex);
+    return OQ_OK;
+}
+
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err)
 {
     /* without blocking, and a regular file only: a FIFO would wait for a writer and a device
      * (/dev/zero) has no end; an external-data location of a model may name either */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    struct stat sb;
     if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return oq_err_set(err, OQ_ERR_IO, "%s: not a regular file", path);
-    }
-    FILE *fp = fdopen(fd, "rb");
-    if (!fp) {
-        close(fd);
-        return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    }
-    oq_sha256 s;
-    oq_sha256_init(&s);
-    unsigned char buf[1 << 16];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0) oq_sha256_update(&s, buf, n);
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) return oq_err_set(err, OQ_ERR_IO, "%s: read error", path);
-    oq_sha256_hex(&s, hex);
-    return OQ_OK;
+    oq_status st = oq_sha256_fd(fd, path, hex, err);
+    close(fd);
+    return st;
 }

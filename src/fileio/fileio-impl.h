@@ -80,6 +80,14 @@ oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq
  * model may come from anyone: its locations must not make the tool read (and publish a hash
  * of) a file elsewhere. */
 oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err);
+/* dir/loc (dir non-NULL) opened for reading, and the file opened is the one the check allows:
+ * checked before the open (oq_ext_location_check: a link out is never opened) and again on the
+ * descriptor, so a link put at a name of the path between the check and the open is refused,
+ * not read. Read the file through the descriptor only (another open of the path may find
+ * another file). O_NONBLOCK: a FIFO named there is not waited on (the caller fstat's it).
+ * The descriptor; -1 with err set: the check's OQ_ERR_FORMAT, or OQ_ERR_IO "DIR/LOC: cannot
+ * open: ..." (errno kept). */
+int oq_ext_open(const char *dir, const char *loc, oq_err *err);
 
 /* fopen(path, "w") for a run's scratch file in its own work folder, never through a symbolic
  * link planted at the name (O_NOFOLLOW: refused, ELOOP, errno kept) and closed on exec. */
@@ -100,6 +108,8 @@ oq_status oq_read_own_file_id(const char *path, unsigned char **buf, size_t *n, 
 int oq_file_id_same(const oq_file_id *a, const oq_file_id *b);
 /* The identity of the file at `path` now (stat: a link followed); -1 with errno when there is none. */
 int oq_file_id_at(const char *path, oq_file_id *id);
+/* The same of the file open on fd (fstat). */
+int oq_file_id_fd(int fd, oq_file_id *id);
 /* Whether the files at p and q hold the same bytes (0 when either cannot be read): a copy of
  * one ORT build is that build. */
 int oq_file_same_bytes(const char *p, const char *q);

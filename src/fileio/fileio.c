@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,14 @@ int oq_file_id_same(const oq_file_id *a, const oq_file_id *b)
            a->ctime_ns == b->ctime_ns;
 }
 
+int oq_file_id_fd(int fd, oq_file_id *id)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return -1;
+    file_id_of(&sb, id);
+    return 0;
+}
+
 int oq_file_id_at(const char *path, oq_file_id *id)
 {
     struct stat sb;
@@ -450,16 +459,42 @@ static int location_relative(const char *loc)
     return 1;
 }
 
+/* Whether resolved path f lies inside resolved folder d. */
+static int under(const char *d, const char *f)
+{
+    size_t n = strlen(d);
+    return !strncmp(f, d, n) && (f[n] == '/' || (n == 1 && d[0] == '/'));
+}
+
 /* Whether `path`, its symbolic links followed, lies inside `dir`; -1 when `path` is absent. */
 static int inside_dir(const char *dir, const char *path)
 {
     char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;
     int absent = d && !f && errno == ENOENT;
-    size_t n = d ? strlen(d) : 0;
-    int in = f && !strncmp(f, d, n) && (f[n] == '/' || (n == 1 && d[0] == '/'));
+    int in = f && under(d, f);
     free(d);
     free(f);
     return absent ? -1 : in;
+}
+
+/* Whether the file open on fd lies inside `dir`: the kernel's name of the object opened
+ * (/proc/self/fd), so no link changed since the check can put another file behind the
+ * descriptor. Without /proc: fd is the file `path` resolves to now, by device and inode. */
+static int fd_inside_dir(int fd, const char *dir, const char *path)
+{
+    char link[64], at[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(link, at, sizeof at - 1);
+    if (k > 0 && (size_t)k < sizeof at - 1 && at[0] == '/') {
+        at[k] = 0;
+        char *d = realpath(dir, NULL);
+        int in = d && under(d, at);
+        free(d);
+        return in;
+    }
+    struct stat a, b;
+    return inside_dir(dir, path) == 1 && fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
 }
 
 oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err)
@@ -476,6 +511,28 @@ oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err)
         return oq_err_set(err, OQ_ERR_FORMAT, "external data location '%s' leads out of the model's folder through "
                           "a symbolic link (ORT refuses it)", loc);
     return OQ_OK;
+}
+
+int oq_ext_open(const char *dir, const char *loc, oq_err *err)
+{
+    if (oq_ext_location_check(dir, loc, err)) return -1; /* first: a link out is never opened */
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, loc) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory"), -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int saved = errno;
+        oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(saved));
+        free(path);
+        errno = saved;
+        return -1;
+    }
+    int in = fd_inside_dir(fd, dir, path);
+    free(path);
+    if (in) return fd;
+    close(fd);
+    oq_err_set(err, OQ_ERR_FORMAT, "external data location '%s' leads out of the model's folder through a symbolic "
+               "link (ORT refuses it)", loc);
+    return -1;
 }
 
 FILE *oq_fopen_scratch(const char *path)

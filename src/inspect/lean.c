@@ -211,11 +211,25 @@ int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelP
     return unpack_src(&s, keep, "", NULL, out) > 0; /* -1, nested too deep: the plain unpack refuses it */
 }
 
+oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name, Onnx__ModelProto **out,
+                                  oq_err *err)
+{
+    *out = NULL;
+    if (n > LEAN_RAW) { /* the copy's nesting is the model's: its check is the one check */
+        src s = {.mem = buf, .size = n};
+        int done = unpack_src(&s, LEAN_RAW, name, err, out);
+        if (done) return done > 0 ? OQ_OK : OQ_ERR_FORMAT;
+    }
+    oq_status st = oq_model_nesting_check(buf, n, name, err);
+    if (!st) *out = onnx__model_proto__unpack(NULL, n, buf);
+    return st;
+}
+
 Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n)
 {
-    Onnx__ModelProto *m = NULL;
-    if (n > LEAN_RAW && oq_model_unpack_lean(buf, n, LEAN_RAW, &m)) return m;
-    return oq_model_unpack(buf, n);
+    Onnx__ModelProto *m;
+    oq_model_unpack_checked(buf ? buf : (const uint8_t *)"", buf ? n : 0, "", &m, NULL);
+    return m;
 }
 
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)

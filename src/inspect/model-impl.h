@@ -26,6 +26,12 @@ int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelP
 /* buf .. buf+n unpacked for inspection as oq_model_proto_read unpacks a file (lean when the
  * copy can be made, else whole); NULL when protobuf-c cannot parse it. */
 Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n);
+/* The same, with the nesting check (oq_model_nesting_check: `name` in its message) made once,
+ * on the bytes unpacked: a caller that checks and then unpacks walked the model twice.
+ * OQ_ERR_FORMAT when it nests too deep (*out NULL); OQ_OK with *out NULL when protobuf-c
+ * cannot parse it. */
+oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name, Onnx__ModelProto **out,
+                                  oq_err *err);
 
 /* protobuf's default recursion limit, which ONNX Runtime parses models with: messages nested
  * deeper are refused before protobuf-c, which recurses without a limit, unpacks them. */
@@ -48,6 +54,10 @@ oq_status oq_model_inspect_nodes(const char *path, const char *op_type, oq_model
 /* The same of a model in memory (`name` in messages): the bytes a session was made from. */
 oq_status oq_model_inspect_nodes_bytes(const void *buf, size_t len, const char *name, const char *op_type,
                                        oq_model_info **mi, oq_node_info **nodes, size_t *n, oq_err *err);
+
+/* oq_model_find_nodes of a model in memory (`what` names it in messages). */
+oq_status oq_model_find_nodes_bytes(const void *buf, size_t len, const char *what, const char *name,
+                                    const char *op_type, oq_node_info **nodes, size_t *n, oq_err *err);
 
 /* Bits of one element of an ONNX data type (TensorProto.DataType); 0 where it has no fixed
  * size (string, undefined, a type this build does not know). */

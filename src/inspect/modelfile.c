@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core-impl.h"
 #include "inspect/model-impl.h"
@@ -26,20 +27,6 @@ static char *folder_of(const char *path)
     return slash ? strndup(path, slash > path ? (size_t)(slash - path) : 1) : strdup(".");
 }
 
-/* Every external-data location of the model at `path` may be read: checked before any is
- * opened, as convert checks them (a location that leads out is read by ORT never, and here
- * would be hashed into a published identity: an oracle for any file the user can read). */
-static oq_status locations_inside(const char *path, char *const *names, size_t n, oq_err *err)
-{
-    char *dir = n ? folder_of(path) : NULL;
-    if (n && !dir) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_status st = OQ_OK;
-    for (size_t i = 0; !st && i < n; i++)
-        if ((st = oq_ext_location_check(dir, names[i], err))) oq_err_prefix(err, "%s: ", path);
-    free(dir);
-    return st;
-}
-
 /* An external file's part of the identity: its name as the model gives it, and its SHA-256. */
 static void ext_add(oq_sha256 *h, const char *name, const char sha[65])
 {
@@ -48,46 +35,71 @@ static void ext_add(oq_sha256 *h, const char *name, const char sha[65])
     oq_sha256_update(h, sha, 64);
 }
 
-/* The identity of a model whose file hashes to `own` and whose external files are `names`
- * beside `path` (hashed now): `own` itself when it has none. */
-static oq_status identity_of(const char *path, const char own[65], char *const *names, size_t n, char sha[65],
-                             oq_err *err)
+/* External file `name` of the model at `path` (in folder `dir`) hashed through the one
+ * descriptor oq_ext_open checked (a location that leads out is read by ORT never, and here
+ * would be hashed into a published identity: an oracle for any file the user can read; a link
+ * put there after a check of the path alone was read all the same); `file` names it in
+ * messages. *id (may be NULL): which file that was, taken before it is hashed: a change while
+ * or after it is hashed moves its change time (or its inode, renamed over), which the check
+ * sees; zeroed when there is none. OQ_ERR_FORMAT: the location leads out (the load fails);
+ * others: the file cannot be read. */
+static oq_status ext_hash(const char *path, const char *dir, const char *name, const char *file, oq_file_id *id,
+                          char sha[65], oq_err *err)
 {
-    if (!n) return snprintf(sha, 65, "%s", own), OQ_OK;
-    oq_sha256 h;
-    oq_sha256_init(&h);
-    oq_sha256_update(&h, own, 64);
-    oq_status st = OQ_OK;
-    for (size_t i = 0; !st && i < n; i++) {
-        char *file = beside(path, names[i]), fsha[65];
-        st = !file ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : oq_sha256_file(file, fsha, err);
-        if (st && file) oq_err_prefix(err, "%s: external data: ", path);
-        if (!st) ext_add(&h, names[i], fsha);
-        free(file);
+    oq_err e = OQ_ERR_INIT;
+    if (id) memset(id, 0, sizeof *id);
+    int fd = oq_ext_open(dir, name, &e);
+    oq_status st = fd < 0 ? e.status : OQ_OK;
+    if (!st && id && oq_file_id_fd(fd, id) != 0) memset(id, 0, sizeof *id);
+    if (!st) st = oq_sha256_fd(fd, file, sha, &e);
+    if (fd >= 0) close(fd);
+    if (st) {
+        oq_err_set(err, st, "%s", e.msg);
+        oq_err_prefix(err, st == OQ_ERR_FORMAT ? "%s: " : "%s: external data: ", path);
     }
-    oq_sha256_hex(&h, sha);
     return st;
 }
 
-/* The external files' identities taken before they are hashed: a change while or after they
- * are hashed moves a file's change time (or its inode, renamed over), which the check sees. */
-static oq_status take_ext_ids(oq_model_file *m, oq_err *err)
+/* The identity of a model whose file hashes to `own` and whose external files `shas` are those
+ * of `names`: `own` itself when it has none. */
+static void identity_of(const char own[65], char *const *names, char (*shas)[65], size_t n, char sha[65])
+{
+    if (!n) {
+        snprintf(sha, 65, "%s", own);
+        return;
+    }
+    oq_sha256 h;
+    oq_sha256_init(&h);
+    oq_sha256_update(&h, own, 64);
+    for (size_t i = 0; i < n; i++) ext_add(&h, names[i], shas[i]);
+    oq_sha256_hex(&h, sha);
+}
+
+/* Every external file of m hashed (into shas[n]) with its identity and path kept: a location
+ * that leads out fails the load; a file that cannot be read leaves the identity unknown
+ * (m->unhashed says why, of the first). */
+static oq_status hash_ext(oq_model_file *m, char (*shas)[65], oq_err *err)
 {
     size_t n = m->mi ? m->mi->n_external_files : 0;
-    if (!n) return OQ_OK;
-    oq_status st = locations_inside(m->path, m->mi->external_files, n, err);
-    if (st) return st;
-    m->ext_paths = calloc(n, sizeof *m->ext_paths);
-    m->ext_ids = calloc(n, sizeof *m->ext_ids);
-    if (!m->ext_paths || !m->ext_ids) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (; m->n_ext < n; m->n_ext++) {
-        char *file = beside(m->path, m->mi->external_files[m->n_ext]);
-        if (!file) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        m->ext_paths[m->n_ext] = file;
-        if (oq_file_id_at(file, &m->ext_ids[m->n_ext]) != 0) /* hashing it says why */
-            memset(&m->ext_ids[m->n_ext], 0, sizeof m->ext_ids[m->n_ext]);
+    char *dir = n ? folder_of(m->path) : NULL;
+    m->ext_paths = n ? calloc(n, sizeof *m->ext_paths) : NULL;
+    m->ext_ids = n ? calloc(n, sizeof *m->ext_ids) : NULL;
+    if (n && (!dir || !m->ext_paths || !m->ext_ids)) {
+        free(dir);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    return OQ_OK;
+    oq_status st = OQ_OK;
+    for (; !st && m->n_ext < n; m->n_ext++) {
+        size_t i = m->n_ext;
+        const char *name = m->mi->external_files[i];
+        if (!(m->ext_paths[i] = beside(m->path, name))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        oq_err e = OQ_ERR_INIT;
+        oq_status h = st ? OQ_OK : ext_hash(m->path, dir, name, m->ext_paths[i], &m->ext_ids[i], shas[i], &e);
+        if (h == OQ_ERR_FORMAT) st = oq_err_set(err, h, "%s", e.msg);
+        else if (h && !m->unhashed.status) m->unhashed = e;
+    }
+    free(dir);
+    return st;
 }
 
 oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
@@ -95,15 +107,18 @@ oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
     memset(m, 0, sizeof *m);
     if (!(m->path = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_read_file(path, &m->bytes, &m->n, err);
-    if (!st) st = oq_model_nesting_check(m->bytes, m->n, path, err);
-    Onnx__ModelProto *p = st ? NULL : oq_model_unpack_inspect(m->bytes, m->n);
+    Onnx__ModelProto *p = NULL;
+    if (!st) st = oq_model_unpack_checked(m->bytes, m->n, path, &p, err);
     if (!st && oq_model_inspect_proto(p, path, &m->mi, &m->inspected)) m->mi = NULL;
     if (p) onnx__model_proto__free_unpacked(p, NULL);
-    char own[65];
+    size_t n = !st && m->mi ? m->mi->n_external_files : 0;
+    char own[65], (*shas)[65] = n ? calloc(n, sizeof *shas) : NULL;
+    if (n && !shas) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) oq_sha256_buf(m->bytes, m->n, own);
-    if (!st) st = take_ext_ids(m, err);
-    if (!st && identity_of(path, own, m->mi ? m->mi->external_files : NULL, m->n_ext, m->sha256, &m->unhashed))
-        *m->sha256 = 0;
+    if (!st) st = hash_ext(m, shas, err);
+    if (!st && m->unhashed.status) *m->sha256 = 0;
+    else if (!st) identity_of(own, n ? m->mi->external_files : NULL, shas, n, m->sha256);
+    free(shas);
     if (st) oq_model_file_clear(m);
     return st;
 }
@@ -114,6 +129,21 @@ static int ext_same(const oq_model_file *m, size_t i)
     oq_file_id now;
     if (oq_file_id_at(m->ext_paths[i], &now) != 0) memset(&now, 0, sizeof now);
     return oq_file_id_same(&now, &m->ext_ids[i]);
+}
+
+/* m's identity from its external files as they are now (through checked descriptors, as it
+ * was first taken): "unreadable" when one cannot be read or leads out now. */
+static void rehash(const oq_model_file *m, char sha[65])
+{
+    char own[65], *dir = folder_of(m->path), (*shas)[65] = calloc(m->n_ext, sizeof *shas);
+    int bad = !dir || !shas;
+    for (size_t i = 0; !bad && i < m->n_ext; i++)
+        bad = ext_hash(m->path, dir, m->mi->external_files[i], m->ext_paths[i], NULL, shas[i], NULL) != OQ_OK;
+    oq_sha256_buf(m->bytes, m->n, own);
+    if (bad) snprintf(sha, 65, "unreadable");
+    else identity_of(own, m->mi->external_files, shas, m->n_ext, sha);
+    free(dir);
+    free(shas);
 }
 
 oq_status oq_model_file_unchanged(const oq_model_file *m, const char *planned, oq_err *err)
@@ -127,10 +157,8 @@ oq_status oq_model_file_unchanged(const oq_model_file *m, const char *planned, o
                           plan, m->sha256);
     for (size_t i = 0; i < m->n_ext; i++) {
         if (ext_same(m, i)) continue;
-        char own[65], sha[65];
-        oq_err e = {0};
-        oq_sha256_buf(m->bytes, m->n, own);
-        if (identity_of(m->path, own, m->mi->external_files, m->n_ext, sha, &e)) snprintf(sha, sizeof sha, "unreadable");
+        char sha[65];
+        rehash(m, sha);
         if (!strcmp(sha, plan))
             return oq_err_set(err, OQ_ERR_RUNTIME,
                               "%s: changed during the run: its external data %s was written or replaced after it was "

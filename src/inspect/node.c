@@ -149,6 +149,19 @@ static oq_status nodes_oom(const char *path, oq_err *err)
     return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while reading its nodes", path);
 }
 
+/* The nodes that `name` and `op_type` select of the unpacked model m (freed here; NULL: a
+ * parse failure, reported), `what` naming it. */
+static oq_status find_in(Onnx__ModelProto *m, const char *what, const char *name, const char *op_type,
+                         oq_node_info **nodes, size_t *n, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    if (!m || !m->graph)
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph, or protobuf parse failed)", what);
+    if (!st && collect(m->graph, name, op_type, nodes, n)) st = nodes_oom(what, err);
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return st;
+}
+
 oq_status oq_model_find_nodes(const char *path, const char *name, const char *op_type, oq_node_info **nodes,
                               size_t *n, oq_err *err)
 {
@@ -159,11 +172,17 @@ oq_status oq_model_find_nodes(const char *path, const char *name, const char *op
     *n = 0;
     Onnx__ModelProto *m;
     oq_status st = oq_model_proto_read(path, &m, err);
-    if (!st && (!m || !m->graph))
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph, or protobuf parse failed)", path);
-    if (!st && collect(m->graph, name, op_type, nodes, n)) st = nodes_oom(path, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
-    return st;
+    return st ? st : find_in(m, path, name, op_type, nodes, n, err);
+}
+
+oq_status oq_model_find_nodes_bytes(const void *buf, size_t len, const char *what, const char *name,
+                                    const char *op_type, oq_node_info **nodes, size_t *n, oq_err *err)
+{
+    *nodes = NULL;
+    *n = 0;
+    Onnx__ModelProto *m;
+    oq_status st = oq_model_unpack_checked(buf, len, what, &m, err);
+    return st ? st : find_in(m, what, name, op_type, nodes, n, err);
 }
 
 /* Both views of the unpacked model m (freed here; NULL: a parse failure, reported). */

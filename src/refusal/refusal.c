@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/core-impl.h"
+#include "inspect/model-impl.h"
 #include "ortqual/inspect.h"
 #include "ortqual/tensor.h"
 #include "status/args-impl.h"
@@ -22,7 +23,8 @@ typedef struct expl {
     oq_dynbuf node, inputs, why, fix;
     int oom;
     int inspected;              /* mi was asked for (NULL: the model could not be read) */
-    oq_model_info *mi;          /* the model's graph inputs and opsets, read once */
+    const oq_model_info *mi;    /* the model's graph inputs and opsets, read once ... */
+    oq_model_info *own;         /* ... here (else the caller's f->model_info) */
 } expl;
 
 static void put(expl *x, oq_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -58,9 +60,15 @@ static long long number_after(const char *msg, const char *prefix)
 /* The model inspected once (NULL when there is none or it cannot be read). */
 static const oq_model_info *model_info(expl *x)
 {
-    if (!x->inspected && x->f->model && oq_model_inspect_file(x->f->model, &x->mi, NULL)) x->mi = NULL;
+    const oq_refusal_facts *f = x->f;
+    if (x->inspected) return x->mi;
     x->inspected = 1;
-    return x->mi;
+    if (f->model_info) return x->mi = f->model_info;
+    oq_status st = f->model_bytes ? oq_model_inspect_bytes(f->model_bytes, f->model_n, f->model, &x->own, NULL)
+                   : f->model     ? oq_model_inspect_file(f->model, &x->own, NULL)
+                                  : OQ_ERR_NOT_FOUND;
+    if (st) x->own = NULL;
+    return x->mi = x->own;
 }
 
 /* ---- the sizes the model ran with ------------------------------------------------------ */
@@ -152,15 +160,25 @@ static void describe(expl *x, const oq_node_info *n, size_t i, const char *role)
     put(x, &x->inputs, "]");
 }
 
+/* oq_model_find_nodes of the model, from the caller's bytes where it gave them. */
+static oq_status find_nodes(const expl *x, const char *name, const char *op_type, oq_node_info **nodes, size_t *n)
+{
+    const oq_refusal_facts *f = x->f;
+    if (f->model_bytes)
+        return oq_model_find_nodes_bytes(f->model_bytes, f->model_n, f->model ? f->model : "the model", name, op_type,
+                                         nodes, n, NULL);
+    return oq_model_find_nodes(f->model, name, op_type, nodes, n, NULL);
+}
+
 /* The nodes of the model named in ORT's message ("Name:'attn0'"), else every node of op_type. */
 static void model_nodes(const expl *x, const char *name, const char *op_type, oq_node_info **nodes, size_t *n)
 {
     *nodes = NULL;
     *n = 0;
-    if (!x->f->model) return;
-    if (name && *name && oq_model_find_nodes(x->f->model, name, op_type, nodes, n, NULL) == OQ_OK && *n) return;
+    if (!x->f->model && !x->f->model_bytes) return;
+    if (name && *name && find_nodes(x, name, op_type, nodes, n) == OQ_OK && *n) return;
     oq_node_infos_free(*nodes, *n);
-    if (oq_model_find_nodes(x->f->model, NULL, op_type, nodes, n, NULL) != OQ_OK) *n = 0;
+    if (find_nodes(x, NULL, op_type, nodes, n) != OQ_OK) *n = 0;
 }
 
 static void name_node(expl *x, const char *name, const char *op)
@@ -534,12 +552,13 @@ static int external_data_constants(expl *x)
  * declared shape: the crash seen on ORT 1.29's CUDA EP. Any other crash is left unexplained. */
 static int crash_no_shapes_applies(const expl *x)
 {
-    if (x->f->signal != SIGSEGV || !x->f->ep || !strcmp(x->f->ep, "CPUExecutionProvider") || !x->f->model)
+    if (x->f->signal != SIGSEGV || !x->f->ep || !strcmp(x->f->ep, "CPUExecutionProvider") ||
+        (!x->f->model && !x->f->model_bytes))
         return 0;
     oq_node_info *nodes;
     size_t n;
     int bare = 0;
-    if (oq_model_find_nodes(x->f->model, NULL, "Attention", &nodes, &n, NULL)) return 0;
+    if (find_nodes(x, NULL, "Attention", &nodes, &n)) return 0;
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < 3 && i < nodes[k].n_inputs; i++) bare |= nodes[k].inputs[i].rank < 0;
     oq_node_infos_free(nodes, n);
@@ -598,7 +617,8 @@ static const pattern table[] = {
 
 static void expl_clear(expl *x)
 {
-    oq_model_info_free(x->mi);
+    oq_model_info_free(x->own);
+    x->own = NULL;
     x->mi = NULL;
     oq_dynbuf_clear(&x->node);
     oq_dynbuf_clear(&x->inputs);

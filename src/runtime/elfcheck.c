@@ -6,6 +6,8 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,7 +115,7 @@ int oq_elf_unloadable(const char *path, char *why, size_t n)
     /* Not a regular file, or too short to be ELF, or not ELF: dlopen's own reason is clear. */
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
         !memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
-        bad = foreign(&eh, why, n);
+        bad = foreign(&eh, why, n) ? OQ_ELF_FOREIGN : 0;
         uint64_t end = bad ? 0 : mapped_end(fd, &eh, st.st_size);
         if (end > (uint64_t)st.st_size) {
             char want[32], have[32];
@@ -121,9 +123,31 @@ int oq_elf_unloadable(const char *path, char *why, size_t n)
             size_text((uint64_t)st.st_size, have, sizeof have);
             snprintf(why, n, "truncated or damaged: its ELF program headers map %s, the file has %s",
                      want, have);
-            bad = 1;
+            bad = OQ_ELF_TRUNCATED;
         }
     }
     close(fd);
     return bad;
+}
+
+/* One folder of LD_LIBRARY_PATH, [p, end), "" the current one as the loader reads it. */
+static int in_folder(const char *p, size_t len, const char *name, char *out, size_t n)
+{
+    int k = len ? snprintf(out, n, "%.*s/%s", (int)len, p, name) : snprintf(out, n, "./%s", name);
+    struct stat st;
+    return k > 0 && (size_t)k < n && stat(out, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int oq_lib_search(const char *name, char *out, size_t n)
+{
+    const char *env = getenv("LD_LIBRARY_PATH");
+    if (!env || getauxval(AT_SECURE) || strchr(name, '/')) return 0; /* a set-id process: ignored */
+    for (const char *p = env;;) {
+        size_t len = strcspn(p, ":;");
+        if (memchr(p, '$', len)) return 0; /* $ORIGIN and its kind: the loader's to expand */
+        char why[256];
+        if (in_folder(p, len, name, out, n) && oq_elf_unloadable(out, why, sizeof why) != OQ_ELF_FOREIGN) return 1;
+        if (!p[len]) return 0;
+        p += len + 1;
+    }
 }

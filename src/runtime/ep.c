@@ -1,5 +1,6 @@
 /* Execution providers: plugin libraries, EP devices, option checks, attaching. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,21 @@ static const char *missing_library(const char *msg)
 
 static int g_ep_loaded;
 
+/* The file an EP library `path` names, as ORT is handed it: ORT loads a relative path from its
+ * own folder, while ortqual checks `path` from the current one; a bare name is the file here (as
+ * the check always read it) or else the dynamic loader's from LD_LIBRARY_PATH. Made absolute
+ * from the current folder (into buf[n]), so that the file checked is the file loaded; `path`
+ * itself when absolute, or when there is no room. */
+static const char *ep_file(const char *path, char *buf, size_t n)
+{
+    char found[PATH_MAX], cwd[PATH_MAX];
+    const char *lib = path;
+    if (!strchr(path, '/') && access(path, F_OK) != 0 && oq_lib_search(path, found, sizeof found)) lib = found;
+    if (lib[0] == '/') return lib == found && (size_t)snprintf(buf, n, "%s", found) < n ? buf : path;
+    if (!getcwd(cwd, sizeof cwd) || (size_t)snprintf(buf, n, "%s/%s", cwd, lib) >= n) return path;
+    return buf;
+}
+
 int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
 
 oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err)
@@ -226,14 +242,19 @@ oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *p
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,
                           "%s: plugin EP libraries need ORT C API %d, ONNX Runtime %s offers %d",
                           path, OQ_ORT_API_PLUGIN_EP, rt->version, rt->api_version);
-    if (access(path, F_OK) != 0)
+    char found[PATH_MAX], why[256];
+    const char *lib = ep_file(path, found, sizeof found);
+    if (access(lib, F_OK) != 0)
         return oq_err_set(err, OQ_ERR_NOT_FOUND, "no EP library at %s", path);
+    if (oq_elf_unloadable(lib, why, sizeof why) == OQ_ELF_TRUNCATED) /* ORT's dlopen would die of SIGBUS */
+        return oq_err_set(err, OQ_ERR_RUNTIME, "cannot load EP library %s%s%s%s: %s", path, lib == path ? "" : " (",
+                          lib == path ? "" : lib, lib == path ? "" : ")", why);
     if (rt->n_ep_libs == OQ_RT_MAX_EP_LIBS)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "more than %d EP libraries", OQ_RT_MAX_EP_LIBS);
     char what[600];
-    snprintf(what, sizeof what, "registering EP library %s", path);
+    snprintf(what, sizeof what, "registering EP library %.560s", lib);
     g_ep_loaded = 1;
-    oq_status st = oq_ort_status(rt, rt->api->RegisterExecutionProviderLibrary(rt->env, name, path),
+    oq_status st = oq_ort_status(rt, rt->api->RegisterExecutionProviderLibrary(rt->env, name, lib),
                                  err, what);
     /* A library the EP needs is missing (libcuda.so.1 on a host without the NVIDIA driver,
      * libcudart without the CUDA runtime): the EP is not available here, like a missing EP. */

@@ -36,10 +36,20 @@ int oq_runtime_ep_loaded(void);
  * (build tree, make install): called by ownlayout.c, which only ortqual's own programs link. */
 void oq_runtime_own_layout(void);
 
-/* 1 with the reason in `why` when `path` is an ELF file the dynamic loader must not be handed:
- * of another class, byte order or machine than this process, or shorter than its loaded
- * segments (dlopen would crash with SIGBUS on it). 0 for anything else, dlopen's to judge. */
+/* Non-zero with the reason in `why` when `path` is an ELF file the dynamic loader must not be
+ * handed: OQ_ELF_FOREIGN, of another class, byte order or machine than this process;
+ * OQ_ELF_TRUNCATED, shorter than its loaded segments (dlopen would crash with SIGBUS on it).
+ * 0 for anything else, dlopen's to judge. */
+#define OQ_ELF_FOREIGN 1
+#define OQ_ELF_TRUNCATED 2
 int oq_elf_unloadable(const char *path, char *why, size_t n);
+/* The file the dynamic loader opens for a bare library name (no '/'), where a folder of
+ * LD_LIBRARY_PATH holds it: into out[n], 1. The loader searches those folders first and
+ * passes over a foreign ELF file, so the first other file there is the one it maps, and the
+ * one to check (a truncated copy there crashed it with SIGBUS, unchecked). 0: none does (a
+ * folder with $ORIGIN or the like, a set-id process), dlopen's own search (the cache, the
+ * system's folders) is left to find it. */
+int oq_lib_search(const char *name, char *out, size_t n);
 
 /* Drops the process-wide ORT log lines: a worker forked from a process that logged starts
  * with none, as an exec'd one does. */

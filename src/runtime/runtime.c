@@ -145,6 +145,8 @@ static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
     if (!strchr(path, '/') && access(path, F_OK) == 0 &&
         (size_t)snprintf(local, sizeof local, "./%s", path) < sizeof local)
         open_as = local;
+    else if (!strchr(path, '/') && oq_lib_search(path, local, sizeof local)) /* opened as found: checked */
+        open_as = local;
     char why[256];
     if (strchr(open_as, '/') && oq_elf_unloadable(open_as, why, sizeof why)) {
         attempts_add(a, path, why);

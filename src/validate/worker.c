@@ -129,7 +129,9 @@ static void explain_run(worker *w, oq_tensor *const *in, size_t n_in, oq_status 
 {
     if (!w->sess || error_verdict(st) != OQ_VERDICT_ERROR || w->r->refusal.raw) return;
     oq_refusal_facts f = {.message = err->msg, .model = w->plan->model, .ep = oq_ep_full_name(w->plan->config.runtime),
-                          .inputs = (const oq_tensor *const *)in, .n_inputs = n_in};
+                          .inputs = (const oq_tensor *const *)in, .n_inputs = n_in,
+                          /* the model the session ran, read once: no second read from disk */
+                          .model_bytes = w->model.bytes, .model_n = w->model.n, .model_info = w->model.mi};
     oq_refusal_explain(&f, &w->r->refusal, NULL); /* out of memory: no explanation, as before */
 }
 

@@ -27,6 +27,21 @@ else bad "doctor --json on a truncated library: exit $rc, $(head -c 300 "$T/dt.j
 expect 3 "$TRUNC" "$Q" validate --ort-lib "$T/trunc.so" --num-events 2 --outdir "$T/v"
 expect 3 "$TRUNC" "$Q" bench --ort-lib "$T/trunc.so" --variants cpu:decomposed:fp32 --seq-lens 16 \
     --modes masked --iters 2 --outdir "$T/b0"
+# A bare name (no '/') is the dynamic loader's to find: one found in a folder of LD_LIBRARY_PATH
+# is checked as a path is (it was not: SIGBUS), for ORT and for an EP library alike, whether the
+# folder is the current one or not (an EP library there was found by access(), then handed to ORT
+# by its bare name, which ORT looks for in its own folder: another file than the one found)
+mkdir -p "$T/ldp"
+cp "$T/trunc.so" "$T/ldp/libtrunc_ort.so"
+cp "$T/trunc.so" "$T/ldp/libtrunc_ep.so"
+expect 3 'libtrunc_ort\.so \(truncated or damaged: its ELF program headers map 28\.[0-9] MB' \
+    env LD_LIBRARY_PATH="$T/nodev:$T/ldp" "$Q" doctor --ort-lib libtrunc_ort.so
+expect 3 'libtrunc_ort\.so \(truncated or damaged' env LD_LIBRARY_PATH="$T/ldp" ORTQUAL_ORT_LIB=libtrunc_ort.so "$Q" doctor
+BENCH=(bench --variants cpu:decomposed:fp32 --seq-lens 16 --modes masked --iters 2)
+expect 3 "^ortqual bench: cannot load EP library libtrunc_ep\.so \($T/ldp/libtrunc_ep\.so\): truncated or damaged" \
+    env LD_LIBRARY_PATH="$T/ldp" "$Q" "${BENCH[@]}" --ep-lib trunc=libtrunc_ep.so --outdir "$T/b1"
+expect 3 "^ortqual bench: cannot load EP library libtrunc_ep\.so \($T/ldp/libtrunc_ep\.so\): truncated or damaged" \
+    env -C "$T/ldp" LD_LIBRARY_PATH="$T/ldp" "$Q" "${BENCH[@]}" --ep-lib trunc=libtrunc_ep.so --outdir "$T/b2"
 
 # 2. Another machine's library (e_machine patched): not "No such file or directory"
 if [ "$(uname -m)" = x86_64 ]; then

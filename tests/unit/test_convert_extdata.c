@@ -586,6 +586,111 @@ static void test_changed_before_copy(void **state)
     }
 }
 
+/* The check of a location and the open of its file are one: a symbolic link out of the
+ * folder put at the name between them (another process swapping it) is never read. The swap
+ * is made inside realpath, which the check resolves the name with (linked with
+ * --wrap=realpath): once the name has resolved inside (g_swap_after) or just before it
+ * resolves (g_swap_before), g_swap_from is renamed over g_swap_to. */
+char *__real_realpath(const char *path, char *resolved);
+static int g_swap_after, g_swap_before;
+static char g_swap_from[512], g_swap_to[512];
+
+static void swap_now(const char *path, int *armed)
+{
+    if (*armed && !strcmp(path, g_swap_to)) {
+        *armed = 0;
+        assert_int_equal(rename(g_swap_from, g_swap_to), 0);
+    }
+}
+
+char *__wrap_realpath(const char *path, char *resolved);
+char *__wrap_realpath(const char *path, char *resolved)
+{
+    swap_now(path, &g_swap_before);
+    char *r = __real_realpath(path, resolved);
+    swap_now(path, &g_swap_after);
+    return r;
+}
+
+/* outside/secret.data: the data file's bytes with its first 128 (n1's) flipped. */
+static void secret_copy(const char *data, const char *secret)
+{
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(data, &buf, &n, NULL), OQ_OK);
+    for (size_t i = 0; i < 128 && i < n; i++) buf[i] ^= 0xff;
+    assert_int_equal(oq_write_file_atomic(secret, buf, n, 1, NULL), OQ_OK);
+    free(buf);
+}
+
+/* validate's and bench's read (oq_model_file_read): the data file checked, then a link out put
+ * in its place before it is opened: refused, the file out of the folder never hashed (it was:
+ * the check held for the path, the hash opened the path again). */
+static void test_model_file_swapped_after_check(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_race"), *outside = temp_dir("extdata_race_out"), path[512], secret[512], want[1024];
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    snprintf(g_swap_to, sizeof g_swap_to, "%s/model.onnx.data", dir);
+    snprintf(g_swap_from, sizeof g_swap_from, "%s/link", dir);
+    snprintf(secret, sizeof secret, "%s/secret.data", outside);
+    secret_copy(g_swap_to, secret);
+    assert_int_equal(symlink(secret, g_swap_from), 0);
+    oq_model_file mf;
+    oq_err err = {0};
+    g_swap_after = 1;
+    oq_status st = oq_model_file_read(path, &mf, &err);
+    assert_int_equal(g_swap_after, 0); /* the swap was made */
+    if (st == OQ_OK) fail_msg("the file out of the folder was hashed: sha256 %s", mf.sha256);
+    assert_int_equal(st, OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s: external data location 'model.onnx.data' leads out of the model's folder "
+             "through a symbolic link (ORT refuses it)", path);
+    assert_string_equal(err.msg, want);
+    remove_dir(outside);
+    remove_dir(dir);
+}
+
+/* convert's read: the data file a link out when it is opened, a file inside by the time the
+ * location is checked: the bytes read into the model are the ones inside (convert opened the
+ * path, then checked it: it read the file out of the folder, the check passing). */
+static void test_convert_swapped_before_check(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("extdata_race_cv"), *outside = temp_dir("extdata_race_cv_out"), in[512], secret[512];
+    externalize(LLAMA "llama_like_op18.onnx", dir);
+    snprintf(in, sizeof in, "%s/model.onnx", dir);
+    snprintf(g_swap_to, sizeof g_swap_to, "%s/model.onnx.data", dir);
+    snprintf(g_swap_from, sizeof g_swap_from, "%s/inside", dir);
+    snprintf(secret, sizeof secret, "%s/secret.data", outside);
+    secret_copy(g_swap_to, secret);
+    assert_int_equal(rename(g_swap_to, g_swap_from), 0);
+    assert_int_equal(symlink(secret, g_swap_to), 0); /* a link out at the name, the real file beside */
+    Onnx__ModelProto *orig = read_model(LLAMA "llama_like_op18.onnx");
+    const Onnx__TensorProto *n1 = find_init(orig, "n1");
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(in, &buf, &n, NULL), OQ_OK);
+    cv_model *m = NULL;
+    oq_err err = {0};
+    g_swap_before = 1;
+    oq_status st = cv_model_load(buf, n, in, dir, &m, &err);
+    assert_int_equal(g_swap_before, 0);
+    assert_int_equal(st, OQ_OK);
+    const Onnx__TensorProto *t = NULL;
+    for (size_t i = 0; i < m->inits.n; i++)
+        if (!strcmp(((const Onnx__TensorProto *)m->inits.v[i])->name, "n1")) t = m->inits.v[i];
+    assert_non_null(t);
+    assert_int_equal(t->raw_data.len, n1->raw_data.len);
+    if (memcmp(t->raw_data.data, n1->raw_data.data, n1->raw_data.len))
+        fail_msg("n1 was read from the file out of the folder");
+    cv_model_free(m);
+    free(buf);
+    onnx__model_proto__free_unpacked(orig, NULL);
+    remove_dir(outside);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +703,8 @@ int main(void)
         cmocka_unit_test(test_inspect_lengths),
         cmocka_unit_test(test_length_zero),
         cmocka_unit_test(test_changed_before_copy),
+        cmocka_unit_test(test_model_file_swapped_after_check),
+        cmocka_unit_test(test_convert_swapped_before_check),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

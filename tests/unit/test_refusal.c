@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ortqual/fileio.h"
 #include "ortqual/graph.h"
+#include "ortqual/inspect.h"
 #include "ortqual/npz.h"
 #include "ortqual/refusal.h"
 #define TESTUTIL_RUNTIME_FIXTURE
@@ -195,6 +197,41 @@ static void mask_total_length(void **state)
     /* the symbolic lengths do not show the mask shorter: said so (a longer one would be invalid) */
     assert_has(r.why, "if the mask is shorter (the declared shapes do not say");
     oq_refusal_clear(&r);
+}
+
+/* The model as the caller holds it (a validate worker: its session's bytes and their inspection)
+ * is read in place of the file, which is not read again: the explanation of the file's model,
+ * though the file is another by now. */
+static void model_held(void **state)
+{
+    (void)state;
+    const oq_dim dm[] = {{0, "batch"}, {1, NULL}, {0, "seq"}, {0, "mask_len"}};
+    const int64_t sm[] = {2, 1, 5, 3};
+    oq_tensor *in[4];
+    attention_inputs(in, sm);
+    char path[512];
+    oq_err e = {0};
+    refused(attention_model(24, dm, 1), "held.onnx", 0, in, 4, path, &e);
+    unsigned char *buf;
+    size_t n;
+    assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_bytes(buf, n, path, &mi, NULL), OQ_OK);
+    FILE *f = fopen(path, "wb"); /* the file is no model now */
+    assert_non_null(f);
+    fputs("not a model", f);
+    fclose(f);
+    for (int with_info = 0; with_info < 2; with_info++) {
+        oq_refusal_facts facts = {.message = e.msg, .model = path, .model_bytes = buf, .model_n = n,
+                                  .model_info = with_info ? mi : NULL};
+        oq_refusal r;
+        assert_int_equal(oq_refusal_explain(&facts, &r, NULL), OQ_OK);
+        assert_string_equal(r.id, "attn-mask-total-length");
+        assert_string_equal(r.inputs, "K 'k' float32 [batch,2,seq,4]; attn_mask 'm' bool [batch,1,seq,mask_len]");
+        oq_refusal_clear(&r);
+    }
+    oq_model_info_free(mi);
+    free(buf);
 }
 
 /* An Attention node attn0 at `opset` on float32 inputs of the given (numeric) 4-D shapes: q,
@@ -541,7 +578,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mask_query_broadcast), cmocka_unit_test(torch_export_op23),
-        cmocka_unit_test(mask_total_length),    cmocka_unit_test(no_kernel),
+        cmocka_unit_test(mask_total_length),    cmocka_unit_test(model_held),
+        cmocka_unit_test(no_kernel),
         cmocka_unit_test(opset_and_ir_too_new), cmocka_unit_test(custom_domains),
         cmocka_unit_test(output_mode_recorded_on_h200), cmocka_unit_test(crash_without_shapes),
         cmocka_unit_test(str_one_line), cmocka_unit_test(mask_shapes_that_do_not_fit),
