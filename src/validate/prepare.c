@@ -366,7 +366,9 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     oq_event_ids ids = {0};
     oq_batch_inputs in = {0};
     oq_status st = oq_npz_read(path, &z, err);
-    if (!st && !oq_find_io(sig->mi->inputs, sig->mi->n_inputs, "event_indices")) st = oq_event_ids_read(z, path, *next_event, &ids, err);
+    int own = !oq_find_io(sig->mi->inputs, sig->mi->n_inputs, "event_indices"); /* else the model's input */
+    if (!st && own) st = oq_event_ids_read(z, path, *next_event, &ids, err);
+    else ids.first = *next_event;
     if (!st) st = oq_signature_read_batch(sig, path, &ids, &in, err);
     int64_t b = in.batch;
     int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx), *lengths = calloc(b ? (size_t)b : 1, sizeof *lengths);

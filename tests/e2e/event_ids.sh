@@ -37,7 +37,7 @@ run() { # run DIR OUT [more options]: validate DIR's batches against the fixture
     shift 2
     for f in "$d"/inputs_00*.npz; do exp+=("$FX/outputs_${f##*/inputs_}"); done
     $Q validate --model "$M" --inputs "$d"/inputs_00*.npz --expected "${exp[@]}" \
-        --configs expected,cpu:model:fp32 --no-plots --no-cache --outdir "$out" "$@"
+        --configs expected,cpu:model:fp32 --no-plots --no-cache --progress never --outdir "$out" "$@"
 }
 
 # 1. ids above 2^53 (and a packed run << 32 | event) kept exactly in summary.json, the kept batch
@@ -116,12 +116,13 @@ batch nan 1 "z['features'][1, 0, 7] = np.nan"
 one_line 2 "^ortqual validate: nan/inputs_001.npz: input 'features': event 4 \(index 1 in the file\) position 0 \(element 7 of it\) is NaN" \
     run nan onan
 one_line 2 "^ortqual replay: nan/inputs_001.npz: input 'features': event 4 \(index 1 in the file\) position 0" \
-    $Q replay --model "$M" --inputs nan/inputs_00*.npz --expected "$FX"/outputs_00[0-1].npz --outdir rnan
+    $Q replay --model "$M" --inputs nan/inputs_00*.npz --expected "$FX"/outputs_00[0-1].npz --progress never --outdir rnan
 
 # 6. a shape clash between an inputs file and its expected outputs names both files
 "$PY" -c 'import sys, numpy as np; z = dict(np.load(sys.argv[1])); z["cls"] = np.zeros((3, 57, 6), np.float32); np.savez("longer.npz", **z)' \
     "$FX/outputs_000.npz"
 one_line 2 "^ortqual validate: longer.npz: dimension '[a-z_]+' is 56 in member 'features' \[3,56,17\] of .*/mlpf_like/inputs_000.npz but 57 in expected 'cls' \[3,57,6\] \(the model names both" \
-    $Q validate --model "$M" --inputs "$FX/inputs_000.npz" --expected longer.npz --configs expected,cpu:model:fp32 --outdir olonger
+    $Q validate --model "$M" --inputs "$FX/inputs_000.npz" --expected longer.npz --configs expected,cpu:model:fp32 \
+    --progress never --outdir olonger
 
 report
