@@ -242,6 +242,11 @@ typedef struct oq_batch_info {
     char *expected;               /* expected_NNN.npz: the `expected` reference's outputs, or NULL */
     char expected_sha256[65];     /* of that file ("" without one): the verdict rests on it as on
                                      the inputs, so the plan names it by content too */
+    char *source;                 /* the user's file the batch was read from (input_files), or NULL
+                                     for generated events: `inputs` is rewritten, with its ids */
+    char source_sha256[65];       /* of that file as read ("" without one) */
+    char *expected_source;        /* the user's expected_files entry of the batch, or NULL */
+    char expected_source_sha256[65];
 } oq_batch_info;
 
 /* One output of one batch as compared: the numbers of its oq_compare_result, without the

@@ -263,7 +263,14 @@ static void output_cells(oq_sb *b, const json_t *o, int passed)
 /* The cells a batch's rows share: index, events, valid tokens, padded length, timing. */
 static void batch_cells(oq_sb *b, const json_t *bt, const json_t *info, size_t rows)
 {
-    oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">%lld</td><td rowspan=\"%zu\">", rows, oq_j_int(bt, "index"), rows);
+    oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">%lld", rows, oq_j_int(bt, "index"));
+    const char *source = oq_j_str(info, "source", NULL); /* the user's file it was read from */
+    if (source) {
+        oq_sb_puts(b, "<br><span class=\"muted source\">");
+        oq_sb_esc(b, source);
+        oq_sb_puts(b, "</span>");
+    }
+    oq_sb_printf(b, "</td><td rowspan=\"%zu\">", rows);
     size_t k;
     json_t *e;
     json_array_foreach(json_object_get(info, "event_indices"), k, e)

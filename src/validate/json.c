@@ -1012,6 +1012,11 @@ oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_
 
 /* ---- summary.json ---------------------------------------------------------------------- */
 
+static void copy_of(const json_t *o, const char *key, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", str_of(o, key) ? str_of(o, key) : "");
+}
+
 static json_t *ints_json(const int64_t *v, int64_t n)
 {
     json_t *a = json_array();
@@ -1041,6 +1046,11 @@ static json_t *batch_info_json(const oq_batch_info *b)
     json_object_set_new(j, "valid_size", json_integer(b->valid_size));
     set_path(j, "expected", b->expected, &ok);
     if (*b->expected_sha256) json_object_set_new(j, "expected_sha256", json_string(b->expected_sha256));
+    set_path(j, "source", b->source, &ok);
+    if (*b->source_sha256) json_object_set_new(j, "source_sha256", json_string(b->source_sha256));
+    set_path(j, "expected_source", b->expected_source, &ok);
+    if (*b->expected_source_sha256)
+        json_object_set_new(j, "expected_source_sha256", json_string(b->expected_source_sha256));
     if (ok) return j;
     json_decref(j);
     return NULL;
@@ -1059,8 +1069,11 @@ static int batch_info_back(const json_t *j, oq_batch_info *b)
     b->event_indices = ints_back(json_object_get(j, "event_indices"), &n_idx, &ok);
     b->valid_size = json_integer_value(json_object_get(j, "valid_size"));
     b->expected = oq_json_path_dup(j, "expected", &ok);
-    snprintf(b->expected_sha256, sizeof b->expected_sha256, "%s",
-             str_of(j, "expected_sha256") ? str_of(j, "expected_sha256") : "");
+    copy_of(j, "expected_sha256", b->expected_sha256, sizeof b->expected_sha256);
+    b->source = oq_json_path_dup(j, "source", &ok);
+    copy_of(j, "source_sha256", b->source_sha256, sizeof b->source_sha256);
+    b->expected_source = oq_json_path_dup(j, "expected_source", &ok);
+    copy_of(j, "expected_source_sha256", b->expected_source_sha256, sizeof b->expected_source_sha256);
     return ok && b->inputs && b->batch_size >= 0 && n_len == (size_t)b->batch_size && n_idx == n_len;
 }
 
@@ -1098,11 +1111,6 @@ static json_t *slurm_json(const oq_slurm_task *t)
     if (*t->node) set_str(j, "node", t->node);
     if (*t->cluster) set_str(j, "cluster", t->cluster);
     return j;
-}
-
-static void copy_of(const json_t *o, const char *key, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", str_of(o, key) ? str_of(o, key) : "");
 }
 
 static void slurm_back(const json_t *j, oq_slurm_task *t)

@@ -11,6 +11,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/events.h"
+#include "inspect/inspect-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
 #include "validate/validate-impl.h"
@@ -337,23 +338,49 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
     return st ? st : oq_sha256_file(path, bi->expected_sha256, err);
 }
 
-/* Saved batches keep their event indices when they carry them. The batch is put into the
- * sink, or its files are removed. */
-static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
-                              int64_t *next_event, oq_batch_sink *sink, oq_err *err)
+/* The run's ids of the batch's events: its `event_indices` member, checked against the batch
+ * and every id before (an id twice would count one event twice), else numbered on from the
+ * batches before. A `lengths` member must say what the mask says: nothing is rewritten. */
+static oq_status batch_events(const oq_validate_opts *o, const oq_npz *z, const oq_event_ids *ids,
+                              const oq_batch_inputs *in, size_t k, oq_event_seen *seen, int64_t *idx, oq_err *err)
 {
     const char *path = o->input_files[k];
-    oq_batch_inputs in;
-    oq_status st = oq_signature_read_inputs(sig, path, &in, err);
-    if (st) return st;
+    oq_status st = oq_event_ids_fit(ids, path, in->batch, err);
+    if (!st && !is_input(in, "lengths")) st = oq_event_lengths_fit(z, ids, path, in, err);
+    for (int64_t i = 0; !st && i < in->batch; i++) idx[i] = oq_event_id(ids, i);
+    return st ? st : oq_event_seen_add(seen, idx, in->batch, !ids->v, o->input_files, k, err);
+}
+
+/* The batch's own file, named with its SHA-256 in the record: `inputs` is a rewrite of it.
+ * Borrowed (the sink writes the record and keeps no pointer). */
+static oq_status batch_sources(const oq_validate_opts *o, size_t k, oq_batch_info *bi, oq_err *err)
+{
+    bi->source = (char *)o->input_files[k];
+    oq_status st = oq_sha256_file(bi->source, bi->source_sha256, err);
+    if (!st && o->n_expected_files) {
+        bi->expected_source = (char *)o->expected_files[k];
+        st = oq_sha256_file(bi->expected_source, bi->expected_source_sha256, err);
+    }
+    return st;
+}
+
+/* The batch is put into the sink, or its files are removed. */
+static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
+                              int64_t *next_event, oq_event_seen *seen, oq_batch_sink *sink, oq_err *err)
+{
+    const char *path = o->input_files[k];
     oq_npz *z = NULL;
-    const oq_tensor *saved = NULL;
-    if (!is_input(&in, "event_indices") && oq_npz_read(path, &z, NULL) == OQ_OK) saved = oq_npz_get(z, "event_indices");
+    oq_event_ids ids = {0};
+    oq_batch_inputs in = {0};
+    oq_status st = oq_npz_read(path, &z, err);
+    int own = !oq_find_io(sig->mi->inputs, sig->mi->n_inputs, "event_indices"); /* else the model's input */
+    if (!st && own) st = oq_event_ids_read(z, path, *next_event, &ids, err);
+    else ids.first = *next_event;
+    if (!st) st = oq_signature_read_batch(sig, path, &ids, &in, err);
     int64_t b = in.batch;
     int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx), *lengths = calloc(b ? (size_t)b : 1, sizeof *lengths);
-    if (!idx || !lengths) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; idx && i < b; i++)
-        idx[i] = saved && oq_tensor_numel(saved) == b ? (int64_t)oq_tensor_get_f64(saved, i) : *next_event + i;
+    if (!st && (!idx || !lengths)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = batch_events(o, z, &ids, &in, k, seen, idx, err);
     *next_event += b;
     oq_npz_free(z);
     char inputs[4096] = "", exp[4096] = "";
@@ -361,11 +388,13 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, lengths, inputs, &bi, err);
     if (!st && expected) st = expected_batch(o, sig, k, &in, &bi, exp, err);
     if (!st) st = oq_signature_mask_axes(sig, &in, *exp ? exp : NULL, err);
+    if (!st) st = batch_sources(o, k, &bi, err);
     if (!st) st = oq_batch_sink_put(sink, &bi, err);
     if (st && *inputs) unlink(inputs);
     if (st && *exp) unlink(exp);
     free(idx);
     free(lengths);
+    oq_event_ids_clear(&ids);
     oq_batch_inputs_clear(&in);
     return st;
 }
@@ -379,12 +408,12 @@ oq_status oq_validate_prepare_batches(const oq_validate_opts *o, const oq_signat
                           "expected_files: %zu files for %zu input_files (they are matched batch by batch, in order)",
                           o->n_expected_files, o->n_input_files);
     int64_t next = 0;
+    oq_event_seen *seen = NULL;
+    oq_status st = oq_event_seen_create(&seen, err);
     k->planned = o->n_input_files;
-    for (size_t i = 0; i < o->n_input_files; i++) {
-        oq_status st = loaded_batch(o, sig, expected, i, &next, k, err);
-        if (st) return st;
-    }
-    return OQ_OK;
+    for (size_t i = 0; !st && i < o->n_input_files; i++) st = loaded_batch(o, sig, expected, i, &next, seen, k, err);
+    oq_event_seen_free(seen);
+    return st;
 }
 
 void oq_validate_unprepare(const oq_validate_opts *o, int expected, const oq_batch_sink *k)

@@ -280,12 +280,21 @@ static oq_status bind(oq_batch_inputs *in, const char *name, int64_t value, cons
     return OQ_OK;
 }
 
+/* The length of `where` ("member 'x' [2,4] of FILE") without " of FILE" when FILE is `path`, which
+ * the message names first: a clash between an inputs file and its expected outputs names both. */
+static int unless_in(const char *where, const char *path)
+{
+    size_t n = strlen(where), p = strlen(path);
+    int same = n > p + 4 && !strcmp(where + n - p, path) && !strncmp(where + n - p - 4, " of ", 4);
+    return (int)(same ? n - p - 4 : n);
+}
+
 /* `t` against the declaration `io`: type, rank, fixed sizes, and named sizes consistent with
  * the ones bound so far in this batch (bound here when new). `what` names t in messages. */
 static oq_status check_declared(const oq_io_info *io, const oq_tensor *t, const char *path, const char *what,
                                 oq_batch_inputs *in, oq_err *err)
 {
-    char got[128], want[256], here[384];
+    char got[128], want[256], here[4600];
     oq_shape_str(t, got, sizeof got);
     oq_io_declared_str(io, want, sizeof want);
     if (io->elem_type && (oq_dtype)io->elem_type != t->dtype)
@@ -298,7 +307,7 @@ static oq_status check_declared(const oq_io_info *io, const oq_tensor *t, const 
     if (t->ndim != io->rank)
         return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' has shape %s; the model's '%s' is %s", path, what, t->name,
                           got, io->name, want);
-    snprintf(here, sizeof here, "%s '%s' %s", what, t->name, got);
+    snprintf(here, sizeof here, "%s '%s' %s of %s", what, t->name, got, path);
     for (int32_t d = 0; d < io->rank; d++) {
         int64_t size = declared_size(io->dims[d]);
         const char *where = NULL;
@@ -308,8 +317,9 @@ static oq_status check_declared(const oq_io_info *io, const oq_tensor *t, const 
                               path, what, t->name, got, io->name, want, (int)d, (long long)size);
         if (was >= 0 && was != t->shape[d])
             return oq_err_set(err, OQ_ERR_SHAPE,
-                              "%s: dimension '%s' is %lld in %s but %lld in %s (the model names both '%s')", path,
-                              io->dims[d], (long long)was, where, (long long)t->shape[d], here, io->dims[d]);
+                              "%s: dimension '%s' is %lld in %.*s but %lld in %.*s (the model names both '%s')", path,
+                              io->dims[d], (long long)was, unless_in(where, path), where, (long long)t->shape[d],
+                              unless_in(here, path), here, io->dims[d]);
         if (size == -1 && was < 0) {
             oq_status st = bind(in, io->dims[d], t->shape[d], here, err);
             if (st) return st;
@@ -378,6 +388,17 @@ static const oq_tensor *unmasked_sequence(const oq_signature *sig, const oq_batc
     return NULL;
 }
 
+/* oq_mask_check names an event by its row ("event 1: ..."): the run's id said beside it. */
+static void mask_event_named(const oq_event_ids *ids, oq_err *err)
+{
+    long long row;
+    int at = 0;
+    if (!ids || !err || sscanf(err->msg, "event %lld%n", &row, &at) != 1 || row < 0) return;
+    char ev[96], rest[OQ_ERR_MSG_MAX];
+    snprintf(rest, sizeof rest, "%s", err->msg + at);
+    snprintf(err->msg, sizeof err->msg, "%s%s", oq_event_str(ids, row, ev, sizeof ev), rest);
+}
+
 static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     if (sig->mask >= 0) {
@@ -394,6 +415,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         if (st == OQ_ERR_MASK && sig->mask_why && err &&
             (sig->mask_why == NAME_ONLY || strstr(err->msg, "is not 0 or 1")))
             return guessed_mask_error(sig, path, m->name, err);
+        if (st == OQ_ERR_MASK) mask_event_named(in->ids, err);
         return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
     }
     in->batch = 1, in->seq = 0; /* no mask: B of the first input that has one; L where an input tells it */
@@ -497,8 +519,8 @@ static void event_position(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_
 
 /* The message for element e of t: by event and position where the axes `a` say them (masked),
  * else by element, with `why` the positions could not be told (padding was read as well). */
-static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a, const oq_err *why, const char *path,
-                                  oq_err *err)
+static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a, const oq_err *why,
+                                  const oq_event_ids *ids, const char *path, oq_err *err)
 {
     double v = t->dtype == OQ_DTYPE_FLOAT32 ? ((const float *)t->data)[e]
                : t->dtype == OQ_DTYPE_FLOAT64 ? ((const double *)t->data)[e] : NAN;
@@ -506,10 +528,11 @@ static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a,
                        t->dtype == OQ_DTYPE_FLOAT64 ? "NaN" : "NaN or inf";
     if (a.masked) {
         int64_t event = 0, pos = 0, within = 0;
+        char ev[96];
         event_position(t, a, e, &event, &pos, &within);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': event %lld position %lld (element %lld of "
-                          "it) is %s: valid positions must be finite", path, t->name, (long long)event,
-                          (long long)pos, (long long)within, what);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': %s position %lld (element %lld of "
+                          "it) is %s: valid positions must be finite", path, t->name,
+                          oq_event_str(ids, event, ev, sizeof ev), (long long)pos, (long long)within, what);
     }
     if (why && *why->msg)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite (padding "
@@ -538,14 +561,21 @@ static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in
         int additive = in->uses && (in->uses[i] & OQ_USE_ADDITIVE);
         int64_t e = masked ? first_valid_non_finite(t, additive, a, in->lengths)
                            : first_refused(t, additive, 0, oq_tensor_numel(t));
-        if (e >= 0) return non_finite_error(t, e, a, &why, path, err);
+        if (e >= 0) return non_finite_error(t, e, a, &why, in->ids, path, err);
     }
     return OQ_OK;
 }
 
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
+    return oq_signature_read_batch(sig, path, NULL, in, err);
+}
+
+oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, const oq_event_ids *ids,
+                                  oq_batch_inputs *in, oq_err *err)
+{
     memset(in, 0, sizeof *in);
+    in->ids = ids;
     oq_npz *z;
     oq_status st = oq_npz_read(path, &z, err);
     if (st) return st;

@@ -217,6 +217,8 @@ void oq_batch_info_clear(oq_batch_info *b)
     free(b->lengths);
     free(b->event_indices);
     free(b->expected);
+    free(b->source);
+    free(b->expected_source);
     memset(b, 0, sizeof *b);
 }
 
@@ -228,7 +230,10 @@ oq_status oq_batch_info_copy(oq_batch_info *dst, const oq_batch_info *src, oq_er
     dst->lengths = malloc(bytes);
     dst->event_indices = malloc(bytes);
     dst->expected = src->expected ? strdup(src->expected) : NULL;
-    if (!dst->inputs || !dst->lengths || !dst->event_indices || (src->expected && !dst->expected)) {
+    dst->source = src->source ? strdup(src->source) : NULL;
+    dst->expected_source = src->expected_source ? strdup(src->expected_source) : NULL;
+    if (!dst->inputs || !dst->lengths || !dst->event_indices || (src->expected && !dst->expected) ||
+        (src->source && !dst->source) || (src->expected_source && !dst->expected_source)) {
         oq_batch_info_clear(dst);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }

@@ -453,9 +453,40 @@ typedef struct oq_batch_inputs {
     char **dim_names, **dim_where;
     int64_t *dim_values;
     const unsigned *uses; /* the signature's (borrowed): an additive mask may hold -inf */
+    const struct oq_event_ids *ids; /* borrowed, or NULL: names the events in messages */
 } oq_batch_inputs;
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err);
+/* The same, its messages naming each event by its id in the run as well as its position. */
+oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, const struct oq_event_ids *ids,
+                                  oq_batch_inputs *in, oq_err *err);
 void oq_batch_inputs_clear(oq_batch_inputs *in);
+
+/* The run's ids of a saved batch's events (event_ids.c): its `event_indices` member, exactly,
+ * when it carries one (a 1-D integer array of ids >= 0; anything else refused), else numbered
+ * on from the batches before it: first + position. */
+typedef struct oq_event_ids {
+    int64_t *v; /* the member's n values, or NULL */
+    int64_t n, first;
+} oq_event_ids;
+oq_status oq_event_ids_read(const struct oq_npz *z, const char *path, int64_t first, oq_event_ids *ids,
+                            oq_err *err);
+int64_t oq_event_id(const oq_event_ids *ids, int64_t pos);
+/* "event ID (index POS in the file)"; "event POS" where that is its id, or ids is NULL or has no
+ * such position. */
+const char *oq_event_str(const oq_event_ids *ids, int64_t pos, char *buf, size_t n);
+void oq_event_ids_clear(oq_event_ids *ids);
+/* The member has one id per event of the batch. */
+oq_status oq_event_ids_fit(const oq_event_ids *ids, const char *path, int64_t batch, oq_err *err);
+/* A `lengths` member the batch carries says what the mask says (L each without a mask). */
+oq_status oq_event_lengths_fit(const struct oq_npz *z, const oq_event_ids *ids, const char *path,
+                               const oq_batch_inputs *in, oq_err *err);
+/* The ids of the run's events so far, each with the file and position it came from: an id
+ * seen twice is refused, naming both (`numbered`: the file's ids are numbered, not its own). */
+typedef struct oq_event_seen oq_event_seen;
+oq_status oq_event_seen_create(oq_event_seen **out, oq_err *err);
+void oq_event_seen_free(oq_event_seen *s);
+oq_status oq_event_seen_add(oq_event_seen *s, const int64_t *idx, int64_t n, int numbered, const char *const *paths,
+                            size_t file, oq_err *err);
 /* The same checks for inputs made here (generated events); `what` names the batch. */
 oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
 /* Every model output from the member of its name in `path`, checked against the declared

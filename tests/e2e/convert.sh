@@ -252,7 +252,7 @@ np.savez(d + "/ex_seq.npz", out=o[:, :10].copy())
 PY
 for case in "ex_none:no member 'out' for the model's output out float32 \[batch,seq,3\]" \
             "ex_int:expected 'out' is int32; the model's output is float32" \
-            "ex_seq:dimension 'seq' is 56 in member 'features' \[3,56,8\] but 10 in expected 'out' \[3,10,3\]"; do
+            "ex_seq:dimension 'seq' is 56 in member 'features' \[3,56,8\] of $TX/inputs_000.npz but 10 in expected 'out' \[3,10,3\]"; do
     name=${case%%:*}
     refused "^ortqual convert: $T/$name.npz: ${case#*:}" $ORTQUAL convert "$TX/tx_encoder_op18.onnx" -o "$T/ex.onnx" --flash \
         --inputs "$TX/inputs_000.npz" --expected "$T/$name.npz"

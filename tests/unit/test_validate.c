@@ -1621,6 +1621,28 @@ static void generated_features_width(void **state)
     remove_dir(dir);
 }
 
+/* ---- a user's event ids -------------------------------------------------------------- */
+
+/* The run's ids: 5000 packed (run << 32 | event) ids over two files pass, the set growing past
+ * its first size; one id again is refused, naming both files and indices. */
+static void event_ids_seen_once(void **state)
+{
+    (void)state;
+    const char *paths[] = {"a.npz", "b.npz"};
+    int64_t ids[2500];
+    oq_event_seen *seen;
+    oq_err err = {0};
+    assert_int_equal(oq_event_seen_create(&seen, &err), OQ_OK);
+    for (size_t f = 0; f < 2; f++) {
+        for (int64_t i = 0; i < 2500; i++) ids[i] = ((int64_t)(356123 + f) << 32) | (i * 7);
+        assert_int_equal(oq_event_seen_add(seen, ids, 2500, 0, paths, f, &err), OQ_OK);
+    }
+    ids[0] = 7, ids[1] = ((int64_t)356124 << 32) | 14;
+    assert_int_equal(oq_event_seen_add(seen, ids, 2, 0, paths, 1, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "b.npz: event 1529540933320718 (index 1 in the file) is also at index 2 of b.npz"));
+    oq_event_seen_free(seen);
+}
+
 /* ---- summaries of sharded runs ---------------------------------------------------------- */
 
 static void fill_batch_info(oq_batch_info *b, int64_t index)
@@ -1635,6 +1657,13 @@ static void fill_batch_info(oq_batch_info *b, int64_t index)
     b->lengths[0] = 5, b->lengths[1] = 8;
     b->event_indices[0] = 2 * index, b->event_indices[1] = 2 * index + 1;
     b->valid_size = 13;
+    if (index != 1) return;
+    /* a user's batch: ids past 2^53 (a double would round them), and the file it was read from */
+    b->event_indices[0] = (INT64_C(1) << 53) + 1, b->event_indices[1] = INT64_MAX;
+    b->source = strdup("/data/ev_10.npz");
+    snprintf(b->source_sha256, sizeof b->source_sha256, "%064d", 3);
+    b->expected_source = strdup("/data/out_10.npz");
+    snprintf(b->expected_source_sha256, sizeof b->expected_source_sha256, "%064d", 4);
 }
 
 static void fill_reference(oq_config_result *r, int64_t batch)
@@ -1707,6 +1736,13 @@ static void summary_round_trip(void **state)
     assert_int_equal(na, nb);
     assert_memory_equal(a, b, na);
     assert_string_equal(back->batches[1].sha256, s->batches[1].sha256);
+    assert_int_equal(back->batches[1].event_indices[0], (INT64_C(1) << 53) + 1);
+    assert_int_equal(back->batches[1].event_indices[1], INT64_MAX);
+    assert_string_equal(back->batches[1].source, "/data/ev_10.npz");
+    assert_string_equal(back->batches[1].source_sha256, s->batches[1].source_sha256);
+    assert_string_equal(back->batches[1].expected_source, "/data/out_10.npz");
+    assert_string_equal(back->batches[1].expected_source_sha256, s->batches[1].expected_source_sha256);
+    assert_null(back->batches[0].source);
     assert_string_equal(back->plan_hash, s->plan_hash);
     assert_string_equal(back->plan_description, s->plan_description);
     assert_int_equal(back->configs[1].dispatch.n_math_failures, 1);
@@ -2842,6 +2878,7 @@ int main(void)
         cmocka_unit_test(unmasked_padded_length),
         cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),
+        cmocka_unit_test(event_ids_seen_once),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
         cmocka_unit_test(merge_tells_routes_by_fields),

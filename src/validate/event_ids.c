@@ -1,0 +1,192 @@
+/* A user's batch files and the run's events: the `event_indices` and `lengths` members a
+ * saved batch carries are taken as they are, exactly (64-bit ids packed as run << 32 | event
+ * are common), or refused: never renumbered, rounded or rewritten in silence. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ortqual/npz.h"
+#include "validate/validate-impl.h"
+
+static int is_integer(oq_dtype d)
+{
+    return d == OQ_DTYPE_INT8 || d == OQ_DTYPE_INT16 || d == OQ_DTYPE_INT32 || d == OQ_DTYPE_INT64 ||
+           d == OQ_DTYPE_UINT8 || d == OQ_DTYPE_UINT16 || d == OQ_DTYPE_UINT32 || d == OQ_DTYPE_UINT64;
+}
+
+/* Element i of an integer tensor into *v; 0 for a uint64 beyond int64 (then *big holds it). */
+static int int_at(const oq_tensor *t, int64_t i, int64_t *v, uint64_t *big)
+{
+    switch (t->dtype) {
+    case OQ_DTYPE_INT8: *v = ((const int8_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_INT16: *v = ((const int16_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_INT32: *v = ((const int32_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_INT64: *v = ((const int64_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_UINT8: *v = ((const uint8_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_UINT16: *v = ((const uint16_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_UINT32: *v = ((const uint32_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_UINT64:
+        *big = ((const uint64_t *)t->data)[i];
+        *v = (int64_t)(*big & INT64_MAX);
+        return *big <= INT64_MAX;
+    default: return 0; /* not reached: is_integer */
+    }
+}
+
+/* The member's values as int64, each >= 0: a float member is refused rather than rounded (2.5
+ * is no event, and a float32 id above 2^24 is another event already). */
+static oq_status member_ints(const oq_tensor *t, const char *path, const char *what, int64_t **out, oq_err *err)
+{
+    char shape[96];
+    if (!is_integer(t->dtype) || t->ndim != 1)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' is %s %s: it must be a 1-D integer array, one %s "
+                          "per event", path, t->name, oq_dtype_name(t->dtype), oq_shape_str(t, shape, sizeof shape),
+                          what);
+    int64_t n = t->shape[0], *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t big = 0;
+        int fits = int_at(t, i, &v[i], &big);
+        if (fits && v[i] >= 0) continue;
+        int64_t neg = v[i];
+        free(v);
+        if (!fits) return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' index %" PRId64 ": %" PRIu64 " is beyond "
+                                     "the largest %s ortqual records (%" PRId64 ", int64)", path, t->name, i, big,
+                                     what, INT64_MAX);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: member '%s' index %" PRId64 ": %" PRId64 " is negative", path,
+                          t->name, i, neg);
+    }
+    *out = v;
+    return OQ_OK;
+}
+
+oq_status oq_event_ids_read(const oq_npz *z, const char *path, int64_t first, oq_event_ids *ids, oq_err *err)
+{
+    *ids = (oq_event_ids){.first = first};
+    const oq_tensor *t = oq_npz_get(z, "event_indices");
+    if (!t) return OQ_OK;
+    oq_status st = member_ints(t, path, "event id", &ids->v, err);
+    if (!st) ids->n = t->shape[0];
+    return st;
+}
+
+int64_t oq_event_id(const oq_event_ids *ids, int64_t pos)
+{
+    return ids->v ? ids->v[pos] : ids->first + pos;
+}
+
+const char *oq_event_str(const oq_event_ids *ids, int64_t pos, char *buf, size_t n)
+{
+    /* where the run's id is the position, one number says both */
+    if (!ids || (ids->v && pos >= ids->n) || oq_event_id(ids, pos) == pos) snprintf(buf, n, "event %" PRId64, pos);
+    else snprintf(buf, n, "event %" PRId64 " (index %" PRId64 " in the file)", oq_event_id(ids, pos), pos);
+    return buf;
+}
+
+void oq_event_ids_clear(oq_event_ids *ids)
+{
+    free(ids->v);
+    memset(ids, 0, sizeof *ids);
+}
+
+oq_status oq_event_ids_fit(const oq_event_ids *ids, const char *path, int64_t batch, oq_err *err)
+{
+    if (!ids->v || ids->n == batch) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_SHAPE, "%s: member 'event_indices' has %" PRId64 " entries for the batch's %" PRId64
+                      " events (one id per event)", path, ids->n, batch);
+}
+
+oq_status oq_event_lengths_fit(const oq_npz *z, const oq_event_ids *ids, const char *path,
+                               const oq_batch_inputs *in, oq_err *err)
+{
+    const oq_tensor *t = oq_npz_get(z, "lengths");
+    if (!t || (!in->lengths && !in->seq)) return OQ_OK; /* no mask nor L: nothing the run records */
+    int64_t *v = NULL;
+    oq_status st = member_ints(t, path, "length", &v, err);
+    if (!st && t->shape[0] != in->batch)
+        st = oq_err_set(err, OQ_ERR_SHAPE, "%s: member 'lengths' has %" PRId64 " entries for the batch's %" PRId64
+                        " events (one length per event)", path, t->shape[0], in->batch);
+    for (int64_t i = 0; !st && i < in->batch; i++) {
+        int64_t want = in->lengths ? in->lengths[i] : in->seq;
+        char ev[96];
+        if (v[i] != want)
+            st = oq_err_set(err, OQ_ERR_MASK, "%s: member 'lengths' index %" PRId64 ": %" PRId64 ", but %s has %"
+                            PRId64 " valid positions %s", path, i, v[i], oq_event_str(ids, i, ev, sizeof ev), want,
+                            in->lengths ? "by the mask" : "(the model has no mask: every position is valid)");
+    }
+    free(v);
+    return st;
+}
+
+/* ---- ids seen across the run ------------------------------------------------------------- */
+
+/* Open addressing, linear probing, at most 3/4 full: an id, and where it was seen (16 bytes:
+ * a million events take 32 MB at most). */
+typedef struct seen_slot {
+    int64_t id; /* -1: empty (ids are >= 0) */
+    uint32_t file, pos;
+} seen_slot;
+
+struct oq_event_seen {
+    seen_slot *slot;
+    size_t cap, n;
+};
+
+static size_t slot_of(int64_t id, size_t cap)
+{
+    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing: packed ids differ in their high bits */
+    return (size_t)(h >> 17) & (cap - 1);
+}
+
+static seen_slot *seen_find(seen_slot *slot, size_t cap, int64_t id)
+{
+    size_t i = slot_of(id, cap);
+    while (slot[i].id >= 0 && slot[i].id != id) i = (i + 1) & (cap - 1);
+    return &slot[i];
+}
+
+static int seen_grow(oq_event_seen *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 1024;
+    seen_slot *v = malloc(cap * sizeof *v);
+    if (!v) return 0;
+    for (size_t i = 0; i < cap; i++) v[i].id = -1;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slot[i].id >= 0) *seen_find(v, cap, s->slot[i].id) = s->slot[i];
+    free(s->slot);
+    s->slot = v;
+    s->cap = cap;
+    return 1;
+}
+
+oq_status oq_event_seen_create(oq_event_seen **out, oq_err *err)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+void oq_event_seen_free(oq_event_seen *s)
+{
+    if (!s) return;
+    free(s->slot);
+    free(s);
+}
+
+oq_status oq_event_seen_add(oq_event_seen *s, const int64_t *idx, int64_t n, int numbered, const char *const *paths,
+                            size_t file, oq_err *err)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (4 * (s->n + 1) > 3 * s->cap && !seen_grow(s)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        seen_slot *at = seen_find(s->slot, s->cap, idx[i]);
+        if (at->id >= 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: event %" PRId64 " (index %" PRId64 " in the file) is "
+                              "also at index %" PRId64 " of %s: an event is counted once per run (event ids must "
+                              "differ across the inputs)%s", paths[file], idx[i], i, (int64_t)at->pos, paths[at->file],
+                              numbered ? "; the file has no member 'event_indices': its events are numbered on from "
+                                         "the events before it" : "");
+        *at = (seen_slot){idx[i], (uint32_t)file, (uint32_t)i};
+        s->n++;
+    }
+    return OQ_OK;
+}
