@@ -6,10 +6,12 @@
  *     dtype   float32  float16  float64  int64  int32  bool   uint8  int8   uint16  int16  uint32  uint64
  *
  * ('=' and '|' byte-order marks are accepted for the same types; bool bytes
- * other than 0 read as 1). Everything else is refused by name, one line naming
- * the file (and the .npz member): Fortran order, object arrays ('|O'),
- * big-endian ('>f4'), other dtypes ('<c8', '<U3', '<V2', structured),
- * rank above OQ_MAX_DIMS, a malformed header, truncated or trailing data.
+ * other than 0 read as 1), and '<V2' / '|V2' read as bfloat16 bits: what numpy.save
+ * writes for an ml_dtypes.bfloat16 array (docs/files.md, "bfloat16 policy").
+ * Everything else is refused by name, one line naming the file (and the .npz
+ * member): Fortran order, object arrays ('|O'), big-endian ('>f4'), other
+ * dtypes ('<c8', '<U3', '<V4', structured), rank above OQ_MAX_DIMS, a malformed
+ * header, truncated or trailing data.
  * A .npz is a zip archive (stored or deflated, zip64 included) of
  * "<name>.npy" members; each becomes a tensor called <name>. Before a member is
  * allocated, the size its directory entry declares must be possible: at most

@@ -10,6 +10,7 @@
 #include "core/core-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/modelfile-impl.h"
+#include "npz/npz-impl.h"
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
@@ -113,10 +114,18 @@ static oq_status check_defaults(const oq_bench_opts *o, const model_sweep *m, oq
     return st;
 }
 
-/* An --inputs file must give at least one model input: else it is the wrong file. */
+/* An --inputs file must give at least one model input: else it is the wrong file. Its tensors
+ * made the types the model's inputs want, where a file may hold another (oq_npz_feed_as). */
 static oq_status check_inputs(const model_sweep *m, oq_err *err)
 {
     oq_status st = check_has_arrays(m->inputs, err);
+    for (size_t i = 0; !st && i < m->inputs->count; i++) {
+        oq_tensor *t = m->inputs->tensors[i];
+        const oq_io_info *io = t->name ? oq_find_io(m->mi->inputs, m->mi->n_inputs, t->name) : NULL;
+        char what[4200];
+        snprintf(what, sizeof what, "%s: tensor '%s'", m->inputs->path, t->name ? t->name : "");
+        if (io) st = oq_npz_feed_as(t, (oq_dtype)io->elem_type, what, err);
+    }
     if (st) return st;
     for (size_t i = 0; i < m->mi->n_inputs; i++)
         if (oq_npz_get(m->inputs, m->mi->inputs[i].name)) return OQ_OK;

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "bench/bench-impl.h"
+#include "npz/npz-impl.h"
 #include "status/args-impl.h"
 
 /* ---- parsing --dim, --sweep and --shape ------------------------------------------- */
@@ -268,11 +269,12 @@ static oq_status bind_given(const oq_io_info *ins, size_t n_ins, const oq_npz *n
         oq_bench_input_info *r = &out[i];
         const oq_tensor *t = npz ? oq_npz_get(npz, ins[i].name) : NULL;
         const oq_bench_shape *s = shape_for(o, ins[i].name);
-        char from[OQ_BENCH_NAME_MAX + 1200];
+        char from[OQ_BENCH_NAME_MAX + 1200], forms[160];
         oq_status st = OQ_OK;
         if (t && t->dtype != (oq_dtype)ins[i].elem_type)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is %s, the model's input wants %s", npz->path,
-                              t->name, oq_dtype_name(t->dtype), oq_dtype_name((oq_dtype)ins[i].elem_type));
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is %s, the model's input wants %s (%s)",
+                              npz->path, t->name, oq_dtype_name(t->dtype), oq_dtype_name((oq_dtype)ins[i].elem_type),
+                              oq_npz_accepted((oq_dtype)ins[i].elem_type, forms, sizeof forms));
         if (t) {
             snprintf(from, sizeof from, "%s: tensor '%s'", npz->path, t->name);
             r->ndim = t->ndim;

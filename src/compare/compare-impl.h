@@ -31,7 +31,8 @@ double oq_compare_value_back(const json_t *j, char *text, size_t n);
 /* Saved values `ref` of a model's output `name`, declared `output_type` (0: unknown, anything
  * fits), are of its kind: floats for a float output, integers or bools for another. Compared as
  * numbers, a file of the other kind is the wrong file, not an error to measure: OQ_ERR_SHAPE
- * "PATH: expected 'NAME' is int32; the model's output is float32" (validate, convert, bench). */
+ * "PATH: expected 'NAME' is int32; the model's output is float32" (validate, convert, bench).
+ * A bfloat16 `ref` (a file's '<V2', ml_dtypes.bfloat16) fits a bfloat16 output only. */
 oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype output_type, const char *path,
                                 oq_err *err);
 

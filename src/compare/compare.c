@@ -574,6 +574,12 @@ oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const o
 oq_status oq_compare_check_kind(const oq_tensor *ref, const char *name, oq_dtype output_type, const char *path,
                                 oq_err *err)
 {
+    /* a file holds bfloat16 only as ml_dtypes' 2-byte void, which is no number for another type */
+    if (ref->dtype == OQ_DTYPE_BFLOAT16 && output_type && output_type != OQ_DTYPE_BFLOAT16)
+        return oq_err_set(err, OQ_ERR_SHAPE,
+                          "%s: expected '%s' is ml_dtypes.bfloat16 ('<V2'), read so only for a bfloat16 output; the "
+                          "model's output is %s",
+                          path, name, oq_dtype_name(output_type));
     if (!output_type || !oq_dtype_is_float(ref->dtype) == !oq_dtype_is_float(output_type)) return OQ_OK;
     return oq_err_set(err, OQ_ERR_SHAPE, "%s: expected '%s' is %s; the model's output is %s", path, name,
                       oq_dtype_name(ref->dtype), oq_dtype_name(output_type));

@@ -20,6 +20,9 @@ typedef struct oq_npy_parts {
 } oq_npy_parts;
 
 /* Fill `p` for `t`; `t` must outlive `p`. Release with oq_npy_parts_release. */
+/* The descr written for `dt` ("<f4" for bfloat16, widened), NULL for a dtype .npy cannot hold. */
+const char *oq_npy_descr(oq_dtype dt);
+
 oq_status oq_npy_parts_make(const oq_tensor *t, oq_npy_parts *p, oq_err *err);
 void oq_npy_parts_release(oq_npy_parts *p);
 

@@ -176,6 +176,10 @@ static const struct {
     {"i8", OQ_DTYPE_INT64},   {"i4", OQ_DTYPE_INT32},   {"b1", OQ_DTYPE_BOOL},
     {"u1", OQ_DTYPE_UINT8},   {"i1", OQ_DTYPE_INT8},    {"u2", OQ_DTYPE_UINT16},
     {"i2", OQ_DTYPE_INT16},   {"u4", OQ_DTYPE_UINT32},  {"u8", OQ_DTYPE_UINT64},
+    /* numpy has no bfloat16: numpy.save of an ml_dtypes.bfloat16 array writes its dtype.str, a
+     * 2-byte void, and ml_dtypes has no other 2-byte type; validate and bench feed it only to a
+     * bfloat16 input (oq_npz_feed_as) */
+    {"V2", OQ_DTYPE_BFLOAT16},
 };
 
 /* Map a descr to a dtype or explain, by name, why it is refused. */
@@ -196,7 +200,8 @@ static oq_status descr_to_dtype(const char *descr, const char *who, oq_dtype *ou
         return OQ_OK;
     }
     return oq_err_set(err, OQ_ERR_UNSUPPORTED,
-                      "%s: unsupported dtype '%s' (supported: <f4 <f2 <f8 <i8 <i4 |b1 |u1 |i1 <u2 <i2 <u4 <u8)", who,
+                      "%s: unsupported dtype '%s' (supported: <f4 <f2 <f8 <i8 <i4 |b1 |u1 |i1 <u2 <i2 <u4 <u8, "
+                      "and <V2 as ml_dtypes.bfloat16)", who,
                       descr);
 }
 
@@ -311,7 +316,7 @@ oq_status oq_npy_read(const char *path, oq_tensor **out, oq_err *err)
     return st;
 }
 
-static const char *dtype_descr(oq_dtype dt)
+const char *oq_npy_descr(oq_dtype dt)
 {
     switch (dt) {
     case OQ_DTYPE_FLOAT32: case OQ_DTYPE_BFLOAT16: return "<f4";
@@ -358,7 +363,7 @@ static void make_header(const oq_tensor *t, const char *descr, oq_npy_parts *p)
 oq_status oq_npy_parts_make(const oq_tensor *t, oq_npy_parts *p, oq_err *err)
 {
     memset(p, 0, sizeof *p);
-    const char *descr = dtype_descr(t->dtype);
+    const char *descr = oq_npy_descr(t->dtype);
     if (!descr)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,
                           "tensor '%s': dtype %d cannot be written to .npy",

@@ -37,4 +37,13 @@ oq_status oq_npz_parse_libzip(const void *buf, size_t n, const char *name_for_er
 /* oq_npz_read through libzip, which streams the file member by member (large files). */
 oq_status oq_npz_read_libzip(const char *path, oq_npz **out, oq_err *err);
 
+/* Tensor `t`, read from a file, made the type `want` of the model's input it feeds: numpy has no
+ * bfloat16, so a bfloat16 input also takes float32 whose every value bfloat16 holds exactly
+ * (narrowed here, in place; the first value it does not hold is refused by position, `what`
+ * naming the tensor). Any other pair is left alone, for the caller's type check to refuse
+ * with oq_npz_accepted. */
+oq_status oq_npz_feed_as(oq_tensor *t, oq_dtype want, const char *what, oq_err *err);
+/* "accepted: ..." for an input of type `want`, into buf: the .npz forms oq_npz_feed_as takes. */
+char *oq_npz_accepted(oq_dtype want, char *buf, size_t n);
+
 #endif

@@ -16,6 +16,7 @@
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 #include "ortqual/mask.h"
+#include "npz/npz-impl.h"
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
@@ -294,15 +295,15 @@ static int unless_in(const char *where, const char *path)
 static oq_status check_declared(const oq_io_info *io, const oq_tensor *t, const char *path, const char *what,
                                 oq_batch_inputs *in, oq_err *err)
 {
-    char got[128], want[256], here[4600];
+    char got[128], want[256], here[4600], forms[160];
     oq_shape_str(t, got, sizeof got);
     oq_io_declared_str(io, want, sizeof want);
     if (io->elem_type && (oq_dtype)io->elem_type != t->dtype)
-        return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' is %s %s; the model's '%s' is %s %s", path, what, t->name,
-                          oq_dtype_name(t->dtype), got, io->name,
+        return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' is %s %s; the model's '%s' is %s %s (%s)", path, what,
+                          t->name, oq_dtype_name(t->dtype), got, io->name,
                           oq_dtype_size((oq_dtype)io->elem_type) ? oq_dtype_name((oq_dtype)io->elem_type)
                                                                  : "a type ortqual cannot feed",
-                          want);
+                          want, oq_npz_accepted((oq_dtype)io->elem_type, forms, sizeof forms));
     if (io->rank < 0) return OQ_OK;
     if (t->ndim != io->rank)
         return oq_err_set(err, OQ_ERR_SHAPE, "%s: %s '%s' has shape %s; the model's '%s' is %s", path, what, t->name,
@@ -595,7 +596,10 @@ oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, con
         }
         if ((st = oq_npz_take(z, member, &in->t[i], err))) break;
         in->n++;
-        st = check_declared(&mi->inputs[i], in->t[i], path, "member", in, err);
+        char what[4200];
+        snprintf(what, sizeof what, "%s: member '%s'", path, member);
+        st = oq_npz_feed_as(in->t[i], (oq_dtype)mi->inputs[i].elem_type, what, err);
+        if (!st) st = check_declared(&mi->inputs[i], in->t[i], path, "member", in, err);
         if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
     }
     oq_npz_free(z);

@@ -7,6 +7,7 @@
 
 #include "compare/compare-impl.h"
 #include "evidence/evidence-impl.h"
+#include "inspect/inspect-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
@@ -76,6 +77,17 @@ static oq_status read_inputs(const worker *w, const char *path, oq_npz **z, char
     return read_npz(path, z, w->cache.enabled || w->refs.path ? sha : NULL, err);
 }
 
+/* Input i as the model's type wants it (oq_signature_read_inputs checked the batch already):
+ * a bfloat16 input read from float32. The reference configurations have no such input. */
+static oq_status feed_as(const worker *w, const char *path, size_t i, oq_tensor *t, oq_err *err)
+{
+    const oq_validate_plan *p = w->plan;
+    const oq_io_info *io = w->model.mi ? oq_find_io(w->model.mi->inputs, w->model.mi->n_inputs, p->input_names[i]) : NULL;
+    char what[4200];
+    snprintf(what, sizeof what, "%s: member '%s'", path, p->input_members[i]);
+    return io ? oq_npz_feed_as(t, (oq_dtype)io->elem_type, what, err) : OQ_OK;
+}
+
 /* Inputs of one batch, named as the model expects, and each event's length. */
 static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, size_t *n, batch_mask *bm,
                              oq_err *err)
@@ -91,7 +103,8 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
     for (size_t i = 0; !st && i < p->n_inputs; i++) {
         if ((st = oq_npz_take(z, p->input_members[i], &(*inputs)[i], err))) break;
         (*n)++;
-        st = oq_tensor_set_name((*inputs)[i], p->input_names[i], err);
+        st = feed_as(w, path, i, (*inputs)[i], err);
+        if (!st) st = oq_tensor_set_name((*inputs)[i], p->input_names[i], err);
         if (p->mask_member && !strcmp(p->input_members[i], p->mask_member)) {
             mask = (*inputs)[i];
             bm->input = p->input_names[i];

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "npz/npz-impl.h"
 #include "npz_values.h"
 #include "ortqual/fileio.h"
 #include "ortqual/inspect.h"
@@ -405,6 +406,58 @@ static void test_bfloat16_written_as_float32(void **state)
     remove_dir(dir);
 }
 
+/* An ml_dtypes.bfloat16 array as numpy.save writes it ('<V2', or a plain '|V2'): its bits as
+ * bfloat16. float32 feeds a bfloat16 input when bfloat16 holds every value: narrowed, else the
+ * first value that is not is named by position. Other types are left to the caller's check. */
+static oq_tensor *parse_v2(const char *descr, const uint16_t bits[3])
+{
+    unsigned char buf[128] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    char dict[64];
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (3,), }", descr);
+    buf[8] = (unsigned char)len;
+    memcpy(buf + 10, dict, (size_t)len);
+    memcpy(buf + 10 + len, bits, 3 * sizeof *bits);
+    oq_err err = {0};
+    oq_tensor *t = NULL;
+    if (oq_npy_parse(buf, 10 + (size_t)len + 6, "v2.npy", &t, &err)) fail_msg("%s: %s", descr, err.msg);
+    return t;
+}
+
+static void test_bfloat16_read_and_fed(void **state)
+{
+    (void)state;
+    const uint16_t bits[3] = {0x3fc0, 0xc000, 0x7f80}; /* 1.5, -2, inf */
+    for (int i = 0; i < 2; i++) {
+        oq_tensor *t = parse_v2(i ? "|V2" : "<V2", bits);
+        assert_int_equal(t->dtype, OQ_DTYPE_BFLOAT16);
+        assert_memory_equal(t->data, bits, sizeof bits);
+        oq_tensor_free(t);
+    }
+    oq_err err = {0};
+    oq_tensor *f = npz_make(OQ_DTYPE_FLOAT32, 2, (int64_t[]){2, 3}, "x");
+    for (int64_t i = 0; i < 6; i++) ((float *)f->data)[i] = 0.5f * (float)i - 1.0f;
+    oq_tensor *i64 = npz_make(OQ_DTYPE_INT64, 1, (int64_t[]){2}, "n");
+    assert_int_equal(oq_npz_feed_as(i64, OQ_DTYPE_BFLOAT16, "m", &err), OQ_OK);
+    assert_int_equal(i64->dtype, OQ_DTYPE_INT64);
+    assert_int_equal(oq_npz_feed_as(f, OQ_DTYPE_FLOAT16, "m", &err), OQ_OK); /* no widening promised */
+    assert_int_equal(f->dtype, OQ_DTYPE_FLOAT32);
+    ((float *)f->data)[4] = 1.00001f;
+    assert_int_equal(oq_npz_feed_as(f, OQ_DTYPE_BFLOAT16, "in.npz: member 'x'", &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "in.npz: member 'x' is float32 for a bfloat16 input, but its value 1.00001001 at "
+                                 "[1,1] is no bfloat16 (give float32 values bfloat16 holds exactly, or "
+                                 "ml_dtypes.bfloat16 '<V2')");
+    assert_int_equal(f->dtype, OQ_DTYPE_FLOAT32);
+    ((float *)f->data)[4] = 1.0f;
+    assert_int_equal(oq_npz_feed_as(f, OQ_DTYPE_BFLOAT16, "m", &err), OQ_OK);
+    assert_int_equal(f->dtype, OQ_DTYPE_BFLOAT16);
+    for (int64_t i = 0; i < 6; i++)
+        assert_true(oq_bf16_bits_to_f32(((uint16_t *)f->data)[i]) == (i == 4 ? 1.0f : 0.5f * (float)i - 1.0f));
+    char forms[160];
+    assert_string_equal(oq_npz_accepted(OQ_DTYPE_INT64, forms, sizeof forms), "accepted: int64 ('<i8')");
+    oq_tensor_free(f);
+    oq_tensor_free(i64);
+}
+
 static void roundtrip_npz(const char *dir, int compress)
 {
     oq_tensor *ts[NDT * NSH];
@@ -618,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_mutated_inputs_never_crash),
         cmocka_unit_test(test_npy_roundtrip_every_dtype_in_memory),
         cmocka_unit_test(test_bfloat16_written_as_float32),
+        cmocka_unit_test(test_bfloat16_read_and_fed),
         cmocka_unit_test(test_bool_bytes_written_as_0_or_1),
         cmocka_unit_test(test_npz_roundtrip_stored_and_compressed),
         cmocka_unit_test(test_npz_write_refusals_and_overwrite),
