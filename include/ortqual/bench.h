@@ -282,9 +282,9 @@ typedef struct oq_bench_opts {
      * stops the sweep. */
     oq_status (*ready)(void *ctx, oq_err *err);
     void *ready_ctx;
-    /* model_path: the dimension that is the rows' sequence length (seq_dim, seq_len) where the
-     * model does not tell it (NULL: its mask input's length axis, the axis denoted DATA_TIME, a
-     * dimension named like seq, else the last sweep other than the batch; none: 0 and ""). The
+    /* model_path: the dimension that is the rows' sequence length (seq_dim, seq_len); NULL: the
+     * last sweep other than the batch, else the model's mask input's length axis, the axis
+     * denoted DATA_TIME, a dimension named like seq (none of them: 0 and ""). The
      * batch is the dimension named batch or batch_size, else denoted DATA_BATCH, else the first
      * input's axis 0. */
     const char *seq_dim;

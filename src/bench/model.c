@@ -274,21 +274,21 @@ static const char *batch_dim(const oq_model_info *mi, const oq_bench_point *p)
     return d ? d : mi->n_inputs ? axis_name(&mi->inputs[0], 0) : NULL;
 }
 
-/* The sequence length's dimension, as the model tells it: opts.seq_dim, else the length axis
- * (1) of a mask input [batch, length], else the axis denoted DATA_TIME, else one named like a
- * length, else the last sweep other than the batch; NULL when none is told (never the batch). */
+/* The sequence length's dimension: opts.seq_dim, else the last sweep other than the batch,
+ * else as the model tells it: the length axis (1) of a mask input [batch, length], the axis
+ * denoted DATA_TIME, one named like a length; NULL when none is told (never the batch). */
 static const char *seq_dim(const oq_bench_opts *o, const oq_model_info *mi, const oq_bench_point *p,
                            const char *batch)
 {
     static const char *const seq_names[] = {"seq", "seq_len", "seqlen", "sequence", "sequence_length"};
     const char *d = o->seq_dim;
+    for (size_t i = o->n_sweeps; !d && i-- > 0;)
+        if (!batch || strcmp(o->sweeps[i].name, batch)) d = o->sweeps[i].name;
     for (size_t i = 0; !d && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 2 && oq_bench_named_mask(mi->inputs[i].name)) d = axis_name(&mi->inputs[i], 1);
     if (!d) d = denoted(mi, "DATA_TIME");
     for (size_t k = 0; !d && k < sizeof seq_names / sizeof *seq_names; k++)
         if (point_dim(p, seq_names[k])) d = seq_names[k];
-    for (size_t i = o->n_sweeps; !d && i-- > 0;)
-        if (!batch || strcmp(o->sweeps[i].name, batch)) d = o->sweeps[i].name;
     return d && (!batch || strcmp(d, batch)) && point_dim(p, d) ? d : NULL;
 }
 

@@ -558,8 +558,8 @@ static int parse_args(cli_state *c, int argc, char **argv)
                         "one row per value (repeatable: every combination, the first\n"
                         "varying slowest), e.g. --sweep seq=512,1024,2048"),
         OQ_OPT_CALLBACK("seq-dim", "NAME", set_seq_dim, c,
-                        "the dimension the rows' seq_len is, where the model does not\n"
-                        "tell it (its mask's length axis, DATA_TIME, a name like seq)"),
+                        "the dimension the rows' seq_len is (default: the last --sweep\n"
+                        "not of the batch, else the mask's length axis, DATA_TIME, seq)"),
         OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
                         "generated integer inputs uniform in LO..HI, both included\n"
                         "(default 0,1); ids of a vocabulary of V: 0,V-1"),
