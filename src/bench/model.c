@@ -296,16 +296,15 @@ static const char *seq_dim(const oq_bench_opts *o, const oq_model_info *mi, cons
 static oq_status check_seq_dim(const char *name, const model_sweep *m, oq_err *err)
 {
     const oq_bench_point *p = &m->points[0];
+    if (point_dim(p, name)) {
+        const char *batch = batch_dim(m->mi, p);
+        if (!batch || strcmp(name, batch)) return OQ_OK;
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.seq_dim '%s': that is the batch's dimension", name);
+    }
     char list[512] = "";
     size_t used = 0;
-    for (size_t i = 0; i < p->n_dims && used < sizeof list; i++) {
-        if (!strcmp(p->dims[i].name, name)) {
-            const char *batch = batch_dim(m->mi, p);
-            if (!batch || strcmp(name, batch)) return OQ_OK;
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.seq_dim '%s': that is the batch's dimension", name);
-        }
+    for (size_t i = 0; i < p->n_dims && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", p->dims[i].name);
-    }
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.seq_dim '%s': the model has no such dimension (its "
                       "dimensions: %s)", name, *list ? list : "none");
 }
