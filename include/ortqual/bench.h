@@ -289,6 +289,12 @@ typedef struct oq_bench_opts {
      * stops the sweep. */
     oq_status (*ready)(void *ctx, oq_err *err);
     void *ready_ctx;
+    /* model_path: the dimension that is the rows' sequence length (seq_dim, seq_len); NULL: the
+     * last sweep other than the batch, else the model's mask input's length axis, the axis
+     * denoted DATA_TIME, a dimension named like seq (none of them: 0 and ""). The
+     * batch is the dimension named batch or batch_size, else denoted DATA_BATCH, else the first
+     * input's axis 0. */
+    const char *seq_dim;
 } oq_bench_opts;
 
 /* Defaults: batch 1, lengths 128,512,2048, policy fraction with 0.25, both

@@ -45,6 +45,9 @@ typedef struct oq_io_info {
     char **dims;        /* rank strings: "7", "batch", or "?" for an unnamed unknown dim */
     char **denotations; /* rank entries, each dim's ONNX denotation ("DATA_BATCH", "DATA_TIME",
                            ...: graph.h) or NULL; NULL when no dim has one */
+    char *not_tensor;   /* a value that is no tensor, its type in words ("sequence of float32
+                           tensors", "map from int64 to float32 tensors", "optional ..."); NULL
+                           for a tensor */
 } oq_io_info;
 
 typedef struct oq_opset_info {

@@ -263,6 +263,76 @@ static oq_status model_variant(const oq_bench_opts *o, model_sweep *m, oq_err *e
     return oq_config_parse(text, &m->variant, err);
 }
 
+/* The name the model gives axis `axis` of `io` (not a size, not unnamed), else NULL. */
+static const char *axis_name(const oq_io_info *io, int32_t axis)
+{
+    const char *d = io && io->dims && axis < io->rank ? io->dims[axis] : NULL;
+    return d && *d && *d != '?' && (*d < '0' || *d > '9') ? d : NULL;
+}
+
+/* The dimension of an input axis the model denotes `denotation` (DATA_BATCH, DATA_TIME). */
+static const char *denoted(const oq_model_info *mi, const char *denotation)
+{
+    for (size_t i = 0; i < mi->n_inputs; i++)
+        for (int32_t a = 0; mi->inputs[i].denotations && a < mi->inputs[i].rank; a++)
+            if (mi->inputs[i].denotations[a] && !strcmp(mi->inputs[i].denotations[a], denotation) &&
+                axis_name(&mi->inputs[i], a))
+                return mi->inputs[i].dims[a];
+    return NULL;
+}
+
+static const oq_bench_dimval *point_dim(const oq_bench_point *p, const char *name)
+{
+    for (size_t i = 0; name && i < p->n_dims; i++)
+        if (!strcmp(p->dims[i].name, name)) return &p->dims[i];
+    return NULL;
+}
+
+/* The batch's dimension: one named batch or batch_size, else the one denoted DATA_BATCH,
+ * else the first input's axis 0 (torch names it s0, legacy exports B). */
+static const char *batch_dim(const oq_model_info *mi, const oq_bench_point *p)
+{
+    if (point_dim(p, "batch")) return "batch";
+    if (point_dim(p, "batch_size")) return "batch_size";
+    const char *d = denoted(mi, "DATA_BATCH");
+    return d ? d : mi->n_inputs ? axis_name(&mi->inputs[0], 0) : NULL;
+}
+
+/* The sequence length's dimension: opts.seq_dim, else the last sweep other than the batch,
+ * else as the model tells it: the length axis (1) of a mask input [batch, length], the axis
+ * denoted DATA_TIME, one named like a length; NULL when none is told (never the batch). */
+static const char *seq_dim(const oq_bench_opts *o, const oq_model_info *mi, const oq_bench_point *p,
+                           const char *batch)
+{
+    static const char *const seq_names[] = {"seq", "seq_len", "seqlen", "sequence", "sequence_length"};
+    const char *d = o->seq_dim;
+    for (size_t i = o->n_sweeps; !d && i-- > 0;)
+        if (!batch || strcmp(o->sweeps[i].name, batch)) d = o->sweeps[i].name;
+    for (size_t i = 0; !d && i < mi->n_inputs; i++)
+        if (mi->inputs[i].rank == 2 && oq_bench_named_mask(mi->inputs[i].name)) d = axis_name(&mi->inputs[i], 1);
+    if (!d) d = denoted(mi, "DATA_TIME");
+    for (size_t k = 0; !d && k < sizeof seq_names / sizeof *seq_names; k++)
+        if (point_dim(p, seq_names[k])) d = seq_names[k];
+    return d && (!batch || strcmp(d, batch)) && point_dim(p, d) ? d : NULL;
+}
+
+/* opts.seq_dim names a dimension of the points, other than the batch's. */
+static oq_status check_seq_dim(const char *name, const model_sweep *m, oq_err *err)
+{
+    const oq_bench_point *p = &m->points[0];
+    if (point_dim(p, name)) {
+        const char *batch = batch_dim(m->mi, p);
+        if (!batch || strcmp(name, batch)) return OQ_OK;
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.seq_dim '%s': that is the batch's dimension", name);
+    }
+    char list[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < p->n_dims && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", p->dims[i].name);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.seq_dim '%s': the model has no such dimension (its "
+                      "dimensions: %s)", name, *list ? list : "none");
+}
+
 /* The model read once: the file may change while the sweep runs (a session per sample with
  * --include-session read it again each time), and its rows are of the bytes inspected. */
 static oq_status read_model(const char *path, model_sweep *m, oq_err *err)
@@ -278,6 +348,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     memset(m, 0, sizeof *m);
     oq_status st = check_model_opts(o, err);
     if (!st) st = read_model(o->model_path, m, err);
+    if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, "bench --model", err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
     if (!st) st = check_defaults(o, m, err);
     if (!st && m->inputs) st = check_inputs(m, err);
@@ -295,6 +366,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     }
     if (!st) st = check_generated_opts(o, m, err);
     if (!st) st = check_polarity(o, &m->points[0], err);
+    if (!st && o->seq_dim) st = check_seq_dim(o->seq_dim, m, err);
     if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
     if (st) sweep_clear(m);
     return st;
@@ -302,26 +374,17 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
 
 /* ---- a row ------------------------------------------------------------------------------ */
 
-/* "batch": the dimension named batch or batch_size, else the first input's axis 0.
- * "seq_len": the last sweep other than the batch, else a dimension named like a
- * sequence length; 0 when there is none. */
-static void row_axes(const oq_bench_opts *o, const oq_bench_point *p, oq_bench_row *row)
+/* "batch": the batch dimension's value, else the first input's axis 0; "seq_len" and seq_dim:
+ * the sequence dimension's, 0 and "" when the model tells none (opts.seq_dim names it). */
+static void row_axes(const oq_bench_opts *o, const oq_model_info *mi, const oq_bench_point *p, oq_bench_row *row)
 {
-    static const char *const seq_names[] = {"seq", "seq_len", "seqlen", "sequence", "sequence_length"};
-    const char *batch = NULL;
-    row->batch = p->n_inputs && p->inputs[0].ndim ? p->inputs[0].shape[0] : 1;
-    for (size_t i = 0; i < p->n_dims; i++)
-        if (!strcmp(p->dims[i].name, "batch") || !strcmp(p->dims[i].name, "batch_size")) {
-            row->batch = p->dims[i].value;
-            batch = p->dims[i].name;
-        }
-    for (size_t i = 0; i < o->n_sweeps; i++)
-        if (!batch || strcmp(o->sweeps[i].name, batch)) snprintf(row->seq_dim, sizeof row->seq_dim, "%s", o->sweeps[i].name);
-    for (size_t i = 0; !row->seq_dim[0] && i < p->n_dims; i++)
-        for (size_t k = 0; k < sizeof seq_names / sizeof *seq_names; k++)
-            if (!strcmp(p->dims[i].name, seq_names[k])) snprintf(row->seq_dim, sizeof row->seq_dim, "%s", seq_names[k]);
-    for (size_t i = 0; row->seq_dim[0] && i < p->n_dims; i++)
-        if (!strcmp(p->dims[i].name, row->seq_dim)) row->seq_len = p->dims[i].value;
+    const char *batch = batch_dim(mi, p);
+    const oq_bench_dimval *b = point_dim(p, batch);
+    row->batch = b ? b->value : p->n_inputs && p->inputs[0].ndim ? p->inputs[0].shape[0] : 1;
+    const oq_bench_dimval *s = point_dim(p, seq_dim(o, mi, p, batch));
+    if (!s) return;
+    snprintf(row->seq_dim, sizeof row->seq_dim, "%s", s->name);
+    row->seq_len = s->value;
 }
 
 static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p,
@@ -330,7 +393,7 @@ static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, co
     oq_bench_row_init(row, o, &m->variant);
     row->static_shapes = -1;
     row->heads = row->kv_heads = row->head_dim = -1;
-    row_axes(o, p, row);
+    row_axes(o, m->mi, p, row);
     row->dims = calloc(p->n_dims ? p->n_dims : 1, sizeof *row->dims);
     row->inputs = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *row->inputs);
     row->samples_ms = calloc(o->iters, sizeof *row->samples_ms);

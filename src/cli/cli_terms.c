@@ -78,6 +78,7 @@ static const char *const terms[][2] = {
     {"opts.expected_path", "--expected"},
     {"opts.inputs_path", "--inputs"},
     {"opts.sweeps", "--sweep"},
+    {"opts.seq_dim", "--seq-dim"},
     {"opts.dims", "--dim"},
     {"opts.tolerances", "--tolerance"},
     {"opts.iters", "--iters"},

@@ -331,6 +331,19 @@ static int set_int_range(const oq_opt *opt, const char *s)
 }
 
 /* --model, --inputs, --expected: one file each; a second one is refused (the last won silently). */
+/* --seq-dim NAME, once */
+static int set_seq_dim(const oq_opt *opt, const char *s)
+{
+    cli_state *c = opt->ctx;
+    mark(&c->model_opt, opt);
+    if (c->o.seq_dim) {
+        fprintf(stderr, "ortqual bench: --seq-dim given twice ('%s' and '%s')\n", c->o.seq_dim, s);
+        return -1;
+    }
+    c->o.seq_dim = s;
+    return 0;
+}
+
 static int set_once(const oq_opt *opt, const char *s)
 {
     const char **slot = opt->ctx;
@@ -544,6 +557,9 @@ static int parse_args(cli_state *c, int argc, char **argv)
         OQ_OPT_CALLBACK("sweep", "NAME=V1,V2,...", set_model_arg, c,
                         "one row per value (repeatable: every combination, the first\n"
                         "varying slowest), e.g. --sweep seq=512,1024,2048"),
+        OQ_OPT_CALLBACK("seq-dim", "NAME", set_seq_dim, c,
+                        "the dimension the rows' seq_len is (default: the last --sweep\n"
+                        "not of the batch, else the mask's length axis, DATA_TIME, seq)"),
         OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
                         "generated integer inputs uniform in LO..HI, both included\n"
                         "(default 0,1); ids of a vocabulary of V: 0,V-1"),

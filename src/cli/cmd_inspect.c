@@ -35,6 +35,10 @@ static const char foot[] =
 static void print_io(const char *what, const oq_io_info *io, size_t n, const char *note)
 {
     for (size_t i = 0; i < n; i++) {
+        if (io[i].not_tensor) { /* "undefined" would read as a broken model */
+            printf("  %-7s %-12s %s (not a tensor)%s\n", what, oq_cli_shown(io[i].name), io[i].not_tensor, note);
+            continue;
+        }
         printf("  %-7s %-12s %-8s ", what, oq_cli_shown(io[i].name), oq_elem_type_name(io[i].elem_type));
         if (io[i].rank < 0) { /* "[?]" would read as one unknown axis */
             printf("(no shape: any rank)%s\n", note);

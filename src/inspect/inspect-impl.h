@@ -16,6 +16,11 @@
 oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tensor *const *t, size_t n,
                                          const char *path, const char *what, oq_err *err);
 
+/* ortqual feeds and compares tensors only: the first input or output of mi that is none (a
+ * sequence, map or optional) is refused before anything runs, OQ_ERR_INVALID_ARG "PATH: output
+ * 'hs' is not a tensor (sequence of float32 tensors): TOOL cannot compare it ...". */
+oq_status oq_model_refuse_non_tensors(const oq_model_info *mi, const char *path, const char *tool, oq_err *err);
+
 /* The input or output of that name among io[0..n) (NULL name or none: NULL). */
 const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name);
 

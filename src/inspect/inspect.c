@@ -69,12 +69,45 @@ static void io_denotations(ctx *c, const Onnx__TensorShapeProto *sh, oq_io_info 
         if (sh->dim[i]->denotation && *sh->dim[i]->denotation) io->denotations[i] = dup0(c, sh->dim[i]->denotation);
 }
 
+/* "sequence of float32 tensors", "map from int64 to float32 tensors": a type told in words. */
+static void type_words(const Onnx__TypeProto *tp, char *buf, size_t n)
+{
+    char inner[192] = "an unknown type";
+    switch (tp ? tp->value_case : ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+        snprintf(buf, n, "%s tensors", oq_elem_type_name(tp->tensor_type ? tp->tensor_type->elem_type : 0));
+        return;
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+        snprintf(buf, n, "sparse %s tensors",
+                 oq_elem_type_name(tp->sparse_tensor_type ? tp->sparse_tensor_type->elem_type : 0));
+        return;
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+        if (tp->sequence_type) type_words(tp->sequence_type->elem_type, inner, sizeof inner);
+        snprintf(buf, n, "sequence of %s", inner);
+        return;
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+        if (tp->map_type) type_words(tp->map_type->value_type, inner, sizeof inner);
+        snprintf(buf, n, "map from %s to %s", oq_elem_type_name(tp->map_type ? tp->map_type->key_type : 0), inner);
+        return;
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+        if (tp->optional_type) type_words(tp->optional_type->elem_type, inner, sizeof inner);
+        snprintf(buf, n, "optional %s", inner);
+        return;
+    default: snprintf(buf, n, "%s", inner);
+    }
+}
+
 static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
 {
     io->name = dup0(c, vi->name);
     io->rank = -1;
     const Onnx__TypeProto *tp = vi->type;
-    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) return;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) {
+        char words[256];
+        type_words(tp, words, sizeof words);
+        io->not_tensor = dup0(c, words);
+        return;
+    }
     io->elem_type = tp->tensor_type->elem_type;
     const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
     if (!sh) return;
@@ -474,6 +507,7 @@ oq_status oq_model_external_files(const char *path, char ***files, size_t *n, oq
 static void free_io(oq_io_info *io)
 {
     free(io->name);
+    free(io->not_tensor);
     for (int32_t i = 0; io->dims && i < io->rank; i++) free(io->dims[i]);
     free(io->dims);
     for (int32_t i = 0; io->denotations && i < io->rank; i++) free(io->denotations[i]);
@@ -495,6 +529,19 @@ const oq_io_info *oq_model_default_input(const oq_model_info *mi, const char *na
     for (size_t i = 0; mi && name && i < mi->n_default_inputs; i++)
         if (!strcmp(mi->default_inputs[i].name, name)) return &mi->default_inputs[i];
     return NULL;
+}
+
+oq_status oq_model_refuse_non_tensors(const oq_model_info *mi, const char *path, const char *tool, oq_err *err)
+{
+    for (size_t i = 0; mi && i < mi->n_inputs + mi->n_outputs; i++) {
+        int in = i < mi->n_inputs;
+        const oq_io_info *io = in ? &mi->inputs[i] : &mi->outputs[i - mi->n_inputs];
+        if (io->not_tensor)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s' is not a tensor (%s): %s cannot %s it (export "
+                              "it as tensors: a list flattened into one output per element)", path,
+                              in ? "input" : "output", io->name, io->not_tensor, tool, in ? "feed" : "compare");
+    }
+    return OQ_OK;
 }
 
 oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tensor *const *t, size_t n,

@@ -222,8 +222,9 @@ oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_wei
     if (o->kind == OQ_MODEL_USER) {
         sig->mi = *user_mi;
         *user_mi = NULL;
-        if (user_uses && *user_uses) sig->uses = *user_uses, *user_uses = NULL;
-        else st = oq_model_input_uses_file(o->model_path, sig->mi, &sig->uses, err);
+        st = oq_model_refuse_non_tensors(sig->mi, path, "ortqual", err);
+        if (!st && user_uses && *user_uses) sig->uses = *user_uses, *user_uses = NULL;
+        else if (!st) st = oq_model_input_uses_file(o->model_path, sig->mi, &sig->uses, err);
     } else {
         st = export_signature(o, w, &sig->mi, err);
     }
@@ -567,6 +568,24 @@ static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in
     return OQ_OK;
 }
 
+/* A member that is no output, input or batch member of ortqual's is most likely a name
+ * misspelt: an output's was dropped, and that output never compared (bench --expected refuses
+ * it); an optional input's left the model on its default. The same for an --inputs file as for
+ * the expected one (or an io.npz, both). */
+static oq_status refuse_stray_members(const oq_signature *sig, const oq_npz *z, const char *path, oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    for (size_t i = 0; i < z->count; i++) {
+        const char *name = z->tensors[i]->name;
+        if (name && !oq_find_io(mi->outputs, mi->n_outputs, name) && !oq_find_io(mi->inputs, mi->n_inputs, name) &&
+            !oq_model_default_input(mi, name) && strcmp(name, "event_indices") && strcmp(name, "lengths") &&
+            !alias_member(sig, z, name))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' is neither an output nor an input of the "
+                              "model", path, name);
+    }
+    return OQ_OK;
+}
+
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     return oq_signature_read_batch(sig, path, NULL, in, err);
@@ -582,6 +601,7 @@ oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, con
     if (st) return st;
     const oq_model_info *mi = sig->mi;
     st = oq_model_refuse_default_inputs(mi, (const oq_tensor *const *)z->tensors, z->count, path, "member", err);
+    if (!st) st = refuse_stray_members(sig, z, path, err);
     if (!st && !(in->t = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *in->t)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < mi->n_inputs; i++) {
@@ -747,17 +767,8 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
         untyped.elem_type = 0; /* float32 from PyTorch for a float16 output is fine: compared as numbers */
         if (!st) st = check_declared(&untyped, t[n - 1], path, "expected", in, err);
     }
-    /* a member that is no output, input or batch member of ortqual's is most likely an output's
-     * name misspelt: it was dropped, and that output never compared (bench --expected refuses
-     * it); said after a missing output, which names what is wanted */
-    for (size_t i = 0; !st && i < z->count; i++) {
-        const char *name = z->tensors[i]->name;
-        if (name && !oq_find_io(mi->outputs, mi->n_outputs, name) && !oq_find_io(mi->inputs, mi->n_inputs, name) &&
-            !oq_model_default_input(mi, name) && strcmp(name, "event_indices") && strcmp(name, "lengths") &&
-            !alias_member(sig, z, name))
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' is neither an output nor an input of the model",
-                            path, name);
-    }
+    /* said after a missing output, which names what is wanted */
+    if (!st) st = refuse_stray_members(sig, z, path, err);
     for (size_t i = n_dims; i < in->n_dims; i++) {
         free(in->dim_names[i]);
         free(in->dim_where[i]);

@@ -126,6 +126,15 @@ one_line 2 "^ortqual validate: extra.npz: member 'rgs' is neither an output nor 
 only_error_json vx
 expect 0 "cpu:model:fp32: passed" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" \
     --configs expected,cpu:model:fp32 --no-plots --outdir vio
+#    the same member in the --inputs file (a tokenizer's position_ids the export dropped, an
+#    optional input misspelt) with the outputs in --expected: refused the same way (it was ignored)
+/usr/bin/python3 -c 'import zipfile,sys; s=zipfile.ZipFile(sys.argv[1]); z=zipfile.ZipFile("in_extra.npz","w")
+for m in s.namelist(): z.writestr(m, s.read(m))
+z.writestr("position_ids.npy", zipfile.ZipFile(sys.argv[2]).read("reg.npy"))' "$FX/inputs_000.npz" "$FX/outputs_000.npz"
+one_line 2 "^ortqual validate: in_extra.npz: member 'position_ids' is neither an output nor an input of the model$" \
+    $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs in_extra.npz --expected "$FX/outputs_000.npz" \
+    --configs expected,cpu:model:fp32 --outdir vxi
+only_error_json vxi
 
 # 5. validate --model without --configs: an input error is the one line said (the note of the
 #    default --configs came first: two lines); a run that goes on still says it first

@@ -640,6 +640,140 @@ static void test_refusal_by_the_dims_run(void **state)
     remove_dir(dir);
 }
 
+/* ---- any model's outputs and axes ------------------------------------------------------- */
+
+/* x float32 [b, t, 4] (and with `mask`, attention_mask int64 [b, t]) -> pred = ArgMax int64
+ * [b, t], pos = x > 0 bool, half = bfloat16 x, i32 = int32 x: every output a non-float32 tensor. */
+static void write_typed_model(const char *path, const char *b, const char *t, int mask)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const oq_dim xd[] = {OQ_DIM_SYM(b), OQ_DIM_SYM(t), OQ_DIM(4)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, xd);
+    if (mask) oq_graph_add_input(g, "attention_mask", OQ_DTYPE_INT64, 2, xd);
+    const char *x[] = {"x"}, *gt[] = {"x", oq_graph_const_f32(g, "zero", 0.0f)};
+    oq_attr am[] = {OQ_ATTR_I("axis", 2), OQ_ATTR_I("keepdims", 0)};
+    oq_attr bf[] = {OQ_ATTR_I("to", OQ_DTYPE_BFLOAT16)}, i32[] = {OQ_ATTR_I("to", OQ_DTYPE_INT32)};
+    oq_graph_add_output(g, oq_graph_op(g, "ArgMax", 1, x, 2, am), "pred", OQ_DTYPE_INT64, 2, xd);
+    oq_graph_add_output(g, oq_graph_op(g, "Greater", 2, gt, 0, NULL), "pos", OQ_DTYPE_BOOL, 3, xd);
+    oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, x, 1, bf), "half", OQ_DTYPE_BFLOAT16, 3, xd);
+    oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, x, 1, i32), "i32", OQ_DTYPE_INT32, 3, xd);
+    const char *m[] = {"attention_mask"};
+    if (mask) oq_graph_add_output(g, oq_graph_op(g, "Identity", 1, m, 0, NULL), "m", OQ_DTYPE_INT64, 2, xd);
+    oq_err err = {0};
+    if (oq_graph_write(g, path, 1, &err)) fail_msg("%s", err.msg);
+    oq_graph_free(g);
+}
+
+static oq_bench_rows *sweep_typed(const char *path, const char *sweep, const char *dim, const char *seq,
+                                  const char *inputs, const char *expected, oq_status want, oq_err *err)
+{
+    oq_bench_dim sw, d;
+    assert_int_equal(oq_bench_dim_parse(sweep, &sw, err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse_one(dim, &d, err), OQ_OK);
+    oq_bench_opts o = opts_with(0, NULL, inputs ? 0 : 1, &d, inputs ? 0 : 1, &sw);
+    o.model_path = path;
+    o.inputs_path = inputs;
+    o.expected_path = expected;
+    o.seq_dim = seq;
+    o.iters = 2;
+    o.warmup = 0;
+    o.threads = 1;
+    o.mem_sample_us = 0;
+    oq_bench_rows *rows = NULL;
+    oq_status st = oq_bench_sweep(rt, &o, NULL, NULL, &rows, err);
+    if (st != want) fail_msg("%d: %s", (int)st, err->msg);
+    return rows;
+}
+
+/* torch names unnamed dynamic axes s0, s1: a sweep of the first input's axis 0 is a batch sweep,
+ * the length the mask's axis 1 (it was "seq_len" = the batch size, seq_dim the batch's). Every
+ * output type ORT returns is read and timed (int64, bool, bfloat16, int32 were "unsupported"). */
+static void test_batch_axis_of_any_name(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bench_axes");
+    char path[512];
+    snprintf(path, sizeof path, "%s/typed.onnx", dir);
+    write_typed_model(path, "s0", "s1", 1);
+    oq_err err = {0};
+    oq_bench_rows *rows = sweep_typed(path, "s0=1,2", "s1=8", NULL, NULL, NULL, OQ_OK, &err);
+    assert_int_equal(rows->n, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        if (r->status != OQ_BENCH_OK) fail_msg("row %zu: %s", i, r->error);
+        assert_int_equal(r->n_samples, 2);
+        assert_int_equal(r->batch, (int64_t)i + 1);
+        assert_string_equal(r->seq_dim, "s1");
+        assert_int_equal(r->seq_len, 8);
+    }
+    oq_bench_rows_free(rows);
+    /* no mask, no name, no denotation: the length is not told (0, ""), never the batch; the
+     * caller names it */
+    snprintf(path, sizeof path, "%s/nomask.onnx", dir);
+    write_typed_model(path, "B", "T", 0);
+    rows = sweep_typed(path, "B=1,2", "T=8", NULL, NULL, NULL, OQ_OK, &err);
+    assert_int_equal(rows->rows[1].batch, 2);
+    assert_string_equal(rows->rows[1].seq_dim, "");
+    assert_int_equal(rows->rows[1].seq_len, 0);
+    oq_bench_rows_free(rows);
+    rows = sweep_typed(path, "B=1,2", "T=8", "T", NULL, NULL, OQ_OK, &err);
+    assert_string_equal(rows->rows[1].seq_dim, "T");
+    assert_int_equal(rows->rows[1].seq_len, 8);
+    oq_bench_rows_free(rows);
+    assert_null(sweep_typed(path, "B=1,2", "T=8", "B", NULL, NULL, OQ_ERR_INVALID_ARG, &err));
+    assert_string_equal(err.msg, "opts.seq_dim 'B': that is the batch's dimension");
+    assert_null(sweep_typed(path, "B=1,2", "T=8", "L", NULL, NULL, OQ_ERR_INVALID_ARG, &err));
+    assert_string_equal(err.msg, "opts.seq_dim 'L': the model has no such dimension (its dimensions: T, B)");
+    remove_dir(dir);
+}
+
+/* Integer and bool outputs against --expected: exact; one id changed fails the row by name. */
+static void test_integer_outputs_expected(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bench_ints");
+    char path[512], in_path[512], good[512], bad[512];
+    snprintf(path, sizeof path, "%s/typed.onnx", dir);
+    snprintf(in_path, sizeof in_path, "%s/in.npz", dir);
+    snprintf(good, sizeof good, "%s/good.npz", dir);
+    snprintf(bad, sizeof bad, "%s/bad.npz", dir);
+    write_typed_model(path, "batch", "seq", 0);
+    oq_err err = {0};
+    const int64_t xs[] = {1, 2, 4}, ps[] = {1, 2};
+    oq_tensor *x = NULL, *pred = NULL, *pos = NULL;
+    assert_int_equal(oq_tensor_create(&x, OQ_DTYPE_FLOAT32, 3, xs, "x", &err), OQ_OK);
+    assert_int_equal(oq_tensor_create(&pred, OQ_DTYPE_INT64, 2, ps, "pred", &err), OQ_OK);
+    assert_int_equal(oq_tensor_create(&pos, OQ_DTYPE_BOOL, 3, xs, "pos", &err), OQ_OK);
+    const float xv[] = {0.5f, -1, 2, 0, -3, -2, -1, -4};
+    memcpy(x->data, xv, sizeof xv);
+    ((int64_t *)pred->data)[0] = 2;
+    ((int64_t *)pred->data)[1] = 2;
+    for (size_t i = 0; i < 8; i++) ((uint8_t *)pos->data)[i] = xv[i] > 0;
+    assert_int_equal(oq_npz_write(in_path, 1, (const oq_tensor *const *)&x, 0, 0, &err), OQ_OK);
+    const oq_tensor *outs[] = {pred, pos};
+    assert_int_equal(oq_npz_write(good, 2, outs, 0, 0, &err), OQ_OK);
+    ((int64_t *)pred->data)[1] = 0;
+    assert_int_equal(oq_npz_write(bad, 2, outs, 0, 0, &err), OQ_OK);
+    oq_bench_rows *rows = sweep_typed(path, "seq=2", "batch=1", NULL, in_path, good, OQ_OK, &err);
+    const oq_bench_row *r = &rows->rows[0];
+    if (r->status != OQ_BENCH_OK) fail_msg("%s", r->error);
+    assert_int_equal(r->n_outputs, 2);
+    assert_true(r->outputs[0].passed && r->outputs[1].passed);
+    oq_bench_rows_free(rows);
+    rows = sweep_typed(path, "seq=2", "batch=1", NULL, in_path, bad, OQ_OK, &err);
+    r = &rows->rows[0];
+    assert_int_equal(r->status, OQ_BENCH_FAILED);
+    assert_non_null(strstr(r->error, "output 'pred'"));
+    assert_int_equal(r->n_samples, 2);
+    oq_bench_rows_free(rows);
+    oq_tensor_free(x);
+    oq_tensor_free(pred);
+    oq_tensor_free(pos);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +789,8 @@ int main(void)
         cmocka_unit_test(test_model_read_once),
         cmocka_unit_test(test_vmhwm_is_the_rows_peak),
         cmocka_unit_test(test_refusal_by_the_dims_run),
+        cmocka_unit_test(test_batch_axis_of_any_name),
+        cmocka_unit_test(test_integer_outputs_expected),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
