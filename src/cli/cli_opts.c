@@ -171,13 +171,20 @@ static int is_number(const char *s)
     return end != s && !*end && !errno && isfinite(v);
 }
 
-/* `arg`, then every following operand that is a number, joined with spaces into the
- * option's buffer (--length-policy balanced 10 64). */
+static int is_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1] != '\0';
+}
+
+/* `arg`, then every following word up to the next option (a negative number is a word),
+ * joined with spaces into the option's buffer (--length-policy balanced 10 64): a word that is
+ * no number ("fraction abc") is the option's to refuse, naming it, not a stray argument. No
+ * command with such an option takes operands. */
 static int take_words(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
 {
     char *buf = o->ptr;
     size_t cap = (size_t)o->hi, used = (size_t)snprintf(buf, cap, "%s", arg);
-    while (used < cap && optind < argc && is_number(argv[optind]))
+    while (used < cap && optind < argc && (!is_option(argv[optind]) || is_number(argv[optind])))
         used += (size_t)snprintf(buf + used, cap - used, " %s", argv[optind++]);
     if (used < cap) return 0;
     fprintf(stderr, "ortqual %s: --%s: '%s...' is too long\n", cmd, o->name, arg);
@@ -190,11 +197,6 @@ static int no_files(const char *cmd, const oq_opt *o)
 {
     fprintf(stderr, "ortqual %s: --%s needs at least one file\n", cmd, o->name);
     return -1;
-}
-
-static int is_option(const char *arg)
-{
-    return arg[0] == '-' && arg[1] != '\0';
 }
 
 /* The joined texts of comma lists (OQ_OPT_COMMA) are kept to the end of the process: a STRING

@@ -337,6 +337,19 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
     return st ? st : oq_sha256_file(path, bi->expected_sha256, err);
 }
 
+/* --static exports one [B, L] (batch 0's): a batch of another shape could run on no exported
+ * model, so it is refused before any work, not found out by every configuration. */
+static oq_status static_fits(const oq_validate_opts *o, size_t k, const oq_batch_inputs *in, const oq_batch_sink *sink,
+                             oq_err *err)
+{
+    if (!o->static_shapes || !sink->n || (in->batch == sink->first_bl[0] && in->seq == sink->first_bl[1])) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_SHAPE,
+                      "--static fixes B,L to batch 0's [%lld,%lld] (%s); batch %zu (%s) is [%lld,%lld]: give batches of "
+                      "one shape, or leave --static out",
+                      (long long)sink->first_bl[0], (long long)sink->first_bl[1], o->input_files[0], k, o->input_files[k],
+                      (long long)in->batch, (long long)in->seq);
+}
+
 /* Saved batches keep their event indices when they carry them. The batch is put into the
  * sink, or its files are removed. */
 static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
@@ -346,6 +359,10 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     oq_batch_inputs in;
     oq_status st = oq_signature_read_inputs(sig, path, &in, err);
     if (st) return st;
+    if ((st = static_fits(o, k, &in, sink, err))) {
+        oq_batch_inputs_clear(&in);
+        return st;
+    }
     oq_npz *z = NULL;
     const oq_tensor *saved = NULL;
     if (!is_input(&in, "event_indices") && oq_npz_read(path, &z, NULL) == OQ_OK) saved = oq_npz_get(z, "event_indices");
