@@ -53,7 +53,7 @@ PY
 json_refusal "validate --json" $Q validate "${V[@]:1}" --inputs 'nan/inputs_*.npz' --outdir vj --json
 grep -q NaN vj/error.json && ok "validate: error.json kept" || bad "validate: no error.json"
 json_refusal "replay --json" $Q replay --model enc.onnx --inputs 'nan/inputs_*.npz' --expected nan_expected.npz --ep cpu \
-    --repeat 1 --warmup 0 --no-plots --outdir rj --json
+    --repeat 1 --warmup 0 --outdir rj --json
 : >empty.json
 json_refusal "estimate --json" $Q estimate empty.json --events 10 --workers 1 --json
 
