@@ -101,7 +101,8 @@ enum oq_opt_kind {
     OQ_OPTK_FLAG,     /* no argument: *(int *)ptr = ival */
     OQ_OPTK_STRING,   /* *(const char **)ptr = the argument (the last one given wins: every
                          single-valued option is so, as in git; docs/usage.md) */
-    OQ_OPTK_WORDS,    /* the argument and the words after it up to the next option, joined into the
+    OQ_OPTK_WORDS,    /* the argument and the numbers after it (a command without operands:
+                         every word up to the next option), joined with spaces into the
                          char buffer ptr of hi bytes: "--length-policy balanced 10 64" */
     OQ_OPTK_LIST,     /* repeatable: appended to the oq_cli_list ptr (room for them all) */
     OQ_OPTK_NUMBER,   /* a whole number in ival..hi into the number ptr points to */
