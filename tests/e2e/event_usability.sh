@@ -35,7 +35,7 @@ expect 2 "^ortqual validate: --static fixes B,L to batch 0's \[3,30\] \(ragged/i
 expect 0 "cpu:attention24:fp32: passed" $Q "${V[@]}" --inputs ragged/inputs_000.npz --static --outdir st1
 
 # 8. --json prints a JSON object on stdout for a refusal too (stdout was empty), the same shape
-#    for validate, replay and estimate; the line on stderr stays
+#    for validate, replay, estimate and merge; the line on stderr stays
 json_refusal() { # json_refusal NAME CMD...: stdout is {schema, command, status, error, exit_code} with the exit
     local name=$1 out rc
     shift
@@ -56,6 +56,7 @@ json_refusal "replay --json" $Q replay --model enc.onnx --inputs 'nan/inputs_*.n
     --repeat 1 --warmup 0 --outdir rj --json
 : >empty.json
 json_refusal "estimate --json" $Q estimate empty.json --events 10 --workers 1 --json
+json_refusal "merge --json" $Q merge nothere --json
 
 # 9. --length-policy with a word that is no number names the option (it said "unexpected
 #    argument 'abc'")
