@@ -57,6 +57,11 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 struct json_t;
 struct json_t *oq_cli_json_text(const char *s);
 
+/* A refusal: "ortqual CMD: MSG" on stderr and, with --json (`json`), the same on stdout as
+ * one JSON object {schema "ortqual-error/1", command, status, error, exit_code}, so that a
+ * step parsing --json gets a document, not an empty stdout (docs/usage.md). Returns `rc`. */
+int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc);
+
 /* `s` (a test folder's name, a path, a tensor's name: text from outside) for a line of text
  * output: itself when it holds no control character, else a copy with each one as \xNN, as
  * messages show them (oq_text_printable), so that "\033[2J" does not clear the terminal nor
@@ -96,7 +101,8 @@ enum oq_opt_kind {
     OQ_OPTK_FLAG,     /* no argument: *(int *)ptr = ival */
     OQ_OPTK_STRING,   /* *(const char **)ptr = the argument (the last one given wins: every
                          single-valued option is so, as in git; docs/usage.md) */
-    OQ_OPTK_WORDS,    /* the argument and the numbers after it, joined with spaces into the
+    OQ_OPTK_WORDS,    /* the argument and the numbers after it (a command without operands:
+                         every word up to the next option), joined with spaces into the
                          char buffer ptr of hi bytes: "--length-policy balanced 10 64" */
     OQ_OPTK_LIST,     /* repeatable: appended to the oq_cli_list ptr (room for them all) */
     OQ_OPTK_NUMBER,   /* a whole number in ival..hi into the number ptr points to */

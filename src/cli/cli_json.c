@@ -1,6 +1,7 @@
 /* JSON strings of outside text: paths are bytes on Linux, and jansson refuses text that is
  * not UTF-8 (a json_pack with it fails whole, an array or object silently drops it). */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -15,4 +16,15 @@ json_t *oq_cli_json_text(const char *s)
     j = u ? json_string(u) : NULL;
     free(u);
     return j;
+}
+
+int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc)
+{
+    fprintf(stderr, "ortqual %s: %s\n", cmd, msg);
+    if (!json) return rc;
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", "ortqual-error/1", "command", cmd, "status",
+                          oq_status_str(st), "error", oq_cli_json_text(msg), "exit_code", rc);
+    if (j && json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0) fputc('\n', stdout);
+    json_decref(j);
+    return rc;
 }

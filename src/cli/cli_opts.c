@@ -171,13 +171,20 @@ static int is_number(const char *s)
     return end != s && !*end && !errno && isfinite(v);
 }
 
-/* `arg`, then every following operand that is a number, joined with spaces into the
- * option's buffer (--length-policy balanced 10 64). */
-static int take_words(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
+static int is_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1] != '\0';
+}
+
+/* `arg`, then every following number, joined with spaces into the option's buffer
+ * (--length-policy balanced 10 64); in a command without operands every word up to the next
+ * option: there a word that is no number ("fraction abc") is the option's to refuse, naming it,
+ * not a stray argument. */
+static int take_words(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv, int operands)
 {
     char *buf = o->ptr;
     size_t cap = (size_t)o->hi, used = (size_t)snprintf(buf, cap, "%s", arg);
-    while (used < cap && optind < argc && is_number(argv[optind]))
+    while (used < cap && optind < argc && (is_number(argv[optind]) || (!operands && !is_option(argv[optind]))))
         used += (size_t)snprintf(buf + used, cap - used, " %s", argv[optind++]);
     if (used < cap) return 0;
     fprintf(stderr, "ortqual %s: --%s: '%s...' is too long\n", cmd, o->name, arg);
@@ -190,11 +197,6 @@ static int no_files(const char *cmd, const oq_opt *o)
 {
     fprintf(stderr, "ortqual %s: --%s needs at least one file\n", cmd, o->name);
     return -1;
-}
-
-static int is_option(const char *arg)
-{
-    return arg[0] == '-' && arg[1] != '\0';
 }
 
 /* The joined texts of comma lists (OQ_OPT_COMMA) are kept to the end of the process: a STRING
@@ -232,7 +234,7 @@ static const char *comma_join(const char *cmd, const char **so_far, const char *
     return *so_far = joined;
 }
 
-static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv)
+static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, char **argv, int operands)
 {
     int64_t v;
     /* no option's value is ever "": it is a slip (an unset variable), said before it becomes a
@@ -244,7 +246,7 @@ static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, cha
     switch (o->kind) {
     case OQ_OPTK_FLAG: *(int *)o->ptr = (int)o->ival; return 0;
     case OQ_OPTK_STRING: *(const char **)o->ptr = arg; return 0;
-    case OQ_OPTK_WORDS: return take_words(cmd, o, arg, argc, argv);
+    case OQ_OPTK_WORDS: return take_words(cmd, o, arg, argc, argv, operands);
     case OQ_OPTK_LIST: {
         oq_cli_list *l = o->ptr;
         if ((o->flags & OQ_OPT_MANY) && is_option(arg)) return no_files(cmd, o);
@@ -383,7 +385,7 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
         } else {
             const char *arg = o->flags & OQ_OPT_COMMA ? comma_join(c->name, &lists[o - c->opts], optarg) : optarg;
             if (!arg && optarg) rc = -1;
-            else if (take(c->name, o, arg, argc, argv) || note_given(c, o, n)) rc = -1;
+            else if (take(c->name, o, arg, argc, argv, c->operands != OQ_CLI_NO_OPERANDS) || note_given(c, o, n)) rc = -1;
         }
     }
     free(lists);

@@ -574,8 +574,8 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
         char said[sizeof e.msg + 256];
-        fprintf(stderr, "ortqual %s: %s\n", cmd, oq_cli_terms(e.msg, said, sizeof said));
-        return caught_signal ? 128 + caught_signal : oq_cli_exit_of(st); /* stopped while preparing */
+        return oq_cli_refuse(cmd, out->json, st, oq_cli_terms(e.msg, said, sizeof said),
+                             caught_signal ? 128 + caught_signal : oq_cli_exit_of(st)); /* stopped while preparing */
     }
     char dir[4096], path[4200];
     /* a shard's files are in DIR/shards/I; the prepare step's answer is DIR/shards/plan.json */

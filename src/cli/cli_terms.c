@@ -20,6 +20,7 @@ static const char *const terms[][2] = {
     {"(mask_input names one)", "(--mask NAME names one)"},
     {"(no_mask)", "(--no-mask)"},
     {"mask_polarity ", "--mask-polarity "},
+    {"static_shapes ", "--static "},
     {"(no_mask: none)", "(--no-mask: none)"},
     {"no_mask, but the model's", "--no-mask, but the model's"},
     {"features_name '", "--features '"},

@@ -120,16 +120,13 @@ int cmd_estimate(int argc, char **argv)
     oq_err err = {0};
     char buf[4096];
     const char *path = oq_cli_summary_of(argv[first], buf, sizeof buf);
-    if (oq_validate_summary_read(path, &s, &err)) {
-        fprintf(stderr, "ortqual estimate: %s\n", err.msg);
-        return OQ_EXIT_USAGE;
-    }
+    if (oq_validate_summary_read(path, &s, &err)) return oq_cli_refuse("estimate", json, err.status, err.msg, OQ_EXIT_USAGE);
     oq_status st = oq_validate_estimate(s, &o, &e, &err);
     oq_validate_summary_free(s);
     if (st) {
-        char said[sizeof err.msg + 256];
-        fprintf(stderr, "ortqual estimate: %s: %s\n", path, oq_cli_terms(err.msg, said, sizeof said));
-        return OQ_EXIT_USAGE;
+        char said[sizeof err.msg + 256], line[sizeof said + 4200];
+        snprintf(line, sizeof line, "%s: %s", path, oq_cli_terms(err.msg, said, sizeof said));
+        return oq_cli_refuse("estimate", json, st, line, OQ_EXIT_USAGE);
     }
     if (json) print_json(&e, &o);
     else print_text(&e, &o, path);

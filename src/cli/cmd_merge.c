@@ -74,9 +74,9 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
         char said[sizeof e.msg + 256];
-        fprintf(stderr, "ortqual merge: %s\n", oq_cli_terms(e.msg, said, sizeof said));
-        return st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
-                                                                                           : OQ_EXIT_RUNTIME;
+        return oq_cli_refuse("merge", json, st, oq_cli_terms(e.msg, said, sizeof said),
+                             st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
+                                                                                                         : OQ_EXIT_RUNTIME);
     }
     rc = print(dir, s, json, oq_cli_write_reports("merge", dir, 0, junit));
     oq_validate_summary_free(s);

@@ -1,6 +1,7 @@
 /* report.html of a validate or replay summary. The run's verdict, each configuration's status
  * and the reasons come from summary.json as written (docs/verdicts.md): nothing here decides
  * anew what passed, so the page says what the exit status said. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,26 @@ static void output_cells(oq_sb *b, const json_t *o, int passed)
     }
 }
 
+/* A batch's event indices as runs ("0-1499", "3, 7-9"), the first EVENT_RUNS of them: one
+ * index each, 1500 events made a cell thousands of pixels wide that pushed the verdict columns
+ * off the page. The count and every index stay in summary.json. */
+enum { EVENT_RUNS = 4 };
+static void event_cell(oq_sb *b, const json_t *idx)
+{
+    size_t n = json_array_size(idx), runs = 0;
+    for (size_t k = 0; k < n;) {
+        long long first = (long long)json_integer_value(json_array_get(idx, k)), last = first;
+        for (k++; k < n && last < LLONG_MAX && json_integer_value(json_array_get(idx, k)) == last + 1; k++) last++;
+        if (runs++ == EVENT_RUNS) {
+            oq_sb_printf(b, ", &hellip; (%zu events; all in summary.json)", n);
+            return;
+        }
+        oq_sb_printf(b, "%s%lld", runs > 1 ? ", " : "", first);
+        if (last > first) oq_sb_printf(b, "&ndash;%lld", last);
+    }
+    if (n > 1) oq_sb_printf(b, " (%zu)", n);
+}
+
 /* The cells a batch's rows share: index, events, valid tokens, padded length, timing. */
 static void batch_cells(oq_sb *b, const json_t *bt, const json_t *info, size_t rows)
 {
@@ -271,10 +292,7 @@ static void batch_cells(oq_sb *b, const json_t *bt, const json_t *info, size_t r
         oq_sb_puts(b, "</span>");
     }
     oq_sb_printf(b, "</td><td rowspan=\"%zu\">", rows);
-    size_t k;
-    json_t *e;
-    json_array_foreach(json_object_get(info, "event_indices"), k, e)
-        oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(e));
+    event_cell(b, json_object_get(info, "event_indices"));
     oq_sb_printf(b, "</td><td class=\"n\" rowspan=\"%zu\">%lld</td><td class=\"n\" rowspan=\"%zu\">%lld</td>", rows,
                  oq_j_int(info, "valid_size"), rows, oq_j_int(info, "padded_length"));
     oq_sb_printf(b, "<td class=\"n\" rowspan=\"%zu\">", rows);

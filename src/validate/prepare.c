@@ -364,6 +364,19 @@ static oq_status batch_sources(const oq_validate_opts *o, size_t k, oq_batch_inf
     return st;
 }
 
+/* static_shapes exports one [B, L] (batch 0's): a batch of another shape could run on no exported
+ * model, so it is refused before any work, not found out by every configuration. */
+static oq_status static_fits(const oq_validate_opts *o, size_t k, const oq_batch_inputs *in, const oq_batch_sink *sink,
+                             oq_err *err)
+{
+    if (!o->static_shapes || !sink->n || (in->batch == sink->first_bl[0] && in->seq == sink->first_bl[1])) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_SHAPE,
+                      "static_shapes fixes B,L to batch 0's [%lld,%lld] (%s); batch %zu (%s) is [%lld,%lld]: give batches of "
+                      "one shape, or leave static_shapes off",
+                      (long long)sink->first_bl[0], (long long)sink->first_bl[1], o->input_files[0], k, o->input_files[k],
+                      (long long)in->batch, (long long)in->seq);
+}
+
 /* The batch is put into the sink, or its files are removed. */
 static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
                               int64_t *next_event, oq_event_seen *seen, oq_batch_sink *sink, oq_err *err)
@@ -377,6 +390,7 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     if (!st && own) st = oq_event_ids_read(z, path, *next_event, &ids, err);
     else ids.first = *next_event;
     if (!st) st = oq_signature_read_batch(sig, path, &ids, &in, err);
+    if (!st) st = static_fits(o, k, &in, sink, err);
     int64_t b = in.batch;
     int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx), *lengths = calloc(b ? (size_t)b : 1, sizeof *lengths);
     if (!st && (!idx || !lengths)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -92,6 +92,11 @@ static void words_stop_at_a_word(void **state)
     assert_int_equal(parse(&v, OQ_CLI_OPERANDS_LAST, 7, argv, &first), 0);
     assert_string_equal(v.words, "fixed 12"); /* "extra" is not a number: an operand */
     assert_int_equal(first, 6);
+    /* without operands every word up to the next option is the option's: "fraction abc" is its
+     * to refuse (it was "unexpected argument 'abc'", naming no option) */
+    char *no_operands[] = {"t", "--policy", "fixed", "12", "abc", "--count", "3", NULL};
+    assert_int_equal(parse(&v, OQ_CLI_NO_OPERANDS, 7, no_operands, NULL), 0);
+    assert_string_equal(v.words, "fixed 12 abc");
     char *too_long[] = {"t", "--policy", "a-word-longer-than-the-buffer-is", NULL};
     assert_int_equal(parse(&v, OQ_CLI_NO_OPERANDS, 3, too_long, NULL), -1); /* refused, not cut */
 }
