@@ -348,7 +348,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     memset(m, 0, sizeof *m);
     oq_status st = check_model_opts(o, err);
     if (!st) st = read_model(o->model_path, m, err);
-    if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, "bench --model", err);
+    if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, "the model bench", err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
     if (!st) st = check_defaults(o, m, err);
     if (!st && m->inputs) st = check_inputs(m, err);

@@ -335,13 +335,13 @@ static oq_status fetch_value(oq_bench_runner *r, OrtValue *v, const char *name, 
     if (!st) st = ort(r, r->api->GetDimensionsCount(info, &nd), err, name);
     /* the model ran: an output read no further fails the row, it is not "no kernel" (unsupported) */
     if (!st && nd > OQ_MAX_DIMS)
-        st = oq_err_set(err, OQ_ERR_SHAPE, "output '%s': rank %zu above %d: bench --model cannot read it", name,
+        st = oq_err_set(err, OQ_ERR_SHAPE, "output '%s': rank %zu above %d: the model bench cannot read it", name,
                         nd, OQ_MAX_DIMS);
     if (!st) st = ort(r, r->api->GetDimensions(info, shape, nd), err, name);
     r->api->ReleaseTensorTypeAndShapeInfo(info);
     /* ORT's element type numbers are onnx.TensorProto's, and so are oq_dtype's. */
     if (!st && !oq_dtype_size((oq_dtype)et))
-        st = oq_err_set(err, OQ_ERR_SHAPE, "output '%s' is %s: bench --model cannot read it", name,
+        st = oq_err_set(err, OQ_ERR_SHAPE, "output '%s' is %s: the model bench cannot read it", name,
                         oq_elem_type_name((int32_t)et));
     if (!st) st = oq_tensor_create(out, (oq_dtype)et, (int32_t)nd, shape, name, err);
     if (st || !oq_tensor_nbytes(*out)) return st;
