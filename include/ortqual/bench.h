@@ -198,10 +198,10 @@ OQ_API oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out,
 #define OQ_BENCH_MAX_VARIANTS 32
 
 enum oq_bench_mode_bits { OQ_BENCH_MASKED = 1, OQ_BENCH_UNMASKED = 2 };
-/* Options of generated inputs a caller set (oq_bench_opts.given). */
+/* Options of generated inputs, and the mask's polarity, a caller set (oq_bench_opts.given). */
 enum oq_bench_given_bits {
     OQ_BENCH_GIVEN_SEED = 1, OQ_BENCH_GIVEN_INT_RANGE = 2, OQ_BENCH_GIVEN_LENGTH_POLICY = 4,
-    OQ_BENCH_GIVEN_MASK_FRACTION = 8
+    OQ_BENCH_GIVEN_MASK_FRACTION = 8, OQ_BENCH_GIVEN_MASK_POLARITY = 16
 };
 enum oq_bench_shape_bits { OQ_BENCH_DYNAMIC = 1, OQ_BENCH_STATIC = 2 };
 
@@ -275,7 +275,8 @@ typedef struct oq_bench_opts {
     /* Which value of the mask-like input marks a valid element (ortqual/mask.h): KEEP (the
      * default) or PAD (PyTorch's key_padding_mask, 1 = padding): a generated mask is then
      * zeros (valid) then ones, and a row's valid_tokens count the mask's zeros. PAD needs
-     * model_path and a mask-like input (generated or from inputs_path). */
+     * model_path and a mask-like input (generated or from inputs_path); so is KEEP when given
+     * (OQ_BENCH_GIVEN_MASK_POLARITY). */
     oq_mask_polarity mask_polarity;
     /* OQ_BENCH_GIVEN_* bits: which of seed, int_lo/int_hi, length_policy and mask_fraction the
      * caller set (a value equal to the default counts). With model_path, one that no generated

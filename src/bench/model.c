@@ -246,7 +246,7 @@ static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p,
 {
     if (!oq_mask_polarity_name(o->mask_polarity))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
-    if (o->mask_polarity == OQ_MASK_POLARITY_KEEP) return OQ_OK;
+    if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !(o->given & OQ_BENCH_GIVEN_MASK_POLARITY)) return OQ_OK;
     for (size_t i = 0; i < p->n_inputs; i++)
         if (oq_bench_named_mask(p->inputs[i].name) && p->inputs[i].ndim == 2) return OQ_OK;
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s: no input of the model is a mask (named like one, of "

@@ -308,17 +308,18 @@ static oq_status cupti_end(cupti_runs *cr, oq_status st, oq_err *err)
 }
 
 /* What ORT put in `scratch` (its profile) moved to `dir` and held as an output, its path into
- * *moved (NULL: none there); then `scratch` removed. Held before the move, the file is in a held
+ * *moved (NULL: none there), or removed (keep 0: the session failed, no row would name it); then
+ * `scratch` removed. Held before the move, the file is in a held
  * place at every moment, whichever thread a signal comes to (the session's own threads take
  * them). */
-static oq_status profile_move(const char *scratch, const char *dir, char **moved, oq_err *err)
+static oq_status profile_move(const char *scratch, const char *dir, int keep, char **moved, oq_err *err)
 {
     oq_status st = OQ_OK;
     DIR *d = opendir(scratch);
     for (struct dirent *e; d && (e = readdir(d));) {
         char to[PATH_MAX];
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (*moved || st) { /* ORT makes one */
+        if (!keep || *moved || st) { /* ORT makes one */
             unlinkat(dirfd(d), e->d_name, 0);
             continue;
         }
@@ -367,7 +368,7 @@ static oq_status profiled_session(oq_runtime *rt, const oq_bench_model *m, oq_se
     memcpy(prefix, scratch, strlen(scratch)); /* the folder's name mkdtemp made of the template */
     so.profile_prefix = prefix;
     oq_status st = new_session(rt, m, &so, s, err);
-    oq_status moved = profile_move(scratch, dir, path, st ? NULL : err);
+    oq_status moved = profile_move(scratch, dir, !st, path, st ? NULL : err);
     return st ? st : moved;
 }
 

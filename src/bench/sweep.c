@@ -82,7 +82,8 @@ static oq_status check_sizes(const oq_bench_opts *o, oq_err *err)
 
 static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
 {
-    if (o->mask_polarity != OQ_MASK_POLARITY_KEEP) /* the sweep's exported models read 1 = valid */
+    /* the sweep's exported models read 1 = valid; a given keep would be ignored all the same */
+    if (o->mask_polarity != OQ_MASK_POLARITY_KEEP || (o->given & OQ_BENCH_GIVEN_MASK_POLARITY))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity reads the mask of a model_path file; ortqual's attention "
                           "models read 1 = valid");
     if (!o->n_batch_sizes || !o->n_seq_lens || !o->n_variants)

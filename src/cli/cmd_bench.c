@@ -502,14 +502,15 @@ static int check_mode(cli_state *c)
     return refuse_unused_ref_iters(c);
 }
 
-/* Which options of generated inputs were given: with --model, the sweep refuses those no
+/* Which options of generated inputs (and --mask-polarity) were given: with --model, the sweep refuses those no
  * generated input uses (a default's value cannot tell). --mask-fraction sets the padding that
  * --length-policy fixed never has: refused with it, in either mode. */
 static int note_generated_opts(cli_state *c)
 {
     static const struct { const char *name; unsigned bit; } opts[] = {
         {"seed", OQ_BENCH_GIVEN_SEED}, {"int-range", OQ_BENCH_GIVEN_INT_RANGE},
-        {"length-policy", OQ_BENCH_GIVEN_LENGTH_POLICY}, {"mask-fraction", OQ_BENCH_GIVEN_MASK_FRACTION}};
+        {"length-policy", OQ_BENCH_GIVEN_LENGTH_POLICY}, {"mask-fraction", OQ_BENCH_GIVEN_MASK_FRACTION},
+        {"mask-polarity", OQ_BENCH_GIVEN_MASK_POLARITY}};
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
         if (oq_cli_given(&c->given, opts[i].name)) c->o.given |= opts[i].bit;
     if (!(c->o.given & OQ_BENCH_GIVEN_MASK_FRACTION) || c->o.length_policy != OQ_LENGTH_FIXED) return 0;

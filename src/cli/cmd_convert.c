@@ -99,6 +99,7 @@ static const oq_cli_pair plan_pairs[] = {
     {"plan", "seed", "contradict: --plan runs no check, so no input would be generated"},
     {"plan", "seq-axis", "contradict: --plan runs no check, so no output would be compared"},
     {"plan", "ort-lib", "contradict: --plan runs no check, so ONNX Runtime is not loaded"},
+    {"plan", "mask-polarity", "contradict: --plan runs no check, so no mask would be read"},
 };
 
 /* The flags and strings of the table into the library's options. */

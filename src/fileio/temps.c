@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fileio/fileio-impl.h"
@@ -142,15 +143,26 @@ void oq_atomic_keep_outputs(void)
             atomic_store(&s->state, SLOT_FREE);
 }
 
-/* A scratch folder's entries (names another picked), then it: getdents64, as opendir allocates. */
+/* The kernel's record of one entry (getdents64(2)): glibc's own wrapper needs 2.30, older than the
+ * 2.28 of RHEL 8 and manylinux_2_28 that ORT's builds target. */
+struct linux_dirent64 {
+    unsigned long long d_ino;
+    long long d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+/* A scratch folder's entries (names another picked), then it: the raw getdents64 syscall, as
+ * opendir allocates. */
 static void remove_scratch(const char *path)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
-    _Alignas(struct dirent64) char buf[4096];
-    for (ssize_t n; (n = getdents64(fd, buf, sizeof buf)) > 0;)
-        for (ssize_t at = 0; at < n; at += ((struct dirent64 *)(buf + at))->d_reclen) {
-            const char *name = ((struct dirent64 *)(buf + at))->d_name;
+    _Alignas(struct linux_dirent64) char buf[4096];
+    for (long n; (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+        for (long at = 0; at < n; at += ((struct linux_dirent64 *)(buf + at))->d_reclen) {
+            const char *name = ((struct linux_dirent64 *)(buf + at))->d_name;
             if (strcmp(name, ".") && strcmp(name, "..")) unlinkat(fd, name, 0);
         }
     close(fd);

@@ -191,7 +191,7 @@ else bad "--json's error is not stderr's: $(cat "$T/late.json" "$T/late.err")"; 
 # --plan writes nothing and checks nothing: an output or check option beside it would be dropped
 for opt in "-o $T/p.onnx:output" "--force:force" "--inputs $F/tx_encoder/inputs_000.npz:inputs" \
            "--expected $F/tx_encoder/outputs_000.npz:expected" "--tolerance fp16:tolerance" "--seed 2:seed" \
-           "--ort-lib /nonexistent.so:ort-lib"; do
+           "--ort-lib /nonexistent.so:ort-lib" "--mask-polarity pad:mask-polarity"; do
     refused "^ortqual convert: --plan and --${opt##*:} contradict: --plan " \
         $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash ${opt%:*}
 done

@@ -113,6 +113,14 @@ else
     fi
 fi
 
+# 2d. a profiled session that fails after ORT created its profile: no row names the profile, so
+#     none stays in OUTDIR/profiles/ (it was moved there and kept)
+SLOW_ORT_REAL="$OQ_ORT_LIB" SLOW_ORT_SECONDS=0 SLOW_ORT_FAIL=1 "$Q" bench "${TINY[@]}" --ort-lib "$T/libonnxruntime.so" \
+    --seq-lens 8 --profile-runs 1 --outdir pr4 >pr4.log 2>&1 || true
+l=$(find pr4 -name 'profile_*' 2>/dev/null)
+grep -rq "SLOW_ORT_FAIL" pr4.log pr4 && [ -z "$l" ] && ok "bench --profile-runs, the profiled session fails: no profile left" ||
+    bad "bench --profile-runs, the profiled session fails: left $l: $(tail -2 pr4.log)"
+
 # 3. merge over an earlier merge, SIGINT as its summary.json goes into place (its validate.csv is
 #    there): the earlier merge's summary and report went first
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --no-plots --progress never

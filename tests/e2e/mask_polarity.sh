@@ -51,6 +51,11 @@ expect 2 "^ortqual bench: --mask-polarity pad: no input of the model is a mask \
     "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
     --mask-polarity pad --iters 1 --outdir bx
 expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity pad --iters 1 --outdir by
+# a given keep, the default's value, would be ignored all the same: refused so (it ran)
+expect 2 "^ortqual bench: --mask-polarity keep: no input of the model is a mask" \
+    "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
+    --mask-polarity keep --iters 1 --outdir bx
+expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity keep --iters 1 --outdir by
 # 5. convert's check reads the batches' mask so, and generates it so (it generated 1 = valid
 #    masks: the reference's fully padded rows were NaN, "differs from the reference", exit 1;
 #    valid counts elements of out [B, L, 3])
