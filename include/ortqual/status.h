@@ -112,7 +112,8 @@ OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
  * fn returns `text`, or its rewording written into buf (n bytes, NUL-terminated); NULL (the
  * default): the library's words. Process-wide: set it once, before the first other call; a
  * validation worker process (oq_validate_worker) sets it back to NULL, and the run that reads
- * its result gives its texts the caller's words. */
+ * its result words what the worker worded (the placement note, the dispatch advice, the teeth
+ * rerun's advice) with this function, so that an isolated run says what an in-process one says. */
 typedef const char *(*oq_terms_fn)(const char *text, char *buf, size_t n);
 OQ_API void oq_set_terms(oq_terms_fn fn);
 

@@ -602,7 +602,8 @@ OQ_API oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err);
 /* The worker side: run the plan file written by oq_validate_run and write its
  * result file. Returns OQ_OK when the result was written (whatever it says). It sets
  * oq_set_terms back to NULL (a worker is a process of its own): the result is in the library's
- * words, which the run that reads it gives the words of its own process's oq_set_terms. */
+ * words, and the run that reads it words its placement note and dispatch advice with its own
+ * process's oq_set_terms. */
 OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
 /* ---- sharded runs (ortqual/shard.h) ---- */

@@ -1,5 +1,6 @@
 /* Why an attention node missed the fused kernel: ORT 1.29's CUDA rules. */
 #include "ortqual/advice.h"
+#include "advice/advice-impl.h"
 #include "ortqual/dispatch.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
@@ -178,6 +179,32 @@ static void head_remedy(text *fix, kid target, const oq_attention_facts *f)
     if (f->q_heads > 0 && h > 0 && f->q_heads <= INT64_MAX / h) head_counts(fix, f->q_heads * h);
 }
 
+/* The remedies that name the API's fields, in the library's words (oq_advice_word_). */
+static const char remedy_seqlen[] = "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
+                                    "export's default, mask OQ_MASK_SEQLEN)";
+static const char remedy_fp16[] = "compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)";
+
+/* The last `word` in `advice`: the remedies follow the node's name, which may hold anything. */
+static char *last_of(char *advice, const char *word)
+{
+    char *at = NULL;
+    for (char *p = strstr(advice, word); p; p = strstr(p + 1, word)) at = p;
+    return at;
+}
+
+void oq_advice_word_(char **advice)
+{
+    const char *const api[] = {remedy_seqlen, remedy_fp16};
+    for (size_t i = 0; i < sizeof api / sizeof api[0]; i++) {
+        char said[256], *at = last_of(*advice, api[i]), *worded = NULL;
+        const char *t = at ? oq_terms(api[i], said, sizeof said) : api[i];
+        if (t == api[i] || asprintf(&worded, "%.*s%s%s", (int)(at - *advice), *advice, t, at + strlen(api[i])) < 0)
+            continue; /* not there, not reworded, or out of memory: the library's words */
+        free(*advice);
+        *advice = worded;
+    }
+}
+
 /* What to change, for the rules that fired. */
 static void remedies(unsigned rules, kid target, const oq_attention_facts *f, text *fix)
 {
@@ -192,8 +219,7 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
             clause(fix, "give padding as nonpad_kv_seqlen instead of an attn_mask: `ortqual convert "
                         "--mask-to-seqlen` rewrites a key-padding attn_mask so (Attention-24)");
         else if (f->opset >= 24) /* already attention24: the mask form is the choice */
-            clause(fix, "%s", oq_terms("give padding as nonpad_kv_seqlen instead of an attn_mask (the "
-                                       "attention24 export's default, mask OQ_MASK_SEQLEN)", said, sizeof said));
+            clause(fix, "%s", oq_terms(remedy_seqlen, said, sizeof said));
         else
             clause(fix, "export as attention24 so that padding goes through nonpad_kv_seqlen, not "
                         "attn_mask (Attention-23 has no nonpad_kv_seqlen)");
@@ -202,8 +228,7 @@ static void remedies(unsigned rules, kid target, const oq_attention_facts *f, te
     }
     if (rules & OQ_ADVICE_FP32_NO_FLASH)
         clause(fix, "%s", f->user_model ? "compute attention in float16 (`ortqual convert --attention-dtype fp16`)"
-                                        : oq_terms("compute attention in float16 (precision fp16, attention_dtype "
-                                                   "OQ_DTYPE_FLOAT16)", said, sizeof said));
+                                        : oq_terms(remedy_fp16, said, sizeof said));
     if (rules & OQ_ADVICE_CUDNN_DECODE_ONLY)
         clause(fix, "outside decoding steps use FLASH_ATTENTION (kernel flash)%s",
                f->mask == OQ_ATTN_MASK_NONPAD_KV_SEQLEN ? ""

@@ -22,6 +22,7 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
+#include "advice/advice-impl.h"
 #include "placement/placement-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
@@ -389,6 +390,15 @@ static const char *optimizer_hint(const oq_validate_opts *o, const oq_proc_resul
                : "";
 }
 
+/* Every text of r the library words (placement notes, dispatch advice, the teeth rerun's advice)
+ * in the caller's words: an isolated worker wrote the library's, an in-process one already these. */
+static void word_result(oq_config_result *r)
+{
+    if (r->placement.recorded) oq_placement_word_notes_(&r->placement.report);
+    for (size_t i = 0; i < r->dispatch.n_advice; i++) oq_advice_word_(&r->dispatch.advice[i]);
+    for (size_t i = 0; i < r->teeth.rerun_dispatch.n_advice; i++) oq_advice_word_(&r->teeth.rerun_dispatch.advice[i]);
+}
+
 /* What a child worker's end says into `run`; its result read into `r` unless it crashed. A
  * timeout says how far it got (a worker that hung at its first batch and one that needed a few
  * more seconds for its last ones read alike). */
@@ -413,7 +423,7 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     oq_proc_result_clear(pr);
     oq_err e = {0};
     if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
-    else if (!crashed && r->placement.recorded) oq_placement_word_notes_(&r->placement.report);
+    else if (!crashed) word_result(r);
 }
 
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
