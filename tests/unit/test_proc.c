@@ -208,7 +208,7 @@ static void test_config_known(void **state)
     static const char *const runtimes[] = {"ref", "cpu", "cuda", "CPU", "Cuda"};
     for (size_t t = 0; t < sizeof runtimes / sizeof *runtimes; t++)
         for (int r = OQ_REPR_ENCODER; r <= OQ_REPR_EXPECTED; r++)
-            for (int p = OQ_PREC_FP64; p <= OQ_PREC_TF32; p++)
+            for (int p = OQ_PREC_FP64; p <= OQ_PREC_BF16; p++)
                 for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) {
                     char text[96];
                     snprintf(text, sizeof text, "%s:%s:%s:%s", runtimes[t], oq_repr_name((oq_repr)r),
