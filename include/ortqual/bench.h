@@ -388,9 +388,10 @@ typedef struct oq_bench_rows {
     char model_sha256[65];  /* model_path's identity: the SHA-256 of the file every row ran (read
                                once), or with external-data files that of it and of each file;
                                "" for the attention sweep, or when an external file was unreadable */
-    char precision_why[512]; /* model_path's rows are <ep>:model:fp16, judged at float16's (bfloat16's)
-                                tolerances, because of this (oq_model_precision_of's reason: "Attention
-                                'a' computes in float16"); "" for fp32 and the attention sweep */
+    char precision_why[512]; /* model_path's rows are <ep>:model:fp16 (:bf16), judged at float16's
+                                (bfloat16's) tolerances, because of this (oq_model_precision_of's
+                                reason: "Attention 'a' computes in float16"); "" for fp32 and the
+                                attention sweep */
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */

@@ -8,6 +8,7 @@
  *                   model                 (the user's --model file as it is)
  *   precision       fp64 (ref only) | fp32 | fp16 (attention computed in float16, public I/O fp32)
  *                   | tf32 (cuda only: float32 model, TensorFloat-32 matrix products allowed)
+ *                   | bf16 (model only: a model of yours computing in bfloat16, judged at its tolerances)
  *   kernel          auto | flash | efficient | cudnn | math   (CUDA sdpa_kernel; default auto)
  *
  * Examples: ref:encoder:fp64, cpu:decomposed:fp32, cuda:attention24:fp16:flash.
@@ -38,8 +39,10 @@ typedef enum oq_repr {
 } oq_repr;
 
 /* fp32 on CUDA means true float32 (use_tf32=0); tf32 allows TensorFloat-32 matrix products
- * (10-bit mantissa, judged with the fp16 tolerances), which is ORT's CUDA default. */
-typedef enum oq_precision { OQ_PREC_FP64 = 0, OQ_PREC_FP32, OQ_PREC_FP16, OQ_PREC_TF32 } oq_precision;
+ * (10-bit mantissa, judged with the fp16 tolerances), which is ORT's CUDA default. bf16 is the
+ * precision of a model of yours that computes in bfloat16 (oq_model_precision_of): 8 bits of
+ * mantissa, judged with bfloat16's tolerances, which fp16's are 8x tighter than. */
+typedef enum oq_precision { OQ_PREC_FP64 = 0, OQ_PREC_FP32, OQ_PREC_FP16, OQ_PREC_TF32, OQ_PREC_BF16 } oq_precision;
 
 typedef enum oq_kernel {
     OQ_KERNEL_AUTO = 0,
@@ -77,7 +80,8 @@ OQ_API int oq_kernel_sdpa_mask(oq_kernel k);
 /* The name ORT prints in its routing line (SdpaKernel=...), NULL for auto. */
 OQ_API const char *oq_kernel_ort_name(oq_kernel k);
 
-/* The dtype whose tolerances judge the configuration (tf32 and fp16 share fp16's). */
+/* Non-zero for a precision below float32 (fp16, tf32, bf16): tf32 and fp16 are judged with fp16's
+ * tolerances, bf16 with bfloat16's. */
 OQ_API int oq_precision_is_reduced(oq_precision p);
 
 /* Provider options a configuration implies, added to the caller's: sdpa_kernel from the

@@ -131,7 +131,8 @@ OQ_API const char *oq_elem_type_name(int32_t elem_type);
  *
  *     oq_model_precision p;
  *     oq_model_precision_of(mi, &p);
- *     if (p.dtype) printf("judged at fp16: %s\n", p.why);   // "Attention 'attn' computes in float16"
+ *     if (p.dtype) printf("judged at %s: %s\n", oq_model_precision_name(&p), p.why);
+ *                                                 // "judged at fp16: Attention 'attn' computes in float16"
  */
 typedef struct oq_model_precision {
     oq_dtype dtype; /* OQ_DTYPE_FLOAT16 or OQ_DTYPE_BFLOAT16 (bfloat16 where both are), else
@@ -143,6 +144,9 @@ typedef struct oq_model_precision {
 
 /* The precision of the model `mi` describes (NULL mi: UNDEFINED). */
 OQ_API void oq_model_precision_of(const oq_model_info *mi, oq_model_precision *out);
+/* The precision field of the configurations that judge it, one for validate, replay and bench:
+ * "bf16", "fp16" or "fp32" (NULL p: "fp32"). */
+OQ_API const char *oq_model_precision_name(const oq_model_precision *p);
 
 /* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure or for a
  * NULL mi. */

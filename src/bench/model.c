@@ -253,13 +253,13 @@ static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p,
                       "rank 2 [batch, length]), so it would be ignored", oq_mask_polarity_name(o->mask_polarity));
 }
 
-/* "<ep>:model:fp32", or fp16 when the model computes in float16 or bfloat16 (its attention or
- * an output: oq_model_precision_of, as validate's default). */
+/* "<ep>:model:fp32", or fp16 / bf16 when the model computes in float16 / bfloat16 (its attention
+ * or an output: oq_model_precision_of, as validate's default): the precision its rows are judged at. */
 static oq_status model_variant(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     oq_model_precision_of(m->mi, &m->precision);
     char text[128];
-    snprintf(text, sizeof text, "%s:model:%s", o->model_ep ? o->model_ep : "cpu", m->precision.dtype ? "fp16" : "fp32");
+    snprintf(text, sizeof text, "%s:model:%s", o->model_ep ? o->model_ep : "cpu", oq_model_precision_name(&m->precision));
     return oq_config_parse(text, &m->variant, err);
 }
 

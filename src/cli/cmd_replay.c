@@ -87,14 +87,14 @@ static int make_configs(struct replay_args *a)
     oq_model_info *mi = NULL;
     if (!oq_model_inspect_file(a->o.model_path, &mi, NULL)) oq_model_precision_of(mi, &p);
     oq_model_info_free(mi);
-    const char *prec = a->precision ? a->precision : p.dtype ? "fp16" : "fp32";
+    const char *own = oq_model_precision_name(&p), *prec = a->precision ? a->precision : own;
     if (p.dtype && !a->precision)
-        snprintf(a->out.note, sizeof a->out.note, "ortqual replay: --precision fp16 (the default here, as validate's: %s)\n",
-                 oq_cli_shown(p.why));
-    else if (p.dtype && strcmp(prec, "fp16"))
+        snprintf(a->out.note, sizeof a->out.note, "ortqual replay: --precision %s (the default here, as validate's: %s)\n",
+                 own, oq_cli_shown(p.why));
+    else if (p.dtype && strcmp(prec, own))
         snprintf(a->out.note, sizeof a->out.note,
-                 "ortqual replay: note: %s; --precision %s judges it with %s tolerances: --precision fp16 for the "
-                 "float16 ones\n", oq_cli_shown(p.why), prec, prec);
+                 "ortqual replay: note: %s; --precision %s judges it with %s tolerances: --precision %s for the "
+                 "%s ones\n", oq_cli_shown(p.why), prec, prec, own, oq_elem_type_name(p.dtype));
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
         fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);
@@ -178,7 +178,7 @@ static int run(struct replay_args *a, int argc, char **argv)
                                                     "order (implies --reference expected; --reference cpu with\n"
                                                     "them is refused)",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
-        OQ_OPT_STRING("precision", "fp32|fp16|tf32", &a->precision, "tolerance preset for the replayed outputs (fp32; tf32: --ep cuda)"),
+        OQ_OPT_STRING("precision", "fp32|fp16|bf16|tf32", &a->precision, "tolerance preset for the replayed outputs (fp32; tf32: --ep cuda)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "per-output override 'out:rtol=..,atol=..' (an output the model does\n"
                     "not have is refused); repeatable"),

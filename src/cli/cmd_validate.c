@@ -556,7 +556,7 @@ static int require_cuda(struct args *a)
 }
 
 /* The precision a model of yours computes in (e.g. after `convert --flash`): float16 or
- * bfloat16 chooses the :fp16 configurations by default, and is said before a :fp32 one. */
+ * bfloat16 chooses the :fp16 or :bf16 configurations by default, and is said before a :fp32 one. */
 static void model_precision(const struct args *a, oq_model_precision *p)
 {
     oq_model_info *mi = NULL;
@@ -637,7 +637,7 @@ static int model_default_configs(struct args *a, const oq_model_precision *p)
                         "judge against them: --configs expected,cpu:model:fp32%s\n", hint);
         return OQ_EXIT_USAGE;
     }
-    const char *prec = p->dtype ? "fp16" : "fp32"; /* judged at its own rounding */
+    const char *prec = oq_model_precision_name(p); /* judged at its own rounding */
     snprintf(a->default_configs, sizeof a->default_configs, "%scpu:model:%s%s%s", expected ? "expected," : "",
              prec, cuda ? ",cuda:model:" : "", cuda ? prec : "");
     snprintf(a->out.note, sizeof a->out.note, "ortqual validate: --configs %s (--model's default here%s%s)\n",
@@ -668,9 +668,10 @@ static void note_reduced_precision(struct args *a, const oq_model_precision *p)
         size_t used = strlen(a->out.note);
         if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
             snprintf(a->out.note + used, sizeof a->out.note - used,
-                     "ortqual validate: note: %s: %s; %s is judged with %s tolerances: use %s:model:fp16 for the "
-                     "float16 ones\n", oq_cli_shown(a->o.model_path), oq_cli_shown(p->why), k->name,
-                     oq_precision_name(k->precision), k->runtime);
+                     "ortqual validate: note: %s: %s; %s is judged with %s tolerances: use %s:model:%s for the "
+                     "%s ones\n", oq_cli_shown(a->o.model_path), oq_cli_shown(p->why), k->name,
+                     oq_precision_name(k->precision), k->runtime, oq_model_precision_name(p),
+                     oq_elem_type_name(p->dtype));
     }
 }
 
@@ -780,11 +781,12 @@ static int run(struct args *a, int argc, char **argv)
                       "nothing runs)\n"
                       "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
                       "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
-                      "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0);\n"
+                      "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0),\n"
+                      "bf16 (model only);\n"
                       "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel). Default: the demo's;\n"
                       "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"
-                      "(or --expected), and cuda:model:fp32 where CUDA runs (:fp16 when its\n"
-                      "attention or an output computes in float16 or bfloat16: said)"),
+                      "(or --expected), and cuda:model:fp32 where CUDA runs (:fp16 or :bf16 when\n"
+                      "its attention or an output computes in float16 or bfloat16: said)"),
         OQ_OPT_FLAG("list-configs", &a->list, "print every configuration, whether it runs here and what it needs"),
         OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
         OQ_OPT_FLAG("gpu", &a->gpu,

@@ -8,7 +8,7 @@
 
 static const char *const repr_names[] = {"encoder", "sdpa", "decomposed", "attention23",
                                          "attention24", "model", "expected"};
-static const char *const prec_names[] = {"fp64", "fp32", "fp16", "tf32"};
+static const char *const prec_names[] = {"fp64", "fp32", "fp16", "tf32", "bf16"};
 static const char *const kernel_names[] = {"auto", "flash", "efficient", "cudnn", "math"};
 /* The kernel each choice names, with its ORT name and sdpa_kernel bit (dispatch.h). */
 static const oq_sdpa_kernel kernel_sdpa[] = {OQ_SDPA_UNKNOWN, OQ_SDPA_FLASH_ATTENTION, OQ_SDPA_EFFICIENT_ATTENTION,
@@ -27,7 +27,7 @@ int oq_config_uses_ort(const oq_config *c)
     return c && strcmp(c->runtime, "ref") != 0 && !oq_config_is_expected(c);
 }
 int oq_config_on_ep(const oq_config *c) { return oq_config_uses_ort(c) && strcmp(c->runtime, "cpu") != 0; }
-int oq_precision_is_reduced(oq_precision p) { return p == OQ_PREC_FP16 || p == OQ_PREC_TF32; }
+int oq_precision_is_reduced(oq_precision p) { return p == OQ_PREC_FP16 || p == OQ_PREC_TF32 || p == OQ_PREC_BF16; }
 
 static int lookup(const char *s, const char *const *names, int n)
 {
@@ -77,6 +77,9 @@ static oq_status check_combination(const oq_config *c, const char *text, oq_err 
                           text);
     if (c->precision == OQ_PREC_TF32 && strcmp(c->runtime, "cuda") != 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': tf32 applies to the cuda runtime only", text);
+    /* ortqual exports in float32 or float16 only; bfloat16 is a model of yours */
+    if (c->precision == OQ_PREC_BF16 && c->repr != OQ_REPR_MODEL)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': bf16 applies to representation model only", text);
     if (c->kernel != OQ_KERNEL_AUTO && strcmp(c->runtime, "cuda") != 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "config '%s': a kernel choice (%s) applies to the cuda runtime only", text,

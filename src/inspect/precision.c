@@ -37,3 +37,8 @@ void oq_model_precision_of(const oq_model_info *mi, oq_model_precision *out)
             snprintf(out->why, sizeof out->why, "output '%s' is %s", mi->outputs[i].name ? mi->outputs[i].name : "?",
                      oq_elem_type_name(mi->outputs[i].elem_type));
 }
+
+const char *oq_model_precision_name(const oq_model_precision *p)
+{
+    return !p || !p->dtype ? "fp32" : p->dtype == OQ_DTYPE_BFLOAT16 ? "bf16" : "fp16";
+}

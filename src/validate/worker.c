@@ -666,7 +666,8 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     const char *slash = strrchr(plan->result, '/');
     snprintf(w->workdir, sizeof w->workdir, "%.*s", slash ? (int)(slash - plan->result) : 1,
              slash ? plan->result : ".");
-    oq_dtype prec = oq_precision_is_reduced(plan->config.precision) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
+    oq_precision cp = plan->config.precision;
+    oq_dtype prec = cp == OQ_PREC_BF16 ? OQ_DTYPE_BFLOAT16 : oq_precision_is_reduced(cp) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
     oq_tolerance base = oq_tolerance_for_dtype(prec);
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char path[OQ_PATH_BUF];

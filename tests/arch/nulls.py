@@ -69,6 +69,7 @@ EXPECT = {
     "oq_node_info_attr_int": "ret == def",
     "oq_tolerances_get": "ret.rtol == 0 && ret.atol == 0",
     "oq_session_input_rank": "ret == -1",
+    "oq_model_precision_name": "ret && !strcmp(ret, \"fp32\")",
 }
 FN_PTR = re.compile(r"^(.*)\(\s*\*\s*(\w+)\s*\)(.*)$")
 PARAM = re.compile(r"^(.*?)(\w+)\s*((?:\[[^\]]*\])*)$")

@@ -5,6 +5,7 @@
 # on both. They disagreed: bench judged a --flash model (float32 I/O) at fp32 tolerances and
 # failed it where validate passed it at fp16; validate judged a float16 model with decomposed
 # attention at fp32 and failed it where bench passed it. Explicit --configs and --tolerance win.
+# bfloat16 is bf16 on both (validate judged it at fp16's tolerances, bench at bf16's).
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
@@ -101,4 +102,17 @@ expect 0 "--configs expected,cpu:model:fp32 \(--model's default here\)$" "${NODE
 "$Q" inspect --json d16io32.onnx >i.json 2>&1 &&
     [ "$($PY -c 'import json; a = json.load(open("i.json"))["attention"]; print([(x["kind"], x["dtype"]) for x in a])')" = "[('decomposed', 'float16')]" ] &&
     ok "inspect --json: the chain's dtype" || bad "inspect --json: $(head -c 400 i.json)"
+
+# 7. a bfloat16 output: validate and bench name one precision, bf16, and judge at its tolerances
+# (rtol 8e-2). validate took :fp16 (fp16's, 8x tighter) where bench labelled its row :fp16 and
+# judged it at bf16's
+mkdir bf16 && $PY "$OQ_SOURCE_DIR/tests/e2e/lib/bf16_model.py" bf16 || fail "writing the bfloat16 model"
+BH=(--model bf16/bf16_io.onnx --inputs bf16/in_f32.npz --expected bf16/out.npz)
+expect 0 "--configs expected,cpu:model:bf16 \(--model's default here: output 'y' is bfloat16\)" "${NODEV[@]}" \
+    "$Q" validate "${BH[@]}" --no-mask --outdir vbf "${V[@]}"
+"$Q" bench "${BH[@]}" --outdir bbf "${B[@]}" >bbf.log 2>&1
+[ "$?" = 0 ] && [ "$($PY -c 'import json; r = json.load(open("bbf/summary.json"))["results"][0]; print(r["variant"], r["status"], [(o["output"], o["rtol"]) for o in r["outputs"]])')" = "cpu:model:bf16 ok [('y', 0.08), ('z', 0.08)]" ] &&
+    ok "bench's row: cpu:model:bf16, ok, at bf16's rtol" || bad "bench's row: $(tail -3 bbf.log) $(head -c 600 bbf/summary.json)"
+[ "$($PY -c 'import json; c = json.load(open("vbf/summary.json"))["configs"][1]; print(c["name"], c["status"], [(o["name"], o["tolerance"]["rtol"]) for o in c["outputs"]])')" = "cpu:model:bf16 passed [('y', 0.08), ('z', 0.08)]" ] &&
+    ok "validate's configuration: cpu:model:bf16 at bf16's rtol, as bench's row" || bad "validate's configuration: $(head -c 900 vbf/summary.json)"
 report

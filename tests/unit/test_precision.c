@@ -119,6 +119,7 @@ static void test_outputs_and_coarsest(void **state)
     oq_model_precision_of(&mi, &p);
     assert_int_equal(p.dtype, OQ_DTYPE_FLOAT16);
     assert_string_equal(p.why, "output 'b' is float16");
+    assert_string_equal(oq_model_precision_name(&p), "fp16");
     mi.n_attention = 1;
     mi.attention = att;
     oq_model_precision_of(&mi, &p);
@@ -127,12 +128,15 @@ static void test_outputs_and_coarsest(void **state)
     oq_model_precision_of(&mi, &p);
     assert_int_equal(p.dtype, OQ_DTYPE_BFLOAT16);
     assert_string_equal(p.why, "MultiHeadAttention 'mha' computes in bfloat16");
+    assert_string_equal(oq_model_precision_name(&p), "bf16"); /* the configurations' field: one name */
     outs[0].elem_type = OQ_DTYPE_BFLOAT16;
     oq_model_precision_of(&mi, &p);
     assert_string_equal(p.why, "MultiHeadAttention 'mha' computes in bfloat16");
     oq_model_precision_of(NULL, &p);
     assert_int_equal(p.dtype, OQ_DTYPE_UNDEFINED);
     assert_string_equal(p.why, "");
+    assert_string_equal(oq_model_precision_name(&p), "fp32");
+    assert_string_equal(oq_model_precision_name(NULL), "fp32");
 }
 
 int main(void)

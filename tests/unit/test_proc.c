@@ -163,6 +163,7 @@ static void test_config_parse(void **state)
         {"CPU:model:fp32", "cpu:model:fp32"},
         {"CPUExecutionProvider:decomposed:fp16", "cpu:decomposed:fp16"},
         {"Cuda:attention24:tf32", "cuda:attention24:tf32"},
+        {"CPU:model:bf16", "cpu:model:bf16"},
         {"CUDAExecutionProvider:attention24:fp16:flash", "cuda:attention24:fp16:flash"},
     };
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
@@ -184,6 +185,7 @@ static void test_config_parse(void **state)
         {"cpu:decomposed:fp64", "fp64 is the reference's"},
         {"cpu:attention24:fp16:flash", "cuda runtime only"},
         {"cpu:attention24:tf32", "tf32 applies to the cuda runtime only"},
+        {"cuda:attention24:bf16", "bf16 applies to representation model only"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_not_equal(oq_config_parse(bad[i].text, &c, &err), OQ_OK);
@@ -208,7 +210,7 @@ static void test_config_known(void **state)
     static const char *const runtimes[] = {"ref", "cpu", "cuda", "CPU", "Cuda"};
     for (size_t t = 0; t < sizeof runtimes / sizeof *runtimes; t++)
         for (int r = OQ_REPR_ENCODER; r <= OQ_REPR_EXPECTED; r++)
-            for (int p = OQ_PREC_FP64; p <= OQ_PREC_TF32; p++)
+            for (int p = OQ_PREC_FP64; p <= OQ_PREC_BF16; p++)
                 for (int k = OQ_KERNEL_AUTO; k <= OQ_KERNEL_MATH; k++) {
                     char text[96];
                     snprintf(text, sizeof text, "%s:%s:%s:%s", runtimes[t], oq_repr_name((oq_repr)r),
