@@ -4,27 +4,8 @@ IR >= 4); a protobuf rewrite with python3 alone (ModelProto.graph = 7, GraphProt
 GraphProto.input = 11; TensorProto.dims = 1, data_type = 2, name = 8)."""
 import sys
 
-from pbwire import enc, varint
+from pbwire import enc, fields, ld, varint
 
-
-def fields(b):
-    """(field, wire type, value bytes or int, start, end) of each field of a message."""
-    i = 0
-    while i < len(b):
-        start = i
-        key, i = varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0: v, i = varint(b, i)
-        elif wt == 2:
-            n, i = varint(b, i); v = b[i:i + n]; i += n
-        elif wt == 5: v = b[i:i + 4]; i += 4
-        elif wt == 1: v = b[i:i + 8]; i += 8
-        else: raise SystemExit("unexpected wire type %d" % wt)
-        yield f, wt, v, start, i
-
-
-def ld(f, payload):
-    return enc(f << 3 | 2) + enc(len(payload)) + payload
 
 
 def value_info(init):

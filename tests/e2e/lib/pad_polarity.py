@@ -5,26 +5,8 @@ name = 3, op_type = 4); and the inputs for it, the bool MEMBER of an .npz invert
 import sys
 import zipfile
 
-from pbwire import enc, varint
+from pbwire import enc, fields, ld, varint
 
-
-def fields(b):
-    i = 0
-    while i < len(b):
-        start = i
-        key, i = varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0: v, i = varint(b, i)
-        elif wt == 2:
-            n, i = varint(b, i); v = b[i:i + n]; i += n
-        elif wt == 5: v = b[i:i + 4]; i += 4
-        elif wt == 1: v = b[i:i + 8]; i += 8
-        else: raise SystemExit("unexpected wire type %d" % wt)
-        yield f, wt, v, start, i
-
-
-def ld(f, payload):
-    return enc(f << 3 | 2) + enc(len(payload)) + payload
 
 
 def rewire(node, old, new):

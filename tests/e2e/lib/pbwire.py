@@ -1,5 +1,6 @@
 """The protobuf wire format's varints, for the e2e scripts that rewrite ONNX files with python3
-alone (strip_denotations.py, inits_as_inputs.py)."""
+alone (strip_denotations.py, inits_as_inputs.py, pad_polarity.py): varints, a message's fields,
+a length-delimited field."""
 
 
 def varint(b, i):
@@ -17,3 +18,24 @@ def enc(v):
         c = v & 0x7F; v >>= 7
         if v: out.append(c | 0x80)
         else: out.append(c); return bytes(out)
+
+
+def fields(b):
+    """(field, wire type, value bytes or int, start, end) of each field of a message."""
+    i = 0
+    while i < len(b):
+        start = i
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0: v, i = varint(b, i)
+        elif wt == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif wt == 5: v = b[i:i + 4]; i += 4
+        elif wt == 1: v = b[i:i + 8]; i += 8
+        else: raise SystemExit("unexpected wire type %d" % wt)
+        yield f, wt, v, start, i
+
+
+def ld(f, payload):
+    """A length-delimited field f holding payload."""
+    return enc(f << 3 | 2) + enc(len(payload)) + payload
