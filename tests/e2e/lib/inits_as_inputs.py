@@ -7,7 +7,6 @@ import sys
 from pbwire import enc, fields, ld, varint
 
 
-
 def value_info(init):
     name, elem, dims = b"", 1, []
     for f, wt, v, _, _ in fields(init):

@@ -8,7 +8,6 @@ import zipfile
 from pbwire import enc, fields, ld, varint
 
 
-
 def rewire(node, old, new):
     return b"".join(ld(1, new) if f == 1 and bytes(v) == old else node[s:e] for f, _, v, s, e in fields(node))
 
