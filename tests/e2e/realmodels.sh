@@ -122,6 +122,21 @@ expect 2 "^ortqual validate: config 'cpu:attention24:fp16': --model runs .*mlpf_
 expect 2 "^ortqual validate: config 'cpu:model:fp32': representation 'model' is the file given with --model" \
     "$Q" validate --configs ref:encoder:fp64,cpu:model:fp32 --outdir "$T/nomodel" "${V[@]}"
 
+# 4b. PyTorch's own key_padding_mask as the model's input (True = padding): read with
+# --mask-polarity pad it passes against PyTorch's outputs, padding judged; read as 1 = valid it is
+# refused before any model runs, naming the file, the mask and the event
+PM="$F/tx_padmask"
+expect 0 "verdict: PASSED" "$Q" validate --model "$PM/tx_padmask_op18.onnx" --inputs "$PM/io.npz" \
+    --configs expected,cpu:model:fp32 --mask-polarity pad --outdir "$T/v_padmask" "${V[@]}"
+if compared_all "$T/v_padmask/summary.json" out >/dev/null &&
+   [ "$(json "$T/v_padmask/summary.json" 'd["configs"][1]["batches"][0]["outputs"][0]["padding"]["checked"]')" = True ]; then
+    ok "tx_padmask: out compared with PyTorch's, padding judged"; else bad "tx_padmask: $(compared_all "$T/v_padmask/summary.json" out 2>&1 | tail -1)"; fi
+expect 2 "tx_padmask/io.npz: mask 'src_key_padding_mask': event 0: left padding: .*--mask-polarity pad" \
+    "$Q" validate --model "$PM/tx_padmask_op18.onnx" --inputs "$PM/io.npz" --configs expected,cpu:model:fp32 \
+    --outdir "$T/v_padmask_keep" "${V[@]}"
+expect 0 "verdict: PASSED \(1 passed" "$Q" replay --model "$PM/tx_padmask_op18.onnx" --inputs "$PM/inputs_*.npz" \
+    --expected "$PM/outputs_*.npz" --mask-polarity pad --ep cpu --repeat 1 --outdir "$T/r_padmask" --force
+
 # 5. a language model's outputs are not zero on padding: reported, not judged; --padding zero judges them
 expect 0 "padding: logits has 4000 of 4000 padded elements non-zero \(first in batch 0\), reported, not judged: the reference is not zero there" \
     "$Q" validate --model "$F/decoder_lm/decoder_lm_op18.onnx" --inputs "$F/decoder_lm/io.npz" \
