@@ -5,7 +5,7 @@
 # elements as the fixture itself, its padding judged. Without the option the mask is refused as
 # left padding, naming the option (there was no way to read such a mask). Generated events feed
 # such a model their mask inverted, as convert's check does; bench counts the zeros valid. A
-# polarity with no mask or ortqual's own models is refused.
+# polarity, keep as well as pad when given, with no mask or ortqual's own models is refused.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q="$ORTQUAL"
@@ -17,6 +17,15 @@ $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" model "$F/tx_encoder_op18.onn
     $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" npz "$F/io.npz" io_pad.npz mask || fail "making the pad model"
 V=(--configs expected,cpu:model:fp32 --no-plots)
 valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches'][0]['valid_size'])" "$1" 2>/dev/null; }
+one_line() {
+    local code=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
+        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
+}
 
 # 1. read with 1 = valid (the default), the padding mask is left padding: refused, naming the option
 expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \
@@ -76,4 +85,17 @@ expect 2 "config 'ref:encoder:fp64': ortqual's C encoder reads its mask with 1 =
     --configs ref:encoder:fp64,cpu:model:fp32 --no-plots --outdir x4
 expect 2 "--mask-polarity 'yes': want keep \(1 = valid\) or pad \(1 = padding\)" \
     "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity yes --outdir x3
+# a given keep, the default's value, is refused where pad is: no input is the mask (an Attention's
+# [B, H, Lq, Lk] attn_mask as it is is none), so it would be ignored all the same (it ran); the
+# default runs
+A="$OQ_SOURCE_DIR/tests/fixtures/onnx/attention_qk_neginf"
+for pol in pad keep; do
+    one_line 2 "^ortqual validate: .*attention_qk_neginf.onnx: --mask-polarity $pol, but no input is the mask \(--mask NAME names one\)$" \
+        "$Q" validate --model "$A.onnx" --inputs "$A.npz" --mask-polarity $pol --configs cpu:model:fp32 --allow-skip \
+        --no-plots --outdir "xv$pol"
+    one_line 2 "^ortqual replay: .*attention_qk_neginf.onnx: --mask-polarity $pol, but no input is the mask \(--mask NAME names one\)$" \
+        "$Q" replay --model "$A.onnx" --inputs "$A.npz" --mask-polarity $pol --reference expected --outdir "xr$pol"
+done
+expect 0 "verdict: NOT TESTED" "$Q" validate --model "$A.onnx" --inputs "$A.npz" --configs cpu:model:fp32 --allow-skip \
+    --no-plots --outdir xvd
 report
