@@ -4,8 +4,9 @@
 # inputs with the mask inverted) validates and replays with its real padding: the same valid
 # elements as the fixture itself, its padding judged. Without the option the mask is refused as
 # left padding, naming the option (there was no way to read such a mask). Generated events feed
-# such a model their mask inverted, as convert's check does; bench counts the zeros valid. A
-# polarity, keep as well as pad when given, with no mask or ortqual's own models is refused.
+# such a model their mask inverted, as convert's check does; bench counts the zeros valid;
+# convert --mask-to-seqlen counts them too. A polarity, keep as well as pad when given, with no
+# mask or ortqual's own models is refused.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q="$ORTQUAL"
@@ -75,6 +76,25 @@ expect 2 "^ortqual convert: io_pad.npz: mask 'mask': event 0: left padding: .*--
     "$Q" convert pad.onnx -o c_keep.onnx --fuse --expand-mask --inputs io_pad.npz
 expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
     "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" -o c_none.onnx --fuse --mask-polarity pad
+# 5b. --mask-to-seqlen reads the pad mask's key padding: the lengths count its zeros (a Not before
+#     the sum); convert's check passes on given and generated batches, and validate of the
+#     converted model passes against the saved outputs with the fixture's valid elements (it was
+#     refused: "the mask keeps only the keys where 'mask' is 0")
+"$Q" convert pad.onnx -o c_len.onnx --fuse --mask-to-seqlen --mask-polarity pad --inputs io_pad.npz \
+    --expected io_pad.npz >c_len.log 2>&1
+rc=$? n=$(grep -cE "mask-to-seqlen +rewritten .*nonpad_kv_seqlen = ReduceSum\(Not\('mask'\), axis 1\)" c_len.log)
+[ "$rc" = 0 ] && [ "$n" = 2 ] && grep -qE "batch 0 vs expected +out: PASS valid=$((b * 3))/" c_len.log &&
+    ok "convert --mask-to-seqlen --mask-polarity pad: both nodes, PASS" ||
+    bad "convert --mask-to-seqlen --mask-polarity pad: exit $rc, $n nodes rewritten: $(cat c_len.log)"
+expect 0 "batch 1 vs reference +out: PASS" "$Q" convert pad.onnx -o c_len_gen.onnx --fuse --mask-to-seqlen --mask-polarity pad
+expect 0 "attention_1: attn_mask '[^']*' is the key padding of input 'mask': nonpad_kv_seqlen = ReduceSum\(Not\('mask'\)" \
+    "$Q" convert pad.onnx --plan --flash --mask-polarity pad
+expect 0 "verdict: PASSED" "$Q" validate --model c_len.onnx --inputs io_pad.npz --mask-polarity pad --outdir len "${V[@]}"
+a=$(valid len/summary.json)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "mask-to-seqlen, pad: valid_size $a, as the fixture's" ||
+    bad "mask-to-seqlen, pad: valid_size '$a', the fixture's '$b'"
+[ "$($PY -c "import json; c=json.load(open('len/summary.json'))['configs'][1]; print(c['name'], c['batches'][0]['outputs'][0]['padding']['checked'])")" = "cpu:model:fp32 True" ] &&
+    ok "mask-to-seqlen, pad: the converted model compared" || bad "mask-to-seqlen, pad: the converted model not compared"
 # 6. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
