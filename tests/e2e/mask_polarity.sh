@@ -86,9 +86,13 @@ rc=$? n=$(grep -cE "mask-to-seqlen +rewritten .*nonpad_kv_seqlen = ReduceSum\(No
 [ "$rc" = 0 ] && [ "$n" = 2 ] && grep -qE "batch 0 vs expected +out: PASS valid=$((b * 3))/" c_len.log &&
     ok "convert --mask-to-seqlen --mask-polarity pad: both nodes, PASS" ||
     bad "convert --mask-to-seqlen --mask-polarity pad: exit $rc, $n nodes rewritten: $(cat c_len.log)"
+grep -aq '"input":"mask","contract":"valid_prefix","nodes":\[[^]]*\],"polarity":"pad"' c_len.onnx &&
+    ok "the contract records polarity pad" || bad "the contract does not record polarity pad"
 expect 0 "batch 1 vs reference +out: PASS" "$Q" convert pad.onnx -o c_len_gen.onnx --fuse --mask-to-seqlen --mask-polarity pad
 expect 0 "attention_1: attn_mask '[^']*' is the key padding of input 'mask': nonpad_kv_seqlen = ReduceSum\(Not\('mask'\)" \
     "$Q" convert pad.onnx --plan --flash --mask-polarity pad
+expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
+    "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --plan --flash --mask-polarity pad
 expect 0 "verdict: PASSED" "$Q" validate --model c_len.onnx --inputs io_pad.npz --mask-polarity pad --outdir len "${V[@]}"
 a=$(valid len/summary.json)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok "mask-to-seqlen, pad: valid_size $a, as the fixture's" ||
