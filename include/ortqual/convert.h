@@ -114,9 +114,11 @@ typedef struct oq_convert_opts {
     int keep_head_size;       /* 1: no head padding unless OQ_CONVERT_PAD_HEAD is set */
     int allow_refused;        /* 1: a rewrite refused somewhere is reported, not an error */
     const char *mask_input;   /* the [B, L] mask input; NULL: the one the masks derive from */
-    oq_mask_polarity mask_polarity; /* which of the check's mask values marks a valid element
+    oq_mask_polarity mask_polarity; /* which of the mask's values marks a valid element
                                        (mask.h; KEEP by default): PAD reads the batches' mask as
-                                       PyTorch's key_padding_mask and generates it so */
+                                       PyTorch's key_padding_mask and generates it so, and
+                                       OQ_CONVERT_MASK_TO_SEQLEN counts its zeros (a Not before
+                                       the sum; the contract's metadata says "polarity":"pad") */
     /* the check (not used by oq_convert_plan) */
     oq_runtime *runtime;      /* the ORT that runs both models on CPU */
     size_t n_batches;         /* input batches; 0: two generated ones */

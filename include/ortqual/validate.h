@@ -93,6 +93,10 @@ typedef struct oq_validate_opts {
      * as it is; only the contract's check and the lengths read it so. PAD needs OQ_MODEL_USER
      * and a mask (not no_mask); generated events feed such a model their mask inverted. */
     oq_mask_polarity mask_polarity;
+    /* 1: the caller chose mask_polarity, KEEP included: a chosen KEEP needs what PAD needs (it
+     * would be ignored all the same), as bench's OQ_BENCH_GIVEN_MASK_POLARITY; 0: KEEP is the
+     * default, needing nothing. */
+    int mask_polarity_given;
     /* OQ_MODEL_ENCODER */
     oq_encoder_config encoder;
     const char *weights_path; /* NULL: random weights from weights_seed */

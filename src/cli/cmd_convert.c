@@ -99,8 +99,11 @@ static const oq_cli_pair plan_pairs[] = {
     {"plan", "seed", "contradict: --plan runs no check, so no input would be generated"},
     {"plan", "seq-axis", "contradict: --plan runs no check, so no output would be compared"},
     {"plan", "ort-lib", "contradict: --plan runs no check, so ONNX Runtime is not loaded"},
-    {"plan", "mask-polarity", "contradict: --plan runs no check, so no mask would be read"},
 };
+/* ... but --mask-to-seqlen reads --mask-polarity to tell a mask's key padding, so a plan shows
+ * its rewrite only with it. */
+static const oq_cli_pair plan_polarity_pair = {
+    "plan", "mask-polarity", "contradict: --plan runs no check and no --mask-to-seqlen, so no mask would be read"};
 
 /* The flags and strings of the table into the library's options. */
 static int check_args(struct convert_args *a)
@@ -125,6 +128,7 @@ static int check_args(struct convert_args *a)
     a->o.seq_axes = a->seq_axes.v;
     a->o.n_seq_axes = a->seq_axes.n;
     if (oq_cli_refuse_pairs(&a->given, plan_pairs, sizeof plan_pairs / sizeof *plan_pairs)) return -1;
+    if (!(a->o.passes & OQ_CONVERT_MASK_TO_SEQLEN) && oq_cli_refuse_pairs(&a->given, &plan_polarity_pair, 1)) return -1;
     size_t n_in = a->globbed ? a->files.gl_pathc : 0, n_ex = a->expected_globbed ? a->expected_files.gl_pathc : 0;
     if (n_ex && n_ex != n_in) {
         fprintf(stderr, "ortqual convert: %zu --expected files for %zu --inputs: give one per batch\n", n_ex, n_in);

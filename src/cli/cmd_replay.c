@@ -226,6 +226,7 @@ static int run(struct replay_args *a, int argc, char **argv)
         refuse_self_comparison(a))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
+    a->o.mask_polarity_given = oq_cli_given(&a->given, "mask-polarity");
     char *self = realpath("/proc/self/exe", NULL);
     rc = oq_cli_run_validation("replay", &a->o, &a->cr, self, &a->out);
     free(self);

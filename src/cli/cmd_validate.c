@@ -870,6 +870,7 @@ static int run(struct args *a, int argc, char **argv)
         oq_cli_shard_check(&a->shard, a->o.outdir))
         return OQ_EXIT_USAGE;
     a->o.shard = a->shard.spec;
+    a->o.mask_polarity_given = oq_cli_given(&a->given, "mask-polarity");
     if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
     char *self = realpath("/proc/self/exe", NULL);
     rc = a->list ? list_configs(a) : run_validate(a, self);

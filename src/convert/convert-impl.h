@@ -177,9 +177,10 @@ typedef struct cv_maskfn {
 
 /* Work out the function of `mask` (an attn_mask, bool or additive; NULL: none) combined
  * with is_causal. 0 with *fn filled, or 1 with the reason in why. `mask_input`
- * (may be NULL) restricts which graph input may act as the mask. */
+ * (may be NULL) restricts which graph input may act as the mask; `polarity` says which of
+ * its values marks a valid key. */
 int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input,
-                   cv_maskfn *fn, char *why, size_t why_n);
+                   oq_mask_polarity polarity, cv_maskfn *fn, char *why, size_t why_n);
 
 /* ---- passes ---------------------------------------------------------------------------- */
 

@@ -180,14 +180,16 @@ static void record_contract(cv_ctx *c, cv_model *m)
     json_t *nodes = json_array();
     for (size_t i = 0; i < c->n_contract; i++) json_array_append_new(nodes, json_string(c->contract_nodes[i]));
     json_t *j = json_pack("{s:s, s:s, s:o}", "input", c->contract_input, "contract", "valid_prefix", "nodes", nodes);
+    int pad = c->o->mask_polarity == OQ_MASK_POLARITY_PAD; /* (absent: keep, as before it) */
+    if (j && pad) json_object_set_new(j, "polarity", json_string(oq_mask_polarity_name(OQ_MASK_POLARITY_PAD)));
     char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (s) cv_set_meta(m, OQ_CONVERT_CONTRACT_KEY, s);
     else m->oom = 1;
     free(s);
     json_decref(j);
     c->r->contract_input = strdup(c->contract_input);
-    cv_step(c->r, "contract", "", "added", "metadata %s: input '%s' must be a valid prefix (ones, then zeros) in "
-            "every batch", OQ_CONVERT_CONTRACT_KEY, c->contract_input);
+    cv_step(c->r, "contract", "", "added", "metadata %s: input '%s' must be a valid prefix (%s) in every batch",
+            OQ_CONVERT_CONTRACT_KEY, c->contract_input, pad ? "zeros, then ones: 1 = padding" : "ones, then zeros");
 }
 
 /* The graph input called `name` (its own copy of the name), or NULL. */

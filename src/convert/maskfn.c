@@ -3,8 +3,9 @@
  * Each tensor of the mask's computation is described by
  *   - a truth table: its value for each combination of two atoms, P ("key k is
  *     a valid position of the [B, L] mask input") and C ("k <= q", from Trilu);
- *     the input itself is 1 where P holds and 0 elsewhere, which is exactly what
- *     the valid-prefix contract lets it hold;
+ *     the input itself is 1 where P holds and 0 elsewhere (read with 1 = padding,
+ *     PyTorch's key_padding_mask: 0 where P holds and 1 elsewhere), which is
+ *     exactly what the valid-prefix contract lets it hold;
  *   - its layout: per axis, the factors that index it, with symbolic sizes and
  *     their roles: the batch of P, the key of P, the query and the key of C, or
  *     none (copies of one value). Reshape regroups the factors (so [B,H,1,L] ->
@@ -50,6 +51,7 @@ typedef struct ev {
     const oq_gview *v;
     oq_symctx *sc;
     const char *restrict_input;
+    int pad; /* the input reads 1 = padding (OQ_MASK_POLARITY_PAD) */
     char *why;
     size_t why_n;
     int budget; /* nodes left to evaluate: a graph that shares values could make it exponential */
@@ -164,7 +166,8 @@ static int eval_input(ev *e, const char *name, mval *x)
     if (oq_sym_shape(e->sc, name, d, OQ_SYM_MAX_RANK) != 2)
         return fail(e, "the mask comes from input '%s', which is not [B, L]", name);
     memset(x, 0, sizeof *x);
-    x->t[1] = x->t[3] = 1; /* set where the key is valid */
+    if (e->pad) x->t[0] = x->t[2] = 1; /* set where the key is padding */
+    else x->t[1] = x->t[3] = 1;        /* set where the key is valid */
     x->rank = 2;
     x->ax[0] = (axis){1, {{F_B, d[0]}}};
     x->ax[1] = (axis){1, {{F_K, d[1]}}};
@@ -415,10 +418,10 @@ static int only(const axis *a4, int at, int role, oq_symdim *size)
     return 1;
 }
 
-int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, cv_maskfn *fn,
-                   char *why, size_t why_n)
+int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, oq_mask_polarity polarity,
+                   cv_maskfn *fn, char *why, size_t why_n)
 {
-    ev e = {m, cv_view(m), cv_sym(m), mask_input, why, why_n, 4096};
+    ev e = {m, cv_view(m), cv_sym(m), mask_input, polarity == OQ_MASK_POLARITY_PAD, why, why_n, 4096};
     mval x;
     *why = 0;
     memset(fn, 0, sizeof *fn);
@@ -448,7 +451,9 @@ int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mas
         fn->kind = CV_MASK_ALL;
         return 0;
     }
-    if (p_dep && !keep[1] && keep[0]) return fail(&e, "the mask keeps only the keys where '%s' is 0", x.input);
+    if (p_dep && !keep[1] && keep[0])
+        return fail(&e, "the mask keeps only the keys where '%s' is %d (read with 1 = %s)", x.input, e.pad,
+                    e.pad ? "padding" : "valid");
     if (p_dep && (!only(a4, 3, F_K, &fn->keys) || !only(a4, 0, F_B, &fn->batch)))
         return fail(&e, "the key-padding mask is not laid out as [B, *, *, L]");
     oq_symdim ck;

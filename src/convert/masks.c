@@ -34,20 +34,41 @@ static char *dim_str(cv_model *m, oq_symdim d, char *buf)
     return oq_symdim_str(cv_sym(m), d, buf, 64);
 }
 
+/* x cast to `to`, typed [r] d. */
+static const char *cast(cv_model *m, const char *x, const char *name, int32_t to, int r, const cv_dim *d)
+{
+    char hint[64];
+    snprintf(hint, sizeof hint, "%s_cast", name);
+    const char *y = cv_fresh(m, name);
+    Onnx__NodeProto *n = cv_node_add(m, "Cast", hint, 1, &x, 1, &y);
+    cv_attr_int(m, n, "to", to);
+    cv_set_type(m, y, to, r, d);
+    return y;
+}
+
+/* A mask read with 1 = padding made one that reads 1 = valid: Not(bool(mask)), so its sum
+ * counts the valid keys too. */
+static const char *valid_of(cv_model *m, const char *mask, int32_t et, int r, const cv_dim *d)
+{
+    const char *b = et == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
+                        ? mask : cast(m, mask, "mask_bool", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, r, d);
+    const char *valid = cv_fresh(m, "mask_valid");
+    cv_node_add(m, "Not", "mask_valid_not", 1, &b, 1, &valid);
+    cv_set_type(m, valid, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, r, d);
+    return valid;
+}
+
 /* nonpad_kv_seqlen = int64(ReduceSum(float(mask), axis 1)): exact for L < 2^24; the same
- * float reduction ortqual's own exports use, which ran on the CUDA EP. */
-static const char *seqlen_of(cv_model *m, const char *mask)
+ * float reduction ortqual's own exports use, which ran on the CUDA EP. `pad`: the mask reads
+ * 1 = padding, and its valid keys are counted (valid_of). */
+static const char *seqlen_of(cv_model *m, const char *mask, int pad)
 {
     cv_dim d[OQ_SYM_MAX_RANK];
     int r;
     int32_t et = cv_type_of(m, mask, &r, d);
-    const char *x = mask;
-    if (et != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
-        x = cv_fresh(m, "mask_f32");
-        Onnx__NodeProto *n = cv_node_add(m, "Cast", "mask_f32_cast", 1, &mask, 1, &x);
-        cv_attr_int(m, n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
-        cv_set_type(m, x, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, r, d);
-    }
+    const char *x = pad ? valid_of(m, mask, et, r, d) : mask;
+    if (pad) et = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    if (et != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) x = cast(m, x, "mask_f32", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, r, d);
     static const int64_t axis1[] = {1};
     const char *in[2] = {x, cv_const_i64(m, "seqlen_axes", 1, axis1, 0)};
     const char *sum = cv_fresh(m, "mask_valid_count");
@@ -91,11 +112,11 @@ typedef struct seqlens {
     size_t n;
 } seqlens;
 
-static const char *seqlen_cached(cv_model *m, seqlens *s, const char *input)
+static const char *seqlen_cached(cv_model *m, seqlens *s, const char *input, int pad)
 {
     for (size_t i = 0; i < s->n; i++)
         if (!strcmp(s->input[i], input)) return s->value[i];
-    const char *v = seqlen_of(m, input);
+    const char *v = seqlen_of(m, input, pad);
     if (s->n < 8) {
         s->input[s->n] = input;
         s->value[s->n++] = v;
@@ -119,7 +140,7 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     }
     cv_maskfn fn;
     const char *bad = NULL;
-    if (cv_maskfn_eval(m, mask, causal, c->o->mask_input, &fn, why, sizeof why)) bad = why;
+    if (cv_maskfn_eval(m, mask, causal, c->o->mask_input, c->o->mask_polarity, &fn, why, sizeof why)) bad = why;
     else bad = dims_mismatch(m, &fn, input_at(n, IN_Q), input_at(n, IN_K), why, sizeof why);
     if (bad) {
         c->r->refused++;
@@ -130,7 +151,8 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     if (padding && cv_contract(c, "mask-to-seqlen", n->name, fn.input)) return;
     Onnx__NodeProto *own = cv_node_own(m, i);
     if (!own) return;
-    const char *len = fn.kind == CV_MASK_KEY_PADDING ? seqlen_cached(m, cache, fn.input) : NULL;
+    int pad = c->o->mask_polarity == OQ_MASK_POLARITY_PAD;
+    const char *len = fn.kind == CV_MASK_KEY_PADDING ? seqlen_cached(m, cache, fn.input, pad) : NULL;
     cv_node_set_input(m, own, IN_MASK, "");
     if (len) cv_node_set_input(m, own, IN_SEQLEN, len);
     cv_attr_set_int(m, own, "is_causal", fn.kind == CV_MASK_CAUSAL || fn.kind == CV_MASK_CAUSAL_PADDING);
@@ -141,8 +163,9 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
         break;
     case CV_MASK_KEY_PADDING:
         cv_step(c->r, "mask-to-seqlen", own->name, "rewritten",
-                "attn_mask '%s' is the key padding of input '%s': nonpad_kv_seqlen = ReduceSum('%s', axis 1) "
-                "(exact for valid-prefix masks)", mask, fn.input, fn.input);
+                "attn_mask '%s' is the key padding of input '%s': nonpad_kv_seqlen = ReduceSum(%s'%s'%s, axis 1) "
+                "(exact for valid-prefix masks%s)", mask, fn.input, pad ? "Not(" : "", fn.input, pad ? ")" : "",
+                pad ? "; 1 = padding" : "");
         break;
     case CV_MASK_CAUSAL:
         cv_step(c->r, "mask-to-seqlen", own->name, "rewritten", "attn_mask '%s' is causal: is_causal = 1", mask);

@@ -168,14 +168,15 @@ static oq_status mask_input_ok(const oq_io_info *io, const char *path, const cha
     return OQ_OK;
 }
 
-/* A polarity other than KEEP reads the user's mask: ortqual's models read 1 = valid, and with no
- * mask it would read nothing (said, not ignored: the user meant a mask to be read so). */
+/* A polarity other than KEEP, or one the caller chose (mask_polarity_given), reads the user's
+ * mask: ortqual's models read 1 = valid, and with no mask it would read nothing (said, not
+ * ignored: the user meant a mask to be read so, whichever way). */
 static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq_signature *sig, oq_err *err)
 {
     sig->polarity = o->mask_polarity;
     if (!oq_mask_polarity_name(o->mask_polarity))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
-    if (o->mask_polarity == OQ_MASK_POLARITY_KEEP) return OQ_OK;
+    if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !o->mask_polarity_given) return OQ_OK;
     if (o->kind != OQ_MODEL_USER)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s reads the mask of a model_path file; ortqual's "
                           "models read 1 = valid", oq_mask_polarity_name(o->mask_polarity));

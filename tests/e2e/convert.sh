@@ -191,10 +191,13 @@ else bad "--json's error is not stderr's: $(cat "$T/late.json" "$T/late.err")"; 
 # --plan writes nothing and checks nothing: an output or check option beside it would be dropped
 for opt in "-o $T/p.onnx:output" "--force:force" "--inputs $F/tx_encoder/inputs_000.npz:inputs" \
            "--expected $F/tx_encoder/outputs_000.npz:expected" "--tolerance fp16:tolerance" "--seed 2:seed" \
-           "--ort-lib /nonexistent.so:ort-lib" "--mask-polarity pad:mask-polarity"; do
+           "--ort-lib /nonexistent.so:ort-lib"; do
     refused "^ortqual convert: --plan and --${opt##*:} contradict: --plan " \
         $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash ${opt%:*}
 done
+# --mask-polarity: read by --mask-to-seqlen (tests/e2e/mask_polarity.sh), by nothing else of a plan
+refused "^ortqual convert: --plan and --mask-polarity contradict: --plan runs no check and no --mask-to-seqlen" \
+    $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --fuse --mask-polarity pad
 [ ! -e "$T/p.onnx" ] && ok "--plan -o: nothing written" || bad "--plan -o wrote p.onnx"
 [ ! -e "$T/o.onnx" ] && ok "opset refusals write nothing" || bad "o.onnx written"
 expect 2 "-o OUT.onnx is required" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --fuse

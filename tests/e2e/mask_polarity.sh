@@ -4,8 +4,9 @@
 # inputs with the mask inverted) validates and replays with its real padding: the same valid
 # elements as the fixture itself, its padding judged. Without the option the mask is refused as
 # left padding, naming the option (there was no way to read such a mask). Generated events feed
-# such a model their mask inverted, as convert's check does; bench counts the zeros valid. A
-# polarity with no mask or ortqual's own models is refused.
+# such a model their mask inverted, as convert's check does; bench counts the zeros valid;
+# convert --mask-to-seqlen counts them too. A polarity, keep as well as pad when given, with no
+# mask or ortqual's own models is refused.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 Q="$ORTQUAL"
@@ -17,6 +18,15 @@ $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" model "$F/tx_encoder_op18.onn
     $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" npz "$F/io.npz" io_pad.npz mask || fail "making the pad model"
 V=(--configs expected,cpu:model:fp32 --no-plots)
 valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches'][0]['valid_size'])" "$1" 2>/dev/null; }
+one_line() {
+    local code=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
+        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
+}
 
 # 1. read with 1 = valid (the default), the padding mask is left padding: refused, naming the option
 expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \
@@ -66,6 +76,29 @@ expect 2 "^ortqual convert: io_pad.npz: mask 'mask': event 0: left padding: .*--
     "$Q" convert pad.onnx -o c_keep.onnx --fuse --expand-mask --inputs io_pad.npz
 expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
     "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" -o c_none.onnx --fuse --mask-polarity pad
+# 5b. --mask-to-seqlen reads the pad mask's key padding: the lengths count its zeros (a Not before
+#     the sum); convert's check passes on given and generated batches, and validate of the
+#     converted model passes against the saved outputs with the fixture's valid elements (it was
+#     refused: "the mask keeps only the keys where 'mask' is 0")
+"$Q" convert pad.onnx -o c_len.onnx --fuse --mask-to-seqlen --mask-polarity pad --inputs io_pad.npz \
+    --expected io_pad.npz >c_len.log 2>&1
+rc=$? n=$(grep -cE "mask-to-seqlen +rewritten .*nonpad_kv_seqlen = ReduceSum\(Not\('mask'\), axis 1\)" c_len.log)
+[ "$rc" = 0 ] && [ "$n" = 2 ] && grep -qE "batch 0 vs expected +out: PASS valid=$((b * 3))/" c_len.log &&
+    ok "convert --mask-to-seqlen --mask-polarity pad: both nodes, PASS" ||
+    bad "convert --mask-to-seqlen --mask-polarity pad: exit $rc, $n nodes rewritten: $(cat c_len.log)"
+grep -aq '"input":"mask","contract":"valid_prefix","nodes":\[[^]]*\],"polarity":"pad"' c_len.onnx &&
+    ok "the contract records polarity pad" || bad "the contract does not record polarity pad"
+expect 0 "batch 1 vs reference +out: PASS" "$Q" convert pad.onnx -o c_len_gen.onnx --fuse --mask-to-seqlen --mask-polarity pad
+expect 0 "attention_1: attn_mask '[^']*' is the key padding of input 'mask': nonpad_kv_seqlen = ReduceSum\(Not\('mask'\)" \
+    "$Q" convert pad.onnx --plan --flash --mask-polarity pad
+expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
+    "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --plan --flash --mask-polarity pad
+expect 0 "verdict: PASSED" "$Q" validate --model c_len.onnx --inputs io_pad.npz --mask-polarity pad --outdir len "${V[@]}"
+a=$(valid len/summary.json)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "mask-to-seqlen, pad: valid_size $a, as the fixture's" ||
+    bad "mask-to-seqlen, pad: valid_size '$a', the fixture's '$b'"
+[ "$($PY -c "import json; c=json.load(open('len/summary.json'))['configs'][1]; print(c['name'], c['batches'][0]['outputs'][0]['padding']['checked'])")" = "cpu:model:fp32 True" ] &&
+    ok "mask-to-seqlen, pad: the converted model compared" || bad "mask-to-seqlen, pad: the converted model not compared"
 # 6. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
@@ -76,4 +109,17 @@ expect 2 "config 'ref:encoder:fp64': ortqual's C encoder reads its mask with 1 =
     --configs ref:encoder:fp64,cpu:model:fp32 --no-plots --outdir x4
 expect 2 "--mask-polarity 'yes': want keep \(1 = valid\) or pad \(1 = padding\)" \
     "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity yes --outdir x3
+# a given keep, the default's value, is refused where pad is: no input is the mask (an Attention's
+# [B, H, Lq, Lk] attn_mask as it is is none), so it would be ignored all the same (it ran); the
+# default runs
+A="$OQ_SOURCE_DIR/tests/fixtures/onnx/attention_qk_neginf"
+for pol in pad keep; do
+    one_line 2 "^ortqual validate: .*attention_qk_neginf.onnx: --mask-polarity $pol, but no input is the mask \(--mask NAME names one\)$" \
+        "$Q" validate --model "$A.onnx" --inputs "$A.npz" --mask-polarity $pol --configs cpu:model:fp32 --allow-skip \
+        --no-plots --outdir "xv$pol"
+    one_line 2 "^ortqual replay: .*attention_qk_neginf.onnx: --mask-polarity $pol, but no input is the mask \(--mask NAME names one\)$" \
+        "$Q" replay --model "$A.onnx" --inputs "$A.npz" --mask-polarity $pol --reference expected --outdir "xr$pol"
+done
+expect 0 "verdict: NOT TESTED" "$Q" validate --model "$A.onnx" --inputs "$A.npz" --configs cpu:model:fp32 --allow-skip \
+    --no-plots --outdir xvd
 report

@@ -512,6 +512,35 @@ static void test_inverted_mask_refused(void **state)
     remove_dir(dir);
 }
 
+/* The same mask read with 1 = padding (PyTorch's key_padding_mask) is the input's key padding:
+ * the lengths count its zeros (a Not before the sum), and the check, fed masks generated so,
+ * passes (it was refused as above whatever the polarity). */
+static void test_pad_mask_to_seqlen(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/pad.onnx", dir);
+    snprintf(out, sizeof out, "%s/fast.onnx", dir);
+    write_tiny(in, INVERTED);
+    oq_convert_opts o = fast_opts(NULL);
+    o.mask_polarity = OQ_MASK_POLARITY_PAD;
+    oq_convert_report *r;
+    oq_err err = {0};
+    if (oq_convert_file(in, out, 0, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r->refused, 0);
+    assert_true(r->generated_inputs && r->passed);
+    const oq_convert_step *s = find_step(r, "mask-to-seqlen", "rewritten");
+    assert_non_null(s);
+    if (!strstr(s->detail, "nonpad_kv_seqlen = ReduceSum(Not('mask'), axis 1)")) fail_msg("%s", s->detail);
+    oq_convert_report_free(r);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(out, &mi, &err), OQ_OK);
+    assert_int_equal(op_count(mi, "Not"), 1);
+    oq_model_info_free(mi);
+    remove_dir(dir);
+}
+
 /* Raising the opset over a change of meaning is refused, naming the operator. */
 static void test_opset_changed_operator(void **state)
 {
@@ -1121,6 +1150,7 @@ int main(void)
         cmocka_unit_test(test_holes_refused),
         cmocka_unit_test(test_tiny_without_value_info),
         cmocka_unit_test(test_inverted_mask_refused),
+        cmocka_unit_test(test_pad_mask_to_seqlen),
         cmocka_unit_test(test_opset_changed_operator),
         cmocka_unit_test(test_hostile_models),
         cmocka_unit_test(test_expand_mask),
