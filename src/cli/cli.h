@@ -61,6 +61,16 @@ struct json_t *oq_cli_json_text(const char *s);
  * one JSON object {schema "ortqual-error/1", command, status, error, exit_code}, so that a
  * step parsing --json gets a document, not an empty stdout (docs/usage.md). Returns `rc`. */
 int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc);
+/* --json given to `cmd` (oq_cli_parse says it before parsing, wherever --json stands on the
+ * line): a refusal with exit 2 or 3 still prints one ortqual-error/1 object on stdout, its
+ * `error` the first line oq_cli_error said (oq_cli_json_said). A command that printed its own
+ * document (or oq_cli_refuse its object) says oq_cli_json_answered, and nothing is added. */
+void oq_cli_json_asked(const char *cmd);
+void oq_cli_json_answered(void);
+void oq_cli_json_said(const char *msg);
+/* At the end of the process (main): the object of an unanswered --json refusal ("status" from
+ * the exit: 2 "invalid argument", 3 "runtime error"). Returns rc. */
+int oq_cli_json_refused(int rc);
 
 /* `s` (a test folder's name, a path, a tensor's name: text from outside) for a line of text
  * output: itself when it holds no control character, else a copy with each one as \xNN, as
@@ -194,6 +204,9 @@ void oq_cli_usage(FILE *fp, const oq_cli_command *c);
 /* A one-line error on stderr, "ortqual CMD: ..." with the command oq_cli_parse parsed last
  * ("ortqual: ..." before any): for callbacks and checks shared by several commands. */
 void oq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same naming `cmd` ("ortqual CMD: ..."): a command's own refusals. Both keep the first line
+ * said for a --json refusal's object (oq_cli_json_said). */
+void oq_cli_error_in(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A library message in the tool's terms: the API fields it names (seq_axes, no_mask,
  * events.num_features) as the options that set them (--seq-axis, --no-mask, --num-features);
  * into buf, or msg itself when nothing needs saying otherwise or buf is too small. */

@@ -18,13 +18,50 @@ json_t *oq_cli_json_text(const char *s)
     return j;
 }
 
-int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc)
+/* What --json promised for this process: a document on stdout, or an ortqual-error/1 object
+ * when the command refuses. The first error line said is the object's `error`. */
+static struct {
+    const char *cmd; /* the command given --json; NULL: not asked */
+    int answered;    /* its document or an error object is on stdout */
+    char said[OQ_ERR_MSG_MAX];
+} promise;
+
+void oq_cli_json_asked(const char *cmd)
 {
-    fprintf(stderr, "ortqual %s: %s\n", cmd, msg);
-    if (!json) return rc;
+    promise.cmd = cmd;
+}
+
+void oq_cli_json_answered(void)
+{
+    promise.answered = 1;
+}
+
+void oq_cli_json_said(const char *msg)
+{
+    if (!promise.said[0]) snprintf(promise.said, sizeof promise.said, "%s", msg);
+}
+
+static void print_error_object(const char *cmd, oq_status st, const char *msg, int rc)
+{
     json_t *j = json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", "ortqual-error/1", "command", cmd, "status",
                           oq_status_str(st), "error", oq_cli_json_text(msg), "exit_code", rc);
     if (j && json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0) fputc('\n', stdout);
     json_decref(j);
+    promise.answered = 1;
+}
+
+int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc)
+{
+    fprintf(stderr, "ortqual %s: %s\n", cmd, msg);
+    if (json) print_error_object(cmd, st, msg, rc);
+    return rc;
+}
+
+int oq_cli_json_refused(int rc)
+{
+    if (!promise.cmd || promise.answered || (rc != OQ_EXIT_USAGE && rc != OQ_EXIT_RUNTIME)) return rc;
+    /* every refusal says its line through oq_cli_error: one that did not is still no empty stdout */
+    const char *msg = promise.said[0] ? promise.said : "refused (the reason is on standard error)";
+    print_error_object(promise.cmd, rc == OQ_EXIT_RUNTIME ? OQ_ERR_RUNTIME : OQ_ERR_INVALID_ARG, msg, rc);
     return rc;
 }

@@ -9,7 +9,7 @@ int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_ite
 {
     char *copy = strdup(s), *rest = copy;
     if (!copy) {
-        fprintf(stderr, "ortqual %s: out of memory\n", cmd);
+        oq_cli_error_in(cmd, "out of memory");
         return -1;
     }
     int rc = 0;
@@ -17,7 +17,7 @@ int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_ite
     for (char *item; !rc && (item = strsep(&rest, ","));) {
         n++;
         if (!*item) { /* strtok skipped it: "4,,8" ran as "4,8" */
-            fprintf(stderr, "ortqual %s: %s '%s': item %zu is empty\n", cmd, opt, oq_cli_shown(s), n);
+            oq_cli_error_in(cmd, "%s '%s': item %zu is empty", opt, oq_cli_shown(s), n);
             rc = -1;
         } else {
             rc = fn(ctx, item, n);

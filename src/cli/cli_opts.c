@@ -17,18 +17,31 @@
 /* The command oq_cli_parse parsed last: the shared callbacks' messages name it. */
 static const char *parsed_command;
 
+static void say(const char *cmd, const char *fmt, va_list ap)
+{
+    char *msg = NULL, *line = NULL;
+    if (vasprintf(&msg, fmt, ap) >= 0) line = oq_text_printable(msg); /* one line, as messages are */
+    else msg = NULL;
+    fprintf(stderr, "ortqual%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", line ? line : "out of memory");
+    oq_cli_json_said(line ? line : "out of memory");
+    free(msg);
+    free(line);
+}
+
 void oq_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL, *line = NULL;
-    if (vasprintf(&msg, fmt, ap) >= 0) line = oq_text_printable(msg); /* one line, as messages are */
-    else msg = NULL;
+    say(parsed_command, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ortqual%s%s: %s\n", parsed_command ? " " : "", parsed_command ? parsed_command : "",
-            line ? line : "out of memory");
-    free(msg);
-    free(line);
+}
+
+void oq_cli_error_in(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(cmd, fmt, ap);
+    va_end(ap);
 }
 
 void oq_cli_list_clear(oq_cli_list *l)
@@ -135,17 +148,16 @@ int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo
     /* a number past long long would otherwise read as "want a whole number >= LO" */
     if (errno == ERANGE && end != s && !*end) {
         if (v > 0)
-            fprintf(stderr, "ortqual %s: %s '%s': too large (at most %lld)\n", cmd, opt, s, (long long)hi);
+            oq_cli_error_in(cmd, "%s '%s': too large (at most %lld)", opt, s, (long long)hi);
         else
-            fprintf(stderr, "ortqual %s: %s '%s': too small (at least %lld)\n", cmd, opt, s, (long long)lo);
+            oq_cli_error_in(cmd, "%s '%s': too small (at least %lld)", opt, s, (long long)lo);
         return -1;
     }
     if (errno || end == s || *end || v < lo || v > hi) {
         if (hi == INT64_MAX)
-            fprintf(stderr, "ortqual %s: %s '%s': want a whole number >= %lld\n", cmd, opt, s, (long long)lo);
+            oq_cli_error_in(cmd, "%s '%s': want a whole number >= %lld", opt, s, (long long)lo);
         else
-            fprintf(stderr, "ortqual %s: %s '%s': want a whole number in %lld..%lld\n", cmd, opt, s,
-                    (long long)lo, (long long)hi);
+            oq_cli_error_in(cmd, "%s '%s': want a whole number in %lld..%lld", opt, s, (long long)lo, (long long)hi);
         return -1;
     }
     *out = v;
@@ -187,7 +199,7 @@ static int take_words(const char *cmd, const oq_opt *o, const char *arg, int arg
     while (used < cap && optind < argc && (is_number(argv[optind]) || (!operands && !is_option(argv[optind]))))
         used += (size_t)snprintf(buf + used, cap - used, " %s", argv[optind++]);
     if (used < cap) return 0;
-    fprintf(stderr, "ortqual %s: --%s: '%s...' is too long\n", cmd, o->name, arg);
+    oq_cli_error_in(cmd, "--%s: '%s...' is too long", o->name, arg);
     return -1;
 }
 
@@ -195,7 +207,7 @@ static int take_words(const char *cmd, const oq_opt *o, const char *arg, int arg
  * option for its file, and the error would blame that option. */
 static int no_files(const char *cmd, const oq_opt *o)
 {
-    fprintf(stderr, "ortqual %s: --%s needs at least one file\n", cmd, o->name);
+    oq_cli_error_in(cmd, "--%s needs at least one file", o->name);
     return -1;
 }
 
@@ -227,7 +239,7 @@ static const char *comma_join(const char *cmd, const char **so_far, const char *
     char *joined = malloc(n);
     if (!joined || keep_joined(joined)) {
         free(joined);
-        fprintf(stderr, "ortqual %s: out of memory\n", cmd);
+        oq_cli_error_in(cmd, "out of memory");
         return NULL;
     }
     snprintf(joined, n, "%s,%s", prev, arg);
@@ -240,7 +252,7 @@ static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, cha
     /* no option's value is ever "": it is a slip (an unset variable), said before it becomes a
      * file named "" or a number 0 */
     if (arg && !*arg) {
-        fprintf(stderr, "ortqual %s: --%s: an empty value (want %s)\n", cmd, o->name, o->arg);
+        oq_cli_error_in(cmd, "--%s: an empty value (want %s)", o->name, o->arg);
         return -1;
     }
     switch (o->kind) {
@@ -252,7 +264,7 @@ static int take(const char *cmd, const oq_opt *o, const char *arg, int argc, cha
         if ((o->flags & OQ_OPT_MANY) && is_option(arg)) return no_files(cmd, o);
         /* every occurrence takes an argument of its own: argc entries are always enough */
         if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
-            fprintf(stderr, "ortqual %s: out of memory\n", cmd);
+            oq_cli_error_in(cmd, "out of memory");
             return -1;
         }
         l->v[l->n++] = arg;
@@ -296,7 +308,7 @@ static int note_given(const oq_cli_command *c, const oq_opt *o, size_t n)
     oq_cli_list *l = c->given;
     if (!l || oq_cli_given(l, o->name)) return 0;
     if (!l->v && !(l->v = calloc(n, sizeof *l->v))) {
-        fprintf(stderr, "ortqual %s: out of memory\n", c->name);
+        oq_cli_error("out of memory");
         return -1;
     }
     l->v[l->n++] = o->name;
@@ -340,10 +352,10 @@ static void bad_option(const oq_cli_command *c, const char *arg, int missing_val
     char opt[256];
     if (optopt > 0 && optopt < 256) snprintf(opt, sizeof opt, "-%c", optopt);
     else snprintf(opt, sizeof opt, "%s", arg);
-    fprintf(stderr, "ortqual %s: ", c->name);
-    if (c->bad_option) fprintf(stderr, c->bad_option, opt);
-    else fprintf(stderr, missing_value ? "option '%s' needs a value" : "unknown option '%s'", opt);
-    fprintf(stderr, " (see 'ortqual %s --help')\n", c->name);
+    char what[512];
+    if (c->bad_option) snprintf(what, sizeof what, c->bad_option, opt);
+    else snprintf(what, sizeof what, missing_value ? "option '%s' needs a value" : "unknown option '%s'", opt);
+    oq_cli_error("%s (see 'ortqual %s --help')", what, c->name);
 }
 
 static const oq_opt *by_short(const oq_opt *opts, int c)
@@ -353,23 +365,58 @@ static const oq_opt *by_short(const oq_opt *opts, int c)
     return NULL;
 }
 
+/* The option `word` ("--name" or "--name=value", a prefix getopt_long takes included) names:
+ * the exact name, else the one option it begins; NULL for none or several. */
+static const oq_opt *by_long(const oq_opt *opts, const char *word)
+{
+    size_t len = strcspn(word + 2, "="), n_found = 0;
+    const oq_opt *found = NULL;
+    for (const oq_opt *o = opts; o->kind != OQ_OPTK_END; o++) {
+        if (o->kind == OQ_OPTK_GROUP || strncmp(o->name, word + 2, len)) continue;
+        if (!o->name[len]) return o;
+        found = o, n_found++;
+    }
+    return n_found == 1 ? found : NULL;
+}
+
+/* Whether the options of argv[1..] hold --json (up to "--", or the first operand where options
+ * end there), wherever it stands: an error in an option before it is answered as JSON too. A
+ * word taken as an option's value ("--outdir --json") is not one. */
+static int asks_json(const oq_cli_command *c, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *w = argv[i];
+        if (!strcmp(w, "--")) return 0;
+        if (!is_option(w)) {
+            if (c->operands == OQ_CLI_OPERANDS_LAST) return 0;
+            continue;
+        }
+        const oq_opt *o = w[1] == '-' ? by_long(c->opts, w) : by_short(c->opts, w[1]);
+        if (o && o->kind == OQ_OPTK_FLAG && !strcmp(o->name, "json")) return 1;
+        int value_apart = w[1] == '-' ? !strchr(w, '=') : !w[2];
+        if (o && takes_arg(o) && value_apart) i++;
+    }
+    return 0;
+}
+
 int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
 {
+    parsed_command = c->name;
+    if (asks_json(c, argc, argv)) oq_cli_json_asked(c->name);
     size_t n = count(c->opts);
     char shorts[128];
     struct option *lo = long_table(c->opts, n, shorts, sizeof shorts, c->operands == OQ_CLI_OPERANDS);
     if (!lo) {
-        fprintf(stderr, "ortqual %s: out of memory\n", c->name);
+        oq_cli_error("out of memory");
         return -1;
     }
     const char **lists = calloc(n + 1, sizeof *lists); /* each comma list's text so far, by option */
     if (!lists) {
         free(lo);
-        fprintf(stderr, "ortqual %s: out of memory\n", c->name);
+        oq_cli_error("out of memory");
         return -1;
     }
     int ch, rc = 0;
-    parsed_command = c->name;
     opterr = 0;
     optind = 0; /* 0, not 1: GNU getopt then also forgets the ordering of an earlier parse */
     while (!rc && (ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -391,8 +438,7 @@ int oq_cli_parse(const oq_cli_command *c, int argc, char **argv, int *operands)
     free(lists);
     free(lo);
     if (!rc && !c->operands && optind < argc) {
-        fprintf(stderr, "ortqual %s: unexpected argument '%s' (see 'ortqual %s --help')\n", c->name, argv[optind],
-                c->name);
+        oq_cli_error("unexpected argument '%s' (see 'ortqual %s --help')", argv[optind], c->name);
         rc = -1;
     }
     if (operands) *operands = optind;

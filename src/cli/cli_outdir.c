@@ -17,8 +17,8 @@ int oq_cli_check_descriptors(const char *cmd)
         r.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max > 1024 ? 1024 : r.rlim_max;
         if (setrlimit(RLIMIT_NOFILE, &r) == 0) return 0;
     }
-    fprintf(stderr, "ortqual %s: too few file descriptors (EMFILE): the limit of open files is %llu (ulimit -n) "
-                    "and a run needs %d\n", cmd, (unsigned long long)r.rlim_cur, NEED_FDS);
+    oq_cli_error_in(cmd, "too few file descriptors (EMFILE): the limit of open files is %llu (ulimit -n) "
+                    "and a run needs %d", (unsigned long long)r.rlim_cur, NEED_FDS);
     return OQ_EXIT_RUNTIME;
 }
 
@@ -31,7 +31,7 @@ static int outdir_lock(const char *cmd, const char *dir, const char *name, int s
     oq_status st = shared ? oq_outdir_lock_create_shared(dir, lock, &e) : oq_outdir_lock_create(dir, name, lock, &e);
     if (!st) return OQ_EXIT_OK;
     char said[sizeof e.msg + 256];
-    fprintf(stderr, "ortqual %s: %s\n", cmd, oq_cli_terms(e.msg, said, sizeof said));
+    oq_cli_error_in(cmd, "%s", oq_cli_terms(e.msg, said, sizeof said));
     return oq_cli_exit_of(st);
 }
 

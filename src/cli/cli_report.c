@@ -379,7 +379,7 @@ int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, 
 {
     for (size_t i = 0; i < patterns->n; i++) {
         if (glob(patterns->v[i], (*globbed ? GLOB_APPEND : 0) | GLOB_NOCHECK, NULL, g)) {
-            fprintf(stderr, "ortqual %s: --inputs '%s': cannot expand\n", cmd, oq_cli_shown(patterns->v[i]));
+            oq_cli_error_in(cmd, "--inputs '%s': cannot expand", oq_cli_shown(patterns->v[i]));
             return -1;
         }
         *globbed = 1;
@@ -418,12 +418,12 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written
 {
     oq_err e = {0};
     if (!report_written && oq_report_write_dir(outdir, &e))
-        fprintf(stderr, "ortqual %s: report.html not written: %s\n", cmd, e.msg);
+        oq_cli_error_in(cmd, "report.html not written: %s", e.msg);
     if (!junit) return OQ_EXIT_OK;
     char summary[4096];
     snprintf(summary, sizeof summary, "%s/summary.json", outdir);
     if (oq_junit_write_summary(summary, junit, &e) == OQ_OK) return OQ_EXIT_OK;
-    fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
+    oq_cli_error_in(cmd, "--junit: %s", e.msg);
     return OQ_EXIT_RUNTIME;
 }
 
@@ -470,7 +470,7 @@ int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, cons
     int in_outdir = outdir && slash && path + n == slash && !strncmp(path, outdir, n);
     oq_err e = {0};
     if (!path || (in_outdir && access(outdir, F_OK) != 0) || !oq_check_output_path(path, 1, &e)) return OQ_EXIT_OK;
-    fprintf(stderr, "ortqual %s: %s: %s\n", cmd, opt, e.msg);
+    oq_cli_error_in(cmd, "%s: %s", opt, e.msg);
     return oq_cli_exit_of(e.status);
 }
 
@@ -510,7 +510,7 @@ int oq_cli_clashes_outdir(const char *cmd, const char *opt, const char *path, co
             size_t n = strlen(outdir);
             while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
             snprintf(outdir_name, sizeof outdir_name, "%.*s", (int)n, outdir);
-            fprintf(stderr, "ortqual %s: %s %s is %s's %s: give another %s\n", cmd, opt, oq_cli_shown(path),
+            oq_cli_error_in(cmd, "%s %s is %s's %s: give another %s", opt, oq_cli_shown(path),
                     oq_cli_shown(outdir_name), oq_cli_shown(name), opt);
             return OQ_EXIT_USAGE;
         }
@@ -535,7 +535,7 @@ static int junit_clash(const char *cmd, const char *junit, const oq_validate_opt
         const char *const *f = k < 2 ? &one[k] : k == 2 ? o->input_files : o->expected_files;
         for (size_t i = 0; !rc && i < n; i++)
             if (oq_cli_same_file(junit, f[i])) {
-                fprintf(stderr, "ortqual %s: --junit %s is the %s file %s: give another --junit\n", cmd,
+                oq_cli_error_in(cmd, "--junit %s is the %s file %s: give another --junit",
                         oq_cli_shown(junit), what[k], oq_cli_shown(f[i]));
                 rc = OQ_EXIT_USAGE;
             }
@@ -591,6 +591,7 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (!rc && caught_signal && o->shard.prepare) rc = 128 + caught_signal; /* a plan has no verdict to stand */
     if (out->json) {
         if (print_file(path)) rc = OQ_EXIT_RUNTIME;
+        else oq_cli_json_answered();
     } else if (o->shard.prepare) {
         if (oq_cli_print_prepared(o->outdir)) rc = OQ_EXIT_RUNTIME;
     } else {

@@ -11,7 +11,7 @@ int oq_cli_shard_run(const oq_opt *o, const char *arg)
     struct oq_cli_shard *s = o->ctx;
     oq_err e = {0};
     if (oq_shard_parse(arg, &s->spec, &e) != OQ_OK) {
-        fprintf(stderr, "ortqual %s: --%s\n", s->cmd, e.msg);
+        oq_cli_error_in(s->cmd, "--%s", e.msg);
         return -1;
     }
     s->run = 1;
@@ -33,7 +33,7 @@ int oq_cli_shard_by(const oq_opt *o, const char *arg)
     struct oq_cli_shard *s = o->ctx;
     int by = oq_shard_by_parse(arg);
     if (by < 0) {
-        fprintf(stderr, "ortqual %s: --shard-by '%s': want batch or config\n", s->cmd, arg);
+        oq_cli_error_in(s->cmd, "--shard-by '%s': want batch or config", arg);
         return -1;
     }
     s->spec.by = (oq_shard_by)by;
@@ -47,7 +47,7 @@ int oq_cli_shard_check(const struct oq_cli_shard *s, const char *outdir)
                       : s->by_given && !s->spec.count ? "--shard-by needs --shard or --prepare-shards"
                       : s->spec.count && !outdir ? "--shard and --prepare-shards need --outdir (the directory every shard shares)"
                                                  : NULL;
-    if (why) fprintf(stderr, "ortqual %s: %s\n", s->cmd, why);
+    if (why) oq_cli_error_in(s->cmd, "%s", why);
     return why ? -1 : 0;
 }
 

@@ -68,12 +68,12 @@ static int set_tol(const oq_opt *opt, const char *s)
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0 && isfinite(v))) {
-        fprintf(stderr, "ortqual conformance: --%s wants a finite number >= 0, got '%s'\n", opt->name, oq_cli_shown(s));
+        oq_cli_error_in("conformance", "--%s wants a finite number >= 0, got '%s'", opt->name, oq_cli_shown(s));
         return -1;
     }
     oq_err e = {0};
     if (oq_tolerance_check_value(opt->name, v, &e)) {
-        fprintf(stderr, "ortqual conformance: --%s %s: %s\n", opt->name, s, e.msg);
+        oq_cli_error_in("conformance", "--%s %s: %s", opt->name, s, e.msg);
         return -1;
     }
     *(double *)opt->ctx = v;
@@ -161,13 +161,13 @@ static int collect(int argc, char **argv, char ***all, size_t *n_all)
         size_t n;
         oq_err err = {0};
         if (oq_conformance_list(argv[a], &tests, &n, &err)) {
-            fprintf(stderr, "ortqual conformance: %s\n", err.msg);
+            oq_cli_error_in("conformance", "%s", err.msg);
             return 0;
         }
         char **nv = realloc(*all, (*n_all + n + 1) * sizeof *nv);
         if (!nv) {
             oq_conformance_list_free(tests);
-            fprintf(stderr, "ortqual conformance: out of memory\n");
+            oq_cli_error_in("conformance", "out of memory");
             return 0;
         }
         *all = nv;
@@ -196,18 +196,18 @@ static int each_once(char **tests, size_t n)
 {
     resolved *r = calloc(n + 1, sizeof *r);
     int ok = r != NULL;
-    if (!ok) fprintf(stderr, "ortqual conformance: out of memory\n");
+    if (!ok) oq_cli_error_in("conformance", "out of memory");
     for (size_t i = 0; ok && i < n; i++) {
         r[i].at = i;
         if (!(r[i].real = realpath(tests[i], NULL))) {
-            fprintf(stderr, "ortqual conformance: %s: %s\n", oq_cli_shown(tests[i]), strerror(errno));
+            oq_cli_error_in("conformance", "%s: %s", oq_cli_shown(tests[i]), strerror(errno));
             ok = 0;
         }
     }
     if (ok) qsort(r, n, sizeof *r, by_real);
     for (size_t i = 1; ok && i < n; i++) {
         if (strcmp(r[i - 1].real, r[i].real)) continue;
-        fprintf(stderr, "ortqual conformance: %s: the same test as %s, reached twice (each test runs once)\n",
+        oq_cli_error_in("conformance", "%s: the same test as %s, reached twice (each test runs once)",
                 oq_cli_shown(tests[r[i].at]), oq_cli_shown(tests[r[i - 1].at]));
         ok = 0;
     }
@@ -306,7 +306,7 @@ static int write_outputs(const json_t *doc, const report_flags *f)
     if (!st && f->junit) st = oq_junit_write(text, n, f->outdir ? path : "conformance", f->junit, &err);
     free(text);
     if (!st) return OQ_EXIT_OK;
-    fprintf(stderr, "ortqual conformance: %s\n", err.msg);
+    oq_cli_error_in("conformance", "%s", err.msg);
     return OQ_EXIT_RUNTIME;
 }
 
@@ -331,7 +331,7 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
         oq_err err = {0};
         if (f->absent) skipped_test(tests[i], f->absent, &r);
         else if (oq_conformance_run_test(tests[i], opts, &r, &err)) {
-            fprintf(stderr, "ortqual conformance: %s\n", err.msg);
+            oq_cli_error_in("conformance", "%s", err.msg);
             rc = OQ_EXIT_RUNTIME;
             break;
         }
@@ -357,6 +357,7 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     if (doc && f->json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
+        oq_cli_json_answered();
     } else if (rc == OQ_EXIT_OK) {
         print_closing_line(counts);
     }
@@ -365,7 +366,7 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     if (rc != OQ_EXIT_OK) return rc;
     int failed = counts[OQ_CONFORMANCE_FAIL] || (f->strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);
     if (f->absent) {
-        fprintf(stderr, "ortqual conformance: NOT TESTED: no test ran (%zu skipped): %s%s\n", n, f->absent,
+        oq_cli_error_in("conformance", "NOT TESTED: no test ran (%zu skipped): %s%s", n, f->absent,
                 f->allow_skip ? " (accepted by --allow-skip)" : "; --allow-skip accepts that");
         return f->allow_skip ? OQ_EXIT_OK : OQ_EXIT_FAIL;
     }
@@ -426,7 +427,7 @@ static int check_outputs(const report_flags *f, char **tests, size_t n, oq_outdi
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
     if (st) {
         char said[sizeof err.msg + 256];
-        fprintf(stderr, "ortqual conformance: --outdir: %s\n", oq_cli_terms(err.msg, said, sizeof said));
+        oq_cli_error_in("conformance", "--outdir: %s", oq_cli_terms(err.msg, said, sizeof said));
         return oq_cli_exit_of(st);
     }
     return oq_cli_output_ready("conformance", "--junit", f->junit, f->outdir);
@@ -462,8 +463,8 @@ static char *default_set(void)
     if (env && *env) return strdup(env);
     char *dir = oq_cli_data_path("onnx-backend/attention");
     if (!dir)
-        fprintf(stderr, "ortqual conformance: no test directory given and the shipped set is not "
-                        "installed beside the tool (give DIR or set OQ_CONFORMANCE_DIR)\n");
+        oq_cli_error_in("conformance", "no test directory given and the shipped set is not "
+                        "installed beside the tool (give DIR or set OQ_CONFORMANCE_DIR)");
     return dir;
 }
 

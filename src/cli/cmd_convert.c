@@ -64,7 +64,7 @@ struct convert_args {
 static int choose_passes(struct convert_args *a)
 {
     if (a->flash && a->lower) {
-        fprintf(stderr, "ortqual convert: --flash and --lower contradict: --lower removes the Attention nodes flash needs\n");
+        oq_cli_error_in("convert", "--flash and --lower contradict: --lower removes the Attention nodes flash needs");
         return -1;
     }
     if (a->flash) oq_convert_opts_flash(&a->o);
@@ -72,8 +72,8 @@ static int choose_passes(struct convert_args *a)
                    (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
                    (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
     if (!a->o.passes && !a->dtype && !a->o.opset) {
-        fprintf(stderr, "ortqual convert: no pass chosen: --flash for ORT's CUDA flash attention (fused "
-                        "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)\n");
+        oq_cli_error_in("convert", "no pass chosen: --flash for ORT's CUDA flash attention (fused "
+                        "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)");
         return -1;
     }
     return 0;
@@ -85,7 +85,7 @@ static int check_tolerances(const char *text)
     oq_err e = {0};
     if (!oq_validate_check_tolerances(text, NULL, &e)) return 0;
     char said[sizeof e.msg + 256];
-    fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+    oq_cli_error_in("convert", "%s", oq_cli_terms(e.msg, said, sizeof said));
     return -1;
 }
 
@@ -112,12 +112,12 @@ static int check_args(struct convert_args *a)
     if (a->dtype) {
         a->o.attention_dtype = oq_dtype_parse(a->dtype);
         if (a->o.attention_dtype != OQ_DTYPE_FLOAT16 && a->o.attention_dtype != OQ_DTYPE_BFLOAT16) {
-            fprintf(stderr, "ortqual convert: --attention-dtype '%s': fp16 or bf16\n", a->dtype);
+            oq_cli_error_in("convert", "--attention-dtype '%s': fp16 or bf16", a->dtype);
             return -1;
         }
     }
     if (!a->plan && !a->out) {
-        fprintf(stderr, "ortqual convert: -o OUT.onnx is required (or --plan)\n");
+        oq_cli_error_in("convert", "-o OUT.onnx is required (or --plan)");
         return -1;
     }
     if (oq_cli_glob_inputs("convert", &a->inputs, &a->files, &a->globbed) ||
@@ -131,7 +131,7 @@ static int check_args(struct convert_args *a)
     if (!(a->o.passes & OQ_CONVERT_MASK_TO_SEQLEN) && oq_cli_refuse_pairs(&a->given, &plan_polarity_pair, 1)) return -1;
     size_t n_in = a->globbed ? a->files.gl_pathc : 0, n_ex = a->expected_globbed ? a->expected_files.gl_pathc : 0;
     if (n_ex && n_ex != n_in) {
-        fprintf(stderr, "ortqual convert: %zu --expected files for %zu --inputs: give one per batch\n", n_ex, n_in);
+        oq_cli_error_in("convert", "%zu --expected files for %zu --inputs: give one per batch", n_ex, n_in);
         return -1;
     }
     return 0;
@@ -231,7 +231,7 @@ static int parse(struct convert_args *a, int argc, char **argv)
     if (rc) return rc;
     a->in = first == argc - 1 ? argv[first] : first == argc ? model_in_lists(a) : NULL;
     if (!a->in) {
-        fprintf(stderr, "ortqual convert: expected one IN.onnx (see --help)\n");
+        oq_cli_error_in("convert", "expected one IN.onnx (see --help)");
         return -1;
     }
     return check_args(a);
@@ -295,22 +295,22 @@ static void free_all(oq_npz **z, size_t n)
     free(z);
 }
 
-/* --json: the report (just the model when it could not be read) with the exit status and, when
- * it is not 0, the error that stdout would otherwise lack. */
-static void print_json(const struct convert_args *a, const oq_convert_report *r, const oq_err *err, int rc)
+/* --json: the report of a conversion done or refused (exit 0 or 1) with the exit status and, when
+ * it is not 0, the failure's line. */
+static void print_json(const oq_convert_report *r, const oq_err *err, int rc)
 {
-    char *s = r ? oq_convert_report_json(r) : NULL;
-    json_t *j = s ? json_loads(s, 0, NULL) : r ? NULL : json_pack("{s:o}", "model", oq_cli_json_text(a->in));
+    char *s = oq_convert_report_json(r);
+    json_t *j = s ? json_loads(s, 0, NULL) : NULL;
     free(s);
     if (!j) {
-        fprintf(stderr, "ortqual convert: out of memory\n");
+        oq_cli_error_in("convert", "out of memory");
         return;
     }
     json_object_set_new(j, "exit_status", json_integer(rc));
     char said[sizeof err->msg + 256]; /* the words of the text output's error line */
     json_object_set_new(j, "error", oq_cli_json_text(rc ? oq_cli_terms(err->msg, said, sizeof said) : NULL));
     char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (out) printf("%s\n", out);
+    if (out) printf("%s\n", out), oq_cli_json_answered();
     free(out);
     json_decref(j);
 }
@@ -318,10 +318,11 @@ static void print_json(const struct convert_args *a, const oq_convert_report *r,
 static void print_result(const struct convert_args *a, const oq_convert_report *r, oq_status st, const oq_err *err,
                          int rc)
 {
-    if (a->json) print_json(a, r, err, rc);
-    else if (r) print_report(a, r);
+    /* an error (exit 2 or 3) is --json's ortqual-error/1 object, as in every subcommand */
+    if (a->json && r && rc <= OQ_EXIT_FAIL) print_json(r, err, rc);
+    else if (!a->json && r) print_report(a, r);
     char said[sizeof err->msg + 256];
-    if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(err->msg, said, sizeof said));
+    if (st && !a->said) oq_cli_refuse("convert", a->json && rc > OQ_EXIT_FAIL, st, oq_cli_terms(err->msg, said, sizeof said), rc);
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
     else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", oq_cli_shown(a->out), oq_cli_shown(r->external_data));
     else if (!a->json) printf("written: %s\n", oq_cli_shown(a->out));

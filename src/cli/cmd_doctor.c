@@ -442,13 +442,14 @@ static int print_json(const doctor *d, const oq_evidence *ev)
         json_decref(root);
         json_decref(cupti);
         json_decref(evj);
-        fprintf(stderr, "ortqual doctor: out of memory\n");
+        oq_cli_error_in("doctor", "out of memory");
         return OQ_EXIT_RUNTIME;
     }
     json_decref(evj);
     json_object_set_new(root, "cupti", cupti);
     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     printf("\n");
+    oq_cli_json_answered();
     json_decref(root);
     return OQ_EXIT_OK;
 }
@@ -478,7 +479,7 @@ static int parse(doctor *d, int argc, char **argv)
         struct stat sb;
         int found = stat(d->roots.v[i], &sb) == 0;
         if (!found || !S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "ortqual doctor: --search-root %s: %s\n", oq_cli_shown(d->roots.v[i]),
+            oq_cli_error_in("doctor", "--search-root %s: %s", oq_cli_shown(d->roots.v[i]),
                     found ? "not a folder" : strerror(errno));
             return OQ_EXIT_USAGE;
         }
@@ -494,7 +495,7 @@ static int run(doctor *d)
     oq_err err = {0};
     int rc = OQ_EXIT_OK;
     if (oq_runtime_load(d->cr.ort_lib, &d->rt, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual doctor: %s\n", err.msg);
+        oq_cli_error_in("doctor", "%s", err.msg);
         if (!d->json) return OQ_EXIT_RUNTIME;
         problem(d, err.msg); /* --json still prints its document, with "ort": null */
         rc = OQ_EXIT_RUNTIME;
@@ -504,7 +505,7 @@ static int run(doctor *d)
     oq_evidence_opts eo = {.n_search_roots = d->roots.n, .search_roots = d->roots.v};
     oq_evidence *ev = NULL;
     if (oq_evidence_collect(d->rt, &eo, &ev, &err) != OQ_OK) {
-        fprintf(stderr, "ortqual doctor: collecting evidence: %s\n", err.msg);
+        oq_cli_error_in("doctor", "collecting evidence: %s", err.msg);
         return OQ_EXIT_RUNTIME;
     }
     check_cupti(d, ev->gpu); /* after the evidence, whose loaded libraries are those a run would use */

@@ -112,7 +112,7 @@ int cmd_estimate(int argc, char **argv)
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     o.events = events;
     if (first != argc - 1 || !o.events || !o.workers) {
-        fprintf(stderr, "ortqual estimate: want SUMMARY.json, --events and --workers (see 'ortqual estimate --help')\n");
+        oq_cli_error_in("estimate", "want SUMMARY.json, --events and --workers (see 'ortqual estimate --help')");
         return OQ_EXIT_USAGE;
     }
     oq_validate_summary *s;

@@ -94,21 +94,20 @@ int cmd_inspect(int argc, char **argv)
     int rc = oq_cli_parse(&c, argc, argv, &first);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (first != argc - 1) {
-        fprintf(stderr, "ortqual inspect: expected one MODEL.onnx (see --help)\n");
+        oq_cli_error_in("inspect", "expected one MODEL.onnx (see --help)");
         return OQ_EXIT_USAGE;
     }
     const char *path = argv[first];
     oq_model_info *mi;
     oq_err err = {0};
-    if (oq_model_inspect_file(path, &mi, &err)) {
-        fprintf(stderr, "ortqual inspect: %s\n", err.msg);
-        return err.status == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
-    }
+    if (oq_model_inspect_file(path, &mi, &err))
+        return oq_cli_refuse("inspect", json, err.status, err.msg,
+                             err.status == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE);
     if (json) {
         char *s = oq_model_info_json(mi);
         if (!s) {
             oq_model_info_free(mi);
-            fprintf(stderr, "ortqual inspect: out of memory\n");
+            oq_cli_error_in("inspect", "out of memory");
             return OQ_EXIT_RUNTIME;
         }
         printf("%s\n", s);

@@ -40,17 +40,18 @@ static int print(const char *dir, const oq_validate_summary *s, int json, int rc
         FILE *f = fopen(path, "r");
         int c;
         if (!f) {
-            fprintf(stderr, "ortqual merge: cannot read %s\n", oq_cli_shown(path));
+            oq_cli_error_in("merge", "cannot read %s", oq_cli_shown(path));
             return OQ_EXIT_RUNTIME;
         }
         while ((c = fgetc(f)) != EOF) putchar(c);
         fclose(f);
+        oq_cli_json_answered();
     } else {
         printf("merged %d shards of plan %.16s (%zu did not report)\n", (int)m->count, s->plan_hash, m->n_problems);
         oq_cli_print_verdict_table(s, dir);
     }
     for (size_t i = 0; i < m->n_problems; i++)
-        fprintf(stderr, "ortqual merge: shard %d of %d %s: %s\n", (int)m->problems[i].index, (int)m->count,
+        oq_cli_error_in("merge", "shard %d of %d %s: %s", (int)m->problems[i].index, (int)m->count,
                 oq_shard_state_name(m->problems[i].state), oq_cli_shown(m->problems[i].detail));
     return rc ? rc : s->exit_status;
 }
@@ -67,7 +68,7 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
     if (junit && oq_check_output_path(junit, 1, &e)) {
         oq_err_prefix(&e, "--junit: ");
         oq_validate_merge_drop(dir, &e);
-        fprintf(stderr, "ortqual merge: %s\n", e.msg);
+        oq_cli_error_in("merge", "%s", e.msg);
         return oq_cli_exit_of(e.status);
     }
     if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
@@ -100,7 +101,7 @@ int cmd_merge(int argc, char **argv)
     int rc = oq_cli_parse(&c, argc, argv, &first);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (first != argc - 1) {
-        fprintf(stderr, "ortqual merge: want one directory (see 'ortqual merge --help')\n");
+        oq_cli_error_in("merge", "want one directory (see 'ortqual merge --help')");
         return OQ_EXIT_USAGE;
     }
     oq_outdir_lock *lock = NULL;

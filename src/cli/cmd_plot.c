@@ -44,7 +44,7 @@ static int take_format(void *ctx, const char *item, size_t k)
     if (!strcmp(item, "png")) *out |= OQ_PLOT_PNG;
     else if (!strcmp(item, "svg")) *out |= OQ_PLOT_SVG;
     else {
-        fprintf(stderr, "ortqual plot: --format: unknown format '%s' (png, svg)\n", oq_cli_shown(item));
+        oq_cli_error_in("plot", "--format: unknown format '%s' (png, svg)", oq_cli_shown(item));
         return -1;
     }
     return 0;
@@ -82,7 +82,7 @@ static void print_files(const oq_plot_files *f, int json)
     for (size_t i = 0; arr && i < f->n; i++) json_array_append_new(arr, oq_cli_json_text(f->paths[i]));
     json_t *root = json_pack("{s:o}", "files", arr);
     char *text = json_dumps(root, JSON_INDENT(2));
-    if (text) printf("%s\n", text);
+    if (text) printf("%s\n", text), oq_cli_json_answered();
     free(text);
     json_decref(root);
 }
@@ -110,7 +110,7 @@ static int read_inputs(char **paths, size_t n, oq_csv **tables)
         oq_status st = ends_with(paths[i], ".json") ? oq_csv_read_json(paths[i], &tables[i], &err)
                                                     : oq_csv_read(paths[i], &tables[i], &err);
         if (st) {
-            fprintf(stderr, "ortqual plot: %s\n", err.msg);
+            oq_cli_error_in("plot", "%s", err.msg);
             return OQ_EXIT_USAGE;
         }
     }
@@ -135,14 +135,14 @@ static int draw(oq_figures *figs, oq_status st, const oq_err *build_err, const o
     oq_plot_files_clear(&files);
     oq_figures_free(figs);
     if (!st) return OQ_EXIT_OK;
-    fprintf(stderr, "ortqual plot: %s\n", err.msg);
+    oq_cli_error_in("plot", "%s", err.msg);
     return st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
 }
 
 static int run_validate(const char *text, size_t len, char **inputs, size_t n, const oq_plot_options *opt, int json)
 {
     if (n > 1) {
-        fprintf(stderr, "ortqual plot: %s is a validate summary: give it alone (its figures are per run)\n",
+        oq_cli_error_in("plot", "%s is a validate summary: give it alone (its figures are per run)",
                 oq_cli_shown(inputs[0]));
         return OQ_EXIT_USAGE;
     }
@@ -150,7 +150,7 @@ static int run_validate(const char *text, size_t len, char **inputs, size_t n, c
     oq_figures *figs = NULL;
     oq_status st = oq_figures_from_summary(text, len, inputs[0], opt, &figs, &err);
     if (!st && !oq_figures_count(figs)) /* not an error: the run had nothing to show */
-        fprintf(stderr, "ortqual plot: %s: nothing to draw: no output was compared and no batch was timed in this run\n",
+        oq_cli_error_in("plot", "%s: nothing to draw: no output was compared and no batch was timed in this run",
                 oq_cli_shown(inputs[0]));
     return draw(figs, st, &err, opt, json);
 }
@@ -159,7 +159,7 @@ static int run_tables(char **inputs, size_t n, const oq_plot_options *opt, int j
 {
     oq_csv **tables = calloc(n, sizeof *tables);
     if (!tables) {
-        fprintf(stderr, "ortqual plot: out of memory\n");
+        oq_cli_error_in("plot", "out of memory");
         return OQ_EXIT_RUNTIME;
     }
     int rc = read_inputs(inputs, n, tables);
@@ -206,7 +206,7 @@ static int set_stat(const oq_opt *o, const char *arg)
 {
     oq_plot_options *opt = o->ctx;
     if ((opt->stat = parse_stat(arg))) return 0;
-    fprintf(stderr, "ortqual plot: --stat: unknown statistic '%s' (p50, mean, p90, p95, p99, p99.9, max)\n", arg);
+    oq_cli_error_in("plot", "--stat: unknown statistic '%s' (p50, mean, p90, p95, p99, p99.9, max)", arg);
     return -1;
 }
 
@@ -229,12 +229,12 @@ int cmd_plot(int argc, char **argv)
     int rc = oq_cli_parse(&c, argc, argv, &first);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (first >= argc) {
-        fprintf(stderr, "ortqual plot: no input given (see 'ortqual plot --help')\n");
+        oq_cli_error_in("plot", "no input given (see 'ortqual plot --help')");
         return OQ_EXIT_USAGE;
     }
     oq_err err = {0};
     if (opt.outdir && oq_check_outdir_kind(opt.outdir, &err)) { /* a file there: the user's mistake */
-        fprintf(stderr, "ortqual plot: --out: %s\n", err.msg);
+        oq_cli_error_in("plot", "--out: %s", err.msg);
         return OQ_EXIT_USAGE;
     }
     size_t n = (size_t)(argc - first);
@@ -243,7 +243,7 @@ int cmd_plot(int argc, char **argv)
     if (!bufs || !inputs) {
         free(bufs);
         free(inputs);
-        fprintf(stderr, "ortqual plot: out of memory\n");
+        oq_cli_error_in("plot", "out of memory");
         return OQ_EXIT_RUNTIME;
     }
     for (size_t i = 0; i < n; i++) inputs[i] = (char *)oq_cli_summary_of(argv[first + i], bufs[i], sizeof bufs[i]);

@@ -69,11 +69,11 @@ static int refuse_self_comparison(struct replay_args *a)
     else
         snprintf(why, sizeof why, "--reference-ort-lib %s is %sthe library the replay loads, %s",
                  oq_cli_shown(a->o.reference_ort_lib), f.same == OQ_SAME_ORT_COPY ? "a copy of " : "", oq_cli_shown(f.lib));
-    fprintf(stderr,
-            "ortqual replay: --ep cpu judged against ORT CPU of the same build compares ORT with itself (%s): it "
+    oq_cli_error_in("replay",
+            "--ep cpu judged against ORT CPU of the same build compares ORT with itself (%s): it "
             "passes and proves nothing (on cpu --precision and --tolerance change only the tolerance); judge it "
             "against saved outputs (--expected, e.g. PyTorch's), ORT CPU of another build (--reference-ort-lib), or "
-            "replay on --ep cuda or a plugin EP\n", why);
+            "replay on --ep cuda or a plugin EP", why);
     return -1;
 }
 
@@ -97,26 +97,26 @@ static int make_configs(struct replay_args *a)
                  "%s ones\n", oq_cli_shown(p.why), prec, prec, own, oq_elem_type_name(p.dtype));
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
-        fprintf(stderr, "ortqual replay: --reference: '%s' is not cpu or expected\n", ref);
+        oq_cli_error_in("replay", "--reference: '%s' is not cpu or expected", ref);
         return -1;
     }
     if (!strcmp(ref, "cpu") && a->expected.n) { /* one reference: the files would be dropped */
-        fprintf(stderr, "ortqual replay: --expected and --reference cpu are alternatives: the saved outputs are "
-                        "the reference, or ORT on CPU is; give one\n");
+        oq_cli_error_in("replay", "--expected and --reference cpu are alternatives: the saved outputs are "
+                        "the reference, or ORT on CPU is; give one");
         return -1;
     }
     const char *unused = a->o.reference_ort_lib  ? "--reference-ort-lib"
                          : a->o.repeat_reference ? "--repeat-reference"
                                                  : NULL;
     if (!strcmp(ref, "expected") && unused) { /* it would be ignored: no ORT reference runs */
-        fprintf(stderr, "ortqual replay: %s: the reference is the saved outputs (--reference expected), no ORT CPU "
-                        "run; leave it out, or judge against ORT CPU\n", unused);
+        oq_cli_error_in("replay", "%s: the reference is the saved outputs (--reference expected), no ORT CPU "
+                        "run; leave it out, or judge against ORT CPU", unused);
         return -1;
     }
     if (oq_config_parse(strcmp(ref, "cpu") ? "expected" : "cpu:model:fp32", &a->configs[0], &e)) return -1;
     snprintf(text, sizeof text, "%s:model:%s", a->cr.ep ? a->cr.ep : "cpu", prec);
     if (oq_config_parse(text, &a->configs[1], &e)) {
-        fprintf(stderr, "ortqual replay: %s\n", e.msg);
+        oq_cli_error_in("replay", "%s", e.msg);
         return -1;
     }
     a->o.configs = a->configs;
@@ -127,7 +127,7 @@ static int make_configs(struct replay_args *a)
 static int check_args(struct replay_args *a)
 {
     if (!a->o.model_path || !a->patterns.n) {
-        fprintf(stderr, "ortqual replay: --model and --inputs are required (see --help)\n");
+        oq_cli_error_in("replay", "--model and --inputs are required (see --help)");
         return -1;
     }
     if (oq_cli_glob_inputs("replay", &a->patterns, &a->files, &a->globbed) ||

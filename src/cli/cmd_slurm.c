@@ -46,7 +46,7 @@ static int set_by(const oq_opt *o, const char *arg)
     oq_slurm_job *j = o->ctx;
     int by = oq_shard_by_parse(arg);
     if (by < 0) {
-        fprintf(stderr, "ortqual slurm: --shard-by '%s': want batch or config\n", arg);
+        oq_cli_error_in("slurm", "--shard-by '%s': want batch or config", arg);
         return -1;
     }
     j->by = (oq_shard_by)by;
@@ -58,15 +58,15 @@ static int check_command(int argc, char **argv)
 {
     static const char *const owned[] = {"--outdir", "--shard", "--prepare-shards", "--shard-by"};
     if (argc < 1 || (strcmp(argv[0], "validate") && strcmp(argv[0], "replay"))) {
-        fprintf(stderr, "ortqual slurm: after '--' comes 'validate' or 'replay' and its options (see --help)\n");
+        oq_cli_error_in("slurm", "after '--' comes 'validate' or 'replay' and its options (see --help)");
         return -1;
     }
     for (int i = 1; i < argc; i++)
         for (size_t k = 0; k < sizeof owned / sizeof *owned; k++) {
             size_t n = strlen(owned[k]);
             if (!strncmp(argv[i], owned[k], n) && (argv[i][n] == 0 || argv[i][n] == '=')) {
-                fprintf(stderr, "ortqual slurm: %s belongs to slurm, not to %s (give --outdir, --shards, --shard-by "
-                                "before '--')\n", owned[k], argv[0]);
+                oq_cli_error_in("slurm", "%s belongs to slurm, not to %s (give --outdir, --shards, --shard-by "
+                                "before '--')", owned[k], argv[0]);
                 return -1;
             }
         }
@@ -104,12 +104,12 @@ static int prepare(const struct slurm_args *a)
     oq_status st = oq_proc_run((char *const *)argv, 0, 1024, 1, &r, &e);
     if (saved >= 0) dup2(saved, 1), close(saved);
     if (st) {
-        fprintf(stderr, "ortqual slurm: cannot run the prepare step: %s\n", e.msg);
+        oq_cli_error_in("slurm", "cannot run the prepare step: %s", e.msg);
         return OQ_EXIT_RUNTIME;
     }
     int rc = r.signaled || r.timed_out ? OQ_EXIT_RUNTIME : r.exit_code;
     char how[128];
-    if (rc) fprintf(stderr, "ortqual slurm: the prepare step ended with %s; nothing submitted\n", oq_proc_describe(&r, how, sizeof how));
+    if (rc) oq_cli_error_in("slurm", "the prepare step ended with %s; nothing submitted", oq_proc_describe(&r, how, sizeof how));
     oq_proc_result_clear(&r);
     return rc;
 }
@@ -125,6 +125,7 @@ static void print_json(const struct slurm_args *a, const oq_shard_plan *p, const
                           "array_job_id", ids ? ids->array : NULL, "merge_job_id", ids ? ids->merge : NULL);
     json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
+    oq_cli_json_answered();
     json_decref(o);
 }
 
@@ -135,7 +136,7 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
     oq_err e = {0};
     if (oq_shard_plan_read(j->outdir, &p, &e)) {
         char said[sizeof e.msg + 256];
-        fprintf(stderr, "ortqual slurm: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+        oq_cli_error_in("slurm", "%s", oq_cli_terms(e.msg, said, sizeof said));
         return OQ_EXIT_RUNTIME;
     }
     if (a->json) {
@@ -171,7 +172,7 @@ static int run(struct slurm_args *a)
      * corrected command would find the plan prepared already */
     oq_status st = oq_slurm_check(&a->job, &e);
     if (st) {
-        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        oq_cli_error_in("slurm", "%s", e.msg);
         return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
     }
     int rc = prepare(a);
@@ -181,7 +182,7 @@ static int run(struct slurm_args *a)
     st = oq_slurm_write(&a->job, &s, &e);
     if (!st && !a->no_submit) st = oq_slurm_submit(&a->job, &s, &ids, &e);
     if (st) {
-        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
+        oq_cli_error_in("slurm", "%s", e.msg);
         return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
     }
     return print_result(a, &s, a->no_submit ? NULL : &ids);
@@ -220,11 +221,11 @@ static int parse(struct slurm_args *a, int argc, char **argv, int *first)
     int rc = oq_cli_parse(&c, argc, argv, first);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
     if (!j->shards || !a->outdir) {
-        fprintf(stderr, "ortqual slurm: --shards and --outdir are required (see 'ortqual slurm --help')\n");
+        oq_cli_error_in("slurm", "--shards and --outdir are required (see 'ortqual slurm --help')");
         return OQ_EXIT_USAGE;
     }
     if (*first < 2 || *first > argc || strcmp(argv[*first - 1], "--") != 0) {
-        fprintf(stderr, "ortqual slurm: want '-- validate|replay [options]' after the slurm options\n");
+        oq_cli_error_in("slurm", "want '-- validate|replay [options]' after the slurm options");
         return OQ_EXIT_USAGE;
     }
     return check_command(argc - *first, argv + *first) ? OQ_EXIT_USAGE : -1;

@@ -94,7 +94,7 @@ static int set_export(const oq_opt *opt, const char *arg)
 {
     oq_validate_opts *o = opt->ctx;
     if (strcmp(arg, "encoder") && strcmp(arg, "sdpa")) {
-        fprintf(stderr, "ortqual validate: --export: '%s' is not encoder or sdpa\n", arg);
+        oq_cli_error_in("validate", "--export: '%s' is not encoder or sdpa", arg);
         return -1;
     }
     o->kind = strcmp(arg, "sdpa") ? OQ_MODEL_ENCODER : OQ_MODEL_SDPA;
@@ -126,7 +126,7 @@ static int set_elu(const oq_opt *opt, const char *arg)
 {
     oq_validate_opts *o = opt->ctx;
     if (strcmp(arg, "op") && strcmp(arg, "decomposed")) {
-        fprintf(stderr, "ortqual validate: --elu: '%s' is not decomposed or op\n", arg);
+        oq_cli_error_in("validate", "--elu: '%s' is not decomposed or op", arg);
         return -1;
     }
     o->elu_op = !strcmp(arg, "op");
@@ -138,7 +138,7 @@ static int set_mask_form(const oq_opt *opt, const char *arg)
     oq_validate_opts *o = opt->ctx;
     int m = oq_mask_form_parse(arg);
     if (m < 0 || m == OQ_MASK_NONE) {
-        fprintf(stderr, "ortqual validate: --mask-form: '%s' is not auto, additive, bool or seqlen\n", arg);
+        oq_cli_error_in("validate", "--mask-form: '%s' is not auto, additive, bool or seqlen", arg);
         return -1;
     }
     o->mask_form = (oq_mask_form)m;
@@ -221,7 +221,7 @@ static int refuse_ignored(const struct args *a)
     for (size_t i = 0; i < a->given.n; i++) {
         const struct unused_rule *r = unused_rule_of(run, a->given.v[i]);
         if (!r) continue;
-        fprintf(stderr, "ortqual validate: --%s %s\n", a->given.v[i], r->why);
+        oq_cli_error_in("validate", "--%s %s", a->given.v[i], r->why);
         return -1;
     }
     return 0;
@@ -234,8 +234,8 @@ static int refuse_unread_weights(const struct args *a)
     if (a->o.kind != OQ_MODEL_USER || !a->o.weights_path) return 0;
     for (size_t i = 0; i < a->o.n_configs; i++)
         if (a->configs[i].repr == OQ_REPR_ENCODER) return 0;
-    fprintf(stderr, "ortqual validate: --weights: with --model only ref:encoder:fp64 reads them, and no "
-                    "configuration is ref:encoder:fp64\n");
+    oq_cli_error_in("validate", "--weights: with --model only ref:encoder:fp64 reads them, and no "
+                    "configuration is ref:encoder:fp64");
     return -1;
 }
 
@@ -244,8 +244,8 @@ static int refuse_unread_weights(const struct args *a)
 static int refuse_untimed_reference(const struct args *a)
 {
     if (!a->o.repeat_reference || !a->o.n_configs || !oq_config_is_expected(&a->configs[0])) return 0;
-    fprintf(stderr, "ortqual validate: --repeat-reference times the reference, and the reference 'expected' (the "
-                    "saved outputs) runs nothing to time\n");
+    oq_cli_error_in("validate", "--repeat-reference times the reference, and the reference 'expected' (the "
+                    "saved outputs) runs nothing to time");
     return -1;
 }
 
@@ -259,12 +259,12 @@ static int parse_config_item(void *ctx, const char *item, size_t n)
     oq_err e = {0};
     a->o.n_configs = n;
     if (oq_config_parse(item, &a->configs[n - 1], &e)) {
-        fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
+        oq_cli_error_in("validate", "--configs: %s", e.msg);
         return -1;
     }
     for (size_t i = 0; i + 1 < n; i++)
         if (!strcmp(a->configs[i].name, a->configs[n - 1].name)) {
-            fprintf(stderr, "ortqual validate: --configs: '%s' is listed twice (items %zu and %zu)\n",
+            oq_cli_error_in("validate", "--configs: '%s' is listed twice (items %zu and %zu)",
                     a->configs[i].name, i + 1, n);
             return -1;
         }
@@ -279,7 +279,7 @@ static int refuse_self_comparison(struct args *a)
     a->o.configs = a->configs;
     if (!oq_validate_self_comparison(&a->o, NULL, &e)) return 0;
     char said[sizeof e.msg + 256];
-    fprintf(stderr, "ortqual validate: --configs: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+    oq_cli_error_in("validate", "--configs: %s", oq_cli_terms(e.msg, said, sizeof said));
     return -1;
 }
 
@@ -290,12 +290,12 @@ static int parse_configs(struct args *a)
     for (const char *p = a->configs_text; *p; p++) cap += *p == ',';
     a->configs = calloc(cap, sizeof *a->configs);
     if (!a->configs) {
-        fprintf(stderr, "ortqual validate: out of memory\n");
+        oq_cli_error_in("validate", "out of memory");
         return -1;
     }
     a->o.n_configs = 0;
     if (!*a->configs_text) {
-        fprintf(stderr, "ortqual validate: --configs: no configuration given\n");
+        oq_cli_error_in("validate", "--configs: no configuration given");
         return -1;
     }
     if (oq_cli_each_item("validate", "--configs", a->configs_text, parse_config_item, a)) {
@@ -362,11 +362,11 @@ static int resolve_lengths(struct args *a)
     ev->max_len = cap ? cap : DEFAULT_MAX_LEN; /* what 'fixed', 'balanced' and 'fraction' take */
     oq_err e = {0};
     if (oq_length_policy_parse(a->policy, ev, &e)) {
-        fprintf(stderr, "ortqual validate: --length-policy: %s\n", e.msg);
+        oq_cli_error_in("validate", "--length-policy: %s", e.msg);
         return -1;
     }
     if (cap && ev->max_len > cap) {
-        fprintf(stderr, "ortqual validate: --length-policy '%s': length %lld is above --max-len %lld\n", a->policy,
+        oq_cli_error_in("validate", "--length-policy '%s': length %lld is above --max-len %lld", a->policy,
                 (long long)ev->max_len, (long long)cap);
         return -1;
     }
@@ -380,7 +380,7 @@ static int finish_args(struct args *a)
         /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
         a->o.events.pad_to_max_len = 1;
         if (a->o.events.num_events % a->o.events.batch_size) {
-            fprintf(stderr, "ortqual validate: --static needs --num-events (%lld) to be a multiple of --batch-size (%lld)\n",
+            oq_cli_error_in("validate", "--static needs --num-events (%lld) to be a multiple of --batch-size (%lld)",
                     (long long)a->o.events.num_events, (long long)a->o.events.batch_size);
             return -1;
         }
@@ -529,14 +529,14 @@ static int cuda_here(struct args *a)
 static int require_cuda(struct args *a)
 {
     if (!cuda_here(a)) {
-        fprintf(stderr, "ortqual validate: --gpu: no CUDA execution provider with a device here "
+        oq_cli_error_in("validate", "--gpu: no CUDA execution provider with a device here "
                         "(see 'ortqual doctor'; the EP library comes from --ep-lib cuda=PATH, or beside "
-                        "the core library)\n");
+                        "the core library)");
         return OQ_EXIT_RUNTIME;
     }
     a->required_all = calloc(a->required.n + a->o.n_configs + 1, sizeof *a->required_all);
     if (!a->required_all) {
-        fprintf(stderr, "ortqual validate: out of memory\n");
+        oq_cli_error_in("validate", "out of memory");
         return OQ_EXIT_RUNTIME;
     }
     size_t n = 0, n_cuda = 0;
@@ -547,7 +547,7 @@ static int require_cuda(struct args *a)
         a->required_all[n++] = a->o.configs[i].name;
     }
     if (!n_cuda) {
-        fprintf(stderr, "ortqual validate: --gpu: no cuda configuration among --configs\n");
+        oq_cli_error_in("validate", "--gpu: no cuda configuration among --configs");
         return OQ_EXIT_USAGE;
     }
     a->o.required = a->required_all;
@@ -577,7 +577,7 @@ static int inputs_hold_outputs(const struct args *a)
     oq_err e = {0};
     if (oq_model_inspect_file(a->o.model_path, &mi, &e) ||
         (a->o.n_input_files && oq_npz_read(a->o.input_files[0], &z, &e))) {
-        fprintf(stderr, "ortqual validate: %s\n", e.msg);
+        oq_cli_error_in("validate", "%s", e.msg);
         oq_model_info_free(mi);
         return -1;
     }
@@ -590,8 +590,8 @@ static int inputs_hold_outputs(const struct args *a)
     }
     int all = z && mi->n_outputs && held == mi->n_outputs;
     if (held && !all)
-        fprintf(stderr, "ortqual validate: %s holds the model's output '%s' but not '%s' (%zu of %zu outputs): "
-                        "save every output with the inputs, or pass them as --expected, or choose --configs\n",
+        oq_cli_error_in("validate", "%s holds the model's output '%s' but not '%s' (%zu of %zu outputs): "
+                        "save every output with the inputs, or pass them as --expected, or choose --configs",
                 oq_cli_shown(a->o.input_files[0]), oq_cli_shown(mi->outputs[have].name),
                 oq_cli_shown(mi->outputs[missing].name), held, mi->n_outputs);
     oq_npz_free(z);
@@ -621,8 +621,8 @@ static void outputs_beside_hint(const struct args *a, char *hint, size_t n)
 static int model_default_configs(struct args *a, const oq_model_precision *p)
 {
     if (a->o.shard.count) { /* the shards may run on other hosts than the one that prepares them */
-        fprintf(stderr, "ortqual validate: a sharded --model run needs --configs: the default depends on "
-                        "the host (e.g. --configs expected,cpu:model:fp32,cuda:model:fp32)\n");
+        oq_cli_error_in("validate", "a sharded --model run needs --configs: the default depends on "
+                        "the host (e.g. --configs expected,cpu:model:fp32,cuda:model:fp32)");
         return OQ_EXIT_USAGE;
     }
     int expected = a->o.n_expected_files ? 1 : inputs_hold_outputs(a);
@@ -631,10 +631,10 @@ static int model_default_configs(struct args *a, const oq_model_precision *p)
     if (!expected && !cuda) {
         char hint[4200];
         outputs_beside_hint(a, hint, sizeof hint);
-        fprintf(stderr, "ortqual validate: --model needs --configs here: no saved outputs to judge against "
+        oq_cli_error_in("validate", "--model needs --configs here: no saved outputs to judge against "
                         "(members named like the model's outputs in --inputs, or --expected) and no CUDA "
                         "execution provider; save the model's outputs beside its inputs (e.g. PyTorch's) and "
-                        "judge against them: --configs expected,cpu:model:fp32%s\n", hint);
+                        "judge against them: --configs expected,cpu:model:fp32%s", hint);
         return OQ_EXIT_USAGE;
     }
     const char *prec = oq_model_precision_name(p); /* judged at its own rounding */
@@ -862,8 +862,8 @@ static int run(struct args *a, int argc, char **argv)
         return OQ_EXIT_RUNTIME;
     }
     if (a->cr.ep) {
-        fprintf(stderr, "ortqual validate: --ep: each configuration names its runtime (e.g. --configs "
-                        "ref:encoder:fp64,cuda:attention24:fp16)\n");
+        oq_cli_error_in("validate", "--ep: each configuration names its runtime (e.g. --configs "
+                        "ref:encoder:fp64,cuda:attention24:fp16)");
         return OQ_EXIT_USAGE;
     }
     if (refuse_ignored(a) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) ||

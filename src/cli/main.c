@@ -139,7 +139,7 @@ static int close_stdout(int rc)
  * checks at exit. */
 static int finish(int rc)
 {
-    rc = close_stdout(rc);
+    rc = close_stdout(oq_cli_json_refused(rc));
     if (!OQ_FAST_EXIT) return rc;
     fflush(NULL);
     _exit(rc);

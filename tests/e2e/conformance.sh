@@ -189,8 +189,14 @@ must 2 "^ortqual conformance: $T/set/t2: not a test \(no model.onnx\); every dir
     "$T/set.log" "$ORTQUAL" conformance --outdir "$T/set.out" --junit "$T/set.xml" "$T/set"
 [ "$(wc -l <"$T/set.log")" = 1 ] && [ ! -e "$T/set.out" ] && [ ! -e "$T/set.xml" ] ||
     fail "a refused directory of tests: $(cat "$T/set.log"), wrote: $(ls -d "$T"/set.* 2>&1)"
-must 2 "t2: not a test" "$T/set.log" "$ORTQUAL" conformance --json "$T/set"
-grep -q '^[{P]' "$T/set.log" && fail "--json printed for a refused directory: $(cat "$T/set.log")"
+# --json: no verdicts, just the refusal's ortqual-error/1 object (docs/usage.md)
+rc=0
+"$ORTQUAL" conformance --json "$T/set" >"$T/set.json" 2>"$T/set.log" || rc=$?
+[ "$rc" = 2 ] && grep -q "t2: not a test" "$T/set.log" && /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "ortqual-error/1" and d["exit_code"] == 2 and "t2: not a test" in d["error"], d' "$T/set.json" ||
+    fail "--json for a refused directory: exit $rc: $(cat "$T/set.json" "$T/set.log")"
 rm -r "$T/set/t2" && mkdir "$T/set/.git" && touch "$T/set/README.md"
 "$ORTQUAL" conformance "$T/set" >"$T/set.log" 2>&1 && [ "$(tail -n 1 "$T/set.log")" = "1 passed, 0 failed, 0 skipped" ] ||
     fail "hidden entries and files beside the tests: $(cat "$T/set.log")"

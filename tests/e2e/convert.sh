@@ -167,7 +167,7 @@ expect 2 "opset 23 is below the 24 that nonpad_kv_seqlen needs \(--mask-to-seqle
 expect 2 "opset 18 is below the 23 that Attention needs \(raise --opset or leave it out\)" \
     $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$T/o.onnx" --fuse --opset 18
 # found after the passes ran, it is still the only output: no plan on stdout before it (7 lines
-# were), with --plan too; --json gives just the model, the status and the error
+# were), with --plan too; --json gives the ortqual-error/1 object of every subcommand
 refused "opset 17 is below the 24 that nonpad_kv_seqlen needs" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" \
     -o "$T/o.onnx" --flash --opset 17
 refused "opset 23 is below the 24" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --opset 23
@@ -176,8 +176,9 @@ rc=$?
 if [ "$rc" = 2 ] && $PY -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert sorted(d) == ["error", "exit_status", "model"] and d["exit_status"] == 2 and "opset 23" in d["error"], d' "$T/late.json"; then
-    ok "--json on a late usage error: no steps, the status and the error"
+assert sorted(d) == ["command", "error", "exit_code", "schema", "status"] and d["schema"] == "ortqual-error/1", d
+assert d["exit_code"] == 2 and d["command"] == "convert" and "opset 23" in d["error"], d' "$T/late.json"; then
+    ok "--json on a late usage error: no steps, the error object"
 else bad "--json on a late usage error: exit $rc: $(cat "$T/late.json")"; fi
 # the error in --json is worded as on stderr: the tool's options, not the library's fields
 $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --flash --opset 23 2>"$T/late.err" >/dev/null
@@ -280,8 +281,8 @@ rc=$?
 if [ "$rc" = 2 ] && $PY -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["exit_status"] == 2 and "not an ONNX model" in d["error"], d' "$T/err.json"; then
-    ok "--json on an unreadable model: exit_status 2 and the error"
+assert d["schema"] == "ortqual-error/1" and d["exit_code"] == 2 and "not an ONNX model" in d["error"], d' "$T/err.json"; then
+    ok "--json on an unreadable model: the error object, exit_code 2"
 else bad "--json on an unreadable model: exit $rc: $(cat "$T/err.json")"; fi
 $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fj.onnx" --fuse --json >"$T/fail.json" 2>/dev/null
 rc=$?
@@ -305,7 +306,7 @@ import json, sys
 u8 = sys.argv[3] + "/m\ufffd"
 d, e = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert d["model"] == u8 + "/tx_encoder_op18.onnx" and d["fused"] == 2 and d["exit_status"] == 0, d
-assert e["model"] == u8 + "/none.onnx" and e["exit_status"] == 2 and e["error"].startswith(u8 + "/none.onnx: "), e
+assert e["schema"] == "ortqual-error/1" and e["exit_code"] == 2 and e["error"].startswith(u8 + "/none.onnx: "), e
 ' "$T/u8.json" "$T/u8none.json" "$T"; then
     ok "--json with a model path that is not UTF-8: shown with U+FFFD"
 else bad "--json with a model path that is not UTF-8: exit $rc, $rc2: $(head -c 300 "$T/u8.json") $(cat "$T/u8.err")"; fi
