@@ -40,6 +40,8 @@ static const char foot[] =
 "  ortqual convert torch_op18.onnx -o fast.onnx --flash --inputs 'inputs_*.npz' --expected 'outputs_*.npz'\n"
 "  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
 "  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n"
+"  ortqual convert kiai_op18.onnx -o fast.onnx --flash --freeze all\n"
+"      # every weight exported as an input with a default (keep_initializers_as_inputs=True)\n"
 "  ortqual convert mlpf_op18.onnx -o fast.onnx --flash\n"
 "      # heads of 12: 'pad-head-size rewritten ... head size 12 -> 16' in the report\n"
 "  ortqual convert static.onnx -o fast.onnx --flash --seq-axis y=2   # y [2,4,4,2]: heads = length\n";
@@ -191,12 +193,12 @@ static int parse(struct convert_args *a, int argc, char **argv)
                     "(chains that are not attention, e.g. a softmax over the query axis,\n"
                     "are left alone; 'ortqual inspect' shows which chains qualify)"),
         OQ_OPT_LIST("freeze", "all|NAME[,NAME...]", &a->freeze,
-                    "inputs that are weights: a graph input with a default (an\n"
-                    "initializer of its name, as keep_initializers_as_inputs=True exports\n"
-                    "every weight) made a constant first, so that --fuse may fold it\n"
-                    "(it folds no value a caller could feed): 'all' every input with a\n"
-                    "default, or those named (one without a default is refused);\n"
-                    "repeatable. The plan's 'freeze' line lists them"),
+                    "graph inputs that are weights (keep_initializers_as_inputs=True\n"
+                    "exports each weight as an input whose initializer is its default)\n"
+                    "made constants first, so that --fuse folds them (it folds no value\n"
+                    "a caller could feed): 'all' every input with a default, or those\n"
+                    "named (one without a default is refused). Repeatable; the plan's\n"
+                    "'freeze' line lists them"),
         OQ_OPT_FLAG("mask-to-seqlen", &a->seqlen,
                     "an attn_mask that is the key padding of a [B,L] input ->\n"
                     "nonpad_kv_seqlen = ReduceSum(mask) (Attention-24); a causal mask ->\n"
