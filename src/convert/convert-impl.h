@@ -1,6 +1,6 @@
 /* Internals of `convert`: the model being rewritten, the passes, the check.
  *
- * The working model keeps the unpacked original untouched: node, initializer
+ * The working model keeps the unpacked original untouched: input, node, initializer
  * and value_info lists are arrays of pointers into it or to protos the passes
  * made (each malloc'ed whole, freed with its protobuf-c free_unpacked). A node
  * a pass edits is first cloned. Serializing assembles a ModelProto shell around
