@@ -30,6 +30,14 @@
  *                              the passes need: 23 for Attention, 24 for nonpad_kv_seqlen),
  *                              refused naming the operator when one of the model's operators
  *                              changed meaning between the two opsets.
+ *   freeze, freeze_defaults    graph inputs with a default (an initializer of the same name, as
+ *                              torch.onnx.export(..., keep_initializers_as_inputs=True) writes
+ *                              every weight) made constants before the other passes: dropped
+ *                              from the graph inputs, their initializers kept. The passes fold
+ *                              no input's default (a value fed for it would be ignored), so on
+ *                              such an export nothing fuses until its weights are frozen. An
+ *                              input without a default is never frozen; one named in `freeze`
+ *                              without a default, or no input at all, is OQ_ERR_INVALID_ARG.
  * Every tensor the exporter declared keeps its value_info and every tensor a
  * pass creates gets its type and shape (ORT's CUDA EP was seen to crash on
  * Attention inputs without shapes).
@@ -113,6 +121,9 @@ typedef struct oq_convert_opts {
     int keep_elu;             /* 1: no Elu decomposition unless OQ_CONVERT_DECOMPOSE_ELU is set */
     int keep_head_size;       /* 1: no head padding unless OQ_CONVERT_PAD_HEAD is set */
     int allow_refused;        /* 1: a rewrite refused somewhere is reported, not an error */
+    size_t n_freeze;          /* graph inputs with a default to make constants (see above) */
+    const char *const *freeze;
+    int freeze_defaults;      /* 1: every graph input with a default made a constant */
     const char *mask_input;   /* the [B, L] mask input; NULL: the one the masks derive from */
     oq_mask_polarity mask_polarity; /* which of the mask's values marks a valid element
                                        (mask.h; KEEP by default): PAD reads the batches' mask as
@@ -142,7 +153,7 @@ OQ_API void oq_convert_opts_flash(oq_convert_opts *o);
 
 /* One line of the plan: what a pass did (or would do) at a node. */
 typedef struct oq_convert_step {
-    char *pass;   /* "fuse", "mask-to-seqlen", "expand-mask", "pad-head-size", "attention-dtype",
+    char *pass;   /* "freeze", "fuse", "mask-to-seqlen", "expand-mask", "pad-head-size", "attention-dtype",
                      "lower", "decompose-elu", "opset", "prune", "check", "cuda" (a note: a head
                      size ORT's CUDA fused kernels cannot take) */
     char *node;   /* the node concerned ("" for whole-model steps) */
@@ -165,6 +176,7 @@ typedef struct oq_convert_report {
     size_t n_steps;
     oq_convert_step *steps;
     size_t fused, refused;    /* attention chains fused; requested rewrites refused */
+    size_t frozen;            /* graph inputs with a default made constants */
     char *contract_input;     /* the mask input under the valid-prefix contract, or NULL */
     char *reference;          /* "original", or "original, lowered: <why ORT refused it>" */
     int generated_inputs;

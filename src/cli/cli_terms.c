@@ -104,6 +104,8 @@ static const char *const terms[][2] = {
     {"keep_head_size turns it off", "--no-pad-head-size turns it off"},
     {"choose another out_path, or convert in place (out_path ", "choose another -o, or convert in place (-o "},
     {" with overwrite)", " --force)"},
+    {"freeze '", "--freeze '"},
+    {"(or freeze_defaults: ", "(or --freeze all: "},
     /* gate, and the allowed skips of validate, bench and conformance */
     {"opts.allow_skip", "--allow-skip"},
     {"allow_skip '", "--allow-skip '"},

@@ -40,6 +40,8 @@ static const char foot[] =
 "  ortqual convert torch_op18.onnx -o fast.onnx --flash --inputs 'inputs_*.npz' --expected 'outputs_*.npz'\n"
 "  ortqual convert torch_op23.onnx -o runs.onnx --expand-mask      # what ORT 1.29 refused now runs\n"
 "  ortqual convert torch_op18.onnx --plan --fuse --mask-to-seqlen\n"
+"  ortqual convert kiai_op18.onnx -o fast.onnx --flash --freeze all\n"
+"      # every weight exported as an input with a default (keep_initializers_as_inputs=True)\n"
 "  ortqual convert mlpf_op18.onnx -o fast.onnx --flash\n"
 "      # heads of 12: 'pad-head-size rewritten ... head size 12 -> 16' in the report\n"
 "  ortqual convert static.onnx -o fast.onnx --flash --seq-axis y=2   # y [2,4,4,2]: heads = length\n";
@@ -49,7 +51,9 @@ struct convert_args {
     struct oq_cli_runtime cr;
     const char *in, *out, *dtype;
     int flash, fuse, seqlen, expand, lower, elu, pad_head;
-    oq_cli_list inputs, expected, tolerances, given;
+    oq_cli_list inputs, expected, tolerances, given, freeze;
+    char *freeze_text;       /* --freeze joined with commas, cut into the names below */
+    const char **frozen;
     glob_t files, expected_files; /* --inputs and --expected, expanded */
     int globbed, expected_globbed;
     char *tolerance_text;
@@ -71,11 +75,36 @@ static int choose_passes(struct convert_args *a)
     a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
                    (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
                    (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
-    if (!a->o.passes && !a->dtype && !a->o.opset) {
+    if (!a->o.passes && !a->dtype && !a->o.opset && !a->freeze.n) {
         oq_cli_error_in("convert", "no pass chosen: --flash for ORT's CUDA flash attention (fused "
                         "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)");
         return -1;
     }
+    return 0;
+}
+
+/* --freeze all|NAME[,NAME...] (repeatable) into the library's freeze_defaults and freeze names:
+ * the options joined with commas, cut in place. */
+static int split_freeze(struct convert_args *a)
+{
+    if (oq_cli_list_join(&a->freeze, ",", &a->freeze_text)) return -1;
+    char *t = a->freeze_text;
+    if (!t) return 0;
+    size_t len = strlen(t);
+    if (!len || *t == ',' || t[len - 1] == ',' || strstr(t, ",,")) {
+        oq_cli_error_in("convert", "--freeze '%s': an empty name (all, or NAME[,NAME...])", t);
+        return -1;
+    }
+    if (!(a->frozen = calloc(len / 2 + 2, sizeof *a->frozen))) {
+        oq_cli_error_in("convert", "out of memory");
+        return -1;
+    }
+    char *save = NULL;
+    for (char *name = strtok_r(t, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(name, "all")) a->o.freeze_defaults = 1;
+        else a->frozen[a->o.n_freeze++] = name;
+    }
+    a->o.freeze = a->frozen;
     return 0;
 }
 
@@ -108,7 +137,7 @@ static const oq_cli_pair plan_polarity_pair = {
 /* The flags and strings of the table into the library's options. */
 static int check_args(struct convert_args *a)
 {
-    if (choose_passes(a)) return -1;
+    if (choose_passes(a) || split_freeze(a)) return -1;
     if (a->dtype) {
         a->o.attention_dtype = oq_dtype_parse(a->dtype);
         if (a->o.attention_dtype != OQ_DTYPE_FLOAT16 && a->o.attention_dtype != OQ_DTYPE_BFLOAT16) {
@@ -167,6 +196,13 @@ static int parse(struct convert_args *a, int argc, char **argv)
                     "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
                     "(chains that are not attention, e.g. a softmax over the query axis,\n"
                     "are left alone; 'ortqual inspect' shows which chains qualify)"),
+        OQ_OPT_LIST("freeze", "all|NAME[,NAME...]", &a->freeze,
+                    "graph inputs that are weights (keep_initializers_as_inputs=True\n"
+                    "exports each weight as an input whose initializer is its default)\n"
+                    "made constants first, so that --fuse folds them (it folds no value\n"
+                    "a caller could feed): 'all' every input with a default, or those\n"
+                    "named (one without a default is refused). Repeatable; the plan's\n"
+                    "'freeze' line lists them"),
         OQ_OPT_FLAG("mask-to-seqlen", &a->seqlen,
                     "an attn_mask that is the key padding of a [B,L] input ->\n"
                     "nonpad_kv_seqlen = ReduceSum(mask) (Attention-24); a causal mask ->\n"
@@ -398,6 +434,9 @@ int cmd_convert(int argc, char **argv)
     oq_cli_list_clear(&a.inputs);
     oq_cli_list_clear(&a.expected);
     oq_cli_list_clear(&a.tolerances);
+    oq_cli_list_clear(&a.freeze);
+    free(a.freeze_text);
+    free(a.frozen);
     oq_cli_list_clear(&a.given);
     free(a.tolerance_text);
     oq_cli_seq_axes_clear(&a.seq_axes);

@@ -1,6 +1,6 @@
 /* Internals of `convert`: the model being rewritten, the passes, the check.
  *
- * The working model keeps the unpacked original untouched: node, initializer
+ * The working model keeps the unpacked original untouched: input, node, initializer
  * and value_info lists are arrays of pointers into it or to protos the passes
  * made (each malloc'ed whole, freed with its protobuf-c free_unpacked). A node
  * a pass edits is first cloned. Serializing assembles a ModelProto shell around
@@ -41,6 +41,7 @@ typedef struct cv_model {
     Onnx__ModelProto *orig;
     char *name;                 /* for messages: the input path */
     cv_vec nodes, inits, vinfo, meta;
+    cv_vec inputs;              /* the graph inputs (ValueInfoProto): the original's, less those frozen */
     cv_vec owned_nodes, owned_inits, owned_vinfo, owned_meta; /* what to free */
     cv_vec created;             /* nodes the passes added (not clones of the model's) */
     int64_t opset, opset_in;    /* default domain: now and as read */
@@ -198,6 +199,9 @@ typedef struct cv_ctx {
  * 1 (with a refusal step) when another input already carries the contract. */
 int cv_contract(cv_ctx *c, const char *pass, const char *node, const char *input);
 
+/* Graph inputs with a default made constants (opts freeze, freeze_defaults): dropped from
+ * m->inputs, their initializers kept. Runs before every other pass. */
+oq_status cv_pass_freeze(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_mask_to_seqlen(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_expand_mask(cv_ctx *c, cv_model *m, oq_err *err);

@@ -107,9 +107,10 @@ static oq_status check_opts(const oq_convert_opts *o, oq_err *err)
     if (o->opset && (o->opset < 13 || o->opset > CV_OPSET_MAX))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "opset %lld: convert writes opsets 13 to %d",
                           (long long)o->opset, CV_OPSET_MAX);
-    if (!o->passes && !o->attention_dtype && !o->opset)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "nothing to do: no pass, attention dtype or opset chosen");
+    if (!o->passes && !o->attention_dtype && !o->opset && !o->freeze_defaults && !o->n_freeze)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "nothing to do: no pass, attention dtype, opset or freeze chosen");
     if (o->n_batches && !o->inputs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "n_batches without inputs");
+    if (o->n_freeze && !o->freeze) return oq_err_set(err, OQ_ERR_INVALID_ARG, "n_freeze without freeze");
     return OQ_OK;
 }
 
@@ -195,9 +196,10 @@ static void record_contract(cv_ctx *c, cv_model *m)
 /* The graph input called `name` (its own copy of the name), or NULL. */
 static const char *graph_input(const cv_model *m, const char *name)
 {
-    const Onnx__GraphProto *g = m->orig->graph;
-    for (size_t i = 0; name && i < g->n_input; i++)
-        if (!strcmp(g->input[i]->name, name)) return g->input[i]->name;
+    for (size_t i = 0; name && i < m->inputs.n; i++) {
+        const Onnx__ValueInfoProto *in = m->inputs.v[i];
+        if (!strcmp(in->name, name)) return in->name;
+    }
     return NULL;
 }
 
@@ -252,9 +254,11 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
 {
     const oq_convert_opts *o = c->o;
     c->r->opset_in = m->opset_in;
+    oq_status st = cv_pass_freeze(c, m, err);
+    if (st) return st;
     if (o->mask_input && !graph_input(m, o->mask_input))
         return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: the mask '%s' is not an input of the model", m->name, o->mask_input);
-    oq_status st = inherit_contract(c, m, err);
+    st = inherit_contract(c, m, err);
     if (st) return st;
     size_t typed = cv_infer_types(m);
     if (typed) cv_step(c->r, "shapes", "", "added", "%zu tensors without value_info got their inferred type", typed);
@@ -548,9 +552,10 @@ char *oq_convert_report_json(const oq_convert_report *r)
         }
         json_array_append_new(checks, jc);
     }
-    json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "model", oq_json_text(r->model),
-                             "opset_in", (json_int_t)r->opset_in, "opset_out", (json_int_t)r->opset_out, "fused",
-                             (json_int_t)r->fused, "refused", (json_int_t)r->refused, "steps", steps, "checks", checks,
+    json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "model",
+                             oq_json_text(r->model), "opset_in", (json_int_t)r->opset_in, "opset_out",
+                             (json_int_t)r->opset_out, "fused", (json_int_t)r->fused, "refused",
+                             (json_int_t)r->refused, "frozen", (json_int_t)r->frozen, "steps", steps, "checks", checks,
                              "generated_inputs", r->generated_inputs, "checked", r->checked, "passed", r->passed,
                              "contract_input", text_or_null(r->contract_input));
     if (!root) return NULL;

@@ -115,7 +115,12 @@ oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err)
             cv_step(c->r, "fuse", s->name, "skipped", "not attention: %s; %s", fu->m.why, fu->m.chain);
         } else if (fu->m.verdict == OQ_SDPA_UNSUPPORTED) {
             c->r->refused++;
-            cv_step(c->r, "fuse", s->name, "refused", "%s; %s", fu->m.why, fu->m.chain);
+            if (fu->m.default_input) /* a weight declared an input: the caller can say so */
+                cv_step(c->r, "fuse", s->name, "refused", "%s; if it is a weight, not a value to feed, "
+                        "freeze '%s' (or freeze_defaults: every input with a default) makes it a constant; %s",
+                        fu->m.why, fu->m.default_input, fu->m.chain);
+            else
+                cv_step(c->r, "fuse", s->name, "refused", "%s; %s", fu->m.why, fu->m.chain);
         } else {
             fu->softmax = s;
             fu->out_mm = m->nodes.v[fu->m.out_mm];

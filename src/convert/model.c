@@ -209,6 +209,7 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, const cha
     m->ir_version = pm->ir_version;
     const Onnx__GraphProto *g = pm->graph;
     for (size_t i = 0; i < g->n_node; i++) vec_push(m, &m->nodes, g->node[i]);
+    for (size_t i = 0; i < g->n_input; i++) vec_push(m, &m->inputs, g->input[i]);
     for (size_t i = 0; i < g->n_initializer; i++) vec_push(m, &m->inits, g->initializer[i]);
     for (size_t i = 0; i < g->n_value_info; i++) {
         vec_push(m, &m->vinfo, g->value_info[i]);
@@ -240,7 +241,7 @@ void cv_model_free(cv_model *m)
     for (size_t i = 0; i < m->owned_vinfo.n; i++) onnx__value_info_proto__free_unpacked(m->owned_vinfo.v[i], NULL);
     for (size_t i = 0; i < m->owned_meta.n; i++)
         onnx__string_string_entry_proto__free_unpacked(m->owned_meta.v[i], NULL);
-    cv_vec *vs[] = {&m->nodes, &m->inits, &m->vinfo, &m->meta, &m->owned_nodes, &m->owned_inits, &m->owned_vinfo, &m->owned_meta, &m->created};
+    cv_vec *vs[] = {&m->nodes, &m->inputs, &m->inits, &m->vinfo, &m->meta, &m->owned_nodes, &m->owned_inits, &m->owned_vinfo, &m->owned_meta, &m->created};
     for (size_t i = 0; i < sizeof vs / sizeof *vs; i++) free(vs[i]->v);
     names_free(&m->values);
     names_free(&m->nodes_named);
@@ -279,6 +280,8 @@ void cv_touch(cv_model *m)
 static void shell_graph(cv_model *m)
 {
     m->gshell = *m->orig->graph;
+    m->gshell.n_input = m->inputs.n;
+    m->gshell.input = (Onnx__ValueInfoProto **)m->inputs.v;
     m->gshell.n_node = m->nodes.n;
     m->gshell.node = (Onnx__NodeProto **)m->nodes.v;
     m->gshell.n_initializer = m->inits.n;
@@ -719,10 +722,10 @@ static void mark_live(const oq_gview *v, const cv_model *m, unsigned char *live,
     }
 }
 
-static int graph_input(const Onnx__GraphProto *g, const char *name)
+static int graph_input(const cv_model *m, const char *name)
 {
-    for (size_t i = 0; i < g->n_input; i++)
-        if (!strcmp(g->input[i]->name, name)) return 1;
+    for (size_t i = 0; i < m->inputs.n; i++)
+        if (!strcmp(((Onnx__ValueInfoProto *)m->inputs.v[i])->name, name)) return 1;
     return 0;
 }
 
@@ -754,7 +757,7 @@ size_t cv_prune(cv_model *m)
         const char *name = ((Onnx__TensorProto *)m->inits.v[i])->name;
         /* an initializer that is also a graph input is that input's default (IR >= 4,
          * keep_initializers_as_inputs): the input stays, so its default stays with it */
-        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name) || graph_input(g, name))
+        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name) || graph_input(m, name))
             m->inits.v[k++] = m->inits.v[i];
     }
     m->inits.n = k;

@@ -59,6 +59,7 @@ typedef struct oq_sdpa_match {
     const char *mask_value;
     double fill;           /* the Where's fill value */
     int guard;             /* the IsNaN guard is present */
+    const char *default_input; /* UNSUPPORTED for a graph input with a default it would fix: its name */
 } oq_sdpa_match;
 
 /* Match the chain around the Softmax node at index `softmax`. Returns 0 when

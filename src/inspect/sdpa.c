@@ -114,6 +114,7 @@ static int fixed_scalar(const oq_gview *v, const char *value, double *out)
 
 static int by_default(oq_sdpa_match *m, const char *what, const char *input)
 {
+    m->default_input = input;
     return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s', a graph input with a default (the initializer of its name): "
                   "a fused node would fix that value and ignore one fed for it", what, input);
 }

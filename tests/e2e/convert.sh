@@ -349,6 +349,46 @@ expect 1 "refused +node_softmax: the scores are scaled by 'val_41', a graph inpu
 [ ! -e "$T/kiai_fuse.onnx" ] && ok "kiai: nothing written with the fusion refused" || bad "kiai_fuse.onnx written"
 expect 0 "written: $T/kiai_flash.onnx" $ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_flash.onnx" --flash --allow-refused \
     --inputs "$F/bert_like/inputs_*.npz" --expected "$F/bert_like/outputs_*.npz"
+# --freeze says which inputs with a default are weights: made constants first, so the chains fuse
+# with nothing refused; the check runs the original (its defaults) against the converted model on
+# PyTorch's batches and passes; the converted model takes only the inputs without a default
+expect 1 "freeze 'val_41' \(or --freeze all: every input with a default\) makes it a constant" \
+    $ORTQUAL convert "$T/kiai.onnx" --plan --fuse
+$ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_frozen.onnx" --flash --freeze all --inputs "$F/bert_like/inputs_*.npz" \
+    --expected "$F/bert_like/outputs_*.npz" >"$T/kiai_frozen.out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q "^  freeze  *rewritten  43 graph inputs with a default made constants" "$T/kiai_frozen.out" &&
+   [ "$(grep -c '^  fuse  *fused ' "$T/kiai_frozen.out")" = 2 ] && ! grep -q refused "$T/kiai_frozen.out" &&
+   [ "$(grep -c 'batch [01] vs reference .*PASS' "$T/kiai_frozen.out")" = 4 ] &&
+   ! grep -q 'vs .*FAIL' "$T/kiai_frozen.out" && grep -q "^written: $T/kiai_frozen.onnx" "$T/kiai_frozen.out"; then
+    ok "kiai --freeze all --flash: fused, nothing refused, checked against the original on given batches"
+else bad "kiai --freeze all: exit $rc: $(cat "$T/kiai_frozen.out")"; fi
+structure "$T/kiai_frozen.onnx" 2 0 && ok "kiai frozen: 2 Attention-24 nodes, nonpad_kv_seqlen" || bad "kiai frozen structure"
+expect 0 "^inputs input_ids attention_mask$" $PY -c '
+import json, sys
+m = json.load(sys.stdin)
+assert m["inputs"] and all(i["default"] is None for i in m["inputs"]), m["inputs"]
+print("inputs", *[i["name"] for i in m["inputs"]])' < <($ORTQUAL inspect --json "$T/kiai_frozen.onnx")
+expect 0 "verdict: PASSED" $ORTQUAL validate --model "$T/kiai_frozen.onnx" --inputs "$F/bert_like/inputs_*.npz" \
+    --expected "$F/bert_like/outputs_*.npz" --no-plots --outdir "$T/kiai_v"
+# the plan and --json list the freeze: one name frozen is enough for these chains
+expect 0 "^1 2 0 rewritten 1 graph input with a default made constant \(the initializer kept, the input dropped\): 'val_41'$" \
+    $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+f = [s for s in d["steps"] if s["pass"] == "freeze"]
+assert len(f) == 1 and d["exit_status"] == 0, d
+print(d["frozen"], d["fused"], d["refused"], f[0]["action"], f[0]["detail"])' < <($ORTQUAL convert "$T/kiai.onnx" --plan --fuse --freeze val_41 --json)
+# an input without a default is never frozen: named, it is refused naming it (exit 2, nothing written)
+refused "kiai.onnx: --freeze 'attention_mask': that input has no default \(no initializer of its name\)" \
+    $ORTQUAL convert "$T/kiai.onnx" -o "$T/kiai_nd.onnx" --fuse --freeze val_41,attention_mask
+refused "kiai.onnx: --freeze 'nosuch': the model has no graph input of that name" \
+    $ORTQUAL convert "$T/kiai.onnx" --plan --fuse --freeze all --freeze nosuch
+refused "--freeze 'val_41,': an empty name" $ORTQUAL convert "$T/kiai.onnx" --plan --fuse --freeze val_41,
+[ ! -e "$T/kiai_nd.onnx" ] && ok "kiai: nothing written for a named input without a default" || bad "kiai_nd.onnx written"
+# a model without defaults: 'all' freezes nothing, and says so
+expect 0 "freeze +note +no graph input has a default: nothing to freeze" \
+    $ORTQUAL convert "$F/bert_like/bert_like_op18.onnx" --plan --fuse --freeze all
 # weights beside the model (torch.onnx.export's default; tests/fixtures/external): converted to a
 # pair, OUT.onnx naming OUT.onnx.data by its file name, in another folder than the input's; the
 # pair validates against PyTorch's outputs; an existing data file is an output not overwritten

@@ -1133,10 +1133,96 @@ static void test_opts_flash(void **state)
     assert_int_equal(o.opset, 23);
 }
 
+/* y = x * w with w declared an input whose initializer is its default (keep_initializers_as_inputs),
+ * serialized at IR `ir`. */
+static uint8_t *weight_input_model(int64_t ir, size_t *len)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "wi", &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(2), OQ_DIM(3)}, dw[] = {OQ_DIM(3)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 2, d);
+    oq_graph_add_input(g, "w", OQ_DTYPE_FLOAT32, 1, dw);
+    oq_tensor *w;
+    static const float wv[3] = {1, 2, 3};
+    assert_int_equal(oq_tensor_create(&w, OQ_DTYPE_FLOAT32, 1, (int64_t[]){3}, NULL, NULL), OQ_OK);
+    memcpy(w->data, wv, sizeof wv);
+    assert_non_null(oq_graph_add_initializer(g, w, "w_default")); /* named 'w' below: the builder refuses a name in use */
+    oq_tensor_free(w);
+    const char *y = oq_graph_op(g, "Mul", 2, (const char *[]){"x", "w"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 2, d);
+    uint8_t *buf;
+    assert_int_equal(oq_graph_serialize(g, &buf, len, NULL), OQ_OK);
+    oq_graph_free(g);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, *len, buf);
+    assert_non_null(m);
+    assert_int_equal(m->graph->n_initializer, 1);
+    free(m->graph->initializer[0]->name);
+    m->graph->initializer[0]->name = strdup("w");
+    m->ir_version = ir;
+    free(buf);
+    buf = malloc(onnx__model_proto__get_packed_size(m));
+    *len = onnx__model_proto__pack(m, buf);
+    onnx__model_proto__free_unpacked(m, NULL);
+    return buf;
+}
+
+/* freeze: an input with a default becomes a constant (the input dropped, the initializer kept);
+ * an input without one, a name that is no input, and a model before IR 4 are refused, naming it. */
+static void test_freeze(void **state)
+{
+    (void)state;
+    size_t len, conv_n;
+    uint8_t *buf = weight_input_model(8, &len), *conv;
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.freeze_defaults = 1;
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(cv_convert_bytes(buf, len, "wi.onnx", NULL, &o, &r, &conv, &conv_n, &err), OQ_OK);
+    assert_int_equal(r->frozen, 1);
+    const oq_convert_step *s = find_step(r, "freeze", "rewritten");
+    assert_non_null(s);
+    assert_non_null(strstr(s->detail, "1 graph input with a default made constant"));
+    assert_non_null(strstr(s->detail, "'w'"));
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, conv_n, conv);
+    assert_non_null(m);
+    assert_int_equal(m->graph->n_input, 1);
+    assert_string_equal(m->graph->input[0]->name, "x");
+    assert_int_equal(m->graph->n_initializer, 1);
+    assert_string_equal(m->graph->initializer[0]->name, "w");
+    onnx__model_proto__free_unpacked(m, NULL);
+    free(conv);
+    oq_convert_report_free(r);
+    static const struct {
+        const char *name, *why;
+    } bad[] = {{"x", "wi.onnx: freeze 'x': that input has no default"},
+               {"nosuch", "wi.onnx: freeze 'nosuch': the model has no graph input of that name"}};
+    for (size_t i = 0; i < 2; i++) {
+        o.n_freeze = 1;
+        o.freeze = (const char *const[]){bad[i].name};
+        assert_int_equal(oq_convert_plan_bytes(buf, len, "wi.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
+        if (!strstr(err.msg, bad[i].why)) fail_msg("%s", err.msg);
+        oq_convert_report_free(r);
+    }
+    o.freeze = (const char *const[]){"w"};
+    o.freeze_defaults = 0;
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "wi.onnx", &o, &r, &err), OQ_OK);
+    assert_int_equal(r->frozen, 1);
+    oq_convert_report_free(r);
+    free(buf);
+    buf = weight_input_model(3, &len);
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "wi.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "IR version 3"));
+    oq_convert_report_free(r);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opts_flash),
+        cmocka_unit_test(test_freeze),
         cmocka_unit_test(test_tx_encoder),
         cmocka_unit_test(test_mlpf_like),
         cmocka_unit_test(test_hand_attention),
