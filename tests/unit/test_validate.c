@@ -1500,6 +1500,45 @@ static void user_batch_read_once(void **state)
     free(fifo);
 }
 
+/* A model that passes its input q through as its output q: an io.npz's one member q is both the
+ * input fed and the output saved, read from the same one read of the file (the inputs' members
+ * are taken out of it first: q was gone when the saved outputs were looked for). */
+static void user_batch_passthrough_output(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("passq");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "passq", &g, NULL), OQ_OK);
+    const oq_dim b = OQ_DIM_SYM("batch"), q[] = {b, OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)};
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, 4, q);
+    oq_graph_add_input(g, "lens", OQ_DTYPE_INT64, 1, &b);
+    assert_int_equal(oq_graph_add_output(g, "q", "q", OQ_DTYPE_FLOAT32, 4, q), OQ_OK);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    const int64_t qs[] = {3, 2, 5, 4}, bs[] = {3};
+    oq_tensor *t[2] = {tensor_of("q", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("lens", OQ_DTYPE_INT64, 1, bs)};
+    assert_int_equal(oq_npz_write(io, 2, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int i = 0; i < 2; i++) oq_tensor_free(t[i]);
+    oq_signature sig;
+    oq_err err = {0};
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    oq_user_file f;
+    assert_int_equal(oq_user_file_read(io, &f, &err), OQ_OK);
+    oq_batch_inputs in;
+    assert_int_equal(oq_signature_take_batch(&sig, f.z, io, NULL, &in, &err), OQ_OK);
+    oq_status st = oq_signature_expected(&sig, &in, f.z, io, NULL, &err);
+    assert_string_equal(err.msg, "");
+    assert_int_equal(st, OQ_OK);
+    oq_batch_inputs_clear(&in);
+    oq_user_file_clear(&f);
+    oq_signature_clear(&sig);
+    remove_dir(dir);
+    free(model);
+    free(io);
+}
+
 /* A guessed mask whose values break the contract: the message says it was guessed and how to
  * decide (it read as a broken mask, about token ids or an Attention mask). */
 static void guessed_mask_says_so(void **state)
@@ -2944,6 +2983,7 @@ int main(void)
         cmocka_unit_test(mask_named_but_on_data),
         cmocka_unit_test(unmasked_padded_length),
         cmocka_unit_test(user_batch_read_once),
+        cmocka_unit_test(user_batch_passthrough_output),
         cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),
         cmocka_unit_test(event_ids_seen_once),
