@@ -323,8 +323,8 @@ static void expected_path(const oq_validate_opts *o, size_t k, char *path, size_
     snprintf(path, n, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
 }
 
-/* `src` (the batch's own file `f` when it is also its expected one; else read once into `e`,
- * its SHA-256 recorded) */
+/* The batch's saved outputs, checked and written to outdir: from the one read `f` of its own file
+ * (an io.npz), else from its expected_files entry, read once too (its SHA-256 recorded). */
 static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_batch_inputs *in,
                                 oq_user_file *f, oq_batch_info *bi, char *path, oq_err *err)
 {
