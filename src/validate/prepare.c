@@ -323,8 +323,10 @@ static void expected_path(const oq_validate_opts *o, size_t k, char *path, size_
     snprintf(path, n, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
 }
 
+/* The batch's saved outputs, checked and written to outdir: from the one read `f` of its own file
+ * (an io.npz), else from its expected_files entry, read once too (its SHA-256 recorded). */
 static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_batch_inputs *in,
-                                oq_batch_info *bi, char *path, oq_err *err)
+                                oq_user_file *f, oq_batch_info *bi, char *path, oq_err *err)
 {
     const char *src = o->n_expected_files ? o->expected_files[k] : o->input_files[k];
     long a = batch_number(o->input_files[k]), b = batch_number(src);
@@ -334,7 +336,14 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
                           src, o->input_files[k]);
     expected_path(o, k, path, 4096);
     bi->expected = path;
-    oq_status st = oq_signature_expected(sig, in, src, path, err);
+    oq_user_file e = {0};
+    oq_status st = o->n_expected_files ? oq_user_file_read(src, &e, err) : OQ_OK;
+    if (!st) st = oq_signature_expected(sig, in, o->n_expected_files ? e.z : f->z, src, path, err);
+    if (!st && o->n_expected_files) {
+        bi->expected_source = (char *)src;
+        memcpy(bi->expected_source_sha256, e.sha256, sizeof bi->expected_source_sha256);
+    }
+    oq_user_file_clear(&e);
     return st ? st : oq_sha256_file(path, bi->expected_sha256, err);
 }
 
@@ -351,19 +360,6 @@ static oq_status batch_events(const oq_validate_opts *o, const oq_npz *z, const 
     return st ? st : oq_event_seen_add(seen, idx, in->batch, !ids->v, o->input_files, k, err);
 }
 
-/* The batch's own file, named with its SHA-256 in the record: `inputs` is a rewrite of it.
- * Borrowed (the sink writes the record and keeps no pointer). */
-static oq_status batch_sources(const oq_validate_opts *o, size_t k, oq_batch_info *bi, oq_err *err)
-{
-    bi->source = (char *)o->input_files[k];
-    oq_status st = oq_sha256_file(bi->source, bi->source_sha256, err);
-    if (!st && o->n_expected_files) {
-        bi->expected_source = (char *)o->expected_files[k];
-        st = oq_sha256_file(bi->expected_source, bi->expected_source_sha256, err);
-    }
-    return st;
-}
-
 /* static_shapes exports one [B, L] (batch 0's): a batch of another shape could run on no exported
  * model, so it is refused before any work, not found out by every configuration. */
 static oq_status static_fits(const oq_validate_opts *o, size_t k, const oq_batch_inputs *in, const oq_batch_sink *sink,
@@ -377,32 +373,53 @@ static oq_status static_fits(const oq_validate_opts *o, size_t k, const oq_batch
                       (long long)in->batch, (long long)in->seq);
 }
 
-/* The batch is put into the sink, or its files are removed. */
+/* The batch's own file, named with the SHA-256 of the bytes read in the record: `inputs` is a
+ * rewrite of it. Borrowed (the sink writes the record and keeps no pointer). */
+static void batch_source(oq_batch_info *bi, const char *path, const char sha[65])
+{
+    bi->source = (char *)path;
+    memcpy(bi->source_sha256, sha, sizeof bi->source_sha256);
+}
+
+/* The batch's events and inputs, from its file read once (`f`; its `event_indices` member, unless
+ * the model takes one, and its `lengths` member checked). */
+static oq_status batch_of(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_user_file *f,
+                          int64_t *next_event, oq_event_seen *seen, const oq_batch_sink *sink, oq_event_ids *ids,
+                          oq_batch_inputs *in, int64_t **idx, oq_err *err)
+{
+    const char *path = o->input_files[k];
+    int own = !oq_find_io(sig->mi->inputs, sig->mi->n_inputs, "event_indices"); /* else the model's input */
+    oq_status st = own ? oq_event_ids_read(f->z, path, *next_event, ids, err) : OQ_OK;
+    if (!own) ids->first = *next_event;
+    if (!st) st = oq_signature_take_batch(sig, f->z, path, ids, in, err);
+    if (!st) st = static_fits(o, k, in, sink, err);
+    int64_t b = in->batch;
+    if (!st && !(*idx = calloc(b ? (size_t)b : 1, sizeof **idx))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) st = batch_events(o, f->z, ids, in, k, seen, *idx, err);
+    *next_event += b;
+    return st;
+}
+
+/* The batch is put into the sink, or its files are removed. Its file is read once: the SHA-256
+ * recorded as its source is of the bytes judged. */
 static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig, int expected, size_t k,
                               int64_t *next_event, oq_event_seen *seen, oq_batch_sink *sink, oq_err *err)
 {
-    const char *path = o->input_files[k];
-    oq_npz *z = NULL;
+    oq_user_file f;
     oq_event_ids ids = {0};
     oq_batch_inputs in = {0};
-    oq_status st = oq_npz_read(path, &z, err);
-    int own = !oq_find_io(sig->mi->inputs, sig->mi->n_inputs, "event_indices"); /* else the model's input */
-    if (!st && own) st = oq_event_ids_read(z, path, *next_event, &ids, err);
-    else ids.first = *next_event;
-    if (!st) st = oq_signature_read_batch(sig, path, &ids, &in, err);
-    if (!st) st = static_fits(o, k, &in, sink, err);
-    int64_t b = in.batch;
-    int64_t *idx = calloc(b ? (size_t)b : 1, sizeof *idx), *lengths = calloc(b ? (size_t)b : 1, sizeof *lengths);
-    if (!st && (!idx || !lengths)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) st = batch_events(o, z, &ids, &in, k, seen, idx, err);
-    *next_event += b;
-    oq_npz_free(z);
+    int64_t *idx = NULL;
+    oq_status st = oq_user_file_read(o->input_files[k], &f, err);
+    if (!st) st = batch_of(o, sig, k, &f, next_event, seen, sink, &ids, &in, &idx, err);
+    int64_t *lengths = st ? NULL : calloc(in.batch ? (size_t)in.batch : 1, sizeof *lengths);
+    if (!st && !lengths) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char inputs[4096] = "", exp[4096] = "";
     oq_batch_info bi = {0};
     if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, lengths, inputs, &bi, err);
-    if (!st && expected) st = expected_batch(o, sig, k, &in, &bi, exp, err);
+    if (!st) batch_source(&bi, o->input_files[k], f.sha256);
+    if (!st && expected) st = expected_batch(o, sig, k, &in, &f, &bi, exp, err);
+    oq_user_file_clear(&f);
     if (!st) st = oq_signature_mask_axes(sig, &in, *exp ? exp : NULL, err);
-    if (!st) st = batch_sources(o, k, &bi, err);
     if (!st) st = oq_batch_sink_put(sink, &bi, err);
     if (st && *inputs) unlink(inputs);
     if (st && *exp) unlink(exp);

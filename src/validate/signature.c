@@ -589,19 +589,29 @@ static oq_status refuse_stray_members(const oq_signature *sig, const oq_npz *z, 
 
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
-    return oq_signature_read_batch(sig, path, NULL, in, err);
+    oq_npz *z = NULL;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (!st) st = oq_signature_take_batch(sig, z, path, NULL, in, err);
+    oq_npz_free(z);
+    return st;
 }
 
-oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, const oq_event_ids *ids,
+/* Member `member` out of z, or a copy where it is also an output's (a graph that passes an input
+ * through): the expected outputs may be read from the same archive afterwards. */
+static oq_status member_tensor(const oq_model_info *mi, oq_npz *z, const char *member, oq_tensor **t, oq_err *err)
+{
+    if (!oq_find_io(mi->outputs, mi->n_outputs, member)) return oq_npz_take(z, member, t, err);
+    return oq_tensor_clone(oq_npz_get(z, member), t, err);
+}
+
+oq_status oq_signature_take_batch(const oq_signature *sig, oq_npz *z, const char *path, const oq_event_ids *ids,
                                   oq_batch_inputs *in, oq_err *err)
 {
     memset(in, 0, sizeof *in);
     in->ids = ids;
-    oq_npz *z;
-    oq_status st = oq_npz_read(path, &z, err);
-    if (st) return st;
     const oq_model_info *mi = sig->mi;
-    st = oq_model_refuse_default_inputs(mi, (const oq_tensor *const *)z->tensors, z->count, path, "member", err);
+    oq_status st = oq_model_refuse_default_inputs(mi, (const oq_tensor *const *)z->tensors, z->count, path, "member",
+                                                  err);
     if (!st) st = refuse_stray_members(sig, z, path, err);
     if (!st && !(in->t = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *in->t)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -615,7 +625,7 @@ oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, con
                             oq_io_declared_str(&mi->inputs[i], want, sizeof want));
             break;
         }
-        if ((st = oq_npz_take(z, member, &in->t[i], err))) break;
+        if ((st = member_tensor(mi, z, member, &in->t[i], err))) break;
         in->n++;
         char what[4200];
         snprintf(what, sizeof what, "%s: member '%s'", path, member);
@@ -623,7 +633,6 @@ oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, con
         if (!st) st = check_declared(&mi->inputs[i], in->t[i], path, "member", in, err);
         if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
     }
-    oq_npz_free(z);
     in->uses = sig->uses;
     if (!st) st = batch_shape(sig, path, in, err);
     if (!st) st = check_finite(sig, in, path, err);
@@ -671,6 +680,16 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
 }
 
+/* The outputs saved in `path` checked against the batch `in` (convert writes nothing of them). */
+static oq_status expected_check(const oq_signature *sig, oq_batch_inputs *in, const char *path, oq_err *err)
+{
+    oq_npz *z = NULL;
+    oq_status st = oq_npz_read(path, &z, err);
+    if (!st) st = oq_signature_expected(sig, in, z, path, NULL, err);
+    oq_npz_free(z);
+    return st;
+}
+
 /* The check behind both entry points (each names itself in its NULL messages). */
 static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_polarity polarity,
                               const char *const *paths, const char *const *expected, size_t n, const char *tolerances,
@@ -697,7 +716,7 @@ static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_
         oq_batch_inputs in;
         st = oq_signature_read_inputs(&sig, paths[i], &in, err);
         if (st) break;
-        if (expected) st = oq_signature_expected(&sig, &in, expected[i], NULL, err);
+        if (expected) st = expected_check(&sig, &in, expected[i], err);
         oq_batch_inputs_clear(&in);
     }
     oq_signature_clear(&sig);
@@ -737,12 +756,10 @@ static void outputs_beside_hint(const char *path, char *hint, size_t n)
     snprintf(hint, n, "; %s is beside it: give expected_files '%.*soutputs_*.npz'", sib, (int)(base - path), path);
 }
 
-oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path, const char *out,
-                                oq_err *err)
+oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, oq_npz *z, const char *path,
+                                const char *out, oq_err *err)
 {
-    oq_npz *z;
-    oq_status st = oq_npz_read(path, &z, err);
-    if (st) return st;
+    oq_status st = OQ_OK;
     const oq_model_info *mi = sig->mi;
     oq_tensor **t = calloc(mi->n_outputs ? mi->n_outputs : 1, sizeof *t);
     size_t n = 0;
@@ -775,7 +792,6 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, co
         free(in->dim_where[i]);
     }
     in->n_dims = n_dims;
-    oq_npz_free(z);
     if (!st && out) st = oq_npz_write_nosync(out, n, (const oq_tensor *const *)t, 1, err);
     oq_tensors_free(t, n);
     return st;

@@ -456,9 +456,11 @@ typedef struct oq_batch_inputs {
     const struct oq_event_ids *ids; /* borrowed, or NULL: names the events in messages */
 } oq_batch_inputs;
 oq_status oq_signature_read_inputs(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err);
-/* The same, its messages naming each event by its id in the run as well as its position. */
-oq_status oq_signature_read_batch(const oq_signature *sig, const char *path, const struct oq_event_ids *ids,
-                                  oq_batch_inputs *in, oq_err *err);
+/* The same from the archive `z` read from `path`: the inputs' members taken out of z (the rest,
+ * outputs too, left there), messages naming each event by its id in the run as well as its
+ * position. */
+oq_status oq_signature_take_batch(const oq_signature *sig, struct oq_npz *z, const char *path,
+                                  const struct oq_event_ids *ids, oq_batch_inputs *in, oq_err *err);
 void oq_batch_inputs_clear(oq_batch_inputs *in);
 
 /* The run's ids of a saved batch's events (event_ids.c): its `event_indices` member, exactly,
@@ -489,11 +491,22 @@ oq_status oq_event_seen_add(oq_event_seen *s, const int64_t *idx, int64_t n, int
                             size_t file, oq_err *err);
 /* The same checks for inputs made here (generated events); `what` names the batch. */
 oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
-/* Every model output from the member of its name in `path`, checked against the declared
- * dims with the batch's named dimensions; written to `out` (the expected outputs) unless it
- * is NULL (a check alone). */
-oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, const char *path,
+/* Every model output from the member of its name in `z` (taken out of it; read from `path`,
+ * which messages name), checked against the declared dims with the batch's named dimensions;
+ * written to `out` (the expected outputs) unless it is NULL (a check alone). */
+oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, struct oq_npz *z, const char *path,
                                 const char *out, oq_err *err);
+
+/* A user's batch file (input_files, expected_files) read once: one descriptor (a regular file
+ * only, as oq_read_file), its bytes hashed and parsed from that one read and freed, so that the
+ * SHA-256 a batch records, its event ids, inputs and outputs are of the same bytes however the
+ * file changes meanwhile (userfile.c). */
+typedef struct oq_user_file {
+    struct oq_npz *z;
+    char sha256[65];
+} oq_user_file;
+oq_status oq_user_file_read(const char *path, oq_user_file *f, oq_err *err);
+void oq_user_file_clear(oq_user_file *f);
 /* Before any model runs: each output's mask axes told for this batch from its declared shape,
  * its named sizes bound by the batch (an output declared with a size unknown until it runs
  * from the outputs in `expected`, the batch's checked .npz, when not NULL; else its worker tells

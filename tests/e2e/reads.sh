@@ -63,4 +63,28 @@ opens /w/weights.npz "$T/cached.log" $ORTQUAL validate --outdir "$T/w" "${small[
 grep -q "2 of 2 batches from cache" "$T/cached.log.out" || fail "second run: not from the cache: $(tail -5 "$T/cached.log.out")"
 got=$(by "$T/cached.log" $top)
 [ "$got" = "orchestrator 0, workers " ] || fail "opens of weights.npz, every batch cached: $got (expected none)"
+# a user's batch: read once by the orchestrator, one open, whose bytes give the SHA-256 its record
+# names as its source, its event ids, inputs and saved outputs (it was read for each: 3 opens of
+# an --inputs file, 5 of an io.npz, and the hash could be of other bytes than those judged); the
+# workers read the batch as the orchestrator rewrote it. A saved-outputs reference also has its
+# archive's comment read up front (who saved them, provenance.c): one more open of the file
+# holding the outputs.
+FX="$OQ_SOURCE_DIR/tests/fixtures/torch/bert_like"
+mkdir -p "$T/u"
+cp "$FX/inputs_000.npz" "$T/u/user_in.npz"
+cp "$FX/outputs_000.npz" "$T/u/user_out.npz"
+cp "$FX/io.npz" "$T/u/user_io.npz"
+user=(validate --model "$FX/bert_like_op18.onnx" --configs expected,cpu:model:fp32 --no-plots --no-cache --progress never)
+opens /user_in.npz "$T/in.log" $ORTQUAL "${user[@]}" --inputs "$T/u/user_in.npz" --expected "$T/u/user_out.npz" --outdir "$T/ui"
+got=$(by "$T/in.log" $top)
+[ "$got" = "orchestrator 1, workers " ] || fail "opens of an --inputs file: $got (expected orchestrator 1, workers none)"
+opens /user_out.npz "$T/out.log" $ORTQUAL "${user[@]}" --inputs "$T/u/user_in.npz" --expected "$T/u/user_out.npz" --outdir "$T/uo"
+got=$(by "$T/out.log" $top)
+[ "$got" = "orchestrator 2, workers " ] || fail "opens of an --expected file: $got (expected orchestrator 2, workers none)"
+opens /user_io.npz "$T/io.log" $ORTQUAL "${user[@]}" --inputs "$T/u/user_io.npz" --outdir "$T/uio"
+got=$(by "$T/io.log" $top)
+[ "$got" = "orchestrator 2, workers " ] || fail "opens of an io.npz: $got (expected orchestrator 2, workers none)"
+# the hash recorded is the file's (the bytes read)
+want=$(sha256sum "$T/u/user_io.npz" | cut -d' ' -f1)
+grep -q "\"source_sha256\": \"$want\"" "$T/uio/summary.json" || fail "summary.json: source_sha256 is not $want"
 echo "reads: ok"

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1428,6 +1429,111 @@ static void unmasked_padded_length(void **state)
         oq_batch_inputs_clear(&in);
         oq_signature_clear(&sig);
     }
+    remove_dir(dir);
+    free(model);
+    free(io);
+}
+
+/* io.npz for unmasked_model(.., 0): q (every value `v`), lens, event_indices (first, first+1,
+ * first+2) and the output y (every value -v). */
+static void user_batch(const char *path, float v, int64_t first)
+{
+    const int64_t qs[] = {3, 2, 5, 4}, bs[] = {3};
+    oq_tensor *t[4] = {tensor_of("q", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("lens", OQ_DTYPE_INT64, 1, bs),
+                       tensor_of("event_indices", OQ_DTYPE_INT64, 1, bs), tensor_of("y", OQ_DTYPE_FLOAT32, 4, qs)};
+    for (int64_t i = 0; i < 3 * 2 * 5 * 4; i++) {
+        ((float *)t[0]->data)[i] = v;
+        ((float *)t[3]->data)[i] = -v;
+    }
+    for (int64_t i = 0; i < 3; i++) ((int64_t *)t[2]->data)[i] = first + i;
+    assert_int_equal(oq_npz_write(path, 4, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int i = 0; i < 4; i++) oq_tensor_free(t[i]);
+}
+
+/* A user's batch is read once (oq_user_file_read: prepare.c's loaded_batch takes its SHA-256,
+ * event ids, inputs and expected outputs from that read): the file replaced after the read, the
+ * hash, ids, inputs and outputs all still describe the bytes read, never the file's new ones (each
+ * was read from the file anew: the recorded hash could be of other bytes than those judged). */
+static void user_batch_read_once(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("readonce");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz"), *out = path_in(dir, "exp.npz");
+    unmasked_model(model, 0);
+    user_batch(io, 1.5f, 7);
+    char first[65], second[65];
+    assert_int_equal(oq_sha256_file(io, first, NULL), OQ_OK);
+    oq_user_file f;
+    oq_err err = {0};
+    assert_int_equal(oq_user_file_read(io, &f, &err), OQ_OK);
+    user_batch(io, 2.5f, 100); /* the file changes after its one read */
+    assert_int_equal(oq_sha256_file(io, second, NULL), OQ_OK);
+    assert_string_not_equal(first, second);
+    assert_string_equal(f.sha256, first);
+    oq_signature sig;
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    oq_event_ids ids;
+    assert_int_equal(oq_event_ids_read(f.z, io, 0, &ids, &err), OQ_OK);
+    assert_int_equal(oq_event_id(&ids, 0), 7);
+    oq_batch_inputs in;
+    assert_int_equal(oq_signature_take_batch(&sig, f.z, io, &ids, &in, &err), OQ_OK);
+    assert_true(((const float *)in.t[0]->data)[0] == 1.5f);
+    assert_int_equal(oq_signature_expected(&sig, &in, f.z, io, out, &err), OQ_OK);
+    oq_npz *e;
+    assert_int_equal(oq_npz_read(out, &e, &err), OQ_OK);
+    assert_true(((const float *)oq_npz_get(e, "y")->data)[0] == -1.5f);
+    oq_npz_free(e);
+    oq_batch_inputs_clear(&in);
+    oq_event_ids_clear(&ids);
+    oq_user_file_clear(&f);
+    oq_signature_clear(&sig);
+    /* one read of a regular file only: a FIFO is refused, not waited on */
+    char *fifo = path_in(dir, "fifo.npz");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(oq_user_file_read(fifo, &f, &err), OQ_ERR_IO);
+    assert_non_null(strstr(err.msg, "fifo.npz"));
+    assert_null(f.z);
+    remove_dir(dir);
+    free(model);
+    free(io);
+    free(out);
+    free(fifo);
+}
+
+/* A model that passes its input q through as its output q: an io.npz's one member q is both the
+ * input fed and the output saved, read from the same one read of the file (the inputs' members
+ * are taken out of it first: q was gone when the saved outputs were looked for). */
+static void user_batch_passthrough_output(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("passq");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz");
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "passq", &g, NULL), OQ_OK);
+    const oq_dim b = OQ_DIM_SYM("batch"), q[] = {b, OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)};
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, 4, q);
+    oq_graph_add_input(g, "lens", OQ_DTYPE_INT64, 1, &b);
+    assert_int_equal(oq_graph_add_output(g, "q", "q", OQ_DTYPE_FLOAT32, 4, q), OQ_OK);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    const int64_t qs[] = {3, 2, 5, 4}, bs[] = {3};
+    oq_tensor *t[2] = {tensor_of("q", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("lens", OQ_DTYPE_INT64, 1, bs)};
+    assert_int_equal(oq_npz_write(io, 2, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int i = 0; i < 2; i++) oq_tensor_free(t[i]);
+    oq_signature sig;
+    oq_err err = {0};
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    oq_user_file f;
+    assert_int_equal(oq_user_file_read(io, &f, &err), OQ_OK);
+    oq_batch_inputs in;
+    assert_int_equal(oq_signature_take_batch(&sig, f.z, io, NULL, &in, &err), OQ_OK);
+    oq_status st = oq_signature_expected(&sig, &in, f.z, io, NULL, &err);
+    assert_string_equal(err.msg, "");
+    assert_int_equal(st, OQ_OK);
+    oq_batch_inputs_clear(&in);
+    oq_user_file_clear(&f);
+    oq_signature_clear(&sig);
     remove_dir(dir);
     free(model);
     free(io);
@@ -2876,6 +2982,8 @@ int main(void)
         cmocka_unit_test(guessed_mask_says_so),
         cmocka_unit_test(mask_named_but_on_data),
         cmocka_unit_test(unmasked_padded_length),
+        cmocka_unit_test(user_batch_read_once),
+        cmocka_unit_test(user_batch_passthrough_output),
         cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),
         cmocka_unit_test(event_ids_seen_once),
