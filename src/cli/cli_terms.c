@@ -25,7 +25,7 @@ static const char *const terms[][2] = {
     {"no_mask, but the model's", "--no-mask, but the model's"},
     {"features_name '", "--features '"},
     {"model_path ", "--model "},
-    {"the model bench ", "bench --model "},
+    {"the model bench", "bench --model"},
     {"weights_path (the weights", "--weights W.npz (the weights"},
     {"weights_path ", "--weights "},
     {"input_files: ", "--inputs: "},
