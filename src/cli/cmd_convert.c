@@ -84,8 +84,7 @@ static int check_tolerances(const char *text)
 {
     oq_err e = {0};
     if (!oq_validate_check_tolerances(text, NULL, &e)) return 0;
-    char said[sizeof e.msg + 256];
-    fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+    fprintf(stderr, "ortqual convert: %s\n", e.msg);
     return -1;
 }
 
@@ -303,8 +302,7 @@ static void print_json(const struct convert_args *a, const oq_convert_report *r,
         return;
     }
     json_object_set_new(j, "exit_status", json_integer(rc));
-    char said[sizeof err->msg + 256]; /* the words of the text output's error line */
-    json_object_set_new(j, "error", oq_cli_json_text(rc ? oq_cli_terms(err->msg, said, sizeof said) : NULL));
+    json_object_set_new(j, "error", oq_cli_json_text(rc ? err->msg : NULL));
     char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (out) printf("%s\n", out);
     free(out);
@@ -316,8 +314,7 @@ static void print_result(const struct convert_args *a, const oq_convert_report *
 {
     if (a->json) print_json(a, r, err, rc);
     else if (r) print_report(a, r);
-    char said[sizeof err->msg + 256];
-    if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", oq_cli_terms(err->msg, said, sizeof said));
+    if (st && !a->said) fprintf(stderr, "ortqual convert: %s\n", err->msg);
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
     else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", oq_cli_shown(a->out), oq_cli_shown(r->external_data));
     else if (!a->json) printf("written: %s\n", oq_cli_shown(a->out));

@@ -134,8 +134,7 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
     oq_shard_plan p;
     oq_err e = {0};
     if (oq_shard_plan_read(j->outdir, &p, &e)) {
-        char said[sizeof e.msg + 256];
-        fprintf(stderr, "ortqual slurm: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+        fprintf(stderr, "ortqual slurm: %s\n", e.msg);
         return OQ_EXIT_RUNTIME;
     }
     if (a->json) {

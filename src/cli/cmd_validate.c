@@ -278,8 +278,7 @@ static int refuse_self_comparison(struct args *a)
     oq_err e = OQ_ERR_INIT;
     a->o.configs = a->configs;
     if (!oq_validate_self_comparison(&a->o, NULL, &e)) return 0;
-    char said[sizeof e.msg + 256];
-    fprintf(stderr, "ortqual validate: --configs: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+    fprintf(stderr, "ortqual validate: --configs: %s\n", e.msg);
     return -1;
 }
 
