@@ -101,14 +101,15 @@ OQ_API int oq_text_has_control(const char *s);
 OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
            __attribute__((format(printf, 2, 3)));
 
-/* The library's texts name the API's fields (opts.seq_axes), never a tool's options. A
- * returned oq_err its caller rewords as it likes; the texts the library keeps in its results
- * and writes into documents itself (a bench row's error, a gate reason, a convert step, advice,
+/* The library's texts name the API's fields (opts.seq_axes), never a tool's options. Its
+ * messages (an oq_err's, validate's progress lines) and the texts it keeps in its results and
+ * writes into documents itself (a bench row's error, a gate reason, a convert step, advice,
  * report.html) it rewords with this function, so that a tool whose users set options gives its
  * own words (`ortqual` passes the one that says its options). fn is given the library's own
- * words only, never what came from outside (a log's line, a folder's or a node's name): a gate
- * reason, a conformance detail and a convert step give it the runs of their format between the
- * values (a '%' its rewording holds stays text); a bench row's error, made before, is given whole.
+ * words only, never what came from outside (a path, a tensor's, a folder's or a node's name, a
+ * log's line): a message gives it the runs of its format between the values (a '%' its
+ * rewording holds stays text), and a value that is the library's own words ("mask_name '") is
+ * given alone, so a path that holds such words is never reworded.
  * fn returns `text`, or its rewording written into buf (n bytes, NUL-terminated); NULL (the
  * default): the library's words. Process-wide: set it once, before the first other call; a
  * validation worker process (oq_validate_worker) sets it back to NULL, and the run that reads

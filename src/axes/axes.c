@@ -325,11 +325,14 @@ static oq_status caller_axis_ok(const char *label, const oq_model_info *mi, cons
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s,batch=%d: the batch and sequence axes are one",
                           a->output, axis, (int)a->batch);
     int32_t b = declared_batch(o, mask);
-    if (!a->batch_said && a->axis == (b < 0 ? 0 : b))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: that is the batch axis of output '%s'%s%s%s%s",
-                          a->output, axis, a->output, b < 0 ? " (axis 0: the model names or denotes no other; "
-                          "a sequence-first output says its batch axis too: seq_axes " : "", b < 0 ? a->output : "",
-                          b < 0 ? "=0,batch=1" : "", b < 0 ? ")" : "");
+    if (!a->batch_said && b >= 0 && a->axis == b)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "seq_axes %s=%s: that is the batch axis of output '%s'", a->output,
+                          axis, a->output);
+    if (!a->batch_said && b < 0 && a->axis == 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "seq_axes %s=%s: that is the batch axis of output '%s' (axis 0: the model names or denotes "
+                          "no other; a sequence-first output says its batch axis too: seq_axes %s=0,batch=1)",
+                          a->output, axis, a->output, a->output);
     return OQ_OK;
 }
 

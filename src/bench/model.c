@@ -15,6 +15,7 @@
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 typedef struct model_sweep {
     oq_model_file file; /* read once: the inspection and every session are of these bytes */
@@ -348,7 +349,8 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     memset(m, 0, sizeof *m);
     oq_status st = check_model_opts(o, err);
     if (!st) st = read_model(o->model_path, m, err);
-    if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, "the model bench", err);
+    char said[64]; /* who refuses, the library's words, worded as a format is */
+    if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, oq_terms("the model bench", said, sizeof said), err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
     if (!st) st = check_defaults(o, m, err);
     if (!st && m->inputs) st = check_inputs(m, err);

@@ -20,7 +20,6 @@
 #include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
 #include "status/args-impl.h"
-#include "status/terms-impl.h"
 
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v)
 {
@@ -57,8 +56,7 @@ void oq_bench_row_peak_note(oq_bench_row *row)
 void oq_bench_row_fail(oq_bench_row *row, oq_status st, const oq_err *e)
 {
     row->status = oq_bench_classify(st, e->msg);
-    char said[sizeof row->error];
-    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? oq_terms(e->msg, said, sizeof said) : oq_status_str(st));
+    snprintf(row->error, sizeof row->error, "%s", e->msg[0] ? e->msg : oq_status_str(st)); /* worded when set */
 }
 
 /* A failed row whose ORT message a refusal pattern knows: the library's line (the explanation,

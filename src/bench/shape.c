@@ -10,6 +10,7 @@
 #include "bench/bench-impl.h"
 #include "npz/npz-impl.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 /* ---- parsing --dim, --sweep and --shape ------------------------------------------- */
 
@@ -32,19 +33,22 @@ static int64_t size_value(const char *s)
 }
 
 /* "NAME=V1,V2,...": the name copied into `name`, the comma list into buf for strtok_r (a list
- * longer than buf is an error, not silently cut). `values` is what the option takes after the
- * '=' ("V1,V2,...", "V"), for the message. */
+ * longer than buf is an error, not silently cut). `what` opens the message, the library's words
+ * with the quote before the text ("input shape '"), worded as a format is; `values` is what the
+ * option takes after the '=' ("V1,V2,...", "V"). */
 static oq_status split_list(const char *text, const char *what, const char *values, char *name, char *buf, size_t n,
                             oq_err *err)
 {
     const char *eq = text ? strchr(text, '=') : NULL;
     size_t len = eq ? (size_t)(eq - text) : 0;
+    char said[64];
+    what = oq_terms(what, said, sizeof said);
     if (!eq || !len || len >= OQ_BENCH_NAME_MAX)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%s': want NAME=%s", what, text ? text : "", values);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s': want NAME=%s", what, text ? text : "", values);
     memcpy(name, text, len);
     name[len] = '\0';
     if ((size_t)snprintf(buf, n, "%s", eq + 1) >= n)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s '%.40s...': the list is longer than %zu characters", what,
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%.40s...': the list is longer than %zu characters", what,
                           text, n - 1);
     return OQ_OK;
 }
@@ -53,7 +57,7 @@ static oq_status dim_parse(const char *text, const char *values, oq_bench_dim *o
 {
     memset(out, 0, sizeof *out);
     char buf[1024];
-    oq_status st = split_list(text, "dimension", values, out->name, buf, sizeof buf, err);
+    oq_status st = split_list(text, "dimension '", values, out->name, buf, sizeof buf, err);
     if (st) return st;
     if (!valid_name(out->name))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "dimension '%s': '%s' is not a name", text, out->name);
@@ -102,7 +106,7 @@ oq_status oq_bench_shape_parse(const char *text, oq_bench_shape *out, oq_err *er
     OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     char buf[1024];
-    oq_status st = split_list(text, "input shape", "d0,d1,...", out->input, buf, sizeof buf, err);
+    oq_status st = split_list(text, "input shape '", "d0,d1,...", out->input, buf, sizeof buf, err);
     if (st) return st;
     char *rest = *buf ? buf : NULL; /* "x=": no item (a scalar's shape) */
     for (char *tok; (tok = strsep(&rest, ","));) {
@@ -170,12 +174,14 @@ static oq_status env_start(const oq_bench_opts *o, size_t p, dim_env *e, oq_err 
 {
     memset(e, 0, sizeof *e);
     oq_status st = OQ_OK;
+    char dims[64], sweeps[64]; /* who set a dimension, as messages name it: worded as a format is */
+    const char *by_dims = oq_terms("opts.dims", dims, sizeof dims), *by_sweeps = oq_terms("opts.sweeps", sweeps, sizeof sweeps);
     for (size_t i = 0; !st && i < o->n_dims; i++) {
         if (o->dims[i].n_values != 1)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.dims %s: one value (a sweep is opts.sweeps)", o->dims[i].name);
         if (env_find(e, o->dims[i].name) >= 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.dims %s given twice", o->dims[i].name);
-        st = env_bind(e, o->dims[i].name, o->dims[i].values[0], "opts.dims", err);
+        st = env_bind(e, o->dims[i].name, o->dims[i].values[0], by_dims, err);
     }
     size_t stride = oq_bench_point_count(o);
     for (size_t i = 0; !st && i < o->n_sweeps; i++) {
@@ -184,7 +190,7 @@ static oq_status env_start(const oq_bench_opts *o, size_t p, dim_env *e, oq_err 
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.sweeps %s: the dimension is also given by %s", s->name,
                               e->from[env_find(e, s->name)]);
         stride /= s->n_values;
-        st = env_bind(e, s->name, s->values[(p / stride) % s->n_values], "opts.sweeps", err);
+        st = env_bind(e, s->name, s->values[(p / stride) % s->n_values], by_sweeps, err);
     }
     return st;
 }
@@ -269,7 +275,7 @@ static oq_status bind_given(const oq_io_info *ins, size_t n_ins, const oq_npz *n
         oq_bench_input_info *r = &out[i];
         const oq_tensor *t = npz ? oq_npz_get(npz, ins[i].name) : NULL;
         const oq_bench_shape *s = shape_for(o, ins[i].name);
-        char from[OQ_BENCH_NAME_MAX + 1200], forms[160];
+        char from[OQ_BENCH_NAME_MAX + 1200], forms[160], said[64];
         oq_status st = OQ_OK;
         if (t && t->dtype != (oq_dtype)ins[i].elem_type)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is %s, the model's input wants %s (%s)",
@@ -281,7 +287,7 @@ static oq_status bind_given(const oq_io_info *ins, size_t n_ins, const oq_npz *n
             memcpy(r->shape, t->shape, sizeof r->shape);
             r->source = r->fill = "npz";
         } else if (s) {
-            snprintf(from, sizeof from, "opts.input_shapes %s", s->input);
+            snprintf(from, sizeof from, "%s %s", oq_terms("opts.input_shapes", said, sizeof said), s->input);
             r->ndim = s->ndim;
             st = shape_sizes(s, e, r->shape, err);
             r->source = "shape";
@@ -425,9 +431,11 @@ oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_n
 {
     memset(out, 0, sizeof *out);
     oq_status st = check_names(ins, n_ins, npz, o, err);
-    for (size_t i = 0; !st && i < o->n_dims; i++) st = check_used(ins, n_ins, npz, o, o->dims[i].name, "opts.dims", err);
+    char dims[64], sweeps[64]; /* the option a message names: worded as a format is */
+    for (size_t i = 0; !st && i < o->n_dims; i++)
+        st = check_used(ins, n_ins, npz, o, o->dims[i].name, oq_terms("opts.dims", dims, sizeof dims), err);
     for (size_t i = 0; !st && i < o->n_sweeps; i++)
-        st = check_used(ins, n_ins, npz, o, o->sweeps[i].name, "opts.sweeps", err);
+        st = check_used(ins, n_ins, npz, o, o->sweeps[i].name, oq_terms("opts.sweeps", sweeps, sizeof sweeps), err);
     dim_env e;
     if (!st) st = env_start(o, p, &e, err);
     out->inputs = st ? NULL : calloc(n_ins ? n_ins : 1, sizeof *out->inputs);

@@ -102,9 +102,11 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
     unsigned lengths = o->given & (OQ_BENCH_GIVEN_LENGTH_POLICY | OQ_BENCH_GIVEN_MASK_FRACTION);
     if (lengths && !(o->modes & OQ_BENCH_MASKED))
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "opts.%s shapes the padding of masked batches; opts.modes without OQ_BENCH_MASKED makes "
-                          "none, so it would be ignored",
-                          lengths & OQ_BENCH_GIVEN_LENGTH_POLICY ? "length_policy" : "mask_fraction");
+                          lengths & OQ_BENCH_GIVEN_LENGTH_POLICY
+                              ? "opts.length_policy shapes the padding of masked batches; opts.modes without "
+                                "OQ_BENCH_MASKED makes none, so it would be ignored"
+                              : "opts.mask_fraction shapes the padding of masked batches; opts.modes without "
+                                "OQ_BENCH_MASKED makes none, so it would be ignored");
     if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)",
                           o->mask_fraction);

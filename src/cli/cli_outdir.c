@@ -30,8 +30,7 @@ static int outdir_lock(const char *cmd, const char *dir, const char *name, int s
     oq_err e = OQ_ERR_INIT;
     oq_status st = shared ? oq_outdir_lock_create_shared(dir, lock, &e) : oq_outdir_lock_create(dir, name, lock, &e);
     if (!st) return OQ_EXIT_OK;
-    char said[sizeof e.msg + 256];
-    oq_cli_error_in(cmd, "%s", oq_cli_terms(e.msg, said, sizeof said));
+    oq_cli_error_in(cmd, "%s", e.msg);
     return oq_cli_exit_of(st);
 }
 

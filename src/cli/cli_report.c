@@ -155,10 +155,9 @@ static void note_flush(struct oq_cli_progress *p)
 void oq_cli_progress_line(void *ctx, const char *line)
 {
     struct oq_cli_progress *p = ctx;
-    char said[2048];
     if (p) progress_clear(p);
     if (p) note_flush(p);
-    fprintf(stderr, "%s\n", oq_cli_shown(oq_cli_terms(line, said, sizeof said)));
+    fprintf(stderr, "%s\n", oq_cli_shown(line));
 }
 
 static void duration(char *buf, size_t n, double s)
@@ -573,8 +572,7 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
-        char said[sizeof e.msg + 256];
-        return oq_cli_refuse(cmd, out->json, st, oq_cli_terms(e.msg, said, sizeof said),
+        return oq_cli_refuse(cmd, out->json, st, e.msg,
                              caught_signal ? 128 + caught_signal : oq_cli_exit_of(st)); /* stopped while preparing */
     }
     char dir[4096], path[4200];

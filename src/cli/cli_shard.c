@@ -56,8 +56,7 @@ int oq_cli_print_prepared(const char *outdir)
     oq_shard_plan p;
     oq_err e = {0};
     if (oq_shard_plan_read(outdir, &p, &e)) {
-        char said[sizeof e.msg + 256];
-        fprintf(stderr, "ortqual: %s\n", oq_cli_terms(e.msg, said, sizeof said));
+        fprintf(stderr, "ortqual: %s\n", e.msg);
         return -1;
     }
     printf("prepared %d shards by %s in %s/shards/plan.json: %zu batches (checked against the mask contract),\n"

@@ -25,7 +25,7 @@ static const char *const terms[][2] = {
     {"no_mask, but the model's", "--no-mask, but the model's"},
     {"features_name '", "--features '"},
     {"model_path ", "--model "},
-    {"the model bench ", "bench --model "},
+    {"the model bench", "bench --model"},
     {"weights_path (the weights", "--weights W.npz (the weights"},
     {"weights_path ", "--weights "},
     {"input_files: ", "--inputs: "},
@@ -136,8 +136,9 @@ const char *oq_cli_terms(const char *msg, char *buf, size_t n)
     for (const char *p = msg; *p;) {
         const char *to = NULL;
         size_t len = 0;
-        for (size_t i = 0; !to && i < sizeof terms / sizeof terms[0]; i++)
-            if (!strncmp(p, terms[i][0], strlen(terms[i][0])) && word_start(msg, p))
+        /* (the first byte first: the library words each message it makes, its errors included) */
+        for (size_t i = 0; !to && word_start(msg, p) && i < sizeof terms / sizeof terms[0]; i++)
+            if (*p == terms[i][0][0] && !strncmp(p, terms[i][0], strlen(terms[i][0])))
                 to = terms[i][1], len = strlen(terms[i][0]);
         if (!to) to = p, len = 1;
         size_t k = to == p ? 1 : strlen(to);

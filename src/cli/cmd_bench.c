@@ -299,8 +299,7 @@ static int set_model_arg(const oq_opt *opt, const char *s)
                    : sweep ? oq_bench_dim_parse(s, &c->sweeps[*n], &err)
                            : oq_bench_dim_parse_one(s, &c->dims[*n], &err);
     if (st) {
-        char said[sizeof err.msg + 256];
-        fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, oq_cli_terms(err.msg, said, sizeof said));
+        fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, err.msg);
         return -1;
     }
     (*n)++;
@@ -771,8 +770,7 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     oq_bench_rows *rows = NULL;
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
     if (st) {
-        char said[sizeof err.msg + 256];
-        fprintf(stderr, "ortqual bench: %s\n", oq_cli_terms(err.msg, said, sizeof said));
+        fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
     }
     int rc = write_outputs(c, rt, rows, argc, argv), failed = 0;

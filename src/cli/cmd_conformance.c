@@ -426,8 +426,7 @@ static int check_outputs(const report_flags *f, char **tests, size_t n, oq_outdi
     if (rc) return rc;
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
     if (st) {
-        char said[sizeof err.msg + 256];
-        oq_cli_error_in("conformance", "--outdir: %s", oq_cli_terms(err.msg, said, sizeof said));
+        oq_cli_error_in("conformance", "--outdir: %s", err.msg);
         return oq_cli_exit_of(st);
     }
     return oq_cli_output_ready("conformance", "--junit", f->junit, f->outdir);

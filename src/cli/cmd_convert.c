@@ -113,8 +113,7 @@ static int check_tolerances(const char *text)
 {
     oq_err e = {0};
     if (!oq_validate_check_tolerances(text, NULL, &e)) return 0;
-    char said[sizeof e.msg + 256];
-    oq_cli_error_in("convert", "%s", oq_cli_terms(e.msg, said, sizeof said));
+    oq_cli_error_in("convert", "%s", e.msg);
     return -1;
 }
 
@@ -343,8 +342,7 @@ static void print_json(const oq_convert_report *r, const oq_err *err, int rc)
         return;
     }
     json_object_set_new(j, "exit_status", json_integer(rc));
-    char said[sizeof err->msg + 256]; /* the words of the text output's error line */
-    json_object_set_new(j, "error", oq_cli_json_text(rc ? oq_cli_terms(err->msg, said, sizeof said) : NULL));
+    json_object_set_new(j, "error", oq_cli_json_text(rc ? err->msg : NULL));
     char *out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (out) printf("%s\n", out), oq_cli_json_answered();
     free(out);
@@ -357,8 +355,7 @@ static void print_result(const struct convert_args *a, const oq_convert_report *
     /* an error (exit 2 or 3) is --json's ortqual-error/1 object, as in every subcommand */
     if (a->json && r && rc <= OQ_EXIT_FAIL) print_json(r, err, rc);
     else if (!a->json && r) print_report(a, r);
-    char said[sizeof err->msg + 256];
-    if (st && !a->said) oq_cli_refuse("convert", a->json && rc > OQ_EXIT_FAIL, st, oq_cli_terms(err->msg, said, sizeof said), rc);
+    if (st && !a->said) oq_cli_refuse("convert", a->json && rc > OQ_EXIT_FAIL, st, err->msg, rc);
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
     else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", oq_cli_shown(a->out), oq_cli_shown(r->external_data));
     else if (!a->json) printf("written: %s\n", oq_cli_shown(a->out));

@@ -124,8 +124,8 @@ int cmd_estimate(int argc, char **argv)
     oq_status st = oq_validate_estimate(s, &o, &e, &err);
     oq_validate_summary_free(s);
     if (st) {
-        char said[sizeof err.msg + 256], line[sizeof said + 4200];
-        snprintf(line, sizeof line, "%s: %s", path, oq_cli_terms(err.msg, said, sizeof said));
+        char line[sizeof err.msg + 4200];
+        snprintf(line, sizeof line, "%s: %s", path, err.msg);
         return oq_cli_refuse("estimate", json, st, line, OQ_EXIT_USAGE);
     }
     if (json) print_json(&e, &o);

@@ -206,14 +206,12 @@ static int check_outputs(const outputs *out)
 static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
 {
     oq_err err = {0};
-    char said[sizeof err.msg + 256];
     oq_gate *g;
     oq_status st = oq_gate_create(o, &g, &err);
     if (st != OQ_OK) {
-        const char *msg = oq_cli_terms(err.msg, said, sizeof said);
-        fprintf(stderr, "ortqual gate: %s\n", msg);
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
         if (st == OQ_ERR_INVALID_ARG) return OQ_EXIT_USAGE;
-        write_error_outputs(o, msg, out);
+        write_error_outputs(o, err.msg, out);
         return OQ_EXIT_RUNTIME;
     }
     print_setup(g);
@@ -222,7 +220,7 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
     st = oq_gate_run(g, &r, &err);
     child_pgid = 0; /* the group is gone: its number may be reused */
     if (st != OQ_OK) {
-        fprintf(stderr, "ortqual gate: %s\n", oq_cli_terms(err.msg, said, sizeof said));
+        fprintf(stderr, "ortqual gate: %s\n", err.msg);
         oq_gate_free(g);
         return OQ_EXIT_RUNTIME;
     }

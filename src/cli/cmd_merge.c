@@ -74,8 +74,7 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
     if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
-        char said[sizeof e.msg + 256];
-        return oq_cli_refuse("merge", json, st, oq_cli_terms(e.msg, said, sizeof said),
+        return oq_cli_refuse("merge", json, st, e.msg,
                              st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
                                                                                                          : OQ_EXIT_RUNTIME);
     }

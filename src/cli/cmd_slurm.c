@@ -135,8 +135,7 @@ static int print_result(const struct slurm_args *a, const oq_slurm_scripts *s, c
     oq_shard_plan p;
     oq_err e = {0};
     if (oq_shard_plan_read(j->outdir, &p, &e)) {
-        char said[sizeof e.msg + 256];
-        oq_cli_error_in("slurm", "%s", oq_cli_terms(e.msg, said, sizeof said));
+        oq_cli_error_in("slurm", "%s", e.msg);
         return OQ_EXIT_RUNTIME;
     }
     if (a->json) {

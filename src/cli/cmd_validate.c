@@ -278,8 +278,7 @@ static int refuse_self_comparison(struct args *a)
     oq_err e = OQ_ERR_INIT;
     a->o.configs = a->configs;
     if (!oq_validate_self_comparison(&a->o, NULL, &e)) return 0;
-    char said[sizeof e.msg + 256];
-    oq_cli_error_in("validate", "--configs: %s", oq_cli_terms(e.msg, said, sizeof said));
+    oq_cli_error_in("validate", "--configs: %s", e.msg);
     return -1;
 }
 

@@ -273,11 +273,12 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     int64_t need = needed_opset(m, &why);
     int64_t target = o->opset ? o->opset : need > m->opset_in ? need : m->opset_in;
     if (target < need)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opset %lld is below the %lld that %s needs (%s)", m->name,
-                          (long long)target, (long long)need, why,
-                          need == 24 ? "OQ_CONVERT_MASK_TO_SEQLEN writes it: raise opts.opset to 24 or leave it 0; "
-                                       "at opset 23, OQ_CONVERT_EXPAND_MASK instead"
-                                     : "raise opts.opset or leave it 0");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          need == 24 ? "%s: opset %lld is below the %lld that %s needs (OQ_CONVERT_MASK_TO_SEQLEN "
+                                       "writes it: raise opts.opset to 24 or leave it 0; at opset 23, "
+                                       "OQ_CONVERT_EXPAND_MASK instead)"
+                                     : "%s: opset %lld is below the %lld that %s needs (raise opts.opset or leave it 0)",
+                          m->name, (long long)target, (long long)need, why);
     if ((o->passes & OQ_CONVERT_DECOMPOSE_ELU) || (!o->keep_elu && target >= 22 && has_op(m, "Elu"))) {
         if (!(o->passes & OQ_CONVERT_DECOMPOSE_ELU))
             cv_step(c->r, "decompose-elu", "", "note", "on because the output opset is %lld: Elu-22 has no CUDA kernel "

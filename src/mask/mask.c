@@ -1,5 +1,6 @@
 #include "ortqual/mask.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -105,6 +106,7 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity po
     const int64_t base = b * L;
     const int pad = pol == OQ_MASK_POLARITY_PAD ? MASK_ONE : MASK_ZERO, valid = 1 - pad;
     int64_t first_pad = -1; /* position where padding began, -1 while in the prefix */
+    char hint[512];           /* the library's words as a value: worded here, as the format is */
     for (int64_t p = 0; p < L; p++) {
         int c = mask_class(mask, base + p);
         if (c == MASK_BAD) {
@@ -119,7 +121,8 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity po
             return oq_err_set(err, OQ_ERR_MASK,
                               "event %" PRId64 ": left padding: position 0 is %d but position %" PRId64
                               " is %d (a valid row is %ss first, then %ss%s)",
-                              b, pad, p, valid, valid ? "one" : "zero", pad ? "one" : "zero", left_hint(pol));
+                              b, pad, p, valid, valid ? "one" : "zero", pad ? "one" : "zero",
+                              oq_terms(left_hint(pol), hint, sizeof hint));
         if (c == valid && first_pad > 0)
             return oq_err_set(err, OQ_ERR_MASK,
                               "event %" PRId64 ": hole at position %" PRId64 " (%d at %" PRId64
@@ -133,9 +136,12 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity po
                           b);
     if (first_pad == 0)
         return oq_err_set(err, OQ_ERR_MASK,
-                          "event %" PRId64 ": empty event: the mask is %d at every position 0..%" PRId64
-                          " (each event needs at least one valid element%s)",
-                          b, pad, L - 1, pol == OQ_MASK_POLARITY_PAD ? "; read with 1 = padding: mask_polarity pad" : "");
+                          pol == OQ_MASK_POLARITY_PAD
+                              ? "event %" PRId64 ": empty event: the mask is %d at every position 0..%" PRId64
+                                " (each event needs at least one valid element; read with 1 = padding: mask_polarity pad)"
+                              : "event %" PRId64 ": empty event: the mask is %d at every position 0..%" PRId64
+                                " (each event needs at least one valid element)",
+                          b, pad, L - 1);
     *len = first_pad < 0 ? L : first_pad;
     return OQ_OK;
 }

@@ -99,14 +99,15 @@ static char *one_line(const char *msg)
     return printable(msg, n);
 }
 
-/* The message formatted whole, made one line, then fitted; cut at the end (its control
- * characters blanked) only when memory runs out. */
+/* The message formatted whole, in the words of oq_set_terms's function (fmt's own words only,
+ * never its values: a path or a tensor's name stays as it is), made one line, then fitted; cut
+ * at the end (its control characters blanked) only when memory runs out. */
 static void set_msg(char *dst, size_t cap, const char *fmt, va_list ap)
 {
     va_list again;
     va_copy(again, ap);
-    char *whole = NULL, *line = NULL;
-    if (vasprintf(&whole, fmt, again) >= 0 && (line = one_line(whole))) {
+    char *whole = oq_terms_vformat(fmt, again), *line = whole ? one_line(whole) : NULL;
+    if (line) {
         fit(dst, cap, line);
     } else {
         vsnprintf(dst, cap, fmt, ap);

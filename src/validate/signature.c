@@ -20,6 +20,7 @@
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 /* ---- the signature ------------------------------------------------------------------ */
 
@@ -146,19 +147,22 @@ static oq_status detect_mask(oq_signature *sig, int named_only, const char *path
 static oq_status named_input(const oq_model_info *mi, const char *path, const char *what, const char *name, int *index,
                              oq_err *err)
 {
-    char names[512];
+    char names[512], said[256];
     if ((*index = find_input(mi, name)) >= 0) return OQ_OK;
     oq_io_names(mi->inputs, mi->n_inputs, names, sizeof names);
+    what = oq_terms(what, said, sizeof said); /* the library's words ("mask_name '"), worded as a format is */
     if (oq_model_default_input(mi, name))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': that input " OQ_DEFAULT_INPUT_WHY "; it feeds only "
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s%s': that input " OQ_DEFAULT_INPUT_WHY "; it feeds only "
                           "inputs without one (%s)", path, what, name, names);
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s '%s': the model has no such input (inputs: %s)", path, what,
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s%s': the model has no such input (inputs: %s)", path, what,
                       name, names);
 }
 
-/* The mask input is [B, L] of a type oq_mask_check reads; `hint` ends the message. */
+/* The mask input is [B, L] of a type oq_mask_check reads; `hint`, the library's words, ends the message. */
 static oq_status mask_input_ok(const oq_io_info *io, const char *path, const char *hint, oq_err *err)
 {
+    char said[256];
+    hint = oq_terms(hint, said, sizeof said);
     if (io->rank >= 0 && io->rank != 2)
         return oq_err_set(err, OQ_ERR_SHAPE, "%s: input '%s' is rank %d; the mask contract is about a [B, L] mask%s",
                           path, io->name, (int)io->rank, hint);
@@ -195,10 +199,10 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     if (o->kind != OQ_MODEL_USER) sig->mask = find_input(mi, "mask");
     else if (o->no_mask && !contract) sig->mask = -1;
     else if (!named) st = detect_mask(sig, 0, path, err);
-    else st = named_input(mi, path, contract ? "the mask contract names" : "mask_name", named, &sig->mask, err);
+    else st = named_input(mi, path, contract ? "the mask contract names '" : "mask_name '", named, &sig->mask, err);
     if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (no_mask: none)", err);
     if (!st) st = choose_polarity(o, path, sig, err);
-    if (!st && o->features_name) st = named_input(mi, path, "features_name", o->features_name, &sig->features, err);
+    if (!st && o->features_name) st = named_input(mi, path, "features_name '", o->features_name, &sig->features, err);
     for (size_t i = 0; !st && !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;
     return st;
@@ -676,7 +680,7 @@ static oq_status convert_mask(oq_signature *sig, const char *path, const char *c
         sig->mask_why = NULL; /* convert has no --no-mask to offer */
         return st;
     }
-    oq_status st = named_input(sig->mi, path, "mask_input", mask, &sig->mask, err);
+    oq_status st = named_input(sig->mi, path, "mask_input '", mask, &sig->mask, err);
     return st ? st : mask_input_ok(&sig->mi->inputs[sig->mask], path, "", err);
 }
 
@@ -747,13 +751,14 @@ oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *
 static void outputs_beside_hint(const char *path, char *hint, size_t n)
 {
     const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-    char sib[4096];
+    char sib[4096], said[64];
     hint[0] = 0;
     if (strncmp(base, "inputs_", 7) ||
         snprintf(sib, sizeof sib, "%.*soutputs_%s", (int)(base - path), path, base + 7) >= (int)sizeof sib)
         return;
     if (access(sib, F_OK)) return;
-    snprintf(hint, n, "; %s is beside it: give expected_files '%.*soutputs_*.npz'", sib, (int)(base - path), path);
+    snprintf(hint, n, "; %s is beside it: %s%.*soutputs_*.npz'", sib, oq_terms("give expected_files '", said, sizeof said),
+             (int)(base - path), path);
 }
 
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, oq_npz *z, const char *path,

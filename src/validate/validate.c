@@ -96,12 +96,12 @@ static void progress(const oq_validate_opts *o, const char *fmt, ...) __attribut
 static void progress(const oq_validate_opts *o, const char *fmt, ...)
 {
     if (!o->progress) return;
-    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    char *line = oq_terms_vformat(fmt, ap); /* in the caller's words (oq_set_terms), a path or a name as it is */
     va_end(ap);
-    o->progress(o->progress_ctx, line);
+    if (line) o->progress(o->progress_ctx, line);
+    free(line);
 }
 
 /* Where the files a run makes before its last check go: a shard's wait in the work folder until
@@ -1053,14 +1053,15 @@ static oq_status check_requirements(const oq_validate_opts *o, oq_err *err)
 {
     int judged = 0;
     for (size_t k = 1; k < o->n_configs; k++) judged |= oq_config_on_ep(&o->configs[k]);
-    const char *asked = o->require_full_gpu ? "require_full_gpu" : o->strict_placement ? "strict_placement"
-                        : o->n_expect_kernel ? "expect_kernel" : o->prove_teeth ? "prove_teeth"
-                        : o->require_dispatch ? "require_dispatch" : NULL;
+    const char *asked = o->require_full_gpu ? "require_full_gpu judges" : o->strict_placement ? "strict_placement judges"
+                        : o->n_expect_kernel ? "expect_kernel judges" : o->prove_teeth ? "prove_teeth judges"
+                        : o->require_dispatch ? "require_dispatch judges" : NULL;
+    char said[128]; /* the field, the library's words, worded as a format is */
     if (asked && !judged)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "%s judges configurations under test on a GPU execution provider, and none is among "
-                          "the configurations (the reference and cpu record placement as evidence only)",
-                          asked);
+                          "%s configurations under test on a GPU execution provider, and none is among the "
+                          "configurations (the reference and cpu record placement as evidence only)",
+                          oq_terms(asked, said, sizeof said));
     return OQ_OK;
 }
 
@@ -1133,11 +1134,14 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
     *mask = 0;
     oq_status st = oq_convert_contract_of(m->bytes, m->n, o->model_path, &has, input, sizeof input, err);
     if (st || !has) return st;
-    if ((o->mask_name && strcmp(o->mask_name, input)) || o->no_mask)
+    if (o->no_mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                          "%s: %s%s%s, but the model's %s names input '%s' as its mask (valid prefixes only)",
-                          o->model_path, o->no_mask ? "no_mask" : "mask_name '", o->no_mask ? "" : o->mask_name,
-                          o->no_mask ? "" : "'", OQ_CONVERT_CONTRACT_KEY, input);
+                          "%s: no_mask, but the model's %s names input '%s' as its mask (valid prefixes only)",
+                          o->model_path, OQ_CONVERT_CONTRACT_KEY, input);
+    if (o->mask_name && strcmp(o->mask_name, input))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s: mask_name '%s', but the model's %s names input '%s' as its mask (valid prefixes only)",
+                          o->model_path, o->mask_name, OQ_CONVERT_CONTRACT_KEY, input);
     snprintf(mask, n, "%s", input);
     progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
              input);
@@ -1281,19 +1285,22 @@ static oq_status check_inputs_outside(const oq_validate_opts *o, oq_err *err)
 {
     struct stat d;
     if (stat(o->outdir, &d) != 0 || !S_ISDIR(d.st_mode)) return OQ_OK; /* made by this run */
-    const char *what[4] = {"model_path", "weights_path", "input_files", "expected_files"};
+    const char *what[4] = {"model_path ", "weights_path ", "input_files ", "expected_files "};
     const char *one[2] = {o->model_path, o->weights_path};
+    char said[64];
     for (int k = 0; k < 2; k++)
         if (one[k] && file_in_dir(one[k], &d))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is in the output folder %s, which the run writes "
-                              "and clears: choose another output folder", what[k], one[k], o->outdir);
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s is in the output folder %s, which the run writes "
+                              "and clears: choose another output folder", oq_terms(what[k], said, sizeof said), one[k],
+                              o->outdir);
     for (int k = 0; k < 2; k++) {
         size_t n = k ? o->n_expected_files : o->n_input_files;
         const char *const *f = k ? o->expected_files : o->input_files;
         for (size_t i = 0; i < n; i++)
             if (file_in_dir(f[i], &d))
-                return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s %s is in the output folder %s, which the run "
-                                  "writes and clears: choose another output folder", what[2 + k], f[i], o->outdir);
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s is in the output folder %s, which the run "
+                                  "writes and clears: choose another output folder",
+                                  oq_terms(what[2 + k], said, sizeof said), f[i], o->outdir);
     }
     return OQ_OK;
 }
@@ -1616,6 +1623,7 @@ static int by_file(const void *a, const void *b)
  * file that cannot be read is left to its reader's message. */
 static oq_status listed_once(const char *what, const char *const *paths, size_t n, const char *why, oq_err *err)
 {
+    char said[64]; /* what, the library's words ("input_files: "), worded as a format is */
     listed_file *v = n ? malloc(n * sizeof *v) : NULL;
     if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     size_t m = 0;
@@ -1627,8 +1635,9 @@ static oq_status listed_once(const char *what, const char *const *paths, size_t 
     oq_status st = OQ_OK;
     for (size_t i = 1; !st && i < m; i++)
         if (v[i].dev == v[i - 1].dev && v[i].ino == v[i - 1].ino)
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: files %zu and %zu are the same file (%s and %s): %s", what,
-                            v[i - 1].at + 1, v[i].at + 1, paths[v[i - 1].at], paths[v[i].at], why);
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%sfiles %zu and %zu are the same file (%s and %s): %s",
+                            oq_terms(what, said, sizeof said), v[i - 1].at + 1, v[i].at + 1, paths[v[i - 1].at],
+                            paths[v[i].at], why);
     free(v);
     return st;
 }
@@ -1657,6 +1666,7 @@ static int by_content(const void *a, const void *b)
  * is the same events as surely as a link is. A file that cannot be read is left to its reader. */
 static oq_status content_once(const char *what, const char *const *paths, size_t n, const char *why, oq_err *err)
 {
+    char said[64]; /* what, the library's words ("input_files: "), worded as a format is */
     hashed_file *v = n ? malloc(n * sizeof *v) : NULL;
     if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     size_t m = 0, k = 0;
@@ -1674,9 +1684,9 @@ static oq_status content_once(const char *what, const char *const *paths, size_t
     oq_status st = OQ_OK;
     for (size_t i = 1; !st && i < m; i++)
         if (!strcmp(v[i].sha256, v[i - 1].sha256))
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: files %zu and %zu have the same content (%s and %s, "
-                            "SHA-256 %.12s...): %s", what, v[i - 1].at + 1, v[i].at + 1, paths[v[i - 1].at],
-                            paths[v[i].at], v[i].sha256, why);
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%sfiles %zu and %zu have the same content (%s and %s, "
+                            "SHA-256 %.12s...): %s", oq_terms(what, said, sizeof said), v[i - 1].at + 1, v[i].at + 1,
+                            paths[v[i - 1].at], paths[v[i].at], v[i].sha256, why);
     free(v);
     return st;
 }
@@ -1684,12 +1694,12 @@ static oq_status content_once(const char *what, const char *const *paths, size_t
 /* (a shard reads the prepared batches, checked when they were prepared) */
 static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
 {
-    oq_status st = listed_once("input_files", o->input_files, o->n_input_files, "its events would count twice", err);
+    oq_status st = listed_once("input_files: ", o->input_files, o->n_input_files, "its events would count twice", err);
     if (!st)
-        st = listed_once("expected_files", o->expected_files, o->n_expected_files,
+        st = listed_once("expected_files: ", o->expected_files, o->n_expected_files,
                          "a batch would be judged against another batch's outputs", err);
     if (!st && !oq_shard_is_run(o))
-        st = content_once("input_files", o->input_files, o->n_input_files, "its events would count twice", err);
+        st = content_once("input_files: ", o->input_files, o->n_input_files, "its events would count twice", err);
     return st;
 }
 

@@ -259,33 +259,54 @@ static void messages(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) assert_says(cases[i][0], cases[i][1]);
 }
 
-/* The library's own messages, made by the library: the tool's as before. */
+/* The library's own messages, worded as the library makes them (oq_set_terms): the tool's. */
 static void library_messages(void **state)
 {
     (void)state;
     oq_err err = {0};
-    char worded[2048];
     oq_bench_shape s;
     oq_bench_dim d;
+    oq_set_terms(oq_cli_terms);
     assert_int_equal(oq_bench_shape_parse("x=1,,2", &s, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "--shape 'x=1,,2': item 2 is empty");
+    assert_string_equal(err.msg, "--shape 'x=1,,2': item 2 is empty");
     assert_int_equal(oq_bench_shape_parse("x", &s, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "--shape 'x': want NAME=d0,d1,...");
+    assert_string_equal(err.msg, "--shape 'x': want NAME=d0,d1,...");
     assert_int_equal(oq_bench_dim_parse_one("seq=4,8", &d, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "dimension 'seq=4,8': one value (a sweep is --sweep)");
+    assert_string_equal(err.msg, "dimension 'seq=4,8': one value (a sweep is --sweep)");
     char *argv[] = {"true", NULL};
     const char *bad_env[] = {"NOEQUALS"};
     oq_gate *g = NULL;
     oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    assert_string_equal(oq_cli_terms(err.msg, worded, sizeof worded), "--env 'NOEQUALS': expected NAME=VALUE");
+    assert_string_equal(err.msg, "--env 'NOEQUALS': expected NAME=VALUE");
     o = (oq_gate_options){.argv = argv, .allow_skip = "a("};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    if (strncmp(oq_cli_terms(err.msg, worded, sizeof worded), "--allow-skip 'a(': ", 19)) fail_msg("got '%s'", worded);
+    if (strncmp(err.msg, "--allow-skip 'a(': ", 19)) fail_msg("got '%s'", err.msg);
     const char *spec[] = {"flashy"};
     o = (oq_gate_options){.argv = argv, .require_dispatch = spec, .n_require_dispatch = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
-    if (strncmp(oq_cli_terms(err.msg, worded, sizeof worded), "--require-dispatch: 'flashy'", 28)) fail_msg("got '%s'", worded);
+    if (strncmp(err.msg, "--require-dispatch: 'flashy'", 28)) fail_msg("got '%s'", err.msg);
+    oq_set_terms(NULL);
+    assert_int_equal(oq_bench_shape_parse("x", &s, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "input shape 'x': want NAME=d0,d1,..."); /* no words given: the library's */
+}
+
+/* A value in a message (a user's text, a path) that holds an API phrase stays as it is; the
+ * message's own words around it are the tool's. Prefixed or not. */
+static void values_kept(void **state)
+{
+    (void)state;
+    oq_err err = {0};
+    char *argv[] = {"true", NULL};
+    const char *bad_env[] = {"x opts.iters (no_mask) mask_polarity y"};
+    oq_gate *g = NULL;
+    oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
+    oq_set_terms(oq_cli_terms);
+    assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
+    oq_err_prefix(&err, "%s: opts.iters: ", "/d/opts.iters mask_polarity x");
+    oq_set_terms(NULL);
+    assert_string_equal(err.msg, "/d/opts.iters mask_polarity x: --iters: --env 'x opts.iters (no_mask) mask_polarity y': "
+                                 "expected NAME=VALUE");
 }
 
 /* The first reason of a gate's judgement of `log`. */
@@ -362,6 +383,7 @@ int main(void)
         cmocka_unit_test(words_only),
         cmocka_unit_test(messages),
         cmocka_unit_test(library_messages),
+        cmocka_unit_test(values_kept),
         cmocka_unit_test(kept_texts),
         cmocka_unit_test(own_words_only),
     };
