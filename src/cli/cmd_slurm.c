@@ -77,6 +77,7 @@ static int is_opt(const char *arg, const char *opt)
  * shard that never ran leaves the last one's green file while the merge fails. --allow-skip and
  * --no-plots go to the merge too (the shards keep them), so that the merged verdict is the one
  * an unsharded run gives. */
+#define JUNIT "--junit"
 static int split_command(struct slurm_args *a, int argc, char **argv)
 {
     static const char *const owned[] = {"--outdir", "--shard", "--prepare-shards", "--shard-by"};
@@ -84,7 +85,10 @@ static int split_command(struct slurm_args *a, int argc, char **argv)
         fprintf(stderr, "ortqual slurm: after '--' comes 'validate' or 'replay' and its options (see --help)\n");
         return -1;
     }
-    if (!(a->shard_argv = calloc((size_t)argc + 1, sizeof *a->shard_argv))) return -1;
+    if (!(a->shard_argv = calloc((size_t)argc + 1, sizeof *a->shard_argv))) {
+        fprintf(stderr, "ortqual slurm: out of memory\n");
+        return -1;
+    }
     int k = 0, m = 0, allow_skip = 0, no_plots = 0;
     a->shard_argv[k++] = argv[0];
     for (int i = 1; i < argc; i++) {
@@ -94,8 +98,9 @@ static int split_command(struct slurm_args *a, int argc, char **argv)
                                 "before '--')\n", owned[o], argv[0]);
                 return -1;
             }
-        if (is_opt(argv[i], "--junit")) {
-            a->junit = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
+        if (is_opt(argv[i], JUNIT)) {
+            const char *eq = argv[i] + sizeof JUNIT - 1;
+            a->junit = *eq == '=' ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
             if (!a->junit || !*a->junit) {
                 fprintf(stderr, "ortqual slurm: --junit after '--' wants a FILE (the merge job writes it)\n");
                 return -1;
@@ -151,6 +156,7 @@ static void catch_signals(struct sigaction old[3])
     struct sigaction sa = {0};
     sa.sa_handler = pass_on;
     sigemptyset(&sa.sa_mask);
+    memset(old, 0, 3 * sizeof *old); /* SIG_DFL put back where one cannot be read */
     for (int i = 0; i < 3; i++)
         if (sigaction(passed_on[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
             sigaction(passed_on[i], &sa, NULL);
