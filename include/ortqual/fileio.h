@@ -13,6 +13,7 @@
 #ifndef ORTQUAL_FILEIO_H
 #define ORTQUAL_FILEIO_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,9 +64,13 @@ OQ_API oq_status oq_check_output_path(const char *path, int overwrite, oq_err *e
  * exists and is not a directory" otherwise): a file there is the user's mistake, not a failure
  * to write ("Not a directory" when making it). An empty dir is OQ_OK (nothing to check). */
 OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
+/* Room a run needs below its folder: a name of its own (a figure named after a model output, with
+ * a temporary's ".tmp.<pid>.XXXXXX") a level or two down (.work/, shards/I/); the longest output
+ * folder a run (and `ortqual slurm`) takes is then OQ_OUTDIR_MAX bytes. */
+#define OQ_OUTDIR_ROOM 320
+#define OQ_OUTDIR_MAX (PATH_MAX - OQ_OUTDIR_ROOM - 1)
 /* Checks, before any work, the output folder `dir` of a run (DIR/summary.json is a run's): its path
- * leaves room below it for the files a run writes within PATH_MAX ("path too long",
- * OQ_ERR_INVALID_ARG); it, and
+ * is at most OQ_OUTDIR_MAX bytes ("path too long", OQ_ERR_INVALID_ARG); it, and
  * each folder above it that is there, is a folder ("X: exists and is not a directory",
  * OQ_ERR_INVALID_ARG); without `force` it is new, empty or holds only a file named `ignore` (may
  * be NULL) (OQ_ERR_IO: an earlier run's summary.json, or the first other entry, named); it, or

@@ -54,7 +54,8 @@ OQ_API oq_status oq_report_html(const char *json, size_t n, const char *name, ch
  * JSON, not a summary), OQ_ERR_IO (cannot write report.html), OQ_ERR_NOMEM. */
 OQ_API oq_status oq_report_write_dir(const char *dir, oq_err *err);
 
-/* JUnit XML of a validate/replay, conformance or gate document, in memory (*xml
+/* JUnit XML of a validate/replay, conformance or gate document, or of a refused command's
+ * error document ("schema": "ortqual-error/1": one <error> case saying why), in memory (*xml
  * malloc'd, NUL-terminated) or written atomically to `path`. The XML follows the
  * common JUnit schema (tests/data/junit/jenkins-junit.xsd, Jenkins' dtkit junit-4):
  * <testsuites> with one <testsuite> per configuration (or one per run), <testcase name

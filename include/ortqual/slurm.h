@@ -11,7 +11,7 @@
  *     oq_slurm_submit(&j, &s, &ids, &err);   // the array, then the merge with afterany:<array>
  *
  * Task i runs `ortqual <argv...> --outdir D --shard i/N --shard-by B` (SLURM_ARRAY_TASK_ID is
- * i) and logs to D/slurm/shard-<array>_<i>.out; the merge job runs `ortqual merge D` once every
+ * i) and logs to D/slurm/shard-<array>_<i>.out; the merge job runs `ortqual merge <merge_argv...> D` once every
  * task has ended, whatever their state, so a killed shard is reported by the merge. The
  * scripts can be submitted again by hand, e.g. `sbatch --array=3 D/slurm/shards.sbatch` to
  * rerun one shard. Tasks start in `workdir` with the submitting environment (--export=ALL),
@@ -39,6 +39,8 @@ typedef struct oq_slurm_job {
     const char *const *argv;    /* {"validate" or "replay", options...} */
     int32_t shards;             /* N */
     oq_shard_by by;
+    int merge_argc;             /* options of the merge job before D (--allow-skip, --junit FILE): */
+    const char *const *merge_argv; /* the merged verdict's, never a shard's */
     /* sbatch options; NULL leaves the cluster's default */
     const char *job_name;       /* NULL: "ortqual" */
     const char *partition, *time, *gpus_per_task, *cpus_per_task, *mem, *account, *qos;
@@ -59,7 +61,8 @@ typedef struct oq_slurm_ids {
     char merge[64];    /* job id of the merge */
 } oq_slurm_ids;
 
-/* Writes both scripts (atomically). OQ_ERR_INVALID_ARG for a value that cannot go into an
+/* Writes both scripts (atomically). OQ_ERR_INVALID_ARG for an outdir longer than OQ_OUTDIR_MAX
+ * bytes (fileio.h: the longest a run takes), a value that cannot go into an
  * #SBATCH line (whitespace or a newline), or one sbatch reads as a number or a time that is not
  * in sbatch's form (time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED;
  * gpus_per_task: [TYPE:]N[,...]; cpus_per_task: N >= 1; mem, merge_mem: N[K|M|G|T]), naming it. */

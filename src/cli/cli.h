@@ -71,6 +71,10 @@ void oq_cli_json_said(const char *msg);
 /* At the end of the process (main): the object of an unanswered --json refusal ("status" from
  * the exit: 2 "invalid argument", 3 "runtime error"). Returns rc. */
 int oq_cli_json_refused(int rc);
+/* The same refusal as --junit FILE (`junit`; NULL: nothing), written atomically: one <error>
+ * case saying why, in place of an earlier run's file that CI would still publish as this run's.
+ * Returns `rc`. */
+int oq_cli_junit_refused(const char *cmd, const char *junit, oq_status st, const char *msg, int rc);
 
 /* `s` (a test folder's name, a path, a tensor's name: text from outside) for a line of text
  * output: itself when it holds no control character, else a copy with each one as \xNN, as
@@ -461,10 +465,14 @@ int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, 
  * once the descriptors a run needs are there (a soft limit below them raised): 0 (*lock NULL
  * where the folder cannot be locked: its own checks follow), else the message printed ("ortqual
  * CMD: DIR: in use by another ortqual run (pid N, ...)", exit 2; too few descriptors, exit 3) and
- * the exit status. Release with oq_outdir_lock_free. */
-int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock);
+ * the exit status; a refusal is also written to `junit` (may be NULL) as oq_cli_junit_refused
+ * writes it. Release with oq_outdir_lock_free. */
+int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, const char *junit, oq_outdir_lock **lock);
+/* The same for DIR/OQ_OUTDIR_LOCK of a folder given as the command's operand (merge, report):
+ * refused, it says to wait for the holder, not to choose another output folder. */
+int oq_cli_dir_lock(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock);
 /* The same, the folder's lock taken shared (oq_outdir_lock_create_shared): a shard's. */
-int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, oq_outdir_lock **lock);
+int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock);
 /* The descriptors a run needs (its pipes, batches, figures, lock): a soft limit below them is
  * raised towards the hard one; 0, else "ortqual CMD: too few file descriptors (EMFILE): ..."
  * printed and OQ_EXIT_RUNTIME. Before anything is opened or made. */

@@ -3,9 +3,11 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "ortqual/fileio.h"
+#include "ortqual/report.h"
 
 json_t *oq_cli_json_text(const char *s)
 {
@@ -41,10 +43,15 @@ void oq_cli_json_said(const char *msg)
     if (!promise.said[0]) snprintf(promise.said, sizeof promise.said, "%s", msg);
 }
 
+static json_t *error_doc(const char *cmd, oq_status st, const char *msg, int rc)
+{
+    return json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", "ortqual-error/1", "command", cmd, "status",
+                     oq_status_str(st), "error", oq_cli_json_text(msg), "exit_code", rc);
+}
+
 static void print_error_object(const char *cmd, oq_status st, const char *msg, int rc)
 {
-    json_t *j = json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", "ortqual-error/1", "command", cmd, "status",
-                          oq_status_str(st), "error", oq_cli_json_text(msg), "exit_code", rc);
+    json_t *j = error_doc(cmd, st, msg, rc);
     if (j && json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0) fputc('\n', stdout);
     json_decref(j);
     promise.answered = 1;
@@ -53,6 +60,7 @@ static void print_error_object(const char *cmd, oq_status st, const char *msg, i
 int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc)
 {
     fprintf(stderr, "ortqual %s: %s\n", cmd, msg);
+    oq_cli_json_said(msg);
     if (json) print_error_object(cmd, st, msg, rc);
     return rc;
 }
@@ -63,5 +71,20 @@ int oq_cli_json_refused(int rc)
     /* every refusal says its line through oq_cli_error: one that did not is still no empty stdout */
     const char *msg = promise.said[0] ? promise.said : "refused (the reason is on standard error)";
     print_error_object(promise.cmd, rc == OQ_EXIT_RUNTIME ? OQ_ERR_RUNTIME : OQ_ERR_INVALID_ARG, msg, rc);
+    return rc;
+}
+
+int oq_cli_junit_refused(const char *cmd, const char *junit, oq_status st, const char *msg, int rc)
+{
+    if (!junit) return rc;
+    json_t *j = error_doc(cmd, st, msg, rc);
+    char *text = j ? json_dumps(j, 0) : NULL;
+    json_decref(j);
+    oq_err e = {0};
+    if (!text || oq_junit_write(text, strlen(text), "the refusal", junit, &e))
+        fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, text ? e.msg : "out of memory");
+    else
+        fprintf(stderr, "ortqual %s: JUnit XML %s: one error case, the refusal\n", cmd, oq_cli_shown(junit));
+    free(text);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* An output folder written by one command at a time, and the descriptors a run needs. */
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "cli.h"
@@ -22,7 +23,11 @@ int oq_cli_check_descriptors(const char *cmd)
     return OQ_EXIT_RUNTIME;
 }
 
-static int outdir_lock(const char *cmd, const char *dir, const char *name, int shared, oq_outdir_lock **lock)
+/* fixed: DIR is the command's operand (merge, report), not an output folder it could be given
+ * another of: the refusal says only to wait. junit: the run's --junit FILE, which records the
+ * refusal. */
+static int outdir_lock(const char *cmd, const char *dir, const char *name, int shared, int fixed, const char *junit,
+                       oq_outdir_lock **lock)
 {
     *lock = NULL;
     int rc = oq_cli_check_descriptors(cmd);
@@ -30,16 +35,22 @@ static int outdir_lock(const char *cmd, const char *dir, const char *name, int s
     oq_err e = OQ_ERR_INIT;
     oq_status st = shared ? oq_outdir_lock_create_shared(dir, lock, &e) : oq_outdir_lock_create(dir, name, lock, &e);
     if (!st) return OQ_EXIT_OK;
-    oq_cli_error_in(cmd, "%s", e.msg);
-    return oq_cli_exit_of(st);
+    char *other = fixed ? strstr(e.msg, " or choose another output folder") : NULL;
+    if (other) *other = '\0';
+    return oq_cli_junit_refused(cmd, junit, st, e.msg, oq_cli_refuse(cmd, 0, st, e.msg, oq_cli_exit_of(st)));
 }
 
-int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, oq_outdir_lock **lock)
+int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, const char *junit, oq_outdir_lock **lock)
 {
-    return outdir_lock(cmd, dir, name, 0, lock);
+    return outdir_lock(cmd, dir, name, 0, 0, junit, lock);
 }
 
-int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, oq_outdir_lock **lock)
+int oq_cli_dir_lock(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock)
 {
-    return outdir_lock(cmd, dir, NULL, 1, lock);
+    return outdir_lock(cmd, dir, NULL, 0, 1, junit, lock);
+}
+
+int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock)
+{
+    return outdir_lock(cmd, dir, NULL, 1, 0, junit, lock);
 }

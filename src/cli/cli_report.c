@@ -572,8 +572,8 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
-        return oq_cli_refuse(cmd, out->json, st, e.msg,
-                             caught_signal ? 128 + caught_signal : oq_cli_exit_of(st)); /* stopped while preparing */
+        int rc = oq_cli_refuse(cmd, out->json, st, e.msg, caught_signal ? 128 + caught_signal : oq_cli_exit_of(st));
+        return o->shard.prepare ? rc : oq_cli_junit_refused(cmd, out->junit, st, e.msg, rc); /* stopped while preparing */
     }
     char dir[4096], path[4200];
     /* a shard's files are in DIR/shards/I; the prepare step's answer is DIR/shards/plan.json */
@@ -618,8 +618,9 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     char name[64];
     snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
     oq_outdir_lock *folder = NULL, *own = NULL;
-    rc = shard ? oq_cli_outdir_lock_shared(cmd, o->outdir, &folder) : oq_cli_outdir_lock(cmd, o->outdir, NULL, &folder);
-    if (!rc && shard) rc = oq_cli_outdir_lock(cmd, o->outdir, name, &own);
+    rc = shard ? oq_cli_outdir_lock_shared(cmd, o->outdir, out->junit, &folder)
+               : oq_cli_outdir_lock(cmd, o->outdir, NULL, out->junit, &folder);
+    if (!rc && shard) rc = oq_cli_outdir_lock(cmd, o->outdir, name, out->junit, &own);
     if (!rc) rc = run_validation(cmd, o, cr, self, out);
     oq_outdir_lock_free(own);
     oq_outdir_lock_free(folder);

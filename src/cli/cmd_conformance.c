@@ -422,7 +422,7 @@ static int check_outputs(const report_flags *f, char **tests, size_t n, oq_outdi
     oq_err err = {0};
     int rc = oq_cli_clashes_outdir("conformance", "--junit", f->junit, f->outdir, made, sizeof made / sizeof *made);
     if (!rc) rc = junit_in_tests(f->junit, tests, n);
-    if (!rc && f->outdir) rc = oq_cli_outdir_lock("conformance", f->outdir, NULL, lock);
+    if (!rc && f->outdir) rc = oq_cli_outdir_lock("conformance", f->outdir, NULL, NULL, lock);
     if (rc) return rc;
     oq_status st = f->outdir ? oq_check_outdir(f->outdir, f->force, NULL, &err) : OQ_OK;
     if (st) {

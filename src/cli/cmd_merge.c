@@ -22,7 +22,8 @@ static const char head[] =
 "another plan (other options or inputs than DIR/shards/plan.json) are refused.\n"
 "A merge that stops without writing (refused, or failed) removes an earlier merge's\n"
 "DIR/summary.json, report.html, validate.csv and plots/ figures, and says so: they would\n"
-"still give the verdict of shards just refused.\n";
+"still give the verdict of shards just refused; --junit FILE then holds one error case saying why.\n"
+"SIGINT, SIGTERM and SIGHUP end the merge with its work files (DIR/shards/.merge/) and its lock removed.\n";
 
 static const char foot[] =
 "\n"
@@ -74,9 +75,8 @@ static int merge(const char *dir, int json, int plots, int allow_skip, const cha
     if (junit && (rc = oq_cli_junit_in_run("merge", junit, dir))) return rc; /* DIR left as it is */
     oq_status st = oq_validate_merge(dir, plots, allow_skip, &s, &e);
     if (st) {
-        return oq_cli_refuse("merge", json, st, e.msg,
-                             st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE
-                                                                                                         : OQ_EXIT_RUNTIME);
+        rc = st == OQ_ERR_NOT_FOUND || st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
+        return oq_cli_junit_refused("merge", junit, st, e.msg, oq_cli_refuse("merge", json, st, e.msg, rc));
     }
     rc = print(dir, s, json, oq_cli_write_reports("merge", dir, 0, junit));
     oq_validate_summary_free(s);
@@ -104,7 +104,7 @@ int cmd_merge(int argc, char **argv)
         return OQ_EXIT_USAGE;
     }
     oq_outdir_lock *lock = NULL;
-    rc = oq_cli_outdir_lock("merge", argv[first], NULL, &lock);
+    rc = oq_cli_dir_lock("merge", argv[first], junit, &lock);
     if (!rc) rc = merge(argv[first], json, plots, allow_skip, junit);
     oq_outdir_lock_free(lock);
     return rc;

@@ -189,7 +189,7 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
     }
     /* not beside a run that writes (or a --force run that clears) the same folder */
     oq_outdir_lock *lock = NULL;
-    int rc = oq_cli_outdir_lock("plot", opt->outdir, NULL, &lock);
+    int rc = oq_cli_outdir_lock("plot", opt->outdir, NULL, NULL, &lock);
     if (!rc) rc = text ? run_validate(text, len, inputs, n, opt, json) : run_tables(inputs, n, opt, json);
     oq_outdir_lock_free(lock);
     free(text);

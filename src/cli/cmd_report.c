@@ -132,7 +132,7 @@ int cmd_report(int argc, char **argv)
         char buf[4096];
         const char *dir = run_dir(argv[i], buf, sizeof buf);
         oq_outdir_lock *lock = NULL;
-        int busy = oq_cli_outdir_lock("report", dir, NULL, &lock); /* not while a run writes there */
+        int busy = oq_cli_dir_lock("report", dir, NULL, &lock); /* not while a run writes there */
         oq_status st = busy ? OQ_OK : oq_report_write_dir(dir, &err);
         oq_outdir_lock_free(lock);
         if (busy && !rc) rc = busy;

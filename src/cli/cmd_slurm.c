@@ -2,6 +2,7 @@
  * and the merge after them. */
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,22 +24,33 @@ static const char head[] =
 "and DIR/slurm/merge.sbatch, which runs 'ortqual merge DIR' once every task has ended in any state\n"
 "(--dependency=afterany), and submits both. Prints the job ids. The verdict is DIR/summary.json;\n"
 "a shard that was killed or never ran is named there and fails it. DIR must be on a file system\n"
-"every node sees; the tasks start in this directory with this environment (--export=ALL).\n";
+"every node sees; the tasks start in this directory with this environment (--export=ALL).\n"
+"The command's verdict options go to the merge job, whose verdict is the matrix's: --junit FILE\n"
+"is written by the merge only (never by a shard), --allow-skip and --no-plots are the merge's too.\n"
+"SIGINT, SIGTERM and SIGHUP during the prepare step are passed on to it: it removes what it\n"
+"wrote, and slurm exits 128 + the signal, nothing submitted.\n";
 
 static const char foot[] =
 "\n"
-"exit status: 0 submitted (or written), 2 usage or input error (nothing submitted), 3 sbatch failed.\n"
+"exit status: 0 submitted (or written), 2 usage or input error (nothing submitted), 3 sbatch failed,\n"
+"             128 + N interrupted by signal N while preparing (nothing submitted).\n"
 "example:\n"
 "  ortqual slurm --shards 50 --partition gpu --gpus-per-task 1 --time 02:00:00 --outdir /scratch/m1 -- \\\n"
 "      validate --configs ref:encoder:fp64,cuda:attention24:fp16:flash --num-events 1000000 --batch-size 256\n"
 "  squeue -j <array>,<merge>      # then /scratch/m1/summary.json\n"
 "  sbatch --array=7 /scratch/m1/slurm/shards.sbatch && ortqual merge /scratch/m1   # rerun shard 7\n";
 
+/* Options of the command after "--" that belong to the merged verdict, not to a shard's. */
+#define MERGE_OPTS 4
+
 struct slurm_args {
     oq_slurm_job job;
     const char *outdir;
     oq_cli_list extra;
-    int no_submit, json;
+    int no_submit, json, force;
+    const char *junit;                  /* the merge's --junit, taken from the command */
+    const char *merge_argv[MERGE_OPTS]; /* --allow-skip, --no-plots, --junit FILE */
+    char **shard_argv;                  /* the command without --junit */
 };
 
 static int set_by(const oq_opt *o, const char *arg)
@@ -53,23 +65,59 @@ static int set_by(const oq_opt *o, const char *arg)
     return 0;
 }
 
-/* The command after "--": validate or replay, without the options slurm sets itself. */
-static int check_command(int argc, char **argv)
+/* Whether argv[i] is option `opt` ("--opt" or "--opt=VALUE"). */
+static int is_opt(const char *arg, const char *opt)
+{
+    size_t n = strlen(opt);
+    return !strncmp(arg, opt, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+/* The command after "--": validate or replay, without the options slurm sets itself. Its --junit
+ * goes to the merge job only: each shard would write one shard's cases over the others', and a
+ * shard that never ran leaves the last one's green file while the merge fails. --allow-skip and
+ * --no-plots go to the merge too (the shards keep them), so that the merged verdict is the one
+ * an unsharded run gives. */
+#define JUNIT "--junit"
+static int split_command(struct slurm_args *a, int argc, char **argv)
 {
     static const char *const owned[] = {"--outdir", "--shard", "--prepare-shards", "--shard-by"};
     if (argc < 1 || (strcmp(argv[0], "validate") && strcmp(argv[0], "replay"))) {
         oq_cli_error_in("slurm", "after '--' comes 'validate' or 'replay' and its options (see --help)");
         return -1;
     }
-    for (int i = 1; i < argc; i++)
-        for (size_t k = 0; k < sizeof owned / sizeof *owned; k++) {
-            size_t n = strlen(owned[k]);
-            if (!strncmp(argv[i], owned[k], n) && (argv[i][n] == 0 || argv[i][n] == '=')) {
+    if (!(a->shard_argv = calloc((size_t)argc + 1, sizeof *a->shard_argv))) {
+        oq_cli_error_in("slurm", "out of memory");
+        return -1;
+    }
+    int k = 0, m = 0, allow_skip = 0, no_plots = 0;
+    a->shard_argv[k++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        for (size_t o = 0; o < sizeof owned / sizeof *owned; o++)
+            if (is_opt(argv[i], owned[o])) {
                 oq_cli_error_in("slurm", "%s belongs to slurm, not to %s (give --outdir, --shards, --shard-by "
-                                "before '--')", owned[k], argv[0]);
+                                "before '--')", owned[o], argv[0]);
                 return -1;
             }
+        if (is_opt(argv[i], JUNIT)) {
+            const char *eq = argv[i] + sizeof JUNIT - 1;
+            a->junit = *eq == '=' ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+            if (!a->junit || !*a->junit) {
+                oq_cli_error_in("slurm", "--junit after '--' wants a FILE (the merge job writes it)");
+                return -1;
+            }
+            continue;
         }
+        allow_skip |= !strcmp(argv[i], "--allow-skip");
+        no_plots |= !strcmp(argv[i], "--no-plots");
+        a->shard_argv[k++] = argv[i];
+    }
+    if (allow_skip) a->merge_argv[m++] = "--allow-skip";
+    if (no_plots) a->merge_argv[m++] = "--no-plots";
+    if (a->junit) a->merge_argv[m++] = "--junit", a->merge_argv[m++] = a->junit;
+    a->job.argc = k;
+    a->job.argv = (const char *const *)a->shard_argv;
+    a->job.merge_argc = m;
+    a->job.merge_argv = a->merge_argv;
     return 0;
 }
 
@@ -80,6 +128,43 @@ static char *absolute(const char *p, const char *cwd)
     char *out = malloc(n);
     if (out) snprintf(out, n, "%s%s%s", *p == '/' ? "" : cwd, *p == '/' ? "" : "/", p);
     return out;
+}
+
+/* Signals during the prepare step: passed on to its group, whose cleanup then runs (a child
+ * left to its parent-death SIGKILL would leave its batches, .work/ and the lock). */
+static volatile sig_atomic_t child_pgid, caught;
+
+static void pass_on(int sig)
+{
+    caught = sig;
+    if (child_pgid > 0) kill(-child_pgid, sig);
+}
+
+static void started(void *ctx, int pgid)
+{
+    (void)ctx;
+    child_pgid = pgid;
+    if (pgid > 0 && caught) kill(-pgid, caught); /* arrived between fork and now */
+}
+
+static const int passed_on[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* Catches the signals (old: the actions they had, put back by `release`); one ignored (nohup)
+ * stays ignored. */
+static void catch_signals(struct sigaction old[3])
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    memset(old, 0, 3 * sizeof *old); /* SIG_DFL put back where one cannot be read */
+    for (int i = 0; i < 3; i++)
+        if (sigaction(passed_on[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(passed_on[i], &sa, NULL);
+}
+
+static void release(const struct sigaction old[3])
+{
+    for (int i = 0; i < 3; i++) sigaction(passed_on[i], &old[i], NULL);
 }
 
 /* The prepare step, as `ortqual <command> ... --outdir DIR --prepare-shards N --shard-by B` in a
@@ -94,6 +179,7 @@ static int prepare(const struct slurm_args *a)
     int k = 0;
     argv[k++] = j->self_exe;
     for (int i = 0; i < j->argc && k < 240; i++) argv[k++] = j->argv[i];
+    if (a->force) argv[k++] = "--force";
     const char *tail[] = {"--outdir", j->outdir, "--prepare-shards", n, "--shard-by", oq_shard_by_name(j->by), NULL};
     memcpy(argv + k, tail, sizeof tail);
     fflush(stdout);
@@ -101,15 +187,27 @@ static int prepare(const struct slurm_args *a)
     if (null >= 0) dup2(null, 1), close(null);
     oq_proc_result r;
     oq_err e = {0};
-    oq_status st = oq_proc_run((char *const *)argv, 0, 1024, 1, &r, &e);
+    struct sigaction old[3];
+    const oq_proc_watch w = {.on_start = started, .stop = (const volatile int *)&caught};
+    catch_signals(old);
+    oq_status st = oq_proc_run_watch((char *const *)argv, 0, 1024, 1, &w, &r, &e);
+    release(old);
+    child_pgid = 0; /* the group is gone: its number may be reused */
     if (saved >= 0) dup2(saved, 1), close(saved);
     if (st) {
         oq_cli_error_in("slurm", "cannot run the prepare step: %s", e.msg);
-        return OQ_EXIT_RUNTIME;
+        return caught ? 128 + caught : OQ_EXIT_RUNTIME;
     }
     int rc = r.signaled || r.timed_out ? OQ_EXIT_RUNTIME : r.exit_code;
     char how[128];
-    if (rc) oq_cli_error_in("slurm", "the prepare step ended with %s; nothing submitted", oq_proc_describe(&r, how, sizeof how));
+    if (caught) {
+        oq_cli_error_in("slurm", "interrupted by signal %d (%s), passed on to the prepare step (it ended with "
+                        "%s); nothing submitted", (int)caught, strsignal(caught), oq_proc_describe(&r, how, sizeof how));
+        rc = 128 + caught;
+    } else if (rc) {
+        oq_cli_error_in("slurm", "the prepare step ended with %s; nothing submitted",
+                oq_proc_describe(&r, how, sizeof how));
+    }
     oq_proc_result_clear(&r);
     return rc;
 }
@@ -174,7 +272,10 @@ static int run(struct slurm_args *a)
         oq_cli_error_in("slurm", "%s", e.msg);
         return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
     }
-    int rc = prepare(a);
+    /* the merge's --junit, checked before the prepare step as the merge would check it */
+    int rc = a->junit ? oq_cli_junit_in_run("slurm", a->junit, a->job.outdir) : OQ_EXIT_OK;
+    if (!rc) rc = oq_cli_output_ready("slurm", "--junit", a->junit, a->job.outdir);
+    if (!rc) rc = prepare(a);
     if (rc) return rc;
     oq_slurm_scripts s;
     oq_slurm_ids ids;
@@ -212,6 +313,8 @@ static int parse(struct slurm_args *a, int argc, char **argv, int *first)
                     "another sbatch option for both jobs, e.g. --sbatch-arg=--constraint=h200;\nrepeatable"),
         OQ_OPT_STRING("job-name", "NAME", &j->job_name, "jobs NAME-shards and NAME-merge (ortqual)"),
         OQ_OPT_STRING("sbatch", "PATH", &j->sbatch, "the sbatch program (default: sbatch in PATH)"),
+        OQ_OPT_FLAG("force", &a->force,
+                    "prepare again into a DIR prepared (or interrupted) before; the\nprepare step's --force, not the shards'"),
         OQ_OPT_GROUP("output:"),
         OQ_OPT_FLAG("no-submit", &a->no_submit, "prepare and write the scripts, print how to submit them, submit nothing"),
         OQ_OPT_FLAG("json", &a->json, "print {outdir, plan_hash, shards, shard_by, scripts, array_job_id,\nmerge_job_id}"),
@@ -227,7 +330,7 @@ static int parse(struct slurm_args *a, int argc, char **argv, int *first)
         oq_cli_error_in("slurm", "want '-- validate|replay [options]' after the slurm options");
         return OQ_EXIT_USAGE;
     }
-    return check_command(argc - *first, argv + *first) ? OQ_EXIT_USAGE : -1;
+    return split_command(a, argc - *first, argv + *first) ? OQ_EXIT_USAGE : -1;
 }
 
 int cmd_slurm(int argc, char **argv)
@@ -238,20 +341,20 @@ int cmd_slurm(int argc, char **argv)
     int rc = parse(&a, argc, argv, &first);
     if (rc >= 0) {
         oq_cli_list_clear(&a.extra);
+        free(a.shard_argv);
         return rc;
     }
     char *cwd = getcwd(NULL, 0), *self = realpath("/proc/self/exe", NULL), *outdir = cwd ? absolute(a.outdir, cwd) : NULL;
     a.job.outdir = outdir;
     a.job.workdir = cwd;
     a.job.self_exe = self;
-    a.job.argc = argc - first;
-    a.job.argv = (const char *const *)argv + first;
     a.job.extra = a.extra.v;
     a.job.n_extra = a.extra.n;
     rc = cwd && self && outdir ? run(&a) : OQ_EXIT_RUNTIME;
     free(cwd);
     free(self);
     free(outdir);
+    free(a.shard_argv);
     oq_cli_list_clear(&a.extra);
     return rc;
 }

@@ -51,6 +51,10 @@ void oq_output_release(const char *path);
 /* A folder this process made for another to name files in (ORT names its profile), held as an
  * output until released (oq_output_release): a signal removes its entries, then it. */
 void oq_scratch_hold(const char *dir);
+/* The file of a lock this process holds alone (oq_outdir_lock_create), held until released
+ * (oq_output_release), whatever set completes meanwhile: a signal that ends the process removes
+ * it, as oq_outdir_lock_free would have. */
+void oq_lock_hold(const char *path);
 
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */

@@ -116,18 +116,14 @@ static oq_status check_writable(const char *dir, oq_err *err)
                  : oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create directory: %s", dir, strerror(errno));
 }
 
-/* Room a run needs below its folder: a name of its own (a figure named after a model output, with
- * a temporary's ".tmp.<pid>.XXXXXX") a level or two down (.work/, shards/I/). */
-#define OUTDIR_ROOM 320
-
 oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err)
 {
     if (!dir || !*dir) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output folder is empty");
     size_t n = strlen(dir);
-    if (n >= PATH_MAX - OUTDIR_ROOM) /* found before the work, not at its first file */
+    if (n > OQ_OUTDIR_MAX) /* found before the work, not at its first file */
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s: path too long: %zu bytes, and a run writes files up to %d bytes below its folder: "
-                          "the system takes paths of at most %d bytes", dir, n, OUTDIR_ROOM, PATH_MAX - 1);
+                          "the system takes paths of at most %d bytes", dir, n, OQ_OUTDIR_ROOM, PATH_MAX - 1);
     oq_status st = oq_check_outdir_kind(dir, err);
     if (!st && !force) st = check_empty(dir, ignore, err);
     return st ? st : check_writable(dir, err);
@@ -284,6 +280,7 @@ static oq_status lock_create(const char *dir, const char *name, int shared, oq_o
         for (int tries = 0; tries < 100 && !(got = lock_try(lk, tries == 99, &st, err));) tries++;
     if (got == 1) {
         hold(lk, 1);
+        if (!shared) oq_lock_hold(lk->path); /* a shared one may still be the other shards' */
         *lock = lk;
         return OQ_OK;
     }
@@ -309,6 +306,7 @@ void oq_outdir_lock_free(oq_outdir_lock *lk)
 {
     if (!lk) return;
     hold(lk, 0);
+    if (!lk->shared && lk->fd >= 0) oq_output_release(lk->path);
     /* removed before the release: a run that opens it meanwhile finds it gone (lock_try). A shared
      * one only by the last shard to end, the one that can take it whole: a file made anew while
      * another shard holds the old one would let an exclusive run in beside that shard. */

@@ -59,7 +59,7 @@ int oq_temp_name_is(const char *name, const char *base, pid_t pid)
 }
 
 enum { SLOT_FREE, SLOT_LIVE, SLOT_TAKEN };
-enum { KIND_TEMP, KIND_OUTPUT, KIND_DIR, KIND_SCRATCH };
+enum { KIND_TEMP, KIND_OUTPUT, KIND_DIR, KIND_SCRATCH, KIND_LOCK };
 
 typedef struct temp_slot {
     struct temp_slot *next; /* set before the slot is pushed, never changed */
@@ -135,11 +135,16 @@ void oq_scratch_hold(const char *dir)
     slot_hold(dir, KIND_SCRATCH);
 }
 
+void oq_lock_hold(const char *path)
+{
+    slot_hold(path, KIND_LOCK);
+}
+
 void oq_atomic_keep_outputs(void)
 {
     pid_t me = getpid();
     for (temp_slot *s = atomic_load(&slots); s; s = s->next)
-        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && s->kind != KIND_TEMP)
+        if (atomic_load(&s->state) == SLOT_LIVE && s->pid == me && s->kind != KIND_TEMP && s->kind != KIND_LOCK)
             atomic_store(&s->state, SLOT_FREE);
 }
 

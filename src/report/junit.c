@@ -469,6 +469,33 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     return OQ_OK;
 }
 
+/* ---- a refusal ------------------------------------------------------------------------ */
+
+/* The error document of a command that was refused ("schema": "ortqual-error/1"): one <error>
+ * case saying why, so that a --junit path never keeps an earlier run's green file. */
+static oq_status junit_refusal(oq_sb *b, const json_t *doc)
+{
+    const char *cmd = oq_j_str(doc, "command", "?"), *why = oq_j_str(doc, "error", "refused");
+    char top[64], pkg[64];
+    snprintf(top, sizeof top, "ortqual %s", cmd);
+    snprintf(pkg, sizeof pkg, "ortqual.%s", cmd);
+    suite s = {0};
+    add_case(&s, pkg, "run", 0, TC_ERROR, oq_j_str(doc, "status", "error"), why, why);
+    totals all = {0, 0, 0, 0, 0};
+    oq_sb body = {0};
+    write_suite(&body, &s, "run", 0, NULL, NULL, NULL, &all);
+    oq_sb_puts(b, "<testsuites name=\"");
+    oq_sb_esc(b, top);
+    oq_sb_printf(b, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", all.tests, all.failures,
+                 all.errors, all.time);
+    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
+    oq_sb_puts(b, "</testsuites>\n");
+    b->failed |= body.failed | s.nomem;
+    oq_sb_free(&body);
+    suite_clear(&s);
+    return OQ_OK;
+}
+
 oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, size_t *n, oq_err *err)
 {
     *xml = NULL;
@@ -482,9 +509,10 @@ oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, siz
         break;
     case OQ_REPORT_CONFORMANCE: st = junit_conformance(&b, doc); break;
     case OQ_REPORT_GATE: st = junit_gate(&b, doc); break;
+    case OQ_REPORT_REFUSAL: st = junit_refusal(&b, doc); break;
     default:
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no JUnit for this document (validate, replay, conformance or gate "
-                        "results have test cases; bench rows are measurements)", name);
+                        "results and refusals have test cases; bench rows are measurements)", name);
     }
     if (!st && !(*xml = oq_sb_take(&b, n))) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory writing JUnit XML", name);
     oq_sb_free(&b);

@@ -39,7 +39,8 @@ typedef enum oq_report_kind {
     OQ_REPORT_VALIDATE,    /* validate and replay: "schema": "ortqual.validate/1" */
     OQ_REPORT_BENCH,       /* "tool": "ortqual bench" with "results" */
     OQ_REPORT_CONFORMANCE, /* "schema": "ortqual.conformance/1" */
-    OQ_REPORT_GATE         /* "tool": "ortqual gate" (JUnit only) */
+    OQ_REPORT_GATE,        /* "tool": "ortqual gate" (JUnit only) */
+    OQ_REPORT_REFUSAL      /* a refused command: "schema": "ortqual-error/1" (JUnit only) */
 } oq_report_kind;
 oq_report_kind oq_report_kind_of(const json_t *doc);
 

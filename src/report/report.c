@@ -15,6 +15,7 @@ oq_report_kind oq_report_kind_of(const json_t *doc)
     if (!strcmp(schema, OQ_CONFORMANCE_SCHEMA)) return OQ_REPORT_CONFORMANCE;
     if (!strcmp(tool, "ortqual bench") && json_is_array(json_object_get(doc, "results"))) return OQ_REPORT_BENCH;
     if (!strcmp(tool, "ortqual gate")) return OQ_REPORT_GATE;
+    if (!strcmp(schema, "ortqual-error/1")) return OQ_REPORT_REFUSAL;
     return OQ_REPORT_UNKNOWN;
 }
 

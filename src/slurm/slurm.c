@@ -110,6 +110,7 @@ static oq_status merge_script(FILE *fp, const oq_slurm_job *j, oq_err *err)
     fputs("exec ", fp);
     oq_slurm_quote(fp, j->self_exe);
     fputs(" merge ", fp);
+    for (int i = 0; i < j->merge_argc; i++) oq_slurm_quote(fp, j->merge_argv[i]), fputc(' ', fp);
     oq_slurm_quote(fp, j->outdir);
     fputc('\n', fp);
     return OQ_OK;
@@ -212,7 +213,10 @@ static oq_status check_job(const oq_slurm_job *j, oq_err *err)
         !j->self_exe || *j->self_exe != '/')
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "slurm job: want N >= 1 shards, a command, and absolute outdir, "
                                                    "workdir and tool paths");
-    if (strlen(j->outdir) > 3000) return oq_err_set(err, OQ_ERR_INVALID_ARG, "slurm job: outdir path too long");
+    size_t n = strlen(j->outdir);
+    if (n > OQ_OUTDIR_MAX) /* the limit of the run that prepares D (oq_check_outdir) */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: path too long: %zu bytes (at most %d)", j->outdir, n,
+                          OQ_OUTDIR_MAX);
     return check_values(j, err);
 }
 
@@ -238,11 +242,11 @@ oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err
     OQ_NEED(err, s);
     oq_status st = check_job(j, err);
     if (st) return st;
-    char dir[3100];
+    char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/slurm", j->outdir);
     st = oq_mkdirs(dir, err);
-    snprintf(s->shards, sizeof s->shards, "%.3050s/shards.sbatch", dir);
-    snprintf(s->merge, sizeof s->merge, "%.3050s/merge.sbatch", dir);
+    snprintf(s->shards, sizeof s->shards, "%s/slurm/shards.sbatch", j->outdir);
+    snprintf(s->merge, sizeof s->merge, "%s/slurm/merge.sbatch", j->outdir);
     if (!st) st = write_script(s->shards, shards_script, j, err);
     if (!st) st = write_script(s->merge, merge_script, j, err);
     return st;
@@ -250,8 +254,10 @@ oq_status oq_slurm_write(const oq_slurm_job *j, oq_slurm_scripts *s, oq_err *err
 
 /* ---- submission ----------------------------------------------------------------------- */
 
-/* Runs argv (searched in PATH) for at most `timeout_s`, stdout and stderr together in out. */
-static oq_status capture(char *const argv[], char *out, size_t n, int *status, oq_err *err)
+/* Runs argv (searched in PATH) for at most `timeout_s`, stdout and stderr together in out. Not
+ * oq_proc_run: that one runs a path (sbatch is found in PATH, as the user's shell finds it) and
+ * keeps only stderr, while sbatch answers the job id on stdout. */
+static oq_status capture(char *const argv[], double timeout_s, char *out, size_t n, int *status, oq_err *err)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) return oq_err_set(err, OQ_ERR_RUNTIME, "pipe: %s", strerror(errno));
@@ -264,12 +270,12 @@ static oq_status capture(char *const argv[], char *out, size_t n, int *status, o
         dup2(p[1], 1);
         dup2(p[1], 2);
         execvp(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno)); /* no stdio lock after fork */
         _exit(127);
     }
     close(p[1]);
     size_t used = 0;
-    double end = oq_now_s() + SUBMIT_TIMEOUT_S;
+    double end = oq_now_s() + timeout_s;
     int timed_out = 0;
     for (;;) {
         struct pollfd pf = {.fd = p[0], .events = POLLIN};
@@ -290,7 +296,7 @@ static oq_status capture(char *const argv[], char *out, size_t n, int *status, o
     out[used] = 0;
     close(p[0]);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR) continue;
-    if (timed_out) return oq_err_set(err, OQ_ERR_RUNTIME, "%s did not answer within %.0f s", argv[0], SUBMIT_TIMEOUT_S);
+    if (timed_out) return oq_err_set(err, OQ_ERR_RUNTIME, "%s did not answer within %.0f s", argv[0], timeout_s);
     return OQ_OK;
 }
 
@@ -362,7 +368,7 @@ static oq_status sbatch(const oq_slurm_job *j, const char *script, const char *d
     char *argv[] = {(char *)(j->sbatch ? j->sbatch : "sbatch"), "--parsable", dependency ? dep : (char *)script,
                     dependency ? (char *)script : NULL, NULL};
     int status = 0;
-    oq_status st = capture(argv, out, sizeof out, &status, err);
+    oq_status st = capture(argv, SUBMIT_TIMEOUT_S, out, sizeof out, &status, err);
     if (st) return st;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return oq_err_set(err, OQ_ERR_RUNTIME, "%s %s: %s", argv[0], script,
@@ -407,7 +413,7 @@ oq_status oq_slurm_submit(const oq_slurm_job *j, const oq_slurm_scripts *s, oq_s
         char *argv[] = {"scancel", ids->array, NULL}, out[1024];
         int status;
         oq_err ignored = {0};
-        capture(argv, out, sizeof out, &status, &ignored);
+        capture(argv, SUBMIT_TIMEOUT_S, out, sizeof out, &status, &ignored);
         const char *what = st == OQ_ERR_FORMAT ? "submitting the merge job failed" : "the merge job was refused";
         oq_err_prefix(err, "%s (array %s cancelled): ", what, ids->array);
         return st;

@@ -781,6 +781,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     snprintf(m.work, sizeof m.work, "%s/.merge", shards);
     oq_remove_tree(m.work); /* an earlier merge's, stopped */
     st = m.shard && m.records && m.n_records && m.merged && m.s ? oq_mkdir_in(shards, ".merge", err) : nomem(err);
+    if (!st) oq_scratch_hold(m.work); /* a signal removes it (its files are flat), as the end below does */
     if (!st) st = read_shards(&m, err);
     if (!st) st = merge_block(&m, err);
     if (!st) st = merge_configs(&m, err);
@@ -799,6 +800,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     }
     for (size_t k = 0; m.merged && k < m.plan.n_configs; k++) free(m.merged[k]);
     oq_remove_tree(m.work);
+    oq_output_release(m.work);
     free(m.shard);
     free(m.records);
     free(m.n_records);
