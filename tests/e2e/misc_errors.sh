@@ -116,4 +116,12 @@ out=$(nc $Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:d
 [ $rc -ne 0 ] && grep -q "nocuda" <<<"$out" && ! grep -q "verdict: PASSED" <<<"$out" &&
     ok "validate without --ort-lib fails on the folder (exit $rc)" || bad "validate with a bad ORTQUAL_ORT_CUDA_DIR: exit $rc: $out"
 
+# 12. the same garbage file is "not an ONNX model (protobuf parse failed ...)" in every command
+#     that reads a model (inspect, convert and conformance each said it another way)
+printf garbage >garbage.onnx && mkdir -p conf/test_x && cp garbage.onnx conf/test_x/model.onnx
+why="not an ONNX model \(protobuf parse failed: truncated, corrupt or another format\)"
+expect 2 "^ortqual inspect: garbage.onnx: $why$" $Q inspect garbage.onnx
+expect 2 "garbage.onnx: $why$" $Q convert garbage.onnx -o g2.onnx --flash
+expect 1 "^FAIL test_x: conf/test_x/model.onnx: $why$" $Q conformance conf
+
 report
