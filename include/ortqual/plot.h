@@ -234,8 +234,11 @@ OQ_API void oq_plot_files_clear(oq_plot_files *f);
  * marker: batch size and masking where they vary). Only bench rows whose "status" is
  * "ok" are drawn.
  *
+ * Bench inputs without a row of status "ok" (every variant skipped, unsupported or out of
+ * memory) give an empty set, as a validate run with nothing compared does: not an error.
+ *
  * Errors: OQ_ERR_FORMAT (not a summary, missing column or key, bad value, duplicate
- * row, no bench row to draw; the message names the file, line or key), OQ_ERR_INVALID_ARG
+ * row, measured rows with nothing drawable; the message names the file, line or key), OQ_ERR_INVALID_ARG
  * (unknown or ambiguous baseline, unknown stat), OQ_ERR_NOMEM. */
 typedef struct oq_figures oq_figures;
 /* From a summary.json document: `n` bytes of JSON text; `name` (its path) in messages. */

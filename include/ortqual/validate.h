@@ -675,9 +675,18 @@ typedef struct oq_estimate_config {
     int read_only;         /* the reference `expected`: saved outputs, read, not run (0 s) */
 } oq_estimate_config;
 
+/* A measured configuration the model could not use: it timed no batch (skipped, not run, an
+ * error), so it is in no mean; the larger plan's K counts it only through opts.configs. */
+typedef struct oq_estimate_left_out {
+    char name[OQ_CONFIG_NAME_MAX];
+    oq_verdict status;
+} oq_estimate_left_out;
+
 typedef struct oq_estimate {
     size_t n_configs;             /* measured configurations used, the reference first */
     oq_estimate_config *configs;  /* owned */
+    size_t n_left_out;            /* those under test that timed no batch, in the summary's order */
+    oq_estimate_left_out *left_out; /* owned */
     int64_t measured_events;
     int32_t n_total_configs;      /* K */
     int64_t batches;              /* ceil(E / b), b the measured batch size */

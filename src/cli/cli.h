@@ -310,6 +310,13 @@ int oq_cli_runtime_session_config(const oq_opt *o, const char *arg);
                     OQ_CLI_EP_OPTION_HELP "\n(each configuration names its runtime: the options go to\n" \
                     "those on cuda or a plugin EP; cpu and ref take none)")
 
+/* ORTQUAL_ORT_CUDA_DIR applied to ORTQUAL_ORT_LIB (main, before any command); a DIR without
+ * libonnxruntime.so is no error until ORT is loaded from it: oq_cli_cuda_dir_problem says why
+ * (NULL when there is nothing to say). */
+void oq_cli_apply_cuda_dir(void);
+const char *oq_cli_cuda_dir_problem(void);
+/* err of a failed oq_runtime_load(ort_lib) reworded as that problem, when it is the cause. */
+void oq_cli_load_failed(const char *ort_lib, oq_err *err);
 /* A library named with `opt` ("--ort-lib") must be a regular file before any work starts (a
  * bare name is the dynamic loader's to search); prints and returns -1 when not. */
 int oq_cli_check_lib(const char *opt, const char *path);

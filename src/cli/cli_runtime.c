@@ -45,6 +45,36 @@ static int push_pair(char ***keys, char ***vals, size_t *n, char *k, char *v)
     return 0;
 }
 
+static char cuda_dir_problem[OQ_ERR_MSG_MAX];
+
+/* ORTQUAL_ORT_CUDA_DIR=DIR: ORT and its CUDA EP unpacked in DIR (a GPU host without registry
+ * access). The core library comes from DIR unless ORTQUAL_ORT_LIB names one (or --ort-lib, which
+ * is tried before the variable), and the CUDA EP is found beside it; workers inherit the result.
+ * A DIR without the library is still named as the library: a load without --ort-lib then fails
+ * on it instead of quietly taking another ORT, and commands that load no ORT never look. */
+void oq_cli_apply_cuda_dir(void)
+{
+    const char *dir = getenv("ORTQUAL_ORT_CUDA_DIR");
+    const char *lib = getenv("ORTQUAL_ORT_LIB");
+    if (!dir || !*dir || (lib && *lib)) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/libonnxruntime.so", dir);
+    if (access(path, R_OK) != 0)
+        snprintf(cuda_dir_problem, sizeof cuda_dir_problem,
+                 "ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so", oq_cli_shown(dir));
+    setenv("ORTQUAL_ORT_LIB", path, 1);
+}
+
+const char *oq_cli_cuda_dir_problem(void)
+{
+    return *cuda_dir_problem ? cuda_dir_problem : NULL;
+}
+
+void oq_cli_load_failed(const char *ort_lib, oq_err *err)
+{
+    if (!ort_lib && *cuda_dir_problem) snprintf(err->msg, sizeof err->msg, "%s", cuda_dir_problem);
+}
+
 int oq_cli_runtime_string(const oq_opt *o, const char *arg)
 {
     struct oq_cli_runtime *cr = o->ctx;
@@ -146,6 +176,7 @@ int oq_cli_runtime_load(const struct oq_cli_runtime *cr, oq_runtime **rt)
     oq_runtime *r = NULL;
     if (oq_runtime_load(cr->ort_lib, &r, &err) != OQ_OK ||
         oq_cli_runtime_register(cr, r, &err) != OQ_OK) {
+        if (!r) oq_cli_load_failed(cr->ort_lib, &err);
         oq_cli_error("%s", err.msg);
         oq_runtime_free(r);
         return OQ_EXIT_RUNTIME;

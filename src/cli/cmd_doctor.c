@@ -219,6 +219,10 @@ static void check_cupti(doctor *d, const oq_gpu_facts *g)
 
 static void print_ort(const oq_evidence *ev)
 {
+    if (!ev->ort_version) {
+        printf("ONNX Runtime\n  not loaded\n");
+        return;
+    }
     printf("ONNX Runtime\n  version     %s (C API %d)\n  library     %s\n  build       %s\n  providers  ",
            ev->ort_version, ev->ort_api_version, oq_cli_shown(ev->ort_lib_path), ev->ort_build_info);
     for (size_t i = 0; i < ev->n_providers; i++) printf(" %s", ev->providers[i]);
@@ -495,8 +499,12 @@ static int run(doctor *d)
     oq_err err = {0};
     int rc = OQ_EXIT_OK;
     if (oq_runtime_load(d->cr.ort_lib, &d->rt, &err) != OQ_OK) {
+        /* a folder set up for ORT that lacks it is a set-up problem to report with the rest (the
+         * GPU, the libraries); any other load failure is the one line */
+        int setup = !d->cr.ort_lib && oq_cli_cuda_dir_problem();
+        oq_cli_load_failed(d->cr.ort_lib, &err);
         oq_cli_error_in("doctor", "%s", err.msg);
-        if (!d->json) return OQ_EXIT_RUNTIME;
+        if (!d->json && !setup) return OQ_EXIT_RUNTIME;
         problem(d, err.msg); /* --json still prints its document, with "ort": null */
         rc = OQ_EXIT_RUNTIME;
     } else {

@@ -31,8 +31,12 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
         json_array_append_new(configs, json_pack("{s:s, s:f, s:f, s:b}", "name", e->configs[i].name, "fixed_s",
                                                  e->configs[i].fixed_s, "per_event_s", e->configs[i].per_event_s,
                                                  "read_only", e->configs[i].read_only));
-    json_t *j = json_pack("{s:I, s:o, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
-                          (json_int_t)e->measured_events, "configs", configs, "events", (json_int_t)o->events,
+    json_t *left_out = json_array();
+    for (size_t i = 0; i < e->n_left_out; i++)
+        json_array_append_new(left_out, json_pack("{s:s, s:s}", "name", e->left_out[i].name, "status",
+                                                  oq_verdict_name(e->left_out[i].status)));
+    json_t *j = json_pack("{s:I, s:o, s:o, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
+                          (json_int_t)e->measured_events, "configs", configs, "left_out", left_out, "events", (json_int_t)o->events,
                           "batches", (json_int_t)e->batches, "total_configs", e->n_total_configs, "workers",
                           o->workers, "shards", e->shards, "waves", e->waves, "events_per_shard",
                           (json_int_t)e->events_per_shard, "shard_fixed_s",
@@ -73,6 +77,9 @@ static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const ch
             printf("%-34s %12s %16s\n", oq_cli_shown(e->configs[i].name), "0 (read)", "0 (read)");
         else
             printf("%-34s %12.3f %16.4f\n", oq_cli_shown(e->configs[i].name), e->configs[i].fixed_s, e->configs[i].per_event_s * 1e3);
+    for (size_t i = 0; i < e->n_left_out; i++)
+        printf("note: %s is left out: it timed no batch (%s); give --configs to count it in the larger plan\n",
+               oq_cli_shown(e->left_out[i].name), oq_verdict_name(e->left_out[i].status));
     if (e->n_configs && e->configs[0].read_only)
         printf("(the reference '%s' is saved outputs: read, not run, it costs nothing here; the time that made "
                "them is not modelled)\n", oq_cli_shown(e->configs[0].name));

@@ -167,6 +167,9 @@ static int run_tables(char **inputs, size_t n, const oq_plot_options *opt, int j
         oq_err err = {0};
         oq_figures *figs = NULL;
         oq_status st = oq_figures_from_tables(tables, n, opt, &figs, &err);
+        if (!st && !oq_figures_count(figs)) /* not an error, as for a validate run: nothing ran */
+            fprintf(stderr, "ortqual plot: %s%s: nothing to draw: no bench row has status \"ok\" (every variant "
+                    "skipped, unsupported or out of memory)\n", oq_cli_shown(inputs[0]), n > 1 ? " (and the other inputs)" : "");
         rc = draw(figs, st, &err, opt, json);
     }
     for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);

@@ -33,24 +33,6 @@ static void usage(FILE *fp)
     fprintf(fp, "\n'ortqual help <command>' (or 'ortqual <command> --help') explains one command.\n");
 }
 
-/* ORTQUAL_ORT_CUDA_DIR=DIR: ORT and its CUDA EP unpacked in DIR (a GPU host without registry
- * access). The core library comes from DIR unless ORTQUAL_ORT_LIB names one, and the CUDA EP is
- * found beside it. Workers inherit the result. Returns 0, or 2 for a DIR without the library. */
-static int apply_cuda_dir(void)
-{
-    const char *dir = getenv("ORTQUAL_ORT_CUDA_DIR");
-    const char *lib = getenv("ORTQUAL_ORT_LIB");
-    if (!dir || !*dir || (lib && *lib)) return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/libonnxruntime.so", dir);
-    if (access(path, R_OK) != 0) {
-        fprintf(stderr, "ortqual: ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so\n", oq_cli_shown(dir));
-        return OQ_EXIT_USAGE;
-    }
-    setenv("ORTQUAL_ORT_LIB", path, 1);
-    return 0;
-}
-
 /* A closed fd 0, 1 or 2 would be the next file opened: the table meant for stdout would go into
  * an output file. Each is held by /dev/null opened read-only, where a write fails (EBADF) as it
  * did on the closed descriptor, and close_stdout says so. */
@@ -164,7 +146,7 @@ int main(int argc, char **argv)
      * inputs). Kept up to 16 MiB: peak memory is unchanged, the churn goes. */
     mallopt(M_TRIM_THRESHOLD, 16 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
-    if (apply_cuda_dir()) return OQ_EXIT_USAGE;
+    oq_cli_apply_cuda_dir();
     if (argc < 2) {
         usage(stderr);
         return OQ_EXIT_USAGE;

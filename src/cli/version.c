@@ -26,6 +26,7 @@ int oq_cli_version(int argc, char **argv)
     oq_err err = {0};
     oq_runtime *rt = NULL;
     if (oq_runtime_load(cr.ort_lib, &rt, &err) != OQ_OK) {
+        oq_cli_load_failed(cr.ort_lib, &err);
         printf("ONNX Runtime: not loaded (%s)\n", err.msg);
         /* the library asked for is unusable: a deployment check must not pass. Without
          * --ort-lib the tool's own version is still the answer asked for. */

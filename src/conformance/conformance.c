@@ -501,15 +501,11 @@ oq_status oq_conformance_run_test(const char *test_dir, const oq_conformance_opt
         verdict(res, OQ_CONFORMANCE_FAIL, "%s", e.msg);
         return OQ_OK;
     }
-    Onnx__ModelProto *m =
-        oq_model_nesting_check(buf, n, model_path, &e) ? NULL : onnx__model_proto__unpack(NULL, n, buf);
+    Onnx__ModelProto *m;
+    oq_status bad = oq_model_unpack_checked(buf, n, model_path, OQ_UNPACK_WHOLE, &m, &e);
     free(buf);
-    if (e.status) {
+    if (bad) {
         verdict(res, OQ_CONFORMANCE_FAIL, "%s", e.msg);
-        return OQ_OK;
-    }
-    if (!m) {
-        verdict(res, OQ_CONFORMANCE_FAIL, "%s: not a valid ONNX ModelProto", model_path);
         return OQ_OK;
     }
     judge(test_dir, m, model_path, opts, res);

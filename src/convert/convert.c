@@ -570,14 +570,13 @@ char *oq_convert_report_json(const oq_convert_report *r)
 
 /* ---- the contract, read back ------------------------------------------------------------- */
 
-/* The contract in m's metadata (m NULL: a parse failure, reported as such). */
+/* The contract in m's metadata. */
 static oq_status contract_of(const Onnx__ModelProto *m, const char *path, int *has, char *input, size_t cap,
                              oq_err *err)
 {
     oq_status st = OQ_OK;
     *has = 0;
     if (cap) *input = 0;
-    if (!m) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
     for (size_t i = 0; !st && i < m->n_metadata_props; i++) {
         const Onnx__StringStringEntryProto *e = m->metadata_props[i];
         if (!e->key || strcmp(e->key, OQ_CONVERT_CONTRACT_KEY)) continue;
@@ -616,9 +615,9 @@ oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, in
                                  oq_err *err)
 {
     Onnx__ModelProto *m; /* metadata only: the weights are not copied */
-    oq_status st = oq_model_unpack_checked(buf, n, path ? path : "the model", &m, err);
+    oq_status st = oq_model_unpack_checked(buf, n, path ? path : "the model", OQ_UNPACK_LEAN, &m, err);
     if (st) return st;
     st = contract_of(m, path, has, input, cap, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

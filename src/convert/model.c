@@ -179,11 +179,9 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, const cha
 {
     char why_buf[96];
     *out = NULL;
-    oq_status deep = oq_model_nesting_check(buf, len, name, err);
-    if (deep) return deep;
-    Onnx__ModelProto *pm = onnx__model_proto__unpack(NULL, len, buf);
-    if (!pm)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", name);
+    Onnx__ModelProto *pm;
+    oq_status bad = oq_model_unpack_checked(buf, len, name, OQ_UNPACK_WHOLE, &pm, err);
+    if (bad) return bad;
     const char *why = !pm->has_ir_version || pm->ir_version <= 0 ? "no ir_version" /* as inspect says */
                       : !pm->graph                               ? "no graph"
                       : !pm->n_opset_import                      ? "no opset_import"

@@ -67,7 +67,9 @@ static const char *skip_hint(oq_runner r)
     case OQ_RUNNER_CMOCKA:
         return "cmocka names each skipped test after its \"[  SKIPPED ] N test(s), listed below:\" "
                "line: keep those lines in the log";
-    case OQ_RUNNER_PLAIN: return "a plain summary prints none";
+    case OQ_RUNNER_PLAIN:
+        return "a plain summary prints none: a \"SKIP name: reason\" line before it for each skip, "
+               "as ortqual conformance prints, gives one";
     case OQ_RUNNER_NONE: break;
     }
     return "no runner was recognised";

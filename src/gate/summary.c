@@ -444,7 +444,15 @@ static oq_status other_skip(oq_summary_scanner *s, const char *line, oq_err *err
     return st;
 }
 
-/* "[word:] N passed, N failed[, N skipped]" */
+/* ortqual conformance's " (U unsupported)" after its skips, U of them: the end of the line. */
+static int unsupported_tail(const char *p, long long skipped)
+{
+    long long u;
+    int used = -1;
+    return !*p || (sscanf(p, " (%lld unsupported)%n", &u, &used) == 1 && used > 0 && !p[used] && u >= 0 && u <= skipped);
+}
+
+/* "[word:] N passed, N failed[, N skipped[ (U unsupported)]]" */
 static int parse_plain(const char *line, oq_test_summary *t)
 {
     const char *p = line;
@@ -457,7 +465,7 @@ static int parse_plain(const char *line, oq_test_summary *t)
         sscanf(p, "%lld passed, %lld failed%n", &passed, &failed, &used) != 2 || used < 0)
         return 0;
     if (p[used] && (sscanf(p + used, ", %lld skipped%n", &skipped, &used2) != 1 || used2 < 0 ||
-                    p[used + used2] != '\0'))
+                    !unsupported_tail(p + used + used2, skipped)))
         return 0;
     return SUMMARY_OF(t, OQ_RUNNER_PLAIN, {AT(passed), passed}, {AT(failed), failed},
                       {AT(skipped), skipped});
@@ -573,6 +581,17 @@ static int pytest_skip(const char *line, int64_t *count, const char **reason)
     return 1;
 }
 
+/* ortqual conformance: "SKIP name: reason" and "UNSUPPORTED name: reason" (counted among its
+ * skips) before its plain summary, from the first column; the reason is "name: reason". */
+static int conformance_skip(const char *line, const char **reason)
+{
+    const char *p = starts_with(line, "SKIP ") ? line + 5 : starts_with(line, "UNSUPPORTED ") ? line + 12 : NULL;
+    const char *colon = p ? strstr(p, ": ") : NULL;
+    if (!colon || colon == p || !colon[2]) return 0;
+    *reason = p;
+    return 1;
+}
+
 /* A summary read from its line alone (unittest's needs the line before). */
 static int closing_summary(const char *line, oq_test_summary *t)
 {
@@ -607,6 +626,7 @@ static oq_status scan_line(oq_summary_scanner *s, const char *line, size_t n, ui
     }
     if (pytest_skip(s->line.buf, &count, &reason))
         return add_reason(&s->pending, &s->n_pending, reason, count, err);
+    if (conformance_skip(s->line.buf, &reason)) return add_reason(&s->pending, &s->n_pending, reason, 1, err);
     if (closing_summary(skip_blanks(s->line.buf), &t)) return take_summary(s, &t, line_no, err);
     return other_skip(s, s->line.buf, err);
 }

@@ -139,7 +139,7 @@ static void walk_from(walk *w, const char *value, route p)
 static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, unsigned **uses, oq_err *err)
 {
     *uses = NULL;
-    if (!m || !m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "not an ONNX model");
+    if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "not an ONNX model (no graph)");
     int64_t opset = 0;
     for (size_t i = 0; i < m->n_opset_import; i++)
         if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain) opset = m->opset_import[i]->version;
@@ -160,9 +160,12 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, uns
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
                                     oq_err *err)
 {
-    Onnx__ModelProto *m = oq_model_unpack_inspect(buf, n);
-    oq_status st = uses_of(m, mi, uses, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    Onnx__ModelProto *m;
+    *uses = NULL;
+    oq_status st = oq_model_unpack_checked(buf, n, "the model", OQ_UNPACK_LEAN, &m, err);
+    if (st) return st;
+    st = uses_of(m, mi, uses, err);
+    onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
 
@@ -173,7 +176,7 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     oq_status st = oq_model_proto_read(path, &m, err);
     if (st) return st;
     st = uses_of(m, mi, uses, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, NULL);
     if (st == OQ_ERR_FORMAT) oq_err_prefix(err, "%s: ", path);
     return st;
 }

@@ -405,7 +405,7 @@ static oq_status not_onnx(oq_err *err, const char *name, const char *why)
 oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err)
 {
     *out = NULL;
-    if (!m) return not_onnx(err, name, "protobuf parse failed: truncated, corrupt or another format");
+    if (!m) return oq_model_parse_failed(name, err);
     oq_status st = OQ_OK;
     if (!m->has_ir_version || m->ir_version <= 0) st = not_onnx(err, name, "no ir_version");
     else if (!m->graph) st = not_onnx(err, name, "no graph");
@@ -463,11 +463,12 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
 {
     OQ_NEED_N(err, n, buf);
     OQ_NEED(err, out);
-    oq_status st = oq_model_nesting_check(buf, n, name ? name : "the model", err);
+    *out = NULL;
+    Onnx__ModelProto *m;
+    oq_status st = oq_model_unpack_checked(buf, n, name ? name : "the model", OQ_UNPACK_LEAN, &m, err);
     if (st) return st;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
     st = oq_model_inspect_proto(m, name ? name : "the model", out, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
 
@@ -493,7 +494,7 @@ oq_status oq_model_external_files(const char *path, char ***files, size_t *n, oq
     *files = NULL;
     *n = 0;
     oq_status st = oq_model_proto_read(path, &m, err);
-    if (st || !m) return st ? st : oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed)", path);
+    if (st) return st;
     for (size_t i = 0; m->graph && i < m->graph->n_initializer; i++) external_file(&c, m->graph->initializer[i], files, n);
     onnx__model_proto__free_unpacked(m, NULL);
     if (!c.oom) return OQ_OK;

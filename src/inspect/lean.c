@@ -211,25 +211,38 @@ int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelP
     return unpack_src(&s, keep, "", NULL, out) > 0; /* -1, nested too deep: the plain unpack refuses it */
 }
 
-oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name, Onnx__ModelProto **out,
-                                  oq_err *err)
+oq_status oq_model_parse_failed(const char *name, oq_err *err)
 {
-    *out = NULL;
-    if (n > LEAN_RAW) { /* the copy's nesting is the model's: its check is the one check */
-        src s = {.mem = buf, .size = n};
-        int done = unpack_src(&s, LEAN_RAW, name, err, out);
-        if (done) return done > 0 ? OQ_OK : OQ_ERR_FORMAT;
-    }
-    oq_status st = oq_model_nesting_check(buf, n, name, err);
-    if (!st) *out = onnx__model_proto__unpack(NULL, n, buf);
-    return st;
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (protobuf parse failed: truncated, corrupt or "
+                      "another format)", name);
 }
 
-Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n)
+/* A lean unpack's outcome (unpack_src) as a status: the copy failed (0) is not decided here. */
+static oq_status lean_status(int done, const Onnx__ModelProto *m, const char *name, oq_err *err)
 {
-    Onnx__ModelProto *m;
-    oq_model_unpack_checked(buf ? buf : (const uint8_t *)"", buf ? n : 0, "", &m, NULL);
-    return m;
+    if (done < 0) return OQ_ERR_FORMAT; /* nested too deep: err says so */
+    return m ? OQ_OK : oq_model_parse_failed(name, err);
+}
+
+/* The whole unpack, its nesting checked first (protobuf-c recurses without a limit). */
+static oq_status unpack_whole(const uint8_t *buf, size_t n, const char *name, Onnx__ModelProto **out, oq_err *err)
+{
+    oq_status st = oq_model_nesting_check(buf, n, name, err);
+    if (!st) *out = onnx__model_proto__unpack(NULL, n, buf);
+    return st || *out ? st : oq_model_parse_failed(name, err);
+}
+
+oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name, oq_unpack_kind kind,
+                                  Onnx__ModelProto **out, oq_err *err)
+{
+    *out = NULL;
+    if (!buf) buf = (const uint8_t *)"", n = 0;
+    if (kind == OQ_UNPACK_LEAN && n > LEAN_RAW) { /* the copy's nesting is the model's: its check is the one check */
+        src s = {.mem = buf, .size = n};
+        int done = unpack_src(&s, LEAN_RAW, name, err, out);
+        if (done) return lean_status(done, *out, name, err);
+    }
+    return unpack_whole(buf, n, name, out, err);
 }
 
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err)
@@ -243,7 +256,7 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
         free(s.win);
         if (done) {
             close(fd);
-            return done > 0 ? OQ_OK : OQ_ERR_FORMAT;
+            return lean_status(done, *out, path, err);
         }
     }
     if (fd >= 0) close(fd);
@@ -251,8 +264,7 @@ oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *
     size_t n;
     oq_status st = oq_read_file(path, &buf, &n, err);
     if (st) return st;
-    st = oq_model_nesting_check(buf, n, path, err);
-    if (!st) *out = onnx__model_proto__unpack(NULL, n, buf);
+    st = unpack_whole(buf, n, path, out, err);
     free(buf);
     return st;
 }

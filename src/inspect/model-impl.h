@@ -11,27 +11,32 @@
 #include "onnx.pb-c.h"
 #include "ortqual/inspect.h"
 
-/* The file `path` read and unpacked for inspection (lean.c): the raw_data of its graph's large
- * initializers (above 64 KiB) is not read, their raw_data.len kept with raw_data.data NULL.
- * *out NULL (and OQ_OK) when protobuf-c cannot parse it. Errors: those of oq_read_file. Free
- * with onnx__model_proto__free_unpacked. */
+/* How much of a model an unpack keeps: everything (a model to convert or run), or its graph
+ * with the raw_data of initializers above 64 KiB left out (raw_data.len kept, raw_data.data
+ * NULL: inspection, placement, metadata), so that a large model costs its graph, not its weights. */
+typedef enum oq_unpack_kind {
+    OQ_UNPACK_WHOLE = 0,
+    OQ_UNPACK_LEAN
+} oq_unpack_kind;
+
+/* The one unpack of a model from outside: buf .. buf+n checked for nesting
+ * (oq_model_nesting_check) once, on the bytes unpacked, and unpacked as `kind` says. *out is set
+ * on OQ_OK only; OQ_ERR_FORMAT naming `name` when it nests too deep or protobuf-c cannot parse
+ * it (oq_model_parse_failed's message). Free with onnx__model_proto__free_unpacked. */
+oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name, oq_unpack_kind kind,
+                                  Onnx__ModelProto **out, oq_err *err);
+/* The file `path` read and unpacked lean, as oq_model_unpack_checked unpacks bytes, without
+ * reading the left-out bytes. Errors: those of oq_read_file, and oq_model_unpack_checked's. */
 oq_status oq_model_proto_read(const char *path, Onnx__ModelProto **out, oq_err *err);
+/* OQ_ERR_FORMAT "NAME: not an ONNX model (protobuf parse failed: truncated, corrupt or another
+ * format)": the one message for bytes protobuf-c cannot parse, whichever command read them. */
+oq_status oq_model_parse_failed(const char *name, oq_err *err);
 
 /* buf .. buf+n unpacked with the raw_data of graph initializers above `keep` bytes left out
  * (raw_data.len kept, raw_data.data NULL): 1 with *out set (NULL when protobuf-c cannot parse
  * it), 0 when the wire format is beyond this copy (a group, a truncated field: unpack it whole
- * to report that). */
+ * to report that). The fuzz harness's view of the copy itself. */
 int oq_model_unpack_lean(const uint8_t *buf, size_t n, size_t keep, Onnx__ModelProto **out);
-
-/* buf .. buf+n unpacked for inspection as oq_model_proto_read unpacks a file (lean when the
- * copy can be made, else whole); NULL when protobuf-c cannot parse it. */
-Onnx__ModelProto *oq_model_unpack_inspect(const uint8_t *buf, size_t n);
-/* The same, with the nesting check (oq_model_nesting_check: `name` in its message) made once,
- * on the bytes unpacked: a caller that checks and then unpacks walked the model twice.
- * OQ_ERR_FORMAT when it nests too deep (*out NULL); OQ_OK with *out NULL when protobuf-c
- * cannot parse it. */
-oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name, Onnx__ModelProto **out,
-                                  oq_err *err);
 
 /* protobuf's default recursion limit, which ONNX Runtime parses models with: messages nested
  * deeper are refused before protobuf-c, which recurses without a limit, unpacks them. */
@@ -40,9 +45,6 @@ oq_status oq_model_unpack_checked(const uint8_t *buf, size_t n, const char *name
  * (nesting.c); OQ_ERR_FORMAT "NAME: messages nested deeper than 100 levels ..." otherwise.
  * Bytes malformed otherwise pass: the unpack says what is wrong with them. */
 oq_status oq_model_nesting_check(const uint8_t *buf, size_t n, const char *name, oq_err *err);
-/* onnx__model_proto__unpack of a model that passes that check; NULL otherwise too. Every
- * unpack of a model from outside goes through it or the check. */
-Onnx__ModelProto *oq_model_unpack(const uint8_t *buf, size_t n);
 
 /* oq_model_inspect_bytes of a parsed model (`m` NULL: a parse failure, reported as such). */
 oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq_model_info **out, oq_err *err);

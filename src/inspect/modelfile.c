@@ -108,7 +108,7 @@ oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
     if (!(m->path = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_read_file(path, &m->bytes, &m->n, err);
     Onnx__ModelProto *p = NULL;
-    if (!st) st = oq_model_unpack_checked(m->bytes, m->n, path, &p, err);
+    if (!st) st = oq_model_unpack_checked(m->bytes, m->n, path, OQ_UNPACK_LEAN, &p, err);
     if (!st && oq_model_inspect_proto(p, path, &m->mi, &m->inspected)) m->mi = NULL;
     if (p) onnx__model_proto__free_unpacked(p, NULL);
     size_t n = !st && m->mi ? m->mi->n_external_files : 0;

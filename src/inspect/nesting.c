@@ -79,9 +79,3 @@ oq_status oq_model_nesting_check(const uint8_t *buf, size_t n, const char *name,
     return oq_err_set(err, OQ_ERR_FORMAT, "%s: messages nested deeper than %d levels (subgraphs in subgraphs), "
                       "the most protobuf, and so ONNX Runtime, reads", name, OQ_ONNX_NESTING_MAX);
 }
-
-Onnx__ModelProto *oq_model_unpack(const uint8_t *buf, size_t n)
-{
-    if (oq_model_nesting_check(buf, n, "", NULL)) return NULL;
-    return onnx__model_proto__unpack(NULL, n, buf);
-}

@@ -149,16 +149,15 @@ static oq_status nodes_oom(const char *path, oq_err *err)
     return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while reading its nodes", path);
 }
 
-/* The nodes that `name` and `op_type` select of the unpacked model m (freed here; NULL: a
- * parse failure, reported), `what` naming it. */
+/* The nodes that `name` and `op_type` select of the unpacked model m (freed here), `what`
+ * naming it. */
 static oq_status find_in(Onnx__ModelProto *m, const char *what, const char *name, const char *op_type,
                          oq_node_info **nodes, size_t *n, oq_err *err)
 {
     oq_status st = OQ_OK;
-    if (!m || !m->graph)
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph, or protobuf parse failed)", what);
+    if (!m->graph) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph)", what);
     if (!st && collect(m->graph, name, op_type, nodes, n)) st = nodes_oom(what, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
 
@@ -181,17 +180,17 @@ oq_status oq_model_find_nodes_bytes(const void *buf, size_t len, const char *wha
     *nodes = NULL;
     *n = 0;
     Onnx__ModelProto *m;
-    oq_status st = oq_model_unpack_checked(buf, len, what, &m, err);
+    oq_status st = oq_model_unpack_checked(buf, len, what, OQ_UNPACK_LEAN, &m, err);
     return st ? st : find_in(m, what, name, op_type, nodes, n, err);
 }
 
-/* Both views of the unpacked model m (freed here; NULL: a parse failure, reported). */
+/* Both views of the unpacked model m (freed here). */
 static oq_status inspect_nodes(Onnx__ModelProto *m, const char *name, const char *op_type, oq_model_info **mi,
                                oq_node_info **nodes, size_t *n, oq_err *err)
 {
     oq_status st = oq_model_inspect_proto(m, name, mi, err);
     if (!st && collect(m->graph, NULL, op_type, nodes, n)) st = nodes_oom(name, err);
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, NULL);
     if (st) {
         oq_model_info_free(*mi);
         *mi = NULL;
@@ -216,7 +215,9 @@ oq_status oq_model_inspect_nodes_bytes(const void *buf, size_t len, const char *
     *nodes = NULL;
     *n = 0;
     *mi = NULL;
-    return inspect_nodes(oq_model_unpack_inspect(buf, len), name, op_type, mi, nodes, n, err);
+    Onnx__ModelProto *m;
+    oq_status st = oq_model_unpack_checked(buf, len, name, OQ_UNPACK_LEAN, &m, err);
+    return st ? st : inspect_nodes(m, name, op_type, mi, nodes, n, err);
 }
 
 static void io_clear(oq_io_info *io, size_t n)

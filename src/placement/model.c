@@ -86,12 +86,12 @@ oq_status oq_placement_add_model_bytes(oq_placement *p, const void *buf, size_t 
     OQ_NEED(err, p);
     OQ_NEED_N(err, len, buf);
     if (!what) what = "model";
-    oq_status deep = oq_model_nesting_check(buf, len, what, err);
-    if (deep) return deep;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-    if (!m || !m->graph) {
-        if (m) onnx__model_proto__free_unpacked(m, NULL);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model", what);
+    Onnx__ModelProto *m;
+    oq_status bad = oq_model_unpack_checked(buf, len, what, OQ_UNPACK_LEAN, &m, err);
+    if (bad) return bad;
+    if (!m->graph) {
+        onnx__model_proto__free_unpacked(m, NULL);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph)", what);
     }
     const Onnx__GraphProto *g = m->graph;
     oq_status st = OQ_OK;

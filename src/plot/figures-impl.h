@@ -19,6 +19,7 @@ struct oq_figures {
         oq_plot_spec spec;
     } *items;
     size_t n;
+    int no_ok_rows; /* bench inputs without a row of status "ok": an empty set, not an error */
 };
 
 #define OQ_NOMEM(err) oq_err_set(err, OQ_ERR_NOMEM, "out of memory")

@@ -119,10 +119,11 @@ static oq_status check_stat(const char *stat, oq_err *err)
                       "unknown time statistic '%s' (mean_ms, p50_ms, p90_ms, p95_ms, p99_ms, p999_ms, max_ms)", stat);
 }
 
-/* A set of no figure is an error: the input had nothing to draw. */
+/* A set of no figure from rows that were measured is an error: their values had nothing to
+ * draw. Inputs with no measured row are an empty set (oq_figures_no_ok_rows). */
 static oq_status finish(oq_figures *fl, oq_status st, const char *name, oq_figures **out, oq_err *err)
 {
-    if (!st && !fl->n) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: nothing drawable (every value empty or not positive)", name);
+    if (!st && !fl->n && !fl->no_ok_rows) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: nothing drawable (every value empty or not positive)", name);
     if (st) {
         oq_figures_free(fl);
         return st;

@@ -778,14 +778,14 @@ oq_status oq_figures_bench(oq_figures *fl, oq_csv *const *tables, size_t nt, con
 {
     bench_data bd = {.stat = stat};
     oq_status st = bench_load(&fl->mem, &bd, tables, nt, err);
-    if (!st && !bd.n)
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s%s: no bench rows with status \"ok\" to plot",
-                        oq_csv_name(tables[0]), nt > 1 ? " (and the other bench inputs)" : "");
-    if (!st) st = bench_sort(&bd, err);
+    /* every variant skipped, unsupported or out of memory: nothing was measured, as a validate
+     * run with nothing compared, so no figure and no error */
+    fl->no_ok_rows = !st && !bd.n;
+    if (!st && bd.n) st = bench_sort(&bd, err);
     /* Variants are known only once every row was read. */
     const char *baseline = NULL;
-    if (!st) st = resolve_baseline(&bd, opt && opt->baseline ? opt->baseline : bd.variants.v[0], &baseline, err);
-    if (!st) st = bench_figures(fl, &bd, baseline, err);
+    if (!st && bd.n) st = resolve_baseline(&bd, opt && opt->baseline ? opt->baseline : bd.variants.v[0], &baseline, err);
+    if (!st && bd.n) st = bench_figures(fl, &bd, baseline, err);
     free(bd.rows);
     free(bd.variants.v);
     return st;

@@ -177,7 +177,8 @@ static oq_status complete(const oq_validate_summary *s, oq_err *err)
 static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
 {
     out->configs = calloc(s->n_configs + 1, sizeof *out->configs);
-    if (!out->configs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    out->left_out = calloc(s->n_configs + 1, sizeof *out->left_out);
+    if (!out->configs || !out->left_out) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = complete(s, err);
     for (size_t i = 0; !st && i < s->n_configs; i++) {
         const char *name = s->configs[i].config.name;
@@ -187,6 +188,11 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
         if (!got) got = measure(s, &s->configs[i], o, all_batches, &out->configs[out->n_configs], err);
         if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
         if (!got && i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
+        if (!got) { /* said, not silently dropped: the user's matrix may run it */
+            oq_estimate_left_out *l = &out->left_out[out->n_left_out++];
+            snprintf(l->name, sizeof l->name, "%s", name);
+            l->status = s->configs[i].status;
+        }
         out->n_configs += got;
     }
     if (st) return st;
@@ -268,5 +274,6 @@ void oq_estimate_clear(oq_estimate *e)
 {
     if (!e) return;
     free(e->configs);
+    free(e->left_out);
     memset(e, 0, sizeof *e);
 }

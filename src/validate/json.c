@@ -1301,16 +1301,19 @@ static void interruption_back(const json_t *j, oq_interruption *in)
     in->n_batches = (size_t)json_integer_value(json_object_get(j, "batches"));
 }
 
-static json_t *summary_json(const oq_validate_summary *s, int marks);
+/* What summary_json puts where the batch records go: the file's records come later, from the
+ * workers' record files (each array a marker replaced by its records, summary_stream); the plots
+ * take a sample of them (every array empty). */
+typedef enum summary_batches {
+    SUMMARY_BATCH_MARKERS, /* BATCHES_MARK -1: the run's batches; K: configuration K's */
+    SUMMARY_NO_BATCHES
+} summary_batches;
 
-json_t *oq_summary_to_json(const oq_validate_summary *s)
-{
-    return summary_json(s, 0);
-}
+static json_t *summary_json(const oq_validate_summary *s, summary_batches batches);
 
 json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
 {
-    return summary_json(s, 2);
+    return summary_json(s, SUMMARY_NO_BATCHES);
 }
 
 /* The reference cache the run used, or none and why. */
@@ -1321,14 +1324,12 @@ static json_t *cache_json(const oq_validate_summary *s)
     return j;
 }
 
-/* marks 1: every "batches" array is a marker (BATCHES_MARK -1: the run's, K: configuration
- * K's); 2: every "batches" array empty (oq_summary_to_json_for_plots). */
-static json_t *summary_json(const oq_validate_summary *s, int marks)
+static json_t *summary_json(const oq_validate_summary *s, summary_batches how)
 {
-    json_t *batches = marks == 1 ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
-    for (size_t i = 0; !marks && i < s->n_batches; i++) json_array_append_new(batches, batch_info_json(&s->batches[i]));
+    const int marks = how == SUMMARY_BATCH_MARKERS;
+    json_t *batches = marks ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
     for (size_t i = 0; i < s->n_configs; i++)
-        json_array_append_new(configs, config_json(&s->configs[i], marks == 1 ? (long)i : -1, marks == 2));
+        json_array_append_new(configs, config_json(&s->configs[i], marks ? (long)i : -1, !marks));
     json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:o, s:o}}", "schema", OQ_VALIDATE_SCHEMA, "start", s->start,
                           "end", s->end, "evidence",
                           s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : json_object(), "model_inputs",
@@ -1340,7 +1341,7 @@ static json_t *summary_json(const oq_validate_summary *s, int marks)
         return NULL;
     }
     if (*s->plan_hash)
-        json_object_set_new(j, "plan", marks == 1 ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
+        json_object_set_new(j, "plan", marks ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
                                                   : plan_id_json(s->plan_hash, s->plan_description));
     json_object_set_new(j, "reference_cache", cache_json(s));
     json_object_set_new(j, "batches", batches);
@@ -1457,7 +1458,7 @@ static int put_file(FILE *f, const char *path)
  * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
 static int summary_stream(FILE *f, const oq_validate_summary *s, const oq_spilled *sp)
 {
-    json_t *j = summary_json(s, 1);
+    json_t *j = summary_json(s, SUMMARY_BATCH_MARKERS);
     char *text = oq_json_dumps(j, SUMMARY_FLAGS);
     json_decref(j);
     if (!text) return 0;

@@ -611,7 +611,8 @@ static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
         snprintf(who + used, sizeof who - used, "%s%d (%s)", used ? ", " : "", (int)mi->problems[p].index,
                  oq_shard_state_name(mi->problems[p].state));
     }
-    r->status = OQ_VERDICT_FAILED;
+    /* the reference is never failed: missing batches of it are a reference that did not run */
+    r->status = r->is_reference ? OQ_VERDICT_ERROR : OQ_VERDICT_FAILED;
     oq_result_reason(r, "incomplete: shard %s did not report", who);
 }
 
@@ -651,7 +652,7 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
             if (oq_config_parse(m->plan.configs[k], &r->config, NULL))
                 snprintf(r->config.name, sizeof r->config.name, "%s", m->plan.configs[k]);
             r->is_reference = k == 0;
-            r->status = OQ_VERDICT_FAILED;
+            r->status = k == 0 ? OQ_VERDICT_ERROR : OQ_VERDICT_FAILED;
         }
         /* judged on what the shards reported: a missing shard is reported as such, not as a
          * reference that did not pass */

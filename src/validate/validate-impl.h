@@ -155,10 +155,8 @@ json_t *oq_config_result_to_json(const oq_config_result *r);
 oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_err *err);
 oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err);
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err);
-/* summary.json as a document, and written. */
-json_t *oq_summary_to_json(const oq_validate_summary *s);
-/* The same without any batch record (every "batches" array empty): the plots add a sample of
- * them (oq_validate_plots). */
+/* summary.json as a document without any batch record (every "batches" array empty): the plots
+ * add a sample of them (oq_validate_plots). */
 json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
 /* What a run keeps on file instead of in its summary, so its memory does not grow with its
  * batches: the batch list (a batch's index and valid size kept), the plan's description, and

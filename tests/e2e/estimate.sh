@@ -36,4 +36,22 @@ expect 0 "^one shard: 13.6 s fixed \+ 11.5 min for its events = 11.7 min$" \
 expect 0 "^worker time: 9.74 h \(50 shards x 11.7 min\)$" \
     "$Q" estimate "$S" --events 1000000 --configs 20 --workers 50 --only cuda: --repeat 1 --warmup 1
 
+# 3. scale-out.md's --repeat 5 figure (the demo's own repeat, the default): it said 0.34 h
+expect 0 "^worker time: 17.2 h \(50 shards x 20.7 min\)$" \
+    "$Q" estimate "$S" --events 1000000 --configs 20 --workers 50 --only cuda: --repeat 5 --warmup 1
+
+# 4. a configuration the probe skipped timed nothing: it is named, in the text and in --json
+#    (it was left out in silence, the matrix modelled one configuration short)
+"$PY" - "$S" "$T/skip.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["configs"][2]["status"], d["configs"][2]["batches"] = "skipped", []
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+name=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["configs"][2]["name"])' "$T/skip.json")
+expect 0 "^note: $name is left out: it timed no batch \(skipped\); give --configs to count it in the larger plan$" \
+    "$Q" estimate "$T/skip.json" --events 1000 --workers 2
+left=$("$Q" estimate "$T/skip.json" --events 1000 --workers 2 --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["left_out"])')
+[ "$left" = "[{'name': '$name', 'status': 'skipped'}]" ] && ok "--json left_out" || bad "--json left_out: $left"
+
 report

@@ -75,7 +75,7 @@ gate 1 -- "$W/bin/earlier_none" &&
     expect "an earlier run ran no tests (pytest summary at line 1: === no tests ran in 0.1s ===); the last summary does not undo it"
 printer earlier_plain_skips 0 'gpu: 0 passed, 0 failed, 3 skipped\nunit: 2 passed, 0 failed\n'
 gate 1 --allow-skip . -- "$W/bin/earlier_plain_skips" &&
-    expect "in an earlier run (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped): 3 of 3 skips have no visible reason (a plain summary prints none)"
+    expect "in an earlier run (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped): 3 of 3 skips have no visible reason (a plain summary prints none: a \"SKIP name: reason\" line before it for each skip, as ortqual conformance prints, gives one)"
 printer earlier_skip 0 'SKIPPED [1] g.py:1: needs CUDA\n=== 1 passed, 1 skipped in 0.1s ===\nunit: 2 passed, 0 failed\n'
 gate 1 -- "$W/bin/earlier_skip" &&
     expect "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): skipped (no --allow-skip given): [1] g.py:1: needs CUDA"
@@ -392,6 +392,14 @@ EOF
     (cd "$W/caller" && PYTHONPATH="$W/pylib" $PY -m pytest -q -p no:cacheprovider "$T/test_shadow.py" >/dev/null 2>&1) &&
         fail "control: running from the caller's directory did not pick up the shadowing package"
 fi
+
+# ortqual's own conformance run, the shipped set: its 58 *_expanded tests are skipped, each with a
+# "SKIP name: reason" line, so a gate that allows that reason passes it (it could never pass:
+# "58 of 58 skips have no visible reason"); another reason allowed names the first skip
+gate 0 --allow-skip 'not applicable' --verdict "$W/v.json" -- "$ORTQUAL" conformance &&
+    [ "$(json 'v["verdict"], v["runner"]')" = "pass plain" ] || fail "gate of conformance: $(cat "$W/v.json")"
+gate 1 --allow-skip 'needs CUDA' -- "$ORTQUAL" conformance &&
+    expect "skip not allowed by --allow-skip: [1] test_"
 
 # no gate folder is left behind (all runs but the --keep one cleaned up)
 left=$(find "$TMPDIR" -maxdepth 1 -name 'ortqual-gate-*' | wc -l)

@@ -96,4 +96,32 @@ expect 2 "^ortqual bench: --iters '99999999999': want a whole number in 1..10000
 mkdir lc && (cd lc && $Q validate --list-configs >/dev/null && $Q validate --configs nosuch >/dev/null 2>&1
              [ -z "$(ls -A)" ]) && ok "no empty ortqual-out/ left" || bad "left in lc: $(ls -A lc)"
 
+# 11. ORTQUAL_ORT_CUDA_DIR naming a folder without libonnxruntime.so broke every command with
+#     exit 2, help and --version included, and --ort-lib did not override it: now only a load
+#     without --ort-lib fails on it, naming the folder, and doctor reports it as a problem
+mkdir nocuda
+nc() { env -u ORTQUAL_ORT_LIB ORTQUAL_ORT_CUDA_DIR="$T/nocuda" "$@"; }
+expect 0 "^usage: ortqual" nc $Q help
+expect 0 "^usage: ortqual export" nc $Q export --help
+expect 0 "wrote $T/nc.onnx" nc $Q export sdpa -o "$T/nc.onnx"
+expect 0 "attention nodes: 1" nc $Q inspect "$T/nc.onnx"
+expect 0 "ONNX Runtime: not loaded \(ORTQUAL_ORT_CUDA_DIR=$T/nocuda has no readable libonnxruntime.so\)" nc $Q --version
+expect 0 "^ONNX Runtime 1\.[0-9.]+ \(C API" nc $Q --version --ort-lib "$OQ_ORT_LIB"
+expect 0 "healthy" nc $Q doctor --ort-lib "$OQ_ORT_LIB"
+expect 3 "NOT HEALTHY:.*
+  ORTQUAL_ORT_CUDA_DIR=$T/nocuda has no readable libonnxruntime.so" nc $Q doctor
+# a run that loads ORT without --ort-lib fails on the folder: it never quietly takes another ORT
+out=$(nc $Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 --repeat 1 \
+      --no-plots --no-cache --outdir ncv 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "nocuda" <<<"$out" && ! grep -q "verdict: PASSED" <<<"$out" &&
+    ok "validate without --ort-lib fails on the folder (exit $rc)" || bad "validate with a bad ORTQUAL_ORT_CUDA_DIR: exit $rc: $out"
+
+# 12. the same garbage file is "not an ONNX model (protobuf parse failed ...)" in every command
+#     that reads a model (inspect, convert and conformance each said it another way)
+printf garbage >garbage.onnx && mkdir -p conf/test_x && cp garbage.onnx conf/test_x/model.onnx
+why="not an ONNX model \(protobuf parse failed: truncated, corrupt or another format\)"
+expect 2 "^ortqual inspect: garbage.onnx: $why$" $Q inspect garbage.onnx
+expect 2 "garbage.onnx: $why$" $Q convert garbage.onnx -o g2.onnx --flash
+expect 1 "^FAIL test_x: conf/test_x/model.onnx: $why$" $Q conformance conf
+
 report

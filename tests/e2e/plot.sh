@@ -99,8 +99,12 @@ cut -d, -f"1-$((mean - 1)),$((mean + 1))-" "$bench" >"$T/nocol.csv"
 expect_usage "nocol.csv: no column 'mean_ms' in the header" "$T/nocol.csv" --stat mean
 printf 'variant,status\n"unclosed,ok\n' >"$T/quote.csv"
 expect_usage "quote.csv:2: field 1: quoted field never closed" "$T/quote.csv"
+# no row measured (every variant skipped): nothing to draw, exit 0, as for a validate run
 grep -v ',ok,' "$bench" >"$T/nook.csv"
-expect_usage 'no bench rows with status "ok" to plot' "$T/nook.csv"
+rm -rf "$T/nook"
+"$ORTQUAL" plot "$T/nook.csv" --out "$T/nook" >"$T/out" 2>"$T/err" || fail "plot of a bench summary with no ok row: exit $?"
+grep -qF 'nothing to draw: no bench row has status "ok"' "$T/err" || fail "plot with no ok row: $(cat "$T/err")"
+[ -z "$(ls -A "$T/nook" 2>/dev/null)" ] || fail "plot with no ok row wrote $(ls "$T/nook")"
 expect_usage "baseline 'gpu' is not a variant" "$bench" --baseline gpu
 # a negative or zero length or batch is malformed, not a point to drop
 seqc=$(colno seq_len) batchc=$(colno batch)

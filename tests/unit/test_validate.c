@@ -2865,6 +2865,30 @@ static void estimate_expected_reference_costs_nothing(void **state)
     oq_validate_summary_free(s);
 }
 
+/* A configuration the probe skipped timed nothing: it is in no mean, and the estimate names it
+ * (it was left out in silence, the user's matrix modelled one configuration short). */
+static void estimate_names_what_it_left_out(void **state)
+{
+    (void)state;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_summary_read(DEMO_SUMMARY, &s, &err), OQ_OK);
+    assert_true(s->n_configs >= 3);
+    oq_config_result *c = &s->configs[2];
+    for (size_t i = 0; i < c->n_batches; i++) c->batches[i].timed = 0;
+    c->status = OQ_VERDICT_SKIPPED;
+    oq_estimate_opts o = {.events = 1000, .workers = 2, .repeat = -1, .warmup = -1};
+    oq_estimate e;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_OK);
+    assert_int_equal(e.n_configs, s->n_configs - 1);
+    assert_int_equal(e.n_left_out, 1);
+    assert_string_equal(e.left_out[0].name, c->config.name);
+    assert_int_equal(e.left_out[0].status, OQ_VERDICT_SKIPPED);
+    oq_estimate_clear(&e);
+    assert_int_equal(e.n_left_out, 0);
+    oq_validate_summary_free(s);
+}
+
 /* A synthetic merged summary: 8 batches of 4 events, the reference and two configurations, each
  * batch's first call 10 ms (`extra` s more on the batches listed), 3 timed calls of 2 ms after a
  * warm-up; each of the 2 shards that ran a configuration spent 1 s once and `io` s of I/O. */
@@ -3005,6 +3029,7 @@ int main(void)
         cmocka_unit_test(estimate_fixed_from_measured_calls),
         cmocka_unit_test(estimate_refuses_partial_timings),
         cmocka_unit_test(estimate_expected_reference_costs_nothing),
+        cmocka_unit_test(estimate_names_what_it_left_out),
         cmocka_unit_test(estimate_each_shards_cold_call_is_one_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
