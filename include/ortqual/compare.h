@@ -226,7 +226,10 @@ typedef struct oq_compare_result {
     int64_t num_elements; /* all elements */
     int64_t num_valid;    /* elements compared */
     int64_t num_padded;   /* elements on padding */
-    double max_abs, max_rel, mean_abs, rms, rel_l2;
+    double max_abs, max_rel, mean_abs, rms, rel_l2; /* as shown everywhere: max_abs and max_rel over
+                                           the finite pairs, NaN where a valid element is NaN on either
+                                           side, +Inf where one is infinite; the others over the
+                                           finite pairs, NaN when none is */
     double sum_abs, sum_sq, sum_ref_sq; /* |d|, d^2 and ref^2 summed over the same pairs: the
                                            mean_abs, rms and rel_l2 of several comparisons taken
                                            together come from these */
@@ -251,6 +254,7 @@ typedef struct oq_compare_result {
     double max_abs_ref;    /* largest finite |ref| over valid elements */
     oq_log_hist err_hist;  /* |d| over valid elements where both values are finite */
     oq_mag_hist by_ref;    /* the same elements by |ref| */
+    int vacuous;          /* passed cleared by oq_compare_judge_atol: the atol cannot fail here */
     int passed;
 } oq_compare_result;
 
@@ -261,6 +265,17 @@ typedef struct oq_compare_result {
  * comparison is NOT an error: it returns OQ_OK with res->passed == 0. */
 OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                     oq_compare_result *res, oq_err *err);
+
+/* A tolerance that cannot fail judges nothing: a pass of `res` whose atol (res->tol.atol)
+ * is not the preset's (`preset_atol`: the user's) and is at least the largest |value| of the
+ * reference (of the output where the reference is all zeros) would pass with zeros in either
+ * place. Such a pass is failed (passed 0, vacuous 1). The one rule of validate, replay, bench
+ * and convert. Returns res->vacuous (0 for a NULL res). */
+OQ_API int oq_compare_judge_atol(oq_compare_result *res, double preset_atol);
+/* Why a vacuous result failed: "its atol 100 is at least its largest |value| 2.66: zeros would
+ * pass in its place (a tolerance that cannot fail: lower its atol)". Returns buf ("" in it for a
+ * NULL res). */
+OQ_API char *oq_compare_vacuous_str(const oq_compare_result *res, char *buf, size_t n);
 
 /* One line for people, e.g.
  * "out_cls: PASS valid=1200 max_abs=3.1e-06 max_rel=2.2e-05 rms=8.0e-07 rel_l2=1.1e-06

@@ -422,7 +422,8 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     /* the model's precision sets the tolerance, else the output's: a file saved as float64
      * holds no more of it */
     oq_tolerances *tols = NULL;
-    oq_status st = oq_tolerances_create(oq_tolerance_for_dtype(c->reduced ? c->reduced : out->dtype), &tols, err);
+    oq_tolerance preset = oq_tolerance_for_dtype(c->reduced ? c->reduced : out->dtype);
+    oq_status st = oq_tolerances_create(preset, &tols, err);
     if (!st && c->o->tolerances) st = oq_tolerances_add(tols, c->o->tolerances, err);
     oq_compare_opts co = oq_compare_opts_default(out->dtype);
     co.inf_match = 1; /* as conformance judges: -inf where the expected file has it (masked scores) */
@@ -431,12 +432,10 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     oq_compare_result res;
     if (!st) st = oq_compare_tensors(out, want, &co, &res, err);
     if (st) return st;
+    if (oq_compare_judge_atol(&res, preset.atol)) oq_compare_vacuous_str(&res, chk->vacuous, sizeof chk->vacuous);
     snprintf(chk->name, sizeof chk->name, "%s", out->name);
-    /* a NaN or Inf on either side is no distance: the error is NaN or Inf, not that of the
-     * finite pairs (0 against an expected file of NaNs) */
-    chk->max_abs_err = oq_compare_max_abs_shown(res.nan_count, res.inf_count, res.ref_nan_count, res.ref_inf_count,
-                                                res.max_abs);
-    chk->max_rel_err = isfinite(chk->max_abs_err) ? res.max_rel : chk->max_abs_err;
+    chk->max_abs_err = res.max_abs; /* NaN or Inf where a valid element was, as everywhere */
+    chk->max_rel_err = res.max_rel;
     chk->rtol = co.tol.rtol;
     chk->atol = co.tol.atol;
     chk->over_tol = res.over_tol;
@@ -501,7 +500,9 @@ static void judge_outputs(oq_bench_row *row, const char *expected_path)
         char rt[32], at[32], err[32];
         oq_real_str(c->rtol, 6, rt, sizeof rt);
         oq_real_str(c->atol, 6, at, sizeof at);
-        if (*what)
+        if (*c->vacuous)
+            snprintf(row->error, sizeof row->error, "output '%s': %s", c->name, c->vacuous);
+        else if (*what)
             snprintf(row->error, sizeof row->error,
                      "output '%s': non-finite values: %s; %lld elements over tolerance (rtol %s, atol %s)", c->name,
                      what, (long long)c->over_tol, rt, at);

@@ -283,9 +283,7 @@ static void config_row(const oq_config_result *c)
     const char *worst_out = "-";
     for (size_t j = 0; j < c->n_outputs; j++) { /* each output over every batch: nan, inf, then the largest */
         const oq_compare_result *r = &c->outputs[j].all;
-        double m = oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count,
-                                            isfinite(r->max_abs) ? r->max_abs : 0);
-        if (oq_compare_max_abs_worse(m, worst)) worst = m, worst_out = r->name;
+        if (oq_compare_max_abs_worse(r->max_abs, worst)) worst = r->max_abs, worst_out = r->name;
     }
     med = c->totals.median_p50_s * 1e3, p90 = c->totals.median_p90_s * 1e3, first = c->totals.first_call_s * 1e3;
     if (!c->totals.n) med = p90 = first = NAN; /* no batch ran (not run, crashed): nothing timed, not 0 ms */

@@ -81,6 +81,7 @@ typedef struct cli_state {
     const char *model_opt;      /* the first option that needs --model */
     oq_bench_shape shapes[MAX_MODEL_ARGS];
     oq_bench_dim dims[MAX_MODEL_ARGS], sweeps[MAX_MODEL_ARGS];
+    const char *shape_texts[MAX_MODEL_ARGS], *dim_texts[MAX_MODEL_ARGS], *sweep_texts[MAX_MODEL_ARGS]; /* as given */
     oq_cli_list tolerances;
     oq_cli_list given;          /* the options given (oq_cli_command.given) */
     char *tolerance_text;
@@ -283,6 +284,40 @@ static int set_attention_number(const oq_opt *opt, const char *s)
 }
 
 /* --shape, --dim, --sweep: parsed by the library, kept in the state. */
+static int same_dim(const oq_bench_dim *a, const oq_bench_dim *b)
+{
+    return !strcmp(a->name, b->name) && a->n_values == b->n_values &&
+           !memcmp(a->values, b->values, a->n_values * sizeof *a->values);
+}
+
+static int same_shape(const oq_bench_shape *a, const oq_bench_shape *b)
+{
+    if (strcmp(a->input, b->input) || a->ndim != b->ndim) return 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d] || strcmp(a->dim_names[d], b->dim_names[d])) return 0;
+    return 1;
+}
+
+/* Entry k of --shape, --dim or --sweep against the earlier ones that name the same input or
+ * dimension: the same value again is taken once (docs/usage.md: refused only with another
+ * value), another is refused saying both. 1: new, 0: a repeat, -1: refused. */
+static int model_arg_new(cli_state *c, const oq_opt *opt, size_t k, const char *s)
+{
+    int shape = !strcmp(opt->name, "shape"), sweep = !strcmp(opt->name, "sweep");
+    const char **texts = shape ? c->shape_texts : sweep ? c->sweep_texts : c->dim_texts;
+    texts[k] = s;
+    for (size_t i = 0; i < k; i++) {
+        const char *name = shape ? c->shapes[i].input : sweep ? c->sweeps[i].name : c->dims[i].name;
+        if (strcmp(name, shape ? c->shapes[k].input : sweep ? c->sweeps[k].name : c->dims[k].name)) continue;
+        if (shape ? same_shape(&c->shapes[i], &c->shapes[k])
+                  : same_dim(sweep ? &c->sweeps[i] : &c->dims[i], sweep ? &c->sweeps[k] : &c->dims[k]))
+            return 0;
+        fprintf(stderr, "ortqual bench: --%s %s given twice ('%s' and '%s')\n", opt->name, name, texts[i], s);
+        return -1;
+    }
+    return 1;
+}
+
 static int set_model_arg(const oq_opt *opt, const char *s)
 {
     cli_state *c = opt->ctx;
@@ -302,7 +337,9 @@ static int set_model_arg(const oq_opt *opt, const char *s)
         fprintf(stderr, "ortqual bench: --%s: %s\n", opt->name, err.msg);
         return -1;
     }
-    (*n)++;
+    int fresh = model_arg_new(c, opt, *n, s);
+    if (fresh < 0) return -1;
+    *n += (size_t)fresh;
     return 0;
 }
 
@@ -329,13 +366,12 @@ static int set_int_range(const oq_opt *opt, const char *s)
     return 0;
 }
 
-/* --model, --inputs, --expected: one file each; a second one is refused (the last won silently). */
-/* --seq-dim NAME, once */
+/* --seq-dim NAME, once (the same name again is taken) */
 static int set_seq_dim(const oq_opt *opt, const char *s)
 {
     cli_state *c = opt->ctx;
     mark(&c->model_opt, opt);
-    if (c->o.seq_dim) {
+    if (c->o.seq_dim && strcmp(c->o.seq_dim, s)) {
         fprintf(stderr, "ortqual bench: --seq-dim given twice ('%s' and '%s')\n", c->o.seq_dim, s);
         return -1;
     }
@@ -343,10 +379,12 @@ static int set_seq_dim(const oq_opt *opt, const char *s)
     return 0;
 }
 
+/* --model, --inputs, --expected: one file each; another one is refused (the last won silently),
+ * the same path again is taken. */
 static int set_once(const oq_opt *opt, const char *s)
 {
     const char **slot = opt->ctx;
-    if (*slot) {
+    if (*slot && strcmp(*slot, s)) { /* the same file again names one thing still */
         fprintf(stderr, "ortqual bench: --%s given twice ('%s' and '%s'): it takes one file\n", opt->name, *slot, s);
         return -1;
     }

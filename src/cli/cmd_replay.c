@@ -178,7 +178,9 @@ static int run(struct replay_args *a, int argc, char **argv)
                                                     "order (implies --reference expected; --reference cpu with\n"
                                                     "them is refused)",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
-        OQ_OPT_STRING("precision", "fp32|fp16|bf16|tf32", &a->precision, "tolerance preset for the replayed outputs (fp32; tf32: --ep cuda)"),
+        OQ_OPT_STRING("precision", "fp32|fp16|bf16|tf32", &a->precision,
+                      "tolerance preset for the replayed outputs (default: fp16 or bf16\n"
+                      "when the model computes in it, else fp32; tf32: --ep cuda)"),
         OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
                     "per-output override 'out:rtol=..,atol=..' (an output the model does\n"
                     "not have is refused); repeatable"),

@@ -22,6 +22,12 @@ oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, 
  * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
 
+/* The one place that decides the metrics every table, CSV and summary.json shows: max_abs (and
+ * max_rel) NaN where a valid element is NaN on either side, +Inf where one is infinite
+ * (oq_compare_max_abs_shown), else the finite pairs' maximum; mean_abs, rms and rel_l2 NaN when
+ * no valid pair (`finite_pairs` of them) is finite. A comparison and a merge of them end with it. */
+void oq_compare_metrics_shown(oq_compare_result *r, int64_t finite_pairs);
+
 /* A value of a comparison record's element (its "got" or "expected"): a number; "nan", "inf"
  * or "-inf"; or an exact comparison's text, every digit of an integer, copied to `text` (n
  * bytes; "" for the others; NULL: not wanted) and returned as the nearest double. Not a number

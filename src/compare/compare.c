@@ -350,6 +350,7 @@ static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_
         r->rms = sqrt(s->sq / (double)s->finite);
     }
     r->rel_l2 = oq_rel_l2_of(s->sq, s->ref_sq);
+    oq_compare_metrics_shown(r, s->finite);
     r->sum_abs = s->abs;
     r->sum_sq = s->sq;
     r->sum_ref_sq = s->ref_sq;
@@ -649,9 +650,7 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
     buf[0] = '\0';
     append(buf, n, &used, "%s%s%s valid=%" PRId64 "/%" PRId64, r->name, r->name[0] ? ": " : "",
            r->passed ? "PASS" : "FAIL", r->num_valid, r->num_elements);
-    /* a max_abs over the finite elements alone (0 when none is) would read like a pass */
-    double max_abs =
-        oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count, r->max_abs);
+    double max_abs = r->max_abs;
     /* a failed output's max_abs and max_rel read back above atol and rtol however close they are
      * (3 digits printed a max_rel over rtol 0.10008144378662108 as 0.1) */
     int judged = !r->passed && !r->exact;
@@ -686,6 +685,10 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
                value_str(w->expected_text, w->expected, e, sizeof e),
                diff_str(r, w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, d, sizeof d));
     }
+    if (r->vacuous) {
+        char why[200];
+        append(buf, n, &used, "; %s", oq_compare_vacuous_str(r, why, sizeof why));
+    }
     if (r->padding_checked && r->pad_nonzero) {
         const oq_compare_elem *p = &r->first_pad_nonzero;
         char g[32];
@@ -695,11 +698,51 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
     return buf;
 }
 
+/* The largest |value| of the side a pass at atol would not tell from zeros. */
+static double vacuous_largest(const oq_compare_result *r)
+{
+    return r->max_abs_ref > 0 ? r->max_abs_ref : r->max_abs;
+}
+
+int oq_compare_judge_atol(oq_compare_result *r, double preset_atol)
+{
+    if (!r) return 0;
+    /* |out - ref| <= atol with atol >= max |ref|: an output of zeros passes; with the reference
+     * all zeros, any output within atol of it does (|out| <= atol): zeros in its place too */
+    double largest = vacuous_largest(r);
+    if (r->passed && !r->exact && r->num_valid > 0 && r->tol.atol != preset_atol && largest > 0 &&
+        r->tol.atol >= largest) {
+        r->passed = 0;
+        r->vacuous = 1;
+    }
+    return r->vacuous;
+}
+
+char *oq_compare_vacuous_str(const oq_compare_result *r, char *buf, size_t n)
+{
+    if (!n || !buf) return buf;
+    char at[32];
+    if (!r) *buf = '\0';
+    else
+        snprintf(buf, n, "its atol %s is at least its largest |value| %.6g: zeros would pass in its place (a "
+                 "tolerance that cannot fail: lower its atol)", oq_real_str(r->tol.atol, 6, at, sizeof at),
+                 vacuous_largest(r));
+    return buf;
+}
+
 double oq_compare_max_abs_shown(int64_t nan, int64_t inf, int64_t ref_nan, int64_t ref_inf, double max_abs)
 {
     if (nan || ref_nan) return NAN;
     if (inf || ref_inf) return INFINITY;
     return max_abs;
+}
+
+void oq_compare_metrics_shown(oq_compare_result *r, int64_t finite_pairs)
+{
+    /* a max over the finite pairs alone (0 when none is) would read like a pass */
+    double shown = oq_compare_max_abs_shown(r->nan_count, r->inf_count, r->ref_nan_count, r->ref_inf_count, r->max_abs);
+    if (!isfinite(shown)) r->max_abs = r->max_rel = shown;
+    if (r->num_valid > 0 && finite_pairs == 0) r->mean_abs = r->rms = r->rel_l2 = NAN;
 }
 
 int oq_compare_max_abs_worse(double a, double b)
@@ -832,6 +875,7 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
     }
     if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory building the comparison JSON");
     if (r->exact) json_object_set_new(j, "exact", json_true());
+    if (r->vacuous) json_object_set_new(j, "vacuous", json_true());
     *out = j;
     return OQ_OK;
 }
@@ -942,6 +986,7 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
         return oq_err_set(err, OQ_ERR_FORMAT, "not a comparison record");
     snprintf(r->name, sizeof r->name, "%s", name);
     r->passed = json_is_true(json_object_get(j, "passed"));
+    r->vacuous = json_is_true(json_object_get(j, "vacuous"));
     r->ndim = (int32_t)json_array_size(shape);
     for (int32_t d = 0; d < r->ndim; d++) r->shape[d] = json_integer_value(json_array_get(shape, (size_t)d));
     r->out_dtype = oq_dtype_parse(json_string_value(json_object_get(j, "dtype")));

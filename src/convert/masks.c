@@ -251,8 +251,15 @@ static void expand_one(cv_ctx *c, cv_model *m, size_t i)
 
 oq_status cv_pass_expand_mask(cv_ctx *c, cv_model *m, oq_err *err)
 {
-    size_t count = m->nodes.n;
-    for (size_t i = 0; i < count; i++)
-        if (oq_node_is(m->nodes.v[i], "Attention")) expand_one(c, m, i);
+    size_t count = m->nodes.n, seen = 0, masked = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!oq_node_is(m->nodes.v[i], "Attention")) continue;
+        seen++;
+        masked += *input_at(m->nodes.v[i], IN_MASK) != '\0';
+        expand_one(c, m, i);
+    }
+    /* as the other passes: nothing rewritten is said, not left to the reader to infer */
+    if (!seen) cv_step(c->r, "expand-mask", "", "note", "no Attention node");
+    else if (!masked) cv_step(c->r, "expand-mask", "", "note", "no Attention node has an attn_mask");
     return m->oom ? cv_oom(m, err) : OQ_OK;
 }

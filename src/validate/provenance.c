@@ -1,9 +1,11 @@
 /* Saved outputs say who made them: `validate --save-outputs` writes, as each .npz archive's
- * comment (numpy and libzip ignore it), the configuration, provider, model and ONNX Runtime that
- * computed them. An `expected` reference made of such files, judged against the very session
- * that saved them (the same model on the same provider and ORT build), compares ORT with itself:
- * it passes with max|err| 0 and proves nothing, as replay's `--ep cpu` against ORT CPU of the same
- * build does; it is refused the same way. */
+ * comment (numpy and libzip ignore it), the configuration, provider, model, ONNX Runtime and
+ * session options that computed them. An `expected` reference made of such files, judged against
+ * the very session that saved them (the same model on the same provider and ORT build, with the
+ * same session options), compares ORT with itself: it passes with max|err| 0 and proves nothing,
+ * as replay's `--ep cpu` against ORT CPU of the same build does; it is refused the same way.
+ * Other session options (graph optimizations, config entries, threads, provider options) are a
+ * comparison: telling a fusion's error from the model's is what they are for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +17,38 @@
 
 #define PROVENANCE_MARK "ortqual-outputs "
 
+/* {"KEY": "VALUE", ...} of n pairs (the last of a key given twice, as ORT takes it). */
+static json_t *pairs_json(size_t n, const char *const *keys, const char *const *values)
+{
+    json_t *j = json_object();
+    for (size_t i = 0; j && i < n; i++)
+        if (json_object_set_new(j, keys[i], json_string(values[i]))) {
+            json_decref(j);
+            return NULL;
+        }
+    return j;
+}
+
+/* The session options a run gives every ORT configuration, as the comment records them. */
+static json_t *session_json(int threads, oq_graph_opt graph_opt, size_t n_cfg, const char *const *cfg_keys,
+                            const char *const *cfg_values, size_t n_ep, const char *const *ep_keys,
+                            const char *const *ep_values)
+{
+    return json_pack("{s:i, s:i, s:o, s:o}", "threads", threads, "graph_opt", (int)graph_opt, "config",
+                     pairs_json(n_cfg, cfg_keys, cfg_values), "ep_options", pairs_json(n_ep, ep_keys, ep_values));
+}
+
 char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library,
                             const char *ort_sha256)
 {
-    json_t *j = json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "config", p->config.name, "provider",
-                          p->config.runtime, "model_sha256", p->model_sha256, "ort_version", ort_version,
-                          "ort_library", ort_library, "ort_library_sha256", ort_sha256);
+    json_t *session = session_json(p->threads, p->graph_opt, p->n_session_configs,
+                                   (const char *const *)p->session_config_keys,
+                                   (const char *const *)p->session_config_values, p->n_ep_options,
+                                   (const char *const *)p->ep_option_keys, (const char *const *)p->ep_option_values);
+    json_t *j = session ? json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:o}", "config", p->config.name, "provider",
+                                    p->config.runtime, "model_sha256", p->model_sha256, "ort_version", ort_version,
+                                    "ort_library", ort_library, "ort_library_sha256", ort_sha256, "session", session)
+                        : NULL;
     char *body = j ? json_dumps(j, JSON_COMPACT) : NULL, *text = NULL;
     json_decref(j);
     if (body && asprintf(&text, PROVENANCE_MARK "%s", body) < 0) text = NULL;
@@ -46,13 +74,26 @@ static oq_status same_build(const json_t *prov, const char *ort_file, char ort_s
     return st;
 }
 
+/* Whether `o` runs the session options `prov` was saved with; a file saved before they were
+ * recorded (2026-12-06) is taken as saved with these (refused as it was). */
+static int same_session(const oq_validate_opts *o, const json_t *prov)
+{
+    const json_t *saved = json_object_get(prov, "session");
+    if (!saved) return 1;
+    json_t *now = session_json(o->threads, o->graph_opt, o->n_session_configs, o->session_config_keys,
+                               o->session_config_values, o->n_ep_options, o->ep_option_keys, o->ep_option_values);
+    int same = !now || json_equal(saved, now); /* out of memory: as before, refused */
+    json_decref(now);
+    return same;
+}
+
 /* The configuration under test that runs the session which saved `prov` (NULL: none): the same
- * model (its files' SHA-256), provider and ORT build. */
+ * model (its files' SHA-256), provider, ORT build and session options. */
 static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha, int same_ort)
 {
     const char *provider = json_string_value(json_object_get(prov, "provider"));
     const char *sha = json_string_value(json_object_get(prov, "model_sha256"));
-    if (!provider || !sha || strcmp(sha, model_sha) || !same_ort) return NULL;
+    if (!provider || !sha || strcmp(sha, model_sha) || !same_ort || !same_session(o, prov)) return NULL;
     for (size_t k = 1; k < o->n_configs; k++)
         if (o->configs[k].repr == OQ_REPR_MODEL && !strcasecmp(o->configs[k].runtime, provider)) return &o->configs[k];
     return NULL;
@@ -91,7 +132,8 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
         if (c)
             st = oq_err_set(err, OQ_ERR_INVALID_ARG,
                             "%s: saved by '%s' (validate with save_outputs) running this model_path on %s with ORT "
-                            "%s (%s), the session '%s' runs: compared with its own outputs ORT is compared with "
+                            "%s (%s) and the same session options, the session '%s' runs: compared with its own "
+                            "outputs ORT is compared with "
                             "itself, which passes and proves nothing (judge it against outputs of another build, "
                             "provider or framework)",
                             files[i], json_string_value(json_object_get(prov, "config")), c->runtime,

@@ -87,9 +87,7 @@ static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t 
             oq_csv_write_double(x->w, b->timed ? b->first_call_s : 0);
             oq_csv_write_double(x->w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
         }
-        if (o) /* nan or inf when a valid element was: max_abs alone is over the finite pairs */
-            oq_csv_write_double(x->w, oq_compare_max_abs_shown(o->nan_count, o->inf_count, o->ref_nan_count,
-                                                               o->ref_inf_count, o->max_abs));
+        if (o) oq_csv_write_double(x->w, o->max_abs); /* nan or inf when a valid element was */
         else oq_csv_write_empty(x->w);
         oq_csv_end_row(x->w, err);
     }

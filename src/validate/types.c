@@ -425,6 +425,7 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
     a->max_abs = max_of(a->max_abs, b->max_abs);
     a->max_rel = max_of(a->max_rel, b->max_rel);
     a->max_abs_ref = fmax(a->max_abs_ref, b->max_abs_ref);
+    oq_compare_metrics_shown(a, finite_count(&a->err_hist));
     into->n_batches += from->n_batches;
 }
 

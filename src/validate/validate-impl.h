@@ -122,13 +122,14 @@ oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, c
 oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err);
 
 /* Saved outputs' provenance (validate --save-outputs): the .npz archive's comment, "ortqual-outputs "
- * and a JSON object of the configuration, provider, model SHA-256 and ONNX Runtime (version, real
- * file, that file's SHA-256) that made them (malloc'ed; NULL when out of memory). */
+ * and a JSON object of the configuration, provider, model SHA-256, ONNX Runtime (version, real
+ * file, that file's SHA-256) and session options ("session": threads, graph_opt, config and
+ * ep_options) that made them (malloc'ed; NULL when out of memory). */
 char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library,
                             const char *ort_sha256);
 /* An `expected` reference whose files say (oq_outputs_provenance) they were saved by a configuration
- * under test's own session (the same --model files by SHA-256, its provider, and ORT of the bytes
- * `ort_file` holds, at any path: docs/verdicts.md): compared with them it compares ORT with itself,
+ * under test's own session (the same --model files by SHA-256, its provider, ORT of the bytes
+ * `ort_file` holds, at any path, and the same session options: docs/verdicts.md): compared with them it compares ORT with itself,
  * passes and proves nothing; OQ_ERR_INVALID_ARG naming the file and the configuration. `ort_file`
  * "": not known, not judged. */
 oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err);

@@ -235,19 +235,6 @@ static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tenso
     return OQ_OK;
 }
 
-/* A user's atol (one that is not the configuration's preset) at or above every |value| of the
- * batch's expected output, or, where that is all zeros, of ours (on the valid elements: ours is
- * |expected| + |d| at most): zeros in either's place would pass, so the pass judges nothing (the
- * rtol >= 1 rule of the tolerance parser, which cannot see the data). *largest gets that side's
- * largest |value|. */
-static int user_atol_vacuous(const worker *w, const oq_compare_opts *co, const oq_compare_result *res,
-                             double *largest)
-{
-    if (!res->passed || res->exact || res->num_valid == 0 || co->tol.atol == w->base_tol.atol) return 0;
-    *largest = res->max_abs_ref > 0 ? res->max_abs_ref : res->max_abs;
-    return *largest > 0 && co->tol.atol >= *largest;
-}
-
 /* Compares every reference output with ours; the first failure gives the reason. An output
  * is compared on its valid elements when it has the mask's batch and sequence axes. */
 static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor **outs, size_t n_out,
@@ -276,9 +263,7 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
             else comparison_failed(w, b, r->name, ce.msg);
             continue;
         }
-        double largest = 0;
-        int vacuous = user_atol_vacuous(w, &co, res, &largest);
-        if (vacuous) res->passed = 0;
+        int vacuous = oq_compare_judge_atol(res, w->base_tol.atol);
         oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
         if (!bo || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, err)) {
             st = bo ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -286,12 +271,10 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
         }
         oq_batch_output_of(res, bo);
         if (!res->passed && !w->r->reason) {
-            char line[512], at[32], mx[32];
+            char line[512];
             if (vacuous)
-                oq_result_reason(w->r, "batch %lld, output %s: its atol %s is at least its largest |value| %s: zeros "
-                                 "would pass in its place (a tolerance that cannot fail: lower its atol)",
-                                 (long long)b->index, r->name, oq_real_str(co.tol.atol, 6, at, sizeof at),
-                                 (snprintf(mx, sizeof mx, "%.6g", largest), mx));
+                oq_result_reason(w->r, "batch %lld, output %s: %s", (long long)b->index, r->name,
+                                 oq_compare_vacuous_str(res, line, sizeof line));
             else
                 oq_result_reason(w->r, "batch %lld, output %s", (long long)b->index,
                                  oq_compare_result_str(res, line, sizeof line));

@@ -56,6 +56,7 @@ SIZE_NAMES = {"n", "bufn", "cap", "size", "len", "nbytes", "buflen"}
 EXPECT = {
     "oq_compare_result_str": "ret == buf && !buf[0]",
     "oq_compare_result_str_vs": "ret == buf && !buf[0]",
+    "oq_compare_vacuous_str": "ret == buf && !buf[0]",
     "oq_proc_describe": "ret == buf && !buf[0]",
     "oq_refusal_str": "ret == buf && !buf[0]",
     "oq_shape_str": "ret == buf && !buf[0]",

@@ -61,7 +61,16 @@ expect 2 "^ortqual plot: --format 'png,,svg': item 2 is empty$" "$Q" plot "$T/oo
 D="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
 expect 2 "^ortqual bench: --inputs given twice \('$D/inputs_000.npz' and '$D/inputs_001.npz'\)" "$Q" bench "${MODEL[@]}" \
     --inputs "$D/inputs_000.npz" --inputs "$D/inputs_001.npz" --outdir "$T/d1"
-expect 2 "^ortqual bench: --model given twice" "$Q" bench "${MODEL[@]}" --model "$M" --outdir "$T/d1"
+expect 2 "^ortqual bench: --model given twice \('$M' and '$D/mlpf_like_op23.onnx'\)" "$Q" bench "${MODEL[@]}" \
+    --model "$D/mlpf_like_op23.onnx" --outdir "$T/d1"
+# ... a named dimension, input shape or sweep given twice with another value, saying both values
+expect 2 "^ortqual bench: --dim batch given twice \('batch=1' and 'batch=2'\)$" "$Q" bench "${MODEL[@]}" \
+    --dim batch=1 --dim batch=2 --outdir "$T/d1"
+expect 2 "^ortqual bench: --shape x given twice \('x=1,4' and 'x=1,5'\)$" "$Q" bench "${MODEL[@]}" \
+    --shape x=1,4 --shape x=1,5 --outdir "$T/d1"
+# ... and the same value again is taken (docs/usage.md: refused only with another value)
+expect 0 "--dim NAME=V" "$Q" bench "${MODEL[@]}" --model "$M" --dim batch=1 --dim batch=1 --shape x=1,L --shape x=1,L \
+    --sweep L=4,8 --sweep L=4,8 --seq-dim L --seq-dim L --help
 [ ! -e "$T/d1" ] && ok "nothing written by the refusals" || bad "a refusal wrote $T/d1"
 
 report

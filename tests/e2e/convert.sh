@@ -51,6 +51,8 @@ expect 0 "reference = original, lowered \(ORT refused it: node 'node_scaled_dot_
     $ORTQUAL convert "$F/mlpf_like/mlpf_like_op23.onnx" -o "$T/expanded.onnx" --expand-mask
 expect 0 "verdict: PASSED" $ORTQUAL replay --model "$T/expanded.onnx" --inputs "$F/mlpf_like/inputs_000.npz" \
     --expected "$F/mlpf_like/outputs_000.npz" --ep cpu --outdir "$T/rx" --force
+# --expand-mask with nothing to expand says so, as the other passes do (it printed no line)
+expect 0 "expand-mask +note +no Attention node" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" --plan --expand-mask
 expect 0 "verdict: PASSED" $ORTQUAL replay --model "$T/mlpf_like_23.onnx" --inputs "$F/mlpf_like/inputs_001.npz" \
     --expected "$F/mlpf_like/outputs_001.npz" --ep cpu --precision fp16 --outdir "$T/rs" --force
 

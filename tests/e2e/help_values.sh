@@ -66,4 +66,8 @@ check shard-by slurm --help
 # options checked after them: the command runs
 check reference "replay --model $FX/tx_encoder_op18.onnx --inputs $FX/io.npz --repeat 1 --warmup 0" "--outdir $T/r-VALUE"
 check attention-dtype "convert $FX/tx_encoder_op18.onnx" "-o $T/c-VALUE.onnx"
+# a default the help states is the one the run takes (replay's said fp32 where it took fp16)
+$Q replay --help 2>&1 | grep -A2 -E -- '^ +--precision ' | tr -s ' \n' ' ' |
+    grep -qE 'default: fp16 or bf16 when the model computes in it, else fp32' &&
+    ok "replay --help: --precision's default as the run takes it" || bad "replay --help: --precision's default: $($Q replay --help 2>&1 | grep -A2 -E -- '^ +--precision ')"
 report

@@ -90,6 +90,16 @@ for io in "$F/mlpf_like/io.npz" "$T/zero_io.npz"; do
     expect 1 "batch 0, output reg: its atol 1e\\+30 is at least its largest \\|value\\| [0-9.e+-]+: zeros would pass" \
         "$Q" validate --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$io" --configs expected,cpu:model:fp32 \
         --tolerance reg:atol=1e30 --outdir "$T/vacuous" "${V[@]}"
+    # bench and convert apply the same rule (they passed, and convert wrote the file)
+    expect 1 "output 'reg': its atol 1e\\+30 is at least its largest \\|value\\| [0-9.e+-]+: zeros would pass" \
+        "$Q" bench --model "$F/mlpf_like/mlpf_like_op18.onnx" --inputs "$io" --expected "$io" \
+        --tolerance reg:atol=1e30 --iters 2 --outdir "$T/bvacuous" --force
+    rm -f "$T/cvacuous.onnx"
+    expect 1 "output 'reg' differs from the reference: .*its atol 1e\\+30 is at least its largest \\|value\\|" \
+        "$Q" convert "$F/mlpf_like/mlpf_like_op18.onnx" -o "$T/cvacuous.onnx" --flash --inputs "$io" --expected "$io" \
+        --tolerance reg:atol=1e30
+    [ ! -e "$T/cvacuous.onnx" ] && ok "convert wrote nothing under a tolerance that cannot fail" ||
+        bad "convert wrote $T/cvacuous.onnx under a tolerance that cannot fail"
 done
 # an io.npz whose mask member is the documented alias `mask` feeds attention_mask, no stray member
 $PY - "$F/bert_like/io.npz" "$T/alias_io.npz" <<'EOF'

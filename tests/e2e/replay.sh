@@ -128,6 +128,19 @@ rc=$?
 set -e
 [ $rc -eq 1 ] && grep -Eq "^cpu:model:fp32 +failed +1 out +nan " "$T/nr.out" ||
   fail "NaN reference: exit $rc, row: $(grep -A1 '^configuration' "$T/nr.out")"
+# ... and summary.json and validate.csv say the same (summary.json said max_abs 0.0, and mean_abs,
+# rms and rel_l2 0.0 over no finite pair): one place decides the numbers shown
+$PY - "$T/nr" <<'PY' || fail "NaN reference: summary.json and validate.csv disagree with the table"
+import csv, json, sys
+d = json.load(open(sys.argv[1] + "/summary.json"))
+c = d["configs"][1]
+for o in c["outputs"] + c["batches"][0]["outputs"]:
+    for k in ("max_abs", "max_rel", "mean_abs", "rms", "rel_l2"):
+        assert o[k] == "nan", (o["name"], k, o[k])
+rows = list(csv.reader(open(sys.argv[1] + "/validate.csv")))
+col = rows[0].index("max_abs_err")
+assert [r[col] for r in rows[1:] if r[0] == "cpu:model:fp32"] == ["nan"], rows
+PY
 
 # outputs ortqual saved (--save-outputs) from ORT CPU of this build, replayed on ORT CPU of this
 # build: ORT compared with itself passed (max|err| 0), as --reference cpu would, which is refused;
@@ -143,6 +156,25 @@ $ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$
 set -e
 [ $rc -eq 2 ] && grep -q "outputs_01_cpu_model_fp32_000.npz: saved by 'cpu:model:fp32' (validate --save-outputs) running this --model on cpu with ORT 1.29" "$T/so2.out" &&
   [ ! -e "$T/so2/summary.json" ] || fail "replay against its own saved outputs: exit $rc: $(cat "$T/so2.out")"
+# ... but other session options than those they were saved with (recorded in the comment) are a
+# comparison (usage.md's table; they were refused): telling a fusion's error from the model's
+i=0
+for opt in "--graph-opt-level 0" "--session-config session.intra_op.allow_spinning=0"; do
+  i=$((i + 1))
+  set +e
+  # shellcheck disable=SC2086 # the option and its value, split on purpose
+  $ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$M/inputs_001.npz" \
+    --expected "$T"/so/outputs_01_cpu_model_fp32_*.npz $opt --outdir "$T/sopt$i" > "$T/sopt$i.out" 2>&1; rc=$?
+  set -e
+  { [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && [ -e "$T/sopt$i/summary.json" ] ||
+    fail "replay $opt against outputs saved without it: exit $rc: $(cat "$T/sopt$i.out")"
+done
+set +e
+$ORTQUAL validate --model "$M/mlpf_like_op18.onnx" --inputs "$M/inputs_000.npz" "$M/inputs_001.npz" \
+  --expected "$T"/so/outputs_01_cpu_model_fp32_*.npz --threads 1 --repeat 1 --no-plots --outdir "$T/sopt3" > "$T/sopt3.out" 2>&1; rc=$?
+set -e
+{ [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && [ -e "$T/sopt3/summary.json" ] ||
+  fail "validate --threads 1 against outputs saved with the default threads: exit $rc: $(cat "$T/sopt3.out")"
 $PY -c 'import sys, numpy as np; assert sorted(np.load(sys.argv[1]).keys()) == ["cls", "reg"]' "$T/so/outputs_01_cpu_model_fp32_000.npz" ||
   fail "numpy cannot read the saved outputs with their provenance"
 # the build is told by its bytes, not its path: outputs saved by a byte-identical copy of this

@@ -160,7 +160,8 @@ static void test_nan_and_inf_fail(void **state)
     assert_int_equal(r.inf_count, 1);
     assert_int_equal(r.ref_inf_count, 1);
     assert_int_equal(r.over_tol, 2);
-    assert_true(r.max_abs == 0.0); /* metrics cover finite pairs only */
+    assert_true(isnan(r.max_abs) && isnan(r.max_rel)); /* as shown: not the finite pairs' 0 */
+    assert_true(r.mean_abs == 0.0); /* over the finite pairs, of which there are some */
     assert_int_equal(r.worst[0].index, flat(0, 3, 2)); /* non-finite elements head the list */
     assert_true(isnan(r.worst[0].got));
     char text[1024]; /* said "got -nan", like a negative number */
@@ -841,6 +842,81 @@ static void test_json(void **state)
     oq_tensor_free(ref);
 }
 
+/* A reference of NaNs leaves no finite pair: every metric is NaN, in the result and its JSON
+ * (summary.json said max_abs 0.0 and mean_abs, rms, rel_l2 0.0 where the table said nan). */
+static void test_no_finite_pair(void **state)
+{
+    (void)state;
+    oq_tensor *out, *ref;
+    make_pair(&out, &ref);
+    for (int64_t i = 0; i < 36; i++) oq_tensor_set_f64(ref, i, NAN);
+    oq_compare_opts o = masked_opts();
+    o.check_padding = OQ_PADDING_REPORT;
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_false(r.passed);
+    assert_int_equal(r.ref_nan_count, 30);
+    assert_true(isnan(r.max_abs) && isnan(r.max_rel) && isnan(r.mean_abs) && isnan(r.rms) && isnan(r.rel_l2));
+    json_t *j = NULL;
+    assert_int_equal(oq_compare_result_to_json(&r, &j, NULL), OQ_OK);
+    const char *keys[] = {"max_abs", "max_rel", "mean_abs", "rms", "rel_l2"};
+    for (size_t k = 0; k < 5; k++) {
+        const char *v = json_string_value(json_object_get(j, keys[k]));
+        if (!v || strcmp(v, "nan")) fail_msg("%s is not \"nan\"", keys[k]);
+    }
+    json_decref(j);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+    /* an Inf on either side: +Inf, the finite pairs' mean kept */
+    make_pair(&out, &ref);
+    oq_tensor_set_f64(ref, flat(0, 1, 1), INFINITY);
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_true(isinf(r.max_abs) && r.max_abs > 0 && r.mean_abs == 0.0);
+    char line[512];
+    assert_has(oq_compare_result_str(&r, line, sizeof line), " max_abs=inf ");
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
+/* The one rule of validate, replay, bench and convert: a user's atol at least the largest
+ * |value| of the reference (of the output where that is all zeros) judges nothing. */
+static void test_atol_that_cannot_fail(void **state)
+{
+    (void)state;
+    oq_tensor *out, *ref;
+    make_pair(&out, &ref);
+    oq_compare_opts o = masked_opts();
+    double preset = o.tol.atol;
+    o.tol.atol = 100;
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_true(r.passed);
+    assert_int_equal(oq_compare_judge_atol(&r, preset), 1);
+    assert_false(r.passed);
+    assert_true(r.vacuous);
+    char line[600];
+    assert_has(oq_compare_result_str(&r, line, sizeof line), "FAIL valid=30/36");
+    assert_has(line, "; its atol 100 is at least its largest |value| ");
+    assert_has(line, ": zeros would pass in its place (a tolerance that cannot fail: lower its atol)");
+    /* the reference all zeros: the output's largest |value| is the bound */
+    for (int64_t i = 0; i < 36; i++) oq_tensor_set_f64(ref, i, 0.0);
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_int_equal(oq_compare_judge_atol(&r, preset), 1);
+    /* below the largest |value| it can fail: judged as it was; the preset itself is not the user's */
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+    make_pair(&out, &ref);
+    o.tol.atol = 0.5;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_int_equal(oq_compare_judge_atol(&r, preset), 0);
+    assert_true(r.passed);
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_int_equal(oq_compare_judge_atol(&r, 0.5), 0);
+    assert_int_equal(oq_compare_judge_atol(NULL, 0.5), 0);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
 static void test_hist_bins(void **state)
 {
     (void)state;
@@ -1157,6 +1233,8 @@ int main(void)
         cmocka_unit_test(test_tolerance_unknown_output),
         cmocka_unit_test(test_tolerance_specs),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_no_finite_pair),
+        cmocka_unit_test(test_atol_that_cannot_fail),
         cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_histograms),
         cmocka_unit_test(test_fast_path_bit_identical),
