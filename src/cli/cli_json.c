@@ -26,6 +26,7 @@ static struct {
     const char *cmd; /* the command given --json; NULL: not asked */
     int answered;    /* its document or an error object is on stdout */
     char said[OQ_ERR_MSG_MAX];
+    oq_status said_status; /* the library's status behind `said`, where a refusal gave one */
 } promise;
 
 void oq_cli_json_asked(const char *cmd)
@@ -60,6 +61,7 @@ static void print_error_object(const char *cmd, oq_status st, const char *msg, i
 int oq_cli_refuse(const char *cmd, int json, oq_status st, const char *msg, int rc)
 {
     fprintf(stderr, "ortqual %s: %s\n", cmd, msg);
+    if (!promise.said[0]) promise.said_status = st;
     oq_cli_json_said(msg);
     if (json) print_error_object(cmd, st, msg, rc);
     return rc;
@@ -70,7 +72,8 @@ int oq_cli_json_refused(int rc)
     if (!promise.cmd || promise.answered || (rc != OQ_EXIT_USAGE && rc != OQ_EXIT_RUNTIME)) return rc;
     /* every refusal says its line through oq_cli_error: one that did not is still no empty stdout */
     const char *msg = promise.said[0] ? promise.said : "refused (the reason is on standard error)";
-    print_error_object(promise.cmd, rc == OQ_EXIT_RUNTIME ? OQ_ERR_RUNTIME : OQ_ERR_INVALID_ARG, msg, rc);
+    oq_status st = promise.said_status ? promise.said_status : rc == OQ_EXIT_RUNTIME ? OQ_ERR_RUNTIME : OQ_ERR_INVALID_ARG;
+    print_error_object(promise.cmd, st, msg, rc);
     return rc;
 }
 

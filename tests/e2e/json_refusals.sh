@@ -92,6 +92,17 @@ refused "validate missing --model" 2 validate --json --model missing.onnx --inpu
 # 3. a model ORT's own refusal or the converter's late usage error: one error object, nothing else
 refused "convert late --opset" 2 convert "$F/torch/tx_encoder/tx_encoder_op18.onnx" --plan --flash --opset 23 --json
 
+# 3b. a folder another run holds (the lock, found after the options): the object says why, with
+# the library's status (i/o error), for validate and merge alike
+"$Q" validate --num-events 2000 --batch-size 2 --outdir held --no-plots --progress never >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do [ -f held/.ortqual.lock ] && break; sleep 0.1; done
+refused "validate into a held folder" 2 validate --json --num-events 2 --outdir held
+grep -q '"status": "i/o error"' out.json && grep -q 'in use by another ortqual run' out.json &&
+    ok "held folder: status i/o error, the reason" || bad "held folder: $(cat out.json)"
+refused "merge of a held folder" 2 merge held --json
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
 # 4. a run that succeeds prints its own document, as before
 answered "inspect --json" inspect --json m.onnx
 answered "plot --json" plot "$F/bench/summary.csv" --out p2 --json
