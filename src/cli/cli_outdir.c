@@ -35,8 +35,11 @@ static int outdir_lock(const char *cmd, const char *dir, const char *name, int s
     oq_err e = OQ_ERR_INIT;
     oq_status st = shared ? oq_outdir_lock_create_shared(dir, lock, &e) : oq_outdir_lock_create(dir, name, lock, &e);
     if (!st) return OQ_EXIT_OK;
-    char *other = fixed ? strstr(e.msg, " or choose another output folder") : NULL;
-    if (other) *other = '\0';
+    /* the message is worded already (the folder's alternative in the tool's words): cut what
+     * follows the advice to wait */
+    static const char wait[] = ": wait for it to end";
+    char *other = fixed ? strstr(e.msg, wait) : NULL;
+    if (other) other[sizeof wait - 1] = '\0';
     return oq_cli_junit_refused(cmd, junit, st, e.msg, oq_cli_refuse(cmd, 0, st, e.msg, oq_cli_exit_of(st)));
 }
 

@@ -140,6 +140,21 @@ static void write_suite(oq_sb *b, const suite *s, const char *name, size_t id, c
     all->time += t.time;
 }
 
+/* <testsuites NAME ...> around the suites in `body` (freed here): the totals, then the body;
+ * a failed buffer or `failed` marks `b` failed */
+static void wrap_suites(oq_sb *b, const char *top, const totals *all, oq_sb *body, int failed)
+{
+    oq_sb_puts(b, "<testsuites name=\"");
+    oq_sb_esc(b, top);
+    oq_sb_printf(b, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", all->tests, all->failures,
+                 all->errors, all->time);
+    if (body->d.buf) oq_sb_put(b, body->d.buf, body->d.len);
+    oq_sb_puts(b, "</testsuites>\n");
+    b->failed |= body->failed | failed;
+    oq_sb_free(body);
+}
+
+
 /* ---- validate and replay ----------------------------------------------------------- */
 
 /* A value of a worst element: a number, or "nan"/"inf" as JSON holds those (it was printed
@@ -365,14 +380,7 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
     nomem |= run.nomem;
     suite_clear(&run);
     /* command[0] comes from a summary.json a user may have edited: escaped as every field is */
-    oq_sb_puts(b, "<testsuites name=\"");
-    oq_sb_esc(b, top);
-    oq_sb_printf(b, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", all.tests, all.failures,
-                 all.errors, all.time);
-    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
-    oq_sb_puts(b, "</testsuites>\n");
-    b->failed |= body.failed | nomem;
-    oq_sb_free(&body);
+    wrap_suites(b, top, &all, &body, nomem);
     return OQ_OK;
 }
 
@@ -415,12 +423,7 @@ static oq_status junit_conformance(oq_sb *b, const json_t *doc)
     const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "onnxruntime",
                            oq_j_str(json_object_get(doc, "onnxruntime"), "version", ""), NULL};
     write_suite(&body, &s, "ortqual conformance", 0, NULL, NULL, props, &all);
-    oq_sb_printf(b, "<testsuites name=\"ortqual conformance\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n",
-                 all.tests, all.failures, all.errors, all.time);
-    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
-    oq_sb_puts(b, "</testsuites>\n");
-    b->failed |= body.failed | s.nomem;
-    oq_sb_free(&body);
+    wrap_suites(b, "ortqual conformance", &all, &body, s.nomem);
     suite_clear(&s);
     return OQ_OK;
 }
@@ -457,12 +460,7 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     oq_sb body = {0};
     const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "log", oq_j_str(doc, "log", ""), NULL};
     write_suite(&body, &s, "ortqual gate", 0, NULL, NULL, props, &all);
-    oq_sb_printf(b, "<testsuites name=\"ortqual gate\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n",
-                 all.tests, all.failures, all.errors, all.time);
-    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
-    oq_sb_puts(b, "</testsuites>\n");
-    b->failed |= body.failed | s.nomem | cmd.failed | why.failed;
-    oq_sb_free(&body);
+    wrap_suites(b, "ortqual gate", &all, &body, s.nomem | cmd.failed | why.failed);
     oq_sb_free(&cmd);
     oq_sb_free(&why);
     suite_clear(&s);
@@ -484,14 +482,7 @@ static oq_status junit_refusal(oq_sb *b, const json_t *doc)
     totals all = {0, 0, 0, 0, 0};
     oq_sb body = {0};
     write_suite(&body, &s, "run", 0, NULL, NULL, NULL, &all);
-    oq_sb_puts(b, "<testsuites name=\"");
-    oq_sb_esc(b, top);
-    oq_sb_printf(b, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" time=\"%.6f\">\n", all.tests, all.failures,
-                 all.errors, all.time);
-    if (body.d.buf) oq_sb_put(b, body.d.buf, body.d.len);
-    oq_sb_puts(b, "</testsuites>\n");
-    b->failed |= body.failed | s.nomem;
-    oq_sb_free(&body);
+    wrap_suites(b, top, &all, &body, s.nomem);
     suite_clear(&s);
     return OQ_OK;
 }
