@@ -425,7 +425,10 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written
         oq_cli_error_in(cmd, "report.html not written: %s", e.msg);
     if (!junit) return OQ_EXIT_OK;
     char summary[4096];
-    snprintf(summary, sizeof summary, "%s/summary.json", outdir);
+    if (snprintf(summary, sizeof summary, "%s/summary.json", outdir) >= (int)sizeof summary) {
+        oq_cli_error_in(cmd, "--junit: %s/summary.json: path too long", oq_cli_shown(outdir));
+        return OQ_EXIT_RUNTIME;
+    }
     if (oq_junit_write_summary(summary, junit, &e) == OQ_OK) return OQ_EXIT_OK;
     oq_cli_error_in(cmd, "--junit: %s", e.msg);
     return OQ_EXIT_RUNTIME;
