@@ -360,16 +360,23 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
                                                                 : "");
 }
 
-/* A file as written, to stdout. */
-static int print_file(const char *path)
+/* A file as written, to stdout; a failure is said (with --json the error object quotes it). */
+static int print_file(const char *cmd, const char *path)
 {
     char buf[65536];
     FILE *f = fopen(path, "r");
-    if (!f) return -1;
+    if (!f) {
+        oq_cli_error_in(cmd, "cannot read %s: %s", oq_cli_shown(path), strerror(errno));
+        return -1;
+    }
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
+    int wrote = 1;
+    while (wrote && (n = fread(buf, 1, sizeof buf, f)) > 0) wrote = fwrite(buf, 1, n, stdout) == n;
+    int read_err = ferror(f), err = errno;
     fclose(f);
-    return 0;
+    if (read_err) oq_cli_error_in(cmd, "cannot read %s: %s", oq_cli_shown(path), strerror(err));
+    else if (!wrote) oq_cli_error_in(cmd, "standard output: %s", strerror(err));
+    return read_err || !wrote ? -1 : 0;
 }
 
 int oq_cli_glob_inputs(const char *cmd, const oq_cli_list *patterns, glob_t *g, int *globbed)
@@ -418,7 +425,10 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written
         oq_cli_error_in(cmd, "report.html not written: %s", e.msg);
     if (!junit) return OQ_EXIT_OK;
     char summary[4096];
-    snprintf(summary, sizeof summary, "%s/summary.json", outdir);
+    if (snprintf(summary, sizeof summary, "%s/summary.json", outdir) >= (int)sizeof summary) {
+        oq_cli_error_in(cmd, "--junit: %s/summary.json: path too long", oq_cli_shown(outdir));
+        return OQ_EXIT_RUNTIME;
+    }
     if (oq_junit_write_summary(summary, junit, &e) == OQ_OK) return OQ_EXIT_OK;
     oq_cli_error_in(cmd, "--junit: %s", e.msg);
     return OQ_EXIT_RUNTIME;
@@ -578,15 +588,16 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     if (o->shard.count && !o->shard.prepare) snprintf(dir, sizeof dir, "%s/shards/%d", o->outdir, (int)o->shard.index);
     else snprintf(dir, sizeof dir, "%s", o->outdir);
     snprintf(path, sizeof path, o->shard.prepare ? "%s/shards/plan.json" : "%s/summary.json", dir);
-    int rc = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, summary->report_written, out->junit);
-    if (!rc) rc = summary->exit_status;
+    int reports = o->shard.prepare ? OQ_EXIT_OK : oq_cli_write_reports(cmd, dir, summary->report_written, out->junit);
+    int rc = reports ? reports : summary->exit_status;
     /* A signal the summary does not record came once its verdict was fixed (as summary.json was
      * written, or report.html after it): the run's record is whole and is what merge, report and
      * CI read, so its verdict stands, and the exit status is that verdict's; said, not hidden. */
     int late = caught_signal && !summary->interrupted.signal && !o->shard.prepare;
     if (!rc && caught_signal && o->shard.prepare) rc = 128 + caught_signal; /* a plan has no verdict to stand */
     if (out->json) {
-        if (print_file(path)) rc = OQ_EXIT_RUNTIME;
+        /* a failed --junit write is answered by the error object, not by the run's summary */
+        if (reports || print_file(cmd, path)) rc = OQ_EXIT_RUNTIME;
         else oq_cli_json_answered();
     } else if (o->shard.prepare) {
         if (oq_cli_print_prepared(o->outdir)) rc = OQ_EXIT_RUNTIME;

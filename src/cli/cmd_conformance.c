@@ -354,14 +354,15 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     }
     json_t *doc = arr && rc == OQ_EXIT_OK ? summary_doc(arr, counts, opts, f, rt, ep) : NULL;
     if (!doc) json_decref(arr);
-    if (doc && f->json) {
+    int answer = doc && f->json;
+    if (!answer && rc == OQ_EXIT_OK) print_closing_line(counts);
+    /* written before the answer: when --outdir or --junit fails, the error object is the answer */
+    if (doc && rc == OQ_EXIT_OK) rc = write_outputs(doc, f);
+    if (answer && rc == OQ_EXIT_OK) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
         oq_cli_json_answered();
-    } else if (rc == OQ_EXIT_OK) {
-        print_closing_line(counts);
     }
-    if (doc && rc == OQ_EXIT_OK) rc = write_outputs(doc, f);
     json_decref(doc);
     if (rc != OQ_EXIT_OK) return rc;
     int failed = counts[OQ_CONFORMANCE_FAIL] || (f->strict && counts[OQ_CONFORMANCE_UNSUPPORTED]);

@@ -131,7 +131,7 @@ static int draw(oq_figures *figs, oq_status st, const oq_err *build_err, const o
     oq_plot_files files = {0};
     if (!st) st = oq_figures_write(figs, opt, &files, &err);
     if (st) remove_files(&files);
-    print_files(&files, json);
+    else print_files(&files, json); /* a refusal's answer is the error object */
     oq_plot_files_clear(&files);
     oq_figures_free(figs);
     if (!st) return OQ_EXIT_OK;

@@ -79,6 +79,10 @@ refused "inspect missing.onnx" 2 inspect --json missing.onnx
 refused "inspect bad.onnx" 2 inspect bad.onnx --json
 refused "plot missing" 2 plot --json missing.csv --out p
 refused "plot bad.json" 2 plot --json bad.json --out p
+# a table plot cannot draw, and a figure that cannot be written: the error object, not {"files": []}
+printf 'a,b\n1,2\n' >x.csv
+refused "plot x.csv (not a bench summary)" 2 plot --json x.csv --out p
+refused "plot write failure" 3 plot --json "$F/bench/summary.csv" --out /proc/self
 refused "conformance missing dir" 2 conformance --json nothere
 refused "convert missing.onnx" 2 convert --json missing.onnx --plan --flash
 refused "convert bad.onnx" 2 convert --json bad.onnx -o out.onnx --flash

@@ -259,6 +259,22 @@ static void messages(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) assert_says(cases[i][0], cases[i][1]);
 }
 
+/* The tool's words for the library's messages, set for one test and reset after it by cmocka
+ * (teardown runs even when an assertion fails: later tests see the library's own words). */
+static int tool_terms(void **state)
+{
+    (void)state;
+    oq_set_terms(oq_cli_terms);
+    return 0;
+}
+
+static int library_terms(void **state)
+{
+    (void)state;
+    oq_set_terms(NULL);
+    return 0;
+}
+
 /* The library's own messages, worded as the library makes them (oq_set_terms): the tool's. */
 static void library_messages(void **state)
 {
@@ -266,7 +282,6 @@ static void library_messages(void **state)
     oq_err err = {0};
     oq_bench_shape s;
     oq_bench_dim d;
-    oq_set_terms(oq_cli_terms);
     assert_int_equal(oq_bench_shape_parse("x=1,,2", &s, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "--shape 'x=1,,2': item 2 is empty");
     assert_int_equal(oq_bench_shape_parse("x", &s, &err), OQ_ERR_INVALID_ARG);
@@ -301,10 +316,8 @@ static void values_kept(void **state)
     const char *bad_env[] = {"x opts.iters (no_mask) mask_polarity y"};
     oq_gate *g = NULL;
     oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
-    oq_set_terms(oq_cli_terms);
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
     oq_err_prefix(&err, "%s: opts.iters: ", "/d/opts.iters mask_polarity x");
-    oq_set_terms(NULL);
     assert_string_equal(err.msg, "/d/opts.iters mask_polarity x: --iters: --env 'x opts.iters (no_mask) mask_polarity y': "
                                  "expected NAME=VALUE");
 }
@@ -382,8 +395,8 @@ int main(void)
         cmocka_unit_test(shard_texts),
         cmocka_unit_test(words_only),
         cmocka_unit_test(messages),
-        cmocka_unit_test(library_messages),
-        cmocka_unit_test(values_kept),
+        cmocka_unit_test_setup_teardown(library_messages, tool_terms, library_terms),
+        cmocka_unit_test_setup_teardown(values_kept, tool_terms, library_terms),
         cmocka_unit_test(kept_texts),
         cmocka_unit_test(own_words_only),
     };
