@@ -130,6 +130,9 @@ typedef struct oq_convert_opts {
                                        PyTorch's key_padding_mask and generates it so, and
                                        OQ_CONVERT_MASK_TO_SEQLEN counts its zeros (a Not before
                                        the sum; the contract's metadata says "polarity":"pad") */
+    int mask_polarity_given;  /* 1: the caller chose mask_polarity, KEEP included: one that
+                                 contradicts an inherited contract's is refused; 0: the
+                                 contract's is used */
     /* the check (not used by oq_convert_plan) */
     oq_runtime *runtime;      /* the ORT that runs both models on CPU */
     size_t n_batches;         /* input batches; 0: two generated ones */

@@ -157,6 +157,7 @@ static int check_args(struct convert_args *a)
     a->o.n_seq_axes = a->seq_axes.n;
     if (oq_cli_refuse_pairs(&a->given, plan_pairs, sizeof plan_pairs / sizeof *plan_pairs)) return -1;
     if (!(a->o.passes & OQ_CONVERT_MASK_TO_SEQLEN) && oq_cli_refuse_pairs(&a->given, &plan_polarity_pair, 1)) return -1;
+    a->o.mask_polarity_given = oq_cli_given(&a->given, "mask-polarity");
     size_t n_in = a->globbed ? a->files.gl_pathc : 0, n_ex = a->expected_globbed ? a->expected_files.gl_pathc : 0;
     if (n_ex && n_ex != n_in) {
         oq_cli_error_in("convert", "%zu --expected files for %zu --inputs: give one per batch", n_ex, n_in);

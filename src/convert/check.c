@@ -126,7 +126,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
         if (r != 2) /* the library's caller may name any input: no [B, L] to make */
             return oq_err_set(err, OQ_ERR_SHAPE, "mask input '%s' is rank %d, not [B, L]", vi->name, (int)r);
         oq_status st = oq_mask_make(len, shape[0], shape[1], dt, out, err);
-        int64_t n = !st && k->c->o->mask_polarity == OQ_MASK_POLARITY_PAD ? oq_tensor_numel(*out) : 0;
+        int64_t n = !st && k->c->polarity == OQ_MASK_POLARITY_PAD ? oq_tensor_numel(*out) : 0;
         for (int64_t i = 0; i < n; i++) oq_tensor_set_f64(*out, i, 1.0 - oq_tensor_get_f64(*out, i)); /* 1 = padding */
         if (!st) st = oq_tensor_set_name(*out, vi->name, err);
         return st;
@@ -226,7 +226,7 @@ static oq_status lengths(checker *k, oq_err *err)
             return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask input '%s' must be [B, L]", b->label, k->mask);
         b->lengths = calloc((size_t)m->shape[0] + 1, sizeof *b->lengths);
         if (!b->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        oq_status st = oq_mask_check_polarity(m, NULL, k->c->o->mask_polarity, b->lengths, err);
+        oq_status st = oq_mask_check_polarity(m, NULL, k->c->polarity, b->lengths, err);
         if (st) return oq_err_prefix(err, "%s: input '%s': ", b->label, k->mask);
     }
     return OQ_OK;
@@ -312,7 +312,7 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
     st = cv_model_clone(k->ref, &low, err);
     if (st) return st;
     oq_convert_report scratch = {0};
-    cv_ctx lc = {k->c->o, &scratch, NULL, NULL, 0};
+    cv_ctx lc = {.o = k->c->o, .r = &scratch, .polarity = k->c->polarity};
     st = cv_pass_lower(&lc, low, err);
     if (!st) cv_prune(low);
     if (!st) st = cv_toposort(low, err);
@@ -458,8 +458,8 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     checker k = {.c = c, .ref = reference, .v = cv_view(reference)};
     if (!k.v) return cv_oom(reference, err);
     k.mask = find_mask(&k);
-    const char *pol = oq_mask_polarity_name(o->mask_polarity);
-    if (!k.mask && o->mask_polarity != OQ_MASK_POLARITY_KEEP) /* it would read nothing */
+    const char *pol = oq_mask_polarity_name(c->polarity);
+    if (!k.mask && c->polarity != OQ_MASK_POLARITY_KEEP) /* it would read nothing */
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but no input is the mask (mask_input names "
                           "one)", reference->name, pol ? pol : "?");
     oq_status st = oq_model_inspect_proto(reference->orig, reference->name, &k.mi, err);

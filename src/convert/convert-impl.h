@@ -193,6 +193,7 @@ typedef struct cv_ctx {
     size_t n_contract;
     size_t reduced;             /* Attention nodes computing in --attention-dtype after its pass */
     oq_dtype computes_in;       /* the output's attention: float32, float16 or bfloat16 (its tolerance) */
+    oq_mask_polarity polarity;  /* the mask's: the options', or the inherited contract's when none is given */
 } cv_ctx;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.
@@ -231,8 +232,9 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
 /* ---- the contract, read back ----------------------------------------------------------- */
 
 /* oq_convert_read_contract of a model's bytes (`path` names it in messages): a caller that
- * reads the file once for more than the contract (validate) parses it from those bytes. */
+ * reads the file once for more than the contract (validate) parses it from those bytes, and
+ * its polarity (NULL: not wanted; keep where the contract names none). */
 oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,
-                                 oq_err *err);
+                                 oq_mask_polarity *polarity, oq_err *err);
 
 #endif

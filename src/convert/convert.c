@@ -181,7 +181,7 @@ static void record_contract(cv_ctx *c, cv_model *m)
     json_t *nodes = json_array();
     for (size_t i = 0; i < c->n_contract; i++) json_array_append_new(nodes, json_string(c->contract_nodes[i]));
     json_t *j = json_pack("{s:s, s:s, s:o}", "input", c->contract_input, "contract", "valid_prefix", "nodes", nodes);
-    int pad = c->o->mask_polarity == OQ_MASK_POLARITY_PAD; /* (absent: keep, as before it) */
+    int pad = c->polarity == OQ_MASK_POLARITY_PAD; /* (absent: keep, as before it) */
     if (j && pad) json_object_set_new(j, "polarity", json_string(oq_mask_polarity_name(OQ_MASK_POLARITY_PAD)));
     char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (s) cv_set_meta(m, OQ_CONVERT_CONTRACT_KEY, s);
@@ -203,18 +203,44 @@ static const char *graph_input(const cv_model *m, const char *name)
     return NULL;
 }
 
+/* The polarity a contract's "polarity" names (absent: keep, as contracts before it). */
+static int contract_polarity(json_t *j, oq_mask_polarity *out)
+{
+    const char *pol = json_string_value(json_object_get(j, "polarity"));
+    *out = OQ_MASK_POLARITY_KEEP;
+    return json_object_get(j, "polarity") && (!pol || oq_mask_polarity_parse(pol, out));
+}
+
+/* The contract's polarity where none is given; a given one that contradicts it is refused
+ * (its check would generate masks the model does not read). */
+static oq_status adopt_polarity(cv_ctx *c, const cv_model *m, json_t *j, const char *text, oq_err *err)
+{
+    oq_mask_polarity pol;
+    if (contract_polarity(j, &pol))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s has a polarity that is neither keep nor pad: %.200s",
+                          m->name, OQ_CONVERT_CONTRACT_KEY, text);
+    if (c->o->mask_polarity_given && c->o->mask_polarity != pol)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s",
+                          m->name, oq_mask_polarity_name(c->o->mask_polarity), OQ_CONVERT_CONTRACT_KEY,
+                          oq_mask_polarity_name(pol));
+    c->polarity = pol;
+    return OQ_OK;
+}
+
 /* A model converted before keeps its contract: the check enforces it, the output records it. */
 static oq_status inherit_contract(cv_ctx *c, cv_model *m, oq_err *err)
 {
     for (size_t i = 0; i < m->meta.n; i++) {
         const Onnx__StringStringEntryProto *e = m->meta.v[i];
         if (!e->key || strcmp(e->key, OQ_CONVERT_CONTRACT_KEY)) continue;
+        const char *text = e->value ? e->value : "";
         json_t *j = e->value ? json_loads(e->value, 0, NULL) : NULL;
         const char *in = graph_input(m, json_string_value(json_object_get(j, "input")));
         json_t *nodes = json_object_get(j, "nodes");
         oq_status st = OQ_OK;
         if (!in) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s names no input of the model: %.200s", m->name,
-                                 OQ_CONVERT_CONTRACT_KEY, e->value ? e->value : "");
+                                 OQ_CONVERT_CONTRACT_KEY, text);
+        if (!st) st = adopt_polarity(c, m, j, text, err);
         for (size_t k = 0; !st && k < json_array_size(nodes); k++)
             if (cv_contract(c, "contract", json_string_value(json_array_get(nodes, k)), in)) st = cv_oom(m, err);
         if (!st && !json_array_size(nodes)) c->contract_input = in;
@@ -332,7 +358,7 @@ oq_status cv_convert_bytes(const void *buf, size_t len, const char *name, const 
     cv_model *m = NULL;
     if (!st) st = cv_model_load(buf, len, name, dir, &m, err);
     if (!st) st = new_report(name, out, err); /* none for a model that cannot be read */
-    cv_ctx c = {o, *out, NULL, NULL, 0};
+    cv_ctx c = {.o = o, .r = *out, .polarity = o ? o->mask_polarity : OQ_MASK_POLARITY_KEEP};
     if (!st) st = run_passes(&c, m, 0, err);
     if (!st) st = refusals(&c, name, err);
     if (!st && conv) st = cv_serialize(m, conv, conv_n, err);
@@ -504,7 +530,7 @@ oq_status oq_convert_file(const char *in_path, const char *out_path, int overwri
     if (!st) st = cv_model_load(buf, n, in_path, dir, &m, err);
     if (!st) st = cv_ext_same(orig, m, err); /* the data files as first seen, through the copy */
     if (!st) st = new_report(in_path, out, err); /* none for a model that cannot be read */
-    cv_ctx c = {o, *out, NULL, NULL, 0};
+    cv_ctx c = {.o = o, .r = *out, .polarity = o ? o->mask_polarity : OQ_MASK_POLARITY_KEEP};
     if (!st) st = run_passes(&c, m, 0, err);
     if (!st) st = refusals(&c, in_path, err);
     if (!st && o->attention_dtype == OQ_DTYPE_BFLOAT16) st = check_model(&c, buf, n, in_path, dir, &checked, err);
@@ -572,9 +598,10 @@ char *oq_convert_report_json(const oq_convert_report *r)
 
 /* The contract in m's metadata. */
 static oq_status contract_of(const Onnx__ModelProto *m, const char *path, int *has, char *input, size_t cap,
-                             oq_err *err)
+                             oq_mask_polarity *polarity, oq_err *err)
 {
     oq_status st = OQ_OK;
+    oq_mask_polarity pol = OQ_MASK_POLARITY_KEEP;
     *has = 0;
     if (cap) *input = 0;
     for (size_t i = 0; !st && i < m->n_metadata_props; i++) {
@@ -583,15 +610,17 @@ static oq_status contract_of(const Onnx__ModelProto *m, const char *path, int *h
         json_t *j = e->value ? json_loads(e->value, 0, NULL) : NULL;
         const char *in = json_string_value(json_object_get(j, "input"));
         const char *kind = json_string_value(json_object_get(j, "contract"));
-        if (!in || !*in || !kind || strcmp(kind, "valid_prefix") || strlen(in) >= cap)
-            st = oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s is not {\"input\": NAME, \"contract\": \"valid_prefix\"}: %.200s",
-                            path, OQ_CONVERT_CONTRACT_KEY, e->value ? e->value : "");
+        if (!in || !*in || !kind || strcmp(kind, "valid_prefix") || strlen(in) >= cap || contract_polarity(j, &pol))
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s is not {\"input\": NAME, \"contract\": \"valid_prefix\"}"
+                            " with a polarity keep or pad if any: %.200s", path, OQ_CONVERT_CONTRACT_KEY,
+                            e->value ? e->value : "");
         else {
             snprintf(input, cap, "%s", in);
             *has = 1;
         }
         json_decref(j);
     }
+    if (polarity) *polarity = pol;
     return st;
 }
 
@@ -606,18 +635,18 @@ oq_status oq_convert_read_contract(const char *path, int *has, char *input, size
     if (cap) *input = 0;
     oq_status st = oq_read_file(path, &buf, &n, err);
     if (st) return st;
-    st = oq_convert_contract_of(buf, n, path, has, input, cap, err);
+    st = oq_convert_contract_of(buf, n, path, has, input, cap, NULL, err);
     free(buf);
     return st;
 }
 
 oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,
-                                 oq_err *err)
+                                 oq_mask_polarity *polarity, oq_err *err)
 {
     Onnx__ModelProto *m; /* metadata only: the weights are not copied */
     oq_status st = oq_model_unpack_checked(buf, n, path ? path : "the model", OQ_UNPACK_LEAN, &m, err);
     if (st) return st;
-    st = contract_of(m, path, has, input, cap, err);
+    st = contract_of(m, path, has, input, cap, polarity, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

@@ -140,7 +140,7 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     }
     cv_maskfn fn;
     const char *bad = NULL;
-    if (cv_maskfn_eval(m, mask, causal, c->o->mask_input, c->o->mask_polarity, &fn, why, sizeof why)) bad = why;
+    if (cv_maskfn_eval(m, mask, causal, c->o->mask_input, c->polarity, &fn, why, sizeof why)) bad = why;
     else bad = dims_mismatch(m, &fn, input_at(n, IN_Q), input_at(n, IN_K), why, sizeof why);
     if (bad) {
         c->r->refused++;
@@ -151,7 +151,7 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     if (padding && cv_contract(c, "mask-to-seqlen", n->name, fn.input)) return;
     Onnx__NodeProto *own = cv_node_own(m, i);
     if (!own) return;
-    int pad = c->o->mask_polarity == OQ_MASK_POLARITY_PAD;
+    int pad = c->polarity == OQ_MASK_POLARITY_PAD;
     const char *len = fn.kind == CV_MASK_KEY_PADDING ? seqlen_cached(m, cache, fn.input, pad) : NULL;
     cv_node_set_input(m, own, IN_MASK, "");
     if (len) cv_node_set_input(m, own, IN_SEQLEN, len);

@@ -182,8 +182,8 @@ static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
     if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !o->mask_polarity_given) return OQ_OK;
     if (o->kind != OQ_MODEL_USER)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s reads the mask of a model_path file; ortqual's "
-                          "models read 1 = valid", oq_mask_polarity_name(o->mask_polarity));
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s is about a model_path file's mask input; "
+                          "ortqual's models take none of yours", oq_mask_polarity_name(o->mask_polarity));
     if (sig->mask < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but no input is the mask (mask_name names "
                           "one)", path, oq_mask_polarity_name(o->mask_polarity));

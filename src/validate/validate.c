@@ -1126,13 +1126,15 @@ static oq_status record_signature(run_ctx *c, oq_err *err)
 /* A model written by `ortqual convert` may compute its function only for valid-prefix masks
  * and says so in its metadata (OQ_CONVERT_CONTRACT_KEY): the input it names is the mask,
  * whatever detection would pick, so that every batch's check covers the tensor that input
- * gets. A mask_name naming another input, or no_mask, contradicts the model and is refused. */
-static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m, char *mask, size_t n, oq_err *err)
+ * gets. A mask_name naming another input, or no_mask, contradicts the model and is refused;
+ * so is a mask_polarity given that is not the contract's, which `pol` gets. */
+static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m, char *mask, size_t n,
+                               oq_mask_polarity *pol, oq_err *err)
 {
     int has;
     char input[256];
     *mask = 0;
-    oq_status st = oq_convert_contract_of(m->bytes, m->n, o->model_path, &has, input, sizeof input, err);
+    oq_status st = oq_convert_contract_of(m->bytes, m->n, o->model_path, &has, input, sizeof input, pol, err);
     if (st || !has) return st;
     if (o->no_mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -1142,6 +1144,10 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s: mask_name '%s', but the model's %s names input '%s' as its mask (valid prefixes only)",
                           o->model_path, o->mask_name, OQ_CONVERT_CONTRACT_KEY, input);
+    if (o->mask_polarity_given && o->mask_polarity != *pol)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s",
+                          o->model_path, oq_mask_polarity_name(o->mask_polarity), OQ_CONVERT_CONTRACT_KEY,
+                          oq_mask_polarity_name(*pol));
     snprintf(mask, n, "%s", input);
     progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
              input);
@@ -1314,13 +1320,15 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (o->kind != OQ_MODEL_USER) return oq_signature_make(o, c->weights, NULL, NULL, &c->sig, err);
     oq_model_file m;
     char contract[256];
+    oq_mask_polarity pol = OQ_MASK_POLARITY_KEEP;
     oq_status st = oq_model_file_read(o->model_path, &m, err);
     if (st) return st;
-    st = contract_mask(o, &m, contract, sizeof contract, err);
+    st = contract_mask(o, &m, contract, sizeof contract, &pol, err);
     if (!st && !m.mi) st = oq_err_set(err, m.inspected.status, "%s", m.inspected.msg);
     unsigned *uses = NULL;
     if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, &uses, err);
     if (!st) st = oq_signature_make_used(o, c->weights, &m.mi, &uses, *contract ? contract : NULL, &c->sig, err);
+    if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
     free(uses); /* (moved into the signature unless an error came first) */
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
     c->user_unhashed = m.unhashed;

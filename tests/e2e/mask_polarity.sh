@@ -99,6 +99,33 @@ a=$(valid len/summary.json)
     bad "mask-to-seqlen, pad: valid_size '$a', the fixture's '$b'"
 [ "$($PY -c "import json; c=json.load(open('len/summary.json'))['configs'][1]; print(c['name'], c['batches'][0]['outputs'][0]['padding']['checked'])")" = "cpu:model:fp32 True" ] &&
     ok "mask-to-seqlen, pad: the converted model compared" || bad "mask-to-seqlen, pad: the converted model not compared"
+# 5c. the contract keeps its polarity: converted again, the model's check generates pad masks
+#     (it generated 1 = valid ones, whose degenerate rows compared max_abs=0 at fp16: a false
+#     green) and the output records "polarity":"pad" again; validate and replay read the
+#     contract's polarity without --mask-polarity (they refused the mask as left padding); a
+#     --mask-polarity keep that contradicts the contract is refused everywhere, nothing written
+"$Q" convert c_len.onnx -o c_again.onnx --attention-dtype fp16 >c_again.log 2>&1
+rc=$?
+[ "$rc" = 0 ] && grep -q "valid prefix (zeros, then ones: 1 = padding)" c_again.log &&
+    grep -qE "batch 0 vs reference +out: PASS .* max_abs=[0-9.]*[1-9]" c_again.log &&
+    ! grep -qE "max_abs=0 " c_again.log && ok "converted again: the check used pad masks" ||
+    bad "converted again: exit $rc, not checked with pad masks: $(cat c_again.log)"
+grep -aq '"input":"mask","contract":"valid_prefix","nodes":\[[^]]*\],"polarity":"pad"' c_again.onnx &&
+    ok "converted again: the contract keeps polarity pad" || bad "converted again: the contract lost polarity pad"
+pk="c_len.onnx: --mask-polarity keep, but the model's ortqual.mask_contract says polarity pad$"
+one_line 2 "^ortqual convert: $pk" "$Q" convert c_len.onnx -o c_keep2.onnx --attention-dtype fp16 --mask-polarity keep
+[ ! -e c_keep2.onnx ] && ok "convert keep on a pad contract: nothing written" || bad "convert keep on a pad contract wrote c_keep2.onnx"
+one_line 2 "^ortqual validate: $pk" "$Q" validate --model c_len.onnx --inputs io_pad.npz --mask-polarity keep --outdir lenk \
+    "${V[@]}"
+one_line 2 "^ortqual replay: $pk" "$Q" replay --model c_len.onnx --inputs io_pad.npz --mask-polarity keep \
+    --reference expected --outdir rlenk
+expect 0 "verdict: PASSED" "$Q" validate --model c_len.onnx --inputs io_pad.npz --outdir len2 "${V[@]}"
+a=$(valid len2/summary.json)
+[ -n "$a" ] && [ "$a" = "$b" ] &&
+    [ "$($PY -c "import json; c=json.load(open('len2/summary.json'))['configs'][1]; print(c['name'], c['batches'][0]['outputs'][0]['padding']['checked'])")" = "cpu:model:fp32 True" ] &&
+    ok "the contract's pad read without the option: valid_size $a, compared" ||
+    bad "the contract's pad read without the option: valid_size '$a' (the fixture's '$b') or not compared"
+expect 0 "verdict: PASSED" "$Q" replay --model c_len.onnx --inputs io_pad.npz --reference expected --outdir rlen2
 # 6. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"

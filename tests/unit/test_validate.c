@@ -1052,6 +1052,22 @@ static void read_finite(const oq_signature *sig, const char *path, int which, in
     if (!st) oq_batch_inputs_clear(&in);
 }
 
+/* A polarity given with ortqual's own models is refused in words that do not contradict
+ * themselves (it said "mask_polarity keep reads the mask ...; ortqual's models read 1 = valid"). */
+static void polarity_refused_for_own_models(void **state)
+{
+    (void)state;
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_SDPA;
+    o.mask_polarity_given = 1;
+    oq_signature sig;
+    oq_err err = {0};
+    assert_int_equal(oq_signature_make(&o, NULL, NULL, NULL, &sig, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "mask_polarity keep is about a model_path file's mask input; ortqual's models take "
+                        "none of yours");
+}
+
 /* Every valid element is checked, in every float dtype, and no padded one: the first bad one is
  * named by event, position and element (or by element for an input not per position). */
 static void finite_inputs(void **state)
@@ -3031,6 +3047,7 @@ int main(void)
         cmocka_unit_test(estimate_expected_reference_costs_nothing),
         cmocka_unit_test(estimate_names_what_it_left_out),
         cmocka_unit_test(estimate_each_shards_cold_call_is_one_time),
+        cmocka_unit_test(polarity_refused_for_own_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
