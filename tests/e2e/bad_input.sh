@@ -89,15 +89,6 @@ done
 cp shard1.json sh/shards/1/summary.json
 expect 0 "verdict: PASSED" $Q merge sh --no-plots
 
-# one_line CODE PATTERN CMD...: exit CODE with one line of output, matching PATTERN
-one_line() {
-    local code=$1 pat=$2 out rc
-    shift 2
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
-        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
-}
 # only_error_json DIR: the refused run left error.json and nothing else
 only_error_json() {
     local left

@@ -14,14 +14,6 @@ cd "$T"
 FX="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
 M="$FX/mlpf_like_op18.onnx"
 
-one_line() {
-    local code=$1 pat=$2 out rc
-    shift 2
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
-        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
-}
 # batch DIR N PYTHON: DIR/inputs_00N.npz, the fixture's batch N with z (a dict) changed by PYTHON
 batch() {
     mkdir -p "$1"

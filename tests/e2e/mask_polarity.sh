@@ -18,15 +18,6 @@ $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" model "$F/tx_encoder_op18.onn
     $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" npz "$F/io.npz" io_pad.npz mask || fail "making the pad model"
 V=(--configs expected,cpu:model:fp32 --no-plots)
 valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches'][0]['valid_size'])" "$1" 2>/dev/null; }
-one_line() {
-    local code=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
-        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
-}
 
 # 1. read with 1 = valid (the default), the padding mask is left padding: refused, naming the option
 expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \

@@ -18,16 +18,6 @@ PY
 WHY="output 'hs' is not a tensor \(sequence of float32 tensors\): ortqual cannot compare it"
 
 expect 0 "^  output  hs +sequence of float32 tensors \(not a tensor\)$" "$Q" inspect "$M"
-# one_line CODE PATTERN CMD...: exit CODE, one line of output matching PATTERN, nothing written
-one_line() {
-    local code=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
-        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
-}
 one_line 2 "^ortqual validate: .*sequence_output.onnx: $WHY \(export it as tensors" \
     "$Q" validate --model "$M" --inputs "$T/in.npz" --expected "$T/out.npz" --no-mask --outdir "$T/v"
 one_line 2 "^ortqual bench: .*sequence_output.onnx: output 'hs' is not a tensor \(sequence of float32 tensors\): bench --model cannot compare it" \

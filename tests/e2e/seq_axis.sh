@@ -12,15 +12,6 @@ Q="$ORTQUAL"
 PY=/usr/bin/python3
 cd "$T" || exit 1
 
-# one_line CODE PATTERN CMD...: exit CODE with one line of output, matching PATTERN
-one_line() {
-    local code=$1 pat=$2 out rc
-    shift 2
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
-        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
-}
 # only_error_json DIR: the refused run left error.json and nothing else
 only_error_json() {
     local left

@@ -27,6 +27,16 @@ fails=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 
+# one_line CODE PATTERN CMD...: CMD exits CODE and says one line (stdout and stderr) matching PATTERN
+one_line() {
+    local code=$1 pat=$2 out rc
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$code" ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -qE -- "$pat" <<<"$out" &&
+        ok "$* -> $code, one line" || bad "$* -> exit $rc, expected $code and one line /$pat/: $out"
+}
+
 # expect CODE PATTERN CMD...: exit status CODE and PATTERN in stdout+stderr.
 expect() {
     local code=$1 pat=$2
