@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # make install's layout works for a C project: pkg-config and the CMake package both link a
-# program against libortqual, the ABI version CMakeLists.txt names
+# program against libortqual, the ABI version CMakeLists.txt and cmake/ortqual.abi name
 # (libortqual.so.N), and the installed tool finds the ONNX Runtime installed beside it.
 set -euo pipefail
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$OQ_BINARY_DIR" --prefix "$T/prefix" > "$T/install.log" || fail "cmake --install: $(tail -3 "$T/install.log")"
-# the installed library is the ABI CMakeLists.txt names:
+# the installed library is the ABI CMakeLists.txt names and cmake/ortqual.abi records:
 # libortqual.so -> libortqual.so.N (its SONAME) -> libortqual.so.N.<release>
 SO=$OQ_SOVERSION
 [ "$(readlink "$T/prefix/lib/libortqual.so")" = "libortqual.so.$SO" ] ||
   fail "installed libortqual.so -> $(readlink "$T/prefix/lib/libortqual.so"), not libortqual.so.$SO"
 readelf -d "$T/prefix/lib/libortqual.so.$SO" | grep -q "(SONAME).*\[libortqual\.so\.$SO\]" ||
   fail "installed libortqual.so.$SO: $(readelf -d "$T/prefix/lib/libortqual.so.$SO" | grep SONAME)"
+grep -qx "soversion: $SO" "$OQ_SOURCE_DIR/cmake/ortqual.abi" || fail "cmake/ortqual.abi records another SOVERSION than $SO"
 # needs_so PROGRAM: it was linked against the ABI installed (the loader looks for libortqual.so.N)
 needs_so() {
   readelf -d "$1" | grep -q "(NEEDED).*\[libortqual\.so\.$SO\]" ||
