@@ -35,19 +35,19 @@ fails() {
 scratch() { rm -rf "$T/inc" && cp -r "$INC" "$T/inc" && cp "$RECORD" "$T/rec"; }
 NEXT=$((SO + 1))
 
-# a member added where oq_slurm_job had padding: same size, but the old program never sets it
+# a member added after oq_slurm_job.merge_argc (in its padding today): the old program never sets it
 scratch
 sed -i 's/^\(    int merge_argc;.*\)$/\1\n    int added;/' "$T/inc/ortqual/slurm.h"
 grep -q 'int added;' "$T/inc/ortqual/slurm.h" || fail "could not edit slurm.h"
 abi check "$T/inc" "$T/rec" "$SO"
-fails "a member added in padding" "^incompatible: member oq_slurm_job\.added: added \(offset 52 size 4 type int\)$" \
+fails "a member added in padding" "^incompatible: member oq_slurm_job\.added: added \(offset [0-9]+ size 4 type int\)$" \
     "accept it with scripts/abi-update\.sh --bump \(ORTQUAL_SOVERSION $SO -> $NEXT in CMakeLists\.txt, the record rewritten\)$"
 
 # a member inserted first in oq_tensor: every other member moves and the struct grows
 scratch
 sed -i 's/^typedef struct oq_tensor {$/&\n    int added;/' "$T/inc/ortqual/tensor.h"
 abi check "$T/inc" "$T/rec" "$SO"
-fails "a member inserted" "^incompatible: struct oq_tensor: size 96 align 8 -> size 104 align 8$" \
+fails "a member inserted" "^incompatible: struct oq_tensor: size [0-9]+ align 8 -> size [0-9]+ align 8$" \
     "^incompatible: member oq_tensor\.dtype: offset 0 size 4 type oq_dtype -> offset 4 size 4 type oq_dtype$" \
     "^incompatible: member oq_tensor\.added: added" "scripts/abi-update\.sh --bump \(ORTQUAL_SOVERSION $SO -> $NEXT"
 # the update refuses it under the same SOVERSION and leaves the record as it was
@@ -77,7 +77,7 @@ scratch
 sed -i 's/^    int owns_data; /    float owns_data; /' "$T/inc/ortqual/tensor.h"
 sed -i 's/^OQ_API size_t oq_dtype_size(oq_dtype t);/OQ_API size_t oq_dtype_size(int t);/' "$T/inc/ortqual/tensor.h"
 abi check "$T/inc" "$T/rec" "$SO"
-fails "a type changed" "^incompatible: member oq_tensor\.owns_data: offset 80 size 4 type int -> offset 80 size 4 type float$" \
+fails "a type changed" "^incompatible: member oq_tensor\.owns_data: offset ([0-9]+) size 4 type int -> offset \1 size 4 type float$" \
     "^incompatible: symbol oq_dtype_size: size_t \(oq_dtype\) -> size_t \(int\)$"
 
 # a constant added with a new value breaks no old program: recorded without a bump
