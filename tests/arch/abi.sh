@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # libortqual's binary interface is the one recorded in cmake/ortqual.abi for its SOVERSION
-# (tests/arch/abi.py: struct layouts, enum values, exported symbols and their prototypes), the
-# built library's SONAME is CMakeLists.txt's ORTQUAL_SOVERSION, and the check bites (on copies of
-# the headers and the record): a member
-# added to a struct, one moved, an enum value changed each fail naming what moved and what to do,
-# scripts/abi-update.sh's step refuses them until the SOVERSION is bumped and then records them,
-# and a compatible addition asks for the record alone.
+# (tests/arch/abi.py: struct layouts, type sizes, enum values, exported symbols and their
+# prototypes), the built library's SONAME is CMakeLists.txt's ORTQUAL_SOVERSION, and the check
+# bites, on copies of the headers and the record: a member added to a struct or moved, a member's
+# or a parameter's type and an enum value changed each fail naming what moved and what to do; the
+# update refuses them until the SOVERSION is bumped, then records them; a compatible addition asks
+# for the record alone; no record fails; another machine's record is skipped (77).
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
@@ -40,7 +40,8 @@ scratch
 sed -i 's/^\(    int merge_argc;.*\)$/\1\n    int added;/' "$T/inc/ortqual/slurm.h"
 grep -q 'int added;' "$T/inc/ortqual/slurm.h" || fail "could not edit slurm.h"
 abi check "$T/inc" "$T/rec" "$SO"
-fails "a member added in padding" "^incompatible: member oq_slurm_job\.added: added \(offset [0-9]+ size 4 type int\)$" \
+fails "a member added in padding" \
+    "^incompatible: member oq_slurm_job\.added: added \(offset [0-9]+ size 4 type int\)$" \
     "accept it with scripts/abi-update\.sh --bump \(ORTQUAL_SOVERSION $SO -> $NEXT in CMakeLists\.txt, the record rewritten\)$"
 
 # a member inserted first in oq_tensor: every other member moves and the struct grows
@@ -70,14 +71,16 @@ fails "SOVERSION lowered" "SOVERSION $SO is below the recorded $NEXT"
 scratch
 sed -i 's/OQ_DTYPE_BFLOAT16 = 16/OQ_DTYPE_BFLOAT16 = 17/' "$T/inc/ortqual/tensor.h"
 abi check "$T/inc" "$T/rec" "$SO"
-fails "an enum value changed" "^incompatible: enum OQ_DTYPE_BFLOAT16: 16 -> 17$" "scripts/abi-update\.sh --bump \(ORTQUAL_SOVERSION $SO -> $NEXT"
+fails "an enum value changed" "^incompatible: enum OQ_DTYPE_BFLOAT16: 16 -> 17$" \
+    "scripts/abi-update\.sh --bump \(ORTQUAL_SOVERSION $SO -> $NEXT"
 
 # a member's type changed within its size, and a function's parameter type
 scratch
 sed -i 's/^    int owns_data; /    float owns_data; /' "$T/inc/ortqual/tensor.h"
 sed -i 's/^OQ_API size_t oq_dtype_size(oq_dtype t);/OQ_API size_t oq_dtype_size(int t);/' "$T/inc/ortqual/tensor.h"
 abi check "$T/inc" "$T/rec" "$SO"
-fails "a type changed" "^incompatible: member oq_tensor\.owns_data: offset ([0-9]+) size 4 type int -> offset \1 size 4 type float$" \
+fails "a type changed" \
+    "^incompatible: member oq_tensor\.owns_data: offset ([0-9]+) size 4 type int -> offset \1 size 4 type float$" \
     "^incompatible: symbol oq_dtype_size: size_t \(oq_dtype\) -> size_t \(int\)$"
 
 # a constant added with a new value breaks no old program: recorded without a bump
@@ -97,4 +100,5 @@ scratch
 sed -i 's/^arch: .*/arch: riscv64/' "$T/rec"
 abi check "$INC" "$T/rec" "$SO"
 [ $rc -eq 77 ] && grep -q "describes riscv64" <<<"$out" || fail "another machine's record: exit $rc: $out"
-echo "abi: the check catches a member added, moved or retyped, a prototype and an enum value changed, asks for a SOVERSION bump, and records additions without one"
+echo "abi: the check catches a member added, moved or retyped, a prototype and an enum value changed," \
+    "asks for a SOVERSION bump, and records additions without one"
