@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # make install's layout works for a C project: pkg-config and the CMake package both link a
-# program against libortqual, and the installed tool finds the ONNX Runtime installed beside it.
+# program against libortqual, the ABI version CMakeLists.txt and cmake/ortqual.abi name
+# (libortqual.so.N), and the installed tool finds the ONNX Runtime installed beside it.
 set -euo pipefail
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$OQ_BINARY_DIR" --prefix "$T/prefix" > "$T/install.log" || fail "cmake --install: $(tail -3 "$T/install.log")"
+# the installed library is the ABI CMakeLists.txt names and cmake/ortqual.abi records:
+# libortqual.so -> libortqual.so.N (its SONAME) -> libortqual.so.N.<release>
+SO=$OQ_SOVERSION
+[ "$(readlink "$T/prefix/lib/libortqual.so")" = "libortqual.so.$SO" ] ||
+  fail "installed libortqual.so -> $(readlink "$T/prefix/lib/libortqual.so"), not libortqual.so.$SO"
+readelf -d "$T/prefix/lib/libortqual.so.$SO" | grep -q "(SONAME).*\[libortqual\.so\.$SO\]" ||
+  fail "installed libortqual.so.$SO: $(readelf -d "$T/prefix/lib/libortqual.so.$SO" | grep SONAME)"
+grep -qx "soversion: $SO" "$OQ_SOURCE_DIR/cmake/ortqual.abi" || fail "cmake/ortqual.abi records another SOVERSION than $SO"
+# needs_so PROGRAM: it was linked against the ABI installed (the loader looks for libortqual.so.N)
+needs_so() {
+  readelf -d "$1" | grep -q "(NEEDED).*\[libortqual\.so\.$SO\]" ||
+    fail "$1 needs $(readelf -d "$1" | grep -o 'libortqual[^]]*'), not libortqual.so.$SO"
+}
 cat > "$T/use.c" <<'C'
 #include <stdio.h>
 #include <ortqual/mask.h>
@@ -33,6 +47,7 @@ SAN=""
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && SAN="-fsanitize=address,undefined"
 gcc -std=c17 $SAN "$T/use.c" -o "$T/use_pc" $(pkg-config --cflags --libs ortqual) -Wl,-rpath,"$T/prefix/lib" ||
   fail "pkg-config build"
+needs_so "$T/use_pc"
 "$T/use_pc" > "$T/pc.out" || fail "pkg-config program: $(cat "$T/pc.out")"
 grep -q "event 0" "$T/pc.out" && grep -q "ORT 1.29.0" "$T/pc.out" || fail "pkg-config program output: $(cat "$T/pc.out")"
 # --cflags is ortqual's include folder alone: the dependencies' (-I/usr/include/plplot, which holds
@@ -128,6 +143,7 @@ diff "$T/vars/b/before.txt" "$T/vars/b/after.txt" > "$T/vars.diff" ||
   fail "find_package(ortqual) changed the caller's ZLIB_*/PNG_* variables (< before, > after):
 $(cat "$T/vars.diff")"
 cmake --build "$T/cm/b" > "$T/cmb.log" 2>&1 || fail "cmake build: $(tail -5 "$T/cmb.log")"
+needs_so "$T/cm/b/use"
 LD_LIBRARY_PATH="$T/prefix/lib" "$T/cm/b/use" | grep -q "ORT 1.29.0" || fail "CMake program"
 "$T/cm/b/use_static" | grep -q "ORT 1.29.0" || fail "CMake program linked with ortqual::ortqual_static"
 # a C++-only project (no C language enabled: OpenMP's C component cannot be found there) uses
