@@ -71,6 +71,10 @@ doc "estimate --events 0 --json (refused)" ortqual-error/1 2 estimate r --events
 
 # 2. sharded: slurm's answer, the prepare step, a shard, its started.json, the merge
 doc "slurm --no-submit --json" ortqual.slurm/1 0 slurm --shards 2 --outdir js --no-submit --json -- validate "${V[@]}"
+printf '#!/bin/sh\ncase " $* " in *" --dependency="*) echo 101 ;; *) echo 100 ;; esac\n' >sbatch-fake # ids, no queue
+chmod +x sbatch-fake
+doc "slurm --json (submitted)" ortqual.slurm/1 0 slurm --shards 2 --outdir jq --sbatch "$T/sbatch-fake" --json -- validate "${V[@]}"
+schema_is "slurm/jobs.json" ortqual.slurm-jobs/1 jq/slurm/jobs.json
 doc "validate --prepare-shards --json" ortqual.shards/2 0 validate "${V[@]}" --outdir S --prepare-shards 2 --json
 schema_is "shards/plan.json" ortqual.shards/2 S/shards/plan.json
 doc "validate --shard 0/2 --json" ortqual.validate/1 0 validate "${V[@]}" --outdir S --shard 0/2 --json
