@@ -421,6 +421,10 @@ OQ_API void oq_bench_rows_free(oq_bench_rows *rows);
  * MiB; empty fields for what was not measured or does not apply. */
 OQ_API oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
+/* The schema of bench's summary.json. Before it had one (before 2026-12-06) the time it was
+ * written was "created"; it is now "end", as in every ortqual document (read either way). */
+#define OQ_BENCH_SCHEMA "ortqual.bench/1"
+
 /* Write summary.json (atomically, replacing `path`): the tool and runtime versions, the
  * evidence (evidence.h) gathered now, after the sweep, so that every library its sessions
  * loaded is listed, the command line ("ortqual" then the `argc` entries of `argv`), the

@@ -209,8 +209,9 @@ OQ_API oq_status oq_convert_file(const char *in_path, const char *out_path, int 
                                  const oq_convert_opts *o, oq_convert_report **out, oq_err *err);
 
 OQ_API void oq_convert_report_free(oq_convert_report *r);
-/* The report as a JSON object (malloc'ed, NUL-terminated); NULL on allocation failure or for a
- * NULL report. */
+/* The report as a JSON object (malloc'ed, NUL-terminated; "schema": OQ_CONVERT_SCHEMA); NULL on
+ * allocation failure or for a NULL report. */
+#define OQ_CONVERT_SCHEMA "ortqual.convert/1"
 OQ_API char *oq_convert_report_json(const oq_convert_report *r);
 
 /* The mask contract a converted model records: *has = 1 and the mask input's

@@ -234,7 +234,11 @@ OQ_API size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
 OQ_API oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
 OQ_API void oq_gate_result_clear(oq_gate_result *r);
 
-/* The verdict document as JSON text ("tool": "ortqual gate"; malloc'ed, the caller frees
+/* The schema of the verdict document. Before it had one (before 2026-12-06) its start was
+ * "started_utc"; it is now "start", with "end", as in every ortqual document. */
+#define OQ_GATE_SCHEMA "ortqual.gate/1"
+
+/* The verdict document as JSON text ("schema": OQ_GATE_SCHEMA; malloc'ed, the caller frees
  * it): what oq_gate_write_verdict writes and oq_junit_write (report.h) reads. NULL: out of
  * memory, or g or r NULL. */
 OQ_API char *oq_gate_verdict_text(const oq_gate *g, const oq_gate_result *r);
@@ -246,7 +250,7 @@ OQ_API oq_status oq_gate_write_verdict(const oq_gate *g, const oq_gate_result *r
                                        oq_err *err);
 
 /* A verdict for a command that could not even be prepared (e.g. not found):
- * {"verdict": "error", "reasons": [message], "command": argv}. */
+ * {"schema", "tool", "ortqual_version", "verdict": "error", "reasons": [message], "command": argv}. */
 OQ_API oq_status oq_gate_write_error_verdict(char *const *argv, const char *message, const char *path,
                                              oq_err *err);
 

@@ -148,8 +148,9 @@ OQ_API void oq_model_precision_of(const oq_model_info *mi, oq_model_precision *o
  * "bf16", "fp16" or "fp32" (NULL p: "fp32"). */
 OQ_API const char *oq_model_precision_name(const oq_model_precision *p);
 
-/* The info as a JSON object (malloc'ed, NUL-terminated), NULL on allocation failure or for a
- * NULL mi. */
+/* The info as a JSON object (malloc'ed, NUL-terminated; "schema": OQ_INSPECT_SCHEMA), NULL on
+ * allocation failure or for a NULL mi. */
+#define OQ_INSPECT_SCHEMA "ortqual.inspect/1"
 OQ_API char *oq_model_info_json(const oq_model_info *mi);
 
 /* One node of a model and what the model declares about the values it reads and writes

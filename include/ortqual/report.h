@@ -34,9 +34,10 @@
 extern "C" {
 #endif
 
-/* The schema of conformance summaries (validate's is OQ_VALIDATE_SCHEMA; bench and gate
- * documents are told by their "tool" key: "ortqual bench", "ortqual gate"). */
-#define OQ_CONFORMANCE_SCHEMA "ortqual.conformance/1"
+/* The schema of conformance summaries (validate's is OQ_VALIDATE_SCHEMA, bench's
+ * OQ_BENCH_SCHEMA, gate's OQ_GATE_SCHEMA). Version 2 names the run's times "start" and "end"
+ * (ISO 8601 UTC) as every document does; version 1 had "created" (the end), still read. */
+#define OQ_CONFORMANCE_SCHEMA "ortqual.conformance/2"
 
 /* The documents are given as JSON text: `json` of `n` bytes; `name` names the document in
  * messages (its path). */

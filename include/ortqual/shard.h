@@ -36,6 +36,8 @@ extern "C" {
 #endif
 
 #define OQ_SHARD_PLAN_SCHEMA "ortqual.shards/2"
+/* A shard's started.json: the shard block of its summary, written when it starts. */
+#define OQ_SHARD_STARTED_SCHEMA "ortqual.shard/1"
 
 typedef enum oq_shard_by { OQ_SHARD_BY_BATCH = 0, OQ_SHARD_BY_CONFIG } oq_shard_by;
 

@@ -74,8 +74,11 @@ OQ_API oq_status oq_slurm_check(const oq_slurm_job *j, oq_err *err);
  * scripts' command lines, and a command printed for pasting. */
 OQ_API void oq_slurm_quote(FILE *fp, const char *s);
 
+/* The schema of D/slurm/jobs.json. */
+#define OQ_SLURM_JOBS_SCHEMA "ortqual.slurm-jobs/1"
+
 /* Submits the array, then the merge with --dependency=afterany:<array>, and records both
- * ids and the log paths in D/slurm/jobs.json. The id is read from sbatch's --parsable answer
+ * ids and the log paths in D/slurm/jobs.json ("schema": OQ_SLURM_JOBS_SCHEMA). The id is read from sbatch's --parsable answer
  * or, from a wrapper that drops --parsable, from its "Submitted batch job ID" line.
  * OQ_ERR_RUNTIME with sbatch's own message when it refuses (or cannot be run), OQ_ERR_FORMAT
  * quoting its answer when it exits 0 with no job id; the array is cancelled again when the

@@ -320,8 +320,8 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     json_t *doc = st ? NULL
-                     : json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "tool", "ortqual bench", "mode",
-                                 model ? "model" : "attention", "created", when, "command_line",
+                     : json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "schema", OQ_BENCH_SCHEMA, "tool",
+                                 "ortqual bench", "mode", model ? "model" : "attention", "end", when, "command_line",
                                  argv_json(argc, argv), "system", system_json(rt), "config", opts, "results",
                                  results);
     if (st) {

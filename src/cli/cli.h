@@ -57,6 +57,16 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 struct json_t;
 struct json_t *oq_cli_json_text(const char *s);
 
+/* The "schema" of each --json document only the tool makes (the library's documents name
+ * theirs in its headers: OQ_VALIDATE_SCHEMA, OQ_INSPECT_SCHEMA, ...; docs/summary-schema.md
+ * lists all): a program reading stdout tells what it got, and which version, from that key. */
+#define OQ_CLI_CONFIGS_SCHEMA "ortqual.configs/1"   /* validate --list-configs --json */
+#define OQ_CLI_DOCTOR_SCHEMA "ortqual.doctor/1"
+#define OQ_CLI_ESTIMATE_SCHEMA "ortqual.estimate/1"
+#define OQ_CLI_SLURM_SCHEMA "ortqual.slurm/1"
+#define OQ_CLI_PLOT_SCHEMA "ortqual.plot/1"         /* plot --json: the files written */
+#define OQ_CLI_ERROR_SCHEMA "ortqual-error/1"       /* a refusal, in every subcommand */
+
 /* A refusal: "ortqual CMD: MSG" on stderr and, with --json (`json`), the same on stdout as
  * one JSON object {schema "ortqual-error/1", command, status, error, exit_code}, so that a
  * step parsing --json gets a document, not an empty stdout (docs/usage.md). Returns `rc`. */

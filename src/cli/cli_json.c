@@ -46,7 +46,7 @@ void oq_cli_json_said(const char *msg)
 
 static json_t *error_doc(const char *cmd, oq_status st, const char *msg, int rc)
 {
-    return json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", "ortqual-error/1", "command", cmd, "status",
+    return json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", OQ_CLI_ERROR_SCHEMA, "command", cmd, "status",
                      oq_status_str(st), "error", oq_cli_json_text(msg), "exit_code", rc);
 }
 

@@ -251,22 +251,27 @@ static json_t *argv_json(int argc, char **argv)
     return a;
 }
 
-/* The document --json prints, --outdir keeps and --junit reads. */
+/* An ISO 8601 UTC time to the second, as every ortqual document writes its times. */
+static void utc_now(char when[32])
+{
+    time_t now = time(NULL);
+    strftime(when, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+}
+
+/* The document --json prints, --outdir keeps and --junit reads: the same whichever of them are
+ * asked (a CI step parsing stdout must not find fewer keys without a report file). */
 static json_t *summary_doc(json_t *tests, const size_t counts[4], const oq_conformance_opts *opts,
-                           const report_flags *f, oq_runtime *rt, const char *ep)
+                           const report_flags *f, oq_runtime *rt, const char *ep, const char *start)
 {
     size_t failed = counts[OQ_CONFORMANCE_FAIL] + (f->strict ? counts[OQ_CONFORMANCE_UNSUPPORTED] : 0);
     int untested = !failed && !counts[OQ_CONFORMANCE_PASS]; /* nothing compared: never green */
-    char when[32], cwd[4096];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    json_t *doc = json_pack("{s:o, s:I, s:I, s:I, s:I}", "tests", tests, "passed", (json_int_t)counts[0], "failed",
-                            (json_int_t)counts[1], "skipped", (json_int_t)(counts[2] + counts[3]), "unsupported",
-                            (json_int_t)counts[3]);
-    if (!f->outdir && !f->junit) return doc; /* --json alone: the document as it always was */
-    json_object_set_new(doc, "schema", json_string(OQ_CONFORMANCE_SCHEMA));
-    json_object_set_new(doc, "tool", json_string("ortqual conformance"));
-    json_object_set_new(doc, "created", json_string(when));
+    char end[32], cwd[4096];
+    utc_now(end);
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:I}", "schema", OQ_CONFORMANCE_SCHEMA, "tool",
+                            "ortqual conformance", "start", start, "end", end, "tests", tests, "passed",
+                            (json_int_t)counts[0], "failed", (json_int_t)counts[1], "skipped",
+                            (json_int_t)(counts[2] + counts[3]), "unsupported", (json_int_t)counts[3]);
+    if (!doc) return NULL;
     json_object_set_new(doc, "command", argv_json(f->argc, f->argv));
     if (getcwd(cwd, sizeof cwd)) json_object_set_new(doc, "cwd", oq_cli_json_text(cwd));
     json_object_set_new(doc, "runner", json_string(rt ? "onnxruntime" : "reference"));
@@ -324,6 +329,8 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
                    const char *ep)
 {
     size_t counts[4] = {0, 0, 0, 0};
+    char start[32];
+    utc_now(start);
     json_t *arr = f->json || f->outdir || f->junit ? json_array() : NULL;
     int rc = OQ_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
@@ -352,7 +359,7 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
         oq_refusal_clear(&x);
         fflush(stdout);
     }
-    json_t *doc = arr && rc == OQ_EXIT_OK ? summary_doc(arr, counts, opts, f, rt, ep) : NULL;
+    json_t *doc = arr && rc == OQ_EXIT_OK ? summary_doc(arr, counts, opts, f, rt, ep, start) : NULL;
     if (!doc) json_decref(arr);
     int answer = doc && f->json;
     if (!answer && rc == OQ_EXIT_OK) print_closing_line(counts);

@@ -436,7 +436,7 @@ static int print_json(const doctor *d, const oq_evidence *ev)
                               oq_cli_json_text(c->found ? c->path : NULL), "version",
                               c->version ? json_integer(c->version) : json_null(), "message",
                               oq_cli_json_text(c->msg));
-    json_t *root = json_pack("{s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "tool", "name", "ortqual",
+    json_t *root = json_pack("{s:s, s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "schema", OQ_CLI_DOCTOR_SCHEMA, "tool", "name", "ortqual",
                              "version", ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems",
                              problems, "sessions", sessions_json(d), "telemetry", telemetry_json());
     char *text = oq_evidence_to_json(ev);

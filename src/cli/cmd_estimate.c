@@ -35,7 +35,8 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
     for (size_t i = 0; i < e->n_left_out; i++)
         json_array_append_new(left_out, json_pack("{s:s, s:s}", "name", e->left_out[i].name, "status",
                                                   oq_verdict_name(e->left_out[i].status)));
-    json_t *j = json_pack("{s:I, s:o, s:o, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "measured_events",
+    json_t *j = json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "schema",
+                          OQ_CLI_ESTIMATE_SCHEMA, "measured_events",
                           (json_int_t)e->measured_events, "configs", configs, "left_out", left_out, "events", (json_int_t)o->events,
                           "batches", (json_int_t)e->batches, "total_configs", e->n_total_configs, "workers",
                           o->workers, "shards", e->shards, "waves", e->waves, "events_per_shard",

@@ -80,7 +80,7 @@ static void print_files(const oq_plot_files *f, int json)
     }
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < f->n; i++) json_array_append_new(arr, oq_cli_json_text(f->paths[i]));
-    json_t *root = json_pack("{s:o}", "files", arr);
+    json_t *root = json_pack("{s:s, s:o}", "schema", OQ_CLI_PLOT_SCHEMA, "files", arr);
     char *text = json_dumps(root, JSON_INDENT(2));
     if (text) printf("%s\n", text), oq_cli_json_answered();
     free(text);
@@ -226,7 +226,7 @@ int cmd_plot(int argc, char **argv)
                       "default: the first variant in the input"),
         OQ_OPT_COMMA_CALLBACK("format", "LIST", set_formats, &opt, "comma-separated formats: png, svg (default: png,svg)"),
         OQ_OPT_CALLBACK("stat", "NAME", set_stat, &opt, "bench time statistic: p50 (default), mean, p90, p95,\np99, p99.9 or max (bench --help says how each is made)"),
-        OQ_OPT_FLAG("json", &json, "print {\"files\": [...]} instead of one path per line"),
+        OQ_OPT_FLAG("json", &json, "print {\"schema\", \"files\": [...]} instead of one path per line"),
         OQ_OPT_END};
     const oq_cli_command c = {"plot", head, foot, opts, OQ_CLI_OPERANDS};
     int rc = oq_cli_parse(&c, argc, argv, &first);

@@ -217,7 +217,8 @@ static void print_json(const struct slurm_args *a, const oq_shard_plan *p, const
 {
     const oq_slurm_job *j = &a->job;
     /* the folder is the user's and need not be UTF-8, nor the scripts' paths in it */
-    json_t *o = json_pack("{s:o, s:s, s:i, s:s, s:{s:o, s:o}, s:s?, s:s?}", "outdir", oq_cli_json_text(j->outdir),
+    json_t *o = json_pack("{s:s, s:o, s:s, s:i, s:s, s:{s:o, s:o}, s:s?, s:s?}", "schema", OQ_CLI_SLURM_SCHEMA,
+                          "outdir", oq_cli_json_text(j->outdir),
                           "plan_hash", p->hash, "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "scripts",
                           "shards", oq_cli_json_text(s->shards), "merge", oq_cli_json_text(s->merge),
                           "array_job_id", ids ? ids->array : NULL, "merge_job_id", ids ? ids->merge : NULL);
@@ -317,7 +318,7 @@ static int parse(struct slurm_args *a, int argc, char **argv, int *first)
                     "prepare again into a DIR prepared (or interrupted) before; the\nprepare step's --force, not the shards'"),
         OQ_OPT_GROUP("output:"),
         OQ_OPT_FLAG("no-submit", &a->no_submit, "prepare and write the scripts, print how to submit them, submit nothing"),
-        OQ_OPT_FLAG("json", &a->json, "print {outdir, plan_hash, shards, shard_by, scripts, array_job_id,\nmerge_job_id}"),
+        OQ_OPT_FLAG("json", &a->json, "print {schema, outdir, plan_hash, shards, shard_by, scripts,\narray_job_id, merge_job_id}"),
         OQ_OPT_END};
     const oq_cli_command c = {"slurm", head, foot, opts, OQ_CLI_OPERANDS_LAST};
     int rc = oq_cli_parse(&c, argc, argv, first);

@@ -464,7 +464,7 @@ static json_t *list_json(struct here *h, const oq_config *defaults, size_t nd)
     json_t *ort = h->rt ? json_pack("{s:s,s:i,s:s}", "version", oq_runtime_version(h->rt), "api_version",
                                     oq_runtime_api_version(h->rt), "library", oq_runtime_lib_path(h->rt))
                         : json_null();
-    return json_pack("{s:o,s:s?,s:o,s:o,s:o,s:o}", "ort", ort, "ort_error", h->rt ? NULL : h->load.msg, "configs",
+    return json_pack("{s:s,s:o,s:s?,s:o,s:o,s:o,s:o}", "schema", OQ_CLI_CONFIGS_SCHEMA, "ort", ort, "ort_error", h->rt ? NULL : h->load.msg, "configs",
                      arr, "kernels", kernels, "default", def, "default_not_here", def_not);
 }
 

@@ -579,7 +579,8 @@ char *oq_convert_report_json(const oq_convert_report *r)
         }
         json_array_append_new(checks, jc);
     }
-    json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "model",
+    json_t *root = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:o}", "schema",
+                             OQ_CONVERT_SCHEMA, "model",
                              oq_json_text(r->model), "opset_in", (json_int_t)r->opset_in, "opset_out",
                              (json_int_t)r->opset_out, "fused", (json_int_t)r->fused, "refused",
                              (json_int_t)r->refused, "frozen", (json_int_t)r->frozen, "steps", steps, "checks", checks,

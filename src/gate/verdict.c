@@ -79,11 +79,13 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
 {
     size_t argc = 0;
     while (g->o.argv[argc]) argc++;
-    char started[32];
-    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&g->started));
+    char start[32], end[32];
+    time_t ended = g->started + (time_t)(r->duration_s + 0.5);
+    strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", gmtime(&g->started));
+    strftime(end, sizeof end, "%Y-%m-%dT%H:%M:%SZ", gmtime(&ended));
     const oq_test_summary *s = &r->summary;
     json_t *root = json_pack(
-        "{ss ss ss so so so so so ss so so so so}", "tool", "ortqual gate", "ortqual_version",
+        "{ss ss ss ss so so so so so ss so so so so}", "schema", OQ_GATE_SCHEMA, "tool", "ortqual gate", "ortqual_version",
         ORTQUAL_VERSION, "verdict", verdict_name(r->j.verdict), "reasons",
         str_array(r->j.reasons, r->j.n_reasons), "command", str_array(g->o.argv, argc),
         "command_path", oq_json_text(g->cmd_path), "exit_code",
@@ -99,7 +101,8 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
     json_object_set_new(root, "kept", json_boolean(g->o.keep));
     json_object_set_new(root, "log", oq_json_text(g->log_path));
     json_object_set_new(root, "log_bytes", json_integer((json_int_t)r->log_bytes));
-    json_object_set_new(root, "started_utc", json_string(started));
+    json_object_set_new(root, "start", json_string(start));
+    json_object_set_new(root, "end", json_string(end));
     json_object_set_new(root, "duration_s", json_real(r->duration_s));
     json_object_set_new(root, "timeout_s", g->o.timeout_s > 0 ? json_real(g->o.timeout_s) : json_null());
     json_object_set_new(root, "timed_out", json_boolean(r->timed_out));
@@ -125,7 +128,7 @@ static json_t *error_verdict_json(char *const *argv, const char *message)
     while (argv && argv[argc]) argc++;
     json_t *reasons = json_array();
     json_array_append_new(reasons, oq_json_text(message));
-    return json_pack("{ss ss ss so so}", "tool", "ortqual gate", "ortqual_version", ORTQUAL_VERSION, "verdict",
+    return json_pack("{ss ss ss ss so so}", "schema", OQ_GATE_SCHEMA, "tool", "ortqual gate", "ortqual_version", ORTQUAL_VERSION, "verdict",
                      "error", "reasons", reasons, "command", str_array(argv, argc));
 }
 

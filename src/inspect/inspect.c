@@ -675,7 +675,7 @@ char *oq_model_info_json(const oq_model_info *mi)
                                                                    : json_null()));
     }
     json_t *root = json_pack(
-        "{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "ir_version",
+        "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "schema", OQ_INSPECT_SCHEMA, "ir_version",
         (json_int_t)mi->ir_version, "producer_name", oq_json_text(mi->producer_name), "producer_version",
         oq_json_text(mi->producer_version), "doc_string", oq_json_text(mi->doc_string), "opsets", opsets, "inputs",
         inputs_json(mi), "outputs", io_json(mi->outputs, mi->n_outputs),

@@ -166,7 +166,8 @@ static oq_status check_row(const json_t *r, size_t i, const char *name, oq_err *
     return OQ_OK;
 }
 
-static const field doc_fields[] = {{"mode", W_STR, 0, 0},   {"created", W_STR, 0, 0},
+static const field doc_fields[] = {{"schema", W_STR, 0, 0}, {"mode", W_STR, 0, 0},  {"end", W_STR, 0, 0},
+                                   {"created", W_STR, 0, 0}, /* "end" before OQ_BENCH_SCHEMA */
                                    {"config", W_OBJ, 0, 1}, {"system", W_OBJ, 0, 0},
                                    {"command_line", W_ARR, 0, 0}};
 

@@ -12,7 +12,7 @@ oq_report_kind oq_report_kind_of(const json_t *doc)
 {
     const char *schema = oq_j_str(doc, "schema", ""), *tool = oq_j_str(doc, "tool", "");
     if (!strncmp(schema, "ortqual.validate/", 17)) return OQ_REPORT_VALIDATE;
-    if (!strcmp(schema, OQ_CONFORMANCE_SCHEMA)) return OQ_REPORT_CONFORMANCE;
+    if (!strncmp(schema, "ortqual.conformance/", 20)) return OQ_REPORT_CONFORMANCE; /* /1 read as /2 */
     if (!strcmp(tool, "ortqual bench") && json_is_array(json_object_get(doc, "results"))) return OQ_REPORT_BENCH;
     if (!strcmp(tool, "ortqual gate")) return OQ_REPORT_GATE;
     if (!strcmp(schema, "ortqual-error/1")) return OQ_REPORT_REFUSAL;

@@ -179,7 +179,7 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
     snprintf(headline, sizeof headline, "%lld row%s failed", failed, failed == 1 ? "" : "s");
     snprintf(detail, sizeof detail, "%zu rows: %lld ok, %lld failed, %lld skipped, unsupported or out of memory \xc2\xb7 "
              "ONNX Runtime %s \xc2\xb7 %s", json_array_size(results), ok, failed, other, oq_j_str(sys, "ort_version", "?"),
-             oq_j_str(s, "created", "?"));
+             oq_j_str(s, "end", oq_j_str(s, "created", "?"))); /* "created": before OQ_BENCH_SCHEMA */
     oq_html_begin(b, name, verdict);
     oq_html_verdict(b, "ortqual bench", verdict, failed ? headline : NULL,
                     tested || failed ? NULL

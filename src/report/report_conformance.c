@@ -64,7 +64,8 @@ oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_
              "rtol %s, atol %s%s \xc2\xb7 %s", oq_j_int(s, "passed"), oq_j_int(s, "failed"), oq_j_int(s, "skipped"),
              oq_j_int(s, "unsupported"), runner, oq_real_str(oq_j_num(tol, "rtol"), 6, rt, sizeof rt),
              oq_real_str(oq_j_num(tol, "atol"), 6, at, sizeof at),
-             json_is_true(json_object_get(s, "strict")) ? ", strict" : "", oq_j_str(s, "created", "?"));
+             json_is_true(json_object_get(s, "strict")) ? ", strict" : "",
+             oq_j_str(s, "end", oq_j_str(s, "created", "?"))); /* "created": ortqual.conformance/1 */
     oq_html_begin(b, name, verdict);
     oq_html_verdict(b, "ortqual conformance", verdict, NULL, strcmp(verdict, "untested") ? NULL : reason, detail);
     oq_sb_puts(b, "<nav><a href=\"#configurations\">tests</a><a href=\"#environment\">environment</a>"

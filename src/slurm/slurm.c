@@ -390,7 +390,7 @@ static oq_status record(const oq_slurm_job *j, const oq_slurm_ids *ids, oq_err *
         json_array_append_new(logs, json_string(path));
     }
     snprintf(path, sizeof path, "%s/slurm/merge-%s.out", j->outdir, ids->merge);
-    json_t *rec = json_pack("{s:s, s:s, s:i, s:s, s:o, s:s}", "array_job_id", ids->array, "merge_job_id", ids->merge,
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:i, s:s, s:o, s:s}", "schema", OQ_SLURM_JOBS_SCHEMA, "array_job_id", ids->array, "merge_job_id", ids->merge,
                             "shards", j->shards, "shard_by", oq_shard_by_name(j->by), "shard_logs", logs, "merge_log",
                             path);
     snprintf(path, sizeof path, "%s/slurm/jobs.json", j->outdir);

@@ -1154,7 +1154,10 @@ static int shard_info_back(const json_t *j, oq_shard_info *i)
 
 oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *err)
 {
-    return write_new(path, shard_info_json(i), err);
+    json_t *j = json_pack("{s:s}", "schema", OQ_SHARD_STARTED_SCHEMA), *info = shard_info_json(i);
+    if (!j || !info || json_object_update(j, info)) json_decref(j), j = NULL;
+    json_decref(info);
+    return write_new(path, j, err);
 }
 
 oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err)

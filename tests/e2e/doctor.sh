@@ -76,7 +76,7 @@ expect 2 "ortqual doctor: --search-root $tmp/s.txt: not a folder" "$ORTQUAL" doc
 expect 3 "/nonexistent/libonnxruntime.so" "$ORTQUAL" doctor --ort-lib /nonexistent/libonnxruntime.so
 # --json still prints its document, "ort": null, with the load failure as a problem (exit 3)
 if "$ORTQUAL" doctor --json --ort-lib /nonexistent/libonnxruntime.so >"$tmp/noort.json" 2>"$tmp/noort.err"; then fail "doctor --json without ORT: exit 0"
-elif !  /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ort"] is None and not d["healthy"] and "cannot load ONNX Runtime" in d["problems"][0] and list(d)[:6] == ["tool", "healthy", "problems", "sessions", "telemetry", "ort"], d' "$tmp/noort.json"; then
+elif !  /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ort"] is None and not d["healthy"] and "cannot load ONNX Runtime" in d["problems"][0] and list(d)[:7] == ["schema", "tool", "healthy", "problems", "sessions", "telemetry", "ort"], d' "$tmp/noort.json"; then
     fail "doctor --json without ORT: $(head -c 300 "$tmp/noort.json")"; fi
 expect 3 "/bad/libonnxruntime.so" env ORTQUAL_ORT_LIB=/bad/libonnxruntime.so "$ORTQUAL" doctor
 lines=$("$ORTQUAL" doctor --ort-lib /nonexistent/x.so 2>&1 | wc -l)
