@@ -729,11 +729,8 @@ static int run(struct args *a, int argc, char **argv)
         OQ_OPT_CALLBACK("model", "M.onnx", set_model, o,
                         "a model of yours: any named inputs of any type (ids, masks, caches,\n"
                         "scalars), each read from the .npz member of its name"),
-        OQ_OPT_STRING("mask", "NAME", &o->mask_name,
-                      "the input the mask contract applies to (default: the one rank-2\n"
-                      "input named like a mask that is no Attention attn_mask as it is\n"
-                      "nor token ids; a lone rank-2 input is refused, not guessed)"),
-        OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
+        OQ_CLI_MASK_OPT(&o->mask_name),
+        OQ_CLI_NO_MASK_OPT(&o->no_mask),
         OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
         OQ_OPT_STRING("features", "NAME", &o->features_name,
                       "the input generated events' features (or a member 'features') feed\n"
