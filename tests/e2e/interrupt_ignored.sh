@@ -13,22 +13,26 @@ PY=/usr/bin/python3
 cd "$T"
 env --ignore-signal=INT true 2>/dev/null || { echo "env has no --ignore-signal (coreutils < 8.31)"; exit 77; }
 
+# held FILE PID WHAT LOG: FILE appears within 60 s (the process PID reached the point where it is
+# signalled); else PID is killed and WHAT fails, with LOG's end
+held() {
+    for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
+    kill -9 "$2"
+    bad "$3: $(tail -3 "$4")"
+    return 1
+}
+
 # gate_signalled HOW SIG CODE: `ortqual gate` started with SIG at HOW (env --HOW-signal: ignore
 # or default), its command waiting for the file `go`; SIG sent to the gate and to the command,
 # then `go`: the gate must exit CODE (0: the run ended on its own and passed)
 gate_signalled() {
     local how=$1 sig=$2 code=$3 rc=0 gpid
     rm -f cmd.pid go v.json
-    env --"$how"-signal="$sig" "$Q" gate --quiet --verdict "$T/v.json" -- /bin/sh -c \
-        "echo \$\$ >'$T/cmd.pid'; while [ ! -e '$T/go' ]; do sleep 0.1; done; echo '1 passed, 0 failed'" \
-        >gate.log 2>&1 &
+    local cmd="echo \$\$ >'$T/pid.tmp'; mv '$T/pid.tmp' '$T/cmd.pid'" # (whole when seen)
+    cmd+="; while [ ! -e '$T/go' ]; do sleep 0.1; done; echo '1 passed, 0 failed'"
+    env --"$how"-signal="$sig" "$Q" gate --quiet --verdict "$T/v.json" -- /bin/sh -c "$cmd" >gate.log 2>&1 &
     gpid=$!
-    for _ in $(seq 300); do [ -s cmd.pid ] && break; sleep 0.1; done
-    if [ ! -s cmd.pid ]; then
-        kill -9 $gpid
-        bad "gate, SIG$sig at $how: the command never started: $(tail -3 gate.log)"
-        return
-    fi
+    held cmd.pid $gpid "gate, SIG$sig at $how: the command never started" gate.log || return
     kill -"$sig" $gpid "$(cat cmd.pid)" 2>/dev/null || true # (the command may be gone already)
     sleep 1 # a signal passed on has ended the command by now
     touch go
@@ -55,11 +59,7 @@ OQ_SLOW_RENAME=_fp32_001.npz OQ_SLOW_RENAME_MARK="$T/save.mark" LD_PRELOAD="$PRE
     env --ignore-signal=INT "$Q" validate --num-events 4 --batch-size 2 --repeat 1 --no-plots --no-cache \
     --save-outputs --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/save" >save.log 2>&1 &
 pid=$!
-for _ in $(seq 600); do [ -e save.mark ] && break; sleep 0.1; done
-if [ ! -e save.mark ]; then
-    kill -9 $pid
-    bad "validate, SIGINT ignored: the worker never put its output into place: $(tail -3 save.log)"
-else
+if held save.mark $pid "validate, SIGINT ignored: the worker never put its output into place" save.log; then
     workers=$(pgrep -P $pid || true)
     kill -INT $pid $workers 2>/dev/null || true
     rc=0
