@@ -209,7 +209,14 @@ typedef struct oq_cli_pair {
 } oq_cli_pair;
 /* The first of the n pairs whose options were both given: "ortqual CMD: --a and --b why" and -1. */
 int oq_cli_refuse_pairs(const oq_cli_list *given, const oq_cli_pair *pairs, size_t n);
-/* --mask and --no-mask (validate, replay). */
+/* --mask NAME and --no-mask (validate, replay): the input the mask contract applies to, or none. */
+#define OQ_CLI_MASK_OPT(p)                                                                        \
+    OQ_OPT_STRING("mask", "NAME", (p),                                                            \
+                  "the input the mask contract applies to (default: the one rank-2\n"             \
+                  "input named like a mask that is no Attention attn_mask as it is\n"             \
+                  "nor token ids; a lone rank-2 input is refused, not guessed)")
+#define OQ_CLI_NO_MASK_OPT(p) OQ_OPT_FLAG("no-mask", (p), "no mask input: no contract, every element valid")
+/* --mask and --no-mask given together (validate, replay). */
 #define OQ_CLI_MASK_PAIR                                                                          \
     {"mask", "no-mask", "contradict: --mask names the input the mask contract checks, --no-mask "  \
                         "says there is none; give one"}

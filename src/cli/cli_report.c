@@ -3,7 +3,6 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "ortqual/validate.h"
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "ortqual/compare.h"
 
 int oq_cli_padding(const oq_opt *o, const char *arg)
@@ -435,38 +435,16 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written
 }
 
 /* Ctrl-C, SIGTERM (a batch system's time limit) and SIGHUP (the terminal closed) stop a
- * validation: the signal is passed on to the running worker's process group and the library
- * ends the run with a summary that says where it stopped (docs/reliability.md). */
-static volatile sig_atomic_t caught_signal, worker_pgid;
-
-static void pass_on(int sig)
-{
-    caught_signal = sig;
-    if (worker_pgid > 0) kill(-worker_pgid, sig);
-}
-
-static void on_worker(void *ctx, int pgid)
-{
-    (void)ctx;
-    worker_pgid = pgid;
-    if (pgid > 0 && caught_signal) kill(-pgid, caught_signal); /* came between fork and now */
-}
-
-static void catch_interruption(oq_validate_opts *o)
+ * validation: the signal is passed on to the running worker's process group (cli_signals.h) and
+ * the library ends the run with a summary that says where it stopped (docs/reliability.md). */
+static void catch_interruption(oq_validate_opts *o, oq_cli_signals *sigs)
 {
     /* without isolation the configuration runs in this process, which never reads the flag:
      * Ctrl-C keeps its default and stops the run at once */
     if (!o->isolate) return;
-    struct sigaction sa = {0};
-    sa.sa_handler = pass_on;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    struct sigaction hup;
-    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) /* under nohup it stays ignored */
-        sigaction(SIGHUP, &sa, NULL);
-    o->interrupt = &caught_signal;
-    o->on_worker = on_worker;
+    oq_cli_signals_catch(sigs);
+    o->interrupt = oq_cli_signal_flag();
+    o->on_worker = oq_cli_signals_started;
 }
 
 int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, const char *outdir)
@@ -550,10 +528,9 @@ static int junit_clash(const char *cmd, const char *junit, const oq_validate_opt
     return rc;
 }
 
-static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
-                          const struct oq_cli_run_output *out)
+static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
+                      const struct oq_cli_run_output *out)
 {
-    catch_interruption(o);
     struct oq_cli_progress prog = {out->progress, isatty(2), now_s(), now_s(), 0, {0}, *out->note ? out->note : NULL};
     o->self_exe = self;
     o->on_worker_fork = oq_cli_crash_backtrace;
@@ -580,7 +557,8 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {
-        int rc = oq_cli_refuse(cmd, out->json, st, e.msg, caught_signal ? 128 + caught_signal : oq_cli_exit_of(st));
+        int caught = oq_cli_signal_caught();
+        int rc = oq_cli_refuse(cmd, out->json, st, e.msg, caught ? 128 + caught : oq_cli_exit_of(st));
         return o->shard.prepare ? rc : oq_cli_junit_refused(cmd, out->junit, st, e.msg, rc); /* stopped while preparing */
     }
     char dir[4096], path[4200];
@@ -593,8 +571,9 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     /* A signal the summary does not record came once its verdict was fixed (as summary.json was
      * written, or report.html after it): the run's record is whole and is what merge, report and
      * CI read, so its verdict stands, and the exit status is that verdict's; said, not hidden. */
-    int late = caught_signal && !summary->interrupted.signal && !o->shard.prepare;
-    if (!rc && caught_signal && o->shard.prepare) rc = 128 + caught_signal; /* a plan has no verdict to stand */
+    int caught = oq_cli_signal_caught();
+    int late = caught && !summary->interrupted.signal && !o->shard.prepare;
+    if (!rc && caught && o->shard.prepare) rc = 128 + caught; /* a plan has no verdict to stand */
     if (out->json) {
         /* a failed --junit write is answered by the error object, not by the run's summary */
         if (reports || print_file(cmd, path)) rc = OQ_EXIT_RUNTIME;
@@ -609,8 +588,19 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     }
     if (late)
         fprintf(out->json ? stderr : stdout, "interrupted by SIG%s after the summary was written (verdict stands)\n",
-                sigabbrev_np(caught_signal) ? sigabbrev_np(caught_signal) : "?");
+                sigabbrev_np(caught) ? sigabbrev_np(caught) : "?");
     oq_validate_summary_free(summary);
+    return rc;
+}
+
+/* The run with its signals caught, and put back once it has said everything. */
+static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
+                          const struct oq_cli_run_output *out)
+{
+    oq_cli_signals sigs = {0};
+    catch_interruption(o, &sigs);
+    int rc = run_caught(cmd, o, cr, self, out);
+    oq_cli_signals_release(&sigs);
     return rc;
 }
 

@@ -556,126 +556,10 @@ static int note_generated_opts(cli_state *c)
     return -1;
 }
 
-static int parse_args(cli_state *c, int argc, char **argv)
+/* The options parsed, joined into the sweep's (c->o) and checked together; -1 after an error (said). */
+static int finish_args(cli_state *c)
 {
     oq_bench_opts *o = &c->o;
-    const oq_opt opts[] = {
-        OQ_OPT_GROUP("attention sweep:"),
-        OQ_OPT_COMMA_CALLBACK("variants", "LIST", set_variants, c,
-                        "comma list of RUNTIME:REPR:PRECISION[:KERNEL], e.g.\n"
-                        "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"
-                        "C reference (float64). REPR: decomposed|attention23|attention24;\n"
-                        "PRECISION fp32|fp16|tf32 (cuda); KERNEL auto|flash|efficient|cudnn|math\n"
-                        "(default: cpu:decomposed:fp32,cpu:attention24:fp32, and\n"
-                        "cuda:attention24:fp16:flash,cuda:attention24:fp32 where CUDA runs)"),
-        OQ_OPT_COMMA_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),
-        OQ_OPT_COMMA_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"),
-        OQ_OPT_CALLBACK("modes", "M", set_pair_choice, c, "masked | unmasked | both (default both)"),
-        OQ_OPT_CALLBACK("num-heads", "H", set_attention_number, c, "query heads (default 8)"),
-        OQ_OPT_CALLBACK("kv-heads", "G", set_kv_heads, c, "key/value heads, divides H (default H)"),
-        OQ_OPT_CALLBACK("head-dim", "D", set_attention_number, c, "head size (default 64)"),
-        OQ_OPT_CALLBACK("export-shapes", "S", set_pair_choice, c, "dynamic | static | both (default dynamic)"),
-        OQ_OPT_CALLBACK("ref-iters", "N", set_attention_number, c,
-                        "timed runs of the 'ref' variant (default: --iters); its\n"
-                        "first run, the accuracy baseline, is its only warm-up"),
-        OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)"),
-        OQ_OPT_GROUP("a model of yours:"),
-        OQ_OPT_CALLBACK("model", "M.onnx", set_once, &o->model_path, "the model to time, run as it is"),
-        OQ_OPT_CALLBACK("inputs", "FILE.npz", set_once, &o->inputs_path,
-                      "tensors used as they are, matched to the model's inputs by\n"
-                      "name (other members are ignored); a wrong dtype, rank or size\n"
-                      "is a usage error"),
-        OQ_OPT_CALLBACK("shape", "INPUT=d0,d1,...", set_model_arg, c,
-                        "the shape of a generated input (repeatable); an entry may name\n"
-                        "a dimension given with --dim or --sweep: --shape x=1,L,16"),
-        OQ_OPT_CALLBACK("dim", "NAME=V", set_model_arg, c,
-                        "the size of a named dimension of the model (repeatable), e.g.\n"
-                        "--dim batch=4; a dimension no input fixes is a usage error\n"
-                        "naming the input and axis"),
-        OQ_OPT_CALLBACK("sweep", "NAME=V1,V2,...", set_model_arg, c,
-                        "one row per value (repeatable: every combination, the first\n"
-                        "varying slowest), e.g. --sweep seq=512,1024,2048"),
-        OQ_OPT_CALLBACK("seq-dim", "NAME", set_seq_dim, c,
-                        "the dimension the rows' seq_len is (default: the last --sweep\n"
-                        "not of the batch, else the mask's length axis, DATA_TIME, seq)"),
-        OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,
-                        "generated integer inputs uniform in LO..HI, both included\n"
-                        "(default 0,1); ids of a vocabulary of V: 0,V-1"),
-        OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
-        OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,
-                      "outputs of --inputs to compare the first run with (max abs\n"
-                      "error per output; one over tolerance, or a NaN, fails the row;\n"
-                      "one of another shape than the model's for --inputs, or of\n"
-                      "another kind (int32 for a float32 output): exit 2)"),
-        OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,
-                    "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"
-                    "fp16...), repeatable (default: fp16's when the model computes in\n"
-                    "float16, its attention or an output: said; else the preset of\n"
-                    "each output's dtype, the model's, not the file's)"),
-        OQ_OPT_GROUP("inputs (both):"),
-        OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,
-                        "event lengths of masked batches and generated masks: fixed (no\n"
-                        "padding), balanced, uniform or fraction (default fraction);\n"
-                        "refused with --modes unmasked, which makes no mask"),
-        OQ_OPT_CALLBACK("mask-fraction", "F", set_fraction, o,
-                        "mean share of padding in masks, [0,1) (default 0.25):\n"
-                        "fraction: every event round((1-F)L) long; balanced/uniform:\n"
-                        "lengths from round((1-2F)L) (>= 1) to L (balanced, batch 1:\n"
-                        "one event of their mean); refused with\n"
-                        "--length-policy fixed or --modes unmasked (no padding)"),
-        OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)"),
-        OQ_OPT_GROUP("timing:"),
-        OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT64_MAX, "untimed runs after the first run (default 3)"),
-        OQ_OPT_NUMBER("iters", "N", &o->iters, 1, 100000000, "timed runs (default 20; each keeps its time: at most 10^8)"),
-        OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,
-                      "ORT intra-op threads and threads of the float64 reference\n"
-                      "(default 0: ORT's default, the reference on every core)"),
-        OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, 4096,
-                      "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"
-                      "mode, the only one that uses them (default 0: sequential)"),
-        OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, ""),
-        OQ_CLI_SESSION_CONFIG_OPT(&c->cr),
-        OQ_OPT_CALLBACK("io-binding", "B", set_io, o,
-                        "auto | host | device (default auto: device on GPU EPs, host on\n"
-                        "CPU). device: inputs copied once to the EP's memory and\n"
-                        "outputs bound there (IoBinding), so no host-device copy is\n"
-                        "timed; host: copies are inside every timed Run"),
-        OQ_OPT_FLAG("include-session", &o->include_session, "each timed sample is session creation + first Run"),
-        OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o,
-                        "RSS sampling period during the timed runs where the kernel\n"
-                        "cannot reset VmHWM (default 2; otherwise the peak is exact)"),
-        OQ_OPT_NUMBER("profile-runs", "N", &o->profile_runs, 0, INT32_MAX,
-                      "after the timed loop, N more runs of each ORT row in a\n"
-                      "profiled session of its own: per run, ORT's node and GPU\n"
-                      "kernel time (OUTDIR/profiles/; default 0: none)"),
-        OQ_OPT_FLAG("cupti", &c->cupti,
-                    "the profiled runs' GPU kernel time from CUPTI (the CUDA\n"
-                    "toolkit's libcupti.so, on LD_LIBRARY_PATH), as torch.profiler\n"
-                    "measures it: for ORT builds without CUDA profiling, whose\n"
-                    "profile has no GPU kernel events (needs --profile-runs)"),
-        OQ_OPT_STRING("cupti-lib", "PATH", &c->cupti_lib, "--cupti with this libcupti.so"),
-        OQ_OPT_GROUP("output:"),
-        OQ_OPT_STRING("outdir", "DIR", &c->outdir,
-                      "where summary.json, summary.csv and report.html go (default\n"
-                      "bench-out); new or empty unless --force"),
-        OQ_OPT_FLAG("force", &c->force,
-                    "write into a folder that is not empty (an earlier run's:\n"
-                    "its profiles/ not written again are removed)"),
-        OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines, nor the note of the default --variants"),
-        OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0"),
-        OQ_OPT_GROUP("runtime:"),
-        OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &c->cr, OQ_CLI_ORT_LIB_HELP),
-        OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, &c->cr,
-                        "with --model: cpu (default), cuda, or a plugin EP name\n"
-                        "(the attention sweep's variants name their runtime)"),
-        OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, &c->cr, OQ_CLI_EP_LIB_HELP),
-        OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, &c->cr,
-                        OQ_CLI_EP_OPTION_HELP "\n(the attention sweep: for every variant on cuda or\n"
-                        "a plugin EP)"),
-        OQ_OPT_END};
-    const oq_cli_command cmd = {"bench", head, foot, opts, 0, "unknown or incomplete option '%s'", &c->given};
-    int rc = oq_cli_parse(&cmd, argc, argv, NULL);
-    if (rc) return rc;
     if (note_generated_opts(c)) return -1;
     if (oq_cli_list_join(&c->tolerances, ";", &c->tolerance_text)) return -1;
     o->tolerances = c->tolerance_text;
@@ -688,6 +572,149 @@ static int parse_args(cli_state *c, int argc, char **argv)
         return -1;
     }
     return check_mode(c);
+}
+
+/* bench's options, a group at a time (the help lists them in this order): the attention sweep */
+#define SWEEP_OPTS(c, o)                                                                                        \
+    OQ_OPT_GROUP("attention sweep:"),                                                                           \
+    OQ_OPT_COMMA_CALLBACK("variants", "LIST", set_variants, c,                                                  \
+                    "comma list of RUNTIME:REPR:PRECISION[:KERNEL], e.g.\n"                                     \
+                    "ref,cpu:decomposed:fp32,cuda:attention24:fp16:flash; 'ref' is the\n"                       \
+                    "C reference (float64). REPR: decomposed|attention23|attention24;\n"                        \
+                    "PRECISION fp32|fp16|tf32 (cuda); KERNEL auto|flash|efficient|cudnn|math\n"                 \
+                    "(default: cpu:decomposed:fp32,cpu:attention24:fp32, and\n"                                 \
+                    "cuda:attention24:fp16:flash,cuda:attention24:fp32 where CUDA runs)"),                      \
+    OQ_OPT_COMMA_CALLBACK("batch-sizes", "LIST", set_list, c, "batch sizes (default 1)"),                       \
+    OQ_OPT_COMMA_CALLBACK("seq-lens", "LIST", set_list, c, "padded sequence lengths L (default 128,512,2048)"), \
+    OQ_OPT_CALLBACK("modes", "M", set_pair_choice, c, "masked | unmasked | both (default both)"),               \
+    OQ_OPT_CALLBACK("num-heads", "H", set_attention_number, c, "query heads (default 8)"),                      \
+    OQ_OPT_CALLBACK("kv-heads", "G", set_kv_heads, c, "key/value heads, divides H (default H)"),                \
+    OQ_OPT_CALLBACK("head-dim", "D", set_attention_number, c, "head size (default 64)"),                        \
+    OQ_OPT_CALLBACK("export-shapes", "S", set_pair_choice, c, "dynamic | static | both (default dynamic)"),     \
+    OQ_OPT_CALLBACK("ref-iters", "N", set_attention_number, c,                                                  \
+                    "timed runs of the 'ref' variant (default: --iters); its\n"                                 \
+                    "first run, the accuracy baseline, is its only warm-up"),                                   \
+    OQ_OPT_SET("no-reference", &o->reference, 0, "skip the float64 reference (no max_abs_err)")
+
+/* a model of yours, its inputs and what its outputs are compared with */
+#define MODEL_OPTS(c, o)                                                                                        \
+    OQ_OPT_GROUP("a model of yours:"),                                                                          \
+    OQ_OPT_CALLBACK("model", "M.onnx", set_once, &o->model_path, "the model to time, run as it is"),            \
+    OQ_OPT_CALLBACK("inputs", "FILE.npz", set_once, &o->inputs_path,                                            \
+                  "tensors used as they are, matched to the model's inputs by\n"                                \
+                  "name (other members are ignored); a wrong dtype, rank or size\n"                             \
+                  "is a usage error"),                                                                          \
+    OQ_OPT_CALLBACK("shape", "INPUT=d0,d1,...", set_model_arg, c,                                               \
+                    "the shape of a generated input (repeatable); an entry may name\n"                          \
+                    "a dimension given with --dim or --sweep: --shape x=1,L,16"),                               \
+    OQ_OPT_CALLBACK("dim", "NAME=V", set_model_arg, c,                                                          \
+                    "the size of a named dimension of the model (repeatable), e.g.\n"                           \
+                    "--dim batch=4; a dimension no input fixes is a usage error\n"                              \
+                    "naming the input and axis"),                                                               \
+    OQ_OPT_CALLBACK("sweep", "NAME=V1,V2,...", set_model_arg, c,                                                \
+                    "one row per value (repeatable: every combination, the first\n"                             \
+                    "varying slowest), e.g. --sweep seq=512,1024,2048"),                                        \
+    OQ_OPT_CALLBACK("seq-dim", "NAME", set_seq_dim, c,                                                          \
+                    "the dimension the rows' seq_len is (default: the last --sweep\n"                           \
+                    "not of the batch, else the mask's length axis, DATA_TIME, seq)"),                          \
+    OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,                                                     \
+                    "generated integer inputs uniform in LO..HI, both included\n"                               \
+                    "(default 0,1); ids of a vocabulary of V: 0,V-1"),                                          \
+    OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),                                                                \
+    OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,                                        \
+                  "outputs of --inputs to compare the first run with (max abs\n"                                \
+                  "error per output; one over tolerance, or a NaN, fails the row;\n"                            \
+                  "one of another shape than the model's for --inputs, or of\n"                                 \
+                  "another kind (int32 for a float32 output): exit 2)"),                                        \
+    OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,                                                            \
+                "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"                                  \
+                "fp16...), repeatable (default: fp16's when the model computes in\n"                            \
+                "float16, its attention or an output: said; else the preset of\n"                               \
+                "each output's dtype, the model's, not the file's)")
+
+/* the generated inputs of both */
+#define INPUT_OPTS(o)                                                                                           \
+    OQ_OPT_GROUP("inputs (both):"),                                                                             \
+    OQ_OPT_CALLBACK("length-policy", "P", set_policy, o,                                                        \
+                    "event lengths of masked batches and generated masks: fixed (no\n"                          \
+                    "padding), balanced, uniform or fraction (default fraction);\n"                             \
+                    "refused with --modes unmasked, which makes no mask"),                                      \
+    OQ_OPT_CALLBACK("mask-fraction", "F", set_fraction, o,                                                      \
+                    "mean share of padding in masks, [0,1) (default 0.25):\n"                                   \
+                    "fraction: every event round((1-F)L) long; balanced/uniform:\n"                             \
+                    "lengths from round((1-2F)L) (>= 1) to L (balanced, batch 1:\n"                             \
+                    "one event of their mean); refused with\n"                                                  \
+                    "--length-policy fixed or --modes unmasked (no padding)"),                                  \
+    OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)")
+
+/* how the runs are made and timed */
+#define TIMING_OPTS(c, o)                                                                                       \
+    OQ_OPT_GROUP("timing:"),                                                                                    \
+    OQ_OPT_NUMBER("warmup", "N", &o->warmup, 0, INT64_MAX, "untimed runs after the first run (default 3)"),     \
+    OQ_OPT_NUMBER("iters", "N", &o->iters, 1, 100000000, "timed runs (default 20; each keeps its time: at most 10^8)"), \
+    OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,                                                         \
+                  "ORT intra-op threads and threads of the float64 reference\n"                                 \
+                  "(default 0: ORT's default, the reference on every core)"),                                   \
+    OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, 4096,                                       \
+                  "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"                            \
+                  "mode, the only one that uses them (default 0: sequential)"),                                 \
+    OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, ""),                                                                    \
+    OQ_CLI_SESSION_CONFIG_OPT(&c->cr),                                                                          \
+    OQ_OPT_CALLBACK("io-binding", "B", set_io, o,                                                               \
+                    "auto | host | device (default auto: device on GPU EPs, host on\n"                          \
+                    "CPU). device: inputs copied once to the EP's memory and\n"                                 \
+                    "outputs bound there (IoBinding), so no host-device copy is\n"                              \
+                    "timed; host: copies are inside every timed Run"),                                          \
+    OQ_OPT_FLAG("include-session", &o->include_session, "each timed sample is session creation + first Run"),   \
+    OQ_OPT_CALLBACK("mem-sample-ms", "MS", set_mem_ms, o,                                                       \
+                    "RSS sampling period during the timed runs where the kernel\n"                              \
+                    "cannot reset VmHWM (default 2; otherwise the peak is exact)"),                             \
+    OQ_OPT_NUMBER("profile-runs", "N", &o->profile_runs, 0, INT32_MAX,                                          \
+                  "after the timed loop, N more runs of each ORT row in a\n"                                    \
+                  "profiled session of its own: per run, ORT's node and GPU\n"                                  \
+                  "kernel time (OUTDIR/profiles/; default 0: none)"),                                           \
+    OQ_OPT_FLAG("cupti", &c->cupti,                                                                             \
+                "the profiled runs' GPU kernel time from CUPTI (the CUDA\n"                                     \
+                "toolkit's libcupti.so, on LD_LIBRARY_PATH), as torch.profiler\n"                               \
+                "measures it: for ORT builds without CUDA profiling, whose\n"                                   \
+                "profile has no GPU kernel events (needs --profile-runs)"),                                     \
+    OQ_OPT_STRING("cupti-lib", "PATH", &c->cupti_lib, "--cupti with this libcupti.so")
+
+/* where the results go and what is said */
+#define OUTPUT_OPTS(c)                                                                                          \
+    OQ_OPT_GROUP("output:"),                                                                                    \
+    OQ_OPT_STRING("outdir", "DIR", &c->outdir,                                                                  \
+                  "where summary.json, summary.csv and report.html go (default\n"                               \
+                  "bench-out); new or empty unless --force"),                                                   \
+    OQ_OPT_FLAG("force", &c->force,                                                                             \
+                "write into a folder that is not empty (an earlier run's:\n"                                    \
+                "its profiles/ not written again are removed)"),                                                \
+    OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines, nor the note of the default --variants"),               \
+    OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0")
+
+/* The command line into c: 0 to go on, 1 after --help, -1 after an error (said). */
+static int parse_args(cli_state *c, int argc, char **argv)
+{
+    oq_bench_opts *o = &c->o;
+    const oq_opt opts[] = {
+        SWEEP_OPTS(c, o),
+        MODEL_OPTS(c, o),
+        INPUT_OPTS(o),
+        TIMING_OPTS(c, o),
+        OUTPUT_OPTS(c),
+        OQ_OPT_GROUP("runtime:"),
+        OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &c->cr, OQ_CLI_ORT_LIB_HELP),
+        OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, &c->cr,
+                        "with --model: cpu (default), cuda, or a plugin EP name\n"
+                        "(the attention sweep's variants name their runtime)"),
+        OQ_OPT_CALLBACK("ep-lib", "NAME=PATH", oq_cli_runtime_ep_lib, &c->cr, OQ_CLI_EP_LIB_HELP),
+        OQ_OPT_CALLBACK("ep-option", "KEY=VAL", oq_cli_runtime_ep_option, &c->cr,
+                        OQ_CLI_EP_OPTION_HELP "\n(the attention sweep: for every variant on cuda or\n"
+                        "a plugin EP)"),
+        OQ_OPT_END};
+    const oq_cli_command cmd = {"bench", head, foot, opts, 0, "unknown or incomplete option '%s'", &c->given};
+    int rc = oq_cli_parse(&cmd, argc, argv, NULL);
+    return rc ? rc : finish_args(c);
 }
 
 /* Under test: an ORT row that ran, compared when there is something to compare with. */

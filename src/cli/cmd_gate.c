@@ -1,11 +1,11 @@
 /* ortqual gate: run a test command so that a green result means tests passed. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "ortqual/fileio.h"
 #include "ortqual/gate.h"
 #include "ortqual/report.h"
@@ -53,8 +53,10 @@ static const char foot[] =
 "\n"
 "CMD runs in a process group of its own and is killed if the gate dies. Ctrl-C\n"
 "(SIGINT), SIGTERM and SIGHUP are passed on to that group; the gate then writes\n"
-"its verdict and exits 128 + the signal (130 for Ctrl-C). An LD_PRELOAD you have\n"
-"is reported (it reaches CMD), and a PATH entry that is your directory is dropped.\n"
+"its verdict and exits 128 + the signal (130 for Ctrl-C). A signal ignored when\n"
+"the gate started (nohup; a script's `&` ignores SIGINT) stays ignored, by CMD\n"
+"too. An LD_PRELOAD you have is reported (it reaches CMD), and a PATH entry that\n"
+"is your directory is dropped.\n"
 "\n"
 "exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run, 128+N\n"
 "interrupted by signal N.\n"
@@ -64,32 +66,6 @@ static const char foot[] =
 "      --pin-lib /usr/local/cuda/lib64/libcudart.so.13 --allow-skip 'needs bf16' \\\n"
 "      --require-dispatch cudnn --verdict gate.json -- \\\n"
 "      python3 -m pytest -rs -s $PWD/onnxruntime/test/python/transformers/test_x.py\n";
-
-/* Signals for the command: the gate's handler passes them on to its group. */
-static volatile sig_atomic_t child_pgid, caught;
-
-static void pass_on(int sig)
-{
-    caught = sig;
-    if (child_pgid > 0) kill(-child_pgid, sig);
-}
-
-static void started(void *user, int pgid)
-{
-    (void)user;
-    child_pgid = pgid;
-    if (caught) kill(-pgid, caught); /* arrived between fork and now */
-}
-
-static void catch_signals(void)
-{
-    struct sigaction sa = {0};
-    sa.sa_handler = pass_on;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
 
 static void stream(void *user, const void *buf, size_t n)
 {
@@ -203,6 +179,36 @@ static int check_outputs(const outputs *out)
     return rc;
 }
 
+/* The verdict of a run that ended, said, written and turned into the exit status. */
+static int judged(const oq_gate *g, oq_gate_result *r, const outputs *out, int keep)
+{
+    int caught = oq_cli_signal_caught();
+    /* an interrupted run is never a pass, whatever the command made of the signal (a handler
+     * that prints a passing summary and exits 0): the verdict files say so, as the exit status */
+    if (caught && r->j.verdict == OQ_GATE_PASS) {
+        char **v = realloc(r->j.reasons, (r->j.n_reasons + 1) * sizeof *v), *why = NULL;
+        if (v) r->j.reasons = v;
+        if (!v || asprintf(&why, "interrupted by signal %d (%s): the run did not end on its own", caught,
+                           strsignal(caught)) < 0)
+            why = NULL;
+        if (why) r->j.reasons[r->j.n_reasons++] = why;
+        r->j.verdict = why ? OQ_GATE_FAIL : OQ_GATE_ERROR;
+    }
+    print_result(r);
+    int rc = r->j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
+             : r->j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;
+    if (write_outputs(g, r, out)) rc = OQ_EXIT_RUNTIME;
+    if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_cli_shown(oq_gate_dir(g)), oq_cli_shown(oq_gate_log_path(g)));
+    else fprintf(stderr, "ortqual gate: removed %s\n", oq_cli_shown(oq_gate_dir(g)));
+    if (caught) {
+        fprintf(stderr, "ortqual gate: interrupted by signal %d (%s), passed on to the command\n",
+                caught, strsignal(caught));
+        rc = 128 + caught;
+    }
+    oq_gate_result_clear(r);
+    return rc;
+}
+
 static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
 {
     oq_err err = {0};
@@ -216,37 +222,13 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
     }
     print_setup(g);
     oq_gate_result r;
-    catch_signals();
+    oq_cli_signals sigs;
+    oq_cli_signals_catch(&sigs);
     st = oq_gate_run(g, &r, &err);
-    child_pgid = 0; /* the group is gone: its number may be reused */
-    if (st != OQ_OK) {
-        fprintf(stderr, "ortqual gate: %s\n", err.msg);
-        oq_gate_free(g);
-        return OQ_EXIT_RUNTIME;
-    }
-    /* an interrupted run is never a pass, whatever the command made of the signal (a handler
-     * that prints a passing summary and exits 0): the verdict files say so, as the exit status */
-    if (caught && r.j.verdict == OQ_GATE_PASS) {
-        char **v = realloc(r.j.reasons, (r.j.n_reasons + 1) * sizeof *v), *why = NULL;
-        if (v) r.j.reasons = v;
-        if (!v || asprintf(&why, "interrupted by signal %d (%s): the run did not end on its own", (int)caught,
-                           strsignal(caught)) < 0)
-            why = NULL;
-        if (why) r.j.reasons[r.j.n_reasons++] = why;
-        r.j.verdict = why ? OQ_GATE_FAIL : OQ_GATE_ERROR;
-    }
-    print_result(&r);
-    int rc = r.j.verdict == OQ_GATE_PASS ? OQ_EXIT_OK
-             : r.j.verdict == OQ_GATE_FAIL ? OQ_EXIT_FAIL : OQ_EXIT_RUNTIME;
-    if (write_outputs(g, &r, out)) rc = OQ_EXIT_RUNTIME;
-    if (keep) fprintf(stderr, "ortqual gate: kept %s (log %s)\n", oq_cli_shown(oq_gate_dir(g)), oq_cli_shown(oq_gate_log_path(g)));
-    else fprintf(stderr, "ortqual gate: removed %s\n", oq_cli_shown(oq_gate_dir(g)));
-    if (caught) {
-        fprintf(stderr, "ortqual gate: interrupted by signal %d (%s), passed on to the command\n",
-                (int)caught, strsignal(caught));
-        rc = 128 + caught;
-    }
-    oq_gate_result_clear(&r);
+    oq_cli_signals_started(NULL, 0); /* the group is gone: its number may be reused */
+    if (st != OQ_OK) fprintf(stderr, "ortqual gate: %s\n", err.msg);
+    int rc = st != OQ_OK ? OQ_EXIT_RUNTIME : judged(g, &r, out, keep);
+    oq_cli_signals_release(&sigs);
     oq_gate_free(g);
     return rc;
 }
@@ -325,7 +307,7 @@ int cmd_gate(int argc, char **argv)
             .argv = argv + first, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
             .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow_re,
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
-            .on_output = quiet ? NULL : stream, .on_start = started, .timeout_s = timeout,
+            .on_output = quiet ? NULL : stream, .on_start = oq_cli_signals_started, .timeout_s = timeout,
         };
         rc = run_gate(&o, &out, keep);
     }

@@ -30,7 +30,8 @@ static const char foot[] =
 "\n"
 "exit status: 0 passed, 1 a check failed or nothing was compared (the provider was skipped),\n"
 "2 usage or input error, 3 runtime error (ONNX Runtime refused the model, the reference\n"
-"could not run, an output cannot be written), 130/143/129 interrupted by Ctrl-C/SIGTERM/SIGHUP.\n"
+"could not run, an output cannot be written), 130/143/129 interrupted by Ctrl-C/SIGTERM/SIGHUP\n"
+"(one ignored when replay started, as under nohup or a script's `&`, stays ignored).\n"
 "\n"
 "examples:\n"
 "  ortqual replay --model out/encoder_attention24_fp16.onnx --inputs 'out/inputs_*.npz' \\\n"
@@ -161,11 +162,8 @@ static int run(struct replay_args *a, int argc, char **argv)
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
         OQ_OPT_STRING("model", "M.onnx", &o->model_path, "the model: any named inputs, each read from its .npz member"),
-        OQ_OPT_STRING("mask", "NAME", &o->mask_name,
-                      "the input the mask contract applies to (default: the one rank-2\n"
-                      "input named like a mask that is no Attention attn_mask as it is\n"
-                      "nor token ids; a lone rank-2 input is refused, not guessed)"),
-        OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
+        OQ_CLI_MASK_OPT(&o->mask_name),
+        OQ_CLI_NO_MASK_OPT(&o->no_mask),
         OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
         OQ_OPT_STRING("features", "NAME", &o->features_name, "the input a member 'features' feeds (default: the rank-3 one)"),
         {OQ_OPTK_LIST, "inputs", 0, "PATTERN...", ".npz files: a quoted glob is expanded here, and every\n"

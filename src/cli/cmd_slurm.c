@@ -2,13 +2,13 @@
  * and the merge after them. */
 #include <fcntl.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "ortqual/proc.h"
 #include "ortqual/slurm.h"
 #include "ortqual/validate.h"
@@ -130,43 +130,6 @@ static char *absolute(const char *p, const char *cwd)
     return out;
 }
 
-/* Signals during the prepare step: passed on to its group, whose cleanup then runs (a child
- * left to its parent-death SIGKILL would leave its batches, .work/ and the lock). */
-static volatile sig_atomic_t child_pgid, caught;
-
-static void pass_on(int sig)
-{
-    caught = sig;
-    if (child_pgid > 0) kill(-child_pgid, sig);
-}
-
-static void started(void *ctx, int pgid)
-{
-    (void)ctx;
-    child_pgid = pgid;
-    if (pgid > 0 && caught) kill(-pgid, caught); /* arrived between fork and now */
-}
-
-static const int passed_on[] = {SIGINT, SIGTERM, SIGHUP};
-
-/* Catches the signals (old: the actions they had, put back by `release`); one ignored (nohup)
- * stays ignored. */
-static void catch_signals(struct sigaction old[3])
-{
-    struct sigaction sa = {0};
-    sa.sa_handler = pass_on;
-    sigemptyset(&sa.sa_mask);
-    memset(old, 0, 3 * sizeof *old); /* SIG_DFL put back where one cannot be read */
-    for (int i = 0; i < 3; i++)
-        if (sigaction(passed_on[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
-            sigaction(passed_on[i], &sa, NULL);
-}
-
-static void release(const struct sigaction old[3])
-{
-    for (int i = 0; i < 3; i++) sigaction(passed_on[i], &old[i], NULL);
-}
-
 /* The prepare step, as `ortqual <command> ... --outdir DIR --prepare-shards N --shard-by B` in a
  * child: exactly what the shards will run, with their option parsing. Its errors and progress
  * (stderr) are ours; its answer (stdout) says what to run by hand, which we do instead. */
@@ -187,12 +150,14 @@ static int prepare(const struct slurm_args *a)
     if (null >= 0) dup2(null, 1), close(null);
     oq_proc_result r;
     oq_err e = {0};
-    struct sigaction old[3];
-    const oq_proc_watch w = {.on_start = started, .stop = (const volatile int *)&caught};
-    catch_signals(old);
+    /* passed on to the step's group, whose cleanup then runs (a child left to its parent-death
+     * SIGKILL would leave its batches, .work/ and the lock) */
+    oq_cli_signals sigs;
+    const oq_proc_watch w = {.on_start = oq_cli_signals_started, .stop = oq_cli_signal_flag()};
+    oq_cli_signals_catch(&sigs);
     oq_status st = oq_proc_run_watch((char *const *)argv, 0, 1024, 1, &w, &r, &e);
-    release(old);
-    child_pgid = 0; /* the group is gone: its number may be reused */
+    oq_cli_signals_release(&sigs);
+    int caught = oq_cli_signal_caught();
     if (saved >= 0) dup2(saved, 1), close(saved);
     if (st) {
         oq_cli_error_in("slurm", "cannot run the prepare step: %s", e.msg);
@@ -202,7 +167,7 @@ static int prepare(const struct slurm_args *a)
     char how[128];
     if (caught) {
         oq_cli_error_in("slurm", "interrupted by signal %d (%s), passed on to the prepare step (it ended with "
-                        "%s); nothing submitted", (int)caught, strsignal(caught), oq_proc_describe(&r, how, sizeof how));
+                        "%s); nothing submitted", caught, strsignal(caught), oq_proc_describe(&r, how, sizeof how));
         rc = 128 + caught;
     } else if (rc) {
         oq_cli_error_in("slurm", "the prepare step ended with %s; nothing submitted",

@@ -38,7 +38,8 @@ static const char foot[] =
 "exit status: 0 all passed, 1 a configuration failed or nothing under test was compared,\n"
 "2 usage or input error, 3 runtime error (ONNX Runtime refused the model, the reference\n"
 "could not run, an output cannot be written) with no failure, 130/143/129 interrupted by\n"
-"Ctrl-C/SIGTERM/SIGHUP (passed on to the running worker; summary.json says where it stopped).\n"
+"Ctrl-C/SIGTERM/SIGHUP (passed on to the running worker; summary.json says where it stopped;\n"
+"one ignored when validate started, as under nohup or a script's `&`, stays ignored).\n"
 "\n"
 "examples:\n"
 "  ortqual validate --configs ref:encoder:fp64,cpu:attention24:fp32 --num-events 16\n"
@@ -720,126 +721,144 @@ static void args_clear(struct args *a)
     free(a->configs);
 }
 
-static int run(struct args *a, int argc, char **argv)
+/* validate's options, a group at a time (the help lists them in this order): the model */
+#define MODEL_OPTS(o)                                                                                           \
+    OQ_OPT_GROUP("model (default: --export encoder):"),                                                         \
+    OQ_OPT_CALLBACK("model", "M.onnx", set_model, o,                                                            \
+                    "a model of yours: any named inputs of any type (ids, masks, caches,\n"                     \
+                    "scalars), each read from the .npz member of its name"),                                    \
+    OQ_CLI_MASK_OPT(&o->mask_name),                                                                             \
+    OQ_CLI_NO_MASK_OPT(&o->no_mask),                                                                            \
+    OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),                                                                \
+    OQ_OPT_STRING("features", "NAME", &o->features_name,                                                        \
+                  "the input generated events' features (or a member 'features') feed\n"                        \
+                  "(default: the rank-3 float one)"),                                                           \
+    OQ_OPT_CALLBACK("export", "encoder|sdpa", set_export, o,                                                    \
+                    "build the models with ortqual, one per representation and precision"),                     \
+    OQ_OPT_NUMBER("width", "W", &o->encoder.width, 1, INT32_MAX, "encoder width (32)"),                         \
+    OQ_OPT_NUMBER("layers", "N", &o->encoder.layers, 1, INT32_MAX, "encoder blocks (2)"),                       \
+    OQ_OPT_CALLBACK("heads", "H", set_heads, o, "attention heads of the encoder or the sdpa model (4)"),        \
+    OQ_OPT_CALLBACK("num-features", "F", set_features, o, "features per element (8)"),                          \
+    OQ_OPT_NUMBER("ffn-width", "W2", &o->encoder.ffn_width, 1, INT32_MAX, "encoder feed-forward width (64)"),   \
+    OQ_OPT_STRING("weights", "W.npz", &o->weights_path, "encoder weights (default: random from --weights-seed)"), \
+    OQ_OPT_NUMBER("weights-seed", "S", &o->weights_seed, 0, 1LL << 40, "seed of the random weights (1)"),       \
+    OQ_OPT_NUMBER("head-dim", "D", &o->sdpa.head_dim, 1, INT32_MAX, "sdpa head size"),                          \
+    OQ_OPT_NUMBER("kv-heads", "K", &o->sdpa.kv_heads, 1, INT32_MAX, "sdpa key/value heads (default: --heads)"), \
+    OQ_OPT_FLAG("static", &o->static_shapes, "export static shapes (B and L of the first batch)"),              \
+    OQ_OPT_CALLBACK("elu", "decomposed|op", set_elu, o,                                                         \
+                    "encoder ELU from standard ops (default) or the Elu operator (CPU-only on CUDA)"),          \
+    OQ_OPT_CALLBACK("mask-form", "auto|additive|bool|seqlen", set_mask_form, o,                                 \
+                    "how exported attention excludes padded keys (auto:\n"                                      \
+                    "additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"                  \
+                    "bool builds a boolean attn_mask, the form that routes to MATH on CUDA)")
+
+/* the events: saved batches, or how they are generated */
+#define EVENT_OPTS(a, o)                                                                                        \
+    OQ_OPT_GROUP("events (--inputs, else generated as the options after --expected say):"),                     \
+    {OQ_OPTK_LIST, "inputs", 0, "FILE...", "saved batches (.npz, a member per model input): every file after it\n" \
+                                           "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL, \
+     OQ_OPT_MANY},                                                                                              \
+    {OQ_OPTK_LIST, "expected", 0, "FILE...", "the expected outputs, one .npz per --inputs file in the same order\n" \
+                                             "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference", &a->expected, 0, 0, 0, NULL, NULL, \
+     OQ_OPT_MANY},                                                                                              \
+    OQ_OPT_NUMBER("num-events", "N", &o->events.num_events, 1, 1LL << 40, "generated events (8)"),              \
+    OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),              \
+    OQ_OPT_WORDS("length-policy", "P", a->policy,                                                               \
+                 "fixed [L] | balanced [MIN MAX] | uniform MIN MAX | fraction F\n"                              \
+                 "(uniform 5 L, L = --max-len), e.g. --length-policy balanced 10 64;\n"                         \
+                 "fixed and balanced without lengths, and fraction, use --max-len"),                            \
+    OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40,                                             \
+                  "longest event (96); a --length-policy length above the L given is\n"                         \
+                  "refused (without --max-len, the policy's own lengths go)"),                                  \
+    OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"), \
+    OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)")
+
+/* what runs, and what makes it pass */
+#define CONFIG_OPTS(a, o)                                                                                       \
+    OQ_OPT_GROUP("configurations:"),                                                                            \
+    OQ_OPT_COMMA_STRING("configs", "C1,C2,...", &a->configs_text,                                               \
+                  "<runtime>:<representation>:<precision>[:<kernel>], each once; the first\n"                   \
+                  "is the reference (or 'expected': the outputs saved with the inputs,\n"                       \
+                  "nothing runs)\n"                                                                             \
+                  "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"                 \
+                  "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"              \
+                  "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0),\n"               \
+                  "bf16 (model only);\n"                                                                        \
+                  "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel). Default: the demo's;\n"           \
+                  "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"              \
+                  "(or --expected), and cuda:model:fp32 where CUDA runs (:fp16 or :bf16 when\n"                 \
+                  "its attention or an output computes in float16 or bfloat16: said)"),                         \
+    OQ_OPT_FLAG("list-configs", &a->list, "print every configuration, whether it runs here and what it needs"), \
+    OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"), \
+    OQ_OPT_FLAG("gpu", &a->gpu,                                                                                 \
+                "CUDA is required: every cuda configuration (the demo's included) must\n"                       \
+                "run; with no CUDA execution provider and device, exit 3 before anything\n"                     \
+                "runs (what ORTQUAL_GPU=1 make run uses)"),                                                     \
+    OQ_CLI_REPEAT_OPT(&o->repeat),                                                                              \
+    OQ_CLI_WARMUP_OPT(&o->warmup),                                                                              \
+    OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,                                                       \
+                "time the reference (the first configuration) like the others; by\n"                            \
+                "default it runs once per batch: its outputs are what the others need"),                        \
+    OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,                                                         \
+                  "threads of the float64 reference, and ORT's intra-op threads of\n"                           \
+                  "every configuration (0: the reference on every core, ORT's default);\n"                      \
+                  "generated events are made on up to 4 of them"),                                              \
+    OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, " of every ORT configuration"),                                         \
+    OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,                                                            \
+                "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"                          \
+                "model does not have is refused); without 'OUTPUT:' the default; repeatable"),                  \
+    OQ_CLI_PADDING_OPT(o),                                                                                      \
+    OQ_CLI_SEQ_AXIS_OPT(&a->seq_axes),                                                                          \
+    OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0")
+
+/* where the run writes and what it prints */
+#define OUTPUT_OPTS(a, o)                                                                                       \
+    OQ_OPT_GROUP("output:"),                                                                                    \
+    OQ_OPT_STRING("outdir", "DIR", &o->outdir,                                                                  \
+                  "(ortqual-out/<timestamp>): summary.json, validate.csv, report.html\n"                        \
+                  "(open it in a browser), inputs_NNN.npz, the ONNX files and plots/"),                         \
+    OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"), \
+    OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_NN_<config>_NNN.npz per configuration and batch"), \
+    OQ_OPT_FLAG("json", &a->out.json, "print summary.json (with --list-configs: the list)"),                    \
+    OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,                                                            \
+                  "where the C reference's outputs are kept by content and reused\n"                            \
+                  "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),                   \
+    OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),      \
+    OQ_OPT_FLAG("no-overlap", &o->no_overlap,                                                                   \
+                "when every batch's reference outputs are in the cache and the first\n"                         \
+                "configuration under test leaves a core free (a GPU's EP, or --threads\n"                       \
+                "below the cores), they are read beside it; this reads them before it\n"                        \
+                "(its timings then have the machine to themselves)"),                                           \
+    OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"), \
+    OQ_OPT_STRING("junit", "FILE", &a->out.junit,                                                               \
+                  "also write JUnit XML for CI test reports: a test suite per\n"                                \
+                  "configuration, a test case per batch (and per dispatch/placement check)"),                   \
+    OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP)
+
+/* the kernel and placement checks */
+#define CHECK_OPTS(a, o)                                                                                        \
+    OQ_OPT_GROUP("dispatch and placement (judge configurations under test on CUDA or another GPU\n"             \
+             "execution provider; the reference and cpu ones record them as evidence):"),                       \
+    OQ_OPT_LIST("expect-kernel", "NODE=KERNEL",  &a->expect,                                                    \
+                "per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable"),                 \
+    OQ_OPT_FLAG("require-dispatch", &o->require_dispatch,                                                       \
+                "an unverified kernel expectation fails instead of skipping\n(also ORTQUAL_REQUIRE_DISPATCH=1)"), \
+    OQ_OPT_FLAG("prove-teeth", &o->prove_teeth, "rerun each passing dispatch check with MATH forced; it must then fail"), \
+    OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu,                                                       \
+                "fail when any compute node ran on CPU (shape ops on CPU allowed)"),                            \
+    OQ_OPT_FLAG("strict-placement", &o->strict_placement, "with --require-full-gpu: shape ops and Memcpy on CPU fail too"), \
+    OQ_OPT_FLAG("profile", &o->profile, "record ORT's profile: nodes and time per execution provider")
+
+/* The command line into a: 0 to go on, 1 after --help, -1 after an error (said). */
+static int parse(struct args *a, int argc, char **argv)
 {
     oq_validate_opts *o = &a->o;
     const oq_opt opts[] = {
-        OQ_OPT_GROUP("model (default: --export encoder):"),
-        OQ_OPT_CALLBACK("model", "M.onnx", set_model, o,
-                        "a model of yours: any named inputs of any type (ids, masks, caches,\n"
-                        "scalars), each read from the .npz member of its name"),
-        OQ_OPT_STRING("mask", "NAME", &o->mask_name,
-                      "the input the mask contract applies to (default: the one rank-2\n"
-                      "input named like a mask that is no Attention attn_mask as it is\n"
-                      "nor token ids; a lone rank-2 input is refused, not guessed)"),
-        OQ_OPT_FLAG("no-mask", &o->no_mask, "no mask input: no contract, every element valid"),
-        OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),
-        OQ_OPT_STRING("features", "NAME", &o->features_name,
-                      "the input generated events' features (or a member 'features') feed\n"
-                      "(default: the rank-3 float one)"),
-        OQ_OPT_CALLBACK("export", "encoder|sdpa", set_export, o,
-                        "build the models with ortqual, one per representation and precision"),
-        OQ_OPT_NUMBER("width", "W", &o->encoder.width, 1, INT32_MAX, "encoder width (32)"),
-        OQ_OPT_NUMBER("layers", "N", &o->encoder.layers, 1, INT32_MAX, "encoder blocks (2)"),
-        OQ_OPT_CALLBACK("heads", "H", set_heads, o, "attention heads of the encoder or the sdpa model (4)"),
-        OQ_OPT_CALLBACK("num-features", "F", set_features, o, "features per element (8)"),
-        OQ_OPT_NUMBER("ffn-width", "W2", &o->encoder.ffn_width, 1, INT32_MAX, "encoder feed-forward width (64)"),
-        OQ_OPT_STRING("weights", "W.npz", &o->weights_path, "encoder weights (default: random from --weights-seed)"),
-        OQ_OPT_NUMBER("weights-seed", "S", &o->weights_seed, 0, 1LL << 40, "seed of the random weights (1)"),
-        OQ_OPT_NUMBER("head-dim", "D", &o->sdpa.head_dim, 1, INT32_MAX, "sdpa head size"),
-        OQ_OPT_NUMBER("kv-heads", "K", &o->sdpa.kv_heads, 1, INT32_MAX, "sdpa key/value heads (default: --heads)"),
-        OQ_OPT_FLAG("static", &o->static_shapes, "export static shapes (B and L of the first batch)"),
-        OQ_OPT_CALLBACK("elu", "decomposed|op", set_elu, o,
-                        "encoder ELU from standard ops (default) or the Elu operator (CPU-only on CUDA)"),
-        OQ_OPT_CALLBACK("mask-form", "auto|additive|bool|seqlen", set_mask_form, o,
-                        "how exported attention excludes padded keys (auto:\n"
-                        "additive for decomposed/attention23, nonpad_kv_seqlen for attention24;\n"
-                        "bool builds a boolean attn_mask, the form that routes to MATH on CUDA)"),
-        OQ_OPT_GROUP("events (--inputs, else generated as the options after --expected say):"),
-        {OQ_OPTK_LIST, "inputs", 0, "FILE...", "saved batches (.npz, a member per model input): every file after it\n"
-                                               "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL,
-         OQ_OPT_MANY},
-        {OQ_OPTK_LIST, "expected", 0, "FILE...", "the expected outputs, one .npz per --inputs file in the same order\n"
-                                                 "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference", &a->expected, 0, 0, 0, NULL, NULL,
-         OQ_OPT_MANY},
-        OQ_OPT_NUMBER("num-events", "N", &o->events.num_events, 1, 1LL << 40, "generated events (8)"),
-        OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),
-        OQ_OPT_WORDS("length-policy", "P", a->policy,
-                     "fixed [L] | balanced [MIN MAX] | uniform MIN MAX | fraction F\n"
-                     "(uniform 5 L, L = --max-len), e.g. --length-policy balanced 10 64;\n"
-                     "fixed and balanced without lengths, and fraction, use --max-len"),
-        OQ_OPT_NUMBER("max-len", "L", &o->events.max_len, 1, 1LL << 40,
-                      "longest event (96); a --length-policy length above the L given is\n"
-                      "refused (without --max-len, the policy's own lengths go)"),
-        OQ_OPT_NUMBER("pad-bin-size", "K", &o->events.pad_bin_size, 1, 1LL << 40, "pad L up to a multiple of K (8)"),
-        OQ_OPT_NUMBER("seed", "S", &o->events.seed, 0, 1LL << 40, "events seed (7)"),
-        OQ_OPT_GROUP("configurations:"),
-        OQ_OPT_COMMA_STRING("configs", "C1,C2,...", &a->configs_text,
-                      "<runtime>:<representation>:<precision>[:<kernel>], each once; the first\n"
-                      "is the reference (or 'expected': the outputs saved with the inputs,\n"
-                      "nothing runs)\n"
-                      "runtime ref|cpu|cuda|<plugin EP>; representation encoder|sdpa (ref only),\n"
-                      "decomposed|attention23|attention24, model; precision fp64 (ref), fp32, fp16,\n"
-                      "tf32 (cuda: TensorFloat-32 products allowed; fp32 on cuda sets use_tf32=0),\n"
-                      "bf16 (model only);\n"
-                      "kernel auto|flash|efficient|cudnn|math (cuda sdpa_kernel). Default: the demo's;\n"
-                      "with --model, expected,cpu:model:fp32 when outputs are saved with the inputs\n"
-                      "(or --expected), and cuda:model:fp32 where CUDA runs (:fp16 or :bf16 when\n"
-                      "its attention or an output computes in float16 or bfloat16: said)"),
-        OQ_OPT_FLAG("list-configs", &a->list, "print every configuration, whether it runs here and what it needs"),
-        OQ_OPT_LIST("require", "CONFIG", &a->required, "a skip of CONFIG (e.g. no CUDA here) is a failure; repeatable"),
-        OQ_OPT_FLAG("gpu", &a->gpu,
-                    "CUDA is required: every cuda configuration (the demo's included) must\n"
-                    "run; with no CUDA execution provider and device, exit 3 before anything\n"
-                    "runs (what ORTQUAL_GPU=1 make run uses)"),
-        OQ_CLI_REPEAT_OPT(&o->repeat),
-        OQ_CLI_WARMUP_OPT(&o->warmup),
-        OQ_OPT_FLAG("repeat-reference", &o->repeat_reference,
-                    "time the reference (the first configuration) like the others; by\n"
-                    "default it runs once per batch: its outputs are what the others need"),
-        OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,
-                      "threads of the float64 reference, and ORT's intra-op threads of\n"
-                      "every configuration (0: the reference on every core, ORT's default);\n"
-                      "generated events are made on up to 4 of them"),
-        OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, " of every ORT configuration"),
-        OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,
-                    "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"
-                    "model does not have is refused); without 'OUTPUT:' the default; repeatable"),
-        OQ_CLI_PADDING_OPT(o),
-        OQ_CLI_SEQ_AXIS_OPT(&a->seq_axes),
-        OQ_OPT_FLAG("allow-skip", &o->allow_skip, "a run in which nothing under test was compared exits 0"),
-        OQ_OPT_GROUP("output:"),
-        OQ_OPT_STRING("outdir", "DIR", &o->outdir,
-                      "(ortqual-out/<timestamp>): summary.json, validate.csv, report.html\n"
-                      "(open it in a browser), inputs_NNN.npz, the ONNX files and plots/"),
-        OQ_OPT_FLAG("force", &o->overwrite, "write into a directory that is not empty (an earlier run's, or other files)"),
-        OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_NN_<config>_NNN.npz per configuration and batch"),
-        OQ_OPT_FLAG("json", &a->out.json, "print summary.json (with --list-configs: the list)"),
-        OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,
-                      "where the C reference's outputs are kept by content and reused\n"
-                      "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),
-        OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),
-        OQ_OPT_FLAG("no-overlap", &o->no_overlap,
-                    "when every batch's reference outputs are in the cache and the first\n"
-                    "configuration under test leaves a core free (a GPU's EP, or --threads\n"
-                    "below the cores), they are read beside it; this reads them before it\n"
-                    "(its timings then have the machine to themselves)"),
-        OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"),
-        OQ_OPT_STRING("junit", "FILE", &a->out.junit,
-                      "also write JUnit XML for CI test reports: a test suite per\n"
-                      "configuration, a test case per batch (and per dispatch/placement check)"),
-        OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP),
-        OQ_OPT_GROUP("dispatch and placement (judge configurations under test on CUDA or another GPU\n"
-                 "execution provider; the reference and cpu ones record them as evidence):"),
-        OQ_OPT_LIST("expect-kernel", "NODE=KERNEL",  &a->expect,
-                    "per-node kernel rule (flash|efficient|cudnn|math or ORT's name); repeatable"),
-        OQ_OPT_FLAG("require-dispatch", &o->require_dispatch,
-                    "an unverified kernel expectation fails instead of skipping\n(also ORTQUAL_REQUIRE_DISPATCH=1)"),
-        OQ_OPT_FLAG("prove-teeth", &o->prove_teeth, "rerun each passing dispatch check with MATH forced; it must then fail"),
-        OQ_OPT_FLAG("require-full-gpu", &o->require_full_gpu,
-                    "fail when any compute node ran on CPU (shape ops on CPU allowed)"),
-        OQ_OPT_FLAG("strict-placement", &o->strict_placement, "with --require-full-gpu: shape ops and Memcpy on CPU fail too"),
-        OQ_OPT_FLAG("profile", &o->profile, "record ORT's profile: nodes and time per execution provider"),
+        MODEL_OPTS(o),
+        EVENT_OPTS(a, o),
+        CONFIG_OPTS(a, o),
+        OUTPUT_OPTS(a, o),
+        CHECK_OPTS(a, o),
         OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
         OQ_CLI_SHARD_OPTS(&a->shard),
         OQ_OPT_GROUP("isolation:"),
@@ -851,26 +870,41 @@ static int run(struct args *a, int argc, char **argv)
         OQ_CLI_SESSION_CONFIG_OPT(&a->cr),
         OQ_OPT_END};
     const oq_cli_command c = {"validate", head, foot, opts, 0, NULL, &a->given};
-    int rc = oq_cli_parse(&c, argc, argv, NULL);
-    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    if (a->worker) {
-        oq_err e = {0};
-        oq_cli_crash_backtrace();
-        if (oq_validate_worker(a->worker, &e) == OQ_OK) return OQ_EXIT_OK;
-        fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
-        return OQ_EXIT_RUNTIME;
-    }
+    return oq_cli_parse(&c, argc, argv, NULL);
+}
+
+/* A worker re-executed by the orchestrator (--worker PLAN): one configuration's plan. */
+static int run_worker(const char *plan)
+{
+    oq_err e = {0};
+    oq_cli_crash_backtrace();
+    if (oq_validate_worker(plan, &e) == OQ_OK) return OQ_EXIT_OK;
+    fprintf(stderr, "ortqual validate --worker: %s\n", e.msg);
+    return OQ_EXIT_RUNTIME;
+}
+
+/* The options checked and turned into the run's (a->o); -1 after a usage error (said). */
+static int check_args(struct args *a)
+{
     if (a->cr.ep) {
         oq_cli_error_in("validate", "--ep: each configuration names its runtime (e.g. --configs "
                         "ref:encoder:fp64,cuda:attention24:fp16)");
-        return OQ_EXIT_USAGE;
+        return -1;
     }
     if (refuse_ignored(a) || oq_cli_check_lib("--ort-lib", a->cr.ort_lib) || oq_cli_check_ep_libs(&a->cr) ||
         oq_cli_shard_check(&a->shard, a->o.outdir))
-        return OQ_EXIT_USAGE;
+        return -1;
     a->o.shard = a->shard.spec;
     a->o.mask_polarity_given = oq_cli_given(&a->given, "mask-polarity");
-    if (finish_args(a)) return OQ_EXIT_USAGE; /* provider options are checked per configuration */
+    return finish_args(a) ? -1 : 0; /* provider options are checked per configuration */
+}
+
+static int run(struct args *a, int argc, char **argv)
+{
+    int rc = parse(a, argc, argv);
+    if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
+    if (a->worker) return run_worker(a->worker);
+    if (check_args(a)) return OQ_EXIT_USAGE;
     char *self = realpath("/proc/self/exe", NULL);
     rc = a->list ? list_configs(a) : run_validate(a, self);
     free(self);

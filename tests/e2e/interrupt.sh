@@ -18,8 +18,10 @@ V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-plots
 start() {
     local log=$1
     shift
+    set -m # a background job of a script ignores SIGINT otherwise (and so would ortqual)
     $ORTQUAL "$@" >"$log" 2>&1 &
     pid=$!
+    set +m
     worker=""
     for _ in $(seq 600); do
         grep -q "hangep:attention24:fp32 \.\.\." "$log" && break
@@ -129,10 +131,12 @@ must 1 "shard 1 of 2 interrupted: started on .* and was interrupted by SIGTERM w
 # validate.csv) still stops the run: not green, 128 + N, the summary says so (it was PASSED, exit 0)
 PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
 grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
+set -m # (as in start)
 OQ_SLOW_RENAME=/validate.csv OQ_SLOW_RENAME_MARK="$T/late.mark" LD_PRELOAD="$PRE" \
     $ORTQUAL validate --num-events 4 --batch-size 2 --repeat 1 --no-plots --no-cache \
     --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/late" >"$T/late.log" 2>&1 &
 pid=$!
+set +m
 for _ in $(seq 600); do [ -e "$T/late.mark" ] && break; sleep 0.1; done
 [ -e "$T/late.mark" ] || { kill -9 $pid; fail "late: validate.csv never written: $(cat "$T/late.log")"; }
 kill -INT $pid
@@ -147,10 +151,12 @@ wait $pid || rc=$?
 # renaming it): the half-written temporary does not stay in the output folder (it did:
 # outputs_01_cpu_attention24_fp32_001.npz.tmp.XXXXXX beside the summary)
 rm -f "$T/late.mark"
+set -m
 OQ_SLOW_RENAME=_fp32_001.npz OQ_SLOW_RENAME_MARK="$T/save.mark" LD_PRELOAD="$PRE" \
     $ORTQUAL validate --num-events 4 --batch-size 2 --repeat 1 --no-plots --no-cache --save-outputs \
     --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/save" >"$T/save.log" 2>&1 &
 pid=$!
+set +m
 for _ in $(seq 600); do [ -e "$T/save.mark" ] && break; sleep 0.1; done
 [ -e "$T/save.mark" ] || { kill -9 $pid; fail "save: the output was never renamed: $(cat "$T/save.log")"; }
 ls "$T/save" | grep -q '_fp32_001\.npz\.tmp\.' || { kill -9 $pid; fail "save: no temporary while it was held"; }
@@ -184,9 +190,11 @@ done
 # 8. a signal while the inputs are prepared: at 10^6 batches preparation takes minutes, and a
 # Ctrl-C went on until every batch was written (379 s), then said "between configurations";
 # now preparation stops at the next batch, what it wrote goes, and error.json says where
+set -m
 $ORTQUAL validate --no-cache --num-events 200000 --batch-size 1 --max-len 8 --repeat 1 --warmup 0 --no-plots \
     --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/prep" >"$T/prep.log" 2>&1 &
 pid=$!
+set +m
 for _ in $(seq 600); do compgen -G "$T/prep/inputs_*.npz" >/dev/null && break; sleep 0.1; done
 kill -INT $pid
 rc=0
