@@ -1081,6 +1081,19 @@ static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* ortqual's C encoder reads its mask with 1 = valid: it cannot judge a model that reads it the
+ * other way, whether the caller said so (before anything is read) or the model's contract did
+ * (`why`: where the polarity came from). */
+static oq_status encoder_polarity(const oq_validate_opts *o, oq_mask_polarity pol, const char *why, oq_err *err)
+{
+    for (size_t k = 0; pol != OQ_MASK_POLARITY_KEEP && k < o->n_configs; k++)
+        if (o->configs[k].repr == OQ_REPR_ENCODER)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': ortqual's C encoder reads its mask with 1 = "
+                              "valid (mask_polarity keep): it cannot judge a model_path that reads 1 = padding%s",
+                              o->configs[k].name, why);
+    return OQ_OK;
+}
+
 /* A model_path file runs as it is, whatever representation a configuration names: one naming
  * decomposed/attention23/attention24 would be labelled (and reported) as a form that never ran;
  * 'model' without model_path would be ortqual's decomposed export under another name. */
@@ -1093,9 +1106,6 @@ static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "config '%s' with model_path needs weights_path (the weights %s was exported with)",
                               c->name, o->model_path);
-        if (c->repr == OQ_REPR_ENCODER && o->mask_polarity != OQ_MASK_POLARITY_KEEP) /* it reads 1 = valid */
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': ortqual's C encoder reads its mask with 1 = valid "
-                              "(mask_polarity keep): it cannot judge a model_path that reads 1 = padding", c->name);
         if (!oq_config_uses_ort(c) || (c->repr == OQ_REPR_MODEL) == user) continue;
         if (user)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -1329,6 +1339,8 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, &uses, err);
     if (!st) st = oq_signature_make_used(o, c->weights, &m.mi, &uses, *contract ? contract : NULL, &c->sig, err);
     if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
+    if (!st && *contract && !o->mask_polarity_given)
+        st = encoder_polarity(o, pol, " (the model's " OQ_CONVERT_CONTRACT_KEY " says polarity pad)", err);
     free(uses); /* (moved into the signature unless an error came first) */
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
     c->user_unhashed = m.unhashed;
@@ -1343,6 +1355,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_representations(o, err);
+    if (!st) st = encoder_polarity(o, o->mask_polarity, "", err);
     if (!st) st = oq_validate_self_comparison(o, NULL, err);
     if (!st) st = check_required(o, err);
     if (!st) st = check_tolerances(o, NULL, err);
