@@ -22,8 +22,6 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
-#include "advice/advice-impl.h"
-#include "placement/placement-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -254,6 +252,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->placement.require = o->require_full_gpu && judged;
     p->placement.strict = o->strict_placement;
     p->progress = o->on_batch != NULL || o->interrupt != NULL; /* an interruption names the batch */
+    p->words = oq_terms_given();
     p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
@@ -390,15 +389,6 @@ static const char *optimizer_hint(const oq_validate_opts *o, const oq_proc_resul
                : "";
 }
 
-/* Every text of r the library words (placement notes, dispatch advice, the teeth rerun's advice)
- * in the caller's words: an isolated worker wrote the library's, an in-process one already these. */
-static void word_result(oq_config_result *r)
-{
-    if (r->placement.recorded) oq_placement_word_notes_(&r->placement.report);
-    for (size_t i = 0; i < r->dispatch.n_advice; i++) oq_advice_word_(&r->dispatch.advice[i]);
-    for (size_t i = 0; i < r->teeth.rerun_dispatch.n_advice; i++) oq_advice_word_(&r->teeth.rerun_dispatch.advice[i]);
-}
-
 /* What a child worker's end says into `run`; its result read into `r` unless it crashed. A
  * timeout says how far it got (a worker that hung at its first batch and one that needed a few
  * more seconds for its last ones read alike). */
@@ -423,7 +413,6 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     oq_proc_result_clear(pr);
     oq_err e = {0};
     if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
-    else if (!crashed) word_result(r);
 }
 
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
