@@ -613,10 +613,11 @@ OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary 
 OQ_API oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
- * result file. Returns OQ_OK when the result was written (whatever it says). It sets
- * oq_set_terms back to NULL (a worker is a process of its own): the result is in the library's
- * words, and the run that reads it words its placement note and dispatch advice with its own
- * process's oq_set_terms. */
+ * result file. Returns OQ_OK when the result was written (whatever it says). Its texts (a
+ * failure's reason, placement notes, dispatch advice) are worded as it makes them: with this
+ * process's oq_set_terms where the run's caller had set any (the plan says so: a worker forked
+ * from the caller has the caller's function, the ortqual tool re-executed its own), else in the
+ * library's words (it sets oq_set_terms back to NULL). */
 OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
 /* ---- sharded runs (ortqual/shard.h) ---- */
