@@ -565,10 +565,19 @@ OQ_API oq_status oq_validate_check_inputs(const char *model_path, const char *ma
                                           const char *const *expected, size_t n, const char *tolerances,
                                           oq_err *err);
 /* The same, the mask read in `polarity` (ortqual/mask.h; oq_validate_check_inputs reads KEEP):
- * PAD with no mask is refused (OQ_ERR_INVALID_ARG). */
+ * PAD with no mask is refused (OQ_ERR_INVALID_ARG). Both read a model whose contract records
+ * a polarity ("polarity":"pad", convert.h) in that one, as validate and replay do; a PAD given
+ * to a contract that records KEEP is refused (OQ_ERR_INVALID_ARG). */
 OQ_API oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
                                                    const char *const *paths, const char *const *expected, size_t n,
                                                    const char *tolerances, oq_err *err);
+/* The same for the batches oq_convert_file would check with the options `o`: its mask_input,
+ * tolerances, and its mask_polarity where mask_polarity_given, else the contract's; a given one
+ * that contradicts the contract is refused as oq_convert_file refuses it (OQ_ERR_INVALID_ARG). */
+struct oq_convert_opts;
+OQ_API oq_status oq_validate_check_convert_inputs(const char *model_path, const struct oq_convert_opts *o,
+                                                  const char *const *paths, const char *const *expected, size_t n,
+                                                  oq_err *err);
 /* What makes the reference's ORT the others' (oq_self_comparison.same). */
 typedef enum oq_same_ort {
     OQ_SAME_ORT_NONE = 0, /* another build, or a library that does not load (the run says why) */
@@ -604,10 +613,11 @@ OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary 
 OQ_API oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err);
 
 /* The worker side: run the plan file written by oq_validate_run and write its
- * result file. Returns OQ_OK when the result was written (whatever it says). It sets
- * oq_set_terms back to NULL (a worker is a process of its own): the result is in the library's
- * words, and the run that reads it words its placement note and dispatch advice with its own
- * process's oq_set_terms. */
+ * result file. Returns OQ_OK when the result was written (whatever it says). Its texts (a
+ * failure's reason, placement notes, dispatch advice) are worded as it makes them: with this
+ * process's oq_set_terms where the run's caller had set any (the plan says so: a worker forked
+ * from the caller has the caller's function, the ortqual tool re-executed its own), else in the
+ * library's words (it sets oq_set_terms back to NULL). */
 OQ_API oq_status oq_validate_worker(const char *plan_path, oq_err *err);
 
 /* ---- sharded runs (ortqual/shard.h) ---- */

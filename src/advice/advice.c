@@ -1,6 +1,5 @@
 /* Why an attention node missed the fused kernel: ORT 1.29's CUDA rules. */
 #include "ortqual/advice.h"
-#include "advice/advice-impl.h"
 #include "ortqual/dispatch.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
@@ -179,31 +178,10 @@ static void head_remedy(text *fix, kid target, const oq_attention_facts *f)
     if (f->q_heads > 0 && h > 0 && f->q_heads <= INT64_MAX / h) head_counts(fix, f->q_heads * h);
 }
 
-/* The remedies that name the API's fields, in the library's words (oq_advice_word_). */
+/* The remedies that name the API's fields, in the library's words: worded as they are put in. */
 static const char remedy_seqlen[] = "give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
                                     "export's default, mask OQ_MASK_SEQLEN)";
 static const char remedy_fp16[] = "compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)";
-
-/* The last `word` in `advice`: the remedies follow the node's name, which may hold anything. */
-static char *last_of(char *advice, const char *word)
-{
-    char *at = NULL;
-    for (char *p = strstr(advice, word); p; p = strstr(p + 1, word)) at = p;
-    return at;
-}
-
-void oq_advice_word_(char **advice)
-{
-    const char *const api[] = {remedy_seqlen, remedy_fp16};
-    for (size_t i = 0; i < sizeof api / sizeof api[0]; i++) {
-        char said[256], *at = last_of(*advice, api[i]), *worded = NULL;
-        const char *t = at ? oq_terms(api[i], said, sizeof said) : api[i];
-        if (t == api[i] || asprintf(&worded, "%.*s%s%s", (int)(at - *advice), *advice, t, at + strlen(api[i])) < 0)
-            continue; /* not there, not reworded, or out of memory: the library's words */
-        free(*advice);
-        *advice = worded;
-    }
-}
 
 /* What to change, for the rules that fired. */
 static void remedies(unsigned rules, kid target, const oq_attention_facts *f, text *fix)

@@ -604,10 +604,32 @@ static int run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     return rc;
 }
 
+/* Whether the run loads ONNX Runtime by the default search, as the library's check of its
+ * libraries does: the configurations under test without ort_lib, the reference's without
+ * ort_lib and reference_ort_lib, or with reference_ort_lib "". */
+static int loads_default_ort(const oq_validate_opts *o)
+{
+    int ref = o->n_configs && oq_config_uses_ort(&o->configs[0]), others = 0;
+    for (size_t k = 1; k < o->n_configs; k++) others |= oq_config_uses_ort(&o->configs[k]);
+    const char *ref_lib = o->reference_ort_lib;
+    return (!o->ort_lib && (others || (ref && !ref_lib))) || (ref && ref_lib && !*ref_lib);
+}
+
+/* ORTQUAL_ORT_CUDA_DIR named a folder without libonnxruntime.so: that load would fail in the
+ * library's words, "nothing else (ORTQUAL_ORT_LIB is set)", a variable the user did not set.
+ * Said in ours, the variable and what to do, before anything is made. */
+static int cuda_dir_refused(const char *cmd, const oq_validate_opts *o, int json)
+{
+    const char *problem = oq_cli_cuda_dir_problem();
+    if (!problem || !loads_default_ort(o)) return OQ_EXIT_OK;
+    return oq_cli_refuse(cmd, json, OQ_ERR_NOT_FOUND, problem, OQ_EXIT_RUNTIME);
+}
+
 int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr,
                           const char *self, const struct oq_cli_run_output *out)
 {
-    int rc = out->junit ? junit_clash(cmd, out->junit, o) : OQ_EXIT_OK;
+    int rc = cuda_dir_refused(cmd, o, out->json);
+    if (!rc && out->junit) rc = junit_clash(cmd, out->junit, o);
     if (!rc) rc = oq_cli_output_ready(cmd, "--junit", out->junit, o->outdir);
     if (rc) return rc;
     /* The shards of one split run at once, each in its own shards/I: each takes its own lock, and

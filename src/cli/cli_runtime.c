@@ -61,7 +61,9 @@ void oq_cli_apply_cuda_dir(void)
     snprintf(path, sizeof path, "%s/libonnxruntime.so", dir);
     if (access(path, R_OK) != 0)
         snprintf(cuda_dir_problem, sizeof cuda_dir_problem,
-                 "ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so", oq_cli_shown(dir));
+                 "ORTQUAL_ORT_CUDA_DIR=%s has no readable libonnxruntime.so: point it at the folder of ONNX "
+                 "Runtime's unpacked libraries (libonnxruntime.so, the CUDA EP's libonnxruntime_providers_cuda.so "
+                 "beside it), unset it, or give --ort-lib PATH", oq_cli_shown(dir));
     setenv("ORTQUAL_ORT_LIB", path, 1);
 }
 

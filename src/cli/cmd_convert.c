@@ -405,8 +405,7 @@ static int convert(struct convert_args *a)
     const char *const *in_paths = paths_of(&a->files, a->globbed, &n_in);
     const char *const *ex_paths = paths_of(&a->expected_files, a->expected_globbed, &n_ex);
     int rc;
-    oq_status st = oq_validate_check_inputs_polarity(a->in, a->o.mask_input, a->o.mask_polarity, in_paths,
-                                                     n_ex ? ex_paths : NULL, n_in, a->o.tolerances, &err);
+    oq_status st = oq_validate_check_convert_inputs(a->in, &a->o, in_paths, n_ex ? ex_paths : NULL, n_in, &err);
     if (st) rc = oq_cli_exit_of(st);
     else if (a->plan) rc = exit_for(st = oq_convert_plan(a->in, &a->o, &r, &err));
     else rc = run_convert(a, &r, &st, &err);

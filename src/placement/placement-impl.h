@@ -13,10 +13,6 @@ oq_placed_node *oq_placement_node_(oq_placement *p, const char *name, const char
 /* Replace *dst with a copy of src; false when out of memory. */
 bool oq_placement_set_str_(char **dst, const char *src);
 
-/* r's notes in the words of oq_set_terms, from the library's: a validation worker's, which
- * writes the library's words whoever reads them (oq_validate_worker). Node names are kept. */
-void oq_placement_word_notes_(oq_placement_report *r);
-
 /* The whole record as a new jansson object (caller owns the reference):
  * {"passed", "strict", "sources": {"assignment", "profile"}, "counts": {...},
  *  "eps": [{"ep", "nodes", "runs", "us"}], "failures": [...], "notes": [...],

@@ -217,19 +217,6 @@ static int allowed_note(const oq_placement_report *r, char *buf, size_t n)
     return 1;
 }
 
-void oq_placement_word_notes_(oq_placement_report *r)
-{
-    char text[160], said[256];
-    const char *t = allowed_note(r, text, sizeof text) ? oq_terms(text, said, sizeof said) : text;
-    for (size_t i = 0; t != text && i < r->n_notes; i++) {
-        char *worded = strcmp(r->notes[i], text) ? NULL : strdup(t); /* out of memory: the library's */
-        if (worded) {
-            free(r->notes[i]);
-            r->notes[i] = worded;
-        }
-    }
-}
-
 oq_status oq_placement_check(oq_placement *p, unsigned flags, oq_placement_report *r, oq_err *err)
 {
     OQ_NEED(err, p);

@@ -153,6 +153,11 @@ void oq_set_terms(oq_terms_fn fn)
     __atomic_store_n(&terms, fn, __ATOMIC_RELEASE);
 }
 
+int oq_terms_given(void)
+{
+    return __atomic_load_n(&terms, __ATOMIC_ACQUIRE) != NULL;
+}
+
 const char *oq_terms(const char *text, char *buf, size_t n)
 {
     oq_terms_fn fn = __atomic_load_n(&terms, __ATOMIC_ACQUIRE);

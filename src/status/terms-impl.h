@@ -12,5 +12,7 @@ const char *oq_terms(const char *text, char *buf, size_t n);
  * node's name, a log line): fmt's own words in those words, the values as they are. Malloc'ed;
  * NULL when out of memory. */
 char *oq_terms_vformat(const char *fmt, va_list ap);
+/* Whether oq_set_terms was given a function: the caller words the library's texts its own way. */
+int oq_terms_given(void);
 
 #endif

@@ -218,6 +218,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     json_t *batch_axes = p->n_seq_axes ? seq_axes_json(p->seq_axes, p->n_seq_axes, 1) : NULL;
     if (batch_axes) json_object_set_new(j, "batch_axes", batch_axes);
     if (p->progress) json_object_set_new(j, "progress", json_true());
+    if (p->words) json_object_set_new(j, "words", json_true());
     if (p->mask_form != OQ_MASK_AUTO) set_str(j, "mask_form", oq_mask_form_name(p->mask_form));
     json_object_set_new(j, "threads", json_integer(p->threads));
     if (p->graph_opt != OQ_GRAPH_OPT_DEFAULT)
@@ -348,6 +349,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->placement.strict = json_is_true(json_object_get(pl, "strict"));
     p->result = oq_json_path_dup(j, "result", &ok);
     p->progress = json_is_true(json_object_get(j, "progress"));
+    p->words = json_is_true(json_object_get(j, "words"));
     p->cache_dir = oq_json_path_dup(j, "cache_dir", &ok);
     p->ref_stream = oq_json_path_dup(j, "ref_stream", &ok);
     const json_t *fd = json_object_get(j, "ref_stream_fd");
@@ -1695,6 +1697,7 @@ static json_t *identity_json(const oq_validate_plan *p)
     json_object_del(j, "padded_length"); /* the batches' */
     del_path(j, "result");
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
+    json_object_del(j, "words");
     del_path(j, "cache_dir"); /* where outputs are cached changes none of them */
     del_path(j, "ref_stream"); /* nor the run's scratch file that carries them */
     json_object_del(j, "ref_stream_fd");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "convert/convert-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/convert.h"
@@ -17,6 +18,7 @@
 #include "ortqual/graph.h"
 #include "ortqual/mask.h"
 #include "npz/npz-impl.h"
+#include "ortqual/fileio.h"
 #include "ortqual/npz.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
@@ -694,8 +696,36 @@ static oq_status expected_check(const oq_signature *sig, oq_batch_inputs *in, co
     return st;
 }
 
-/* The check behind both entry points (each names itself in its NULL messages). */
-static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_polarity polarity,
+/* The mask contract in the model's metadata, with the polarity it records (KEEP where none). */
+static oq_status read_contract(const char *model_path, int *has, char *input, size_t cap, oq_mask_polarity *recorded,
+                               oq_err *err)
+{
+    unsigned char *buf;
+    size_t n;
+    *has = 0;
+    oq_status st = oq_read_file(model_path, &buf, &n, err);
+    if (st) return st;
+    st = oq_convert_contract_of(buf, n, model_path, has, input, cap, recorded, err);
+    free(buf);
+    return st;
+}
+
+/* The polarity the batches are read in: a given one, which must be the contract's (convert
+ * refuses the model otherwise), else the contract's, as convert, validate and replay adopt it. */
+static oq_status contract_polarity(const char *model_path, oq_mask_polarity recorded, int given,
+                                   oq_mask_polarity *polarity, oq_err *err)
+{
+    if (given && *polarity != recorded)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s",
+                          model_path, oq_mask_polarity_name(*polarity), OQ_CONVERT_CONTRACT_KEY,
+                          oq_mask_polarity_name(recorded));
+    *polarity = recorded;
+    return OQ_OK;
+}
+
+/* The check behind the entry points (each names itself in its NULL messages); `given`: the
+ * caller chose `polarity`, else a contract's is read instead. */
+static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_polarity polarity, int given,
                               const char *const *paths, const char *const *expected, size_t n, const char *tolerances,
                               oq_err *err)
 {
@@ -708,7 +738,9 @@ static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_
     int has = 0;
     oq_signature sig;
     oq_model_info *mi = NULL;
-    oq_status st = oq_convert_read_contract(model_path, &has, contract, sizeof contract, err);
+    oq_mask_polarity recorded = OQ_MASK_POLARITY_KEEP;
+    oq_status st = read_contract(model_path, &has, contract, sizeof contract, &recorded, err);
+    if (!st && has) st = contract_polarity(model_path, recorded, given, &polarity, err);
     if (!st) st = oq_model_inspect_file(model_path, &mi, err);
     if (!st) st = oq_signature_make(&o, NULL, &mi, has ? contract : NULL, &sig, err);
     if (st) return st;
@@ -732,7 +764,7 @@ oq_status oq_validate_check_inputs(const char *model_path, const char *mask, con
 {
     OQ_NEED(err, model_path);
     OQ_NEED_N(err, n, paths);
-    return check_inputs(model_path, mask, OQ_MASK_POLARITY_KEEP, paths, expected, n, tolerances, err);
+    return check_inputs(model_path, mask, OQ_MASK_POLARITY_KEEP, 0, paths, expected, n, tolerances, err);
 }
 
 oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *mask, oq_mask_polarity polarity,
@@ -741,7 +773,18 @@ oq_status oq_validate_check_inputs_polarity(const char *model_path, const char *
 {
     OQ_NEED(err, model_path);
     OQ_NEED_N(err, n, paths);
-    return check_inputs(model_path, mask, polarity, paths, expected, n, tolerances, err);
+    return check_inputs(model_path, mask, polarity, polarity != OQ_MASK_POLARITY_KEEP, paths, expected, n, tolerances,
+                        err);
+}
+
+oq_status oq_validate_check_convert_inputs(const char *model_path, const oq_convert_opts *o, const char *const *paths,
+                                           const char *const *expected, size_t n, oq_err *err)
+{
+    OQ_NEED(err, model_path);
+    OQ_NEED(err, o);
+    OQ_NEED_N(err, n, paths);
+    return check_inputs(model_path, o->mask_input, o->mask_polarity, o->mask_polarity_given, paths, expected, n,
+                        o->tolerances, err);
 }
 
 /* ---- the expected outputs ------------------------------------------------------------ */

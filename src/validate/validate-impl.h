@@ -87,6 +87,10 @@ typedef struct oq_validate_plan {
     char *result;                    /* where the worker writes its oq_config_result */
     int progress;                    /* an isolated worker writes an OQ_PROGRESS_PREFIX line
                                         per batch done */
+    int words;                       /* the run's caller words the library's texts its own way
+                                        (oq_set_terms): an isolated worker keeps its process's
+                                        words, the caller's when forked, the tool's when the tool
+                                        is re-executed; 0: it writes the library's */
     char *cache_dir;                 /* the reference's outputs cached there (refcache.c); NULL:
                                         no cache */
     char *ref_stream;                /* the reference's outputs, every batch's, written there by

@@ -22,8 +22,6 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
-#include "advice/advice-impl.h"
-#include "placement/placement-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
@@ -254,6 +252,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->placement.require = o->require_full_gpu && judged;
     p->placement.strict = o->strict_placement;
     p->progress = o->on_batch != NULL || o->interrupt != NULL; /* an interruption names the batch */
+    p->words = oq_terms_given();
     p->heads = c->weights ? c->weights->cfg.heads : o->kind == OQ_MODEL_SDPA ? o->sdpa.heads : 0;
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
@@ -390,15 +389,6 @@ static const char *optimizer_hint(const oq_validate_opts *o, const oq_proc_resul
                : "";
 }
 
-/* Every text of r the library words (placement notes, dispatch advice, the teeth rerun's advice)
- * in the caller's words: an isolated worker wrote the library's, an in-process one already these. */
-static void word_result(oq_config_result *r)
-{
-    if (r->placement.recorded) oq_placement_word_notes_(&r->placement.report);
-    for (size_t i = 0; i < r->dispatch.n_advice; i++) oq_advice_word_(&r->dispatch.advice[i]);
-    for (size_t i = 0; i < r->teeth.rerun_dispatch.n_advice; i++) oq_advice_word_(&r->teeth.rerun_dispatch.advice[i]);
-}
-
 /* What a child worker's end says into `run`; its result read into `r` unless it crashed. A
  * timeout says how far it got (a worker that hung at its first batch and one that needed a few
  * more seconds for its last ones read alike). */
@@ -423,7 +413,6 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     oq_proc_result_clear(pr);
     oq_err e = {0};
     if (!crashed && oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
-    else if (!crashed) word_result(r);
 }
 
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
@@ -1081,6 +1070,19 @@ static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* ortqual's C encoder reads its mask with 1 = valid: it cannot judge a model that reads it the
+ * other way, whether the caller said so (before anything is read) or the model's contract did
+ * (`why`: where the polarity came from). */
+static oq_status encoder_polarity(const oq_validate_opts *o, oq_mask_polarity pol, const char *why, oq_err *err)
+{
+    for (size_t k = 0; pol != OQ_MASK_POLARITY_KEEP && k < o->n_configs; k++)
+        if (o->configs[k].repr == OQ_REPR_ENCODER)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': ortqual's C encoder reads its mask with 1 = "
+                              "valid (mask_polarity keep): it cannot judge a model_path that reads 1 = padding%s",
+                              o->configs[k].name, why);
+    return OQ_OK;
+}
+
 /* A model_path file runs as it is, whatever representation a configuration names: one naming
  * decomposed/attention23/attention24 would be labelled (and reported) as a form that never ran;
  * 'model' without model_path would be ortqual's decomposed export under another name. */
@@ -1093,9 +1095,6 @@ static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "config '%s' with model_path needs weights_path (the weights %s was exported with)",
                               c->name, o->model_path);
-        if (c->repr == OQ_REPR_ENCODER && o->mask_polarity != OQ_MASK_POLARITY_KEEP) /* it reads 1 = valid */
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': ortqual's C encoder reads its mask with 1 = valid "
-                              "(mask_polarity keep): it cannot judge a model_path that reads 1 = padding", c->name);
         if (!oq_config_uses_ort(c) || (c->repr == OQ_REPR_MODEL) == user) continue;
         if (user)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -1329,6 +1328,8 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, &uses, err);
     if (!st) st = oq_signature_make_used(o, c->weights, &m.mi, &uses, *contract ? contract : NULL, &c->sig, err);
     if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
+    if (!st && *contract && !o->mask_polarity_given)
+        st = encoder_polarity(o, pol, " (the model's " OQ_CONVERT_CONTRACT_KEY " says polarity pad)", err);
     free(uses); /* (moved into the signature unless an error came first) */
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
     c->user_unhashed = m.unhashed;
@@ -1343,6 +1344,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_representations(o, err);
+    if (!st) st = encoder_polarity(o, o->mask_polarity, "", err);
     if (!st) st = oq_validate_self_comparison(o, NULL, err);
     if (!st) st = check_required(o, err);
     if (!st) st = check_tolerances(o, NULL, err);

@@ -833,12 +833,16 @@ static oq_status open_model(worker *w, oq_err *err)
     return st;
 }
 
-oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
-                                    void *ctx, oq_err *err)
+/* One configuration's worker; `isolated`: in a process of its own, whose words (oq_set_terms)
+ * are the caller's where the plan says the caller has any (forked: its own function; the tool
+ * re-executed: the tool's), else the library's. */
+static oq_status worker_run(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total), void *ctx,
+                            int isolated, oq_err *err)
 {
     oq_validate_plan plan;
     oq_status st = oq_plan_read(plan_path, &plan, err);
     if (st) return st;
+    if (isolated && !plan.words) oq_set_terms(NULL);
     double last_line = 0;
     if (!on_batch && plan.progress) {
         on_batch = progress_line;
@@ -871,11 +875,16 @@ oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void
     return st;
 }
 
+oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
+                                    void *ctx, oq_err *err)
+{
+    return worker_run(plan_path, on_batch, ctx, 0, err);
+}
+
 oq_status oq_validate_worker(const char *plan_path, oq_err *err)
 {
     OQ_NEED(err, plan_path);
-    /* A worker process (the tool's, whatever words the tool speaks, or one forked) writes the
-     * library's words: the run that reads its result words them its caller's way (worker_ended). */
-    oq_set_terms(NULL);
-    return oq_validate_worker_hooked(plan_path, NULL, NULL, err);
+    /* A failure's reason is made in the worker, a path or a name inside it: worded as it is made
+     * (a reader rewording it whole would reword the path too) */
+    return worker_run(plan_path, NULL, NULL, 1, err);
 }

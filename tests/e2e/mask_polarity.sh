@@ -117,6 +117,15 @@ a=$(valid len2/summary.json)
     ok "the contract's pad read without the option: valid_size $a, compared" ||
     bad "the contract's pad read without the option: valid_size '$a' (the fixture's '$b') or not compared"
 expect 0 "verdict: PASSED" "$Q" replay --model c_len.onnx --inputs io_pad.npz --reference expected --outdir rlen2
+# 5d. convert's --inputs check reads the batches in the contract's polarity too (it read them with
+#     --mask-polarity's default, keep: the pad mask refused as left padding, exit 2); a given keep
+#     that contradicts the contract is refused as such, with batches as without
+expect 0 "batch 0 vs reference +out: PASS valid=$((b * 3))/" "$Q" convert c_len.onnx -o c_in_again.onnx \
+    --attention-dtype fp16 --inputs io_pad.npz
+one_line 2 "^ortqual convert: $pk" "$Q" convert c_len.onnx -o c_keep3.onnx --attention-dtype fp16 --mask-polarity keep \
+    --inputs io_pad.npz
+[ ! -e c_keep3.onnx ] && ok "convert --inputs keep on a pad contract: nothing written" ||
+    bad "convert --inputs keep on a pad contract wrote c_keep3.onnx"
 # 6. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"
@@ -125,6 +134,11 @@ expect 2 "--mask-polarity is about the inputs of a --model" \
 expect 2 "config 'ref:encoder:fp64': ortqual's C encoder reads its mask with 1 = valid \(--mask-polarity keep\)" \
     "$Q" validate --model pad.onnx --weights w.npz --heads 4 --inputs io_pad.npz --mask-polarity pad \
     --configs ref:encoder:fp64,cpu:model:fp32 --no-plots --outdir x4
+# ... and so does a contract's pad, the option not given (the encoder ran on the pad masks)
+"$Q" export encoder -o enc.onnx --save-weights w4.npz >/dev/null 2>&1 || fail "exporting the encoder's weights"
+expect 2 "^ortqual validate: config 'ref:encoder:fp64': ortqual's C encoder reads its mask with 1 = valid \(--mask-polarity keep\): it cannot judge a --model that reads 1 = padding \(the model's ortqual.mask_contract says polarity pad\)$" \
+    "$Q" validate --model c_len.onnx --weights w4.npz --heads 4 --inputs io_pad.npz \
+    --configs ref:encoder:fp64,cpu:model:fp32 --no-plots --outdir x5
 expect 2 "--mask-polarity 'yes': want keep \(1 = valid\) or pad \(1 = padding\)" \
     "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity yes --outdir x3
 # a given keep, the default's value, is refused where pad is: no input is the mask (an Attention's

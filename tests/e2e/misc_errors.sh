@@ -105,7 +105,7 @@ expect 0 "^usage: ortqual" nc $Q help
 expect 0 "^usage: ortqual export" nc $Q export --help
 expect 0 "wrote $T/nc.onnx" nc $Q export sdpa -o "$T/nc.onnx"
 expect 0 "attention nodes: 1" nc $Q inspect "$T/nc.onnx"
-expect 0 "ONNX Runtime: not loaded \(ORTQUAL_ORT_CUDA_DIR=$T/nocuda has no readable libonnxruntime.so\)" nc $Q --version
+expect 0 "ONNX Runtime: not loaded \(ORTQUAL_ORT_CUDA_DIR=$T/nocuda has no readable libonnxruntime.so: point it at .*\)$" nc $Q --version
 expect 0 "^ONNX Runtime 1\.[0-9.]+ \(C API" nc $Q --version --ort-lib "$OQ_ORT_LIB"
 expect 0 "healthy" nc $Q doctor --ort-lib "$OQ_ORT_LIB"
 expect 3 "NOT HEALTHY:.*
@@ -115,6 +115,18 @@ out=$(nc $Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:d
       --no-plots --no-cache --outdir ncv 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "nocuda" <<<"$out" && ! grep -q "verdict: PASSED" <<<"$out" &&
     ok "validate without --ort-lib fails on the folder (exit $rc)" || bad "validate with a bad ORTQUAL_ORT_CUDA_DIR: exit $rc: $out"
+# ... in the tool's words, the variable and what to do, before anything is made (it said the
+# library's "cannot load ONNX Runtime; tried: .../nocuda/libonnxruntime.so (no such file); nothing
+# else (ORTQUAL_ORT_LIB is set)", a variable the user never set, and left ncv/error.json);
+# a run that loads no ORT runs
+cd_why="ORTQUAL_ORT_CUDA_DIR=$T/nocuda has no readable libonnxruntime.so: point it at the folder of ONNX Runtime's unpacked libraries \(libonnxruntime.so, the CUDA EP's libonnxruntime_providers_cuda.so beside it\), unset it, or give --ort-lib PATH"
+one_line 3 "^ortqual validate: $cd_why$" nc $Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 \
+    --repeat 1 --no-plots --no-cache --outdir ncv2
+[ ! -e ncv2 ] && ok "validate on the folder: nothing made" || bad "validate on the folder left ncv2: $(ls -A ncv2)"
+expect 3 "\"error\": \"$cd_why\"," nc $Q validate --json --num-events 2 --max-len 8 --configs ref:encoder:fp64,cpu:decomposed:fp32 \
+    --no-plots --no-cache --outdir ncv3
+expect 0 "verdict: NOT TESTED" nc $Q validate --num-events 2 --max-len 8 --configs ref:encoder:fp64 --allow-skip --no-plots \
+    --no-cache --outdir ncv4
 
 # 12. the same garbage file is "not an ONNX model (protobuf parse failed ...)" in every command
 #     that reads a model (inspect, convert and conformance each said it another way)

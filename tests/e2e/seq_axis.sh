@@ -4,7 +4,8 @@
 # valid element fails and the export's own run passes; the same model without denotations is
 # refused (exit 2, one line naming the axes and the fix) instead of having its heads axis masked
 # (a wrong valid value was "reported, not judged": PASSED); --seq-axis says which, and a bad one
-# is refused in one line. convert's own check tells the axes by the same rule (6), and so does
+# is refused in one line (3b: or, an output's sizes unknown, fails the configuration as it runs,
+# in the tool's words). convert's own check tells the axes by the same rule (6), and so does
 # the check that the inputs' valid positions are finite (7).
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -80,6 +81,19 @@ only_error_json p_r
 # against ORT CPU of another build (one build on both sides is refused as no comparison)
 ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
 one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --ort-lib "$ORT130" --reference-ort-lib "$OQ_ORT_LIB" --outdir p_cpu
+# 3b. ... and with its output's sizes unknown ("?"), told only as it runs, by the isolated worker:
+#     its reason names the tool's option in the progress line, the verdict table, the closing line
+#     and summary.json (the worker wrote the library's "say which with seq_axes output=1")
+$PY "$OQ_SOURCE_DIR/tests/e2e/lib/unknown_dims.py" plain.onnx plain_q.onnx || fail "unknown_dims"
+"$Q" replay --model plain_q.onnx --inputs in.npz --ort-lib "$ORT130" --reference-ort-lib "$OQ_ORT_LIB" \
+    --outdir p_q >p_q.log 2>&1
+rc=$?
+RUNTIME="plain_q.onnx: output 'output' shape \[2,4,4,2\]: axes 1 and 2 both have the mask's padded length 4 and the model names neither: say which with --seq-axis output=1 or output=2"
+[ "$rc" = 3 ] && [ "$(grep -cE "$RUNTIME" p_q.log)" = 3 ] && ! grep -q "seq_axes" p_q.log &&
+    ok "the worker's reason in the tool's words (exit $rc)" || bad "the worker's reason: exit $rc: $(cat p_q.log)"
+grep -qE "\"reason\": \"$RUNTIME" p_q/summary.json && ! grep -q "seq_axes" p_q/summary.json &&
+    ok "summary.json: the worker's reason in the tool's words" ||
+    bad "summary.json: the worker's reason: $(grep -o '"reason": "plain_q[^"]*"' p_q/summary.json)"
 
 # 4. --seq-axis says which: the wrong value fails, the exact ones pass; none: every element valid
 expect 1 "$FAILS" "$Q" validate --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2 \

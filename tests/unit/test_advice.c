@@ -10,7 +10,6 @@
 
 #include <cmocka.h>
 
-#include "advice/advice-impl.h"
 #include "ortqual/advice.h"
 #include "ortqual/convert.h"
 #include "ortqual/inspect.h"
@@ -111,38 +110,6 @@ static void test_fp32_has_no_flash(void **state)
     assert_has(a.text, "compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)");
     assert_has(a.text, "(configuration cuda:attention24:fp16:flash)");
     oq_advice_clear(&a);
-}
-
-/* A caller's words for the API's: brackets, so that a text that went through them shows. */
-static const char *bracketed(const char *text, char *buf, size_t n)
-{
-    snprintf(buf, n, "[%s]", text);
-    return buf;
-}
-
-/* An isolated validation worker writes its advice in the library's words (oq_validate_worker);
- * the run that reads it words it as an in-process worker would have: the same text, the node's
- * name (here holding a remedy's words) as it is. */
-static void test_worker_advice_in_the_readers_words(void **state)
-{
-    (void)state;
-    oq_attention_facts f = fp16_nonpad();
-    f.node = "compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)";
-    f.dtype = OQ_DTYPE_FLOAT32;
-    f.mask = OQ_ATTN_MASK_BOOL;
-    oq_advice worker = advise("MATH", "flash", &f);
-    assert_int_equal(worker.rules, OQ_ADVICE_MASK_NO_FLASH | OQ_ADVICE_FP32_NO_FLASH);
-    oq_set_terms(bracketed); /* the reader's (process-wide: set back below) */
-    oq_advice in_process = advise("MATH", "flash", &f);
-    oq_advice_word_(&worker.text);
-    oq_set_terms(NULL);
-    assert_string_equal(worker.text, in_process.text);
-    assert_has(worker.text, "[give padding as nonpad_kv_seqlen instead of an attn_mask (the attention24 "
-                            "export's default, mask OQ_MASK_SEQLEN)]");
-    assert_has(worker.text, "[compute attention in float16 (precision fp16, attention_dtype OQ_DTYPE_FLOAT16)]");
-    if (strncmp(worker.text, f.node, strlen(f.node))) fail_msg("node renamed: %s", worker.text);
-    oq_advice_clear(&worker);
-    oq_advice_clear(&in_process);
 }
 
 /* Facts table: cuDNN forced (sdpa_kernel 8) at prefill q_len 2 -> MATH. */
@@ -511,7 +478,6 @@ int main(void)
         cmocka_unit_test(test_mask_blocks_flash_only),
         cmocka_unit_test(test_efficient_expected_mask_alignment),
         cmocka_unit_test(test_fp32_has_no_flash),
-        cmocka_unit_test(test_worker_advice_in_the_readers_words),
         cmocka_unit_test(test_cudnn_is_decode_only),
         cmocka_unit_test(test_forced_math),
         cmocka_unit_test(test_kernel_disabled_by_mask_option),

@@ -585,43 +585,10 @@ static void test_assignment_needs_config(void **state)
     oq_placement_free(p);
 }
 
-/* A caller's words for the library's: brackets, so that a text that went through them shows. */
-static const char *bracketed(const char *text, char *buf, size_t n)
-{
-    snprintf(buf, n, "[%s]", text);
-    return buf;
-}
-
-/* An isolated validation worker (the tool re-executed, whose words are its options, or a fork)
- * writes the library's words; the run that reads its result words the note on the allowed shape
- * ops and Memcpy nodes its caller's way, and no other note: a node's name stays as it is. */
-static void test_worker_notes_in_the_readers_words(void **state)
-{
-    (void)state;
-    const char *api = "allowed: 2 shape op(s) on CPU and 1 Memcpy node(s) (OQ_PLACEMENT_STRICT rejects them)";
-    const char *node = "allowed: 2 shape op(s) on CPU and 1 Memcpy node(s) (OQ_PLACEMENT_STRICT rejects them) "
-                       "(Shape): assigned to CUDAExecutionProvider, never ran";
-    char *notes[] = {strdup(node), strdup(api)};
-    oq_placement_report r = {.n_cpu_shape = 2, .n_memcpy = 1, .n_notes = 2, .notes = notes};
-    oq_set_terms(bracketed);
-    oq_err err = OQ_ERR_INIT;
-    assert_int_not_equal(oq_validate_worker("/nonexistent/plan.json", &err), OQ_OK);
-    oq_placement_word_notes_(&r); /* the worker set the library's words: nothing to word */
-    assert_string_equal(notes[1], api);
-    oq_set_terms(bracketed); /* the reader's */
-    oq_placement_word_notes_(&r);
-    oq_set_terms(NULL);
-    assert_string_equal(notes[0], node);
-    if (strncmp(notes[1], "[allowed: 2 shape op(s)", 23)) fail_msg("%s", notes[1]);
-    free(notes[0]);
-    free(notes[1]);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_nodes_and_totals),
-        cmocka_unit_test(test_worker_notes_in_the_readers_words),
         cmocka_unit_test(test_fixture_classified),
         cmocka_unit_test(test_fixture_strict),
         cmocka_unit_test(test_all_device_passes),
