@@ -417,6 +417,7 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
     a->over_tol += b->over_tol;
     a->nan_count += b->nan_count;
     a->inf_count += b->inf_count;
+    a->inf_matched += b->inf_matched;
     a->ref_nan_count += b->ref_nan_count;
     a->ref_inf_count += b->ref_inf_count;
     a->pad_nonzero += b->pad_nonzero;
