@@ -211,6 +211,16 @@ void oq_result_reason(oq_config_result *r, const char *fmt, ...)
     r->reason = text;
 }
 
+const char *oq_batch_source_name(const oq_batch_info *b)
+{
+    return b->expected ? "saved-outputs" : b->source ? "inputs" : "generated";
+}
+
+oq_batch_brief oq_batch_brief_of(const oq_batch_info *b)
+{
+    return (oq_batch_brief){b->index, b->valid_size, oq_batch_source_name(b)};
+}
+
 void oq_batch_info_clear(oq_batch_info *b)
 {
     free(b->inputs);

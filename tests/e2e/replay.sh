@@ -229,6 +229,18 @@ assert o["qk"]["passed"] and o["qk"]["inf_matched"] == 3 and o["qk"]["inf"] == 0
 assert o["Y"]["inf_matched"] == 0, o["Y"]
 PY
 done
+# validate.csv tells the batches apart as summary.json does, in a column added last: the user's
+# batches judged against their saved outputs, the user's batches against ORT CPU, generated ones
+$PY - "$T/qk/validate.csv" "$T/qkv/validate.csv" "$T/r/validate.csv" "$T/v/validate.csv" <<'PY' || fail "validate.csv's source"
+import csv, sys
+want = ["saved-outputs", "saved-outputs", "inputs", "generated"]
+for path, w in zip(sys.argv[1:], want):
+    head = open(path).readline().strip().split(",")
+    assert head[-1] == "source" and head[:7] == ["config", "output", "batch", "valid_size", "seconds_first",
+                                                 "seconds_median", "max_abs_err"], (path, head)
+    rows = list(csv.DictReader(open(path)))
+    assert rows and {r["source"] for r in rows} == {w}, (path, [r["source"] for r in rows])
+PY
 $PY - "$QK.npz" "$T/qkpos.npz" <<'PY' || fail "cannot write the +inf variant"
 import numpy as np, sys
 z = dict(np.load(sys.argv[1]))
