@@ -1093,6 +1093,7 @@ static void cast_mask_io(const char *path, oq_dtype mt, int pad)
     for (int i = 0; i < 3; i++) oq_tensor_free(t[i]);
 }
 
+/* io NULL: generated events (the reference alone: the inputs fed are what is looked at). */
 static oq_status run_polarity(const char *model, const char *io, const char *outdir, oq_mask_polarity pol,
                               oq_validate_summary **s, oq_err *err)
 {
@@ -1104,10 +1105,16 @@ static oq_status run_polarity(const char *model, const char *io, const char *out
     oq_validate_opts_default(&o);
     o.kind = OQ_MODEL_USER;
     o.model_path = model;
-    o.input_files = files;
-    o.n_input_files = 1;
-    o.configs = cfg;
-    o.n_configs = 2;
+    o.input_files = io ? files : NULL;
+    o.n_input_files = io ? 1 : 0;
+    o.configs = io ? cfg : &cfg[1];
+    o.n_configs = io ? 2 : 1;
+    o.allow_skip = 1;
+    o.events.num_events = 4;
+    o.events.batch_size = 2;
+    o.events.policy = OQ_LENGTH_UNIFORM;
+    o.events.min_len = 1;
+    o.events.max_len = 6;
     o.repeat = 1;
     o.isolate = 0;
     o.plots = 0;
@@ -1120,7 +1127,8 @@ static oq_status run_polarity(const char *model, const char *io, const char *out
 
 /* A mask of float, float16, int32 or int64 (not bool), which the model Casts, is read with
  * either polarity as a bool one is: its valid elements (4 of 8 positions), its padding judged
- * (y is 0 there), passed; the other polarity refuses it by event and position. */
+ * (y is 0 there), passed; the other polarity refuses it by event and position; generated
+ * events feed it in its type with that polarity (a valid row read the other way is refused). */
 static void mask_of_any_type_either_polarity(void **state)
 {
     (void)state;
@@ -1151,6 +1159,25 @@ static void mask_of_any_type_either_polarity(void **state)
                              OQ_ERR_MASK);
             assert_non_null(strstr(err.msg, "io.npz: mask 'mask': event 0: "));
             oq_validate_summary_free(s);
+            s = NULL;
+            /* generated events feed the mask in its type, read with that polarity */
+            snprintf(out, sizeof out, "%s/gen_%s_%d", dir, oq_dtype_name(types[k]), pad);
+            if (run_polarity(model, NULL, out, pol, &s, &err))
+                fail_msg("generated, %s %s: %s", oq_dtype_name(types[k]), oq_mask_polarity_name(pol), err.msg);
+            oq_validate_summary_free(s);
+            s = NULL;
+            char inputs[700];
+            snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", out);
+            oq_npz *z = NULL;
+            assert_int_equal(oq_npz_read(inputs, &z, NULL), OQ_OK);
+            const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)z->tensors, z->count, "mask");
+            assert_non_null(m);
+            assert_int_equal(m->dtype, types[k]);
+            int64_t len[2];
+            if (oq_mask_check_polarity(m, NULL, pol, len, &err))
+                fail_msg("generated, %s %s: %s", oq_dtype_name(types[k]), oq_mask_polarity_name(pol), err.msg);
+            assert_true(len[0] >= 1 && len[1] >= 1);
+            oq_npz_free(z);
         }
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
