@@ -163,9 +163,10 @@ typedef struct oq_compare_opts {
                                on an output of rank < 2 without lengths */
     int check_padding;      /* OQ_PADDING_ZERO (default), OQ_PADDING_AS_REFERENCE or OQ_PADDING_REPORT */
     int32_t worst_k;        /* how many worst elements to keep, 0..OQ_COMPARE_MAX_WORST; default 5 */
-    int inf_match;          /* 1: a valid element where output and reference are the same infinity
-                               matches (counted in inf_matched only): a masked attention score is
-                               -inf by definition. Default 0: every Inf fails (the pass rule) */
+    int inf_match;          /* 1 (oq_compare_opts_default): a valid element where output and
+                               reference are the same infinity is equal (counted in inf_matched
+                               only): a masked attention score is -inf by definition. 0: every
+                               Inf fails. NaN never matches */
 } oq_compare_opts;
 
 /* The sequence axis of one output, said by the caller (the --seq-axis OUTPUT=AXIS of validate,
@@ -189,7 +190,7 @@ typedef struct oq_seq_axis {
 } oq_seq_axis;
 
 /* Defaults: the precision's tolerance preset, no lengths, axes 0 and 1,
- * padding checked, 5 worst elements. */
+ * padding checked, 5 worst elements, equal infinities matched (inf_match). */
 OQ_API oq_compare_opts oq_compare_opts_default(oq_dtype precision);
 
 /* The largest |error| as the tables, validate.csv and JUnit show it: NaN when a valid element

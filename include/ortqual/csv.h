@@ -133,6 +133,10 @@ extern OQ_API const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS];
  *   seconds_first   wall time of the first call on this batch, seconds
  *   seconds_median  median wall time of the repeated calls, seconds
  *   max_abs_err     max |output - reference| over valid elements; empty if not compared
+ *   source          where the batch came from: "generated" (events ortqual made), "inputs"
+ *                   (a file of oq_validate_opts.input_files, judged against a reference that
+ *                   ran) or "saved-outputs" (such a file, judged against the outputs saved
+ *                   with it: the `expected` reference); added last (2026-12-06)
  * An optional extra column "status" ("ok" or why not) filters rows as in bench. */
 enum oq_validate_col {
     OQ_VALIDATE_COL_CONFIG,
@@ -142,6 +146,7 @@ enum oq_validate_col {
     OQ_VALIDATE_COL_SECONDS_FIRST,
     OQ_VALIDATE_COL_SECONDS_MEDIAN,
     OQ_VALIDATE_COL_MAX_ABS_ERR,
+    OQ_VALIDATE_COL_SOURCE,
     OQ_VALIDATE_NCOLS
 };
 extern OQ_API const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS];

@@ -426,7 +426,6 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     oq_status st = oq_tolerances_create(preset, &tols, err);
     if (!st && c->o->tolerances) st = oq_tolerances_add(tols, c->o->tolerances, err);
     oq_compare_opts co = oq_compare_opts_default(out->dtype);
-    co.inf_match = 1; /* as conformance judges: -inf where the expected file has it (masked scores) */
     if (!st) co.tol = oq_tolerances_get(tols, out->name);
     oq_tolerances_free(tols);
     oq_compare_result res;

@@ -20,6 +20,7 @@ oq_compare_opts oq_compare_opts_default(oq_dtype precision)
     o.seq_axis = 1;
     o.check_padding = 1;
     o.worst_k = 5;
+    o.inf_match = 1; /* a masked score is -inf on both sides: the same function, not a failure */
     return o;
 }
 
@@ -864,6 +865,7 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
         (json_int_t)r->ref_nan_count, "inf", (json_int_t)r->ref_inf_count, "padding", padding, "worst",
         worst);
     if (j && (json_object_set_new(j, "max_abs_ref", json_real(r->max_abs_ref)) ||
+              json_object_set_new(j, "inf_matched", json_integer((json_int_t)r->inf_matched)) ||
               json_object_set_new(j, "error_histogram", err_hist_json(&r->err_hist)) ||
               json_object_set_new(j, "error_by_magnitude", mag_hist_json(&r->by_ref)))) {
         json_decref(j);
@@ -1003,6 +1005,7 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
     r->over_tol = int_of(j, "over_tolerance");
     r->nan_count = int_of(j, "nan");
     r->inf_count = int_of(j, "inf");
+    r->inf_matched = int_of(j, "inf_matched"); /* 0 in a summary written before it */
     r->ref_nan_count = int_of(refnf, "nan");
     r->ref_inf_count = int_of(refnf, "inf");
     r->padding_checked = json_is_true(json_object_get(pad, "checked"));

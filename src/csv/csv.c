@@ -23,7 +23,7 @@ const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
     "profile_node_ms", "profile_kernel_ms", "dims", "seq_dim", "error"};
 
 const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS] = {
-    "config", "output", "batch", "valid_size", "seconds_first", "seconds_median", "max_abs_err"};
+    "config", "output", "batch", "valid_size", "seconds_first", "seconds_median", "max_abs_err", "source"};
 
 /* All field texts live NUL-terminated in one growing buffer (`text`); `off` holds
  * their offsets, the header's ncols first, then each row's. Offsets (not

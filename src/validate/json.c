@@ -1513,7 +1513,7 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     FILE *f = oq_fopen_scratch(list);
     int ok = f != NULL;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
-        sp->brief[i] = (oq_batch_brief){s->batches[i].index, s->batches[i].valid_size};
+        sp->brief[i] = oq_batch_brief_of(&s->batches[i]);
         ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]), RECORD_FLAGS);
     }
     if (f) ok = fclose(f) == 0 && ok;
@@ -1911,7 +1911,7 @@ oq_status oq_batch_sink_put(oq_batch_sink *k, const oq_batch_info *b, oq_err *er
     }
     if (!oq_batch_info_put(k->list, b))
         return ferror(k->list) ? oq_err_write(err, k->list_path, errno) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (k->keep_brief) k->brief[k->n] = (oq_batch_brief){b->index, b->valid_size};
+    if (k->keep_brief) k->brief[k->n] = oq_batch_brief_of(b);
     if (k->desc) oq_plan_desc_batch(k->desc, b);
     if (!k->n) {
         k->first_bl[0] = b->batch_size;

@@ -23,7 +23,7 @@ typedef struct merge_ctx {
                                     records spilled to a file (NULL: none) */
     size_t *n_records;
     char **merged;               /* per configuration of the merge: its records' file */
-    oq_batch_brief *brief;       /* every batch's index and valid size (validate.csv's rows) */
+    oq_batch_brief *brief;       /* every batch's index, valid size and source (validate.csv's rows) */
     char work[4096];             /* where those files are (removed after) */
     oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
     oq_validate_summary *s;      /* the merged summary */
@@ -725,12 +725,12 @@ static oq_status brief_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     (void)err;
     oq_batch_brief **at = ctx;
-    *(*at)++ = (oq_batch_brief){b->index, b->valid_size};
+    *(*at)++ = oq_batch_brief_of(b);
     return OQ_OK;
 }
 
 /* The batch list and the description are the plan's files, copied into the summary as they
- * are; only each batch's index and valid size are kept (16 bytes). */
+ * are; only each batch's index, valid size and source are kept (24 bytes). */
 static oq_status plan_batches(merge_ctx *m, oq_spilled *sp, oq_err *err)
 {
     if (!(m->brief = calloc(m->plan.n_batches + 1, sizeof *m->brief))) return nomem(err);

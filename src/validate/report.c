@@ -11,26 +11,26 @@
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
 
-/* The valid size of the batch of that index (a shard's summary holds some of the plan's
- * batches, in index order): found by bisection, so the rows cost O(n log n); a run's list is
- * on file, its valid sizes in sp->brief. */
-static int64_t valid_size(const oq_validate_summary *s, const oq_spilled *sp, int64_t index)
+/* The valid size and source of the batch of that index (a shard's summary holds some of the
+ * plan's batches, in index order): found by bisection, so the rows cost O(n log n); a run's
+ * list is on file, its briefs in sp->brief. */
+static oq_batch_brief brief_of(const oq_validate_summary *s, const oq_spilled *sp, int64_t index)
 {
     int brief = sp && sp->brief;
     size_t lo = 0, n = brief ? sp->n_brief : s->n_batches, hi = n;
 #define INDEX_AT(i) (brief ? sp->brief[i].index : s->batches[i].index)
-#define SIZE_AT(i) (brief ? sp->brief[i].valid_size : s->batches[i].valid_size)
+#define BRIEF_AT(i) (brief ? sp->brief[i] : oq_batch_brief_of(&s->batches[i]))
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (INDEX_AT(mid) < index) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < n && INDEX_AT(lo) == index) return SIZE_AT(lo);
+    if (lo < n && INDEX_AT(lo) == index) return BRIEF_AT(lo);
     for (size_t i = 0; i < n; i++) /* not sorted after all */
-        if (INDEX_AT(i) == index) return SIZE_AT(i);
+        if (INDEX_AT(i) == index) return BRIEF_AT(i);
 #undef INDEX_AT
-#undef SIZE_AT
-    return 0;
+#undef BRIEF_AT
+    return (oq_batch_brief){index, 0, ""}; /* not in the list: nothing to say */
 }
 
 /* One configuration's records as one pass sees them: its rows, its sample for the latency
@@ -53,7 +53,7 @@ static json_t *sample_record(const rows_ctx *x, const oq_batch_result *b, json_t
     json_t *j = rec ? json_copy(rec) : oq_batch_record_json(b); /* the one read, its members shared */
     if (j) {
         json_object_del(j, "outputs");
-        json_object_set_new(j, "valid_size", json_integer(valid_size(x->s, x->sp, b->index)));
+        json_object_set_new(j, "valid_size", json_integer(brief_of(x->s, x->sp, b->index).valid_size));
     }
     return j;
 }
@@ -74,12 +74,13 @@ static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t 
     if (!b->timed && !b->n_outputs && !b->reference_cached) return OQ_OK;
     /* the reference has no comparison: one row with the timing, error left empty */
     size_t n = b->n_outputs ? b->n_outputs : 1;
+    oq_batch_brief bb = brief_of(x->s, x->sp, b->index);
     for (size_t j = 0; j < n; j++) {
         const oq_batch_output *o = b->n_outputs ? &b->outputs[j] : NULL;
         oq_csv_write_str(x->w, x->c->config.name);
         oq_csv_write_str(x->w, o ? o->name : "all");
         oq_csv_write_int(x->w, b->index);
-        oq_csv_write_int(x->w, valid_size(x->s, x->sp, b->index));
+        oq_csv_write_int(x->w, bb.valid_size);
         if (b->reference_cached) {
             oq_csv_write_empty(x->w);
             oq_csv_write_empty(x->w);
@@ -89,6 +90,7 @@ static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t 
         }
         if (o) oq_csv_write_double(x->w, o->max_abs); /* nan or inf when a valid element was */
         else oq_csv_write_empty(x->w);
+        oq_csv_write_str(x->w, bb.source); /* last: readers by column name keep working */
         oq_csv_end_row(x->w, err);
     }
     return OQ_OK;

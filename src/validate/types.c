@@ -211,6 +211,16 @@ void oq_result_reason(oq_config_result *r, const char *fmt, ...)
     r->reason = text;
 }
 
+const char *oq_batch_source_name(const oq_batch_info *b)
+{
+    return b->expected ? "saved-outputs" : b->source ? "inputs" : "generated";
+}
+
+oq_batch_brief oq_batch_brief_of(const oq_batch_info *b)
+{
+    return (oq_batch_brief){b->index, b->valid_size, oq_batch_source_name(b)};
+}
+
 void oq_batch_info_clear(oq_batch_info *b)
 {
     free(b->inputs);
@@ -417,6 +427,7 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
     a->over_tol += b->over_tol;
     a->nan_count += b->nan_count;
     a->inf_count += b->inf_count;
+    a->inf_matched += b->inf_matched;
     a->ref_nan_count += b->ref_nan_count;
     a->ref_inf_count += b->ref_inf_count;
     a->pad_nonzero += b->pad_nonzero;

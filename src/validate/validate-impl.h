@@ -168,7 +168,13 @@ json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s);
  * each configuration's batch records. A NULL member (or no oq_spilled): taken from the summary. */
 typedef struct oq_batch_brief {
     int64_t index, valid_size;
+    const char *source;           /* oq_batch_source_name's word (static) */
 } oq_batch_brief;
+/* Where a batch came from, as validate.csv's `source` says it: "generated" (events ortqual made),
+ * "inputs" (the user's file, judged against a reference that ran) or "saved-outputs" (the
+ * user's file, judged against the outputs saved with it: the `expected` reference). */
+const char *oq_batch_source_name(const oq_batch_info *b);
+oq_batch_brief oq_batch_brief_of(const oq_batch_info *b);
 typedef struct oq_spilled {
     char *batch_list;             /* JSON lines, a batch list entry each */
     oq_batch_brief *brief;        /* n_brief, in the list's order */

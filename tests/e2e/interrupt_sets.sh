@@ -121,6 +121,31 @@ l=$(find pr4 -name 'profile_*' 2>/dev/null)
 grep -rq "SLOW_ORT_FAIL" pr4.log pr4 && [ -z "$l" ] && ok "bench --profile-runs, the profiled session fails: no profile left" ||
     bad "bench --profile-runs, the profiled session fails: left $l: $(tail -2 pr4.log)"
 
+# 2e. SIGTERM (a batch system's time limit) or SIGINT in the middle of the sweep's rows: the
+#     folder's lock goes with the rest (a SIGTERM'd bench left OUTDIR/.ortqual.lock behind), no
+#     temporary, profile or summary stays, and the same command run again in that folder writes
+for sig in TERM INT; do
+    d=sig$sig
+    set -m
+    "$Q" bench "${TINY[@]}" --seq-lens 64,128,256,512,1024,2048,4096 --iters 50 --profile-runs 1 --outdir $d \
+        >$d.log 2>&1 &
+    pid=$!
+    set +m
+    for _ in $(seq 600); do [ -n "$(find $d/profiles -name 'profile_*.json' 2>/dev/null)" ] && break; sleep 0.05; done
+    if [ ! -e $d/.ortqual.lock ] || ! kill -$sig $pid 2>/dev/null; then
+        kill -9 $pid 2>/dev/null
+        bad "bench, SIG$sig mid-run: never caught running with its lock: $(tail -2 $d.log)"
+        continue
+    fi
+    rc=0
+    wait $pid || rc=$?
+    l=$(ls -A $d 2>/dev/null | tr '\n' ' ')
+    want=$((128 + $(kill -l $sig)))
+    [ "$rc" -eq $want ] && [ -z "$l" ] && ok "bench, SIG$sig mid-run: $rc, nothing left (the lock included)" ||
+        bad "bench, SIG$sig mid-run: exit $rc (want $want), left: $l"
+    expect 0 "wrote" "$Q" bench "${TINY[@]}" --seq-lens 8 --outdir $d # the folder takes the same command again
+done
+
 # 3. merge over an earlier merge, SIGINT as its summary.json goes into place (its validate.csv is
 #    there): the earlier merge's summary and report went first
 V=(validate --num-events 4 --batch-size 2 --repeat 1 --no-cache --no-plots --progress never

@@ -212,6 +212,49 @@ set -e
 [ $rc -eq 1 ] && grep -q "note: Attention '.*' computes in float16; --precision fp32 judges it with fp32 tolerances" "$T/fl32.out" ||
   fail "--precision fp32 on a float16 model: exit $rc, no hint: $(cat "$T/fl32.out")"
 
+# Equal infinities of the same sign are equal (error 0, counted in inf_matched), in replay and
+# validate as in bench --model: an Attention's qk_matmul_output is -inf wherever its additive
+# mask is; replay --reference expected FAILED it ("got -inf expected -inf |d|=nan"). +inf
+# against -inf still fails.
+QK="$OQ_SOURCE_DIR/tests/fixtures/onnx/attention_qk_neginf"
+$ORTQUAL replay --model "$QK.onnx" --inputs "$QK.npz" --reference expected --repeat 1 --outdir "$T/qk" \
+  > "$T/qk.out" 2>&1 || fail "replay of equal -inf: exit $?: $(tail -2 "$T/qk.out")"
+$ORTQUAL validate --model "$QK.onnx" --inputs "$QK.npz" --configs expected,cpu:model:fp32 --repeat 1 --no-plots \
+  --outdir "$T/qkv" > "$T/qkv.out" 2>&1 || fail "validate of equal -inf: exit $?: $(tail -2 "$T/qkv.out")"
+for d in qk qkv; do
+  $PY - "$T/$d/summary.json" <<'PY' || fail "$d: equal -inf not matched"
+import json, sys
+o = {x["output"]: x for x in json.load(open(sys.argv[1]))["configs"][1]["outputs"]}
+assert o["qk"]["passed"] and o["qk"]["inf_matched"] == 3 and o["qk"]["inf"] == 0, o["qk"]
+assert o["Y"]["inf_matched"] == 0, o["Y"]
+PY
+done
+# validate.csv tells the batches apart as summary.json does, in a column added last: the user's
+# batches judged against their saved outputs, the user's batches against ORT CPU, generated ones
+$PY - "$T/qk/validate.csv" "$T/qkv/validate.csv" "$T/r/validate.csv" "$T/v/validate.csv" <<'PY' || fail "validate.csv's source"
+import csv, sys
+want = ["saved-outputs", "saved-outputs", "inputs", "generated"]
+for path, w in zip(sys.argv[1:], want):
+    head = open(path).readline().strip().split(",")
+    assert head[-1] == "source" and head[:7] == ["config", "output", "batch", "valid_size", "seconds_first",
+                                                 "seconds_median", "max_abs_err"], (path, head)
+    rows = list(csv.DictReader(open(path)))
+    assert rows and {r["source"] for r in rows} == {w}, (path, [r["source"] for r in rows])
+PY
+$PY - "$QK.npz" "$T/qkpos.npz" <<'PY' || fail "cannot write the +inf variant"
+import numpy as np, sys
+z = dict(np.load(sys.argv[1]))
+qk = z["qk"].reshape(-1)
+qk[np.flatnonzero(np.isneginf(qk))[0]] = np.inf
+np.savez(sys.argv[2], **z)
+PY
+set +e
+$ORTQUAL replay --model "$QK.onnx" --inputs "$T/qkpos.npz" --reference expected --repeat 1 --outdir "$T/qkpos" \
+  > "$T/qkpos.out" 2>&1; rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "output qk: FAIL .* inf=1 REFERENCE nan=0 inf=1 " "$T/qkpos.out" ||
+  fail "+inf against -inf: exit $rc: $(tail -2 "$T/qkpos.out")"
+
 set +e
 $ORTQUAL replay --inputs "$T/huge.npz" > "$T/u.out" 2>&1; rc=$?
 set -e

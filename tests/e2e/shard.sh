@@ -73,6 +73,11 @@ same "$T/U/summary.json" "$T/P/summary.json" || fail "merge of 3 shards by batch
 [ "$(json "$T/P/summary.json" '(d["plan"]["hash"] == json.load(open(sys.argv[1].replace("/P/", "/U/")))["plan"]["hash"], len(d["shards"]["reported"]), len(d["plots"]) == len(json.load(open(sys.argv[1].replace("/P/", "/U/")))["plots"]) > 0, os.path.exists(sys.argv[1].replace("summary.json", "report.html")))')" = "(True, 3, True, True)" ] ||
     fail "merged summary: plan hash, shards or plots: $(json "$T/P/summary.json" 'd["shards"]')"
 [ "$(wc -l <"$T/P/validate.csv")" = "$(wc -l <"$T/U/validate.csv")" ] || fail "merged CSV rows differ"
+# rows: configuration, output, batch, valid size and source (the times differ from run to run)
+rows() { cut -d, -f1-4,8 "$1" | sort; }
+[ "$(rows "$T/P/validate.csv")" = "$(rows "$T/U/validate.csv")" ] && [ "$(head -1 "$T/P/validate.csv" | cut -d, -f8)" = source ] &&
+    [ "$(tail -n +2 "$T/P/validate.csv" | cut -d, -f8 | sort -u)" = generated ] ||
+    fail "merged CSV's rows or sources differ: $(head -3 "$T/P/validate.csv")"
 
 # the comparison bites: one per-batch figure changed is found
 $PY - "$T/P/summary.json" "$T/X.json" <<'PY'
@@ -208,6 +213,9 @@ must 0 "prepared 2 shards" "$T/rp.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --pre
 for i in 0 1; do must 0 "shard $i of 2" "$T/r$i.log" $ORTQUAL "${R[@]}" --outdir "$T/RS" --shard $i/2; done
 must 0 "verdict: PASSED" "$T/rm.log" $ORTQUAL merge --no-plots "$T/RS"
 same "$T/R/summary.json" "$T/RS/summary.json" || fail "merged replay differs from the unsharded replay"
+[ "$(rows "$T/RS/validate.csv")" = "$(rows "$T/R/validate.csv")" ] &&
+    [ "$(tail -n +2 "$T/RS/validate.csv" | cut -d, -f8 | sort -u)" = inputs ] ||
+    fail "merged replay's CSV rows or sources differ: $(head -3 "$T/RS/validate.csv")"
 
 # 7. a shard of another plan (the replay's) is refused and nothing is written; the earlier merge's
 # outputs go (its summary said "passed" for shards just refused), said in the one line, and

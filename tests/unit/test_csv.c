@@ -358,6 +358,9 @@ static void test_schemas(void **state)
     for (size_t i = 0; i < OQ_BENCH_NCOLS; i++) assert_string_equal(oq_bench_csv_columns[i], want[i]);
     assert_string_equal(oq_bench_csv_columns[OQ_BENCH_COL_P50_MS], "p50_ms");
     assert_string_equal(oq_validate_csv_columns[OQ_VALIDATE_COL_MAX_ABS_ERR], "max_abs_err");
+    /* source last: a reader by column name, or by the first seven positions, reads as before */
+    assert_int_equal(OQ_VALIDATE_COL_SOURCE, OQ_VALIDATE_NCOLS - 1);
+    assert_string_equal(oq_validate_csv_columns[OQ_VALIDATE_COL_SOURCE], "source");
     /* The committed fixture is an older summary.csv (before inter_op_threads, p95_ms, ...):
      * every column it has is still in the schema, in the same order. */
     oq_csv *t;

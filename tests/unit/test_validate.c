@@ -1052,6 +1052,141 @@ static void read_finite(const oq_signature *sig, const char *path, int which, in
     if (!st) oq_batch_inputs_clear(&in);
 }
 
+/* ---- a mask of int or float that the model Casts ------------------------------------------- */
+
+/* y = x * valid: the mask Cast to bool (Not where its 1 is padding), Cast to float, Unsqueezed to
+ * [batch, seq, 1]: a model that reads a pad or keep mask of any type. */
+static void cast_mask_model(const char *path, oq_dtype mt, int pad)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "castmask", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")}, blf[] = {bl[0], bl[1], OQ_DIM(3)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, blf);
+    oq_graph_add_input(g, "mask", mt, 2, bl);
+    const oq_attr to_bool = OQ_ATTR_I("to", OQ_DTYPE_BOOL), to_float = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32);
+    const char *b = oq_graph_op(g, "Cast", 1, (const char *[]){"mask"}, 1, &to_bool);
+    if (pad) b = oq_graph_op(g, "Not", 1, (const char *[]){b}, 0, NULL);
+    const char *f = oq_graph_op(g, "Cast", 1, (const char *[]){b}, 1, &to_float);
+    const char *axes = oq_graph_const_i64(g, "axes", 1, (const int64_t[]){2});
+    const char *u = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){f, axes}, 0, NULL);
+    const char *y = oq_graph_op(g, "Mul", 2, (const char *[]){"x", u}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 3, blf);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* x, the mask in its type (1 = valid, or 1 = padding), and the y the model gives: lengths 3 and
+ * 1 of 4. */
+static void cast_mask_io(const char *path, oq_dtype mt, int pad)
+{
+    const int64_t blf[] = {2, 4, 3}, bl[] = {2, 4};
+    oq_tensor *t[3] = {tensor_of("x", OQ_DTYPE_FLOAT32, 3, blf), tensor_of("mask", mt, 2, bl),
+                       tensor_of("y", OQ_DTYPE_FLOAT32, 3, blf)};
+    for (int64_t i = 0; i < 24; i++) {
+        int valid = (i / 3) % 4 < (i < 12 ? 3 : 1);
+        oq_tensor_set_f64(t[0], i, 0.25 * (double)i + 1);
+        oq_tensor_set_f64(t[2], i, valid ? 0.25 * (double)i + 1 : 0);
+        if (i % 3 == 0) oq_tensor_set_f64(t[1], i / 3, pad ? !valid : valid);
+    }
+    assert_int_equal(oq_npz_write(path, 3, (const oq_tensor *const *)t, 0, 1, NULL), OQ_OK);
+    for (int i = 0; i < 3; i++) oq_tensor_free(t[i]);
+}
+
+/* io NULL: generated events (the reference alone: the inputs fed are what is looked at). */
+static oq_status run_polarity(const char *model, const char *io, const char *outdir, oq_mask_polarity pol,
+                              oq_validate_summary **s, oq_err *err)
+{
+    oq_config cfg[2];
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    const char *files[] = {io};
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.input_files = io ? files : NULL;
+    o.n_input_files = io ? 1 : 0;
+    o.configs = io ? cfg : &cfg[1];
+    o.n_configs = io ? 2 : 1;
+    o.allow_skip = 1;
+    o.events.num_events = 4;
+    o.events.batch_size = 2;
+    o.events.policy = OQ_LENGTH_UNIFORM;
+    o.events.min_len = 1;
+    o.events.max_len = 6;
+    o.repeat = 1;
+    o.isolate = 0;
+    o.plots = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.outdir = outdir;
+    o.mask_polarity = pol;
+    o.mask_polarity_given = 1;
+    return oq_validate_run(&o, s, err);
+}
+
+/* A mask of float, float16, int32 or int64 (not bool), which the model Casts, is read with
+ * either polarity as a bool one is: its valid elements (4 of 8 positions), its padding judged
+ * (y is 0 there), passed; the other polarity refuses it by event and position; generated
+ * events feed it in its type with that polarity (a valid row read the other way is refused). */
+static void mask_of_any_type_either_polarity(void **state)
+{
+    (void)state;
+    const oq_dtype types[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_FLOAT16, OQ_DTYPE_INT32, OQ_DTYPE_INT64, OQ_DTYPE_BOOL};
+    char *dir = temp_dir("castmask");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz"), out[600];
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++)
+        for (int pad = 0; pad < 2; pad++) {
+            cast_mask_model(model, types[k], pad);
+            cast_mask_io(io, types[k], pad);
+            oq_mask_polarity pol = pad ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
+            oq_validate_summary *s = NULL;
+            oq_err err = {0};
+            snprintf(out, sizeof out, "%s/out_%s_%d", dir, oq_dtype_name(types[k]), pad);
+            if (run_polarity(model, io, out, pol, &s, &err))
+                fail_msg("%s %s: %s", oq_dtype_name(types[k]), oq_mask_polarity_name(pol), err.msg);
+            if (s->verdict != OQ_RUN_PASSED)
+                fail_msg("%s %s: %s: %s", oq_dtype_name(types[k]), oq_mask_polarity_name(pol),
+                         oq_run_verdict_name(s->verdict), s->verdict_reason);
+            assert_string_equal(s->mask_input, "mask");
+            assert_int_equal(s->configs[1].n_outputs, 1);
+            const oq_compare_result *y = &s->configs[1].outputs[0].all; /* (the batches are on file) */
+            assert_true(y->padding_checked && y->num_valid == 12 && y->num_padded == 12);
+            oq_validate_summary_free(s);
+            s = NULL;
+            snprintf(out, sizeof out, "%s/other_%s_%d", dir, oq_dtype_name(types[k]), pad);
+            assert_int_equal(run_polarity(model, io, out, pad ? OQ_MASK_POLARITY_KEEP : OQ_MASK_POLARITY_PAD, &s, &err),
+                             OQ_ERR_MASK);
+            assert_non_null(strstr(err.msg, "io.npz: mask 'mask': event 0: "));
+            oq_validate_summary_free(s);
+            s = NULL;
+            /* generated events feed the mask in its type, read with that polarity */
+            snprintf(out, sizeof out, "%s/gen_%s_%d", dir, oq_dtype_name(types[k]), pad);
+            if (run_polarity(model, NULL, out, pol, &s, &err))
+                fail_msg("generated, %s %s: %s", oq_dtype_name(types[k]), oq_mask_polarity_name(pol), err.msg);
+            oq_validate_summary_free(s);
+            s = NULL;
+            char inputs[700];
+            snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", out);
+            oq_npz *z = NULL;
+            assert_int_equal(oq_npz_read(inputs, &z, NULL), OQ_OK);
+            const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)z->tensors, z->count, "mask");
+            assert_non_null(m);
+            assert_int_equal(m->dtype, types[k]);
+            int64_t len[2];
+            if (oq_mask_check_polarity(m, NULL, pol, len, &err))
+                fail_msg("generated, %s %s: %s", oq_dtype_name(types[k]), oq_mask_polarity_name(pol), err.msg);
+            assert_true(len[0] >= 1 && len[1] >= 1);
+            oq_npz_free(z);
+        }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+    free(model);
+    free(io);
+}
+
 /* A polarity given with ortqual's own models is refused in words that do not contradict
  * themselves (it said "mask_polarity keep reads the mask ...; ortqual's models read 1 = valid"). */
 static void polarity_refused_for_own_models(void **state)
@@ -3048,6 +3183,7 @@ int main(void)
         cmocka_unit_test(estimate_names_what_it_left_out),
         cmocka_unit_test(estimate_each_shards_cold_call_is_one_time),
         cmocka_unit_test(polarity_refused_for_own_models),
+        cmocka_unit_test(mask_of_any_type_either_polarity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
