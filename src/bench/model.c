@@ -356,6 +356,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st && m->inputs) st = check_inputs(m, err);
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
+    if (!st && m->expected) st = oq_npz_same_events(m->inputs, o->inputs_path, m->expected, o->expected_path, err);
     if (!st && o->tolerances) st = check_tolerances(o->tolerances, m->mi, err);
     if (!st) st = model_variant(o, m, err);
     m->n_points = oq_bench_point_count(o);
