@@ -102,6 +102,8 @@ zero = z["out"].copy()
 for b, n in enumerate(lens): zero[b, n:] = 0.0
 zero[0, lens[0] - 1, 2] += 0.5
 np.savez(t + "/padzero_bad.npz", **dict(z, out=zero))
+hole = z["mask"].copy(); hole[1, 2] = False
+np.savez(t + "/hole.npz", **dict(z, mask=hole))
 EOF
 PADIN=(--model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" "${FAST[@]}")
 expect 0 "batch=3 seq=56 +ok" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --outdir "$T/pj"
@@ -128,9 +130,12 @@ expect 1 "failed .*output 'logits': 4000 of its 4000 padded elements are not 0 \
 # an output said to have no mask axes is compared whole: the junk counts again
 expect 1 "failed .*output 'out': max abs err 99" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --seq-axis out=none \
     --outdir "$T/pn"
+# a mask that breaks the contract cannot say which elements are valid: refused, as validate does
+expect 2 "^ortqual bench: $T/hole.npz: mask 'mask': event 1: hole at position 3" "$Q" bench \
+    --model "$F/tx_encoder/tx_encoder_op18.onnx" "${FAST[@]}" --inputs "$T/hole.npz" --expected "$T/hole.npz" --outdir "$T/phole"
 expect 2 "^ortqual bench: --padding needs --expected" "$Q" bench "${PADIN[@]}" --padding auto --outdir "$T/pne"
 expect 2 "^ortqual bench: --seq-axis" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --seq-axis nosuch=1 --outdir "$T/pns"
-if [ -e "$T/pne" ] || [ -e "$T/pns" ]; then bad "a refused --padding or --seq-axis wrote its folder"; else ok "refusals wrote nothing"; fi
+if [ -e "$T/pne" ] || [ -e "$T/pns" ] || [ -e "$T/phole" ]; then bad "a refused --padding or --seq-axis wrote its folder"; else ok "refusals wrote nothing"; fi
 
 # 3b. --expected judged by the model's outputs: the tolerance is the output's dtype preset
 #     (float32 here) whatever dtype the file was saved in, a file of another kind (integers for a
