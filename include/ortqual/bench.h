@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ortqual/compare.h"
 #include "ortqual/config.h"
 #include "ortqual/mask.h"
 #include "ortqual/proc.h"
@@ -165,6 +166,13 @@ typedef struct oq_bench_output_check {
     int64_t inf_matched; /* elements where the output is the expected infinity: equal, not counted above */
     int passed;
     char vacuous[200]; /* not "": failed as a tolerance that cannot fail here (oq_compare_judge_atol), why */
+    /* Padding (the mask's padded positions in an output that has the mask's axes): never in the
+     * errors above; judged by oq_bench_opts.padding as validate judges it (compare.h) */
+    int masked;             /* the mask's lengths applied: padded elements set apart */
+    int64_t padded;         /* padded elements */
+    int64_t pad_nonzero;    /* of them, not exactly 0 in the output */
+    int padding_checked;    /* they had to be 0 (the rule, and for AS_REFERENCE the expected values) */
+    int padding_rule;       /* OQ_PADDING_* applied */
 } oq_bench_output_check;
 
 /* ORT's own profile of more runs of a row, in a session of its own (the
@@ -266,6 +274,15 @@ typedef struct oq_bench_opts {
     const char *tolerances;      /* oq_tolerances_add specs for `expected` (NULL: the preset
                                     of the model's precision, oq_model_precision_of, else of
                                     each output's dtype) */
+    /* With `expected`, an output that has the mask's axes (the mask-like input's, as the
+     * rows' valid_tokens; the axes by validate's rule, compare.h's oq_seq_axis) is compared on
+     * its valid elements only, as validate compares it: padding never enters the errors.
+     * `padding` is what its padded elements must be: OQ_PADDING_* (compare.h), -1 (the
+     * default): AS_REFERENCE. `seq_axes`: outputs whose axes the caller says, checked against
+     * the model before any session. */
+    int padding;
+    size_t n_seq_axes;
+    const oq_seq_axis *seq_axes;
     size_t n_input_shapes;
     const oq_bench_shape *input_shapes;
     size_t n_dims;
@@ -303,7 +320,7 @@ typedef struct oq_bench_opts {
  * modes, dynamic shapes, 8 heads, 8 kv heads, head_dim 64, ORT default
  * threads and optimisation, warm-up 3, iters 20, seed 12345, io auto,
  * reference on, RSS sampled every 2 ms, no variants, no profile, no model,
- * integers in [0, 1]. */
+ * integers in [0, 1], padding -1 (AS_REFERENCE). */
 OQ_API void oq_bench_opts_default(oq_bench_opts *o);
 
 /* The inputs bench --model runs at `point` of the sweep that o->model_path and the

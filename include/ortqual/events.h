@@ -23,8 +23,10 @@
  * Length policies (max_len is also the tensor length of fixed and fraction):
  *   fixed        every event is max_len long
  *   balanced     within every batch the lengths are spread evenly from min_len
- *                to max_len (event j of n: min + round(j*(max-min)/(n-1)); one
- *                event: max), so each batch carries the same mix of work
+ *                to max_len (event j of n: min + round(j*(max-min)/(n-1))), so
+ *                each batch carries the same mix of work; with batch_size 1 the
+ *                spread runs over the run's events instead (event e of
+ *                num_events); a batch or run of one event: round((min+max)/2)
  *   uniform      each length uniform on the integers min_len..max_len
  *   fraction F   each length round((1-F) * max_len), F = share of padding in [0, 1);
  *                the batch is padded to max_len so the share is really padding

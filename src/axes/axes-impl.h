@@ -1,6 +1,6 @@
 /* The mask's axes in a model's values: which axis of an output (or input) the mask's lengths
- * run along, one rule for every comparison that sets padding apart (validate, replay and
- * convert's check). Internal to the library (never installed). */
+ * run along, one rule for every comparison that sets padding apart (validate, replay,
+ * convert's check and bench --model's expected outputs). Internal to the library (never installed). */
 #ifndef ORTQUAL_AXES_IMPL_H
 #define ORTQUAL_AXES_IMPL_H
 

@@ -28,11 +28,9 @@ oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, i
     eo.pad_to_max_len = 1;
     oq_events *ev = NULL;
     oq_status st = oq_events_create(&eo, &ev, err);
+    /* balanced makes a batch of one the spread's mean (events.h), so that --mask-fraction's mean
+     * share of padding holds at B = 1 too */
     if (!st) memcpy(lengths, oq_events_lengths(ev), (size_t)B * sizeof *lengths);
-    /* balanced gives a batch of one its longest length, no padding (there is no spread to take):
-     * the one event gets the spread's mean, so that --mask-fraction's mean share of padding holds
-     * at B = 1 too (the row said masked with --mask-fraction silently ignored) */
-    if (!st && B == 1 && eo.policy == OQ_LENGTH_BALANCED) lengths[0] = llround((double)(eo.min_len + L) / 2.0);
     oq_events_free(ev);
     return st;
 }

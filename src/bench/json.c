@@ -90,6 +90,17 @@ static json_t *shape_json(const int64_t *shape, int32_t ndim)
     return a;
 }
 
+/* An output's padding as validate's summary says it: set apart (masked), how many, how many
+ * not 0, whether they were judged and by which rule; null where no mask applied. */
+static json_t *padding_json(const oq_bench_output_check *c)
+{
+    static const char *const rules[] = {"report", "zero", "as-reference"};
+    if (!c->masked) return json_null();
+    return json_pack("{s:b,s:I,s:I,s:b,s:s}", "masked", c->masked, "padded", (json_int_t)c->padded, "nonzero",
+                     (json_int_t)c->pad_nonzero, "checked", c->padding_checked, "rule",
+                     rules[(unsigned)c->padding_rule < 3 ? c->padding_rule : 1]);
+}
+
 /* bench --model: the point's dimensions, what each input was, the outputs compared. */
 static void model_json(json_t *o, const oq_bench_row *r)
 {
@@ -112,6 +123,7 @@ static void model_json(json_t *o, const oq_bench_row *r)
                                               "expected_inf_count", (json_int_t)c->expected_inf_count,
                                               "inf_matched", (json_int_t)c->inf_matched, "passed",
                                               c->passed));
+        json_object_set_new(json_array_get(outs, i), "padding", padding_json(c));
     }
     set_str(o, "seq_dim", r->seq_dim);
     json_object_set_new(o, "dims", dims);

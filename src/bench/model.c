@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "axes/axes-impl.h"
 #include "bench/bench-impl.h"
 #include "compare/compare-impl.h"
 #include "core/core-impl.h"
@@ -25,6 +26,10 @@ typedef struct model_sweep {
     oq_bench_variant variant;
     size_t n_points;
     oq_bench_point *points;
+    /* with expected outputs some of which have the mask's axes: the mask input, its [B, L] and
+     * each event's length (the one point's inputs: expected allows no sweep) */
+    const char *mask_input; /* points[0]'s */
+    int64_t batch, seq, *lengths;
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -37,6 +42,7 @@ static void sweep_clear(model_sweep *m)
 {
     for (size_t i = 0; m->points && i < m->n_points; i++) oq_bench_point_clear(&m->points[i]);
     free(m->points);
+    free(m->lengths);
     oq_npz_free(m->inputs);
     oq_npz_free(m->expected);
     oq_model_file_clear(&m->file);
@@ -182,6 +188,11 @@ static oq_status check_model_opts(const oq_bench_opts *o, oq_err *err)
                           "no opts.sweeps");
     if (o->tolerances && !o->expected_path)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.tolerances needs opts.expected_path (without it nothing is compared)");
+    if ((o->padding >= 0 || o->n_seq_axes) && !o->expected_path)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.%s needs opts.expected_path (without it nothing is compared)",
+                          o->padding >= 0 ? "padding" : "seq_axes");
+    if (o->padding < -1 || o->padding > OQ_PADDING_AS_REFERENCE)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.padding %d is not an OQ_PADDING_* rule", o->padding);
     return OQ_OK;
 }
 
@@ -344,6 +355,54 @@ static oq_status read_model(const char *path, model_sweep *m, oq_err *err)
     return st;
 }
 
+/* The mask's axes in expected output `want` (validate's rule, axes-impl.h); masked 0: none. */
+static oq_status output_axes(const oq_bench_opts *o, const model_sweep *m, const oq_tensor *want, oq_mask_axes *a,
+                             oq_err *err)
+{
+    oq_axes_rule r = {o->model_path, m->mi, m->mask_input, o->n_seq_axes, o->seq_axes, m->batch, m->seq};
+    return oq_output_mask_axes(&r, want->name, want->ndim, want->shape, a, err);
+}
+
+/* The one mask-like input of the point ([B, L], named like a mask: the rows' valid_tokens read
+ * it), else -1. */
+static int mask_index(const oq_bench_point *p)
+{
+    for (size_t i = 0; i < p->n_inputs; i++)
+        if (oq_bench_named_mask(p->inputs[i].name) && p->inputs[i].ndim == 2) return (int)i;
+    return -1;
+}
+
+/* With expected outputs, every output's mask axes told and the mask's lengths read before any
+ * session, as validate does: padding never enters the errors. An output whose axes cannot be
+ * told, or a mask that breaks the contract where an output has its axes, is refused. */
+static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
+{
+    const oq_bench_point *p = &m->points[0];
+    int k = mask_index(p);
+    m->mask_input = k >= 0 ? p->inputs[k].name : NULL;
+    oq_status st = oq_seq_axes_check_model(o->model_path, m->mi, m->mask_input, o->seq_axes, o->n_seq_axes, err);
+    if (st || k < 0) return st;
+    m->batch = p->inputs[k].shape[0];
+    m->seq = p->inputs[k].shape[1];
+    int any = 0;
+    for (size_t i = 0; !st && i < m->mi->n_outputs; i++) {
+        const oq_tensor *want = oq_npz_get(m->expected, m->mi->outputs[i].name);
+        oq_mask_axes a = {0};
+        if (want) st = output_axes(o, m, want, &a, err);
+        any |= a.masked;
+    }
+    if (st || !any) return st;
+    oq_tensor **in = NULL;
+    st = oq_bench_make_inputs(o, m->inputs, p, &in, err);
+    if (!st && !(m->lengths = calloc(m->batch ? (size_t)m->batch : 1, sizeof *m->lengths)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && (st = oq_mask_check_polarity(in[k], NULL, o->mask_polarity, m->lengths, err)))
+        oq_err_prefix(err, "%s: mask '%s': ", strcmp(p->inputs[k].source, "npz") ? "generated" : o->inputs_path,
+                      m->mask_input);
+    if (in) oq_tensors_free(in, p->n_inputs);
+    return st;
+}
+
 static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -356,6 +415,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st && m->inputs) st = check_inputs(m, err);
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
+    if (!st && m->expected) st = oq_npz_same_events(m->inputs, o->inputs_path, m->expected, o->expected_path, err);
     if (!st && o->tolerances) st = check_tolerances(o->tolerances, m->mi, err);
     if (!st) st = model_variant(o, m, err);
     m->n_points = oq_bench_point_count(o);
@@ -370,6 +430,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st) st = check_polarity(o, &m->points[0], err);
     if (!st && o->seq_dim) st = check_seq_dim(o->seq_dim, m, err);
     if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
+    if (!st && m->expected) st = expected_mask(o, m, err);
     if (st) sweep_clear(m);
     return st;
 }
@@ -412,7 +473,7 @@ static oq_status row_init_model(const oq_bench_opts *o, const model_sweep *m, co
 
 typedef struct expect_ctx {
     const oq_bench_opts *o;
-    const oq_npz *expected;
+    const model_sweep *m; /* the expected outputs, and the mask's lengths */
     oq_dtype reduced; /* the model's precision: float16 or bfloat16, else UNDEFINED */
 } expect_ctx;
 
@@ -428,6 +489,14 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     oq_compare_opts co = oq_compare_opts_default(out->dtype);
     if (!st) co.tol = oq_tolerances_get(tols, out->name);
     oq_tolerances_free(tols);
+    co.check_padding = c->o->padding >= 0 ? c->o->padding : OQ_PADDING_AS_REFERENCE; /* validate's for a model */
+    oq_mask_axes a = {0};
+    if (!st && c->m->lengths) st = output_axes(c->o, c->m, want, &a, err);
+    if (a.masked) {
+        co.lengths = c->m->lengths;
+        co.batch_axis = a.batch;
+        co.seq_axis = a.seq;
+    }
     oq_compare_result res;
     if (!st) st = oq_compare_tensors(out, want, &co, &res, err);
     if (st) return st;
@@ -443,6 +512,11 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     chk->expected_nan_count = res.ref_nan_count;
     chk->expected_inf_count = res.ref_inf_count;
     chk->inf_matched = res.inf_matched;
+    chk->masked = res.masked;
+    chk->padded = res.num_padded;
+    chk->pad_nonzero = res.pad_nonzero;
+    chk->padding_checked = res.padding_checked;
+    chk->padding_rule = co.check_padding;
     chk->passed = res.passed;
     return OQ_OK;
 }
@@ -452,13 +526,13 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
 static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
 {
     const expect_ctx *c = ctx;
-    if (!c->expected) return OQ_OK;
+    if (!c->m->expected) return OQ_OK;
     row->outputs = calloc(n_out ? n_out : 1, sizeof *row->outputs);
     if (!row->outputs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     row->max_abs_err = row->max_rel_err = 0;
-    row->nan_count = row->inf_count = 0;
+    row->nan_count = row->inf_count = row->pad_nonzero = 0;
     for (size_t i = 0; i < n_out; i++) {
-        const oq_tensor *want = oq_npz_get(c->expected, outs[i]->name);
+        const oq_tensor *want = oq_npz_get(c->m->expected, outs[i]->name);
         if (!want) continue;
         oq_bench_output_check *chk = &row->outputs[row->n_outputs];
         oq_status st = compare_one(c, outs[i], want, chk, err);
@@ -468,6 +542,7 @@ static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **out
         if (oq_compare_max_abs_worse(chk->max_rel_err, row->max_rel_err)) row->max_rel_err = chk->max_rel_err;
         row->nan_count += chk->nan_count + chk->expected_nan_count;
         row->inf_count += chk->inf_count + chk->expected_inf_count;
+        row->pad_nonzero += chk->pad_nonzero;
     }
     return OQ_OK;
 }
@@ -501,6 +576,12 @@ static void judge_outputs(oq_bench_row *row, const char *expected_path)
         oq_real_str(c->atol, 6, at, sizeof at);
         if (*c->vacuous)
             snprintf(row->error, sizeof row->error, "output '%s': %s", c->name, c->vacuous);
+        else if (!*what && !c->over_tol && c->pad_nonzero)
+            snprintf(row->error, sizeof row->error,
+                     "output '%s': %lld of its %lld padded elements are not 0 (%s); its valid elements are within "
+                     "tolerance", c->name, (long long)c->pad_nonzero, (long long)c->padded,
+                     c->padding_rule == OQ_PADDING_ZERO ? "padded elements must be 0"
+                                                         : "the expected outputs are 0 on every padded element");
         else if (*what)
             snprintf(row->error, sizeof row->error,
                      "output '%s': non-finite values: %s; %lld elements over tolerance (rtol %s, atol %s)", c->name,
@@ -526,7 +607,7 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
     int masked = 0;
     row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, c->o->mask_polarity, &masked);
     row->masked = masked;
-    expect_ctx ec = {c->o, m->expected, m->precision.dtype};
+    expect_ctx ec = {c->o, m, m->precision.dtype};
     oq_bench_model bm = {.path = c->o->model_path, .bytes = m->file.bytes, .len = m->file.n,
                          .n_in = m->points[p].n_inputs, .in = in,
                          .check = check_expected_outputs, .check_ctx = &ec};

@@ -24,7 +24,7 @@ void oq_bench_opts_default(oq_bench_opts *o)
                          .length_policy = OQ_LENGTH_FRACTION, .mask_fraction = 0.25,
                          .modes = OQ_BENCH_MASKED | OQ_BENCH_UNMASKED, .shapes = OQ_BENCH_DYNAMIC,
                          .heads = 8, .kv_heads = 8, .head_dim = 64, .warmup = 3, .iters = 20, .seed = 12345,
-                         .io_binding = OQ_IO_AUTO, .reference = 1, .mem_sample_us = 2000, .int_hi = 1};
+                         .io_binding = OQ_IO_AUTO, .reference = 1, .mem_sample_us = 2000, .int_hi = 1, .padding = -1};
 }
 
 const char *oq_bench_status_name(oq_bench_status s)

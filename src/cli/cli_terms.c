@@ -119,6 +119,9 @@ static const char *const terms[][2] = {
     {"opts.prove_teeth", "--prove-teeth"},
     {"opts.require_full_gpu", "--require-full-gpu"},
     {"opts.profile", "--profile"},
+    /* bench --model --expected's padding (after opts.padding OQ_PADDING_REPORT) */
+    {"opts.padding", "--padding"},
+    {"opts.seq_axes", "--seq-axis"},
 };
 
 /* A phrase starts a word: not inside a name or a path ("my_seq_axes ", "a.seq_axes "). */

@@ -83,6 +83,7 @@ typedef struct cli_state {
     oq_bench_dim dims[MAX_MODEL_ARGS], sweeps[MAX_MODEL_ARGS];
     const char *shape_texts[MAX_MODEL_ARGS], *dim_texts[MAX_MODEL_ARGS], *sweep_texts[MAX_MODEL_ARGS]; /* as given */
     oq_cli_list tolerances;
+    struct oq_cli_seq_axes seq_axes; /* --seq-axis */
     oq_cli_list given;          /* the options given (oq_cli_command.given) */
     char *tolerance_text;
     char profile_dir[4096];
@@ -519,12 +520,19 @@ static int check_mode(cli_state *c)
             fprintf(stderr, "ortqual bench: --%s belongs to the attention sweep, not to --model\n", a);
             return -1;
         }
+        const char *p = oq_cli_given(&c->given, "padding") ? "padding" : c->seq_axes.n ? "seq-axis" : NULL;
+        if (p && !o->expected_path) { /* auto, the default, too: it would be ignored */
+            fprintf(stderr, "ortqual bench: --%s needs --expected (without it nothing is compared)\n", p);
+            return -1;
+        }
         return 0;
     }
     const char *m = c->model_opt        ? c->model_opt
                     : o->inputs_path    ? "inputs"
                     : o->expected_path  ? "expected"
                     : c->tolerances.n   ? "tolerance"
+                    : oq_cli_given(&c->given, "padding") ? "padding"
+                    : c->seq_axes.n     ? "seq-axis"
                                         : NULL;
     if (m) {
         fprintf(stderr, "ortqual bench: --%s needs --model\n", m);
@@ -563,6 +571,8 @@ static int finish_args(cli_state *c)
     if (note_generated_opts(c)) return -1;
     if (oq_cli_list_join(&c->tolerances, ";", &c->tolerance_text)) return -1;
     o->tolerances = c->tolerance_text;
+    o->seq_axes = c->seq_axes.v;
+    o->n_seq_axes = c->seq_axes.n;
     o->input_shapes = c->shapes;
     o->dims = c->dims;
     o->sweeps = c->sweeps;
@@ -623,14 +633,17 @@ static int finish_args(cli_state *c)
     OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),                                                                \
     OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,                                        \
                   "outputs of --inputs to compare the first run with (max abs\n"                                \
-                  "error per output; one over tolerance, or a NaN, fails the row;\n"                            \
+                  "error per output, on valid elements: padding never enters it,\n"                             \
+                  "as in validate; one over tolerance, or a NaN, fails the row;\n"                              \
                   "one of another shape than the model's for --inputs, or of\n"                                 \
                   "another kind (int32 for a float32 output): exit 2)"),                                        \
     OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,                                                            \
                 "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"                                  \
                 "fp16...), repeatable (default: fp16's when the model computes in\n"                            \
                 "float16, its attention or an output: said; else the preset of\n"                               \
-                "each output's dtype, the model's, not the file's)")
+                "each output's dtype, the model's, not the file's)"),                                           \
+    OQ_CLI_PADDING_OPT(o),                                                                                      \
+    OQ_CLI_SEQ_AXIS_OPT(&c->seq_axes)
 
 /* the generated inputs of both */
 #define INPUT_OPTS(o)                                                                                           \
@@ -884,6 +897,7 @@ static void state_clear(cli_state *c)
 {
     oq_cli_runtime_clear(&c->cr);
     oq_cli_list_clear(&c->tolerances);
+    oq_cli_seq_axes_clear(&c->seq_axes);
     oq_cli_list_clear(&c->given);
     free(c->tolerance_text);
 }

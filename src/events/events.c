@@ -168,10 +168,11 @@ static oq_status check_opts(const oq_events_opts *o, oq_err *err)
     return OQ_OK;
 }
 
-/* Event j of a batch of n, lengths spread evenly over min..max. */
+/* Event j of n, lengths spread evenly over min..max; one event alone takes the spread's mean
+ * (max made it as long as a fixed policy's: no padding, nothing of the spread asked for). */
 static int64_t balanced_length(const oq_events_opts *o, int64_t j, int64_t n)
 {
-    if (n == 1) return o->max_len;
+    if (n == 1) return llround((double)(o->min_len + o->max_len) / 2.0);
     double step = (double)(o->max_len - o->min_len) / (double)(n - 1);
     return o->min_len + llround(step * (double)j);
 }
@@ -186,7 +187,9 @@ static void draw_lengths(oq_events *ev)
         int64_t n = o->num_events - first < o->batch_size ? o->num_events - first : o->batch_size;
         switch (o->policy) {
         case OQ_LENGTH_FIXED: ev->lengths[e] = o->max_len; break;
-        case OQ_LENGTH_BALANCED: ev->lengths[e] = balanced_length(o, e - first, n); break;
+        case OQ_LENGTH_BALANCED: /* batches of one: the spread runs over the run's events */
+            ev->lengths[e] = o->batch_size == 1 ? balanced_length(o, e, o->num_events) : balanced_length(o, e - first, n);
+            break;
         case OQ_LENGTH_UNIFORM: ev->lengths[e] = oq_rng_uniform_int(&rng, o->min_len, o->max_len); break;
         case OQ_LENGTH_FRACTION: ev->lengths[e] = llround((1.0 - o->fraction) * (double)o->max_len); break;
         }

@@ -46,4 +46,10 @@ oq_status oq_npz_feed_as(oq_tensor *t, oq_dtype want, const char *what, oq_err *
 /* "accepted: ..." for an input of type `want`, into buf: the .npz forms oq_npz_feed_as takes. */
 char *oq_npz_accepted(oq_dtype want, char *buf, size_t n);
 
+/* Outputs saved for a batch of inputs (`saved`, another file paired with `inputs` by order):
+ * where both hold an `event_indices` member, the same ids in the same order (compared exactly),
+ * else OQ_ERR_INVALID_ARG naming both paths and the first position and ids that differ. */
+oq_status oq_npz_same_events(const oq_npz *inputs, const char *inputs_path, const oq_npz *saved,
+                             const char *saved_path, oq_err *err);
+
 #endif

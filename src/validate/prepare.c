@@ -338,6 +338,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
     bi->expected = path;
     oq_user_file e = {0};
     oq_status st = o->n_expected_files ? oq_user_file_read(src, &e, err) : OQ_OK;
+    if (!st && o->n_expected_files) st = oq_npz_same_events(f->z, o->input_files[k], e.z, src, err);
     if (!st) st = oq_signature_expected(sig, in, o->n_expected_files ? e.z : f->z, src, path, err);
     if (!st && o->n_expected_files) {
         bi->expected_source = (char *)src;

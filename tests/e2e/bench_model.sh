@@ -84,6 +84,59 @@ expect 0 "batch=3 seq=56 +ok" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.
 expect 2 "typo.npz: tensor 'outt' is not an output of" "$Q" bench --model "$F/tx_encoder/tx_encoder_op18.onnx" \
     --inputs "$T/typo.npz" --expected "$T/typo.npz" "${FAST[@]}" --outdir "$T/c4"
 
+# 3a. --expected judged as validate judges it: on the valid elements of the mask (its lengths
+#     50, 31, 7 here), padding never in the errors (junk there in the expected file made the row
+#     fail with "max abs err 99", the padded elements counted as over tolerance); a real error on
+#     a valid element still fails the row; padding judged by --padding (auto: zero where the
+#     expected file is 0 on every padded element; zero; report)
+"$PY" - "$F/tx_encoder/io.npz" "$T" <<'EOF' || bad "cannot write the padded --expected files"
+import numpy as np, sys
+z, t = dict(np.load(sys.argv[1])), sys.argv[2]
+lens = z["mask"].sum(1)
+junk = z["out"].copy()
+for b, n in enumerate(lens): junk[b, n:] = 99.0
+np.savez(t + "/padjunk.npz", **dict(z, out=junk))
+bad = junk.copy(); bad[0, lens[0] - 1, 2] += 0.5
+np.savez(t + "/padbad.npz", **dict(z, out=bad))
+zero = z["out"].copy()
+for b, n in enumerate(lens): zero[b, n:] = 0.0
+zero[0, lens[0] - 1, 2] += 0.5
+np.savez(t + "/padzero_bad.npz", **dict(z, out=zero))
+hole = z["mask"].copy(); hole[1, 2] = False
+np.savez(t + "/hole.npz", **dict(z, mask=hole))
+EOF
+PADIN=(--model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz" "${FAST[@]}")
+expect 0 "batch=3 seq=56 +ok" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --outdir "$T/pj"
+if "$PY" - "$T/pj/summary.json" <<'EOF'; then ok "junk on padding: not in the errors, reported"; else bad "padding in the errors"; fi
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+o = r["outputs"][0]
+assert o["passed"] and o["max_abs_err"] < 1e-5 and o["over_tol"] == 0, o
+p = o["padding"]
+assert p["masked"] and p["padded"] == (3 * 56 - 88) * 3 and not p["checked"] and p["rule"] == "as-reference", p
+assert r["accuracy"]["pad_nonzero"] == p["nonzero"], r["accuracy"]
+EOF
+expect 1 "failed .*output 'out': max abs err 0.5[0-9]* against $T/padbad.npz, 1 elements over tolerance" \
+    "$Q" bench "${PADIN[@]}" --expected "$T/padbad.npz" --outdir "$T/pb"
+expect 1 "failed .*output 'out': max abs err 0.5[0-9]* against $T/padzero_bad.npz, 1 elements over tolerance" \
+    "$Q" bench "${PADIN[@]}" --expected "$T/padzero_bad.npz" --padding report --outdir "$T/pzr"
+# zero: this model zeroes its padding, which passes; a language model's logits are not 0 there
+# (auto leaves them unjudged, as PyTorch's are not 0 either), which zero fails
+expect 0 "batch=3 seq=56 +ok" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --padding zero --outdir "$T/pz"
+LM=(--model "$F/decoder_lm/decoder_lm_op18.onnx" --inputs "$F/decoder_lm/io.npz" --expected "$F/decoder_lm/io.npz" "${FAST[@]}")
+expect 0 "batch=3 seq=56 +ok" "$Q" bench "${LM[@]}" --outdir "$T/lma"
+expect 1 "failed .*output 'logits': 4000 of its 4000 padded elements are not 0 \(padded elements must be 0\); its valid elements are within tolerance" \
+    "$Q" bench "${LM[@]}" --padding zero --outdir "$T/lmz"
+# an output said to have no mask axes is compared whole: the junk counts again
+expect 1 "failed .*output 'out': max abs err 99" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --seq-axis out=none \
+    --outdir "$T/pn"
+# a mask that breaks the contract cannot say which elements are valid: refused, as validate does
+expect 2 "^ortqual bench: $T/hole.npz: mask 'mask': event 1: hole at position 3" "$Q" bench \
+    --model "$F/tx_encoder/tx_encoder_op18.onnx" "${FAST[@]}" --inputs "$T/hole.npz" --expected "$T/hole.npz" --outdir "$T/phole"
+expect 2 "^ortqual bench: --padding needs --expected" "$Q" bench "${PADIN[@]}" --padding auto --outdir "$T/pne"
+expect 2 "^ortqual bench: --seq-axis" "$Q" bench "${PADIN[@]}" --expected "$T/padjunk.npz" --seq-axis nosuch=1 --outdir "$T/pns"
+if [ -e "$T/pne" ] || [ -e "$T/pns" ] || [ -e "$T/phole" ]; then bad "a refused --padding or --seq-axis wrote its folder"; else ok "refusals wrote nothing"; fi
+
 # 3b. --expected judged by the model's outputs: the tolerance is the output's dtype preset
 #     (float32 here) whatever dtype the file was saved in, a file of another kind (integers for a
 #     float output) or a layout the reader cannot take is an input error (exit 2, nothing
@@ -123,13 +176,14 @@ xbad "^ortqual bench: $T/c64.npz: member 'out': unsupported dtype '<c8'" --input
 xbad "^ortqual bench: --tolerance needs --expected" --inputs "$IO" --tolerance fp16
 xbad "^ortqual bench: tolerance for output 'nosuch': the model has no such output \(its outputs: out\)$" --inputs "$IO" \
     --expected "$IO" --tolerance nosuch:rtol=0.9,atol=1
-expect 1 "failed .*output 'out': non-finite values: 504 NaN in $T/allnan.npz; 504 elements over tolerance" \
+# (the valid elements only: 88 positions of 3; the padded ones are no part of the errors)
+expect 1 "failed .*output 'out': non-finite values: 264 NaN in $T/allnan.npz; 264 elements over tolerance" \
     "$Q" bench "${TX[@]}" --inputs "$IO" --expected "$T/allnan.npz" --outdir "$T/xnan"
 expect 1 "failed .*output 'out': non-finite values: [0-9]+ NaN in the output; [0-9]+ elements over tolerance" \
     "$Q" bench "${TX[@]}" --inputs "$T/nanin.npz" --expected "$IO" --outdir "$T/xnanin"
 if "$PY" - "$T/xnan" "$T/xnanin" <<'EOF'; then ok "NaN on either side: counted, max abs err null"; else bad "NaN reported as a number"; fi
 import csv, json, sys
-for d, out_nan, exp_nan in ((sys.argv[1], 0, 504), (sys.argv[2], None, 0)):
+for d, out_nan, exp_nan in ((sys.argv[1], 0, 264), (sys.argv[2], None, 0)):
     r = json.load(open(d + "/summary.json"))["results"][0]
     c = list(csv.DictReader(open(d + "/summary.csv")))[0]
     o, a = r["outputs"][0], r["accuracy"]

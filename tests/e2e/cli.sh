@@ -37,6 +37,10 @@ ls = [l for b in d["batches"] for l in b["lengths"]]
 assert len(ls) == 4 and all(10 <= l <= 64 for l in ls), ls
 PY
 
+# balanced at batch size 1 spreads the lengths over the events (every event was 64 long: no padding)
+run --outdir "$T/one" --batch-size 1 --num-events 3 --length-policy balanced 10 64 || fail "balanced, batch 1 refused"
+[ "$(lengths "$T/one")" = "[10, 37, 64]" ] || fail "balanced 10 64 at batch size 1: lengths $(lengths "$T/one")"
+
 # 3. --inputs FILE... takes every file a shell glob expands to, and expands a quoted glob itself
 for form in expanded quoted; do
     if [ $form = expanded ]; then files=("$T"/words/inputs_*.npz); else files=("$T/words/inputs_*.npz"); fi

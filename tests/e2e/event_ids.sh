@@ -117,4 +117,28 @@ one_line 2 "^ortqual validate: longer.npz: dimension '[a-z_]+' is 56 in member '
     $Q validate --model "$M" --inputs "$FX/inputs_000.npz" --expected longer.npz --configs expected,cpu:model:fp32 \
     --progress never --outdir olonger
 
+# 7. saved outputs whose event_indices contradict their inputs' ids (outputs saved for another
+#    selection of events, paired in file order) are refused naming both files, the position and
+#    both ids (they were taken in silence); the same ids, in the same order, pass
+batch ids 0 "z['event_indices'] = np.array([100, 101, 102])"
+batch ids 1 "z['event_indices'] = np.array([110, 111])"
+saved() { # saved NAME N IDS: NAME_00N.npz, the fixture's outputs of batch N with these ids
+    "$PY" -c 'import sys, numpy as np; z = dict(np.load(sys.argv[1])); z["event_indices"] = np.array(eval(sys.argv[3]), np.int64); np.savez(sys.argv[2], **z)' \
+        "$FX/outputs_00$2.npz" "$1_00$2.npz" "$3"
+}
+saved same 0 "[100, 101, 102]"; saved same 1 "[110, 111]"
+saved other 0 "[100, 101, 102]"; saved other 1 "[110, 1111]"
+expect 0 "cpu:model:fp32: passed" $Q validate --model "$M" --inputs ids/inputs_00*.npz --expected same_00*.npz \
+    --configs expected,cpu:model:fp32 --no-plots --no-cache --progress never --outdir osame
+why="the saved outputs are of other events than their inputs \(files are paired in order\)$"
+one_line 2 "^ortqual validate: other_001.npz: event_indices\[1\] is 1111 where ids/inputs_001.npz has event 111: $why" \
+    $Q validate --model "$M" --inputs ids/inputs_00*.npz --expected other_00*.npz --configs expected,cpu:model:fp32 \
+    --no-plots --no-cache --progress never --outdir oother
+[ "$(ls -A oother)" = "error.json" ] && ok "oother: only error.json" || bad "oother holds $(ls -A oother | tr '\n' ' ')"
+one_line 2 "^ortqual replay: other_001.npz: event_indices\[1\] is 1111 where ids/inputs_001.npz has event 111: $why" \
+    $Q replay --model "$M" --inputs ids/inputs_00*.npz --expected other_00*.npz --progress never --outdir rother
+saved short 0 "[100, 101]"
+one_line 2 "^ortqual bench: short_000.npz: 2 event_indices, where ids/inputs_000.npz has 3: $why" \
+    $Q bench --model "$M" --inputs ids/inputs_000.npz --expected short_000.npz --iters 1 --warmup 0 --outdir bshort
+
 report

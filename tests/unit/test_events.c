@@ -204,6 +204,27 @@ static void test_balanced(void **state)
     oq_events_free(ev);
 }
 
+/* Batches of one event: the spread runs over the run's events (every event was max_len long, no
+ * padding made at all); a run of one event takes the spread's mean, as bench's batch of one. */
+static void test_balanced_batches_of_one(void **state)
+{
+    (void)state;
+    oq_events_opts o = oq_events_opts_default();
+    o.num_events = 6;
+    o.batch_size = 1;
+    o.num_features = 1;
+    assert_int_equal(oq_length_policy_parse("balanced 10 64", &o, NULL), OQ_OK);
+    oq_events *ev = make(&o);
+    const int64_t want[6] = {10, 21, 32, 42, 53, 64}; /* step 54/5 over the run */
+    assert_memory_equal(oq_events_lengths(ev), want, sizeof want);
+    check_batches(ev, &o);
+    oq_events_free(ev);
+    o.num_events = 1;
+    ev = make(&o);
+    assert_int_equal(oq_events_lengths(ev)[0], 37); /* round((10 + 64) / 2) */
+    oq_events_free(ev);
+}
+
 static void test_uniform_with_bins(void **state)
 {
     (void)state;
@@ -346,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_event_values_independent_of_batching),
         cmocka_unit_test(test_fixed_and_last_batch_smaller),
         cmocka_unit_test(test_balanced),
+        cmocka_unit_test(test_balanced_batches_of_one),
         cmocka_unit_test(test_uniform_with_bins),
         cmocka_unit_test(test_fraction),
         cmocka_unit_test(test_policy_parse),

@@ -657,10 +657,44 @@ static void test_newline_in_path_one_line(void **state)
     rmdir(dir);
 }
 
+/* An archive of one member `event_indices` holding `ids` as `dtype` (int64 or uint64 here). */
+static oq_tensor *ids_tensor(oq_dtype dtype, const uint64_t *ids, int64_t n)
+{
+    oq_tensor *t = NULL;
+    assert_int_equal(oq_tensor_create(&t, dtype, 1, &n, "event_indices", NULL), OQ_OK);
+    memcpy(t->data, ids, (size_t)n * sizeof *ids);
+    return t;
+}
+
+/* Saved outputs paired with their inputs: the same ids pass whatever the integer widths, and
+ * ids that differ only past 2^53 (equal as doubles) are told apart, by position. */
+static void test_same_events(void **state)
+{
+    (void)state;
+    const uint64_t a[2] = {7, (1ull << 53) + 1}, b[2] = {7, 1ull << 53};
+    oq_tensor *ta = ids_tensor(OQ_DTYPE_INT64, a, 2), *ta_u = ids_tensor(OQ_DTYPE_UINT64, a, 2),
+              *tb = ids_tensor(OQ_DTYPE_UINT64, b, 2), *tb1 = ids_tensor(OQ_DTYPE_INT64, b, 1);
+    oq_npz in = {1, &ta, "in.npz"}, same = {1, &ta_u, "same.npz"}, other = {1, &tb, "out.npz"},
+           short_ = {1, &tb1, "short.npz"}, none = {0, NULL, "none.npz"};
+    oq_err err = OQ_ERR_INIT;
+    assert_int_equal(oq_npz_same_events(&in, in.path, &same, same.path, &err), OQ_OK);
+    assert_int_equal(oq_npz_same_events(&in, in.path, &none, none.path, &err), OQ_OK);
+    assert_int_equal(oq_npz_same_events(&in, in.path, &other, other.path, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "out.npz: event_indices[1] is 9007199254740992 where in.npz has event "
+                                    "9007199254740993"));
+    assert_int_equal(oq_npz_same_events(&in, in.path, &short_, short_.path, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "short.npz: 1 event_indices, where in.npz has 2"));
+    oq_tensor_free(ta);
+    oq_tensor_free(ta_u);
+    oq_tensor_free(tb);
+    oq_tensor_free(tb1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_npy_every_dtype),
+        cmocka_unit_test(test_same_events),
         cmocka_unit_test(test_read_npy_versions_2_and_3),
         cmocka_unit_test(test_serialize_matches_numpy_bytes),
         cmocka_unit_test(test_read_savez_and_savez_compressed),
