@@ -436,13 +436,22 @@ int oq_cli_write_reports(const char *cmd, const char *outdir, int report_written
 
 /* Ctrl-C, SIGTERM (a batch system's time limit) and SIGHUP (the terminal closed) stop a
  * validation: the signal is passed on to the running worker's process group and the library
- * ends the run with a summary that says where it stopped (docs/reliability.md). */
+ * ends the run with a summary that says where it stopped (docs/reliability.md). A second one
+ * ends it at once, with no summary: the worker's group killed, this process ended by the
+ * signal (a step that waits on something outside, or a worker that ignores the first, would
+ * otherwise keep it; the handler sets no SA_RESTART, but a loop may go on to the next wait). */
 static volatile sig_atomic_t caught_signal, worker_pgid;
 
 static void pass_on(int sig)
 {
+    if (worker_pgid > 0) kill(-worker_pgid, caught_signal ? SIGKILL : sig);
+    if (caught_signal) {
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        oq_atomic_remove_temporaries();
+        sigaction(sig, &dfl, NULL);
+        raise(sig); /* delivered, by its default action, when this handler returns */
+    }
     caught_signal = sig;
-    if (worker_pgid > 0) kill(-worker_pgid, sig);
 }
 
 static void on_worker(void *ctx, int pgid)

@@ -1357,6 +1357,9 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = model_signature(c, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
     if (!st) st = record_signature(c, err);
+    /* a signal ends the run here too: a call it interrupted has failed or gone on without it */
+    if (!st && interrupted(o))
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while setting up", sig_abbrev((int)*o->interrupt));
     /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
      * earlier result (a shard's waits for its plan check: unstage) */
     if (!st && !oq_shard_is_run(o)) c->replaces_run = oq_validate_forget_result(o->outdir) || c->left_by_killed;
