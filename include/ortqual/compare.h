@@ -270,8 +270,8 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
 /* A tolerance that cannot fail judges nothing: a pass of `res` whose atol (res->tol.atol)
  * is not the preset's (`preset_atol`: the user's) and is at least the largest |value| of the
  * reference (of the output where the reference is all zeros) would pass with zeros in either
- * place. Such a pass is failed (passed 0, vacuous 1). The one rule of validate, replay, bench
- * and convert. Returns res->vacuous (0 for a NULL res). */
+ * place. Such a pass is failed (passed 0, vacuous 1). The one rule of validate, replay, bench,
+ * convert and conformance (its result built from the values it compared). Returns res->vacuous (0 for a NULL res). */
 OQ_API int oq_compare_judge_atol(oq_compare_result *res, double preset_atol);
 /* Why a vacuous result failed: "its atol 100 is at least its largest |value| 2.66: zeros would
  * pass in its place (a tolerance that cannot fail: lower its atol)". Returns buf ("" in it for a

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ortqual/fileio.h"
+
 /* what the handler reads and writes: the process's, as signal dispositions are */
 static volatile sig_atomic_t caught, child_pgid;
 
@@ -11,11 +13,20 @@ static const int passed_on[] = {SIGINT, SIGTERM, SIGHUP};
 #define N_PASSED_ON (sizeof passed_on / sizeof *passed_on)
 _Static_assert(N_PASSED_ON == sizeof ((oq_cli_signals *)0)->old / sizeof(struct sigaction), "one old action a signal");
 
+/* A second signal ends the command at once: the child's group killed, the temporaries removed,
+ * this process ended by the signal. A step that waits on something outside, or a child that
+ * ignores the first, would otherwise keep it (a loop may go on to its next wait). */
 static void pass_on(int sig)
 {
     int saved = errno; /* kill may set it under the code interrupted */
+    if (child_pgid > 0) kill(-child_pgid, caught ? SIGKILL : sig);
+    if (caught) {
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        oq_atomic_remove_temporaries();
+        sigaction(sig, &dfl, NULL);
+        raise(sig); /* delivered, by its default action, when this handler returns */
+    }
     caught = sig;
-    if (child_pgid > 0) kill(-child_pgid, sig);
     errno = saved;
 }
 

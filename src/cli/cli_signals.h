@@ -8,7 +8,8 @@
  * slurm's prepare step): each is noted and passed on to that group, so the child ends by it and
  * runs its own cleanup while the command goes on to say what happened (exit 128 + N). A signal
  * that was ignored when the command started (nohup, a script's background job) stays ignored,
- * by the command and by the children it starts. One catch at a time: the handler's state is the
+ * by the command and by the children it starts. A second signal ends the command at once (the
+ * child's group killed, temporaries removed, ended by the signal). One catch at a time: the handler's state is the
  * process's. */
 typedef struct oq_cli_signals {
     struct sigaction old[3]; /* the actions replaced, put back by oq_cli_signals_release */

@@ -103,6 +103,9 @@ typedef struct oq_file_id {
     uint64_t dev, ino, size;
     int64_t ctime_s, ctime_ns;
 } oq_file_id;
+/* `path` opened for reading into *fd (close it), *size its size: a regular file only, as
+ * oq_read_file takes it (O_NONBLOCK: a FIFO is not waited on; its messages). */
+oq_status oq_open_regular(const char *path, int *fd, uint64_t *size, oq_err *err);
 /* oq_read_file, and *id (may be NULL) the identity of the file the bytes came from (fstat of
  * the descriptor read). */
 oq_status oq_read_file_id(const char *path, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err);

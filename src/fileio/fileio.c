@@ -276,21 +276,42 @@ oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, oq_err 
     return oq_read_file_id(path, buf, n, NULL, err);
 }
 
+/* `path` opened for reading into *fd with `flags` added (O_NOFOLLOW: a link is refused), *sb
+ * its fstat; refused (and closed) unless it is a regular file. */
+static oq_status open_regular(const char *path, int flags, int *fd, struct stat *sb, oq_err *err)
+{
+    /* O_NONBLOCK: opening a FIFO does not wait for a writer before it is refused */
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+    if (*fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW))
+        return oq_err_set(err, OQ_ERR_IO, "%s: is a symbolic link, not a regular file", path);
+    if (*fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    oq_status st = fstat(*fd, sb) != 0 ? oq_err_set(err, OQ_ERR_IO, "%s: cannot stat: %s", path, strerror(errno))
+                                       : check_stat(path, sb, err);
+    if (st) {
+        close(*fd);
+        *fd = -1;
+    }
+    return st;
+}
+
+oq_status oq_open_regular(const char *path, int *fd, uint64_t *size, oq_err *err)
+{
+    struct stat sb;
+    oq_status st = open_regular(path, 0, fd, &sb, err);
+    if (!st) *size = (uint64_t)sb.st_size;
+    return st;
+}
+
 /* The whole file at `path` opened with `flags` added (O_NOFOLLOW: a link is refused). */
 static oq_status read_whole(const char *path, int flags, unsigned char **buf, size_t *n, oq_file_id *id, oq_err *err)
 {
-    /* O_NONBLOCK: opening a FIFO does not wait for a writer before it is refused */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
-    if (fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW))
-        return oq_err_set(err, OQ_ERR_IO, "%s: is a symbolic link, not a regular file", path);
-    if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    oq_status st = fstat(fd, &sb) != 0
-                       ? oq_err_set(err, OQ_ERR_IO, "%s: cannot stat: %s", path, strerror(errno))
-                       : check_stat(path, &sb, err);
-    size_t size = st ? 0 : (size_t)sb.st_size, len = 0;
-    unsigned char *b = st ? NULL : malloc(size + 1);
-    if (!st && !b) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, size);
+    int fd;
+    oq_status st = open_regular(path, flags, &fd, &sb, err);
+    if (st) return st;
+    size_t size = (size_t)sb.st_size, len = 0;
+    unsigned char *b = malloc(size + 1);
+    if (!b) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, size);
     if (!st && read_all(fd, b, size, &len) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: read failed: %s", path, strerror(errno));
     if (!st && id) file_id_of(&sb, id);

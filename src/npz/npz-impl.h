@@ -25,7 +25,8 @@ oq_status oq_npz_write_sha256(const char *path, size_t n, const oq_tensor *const
  * comment, OQ_ERR_INVALID_ARG for a comment over 65535 bytes. */
 oq_status oq_npz_set_comment(unsigned char **buf, size_t *len, const char *comment, oq_err *err);
 /* The comment of the archive at `path` (malloc'ed into *comment; NULL when it has none, or the
- * file is no archive, which its reader says). OQ_ERR_IO when the file cannot be read. */
+ * file is no archive, which its reader says). OQ_ERR_IO when the file cannot be read or is not a
+ * regular file (a FIFO is refused, not waited on). */
 oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err);
 
 /* oq_npz_parse's fast path, the same arguments: a plain archive (one disk, no ZIP64, every

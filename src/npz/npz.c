@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "npz/npy-impl.h"
 #include "npz/npz-impl.h"
 #include "ortqual/fileio.h"
@@ -1107,18 +1108,21 @@ oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err)
 {
     *comment = NULL;
     enum { TAIL = END_RECORD + 0xffff };
-    FILE *f = fopen(path, "rb");
-    unsigned char *b = f ? malloc(TAIL) : NULL;
-    long size = f && !fseek(f, 0, SEEK_END) ? ftell(f) : -1;
-    size_t want = size < 0 ? 0 : (size_t)size < TAIL ? (size_t)size : TAIL;
-    int ok = b && size >= 0 && !fseek(f, size - (long)want, SEEK_SET) && fread(b, 1, want, f) == want;
+    int fd;
+    uint64_t size;
+    oq_status st = oq_open_regular(path, &fd, &size, err); /* a FIFO named as a batch is not waited on */
+    if (st) return st;
+    size_t want = size < TAIL ? (size_t)size : TAIL;
+    unsigned char *b = malloc(TAIL);
+    ssize_t got = b ? pread(fd, b, want, (off_t)(size - want)) : 0;
     int saved = errno;
-    if (f) fclose(f);
-    if (!ok) {
+    close(fd);
+    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (got != (ssize_t)want) {
         free(b);
-        return b || !f ? oq_err_set(err, OQ_ERR_IO, "%s: cannot read it: %s", path, strerror(saved))
-                       : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        return oq_err_set(err, OQ_ERR_IO, "%s: cannot read it: %s", path, got < 0 ? strerror(saved) : "it shrank");
     }
+    int ok = 1;
     /* the last end record whose comment ends the file, as plain_find_end reads it */
     for (size_t at = want >= END_RECORD ? want - END_RECORD + 1 : 0; at-- > 0;) {
         size_t c = get16(b + at + 20);

@@ -224,6 +224,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->graph_opt != OQ_GRAPH_OPT_DEFAULT)
         json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(p->graph_opt)));
     set_path(j, "cache_dir", p->cache_dir, &ok);
+    if (p->n_ref_outputs) json_object_set_new(j, "ref_outputs", strv_json(p->ref_outputs, p->n_ref_outputs));
     set_path(j, "ref_stream", p->ref_stream, &ok);
     if (p->is_reference && p->ref_stream_fd >= 0) json_object_set_new(j, "ref_stream_fd", json_integer(p->ref_stream_fd));
     set_path(runtime, "ort_lib", p->ort_lib, &ok);
@@ -351,6 +352,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->progress = json_is_true(json_object_get(j, "progress"));
     p->words = json_is_true(json_object_get(j, "words"));
     p->cache_dir = oq_json_path_dup(j, "cache_dir", &ok);
+    ok = ok && strv_back(json_object_get(j, "ref_outputs"), &p->ref_outputs, &p->n_ref_outputs);
     p->ref_stream = oq_json_path_dup(j, "ref_stream", &ok);
     const json_t *fd = json_object_get(j, "ref_stream_fd");
     p->ref_stream_fd = json_is_integer(fd) ? (int)json_integer_value(fd) : -1;
@@ -1699,6 +1701,7 @@ static json_t *identity_json(const oq_validate_plan *p)
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
     json_object_del(j, "words");
     del_path(j, "cache_dir"); /* where outputs are cached changes none of them */
+    json_object_del(j, "ref_outputs"); /* the cache's check: the reference's own (its weights') */
     del_path(j, "ref_stream"); /* nor the run's scratch file that carries them */
     json_object_del(j, "ref_stream_fd");
     del_path(j, "model");

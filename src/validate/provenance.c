@@ -58,15 +58,19 @@ char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, 
 
 /* Whether the ORT build that saved `prov` is the one loading `ort_file`: the same bytes, told by
  * the SHA-256 the file records (`ort_sha`: ort_file's, hashed here once when still ""), whatever
- * the path either had; a file saved before that was recorded (2026-12-05) by its path, or by the
- * bytes of the file now at that path. */
+ * the path either had; a file saved before that was recorded (2026-12-05) by its path alone, as
+ * a string: both are the real file's path (oq_runtime_lib_path). The path is never opened, nor
+ * looked up: it comes from an input file, and whatever it names (a FIFO, which blocked the run
+ * until killed; a device, whose open may act; a slow mount) is not the run's to touch. An open
+ * made safe for the kinds known (lstat, then O_NONBLOCK) would still race with a file put there
+ * between the two calls, and would read any file the comment names. */
 static oq_status same_build(const json_t *prov, const char *ort_file, char ort_sha[65], int *same, oq_err *err)
 {
     const char *sha = json_string_value(json_object_get(prov, "ort_library_sha256"));
     const char *lib = json_string_value(json_object_get(prov, "ort_library"));
     *same = 0;
     if (!sha) {
-        *same = lib && (!strcmp(lib, ort_file) || oq_file_same_bytes(lib, ort_file));
+        *same = lib && !strcmp(lib, ort_file);
         return OQ_OK;
     }
     oq_status st = *ort_sha ? OQ_OK : oq_sha256_file(ort_file, ort_sha, err);

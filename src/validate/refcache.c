@@ -13,7 +13,8 @@
  * same entry writes the same bytes), so a file another worker verified is never replaced under
  * it. Nothing read is trusted: each file is read only when it is a regular file (a FIFO is not
  * waited on, a symbolic link not followed), the outputs must hash to the SHA-256 the record
- * gives and hold exactly the tensors it lists, with the batch's size. A hit reaches the run's
+ * gives and hold exactly the tensors it lists, with the batch's size, and those must be the
+ * reference's outputs (the plan's ref_outputs), float64. A hit reaches the run's
  * other workers by name (refstream.c), with the identity of the file that was read and checked:
  * a reader refuses another file in its place, or the same changed. */
 #include <errno.h>
@@ -113,6 +114,8 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     if (st) return st;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;
+    c->outputs = p->ref_outputs;
+    c->n_outputs = p->n_ref_outputs;
     c->enabled = 1;
     return OQ_OK;
 }
@@ -165,14 +168,6 @@ static int batch_key_make(const oq_refcache *c, const char inputs_sha[65], batch
     return k->json != NULL;
 }
 
-int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65])
-{
-    char key[65], path[4200];
-    oq_refcache_key(c, inputs_sha, key);
-    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
-    return c->enabled && access(path, F_OK) == 0;
-}
-
 static json_t *tensors_json(const oq_npz *z)
 {
     json_t *a = json_array();
@@ -205,6 +200,29 @@ static int batch_fits(const oq_npz *z, int64_t batch, char *why, size_t n)
                             (long long)batch),
                    0;
     if (!z->count) return snprintf(why, n, "no outputs"), 0;
+    return 1;
+}
+
+/* The stored outputs against the reference: the outputs it gives (c->outputs), each float64 as
+ * it computes them. An entry that agrees with its record but holds another name or float32
+ * values was used (the configuration under test blamed for the name, the reference made
+ * float32). */
+static int reference_fits(const oq_refcache *c, const oq_npz *z, char *why, size_t n)
+{
+    if (!c->n_outputs) return 1; /* a plan that names none (a caller of the cache alone) */
+    for (size_t i = 0; i < z->count; i++) {
+        const oq_tensor *t = z->tensors[i];
+        size_t k = 0;
+        while (k < c->n_outputs && strcmp(c->outputs[k], t->name)) k++;
+        if (k == c->n_outputs)
+            return snprintf(why, n, "output '%s' is none of the reference's (%s%s)", t->name, c->outputs[0],
+                            c->n_outputs > 1 ? ", ..." : ""),
+                   0;
+        if (t->dtype != OQ_DTYPE_FLOAT64)
+            return snprintf(why, n, "output '%s' is %s, not the reference's float64", t->name, oq_dtype_name(t->dtype)), 0;
+    }
+    if (z->count != c->n_outputs)
+        return snprintf(why, n, "%zu outputs, not the reference's %zu", z->count, c->n_outputs), 0;
     return 1;
 }
 
@@ -290,6 +308,31 @@ static int record_keyed(const oq_refcache *c, const batch_key *k, const json_t *
     return snprintf(why, wn, "%s.json: its record is for %s", k->hex, whose), 0;
 }
 
+/* The record in put's layout is this batch's: its key follows the SHA-256 as put writes it. */
+static int record_keyed_fast(const batch_key *k, const char *text, size_t n)
+{
+    static const char between[] = "\",\n \"key\": ";
+    size_t at = sizeof RECORD_HEAD - 1 + 64, b = sizeof between - 1, kn = strlen(k->json);
+    return n > at + b + kn && !memcmp(text + at, between, b) && !memcmp(text + at + b, k->json, kn);
+}
+
+int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65])
+{
+    batch_key k;
+    if (!c->enabled || !batch_key_make(c, inputs_sha, &k)) return 0;
+    char path[4200], sha[65], why[300];
+    unsigned char *text = NULL;
+    size_t n = 0;
+    json_t *rec = NULL;
+    snprintf(path, sizeof path, "%s/%s.json", c->dir, k.hex);
+    int has = !oq_read_own_file_id(path, &text, &n, NULL, NULL) && record_sha((const char *)text, n, sha, &rec) &&
+              (rec ? record_keyed(c, &k, rec, why, sizeof why) : record_keyed_fast(&k, (const char *)text, n));
+    json_decref(rec);
+    free(text);
+    batch_key_clear(&k);
+    return has;
+}
+
 /* The record is this batch's and lists z's tensors: its text is put's for them, or its parse
  * holds the batch's key and lists them. */
 static int record_fits(const oq_refcache *c, const batch_key *k, const char *text, size_t n, json_t **rec,
@@ -337,7 +380,8 @@ static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, 
         outputs_mismatch(c, k, (const char *)text, tn, &rec, why, wn);
     else if (oq_npz_parse(buf, n, path, &z, &re))
         snprintf(why, wn, "%s", re.msg);
-    else if (record_fits(c, k, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn)) {
+    else if (record_fits(c, k, (const char *)text, tn, &rec, file_sha, z, why, wn) && batch_fits(z, batch, why, wn) &&
+             reference_fits(c, z, why, wn)) {
         hit->npz = buf;
         hit->n = n;
         buf = NULL;

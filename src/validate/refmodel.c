@@ -13,6 +13,8 @@
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
 
+#define SDPA_OUTPUT "output" /* ref:sdpa's one output, as the exported sdpa model names it */
+
 struct oq_ref_model {
     oq_repr repr;
     oq_encoder_ref *encoder;     /* ref:encoder */
@@ -78,6 +80,15 @@ oq_status oq_ref_model_open(const oq_validate_plan *plan, oq_ref_model **out, oq
     return OQ_OK;
 }
 
+size_t oq_ref_model_outputs(const oq_config *cfg, const oq_encoder_weights *w, const char **names, size_t max)
+{
+    size_t n = 0;
+    if (cfg->repr == OQ_REPR_SDPA && max) names[n++] = SDPA_OUTPUT;
+    for (int32_t i = 0; cfg->repr == OQ_REPR_ENCODER && w && i < w->cfg.n_outputs && n < max; i++)
+        names[n++] = w->cfg.outputs[i].name;
+    return n;
+}
+
 int32_t oq_ref_model_seq_axis(int32_t ndim) { return ndim == 4 ? 2 : 1; }
 
 /* Padded query rows of y are exact zeros, as the exported sdpa model makes them. */
@@ -121,7 +132,7 @@ static oq_status run_sdpa(const oq_ref_model *m, oq_tensor *const *inputs, size_
     oq_ref_attention_inputs ri = {.q = qkv[0], .k = qkv[1], .v = qkv[2], .nonpad_kv_seqlen = seqlen};
     oq_ref_attention_outputs ro = {0};
     if (!st) st = oq_ref_attention(&attrs, &ri, m->threads, &ro, err);
-    if (!st) st = oq_tensor_set_name(ro.y, "output", err);
+    if (!st) st = oq_tensor_set_name(ro.y, SDPA_OUTPUT, err);
     if (!st) zero_padded_queries(ro.y, seqlen->data);
     if (!st) *y = ro.y;
     else oq_ref_attention_outputs_clear(&ro);

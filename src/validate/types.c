@@ -50,6 +50,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     free(p->mask_member);
     free(p->batches_file);
     free(p->tolerances);
+    strv_clear(&p->ref_outputs, &p->n_ref_outputs);
     oq_seq_axes_clear(&p->seq_axes, &p->n_seq_axes);
     free(p->ort_lib);
     size_t k = p->n_ep_libs;

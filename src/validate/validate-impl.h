@@ -93,6 +93,9 @@ typedef struct oq_validate_plan {
                                         is re-executed; 0: it writes the library's */
     char *cache_dir;                 /* the reference's outputs cached there (refcache.c); NULL:
                                         no cache */
+    size_t n_ref_outputs;            /* with cache_dir: the C reference's outputs by name, each
+                                        float64, which a cache entry must hold, no other */
+    char **ref_outputs;
     char *ref_stream;                /* the reference's outputs, every batch's, written there by
                                         its worker and read by the others (refstream.c); NULL:
                                         the batches' `expected` files */
@@ -265,6 +268,9 @@ int oq_ref_model_threads_of(const oq_validate_plan *plan);
 oq_status oq_ref_model_run(oq_ref_model *m, oq_tensor *const *inputs, size_t n_inputs,
                            oq_tensor ***outputs, size_t *n_outputs, oq_err *err);
 void oq_ref_model_free(oq_ref_model *m);
+/* The names of the outputs the C reference of `cfg` gives (`w`: ref:encoder's weights), into
+ * names[0..max) (borrowed: "output", the weights' heads); how many (0: not a C reference). */
+size_t oq_ref_model_outputs(const oq_config *cfg, const oq_encoder_weights *w, const char **names, size_t max);
 /* The axis a reference output's positions run along, as ortqual's exports lay them out: 2 of
  * [B, H, L, D], else 1 ([B, L, C]). */
 int32_t oq_ref_model_seq_axis(int32_t ndim);
@@ -279,6 +285,8 @@ typedef struct oq_refcache {
     int enabled;
     char dir[4096];
     char *key_text;                  /* the key text but for the batch's inputs line */
+    size_t n_outputs;                /* the plan's ref_outputs (borrowed): an entry holds these */
+    char *const *outputs;
 } oq_refcache;
 /* The plan's reference is cached: a C reference (ref:*) with a cache directory. */
 int oq_refcache_applies(const oq_validate_plan *p);
@@ -293,7 +301,8 @@ oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
  * SHA-256 of the batch's inputs file as the worker read it (hashed once, from the bytes it
  * parses). The calls below take the same `inputs_sha`. */
 void oq_refcache_key(const oq_refcache *c, const char inputs_sha[65], char key[65]);
-/* Whether the batch of these inputs has an entry (its record is there; not yet verified). */
+/* Whether the batch of these inputs has an entry: its record is there, a cache record for this
+ * batch's key (read, not yet the outputs it names: oq_refcache_get verifies those). */
 int oq_refcache_has(const oq_refcache *c, const char inputs_sha[65]);
 /* The cached outputs of the batch of these inputs (its size `batch`, 0: unknown), verified:
  * their .npz bytes (malloc'ed), and the file and its identity (oq_refstream_put_file passes

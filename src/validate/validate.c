@@ -222,6 +222,14 @@ static int padding_rule(const oq_validate_opts *o)
     return o->padding >= 0 ? o->padding : o->kind == OQ_MODEL_USER ? OQ_PADDING_AS_REFERENCE : OQ_PADDING_ZERO;
 }
 
+/* The C reference's outputs by name, which a cache entry must hold (refcache.c); 0: no memory. */
+static int ref_outputs(const run_ctx *c, oq_validate_plan *p)
+{
+    const char *names[OQ_ENCODER_MAX_OUTPUTS];
+    size_t n = oq_ref_model_outputs(&p->config, c->weights, names, OQ_ENCODER_MAX_OUTPUTS);
+    return copy_strv(&p->ref_outputs, &p->n_ref_outputs, names, n);
+}
+
 static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, const char *model, const char *tag,
                            const char *result_path, oq_validate_plan *p, oq_err *err)
 {
@@ -264,7 +272,8 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
              (!judged || copy_strv(&p->dispatch.expect, &p->dispatch.n_expect, o->expect_kernel, o->n_expect_kernel)) &&
              copy_str(&p->weights, c->weights ? c->weights_path : NULL) &&
              copy_str(&p->weights_sha256, c->weights ? c->weights_sha256 : NULL) && copy_str(&p->result, result_path) &&
-             (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)); /* timed: it runs */
+             (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)) && /* timed: it runs */
+             (!p->cache_dir || ref_outputs(c, p));
     if (!ok) {
         oq_validate_plan_clear(p);
         return st ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -827,8 +836,8 @@ static oq_status cached_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 }
 
 /* Whether the reference's worker runs at the same time as configuration 1's: only when it has
- * nothing to compute (every batch's outputs are in the cache: it reads, verifies and passes
- * them on) and a core to itself, so that configuration's timings share the machine with that
+ * nothing to compute (every batch has a cache entry, its record this batch's: it reads,
+ * verifies and passes on the outputs, and recomputes those found bad) and a core to itself, so that configuration's timings share the machine with that
  * reading alone; not with --no-overlap, in-process or in a shard. Asked before the batch list
  * is spilled. */
 static int reference_overlaps(const run_ctx *c)
@@ -865,7 +874,7 @@ static oq_status start_reference(run_ctx *c, bg_reference *bg, oq_err *err)
     int stream_fd;
     oq_status st = write_plan(c, 0, plan_path, &stream_fd, err);
     if (st) return st;
-    progress(o, "[1/%zu] %s: every batch's outputs are in the cache: read beside [2/%zu] %s", o->n_configs,
+    progress(o, "[1/%zu] %s: a cache entry for every batch: read and verified beside [2/%zu] %s", o->n_configs,
              r->config.name, o->n_configs, o->configs[1].name);
     clock_gettime(CLOCK_REALTIME, &bg->started);
     st = oq_worker_spawn_bg(o, plan_path, c->plans[0].ort_lib, stderr_path, &bg->proc, &r->worker.forked, err);
@@ -1359,6 +1368,9 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = model_signature(c, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
     if (!st) st = record_signature(c, err);
+    /* a signal ends the run here too: a call it interrupted has failed or gone on without it */
+    if (!st && interrupted(o))
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while setting up", sig_abbrev((int)*o->interrupt));
     /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
      * earlier result (a shard's waits for its plan check: unstage) */
     if (!st && !oq_shard_is_run(o)) c->replaces_run = oq_validate_forget_result(o->outdir) || c->left_by_killed;

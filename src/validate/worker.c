@@ -29,6 +29,7 @@ typedef struct worker {
     oq_ref_model *ref; /* instead of a session for ref:* configs */
     oq_wcheck chk;     /* dispatch and placement proofs */
     oq_refcache cache; /* the reference's outputs by content (a C reference only) */
+    size_t cache_ignored; /* its entries found bad and recomputed (the first one's warning kept) */
     oq_refstream refs; /* the reference's outputs: written by its worker, read by the others */
     oq_tolerances *tols;
     oq_tolerance base_tol; /* the configuration's preset, before the user's --tolerance */
@@ -291,6 +292,18 @@ static void cache_warning(worker *w, const char *what)
     if (*what && !w->r->cache_warning) w->r->cache_warning = strdup(what);
 }
 
+/* The first bad entry's warning says how many more there were (one warning stood for all). */
+static void cache_ignored_count(worker *w)
+{
+    char *said = w->r->cache_warning, *all = NULL;
+    if (w->cache_ignored < 2 || !said) return;
+    size_t more = w->cache_ignored - 1;
+    if (asprintf(&all, "%s; and %zu more %s ignored and recomputed", said, more, more == 1 ? "entry" : "entries") < 0)
+        return; /* out of memory: the first alone */
+    free(said);
+    w->r->cache_warning = all;
+}
+
 /* The reference's outputs of a batch, their .npz bytes: to the other workers (by the name of
  * the cache's file they came from, `named`, else as bytes), and saved with --save-outputs. */
 static oq_status pass_on(worker *w, const oq_plan_batch *pb, const batch_mask *bm, const unsigned char *npz, size_t n,
@@ -320,6 +333,7 @@ static oq_status cache_use(worker *w, const oq_plan_batch *pb, const batch_mask 
     const oq_refcache_hit *e = &h->e;
     oq_status st = e->npz ? pass_on(w, pb, bm, e->npz, e->n, e, err) : OQ_OK;
     b->reference_cached = e->npz && !st;
+    w->cache_ignored += !e->npz && *h->warning;
     free(h->e.npz);
     h->e.npz = NULL;
     cache_warning(w, h->warning);
@@ -866,6 +880,7 @@ static oq_status worker_run(const char *plan_path, void (*on_batch)(void *ctx, s
     if (!st && plan.model) st = oq_model_file_unchanged(&w.model, plan.model_sha256, &e); /* ORT may map them */
     oq_status closed = oq_refstream_close(&w.refs, st ? NULL : &e); /* the reference's last writes */
     if (!st) st = closed;
+    cache_ignored_count(&w);
     record_cost(&w); /* before the evidence scan, whose memory is not the validation's */
     worker_finish(&w, st, &e);
     st = oq_config_result_write(&r, plan.result, err);

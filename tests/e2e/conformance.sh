@@ -255,4 +255,42 @@ rc=0
 [ "$rc" -eq 1 ] || fail "a test with no data set: exit $rc, expected 1: $(cat "$T/words.out")"
 grep -qF "$odd: no test_data_set_* directory" "$T/words.out" || fail "the folder not as it is: $(cat "$T/words.out")"
 grep -q '^SKIP test_attention_4d_expanded: .*runs with --ep$' "$T/words.out" || fail "the library's words: $(cat "$T/words.out")"
+# A tolerance that cannot fail compares nothing (validate's rule, compare.h): test_attention_3d
+# with its expected output made all zeros (wrong) fails at the defaults, and --atol at or above
+# every value compared fails too (it PASSED: any output within 100 of zeros did)
+mkdir "$T/allzero" && cp -r "$CONF/test_attention_3d" "$T/allzero/"
+/usr/bin/python3 - "$T/allzero/test_attention_3d/test_data_set_0/output_0.pb" <<'PY'
+import sys
+# the TensorProto's top-level fields; raw_data (9) and packed float_data (4) zeroed in place
+b = bytearray(open(sys.argv[1], "rb").read())
+def varint(i):
+    v = s = 0
+    while True:
+        v |= (b[i] & 0x7F) << s; s += 7; i += 1
+        if not b[i - 1] & 0x80: return v, i
+i = zeroed = 0
+while i < len(b):
+    key, i = varint(i)
+    kind = key & 7
+    if kind == 0: _, i = varint(i)
+    elif kind == 5: i += 4
+    elif kind == 1: i += 8
+    elif kind == 2:
+        n, i = varint(i)
+        if key >> 3 in (4, 9): b[i:i + n] = bytes(n); zeroed += n
+        i += n
+    else: sys.exit("wire type %d" % kind)
+assert zeroed, "no float data found"
+open(sys.argv[1], "wb").write(b)
+PY
+must 1 "^FAIL test_attention_3d: output 0 \(Y\) worst element .* expected 0 " "$T/z1.log" "$ORTQUAL" conformance "$T/allzero/test_attention_3d"
+for atol in 100 1e30; do
+  must 1 "^FAIL test_attention_3d: output 0 \(Y\): its atol ${atol/e/e\\+} is at least its largest \|value\| 0\.727194: zeros would pass" \
+    "$T/z2.log" "$ORTQUAL" conformance --atol "$atol" "$T/allzero/test_attention_3d"
+done
+must 1 "its atol 100 is at least its largest \|value\|" "$T/z3.log" "$ORTQUAL" conformance --ep cpu --atol 100 "$T/allzero/test_attention_3d"
+# the right expected output passes with a loose atol below its values, and fails with one above
+"$ORTQUAL" conformance --atol 0.01 "$CONF/test_attention_3d" >"$T/z4.log" || fail "--atol 0.01 on the right output: $(cat "$T/z4.log")"
+must 1 "^FAIL test_attention_3d: output 0 \(Y\): its atol 100 is at least its largest \|value\|" "$T/z5.log" \
+  "$ORTQUAL" conformance --atol 100 "$CONF/test_attention_3d"
 echo "conformance e2e ok ($n_base passed, $n_exp skipped)"

@@ -270,4 +270,53 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 else
   echo "skip: the other-user cases need root to make another user's directory"
 fi
+# Entries that agree with their records (SHA-256 right) but are not the reference's: another
+# output name (the configuration under test was blamed: "this configuration has no such output"),
+# float32 values for the float64 reference (used: the reference became float32). Each is ignored
+# and recomputed, and the one warning counts the others (one warning stood for two entries).
+S=(--export sdpa --num-events 4 --batch-size 2 --max-len 16 --threads 1 --no-plots
+   --configs ref:sdpa:fp64,cpu:attention24:fp32)
+must 0 PASSED "$T/s0.log" $ORTQUAL validate "${S[@]}" --outdir "$T/s0" --cache-dir "$T/sc"
+for mut in renamed float32; do
+  cp -r "$T/sc" "$T/sc-$mut"
+  $PY - "$mut" "$T/sc-$mut" <<'PY'
+import glob, hashlib, json, sys
+import numpy as np
+mut, d = sys.argv[1:]
+for j in glob.glob(d + "/*.json"):
+    z = j[:-5] + ".npz"
+    r, o = json.load(open(j)), dict(np.load(z))
+    if mut == "renamed":
+        o = {"other": v for v in o.values()}
+        r["outputs"][0]["name"] = "other"
+    else:
+        o = {k: v.astype(np.float32) for k, v in o.items()}
+        r["outputs"][0]["dtype"] = "float32"
+    np.savez(z, **o)
+    r["sha256"] = hashlib.sha256(open(z, "rb").read()).hexdigest()
+    json.dump(r, open(j, "w"), indent=1)
+PY
+done
+why_renamed="output 'other' is none of the reference's \(output\)"
+why_float32="output 'output' is float32, not the reference's float64"
+for mut in renamed float32; do
+  why=why_$mut
+  must 0 "warning: reference cache entry [0-9a-f]{64} ignored and recomputed: ${!why}; and 1 more entry ignored and recomputed$" \
+    "$T/s-$mut.log" $ORTQUAL validate "${S[@]}" --outdir "$T/s-$mut" --cache-dir "$T/sc-$mut"
+  grep -q "reference: 0 of 2 batches from cache" "$T/s-$mut.log" || fail "$mut entries used: $(grep cache "$T/s-$mut.log")"
+  [ "$(grep -o '"reference_dtype": "[a-z0-9]*"' "$T/s-$mut/summary.json" | sort -u)" = '"reference_dtype": "float64"' ] ||
+    fail "$mut entries: the reference is not float64"
+done
+# records that are no cache records: the run does not say every batch has an entry (it said
+# "every batch's outputs are in the cache" and then took none of them)
+cp -r "$T/sc" "$T/sc-schema"
+for j in "$T"/sc-schema/*.json; do echo '{"schema": 1}' > "$j"; done
+must 0 "not a cache record; and 1 more entry ignored and recomputed$" "$T/s-schema.log" \
+  $ORTQUAL validate "${S[@]}" --outdir "$T/s-schema" --cache-dir "$T/sc-schema"
+! grep -E "in the cache: read beside|a cache entry for every batch" "$T/s-schema.log" ||
+  fail "bad records announced as cache entries for every batch"
+# the good entries (rewritten by the runs above) are announced, read beside the first configuration
+must 0 "\[1/2\] ref:sdpa:fp64: a cache entry for every batch: read and verified beside \[2/2\] cpu:attention24:fp32" \
+  "$T/s-good.log" $ORTQUAL validate "${S[@]}" --outdir "$T/s-good" --cache-dir "$T/sc-schema"
+grep -q "reference: 2 of 2 batches from cache" "$T/s-good.log" || fail "good entries: $(grep cache "$T/s-good.log")"
 echo "refcache: ok"

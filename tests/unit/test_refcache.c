@@ -155,6 +155,50 @@ static void test_written_records_read_without_parse(void **state)
     free(npz);
 }
 
+/* Entries that agree with their records but are not the reference's (the plan names its outputs,
+ * float64): another name, float32 values, a missing or an extra output are ignored with the
+ * reason; the reference's own are used. */
+static void test_entries_not_the_reference(void **state)
+{
+    fixture *f = *state;
+    char *outputs[] = {"cls", "reg"};
+    f->c.outputs = outputs;
+    f->c.n_outputs = 2;
+    const int32_t nd[] = {3, 3, 3};
+    const int64_t sh[][3] = {{3, 8, 6}, {3, 8, 4}, {3, 8, 1}};
+    struct {
+        const char *names[4];
+        oq_dtype dtype;
+        const char *why; /* NULL: used */
+    } cases[] = {
+        {{"cls", "reg", NULL}, OQ_DTYPE_FLOAT64, NULL},
+        {{"cls", "other", NULL}, OQ_DTYPE_FLOAT64, "output 'other' is none of the reference's (cls, ...)"},
+        {{"cls", "reg", NULL}, OQ_DTYPE_FLOAT32, "output 'cls' is float32, not the reference's float64"},
+        {{"cls", NULL}, OQ_DTYPE_FLOAT64, "1 outputs, not the reference's 2"},
+        {{"cls", "reg", "reg2", NULL}, OQ_DTYPE_FLOAT64, "output 'reg2' is none of the reference's"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n;
+        char warning[1400];
+        oq_err e = {0};
+        oq_refcache_hit hit;
+        unsigned char *npz = outputs_npz(cases[i].names, nd, sh, cases[i].dtype, &n);
+        assert_int_equal(oq_refcache_put(&f->c, sha_of((char)('k' + i)), npz, n, &e), OQ_OK);
+        oq_refcache_get(&f->c, sha_of((char)('k' + i)), 3, &hit, warning, sizeof warning);
+        if (!cases[i].why) {
+            assert_string_equal(warning, "");
+            assert_non_null(hit.npz);
+        } else {
+            assert_null(hit.npz);
+            if (!strstr(warning, cases[i].why)) fail_msg("case %zu: warning '%s' lacks '%s'", i, warning, cases[i].why);
+        }
+        free(hit.npz);
+        free(npz);
+    }
+    f->c.outputs = NULL;
+    f->c.n_outputs = 0;
+}
+
 /* A name jansson escapes, or UTF-8: not put's plain layout, so parsed, and still used. */
 static void test_escaped_names_parsed(void **state)
 {
@@ -382,6 +426,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_written_records_read_without_parse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escaped_names_parsed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entries_not_the_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edited_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swapped_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_again_keeps_files, setup, teardown),
