@@ -193,7 +193,7 @@ static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
     snprintf(save, sizeof save, "%s/outputs_%s_%0*lld.npz", pl->c->o->outdir, pl->tag,
              oq_batch_digits(run_n_batches(pl->c)), (long long)bi->index);
     oq_plan_batch b = {bi->index, bi->inputs, bi->expected, pl->c->o->save_outputs ? save : NULL,
-                       *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
+                       bi->source, *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
     return oq_plan_batch_put(pl->f, &b) ? OQ_OK : oq_err_write(err, pl->path, errno);
 }
 
