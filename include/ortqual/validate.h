@@ -488,6 +488,9 @@ typedef struct oq_merge_info {
     size_t n_problems;
     oq_shard_problem *problems;   /* shards that did not report: any fails the verdict */
     char time[32], host[256];     /* when and where the merge ran */
+    size_t n_saved_outputs;       /* the outputs the shards saved (save_outputs), each where its
+                                     shard wrote it, relative to the merged folder: */
+    char **saved_outputs;         /* "shards/I/outputs_CC_NNN.npz", shard by shard, by name */
 } oq_merge_info;
 
 /* Where a run was stopped by a signal. */

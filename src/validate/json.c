@@ -1375,6 +1375,8 @@ static json_t *summary_json(const oq_validate_summary *s, summary_batches how)
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
     if (s->merged.count) json_object_set_new(j, "shards", merge_info_json(&s->merged));
+    if (s->merged.n_saved_outputs) /* they stay in the shards' folders: here is where */
+        json_object_set_new(j, "saved_outputs", strv_json(s->merged.saved_outputs, s->merged.n_saved_outputs));
     if (s->plotted) {
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);
@@ -1609,6 +1611,7 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     s->plot_error = dup_of(j, "plot_error", &ok);
     if (json_object_get(j, "shard")) ok = ok && shard_info_back(json_object_get(j, "shard"), &s->shard);
     if (json_object_get(j, "shards")) ok = ok && merge_info_back(json_object_get(j, "shards"), &s->merged);
+    ok = ok && strv_back(json_object_get(j, "saved_outputs"), &s->merged.saved_outputs, &s->merged.n_saved_outputs);
     return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 

@@ -253,6 +253,7 @@ void oq_merge_info_clear(oq_merge_info *m)
 {
     free(m->reported);
     free(m->problems);
+    strv_clear(&m->saved_outputs, &m->n_saved_outputs);
     memset(m, 0, sizeof *m);
 }
 
