@@ -266,6 +266,12 @@ typedef struct oq_batch_output {
     int has_worst;                /* a failed output keeps its largest error, for the report */
     int32_t ndim;                 /* of the output: worst.coord holds ndim entries */
     oq_compare_elem worst;
+    oq_dtype dtype, ref_dtype;    /* the output's element type and the reference's */
+    int64_t num_elements;         /* all, padding included */
+    int worst_event_known;        /* worst_event is the id of the event worst lies in (the batch's
+                                     event id at worst's batch coordinate; 0: the output has no
+                                     batch axis the mask tells) */
+    int64_t worst_event;
 } oq_batch_output;
 
 /* One output over every batch a configuration compared: in `all`, counts and histograms
@@ -284,6 +290,13 @@ typedef struct oq_output_result {
     int sums_known;               /* 0: read from a summary.json without sums.ref_sq (written
                                      before 2026-12-05, when rel_l2 was the largest batch's):
                                      `all` holds what it said, and it cannot be merged */
+    /* the event each worst element lies in: bit i of worst_event_known says worst_event[i] is
+     * the id at all.worst[i]'s batch coordinate (none where the mask tells no batch axis) */
+    unsigned worst_event_known;
+    int64_t worst_event[OQ_COMPARE_MAX_WORST];
+    int64_t worst_failing_batch;  /* all.worst_failing's batch (when all.over_tol > 0) ... */
+    int worst_failing_event_known;
+    int64_t worst_failing_event;  /* ... and its event, as worst_event */
 } oq_output_result;
 
 /* One batch as one configuration ran it. */
@@ -475,6 +488,9 @@ typedef struct oq_merge_info {
     size_t n_problems;
     oq_shard_problem *problems;   /* shards that did not report: any fails the verdict */
     char time[32], host[256];     /* when and where the merge ran */
+    size_t n_saved_outputs;       /* the outputs the shards saved (save_outputs), each where its
+                                     shard wrote it, relative to the merged folder: */
+    char **saved_outputs;         /* "shards/I/outputs_CC_NNN.npz", shard by shard, by name */
 } oq_merge_info;
 
 /* Where a run was stopped by a signal. */

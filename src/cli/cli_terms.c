@@ -72,6 +72,7 @@ static const char *const terms[][2] = {
     {"(or no_mask)", "(or --no-mask)"},
     {"seq_axes ", "--seq-axis "},
     {"seq_axes:", "--seq-axis:"},
+    {"give encoder.heads ", "give --heads "},
     /* bench */
     {"opts.int_lo,int_hi", "--int-range"},
     {"opts.input_shapes", "--shape"},

@@ -22,6 +22,10 @@ oq_status oq_compare_result_to_json(const oq_compare_result *res, json_t **out, 
  * OQ_HIST_* (a record written by another build) or do not fit in them. */
 oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *res, oq_err *err);
 
+/* oq_compare_result_str_vs with `where` (NULL: "") after the worst element's coordinates, for a
+ * caller that knows more of where it is: " (event 1533303324673002 of ev_000.npz)". */
+char *oq_compare_result_str_at(const oq_compare_result *res, const char *side, const char *where, char *buf, size_t n);
+
 /* The one place that decides the metrics every table, CSV and summary.json shows: max_abs (and
  * max_rel) NaN where a valid element is NaN on either side, +Inf where one is infinite
  * (oq_compare_max_abs_shown), else the finite pairs' maximum; mean_abs, rms and rel_l2 NaN when

@@ -642,6 +642,11 @@ char *oq_compare_result_str(const oq_compare_result *r, char *buf, size_t n)
 
 char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, char *buf, size_t n)
 {
+    return oq_compare_result_str_at(r, side, "", buf, n);
+}
+
+char *oq_compare_result_str_at(const oq_compare_result *r, const char *side, const char *where, char *buf, size_t n)
+{
     if (!n || !buf) return buf;
     if (!r) {
         buf[0] = '\0';
@@ -682,7 +687,8 @@ char *oq_compare_result_str_vs(const oq_compare_result *r, const char *side, cha
         const oq_compare_elem *w = r->over_tol ? &r->worst_failing : &r->worst[0];
         char d[32], g[32], e[32]; /* |d| above its own bound, atol + rtol * |expected|, however close */
         oq_dims_str(w->coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; worst %s got %s expected %s |d|=%s", c, value_str(w->got_text, w->got, g, sizeof g),
+        append(buf, n, &used, "; worst %s%s got %s expected %s |d|=%s", c, where ? where : "",
+               value_str(w->got_text, w->got, g, sizeof g),
                value_str(w->expected_text, w->expected, e, sizeof e),
                diff_str(r, w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, d, sizeof d));
     }

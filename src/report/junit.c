@@ -190,7 +190,10 @@ static void output_failure(oq_sb *m, const json_t *o)
         size_t k;
         json_t *x;
         json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(m, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
-        oq_sb_puts(m, "] (got ");
+        oq_sb_puts(m, "]");
+        /* the id a physicist pulls the event by, not only its row in the batch */
+        if (json_is_integer(json_object_get(w, "event_id"))) oq_sb_printf(m, " (event %lld)", oq_j_int(w, "event_id"));
+        oq_sb_puts(m, " (got ");
         worst_value(m, json_object_get(w, "got"));
         oq_sb_puts(m, ", expected ");
         worst_value(m, json_object_get(w, "expected"));

@@ -210,7 +210,9 @@ static void worst_elements(oq_sb *b, const json_t *o)
         if (exact && json_equal(json_object_get(w, "got"), json_object_get(w, "expected"))) continue;
         oq_sb_puts(b, shown++ ? "; [" : "[");
         json_array_foreach(json_object_get(w, "coord"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
-        oq_sb_puts(b, "] got ");
+        oq_sb_puts(b, "]");
+        if (json_is_integer(json_object_get(w, "event_id"))) oq_sb_printf(b, " (event %lld)", oq_j_int(w, "event_id"));
+        oq_sb_puts(b, " got ");
         const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
         if (json_is_string(g)) oq_sb_esc(b, json_string_value(g));
         else oq_sb_printf(b, "%.7g", json_number_value(g));

@@ -245,6 +245,7 @@ int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
     set_path(j, "inputs", b->inputs, &ok);
     set_path(j, "ref", b->ref, &ok);
     set_path(j, "save", b->save, &ok);
+    set_path(j, "source", b->source, &ok);
     set_str(j, "sha256", b->sha256);
     if (j && b->batch_size > 0) json_object_set_new(j, "batch_size", json_integer(b->batch_size));
     if (!ok) json_decref(j);
@@ -260,6 +261,7 @@ static int plan_batch_back(const json_t *j, oq_plan_batch *b)
     b->inputs = oq_json_path_dup(j, "inputs", &ok);
     b->ref = oq_json_path_dup(j, "ref", &ok);
     b->save = oq_json_path_dup(j, "save", &ok);
+    b->source = oq_json_path_dup(j, "source", &ok);
     b->sha256 = (char *)str_of(j, "sha256");
     b->batch_size = json_integer_value(json_object_get(j, "batch_size"));
     if (!ok) return -1;
@@ -272,6 +274,7 @@ static void plan_batch_clear(oq_plan_batch *b)
     free(b->inputs);
     free(b->ref);
     free(b->save);
+    free(b->source);
 }
 
 typedef struct plan_lines {
@@ -417,6 +420,12 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
     o->worst.expected =
         oq_compare_value_back(json_object_get(w, "expected"), o->worst.expected_text, sizeof o->worst.expected_text);
     o->worst.abs_diff = metric_back(json_object_get(w, "abs_diff"));
+    const json_t *ev = json_object_get(w, "event_id");
+    o->worst_event_known = o->has_worst && json_is_integer(ev);
+    o->worst_event = json_integer_value(ev);
+    o->dtype = oq_dtype_parse(json_string_value(json_object_get(j, "dtype")));
+    o->ref_dtype = oq_dtype_parse(json_string_value(json_object_get(j, "reference_dtype")));
+    o->num_elements = json_integer_value(json_object_get(j, "num_elements"));
     const char *rule = str_of(pad, "rule");
     o->padding_rule = rule && !strcmp(rule, "report")         ? OQ_PADDING_REPORT
                       : rule && !strcmp(rule, "as-reference") ? OQ_PADDING_AS_REFERENCE
@@ -470,7 +479,16 @@ static json_t *output_result_json(const oq_output_result *r)
                                                  fsum_json(&r->sum_sq), "ref_sq", fsum_json(&r->sum_ref_sq)));
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(j, "worst"), i, e) json_object_set_new(e, "batch", json_integer(r->worst_batch[i]));
+    json_array_foreach(json_object_get(j, "worst"), i, e) {
+        json_object_set_new(e, "batch", json_integer(r->worst_batch[i]));
+        if (r->worst_event_known >> i & 1u) json_object_set_new(e, "event_id", json_integer(r->worst_event[i]));
+    }
+    json_t *failing = json_object_get(j, "worst_failing");
+    if (json_is_object(failing)) {
+        json_object_set_new(failing, "batch", json_integer(r->worst_failing_batch));
+        if (r->worst_failing_event_known)
+            json_object_set_new(failing, "event_id", json_integer(r->worst_failing_event));
+    }
     json_t *first = json_object_get(json_object_get(j, "padding"), "first_nonzero");
     if (json_is_object(first)) json_object_set_new(first, "batch", json_integer(r->first_pad_nonzero_batch));
     return j;
@@ -492,8 +510,16 @@ static int output_result_back(const json_t *j, oq_output_result *r)
         r->all.sum_sq = oq_fsum_value(&r->sum_sq);
         r->all.sum_ref_sq = oq_fsum_value(&r->sum_ref_sq);
     }
-    for (int32_t i = 0; i < r->all.worst_count; i++)
-        r->worst_batch[i] = json_integer_value(json_object_get(json_array_get(json_object_get(j, "worst"), (size_t)i), "batch"));
+    for (int32_t i = 0; i < r->all.worst_count; i++) {
+        const json_t *w = json_array_get(json_object_get(j, "worst"), (size_t)i), *ev = json_object_get(w, "event_id");
+        r->worst_batch[i] = json_integer_value(json_object_get(w, "batch"));
+        r->worst_event[i] = json_integer_value(ev);
+        if (json_is_integer(ev)) r->worst_event_known |= 1u << i;
+    }
+    const json_t *failing = json_object_get(j, "worst_failing"), *fev = json_object_get(failing, "event_id");
+    r->worst_failing_batch = json_integer_value(json_object_get(failing, "batch"));
+    r->worst_failing_event_known = json_is_integer(fev);
+    r->worst_failing_event = json_integer_value(fev);
     r->first_pad_nonzero_batch =
         json_integer_value(json_object_get(json_object_get(json_object_get(j, "padding"), "first_nonzero"), "batch"));
     return 1;
@@ -916,7 +942,8 @@ static int outputs_back(const json_t *cfg, oq_config_result *r)
         if (ok && json_object_get(o, "error_histogram") && !oq_compare_result_from_json(o, c, NULL)) {
             const char *name = str_of(o, "output");
             if (name) snprintf(c->name, sizeof c->name, "%s", name);
-            ok = !oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, json_integer_value(json_object_get(b, "index")), NULL);
+            ok = !oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, json_integer_value(json_object_get(b, "index")), NULL,
+                                                  NULL);
         }
     }
     free(c);
@@ -1355,6 +1382,8 @@ static json_t *summary_json(const oq_validate_summary *s, summary_batches how)
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
     if (s->merged.count) json_object_set_new(j, "shards", merge_info_json(&s->merged));
+    if (s->merged.n_saved_outputs) /* they stay in the shards' folders: here is where */
+        json_object_set_new(j, "saved_outputs", strv_json(s->merged.saved_outputs, s->merged.n_saved_outputs));
     if (s->plotted) {
         json_object_set_new(j, "plots", strv_json(s->plots, s->n_plots));
         set_str(j, "plot_error", s->plot_error);
@@ -1589,6 +1618,7 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     s->plot_error = dup_of(j, "plot_error", &ok);
     if (json_object_get(j, "shard")) ok = ok && shard_info_back(json_object_get(j, "shard"), &s->shard);
     if (json_object_get(j, "shards")) ok = ok && merge_info_back(json_object_get(j, "shards"), &s->merged);
+    ok = ok && strv_back(json_object_get(j, "saved_outputs"), &s->merged.saved_outputs, &s->merged.n_saved_outputs);
     return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 

@@ -3,6 +3,7 @@
  * as the shards measured them, one at a time through files (never all in memory), verdicts combine as one unsharded run would have set them, and
  * the result is written by the same writer as any summary.json, so a merged summary cannot
  * drift from an unsharded one. A shard that did not report makes the verdict fail. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -246,6 +247,37 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
         if (!st && m->shard[i]) st = check_runtime(m, i, err);
         if (st) return st;
+    }
+    return OQ_OK;
+}
+
+static int saved_name(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return !strncmp(e->d_name, "outputs_", 8) && n > 12 && !strcmp(e->d_name + n - 4, ".npz");
+}
+
+/* The outputs each shard that reported saved (save_outputs), left where it wrote them: the
+ * merged summary names them relative to the merged folder, so that one list finds them all. */
+static oq_status saved_outputs(merge_ctx *m, oq_err *err)
+{
+    oq_merge_info *mi = &m->s->merged;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        if (!m->shard[i]) continue;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/shards/%d", m->outdir, (int)i);
+        struct dirent **names;
+        int n = scandir(dir, &names, saved_name, alphasort);
+        if (n < 0) return oq_err_set(err, OQ_ERR_IO, "%s: %s", dir, strerror(errno));
+        int oom = 0;
+        for (int k = 0; k < n; k++) {
+            char rel[600];
+            snprintf(rel, sizeof rel, "shards/%d/%s", (int)i, names[k]->d_name);
+            oom = oom || oq_strv_push(&mi->saved_outputs, &mi->n_saved_outputs, rel);
+            free(names[k]);
+        }
+        free(names);
+        if (oom) return nomem(err);
     }
     return OQ_OK;
 }
@@ -787,6 +819,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     if (!st) st = merge_block(&m, err);
     if (!st) st = merge_configs(&m, err);
     if (!st) st = frame(&m, err);
+    if (!st) st = saved_outputs(&m, err);
     if (!st) {
         judge(m.s, allow_skip);
         /* the earlier merge's files go before the first of this one's is put in place: a signal

@@ -108,6 +108,10 @@ static void put_worst(line *b, const oq_batch_output *o)
     put_value(b, o->worst.expected_text, o->worst.expected);
     add(b, ", \"abs_diff\": ");
     put_error(b, o, o->worst.abs_diff);
+    if (o->worst_event_known) {
+        add(b, ", \"event_id\": ");
+        put_int(b, o->worst_event);
+    }
     add(b, "}]");
 }
 
@@ -122,11 +126,19 @@ static int put_output(line *b, const oq_batch_output *o)
     put_string(b, o->name);
     add(b, ", \"passed\": ");
     put_bool(b, o->passed);
+    if (o->dtype != OQ_DTYPE_UNDEFINED) /* (a record read back from before they were kept has none) */
+        addf(b, ", \"dtype\": \"%s\", \"reference_dtype\": \"%s\"", oq_dtype_name(o->dtype),
+             oq_dtype_name(o->ref_dtype));
     add(b, ", \"tolerance\": {\"rtol\": ");
     put_exact(b, o->tol.rtol);
     add(b, ", \"atol\": ");
     put_exact(b, o->tol.atol);
-    add(b, "}, \"num_valid\": ");
+    add(b, "}");
+    if (o->dtype != OQ_DTYPE_UNDEFINED) {
+        add(b, ", \"num_elements\": ");
+        put_int(b, o->num_elements);
+    }
+    add(b, ", \"num_valid\": ");
     put_int(b, o->num_valid);
     const char *keys[] = {"max_abs", "max_rel", "mean_abs", "rms", "rel_l2"};
     const double vals[] = {o->max_abs, o->max_rel, o->mean_abs, o->rms, o->rel_l2};

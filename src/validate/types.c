@@ -264,6 +264,7 @@ void oq_merge_info_clear(oq_merge_info *m)
 {
     free(m->reported);
     free(m->problems);
+    strv_clear(&m->saved_outputs, &m->n_saved_outputs);
     memset(m, 0, sizeof *m);
 }
 
@@ -300,7 +301,7 @@ void oq_validate_summary_free(oq_validate_summary *s)
 
 /* ---- outputs over batches ------------------------------------------------------------ */
 
-void oq_batch_output_of(const oq_compare_result *r, oq_batch_output *o)
+void oq_batch_output_of(const oq_compare_result *r, const oq_worst_events *ev, oq_batch_output *o)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->name, sizeof o->name, "%s", r->name);
@@ -327,6 +328,11 @@ void oq_batch_output_of(const oq_compare_result *r, oq_batch_output *o)
     o->ndim = r->ndim;
     o->has_worst = !r->passed && r->worst_count > 0;
     if (o->has_worst) o->worst = r->worst[0];
+    o->dtype = r->out_dtype;
+    o->ref_dtype = r->ref_dtype;
+    o->num_elements = r->num_elements;
+    o->worst_event_known = o->has_worst && ev && (ev->known & 1u);
+    o->worst_event = o->worst_event_known ? ev->worst[0] : 0;
 }
 
 /* Elements whose |d| the metrics hold: the valid finite ones (every one is in the histogram). */
@@ -348,15 +354,23 @@ static void merge_worst(oq_output_result *a, const oq_output_result *b)
 {
     const oq_compare_result *x = &a->all, *y = &b->all;
     oq_compare_elem e[OQ_COMPARE_MAX_WORST];
-    int64_t at[OQ_COMPARE_MAX_WORST];
+    int64_t at[OQ_COMPARE_MAX_WORST], ev[OQ_COMPARE_MAX_WORST];
+    unsigned known = 0;
     int32_t k = x->worst_count > y->worst_count ? x->worst_count : y->worst_count, n = 0, i = 0, j = 0;
     while (n < k && (i < x->worst_count || j < y->worst_count)) {
         int take_a = j >= y->worst_count || (i < x->worst_count && worst_key(&x->worst[i]) >= worst_key(&y->worst[j]));
-        e[n] = take_a ? x->worst[i] : y->worst[j];
-        at[n++] = take_a ? a->worst_batch[i++] : b->worst_batch[j++];
+        const oq_output_result *from = take_a ? a : b;
+        int32_t at_i = take_a ? i++ : j++;
+        e[n] = from->all.worst[at_i];
+        at[n] = from->worst_batch[at_i];
+        ev[n] = from->worst_event[at_i];
+        known |= ((from->worst_event_known >> at_i) & 1u) << n;
+        n++;
     }
     memcpy(a->all.worst, e, (size_t)n * sizeof *e);
     memcpy(a->worst_batch, at, (size_t)n * sizeof *at);
+    memcpy(a->worst_event, ev, (size_t)n * sizeof *ev);
+    a->worst_event_known = known;
     a->all.worst_count = n;
 }
 
@@ -424,7 +438,12 @@ void oq_output_result_merge(oq_output_result *into, const oq_output_result *from
     a->num_elements += b->num_elements;
     a->num_valid += b->num_valid;
     a->num_padded += b->num_padded;
-    if (b->over_tol && (!a->over_tol || failing_excess(b) > failing_excess(a))) a->worst_failing = b->worst_failing;
+    if (b->over_tol && (!a->over_tol || failing_excess(b) > failing_excess(a))) {
+        a->worst_failing = b->worst_failing;
+        into->worst_failing_batch = from->worst_failing_batch;
+        into->worst_failing_event_known = from->worst_failing_event_known;
+        into->worst_failing_event = from->worst_failing_event;
+    }
     a->over_tol += b->over_tol;
     a->nan_count += b->nan_count;
     a->inf_count += b->inf_count;
@@ -455,12 +474,19 @@ oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output
 }
 
 oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
-                                      oq_err *err)
+                                      const oq_worst_events *ev, oq_err *err)
 {
     oq_output_result *one = calloc(1, sizeof *one); /* ~10 KB: not on the stack */
     if (!one) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     one->all = *r;
     for (int i = 0; i < OQ_COMPARE_MAX_WORST; i++) one->worst_batch[i] = batch;
+    if (ev) {
+        one->worst_event_known = ev->known;
+        memcpy(one->worst_event, ev->worst, sizeof one->worst_event);
+        one->worst_failing_event_known = ev->failing_known;
+        one->worst_failing_event = ev->failing;
+    }
+    one->worst_failing_batch = batch;
     one->first_pad_nonzero_batch = batch;
     one->n_batches = 1;
     one->sums_known = 1;

@@ -33,6 +33,7 @@
 typedef struct oq_plan_batch {
     int64_t index;
     char *inputs, *ref, *save; /* save NULL: not saved */
+    char *source;              /* the user's file the batch was read from (NULL: generated) */
     char *sha256;              /* the inputs file's, as the orchestrator wrote it (NULL: not known) */
     int64_t batch_size;        /* its events (0: not known) */
 } oq_plan_batch;
@@ -231,15 +232,23 @@ void oq_batch_info_clear(oq_batch_info *b);
 oq_status oq_batch_info_copy(oq_batch_info *dst, const oq_batch_info *src, oq_err *err);
 void oq_shard_info_clear(oq_shard_info *s);
 void oq_merge_info_clear(oq_merge_info *m);
-/* A batch's output as the run keeps it: the comparison without worst elements and histograms. */
-void oq_batch_output_of(const oq_compare_result *r, oq_batch_output *o);
+/* The events of a batch's worst elements (oq_output_result.worst_event says what they are). */
+typedef struct oq_worst_events {
+    unsigned known;               /* bit i: worst[i] is set */
+    int64_t worst[OQ_COMPARE_MAX_WORST];
+    int failing_known;
+    int64_t failing;              /* of worst_failing */
+} oq_worst_events;
+/* A batch's output as the run keeps it: the comparison without worst elements and histograms;
+ * ev: its worst elements' events (NULL: none known). */
+void oq_batch_output_of(const oq_compare_result *r, const oq_worst_events *ev, oq_batch_output *o);
 /* `from` added into `into` (oq_output_result says how each field combines). */
 void oq_output_result_merge(oq_output_result *into, const oq_output_result *from);
 /* r added to the aggregate of its output in v (appended when new). */
 oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output_result *r, oq_err *err);
-/* One batch's comparison added to the aggregate of its output in v. */
+/* One batch's comparison added to the aggregate of its output in v; ev as oq_batch_output_of. */
 oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
-                                      oq_err *err);
+                                      const oq_worst_events *ev, oq_err *err);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Batch totals counted one record at a time (oq_batch_totals). */

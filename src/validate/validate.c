@@ -191,7 +191,7 @@ static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
     snprintf(save, sizeof save, "%s/outputs_%s_%0*lld.npz", pl->c->o->outdir, pl->tag,
              oq_batch_digits(run_n_batches(pl->c)), (long long)bi->index);
     oq_plan_batch b = {bi->index, bi->inputs, bi->expected, pl->c->o->save_outputs ? save : NULL,
-                       *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
+                       bi->source, *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
     return oq_plan_batch_put(pl->f, &b) ? OQ_OK : oq_err_write(err, pl->path, errno);
 }
 
@@ -1346,6 +1346,41 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     return st;
 }
 
+/* The query heads an attention node declares: ONNX Attention's q_num_heads, com.microsoft's
+ * num_heads; 0 where it declares none (4-D inputs carry them in their shape, decomposed
+ * attention in a Reshape's). */
+static long long declared_heads(const oq_attention_info *a)
+{
+    const char *key = !a->domain || !*a->domain || !strcmp(a->domain, "ai.onnx") ? "q_num_heads" : "num_heads";
+    size_t len = strlen(key);
+    for (size_t i = 0; i < a->n_attrs; i++)
+        if (!strncmp(a->attrs[i], key, len) && a->attrs[i][len] == '=') return strtoll(a->attrs[i] + len + 1, NULL, 10);
+    return 0;
+}
+
+/* The C encoder beside a user's model computes the heads the weights were loaded with
+ * (encoder.heads: the caller's, else the default 4), which the weights' shapes cannot tell; a
+ * model whose attention splits into other heads would fail every batch as if its numbers were
+ * wrong. Refused before anything runs. */
+static oq_status check_reference_heads(const run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    const oq_config *ref = NULL;
+    for (size_t k = 0; k < o->n_configs && !ref; k++)
+        if (!strcmp(o->configs[k].runtime, "ref") && o->configs[k].repr == OQ_REPR_ENCODER) ref = &o->configs[k];
+    if (o->kind != OQ_MODEL_USER || !c->weights || !ref) return OQ_OK;
+    const oq_model_info *mi = c->sig.mi;
+    long long want = c->weights->cfg.heads;
+    for (size_t i = 0; i < mi->n_attention; i++) {
+        long long h = declared_heads(&mi->attention[i]);
+        if (h > 0 && h != want)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "%s: the reference %s computes %lld heads, the model's %s '%s' has %lld; give encoder.heads %lld",
+                              o->model_path, ref->name, want, mi->attention[i].kind, mi->attention[i].name, h, h);
+    }
+    return OQ_OK;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -1366,6 +1401,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_ort_libs(c, err);
     if (!st) st = make_weights(c, err);
     if (!st) st = model_signature(c, err);
+    if (!st) st = check_reference_heads(c, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
     if (!st) st = record_signature(c, err);
     /* a signal ends the run here too: a call it interrupted has failed or gone on without it */

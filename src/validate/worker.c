@@ -57,6 +57,7 @@ typedef struct batch_mask {
     int64_t batch, seq;
     const char *input; /* the model's name for it */
     char inputs_sha[65]; /* the inputs file's SHA-256 (the cache's key, the stream's check) */
+    int64_t *events;   /* each event's id (the file's event_indices), NULL: not known */
 } batch_mask;
 
 /* An .npz file read whole, then parsed (libzip's reads from a file seek and read again); its
@@ -89,6 +90,21 @@ static oq_status feed_as(const worker *w, const char *path, size_t i, oq_tensor 
     return io ? oq_npz_feed_as(t, (oq_dtype)io->elem_type, what, err) : OQ_OK;
 }
 
+/* The batch's event ids, to name the event a failing element lies in: the member the
+ * orchestrator wrote beside the inputs (none where the model takes one of that name: that one
+ * is the model's input, not the run's ids). */
+static oq_status event_ids(const oq_validate_plan *p, const oq_npz *z, batch_mask *bm, oq_err *err)
+{
+    for (size_t i = 0; i < p->n_inputs; i++)
+        if (!strcmp(p->input_members[i], "event_indices")) return OQ_OK;
+    const oq_tensor *t = oq_npz_get(z, "event_indices");
+    if (!t || t->dtype != OQ_DTYPE_INT64 || t->ndim != 1 || t->shape[0] != bm->batch) return OQ_OK;
+    size_t bytes = (size_t)bm->batch * sizeof *bm->events;
+    if (!(bm->events = malloc(bytes ? bytes : 1))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    memcpy(bm->events, t->data, bytes);
+    return OQ_OK;
+}
+
 /* Inputs of one batch, named as the model expects, and each event's length. */
 static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, size_t *n, batch_mask *bm,
                              oq_err *err)
@@ -119,6 +135,7 @@ static oq_status load_inputs(worker *w, const char *path, oq_tensor ***inputs, s
         st = bm->lengths ? oq_mask_check_polarity(mask, NULL, p->mask_polarity, bm->lengths, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
         if (st) oq_err_prefix(err, "%s: ", path);
     }
+    if (!st && mask) st = event_ids(p, z, bm, err);
     oq_npz_free(z);
     if (st) {
         oq_tensors_free(*inputs, *n);
@@ -236,6 +253,37 @@ static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tenso
     return OQ_OK;
 }
 
+/* The events of res's worst elements, where the output has the mask's batch axis. */
+static void worst_events(const oq_compare_result *res, const oq_compare_opts *co, const batch_mask *bm,
+                         oq_worst_events *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    if (!bm->events || !co->lengths || co->batch_axis < 0 || co->batch_axis >= res->ndim) return;
+    for (int32_t i = 0; i < res->worst_count; i++) {
+        int64_t row = res->worst[i].coord[co->batch_axis];
+        if (row < 0 || row >= bm->batch) continue;
+        ev->worst[i] = bm->events[row];
+        ev->known |= 1u << i;
+    }
+    int64_t row = res->worst_failing.coord[co->batch_axis];
+    ev->failing_known = res->over_tol > 0 && row >= 0 && row < bm->batch;
+    if (ev->failing_known) ev->failing = bm->events[row];
+}
+
+/* " (event ID of SOURCE)" for the element a failure's line names (worst_failing, else worst[0]),
+ * or "" where its event is not known. */
+static const char *event_where(const oq_compare_result *res, const oq_worst_events *ev, const char *source, char *buf,
+                               size_t n)
+{
+    int failing = res->over_tol > 0;
+    int known = failing ? ev->failing_known : (int)(ev->known & 1u);
+    *buf = 0;
+    if (known)
+        snprintf(buf, n, " (event %lld%s%s)", (long long)(failing ? ev->failing : ev->worst[0]), source ? " of " : "",
+                 source ? source : "");
+    return buf;
+}
+
 /* Compares every reference output with ours; the first failure gives the reason. An output
  * is compared on its valid elements when it has the mask's batch and sequence axes. */
 static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor **outs, size_t n_out,
@@ -265,20 +313,23 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
             continue;
         }
         int vacuous = oq_compare_judge_atol(res, w->base_tol.atol);
+        oq_worst_events ev;
+        worst_events(res, &co, bm, &ev);
         oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
-        if (!bo || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, err)) {
+        if (!bo || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, &ev, err)) {
             st = bo ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
             break;
         }
-        oq_batch_output_of(res, bo);
+        oq_batch_output_of(res, &ev, bo);
         if (!res->passed && !w->r->reason) {
-            char line[512];
+            char line[OQ_PATH_BUF + 512], where[OQ_PATH_BUF + 64];
             if (vacuous)
                 oq_result_reason(w->r, "batch %lld, output %s: %s", (long long)b->index, r->name,
                                  oq_compare_vacuous_str(res, line, sizeof line));
             else
                 oq_result_reason(w->r, "batch %lld, output %s", (long long)b->index,
-                                 oq_compare_result_str(res, line, sizeof line));
+                                 oq_compare_result_str_at(res, NULL, event_where(res, &ev, pb->source, where, sizeof where),
+                                                          line, sizeof line));
         }
         b->passed &= res->passed;
     }
@@ -458,6 +509,7 @@ static oq_status run_from_inputs(worker *w, const oq_plan_batch *pb, int by_plan
     oq_tensors_free(in, n_in);
     oq_tensors_free(out, n_out);
     free(bm.lengths);
+    free(bm.events);
     return put_record(w, b, st, err);
 }
 
@@ -737,6 +789,7 @@ static void plan_batch_clear(oq_plan_batch *pb)
     free(pb->inputs);
     free(pb->ref);
     free(pb->save);
+    free(pb->source);
     free(pb->sha256);
     memset(pb, 0, sizeof *pb);
 }
@@ -747,8 +800,10 @@ static int plan_batch_copy(oq_plan_batch *to, const oq_plan_batch *from)
     to->inputs = from->inputs ? strdup(from->inputs) : NULL;
     to->ref = from->ref ? strdup(from->ref) : NULL;
     to->save = from->save ? strdup(from->save) : NULL;
+    to->source = from->source ? strdup(from->source) : NULL;
     to->sha256 = strdup(from->sha256);
-    int ok = to->sha256 && (to->inputs || !from->inputs) && (to->ref || !from->ref) && (to->save || !from->save);
+    int ok = to->sha256 && (to->inputs || !from->inputs) && (to->ref || !from->ref) && (to->save || !from->save) &&
+             (to->source || !from->source);
     if (!ok) plan_batch_clear(to);
     return ok;
 }

@@ -1073,11 +1073,11 @@ static void test_report_exact(void **state)
     assert_int_equal(count(html, "<td class=\"tol exact\">exact (equal values)</td>"), 1); /* ids_out */
     assert_non_null(strstr(html, "<td class=\"tol\">0.0001, 1e-05</td>"));                  /* y */
     /* only the elements that differ (the matching ones rank after them, and are not listed) */
-    assert_non_null(strstr(html, "<span class=\"muted\">elements that differ:</span> [0,1] got 101 expected 102</td>"));
+    assert_non_null(strstr(html, "<span class=\"muted\">elements that differ:</span> [0,1] (event 0) got 101 expected 102</td>"));
     free(html);
     char *xml = xml_of(doc);
     assert_non_null(strstr(xml, "<failure type=\"tolerance\" message=\"output ids_out: 1 of 4 valid elements differ, "
-                                "max |error| 1 at [0,1] (got 101, expected 102); compared exactly\""));
+                                "max |error| 1 at [0,1] (event 0) (got 101, expected 102); compared exactly\""));
     free(xml);
     oq_figures *f = figures_of(doc, NULL);
     const char *note = series(figure(f, "error_ids_out"), "cpu:model:fp32")->note;

@@ -257,8 +257,8 @@ static void fill_result(oq_config_result *r)
     const char *names[2] = {"cls", "reg"};
     for (int k = 0; k < 2; k++) {
         fill_compare(c, names[k], k == 0);
-        oq_batch_output_of(c, OQ_PUSH(b->outputs, b->n_outputs));
-        assert_int_equal(oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, b->index, NULL), OQ_OK);
+        oq_batch_output_of(c, NULL, OQ_PUSH(b->outputs, b->n_outputs));
+        assert_int_equal(oq_output_results_add_batch(&r->outputs, &r->n_outputs, c, b->index, NULL, NULL), OQ_OK);
     }
     free(c);
     b = OQ_PUSH(r->batches, r->n_batches);
@@ -404,9 +404,9 @@ static void outputs_over_batches(void **state)
     for (int i = 0; i < B; i++) {
         batch_compare(c, i, ref, out);
         largest = fmax(largest, c->rel_l2);
-        assert_int_equal(oq_output_results_add_batch(&by_batch, &n_by_batch, c, i, NULL), OQ_OK);
-        if (i == 0) assert_int_equal(oq_output_results_add_batch(&first, &n_first, c, i, NULL), OQ_OK);
-        else assert_int_equal(oq_output_results_add_batch(&rest, &n_rest, c, i, NULL), OQ_OK);
+        assert_int_equal(oq_output_results_add_batch(&by_batch, &n_by_batch, c, i, NULL, NULL), OQ_OK);
+        if (i == 0) assert_int_equal(oq_output_results_add_batch(&first, &n_first, c, i, NULL, NULL), OQ_OK);
+        else assert_int_equal(oq_output_results_add_batch(&rest, &n_rest, c, i, NULL, NULL), OQ_OK);
     }
     int64_t shape[2] = {1, 4 * B};
     oq_tensor *o, *r;
