@@ -125,11 +125,13 @@ typedef struct oq_validate_opts {
     const oq_config *configs;
     size_t n_required;        /* configs whose skip counts as a failure */
     const char *const *required;
-    int repeat, warmup;       /* per batch: the first call, `warmup` untimed, `repeat` timed */
+    int repeat, warmup;       /* per batch: the first call, `warmup` untimed, `repeat` timed
+                                 (repeat >= 1, warmup >= 0) */
     int repeat_reference;     /* configs[0] too; else it runs once per batch (its outputs are
                                  what the others need; that one call is its time) */
     int threads;              /* the C reference's threads and ORT's intra-op threads of every
-                                 configuration; 0: the reference on every core, ORT's default */
+                                 configuration; 0: the reference on every core, ORT's default;
+                                 below 0 is refused */
     oq_graph_opt graph_opt;   /* ORT's graph optimization level of every ORT configuration
                                  (OQ_GRAPH_OPT_DEFAULT: ORT's own, every optimization) */
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
@@ -549,7 +551,16 @@ typedef struct oq_validate_summary {
  * records (counted in each configuration's totals), the batch list (n_batches 0) and the
  * plan's description (plan_hash stays). Usage or input errors (bad mask, missing or mismatched members,
  * unreadable inputs, impossible configurations) return a status before any
- * model runs, with an error record written to outdir/error.json.
+ * model runs, with an error record written to outdir/error.json. Before that, and writing
+ * nothing: a field outside its range (kind, graph_opt, threads, padding, repeat, warmup, each
+ * configuration's repr, precision and kernel) or configs NULL with n_configs > 0 is
+ * OQ_ERR_INVALID_ARG naming the field ("oq_validate_run: graph_opt 9 out of range 0..4").
+ * One run at a time in an output folder: the call takes outdir's lock itself (OQ_OUTDIR_LOCK,
+ * fileio.h: an flock, so a second thread of this process is excluded as a second process is;
+ * a shard run takes it shared, with its own shard lock) and releases it when it returns. A
+ * second call while one runs gets OQ_ERR_IO "OUTDIR: in use by another ortqual run (...)"
+ * before it writes anything. A caller that took the lock with oq_outdir_lock_create from the
+ * same thread (as the tool does) runs in that folder: the call does not take it again.
  * With o->shard.prepare nothing runs: the batches are written and checked, the ONNX files
  * exported, outdir/shards/plan.json written, and *summary holds the plan's identity (no
  * configurations; the batches are in the plan's files, never held). With o->shard.count alone the run is shard o->shard.index of

@@ -55,6 +55,10 @@ void oq_scratch_hold(const char *dir);
  * (oq_output_release), whatever set completes meanwhile: a signal that ends the process removes
  * it, as oq_outdir_lock_free would have. */
 void oq_lock_hold(const char *path);
+/* 1 when the calling thread holds the lock on DIR/NAME (NULL: OQ_OUTDIR_LOCK) through
+ * oq_outdir_lock_create (or _shared, where `shared` asks only that): a library call that takes
+ * the lock itself leaves it to a caller that took it first, rather than be refused by it. */
+int oq_outdir_lock_held(const char *dir, const char *name, int shared);
 
 oq_status oq_json_write_file(const char *path, const json_t *j, size_t flags, oq_err *err);
 /* The same without the fsync (oq_write_file_nosync): scratch files of a run. */

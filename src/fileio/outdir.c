@@ -135,6 +135,7 @@ struct oq_outdir_lock {
     char path[4096];     /* the lock file */
     char dir[4096];      /* the folder */
     size_t made_from;    /* the length of the first folder of dir this lock made; 0: none */
+    pthread_t owner;     /* the thread that took it: only its own later calls find it held */
     oq_outdir_lock *next; /* in `held` */
 };
 
@@ -263,6 +264,22 @@ static int lock_try(oq_outdir_lock *lk, int last, oq_status *st, oq_err *err)
     return 1;
 }
 
+int oq_outdir_lock_held(const char *dir, const char *name, int shared)
+{
+    char path[PATH_MAX];
+    struct stat want, have;
+    if (snprintf(path, sizeof path, "%s/%s", dir, name ? name : OQ_OUTDIR_LOCK) >= (int)sizeof path ||
+        stat(path, &want) != 0)
+        return 0;
+    int found = 0;
+    pthread_mutex_lock(&held_mu);
+    for (const oq_outdir_lock *l = held; l && !found; l = l->next) /* by file: "d" and "./d" are one */
+        found = pthread_equal(l->owner, pthread_self()) && (!l->shared || shared) && fstat(l->fd, &have) == 0 &&
+                have.st_dev == want.st_dev && have.st_ino == want.st_ino;
+    pthread_mutex_unlock(&held_mu);
+    return found;
+}
+
 static oq_status lock_create(const char *dir, const char *name, int shared, oq_outdir_lock **lock, oq_err *err)
 {
     *lock = NULL;
@@ -270,6 +287,7 @@ static oq_status lock_create(const char *dir, const char *name, int shared, oq_o
     if (!lk) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     lk->fd = -1;
     lk->shared = shared;
+    lk->owner = pthread_self();
     snprintf(lk->dir, sizeof lk->dir, "%s", dir);
     snprintf(lk->path, sizeof lk->path, "%s/%s", dir, name ? name : OQ_OUTDIR_LOCK);
     lk->made_from = first_missing(dir);

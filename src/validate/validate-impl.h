@@ -129,6 +129,11 @@ oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, c
  * then say it, and `file` is "". */
 oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err);
 
+/* oq_validate_run's up-front check of the caller's fields: configs NULL with n_configs, and a
+ * value outside its enum or range (kind, graph_opt, threads, padding, repeat, warmup, each
+ * configuration's repr, precision and kernel) is OQ_ERR_INVALID_ARG naming the field. */
+oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err);
+
 /* Saved outputs' provenance (validate --save-outputs): the .npz archive's comment, "ortqual-outputs "
  * and a JSON object of the configuration, provider, model SHA-256, ONNX Runtime (version, real
  * file, that file's SHA-256) and session options ("session": threads, graph_opt, config and

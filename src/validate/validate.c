@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
+#include "fileio/fileio-impl.h"
 #include "convert/convert-impl.h"
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
@@ -1805,11 +1806,26 @@ static void ctx_clear(run_ctx *c)
     oq_signature_clear(&c->sig);
 }
 
-oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
+/* One run at a time in an output folder, as the tool's: the folder's lock (shared by the shards
+ * of a split, each of which also takes its own), unless this thread holds it already (the tool
+ * takes it first, to answer a refusal in its own words). */
+static oq_status lock_outdir(const oq_validate_opts *o, oq_outdir_lock **folder, oq_outdir_lock **own, oq_err *err)
 {
-    if (!o_in) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: o is NULL", __func__);
-    OQ_NEED(err, summary);
-    *summary = NULL;
+    *folder = *own = NULL;
+    if (!o->outdir || !*o->outdir) return OQ_OK; /* refused by the run's own checks */
+    int shard = o->shard.count && !o->shard.prepare;
+    char name[64];
+    snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
+    oq_status st = OQ_OK;
+    if (!oq_outdir_lock_held(o->outdir, NULL, shard))
+        st = shard ? oq_outdir_lock_create_shared(o->outdir, folder, err)
+                   : oq_outdir_lock_create(o->outdir, NULL, folder, err);
+    if (!st && shard && !oq_outdir_lock_held(o->outdir, name, 0)) st = oq_outdir_lock_create(o->outdir, name, own, err);
+    return st;
+}
+
+static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
+{
     oq_validate_opts shard_opts;
     char shard_dir[4096];
     const oq_validate_opts *o = oq_shard_opts(o_in, &shard_opts, shard_dir, sizeof shard_dir);
@@ -1852,5 +1868,19 @@ oq_status oq_validate_run(const oq_validate_opts *o_in, oq_validate_summary **su
     ctx_clear(&c);
     if (st) oq_validate_summary_free(c.s);
     else *summary = c.s;
+    return st;
+}
+
+oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err)
+{
+    if (!o) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: o is NULL", __func__);
+    OQ_NEED(err, summary);
+    *summary = NULL;
+    oq_outdir_lock *folder = NULL, *own = NULL;
+    oq_status st = oq_validate_opts_check(o, err);
+    if (!st) st = lock_outdir(o, &folder, &own, err);
+    if (!st) st = validate_run(o, summary, err);
+    oq_outdir_lock_free(own);
+    oq_outdir_lock_free(folder);
     return st;
 }

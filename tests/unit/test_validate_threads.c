@@ -104,6 +104,111 @@ static void runs_with_self_exe(void **state)
     free(dir);
 }
 
+/* A run stopped at its first progress line (the folder's lock held) until the other thread says. */
+struct gate {
+    int ready[2], go[2];
+    oq_validate_opts o;
+    oq_config cfg[2];
+    oq_status st;
+    int passed;
+};
+
+static void stop_once(void *ctx, const char *line)
+{
+    (void)line;
+    struct gate *g = ctx;
+    char c = 0;
+    if (g->ready[1] < 0) return;
+    if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) != 1) abort();
+    close(g->ready[1]);
+    g->ready[1] = -1;
+}
+
+static void *first_run(void *arg)
+{
+    struct gate *g = arg;
+    oq_validate_summary *s = NULL;
+    g->st = oq_validate_run(&g->o, &s, NULL);
+    g->passed = !g->st && s->verdict == OQ_RUN_PASSED;
+    oq_validate_summary_free(s);
+    return NULL;
+}
+
+static void in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
+{
+    small_run(o, cfg, outdir);
+    o->isolate = 0;
+    o->threads = 1;
+    o->events.num_events = 4;
+    o->events.batch_size = 4;
+    o->events.max_len = 8;
+}
+
+/* Two threads, one folder: the library takes the folder's lock itself (flock, per open file:
+ * a second thread is refused as a second process is), before the second writes anything. Two
+ * such runs used to overwrite each other's files and both report a verdict. */
+static void second_thread_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("vthreads");
+    char outdir[512];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    struct gate g;
+    assert_int_equal(pipe(g.ready), 0);
+    assert_int_equal(pipe(g.go), 0);
+    in_process(&g.o, g.cfg, outdir);
+    g.o.progress = stop_once;
+    g.o.progress_ctx = &g;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, first_run, &g), 0);
+    char c;
+    assert_int_equal(read(g.ready[0], &c, 1), 1); /* the first run has begun */
+    oq_config cfg[2];
+    oq_validate_opts o;
+    in_process(&o, cfg, outdir);
+    o.overwrite = 1; /* not refused as a full folder: refused as one in use */
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    oq_status st = oq_validate_run(&o, &s, &err);
+    assert_int_equal(write(g.go[1], "g", 1), 1);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(st, OQ_ERR_IO);
+    assert_null(s);
+    if (!strstr(err.msg, "in use by another ortqual run")) fail_msg("%s", err.msg);
+    assert_int_equal(g.st, OQ_OK);
+    assert_true(g.passed);
+    for (int i = 0; i < 2; i++) {
+        close(g.ready[i]);
+        close(g.go[i]);
+    }
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+/* A caller that holds the folder's lock itself (as the tool does, to word a refusal its own
+ * way) runs in it from the same thread: the library's lock is not taken twice. */
+static void holder_runs_in_its_folder(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("vthreads");
+    char outdir[512];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    oq_outdir_lock *lock = NULL;
+    oq_err err = OQ_ERR_INIT;
+    assert_int_equal(oq_outdir_lock_create(outdir, NULL, &lock, &err), OQ_OK);
+    assert_non_null(lock);
+    oq_config cfg[2];
+    oq_validate_opts o;
+    in_process(&o, cfg, outdir);
+    oq_validate_summary *s = NULL;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    assert_int_equal(s->verdict, OQ_RUN_PASSED);
+    oq_validate_summary_free(s);
+    oq_outdir_lock_free(lock);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     pthread_t t;
@@ -112,6 +217,8 @@ int main(void)
         cmocka_unit_test(refused_without_self_exe),
         cmocka_unit_test(spawn_names_self_exe),
         cmocka_unit_test(runs_with_self_exe),
+        cmocka_unit_test(second_thread_refused),
+        cmocka_unit_test(holder_runs_in_its_folder),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (write(wake[1], "x", 1) != 1 || pthread_join(t, NULL)) rc = 1;
