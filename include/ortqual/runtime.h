@@ -187,7 +187,9 @@ typedef enum oq_graph_opt {
     OQ_GRAPH_OPT_EXTENDED,    /* ORT_ENABLE_EXTENDED */
     OQ_GRAPH_OPT_ALL          /* ORT_ENABLE_ALL, set explicitly */
 } oq_graph_opt;
-/* ORT's number of a choice: -1 (left to ORT), 0, 1, 2 or 99. */
+/* ORT's number of a choice: -1 (left to ORT), 0, 1, 2 or 99; OQ_GRAPH_OPT_LEVEL_UNKNOWN for a value
+ * outside oq_graph_opt (no ORT level is negative but -1). */
+#define OQ_GRAPH_OPT_LEVEL_UNKNOWN (-2)
 OQ_API int oq_graph_opt_level(oq_graph_opt g);
 /* The choice for ORT's number (-1, 0, 1, 2, 99); -1 for any other number. */
 OQ_API int oq_graph_opt_from_level(int level);

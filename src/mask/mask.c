@@ -148,7 +148,7 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity po
 
 const char *oq_mask_polarity_name(oq_mask_polarity p)
 {
-    return p == OQ_MASK_POLARITY_KEEP ? "keep" : p == OQ_MASK_POLARITY_PAD ? "pad" : NULL;
+    return p == OQ_MASK_POLARITY_KEEP ? "keep" : p == OQ_MASK_POLARITY_PAD ? "pad" : "unknown";
 }
 
 int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out)
