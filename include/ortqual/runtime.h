@@ -71,7 +71,7 @@ typedef struct oq_runtime oq_runtime;
  * ORT 1.29+ starts Microsoft's 1DS telemetry client when the OrtEnv is created, which
  * leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
  * the environment before this call to stop it (the ortqual tool does, unless it is set).
- * Errors: OQ_ERR_NOT_FOUND (one line naming every path tried and why each
+ * Errors: OQ_ERR_INVALID_ARG for an empty path (""); OQ_ERR_NOT_FOUND (one line naming every path tried and why each
  * failed) for a missing library or one without OrtGetApiBase; OQ_ERR_UNSUPPORTED
  * when its API is older than OQ_ORT_API_MIN; OQ_ERR_RUNTIME if no OrtEnv. */
 OQ_API oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err);
