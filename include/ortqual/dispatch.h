@@ -62,7 +62,7 @@ typedef enum oq_sdpa_kernel {
     OQ_SDPA_COUNT_ /* number of values, not a kernel */
 } oq_sdpa_kernel;
 
-/* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_SDPA_UNKNOWN. Never NULL. */
+/* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_SDPA_UNKNOWN, "unknown" outside the enum. Never NULL. */
 OQ_API const char *oq_sdpa_kernel_name(oq_sdpa_kernel k);
 
 /* The kernel for an ORT name or a short alias, case-insensitive: every ORT
