@@ -71,13 +71,14 @@ OQ_API oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
  * *out filled while i is below their number, else 0 (0 for a NULL out). */
 OQ_API int oq_config_known(size_t i, oq_config *out);
 
+/* Names as the parser reads them; "unknown" for a value outside the enum. */
 OQ_API const char *oq_repr_name(oq_repr r);
 OQ_API const char *oq_precision_name(oq_precision p);
 OQ_API const char *oq_kernel_name(oq_kernel k);
 
-/* CUDA `sdpa_kernel` bitmask for a kernel choice (0 = let ORT choose). */
+/* CUDA `sdpa_kernel` bitmask for a kernel choice (0 = let ORT choose, or a value outside oq_kernel). */
 OQ_API int oq_kernel_sdpa_mask(oq_kernel k);
-/* The name ORT prints in its routing line (SdpaKernel=...), NULL for auto. */
+/* The name ORT prints in its routing line (SdpaKernel=...), NULL for auto or a value outside oq_kernel. */
 OQ_API const char *oq_kernel_ort_name(oq_kernel k);
 
 /* Non-zero for a precision below float32 (fp16, tf32, bf16): tf32 and fp16 are judged with fp16's

@@ -62,7 +62,7 @@ typedef enum oq_sdpa_kernel {
     OQ_SDPA_COUNT_ /* number of values, not a kernel */
 } oq_sdpa_kernel;
 
-/* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_SDPA_UNKNOWN. Never NULL. */
+/* ORT's name ("FLASH_ATTENTION"); "UNKNOWN" for OQ_SDPA_UNKNOWN, "unknown" outside the enum. Never NULL. */
 OQ_API const char *oq_sdpa_kernel_name(oq_sdpa_kernel k);
 
 /* The kernel for an ORT name or a short alias, case-insensitive: every ORT
@@ -187,8 +187,7 @@ typedef enum oq_dispatch_failure_kind {
     OQ_DISPATCH_FAILURE_KIND_COUNT_ /* number of values, not a kind */
 } oq_dispatch_failure_kind;
 
-/* "kernel", "unobserved", "no_routing"; "text" for OQ_DISPATCH_FAILURE_TEXT and any other
- * value. Never NULL. */
+/* "text", "kernel", "unobserved", "no_routing"; "unknown" for any other value. Never NULL. */
 OQ_API const char *oq_dispatch_failure_kind_name(oq_dispatch_failure_kind k);
 /* The kind of a name above; OQ_DISPATCH_FAILURE_TEXT for any other name, or NULL. */
 OQ_API oq_dispatch_failure_kind oq_dispatch_failure_kind_from_name(const char *name);

@@ -119,7 +119,7 @@ OQ_API const oq_io_info *oq_model_default_input(const oq_model_info *mi, const c
  * io, and nothing written to a NULL buf. */
 OQ_API void oq_io_names(const oq_io_info *io, size_t n, char *buf, size_t size);
 /* The name of an ONNX element type (oq_io_info.elem_type): "float32", "string",
- * "complex64"... also for the types oq_dtype does not hold; never NULL. */
+ * "complex64"... also for the types oq_dtype does not hold; "unknown" beyond them; never NULL. */
 OQ_API const char *oq_elem_type_name(int32_t elem_type);
 
 /* The precision a model of yours is judged at when no reference of ortqual's computes its

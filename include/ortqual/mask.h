@@ -63,7 +63,7 @@ typedef enum oq_mask_polarity {
     OQ_MASK_POLARITY_PAD       /* 1 = padding, 0 = valid */
 } oq_mask_polarity;
 
-/* "keep" or "pad"; NULL for another value. */
+/* "keep" or "pad"; "unknown" for another value (never NULL). */
 OQ_API const char *oq_mask_polarity_name(oq_mask_polarity p);
 /* "keep" or "pad" into *out: 0, else -1 (*out untouched). */
 OQ_API int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out);

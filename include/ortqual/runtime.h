@@ -71,7 +71,7 @@ typedef struct oq_runtime oq_runtime;
  * ORT 1.29+ starts Microsoft's 1DS telemetry client when the OrtEnv is created, which
  * leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
  * the environment before this call to stop it (the ortqual tool does, unless it is set).
- * Errors: OQ_ERR_NOT_FOUND (one line naming every path tried and why each
+ * Errors: OQ_ERR_INVALID_ARG for an empty path (""); OQ_ERR_NOT_FOUND (one line naming every path tried and why each
  * failed) for a missing library or one without OrtGetApiBase; OQ_ERR_UNSUPPORTED
  * when its API is older than OQ_ORT_API_MIN; OQ_ERR_RUNTIME if no OrtEnv. */
 OQ_API oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err);
@@ -187,7 +187,9 @@ typedef enum oq_graph_opt {
     OQ_GRAPH_OPT_EXTENDED,    /* ORT_ENABLE_EXTENDED */
     OQ_GRAPH_OPT_ALL          /* ORT_ENABLE_ALL, set explicitly */
 } oq_graph_opt;
-/* ORT's number of a choice: -1 (left to ORT), 0, 1, 2 or 99. */
+/* ORT's number of a choice: -1 (left to ORT), 0, 1, 2 or 99; OQ_GRAPH_OPT_LEVEL_UNKNOWN for a value
+ * outside oq_graph_opt (no ORT level is negative but -1). */
+#define OQ_GRAPH_OPT_LEVEL_UNKNOWN (-2)
 OQ_API int oq_graph_opt_level(oq_graph_opt g);
 /* The choice for ORT's number (-1, 0, 1, 2, 99); -1 for any other number. */
 OQ_API int oq_graph_opt_from_level(int level);

@@ -80,6 +80,9 @@ typedef struct oq_err {
  *   OQ_ERR_CHECK_FAILED "check failed"
  *   OQ_ERR_OUTPUT       "cannot write output" */
 OQ_API const char *oq_status_str(oq_status s);
+/* Every enum's name getter (oq_verdict_name, oq_repr_name, oq_dtype_name...) keeps this rule: a
+ * value outside its enum names "unknown" (never NULL, never an abort): a stray cast in a caller
+ * must not read past a table. oq_graph_opt_level says OQ_GRAPH_OPT_LEVEL_UNKNOWN. */
 
 /* Fill `err` (if non-NULL) with status and a printf-style message; returns `s`
  * so callers can write `return oq_err_set(err, OQ_ERR_IO, "...", ...)`. The

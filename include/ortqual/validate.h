@@ -170,7 +170,11 @@ typedef struct oq_validate_opts {
 
     /* isolation */
     int isolate;
-    double timeout_s;
+    double timeout_s;         /* each isolated worker's wall-time limit, in seconds (default
+                                 300; fractions allowed): one that runs longer is killed and its
+                                 configuration fails "timed out after S s". Not above 0 (0, a
+                                 negative value, NaN) or above 2^40 is refused (OQ_ERR_INVALID_ARG),
+                                 as the tool's --timeout refuses it: there is no "no limit" */
     const char *self_exe;     /* the ortqual binary to re-execute as worker: one that cannot run
                                  is refused first (OQ_ERR_INVALID_ARG). NULL: the tool installed
                                  with this library (oq_validate_find_tool), where there is one;

@@ -256,7 +256,7 @@ static oq_status check_generated_opts(const oq_bench_opts *o, const model_sweep 
  * ignored while the caller believes it applied. */
 static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p, oq_err *err)
 {
-    if (!oq_mask_polarity_name(o->mask_polarity))
+    if (o->mask_polarity != OQ_MASK_POLARITY_KEEP && o->mask_polarity != OQ_MASK_POLARITY_PAD)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
     if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !(o->given & OQ_BENCH_GIVEN_MASK_POLARITY)) return OQ_OK;
     for (size_t i = 0; i < p->n_inputs; i++)

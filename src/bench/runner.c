@@ -26,10 +26,11 @@ struct oq_bench_runner {
 const char *oq_io_binding_name(oq_io_binding io)
 {
     switch (io) {
+    case OQ_IO_AUTO: return "auto";
     case OQ_IO_HOST: return "host";
     case OQ_IO_DEVICE: return "device";
-    default: return "auto";
     }
+    return "unknown";
 }
 
 int oq_io_binding_parse(const char *s)

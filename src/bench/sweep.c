@@ -30,7 +30,7 @@ void oq_bench_opts_default(oq_bench_opts *o)
 const char *oq_bench_status_name(oq_bench_status s)
 {
     static const char *const names[] = {"ok", "skipped", "unsupported", "oom", "failed"};
-    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "failed";
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "unknown";
 }
 
 oq_status oq_bench_variant_parse(const char *text, oq_bench_variant *out, oq_err *err)

@@ -16,11 +16,18 @@ static const oq_sdpa_kernel kernel_sdpa[] = {OQ_SDPA_UNKNOWN, OQ_SDPA_FLASH_ATTE
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-const char *oq_repr_name(oq_repr r) { return repr_names[r]; }
-const char *oq_precision_name(oq_precision p) { return prec_names[p]; }
-const char *oq_kernel_name(oq_kernel k) { return kernel_names[k]; }
-int oq_kernel_sdpa_mask(oq_kernel k) { return (int)oq_dispatch_kernel_mask(kernel_sdpa[k]); }
-const char *oq_kernel_ort_name(oq_kernel k) { return k == OQ_KERNEL_AUTO ? NULL : oq_sdpa_kernel_name(kernel_sdpa[k]); }
+/* Out-of-range values name "unknown" (like oq_status_str): a caller's stray cast never reads past a table. */
+static const char *name_of(int v, const char *const *names, int n) { return v >= 0 && v < n ? names[v] : "unknown"; }
+static int kernel_ok(oq_kernel k) { return (int)k >= 0 && (int)k < COUNT(kernel_sdpa); }
+
+const char *oq_repr_name(oq_repr r) { return name_of((int)r, repr_names, COUNT(repr_names)); }
+const char *oq_precision_name(oq_precision p) { return name_of((int)p, prec_names, COUNT(prec_names)); }
+const char *oq_kernel_name(oq_kernel k) { return name_of((int)k, kernel_names, COUNT(kernel_names)); }
+int oq_kernel_sdpa_mask(oq_kernel k) { return kernel_ok(k) ? (int)oq_dispatch_kernel_mask(kernel_sdpa[k]) : 0; }
+const char *oq_kernel_ort_name(oq_kernel k)
+{
+    return k == OQ_KERNEL_AUTO || !kernel_ok(k) ? NULL : oq_sdpa_kernel_name(kernel_sdpa[k]);
+}
 int oq_config_is_expected(const oq_config *c) { return c && c->repr == OQ_REPR_EXPECTED; }
 int oq_config_uses_ort(const oq_config *c)
 {

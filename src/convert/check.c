@@ -461,7 +461,7 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     const char *pol = oq_mask_polarity_name(c->polarity);
     if (!k.mask && c->polarity != OQ_MASK_POLARITY_KEEP) /* it would read nothing */
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but no input is the mask (mask_input names "
-                          "one)", reference->name, pol ? pol : "?");
+                          "one)", reference->name, pol);
     oq_status st = oq_model_inspect_proto(reference->orig, reference->name, &k.mi, err);
     if (!st) st = oq_seq_axes_check_model(reference->name, k.mi, k.mask, o->seq_axes, o->n_seq_axes, err);
     /* the attention dtype's tolerance only where some Attention of the output computes in it,

@@ -13,7 +13,7 @@ static const char *const KIND_NAMES[OQ_DISPATCH_FAILURE_KIND_COUNT_] = {"text", 
 
 const char *oq_dispatch_failure_kind_name(oq_dispatch_failure_kind k)
 {
-    return k > OQ_DISPATCH_FAILURE_TEXT && k < OQ_DISPATCH_FAILURE_KIND_COUNT_ ? KIND_NAMES[k] : KIND_NAMES[0];
+    return (unsigned)k < OQ_DISPATCH_FAILURE_KIND_COUNT_ ? KIND_NAMES[k] : "unknown";
 }
 
 oq_dispatch_failure_kind oq_dispatch_failure_kind_from_name(const char *name)

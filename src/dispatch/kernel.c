@@ -24,7 +24,7 @@ static const struct {
 
 const char *oq_sdpa_kernel_name(oq_sdpa_kernel k)
 {
-    return (unsigned)k < OQ_SDPA_COUNT_ ? KERNELS[k].name : KERNELS[0].name;
+    return (unsigned)k < OQ_SDPA_COUNT_ ? KERNELS[k].name : "unknown";
 }
 
 oq_sdpa_kernel oq_sdpa_kernel_from_name(const char *name)

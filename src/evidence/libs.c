@@ -15,9 +15,9 @@ const char *oq_lib_group_name(oq_lib_group g)
     case OQ_LIB_CUBLAS: return "cublas";
     case OQ_LIB_CUDNN: return "cudnn";
     case OQ_LIB_DRIVER: return "driver";
-    case OQ_LIB_OTHER: break;
+    case OQ_LIB_OTHER: return "other";
     }
-    return "other";
+    return "unknown";
 }
 
 static int starts(const char *s, const char *prefix)

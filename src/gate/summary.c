@@ -37,9 +37,9 @@ const char *oq_runner_name(oq_runner r)
     case OQ_RUNNER_CARGO: return "cargo";
     case OQ_RUNNER_GTEST: return "gtest";
     case OQ_RUNNER_UNITTEST: return "unittest";
-    case OQ_RUNNER_NONE: break;
+    case OQ_RUNNER_NONE: return "none";
     }
-    return "none";
+    return "unknown";
 }
 
 static void free_reasons(oq_skip_reason *r, size_t n)

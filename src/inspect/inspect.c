@@ -522,7 +522,7 @@ const char *oq_elem_type_name(int32_t t)
                                         "int64", "string", "bool", "float16", "float64", "uint32", "uint64",
                                         "complex64", "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz",
                                         "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
-    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an element type beyond float4e2m1";
+    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "unknown";
 }
 
 const oq_io_info *oq_model_default_input(const oq_model_info *mi, const char *name)

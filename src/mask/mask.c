@@ -148,7 +148,7 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity po
 
 const char *oq_mask_polarity_name(oq_mask_polarity p)
 {
-    return p == OQ_MASK_POLARITY_KEEP ? "keep" : p == OQ_MASK_POLARITY_PAD ? "pad" : NULL;
+    return p == OQ_MASK_POLARITY_KEEP ? "keep" : p == OQ_MASK_POLARITY_PAD ? "pad" : "unknown";
 }
 
 int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out)
@@ -164,7 +164,7 @@ int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out)
 static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
                             int64_t *lengths_out, oq_err *err)
 {
-    if (!oq_mask_polarity_name(polarity))
+    if (polarity != OQ_MASK_POLARITY_KEEP && polarity != OQ_MASK_POLARITY_PAD)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask polarity %d is neither keep nor pad", (int)polarity);
     oq_status st = check_shapes(mask, features, err);
     if (st) return st;

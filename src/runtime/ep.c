@@ -33,9 +33,9 @@ const char *oq_hw_type_name(oq_hw_type t)
     case OQ_HW_CPU: return "cpu";
     case OQ_HW_GPU: return "gpu";
     case OQ_HW_NPU: return "npu";
-    case OQ_HW_OTHER: break;
+    case OQ_HW_OTHER: return "other";
     }
-    return "other";
+    return "unknown";
 }
 
 /* ---- provider option checks ------------------------------------------------------ */

@@ -319,6 +319,8 @@ oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
 {
     OQ_NEED(err, out);
     *out = NULL;
+    if (path && !*path) /* dlopen("") is the main program: never the library meant */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: path is empty (NULL searches the usual places)", __func__);
     attempts a = {.len = 0};
     get_api_base_fn fn = NULL;
     void *dl = search_open(path, &fn, &a);

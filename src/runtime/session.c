@@ -51,8 +51,7 @@ static const int ort_levels[] = {-1, ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENAB
 
 int oq_graph_opt_level(oq_graph_opt g)
 {
-    OQ_ASSERT((unsigned)g < sizeof ort_levels / sizeof *ort_levels);
-    return ort_levels[g];
+    return (unsigned)g < sizeof ort_levels / sizeof *ort_levels ? ort_levels[g] : OQ_GRAPH_OPT_LEVEL_UNKNOWN;
 }
 
 int oq_graph_opt_from_level(int level)

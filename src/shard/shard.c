@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *oq_shard_by_name(oq_shard_by by) { return by == OQ_SHARD_BY_CONFIG ? "config" : "batch"; }
+const char *oq_shard_by_name(oq_shard_by by)
+{
+    return by == OQ_SHARD_BY_BATCH ? "batch" : by == OQ_SHARD_BY_CONFIG ? "config" : "unknown";
+}
 
 int oq_shard_by_parse(const char *s)
 {

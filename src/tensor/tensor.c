@@ -26,9 +26,9 @@ const char *oq_dtype_name(oq_dtype t)
     case OQ_DTYPE_INT16: return "int16";
     case OQ_DTYPE_UINT32: return "uint32";
     case OQ_DTYPE_UINT64: return "uint64";
-    case OQ_DTYPE_UNDEFINED: break;
+    case OQ_DTYPE_UNDEFINED: return "undefined";
     }
-    return "undefined";
+    return "unknown";
 }
 
 int oq_dtype_is_float(oq_dtype t)

@@ -142,13 +142,15 @@ static oq_status write_scratch(const char *path, json_t *j, oq_err *err)
     return st;
 }
 
-/* The JSON of a file; NULL with the error (naming the file) when it cannot be read. */
-static json_t *load(const char *path, oq_err *err)
+/* The JSON of a file; NULL with the error (naming the file) and its status in *st when it
+ * cannot be read: OQ_ERR_IO for a file that cannot be opened, OQ_ERR_FORMAT for bad JSON. */
+static json_t *load(const char *path, oq_status *st, oq_err *err)
 {
-    if (oq_check_regular_file(path, NULL, err)) return NULL; /* a folder: not "'[' expected" */
+    *st = oq_check_regular_file(path, NULL, err); /* a folder: not "'[' expected" */
+    if (*st) return NULL;
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
-    if (!j) oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
+    if (!j) *st = oq_err_set(err, OQ_ERR_FORMAT, "%s: %s (line %d)", path, je.text, je.line);
     return j;
 }
 
@@ -367,8 +369,9 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
 oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
 {
     memset(p, 0, sizeof *p);
-    json_t *j = load(path, err);
-    oq_status st = j ? plan_back(j, p, err) : OQ_ERR_FORMAT;
+    oq_status lst;
+    json_t *j = load(path, &lst, err);
+    oq_status st = j ? plan_back(j, p, err) : lst;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     if (st) oq_validate_plan_clear(p);
     json_decref(j);
@@ -1004,8 +1007,9 @@ oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err)
 {
     memset(r, 0, sizeof *r);
-    json_t *j = load(path, err);
-    oq_status st = j ? oq_config_result_from_json(j, r, err) : OQ_ERR_FORMAT;
+    oq_status lst;
+    json_t *j = load(path, &lst, err);
+    oq_status st = j ? oq_config_result_from_json(j, r, err) : lst;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
     return st;
@@ -1194,12 +1198,13 @@ oq_status oq_shard_info_write(const oq_shard_info *i, const char *path, oq_err *
 oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err)
 {
     memset(i, 0, sizeof *i);
-    json_t *j = load(path, err);
+    oq_status lst;
+    json_t *j = load(path, &lst, err);
     int ok = j && shard_info_back(j, i);
     json_decref(j);
     if (ok) return OQ_OK;
     oq_shard_info_clear(i);
-    return j ? oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path) : OQ_ERR_FORMAT;
+    return j ? oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path) : lst;
 }
 
 static json_t *merge_info_json(const oq_merge_info *m)
@@ -1629,8 +1634,9 @@ oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summa
     *summary = NULL;
     oq_validate_summary *s = calloc(1, sizeof *s);
     if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    json_t *j = load(path, err);
-    oq_status st = j ? summary_back(j, s, err) : OQ_ERR_FORMAT;
+    oq_status lst;
+    json_t *j = load(path, &lst, err);
+    oq_status st = j ? summary_back(j, s, err) : lst;
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
     if (st) oq_validate_summary_free(s);
@@ -1700,8 +1706,9 @@ oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
 
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err)
 {
-    json_t *j = load(path, err);
-    if (!j) return OQ_ERR_FORMAT;
+    oq_status lst;
+    json_t *j = load(path, &lst, err);
+    if (!j) return lst;
     snprintf(msg, n, "%s", str_of(j, "error") ? str_of(j, "error") : "?");
     json_decref(j);
     return OQ_OK;
@@ -2034,9 +2041,10 @@ oq_status oq_shard_plan_read(const char *outdir, oq_shard_plan *plan, oq_err *er
         return oq_err_set(err, OQ_ERR_NOT_FOUND,
                           "%s not found: prepare the shards first (validate or replay with shard.prepare "
                           "instead of shard.index, or 'ortqual slurm')", path);
-    json_t *j = load(path, err);
+    oq_status lst;
+    json_t *j = load(path, &lst, err);
     snprintf(path, sizeof path, "%s/shards", outdir);
-    oq_status st = j ? shard_plan_back(j, path, plan, err) : OQ_ERR_FORMAT;
+    oq_status st = j ? shard_plan_back(j, path, plan, err) : lst;
     snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);

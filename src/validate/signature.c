@@ -180,7 +180,7 @@ static oq_status mask_input_ok(const oq_io_info *io, const char *path, const cha
 static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq_signature *sig, oq_err *err)
 {
     sig->polarity = o->mask_polarity;
-    if (!oq_mask_polarity_name(o->mask_polarity))
+    if (o->mask_polarity != OQ_MASK_POLARITY_KEEP && o->mask_polarity != OQ_MASK_POLARITY_PAD)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
     if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !o->mask_polarity_given) return OQ_OK;
     if (o->kind != OQ_MODEL_USER)

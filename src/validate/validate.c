@@ -409,6 +409,8 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     run->ran = 1;
     run->signal = pr->signaled ? pr->signal : 0;
     oq_proc_describe(pr, run->ended, sizeof run->ended);
+    if (pr->timed_out) /* the limit set (0.5 s, not "0 s"), not the wall time the kill took */
+        snprintf(run->ended, sizeof run->ended, "timed out after %g s (killed)", bw->o->timeout_s);
     run->seconds = pr->seconds;
     run->stderr_tail = strdup(pr->stderr_tail);
     int crashed = pr->signaled || pr->timed_out || pr->exit_code != 0;
@@ -1773,6 +1775,44 @@ static const oq_validate_opts *with_tool(const oq_validate_opts *o, oq_validate_
     return copy;
 }
 
+/* A path list's entries: NULL or "" would be read as some other file (or none) and named
+ * by an inner function, not by the field the caller set. */
+static oq_status check_path_list(const char *field, const char *const *v, size_t n, oq_err *err)
+{
+    if (n && !v) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s is NULL (n_%s %zu)", field, field, n);
+    for (size_t i = 0; i < n; i++)
+        if (!v[i] || !*v[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s[%zu] is %s", field, i, v[i] ? "empty" : "NULL");
+    return OQ_OK;
+}
+
+/* The path fields, before anything reads them: each refusal names its field. */
+static oq_status check_paths(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->outdir || !*o->outdir)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "outdir is %s", o->outdir ? "empty" : "NULL");
+    if (o->kind == OQ_MODEL_USER && (!o->model_path || !*o->model_path))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "model_path is %s (kind OQ_MODEL_USER)",
+                          o->model_path ? "empty" : "NULL");
+    if (o->weights_path && !*o->weights_path)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "weights_path is empty (NULL: random weights)");
+    oq_status st = check_path_list("input_files", o->input_files, o->n_input_files, err);
+    if (!st) st = check_path_list("expected_files", o->expected_files, o->n_expected_files, err);
+    if (!st) st = check_path_list("ep_lib_names", o->ep_lib_names, o->n_ep_libs, err);
+    if (!st) st = check_path_list("ep_lib_paths", o->ep_lib_paths, o->n_ep_libs, err);
+    return st;
+}
+
+/* The tool's --timeout takes whole seconds from 1: the library refuses what can be no limit
+ * (0, negative, NaN) rather than run a worker unwatched; fractions are the library's own. */
+static oq_status check_timeout(const oq_validate_opts *o, oq_err *err)
+{
+    if (!(o->timeout_s > 0) || o->timeout_s > (double)(1LL << 40))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "timeout_s %g: want seconds above 0, up to 2^40 (default 300)",
+                          o->timeout_s);
+    return OQ_OK;
+}
+
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
  * threads): a self_exe that cannot run, or none where no worker can be forked, would fail
  * every configuration, and only after the inputs were prepared. (NULL is a caller's who relies
@@ -1878,6 +1918,8 @@ oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summa
     *summary = NULL;
     oq_outdir_lock *folder = NULL, *own = NULL;
     oq_status st = oq_validate_opts_check(o, err);
+    if (!st) st = check_paths(o, err);
+    if (!st) st = check_timeout(o, err);
     if (!st) st = lock_outdir(o, &folder, &own, err);
     if (!st) st = validate_run(o, summary, err);
     oq_outdir_lock_free(own);
