@@ -1,6 +1,7 @@
 /* Option tables, after git's parse-options: each subcommand describes its options once
  * (name, argument, help, what to do), and both the usage text and the getopt_long table are
  * made from that description. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -200,7 +201,7 @@ int oq_cli_graph_opt_option(const oq_opt *o, const char *arg)
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    int g = end != arg && !*end && !errno && v >= -1 && v <= 99 ? oq_graph_opt_from_level((int)v) : -1;
+    int g = end != arg && !*end && !errno && !isspace((unsigned char)*arg) && v >= -1 && v <= 99 ? oq_graph_opt_from_level((int)v) : -1;
     if (g < 0) {
         oq_cli_error("--graph-opt-level '%s': want -1, 0, 1, 2 or 99", arg);
         return -1;
@@ -214,15 +215,17 @@ int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
+    /* blanks before it are refused as those after it are (strtoll skips them): one rule */
+    int blank = isspace((unsigned char)*s);
     /* a number past long long would otherwise read as "want a whole number >= LO" */
-    if (errno == ERANGE && end != s && !*end) {
+    if (errno == ERANGE && end != s && !*end && !blank) {
         if (v > 0)
             oq_cli_error_in(cmd, "%s '%s': too large (at most %lld)", opt, s, (long long)hi);
         else
             oq_cli_error_in(cmd, "%s '%s': too small (at least %lld)", opt, s, (long long)lo);
         return -1;
     }
-    if (errno || end == s || *end || v < lo || v > hi) {
+    if (blank || errno || end == s || *end || v < lo || v > hi) {
         if (hi == INT64_MAX)
             oq_cli_error_in(cmd, "%s '%s': want a whole number >= %lld", opt, s, (long long)lo);
         else

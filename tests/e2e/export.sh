@@ -101,4 +101,12 @@ expect 2 "^ortqual export: -o: $T/nodir/x.onnx: folder '$T/nodir': No such file 
     "$ORTQUAL" export encoder -o "$T/nodir/x.onnx"
 [ ! -e "$T/nodir" ] && ok "nothing made under a missing folder" || bad "$T/nodir made"
 
+# whole numbers: blanks before one are refused as blanks after it are (' 4' was taken, '4 ' refused)
+for v in ' 4' '4 ' $'\t16'; do
+    expect 2 "^ortqual export: --heads '.*': want a whole number in 1\.\.2147483647$" \
+        "$ORTQUAL" export sdpa --heads "$v" -o "$T/blank.onnx"
+done
+expect 2 "^ortqual bench: --iters ' 3': want a whole number" "$ORTQUAL" bench --iters ' 3' --outdir "$T/blank"
+[ ! -e "$T/blank.onnx" ] && [ ! -e "$T/blank" ] && ok "blanks: nothing written" || bad "blanks: something written"
+
 report
