@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "axes/axes-impl.h"
 #include "bench/bench-impl.h"
@@ -351,6 +352,14 @@ static oq_status read_model(const char *path, model_sweep *m, oq_err *err)
 {
     oq_status st = oq_model_file_read(path, &m->file, err);
     if (!st && !m->file.mi) return oq_err_set(err, m->file.inspected.status, "%s", m->file.inspected.msg);
+    /* an external-data file that is a folder or a FIFO: refused before ORT opens it, as validate
+     * does (one that is not there is ORT's to explain, in the row) */
+    for (size_t i = 0; !st && i < m->file.n_ext; i++) {
+        struct stat sb;
+        if (!stat(m->file.ext_paths[i], &sb) && !S_ISREG(sb.st_mode))
+            return oq_err_set(err, OQ_ERR_IO, "%s: external data: %s: not a regular file", path,
+                              m->file.ext_paths[i]);
+    }
     m->mi = m->file.mi;
     return st;
 }

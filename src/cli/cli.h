@@ -165,6 +165,9 @@ void oq_cli_list_clear(oq_cli_list *l);
 /* Every entry of `l` joined with `sep` into *out (malloc'ed; NULL when `l` is empty). Prints
  * and returns -1 when out of memory. */
 int oq_cli_list_join(const oq_cli_list *l, const char *sep, char **out);
+/* --tolerance's entries joined with ';' into *out, as oq_cli_list_join; an output (or the
+ * default) given twice with another value is refused first, saying both (-1, said). */
+int oq_cli_tolerance_join(const char *cmd, const oq_cli_list *l, char **out);
 
 #define OQ_NUM_TYPE(p)                                                                       \
     _Generic((p), int *: OQ_NUM_INT, long *: OQ_NUM_LONG, unsigned *: OQ_NUM_UNSIGNED,         \

@@ -1,6 +1,7 @@
 /* Option tables, after git's parse-options: each subcommand describes its options once
  * (name, argument, help, what to do), and both the usage text and the getopt_long table are
  * made from that description. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ortqual/compare.h"
 
 /* Where the help text of every option starts. */
 #define HELP_COLUMN 26
@@ -65,6 +67,74 @@ int oq_cli_list_join(const oq_cli_list *l, const char *sep, char **out)
         strcat(*out, l->v[i]);
     }
     return 0;
+}
+
+/* Each ';' spec of every --tolerance, split out (malloc'ed copies, *n of them); -1 when out of memory. */
+static int tolerance_specs(const oq_cli_list *l, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        char *copy = strdup(l->v[i]), *rest = copy;
+        if (!copy) return -1;
+        for (char *s; (s = strsep(&rest, ";"));) {
+            if (!s[strspn(s, " ")]) continue; /* "fp16;" : no spec, as oq_tolerances_add skips it */
+            char **grown = realloc(*out, (*n + 1) * sizeof **out);
+            if (grown) *out = grown;
+            if (!grown || !(grown[*n] = strdup(s))) {
+                free(copy);
+                return -1;
+            }
+            (*n)++;
+        }
+        free(copy);
+    }
+    return 0;
+}
+
+/* Two specs for one output (or two for the default) with other values: the later one silently
+ * loosened or tightened the first, so it is refused as --dim NAME given twice is (docs/usage.md);
+ * the same value again is taken once. A spec that does not parse is left to the library's message. */
+static int tolerance_twice(const char *cmd, char **specs, size_t n)
+{
+    char (*names)[256] = calloc(n ? n : 1, sizeof *names);
+    oq_tolerance *tols = calloc(n ? n : 1, sizeof *tols);
+    int rc = names && tols ? 0 : -1;
+    if (rc) oq_cli_error_in(cmd, "out of memory");
+    for (size_t j = 0; !rc && j < n; j++) {
+        oq_err e = {0};
+        tols[j] = (oq_tolerance){-1, -1}; /* a key not given stays -1: "rtol=1" is not "rtol=1,atol=0" */
+        if (oq_tolerance_parse(specs[j], names[j], sizeof names[j], &tols[j], &e)) {
+            names[j][0] = '\x01'; /* matches no output */
+            continue;
+        }
+        for (size_t i = 0; i < j && !rc; i++) {
+            if (strcmp(names[i], names[j]) || (tols[i].rtol == tols[j].rtol && tols[i].atol == tols[j].atol))
+                continue;
+            if (names[j][0])
+                oq_cli_error_in(cmd, "--tolerance: output '%s' given twice ('%s' and '%s')", names[j], specs[i],
+                                specs[j]);
+            else
+                oq_cli_error_in(cmd, "--tolerance: the default given twice ('%s' and '%s')", specs[i], specs[j]);
+            rc = -1;
+        }
+    }
+    free(names);
+    free(tols);
+    return rc;
+}
+
+int oq_cli_tolerance_join(const char *cmd, const oq_cli_list *l, char **out)
+{
+    *out = NULL;
+    char **specs;
+    size_t n;
+    int rc = tolerance_specs(l, &specs, &n);
+    if (rc) oq_cli_error_in(cmd, "out of memory");
+    if (!rc) rc = tolerance_twice(cmd, specs, n);
+    for (size_t i = 0; i < n; i++) free(specs[i]);
+    free(specs);
+    return rc ? -1 : oq_cli_list_join(l, ";", out);
 }
 
 static int takes_arg(const oq_opt *o)
@@ -131,7 +201,7 @@ int oq_cli_graph_opt_option(const oq_opt *o, const char *arg)
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    int g = end != arg && !*end && !errno && v >= -1 && v <= 99 ? oq_graph_opt_from_level((int)v) : -1;
+    int g = end != arg && !*end && !errno && !isspace((unsigned char)*arg) && v >= -1 && v <= 99 ? oq_graph_opt_from_level((int)v) : -1;
     if (g < 0) {
         oq_cli_error("--graph-opt-level '%s': want -1, 0, 1, 2 or 99", arg);
         return -1;
@@ -145,15 +215,17 @@ int oq_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
+    /* blanks before it are refused as those after it are (strtoll skips them): one rule */
+    int blank = isspace((unsigned char)*s);
     /* a number past long long would otherwise read as "want a whole number >= LO" */
-    if (errno == ERANGE && end != s && !*end) {
+    if (errno == ERANGE && end != s && !*end && !blank) {
         if (v > 0)
             oq_cli_error_in(cmd, "%s '%s': too large (at most %lld)", opt, s, (long long)hi);
         else
             oq_cli_error_in(cmd, "%s '%s': too small (at least %lld)", opt, s, (long long)lo);
         return -1;
     }
-    if (errno || end == s || *end || v < lo || v > hi) {
+    if (blank || errno || end == s || *end || v < lo || v > hi) {
         if (hi == INT64_MAX)
             oq_cli_error_in(cmd, "%s '%s': want a whole number >= %lld", opt, s, (long long)lo);
         else

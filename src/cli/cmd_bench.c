@@ -569,7 +569,7 @@ static int finish_args(cli_state *c)
 {
     oq_bench_opts *o = &c->o;
     if (note_generated_opts(c)) return -1;
-    if (oq_cli_list_join(&c->tolerances, ";", &c->tolerance_text)) return -1;
+    if (oq_cli_tolerance_join("bench", &c->tolerances, &c->tolerance_text)) return -1;
     o->tolerances = c->tolerance_text;
     o->seq_axes = c->seq_axes.v;
     o->n_seq_axes = c->seq_axes.n;

@@ -151,7 +151,7 @@ static int check_args(struct convert_args *a)
     if (oq_cli_glob_inputs("convert", &a->inputs, &a->files, &a->globbed) ||
         oq_cli_glob_inputs("convert", &a->expected, &a->expected_files, &a->expected_globbed))
         return -1;
-    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text) || check_tolerances(a->tolerance_text)) return -1;
+    if (oq_cli_tolerance_join("convert", &a->tolerances, &a->tolerance_text) || check_tolerances(a->tolerance_text)) return -1;
     a->o.tolerances = a->tolerance_text;
     a->o.seq_axes = a->seq_axes.v;
     a->o.n_seq_axes = a->seq_axes.n;

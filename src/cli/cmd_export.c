@@ -236,8 +236,15 @@ static int parse(const char *name, const char *head, const char *foot, const oq_
     const oq_cli_command c = {name, head, foot, opts, 0, "unknown or incomplete option '%s'"};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc;
-    if (o->output) return 0;
-    fprintf(stderr, "ortqual export: -o/--output MODEL.onnx is required\n");
+    if (!o->output) {
+        fprintf(stderr, "ortqual export: -o/--output MODEL.onnx is required\n");
+        return -1;
+    }
+    /* its folder checked before the model is built, a usage error (exit 2); an existing file, or
+     * a folder that cannot be written, is the write's to say (exit 3) */
+    oq_err err = OQ_ERR_INIT;
+    if (oq_check_output_path(o->output, 1, &err) != OQ_ERR_INVALID_ARG) return 0;
+    oq_cli_error_in("export", "-o: %s", err.msg);
     return -1;
 }
 

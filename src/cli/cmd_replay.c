@@ -133,7 +133,7 @@ static int check_args(struct replay_args *a)
     }
     if (oq_cli_glob_inputs("replay", &a->patterns, &a->files, &a->globbed) ||
         oq_cli_glob_inputs("replay", &a->expected, &a->expected_files, &a->expected_globbed) ||
-        oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text))
+        oq_cli_tolerance_join("replay", &a->tolerances, &a->tolerance_text))
         return -1;
     a->o.kind = OQ_MODEL_USER;
     a->o.input_files = (const char *const *)a->files.gl_pathv;

@@ -400,7 +400,7 @@ static int finish_args(struct args *a)
         oq_cli_default_outdir(a->outdir, sizeof a->outdir, "");
         a->o.outdir = a->outdir;
     }
-    if (oq_cli_list_join(&a->tolerances, ";", &a->tolerance_text)) return -1;
+    if (oq_cli_tolerance_join("validate", &a->tolerances, &a->tolerance_text)) return -1;
     default_cache_dir(a);
     a->o.tolerances = a->tolerance_text;
     a->o.seq_axes = a->seq_axes.v;

@@ -498,6 +498,16 @@ static int inside_dir(const char *dir, const char *path)
     return absent ? -1 : in;
 }
 
+/* Whether `path`, its symbolic links followed, is the folder `dir` itself. */
+static int same_folder(const char *dir, const char *path)
+{
+    char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;
+    int same = f && !strcmp(d, f);
+    free(d);
+    free(f);
+    return same;
+}
+
 /* Whether the file open on fd lies inside `dir`: the kernel's name of the object opened
  * (/proc/self/fd), so no link changed since the check can put another file behind the
  * descriptor. Without /proc: fd is the file `path` resolves to now, by device and inode. */
@@ -526,8 +536,11 @@ oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err)
     if (!dir) return OQ_OK;
     char *path = NULL;
     if (asprintf(&path, "%s/%s", dir, loc) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    int in = inside_dir(dir, path);
+    int in = inside_dir(dir, path), itself = !in && same_folder(dir, path);
     free(path);
+    if (itself) /* ".", "a/..": no link involved, so not said to be one */
+        return oq_err_set(err, OQ_ERR_FORMAT, "external data location '%s' is the model's folder, not a file inside it",
+                          loc);
     if (!in)
         return oq_err_set(err, OQ_ERR_FORMAT, "external data location '%s' leads out of the model's folder through "
                           "a symbolic link (ORT refuses it)", loc);

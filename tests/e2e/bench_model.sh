@@ -415,4 +415,14 @@ for d, head, raw in ((sys.argv[1], "[attn-mask-query-broadcast] at node 'node_sc
     assert "\n" not in e and "\r" not in e, e
 PY
 
+# an external-data file that is a folder or a FIFO: refused by name before ORT opens it, exit 2,
+# as validate and convert do (ORT failed the row on it, exit 1; a FIFO is not waited on)
+for kind in dir fifo; do
+    mkdir -p "$T/x$kind" && cp "$OQ_SOURCE_DIR/tests/fixtures/external/llama_like_op18.onnx" "$T/x$kind/"
+    if [ $kind = dir ]; then mkdir "$T/x$kind/llama_like_op18.onnx.data"; else mkfifo "$T/x$kind/llama_like_op18.onnx.data"; fi
+    expect 2 "^ortqual bench: .*/x$kind/llama_like_op18.onnx: external data: .*/x$kind/llama_like_op18.onnx.data: not a regular file$" \
+        timeout -s KILL 60 "$Q" bench --model "$T/x$kind/llama_like_op18.onnx" --inputs "$F/llama_like/inputs_000.npz" --iters 1 --warmup 0 --threads 1 --outdir "$T/xb$kind"
+    [ ! -e "$T/xb$kind" ] && ok "$kind: nothing written" || bad "$kind: $T/xb$kind made"
+done
+
 report

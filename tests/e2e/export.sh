@@ -92,4 +92,21 @@ cmp -s "$T/ws.npz" "$T/vs/weights.npz" && ok "validate's and export's weights of
     bad "export --seed 3000000000 gave other weights than validate --weights-seed 3000000000"
 expect 2 "--seed" "$Q" export encoder --seed 1099511627777 -o "$T/ws2.onnx"
 
+# -o under a regular file or a missing folder: refused before the model is built, exit 2, as
+# convert -o does (it was exit 3, "cannot create", after the work)
+: > "$T/plainfile"
+expect 2 "^ortqual export: -o: $T/plainfile/x.onnx: '$T/plainfile' is not a folder$" \
+    "$ORTQUAL" export sdpa -o "$T/plainfile/x.onnx"
+expect 2 "^ortqual export: -o: $T/nodir/x.onnx: folder '$T/nodir': No such file or directory$" \
+    "$ORTQUAL" export encoder -o "$T/nodir/x.onnx"
+[ ! -e "$T/nodir" ] && ok "nothing made under a missing folder" || bad "$T/nodir made"
+
+# whole numbers: blanks before one are refused as blanks after it are (' 4' was taken, '4 ' refused)
+for v in ' 4' '4 ' $'\t16'; do
+    expect 2 "^ortqual export: --heads '.*': want a whole number in 1\.\.2147483647$" \
+        "$ORTQUAL" export sdpa --heads "$v" -o "$T/blank.onnx"
+done
+expect 2 "^ortqual bench: --iters ' 3': want a whole number" "$ORTQUAL" bench --iters ' 3' --outdir "$T/blank"
+[ ! -e "$T/blank.onnx" ] && [ ! -e "$T/blank" ] && ok "blanks: nothing written" || bad "blanks: something written"
+
 report

@@ -47,4 +47,21 @@ expect 2 "^ortqual bench: --ref-iters: no ref variant in --variants \(the defaul
 [ ! -e r1 ] && ok "refused: r1 not made" || bad "refused, yet r1 made"
 expect 0 "wrote" "$Q" bench "${TINY[@]}" --variants ref,cpu:decomposed:fp32 --seq-lens 8 --ref-iters 2 --outdir r2
 
+# 4. --tolerance names one output (or the default): given twice with another value it is refused,
+#    saying both (the later, looser value was kept silently: a PASSED from an appended line);
+#    the same value again is taken once
+V=(validate --num-events 2 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --no-plots --no-cache --progress never
+    --configs ref:encoder:fp64,cpu:decomposed:fp32)
+expect 2 "^ortqual validate: --tolerance: output 'cls' given twice \('cls:rtol=0,atol=1e-9' and 'cls:rtol=1e-3'\)$" \
+    "$Q" "${V[@]}" --tolerance cls:rtol=0,atol=1e-9 --tolerance cls:rtol=1e-3 --outdir t1
+expect 2 "^ortqual validate: --tolerance: the default given twice \('fp32' and 'fp16'\)$" \
+    "$Q" "${V[@]}" --tolerance 'fp32; reg:fp16' --tolerance fp16 --outdir t1
+[ ! -e t1 ] && ok "refused: t1 not made" || bad "refused, yet t1 made"
+expect 2 "^ortqual bench: --tolerance: output 'cls' given twice \('cls:rtol=1e-6' and 'cls:rtol=1e-2'\)$" \
+    "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder/tx_encoder_op18.onnx" --iters 1 --warmup 0 \
+    --threads 1 --tolerance cls:rtol=1e-6 --tolerance cls:rtol=1e-2 --outdir t2
+[ ! -e t2 ] && ok "refused: t2 not made" || bad "refused, yet t2 made"
+expect 0 "PASSED" "$Q" "${V[@]}" --tolerance cls:rtol=1e-3 --tolerance 'cls: rtol = 0.001' --tolerance reg:fp32 \
+    --outdir t3
+
 report

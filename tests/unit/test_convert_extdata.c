@@ -346,6 +346,11 @@ static void test_refused_as_ort(void **state)
     assert_int_equal(plan_edited(dir, type_string, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "initializer 'n1': data type 8 has no fixed element size"));
     assert_int_equal(plan_edited(dir, type_int4, &err), OQ_OK); /* 4-bit types: (n + 1) / 2 bytes */
+    /* "." is the folder itself, no link anywhere: said so (it was called a symbolic link out) */
+    assert_int_equal(plan_with(dir, ".", NULL, NULL, -1, &err), OQ_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s/model.onnx: initializer 'n1': external data location '.' is the model's folder, "
+             "not a file inside it", dir);
+    assert_string_equal(err.msg, want);
     char *outside = temp_dir("extdata_outside"), src[512], link[512];
     snprintf(src, sizeof src, "%s/model.onnx.data", dir);
     snprintf(link, sizeof link, "%s/model.onnx.data", outside);
