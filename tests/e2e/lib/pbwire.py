@@ -1,5 +1,5 @@
 """The protobuf wire format's varints, for the e2e scripts that rewrite ONNX files with python3
-alone (strip_denotations.py, inits_as_inputs.py, pad_polarity.py): varints, a message's fields,
+alone (strip_denotations.py, unknown_dims.py, inits_as_inputs.py, pad_polarity.py): varints, a message's fields,
 a length-delimited field."""
 
 
@@ -39,3 +39,17 @@ def fields(b):
 def ld(f, payload):
     """A length-delimited field f holding payload."""
     return enc(f << 3 | 2) + enc(len(payload)) + payload
+
+
+def rewrite(b, msg, path, drop):
+    """Message b (of type msg) with the fields drop(msg, field) says dropped, in the messages
+    reached through path ({message: {field: the message it holds}}, from onnx.proto); every
+    other byte as it was."""
+    out = bytearray()
+    for f, wt, v, start, end in fields(b):
+        if drop(msg, f): continue
+        if wt == 2 and f in path[msg]:
+            out += ld(f, rewrite(v, path[msg][f], path, drop))
+        else:
+            out += b[start:end]
+    return bytes(out)
