@@ -1,6 +1,6 @@
 /* The handler gate, validate, replay and slurm share for SIGINT, SIGTERM and SIGHUP while a
  * child runs (src/cli/cli_signals.c): one ignored at the start stays ignored, what was there is
- * put back, and a signal caught reaches the child's process group. */
+ * put back, a signal caught reaches the child's process group, and a second one ends the command. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,17 +90,33 @@ static void passed_on(void **state)
     assert_int_equal(oq_cli_signal_caught(), SIGTERM);
     assert_int_equal(*oq_cli_signal_flag(), SIGTERM);
     assert_int_equal(ended_by(pid), SIGTERM);
-    oq_cli_signals_started(NULL, 0);
-    kill(getpid(), SIGINT); /* no group: noted only */
+    oq_cli_signals_release(&s);
+    assert_int_equal(oq_cli_signal_caught(), SIGTERM); /* still readable */
+    oq_cli_signals_catch(&s);
+    assert_int_equal(oq_cli_signal_caught(), 0); /* a new catch starts clear */
+    kill(getpid(), SIGINT);                       /* no group: noted only */
     assert_int_equal(oq_cli_signal_caught(), SIGINT);
     pid = child_group();
     oq_cli_signals_started(NULL, pid); /* came between the fork and now */
     assert_int_equal(ended_by(pid), SIGINT);
     oq_cli_signals_release(&s);
-    assert_int_equal(oq_cli_signal_caught(), SIGINT); /* still readable */
-    oq_cli_signals_catch(&s);
-    assert_int_equal(oq_cli_signal_caught(), 0); /* a new catch starts clear */
-    oq_cli_signals_release(&s);
+}
+
+/* A second signal ends the command at once, by that signal (a first one only noted). */
+static void second_ends_the_command(void **state)
+{
+    (void)state;
+    pid_t cmd = fork();
+    assert_true(cmd >= 0);
+    if (cmd == 0) {
+        oq_cli_signals s;
+        oq_cli_signals_catch(&s);
+        kill(getpid(), SIGINT);
+        if (oq_cli_signal_caught() != SIGINT) _exit(1);
+        kill(getpid(), SIGTERM);
+        _exit(2); /* not reached where the rule holds */
+    }
+    assert_int_equal(ended_by(cmd), SIGTERM);
 }
 
 int main(void)
@@ -108,6 +124,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ignored_kept_and_restored),
         cmocka_unit_test(passed_on),
+        cmocka_unit_test(second_ends_the_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
