@@ -813,8 +813,10 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     snprintf(shards, sizeof shards, "%s/shards", outdir);
     snprintf(m.work, sizeof m.work, "%s/.merge", shards);
     oq_remove_tree(m.work); /* an earlier merge's, stopped */
+    /* held before it is made: a signal removes it (its files are flat), as the end below does;
+     * held after, a signal between the two left it behind */
+    oq_scratch_hold(m.work);
     st = m.shard && m.records && m.n_records && m.merged && m.s ? oq_mkdir_in(shards, ".merge", err) : nomem(err);
-    if (!st) oq_scratch_hold(m.work); /* a signal removes it (its files are flat), as the end below does */
     if (!st) st = read_shards(&m, err);
     if (!st) st = merge_block(&m, err);
     if (!st) st = merge_configs(&m, err);
