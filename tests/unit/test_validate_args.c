@@ -88,16 +88,6 @@ static void stop_once(void *ctx, const char *line)
     g->ready[1] = -1;
 }
 
-static void small(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
-{
-    validate_two_configs(o, cfg, outdir);
-    o->isolate = 0;
-    o->threads = 1;
-    o->events.num_events = 4;
-    o->events.batch_size = 4;
-    o->events.max_len = 8;
-}
-
 /* Two processes, one folder: the second is refused while the first runs, and writes nothing. */
 static void second_process_refused(void **state)
 {
@@ -115,7 +105,7 @@ static void second_process_refused(void **state)
     if (pid == 0) {
         oq_config cfg[2];
         oq_validate_opts o;
-        small(&o, cfg, outdir);
+        validate_tiny_in_process(&o, cfg, outdir);
         o.progress = stop_once;
         o.progress_ctx = &g;
         oq_validate_summary *s = NULL;
@@ -129,7 +119,7 @@ static void second_process_refused(void **state)
     assert_int_equal(access(lock, F_OK), 0);
     oq_config cfg[2];
     oq_validate_opts o;
-    small(&o, cfg, outdir);
+    validate_tiny_in_process(&o, cfg, outdir);
     o.overwrite = 1; /* not refused as a full folder: refused as one in use */
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;

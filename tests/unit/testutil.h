@@ -89,6 +89,18 @@ static inline void validate_two_configs(oq_validate_opts *o, oq_config cfg[2], c
     o->ort_lib = OQ_ORT_LIB;
     o->outdir = outdir;
 }
+
+/* The same at its smallest, in this process: one batch of 4 events of at most 8 tokens, the
+ * workers in-process, one thread. */
+static inline void validate_tiny_in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
+{
+    validate_two_configs(o, cfg, outdir);
+    o->isolate = 0;
+    o->threads = 1;
+    o->events.num_events = 4;
+    o->events.batch_size = 4;
+    o->events.max_len = 8;
+}
 #endif
 
 #endif
