@@ -90,6 +90,21 @@ static inline void validate_two_configs(oq_validate_opts *o, oq_config cfg[2], c
     o->outdir = outdir;
 }
 
+/* A user's model against the outputs its batch files hold: "expected" and cpu:model:fp32 (cfg),
+ * the batches of `files` (NULL, 0: none given), in this process, into outdir. */
+static inline void validate_user_expected(oq_validate_opts *o, oq_config cfg[2], const char *model,
+                                          const char **files, size_t n_files, const char *outdir)
+{
+    validate_two_configs(o, cfg, outdir);
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    o->kind = OQ_MODEL_USER;
+    o->model_path = model;
+    o->input_files = files;
+    o->n_input_files = n_files;
+    o->isolate = 0;
+}
+
 /* The same at its smallest, in this process: one batch of 4 events of at most 8 tokens, the
  * workers in-process, one thread. */
 static inline void validate_tiny_in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
