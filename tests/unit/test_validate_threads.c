@@ -105,25 +105,14 @@ static void runs_with_self_exe(void **state)
     free(dir);
 }
 
-/* A run stopped at its first progress line (the folder's lock held) until the other thread says. */
+/* A run held at its first progress line (the folder's lock taken) until the other thread says. */
 struct gate {
-    int ready[2], go[2];
+    struct run_hold hold;
     oq_validate_opts o;
     oq_config cfg[2];
     oq_status st;
     int passed;
 };
-
-static void stop_once(void *ctx, const char *line)
-{
-    (void)line;
-    struct gate *g = ctx;
-    char c = 0;
-    if (g->ready[1] < 0) return;
-    if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) != 1) abort();
-    close(g->ready[1]);
-    g->ready[1] = -1;
-}
 
 static void *first_run(void *arg)
 {
@@ -145,15 +134,15 @@ static void second_thread_refused(void **state)
     char outdir[512];
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     struct gate g;
-    assert_int_equal(pipe(g.ready), 0);
-    assert_int_equal(pipe(g.go), 0);
+    assert_int_equal(pipe(g.hold.ready), 0);
+    assert_int_equal(pipe(g.hold.go), 0);
     validate_tiny_in_process(&g.o, g.cfg, outdir);
-    g.o.progress = stop_once;
-    g.o.progress_ctx = &g;
+    g.o.progress = hold_first_line;
+    g.o.progress_ctx = &g.hold;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, first_run, &g), 0);
     char c;
-    assert_int_equal(read(g.ready[0], &c, 1), 1); /* the first run has begun */
+    assert_int_equal(read(g.hold.ready[0], &c, 1), 1); /* the first run has begun */
     oq_config cfg[2];
     oq_validate_opts o;
     validate_tiny_in_process(&o, cfg, outdir);
@@ -161,7 +150,7 @@ static void second_thread_refused(void **state)
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
     oq_status st = oq_validate_run(&o, &s, &err);
-    assert_int_equal(write(g.go[1], "g", 1), 1);
+    assert_int_equal(write(g.hold.go[1], "g", 1), 1);
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(st, OQ_ERR_IO);
     assert_null(s);
@@ -169,8 +158,8 @@ static void second_thread_refused(void **state)
     assert_int_equal(g.st, OQ_OK);
     assert_true(g.passed);
     for (int i = 0; i < 2; i++) {
-        close(g.ready[i]);
-        close(g.go[i]);
+        close(g.hold.ready[i]);
+        close(g.hold.go[i]);
     }
     oq_remove_tree(dir);
     free(dir);

@@ -46,6 +46,24 @@ static inline void remove_dir(char *dir)
     free(dir);
 }
 
+/* A run held at its first progress line (its folder's lock taken) until the test says: set the
+ * run's progress to hold_first_line and its progress_ctx to a struct run_hold whose pipes are
+ * open; read ready[0] to wait for the line, write go[1] to let the run go on. */
+struct run_hold {
+    int ready[2], go[2];
+};
+
+static inline void hold_first_line(void *ctx, const char *line)
+{
+    (void)line;
+    struct run_hold *h = ctx;
+    char c = 0;
+    if (h->ready[1] < 0) return;
+    if (write(h->ready[1], "r", 1) != 1 || read(h->go[0], &c, 1) != 1) abort();
+    close(h->ready[1]);
+    h->ready[1] = -1;
+}
+
 #ifdef TESTUTIL_RUNTIME_FIXTURE
 #include "ortqual/runtime.h"
 
