@@ -77,7 +77,7 @@ OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
  * the nearest folder above it that is there, takes a file (OQ_ERR_OUTPUT: read-only). */
 OQ_API oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err);
 /* One run at a time in an output folder: an exclusive flock(2) on DIR/NAME (NULL:
- * OQ_OUTDIR_LOCK; a shard of a prepared split takes its own, ".ortqual.shard-I.lock"), which
+ * OQ_OUTDIR_LOCK; a shard of a prepared split takes its own, oq_shard_lock_name of shard.h), which
  * holds the holder's pid. The kernel drops the lock when its process ends, however (a SIGKILL
  * included): a lock file left behind holds nobody, and the next run takes it. The folder is made
  * when missing (and removed again by oq_outdir_lock_free when left empty). Errors: OQ_ERR_IO

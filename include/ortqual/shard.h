@@ -60,6 +60,11 @@ OQ_API oq_status oq_shard_parse(const char *text, oq_shard_spec *spec, oq_err *e
  * item, [0, items). */
 OQ_API void oq_shard_range(int32_t count, int32_t index, size_t items, size_t *lo, size_t *hi);
 
+/* The file shard `index` locks in its output folder besides the folder's own lock, which the
+ * shards of a split hold shared (oq_outdir_lock_create's name, fileio.h): ".ortqual.shard-I.lock"
+ * into buf (n bytes; 32 hold any index). buf NULL or n 0: nothing is written. */
+OQ_API void oq_shard_lock_name(int32_t index, char *buf, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

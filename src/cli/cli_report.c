@@ -637,7 +637,7 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
      * (plain, --force, --prepare-shards, merge) is refused while any shard runs. */
     int shard = o->shard.count && !o->shard.prepare;
     char name[64];
-    snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
+    oq_shard_lock_name(o->shard.index, name, sizeof name);
     oq_outdir_lock *folder = NULL, *own = NULL;
     rc = shard ? oq_cli_outdir_lock_shared(cmd, o->outdir, out->junit, &folder)
                : oq_cli_outdir_lock(cmd, o->outdir, NULL, out->junit, &folder);

@@ -4,22 +4,7 @@
 #include <stdio.h>
 
 #include "npz/npz-impl.h"
-
-/* Element i of an integer tensor: 1 with *s (signed), 2 with *u (unsigned), 0 for a float. */
-static int int_at(const oq_tensor *t, int64_t i, int64_t *s, uint64_t *u)
-{
-    switch (t->dtype) {
-    case OQ_DTYPE_INT8: *s = ((const int8_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_INT16: *s = ((const int16_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_INT32: *s = ((const int32_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_INT64: *s = ((const int64_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_UINT8: *u = ((const uint8_t *)t->data)[i]; return 2;
-    case OQ_DTYPE_UINT16: *u = ((const uint16_t *)t->data)[i]; return 2;
-    case OQ_DTYPE_UINT32: *u = ((const uint32_t *)t->data)[i]; return 2;
-    case OQ_DTYPE_UINT64: *u = ((const uint64_t *)t->data)[i]; return 2;
-    default: return 0;
-    }
-}
+#include "tensor/tensor-impl.h"
 
 /* Equal as numbers, exactly: 64-bit ids (run << 32 | event) differ past 2^53, where doubles
  * would call them equal. A float side compares as a double (NaN equals nothing). */
@@ -27,7 +12,7 @@ static int same_id(const oq_tensor *a, const oq_tensor *b, int64_t i)
 {
     int64_t sa = 0, sb = 0;
     uint64_t ua = 0, ub = 0;
-    int ka = int_at(a, i, &sa, &ua), kb = int_at(b, i, &sb, &ub);
+    int ka = oq_tensor_int_at(a, i, &sa, &ua), kb = oq_tensor_int_at(b, i, &sb, &ub);
     if (!ka || !kb) return oq_tensor_get_f64(a, i) == oq_tensor_get_f64(b, i);
     if (ka == 2 && kb == 2) return ua == ub;
     if (ka == 1 && kb == 1) return sa == sb;
@@ -39,7 +24,7 @@ static const char *id_text(const oq_tensor *t, int64_t i, char *buf, size_t n)
 {
     int64_t s = 0;
     uint64_t u = 0;
-    int k = int_at(t, i, &s, &u);
+    int k = oq_tensor_int_at(t, i, &s, &u);
     if (k == 1) snprintf(buf, n, "%" PRId64, s);
     else if (k == 2) snprintf(buf, n, "%" PRIu64, u);
     else snprintf(buf, n, "%.17g", oq_tensor_get_f64(t, i));

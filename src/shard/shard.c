@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,4 +45,9 @@ void oq_shard_range(int32_t count, int32_t index, size_t items, size_t *lo, size
     OQ_ASSERT(index >= 0 && index < count);
     *lo = items * (size_t)index / (size_t)count;
     *hi = items * (size_t)(index + 1) / (size_t)count;
+}
+
+void oq_shard_lock_name(int32_t index, char *buf, size_t n)
+{
+    if (buf && n) snprintf(buf, n, ".ortqual.shard-%d.lock", (int)index);
 }

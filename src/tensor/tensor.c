@@ -297,6 +297,21 @@ float oq_bf16_bits_to_f32(uint16_t b)
     return f;
 }
 
+int oq_tensor_int_at(const oq_tensor *t, int64_t i, int64_t *s, uint64_t *u)
+{
+    switch (t->dtype) {
+    case OQ_DTYPE_INT8: *s = ((const int8_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_INT16: *s = ((const int16_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_INT32: *s = ((const int32_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_INT64: *s = ((const int64_t *)t->data)[i]; return 1;
+    case OQ_DTYPE_UINT8: *u = ((const uint8_t *)t->data)[i]; return 2;
+    case OQ_DTYPE_UINT16: *u = ((const uint16_t *)t->data)[i]; return 2;
+    case OQ_DTYPE_UINT32: *u = ((const uint32_t *)t->data)[i]; return 2;
+    case OQ_DTYPE_UINT64: *u = ((const uint64_t *)t->data)[i]; return 2;
+    default: return 0;
+    }
+}
+
 double oq_tensor_get_f64(const oq_tensor *t, int64_t i)
 {
     if (!t) return NAN;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ortqual/npz.h"
+#include "tensor/tensor-impl.h"
 #include "validate/validate-impl.h"
 
 static int is_integer(oq_dtype d)
@@ -18,20 +19,12 @@ static int is_integer(oq_dtype d)
 /* Element i of an integer tensor into *v; 0 for a uint64 beyond int64 (then *big holds it). */
 static int int_at(const oq_tensor *t, int64_t i, int64_t *v, uint64_t *big)
 {
-    switch (t->dtype) {
-    case OQ_DTYPE_INT8: *v = ((const int8_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_INT16: *v = ((const int16_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_INT32: *v = ((const int32_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_INT64: *v = ((const int64_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_UINT8: *v = ((const uint8_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_UINT16: *v = ((const uint16_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_UINT32: *v = ((const uint32_t *)t->data)[i]; return 1;
-    case OQ_DTYPE_UINT64:
-        *big = ((const uint64_t *)t->data)[i];
-        *v = (int64_t)(*big & INT64_MAX);
-        return *big <= INT64_MAX;
-    default: return 0; /* not reached: is_integer */
-    }
+    uint64_t u = 0;
+    int k = oq_tensor_int_at(t, i, v, &u);
+    if (k != 2) return k; /* signed: as it is (a float is not reached: is_integer) */
+    *big = u;
+    *v = (int64_t)(u & INT64_MAX);
+    return u <= INT64_MAX;
 }
 
 /* The member's values as int64, each >= 0: a float member is refused rather than rounded (2.5

@@ -1855,7 +1855,7 @@ static oq_status lock_outdir(const oq_validate_opts *o, oq_outdir_lock **folder,
     if (!o->outdir || !*o->outdir) return OQ_OK; /* refused by the run's own checks */
     int shard = o->shard.count && !o->shard.prepare;
     char name[64];
-    snprintf(name, sizeof name, ".ortqual.shard-%d.lock", (int)o->shard.index);
+    oq_shard_lock_name(o->shard.index, name, sizeof name);
     oq_status st = OQ_OK;
     if (!oq_outdir_lock_held(o->outdir, NULL, shard))
         st = shard ? oq_outdir_lock_create_shared(o->outdir, folder, err)

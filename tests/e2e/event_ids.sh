@@ -6,11 +6,8 @@
 # contradicts (it was rewritten); errors name an event by its id; each batch records the
 # user's file it came from.
 set -uo pipefail
-: "${ORTQUAL:?}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
-Q=$ORTQUAL
-PY=/usr/bin/python3
-cd "$T"
+e2e_start
 FX="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
 M="$FX/mlpf_like_op18.onnx"
 

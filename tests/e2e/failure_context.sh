@@ -5,11 +5,8 @@
 # batch's output types and element count (the schema listed them, no record had them), and
 # where a sharded --save-outputs run left its saved outputs (the merged summary did not say).
 set -uo pipefail
-: "${ORTQUAL:?}"
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
-Q=$ORTQUAL
-PY=/usr/bin/python3
-cd "$T"
+e2e_start
 
 $Q export encoder --width 16 --layers 1 --heads 4 --num-features 8 --seed 1 --format attention24 \
     --save-weights w1.npz -o m1.onnx >/dev/null || fail "export m1"

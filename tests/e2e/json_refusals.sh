@@ -8,11 +8,7 @@
 # A run that succeeds still prints its own document.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
-PY=/usr/bin/python3
-Q=$ORTQUAL
-cd "$T"
-F="$OQ_SOURCE_DIR/tests/fixtures"
-CONF="${OQ_CONFORMANCE_DIR:-$OQ_SOURCE_DIR/tests/data/onnx-backend/attention}"
+e2e_start
 
 # refused NAME CODE ARGS...: `ortqual ARGS` exits CODE, stdout is one ortqual-error/1 object of
 # command ARGS[0] and exit_code CODE, its error the one line on stderr after "ortqual CMD: "

@@ -9,11 +9,7 @@
 # and ortqual still reads the old names (docs/summary-schema.md).
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
-PY=/usr/bin/python3
-Q=$ORTQUAL
-cd "$T"
-F="$OQ_SOURCE_DIR/tests/fixtures"
-CONF="${OQ_CONFORMANCE_DIR:-$OQ_SOURCE_DIR/tests/data/onnx-backend/attention}/test_attention_3d"
+e2e_start
 
 # schema_is NAME WANT FILE: FILE is one JSON object whose "schema" is WANT, of the form
 # ortqual.<name>/<n> or ortqual-error/1
@@ -89,11 +85,11 @@ doc "convert --plan --json" ortqual.convert/1 0 convert "$F/torch/tx_encoder/tx_
 doc "plot --json" ortqual.plot/1 0 plot "$F/bench/summary.csv" --out p --json
 
 # 4. conformance: one document on stdout, the same keys with and without --junit or --outdir
-doc "conformance --json" ortqual.conformance/2 0 conformance --json "$CONF"
+doc "conformance --json" ortqual.conformance/2 0 conformance --json "$CONF/test_attention_3d"
 cp out.json c-alone.json
-doc "conformance --json --junit" ortqual.conformance/2 0 conformance --json --junit c.xml "$CONF"
+doc "conformance --json --junit" ortqual.conformance/2 0 conformance --json --junit c.xml "$CONF/test_attention_3d"
 cp out.json c-junit.json
-doc "conformance --json --outdir" ortqual.conformance/2 0 conformance --json --outdir co "$CONF"
+doc "conformance --json --outdir" ortqual.conformance/2 0 conformance --json --outdir co "$CONF/test_attention_3d"
 cp out.json c-outdir.json
 schema_is "conformance summary.json" ortqual.conformance/2 co/summary.json
 times "conformance --json" c-alone.json start end

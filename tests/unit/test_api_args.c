@@ -14,6 +14,7 @@
 
 #include "ortqual/runtime.h"
 #include "ortqual/validate.h"
+#define TESTUTIL_VALIDATE
 #include "testutil.h"
 
 #define ASSERT_MSG_HAS(err, text)                                                            \
@@ -47,17 +48,10 @@ static oq_config cfg[2];
 
 static void base(oq_validate_opts *o, const char *outdir)
 {
-    oq_validate_opts_default(o);
-    oq_config_parse("ref:encoder:fp64", &cfg[0], NULL);
-    oq_config_parse("cpu:attention24:fp32", &cfg[1], NULL);
-    o->configs = cfg;
-    o->n_configs = 2;
-    o->outdir = outdir;
+    validate_two_configs(o, cfg, outdir);
     o->overwrite = 1;
     o->threads = 1;
-    o->plots = 0;
     o->isolate = 0;
-    o->ort_lib = OQ_ORT_LIB;
     o->events.num_events = 4;
     o->events.batch_size = 2;
     o->events.max_len = 12;

@@ -18,6 +18,7 @@
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
 #include "ortqual/runtime.h"
+#include "tensor/tensor-impl.h"
 
 #define FIXTURES OQ_SOURCE_DIR "/tests/fixtures/numpy/"
 
@@ -690,11 +691,42 @@ static void test_same_events(void **state)
     oq_tensor_free(tb1);
 }
 
+/* An integer element read exactly (the one reader of npz's id pairing and validate's members):
+ * signed and unsigned apart, every bit of a 64-bit one, nothing written for a float. */
+static void test_int_at_exact(void **state)
+{
+    (void)state;
+    const uint64_t big[2] = {(1ull << 53) + 1, UINT64_MAX};
+    oq_tensor *i64 = ids_tensor(OQ_DTYPE_INT64, big, 1), *u64 = ids_tensor(OQ_DTYPE_UINT64, big, 2);
+    int64_t shape[1] = {1};
+    oq_tensor *i8 = NULL, *f32 = NULL;
+    assert_int_equal(oq_tensor_create(&i8, OQ_DTYPE_INT8, 1, shape, "i8", NULL), OQ_OK);
+    assert_int_equal(oq_tensor_create(&f32, OQ_DTYPE_FLOAT32, 1, shape, "f", NULL), OQ_OK);
+    ((int8_t *)i8->data)[0] = -5;
+    int64_t s = 0;
+    uint64_t u = 0;
+    assert_int_equal(oq_tensor_int_at(i64, 0, &s, &u), 1);
+    assert_true(s == (int64_t)(1ull << 53) + 1);
+    assert_int_equal(oq_tensor_int_at(u64, 1, &s, &u), 2);
+    assert_true(u == UINT64_MAX);
+    assert_int_equal(oq_tensor_int_at(i8, 0, &s, &u), 1);
+    assert_true(s == -5);
+    s = 3;
+    u = 4;
+    assert_int_equal(oq_tensor_int_at(f32, 0, &s, &u), 0);
+    assert_true(s == 3 && u == 4);
+    oq_tensor_free(i64);
+    oq_tensor_free(u64);
+    oq_tensor_free(i8);
+    oq_tensor_free(f32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_npy_every_dtype),
         cmocka_unit_test(test_same_events),
+        cmocka_unit_test(test_int_at_exact),
         cmocka_unit_test(test_read_npy_versions_2_and_3),
         cmocka_unit_test(test_serialize_matches_numpy_bytes),
         cmocka_unit_test(test_read_savez_and_savez_compressed),

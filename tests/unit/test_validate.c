@@ -551,25 +551,12 @@ static void signature_io(const char *path, int64_t past_b)
 static oq_status run_signature(const char *dir, const char *model, const char *io, const char *out,
                                oq_validate_summary **s, oq_err *err)
 {
-    oq_config cfg[2];
-    oq_config_parse("expected", &cfg[0], NULL);
-    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
-    const char *files[] = {io};
-    oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.kind = OQ_MODEL_USER;
-    o.model_path = model;
-    o.input_files = files;
-    o.n_input_files = 1;
-    o.configs = cfg;
-    o.n_configs = 2;
-    o.repeat = 1;
-    o.isolate = 0;
-    o.plots = 0;
-    o.ort_lib = OQ_ORT_LIB;
     char outdir[512];
     snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
-    o.outdir = outdir;
+    oq_config cfg[2];
+    const char *files[] = {io};
+    oq_validate_opts o;
+    validate_user_expected(&o, cfg, model, files, 1, outdir);
     return oq_validate_run(&o, s, err);
 }
 
@@ -1098,15 +1085,9 @@ static oq_status run_polarity(const char *model, const char *io, const char *out
                               oq_validate_summary **s, oq_err *err)
 {
     oq_config cfg[2];
-    oq_config_parse("expected", &cfg[0], NULL);
-    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
     const char *files[] = {io};
     oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.kind = OQ_MODEL_USER;
-    o.model_path = model;
-    o.input_files = io ? files : NULL;
-    o.n_input_files = io ? 1 : 0;
+    validate_user_expected(&o, cfg, model, io ? files : NULL, io ? 1 : 0, outdir);
     o.configs = io ? cfg : &cfg[1];
     o.n_configs = io ? 2 : 1;
     o.allow_skip = 1;
@@ -1115,11 +1096,6 @@ static oq_status run_polarity(const char *model, const char *io, const char *out
     o.events.policy = OQ_LENGTH_UNIFORM;
     o.events.min_len = 1;
     o.events.max_len = 6;
-    o.repeat = 1;
-    o.isolate = 0;
-    o.plots = 0;
-    o.ort_lib = OQ_ORT_LIB;
-    o.outdir = outdir;
     o.mask_polarity = pol;
     o.mask_polarity_given = 1;
     return oq_validate_run(&o, s, err);
@@ -2722,16 +2698,9 @@ static oq_verdict run_external(const char *dir, int touch, char *reason, size_t 
 #undef LL
     oq_config cfg[2];
     oq_validate_opts o;
-    validate_two_configs(&o, cfg, outdir);
-    oq_config_parse("expected", &cfg[0], NULL);
-    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
-    o.kind = OQ_MODEL_USER;
-    o.model_path = model;
-    o.input_files = inputs;
-    o.n_input_files = 2;
+    validate_user_expected(&o, cfg, model, inputs, 2, outdir);
     o.expected_files = expected;
     o.n_expected_files = 2;
-    o.isolate = 0;
     touch_data x = {data, 0};
     o.on_batch = touch ? touch_data_during_run : NULL;
     o.progress_ctx = &x;

@@ -72,32 +72,6 @@ static void bad_numbers_refused(void **state)
     refused(warmup_minus_3, "oq_validate_run: warmup -3 out of range (at least 0)");
 }
 
-/* The child's run, stopped at its first progress line (the lock held) until the parent says. */
-struct gate {
-    int ready[2], go[2];
-};
-
-static void stop_once(void *ctx, const char *line)
-{
-    (void)line;
-    struct gate *g = ctx;
-    char c = 0;
-    if (g->ready[1] < 0) return;
-    if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) != 1) _exit(3);
-    close(g->ready[1]);
-    g->ready[1] = -1;
-}
-
-static void small(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
-{
-    validate_two_configs(o, cfg, outdir);
-    o->isolate = 0;
-    o->threads = 1;
-    o->events.num_events = 4;
-    o->events.batch_size = 4;
-    o->events.max_len = 8;
-}
-
 /* Two processes, one folder: the second is refused while the first runs, and writes nothing. */
 static void second_process_refused(void **state)
 {
@@ -107,7 +81,7 @@ static void second_process_refused(void **state)
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     snprintf(lock, sizeof lock, "%s/" OQ_OUTDIR_LOCK, outdir);
     snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", outdir);
-    struct gate g;
+    struct run_hold g;
     assert_int_equal(pipe(g.ready), 0);
     assert_int_equal(pipe(g.go), 0);
     pid_t pid = fork();
@@ -115,8 +89,8 @@ static void second_process_refused(void **state)
     if (pid == 0) {
         oq_config cfg[2];
         oq_validate_opts o;
-        small(&o, cfg, outdir);
-        o.progress = stop_once;
+        validate_tiny_in_process(&o, cfg, outdir);
+        o.progress = hold_first_line;
         o.progress_ctx = &g;
         oq_validate_summary *s = NULL;
         oq_status st = oq_validate_run(&o, &s, NULL);
@@ -129,7 +103,7 @@ static void second_process_refused(void **state)
     assert_int_equal(access(lock, F_OK), 0);
     oq_config cfg[2];
     oq_validate_opts o;
-    small(&o, cfg, outdir);
+    validate_tiny_in_process(&o, cfg, outdir);
     o.overwrite = 1; /* not refused as a full folder: refused as one in use */
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;

@@ -14,6 +14,7 @@
 
 #include "ortqual/fileio.h"
 #include "ortqual/proc.h"
+#include "ortqual/shard.h"
 #include "ortqual/validate.h"
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
@@ -104,25 +105,14 @@ static void runs_with_self_exe(void **state)
     free(dir);
 }
 
-/* A run stopped at its first progress line (the folder's lock held) until the other thread says. */
+/* A run held at its first progress line (the folder's lock taken) until the other thread says. */
 struct gate {
-    int ready[2], go[2];
+    struct run_hold hold;
     oq_validate_opts o;
     oq_config cfg[2];
     oq_status st;
     int passed;
 };
-
-static void stop_once(void *ctx, const char *line)
-{
-    (void)line;
-    struct gate *g = ctx;
-    char c = 0;
-    if (g->ready[1] < 0) return;
-    if (write(g->ready[1], "r", 1) != 1 || read(g->go[0], &c, 1) != 1) abort();
-    close(g->ready[1]);
-    g->ready[1] = -1;
-}
 
 static void *first_run(void *arg)
 {
@@ -132,16 +122,6 @@ static void *first_run(void *arg)
     g->passed = !g->st && s->verdict == OQ_RUN_PASSED;
     oq_validate_summary_free(s);
     return NULL;
-}
-
-static void in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
-{
-    small_run(o, cfg, outdir);
-    o->isolate = 0;
-    o->threads = 1;
-    o->events.num_events = 4;
-    o->events.batch_size = 4;
-    o->events.max_len = 8;
 }
 
 /* Two threads, one folder: the library takes the folder's lock itself (flock, per open file:
@@ -154,23 +134,23 @@ static void second_thread_refused(void **state)
     char outdir[512];
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     struct gate g;
-    assert_int_equal(pipe(g.ready), 0);
-    assert_int_equal(pipe(g.go), 0);
-    in_process(&g.o, g.cfg, outdir);
-    g.o.progress = stop_once;
-    g.o.progress_ctx = &g;
+    assert_int_equal(pipe(g.hold.ready), 0);
+    assert_int_equal(pipe(g.hold.go), 0);
+    validate_tiny_in_process(&g.o, g.cfg, outdir);
+    g.o.progress = hold_first_line;
+    g.o.progress_ctx = &g.hold;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, first_run, &g), 0);
     char c;
-    assert_int_equal(read(g.ready[0], &c, 1), 1); /* the first run has begun */
+    assert_int_equal(read(g.hold.ready[0], &c, 1), 1); /* the first run has begun */
     oq_config cfg[2];
     oq_validate_opts o;
-    in_process(&o, cfg, outdir);
+    validate_tiny_in_process(&o, cfg, outdir);
     o.overwrite = 1; /* not refused as a full folder: refused as one in use */
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
     oq_status st = oq_validate_run(&o, &s, &err);
-    assert_int_equal(write(g.go[1], "g", 1), 1);
+    assert_int_equal(write(g.hold.go[1], "g", 1), 1);
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(st, OQ_ERR_IO);
     assert_null(s);
@@ -178,8 +158,8 @@ static void second_thread_refused(void **state)
     assert_int_equal(g.st, OQ_OK);
     assert_true(g.passed);
     for (int i = 0; i < 2; i++) {
-        close(g.ready[i]);
-        close(g.go[i]);
+        close(g.hold.ready[i]);
+        close(g.hold.go[i]);
     }
     oq_remove_tree(dir);
     free(dir);
@@ -199,12 +179,70 @@ static void holder_runs_in_its_folder(void **state)
     assert_non_null(lock);
     oq_config cfg[2];
     oq_validate_opts o;
-    in_process(&o, cfg, outdir);
+    validate_tiny_in_process(&o, cfg, outdir);
     oq_validate_summary *s = NULL;
     assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
     assert_int_equal(s->verdict, OQ_RUN_PASSED);
     oq_validate_summary_free(s);
     oq_outdir_lock_free(lock);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+/* Another thread of the process, holding a lock file of `dir` until told. */
+struct holder {
+    const char *dir, *name;
+    int ready[2], done[2];
+};
+
+static void *hold_lock(void *arg)
+{
+    struct holder *h = arg;
+    oq_outdir_lock *lock = NULL;
+    char c;
+    oq_status st = oq_outdir_lock_create(h->dir, h->name, &lock, NULL);
+    if (write(h->ready[1], st || !lock ? "e" : "h", 1) != 1 || read(h->done[0], &c, 1) != 1) abort();
+    oq_outdir_lock_free(lock);
+    return NULL;
+}
+
+/* A shard's own lock is the one file oq_shard_lock_name names, and the tool takes that file
+ * too: held elsewhere, shard 3 of 4 is refused naming it, before it reads any plan. */
+static void shard_lock_named_once(void **state)
+{
+    (void)state;
+    char name[32];
+    oq_shard_lock_name(3, name, sizeof name);
+    assert_string_equal(name, ".ortqual.shard-3.lock");
+    char *dir = temp_dir("vthreads");
+    char outdir[512], want[700];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    struct holder h = {.dir = outdir, .name = name};
+    assert_int_equal(pipe(h.ready), 0);
+    assert_int_equal(pipe(h.done), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hold_lock, &h), 0);
+    char c = 0;
+    assert_int_equal(read(h.ready[0], &c, 1), 1);
+    assert_int_equal(c, 'h');
+    oq_config cfg[2];
+    oq_validate_opts o;
+    validate_tiny_in_process(&o, cfg, outdir);
+    o.shard.count = 4;
+    o.shard.index = 3;
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    oq_status st = oq_validate_run(&o, &s, &err);
+    assert_int_equal(write(h.done[1], "d", 1), 1);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(st, OQ_ERR_IO);
+    assert_null(s);
+    snprintf(want, sizeof want, "holding %s/%s)", outdir, name);
+    if (!strstr(err.msg, want)) fail_msg("'%s' does not say '%s'", err.msg, want);
+    for (int i = 0; i < 2; i++) {
+        close(h.ready[i]);
+        close(h.done[i]);
+    }
     oq_remove_tree(dir);
     free(dir);
 }
@@ -219,6 +257,7 @@ int main(void)
         cmocka_unit_test(runs_with_self_exe),
         cmocka_unit_test(second_thread_refused),
         cmocka_unit_test(holder_runs_in_its_folder),
+        cmocka_unit_test(shard_lock_named_once),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (write(wake[1], "x", 1) != 1 || pthread_join(t, NULL)) rc = 1;

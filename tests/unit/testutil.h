@@ -46,6 +46,24 @@ static inline void remove_dir(char *dir)
     free(dir);
 }
 
+/* A run held at its first progress line (its folder's lock taken) until the test says: set the
+ * run's progress to hold_first_line and its progress_ctx to a struct run_hold whose pipes are
+ * open; read ready[0] to wait for the line, write go[1] to let the run go on. */
+struct run_hold {
+    int ready[2], go[2];
+};
+
+static inline void hold_first_line(void *ctx, const char *line)
+{
+    (void)line;
+    struct run_hold *h = ctx;
+    char c = 0;
+    if (h->ready[1] < 0) return;
+    if (write(h->ready[1], "r", 1) != 1 || read(h->go[0], &c, 1) != 1) abort();
+    close(h->ready[1]);
+    h->ready[1] = -1;
+}
+
 #ifdef TESTUTIL_RUNTIME_FIXTURE
 #include "ortqual/runtime.h"
 
@@ -88,6 +106,33 @@ static inline void validate_two_configs(oq_validate_opts *o, oq_config cfg[2], c
     o->plots = 0;
     o->ort_lib = OQ_ORT_LIB;
     o->outdir = outdir;
+}
+
+/* A user's model against the outputs its batch files hold: "expected" and cpu:model:fp32 (cfg),
+ * the batches of `files` (NULL, 0: none given), in this process, into outdir. */
+static inline void validate_user_expected(oq_validate_opts *o, oq_config cfg[2], const char *model,
+                                          const char **files, size_t n_files, const char *outdir)
+{
+    validate_two_configs(o, cfg, outdir);
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    o->kind = OQ_MODEL_USER;
+    o->model_path = model;
+    o->input_files = files;
+    o->n_input_files = n_files;
+    o->isolate = 0;
+}
+
+/* The same at its smallest, in this process: one batch of 4 events of at most 8 tokens, the
+ * workers in-process, one thread. */
+static inline void validate_tiny_in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
+{
+    validate_two_configs(o, cfg, outdir);
+    o->isolate = 0;
+    o->threads = 1;
+    o->events.num_events = 4;
+    o->events.batch_size = 4;
+    o->events.max_len = 8;
 }
 #endif
 

@@ -8,6 +8,17 @@ trap 'rm -rf "$T"' EXIT
 # validate's reference cache: the script's own, never the user's (~/.cache)
 export XDG_CACHE_HOME="$T/xdg-cache"
 
+# e2e_start: the start of a script that runs the tool from T (its working folder from here on):
+# Q the tool ($ORTQUAL, required), PY Debian's python3 (numpy, never a venv's), F the fixtures,
+# CONF the ONNX backend's attention node tests ($OQ_CONFORMANCE_DIR, else the copy in the tree).
+e2e_start() {
+    Q=${ORTQUAL:?}
+    PY=/usr/bin/python3
+    F="$OQ_SOURCE_DIR/tests/fixtures"
+    CONF="${OQ_CONFORMANCE_DIR:-$OQ_SOURCE_DIR/tests/data/onnx-backend/attention}"
+    cd "$T" || fail "cd $T"
+}
+
 # fail MSG: stop the script here (exit 1), for scripts where one failure ends the run.
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
