@@ -22,6 +22,10 @@ held() {
     return 1
 }
 
+# alive PID: running (a zombie is not); ignores PID N: process PID ignores signal number N
+alive() { [ "$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null || echo Z)" != Z ]; }
+ignores() { (( 0x$(awk '/^SigIgn:/ {print $2}' "/proc/$1/status") >> ($2 - 1) & 1 )); }
+
 # gate_signalled HOW SIG CODE: `ortqual gate` started with SIG at HOW (env --HOW-signal: ignore
 # or default), its command waiting for the file `go`; SIG sent to the gate and to the command,
 # then `go`: the gate must exit CODE (0: the run ended on its own and passed)
@@ -33,8 +37,21 @@ gate_signalled() {
     env --"$how"-signal="$sig" "$Q" gate --quiet --verdict "$T/v.json" -- /bin/sh -c "$cmd" >gate.log 2>&1 &
     gpid=$!
     held cmd.pid $gpid "gate, SIG$sig at $how: the command never started" gate.log || return
-    kill -"$sig" $gpid "$(cat cmd.pid)" 2>/dev/null || true # (the command may be gone already)
-    sleep 1 # a signal passed on has ended the command by now
+    local cpid n
+    cpid=$(cat cmd.pid)
+    kill -"$sig" $gpid "$cpid" 2>/dev/null || true # (the command may be gone already)
+    # what the signal did, not a time (a fixed 1 s could pass before a loaded machine ended the
+    # command): a signal caught ends the command, waited for up to 60 s; an ignored one is
+    # ignored by the gate and the command alike (SigIgn), so nothing can have ended by it
+    if [ "$code" -ne 0 ]; then
+        for _ in $(seq 600); do alive "$cpid" || break; sleep 0.1; done
+        ! alive "$cpid" || { kill -9 $gpid "$cpid"; bad "gate, SIG$sig at $how: the command outlived the signal by 60 s"; return; }
+    else
+        n=$(kill -l "$sig")
+        for p in $gpid "$cpid"; do
+            ignores "$p" "$n" || { kill -9 $gpid "$cpid"; bad "gate, SIG$sig at $how: process $p does not ignore it"; return; }
+        done
+    fi
     touch go
     wait $gpid || rc=$?
     local verdict

@@ -8,7 +8,9 @@
 #      command runs again;
 #   3. what the scripts pass to sbatch, and refusals that submit nothing;
 #   4. sbatch answers other than --parsable's (fake sbatch wrappers), and the printed submit command
-#      pasted into a shell, with an outdir holding a quote and a '#'.
+#      pasted into a shell, with an outdir holding a quote and a '#';
+#   5. a second SIGINT while the prepare step does not end on the first: slurm ends at once,
+#      nothing submitted.
 # Nothing is skipped: a cluster that cannot start fails the test, with the daemons' logs.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -221,4 +223,42 @@ wait_ended "$A" "$M"
 [ -s "$Q/slurm/shard-${A}_0.out" ] && grep -q "verdict: PASSED" "$Q/slurm/merge-$M.out" ||
     fail "outdir $Q: $(state "$A") $(state "$M"): $(ls "$Q/slurm")"
 echo "the sbatch wrappers and the quoted outdir took $((SECONDS - t4)) s"
+
+# 5. the second-signal rule (docs/reliability.md "Interruption"): the prepare step is held where
+# a signal does not end it (libslow_rename.so with OQ_SLOW_RENAME_DEAF, as it moves the plan's
+# description into place: no temporary is open then). The first SIGINT is passed on to it and
+# slurm keeps its 5 s grace; the second kills the step's group and ends slurm by the signal at
+# once: 130, nothing submitted, nothing left running, no temporary in the outdir.
+PRE="$OQ_BINARY_DIR/tests/libslow_rename.so"
+grep -q '^ORTQUAL_SANITIZE:BOOL=ON' "$OQ_BINARY_DIR/CMakeCache.txt" && PRE="$(gcc -print-file-name=libasan.so) $PRE"
+jobs_before=$(squeue -h | wc -l)
+set -m # a background job of a script ignores SIGINT otherwise (and so would ortqual)
+OQ_SLOW_RENAME=/plan_description.json OQ_SLOW_RENAME_DEAF=1 OQ_SLOW_RENAME_SECONDS=120 \
+    OQ_SLOW_RENAME_MARK="$T/twice.mark" LD_PRELOAD="$PRE" $ORTQUAL slurm --shards 2 --outdir "$T/I" -- "${V[@]}" \
+    >"$T/i.log" 2>&1 &
+pid=$!
+set +m
+end=$((SECONDS + WAIT_S))
+until [ -e "$T/twice.mark" ]; do
+    [ $SECONDS -lt $end ] || { kill -9 $pid; fail "the prepare step was never held: $(cat "$T/i.log")"; }
+    sleep 0.1
+done
+step=$(pgrep -P $pid) || fail "slurm has no prepare step: $(cat "$T/i.log")"
+kill -INT $pid
+sleep 0.5
+kill -0 $pid 2>/dev/null && kill -0 "$step" 2>/dev/null ||
+    fail "slurm or its prepare step ended on the first SIGINT: the case proves nothing: $(tail -3 "$T/i.log")"
+second=$(date +%s%N)
+kill -INT $pid
+rc=0
+wait $pid || rc=$?
+ms=$((($(date +%s%N) - second) / 1000000))
+[ $rc -eq 130 ] || fail "slurm, second SIGINT: exit $rc, expected 130: $(tail -3 "$T/i.log")"
+# (it ended 4.5 s after the second, 5 s after the first: the grace)
+[ $ms -lt 2500 ] || fail "slurm ended ${ms} ms after the second SIGINT: it waited for the grace (5 s)"
+group_gone "$step" 60 || fail "the prepare step's group outlived slurm"
+! find "$T/I" -name '*.tmp.*' | grep . || fail "a temporary stayed in the outdir"
+[ "$(squeue -h | wc -l)" = "$jobs_before" ] || fail "an interrupted slurm submitted: $(squeue)"
+[ ! -e "$T/I/slurm" ] || fail "an interrupted slurm wrote its scripts: $(ls "$T/I/slurm")"
+echo "slurm ended ${ms} ms after the second SIGINT"
 echo "slurm e2e: $((SECONDS - t0)) s"

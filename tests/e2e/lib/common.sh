@@ -68,3 +68,23 @@ report() {
     echo "$fails failure(s)"
     [ "$fails" -eq 0 ]
 }
+
+# group_gone PGID SECONDS: waits, up to SECONDS, until no process of the process group PGID is
+# alive (a zombie is dead: it waits only to be reaped, by a PID 1 that may never do it); else
+# prints the ones left, kills them and returns 1. A generous bound: a loaded machine is slow to
+# end a process, and a short one failed tests there.
+group_gone() {
+    local end=$((SECONDS + $2)) p left
+    for (( ; ; )); do
+        left=""
+        for p in $(pgrep -g "$1"); do
+            [ "$(sed 's/.*) //; s/ .*//' "/proc/$p/stat" 2>/dev/null || echo Z)" = Z ] || left+="${left:+,}$p"
+        done
+        [ -n "$left" ] || return 0
+        [ $SECONDS -lt $end ] || break
+        sleep 0.1
+    done
+    echo "process group $1 still has $left after $2 s: $(ps -o pid=,args= -p "$left" 2>/dev/null | head -3)"
+    kill -KILL -- "-$1" 2>/dev/null || true
+    return 1
+}
