@@ -410,6 +410,8 @@ typedef struct oq_bench_rows {
                                 (bfloat16's) tolerances, because of this (oq_model_precision_of's
                                 reason: "Attention 'a' computes in float16"); "" for fp32 and the
                                 attention sweep */
+    char start[32];          /* when oq_bench_sweep started, ISO 8601 UTC (summary.json's "start",
+                                beside "end", as every ortqual document has both); "" unknown */
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */
@@ -442,7 +444,8 @@ OQ_API oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *
  * written was "created"; it is now "end", as in every ortqual document (read either way). */
 #define OQ_BENCH_SCHEMA "ortqual.bench/1"
 
-/* Write summary.json (atomically, replacing `path`): the tool and runtime versions, the
+/* Write summary.json (atomically, replacing `path`): when the sweep started (rows->start, null
+ * when "") and ended (now), the tool and runtime versions, the
  * evidence (evidence.h) gathered now, after the sweep, so that every library its sessions
  * loaded is listed, the command line ("ortqual" then the `argc` entries of `argv`), the
  * options, and every row with its raw samples (docs/bench.md). */

@@ -114,12 +114,15 @@ oq_status oq_bench_check_expected_shape(const oq_io_info *out, const oq_bench_po
 /* The name contains "mask" (any case). */
 int oq_bench_named_mask(const char *name);
 
-/* The inputs of point p (model order, named): the npz's tensors copied, the rest generated. */
-oq_status oq_bench_make_inputs(const oq_bench_opts *o, const oq_npz *npz, const oq_bench_point *p, oq_tensor ***out,
-                               oq_err *err);
+/* The inputs of point p (model order, named): the npz's tensors copied, the rest generated, a
+ * mask in polarity `pol` (the model's contract's where it has one, else o->mask_polarity). */
+oq_status oq_bench_make_inputs(const oq_bench_opts *o, oq_mask_polarity pol, const oq_npz *npz, const oq_bench_point *p,
+                               oq_tensor ***out, oq_err *err);
 /* Valid elements: the non-zero entries of the first [B, L] input named like a mask (*masked:
  * some are zero); -1 without such an input. */
 int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, oq_mask_polarity pol, int *masked);
+/* Now, ISO 8601 UTC to the second ("2026-12-06T06:00:00Z"): a sweep's start and end. */
+void oq_bench_utc_now(char buf[32]);
 /* Event lengths of B rows of L as the attention sweep's masked batches make them
  * (length_policy, mask_fraction, seed). */
 oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths, oq_err *err);

@@ -40,14 +40,14 @@ static double uniform01(oq_rng *r) { return (double)(oq_rng_next(r) >> 11) * 0x1
 
 /* A valid prefix per row of [B, L], then padding (ones then zeros, or zeros then ones for a
  * PAD mask); the count of valid elements. */
-static oq_status fill_mask(const oq_bench_opts *o, oq_tensor *t, int64_t *valid, oq_err *err)
+static oq_status fill_mask(const oq_bench_opts *o, oq_mask_polarity pol, oq_tensor *t, int64_t *valid, oq_err *err)
 {
     int64_t B = t->shape[0], L = t->shape[1];
     int64_t *len = malloc((size_t)(B ? B : 1) * sizeof *len);
     if (!len) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_bench_event_lengths(o, B, L, len, err);
     *valid = 0;
-    const double on = o->mask_polarity == OQ_MASK_POLARITY_PAD ? 0.0 : 1.0;
+    const double on = pol == OQ_MASK_POLARITY_PAD ? 0.0 : 1.0;
     for (int64_t b = 0; !st && b < B; b++) {
         for (int64_t j = 0; j < L; j++) oq_tensor_set_f64(t, b * L + j, j < len[b] ? on : 1.0 - on);
         *valid += len[b];
@@ -79,8 +79,8 @@ static int64_t valid_count(const oq_tensor *t, oq_mask_polarity pol)
     return c;
 }
 
-static oq_status make_one(const oq_bench_opts *o, const oq_npz *npz, const oq_bench_input_info *in, size_t index,
-                          oq_tensor **out, oq_err *err)
+static oq_status make_one(const oq_bench_opts *o, oq_mask_polarity pol, const oq_npz *npz, const oq_bench_input_info *in,
+                          size_t index, oq_tensor **out, oq_err *err)
 {
     if (!strcmp(in->source, "npz")) return oq_tensor_clone(oq_npz_get(npz, in->name), out, err);
     if (!oq_dtype_size(in->dtype))
@@ -88,7 +88,7 @@ static oq_status make_one(const oq_bench_opts *o, const oq_npz *npz, const oq_be
                           in->name, (int)in->dtype);
     oq_status st = oq_tensor_create(out, in->dtype, in->ndim, in->shape, in->name, err);
     int64_t valid = 0;
-    if (!st && !strcmp(in->fill, "mask")) st = fill_mask(o, *out, &valid, err);
+    if (!st && !strcmp(in->fill, "mask")) st = fill_mask(o, pol, *out, &valid, err);
     else if (!st) fill_values(o, in, index, *out);
     if (st) {
         oq_tensor_free(*out);
@@ -97,13 +97,13 @@ static oq_status make_one(const oq_bench_opts *o, const oq_npz *npz, const oq_be
     return st;
 }
 
-oq_status oq_bench_make_inputs(const oq_bench_opts *o, const oq_npz *npz, const oq_bench_point *p, oq_tensor ***out,
-                               oq_err *err)
+oq_status oq_bench_make_inputs(const oq_bench_opts *o, oq_mask_polarity pol, const oq_npz *npz, const oq_bench_point *p,
+                               oq_tensor ***out, oq_err *err)
 {
     oq_tensor **t = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *t);
     if (!t) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = OQ_OK;
-    for (size_t i = 0; !st && i < p->n_inputs; i++) st = make_one(o, npz, &p->inputs[i], i, &t[i], err);
+    for (size_t i = 0; !st && i < p->n_inputs; i++) st = make_one(o, pol, npz, &p->inputs[i], i, &t[i], err);
     if (st) {
         oq_tensors_free(t, p->n_inputs);
         return st;

@@ -303,6 +303,13 @@ static json_t *system_json(oq_runtime *rt)
                      (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt, NULL));
 }
 
+void oq_bench_utc_now(char buf[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+}
+
 static json_t *argv_json(int argc, char *const *argv)
 {
     json_t *a = json_array();
@@ -328,12 +335,11 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
         if (!(st = row_json(&rows->rows[i], model, &r, err))) json_array_append_new(results, r);
     }
     char when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    oq_bench_utc_now(when);
     json_t *doc = st ? NULL
-                     : json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "schema", OQ_BENCH_SCHEMA, "tool",
-                                 "ortqual bench", "mode", model ? "model" : "attention", "end", when, "command_line",
+                     : json_pack("{s:s,s:s,s:s,s:o,s:s,s:o,s:o,s:o,s:o}", "schema", OQ_BENCH_SCHEMA, "tool",
+                                 "ortqual bench", "mode", model ? "model" : "attention", "start",
+                                 rows->start[0] ? oq_json_text(rows->start) : json_null(), "end", when, "command_line",
                                  argv_json(argc, argv), "system", system_json(rt), "config", opts, "results",
                                  results);
     if (st) {

@@ -9,6 +9,7 @@
 #include "axes/axes-impl.h"
 #include "bench/bench-impl.h"
 #include "compare/compare-impl.h"
+#include "convert/convert-impl.h"
 #include "core/core-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/modelfile-impl.h"
@@ -31,6 +32,7 @@ typedef struct model_sweep {
      * each event's length (the one point's inputs: expected allows no sweep) */
     const char *mask_input; /* points[0]'s */
     int64_t batch, seq, *lengths;
+    oq_mask_polarity polarity; /* the mask's: the model's contract's, else the options' (as validate's) */
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -364,6 +366,21 @@ static oq_status read_model(const char *path, model_sweep *m, oq_err *err)
     return st;
 }
 
+/* The polarity of the model's mask: a contract in its metadata (ortqual convert's) says it, as
+ * validate reads it (one rule: oq_contract_polarity_adopt), and a polarity given otherwise is
+ * refused; without a contract, the options'. */
+static oq_status contract_polarity(const oq_bench_opts *o, model_sweep *m, oq_err *err)
+{
+    int has = 0, given = (o->given & OQ_BENCH_GIVEN_MASK_POLARITY) || o->mask_polarity != OQ_MASK_POLARITY_KEEP;
+    char input[256];
+    oq_mask_polarity recorded;
+    m->polarity = o->mask_polarity;
+    oq_status st = oq_convert_contract_of(m->file.bytes, m->file.n, o->model_path, &has, input, sizeof input, &recorded,
+                                          err);
+    if (!st && has) st = oq_contract_polarity_adopt(o->model_path, recorded, given, &m->polarity, err);
+    return st;
+}
+
 /* The mask's axes in expected output `want` (validate's rule, axes-impl.h); masked 0: none. */
 static oq_status output_axes(const oq_bench_opts *o, const model_sweep *m, const oq_tensor *want, oq_mask_axes *a,
                              oq_err *err)
@@ -402,10 +419,10 @@ static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *e
     }
     if (st || !any) return st;
     oq_tensor **in = NULL;
-    st = oq_bench_make_inputs(o, m->inputs, p, &in, err);
+    st = oq_bench_make_inputs(o, m->polarity, m->inputs, p, &in, err);
     if (!st && !(m->lengths = calloc(m->batch ? (size_t)m->batch : 1, sizeof *m->lengths)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st && (st = oq_mask_check_polarity(in[k], NULL, o->mask_polarity, m->lengths, err)))
+    if (!st && (st = oq_mask_check_polarity(in[k], NULL, m->polarity, m->lengths, err)))
         oq_err_prefix(err, "%s: mask '%s': ", strcmp(p->inputs[k].source, "npz") ? "generated" : o->inputs_path,
                       m->mask_input);
     if (in) oq_tensors_free(in, p->n_inputs);
@@ -417,6 +434,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     memset(m, 0, sizeof *m);
     oq_status st = check_model_opts(o, err);
     if (!st) st = read_model(o->model_path, m, err);
+    if (!st) st = contract_polarity(o, m, err);
     char said[64]; /* who refuses, the library's words, worded as a format is */
     if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, oq_terms("the model bench", said, sizeof said), err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
@@ -608,13 +626,13 @@ static void run_point(sweep_ctx_model *c, size_t p, oq_bench_row *row)
     const model_sweep *m = c->m;
     oq_err e = {0};
     oq_tensor **in = NULL;
-    oq_status st = oq_bench_make_inputs(c->o, m->inputs, &m->points[p], &in, &e);
+    oq_status st = oq_bench_make_inputs(c->o, m->polarity, m->inputs, &m->points[p], &in, &e);
     if (st) {
         oq_bench_row_fail(row, st, &e);
         return;
     }
     int masked = 0;
-    row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, c->o->mask_polarity, &masked);
+    row->valid_tokens = oq_bench_valid_elements(&m->points[p], in, m->polarity, &masked);
     row->masked = masked;
     expect_ctx ec = {c->o, m, m->precision.dtype};
     oq_bench_model bm = {.path = c->o->model_path, .bytes = m->file.bytes, .len = m->file.n,
@@ -638,7 +656,7 @@ oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n,
     if (st) return st;
     if (point >= m.n_points)
         st = oq_err_set(err, OQ_ERR_INVALID_ARG, "point %zu: the sweep has %zu", point, m.n_points);
-    if (!st) st = oq_bench_make_inputs(o, m.inputs, &m.points[point], inputs, err);
+    if (!st) st = oq_bench_make_inputs(o, m.polarity, m.inputs, &m.points[point], inputs, err);
     if (!st) *n = m.points[point].n_inputs;
     sweep_clear(&m);
     return st;

@@ -434,14 +434,9 @@ static oq_status do_group(sweep_ctx *c, oq_bench_group *g, oq_err *err)
     return OQ_OK;
 }
 
-oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
-                         void *user, oq_bench_rows **out, oq_err *err)
+static oq_status attention_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
+                                 oq_bench_rows **out, oq_err *err)
 {
-    OQ_NEED(err, rt);
-    OQ_NEED(err, o);
-    OQ_NEED(err, out);
-    *out = NULL;
-    if (o->model_path) return oq_bench_model_sweep(rt, o, progress, user, out, err);
     oq_status st = check_opts(o, err);
     if (!st && o->ready) st = o->ready(o->ready_ctx, err);
     if (st) return st;
@@ -471,6 +466,21 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
     }
     *out = c.rows;
     return OQ_OK;
+}
+
+oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
+                         void *user, oq_bench_rows **out, oq_err *err)
+{
+    OQ_NEED(err, rt);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
+    *out = NULL;
+    char start[32];
+    oq_bench_utc_now(start);
+    oq_status st = o->model_path ? oq_bench_model_sweep(rt, o, progress, user, out, err)
+                                 : attention_sweep(rt, o, progress, user, out, err);
+    if (!st) memcpy((*out)->start, start, sizeof start);
+    return st;
 }
 
 void oq_bench_rows_free(oq_bench_rows *rows)

@@ -237,4 +237,11 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
 oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,
                                  oq_mask_polarity *polarity, oq_err *err);
 
+/* The polarity a model's mask is read in, one rule for convert, validate, replay and bench:
+ * the contract's (`recorded`), which a polarity the caller chose (`given`, *polarity) must
+ * equal: a caller's other polarity is refused, naming the model (`path`), since the masks made
+ * or read with it would not be those the model reads. */
+oq_status oq_contract_polarity_adopt(const char *path, oq_mask_polarity recorded, int given, oq_mask_polarity *polarity,
+                                     oq_err *err);
+
 #endif

@@ -219,12 +219,8 @@ static oq_status adopt_polarity(cv_ctx *c, const cv_model *m, json_t *j, const c
     if (contract_polarity(j, &pol))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: metadata %s has a polarity that is neither keep nor pad: %.200s",
                           m->name, OQ_CONVERT_CONTRACT_KEY, text);
-    if (c->o->mask_polarity_given && c->o->mask_polarity != pol)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s",
-                          m->name, oq_mask_polarity_name(c->o->mask_polarity), OQ_CONVERT_CONTRACT_KEY,
-                          oq_mask_polarity_name(pol));
-    c->polarity = pol;
-    return OQ_OK;
+    c->polarity = c->o->mask_polarity;
+    return oq_contract_polarity_adopt(m->name, pol, c->o->mask_polarity_given, &c->polarity, err);
 }
 
 /* A model converted before keeps its contract: the check enforces it, the output records it. */
@@ -639,6 +635,16 @@ oq_status oq_convert_read_contract(const char *path, int *has, char *input, size
     st = oq_convert_contract_of(buf, n, path, has, input, cap, NULL, err);
     free(buf);
     return st;
+}
+
+oq_status oq_contract_polarity_adopt(const char *path, oq_mask_polarity recorded, int given, oq_mask_polarity *polarity,
+                                     oq_err *err)
+{
+    if (given && *polarity != recorded)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s", path,
+                          oq_mask_polarity_name(*polarity), OQ_CONVERT_CONTRACT_KEY, oq_mask_polarity_name(recorded));
+    *polarity = recorded;
+    return OQ_OK;
 }
 
 oq_status oq_convert_contract_of(const void *buf, size_t n, const char *path, int *has, char *input, size_t cap,

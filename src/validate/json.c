@@ -142,6 +142,25 @@ static oq_status write_scratch(const char *path, json_t *j, oq_err *err)
     return st;
 }
 
+/* `j` behind a first key "schema": `schema` (NULL: j could not be built; j is released). */
+static json_t *with_schema(const char *schema, json_t *j)
+{
+    json_t *doc = j ? json_pack("{s:s}", "schema", schema) : NULL;
+    if (doc && json_object_update(doc, j)) json_decref(doc), doc = NULL;
+    json_decref(j);
+    return doc;
+}
+
+/* A scratch file's schema: `want`, or none (a file written before it had one); the caller names
+ * the file. */
+static oq_status schema_check(const json_t *j, const char *want, oq_err *err)
+{
+    const json_t *s = json_object_get(j, "schema");
+    if (!s || (json_is_string(s) && !strcmp(json_string_value(s), want))) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_FORMAT, "schema %s, not %s", json_is_string(s) ? json_string_value(s) : "(not a string)",
+                      want);
+}
+
 /* The JSON of a file; NULL with the error (naming the file) and its status in *st when it
  * cannot be read: OQ_ERR_IO for a file that cannot be opened, OQ_ERR_FORMAT for bad JSON. */
 static json_t *load(const char *path, oq_status *st, oq_err *err)
@@ -237,7 +256,7 @@ static json_t *plan_json(const oq_validate_plan *p)
 
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err)
 {
-    return write_scratch(path, plan_json(p), err);
+    return write_scratch(path, with_schema(OQ_WORKER_PLAN_SCHEMA, plan_json(p)), err);
 }
 
 int oq_plan_batch_put(FILE *f, const oq_plan_batch *b)
@@ -371,7 +390,8 @@ oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
     memset(p, 0, sizeof *p);
     oq_status lst;
     json_t *j = load(path, &lst, err);
-    oq_status st = j ? plan_back(j, p, err) : lst;
+    oq_status st = !j ? lst : schema_check(j, OQ_WORKER_PLAN_SCHEMA, err);
+    if (j && !st) st = plan_back(j, p, err);
     if (j && st) oq_err_prefix(err, "%s: ", path);
     if (st) oq_validate_plan_clear(p);
     json_decref(j);
@@ -1001,7 +1021,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
 
 oq_status oq_config_result_write(const oq_config_result *r, const char *path, oq_err *err)
 {
-    return write_scratch(path, oq_config_result_to_json(r), err);
+    return write_scratch(path, with_schema(OQ_WORKER_RESULT_SCHEMA, oq_config_result_to_json(r)), err);
 }
 
 oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *err)
@@ -1009,7 +1029,8 @@ oq_status oq_config_result_read(const char *path, oq_config_result *r, oq_err *e
     memset(r, 0, sizeof *r);
     oq_status lst;
     json_t *j = load(path, &lst, err);
-    oq_status st = j ? oq_config_result_from_json(j, r, err) : lst;
+    oq_status st = !j ? lst : schema_check(j, OQ_WORKER_RESULT_SCHEMA, err);
+    if (j && !st) st = oq_config_result_from_json(j, r, err);
     if (j && st) oq_err_prefix(err, "%s: ", path);
     json_decref(j);
     return st;

@@ -710,19 +710,6 @@ static oq_status read_contract(const char *model_path, int *has, char *input, si
     return st;
 }
 
-/* The polarity the batches are read in: a given one, which must be the contract's (convert
- * refuses the model otherwise), else the contract's, as convert, validate and replay adopt it. */
-static oq_status contract_polarity(const char *model_path, oq_mask_polarity recorded, int given,
-                                   oq_mask_polarity *polarity, oq_err *err)
-{
-    if (given && *polarity != recorded)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s",
-                          model_path, oq_mask_polarity_name(*polarity), OQ_CONVERT_CONTRACT_KEY,
-                          oq_mask_polarity_name(recorded));
-    *polarity = recorded;
-    return OQ_OK;
-}
-
 /* The check behind the entry points (each names itself in its NULL messages); `given`: the
  * caller chose `polarity`, else a contract's is read instead. */
 static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_polarity polarity, int given,
@@ -740,7 +727,7 @@ static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_
     oq_model_info *mi = NULL;
     oq_mask_polarity recorded = OQ_MASK_POLARITY_KEEP;
     oq_status st = read_contract(model_path, &has, contract, sizeof contract, &recorded, err);
-    if (!st && has) st = contract_polarity(model_path, recorded, given, &polarity, err);
+    if (!st && has) st = oq_contract_polarity_adopt(model_path, recorded, given, &polarity, err);
     if (!st) st = oq_model_inspect_file(model_path, &mi, err);
     if (!st) st = oq_signature_make(&o, NULL, &mi, has ? contract : NULL, &sig, err);
     if (st) return st;

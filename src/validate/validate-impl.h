@@ -156,6 +156,12 @@ void oq_seq_axes_clear(oq_seq_axis **v, size_t *n);
 
 /* ---- JSON: the one place plans and results are written and read (json.c) ---------- */
 
+/* The schemas of the scratch files between the orchestrator and a worker (.work/plan_X.json,
+ * .work/result_X.json): a file of another schema is refused by name, one without a schema
+ * (written before they had one) is read as before. */
+#define OQ_WORKER_PLAN_SCHEMA "ortqual.worker-plan/1"
+#define OQ_WORKER_RESULT_SCHEMA "ortqual.worker-result/1"
+
 oq_status oq_plan_write(const oq_validate_plan *p, const char *path, oq_err *err);
 oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err);
 /* One batch of a plan written as one line; 0 on a write error or out of memory. */

@@ -1144,8 +1144,9 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
 {
     int has;
     char input[256];
+    oq_mask_polarity recorded;
     *mask = 0;
-    oq_status st = oq_convert_contract_of(m->bytes, m->n, o->model_path, &has, input, sizeof input, pol, err);
+    oq_status st = oq_convert_contract_of(m->bytes, m->n, o->model_path, &has, input, sizeof input, &recorded, err);
     if (st || !has) return st;
     if (o->no_mask)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
@@ -1155,10 +1156,8 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "%s: mask_name '%s', but the model's %s names input '%s' as its mask (valid prefixes only)",
                           o->model_path, o->mask_name, OQ_CONVERT_CONTRACT_KEY, input);
-    if (o->mask_polarity_given && o->mask_polarity != *pol)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_polarity %s, but the model's %s says polarity %s",
-                          o->model_path, oq_mask_polarity_name(o->mask_polarity), OQ_CONVERT_CONTRACT_KEY,
-                          oq_mask_polarity_name(*pol));
+    *pol = o->mask_polarity;
+    if ((st = oq_contract_polarity_adopt(o->model_path, recorded, o->mask_polarity_given, pol, err))) return st;
     snprintf(mask, n, "%s", input);
     progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
              input);

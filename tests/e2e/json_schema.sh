@@ -5,8 +5,9 @@
 # doctor, estimate, slurm and conformance --json had none. conformance --json printed `tests`
 # and the counts alone, and the whole document only beside --junit or --outdir: stdout is now one
 # document whatever else is asked. A run's times are "start" and "end" (ISO 8601 UTC) in every
-# document (conformance's "created", bench's "created" and gate's "started_utc" were renamed),
-# and ortqual still reads the old names (docs/summary-schema.md).
+# document (conformance's "created", bench's "created" and gate's "started_utc" were renamed;
+# bench's summary had "end" alone until it gained "start"), and ortqual still reads the old names
+# (docs/summary-schema.md).
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -117,7 +118,16 @@ grep -q '2026-01-02T03:04:05Z' co/report.html && ok "report of a conformance/1 s
 expect 0 "" "$Q" bench --variants cpu:attention24:fp32 --seq-lens 32 --num-heads 2 --head-dim 8 --iters 2 \
     --warmup 1 --threads 1 --modes masked --outdir b
 schema_is "bench summary.json" ortqual.bench/1 b/summary.json
-times "bench summary.json" b/summary.json end
+times "bench summary.json" b/summary.json start end
+# --model's summary too; a sweep ends after it starts (both ISO 8601 UTC, so compared as text)
+expect 0 "" "$Q" bench --model m.onnx --dim batch=2 --dim seq=8 --iters 1 --warmup 0 --threads 1 --outdir bm
+times "bench --model summary.json" bm/summary.json start end
+$PY - b/summary.json bm/summary.json <<'PY' && ok "bench: start <= end" || bad "bench: start after end"
+import json, sys
+for p in sys.argv[1:]:
+    j = json.load(open(p))
+    assert j["start"] <= j["end"], (p, j["start"], j["end"])
+PY
 printf '#!/bin/sh\necho "===== 3 passed in 0.12s ====="\n' >pytest_ok && chmod +x pytest_ok
 expect 0 "" "$Q" gate --quiet --verdict g.json -- ./pytest_ok
 schema_is "gate --verdict" ortqual.gate/1 g.json

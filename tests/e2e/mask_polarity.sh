@@ -126,6 +126,19 @@ one_line 2 "^ortqual convert: $pk" "$Q" convert c_len.onnx -o c_keep3.onnx --att
     --inputs io_pad.npz
 [ ! -e c_keep3.onnx ] && ok "convert --inputs keep on a pad contract: nothing written" ||
     bad "convert --inputs keep on a pad contract wrote c_keep3.onnx"
+# 5e. bench --model reads the contract's polarity as validate does (one rule,
+#     oq_contract_polarity_adopt): without --mask-polarity it read the pad mask as 1 = valid, so
+#     --expected refused it as left padding (exit 2) and valid_tokens counted the padding; a given
+#     keep that contradicts the contract is refused as validate refuses it
+expect 0 "report: blen/report.html" "$Q" bench --model c_len.onnx --inputs io_pad.npz --expected io_pad.npz --iters 1 \
+    --warmup 0 --threads 1 --outdir blen
+[ "$(tokens blen/summary.json)" = "$b" ] && ok "bench of the pad contract: valid_tokens $b, as validate's valid_size" ||
+    bad "bench of the pad contract: valid_tokens '$(tokens blen/summary.json)', validate's $b"
+[ "$($PY -c "import json; r=json.load(open('blen/summary.json'))['results'][0]; print(r['status'], r['accuracy']['max_abs_err'] is not None and r['accuracy']['max_abs_err'] < 1e-3)")" = "ok True" ] &&
+    ok "bench of the pad contract: compared with --expected" || bad "bench of the pad contract: not compared"
+one_line 2 "^ortqual bench: $pk" "$Q" bench --model c_len.onnx --inputs io_pad.npz --mask-polarity keep --iters 1 \
+    --warmup 0 --outdir blenk
+[ ! -e blenk/summary.json ] && ok "bench keep on a pad contract: nothing written" || bad "bench keep on a pad contract wrote blenk"
 # 6. refused: no mask to read, ortqual's models, a value other than keep or pad
 expect 2 "contradict: --mask-polarity says how to read the mask, --no-mask says there is none" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --no-mask --outdir x1 "${V[@]}"

@@ -329,8 +329,8 @@ static void test_generated_inputs(void **state)
     oq_bench_point p;
     assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, 0, &p, &err), OQ_OK);
     oq_tensor **a = NULL, **b = NULL;
-    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &a, &err), OQ_OK);
-    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &b, &err), OQ_OK);
+    assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &a, &err), OQ_OK);
+    assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &b, &err), OQ_OK);
     for (size_t i = 0; i < 3; i++) /* seeded: the same bytes twice */
         assert_memory_equal(a[i]->data, b[i]->data, oq_tensor_nbytes(a[i]));
     const float *x = a[0]->data;
@@ -360,7 +360,7 @@ static void test_generated_inputs(void **state)
     /* a PAD mask (PyTorch's key_padding_mask, 1 = padding): zeros then ones, its zeros valid */
     o.mask_polarity = OQ_MASK_POLARITY_PAD;
     oq_tensor **c = NULL;
-    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &c, &err), OQ_OK);
+    assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &c, &err), OQ_OK);
     const uint8_t *pm = c[1]->data;
     for (int64_t r = 0; r < 4; r++)
         for (int64_t j = 0; j < 32; j++) assert_int_equal(pm[r * 32 + j], j >= 24);
@@ -370,7 +370,7 @@ static void test_generated_inputs(void **state)
     o.mask_polarity = OQ_MASK_POLARITY_KEEP;
     oq_tensors_free(b, 3);
     o.seed = 7; /* another seed, other values */
-    assert_int_equal(oq_bench_make_inputs(&o, NULL, &p, &b, &err), OQ_OK);
+    assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &b, &err), OQ_OK);
     assert_true(memcmp(a[0]->data, b[0]->data, oq_tensor_nbytes(a[0])) != 0);
     oq_tensors_free(a, 3);
     oq_tensors_free(b, 3);

@@ -369,6 +369,66 @@ static void result_round_trip(void **state)
     free(dir);
 }
 
+/* `path`'s first key set to "schema": `schema`, or removed (NULL): a file of an older ortqual. */
+static void set_schema(const char *path, const char *schema)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    assert_string_equal(json_object_iter_key(json_object_iter(j)), "schema"); /* the first key */
+    if (schema) json_object_set_new(j, "schema", json_string(schema));
+    else json_object_del(j, "schema");
+    assert_int_equal(json_dump_file(j, path, JSON_PRESERVE_ORDER), 0);
+    json_decref(j);
+}
+
+/* The worker's plan and result files say their schema first; a file of another schema is
+ * refused, naming the file and both schemas; one without (an older ortqual's) still reads. */
+static void scratch_files_schema(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("scratch"), *plan = path_in(dir, "plan.json"), *result = path_in(dir, "result.json");
+    char *batches = path_in(dir, "batches.jsonl");
+    oq_validate_plan pa, pb;
+    oq_config_result ra, rb;
+    fill_plan(&pa, batches);
+    fill_result(&ra);
+    oq_err err = {0};
+    assert_int_equal(oq_plan_write(&pa, plan, &err), OQ_OK);
+    assert_int_equal(oq_config_result_write(&ra, result, &err), OQ_OK);
+    json_t *j = json_load_file(plan, JSON_PRESERVE_ORDER, NULL);
+    assert_string_equal(json_string_value(json_object_get(j, "schema")), OQ_WORKER_PLAN_SCHEMA);
+    json_decref(j);
+    j = json_load_file(result, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(j, "schema")), OQ_WORKER_RESULT_SCHEMA);
+    json_decref(j);
+    set_schema(plan, "ortqual.worker-plan/9");
+    set_schema(result, OQ_WORKER_PLAN_SCHEMA); /* a plan where a result belongs */
+    assert_int_equal(oq_plan_read(plan, &pb, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, plan));
+    assert_non_null(strstr(err.msg, "schema ortqual.worker-plan/9, not " OQ_WORKER_PLAN_SCHEMA));
+    assert_int_equal(oq_config_result_read(result, &rb, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, result));
+    assert_non_null(strstr(err.msg, "schema " OQ_WORKER_PLAN_SCHEMA ", not " OQ_WORKER_RESULT_SCHEMA));
+    set_schema(plan, NULL);
+    set_schema(result, NULL);
+    assert_int_equal(oq_plan_read(plan, &pb, &err), OQ_OK);
+    assert_string_equal(pb.result, pa.result);
+    assert_int_equal(oq_config_result_read(result, &rb, &err), OQ_OK);
+    assert_int_equal(rb.n_batches, ra.n_batches);
+    oq_validate_plan_clear(&pa);
+    oq_validate_plan_clear(&pb);
+    oq_config_result_clear(&ra);
+    oq_config_result_clear(&rb);
+    remove(plan);
+    remove(result);
+    remove(batches);
+    rmdir(dir);
+    free(plan);
+    free(result);
+    free(batches);
+    free(dir);
+}
+
 /* Batch i of outputs_over_batches (4 elements of ref_all and out_all), compared alone. */
 static void batch_compare(oq_compare_result *c, int i, const double *ref_all, double *out_all)
 {
@@ -3109,6 +3169,7 @@ int main(void)
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(plan_bad_hex_named),
         cmocka_unit_test(result_round_trip),
+        cmocka_unit_test(scratch_files_schema),
         cmocka_unit_test(outputs_over_batches),
         cmocka_unit_test(batch_records_stay_small),
         cmocka_unit_test(reference_has_its_own_status),
