@@ -38,11 +38,15 @@ static void refused(void (*spoil)(oq_validate_opts *, oq_config *), const char *
     spoil(&o, cfg);
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    oq_status st = oq_validate_run(&o, &s, &err);
+    int made = access(outdir, F_OK) == 0;
+    oq_validate_summary_free(s);
+    oq_remove_tree(dir);
+    free(dir);
+    if (made) fail_msg("%s: the output folder was made (%s)", says, err.msg);
+    if (st != OQ_ERR_INVALID_ARG) fail_msg("%s: status %d (%s)", says, (int)st, err.msg);
     assert_null(s);
     if (!strstr(err.msg, says)) fail_msg("'%s' does not say '%s'", err.msg, says);
-    assert_int_equal(access(outdir, F_OK), -1);
-    remove_dir(dir);
 }
 
 static void graph_opt_9(oq_validate_opts *o, oq_config *c) { (void)c; o->graph_opt = (oq_graph_opt)9; }
@@ -74,6 +78,81 @@ static void bad_numbers_refused(void **state)
     refused(padding_7, "oq_validate_run: padding 7 out of range -1..2");
     refused(repeat_minus_1, "oq_validate_run: repeat -1 out of range (at least 1)");
     refused(warmup_minus_3, "oq_validate_run: warmup -3 out of range (at least 0)");
+}
+
+/* The events and mask fields: each used to be found only after the folder was made (the events
+ * when the batches were drawn, an error.json written), or by an export or worker (a mask form,
+ * a polarity, a NULL list). */
+static void events_0(oq_validate_opts *o, oq_config *c) { (void)c; o->events.num_events = 0; }
+static void batch_minus_1(oq_validate_opts *o, oq_config *c) { (void)c; o->events.batch_size = -1; }
+static void features_minus_1(oq_validate_opts *o, oq_config *c) { (void)c; o->events.num_features = -1; }
+static void max_len_0(oq_validate_opts *o, oq_config *c) { (void)c; o->events.max_len = 0; }
+static void policy_9(oq_validate_opts *o, oq_config *c) { (void)c; o->events.policy = (oq_length_policy)9; }
+static void min_len_above(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->events.policy = OQ_LENGTH_UNIFORM;
+    o->events.min_len = 80;
+    o->events.max_len = 64;
+}
+static void fraction_1(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->events.policy = OQ_LENGTH_FRACTION;
+    o->events.fraction = 1.0;
+}
+static void pad_bin_minus_2(oq_validate_opts *o, oq_config *c) { (void)c; o->events.pad_bin_size = -2; }
+static void mask_dtype_8(oq_validate_opts *o, oq_config *c) { (void)c; o->events.mask_dtype = (oq_dtype)8; }
+static void feature_dtype_int32(oq_validate_opts *o, oq_config *c) { (void)c; o->events.feature_dtype = OQ_DTYPE_INT32; }
+static void polarity_5(oq_validate_opts *o, oq_config *c) { (void)c; o->mask_polarity = (oq_mask_polarity)5; }
+static void mask_form_8(oq_validate_opts *o, oq_config *c) { (void)c; o->mask_form = (oq_mask_form)8; }
+static void seq_axes_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; }
+static const oq_seq_axis no_output = {NULL, 1, 0, 0}, axis_minus_3 = {"y", -3, 0, 0}, batch_minus = {"y", 1, -1, 1};
+static void seq_output_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; o->seq_axes = &no_output; }
+static void seq_axis_minus_3(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; o->seq_axes = &axis_minus_3; }
+static void seq_batch_minus(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; o->seq_axes = &batch_minus; }
+static void required_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_required = 2; }
+static void expect_kernel_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_expect_kernel = 1; }
+static const char *const one_null[] = {NULL};
+static void required_entry_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_required = 1;
+    o->required = one_null;
+}
+
+typedef struct spoiled {
+    void (*spoil)(oq_validate_opts *, oq_config *);
+    const char *says;
+} spoiled;
+
+/* A test per field, named by what it must say: each fails alone where its check is missing. */
+static const spoiled events_and_masks[] = {
+    {events_0, "oq_validate_run: events.num_events 0 out of range (at least 1)"},
+    {batch_minus_1, "oq_validate_run: events.batch_size -1 out of range (at least 1)"},
+    {features_minus_1, "oq_validate_run: events.num_features -1 out of range (at least 0)"},
+    {max_len_0, "oq_validate_run: events.max_len 0 out of range (at least 1)"},
+    {policy_9, "oq_validate_run: events.policy 9 out of range 0..3"},
+    {min_len_above, "oq_validate_run: events.min_len 80 out of range 1..64"},
+    {fraction_1, "oq_validate_run: events.fraction 1 outside [0, 1)"},
+    {pad_bin_minus_2, "oq_validate_run: events.pad_bin_size -2 out of range (at least 0)"},
+    {mask_dtype_8, "oq_validate_run: events.mask_dtype 8 (unknown) is not a mask dtype"},
+    {feature_dtype_int32, "oq_validate_run: events.feature_dtype 6 (int32) is not a float dtype"},
+    {polarity_5, "oq_validate_run: mask_polarity 5 out of range 0..1"},
+    {mask_form_8, "oq_validate_run: mask_form 8 out of range 0..4"},
+    {seq_axes_null, "oq_validate_run: seq_axes is NULL (n_seq_axes 1)"},
+    {seq_output_null, "oq_validate_run: seq_axes[0].output is NULL"},
+    {seq_axis_minus_3, "oq_validate_run: seq_axes[0].axis -3 out of range (at least -1)"},
+    {seq_batch_minus, "oq_validate_run: seq_axes[0].batch -1 out of range (at least 0)"},
+    {required_null, "oq_validate_run: required is NULL (n_required 2)"},
+    {expect_kernel_null, "oq_validate_run: expect_kernel is NULL (n_expect_kernel 1)"},
+    {required_entry_null, "oq_validate_run: required[0] is NULL"},
+};
+
+static void field_refused(void **state)
+{
+    const spoiled *t = *state;
+    refused(t->spoil, t->says);
 }
 
 /* Two processes, one folder: each forked child runs oq_validate_run, and every wait of the test
@@ -255,5 +334,9 @@ int main(void)
         cmocka_unit_test(bad_numbers_refused),
         cmocka_unit_test(second_process_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    struct CMUnitTest fields[sizeof events_and_masks / sizeof *events_and_masks];
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        fields[i] = (struct CMUnitTest){events_and_masks[i].says, field_refused, NULL, NULL, (void *)&events_and_masks[i]};
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed + cmocka_run_group_tests_name("events and mask fields", fields, NULL, NULL);
 }
