@@ -142,8 +142,13 @@ typedef struct oq_validate_opts {
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
     int allow_skip;           /* a run in which nothing under test was compared exits 0 */
-    int no_overlap;           /* a reference with every batch's outputs in the cache reads them
-                                 before the first configuration under test, not beside it */
+    int no_overlap;           /* the reference runs before the first configuration under test,
+                                 never beside it. Without it, the reference's worker runs beside
+                                 that one when cache_dir has an entry for every batch (it reads
+                                 and verifies them, and recomputes one found bad) and that
+                                 configuration leaves a core free (an EP other than CPU, or
+                                 threads below this process's cores); never in a shard or with
+                                 isolate 0 */
     const char *cache_dir;    /* the C reference's outputs per batch, stored and reused by
                                  content there (made 0700; another user's is refused); NULL:
                                  no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
