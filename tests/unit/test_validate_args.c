@@ -312,6 +312,7 @@ static void second_process_refused(void **state)
     assert_true(locked);
     if (!answered) fail_msg("the second run did not answer within %d ms (exit %d)", WAIT_MS, second_rc);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    print_message("the second run answered after %.3f s\n", s);
     if (st != OQ_ERR_IO) fail_msg("the second run: status %d (%s), want OQ_ERR_IO", st, msg);
     char holder[1200];
     snprintf(holder, sizeof holder, "%s: in use by another ortqual run (pid %ld, holding %s)", outdir, (long)first,
