@@ -101,7 +101,11 @@ OQ_API void oq_tolerances_free(oq_tolerances *t);
 /* Apply one or more specs separated by ';' ("rtol=1e-3;out_reg:fp16"; spaces around
  * each, as "fp16; out_reg:fp32", are not part of it: oq_tolerance_parse).
  * A spec without OUTPUT changes the default; a spec for an output starts from
- * the default as it is now (or from that output's earlier override). */
+ * the default as it is now. A target (an output, or the default) given again, in this call or
+ * an earlier one on `t`, with other values is OQ_ERR_INVALID_ARG naming it ("tolerance: output
+ * 'out_reg' given twice ('out_reg:fp16' and 'out_reg:rtol=3e-2')"), as the tool refuses
+ * --tolerance twice: it would silently loosen or tighten the first; the same values again are
+ * taken once. */
 OQ_API oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err);
 /* The tolerance for `output` (its override, else the default). NULL gives the default; a NULL
  * `t` a zeroed tolerance. */

@@ -142,8 +142,13 @@ typedef struct oq_validate_opts {
     int padding;              /* OQ_PADDING_* (compare.h) for masked outputs; -1 (default): ZERO
                                  for ortqual's exports, AS_REFERENCE for the user's model */
     int allow_skip;           /* a run in which nothing under test was compared exits 0 */
-    int no_overlap;           /* a reference with every batch's outputs in the cache reads them
-                                 before the first configuration under test, not beside it */
+    int no_overlap;           /* the reference runs before the first configuration under test,
+                                 never beside it. Without it, the reference's worker runs beside
+                                 that one when cache_dir has an entry for every batch (it reads
+                                 and verifies them, and recomputes one found bad) and that
+                                 configuration leaves a core free (an EP other than CPU, or
+                                 threads below this process's cores); never in a shard or with
+                                 isolate 0 */
     const char *cache_dir;    /* the C reference's outputs per batch, stored and reused by
                                  content there (made 0700; another user's is refused); NULL:
                                  no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
@@ -557,8 +562,12 @@ typedef struct oq_validate_summary {
  * unreadable inputs, impossible configurations) return a status before any
  * model runs, with an error record written to outdir/error.json. Before that, and writing
  * nothing: a field outside its range (kind, graph_opt, threads, padding, repeat, warmup, each
- * configuration's repr, precision and kernel) or configs NULL with n_configs > 0 is
- * OQ_ERR_INVALID_ARG naming the field ("oq_validate_run: graph_opt 9 out of range 0..4").
+ * configuration's repr, precision and kernel, mask_polarity, mask_form; without input_files the
+ * events' counts, lengths, policy, fraction and dtypes as oq_events_create takes them, num_features
+ * 0 included; each seq_axes entry's output, axis and said batch axis), or a list NULL with a count
+ * (configs, seq_axes, required, expect_kernel) or a NULL or empty name in required or
+ * expect_kernel, is OQ_ERR_INVALID_ARG naming the field ("oq_validate_run: graph_opt 9 out of
+ * range 0..4", "oq_validate_run: events.num_events 0 out of range (at least 1)").
  * One run at a time in an output folder: the call takes outdir's lock itself (OQ_OUTDIR_LOCK,
  * fileio.h: an flock, so a second thread of this process is excluded as a second process is;
  * a shard run takes it shared, with its own shard lock) and releases it when it returns. A

@@ -825,10 +825,12 @@ static void args_clear(struct args *a)
                   "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),                   \
     OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),      \
     OQ_OPT_FLAG("no-overlap", &o->no_overlap,                                                                   \
-                "when every batch's reference outputs are in the cache and the first\n"                         \
-                "configuration under test leaves a core free (a GPU's EP, or --threads\n"                       \
-                "below the cores), they are read beside it; this reads them before it\n"                        \
-                "(its timings then have the machine to themselves)"),                                           \
+                "run the reference before the first configuration under test, never\n"                        \
+                "beside it. Without it, the reference's worker runs beside that one\n"                         \
+                "when the cache has an entry for every batch (it reads and verifies\n"                         \
+                "them, and recomputes one found bad) and that configuration leaves a\n"                        \
+                "core free (a GPU's EP, or --threads below the cores); never in a\n"                           \
+                "shard or without isolation"),                                                                  \
     OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"), \
     OQ_OPT_STRING("junit", "FILE", &a->out.junit,                                                               \
                   "also write JUnit XML for CI test reports: a test suite per\n"                                \

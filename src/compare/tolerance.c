@@ -230,13 +230,18 @@ oq_status oq_tolerance_parse(const char *spec, char *name, size_t cap, oq_tolera
     return st;
 }
 
+/* A target (an output, or the default) and the spec that set it: what that spec said by itself
+ * (`said`), to tell a second spec for it that says the same from one that would change it. */
 struct override {
     char *name;
     oq_tolerance tol;
+    oq_tolerance said;
+    char *spec;
 };
 
 struct oq_tolerances {
     oq_tolerance base;
+    struct override base_set; /* name unused; spec NULL until a spec sets the default */
     size_t n;
     struct override *items;
 };
@@ -255,7 +260,11 @@ oq_status oq_tolerances_create(oq_tolerance base, oq_tolerances **out, oq_err *e
 void oq_tolerances_free(oq_tolerances *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->n; i++) free(t->items[i].name);
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->items[i].name);
+        free(t->items[i].spec);
+    }
+    free(t->base_set.spec);
     free(t->items);
     free(t);
 }
@@ -267,20 +276,39 @@ static struct override *find_override(const oq_tolerances *t, const char *name)
     return NULL;
 }
 
-static oq_status set_override(oq_tolerances *t, const char *name, oq_tolerance tol, oq_err *err)
+static oq_status set_override(oq_tolerances *t, const char *name, oq_tolerance tol, struct override **set, oq_err *err)
 {
-    struct override *o = find_override(t, name);
-    if (o) {
-        o->tol = tol;
-        return OQ_OK;
-    }
     struct override *item = OQ_PUSH(t->items, t->n);
     if (!item || !(item->name = strdup(name))) {
         t->n -= item != NULL; /* the new slot, unused */
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     item->tol = tol;
+    *set = item;
     return OQ_OK;
+}
+
+/* What a spec says by itself: a key it does not give stays -1 ("rtol=1" is not "rtol=1,atol=0"). */
+static oq_tolerance said_by(const char *spec)
+{
+    oq_tolerance said = {-1, -1};
+    char name[256];
+    oq_tolerance_parse(spec, name, sizeof name, &said, NULL);
+    return said;
+}
+
+/* A second spec for a target already set: the same values again are taken once; others would
+ * silently loosen or tighten the first (as the tool refuses --tolerance twice for one output). */
+static oq_status set_before(const struct override *o, const char *name, const char *spec, oq_err *err)
+{
+    oq_tolerance said = said_by(spec);
+    const char *first = o->spec ? o->spec : "";
+    if (said.rtol == o->said.rtol && said.atol == o->said.atol) return OQ_OK;
+    if (!*name)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance: the default given twice ('%s' and '%s')", first,
+                          spec);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "tolerance: output '%s' given twice ('%s' and '%s')", name, first,
+                      spec);
 }
 
 /* One spec, already cut out of the ';' list. */
@@ -298,11 +326,15 @@ static oq_status add_one(oq_tolerances *t, const char *spec, oq_err *err)
     }
     oq_status st = oq_tolerance_parse(spec, name, sizeof name, &tol, err);
     if (st) return st;
+    struct override *set = name[0] ? find_override(t, name) : t->base_set.spec ? &t->base_set : NULL;
+    if (set) return set_before(set, name, spec, err);
     if (!name[0]) {
         t->base = tol;
-        return OQ_OK;
-    }
-    return set_override(t, name, tol, err);
+        set = &t->base_set;
+    } else if ((st = set_override(t, name, tol, &set, err)))
+        return st;
+    set->said = said_by(spec);
+    return (set->spec = strdup(spec)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
 oq_status oq_tolerances_add(oq_tolerances *t, const char *specs, oq_err *err)

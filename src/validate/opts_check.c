@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "ortqual/compare.h"
+#include "ortqual/mask.h"
 #include "validate/validate-impl.h"
 
 /* (an enum read as int: a negative value shows as such, whatever type the compiler gives it) */
@@ -29,6 +30,65 @@ static oq_status check_config(const oq_config *c, size_t k, oq_err *err)
     return st;
 }
 
+/* A list given by its count: NULL with a count would be read past by whoever reads it first. */
+static oq_status list_null(const char *field, const void *v, size_t n, oq_err *err)
+{
+    if (!n || v) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s is NULL (n_%s %zu)", field, field, n);
+}
+
+/* A list of names: none NULL or empty (each would be matched against nothing, or crash). */
+static oq_status names(const char *field, const char *const *v, size_t n, oq_err *err)
+{
+    oq_status st = list_null(field, v, n, err);
+    for (size_t i = 0; !st && i < n; i++)
+        if (!v[i] || !*v[i])
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s[%zu] is %s", field, i,
+                            v[i] ? "empty" : "NULL");
+    return st;
+}
+
+/* The generated events, as oq_events_create would refuse them: that is only when the batches are
+ * drawn, after the folder was made. num_features 0 takes the model's width. */
+static oq_status check_events(const oq_events_opts *e, oq_err *err)
+{
+    oq_status st = out_of_range("events.num_events", e->num_events, 1, LLONG_MAX, err);
+    if (!st) st = out_of_range("events.batch_size", e->batch_size, 1, LLONG_MAX, err);
+    if (!st) st = out_of_range("events.num_features", e->num_features, 0, LLONG_MAX, err);
+    if (!st) st = out_of_range("events.max_len", e->max_len, 1, LLONG_MAX, err);
+    if (!st) st = out_of_range("events.pad_bin_size", e->pad_bin_size, 0, LLONG_MAX, err);
+    if (!st) st = out_of_range("events.policy", (int)e->policy, OQ_LENGTH_FIXED, OQ_LENGTH_FRACTION, err);
+    if (!st && (e->policy == OQ_LENGTH_BALANCED || e->policy == OQ_LENGTH_UNIFORM))
+        st = out_of_range("events.min_len", e->min_len, 1, e->max_len, err);
+    if (!st && e->policy == OQ_LENGTH_FRACTION && !(e->fraction >= 0.0 && e->fraction < 1.0))
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: events.fraction %g outside [0, 1)", e->fraction);
+    if (!st && !oq_mask_dtype_ok(e->mask_dtype))
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: events.mask_dtype %d (%s) is not a mask dtype",
+                        (int)e->mask_dtype, oq_dtype_name(e->mask_dtype));
+    if (!st && !oq_dtype_is_float(e->feature_dtype))
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: events.feature_dtype %d (%s) is not a float dtype",
+                        (int)e->feature_dtype, oq_dtype_name(e->feature_dtype));
+    return st;
+}
+
+/* Each output's sequence axis as said: the model's outputs are checked once it is read. */
+static oq_status check_seq_axes(const oq_validate_opts *o, oq_err *err)
+{
+    oq_status st = list_null("seq_axes", o->seq_axes, o->n_seq_axes, err);
+    char field[48];
+    for (size_t i = 0; !st && i < o->n_seq_axes; i++) {
+        const oq_seq_axis *a = &o->seq_axes[i];
+        if (!a->output || !*a->output)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: seq_axes[%zu].output is %s", i,
+                              a->output ? "empty" : "NULL");
+        snprintf(field, sizeof field, "seq_axes[%zu].axis", i);
+        st = out_of_range(field, a->axis, OQ_SEQ_AXIS_NONE, LLONG_MAX, err);
+        snprintf(field, sizeof field, "seq_axes[%zu].batch", i);
+        if (!st && a->batch_said) st = out_of_range(field, a->batch, 0, LLONG_MAX, err);
+    }
+    return st;
+}
+
 oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
 {
     if (o->n_configs && !o->configs)
@@ -40,5 +100,11 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
     if (!st) st = out_of_range("repeat", o->repeat, 1, LLONG_MAX, err);
     if (!st) st = out_of_range("warmup", o->warmup, 0, LLONG_MAX, err);
     for (size_t k = 0; !st && k < o->n_configs; k++) st = check_config(&o->configs[k], k, err);
+    if (!st) st = out_of_range("mask_polarity", (int)o->mask_polarity, OQ_MASK_POLARITY_KEEP, OQ_MASK_POLARITY_PAD, err);
+    if (!st) st = out_of_range("mask_form", (int)o->mask_form, OQ_MASK_AUTO, OQ_MASK_SEQLEN, err);
+    if (!st && !o->n_input_files) st = check_events(&o->events, err);
+    if (!st) st = check_seq_axes(o, err);
+    if (!st) st = names("required", o->required, o->n_required, err);
+    if (!st) st = names("expect_kernel", o->expect_kernel, o->n_expect_kernel, err);
     return st;
 }

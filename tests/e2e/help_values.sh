@@ -70,4 +70,15 @@ check attention-dtype "convert $FX/tx_encoder_op18.onnx" "-o $T/c-VALUE.onnx"
 $Q replay --help 2>&1 | grep -A2 -E -- '^ +--precision ' | tr -s ' \n' ' ' |
     grep -qE 'default: fp16 or bf16 when the model computes in it, else fp32' &&
     ok "replay --help: --precision's default as the run takes it" || bad "replay --help: --precision's default: $($Q replay --help 2>&1 | grep -A2 -E -- '^ +--precision ')"
+# --no-overlap says what the run does (validate.c's reference_overlaps, unit/test_overlap): the
+# reference runs before the first configuration under test; beside it only with a cache entry for
+# every batch (read, verified, one found bad recomputed) and a core left free. Its help said
+# "are in the cache" and "reads them before it", as if the option were about reading.
+h=$($Q validate --help 2>&1 | sed -n '/^ *--no-overlap /,/^ *--no-plots /p' | tr -s ' \n' ' ')
+for want in 'run the reference before the first configuration under test, never beside it' \
+    'when the cache has an entry for every batch' 'recomputes one found bad' 'leaves a core free' \
+    'never in a shard or without isolation'; do
+    grep -qF -- "$want" <<<"$h" && ok "validate --help: --no-overlap says '$want'" ||
+        bad "validate --help: --no-overlap does not say '$want': $h"
+done
 report

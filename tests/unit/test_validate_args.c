@@ -8,11 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
@@ -34,11 +38,15 @@ static void refused(void (*spoil)(oq_validate_opts *, oq_config *), const char *
     spoil(&o, cfg);
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    oq_status st = oq_validate_run(&o, &s, &err);
+    int made = access(outdir, F_OK) == 0;
+    oq_validate_summary_free(s);
+    oq_remove_tree(dir);
+    free(dir);
+    if (made) fail_msg("%s: the output folder was made (%s)", says, err.msg);
+    if (st != OQ_ERR_INVALID_ARG) fail_msg("%s: status %d (%s)", says, (int)st, err.msg);
     assert_null(s);
     if (!strstr(err.msg, says)) fail_msg("'%s' does not say '%s'", err.msg, says);
-    assert_int_equal(access(outdir, F_OK), -1);
-    remove_dir(dir);
 }
 
 static void graph_opt_9(oq_validate_opts *o, oq_config *c) { (void)c; o->graph_opt = (oq_graph_opt)9; }
@@ -72,50 +80,239 @@ static void bad_numbers_refused(void **state)
     refused(warmup_minus_3, "oq_validate_run: warmup -3 out of range (at least 0)");
 }
 
-/* Two processes, one folder: the second is refused while the first runs, and writes nothing. */
-static void second_process_refused(void **state)
+/* The events and mask fields: each used to be found only after the folder was made (the events
+ * when the batches were drawn, an error.json written), or by an export or worker (a mask form,
+ * a polarity, a NULL list). */
+static void events_0(oq_validate_opts *o, oq_config *c) { (void)c; o->events.num_events = 0; }
+static void batch_minus_1(oq_validate_opts *o, oq_config *c) { (void)c; o->events.batch_size = -1; }
+static void features_minus_1(oq_validate_opts *o, oq_config *c) { (void)c; o->events.num_features = -1; }
+static void max_len_0(oq_validate_opts *o, oq_config *c) { (void)c; o->events.max_len = 0; }
+static void policy_9(oq_validate_opts *o, oq_config *c) { (void)c; o->events.policy = (oq_length_policy)9; }
+static void min_len_above(oq_validate_opts *o, oq_config *c)
 {
-    (void)state;
-    char *dir = temp_dir("vlock");
-    char outdir[512], lock[600], inputs[600];
-    snprintf(outdir, sizeof outdir, "%s/out", dir);
-    snprintf(lock, sizeof lock, "%s/" OQ_OUTDIR_LOCK, outdir);
-    snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", outdir);
-    struct run_hold g;
-    assert_int_equal(pipe(g.ready), 0);
-    assert_int_equal(pipe(g.go), 0);
+    (void)c;
+    o->events.policy = OQ_LENGTH_UNIFORM;
+    o->events.min_len = 80;
+    o->events.max_len = 64;
+}
+static void fraction_1(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->events.policy = OQ_LENGTH_FRACTION;
+    o->events.fraction = 1.0;
+}
+static void pad_bin_minus_2(oq_validate_opts *o, oq_config *c) { (void)c; o->events.pad_bin_size = -2; }
+static void mask_dtype_8(oq_validate_opts *o, oq_config *c) { (void)c; o->events.mask_dtype = (oq_dtype)8; }
+static void feature_dtype_int32(oq_validate_opts *o, oq_config *c) { (void)c; o->events.feature_dtype = OQ_DTYPE_INT32; }
+static void polarity_5(oq_validate_opts *o, oq_config *c) { (void)c; o->mask_polarity = (oq_mask_polarity)5; }
+static void mask_form_8(oq_validate_opts *o, oq_config *c) { (void)c; o->mask_form = (oq_mask_form)8; }
+static void seq_axes_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; }
+static const oq_seq_axis no_output = {NULL, 1, 0, 0}, axis_minus_3 = {"y", -3, 0, 0}, batch_minus = {"y", 1, -1, 1};
+static void seq_output_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; o->seq_axes = &no_output; }
+static void seq_axis_minus_3(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; o->seq_axes = &axis_minus_3; }
+static void seq_batch_minus(oq_validate_opts *o, oq_config *c) { (void)c; o->n_seq_axes = 1; o->seq_axes = &batch_minus; }
+static void required_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_required = 2; }
+static void expect_kernel_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_expect_kernel = 1; }
+static const char *const one_null[] = {NULL};
+static void required_entry_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_required = 1;
+    o->required = one_null;
+}
+
+typedef struct spoiled {
+    void (*spoil)(oq_validate_opts *, oq_config *);
+    const char *says;
+} spoiled;
+
+/* A test per field, named by what it must say: each fails alone where its check is missing. */
+static const spoiled events_and_masks[] = {
+    {events_0, "oq_validate_run: events.num_events 0 out of range (at least 1)"},
+    {batch_minus_1, "oq_validate_run: events.batch_size -1 out of range (at least 1)"},
+    {features_minus_1, "oq_validate_run: events.num_features -1 out of range (at least 0)"},
+    {max_len_0, "oq_validate_run: events.max_len 0 out of range (at least 1)"},
+    {policy_9, "oq_validate_run: events.policy 9 out of range 0..3"},
+    {min_len_above, "oq_validate_run: events.min_len 80 out of range 1..64"},
+    {fraction_1, "oq_validate_run: events.fraction 1 outside [0, 1)"},
+    {pad_bin_minus_2, "oq_validate_run: events.pad_bin_size -2 out of range (at least 0)"},
+    {mask_dtype_8, "oq_validate_run: events.mask_dtype 8 (unknown) is not a mask dtype"},
+    {feature_dtype_int32, "oq_validate_run: events.feature_dtype 6 (int32) is not a float dtype"},
+    {polarity_5, "oq_validate_run: mask_polarity 5 out of range 0..1"},
+    {mask_form_8, "oq_validate_run: mask_form 8 out of range 0..4"},
+    {seq_axes_null, "oq_validate_run: seq_axes is NULL (n_seq_axes 1)"},
+    {seq_output_null, "oq_validate_run: seq_axes[0].output is NULL"},
+    {seq_axis_minus_3, "oq_validate_run: seq_axes[0].axis -3 out of range (at least -1)"},
+    {seq_batch_minus, "oq_validate_run: seq_axes[0].batch -1 out of range (at least 0)"},
+    {required_null, "oq_validate_run: required is NULL (n_required 2)"},
+    {expect_kernel_null, "oq_validate_run: expect_kernel is NULL (n_expect_kernel 1)"},
+    {required_entry_null, "oq_validate_run: required[0] is NULL"},
+};
+
+static void field_refused(void **state)
+{
+    const spoiled *t = *state;
+    refused(t->spoil, t->says);
+}
+
+/* Two processes, one folder: each forked child runs oq_validate_run, and every wait of the test
+ * is bounded (poll, alarm), so a missing lock fails the test instead of hanging it (an earlier
+ * version waited on pipes its own children held open, forever). */
+#define WAIT_MS 30000
+
+/* The first run, stopped at its first progress line (the lock held) until the parent says. */
+struct gate {
+    int ready, go; /* the child's ends */
+};
+
+static int readable(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, ms) == 1;
+}
+
+static void stop_once(void *ctx, const char *line)
+{
+    (void)line;
+    struct gate *g = ctx;
+    char c = 0;
+    if (g->ready < 0) return;
+    if (write(g->ready, "r", 1) != 1 || !readable(g->go, WAIT_MS) || read(g->go, &c, 1) != 1) _exit(3);
+    close(g->ready);
+    g->ready = -1;
+}
+
+static pid_t first_run(const char *outdir, int *ready, int *go)
+{
+    int r[2], g[2];
+    assert_int_equal(pipe(r), 0);
+    assert_int_equal(pipe(g), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        alarm(2 * WAIT_MS / 1000);
+        close(r[0]);
+        close(g[1]);
+        struct gate gate = {r[1], g[0]};
         oq_config cfg[2];
         oq_validate_opts o;
         validate_tiny_in_process(&o, cfg, outdir);
-        o.progress = hold_first_line;
-        o.progress_ctx = &g;
+        o.progress = stop_once;
+        o.progress_ctx = &gate;
         oq_validate_summary *s = NULL;
         oq_status st = oq_validate_run(&o, &s, NULL);
         int ok = !st && s->verdict == OQ_RUN_PASSED;
         oq_validate_summary_free(s);
         _exit(ok ? 0 : 1);
     }
-    char c;
-    assert_int_equal(read(g.ready[0], &c, 1), 1); /* the child's run has begun */
-    assert_int_equal(access(lock, F_OK), 0);
-    oq_config cfg[2];
-    oq_validate_opts o;
-    validate_tiny_in_process(&o, cfg, outdir);
-    o.overwrite = 1; /* not refused as a full folder: refused as one in use */
-    oq_validate_summary *s = NULL;
-    oq_err err = OQ_ERR_INIT;
-    oq_status st = oq_validate_run(&o, &s, &err);
-    assert_int_equal(write(g.go[1], "g", 1), 1);
+    close(r[1]);
+    close(g[0]);
+    *ready = r[0];
+    *go = g[1];
+    return pid;
+}
+
+/* The second run, its status and message written back on `*out` (read end). */
+static pid_t second_run(const char *outdir, int *out)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(2 * WAIT_MS / 1000);
+        close(p[0]);
+        oq_config cfg[2];
+        oq_validate_opts o;
+        validate_tiny_in_process(&o, cfg, outdir);
+        o.overwrite = 1; /* not refused as a full folder: refused as one in use */
+        oq_validate_summary *s = NULL;
+        oq_err err = OQ_ERR_INIT;
+        int st = oq_validate_run(&o, &s, &err);
+        oq_validate_summary_free(s);
+        _exit(write(p[1], &st, sizeof st) == sizeof st && write(p[1], err.msg, strlen(err.msg) + 1) > 0 ? 0 : 1);
+    }
+    close(p[1]);
+    *out = p[0];
+    return pid;
+}
+
+/* Its exit status, waited for at most WAIT_MS; -1 (and killed) when it did not end. */
+static int ended(pid_t pid)
+{
     int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_int_equal(st, OQ_ERR_IO);
-    assert_null(s);
-    if (!strstr(err.msg, "in use by another ortqual run")) fail_msg("%s", err.msg);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* the first run passed, undisturbed */
-    assert_int_equal(access(lock, F_OK), -1);                   /* released when it ended */
+    for (int ms = 0; ms < WAIT_MS; ms += 10) {
+        if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+/* The folder's entries, their sizes and times, as one text. */
+static void listing(const char *dir, char *buf, size_t n)
+{
+    DIR *d = opendir(dir);
+    size_t at = 0;
+    *buf = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && at < n;) {
+        char path[1024];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &sb) == 0)
+            at += (size_t)snprintf(buf + at, n - at, "%s %lld %lld.%09ld\n", e->d_name, (long long)sb.st_size,
+                                   (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+    }
+    if (d) closedir(d);
+}
+
+/* The second process is refused at once (OQ_ERR_IO naming the folder and the first's pid) and
+ * changes nothing in the folder; the first runs on and passes; the lock goes with it. */
+static void second_process_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("vlock");
+    char outdir[512], lock[600], inputs[600], before[8192], after[8192], msg[1024] = "";
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    snprintf(lock, sizeof lock, "%s/" OQ_OUTDIR_LOCK, outdir);
+    snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", outdir);
+    int ready, go, out, st = -1;
+    pid_t first = first_run(outdir, &ready, &go);
+    char c;
+    int began = readable(ready, WAIT_MS) && read(ready, &c, 1) == 1; /* the first run holds the lock */
+    int locked = access(lock, F_OK) == 0;
+    listing(outdir, before, sizeof before);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t second = began ? second_run(outdir, &out) : -1;
+    int answered = second > 0 && readable(out, WAIT_MS) && read(out, &st, sizeof st) == sizeof st;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ssize_t got = answered ? read(out, msg, sizeof msg - 1) : 0;
+    msg[got > 0 ? got : 0] = 0;
+    int second_rc = second > 0 ? ended(second) : -1;
+    listing(outdir, after, sizeof after);
+    if (write(go, "g", 1) != 1) began = 0;
+    int first_rc = ended(first);
+    close(ready);
+    close(go);
+    if (second > 0) close(out);
+
+    if (!began) fail_msg("the first run never reached its first progress line (exit %d)", first_rc);
+    assert_true(locked);
+    if (!answered) fail_msg("the second run did not answer within %d ms (exit %d)", WAIT_MS, second_rc);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    print_message("the second run answered after %.3f s\n", s);
+    if (st != OQ_ERR_IO) fail_msg("the second run: status %d (%s), want OQ_ERR_IO", st, msg);
+    char holder[1200];
+    snprintf(holder, sizeof holder, "%s: in use by another ortqual run (pid %ld, holding %s)", outdir, (long)first,
+             lock);
+    if (!strstr(msg, holder)) fail_msg("'%s' does not say '%s'", msg, holder);
+    if (s > 5) fail_msg("the second run was refused after %.1f s, not at once", s);
+    assert_string_equal(before, after); /* it wrote nothing there */
+    assert_int_equal(second_rc, 0);
+    assert_int_equal(first_rc, 0);                /* the first run passed, undisturbed */
+    assert_int_equal(access(lock, F_OK), -1);     /* released when it ended */
     assert_int_equal(access(inputs, F_OK), 0);
     oq_remove_tree(dir);
     free(dir);
@@ -128,5 +325,9 @@ int main(void)
         cmocka_unit_test(bad_numbers_refused),
         cmocka_unit_test(second_process_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    struct CMUnitTest fields[sizeof events_and_masks / sizeof *events_and_masks];
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        fields[i] = (struct CMUnitTest){events_and_masks[i].says, field_refused, NULL, NULL, (void *)&events_and_masks[i]};
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed + cmocka_run_group_tests_name("events and mask fields", fields, NULL, NULL);
 }
