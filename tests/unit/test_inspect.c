@@ -145,6 +145,59 @@ static void test_sdpa_static_dims_and_bool_mask(void **state)
     oq_model_info_free(mi);
 }
 
+/* The heads of `mi`'s attention nodes, all the same: that count, else -1. */
+static int64_t heads_of(const oq_model_info *mi)
+{
+    assert_true(mi->n_attention > 0);
+    for (size_t i = 1; i < mi->n_attention; i++)
+        if (mi->attention[i].heads != mi->attention[0].heads) return -1;
+    return mi->attention[0].heads;
+}
+
+/* The query heads of every attention form: q_num_heads of 3-D Q, K, V; Q's axis 1 where it is
+ * 4-D (the attribute is for 3-D inputs only); a decomposed chain's through the Reshape that
+ * splits them off the hidden axis and the Transpose after it (grouped query heads: Hkv * G). */
+static void test_attention_heads(void **state)
+{
+    (void)state;
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.width = 16;
+    c.heads = 2;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
+        oq_encoder_export x = {(oq_attn_format)f, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+        oq_graph *g;
+        assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+        oq_model_info *mi = inspect_graph(g);
+        assert_int_equal(heads_of(mi), 2);
+        char *json = oq_model_info_json(mi);
+        assert_non_null(strstr(json, "\"heads\": 2"));
+        free(json);
+        oq_model_info_free(mi);
+    }
+    oq_encoder_weights_free(w);
+    const struct {
+        oq_attn_format format;
+        int32_t layout, heads, kv_heads;
+    } sdpa[] = {{OQ_ATTN_ATTENTION23, 4, 3, 3}, {OQ_ATTN_ATTENTION24, 4, 6, 2}, {OQ_ATTN_DECOMPOSED, 3, 3, 3},
+                {OQ_ATTN_DECOMPOSED, 4, 5, 5}, {OQ_ATTN_DECOMPOSED, 3, 6, 2}};
+    for (size_t i = 0; i < sizeof sdpa / sizeof *sdpa; i++) {
+        oq_sdpa_config sc;
+        oq_sdpa_config_default(&sc);
+        sc.format = sdpa[i].format;
+        sc.layout = sdpa[i].layout;
+        sc.heads = sdpa[i].heads;
+        sc.kv_heads = sdpa[i].kv_heads;
+        oq_graph *g;
+        assert_int_equal(oq_export_sdpa(&sc, &g, NULL), OQ_OK);
+        oq_model_info *mi = inspect_graph(g);
+        if (heads_of(mi) != sdpa[i].heads) fail_msg("case %zu: heads %lld", i, (long long)heads_of(mi));
+        oq_model_info_free(mi);
+    }
+}
+
 /* com.microsoft attention kernels and custom domains, built by hand. */
 static void test_microsoft_and_custom_domains(void **state)
 {
@@ -698,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
+        cmocka_unit_test(test_attention_heads),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_file_without_weights),

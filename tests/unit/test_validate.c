@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ortqual/convert.h"
+#include "ortqual/export.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
@@ -2866,6 +2868,110 @@ static void self_comparison_refused(void **state)
     remove_dir(dir);
 }
 
+/* ---- the C encoder's heads against the model's, whatever its attention form ------------- */
+
+/* ortqual's encoder of 2 heads (width 16, one block, seed 1; its weights dir/w.npz) at `path`:
+ * decomposed, the heads
+ * split off the hidden axis by a Reshape; or (`fused`) that export converted to one Attention-24
+ * node of 4-D Q, K, V, the heads in Q's shape and no q_num_heads. */
+static void two_heads_model(const char *dir, const char *path, int fused)
+{
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.width = 16;
+    c.layers = 1;
+    c.heads = 2;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    oq_graph *g;
+    char *dec = path_in(dir, "exported.onnx"), *weights = path_in(dir, "w.npz");
+    assert_int_equal(oq_encoder_weights_save(w, weights, 1, NULL), OQ_OK);
+    free(weights);
+    assert_int_equal(oq_export_encoder(w, NULL, &g, NULL), OQ_OK);
+    assert_int_equal(oq_graph_write(g, fused ? dec : path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_encoder_weights_free(w);
+    if (fused) {
+        oq_convert_opts o;
+        oq_convert_opts_default(&o);
+        o.passes = OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
+        oq_err err = {0};
+        assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &o.runtime, &err), OQ_OK);
+        oq_convert_report *r = NULL;
+        if (oq_convert_file(dec, path, 1, &o, &r, &err)) fail_msg("%s", err.msg);
+        assert_int_equal(r->fused, 1);
+        oq_convert_report_free(r);
+        oq_runtime_free(o.runtime);
+        unlink(dec);
+    }
+    free(dec);
+}
+
+/* validate of `model` against ref:encoder:fp64 computing `heads` heads with dir/w.npz on 2
+ * generated events, in dir/out; *passed: the verdict, when it ran. */
+static oq_status run_heads(const char *dir, const char *model, int32_t heads, int *passed, oq_err *err)
+{
+    oq_config cfg[2];
+    char *out = path_in(dir, "out"), *weights = path_in(dir, "w.npz");
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, out);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.weights_path = weights;
+    o.encoder.heads = heads;
+    o.events.num_events = 2;
+    o.isolate = 0;
+    oq_validate_summary *s = NULL;
+    oq_status st = oq_validate_run(&o, &s, err);
+    *passed = s && s->verdict == OQ_RUN_PASSED;
+    if (s && !*passed) print_message("%s: %s\n", oq_run_verdict_name(s->verdict), s->verdict_reason);
+    char *summary = path_in(out, "summary.json");
+    if (st) assert_int_equal(access(summary, F_OK), -1); /* refused before anything ran */
+    free(summary);
+    oq_validate_summary_free(s);
+    oq_remove_tree(out);
+    free(out);
+    free(weights);
+    return st;
+}
+
+/* A model whose attention splits into other heads than the C encoder computes fails every batch
+ * as if its numbers were wrong: refused before anything runs in every form, not only an
+ * Attention's q_num_heads (a decomposed chain's Reshape, a 4-D Q's shape ran and failed); the
+ * right heads run and pass. */
+static void reference_heads_in_every_form(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("heads"), *dec = path_in(dir, "decomposed.onnx"), *fused = path_in(dir, "fused.onnx");
+    char want[2048];
+    two_heads_model(dir, dec, 0);
+    two_heads_model(dir, fused, 1);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(fused, &mi, NULL), OQ_OK); /* the form meant: no attribute says 2 */
+    assert_int_equal(mi->n_attention, 1);
+    assert_string_equal(mi->attention[0].kind, "Attention");
+    for (size_t i = 0; i < mi->attention[0].n_attrs; i++) assert_null(strstr(mi->attention[0].attrs[i], "num_heads"));
+    oq_model_info_free(mi);
+    oq_err err = OQ_ERR_INIT;
+    int passed;
+    const struct {
+        const char *model, *what;
+    } forms[] = {{dec, "decomposed attention (Softmax 'Softmax')"}, {fused, "Attention 'attention'"}};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(run_heads(dir, forms[i].model, 4, &passed, &err), OQ_ERR_INVALID_ARG);
+        snprintf(want, sizeof want, "%s: the reference ref:encoder:fp64 computes 4 heads, the model's %s has 2; give "
+                 "encoder.heads 2", forms[i].model, forms[i].what);
+        assert_string_equal(err.msg, want);
+        if (run_heads(dir, forms[i].model, 2, &passed, &err)) fail_msg("%s", err.msg);
+        assert_true(passed);
+    }
+    free(dec);
+    free(fused);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 /* Isolated workers run the tool (wherever forking is not safe): a self_exe that cannot
  * run is refused before anything is made, not a failure of every configuration later. */
 static void self_exe_checked_first(void **state)
@@ -3175,6 +3281,7 @@ int main(void)
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
+        cmocka_unit_test(reference_heads_in_every_form),
         cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
         cmocka_unit_test(estimate_fixed_from_measured_calls),
