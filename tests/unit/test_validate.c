@@ -21,6 +21,7 @@
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
 #include "inspect/inputuse-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
@@ -2868,6 +2869,86 @@ static void self_comparison_refused(void **state)
     remove_dir(dir);
 }
 
+/* Outputs saved by ORT as a file saved before 2026-12-05 records them: a comment naming the ORT
+ * library by path, no SHA-256 (the model's file is hand_attention's). */
+static void saved_outputs_naming(const char *saved, const char *lib, const char *model_sha)
+{
+    int64_t shape[] = {2};
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    char comment[2048];
+    snprintf(comment, sizeof comment,
+             "ortqual-outputs {\"config\": \"cpu:model:fp32\", \"provider\": \"cpu\", \"model_sha256\": \"%s\", "
+             "\"ort_version\": \"1.29.0\", \"ort_library\": \"%s\"}",
+             model_sha, lib);
+    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, saved, &buf, &len, NULL), OQ_OK);
+    assert_int_equal(oq_npz_set_comment(&buf, &len, comment, NULL), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(saved, buf, len, 1, NULL), OQ_OK);
+    free(buf);
+    oq_tensor_free(t);
+}
+
+/* Saved outputs whose comment names the ORT that made them by path alone: a byte-identical copy
+ * of the ORT under test at another path is that ORT, compared with itself, and refused naming
+ * both paths (it ran, and passed); the path as text still is. What is named but is no regular
+ * file of the same bytes is another build: a FIFO (never opened: it blocked the run until
+ * killed; the alarm ends a hang), a device, a file of the same size with one byte changed. */
+static void saved_by_a_copy_of_this_ort(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("savedcopy"), *saved = path_in(dir, "outputs_000.npz"), *copy = path_in(dir, "libcopy.so"),
+         *other = path_in(dir, "libother.so"), *fifo = path_in(dir, "fifo"), cmd[2048], want[4096];
+    const char *model = OQ_SOURCE_DIR "/tests/fixtures/torch/hand_attention/hand_attention_op18.onnx";
+    char *ort = realpath(OQ_ORT_LIB, NULL);
+    oq_model_file mf;
+    assert_int_equal(oq_model_file_read(model, &mf, NULL), OQ_OK);
+    char model_sha[65];
+    snprintf(model_sha, sizeof model_sha, "%s", mf.sha256);
+    oq_model_file_clear(&mf);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s' '%s' && printf 'x' | dd of='%s' bs=1 seek=1000 conv=notrunc "
+             "status=none",
+             ort, copy, ort, other, other);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    oq_config cfg[2];
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    const char *files[] = {saved};
+    o.expected_files = files;
+    o.n_expected_files = 1;
+    oq_err err = OQ_ERR_INIT;
+    alarm(60);
+    saved_outputs_naming(saved, copy, model_sha);
+    assert_int_equal(oq_validate_saved_self(&o, ort, &err), OQ_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "%s: saved by 'cpu:model:fp32' (validate with save_outputs) running this model_path on "
+             "cpu with ORT 1.29.0 (%s, the same bytes as %s) and the same session options", saved, copy, ort);
+    if (!strstr(err.msg, want)) fail_msg("%s", err.msg);
+    saved_outputs_naming(saved, ort, model_sha);
+    assert_int_equal(oq_validate_saved_self(&o, ort, &err), OQ_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "on cpu with ORT 1.29.0 (%s) and the same session options", ort);
+    if (!strstr(err.msg, want)) fail_msg("%s", err.msg);
+    const char *another[] = {fifo, "/dev/zero", other, "/nonexistent/libonnxruntime.so"};
+    for (size_t i = 0; i < sizeof another / sizeof *another; i++) {
+        saved_outputs_naming(saved, another[i], model_sha);
+        if (oq_validate_saved_self(&o, ort, &err)) fail_msg("%s: %s", another[i], err.msg);
+    }
+    alarm(0);
+    free(ort);
+    free(saved);
+    free(copy);
+    free(other);
+    free(fifo);
+    remove_dir(dir);
+}
+
 /* ---- the C encoder's heads against the model's, whatever its attention form ------------- */
 
 /* ortqual's encoder of 2 heads (width 16, one block, seed 1; its weights dir/w.npz) at `path`:
@@ -3281,6 +3362,7 @@ int main(void)
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
+        cmocka_unit_test(saved_by_a_copy_of_this_ort),
         cmocka_unit_test(reference_heads_in_every_form),
         cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
