@@ -483,6 +483,54 @@ static void worker_dispatch_check(void **state)
     free(dir);
 }
 
+/* Attention computed in bfloat16 by a model of yours whose Q is a Cast's output (declared
+ * nowhere, as `convert --attention-dtype bf16` writes it): the advice on its MATH run names
+ * bfloat16 (it took the float32 of a configuration that is not fp16, and said flash has no
+ * float32 kernel). */
+static void advice_knows_bf16_attention(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bf16adv"), *model = path_in(dir, "bf16.onnx"), *batches = path_in(dir, "batches.jsonl");
+    oq_opset ops[] = {{"", 23}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "bf16", &g, NULL), OQ_OK);
+    const oq_dim blc[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq"), OQ_DIM(16)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, blc);
+    const oq_attr to_bf16[] = {OQ_ATTR_I("to", OQ_DTYPE_BFLOAT16)}, to_f32[] = {OQ_ATTR_I("to", OQ_DTYPE_FLOAT32)};
+    const oq_attr heads[] = {OQ_ATTR_I("q_num_heads", 2), OQ_ATTR_I("kv_num_heads", 2)};
+    const char *q = oq_graph_op(g, "Cast", 1, (const char *[]){"x"}, 1, to_bf16), *y = oq_graph_fresh_name(g, "y");
+    assert_int_equal(oq_graph_add_node(g, "Attention", NULL, "attn", 3, (const char *[]){q, q, q}, 1, &y, 2, heads),
+                     OQ_OK);
+    oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, &y, 1, to_f32), "out", OQ_DTYPE_FLOAT32, 3, blc);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_validate_plan plan;
+    fill_plan(&plan, batches);
+    plan.placement.enable = 0;
+    assert_int_equal(oq_config_parse("cuda:model:bf16:flash", &plan.config, NULL), OQ_OK);
+    free(plan.model);
+    plan.model = strdup(model);
+    oq_wcheck c;
+    oq_err err = {0};
+    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
+    const char line[] = "Operator=Attention Node=attn DataType=bf16 SdpaKernel=MATH\n";
+    assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
+    oq_config_result r = {0};
+    int verdict = 1;
+    char reason[512];
+    oq_wcheck_finish(&c, &plan, NULL, NULL, &r, &verdict, reason, sizeof reason);
+    assert_int_equal(r.dispatch.n_advice, 1);
+    if (!strstr(r.dispatch.advice[0], "attn ran MATH, expected FLASH_ATTENTION") ||
+        !strstr(r.dispatch.advice[0], "bfloat16") || strstr(r.dispatch.advice[0], "float32"))
+        fail_msg("advice: %s", r.dispatch.advice[0]);
+    oq_config_result_clear(&r);
+    oq_validate_plan_clear(&plan);
+    free(model);
+    free(batches);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 /* ---- any input signature, end to end in this process ---------------------------------- */
 
 /* A model of int64 token ids, a bool mask, a KV-cache-like [batch,2,past,4] tensor and a scalar,
@@ -3331,6 +3379,7 @@ int main(void)
         cmocka_unit_test(batch_records_stay_small),
         cmocka_unit_test(reference_has_its_own_status),
         cmocka_unit_test(worker_dispatch_check),
+        cmocka_unit_test(advice_knows_bf16_attention),
         cmocka_unit_test(any_signature),
         cmocka_unit_test(refusal_by_the_batch_sizes),
         cmocka_unit_test(mask_axes_by_sizes),
