@@ -121,8 +121,7 @@ static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
     }
     for (size_t i = 0; i < sh->n_dim; i++) {
         int64_t size = oq_dim_size(sh->dim[i]);
-        const char *param = oq_dim_param(sh->dim[i]);
-        io->dims[i] = size >= 0 ? dupf(c, "%lld", (long long)size) : dup0(c, param && *param ? param : "?");
+        io->dims[i] = size >= 0 ? dupf(c, "%lld", (long long)size) : dup0(c, oq_dim_label(sh->dim[i]));
     }
     io_denotations(c, sh, io);
 }
@@ -211,6 +210,12 @@ int64_t oq_dim_size(const Onnx__TensorShapeProto__Dimension *d)
 const char *oq_dim_param(const Onnx__TensorShapeProto__Dimension *d)
 {
     return d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
+}
+
+const char *oq_dim_label(const Onnx__TensorShapeProto__Dimension *d)
+{
+    const char *param = oq_dim_param(d);
+    return param && *param ? param : "?";
 }
 
 /* The bytes of t's type and shape (4-bit types two to a byte, as ONNX stores them), 0 when

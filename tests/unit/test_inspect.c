@@ -737,6 +737,21 @@ static void test_declared_dims(void **state)
     assert_int_equal(mi->inputs[0].rank, 6);
     for (size_t i = 0; i < 6; i++) assert_string_equal(mi->inputs[0].dims[i], text[i]);
     oq_model_info_free(mi);
+    /* a node's inputs name an unnamed dimension as the model's inputs do: an empty dim_param
+     * read "" there (a refusal's shape "[?,batch,?,..,,4]") */
+    for (size_t i = 0; i < 6; i++) assert_string_equal(oq_dim_label(&d[i]), i == 1 ? "batch" : "?");
+    assert_string_equal(oq_dim_label(NULL), "?");
+    oq_node_info *ni = NULL;
+    size_t n_ni = 0;
+    buf = malloc(n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(&m, buf);
+    if (oq_model_find_nodes_bytes(buf, n, "dims.onnx", NULL, "Reshape", &ni, &n_ni, &err)) fail_msg("%s", err.msg);
+    free(buf);
+    assert_int_equal(n_ni, 1);
+    assert_int_equal(ni[0].inputs[0].rank, 6);
+    for (size_t i = 0; i < 6; i++) assert_string_equal(ni[0].inputs[0].dims[i], text[i]);
+    oq_node_infos_free(ni, n_ni);
     oq_gview *v = NULL;
     assert_int_equal(oq_gview_create(&g, 17, &v, &err), OQ_OK);
     assert_int_equal(oq_gview_rank(v, "y"), -1);
