@@ -758,6 +758,57 @@ static void test_declared_dims(void **state)
     oq_gview_free(v);
 }
 
+/* A graph that reads each value twice, Add(x, x) forty times over, every sum declared of rank 4
+ * with no sizes, into a 4-D Attention: the walk back to the heads took each path (2^40 of them)
+ * and never ended (the alarm ends a hang); bounded, it gives up, heads unknown. */
+static void test_heads_walk_bounded(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    Onnx__TensorShapeProto__Dimension d[4], *dp[4];
+    for (size_t i = 0; i < 4; i++) onnx__tensor_shape_proto__dimension__init(&d[i]), dp[i] = &d[i];
+    Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
+    Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
+    Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
+    sh.n_dim = 4, sh.dim = dp, tt.has_elem_type = 1, tt.elem_type = 1, tt.shape = &sh;
+    tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, tp.tensor_type = &tt;
+    static char names[N + 1][16];
+    static char *in[N][2], *out[N], *attn_in[3], *attn_out[] = {"y"};
+    Onnx__ValueInfoProto vi[N + 1], *vip[N + 1];
+    Onnx__NodeProto node[N + 1], *np[N + 1];
+    for (size_t i = 0; i <= N; i++) {
+        snprintf(names[i], sizeof names[i], "v%zu", i);
+        onnx__value_info_proto__init(&vi[i]), vi[i].name = names[i], vi[i].type = &tp, vip[i] = &vi[i];
+        onnx__node_proto__init(&node[i]), np[i] = &node[i];
+    }
+    for (size_t i = 0; i < N; i++) {
+        in[i][0] = in[i][1] = names[i], out[i] = names[i + 1];
+        node[i].op_type = "Add", node[i].n_input = 2, node[i].input = in[i], node[i].n_output = 1, node[i].output = &out[i];
+    }
+    attn_in[0] = attn_in[1] = attn_in[2] = names[N];
+    node[N].op_type = "Attention", node[N].name = "attn", node[N].n_input = 3, node[N].input = attn_in;
+    node[N].n_output = 1, node[N].output = attn_out;
+    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+    g.name = "g", g.n_input = 1, g.input = vip, g.n_value_info = N, g.value_info = vip + 1, g.n_node = N + 1, g.node = np;
+    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[] = {&op};
+    op.domain = "", op.has_version = 1, op.version = 23;
+    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+    m.has_ir_version = 1, m.ir_version = 10, m.graph = &g, m.n_opset_import = 1, m.opset_import = ops;
+    size_t n = onnx__model_proto__get_packed_size(&m);
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(&m, buf);
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    alarm(20);
+    if (oq_model_inspect_bytes(buf, n, "twice.onnx", &mi, &err)) fail_msg("%s", err.msg);
+    alarm(0);
+    free(buf);
+    assert_int_equal(mi->n_attention, 1);
+    assert_int_equal(mi->attention[0].heads, 0);
+    oq_model_info_free(mi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -767,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_attention_heads),
+        cmocka_unit_test(test_heads_walk_bounded),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_file_without_weights),
