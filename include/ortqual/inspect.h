@@ -74,6 +74,10 @@ typedef struct oq_attention_info {
                            its two products and its Softmax (bfloat16, then float16), else the
                            Softmax's. Declared, or derived through the producers (ortqual's own
                            exports declare no intermediates) */
+    int64_t heads;      /* the query heads it computes: Q's axis 1 where Q is 4-D ([B, H, L, D]),
+                           else q_num_heads (com.microsoft: num_heads); for a decomposed chain the
+                           heads axis of its query, through the Reshape that split it off the
+                           hidden axis; 0 when the model does not fix them */
 } oq_attention_info;
 
 typedef struct oq_model_info {

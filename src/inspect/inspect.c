@@ -10,6 +10,7 @@
 
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/heads-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
 #include "inspect/sdpa-impl.h"
@@ -120,8 +121,7 @@ static void io_info(ctx *c, const Onnx__ValueInfoProto *vi, oq_io_info *io)
     }
     for (size_t i = 0; i < sh->n_dim; i++) {
         int64_t size = oq_dim_size(sh->dim[i]);
-        const char *param = oq_dim_param(sh->dim[i]);
-        io->dims[i] = size >= 0 ? dupf(c, "%lld", (long long)size) : dup0(c, param && *param ? param : "?");
+        io->dims[i] = size >= 0 ? dupf(c, "%lld", (long long)size) : dup0(c, oq_dim_label(sh->dim[i]));
     }
     io_denotations(c, sh, io);
 }
@@ -210,6 +210,12 @@ int64_t oq_dim_size(const Onnx__TensorShapeProto__Dimension *d)
 const char *oq_dim_param(const Onnx__TensorShapeProto__Dimension *d)
 {
     return d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : NULL;
+}
+
+const char *oq_dim_label(const Onnx__TensorShapeProto__Dimension *d)
+{
+    const char *param = oq_dim_param(d);
+    return param && *param ? param : "?";
 }
 
 /* The bytes of t's type and shape (4-bit types two to a byte, as ONNX stores them), 0 when
@@ -362,6 +368,7 @@ static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
     fill_attrs(c, a, n);
     a->detail = decomposed_detail(c, &m);
     a->elem_type = decomposed_type(c->view, &m);
+    a->heads = c->sym ? oq_attention_heads_chain(c->view, c->sym, &m) : 0;
 }
 
 static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size_t idx)
@@ -393,6 +400,7 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
         fill_attrs(c, a, n);
         a->detail = onnx_attn ? onnx_attention_inputs(c, n) : dupf(c, "inputs: %zu", n->n_input);
         a->elem_type = c->view && n->n_input ? oq_gview_elem_type_derived(c->view, n->input[0]) : 0;
+        a->heads = c->view && c->sym ? oq_attention_heads_op(c->view, c->sym, n, ms) : 0;
     }
     find_decomposed(c, mi, idx);
 }
@@ -673,6 +681,7 @@ char *oq_model_info_json(const oq_model_info *mi)
                                              strv_json(a->attrs, a->n_attrs), "detail", oq_json_text(a->detail),
                                              "dtype", a->elem_type ? json_string(oq_elem_type_name(a->elem_type))
                                                                    : json_null()));
+        json_object_set_new(json_array_get(att, i), "heads", a->heads > 0 ? json_integer(a->heads) : json_null());
     }
     json_t *root = json_pack(
         "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "schema", OQ_INSPECT_SCHEMA, "ir_version",

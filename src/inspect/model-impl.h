@@ -72,5 +72,8 @@ int64_t oq_dim_size(const Onnx__TensorShapeProto__Dimension *d);
 /* Its dim_param ("" included), or NULL where it has none: dim_param shares a union with
  * dim_value (a fixed 4 read as a name is the pointer 4), so it is read under its value_case. */
 const char *oq_dim_param(const Onnx__TensorShapeProto__Dimension *d);
+/* The name a dimension without a size goes by in oq_io_info.dims: its dim_param, or "?" where it
+ * has none or an empty one (both read "?" in every listing and message). */
+const char *oq_dim_label(const Onnx__TensorShapeProto__Dimension *d);
 
 #endif

@@ -67,8 +67,7 @@ static void from_value_info(finder *f, const Onnx__ValueInfoProto *vi, oq_io_inf
     io->rank = (int32_t)sh->n_dim;
     for (size_t i = 0; i < sh->n_dim; i++) {
         int64_t size = oq_dim_size(sh->dim[i]);
-        const char *param = oq_dim_param(sh->dim[i]);
-        io->dims[i] = size >= 0 ? number(f, (long long)size) : copy(f, param ? param : "?");
+        io->dims[i] = size >= 0 ? number(f, (long long)size) : copy(f, oq_dim_label(sh->dim[i]));
     }
 }
 

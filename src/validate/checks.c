@@ -84,19 +84,42 @@ static const oq_node_info *node_named(const oq_node_info *ni, size_t n, const ch
     return NULL;
 }
 
+/* The dtype a configuration's precision computes attention in (tf32 and fp32: float32). */
+static oq_dtype precision_dtype(oq_precision p)
+{
+    return p == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : p == OQ_PREC_BF16 ? OQ_DTYPE_BFLOAT16 : OQ_DTYPE_FLOAT32;
+}
+
+/* The element type the model's operator `name` computes in, typed through its producers (a
+ * Cast to bfloat16 before it declares nothing); UNDEFINED when unknown or not a float type. */
+static oq_dtype computed_dtype(const oq_model_info *mi, const char *name)
+{
+    for (size_t i = 0; mi && i < mi->n_attention; i++) {
+        const oq_attention_info *a = &mi->attention[i];
+        if (strcmp(a->kind, "decomposed") && !strcmp(a->name, name))
+            return a->elem_type == OQ_DTYPE_FLOAT16 || a->elem_type == OQ_DTYPE_BFLOAT16 ||
+                           a->elem_type == OQ_DTYPE_FLOAT32
+                       ? (oq_dtype)a->elem_type
+                       : OQ_DTYPE_UNDEFINED;
+    }
+    return OQ_DTYPE_UNDEFINED;
+}
+
 /* What the advice knows of node `name`. ortqual's export: the configuration says how it was
- * exported. The user's model: the node says (its inputs, types, attributes), the configuration
- * only what the node does not declare. The head size always comes from the node. */
-static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node_info *ni, int64_t opset,
-                                     const char *name, uint32_t sdpa_kernel)
+ * exported. The user's model: the node says (its inputs, types, attributes; `computed`, the
+ * type its Q is computed in where none is declared), the configuration only what the node does
+ * not tell. The head size always comes from the node. */
+static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node_info *ni, oq_dtype computed,
+                                     int64_t opset, const char *name, uint32_t sdpa_kernel)
 {
     const oq_config *cfg = &plan->config;
     bool user = cfg->repr == OQ_REPR_MODEL;
     oq_attention_facts f = {.node = name, .opset = cfg->repr == OQ_REPR_ATTENTION24 ? 24 : 23,
-                            .dtype = cfg->precision == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32,
+                            .dtype = precision_dtype(cfg->precision),
                             .mask = user ? OQ_ATTN_MASK_NONE : mask_kind(plan->mask_form),
                             .q_len = plan->padded_length, .kv_len = plan->padded_length,
                             .user_model = user};
+    if (user && computed != OQ_DTYPE_UNDEFINED) f.dtype = computed;
     if (ni) {
         oq_attention_facts m;
         oq_attention_facts_from_node(ni, opset, &m);
@@ -126,7 +149,8 @@ static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, cons
     for (size_t i = 0; i < n; i++) {
         const char *obs = observed_kernel(&d->log, nodes[i]);
         if (!obs) continue;
-        oq_attention_facts f = node_facts(plan, node_named(ni, n_ni, nodes[i]), onnx_opset(mi), nodes[i], sdpa_kernel);
+        oq_attention_facts f = node_facts(plan, node_named(ni, n_ni, nodes[i]), computed_dtype(mi, nodes[i]),
+                                          onnx_opset(mi), nodes[i], sdpa_kernel);
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)
             oq_strv_push(&d->advice, &d->n_advice, a.text);

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #include "validate/validate-impl.h"
@@ -56,21 +60,44 @@ char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, 
     return text;
 }
 
+/* Whether `lib` (a path a comment names without a SHA-256) holds the bytes of `ort_file`: a
+ * copy of the ORT under test at another path is that ORT. Only a regular file of its size is
+ * read: stat first, so that a FIFO (which blocked the run until killed), a device (whose open
+ * may act) or a slow mount's special file named there is never opened, then opened as a regular
+ * file only (O_NONBLOCK, fstat again: one put there since is refused, not waited on). A file
+ * that cannot be read is another build. */
+static int same_bytes(const char *lib, const char *ort_file, char ort_sha[65])
+{
+    struct stat named, ort;
+    if (stat(lib, &named) != 0 || !S_ISREG(named.st_mode) || stat(ort_file, &ort) != 0 ||
+        named.st_size != ort.st_size)
+        return 0;
+    int fd;
+    uint64_t size;
+    char sha[65];
+    if (oq_open_regular(lib, &fd, &size, NULL)) return 0;
+    int same = size == (uint64_t)ort.st_size && !oq_sha256_fd(fd, lib, sha, NULL) &&
+               (*ort_sha || !oq_sha256_file(ort_file, ort_sha, NULL)) && !strcmp(sha, ort_sha);
+    close(fd);
+    return same;
+}
+
 /* Whether the ORT build that saved `prov` is the one loading `ort_file`: the same bytes, told by
  * the SHA-256 the file records (`ort_sha`: ort_file's, hashed here once when still ""), whatever
- * the path either had; a file saved before that was recorded (2026-12-05) by its path alone, as
- * a string: both are the real file's path (oq_runtime_lib_path). The path is never opened, nor
- * looked up: it comes from an input file, and whatever it names (a FIFO, which blocked the run
- * until killed; a device, whose open may act; a slow mount) is not the run's to touch. An open
- * made safe for the kinds known (lstat, then O_NONBLOCK) would still race with a file put there
- * between the two calls, and would read any file the comment names. */
-static oq_status same_build(const json_t *prov, const char *ort_file, char ort_sha[65], int *same, oq_err *err)
+ * the path either had. A file saved before that was recorded (2026-12-05) names the library by
+ * its path alone: the same path as a string (both are the real file's path,
+ * oq_runtime_lib_path), or a regular file there of the same bytes (same_bytes); *copy is then
+ * set, as the message names both paths. */
+static oq_status same_build(const json_t *prov, const char *ort_file, char ort_sha[65], int *same, int *copy,
+                            oq_err *err)
 {
     const char *sha = json_string_value(json_object_get(prov, "ort_library_sha256"));
     const char *lib = json_string_value(json_object_get(prov, "ort_library"));
-    *same = 0;
+    *same = *copy = 0;
     if (!sha) {
         *same = lib && !strcmp(lib, ort_file);
+        *copy = lib && !*same && same_bytes(lib, ort_file, ort_sha);
+        *same |= *copy;
         return OQ_OK;
     }
     oq_status st = *ort_sha ? OQ_OK : oq_sha256_file(ort_file, ort_sha, err);
@@ -129,19 +156,21 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
                            : NULL;
         free(comment);
         if (prov && !*model_sha) st = model_identity(o->model_path, model_sha, err);
-        int same = 0;
-        if (prov && !st) st = same_build(prov, ort_file, ort_sha, &same, err);
+        int same = 0, copy = 0;
+        if (prov && !st) st = same_build(prov, ort_file, ort_sha, &same, &copy, err);
         const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, same) : NULL;
         const char *version = json_string_value(json_object_get(prov, "ort_version"));
+        const char *lib = json_string_value(json_object_get(prov, "ort_library"));
         if (c)
             st = oq_err_set(err, OQ_ERR_INVALID_ARG,
                             "%s: saved by '%s' (validate with save_outputs) running this model_path on %s with ORT "
-                            "%s (%s) and the same session options, the session '%s' runs: compared with its own "
+                            "%s (%s%s%s) and the same session options, the session '%s' runs: compared with its own "
                             "outputs ORT is compared with "
                             "itself, which passes and proves nothing (judge it against outputs of another build, "
                             "provider or framework)",
                             files[i], json_string_value(json_object_get(prov, "config")), c->runtime,
-                            version ? version : "?", ort_file, c->name);
+                            version ? version : "?", copy ? lib : "", copy ? ", the same bytes as " : "", ort_file,
+                            c->name);
         json_decref(prov);
     }
     return st;

@@ -1348,22 +1348,11 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     return st;
 }
 
-/* The query heads an attention node declares: ONNX Attention's q_num_heads, com.microsoft's
- * num_heads; 0 where it declares none (4-D inputs carry them in their shape, decomposed
- * attention in a Reshape's). */
-static long long declared_heads(const oq_attention_info *a)
-{
-    const char *key = !a->domain || !*a->domain || !strcmp(a->domain, "ai.onnx") ? "q_num_heads" : "num_heads";
-    size_t len = strlen(key);
-    for (size_t i = 0; i < a->n_attrs; i++)
-        if (!strncmp(a->attrs[i], key, len) && a->attrs[i][len] == '=') return strtoll(a->attrs[i] + len + 1, NULL, 10);
-    return 0;
-}
-
 /* The C encoder beside a user's model computes the heads the weights were loaded with
  * (encoder.heads: the caller's, else the default 4), which the weights' shapes cannot tell; a
  * model whose attention splits into other heads would fail every batch as if its numbers were
- * wrong. Refused before anything runs. */
+ * wrong. Refused before anything runs, whatever the form: an Attention's q_num_heads or its
+ * 4-D Q's shape, a decomposed chain's head-splitting Reshape (oq_attention_info.heads). */
 static oq_status check_reference_heads(const run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -1374,11 +1363,15 @@ static oq_status check_reference_heads(const run_ctx *c, oq_err *err)
     const oq_model_info *mi = c->sig.mi;
     long long want = c->weights->cfg.heads;
     for (size_t i = 0; i < mi->n_attention; i++) {
-        long long h = declared_heads(&mi->attention[i]);
-        if (h > 0 && h != want)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "%s: the reference %s computes %lld heads, the model's %s '%s' has %lld; give encoder.heads %lld",
-                              o->model_path, ref->name, want, mi->attention[i].kind, mi->attention[i].name, h, h);
+        const oq_attention_info *a = &mi->attention[i];
+        long long h = (long long)a->heads;
+        char what[OQ_PATH_BUF];
+        if (h <= 0 || h == want) continue;
+        if (!strcmp(a->kind, "decomposed")) snprintf(what, sizeof what, "decomposed attention (Softmax '%s')", a->name);
+        else snprintf(what, sizeof what, "%s '%s'", a->kind, a->name);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s: the reference %s computes %lld heads, the model's %s has %lld; give encoder.heads %lld",
+                          o->model_path, ref->name, want, what, h, h);
     }
     return OQ_OK;
 }

@@ -3,8 +3,10 @@
 # validate --save-outputs writes) names the ORT library that saved them; one without its SHA-256
 # whose path is a FIFO made validate and replay open it and wait for a writer for ever (SIGTERM
 # did not end them either: each file's open was the next wait). Now the recorded path is compared
-# as a string only, and a batch file that is a FIFO is refused, not waited on. Every run here is
-# bounded by `timeout`: a hang is a failure (exit 124 or 137), not a stuck CI.
+# as a string, and opened only where stat says it is a regular file of the ORT library's size (a
+# copy of this ORT at another path is this ORT); a batch file that is a FIFO is refused, not
+# waited on. Every run here is bounded by `timeout`: a hang is a failure (exit 124 or 137), not a
+# stuck CI.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
@@ -65,6 +67,14 @@ rc=$(bounded same $ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "${I
   --expected "$T"/same/outputs_00[01].npz --outdir "$T/same-out")
 [ "$rc" -eq 2 ] && grep -q "outputs_000.npz: saved by 'cpu:model:fp32' (validate --save-outputs) running this --model on cpu" \
   "$T/same.log" || fail "outputs saved by this ORT (by its path): exit $rc: $(cat "$T/same.log")"
+
+# 2b. a byte-identical copy of this ORT at another path is this ORT: refused, naming both paths
+cp "$(readlink -f "$OQ_ORT_LIB")" "$T/libcopy.so"
+recomment "$T/libcopy.so" "$T/copy"
+rc=$(bounded copy $ORTQUAL replay --model "$M/mlpf_like_op18.onnx" --inputs "${IN[@]}" \
+  --expected "$T"/copy/outputs_00[01].npz --outdir "$T/copy-out")
+[ "$rc" -eq 2 ] && grep -qF "($T/libcopy.so, the same bytes as $(readlink -f "$OQ_ORT_LIB"))" "$T/copy.log" ||
+  fail "outputs saved by a copy of this ORT (named by its path): exit $rc: $(cat "$T/copy.log")"
 
 # 3. a batch file that is a FIFO (--inputs, --expected) is refused at once, exit 2, one line
 for opt in inputs expected; do

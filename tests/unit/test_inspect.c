@@ -145,6 +145,59 @@ static void test_sdpa_static_dims_and_bool_mask(void **state)
     oq_model_info_free(mi);
 }
 
+/* The heads of `mi`'s attention nodes, all the same: that count, else -1. */
+static int64_t heads_of(const oq_model_info *mi)
+{
+    assert_true(mi->n_attention > 0);
+    for (size_t i = 1; i < mi->n_attention; i++)
+        if (mi->attention[i].heads != mi->attention[0].heads) return -1;
+    return mi->attention[0].heads;
+}
+
+/* The query heads of every attention form: q_num_heads of 3-D Q, K, V; Q's axis 1 where it is
+ * 4-D (the attribute is for 3-D inputs only); a decomposed chain's through the Reshape that
+ * splits them off the hidden axis and the Transpose after it (grouped query heads: Hkv * G). */
+static void test_attention_heads(void **state)
+{
+    (void)state;
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.width = 16;
+    c.heads = 2;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
+        oq_encoder_export x = {(oq_attn_format)f, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+        oq_graph *g;
+        assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+        oq_model_info *mi = inspect_graph(g);
+        assert_int_equal(heads_of(mi), 2);
+        char *json = oq_model_info_json(mi);
+        assert_non_null(strstr(json, "\"heads\": 2"));
+        free(json);
+        oq_model_info_free(mi);
+    }
+    oq_encoder_weights_free(w);
+    const struct {
+        oq_attn_format format;
+        int32_t layout, heads, kv_heads;
+    } sdpa[] = {{OQ_ATTN_ATTENTION23, 4, 3, 3}, {OQ_ATTN_ATTENTION24, 4, 6, 2}, {OQ_ATTN_DECOMPOSED, 3, 3, 3},
+                {OQ_ATTN_DECOMPOSED, 4, 5, 5}, {OQ_ATTN_DECOMPOSED, 3, 6, 2}};
+    for (size_t i = 0; i < sizeof sdpa / sizeof *sdpa; i++) {
+        oq_sdpa_config sc;
+        oq_sdpa_config_default(&sc);
+        sc.format = sdpa[i].format;
+        sc.layout = sdpa[i].layout;
+        sc.heads = sdpa[i].heads;
+        sc.kv_heads = sdpa[i].kv_heads;
+        oq_graph *g;
+        assert_int_equal(oq_export_sdpa(&sc, &g, NULL), OQ_OK);
+        oq_model_info *mi = inspect_graph(g);
+        if (heads_of(mi) != sdpa[i].heads) fail_msg("case %zu: heads %lld", i, (long long)heads_of(mi));
+        oq_model_info_free(mi);
+    }
+}
+
 /* com.microsoft attention kernels and custom domains, built by hand. */
 static void test_microsoft_and_custom_domains(void **state)
 {
@@ -684,10 +737,76 @@ static void test_declared_dims(void **state)
     assert_int_equal(mi->inputs[0].rank, 6);
     for (size_t i = 0; i < 6; i++) assert_string_equal(mi->inputs[0].dims[i], text[i]);
     oq_model_info_free(mi);
+    /* a node's inputs name an unnamed dimension as the model's inputs do: an empty dim_param
+     * read "" there (a refusal's shape "[?,batch,?,..,,4]") */
+    for (size_t i = 0; i < 6; i++) assert_string_equal(oq_dim_label(&d[i]), i == 1 ? "batch" : "?");
+    assert_string_equal(oq_dim_label(NULL), "?");
+    oq_node_info *ni = NULL;
+    size_t n_ni = 0;
+    buf = malloc(n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(&m, buf);
+    if (oq_model_find_nodes_bytes(buf, n, "dims.onnx", NULL, "Reshape", &ni, &n_ni, &err)) fail_msg("%s", err.msg);
+    free(buf);
+    assert_int_equal(n_ni, 1);
+    assert_int_equal(ni[0].inputs[0].rank, 6);
+    for (size_t i = 0; i < 6; i++) assert_string_equal(ni[0].inputs[0].dims[i], text[i]);
+    oq_node_infos_free(ni, n_ni);
     oq_gview *v = NULL;
     assert_int_equal(oq_gview_create(&g, 17, &v, &err), OQ_OK);
     assert_int_equal(oq_gview_rank(v, "y"), -1);
     oq_gview_free(v);
+}
+
+/* A graph that reads each value twice, Add(x, x) forty times over, every sum declared of rank 4
+ * with no sizes, into a 4-D Attention: the walk back to the heads took each path (2^40 of them)
+ * and never ended (the alarm ends a hang); bounded, it gives up, heads unknown. */
+static void test_heads_walk_bounded(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    Onnx__TensorShapeProto__Dimension d[4], *dp[4];
+    for (size_t i = 0; i < 4; i++) onnx__tensor_shape_proto__dimension__init(&d[i]), dp[i] = &d[i];
+    Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
+    Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
+    Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
+    sh.n_dim = 4, sh.dim = dp, tt.has_elem_type = 1, tt.elem_type = 1, tt.shape = &sh;
+    tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, tp.tensor_type = &tt;
+    static char names[N + 1][16];
+    static char *in[N][2], *out[N], *attn_in[3], *attn_out[] = {"y"};
+    Onnx__ValueInfoProto vi[N + 1], *vip[N + 1];
+    Onnx__NodeProto node[N + 1], *np[N + 1];
+    for (size_t i = 0; i <= N; i++) {
+        snprintf(names[i], sizeof names[i], "v%zu", i);
+        onnx__value_info_proto__init(&vi[i]), vi[i].name = names[i], vi[i].type = &tp, vip[i] = &vi[i];
+        onnx__node_proto__init(&node[i]), np[i] = &node[i];
+    }
+    for (size_t i = 0; i < N; i++) {
+        in[i][0] = in[i][1] = names[i], out[i] = names[i + 1];
+        node[i].op_type = "Add", node[i].n_input = 2, node[i].input = in[i], node[i].n_output = 1, node[i].output = &out[i];
+    }
+    attn_in[0] = attn_in[1] = attn_in[2] = names[N];
+    node[N].op_type = "Attention", node[N].name = "attn", node[N].n_input = 3, node[N].input = attn_in;
+    node[N].n_output = 1, node[N].output = attn_out;
+    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+    g.name = "g", g.n_input = 1, g.input = vip, g.n_value_info = N, g.value_info = vip + 1, g.n_node = N + 1, g.node = np;
+    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[] = {&op};
+    op.domain = "", op.has_version = 1, op.version = 23;
+    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+    m.has_ir_version = 1, m.ir_version = 10, m.graph = &g, m.n_opset_import = 1, m.opset_import = ops;
+    size_t n = onnx__model_proto__get_packed_size(&m);
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(&m, buf);
+    oq_model_info *mi = NULL;
+    oq_err err = {0};
+    alarm(20);
+    if (oq_model_inspect_bytes(buf, n, "twice.onnx", &mi, &err)) fail_msg("%s", err.msg);
+    alarm(0);
+    free(buf);
+    assert_int_equal(mi->n_attention, 1);
+    assert_int_equal(mi->attention[0].heads, 0);
+    oq_model_info_free(mi);
 }
 
 int main(void)
@@ -698,6 +817,8 @@ int main(void)
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
+        cmocka_unit_test(test_attention_heads),
+        cmocka_unit_test(test_heads_walk_bounded),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_file_without_weights),

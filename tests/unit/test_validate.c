@@ -15,10 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ortqual/convert.h"
+#include "ortqual/export.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
 #include "inspect/inputuse-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
@@ -537,6 +540,54 @@ static void worker_dispatch_check(void **state)
     oq_config_result_clear(&r);
     oq_validate_plan_clear(&plan);
     rmdir(dir);
+    free(dir);
+}
+
+/* Attention computed in bfloat16 by a model of yours whose Q is a Cast's output (declared
+ * nowhere, as `convert --attention-dtype bf16` writes it): the advice on its MATH run names
+ * bfloat16 (it took the float32 of a configuration that is not fp16, and said flash has no
+ * float32 kernel). */
+static void advice_knows_bf16_attention(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bf16adv"), *model = path_in(dir, "bf16.onnx"), *batches = path_in(dir, "batches.jsonl");
+    oq_opset ops[] = {{"", 23}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "bf16", &g, NULL), OQ_OK);
+    const oq_dim blc[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq"), OQ_DIM(16)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, blc);
+    const oq_attr to_bf16[] = {OQ_ATTR_I("to", OQ_DTYPE_BFLOAT16)}, to_f32[] = {OQ_ATTR_I("to", OQ_DTYPE_FLOAT32)};
+    const oq_attr heads[] = {OQ_ATTR_I("q_num_heads", 2), OQ_ATTR_I("kv_num_heads", 2)};
+    const char *q = oq_graph_op(g, "Cast", 1, (const char *[]){"x"}, 1, to_bf16), *y = oq_graph_fresh_name(g, "y");
+    assert_int_equal(oq_graph_add_node(g, "Attention", NULL, "attn", 3, (const char *[]){q, q, q}, 1, &y, 2, heads),
+                     OQ_OK);
+    oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, &y, 1, to_f32), "out", OQ_DTYPE_FLOAT32, 3, blc);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_validate_plan plan;
+    fill_plan(&plan, batches);
+    plan.placement.enable = 0;
+    assert_int_equal(oq_config_parse("cuda:model:bf16:flash", &plan.config, NULL), OQ_OK);
+    free(plan.model);
+    plan.model = strdup(model);
+    oq_wcheck c;
+    oq_err err = {0};
+    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
+    const char line[] = "Operator=Attention Node=attn DataType=bf16 SdpaKernel=MATH\n";
+    assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
+    oq_config_result r = {0};
+    int verdict = 1;
+    char reason[512];
+    oq_wcheck_finish(&c, &plan, NULL, NULL, &r, &verdict, reason, sizeof reason);
+    assert_int_equal(r.dispatch.n_advice, 1);
+    if (!strstr(r.dispatch.advice[0], "attn ran MATH, expected FLASH_ATTENTION") ||
+        !strstr(r.dispatch.advice[0], "bfloat16") || strstr(r.dispatch.advice[0], "float32"))
+        fail_msg("advice: %s", r.dispatch.advice[0]);
+    oq_config_result_clear(&r);
+    oq_validate_plan_clear(&plan);
+    free(model);
+    free(batches);
+    oq_remove_tree(dir);
     free(dir);
 }
 
@@ -2895,6 +2946,190 @@ static void self_comparison_refused(void **state)
     remove_dir(dir);
 }
 
+/* Outputs saved by ORT as a file saved before 2026-12-05 records them: a comment naming the ORT
+ * library by path, no SHA-256 (the model's file is hand_attention's). */
+static void saved_outputs_naming(const char *saved, const char *lib, const char *model_sha)
+{
+    int64_t shape[] = {2};
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 1, shape, "y", NULL), OQ_OK);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    char comment[2048];
+    snprintf(comment, sizeof comment,
+             "ortqual-outputs {\"config\": \"cpu:model:fp32\", \"provider\": \"cpu\", \"model_sha256\": \"%s\", "
+             "\"ort_version\": \"1.29.0\", \"ort_library\": \"%s\"}",
+             model_sha, lib);
+    assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, saved, &buf, &len, NULL), OQ_OK);
+    assert_int_equal(oq_npz_set_comment(&buf, &len, comment, NULL), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(saved, buf, len, 1, NULL), OQ_OK);
+    free(buf);
+    oq_tensor_free(t);
+}
+
+/* Saved outputs whose comment names the ORT that made them by path alone: a byte-identical copy
+ * of the ORT under test at another path is that ORT, compared with itself, and refused naming
+ * both paths (it ran, and passed); the path as text still is. What is named but is no regular
+ * file of the same bytes is another build: a FIFO (never opened: it blocked the run until
+ * killed; the alarm ends a hang), a device, a file of the same size with one byte changed. */
+static void saved_by_a_copy_of_this_ort(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("savedcopy"), *saved = path_in(dir, "outputs_000.npz"), *copy = path_in(dir, "libcopy.so"),
+         *other = path_in(dir, "libother.so"), *fifo = path_in(dir, "fifo"), cmd[2048], want[4096];
+    const char *model = OQ_SOURCE_DIR "/tests/fixtures/torch/hand_attention/hand_attention_op18.onnx";
+    char *ort = realpath(OQ_ORT_LIB, NULL);
+    oq_model_file mf;
+    assert_int_equal(oq_model_file_read(model, &mf, NULL), OQ_OK);
+    char model_sha[65];
+    snprintf(model_sha, sizeof model_sha, "%s", mf.sha256);
+    oq_model_file_clear(&mf);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s' '%s' && printf 'x' | dd of='%s' bs=1 seek=1000 conv=notrunc "
+             "status=none",
+             ort, copy, ort, other, other);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    oq_config cfg[2];
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    const char *files[] = {saved};
+    o.expected_files = files;
+    o.n_expected_files = 1;
+    oq_err err = OQ_ERR_INIT;
+    alarm(60);
+    saved_outputs_naming(saved, copy, model_sha);
+    assert_int_equal(oq_validate_saved_self(&o, ort, &err), OQ_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "%s: saved by 'cpu:model:fp32' (validate with save_outputs) running this model_path on "
+             "cpu with ORT 1.29.0 (%s, the same bytes as %s) and the same session options", saved, copy, ort);
+    if (!strstr(err.msg, want)) fail_msg("%s", err.msg);
+    saved_outputs_naming(saved, ort, model_sha);
+    assert_int_equal(oq_validate_saved_self(&o, ort, &err), OQ_ERR_INVALID_ARG);
+    snprintf(want, sizeof want, "on cpu with ORT 1.29.0 (%s) and the same session options", ort);
+    if (!strstr(err.msg, want)) fail_msg("%s", err.msg);
+    const char *another[] = {fifo, "/dev/zero", other, "/nonexistent/libonnxruntime.so"};
+    for (size_t i = 0; i < sizeof another / sizeof *another; i++) {
+        saved_outputs_naming(saved, another[i], model_sha);
+        if (oq_validate_saved_self(&o, ort, &err)) fail_msg("%s: %s", another[i], err.msg);
+    }
+    alarm(0);
+    free(ort);
+    free(saved);
+    free(copy);
+    free(other);
+    free(fifo);
+    remove_dir(dir);
+}
+
+/* ---- the C encoder's heads against the model's, whatever its attention form ------------- */
+
+/* ortqual's encoder of 2 heads (width 16, one block, seed 1; its weights dir/w.npz) at `path`:
+ * decomposed, the heads
+ * split off the hidden axis by a Reshape; or (`fused`) that export converted to one Attention-24
+ * node of 4-D Q, K, V, the heads in Q's shape and no q_num_heads. */
+static void two_heads_model(const char *dir, const char *path, int fused)
+{
+    oq_encoder_config c;
+    oq_encoder_config_default(&c);
+    c.width = 16;
+    c.layers = 1;
+    c.heads = 2;
+    oq_encoder_weights *w;
+    assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
+    oq_graph *g;
+    char *dec = path_in(dir, "exported.onnx"), *weights = path_in(dir, "w.npz");
+    assert_int_equal(oq_encoder_weights_save(w, weights, 1, NULL), OQ_OK);
+    free(weights);
+    assert_int_equal(oq_export_encoder(w, NULL, &g, NULL), OQ_OK);
+    assert_int_equal(oq_graph_write(g, fused ? dec : path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    oq_encoder_weights_free(w);
+    if (fused) {
+        oq_convert_opts o;
+        oq_convert_opts_default(&o);
+        o.passes = OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
+        oq_err err = {0};
+        assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &o.runtime, &err), OQ_OK);
+        oq_convert_report *r = NULL;
+        if (oq_convert_file(dec, path, 1, &o, &r, &err)) fail_msg("%s", err.msg);
+        assert_int_equal(r->fused, 1);
+        oq_convert_report_free(r);
+        oq_runtime_free(o.runtime);
+        unlink(dec);
+    }
+    free(dec);
+}
+
+/* validate of `model` against ref:encoder:fp64 computing `heads` heads with dir/w.npz on 2
+ * generated events, in dir/out; *passed: the verdict, when it ran. */
+static oq_status run_heads(const char *dir, const char *model, int32_t heads, int *passed, oq_err *err)
+{
+    oq_config cfg[2];
+    char *out = path_in(dir, "out"), *weights = path_in(dir, "w.npz");
+    oq_validate_opts o;
+    validate_two_configs(&o, cfg, out);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    o.weights_path = weights;
+    o.encoder.heads = heads;
+    o.events.num_events = 2;
+    o.isolate = 0;
+    oq_validate_summary *s = NULL;
+    oq_status st = oq_validate_run(&o, &s, err);
+    *passed = s && s->verdict == OQ_RUN_PASSED;
+    if (s && !*passed) print_message("%s: %s\n", oq_run_verdict_name(s->verdict), s->verdict_reason);
+    char *summary = path_in(out, "summary.json");
+    if (st) assert_int_equal(access(summary, F_OK), -1); /* refused before anything ran */
+    free(summary);
+    oq_validate_summary_free(s);
+    oq_remove_tree(out);
+    free(out);
+    free(weights);
+    return st;
+}
+
+/* A model whose attention splits into other heads than the C encoder computes fails every batch
+ * as if its numbers were wrong: refused before anything runs in every form, not only an
+ * Attention's q_num_heads (a decomposed chain's Reshape, a 4-D Q's shape ran and failed); the
+ * right heads run and pass. */
+static void reference_heads_in_every_form(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("heads"), *dec = path_in(dir, "decomposed.onnx"), *fused = path_in(dir, "fused.onnx");
+    char want[2048];
+    two_heads_model(dir, dec, 0);
+    two_heads_model(dir, fused, 1);
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(fused, &mi, NULL), OQ_OK); /* the form meant: no attribute says 2 */
+    assert_int_equal(mi->n_attention, 1);
+    assert_string_equal(mi->attention[0].kind, "Attention");
+    for (size_t i = 0; i < mi->attention[0].n_attrs; i++) assert_null(strstr(mi->attention[0].attrs[i], "num_heads"));
+    oq_model_info_free(mi);
+    oq_err err = OQ_ERR_INIT;
+    int passed;
+    const struct {
+        const char *model, *what;
+    } forms[] = {{dec, "decomposed attention (Softmax 'Softmax')"}, {fused, "Attention 'attention'"}};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(run_heads(dir, forms[i].model, 4, &passed, &err), OQ_ERR_INVALID_ARG);
+        snprintf(want, sizeof want, "%s: the reference ref:encoder:fp64 computes 4 heads, the model's %s has 2; give "
+                 "encoder.heads 2", forms[i].model, forms[i].what);
+        assert_string_equal(err.msg, want);
+        if (run_heads(dir, forms[i].model, 2, &passed, &err)) fail_msg("%s", err.msg);
+        assert_true(passed);
+    }
+    free(dec);
+    free(fused);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 /* Isolated workers run the tool (wherever forking is not safe): a self_exe that cannot
  * run is refused before anything is made, not a failure of every configuration later. */
 static void self_exe_checked_first(void **state)
@@ -3174,6 +3409,7 @@ int main(void)
         cmocka_unit_test(batch_records_stay_small),
         cmocka_unit_test(reference_has_its_own_status),
         cmocka_unit_test(worker_dispatch_check),
+        cmocka_unit_test(advice_knows_bf16_attention),
         cmocka_unit_test(any_signature),
         cmocka_unit_test(refusal_by_the_batch_sizes),
         cmocka_unit_test(mask_axes_by_sizes),
@@ -3205,6 +3441,8 @@ int main(void)
         cmocka_unit_test(worker_sees_external_data_change),
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
+        cmocka_unit_test(saved_by_a_copy_of_this_ort),
+        cmocka_unit_test(reference_heads_in_every_form),
         cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
         cmocka_unit_test(estimate_fixed_from_measured_calls),

@@ -1,0 +1,98 @@
+/* The query heads of an attention node, read off the graph (heads-impl.h). */
+#include <stdint.h>
+
+#include "inspect/heads-impl.h"
+
+/* One walk back from a value to where its size is fixed (exporters declare few intermediates).
+ * `budget` bounds the steps: a graph that reads one value twice (Add(x, x), again and again)
+ * would make the walk exponential. */
+typedef struct walk {
+    const oq_gview *v;
+    oq_symctx *sc;
+    int budget;
+} walk;
+
+#define HEADS_MAX_DEPTH 32
+#define HEADS_MAX_STEPS 256
+
+static int64_t axis_size(walk *w, const char *value, int axis, int depth);
+
+/* A Transpose's input axis that becomes output axis `axis` (no perm: the axes reversed). */
+static int64_t through_transpose(walk *w, const Onnx__NodeProto *p, const char *value, int axis, int depth)
+{
+    size_t n;
+    const int64_t *perm = oq_node_attr_ints(p, "perm", &n);
+    int rank = perm ? (int)n : oq_gview_rank(w->v, value);
+    if (axis >= rank) return 0;
+    int64_t from = perm ? perm[axis] : rank - 1 - axis;
+    return from >= 0 && from < rank ? axis_size(w, p->input[0], (int)from, depth + 1) : 0;
+}
+
+/* A Reshape's target at `axis`: a size, or 0 (without allowzero) copying the input's. */
+static int64_t through_reshape(walk *w, const Onnx__NodeProto *p, int axis, int depth)
+{
+    oq_symdim t[OQ_SYM_MAX_RANK];
+    int n = p->n_input == 2 ? oq_sym_vec(w->sc, p->input[1], t, OQ_SYM_MAX_RANK) : -1;
+    if (n <= axis || t[axis].n) return 0;
+    if (t[axis].coef > 0) return t[axis].coef;
+    int copies = t[axis].coef == 0 && !oq_node_attr_int(p, "allowzero", 0);
+    return copies ? axis_size(w, p->input[0], axis, depth + 1) : 0;
+}
+
+/* Elementwise: the largest size among the inputs of the value's rank (a broadcast one has 1). */
+static int64_t through_elementwise(walk *w, const Onnx__NodeProto *p, const char *value, int axis, int depth)
+{
+    int rank = oq_gview_rank(w->v, value);
+    int64_t best = 0;
+    for (size_t i = 0; rank > axis && i < p->n_input; i++) {
+        if (oq_gview_rank(w->v, p->input[i]) != rank) continue;
+        int64_t s = axis_size(w, p->input[i], axis, depth + 1);
+        if (s > best) best = s;
+    }
+    return best;
+}
+
+/* The size of `value`'s axis `axis` where the graph fixes it, else 0. */
+static int64_t axis_size(walk *w, const char *value, int axis, int depth)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if (depth > HEADS_MAX_DEPTH || --w->budget < 0 || axis < 0 || !value || !*value) return 0;
+    if (oq_gview_value_info(w->v, value) || oq_gview_initializer(w->v, value)) {
+        int r = oq_sym_shape(w->sc, value, d, OQ_SYM_MAX_RANK);
+        if (r > axis && !d[axis].n && d[axis].coef > 0) return d[axis].coef;
+    }
+    const Onnx__NodeProto *p = oq_gview_producer(w->v, value, NULL);
+    if (!p) return 0;
+    if (oq_node_is(p, "Transpose")) return through_transpose(w, p, value, axis, depth);
+    if (oq_node_is(p, "Reshape")) return through_reshape(w, p, axis, depth);
+    static const char *const same[] = {"Cast", "Identity", "Mul", "Div", "Add", "Sub", NULL};
+    for (const char *const *op = same; *op; op++)
+        if (oq_node_is(p, *op)) return through_elementwise(w, p, value, axis, depth);
+    return 0;
+}
+
+/* The size of `value`'s axis `axis`, a walk of its own. */
+static int64_t size_of(const oq_gview *v, oq_symctx *sc, const char *value, int axis)
+{
+    walk w = {v, sc, HEADS_MAX_STEPS};
+    return axis_size(&w, value, axis, 0);
+}
+
+int64_t oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms)
+{
+    const char *q = n->n_input ? n->input[0] : NULL;
+    if (!ms && q && oq_gview_rank(v, q) == 4) return size_of(v, sc, q, 1);
+    int64_t h = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
+    return h > 0 ? h : 0;
+}
+
+int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m)
+{
+    const Onnx__NodeProto *mm = oq_gview_graph(v)->node[m->score_mm];
+    const char *q = mm->n_input ? mm->input[0] : NULL;
+    int rank = q ? oq_gview_rank(v, q) : -1;
+    if (rank == 4) return size_of(v, sc, q, 1);
+    if (rank != 5) return 0;
+    int64_t kv = size_of(v, sc, q, 1), group = size_of(v, sc, q, 2);
+    return kv > 0 && group > 0 && kv <= INT64_MAX / group ? kv * group : 0;
+}
