@@ -68,14 +68,19 @@ rc=$?
 
 # 4. two gates with one --verdict (or --junit) file: the second is refused, naming the file and
 #    the holder; the first one's verdict stands (it was replaced by the other's, unsaid)
-$Q gate -q --verdict v4.json --junit j4.xml -- /bin/sh -c 'sleep 3; echo "1 passed, 1 failed"' >g4.out 2>&1 &
+# the first holds its files until the checks below are done (a fixed sleep ran out under ASan on
+# a loaded host before the second gate started)
+touch "$T/hold"
+$Q gate -q --timeout 120 --verdict v4.json --junit j4.xml -- /bin/sh -c \
+    "while [ -e '$T/hold' ]; do sleep 0.05; done; echo '1 passed, 1 failed'" >g4.out 2>&1 &
 A=$!
-for _ in $(seq 100); do [ -e .ortqual.j4.xml.lock ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -e .ortqual.j4.xml.lock ] && break; sleep 0.05; done
 expect 2 "^ortqual gate: --verdict v4.json: in use by another ortqual run \(pid $A, holding \./\.ortqual\.v4\.json\.lock\)" \
     $Q gate -q --verdict v4.json -- /bin/echo '5 passed, 0 failed'
 expect 2 "^ortqual gate: --junit $T/j4.xml: in use by another ortqual run \(pid $A, " \
     $Q gate -q --junit "$T/j4.xml" -- /bin/echo '5 passed, 0 failed'
 [ ! -e v4.json ] && [ ! -e j4.xml ] && ok "the refused gates wrote nothing" || bad "a refused gate wrote v4.json or j4.xml"
+rm -f "$T/hold"
 wait $A
 rc=$?
 [ $rc -eq 1 ] && [ "$(field v4.json "v['verdict']")" = fail ] && ok "the first gate's verdict stands" ||
