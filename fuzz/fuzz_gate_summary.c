@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                              .failure_line = oq_summary_scanner_failure_line(s)};
         o.n_earlier = oq_summary_scanner_earlier(s, &o.earlier);
         oq_gate_judgement j = {0};
-        if (oq_gate_judge(&o, "needs (CUDA|GPU)", NULL, &j, &err) == OQ_OK)
+        static const char *const allow[] = {"needs (CUDA|GPU)", "bf16"};
+        if (oq_gate_judge(&o, allow, 2, NULL, &j, &err) == OQ_OK)
             oq_gate_judgement_clear(&j);
         oq_summary_scanner_free(s);
     }

@@ -25,7 +25,8 @@
  *     kernel (ortqual/dispatch.h), with at least one line present.
  *
  *     oq_gate *g;
- *     oq_gate_options o = {.argv = argv, .allow_skip = "needs CUDA"};
+ *     const char *allow[] = {"needs CUDA"};
+ *     oq_gate_options o = {.argv = argv, .allow_skip = allow, .n_allow_skip = 1};
  *     if (oq_gate_create(&o, &g, &err) != OQ_OK) ...       // usage or system error
  *     printf("log: %s\n", oq_gate_log_path(g));
  *     oq_gate_result r;
@@ -57,10 +58,15 @@ typedef enum oq_runner {
     OQ_RUNNER_PLAIN,  /* "[word:] N passed, N failed[, N skipped]" */
     OQ_RUNNER_CARGO,  /* "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; ..." */
     OQ_RUNNER_GTEST,  /* GoogleTest: "[  PASSED  ] 5 tests." + lists as cmocka's */
-    OQ_RUNNER_UNITTEST /* Python unittest: "Ran 4 tests in 0.01s" then "OK (skipped=1)" */
+    OQ_RUNNER_UNITTEST, /* Python unittest: "Ran 4 tests in 0.01s" then "OK (skipped=1)" */
+    /* ortqual validate, replay and merge: "verdict: PASSED (1 passed, 0 failed, 0 skipped[,
+     * E runtime errors][, N not run]; ...)", counting configurations; E and N are errors. Any
+     * word but PASSED (FAILED, ERROR, NOT TESTED, INTERRUPTED) is also a failure line. */
+    OQ_RUNNER_ORTQUAL
 } oq_runner;
 
-/* "pytest", "ctest", "cmocka", "plain", "cargo", "gtest", "unittest"; "none". Never NULL. */
+/* "pytest", "ctest", "cmocka", "plain", "cargo", "gtest", "unittest", "ortqual"; "none". Never
+ * NULL. */
 OQ_API const char *oq_runner_name(oq_runner r);
 
 typedef struct oq_skip_reason {
@@ -82,10 +88,10 @@ typedef struct oq_test_summary {
 /* A line that a common runner prints only for a failing run, wherever it is in the log:
  * cargo's "test result: FAILED.", go test's "--- FAIL: ", "FAIL\t" and "FAIL", TAP's
  * "not ok" (but not "# TODO") and "Bail out!", unittest's "FAILED (failures=N...)",
- * GoogleTest's and cmocka's "[  FAILED  ]"; each at the start of the line, as the runners
- * print them. */
+ * GoogleTest's and cmocka's "[  FAILED  ]", ortqual's "verdict: " with another word than
+ * PASSED (OQ_RUNNER_ORTQUAL); each at the start of the line, as the runners print them. */
 typedef struct oq_failure_line {
-    const char *runner; /* "cargo", "go", "tap", "unittest", "gtest/cmocka" (static) */
+    const char *runner; /* "cargo", "go", "tap", "unittest", "gtest/cmocka", "ortqual" (static) */
     uint64_t line;
     char *text;         /* the line, colour codes stripped (owned) */
 } oq_failure_line;
@@ -151,14 +157,16 @@ typedef struct oq_gate_judgement {
     int dispatch_checked;
 } oq_gate_judgement;
 
-/* Apply every rule to an outcome. `allow_skip` is a POSIX extended regular
- * expression searched in each skip reason (NULL: no skip is allowed); a skip
- * with no visible reason is never allowed (pytest prints reasons with -rs).
+/* Apply every rule to an outcome. `allow_skip` holds `n_allow_skip` POSIX extended regular
+ * expressions, each compiled and searched in each skip reason on its own: a skip is allowed
+ * when any one matches (none: no skip is allowed). They are never joined into one expression,
+ * where a stray parenthesis in one ("gpu)|(.*") would make the whole match every reason. A
+ * skip with no visible reason is never allowed (pytest prints reasons with -rs).
  * An earlier summary that failed or ran no test fails the gate, and its skips
  * are judged as the last summary's are.
  * `expect` (nullable) turns on the dispatch requirement.
- * OQ_ERR_INVALID_ARG when `allow_skip` does not compile. */
-OQ_API oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
+ * OQ_ERR_INVALID_ARG naming the first expression that does not compile (or is NULL). */
+OQ_API oq_status oq_gate_judge(const oq_gate_outcome *o, const char *const *allow_skip, size_t n_allow_skip,
                                const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err);
 OQ_API void oq_gate_judgement_clear(oq_gate_judgement *j);
 
@@ -173,7 +181,8 @@ typedef struct oq_gate_options {
     size_t n_env;
     const char *const *pin_libs;    /* libraries to LD_PRELOAD (folders first in LD_LIBRARY_PATH) */
     size_t n_pin_libs;
-    const char *allow_skip;         /* POSIX ERE or NULL */
+    const char *const *allow_skip;  /* POSIX EREs, any one allows a skip (oq_gate_judge) */
+    size_t n_allow_skip;
     const char *const *require_dispatch; /* "KERNEL" or "NODE=KERNEL" (oq_dispatch_expect_add) */
     size_t n_require_dispatch;
     int keep;                       /* keep the private folder after oq_gate_free */
@@ -235,8 +244,10 @@ OQ_API oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
 OQ_API void oq_gate_result_clear(oq_gate_result *r);
 
 /* The schema of the verdict document. Before it had one (before 2026-12-06) its start was
- * "started_utc"; it is now "start", with "end", as in every ortqual document. */
-#define OQ_GATE_SCHEMA "ortqual.gate/1"
+ * "started_utc"; it is now "start", with "end", as in every ortqual document. Version 2:
+ * "allow_skip" is the list of expressions, [] for none (version 1: one string, the
+ * expressions joined as "(a)|(b)", or null). */
+#define OQ_GATE_SCHEMA "ortqual.gate/2"
 
 /* The verdict document as JSON text ("schema": OQ_GATE_SCHEMA; malloc'ed, the caller frees
  * it): what oq_gate_write_verdict writes and oq_junit_write (report.h) reads. NULL: out of

@@ -175,6 +175,8 @@ int oq_cli_tolerance_join(const char *cmd, const oq_cli_list *l, char **out);
 #define OQ_OPT_END {OQ_OPTK_END}
 #define OQ_OPT_GROUP(heading) {OQ_OPTK_GROUP, (heading)}
 #define OQ_OPT_FLAG(n, p, h) {OQ_OPTK_FLAG, (n), 0, NULL, (h), (p), 0, 1}
+/* --quiet, the same in every subcommand that has it: -q too (a CI template passes -q to each) */
+#define OQ_OPT_QUIET(p, h) {OQ_OPTK_FLAG, "quiet", 'q', NULL, (h), (p), 0, 1}
 #define OQ_OPT_SET(n, p, v, h) {OQ_OPTK_FLAG, (n), 0, NULL, (h), (p), 0, (v)}
 #define OQ_OPT_STRING(n, a, p, h) {OQ_OPTK_STRING, (n), 0, (a), (h), (p)}
 #define OQ_OPT_WORDS(n, a, buf, h) {OQ_OPTK_WORDS, (n), 0, (a), (h), (buf), 0, 0, sizeof(buf)}
@@ -500,6 +502,13 @@ int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, const
 int oq_cli_dir_lock(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock);
 /* The same, the folder's lock taken shared (oq_outdir_lock_create_shared): a shard's. */
 int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock);
+/* One command at a time writing the output file `path` (gate's --verdict, --junit): the lock of
+ * oq_cli_outdir_lock on "DIR/.ortqual.<name>.lock" beside it, refused as "ortqual CMD: OPT PATH:
+ * in use by another ortqual run (pid N, holding ...): wait for it to end", exit 2. Each write is
+ * atomic, but two runs given one file ended with the last one's verdict, a failure replaced
+ * unsaid. 0 (*lock NULL where the folder cannot be locked) or the exit status. */
+#define OQ_OUTDIR_LOCK_FILE_FMT ".ortqual.%s.lock"
+int oq_cli_file_lock(const char *cmd, const char *opt, const char *path, oq_outdir_lock **lock);
 /* The descriptors a run needs (its pipes, batches, figures, lock): a soft limit below them is
  * raised towards the hard one; 0, else "ortqual CMD: too few file descriptors (EMFILE): ..."
  * printed and OQ_EXIT_RUNTIME. Before anything is opened or made. */

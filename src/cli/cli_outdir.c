@@ -1,4 +1,5 @@
 /* An output folder written by one command at a time, and the descriptors a run needs. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -25,9 +26,10 @@ int oq_cli_check_descriptors(const char *cmd)
 
 /* fixed: DIR is the command's operand (merge, report), not an output folder it could be given
  * another of: the refusal says only to wait. junit: the run's --junit FILE, which records the
- * refusal. */
+ * refusal. label (may be NULL): what the refusal names instead of DIR (an output file's option
+ * and path). */
 static int outdir_lock(const char *cmd, const char *dir, const char *name, int shared, int fixed, const char *junit,
-                       oq_outdir_lock **lock)
+                       const char *label, oq_outdir_lock **lock)
 {
     *lock = NULL;
     int rc = oq_cli_check_descriptors(cmd);
@@ -40,20 +42,39 @@ static int outdir_lock(const char *cmd, const char *dir, const char *name, int s
     static const char wait[] = ": wait for it to end";
     char *other = fixed ? strstr(e.msg, wait) : NULL;
     if (other) other[sizeof wait - 1] = '\0';
-    return oq_cli_junit_refused(cmd, junit, st, e.msg, oq_cli_refuse(cmd, 0, st, e.msg, oq_cli_exit_of(st)));
+    char named[sizeof e.msg + 256];
+    size_t n = strlen(dir);
+    if (label && !strncmp(e.msg, dir, n) && !strncmp(e.msg + n, ": ", 2)) /* "DIR: in use ..." */
+        snprintf(named, sizeof named, "%s%s", label, e.msg + n);
+    else
+        snprintf(named, sizeof named, "%s", e.msg);
+    return oq_cli_junit_refused(cmd, junit, st, named, oq_cli_refuse(cmd, 0, st, named, oq_cli_exit_of(st)));
 }
 
 int oq_cli_outdir_lock(const char *cmd, const char *dir, const char *name, const char *junit, oq_outdir_lock **lock)
 {
-    return outdir_lock(cmd, dir, name, 0, 0, junit, lock);
+    return outdir_lock(cmd, dir, name, 0, 0, junit, NULL, lock);
 }
 
 int oq_cli_dir_lock(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock)
 {
-    return outdir_lock(cmd, dir, NULL, 0, 1, junit, lock);
+    return outdir_lock(cmd, dir, NULL, 0, 1, junit, NULL, lock);
 }
 
 int oq_cli_outdir_lock_shared(const char *cmd, const char *dir, const char *junit, oq_outdir_lock **lock)
 {
-    return outdir_lock(cmd, dir, NULL, 1, 0, junit, lock);
+    return outdir_lock(cmd, dir, NULL, 1, 0, junit, NULL, lock);
+}
+
+int oq_cli_file_lock(const char *cmd, const char *opt, const char *path, oq_outdir_lock **lock)
+{
+    *lock = NULL;
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char dir[PATH_MAX], name[NAME_MAX + 1], label[PATH_MAX + 64];
+    int dn = !slash ? 1 : slash == path ? 1 : (int)(slash - path); /* "x": ".", "/x": "/" */
+    if (!*base || snprintf(dir, sizeof dir, "%.*s", dn, slash ? path : ".") >= (int)sizeof dir ||
+        snprintf(name, sizeof name, OQ_OUTDIR_LOCK_FILE_FMT, base) >= (int)sizeof name)
+        return OQ_EXIT_OK; /* no name for its lock: the file's own checks have run */
+    snprintf(label, sizeof label, "%s %s", opt, path);
+    return outdir_lock(cmd, dir, name, 0, 1, NULL, oq_cli_shown(label), lock);
 }

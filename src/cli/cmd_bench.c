@@ -702,7 +702,7 @@ static int finish_args(cli_state *c)
     OQ_OPT_FLAG("force", &c->force,                                                                             \
                 "write into a folder that is not empty (an earlier run's:\n"                                    \
                 "its profiles/ not written again are removed)"),                                                \
-    OQ_OPT_FLAG("quiet", &c->quiet, "no progress lines, nor the note of the default --variants"),               \
+    OQ_OPT_QUIET(&c->quiet, "no progress lines, nor the note of the default --variants"),                     \
     OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0")
 
 /* The command line into c: 0 to go on, 1 after --help, -1 after an error (said). */

@@ -1,4 +1,5 @@
 /* ortqual gate: run a test command so that a green result means tests passed. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,9 @@ static const char head[] =
 "    failed out of 4\" and its \"did not run\" list), cmocka (\"[  PASSED  ] 5\n"
 "    test(s).\" and its FAILED/SKIPPED lists), GoogleTest (\"[  PASSED  ] 5\n"
 "    tests.\", the same lists), cargo test (\"test result: ok. 3 passed; ...\"),\n"
-"    Python unittest (\"Ran 4 tests ...\" then \"OK (skipped=1)\"), or a plain\n"
+"    Python unittest (\"Ran 4 tests ...\" then \"OK (skipped=1)\"), ortqual's own\n"
+"    \"verdict: PASSED (N passed, N failed, N skipped; ...)\" (validate, replay,\n"
+"    merge; any other word fails), or a plain\n"
 "    \"[word:] N passed, N failed[, N skipped]\" line. It FAILS when: the exit\n"
 "    status is not 0 (5 is pytest's \"no tests collected\"); CMD was killed by\n"
 "    a signal; no summary is found; anything failed or errored; zero tests\n"
@@ -58,8 +61,12 @@ static const char foot[] =
 "too. An LD_PRELOAD you have is reported (it reaches CMD), and a PATH entry that\n"
 "is your directory is dropped.\n"
 "\n"
-"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run, 128+N\n"
-"interrupted by signal N.\n"
+"A --verdict or --junit FILE is locked while the gate runs: a second gate given\n"
+"it is refused (exit 2). Output that cannot be shown live (a full disk) makes a\n"
+"pass an error, in the files as in the exit status.\n"
+"\n"
+"exit status: 0 pass, 1 fail, 2 usage error, 3 CMD could not be run (or its live\n"
+"output not written), 128+N interrupted by signal N.\n"
 "\n"
 "example:\n"
 "  ortqual gate --pythonpath $PWD/onnxruntime/test/python/transformers \\\n"
@@ -67,28 +74,29 @@ static const char foot[] =
 "      --require-dispatch cudnn --verdict gate.json -- \\\n"
 "      python3 -m pytest -rs -s $PWD/onnxruntime/test/python/transformers/test_x.py\n";
 
+/* The first failed write of CMD's live output (0: none): the tool exits 3 for it at its end, and
+ * the verdict files must say so too, not "pass". */
+static int stdout_errno;
+
 static void stream(void *user, const void *buf, size_t n)
 {
     (void)user;
-    fwrite(buf, 1, n, stdout);
-    fflush(stdout);
+    errno = 0;
+    if ((fwrite(buf, 1, n, stdout) != n || fflush(stdout) != 0) && !stdout_errno) stdout_errno = errno ? errno : EIO;
 }
 
-/* Several --allow-skip: one expression that matches any of them. */
-static char *join_regex(const oq_cli_list *l)
+/* Live output that was not delivered (a full disk): a reason, and a pass becomes an error, as
+ * the exit status (3) will be. A reader that went away (EPIPE) is no failure, as at the tool's end. */
+static void judge_stdout(oq_gate_result *r)
 {
-    if (l->n == 0) return NULL;
-    size_t len = 1;
-    for (size_t i = 0; i < l->n; i++) len += strlen(l->v[i]) + 3;
-    char *s = malloc(len);
-    if (!s) return NULL;
-    s[0] = '\0';
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->n > 1) strcat(s, i ? "|(" : "(");
-        strcat(s, l->v[i]);
-        if (l->n > 1) strcat(s, ")");
-    }
-    return s;
+    if (!stdout_errno || stdout_errno == EPIPE) return;
+    char **v = realloc(r->j.reasons, (r->j.n_reasons + 1) * sizeof *v), *why = NULL;
+    if (v) r->j.reasons = v;
+    if (v && asprintf(&why, "standard output: write failed: %s (the command's live output was lost; the log "
+                            "holds it)", strerror(stdout_errno)) < 0)
+        why = NULL;
+    if (why) r->j.reasons[r->j.n_reasons++] = why;
+    if (r->j.verdict == OQ_GATE_PASS) r->j.verdict = OQ_GATE_ERROR;
 }
 
 static void print_setup(const oq_gate *g)
@@ -183,6 +191,7 @@ static int check_outputs(const outputs *out)
 static int judged(const oq_gate *g, oq_gate_result *r, const outputs *out, int keep)
 {
     int caught = oq_cli_signal_caught();
+    judge_stdout(r);
     /* an interrupted run is never a pass, whatever the command made of the signal (a handler
      * that prints a passing summary and exits 0): the verdict files say so, as the exit status */
     if (caught && r->j.verdict == OQ_GATE_PASS) {
@@ -268,7 +277,8 @@ int cmd_gate(int argc, char **argv)
                     "CUDA\"); cmocka's and GoogleTest's the test name; ctest's\n"
                     "\"name (Skipped)\" or \"name (Disabled)\"; cargo's and\n"
                     "unittest -v's \"name: why\".\n"
-                    "Repeated: any of them. Default: no skip is allowed."),
+                    "Repeated: each is compiled and matched on its own, any\n"
+                    "of them allows a skip. Default: no skip is allowed."),
         OQ_OPT_LIST("require-dispatch", "KERNEL|NODE=KERNEL", &disp,
                     "every SdpaKernel= routing line ORT prints must name an\n"
                     "allowed kernel (all lines, not the first), and at least one\n"
@@ -290,7 +300,7 @@ int cmd_gate(int argc, char **argv)
         OQ_OPT_FLAG("keep", &keep,
                     "keep the private folder (and the log) afterwards;\n"
                     "default: removed once the verdict is written"),
-        {OQ_OPTK_FLAG, "quiet", 'q', NULL, "do not show CMD's output live (it is still logged)", &quiet, 0, 1},
+        OQ_OPT_QUIET(&quiet, "do not show CMD's output live (it is still logged)"),
         OQ_OPT_END};
     const oq_cli_command c = {"gate", head, foot, opts, OQ_CLI_OPERANDS_LAST, "option '%s' is unknown or needs a value"};
     int first = argc;
@@ -301,17 +311,20 @@ int cmd_gate(int argc, char **argv)
         rc = OQ_EXIT_USAGE;
     }
     if (rc < 0 && (rc = check_outputs(&out)) == OQ_EXIT_OK) rc = -1;
-    char *allow_re = join_regex(&allow);
+    oq_outdir_lock *locks[2] = {NULL, NULL};
+    if (rc < 0 && out.verdict && (rc = oq_cli_file_lock("gate", "--verdict", out.verdict, &locks[0])) == OQ_EXIT_OK) rc = -1;
+    if (rc < 0 && out.junit && (rc = oq_cli_file_lock("gate", "--junit", out.junit, &locks[1])) == OQ_EXIT_OK) rc = -1;
     if (rc < 0) {
         oq_gate_options o = {
             .argv = argv + first, .pythonpath = py.v, .n_pythonpath = py.n, .env = env.v,
-            .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow_re,
+            .n_env = env.n, .pin_libs = pin.v, .n_pin_libs = pin.n, .allow_skip = allow.v, .n_allow_skip = allow.n,
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
             .on_output = quiet ? NULL : stream, .on_start = oq_cli_signals_started, .timeout_s = timeout,
         };
         rc = run_gate(&o, &out, keep);
     }
-    free(allow_re);
+    oq_outdir_lock_free(locks[1]);
+    oq_outdir_lock_free(locks[0]);
     oq_cli_list_clear(&py);
     oq_cli_list_clear(&env);
     oq_cli_list_clear(&pin);

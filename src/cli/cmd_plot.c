@@ -30,7 +30,9 @@ static const char head[] =
 
 static const char foot[] =
     "\n"
-    "exit status: 0 figures written; 2 usage or input error (nothing written);\n"
+    "exit status: 0 figures written, or nothing to draw (no bench row of status\n"
+    "\"ok\", no output compared: said on stderr with the rows' statuses; the run's\n"
+    "own exit status is its verdict); 2 usage or input error (nothing written);\n"
     "3 a figure could not be rendered or written.\n"
     "\n"
     "examples:\n"
@@ -155,6 +157,33 @@ static int run_validate(const char *text, size_t len, char **inputs, size_t n, c
     return draw(figs, st, &err, opt, json);
 }
 
+/* The rows' statuses, counted in the order first seen ("1 failed", "2 skipped, 1 oom"), into buf:
+ * why no row is drawn, in the rows' own words (it said "every variant skipped, unsupported or out of
+ * memory" of rows that had failed). */
+static void status_counts(oq_csv *const *tables, size_t n, char *buf, size_t size)
+{
+    enum { MAX_KINDS = 8 };
+    const char *kind[MAX_KINDS];
+    size_t count[MAX_KINDS] = {0}, kinds = 0, rows = 0, other = 0;
+    for (size_t t = 0; t < n; t++) {
+        size_t col;
+        if (!oq_csv_find(tables[t], "status", &col)) continue;
+        for (size_t r = 0; r < oq_csv_nrows(tables[t]); r++, rows++) {
+            const char *st = oq_csv_get(tables[t], r, col);
+            size_t k = 0;
+            while (k < kinds && strcmp(kind[k], st)) k++;
+            if (k == kinds && kinds < MAX_KINDS) kind[kinds++] = st;
+            if (k < kinds) count[k]++;
+            else other++;
+        }
+    }
+    int w = snprintf(buf, size, rows ? "" : "no rows");
+    for (size_t k = 0; k < kinds && w >= 0 && (size_t)w < size; k++)
+        w += snprintf(buf + w, size - (size_t)w, "%s%zu %s", k ? ", " : "", count[k],
+                      *kind[k] ? oq_cli_shown(kind[k]) : "without a status");
+    if (other && w >= 0 && (size_t)w < size) snprintf(buf + w, size - (size_t)w, ", %zu other", other);
+}
+
 static int run_tables(char **inputs, size_t n, const oq_plot_options *opt, int json)
 {
     oq_csv **tables = calloc(n, sizeof *tables);
@@ -167,9 +196,12 @@ static int run_tables(char **inputs, size_t n, const oq_plot_options *opt, int j
         oq_err err = {0};
         oq_figures *figs = NULL;
         oq_status st = oq_figures_from_tables(tables, n, opt, &figs, &err);
-        if (!st && !oq_figures_count(figs)) /* not an error, as for a validate run: nothing ran */
-            fprintf(stderr, "ortqual plot: %s%s: nothing to draw: no bench row has status \"ok\" (every variant "
-                    "skipped, unsupported or out of memory)\n", oq_cli_shown(inputs[0]), n > 1 ? " (and the other inputs)" : "");
+        if (!st && !oq_figures_count(figs)) { /* not an error, as for a validate run: nothing was measured */
+            char counts[256];
+            status_counts(tables, n, counts, sizeof counts);
+            fprintf(stderr, "ortqual plot: %s%s: nothing to draw: no bench row has status \"ok\" (%s)\n",
+                    oq_cli_shown(inputs[0]), n > 1 ? " (and the other inputs)" : "", counts);
+        }
         rc = draw(figs, st, &err, opt, json);
     }
     for (size_t i = 0; i < n; i++) oq_csv_free(tables[i]);

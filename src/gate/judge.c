@@ -70,15 +70,64 @@ static const char *skip_hint(oq_runner r)
     case OQ_RUNNER_PLAIN:
         return "a plain summary prints none: a \"SKIP name: reason\" line before it for each skip, "
                "as ortqual conformance prints, gives one";
+    case OQ_RUNNER_ORTQUAL:
+        return "ortqual's verdict line names no reason per skipped configuration: leave out the "
+               "configurations that cannot run here";
     case OQ_RUNNER_NONE: break;
     }
     return "no runner was recognised";
 }
 
-/* Every skip needs a reason the regex matches; skips with no printed reason
+/* The --allow-skip expressions, each compiled on its own. */
+typedef struct allow_set {
+    regex_t *re;
+    size_t n;
+} allow_set;
+
+static void allow_free(allow_set *a)
+{
+    for (size_t i = 0; i < a->n; i++) regfree(&a->re[i]);
+    free(a->re);
+    a->re = NULL;
+    a->n = 0;
+}
+
+/* Each expression alone: joined as text into one ("(a)|(b)"), a stray parenthesis in one closed
+ * its group early and the rest matched every reason. */
+static oq_status allow_compile(allow_set *a, const char *const *pat, size_t n, oq_err *err)
+{
+    memset(a, 0, sizeof *a);
+    if (n == 0) return OQ_OK;
+    if (!(a->re = calloc(n, sizeof *a->re))) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    for (; a->n < n; a->n++) {
+        if (!pat[a->n]) {
+            oq_status st = oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_gate_judge: allow_skip[%zu] is NULL", a->n);
+            allow_free(a);
+            return st;
+        }
+        int rc = regcomp(&a->re[a->n], pat[a->n], REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[256];
+            regerror(rc, &a->re[a->n], msg, sizeof msg);
+            oq_status st = oq_err_set(err, OQ_ERR_INVALID_ARG, "allow_skip '%s': %s", pat[a->n], msg);
+            allow_free(a);
+            return st;
+        }
+    }
+    return OQ_OK;
+}
+
+static int allow_match(const allow_set *a, const char *text)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (regexec(&a->re[i], text, 0, NULL, 0) == 0) return 1;
+    return 0;
+}
+
+/* Every skip needs a reason one of the expressions matches; skips with no printed reason
  * are never allowed, whatever the regex (it could match the empty string). Each
  * reason starts with `where` ("" for the last summary). */
-static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, const char *where,
+static oq_status judge_skips(const oq_test_summary *s, const allow_set *allow, const char *where,
                              oq_gate_judgement *j, oq_err *err)
 {
     if (s->skipped <= 0) return OQ_OK;
@@ -87,10 +136,10 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, con
     for (size_t i = 0; i < s->n_skips && st == OQ_OK; i++) {
         const oq_skip_reason *r = &s->skips[i];
         explained = r->count > INT64_MAX - explained ? INT64_MAX : explained + r->count;
-        if (!allow)
+        if (!allow->n)
             st = reason(j, err, "%sskipped (no opts.allow_skip given): [%lld] %s", where,
                         (long long)r->count, r->text);
-        else if (regexec(allow, r->text, 0, NULL, 0) != 0)
+        else if (!allow_match(allow, r->text))
             st = reason(j, err, "%sskip not allowed by opts.allow_skip: [%lld] %s", where,
                         (long long)r->count, r->text);
     }
@@ -106,7 +155,7 @@ static oq_status judge_skips(const oq_test_summary *s, const regex_t *allow, con
 /* A later summary does not undo an earlier run that ran nothing or skipped what the last
  * summary's rules would not allow (`pytest gpu/ || true; pytest cpu/`: the first may have
  * skipped everything). */
-static oq_status judge_earlier(const oq_test_summary *s, const regex_t *allow, oq_gate_judgement *j,
+static oq_status judge_earlier(const oq_test_summary *s, const allow_set *allow, oq_gate_judgement *j,
                                oq_err *err)
 {
     const char *runner = oq_runner_name(s->runner);
@@ -136,23 +185,20 @@ static oq_status judge_dispatch(const oq_gate_outcome *o, const oq_dispatch_expe
     return st;
 }
 
-oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
+oq_status oq_gate_judge(const oq_gate_outcome *o, const char *const *allow_skip, size_t n_allow_skip,
                         const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err)
 {
     OQ_NEED(err, o);
     OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
-    regex_t re;
-    int rc = allow_skip ? regcomp(&re, allow_skip, REG_EXTENDED | REG_NOSUB) : 0;
-    if (rc != 0) {
-        char msg[256];
-        regerror(rc, &re, msg, sizeof msg);
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "allow_skip '%s': %s", allow_skip, msg);
-    }
-    oq_status st = judge_exit(o, out, err);
+    OQ_NEED_N(err, n_allow_skip, allow_skip);
+    allow_set allow;
+    oq_status st = allow_compile(&allow, allow_skip, n_allow_skip, err);
+    if (st != OQ_OK) return st;
+    st = judge_exit(o, out, err);
     if (st == OQ_OK && !o->summary) st = reason(out, err, "no test summary found in the log");
     if (st == OQ_OK && o->summary) st = judge_counts(o->summary, out, err);
-    if (st == OQ_OK && o->summary) st = judge_skips(o->summary, allow_skip ? &re : NULL, "", out, err);
+    if (st == OQ_OK && o->summary) st = judge_skips(o->summary, &allow, "", out, err);
     /* a later summary does not undo an earlier run's failures (the exit status would have said
      * so, had the command not dropped it) */
     if (st == OQ_OK && o->failed_before)
@@ -167,9 +213,9 @@ oq_status oq_gate_judge(const oq_gate_outcome *o, const char *allow_skip,
                     (unsigned long long)o->failure_line->line, o->failure_line->runner,
                     o->failure_line->text);
     for (size_t i = 0; st == OQ_OK && o->earlier && i < o->n_earlier; i++)
-        st = judge_earlier(&o->earlier[i], allow_skip ? &re : NULL, out, err);
+        st = judge_earlier(&o->earlier[i], &allow, out, err);
     if (st == OQ_OK && expect) st = judge_dispatch(o, expect, out, err);
-    if (allow_skip) regfree(&re);
+    allow_free(&allow);
     if (st != OQ_OK) {
         oq_gate_judgement_clear(out);
         return st;

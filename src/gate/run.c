@@ -205,7 +205,7 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
                          oq_summary_scanner_failed_before(sc->scanner), NULL, 0,
                          oq_summary_scanner_failure_line(sc->scanner)};
     o.n_earlier = oq_summary_scanner_earlier(sc->scanner, &o.earlier);
-    return oq_gate_judge(&o, g->o.allow_skip, g->expect, &r->j, err);
+    return oq_gate_judge(&o, g->o.allow_skip, g->o.n_allow_skip, g->expect, &r->j, err);
 }
 
 oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)

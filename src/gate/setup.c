@@ -373,10 +373,10 @@ oq_status oq_gate_create(const oq_gate_options *o, oq_gate **out, oq_err *err)
     if (st == OQ_OK) st = apply_pythonpath(g, err);
     if (st == OQ_OK) st = apply_pins(g, err);
     if (st == OQ_OK) st = apply_dispatch(g, err);
-    if (st == OQ_OK && o->allow_skip) { /* a bad regex is a usage error, found before running */
+    if (st == OQ_OK && o->n_allow_skip) { /* a bad regex is a usage error, found before running */
         oq_gate_outcome none = {0};
         oq_gate_judgement j;
-        st = oq_gate_judge(&none, o->allow_skip, NULL, &j, err);
+        st = oq_gate_judge(&none, o->allow_skip, o->n_allow_skip, NULL, &j, err);
         if (st == OQ_OK) oq_gate_judgement_clear(&j);
     }
     if (st == OQ_OK) st = resolve_command(g, err);

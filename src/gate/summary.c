@@ -37,6 +37,7 @@ const char *oq_runner_name(oq_runner r)
     case OQ_RUNNER_CARGO: return "cargo";
     case OQ_RUNNER_GTEST: return "gtest";
     case OQ_RUNNER_UNITTEST: return "unittest";
+    case OQ_RUNNER_ORTQUAL: return "ortqual";
     case OQ_RUNNER_NONE: return "none";
     }
     return "unknown";
@@ -391,10 +392,47 @@ static int64_t unittest_ran(const char *line)
     return ends_with(e, "s") ? n : -1;
 }
 
+/* ortqual's verdict line (the tool's validate, replay and merge): "verdict: WORD (P passed, F
+ * failed, S skipped[, E runtime error(s)][, N not run]" then ";" or ")". *passed_word: WORD is
+ * PASSED (else FAILED, ERROR, NOT TESTED or INTERRUPTED); the configurations a run could not give a
+ * result for (runtime errors, not run) are its errors. */
+static int ortqual_verdict(const char *line, oq_test_summary *t, int *passed_word)
+{
+    static const char *const words[] = {"PASSED", "FAILED", "ERROR", "NOT TESTED", "INTERRUPTED"};
+    if (!starts_with(line, "verdict: ")) return 0;
+    const char *p = line + 9;
+    size_t w = 0;
+    while (w < N_OF(words) && !(starts_with(p, words[w]) && starts_with(p + strlen(words[w]), " ("))) w++;
+    if (w == N_OF(words)) return 0;
+    p += strlen(words[w]) + 2;
+    long long passed, failed, skipped, errors = 0, not_run = 0;
+    int used = -1;
+    if (!isdigit((unsigned char)*p) ||
+        sscanf(p, "%lld passed, %lld failed, %lld skipped%n", &passed, &failed, &skipped, &used) != 3 || used < 0)
+        return 0;
+    p += used;
+    int k = -1;
+    if (sscanf(p, ", %lld runtime error%n", &errors, &k) == 1 && k > 0) p += k + (p[k] == 's');
+    k = -1;
+    if (sscanf(p, ", %lld not run%n", &not_run, &k) == 1 && k > 0) p += k;
+    if (*p != ';' && *p != ')') return 0;
+    *passed_word = w == 0;
+    return SUMMARY_OF(t, OQ_RUNNER_ORTQUAL, {AT(passed), passed}, {AT(failed), failed}, {AT(skipped), skipped},
+                      {AT(errors), errors + not_run});
+}
+
+static int parse_ortqual(const char *line, oq_test_summary *t)
+{
+    int passed_word;
+    return ortqual_verdict(line, t, &passed_word);
+}
+
 /* The runner whose failing run `line` (from its first column) reports, or NULL. */
 static const char *failure_runner(const char *line)
 {
     oq_test_summary t;
+    int passed_word;
+    if (ortqual_verdict(line, &t, &passed_word) && !passed_word) return "ortqual";
     if (starts_with(line, "test result: FAILED.")) return "cargo";
     if (starts_with(line, "--- FAIL: ") || starts_with(line, "FAIL\t") || !strcmp(line, "FAIL"))
         return "go";
@@ -596,7 +634,7 @@ static int conformance_skip(const char *line, const char **reason)
 static int closing_summary(const char *line, oq_test_summary *t)
 {
     static int (*const parsers[])(const char *, oq_test_summary *) = {
-        parse_pytest, parse_ctest, parse_ctest_none, parse_cmocka, parse_cargo, parse_plain,
+        parse_pytest, parse_ctest, parse_ctest_none, parse_cmocka, parse_cargo, parse_plain, parse_ortqual,
     };
     for (size_t i = 0; i < N_OF(parsers); i++)
         if (parsers[i](line, t)) return 1;

@@ -92,7 +92,7 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
         r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), "signal",
         r->signal ? json_integer(r->signal) : json_null(), "runner",
         oq_runner_name(s->runner), "counts", counts_json(s), "summary", summary_json(s),
-        "allow_skip", g->o.allow_skip ? oq_json_text(g->o.allow_skip) : json_null(), "dispatch",
+        "allow_skip", str_array((char *const *)g->o.allow_skip, g->o.n_allow_skip), "dispatch",
         dispatch_json(g, r));
     json_object_set_new(root, "pinned_libraries", str_array(g->pins.v, g->pins.n));
     json_object_set_new(root, "environment", env_json(g));

@@ -686,21 +686,26 @@ static oq_status from_input(oq_arena *a, group *g, const bench_data *bd, oq_err 
 static oq_status describe_group(oq_arena *a, group *g, const bench_data *bd, oq_err *err)
 {
     int vb = 0, vm = 0, vh = 0, vkv = 0, vd = 0, vt = 0;
-    const bench_row *r0 = &bd->rows[0], *r = &g->rows[0];
-    for (size_t i = 1; i < bd->n; i++) {
+    const bench_row *r0 = &bd->rows[0], *r = &g->rows[0], *a0 = NULL;
+    for (size_t i = 0; i < bd->n; i++) {
         const bench_row *o = &bd->rows[i];
-        vb |= o->batch != r0->batch;
         vm |= o->masked != r0->masked;
-        vh |= o->heads != r0->heads;
-        vkv |= o->kv_heads != r0->kv_heads;
-        vd |= o->head_dim != r0->head_dim;
         vt |= o->threads != r0->threads;
+        /* the attention shape, among attention rows and for them alone: a model's rows have none
+         * (-1), and beside an attention sweep its files were named "runtime_masked_h-1_kv-1_d-1"
+         * (a model's batch is one of its dimensions, named as such) */
+        if (o->xdim || r->xdim) continue;
+        if (!a0) a0 = o;
+        vb |= o->batch != a0->batch;
+        vh |= o->heads != a0->heads;
+        vkv |= o->kv_heads != a0->kv_heads;
+        vd |= o->head_dim != a0->head_dim;
     }
     char sfx[6][32] = {"", "", "", "", "", ""}, kv[32] = "", th[32] = "";
     const char *dsfx = "", *dims = "";
     oq_status st = r->xdim ? model_dims_text(a, bd, r, &dsfx, &dims, err) : OQ_OK;
     if (st) return st;
-    if (vb && !r->xdim) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
+    if (vb) snprintf(sfx[0], sizeof sfx[0], "_b%lld", r->batch);
     if (vm) snprintf(sfx[1], sizeof sfx[1], "_%s", r->masked ? "masked" : "unmasked");
     if (vh) snprintf(sfx[2], sizeof sfx[2], "_h%lld", r->heads);
     if (vkv) snprintf(sfx[3], sizeof sfx[3], "_kv%lld", r->kv_heads);

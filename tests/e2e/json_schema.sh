@@ -130,10 +130,10 @@ for p in sys.argv[1:]:
 PY
 printf '#!/bin/sh\necho "===== 3 passed in 0.12s ====="\n' >pytest_ok && chmod +x pytest_ok
 expect 0 "" "$Q" gate --quiet --verdict g.json -- ./pytest_ok
-schema_is "gate --verdict" ortqual.gate/1 g.json
+schema_is "gate --verdict" ortqual.gate/2 g.json
 times "gate --verdict" g.json start end
 expect 3 "" "$Q" gate --quiet --verdict ge.json -- ./no-such-program
-schema_is "gate --verdict (not run)" ortqual.gate/1 ge.json
+schema_is "gate --verdict (not run)" ortqual.gate/2 ge.json
 mkdir old && cp "$F/bench/sweep.json" old/summary.json
 expect 0 "" "$Q" report old
 grep -q '2026-12-02T18:40:12Z' old/report.html && ok "report of a bench summary with created: its time" ||

@@ -103,8 +103,15 @@ expect_usage "quote.csv:2: field 1: quoted field never closed" "$T/quote.csv"
 grep -v ',ok,' "$bench" >"$T/nook.csv"
 rm -rf "$T/nook"
 "$ORTQUAL" plot "$T/nook.csv" --out "$T/nook" >"$T/out" 2>"$T/err" || fail "plot of a bench summary with no ok row: exit $?"
-grep -qF 'nothing to draw: no bench row has status "ok"' "$T/err" || fail "plot with no ok row: $(cat "$T/err")"
+grep -qF 'nothing to draw: no bench row has status "ok" (2 oom)' "$T/err" || fail "plot with no ok row: $(cat "$T/err")"
 [ -z "$(ls -A "$T/nook" 2>/dev/null)" ] || fail "plot with no ok row wrote $(ls "$T/nook")"
+# the reason counts the rows' statuses: rows that failed were called "skipped, unsupported or out
+# of memory" (QA sre #8)
+sed 's/,ok,/,failed,/' "$bench" >"$T/allfailed.csv"
+"$ORTQUAL" plot "$T/allfailed.csv" "$T/nook.csv" --out "$T/nook" >"$T/out" 2>"$T/err" || fail "plot of failed rows: exit $?"
+grep -qF 'allfailed.csv (and the other inputs): nothing to draw: no bench row has status "ok" (34 failed, 4 oom)' "$T/err" ||
+  fail "plot of failed rows: $(cat "$T/err")"
+[ -z "$(ls -A "$T/nook" 2>/dev/null)" ] || fail "plot of failed rows wrote $(ls "$T/nook")"
 expect_usage "baseline 'gpu' is not a variant" "$bench" --baseline gpu
 # a negative or zero length or batch is malformed, not a point to drop
 seqc=$(colno seq_len) batchc=$(colno batch)
@@ -197,6 +204,18 @@ model_figs grid --sweep batch=1,2 --sweep seq=8,16
 fig=$T/grid/fig/runtime_b2.svg
 grep -q 'data-points="2"' "$fig" && grep -q "dimension &#39;seq&#39;" "$fig" && grep -q ">batch 2, masked, 1 thread<" "$fig" \
   || fail "batch x seq sweep: runtime_b2 is not seq at batch 2"
+
+# a --model summary beside an attention sweep: a model's rows have no heads, kv heads or head dim,
+# and its figures were named after them as -1 (runtime_masked_h-1_kv-1_d-1); only what varies
+# among the attention rows names theirs
+"$ORTQUAL" plot "$T/bsweep/summary.json" "$bench" --out "$T/mixed" --format svg >"$T/out" 2>"$T/err" ||
+  fail "plot of a model beside a sweep: $(cat "$T/err")"
+figs=$(ls "$T/mixed" | tr '\n' ' ')
+case $figs in *-1*) fail "model beside a sweep: sentinel in the names: $figs" ;; esac
+grep -q 'Model runtime' "$T/mixed/runtime_masked_t1.svg" && grep -q '>seq 16, masked, 1 thread; from bsweep<' "$T/mixed/runtime_masked_t1.svg" ||
+  fail "model beside a sweep: runtime_masked_t1.svg is not the model's ($figs)"
+[ -s "$T/mixed/runtime_masked_t2.svg" ] && [ -s "$T/mixed/runtime_unmasked_t2.svg" ] ||
+  fail "model beside a sweep: the sweep's figures are not named by its shape: $figs"
 
 "$ORTQUAL" plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "no input: expected exit 2"
 "$ORTQUAL" plot --help | grep -q -- "--baseline VARIANT" || fail "--help lacks --baseline"

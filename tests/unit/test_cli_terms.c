@@ -294,7 +294,8 @@ static void library_messages(void **state)
     oq_gate_options o = {.argv = argv, .env = bad_env, .n_env = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "--env 'NOEQUALS': expected NAME=VALUE");
-    o = (oq_gate_options){.argv = argv, .allow_skip = "a("};
+    const char *bad_re[] = {"a("};
+    o = (oq_gate_options){.argv = argv, .allow_skip = bad_re, .n_allow_skip = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
     if (strncmp(err.msg, "--allow-skip 'a(': ", 19)) fail_msg("got '%s'", err.msg);
     const char *spec[] = {"flashy"};
@@ -330,7 +331,7 @@ static void log_reason(const char *log, char *buf, size_t n)
     assert_int_equal(oq_summary_scan_text(log, strlen(log), &s, &err), OQ_OK);
     oq_gate_outcome o = {.summary = oq_summary_scanner_last(s)};
     oq_gate_judgement j;
-    assert_int_equal(oq_gate_judge(&o, NULL, NULL, &j, &err), OQ_OK);
+    assert_int_equal(oq_gate_judge(&o, NULL, 0, NULL, &j, &err), OQ_OK);
     assert_true(j.n_reasons > 0);
     snprintf(buf, n, "%s", j.reasons[0]);
     oq_gate_judgement_clear(&j);

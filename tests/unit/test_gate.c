@@ -326,7 +326,7 @@ static oq_gate_judgement judge(const char *log, int code, const char *allow)
     o.n_earlier = oq_summary_scanner_earlier(s, &o.earlier);
     oq_gate_judgement j;
     oq_err err = {0};
-    assert_int_equal(oq_gate_judge(&o, allow, NULL, &j, &err), OQ_OK);
+    assert_int_equal(oq_gate_judge(&o, &allow, allow != NULL, NULL, &j, &err), OQ_OK);
     oq_summary_scanner_free(s);
     return j;
 }
@@ -469,7 +469,7 @@ static void rules(void **state)
     oq_test_summary ctest = {.runner = OQ_RUNNER_CTEST, .passed = 1, .skipped = 1, .text = "x"};
     oq_gate_outcome with_ctest = {.summary = &ctest};
     oq_gate_judgement jc;
-    assert_int_equal(oq_gate_judge(&with_ctest, ".*", NULL, &jc, NULL), OQ_OK);
+    assert_int_equal(oq_gate_judge(&with_ctest, (const char *[]){".*"}, 1, NULL, &jc, NULL), OQ_OK);
     assert_string_equal(jc.reasons[0], "1 of 1 skips have no visible reason (ctest names each skipped "
                                        "test after \"The following tests did not run:\": keep that "
                                        "list in the log); a skip without a reason is never allowed");
@@ -483,13 +483,13 @@ static void rules(void **state)
 
     oq_gate_outcome killed = {-1, 9, NULL, NULL};
     oq_gate_judgement j;
-    assert_int_equal(oq_gate_judge(&killed, NULL, NULL, &j, NULL), OQ_OK);
+    assert_int_equal(oq_gate_judge(&killed, NULL, 0, NULL, &j, NULL), OQ_OK);
     assert_int_equal(j.verdict, OQ_GATE_FAIL);
     assert_string_equal(j.reasons[0], "killed by signal 9 (Killed)");
     oq_gate_judgement_clear(&j);
 
     oq_err err = {0};
-    assert_int_equal(oq_gate_judge(&killed, "(", NULL, &j, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_gate_judge(&killed, (const char *[]){"("}, 1, NULL, &j, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "allow_skip '(': "));
 }
 
@@ -498,6 +498,86 @@ static int has_reason(const oq_gate_judgement *j, const char *text)
     for (size_t i = 0; i < j->n_reasons; i++)
         if (!strcmp(j->reasons[i], text)) return 1;
     return 0;
+}
+
+/* ortqual's own verdict line (validate, replay, merge): its counts of configurations, and any
+ * word but PASSED a failure line (QA sre #4: "no test summary found in the log") */
+static void ortqual_verdict_line(void **state)
+{
+    (void)state;
+    const expect_counts ok = {OQ_RUNNER_ORTQUAL, 2, 0, 1, 0, 0, 0, 0, 0};
+    assert_counts("verdict: PASSED (2 passed, 0 failed, 1 skipped; reference ref:encoder:fp64); details in "
+                  "d/summary.json\n", ok);
+    assert_counts("verdict: PASSED (2 passed, 0 failed, 1 skipped)\n", ok);
+    assert_counts("verdict: ERROR (1 passed, 0 failed, 0 skipped, 2 runtime errors, 1 not run); details in d\n",
+                  (expect_counts){OQ_RUNNER_ORTQUAL, 1, 0, 0, 3, 0, 0, 0, 0});
+    assert_counts("verdict: FAILED (0 passed, 1 failed, 0 skipped, 1 runtime error; reference expected)\n",
+                  (expect_counts){OQ_RUNNER_ORTQUAL, 0, 1, 0, 1, 0, 0, 0, 0});
+    assert_counts("verdict: NOT TESTED (0 passed, 0 failed, 3 skipped; reference expected)\n",
+                  (expect_counts){OQ_RUNNER_ORTQUAL, 0, 0, 3, 0, 0, 0, 0, 0});
+    /* not the line: another word, a count missing, text after the counts, a negative count */
+    assert_counts("verdict: MAYBE (2 passed, 0 failed, 0 skipped)\n", none_of());
+    assert_counts("verdict: PASSED (2 passed, 0 failed)\n", none_of());
+    assert_counts("verdict: PASSED (2 passed, 0 failed, 0 skipped, or so)\n", none_of());
+    assert_counts("verdict: PASSED (-2 passed, 0 failed, 0 skipped)\n", none_of());
+    assert_counts("  verdict: PASSED (2 passed, 0 failed, 0 skipped)\n", (expect_counts){OQ_RUNNER_ORTQUAL, 2, 0, 0, 0, 0, 0, 0, 0});
+    assert_string_equal(oq_runner_name(OQ_RUNNER_ORTQUAL), "ortqual");
+
+    assert_verdict("verdict: PASSED (1 passed, 0 failed, 0 skipped; reference cpu:model:fp32); details in d\n", 0, NULL,
+                   OQ_GATE_PASS, NULL);
+    /* validate --allow-skip exits 0 on NOT TESTED: the line still fails the gate */
+    assert_verdict("verdict: NOT TESTED (0 passed, 0 failed, 1 skipped; reference expected); details in d\n", 0,
+                   ".", OQ_GATE_FAIL,
+                   "zero tests passed (ortqual summary at line 1: verdict: NOT TESTED (0 passed, 0 failed, 1 "
+                   "skipped; reference expected); details in d)");
+    /* a FAILED run whose configurations all passed (a --require unmet, the reference failed) */
+    oq_gate_judgement j = judge("verdict: FAILED (1 passed, 0 failed, 0 skipped); details in d\n", 0, NULL);
+    assert_int_equal(j.verdict, OQ_GATE_FAIL);
+    assert_true(has_reason(&j, "a failing run at line 1 (ortqual: verdict: FAILED (1 passed, 0 failed, 0 skipped); "
+                               "details in d); no other summary undoes it"));
+    oq_gate_judgement_clear(&j);
+    /* an earlier failing verdict is not undone by a later passing one (validate a || true; validate b) */
+    assert_verdict("verdict: FAILED (0 passed, 1 failed, 0 skipped)\nverdict: PASSED (1 passed, 0 failed, 0 skipped)\n",
+                   0, NULL, OQ_GATE_FAIL,
+                   "an earlier run failed (ortqual summary at line 1: verdict: FAILED (0 passed, 1 failed, 0 skipped)); "
+                   "the last summary does not undo it");
+    /* its skips have no reason the gate reads */
+    assert_verdict("verdict: PASSED (1 passed, 0 failed, 1 skipped)\n", 0, ".*", OQ_GATE_FAIL,
+                   "1 of 1 skips have no visible reason (ortqual's verdict line names no reason per skipped "
+                   "configuration: leave out the configurations that cannot run here); a skip without a reason is "
+                   "never allowed");
+}
+
+/* Several allow_skip expressions, each compiled and matched on its own (QA sre #1: joined as text
+ * into "(gpu)|(.*)|(bf16)", a stray parenthesis in one made the whole match every skip). */
+static void allow_skip_each_alone(void **state)
+{
+    (void)state;
+    oq_summary_scanner *s = scan("SKIPPED [1] t.py:3: flaky on prod hardware\nSKIPPED [1] t.py:4: needs bf16\n"
+                                 "=== 1 passed, 2 skipped in 0.1s ===\n");
+    oq_gate_outcome o = {.summary = oq_summary_scanner_last(s)};
+    oq_gate_judgement j;
+    oq_err err = {0};
+    const char *bad[] = {"bf16", "gpu)|(.*"};
+    assert_int_equal(oq_gate_judge(&o, bad, 2, NULL, &j, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "allow_skip 'gpu)|(.*': Unmatched ( or \\(");
+    assert_int_equal(j.n_reasons, 0);
+    const char *one[] = {"bf16$", "gpu\\)"};
+    assert_int_equal(oq_gate_judge(&o, one, 2, NULL, &j, &err), OQ_OK);
+    assert_int_equal(j.verdict, OQ_GATE_FAIL);
+    assert_int_equal(j.n_reasons, 1);
+    assert_string_equal(j.reasons[0], "skip not allowed by opts.allow_skip: [1] t.py:3: flaky on prod hardware");
+    oq_gate_judgement_clear(&j);
+    const char *both[] = {"bf16$", "^t.py:3: flaky"};
+    assert_int_equal(oq_gate_judge(&o, both, 2, NULL, &j, &err), OQ_OK);
+    assert_int_equal(j.verdict, OQ_GATE_PASS);
+    oq_gate_judgement_clear(&j);
+    const char *hole[] = {"bf16", NULL};
+    assert_int_equal(oq_gate_judge(&o, hole, 2, NULL, &j, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "oq_gate_judge: allow_skip[1] is NULL");
+    assert_int_equal(oq_gate_judge(&o, NULL, 1, NULL, &j, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "oq_gate_judge: allow_skip is NULL");
+    oq_summary_scanner_free(s);
 }
 
 /* QA ci #1: with the exit status masked (`|| true`), a failing go test / cargo / TAP /
@@ -564,7 +644,7 @@ static void dispatch_rule(void **state)
     assert_int_equal(oq_dispatch_expect_add(e, "FLASH_ATTENTION", NULL), OQ_OK);
     oq_gate_outcome o = {0, 0, oq_summary_scanner_last(s), oq_dispatch_parser_log(p)};
     oq_gate_judgement j;
-    assert_int_equal(oq_gate_judge(&o, NULL, e, &j, NULL), OQ_OK);
+    assert_int_equal(oq_gate_judge(&o, NULL, 0, e, &j, NULL), OQ_OK);
     assert_int_equal(j.verdict, OQ_GATE_FAIL);
     assert_int_equal(j.n_reasons, 1);
     assert_string_equal(j.reasons[0], "dispatch: attn1: expected FLASH_ATTENTION, got MATH (line 2)");
@@ -573,7 +653,7 @@ static void dispatch_rule(void **state)
     oq_gate_judgement_clear(&j);
 
     o.dispatch = NULL; /* no routing text at all */
-    assert_int_equal(oq_gate_judge(&o, NULL, e, &j, NULL), OQ_OK);
+    assert_int_equal(oq_gate_judge(&o, NULL, 0, e, &j, NULL), OQ_OK);
     assert_int_equal(j.verdict, OQ_GATE_FAIL);
     assert_non_null(strstr(j.reasons[0], "dispatch: no SdpaKernel= line"));
     oq_gate_judgement_clear(&j);
@@ -641,7 +721,8 @@ static void create_rejects_bad_options(void **state)
     o = (oq_gate_options){.argv = argv, .pythonpath = missing, .n_pythonpath = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "opts.pythonpath /nonexistent/libx.so: not a folder");
-    o = (oq_gate_options){.argv = argv, .allow_skip = "a("};
+    const char *bad_re[] = {"a("};
+    o = (oq_gate_options){.argv = argv, .allow_skip = bad_re, .n_allow_skip = 1};
     assert_int_equal(oq_gate_create(&o, &g, &err), OQ_ERR_INVALID_ARG);
     char *nope[] = {"ortqual-no-such-command", NULL};
     o = (oq_gate_options){.argv = nope};
@@ -749,6 +830,8 @@ int main(void)
         cmocka_unit_test(nul_ends_a_line),
         cmocka_unit_test(carriage_return_ends_a_line),
         cmocka_unit_test(rules),
+        cmocka_unit_test(ortqual_verdict_line),
+        cmocka_unit_test(allow_skip_each_alone),
         cmocka_unit_test(dispatch_rule),
         cmocka_unit_test(log_refuses_symlink_and_existing),
         cmocka_unit_test(create_rejects_bad_options),
