@@ -391,9 +391,12 @@ static void expected_not_this_models(checker *k, size_t bi, const oq_convert_che
 {
     if (k->c->r->failure) return;
     const char *path = k->b[bi].expected->path ? k->b[bi].expected->path : "the expected outputs";
-    if (asprintf(&k->c->r->failure, "%s, output '%s': the original model differs from %s too (max_abs %.3g; the "
-                 "converted %.3g): are they this model's outputs, for these inputs?",
-                 k->b[bi].label, ck->vs_expected.name, path, ck->ref_vs_expected.max_abs, ck->vs_expected.max_abs) < 0)
+    char line[900];
+    oq_compare_result_str_vs(&ck->vs_expected, "EXPECTED", line, sizeof line);
+    if (asprintf(&k->c->r->failure, "%s, output '%s' differs from the expected outputs in %s, and the original "
+                 "model's does too (max_abs %.3g; the converted %.3g): are they this model's outputs, for these "
+                 "inputs? %s", k->b[bi].label, ck->vs_expected.name, path, ck->ref_vs_expected.max_abs,
+                 ck->vs_expected.max_abs, line) < 0)
         k->c->r->failure = NULL;
 }
 
