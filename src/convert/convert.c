@@ -194,8 +194,9 @@ static void record_contract(cv_ctx *c, cv_model *m)
     json_decref(j);
     c->r->contract_input = strdup(c->contract_input);
     int kept = c->inherited && c->n_contract == c->n_inherited; /* converted before, nothing new */
-    cv_step(c->r, "contract", "", kept ? "kept" : "added", "metadata %s: input '%s' must be a valid prefix (%s) in every batch",
-            OQ_CONVERT_CONTRACT_KEY, c->contract_input, pad ? "zeros, then ones: 1 = padding" : "ones, then zeros");
+    cv_step(c->r, "contract", "", kept ? "kept" : "added",
+            "metadata %s: input '%s' must be a valid prefix (%s) in every batch", OQ_CONVERT_CONTRACT_KEY,
+            c->contract_input, pad ? "zeros, then ones: 1 = padding" : "ones, then zeros");
 }
 
 /* The graph input called `name` (its own copy of the name), or NULL. */
@@ -331,7 +332,7 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     }
     if (c->r->refused > refused) /* an output whose nodes mean other things at its opset: never written */
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: opset refused: %s; nothing written", m->name,
-                          c->r->steps[c->r->n_steps - 1].detail);
+                          c->r->n_steps ? c->r->steps[c->r->n_steps - 1].detail : "see the plan");
     if (target == m->opset && (o->opset || o->opset_min))
         cv_step(c->r, "opset", "", "skipped", "already ai.onnx opset %lld", (long long)target);
     if (target != m->opset) {
