@@ -28,8 +28,10 @@
  *                              is 22 or more (keep_elu turns it off).
  *   opset                      the default-domain opset is raised to `opset` (or the lowest
  *                              the passes need: 23 for Attention, 24 for nonpad_kv_seqlen),
- *                              refused naming the operator when one of the model's operators
- *                              changed meaning between the two opsets.
+ *                              at most 26 (the newest ONNX Runtime 1.29 runs); refused, as a
+ *                              "refused" step naming the node, when one of the model's operators
+ *                              changed meaning between the two opsets, when it would be lowered,
+ *                              or raised past 25 (the changes known).
  *   freeze, freeze_defaults    graph inputs with a default (an initializer of the same name, as
  *                              torch.onnx.export(..., keep_initializers_as_inputs=True) writes
  *                              every weight) made constants before the other passes: dropped
@@ -117,7 +119,9 @@ typedef enum oq_convert_pass {
 typedef struct oq_convert_opts {
     unsigned passes;          /* OR of oq_convert_pass */
     oq_dtype attention_dtype; /* OQ_DTYPE_FLOAT16 or OQ_DTYPE_BFLOAT16; UNDEFINED: unchanged */
-    int64_t opset;            /* output default-domain opset; 0: the lowest the passes need */
+    int64_t opset;            /* output default-domain opset; 0: the lowest the passes need and
+                                 opset_min allow, never below the model's */
+    int64_t opset_min;        /* with opset 0: at least this (oq_convert_opts_flash: 24); 0: none */
     int keep_elu;             /* 1: no Elu decomposition unless OQ_CONVERT_DECOMPOSE_ELU is set */
     int keep_head_size;       /* 1: no head padding unless OQ_CONVERT_PAD_HEAD is set */
     int allow_refused;        /* 1: a rewrite refused somewhere is reported, not an error */
@@ -150,8 +154,9 @@ typedef struct oq_convert_opts {
 OQ_API void oq_convert_opts_default(oq_convert_opts *o);
 
 /* The flash-eligible form (`ortqual convert --flash`): adds OQ_CONVERT_FUSE and
- * OQ_CONVERT_MASK_TO_SEQLEN to o->passes, and sets float16 attention and opset 24 where
- * o does not choose them already (so bfloat16 or another opset set before stays). */
+ * OQ_CONVERT_MASK_TO_SEQLEN to o->passes, and sets float16 attention and an output opset of at
+ * least 24 (opset_min: a model at 25 or 26 keeps its own) where o does not choose them already
+ * (so bfloat16 or an opset set before stays). */
 OQ_API void oq_convert_opts_flash(oq_convert_opts *o);
 
 /* One line of the plan: what a pass did (or would do) at a node. */

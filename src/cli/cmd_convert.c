@@ -75,7 +75,7 @@ static int choose_passes(struct convert_args *a)
     a->o.passes |= (a->fuse ? OQ_CONVERT_FUSE : 0) | (a->seqlen ? OQ_CONVERT_MASK_TO_SEQLEN : 0) |
                    (a->expand ? OQ_CONVERT_EXPAND_MASK : 0) | (a->lower ? OQ_CONVERT_LOWER : 0) |
                    (a->elu ? OQ_CONVERT_DECOMPOSE_ELU : 0) | (a->pad_head ? OQ_CONVERT_PAD_HEAD : 0);
-    if (!a->o.passes && !a->dtype && !a->o.opset && !a->freeze.n) {
+    if (!a->o.passes && !a->dtype && !a->o.opset && !a->o.opset_min && !a->freeze.n) {
         oq_cli_error_in("convert", "no pass chosen: --flash for ORT's CUDA flash attention (fused "
                         "Attention-24, nonpad_kv_seqlen, fp16), or passes one by one (see --help)");
         return -1;
@@ -190,8 +190,9 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_GROUP("passes:"),
         OQ_OPT_FLAG("flash", &a->flash,
                     "the form ORT's CUDA flash attention runs: --fuse --mask-to-seqlen\n"
-                    "--attention-dtype fp16 --opset 24 (head sizes padded to a multiple\n"
-                    "of 8); --attention-dtype bf16 or --opset still choose"),
+                    "--attention-dtype fp16 --opset 24 (a model at opset 25 or 26 keeps\n"
+                    "it; head sizes padded to a multiple of 8); --attention-dtype bf16 or\n"
+                    "--opset still choose"),
         OQ_OPT_FLAG("fuse", &a->fuse,
                     "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
                     "(chains that are not attention, e.g. a softmax over the query axis,\n"
@@ -225,10 +226,12 @@ static int parse(struct convert_args *a, int argc, char **argv)
                     "Elu -> Where(x>0, x, exp(min(x,0))-1); on by default when the output\n"
                     "opset is >= 22 (Elu-22 has no CUDA kernel in ORT 1.29)"),
         OQ_OPT_FLAG("keep-elu", &o->keep_elu, "no Elu decomposition unless --decompose-elu"),
-        OQ_OPT_NUMBER("opset", "N", &o->opset, 13, 24,
-                      "the output ai.onnx opset (default: the lowest the passes need, 23 for\n"
-                      "Attention, 24 for nonpad_kv_seqlen); refused, naming the operator,\n"
-                      "when an operator of the model changed meaning between the opsets"),
+        OQ_OPT_NUMBER("opset", "N", &o->opset, 13, INT64_MAX,
+                      "the output ai.onnx opset, 13 to 26 (the newest ONNX Runtime 1.29\n"
+                      "runs); default: the lowest the passes need, 23 for Attention, 24 for\n"
+                      "nonpad_kv_seqlen (--flash: at least 24), never below the model's;\n"
+                      "refused, naming the node, when an operator of the model changed\n"
+                      "meaning between the opsets"),
         OQ_OPT_FLAG("plan", &a->plan, "print what would change, node by node; run and write nothing\n"
                                       "(so no -o, --force or check option beside it)"),
         OQ_OPT_FLAG("allow-refused", &o->allow_refused, "write even when a requested rewrite was refused somewhere"),

@@ -174,6 +174,7 @@ typedef struct cv_maskfn {
     cv_maskfn_kind kind;
     const char *input;   /* the mask input (padding kinds) */
     oq_symdim batch, keys, causal; /* sizes: the input's B and L, the causal square's side */
+    int inverted;        /* refused because the mask reads the input with the other polarity */
 } cv_maskfn;
 
 /* Work out the function of `mask` (an attn_mask, bool or additive; NULL: none) combined
@@ -194,6 +195,8 @@ typedef struct cv_ctx {
     size_t reduced;             /* Attention nodes computing in --attention-dtype after its pass */
     oq_dtype computes_in;       /* the output's attention: float32, float16 or bfloat16 (its tolerance) */
     oq_mask_polarity polarity;  /* the mask's: the options', or the inherited contract's when none is given */
+    int inherited;              /* the model carried a contract (converted before) ... */
+    size_t n_inherited;         /* ... naming these first n_contract nodes */
 } cv_ctx;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.
@@ -218,9 +221,10 @@ int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, co
 oq_status cv_pass_attention_dtype(cv_ctx *c, cv_model *m, int32_t dtype, int emulate, oq_err *err);
 oq_status cv_pass_lower(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err);
-/* Check that every default-domain operator keeps its meaning from the model's
- * opset to `target`; OQ_ERR_UNSUPPORTED naming the first that does not. */
-oq_status cv_opset_check(cv_model *m, int64_t target, oq_err *err);
+/* Check that every default-domain operator keeps its meaning from the model's opset to
+ * `target`: 1, with a refused "opset" step naming the first node that does not (or the
+ * lowering, or a raise past the changes opset.c knows), counted in c->r->refused; else 0. */
+int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target);
 
 /* ---- the check ----------------------------------------------------------------------- */
 

@@ -18,8 +18,9 @@
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
 
-/* The newest opset whose operator changes opset.c knows. */
-#define CV_OPSET_MAX 24
+/* The newest opset ONNX Runtime 1.29 runs ("official support ... is till opset 26"): convert's
+ * check runs the output on it. */
+#define CV_OPSET_MAX 26
 
 void oq_convert_opts_default(oq_convert_opts *o)
 {
@@ -33,7 +34,7 @@ void oq_convert_opts_flash(oq_convert_opts *o)
     if (!o) return;
     o->passes |= OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN;
     if (!o->attention_dtype) o->attention_dtype = OQ_DTYPE_FLOAT16;
-    if (!o->opset) o->opset = 24;
+    if (!o->opset && o->opset_min < 24) o->opset_min = 24; /* a model's higher opset stays */
 }
 
 /* ---- the report -------------------------------------------------------------------------- */
@@ -105,9 +106,12 @@ static oq_status check_opts(const oq_convert_opts *o, oq_err *err)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "attention dtype %s: only float16 and bfloat16",
                           oq_dtype_name(o->attention_dtype));
     if (o->opset && (o->opset < 13 || o->opset > CV_OPSET_MAX))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opset %lld: convert writes opsets 13 to %d",
-                          (long long)o->opset, CV_OPSET_MAX);
-    if (!o->passes && !o->attention_dtype && !o->opset && !o->freeze_defaults && !o->n_freeze)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opset %lld: convert writes opsets 13 to %d (%d: the newest "
+                          "ONNX Runtime 1.29 runs)", (long long)o->opset, CV_OPSET_MAX, CV_OPSET_MAX);
+    if (o->opset_min && (o->opset_min < 13 || o->opset_min > CV_OPSET_MAX))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "opset_min %lld: convert writes opsets 13 to %d",
+                          (long long)o->opset_min, CV_OPSET_MAX);
+    if (!o->passes && !o->attention_dtype && !o->opset && !o->opset_min && !o->freeze_defaults && !o->n_freeze)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "nothing to do: no pass, attention dtype, opset or freeze chosen");
     if (o->n_batches && !o->inputs) return oq_err_set(err, OQ_ERR_INVALID_ARG, "n_batches without inputs");
     if (o->n_freeze && !o->freeze) return oq_err_set(err, OQ_ERR_INVALID_ARG, "n_freeze without freeze");
@@ -189,8 +193,10 @@ static void record_contract(cv_ctx *c, cv_model *m)
     free(s);
     json_decref(j);
     c->r->contract_input = strdup(c->contract_input);
-    cv_step(c->r, "contract", "", "added", "metadata %s: input '%s' must be a valid prefix (%s) in every batch",
-            OQ_CONVERT_CONTRACT_KEY, c->contract_input, pad ? "zeros, then ones: 1 = padding" : "ones, then zeros");
+    int kept = c->inherited && c->n_contract == c->n_inherited; /* converted before, nothing new */
+    cv_step(c->r, "contract", "", kept ? "kept" : "added",
+            "metadata %s: input '%s' must be a valid prefix (%s) in every batch", OQ_CONVERT_CONTRACT_KEY,
+            c->contract_input, pad ? "zeros, then ones: 1 = padding" : "ones, then zeros");
 }
 
 /* The graph input called `name` (its own copy of the name), or NULL. */
@@ -240,6 +246,8 @@ static oq_status inherit_contract(cv_ctx *c, cv_model *m, oq_err *err)
         for (size_t k = 0; !st && k < json_array_size(nodes); k++)
             if (cv_contract(c, "contract", json_string_value(json_array_get(nodes, k)), in)) st = cv_oom(m, err);
         if (!st && !json_array_size(nodes)) c->contract_input = in;
+        c->inherited = 1;
+        c->n_inherited = c->n_contract;
         json_decref(j);
         return st;
     }
@@ -291,9 +299,11 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (!st && o->attention_dtype) st = cv_pass_attention_dtype(c, m, (int32_t)o->attention_dtype, emulate, err);
     if (!st && (o->passes & OQ_CONVERT_LOWER)) st = cv_pass_lower(c, m, err);
     if (st) return st;
+    size_t refused = c->r->refused;
     const char *why = NULL;
     int64_t need = needed_opset(m, &why);
-    int64_t target = o->opset ? o->opset : need > m->opset_in ? need : m->opset_in;
+    int64_t floor = need > o->opset_min ? need : o->opset_min;
+    int64_t target = o->opset ? o->opset : floor > m->opset_in ? floor : m->opset_in;
     if (target < need)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           need == 24 ? "%s: opset %lld is below the %lld that %s needs (OQ_CONVERT_MASK_TO_SEQLEN "
@@ -307,8 +317,20 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
                     "in ORT 1.29", (long long)target);
         st = cv_pass_decompose_elu(c, m, err);
     }
-    if (!st) st = cv_opset_check(m, target, err);
     if (st) return st;
+    c->r->opset_out = target;
+    if (target > CV_OPSET_MAX) {
+        c->r->refused++;
+        cv_step(c->r, "opset", "", "refused", "the model imports ai.onnx opset %lld; ONNX Runtime 1.29 runs up to "
+                "opset %d, so the check could not run the output", (long long)target, CV_OPSET_MAX);
+    } else {
+        cv_opset_check(c, m, target);
+    }
+    if (c->r->refused > refused) /* an output whose nodes mean other things at its opset: never written */
+        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: opset refused: %s; nothing written", m->name,
+                          c->r->n_steps ? c->r->steps[c->r->n_steps - 1].detail : "see the plan");
+    if (target == m->opset && (o->opset || o->opset_min))
+        cv_step(c->r, "opset", "", "skipped", "already ai.onnx opset %lld", (long long)target);
     if (target != m->opset) {
         cv_step(c->r, "opset", "", "rewritten", "ai.onnx opset %lld -> %lld", (long long)m->opset, (long long)target);
         m->opset = target;
@@ -403,7 +425,7 @@ static oq_status check_model(cv_ctx *c, const void *buf, size_t n, const char *n
                              oq_err *err)
 {
     oq_convert_report scratch = {0};
-    cv_ctx e = {c->o, &scratch, NULL, NULL, 0};
+    cv_ctx e = {.o = c->o, .r = &scratch};
     oq_status st = cv_model_load(buf, n, name, dir, out, err);
     if (!st) st = run_passes(&e, *out, 1, err);
     cv_step(c->r, "check", "", "note", "ORT CPU has no bfloat16 Attention kernel: the check runs the same "

@@ -451,7 +451,8 @@ int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mas
         fn->kind = CV_MASK_ALL;
         return 0;
     }
-    if (p_dep && !keep[1] && keep[0])
+    fn->inverted = p_dep && !keep[1] && keep[0];
+    if (fn->inverted)
         return fail(&e, "the mask keeps only the keys where '%s' is %d (read with 1 = %s)", x.input, e.pad,
                     e.pad ? "padding" : "valid");
     if (p_dep && (!only(a4, 3, F_K, &fn->keys) || !only(a4, 0, F_B, &fn->batch)))

@@ -130,8 +130,15 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     char mask[512], why[256];
     snprintf(mask, sizeof mask, "%s", input_at(n, IN_MASK)); /* the edit below frees the node's copy */
     int causal = (int)oq_node_attr_int(n, "is_causal", 0);
-    if (*input_at(n, IN_SEQLEN)) return; /* already in the fast form */
-    if (!*mask && !causal) return;
+    if (*input_at(n, IN_SEQLEN)) { /* already in the fast form: said, as the other passes say it */
+        cv_step(c->r, "mask-to-seqlen", n->name, "skipped", "already done: nonpad_kv_seqlen '%s'", input_at(n, IN_SEQLEN));
+        return;
+    }
+    if (!*mask) {
+        cv_step(c->r, "mask-to-seqlen", n->name, "skipped", causal ? "already done: is_causal = 1, no attn_mask"
+                                                                   : "no attn_mask: every key attended");
+        return;
+    }
     if (*input_at(n, IN_PAST_K) || *input_at(n, IN_PAST_V) || n->n_output > 1) {
         c->r->refused++;
         cv_step(c->r, "mask-to-seqlen", n->name, "refused", "a KV cache (past_key/value or present outputs): "
@@ -144,7 +151,13 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     else bad = dims_mismatch(m, &fn, input_at(n, IN_Q), input_at(n, IN_K), why, sizeof why);
     if (bad) {
         c->r->refused++;
-        cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s", mask, bad);
+        if (!fn.inverted) cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s", mask, bad);
+        else if (c->polarity == OQ_MASK_POLARITY_PAD)
+            cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s; a mask whose 1 marks a valid "
+                    "key is read with mask_polarity keep", mask, bad);
+        else
+            cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s; a mask whose 1 marks padding "
+                    "(PyTorch's key_padding_mask) is read with mask_polarity pad", mask, bad);
         return;
     }
     int padding = fn.kind == CV_MASK_KEY_PADDING || fn.kind == CV_MASK_CAUSAL_PADDING;

@@ -71,20 +71,37 @@ static const changed table[] = {
     {"GroupNormalization", 21, "scale and bias became per-channel"},
 };
 
-oq_status cv_opset_check(cv_model *m, int64_t target, oq_err *err)
+/* The newest opset whose changes the table holds: opset 25 (ONNX 1.20) changed only types (2-bit
+ * integers), opset 26's changes are not read here, so a raise past 25 is refused. A model already
+ * at 26 keeps it. */
+#define KNOWN_MAX 25
+
+int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target)
 {
-    if (target < m->opset_in)
-        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: lowering the opset from %lld to %lld is not supported",
-                          m->name, (long long)m->opset_in, (long long)target);
+    long long from = (long long)m->opset_in, to = (long long)target;
+    if (target < m->opset_in) {
+        c->r->refused++;
+        cv_step(c->r, "opset", "", "refused", "the model is at ai.onnx opset %lld: lowering it to %lld is not "
+                "supported", from, to);
+        return 1;
+    }
+    if (target > KNOWN_MAX && target > m->opset_in) {
+        c->r->refused++;
+        cv_step(c->r, "opset", "", "refused", "raising ai.onnx opset %lld to %lld: the operator changes convert "
+                "knows end at opset %d", from, to, KNOWN_MAX);
+        return 1;
+    }
     for (size_t i = 0; i < m->nodes.n; i++) {
         const Onnx__NodeProto *n = m->nodes.v[i];
         if (cv_node_created(m, n)) continue;
         for (size_t k = 0; k < sizeof table / sizeof *table; k++)
-            if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target)
-                return oq_err_set(err, OQ_ERR_UNSUPPORTED,
-                                  "%s: cannot raise the opset from %lld to %lld: %s (node '%s') changed meaning "
-                                  "in opset %lld (%s)", m->name, (long long)m->opset_in, (long long)target,
-                                  table[k].op, n->name ? n->name : "", (long long)table[k].since, table[k].what);
+            if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target) {
+                c->r->refused++;
+                cv_step(c->r, "opset", n->name, "refused", "cannot raise ai.onnx opset %lld to %lld: %s changed "
+                        "meaning in opset %lld (%s)", from, to, table[k].op, (long long)table[k].since,
+                        table[k].what);
+                return 1;
+            }
     }
-    return OQ_OK;
+    return 0;
 }

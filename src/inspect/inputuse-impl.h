@@ -6,6 +6,7 @@
 #define ORTQUAL_INSPECT_INPUTUSE_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ortqual/inspect.h"
 #include "ortqual/status.h"
@@ -39,11 +40,21 @@ enum {
     OQ_USE_FLOW_CUT = 1u << 6,
 };
 
+/* The table an integer input indexes: a Gather whose data is an initializer (an embedding)
+ * and whose indices the input reaches. Ids outside -rows..rows-1 make ORT fail the run, so a
+ * batch's are checked before any (validate's and convert's input check). */
+typedef struct oq_index_table {
+    int64_t rows;   /* the smallest such table's size along the Gather's axis; 0: none */
+    char node[128]; /* that Gather's name */
+} oq_index_table;
+
 /* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection), into
- * *uses (mi->n_inputs entries, malloc'ed). Errors: OQ_ERR_FORMAT (no model), OQ_ERR_NOMEM. */
+ * *uses (mi->n_inputs entries, malloc'ed), and with `tables` (may be NULL) the table each
+ * indexes into *tables (as many, malloc'ed). Errors: OQ_ERR_FORMAT (no model), OQ_ERR_NOMEM. */
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
-                                    oq_err *err);
+                                    oq_index_table **tables, oq_err *err);
 /* The same of the model file `path` (read for inspection: its large weights not copied). */
-oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses, oq_err *err);
+oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
+                                   oq_index_table **tables, oq_err *err);
 
 #endif

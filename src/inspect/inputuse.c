@@ -1,5 +1,6 @@
 /* What each input of a model is used as: a walk from the input through the nodes that pass it
  * on (casts, reshapes) to the operator inputs that tell (inputuse-impl.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ typedef struct walk {
     const oq_gview *v;
     const Onnx__GraphProto *g;
     unsigned uses;
+    oq_index_table table; /* the smallest initializer table the input indexes */
     int reach_budget; /* the visits left to `reaches` and `sum` (below) */
     int flow_budget;  /* and to `flows` */
 } walk;
@@ -65,6 +67,21 @@ static unsigned slot_use(const Onnx__NodeProto *n, size_t slot, int32_t dtype, i
         u |= OQ_USE_KEY_PADDING;
     if (is_float(dtype) && (is_ms(n, "Attention") || is_ms(n, "MultiHeadAttention")) && slot == 5) u |= OQ_USE_ADDITIVE;
     return u;
+}
+
+/* A Gather whose indices (slot 1) the input reaches and whose data is an initializer: its rows
+ * along the Gather's axis, the smallest kept (every one of them must take the ids). */
+static void gather_table(walk *w, const Onnx__NodeProto *n, size_t slot)
+{
+    if (slot != 1 || !oq_node_is(n, "Gather") || n->n_input < 2) return;
+    const Onnx__TensorProto *t = oq_gview_initializer(w->v, n->input[0]);
+    int64_t axis = oq_node_attr_int(n, "axis", 0);
+    if (!t || !t->n_dims) return;
+    if (axis < 0) axis += (int64_t)t->n_dims;
+    if (axis < 0 || axis >= (int64_t)t->n_dims || t->dims[axis] <= 0) return;
+    if (w->table.rows && w->table.rows <= t->dims[axis]) return;
+    w->table.rows = t->dims[axis];
+    snprintf(w->table.node, sizeof w->table.node, "%s", n->name ? n->name : "");
 }
 
 /* What a mask or bias is computed through on its way to the scores (any input slot that
@@ -127,6 +144,7 @@ static void walk_from(walk *w, const char *value, route p)
         for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
             if (!strcmp(n->input[slot], value)) {
                 if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
+                if (p.reaches) gather_table(w, n, slot);
                 if (p.flows) w->uses |= flow_slot(n, slot);
                 passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
             }
@@ -136,9 +154,11 @@ static void walk_from(walk *w, const char *value, route p)
     }
 }
 
-static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, unsigned **uses, oq_err *err)
+static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, unsigned **uses,
+                         oq_index_table **tables, oq_err *err)
 {
     *uses = NULL;
+    if (tables) *tables = NULL;
     if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "not an ONNX model (no graph)");
     int64_t opset = 0;
     for (size_t i = 0; i < m->n_opset_import; i++)
@@ -146,36 +166,44 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, uns
     oq_gview *v;
     if (oq_gview_create(m->graph, opset, &v, err)) return OQ_ERR_NOMEM;
     unsigned *u = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *u);
-    for (size_t i = 0; u && i < mi->n_inputs; i++) {
-        walk w = {v, m->graph, 0, WALK_BUDGET, WALK_BUDGET};
+    oq_index_table *tb = tables ? calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *tb) : NULL;
+    for (size_t i = 0; u && (tb || !tables) && i < mi->n_inputs; i++) {
+        walk w = {.v = v, .g = m->graph, .reach_budget = WALK_BUDGET, .flow_budget = WALK_BUDGET};
         walk_from(&w, mi->inputs[i].name, (route){1, mi->inputs[i].elem_type, 1, 0, 1});
         u[i] = w.uses;
+        if (tb) tb[i] = w.table;
     }
     oq_gview_free(v);
-    if (!u) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!u || (tables && !tb)) {
+        free(u);
+        free(tb);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
     *uses = u;
+    if (tables) *tables = tb;
     return OQ_OK;
 }
 
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
-                                    oq_err *err)
+                                    oq_index_table **tables, oq_err *err)
 {
     Onnx__ModelProto *m;
     *uses = NULL;
     oq_status st = oq_model_unpack_checked(buf, n, "the model", OQ_UNPACK_LEAN, &m, err);
     if (st) return st;
-    st = uses_of(m, mi, uses, err);
+    st = uses_of(m, mi, uses, tables, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
 
-oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses, oq_err *err)
+oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
+                                   oq_index_table **tables, oq_err *err)
 {
     Onnx__ModelProto *m;
     *uses = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);
     if (st) return st;
-    st = uses_of(m, mi, uses, err);
+    st = uses_of(m, mi, uses, tables, err);
     onnx__model_proto__free_unpacked(m, NULL);
     if (st == OQ_ERR_FORMAT) oq_err_prefix(err, "%s: ", path);
     return st;

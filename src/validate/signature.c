@@ -213,11 +213,12 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
 oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
                             const char *contract, oq_signature *sig, oq_err *err)
 {
-    return oq_signature_make_used(o, w, user_mi, NULL, contract, sig, err);
+    return oq_signature_make_used(o, w, user_mi, NULL, NULL, contract, sig, err);
 }
 
 oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
-                                 unsigned **user_uses, const char *contract, oq_signature *sig, oq_err *err)
+                                 unsigned **user_uses, oq_index_table **user_tables, const char *contract,
+                                 oq_signature *sig, oq_err *err)
 {
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
@@ -230,8 +231,12 @@ oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_wei
         sig->mi = *user_mi;
         *user_mi = NULL;
         st = oq_model_refuse_non_tensors(sig->mi, path, "ortqual", err);
-        if (!st && user_uses && *user_uses) sig->uses = *user_uses, *user_uses = NULL;
-        else if (!st) st = oq_model_input_uses_file(o->model_path, sig->mi, &sig->uses, err);
+        if (!st && user_uses && *user_uses) {
+            sig->uses = *user_uses, *user_uses = NULL;
+            if (user_tables) sig->tables = *user_tables, *user_tables = NULL;
+        } else if (!st) {
+            st = oq_model_input_uses_file(o->model_path, sig->mi, &sig->uses, &sig->tables, err);
+        }
     } else {
         st = export_signature(o, w, &sig->mi, err);
     }
@@ -247,6 +252,7 @@ void oq_signature_clear(oq_signature *sig)
 {
     oq_model_info_free(sig->mi);
     free(sig->uses);
+    free(sig->tables);
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
 }
@@ -575,6 +581,55 @@ static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in
     return OQ_OK;
 }
 
+/* Where element e of t is: "event E position P" where the axes rule tells them (mask.h's
+ * axes), else "element [i,j,..]" in C order. */
+static const char *element_str(const oq_signature *sig, const oq_batch_inputs *in, const oq_tensor *t, int64_t e,
+                               char *buf, size_t n)
+{
+    const oq_model_info *mi = sig->mi;
+    oq_axes_rule r = {sig->label, mi, sig->mask >= 0 ? mi->inputs[sig->mask].name : NULL, 0, NULL, in->batch,
+                      in->seq};
+    oq_mask_axes a = {0, 0, 0};
+    oq_err why = {0};
+    if (in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why) && a.masked) {
+        int64_t event = 0, pos = 0, within = 0;
+        char ev[96];
+        event_position(t, a, e, &event, &pos, &within);
+        snprintf(buf, n, "%s position %lld", oq_event_str(in->ids, event, ev, sizeof ev), (long long)pos);
+        return buf;
+    }
+    size_t k = (size_t)snprintf(buf, n, "element [");
+    for (int64_t d = 0, rest = e, div = oq_tensor_numel(t); d < t->ndim && k < n; d++) {
+        div /= t->shape[d] ? t->shape[d] : 1;
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)(div ? rest / div : 0));
+        rest = div ? rest % div : 0;
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+/* Token ids inside the table each integer input indexes (sig->tables): one outside makes ORT
+ * fail the whole run at the Gather, naming its node and not the file (another model's ids, a
+ * vocabulary too small). Every element, padding included: the Gather reads it too. */
+static oq_status check_ids(const oq_signature *sig, const oq_batch_inputs *in, const char *path, oq_err *err)
+{
+    for (size_t i = 0; sig->tables && i < in->n && i < sig->mi->n_inputs; i++) {
+        const oq_index_table *tb = &sig->tables[i];
+        const oq_tensor *t = in->t[i];
+        if (!tb->rows || (t->dtype != OQ_DTYPE_INT64 && t->dtype != OQ_DTYPE_INT32)) continue;
+        for (int64_t e = 0, n = oq_tensor_numel(t); e < n; e++) {
+            int64_t v = t->dtype == OQ_DTYPE_INT64 ? ((const int64_t *)t->data)[e] : ((const int32_t *)t->data)[e];
+            if (v >= -tb->rows && v < tb->rows) continue;
+            char where[256];
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s' holds %lld at %s; the model's Gather '%s' reads "
+                              "a table of %lld rows (ids %lld..%lld): are these inputs this model's?", path, t->name,
+                              (long long)v, element_str(sig, in, t, e, where, sizeof where), tb->node,
+                              (long long)tb->rows, (long long)-tb->rows, (long long)tb->rows - 1);
+        }
+    }
+    return OQ_OK;
+}
+
 /* A member that is no output, input or batch member of ortqual's is most likely a name
  * misspelt: an output's was dropped, and that output never compared (bench --expected refuses
  * it); an optional input's left the model on its default. The same for an --inputs file as for
@@ -642,6 +697,7 @@ oq_status oq_signature_take_batch(const oq_signature *sig, oq_npz *z, const char
     in->uses = sig->uses;
     if (!st) st = batch_shape(sig, path, in, err);
     if (!st) st = check_finite(sig, in, path, err);
+    if (!st) st = check_ids(sig, in, path, err);
     if (st) oq_batch_inputs_clear(in);
     return st;
 }
@@ -791,6 +847,34 @@ static void outputs_beside_hint(const char *path, char *hint, size_t n)
              (int)(base - path), path);
 }
 
+/* Inputs an expected file holds too (an io.npz, or PyTorch's outputs saved with their inputs)
+ * are the batch's, exactly: other values say the outputs were made from other inputs (a file
+ * paired with the wrong batch), and a comparison with them would judge the wrong thing. */
+static oq_status same_inputs(const oq_signature *sig, const oq_batch_inputs *in, const oq_npz *z, const char *path,
+                             oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    for (size_t i = 0; i < in->n && i < mi->n_inputs; i++) {
+        const oq_tensor *x = oq_npz_get(z, mi->inputs[i].name), *t = in->t[i];
+        if (!x || oq_find_io(mi->outputs, mi->n_outputs, mi->inputs[i].name)) continue;
+        char got[128], want[128], where[256];
+        int same_shape = x->ndim == t->ndim;
+        for (int32_t d = 0; same_shape && d < t->ndim; d++) same_shape = x->shape[d] == t->shape[d];
+        if (!same_shape)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' has shape %s, but the batch's input is %s: "
+                              "outputs made from other inputs?", path, x->name, oq_shape_str(x, got, sizeof got),
+                              oq_shape_str(t, want, sizeof want));
+        for (int64_t e = 0, n = oq_tensor_numel(t); e < n; e++) {
+            double a = oq_tensor_get_f64(x, e), b = oq_tensor_get_f64(t, e);
+            if (a == b || (isnan(a) && isnan(b))) continue;
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' holds %.9g at %s, but the batch's input "
+                              "holds %.9g there: outputs made from other inputs?", path, x->name, a,
+                              element_str(sig, in, t, e, where, sizeof where), b);
+        }
+    }
+    return OQ_OK;
+}
+
 oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, oq_npz *z, const char *path,
                                 const char *out, oq_err *err)
 {
@@ -822,6 +906,7 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, oq
     }
     /* said after a missing output, which names what is wanted */
     if (!st) st = refuse_stray_members(sig, z, path, err);
+    if (!st) st = same_inputs(sig, in, z, path, err);
     for (size_t i = n_dims; i < in->n_dims; i++) {
         free(in->dim_names[i]);
         free(in->dim_where[i]);

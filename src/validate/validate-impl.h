@@ -11,6 +11,7 @@
 #include "axes/axes-impl.h"
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/inputuse-impl.h"
 #include "ortqual/capture.h"
 #include "ortqual/dispatch.h"
 #include "ortqual/inspect.h"
@@ -463,6 +464,7 @@ typedef struct oq_signature {
     const char *label;   /* the model in messages: its path, or "the exported model" */
     size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
     const oq_seq_axis *seq_axes;
+    oq_index_table *tables; /* the table each input indexes (inputuse-impl.h); NULL: not known */
 } oq_signature;
 
 
@@ -472,11 +474,13 @@ typedef struct oq_signature {
  * converted model's metadata names (it wins over --mask and detection). */
 oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
                             const char *contract, oq_signature *sig, oq_err *err);
-/* As oq_signature_make, with the uses of the user's inputs (`*user_uses`, moved into the
- * signature as *user_mi is: oq_model_input_uses_bytes of the bytes the run read; NULL or *NULL:
- * oq_signature_make reads them from o->model_path). */
+/* As oq_signature_make, with the uses of the user's inputs and the tables they index
+ * (`*user_uses`, `*user_tables`, moved into the signature as *user_mi is:
+ * oq_model_input_uses_bytes of the bytes the run read; NULL or *NULL: oq_signature_make reads
+ * them from o->model_path). */
 oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
-                                 unsigned **user_uses, const char *contract, oq_signature *sig, oq_err *err);
+                                 unsigned **user_uses,
+                                 oq_index_table **user_tables, const char *contract, oq_signature *sig, oq_err *err);
 void oq_signature_clear(oq_signature *sig);
 /* Every input of one batch, read by name from `path` (the features and mask inputs also from
  * members "features" and "mask"), each checked against the model's type, rank and fixed

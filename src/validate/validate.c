@@ -1336,12 +1336,15 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     st = contract_mask(o, &m, contract, sizeof contract, &pol, err);
     if (!st && !m.mi) st = oq_err_set(err, m.inspected.status, "%s", m.inspected.msg);
     unsigned *uses = NULL;
-    if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, &uses, err);
-    if (!st) st = oq_signature_make_used(o, c->weights, &m.mi, &uses, *contract ? contract : NULL, &c->sig, err);
+    oq_index_table *tables = NULL;
+    if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, &uses, &tables, err);
+    if (!st)
+        st = oq_signature_make_used(o, c->weights, &m.mi, &uses, &tables, *contract ? contract : NULL, &c->sig, err);
     if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
     if (!st && *contract && !o->mask_polarity_given)
         st = encoder_polarity(o, pol, " (the model's " OQ_CONVERT_CONTRACT_KEY " says polarity pad)", err);
-    free(uses); /* (moved into the signature unless an error came first) */
+    free(uses); /* (both moved into the signature unless an error came first) */
+    free(tables);
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
     c->user_unhashed = m.unhashed;
     oq_model_file_clear(&m);

@@ -384,6 +384,8 @@ static void test_check_bites(void **state)
     assert_false(r->passed);
     assert_non_null(strstr(r->failure, "output 'cls' differs from the expected outputs"));
     assert_non_null(strstr(r->failure, "[0,3,2]"));
+    /* the original misses that value as much: the file is what is off, not the conversion */
+    assert_non_null(strstr(r->failure, "and the original model's does too"));
     assert_non_null(strstr(err.msg, "cls"));
     assert_int_equal(access(out, F_OK), -1);
     oq_convert_report_free(r);
@@ -490,6 +492,7 @@ static void test_inverted_mask_refused(void **state)
     const oq_convert_step *s = find_step(r, "mask-to-seqlen", "refused");
     assert_non_null(s);
     assert_non_null(strstr(s->detail, "keeps only the keys where 'mask' is 0"));
+    assert_non_null(strstr(s->detail, "(PyTorch's key_padding_mask) is read with mask_polarity pad"));
     oq_convert_report_free(r);
     /* padding over the queries, alone or with the keys': not a key-padding mask */
     static const struct {
@@ -538,6 +541,16 @@ static void test_pad_mask_to_seqlen(void **state)
     assert_int_equal(oq_model_inspect_file(out, &mi, &err), OQ_OK);
     assert_int_equal(op_count(mi, "Not"), 1);
     oq_model_info_free(mi);
+    /* converted again: nothing left to do, and each pass says so; the contract is kept */
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    assert_int_equal(oq_convert_plan(out, &o, &r, &err), OQ_OK);
+    assert_int_equal(count_steps(r, "mask-to-seqlen", "skipped"), 1);
+    assert_non_null(strstr(find_step(r, "mask-to-seqlen", "skipped")->detail, "already done: nonpad_kv_seqlen"));
+    assert_non_null(strstr(find_step(r, "opset", "skipped")->detail, "already ai.onnx opset 24"));
+    assert_non_null(find_step(r, "contract", "kept"));
+    assert_null(find_step(r, "contract", "added"));
+    oq_convert_report_free(r);
     remove_dir(dir);
 }
 
@@ -566,14 +579,80 @@ static void test_opset_changed_operator(void **state)
     assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "GroupNormalization"));
     assert_non_null(strstr(err.msg, "changed meaning in opset 21"));
+    assert_non_null(strstr(err.msg, "nothing written"));
+    /* a refusal like the others: a counted "refused" step naming the node, the opset asked */
+    assert_int_equal(r->refused, 1);
+    assert_int_equal(r->opset_out, 24);
+    const oq_convert_step *s = find_step(r, "opset", "refused");
+    assert_non_null(s);
+    assert_string_equal(s->node, "GroupNormalization");
     oq_convert_report_free(r);
+    o.allow_refused = 1; /* never written at an opset whose meaning its nodes do not have */
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    oq_convert_report_free(r);
+    o.allow_refused = 0;
     o.opset = 20; /* below the change: fine */
     assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_OK);
     assert_int_equal(r->opset_out, 20);
     oq_convert_report_free(r);
     o.opset = 17;
     assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "lowering the opset"));
+    assert_non_null(strstr(err.msg, "lowering it to 17 is not supported"));
+    assert_int_equal(r->refused, 1);
+    oq_convert_report_free(r);
+    o.opset = 26; /* past the changes opset.c knows */
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "changes convert knows end at opset 25"));
+    oq_convert_report_free(r);
+    o.opset = 27; /* ORT 1.29 runs up to 26 */
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "the newest ONNX Runtime 1.29 runs"));
+    free(buf);
+}
+
+/* A tiny model with one Relu at ai.onnx opset `opset`. */
+static void relu_model(int64_t opset, uint8_t **buf, size_t *len)
+{
+    oq_opset ops[] = {{"", opset}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "relu", &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d);
+    const char *y = oq_graph_op(g, "Relu", 1, (const char *[]){"x"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 1, d);
+    assert_int_equal(oq_graph_serialize(g, buf, len, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+
+/* --flash asks for at least opset 24: a model at 25 or 26 (ORT 1.29 runs both) keeps its own,
+ * one at 27 is refused naming ORT's limit. */
+static void test_flash_keeps_newer_opset(void **state)
+{
+    (void)state;
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    oq_convert_opts_flash(&o);
+    oq_convert_report *r;
+    oq_err err = {0};
+    uint8_t *buf;
+    size_t len;
+    for (int64_t v = 24; v <= 26; v++) {
+        relu_model(v, &buf, &len);
+        if (oq_convert_plan_bytes(buf, len, "relu.onnx", &o, &r, &err)) fail_msg("opset %lld: %s", (long long)v, err.msg);
+        assert_int_equal(r->opset_out, v);
+        assert_int_equal(r->refused, 0);
+        oq_convert_report_free(r);
+        free(buf);
+    }
+    relu_model(18, &buf, &len);
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "relu.onnx", &o, &r, &err), OQ_OK);
+    assert_int_equal(r->opset_out, 24); /* raised to flash's 24, as before */
+    oq_convert_report_free(r);
+    free(buf);
+    relu_model(27, &buf, &len);
+    assert_int_equal(oq_convert_plan_bytes(buf, len, "relu.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "ONNX Runtime 1.29 runs up to opset 26"));
+    assert_int_equal(r->refused, 1);
     oq_convert_report_free(r);
     free(buf);
 }
@@ -1122,7 +1201,8 @@ static void test_opts_flash(void **state)
     oq_convert_opts_flash(&o);
     assert_int_equal(o.passes, OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN);
     assert_int_equal(o.attention_dtype, OQ_DTYPE_FLOAT16);
-    assert_int_equal(o.opset, 24);
+    assert_int_equal(o.opset, 0); /* a model's own higher opset stays */
+    assert_int_equal(o.opset_min, 24);
     oq_convert_opts_default(&o);
     o.passes = OQ_CONVERT_DECOMPOSE_ELU;
     o.attention_dtype = OQ_DTYPE_BFLOAT16;
@@ -1131,6 +1211,7 @@ static void test_opts_flash(void **state)
     assert_int_equal(o.passes, OQ_CONVERT_DECOMPOSE_ELU | OQ_CONVERT_FUSE | OQ_CONVERT_MASK_TO_SEQLEN);
     assert_int_equal(o.attention_dtype, OQ_DTYPE_BFLOAT16);
     assert_int_equal(o.opset, 23);
+    assert_int_equal(o.opset_min, 0);
 }
 
 /* y = x * w with w declared an input whose initializer is its default (keep_initializers_as_inputs),
@@ -1222,6 +1303,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opts_flash),
+        cmocka_unit_test(test_flash_keeps_newer_opset),
         cmocka_unit_test(test_freeze),
         cmocka_unit_test(test_tx_encoder),
         cmocka_unit_test(test_mlpf_like),

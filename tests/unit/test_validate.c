@@ -1510,7 +1510,7 @@ static void mask_detection(void **state)
     o.model_path = model;
     unsigned *none = calloc(4, sizeof *none);
     none[0] = OQ_USE_KEY_PADDING; /* (read as one by its operator) */
-    assert_int_equal(oq_signature_make_used(&o, NULL, &two, &none, NULL, &sig, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_signature_make_used(&o, NULL, &two, &none, NULL, NULL, &sig, &err), OQ_ERR_INVALID_ARG);
     free(none);
     oq_model_info_free(two);
     assert_non_null(strstr(err.msg, ": inputs 'q_mask' and 'attn_mask' may each be the padding mask: name the [B, L] "
