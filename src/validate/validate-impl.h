@@ -112,6 +112,12 @@ typedef struct oq_validate_plan {
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
                                     void *ctx, oq_err *err);
 
+/* The ORT library a configuration's worker loads: the reference's (is_ref) may be another. */
+const char *oq_validate_plan_ort_lib(const oq_validate_opts *o, int is_ref);
+/* Why some worker of run `o` could not be forked from this process (a phrase: "a process with
+ * other threads"), or NULL where every one can: asked before anything is written where no tool
+ * can be re-executed instead (spawn.c). */
+const char *oq_workers_fork_obstacle(const oq_validate_opts *o);
 /* The worker of the plan at plan_path in a child process (isolation): forked from this process
  * when that is safe and ORT `ort_lib` is already loaded here (spawn.c), else o->self_exe
  * re-executed as `validate --worker PLAN`; *forked says which. As oq_proc_run_watch otherwise. */
