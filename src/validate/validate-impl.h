@@ -591,7 +591,8 @@ oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_pl
                         oq_err *err);
 /* The plan's identity: its description written to the file `desc_path` (never held whole) and
  * its SHA-256 into s->plan_hash: every configuration's worker plan with its model and weights
- * files by SHA-256, the batches by theirs (the prepared plan's list when `plan` is given, else
+ * files by SHA-256 (the ORT library by none: a shard holds its build to the others' by
+ * content, oq_shard_runtimes_start), the batches by theirs (the prepared plan's list when `plan` is given, else
  * already in `d`, begun on desc_path and fed as the batches were made), and the orchestrator's
  * rules (--require, --prove-teeth, --save-outputs). `d` is ended (its file closed) in any case. */
 struct oq_plan_desc;
@@ -639,7 +640,8 @@ int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
 void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
                            const char *path, char hash[65], oq_err *err);
-/* The names of the parts in which two descriptions (files) differ ("repeat, model"). */
+/* The parts in which two descriptions (files) differ ("repeat, model"): an object's by its keys,
+ * with both values where they are texts ("runtime.ep_libs", "model 'a…' vs 'b…'"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */
 oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err);
