@@ -1818,8 +1818,10 @@ static void note_key(char *buf, size_t n, const char *key)
     snprintf(buf + used, n - used, "%s%s", used ? ", " : "", key);
 }
 
-/* One differing key: an object's by its own differing keys ("runtime.ort_lib"), a text with both
- * values (what to change is then in the message). */
+/* One differing key: an object's by its own differing keys ("runtime.ep_libs"), a text with both
+ * values, each to SHOWN characters (a SHA-256 as other messages show it), so that the line says
+ * what to change. */
+#define SHOWN 12
 static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b, char *buf, size_t n);
 
 /* The keys whose values differ between two objects. */
@@ -1841,8 +1843,10 @@ static void note_difference(const char *prefix, const char *key, const json_t *a
         return;
     }
     if (json_is_string(a) && json_is_string(b)) {
-        char both[480];
-        snprintf(both, sizeof both, "%s '%.64s' vs '%.64s'", name, json_string_value(a), json_string_value(b));
+        const char *va = json_string_value(a), *vb = json_string_value(b);
+        char both[400];
+        snprintf(both, sizeof both, "%s '%.*s%s' vs '%.*s%s'", name, SHOWN, va, strlen(va) > SHOWN ? "..." : "", SHOWN,
+                 vb, strlen(vb) > SHOWN ? "..." : "");
         note_key(buf, n, both);
         return;
     }

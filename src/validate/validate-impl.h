@@ -640,8 +640,9 @@ int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
 void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
                            const char *path, char hash[65], oq_err *err);
-/* The parts in which two descriptions (files) differ ("repeat, model"): an object's by its keys,
- * with both values where they are texts ("runtime.ep_libs", "model 'a…' vs 'b…'"). */
+/* The parts in which two descriptions (files) differ ("repeat, model"): an object's by its keys
+ * ("runtime.ep_libs"), with both values where they are texts ("model 'c9feaa4a37b4...' vs
+ * '0f8d31126ab0...'"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */
 oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err);
