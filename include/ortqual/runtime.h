@@ -68,9 +68,12 @@ typedef struct oq_runtime oq_runtime;
  * was configured with the prefix it was installed into (`cmake --install --prefix` elsewhere
  * does not move 4); otherwise set $ORTQUAL_ORT_LIB or pass `path`. When it finds nothing, its
  * error ends with that advice.
- * ORT 1.29+ starts Microsoft's 1DS telemetry client when the OrtEnv is created, which
- * leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
- * the environment before this call to stop it (the ortqual tool does, unless it is set).
+ * ORT 1.29+ starts Microsoft's 1DS telemetry client, a thread, when the OrtEnv is created,
+ * which leaves an empty /tmp/mat-debug-<pid>.log per process; set ORT_DISABLE_TELEMETRY=1 in
+ * the environment before this call to stop it (the ortqual tool does, unless it is set). In a
+ * process of one thread this call sets it to 1 while it creates the OrtEnv, where it is unset,
+ * and removes it after: the process stays one thread and can fork validate's workers
+ * (ORT_DISABLE_TELEMETRY=0 keeps the client).
  * Errors: OQ_ERR_INVALID_ARG for an empty path (""); OQ_ERR_NOT_FOUND (one line naming every path tried and why each
  * failed) for a missing library or one without OrtGetApiBase; OQ_ERR_UNSUPPORTED
  * when its API is older than OQ_ORT_API_MIN; OQ_ERR_RUNTIME if no OrtEnv. */

@@ -28,8 +28,9 @@
  *     oq_validate_opts_default(&o);
  *     o.configs = cfg; o.n_configs = 2;
  *     o.outdir = "out";
- *     // o.self_exe NULL: the tool installed with the library runs the workers where this
- *     // process cannot fork them (other threads): oq_validate_find_tool; or o.isolate = 0
+ *     // o.self_exe NULL: this process, of one thread, forks the workers; where it
+ *     // cannot (other threads) the tool installed with the library runs them
+ *     // (oq_validate_find_tool), or set o.isolate = 0
  *     oq_validate_summary *s;
  *     if (oq_validate_run(&o, &s, &err) == OQ_OK) {
  *         for (size_t i = 0; i < s->n_configs; i++)
@@ -184,10 +185,13 @@ typedef struct oq_validate_opts {
                                  is refused first (OQ_ERR_INVALID_ARG). NULL: the tool installed
                                  with this library (oq_validate_find_tool), where there is one;
                                  else only where every worker can be forked (see below): a caller
-                                 with other threads (any service) is refused up front
-                                 (OQ_ERR_INVALID_ARG, naming where the tool was looked for), and a
-                                 worker that cannot be forked later fails with the same advice:
-                                 set it to the installed tool, or isolate = 0 */
+                                 with other threads (any service), or one whose workers cannot be
+                                 forked for another reason (ORT started threads as it loaded, an
+                                 EP library loaded, reference_ort_lib another library), is refused
+                                 up front (OQ_ERR_INVALID_ARG, naming why and where the tool was
+                                 looked for), and a worker that cannot be forked later (a thread
+                                 started meanwhile) fails with the same advice: set it to the
+                                 installed tool, or isolate = 0 */
     /* Isolated workers are forked from this process without exec where that is safe (one
      * thread, no execution-provider library loaded here, the same ORT library): this is called
      * first in such a child (may be NULL): the tool installs the crash handler there that its
@@ -646,7 +650,8 @@ OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary 
 
 /* The ortqual tool installed with this library, into path[0..n): <bindir>/ortqual found from
  * where libortqual.so lies (an install, moved or not: <libdir>/../bin/ortqual for lib/; the build
- * tree: beside it), or for the static library the configured prefix's bindir. Taken only when it
+ * tree: beside it, where an install's <libdir>/ortqual is ONNX Runtime's folder, not looked at),
+ * or for the static library the configured prefix's bindir. Taken only when it
  * is an executable file whose `--version` says this library's version. oq_validate_run uses it
  * when self_exe is NULL. OQ_ERR_NOT_FOUND naming each place looked at and why it was not taken;
  * OQ_ERR_INVALID_ARG when n cannot hold it. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ortqual/proc.h"
 #include "runtime/runtime-impl.h"
 #include "status/args-impl.h"
 
@@ -285,6 +286,19 @@ static const OrtApi *negotiate(const OrtApiBase *base, int *version)
     return NULL;
 }
 
+/* ORT 1.29+ starts its 1DS telemetry client, a thread, with the first environment unless
+ * ORT_DISABLE_TELEMETRY says not to. A process of one thread must stay one to fork validate's
+ * workers, so there the variable is set to 1 for this call where the caller left it unset, and
+ * removed after (setenv is safe only where no other thread reads the environment). */
+static OrtStatus *create_env(oq_runtime *rt)
+{
+    int quiet = !getenv("ORT_DISABLE_TELEMETRY") && oq_proc_single_threaded() &&
+                !setenv("ORT_DISABLE_TELEMETRY", "1", 0);
+    OrtStatus *st = rt->api->CreateEnvWithCustomLogger(log_sink, NULL, ORT_LOGGING_LEVEL_WARNING, "ortqual", &rt->env);
+    if (quiet) unsetenv("ORT_DISABLE_TELEMETRY");
+    return st;
+}
+
 static oq_status rt_init(oq_runtime *rt, get_api_base_fn fn, oq_err *err)
 {
     const OrtApiBase *base = fn();
@@ -300,9 +314,7 @@ static oq_status rt_init(oq_runtime *rt, get_api_base_fn fn, oq_err *err)
                           rt->lib_path, rt->version, OQ_ORT_API_MIN, ORT_API_VERSION);
     rt->build_info = strdup(rt->api->GetBuildInfoString() ? rt->api->GetBuildInfoString() : "");
     if (!rt->version || !rt->build_info) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    OrtStatus *st = rt->api->CreateEnvWithCustomLogger(log_sink, NULL, ORT_LOGGING_LEVEL_WARNING,
-                                                       "ortqual", &rt->env);
-    return oq_ort_status(rt, st, err, "creating the ONNX Runtime environment");
+    return oq_ort_status(rt, create_env(rt), err, "creating the ONNX Runtime environment");
 }
 
 /* The file the loader actually mapped (a bare name or symlink resolved). */

@@ -1737,8 +1737,6 @@ oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *er
 
 /* ---- the plan's identity and the prepared split (shards/plan.json) ------------------------ */
 
-/* A worker plan without where its files are: model and weights by SHA-256, the batches and
- * the result file left out (the description lists the batches once). */
 /* A path set by set_path gone, its bytes too. */
 static void del_path(json_t *j, const char *key)
 {
@@ -1748,10 +1746,16 @@ static void del_path(json_t *j, const char *key)
     json_object_del(j, hk);
 }
 
+/* The plan's identity: the worker plan without where its files are (model and weights by
+ * SHA-256, the batches and the result file left out: the description lists the batches once),
+ * and without the ORT library's path: the same build by another path (a link, the search) is the
+ * same plan, and another build is refused by content at a shard's start (oq_shard_runtimes_start)
+ * and by the merge. */
 static json_t *identity_json(const oq_validate_plan *p)
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
+    del_path(json_object_get(j, "runtime"), "ort_lib");
     del_path(j, "batches_file"); /* the batches are named by content below */
     json_object_del(j, "n_batches");
     json_object_del(j, "padded_length"); /* the batches' */
@@ -1827,7 +1831,7 @@ oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_
 /* Appends `key` to the list "a, b" in buf unless it is there. */
 static void note_key(char *buf, size_t n, const char *key)
 {
-    char list[1024], needle[256];
+    char list[2048], needle[512];
     snprintf(list, sizeof list, ", %s,", buf);
     snprintf(needle, sizeof needle, ", %s,", key);
     if (strstr(list, needle)) return;
@@ -1835,13 +1839,39 @@ static void note_key(char *buf, size_t n, const char *key)
     snprintf(buf + used, n - used, "%s%s", used ? ", " : "", key);
 }
 
+/* One differing key: an object's by its own differing keys ("runtime.ep_libs"), a text with both
+ * values, each to SHOWN characters (a SHA-256 as other messages show it), so that the line says
+ * what to change. */
+#define SHOWN 12
+static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b, char *buf, size_t n);
+
 /* The keys whose values differ between two objects. */
-static void differing_keys(const json_t *a, const json_t *b, char *buf, size_t n)
+static void differing_keys(const char *prefix, const json_t *a, const json_t *b, char *buf, size_t n)
 {
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)a, key, v) if (!json_equal(v, json_object_get(b, key))) note_key(buf, n, key);
-    json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) note_key(buf, n, key);
+    json_object_foreach((json_t *)a, key, v)
+        if (!json_equal(v, json_object_get(b, key))) note_difference(prefix, key, v, json_object_get(b, key), buf, n);
+    json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) note_difference(prefix, key, NULL, v, buf, n);
+}
+
+static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b, char *buf, size_t n)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key);
+    if (json_is_object(a) && json_is_object(b) && !*prefix) {
+        differing_keys(name, a, b, buf, n);
+        return;
+    }
+    if (json_is_string(a) && json_is_string(b)) {
+        const char *va = json_string_value(a), *vb = json_string_value(b);
+        char both[400];
+        snprintf(both, sizeof both, "%s '%.*s%s' vs '%.*s%s'", name, SHOWN, va, strlen(va) > SHOWN ? "..." : "", SHOWN,
+                 vb, strlen(vb) > SHOWN ? "..." : "");
+        note_key(buf, n, both);
+        return;
+    }
+    note_key(buf, n, name);
 }
 
 /* (read whole: only when two plans differ, to say how) */
@@ -1853,8 +1883,8 @@ void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_
     if (!json_equal(json_object_get(ja, "batches"), json_object_get(jb, "batches"))) note_key(buf, n, "batches");
     if (json_array_size(ca) != json_array_size(cb)) note_key(buf, n, "configs");
     for (size_t k = 0; json_array_size(ca) == json_array_size(cb) && k < json_array_size(ca); k++)
-        differing_keys(json_array_get(ca, k), json_array_get(cb, k), buf, n);
-    differing_keys(json_object_get(ja, "run"), json_object_get(jb, "run"), buf, n);
+        differing_keys("", json_array_get(ca, k), json_array_get(cb, k), buf, n);
+    differing_keys("", json_object_get(ja, "run"), json_object_get(jb, "run"), buf, n);
     json_decref(ja);
     json_decref(jb);
 }

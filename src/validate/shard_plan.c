@@ -97,12 +97,12 @@ oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_s
                                   const char *root, oq_err *err)
 {
     if (!strcmp(plan->hash, s->plan_hash)) return OQ_OK;
-    char diff[512];
+    char diff[1024];
     oq_plan_difference(plan->description_path, desc_path, diff, sizeof diff);
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                      "this shard's options make another plan than %s/shards/plan.json (they differ in: %s); "
+                      "this shard's options make another plan than %s/shards/plan.json (they differ in: %s%s); "
                       "run every shard with the options the shards were prepared with",
-                      root, *diff ? diff : "?");
+                      root, *diff ? diff : "?", strchr(diff, '\'') ? "; the prepared value first" : "");
 }
 
 /* ---- step 1: the prepared plan ----------------------------------------------------- */

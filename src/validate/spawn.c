@@ -24,26 +24,42 @@
 /* The tool's exit status for a runtime error, which its exec'd worker returns as well. */
 #define WORKER_FAILED 3
 
-/* Whether a fork is safe here: no execution-provider library ever loaded in this process (a
- * CUDA EP's driver state and threads do not survive a fork: a GPU host's parent that looked for
- * the CUDA EP re-executes), and one thread (a thread pool's locks would be copied half-held).
- * ORT `ort_lib` is loaded and its environment created and released first: the children then
- * inherit the process-wide part (a second environment costs ~0.1 ms), and the check below sees
- * any thread that made. */
-static int fork_safe(const char *ort_lib)
+/* Why a worker running ORT `ort_lib` cannot be forked here, or NULL where it can: an
+ * execution-provider library ever loaded in this process (a CUDA EP's driver state and threads
+ * do not survive a fork: a GPU host's parent that looked for the CUDA EP re-executes), or a
+ * thread besides this one (a thread pool's locks would be copied half-held). ORT `ort_lib` is
+ * loaded and its environment created and released first: the children then inherit the
+ * process-wide part (a second environment costs ~0.1 ms), and the check sees any thread that
+ * made. "" where that ORT does not load (the worker, or the run's check of it, says why). */
+static const char *fork_obstacle(const char *ort_lib)
 {
-    if (oq_runtime_ep_loaded()) return 0;
+    if (oq_runtime_ep_loaded()) return "a process that loaded an execution-provider library";
+    if (!oq_proc_single_threaded()) return "a process with other threads";
     oq_runtime *rt = NULL;
-    if (oq_runtime_load(ort_lib, &rt, NULL)) return 0; /* the worker reports why */
+    if (oq_runtime_load(ort_lib, &rt, NULL)) return "";
     oq_runtime_free(rt);
-    return !oq_runtime_ep_loaded() && oq_proc_single_threaded();
+    if (oq_runtime_ep_loaded()) return "a process that loaded an execution-provider library";
+    return oq_proc_single_threaded() ? NULL
+                                     : "a process in which ONNX Runtime started threads as it loaded (its "
+                                       "telemetry client, where ORT_DISABLE_TELEMETRY is set and not 1)";
 }
 
-/* Another ORT than the parent's (replay's --reference-ort-lib) is not loaded beside it. */
-static int can_fork(const oq_validate_opts *o, const char *ort_lib)
+/* Another ORT than the parent's (replay's reference_ort_lib) is not loaded beside it. */
+static const char *obstacle_for(const oq_validate_opts *o, const char *ort_lib)
 {
     int same = ort_lib == o->ort_lib || (ort_lib && o->ort_lib && !strcmp(ort_lib, o->ort_lib));
-    return same && fork_safe(ort_lib);
+    return same ? fork_obstacle(ort_lib) : "a process whose ORT library is not the reference's (reference_ort_lib)";
+}
+
+static int can_fork(const oq_validate_opts *o, const char *ort_lib) { return !obstacle_for(o, ort_lib); }
+
+const char *oq_workers_fork_obstacle(const oq_validate_opts *o)
+{
+    for (size_t k = 0; k < o->n_configs && k < 2; k++) { /* the reference's ORT, the others' */
+        const char *why = obstacle_for(o, oq_validate_plan_ort_lib(o, k == 0));
+        if (why && *why) return why;
+    }
+    return NULL;
 }
 
 typedef struct forked_worker {

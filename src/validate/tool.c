@@ -98,6 +98,12 @@ static int is_ours(const char *tool, char *looked, size_t n)
     return 0;
 }
 
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 /* dir + sub + "/ortqual" into out (PATH_MAX); 1 when it fits. */
 static size_t add(char *out, const char *dir, const char *sub)
 {
@@ -119,6 +125,7 @@ oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err)
     }
     for (size_t i = 0; i < k; i++) {
         char real[PATH_MAX];
+        if (i && is_dir(cand[i])) continue; /* beside an installed library: ONNX Runtime's folder, no tool */
         if (!is_ours(cand[i], looked, sizeof looked)) continue;
         if (snprintf(path, n, "%s", realpath(cand[i], real) ? real : cand[i]) >= (int)n)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_find_tool: %s is longer than n %zu", cand[i], n);

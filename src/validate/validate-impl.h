@@ -113,6 +113,12 @@ typedef struct oq_validate_plan {
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
                                     void *ctx, oq_err *err);
 
+/* The ORT library a configuration's worker loads: the reference's (is_ref) may be another. */
+const char *oq_validate_plan_ort_lib(const oq_validate_opts *o, int is_ref);
+/* Why some worker of run `o` could not be forked from this process (a phrase: "a process with
+ * other threads"), or NULL where every one can: asked before anything is written where no tool
+ * can be re-executed instead (spawn.c). */
+const char *oq_workers_fork_obstacle(const oq_validate_opts *o);
 /* The worker of the plan at plan_path in a child process (isolation): forked from this process
  * when that is safe and ORT `ort_lib` is already loaded here (spawn.c), else o->self_exe
  * re-executed as `validate --worker PLAN`; *forked says which. As oq_proc_run_watch otherwise. */
@@ -595,7 +601,8 @@ oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_pl
                         oq_err *err);
 /* The plan's identity: its description written to the file `desc_path` (never held whole) and
  * its SHA-256 into s->plan_hash: every configuration's worker plan with its model and weights
- * files by SHA-256, the batches by theirs (the prepared plan's list when `plan` is given, else
+ * files by SHA-256 (the ORT library by none: a shard holds its build to the others' by
+ * content, oq_shard_runtimes_start), the batches by theirs (the prepared plan's list when `plan` is given, else
  * already in `d`, begun on desc_path and fed as the batches were made), and the orchestrator's
  * rules (--require, --prove-teeth, --save-outputs). `d` is ended (its file closed) in any case. */
 struct oq_plan_desc;
@@ -643,7 +650,9 @@ int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
 void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
                            const char *path, char hash[65], oq_err *err);
-/* The names of the parts in which two descriptions (files) differ ("repeat, model"). */
+/* The parts in which two descriptions (files) differ ("repeat, model"): an object's by its keys
+ * ("runtime.ep_libs"), with both values where they are texts ("model 'c9feaa4a37b4...' vs
+ * '0f8d31126ab0...'"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */
 oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err);

@@ -150,12 +150,16 @@ static int copy_strv(char ***dst, size_t *n, const char *const *src, size_t n_sr
     return 1;
 }
 
+const char *oq_validate_plan_ort_lib(const oq_validate_opts *o, int is_ref)
+{
+    /* reference_ort_lib "" means the default search (ORTQUAL_ORT_LIB, then the bundled copy) */
+    return is_ref && o->reference_ort_lib ? (*o->reference_ort_lib ? o->reference_ort_lib : NULL) : o->ort_lib;
+}
+
 /* The ORT library, EP libraries and provider options; the reference may use another ORT. */
 static int plan_runtime(const oq_validate_opts *o, int is_ref, oq_validate_plan *p)
 {
-    /* reference_ort_lib "" means the default search (ORTQUAL_ORT_LIB, then the bundled copy) */
-    const char *lib = is_ref && o->reference_ort_lib ? (*o->reference_ort_lib ? o->reference_ort_lib : NULL)
-                                                      : o->ort_lib;
+    const char *lib = oq_validate_plan_ort_lib(o, is_ref);
     size_t k = 0, m = 0, v = 0; /* paths and values grow beside names and keys */
     return copy_str(&p->ort_lib, lib) && copy_strv(&p->ep_lib_paths, &k, o->ep_lib_paths, o->n_ep_libs) &&
            copy_strv(&p->ep_lib_names, &p->n_ep_libs, o->ep_lib_names, o->n_ep_libs) &&
@@ -1082,6 +1086,16 @@ static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* A polarity chosen says how to read a mask, no_mask that there is none: both fields named, as
+ * the tool names both options (the model's signature said "no input is the mask" of a model
+ * with one). */
+static oq_status check_no_mask(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->mask_polarity_given || !o->no_mask) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity and no_mask contradict: mask_polarity says how to read "
+                      "the mask, no_mask says there is none; give one");
+}
+
 /* ortqual's C encoder reads its mask with 1 = valid: it cannot judge a model that reads it the
  * other way, whether the caller said so (before anything is read) or the model's contract did
  * (`why`: where the polarity came from). */
@@ -1386,6 +1400,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_representations(o, err);
+    if (!st) st = check_no_mask(o, err);
     if (!st) st = encoder_polarity(o, o->mask_polarity, "", err);
     if (!st) st = oq_validate_self_comparison(o, NULL, err);
     if (!st) st = check_required(o, err);
@@ -1809,16 +1824,17 @@ static oq_status check_timeout(const oq_validate_opts *o, oq_err *err)
 }
 
 /* Isolated workers are the tool re-executed wherever forking is not safe (a caller with
- * threads): a self_exe that cannot run, or none where no worker can be forked, would fail
+ * threads): a self_exe that cannot run, or none where a worker cannot be forked, would fail
  * every configuration, and only after the inputs were prepared. (NULL is a caller's who relies
  * on the fork: see self_exe.) */
 static oq_status check_self_exe(const oq_validate_opts *o, const oq_err *why, oq_err *err)
 {
     if (!o->isolate || o->shard.prepare) return OQ_OK;
-    if (!o->self_exe && !oq_proc_single_threaded())
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "isolated workers cannot be forked from a process with "
-                          "other threads, and self_exe is NULL (%s): set self_exe to the ortqual tool (the "
-                          "workers run it), or isolate = 0", why->msg);
+    const char *no_fork = o->self_exe ? NULL : oq_workers_fork_obstacle(o);
+    if (no_fork)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "isolated workers cannot be forked from %s, and self_exe is "
+                          "NULL (%s): set self_exe to the ortqual tool (the workers run it), or isolate = 0",
+                          no_fork, why->msg);
     if (!o->self_exe) return OQ_OK;
     if (access(o->self_exe, X_OK) != 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "self_exe %s: cannot run it: %s (isolated workers run the ortqual tool)",

@@ -2,7 +2,9 @@
 # A program linked with the installed library runs oq_validate_run with isolated workers and
 # self_exe NULL from a process with threads (as a service does): the library finds the tool
 # installed with it (<libdir>/../bin/ortqual, also after the prefix moved) and the workers run it;
-# with no tool there, or one of another version, the call is refused naming where it looked.
+# with no tool there, or one of another version, the call is refused naming where it looked (not
+# <libdir>/ortqual: ONNX Runtime's folder). A program of one thread (argument "one") forks its
+# workers, tool or not, ORT_DISABLE_TELEMETRY unset (ORT's telemetry thread made them exec'd).
 set -euo pipefail
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -17,7 +19,7 @@ static void *idle(void *arg) { char c; (void)arg; return read(wake[0], &c, 1) < 
 int main(int argc, char **argv)
 {
     pthread_t t;
-    if (argc != 2 || pipe(wake) || pthread_create(&t, NULL, idle, NULL)) return 2;
+    if (argc < 2 || pipe(wake) || (argc == 2 && pthread_create(&t, NULL, idle, NULL))) return 2;
     char tool[4096];
     oq_err err = OQ_ERR_INIT;
     if (oq_validate_find_tool(tool, sizeof tool, &err) == OQ_OK) printf("tool: %s\n", tool);
@@ -68,6 +70,13 @@ grep -q "refused: .*self_exe is NULL (no ortqual tool of this library's version 
   "$T/none.out" || fail "the refusal does not say where it looked: $(cat "$T/none.out")"
 grep -q "isolate = 0" "$T/none.out" || fail "the refusal does not name the way out: $(cat "$T/none.out")"
 [ ! -e "$T/out3" ] || fail "a refused run wrote $T/out3"
+[ -d "$T/moved/lib/ortqual" ] || fail "no ONNX Runtime folder at $T/moved/lib/ortqual"
+if grep -q "$T/moved/lib/ortqual" "$T/none.out"; then fail "ONNX Runtime's folder named as a tool: $(cat "$T/none.out")"; fi
+# one thread, no tool, the user's environment: every worker forked, passed
+(unset ORT_DISABLE_TELEMETRY; "$T/moved/app/run" "$T/out5" one > "$T/one.out" 2>&1) ||
+  fail "one thread, no tool: $(cat "$T/one.out")"
+grep -qx "verdict: passed" "$T/one.out" || fail "one thread, no tool: $(cat "$T/one.out")"
+[ "$(grep -c ' forked=1$' "$T/one.out")" = 2 ] || fail "one thread: workers not forked: $(cat "$T/one.out")"
 # a tool of another version is not taken
 printf '#!/bin/sh\necho "ortqual 0.0.0-other"\n' > "$T/moved/bin/ortqual"
 chmod +x "$T/moved/bin/ortqual"

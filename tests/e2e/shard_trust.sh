@@ -60,6 +60,15 @@ must 0 "done" "$T/l1.log" $ORTQUAL "${V[@]}" --ort-lib "$T/lib/libonnxruntime.so
 must 0 "verdict: PASSED" "$T/lm.log" $ORTQUAL merge "$T/L"
 [ "$(json "$T/L/shards/1/summary.json" 'len(d["configs"][1]["onnxruntime"]["library_sha256"])')" = 64 ] ||
     fail "a shard does not name its ORT library by content"
+# the same file by another path is the same plan: prepared through a linked folder, shard 0 given
+# the real path, shard 1 none (the search finds that file); the path was part of the plan's
+# identity and both were refused, "they differ in: runtime"
+mkdir "$T/ortdir" && ln -s "$(dirname "$(readlink -f "$OQ_ORT_LIB")")" "$T/ortdir/lib"
+must 0 "prepared" "$T/p.log" $ORTQUAL "${V[@]}" --ort-lib "$T/ortdir/lib/$(basename "$OQ_ORT_LIB")" --outdir "$T/P" --prepare-shards 2
+! grep -q "libonnxruntime" "$T/P/shards/plan_description.json" || fail "the plan's identity names a path of ORT"
+must 0 "shard 0 of 2 done" "$T/p0.log" $ORTQUAL "${V[@]}" --ort-lib "$OQ_ORT_LIB" --outdir "$T/P" --shard 0/2
+(unset ORTQUAL_ORT_LIB; must 0 "shard 1 of 2 done" "$T/p1.log" $ORTQUAL "${V[@]}" --outdir "$T/P" --shard 1/2)
+must 0 "verdict: PASSED" "$T/pm.log" $ORTQUAL merge "$T/P"
 
 # 3. a byte-identical copy of an --inputs file is the same events: refused, naming both
 cp "$T/O/inputs_000.npz" "$T/copy.npz"

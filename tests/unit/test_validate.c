@@ -1290,6 +1290,37 @@ static void polarity_refused_for_own_models(void **state)
                         "none of yours");
 }
 
+/* A polarity given with no_mask names both fields, as the tool names both options (it said
+ * "mask_polarity keep, but no input is the mask (mask_name names one)" of a model with a mask),
+ * before anything is made. */
+static void polarity_with_no_mask(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("polnomask"), out[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    oq_config cfg;
+    oq_config_parse("cpu:model:fp32", &cfg, NULL);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.kind = OQ_MODEL_USER;
+    o.model_path = OQ_SOURCE_DIR "/tests/fixtures/torch/tx_encoder/tx_encoder_op18.onnx";
+    o.configs = &cfg;
+    o.n_configs = 1;
+    o.isolate = 0;
+    o.ort_lib = OQ_ORT_LIB;
+    o.outdir = out;
+    o.mask_polarity_given = 1;
+    o.no_mask = 1;
+    oq_validate_summary *s = NULL;
+    oq_err err = OQ_ERR_INIT;
+    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_null(s);
+    assert_string_equal(err.msg, "mask_polarity and no_mask contradict: mask_polarity says how to read the mask, "
+                        "no_mask says there is none; give one");
+    assert_int_equal(access(out, F_OK), -1);
+    remove_dir(dir);
+}
+
 /* Every valid element is checked, in every float dtype, and no padded one: the first bad one is
  * named by event, position and element (or by element for an input not per position). */
 static void finite_inputs(void **state)
@@ -3451,6 +3482,7 @@ int main(void)
         cmocka_unit_test(estimate_names_what_it_left_out),
         cmocka_unit_test(estimate_each_shards_cold_call_is_one_time),
         cmocka_unit_test(polarity_refused_for_own_models),
+        cmocka_unit_test(polarity_with_no_mask),
         cmocka_unit_test(mask_of_any_type_either_polarity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
