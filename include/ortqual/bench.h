@@ -314,6 +314,8 @@ typedef struct oq_bench_opts {
      * batch is the dimension named batch or batch_size, else denoted DATA_BATCH, else the first
      * input's axis 0. */
     const char *seq_dim;
+    int allow_skip;              /* 1: a sweep in which nothing under test ran is not a failure
+                                    (oq_bench_verdict_of: untested with exit status 0) */
 } oq_bench_opts;
 
 /* Defaults: batch 1, lengths 128,512,2048, policy fraction with 0.25, both
@@ -342,7 +344,8 @@ typedef enum oq_bench_status {
     OQ_BENCH_SKIPPED,
     OQ_BENCH_UNSUPPORTED,
     OQ_BENCH_OOM,
-    OQ_BENCH_FAILED
+    OQ_BENCH_FAILED,
+    OQ_BENCH_ERROR /* a runtime error: ONNX Runtime refused the model or could not run it */
 } oq_bench_status;
 OQ_API const char *oq_bench_status_name(oq_bench_status s); /* "ok", "skipped", ... */
 
@@ -440,9 +443,25 @@ OQ_API void oq_bench_rows_free(oq_bench_rows *rows);
  * MiB; empty fields for what was not measured or does not apply. */
 OQ_API oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
+/* A sweep's verdict (docs/verdicts.md), in validate's words, in this order: "failed" (a row
+ * failed; exit status 1), "error" (a row could not run, OQ_BENCH_ERROR, and none failed; 3),
+ * "untested" (no ONNX Runtime row ran and, where there is something to compare with, was
+ * compared; 1, or 0 with opts.allow_skip), else "passed" (0). Both summary.json and the tool's
+ * exit status come from it. NULL o or rows: "error" with the reason; NULL out: nothing. */
+typedef struct oq_bench_verdict {
+    const char *verdict;  /* "passed", "failed", "error" or "untested" */
+    int exit_status;      /* 0, 1 or 3 */
+    size_t tested;        /* ONNX Runtime rows that ran (and were compared where they could be) */
+    int compared;         /* 1: the rows under test are compared (a reference, expected outputs) */
+    char reason[512];     /* one line: why this verdict */
+} oq_bench_verdict;
+OQ_API void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_bench_verdict *out);
+
 /* The schema of bench's summary.json. Before it had one (before 2026-12-06) the time it was
  * written was "created"; it is now "end", as in every ortqual document (read either way). */
-#define OQ_BENCH_SCHEMA "ortqual.bench/1"
+/* Version 2 adds the run's verdict: "verdict", "exit_status", "verdict_reason", "tested" and
+ * "allow_skip" (oq_bench_verdict_of); a row that could not run is "error" (it was "failed"). */
+#define OQ_BENCH_SCHEMA "ortqual.bench/2"
 
 /* Write summary.json (atomically, replacing `path`): when the sweep started (rows->start, null
  * when "") and ended (now), the tool and runtime versions, the

@@ -347,6 +347,13 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
         json_decref(results);
         return st;
     }
+    oq_bench_verdict v;
+    oq_bench_verdict_of(o, rows, &v);
+    json_object_set_new(doc, "verdict", json_string(v.verdict));
+    json_object_set_new(doc, "exit_status", json_integer(v.exit_status));
+    json_object_set_new(doc, "verdict_reason", json_string(v.reason));
+    json_object_set_new(doc, "tested", json_integer((json_int_t)v.tested));
+    json_object_set_new(doc, "allow_skip", json_boolean(o->allow_skip));
     /* what the float64 reference cost: computed only for shapes where a row needed it */
     if (!model)
         json_object_set_new(doc, "reference_computed", json_pack("{s:I, s:f}", "shapes", (json_int_t)rows->reference_shapes,

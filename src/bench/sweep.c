@@ -29,7 +29,7 @@ void oq_bench_opts_default(oq_bench_opts *o)
 
 const char *oq_bench_status_name(oq_bench_status s)
 {
-    static const char *const names[] = {"ok", "skipped", "unsupported", "oom", "failed"};
+    static const char *const names[] = {"ok", "skipped", "unsupported", "oom", "failed", "error"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "unknown";
 }
 
@@ -223,6 +223,7 @@ oq_bench_status oq_bench_classify(oq_status st, const char *msg)
         return OQ_BENCH_OOM;
     if (st == OQ_ERR_NOT_FOUND) return OQ_BENCH_SKIPPED;
     if (st == OQ_ERR_UNSUPPORTED) return OQ_BENCH_UNSUPPORTED; /* ORT's NOT_IMPLEMENTED too */
+    if (st == OQ_ERR_RUNTIME) return OQ_BENCH_ERROR; /* as validate's refused configuration */
     return OQ_BENCH_FAILED;
 }
 

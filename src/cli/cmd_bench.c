@@ -53,12 +53,13 @@ static const char foot[] =
     "  (attention sweep: --ep is refused, each variant names its runtime; --ep-lib and\n"
     "  --ep-option apply to every non-CPU variant)\n"
     "\n"
-    "exit status: 0 the sweep ran (rows may be skipped, unsupported or oom: expected\n"
-    "outcomes of a scaling sweep) and at least one ONNX Runtime row ran and was compared\n"
-    "with the reference (ran, with --no-reference or a model without --expected); 1 some\n"
-    "row failed (an output over tolerance included), or nothing under test ran (unless\n"
-    "--allow-skip; docs/verdicts.md); 2 usage or input error (nothing is written); 3\n"
-    "runtime or output error.\n"
+    "exit status (summary.json's verdict and exit_status): 0 passed: the sweep ran (rows\n"
+    "may be skipped, unsupported or oom: expected outcomes of a scaling sweep) and at\n"
+    "least one ONNX Runtime row ran and was compared with the reference (ran, with\n"
+    "--no-reference or a model without --expected); 1 failed: some row failed (an output\n"
+    "over tolerance included), or untested: nothing under test ran (unless --allow-skip;\n"
+    "docs/verdicts.md); 2 usage or input error (nothing is written); 3 error: a row ONNX\n"
+    "Runtime refused or could not run (none failed), or a runtime or output error.\n"
     "\n"
     "examples:\n"
     "  ortqual bench --variants ref,cpu:decomposed:fp32,cpu:attention24:fp32 \\\n"
@@ -730,20 +731,6 @@ static int parse_args(cli_state *c, int argc, char **argv)
     return rc ? rc : finish_args(c);
 }
 
-/* Under test: an ORT row that ran, compared when there is something to compare with. */
-static size_t count_tested(const cli_state *c, const oq_bench_rows *rows, int *failed)
-{
-    size_t tested = 0;
-    *failed = 0;
-    for (size_t i = 0; i < rows->n; i++) {
-        const oq_bench_row *r = &rows->rows[i];
-        int compare = c->o.model_path ? c->o.expected_path != NULL : c->o.reference;
-        *failed |= r->status == OQ_BENCH_FAILED;
-        tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK && (!compare || !isnan(r->max_abs_err));
-    }
-    return tested;
-}
-
 /* An earlier run's profiles (profile_*.json, the names bench gives them) go with --force: a run
  * without --profile-runs would leave them beside its summary as if they were its own. */
 static void forget_profiles(const char *dir)
@@ -851,20 +838,20 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
     }
-    int rc = write_outputs(c, rt, rows, argc, argv), failed = 0;
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&c->o, rows, &v); /* the summary's verdict: the same call */
+    int rc = write_outputs(c, rt, rows, argc, argv);
     oq_atomic_keep_outputs(); /* the set whole, or removed by drop_outputs */
-    size_t tested = count_tested(c, rows, &failed);
     oq_bench_rows_free(rows);
     if (rc) return rc;
-    if (failed) return OQ_EXIT_FAIL;
-    if (!tested) {
-        int compare = c->o.model_path ? c->o.expected_path != NULL : c->o.reference;
-        fprintf(stderr, "ortqual bench: no variant under test ran%s (every ONNX Runtime row skipped, unsupported "
-                        "or oom, or only the reference); %s\n",
-                compare ? " and was compared" : "", c->allow_skip ? "accepted by --allow-skip" : "--allow-skip accepts that");
-        return c->allow_skip ? OQ_EXIT_OK : OQ_EXIT_FAIL;
+    if (v.exit_status || strcmp(v.verdict, "passed")) {
+        char said[1024];
+        fprintf(stderr, "ortqual bench: %s: %s%s\n", v.verdict, oq_cli_terms(v.reason, said, sizeof said),
+                strcmp(v.verdict, "untested") ? ""
+                : c->allow_skip                ? "; accepted by --allow-skip"
+                                               : "; --allow-skip accepts that");
     }
-    return OQ_EXIT_OK;
+    return v.exit_status;
 }
 
 /* Provider options are checked against the EP that takes them: --ep with --model, else the
@@ -934,6 +921,7 @@ int cmd_bench(int argc, char **argv)
                                                     "alone)\n"
                                                   : NULL);
     c->o.ready = ready_to_run;
+    c->o.allow_skip = c->allow_skip;
     c->o.ready_ctx = c;
     rc = open_cupti(c);
     if (!rc) rc = open_runtime(c, &rt);

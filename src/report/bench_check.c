@@ -119,7 +119,7 @@ static const field profile_fields[] = {{"runs", W_INT, 0, 0},      {"run_ms", W_
 /* A status the page knows: any other word would be counted as neither ok nor failed. */
 static int known_status(const char *s)
 {
-    static const char *const words[] = {"ok", "skipped", "unsupported", "oom", "failed"};
+    static const char *const words[] = {"ok", "skipped", "unsupported", "oom", "failed", "error"};
     for (size_t i = 0; i < N_OF(words); i++)
         if (!strcmp(s, words[i])) return 1;
     return 0;
@@ -157,7 +157,7 @@ static oq_status check_row(const json_t *r, size_t i, const char *name, oq_err *
     const char *status = json_string_value(json_object_get(r, "status"));
     if (!known_status(status)) {
         char what[192];
-        snprintf(what, sizeof what, "want ok, skipped, unsupported, oom or failed, got '%.80s'", status);
+        snprintf(what, sizeof what, "want ok, skipped, unsupported, oom, failed or error, got '%.80s'", status);
         return bad(err, name, at, "status", what);
     }
     /* an ok row was timed: without its median the page showed a dash where its time belongs */

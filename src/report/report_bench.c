@@ -1,13 +1,15 @@
-/* report.html of a bench summary.json (`ortqual bench`). A sweep's verdict is the
- * exit status's: skipped, unsupported and oom rows are expected outcomes of a scaling
- * sweep, a failed row is not, and a sweep in which no ONNX Runtime row ran (and was
- * compared) is not tested (docs/verdicts.md). */
+/* report.html of a bench summary.json (`ortqual bench`). The banner is the summary's verdict,
+ * the one its exit status gave (oq_bench_verdict_of): skipped, unsupported and oom rows are
+ * expected outcomes of a scaling sweep, a failed row is not, a row ONNX Runtime could not run is
+ * a runtime error, and a sweep in which no ONNX Runtime row ran (and was compared) is not
+ * tested (docs/verdicts.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/report-impl.h"
+#include "status/terms-impl.h"
 
 static void cell_num(oq_sb *b, const json_t *v, double scale)
 {
@@ -20,7 +22,7 @@ static void cell_num(oq_sb *b, const json_t *v, double scale)
 static void error_row(oq_sb *b, const json_t *r, const char *st, int cols)
 {
     if (!json_is_string(json_object_get(r, "error"))) return;
-    int failed = !strcmp(st, "failed");
+    int failed = !strcmp(st, "failed") || !strcmp(st, "error");
     oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"%d\" class=\"%s\">", failed ? "failed" : "", cols,
                  failed ? "reason" : "muted");
     oq_sb_esc(b, oq_j_str(r, "error", ""));
@@ -38,7 +40,7 @@ static void rows_table(oq_sb *b, const json_t *results)
     json_array_foreach(results, i, r) {
         const char *st = oq_j_str(r, "status", "?");
         const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
-        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed") ? "failed" : NULL);
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed") || !strcmp(st, "error") ? "failed" : NULL);
         oq_html_td(b, oq_j_str(r, "variant", "?"));
         oq_html_td_status(b, st);
         oq_html_td(b, oq_j_str(r, "shapes", "\xe2\x80\x93"));
@@ -90,7 +92,7 @@ static void model_rows_table(oq_sb *b, const json_t *results)
         const json_t *stats = json_object_get(r, "stats_ms"), *mem = json_object_get(r, "memory");
         char point[512];
         point_text(json_object_get(r, "dims"), point, sizeof point);
-        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed") ? "failed" : NULL);
+        oq_html_row_begin(b, oq_j_str(r, "variant", "?"), !strcmp(st, "failed") || !strcmp(st, "error") ? "failed" : NULL);
         oq_html_td(b, oq_j_str(r, "variant", "?"));
         oq_html_td_status(b, st);
         oq_html_td(b, *point ? point : "\xe2\x80\x93");
@@ -156,38 +158,63 @@ static void options_section(oq_sb *b, const json_t *config)
     oq_sb_puts(b, "</pre>\n</section>\n");
 }
 
+/* A summary before ortqual.bench/2 has no verdict: the rows give it, by the rule of
+ * oq_bench_verdict_of (a --model row is compared only against expected outputs). */
+static const char *derived_verdict(const json_t *s, char *reason, size_t n)
+{
+    int model = !strcmp(oq_j_str(s, "mode", "attention"), "model");
+    const json_t *config = json_object_get(s, "config");
+    int compared = model ? json_is_string(json_object_get(config, "expected"))
+                         : !json_is_false(json_object_get(config, "reference"));
+    long long failed = 0, tested = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(s, "results"), i, r) {
+        const char *st = oq_j_str(r, "status", "?");
+        failed += !strcmp(st, "failed") || !strcmp(st, "error");
+        tested += !strcmp(st, "ok") && strncmp(oq_j_str(r, "variant", "ref"), "ref", 3) &&
+                  (!compared || json_is_number(json_object_get(json_object_get(r, "accuracy"), "max_abs_err")));
+    }
+    snprintf(reason, n, "no variant under test ran%s (every ONNX Runtime row skipped, unsupported or oom, or only "
+             "the reference)", compared ? " and was compared" : "");
+    return failed ? "failed" : tested ? "passed" : "untested";
+}
+
 oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *err)
 {
     oq_status bad = oq_report_bench_check(s, name, err);
     if (bad) return bad;
     const json_t *results = json_object_get(s, "results"), *sys = json_object_get(s, "system");
-    int reference = !json_is_false(json_object_get(json_object_get(s, "config"), "reference"));
-    long long ok = 0, failed = 0, other = 0, tested = 0;
+    long long ok = 0, failed = 0, errors = 0, other = 0;
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r) {
         const char *st = oq_j_str(r, "status", "?");
-        if (!strcmp(st, "ok")) ok++;
-        else if (!strcmp(st, "failed")) failed++;
-        else other++;
-        /* under test (docs/verdicts.md): an ONNX Runtime row that ran, compared when there is a reference */
-        tested += !strcmp(st, "ok") && strncmp(oq_j_str(r, "variant", "ref"), "ref", 3) &&
-                  (!reference || json_is_number(json_object_get(json_object_get(r, "accuracy"), "max_abs_err")));
+        ok += !strcmp(st, "ok");
+        failed += !strcmp(st, "failed");
+        errors += !strcmp(st, "error");
     }
-    const char *verdict = failed ? "failed" : tested ? "passed" : "untested";
+    other = (long long)json_array_size(results) - ok - failed - errors;
+    char derived[256], reason[768], said[64];
+    const char *verdict = json_is_string(json_object_get(s, "verdict"))
+                              ? oq_html_verdict_class(oq_j_str(s, "verdict", "failed"))
+                              : derived_verdict(s, derived, sizeof derived);
+    int accepted = json_is_integer(json_object_get(s, "exit_status")) ? !oq_j_int(s, "exit_status") : 0;
+    snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "verdict_reason", derived),
+             strcmp(verdict, "untested") ? ""
+             : accepted ? oq_terms(" (accepted by opts.allow_skip)", said, sizeof said)
+                        : oq_terms(" (opts.allow_skip accepts that)", said, sizeof said));
     char headline[128], detail[512];
-    snprintf(headline, sizeof headline, "%lld row%s failed", failed, failed == 1 ? "" : "s");
-    snprintf(detail, sizeof detail, "%zu rows: %lld ok, %lld failed, %lld skipped, unsupported or out of memory \xc2\xb7 "
-             "ONNX Runtime %s \xc2\xb7 %s", json_array_size(results), ok, failed, other, oq_j_str(sys, "ort_version", "?"),
+    long long bad_rows = failed ? failed : errors;
+    snprintf(headline, sizeof headline, "%lld row%s %s", bad_rows, bad_rows == 1 ? "" : "s",
+             failed ? "failed" : "could not run");
+    snprintf(detail, sizeof detail, "%zu rows: %lld ok, %lld failed, %lld runtime error%s, %lld skipped, unsupported "
+             "or out of memory \xc2\xb7 ONNX Runtime %s \xc2\xb7 %s", json_array_size(results), ok, failed, errors,
+             errors == 1 ? "" : "s", other, oq_j_str(sys, "ort_version", "?"),
              oq_j_str(s, "end", oq_j_str(s, "created", "?"))); /* "created": before OQ_BENCH_SCHEMA */
     oq_html_begin(b, name, verdict);
-    oq_html_verdict(b, "ortqual bench", verdict, failed ? headline : NULL,
-                    tested || failed ? NULL
-                                     : reference ? "no ONNX Runtime variant ran and was compared (every one skipped, "
-                                                   "unsupported or out of memory, or only the reference)"
-                                                 : "no ONNX Runtime variant ran (every one skipped, unsupported or out "
-                                                   "of memory, or only the reference)",
-                    detail);
+    oq_html_verdict(b, "ortqual bench", verdict, failed + errors ? headline : NULL,
+                    strcmp(verdict, "passed") ? reason : NULL, detail);
     oq_sb_puts(b, "<nav><a href=\"#configurations\">rows</a><a href=\"#plots\">figures</a><a href=\"#options\">sweep</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
     if (!strcmp(oq_j_str(s, "mode", "attention"), "model")) model_rows_table(b, results);

@@ -179,7 +179,7 @@ bench_case b_str 'j["results"][3]["stats_ms"]["p50"] = "0.5"' \
 bench_case b_obj 'j["results"][1]["batch"] = {"n": 1}' 'results\[1\]\.batch: want a whole number, got an object'
 bench_case b_nostatus 'del j["results"][2]["status"]' 'results\[2\]\.status: missing'
 bench_case b_status 'j["results"][0]["status"] = "great"' \
-    "results\\[0\\]\\.status: want ok, skipped, unsupported, oom or failed, got 'great'"
+    "results\\[0\\]\\.status: want ok, skipped, unsupported, oom, failed or error, got 'great'"
 bench_case b_null 'j["results"][1]["stats_ms"]["p50"] = None' \
     'results\[1\]\.stats_ms\.p50: want a number \(the row is ok: it was timed\)'
 bench_case b_mem 'j["results"][0]["memory"]["peak_rss_bytes"] = [1]' \

@@ -117,7 +117,7 @@ grep -q '2026-01-02T03:04:05Z' co/report.html && ok "report of a conformance/1 s
 # 5. bench's summary.json and gate's verdict; an old bench summary ("created") still reads
 expect 0 "" "$Q" bench --variants cpu:attention24:fp32 --seq-lens 32 --num-heads 2 --head-dim 8 --iters 2 \
     --warmup 1 --threads 1 --modes masked --outdir b
-schema_is "bench summary.json" ortqual.bench/1 b/summary.json
+schema_is "bench summary.json" ortqual.bench/2 b/summary.json
 times "bench summary.json" b/summary.json start end
 # --model's summary too; a sweep ends after it starts (both ISO 8601 UTC, so compared as text)
 expect 0 "" "$Q" bench --model m.onnx --dim batch=2 --dim seq=8 --iters 1 --warmup 0 --threads 1 --outdir bm

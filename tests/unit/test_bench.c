@@ -301,9 +301,58 @@ static void test_classify_errors(void **state)
                                        "Could not find an implementation for Attention(24)"),
                      OQ_BENCH_UNSUPPORTED);
     assert_int_equal(oq_bench_classify(OQ_ERR_RUNTIME, "Could not find an implementation"),
-                     OQ_BENCH_FAILED); /* the status decides, not the wording */
+                     OQ_BENCH_ERROR); /* the status decides, not the wording */
     assert_int_equal(oq_bench_classify(OQ_ERR_NOT_FOUND, "no CUDA EP library"), OQ_BENCH_SKIPPED);
-    assert_int_equal(oq_bench_classify(OQ_ERR_RUNTIME, "Invalid input shape"), OQ_BENCH_FAILED);
+    /* ORT refused or could not run it: a runtime error, as validate's (exit 3), not a failure */
+    assert_int_equal(oq_bench_classify(OQ_ERR_RUNTIME, "Invalid input shape"), OQ_BENCH_ERROR);
+    assert_int_equal(oq_bench_classify(OQ_ERR_SHAPE, "output 'y' is [2,3], expected [2,4]"), OQ_BENCH_FAILED);
+    assert_string_equal(oq_bench_status_name(OQ_BENCH_ERROR), "error");
+}
+
+/* One rule gives summary.json's verdict and the exit status: failed before error before
+ * untested; --model without expected outputs and no_reference rows are under test when they ran. */
+static void test_verdict_of(void **state)
+{
+    (void)state;
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    oq_bench_row r[2] = {0};
+    oq_bench_rows rows = {.n = 2, .rows = r};
+    oq_err e = OQ_ERR_INIT;
+    assert_int_equal(oq_bench_variant_parse("cpu:attention24:fp32", &r[0].variant, &e), OQ_OK);
+    assert_int_equal(oq_bench_variant_parse("ref", &r[1].variant, &e), OQ_OK);
+    r[0].status = OQ_BENCH_SKIPPED;
+    r[0].max_abs_err = r[1].max_abs_err = NAN;
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&o, &rows, &v); /* only the reference ran */
+    assert_string_equal(v.verdict, "untested");
+    assert_int_equal(v.exit_status, 1);
+    o.allow_skip = 1;
+    oq_bench_verdict_of(&o, &rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    assert_int_equal(v.exit_status, 0);
+    r[0].status = OQ_BENCH_OK; /* ran, but not compared: not under test while there is a reference */
+    oq_bench_verdict_of(&o, &rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    o.reference = 0;
+    oq_bench_verdict_of(&o, &rows, &v);
+    assert_string_equal(v.verdict, "passed");
+    assert_int_equal(v.tested, 1);
+    o.model_path = "m.onnx"; /* --model without expected outputs: ran is under test */
+    o.reference = 1;
+    oq_bench_verdict_of(&o, &rows, &v);
+    assert_string_equal(v.verdict, "passed");
+    assert_non_null(strstr(v.reason, "no expected outputs"));
+    r[1].status = OQ_BENCH_ERROR;
+    snprintf(r[1].error, sizeof r[1].error, "refused by ONNX Runtime [x]");
+    oq_bench_verdict_of(&o, &rows, &v);
+    assert_string_equal(v.verdict, "error");
+    assert_int_equal(v.exit_status, 3);
+    assert_non_null(strstr(v.reason, "refused by ONNX Runtime [x]"));
+    r[0].status = OQ_BENCH_FAILED;
+    oq_bench_verdict_of(&o, &rows, &v);
+    assert_string_equal(v.verdict, "failed");
+    assert_int_equal(v.exit_status, 1);
 }
 
 /* A sweep row that ran is judged on its accuracy: over tolerance, NaN, Inf or nonzero padding
@@ -386,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_nvml_answers_or_says_why),
         cmocka_unit_test(test_io_binding_names),
         cmocka_unit_test(test_classify_errors),
+        cmocka_unit_test(test_verdict_of),
         cmocka_unit_test(test_judge_accuracy),
         cmocka_unit_test(test_balanced_batch_of_one_is_padded),
     };

@@ -1,0 +1,70 @@
+/* A sweep's verdict: the one rule that both summary.json and the tool's exit status follow
+ * (docs/verdicts.md), so that a page or a later CI stage reads it instead of working it out
+ * again from the rows. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ortqual/bench.h"
+
+/* What a row under test is compared with: the float64 reference, or model_path's expected
+ * outputs; neither (no_reference, a model without them): it is under test when it ran. */
+static int rows_compared(const oq_bench_opts *o)
+{
+    return o->model_path ? o->expected_path != NULL : o->reference;
+}
+
+/* The first row of a status, for the reason line ("cpu:model:fp32: refused by ..."). */
+static const oq_bench_row *first_of(const oq_bench_rows *rows, oq_bench_status st, size_t *count)
+{
+    const oq_bench_row *first = NULL;
+    *count = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        if (rows->rows[i].status != st) continue;
+        if (!first) first = &rows->rows[i];
+        (*count)++;
+    }
+    return first;
+}
+
+static void set(oq_bench_verdict *v, const char *verdict, int exit_status)
+{
+    v->verdict = verdict;
+    v->exit_status = exit_status;
+}
+
+void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_bench_verdict *out)
+{
+    if (!out) return; /* nowhere to say it: as free(NULL) */
+    memset(out, 0, sizeof *out);
+    set(out, "error", 3);
+    if (!o || !rows) {
+        snprintf(out->reason, sizeof out->reason, "oq_bench_verdict_of: no options or rows");
+        return;
+    }
+    out->compared = rows_compared(o);
+    for (size_t i = 0; i < rows->n; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        out->tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK &&
+                       (!out->compared || !isnan(r->max_abs_err));
+    }
+    size_t failed, errors;
+    const oq_bench_row *f = first_of(rows, OQ_BENCH_FAILED, &failed), *e = first_of(rows, OQ_BENCH_ERROR, &errors);
+    if (f || e) {
+        if (f) set(out, "failed", 1);
+        snprintf(out->reason, sizeof out->reason, "%zu row%s %s (the first, %s: %.300s)", f ? failed : errors,
+                 (f ? failed : errors) == 1 ? "" : "s", f ? "failed" : "could not run", (f ? f : e)->variant.name,
+                 (f ? f : e)->error);
+    } else if (!out->tested) {
+        set(out, "untested", o->allow_skip ? 0 : 1);
+        snprintf(out->reason, sizeof out->reason, "no variant under test ran%s (every ONNX Runtime row skipped, "
+                 "unsupported or oom, or only the reference)", out->compared ? " and was compared" : "");
+    } else {
+        set(out, "passed", 0);
+        snprintf(out->reason, sizeof out->reason, "%zu ONNX Runtime row%s ran%s", out->tested,
+                 out->tested == 1 ? "" : "s",
+                 out->compared ? (out->tested == 1 ? " and was compared" : " and were compared")
+                 : o->model_path ? " (timed; no expected outputs, so no output was compared)"
+                                 : " (timed; no reference, so no output was compared)");
+    }
+}
