@@ -13,42 +13,7 @@ Q="$ORTQUAL"
 
 # opset IN OUT N: IN with its ai.onnx opset_import set to N (nothing else changed), as an exporter
 # of that opset would declare it
-opset() {
-    $PY - "$@" <<'EOF'
-import sys
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]; i += 1; r |= (c & 0x7f) << s; s += 7
-        if c < 0x80: return r, i
-def put(n):
-    o = bytearray()
-    while True:
-        c = n & 0x7f; n >>= 7
-        o.append(c | 0x80 if n else c)
-        if not n: return bytes(o)
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        k, i = varint(b, i); f, t = k >> 3, k & 7
-        if t == 0: v, i = varint(b, i)
-        elif t == 2: n, i = varint(b, i); v = b[i:i + n]; i += n
-        elif t in (1, 5): n = 8 if t == 1 else 4; v = b[i:i + n]; i += n
-        else: raise SystemExit("wire type %d" % t)
-        out.append((f, t, v))
-    return out
-def join(fs):
-    return b"".join(put(f << 3 | t) + (put(v) if t == 0 else put(len(v)) + v if t == 2 else v) for f, t, v in fs)
-out = []
-for f, t, v in fields(open(sys.argv[1], "rb").read()):
-    if f == 8:  # ModelProto.opset_import: the default domain's version
-        sub = fields(v)
-        if not [x for x in sub if x[0] == 1 and x[2]]:
-            v = join([x for x in sub if x[0] != 2] + [(2, 0, int(sys.argv[3]))])
-    out.append((f, t, v))
-open(sys.argv[2], "wb").write(join(out))
-EOF
-}
+opset() { $PY "$OQ_SOURCE_DIR/tests/e2e/lib/set_opset.py" "$@" || fail "set_opset.py $*"; }
 
 # 1. --flash on an opset-25 export keeps 25 (ORT 1.29 runs up to 26); --opset 25 is a choice too;
 #    above ORT's newest, refused naming it

@@ -1,5 +1,5 @@
 """The protobuf wire format's varints, for the e2e scripts that rewrite ONNX files with python3
-alone (strip_denotations.py, unknown_dims.py, inits_as_inputs.py, pad_polarity.py): varints, a message's fields,
+alone (strip_denotations.py, unknown_dims.py, inits_as_inputs.py, pad_polarity.py, set_opset.py): varints, a message's fields,
 a length-delimited field."""
 
 
