@@ -89,6 +89,16 @@ static oq_status check_seq_axes(const oq_validate_opts *o, oq_err *err)
     return st;
 }
 
+/* A polarity chosen says how to read a mask, no_mask that there is none: both fields named, as
+ * the tool names both options (the model's signature said "no input is the mask" of a model
+ * with one). */
+static oq_status check_no_mask(const oq_validate_opts *o, oq_err *err)
+{
+    if (!o->mask_polarity_given || !o->no_mask) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity and no_mask contradict: mask_polarity says how to read "
+                      "the mask, no_mask says there is none; give one");
+}
+
 oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
 {
     if (o->n_configs && !o->configs)
@@ -106,5 +116,6 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
     if (!st) st = check_seq_axes(o, err);
     if (!st) st = names("required", o->required, o->n_required, err);
     if (!st) st = names("expect_kernel", o->expect_kernel, o->n_expect_kernel, err);
+    if (!st) st = check_no_mask(o, err);
     return st;
 }

@@ -1086,16 +1086,6 @@ static oq_status check_expected(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
-/* A polarity chosen says how to read a mask, no_mask that there is none: both fields named, as
- * the tool names both options (the model's signature said "no input is the mask" of a model
- * with one). */
-static oq_status check_no_mask(const oq_validate_opts *o, oq_err *err)
-{
-    if (!o->mask_polarity_given || !o->no_mask) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity and no_mask contradict: mask_polarity says how to read "
-                      "the mask, no_mask says there is none; give one");
-}
-
 /* ortqual's C encoder reads its mask with 1 = valid: it cannot judge a model that reads it the
  * other way, whether the caller said so (before anything is read) or the model's contract did
  * (`why`: where the polarity came from). */
@@ -1400,7 +1390,6 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_requirements(o, err);
     if (!st) st = check_expected(o, err);
     if (!st) st = check_representations(o, err);
-    if (!st) st = check_no_mask(o, err);
     if (!st) st = encoder_polarity(o, o->mask_polarity, "", err);
     if (!st) st = oq_validate_self_comparison(o, NULL, err);
     if (!st) st = check_required(o, err);
