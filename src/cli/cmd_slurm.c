@@ -28,7 +28,8 @@ static const char head[] =
 "The command's verdict options go to the merge job, whose verdict is the matrix's: --junit FILE\n"
 "is written by the merge only (never by a shard), --allow-skip and --no-plots are the merge's too.\n"
 "SIGINT, SIGTERM and SIGHUP during the prepare step are passed on to it: it removes what it\n"
-"wrote, and slurm exits 128 + the signal, nothing submitted.\n";
+"wrote, and slurm exits 128 + the signal, nothing submitted; a second signal ends it at once\n"
+"(the step killed, its files left as after SIGKILL, nothing submitted).\n";
 
 static const char foot[] =
 "\n"
