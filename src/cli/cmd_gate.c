@@ -275,11 +275,14 @@ int cmd_gate(int argc, char **argv)
                     "allow skips whose reason matches this POSIX extended\n"
                     "regular expression (searched, not anchored). pytest's reason\n"
                     "is the text after \"SKIPPED [N] \" (e.g. \"test_x.py:12: needs\n"
-                    "CUDA\"); cmocka's and GoogleTest's the test name; ctest's\n"
+                    "CUDA\"); cmocka's and GoogleTest's the test name (GoogleTest's\n"
+                    "disabled tests: \"YOU HAVE N DISABLED TESTS\"); ctest's\n"
                     "\"name (Skipped)\" or \"name (Disabled)\"; cargo's and\n"
                     "unittest -v's \"name: why\".\n"
                     "Repeated: each is compiled and matched on its own, any\n"
-                    "of them allows a skip. Default: no skip is allowed."),
+                    "of them allows a skip. One that matches the empty string\n"
+                    "('CUDA|') is refused: it would allow every skip; '.' does\n"
+                    "that on purpose. Default: no skip is allowed."),
         OQ_OPT_LIST("require-dispatch", "KERNEL|NODE=KERNEL", &disp,
                     "every SdpaKernel= routing line ORT prints must name an\n"
                     "allowed kernel (all lines, not the first), and at least one\n"

@@ -113,6 +113,17 @@ static oq_status allow_compile(allow_set *a, const char *const *pat, size_t n, o
             allow_free(a);
             return st;
         }
+        /* A search that finds "" finds it in every reason: 'CUDA|' (a stray '|') allows all. */
+        if (regexec(&a->re[a->n], "", 0, NULL, 0) == 0) {
+            oq_status st = oq_err_set(err, OQ_ERR_INVALID_ARG,
+                                      "allow_skip '%s' matches the empty string, so it would allow "
+                                      "every skip (an empty alternative, or the whole pattern under "
+                                      "'*' or '?'); to allow every skip on purpose, give '.'",
+                                      pat[a->n]);
+            a->n++; /* compiled: freed with the rest */
+            allow_free(a);
+            return st;
+        }
     }
     return OQ_OK;
 }

@@ -564,7 +564,15 @@ static int cmocka_count(const char *line, const char *tag, oq_runner r, int64_t 
     return e && !strcmp(e, " test(s), listed below:");
 }
 
-/* Lines that belong to the last summary: cmocka's and ctest's lists. */
+/* GoogleTest's "  YOU HAVE 3 DISABLED TESTS" ("1 DISABLED TEST") after its summary: tests it
+ * did not run, skips as ctest's "(Disabled)" are, or a DISABLED_ prefix hides a test as green. */
+static int gtest_disabled(const char *line, int64_t *v)
+{
+    const char *p = starts_with(line, "YOU HAVE ") ? number(line + 9, v) : NULL;
+    return p && *v > 0 && !strcmp(p, *v == 1 ? " DISABLED TEST" : " DISABLED TESTS");
+}
+
+/* Lines that belong to the last summary: cmocka's, GoogleTest's and ctest's lists. */
 static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
 {
     oq_test_summary *t = &s->last;
@@ -584,6 +592,10 @@ static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
             t->skipped = v;
             s->cmocka_skip_list = (size_t)v;
             return OQ_OK;
+        }
+        if (t->runner == OQ_RUNNER_GTEST && gtest_disabled(skip_blanks(line), &v)) {
+            t->skipped = t->skipped > INT64_MAX - v ? INT64_MAX : t->skipped + v;
+            return add_reason(&t->skips, &t->n_skips, skip_blanks(line), v, err);
         }
     }
     if (t->runner == OQ_RUNNER_CTEST) {

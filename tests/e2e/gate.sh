@@ -194,6 +194,10 @@ gate 3 -- ortqual-no-such-command && expect "ortqual-no-such-command: command no
 gate 3 --verdict "$W/v.json" -- "$W/bin/../bin/nope" && [ "$(json "v['verdict']")" = error ] ||
     fail "no error verdict for a missing command"
 gate 2 --frobnicate -- true && expect "option '--frobnicate' is unknown"
+gate 2 --allow-skip 'CUDA|' -- true && expect "--allow-skip 'CUDA|' matches the empty string, so it would allow every skip"
+printf '[  PASSED  ] 1 test.\n\n  YOU HAVE 3 DISABLED TESTS\n' >"$W/gtest_disabled.log"
+gate 1 -- cat "$W/gtest_disabled.log" && expect "skipped (no --allow-skip given): [3] YOU HAVE 3 DISABLED TESTS"
+gate 0 --allow-skip '^YOU HAVE [0-9]+ DISABLED' -- cat "$W/gtest_disabled.log"
 gate 2 && expect "no command given"
 gate 2 --allow-skip '(' -- true && expect "--allow-skip '('"
 gate 2 --require-dispatch flashy -- true && expect "'flashy' is not a kernel"
@@ -361,7 +365,7 @@ EOF
         expect "test_mixed.py:3: needs bf16"
     gate 1 --allow-skip 'needs CUDA' -- $PYT "$T/test_mixed.py" && expect "skip not allowed by --allow-skip"
     gate 0 --allow-skip 'needs bf16$' -- $PYT "$T/test_mixed.py" && expect "pytest summary"
-    gate 1 --allow-skip '.*' -- $PY -m pytest -p no:cacheprovider "$T/test_mixed.py" &&
+    gate 1 --allow-skip '.' -- $PY -m pytest -p no:cacheprovider "$T/test_mixed.py" &&
         expect "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints one)"
     gate 0 -- $PYT "$T/test_ok.py" && expect "2 passed, 0 failed"
     cp "$T/test_ok.py" "$W/caller/test_rel.py" # a relative test path is named in a note

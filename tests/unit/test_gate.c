@@ -212,6 +212,18 @@ static void other_runners(void **state)
 
     assert_counts("[==========] 1 test from 1 test suite ran. (0 ms total)\n[  PASSED  ] 1 test.\n",
                   (expect_counts){OQ_RUNNER_GTEST, 1, 0, 0, 0, 0, 0, 0, 0});
+    /* QA hostile2 #3: GoogleTest's DISABLED_ tests are skips (ctest's "(Disabled)" are) */
+    s = scan("[  PASSED  ] 1 test.\n\n  YOU HAVE 3 DISABLED TESTS\n\n");
+    t = oq_summary_scanner_last(s);
+    assert_int_equal(t->skipped, 3);
+    assert_int_equal(t->n_skips, 1);
+    assert_string_equal(t->skips[0].text, "YOU HAVE 3 DISABLED TESTS");
+    assert_int_equal(t->skips[0].count, 3);
+    oq_summary_scanner_free(s);
+    assert_counts("[  PASSED  ] 1 test.\n  YOU HAVE 1 DISABLED TEST\n",
+                  (expect_counts){OQ_RUNNER_GTEST, 1, 0, 1, 0, 0, 0, 0, 0});
+    assert_counts("[  PASSED  ] 1 test.\n  YOU HAVE 0 DISABLED TESTS\n",
+                  (expect_counts){OQ_RUNNER_GTEST, 1, 0, 0, 0, 0, 0, 0, 0});
     s = scan("[  PASSED  ] 2 tests.\n[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] S.A\n"
              "[  FAILED  ] 3 tests, listed below:\n[  FAILED  ] S.T\n");
     t = oq_summary_scanner_last(s);
@@ -349,7 +361,7 @@ static void rules(void **state)
 {
     (void)state;
     assert_verdict("==== 3 passed in 0.1s ====\n", 0, NULL, OQ_GATE_PASS, NULL);
-    assert_verdict("==== 3 skipped in 0.1s ====\n", 0, ".*", OQ_GATE_FAIL,
+    assert_verdict("==== 3 skipped in 0.1s ====\n", 0, ".", OQ_GATE_FAIL,
                    "zero tests passed (pytest summary at line 1: ==== 3 skipped in 0.1s ====)");
     assert_verdict("==== no tests ran in 0.0s ====\n", 5, NULL, OQ_GATE_FAIL,
                    "exit status 5: no tests collected (pytest's exit status 5 means no tests were "
@@ -386,13 +398,17 @@ static void rules(void **state)
                    "the last summary does not undo it");
     assert_verdict("No tests were found!!!\n", 0, NULL, OQ_GATE_FAIL,
                    "zero tests passed (ctest summary at line 1: No tests were found!!!)");
+    /* GoogleTest's disabled tests need an --allow-skip as ctest's do (QA hostile2 #3: passed) */
+    assert_verdict("[  PASSED  ] 1 test.\n\n  YOU HAVE 3 DISABLED TESTS\n", 0, NULL, OQ_GATE_FAIL,
+                   "skipped (no opts.allow_skip given): [3] YOU HAVE 3 DISABLED TESTS");
+    assert_verdict("[  PASSED  ] 1 test.\n\n  YOU HAVE 3 DISABLED TESTS\n", 0, "DISABLED", OQ_GATE_PASS, NULL);
     /* even when its skips are allowed: a run of skips alone fails as the last summary would */
     assert_verdict("SKIPPED [3] g.py:1: needs CUDA\n=== 3 skipped in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0,
                    "needs CUDA", OQ_GATE_FAIL,
                    "an earlier run ran no tests (pytest summary at line 2: === 3 skipped in 0.1s ===); "
                    "the last summary does not undo it");
     /* nor an earlier run's skips: judged by the last summary's rules */
-    assert_verdict("gpu: 0 passed, 0 failed, 3 skipped\nunit: 2 passed, 0 failed\n", 0, ".*", OQ_GATE_FAIL,
+    assert_verdict("gpu: 0 passed, 0 failed, 3 skipped\nunit: 2 passed, 0 failed\n", 0, ".", OQ_GATE_FAIL,
                    "an earlier run ran no tests (plain summary at line 1: gpu: 0 passed, 0 failed, 3 skipped); "
                    "the last summary does not undo it");
     const char *earlier_skip = "SKIPPED [1] g.py:1: needs CUDA\n=== 1 passed, 1 skipped in 0.1s ===\n"
@@ -404,7 +420,7 @@ static void rules(void **state)
                    "in an earlier run (pytest summary at line 2: === 1 passed, 1 skipped in 0.1s ===): "
                    "skip not allowed by opts.allow_skip: [1] g.py:1: needs CUDA");
     assert_verdict(earlier_skip, 0, "needs CUDA$", OQ_GATE_PASS, NULL);
-    assert_verdict("=== 1 passed, 2 skipped in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0, ".*", OQ_GATE_FAIL,
+    assert_verdict("=== 1 passed, 2 skipped in 0.1s ===\n=== 2 passed in 0.1s ===\n", 0, ".", OQ_GATE_FAIL,
                    "in an earlier run (pytest summary at line 1: === 1 passed, 2 skipped in 0.1s ===): "
                    "2 of 2 skips have no visible reason (for pytest add -rs so each skip prints one); a skip "
                    "without a reason is never allowed");
@@ -421,8 +437,8 @@ static void rules(void **state)
     assert_verdict(skip_log, 0, "needs CUDA$", OQ_GATE_PASS, NULL);
     assert_verdict(skip_log, 0, "needs bf16", OQ_GATE_FAIL,
                    "skip not allowed by opts.allow_skip: [1] test_x.py:12: needs CUDA");
-    /* a skip count without reasons (pytest without -rs) is never allowed, even by ".*" */
-    assert_verdict("==== 2 passed, 1 skipped in 0.1s ====\n", 0, ".*", OQ_GATE_FAIL,
+    /* a skip count without reasons (pytest without -rs) is never allowed, even by "." */
+    assert_verdict("==== 2 passed, 1 skipped in 0.1s ====\n", 0, ".", OQ_GATE_FAIL,
                    "1 of 1 skips have no visible reason (for pytest add -rs so each skip prints "
                    "one); a skip without a reason is never allowed");
 
@@ -450,7 +466,7 @@ static void rules(void **state)
          "reason is never allowed"},
     };
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
-        assert_verdict(hints[i].log, 0, ".*", OQ_GATE_FAIL, hints[i].reason);
+        assert_verdict(hints[i].log, 0, ".", OQ_GATE_FAIL, hints[i].reason);
     /* ortqual conformance's own log: a reason for each skip and unsupported test, so its run of
      * the shipped set (every *_expanded test skipped) can pass a gate that allows those reasons */
     static const char conf_log[] = "PASS test_attention_3d: max_abs=0\n"
@@ -460,7 +476,7 @@ static void rules(void **state)
     assert_verdict(conf_log, 0, "not applicable|no kernel", OQ_GATE_PASS, NULL);
     assert_verdict(conf_log, 0, "not applicable", OQ_GATE_FAIL,
                    "skip not allowed by opts.allow_skip: [1] test_attention_4d: ORT has no kernel for it");
-    assert_verdict("SKIP a: why\nSKIP b: why\n1 passed, 0 failed, 3 skipped\n", 0, ".*", OQ_GATE_FAIL,
+    assert_verdict("SKIP a: why\nSKIP b: why\n1 passed, 0 failed, 3 skipped\n", 0, ".", OQ_GATE_FAIL,
                    "1 of 3 skips have no visible reason (a plain summary prints none: a \"SKIP name: "
                    "reason\" line before it for each skip, as ortqual conformance prints, gives one); a "
                    "skip without a reason is never allowed");
@@ -469,7 +485,7 @@ static void rules(void **state)
     oq_test_summary ctest = {.runner = OQ_RUNNER_CTEST, .passed = 1, .skipped = 1, .text = "x"};
     oq_gate_outcome with_ctest = {.summary = &ctest};
     oq_gate_judgement jc;
-    assert_int_equal(oq_gate_judge(&with_ctest, (const char *[]){".*"}, 1, NULL, &jc, NULL), OQ_OK);
+    assert_int_equal(oq_gate_judge(&with_ctest, (const char *[]){"."}, 1, NULL, &jc, NULL), OQ_OK);
     assert_string_equal(jc.reasons[0], "1 of 1 skips have no visible reason (ctest names each skipped "
                                        "test after \"The following tests did not run:\": keep that "
                                        "list in the log); a skip without a reason is never allowed");
@@ -542,7 +558,7 @@ static void ortqual_verdict_line(void **state)
                    "an earlier run failed (ortqual summary at line 1: verdict: FAILED (0 passed, 1 failed, 0 skipped)); "
                    "the last summary does not undo it");
     /* its skips have no reason the gate reads */
-    assert_verdict("verdict: PASSED (1 passed, 0 failed, 1 skipped)\n", 0, ".*", OQ_GATE_FAIL,
+    assert_verdict("verdict: PASSED (1 passed, 0 failed, 1 skipped)\n", 0, ".", OQ_GATE_FAIL,
                    "1 of 1 skips have no visible reason (ortqual's verdict line names no reason per skipped "
                    "configuration: leave out the configurations that cannot run here); a skip without a reason is "
                    "never allowed");
@@ -572,6 +588,12 @@ static void allow_skip_each_alone(void **state)
     assert_int_equal(oq_gate_judge(&o, both, 2, NULL, &j, &err), OQ_OK);
     assert_int_equal(j.verdict, OQ_GATE_PASS);
     oq_gate_judgement_clear(&j);
+    /* QA hostile2 #4: a stray '|' ("CUDA|") matches "" and so every reason: refused, as ".*" is */
+    const char *empty_branch[][1] = {{"CUDA|"}, {"(CUDA|)"}, {".*"}, {"x?"}};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(oq_gate_judge(&o, empty_branch[i], 1, NULL, &j, &err), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "matches the empty string, so it would allow every skip"));
+    }
     const char *hole[] = {"bf16", NULL};
     assert_int_equal(oq_gate_judge(&o, hole, 2, NULL, &j, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "oq_gate_judge: allow_skip[1] is NULL");
