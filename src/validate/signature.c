@@ -180,6 +180,8 @@ static oq_status mask_input_ok(const oq_io_info *io, const char *path, const cha
 static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq_signature *sig, oq_err *err)
 {
     sig->polarity = o->mask_polarity;
+    sig->polarity_fixed = o->kind != OQ_MODEL_USER;
+    for (size_t k = 0; k < o->n_configs; k++) sig->polarity_fixed |= o->configs[k].repr == OQ_REPR_ENCODER;
     if (o->mask_polarity != OQ_MASK_POLARITY_KEEP && o->mask_polarity != OQ_MASK_POLARITY_PAD)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
     if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !o->mask_polarity_given) return OQ_OK;
@@ -426,7 +428,8 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         in->seq = m->shape[1];
         in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
         if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        oq_status st = oq_mask_check_polarity(m, NULL, sig->polarity, in->lengths, err);
+        oq_status st = sig->polarity_fixed ? oq_mask_check(m, NULL, in->lengths, err) /* its advice: 1 - mask */
+                                           : oq_mask_check_polarity(m, NULL, sig->polarity, in->lengths, err);
         if (st == OQ_ERR_MASK && sig->mask_why && err &&
             (sig->mask_why == NAME_ONLY || strstr(err->msg, "is not 0 or 1")))
             return guessed_mask_error(sig, path, m->name, err);

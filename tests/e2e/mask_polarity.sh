@@ -22,6 +22,17 @@ valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches']
 # 1. read with 1 = valid (the default), the padding mask is left padding: refused, naming the option
 expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --outdir keep "${V[@]}"
+# 1b. ortqual's own model (and its C encoder) read 1 = valid alone: the advice is 1 - mask, never
+#     the option the same run refuses (QA mlpf2 #4)
+$PY - <<'PY' || fail "making the left-padded encoder inputs"
+import numpy as np
+m = np.zeros((2, 8), np.float32); m[0, :5] = 1; m[1, :3] = 1
+x = np.random.default_rng(0).standard_normal((2, 8, 8)).astype(np.float32)
+np.savez("enc_pad.npz", features=x, mask=1 - m)
+PY
+out=$("$Q" validate --inputs enc_pad.npz --configs ref:encoder:fp64,cpu:attention24:fp32 --no-cache --no-plots --outdir own 2>&1)
+[ $? -eq 2 ] && grep -q "so save 1 - mask)$" <<<"$out" && ! grep -q -- "--mask-polarity" <<<"$out" &&
+    ok "ortqual's model: the advice is 1 - mask alone" || bad "ortqual's model, left-padded mask: $out"
 # 2. read with 1 = padding: the fixture's valid elements, its padding judged
 expect 0 "verdict: PASSED" "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity pad --outdir pad "${V[@]}"
 expect 0 "verdict: PASSED" "$Q" validate --model "$F/tx_encoder_op18.onnx" --inputs "$F/io.npz" --outdir orig "${V[@]}"
