@@ -226,6 +226,7 @@ oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_wei
     sig->mask = sig->features = -1;
     const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
     sig->label = path;
+    sig->own = o->kind != OQ_MODEL_USER;
     sig->seq_axes = o->seq_axes;
     sig->n_seq_axes = o->n_seq_axes;
     oq_status st = OQ_OK;
@@ -304,6 +305,18 @@ static int unless_in(const char *where, const char *path)
     size_t n = strlen(where), p = strlen(path);
     int same = n > p + 4 && !strcmp(where + n - p, path) && !strncmp(where + n - p - 4, " of ", 4);
     return (int)(same ? n - p - 4 : n);
+}
+
+/* ortqual's own model takes the features width it was exported with: inputs of another width
+ * want the option that builds it so, not a model the user never chose. */
+static oq_status own_width_hint(const oq_io_info *io, const oq_tensor *t, oq_err *err)
+{
+    int64_t built = io->rank == 3 ? declared_size(io->dims[2]) : -1;
+    if (!err || built < 0 || t->ndim != 3 || t->shape[2] == built) return OQ_ERR_SHAPE;
+    char was[sizeof err->msg];
+    snprintf(was, sizeof was, "%s", err->msg);
+    return oq_err_set(err, OQ_ERR_SHAPE, "%s; ortqual's model is exported with events.num_features %lld: give "
+                      "events.num_features %lld for these inputs", was, (long long)built, (long long)t->shape[2]);
 }
 
 /* `t` against the declaration `io`: type, rank, fixed sizes, and named sizes consistent with
@@ -695,6 +708,7 @@ oq_status oq_signature_take_batch(const oq_signature *sig, oq_npz *z, const char
         snprintf(what, sizeof what, "%s: member '%s'", path, member);
         st = oq_npz_feed_as(in->t[i], (oq_dtype)mi->inputs[i].elem_type, what, err);
         if (!st) st = check_declared(&mi->inputs[i], in->t[i], path, "member", in, err);
+        if (st == OQ_ERR_SHAPE && sig->own && (int)i == sig->features) st = own_width_hint(&mi->inputs[i], in->t[i], err);
         if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
     }
     in->uses = sig->uses;

@@ -209,4 +209,10 @@ one_line 2 "^ortqual replay: --inputs: files 1 and 2 are the same file \(.*/inpu
     --outdir twice3
 for d in twice1 twice2 twice3 twice4; do [ ! -e $d ] && ok "$d not made" || bad "$d made: $(ls -A $d)"; done
 
+# 8. inputs of another width for ortqual's own encoder: the option that builds it so is named
+#    (QA mlpf2 #6: "the model's 'features' is [batch,seq,8]" of a model the user never chose)
+/usr/bin/python3 -c 'import numpy as np; np.savez("w17.npz", features=np.zeros((2, 4, 17), np.float32), mask=np.ones((2, 4), np.float32))' &&
+    one_line 2 "^ortqual validate: w17.npz: member 'features' has shape \[2,4,17\]; .*; ortqual's model is exported with --num-features 8: give --num-features 17 for these inputs$" \
+        $Q validate --inputs w17.npz --configs ref:encoder:fp64,cpu:attention24:fp32 --no-cache --no-plots --outdir w17
+
 report
