@@ -271,16 +271,18 @@ static void worst_events(const oq_compare_result *res, const oq_compare_opts *co
 }
 
 /* " (event ID of SOURCE)" for the element a failure's line names (worst_failing, else worst[0]),
- * or "" where its event is not known. */
-static const char *event_where(const oq_compare_result *res, const oq_worst_events *ev, const char *source, char *buf,
-                               size_t n)
+ * or "" where its event is not known. A batch from SOURCE is the whole file: the element's row
+ * is its index there, named as the input checks name it where the run's id differs. */
+static const char *event_where(const oq_compare_result *res, const oq_compare_opts *co, const oq_worst_events *ev,
+                               const char *source, char *buf, size_t n)
 {
     int failing = res->over_tol > 0;
     int known = failing ? ev->failing_known : (int)(ev->known & 1u);
+    long long id = failing ? ev->failing : ev->worst[0];
+    long long row = known ? (failing ? &res->worst_failing : &res->worst[0])->coord[co->batch_axis] : -1;
     *buf = 0;
-    if (known)
-        snprintf(buf, n, " (event %lld%s%s)", (long long)(failing ? ev->failing : ev->worst[0]), source ? " of " : "",
-                 source ? source : "");
+    if (known && source && id != row) snprintf(buf, n, " (event %lld, index %lld in %s)", id, row, source);
+    else if (known) snprintf(buf, n, " (event %lld%s%s)", id, source ? " of " : "", source ? source : "");
     return buf;
 }
 
@@ -328,7 +330,7 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
                                  oq_compare_vacuous_str(res, line, sizeof line));
             else
                 oq_result_reason(w->r, "batch %lld, output %s", (long long)b->index,
-                                 oq_compare_result_str_at(res, NULL, event_where(res, &ev, pb->source, where, sizeof where),
+                                 oq_compare_result_str_at(res, NULL, event_where(res, &co, &ev, pb->source, where, sizeof where),
                                                           line, sizeof line));
         }
         b->passed &= res->passed;

@@ -37,9 +37,9 @@ one_line 2 "computes 8 heads, .* has 2; give --heads 2" $Q "${V[@]}" --model mh2
 [ ! -e h_default/summary.json ] && ok "refused: no summary" || bad "a refused run left a summary"
 expect 0 "cpu:model:fp32: passed" $Q "${V[@]}" --model mh2.onnx --heads 2 --outdir h_two
 
-# 2. a failing element named by its event id and source file: the reason (console, report.html,
-#    summary.json), the worst records, the JUnit message
-expect 1 "worst \[[0-9]+,[0-9]+,[0-9]+\] \(event [0-9]+ of ev/ev_00[01]\.npz\) got" \
+# 2. a failing element named by its event id, its index in its source file and the file: the
+#    reason (console, report.html, summary.json), the worst records, the JUnit message
+expect 1 "worst \[[0-9]+,[0-9]+,[0-9]+\] \(event [0-9]+, index [0-9]+ in ev/ev_00[01]\.npz\) got" \
     $Q "${V[@]}" --model m2.onnx --outdir wrong --junit wrong/junit.xml
 "$PY" - <<'PY' && ok "event ids in the worst records" || bad "event ids in the worst records"
 import json, re
@@ -57,8 +57,9 @@ for b in c['batches']:
     for o in b['outputs']:
         if not o['passed']:
             check(o['worst'][0], b['index'])
-m = re.search(r'\(event (\d+) of ev/ev_00(\d)\.npz\)', c['reason'])
-assert m and int(m.group(1)) in ids[int(m.group(2))], c['reason']
+# the event as the input checks name it: its id, and its index in the file it came from
+m = re.search(r'\(event (\d+), index (\d+) in ev/ev_00(\d)\.npz\)', c['reason'])
+assert m and ids[int(m.group(3))][int(m.group(2))] == int(m.group(1)), c['reason']
 PY
 grep -qE 'at \[[0-9,]+\] \(event [0-9]+\) \(got' wrong/junit.xml && ok "JUnit names the event" ||
     bad "JUnit names no event: $(grep -m1 -o 'message="[^"]*"' wrong/junit.xml)"
