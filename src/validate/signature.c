@@ -227,6 +227,7 @@ oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_wei
     const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
     sig->label = path;
     sig->own = o->kind != OQ_MODEL_USER;
+    sig->reads_padding = o->kind == OQ_MODEL_SDPA;
     sig->seq_axes = o->seq_axes;
     sig->n_seq_axes = o->n_seq_axes;
     oq_status st = OQ_OK;
@@ -550,7 +551,7 @@ static void event_position(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_
 
 /* The message for element e of t: by event and position where the axes `a` say them (masked),
  * else by element, with `why` the positions could not be told (padding was read as well). */
-static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a, const oq_err *why,
+static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a, const oq_err *why, int all,
                                   const oq_event_ids *ids, const char *path, oq_err *err)
 {
     double v = t->dtype == OQ_DTYPE_FLOAT32 ? ((const float *)t->data)[e]
@@ -562,8 +563,11 @@ static oq_status non_finite_error(const oq_tensor *t, int64_t e, oq_mask_axes a,
         char ev[96];
         event_position(t, a, e, &event, &pos, &within);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': %s position %lld (element %lld of "
-                          "it) is %s: valid positions must be finite", path, t->name,
-                          oq_event_str(ids, event, ev, sizeof ev), (long long)pos, (long long)within, what);
+                          "it) is %s: %s", path, t->name,
+                          oq_event_str(ids, event, ev, sizeof ev), (long long)pos, (long long)within, what,
+                          all ? "every position must be finite, padding too (ortqual's sdpa model reads padded "
+                                "query, key and value rows: a zero weight times NaN is NaN)"
+                              : "valid positions must be finite");
     }
     if (why && *why->msg)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': element %lld is %s: inputs must be finite (padding "
@@ -590,9 +594,9 @@ static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in
         oq_err why = {0};
         int masked = in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why);
         int additive = in->uses && (in->uses[i] & OQ_USE_ADDITIVE);
-        int64_t e = masked ? first_valid_non_finite(t, additive, a, in->lengths)
-                           : first_refused(t, additive, 0, oq_tensor_numel(t));
-        if (e >= 0) return non_finite_error(t, e, a, &why, in->ids, path, err);
+        int64_t e = masked && !sig->reads_padding ? first_valid_non_finite(t, additive, a, in->lengths)
+                                                  : first_refused(t, additive, 0, oq_tensor_numel(t));
+        if (e >= 0) return non_finite_error(t, e, a, &why, sig->reads_padding, in->ids, path, err);
     }
     return OQ_OK;
 }

@@ -469,6 +469,7 @@ typedef struct oq_signature {
     oq_mask_polarity polarity; /* which value of the mask marks a valid element */
     int polarity_fixed;  /* ortqual's models or its C encoder judge the run: they read 1 = valid alone */
     int own;             /* ortqual's exported model: its sizes come from the run's options */
+    int reads_padding;   /* ortqual's sdpa model: it does not sanitize padded Q, K, V (a NaN there reaches the output) */
     const char *label;   /* the model in messages: its path, or "the exported model" */
     size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
     const oq_seq_axis *seq_axes;

@@ -215,4 +215,22 @@ for d in twice1 twice2 twice3 twice4; do [ ! -e $d ] && ok "$d not made" || bad 
     one_line 2 "^ortqual validate: w17.npz: member 'features' has shape \[2,4,17\]; .*; ortqual's model is exported with --num-features 8: give --num-features 17 for these inputs$" \
         $Q validate --inputs w17.npz --configs ref:encoder:fp64,cpu:attention24:fp32 --no-cache --no-plots --outdir w17
 
+# 9. ortqual's sdpa model reads its padded query/key/value rows (docs/export.md): a NaN there is
+#    refused up front, by event and position (QA mlpf2 #5: accepted, then NaN outputs at valid
+#    positions with nothing pointing at it); the same NaN at a padded feature of the encoder is fine
+/usr/bin/python3 - <<'PY' || fail "making the sdpa inputs"
+import numpy as np
+r = np.random.default_rng(3); B, H, L, D = 2, 4, 8, 16
+q = r.standard_normal((B, H, L, D)).astype(np.float32); k = q.copy(); v = r.standard_normal((B, H, L, D)).astype(np.float32)
+m = np.zeros((B, L), np.float32); m[0, :5] = 1; m[1, :] = 1
+for t in (q, k, v): t[0, :, 5:] = 0
+np.savez("sdpa_ok.npz", query=q, key=k, value=v, mask=m)
+v[0, :, 6, 3] = np.nan
+np.savez("sdpa_nanpad.npz", query=q, key=k, value=v, mask=m)
+PY
+S=(validate --export sdpa --configs ref:sdpa:fp64,cpu:decomposed:fp32 --threads 1 --no-cache --no-plots)
+one_line 2 "^ortqual validate: sdpa_nanpad.npz: input 'value': event 0 position 6 \(element 3 of it\) is NaN: every position must be finite, padding too" \
+    $Q "${S[@]}" --inputs sdpa_nanpad.npz --outdir sdpa_nan
+expect 0 "verdict: PASSED" $Q "${S[@]}" --inputs sdpa_ok.npz --outdir sdpa_ok
+
 report
