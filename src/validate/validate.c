@@ -588,7 +588,7 @@ static oq_status make_plans(run_ctx *c, oq_err *err)
         if (!st) st = model_identity(c, k, err);
         if (st) return st;
     }
-    return OQ_OK;
+    return oq_plans_ep_content(c->o, c->plans, err);
 }
 
 /* The worker's report into `slot`, keeping what only the orchestrator knows: the
@@ -1559,7 +1559,7 @@ static oq_status identify(run_ctx *c, oq_err *err)
                                     err);
     if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
-    st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
+    st = oq_shard_check_identity(o, &c->shard_plan, c->s, desc, c->root, err);
     if (!st) st = oq_shard_runtimes_start(o, &c->shard_plan, c->root, c->ort, err);
     if (!st) st = unstage(c, err);
     if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
