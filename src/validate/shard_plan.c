@@ -217,8 +217,19 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
     if (!st && rename(list, batches) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", list, batches, strerror(errno));
     if (!st) st = oq_sha256_file(batches, p.batches_sha256, err);
+    /* a signal before the plan is published stops it; one after this finds it whole (its rename
+     * is atomic), and the caller says that it stands */
+    if (!st && o->interrupt && *o->interrupt)
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while writing the shards' plan",
+                        sigabbrev_np((int)*o->interrupt) ? sigabbrev_np((int)*o->interrupt) : "?");
     plan_path(o->outdir, path, sizeof path);
     if (!st) st = oq_shard_plan_write(&p, path, err); /* last: its presence says the plan is whole */
+    if (st) { /* no part of a plan left (the caller removes the batches) */
+        unlink(desc);
+        unlink(batches);
+        snprintf(path, sizeof path, "%s/shards", o->outdir);
+        rmdir(path); /* only when empty: nothing else of the folder's goes */
+    }
     free(names);
     return st;
 }

@@ -1896,7 +1896,7 @@ static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary 
     if (!st && interrupted(o)) /* during preparation's later steps (models, identities) */
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while preparing (the batches were written)",
                         sig_abbrev((int)*o->interrupt));
-    if (!st && o->shard.prepare) /* (a signal after this: the CLI's, the plan stands whole) */
+    if (!st && o->shard.prepare) /* (a signal from here: no plan, unless it was published whole) */
         st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
     if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir && interrupted(o)) oq_validate_err_tail(err, ": nothing ran, and what preparation wrote was removed");
