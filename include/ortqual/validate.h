@@ -190,8 +190,9 @@ typedef struct oq_validate_opts {
                                  EP library loaded, reference_ort_lib another library), is refused
                                  up front (OQ_ERR_INVALID_ARG, naming why and where the tool was
                                  looked for), and a worker that cannot be forked later (a thread
-                                 started meanwhile) fails with the same advice: set it to the
-                                 installed tool, or isolate = 0 */
+                                 started meanwhile) stops the run at that worker's start with the
+                                 same advice (OQ_ERR_INVALID_ARG; error.json alone is left): set it
+                                 to the installed tool, or isolate = 0 */
     /* Isolated workers are forked from this process without exec where that is safe (one
      * thread, no execution-provider library loaded here, the same ORT library): this is called
      * first in such a child (may be NULL): the tool installs the crash handler there that its
