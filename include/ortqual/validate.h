@@ -205,7 +205,8 @@ typedef struct oq_validate_opts {
                                       NULL: as ort_lib; "": the default search */
     size_t n_ep_libs;
     const char *const *ep_lib_names, *const *ep_lib_paths;
-    size_t n_ep_options;
+    size_t n_ep_options;           /* each pair list below: both lists, every key (not empty) and
+                                      value given for its count, else refused up front */
     const char *const *ep_option_keys, *const *ep_option_values;
     size_t n_session_configs;      /* ORT session config entries (AddSessionConfigEntry) of every
                                       ORT configuration, e.g. optimization.disable_specified_optimizers */
