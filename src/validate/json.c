@@ -1873,8 +1873,10 @@ static void differing_keys(const char *prefix, const json_t *a, const json_t *b,
 static int ep_libs_difference(const char *name, const json_t *a, const json_t *b, char *buf, size_t n)
 {
     if (strcmp(name, "runtime.ep_libs") || json_array_size(a) != json_array_size(b)) return 0;
-    for (size_t i = 0; i < json_array_size(a); i++)
-        if (!json_equal(json_array_get(json_array_get(a, i), 0), json_array_get(json_array_get(b, i), 0))) return 0;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *name_a = json_array_get(json_array_get(a, i), 0);
+        if (!json_is_string(name_a) || !json_equal(name_a, json_array_get(json_array_get(b, i), 0))) return 0;
+    }
     for (size_t i = 0; i < json_array_size(a); i++) {
         const json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
         char lib[300];
