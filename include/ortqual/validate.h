@@ -190,8 +190,9 @@ typedef struct oq_validate_opts {
                                  EP library loaded, reference_ort_lib another library), is refused
                                  up front (OQ_ERR_INVALID_ARG, naming why and where the tool was
                                  looked for), and a worker that cannot be forked later (a thread
-                                 started meanwhile) fails with the same advice: set it to the
-                                 installed tool, or isolate = 0 */
+                                 started meanwhile) stops the run at that worker's start with the
+                                 same advice (OQ_ERR_INVALID_ARG; error.json alone is left): set it
+                                 to the installed tool, or isolate = 0 */
     /* Isolated workers are forked from this process without exec where that is safe (one
      * thread, no execution-provider library loaded here, the same ORT library): this is called
      * first in such a child (may be NULL): the tool installs the crash handler there that its
@@ -204,7 +205,8 @@ typedef struct oq_validate_opts {
                                       NULL: as ort_lib; "": the default search */
     size_t n_ep_libs;
     const char *const *ep_lib_names, *const *ep_lib_paths;
-    size_t n_ep_options;
+    size_t n_ep_options;           /* each pair list below: both lists, every key (not empty) and
+                                      value given for its count, else refused up front */
     const char *const *ep_option_keys, *const *ep_option_values;
     size_t n_session_configs;      /* ORT session config entries (AddSessionConfigEntry) of every
                                       ORT configuration, e.g. optimization.disable_specified_optimizers */

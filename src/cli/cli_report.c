@@ -572,8 +572,8 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
      * written, or report.html after it): the run's record is whole and is what merge, report and
      * CI read, so its verdict stands, and the exit status is that verdict's; said, not hidden. */
     int caught = oq_cli_signal_caught();
-    int late = caught && !summary->interrupted.signal && !o->shard.prepare;
-    if (!rc && caught && o->shard.prepare) rc = 128 + caught; /* a plan has no verdict to stand */
+    /* likewise a plan the library published whole (one it had not, it removed and refused) */
+    int late = caught && !summary->interrupted.signal;
     if (out->json) {
         /* a failed --junit write is answered by the error object, not by the run's summary */
         if (reports || print_file(cmd, path)) rc = OQ_EXIT_RUNTIME;
@@ -587,8 +587,9 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
                    (int)o->shard.count, oq_cli_shown(o->outdir));
     }
     if (late)
-        fprintf(out->json ? stderr : stdout, "interrupted by SIG%s after the summary was written (verdict stands)\n",
-                sigabbrev_np(caught) ? sigabbrev_np(caught) : "?");
+        fprintf(out->json ? stderr : stdout, "interrupted by SIG%s after %s\n", sigabbrev_np(caught) ? sigabbrev_np(caught) : "?",
+                o->shard.prepare ? "the plan was written (the plan stands)"
+                                 : "the summary was written (verdict stands)");
     oq_validate_summary_free(summary);
     return rc;
 }

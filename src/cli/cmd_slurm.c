@@ -28,8 +28,9 @@ static const char head[] =
 "The command's verdict options go to the merge job, whose verdict is the matrix's: --junit FILE\n"
 "is written by the merge only (never by a shard), --allow-skip and --no-plots are the merge's too.\n"
 "SIGINT, SIGTERM and SIGHUP during the prepare step are passed on to it: it removes what it\n"
-"wrote, and slurm exits 128 + the signal, nothing submitted; a second signal ends it at once\n"
-"(the step killed, its files left as after SIGKILL, nothing submitted).\n";
+"wrote (unless its plan was whole already: then said), and slurm exits 128 + the signal,\n"
+"nothing submitted; a second signal ends it at once (the step killed, its files left as after\n"
+"SIGKILL, nothing submitted).\n";
 
 static const char foot[] =
 "\n"
@@ -166,9 +167,12 @@ static int prepare(const struct slurm_args *a)
     }
     int rc = r.signaled || r.timed_out ? OQ_EXIT_RUNTIME : r.exit_code;
     char how[128];
-    if (caught) {
+    if (caught) { /* a step that ended 0 had published its plan whole before the signal reached it */
+        char stands[4200] = "";
+        if (!rc) snprintf(stands, sizeof stands, ": its plan %s/shards/plan.json stands", oq_cli_shown(j->outdir));
         oq_cli_error_in("slurm", "interrupted by signal %d (%s), passed on to the prepare step (it ended with "
-                        "%s); nothing submitted", caught, strsignal(caught), oq_proc_describe(&r, how, sizeof how));
+                        "%s%s); nothing submitted", caught, strsignal(caught), oq_proc_describe(&r, how, sizeof how),
+                        stands);
         rc = 128 + caught;
     } else if (rc) {
         oq_cli_error_in("slurm", "the prepare step ended with %s; nothing submitted",

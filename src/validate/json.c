@@ -1746,16 +1746,29 @@ static void del_path(json_t *j, const char *key)
     json_object_del(j, hk);
 }
 
-/* The plan's identity: the worker plan without where its files are (model and weights by
- * SHA-256, the batches and the result file left out: the description lists the batches once),
- * and without the ORT library's path: the same build by another path (a link, the search) is the
- * same plan, and another build is refused by content at a shard's start (oq_shard_runtimes_start)
- * and by the merge. */
+/* The EP libraries as [name, {"sha256", "size"}]: by content, as the model is, so that the same
+ * library at another path (another node's copy) is the same plan and a library changed in place
+ * is not. */
+static json_t *ep_contents_json(const oq_validate_plan *p)
+{
+    json_t *v = json_array();
+    for (size_t i = 0; i < p->n_ep_libs; i++)
+        json_array_append_new(v, json_pack("[o, {s:s, s:I}]", oq_json_text(p->ep_lib_names[i]), "sha256",
+                                           p->ep_lib_content[i].sha256, "size", (json_int_t)p->ep_lib_content[i].size));
+    return v;
+}
+
+/* The plan's identity: the worker plan without where its files are (model, weights and EP
+ * libraries by content, the batches and the result file left out: the description lists the
+ * batches once), and without the ORT library's path: the same build by another path (a link, the
+ * search) is the same plan, and another build is refused by content at a shard's start
+ * (oq_shard_runtimes_start) and by the merge. */
 static json_t *identity_json(const oq_validate_plan *p)
 {
     json_t *j = plan_json(p);
     if (!j) return NULL;
     del_path(json_object_get(j, "runtime"), "ort_lib");
+    if (p->ep_lib_content) json_object_set_new(json_object_get(j, "runtime"), "ep_libs", ep_contents_json(p));
     del_path(j, "batches_file"); /* the batches are named by content below */
     json_object_del(j, "n_batches");
     json_object_del(j, "padded_length"); /* the batches' */
@@ -1855,10 +1868,31 @@ static void differing_keys(const char *prefix, const json_t *a, const json_t *b,
     json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) note_difference(prefix, key, NULL, v, buf, n);
 }
 
+/* The EP libraries (runtime.ep_libs) of the same names, each one whose content differs by its
+ * name and SHA-256s ("runtime.ep_libs[cuda] 'c9fe...' vs '01ab...'"); 0 where the names differ. */
+static int ep_libs_difference(const char *name, const json_t *a, const json_t *b, char *buf, size_t n)
+{
+    if (strcmp(name, "runtime.ep_libs") || json_array_size(a) != json_array_size(b)) return 0;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *name_a = json_array_get(json_array_get(a, i), 0);
+        if (!json_is_string(name_a) || !json_equal(name_a, json_array_get(json_array_get(b, i), 0))) return 0;
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+        char lib[300];
+        if (json_equal(x, y)) continue;
+        snprintf(lib, sizeof lib, "%s[%s]", name, json_string_value(json_array_get(x, 0)));
+        note_difference("", lib, json_object_get(json_array_get(x, 1), "sha256"),
+                        json_object_get(json_array_get(y, 1), "sha256"), buf, n);
+    }
+    return 1;
+}
+
 static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b, char *buf, size_t n)
 {
     char name[256];
     snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key);
+    if (ep_libs_difference(name, a, b, buf, n)) return;
     if (json_is_object(a) && json_is_object(b) && !*prefix) {
         differing_keys(name, a, b, buf, n);
         return;

@@ -48,6 +48,26 @@ static oq_status names(const char *field, const char *const *v, size_t n, oq_err
     return st;
 }
 
+/* Key/value lists of one count (provider options, session config entries): a list NULL, a key
+ * NULL or empty, or a value NULL would be read through by the first reader, deep in the run
+ * (the provider options' check named no field, or crashed where no configuration takes them). */
+static oq_status pairs(const char *keys_field, const char *const *keys, const char *values_field,
+                       const char *const *values, const char *count_field, size_t n, oq_err *err)
+{
+    if (n && (!keys || !values))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s is NULL (%s %zu)",
+                          keys ? values_field : keys_field, count_field, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!keys[i] || !*keys[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s[%zu] is %s", keys_field, i,
+                              keys[i] ? "empty" : "NULL");
+        if (!values[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s[%zu] is NULL (key '%s')", values_field,
+                              i, keys[i]);
+    }
+    return OQ_OK;
+}
+
 /* The generated events, as oq_events_create would refuse them: that is only when the batches are
  * drawn, after the folder was made. num_features 0 takes the model's width. */
 static oq_status check_events(const oq_events_opts *e, oq_err *err)
@@ -117,5 +137,11 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
     if (!st) st = names("required", o->required, o->n_required, err);
     if (!st) st = names("expect_kernel", o->expect_kernel, o->n_expect_kernel, err);
     if (!st) st = check_no_mask(o, err);
+    if (!st)
+        st = pairs("ep_option_keys", o->ep_option_keys, "ep_option_values", o->ep_option_values, "n_ep_options",
+                   o->n_ep_options, err);
+    if (!st)
+        st = pairs("session_config_keys", o->session_config_keys, "session_config_values", o->session_config_values,
+                   "n_session_configs", o->n_session_configs, err);
     return st;
 }

@@ -2,6 +2,7 @@
  * before it runs its part (ortqual/shard.h). The JSON of plan.json and started.json is
  * written and read in json.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,16 +94,60 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
     return st;
 }
 
-oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *desc_path,
-                                  const char *root, oq_err *err)
+/* One EP library's size and SHA-256, from one open file. */
+static oq_status file_content(const char *path, oq_file_content *c, oq_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO is not waited on */
+    if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb = {0};
+    oq_status st = fstat(fd, &sb) == 0 ? oq_sha256_fd(fd, path, c->sha256, err)
+                                       : oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    c->size = (int64_t)sb.st_size;
+    close(fd);
+    return st;
+}
+
+oq_status oq_plans_ep_content(const oq_validate_opts *o, oq_validate_plan *plans, oq_err *err)
+{
+    size_t n = o->n_ep_libs;
+    oq_file_content *v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < n; i++) st = file_content(o->ep_lib_paths[i], &v[i], err);
+    for (size_t k = 0; !st && n && k < o->n_configs; k++) { /* hashed once: every plan lists them all */
+        if (!(plans[k].ep_lib_content = malloc(n * sizeof *v))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        else memcpy(plans[k].ep_lib_content, v, n * sizeof *v);
+    }
+    free(v);
+    return st;
+}
+
+/* The EP libraries whose content the difference names, with this shard's paths to them: the
+ * plan holds their bytes only. */
+static void ep_lib_paths_said(const oq_validate_opts *o, const char *diff, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < o->n_ep_libs && used < n; i++) {
+        char key[300];
+        snprintf(key, sizeof key, "runtime.ep_libs[%s]", o->ep_lib_names[i]);
+        if (strstr(diff, key))
+            used += (size_t)snprintf(buf + used, n - used, "; this shard's %s library is %s (not the bytes the "
+                                     "shards were prepared with)", o->ep_lib_names[i], o->ep_lib_paths[i]);
+    }
+}
+
+oq_status oq_shard_check_identity(const oq_validate_opts *o, const oq_shard_plan *plan, const oq_validate_summary *s,
+                                  const char *desc_path, const char *root, oq_err *err)
 {
     if (!strcmp(plan->hash, s->plan_hash)) return OQ_OK;
-    char diff[1024];
+    char diff[1024], libs[1200];
     oq_plan_difference(plan->description_path, desc_path, diff, sizeof diff);
+    ep_lib_paths_said(o, diff, libs, sizeof libs);
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                      "this shard's options make another plan than %s/shards/plan.json (they differ in: %s%s); "
+                      "this shard's options make another plan than %s/shards/plan.json (they differ in: %s%s%s); "
                       "run every shard with the options the shards were prepared with",
-                      root, *diff ? diff : "?", strchr(diff, '\'') ? "; the prepared value first" : "");
+                      root, *diff ? diff : "?", strchr(diff, '\'') ? "; the prepared value first" : "", libs);
 }
 
 /* ---- step 1: the prepared plan ----------------------------------------------------- */
@@ -172,8 +217,19 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
     if (!st && rename(list, batches) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", list, batches, strerror(errno));
     if (!st) st = oq_sha256_file(batches, p.batches_sha256, err);
+    /* a signal before the plan is published stops it; one after this finds it whole (its rename
+     * is atomic), and the caller says that it stands */
+    if (!st && o->interrupt && *o->interrupt)
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while writing the shards' plan",
+                        sigabbrev_np((int)*o->interrupt) ? sigabbrev_np((int)*o->interrupt) : "?");
     plan_path(o->outdir, path, sizeof path);
     if (!st) st = oq_shard_plan_write(&p, path, err); /* last: its presence says the plan is whole */
+    if (st) { /* no part of a plan left (the caller removes the batches) */
+        unlink(desc);
+        unlink(batches);
+        snprintf(path, sizeof path, "%s/shards", o->outdir);
+        rmdir(path); /* only when empty: nothing else of the folder's goes */
+    }
     free(names);
     return st;
 }

@@ -128,21 +128,23 @@ oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err
     return st;
 }
 
-/* Where a fork is not safe the tool is re-executed: without self_exe, say what to set (a
- * thread or an EP library can appear after oq_validate_run's check). */
-static oq_status need_self_exe(const oq_validate_opts *o, oq_err *err)
+/* Where a fork is not safe the tool is re-executed: without self_exe, say why and what to set
+ * (a thread or an EP library can appear after oq_validate_run's check: the caller stops the run). */
+static oq_status need_self_exe(const oq_validate_opts *o, const char *ort_lib, oq_err *err)
 {
     if (o->self_exe) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "the worker cannot be forked here (other threads, an "
-                      "execution-provider library, or another ORT library than this process's) and self_exe "
-                      "is NULL: set self_exe to the ortqual tool (the workers run it), or isolate = 0");
+    const char *why = obstacle_for(o, ort_lib);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "isolated workers cannot be forked from %s, and self_exe is NULL; "
+                      "oq_validate_run's check before anything was written found none (a thread started or an "
+                      "execution-provider library loaded since): set self_exe to the ortqual tool (the workers "
+                      "run it), or isolate = 0", why && *why ? why : "this process (its ORT library does not load)");
 }
 
 oq_status oq_worker_spawn(const oq_validate_opts *o, const char *plan_path, const char *ort_lib,
                           const oq_proc_watch *w, oq_proc_result *res, int *forked, oq_err *err)
 {
     *forked = can_fork(o, ort_lib);
-    if (!*forked && need_self_exe(o, err)) return OQ_ERR_INVALID_ARG;
+    if (!*forked && need_self_exe(o, ort_lib, err)) return OQ_ERR_INVALID_ARG;
     if (*forked) {
         forked_worker f = {o, plan_path};
         return oq_proc_fork_watch(forked_main, &f, o->timeout_s, 4096, 0, w, res, err);
@@ -155,7 +157,7 @@ oq_status oq_worker_spawn_bg(const oq_validate_opts *o, const char *plan_path, c
                              const char *stderr_path, oq_proc_bg *bg, int *forked, oq_err *err)
 {
     *forked = can_fork(o, ort_lib);
-    if (!*forked && need_self_exe(o, err)) return OQ_ERR_INVALID_ARG;
+    if (!*forked && need_self_exe(o, ort_lib, err)) return OQ_ERR_INVALID_ARG;
     forked_worker f = {o, plan_path}; /* the child runs on a copy of this frame */
     char *argv[] = {(char *)o->self_exe, "validate", "--worker", (char *)plan_path, NULL};
     return oq_proc_start_bg(argv, *forked ? forked_main : NULL, &f, stderr_path, bg, err);

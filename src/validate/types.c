@@ -54,6 +54,7 @@ void oq_validate_plan_clear(oq_validate_plan *p)
     size_t k = p->n_ep_libs;
     strv_clear(&p->ep_lib_names, &k);
     strv_clear(&p->ep_lib_paths, &p->n_ep_libs);
+    free(p->ep_lib_content);
     k = p->n_ep_options;
     strv_clear(&p->ep_option_keys, &k);
     strv_clear(&p->ep_option_values, &p->n_ep_options);

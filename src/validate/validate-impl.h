@@ -39,6 +39,12 @@ typedef struct oq_plan_batch {
     int64_t batch_size;        /* its events (0: not known) */
 } oq_plan_batch;
 
+/* A file named by its content, where a plan's identity would otherwise hold its path. */
+typedef struct oq_file_content {
+    int64_t size;
+    char sha256[65];
+} oq_file_content;
+
 /* What one worker runs: one configuration over every batch. The orchestrator fills it and
  * writes it as JSON; the worker reads it back into the same struct. */
 typedef struct oq_validate_plan {
@@ -72,6 +78,8 @@ typedef struct oq_validate_plan {
     char *ort_lib;                   /* NULL: the default search */
     size_t n_ep_libs;
     char **ep_lib_names, **ep_lib_paths;
+    oq_file_content *ep_lib_content; /* each EP library's bytes, as the plan's identity names it
+                                        (the worker loads it by path); NULL: not hashed */
     size_t n_ep_options;
     char **ep_option_keys, **ep_option_values;
     size_t n_session_configs;        /* ORT session config entries */
@@ -612,9 +620,11 @@ struct oq_plan_desc;
 oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *plans, const oq_shard_plan *plan,
                            struct oq_plan_desc *d, oq_validate_summary *s, const char *desc_path, oq_err *err);
 /* A shard's identity (its description in the file `desc_path`) against the prepared one:
- * OQ_ERR_INVALID_ARG naming what differs. */
-oq_status oq_shard_check_identity(const oq_shard_plan *plan, const oq_validate_summary *s, const char *desc_path,
-                                  const char *root, oq_err *err);
+ * OQ_ERR_INVALID_ARG naming what differs (an EP library also by this shard's path to it). */
+oq_status oq_shard_check_identity(const oq_validate_opts *o, const oq_shard_plan *plan, const oq_validate_summary *s,
+                                  const char *desc_path, const char *root, oq_err *err);
+/* Every plan's EP libraries named by content (ep_lib_content), each file hashed once. */
+oq_status oq_plans_ep_content(const oq_validate_opts *o, oq_validate_plan *plans, oq_err *err);
 /* The prepare step's record: outdir/shards/plan.json, the batch list (the file `list`, the
  * sink's, closed) and the description (`desc_path`) moved beside it. */
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,

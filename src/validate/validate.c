@@ -83,6 +83,7 @@ typedef struct run_ctx {
     int overlap;                /* the reference runs beside configuration 1 (reference_overlaps) */
     int replaces_run;           /* not a shard: the folder held an earlier run's result (--force) */
     int left_by_killed;         /* not a shard: ... or the work folder of a run killed there */
+    int fork_refused;           /* a worker could no longer be forked, and no tool runs instead */
     oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
                                    description, each configuration's batch records (read one
                                    record at a time, never held) */
@@ -432,30 +433,37 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
 }
 
 /* Runs the worker of configuration k (child process or in-process) into `r`; `run` records
- * the child, `bw` the batches it reported done. */
-static void run_worker(const run_ctx *c, size_t k, const char *plan_path, const char *result_path,
-                       oq_worker_run *run, batch_watch *bw, oq_config_result *r)
+ * the child, `bw` the batches it reported done. A worker that can no longer be forked and has no
+ * tool to run instead (a thread the caller started after oq_validate_run's check) stops the run:
+ * every later worker would fail alike. */
+static oq_status run_worker(run_ctx *c, size_t k, const char *plan_path, const char *result_path,
+                            oq_worker_run *run, batch_watch *bw, oq_config_result *r, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
     oq_err e = {0};
     *bw = (batch_watch){o, k, 0, c->sp.n_brief};
     if (!o->isolate) {
         if (oq_validate_worker_hooked(plan_path, o->on_batch || o->interrupt ? batch_done : NULL, bw, &e))
-            return failed_result(r, "%s", e.msg);
-        if (oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
-        return;
+            failed_result(r, "%s", e.msg);
+        else if (oq_config_result_read(result_path, r, &e)) failed_result(r, "worker wrote no result");
+        return OQ_OK;
     }
     oq_proc_result pr;
     oq_proc_watch w = {OQ_PROGRESS_PREFIX, batch_line, o->on_worker ? worker_started : NULL, o->interrupt, bw};
-    if (oq_worker_spawn(o, plan_path, c->plans[k].ort_lib, &w, &pr, &run->forked, &e))
-        return failed_result(r, "%s", e.msg);
-    worker_ended(run, &pr, result_path, bw, r);
+    oq_status st = oq_worker_spawn(o, plan_path, c->plans[k].ort_lib, &w, &pr, &run->forked, &e);
+    if (st && !run->forked && !o->self_exe) {
+        c->fork_refused = 1;
+        return oq_err_set(err, st, "%s", e.msg);
+    }
+    if (st) failed_result(r, "%s", e.msg);
+    else worker_ended(run, &pr, result_path, bw, r);
+    return OQ_OK;
 }
 
 /* Reruns a configuration whose dispatch check passed with MATH forced (sdpa_kernel=16): the
  * check must now fail on a node that ran MATH, or it has not been seen to bite. */
-static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_validate_plan *plan,
-                        const char *plan_path, batch_watch *bw)
+static oq_status prove_teeth(run_ctx *c, size_t k, oq_config_result *r, oq_validate_plan *plan,
+                             const char *plan_path, batch_watch *bw, oq_err *err)
 {
     oq_teeth_result *t = &r->teeth;
     plan->dispatch.force_sdpa_kernel = 16;
@@ -470,7 +478,8 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
     progress(c->o, "    %s: proving the dispatch check has teeth (rerun with sdpa_kernel=16, MATH only)",
              r->config.name);
     oq_config_result rerun = {0};
-    run_worker(c, k, plan_path, plan->result, &t->worker, bw, &rerun);
+    oq_status st = run_worker(c, k, plan_path, plan->result, &t->worker, bw, &rerun, err);
+    if (st) return st;
     t->rerun_status = rerun.status;
     if (rerun.dispatch.recorded) oq_dispatch_result_copy(&t->rerun_dispatch, &rerun.dispatch);
     t->proved = rerun.dispatch.n_math_failures > 0;
@@ -481,6 +490,7 @@ static void prove_teeth(const run_ctx *c, size_t k, oq_config_result *r, oq_vali
         const char *why = "prove_teeth: with MATH forced the dispatch check did not fail";
         oq_result_reason(r, "%s", oq_terms(why, said, sizeof said));
     }
+    return OQ_OK;
 }
 
 /* Whether a `required` entry names the configuration `name`, as written or in canonical form
@@ -588,7 +598,7 @@ static oq_status make_plans(run_ctx *c, oq_err *err)
         if (!st) st = model_identity(c, k, err);
         if (st) return st;
     }
-    return OQ_OK;
+    return oq_plans_ep_content(c->o, c->plans, err);
 }
 
 /* The worker's report into `slot`, keeping what only the orchestrator knows: the
@@ -789,7 +799,8 @@ static oq_status config_done(run_ctx *c, size_t k, oq_config_result *r, oq_confi
         r->required = 1;
     }
     if (o->prove_teeth && !r->is_reference && r->dispatch.checked && r->dispatch.passed) {
-        prove_teeth(c, k, r, plan, plan_path, bw);
+        st = prove_teeth(c, k, r, plan, plan_path, bw, err);
+        if (st) return st;
         if (interrupted(o)) return interrupt_config(c, r, plan->result, bw);
     }
     if (k == 0) reference_outcome(r, ref_ok);
@@ -821,8 +832,9 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     progress(o, "[%zu/%zu] %s ...", k + 1, o->n_configs, r->config.name);
     oq_config_result got = {0};
     batch_watch bw;
-    run_worker(c, k, plan_path, c->plans[k].result, &r->worker, &bw, &got);
+    st = run_worker(c, k, plan_path, c->plans[k].result, &r->worker, &bw, &got, err);
     if (stream_fd >= 0) close(stream_fd);
+    if (st) return st;
     return config_done(c, k, r, &got, plan_path, &bw, interrupted(o), ref_ok, err);
 }
 
@@ -885,6 +897,7 @@ static oq_status start_reference(run_ctx *c, bg_reference *bg, oq_err *err)
              r->config.name, o->n_configs, o->configs[1].name);
     clock_gettime(CLOCK_REALTIME, &bg->started);
     st = oq_worker_spawn_bg(o, plan_path, c->plans[0].ort_lib, stderr_path, &bg->proc, &r->worker.forked, err);
+    c->fork_refused = st && !r->worker.forked && !o->self_exe;
     close(stream_fd);
     return st;
 }
@@ -1559,7 +1572,7 @@ static oq_status identify(run_ctx *c, oq_err *err)
                                     err);
     if (!st && !(c->sp.description = strdup(desc))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st || !oq_shard_is_run(o)) return st;
-    st = oq_shard_check_identity(&c->shard_plan, c->s, desc, c->root, err);
+    st = oq_shard_check_identity(o, &c->shard_plan, c->s, desc, c->root, err);
     if (!st) st = oq_shard_runtimes_start(o, &c->shard_plan, c->root, c->ort, err);
     if (!st) st = unstage(c, err);
     if (!st) st = oq_shard_begin(o, &c->shard_plan, c->s, err);
@@ -1896,13 +1909,16 @@ static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary 
     if (!st && interrupted(o)) /* during preparation's later steps (models, identities) */
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while preparing (the batches were written)",
                         sig_abbrev((int)*o->interrupt));
-    if (!st && o->shard.prepare) /* (a signal after this: the CLI's, the plan stands whole) */
+    if (!st && o->shard.prepare) /* (a signal from here: no plan, unless it was published whole) */
         st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
     if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir && interrupted(o)) oq_validate_err_tail(err, ": nothing ran, and what preparation wrote was removed");
     if (st && *c.workdir) undo_prepare(&c, err);
     if (!st && !o->shard.prepare && (st = spill(&c, err))) record_error(&c, err);
-    if (!st && !o->shard.prepare && (st = run_all(&c, err))) record_error(&c, err);
+    if (!st && !o->shard.prepare && (st = run_all(&c, err))) {
+        if (c.fork_refused) undo_prepare(&c, err); /* a run that cannot go on leaves why, nothing half-made */
+        else record_error(&c, err);
+    }
     if (*c.workdir) oq_remove_tree(c.workdir);
     if (*c.workdir && !o->shard.prepare) oq_validate_drop_temps(o->outdir);
     ctx_clear(&c);

@@ -121,6 +121,47 @@ static void required_entry_null(oq_validate_opts *o, oq_config *c)
     o->required = one_null;
 }
 
+/* provider options and session config entries: a list NULL beside a count, an entry NULL */
+static const char *const one_key[] = {"sdpa_kernel"}, *const one_value[] = {"2"};
+static void ep_keys_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_ep_options = 1;
+    o->ep_option_values = one_value;
+}
+static void ep_values_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_ep_options = 1;
+    o->ep_option_keys = one_key;
+}
+static void session_keys_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_session_configs = 1;
+    o->session_config_values = one_value;
+}
+static void session_values_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_session_configs = 1;
+    o->session_config_keys = one_key;
+}
+static void session_value_entry_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_session_configs = 1;
+    o->session_config_keys = one_key;
+    o->session_config_values = one_null;
+}
+static void ep_key_entry_null(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_ep_options = 1;
+    o->ep_option_keys = one_null;
+    o->ep_option_values = one_value;
+}
+
 typedef struct spoiled {
     void (*spoil)(oq_validate_opts *, oq_config *);
     const char *says;
@@ -147,6 +188,12 @@ static const spoiled events_and_masks[] = {
     {required_null, "oq_validate_run: required is NULL (n_required 2)"},
     {expect_kernel_null, "oq_validate_run: expect_kernel is NULL (n_expect_kernel 1)"},
     {required_entry_null, "oq_validate_run: required[0] is NULL"},
+    {ep_keys_null, "oq_validate_run: ep_option_keys is NULL (n_ep_options 1)"},
+    {ep_values_null, "oq_validate_run: ep_option_values is NULL (n_ep_options 1)"},
+    {ep_key_entry_null, "oq_validate_run: ep_option_keys[0] is NULL"},
+    {session_keys_null, "oq_validate_run: session_config_keys is NULL (n_session_configs 1)"},
+    {session_values_null, "oq_validate_run: session_config_values is NULL (n_session_configs 1)"},
+    {session_value_entry_null, "oq_validate_run: session_config_values[0] is NULL (key 'sdpa_kernel')"},
 };
 
 static void field_refused(void **state)
