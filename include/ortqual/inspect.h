@@ -77,7 +77,10 @@ typedef struct oq_attention_info {
     int64_t heads;      /* the query heads it computes: Q's axis 1 where Q is 4-D ([B, H, L, D]),
                            else q_num_heads (com.microsoft: num_heads); for a decomposed chain the
                            heads axis of its query, through the Reshape that split it off the
-                           hidden axis; 0 when the model does not fix them */
+                           hidden axis; heads folded into the batch axis ([B*H, L, D]): axis 1 of
+                           the [B, H, L, D] Q was reshaped from, or of the output's unfolding
+                           Reshape (detail says "heads folded into the batch axis", and "not
+                           fixed by the graph" where 0); 0 when the model does not fix them */
 } oq_attention_info;
 
 typedef struct oq_model_info {

@@ -15,7 +15,9 @@
 int64_t oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms);
 /* A decomposed chain's: the heads axis of the query side of its score product (rank 4: axis 1;
  * rank 5, grouped query heads [B, Hkv, G, L, D]: Hkv * G), carried back through the Transpose and
- * the Reshape that split the heads off the hidden axis; 0 when the graph does not fix them. */
-int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m);
+ * the Reshape that split the heads off the hidden axis; rank 3, the heads folded into the batch
+ * axis ([B*H, L, D], *folded set): through the Reshape that folded them into Q or the one that
+ * unfolds the output; 0 when the graph does not fix them. */
+int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m, int *folded);
 
 #endif

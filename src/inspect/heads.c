@@ -86,11 +86,31 @@ int64_t oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__Node
     return h > 0 ? h : 0;
 }
 
-int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m)
+/* Heads folded into the batch axis ([B*H, L, D] scores): H is axis 1 of the 4-D value Q was
+ * reshaped from ([B, H, L, D], as a Transpose made it), else axis 1 of the 4-D Reshape that
+ * unfolds the output product ([B*H, L, D] -> [B, H, L, D]); 0 when neither target fixes it. */
+static int64_t folded_heads(const oq_gview *v, oq_symctx *sc, const char *q, const Onnx__NodeProto *out)
 {
-    const Onnx__NodeProto *mm = oq_gview_graph(v)->node[m->score_mm];
+    const Onnx__NodeProto *p = oq_gview_producer(v, q, NULL);
+    int64_t h = 0;
+    if (oq_node_is(p, "Reshape") && p->n_input && oq_gview_rank(v, p->input[0]) == 4) h = size_of(v, sc, p->input[0], 1);
+    const char *o = out->n_output ? out->output[0] : NULL;
+    for (size_t i = 0; !h && o && i < oq_gview_consumer_count(v, o); i++) {
+        const Onnx__NodeProto *r = oq_gview_graph(v)->node[oq_gview_consumer(v, o, i)];
+        if (oq_node_is(r, "Reshape") && r->n_output && oq_gview_rank(v, r->output[0]) == 4)
+            h = size_of(v, sc, r->output[0], 1);
+    }
+    return h;
+}
+
+int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m, int *folded)
+{
+    const Onnx__GraphProto *g = oq_gview_graph(v);
+    const Onnx__NodeProto *mm = g->node[m->score_mm];
     const char *q = mm->n_input ? mm->input[0] : NULL;
     int rank = q ? oq_gview_rank(v, q) : -1;
+    *folded = rank == 3;
+    if (rank == 3) return folded_heads(v, sc, q, g->node[m->out_mm]);
     if (rank == 4) return size_of(v, sc, q, 1);
     if (rank != 5) return 0;
     int64_t kv = size_of(v, sc, q, 1), group = size_of(v, sc, q, 2);

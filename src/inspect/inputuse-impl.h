@@ -40,12 +40,29 @@ enum {
     OQ_USE_FLOW_CUT = 1u << 6,
 };
 
-/* The table an integer input indexes: a Gather whose data is an initializer (an embedding)
- * and whose indices the input reaches. Ids outside -rows..rows-1 make ORT fail the run, so a
- * batch's are checked before any (validate's and convert's input check). */
+/* A bound on the values of an integer input: the indices of a Gather, GatherElements or
+ * GatherND (its data an initializer) along one axis of that data. Indices outside -size..size-1
+ * make ORT fail the run, so a batch's are checked before any (validate's and convert's input
+ * check). */
+typedef struct oq_index_bound {
+    int64_t size;   /* the data's size along `axis`; 0: no bound */
+    int64_t axis;   /* the data's axis */
+    char op[16];    /* the node's operator */
+    char node[128]; /* its name */
+} oq_index_bound;
+
+/* GatherND positions along the indices' last axis that are bounded (a data tensor of higher
+ * rank than this leaves its later positions unchecked; ORT still checks them). */
+#define OQ_INDEX_TUPLE_MAX 8
+
+/* What an integer input indexes. Every element: a Gather's or GatherElements' indices (an
+ * embedding's rows; along its axis for GatherElements), the smallest of them kept. A GatherND
+ * reads its indices' last axis as a tuple: position j indexes the data's axis batch_dims + j,
+ * so element e is bounded by tuple[e mod that axis's size], the smallest per position kept;
+ * only where the input reaches the GatherND with its rank kept (a reshape moves its last axis). */
 typedef struct oq_index_table {
-    int64_t rows;   /* the smallest such table's size along the Gather's axis; 0: none */
-    char node[128]; /* that Gather's name */
+    oq_index_bound all;
+    oq_index_bound tuple[OQ_INDEX_TUPLE_MAX];
 } oq_index_table;
 
 /* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection), into

@@ -18,7 +18,7 @@ typedef struct walk {
     const oq_gview *v;
     const Onnx__GraphProto *g;
     unsigned uses;
-    oq_index_table table; /* the smallest initializer table the input indexes */
+    oq_index_table table; /* the bounds of the tables the input indexes */
     int reach_budget; /* the visits left to `reaches` and `sum` (below) */
     int flow_budget;  /* and to `flows` */
 } walk;
@@ -69,19 +69,36 @@ static unsigned slot_use(const Onnx__NodeProto *n, size_t slot, int32_t dtype, i
     return u;
 }
 
-/* A Gather whose indices (slot 1) the input reaches and whose data is an initializer: its rows
- * along the Gather's axis, the smallest kept (every one of them must take the ids). */
-static void gather_table(walk *w, const Onnx__NodeProto *n, size_t slot)
+/* `b` tightened to `size` along `axis` of `n`'s data, unless it holds a smaller bound already
+ * (every node that reads the input must take its values). */
+static void tighten(oq_index_bound *b, const Onnx__NodeProto *n, int64_t axis, int64_t size)
 {
-    if (slot != 1 || !oq_node_is(n, "Gather") || n->n_input < 2) return;
+    if (size <= 0 || (b->size && b->size <= size)) return;
+    b->size = size;
+    b->axis = axis;
+    snprintf(b->op, sizeof b->op, "%s", n->op_type);
+    snprintf(b->node, sizeof b->node, "%s", n->name ? n->name : "");
+}
+
+/* A Gather, GatherElements or GatherND whose indices (slot 1) the input reaches and whose data is
+ * an initializer: the sizes its indices must stay within (inputuse-impl.h). A GatherND's only
+ * where the input reaches it with its rank kept (`as_is`): its tuples lie along the last axis. */
+static void gather_table(walk *w, const Onnx__NodeProto *n, size_t slot, int as_is)
+{
+    int nd = oq_node_is(n, "GatherND");
+    if (slot != 1 || n->n_input < 2 || !(oq_node_is(n, "Gather") || oq_node_is(n, "GatherElements") || nd)) return;
     const Onnx__TensorProto *t = oq_gview_initializer(w->v, n->input[0]);
-    int64_t axis = oq_node_attr_int(n, "axis", 0);
     if (!t || !t->n_dims) return;
-    if (axis < 0) axis += (int64_t)t->n_dims;
-    if (axis < 0 || axis >= (int64_t)t->n_dims || t->dims[axis] <= 0) return;
-    if (w->table.rows && w->table.rows <= t->dims[axis]) return;
-    w->table.rows = t->dims[axis];
-    snprintf(w->table.node, sizeof w->table.node, "%s", n->name ? n->name : "");
+    int64_t rank = (int64_t)t->n_dims;
+    if (nd) {
+        int64_t b = oq_node_attr_int(n, "batch_dims", 0);
+        for (int64_t j = 0; as_is && b >= 0 && j < OQ_INDEX_TUPLE_MAX && b + j < rank; j++)
+            tighten(&w->table.tuple[j], n, b + j, t->dims[b + j]);
+        return;
+    }
+    int64_t axis = oq_node_attr_int(n, "axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis >= 0 && axis < rank) tighten(&w->table.all, n, axis, t->dims[axis]);
 }
 
 /* What a mask or bias is computed through on its way to the scores (any input slot that
@@ -144,7 +161,7 @@ static void walk_from(walk *w, const char *value, route p)
         for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
             if (!strcmp(n->input[slot], value)) {
                 if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
-                if (p.reaches) gather_table(w, n, slot);
+                if (p.reaches) gather_table(w, n, slot, p.as_is);
                 if (p.flows) w->uses |= flow_slot(n, slot);
                 passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
             }

@@ -355,6 +355,16 @@ static int32_t decomposed_type(const oq_gview *v, const oq_sdpa_match *m)
     return t;
 }
 
+/* [B*H, L, D] scores: said whether or not the reshapes fix H, so that a reader sees why heads is
+ * null (the detail given is freed). */
+static char *folded_detail(ctx *c, char *detail, int64_t heads)
+{
+    char *d = heads > 0 ? dupf(c, "%s; heads folded into the batch axis: %lld", detail, (long long)heads)
+                        : dupf(c, "%s; heads folded into the batch axis, not fixed by the graph", detail);
+    free(detail);
+    return d;
+}
+
 static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
 {
     const Onnx__NodeProto *n = c->g->node[idx];
@@ -366,9 +376,11 @@ static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
     a->domain = dup0(c, "");
     a->name = dup0(c, n->name);
     fill_attrs(c, a, n);
-    a->detail = decomposed_detail(c, &m);
     a->elem_type = decomposed_type(c->view, &m);
-    a->heads = c->sym ? oq_attention_heads_chain(c->view, c->sym, &m) : 0;
+    int folded = 0;
+    a->heads = c->sym ? oq_attention_heads_chain(c->view, c->sym, &m, &folded) : 0;
+    a->detail = decomposed_detail(c, &m);
+    if (folded && a->detail) a->detail = folded_detail(c, a->detail, a->heads);
 }
 
 static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size_t idx)

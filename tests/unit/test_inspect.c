@@ -199,6 +199,64 @@ static void test_attention_heads(void **state)
 }
 
 /* com.microsoft attention kernels and custom domains, built by hand. */
+/* Heads folded into the batch axis ([B*H, L, D]): x [2, 16, 32] split into 4 heads of 8 and folded
+ * into [8, 16, 8] for the products, unfolded after; `fixed` 0: a bare [n, L, D] query whose output
+ * is unfolded to a target the graph computes (an input), where the heads are not fixed. */
+static oq_model_info *folded_model(int fixed)
+{
+    const oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "folded", &g, NULL), OQ_OK);
+    const int64_t split[] = {2, 16, 4, 8}, fold[] = {8, 16, 8}, swap[] = {0, 2, 1, 3}, kt[] = {0, 2, 1};
+    const oq_dim x_d[] = {OQ_DIM(2), OQ_DIM(16), OQ_DIM(32)}, y_d[] = {OQ_DIM(2), OQ_DIM(4), OQ_DIM(16), OQ_DIM(8)};
+    const oq_dim q_d[] = {OQ_DIM_SYM("n"), OQ_DIM(16), OQ_DIM(8)}, s_d[] = {OQ_DIM(4)};
+    const oq_dim y_sym[] = {OQ_DIM_SYM("b"), OQ_DIM_SYM("h"), OQ_DIM(16), OQ_DIM(8)};
+    const char *q = "q", *to = NULL;
+    if (fixed) {
+        oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, x_d);
+        const oq_attr perm = OQ_ATTR_IS("perm", 4, swap);
+        const char *r = oq_graph_op(g, "Reshape", 2, (const char *[]){"x", oq_graph_const_i64(g, "split", 4, split)}, 0,
+                                    NULL);
+        const char *t = oq_graph_op(g, "Transpose", 1, &r, 1, &perm);
+        q = oq_graph_op(g, "Reshape", 2, (const char *[]){t, oq_graph_const_i64(g, "fold", 3, fold)}, 0, NULL);
+        to = oq_graph_const_i64(g, "unfold", 4, split);
+    } else {
+        oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, 3, q_d);
+        oq_graph_add_input(g, "unfold", OQ_DTYPE_INT64, 1, s_d);
+        to = "unfold";
+    }
+    const oq_attr perm_k = OQ_ATTR_IS("perm", 3, kt), last = OQ_ATTR_I("axis", -1);
+    const char *k = oq_graph_op(g, "Transpose", 1, &q, 1, &perm_k);
+    const char *s = oq_graph_op(g, "MatMul", 2, (const char *[]){q, k}, 0, NULL);
+    const char *p = oq_graph_op(g, "Softmax", 1, &s, 1, &last);
+    const char *o = oq_graph_op(g, "MatMul", 2, (const char *[]){p, q}, 0, NULL);
+    const char *y = oq_graph_op(g, "Reshape", 2, (const char *[]){o, to}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 4, fixed ? y_d : y_sym);
+    return inspect_graph(g);
+}
+
+/* [B*H, L, D] chains: the heads read off the Reshape that folds them into Q (or unfolds the
+ * output), and where no constant fixes them, the detail says so instead of nothing. */
+static void test_heads_folded_into_batch(void **state)
+{
+    (void)state;
+    oq_model_info *mi = folded_model(1);
+    assert_int_equal(mi->n_attention, 1);
+    assert_int_equal(mi->attention[0].heads, 4);
+    if (!strstr(mi->attention[0].detail, "; heads folded into the batch axis: 4"))
+        fail_msg("detail: %s", mi->attention[0].detail);
+    char *json = oq_model_info_json(mi);
+    assert_non_null(strstr(json, "\"heads\": 4"));
+    free(json);
+    oq_model_info_free(mi);
+    mi = folded_model(0);
+    assert_int_equal(mi->n_attention, 1);
+    assert_int_equal(mi->attention[0].heads, 0);
+    if (!strstr(mi->attention[0].detail, "; heads folded into the batch axis, not fixed by the graph"))
+        fail_msg("detail: %s", mi->attention[0].detail);
+    oq_model_info_free(mi);
+}
+
 static void test_microsoft_and_custom_domains(void **state)
 {
     (void)state;
@@ -818,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_encoder_attention_nodes),
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_attention_heads),
+        cmocka_unit_test(test_heads_folded_into_batch),
         cmocka_unit_test(test_heads_walk_bounded),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),

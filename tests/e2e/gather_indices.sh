@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Indices a model input gives a GatherElements or GatherND over an initializer are checked
+# before anything runs, as a Gather's token ids are: ORT runs the edges of each bound (-s and
+# s-1 along the axis indexed), and one index past them is exit 2 naming the file, the input, the
+# element, the value, the node and the bound, where ORT would fail the run at the node.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+e2e_start
+
+# gi.onnx: sel int64 [2,3] -> GatherElements 'ge' (axis 1) over E [2,5]; pairs int64 [2,2] ->
+# GatherND 'nd' over P [3,4] (a tuple's first position a row of 3, its second a column of 4);
+# E and P zeros, so the outputs saved beside the inputs are zeros
+$PY - <<'PY' || fail "writing the model and batches"
+import numpy as np
+def v(x):
+    out = bytearray()
+    while True:
+        c = x & 0x7F; x >>= 7
+        out.append(c | 0x80 if x else c)
+        if not x: return bytes(out)
+def f(n, b):
+    b = b.encode() if isinstance(b, str) else b
+    return v(n << 3 | 2) + v(len(b)) + b
+def num(n, x): return v(n << 3) + v(x)
+def vinfo(name, elem, dims):  # elem 1 float, 7 int64
+    shape = b"".join(f(1, num(1, d)) for d in dims)
+    return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
+def zeros(name, rows, cols):
+    return num(1, rows) + num(1, cols) + num(2, 1) + f(8, name) + f(9, bytes(4 * rows * cols))
+def node(op, name, ins, out, attr=b""):
+    return b"".join(f(1, i) for i in ins) + f(2, out) + f(3, name) + f(4, op) + attr
+axis1 = f(5, f(1, "axis") + num(3, 1) + num(20, 2))  # AttributeProto INT
+g = f(1, node("GatherElements", "ge", ["E", "sel"], "picked", axis1)) + f(1, node("GatherND", "nd", ["P", "pairs"], "cells"))
+g += f(2, "g") + f(5, zeros("E", 2, 5)) + f(5, zeros("P", 3, 4))
+g += f(11, vinfo("sel", 7, [2, 3])) + f(11, vinfo("pairs", 7, [2, 2]))
+g += f(12, vinfo("picked", 1, [2, 3])) + f(12, vinfo("cells", 1, [2]))
+open("gi.onnx", "wb").write(num(1, 8) + f(7, g) + f(8, f(1, "") + num(2, 18)))
+out = dict(picked=np.zeros((2, 3), np.float32), cells=np.zeros(2, np.float32))
+sel = np.array([[0, 4, -5], [1, 2, 3]], np.int64)
+pairs = np.array([[2, 3], [-3, -4]], np.int64)
+np.savez("good.npz", sel=sel, pairs=pairs, **out)
+s = sel.copy(); s[1, 2] = 5; np.savez("bad_sel.npz", sel=s, pairs=pairs, **out)
+p = pairs.copy(); p[0, 0] = 3; np.savez("bad_pairs.npz", sel=sel, pairs=p, **out)
+p = pairs.copy(); p[1, 1] = -5; np.savez("bad_col.npz", sel=sel, pairs=p, **out)
+PY
+
+run() { "$Q" validate --model gi.onnx --configs expected,cpu:model:fp32 --inputs "$1" --outdir "$2" --threads 1; }
+
+# every index at an edge of its bound: ORT runs them, the run passes
+expect 0 "verdict: PASSED" run good.npz v0
+expect 2 "bad_sel.npz: input 'sel' holds 5 at element \[1,2\]; the model's GatherElements 'ge' indexes axis 1 of its data, of size 5 \(indices -5..4\)" \
+    run bad_sel.npz v1
+expect 2 "bad_pairs.npz: input 'pairs' holds 3 at element \[0,0\]; the model's GatherND 'nd' indexes axis 0 of its data, of size 3 \(indices -3..2\)" \
+    run bad_pairs.npz v2
+expect 2 "bad_col.npz: input 'pairs' holds -5 at element \[1,1\]; the model's GatherND 'nd' indexes axis 1 of its data, of size 4 \(indices -4..3\)" \
+    run bad_col.npz v3
+# refused before anything ran: no batch written, no summary
+for d in v1 v2 v3; do
+    [ ! -e "$d/summary.json" ] && [ -z "$(ls "$d" | grep -v '^error.json$')" ] && ok "$d: nothing but error.json" ||
+        bad "$d holds $(ls "$d" | tr '\n' ' ')"
+done
+report
