@@ -498,8 +498,9 @@ typedef struct oq_bench_machine {
 OQ_API oq_status oq_bench_machine_probe(oq_runtime *rt, oq_bench_machine *out, oq_err *err);
 /* The baseline's machine (NULL b: zeroed). */
 OQ_API void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machine *out);
-/* 0 when a and b are the same machine and runtime, else 1 with the first difference in `diff`
- * ("ort_version 1.23.0 here, 1.22.1 in the baseline"). */
+/* 0 when a and b are the same machine and runtime (or one is NULL: nothing to compare), else 1
+ * with the first difference in `diff` ("ONNX Runtime version '1.24.0' here, '1.23.0' in the
+ * baseline"). */
 OQ_API int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n);
 
 /* A row's identity, THE rule rows are matched by: the variant, batch, seq_len, masked, export

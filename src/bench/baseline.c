@@ -271,7 +271,7 @@ void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machine *out
 
 int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n)
 {
-    if (!a || !b) return 1;
+    if (!a || !b) return 0; /* nothing to compare: nothing said */
     const char *what = NULL, *x = NULL, *y = NULL;
     char ca[32], cb[32];
     snprintf(ca, sizeof ca, "%lld", (long long)a->cpus);
